@@ -1,0 +1,54 @@
+"""Time HyPar's hierarchical DP in-process on random chains (issue 2, item 11).
+
+Prints a table: layers, levels, space, DP wall time (best of N), and the ratio to a
+baseline run in the same process: one pass of the cost tables scoring the all-I plan
+(``plan_level_units``), i.e. how many "table sweeps" the DP costs.
+
+    python bench/bench_dp.py            # full table
+    python bench/bench_dp.py --quick    # a smaller table
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from explorer.array import synthetic_array
+from explorer.costs import plan_level_units
+from explorer.partition import Space
+from explorer.problem import Problem
+from explorer.randnet import random_chain
+from solvers.baselines import baseline_plan
+from solvers.dp import hierarchical_dp
+
+
+def best_of(fn, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    sizes = [10, 100, 1000] if not args.quick else [10, 100]
+    levels = [4, 7, 10, 12] if not args.quick else [4, 10]
+    print(f"{'layers':>7} {'levels':>6} {'space':>7} {'dp ms':>9} {'score ms':>9} {'ratio':>7}")
+    for space in (Space.HYPAR, Space.ACCPAR):
+        for L in sizes:
+            for H in levels:
+                problem = Problem(random_chain(7, L), synthetic_array(H), space)
+                _ = problem.tables._base  # build the tables once, outside the timing (shared by both)
+                t_dp = best_of(lambda: hierarchical_dp(problem), args.repeat)
+                plan = baseline_plan(problem, "all-I")
+                t_score = best_of(lambda: plan_level_units(problem.tables, plan.types), args.repeat)
+                print(f"{L:>7} {H:>6} {space.value:>7} {t_dp * 1e3:>9.2f} {t_score * 1e3:>9.2f} {t_dp / t_score:>7.2f}")
+
+
+if __name__ == "__main__":
+    main()

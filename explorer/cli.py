@@ -1,0 +1,171 @@
+"""The ``explore`` command. The only module that prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from functools import wraps
+from pathlib import Path
+
+import click
+
+import models
+from spaces import arrays
+from solvers import REGISTRY
+from solvers.base import SolveOptions
+
+from .array import check_levels
+from .errors import InstanceTooLarge, SpecError
+from .network import check_batch
+from .objective import Objective
+from .partition import Space
+from .problem import Problem
+from .specs import load_array, load_model
+
+DEFAULT_MODEL = "vgg-a"
+DEFAULT_ARRAY = "hypar-16"
+
+
+class InputError(click.ClickException):
+    """Bad input: one line on stderr, exit status 2."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"explore: error: {self.format_message()}", err=True)
+
+
+def fail_on_bad_input(fn):
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (SpecError, InstanceTooLarge) as err:
+            raise InputError(str(err)) from None
+
+    return wrapper
+
+
+def problem_options(fn):
+    """Options shared by every command that builds a problem."""
+    decorators = [
+        click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name or path to a network YAML."),
+        click.option("--array", "array", default=DEFAULT_ARRAY, show_default=True, help="Shipped array name or path to an array YAML."),
+        click.option("--space", type=click.Choice([s.value for s in Space]), default="hypar", show_default=True, help="Partition types: hypar = {I, II}, accpar = {I, II, III}."),
+        click.option("--objective", type=click.Choice([o.value for o in Objective]), default="traffic", show_default=True, help="traffic: sum_h 2^h c_h; time: sum_h c_h*dtype/bw_h."),
+        click.option("--batch", type=int, default=None, help="Override the network's batch size."),
+        click.option("--levels", type=int, default=None, help="Override the array's number of levels H (2^H accelerators)."),
+        click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object."),
+        click.option("--output", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report to FILE instead of stdout."),
+    ]
+    for d in reversed(decorators):
+        fn = d(fn)
+    return fn
+
+
+def build_problem(model: str, array: str, space: str, objective: str, batch: int | None, levels: int | None) -> Problem:
+    net = load_model(model)
+    if batch is not None:
+        net = net.with_batch(check_batch(batch))
+    arr = load_array(array)
+    if levels is not None:
+        arr = arr.with_levels(check_levels(levels, "--levels"))
+    return Problem(net, arr, Space(space), Objective(objective))
+
+
+def emit(text: str, output: str | None) -> None:
+    """Print, or write FILE atomically (a temp file renamed into place: never half-written)."""
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    target = Path(output)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", prefix=f".{target.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except OSError as err:
+        raise InputError(f"--output: cannot write {output}: {err.strerror or err}") from None
+    click.echo(f"wrote {output}", err=True)
+
+
+def progress(msg: str) -> None:
+    click.echo(f"[explore] {msg}", err=True)
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@problem_options
+@click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", show_default=True, help="Which solver finds the plan.")
+@click.version_option(package_name="hypar-explorer")
+@click.pass_context
+@fail_on_bad_input
+def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver):
+    """Find how every layer of a network should be split at every level of an accelerator array.
+
+    With no command: solve MODEL on ARRAY (default: VGG-A on HyPar's 16-accelerator H-tree,
+    HyPar space, hierarchical DP) and compare with data parallelism (all-I), model
+    parallelism (all-II) and the "one weird trick" (conv I, fc II).
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from .run import render_table, run
+
+    problem = build_problem(model, array, space, objective, batch, levels)
+    result, _ = run(problem, solver, SolveOptions())
+    text = json.dumps(result, indent=2) + "\n" if fmt == "json" else render_table(problem, result)
+    emit(text, output)
+
+
+@cli.command("list")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@fail_on_bad_input
+def list_cmd(fmt):
+    """List the network zoo and the shipped arrays."""
+    from .network import load_network_file
+    from .array import load_array_file
+
+    nets = [load_network_file(p) for p in models.zoo_files().values()]
+    arrs = [load_array_file(p) for p in arrays.array_files().values()]
+    if fmt == "json":
+        out = {
+            "models": [{"name": n.name, "layers": len(n.layers), "batch": n.batch, "file": n.source} for n in nets],
+            "aliases": dict(models.ALIASES),
+            "arrays": [
+                {"name": a.name, "levels": a.levels, "accelerators": a.accelerators, "file": a.source} for a in arrs
+            ],
+        }
+        click.echo(json.dumps(out, indent=2))
+        return
+    click.echo("models (weighted layers, default batch):")
+    for n in nets:
+        click.echo(f"  {n.name:<10} {len(n.layers):>3} layers  batch {n.batch}")
+    click.echo("  aliases: " + ", ".join(f"{k} = {v}" for k, v in models.ALIASES.items()))
+    click.echo("arrays:")
+    for a in arrs:
+        bw = "/".join(f"{float(b):g}" for b in a.bandwidth_GBps)
+        click.echo(f"  {a.name:<12} H={a.levels:<2} {a.accelerators:>5} accelerators  links {bw} GB/s")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: click usage errors become one line on stderr with exit status 2."""
+    try:
+        rv = cli.main(args=argv, prog_name="explore", standalone_mode=False)
+    except click.exceptions.UsageError as err:
+        hint = f" (see '{err.ctx.command_path} --help')" if err.ctx else ""
+        click.echo(f"explore: error: {err.format_message()}{hint}", err=True)
+        sys.exit(2)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(err.exit_code)
+    except click.exceptions.Abort:
+        click.echo("explore: aborted", err=True)
+        sys.exit(1)
+    except BrokenPipeError:
+        sys.exit(1)
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

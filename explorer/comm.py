@@ -1,0 +1,63 @@
+"""The communication model of model.md, in exact rational elements.
+
+This is the definition: tensor sizes (section 2), scaling across levels (section 3),
+intra- and inter-layer amounts (section 4). ``explorer.costs`` turns it into the integer
+cost tables that every solver reads; the evaluator (``explorer.evaluate``) scores plans
+straight from these functions, so a mistake in the integer tables cannot hide.
+
+``counts`` is how many times a layer took each type at the levels above the current one:
+a tuple (n_I, n_II, n_III).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .network import Layer
+from .partition import INTER, PartitionType
+
+Counts = tuple[int, int, int]
+ZERO_COUNTS: Counts = (0, 0, 0)
+
+
+def add_type(counts: Counts, t: PartitionType) -> Counts:
+    c = list(counts)
+    c[t.index] += 1
+    return (c[0], c[1], c[2])
+
+
+@dataclass(frozen=True, slots=True)
+class ScaledSizes:
+    """A layer's tensor sizes (elements) at a level, after the halvings of the levels above."""
+
+    f_in: Fraction  # A(F_l) = A(E_l) = B * D_i * S_in
+    weights: Fraction  # A(W_l) = A(dW_l) = D_i * D_o * k^2
+    f_out: Fraction  # A(F_{l+1}) = A(E_{l+1}) = B * D_o * S_out
+
+
+def scaled_sizes(layer: Layer, batch: int, counts: Counts) -> ScaledSizes:
+    """Every earlier I halves B, every II halves D_i, every III halves D_o (model.md section 3)."""
+    n1, n2, n3 = counts
+    return ScaledSizes(
+        f_in=Fraction(layer.input_elements(batch), 2 ** (n1 + n2)),
+        weights=Fraction(layer.weight_elements(), 2 ** (n2 + n3)),
+        f_out=Fraction(layer.output_elements(batch), 2 ** (n1 + n3)),
+    )
+
+
+def intra_amount(layer: Layer, batch: int, t: PartitionType, counts: Counts) -> Fraction:
+    """The layer's own partial-sum exchange: I -> dW_l, II -> F_{l+1}, III -> E_l."""
+    s = scaled_sizes(layer, batch, counts)
+    if t is PartitionType.I:
+        return s.weights
+    if t is PartitionType.II:
+        return s.f_out
+    return s.f_in
+
+
+def inter_amount(consumer: Layer, batch: int, prev: PartitionType, nxt: PartitionType, counts: Counts) -> Fraction:
+    """Re-layout of the tensor on an edge, charged on the consumer's input with its scaled sizes."""
+    s = scaled_sizes(consumer, batch, counts)
+    c = INTER[(prev, nxt)]
+    return c.f * s.f_in + c.e * s.f_in  # A(E_l) = A(F_l)

@@ -1,0 +1,167 @@
+"""Integer cost tables: the one place solvers get costs from.
+
+Every amount of model.md is an integer multiple of 1/(4*2^H) element (section 7), so the
+tables hold integers in that unit ("units"). They are built once per problem from the
+layer sizes and the derived inter-layer coefficients of ``explorer.partition``; lookups are
+shifts, so solvers can afford them in inner loops. ``tests/test_costs.py`` checks every
+lookup against the rational model of ``explorer.comm``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
+from itertools import product
+
+import numpy as np
+
+from .comm import Counts
+from .network import Network
+from .partition import INTER, PartitionType, Space
+
+
+def compositions(h: int, space: Space) -> list[Counts]:
+    """All count tuples (n_I, n_II, n_III) reachable after h levels in the space."""
+    out: list[Counts] = []
+    if space is Space.HYPAR:
+        for a in range(h, -1, -1):
+            out.append((a, h - a, 0))
+        return out
+    for a in range(h, -1, -1):
+        for b in range(h - a, -1, -1):
+            out.append((a, b, h - a - b))
+    return out
+
+
+@dataclass(frozen=True)
+class CostTables:
+    """Integer intra/inter costs of a network on H levels, in units of 1/(4*2^H) element.
+
+    - ``intra(l, t, counts)``: layer l's own exchange at a level where it has ``counts``.
+    - ``inter(e, prev, nxt, counts)``: edge e = (u, v), u of type prev, v of type nxt,
+      ``counts`` being the consumer v's counts at that level.
+    """
+
+    network: Network
+    levels: int
+    space: Space
+
+    @cached_property
+    def unit_per_element(self) -> int:
+        return 4 * 2**self.levels
+
+    @cached_property
+    def types(self) -> tuple[PartitionType, ...]:
+        return self.space.types
+
+    @cached_property
+    def edges(self) -> tuple[tuple[int, int], ...]:
+        return self.network.edges
+
+    @cached_property
+    def _base(self) -> list[tuple[int, int, int]]:
+        """Per layer: (A(F_l), A(W_l), A(F_{l+1})) in units, unscaled."""
+        u, b = self.unit_per_element, self.network.batch
+        return [(L.input_elements(b) * u, L.weight_elements() * u, L.output_elements(b) * u) for L in self.network.layers]
+
+    @cached_property
+    def inter_quarters(self) -> dict[tuple[PartitionType, PartitionType], int]:
+        """4 * (f + e) of the derived inter-layer coefficient: amounts in quarters of A(F)."""
+        q = {}
+        for k, c in INTER.items():
+            x = 4 * c.total
+            assert x.denominator == 1
+            q[k] = int(x)
+        return q
+
+    def intra(self, layer: int, t: PartitionType, counts: Counts) -> int:
+        f, w, o = self._base[layer]
+        n1, n2, n3 = counts
+        if t is PartitionType.I:
+            return w >> (n2 + n3)
+        if t is PartitionType.II:
+            return o >> (n1 + n3)
+        return f >> (n1 + n2)
+
+    def inter(self, edge: int, prev: PartitionType, nxt: PartitionType, counts: Counts) -> int:
+        v = self.edges[edge][1]
+        return (self.inter_quarters[(prev, nxt)] * (self._base[v][0] >> (counts[0] + counts[1]))) >> 2
+
+    def intra_row(self, layer: int, counts: Counts) -> list[int]:
+        """intra(layer, t, counts) for every t of the space, in space order."""
+        return [self.intra(layer, t, counts) for t in self.types]
+
+    def inter_matrix(self, edge: int, counts: Counts) -> list[list[int]]:
+        """inter(edge, prev, nxt, counts) as [prev][nxt] over the space's types, in space order."""
+        fin = self._base[self.edges[edge][1]][0] >> (counts[0] + counts[1])
+        q = self.inter_quarters
+        return [[(q[(a, b)] * fin) >> 2 for b in self.types] for a in self.types]
+
+    @cached_property
+    def _base_arrays(self):
+        """(A(F), A(W), A(Fout)) per layer as int64 arrays, or None when int64 could overflow."""
+        if not self._base or max(max(b) for b in self._base) >= 2**60:
+            return None
+        f, w, o = (np.array(col, dtype=np.int64) for col in zip(*self._base))
+        return f, w, o
+
+    def level_rows(self, counts: list[Counts]) -> tuple[list[list[int]], list[list[list[int]]]]:
+        """A whole level at once: intra[l][k] and inter[e][k_prev][k_next] over the space's types,
+        given every layer's counts. The same numbers as ``intra``/``inter``, vectorised."""
+        arrays = self._base_arrays
+        if arrays is None:
+            return ([self.intra_row(l, c) for l, c in enumerate(counts)],  # noqa: E741
+                    [self.inter_matrix(e, counts[v]) for e, (_, v) in enumerate(self.edges)])
+
+        f, w, o = arrays
+        n = np.array(counts, dtype=np.int64).reshape(len(counts), 3)
+        n1, n2, n3 = n[:, 0], n[:, 1], n[:, 2]
+        fin = f >> (n1 + n2)
+        cols = {PartitionType.I: w >> (n2 + n3), PartitionType.II: o >> (n1 + n3), PartitionType.III: fin}
+        intra = np.stack([cols[t] for t in self.types], axis=1).tolist()
+        if not self.edges:
+            return intra, []
+        consumers = np.array([v for _, v in self.edges], dtype=np.int64)
+        q = np.array([[self.inter_quarters[(a, b)] for b in self.types] for a in self.types], dtype=np.int64)
+        inter = ((fin[consumers][:, None, None] * q[None, :, :]) >> 2).tolist()
+        return intra, inter
+
+    def input_units(self, layer: int, counts: Counts) -> int:
+        """Layer's scaled A(F_l) in units (what inter amounts are fractions of)."""
+        return self._base[layer][0] >> (counts[0] + counts[1])
+
+    def states(self, h: int) -> list[Counts]:
+        """Count tuples a layer can have at level h (after h choices) in this space."""
+        return compositions(h, self.space)
+
+    def to_elements(self, units: int) -> Fraction:
+        return Fraction(units, self.unit_per_element)
+
+    def max_level_cost(self) -> int:
+        """An upper bound on any c_h in units (every layer's largest intra + inter at level 0)."""
+        total = 0
+        for layer in range(len(self.network.layers)):
+            total += max(self.intra(layer, t, (0, 0, 0)) for t in self.types)
+        for e in range(len(self.edges)):
+            total += max(self.inter(e, a, b, (0, 0, 0)) for a, b in product(self.types, self.types))
+        return total
+
+
+
+def plan_level_units(tables: CostTables, plan_types: tuple[tuple[PartitionType, ...], ...]) -> list[int]:
+    """c_h in units for a plan ([level][layer] types), summed from the tables."""
+    L = len(tables.network.layers)
+    counts = [(0, 0, 0)] * L
+    out = []
+    for row in plan_types:
+        c = sum(tables.intra(l, row[l], counts[l]) for l in range(L))  # noqa: E741
+        c += sum(tables.inter(e, row[u], row[v], counts[v]) for e, (u, v) in enumerate(tables.edges))
+        out.append(c)
+        nxt = []
+        for l in range(L):  # noqa: E741
+            k = list(counts[l])
+            k[row[l].index] += 1
+            nxt.append((k[0], k[1], k[2]))
+        counts = nxt
+    return out

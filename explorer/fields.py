@@ -1,0 +1,90 @@
+"""Field validation helpers shared by the spec parsers; they collect errors with paths."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+
+class Fields:
+    """Reads typed fields out of a raw mapping, collecting every problem with its path."""
+
+    def __init__(self, data: dict, path: str, errors: list[str], allowed: set[str], required: set[str] = frozenset()):
+        self.data = data
+        self.path = path
+        self.errors = errors
+        for key in data:
+            if key not in allowed:
+                self.errors.append(f"{self._p(str(key))}: unknown key (allowed: {', '.join(sorted(allowed))})")
+        for key in sorted(required):
+            if key not in data:
+                self.errors.append(f"{self._p(key)}: missing")
+
+    def _p(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+    def error(self, key: str, msg: str) -> None:
+        self.errors.append(f"{self._p(key)}: {msg}")
+
+    def pos_int(self, key: str, default: int | None = None) -> int | None:
+        if key not in self.data:
+            return default
+        return check_pos_int(self.data[key], self._p(key), self.errors)
+
+    def string(self, key: str, default: str | None = None) -> str | None:
+        if key not in self.data:
+            return default
+        v = self.data[key]
+        if not isinstance(v, str) or not v.strip():
+            self.error(key, "must be a non-empty string")
+            return default
+        return v
+
+    def pos_number(self, key: str, default: Fraction | None = None) -> Fraction | None:
+        if key not in self.data:
+            return default
+        return check_pos_number(self.data[key], self._p(key), self.errors)
+
+    def pair(self, key: str, default: tuple[int, int] | None = None) -> tuple[int, int] | None:
+        """An int ``n`` (meaning n x n) or a list ``[h, w]`` of positive ints."""
+        if key not in self.data:
+            return default
+        v = self.data[key]
+        if isinstance(v, list):
+            if len(v) != 2:
+                self.error(key, f"must be an integer or a list [h, w], got a list of {len(v)}")
+                return default
+            n0 = len(self.errors)
+            a = check_pos_int(v[0], self._p(key) + "[0]", self.errors)
+            b = check_pos_int(v[1], self._p(key) + "[1]", self.errors)
+            return (a, b) if len(self.errors) == n0 else default
+        n0 = len(self.errors)
+        a = check_pos_int(v, self._p(key), self.errors)
+        return (a, a) if len(self.errors) == n0 else default
+
+
+def check_pos_int(v: Any, path: str, errors: list[str]) -> int | None:
+    if isinstance(v, bool) or not isinstance(v, int):
+        errors.append(f"{path}: must be a positive integer, got {v!r}")
+        return None
+    if v <= 0:
+        errors.append(f"{path}: must be > 0, got {v}")
+        return None
+    return v
+
+
+def check_pos_number(v: Any, path: str, errors: list[str]) -> Fraction | None:
+    """A positive int or float, kept exact as a Fraction of its decimal spelling."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        errors.append(f"{path}: must be a positive number, got {v!r}")
+        return None
+    if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+        errors.append(f"{path}: must be a finite number, got {v!r}")
+        return None
+    if v <= 0:
+        errors.append(f"{path}: must be > 0, got {v}")
+        return None
+    return Fraction(str(v)) if isinstance(v, float) else Fraction(v)

@@ -1,0 +1,48 @@
+"""A problem: network x array x space x objective (+ constraints), and its shared cost tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from .array import ArraySpec
+from .constraints import Constraints
+from .costs import CostTables
+from .network import Network
+from .objective import LevelWeights, Objective, level_weights
+from .partition import PartitionType, Space
+
+
+@dataclass(frozen=True)
+class Problem:
+    network: Network
+    array: ArraySpec
+    space: Space = Space.HYPAR
+    objective: Objective = Objective.TRAFFIC
+    constraints: Constraints = field(default_factory=Constraints)
+
+    @property
+    def levels(self) -> int:
+        return self.array.levels
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.network.layers)
+
+    @cached_property
+    def tables(self) -> CostTables:
+        return CostTables(self.network, self.array.levels, self.space)
+
+    @cached_property
+    def weights(self) -> LevelWeights:
+        return level_weights(self.objective, self.array, self.tables.unit_per_element)
+
+    def allowed(self, level: int, layer: int) -> tuple[PartitionType, ...]:
+        """Types layer may take at level: the space's, narrowed by pins and forbids."""
+        return self.constraints.allowed(level, layer, self.space.types)
+
+    def with_objective(self, objective: Objective) -> "Problem":
+        return Problem(self.network, self.array, self.space, objective, self.constraints)
+
+    def with_constraints(self, constraints: Constraints) -> "Problem":
+        return Problem(self.network, self.array, self.space, self.objective, constraints)

@@ -1,0 +1,80 @@
+"""Reports: a self-describing result (JSON-ready dict) and a readable table for people."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from . import __version__
+from .evaluate import Evaluation, evaluate
+from .objective import Objective
+from .plan import Plan
+from .problem import Problem
+
+
+def exact_number(x: Fraction | int) -> int | float | str:
+    """An exact JSON number: int when integral, float when the float is exact, else 'p/q'."""
+    x = Fraction(x)
+    if x.denominator == 1:
+        return int(x)
+    f = float(x)
+    return f if Fraction(f) == x else f"{x.numerator}/{x.denominator}"
+
+
+def fmt_bytes(x: Fraction | float) -> str:
+    v = float(x)
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(v) >= scale:
+            return f"{v / scale:.3f} {unit}"
+    return f"{v:.0f} B"
+
+
+def fmt_seconds(x: Fraction | float) -> str:
+    v = float(x)
+    if v >= 1:
+        return f"{v:.3f} s"
+    if v >= 1e-3:
+        return f"{v * 1e3:.2f} ms"
+    return f"{v * 1e6:.0f} us"
+
+
+def plan_figures(problem: Problem, plan: Plan) -> tuple[Evaluation, dict[str, Any]]:
+    ev = evaluate(problem.network, problem.array, problem.space, plan)
+    return ev, {
+        "traffic_elements": exact_number(ev.traffic_elements),
+        "traffic_bytes": exact_number(ev.traffic_bytes),
+        "comm_time_s": float(ev.comm_time_s),
+    }
+
+
+def header(problem: Problem) -> dict[str, Any]:
+    net, arr = problem.network, problem.array
+    return {
+        "explorer_version": __version__,
+        "model": net.name,
+        "model_source": net.source,
+        "array": arr.name,
+        "array_source": arr.source,
+        "space": problem.space.value,
+        "objective": problem.objective.value,
+        "batch": net.batch,
+        "levels": arr.levels,
+        "accelerators": arr.accelerators,
+        "dtype_bytes": arr.dtype_bytes,
+        "layers": net.layer_names,
+    }
+
+
+def objective_real(problem: Problem, units: int | None) -> float | None:
+    """A weighted-unit objective or bound in elements (traffic) or seconds (time)."""
+    return None if units is None else float(problem.weights.scale * units)
+
+
+def render_plan_grid(problem: Problem, plan: Plan, level_cost: tuple[Fraction, ...]) -> list[str]:
+    names = problem.network.layer_names
+    widths = [max(3, len(n)) for n in names]
+    lines = ["level  " + "  ".join(n.ljust(w) for n, w in zip(names, widths)) + "  c_h (elements)"]
+    for h, row in enumerate(plan.types):
+        cells = "  ".join(t.value.ljust(w) for t, w in zip(row, widths))
+        lines.append(f"{h:<5}  {cells}  {float(level_cost[h]):,.0f}")
+    return lines

@@ -1,0 +1,19 @@
+"""Solvers behind one interface, ``solve(problem, options) -> Solution``; a plain registry."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Callable
+
+# name -> module holding ``solve``; imported on use so that ``explore`` starts fast.
+REGISTRY: dict[str, str] = {
+    "dp": "solvers.dp",
+}
+
+
+def get_solver(name: str) -> Callable:
+    try:
+        module = REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown solver {name!r} (known: {', '.join(REGISTRY)})") from None
+    return import_module(module).solve

@@ -1,0 +1,81 @@
+"""The one solver interface: ``solve(problem, options) -> Solution``."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from explorer.costs import plan_level_units
+from explorer.plan import Plan
+from explorer.problem import Problem
+
+
+class Status(enum.Enum):
+    OPTIMAL = "optimal"  # proven joint optimum for the objective (objective == bound)
+    FEASIBLE = "feasible"  # a valid plan, optimality not proven; bound and gap reported
+    LEVEL_OPTIMAL = "level-optimal"  # hierarchical DP: each level optimal given the levels above
+    INFEASIBLE = "infeasible"  # proven: no plan satisfies the constraints
+    UNKNOWN = "unknown"  # no plan found within the limits
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    time_limit_s: float | None = None
+    workers: int | None = None
+    seed: int = 0
+    dump_model: str | None = None
+    hint: Plan | None = None
+    max_plans: int | None = None  # brute force: refuse above this many plans
+    max_states: int | None = None  # exact: refuse above this many per-layer states
+    progress: Callable[[str], None] | None = None
+
+
+@dataclass(frozen=True)
+class Solution:
+    solver: str
+    status: Status
+    plan: Plan | None
+    objective: int | None  # sum_h w_h c_h in the problem's weighted units (problem.weights)
+    bound: int | None  # proven lower bound on the joint optimum, same units, if any
+    level_units: tuple[int, ...] | None  # c_h in units of 1/(4*2^H) element, from the cost tables
+    wall_s: float
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def gap(self) -> float | None:
+        if self.objective is None or self.bound is None:
+            return None
+        return (self.objective - self.bound) / max(1, abs(self.objective))
+
+
+class Solver(Protocol):
+    name: str
+
+    def __call__(self, problem: Problem, options: SolveOptions) -> Solution: ...
+
+
+def plan_solution(
+    solver: str,
+    problem: Problem,
+    plan: Plan,
+    status: Status,
+    wall_s: float,
+    bound: int | None = None,
+    info: dict[str, Any] | None = None,
+) -> Solution:
+    """A Solution for a plan, with its objective summed from the shared cost tables."""
+    level_units = tuple(plan_level_units(problem.tables, plan.types))
+    return Solution(
+        solver=solver,
+        status=status,
+        plan=plan,
+        objective=problem.weights.value(level_units),
+        bound=bound,
+        level_units=level_units,
+        wall_s=wall_s,
+        info=dict(info or {}),
+    )

@@ -1,0 +1,102 @@
+"""HyPar's hierarchical layer-wise dynamic program (model.md section 6, the paper's Algorithm 1-2).
+
+For h = 0..H-1 (top first), a chain DP over the layers minimises c_h given the choices
+already fixed at the levels above:
+    cost[l][t] = intra(l, t) + min over t' of (cost[l-1][t'] + inter(l, t', t)).
+Ties: predecessor types are scanned in the order I, II, III keeping the first strict
+minimum; the last layer's type is picked the same way; then backtrack. O(H * L * K^2).
+
+Greedy across levels: each level is optimal given the ones above, the whole plan need not
+be (``explore check`` measures the gap). The objective's level weights do not matter to it.
+Pins and forbids narrow each level's choices.
+"""
+
+from __future__ import annotations
+
+import time
+
+from explorer.plan import Plan
+from explorer.problem import Problem
+
+from .base import Solution, SolveOptions, Status, plan_solution
+
+# Cost of a disallowed choice: larger than any real cost (those stay far below 2^100 units).
+BLOCKED = 1 << 200
+
+
+class NoPlan(ValueError):
+    """Pins and forbids leave some layer at some level without a type."""
+
+
+def dp_level(problem: Problem, h: int, counts: list[tuple[int, int, int]]) -> tuple[list, int]:
+    """Optimal choices of level h given each layer's counts; returns (types per layer, c_h units)."""
+    if not problem.network.is_chain:
+        raise NotImplementedError("the hierarchical DP handles chains")
+    tables = problem.tables
+    types = tables.types
+    K = len(types)
+    L = problem.num_layers
+    intra, inter = tables.level_rows(counts)
+    if not problem.constraints.empty:
+        for l in range(L):  # noqa: E741
+            allowed = problem.allowed(h, l)
+            if not allowed:
+                raise NoPlan(f"layer {problem.network.layers[l].name} has no allowed type at level {h}")
+            intra[l] = [c if t in allowed else BLOCKED for c, t in zip(intra[l], types)]
+    rng = range(K)
+    cost = intra[0]
+    back: list[list[int]] = [[-1] * K]
+    for l in range(1, L):  # noqa: E741
+        row, m = intra[l], inter[l - 1]
+        new, bp = [0] * K, [0] * K
+        for k in rng:
+            best, arg = cost[0] + m[0][k], 0
+            for kp in range(1, K):  # I, II, III: keep the first strict minimum
+                c = cost[kp] + m[kp][k]
+                if c < best:
+                    best, arg = c, kp
+            new[k] = best + row[k]
+            bp[k] = arg
+        cost = new
+        back.append(bp)
+    best, arg = cost[0], 0
+    for k in range(1, K):
+        if cost[k] < best:
+            best, arg = cost[k], k
+    if best >= BLOCKED:
+        raise NoPlan(f"no allowed plan at level {h}")
+    choice = [0] * L
+    choice[L - 1] = arg
+    for l in range(L - 1, 0, -1):  # noqa: E741
+        choice[l - 1] = back[l][choice[l]]
+    return [types[k] for k in choice], best
+
+
+def hierarchical_dp(problem: Problem) -> tuple[Plan, list[int]]:
+    """The DP's plan and its per-level costs (units)."""
+    L = problem.num_layers
+    counts = [(0, 0, 0)] * L
+    rows, level_units = [], []
+    for h in range(problem.levels):
+        row, c = dp_level(problem, h, counts)
+        rows.append(tuple(row))
+        level_units.append(c)
+        nxt = []
+        for l in range(L):  # noqa: E741
+            k = list(counts[l])
+            k[row[l].index] += 1
+            nxt.append((k[0], k[1], k[2]))
+        counts = nxt
+    return Plan(tuple(rows)), level_units
+
+
+def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
+    t0 = time.perf_counter()
+    try:
+        plan, level_units = hierarchical_dp(problem)
+    except NoPlan as err:
+        return Solution("dp", Status.INFEASIBLE, None, None, None, None, time.perf_counter() - t0, {"reason": str(err)})
+    wall = time.perf_counter() - t0
+    sol = plan_solution("dp", problem, plan, Status.LEVEL_OPTIMAL, wall)
+    assert list(sol.level_units) == level_units, "DP bookkeeping disagrees with the cost tables"
+    return sol

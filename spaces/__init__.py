@@ -1,0 +1,1 @@
+"""Hardware arrays (``spaces/arrays/*.yaml``): data only."""

@@ -1,0 +1,39 @@
+import pytest
+
+from explorer.array import ArraySpec, synthetic_array
+from explorer.network import Layer, LayerKind, Network
+from explorer.partition import Space
+from explorer.problem import Problem
+
+
+def make_array(levels: int, bw=None, dtype: int = 4) -> ArraySpec:
+    return synthetic_array(levels, bw, dtype)
+
+
+def fc(name, din, dout):
+    return Layer(name, LayerKind.FC, din, dout)
+
+
+def conv(name, din, dout, k, s_in, s_out):
+    return Layer(name, LayerKind.CONV, din, dout, (k, k), (s_in, s_in), (s_out, s_out))
+
+
+def problem_of(net: Network, levels: int, space: Space = Space.HYPAR, **kw) -> Problem:
+    return Problem(net, make_array(levels), space, **kw)
+
+
+@pytest.fixture
+def two_layer() -> Network:
+    # A: fc 4 -> 8, B: fc 8 -> 2, batch 2.
+    # A(F_A) = 2*4 = 8, A(W_A) = 4*8 = 32, A(F_out A) = 2*8 = 16
+    # A(F_B) = 2*8 = 16, A(W_B) = 8*2 = 16, A(F_out B) = 2*2 = 4
+    return Network.chain("two", 2, [fc("A", 4, 8), fc("B", 8, 2)])
+
+
+@pytest.fixture
+def three_layer() -> Network:
+    # batch 4
+    # L0 conv 2->4, k3, 4x4 -> 4x4: A(F)=4*2*16=128, A(W)=2*4*9=72, A(Fout)=4*4*16=256
+    # L1 conv 4->8, k1, 2x2 -> 2x2: A(F)=4*4*4=64,   A(W)=4*8=32,   A(Fout)=4*8*4=128
+    # L2 fc 32->10:                 A(F)=4*32=128,   A(W)=320,      A(Fout)=4*10=40
+    return Network.chain("three", 4, [conv("L0", 2, 4, 3, 4, 4), conv("L1", 4, 8, 1, 2, 2), fc("L2", 32, 10)])

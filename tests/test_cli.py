@@ -1,0 +1,98 @@
+"""The explore command: defaults, JSON contract, output file, and one-line errors (exit 2)."""
+
+import json
+import subprocess
+import sys
+from fractions import Fraction
+
+import pytest
+
+from explorer.cli import main
+
+
+def run(args, capsys):
+    with pytest.raises(SystemExit) as ex:
+        main(args)
+    out, err = capsys.readouterr()
+    return ex.value.code, out, err
+
+
+def test_default_run_is_vgg_a_on_hypar16(capsys):
+    code, out, err = run([], capsys)
+    assert code == 0
+    assert "vgg-a on hypar-16 (16 accelerators, 4 levels)" in out
+    assert "level-optimal" in out
+    for name in ("all-I", "all-II", "trick"):
+        assert name in out
+    assert "conv1_1" in out and "fc8" in out
+
+
+REQUIRED = {"model", "array", "space", "solver", "batch", "levels", "dtype_bytes", "layers", "plan",
+            "level_cost_elements", "traffic_elements", "traffic_bytes", "status", "wall_s", "baselines"}
+
+
+def test_json_contract(capsys):
+    code, out, _ = run(["--model", "lenet-c", "--space", "accpar", "--format", "json", "--batch", "64", "--levels", "3"], capsys)
+    assert code == 0
+    r = json.loads(out)
+    assert REQUIRED <= set(r)
+    assert r["model"] == "lenet-c" and r["batch"] == 64 and r["levels"] == 3 and r["space"] == "accpar"
+    assert len(r["plan"]) == 3 and all(len(row) == 4 for row in r["plan"])
+    assert all(t in ("I", "II", "III") for row in r["plan"] for t in row)
+    traffic = sum(2**h * Fraction(c) for h, c in enumerate(r["level_cost_elements"]))
+    assert traffic == Fraction(r["traffic_elements"])
+    assert Fraction(r["traffic_bytes"]) == 2 * r["dtype_bytes"] * traffic
+    assert set(r["baselines"]) == {"all-I", "all-II", "trick"}
+    for b in r["baselines"].values():
+        assert {"traffic_elements", "traffic_bytes"} <= set(b)
+    # the DP never does worse than data parallelism at every level (all-I is one of its candidates per level)
+    assert Fraction(r["traffic_elements"]) <= Fraction(r["baselines"]["all-I"]["traffic_elements"])
+
+
+def test_output_file(tmp_path, capsys):
+    target = tmp_path / "r.json"
+    code, out, err = run(["--format", "json", "--output", str(target)], capsys)
+    assert code == 0 and out == "" and "wrote" in err
+    assert json.loads(target.read_text())["model"] == "vgg-a"
+
+
+def test_list(capsys):
+    code, out, _ = run(["list"], capsys)
+    assert code == 0 and "vgg-e" in out and "hypar-16" in out and "vgg16 = vgg-d" in out
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--model", "nope"], "--model: unknown model 'nope'"),
+        (["--array", "nope"], "--array: unknown array 'nope'"),
+        (["--model", "/no/such/file.yaml"], "/no/such/file.yaml: no such file"),
+        (["--levels", "0"], "--levels: levels must be between 1 and 20"),
+        (["--levels", "40"], "--levels: levels must be between 1 and 20"),
+        (["--levels", "2.5"], "Invalid value for '--levels'"),
+        (["--batch", "0"], "--batch: must be > 0, got 0"),
+        (["--batch", "-3"], "--batch: must be > 0, got -3"),
+        (["--space", "mixed"], "Invalid value for '--space'"),
+    ],
+)
+def test_bad_input_one_line_exit_2(args, message, capsys, tmp_path):
+    target = tmp_path / "out.json"
+    code, out, err = run(args + ["--output", str(target)], capsys)
+    assert code == 2
+    assert err.startswith("explore: error: ") and message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not target.exists(), "nothing written on bad input"
+
+
+def test_bad_spec_file_exit_2(tmp_path, capsys):
+    p = tmp_path / "dup.yaml"
+    p.write_text("version: 1\nname: x\nname: y\nlayers: []\n")
+    code, _, err = run(["--model", str(p)], capsys)
+    assert code == 2 and f"{p}: invalid YAML: duplicate key 'name'" in err
+
+
+def test_console_script_runs():
+    # the installed entry point (as the README uses it)
+    r = subprocess.run([sys.executable, "-m", "explorer.cli", "--model", "sfc", "--format", "json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["model"] == "sfc"
