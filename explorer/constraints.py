@@ -29,6 +29,10 @@ class Constraints:
     def empty(self) -> bool:
         return not self.pins and not self.forbids
 
+    def couples(self) -> bool:
+        """Whether any constraint spans layers or levels (none yet: caps and memory will)."""
+        return False
+
     def allowed(self, level: int, layer: int, space_types: tuple[PartitionType, ...]) -> tuple[PartitionType, ...]:
         out = list(space_types)
         for f in self.forbids:

@@ -41,6 +41,14 @@ class Problem:
         """Types layer may take at level: the space's, narrowed by pins and forbids."""
         return self.constraints.allowed(level, layer, self.space.types)
 
+    def constraints_need_coupling(self) -> bool:
+        """True when constraints couple layers or levels (caps, memory), beyond per-cell pins/forbids."""
+        return self.constraints.couples()
+
+    def plan_violations_units(self, level_units, rows) -> list[str]:
+        """Coupling constraints a plan breaks, from its level costs (units) and rows; none yet."""
+        return []
+
     def with_objective(self, objective: Objective) -> "Problem":
         return Problem(self.network, self.array, self.space, objective, self.constraints)
 

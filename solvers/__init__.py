@@ -8,6 +8,9 @@ from typing import Callable
 # name -> module holding ``solve``; imported on use so that ``explore`` starts fast.
 REGISTRY: dict[str, str] = {
     "dp": "solvers.dp",
+    "cpsat": "solvers.cpsat",
+    "exact": "solvers.exact",
+    "brute": "solvers.brute",
 }
 
 

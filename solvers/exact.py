@@ -1,0 +1,159 @@
+"""Exact joint optimum on chains without CP-SAT: a DP over layers whose state is the layer's
+type at every level (K^H type vectors per layer).
+
+For consecutive layers u -> v with type vectors sigma (u) and tau (v),
+    total = sum_l intra_vec[l](tau_l) + sum_edges inter(sigma, tau),
+    inter(sigma, tau) = sum_h w_h * inter(e, sigma_h, tau_h, counts(tau_<h)).
+The naive transition is K^H x K^H per layer. Because the level-h term depends on sigma
+only through sigma_h, sigma is eliminated one level at a time: after eliminating
+sigma_0..sigma_{j-1} the table is indexed by (tau_0..tau_{j-1}, sigma_j..sigma_{H-1}), and
+    new[tau_<j, tau_j, sigma_>j] = min over sigma_j of old[tau_<j, sigma_j, sigma_>j]
+                                   + w_j * inter(e, sigma_j, tau_j, counts(tau_<j)).
+Each step costs K^(H+1); a layer costs H * K^(H+1) instead of K^(2H). Costs come from the
+shared cost tables, looked up once per count state and gathered per prefix.
+
+Pins and forbids are enforced (a blocked type vector costs more than any plan). Link caps
+and memory limits couple all layers, so they are refused rather than ignored.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from explorer.errors import InstanceTooLarge
+from explorer.plan import Plan
+from explorer.problem import Problem
+
+from .base import Solution, SolveOptions, Status, plan_solution
+
+DEFAULT_MAX_STATES = 200_000  # type vectors per layer: 3^11 = 177,147 (accpar), 2^17 (hypar)
+MAX_BACKPOINTERS = 300_000_000  # layers * levels * K^H bytes kept for backtracking
+
+
+def check_size(problem: Problem, max_states: int | None = None) -> None:
+    K, H, L = len(problem.space.types), problem.levels, problem.num_layers
+    limit = max_states or DEFAULT_MAX_STATES
+    n = K**H
+    if n > limit:
+        raise InstanceTooLarge(
+            f"exact: {K}^{H} = {n:,} type vectors per layer ({problem.space} space, {H} levels) exceeds its limit "
+            f"of {limit:,}; use --solver cpsat"
+        )
+    if L * H * n > MAX_BACKPOINTERS:
+        raise InstanceTooLarge(
+            f"exact: {L} layers x {H} levels x {n:,} type vectors = {L * H * n:,} back-pointers exceeds its limit "
+            f"of {MAX_BACKPOINTERS:,}; use --solver cpsat"
+        )
+    if not problem.network.is_chain:
+        raise InstanceTooLarge("exact: handles chains only; use --solver cpsat for graphs")
+
+
+def _prefix_states(problem: Problem):
+    """For each level h: the count state index of every prefix tau_<h (K^h of them) and the states."""
+    tables = problem.tables
+    types = tables.types
+    K = len(types)
+    out = []
+    prefix_counts = np.zeros((1, 3), dtype=np.int64)
+    for h in range(problem.levels):
+        states = tables.states(h)
+        index = {s: i for i, s in enumerate(states)}
+        out.append((np.array([index[tuple(int(x) for x in c)] for c in prefix_counts], dtype=np.int64), states))
+        step = np.zeros((K, 3), dtype=np.int64)
+        for k, t in enumerate(types):
+            step[k, t.index] = 1
+        prefix_counts = (prefix_counts[:, None, :] + step[None, :, :]).reshape(-1, 3)
+    return out
+
+
+def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
+    options = options or SolveOptions()
+    check_size(problem, options.max_states)
+    if problem.constraints_need_coupling():
+        raise InstanceTooLarge("exact: cannot enforce link caps or memory limits exactly; use --solver cpsat or brute")
+    t0 = time.perf_counter()
+    tables, weights = problem.tables, problem.weights.weights
+    types = tables.types
+    K, H, L = len(types), problem.levels, problem.num_layers
+    N = K**H
+    prefix = _prefix_states(problem)
+    bound = sum(weights) * tables.max_level_cost()
+    use_int64 = bound < 2**60
+    dtype = np.int64 if use_int64 else object
+    BIG = 2**61 if use_int64 else 1 << 400
+
+    # allowed[h][l] as a mask over types; blocked vectors cost BIG
+    def intra_vec(l: int):  # noqa: E741
+        vec = np.zeros(1, dtype=dtype)
+        blocked = np.zeros(1, dtype=bool)
+        for h in range(H):
+            idx, states = prefix[h]
+            rows = np.array([[weights[h] * tables.intra(l, t, s) for t in types] for s in states], dtype=dtype)
+            vec = (vec[:, None] + rows[idx]).reshape(-1)
+            allowed = problem.allowed(h, l)
+            mask = np.array([t not in allowed for t in types])
+            blocked = (blocked[:, None] | mask[None, :]).reshape(-1)
+        if blocked.any():
+            vec = vec.copy()
+            vec[blocked] = BIG
+        return vec
+
+    cost = intra_vec(0)
+    backs: list[list[np.ndarray]] = [[]]
+    for l in range(1, L):  # noqa: E741
+        e = l - 1
+        cur = cost.reshape(1, K, N // K)
+        steps = []
+        for j in range(H):
+            idx, states = prefix[j]
+            mats = np.array(
+                [[[weights[j] * tables.inter(e, a, b, s) for b in types] for a in types] for s in states], dtype=dtype
+            )
+            g = mats[idx]  # (K^j, sigma_j, tau_j)
+            tmp = cur[:, :, None, :] + g[:, :, :, None]  # (K^j, sigma_j, tau_j, rest)
+            arg = tmp.argmin(axis=1)
+            new = np.take_along_axis(tmp, arg[:, None, :, :], axis=1)[:, 0]
+            steps.append(arg.astype(np.int8).reshape(-1))
+            rest = new.shape[2]
+            cur = new.reshape(new.shape[0] * K, K, rest // K) if j < H - 1 else new.reshape(-1)
+        cost = cur + intra_vec(l)
+        if use_int64:
+            np.minimum(cost, BIG, out=cost)
+        backs.append(steps)
+    best = int(cost.argmin())
+    if cost[best] >= BIG:
+        return Solution("exact", Status.INFEASIBLE, None, None, None, None, time.perf_counter() - t0,
+                        {"reason": "pins and forbids leave no plan"})
+    vectors = [0] * L
+    vectors[L - 1] = best
+    for l in range(L - 1, 0, -1):  # noqa: E741
+        tau = _digits(vectors[l], K, H)
+        sigma = [0] * H
+        for j in range(H - 1, -1, -1):
+            # index into step j: (tau_<j, tau_j, sigma_>j) as one mixed-radix number
+            digits = tau[: j + 1] + sigma[j + 1 :]
+            sigma[j] = int(backs[l][j][_number(digits, K)])
+        vectors[l - 1] = _number(sigma, K)
+    plan = Plan.from_layer_vectors([tuple(types[d] for d in _digits(v, K, H)) for v in vectors])
+    wall = time.perf_counter() - t0
+    sol = plan_solution("exact", problem, plan, Status.OPTIMAL, wall)
+    if sol.objective != int(cost[best]):
+        raise AssertionError(f"exact: DP value {cost[best]} != table re-score {sol.objective}")
+    return Solution(sol.solver, sol.status, sol.plan, sol.objective, sol.objective, sol.level_units, wall,
+                    {"type_vectors_per_layer": N})
+
+
+def _digits(n: int, K: int, H: int) -> list[int]:
+    out = [0] * H
+    for h in range(H - 1, -1, -1):
+        n, out[h] = divmod(n, K)
+    return out
+
+
+def _number(digits: list[int], K: int) -> int:
+    n = 0
+    for d in digits:
+        n = n * K + d
+    return n

@@ -1,0 +1,160 @@
+"""The joint partition problem as a 0-1 linear program, built from the shared cost tables.
+
+Solver-neutral: ``solvers.cpsat`` hands it to CP-SAT; ``bench/bench_exact.py`` hands the same
+rows to HiGHS as a MIP (the style of planner Alpa uses).
+
+Encoding. A layer's costs at level h depend on how many of each type it took at the levels
+above (its count state s = (n_I, n_II, n_III)), so each layer is a layered flow over count
+states:
+  x[l,h,s,t] = 1  iff layer l reaches level h in state s and takes type t there.
+  level 0:   sum_t x[l,0,(0,0,0),t] = 1
+  level h>0: sum_t x[l,h,s,t] = sum over (s',t') with s' + e_t' = s of x[l,h-1,s',t']
+The layer's type at level h is y[l,h,t] = sum_s x[l,h,s,t] (a linear expression).
+Intra-layer cost: sum w_h * intra(l,t,s) * x[l,h,s,t].
+
+Inter-layer cost on an edge u -> v at level h depends on u's type t' and on v's (s, t). The
+(s, t) pairs of v are grouped by their cost column (inter(e, t', t, s) over t'); exactly one
+group g is active. Pair variables z[e,h,t',g] couple the two one-hot choices with marginal
+constraints (the local polytope, tight on chains in practice):
+  sum_g z[e,h,t',g] = y[u,h,t']          sum_t' z[e,h,t',g] = sum_{(s,t) in g} x[v,h,s,t]
+Inter cost: sum w_h * cost(t', g) * z[e,h,t',g].
+
+Redundant exactly-one rows over each layer-level's x and each edge-level's z help
+propagation. Pins and forbids fix x variables to 0. The objective is integer (units of
+1/(4*2^H) element times the level weights); ``gcd`` divides it out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import gcd
+
+from explorer.plan import Plan
+from explorer.problem import Problem
+
+
+@dataclass
+class Formulation:
+    names: list[str] = field(default_factory=list)
+    objective: list[int] = field(default_factory=list)
+    eq_rows: list[tuple[list[int], list[int], int]] = field(default_factory=list)  # vars, coefs, rhs
+    le_rows: list[tuple[list[int], list[int], int, str]] = field(default_factory=list)  # vars, coefs, rhs, name
+    exactly_one: list[list[int]] = field(default_factory=list)  # redundant one-hot groups
+    fixed_zero: set[int] = field(default_factory=set)
+    x: dict[tuple[int, int, tuple, int], int] = field(default_factory=dict)  # (l, h, s, k) -> var
+    z: dict[tuple[int, int, int, int], int] = field(default_factory=dict)  # (e, h, k', g) -> var
+    groups: dict[tuple[int, int], list[list[tuple[tuple, int]]]] = field(default_factory=dict)  # (e,h) -> [(s,k)]
+    objective_gcd: int = 1
+
+    def new_var(self, name: str, cost: int) -> int:
+        self.names.append(name)
+        self.objective.append(cost)
+        return len(self.names) - 1
+
+    @property
+    def num_vars(self) -> int:
+        return len(self.names)
+
+
+def build(problem: Problem, weights: tuple[int, ...] | None = None) -> Formulation:
+    tables = problem.tables
+    types = tables.types
+    K, H, L = len(types), problem.levels, problem.num_layers
+    w = weights if weights is not None else problem.weights.weights
+    f = Formulation()
+    # choice flow per layer
+    for l in range(L):  # noqa: E741
+        for h in range(H):
+            allowed = problem.allowed(h, l)
+            level_vars = []
+            for s in tables.states(h):
+                for k, t in enumerate(types):
+                    v = f.new_var(f"x[{l},{h},{s},{t}]", w[h] * tables.intra(l, t, s))
+                    f.x[(l, h, s, k)] = v
+                    level_vars.append(v)
+                    if t not in allowed:
+                        f.fixed_zero.add(v)
+            f.exactly_one.append(level_vars)
+            if h == 0:
+                continue
+            for s in tables.states(h):
+                vars_, coefs = [f.x[(l, h, s, k)] for k in range(K)], [1] * K
+                for k, t in enumerate(types):
+                    if s[t.index] == 0:
+                        continue
+                    prev = list(s)
+                    prev[t.index] -= 1
+                    vars_.append(f.x[(l, h - 1, tuple(prev), k)])
+                    coefs.append(-1)
+                f.eq_rows.append((vars_, coefs, 0))
+        f.eq_rows.append(([f.x[(l, 0, (0, 0, 0), k)] for k in range(K)], [1] * K, 1))
+    # pair variables on every edge at every level
+    for e, (u, v) in enumerate(tables.edges):
+        for h in range(H):
+            by_column: dict[tuple[int, ...], list[tuple[tuple, int]]] = {}
+            for s in tables.states(h):
+                for k, t in enumerate(types):
+                    col = tuple(tables.inter(e, tp, t, s) for tp in types)
+                    by_column.setdefault(col, []).append((s, k))
+            groups = list(by_column.items())
+            f.groups[(e, h)] = [members for _, members in groups]
+            edge_vars = []
+            for kp in range(K):
+                for g, (col, _) in enumerate(groups):
+                    z = f.new_var(f"z[{e},{h},{types[kp]},{g}]", w[h] * col[kp])
+                    f.z[(e, h, kp, g)] = z
+                    edge_vars.append(z)
+            f.exactly_one.append(edge_vars)
+            for kp in range(K):
+                vars_ = [f.z[(e, h, kp, g)] for g in range(len(groups))]
+                vars_ += [f.x[(u, h, s, kp)] for s in tables.states(h)]
+                f.eq_rows.append((vars_, [1] * len(groups) + [-1] * len(tables.states(h)), 0))
+            for g, (_, members) in enumerate(groups):
+                vars_ = [f.z[(e, h, kp, g)] for kp in range(K)] + [f.x[(v, h, s, k)] for s, k in members]
+                f.eq_rows.append((vars_, [1] * K + [-1] * len(members), 0))
+    nonzero = [c for c in f.objective if c]
+    f.objective_gcd = gcd(*nonzero) if nonzero else 1
+    return f
+
+
+def assignment(problem: Problem, f: Formulation, plan: Plan) -> list[int]:
+    """The 0-1 values of every variable for a plan (a complete hint)."""
+    types = problem.tables.types
+    K, L = len(types), problem.num_layers
+    values = [0] * f.num_vars
+    counts = [(0, 0, 0)] * L
+    for h, row in enumerate(plan.types):
+        ks = [types.index(t) for t in row]
+        for l in range(L):  # noqa: E741
+            values[f.x[(l, h, counts[l], ks[l])]] = 1
+        for e, (u, v) in enumerate(problem.tables.edges):
+            for g, members in enumerate(f.groups[(e, h)]):
+                if (counts[v], ks[v]) in members:
+                    values[f.z[(e, h, ks[u], g)]] = 1
+                    break
+        nxt = []
+        for l in range(L):  # noqa: E741
+            c = list(counts[l])
+            c[row[l].index] += 1
+            nxt.append((c[0], c[1], c[2]))
+        counts = nxt
+    return values
+
+
+def extract_plan(problem: Problem, f: Formulation, value) -> Plan:
+    """The plan from a 0-1 solution (``value(var) -> 0/1``)."""
+    types = problem.tables.types
+    chosen: dict[tuple[int, int], list[int]] = {}
+    for (l, h, _s, k), var in f.x.items():  # noqa: E741
+        if value(var) > 0.5:
+            chosen.setdefault((l, h), []).append(k)
+    rows = []
+    for h in range(problem.levels):
+        row = []
+        for l in range(problem.num_layers):  # noqa: E741
+            ks = chosen.get((l, h), [])
+            if len(ks) != 1:
+                raise AssertionError(f"layer {l} level {h}: {len(ks)} types chosen")
+            row.append(types[ks[0]])
+        rows.append(tuple(row))
+    return Plan(tuple(rows))
