@@ -65,6 +65,24 @@ def problem_options(fn):
     return fn
 
 
+def solver_options(fn):
+    """Options for solvers that search (CP-SAT) or may refuse (exact, brute)."""
+    decorators = [
+        click.option("--time-limit", "time_limit", type=click.FloatRange(min=0, min_open=True), default=None, help="CP-SAT wall-clock limit in seconds (default: none)."),
+        click.option("--workers", type=click.IntRange(min=1), default=None, help="CP-SAT worker threads (default: one per core)."),
+        click.option("--seed", type=int, default=0, show_default=True, help="CP-SAT random seed (deterministic with --workers 1)."),
+        click.option("--dump-model", "dump_model", type=click.Path(dir_okay=False), default=None, help="Write the CP-SAT model to FILE (.pb or .txt)."),
+    ]
+    for d in reversed(decorators):
+        fn = d(fn)
+    return fn
+
+
+def make_solve_options(time_limit, workers, seed, dump_model, verbose: bool) -> SolveOptions:
+    return SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model,
+                        progress=progress if verbose else None)
+
+
 def build_problem(model: str, array: str, space: str, objective: str, batch: int | None, levels: int | None) -> Problem:
     net = load_model(model)
     if batch is not None:
@@ -97,11 +115,12 @@ def progress(msg: str) -> None:
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @problem_options
-@click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", show_default=True, help="Which solver finds the plan.")
+@click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", show_default=True, help="dp: HyPar's hierarchical DP; cpsat: proven joint optimum; exact: joint DP over type vectors (chains); brute: enumeration (tiny nets).")
+@solver_options
 @click.version_option(package_name="hypar-explorer")
 @click.pass_context
 @fail_on_bad_input
-def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver):
+def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver, time_limit, workers, seed, dump_model):
     """Find how every layer of a network should be split at every level of an accelerator array.
 
     With no command: solve MODEL on ARRAY (default: VGG-A on HyPar's 16-accelerator H-tree,
@@ -113,9 +132,37 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver)
     from .run import render_table, run
 
     problem = build_problem(model, array, space, objective, batch, levels)
-    result, _ = run(problem, solver, SolveOptions())
+    if solver != "dp":
+        progress(f"solving {problem.network.name} on {problem.array.name} with {solver}")
+    result, _ = run(problem, solver, make_solve_options(time_limit, workers, seed, dump_model, solver != "dp"))
     text = json.dumps(result, indent=2) + "\n" if fmt == "json" else render_table(problem, result)
     emit(text, output)
+
+
+@cli.command("check")
+@problem_options
+@solver_options
+@click.option("--solvers", "solver_list", default="cpsat,exact,brute", show_default=True, help="Comma-separated joint solvers to run and compare.")
+@fail_on_bad_input
+def check_cmd(model, array, space, objective, batch, levels, fmt, output, time_limit, workers, seed, dump_model, solver_list):
+    """Cross-check: is the DP level-optimal, what is the proven joint optimum, and the DP's gap.
+
+    Runs the DP, then CP-SAT, the exact joint solver and brute force (each where it applies).
+    Exit status 0 when everything agrees with the model, 1 when two exact solvers disagree or
+    the DP is not level-optimal, 2 on bad input.
+    """
+    from .check import JOINT_SOLVERS, CheckOptions, check, render_check
+
+    names = tuple(x.strip() for x in solver_list.split(",") if x.strip())
+    unknown = [n for n in names if n not in JOINT_SOLVERS]
+    if unknown or not names:
+        raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(JOINT_SOLVERS)})")
+    problem = build_problem(model, array, space, objective, batch, levels)
+    opts = CheckOptions(solve=make_solve_options(time_limit, workers, seed, dump_model, True), solvers=names)
+    report = check(problem, opts, progress=progress)
+    text = json.dumps(report, indent=2) + "\n" if fmt == "json" else render_check(problem, report)
+    emit(text, output)
+    sys.exit(0 if report["agree"] else 1)
 
 
 @cli.command("list")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from functools import cached_property
 
 from .array import ArraySpec
@@ -20,6 +21,8 @@ class Problem:
     space: Space = Space.HYPAR
     objective: Objective = Objective.TRAFFIC
     constraints: Constraints = field(default_factory=Constraints)
+    # Replaces the objective's level weights (e.g. (0, 1, 0) scores level 1 alone); value in units.
+    custom_weights: tuple[int, ...] | None = None
 
     @property
     def levels(self) -> int:
@@ -35,6 +38,10 @@ class Problem:
 
     @cached_property
     def weights(self) -> LevelWeights:
+        if self.custom_weights is not None:
+            if len(self.custom_weights) != self.levels:
+                raise ValueError("one custom weight per level")
+            return LevelWeights(tuple(self.custom_weights), Fraction(1, self.tables.unit_per_element))
         return level_weights(self.objective, self.array, self.tables.unit_per_element)
 
     def allowed(self, level: int, layer: int) -> tuple[PartitionType, ...]:
@@ -50,7 +57,10 @@ class Problem:
         return []
 
     def with_objective(self, objective: Objective) -> "Problem":
-        return Problem(self.network, self.array, self.space, objective, self.constraints)
+        return replace(self, objective=objective)
 
     def with_constraints(self, constraints: Constraints) -> "Problem":
-        return Problem(self.network, self.array, self.space, self.objective, constraints)
+        return replace(self, constraints=constraints)
+
+    def with_weights(self, weights: tuple[int, ...] | None) -> "Problem":
+        return replace(self, custom_weights=weights)

@@ -25,7 +25,7 @@ def rescore(problem: Problem, sol: Solution):
     if list(ev.level_cost) != claimed:
         raise EvaluatorMismatch(f"{sol.solver}: level costs {claimed} != evaluator {list(ev.level_cost)}")
     value = ev.objective_value(problem.objective)
-    if problem.weights.scale * sol.objective != value:
+    if problem.custom_weights is None and problem.weights.scale * sol.objective != value:
         raise EvaluatorMismatch(f"{sol.solver}: objective {sol.objective} does not re-score to {value}")
     return ev, figs
 

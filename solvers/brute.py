@@ -21,7 +21,12 @@ DEFAULT_MAX_PLANS = 300_000
 
 
 def plan_count(problem: Problem) -> int:
-    return len(problem.space.types) ** (problem.num_layers * problem.levels)
+    """Plans to enumerate: the product over cells of the allowed types (pins and forbids count)."""
+    n = 1
+    for h in range(problem.levels):
+        for l in range(problem.num_layers):  # noqa: E741
+            n *= len(problem.allowed(h, l))
+    return n
 
 
 def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
@@ -30,8 +35,9 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     n = plan_count(problem)
     if n > limit:
         K, L, H = len(problem.space.types), problem.num_layers, problem.levels
+        count = f"{n:,}" if n < 10**12 else f"{float(n):.3e}"
         raise InstanceTooLarge(
-            f"brute: {K}^({L} layers x {H} levels) = {n:,} plans exceeds its limit of {limit:,}; "
+            f"brute: {count} plans ({L} layers x {H} levels, up to {K} types each) exceeds its limit of {limit:,}; "
             "use --solver exact or cpsat"
         )
     t0 = time.perf_counter()

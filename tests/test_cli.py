@@ -96,3 +96,74 @@ def test_console_script_runs():
     r = subprocess.run([sys.executable, "-m", "explorer.cli", "--model", "sfc", "--format", "json"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["model"] == "sfc"
+
+
+def test_cpsat_json_has_bound_and_gap(capsys):
+    code, out, err = run(["--model", "lenet-c", "--space", "accpar", "--solver", "cpsat", "--workers", "1", "--format", "json"], capsys)
+    assert code == 0
+    r = json.loads(out)
+    assert r["status"] == "optimal" and r["gap"] == 0
+    assert Fraction(r["bound"]) == Fraction(r["traffic_elements"])
+    assert "[explore]" in err  # progress goes to stderr
+
+
+def test_objective_time_reports_both_figures(capsys):
+    code, out, _ = run(["--model", "alexnet", "--solver", "exact", "--objective", "time", "--format", "json"], capsys)
+    r = json.loads(out)
+    assert code == 0 and r["objective"] == "time"
+    assert float(Fraction(r["objective_value"])) == pytest.approx(r["comm_time_s"], rel=1e-12)
+    assert r["traffic_elements"] > 0 and r["comm_time_s"] > 0
+
+
+def test_check_agrees_and_reports_gap(capsys):
+    code, out, _ = run(["check", "--model", "lenet-c", "--space", "accpar", "--workers", "1", "--format", "json"], capsys)
+    assert code == 0
+    r = json.loads(out)
+    assert r["agree"] is True and r["problems"] == []
+    assert all(lv["dp_is_level_optimal"] for lv in r["levels"])
+    assert r["solvers"]["cpsat"]["status"] == "optimal" and r["solvers"]["exact"]["status"] == "optimal"
+    assert r["solvers"]["brute"]["status"] == "refused" and "exceeds its limit" in r["solvers"]["brute"]["reason"]
+    o = r["optimum"]
+    # lenet-c on 16 accelerators, accpar: the DP misses the optimum by 102,400 elements (5.598%)
+    assert Fraction(o["dp_gap"]) == Fraction(o["dp_objective"]) - Fraction(o["objective"]) > 0
+    assert o["dp_gap_percent"] == pytest.approx(100 * float(Fraction(o["dp_gap"]) / Fraction(o["objective"])))
+    assert o["cells_differing"]
+
+
+def test_check_table(capsys):
+    code, out, _ = run(["check", "--model", "sfc", "--levels", "2", "--workers", "1"], capsys)
+    assert code == 0
+    assert "verdict: everything agrees with the model" in out
+    assert "brute" in out and "optimal" in out
+
+
+def test_check_exit_1_when_exact_solvers_disagree():
+    from dataclasses import replace
+
+    from explorer.check import check
+    from explorer.partition import Space
+    from explorer.problem import Problem
+    from explorer.specs import load_array, load_model
+    from solvers import get_solver
+
+    def lying_exact(problem, options):
+        sol = get_solver("exact")(problem, options)
+        return replace(sol, objective=sol.objective + 1, bound=sol.objective + 1)
+
+    def lookup(name):
+        return lying_exact if name == "exact" else get_solver(name)
+
+    p = Problem(load_model("lenet-c"), load_array("hypar-16").with_levels(2), Space.ACCPAR)
+    r = check(p, lookup=lookup)
+    assert r["agree"] is False
+    assert any("disagree" in msg for msg in r["problems"])
+
+
+def test_check_bad_solver_list(capsys):
+    code, _, err = run(["check", "--solvers", "cpsat,magic"], capsys)
+    assert code == 2 and "--solvers: unknown solver magic" in err
+
+
+def test_exact_refusal_is_bad_input(capsys):
+    code, _, err = run(["--solver", "exact", "--space", "accpar", "--levels", "13"], capsys)
+    assert code == 2 and "exact: 3^13 = 1,594,323 type vectors per layer" in err
