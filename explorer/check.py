@@ -14,8 +14,8 @@ from solvers.base import Solution, SolveOptions, Status
 from .constraints import Constraints, Pin
 from .errors import InstanceTooLarge
 from .problem import Problem
-from .report import exact_number, header
-from .run import rescore
+from .report import exact_number, header, plan_figures
+from .run import EvaluatorMismatch, rescore
 
 JOINT_SOLVERS = ("cpsat", "exact", "brute")
 
@@ -31,10 +31,14 @@ def _real(problem: Problem, units: int | None) -> float | int | str | None:
     return None if units is None else exact_number(problem.weights.scale * units)
 
 
-def _solution_report(problem: Problem, sol: Solution) -> dict[str, Any]:
+def _solution_report(problem: Problem, sol: Solution, problems_found: list[str]) -> dict[str, Any]:
     r: dict[str, Any] = {"status": sol.status.value, "wall_s": round(sol.wall_s, 6)}
     if sol.plan is not None:
-        ev, figs = rescore(problem, sol)
+        try:
+            _, figs = rescore(problem, sol)
+        except EvaluatorMismatch as err:
+            problems_found.append(f"evaluator disagrees with {err}")
+            _, figs = plan_figures(problem, sol.plan)
         r.update(objective=_real(problem, sol.objective), **figs, plan=sol.plan.to_lists())
     r["bound"] = _real(problem, sol.bound)
     r["gap"] = sol.gap
@@ -80,8 +84,8 @@ def check(
 
     say("hierarchical DP")
     dsol = lookup("dp")(problem, options.solve)
-    report["dp"] = _solution_report(problem, dsol)
     problems_found: list[str] = []
+    report["dp"] = _solution_report(problem, dsol, problems_found)
 
     levels = []
     if dsol.plan is not None:
@@ -110,7 +114,7 @@ def check(
             report["solvers"][name] = {"status": "refused", "reason": str(err)}
             continue
         solutions[name] = sol
-        report["solvers"][name] = _solution_report(problem, sol)
+        report["solvers"][name] = _solution_report(problem, sol, problems_found)
 
     proven = {n: s for n, s in solutions.items() if s.status is Status.OPTIMAL}
     values = {s.objective for s in proven.values()}

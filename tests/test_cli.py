@@ -146,17 +146,45 @@ def test_check_exit_1_when_exact_solvers_disagree():
     from explorer.specs import load_array, load_model
     from solvers import get_solver
 
-    def lying_exact(problem, options):
+    def wrong_exact(problem, options):
+        # a consistent but false claim: the DP's plan labelled as the proven optimum
+        dsol = get_solver("dp")(problem, options)
+        return replace(dsol, solver="exact", status=get_solver("exact")(problem, options).status, bound=dsol.objective)
+
+    def misreporting_exact(problem, options):
         sol = get_solver("exact")(problem, options)
         return replace(sol, objective=sol.objective + 1, bound=sol.objective + 1)
 
-    def lookup(name):
-        return lying_exact if name == "exact" else get_solver(name)
+    p = Problem(load_model("lenet-c"), load_array("hypar-16").with_levels(2), Space.ACCPAR)
+    assert check(p)["agree"] is True
+    r = check(p, lookup=lambda name: wrong_exact if name == "exact" else get_solver(name))
+    assert r["agree"] is False
+    assert any("exact solvers disagree" in msg for msg in r["problems"])
+    r = check(p, lookup=lambda name: misreporting_exact if name == "exact" else get_solver(name))
+    assert r["agree"] is False
+    assert any("evaluator disagrees with exact" in msg for msg in r["problems"])
+
+
+def test_check_exit_1_when_dp_not_level_optimal():
+    from dataclasses import replace
+
+    from explorer.check import check
+    from explorer.partition import Space
+    from explorer.plan import Plan
+    from explorer.problem import Problem
+    from explorer.specs import load_array, load_model
+    from solvers import get_solver
+    from solvers.base import plan_solution
+
+    def all_i_dp(problem, options):
+        sol = get_solver("dp")(problem, options)
+        plan = Plan.uniform(problem.levels, [problem.space.types[0]] * problem.num_layers)
+        return replace(plan_solution("dp", problem, plan, sol.status, 0.0))
 
     p = Problem(load_model("lenet-c"), load_array("hypar-16").with_levels(2), Space.ACCPAR)
-    r = check(p, lookup=lookup)
+    r = check(p, lookup=lambda name: all_i_dp if name == "dp" else get_solver(name))
     assert r["agree"] is False
-    assert any("disagree" in msg for msg in r["problems"])
+    assert "DP is not level-optimal at level 0" in r["problems"]
 
 
 def test_check_bad_solver_list(capsys):
