@@ -28,8 +28,9 @@ def solve_highs(problem: Problem, time_limit_s: float = 60.0, threads: int = 1) 
     h.setOptionValue("threads", threads)
     n = f.num_vars
     upper = np.ones(n)
-    for v in f.fixed_zero:
-        upper[v] = 0.0
+    for sc in f.side:
+        for v in sc.zero_vars:
+            upper[v] = 0.0
     h.addVars(n, np.zeros(n), upper)
     idx = np.arange(n, dtype=np.int32)
     g = f.objective_gcd
@@ -37,7 +38,7 @@ def solve_highs(problem: Problem, time_limit_s: float = 60.0, threads: int = 1) 
     h.changeColsIntegrality(n, idx, np.array([highspy.HighsVarType.kInteger] * n))
     rows = [(vars_, coefs, rhs, rhs) for vars_, coefs, rhs in f.eq_rows]
     rows += [(g_, [1] * len(g_), 1, 1) for g_ in f.exactly_one]
-    rows += [(vars_, coefs, -highspy.kHighsInf, rhs) for vars_, coefs, rhs, _ in f.le_rows]
+    rows += [(vars_, coefs, -highspy.kHighsInf, rhs) for sc in f.side for vars_, coefs, rhs in sc.le_rows]
     starts, indices, values, lower, upper_r = [], [], [], [], []
     for vars_, coefs, lo, hi in rows:
         starts.append(len(indices))

@@ -9,6 +9,14 @@ Spec (version 1)::
     link_bandwidth_GBps: [25, 50, 100, 100]   # per level, top first, each way (or one number for all)
     peak_TFLOPS: 0.5                # per accelerator
     memory_GiB: 8                   # per accelerator
+    # optional:
+    cap_bytes_per_step: [2GB, null, null, null]    # per level: bytes per link per direction per step
+    cap_seconds_per_step: [null, 5ms, null, null]  # per level: a time budget, bytes = seconds * bandwidth
+    energy_pJ_per_FLOP: 1.0         # compute energy
+    link_energy_pJ_per_byte: 10     # link energy (both directions counted)
+
+Caps are numbers (bytes, seconds) or strings with units ("2GB", "512MiB", "5ms"); ``null``
+means no cap at that level; where both keys cap a level the tighter wins.
 
 Overriding ``levels`` (``--levels H``) keeps the first H bandwidths and, when H is larger
 than the list, repeats the last one for the extra (lower) levels.
@@ -22,6 +30,7 @@ from pathlib import Path
 
 from .errors import SpecError
 from .fields import Fields, check_pos_number
+from .units import parse_amount
 from .yamlio import load_yaml_file
 
 SPEC_VERSION = 1
@@ -41,10 +50,19 @@ class ArraySpec:
     memory_GiB: Fraction
     description: str = ""
     source: str = ""
+    cap_bytes: tuple[Fraction | None, ...] = ()  # per level (empty: no caps)
+    energy_pJ_per_FLOP: Fraction | None = None
+    link_energy_pJ_per_byte: Fraction | None = None
 
     def __post_init__(self) -> None:
         if len(self.bandwidth_GBps) != self.levels:
             raise ValueError("one bandwidth per level")
+        if self.cap_bytes and len(self.cap_bytes) != self.levels:
+            raise ValueError("one cap entry per level")
+
+    @property
+    def memory_bytes(self) -> Fraction:
+        return self.memory_GiB * 2**30
 
     @property
     def accelerators(self) -> int:
@@ -57,7 +75,10 @@ class ArraySpec:
         check_levels(levels, "--levels")
         bw = list(self.bandwidth_GBps[:levels])
         bw += [bw[-1]] * (levels - len(bw))
-        return replace(self, levels=levels, bandwidth_GBps=tuple(bw))
+        caps = list(self.cap_bytes[:levels])
+        if caps:
+            caps += [None] * (levels - len(caps))
+        return replace(self, levels=levels, bandwidth_GBps=tuple(bw), cap_bytes=tuple(caps))
 
 
 def check_levels(levels: object, source: str) -> int:
@@ -72,7 +93,37 @@ def check_levels(levels: object, source: str) -> int:
     return levels
 
 
-_KEYS = {"version", "name", "description", "levels", "dtype_bytes", "link_bandwidth_GBps", "peak_TFLOPS", "memory_GiB"}
+_KEYS = {"version", "name", "description", "levels", "dtype_bytes", "link_bandwidth_GBps", "peak_TFLOPS", "memory_GiB",
+         "cap_bytes_per_step", "cap_seconds_per_step", "energy_pJ_per_FLOP", "link_energy_pJ_per_byte"}
+
+
+def _cap_list(data: dict, key: str, kind: str, levels: int | None, errors: list[str]) -> list[Fraction | None] | None:
+    raw = data.get(key)
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        errors.append(f"{key}: must be a list with one entry per level (null for no cap)")
+        return None
+    if levels is not None and len(raw) != levels:
+        errors.append(f"{key}: needs one entry per level ({levels}), got {len(raw)}")
+        return None
+    out: list[Fraction | None] = []
+    for i, v in enumerate(raw):
+        if v is None:
+            out.append(None)
+        elif isinstance(v, str):
+            try:
+                amount, got = parse_amount(v)
+            except ValueError as err:
+                errors.append(f"{key}[{i}]: {err}")
+                out.append(None)
+                continue
+            if got != kind:
+                errors.append(f"{key}[{i}]: {v!r} is in {got}, this key takes {kind}")
+            out.append(amount)
+        else:
+            out.append(check_pos_number(v, f"{key}[{i}]", errors))
+    return out
 
 
 def parse_array(data: dict, source: str) -> ArraySpec:
@@ -104,9 +155,24 @@ def parse_array(data: dict, source: str) -> ArraySpec:
             bw = [x] * levels
     peak = f.pos_number("peak_TFLOPS")
     mem = f.pos_number("memory_GiB")
+    e_flop = f.pos_number("energy_pJ_per_FLOP")
+    e_byte = f.pos_number("link_energy_pJ_per_byte")
+    cap_b = _cap_list(data, "cap_bytes_per_step", "bytes", levels, errors)
+    cap_s = _cap_list(data, "cap_seconds_per_step", "seconds", levels, errors)
     if errors:
         raise SpecError(source, errors)
-    return ArraySpec(name, levels, dtype, tuple(bw), peak, mem, description, source)
+    caps: tuple[Fraction | None, ...] = ()
+    if cap_b is not None or cap_s is not None:
+        merged = []
+        for h in range(levels):
+            options = []
+            if cap_b is not None and cap_b[h] is not None:
+                options.append(cap_b[h])
+            if cap_s is not None and cap_s[h] is not None:
+                options.append(cap_s[h] * bw[h] * 10**9)
+            merged.append(min(options) if options else None)
+        caps = tuple(merged)
+    return ArraySpec(name, levels, dtype, tuple(bw), peak, mem, description, source, caps, e_flop, e_byte)
 
 
 def load_array_file(path: str | Path) -> ArraySpec:

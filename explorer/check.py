@@ -12,7 +12,7 @@ from solvers import get_solver
 from solvers.base import Solution, SolveOptions, Status
 
 from .constraints import Constraints, Pin
-from .errors import InstanceTooLarge
+from .errors import Refused
 from .problem import Problem
 from .report import exact_number, header, plan_figures
 from .run import EvaluatorMismatch, rescore
@@ -51,8 +51,10 @@ def _solution_report(problem: Problem, sol: Solution, problems_found: list[str])
 def level_optimum(problem: Problem, plan_rows, h: int, options: CheckOptions, lookup=get_solver) -> tuple[int, str]:
     """min c_h (units) with every other level pinned to plan_rows: by enumeration when small, else CP-SAT."""
     L, K = problem.num_layers, len(problem.space.types)
+    # the DP enforces pins and forbids only: its level optimum is over that relaxation
     pins = tuple(Pin(l, hh, plan_rows[hh][l]) for hh in range(problem.levels) if hh != h for l in range(L))  # noqa: E741
-    constraints = Constraints(pins=problem.constraints.pins + pins, forbids=problem.constraints.forbids)
+    constraints = Constraints(pins=problem.constraints.pins + pins, forbids=problem.constraints.forbids,
+                              weight_copies=problem.constraints.weight_copies)
     weights = tuple(1 if hh == h else 0 for hh in range(problem.levels))
     sub = problem.with_constraints(constraints).with_weights(weights)
     rows = 1
@@ -110,7 +112,7 @@ def check(
         say(f"joint optimum: {name}")
         try:
             sol = lookup(name)(problem, options.solve)
-        except InstanceTooLarge as err:
+        except Refused as err:
             report["solvers"][name] = {"status": "refused", "reason": str(err)}
             continue
         solutions[name] = sol
@@ -127,7 +129,7 @@ def check(
         if optimum is not None and s.bound is not None and s.bound > optimum:
             problems_found.append(f"{n} claims a bound {s.bound} above the proven optimum {optimum}")
     infeasible = [n for n, s in solutions.items() if s.status is Status.INFEASIBLE]
-    if infeasible and proven:
+    if infeasible and any(s.plan is not None and s.status is not Status.INFEASIBLE for s in solutions.values()):
         problems_found.append(f"{', '.join(infeasible)} report infeasible but {', '.join(proven)} found a plan")
 
     report["optimum"] = None
@@ -148,8 +150,16 @@ def check(
                 for h, l in diff  # noqa: E741
             ],
         }
-        if gap_units < 0:
+        report["optimum"]["dp_satisfies_constraints"] = dsol.status is not Status.INFEASIBLE
+        if gap_units < 0 and dsol.status is not Status.INFEASIBLE:
             problems_found.append("the DP beats the proven optimum")
+    report["infeasible"] = infeasible
+    if infeasible and not problems_found:
+        from solvers.cpsat import explain_infeasible
+
+        why = explain_infeasible(problem, options.solve.seed)
+        report["conflict"] = why.get("conflict")
+        report["suggestion"] = why.get("suggestion")
     report["agree"] = not problems_found
     report["problems"] = problems_found
     report["wall_s"] = round(time.perf_counter() - t0, 6)
@@ -182,7 +192,13 @@ def render_check(problem: Problem, r: dict[str, Any]) -> str:
         lines.append(f"  {name:<8}{s['status']:<15}{obj:>22}{bnd:>22}{s['wall_s']:>11.3f}s")
     o = r["optimum"]
     lines.append("")
-    if o is None:
+    if o is None and r.get("infeasible"):
+        lines.append("no plan satisfies the constraints (proven by " + ", ".join(r["infeasible"]) + ")")
+        if r.get("conflict"):
+            lines.append("these conflict: " + "; ".join(r["conflict"]))
+        if r.get("suggestion"):
+            lines.append(r["suggestion"])
+    elif o is None:
         lines.append("no solver proved the joint optimum within its limits")
     else:
         lines.append(
@@ -190,6 +206,9 @@ def render_check(problem: Problem, r: dict[str, Any]) -> str:
             f"DP {_fmt(r, o['dp_objective'])}: gap {_fmt(r, o['dp_gap'])} {unit} "
             f"({o['dp_gap_percent']:.3f}%)"
         )
+        if not o["dp_satisfies_constraints"]:
+            lines.append("the DP's plan breaks the constraints (it enforces only pins and forbids): "
+                         + r["dp"].get("reason", ""))
         if o["cells_differing"]:
             cells = ", ".join(f"{c['layer']}@{c['level']} {c['dp']}->{c['optimum']}" for c in o["cells_differing"])
             lines.append(f"cells where the DP differs from the optimum (layer@level dp->optimum): {cells}")

@@ -17,7 +17,8 @@ from solvers import REGISTRY
 from solvers.base import SolveOptions
 
 from .array import check_levels
-from .errors import InstanceTooLarge, SpecError
+from .constraint_spec import ConstraintOptions, build_constraints
+from .errors import Refused, SpecError
 from .network import check_batch
 from .objective import Objective
 from .partition import Space
@@ -42,7 +43,7 @@ def fail_on_bad_input(fn):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (SpecError, InstanceTooLarge) as err:
+        except (SpecError, Refused) as err:
             raise InputError(str(err)) from None
 
     return wrapper
@@ -59,6 +60,21 @@ def problem_options(fn):
         click.option("--levels", type=int, default=None, help="Override the array's number of levels H (2^H accelerators)."),
         click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object."),
         click.option("--output", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report to FILE instead of stdout."),
+    ]
+    for d in reversed(decorators):
+        fn = d(fn)
+    return fn
+
+
+def constraint_options(fn):
+    """Side constraints: caps, memory, pins, forbids (also from a constraints file)."""
+    decorators = [
+        click.option("--cap", "caps", multiple=True, metavar="LEVEL=AMOUNT", help="Cap the bytes one link carries per direction per step at LEVEL (e.g. 0=2GB, 1=512MiB, or a time budget 2=5ms). Repeatable; adds to or tightens the array's caps."),
+        click.option("--memory", "memory_GiB", type=float, default=None, metavar="GiB", help="Per-accelerator memory limit (overrides the array's memory_GiB)."),
+        click.option("--weight-copies", "weight_copies", type=int, default=None, help="Extra weight-sized buffers per layer for optimizer state (momentum 1, Adam 2; default 0)."),
+        click.option("--pin", "pins", multiple=True, metavar="LAYER@LEVEL=TYPE", help="Fix a layer's type at a level (LEVEL may be *). Repeatable."),
+        click.option("--forbid", "forbids", multiple=True, metavar="LAYER=TYPE", help="Never give a layer this type. Repeatable."),
+        click.option("--constraints", "constraints_file", type=str, default=None, metavar="FILE", help="YAML file of caps, memory_GiB, weight_copies, pins, forbids."),
     ]
     for d in reversed(decorators):
         fn = d(fn)
@@ -83,14 +99,17 @@ def make_solve_options(time_limit, workers, seed, dump_model, verbose: bool) -> 
                         progress=progress if verbose else None)
 
 
-def build_problem(model: str, array: str, space: str, objective: str, batch: int | None, levels: int | None) -> Problem:
+def build_problem(model: str, array: str, space: str, objective: str, batch: int | None, levels: int | None,
+                  copts: ConstraintOptions | None = None) -> Problem:
     net = load_model(model)
     if batch is not None:
         net = net.with_batch(check_batch(batch))
     arr = load_array(array)
     if levels is not None:
         arr = arr.with_levels(check_levels(levels, "--levels"))
-    return Problem(net, arr, Space(space), Objective(objective))
+    sp = Space(space)
+    constraints = build_constraints(net, arr, sp, copts or ConstraintOptions())
+    return Problem(net, arr, sp, Objective(objective), constraints)
 
 
 def emit(text: str, output: str | None) -> None:
@@ -116,35 +135,48 @@ def progress(msg: str) -> None:
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @problem_options
 @click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", show_default=True, help="dp: HyPar's hierarchical DP; cpsat: proven joint optimum; exact: joint DP over type vectors (chains); brute: enumeration (tiny nets).")
+@constraint_options
 @solver_options
 @click.version_option(package_name="hypar-explorer")
 @click.pass_context
 @fail_on_bad_input
-def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver, time_limit, workers, seed, dump_model):
+def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver, caps, memory_GiB, weight_copies, pins,
+        forbids, constraints_file, time_limit, workers, seed, dump_model):
     """Find how every layer of a network should be split at every level of an accelerator array.
 
     With no command: solve MODEL on ARRAY (default: VGG-A on HyPar's 16-accelerator H-tree,
     HyPar space, hierarchical DP) and compare with data parallelism (all-I), model
     parallelism (all-II) and the "one weird trick" (conv I, fc II).
+
+    Exit status: 0 with a plan that satisfies every constraint; 1 when there is none (no plan
+    exists, or the chosen solver's plan breaks a cap or the memory limit); 2 on bad input.
     """
     if ctx.invoked_subcommand is not None:
         return
     from .run import render_table, run
 
-    problem = build_problem(model, array, space, objective, batch, levels)
+    copts = ConstraintOptions(caps, memory_GiB, weight_copies, pins, forbids, constraints_file)
+    problem = build_problem(model, array, space, objective, batch, levels, copts)
     if solver != "dp":
         progress(f"solving {problem.network.name} on {problem.array.name} with {solver}")
     result, _ = run(problem, solver, make_solve_options(time_limit, workers, seed, dump_model, solver != "dp"))
     text = json.dumps(result, indent=2) + "\n" if fmt == "json" else render_table(problem, result)
     emit(text, output)
+    ok = result["plan"] is not None and not result["violations"]
+    if not ok and result.get("conflict"):
+        click.echo("explore: no plan satisfies the constraints; these conflict: " + "; ".join(result["conflict"])
+                   + (f" ({result['suggestion']})" if result.get("suggestion") else ""), err=True)
+    sys.exit(0 if ok else 1)
 
 
 @cli.command("check")
 @problem_options
+@constraint_options
 @solver_options
 @click.option("--solvers", "solver_list", default="cpsat,exact,brute", show_default=True, help="Comma-separated joint solvers to run and compare.")
 @fail_on_bad_input
-def check_cmd(model, array, space, objective, batch, levels, fmt, output, time_limit, workers, seed, dump_model, solver_list):
+def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, memory_GiB, weight_copies, pins, forbids,
+              constraints_file, time_limit, workers, seed, dump_model, solver_list):
     """Cross-check: is the DP level-optimal, what is the proven joint optimum, and the DP's gap.
 
     Runs the DP, then CP-SAT, the exact joint solver and brute force (each where it applies).
@@ -157,7 +189,8 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, time_l
     unknown = [n for n in names if n not in JOINT_SOLVERS]
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(JOINT_SOLVERS)})")
-    problem = build_problem(model, array, space, objective, batch, levels)
+    copts = ConstraintOptions(caps, memory_GiB, weight_copies, pins, forbids, constraints_file)
+    problem = build_problem(model, array, space, objective, batch, levels, copts)
     opts = CheckOptions(solve=make_solve_options(time_limit, workers, seed, dump_model, True), solvers=names)
     report = check(problem, opts, progress=progress)
     text = json.dumps(report, indent=2) + "\n" if fmt == "json" else render_check(problem, report)

@@ -61,3 +61,24 @@ def inter_amount(consumer: Layer, batch: int, prev: PartitionType, nxt: Partitio
     s = scaled_sizes(consumer, batch, counts)
     c = INTER[(prev, nxt)]
     return c.f * s.f_in + c.e * s.f_in  # A(E_l) = A(F_l)
+
+
+def footprint_elements(layer: Layer, batch: int, final_counts: Counts, weight_copies: int = 0) -> Fraction:
+    """Per-accelerator memory of a layer after all levels, in elements.
+
+    The layer's final local shares (counts after every level): its weights and weight
+    gradients split by the II and III choices, ``weight_copies`` more weight-sized buffers
+    (optimizer state: 1 for momentum, 2 for Adam), and its input activation F_l, kept for
+    the backward pass, split by the I and II choices:
+        (2 + weight_copies) * A(W_l) / 2^(n_II + n_III)  +  A(F_l) / 2^(n_I + n_II)
+    Output activations are the next layer's inputs; the last layer's output and the error
+    tensors in flight are not counted.
+    """
+    s = scaled_sizes(layer, batch, final_counts)
+    return (2 + weight_copies) * s.weights + s.f_in
+
+
+def training_flops(layer: Layer, batch: int) -> int:
+    """FLOPs of one training step of a layer: 3 matrix products (forward, backward error,
+    weight gradient) of B * S_out * D_o * D_i * k^2 multiply-accumulates, 2 FLOPs each."""
+    return 3 * 2 * layer.forward_macs(batch)

@@ -1,8 +1,20 @@
-"""Side constraints on plans: pinned and forbidden choices (more come with caps and memory)."""
+"""Side constraints on plans: pins, forbids, per-level link caps, per-accelerator memory.
+
+- A pin fixes a layer's type at one level or at every level; a forbid removes a type
+  from a layer at every level. Both act cell by cell.
+- A cap bounds the bytes one link carries per direction per training step at a level:
+  c_h * dtype_bytes <= cap_h (model.md section 4: c_h is what each sibling group sends).
+- Memory bounds the per-accelerator footprint (see ``explorer.comm.footprint_elements``):
+  sum over layers of (2 + weight_copies) * weight share + input-activation share, in bytes.
+
+Caps and memory couple all layers of a level (or all levels), so only CP-SAT and brute
+force enforce them; the hierarchical DP reports what its plan violates.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from .partition import PartitionType
 
@@ -12,26 +24,56 @@ class Pin:
     layer: int
     level: int | None  # None: every level
     type: PartitionType
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.label or f"pin layer {self.layer}@{'*' if self.level is None else self.level}={self.type}"
 
 
 @dataclass(frozen=True, slots=True)
 class Forbid:
     layer: int
     type: PartitionType
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.label or f"forbid layer {self.layer}={self.type}"
+
+
+@dataclass(frozen=True, slots=True)
+class Cap:
+    level: int
+    bytes: Fraction  # per link, per direction, per training step
+    origin: str = ""  # where it came from (array spec, --cap, constraints file)
+
+    @property
+    def name(self) -> str:
+        return f"cap level {self.level} <= {format_bytes(self.bytes)}" + (f" ({self.origin})" if self.origin else "")
 
 
 @dataclass(frozen=True)
 class Constraints:
     pins: tuple[Pin, ...] = field(default=())
     forbids: tuple[Forbid, ...] = field(default=())
+    caps: tuple[Cap, ...] = field(default=())  # at most one per level (the tightest)
+    memory_bytes: Fraction | None = None  # per accelerator
+    weight_copies: int = 0  # extra weight-sized buffers per layer (optimizer state)
 
     @property
     def empty(self) -> bool:
         return not self.pins and not self.forbids
 
     def couples(self) -> bool:
-        """Whether any constraint spans layers or levels (none yet: caps and memory will)."""
-        return False
+        """Whether any constraint spans layers or levels (caps, memory)."""
+        return bool(self.caps) or self.memory_bytes is not None
+
+    def cap_at(self, level: int) -> Cap | None:
+        for c in self.caps:
+            if c.level == level:
+                return c
+        return None
 
     def allowed(self, level: int, layer: int, space_types: tuple[PartitionType, ...]) -> tuple[PartitionType, ...]:
         out = list(space_types)
@@ -42,3 +84,49 @@ class Constraints:
             if p.layer == layer and (p.level is None or p.level == level):
                 out = [t for t in out if t is p.type]
         return tuple(out)
+
+    def cell_only(self) -> "Constraints":
+        """Just the pins and forbids (what the hierarchical DP and the exact solver enforce)."""
+        return Constraints(self.pins, self.forbids, (), None, self.weight_copies)
+
+    def with_caps(self, caps: list[Cap]) -> "Constraints":
+        return Constraints(self.pins, self.forbids, tuple(tighten(caps)), self.memory_bytes, self.weight_copies)
+
+    def without(self, name: str) -> "Constraints":
+        """These constraints less the one called ``name`` (see ``side_names``)."""
+        return Constraints(
+            tuple(p for p in self.pins if p.name != name),
+            tuple(f for f in self.forbids if f.name != name),
+            tuple(c for c in self.caps if c.name != name),
+            None if name == self.memory_name else self.memory_bytes,
+            self.weight_copies,
+        )
+
+    @property
+    def memory_name(self) -> str:
+        return f"memory <= {format_bytes(self.memory_bytes)} per accelerator" if self.memory_bytes is not None else ""
+
+    def side_names(self) -> list[str]:
+        names = [p.name for p in self.pins] + [f.name for f in self.forbids] + [c.name for c in self.caps]
+        if self.memory_bytes is not None:
+            names.append(self.memory_name)
+        return names
+
+
+def tighten(caps: list[Cap]) -> list[Cap]:
+    """One cap per level: the smallest."""
+    best: dict[int, Cap] = {}
+    for c in caps:
+        if c.level not in best or c.bytes < best[c.level].bytes:
+            best[c.level] = c
+    return [best[h] for h in sorted(best)]
+
+
+def format_bytes(x: Fraction | int | float | None) -> str:
+    if x is None:
+        return "-"
+    v = float(x)
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(v) >= scale:
+            return f"{v / scale:.4g} {unit}"
+    return f"{v:.4g} B"

@@ -127,6 +127,12 @@ class CostTables:
         inter = ((fin[consumers][:, None, None] * q[None, :, :]) >> 2).tolist()
         return intra, inter
 
+    def footprint_units(self, layer: int, final_counts: Counts, weight_copies: int) -> int:
+        """Per-accelerator memory of a layer after all levels (``comm.footprint_elements``), in units."""
+        f, w, _ = self._base[layer]
+        n1, n2, n3 = final_counts
+        return (2 + weight_copies) * (w >> (n2 + n3)) + (f >> (n1 + n2))
+
     def input_units(self, layer: int, counts: Counts) -> int:
         """Layer's scaled A(F_l) in units (what inter amounts are fractions of)."""
         return self._base[layer][0] >> (counts[0] + counts[1])
@@ -164,4 +170,15 @@ def plan_level_units(tables: CostTables, plan_types: tuple[tuple[PartitionType, 
             k[row[l].index] += 1
             nxt.append((k[0], k[1], k[2]))
         counts = nxt
+    return out
+
+
+def plan_final_counts(plan_types: tuple[tuple[PartitionType, ...], ...], layers: int) -> list[Counts]:
+    """Each layer's counts (n_I, n_II, n_III) after all levels of a plan."""
+    out = []
+    for l in range(layers):  # noqa: E741
+        c = [0, 0, 0]
+        for row in plan_types:
+            c[row[l].index] += 1
+        out.append((c[0], c[1], c[2]))
     return out

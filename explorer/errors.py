@@ -17,8 +17,16 @@ class SpecError(ValueError):
         super().__init__(f"{source}: " + "; ".join(self.problems))
 
 
-class InstanceTooLarge(ValueError):
+class Refused(ValueError):
+    """A solver declines an instance it cannot solve exactly; the message says why and what to use."""
+
+
+class InstanceTooLarge(Refused):
     """A solver refuses an instance beyond its documented size limit."""
+
+
+class CannotEnforce(Refused):
+    """A solver cannot enforce a constraint of the instance exactly."""
 
 
 class SolverError(RuntimeError):

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .array import ArraySpec
-from .comm import ZERO_COUNTS, Counts, add_type, inter_amount, intra_amount
+from .comm import ZERO_COUNTS, Counts, add_type, footprint_elements, inter_amount, intra_amount, training_flops
+from .constraints import Constraints
 from .network import Network
 from .objective import Objective
 from .partition import Space
@@ -30,12 +31,18 @@ class Evaluation:
     traffic_bytes: Fraction  # 2 * dtype_bytes * traffic_elements (both directions)
     comm_time_s: Fraction  # sum_h c_h * dtype_bytes / bw_h
     level_time_s: tuple[Fraction, ...]
+    final_counts: tuple[Counts, ...]  # per layer, after all levels
+    footprint_bytes: tuple[Fraction, ...]  # per layer, per accelerator
+    memory_bytes: Fraction  # per accelerator: sum of footprint_bytes
+    compute_s: Fraction  # training FLOPs spread evenly over all accelerators at peak rate
+    step_time_s: Fraction  # compute_s + comm_time_s (no overlap)
+    energy_J: Fraction | None  # FLOPs * pJ/FLOP + traffic bytes * pJ/byte, if the array gives both
 
     def objective_value(self, objective: Objective) -> Fraction:
         return self.traffic_elements if objective is Objective.TRAFFIC else self.comm_time_s
 
 
-def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan) -> Evaluation:
+def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan, weight_copies: int = 0) -> Evaluation:
     H, L = array.levels, len(network.layers)
     if plan.levels != H or any(len(row) != L for row in plan.types):
         raise PlanError(f"plan has shape {plan.levels}x{plan.layers}, problem needs {H} levels x {L} layers")
@@ -59,12 +66,56 @@ def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan) -> Ev
     traffic = sum((2**h * c for h, c in enumerate(level_cost)), Fraction(0))
     dtype = array.dtype_bytes
     level_time = tuple(c * dtype / array.bandwidth_Bps(h) for h, c in enumerate(level_cost))
+    footprint = tuple(footprint_elements(network.layers[l], B, counts[l], weight_copies) * dtype for l in range(L))  # noqa: E741
+    flops = sum(training_flops(layer, B) for layer in network.layers)
+    compute = Fraction(flops) / (array.accelerators * array.peak_TFLOPS * 10**12)
+    comm = sum(level_time, Fraction(0))
+    energy = None
+    if array.energy_pJ_per_FLOP is not None and array.link_energy_pJ_per_byte is not None:
+        energy = (flops * array.energy_pJ_per_FLOP + 2 * dtype * traffic * array.link_energy_pJ_per_byte) / 10**12
     return Evaluation(
         intra=tuple(intra_rows),
         inter=tuple(inter_rows),
         level_cost=tuple(level_cost),
         traffic_elements=traffic,
         traffic_bytes=2 * dtype * traffic,
-        comm_time_s=sum(level_time, Fraction(0)),
+        comm_time_s=comm,
         level_time_s=level_time,
+        final_counts=tuple(counts),
+        footprint_bytes=footprint,
+        memory_bytes=sum(footprint, Fraction(0)),
+        compute_s=compute,
+        step_time_s=compute + comm,
+        energy_J=energy,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    constraint: str
+    limit_bytes: Fraction
+    actual_bytes: Fraction
+
+    @property
+    def excess_bytes(self) -> Fraction:
+        return self.actual_bytes - self.limit_bytes
+
+
+def violations(ev: Evaluation, constraints: Constraints, array: ArraySpec, plan: Plan) -> list[Violation]:
+    """Every constraint the evaluated plan breaks, with by how much (pins/forbids as 0 vs 1)."""
+    out = []
+    for cap in constraints.caps:
+        actual = ev.level_cost[cap.level] * array.dtype_bytes
+        if actual > cap.bytes:
+            out.append(Violation(cap.name, cap.bytes, actual))
+    if constraints.memory_bytes is not None and ev.memory_bytes > constraints.memory_bytes:
+        out.append(Violation(constraints.memory_name, constraints.memory_bytes, ev.memory_bytes))
+    for h, row in enumerate(plan.types):
+        for l, t in enumerate(row):  # noqa: E741
+            for p in constraints.pins:
+                if p.layer == l and p.level in (None, h) and t is not p.type:
+                    out.append(Violation(f"{p.name} (level {h} has {t})", Fraction(0), Fraction(1)))
+            for f in constraints.forbids:
+                if f.layer == l and t is f.type:
+                    out.append(Violation(f"{f.name} (level {h})", Fraction(0), Fraction(1)))
+    return out

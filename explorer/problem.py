@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import cached_property
 
 from .array import ArraySpec
 from .constraints import Constraints
-from .costs import CostTables
+from .costs import CostTables, plan_final_counts
 from .network import Network
 from .objective import LevelWeights, Objective, level_weights
 from .partition import PartitionType, Space
@@ -52,9 +53,37 @@ class Problem:
         """True when constraints couple layers or levels (caps, memory), beyond per-cell pins/forbids."""
         return self.constraints.couples()
 
+    def cap_units(self, level: int) -> int | None:
+        """The cap of a level as a bound on c_h in units: c_h * dtype <= cap  <=>  c_h <= floor(cap*unit/dtype)."""
+        cap = self.constraints.cap_at(level)
+        if cap is None:
+            return None
+        return math.floor(cap.bytes * self.tables.unit_per_element / self.array.dtype_bytes)
+
+    @property
+    def memory_units(self) -> int | None:
+        """The memory limit as a bound on the summed footprint in units."""
+        m = self.constraints.memory_bytes
+        if m is None:
+            return None
+        return math.floor(m * self.tables.unit_per_element / self.array.dtype_bytes)
+
     def plan_violations_units(self, level_units, rows) -> list[str]:
-        """Coupling constraints a plan breaks, from its level costs (units) and rows; none yet."""
-        return []
+        """Names of the caps and memory limit a plan breaks, from the cost tables."""
+        out = []
+        for cap in self.constraints.caps:
+            if level_units[cap.level] > self.cap_units(cap.level):
+                out.append(cap.name)
+        if self.memory_units is not None:
+            used = self.footprint_units(rows)
+            if used > self.memory_units:
+                out.append(self.constraints.memory_name)
+        return out
+
+    def footprint_units(self, rows) -> int:
+        counts = plan_final_counts(tuple(tuple(r) for r in rows), self.num_layers)
+        wc = self.constraints.weight_copies
+        return sum(self.tables.footprint_units(l, c, wc) for l, c in enumerate(counts))  # noqa: E741
 
     def with_objective(self, objective: Objective) -> "Problem":
         return replace(self, objective=objective)

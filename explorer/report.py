@@ -6,7 +6,7 @@ from fractions import Fraction
 from typing import Any
 
 from . import __version__
-from .evaluate import Evaluation, evaluate
+from .evaluate import Evaluation, evaluate, violations
 from .objective import Objective
 from .plan import Plan
 from .problem import Problem
@@ -39,11 +39,35 @@ def fmt_seconds(x: Fraction | float) -> str:
 
 
 def plan_figures(problem: Problem, plan: Plan) -> tuple[Evaluation, dict[str, Any]]:
-    ev = evaluate(problem.network, problem.array, problem.space, plan)
-    return ev, {
+    """Evaluate a plan (the independent evaluator) and the figures every report shows for it."""
+    ev = evaluate(problem.network, problem.array, problem.space, plan, problem.constraints.weight_copies)
+    broken = violations(ev, problem.constraints, problem.array, plan)
+    figs = {
         "traffic_elements": exact_number(ev.traffic_elements),
         "traffic_bytes": exact_number(ev.traffic_bytes),
         "comm_time_s": float(ev.comm_time_s),
+        "compute_s": float(ev.compute_s),
+        "step_time_s": float(ev.step_time_s),
+        "memory_bytes_per_accelerator": exact_number(ev.memory_bytes),
+        "violations": [
+            {"constraint": v.constraint, "limit_bytes": exact_number(v.limit_bytes), "actual_bytes": exact_number(v.actual_bytes),
+             "excess_bytes": exact_number(v.excess_bytes)}
+            for v in broken
+        ],
+    }
+    if ev.energy_J is not None:
+        figs["energy_J"] = float(ev.energy_J)
+    return ev, figs
+
+
+def constraints_summary(problem: Problem) -> dict[str, Any]:
+    c = problem.constraints
+    return {
+        "caps": [{"level": cap.level, "bytes": exact_number(cap.bytes), "from": cap.origin} for cap in c.caps],
+        "memory_bytes": None if c.memory_bytes is None else exact_number(c.memory_bytes),
+        "weight_copies": c.weight_copies,
+        "pins": [p.name for p in c.pins],
+        "forbids": [f.name for f in c.forbids],
     }
 
 
@@ -62,6 +86,7 @@ def header(problem: Problem) -> dict[str, Any]:
         "accelerators": arr.accelerators,
         "dtype_bytes": arr.dtype_bytes,
         "layers": net.layer_names,
+        "constraints": constraints_summary(problem),
     }
 
 

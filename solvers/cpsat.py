@@ -15,11 +15,14 @@ first solution, so a time-limited run always has a plan to report.
 
 from __future__ import annotations
 
+import math
 import os
 import time
+from fractions import Fraction
 
 from ortools.sat.python import cp_model
 
+from explorer.constraints import format_bytes
 from explorer.errors import InstanceTooLarge
 from explorer.problem import Problem
 
@@ -30,17 +33,32 @@ from .formulation import Formulation, assignment, build, extract_plan
 INT64_SAFE = 2**62
 
 
-def to_cp_model(f: Formulation) -> tuple[cp_model.CpModel, list]:
+def to_cp_model(f: Formulation, guarded: bool = False, objective: bool = True) -> tuple[cp_model.CpModel, list, list]:
+    """The CP-SAT model; with ``guarded`` every side constraint is enforced only under its own
+    assumption literal (returned as the third item, in ``f.side`` order)."""
     m = cp_model.CpModel()
     xs = [m.new_bool_var(name) for name in f.names]
     for vars_, coefs, rhs in f.eq_rows:
         m.add(sum(c * xs[v] for v, c in zip(vars_, coefs)) == rhs)
-    for vars_, coefs, rhs, _name in f.le_rows:
-        m.add(sum(c * xs[v] for v, c in zip(vars_, coefs)) <= rhs)
     for group in f.exactly_one:
         m.add_exactly_one(xs[v] for v in group)
-    for v in sorted(f.fixed_zero):
-        m.add(xs[v] == 0)
+    guards = []
+    for sc in f.side:
+        lit = m.new_bool_var(f"use[{sc.name}]") if guarded else None
+        guards.append(lit)
+        for v in sc.zero_vars:
+            ct = m.add(xs[v] == 0)
+            if lit is not None:
+                ct.only_enforce_if(lit)
+        for vars_, coefs, rhs in sc.le_rows:
+            worst = sum(abs(c) for c in coefs)
+            if worst >= INT64_SAFE:
+                raise InstanceTooLarge(f"cpsat: the row of {sc.name!r} can reach {worst:.3e}, beyond CP-SAT's int64 range")
+            ct = m.add(sum(c * xs[v] for v, c in zip(vars_, coefs)) <= rhs)
+            if lit is not None:
+                ct.only_enforce_if(lit)
+    if not objective:
+        return m, xs, guards
     g = f.objective_gcd
     worst = sum(abs(c) for c in f.objective) // g
     if worst >= INT64_SAFE:
@@ -49,14 +67,14 @@ def to_cp_model(f: Formulation) -> tuple[cp_model.CpModel, list]:
             f"beyond CP-SAT's int64 range (2^62); use fewer levels or a smaller batch"
         )
     m.minimize(sum((c // g) * xs[v] for v, c in enumerate(f.objective) if c))
-    return m, xs
+    return m, xs, guards
 
 
 def solve(problem: Problem, options: SolveOptions | None = None, weights: tuple[int, ...] | None = None) -> Solution:
     options = options or SolveOptions()
     t0 = time.perf_counter()
     f = build(problem, weights)
-    model, xs = to_cp_model(f)
+    model, xs, _ = to_cp_model(f)
     hint = options.hint
     if hint is None and not problem.constraints_need_coupling():
         dsol = dp.solve(problem)
@@ -82,7 +100,7 @@ def solve(problem: Problem, options: SolveOptions | None = None, weights: tuple[
     wall = time.perf_counter() - t0
     g = f.objective_gcd
     info = {"cpsat_status": solver.status_name(status), "variables": f.num_vars,
-            "constraints": len(f.eq_rows) + len(f.le_rows) + len(f.exactly_one), "workers": p.num_workers}
+            "constraints": len(f.eq_rows) + len(f.exactly_one) + sum(len(sc.zero_vars) + len(sc.le_rows) for sc in f.side), "workers": p.num_workers}
     if status == cp_model.INFEASIBLE:
         return Solution("cpsat", Status.INFEASIBLE, None, None, None, None, wall, info)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -99,3 +117,96 @@ def solve(problem: Problem, options: SolveOptions | None = None, weights: tuple[
     proven = status == cp_model.OPTIMAL and objective == bound
     return Solution("cpsat", Status.OPTIMAL if proven else Status.FEASIBLE, plan, objective, bound,
                     sol.level_units, wall, info)
+
+
+def _feasible(model: cp_model.CpModel, lits: list, workers: int = 1, seed: int = 0) -> int:
+    model.clear_assumptions()
+    model.add_assumptions(lits)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = workers
+    solver.parameters.random_seed = seed
+    return solver, solver.solve(model)
+
+
+def explain_infeasible(problem: Problem, seed: int = 0) -> dict:
+    """A small set of side constraints that cannot hold together, and (when it is a single cap or
+    the memory limit) the nearest limit that would be feasible.
+
+    Every side constraint is guarded by an assumption literal; CP-SAT's
+    ``sufficient_assumptions_for_infeasibility`` gives a core (one worker), which a deletion
+    pass then shrinks to a minimal one (each member is needed for the conflict).
+    """
+    f = build(problem)
+    model, _, guards = to_cp_model(f, guarded=True, objective=False)
+    names = [sc.name for sc in f.side]
+    solver, status = _feasible(model, guards, seed=seed)
+    if status != cp_model.INFEASIBLE:
+        return {"infeasible": False}
+    core = list(solver.sufficient_assumptions_for_infeasibility())
+    index = {g.index: i for i, g in enumerate(guards)}
+    members = [index[c] for c in core if c in index] or list(range(len(guards)))
+    i = 0
+    while i < len(members):  # deletion filter: drop any member the conflict does not need
+        trial = members[:i] + members[i + 1 :]
+        _, st = _feasible(model, [guards[j] for j in trial], seed=seed)
+        if st == cp_model.INFEASIBLE:
+            members = trial
+        else:
+            i += 1
+    conflict = [names[j] for j in members]
+    others = [g for j, g in enumerate(guards) if j not in members]
+    _, st = _feasible(model, others, seed=seed)
+    out: dict = {"infeasible": True, "conflict": conflict, "suggestion": None, "more_conflicts": st == cp_model.INFEASIBLE}
+    if len(conflict) == 1 and not out["more_conflicts"]:
+        out["suggestion"] = _nearest_limit(problem, conflict[0], seed)
+    elif out["more_conflicts"]:
+        out["suggestion"] = "the other constraints conflict among themselves too: relaxing these alone is not enough"
+    return out
+
+
+def _nearest_limit(problem: Problem, name: str, seed: int) -> str | None:
+    """For a lone cap (or memory limit) in conflict: the least value that would be feasible."""
+    cons = problem.constraints
+    relaxed = problem.with_constraints(cons.without(name))
+    for cap in cons.caps:
+        if cap.name == name:
+            weights = tuple(1 if h == cap.level else 0 for h in range(problem.levels))
+            sol = solve(relaxed.with_weights(weights), SolveOptions(workers=1, seed=seed))
+            if sol.status is not Status.OPTIMAL:
+                return None
+            need = Fraction(sol.level_units[cap.level] * problem.array.dtype_bytes, problem.tables.unit_per_element)
+            return (f"the smallest feasible cap at level {cap.level} is {format_bytes(need)} "
+                    f"({float(need):.0f} bytes): try --cap {cap.level}={math.ceil(need)}B")
+    if name == cons.memory_name:
+        need = _least_memory(relaxed, seed)
+        if need is None:
+            return None
+        gib = float(need) / 2**30
+        digits = max(0, 3 - math.floor(math.log10(gib)))  # four significant digits, rounded up
+        return (f"the smallest feasible memory is {format_bytes(need)} per accelerator "
+                f"({gib:.4g} GiB): try --memory {math.ceil(gib * 10**digits) / 10**digits}")
+    return None
+
+
+def _least_memory(problem: Problem, seed: int) -> Fraction | None:
+    """The least per-accelerator memory (bytes) any plan needs under the problem's constraints."""
+    f = build(problem)
+    model, xs, _ = to_cp_model(f, objective=False)
+    tables, types, H = problem.tables, problem.tables.types, problem.levels
+    terms = []
+    for l in range(problem.num_layers):  # noqa: E741
+        for s in tables.states(H - 1):
+            for k, t in enumerate(types):
+                final = list(s)
+                final[t.index] += 1
+                units = tables.footprint_units(l, (final[0], final[1], final[2]), problem.constraints.weight_copies)
+                terms.append(units * xs[f.x[(l, H - 1, s, k)]])
+    model.minimize(sum(terms))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = seed
+    if solver.solve(model) != cp_model.OPTIMAL:
+        return None
+    # the proven bound equals the optimum here, and is an exact int64 (objective_value is a double)
+    units = solver.response_proto.inner_objective_lower_bound
+    return Fraction(units * problem.array.dtype_bytes, tables.unit_per_element)

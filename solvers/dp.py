@@ -8,7 +8,8 @@ minimum; the last layer's type is picked the same way; then backtrack. O(H * L *
 
 Greedy across levels: each level is optimal given the ones above, the whole plan need not
 be (``explore check`` measures the gap). The objective's level weights do not matter to it.
-Pins and forbids narrow each level's choices.
+Pins and forbids narrow each level's choices. Caps and memory limits are not enforced: the
+plan is still returned, with status ``infeasible`` and the constraints it breaks named.
 """
 
 from __future__ import annotations
@@ -97,6 +98,9 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     except NoPlan as err:
         return Solution("dp", Status.INFEASIBLE, None, None, None, None, time.perf_counter() - t0, {"reason": str(err)})
     wall = time.perf_counter() - t0
-    sol = plan_solution("dp", problem, plan, Status.LEVEL_OPTIMAL, wall)
+    broken = problem.plan_violations_units(level_units, plan.types)
+    status = Status.INFEASIBLE if broken else Status.LEVEL_OPTIMAL
+    info = {"violations": broken, "reason": "the DP does not enforce caps or memory; its plan breaks: " + "; ".join(broken)} if broken else {}
+    sol = plan_solution("dp", problem, plan, status, wall, info=info)
     assert list(sol.level_units) == level_units, "DP bookkeeping disagrees with the cost tables"
     return sol

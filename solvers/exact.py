@@ -13,7 +13,9 @@ Each step costs K^(H+1); a layer costs H * K^(H+1) instead of K^(2H). Costs come
 shared cost tables, looked up once per count state and gathered per prefix.
 
 Pins and forbids are enforced (a blocked type vector costs more than any plan). Link caps
-and memory limits couple all layers, so they are refused rather than ignored.
+and memory limits couple all layers, so the DP cannot carry them; it solves without them
+and, when that optimum satisfies them, it is also the optimum with them (a relaxation's
+optimum that is feasible is optimal). Otherwise it refuses, naming what it cannot enforce.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 
 import numpy as np
 
-from explorer.errors import InstanceTooLarge
+from explorer.errors import CannotEnforce, InstanceTooLarge
 from explorer.plan import Plan
 from explorer.problem import Problem
 
@@ -71,8 +73,6 @@ def _prefix_states(problem: Problem):
 def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     options = options or SolveOptions()
     check_size(problem, options.max_states)
-    if problem.constraints_need_coupling():
-        raise InstanceTooLarge("exact: cannot enforce link caps or memory limits exactly; use --solver cpsat or brute")
     t0 = time.perf_counter()
     tables, weights = problem.tables, problem.weights.weights
     types = tables.types
@@ -139,6 +139,12 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     plan = Plan.from_layer_vectors([tuple(types[d] for d in _digits(v, K, H)) for v in vectors])
     wall = time.perf_counter() - t0
     sol = plan_solution("exact", problem, plan, Status.OPTIMAL, wall)
+    broken = problem.plan_violations_units(sol.level_units, plan.types)
+    if broken:
+        raise CannotEnforce(
+            "exact: its optimum without caps and memory breaks " + "; ".join(broken)
+            + ", and it cannot enforce them exactly; use --solver cpsat (or brute on tiny nets)"
+        )
     if sol.objective != int(cost[best]):
         raise AssertionError(f"exact: DP value {cost[best]} != table re-score {sol.objective}")
     return Solution(sol.solver, sol.status, sol.plan, sol.objective, sol.objective, sol.level_units, wall,

@@ -20,8 +20,14 @@ constraints (the local polytope, tight on chains in practice):
 Inter cost: sum w_h * cost(t', g) * z[e,h,t',g].
 
 Redundant exactly-one rows over each layer-level's x and each edge-level's z help
-propagation. Pins and forbids fix x variables to 0. The objective is integer (units of
-1/(4*2^H) element times the level weights); ``gcd`` divides it out.
+propagation. The objective is integer (units of 1/(4*2^H) element times the level
+weights); ``gcd`` divides it out.
+
+Side constraints, each kept as a named group so CP-SAT can guard it with an assumption
+literal when explaining infeasibility:
+  pin / forbid:  the x variables of the excluded types are 0;
+  cap at level h:  c_h = sum intra * x[.,h,.,.] + sum inter * z[.,h,.,.] <= floor(cap * unit / dtype);
+  memory:  sum over layers and final-level (s, t) of footprint(l, s + e_t) * x[l,H-1,s,t] <= limit.
 """
 
 from __future__ import annotations
@@ -34,13 +40,19 @@ from explorer.problem import Problem
 
 
 @dataclass
+class SideConstraint:
+    name: str
+    zero_vars: list[int] = field(default_factory=list)
+    le_rows: list[tuple[list[int], list[int], int]] = field(default_factory=list)  # vars, coefs, rhs
+
+
+@dataclass
 class Formulation:
     names: list[str] = field(default_factory=list)
     objective: list[int] = field(default_factory=list)
     eq_rows: list[tuple[list[int], list[int], int]] = field(default_factory=list)  # vars, coefs, rhs
-    le_rows: list[tuple[list[int], list[int], int, str]] = field(default_factory=list)  # vars, coefs, rhs, name
     exactly_one: list[list[int]] = field(default_factory=list)  # redundant one-hot groups
-    fixed_zero: set[int] = field(default_factory=set)
+    side: list[SideConstraint] = field(default_factory=list)
     x: dict[tuple[int, int, tuple, int], int] = field(default_factory=dict)  # (l, h, s, k) -> var
     z: dict[tuple[int, int, int, int], int] = field(default_factory=dict)  # (e, h, k', g) -> var
     groups: dict[tuple[int, int], list[list[tuple[tuple, int]]]] = field(default_factory=dict)  # (e,h) -> [(s,k)]
@@ -65,15 +77,12 @@ def build(problem: Problem, weights: tuple[int, ...] | None = None) -> Formulati
     # choice flow per layer
     for l in range(L):  # noqa: E741
         for h in range(H):
-            allowed = problem.allowed(h, l)
             level_vars = []
             for s in tables.states(h):
                 for k, t in enumerate(types):
                     v = f.new_var(f"x[{l},{h},{s},{t}]", w[h] * tables.intra(l, t, s))
                     f.x[(l, h, s, k)] = v
                     level_vars.append(v)
-                    if t not in allowed:
-                        f.fixed_zero.add(v)
             f.exactly_one.append(level_vars)
             if h == 0:
                 continue
@@ -114,7 +123,64 @@ def build(problem: Problem, weights: tuple[int, ...] | None = None) -> Formulati
                 f.eq_rows.append((vars_, [1] * K + [-1] * len(members), 0))
     nonzero = [c for c in f.objective if c]
     f.objective_gcd = gcd(*nonzero) if nonzero else 1
+    add_side_constraints(problem, f)
     return f
+
+
+def _scaled_row(vars_: list[int], coefs: list[int], rhs: int) -> tuple[list[int], list[int], int]:
+    """Drop zero coefficients and divide by their gcd (rounding the bound down: exact for 0-1 variables)."""
+    pairs = [(v, c) for v, c in zip(vars_, coefs) if c]
+    if not pairs:
+        return [], [], rhs
+    g = gcd(*(c for _, c in pairs))
+    return [v for v, _ in pairs], [c // g for _, c in pairs], rhs // g
+
+
+def add_side_constraints(problem: Problem, f: Formulation) -> None:
+    tables = problem.tables
+    types = tables.types
+    H, L = problem.levels, problem.num_layers
+    cons = problem.constraints
+    for pin in cons.pins:
+        sc = SideConstraint(pin.name)
+        for h in range(H):
+            if pin.level not in (None, h):
+                continue
+            for s in tables.states(h):
+                sc.zero_vars += [f.x[(pin.layer, h, s, k)] for k, t in enumerate(types) if t is not pin.type]
+        f.side.append(sc)
+    for fb in cons.forbids:
+        sc = SideConstraint(fb.name)
+        if fb.type in types:
+            k = types.index(fb.type)
+            sc.zero_vars = [f.x[(fb.layer, h, s, k)] for h in range(H) for s in tables.states(h)]
+        f.side.append(sc)
+    for cap in cons.caps:
+        h = cap.level
+        vars_, coefs = [], []
+        for l in range(L):  # noqa: E741
+            for s in tables.states(h):
+                for k, t in enumerate(types):
+                    vars_.append(f.x[(l, h, s, k)])
+                    coefs.append(tables.intra(l, t, s))
+        for e in range(len(tables.edges)):
+            groups = f.groups[(e, h)]
+            for g, members in enumerate(groups):
+                s0, k0 = members[0]
+                for kp, tp in enumerate(types):
+                    vars_.append(f.z[(e, h, kp, g)])
+                    coefs.append(tables.inter(e, tp, types[k0], s0))
+        f.side.append(SideConstraint(cap.name, le_rows=[_scaled_row(vars_, coefs, problem.cap_units(h))]))
+    if cons.memory_bytes is not None:
+        vars_, coefs = [], []
+        for l in range(L):  # noqa: E741
+            for s in tables.states(H - 1):
+                for k, t in enumerate(types):
+                    final = list(s)
+                    final[t.index] += 1
+                    vars_.append(f.x[(l, H - 1, s, k)])
+                    coefs.append(tables.footprint_units(l, (final[0], final[1], final[2]), cons.weight_copies))
+        f.side.append(SideConstraint(cons.memory_name, le_rows=[_scaled_row(vars_, coefs, problem.memory_units)]))
 
 
 def assignment(problem: Problem, f: Formulation, plan: Plan) -> list[int]:
@@ -158,3 +224,4 @@ def extract_plan(problem: Problem, f: Formulation, value) -> Plan:
             row.append(types[ks[0]])
         rows.append(tuple(row))
     return Plan(tuple(rows))
+

@@ -1,0 +1,213 @@
+"""Build the Constraints of a problem from the array spec, a constraints file and CLI options.
+
+Constraints file (version 1)::
+
+    version: 1
+    caps:                  # level -> bytes per link per direction per step, or a time budget
+      0: 2GB
+      2: 5ms
+    memory_GiB: 8          # per accelerator (overrides the array's)
+    weight_copies: 2       # optimizer state buffers per weight (Adam: 2)
+    pins: ["fc6@*=II", "conv1_1@0=I"]     # LAYER@LEVEL=TYPE, LEVEL may be *
+    forbids: ["fc8=III"]                  # LAYER=TYPE
+
+Precedence: caps from every source are combined (the tightest per level wins); memory and
+weight_copies from the command line override the file, which overrides the array.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .array import ArraySpec
+from .constraints import Cap, Constraints, Forbid, Pin, tighten
+from .errors import SpecError
+from .fields import check_pos_number
+from .network import Network
+from .partition import Space, parse_type
+from .units import parse_amount
+from .yamlio import load_yaml_file
+
+
+@dataclass(frozen=True)
+class ConstraintOptions:
+    caps: tuple[str, ...] = ()  # "LEVEL=AMOUNT"
+    memory_GiB: float | None = None
+    weight_copies: int | None = None
+    pins: tuple[str, ...] = ()  # "LAYER@LEVEL=TYPE"
+    forbids: tuple[str, ...] = ()  # "LAYER=TYPE"
+    constraints_file: str | None = None
+
+
+def _layer_index(net: Network, name: str, where: str, errors: list[str]) -> int | None:
+    names = net.layer_names
+    if name in names:
+        return names.index(name)
+    shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+    errors.append(f"{where}: unknown layer {name!r} (layers: {shown})")
+    return None
+
+
+def _type(text: str, space: Space, where: str, errors: list[str]):
+    try:
+        t = parse_type(text)
+    except ValueError as err:
+        errors.append(f"{where}: {err}")
+        return None
+    if t not in space.types:
+        errors.append(f"{where}: type {t} is not in the {space} space ({', '.join(map(str, space.types))})")
+        return None
+    return t
+
+
+def _level(text: str, levels: int, where: str, errors: list[str], star: bool) -> int | None | bool:
+    """Level number, None for '*' when allowed; False on error."""
+    text = str(text).strip()
+    if star and text == "*":
+        return None
+    try:
+        h = int(text)
+    except ValueError:
+        errors.append(f"{where}: level must be an integer{' or *' if star else ''}, got {text!r}")
+        return False
+    if not 0 <= h < levels:
+        errors.append(f"{where}: level {h} is out of range 0..{levels - 1}")
+        return False
+    return h
+
+
+def parse_pin(text: str, net: Network, space: Space, levels: int, where: str, errors: list[str]) -> Pin | None:
+    try:
+        lhs, typ = str(text).rsplit("=", 1)
+        layer, level = lhs.rsplit("@", 1)
+    except ValueError:
+        errors.append(f"{where}: {text!r} is not LAYER@LEVEL=TYPE (e.g. fc6@*=II)")
+        return None
+    n = len(errors)
+    l = _layer_index(net, layer.strip(), where, errors)  # noqa: E741
+    h = _level(level, levels, where, errors, star=True)
+    t = _type(typ, space, where, errors)
+    if len(errors) > n:
+        return None
+    return Pin(l, h, t, f"pin {layer.strip()}@{'*' if h is None else h}={t}")
+
+
+def parse_forbid(text: str, net: Network, space: Space, where: str, errors: list[str]) -> Forbid | None:
+    try:
+        layer, typ = str(text).rsplit("=", 1)
+    except ValueError:
+        errors.append(f"{where}: {text!r} is not LAYER=TYPE (e.g. fc8=III)")
+        return None
+    n = len(errors)
+    l = _layer_index(net, layer.strip(), where, errors)  # noqa: E741
+    t = _type(typ, space, where, errors)
+    if len(errors) > n:
+        return None
+    return Forbid(l, t, f"forbid {layer.strip()}={t}")
+
+
+def parse_cap(level_text, amount, array: ArraySpec, where: str, origin: str, errors: list[str]) -> Cap | None:
+    h = _level(level_text, array.levels, where, errors, star=False)
+    if h is False:
+        return None
+    if isinstance(amount, (int, float)) and not isinstance(amount, bool):
+        value = check_pos_number(amount, where, errors)
+        return None if value is None else Cap(h, value, origin)
+    try:
+        value, kind = parse_amount(amount)
+    except ValueError as err:
+        errors.append(f"{where}: {err}")
+        return None
+    if kind == "seconds":
+        value = value * array.bandwidth_Bps(h)
+    return Cap(h, value, origin)
+
+
+_FILE_KEYS = {"version", "caps", "memory_GiB", "weight_copies", "pins", "forbids"}
+
+
+def _from_file(path: str, net: Network, array: ArraySpec, space: Space):
+    data = load_yaml_file(path)
+    errors: list[str] = []
+    for k in data:
+        if k not in _FILE_KEYS:
+            errors.append(f"{k}: unknown key (allowed: {', '.join(sorted(_FILE_KEYS))})")
+    if data.get("version") != 1:
+        errors.append(f"version: must be 1, got {data.get('version')!r}")
+    caps, pins, forbids = [], [], []
+    raw_caps = data.get("caps") or {}
+    if not isinstance(raw_caps, dict):
+        errors.append("caps: must be a mapping LEVEL: AMOUNT")
+        raw_caps = {}
+    for lv, amount in raw_caps.items():
+        c = parse_cap(lv, amount, array, f"caps.{lv}", path, errors)
+        if c:
+            caps.append(c)
+    for key, parse, out in (("pins", lambda s, w: parse_pin(s, net, space, array.levels, w, errors), pins),
+                            ("forbids", lambda s, w: parse_forbid(s, net, space, w, errors), forbids)):
+        raw = data.get(key) or []
+        if not isinstance(raw, list):
+            errors.append(f"{key}: must be a list of strings")
+            continue
+        for i, item in enumerate(raw):
+            x = parse(item, f"{key}[{i}]")
+            if x:
+                out.append(x)
+    memory = None
+    if "memory_GiB" in data:
+        memory = check_pos_number(data["memory_GiB"], "memory_GiB", errors)
+    copies = data.get("weight_copies")
+    if copies is not None and (isinstance(copies, bool) or not isinstance(copies, int) or copies < 0):
+        errors.append(f"weight_copies: must be a non-negative integer, got {copies!r}")
+        copies = None
+    if errors:
+        raise SpecError(path, errors)
+    return caps, pins, forbids, memory, copies
+
+
+def build_constraints(net: Network, array: ArraySpec, space: Space, opts: ConstraintOptions) -> Constraints:
+    caps = [Cap(h, c, "array") for h, c in enumerate(array.cap_bytes) if c is not None]
+    pins: list[Pin] = []
+    forbids: list[Forbid] = []
+    memory_GiB = array.memory_GiB
+    copies = 0
+    if opts.constraints_file:
+        fcaps, fpins, fforbids, fmem, fcopies = _from_file(opts.constraints_file, net, array, space)
+        caps += fcaps
+        pins += fpins
+        forbids += fforbids
+        memory_GiB = fmem if fmem is not None else memory_GiB
+        copies = fcopies if fcopies is not None else copies
+    for flag, items in (("--cap", opts.caps), ("--pin", opts.pins), ("--forbid", opts.forbids)):
+        errors: list[str] = []
+        for item in items:
+            if flag == "--cap":
+                if "=" not in item:
+                    errors.append(f"{item!r} is not LEVEL=AMOUNT (e.g. 0=2GB or 1=5ms)")
+                    continue
+                lv, amount = item.split("=", 1)
+                c = parse_cap(lv, amount.strip(), array, repr(item), "--cap", errors)
+                if c:
+                    caps.append(c)
+            elif flag == "--pin":
+                p = parse_pin(item, net, space, array.levels, repr(item), errors)
+                if p:
+                    pins.append(p)
+            else:
+                f = parse_forbid(item, net, space, repr(item), errors)
+                if f:
+                    forbids.append(f)
+        if errors:
+            raise SpecError(flag, errors)
+    if opts.memory_GiB is not None:
+        errors = []
+        m = check_pos_number(opts.memory_GiB, "--memory", errors)
+        if errors:
+            raise SpecError("--memory", errors[0].split(": ", 1)[1])
+        memory_GiB = m
+    if opts.weight_copies is not None:
+        if opts.weight_copies < 0:
+            raise SpecError("--weight-copies", f"must be >= 0, got {opts.weight_copies}")
+        copies = opts.weight_copies
+    return Constraints(tuple(pins), tuple(forbids), tuple(tighten(caps)), Fraction(memory_GiB) * 2**30, copies)
