@@ -28,9 +28,8 @@ def solve_highs(problem: Problem, time_limit_s: float = 60.0, threads: int = 1) 
     h.setOptionValue("threads", threads)
     n = f.num_vars
     upper = np.ones(n)
-    for sc in f.side:
-        for v in sc.zero_vars:
-            upper[v] = 0.0
+    for v in f.fixed_zero + [v for sc in f.side for v in sc.zero_vars]:
+        upper[v] = 0.0
     h.addVars(n, np.zeros(n), upper)
     idx = np.arange(n, dtype=np.int32)
     g = f.objective_gcd

@@ -52,7 +52,7 @@ def fail_on_bad_input(fn):
 def problem_options(fn):
     """Options shared by every command that builds a problem."""
     decorators = [
-        click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name or path to a network YAML."),
+        click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML or an ONNX model."),
         click.option("--array", "array", default=DEFAULT_ARRAY, show_default=True, help="Shipped array name or path to an array YAML."),
         click.option("--space", type=click.Choice([s.value for s in Space]), default="hypar", show_default=True, help="Partition types: hypar = {I, II}, accpar = {I, II, III}."),
         click.option("--objective", type=click.Choice([o.value for o in Objective]), default="traffic", show_default=True, help="traffic: sum_h 2^h c_h; time: sum_h c_h*dtype/bw_h."),
@@ -101,9 +101,11 @@ def make_solve_options(time_limit, workers, seed, dump_model, verbose: bool) -> 
 
 def build_problem(model: str, array: str, space: str, objective: str, batch: int | None, levels: int | None,
                   copts: ConstraintOptions | None = None) -> Problem:
-    net = load_model(model)
     if batch is not None:
-        net = net.with_batch(check_batch(batch))
+        check_batch(batch)
+    net = load_model(model, batch)
+    if batch is not None:
+        net = net.with_batch(batch)
     arr = load_array(array)
     if levels is not None:
         arr = arr.with_levels(check_levels(levels, "--levels"))
@@ -210,7 +212,8 @@ def list_cmd(fmt):
     arrs = [load_array_file(p) for p in arrays.array_files().values()]
     if fmt == "json":
         out = {
-            "models": [{"name": n.name, "layers": len(n.layers), "batch": n.batch, "file": n.source} for n in nets],
+            "models": [{"name": n.name, "nodes": len(n.layers), "weighted_layers": sum(not L.is_join for L in n.layers),
+                        "graph": not n.is_chain, "batch": n.batch, "file": n.source} for n in nets],
             "aliases": dict(models.ALIASES),
             "arrays": [
                 {"name": a.name, "levels": a.levels, "accelerators": a.accelerators, "file": a.source} for a in arrs
@@ -218,9 +221,11 @@ def list_cmd(fmt):
         }
         click.echo(json.dumps(out, indent=2))
         return
-    click.echo("models (weighted layers, default batch):")
+    click.echo("models (weighted layers, joins, default batch):")
     for n in nets:
-        click.echo(f"  {n.name:<10} {len(n.layers):>3} layers  batch {n.batch}")
+        joins = sum(L.is_join for L in n.layers)
+        shape = f"{joins:>3} joins" if joins else "  chain  "
+        click.echo(f"  {n.name:<10} {len(n.layers) - joins:>3} layers {shape}  batch {n.batch}")
     click.echo("  aliases: " + ", ".join(f"{k} = {v}" for k, v in models.ALIASES.items()))
     click.echo("arrays:")
     for a in arrs:

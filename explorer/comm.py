@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .network import Layer
-from .partition import INTER, PartitionType
+from .partition import PartitionType, inter_coeff
 
 Counts = tuple[int, int, int]
 ZERO_COUNTS: Counts = (0, 0, 0)
@@ -47,7 +47,9 @@ def scaled_sizes(layer: Layer, batch: int, counts: Counts) -> ScaledSizes:
 
 
 def intra_amount(layer: Layer, batch: int, t: PartitionType, counts: Counts) -> Fraction:
-    """The layer's own partial-sum exchange: I -> dW_l, II -> F_{l+1}, III -> E_l."""
+    """The layer's own partial-sum exchange: I -> dW_l, II -> F_{l+1}, III -> E_l (none for a join)."""
+    if layer.is_join:
+        return Fraction(0)
     s = scaled_sizes(layer, batch, counts)
     if t is PartitionType.I:
         return s.weights
@@ -56,11 +58,20 @@ def intra_amount(layer: Layer, batch: int, t: PartitionType, counts: Counts) -> 
     return s.f_in
 
 
-def inter_amount(consumer: Layer, batch: int, prev: PartitionType, nxt: PartitionType, counts: Counts) -> Fraction:
-    """Re-layout of the tensor on an edge, charged on the consumer's input with its scaled sizes."""
+def inter_amount(
+    consumer: Layer,
+    batch: int,
+    prev: PartitionType,
+    nxt: PartitionType,
+    counts: Counts,
+    share: Fraction = Fraction(1),
+    producer_is_join: bool = False,
+) -> Fraction:
+    """Re-layout of the tensor on an edge, charged on the consumer's input with its scaled sizes;
+    ``share`` is the part of the consumer's input the edge carries (below 1 into a concat)."""
     s = scaled_sizes(consumer, batch, counts)
-    c = INTER[(prev, nxt)]
-    return c.f * s.f_in + c.e * s.f_in  # A(E_l) = A(F_l)
+    c = inter_coeff(prev, nxt, producer_is_join, consumer.is_join)
+    return (c.f + c.e) * s.f_in * share  # A(E_l) = A(F_l)
 
 
 def footprint_elements(layer: Layer, batch: int, final_counts: Counts, weight_copies: int = 0) -> Fraction:
@@ -74,6 +85,8 @@ def footprint_elements(layer: Layer, batch: int, final_counts: Counts, weight_co
     Output activations are the next layer's inputs; the last layer's output and the error
     tensors in flight are not counted.
     """
+    if layer.is_join:
+        return Fraction(0)
     s = scaled_sizes(layer, batch, final_counts)
     return (2 + weight_copies) * s.weights + s.f_in
 

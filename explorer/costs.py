@@ -18,7 +18,7 @@ import numpy as np
 
 from .comm import Counts
 from .network import Network
-from .partition import INTER, PartitionType, Space
+from .partition import JOIN_TYPES, PartitionType, Space, inter_coeff
 
 
 def compositions(h: int, space: Space) -> list[Counts]:
@@ -41,6 +41,9 @@ class CostTables:
     - ``intra(l, t, counts)``: layer l's own exchange at a level where it has ``counts``.
     - ``inter(e, prev, nxt, counts)``: edge e = (u, v), u of type prev, v of type nxt,
       ``counts`` being the consumer v's counts at that level.
+
+    Join nodes have no intra cost and only types I and II (``explorer.network``); their
+    type-III entries are 0 and never chosen (``Problem.allowed`` excludes them).
     """
 
     network: Network
@@ -66,16 +69,44 @@ class CostTables:
         return [(L.input_elements(b) * u, L.weight_elements() * u, L.output_elements(b) * u) for L in self.network.layers]
 
     @cached_property
-    def inter_quarters(self) -> dict[tuple[PartitionType, PartitionType], int]:
-        """4 * (f + e) of the derived inter-layer coefficient: amounts in quarters of A(F)."""
-        q = {}
-        for k, c in INTER.items():
-            x = 4 * c.total
-            assert x.denominator == 1
-            q[k] = int(x)
-        return q
+    def _edge_base(self) -> list[int]:
+        """Per edge: the tensor it carries, in units (the consumer's A(F) times the edge's share)."""
+        out = []
+        for (_, v), share in zip(self.edges, self.network.edge_shares):
+            x = self._base[v][0] * share
+            assert x.denominator == 1, "edge tensors are whole elements"
+            out.append(int(x))
+        return out
+
+    @cached_property
+    def _joins(self) -> list[bool]:
+        return [L.is_join for L in self.network.layers]
+
+    @cached_property
+    def edge_quarters(self) -> list[dict[tuple[PartitionType, PartitionType], int]]:
+        """Per edge, 4 * (f + e) of the derived inter-layer coefficient: amounts in quarters of
+        the edge's tensor. Depends on whether producer and consumer are joins."""
+        cache: dict[tuple[bool, bool], dict] = {}
+        out = []
+        for u, v in self.edges:
+            key = (self._joins[u], self._joins[v])
+            if key not in cache:
+                q = {}
+                for a in self.types:
+                    for b in self.types:
+                        if (key[0] and a not in JOIN_TYPES) or (key[1] and b not in JOIN_TYPES):
+                            q[(a, b)] = 0  # never chosen
+                            continue
+                        x = 4 * inter_coeff(a, b, key[0], key[1]).total
+                        assert x.denominator == 1
+                        q[(a, b)] = int(x)
+                cache[key] = q
+            out.append(cache[key])
+        return out
 
     def intra(self, layer: int, t: PartitionType, counts: Counts) -> int:
+        if self._joins[layer]:
+            return 0
         f, w, o = self._base[layer]
         n1, n2, n3 = counts
         if t is PartitionType.I:
@@ -85,8 +116,7 @@ class CostTables:
         return f >> (n1 + n2)
 
     def inter(self, edge: int, prev: PartitionType, nxt: PartitionType, counts: Counts) -> int:
-        v = self.edges[edge][1]
-        return (self.inter_quarters[(prev, nxt)] * (self._base[v][0] >> (counts[0] + counts[1]))) >> 2
+        return (self.edge_quarters[edge][(prev, nxt)] * (self._edge_base[edge] >> (counts[0] + counts[1]))) >> 2
 
     def intra_row(self, layer: int, counts: Counts) -> list[int]:
         """intra(layer, t, counts) for every t of the space, in space order."""
@@ -94,8 +124,8 @@ class CostTables:
 
     def inter_matrix(self, edge: int, counts: Counts) -> list[list[int]]:
         """inter(edge, prev, nxt, counts) as [prev][nxt] over the space's types, in space order."""
-        fin = self._base[self.edges[edge][1]][0] >> (counts[0] + counts[1])
-        q = self.inter_quarters
+        fin = self._edge_base[edge] >> (counts[0] + counts[1])
+        q = self.edge_quarters[edge]
         return [[(q[(a, b)] * fin) >> 2 for b in self.types] for a in self.types]
 
     @cached_property
@@ -104,7 +134,10 @@ class CostTables:
         if not self._base or max(max(b) for b in self._base) >= 2**60:
             return None
         f, w, o = (np.array(col, dtype=np.int64) for col in zip(*self._base))
-        return f, w, o
+        joins = np.array(self._joins, dtype=bool)
+        edge_base = np.array(self._edge_base, dtype=np.int64)
+        q = np.array([[[qe[(a, b)] for b in self.types] for a in self.types] for qe in self.edge_quarters], dtype=np.int64)
+        return f, w, o, joins, edge_base, q.reshape(len(self.edges), len(self.types), len(self.types))
 
     def level_rows(self, counts: list[Counts]) -> tuple[list[list[int]], list[list[list[int]]]]:
         """A whole level at once: intra[l][k] and inter[e][k_prev][k_next] over the space's types,
@@ -114,21 +147,25 @@ class CostTables:
             return ([self.intra_row(l, c) for l, c in enumerate(counts)],  # noqa: E741
                     [self.inter_matrix(e, counts[v]) for e, (_, v) in enumerate(self.edges)])
 
-        f, w, o = arrays
+        f, w, o, joins, edge_base, q = arrays
         n = np.array(counts, dtype=np.int64).reshape(len(counts), 3)
         n1, n2, n3 = n[:, 0], n[:, 1], n[:, 2]
-        fin = f >> (n1 + n2)
-        cols = {PartitionType.I: w >> (n2 + n3), PartitionType.II: o >> (n1 + n3), PartitionType.III: fin}
-        intra = np.stack([cols[t] for t in self.types], axis=1).tolist()
+        shift = n1 + n2
+        cols = {PartitionType.I: w >> (n2 + n3), PartitionType.II: o >> (n1 + n3), PartitionType.III: f >> shift}
+        intra = np.stack([cols[t] for t in self.types], axis=1)
+        intra[joins] = 0
+        intra = intra.tolist()
         if not self.edges:
             return intra, []
         consumers = np.array([v for _, v in self.edges], dtype=np.int64)
-        q = np.array([[self.inter_quarters[(a, b)] for b in self.types] for a in self.types], dtype=np.int64)
-        inter = ((fin[consumers][:, None, None] * q[None, :, :]) >> 2).tolist()
+        fin = edge_base >> shift[consumers]
+        inter = ((fin[:, None, None] * q) >> 2).tolist()
         return intra, inter
 
     def footprint_units(self, layer: int, final_counts: Counts, weight_copies: int) -> int:
         """Per-accelerator memory of a layer after all levels (``comm.footprint_elements``), in units."""
+        if self._joins[layer]:
+            return 0
         f, w, _ = self._base[layer]
         n1, n2, n3 = final_counts
         return (2 + weight_copies) * (w >> (n2 + n3)) + (f >> (n1 + n2))

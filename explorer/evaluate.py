@@ -14,7 +14,7 @@ from .comm import ZERO_COUNTS, Counts, add_type, footprint_elements, inter_amoun
 from .constraints import Constraints
 from .network import Network
 from .objective import Objective
-from .partition import Space
+from .partition import JOIN_TYPES, Space
 from .plan import Plan
 
 
@@ -50,6 +50,8 @@ def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan, weigh
         for l, t in enumerate(row):  # noqa: E741
             if t not in space.types:
                 raise PlanError(f"level {h}, layer {network.layers[l].name}: type {t} is not in the {space} space")
+            if network.layers[l].is_join and t not in JOIN_TYPES:
+                raise PlanError(f"level {h}, join {network.layers[l].name}: type {t} is not offered to joins")
     B = network.batch
     counts: list[Counts] = [ZERO_COUNTS] * L
     intra_rows, inter_rows, level_cost = [], [], []
@@ -57,7 +59,8 @@ def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan, weigh
         row = plan.types[h]
         intra = tuple(intra_amount(network.layers[l], B, row[l], counts[l]) for l in range(L))  # noqa: E741
         inter = tuple(
-            inter_amount(network.layers[v], B, row[u], row[v], counts[v]) for (u, v) in network.edges
+            inter_amount(network.layers[v], B, row[u], row[v], counts[v], share, network.layers[u].is_join)
+            for (u, v), share in zip(network.edges, network.edge_shares)
         )
         intra_rows.append(intra)
         inter_rows.append(inter)

@@ -1,4 +1,4 @@
-"""Networks: weighted layers and the edges between them, parsed from the YAML network spec.
+"""Networks: weighted layers, join nodes and the edges between them, from the YAML network spec.
 
 Spec (version 1), one file per network::
 
@@ -11,14 +11,37 @@ Spec (version 1), one file per network::
 
 ``in_size``/``out_size`` are square spatial sizes or ``[h, w]``; ``kernel`` an int or
 ``[kh, kw]``; all three are required for conv layers. They are given, not derived
-(model.md section 2). ``description`` is an optional top-level key. Layers form a chain
-in file order; internally a network is layers plus edges (producer -> consumer).
+(model.md section 2). ``description`` is an optional top-level key.
+
+Graphs. Every node takes ``inputs: [names]`` (default: the node before it in the file; the
+first node, or ``inputs: []``, reads the network input). Weighted layers (conv, fc) take one
+input; join nodes (no weights) take two or more:
+
+    - {name: res1, kind: add, inputs: [conv2, proj1]}       # elementwise sum
+    - {name: cat1, kind: concat, inputs: [b1, b2]}          # channel concatenation
+    - {name: att1, kind: attention, inputs: [q1, k1, v1]}   # attention core, costed like add
+
+A join's channels and spatial size are derived from its inputs (add/attention: all equal;
+concat: channels add up); ``size`` sets the spatial size where pooling sits between an
+input and the join. The reserved input name ``input`` is the network's input (no edge). Nodes may be listed in any order; they are sorted topologically,
+and cycles or inputs naming no node are errors.
+
+How edges cost (extending model.md section 4 to graphs): every edge (producer -> consumer)
+carries a tensor and is charged the inter-layer re-layout of the chain model, with the
+consumer's scaled sizes. A join node has no weights and no intra-layer cost; it is an
+elementwise node that keeps one layout, chosen per level like a layer's type: I = split by
+batch (row layout throughout), II = split by channel (column layout throughout); III is not
+offered to joins. Its own choices scale its tensor like a layer's (I halves the batch, II
+the channels). An edge into a concat carries the producer's share of the concatenated
+tensor (its channels / the join's); every other edge carries the consumer's whole input.
+A chain written with explicit ``inputs`` costs exactly what the same chain costs in file order.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 from .errors import SpecError
@@ -31,19 +54,31 @@ SPEC_VERSION = 1
 class LayerKind(enum.Enum):
     CONV = "conv"
     FC = "fc"
+    ADD = "add"
+    CONCAT = "concat"
+    ATTENTION = "attention"
+
+    @property
+    def is_join(self) -> bool:
+        return self in (LayerKind.ADD, LayerKind.CONCAT, LayerKind.ATTENTION)
 
 
 @dataclass(frozen=True, slots=True)
 class Layer:
-    """A weighted layer as a matrix product with spatial extents folded in (model.md section 2)."""
+    """A node: a weighted layer (a matrix product with spatial extents folded in, model.md
+    section 2) or a join (no weights; in_channels == out_channels, in_size == out_size)."""
 
     name: str
     kind: LayerKind
-    in_channels: int  # D_i (fc: input features)
+    in_channels: int  # D_i (fc: input features; join: its channels)
     out_channels: int  # D_o (fc: output features)
     kernel: tuple[int, int] = (1, 1)
     in_size: tuple[int, int] = (1, 1)
     out_size: tuple[int, int] = (1, 1)
+
+    @property
+    def is_join(self) -> bool:
+        return self.kind.is_join
 
     @property
     def kernel_area(self) -> int:
@@ -62,46 +97,60 @@ class Layer:
         return batch * self.in_channels * self.s_in
 
     def weight_elements(self) -> int:
-        """A(W_l) = A(dW_l) = D_i * D_o * k^2."""
-        return self.in_channels * self.out_channels * self.kernel_area
+        """A(W_l) = A(dW_l) = D_i * D_o * k^2 (0 for a join)."""
+        return 0 if self.is_join else self.in_channels * self.out_channels * self.kernel_area
 
     def output_elements(self, batch: int) -> int:
         """A(F_{l+1}) = A(E_{l+1}) = B * D_o * S_out."""
         return batch * self.out_channels * self.s_out
 
     def forward_macs(self, batch: int) -> int:
-        """Multiply-accumulates of the forward product: B * S_out * D_o * D_i * k^2."""
+        """Multiply-accumulates of the forward product: B * S_out * D_o * D_i * k^2 (0 for a join)."""
+        if self.is_join:
+            return 0
         return batch * self.s_out * self.out_channels * self.in_channels * self.kernel_area
 
 
 @dataclass(frozen=True, slots=True)
 class Network:
-    """Weighted layers plus edges (producer index -> consumer index); a chain today."""
+    """Nodes in topological order plus edges (producer index -> consumer index).
+
+    ``edge_shares[e]`` is the fraction of the consumer's input tensor that edge e carries
+    (below 1 only into a concat)."""
 
     name: str
     batch: int
     layers: tuple[Layer, ...]
     edges: tuple[tuple[int, int], ...]
     source: str = ""
+    edge_shares: tuple[Fraction, ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.layers)
         if n == 0:
             raise ValueError("a network needs at least one layer")
         for u, v in self.edges:
-            if not (0 <= u < n and 0 <= v < n and u != v):
-                raise ValueError(f"bad edge {u}->{v}")
+            if not (0 <= u < v < n):
+                raise ValueError(f"bad edge {u}->{v}: nodes must be in topological order")
+        if not self.edge_shares:
+            object.__setattr__(self, "edge_shares", tuple(Fraction(1) for _ in self.edges))
+        if len(self.edge_shares) != len(self.edges):
+            raise ValueError("one share per edge")
 
     @property
     def is_chain(self) -> bool:
-        return self.edges == tuple((i - 1, i) for i in range(1, len(self.layers)))
+        return not self.has_joins and self.edges == tuple((i - 1, i) for i in range(1, len(self.layers)))
+
+    @property
+    def has_joins(self) -> bool:
+        return any(L.is_join for L in self.layers)
 
     @property
     def layer_names(self) -> list[str]:
         return [layer.name for layer in self.layers]
 
     def with_batch(self, batch: int) -> "Network":
-        return Network(self.name, batch, self.layers, self.edges, self.source)
+        return Network(self.name, batch, self.layers, self.edges, self.source, self.edge_shares)
 
     @staticmethod
     def chain(name: str, batch: int, layers: list[Layer] | tuple[Layer, ...], source: str = "") -> "Network":
@@ -111,6 +160,8 @@ class Network:
 _TOP_KEYS = {"version", "name", "batch", "layers", "description"}
 _CONV_KEYS = {"name", "kind", "in_channels", "out_channels", "kernel", "in_size", "out_size"}
 _FC_KEYS = {"name", "kind", "in_features", "out_features"}
+_JOIN_KEYS = {"name", "kind", "inputs"}
+NETWORK_INPUT = "input"  # reserved input name: the network's input (no edge)
 
 
 def parse_network(data: dict, source: str) -> Network:
@@ -123,10 +174,10 @@ def parse_network(data: dict, source: str) -> Network:
     top.string("description")
     batch = top.pos_int("batch", 1)
     raw_layers = data.get("layers")
-    layers: list[Layer] = []
     if "layers" in data and (not isinstance(raw_layers, list) or not raw_layers):
         errors.append("layers: must be a non-empty list")
         raw_layers = []
+    nodes: list[tuple[int, dict]] = []  # (file index, parsed) for nodes that parsed
     seen: dict[str, int] = {}
     for i, raw in enumerate(raw_layers or []):
         path = f"layers[{i}]"
@@ -137,31 +188,147 @@ def parse_network(data: dict, source: str) -> Network:
         try:
             kind = LayerKind(kind_text)
         except ValueError:
-            errors.append(f"{path}.kind: must be one of conv, fc, got {kind_text!r}")
+            errors.append(f"{path}.kind: must be one of {', '.join(k.value for k in LayerKind)}, got {kind_text!r}")
             continue
         n0 = len(errors)
+        node: dict = {"kind": kind, "path": path}
         if kind is LayerKind.CONV:
-            f = Fields(raw, path, errors, _CONV_KEYS, _CONV_KEYS)
-            lname = f.string("name")
-            din, dout = f.pos_int("in_channels"), f.pos_int("out_channels")
-            kernel, s_in, s_out = f.pair("kernel"), f.pair("in_size"), f.pair("out_size")
+            f = Fields(raw, path, errors, _CONV_KEYS | {"inputs"}, _CONV_KEYS)
+            node.update(din=f.pos_int("in_channels"), dout=f.pos_int("out_channels"),
+                        kernel=f.pair("kernel"), s_in=f.pair("in_size"), s_out=f.pair("out_size"))
+        elif kind is LayerKind.FC:
+            f = Fields(raw, path, errors, _FC_KEYS | {"inputs"}, _FC_KEYS)
+            node.update(din=f.pos_int("in_features"), dout=f.pos_int("out_features"),
+                        kernel=(1, 1), s_in=(1, 1), s_out=(1, 1))
         else:
-            f = Fields(raw, path, errors, _FC_KEYS, _FC_KEYS)
-            lname = f.string("name")
-            din, dout = f.pos_int("in_features"), f.pos_int("out_features")
-            kernel = s_in = s_out = (1, 1)
+            f = Fields(raw, path, errors, _JOIN_KEYS | {"size"}, _JOIN_KEYS)
+            node["size"] = f.pair("size")
+        node["name"] = lname = f.string("name")
+        if lname == NETWORK_INPUT:
+            errors.append(f"{path}.name: {NETWORK_INPUT!r} is reserved for the network input")
         if lname is not None:
             if lname in seen:
                 errors.append(f"{path}.name: duplicate layer name {lname!r} (also layers[{seen[lname]}])")
             seen.setdefault(lname, i)
+        if "inputs" in raw:
+            inputs = raw["inputs"]
+            if not isinstance(inputs, list) or not all(isinstance(x, str) for x in inputs):
+                errors.append(f"{path}.inputs: must be a list of node names")
+                inputs = None
+            elif kind.is_join and len(inputs) < 2:
+                errors.append(f"{path}.inputs: a {kind.value} node joins two or more inputs, got {len(inputs)}")
+            elif not kind.is_join and len(inputs) > 1:
+                errors.append(f"{path}.inputs: a {kind.value} layer takes one input, got {len(inputs)} (join them with an add or concat node)")
+            elif len(set(inputs)) != len(inputs):
+                errors.append(f"{path}.inputs: names an input twice")
+            node["inputs"] = inputs
+        else:
+            node["inputs"] = None  # default: the previous node
         if len(errors) == n0:
-            layers.append(Layer(lname, kind, din, dout, kernel, s_in, s_out))
+            nodes.append((i, node))
     if errors:
         raise SpecError(source, errors)
-    return Network.chain(name, batch, layers, source)
+    return build_graph(name, batch, nodes, source)
 
 
-def load_network_file(path: str | Path) -> Network:
+def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: str) -> Network:
+    """Resolve inputs, sort topologically, derive join sizes, check channels; SpecError on problems."""
+    errors: list[str] = []
+    names = [n["name"] for _, n in nodes]
+    index = {nm: k for k, nm in enumerate(names)}
+    preds: list[list[int]] = []
+    for k, (_, n) in enumerate(nodes):
+        inputs = n["inputs"]
+        if inputs is None:
+            inputs = [] if k == 0 else [names[k - 1]]
+        ps = []
+        for x in inputs:
+            if x == NETWORK_INPUT:
+                continue  # the network input: no edge
+            if x not in index:
+                errors.append(f"{n['path']}.inputs: names no node {x!r} (a dangling input)")
+            elif x == n["name"]:
+                errors.append(f"{n['path']}.inputs: a node cannot read itself")
+            else:
+                ps.append(index[x])
+        preds.append(ps)
+    if errors:
+        raise SpecError(source, errors)
+    # Kahn's algorithm, smallest file position first (keeps file order where possible)
+    import heapq
+
+    indeg = [len(p) for p in preds]
+    succs: list[list[int]] = [[] for _ in nodes]
+    for k, ps in enumerate(preds):
+        for p in ps:
+            succs[p].append(k)
+    ready = [k for k in range(len(nodes)) if indeg[k] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        k = heapq.heappop(ready)
+        order.append(k)
+        for s in succs[k]:
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                heapq.heappush(ready, s)
+    if len(order) != len(nodes):
+        cyc = [names[k] for k in range(len(nodes)) if indeg[k] > 0]
+        raise SpecError(source, f"layers: the inputs form a cycle through {', '.join(cyc[:8])}")
+    layers: dict[int, Layer] = {}
+    for k in order:
+        n = nodes[k][1]
+        kind = n["kind"]
+        if any(p not in layers for p in preds[k]):
+            continue  # an input already failed; its error is reported
+        if kind.is_join:
+            ins = [layers[p] for p in preds[k]]
+            if not ins:
+                errors.append(f"{n['path']}.inputs: a {kind.value} node needs at least one input that is a node")
+                continue
+            chans = [L.out_channels for L in ins]
+            sizes = {L.out_size for L in ins} if n["size"] is None else {n["size"]}
+            if len(sizes) > 1:
+                errors.append(f"{n['path']}: inputs of {n['name']!r} have different spatial sizes {sorted(sizes)} "
+                              "(give the join's size: when pooling sits between)")
+                continue
+            if kind is LayerKind.CONCAT:
+                c = sum(chans)
+            else:
+                if len(set(chans)) > 1:
+                    errors.append(f"{n['path']}: inputs of {kind.value} node {n['name']!r} have different channels {chans}")
+                    continue
+                c = chans[0]
+            size = sizes.pop()
+            layers[k] = Layer(n["name"], kind, c, c, (1, 1), size, size)
+        else:
+            layer = Layer(n["name"], kind, n["din"], n["dout"], n["kernel"], n["s_in"], n["s_out"])
+            if kind is LayerKind.CONV and preds[k]:
+                p = layers[preds[k][0]]
+                if p.kind is not LayerKind.FC and p.out_channels != layer.in_channels:
+                    errors.append(f"{n['path']}.in_channels: {layer.in_channels} does not match the {p.out_channels} "
+                                  f"channels of its input {p.name!r}")
+            layers[k] = layer
+    if errors:
+        raise SpecError(source, errors)
+    position = {k: pos for pos, k in enumerate(order)}
+    edges, shares = [], []
+    for k in order:
+        for p in preds[k]:
+            edges.append((position[p], position[k]))
+            consumer = layers[k]
+            share = Fraction(layers[p].out_channels, consumer.in_channels) if consumer.kind is LayerKind.CONCAT else Fraction(1)
+            shares.append(share)
+    pairs = sorted(zip(edges, shares))
+    return Network(name, batch, tuple(layers[k] for k in order), tuple(e for e, _ in pairs), source, tuple(s for _, s in pairs))
+
+
+def load_network_file(path: str | Path, batch: int | None = None) -> Network:
+    """A YAML network spec, or an ONNX model (``.onnx``; ``batch`` fills a symbolic batch)."""
+    if str(path).endswith(".onnx"):
+        from models.onnx_import import load_onnx
+
+        return load_onnx(path, batch)
     return parse_network(load_yaml_file(path), str(path))
 
 

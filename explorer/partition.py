@@ -89,6 +89,19 @@ LAYOUTS: dict[PartitionType, TypeLayouts] = {
 }
 
 
+# A join node (add, concat, attention) is elementwise and keeps one layout throughout:
+# type I = split by batch (row), type II = split by channel (column). No type III.
+JOIN_LAYOUTS: dict[PartitionType, TypeLayouts] = {
+    PartitionType.I: TypeLayouts(Layout.ROW, Layout.ROW, Layout.ROW, Layout.ROW),
+    PartitionType.II: TypeLayouts(Layout.COL, Layout.COL, Layout.COL, Layout.COL),
+}
+JOIN_TYPES: tuple[PartitionType, ...] = (PartitionType.I, PartitionType.II)
+
+
+def layouts(t: PartitionType, join: bool = False) -> TypeLayouts:
+    return JOIN_LAYOUTS[t] if join else LAYOUTS[t]
+
+
 @dataclass(frozen=True, slots=True)
 class InterCoeff:
     """Inter-layer amount as fractions of the consumer's F and E: f * A(F) + e * A(E)."""
@@ -102,13 +115,14 @@ class InterCoeff:
         return self.f + self.e
 
 
-def inter_coeff(prev: PartitionType, nxt: PartitionType) -> InterCoeff:
+def inter_coeff(prev: PartitionType, nxt: PartitionType, prev_join: bool = False, next_join: bool = False) -> InterCoeff:
     """Derived inter-layer re-layout between a producer of type prev and a consumer of type nxt.
 
     Forward: the producer's F_out layout must become the consumer's needed F_in layout.
     Backward: the consumer's produced E_in layout must become the producer's needed E_out layout.
+    ``prev_join``/``next_join``: the node is a join (``JOIN_LAYOUTS``).
     """
-    p, n = LAYOUTS[prev], LAYOUTS[nxt]
+    p, n = layouts(prev, prev_join), layouts(nxt, next_join)
     return InterCoeff(
         f=relayout_cost(p.f_out_produced, n.f_in_needed),
         e=relayout_cost(n.e_in_produced, p.e_out_needed),

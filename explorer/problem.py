@@ -12,7 +12,7 @@ from .constraints import Constraints
 from .costs import CostTables, plan_final_counts
 from .network import Network
 from .objective import LevelWeights, Objective, level_weights
-from .partition import PartitionType, Space
+from .partition import JOIN_TYPES, PartitionType, Space
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,11 @@ class Problem:
         return level_weights(self.objective, self.array, self.tables.unit_per_element)
 
     def allowed(self, level: int, layer: int) -> tuple[PartitionType, ...]:
-        """Types layer may take at level: the space's, narrowed by pins and forbids."""
-        return self.constraints.allowed(level, layer, self.space.types)
+        """Types layer may take at level: the space's (I and II for a join), narrowed by pins and forbids."""
+        types = self.space.types
+        if self.network.layers[layer].is_join:
+            types = tuple(t for t in types if t in JOIN_TYPES)
+        return self.constraints.allowed(level, layer, types)
 
     def constraints_need_coupling(self) -> bool:
         """True when constraints couple layers or levels (caps, memory), beyond per-cell pins/forbids."""

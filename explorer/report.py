@@ -95,8 +95,19 @@ def objective_real(problem: Problem, units: int | None) -> float | None:
     return None if units is None else float(problem.weights.scale * units)
 
 
+WIDE = 16  # more layers than this: one row per layer instead of one per level
+
+
 def render_plan_grid(problem: Problem, plan: Plan, level_cost: tuple[Fraction, ...]) -> list[str]:
     names = problem.network.layer_names
+    if len(names) > WIDE:
+        kinds = [L.kind.value for L in problem.network.layers]
+        w = max(len(n) for n in names)
+        lines = [f"{'layer':<{w}}  {'kind':<9}  " + "  ".join(f"L{h:<3}" for h in range(plan.levels))]
+        for l, (n, k) in enumerate(zip(names, kinds)):  # noqa: E741
+            lines.append(f"{n:<{w}}  {k:<9}  " + "  ".join(f"{plan.at(h, l).value:<4}" for h in range(plan.levels)))
+        lines.append("c_h (elements): " + ", ".join(f"L{h} {float(c):,.0f}" for h, c in enumerate(level_cost)))
+        return lines
     widths = [max(3, len(n)) for n in names]
     lines = ["level  " + "  ".join(n.ljust(w) for n, w in zip(names, widths)) + "  c_h (elements)"]
     for h, row in enumerate(plan.types):

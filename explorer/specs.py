@@ -13,12 +13,13 @@ from .network import Network, load_network_file
 
 
 def _looks_like_path(text: str) -> bool:
-    return "/" in text or "\\" in text or text.endswith((".yaml", ".yml")) or Path(text).exists()
+    return "/" in text or "\\" in text or text.endswith((".yaml", ".yml", ".onnx")) or Path(text).exists()
 
 
-def load_model(ref: str) -> Network:
+def load_model(ref: str, batch: int | None = None) -> Network:
+    """A zoo name or a path (YAML or ONNX); ``batch`` fills an ONNX model's symbolic batch."""
     if _looks_like_path(ref):
-        return load_network_file(ref)
+        return load_network_file(ref, batch)
     path = models.resolve(ref)
     if path is None:
         known = ", ".join(models.zoo_files())

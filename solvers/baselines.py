@@ -11,14 +11,22 @@ BASELINES = ("all-I", "all-II", "trick")
 
 
 def baseline_plan(problem: Problem, name: str) -> Plan:
-    """all-I: data parallelism everywhere; all-II: model parallelism; trick: conv I, fc II."""
-    layers = problem.network.layers
+    """all-I: data parallelism everywhere; all-II: model parallelism; trick: conv I, fc II.
+
+    Join nodes follow: I, II, and in the trick the type of their first input."""
+    net = problem.network
     if name == "all-I":
-        row = [PartitionType.I] * len(layers)
+        row = [PartitionType.I] * len(net.layers)
     elif name == "all-II":
-        row = [PartitionType.II] * len(layers)
+        row = [PartitionType.II] * len(net.layers)
     elif name == "trick":
-        row = [PartitionType.I if L.kind is LayerKind.CONV else PartitionType.II for L in layers]
+        first_input = {v: u for u, v in reversed(net.edges)}
+        row = []
+        for i, L in enumerate(net.layers):
+            if L.is_join:
+                row.append(row[first_input[i]])
+            else:
+                row.append(PartitionType.I if L.kind is LayerKind.CONV else PartitionType.II)
     else:
         raise ValueError(f"unknown baseline {name!r}")
     return Plan.uniform(problem.levels, row)

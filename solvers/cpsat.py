@@ -42,6 +42,8 @@ def to_cp_model(f: Formulation, guarded: bool = False, objective: bool = True) -
         m.add(sum(c * xs[v] for v, c in zip(vars_, coefs)) == rhs)
     for group in f.exactly_one:
         m.add_exactly_one(xs[v] for v in group)
+    for v in f.fixed_zero:
+        m.add(xs[v] == 0)
     guards = []
     for sc in f.side:
         lit = m.new_bool_var(f"use[{sc.name}]") if guarded else None

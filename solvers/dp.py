@@ -6,6 +6,13 @@ already fixed at the levels above:
 Ties: predecessor types are scanned in the order I, II, III keeping the first strict
 minimum; the last layer's type is picked the same way; then backtrack. O(H * L * K^2).
 
+On graphs (residual adds, concats, attention) each level's problem is no longer a chain;
+``graph_level`` solves it exactly by variable elimination along the topological order: the
+state is the types of the "frontier" nodes (already placed, with an edge to a node not yet
+placed), so a level costs O(N * K^(width+1)) for frontier width ``width`` (2-5 on ResNets
+and BERT). On a chain the frontier is one node and this is Algorithm 1; chains keep the
+reference tie-breaking code path below.
+
 Greedy across levels: each level is optimal given the ones above, the whole plan need not
 be (``explore check`` measures the gap). The objective's level weights do not matter to it.
 Pins and forbids narrow each level's choices. Caps and memory limits are not enforced: the
@@ -29,10 +36,68 @@ class NoPlan(ValueError):
     """Pins and forbids leave some layer at some level without a type."""
 
 
+MAX_FRONTIER_STATES = 2_000_000
+
+
+def graph_level(problem: Problem, h: int, counts: list[tuple[int, int, int]]) -> tuple[list, int]:
+    """Exact minimum of c_h over one level's choices on a graph (frontier elimination)."""
+    tables = problem.tables
+    types = tables.types
+    K, N = len(types), problem.num_layers
+    intra, inter = tables.level_rows(counts)
+    edges = tables.edges
+    allowed = []
+    for n in range(N):
+        a = problem.allowed(h, n)
+        if not a:
+            raise NoPlan(f"layer {problem.network.layers[n].name} has no allowed type at level {h}")
+        allowed.append([k for k, t in enumerate(types) if t in a])
+    in_edges: list[list[tuple[int, int]]] = [[] for _ in range(N)]  # (edge, producer)
+    last_use = list(range(N))
+    for e, (u, v) in enumerate(edges):
+        in_edges[v].append((e, u))
+        last_use[u] = max(last_use[u], v)
+    frontier: list[int] = []
+    states: dict[tuple, int] = {(): 0}
+    back: list[tuple[list[int], dict]] = []  # per node: (frontier incl. node, new state -> full assignment)
+    for i in range(N):
+        full_nodes = frontier + [i]
+        pos = {n: j for j, n in enumerate(full_nodes)}
+        terms = [(pos[u], inter[e]) for e, u in in_edges[i]]
+        keep = [j for j, n in enumerate(full_nodes) if last_use[n] > i]
+        best: dict[tuple, int] = {}
+        arg: dict[tuple, tuple] = {}
+        for st, c0 in states.items():
+            for k in allowed[i]:
+                full = st + (k,)
+                c = c0 + intra[i][k]
+                for j, m in terms:
+                    c += m[full[j]][k]
+                key = tuple(full[j] for j in keep)
+                if key not in best or c < best[key]:
+                    best[key], arg[key] = c, full
+        if len(best) > MAX_FRONTIER_STATES:
+            raise NotImplementedError(f"level {h}: frontier of {len(keep)} nodes is too wide for the DP")
+        back.append((full_nodes, arg))
+        frontier = [full_nodes[j] for j in keep]
+        states = best
+    (final_cost,) = states.values()
+    choice = [0] * N
+    key: tuple = ()
+    for i in range(N - 1, -1, -1):
+        full_nodes, arg = back[i]
+        full = arg[key]
+        for n, k in zip(full_nodes, full):
+            choice[n] = k
+        prev_frontier = full_nodes[:-1]
+        key = tuple(full[j] for j in range(len(prev_frontier)))
+    return [types[k] for k in choice], final_cost
+
+
 def dp_level(problem: Problem, h: int, counts: list[tuple[int, int, int]]) -> tuple[list, int]:
     """Optimal choices of level h given each layer's counts; returns (types per layer, c_h units)."""
     if not problem.network.is_chain:
-        raise NotImplementedError("the hierarchical DP handles chains")
+        return graph_level(problem, h, counts)
     tables = problem.tables
     types = tables.types
     K = len(types)

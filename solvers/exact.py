@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from explorer.errors import CannotEnforce, InstanceTooLarge
+from explorer.errors import CannotEnforce, InstanceTooLarge, Refused
 from explorer.plan import Plan
 from explorer.problem import Problem
 
@@ -49,7 +49,8 @@ def check_size(problem: Problem, max_states: int | None = None) -> None:
             f"of {MAX_BACKPOINTERS:,}; use --solver cpsat"
         )
     if not problem.network.is_chain:
-        raise InstanceTooLarge("exact: handles chains only; use --solver cpsat for graphs")
+        raise Refused("exact: handles chains only, and this network is a graph (joins or branches); "
+                      "use --solver cpsat, or brute on tiny graphs")
 
 
 def _prefix_states(problem: Problem):

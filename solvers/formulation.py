@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import gcd
 
+from explorer.partition import JOIN_TYPES
 from explorer.plan import Plan
 from explorer.problem import Problem
 
@@ -52,6 +53,7 @@ class Formulation:
     objective: list[int] = field(default_factory=list)
     eq_rows: list[tuple[list[int], list[int], int]] = field(default_factory=list)  # vars, coefs, rhs
     exactly_one: list[list[int]] = field(default_factory=list)  # redundant one-hot groups
+    fixed_zero: list[int] = field(default_factory=list)  # structural: type III of join nodes
     side: list[SideConstraint] = field(default_factory=list)
     x: dict[tuple[int, int, tuple, int], int] = field(default_factory=dict)  # (l, h, s, k) -> var
     z: dict[tuple[int, int, int, int], int] = field(default_factory=dict)  # (e, h, k', g) -> var
@@ -83,6 +85,8 @@ def build(problem: Problem, weights: tuple[int, ...] | None = None) -> Formulati
                     v = f.new_var(f"x[{l},{h},{s},{t}]", w[h] * tables.intra(l, t, s))
                     f.x[(l, h, s, k)] = v
                     level_vars.append(v)
+                    if problem.network.layers[l].is_join and t not in JOIN_TYPES:
+                        f.fixed_zero.append(v)
             f.exactly_one.append(level_vars)
             if h == 0:
                 continue
