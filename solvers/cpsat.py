@@ -72,6 +72,18 @@ def to_cp_model(f: Formulation, guarded: bool = False, objective: bool = True) -
     return m, xs, guards
 
 
+class _Progress(cp_model.CpSolverSolutionCallback):
+    """Reports each improving solution and the bound (a few calls per solve: cheap)."""
+
+    def __init__(self, say, scale: float, unit: str, t0: float):
+        super().__init__()
+        self.say, self.scale, self.unit, self.t0 = say, scale, unit, t0
+
+    def on_solution_callback(self) -> None:
+        self.say(f"cpsat: plan at {self.objective_value * self.scale:.6g} {self.unit}, bound "
+                 f"{self.best_objective_bound * self.scale:.6g}, {time.perf_counter() - self.t0:.1f} s")
+
+
 def solve(problem: Problem, options: SolveOptions | None = None, weights: tuple[int, ...] | None = None) -> Solution:
     options = options or SolveOptions()
     t0 = time.perf_counter()
@@ -98,7 +110,11 @@ def solve(problem: Problem, options: SolveOptions | None = None, weights: tuple[
         p.max_time_in_seconds = float(options.time_limit_s)
     if options.deterministic_time_limit is not None:
         p.max_deterministic_time = float(options.deterministic_time_limit)
-    status = solver.solve(model)
+    callback = None
+    if options.progress:
+        unit = "elements" if problem.objective.value == "traffic" or weights is not None else "s"
+        callback = _Progress(options.progress, float(problem.weights.scale) * f.objective_gcd, unit, t0)
+    status = solver.solve(model, callback)
     wall = time.perf_counter() - t0
     g = f.objective_gcd
     info = {"cpsat_status": solver.status_name(status), "variables": f.num_vars,
