@@ -50,7 +50,7 @@ def _solution_report(problem: Problem, sol: Solution, problems_found: list[str])
 
 def level_optimum(problem: Problem, plan_rows, h: int, options: CheckOptions, lookup=get_solver) -> tuple[int, str]:
     """min c_h (units) with every other level pinned to plan_rows: by enumeration when small, else CP-SAT."""
-    L, K = problem.num_layers, len(problem.space.types)
+    L = problem.num_layers
     # the DP enforces pins and forbids only: its level optimum is over that relaxation
     pins = tuple(Pin(l, hh, plan_rows[hh][l]) for hh in range(problem.levels) if hh != h for l in range(L))  # noqa: E741
     constraints = Constraints(pins=problem.constraints.pins + pins, forbids=problem.constraints.forbids,

@@ -22,9 +22,15 @@ ZERO_COUNTS: Counts = (0, 0, 0)
 
 
 def add_type(counts: Counts, t: PartitionType) -> Counts:
+    """Counts after one more level of type t."""
     c = list(counts)
     c[t.index] += 1
     return (c[0], c[1], c[2])
+
+
+def advance(counts: list[Counts], row) -> list[Counts]:
+    """Every layer's counts after a level whose row of types is ``row``."""
+    return [add_type(c, t) for c, t in zip(counts, row)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from itertools import product
 
 import numpy as np
 
-from .comm import Counts
+from .comm import ZERO_COUNTS, Counts, advance
 from .network import Network
 from .partition import JOIN_TYPES, PartitionType, Space, inter_coeff
 
@@ -201,21 +201,13 @@ def plan_level_units(tables: CostTables, plan_types: tuple[tuple[PartitionType, 
         c = sum(tables.intra(l, row[l], counts[l]) for l in range(L))  # noqa: E741
         c += sum(tables.inter(e, row[u], row[v], counts[v]) for e, (u, v) in enumerate(tables.edges))
         out.append(c)
-        nxt = []
-        for l in range(L):  # noqa: E741
-            k = list(counts[l])
-            k[row[l].index] += 1
-            nxt.append((k[0], k[1], k[2]))
-        counts = nxt
+        counts = advance(counts, row)
     return out
 
 
 def plan_final_counts(plan_types: tuple[tuple[PartitionType, ...], ...], layers: int) -> list[Counts]:
     """Each layer's counts (n_I, n_II, n_III) after all levels of a plan."""
-    out = []
-    for l in range(layers):  # noqa: E741
-        c = [0, 0, 0]
-        for row in plan_types:
-            c[row[l].index] += 1
-        out.append((c[0], c[1], c[2]))
-    return out
+    counts: list[Counts] = [ZERO_COUNTS] * layers
+    for row in plan_types:
+        counts = advance(counts, row)
+    return counts

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .array import ArraySpec
-from .comm import ZERO_COUNTS, Counts, add_type, footprint_elements, inter_amount, intra_amount, training_flops
+from .comm import ZERO_COUNTS, Counts, advance, footprint_elements, inter_amount, intra_amount, training_flops
 from .constraints import Constraints
 from .network import Network
 from .objective import Objective
@@ -65,7 +65,7 @@ def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan, weigh
         intra_rows.append(intra)
         inter_rows.append(inter)
         level_cost.append(sum(intra, Fraction(0)) + sum(inter, Fraction(0)))
-        counts = [add_type(counts[l], row[l]) for l in range(L)]  # noqa: E741
+        counts = advance(counts, row)
     traffic = sum((2**h * c for h, c in enumerate(level_cost)), Fraction(0))
     dtype = array.dtype_bytes
     level_time = tuple(c * dtype / array.bandwidth_Bps(h) for h, c in enumerate(level_cost))

@@ -7,7 +7,6 @@ from typing import Any
 
 from . import __version__
 from .evaluate import Evaluation, evaluate, violations
-from .objective import Objective
 from .plan import Plan
 from .problem import Problem
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import time
 
+from explorer.comm import advance
 from explorer.errors import InstanceTooLarge
 from explorer.plan import Plan
 from explorer.problem import Problem
@@ -62,14 +63,9 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
                 c += tables.intra(l, row[l], counts[l])
             for e, (u, v) in enumerate(edges):
                 c += tables.inter(e, row[u], row[v], counts[v])
-            nxt = []
-            for l in range(L):  # noqa: E741
-                k = list(counts[l])
-                k[row[l].index] += 1
-                nxt.append((k[0], k[1], k[2]))
             rows.append(row)
             levels.append(c)
-            walk(h + 1, nxt, rows, levels, acc + weights[h] * c)
+            walk(h + 1, advance(counts, row), rows, levels, acc + weights[h] * c)
             rows.pop()
             levels.pop()
 

@@ -22,6 +22,7 @@ from fractions import Fraction
 
 from ortools.sat.python import cp_model
 
+from explorer.comm import add_type
 from explorer.constraints import format_bytes
 from explorer.errors import InstanceTooLarge
 from explorer.problem import Problem
@@ -215,9 +216,7 @@ def _least_memory(problem: Problem, seed: int) -> Fraction | None:
     for l in range(problem.num_layers):  # noqa: E741
         for s in tables.states(H - 1):
             for k, t in enumerate(types):
-                final = list(s)
-                final[t.index] += 1
-                units = tables.footprint_units(l, (final[0], final[1], final[2]), problem.constraints.weight_copies)
+                units = tables.footprint_units(l, add_type(s, t), problem.constraints.weight_copies)
                 terms.append(units * xs[f.x[(l, H - 1, s, k)]])
     model.minimize(sum(terms))
     solver = cp_model.CpSolver()

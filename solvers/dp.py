@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import time
 
+from explorer.comm import advance
 from explorer.plan import Plan
 from explorer.problem import Problem
 
@@ -43,7 +44,7 @@ def graph_level(problem: Problem, h: int, counts: list[tuple[int, int, int]]) ->
     """Exact minimum of c_h over one level's choices on a graph (frontier elimination)."""
     tables = problem.tables
     types = tables.types
-    K, N = len(types), problem.num_layers
+    N = problem.num_layers
     intra, inter = tables.level_rows(counts)
     edges = tables.edges
     allowed = []
@@ -147,12 +148,7 @@ def hierarchical_dp(problem: Problem) -> tuple[Plan, list[int]]:
         row, c = dp_level(problem, h, counts)
         rows.append(tuple(row))
         level_units.append(c)
-        nxt = []
-        for l in range(L):  # noqa: E741
-            k = list(counts[l])
-            k[row[l].index] += 1
-            nxt.append((k[0], k[1], k[2]))
-        counts = nxt
+        counts = advance(counts, row)
     return Plan(tuple(rows)), level_units
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import gcd
 
+from explorer.comm import add_type, advance
 from explorer.partition import JOIN_TYPES
 from explorer.plan import Plan
 from explorer.problem import Problem
@@ -180,17 +181,15 @@ def add_side_constraints(problem: Problem, f: Formulation) -> None:
         for l in range(L):  # noqa: E741
             for s in tables.states(H - 1):
                 for k, t in enumerate(types):
-                    final = list(s)
-                    final[t.index] += 1
                     vars_.append(f.x[(l, H - 1, s, k)])
-                    coefs.append(tables.footprint_units(l, (final[0], final[1], final[2]), cons.weight_copies))
+                    coefs.append(tables.footprint_units(l, add_type(s, t), cons.weight_copies))
         f.side.append(SideConstraint(cons.memory_name, le_rows=[_scaled_row(vars_, coefs, problem.memory_units)]))
 
 
 def assignment(problem: Problem, f: Formulation, plan: Plan) -> list[int]:
     """The 0-1 values of every variable for a plan (a complete hint)."""
     types = problem.tables.types
-    K, L = len(types), problem.num_layers
+    L = problem.num_layers
     values = [0] * f.num_vars
     counts = [(0, 0, 0)] * L
     for h, row in enumerate(plan.types):
@@ -202,12 +201,7 @@ def assignment(problem: Problem, f: Formulation, plan: Plan) -> list[int]:
                 if (counts[v], ks[v]) in members:
                     values[f.z[(e, h, ks[u], g)]] = 1
                     break
-        nxt = []
-        for l in range(L):  # noqa: E741
-            c = list(counts[l])
-            c[row[l].index] += 1
-            nxt.append((c[0], c[1], c[2]))
-        counts = nxt
+        counts = advance(counts, row)
     return values
 
 

@@ -37,3 +37,13 @@ def three_layer() -> Network:
     # L1 conv 4->8, k1, 2x2 -> 2x2: A(F)=4*4*4=64,   A(W)=4*8=32,   A(Fout)=4*8*4=128
     # L2 fc 32->10:                 A(F)=4*32=128,   A(W)=320,      A(Fout)=4*10=40
     return Network.chain("three", 4, [conv("L0", 2, 4, 3, 4, 4), conv("L1", 4, 8, 1, 2, 2), fc("L2", 32, 10)])
+
+
+def run_cli(args, capsys):
+    """Run ``explore`` in-process; returns (exit status, stdout, stderr)."""
+    from explorer.cli import main
+
+    with pytest.raises(SystemExit) as ex:
+        main(args)
+    out, err = capsys.readouterr()
+    return ex.value.code, out, err

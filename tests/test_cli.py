@@ -7,14 +7,8 @@ from fractions import Fraction
 
 import pytest
 
-from explorer.cli import main
 
-
-def run(args, capsys):
-    with pytest.raises(SystemExit) as ex:
-        main(args)
-    out, err = capsys.readouterr()
-    return ex.value.code, out, err
+from .conftest import run_cli as run
 
 
 def test_default_run_is_vgg_a_on_hypar16(capsys):

@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 
 from explorer.array import load_array_file, synthetic_array
-from explorer.cli import main
+from explorer.cli import main  # noqa: F401
 from explorer.comm import footprint_elements, training_flops
 from explorer.constraint_spec import ConstraintOptions, build_constraints
 from explorer.constraints import Cap, Constraints, Forbid, Pin
@@ -26,7 +26,8 @@ from solvers import brute, cpsat, dp, exact
 from solvers.base import SolveOptions, Status
 from solvers.cpsat import explain_infeasible
 
-from .conftest import conv, fc, make_array
+from .conftest import fc, make_array
+from .conftest import run_cli as run
 
 ONE = SolveOptions(workers=1, seed=0)
 
@@ -225,13 +226,6 @@ def test_conflicting_pin_and_forbid_named():
                 constraints=Constraints(pins=(Pin(2, 1, T.II, "pin ip1@1=II"),), forbids=(Forbid(2, T.II, "forbid ip1=II"), Forbid(0, T.I, "forbid conv1=I"))))
     why = explain_infeasible(p)
     assert sorted(why["conflict"]) == ["forbid ip1=II", "pin ip1@1=II"]
-
-
-def run(args, capsys):
-    with pytest.raises(SystemExit) as ex:
-        main(args)
-    out, err = capsys.readouterr()
-    return ex.value.code, out, err
 
 
 def test_cli_infeasible_exit_1_with_message(capsys):

@@ -10,7 +10,6 @@ from explorer.comm import add_type, inter_amount, intra_amount
 from explorer.costs import compositions
 from explorer.evaluate import evaluate
 from explorer.partition import Space
-from explorer.plan import Plan
 from explorer.randnet import random_chain
 from solvers import dp
 from solvers.base import Status
@@ -48,7 +47,6 @@ def test_compositions_count():
 
 def level_optimum_by_enumeration(net, arr, space, plan_above):
     """min over all K^L choices of level h of c_h, with levels < h fixed (evaluator, Fractions)."""
-    h = len(plan_above)
     L = len(net.layers)
     counts = [(0, 0, 0)] * L
     for row in plan_above:

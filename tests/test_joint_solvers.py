@@ -7,7 +7,6 @@ import pytest
 from explorer.constraints import Constraints, Forbid, Pin
 from explorer.errors import InstanceTooLarge
 from explorer.objective import Objective
-from explorer.partition import PartitionType as T
 from explorer.partition import Space
 from explorer.problem import Problem
 from explorer.randnet import random_chain
