@@ -91,9 +91,9 @@ def solve(problem: Problem, options: SolveOptions | None = None, weights: tuple[
     f = build(problem, weights)
     model, xs, _ = to_cp_model(f)
     hint = options.hint
-    if hint is None and not problem.constraints_need_coupling():
-        dsol = dp.solve(problem)
-        hint = dsol.plan
+    if hint is None:
+        dsol = dp.solve(problem)  # a hint only if it satisfies every constraint
+        hint = dsol.plan if dsol.status is not Status.INFEASIBLE else None
     if hint is not None:
         values = assignment(problem, f, hint)
         for var, val in zip(xs, values):
