@@ -92,15 +92,20 @@ def load_onnx(path: str | Path, batch: int | None = None) -> Network:
 
     for i, node in enumerate(graph.node):
         desc = f"node {node.name or i!r} ({node.op_type})"
+        if node.op_type == "Constant" and node.output:
+            value = next((a.t for a in node.attribute if a.name == "value" and a.HasField("t")), None)
+            if value is not None:
+                inits[node.output[0]] = value  # a weight may come from a Constant node
         acts = [x for x in node.input if x and x in source]
         producers = list(dict.fromkeys(source[x] for x in acts))
         if node.op_type in SHAPE_OPS or not producers:
             continue  # constants and shape arithmetic are not activations
         weight = None
-        if node.op_type == "Conv" and len(node.input) > 1 and node.input[1] in inits:
-            weight = "conv"
-        elif node.op_type in ("Gemm", "MatMul") and len(node.input) > 1 and node.input[1] in inits:
-            weight = "fc"
+        if node.op_type in ("Conv", "Gemm", "MatMul") and len(node.input) > 1 and node.input[1] in inits:
+            weight = "conv" if node.op_type == "Conv" else "fc"
+        elif node.op_type in ("Conv", "Gemm") or (node.op_type == "MatMul" and len(producers) == 1):
+            raise SpecError(src_name, f"{desc}: its weight (second input) is not a constant tensor; only products of an "
+                            "activation with a stored weight are weighted layers")
         if weight:
             name = new_name(node, i)
             x = node.input[0]

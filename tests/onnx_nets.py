@@ -77,3 +77,24 @@ def grouped_conv_net() -> onnx.ModelProto:
     nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="dw", kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=8)]
     graph = helper.make_graph(nodes, "grouped", [x], [y], [_w("w", 8, 1, 3, 3)])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def weight_first_matmul_net() -> onnx.ModelProto:
+    """y = W @ x^T style: the weight is MatMul's first input (refused, not silently dropped)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 2])
+    nodes = [helper.make_node("MatMul", ["w", "x"], ["y"], name="wx")]
+    graph = helper.make_graph(nodes, "wfirst", [x], [y], [_w("w", 4, 4)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def constant_weight_net() -> onnx.ModelProto:
+    """A Gemm whose weight comes from a Constant node."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 5])
+    nodes = [
+        helper.make_node("Constant", [], ["w"], name="wconst", value=numpy_helper.from_array(np.zeros((4, 5), dtype=np.float32))),
+        helper.make_node("Gemm", ["x", "w"], ["y"], name="fc"),
+    ]
+    graph = helper.make_graph(nodes, "cw", [x], [y])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])

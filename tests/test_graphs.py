@@ -25,7 +25,15 @@ from solvers import brute, cpsat, dp, exact
 from solvers.base import SolveOptions, Status
 
 from .conftest import make_array
-from .onnx_nets import RESIDUAL_YAML, attention_net, grouped_conv_net, residual_net, unsupported_net
+from .onnx_nets import (
+    RESIDUAL_YAML,
+    attention_net,
+    constant_weight_net,
+    grouped_conv_net,
+    residual_net,
+    unsupported_net,
+    weight_first_matmul_net,
+)
 
 ONE = SolveOptions(workers=1, seed=0)
 
@@ -209,12 +217,17 @@ def test_onnx_attention_and_errors(tmp_path):
     assert net.layers[0].input_elements(net.batch) == 2 * 16 * 32  # sequence as spatial extent
     for model, message in ((unsupported_net(), "node 'cmp' (Greater): combines activations of fc1, fc2"),
                            (grouped_conv_net(), "node 'dw' (Conv): grouped convolution (group=8) is not supported"),
+                           (weight_first_matmul_net(), "node 'wx' (MatMul): its weight (second input) is not a constant"),
                            (residual_net("N"), "input 'x' has a symbolic batch dimension 'N': pass --batch")):
         f = tmp_path / "bad.onnx"
         onnx.save(model, str(f))
         with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
             load_onnx(f)
     assert load_onnx(f, batch=6).batch == 6
+    c = tmp_path / "cw.onnx"
+    onnx.save(constant_weight_net(), str(c))
+    (fc,) = load_onnx(c).layers
+    assert (fc.kind, fc.in_channels, fc.out_channels) == (LayerKind.FC, 4, 5)
     junk = tmp_path / "junk.onnx"
     junk.write_bytes(b"not a protobuf at all")
     with pytest.raises(SpecError, match="cannot read as ONNX|shape inference failed|no weighted layer"):
