@@ -98,3 +98,47 @@ def constant_weight_net() -> onnx.ModelProto:
     ]
     graph = helper.make_graph(nodes, "cw", [x], [y])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def resnet18(batch: int = 512) -> onnx.ModelProto:
+    """ResNet-18 as an exporter would write it (Conv + BatchNormalization + Relu, MaxPool, basic
+    blocks with projection shortcuts, GlobalAveragePool, Flatten, Gemm), node names as in
+    models/resnet18.yaml so the two can be compared layer for layer."""
+    nodes, inits = [], []
+
+    def conv(name, x, cin, cout, k, stride, relu=True):
+        inits.append(_w(f"{name}.w", cout, cin, k, k))
+        nodes.append(helper.make_node("Conv", [x, f"{name}.w"], [f"{name}.y"], name=name, kernel_shape=[k, k],
+                                      strides=[stride, stride], pads=[k // 2] * 4))
+        for p in ("scale", "bias", "mean", "var"):
+            inits.append(_w(f"{name}.bn.{p}", cout))
+        nodes.append(helper.make_node("BatchNormalization", [f"{name}.y"] + [f"{name}.bn.{p}" for p in ("scale", "bias", "mean", "var")],
+                                      [f"{name}.bn"], name=f"{name}_bn"))
+        if not relu:
+            return f"{name}.bn"
+        nodes.append(helper.make_node("Relu", [f"{name}.bn"], [f"{name}.r"], name=f"{name}_relu"))
+        return f"{name}.r"
+
+    x = conv("conv1", "x", 3, 64, 7, 2)
+    nodes.append(helper.make_node("MaxPool", [x], ["pool"], name="maxpool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
+    x, ch = "pool", 64
+    for stage, width in enumerate([64, 128, 256, 512], start=1):
+        for b in (1, 2):
+            stride = 2 if stage > 1 and b == 1 else 1
+            p = f"s{stage}b{b}"
+            a = conv(f"{p}_a", x, ch, width, 3, stride)
+            bb = conv(f"{p}_b", a, width, width, 3, 1, relu=False)
+            short = x
+            if ch != width or stride != 1:
+                short = conv(f"{p}_proj", x, ch, width, 1, stride, relu=False)
+            nodes.append(helper.make_node("Add", [bb, short], [f"{p}.sum"], name=f"{p}_add"))
+            nodes.append(helper.make_node("Relu", [f"{p}.sum"], [f"{p}.out"], name=f"{p}_out"))
+            x, ch = f"{p}.out", width
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap"], name="gap"))
+    nodes.append(helper.make_node("Flatten", ["gap"], ["flat"], name="flatten"))
+    inits += [_w("fc.w", 1000, 512), _w("fc.b", 1000)]
+    nodes.append(helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["y"], name="fc", transB=1))
+    xin = helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 3, 224, 224])
+    yout = helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 1000])
+    graph = helper.make_graph(nodes, "resnet18", [xin], [yout], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])

@@ -31,6 +31,7 @@ from .onnx_nets import (
     constant_weight_net,
     grouped_conv_net,
     residual_net,
+    resnet18,
     unsupported_net,
     weight_first_matmul_net,
 )
@@ -253,3 +254,13 @@ def test_check_on_a_graph(capsys):
     assert ex.value.code == 0 and r["agree"]
     assert r["solvers"]["exact"]["status"] == "refused" and r["solvers"]["cpsat"]["status"] == "optimal"
     assert all(lv["dp_is_level_optimal"] for lv in r["levels"])
+
+
+def test_onnx_resnet18_equals_the_zoo_yaml(tmp_path):
+    # conv + batch norm + relu, max-pool, projection shortcuts, global pooling, flatten, gemm
+    path = tmp_path / "resnet18.onnx"
+    onnx.save(resnet18(), str(path))
+    from_onnx, zoo = load_network_file(path), load_model("resnet18")
+    assert from_onnx.layers == zoo.layers
+    assert from_onnx.edges == zoo.edges and from_onnx.edge_shares == zoo.edge_shares
+    assert from_onnx.batch == zoo.batch == 512
