@@ -123,6 +123,7 @@ def solve(problem: Problem, options: SolveOptions | None = None, weights: tuple[
     if status == cp_model.INFEASIBLE:
         return Solution("cpsat", Status.INFEASIBLE, None, None, None, None, wall, info)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        info["reason"] = f"CP-SAT found no plan within its limits (status {solver.status_name(status)}); raise --time-limit"
         return Solution("cpsat", Status.UNKNOWN, None, None, None, None, wall, info)
     plan = extract_plan(problem, f, lambda v: solver.value(xs[v]))
     inner = sum((c // g) * solver.value(xs[v]) for v, c in enumerate(f.objective) if c)
