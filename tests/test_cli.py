@@ -189,3 +189,23 @@ def test_check_bad_solver_list(capsys):
 def test_exact_refusal_is_bad_input(capsys):
     code, _, err = run(["--solver", "exact", "--space", "accpar", "--levels", "13"], capsys)
     assert code == 2 and "exact: 3^13 = 1,594,323 type vectors per layer" in err
+
+
+def test_output_to_a_missing_folder_is_bad_input(tmp_path, capsys):
+    code, out, err = run(["--output", str(tmp_path / "no" / "such" / "r.txt")], capsys)
+    assert code == 2 and "--output: cannot write" in err and out == ""
+
+
+def test_missing_constraints_file(tmp_path, capsys):
+    code, _, err = run(["--constraints", str(tmp_path / "c.yaml")], capsys)
+    assert code == 2 and f"{tmp_path / 'c.yaml'}: no such file" in err
+
+
+def test_check_reports_a_conflict(capsys):
+    code, out, _ = run(["check", "--model", "lenet-c", "--levels", "2", "--memory", "0.0001", "--workers", "1",
+                        "--format", "json"], capsys)
+    r = json.loads(out)
+    assert code == 0 and r["agree"] and r["optimum"] is None
+    assert r["infeasible"] == ["cpsat", "brute"]
+    assert r["conflict"] == ["memory <= 107.4 kB per accelerator"]
+    assert r["suggestion"].startswith("the smallest feasible memory is")
