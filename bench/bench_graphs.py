@@ -2,7 +2,9 @@
 hierarchical DP's gap, at 16 and 128 accelerators in both spaces.
 
 The DP on graphs is the per-level frontier elimination (exact per level); CP-SAT proves the
-joint optimum; every plan is re-scored by the evaluator. Prints a Markdown table.
+joint optimum; the exact solver's variable elimination over type vectors runs where its
+tables fit (else "refused") and must agree; every plan is re-scored by the evaluator.
+Prints a Markdown table.
 
     python bench/bench_graphs.py [--time-limit S] [--workers N]
 """
@@ -16,7 +18,8 @@ from explorer.partition import Space
 from explorer.problem import Problem
 from explorer.run import rescore
 from explorer.specs import load_array, load_model
-from solvers import cpsat, dp
+from explorer.errors import Refused
+from solvers import cpsat, dp, exact
 from solvers.base import SolveOptions, Status
 
 
@@ -26,8 +29,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
     t0 = time.perf_counter()
-    print("| network | nodes (weighted) | accelerators | space | DP ms | DP gap | CP-SAT vars | CP-SAT | CP-SAT s |")
-    print("|---|---:|---:|---|---:|---:|---:|---|---:|")
+    print("| network | nodes (weighted) | accelerators | space | DP ms | DP gap | CP-SAT vars | CP-SAT | CP-SAT s | exact s |")
+    print("|---|---:|---:|---|---:|---:|---:|---|---:|---:|")
     for arr in ("hypar-16", "accpar-128"):
         for space in (Space.HYPAR, Space.ACCPAR):
             for m in ("resnet18", "resnet34", "resnet50", "bert-base"):
@@ -36,13 +39,21 @@ def main() -> None:
                 c = cpsat.solve(p, SolveOptions(workers=args.workers, time_limit_s=args.time_limit))
                 rescore(p, d)
                 rescore(p, c)
+                try:
+                    e = exact.solve(p)
+                    rescore(p, e)
+                    if c.status is Status.OPTIMAL and e.objective != c.objective:
+                        raise SystemExit(f"{m}: exact {e.objective} != cpsat {c.objective}")
+                    ex = f"{e.wall_s:.2f}"
+                except Refused:
+                    ex = "refused"
                 w = sum(not L.is_join for L in p.network.layers)
                 if c.status is Status.OPTIMAL:
                     gap = f"{100 * (d.objective - c.objective) / c.objective:.3f}%"
                 else:
                     gap = f"<= {100 * (d.objective - c.bound) / max(1, c.bound):.3f}%"
                 print(f"| {m} | {p.num_layers} ({w}) | {p.array.accelerators} | {space.value} | {d.wall_s * 1e3:.1f} | {gap} | "
-                      f"{c.info['variables']:,} | {c.status.value} | {c.wall_s:.2f} |", flush=True)
+                      f"{c.info['variables']:,} | {c.status.value} | {c.wall_s:.2f} | {ex} |", flush=True)
     print(f"\n(total {time.perf_counter() - t0:.1f} s)")
 
 

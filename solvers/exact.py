@@ -12,6 +12,12 @@ sigma_0..sigma_{j-1} the table is indexed by (tau_0..tau_{j-1}, sigma_j..sigma_{
 Each step costs K^(H+1); a layer costs H * K^(H+1) instead of K^(2H). Costs come from the
 shared cost tables, looked up once per count state and gathered per prefix.
 
+Graphs (joins, branches) go through ``solve_graph``: variable elimination over the same
+type-vector states, one factor per node (its intra costs) and per edge (its full K^H x K^H
+inter costs), nodes eliminated in a greedy min-degree order. Exact; it grows as
+(K^H)^(width+1) with the order's width, which is 2 on ResNets and BERT (Q, K, V each touch
+only the layer input and the attention join), and refuses where tables would not fit.
+
 Pins and forbids are enforced (a blocked type vector costs more than any plan). Link caps
 and memory limits couple all layers, so the DP cannot carry them; it solves without them
 and, when that optimum satisfies them, it is also the optimum with them (a relaxation's
@@ -24,7 +30,7 @@ import time
 
 import numpy as np
 
-from explorer.errors import CannotEnforce, InstanceTooLarge, Refused
+from explorer.errors import CannotEnforce, InstanceTooLarge
 from explorer.plan import Plan
 from explorer.problem import Problem
 
@@ -48,9 +54,6 @@ def check_size(problem: Problem, max_states: int | None = None) -> None:
             f"exact: {L} layers x {H} levels x {n:,} type vectors = {L * H * n:,} back-pointers exceeds its limit "
             f"of {MAX_BACKPOINTERS:,}; use --solver cpsat"
         )
-    if not problem.network.is_chain:
-        raise Refused("exact: handles chains only, and this network is a graph (joins or branches); "
-                      "use --solver cpsat, or brute on tiny graphs")
 
 
 def _prefix_states(problem: Problem):
@@ -71,9 +74,15 @@ def _prefix_states(problem: Problem):
     return out
 
 
+MAX_GRAPH_TABLE = 20_000_000  # entries of one elimination table on graphs (int64: 160 MB)
+MAX_EDGE_MATRIX = 4_000_000  # entries of one edge's K^H x K^H matrix
+
+
 def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     options = options or SolveOptions()
     check_size(problem, options.max_states)
+    if not problem.network.is_chain:
+        return solve_graph(problem, options)
     t0 = time.perf_counter()
     tables, weights = problem.tables, problem.weights.weights
     types = tables.types
@@ -138,7 +147,107 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
             sigma[j] = int(backs[l][j][_number(digits, K)])
         vectors[l - 1] = _number(sigma, K)
     plan = Plan.from_layer_vectors([tuple(types[d] for d in _digits(v, K, H)) for v in vectors])
-    wall = time.perf_counter() - t0
+    return _finish(problem, plan, int(cost[best]), time.perf_counter() - t0, {"type_vectors_per_layer": N})
+
+
+def elimination_order(problem: Problem) -> tuple[list[int], int]:
+    """A greedy min-degree elimination order of the network's interaction graph, and the most
+    variables any step combines (the order's width + 1)."""
+    N = problem.num_layers
+    adj: list[set[int]] = [set() for _ in range(N)]
+    for u, v in problem.network.edges:
+        adj[u].add(v)
+        adj[v].add(u)
+    alive, order, widest = set(range(N)), [], 1
+    while alive:
+        z = min(alive, key=lambda n: (len(adj[n]), n))
+        widest = max(widest, len(adj[z]) + 1)
+        for a in adj[z]:
+            adj[a] |= adj[z] - {a}
+            adj[a].discard(z)
+        alive.discard(z)
+        order.append(z)
+    return order, widest
+
+
+def solve_graph(problem: Problem, options: SolveOptions) -> Solution:
+    """Exact joint optimum on a graph: variable elimination over type vectors (see module doc)."""
+    tables, weights = problem.tables, problem.weights.weights
+    types = tables.types
+    K, H, N = len(types), problem.levels, problem.num_layers
+    V = K**H
+    order, width = elimination_order(problem)
+    if float(V) ** width > MAX_GRAPH_TABLE or V * V > MAX_EDGE_MATRIX:
+        raise InstanceTooLarge(
+            f"exact: eliminating this graph combines {width} nodes at once, a table of ({K}^{H})^{width} = "
+            f"{float(V) ** width:.3g} entries (limit {MAX_GRAPH_TABLE:,}); use --solver cpsat"
+        )
+    t0 = time.perf_counter()
+    prefix = _prefix_states(problem)
+    bound = sum(weights) * tables.max_level_cost()
+    use_int64 = bound < 2**60
+    dtype = np.int64 if use_int64 else object
+    BIG = 2**61 if use_int64 else 1 << 400
+    vectors = np.arange(V)
+    digit = [(vectors // K ** (H - 1 - h)) % K for h in range(H)]
+    pstate = [prefix[h][0][vectors // K ** (H - h)] for h in range(H)]
+
+    def intra_vec(n: int) -> np.ndarray:
+        vec = np.zeros(V, dtype=dtype)
+        blocked = np.zeros(V, dtype=bool)
+        for h in range(H):
+            _, states = prefix[h]
+            rows = np.array([[weights[h] * tables.intra(n, t, s) for t in types] for s in states], dtype=dtype)
+            vec = vec + rows[pstate[h], digit[h]]
+            allowed = problem.allowed(h, n)
+            blocked |= np.array([t not in allowed for t in types])[digit[h]]
+        vec[blocked] = BIG
+        return vec
+
+    def edge_matrix(e: int) -> np.ndarray:  # [sigma (producer), tau (consumer)]
+        g = np.zeros((V, V), dtype=dtype)
+        for h in range(H):
+            _, states = prefix[h]
+            mats = np.array([[[weights[h] * tables.inter(e, a, b, s) for b in types] for a in types] for s in states], dtype=dtype)
+            g = g + mats[pstate[h][None, :], digit[h][:, None], digit[h][None, :]]
+        return g
+
+    factors: list[tuple[tuple[int, ...], np.ndarray]] = [((n,), intra_vec(n)) for n in range(N)]
+    factors += [((u, v), edge_matrix(e)) for e, (u, v) in enumerate(tables.edges)]
+    constant = 0
+    records: list[tuple[list[int], int, np.ndarray]] = []
+    for z in order:
+        bucket = [f for f in factors if z in f[0]]
+        factors = [f for f in factors if z not in f[0]]
+        scope = sorted({n for fv, _ in bucket for n in fv})
+        table = np.zeros((1,) * len(scope), dtype=dtype)
+        for fv, arr in bucket:
+            perm = sorted(range(len(fv)), key=lambda k: scope.index(fv[k]))
+            table = table + arr.transpose(perm).reshape([V if n in fv else 1 for n in scope])
+        if use_int64:
+            np.minimum(table, BIG, out=table)
+        ax = scope.index(z)
+        arg = table.argmin(axis=ax)
+        rest = scope[:ax] + scope[ax + 1:]
+        reduced = np.take_along_axis(table, np.expand_dims(arg, ax), axis=ax).squeeze(ax)
+        records.append((rest, z, arg))
+        if rest:
+            factors.append((tuple(rest), reduced))
+        else:
+            constant = min(constant + reduced.item(), BIG) if use_int64 else constant + reduced.item()
+    best = constant
+    if best >= BIG:
+        return Solution("exact", Status.INFEASIBLE, None, None, None, None, time.perf_counter() - t0,
+                        {"reason": "pins and forbids leave no plan"})
+    chosen: dict[int, int] = {}
+    for rest, z, arg in reversed(records):
+        chosen[z] = int(arg[tuple(chosen[n] for n in rest)])
+    plan = Plan.from_layer_vectors([tuple(types[d] for d in _digits(chosen[n], K, H)) for n in range(N)])
+    return _finish(problem, plan, int(best), time.perf_counter() - t0, {"type_vectors_per_layer": V, "width": width})
+
+
+def _finish(problem: Problem, plan: Plan, value: int, wall: float, info: dict) -> Solution:
+    """Score the plan from the tables, check it against the DP value and the coupling constraints."""
     sol = plan_solution("exact", problem, plan, Status.OPTIMAL, wall)
     broken = problem.plan_violations_units(sol.level_units, plan.types)
     if broken:
@@ -146,10 +255,9 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
             "exact: its optimum without caps and memory breaks " + "; ".join(broken)
             + ", and it cannot enforce them exactly; use --solver cpsat (or brute on tiny nets)"
         )
-    if sol.objective != int(cost[best]):
-        raise AssertionError(f"exact: DP value {cost[best]} != table re-score {sol.objective}")
-    return Solution(sol.solver, sol.status, sol.plan, sol.objective, sol.objective, sol.level_units, wall,
-                    {"type_vectors_per_layer": N})
+    if sol.objective != value:
+        raise AssertionError(f"exact: DP value {value} != table re-score {sol.objective}")
+    return Solution(sol.solver, sol.status, sol.plan, sol.objective, sol.objective, sol.level_units, wall, info)
 
 
 def _digits(n: int, K: int, H: int) -> list[int]:

@@ -155,10 +155,10 @@ def test_cpsat_equals_brute_on_random_dags(seed):
     p = Problem(net, synthetic_array(H), space)
     if brute.plan_count(p) > 60_000:
         p = Problem(net, synthetic_array(1), space)
-    b, c, d = brute.solve(p), cpsat.solve(p, ONE), dp.solve(p)
-    for s in (b, c, d):
+    b, c, d, e = brute.solve(p), cpsat.solve(p, ONE), dp.solve(p), exact.solve(p)
+    for s in (b, c, d, e):
         rescore(p, s)
-    assert b.status is c.status is Status.OPTIMAL and b.objective == c.objective
+    assert b.status is c.status is e.status is Status.OPTIMAL and b.objective == c.objective == e.objective
     assert d.objective >= b.objective
 
 
@@ -174,10 +174,17 @@ def test_graph_dp_is_level_optimal_on_random_dags():
             assert method == "enumeration" and opt == d.level_units[h]
 
 
-def test_exact_refuses_graphs():
+def test_exact_on_graphs_and_its_refusal():
     p = Problem(load_network_text(RESIDUAL), make_array(2), Space.HYPAR)
-    with pytest.raises(Refused, match="exact: handles chains only"):
-        exact.solve(p)
+    e, b = exact.solve(p), brute.solve(p)
+    assert e.status is Status.OPTIMAL and e.objective == b.objective
+    rescore(p, e)
+    # ResNet-50 at 16 accelerators, accpar: variable elimination agrees with CP-SAT's proof
+    r50 = Problem(load_model("resnet50"), make_array(4), Space.ACCPAR)
+    e, c = exact.solve(r50), cpsat.solve(r50, SolveOptions(workers=2))
+    assert c.status is Status.OPTIMAL and e.objective == c.objective and e.info["width"] == 3
+    with pytest.raises(Refused, match=r"exact: eliminating this graph combines 3 nodes at once, a table of \(3\^6\)\^3"):
+        exact.solve(Problem(load_model("resnet18"), make_array(6), Space.ACCPAR))
 
 
 @pytest.mark.parametrize("name,weighted,joins,params", [
@@ -252,7 +259,8 @@ def test_check_on_a_graph(capsys):
         main(["check", "--model", "resnet18", "--levels", "2", "--space", "accpar", "--workers", "1", "--format", "json"])
     r = json.loads(capsys.readouterr().out)
     assert ex.value.code == 0 and r["agree"]
-    assert r["solvers"]["exact"]["status"] == "refused" and r["solvers"]["cpsat"]["status"] == "optimal"
+    assert r["solvers"]["exact"]["status"] == r["solvers"]["cpsat"]["status"] == "optimal"
+    assert r["solvers"]["exact"]["objective"] == r["solvers"]["cpsat"]["objective"]
     assert all(lv["dp_is_level_optimal"] for lv in r["levels"])
 
 
