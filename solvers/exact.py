@@ -78,62 +78,83 @@ MAX_GRAPH_TABLE = 20_000_000  # entries of one elimination table on graphs (int6
 MAX_EDGE_MATRIX = 4_000_000  # entries of one edge's K^H x K^H matrix
 
 
+class VectorCosts:
+    """Costs over whole type vectors (a layer's type at every level), read from the shared tables.
+
+    Vector index = the types' mixed-radix number, level 0 most significant. Values are weighted
+    by the objective's level weights; a vector that pins or forbids exclude costs ``big``.
+    """
+
+    def __init__(self, problem: Problem):
+        self.problem, self.tables, self.weights = problem, problem.tables, problem.weights.weights
+        self.types = self.tables.types
+        self.K, self.H = len(self.types), problem.levels
+        self.V = self.K**self.H
+        self.prefix = _prefix_states(problem)
+        self.use_int64 = sum(self.weights) * self.tables.max_level_cost() < 2**60
+        self.dtype = np.int64 if self.use_int64 else object
+        self.big = 2**61 if self.use_int64 else 1 << 400
+        vectors = np.arange(self.V)
+        self.digit = [(vectors // self.K ** (self.H - 1 - h)) % self.K for h in range(self.H)]
+        self.pstate = [self.prefix[h][0][vectors // self.K ** (self.H - h)] for h in range(self.H)]
+
+    def level_mats(self, e: int, h: int) -> np.ndarray:
+        """[count state at level h, producer type, consumer type] -> weighted inter cost of edge e."""
+        w, t = self.weights[h], self.tables
+        return np.array([[[w * t.inter(e, a, b, s) for b in self.types] for a in self.types] for s in self.prefix[h][1]],
+                        dtype=self.dtype)
+
+    def intra_vec(self, n: int) -> np.ndarray:
+        vec = np.zeros(self.V, dtype=self.dtype)
+        blocked = np.zeros(self.V, dtype=bool)
+        for h in range(self.H):
+            rows = np.array([[self.weights[h] * self.tables.intra(n, t, s) for t in self.types] for s in self.prefix[h][1]],
+                            dtype=self.dtype)
+            vec = vec + rows[self.pstate[h], self.digit[h]]
+            allowed = self.problem.allowed(h, n)
+            blocked |= np.array([t not in allowed for t in self.types])[self.digit[h]]
+        vec[blocked] = self.big
+        return vec
+
+    def edge_matrix(self, e: int) -> np.ndarray:
+        """[producer vector, consumer vector] -> weighted inter cost of edge e over all levels."""
+        g = np.zeros((self.V, self.V), dtype=self.dtype)
+        for h in range(self.H):
+            g = g + self.level_mats(e, h)[self.pstate[h][None, :], self.digit[h][:, None], self.digit[h][None, :]]
+        return g
+
+    def clamp(self, a: np.ndarray) -> None:
+        if self.use_int64:
+            np.minimum(a, self.big, out=a)
+
+
 def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     options = options or SolveOptions()
     check_size(problem, options.max_states)
     if not problem.network.is_chain:
         return solve_graph(problem, options)
     t0 = time.perf_counter()
-    tables, weights = problem.tables, problem.weights.weights
-    types = tables.types
-    K, H, L = len(types), problem.levels, problem.num_layers
-    N = K**H
-    prefix = _prefix_states(problem)
-    bound = sum(weights) * tables.max_level_cost()
-    use_int64 = bound < 2**60
-    dtype = np.int64 if use_int64 else object
-    BIG = 2**61 if use_int64 else 1 << 400
-
-    # allowed[h][l] as a mask over types; blocked vectors cost BIG
-    def intra_vec(l: int):  # noqa: E741
-        vec = np.zeros(1, dtype=dtype)
-        blocked = np.zeros(1, dtype=bool)
-        for h in range(H):
-            idx, states = prefix[h]
-            rows = np.array([[weights[h] * tables.intra(l, t, s) for t in types] for s in states], dtype=dtype)
-            vec = (vec[:, None] + rows[idx]).reshape(-1)
-            allowed = problem.allowed(h, l)
-            mask = np.array([t not in allowed for t in types])
-            blocked = (blocked[:, None] | mask[None, :]).reshape(-1)
-        if blocked.any():
-            vec = vec.copy()
-            vec[blocked] = BIG
-        return vec
-
-    cost = intra_vec(0)
+    vc = VectorCosts(problem)
+    types, K, H, L, N = vc.types, vc.K, vc.H, problem.num_layers, vc.V
+    cost = vc.intra_vec(0)
     backs: list[list[np.ndarray]] = [[]]
     for l in range(1, L):  # noqa: E741
         e = l - 1
         cur = cost.reshape(1, K, N // K)
         steps = []
         for j in range(H):
-            idx, states = prefix[j]
-            mats = np.array(
-                [[[weights[j] * tables.inter(e, a, b, s) for b in types] for a in types] for s in states], dtype=dtype
-            )
-            g = mats[idx]  # (K^j, sigma_j, tau_j)
+            g = vc.level_mats(e, j)[vc.prefix[j][0]]  # (K^j, sigma_j, tau_j)
             tmp = cur[:, :, None, :] + g[:, :, :, None]  # (K^j, sigma_j, tau_j, rest)
             arg = tmp.argmin(axis=1)
             new = np.take_along_axis(tmp, arg[:, None, :, :], axis=1)[:, 0]
             steps.append(arg.astype(np.int8).reshape(-1))
             rest = new.shape[2]
             cur = new.reshape(new.shape[0] * K, K, rest // K) if j < H - 1 else new.reshape(-1)
-        cost = cur + intra_vec(l)
-        if use_int64:
-            np.minimum(cost, BIG, out=cost)
+        cost = cur + vc.intra_vec(l)
+        vc.clamp(cost)
         backs.append(steps)
     best = int(cost.argmin())
-    if cost[best] >= BIG:
+    if cost[best] >= vc.big:
         return Solution("exact", Status.INFEASIBLE, None, None, None, None, time.perf_counter() - t0,
                         {"reason": "pins and forbids leave no plan"})
     vectors = [0] * L
@@ -172,9 +193,7 @@ def elimination_order(problem: Problem) -> tuple[list[int], int]:
 
 def solve_graph(problem: Problem, options: SolveOptions) -> Solution:
     """Exact joint optimum on a graph: variable elimination over type vectors (see module doc)."""
-    tables, weights = problem.tables, problem.weights.weights
-    types = tables.types
-    K, H, N = len(types), problem.levels, problem.num_layers
+    K, H, N = len(problem.space.types), problem.levels, problem.num_layers
     V = K**H
     order, width = elimination_order(problem)
     if float(V) ** width > MAX_GRAPH_TABLE or V * V > MAX_EDGE_MATRIX:
@@ -183,49 +202,20 @@ def solve_graph(problem: Problem, options: SolveOptions) -> Solution:
             f"{float(V) ** width:.3g} entries (limit {MAX_GRAPH_TABLE:,}); use --solver cpsat"
         )
     t0 = time.perf_counter()
-    prefix = _prefix_states(problem)
-    bound = sum(weights) * tables.max_level_cost()
-    use_int64 = bound < 2**60
-    dtype = np.int64 if use_int64 else object
-    BIG = 2**61 if use_int64 else 1 << 400
-    vectors = np.arange(V)
-    digit = [(vectors // K ** (H - 1 - h)) % K for h in range(H)]
-    pstate = [prefix[h][0][vectors // K ** (H - h)] for h in range(H)]
-
-    def intra_vec(n: int) -> np.ndarray:
-        vec = np.zeros(V, dtype=dtype)
-        blocked = np.zeros(V, dtype=bool)
-        for h in range(H):
-            _, states = prefix[h]
-            rows = np.array([[weights[h] * tables.intra(n, t, s) for t in types] for s in states], dtype=dtype)
-            vec = vec + rows[pstate[h], digit[h]]
-            allowed = problem.allowed(h, n)
-            blocked |= np.array([t not in allowed for t in types])[digit[h]]
-        vec[blocked] = BIG
-        return vec
-
-    def edge_matrix(e: int) -> np.ndarray:  # [sigma (producer), tau (consumer)]
-        g = np.zeros((V, V), dtype=dtype)
-        for h in range(H):
-            _, states = prefix[h]
-            mats = np.array([[[weights[h] * tables.inter(e, a, b, s) for b in types] for a in types] for s in states], dtype=dtype)
-            g = g + mats[pstate[h][None, :], digit[h][:, None], digit[h][None, :]]
-        return g
-
-    factors: list[tuple[tuple[int, ...], np.ndarray]] = [((n,), intra_vec(n)) for n in range(N)]
-    factors += [((u, v), edge_matrix(e)) for e, (u, v) in enumerate(tables.edges)]
+    vc = VectorCosts(problem)
+    factors: list[tuple[tuple[int, ...], np.ndarray]] = [((n,), vc.intra_vec(n)) for n in range(N)]
+    factors += [((u, v), vc.edge_matrix(e)) for e, (u, v) in enumerate(problem.tables.edges)]
     constant = 0
     records: list[tuple[list[int], int, np.ndarray]] = []
     for z in order:
         bucket = [f for f in factors if z in f[0]]
         factors = [f for f in factors if z not in f[0]]
         scope = sorted({n for fv, _ in bucket for n in fv})
-        table = np.zeros((1,) * len(scope), dtype=dtype)
+        table = np.zeros((1,) * len(scope), dtype=vc.dtype)
         for fv, arr in bucket:
             perm = sorted(range(len(fv)), key=lambda k: scope.index(fv[k]))
             table = table + arr.transpose(perm).reshape([V if n in fv else 1 for n in scope])
-        if use_int64:
-            np.minimum(table, BIG, out=table)
+        vc.clamp(table)
         ax = scope.index(z)
         arg = table.argmin(axis=ax)
         rest = scope[:ax] + scope[ax + 1:]
@@ -234,16 +224,15 @@ def solve_graph(problem: Problem, options: SolveOptions) -> Solution:
         if rest:
             factors.append((tuple(rest), reduced))
         else:
-            constant = min(constant + reduced.item(), BIG) if use_int64 else constant + reduced.item()
-    best = constant
-    if best >= BIG:
+            constant = min(constant + reduced.item(), vc.big)
+    if constant >= vc.big:
         return Solution("exact", Status.INFEASIBLE, None, None, None, None, time.perf_counter() - t0,
                         {"reason": "pins and forbids leave no plan"})
     chosen: dict[int, int] = {}
     for rest, z, arg in reversed(records):
         chosen[z] = int(arg[tuple(chosen[n] for n in rest)])
-    plan = Plan.from_layer_vectors([tuple(types[d] for d in _digits(chosen[n], K, H)) for n in range(N)])
-    return _finish(problem, plan, int(best), time.perf_counter() - t0, {"type_vectors_per_layer": V, "width": width})
+    plan = Plan.from_layer_vectors([tuple(vc.types[d] for d in _digits(chosen[n], K, H)) for n in range(N)])
+    return _finish(problem, plan, int(constant), time.perf_counter() - t0, {"type_vectors_per_layer": V, "width": width})
 
 
 def _finish(problem: Problem, plan: Plan, value: int, wall: float, info: dict) -> Solution:

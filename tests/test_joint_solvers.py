@@ -120,3 +120,18 @@ def test_dump_model(tmp_path):
     sol = cpsat.solve(p, SolveOptions(workers=1, dump_model=str(target)))
     assert sol.status is Status.OPTIMAL
     assert "x[0,0,(0, 0, 0),I]" in target.read_text()
+
+
+def test_huge_sizes_stay_exact_and_cpsat_refuses_overflow():
+    # every tensor has ~2^63 elements: beyond int64 once in units. The exact solver
+    # switches to Python integers, brute force uses them anyway; CP-SAT refuses by name.
+    from explorer.network import Layer, LayerKind, Network
+
+    b1, d1, d2, d3 = 3_000_000_019, 3_000_000_017, 2_999_999_929, 2_999_999_963  # no common factor to divide out
+    net = Network.chain("huge", b1, [Layer("a", LayerKind.FC, d1, d2), Layer("b", LayerKind.FC, d2, d3)])
+    p = Problem(net, make_array(2), Space.ACCPAR)
+    e, b = exact.solve(p), brute.solve(p)
+    assert e.objective == b.objective and e.objective > 2**63
+    rescore(p, e)
+    with pytest.raises(InstanceTooLarge, match=r"cpsat: the objective can reach .* beyond CP-SAT's int64 range"):
+        cpsat.solve(p, ONE)
