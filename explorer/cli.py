@@ -165,9 +165,16 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     text = json.dumps(result, indent=2) + "\n" if fmt == "json" else render_table(problem, result)
     emit(text, output)
     ok = result["plan"] is not None and not result["violations"]
-    if not ok and result.get("conflict"):
-        click.echo("explore: no plan satisfies the constraints; these conflict: " + "; ".join(result["conflict"])
-                   + (f" ({result['suggestion']})" if result.get("suggestion") else ""), err=True)
+    if not ok:
+        if result.get("conflict"):
+            why = "no plan satisfies the constraints; these conflict: " + "; ".join(result["conflict"])
+            why += f" ({result['suggestion']})" if result.get("suggestion") else ""
+        elif result["plan"] is not None:
+            why = f"the {solver} plan breaks " + "; ".join(v["constraint"] for v in result["violations"])
+            why += " (--solver cpsat enforces caps and memory)"
+        else:
+            why = result.get("reason") or f"{solver} found no plan"
+        click.echo(f"explore: {why}", err=True)
     sys.exit(0 if ok else 1)
 
 

@@ -209,3 +209,15 @@ def test_check_reports_a_conflict(capsys):
     assert r["infeasible"] == ["cpsat", "brute"]
     assert r["conflict"] == ["memory <= 107.4 kB per accelerator"]
     assert r["suggestion"].startswith("the smallest feasible memory is")
+
+
+def test_dp_violation_said_on_stderr(capsys):
+    code, out, err = run(["--cap", "3=55MB", "--format", "json"], capsys)
+    assert code == 1 and json.loads(out)["status"] == "infeasible"
+    assert err == "explore: the dp plan breaks cap level 3 <= 55 MB (--cap) (--solver cpsat enforces caps and memory)\n"
+
+
+def test_contradicting_pin_and_forbid(capsys):
+    code, out, err = run(["--pin", "fc6@0=I", "--forbid", "fc6=I"], capsys)
+    assert code == 1
+    assert "no plan satisfies the constraints; these conflict: pin fc6@0=I; forbid fc6=I" in err
