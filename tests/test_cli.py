@@ -221,3 +221,12 @@ def test_contradicting_pin_and_forbid(capsys):
     code, out, err = run(["--pin", "fc6@0=I", "--forbid", "fc6=I"], capsys)
     assert code == 1
     assert "no plan satisfies the constraints; these conflict: pin fc6@0=I; forbid fc6=I" in err
+
+
+def test_list_json(capsys):
+    code, out, _ = run(["list", "--format", "json"], capsys)
+    r = json.loads(out)
+    models = {m["name"]: m for m in r["models"]}
+    assert code == 0 and models["resnet50"]["graph"] and not models["vgg-a"]["graph"]
+    assert models["bert-base"]["weighted_layers"] == 72 and r["aliases"]["vgg16"] == "vgg-d"
+    assert {a["name"] for a in r["arrays"]} == {"hypar-16", "accpar-128", "array-1024"}
