@@ -65,10 +65,6 @@ class Constraints:
     def empty(self) -> bool:
         return not self.pins and not self.forbids
 
-    def couples(self) -> bool:
-        """Whether any constraint spans layers or levels (caps, memory)."""
-        return bool(self.caps) or self.memory_bytes is not None
-
     def cap_at(self, level: int) -> Cap | None:
         for c in self.caps:
             if c.level == level:
@@ -84,13 +80,6 @@ class Constraints:
             if p.layer == layer and (p.level is None or p.level == level):
                 out = [t for t in out if t is p.type]
         return tuple(out)
-
-    def cell_only(self) -> "Constraints":
-        """Just the pins and forbids (what the hierarchical DP and the exact solver enforce)."""
-        return Constraints(self.pins, self.forbids, (), None, self.weight_copies)
-
-    def with_caps(self, caps: list[Cap]) -> "Constraints":
-        return Constraints(self.pins, self.forbids, tuple(tighten(caps)), self.memory_bytes, self.weight_copies)
 
     def without(self, name: str) -> "Constraints":
         """These constraints less the one called ``name`` (see ``side_names``)."""

@@ -170,10 +170,6 @@ class CostTables:
         n1, n2, n3 = final_counts
         return (2 + weight_copies) * (w >> (n2 + n3)) + (f >> (n1 + n2))
 
-    def input_units(self, layer: int, counts: Counts) -> int:
-        """Layer's scaled A(F_l) in units (what inter amounts are fractions of)."""
-        return self._base[layer][0] >> (counts[0] + counts[1])
-
     def states(self, h: int) -> list[Counts]:
         """Count tuples a layer can have at level h (after h choices) in this space."""
         return compositions(h, self.space)

@@ -22,9 +22,6 @@ class Plan:
     def at(self, level: int, layer: int) -> PartitionType:
         return self.types[level][layer]
 
-    def layer_vector(self, layer: int) -> tuple[PartitionType, ...]:
-        return tuple(row[layer] for row in self.types)
-
     def to_lists(self) -> list[list[str]]:
         return [[t.value for t in row] for row in self.types]
 

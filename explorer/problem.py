@@ -52,10 +52,6 @@ class Problem:
             types = tuple(t for t in types if t in JOIN_TYPES)
         return self.constraints.allowed(level, layer, types)
 
-    def constraints_need_coupling(self) -> bool:
-        """True when constraints couple layers or levels (caps, memory), beyond per-cell pins/forbids."""
-        return self.constraints.couples()
-
     def cap_units(self, level: int) -> int | None:
         """The cap of a level as a bound on c_h in units: c_h * dtype <= cap  <=>  c_h <= floor(cap*unit/dtype)."""
         cap = self.constraints.cap_at(level)
@@ -87,9 +83,6 @@ class Problem:
         counts = plan_final_counts(tuple(tuple(r) for r in rows), self.num_layers)
         wc = self.constraints.weight_copies
         return sum(self.tables.footprint_units(l, c, wc) for l, c in enumerate(counts))  # noqa: E741
-
-    def with_objective(self, objective: Objective) -> "Problem":
-        return replace(self, objective=objective)
 
     def with_constraints(self, constraints: Constraints) -> "Problem":
         return replace(self, constraints=constraints)

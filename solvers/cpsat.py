@@ -85,10 +85,10 @@ class _Progress(cp_model.CpSolverSolutionCallback):
                  f"{self.best_objective_bound * self.scale:.6g}, {time.perf_counter() - self.t0:.1f} s")
 
 
-def solve(problem: Problem, options: SolveOptions | None = None, weights: tuple[int, ...] | None = None) -> Solution:
+def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     options = options or SolveOptions()
     t0 = time.perf_counter()
-    f = build(problem, weights)
+    f = build(problem)
     model, xs, _ = to_cp_model(f)
     hint = options.hint
     if hint is None:
@@ -113,7 +113,7 @@ def solve(problem: Problem, options: SolveOptions | None = None, weights: tuple[
         p.max_deterministic_time = float(options.deterministic_time_limit)
     callback = None
     if options.progress:
-        unit = "elements" if problem.objective.value == "traffic" or weights is not None else "s"
+        unit = "elements" if problem.objective.value == "traffic" or problem.custom_weights is not None else "s"
         callback = _Progress(options.progress, float(problem.weights.scale) * f.objective_gcd, unit, t0)
     status = solver.solve(model, callback)
     wall = time.perf_counter() - t0
@@ -129,17 +129,17 @@ def solve(problem: Problem, options: SolveOptions | None = None, weights: tuple[
     inner = sum((c // g) * solver.value(xs[v]) for v, c in enumerate(f.objective) if c)
     bound = solver.response_proto.inner_objective_lower_bound * g
     sol = plan_solution("cpsat", problem, plan, Status.FEASIBLE, wall, info=info)
-    w = weights if weights is not None else problem.weights.weights
-    objective = sum(wh * c for wh, c in zip(w, sol.level_units))
+    objective = sol.objective
     if objective != inner * g:
         raise AssertionError(f"cpsat: model objective {inner * g} != table re-score {objective}")
-    bound = min(bound, objective)  # a bound never exceeds a found plan's value
+    if bound > objective:
+        raise AssertionError(f"cpsat: bound {bound} above the value {objective} of a plan it found")
     proven = status == cp_model.OPTIMAL and objective == bound
     return Solution("cpsat", Status.OPTIMAL if proven else Status.FEASIBLE, plan, objective, bound,
                     sol.level_units, wall, info)
 
 
-def _feasible(model: cp_model.CpModel, lits: list, workers: int = 1, seed: int = 0) -> int:
+def _feasible(model: cp_model.CpModel, lits: list, workers: int = 1, seed: int = 0) -> tuple[cp_model.CpSolver, int]:
     model.clear_assumptions()
     model.add_assumptions(lits)
     solver = cp_model.CpSolver()

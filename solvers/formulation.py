@@ -71,11 +71,11 @@ class Formulation:
         return len(self.names)
 
 
-def build(problem: Problem, weights: tuple[int, ...] | None = None) -> Formulation:
+def build(problem: Problem) -> Formulation:
     tables = problem.tables
     types = tables.types
     K, H, L = len(types), problem.levels, problem.num_layers
-    w = weights if weights is not None else problem.weights.weights
+    w = problem.weights.weights
     f = Formulation()
     # choice flow per layer
     for l in range(L):  # noqa: E741
