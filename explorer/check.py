@@ -68,6 +68,7 @@ def level_optimum(problem: Problem, plan_rows, h: int, options: CheckOptions, lo
         method = "cpsat"
         if sol.status is not Status.OPTIMAL:
             raise RuntimeError(f"level {h}: CP-SAT did not prove the level optimum ({sol.status})")
+    rescore(sub, sol)  # the level optimum's plan, too, is re-scored by the evaluator
     return sol.objective, method
 
 

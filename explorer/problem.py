@@ -45,12 +45,15 @@ class Problem:
             return LevelWeights(tuple(self.custom_weights), Fraction(1, self.tables.unit_per_element))
         return level_weights(self.objective, self.array, self.tables.unit_per_element)
 
-    def allowed(self, level: int, layer: int) -> tuple[PartitionType, ...]:
-        """Types layer may take at level: the space's (I and II for a join), narrowed by pins and forbids."""
-        types = self.space.types
+    def node_types(self, layer: int) -> tuple[PartitionType, ...]:
+        """Types the node can take at all: the space's, I and II only for a join."""
         if self.network.layers[layer].is_join:
-            types = tuple(t for t in types if t in JOIN_TYPES)
-        return self.constraints.allowed(level, layer, types)
+            return tuple(t for t in self.space.types if t in JOIN_TYPES)
+        return self.space.types
+
+    def allowed(self, level: int, layer: int) -> tuple[PartitionType, ...]:
+        """Types layer may take at level: ``node_types`` narrowed by pins and forbids."""
+        return self.constraints.allowed(level, layer, self.node_types(layer))
 
     def cap_units(self, level: int) -> int | None:
         """The cap of a level as a bound on c_h in units: c_h * dtype <= cap  <=>  c_h <= floor(cap*unit/dtype)."""

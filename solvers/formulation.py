@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from math import gcd
 
 from explorer.comm import add_type, advance
-from explorer.partition import JOIN_TYPES
 from explorer.plan import Plan
 from explorer.problem import Problem
 
@@ -86,7 +85,7 @@ def build(problem: Problem) -> Formulation:
                     v = f.new_var(f"x[{l},{h},{s},{t}]", w[h] * tables.intra(l, t, s))
                     f.x[(l, h, s, k)] = v
                     level_vars.append(v)
-                    if problem.network.layers[l].is_join and t not in JOIN_TYPES:
+                    if t not in problem.node_types(l):
                         f.fixed_zero.append(v)
             f.exactly_one.append(level_vars)
             if h == 0:
