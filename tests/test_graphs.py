@@ -70,6 +70,19 @@ def test_residual_block_golden(plan):
     assert dp.solve(p).objective == 56 * p.tables.unit_per_element  # min over all 8 plans: 56
 
 
+def test_edge_out_of_a_join_golden():
+    # RESIDUAL plus C: fc 8 -> 2 reading res (batch 2: A(F_C) = 16, A(W_C) = 16, A(Fout_C) = 4).
+    #   (II, II, II, I):  56 as above + intra C I 16 + res(II: column) -> C(I: needs rows):
+    #                     fwd col->row 16/4 = 4, bwd C's row error -> res's column: 4  -> 80
+    #   (II, II, II, II): 56 + intra C II 4 + res -> C: col->col both ways 0          -> 60
+    #   (I, I, I, II):    96 + 4 + res(I: row) -> C(II: needs columns, produces column error):
+    #                     fwd row->col 4, bwd col->row 4                               -> 108
+    text = RESIDUAL + "  - {name: C, kind: fc, in_features: 8, out_features: 2, inputs: [res]}\n"
+    net = load_network_text(text, "block+C")
+    for plan, cost in (((T.II, T.II, T.II, T.I), 80), ((T.II, T.II, T.II, T.II), 60), ((T.I, T.I, T.I, T.II), 108)):
+        assert evaluate(net, make_array(1), Space.HYPAR, Plan((plan,))).level_cost == (cost,), plan
+
+
 def test_join_takes_no_type_iii():
     net = load_network_text(RESIDUAL, "block")
     p = Problem(net, make_array(2), Space.ACCPAR)
