@@ -13,13 +13,13 @@ from __future__ import annotations
 import argparse
 import time
 
-from explorer.array import synthetic_array
-from explorer.costs import plan_level_units
-from explorer.partition import Space
-from explorer.problem import Problem
-from explorer.randnet import random_chain
-from solvers.baselines import baseline_plan
-from solvers.dp import hierarchical_dp
+from explorer.core.array import synthetic_array
+from explorer.core.costs import plan_level_units
+from explorer.core.partition import Space
+from explorer.core.problem import Problem
+from explorer.core.randnet import random_chain
+from explorer.app.baselines import baseline_plan
+from explorer.solvers.dp import hierarchical_dp
 
 
 def best_of(fn, repeat: int) -> float:

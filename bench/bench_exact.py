@@ -20,15 +20,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from highs_mip import solve_highs  # noqa: E402
 
-from explorer.array import synthetic_array  # noqa: E402
-from explorer.errors import InstanceTooLarge  # noqa: E402
-from explorer.partition import Space  # noqa: E402
-from explorer.problem import Problem  # noqa: E402
-from explorer.randnet import random_chain  # noqa: E402
-from explorer.run import rescore  # noqa: E402
-from explorer.specs import load_array, load_model  # noqa: E402
-from solvers import cpsat, exact  # noqa: E402
-from solvers.base import SolveOptions, Status  # noqa: E402
+from explorer.core.array import synthetic_array  # noqa: E402
+from explorer.core.errors import InstanceTooLarge  # noqa: E402
+from explorer.core.partition import Space  # noqa: E402
+from explorer.core.problem import Problem  # noqa: E402
+from explorer.core.randnet import random_chain  # noqa: E402
+from explorer.app.run import rescore  # noqa: E402
+from explorer.frontends import load_array, load_model  # noqa: E402
+from explorer.solvers import cpsat, exact  # noqa: E402
+from explorer.core.solution import SolveOptions, Status  # noqa: E402
 
 
 def cell(sol, ref) -> str:
@@ -55,7 +55,7 @@ def run_row(name: str, problem: Problem, time_limit: float, workers: int, highs:
         if hsol.plan is not None:
             rescore(problem, hsol)
     ref = e.objective if e else (c.objective if c.status is Status.OPTIMAL else None)
-    from solvers.formulation import build
+    from explorer.solvers.formulation import build
 
     nvars = build(problem).num_vars
     base = e.wall_s if e else None

@@ -14,13 +14,13 @@ from __future__ import annotations
 import argparse
 import time
 
-from explorer.partition import Space
-from explorer.problem import Problem
-from explorer.run import rescore
-from explorer.specs import load_array, load_model
-from explorer.errors import Refused
-from solvers import cpsat, dp, exact
-from solvers.base import SolveOptions, Status
+from explorer.core.partition import Space
+from explorer.core.problem import Problem
+from explorer.app.run import rescore
+from explorer.frontends import load_array, load_model
+from explorer.core.errors import Refused
+from explorer.solvers import cpsat, dp, exact
+from explorer.core.solution import SolveOptions, Status
 
 
 def main() -> None:

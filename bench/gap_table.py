@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import time
 
-import models
-from explorer.partition import Space
-from explorer.problem import Problem
-from explorer.run import rescore
-from explorer.specs import load_array, load_model
-from solvers import cpsat, dp, exact
-from solvers.base import SolveOptions, Status
+from explorer.frontends import zoo
+from explorer.core.partition import Space
+from explorer.core.problem import Problem
+from explorer.app.run import rescore
+from explorer.frontends import load_array, load_model
+from explorer.solvers import cpsat, dp, exact
+from explorer.core.solution import SolveOptions, Status
 
 ZOO = ["sfc", "sconv", "lenet-c", "cifar-c", "alexnet", "vgg-a", "vgg-b", "vgg-c", "vgg-d", "vgg-e"]
 
 
 def main() -> None:
     t0 = time.perf_counter()
-    assert set(ZOO) <= set(models.zoo_files())
+    assert set(ZOO) <= set(zoo.zoo_files())
     print("| network | accelerators | space | DP traffic (elements) | optimum (elements) | DP gap | cells differing | CP-SAT proof |")
     print("|---|---:|---|---:|---:|---:|---:|---|")
     for arr_name in ("hypar-16", "accpar-128"):

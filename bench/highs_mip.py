@@ -10,9 +10,9 @@ import time
 
 import numpy as np
 
-from explorer.problem import Problem
-from solvers.base import Solution, Status, plan_solution
-from solvers.formulation import build, extract_plan
+from explorer.core.problem import Problem
+from explorer.core.solution import Solution, Status, plan_solution
+from explorer.solvers.formulation import build, extract_plan
 
 
 def solve_highs(problem: Problem, time_limit_s: float = 60.0, threads: int = 1) -> Solution:

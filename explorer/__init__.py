@@ -1,7 +1,7 @@
 """HyPar explorer: hybrid parallelism on arrays of deep-learning accelerators.
 
 Pipeline: spec -> network -> cost tables -> solver -> plan -> evaluate -> report.
-The library never prints or configures logging; the CLI (``explorer.cli``) does.
+The library never prints or configures logging; the CLI (``explorer.app.cli``) does.
 """
 
 __version__ = "0.1.0"

@@ -7,10 +7,10 @@ from typing import Callable
 
 # name -> module holding ``solve``; imported on use so that ``explore`` starts fast.
 REGISTRY: dict[str, str] = {
-    "dp": "solvers.dp",
-    "cpsat": "solvers.cpsat",
-    "exact": "solvers.exact",
-    "brute": "solvers.brute",
+    "dp": "explorer.solvers.dp",
+    "cpsat": "explorer.solvers.cpsat",
+    "exact": "explorer.solvers.exact",
+    "brute": "explorer.solvers.brute",
 }
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import itertools
 import time
 
-from explorer.comm import advance
-from explorer.errors import InstanceTooLarge
-from explorer.plan import Plan
-from explorer.problem import Problem
+from explorer.core.comm import advance
+from explorer.core.errors import InstanceTooLarge
+from explorer.core.plan import Plan
+from explorer.core.problem import Problem
 
-from .base import Solution, SolveOptions, Status, plan_solution
+from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
 DEFAULT_MAX_PLANS = 300_000
 

@@ -22,13 +22,13 @@ from fractions import Fraction
 
 from ortools.sat.python import cp_model
 
-from explorer.comm import add_type
-from explorer.constraints import format_bytes
-from explorer.errors import InstanceTooLarge
-from explorer.problem import Problem
+from explorer.core.comm import add_type
+from explorer.core.constraints import format_bytes
+from explorer.core.errors import InstanceTooLarge
+from explorer.core.problem import Problem
 
 from . import dp
-from .base import Solution, SolveOptions, Status, plan_solution
+from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 from .formulation import Formulation, assignment, build, extract_plan
 
 INT64_SAFE = 2**62

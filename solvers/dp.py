@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import time
 
-from explorer.comm import advance
-from explorer.plan import Plan
-from explorer.problem import Problem
+from explorer.core.comm import advance
+from explorer.core.plan import Plan
+from explorer.core.problem import Problem
 
-from .base import Solution, SolveOptions, Status, plan_solution
+from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
 # Cost of a disallowed choice: larger than any real cost (those stay far below 2^100 units).
 BLOCKED = 1 << 200

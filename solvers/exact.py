@@ -30,11 +30,11 @@ import time
 
 import numpy as np
 
-from explorer.errors import CannotEnforce, InstanceTooLarge
-from explorer.plan import Plan
-from explorer.problem import Problem
+from explorer.core.errors import CannotEnforce, InstanceTooLarge
+from explorer.core.plan import Plan
+from explorer.core.problem import Problem
 
-from .base import Solution, SolveOptions, Status, plan_solution
+from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
 DEFAULT_MAX_STATES = 200_000  # type vectors per layer: 3^11 = 177,147 (accpar), 2^17 (hypar)
 MAX_BACKPOINTERS = 300_000_000  # layers * levels * K^H bytes kept for backtracking

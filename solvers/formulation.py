@@ -35,9 +35,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import gcd
 
-from explorer.comm import add_type, advance
-from explorer.plan import Plan
-from explorer.problem import Problem
+from explorer.core.comm import add_type, advance
+from explorer.core.plan import Plan
+from explorer.core.problem import Problem
 
 
 @dataclass

@@ -1,1 +1,1 @@
-"""Hardware arrays (``spaces/arrays/*.yaml``): data only."""
+"""Data: shipped arrays and design spaces (YAML), installed as ``explorer.spaces`` and read through package resources."""

@@ -1,9 +1,9 @@
 import pytest
 
-from explorer.array import ArraySpec, synthetic_array
-from explorer.network import Layer, LayerKind, Network
-from explorer.partition import Space
-from explorer.problem import Problem
+from explorer.core.array import ArraySpec, synthetic_array
+from explorer.core.network import Layer, LayerKind, Network
+from explorer.core.partition import Space
+from explorer.core.problem import Problem
 
 
 def make_array(levels: int, bw=None, dtype: int = 4) -> ArraySpec:
@@ -41,7 +41,7 @@ def three_layer() -> Network:
 
 def run_cli(args, capsys):
     """Run ``explore`` in-process; returns (exit status, stdout, stderr)."""
-    from explorer.cli import main
+    from explorer.app.cli import main
 
     with pytest.raises(SystemExit) as ex:
         main(args)

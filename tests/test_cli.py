@@ -87,7 +87,7 @@ def test_bad_spec_file_exit_2(tmp_path, capsys):
 
 def test_console_script_runs():
     # the installed entry point (as the README uses it)
-    r = subprocess.run([sys.executable, "-m", "explorer.cli", "--model", "sfc", "--format", "json"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "explorer.app.cli", "--model", "sfc", "--format", "json"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["model"] == "sfc"
 
@@ -134,10 +134,10 @@ def test_check_table(capsys):
 def test_check_exit_1_when_exact_solvers_disagree():
     from dataclasses import replace
 
-    from explorer.check import check
-    from explorer.partition import Space
-    from explorer.problem import Problem
-    from explorer.specs import load_array, load_model
+    from explorer.app.check import check
+    from explorer.core.partition import Space
+    from explorer.core.problem import Problem
+    from explorer.frontends import load_array, load_model
     from solvers import get_solver
 
     def wrong_exact(problem, options):
@@ -162,13 +162,13 @@ def test_check_exit_1_when_exact_solvers_disagree():
 def test_check_exit_1_when_dp_not_level_optimal():
     from dataclasses import replace
 
-    from explorer.check import check
-    from explorer.partition import Space
-    from explorer.plan import Plan
-    from explorer.problem import Problem
-    from explorer.specs import load_array, load_model
+    from explorer.app.check import check
+    from explorer.core.partition import Space
+    from explorer.core.plan import Plan
+    from explorer.core.problem import Problem
+    from explorer.frontends import load_array, load_model
     from solvers import get_solver
-    from solvers.base import plan_solution
+    from explorer.core.solution import plan_solution
 
     def all_i_dp(problem, options):
         sol = get_solver("dp")(problem, options)

@@ -6,25 +6,26 @@ from fractions import Fraction
 
 import pytest
 
-from explorer.array import load_array_file, synthetic_array
-from explorer.cli import main  # noqa: F401
-from explorer.comm import footprint_elements, training_flops
-from explorer.constraint_spec import ConstraintOptions, build_constraints
-from explorer.constraints import Cap, Constraints, Forbid, Pin
-from explorer.errors import CannotEnforce, SpecError
-from explorer.evaluate import evaluate, violations
-from explorer.network import Network
-from explorer.objective import Objective
-from explorer.partition import PartitionType as T
-from explorer.partition import Space
-from explorer.plan import Plan
-from explorer.problem import Problem
-from explorer.randnet import random_chain
-from explorer.run import rescore
-from explorer.specs import load_array, load_model
-from solvers import brute, cpsat, dp, exact
-from solvers.base import SolveOptions, Status
-from solvers.cpsat import explain_infeasible
+from explorer.core.array import synthetic_array
+from explorer.frontends.array_yaml import load_array_file
+from explorer.app.cli import main  # noqa: F401
+from explorer.core.comm import footprint_elements, training_flops
+from explorer.frontends.constraints_yaml import ConstraintOptions, build_constraints
+from explorer.core.constraints import Cap, Constraints, Forbid, Pin
+from explorer.core.errors import CannotEnforce, SpecError
+from explorer.core.evaluate import evaluate, violations
+from explorer.core.network import Network
+from explorer.core.objective import Objective
+from explorer.core.partition import PartitionType as T
+from explorer.core.partition import Space
+from explorer.core.plan import Plan
+from explorer.core.problem import Problem
+from explorer.core.randnet import random_chain
+from explorer.app.run import rescore
+from explorer.frontends import load_array, load_model
+from explorer.solvers import brute, cpsat, dp, exact
+from explorer.core.solution import SolveOptions, Status
+from explorer.solvers.cpsat import explain_infeasible
 
 from .conftest import fc, make_array
 from .conftest import run_cli as run

@@ -6,13 +6,13 @@ from fractions import Fraction
 
 import pytest
 
-from explorer.comm import add_type, inter_amount, intra_amount
-from explorer.costs import compositions
-from explorer.evaluate import evaluate
-from explorer.partition import Space
-from explorer.randnet import random_chain
-from solvers import dp
-from solvers.base import Status
+from explorer.core.comm import add_type, inter_amount, intra_amount
+from explorer.core.costs import compositions
+from explorer.core.evaluate import evaluate
+from explorer.core.partition import Space
+from explorer.core.randnet import random_chain
+from explorer.solvers import dp
+from explorer.core.solution import Status
 
 from .conftest import make_array, problem_of
 
@@ -77,8 +77,8 @@ def test_dp_is_level_optimal_on_random_chains(seed):
 
 
 def test_dp_honours_pins_and_forbids(two_layer):
-    from explorer.constraints import Constraints, Forbid, Pin
-    from explorer.partition import PartitionType as T
+    from explorer.core.constraints import Constraints, Forbid, Pin
+    from explorer.core.partition import PartitionType as T
 
     p = problem_of(two_layer, 2, Space.ACCPAR)
     free = dp.solve(p)

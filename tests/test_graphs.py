@@ -8,21 +8,22 @@ from fractions import Fraction
 import onnx
 import pytest
 
-from explorer.array import synthetic_array
-from explorer.cli import main
-from explorer.errors import Refused, SpecError
-from explorer.evaluate import evaluate
-from explorer.network import LayerKind, load_network_file, load_network_text, parse_network
-from explorer.partition import PartitionType as T
-from explorer.partition import Space
-from explorer.plan import Plan
-from explorer.problem import Problem
-from explorer.randnet import random_dag_spec
-from explorer.run import rescore
-from explorer.specs import load_model
-from models.onnx_import import load_onnx
-from solvers import brute, cpsat, dp, exact
-from solvers.base import SolveOptions, Status
+from explorer.core.array import synthetic_array
+from explorer.app.cli import main
+from explorer.core.errors import Refused, SpecError
+from explorer.core.evaluate import evaluate
+from explorer.core.network import LayerKind
+from explorer.frontends.network_yaml import load_network_file, load_network_text, parse_network
+from explorer.core.partition import PartitionType as T
+from explorer.core.partition import Space
+from explorer.core.plan import Plan
+from explorer.core.problem import Problem
+from explorer.core.randnet import random_dag_spec
+from explorer.app.run import rescore
+from explorer.frontends import load_model, load_network_path
+from explorer.frontends.onnx import load_onnx
+from explorer.solvers import brute, cpsat, dp, exact
+from explorer.core.solution import SolveOptions, Status
 
 from .conftest import make_array
 from .onnx_nets import (
@@ -176,7 +177,7 @@ def test_cpsat_equals_brute_on_random_dags(seed):
 
 
 def test_graph_dp_is_level_optimal_on_random_dags():
-    from explorer.check import CheckOptions, level_optimum
+    from explorer.app.check import CheckOptions, level_optimum
 
     for seed in range(20):
         net = parse_network(random_dag_spec(100 + seed, 6), "dag")
@@ -215,7 +216,7 @@ def test_graph_zoo(name, weighted, joins, params):
 def test_onnx_residual_equals_yaml(tmp_path):
     path = tmp_path / "res.onnx"
     onnx.save(residual_net(), str(path))
-    from_onnx = load_network_file(path)
+    from_onnx = load_network_path(path)
     from_yaml = load_network_text(RESIDUAL_YAML, "residual.yaml")
     assert from_onnx.layers == from_yaml.layers
     assert from_onnx.edges == from_yaml.edges and from_onnx.edge_shares == from_yaml.edge_shares
@@ -281,7 +282,7 @@ def test_onnx_resnet18_equals_the_zoo_yaml(tmp_path):
     # conv + batch norm + relu, max-pool, projection shortcuts, global pooling, flatten, gemm
     path = tmp_path / "resnet18.onnx"
     onnx.save(resnet18(), str(path))
-    from_onnx, zoo = load_network_file(path), load_model("resnet18")
+    from_onnx, zoo = load_network_path(path), load_model("resnet18")
     assert from_onnx.layers == zoo.layers
     assert from_onnx.edges == zoo.edges and from_onnx.edge_shares == zoo.edge_shares
     assert from_onnx.batch == zoo.batch == 512

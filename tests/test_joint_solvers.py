@@ -4,16 +4,16 @@ import random
 
 import pytest
 
-from explorer.constraints import Constraints, Forbid, Pin
-from explorer.errors import InstanceTooLarge
-from explorer.objective import Objective
-from explorer.partition import Space
-from explorer.problem import Problem
-from explorer.randnet import random_chain
-from explorer.run import rescore
-from explorer.specs import load_array, load_model
-from solvers import brute, cpsat, dp, exact
-from solvers.base import SolveOptions, Status
+from explorer.core.constraints import Constraints, Forbid, Pin
+from explorer.core.errors import InstanceTooLarge
+from explorer.core.objective import Objective
+from explorer.core.partition import Space
+from explorer.core.problem import Problem
+from explorer.core.randnet import random_chain
+from explorer.app.run import rescore
+from explorer.frontends import load_array, load_model
+from explorer.solvers import brute, cpsat, dp, exact
+from explorer.core.solution import SolveOptions, Status
 
 from .conftest import make_array
 
@@ -125,7 +125,7 @@ def test_dump_model(tmp_path):
 def test_huge_sizes_stay_exact_and_cpsat_refuses_overflow():
     # every tensor has ~2^63 elements: beyond int64 once in units. The exact solver
     # switches to Python integers, brute force uses them anyway; CP-SAT refuses by name.
-    from explorer.network import Layer, LayerKind, Network
+    from explorer.core.network import Layer, LayerKind, Network
 
     b1, d1, d2, d3 = 3_000_000_019, 3_000_000_017, 2_999_999_929, 2_999_999_963  # no common factor to divide out
     net = Network.chain("huge", b1, [Layer("a", LayerKind.FC, d1, d2), Layer("b", LayerKind.FC, d2, d3)])

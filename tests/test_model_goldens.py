@@ -4,11 +4,11 @@ from fractions import Fraction
 
 import pytest
 
-from explorer.evaluate import evaluate
-from explorer.partition import INTER, PartitionType as T, Space
-from explorer.plan import Plan
-from explorer.costs import plan_level_units
-from solvers.dp import hierarchical_dp
+from explorer.core.evaluate import evaluate
+from explorer.core.partition import INTER, PartitionType as T, Space
+from explorer.core.plan import Plan
+from explorer.core.costs import plan_level_units
+from explorer.solvers.dp import hierarchical_dp
 
 from .conftest import make_array, problem_of
 
@@ -137,7 +137,7 @@ def test_three_layer_fractional_amounts_are_exact(three_layer):
 
 
 def test_tie_breaking_keeps_first_strict_minimum():
-    from explorer.network import Network
+    from explorer.core.network import Network
     from .conftest import fc
 
     # batch 2. L0 fc 2->4: A(F)=4, A(W)=8, A(Fout)=8 -> I and II tie at 8.

@@ -10,11 +10,11 @@ model reproduces them bit for bit.
 
 import pytest
 
-from explorer.array import synthetic_array
-from explorer.network import Layer, LayerKind, Network
-from explorer.partition import Space
-from explorer.problem import Problem
-from solvers.dp import hierarchical_dp
+from explorer.core.array import synthetic_array
+from explorer.core.network import Layer, LayerKind, Network
+from explorer.core.partition import Space
+from explorer.core.problem import Problem
+from explorer.solvers.dp import hierarchical_dp
 
 # name, kind, in_ch, in_h, in_w, kernel, out_ch, out_h, out_w
 ALEXNET = [

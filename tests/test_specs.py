@@ -2,15 +2,15 @@
 
 import pytest
 
-import models
-from explorer.array import load_array_file
-from explorer.errors import SpecError
-from explorer.network import LayerKind, load_network_file
-from explorer.specs import load_model
-from spaces import arrays
+from explorer.frontends import zoo
+from explorer.frontends.array_yaml import load_array_file
+from explorer.core.errors import SpecError
+from explorer.core.network import LayerKind
+from explorer.frontends.network_yaml import load_network_file
+from explorer.frontends import load_model
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, id=n) for n, p in models.zoo_files().items()])
+@pytest.mark.parametrize("path", [pytest.param(p, id=n) for n, p in zoo.zoo_files().items()])
 def test_zoo_loads(path):
     net = load_network_file(path)
     assert net.layers
@@ -19,7 +19,7 @@ def test_zoo_loads(path):
     assert text.startswith("#"), "each zoo file starts with a comment saying where its shapes come from"
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, id=n) for n, p in arrays.array_files().items()])
+@pytest.mark.parametrize("path", [pytest.param(p, id=n) for n, p in zoo.array_files().items()])
 def test_arrays_load(path):
     arr = load_array_file(path)
     assert len(arr.bandwidth_GBps) == arr.levels
@@ -27,7 +27,7 @@ def test_arrays_load(path):
 
 
 def test_zoo_has_hypar_ten_and_aliases():
-    names = set(models.zoo_files())
+    names = set(zoo.zoo_files())
     assert {"sfc", "sconv", "lenet-c", "cifar-c", "alexnet", "vgg-a", "vgg-b", "vgg-c", "vgg-d", "vgg-e"} <= names
     assert {"resnet18", "resnet34", "resnet50", "bert-base"} <= names
     assert load_model("vgg16").layers == load_model("VGG-D").layers

@@ -1,6 +1,6 @@
 """The solver-independent evaluator: scores any plan exactly from the rational model.
 
-It uses ``explorer.comm`` (Fractions), not the integer cost tables the solvers read, so a
+It uses ``explorer.core.comm`` (Fractions), not the integer cost tables the solvers read, so a
 solver's claimed objective and this re-score are two computations of one model.
 """
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from .errors import SpecError
+from ..core.errors import SpecError
 
 
 class _StrictLoader(yaml.SafeLoader):

@@ -1,4 +1,4 @@
-"""The one solver interface: ``solve(problem, options) -> Solution``."""
+"""What a solver returns, and the one solver interface: ``solve(problem, options) -> Solution``."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from explorer.costs import plan_level_units
-from explorer.plan import Plan
-from explorer.problem import Problem
+from .costs import plan_level_units
+from .plan import Plan
+from .problem import Problem
 
 
 class Status(enum.Enum):

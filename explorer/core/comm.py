@@ -1,8 +1,8 @@
 """The communication model of model.md, in exact rational elements.
 
 This is the definition: tensor sizes (section 2), scaling across levels (section 3),
-intra- and inter-layer amounts (section 4). ``explorer.costs`` turns it into the integer
-cost tables that every solver reads; the evaluator (``explorer.evaluate``) scores plans
+intra- and inter-layer amounts (section 4). ``explorer.core.costs`` turns it into the integer
+cost tables that every solver reads; the evaluator (``explorer.core.evaluate``) scores plans
 straight from these functions, so a mistake in the integer tables cannot hide.
 
 ``counts`` is how many times a layer took each type at the levels above the current one:

@@ -4,7 +4,7 @@
   from a layer at every level. Both act cell by cell.
 - A cap bounds the bytes one link carries per direction per training step at a level:
   c_h * dtype_bytes <= cap_h (model.md section 4: c_h is what each sibling group sends).
-- Memory bounds the per-accelerator footprint (see ``explorer.comm.footprint_elements``):
+- Memory bounds the per-accelerator footprint (see ``explorer.core.comm.footprint_elements``):
   sum over layers of (2 + weight_copies) * weight share + input-activation share, in bytes.
 
 Caps and memory couple all layers of a level (or all levels), so only CP-SAT and brute

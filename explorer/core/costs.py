@@ -2,9 +2,9 @@
 
 Every amount of model.md is an integer multiple of 1/(4*2^H) element (section 7), so the
 tables hold integers in that unit ("units"). They are built once per problem from the
-layer sizes and the derived inter-layer coefficients of ``explorer.partition``; lookups are
+layer sizes and the derived inter-layer coefficients of ``explorer.core.partition``; lookups are
 shifts, so solvers can afford them in inner loops. ``tests/test_costs.py`` checks every
-lookup against the rational model of ``explorer.comm``.
+lookup against the rational model of ``explorer.core.comm``.
 """
 
 from __future__ import annotations

@@ -5,10 +5,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from . import __version__
-from .evaluate import Evaluation, evaluate, violations
-from .plan import Plan
-from .problem import Problem
+from .. import __version__
+from ..core.evaluate import Evaluation, evaluate, violations
+from ..core.plan import Plan
+from ..core.problem import Problem
 
 
 def exact_number(x: Fraction | int) -> int | float | str:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from solvers import get_solver
-from solvers.base import Solution, SolveOptions, Status
-from solvers.baselines import BASELINES, baseline_plan
+from ..solvers import get_solver
+from ..core.solution import Solution, SolveOptions, Status
+from .baselines import BASELINES, baseline_plan
 
-from .objective import Objective
-from .plan import Plan
-from .problem import Problem
+from ..core.objective import Objective
+from ..core.plan import Plan
+from ..core.problem import Problem
 from .report import exact_number, fmt_bytes, fmt_seconds, header, objective_real, plan_figures, render_plan_grid
 
 
@@ -52,7 +52,7 @@ def run(problem: Problem, solver: str, options: SolveOptions | None = None) -> t
     if sol.plan is None:
         result["plan"] = None
         if sol.status is Status.INFEASIBLE:
-            from solvers.cpsat import explain_infeasible
+            from ..solvers.cpsat import explain_infeasible
 
             why = explain_infeasible(problem, options.seed)
             if why.get("infeasible"):

@@ -20,13 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .array import ArraySpec
-from .constraints import Cap, Constraints, Forbid, Pin, tighten
-from .errors import SpecError
+from ..core.array import ArraySpec
+from ..core.constraints import Cap, Constraints, Forbid, Pin, tighten
+from ..core.errors import SpecError
 from .fields import check_pos_number
-from .network import Network
-from .partition import Space, parse_type
-from .units import parse_amount
+from ..core.network import Network
+from ..core.partition import Space, parse_type
+from ..core.units import parse_amount
 from .yamlio import load_yaml_file
 
 

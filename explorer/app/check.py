@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
 
-from solvers import get_solver
-from solvers.base import Solution, SolveOptions, Status
+from ..solvers import get_solver
+from ..core.solution import Solution, SolveOptions, Status
 
-from .constraints import Constraints, Pin
-from .errors import Refused
-from .problem import Problem
+from ..core.constraints import Constraints, Pin
+from ..core.errors import Refused
+from ..core.problem import Problem
 from .report import exact_number, header, plan_figures
 from .run import EvaluatorMismatch, rescore
 
@@ -156,7 +156,7 @@ def check(
             problems_found.append("the DP beats the proven optimum")
     report["infeasible"] = infeasible
     if infeasible and not problems_found:
-        from solvers.cpsat import explain_infeasible
+        from ..solvers.cpsat import explain_infeasible
 
         why = explain_infeasible(problem, options.solve.seed)
         report["conflict"] = why.get("conflict")

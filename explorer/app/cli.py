@@ -11,19 +11,17 @@ from pathlib import Path
 
 import click
 
-import models
-from spaces import arrays
-from solvers import REGISTRY
-from solvers.base import SolveOptions
+from ..solvers import REGISTRY
+from ..core.solution import SolveOptions
 
-from .array import check_levels
-from .constraint_spec import ConstraintOptions, build_constraints
-from .errors import Refused, SpecError
-from .network import check_batch
-from .objective import Objective
-from .partition import Space
-from .problem import Problem
-from .specs import load_array, load_model
+from ..core.array import check_levels
+from ..frontends.constraints_yaml import ConstraintOptions, build_constraints
+from ..core.errors import Refused, SpecError
+from ..frontends.network_yaml import check_batch
+from ..core.objective import Objective
+from ..core.partition import Space
+from ..core.problem import Problem
+from ..frontends import load_array, load_model, zoo
 
 DEFAULT_MODEL = "vgg-a"
 DEFAULT_ARRAY = "hypar-16"
@@ -212,16 +210,16 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
 @fail_on_bad_input
 def list_cmd(fmt):
     """List the network zoo and the shipped arrays."""
-    from .network import load_network_file
-    from .array import load_array_file
+    from ..frontends.network_yaml import load_network_file
+    from ..frontends.array_yaml import load_array_file
 
-    nets = [load_network_file(p) for p in models.zoo_files().values()]
-    arrs = [load_array_file(p) for p in arrays.array_files().values()]
+    nets = [load_network_file(p) for p in zoo.zoo_files().values()]
+    arrs = [load_array_file(p) for p in zoo.array_files().values()]
     if fmt == "json":
         out = {
             "models": [{"name": n.name, "nodes": len(n.layers), "weighted_layers": sum(not L.is_join for L in n.layers),
                         "graph": not n.is_chain, "batch": n.batch, "file": n.source} for n in nets],
-            "aliases": dict(models.ALIASES),
+            "aliases": dict(zoo.ALIASES),
             "arrays": [
                 {"name": a.name, "levels": a.levels, "accelerators": a.accelerators, "file": a.source} for a in arrs
             ],
@@ -233,7 +231,7 @@ def list_cmd(fmt):
         joins = sum(L.is_join for L in n.layers)
         shape = f"{joins:>3} joins" if joins else "  chain  "
         click.echo(f"  {n.name:<10} {len(n.layers) - joins:>3} layers {shape}  batch {n.batch}")
-    click.echo("  aliases: " + ", ".join(f"{k} = {v}" for k, v in models.ALIASES.items()))
+    click.echo("  aliases: " + ", ".join(f"{k} = {v}" for k, v in zoo.ALIASES.items()))
     click.echo("arrays:")
     for a in arrs:
         bw = "/".join(f"{float(b):g}" for b in a.bandwidth_GBps)

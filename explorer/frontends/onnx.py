@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from explorer.errors import SpecError
-from explorer.network import NETWORK_INPUT, LayerKind, Network, build_graph
+from ..core.errors import SpecError
+from ..core.network import NETWORK_INPUT, LayerKind, Network
+from .network_yaml import build_graph
 
 JOIN_OPS = {
     "Add": LayerKind.ADD, "Sum": LayerKind.ADD, "Sub": LayerKind.ADD, "Mul": LayerKind.ADD, "Div": LayerKind.ADD,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from explorer.network import LayerKind
-from explorer.partition import PartitionType
-from explorer.plan import Plan
-from explorer.problem import Problem
+from ..core.network import LayerKind
+from ..core.partition import PartitionType
+from ..core.plan import Plan
+from ..core.problem import Problem
 
 BASELINES = ("all-I", "all-II", "trick")
 

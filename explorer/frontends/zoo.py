@@ -1,0 +1,50 @@
+"""The shipped data: the network zoo (``models/*.yaml``) and the arrays (``spaces/arrays/*.yaml``).
+
+Both folders install as data inside the explorer package (``explorer.models``,
+``explorer.spaces``) and are read through package resources, so they are found the same
+way from a source checkout, an editable install or a wheel.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+ALIASES = {"vgg16": "vgg-d", "vgg19": "vgg-e"}
+
+
+def _data_dir(package: str) -> Path:
+    return Path(str(resources.files(package)))
+
+
+def _key(name: str) -> str:
+    return name.lower().replace("-", "").replace("_", "")
+
+
+def zoo_dir() -> Path:
+    return _data_dir("explorer.models")
+
+
+def zoo_files() -> dict[str, Path]:
+    """Zoo name -> YAML path, sorted by name."""
+    return {p.stem: p for p in sorted(zoo_dir().glob("*.yaml"))}
+
+
+def resolve_model(name: str) -> Path | None:
+    """A zoo name (case, '-' and '_' ignored; aliases vgg16/vgg19) -> its file, or None."""
+    files = {_key(k): v for k, v in zoo_files().items()}
+    key = _key(name)
+    key = _key(ALIASES.get(key, key))
+    return files.get(key)
+
+
+def arrays_dir() -> Path:
+    return _data_dir("explorer.spaces") / "arrays"
+
+
+def array_files() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(arrays_dir().glob("*.yaml"))}
+
+
+def resolve_array(name: str) -> Path | None:
+    return array_files().get(name.lower())
