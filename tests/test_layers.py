@@ -101,3 +101,11 @@ def test_no_generic_top_level_packages_installed(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
     n_models, n_arrays = map(int, out.stdout.split())
     assert n_models >= 14 and n_arrays >= 3
+
+
+def test_version_matches_pyproject():
+    import tomllib
+
+    import explorer
+
+    assert explorer.__version__ == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
