@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import time
 
-from explorer.core.comm import advance
+from explorer.core.comm import advance, zero_counts
 from explorer.core.errors import InstanceTooLarge
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
@@ -69,7 +69,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
             rows.pop()
             levels.pop()
 
-    walk(0, [(0, 0, 0)] * L, [], [], 0)
+    walk(0, zero_counts(L), [], [], 0)
     wall = time.perf_counter() - t0
     if best[0] is None:
         return Solution("brute", Status.INFEASIBLE, None, None, None, None, wall,

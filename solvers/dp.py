@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 
-from explorer.core.comm import advance
+from explorer.core.comm import Counts, advance, zero_counts
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
 
@@ -40,7 +40,7 @@ class NoPlan(ValueError):
 MAX_FRONTIER_STATES = 2_000_000
 
 
-def graph_level(problem: Problem, h: int, counts: list[tuple[int, int, int]]) -> tuple[list, int]:
+def graph_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, int]:
     """Exact minimum of c_h over one level's choices on a graph (frontier elimination)."""
     tables = problem.tables
     types = tables.types
@@ -95,7 +95,7 @@ def graph_level(problem: Problem, h: int, counts: list[tuple[int, int, int]]) ->
     return [types[k] for k in choice], final_cost
 
 
-def dp_level(problem: Problem, h: int, counts: list[tuple[int, int, int]]) -> tuple[list, int]:
+def dp_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, int]:
     """Optimal choices of level h given each layer's counts; returns (types per layer, c_h units)."""
     if not problem.network.is_chain:
         return graph_level(problem, h, counts)
@@ -118,7 +118,7 @@ def dp_level(problem: Problem, h: int, counts: list[tuple[int, int, int]]) -> tu
         new, bp = [0] * K, [0] * K
         for k in rng:
             best, arg = cost[0] + m[0][k], 0
-            for kp in range(1, K):  # I, II, III: keep the first strict minimum
+            for kp in range(1, K):  # global type order (I, II, III): keep the first strict minimum
                 c = cost[kp] + m[kp][k]
                 if c < best:
                     best, arg = c, kp
@@ -142,7 +142,7 @@ def dp_level(problem: Problem, h: int, counts: list[tuple[int, int, int]]) -> tu
 def hierarchical_dp(problem: Problem) -> tuple[Plan, list[int]]:
     """The DP's plan and its per-level costs (units)."""
     L = problem.num_layers
-    counts = [(0, 0, 0)] * L
+    counts = zero_counts(L)
     rows, level_units = [], []
     for h in range(problem.levels):
         row, c = dp_level(problem, h, counts)

@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 from explorer.core.errors import CannotEnforce, InstanceTooLarge
+from explorer.core.partition import NUM_TYPES
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
 
@@ -62,15 +63,15 @@ def _prefix_states(problem: Problem):
     types = tables.types
     K = len(types)
     out = []
-    prefix_counts = np.zeros((1, 3), dtype=np.int64)
+    prefix_counts = np.zeros((1, NUM_TYPES), dtype=np.int64)
     for h in range(problem.levels):
         states = tables.states(h)
         index = {s: i for i, s in enumerate(states)}
         out.append((np.array([index[tuple(int(x) for x in c)] for c in prefix_counts], dtype=np.int64), states))
-        step = np.zeros((K, 3), dtype=np.int64)
+        step = np.zeros((K, NUM_TYPES), dtype=np.int64)
         for k, t in enumerate(types):
             step[k, t.index] = 1
-        prefix_counts = (prefix_counts[:, None, :] + step[None, :, :]).reshape(-1, 3)
+        prefix_counts = (prefix_counts[:, None, :] + step[None, :, :]).reshape(-1, NUM_TYPES)
     return out
 
 

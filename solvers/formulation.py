@@ -4,10 +4,10 @@ Solver-neutral: ``solvers.cpsat`` hands it to CP-SAT; ``bench/bench_exact.py`` h
 rows to HiGHS as a MIP (the style of planner Alpa uses).
 
 Encoding. A layer's costs at level h depend on how many of each type it took at the levels
-above (its count state s = (n_I, n_II, n_III)), so each layer is a layered flow over count
+above (its count state s, one count per type: (n_I, n_II, n_III)), so each layer is a layered flow over count
 states:
   x[l,h,s,t] = 1  iff layer l reaches level h in state s and takes type t there.
-  level 0:   sum_t x[l,0,(0,0,0),t] = 1
+  level 0:   sum_t x[l,0,0,t] = 1  (the zero count state)
   level h>0: sum_t x[l,h,s,t] = sum over (s',t') with s' + e_t' = s of x[l,h-1,s',t']
 The layer's type at level h is y[l,h,t] = sum_s x[l,h,s,t] (a linear expression).
 Intra-layer cost: sum w_h * intra(l,t,s) * x[l,h,s,t].
@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import gcd
 
-from explorer.core.comm import add_type, advance
+from explorer.core.comm import ZERO_COUNTS, add_type, advance, zero_counts
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
 
@@ -100,7 +100,7 @@ def build(problem: Problem) -> Formulation:
                     vars_.append(f.x[(l, h - 1, tuple(prev), k)])
                     coefs.append(-1)
                 f.eq_rows.append((vars_, coefs, 0))
-        f.eq_rows.append(([f.x[(l, 0, (0, 0, 0), k)] for k in range(K)], [1] * K, 1))
+        f.eq_rows.append(([f.x[(l, 0, ZERO_COUNTS, k)] for k in range(K)], [1] * K, 1))
     # pair variables on every edge at every level
     for e, (u, v) in enumerate(tables.edges):
         for h in range(H):
@@ -190,7 +190,7 @@ def assignment(problem: Problem, f: Formulation, plan: Plan) -> list[int]:
     types = problem.tables.types
     L = problem.num_layers
     values = [0] * f.num_vars
-    counts = [(0, 0, 0)] * L
+    counts = zero_counts(L)
     for h, row in enumerate(plan.types):
         ks = [types.index(t) for t in row]
         for l in range(L):  # noqa: E741

@@ -52,7 +52,7 @@ def problem_options(fn):
     decorators = [
         click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML or an ONNX model."),
         click.option("--array", "array", default=DEFAULT_ARRAY, show_default=True, help="Shipped array name or path to an array YAML."),
-        click.option("--space", type=click.Choice([s.value for s in Space]), default="hypar", show_default=True, help="Partition types: hypar = {I, II}, accpar = {I, II, III}."),
+        click.option("--space", type=click.Choice([s.value for s in Space]), default="hypar", show_default=True, help="Partition types: " + ", ".join(f"{s} = {{{', '.join(map(str, s.types))}}}" for s in Space) + "."),
         click.option("--objective", type=click.Choice([o.value for o in Objective]), default="traffic", show_default=True, help="traffic: sum_h 2^h c_h; time: sum_h c_h*dtype/bw_h."),
         click.option("--batch", type=int, default=None, help="Override the network's batch size."),
         click.option("--levels", type=int, default=None, help="Override the array's number of levels H (2^H accelerators)."),

@@ -6,7 +6,8 @@ cost tables that every solver reads; the evaluator (``explorer.core.evaluate``) 
 straight from these functions, so a mistake in the integer tables cannot hide.
 
 ``counts`` is how many times a layer took each type at the levels above the current one:
-a tuple (n_I, n_II, n_III).
+one entry per type in the global type order (``explorer.core.partition.Counts``). What each
+type halves and which tensor it exchanges come from the type table ``TYPE_SPECS``.
 """
 
 from __future__ import annotations
@@ -15,22 +16,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .network import Layer
-from .partition import PartitionType, inter_coeff
-
-Counts = tuple[int, int, int]
-ZERO_COUNTS: Counts = (0, 0, 0)
-
-
-def add_type(counts: Counts, t: PartitionType) -> Counts:
-    """Counts after one more level of type t."""
-    c = list(counts)
-    c[t.index] += 1
-    return (c[0], c[1], c[2])
-
-
-def advance(counts: list[Counts], row) -> list[Counts]:
-    """Every layer's counts after a level whose row of types is ``row``."""
-    return [add_type(c, t) for c, t in zip(counts, row)]
+from .partition import (  # noqa: F401 - Counts, ZERO_COUNTS, add_type, advance, zero_counts are re-exported
+    ZERO_COUNTS,
+    Counts,
+    PartitionType,
+    Size,
+    add_type,
+    advance,
+    halvings,
+    inter_coeff,
+    zero_counts,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,27 +37,27 @@ class ScaledSizes:
     weights: Fraction  # A(W_l) = A(dW_l) = D_i * D_o * k^2
     f_out: Fraction  # A(F_{l+1}) = A(E_{l+1}) = B * D_o * S_out
 
+    def of(self, size: Size) -> Fraction:
+        return (self.f_in, self.weights, self.f_out)[size.index]
+
 
 def scaled_sizes(layer: Layer, batch: int, counts: Counts) -> ScaledSizes:
-    """Every earlier I halves B, every II halves D_i, every III halves D_o (model.md section 3)."""
-    n1, n2, n3 = counts
+    """Each size is halved once per earlier choice of a type that halves one of its dimensions
+    (model.md section 3: every I halves B, every II halves D_i, every III halves D_o)."""
+    sf, sw, so = halvings(counts)
     return ScaledSizes(
-        f_in=Fraction(layer.input_elements(batch), 2 ** (n1 + n2)),
-        weights=Fraction(layer.weight_elements(), 2 ** (n2 + n3)),
-        f_out=Fraction(layer.output_elements(batch), 2 ** (n1 + n3)),
+        f_in=Fraction(layer.input_elements(batch), 2**sf),
+        weights=Fraction(layer.weight_elements(), 2**sw),
+        f_out=Fraction(layer.output_elements(batch), 2**so),
     )
 
 
 def intra_amount(layer: Layer, batch: int, t: PartitionType, counts: Counts) -> Fraction:
-    """The layer's own partial-sum exchange: I -> dW_l, II -> F_{l+1}, III -> E_l (none for a join)."""
+    """The layer's own partial-sum exchange: the scaled size of the tensor its type exchanges
+    (``TypeSpec.exchanges``: I -> dW_l, II -> F_{l+1}, III -> E_l); none for a join."""
     if layer.is_join:
         return Fraction(0)
-    s = scaled_sizes(layer, batch, counts)
-    if t is PartitionType.I:
-        return s.weights
-    if t is PartitionType.II:
-        return s.f_out
-    return s.f_in
+    return scaled_sizes(layer, batch, counts).of(t.spec.exchanges.size)
 
 
 def inter_amount(
@@ -88,6 +84,7 @@ def footprint_elements(layer: Layer, batch: int, final_counts: Counts, weight_co
     (optimizer state: 1 for momentum, 2 for Adam), and its input activation F_l, kept for
     the backward pass, split by the I and II choices:
         (2 + weight_copies) * A(W_l) / 2^(n_II + n_III)  +  A(F_l) / 2^(n_I + n_II)
+    (the halvings of each size, as in ``scaled_sizes``).
     Output activations are the next layer's inputs; the last layer's output and the error
     tensors in flight are not counted.
     """

@@ -16,22 +16,29 @@ from itertools import product
 
 import numpy as np
 
-from .comm import ZERO_COUNTS, Counts, advance
 from .network import Network
-from .partition import JOIN_TYPES, PartitionType, Space, inter_coeff
+from .partition import (  # noqa: F401 - compositions is re-exported
+    ALL_TYPES,
+    HALVED_BY,
+    JOIN_TYPES,
+    NUM_TYPES,
+    ZERO_COUNTS,
+    Counts,
+    PartitionType,
+    Size,
+    Space,
+    advance,
+    compositions,
+    halvings,
+    inter_coeff,
+    zero_counts,
+)
 
-
-def compositions(h: int, space: Space) -> list[Counts]:
-    """All count tuples (n_I, n_II, n_III) reachable after h levels in the space."""
-    out: list[Counts] = []
-    if space is Space.HYPAR:
-        for a in range(h, -1, -1):
-            out.append((a, h - a, 0))
-        return out
-    for a in range(h, -1, -1):
-        for b in range(h - a, -1, -1):
-            out.append((a, b, h - a - b))
-    return out
+_F_IN, _W = Size.F_IN.index, Size.WEIGHTS.index
+# Per type: the position, in (A(F_l), A(W_l), A(F_{l+1})), of the size its intra-layer exchange carries.
+_EXCHANGED: dict[PartitionType, int] = {t: t.spec.exchanges.size.index for t in ALL_TYPES}
+# [type position, size position] = 1 where each choice of the type halves the size.
+_HALVES = np.array([[int(k in HALVED_BY[s]) for s in Size] for k in range(NUM_TYPES)], dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -42,8 +49,8 @@ class CostTables:
     - ``inter(e, prev, nxt, counts)``: edge e = (u, v), u of type prev, v of type nxt,
       ``counts`` being the consumer v's counts at that level.
 
-    Join nodes have no intra cost and only types I and II (``explorer.network``); their
-    type-III entries are 0 and never chosen (``Problem.allowed`` excludes them).
+    Join nodes have no intra cost and only the types with join layouts (``JOIN_TYPES``); their
+    entries for the other types are 0 and never chosen (``Problem.allowed`` excludes them).
     """
 
     network: Network
@@ -64,7 +71,7 @@ class CostTables:
 
     @cached_property
     def _base(self) -> list[tuple[int, int, int]]:
-        """Per layer: (A(F_l), A(W_l), A(F_{l+1})) in units, unscaled."""
+        """Per layer: (A(F_l), A(W_l), A(F_{l+1})) in units, unscaled (in ``Size`` order)."""
         u, b = self.unit_per_element, self.network.batch
         return [(L.input_elements(b) * u, L.weight_elements() * u, L.output_elements(b) * u) for L in self.network.layers]
 
@@ -105,18 +112,14 @@ class CostTables:
         return out
 
     def intra(self, layer: int, t: PartitionType, counts: Counts) -> int:
+        """``comm.intra_amount`` in units: the exchanged size shifted by its halvings."""
         if self._joins[layer]:
             return 0
-        f, w, o = self._base[layer]
-        n1, n2, n3 = counts
-        if t is PartitionType.I:
-            return w >> (n2 + n3)
-        if t is PartitionType.II:
-            return o >> (n1 + n3)
-        return f >> (n1 + n2)
+        i = _EXCHANGED[t]
+        return self._base[layer][i] >> halvings(counts)[i]
 
     def inter(self, edge: int, prev: PartitionType, nxt: PartitionType, counts: Counts) -> int:
-        return (self.edge_quarters[edge][(prev, nxt)] * (self._edge_base[edge] >> (counts[0] + counts[1]))) >> 2
+        return (self.edge_quarters[edge][(prev, nxt)] * (self._edge_base[edge] >> halvings(counts)[_F_IN])) >> 2
 
     def intra_row(self, layer: int, counts: Counts) -> list[int]:
         """intra(layer, t, counts) for every t of the space, in space order."""
@@ -124,20 +127,21 @@ class CostTables:
 
     def inter_matrix(self, edge: int, counts: Counts) -> list[list[int]]:
         """inter(edge, prev, nxt, counts) as [prev][nxt] over the space's types, in space order."""
-        fin = self._edge_base[edge] >> (counts[0] + counts[1])
+        fin = self._edge_base[edge] >> halvings(counts)[_F_IN]
         q = self.edge_quarters[edge]
         return [[(q[(a, b)] * fin) >> 2 for b in self.types] for a in self.types]
 
     @cached_property
     def _base_arrays(self):
-        """(A(F), A(W), A(Fout)) per layer as int64 arrays, or None when int64 could overflow."""
+        """(A(F), A(W), A(Fout)) per layer as an int64 array [layer, size], or None when int64 could overflow."""
         if not self._base or max(max(b) for b in self._base) >= 2**60:
             return None
-        f, w, o = (np.array(col, dtype=np.int64) for col in zip(*self._base))
+        base = np.array(self._base, dtype=np.int64).reshape(len(self._base), len(Size))
         joins = np.array(self._joins, dtype=bool)
         edge_base = np.array(self._edge_base, dtype=np.int64)
         q = np.array([[[qe[(a, b)] for b in self.types] for a in self.types] for qe in self.edge_quarters], dtype=np.int64)
-        return f, w, o, joins, edge_base, q.reshape(len(self.edges), len(self.types), len(self.types))
+        exchanged = np.array([_EXCHANGED[t] for t in self.types], dtype=np.int64)
+        return base, exchanged, joins, edge_base, q.reshape(len(self.edges), len(self.types), len(self.types))
 
     def level_rows(self, counts: list[Counts]) -> tuple[list[list[int]], list[list[list[int]]]]:
         """A whole level at once: intra[l][k] and inter[e][k_prev][k_next] over the space's types,
@@ -147,18 +151,15 @@ class CostTables:
             return ([self.intra_row(l, c) for l, c in enumerate(counts)],  # noqa: E741
                     [self.inter_matrix(e, counts[v]) for e, (_, v) in enumerate(self.edges)])
 
-        f, w, o, joins, edge_base, q = arrays
-        n = np.array(counts, dtype=np.int64).reshape(len(counts), 3)
-        n1, n2, n3 = n[:, 0], n[:, 1], n[:, 2]
-        shift = n1 + n2
-        cols = {PartitionType.I: w >> (n2 + n3), PartitionType.II: o >> (n1 + n3), PartitionType.III: f >> shift}
-        intra = np.stack([cols[t] for t in self.types], axis=1)
+        base, exchanged, joins, edge_base, q = arrays
+        shifts = np.array(counts, dtype=np.int64).reshape(len(counts), NUM_TYPES) @ _HALVES  # [layer, size]
+        intra = (base >> shifts)[:, exchanged]
         intra[joins] = 0
         intra = intra.tolist()
         if not self.edges:
             return intra, []
         consumers = np.array([v for _, v in self.edges], dtype=np.int64)
-        fin = edge_base >> shift[consumers]
+        fin = edge_base >> shifts[consumers, _F_IN]
         inter = ((fin[:, None, None] * q) >> 2).tolist()
         return intra, inter
 
@@ -166,9 +167,8 @@ class CostTables:
         """Per-accelerator memory of a layer after all levels (``comm.footprint_elements``), in units."""
         if self._joins[layer]:
             return 0
-        f, w, _ = self._base[layer]
-        n1, n2, n3 = final_counts
-        return (2 + weight_copies) * (w >> (n2 + n3)) + (f >> (n1 + n2))
+        base, shifts = self._base[layer], halvings(final_counts)
+        return (2 + weight_copies) * (base[_W] >> shifts[_W]) + (base[_F_IN] >> shifts[_F_IN])
 
     def states(self, h: int) -> list[Counts]:
         """Count tuples a layer can have at level h (after h choices) in this space."""
@@ -181,9 +181,9 @@ class CostTables:
         """An upper bound on any c_h in units (every layer's largest intra + inter at level 0)."""
         total = 0
         for layer in range(len(self.network.layers)):
-            total += max(self.intra(layer, t, (0, 0, 0)) for t in self.types)
+            total += max(self.intra(layer, t, ZERO_COUNTS) for t in self.types)
         for e in range(len(self.edges)):
-            total += max(self.inter(e, a, b, (0, 0, 0)) for a, b in product(self.types, self.types))
+            total += max(self.inter(e, a, b, ZERO_COUNTS) for a, b in product(self.types, self.types))
         return total
 
 
@@ -191,7 +191,7 @@ class CostTables:
 def plan_level_units(tables: CostTables, plan_types: tuple[tuple[PartitionType, ...], ...]) -> list[int]:
     """c_h in units for a plan ([level][layer] types), summed from the tables."""
     L = len(tables.network.layers)
-    counts = [(0, 0, 0)] * L
+    counts = zero_counts(L)
     out = []
     for row in plan_types:
         c = sum(tables.intra(l, row[l], counts[l]) for l in range(L))  # noqa: E741
@@ -202,8 +202,8 @@ def plan_level_units(tables: CostTables, plan_types: tuple[tuple[PartitionType, 
 
 
 def plan_final_counts(plan_types: tuple[tuple[PartitionType, ...], ...], layers: int) -> list[Counts]:
-    """Each layer's counts (n_I, n_II, n_III) after all levels of a plan."""
-    counts: list[Counts] = [ZERO_COUNTS] * layers
+    """Each layer's counts (one entry per type) after all levels of a plan."""
+    counts: list[Counts] = zero_counts(layers)
     for row in plan_types:
         counts = advance(counts, row)
     return counts

@@ -1,4 +1,11 @@
-"""Partition types, partition spaces, and the inter-layer table derived from tensor layouts.
+"""Partition types described once, partition spaces, and the inter-layer table derived from layouts.
+
+The type table (``TYPE_SPECS``) is the one place a partition type is described: which
+dimension of the layer it halves, which tensor its intra-layer exchange carries, the
+layouts it produces and needs (as a layer and as a join node), and its spellings. Everything
+else is derived from it: the global type order, count vectors (one entry per type), which
+tensor sizes each earlier choice halves, the reachable count states, the join types, and the
+inter-layer table.
 
 model.md section 4: a tensor between two layers is row-split (by batch), column-split
 (by channel) or duplicated across the two sibling groups of a level. Re-laying it out
@@ -13,10 +20,11 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 
 class PartitionType(enum.Enum):
-    """How one level halves a layer's work between the two sibling groups."""
+    """How one level halves a layer's work between the two sibling groups (described in ``TYPE_SPECS``)."""
 
     I = "I"  # noqa: E741 - the paper's name. Data parallelism: split batch B.
     II = "II"  # model parallelism: split input channels D_i.
@@ -27,27 +35,53 @@ class PartitionType(enum.Enum):
 
     @property
     def index(self) -> int:
-        return _ORDER.index(self)
-
-
-_ORDER = (PartitionType.I, PartitionType.II, PartitionType.III)
-ALL_TYPES: tuple[PartitionType, ...] = _ORDER
-
-
-class Space(enum.Enum):
-    """Which partition types a plan may use."""
-
-    HYPAR = "hypar"
-    ACCPAR = "accpar"
+        """Position in the global type order (``ALL_TYPES``) and in count vectors."""
+        return _INDEX[self]
 
     @property
-    def types(self) -> tuple[PartitionType, ...]:
-        if self is Space.HYPAR:
-            return (PartitionType.I, PartitionType.II)
-        return ALL_TYPES
+    def spec(self) -> TypeSpec:
+        return TYPE_SPECS[self]
+
+
+class Dim(enum.Enum):
+    """A dimension of a layer's matrix product that a partition type can halve (model.md section 2)."""
+
+    B = "B"  # batch
+    D_I = "D_i"  # input channels (fc: input features)
+    D_O = "D_o"  # output channels
+    S = "S"  # spatial extent (S_in of the input, S_out of the output); no type halves it today
+
+
+class Size(enum.Enum):
+    """A layer's three tensor sizes and the dimensions each one spans (model.md section 2)."""
+
+    F_IN = (Dim.B, Dim.D_I, Dim.S)  # A(F_l) = A(E_l) = B * D_i * S_in
+    WEIGHTS = (Dim.D_I, Dim.D_O)  # A(W_l) = A(dW_l) = D_i * D_o * k^2
+    F_OUT = (Dim.B, Dim.D_O, Dim.S)  # A(F_{l+1}) = A(E_{l+1}) = B * D_o * S_out
+
+    @property
+    def dims(self) -> tuple[Dim, ...]:
+        return self.value
+
+    @property
+    def index(self) -> int:
+        """Position in (A(F_l), A(W_l), A(F_{l+1})) tuples."""
+        return _SIZE_INDEX[self]
+
+
+class Tensor(enum.Enum):
+    """A tensor a partition type's intra-layer partial-sum exchange carries, and its size."""
+
+    DW = ("dW_l", Size.WEIGHTS)  # weight gradient
+    F_OUT = ("F_{l+1}", Size.F_OUT)  # output activation
+    E_IN = ("E_l", Size.F_IN)  # input error
+
+    @property
+    def size(self) -> Size:
+        return self.value[1]
 
     def __str__(self) -> str:
-        return self.value
+        return self.value[0]
 
 
 class Layout(enum.Enum):
@@ -77,25 +111,119 @@ class TypeLayouts:
     e_out_needed: Layout  # output error E_{l+1} as the layer needs it
 
 
-# Type I splits the batch: everything is row-split.
+@dataclass(frozen=True, slots=True)
+class TypeSpec:
+    """Everything the model knows about one partition type."""
+
+    halves: Dim  # the dimension each choice of this type halves at the levels below
+    exchanges: Tensor  # the tensor of its intra-layer exchange (none on a join node)
+    layouts: TypeLayouts  # on a layer (conv, fc)
+    join_layouts: TypeLayouts | None  # on a join node (add, concat, attention); None: not allowed there
+    aliases: tuple[str, ...] = ()  # other spellings accepted on input (besides the name and 1-based number)
+
+
+_ROW = TypeLayouts(Layout.ROW, Layout.ROW, Layout.ROW, Layout.ROW)
+_COL = TypeLayouts(Layout.COL, Layout.COL, Layout.COL, Layout.COL)
+
+# The type table, in the global type order (count vectors, tie-breaking, enumeration order).
+# Type I splits the batch: everything is row-split; it exchanges its weight gradients.
 # Type II splits D_i: it needs F_l channel-split, reduces F_{l+1} to duplicated, needs E_{l+1}
 #   whole (duplicated) and produces its own D_i slice of E_l (channel-split).
 # Type III splits D_o: it needs F_l whole, leaves F_{l+1} channel-split, needs E_{l+1}
 #   channel-split and reduces E_l to duplicated.
-LAYOUTS: dict[PartitionType, TypeLayouts] = {
-    PartitionType.I: TypeLayouts(Layout.ROW, Layout.ROW, Layout.ROW, Layout.ROW),
-    PartitionType.II: TypeLayouts(Layout.COL, Layout.DUP, Layout.COL, Layout.DUP),
-    PartitionType.III: TypeLayouts(Layout.DUP, Layout.COL, Layout.DUP, Layout.COL),
+# A join node is elementwise and keeps one layout throughout: I = row, II = column; no III.
+TYPE_SPECS: dict[PartitionType, TypeSpec] = {
+    PartitionType.I: TypeSpec(Dim.B, Tensor.DW, _ROW, _ROW, aliases=("DP",)),
+    PartitionType.II: TypeSpec(Dim.D_I, Tensor.F_OUT, TypeLayouts(Layout.COL, Layout.DUP, Layout.COL, Layout.DUP), _COL,
+                               aliases=("MP",)),
+    PartitionType.III: TypeSpec(Dim.D_O, Tensor.E_IN, TypeLayouts(Layout.DUP, Layout.COL, Layout.DUP, Layout.COL), None),
+}
+assert set(TYPE_SPECS) == set(PartitionType), "every partition type has a row in TYPE_SPECS"
+
+ALL_TYPES: tuple[PartitionType, ...] = tuple(TYPE_SPECS)
+_INDEX: dict[PartitionType, int] = {t: i for i, t in enumerate(ALL_TYPES)}
+_SIZE_INDEX: dict[Size, int] = {s: i for i, s in enumerate(Size)}
+NUM_TYPES = len(ALL_TYPES)
+
+
+class Space(enum.Enum):
+    """Which partition types a plan may use."""
+
+    HYPAR = "hypar"  # the paper's two types
+    ACCPAR = "accpar"  # every type in the table
+
+    @property
+    def types(self) -> tuple[PartitionType, ...]:
+        """The space's types, in the global type order."""
+        if self is Space.HYPAR:
+            return (PartitionType.I, PartitionType.II)
+        return ALL_TYPES
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# ---- count vectors: how many times a layer took each type at the levels above ----------------
+
+Counts = tuple[int, ...]  # one entry per type, in the global type order (NUM_TYPES long)
+ZERO_COUNTS: Counts = (0,) * NUM_TYPES
+
+
+def zero_counts(layers: int) -> list[Counts]:
+    """Every layer's counts before level 0."""
+    return [ZERO_COUNTS] * layers
+
+
+def add_type(counts: Counts, t: PartitionType) -> Counts:
+    """Counts after one more level of type t."""
+    i = _INDEX[t]
+    return counts[:i] + (counts[i] + 1,) + counts[i + 1 :]
+
+
+def advance(counts: list[Counts], row) -> list[Counts]:
+    """Every layer's counts after a level whose row of types is ``row``."""
+    return [add_type(c, t) for c, t in zip(counts, row)]
+
+
+# For each size: the positions (in count vectors) of the types whose halved dimension it spans.
+HALVED_BY: dict[Size, tuple[int, ...]] = {
+    size: tuple(i for i, t in enumerate(ALL_TYPES) if TYPE_SPECS[t].halves in size.dims) for size in Size
 }
 
 
-# A join node (add, concat, attention) is elementwise and keeps one layout throughout:
-# type I = split by batch (row), type II = split by channel (column). No type III.
-JOIN_LAYOUTS: dict[PartitionType, TypeLayouts] = {
-    PartitionType.I: TypeLayouts(Layout.ROW, Layout.ROW, Layout.ROW, Layout.ROW),
-    PartitionType.II: TypeLayouts(Layout.COL, Layout.COL, Layout.COL, Layout.COL),
-}
-JOIN_TYPES: tuple[PartitionType, ...] = (PartitionType.I, PartitionType.II)
+@lru_cache(maxsize=None)
+def halvings(counts: Counts) -> tuple[int, ...]:
+    """How many times each size (in ``Size`` order) has been halved by the choices in ``counts``:
+    a dimension is halved once per earlier choice of any type that halves it (model.md section 3)."""
+    return tuple(sum(counts[i] for i in HALVED_BY[size]) for size in Size)
+
+
+def compositions(h: int, space: Space) -> list[Counts]:
+    """Every count vector reachable after h levels in the space (entries of types outside it are 0),
+    in descending lexicographic order."""
+    positions = [t.index for t in space.types]
+    out: list[Counts] = []
+    acc = [0] * NUM_TYPES
+
+    def fill(j: int, left: int) -> None:
+        if j == len(positions) - 1:
+            acc[positions[j]] = left
+            out.append(tuple(acc))
+            return
+        for a in range(left, -1, -1):
+            acc[positions[j]] = a
+            fill(j + 1, left - a)
+        acc[positions[j]] = 0
+
+    fill(0, h)
+    return out
+
+
+# ---- layouts and the derived inter-layer table -----------------------------------------------
+
+JOIN_TYPES: tuple[PartitionType, ...] = tuple(t for t in ALL_TYPES if TYPE_SPECS[t].join_layouts is not None)
+LAYOUTS: dict[PartitionType, TypeLayouts] = {t: TYPE_SPECS[t].layouts for t in ALL_TYPES}
+JOIN_LAYOUTS: dict[PartitionType, TypeLayouts] = {t: TYPE_SPECS[t].join_layouts for t in JOIN_TYPES}
 
 
 def layouts(t: PartitionType, join: bool = False) -> TypeLayouts:
@@ -134,12 +262,24 @@ INTER: dict[tuple[PartitionType, PartitionType], InterCoeff] = {
 }
 
 
+# ---- spellings ---------------------------------------------------------------------------------
+
+_SPELLINGS: dict[str, PartitionType] = {
+    **{str(i + 1): t for i, t in enumerate(ALL_TYPES)},
+    **{a.upper(): t for t in ALL_TYPES for a in TYPE_SPECS[t].aliases},
+    **{t.value.upper(): t for t in ALL_TYPES},
+}
+
+
+def _expected() -> str:
+    names = [t.value for t in ALL_TYPES]
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
 def parse_type(text: str) -> PartitionType:
-    """'I', 'II', 'III' (also 1/2/3, dp/mp) -> PartitionType; ValueError otherwise."""
-    t = str(text).strip().upper()
-    alias = {"1": "I", "2": "II", "3": "III", "DP": "I", "MP": "II"}
-    t = alias.get(t, t)
-    try:
-        return PartitionType(t)
-    except ValueError:
-        raise ValueError(f"unknown partition type {text!r} (expected I, II or III)") from None
+    """'I', 'II', 'III' (also the 1-based number and the aliases of ``TYPE_SPECS``) -> PartitionType;
+    ValueError otherwise."""
+    t = _SPELLINGS.get(str(text).strip().upper())
+    if t is None:
+        raise ValueError(f"unknown partition type {text!r} (expected {_expected()})")
+    return t
