@@ -18,8 +18,8 @@ import numpy as np
 
 from .network import Network
 from .partition import (  # noqa: F401 - compositions is re-exported
-    ALL_TYPES,
     HALVED_BY,
+    HALVINGS,
     JOIN_TYPES,
     NUM_TYPES,
     ZERO_COUNTS,
@@ -35,8 +35,6 @@ from .partition import (  # noqa: F401 - compositions is re-exported
 )
 
 _F_IN, _W = Size.F_IN.index, Size.WEIGHTS.index
-# Per type: the position, in (A(F_l), A(W_l), A(F_{l+1})), of the size its intra-layer exchange carries.
-_EXCHANGED: dict[PartitionType, int] = {t: t.spec.exchanges.size.index for t in ALL_TYPES}
 # [type position, size position] = 1 where each choice of the type halves the size.
 _HALVES = np.array([[int(k in HALVED_BY[s]) for s in Size] for k in range(NUM_TYPES)], dtype=np.int64)
 
@@ -115,11 +113,11 @@ class CostTables:
         """``comm.intra_amount`` in units: the exchanged size shifted by its halvings."""
         if self._joins[layer]:
             return 0
-        i = _EXCHANGED[t]
-        return self._base[layer][i] >> halvings(counts)[i]
+        i = t.exchanged  # TYPE_SPECS[t].exchanges, as a position in _base and in halvings
+        return self._base[layer][i] >> HALVINGS[counts][i]
 
     def inter(self, edge: int, prev: PartitionType, nxt: PartitionType, counts: Counts) -> int:
-        return (self.edge_quarters[edge][(prev, nxt)] * (self._edge_base[edge] >> halvings(counts)[_F_IN])) >> 2
+        return (self.edge_quarters[edge][(prev, nxt)] * (self._edge_base[edge] >> HALVINGS[counts][_F_IN])) >> 2
 
     def intra_row(self, layer: int, counts: Counts) -> list[int]:
         """intra(layer, t, counts) for every t of the space, in space order."""
@@ -140,7 +138,7 @@ class CostTables:
         joins = np.array(self._joins, dtype=bool)
         edge_base = np.array(self._edge_base, dtype=np.int64)
         q = np.array([[[qe[(a, b)] for b in self.types] for a in self.types] for qe in self.edge_quarters], dtype=np.int64)
-        exchanged = np.array([_EXCHANGED[t] for t in self.types], dtype=np.int64)
+        exchanged = np.array([t.exchanged for t in self.types], dtype=np.int64)
         return base, exchanged, joins, edge_base, q.reshape(len(self.edges), len(self.types), len(self.types))
 
     def level_rows(self, counts: list[Counts]) -> tuple[list[list[int]], list[list[list[int]]]]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 
 
 class PartitionType(enum.Enum):
@@ -30,17 +29,14 @@ class PartitionType(enum.Enum):
     II = "II"  # model parallelism: split input channels D_i.
     III = "III"  # AccPar Type-III: split output channels D_o.
 
+    # Set on each member from the type table below (plain attributes: hot loops read them, and
+    # dicts keyed by an enum pay for Enum.__hash__):
+    index: int  # position in the global type order (ALL_TYPES) and in count vectors
+    spec: TypeSpec  # its row of TYPE_SPECS
+    exchanged: int  # position, in (A(F_l), A(W_l), A(F_{l+1})), of the size its intra exchange carries
+
     def __str__(self) -> str:
         return self.value
-
-    @property
-    def index(self) -> int:
-        """Position in the global type order (``ALL_TYPES``) and in count vectors."""
-        return _INDEX[self]
-
-    @property
-    def spec(self) -> TypeSpec:
-        return TYPE_SPECS[self]
 
 
 class Dim(enum.Enum):
@@ -141,9 +137,10 @@ TYPE_SPECS: dict[PartitionType, TypeSpec] = {
 assert set(TYPE_SPECS) == set(PartitionType), "every partition type has a row in TYPE_SPECS"
 
 ALL_TYPES: tuple[PartitionType, ...] = tuple(TYPE_SPECS)
-_INDEX: dict[PartitionType, int] = {t: i for i, t in enumerate(ALL_TYPES)}
-_SIZE_INDEX: dict[Size, int] = {s: i for i, s in enumerate(Size)}
 NUM_TYPES = len(ALL_TYPES)
+_SIZE_INDEX: dict[Size, int] = {s: i for i, s in enumerate(Size)}
+for _k, _t in enumerate(ALL_TYPES):
+    _t.index, _t.spec, _t.exchanged = _k, TYPE_SPECS[_t], TYPE_SPECS[_t].exchanges.size.index
 
 
 class Space(enum.Enum):
@@ -174,10 +171,21 @@ def zero_counts(layers: int) -> list[Counts]:
     return [ZERO_COUNTS] * layers
 
 
+class _Successors(dict):
+    """counts -> the counts after one more level of each type (in type order), memoised."""
+
+    def __missing__(self, counts: Counts) -> tuple[Counts, ...]:
+        nxt = tuple(counts[:i] + (counts[i] + 1,) + counts[i + 1 :] for i in range(NUM_TYPES))
+        self[counts] = nxt
+        return nxt
+
+
+_SUCCESSORS = _Successors()
+
+
 def add_type(counts: Counts, t: PartitionType) -> Counts:
     """Counts after one more level of type t."""
-    i = _INDEX[t]
-    return counts[:i] + (counts[i] + 1,) + counts[i + 1 :]
+    return _SUCCESSORS[counts][t.index]
 
 
 def advance(counts: list[Counts], row) -> list[Counts]:
@@ -191,11 +199,22 @@ HALVED_BY: dict[Size, tuple[int, ...]] = {
 }
 
 
-@lru_cache(maxsize=None)
+class _Halvings(dict):
+    """counts -> ``halvings(counts)``, memoised (the tables look it up in their inner loops)."""
+
+    def __missing__(self, counts: Counts) -> tuple[int, ...]:
+        shifts = tuple(sum(counts[i] for i in HALVED_BY[size]) for size in Size)
+        self[counts] = shifts
+        return shifts
+
+
+HALVINGS = _Halvings()
+
+
 def halvings(counts: Counts) -> tuple[int, ...]:
     """How many times each size (in ``Size`` order) has been halved by the choices in ``counts``:
     a dimension is halved once per earlier choice of any type that halves it (model.md section 3)."""
-    return tuple(sum(counts[i] for i in HALVED_BY[size]) for size in Size)
+    return HALVINGS[counts]
 
 
 def compositions(h: int, space: Space) -> list[Counts]:
