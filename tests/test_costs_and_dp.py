@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from explorer.core.comm import add_type, inter_amount, intra_amount
+from explorer.core.comm import add_type, inter_amount, intra_amount, zero_counts
 from explorer.core.costs import compositions
 from explorer.core.evaluate import evaluate
 from explorer.core.partition import Space
@@ -48,7 +48,7 @@ def test_compositions_count():
 def level_optimum_by_enumeration(net, arr, space, plan_above):
     """min over all K^L choices of level h of c_h, with levels < h fixed (evaluator, Fractions)."""
     L = len(net.layers)
-    counts = [(0, 0, 0)] * L
+    counts = zero_counts(L)
     for row in plan_above:
         counts = [add_type(counts[l], row[l]) for l in range(L)]  # noqa: E741
     best = None
