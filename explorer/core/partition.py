@@ -20,6 +20,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 
 class PartitionType(enum.Enum):
@@ -220,6 +221,11 @@ def halvings(counts: Counts) -> tuple[int, ...]:
 def compositions(h: int, space: Space) -> list[Counts]:
     """Every count vector reachable after h levels in the space (entries of types outside it are 0),
     in descending lexicographic order."""
+    return list(_compositions(h, space))
+
+
+@lru_cache(maxsize=None)
+def _compositions(h: int, space: Space) -> tuple[Counts, ...]:
     positions = [t.index for t in space.types]
     out: list[Counts] = []
     acc = [0] * NUM_TYPES
@@ -235,7 +241,7 @@ def compositions(h: int, space: Space) -> list[Counts]:
         acc[positions[j]] = 0
 
     fill(0, h)
-    return out
+    return tuple(out)
 
 
 # ---- layouts and the derived inter-layer table -----------------------------------------------
