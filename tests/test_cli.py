@@ -150,13 +150,13 @@ def test_check_exit_1_when_exact_solvers_disagree():
         return replace(sol, objective=sol.objective + 1, bound=sol.objective + 1)
 
     p = Problem(load_model("lenet-c"), load_array("hypar-16").with_levels(2), Space.ACCPAR)
-    assert check(p)["agree"] is True
+    assert check(p).agree is True
     r = check(p, lookup=lambda name: wrong_exact if name == "exact" else get_solver(name))
-    assert r["agree"] is False
-    assert any("exact solvers disagree" in msg for msg in r["problems"])
+    assert r.agree is False
+    assert any("exact solvers disagree" in msg for msg in r.problems)
     r = check(p, lookup=lambda name: misreporting_exact if name == "exact" else get_solver(name))
-    assert r["agree"] is False
-    assert any("evaluator disagrees with exact" in msg for msg in r["problems"])
+    assert r.agree is False
+    assert any("evaluator disagrees with exact" in msg for msg in r.problems)
 
 
 def test_check_exit_1_when_dp_not_level_optimal():
@@ -177,8 +177,8 @@ def test_check_exit_1_when_dp_not_level_optimal():
 
     p = Problem(load_model("lenet-c"), load_array("hypar-16").with_levels(2), Space.ACCPAR)
     r = check(p, lookup=lambda name: all_i_dp if name == "dp" else get_solver(name))
-    assert r["agree"] is False
-    assert "DP is not level-optimal at level 0" in r["problems"]
+    assert r.agree is False
+    assert "DP is not level-optimal at level 0" in r.problems
 
 
 def test_check_bad_solver_list(capsys):

@@ -21,6 +21,8 @@ ALLOWED = {
     "app": {"core", "frontends", "solvers", "app", "top"},
     "top": set(),
 }
+# modules at the top of the package that belong to a layer (explorer/__init__.py stays "top")
+TOP_LEVEL_MODULES = {"api": "app"}
 
 
 def layer_of(module: str) -> str | None:
@@ -29,6 +31,8 @@ def layer_of(module: str) -> str | None:
         return None  # the standard library or a third-party package
     if len(parts) == 1:
         return "top"
+    if parts[1] in TOP_LEVEL_MODULES:
+        return TOP_LEVEL_MODULES[parts[1]]
     return parts[1] if parts[1] in ALLOWED else "top"
 
 
@@ -84,6 +88,18 @@ def test_the_checker_sees_a_backward_edge(tmp_path):
     bad.write_text("from ..solvers import dp\nimport explorer.app.cli\n")
     targets = imported("explorer.core.bad", bad, False)
     assert {layer_of(t) for t in targets} >= {"solvers", "app"}
+
+
+def test_api_is_application_layer_and_the_package_imports_nothing():
+    """explorer.api may use app, solvers, frontends and core; explorer/__init__.py imports nothing."""
+    assert layer_of("explorer.api") == "app" and layer_of("explorer.api.solve") == "app"
+    assert layer_of("explorer") == "top" and layer_of("explorer.__version__") == "top"
+    api = next((name, path, pkg) for name, path, pkg in MODULES if name == "explorer.api")
+    assert {layer_of(t) for t in imported(*api)} >= {"app", "core", "frontends", "solvers"}
+    init = ROOT / "explorer" / "__init__.py"
+    assert imported("explorer", init, True) == set()
+    # a core module importing the API is caught like any backward edge
+    assert layer_of("explorer.api") not in ALLOWED["core"]
 
 
 def test_no_generic_top_level_packages_installed(tmp_path):

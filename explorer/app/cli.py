@@ -12,16 +12,11 @@ from pathlib import Path
 import click
 
 from ..solvers import REGISTRY
-from ..core.solution import SolveOptions
 
-from ..core.array import check_levels
-from ..frontends.constraints_yaml import ConstraintOptions, build_constraints
 from ..core.errors import Refused, SpecError
-from ..frontends.network_yaml import check_batch
 from ..core.objective import Objective
 from ..core.partition import Space
-from ..core.problem import Problem
-from ..frontends import load_array, load_model, zoo
+from ..frontends import zoo
 
 DEFAULT_MODEL = "vgg-a"
 DEFAULT_ARRAY = "hypar-16"
@@ -92,26 +87,6 @@ def solver_options(fn):
     return fn
 
 
-def make_solve_options(time_limit, workers, seed, dump_model, verbose: bool) -> SolveOptions:
-    return SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model,
-                        progress=progress if verbose else None)
-
-
-def build_problem(model: str, array: str, space: str, objective: str, batch: int | None, levels: int | None,
-                  copts: ConstraintOptions | None = None) -> Problem:
-    if batch is not None:
-        check_batch(batch)
-    net = load_model(model, batch)
-    if batch is not None:
-        net = net.with_batch(batch)
-    arr = load_array(array)
-    if levels is not None:
-        arr = arr.with_levels(check_levels(levels, "--levels"))
-    sp = Space(space)
-    constraints = build_constraints(net, arr, sp, copts or ConstraintOptions())
-    return Problem(net, arr, sp, Objective(objective), constraints)
-
-
 def emit(text: str, output: str | None) -> None:
     """Print, or write FILE atomically (a temp file renamed into place: never half-written)."""
     if output is None:
@@ -153,27 +128,30 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     """
     if ctx.invoked_subcommand is not None:
         return
-    from .run import render_table, run
+    from .. import api
+    from .render import render_table
 
-    copts = ConstraintOptions(caps, memory_GiB, weight_copies, pins, forbids, constraints_file)
-    problem = build_problem(model, array, space, objective, batch, levels, copts)
-    if solver != "dp":
-        progress(f"solving {problem.network.name} on {problem.array.name} with {solver}")
-    result, _ = run(problem, solver, make_solve_options(time_limit, workers, seed, dump_model, solver != "dp"))
-    text = json.dumps(result, indent=2) + "\n" if fmt == "json" else render_table(problem, result)
+    result = api.solve(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels,
+                       caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
+                       constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
+                       dump_model=dump_model, progress=progress if solver != "dp" else None)
+    text = json.dumps(result.to_json(), indent=2) + "\n" if fmt == "json" else render_table(result)
     emit(text, output)
-    ok = result["plan"] is not None and not result["violations"]
-    if not ok:
-        if result.get("conflict"):
-            why = "no plan satisfies the constraints; these conflict: " + "; ".join(result["conflict"])
-            why += f" ({result['suggestion']})" if result.get("suggestion") else ""
-        elif result["plan"] is not None:
-            why = f"the {solver} plan breaks " + "; ".join(v["constraint"] for v in result["violations"])
-            why += " (--solver cpsat enforces caps and memory)"
-        else:
-            why = result.get("reason") or f"{solver} found no plan"
-        click.echo(f"explore: {why}", err=True)
-    sys.exit(0 if ok else 1)
+    if not result.ok:
+        click.echo(f"explore: {why_not_ok(result)}", err=True)
+    sys.exit(0 if result.ok else 1)
+
+
+def why_not_ok(result) -> str:
+    """One line on stderr: why ``explore`` exits 1."""
+    why = result.explanation
+    if why is not None and why.conflict:
+        text = "no plan satisfies the constraints; these conflict: " + "; ".join(why.conflict)
+        return text + (f" ({why.suggestion})" if why.suggestion else "")
+    if result.figures is not None:
+        text = f"the {result.solver} plan breaks " + "; ".join(v.constraint for v in result.figures.violations)
+        return text + " (--solver cpsat enforces caps and memory)"
+    return result.reason or f"{result.solver} found no plan"
 
 
 @cli.command("check")
@@ -190,19 +168,21 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     Exit status 0 when everything agrees with the model, 1 when two exact solvers disagree or
     the DP is not level-optimal, 2 on bad input.
     """
-    from .check import JOINT_SOLVERS, CheckOptions, check, render_check
+    from .. import api
+    from .check import JOINT_SOLVERS
+    from .render import render_check
 
     names = tuple(x.strip() for x in solver_list.split(",") if x.strip())
     unknown = [n for n in names if n not in JOINT_SOLVERS]
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(JOINT_SOLVERS)})")
-    copts = ConstraintOptions(caps, memory_GiB, weight_copies, pins, forbids, constraints_file)
-    problem = build_problem(model, array, space, objective, batch, levels, copts)
-    opts = CheckOptions(solve=make_solve_options(time_limit, workers, seed, dump_model, True), solvers=names)
-    report = check(problem, opts, progress=progress)
-    text = json.dumps(report, indent=2) + "\n" if fmt == "json" else render_check(problem, report)
+    report = api.check(model, array, space=space, objective=objective, solvers=names, batch=batch, levels=levels,
+                       caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
+                       constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
+                       dump_model=dump_model, progress=progress)
+    text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check(report)
     emit(text, output)
-    sys.exit(0 if report["agree"] else 1)
+    sys.exit(0 if report.agree else 1)
 
 
 @cli.command("list")

@@ -1,0 +1,170 @@
+"""The Python API: what ``explore`` and ``explore check`` do, callable from a program.
+
+The CLI is a thin layer over these functions (it parses options, prints and picks the exit
+status); a program gets the same typed results::
+
+    from explorer.api import solve
+    r = solve("alexnet", space="accpar", solver="exact")
+    r.status, r.objective_value, r.plan.to_lists(), r.to_json()
+
+``model`` is a zoo name, a path (network YAML or ONNX) or a built ``Network``; ``array`` a
+shipped array name, a path or an ``ArraySpec``. Bad input raises ``SpecError`` (one line
+naming the option, the field and the problem); a solver that declines an instance raises
+``Refused``. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+from typing import Callable, Iterable
+
+from .app.check import JOINT_SOLVERS, CheckOptions
+from .app.check import check as _check
+from .app.results import CheckReport, RunResult
+from .app.run import run
+from .core.array import ArraySpec, check_levels
+from .core.errors import SpecError
+from .core.network import Network
+from .core.objective import Objective
+from .core.partition import Space
+from .core.problem import Problem
+from .core.solution import SolveOptions
+from .frontends import load_array, load_model
+from .frontends.constraints_yaml import ConstraintOptions, build_constraints
+from .frontends.network_yaml import check_batch
+from .solvers import REGISTRY
+
+__all__ = ["build_problem", "solve", "check", "RunResult", "CheckReport"]
+
+ModelRef = str | PathLike | Network
+ArrayRef = str | PathLike | ArraySpec
+Progress = Callable[[str], None]
+
+DEFAULT_ARRAY = "hypar-16"
+
+
+def _choice(enum_type, value, name: str):
+    try:
+        return enum_type(value)
+    except ValueError:
+        known = ", ".join(m.value for m in enum_type)
+        raise SpecError(name, f"unknown {name} {value!r} (choose from {known})") from None
+
+
+def build_problem(
+    model: ModelRef,
+    array: ArrayRef = DEFAULT_ARRAY,
+    *,
+    space: str | Space = "hypar",
+    objective: str | Objective = "traffic",
+    batch: int | None = None,
+    levels: int | None = None,
+    caps: Iterable[str] = (),
+    memory_GiB: float | None = None,
+    weight_copies: int | None = None,
+    pins: Iterable[str] = (),
+    forbids: Iterable[str] = (),
+    constraints: str | PathLike | None = None,
+) -> Problem:
+    """The problem ``explore`` would solve for these options (see :func:`solve`)."""
+    if batch is not None:
+        check_batch(batch)
+    net = model if isinstance(model, Network) else load_model(str(model), batch)
+    if batch is not None:
+        net = net.with_batch(batch)
+    arr = array if isinstance(array, ArraySpec) else load_array(str(array))
+    if levels is not None:
+        arr = arr.with_levels(check_levels(levels, "--levels"))
+    sp = _choice(Space, space, "space")
+    copts = ConstraintOptions(tuple(caps), memory_GiB, weight_copies, tuple(pins), tuple(forbids),
+                              None if constraints is None else str(constraints))
+    return Problem(net, arr, sp, _choice(Objective, objective, "objective"), build_constraints(net, arr, sp, copts))
+
+
+def solve(
+    model: ModelRef,
+    array: ArrayRef = DEFAULT_ARRAY,
+    *,
+    space: str | Space = "hypar",
+    objective: str | Objective = "traffic",
+    solver: str = "dp",
+    batch: int | None = None,
+    levels: int | None = None,
+    caps: Iterable[str] = (),
+    memory_GiB: float | None = None,
+    weight_copies: int | None = None,
+    pins: Iterable[str] = (),
+    forbids: Iterable[str] = (),
+    constraints: str | PathLike | None = None,
+    time_limit: float | None = None,
+    workers: int | None = None,
+    seed: int = 0,
+    dump_model: str | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Solve one problem with one solver, re-score the plan and compare it with the baselines.
+
+    Arguments mirror ``explore``'s options: ``space`` hypar ({I, II}) or accpar ({I, II, III});
+    ``objective`` traffic (sum_h 2^h c_h, elements) or time (sum_h c_h*dtype/bw_h, seconds);
+    ``solver`` dp, cpsat, exact or brute; ``batch`` and ``levels`` override the network's and
+    the array's; ``caps`` are "LEVEL=AMOUNT" strings ("3=55MB", "2=5ms"); ``pins``
+    "LAYER@LEVEL=TYPE"; ``forbids`` "LAYER=TYPE"; ``constraints`` a constraints YAML file;
+    ``time_limit`` (s), ``workers``, ``seed`` and ``dump_model`` control CP-SAT. ``progress``
+    receives one-line messages while solving.
+
+    Returns a :class:`RunResult`: ``status``, ``plan`` (None when there is none),
+    ``objective_value`` and ``bound`` (exact), ``figures`` and ``baselines``; ``result.ok`` is
+    what ``explore``'s exit status 0 means; ``result.to_json()`` is ``--format json``.
+    """
+    if solver not in REGISTRY:
+        raise SpecError("solver", f"unknown solver {solver!r} (choose from {', '.join(REGISTRY)})")
+    problem = build_problem(model, array, space=space, objective=objective, batch=batch, levels=levels, caps=caps,
+                            memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
+                            constraints=constraints)
+    if progress is not None:
+        progress(f"solving {problem.network.name} on {problem.array.name} with {solver}")
+    options = SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress)
+    return run(problem, solver, options)
+
+
+def check(
+    model: ModelRef,
+    array: ArrayRef = DEFAULT_ARRAY,
+    *,
+    space: str | Space = "hypar",
+    objective: str | Objective = "traffic",
+    solvers: Iterable[str] = JOINT_SOLVERS,
+    batch: int | None = None,
+    levels: int | None = None,
+    caps: Iterable[str] = (),
+    memory_GiB: float | None = None,
+    weight_copies: int | None = None,
+    pins: Iterable[str] = (),
+    forbids: Iterable[str] = (),
+    constraints: str | PathLike | None = None,
+    time_limit: float | None = None,
+    workers: int | None = None,
+    seed: int = 0,
+    dump_model: str | None = None,
+    progress: Progress | None = None,
+) -> CheckReport:
+    """Cross-check one problem: is the DP level-optimal, what is the proven joint optimum, do
+    the exact solvers agree, and how far is the DP from the optimum (``explore check``).
+
+    ``solvers`` are the joint solvers to run and compare (cpsat, exact, brute); the other
+    arguments are those of :func:`solve`. Returns a :class:`CheckReport`: ``levels`` (the DP
+    level by level), ``solvers`` ((name, report) pairs; a refusal has status None and a
+    reason), ``optimum`` (None when none was proven), ``agree`` and ``problems``.
+    """
+    names = tuple(solvers)
+    unknown = [n for n in names if n not in JOINT_SOLVERS]
+    if unknown or not names:
+        raise SpecError("solvers", f"unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(JOINT_SOLVERS)})")
+    problem = build_problem(model, array, space=space, objective=objective, batch=batch, levels=levels, caps=caps,
+                            memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
+                            constraints=constraints)
+    options = CheckOptions(
+        solve=SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress),
+        solvers=names,
+    )
+    return _check(problem, options, progress=progress)

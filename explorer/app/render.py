@@ -1,0 +1,159 @@
+"""Readable tables for people: the one place a RunResult or a CheckReport becomes text.
+
+Rendering only formats; every figure comes from the typed result (``results.py``).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..core.plan import Plan
+from ..core.solution import Status
+from .results import CheckReport, Inputs, RunResult
+
+WIDE = 16  # more layers than this: one row per layer instead of one per level
+
+
+def fmt_bytes(x: Fraction | float) -> str:
+    v = float(x)
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(v) >= scale:
+            return f"{v / scale:.3f} {unit}"
+    return f"{v:.0f} B"
+
+
+def fmt_seconds(x: Fraction | float) -> str:
+    v = float(x)
+    if v >= 1:
+        return f"{v:.3f} s"
+    if v >= 1e-3:
+        return f"{v * 1e3:.2f} ms"
+    return f"{v * 1e6:.0f} us"
+
+
+def render_plan_grid(inputs: Inputs, plan: Plan, level_cost: tuple[Fraction, ...]) -> list[str]:
+    """Levels x layers (or layers x levels for wide networks), with c_h per level."""
+    names = inputs.layers
+    if len(names) > WIDE:
+        kinds = [n.kind.value for n in inputs.nodes]
+        w = max(len(n) for n in names)
+        lines = [f"{'layer':<{w}}  {'kind':<9}  " + "  ".join(f"L{h:<3}" for h in range(plan.levels))]
+        for l, (n, k) in enumerate(zip(names, kinds)):  # noqa: E741
+            lines.append(f"{n:<{w}}  {k:<9}  " + "  ".join(f"{plan.at(h, l).value:<4}" for h in range(plan.levels)))
+        lines.append("c_h (elements): " + ", ".join(f"L{h} {float(c):,.0f}" for h, c in enumerate(level_cost)))
+        return lines
+    widths = [max(3, len(n)) for n in names]
+    lines = ["level  " + "  ".join(n.ljust(w) for n, w in zip(names, widths)) + "  c_h (elements)"]
+    for h, row in enumerate(plan.types):
+        cells = "  ".join(t.value.ljust(w) for t, w in zip(row, widths))
+        lines.append(f"{h:<5}  {cells}  {float(level_cost[h]):,.0f}")
+    return lines
+
+
+def _constraints_line(inputs: Inputs) -> str:
+    cons = inputs.constraints
+    parts = [f"cap level {c.level} {fmt_bytes(c.bytes)}" for c in cons.caps]
+    if cons.memory_bytes is not None:
+        parts.append(f"memory {float(cons.memory_bytes) / 2**30:g} GiB/accelerator (weight copies {cons.weight_copies})")
+    parts += [p.name for p in cons.pins] + [f.name for f in cons.forbids]
+    return "constraints: " + ", ".join(parts)
+
+
+def render_table(result: RunResult) -> str:
+    """``explore``'s table: the plan grid and the plan against the three baselines."""
+    i = result.inputs
+    lines = [
+        f"{i.model} on {i.array} ({i.accelerators} accelerators, {i.levels} levels), "
+        f"space {i.space.value}, batch {i.batch}, {i.dtype_bytes}-byte elements",
+        f"solver {result.solver}: {result.status.value} (objective {i.objective.value}), "
+        f"wall {fmt_seconds(result.wall_s)}",
+        _constraints_line(i),
+    ]
+    figs = result.figures
+    if result.plan is None or figs is None:
+        why = result.explanation
+        if why is not None and why.conflict:
+            lines.append("no plan satisfies the constraints; these conflict: " + "; ".join(why.conflict))
+            if why.suggestion:
+                lines.append(why.suggestion)
+        elif result.reason:
+            lines.append(f"reason: {result.reason}")
+        return "\n".join(lines) + "\n"
+    if figs.violations:
+        lines.append("PLAN BREAKS: " + "; ".join(
+            f"{v.constraint} by {fmt_bytes(v.excess_bytes)}" if v.limit_bytes else v.constraint
+            for v in figs.violations) + " (use --solver cpsat to enforce caps and memory)")
+    if result.bound is not None and result.status is not Status.OPTIMAL:
+        lines.append(f"bound {float(result.bound):.6g} {i.objective_unit}, gap {100 * result.gap:.3f}%")
+    lines.append("")
+    lines += render_plan_grid(i, result.plan, result.level_cost_elements)
+    lines.append("")
+    lines.append(f"{'plan':<10}{'traffic':>13}{'vs all-I':>10}{'comm time':>12}{'step time':>12}{'speedup':>9}{'memory/acc':>12}  ok")
+    for name, f in ((result.solver, figs), *result.baselines):
+        vs = result.versus(f)
+        lines.append(
+            f"{name:<10}{fmt_bytes(f.traffic_bytes):>13}{vs.traffic_ratio_to_all_I:>9.3f}x"
+            f"{fmt_seconds(f.comm_time_s):>12}{fmt_seconds(f.step_time_s):>12}{vs.speedup_over_all_I:>8.3f}x"
+            f"{fmt_bytes(f.memory_bytes_per_accelerator):>12}  {'yes' if f.ok else 'no'}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(inputs: Inputs, value: Fraction | None) -> str:
+    if value is None:
+        return "-"
+    v = float(value)
+    if inputs.objective_unit == "elements":
+        return f"{v:,.0f}" if Fraction(value).denominator == 1 else f"{v:,.2f}"
+    return f"{v:.6e}"
+
+
+def render_check(r: CheckReport) -> str:
+    """``explore check``'s table: the DP level by level, the joint solvers, the verdict."""
+    i = r.inputs
+    unit = i.objective_unit
+    lines = [
+        f"check: {i.model} on {i.array} ({i.accelerators} accelerators, {i.levels} levels), "
+        f"space {i.space.value}, objective {i.objective.value}, batch {i.batch}",
+        "",
+        "DP level by level (each level must be optimal given the levels above):",
+        f"  {'level':<6}{'DP c_h':>20}{'level optimum':>20}  {'method':<12} ok",
+    ]
+    for lv in r.levels:
+        lines.append(
+            f"  {lv.level:<6}{float(lv.dp_cost_elements):>20,.2f}"
+            f"{float(lv.level_optimum_elements):>20,.2f}  {lv.method:<12} {'yes' if lv.dp_is_level_optimal else 'NO'}"
+        )
+    lines += ["", f"joint optimum ({unit}):", f"  {'solver':<8}{'status':<15}{'objective':>22}{'bound':>22}{'wall':>12}"]
+    for name, s in (("dp", r.dp), *r.solvers):
+        if s.status is None:
+            lines.append(f"  {name:<8}{'refused':<15}  {s.reason}")
+            continue
+        obj = _fmt(i, s.objective if s.plan is not None else None)
+        lines.append(f"  {name:<8}{s.status.value:<15}{obj:>22}{_fmt(i, s.bound):>22}{s.wall_s:>11.3f}s")
+    o = r.optimum
+    lines.append("")
+    if o is None and r.infeasible:
+        lines.append("no plan satisfies the constraints (proven by " + ", ".join(r.infeasible) + ")")
+        why = r.explanation
+        if why is not None and why.conflict:
+            lines.append("these conflict: " + "; ".join(why.conflict))
+        if why is not None and why.suggestion:
+            lines.append(why.suggestion)
+    elif o is None:
+        lines.append("no solver proved the joint optimum within its limits")
+    else:
+        lines.append(
+            f"proven optimum {_fmt(i, o.objective)} {unit} ({', '.join(o.proven_by)}); "
+            f"DP {_fmt(i, o.dp_objective)}: gap {_fmt(i, o.dp_gap)} {unit} "
+            f"({o.dp_gap_percent:.3f}%)"
+        )
+        if not o.dp_satisfies_constraints:
+            lines.append("the DP's plan breaks the constraints (it enforces only pins and forbids): " + (r.dp.reason or ""))
+        if o.cells_differing:
+            cells = ", ".join(f"{c.layer}@{c.level} {c.dp.value}->{c.optimum.value}" for c in o.cells_differing)
+            lines.append(f"cells where the DP differs from the optimum (layer@level dp->optimum): {cells}")
+        else:
+            lines.append("the DP's plan is the optimum")
+    lines.append("verdict: " + ("everything agrees with the model" if r.agree else "MISMATCH: " + "; ".join(r.problems)))
+    return "\n".join(lines) + "\n"

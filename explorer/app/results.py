@@ -1,0 +1,419 @@
+"""Typed results of ``explore`` and ``explore check``: frozen dataclasses, one ``to_json()`` each.
+
+Inside, every exact quantity is a ``Fraction`` (elements, bytes, seconds of an exact model);
+``to_json()`` writes each one with :func:`exact_number` (int when integral, float when the
+float is exact, else the string "p/q"). Derived times, energies, ratios and percentages are
+written as floats. ``render.py`` turns these objects into the readable tables.
+
+JSON keys are a contract (``schema_version``); tests/test_results.py pins the full key set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from .. import __version__
+from ..core.constraints import Constraints
+from ..core.evaluate import Evaluation, Violation, evaluate, violations
+from ..core.network import LayerKind, Network
+from ..core.objective import Objective
+from ..core.partition import PartitionType, Space
+from ..core.plan import Plan
+from ..core.problem import Problem
+from ..core.solution import Status
+
+SCHEMA_VERSION = 1  # bump when a key changes name, meaning or form (adding a key does not)
+
+
+def exact_number(x: Fraction | int) -> int | float | str:
+    """An exact JSON number: int when integral, float when the float is exact, else 'p/q'."""
+    x = Fraction(x)
+    if x.denominator == 1:
+        return int(x)
+    f = float(x)
+    return f if Fraction(f) == x else f"{x.numerator}/{x.denominator}"
+
+
+def _exact_or_none(x: Fraction | int | None) -> int | float | str | None:
+    return None if x is None else exact_number(x)
+
+
+def _ratio(a: Fraction, b: Fraction) -> float | None:
+    a, b = float(a), float(b)
+    return None if b == 0 else a / b
+
+
+# -- inputs ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One node of the network graph: its kind and the names of its producers ([] = network input)."""
+
+    name: str
+    kind: LayerKind
+    inputs: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind.value, "inputs": list(self.inputs)}
+
+
+def nodes_of(network: Network) -> tuple[Node, ...]:
+    names = network.layer_names
+    producers: list[list[str]] = [[] for _ in names]
+    for u, v in network.edges:
+        producers[v].append(names[u])
+    return tuple(Node(n, L.kind, tuple(p)) for n, L, p in zip(names, network.layers, producers))
+
+
+def constraints_json(c: Constraints) -> dict[str, Any]:
+    return {
+        "caps": [{"level": cap.level, "bytes": exact_number(cap.bytes), "from": cap.origin} for cap in c.caps],
+        "memory_bytes": _exact_or_none(c.memory_bytes),
+        "weight_copies": c.weight_copies,
+        "pins": [p.name for p in c.pins],
+        "forbids": [f.name for f in c.forbids],
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """What was solved: the self-describing header of every result."""
+
+    explorer_version: str
+    model: str
+    model_source: str
+    array: str
+    array_source: str
+    space: Space
+    objective: Objective
+    batch: int
+    levels: int
+    accelerators: int
+    dtype_bytes: int
+    nodes: tuple[Node, ...]
+    constraints: Constraints
+
+    @staticmethod
+    def of(problem: Problem) -> "Inputs":
+        net, arr = problem.network, problem.array
+        return Inputs(__version__, net.name, net.source, arr.name, arr.source, problem.space, problem.objective,
+                      net.batch, arr.levels, arr.accelerators, arr.dtype_bytes, nodes_of(net), problem.constraints)
+
+    @property
+    def layers(self) -> tuple[str, ...]:
+        return tuple(n.name for n in self.nodes)
+
+    @property
+    def objective_unit(self) -> str:
+        return "elements" if self.objective is Objective.TRAFFIC else "s"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "explorer_version": self.explorer_version,
+            "model": self.model,
+            "model_source": self.model_source,
+            "array": self.array,
+            "array_source": self.array_source,
+            "space": self.space.value,
+            "objective": self.objective.value,
+            "batch": self.batch,
+            "levels": self.levels,
+            "accelerators": self.accelerators,
+            "dtype_bytes": self.dtype_bytes,
+            "layers": list(self.layers),
+            "nodes": [n.to_json() for n in self.nodes],
+            "constraints": constraints_json(self.constraints),
+        }
+
+
+# -- one plan's figures -----------------------------------------------------------------------
+
+
+def violation_json(v: Violation) -> dict[str, Any]:
+    return {"constraint": v.constraint, "limit_bytes": exact_number(v.limit_bytes),
+            "actual_bytes": exact_number(v.actual_bytes), "excess_bytes": exact_number(v.excess_bytes)}
+
+
+@dataclass(frozen=True, slots=True)
+class PlanFigures:
+    """What the independent evaluator says about one plan (a solver's or a baseline's)."""
+
+    traffic_elements: Fraction
+    traffic_bytes: Fraction
+    comm_time_s: Fraction
+    compute_s: Fraction
+    step_time_s: Fraction
+    memory_bytes_per_accelerator: Fraction
+    violations: tuple[Violation, ...]
+    energy_J: Fraction | None = None
+
+    @staticmethod
+    def of(problem: Problem, ev: Evaluation, broken: list[Violation] | tuple[Violation, ...]) -> "PlanFigures":
+        return PlanFigures(ev.traffic_elements, ev.traffic_bytes, ev.comm_time_s, ev.compute_s, ev.step_time_s,
+                           ev.memory_bytes, tuple(broken), ev.energy_J)
+
+    @property
+    def ok(self) -> bool:
+        """The plan satisfies every constraint."""
+        return not self.violations
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "traffic_elements": exact_number(self.traffic_elements),
+            "traffic_bytes": exact_number(self.traffic_bytes),
+            "comm_time_s": float(self.comm_time_s),
+            "compute_s": float(self.compute_s),
+            "step_time_s": float(self.step_time_s),
+            "memory_bytes_per_accelerator": exact_number(self.memory_bytes_per_accelerator),
+            "violations": [violation_json(v) for v in self.violations],
+        }
+        if self.energy_J is not None:
+            out["energy_J"] = float(self.energy_J)
+        return out
+
+
+def plan_figures(problem: Problem, plan: Plan) -> tuple[Evaluation, PlanFigures]:
+    """Evaluate a plan (the independent evaluator) and the figures every report shows for it."""
+    ev = evaluate(problem.network, problem.array, problem.space, plan, problem.constraints.weight_copies)
+    broken = violations(ev, problem.constraints, problem.array, plan)
+    return ev, PlanFigures.of(problem, ev, broken)
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why no plan exists: a minimal conflicting set of constraints and the nearest feasible limit."""
+
+    conflict: tuple[str, ...] | None
+    suggestion: str | None
+
+    @staticmethod
+    def of(why: dict[str, Any]) -> "Explanation":
+        conflict = why.get("conflict")
+        return Explanation(None if conflict is None else tuple(conflict), why.get("suggestion"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"conflict": None if self.conflict is None else list(self.conflict), "suggestion": self.suggestion}
+
+
+# -- explore ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Versus:
+    """A plan against data parallelism (all-I) in the same run."""
+
+    traffic_ratio_to_all_I: float | None
+    speedup_over_all_I: float | None
+    comm_speedup_over_all_I: float | None
+
+    @staticmethod
+    def of(figs: PlanFigures, all_i: PlanFigures) -> "Versus":
+        return Versus(_ratio(figs.traffic_elements, all_i.traffic_elements), _ratio(all_i.step_time_s, figs.step_time_s),
+                      _ratio(all_i.comm_time_s, figs.comm_time_s))
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """One solver's answer to one problem (``explore``), re-scored and compared with the baselines.
+
+    ``plan`` is None when the solver found none (``status`` says why: infeasible, unknown);
+    then the figures are absent, and ``explanation`` may name the conflicting constraints.
+    """
+
+    inputs: Inputs
+    solver: str
+    status: Status
+    wall_s: float
+    bound: Fraction | None  # proven lower bound on the objective (elements or seconds), if any
+    gap: float | None  # (objective - bound) / objective
+    plan: Plan | None = None
+    level_cost_elements: tuple[Fraction, ...] = ()  # c_h, one way, per sibling group
+    level_cost_units: tuple[int, ...] = ()  # the same in the cost tables' unit 1/unit_per_element
+    unit_per_element: int = 1
+    objective_value: Fraction | None = None  # elements (traffic) or seconds (time)
+    figures: PlanFigures | None = None
+    baselines: tuple[tuple[str, PlanFigures], ...] = ()  # (name, figures), all-I first
+    reason: str | None = None
+    cpsat_status: str | None = None
+    limit: str | None = None
+    explanation: Explanation | None = None
+
+    @property
+    def ok(self) -> bool:
+        """A plan that satisfies every constraint (``explore`` exits 0)."""
+        return self.plan is not None and self.figures is not None and self.figures.ok
+
+    def baseline(self, name: str) -> PlanFigures:
+        return dict(self.baselines)[name]
+
+    def versus(self, figs: PlanFigures) -> Versus:
+        return Versus.of(figs, self.baseline("all-I"))
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.inputs.to_json()
+        out.update(solver=self.solver, status=self.status.value, wall_s=self.wall_s, bound=_exact_or_none(self.bound),
+                   gap=self.gap)
+        for key in ("reason", "cpsat_status", "limit"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.plan is None or self.figures is None:
+            out["plan"] = None
+            if self.explanation is not None:
+                out.update(self.explanation.to_json())
+            return out
+        out["plan"] = self.plan.to_lists()
+        out["level_cost_elements"] = [exact_number(c) for c in self.level_cost_elements]
+        out["level_cost_units"] = list(self.level_cost_units)
+        out["unit_elements"] = f"1/{self.unit_per_element}"
+        out.update(self.figures.to_json())
+        out["objective_value"] = _exact_or_none(self.objective_value)
+        base = {}
+        for name, figs in self.baselines:
+            vs = self.versus(figs)
+            base[name] = {**figs.to_json(), "traffic_ratio_to_all_I": vs.traffic_ratio_to_all_I,
+                          "speedup_over_all_I": vs.speedup_over_all_I}
+        out["baselines"] = base
+        vs = self.versus(self.figures)
+        out.update(traffic_ratio_to_all_I=vs.traffic_ratio_to_all_I, speedup_over_all_I=vs.speedup_over_all_I,
+                   comm_speedup_over_all_I=vs.comm_speedup_over_all_I)
+        return out
+
+
+# -- explore check ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SolverReport:
+    """One solver's answer inside a check. ``status`` None: the solver refused (``reason`` says why)."""
+
+    status: Status | None
+    wall_s: float | None = None
+    objective: Fraction | None = None  # elements (traffic) or seconds (time)
+    bound: Fraction | None = None
+    gap: float | None = None
+    plan: Plan | None = None
+    figures: PlanFigures | None = None
+    cpsat_status: str | None = None
+    variables: int | None = None
+    reason: str | None = None
+
+    @property
+    def refused(self) -> bool:
+        return self.status is None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.status is None:
+            return {"status": "refused", "reason": self.reason}
+        out: dict[str, Any] = {"status": self.status.value, "wall_s": self.wall_s}
+        if self.plan is not None and self.figures is not None:
+            out["objective"] = _exact_or_none(self.objective)
+            out.update(self.figures.to_json())
+            out["plan"] = self.plan.to_lists()
+        out["bound"] = _exact_or_none(self.bound)
+        out["gap"] = self.gap
+        for key in ("cpsat_status", "variables", "reason"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class LevelCheck:
+    """The DP's cost at one level against the level's optimum given the DP's levels above."""
+
+    level: int
+    dp_cost_elements: Fraction
+    level_optimum_elements: Fraction
+    method: str  # enumeration or cpsat
+
+    @property
+    def dp_is_level_optimal(self) -> bool:
+        return self.dp_cost_elements == self.level_optimum_elements
+
+    def to_json(self) -> dict[str, Any]:
+        return {"level": self.level, "dp_cost_elements": exact_number(self.dp_cost_elements),
+                "level_optimum_elements": exact_number(self.level_optimum_elements), "method": self.method,
+                "dp_is_level_optimal": self.dp_is_level_optimal}
+
+
+@dataclass(frozen=True, slots=True)
+class CellDiff:
+    level: int
+    layer: str
+    dp: PartitionType
+    optimum: PartitionType
+
+    def to_json(self) -> dict[str, Any]:
+        return {"level": self.level, "layer": self.layer, "dp": self.dp.value, "optimum": self.optimum.value}
+
+
+@dataclass(frozen=True, slots=True)
+class Optimum:
+    """The proven joint optimum and the DP's distance from it."""
+
+    objective: Fraction
+    proven_by: tuple[str, ...]
+    plan_from: str
+    dp_objective: Fraction
+    dp_satisfies_constraints: bool
+    cells_differing: tuple[CellDiff, ...]
+
+    @property
+    def dp_gap(self) -> Fraction:
+        return self.dp_objective - self.objective
+
+    @property
+    def dp_gap_percent(self) -> float:
+        return float(100 * self.dp_gap / self.objective) if self.objective else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "objective": exact_number(self.objective),
+            "proven_by": list(self.proven_by),
+            "plan_from": self.plan_from,
+            "dp_objective": exact_number(self.dp_objective),
+            "dp_gap": exact_number(self.dp_gap),
+            "dp_gap_percent": self.dp_gap_percent,
+            "cells_differing": [c.to_json() for c in self.cells_differing],
+            "dp_satisfies_constraints": self.dp_satisfies_constraints,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """``explore check``: the DP level by level, the joint solvers, the optimum, and the verdict."""
+
+    inputs: Inputs
+    dp: SolverReport
+    levels: tuple[LevelCheck, ...]
+    solvers: tuple[tuple[str, SolverReport], ...]  # (name, report) in the order run
+    optimum: Optimum | None
+    infeasible: tuple[str, ...]  # solvers that proved no plan exists
+    problems: tuple[str, ...]  # every disagreement found; empty when everything agrees
+    wall_s: float
+    explanation: Explanation | None = None  # set when infeasibility was proven and explained
+
+    @property
+    def agree(self) -> bool:
+        return not self.problems
+
+    def solver(self, name: str) -> SolverReport:
+        return dict(self.solvers)[name]
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.inputs.to_json()
+        out["dp"] = self.dp.to_json()
+        out["levels"] = [lv.to_json() for lv in self.levels]
+        out["solvers"] = {name: s.to_json() for name, s in self.solvers}
+        out["optimum"] = None if self.optimum is None else self.optimum.to_json()
+        out["infeasible"] = list(self.infeasible)
+        if self.explanation is not None:
+            out.update(self.explanation.to_json())
+        out["agree"] = self.agree
+        out["problems"] = list(self.problems)
+        out["wall_s"] = self.wall_s
+        return out
