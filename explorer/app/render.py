@@ -129,8 +129,7 @@ def render_check(r: CheckReport) -> str:
         if s.status is None:
             lines.append(f"  {name:<8}{'refused':<15}  {s.reason}")
             continue
-        obj = _fmt(i, s.objective if s.plan is not None else None)
-        lines.append(f"  {name:<8}{s.status.value:<15}{obj:>22}{_fmt(i, s.bound):>22}{s.wall_s:>11.3f}s")
+        lines.append(f"  {name:<8}{s.status.value:<15}{_fmt(i, s.objective):>22}{_fmt(i, s.bound):>22}{s.wall_s:>11.3f}s")
     o = r.optimum
     lines.append("")
     if o is None and r.infeasible:

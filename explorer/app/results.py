@@ -152,7 +152,7 @@ class PlanFigures:
     energy_J: Fraction | None = None
 
     @staticmethod
-    def of(problem: Problem, ev: Evaluation, broken: list[Violation] | tuple[Violation, ...]) -> "PlanFigures":
+    def of(ev: Evaluation, broken: list[Violation] | tuple[Violation, ...]) -> "PlanFigures":
         return PlanFigures(ev.traffic_elements, ev.traffic_bytes, ev.comm_time_s, ev.compute_s, ev.step_time_s,
                            ev.memory_bytes, tuple(broken), ev.energy_J)
 
@@ -180,7 +180,7 @@ def plan_figures(problem: Problem, plan: Plan) -> tuple[Evaluation, PlanFigures]
     """Evaluate a plan (the independent evaluator) and the figures every report shows for it."""
     ev = evaluate(problem.network, problem.array, problem.space, plan, problem.constraints.weight_copies)
     broken = violations(ev, problem.constraints, problem.array, plan)
-    return ev, PlanFigures.of(problem, ev, broken)
+    return ev, PlanFigures.of(ev, broken)
 
 
 @dataclass(frozen=True, slots=True)
