@@ -160,7 +160,7 @@ def test_exact_number_form():
 
 def test_one_exact_form_for_objective_and_bound_in_both_commands(capsys):
     """explore's bound and objective_value and check's objective and bound: the same exact form."""
-    args = ["--model", "alexnet", "--levels", "2", "--objective", "time", "--workers", "1", "--format", "json"]
+    args = ["--model", "lenet-c", "--levels", "2", "--objective", "time", "--workers", "1", "--format", "json"]
     code, out, _ = run(args + ["--solver", "cpsat"], capsys)
     r = json.loads(out)
     code, out, _ = run(["check"] + args, capsys)
