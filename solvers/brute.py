@@ -15,6 +15,7 @@ from explorer.core.comm import advance, zero_counts
 from explorer.core.errors import InstanceTooLarge
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
+from explorer.core.units import format_count
 
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
@@ -36,7 +37,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     n = plan_count(problem)
     if n > limit:
         K, L, H = len(problem.space.types), problem.num_layers, problem.levels
-        count = f"{n:,}" if n < 10**12 else f"{float(n):.3e}"
+        count = format_count(n)
         raise InstanceTooLarge(
             f"brute: {count} plans ({L} layers x {H} levels, up to {K} types each) exceeds its limit of {limit:,}; "
             "use --solver exact or cpsat"

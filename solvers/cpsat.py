@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import time
 from fractions import Fraction
 
@@ -24,8 +25,9 @@ from ortools.sat.python import cp_model
 
 from explorer.core.comm import add_type
 from explorer.core.constraints import format_bytes
-from explorer.core.errors import InstanceTooLarge
+from explorer.core.errors import InstanceTooLarge, SpecError
 from explorer.core.problem import Problem
+from explorer.core.units import format_count
 
 from . import dp
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
@@ -56,7 +58,8 @@ def to_cp_model(f: Formulation, guarded: bool = False, objective: bool = True) -
         for vars_, coefs, rhs in sc.le_rows:
             worst = sum(abs(c) for c in coefs)
             if worst >= INT64_SAFE:
-                raise InstanceTooLarge(f"cpsat: the row of {sc.name!r} can reach {worst:.3e}, beyond CP-SAT's int64 range")
+                raise InstanceTooLarge(f"cpsat: the row of {sc.name!r} can reach {format_count(worst)}, beyond CP-SAT's int64 range "
+                                       "(2^62); use fewer levels or a smaller batch")
             ct = m.add(sum(c * xs[v] for v, c in zip(vars_, coefs)) <= rhs)
             if lit is not None:
                 ct.only_enforce_if(lit)
@@ -66,11 +69,47 @@ def to_cp_model(f: Formulation, guarded: bool = False, objective: bool = True) -
     worst = sum(abs(c) for c in f.objective) // g
     if worst >= INT64_SAFE:
         raise InstanceTooLarge(
-            f"cpsat: the objective can reach {worst:.3e} after dividing by the coefficients' gcd {g}, "
+            f"cpsat: the objective can reach {format_count(worst)} after dividing by the coefficients' gcd {g}, "
             f"beyond CP-SAT's int64 range (2^62); use fewer levels or a smaller batch"
         )
     m.minimize(sum((c // g) * xs[v] for v, c in enumerate(f.objective) if c))
     return m, xs, guards
+
+
+def run_solver(solver: cp_model.CpSolver, model: cp_model.CpModel, callback=None) -> tuple[int, bool]:
+    """``solver.solve`` that a Ctrl-C stops gracefully: returns (status, interrupted).
+
+    CP-SAT's own SIGINT handler is turned off (it would stop the search as if a time limit
+    were reached, leaving no trace that the user asked); the search runs in a helper thread
+    while this one waits in short steps, so the KeyboardInterrupt lands here, whichever thread
+    the signal hit, and becomes ``stop_search``: CP-SAT returns the best plan and bound so far.
+    """
+    solver.parameters.catch_sigint_signal = False
+    out: dict = {}
+
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            out["status"] = solver.solve(model, callback)
+        except BaseException as err:  # noqa: BLE001 - re-raised in the caller's thread
+            out["error"] = err
+        finally:
+            done.set()
+
+    # an Event, not Thread.join: a join interrupted by KeyboardInterrupt can leave the thread
+    # marked as stopped while it still runs (CPython 3.11)
+    interrupted = False
+    threading.Thread(target=work, name="cpsat-solve", daemon=True).start()
+    while not done.is_set():
+        try:
+            done.wait(0.05)
+        except KeyboardInterrupt:
+            interrupted = True
+            solver.stop_search()
+    if "error" in out:
+        raise out["error"]
+    return out["status"], interrupted
 
 
 class _Progress(cp_model.CpSolverSolutionCallback):
@@ -85,21 +124,33 @@ class _Progress(cp_model.CpSolverSolutionCallback):
                  f"{self.best_objective_bound * self.scale:.6g}, {time.perf_counter() - self.t0:.1f} s")
 
 
+def _check_int32(options: SolveOptions) -> None:
+    """CP-SAT's seed and worker count are int32 parameters: out of range is bad input, not a TypeError."""
+    if not 0 <= options.seed < 2**31:
+        raise SpecError("--seed", f"must be between 0 and {2**31 - 1}, got {format_count(options.seed)}")
+    if options.workers is not None and not 1 <= options.workers < 2**31:
+        raise SpecError("--workers", f"must be between 1 and {2**31 - 1}, got {format_count(options.workers)}")
+
+
 def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     options = options or SolveOptions()
+    _check_int32(options)
     t0 = time.perf_counter()
     f = build(problem)
     model, xs, _ = to_cp_model(f)
     hint = options.hint
     if hint is None:
-        dsol = dp.solve(problem)  # a hint only if it satisfies every constraint
-        hint = dsol.plan if dsol.status is not Status.INFEASIBLE else None
+        try:
+            dsol = dp.solve(problem)  # a hint only if it satisfies every constraint
+            hint = dsol.plan if dsol.status is not Status.INFEASIBLE else None
+        except InstanceTooLarge:  # a graph too wide for the DP: solve without a hint
+            hint = None
     if hint is not None:
         values = assignment(problem, f, hint)
         for var, val in zip(xs, values):
             model.add_hint(var, val)
-    if options.dump_model:
-        model.export_to_file(options.dump_model)
+    if options.dump_model and not model.export_to_file(options.dump_model):
+        raise SpecError("--dump-model", f"CP-SAT could not write the model to {options.dump_model}")
     solver = cp_model.CpSolver()
     p = solver.parameters
     p.num_workers = options.workers or max(1, os.cpu_count() or 1)
@@ -115,11 +166,13 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     if options.progress:
         unit = "elements" if problem.objective.value == "traffic" or problem.custom_weights is not None else "s"
         callback = _Progress(options.progress, float(problem.weights.scale) * f.objective_gcd, unit, t0)
-    status = solver.solve(model, callback)
+    status, interrupted = run_solver(solver, model, callback)
     wall = time.perf_counter() - t0
     g = f.objective_gcd
     info = {"cpsat_status": solver.status_name(status), "variables": f.num_vars,
             "constraints": len(f.eq_rows) + len(f.exactly_one) + sum(len(sc.zero_vars) + len(sc.le_rows) for sc in f.side), "workers": p.num_workers}
+    if interrupted and status != cp_model.OPTIMAL:
+        return _interrupted(problem, f, solver, xs, status, wall, info)
     if status == cp_model.INFEASIBLE:
         return Solution("cpsat", Status.INFEASIBLE, None, None, None, None, wall, info)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -139,13 +192,29 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
                     sol.level_units, wall, info)
 
 
+def _interrupted(problem: Problem, f: Formulation, solver, xs, status, wall: float, info: dict) -> Solution:
+    """The best plan found before Ctrl-C (if any) with its proven bound, status ``interrupted``."""
+    found = status == cp_model.FEASIBLE
+    info["reason"] = ("stopped by Ctrl-C after " + (f"{wall:.1f} s; the best plan so far, optimality not proven"
+                                                    if found else f"{wall:.1f} s, before any plan was found"))
+    if not found:
+        return Solution("cpsat", Status.INTERRUPTED, None, None, None, None, wall, info)
+    plan = extract_plan(problem, f, lambda v: solver.value(xs[v]))
+    sol = plan_solution("cpsat", problem, plan, Status.INTERRUPTED, wall, info=info)
+    bound = min(solver.response_proto.inner_objective_lower_bound * f.objective_gcd, sol.objective)
+    return Solution("cpsat", Status.INTERRUPTED, plan, sol.objective, bound, sol.level_units, wall, info)
+
+
 def _feasible(model: cp_model.CpModel, lits: list, workers: int = 1, seed: int = 0) -> tuple[cp_model.CpSolver, int]:
     model.clear_assumptions()
     model.add_assumptions(lits)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = workers
     solver.parameters.random_seed = seed
-    return solver, solver.solve(model)
+    status, interrupted = run_solver(solver, model)
+    if interrupted:
+        raise KeyboardInterrupt
+    return solver, status
 
 
 def explain_infeasible(problem: Problem, seed: int = 0) -> dict:
@@ -223,7 +292,10 @@ def _least_memory(problem: Problem, seed: int) -> Fraction | None:
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = seed
-    if solver.solve(model) != cp_model.OPTIMAL:
+    status, interrupted = run_solver(solver, model)
+    if interrupted:
+        raise KeyboardInterrupt
+    if status != cp_model.OPTIMAL:
         return None
     # the proven bound equals the optimum here, and is an exact int64 (objective_value is a double)
     units = solver.response_proto.inner_objective_lower_bound

@@ -34,6 +34,7 @@ from explorer.core.errors import CannotEnforce, InstanceTooLarge
 from explorer.core.partition import NUM_TYPES
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
+from explorer.core.units import format_count
 
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
@@ -197,10 +198,11 @@ def solve_graph(problem: Problem, options: SolveOptions) -> Solution:
     K, H, N = len(problem.space.types), problem.levels, problem.num_layers
     V = K**H
     order, width = elimination_order(problem)
-    if float(V) ** width > MAX_GRAPH_TABLE or V * V > MAX_EDGE_MATRIX:
+    if V**width > MAX_GRAPH_TABLE or V * V > MAX_EDGE_MATRIX:
+        size = V**width  # an exact int: a float power overflows on wide graphs
         raise InstanceTooLarge(
             f"exact: eliminating this graph combines {width} nodes at once, a table of ({K}^{H})^{width} = "
-            f"{float(V) ** width:.3g} entries (limit {MAX_GRAPH_TABLE:,}); use --solver cpsat"
+            f"{f'{size:.3g}' if size < 10**300 else format_count(size)} entries (limit {MAX_GRAPH_TABLE:,}); use --solver cpsat"
         )
     t0 = time.perf_counter()
     vc = VectorCosts(problem)

@@ -131,6 +131,15 @@ def build(problem: Problem) -> Formulation:
     return f
 
 
+def _le_rows(vars_: list[int], coefs: list[int], rhs: int) -> list[tuple[list[int], list[int], int]]:
+    """The row ``sum coefs * x <= rhs`` scaled, or no row at all when no 0-1 assignment can exceed
+    rhs: a limit beyond anything the plan can reach (``--memory 1e12``, ``--cap 3=1e40B``) is no
+    limit, and CP-SAT never sees a constant beyond int64."""
+    if sum(c for c in coefs if c > 0) <= rhs:
+        return []
+    return [_scaled_row(vars_, coefs, rhs)]
+
+
 def _scaled_row(vars_: list[int], coefs: list[int], rhs: int) -> tuple[list[int], list[int], int]:
     """Drop zero coefficients and divide by their gcd (rounding the bound down: exact for 0-1 variables)."""
     pairs = [(v, c) for v, c in zip(vars_, coefs) if c]
@@ -174,7 +183,7 @@ def add_side_constraints(problem: Problem, f: Formulation) -> None:
                 for kp, tp in enumerate(types):
                     vars_.append(f.z[(e, h, kp, g)])
                     coefs.append(tables.inter(e, tp, types[k0], s0))
-        f.side.append(SideConstraint(cap.name, le_rows=[_scaled_row(vars_, coefs, problem.cap_units(h))]))
+        f.side.append(SideConstraint(cap.name, le_rows=_le_rows(vars_, coefs, problem.cap_units(h))))
     if cons.memory_bytes is not None:
         vars_, coefs = [], []
         for l in range(L):  # noqa: E741
@@ -182,7 +191,7 @@ def add_side_constraints(problem: Problem, f: Formulation) -> None:
                 for k, t in enumerate(types):
                     vars_.append(f.x[(l, H - 1, s, k)])
                     coefs.append(tables.footprint_units(l, add_type(s, t), cons.weight_copies))
-        f.side.append(SideConstraint(cons.memory_name, le_rows=[_scaled_row(vars_, coefs, problem.memory_units)]))
+        f.side.append(SideConstraint(cons.memory_name, le_rows=_le_rows(vars_, coefs, problem.memory_units)))
 
 
 def assignment(problem: Problem, f: Formulation, plan: Plan) -> list[int]:

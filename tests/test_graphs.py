@@ -142,7 +142,7 @@ def parse_network_dict(text):
     "text,message",
     [
         (RESIDUAL.replace("inputs: [A, B]", "inputs: [A, Z]"), "layers[2].inputs: names no node 'Z' (a dangling input)"),
-        (RESIDUAL.replace("inputs: [A, B]", "inputs: [A]"), "layers[2].inputs: a add node joins two or more inputs"),
+        (RESIDUAL.replace("inputs: [A, B]", "inputs: [A]"), "layers[2].inputs: an add node joins two or more inputs"),
         (RESIDUAL.replace("out_features: 8}\n  - {name: res", "out_features: 8, inputs: [A, res]}\n  - {name: res"),
          "layers[1].inputs: a fc layer takes one input"),
         (RESIDUAL.replace("{name: A, kind: fc, in_features: 4, out_features: 8}",

@@ -17,7 +17,7 @@ HEADER = {
     "schema_version", "explorer_version", "model", "model_source", "array", "array_source", "space", "objective",
     "batch", "levels", "accelerators", "dtype_bytes", "layers", "nodes", "nodes[].name", "nodes[].kind",
     "nodes[].inputs", "constraints", "constraints.caps", "constraints.memory_bytes", "constraints.weight_copies",
-    "constraints.pins", "constraints.forbids",
+    "constraints.pins", "constraints.forbids", "warnings",
 }
 CAP_KEYS = {"constraints.caps[].level", "constraints.caps[].bytes", "constraints.caps[].from"}
 FIGURES = {"traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s",

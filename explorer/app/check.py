@@ -74,6 +74,8 @@ def level_optimum(problem: Problem, plan_rows, h: int, options: CheckOptions, lo
     else:
         sol = lookup("cpsat")(sub, SolveOptions(workers=options.solve.workers, seed=options.solve.seed))
         method = "cpsat"
+        if sol.status is Status.INTERRUPTED:
+            raise KeyboardInterrupt  # Ctrl-C: the CLI says which level it stopped
         if sol.status is not Status.OPTIMAL:
             raise RuntimeError(f"level {h}: CP-SAT did not prove the level optimum ({sol.status})")
     rescore(sub, sol)  # the level optimum's plan, too, is re-scored by the evaluator
@@ -94,12 +96,16 @@ def check(
     to_elements = problem.tables.to_elements
 
     say("hierarchical DP")
-    dsol = lookup("dp")(problem, options.solve)
     problems_found: list[str] = []
-    dp_report = _solution_report(problem, dsol, problems_found)
+    dsol: Solution | None
+    try:
+        dsol = lookup("dp")(problem, options.solve)
+        dp_report = _solution_report(problem, dsol, problems_found)
+    except Refused as err:  # e.g. a graph too wide for it: reported, the joint solvers still run
+        dsol, dp_report = None, SolverReport(status=None, reason=str(err))
 
     levels: list[LevelCheck] = []
-    if dsol.plan is not None:
+    if dsol is not None and dsol.plan is not None:
         for h in range(problem.levels):
             say(f"level {h}: level-wise optimum given the DP's levels above")
             opt, method = level_optimum(problem, dsol.plan.types, h, options, lookup)
@@ -117,6 +123,8 @@ def check(
         except Refused as err:
             reports.append((name, SolverReport(status=None, reason=str(err))))
             continue
+        if sol.status is Status.INTERRUPTED:
+            raise KeyboardInterrupt  # Ctrl-C during a joint solve: the CLI says which
         solutions[name] = sol
         reports.append((name, _solution_report(problem, sol, problems_found)))
 
@@ -136,7 +144,7 @@ def check(
         problems_found.append(f"{', '.join(infeasible)} report infeasible but {', '.join(proven)} found a plan")
 
     best = None
-    if optimum is not None and dsol.plan is not None:
+    if optimum is not None and dsol is not None and dsol.plan is not None:
         ref_name = next(n for n in ("exact", "brute", "cpsat") if n in proven)
         ref = proven[ref_name]
         best = Optimum(

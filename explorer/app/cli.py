@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
+import math
 import sys
-import tempfile
 from functools import wraps
-from pathlib import Path
 
 import click
 
@@ -16,8 +14,11 @@ from ..solvers import REGISTRY
 from ..core.errors import Refused, SpecError
 from ..core.objective import Objective
 from ..core.partition import Space
+from ..core.solution import Status
 from ..frontends import zoo
+from .output import OutputError, check_writable, inherited_fd, write_text
 
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 DEFAULT_MODEL = "vgg-a"
 DEFAULT_ARRAY = "hypar-16"
 
@@ -31,13 +32,27 @@ class InputError(click.ClickException):
         click.echo(f"explore: error: {self.format_message()}", err=True)
 
 
+class Interrupted(click.ClickException):
+    """Ctrl-C: one line on stderr (what was running), exit status 130."""
+
+    exit_code = EXIT_INTERRUPTED
+
+    def show(self, file=None) -> None:
+        click.echo(f"explore: interrupted (Ctrl-C){self.format_message()}; no report written", err=True)
+
+
+_last_step: list[str] = []  # the last step announced, to say what a Ctrl-C interrupted
+
+
 def fail_on_bad_input(fn):
     @wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (SpecError, Refused) as err:
+        except (SpecError, Refused, OutputError) as err:
             raise InputError(str(err)) from None
+        except KeyboardInterrupt:
+            raise Interrupted(f" during {_last_step[-1]}" if _last_step else "") from None
 
     return wrapper
 
@@ -52,7 +67,7 @@ def problem_options(fn):
         click.option("--batch", type=int, default=None, help="Override the network's batch size."),
         click.option("--levels", type=int, default=None, help="Override the array's number of levels H (2^H accelerators)."),
         click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object."),
-        click.option("--output", type=click.Path(dir_okay=False, writable=True), default=None, help="Write the report to FILE instead of stdout."),
+        click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout; a symlink is written through, a device or FIFO written into, a regular file replaced atomically keeping its mode)."),
     ]
     for d in reversed(decorators):
         fn = d(fn)
@@ -74,13 +89,41 @@ def constraint_options(fn):
     return fn
 
 
+MAX_WORKERS = 256
+MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32
+MODEL_SOLVERS = ("cpsat",)  # solvers with a model --dump-model can write
+
+
+def _check_time_limit(ctx, param, value):
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise click.BadParameter(f"must be a finite number of seconds > 0, got {value}")
+    return value
+
+
+def check_not_empty(**paths: str | None) -> None:
+    for name, value in paths.items():
+        if value is not None and not value.strip():
+            raise InputError(f"--{name.replace('_', '-')}: must not be empty")
+
+
+def check_destinations(output: str | None, dump_model: str | None, solvers: tuple[str, ...]) -> None:
+    """Bad destinations are bad input, said before any solving."""
+    if dump_model is not None:
+        if not any(s in MODEL_SOLVERS for s in solvers):
+            raise InputError(f"--dump-model: {', '.join(solvers)} has no model to write; it is taken by --solver "
+                             f"{' or '.join(MODEL_SOLVERS)}")
+        check_writable(dump_model, "--dump-model")
+    if output is not None:
+        check_writable(output, "--output")
+
+
 def solver_options(fn):
     """Options for solvers that search (CP-SAT) or may refuse (exact, brute)."""
     decorators = [
-        click.option("--time-limit", "time_limit", type=click.FloatRange(min=0, min_open=True), default=None, help="CP-SAT wall-clock limit in seconds (default: none)."),
-        click.option("--workers", type=click.IntRange(min=1), default=None, help="CP-SAT worker threads (default: one per core)."),
-        click.option("--seed", type=int, default=0, show_default=True, help="CP-SAT random seed (deterministic with --workers 1)."),
-        click.option("--dump-model", "dump_model", type=click.Path(dir_okay=False), default=None, help="Write the CP-SAT model to FILE (.pb or .txt)."),
+        click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="CP-SAT wall-clock limit in seconds, a finite number > 0 (default: none)."),
+        click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help=f"CP-SAT worker threads, 1..{MAX_WORKERS} (default: one per core)."),
+        click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True, help=f"CP-SAT random seed, 0..{MAX_SEED} (deterministic with --workers 1)."),
+        click.option("--dump-model", "dump_model", type=str, default=None, metavar="FILE", help="Write the CP-SAT model to FILE (.pb binary, .txt text); --solver cpsat only."),
     ]
     for d in reversed(decorators):
         fn = d(fn)
@@ -88,22 +131,20 @@ def solver_options(fn):
 
 
 def emit(text: str, output: str | None) -> None:
-    """Print, or write FILE atomically (a temp file renamed into place: never half-written)."""
-    if output is None:
+    """Print, or write FILE safely (``explorer.app.output``: never half-written, links written through)."""
+    if output is None or output == "-":
         click.echo(text, nl=False)
         return
-    target = Path(output)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", prefix=f".{target.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except OSError as err:
-        raise InputError(f"--output: cannot write {output}: {err.strerror or err}") from None
-    click.echo(f"wrote {output}", err=True)
+    write_text(output, text)
+    if inherited_fd(output) is None:
+        click.echo(f"wrote {output}", err=True)
 
 
 def progress(msg: str) -> None:
+    """Progress on stderr; a step (not a solver's own news, which starts with its name) is
+    remembered so that a Ctrl-C can say what it interrupted."""
+    if not msg.startswith(tuple(f"{name}: " for name in REGISTRY)):
+        _last_step[:] = [msg]
     click.echo(f"[explore] {msg}", err=True)
 
 
@@ -124,19 +165,25 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     parallelism (all-II) and the "one weird trick" (conv I, fc II).
 
     Exit status: 0 with a plan that satisfies every constraint; 1 when there is none (no plan
-    exists, or the chosen solver's plan breaks a cap or the memory limit); 2 on bad input.
+    exists, or the chosen solver's plan breaks a cap or the memory limit); 2 on bad input;
+    130 on Ctrl-C (CP-SAT's report then says "interrupted" and shows the plan so far).
     """
     if ctx.invoked_subcommand is not None:
         return
     from .. import api
     from .render import render_table
 
+    check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
+    check_destinations(output, dump_model, (solver,))
     result = api.solve(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels,
                        caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
                        constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
                        dump_model=dump_model, progress=progress if solver != "dp" else None)
     text = json.dumps(result.to_json(), indent=2) + "\n" if fmt == "json" else render_table(result)
     emit(text, output)
+    if result.status is Status.INTERRUPTED:
+        click.echo(f"explore: interrupted: {result.reason or 'the search was stopped'}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     if not result.ok:
         click.echo(f"explore: {why_not_ok(result)}", err=True)
     sys.exit(0 if result.ok else 1)
@@ -165,8 +212,9 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     """Cross-check: is the DP level-optimal, what is the proven joint optimum, and the DP's gap.
 
     Runs the DP, then CP-SAT, the exact joint solver and brute force (each where it applies).
-    Exit status 0 when everything agrees with the model, 1 when two exact solvers disagree or
-    the DP is not level-optimal, 2 on bad input.
+    Exit status 0 when everything agrees with the model (refusals are reported, not counted
+    as disagreement), 1 when two exact solvers disagree or the DP is not level-optimal, 2 on
+    bad input, 130 on Ctrl-C.
     """
     from .. import api
     from .check import JOINT_SOLVERS
@@ -176,6 +224,8 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     unknown = [n for n in names if n not in JOINT_SOLVERS]
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(JOINT_SOLVERS)})")
+    check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
+    check_destinations(output, dump_model, names)
     report = api.check(model, array, space=space, objective=objective, solvers=names, batch=batch, levels=levels,
                        caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
                        constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
@@ -229,9 +279,15 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as err:
         err.show()
         sys.exit(err.exit_code)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as err:
+        if isinstance(err.__cause__, KeyboardInterrupt):  # Ctrl-C while click parsed the options
+            click.echo("explore: interrupted (Ctrl-C); no report written", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         click.echo("explore: aborted", err=True)
         sys.exit(1)
+    except KeyboardInterrupt:
+        click.echo("explore: interrupted (Ctrl-C); no report written", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     except BrokenPipeError:
         sys.exit(1)
     sys.exit(rv if isinstance(rv, int) else 0)

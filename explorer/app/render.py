@@ -9,13 +9,16 @@ from fractions import Fraction
 
 from ..core.plan import Plan
 from ..core.solution import Status
+from ..core.units import format_count, safe_float
 from .results import CheckReport, Inputs, RunResult
 
 WIDE = 16  # more layers than this: one row per layer instead of one per level
 
 
 def fmt_bytes(x: Fraction | float) -> str:
-    v = float(x)
+    v = safe_float(x)
+    if abs(v) >= 1e18:  # beyond any plan: exact digits, no float overflow
+        return f"{format_count(int(x))} B"
     for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if abs(v) >= scale:
             return f"{v / scale:.3f} {unit}"
@@ -54,7 +57,7 @@ def _constraints_line(inputs: Inputs) -> str:
     cons = inputs.constraints
     parts = [f"cap level {c.level} {fmt_bytes(c.bytes)}" for c in cons.caps]
     if cons.memory_bytes is not None:
-        parts.append(f"memory {float(cons.memory_bytes) / 2**30:g} GiB/accelerator (weight copies {cons.weight_copies})")
+        parts.append(f"memory {safe_float(cons.memory_bytes / 2**30):g} GiB/accelerator (weight copies {cons.weight_copies})")
     parts += [p.name for p in cons.pins] + [f.name for f in cons.forbids]
     return "constraints: " + ", ".join(parts)
 
@@ -67,6 +70,7 @@ def render_table(result: RunResult) -> str:
         f"space {i.space.value}, batch {i.batch}, {i.dtype_bytes}-byte elements",
         f"solver {result.solver}: {result.status.value} (objective {i.objective.value}), "
         f"wall {fmt_seconds(result.wall_s)}",
+        *(f"warning: {w}" for w in i.warnings),
         _constraints_line(i),
     ]
     figs = result.figures
@@ -83,6 +87,8 @@ def render_table(result: RunResult) -> str:
         lines.append("PLAN BREAKS: " + "; ".join(
             f"{v.constraint} by {fmt_bytes(v.excess_bytes)}" if v.limit_bytes else v.constraint
             for v in figs.violations) + " (use --solver cpsat to enforce caps and memory)")
+    if result.status is Status.INTERRUPTED:
+        lines.append(f"INTERRUPTED: {result.reason or 'stopped by Ctrl-C'}")
     if result.bound is not None and result.status is not Status.OPTIMAL:
         lines.append(f"bound {float(result.bound):.6g} {i.objective_unit}, gap {100 * result.gap:.3f}%")
     lines.append("")
@@ -115,6 +121,7 @@ def render_check(r: CheckReport) -> str:
     lines = [
         f"check: {i.model} on {i.array} ({i.accelerators} accelerators, {i.levels} levels), "
         f"space {i.space.value}, objective {i.objective.value}, batch {i.batch}",
+        *(f"warning: {w}" for w in i.warnings),
         "",
         "DP level by level (each level must be optimal given the levels above):",
         f"  {'level':<6}{'DP c_h':>20}{'level optimum':>20}  {'method':<12} ok",
@@ -139,6 +146,8 @@ def render_check(r: CheckReport) -> str:
             lines.append("these conflict: " + "; ".join(why.conflict))
         if why is not None and why.suggestion:
             lines.append(why.suggestion)
+    elif o is None and r.dp.refused:
+        lines.append("the DP refused this problem: no gap to report")
     elif o is None:
         lines.append("no solver proved the joint optimum within its limits")
     else:

@@ -23,6 +23,7 @@ from ..core.partition import PartitionType, Space
 from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import Status
+from ..core.units import safe_float
 
 SCHEMA_VERSION = 1  # bump when a key changes name, meaning or form (adding a key does not)
 
@@ -32,7 +33,7 @@ def exact_number(x: Fraction | int) -> int | float | str:
     x = Fraction(x)
     if x.denominator == 1:
         return int(x)
-    f = float(x)
+    f = safe_float(x)
     return f if Fraction(f) == x else f"{x.numerator}/{x.denominator}"
 
 
@@ -95,12 +96,14 @@ class Inputs:
     dtype_bytes: int
     nodes: tuple[Node, ...]
     constraints: Constraints
+    warnings: tuple[str, ...] = ()  # sentences about the inputs (also 'warning:' lines in the tables)
 
     @staticmethod
     def of(problem: Problem) -> "Inputs":
         net, arr = problem.network, problem.array
         return Inputs(__version__, net.name, net.source, arr.name, arr.source, problem.space, problem.objective,
-                      net.batch, arr.levels, arr.accelerators, arr.dtype_bytes, nodes_of(net), problem.constraints)
+                      net.batch, arr.levels, arr.accelerators, arr.dtype_bytes, nodes_of(net), problem.constraints,
+                      input_warnings(problem))
 
     @property
     def layers(self) -> tuple[str, ...]:
@@ -127,7 +130,18 @@ class Inputs:
             "layers": list(self.layers),
             "nodes": [n.to_json() for n in self.nodes],
             "constraints": constraints_json(self.constraints),
+            "warnings": list(self.warnings),
         }
+
+
+def input_warnings(problem: Problem) -> tuple[str, ...]:
+    """What the user should know about the inputs."""
+    out = []
+    batch, n = problem.network.batch, problem.array.accelerators
+    if batch < n:
+        out.append(f"batch {batch} is smaller than the {n} accelerators: splitting the batch (type I) at every level "
+                   f"gives {batch}/{n} of a sample per accelerator (amounts are exact fractions, not whole samples)")
+    return tuple(out)
 
 
 # -- one plan's figures -----------------------------------------------------------------------

@@ -15,8 +15,9 @@ Spec (version 1)::
     energy_pJ_per_FLOP: 1.0         # compute energy
     link_energy_pJ_per_byte: 10     # link energy (both directions counted)
 
-Caps are numbers (bytes, seconds) or strings with units ("2GB", "512MiB", "5ms"); ``null``
-means no cap at that level; where both keys cap a level the tighter wins.
+Caps are amounts with their unit ("2GB", "512MiB", "2000000B", "5ms"), as everywhere an
+amount is given (``--cap``, a constraints file): a bare number is refused. ``null`` means no
+cap at that level; where both keys cap a level the tighter wins.
 
 Overriding ``levels`` (``--levels H``) keeps the first H bandwidths and, when H is larger
 than the list, repeats the last one for the extra (lower) levels.

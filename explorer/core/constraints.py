@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from .partition import PartitionType
+from .units import format_count, safe_float
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +115,9 @@ def tighten(caps: list[Cap]) -> list[Cap]:
 def format_bytes(x: Fraction | int | float | None) -> str:
     if x is None:
         return "-"
-    v = float(x)
+    v = safe_float(x)
+    if v >= 1e18:  # beyond any plan: no float overflow, no '1e+28 TB'
+        return f"{format_count(int(x))} B"
     for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if abs(v) >= scale:
             return f"{v / scale:.4g} {unit}"

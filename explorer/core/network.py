@@ -11,7 +11,10 @@ Spec (version 1), one file per network::
 
 ``in_size``/``out_size`` are square spatial sizes or ``[h, w]``; ``kernel`` an int or
 ``[kh, kw]``; all three are required for conv layers. They are given, not derived
-(model.md section 2). ``description`` is an optional top-level key.
+(model.md section 2). ``description`` is an optional top-level key. Shapes must chain: a
+conv's ``in_channels`` equals its input's channels; an fc reads its input flattened, so its
+``in_features`` is the input's channels times a spatial size from 1 to the input's own
+(pooling may sit between).
 
 Graphs. Every node takes ``inputs: [names]`` (default: the node before it in the file; the
 first node, or ``inputs: []``, reads the network input). Weighted layers (conv, fc) take one

@@ -17,6 +17,7 @@ class Status(enum.Enum):
     LEVEL_OPTIMAL = "level-optimal"  # hierarchical DP: each level optimal given the levels above
     INFEASIBLE = "infeasible"  # proven: no plan satisfies the constraints
     UNKNOWN = "unknown"  # no plan found within the limits
+    INTERRUPTED = "interrupted"  # stopped by the user (Ctrl-C): the best plan so far, if any, with its bound
 
     def __str__(self) -> str:
         return self.value

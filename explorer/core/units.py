@@ -1,7 +1,15 @@
-"""Amounts with units on the command line and in YAML: '2GB', '1.5GiB', '500MB', '3ms'."""
+"""Amounts with units on the command line and in YAML: '2GB', '1.5GiB', '500MB', '3ms'.
+
+One rule everywhere (``--cap``, a constraints file's ``caps``, an array's
+``cap_bytes_per_step``/``cap_seconds_per_step``): an amount is a number *with a unit*; a
+bare number is refused, so ``2`` never silently means 2 bytes in one place and an error in
+another. Also: counts and amounts formatted for messages without converting huge integers
+to float (which overflows beyond 1e308).
+"""
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 
@@ -11,14 +19,27 @@ BYTE_UNITS = {
 }
 TIME_UNITS = {"s": Fraction(1), "ms": Fraction(1, 10**3), "us": Fraction(1, 10**6), "ns": Fraction(1, 10**9)}
 _AMOUNT = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]+)\s*$")
+_NUMBER = re.compile(r"^\s*[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?\s*$")
+MAX_EXPONENT = 100  # '1e400000000B' would build a 400-million-digit integer: refused
+MAX_DIGITS = 40  # nor may '0.000...0001B' spell one out
 
 
 def parse_amount(text: str) -> tuple[Fraction, str]:
     """'2GB' -> (2e9, 'bytes'); '3ms' -> (3/1000, 'seconds'). ValueError names the problem."""
+    if isinstance(text, bool):
+        raise ValueError(f"cannot read {text!r} as an amount with a unit (e.g. 2GB, 512MiB, 3ms)")
+    if isinstance(text, (int, float)) or _NUMBER.match(str(text)):
+        raise ValueError(f"{text!r} has no unit: write e.g. {text}B for bytes or {text}ms for a time budget")
     m = _AMOUNT.match(str(text))
     if not m:
         raise ValueError(f"cannot read {text!r} as an amount with a unit (e.g. 2GB, 512MiB, 3ms)")
-    value, unit = Fraction(m.group(1)), m.group(2)
+    number, unit = m.group(1), m.group(2)
+    if len(number) > MAX_DIGITS:
+        raise ValueError(f"{text!r} has too many digits (at most {MAX_DIGITS})")
+    exponent = int(number.lower().split("e")[1]) if "e" in number.lower() else 0
+    if abs(exponent) > MAX_EXPONENT:
+        raise ValueError(f"{text!r} is out of range (exponent beyond +-{MAX_EXPONENT})")
+    value = Fraction(number)
     if value <= 0:
         raise ValueError(f"{text!r} must be > 0")
     if unit in BYTE_UNITS:
@@ -27,3 +48,30 @@ def parse_amount(text: str) -> tuple[Fraction, str]:
         return value * TIME_UNITS[unit], "seconds"
     known = ", ".join(list(BYTE_UNITS) + list(TIME_UNITS))
     raise ValueError(f"unknown unit {unit!r} in {text!r} (known: {known})")
+
+
+def format_count(n: int) -> str:
+    """An integer for a message: '1,234,567' up to 10^12, else '9.874e+86' computed without float overflow."""
+    n = int(n)
+    if abs(n) < 10**12:
+        return f"{n:,}"
+    sign = "-" if n < 0 else ""
+    n = abs(n)
+    e = int(math.log10(n))  # math.log10 takes integers of any size
+    m = n / 10**e  # integer true division: a correctly rounded float in [1, 10) (up to log10 rounding)
+    while m >= 10:
+        e, m = e + 1, m / 10
+    while m < 1:
+        e, m = e - 1, m * 10
+    text = f"{m:.3f}"
+    if text.startswith("10."):
+        e, text = e + 1, "1.000"
+    return f"{sign}{text}e+{e}"
+
+
+def safe_float(x: Fraction | int | float) -> float:
+    """float(x), or +-inf when x is beyond the double range (instead of OverflowError)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf

@@ -31,7 +31,7 @@ def _cap_list(data: dict, key: str, kind: str, levels: int | None, errors: list[
     for i, v in enumerate(raw):
         if v is None:
             out.append(None)
-        elif isinstance(v, str):
+        else:  # an amount with its unit, as for --cap and a constraints file's caps
             try:
                 amount, got = parse_amount(v)
             except ValueError as err:
@@ -41,8 +41,6 @@ def _cap_list(data: dict, key: str, kind: str, levels: int | None, errors: list[
             if got != kind:
                 errors.append(f"{key}[{i}]: {v!r} is in {got}, this key takes {kind}")
             out.append(amount)
-        else:
-            out.append(check_pos_number(v, f"{key}[{i}]", errors))
     return out
 
 

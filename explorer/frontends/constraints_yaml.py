@@ -23,10 +23,10 @@ from fractions import Fraction
 from ..core.array import ArraySpec
 from ..core.constraints import Cap, Constraints, Forbid, Pin, tighten
 from ..core.errors import SpecError
-from .fields import check_pos_number
+from .fields import MAX_INT, check_pos_number
 from ..core.network import Network
-from ..core.partition import Space, parse_type
-from ..core.units import parse_amount
+from ..core.partition import JOIN_TYPES, Space, parse_type
+from ..core.units import format_count, parse_amount
 from .yamlio import load_yaml_file
 
 
@@ -90,6 +90,11 @@ def parse_pin(text: str, net: Network, space: Space, levels: int, where: str, er
     t = _type(typ, space, where, errors)
     if len(errors) > n:
         return None
+    node = net.layers[l]
+    if node.is_join and t not in JOIN_TYPES:
+        errors.append(f"{where}: {node.name!r} is a join node ({node.kind.value}), which takes only "
+                      f"{', '.join(map(str, JOIN_TYPES))}, not {t}")
+        return None
     return Pin(l, h, t, f"pin {layer.strip()}@{'*' if h is None else h}={t}")
 
 
@@ -111,10 +116,7 @@ def parse_cap(level_text, amount, array: ArraySpec, where: str, origin: str, err
     h = _level(level_text, array.levels, where, errors, star=False)
     if h is False:
         return None
-    if isinstance(amount, (int, float)) and not isinstance(amount, bool):
-        value = check_pos_number(amount, where, errors)
-        return None if value is None else Cap(h, value, origin)
-    try:
+    try:  # a bare number is refused here as everywhere: an amount carries its unit
         value, kind = parse_amount(amount)
     except ValueError as err:
         errors.append(f"{where}: {err}")
@@ -158,8 +160,8 @@ def _from_file(path: str, net: Network, array: ArraySpec, space: Space):
     if "memory_GiB" in data:
         memory = check_pos_number(data["memory_GiB"], "memory_GiB", errors)
     copies = data.get("weight_copies")
-    if copies is not None and (isinstance(copies, bool) or not isinstance(copies, int) or copies < 0):
-        errors.append(f"weight_copies: must be a non-negative integer, got {copies!r}")
+    if copies is not None and (isinstance(copies, bool) or not isinstance(copies, int) or not 0 <= copies <= MAX_INT):
+        errors.append(f"weight_copies: must be a non-negative integer up to 2^40, got {repr(copies) if isinstance(copies, bool) or not isinstance(copies, int) else format_count(copies)}")
         copies = None
     if errors:
         raise SpecError(path, errors)
@@ -209,5 +211,7 @@ def build_constraints(net: Network, array: ArraySpec, space: Space, opts: Constr
     if opts.weight_copies is not None:
         if opts.weight_copies < 0:
             raise SpecError("--weight-copies", f"must be >= 0, got {opts.weight_copies}")
+        if opts.weight_copies > MAX_INT:
+            raise SpecError("--weight-copies", f"must be at most 2^40 = {MAX_INT:,}, got {format_count(opts.weight_copies)}")
         copies = opts.weight_copies
     return Constraints(tuple(pins), tuple(forbids), tuple(tighten(caps)), Fraction(memory_GiB) * 2**30, copies)

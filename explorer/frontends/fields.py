@@ -5,6 +5,14 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from ..core.units import format_count
+
+# Ranges that keep every derived figure finite as a float and every exact one printable:
+# a size, count or batch up to 2^40; a real quantity (bandwidth, TFLOPS, GiB, pJ) in
+# [1e-30, 1e100]. A limit beyond any plan's reach is still no limit (1e12 GiB is fine).
+MAX_INT = 2**40
+MIN_NUMBER, MAX_NUMBER = Fraction(1, 10**30), Fraction(10**100)
+
 
 class Fields:
     """Reads typed fields out of a raw mapping, collecting every problem with its path."""
@@ -73,13 +81,23 @@ def check_pos_int(v: Any, path: str, errors: list[str]) -> int | None:
     if v <= 0:
         errors.append(f"{path}: must be > 0, got {v}")
         return None
+    if v > MAX_INT:
+        errors.append(f"{path}: must be at most 2^40 = {MAX_INT:,}, got {format_count(v)}")
+        return None
     return v
 
 
 def check_pos_number(v: Any, path: str, errors: list[str]) -> Fraction | None:
     """A positive int or float, kept exact as a Fraction of its decimal spelling."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        errors.append(f"{path}: must be a positive number, got {v!r}")
+        hint = ""
+        if isinstance(v, str) and "e" in v.lower():
+            try:
+                float(v)
+                hint = " (YAML reads a bare 1e30 as text: write 1.0e+30)"
+            except ValueError:
+                pass
+        errors.append(f"{path}: must be a positive number, got {v!r}{hint}")
         return None
     if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
         errors.append(f"{path}: must be a finite number, got {v!r}")
@@ -87,4 +105,9 @@ def check_pos_number(v: Any, path: str, errors: list[str]) -> Fraction | None:
     if v <= 0:
         errors.append(f"{path}: must be > 0, got {v}")
         return None
-    return Fraction(str(v)) if isinstance(v, float) else Fraction(v)
+    x = Fraction(str(v)) if isinstance(v, float) else Fraction(v)
+    if not MIN_NUMBER <= x <= MAX_NUMBER:
+        shown = f"{v:.3g}" if isinstance(v, float) else format_count(v)
+        errors.append(f"{path}: must be between 1e-30 and 1e100, got {shown}")
+        return None
+    return x

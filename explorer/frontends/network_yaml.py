@@ -74,7 +74,7 @@ def parse_network(data: dict, source: str) -> Network:
                 errors.append(f"{path}.inputs: must be a list of node names")
                 inputs = None
             elif kind.is_join and len(inputs) < 2:
-                errors.append(f"{path}.inputs: a {kind.value} node joins two or more inputs, got {len(inputs)}")
+                errors.append(f"{path}.inputs: {'an' if kind.value[0] in 'aeiou' else 'a'} {kind.value} node joins two or more inputs, got {len(inputs)}")
             elif not kind.is_join and len(inputs) > 1:
                 errors.append(f"{path}.inputs: a {kind.value} layer takes one input, got {len(inputs)} (join them with an add or concat node)")
             elif len(set(inputs)) != len(inputs):
@@ -140,7 +140,7 @@ def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: st
         if kind.is_join:
             ins = [layers[p] for p in preds[k]]
             if not ins:
-                errors.append(f"{n['path']}.inputs: a {kind.value} node needs at least one input that is a node")
+                errors.append(f"{n['path']}.inputs: {'an' if kind.value[0] in 'aeiou' else 'a'} {kind.value} node needs at least one input that is a node")
                 continue
             chans = [L.out_channels for L in ins]
             sizes = {L.out_size for L in ins} if n["size"] is None else {n["size"]}
@@ -164,6 +164,10 @@ def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: st
                 if p.kind is not LayerKind.FC and p.out_channels != layer.in_channels:
                     errors.append(f"{n['path']}.in_channels: {layer.in_channels} does not match the {p.out_channels} "
                                   f"channels of its input {p.name!r}")
+            if kind is LayerKind.FC and preds[k]:
+                problem = fc_input_mismatch(layer, layers[preds[k][0]])
+                if problem:
+                    errors.append(f"{n['path']}.in_features: {problem}")
             layers[k] = layer
     if errors:
         raise SpecError(source, errors)
@@ -177,6 +181,22 @@ def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: st
             shares.append(share)
     pairs = sorted(zip(edges, shares))
     return Network(name, batch, tuple(layers[k] for k in order), tuple(e for e, _ in pairs), source, tuple(s for _, s in pairs))
+
+
+def fc_input_mismatch(layer: Layer, p: Layer) -> str | None:
+    """Why an fc's in_features cannot be what its producer ``p`` outputs, or None.
+
+    The fc reads the producer's output flattened: channels x spatial size. Pooling may sit
+    between (sizes are given, not derived: AlexNet's conv5 is 256 x 13x13, its fc6 reads the
+    pooled 256 x 6x6 = 9,216), so in_features must be the producer's channels times a
+    spatial size from 1 (global pooling) up to the producer's own."""
+    c, s = p.out_channels, p.s_out
+    if layer.in_channels % c == 0 and 1 <= layer.in_channels // c <= s:
+        return None
+    if s == 1:
+        return f"{layer.in_channels} does not match the {c} outputs of its input {p.name!r}"
+    return (f"{layer.in_channels} does not match its input {p.name!r} ({c} channels x {p.out_size[0]}x{p.out_size[1]}): "
+            f"it must be {c} x a spatial size of at most {s} (flattened, pooling allowed)")
 
 
 def load_network_file(path: str | Path, batch: int | None = None) -> Network:

@@ -10,6 +10,9 @@ import yaml
 from ..core.errors import SpecError
 
 
+MAX_SPEC_BYTES = 64 * 2**20
+
+
 class _StrictLoader(yaml.SafeLoader):
     """SafeLoader that refuses duplicate mapping keys (PyYAML silently keeps the last)."""
 
@@ -19,6 +22,12 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
     mapping: dict[Any, Any] = {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=deep)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a key must be a plain value, not a {type(key).__name__} (line {key_node.start_mark.line + 1})",
+                key_node.start_mark) from None
         if key in mapping:
             line = key_node.start_mark.line + 1
             raise yaml.constructor.ConstructorError(
@@ -42,6 +51,10 @@ def load_yaml_text(text: str, source: str) -> dict:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise SpecError(source, f"invalid YAML{where}: {problem}") from None
+    except RecursionError:
+        raise SpecError(source, "invalid YAML: nested too deeply") from None
+    except ValueError as err:  # e.g. an integer of more than 4,300 digits
+        raise SpecError(source, f"invalid YAML: {str(err).split(';')[0]}") from None
     if not isinstance(data, dict):
         raise SpecError(source, "top level must be a mapping")
     return data
@@ -51,7 +64,11 @@ def load_yaml_file(path: str | Path) -> dict:
     """Read and strictly parse a YAML file; a missing file is a SpecError."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        with open(p, "rb") as f:
+            raw = f.read(MAX_SPEC_BYTES + 1)  # bounded: '--model /dev/zero' must not eat the memory
+        if len(raw) > MAX_SPEC_BYTES:
+            raise SpecError(str(path), f"larger than {MAX_SPEC_BYTES // 2**20} MiB: not a spec file")
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise SpecError(str(path), "no such file") from None
     except IsADirectoryError:

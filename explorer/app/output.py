@@ -1,0 +1,152 @@
+"""Where a report goes: ``--output PATH`` written safely, and ``--dump-model`` checked early.
+
+``--output``:
+- ``-`` is standard output;
+- a symlink is written *through* (its target gets the text, the link stays a link);
+- anything that is not a regular file (a character device such as /dev/null or /dev/stdout,
+  a FIFO, a socket) is opened for writing, never replaced;
+- a regular file is replaced atomically: a temp file in the same folder, written, flushed,
+  given the old file's mode (a new file: 0666 less the umask, as the shell would), then
+  renamed over it. A failure leaves the old file as it was.
+
+``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N`` and ``/proc/self/fd/N`` name a descriptor this
+process already holds: the text is written to that descriptor, exactly like printing (so
+``--output /dev/stdout > file`` or ``>> file`` behaves as the redirection says).
+
+Every failure is an ``OutputError`` whose text is one line naming the option and the path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import sys
+import tempfile
+from pathlib import Path
+
+
+class OutputError(ValueError):
+    """A destination that cannot be written: one line, bad input (exit 2)."""
+
+
+_STD_PATHS = {"/dev/stdout": 1, "/dev/stderr": 2}
+_FD_PATH = re.compile(r"/(?:dev/fd|proc/self/fd)/([0-9]+)")
+
+
+def inherited_fd(path: str) -> int | None:
+    """The descriptor a path such as /dev/stdout or /dev/fd/3 names, else None."""
+    p = os.path.abspath(path)
+    if p in _STD_PATHS:
+        return _STD_PATHS[p]
+    m = _FD_PATH.fullmatch(p)
+    return int(m.group(1)) if m else None
+
+
+def _write_fd(fd: int, text: str) -> None:
+    if fd == 1:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    if fd == 2:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+        return
+    data = text.encode("utf-8")
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _why(err: OSError) -> str:
+    return err.strerror or str(err)
+
+
+def resolve_target(path: str) -> Path:
+    """The file a write to ``path`` lands in: symlinks followed (a dangling link: its target)."""
+    return Path(os.path.realpath(path))
+
+
+def check_writable(path: str, option: str = "--output") -> None:
+    """Refuse, before any work, a destination that cannot be written (missing folder, a folder,
+    no permission), so a long solve never ends in a lost report."""
+    if path == "-":
+        return
+    fd = inherited_fd(path)
+    if fd is not None:
+        try:
+            os.fstat(fd)
+        except OSError as err:
+            raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None
+        return
+    try:
+        st = os.stat(path)  # follows symlinks
+    except FileNotFoundError:
+        st = None
+    except OSError as err:
+        raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"{option}: cannot write {path}: is a directory")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        if not os.access(path, os.W_OK):
+            raise OutputError(f"{option}: cannot write {path}: permission denied")
+        return
+    target = resolve_target(path)
+    folder = target.parent
+    if not folder.is_dir():
+        raise OutputError(f"{option}: cannot write {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(f"{option}: cannot write {path}: folder {folder} is not writable")
+    if st is not None and not os.access(target, os.W_OK):
+        raise OutputError(f"{option}: cannot write {path}: permission denied")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_text(path: str, text: str, option: str = "--output") -> None:
+    """Write ``text`` to ``path`` as described in the module doc; OutputError on failure."""
+    if path == "-":
+        _write_fd(1, text)
+        return
+    fd = inherited_fd(path)
+    try:
+        if fd is not None:
+            _write_fd(fd, text)
+            return
+    except OSError as err:
+        raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None
+    try:
+        st = os.stat(path)  # follows symlinks
+    except FileNotFoundError:
+        st = None
+    except OSError as err:
+        raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None
+    try:
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise OutputError(f"{option}: cannot write {path}: is a directory")
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            # a device, FIFO or socket: write into it; replacing it would destroy it
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            return
+        target = resolve_target(path)
+        mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~_umask()
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, mode)
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError as err:
+        raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None

@@ -1,0 +1,356 @@
+"""Hostile use that must still work: --output destinations, limits beyond int64, refusals of
+huge instances, Ctrl-C, small batches, graphs too wide for the DP."""
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from fractions import Fraction
+
+import pytest
+
+from explorer.core.errors import InstanceTooLarge, Refused
+from explorer.core.partition import Space
+from explorer.core.problem import Problem
+from explorer.core.units import format_count
+from explorer.frontends import load_array, load_model
+from explorer.frontends.constraints_yaml import ConstraintOptions, build_constraints
+from explorer.frontends.network_yaml import load_network_text
+
+from .conftest import run_cli
+from .test_bad_inputs import densenet_yaml
+
+SMALL = ["--model", "sfc", "--levels", "2"]
+
+
+# --- --output -------------------------------------------------------------------------------
+
+
+def test_output_writes_through_a_symlink(tmp_path, capsys):
+    target = tmp_path / "real.txt"
+    target.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    code, _, _ = run_cli(SMALL + ["--format", "json", "--output", str(link)], capsys)
+    assert code == 0
+    assert link.is_symlink() and os.readlink(link) == str(target), "the link stays a link"
+    assert json.loads(target.read_text())["model"] == "sfc", "its target gets the report"
+
+
+def test_output_through_a_dangling_symlink_creates_its_target(tmp_path, capsys):
+    link = tmp_path / "link.txt"
+    link.symlink_to(tmp_path / "new.txt")
+    code, _, _ = run_cli(SMALL + ["--output", str(link)], capsys)
+    assert code == 0 and link.is_symlink() and "sfc on" in (tmp_path / "new.txt").read_text()
+
+
+def test_output_into_a_character_device_keeps_the_device(capsys):
+    before = os.stat("/dev/null")
+    code, _, err = run_cli(SMALL + ["--output", "/dev/null"], capsys)
+    after = os.stat("/dev/null")
+    assert code == 0 and "wrote /dev/null" in err
+    assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
+
+
+def test_output_into_a_fifo(tmp_path, capsys):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
+    reader.start()
+    code, _, _ = run_cli(SMALL + ["--format", "json", "--output", str(fifo)], capsys)
+    reader.join(10)
+    assert code == 0 and stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO is written into, not replaced"
+    assert json.loads(got[0])["model"] == "sfc"
+
+
+def test_output_dev_stdout_as_a_user_runs_it(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "explorer.app.cli", *SMALL, "--format", "json", "--output", "/dev/stdout"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and json.loads(r.stdout)["model"] == "sfc"
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_output_dev_stdout_redirected_to_a_file_writes_through_the_redirection(tmp_path):
+    target = tmp_path / "r.json"
+    target.write_text("first line\n")
+    inode = os.stat(target).st_ino
+    with open(target, "a") as f:  # explore ... --output /dev/stdout >> r.json
+        r = subprocess.run([sys.executable, "-m", "explorer.app.cli", *SMALL, "--format", "json", "--output", "/dev/stdout"],
+                           stdout=f, stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 0 and "Traceback" not in r.stderr
+    assert os.stat(target).st_ino == inode, "the file the shell opened is written, not replaced"
+    first, rest = target.read_text().split("\n", 1)
+    assert first == "first line" and json.loads(rest)["model"] == "sfc"
+
+
+def test_output_to_a_closed_descriptor_is_bad_input(capsys):
+    code, _, err = run_cli(SMALL + ["--output", "/dev/fd/987"], capsys)
+    assert code == 2 and err == "explore: error: --output: cannot write /dev/fd/987: Bad file descriptor\n"
+
+
+def test_output_dash_is_stdout(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(SMALL + ["--format", "json", "--output", "-"], capsys)
+    assert code == 0 and json.loads(out)["model"] == "sfc"
+    assert not (tmp_path / "-").exists() and "wrote" not in err
+
+
+def test_output_replaces_a_file_keeping_its_mode(tmp_path, capsys):
+    target = tmp_path / "r.txt"
+    target.write_text("old")
+    os.chmod(target, 0o640)
+    inode = os.stat(target).st_ino
+    code, _, _ = run_cli(SMALL + ["--output", str(target)], capsys)
+    assert code == 0 and "sfc on" in target.read_text()
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o640
+    assert os.stat(target).st_ino != inode, "replaced by rename (atomic), not rewritten in place"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.txt"], "no temp file left"
+
+
+def test_new_output_file_follows_the_umask(tmp_path, capsys):
+    old = os.umask(0o027)
+    try:
+        code, _, _ = run_cli(SMALL + ["--output", str(tmp_path / "a.txt")], capsys)
+        os.umask(0o002)
+        code2, _, _ = run_cli(SMALL + ["--output", str(tmp_path / "b.txt")], capsys)
+    finally:
+        os.umask(old)
+    assert code == code2 == 0
+    assert stat.S_IMODE(os.stat(tmp_path / "a.txt").st_mode) == 0o640
+    assert stat.S_IMODE(os.stat(tmp_path / "b.txt").st_mode) == 0o664
+
+
+def test_failed_replace_leaves_the_old_file(tmp_path, capsys, monkeypatch):
+    target = tmp_path / "r.txt"
+    target.write_text("old")
+
+    def broken_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    code, out, err = run_cli(SMALL + ["--output", str(target)], capsys)
+    assert code == 2 and err == f"explore: error: --output: cannot write {target}: No space left on device\n"
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.txt"], "the temp file is removed"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_output_into_a_read_only_folder_is_refused_before_solving(tmp_path, capsys):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    os.chmod(ro, 0o500)
+    code, _, err = run_cli(SMALL + ["--output", str(ro / "r.txt")], capsys)
+    assert code == 2 and "is not writable" in err
+
+
+# --- --dump-model -----------------------------------------------------------------------------
+
+
+def test_dump_model_writes_the_cpsat_model(tmp_path, capsys):
+    code, _, _ = run_cli(SMALL + ["--solver", "cpsat", "--workers", "1", "--dump-model", str(tmp_path / "m.txt")], capsys)
+    assert code == 0 and "variables" in (tmp_path / "m.txt").read_text()
+
+
+def test_dump_model_error_comes_before_solving(tmp_path, capsys, monkeypatch):
+    import explorer.app.run as run_module
+
+    def no_solving(*a, **k):
+        raise AssertionError("solved before checking --dump-model")
+
+    monkeypatch.setattr(run_module, "run", no_solving)
+    code, _, err = run_cli(SMALL + ["--solver", "cpsat", "--dump-model", str(tmp_path / "no" / "m.pb")], capsys)
+    assert code == 2 and "--dump-model: cannot write" in err
+
+
+# --- limits beyond int64 ----------------------------------------------------------------------
+
+
+def _cpsat_json(args, capsys):
+    code, out, err = run_cli(["--model", "lenet-c", "--solver", "cpsat", "--workers", "1", "--format", "json", *args], capsys)
+    assert "Traceback" not in err
+    return code, json.loads(out)
+
+
+@pytest.mark.parametrize("args", [["--memory", "1e12"], ["--cap", "3=1e40B"], ["--cap", "0=1e90TB", "--memory", "1e99"]])
+def test_limits_beyond_int64_are_no_limit(args, capsys):
+    code, free = _cpsat_json([], capsys)
+    code2, r = _cpsat_json(args, capsys)
+    assert code == code2 == 0 and r["status"] == "optimal"
+    assert r["objective_value"] == free["objective_value"] and r["violations"] == []
+
+
+def test_huge_limits_in_files_are_no_limit(tmp_path, capsys):
+    c = tmp_path / "c.yaml"
+    c.write_text("version: 1\ncaps: {0: 1e40B, 3: 1e60GB}\nmemory_GiB: 1.0e+30\n")  # YAML 1.1 reads a bare 1e30 as a string
+    a = tmp_path / "a.yaml"
+    a.write_text("version: 1\nname: a\nlevels: 2\nlink_bandwidth_GBps: 10\npeak_TFLOPS: 1\nmemory_GiB: 4\n"
+                 "cap_bytes_per_step: [1e50B, null]\ncap_seconds_per_step: [null, 1e30s]\n")
+    code, r = _cpsat_json(["--constraints", str(c)], capsys)
+    assert code == 0 and r["status"] == "optimal"
+    code, r = _cpsat_json(["--array", str(a)], capsys)
+    assert code == 0 and r["status"] == "optimal" and len(r["constraints"]["caps"]) == 2
+
+
+def test_unreachable_limit_gives_cpsat_no_row():
+    from explorer.solvers.formulation import build
+
+    net, arr = load_model("lenet-c"), load_array("hypar-16")
+    for caps, mem, rows in ((("3=1e40B",), 1e12, 0), (("3=1MB",), 1e-6, 2)):
+        cons = build_constraints(net, arr, Space.HYPAR, ConstraintOptions(caps=caps, memory_GiB=mem))
+        f = build(Problem(net, arr, Space.HYPAR, constraints=cons))
+        assert sum(len(sc.le_rows) for sc in f.side) == rows
+
+
+def test_huge_limits_print_without_float_overflow(capsys):
+    code, out, err = run_cli(["--model", "sfc", "--memory", "1e99", "--cap", "0=1e100TB"], capsys)
+    assert code == 0 and "Traceback" not in err
+    assert "memory 1e+99 GiB/accelerator" in out and "1.000e+112 B" in out
+    code, out, err = run_cli(["--model", "sfc", "--memory", "1e99", "--cap", "0=1e100TB", "--format", "json"], capsys)
+    r = json.loads(out)
+    assert r["constraints"]["memory_bytes"] == 10**99 * 2**30 and r["constraints"]["caps"][0]["bytes"] == 10**112
+
+
+# --- refusals and huge counts -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n,text", [(0, "0"), (999_999_999_999, "999,999,999,999"), (10**12, "1.000e+12"),
+                                    (10**5000 - 1, "1.000e+5000"), (-(7 * 10**400), "-7.000e+400")],
+                         ids=["zero", "below-1e12", "1e12", "5000-digits", "negative"])
+def test_format_count_never_overflows(n, text):
+    assert format_count(n) == text
+
+
+@pytest.mark.parametrize("n", [3**663, 2**1000 + 12345, 10**20 * 9995, 123456789 * 10**300, 3**2000])
+def test_format_count_agrees_with_decimal(n):
+    from decimal import Context, Decimal
+
+    assert format_count(n) == f"{Context(prec=4).create_decimal(n):.3e}".replace("E", "e")
+
+
+def test_check_reports_refusals_and_does_not_call_them_disagreement(capsys):
+    from explorer.app.check import check
+    from explorer.solvers import get_solver
+
+    def refusing(name):
+        def solve(problem, options):
+            if problem.custom_weights is not None:  # the level phase's sub-problems are solved
+                return get_solver(name)(problem, options)
+            raise InstanceTooLarge(f"{name}: {format_count(3**700)} plans exceeds its limit; use --solver exact")
+        return solve
+
+    p = Problem(load_model("lenet-c"), load_array("hypar-16").with_levels(2), Space.ACCPAR)
+    r = check(p, lookup=lambda name: refusing(name) if name in ("brute", "cpsat") else get_solver(name))
+    assert r.agree and r.problems == ()
+    assert r.solver("brute").refused and "9.658e+333 plans" in r.solver("brute").reason and r.solver("cpsat").refused
+    assert r.to_json()["solvers"]["brute"] == {"status": "refused", "reason": r.solver("brute").reason}
+    assert r.optimum.proven_by == ("exact",)
+
+
+# --- graphs too wide for the DP ---------------------------------------------------------------
+
+
+def test_dp_refuses_a_densenet_at_once_naming_the_solver(tmp_path, capsys):
+    p = tmp_path / "dense.yaml"
+    p.write_text(densenet_yaml(14))
+    t0 = time.perf_counter()
+    code, out, err = run_cli(["--model", str(p), "--space", "accpar", "--levels", "2"], capsys)
+    assert time.perf_counter() - t0 < 5
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "after node 'cat10' the graph keeps 12 outputs alive, 354,294 type combinations (limit 200,000)" in err and "too wide for the DP; use --solver cpsat" in err
+
+
+def test_frontier_check_passes_exactly_what_the_dp_can_hold():
+    from explorer.solvers import dp
+
+    from explorer.core.partition import zero_counts
+    from explorer.solvers.dp import graph_level
+
+    # the DP's own state count peaks exactly where the check says: a limit one below refuses,
+    # the peak itself runs
+    prob = Problem(load_network_text(densenet_yaml(7)), load_array("hypar-16").with_levels(1), Space.ACCPAR)
+    peak = 3**8  # after c7: c0..c7 alive (3 types each) until cat7 reads them all; cat6 died with c7
+    old = dp.MAX_FRONTIER_STATES
+    try:
+        dp.MAX_FRONTIER_STATES = peak - 1
+        with pytest.raises(InstanceTooLarge, match=f"after node 'c7' the graph keeps 8 outputs alive, {peak:,} type combinations"):
+            dp.check_frontier(prob)
+        with pytest.raises(NotImplementedError):
+            graph_level(prob, 0, zero_counts(prob.num_layers))
+        dp.MAX_FRONTIER_STATES = peak
+        dp.check_frontier(prob)
+        graph_level(prob, 0, zero_counts(prob.num_layers))
+    finally:
+        dp.MAX_FRONTIER_STATES = old
+    wide = Problem(load_network_text(densenet_yaml(13)), load_array("hypar-16").with_levels(1), Space.ACCPAR)
+    with pytest.raises(InstanceTooLarge, match="after node 'cat10' the graph keeps 12 outputs alive, 354,294 type combinations"):
+        dp.check_frontier(wide)
+    assert isinstance(InstanceTooLarge("x"), Refused)
+
+
+def test_cpsat_solves_the_densenet_without_the_dp_hint(tmp_path, capsys):
+    p = tmp_path / "dense.yaml"
+    p.write_text(densenet_yaml(14))
+    code, out, err = run_cli(["--model", str(p), "--space", "accpar", "--levels", "2", "--solver", "cpsat", "--workers", "1",
+                              "--format", "json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["status"] == "optimal"
+    code, out, err = run_cli(["check", "--model", str(p), "--space", "accpar", "--levels", "1", "--workers", "1",
+                              "--solvers", "cpsat,brute", "--format", "json"], capsys)
+    r = json.loads(out)
+    assert code == 0 and r["dp"]["status"] == "refused" and "use --solver cpsat" in r["dp"]["reason"]
+    assert r["solvers"]["cpsat"]["status"] == "optimal" and r["agree"]
+
+
+# --- small batches ----------------------------------------------------------------------------
+
+
+def test_batch_smaller_than_the_array_warns(capsys):
+    code, out, _ = run_cli(["--batch", "7"], capsys)
+    assert code == 0 and "warning: batch 7 is smaller than the 16 accelerators" in out and "7/16 of a sample" in out
+    code, out, _ = run_cli(["--batch", "7", "--format", "json"], capsys)
+    assert json.loads(out)["warnings"] == [
+        "batch 7 is smaller than the 16 accelerators: splitting the batch (type I) at every level gives 7/16 of a sample "
+        "per accelerator (amounts are exact fractions, not whole samples)"]
+    code, out, _ = run_cli(["--batch", "16", "--format", "json"], capsys)
+    assert json.loads(out)["warnings"] == []
+
+
+# --- Ctrl-C -----------------------------------------------------------------------------------
+
+LONG_SOLVE = ["--model", "resnet50", "--levels", "7", "--space", "accpar", "--workers", "1"]
+
+
+def _interrupt(args, after_line: str, delay: float):
+    """Run explore, wait for a progress line, send SIGINT after ``delay`` s; (code, stdout, stderr)."""
+    p = subprocess.Popen([sys.executable, "-m", "explorer.app.cli", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    seen = []
+    for line in p.stderr:
+        seen.append(line)
+        if after_line in line:
+            break
+    time.sleep(delay)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    return p.returncode, out, "".join(seen) + err
+
+
+def test_ctrl_c_during_cpsat_reports_the_plan_so_far():
+    code, out, err = _interrupt(LONG_SOLVE + ["--solver", "cpsat", "--format", "json"], "cpsat: plan at", 0.5)
+    assert code == 130 and "Traceback" not in err
+    r = json.loads(out)
+    assert r["status"] == "interrupted" and r["plan"] is not None and r["violations"] == []
+    assert "stopped by Ctrl-C" in r["reason"] and Fraction(r["objective_value"]) > 0 and r["gap"] is not None
+    assert err.rstrip().splitlines()[-1].startswith("explore: interrupted: stopped by Ctrl-C after")
+
+
+def test_ctrl_c_during_checks_level_phase():
+    code, out, err = _interrupt(["check", *LONG_SOLVE], "level 1:", 0.3)
+    assert code == 130 and "Traceback" not in err and out == ""
+    assert err.rstrip().splitlines()[-1] == ("explore: interrupted (Ctrl-C) during level 1: level-wise optimum given the "
+                                             "DP's levels above; no report written")
