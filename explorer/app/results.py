@@ -140,7 +140,7 @@ def input_warnings(problem: Problem) -> tuple[str, ...]:
     batch, n = problem.network.batch, problem.array.accelerators
     if batch < n:
         out.append(f"batch {batch} is smaller than the {n} accelerators: splitting the batch (type I) at every level "
-                   f"gives {batch}/{n} of a sample per accelerator (amounts are exact fractions, not whole samples)")
+                   f"gives {Fraction(batch, n)} of a sample per accelerator (amounts are exact fractions, not whole samples)")
     return tuple(out)
 
 
