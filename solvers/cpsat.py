@@ -282,13 +282,16 @@ def _least_memory(problem: Problem, seed: int) -> Fraction | None:
     f = build(problem)
     model, xs, _ = to_cp_model(f, objective=False)
     tables, types, H = problem.tables, problem.tables.types, problem.levels
-    terms = []
+    coefs = []
     for l in range(problem.num_layers):  # noqa: E741
         for s in tables.states(H - 1):
             for k, t in enumerate(types):
                 units = tables.footprint_units(l, add_type(s, t), problem.constraints.weight_copies)
-                terms.append(units * xs[f.x[(l, H - 1, s, k)]])
-    model.minimize(sum(terms))
+                coefs.append((units, xs[f.x[(l, H - 1, s, k)]]))
+    g = math.gcd(*(c for c, _ in coefs)) or 1
+    if sum(c for c, _ in coefs) // g >= INT64_SAFE:
+        return None  # beyond CP-SAT's int64: no suggestion rather than a wrong one
+    model.minimize(sum((c // g) * x for c, x in coefs))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = seed
@@ -298,5 +301,5 @@ def _least_memory(problem: Problem, seed: int) -> Fraction | None:
     if status != cp_model.OPTIMAL:
         return None
     # the proven bound equals the optimum here, and is an exact int64 (objective_value is a double)
-    units = solver.response_proto.inner_objective_lower_bound
+    units = solver.response_proto.inner_objective_lower_bound * g
     return Fraction(units * problem.array.dtype_bytes, tables.unit_per_element)
