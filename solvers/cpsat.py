@@ -11,6 +11,11 @@ fixed seed; with more workers the plan among equal optima may vary, the optimum 
 Presolve is off by default: on the zoo at 16 and 128 accelerators it made proofs 2-3x
 slower (VGG-E, accpar, 128: 4.5 s with, 1.7 s without), and without it the DP hint is the
 first solution, so a time-limited run always has a plan to report.
+
+Ctrl-C stops the search (``run_solver``): the best plan so far comes back with status
+``interrupted``, its objective and the bound proven by then. CP-SAT never gets a constant
+beyond int64: a limit no plan can reach has no row (``formulation._le_rows``), a row or
+objective that could overflow is refused, and seed and workers are checked as int32.
 """
 
 from __future__ import annotations
@@ -171,7 +176,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     g = f.objective_gcd
     info = {"cpsat_status": solver.status_name(status), "variables": f.num_vars,
             "constraints": len(f.eq_rows) + len(f.exactly_one) + sum(len(sc.zero_vars) + len(sc.le_rows) for sc in f.side), "workers": p.num_workers}
-    if interrupted and status != cp_model.OPTIMAL:
+    if interrupted and status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE):  # a proof stands
         return _interrupted(problem, f, solver, xs, status, wall, info)
     if status == cp_model.INFEASIBLE:
         return Solution("cpsat", Status.INFEASIBLE, None, None, None, None, wall, info)
