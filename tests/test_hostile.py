@@ -354,3 +354,25 @@ def test_ctrl_c_during_checks_level_phase():
     assert code == 130 and "Traceback" not in err and out == ""
     assert err.rstrip().splitlines()[-1] == ("explore: interrupted (Ctrl-C) during level 1: level-wise optimum given the "
                                              "DP's levels above; no report written")
+
+
+# --- fc input shapes ---------------------------------------------------------------------------
+
+
+def test_fc_inputs_chain_like_conv_ones():
+    from explorer.core.errors import SpecError
+    from explorer.frontends import zoo
+
+    for path in zoo.zoo_files().values():  # every zoo network still loads (AlexNet: 256 x 13x13 pooled to 6x6 -> 9216)
+        load_model(str(path))
+    head = ("version: 1\nname: t\nbatch: 2\nlayers:\n"
+            "  - {name: c, kind: conv, in_channels: 3, out_channels: 4, kernel: 3, in_size: 6, out_size: 6}\n")
+    for ok in (144, 36, 4):  # flatten 4 x 6x6, pooled to 3x3, global pooling
+        load_network_text(head + f"  - {{name: f, kind: fc, in_features: {ok}, out_features: 2}}\n")
+    for bad in (145, 148, 6):  # not a multiple of 4, more than 4 x 36, not a multiple
+        with pytest.raises(SpecError, match=rf"layers\[1\]\.in_features: {bad} does not match its input 'c'"):
+            load_network_text(head + f"  - {{name: f, kind: fc, in_features: {bad}, out_features: 2}}\n")
+    fcs = "version: 1\nname: t\nlayers:\n  - {name: a, kind: fc, in_features: 3, out_features: 4}\n"
+    load_network_text(fcs + "  - {name: b, kind: fc, in_features: 4, out_features: 1}\n")
+    with pytest.raises(SpecError, match=r"in_features: 5 does not match the 4 outputs of its input 'a'"):
+        load_network_text(fcs + "  - {name: b, kind: fc, in_features: 5, out_features: 1}\n")
