@@ -14,13 +14,23 @@ Spec (version 1)::
     cap_seconds_per_step: [null, 5ms, null, null]  # per level: a time budget, bytes = seconds * bandwidth
     energy_pJ_per_FLOP: 1.0         # compute energy
     link_energy_pJ_per_byte: 10     # link energy (both directions counted)
+    static_power_W: 2               # per accelerator, over the whole step
+    communication: per-level        # per-level (default) or shared (one medium for all traffic)
+    shared_bandwidth_GBps: 10       # with shared only (then no link_bandwidth_GBps): bytes/s, both ways
+    overlap: false                  # true: step = max(compute, comm); false (default): their sum
+    topology: htree                 # htree (default) or torus (2-D, see explorer.core.timing)
+    bandwidth_beyond: repeat        # repeat (default), halve or double: see below
+
+Energy (J) needs both per-FLOP and per-byte figures; static power is optional. The time and
+energy formulas live in ``explorer.core.timing``.
 
 Caps are amounts with their unit ("2GB", "512MiB", "2000000B", "5ms"), as everywhere an
 amount is given (``--cap``, a constraints file): a bare number is refused. ``null`` means no
 cap at that level; where both keys cap a level the tighter wins.
 
 Overriding ``levels`` (``--levels H``) keeps the first H bandwidths and, when H is larger
-than the list, repeats the last one for the extra (lower) levels.
+than the list, continues below the last one as ``bandwidth_beyond`` says: ``repeat`` the last
+entry, ``halve`` it at each added level, or ``double`` it. A shared medium keeps its bandwidth.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from .errors import SpecError
+from .timing import BandwidthBeyond, Communication, Topology, extend_bandwidths, level_bandwidth_Bps, shared_level_bandwidths
 
 MIN_LEVELS = 1
 # 2^20 accelerators. The exact unit is 1/(4*2^H) element (model.md section 7); beyond this the
@@ -49,12 +60,22 @@ class ArraySpec:
     cap_bytes: tuple[Fraction | None, ...] = ()  # per level (empty: no caps)
     energy_pJ_per_FLOP: Fraction | None = None
     link_energy_pJ_per_byte: Fraction | None = None
+    static_power_W: Fraction | None = None  # per accelerator
+    communication: Communication = Communication.PER_LEVEL
+    shared_bandwidth_GBps: Fraction | None = None  # the medium, with Communication.SHARED
+    overlap: bool = False
+    topology: Topology = Topology.HTREE
+    bandwidth_beyond: BandwidthBeyond = BandwidthBeyond.REPEAT
 
     def __post_init__(self) -> None:
         if len(self.bandwidth_GBps) != self.levels:
             raise ValueError("one bandwidth per level")
         if self.cap_bytes and len(self.cap_bytes) != self.levels:
             raise ValueError("one cap entry per level")
+        if (self.communication is Communication.SHARED) != (self.shared_bandwidth_GBps is not None):
+            raise ValueError("a shared medium needs shared_bandwidth_GBps, and only it")
+        if self.communication is Communication.SHARED and self.topology is not Topology.HTREE:
+            raise ValueError("a shared medium has no topology")
 
     @property
     def memory_bytes(self) -> Fraction:
@@ -65,12 +86,15 @@ class ArraySpec:
         return 2**self.levels
 
     def bandwidth_Bps(self, h: int) -> Fraction:
-        return self.bandwidth_GBps[h] * 10**9
+        """The effective bandwidth b_h of level h (explorer.core.timing): time_h = c_h * dtype / b_h."""
+        return level_bandwidth_Bps(self, h)
 
     def with_levels(self, levels: int) -> "ArraySpec":
         check_levels(levels, "--levels")
-        bw = list(self.bandwidth_GBps[:levels])
-        bw += [bw[-1]] * (levels - len(bw))
+        if self.shared_bandwidth_GBps is not None:
+            bw = list(shared_level_bandwidths(self.shared_bandwidth_GBps, levels))
+        else:
+            bw = list(extend_bandwidths(self.bandwidth_GBps, levels, self.bandwidth_beyond))
         caps = list(self.cap_bytes[:levels])
         if caps:
             caps += [None] * (levels - len(caps))

@@ -16,6 +16,7 @@ from .network import Network
 from .objective import Objective
 from .partition import JOIN_TYPES, Space
 from .plan import Plan
+from .timing import energy_J, level_times, step_time
 
 
 class PlanError(ValueError):
@@ -29,14 +30,14 @@ class Evaluation:
     level_cost: tuple[Fraction, ...]  # c_h elements, one way, per sibling group
     traffic_elements: Fraction  # sum_h 2^h c_h
     traffic_bytes: Fraction  # 2 * dtype_bytes * traffic_elements (both directions)
-    comm_time_s: Fraction  # sum_h c_h * dtype_bytes / bw_h
+    comm_time_s: Fraction  # sum_h c_h * dtype_bytes / b_h (effective level bandwidths, core.timing)
     level_time_s: tuple[Fraction, ...]
     final_counts: tuple[Counts, ...]  # per layer, after all levels
     footprint_bytes: tuple[Fraction, ...]  # per layer, per accelerator
     memory_bytes: Fraction  # per accelerator: sum of footprint_bytes
     compute_s: Fraction  # training FLOPs spread evenly over all accelerators at peak rate
-    step_time_s: Fraction  # compute_s + comm_time_s (no overlap)
-    energy_J: Fraction | None  # FLOPs * pJ/FLOP + traffic bytes * pJ/byte, if the array gives both
+    step_time_s: Fraction  # compute_s + comm_time_s, or their max when the array overlaps them
+    energy_J: Fraction | None  # FLOPs * pJ/FLOP + traffic bytes * pJ/byte + static power * step (core.timing)
 
     def objective_value(self, objective: Objective) -> Fraction:
         return self.traffic_elements if objective is Objective.TRAFFIC else self.comm_time_s
@@ -68,14 +69,12 @@ def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan, weigh
         counts = advance(counts, row)
     traffic = sum((2**h * c for h, c in enumerate(level_cost)), Fraction(0))
     dtype = array.dtype_bytes
-    level_time = tuple(c * dtype / array.bandwidth_Bps(h) for h, c in enumerate(level_cost))
+    level_time = level_times(level_cost, array)
     footprint = tuple(footprint_elements(network.layers[l], B, counts[l], weight_copies) * dtype for l in range(L))  # noqa: E741
     flops = sum(training_flops(layer, B) for layer in network.layers)
     compute = Fraction(flops) / (array.accelerators * array.peak_TFLOPS * 10**12)
     comm = sum(level_time, Fraction(0))
-    energy = None
-    if array.energy_pJ_per_FLOP is not None and array.link_energy_pJ_per_byte is not None:
-        energy = (flops * array.energy_pJ_per_FLOP + 2 * dtype * traffic * array.link_energy_pJ_per_byte) / 10**12
+    step = step_time(compute, comm, array.overlap)
     return Evaluation(
         intra=tuple(intra_rows),
         inter=tuple(inter_rows),
@@ -88,8 +87,8 @@ def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan, weigh
         footprint_bytes=footprint,
         memory_bytes=sum(footprint, Fraction(0)),
         compute_s=compute,
-        step_time_s=compute + comm,
-        energy_J=energy,
+        step_time_s=step,
+        energy_J=energy_J(flops, 2 * dtype * traffic, step, array),
     )
 
 

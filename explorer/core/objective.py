@@ -12,7 +12,7 @@ from .array import ArraySpec
 
 class Objective(enum.Enum):
     TRAFFIC = "traffic"  # HyPar's total communication: sum_h 2^h c_h elements
-    TIME = "time"  # communication time: sum_h c_h * dtype_bytes / bw_h seconds
+    TIME = "time"  # communication time: sum_h c_h * dtype_bytes / b_h seconds (b_h: core.timing)
 
     def __str__(self) -> str:
         return self.value

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
 from ..core.array import ArraySpec, check_levels
+from ..core.timing import BandwidthBeyond, Communication, Topology, shared_level_bandwidths
 from ..core.errors import SpecError
 from ..core.units import parse_amount
 from .fields import Fields, check_pos_number
@@ -14,7 +16,18 @@ from .yamlio import load_yaml_file
 SPEC_VERSION = 1
 
 _KEYS = {"version", "name", "description", "levels", "dtype_bytes", "link_bandwidth_GBps", "peak_TFLOPS", "memory_GiB",
-         "cap_bytes_per_step", "cap_seconds_per_step", "energy_pJ_per_FLOP", "link_energy_pJ_per_byte"}
+         "cap_bytes_per_step", "cap_seconds_per_step", "energy_pJ_per_FLOP", "link_energy_pJ_per_byte",
+         "static_power_W", "communication", "shared_bandwidth_GBps", "overlap", "topology", "bandwidth_beyond"}
+
+
+def _choice(data: dict, key: str, enum_type, default, errors: list[str]):
+    if key not in data:
+        return default
+    try:
+        return enum_type(data[key])
+    except ValueError:
+        errors.append(f"{key}: must be one of {', '.join(m.value for m in enum_type)}, got {data[key]!r}")
+        return default
 
 
 def _cap_list(data: dict, key: str, kind: str, levels: int | None, errors: list[str]) -> list[Fraction | None] | None:
@@ -46,7 +59,23 @@ def _cap_list(data: dict, key: str, kind: str, levels: int | None, errors: list[
 
 def parse_array(data: dict, source: str) -> ArraySpec:
     errors: list[str] = []
-    f = Fields(data, "", errors, _KEYS, {"version", "name", "levels", "link_bandwidth_GBps", "peak_TFLOPS", "memory_GiB"})
+    shared = data.get("communication") == Communication.SHARED.value
+    required = {"version", "name", "levels", "peak_TFLOPS", "memory_GiB"}
+    required.add("shared_bandwidth_GBps" if shared else "link_bandwidth_GBps")
+    f = Fields(data, "", errors, _KEYS, required)
+    communication = _choice(data, "communication", Communication, Communication.PER_LEVEL, errors)
+    topology = _choice(data, "topology", Topology, Topology.HTREE, errors)
+    beyond = _choice(data, "bandwidth_beyond", BandwidthBeyond, BandwidthBeyond.REPEAT, errors)
+    overlap = data.get("overlap", False)
+    if not isinstance(overlap, bool):
+        errors.append(f"overlap: must be true or false, got {overlap!r}")
+        overlap = False
+    if shared and "link_bandwidth_GBps" in data:
+        errors.append("link_bandwidth_GBps: not used with communication: shared (give shared_bandwidth_GBps only)")
+    if not shared and "shared_bandwidth_GBps" in data:
+        errors.append("shared_bandwidth_GBps: only with communication: shared")
+    if shared and topology is not Topology.HTREE:
+        errors.append("topology: a shared medium has no topology (use communication: per-level with a torus)")
     if "version" in data and data["version"] != SPEC_VERSION:
         errors.append(f"version: unsupported version {data['version']!r} (this explorer reads version {SPEC_VERSION})")
     name = f.string("name", "?")
@@ -75,10 +104,16 @@ def parse_array(data: dict, source: str) -> ArraySpec:
     mem = f.pos_number("memory_GiB")
     e_flop = f.pos_number("energy_pJ_per_FLOP")
     e_byte = f.pos_number("link_energy_pJ_per_byte")
+    static = f.pos_number("static_power_W")
+    shared_bw = f.pos_number("shared_bandwidth_GBps") if shared else None
+    if shared_bw is not None and levels is not None:
+        bw = list(shared_level_bandwidths(shared_bw, levels))
     cap_b = _cap_list(data, "cap_bytes_per_step", "bytes", levels, errors)
     cap_s = _cap_list(data, "cap_seconds_per_step", "seconds", levels, errors)
     if errors:
         raise SpecError(source, errors)
+    spec = ArraySpec(name, levels, dtype, tuple(bw), peak, mem, description, source, (), e_flop, e_byte, static,
+                     communication, shared_bw, overlap, topology, beyond)
     caps: tuple[Fraction | None, ...] = ()
     if cap_b is not None or cap_s is not None:
         merged = []
@@ -87,10 +122,10 @@ def parse_array(data: dict, source: str) -> ArraySpec:
             if cap_b is not None and cap_b[h] is not None:
                 options.append(cap_b[h])
             if cap_s is not None and cap_s[h] is not None:
-                options.append(cap_s[h] * bw[h] * 10**9)
+                options.append(cap_s[h] * spec.bandwidth_Bps(h))
             merged.append(min(options) if options else None)
         caps = tuple(merged)
-    return ArraySpec(name, levels, dtype, tuple(bw), peak, mem, description, source, caps, e_flop, e_byte)
+    return replace(spec, cap_bytes=caps)
 
 
 def load_array_file(path: str | Path) -> ArraySpec:
