@@ -50,7 +50,7 @@ def under(prefix: str, keys: set[str]) -> set[str]:
 def baselines(with_violations: bool, energy: bool = False) -> set[str]:
     out = {"baselines"}
     for name in ("all-I", "all-II", "trick"):
-        keys = BASELINE | ({"energy_J"} if energy else set())
+        keys = BASELINE | ({"energy_J", "energy_efficiency_over_all_I"} if energy else set())
         out |= {f"baselines.{name}"} | under(f"baselines.{name}", keys)
         if with_violations:
             out |= under(f"baselines.{name}.violations[]", VIOLATION)
@@ -89,8 +89,11 @@ def test_explore_json_keys_with_energy(capsys, tmp_path):
     text = zoo.array_files()["hypar-16"].read_text() + "energy_pJ_per_FLOP: 1.0\nlink_energy_pJ_per_byte: 10\n"
     (tmp_path / "e.yaml").write_text(text)
     r = explore_json(["--model", "lenet-c", "--levels", "2", "--array", str(tmp_path / "e.yaml")], capsys, 0)
-    assert key_paths(r) == HEADER | RUN_PLAN | {"energy_J"} | baselines(False, energy=True)
+    assert key_paths(r) == HEADER | RUN_PLAN | {"energy_J", "energy_efficiency_over_all_I"} | baselines(False, energy=True)
     assert r["energy_J"] > 0
+    all_i = r["baselines"]["all-I"]
+    assert r["energy_efficiency_over_all_I"] == pytest.approx(all_i["energy_J"] / r["energy_J"])
+    assert all_i["energy_efficiency_over_all_I"] == 1.0
 
 
 SOLVED = {"status", "wall_s", "objective", "plan", "bound", "gap"} | FIGURES

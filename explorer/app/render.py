@@ -34,6 +34,15 @@ def fmt_seconds(x: Fraction | float) -> str:
     return f"{v * 1e6:.0f} us"
 
 
+def fmt_joules(x: Fraction | float) -> str:
+    v = float(x)
+    if v >= 1:
+        return f"{v:.3f} J"
+    if v >= 1e-3:
+        return f"{v * 1e3:.2f} mJ"
+    return f"{v * 1e6:.1f} uJ"
+
+
 def render_plan_grid(inputs: Inputs, plan: Plan, level_cost: tuple[Fraction, ...]) -> list[str]:
     """Levels x layers (or layers x levels for wide networks), with c_h per level."""
     names = inputs.layers
@@ -94,14 +103,19 @@ def render_table(result: RunResult) -> str:
     lines.append("")
     lines += render_plan_grid(i, result.plan, result.level_cost_elements)
     lines.append("")
-    lines.append(f"{'plan':<10}{'traffic':>13}{'vs all-I':>10}{'comm time':>12}{'step time':>12}{'speedup':>9}{'memory/acc':>12}  ok")
+    energy = figs.energy_J is not None
+    head = f"{'plan':<10}{'traffic':>13}{'vs all-I':>10}{'comm time':>12}{'step time':>12}{'speedup':>9}"
+    head += f"{'energy':>11}{'eff.':>8}" if energy else ""
+    lines.append(head + f"{'memory/acc':>12}  ok")
     for name, f in ((result.solver, figs), *result.baselines):
         vs = result.versus(f)
-        lines.append(
-            f"{name:<10}{fmt_bytes(f.traffic_bytes):>13}{vs.traffic_ratio_to_all_I:>9.3f}x"
-            f"{fmt_seconds(f.comm_time_s):>12}{fmt_seconds(f.step_time_s):>12}{vs.speedup_over_all_I:>8.3f}x"
-            f"{fmt_bytes(f.memory_bytes_per_accelerator):>12}  {'yes' if f.ok else 'no'}"
-        )
+        row = (f"{name:<10}{fmt_bytes(f.traffic_bytes):>13}{vs.traffic_ratio_to_all_I:>9.3f}x"
+               f"{fmt_seconds(f.comm_time_s):>12}{fmt_seconds(f.step_time_s):>12}{vs.speedup_over_all_I:>8.3f}x")
+        if energy:
+            row += f"{fmt_joules(f.energy_J):>11}{vs.energy_efficiency_over_all_I:>7.3f}x"
+        lines.append(row + f"{fmt_bytes(f.memory_bytes_per_accelerator):>12}  {'yes' if f.ok else 'no'}")
+    if energy:
+        lines.append("eff.: energy efficiency over all-I (all-I's energy / the plan's)")
     return "\n".join(lines) + "\n"
 
 

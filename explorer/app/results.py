@@ -223,11 +223,15 @@ class Versus:
     traffic_ratio_to_all_I: float | None
     speedup_over_all_I: float | None
     comm_speedup_over_all_I: float | None
+    energy_efficiency_over_all_I: float | None = None  # all-I's energy / this plan's, when energy is modelled
 
     @staticmethod
     def of(figs: PlanFigures, all_i: PlanFigures) -> "Versus":
+        eff = None
+        if figs.energy_J is not None and all_i.energy_J is not None:
+            eff = _ratio(all_i.energy_J, figs.energy_J)
         return Versus(_ratio(figs.traffic_elements, all_i.traffic_elements), _ratio(all_i.step_time_s, figs.step_time_s),
-                      _ratio(all_i.comm_time_s, figs.comm_time_s))
+                      _ratio(all_i.comm_time_s, figs.comm_time_s), eff)
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,10 +294,14 @@ class RunResult:
             vs = self.versus(figs)
             base[name] = {**figs.to_json(), "traffic_ratio_to_all_I": vs.traffic_ratio_to_all_I,
                           "speedup_over_all_I": vs.speedup_over_all_I}
+            if vs.energy_efficiency_over_all_I is not None:
+                base[name]["energy_efficiency_over_all_I"] = vs.energy_efficiency_over_all_I
         out["baselines"] = base
         vs = self.versus(self.figures)
         out.update(traffic_ratio_to_all_I=vs.traffic_ratio_to_all_I, speedup_over_all_I=vs.speedup_over_all_I,
                    comm_speedup_over_all_I=vs.comm_speedup_over_all_I)
+        if vs.energy_efficiency_over_all_I is not None:
+            out["energy_efficiency_over_all_I"] = vs.energy_efficiency_over_all_I
         return out
 
 
