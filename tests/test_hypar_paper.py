@@ -1,0 +1,69 @@
+"""The calibrated paper array and networks: results pinned from computed values (the paper's
+values in comments for context; nothing here is fitted per case), and the figure sweep files."""
+
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from explorer.api import solve
+from explorer.frontends import load_model
+from explorer.frontends.yamlio import load_yaml_file
+
+SWEEPS = Path(__file__).resolve().parent.parent / "spaces" / "hypar-2019"
+
+
+def test_vgg_a_on_the_paper_array():
+    r = solve("vgg-a", "hypar-paper", batch=256)
+    vs = r.versus(r.figures)
+    assert vs.speedup_over_all_I == pytest.approx(4.8819, abs=1e-4)  # paper Fig. 6: 4.97
+    assert float(r.figures.traffic_bytes) == 1_524_820_480  # paper Fig. 8: 1.47 GB
+    assert float(r.figures.energy_J) == pytest.approx(28.6077, abs=1e-4)
+    assert vs.energy_efficiency_over_all_I == pytest.approx(1.2461, abs=1e-4)
+    # step = compute + traffic / B (shared medium 1.5344 GB/s, no overlap)
+    assert r.figures.step_time_s == r.figures.compute_s + r.figures.traffic_bytes / (Fraction("1.5344") * 10**9)
+
+
+@pytest.mark.parametrize("model,speedup,paper", [
+    ("sfc", 20.805, 23.48), ("sconv-paper", 1.000, 1.00), ("lenet-c", 2.865, 3.05), ("cifar-c", 1.213, 1.23),
+    ("alexnet-paper", 3.214, 3.27), ("vgg-e", 2.702, 2.73),
+])
+def test_fig6_points(model, speedup, paper):
+    r = solve(model, "hypar-paper", batch=256, memory_GiB=1000)
+    assert r.versus(r.figures).speedup_over_all_I == pytest.approx(speedup, abs=1e-3)
+
+
+def test_fig11_vgg_e_on_64_accelerators():
+    r = solve("vgg-e", "hypar-paper", batch=256, levels=6, memory_GiB=1000)
+    t1 = r.figures.compute_s * 64
+    assert float(t1 / r.figures.step_time_s) == pytest.approx(7.83, abs=0.01)  # paper 8.3
+    assert float(t1 / r.baseline("all-I").step_time_s) == pytest.approx(1.22, abs=0.01)  # paper 1.2
+
+
+def test_torus_with_equal_bisection_times_like_the_shared_medium():
+    a = solve("lenet-c", "hypar-paper", batch=256)
+    b = solve("lenet-c", "hypar-paper-torus", batch=256)
+    assert a.plan == b.plan
+    # 0.0959 * 16 = 1.5344: the same effective level bandwidths
+    assert b.figures.comm_time_s == a.figures.comm_time_s
+
+
+@pytest.mark.parametrize("model,weights,fig8_dp_GB", [("alexnet-paper", 17_124_032, 2.00), ("sconv-paper", 100_500, 0.0121)])
+def test_paper_networks_match_fig8_data_parallel_traffic(model, weights, fig8_dp_GB):
+    net = load_model(model)
+    assert net.batch == 256
+    assert sum(layer.weight_elements() for layer in net.layers) == weights
+    # all-I traffic on 16 accelerators = 2 directions * 4 bytes * (1+2+4+8) * W
+    assert math.isclose(120 * weights / 1e9, fig8_dp_GB, rel_tol=0.03)
+
+
+@pytest.mark.parametrize("path", sorted(SWEEPS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_figure_sweep_files(path):
+    data = load_yaml_file(path)
+    assert data["version"] == 1 and "reference" in data and data["reference"]["figure"]
+    models = data["grid"].get("model") or [data["fixed"]["model"]]
+    for m in models:
+        load_model(m)
+    fixed = data["fixed"]
+    assert fixed.get("batch") == 256 and fixed.get("solver") == "dp"
