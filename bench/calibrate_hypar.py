@@ -77,6 +77,49 @@ def fit_static(R: float) -> float:
     return (lo + hi) / 2
 
 
+def alternatives() -> None:
+    """Why this time model: for each candidate (links per level in parallel or one shared
+    medium; compute and communication summed or overlapped), the single global ratio that
+    minimises the worst Fig. 6 error over the networks, with OUR HyPar plans and traffic."""
+    from explorer.api import solve
+
+    data = {}
+    for name, model in NETWORKS.items():
+        r = solve(model, "hypar-paper", batch=BATCH, memory_GiB=1e6)
+        all_i = r.baseline("all-I")
+        f = float(r.figures.compute_s) * PEAK_FLOPS
+        # per-level parallel links of one bandwidth b: sum_h c_h * 4 / b; shared: traffic / B
+        par = [float(sum(ev_levels)) * 4 for ev_levels in (r.level_cost_elements, _all_i_levels(model))]
+        shared = [float(r.figures.traffic_bytes), float(all_i.traffic_bytes)]
+        data[name] = (f, par, shared)
+    print("time model            ratio R   worst |Fig. 6 error| (SCONV excluded)")
+    for kind in ("per-level", "shared"):
+        for overlap in (False, True):
+            best = None
+            for i in range(600):
+                R = 10 ** (i / 600 * 5)
+                worst = 0.0
+                for name, (f, par, shared) in data.items():
+                    if name == "SCONV":
+                        continue
+                    hy, dp = (par if kind == "per-level" else shared)
+                    th, td = ((max(f, R * x) if overlap else f + R * x) for x in (hy, dp))
+                    worst = max(worst, abs(math.log(td / th / FIG6[name])))
+                if best is None or worst < best[0]:
+                    best = (worst, R)
+            label = f"{kind}, {'overlap' if overlap else 'no overlap'}"
+            print(f"  {label:<22}{best[1]:8.1f}   {math.exp(best[0]) - 1:6.1%}")
+
+
+def _all_i_levels(model: str):
+    from explorer.api import build_problem
+    from explorer.app.baselines import baseline_plan
+    from explorer.core.evaluate import evaluate
+
+    p = build_problem(model, "hypar-paper", batch=BATCH, memory_GiB=1e6)
+    return evaluate(p.network, p.array, p.space, baseline_plan(p, "all-I")).level_cost
+
+
 def main() -> None:
     R, per = fit_R()
     print("R = P/B (FLOP per byte) that each network's Fig. 6 speedup and Fig. 8 traffic imply:")
@@ -89,6 +132,8 @@ def main() -> None:
     p_s = fit_static(R)
     print(f"static power per accelerator for Fig. 7's gmean {FIG7_GMEAN}: {p_s:.3f} W "
           f"(e_f {E_FLOP_pJ} pJ/FLOP, e_b {E_BYTE_pJ} pJ/byte)")
+    print()
+    alternatives()
 
 
 if __name__ == "__main__":

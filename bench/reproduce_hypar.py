@@ -32,7 +32,14 @@ def run(model: str, array: str = ARRAY, levels: int | None = None):
     return solve(model, array, batch=paper.BATCH, levels=levels, solver="dp", memory_GiB=BIG_MEMORY_GiB)
 
 
+MARKDOWN = False  # --markdown: tables as README markdown
+
+
 def table(title: str, rows: list[tuple[str, float, float]], fmt: str = "{:.3f}") -> list[str]:
+    if MARKDOWN:
+        out = [f"**{title}**", "", "| | paper | ours | ratio |", "|---|---:|---:|---:|"]
+        out += [f"| {name} | {fmt.format(p)} | {fmt.format(o)} | {o / p:.3f} |" for name, p, o in rows]
+        return out
     out = [title, f"  {'':<22}{'paper':>10}{'ours':>10}{'ratio':>8}"]
     for name, p, o in rows:
         out.append(f"  {name:<22}{fmt.format(p):>10}{fmt.format(o):>10}{o / p:>8.3f}")
@@ -56,18 +63,42 @@ def fig7(r: dict) -> list[str]:
     mp = [r[n].versus(r[n].baseline("all-II")).energy_efficiency_over_all_I for n in paper.NETWORKS]
     lines = table("Fig. 7: energy efficiency over data parallelism (gmeans; per network: ours only)",
                   [("HyPar gmean", paper.FIG7_GMEAN, gmean(hy)), ("model parallel gmean", paper.FIG7_MP_GMEAN, gmean(mp))])
-    lines.append("  per network (ours): " + ", ".join(f"{n} {x:.2f}" for n, x in zip(paper.NETWORKS, hy)))
+    lines += ["", "per network (ours): " + ", ".join(f"{n} {x:.2f}" for n, x in zip(paper.NETWORKS, hy))]
     return lines
+
+
+def wide(title: str, key: str, groups: list[str], rows: list[tuple[str, list[tuple[float, float]]]], fmt: str) -> list[str]:
+    """One row per key: paper, ours, ratio for each group."""
+    if MARKDOWN:
+        head = f"| {key} | " + " | ".join(f"{g} paper | ours | ratio" for g in groups) + " |"
+        out = [f"**{title}**", "", head, "|---|" + "---:|---:|---:|" * len(groups)]
+        for name, cells in rows:
+            out.append(f"| {name} | " + " | ".join(f"{fmt.format(p)} | {fmt.format(o)} | {o / p:.3f}" for p, o in cells) + " |")
+        return out
+    out = [title, f"  {key:<10}" + "".join(f"{g + ' paper':>24}{'ours':>10}{'ratio':>7}" for g in groups)]
+    for name, cells in rows:
+        out.append(f"  {name:<10}" + "".join(f"{fmt.format(p):>24}{fmt.format(o):>10}{o / p:>7.3f}" for p, o in cells))
+    return out
+
+
+def post_pool_all_II_GB(model: str) -> float:
+    """All-II sized on post-pooling tensors (a diagnostic for the paper's model parallelism):
+    8 bytes x (15 x (every non-first layer's input + the last output) + 2 x those inputs)."""
+    from explorer.frontends import load_model
+
+    layers = load_model(model).layers
+    fin = sum(layer.input_elements(paper.BATCH) for layer in layers[1:])
+    return 8 * (15 * (fin + layers[-1].output_elements(paper.BATCH)) + 2 * fin) / 1e9
 
 
 def fig8(r: dict) -> list[str]:
     rows = []
-    for n in paper.NETWORKS:
+    for n, model in paper.NETWORKS.items():
         mp, dp, hy = paper.FIG8[n]
-        rows += [(f"{n} data parallel", dp, float(r[n].baseline("all-I").traffic_bytes) / 1e9),
-                 (f"{n} HyPar", hy, float(r[n].figures.traffic_bytes) / 1e9),
-                 (f"{n} model parallel", mp, float(r[n].baseline("all-II").traffic_bytes) / 1e9)]
-    return table("Fig. 8: communication per step (GB, both directions)", rows, "{:.4g}")
+        rows.append((n, [(dp, float(r[n].baseline("all-I").traffic_bytes) / 1e9), (hy, float(r[n].figures.traffic_bytes) / 1e9),
+                         (mp, float(r[n].baseline("all-II").traffic_bytes) / 1e9), (mp, post_pool_all_II_GB(model))]))
+    return wide("Fig. 8: communication per step (GB, both directions); last: all-II on post-pooling sizes",
+                "network", ["data parallel", "HyPar", "model parallel", "MP post-pool"], rows, "{:.4g}")
 
 
 def fig11() -> list[str]:
@@ -79,8 +110,8 @@ def fig11() -> list[str]:
             r = run("vgg-e", levels=H)
             t1 = float(r.figures.compute_s) * n  # all the FLOPs on one accelerator
             hy, dp = t1 / float(r.figures.step_time_s), t1 / float(r.baseline("all-I").step_time_s)
-        rows += [(f"{n:>2} HyPar", paper.FIG11_HYPAR[H], hy), (f"{n:>2} data parallel", paper.FIG11_DP[H], dp)]
-    return table("Fig. 11: VGG-E speedup over one accelerator", rows, "{:.2f}")
+        rows.append((str(n), [(paper.FIG11_HYPAR[H], hy), (paper.FIG11_DP[H], dp)]))
+    return wide("Fig. 11: VGG-E speedup over one accelerator", "accelerators", ["HyPar", "data parallel"], rows, "{:.2f}")
 
 
 def fig12(r: dict) -> list[str]:
@@ -102,7 +133,11 @@ def fig13(r: dict) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--figure", choices=["6", "7", "8", "11", "12", "13"], action="append")
-    figs = ap.parse_args().figure or ["6", "7", "8", "11", "12", "13"]
+    ap.add_argument("--markdown", action="store_true", help="print the tables as markdown (the README's)")
+    args = ap.parse_args()
+    global MARKDOWN
+    MARKDOWN = args.markdown
+    figs = args.figure or ["6", "7", "8", "11", "12", "13"]
     r = runs() if set(figs) - {"11"} else {}
     makers = {"6": lambda: fig6(r), "7": lambda: fig7(r), "8": lambda: fig8(r), "11": fig11,
               "12": lambda: fig12(r), "13": lambda: fig13(r)}
