@@ -63,7 +63,7 @@ def problem_options(fn):
         click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML or an ONNX model."),
         click.option("--array", "array", default=DEFAULT_ARRAY, show_default=True, help="Shipped array name or path to an array YAML."),
         click.option("--space", type=click.Choice([s.value for s in Space]), default="hypar", show_default=True, help="Partition types: " + ", ".join(f"{s} = {{{', '.join(map(str, s.types))}}}" for s in Space) + "."),
-        click.option("--objective", type=click.Choice([o.value for o in Objective]), default="traffic", show_default=True, help="traffic: sum_h 2^h c_h; time: sum_h c_h*dtype/bw_h."),
+        click.option("--objective", type=click.Choice([o.value for o in Objective]), default="traffic", show_default=True, help="traffic: sum_h 2^h c_h; time: sum_h c_h*dtype/b_h (b_h: the array's time model)."),
         click.option("--batch", type=int, default=None, help="Override the network's batch size."),
         click.option("--levels", type=int, default=None, help="Override the array's number of levels H (2^H accelerators)."),
         click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object."),
@@ -251,7 +251,8 @@ def list_cmd(fmt):
                         "graph": not n.is_chain, "batch": n.batch, "file": n.source} for n in nets],
             "aliases": dict(zoo.ALIASES),
             "arrays": [
-                {"name": a.name, "levels": a.levels, "accelerators": a.accelerators, "file": a.source} for a in arrs
+                {"name": a.name, "levels": a.levels, "accelerators": a.accelerators, "communication": a.communication.value,
+                 "topology": a.topology.value, "overlap": a.overlap, "file": a.source} for a in arrs
             ],
         }
         click.echo(json.dumps(out, indent=2))
@@ -264,8 +265,11 @@ def list_cmd(fmt):
     click.echo("  aliases: " + ", ".join(f"{k} = {v}" for k, v in zoo.ALIASES.items()))
     click.echo("arrays:")
     for a in arrs:
-        bw = "/".join(f"{float(b):g}" for b in a.bandwidth_GBps)
-        click.echo(f"  {a.name:<12} H={a.levels:<2} {a.accelerators:>5} accelerators  links {bw} GB/s")
+        if a.shared_bandwidth_GBps is not None:
+            links = f"one shared medium {float(a.shared_bandwidth_GBps):g} GB/s"
+        else:
+            links = f"{a.topology} links " + "/".join(f"{float(b):g}" for b in a.bandwidth_GBps) + " GB/s"
+        click.echo(f"  {a.name:<17} H={a.levels:<2} {a.accelerators:>5} accelerators  {links}" + (", overlapped" if a.overlap else ""))
 
 
 def main(argv: list[str] | None = None) -> None:
