@@ -143,3 +143,13 @@ def test_time_objective_is_the_evaluators_comm_time(array):
 def test_time_objective_weights_shared_are_traffic_weights():
     p = build_problem("lenet-c", "hypar-paper", objective="time", batch=256)
     assert p.weights.weights == (1, 2, 4, 8)
+
+
+def test_time_caps_use_the_effective_level_bandwidth():
+    # hypar-paper: B = 1.5344 GB/s shared, b_0 = B/2 -> a 1 s budget at level 0 is 0.7672 GB;
+    # on the torus (0.0959 GB/s links, 8 links' worth at level 0) the same
+    from fractions import Fraction as F
+
+    for array in ("hypar-paper", "hypar-paper-torus"):
+        p = build_problem("lenet-c", array, caps=["0=1s"])
+        assert [c.bytes for c in p.constraints.caps] == [F("1.5344") / 2 * 10**9], array
