@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import statistics
 import sys
-from fractions import Fraction
+from functools import lru_cache
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -38,6 +38,7 @@ E_FLOP_pJ = 2.3  # 32-bit float multiply 3.7 pJ + add 0.9 pJ per 2 FLOPs (Horowi
 E_BYTE_pJ = 40.0  # 5 pJ/bit: assumed, the order of an HMC-generation SerDes link
 
 
+@lru_cache(maxsize=None)
 def flops(model: str) -> int:
     net = load_model(model).with_batch(BATCH)
     return sum(training_flops(layer, BATCH) for layer in net.layers)
@@ -71,7 +72,7 @@ def fit_static(R: float) -> float:
         return math.exp(sum(logs) / len(logs))
 
     lo, hi = 0.0, 1e4
-    for _ in range(200):
+    for _ in range(60):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if gmean_eff(mid) < FIG7_GMEAN else (lo, mid)
     return (lo + hi) / 2
@@ -128,7 +129,6 @@ def main() -> None:
     print(f"median R = {R:.1f} FLOP/byte")
     B = PEAK_FLOPS / R
     print(f"with peak {PEAK_FLOPS / 1e12:g} TFLOPS per accelerator: shared_bandwidth_GBps = {B / 1e9:.4f}")
-    print(f"  (as a decimal for the array file: {Fraction(B / 1e9).limit_denominator(10000)} ~ {B / 1e9:.3f})")
     p_s = fit_static(R)
     print(f"static power per accelerator for Fig. 7's gmean {FIG7_GMEAN}: {p_s:.3f} W "
           f"(e_f {E_FLOP_pJ} pJ/FLOP, e_b {E_BYTE_pJ} pJ/byte)")
