@@ -109,3 +109,19 @@ def test_figure_sweep_files(path):
         load_model(m)
     fixed = data["fixed"]
     assert fixed.get("batch") == 256 and fixed.get("solver") == "dp"
+
+
+def test_sweep_references_are_the_papers_numbers():
+    data = load_bench("hypar_paper_data")
+    model_of = data.NETWORKS
+    ref6 = load_yaml_file(SWEEPS / "fig6-performance.yaml")["reference"]
+    assert ref6["series"]["HyPar"] == {model_of[n]: v for n, v in data.FIG6.items()}
+    assert ref6["gmean"] == {"HyPar": data.FIG6_GMEAN, "model parallel": data.FIG6_MP_GMEAN}
+    ref8 = load_yaml_file(SWEEPS / "fig8-communication.yaml")["reference"]["series"]
+    for i, series in enumerate(("model parallel", "data parallel", "HyPar")):
+        assert ref8[series] == {model_of[n]: v[i] for n, v in data.FIG8.items()}
+    ref11 = load_yaml_file(SWEEPS / "fig11-scalability.yaml")["reference"]["series"]
+    assert ref11["HyPar"] == dict(zip(data.FIG11_ACCELERATORS, data.FIG11_HYPAR))
+    assert ref11["data parallel"] == dict(zip(data.FIG11_ACCELERATORS, data.FIG11_DP))
+    ref7 = load_yaml_file(SWEEPS / "fig7-energy.yaml")["reference"]["gmean"]
+    assert ref7 == {"HyPar": data.FIG7_GMEAN, "model parallel": data.FIG7_MP_GMEAN}
