@@ -17,7 +17,9 @@ HEADER = {
     "schema_version", "explorer_version", "model", "model_source", "array", "array_source", "space", "objective",
     "batch", "levels", "accelerators", "dtype_bytes", "layers", "nodes", "nodes[].name", "nodes[].kind",
     "nodes[].inputs", "constraints", "constraints.caps", "constraints.memory_bytes", "constraints.weight_copies",
-    "constraints.pins", "constraints.forbids", "warnings",
+    "constraints.pins", "constraints.forbids", "warnings", "time_model", "time_model.communication",
+    "time_model.topology", "time_model.overlap", "time_model.bandwidth_beyond", "time_model.shared_bandwidth_GBps",
+    "time_model.level_bandwidth_GBps",
 }
 CAP_KEYS = {"constraints.caps[].level", "constraints.caps[].bytes", "constraints.caps[].from"}
 FIGURES = {"traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s",

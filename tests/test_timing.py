@@ -153,3 +153,17 @@ def test_time_caps_use_the_effective_level_bandwidth():
     for array in ("hypar-paper", "hypar-paper-torus"):
         p = build_problem("lenet-c", array, caps=["0=1s"])
         assert [c.bytes for c in p.constraints.caps] == [F("1.5344") / 2 * 10**9], array
+
+
+def test_results_show_the_time_model():
+    from explorer.app.render import render_table
+
+    r = solve("lenet-c", "hypar-paper", batch=256)
+    assert r.to_json()["time_model"] == {
+        "communication": "shared", "topology": "htree", "overlap": False, "bandwidth_beyond": "repeat",
+        "shared_bandwidth_GBps": 1.5344, "level_bandwidth_GBps": [0.7672, 0.3836, 0.1918, 0.0959]}
+    assert "time model: one shared medium of 1.5344 GB/s" in render_table(r)
+    # the default model (per-level links on an H-tree, no overlap) adds no line to the table
+    d = solve("lenet-c", "hypar-16", batch=256)
+    assert d.to_json()["time_model"]["level_bandwidth_GBps"] == [60, 60, 60, 60]
+    assert "time model" not in render_table(d)

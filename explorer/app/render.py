@@ -82,6 +82,8 @@ def render_table(result: RunResult) -> str:
         *(f"warning: {w}" for w in i.warnings),
         _constraints_line(i),
     ]
+    if i.time_model is not None and not i.time_model.is_default:
+        lines.append(i.time_model.describe())
     figs = result.figures
     if result.plan is None or figs is None:
         why = result.explanation

@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from .. import __version__
+from ..core.array import ArraySpec
 from ..core.constraints import Constraints
 from ..core.evaluate import Evaluation, Violation, evaluate, violations
 from ..core.network import LayerKind, Network
@@ -80,6 +81,43 @@ def constraints_json(c: Constraints) -> dict[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
+class TimeModel:
+    """How the array times communication (explorer.core.timing), as the results show it."""
+
+    communication: str
+    topology: str
+    overlap: bool
+    bandwidth_beyond: str
+    shared_bandwidth_GBps: Fraction | None
+    level_bandwidth_GBps: tuple[Fraction, ...]  # effective b_h: time_h = c_h * dtype / b_h
+
+    @staticmethod
+    def of(arr: ArraySpec) -> "TimeModel":
+        return TimeModel(arr.communication.value, arr.topology.value, arr.overlap, arr.bandwidth_beyond.value,
+                         arr.shared_bandwidth_GBps, tuple(arr.bandwidth_Bps(h) / 10**9 for h in range(arr.levels)))
+
+    @property
+    def is_default(self) -> bool:
+        """Per-level links on an H-tree, no overlap: the model every array had before it was a choice."""
+        return self.communication == "per-level" and self.topology == "htree" and not self.overlap
+
+    def describe(self) -> str:
+        if self.shared_bandwidth_GBps is not None:
+            comm = f"one shared medium of {float(self.shared_bandwidth_GBps):g} GB/s (both directions)"
+        else:
+            comm = f"per-level links on a{'n' if self.topology == 'htree' else ''} {self.topology}"
+        levels = "/".join(f"{float(b):.4g}" for b in self.level_bandwidth_GBps)
+        overlap = "overlapped with compute" if self.overlap else "not overlapped with compute"
+        return f"time model: {comm}, {overlap}; level bandwidths b_h {levels} GB/s"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"communication": self.communication, "topology": self.topology, "overlap": self.overlap,
+                "bandwidth_beyond": self.bandwidth_beyond,
+                "shared_bandwidth_GBps": None if self.shared_bandwidth_GBps is None else float(self.shared_bandwidth_GBps),
+                "level_bandwidth_GBps": [float(b) for b in self.level_bandwidth_GBps]}
+
+
+@dataclass(frozen=True, slots=True)
 class Inputs:
     """What was solved: the self-describing header of every result."""
 
@@ -97,13 +135,14 @@ class Inputs:
     nodes: tuple[Node, ...]
     constraints: Constraints
     warnings: tuple[str, ...] = ()  # sentences about the inputs (also 'warning:' lines in the tables)
+    time_model: TimeModel | None = None
 
     @staticmethod
     def of(problem: Problem) -> "Inputs":
         net, arr = problem.network, problem.array
         return Inputs(__version__, net.name, net.source, arr.name, arr.source, problem.space, problem.objective,
                       net.batch, arr.levels, arr.accelerators, arr.dtype_bytes, nodes_of(net), problem.constraints,
-                      input_warnings(problem))
+                      input_warnings(problem), TimeModel.of(arr))
 
     @property
     def layers(self) -> tuple[str, ...]:
@@ -131,6 +170,7 @@ class Inputs:
             "nodes": [n.to_json() for n in self.nodes],
             "constraints": constraints_json(self.constraints),
             "warnings": list(self.warnings),
+            "time_model": None if self.time_model is None else self.time_model.to_json(),
         }
 
 
