@@ -35,7 +35,7 @@ from explorer.frontends import load_model  # noqa: E402
 N = 16
 PEAK_FLOPS = 0.512e12  # per accelerator: the assumption of spaces/arrays/hypar-16.yaml
 E_FLOP_pJ = 2.3  # 32-bit float multiply 3.7 pJ + add 0.9 pJ per 2 FLOPs (Horowitz, ISSCC 2014, 45 nm)
-E_BYTE_pJ = 40.0  # 5 pJ/bit: assumed, the order of an HMC-generation SerDes link
+E_BYTE_pJ = 40.0  # 5 pJ/bit: the low end of Micron's 5-10 pJ/bit for HMC short-reach SerDes (Denali Memory Report, 2012)
 
 
 @lru_cache(maxsize=None)
