@@ -1,4 +1,11 @@
-"""Strict YAML loading: duplicate keys are errors, every document is a mapping."""
+"""Strict YAML loading: duplicate keys are errors, every document is a mapping.
+
+Parsing runs on libyaml (``yaml.CSafeLoader``, several times faster) when PyYAML was built with
+it, else on the pure-Python ``SafeLoader``; both get the same duplicate-key hook and the same
+(Python) resolver and constructors, so they build the same data. When the fast parser fails, the
+text is parsed again with the pure-Python loader and its error is reported: messages (line,
+column, problem) do not depend on which parser PyYAML has.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +22,13 @@ MAX_SPEC_BYTES = 64 * 2**20
 
 class _StrictLoader(yaml.SafeLoader):
     """SafeLoader that refuses duplicate mapping keys (PyYAML silently keeps the last)."""
+
+
+_FastBase = getattr(yaml, "CSafeLoader", None)
+
+
+class _FastStrictLoader(_FastBase or yaml.SafeLoader):  # type: ignore[misc]
+    """The same strict loader on libyaml's parser (``SafeLoader`` again without libyaml)."""
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
@@ -38,12 +52,26 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_FastStrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+HAVE_LIBYAML = _FastBase is not None
 
 
-def load_yaml_text(text: str, source: str) -> dict:
-    """Parse YAML text strictly; ``source`` names the file in error messages."""
+def _parse(text: str, fast: bool = True) -> Any:
+    """The document's data; on a YAML error, the pure-Python loader's error (same on every install)."""
+    if not (fast and HAVE_LIBYAML):
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - SafeLoader subclass
     try:
-        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - SafeLoader subclass
+        return yaml.load(text, Loader=_FastStrictLoader)  # noqa: S506 - CSafeLoader subclass
+    except yaml.YAMLError as fast_err:
+        yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - raises the reference message
+        raise fast_err  # the two parsers disagree on validity: keep libyaml's verdict
+
+
+def load_yaml_text(text: str, source: str, fast: bool = True) -> dict:
+    """Parse YAML text strictly; ``source`` names the file in error messages.
+    ``fast=False`` forces the pure-Python parser (tests compare the two)."""
+    try:
+        data = _parse(text, fast)
     except yaml.constructor.ConstructorError as err:
         raise SpecError(source, f"invalid YAML: {err.problem}") from None
     except yaml.YAMLError as err:

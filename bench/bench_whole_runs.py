@@ -1,0 +1,121 @@
+"""Time what a user waits for: whole ``explore`` processes, as ratios to ``python -c "import numpy"``.
+
+Every case runs as a separate process, round robin (one run of each case per round, so load
+from other processes hits every case alike), best of N rounds. The baseline is the same
+interpreter importing numpy. Cases and targets (issue 8, item 5):
+
+- ``explore --help`` and ``explore list``: <= 3x the baseline;
+- ``explore --model NAME`` (table output, dp, the default array) on every zoo network: <= 3x;
+- a 1,000-layer chain on 1,024 accelerators (H = 10) in the accpar space: <= 4x;
+- a 10,000-layer chain, same array and space: <= 2 s wall for the whole process.
+
+The chains are seeded random networks with consistent shapes, written as YAML network specs
+to a temporary directory (``write_chain``), so the YAML loader is part of what is timed.
+
+    python bench/bench_whole_runs.py              # best of 5
+    python bench/bench_whole_runs.py --repeat 3 --quick   # skip the 10,000-layer chain
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from explorer.frontends import zoo
+
+BIG_ARRAY = "array-1024"  # H = 10
+
+
+def chain_spec(seed: int, layers: int, batch: int = 32) -> str:
+    """A YAML network spec of a random chain whose shapes are consistent layer to layer.
+
+    Convolutions keep or halve the spatial size; once it is 1, fc layers may follow (features =
+    the previous layer's channels) and convolutions after them read a 1x1 map."""
+    rng = random.Random(seed)
+    lines = ["version: 1", f"name: chain-{seed}-{layers}", f"batch: {batch}", "layers:"]
+    ch, size = rng.randint(1, 16), 16
+    for i in range(layers):
+        dout = rng.randint(1, 64)
+        if size == 1 and rng.random() < 0.5:
+            lines.append(f"  - {{name: fc{i}, kind: fc, in_features: {ch}, out_features: {4 * dout}}}")
+            ch = 4 * dout
+            continue
+        out = size // 2 if size > 1 and rng.random() < 0.1 else size
+        k = rng.choice([1, 3, 5]) if size > 1 else 1
+        lines.append(f"  - {{name: conv{i}, kind: conv, in_channels: {ch}, out_channels: {dout}, "
+                     f"kernel: {k}, in_size: {size}, out_size: {out}}}")
+        ch, size = dout, out
+    return "\n".join(lines) + "\n"
+
+
+def write_chain(directory: Path, seed: int, layers: int) -> Path:
+    path = directory / f"chain-{layers}.yaml"
+    path.write_text(chain_spec(seed, layers), encoding="utf-8")
+    return path
+
+
+def explore_command() -> list[str]:
+    """The installed ``explore`` script next to this interpreter, else the same entry point via -c."""
+    script = Path(sys.executable).parent / "explore"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("explore")
+    if found:
+        return [found]
+    return [sys.executable, "-c", "import sys; sys.argv[0] = 'explore'; from explorer.app.cli import main; main()"]
+
+
+def run_once(cmd: list[str]) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+    return wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5, help="rounds; each case's best is kept")
+    ap.add_argument("--quick", action="store_true", help="skip the 10,000-layer chain")
+    args = ap.parse_args()
+    explore = explore_command()
+    with tempfile.TemporaryDirectory(prefix="bench-whole-") as tmp:
+        d = Path(tmp)
+        # (label, command, target kind, target value): "x" = ratio to baseline, "s" = seconds
+        cases: list[tuple[str, list[str], str, float]] = [
+            ("baseline: import numpy", [sys.executable, "-c", "import numpy"], "", 0.0),
+            ("explore --help", explore + ["--help"], "x", 3),
+            ("explore list", explore + ["list"], "x", 3),
+        ]
+        for name in zoo.zoo_files():
+            cases.append((f"explore --model {name}", explore + ["--model", name], "x", 3))
+        c1k = write_chain(d, 1, 1000)
+        cases.append(("chain 1,000 x H=10 accpar", explore + ["--model", str(c1k), "--array", BIG_ARRAY, "--space", "accpar"], "x", 4))
+        if not args.quick:
+            c10k = write_chain(d, 2, 10000)
+            cases.append(("chain 10,000 x H=10 accpar", explore + ["--model", str(c10k), "--array", BIG_ARRAY, "--space", "accpar"], "s", 2))
+        best = [float("inf")] * len(cases)
+        for _ in range(args.repeat):
+            for i, (_, cmd, _, _) in enumerate(cases):
+                best[i] = min(best[i], run_once(cmd))
+    base = best[0]
+    print(f"{'case':<30}{'best s':>9}{'ratio':>8}{'target':>9}  met")
+    for (label, _, kind, target), t in zip(cases, best):
+        ratio = t / base
+        if not kind:
+            print(f"{label:<30}{t:>9.3f}{ratio:>7.2f}x")
+            continue
+        want = f"<= {target:g}{'x' if kind == 'x' else ' s'}"
+        ok = (ratio if kind == "x" else t) <= target
+        print(f"{label:<30}{t:>9.3f}{ratio:>7.2f}x{want:>9}  {'yes' if ok else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()
