@@ -1,20 +1,34 @@
-"""The solver-independent evaluator: scores any plan exactly from the rational model.
+"""The solver-independent evaluator: scores any plan exactly from the model.
 
-It uses ``explorer.core.comm`` (Fractions), not the integer cost tables the solvers read, so a
-solver's claimed objective and this re-score are two computations of one model.
+It uses the rational model of ``explorer.core.comm``, not the integer cost tables the solvers
+read, so a solver's claimed objective and this re-score are two computations of one model.
+
+Two exact passes compute the same ``Evaluation``:
+
+- ``evaluate`` (the default) works in integers in the unit 1/(4*2^H) element. Every amount
+  of the model is a sum of a layer's three tensor sizes (A(F_l), A(W_l), A(F_{l+1})), each
+  times a coefficient that depends only on the type(s), the counts and whether the nodes are
+  joins. The coefficients come from ``comm``'s own functions, evaluated once per distinct
+  (types, counts) on probe nodes whose tensor sizes are (1, 0, 0), (0, 1, 0) and (0, 0, 1);
+  scaled by the unit they are integers, so every per-layer amount is three integer products.
+  Nothing is read from ``CostTables``, and the model's formulas stay in ``comm``.
+- ``evaluate_rational`` runs ``comm``'s functions in ``Fraction`` arithmetic on every layer;
+  it is the reference the tests compare ``evaluate`` with (both spaces, random chains and
+  graphs, sizes that become fractional elements at the lower levels).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 from .array import ArraySpec
-from .comm import ZERO_COUNTS, Counts, advance, footprint_elements, inter_amount, intra_amount, training_flops
+from .comm import ZERO_COUNTS, Counts, add_type, advance, footprint_elements, inter_amount, intra_amount, training_flops
 from .constraints import Constraints
 from .network import Network
 from .objective import Objective
-from .partition import JOIN_TYPES, Space
+from .partition import ALL_TYPES, JOIN_TYPES, Space
 from .plan import Plan
 from .timing import energy_J, level_times, step_time
 
@@ -25,37 +39,133 @@ class PlanError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Evaluation:
-    intra: tuple[tuple[Fraction, ...], ...]  # [level][layer] elements
-    inter: tuple[tuple[Fraction, ...], ...]  # [level][edge] elements
+    """A plan's exact figures. Per-layer amounts are held in integer units of 1/``unit``
+    element and read as Fractions of an element (``intra``, ``inter``, ``footprint_bytes``)."""
+
+    unit: int  # units per element: 4 * 2^H
+    intra_units: tuple[tuple[int, ...], ...]  # [level][layer]
+    inter_units: tuple[tuple[int, ...], ...]  # [level][edge]
+    footprint_units: tuple[int, ...]  # per layer, elements in units (bytes = units * dtype / unit)
+    dtype_bytes: int
     level_cost: tuple[Fraction, ...]  # c_h elements, one way, per sibling group
     traffic_elements: Fraction  # sum_h 2^h c_h
     traffic_bytes: Fraction  # 2 * dtype_bytes * traffic_elements (both directions)
     comm_time_s: Fraction  # sum_h c_h * dtype_bytes / b_h (effective level bandwidths, core.timing)
     level_time_s: tuple[Fraction, ...]
     final_counts: tuple[Counts, ...]  # per layer, after all levels
-    footprint_bytes: tuple[Fraction, ...]  # per layer, per accelerator
     memory_bytes: Fraction  # per accelerator: sum of footprint_bytes
     compute_s: Fraction  # training FLOPs spread evenly over all accelerators at peak rate
     step_time_s: Fraction  # compute_s + comm_time_s, or their max when the array overlaps them
     energy_J: Fraction | None  # FLOPs * pJ/FLOP + traffic bytes * pJ/byte + static power * step (core.timing)
 
+    @property
+    def intra(self) -> tuple[tuple[Fraction, ...], ...]:
+        """[level][layer] intra-layer amounts, elements."""
+        return tuple(tuple(Fraction(x, self.unit) for x in row) for row in self.intra_units)
+
+    @property
+    def inter(self) -> tuple[tuple[Fraction, ...], ...]:
+        """[level][edge] inter-layer amounts, elements."""
+        return tuple(tuple(Fraction(x, self.unit) for x in row) for row in self.inter_units)
+
+    @property
+    def footprint_bytes(self) -> tuple[Fraction, ...]:
+        """Per layer, per accelerator."""
+        return tuple(Fraction(x * self.dtype_bytes, self.unit) for x in self.footprint_units)
+
     def objective_value(self, objective: Objective) -> Fraction:
         return self.traffic_elements if objective is Objective.TRAFFIC else self.comm_time_s
 
 
-def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan, weight_copies: int = 0) -> Evaluation:
+def check_plan(network: Network, array: ArraySpec, space: Space, plan: Plan, join_layers: list[int] | None = None) -> None:
+    """PlanError unless the plan has the problem's shape and only types the space (and joins) allow."""
     H, L = array.levels, len(network.layers)
     if plan.levels != H or any(len(row) != L for row in plan.types):
         raise PlanError(f"plan has shape {plan.levels}x{plan.layers}, problem needs {H} levels x {L} layers")
+    types = space.types
+    joins = [l for l, x in enumerate(network.layers) if x.is_join] if join_layers is None else join_layers  # noqa: E741
     for h, row in enumerate(plan.types):
-        for l, t in enumerate(row):  # noqa: E741
-            if t not in space.types:
-                raise PlanError(f"level {h}, layer {network.layers[l].name}: type {t} is not in the {space} space")
-            if network.layers[l].is_join and t not in JOIN_TYPES:
-                raise PlanError(f"level {h}, join {network.layers[l].name}: type {t} is not offered to joins")
+        if not all(map(types.__contains__, row)):
+            l = next(l for l, t in enumerate(row) if t not in types)  # noqa: E741
+            raise PlanError(f"level {h}, layer {network.layers[l].name}: type {row[l]} is not in the {space} space")
+        for l in joins:  # noqa: E741
+            if row[l] not in JOIN_TYPES:
+                raise PlanError(f"level {h}, join {network.layers[l].name}: type {row[l]} is not offered to joins")
+
+
+def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan, weight_copies: int = 0) -> Evaluation:
+    """The exact evaluation, computed in integer units (see the module docstring)."""
+    facts = _network_facts(network)
+    check_plan(network, array, space, plan, facts.join_layers)
+    if facts.edge_f is None:  # an edge tensor that is not a whole number of elements
+        return evaluate_rational(network, array, space, plan, weight_copies)
+    H, B = array.levels, network.batch
+    unit = 4 * 2**H
+    joins = facts.joins
+    # A layer's amounts depend on its column of types (one per level) and whether it is a join;
+    # the coefficients are memoised per column, per (type, counts) and per edge's pair of columns.
+    columns = _columns(plan)
+    coeff = _coefficients(unit, B, H)
+    intra_cols, footprint, final = [], [], []
+    for (f, w, o), col, j in zip(facts.sizes, columns, joins):
+        c = coeff.column(col, j)
+        intra_cols.append([f * kf + w * kw + o * ko for kf, kw, ko in c.intra])
+        kf, kw, ko = coeff.footprint(c, weight_copies)
+        footprint.append(f * kf + w * kw + o * ko)
+        final.append(c.final_counts)
+    inter_cols = [[e * k for k in coeff.edge(columns[u], columns[v], joins[u], joins[v])]
+                  for (u, v), e in zip(network.edges, facts.edge_f)]
+    intra = tuple(zip(*intra_cols)) if intra_cols else ((),) * H
+    inter = tuple(zip(*inter_cols)) if inter_cols else ((),) * H
+    level_units = [sum(a) + sum(b) for a, b in zip(intra, inter)]
+    return _finish(network, array, unit, intra, inter, tuple(footprint), level_units, final, facts.flops)
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What the integer pass needs of a network whatever the plan."""
+
+    sizes: list[tuple[int, int, int]]  # per node: A(F_l), A(W_l), A(F_{l+1}) in elements
+    joins: list[bool]
+    join_layers: list[int]
+    edge_f: list[int] | None  # per edge: its tensor in elements; None when one is not whole
+    flops: int  # training FLOPs of one step
+
+
+# id(network) -> (network, facts) for the last few networks: a run scores four plans of one
+# network. The entry holds the network, so its id cannot be reused while it is cached.
+_FACTS: dict[int, tuple[Network, _Facts]] = {}
+
+
+def _network_facts(network: Network) -> _Facts:
+    hit = _FACTS.get(id(network))
+    if hit is not None and hit[0] is network:
+        return hit[1]
     B = network.batch
+    sizes = [(x.input_elements(B), x.weight_elements(), x.output_elements(B)) for x in network.layers]
+    joins = [x.is_join for x in network.layers]
+    edge_f: list[int] | None = []
+    for (_, v), share in zip(network.edges, network.edge_shares):
+        x = sizes[v][0] * share.numerator
+        if x % share.denominator:
+            edge_f = None
+            break
+        edge_f.append(x // share.denominator)
+    facts = _Facts(sizes, joins, [n for n, j in enumerate(joins) if j], edge_f,
+                   sum(training_flops(layer, B) for layer in network.layers))
+    while len(_FACTS) >= 4:
+        del _FACTS[next(iter(_FACTS))]
+    _FACTS[id(network)] = (network, facts)
+    return facts
+
+
+def evaluate_rational(network: Network, array: ArraySpec, space: Space, plan: Plan, weight_copies: int = 0) -> Evaluation:
+    """The same evaluation in Fraction arithmetic, straight from ``comm`` layer by layer (the reference)."""
+    check_plan(network, array, space, plan)
+    H, L, B = array.levels, len(network.layers), network.batch
+    unit = 4 * 2**H
     counts: list[Counts] = [ZERO_COUNTS] * L
-    intra_rows, inter_rows, level_cost = [], [], []
+    intra_rows, inter_rows = [], []
     for h in range(H):
         row = plan.types[h]
         intra = tuple(intra_amount(network.layers[l], B, row[l], counts[l]) for l in range(L))  # noqa: E741
@@ -63,29 +173,43 @@ def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan, weigh
             inter_amount(network.layers[v], B, row[u], row[v], counts[v], share, network.layers[u].is_join)
             for (u, v), share in zip(network.edges, network.edge_shares)
         )
-        intra_rows.append(intra)
-        inter_rows.append(inter)
-        level_cost.append(sum(intra, Fraction(0)) + sum(inter, Fraction(0)))
+        intra_rows.append(tuple(_to_units(x, unit) for x in intra))
+        inter_rows.append(tuple(_to_units(x, unit) for x in inter))
         counts = advance(counts, row)
-    traffic = sum((2**h * c for h, c in enumerate(level_cost)), Fraction(0))
+    footprint = tuple(_to_units(footprint_elements(network.layers[l], B, counts[l], weight_copies), unit) for l in range(L))  # noqa: E741
+    level_units = [sum(a) + sum(b) for a, b in zip(intra_rows, inter_rows)]
+    flops = sum(training_flops(layer, B) for layer in network.layers)
+    return _finish(network, array, unit, tuple(intra_rows), tuple(inter_rows), footprint, level_units, counts, flops)
+
+
+def _to_units(x: Fraction, unit: int) -> int:
+    u = x * unit
+    assert u.denominator == 1, f"{x} elements is not a multiple of 1/{unit} (model.md section 7)"
+    return int(u)
+
+
+def _finish(network: Network, array: ArraySpec, unit: int, intra, inter, footprint, level_units, counts, flops: int) -> Evaluation:
+    """The per-plan totals, from the per-layer amounts in units."""
+    level_cost = tuple(Fraction(c, unit) for c in level_units)
+    traffic = Fraction(sum(c << h for h, c in enumerate(level_units)), unit)
     dtype = array.dtype_bytes
     level_time = level_times(level_cost, array)
-    footprint = tuple(footprint_elements(network.layers[l], B, counts[l], weight_copies) * dtype for l in range(L))  # noqa: E741
-    flops = sum(training_flops(layer, B) for layer in network.layers)
     compute = Fraction(flops) / (array.accelerators * array.peak_TFLOPS * 10**12)
     comm = sum(level_time, Fraction(0))
     step = step_time(compute, comm, array.overlap)
     return Evaluation(
-        intra=tuple(intra_rows),
-        inter=tuple(inter_rows),
-        level_cost=tuple(level_cost),
+        unit=unit,
+        intra_units=intra,
+        inter_units=inter,
+        footprint_units=footprint,
+        dtype_bytes=dtype,
+        level_cost=level_cost,
         traffic_elements=traffic,
         traffic_bytes=2 * dtype * traffic,
         comm_time_s=comm,
         level_time_s=level_time,
         final_counts=tuple(counts),
-        footprint_bytes=footprint,
-        memory_bytes=sum(footprint, Fraction(0)),
+        memory_bytes=Fraction(sum(footprint) * dtype, unit),
         compute_s=compute,
         step_time_s=step,
         energy_J=energy_J(flops, 2 * dtype * traffic, step, array),
@@ -93,7 +217,126 @@ def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan, weigh
 
 
 @dataclass(frozen=True, slots=True)
+class _Probe:
+    """A node with given tensor sizes A(F_l), A(W_l), A(F_{l+1}) (elements, any batch): fed to
+    ``comm``'s functions, it yields the coefficient of each size in an amount."""
+
+    is_join: bool
+    f_in: int
+    weights: int
+    f_out: int
+
+    def input_elements(self, batch: int) -> int:
+        return self.f_in
+
+    def weight_elements(self) -> int:
+        return self.weights
+
+    def output_elements(self, batch: int) -> int:
+        return self.f_out
+
+
+_UNIT_VECTORS = ((1, 0, 0), (0, 1, 0), (0, 0, 1))
+
+
+# PartitionType members are singletons; keying by id() avoids Enum.__hash__ (slow, Python-level)
+# in the per-layer loop.
+_CODE = {id(t): k for k, t in enumerate(ALL_TYPES)}
+
+
+def _columns(plan: Plan) -> list[tuple[int, ...]]:
+    """Per layer, its types over the levels as positions in ``ALL_TYPES``."""
+    code = _CODE
+    return [tuple([code[id(t)] for t in col]) for col in zip(*plan.types)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Column:
+    """Coefficients (units per element of A(F_l), A(W_l), A(F_{l+1})) of a layer with a given
+    column of types: its intra amount at each level, and the footprint after the last level."""
+
+    intra: tuple[tuple[int, int, int], ...]  # [level]
+    counts: tuple[Counts, ...]  # [level]: the counts before the level's choice
+    final_counts: Counts
+    footprints: dict  # weight_copies -> coefficients, filled on use
+    join: bool
+
+
+@lru_cache(maxsize=4)
+def _coefficients(unit: int, batch: int, levels: int) -> "_Coefficients":
+    """One memo per problem shape, shared by the plans a run scores (the solver's and the baselines)."""
+    return _Coefficients(unit, batch, levels)
+
+
+class _Coefficients:
+    """Memoised coefficients of ``comm``'s amounts, in units per element of each tensor size."""
+
+    def __init__(self, unit: int, batch: int, levels: int) -> None:
+        self.unit, self.batch, self.levels = unit, batch, levels
+        self._probes = {j: tuple(_Probe(j, *v) for v in _UNIT_VECTORS) for j in (False, True)}
+        self._columns: dict = {}
+        self._edges: dict = {}
+        self._inter: dict = {}
+        self._intra: dict = {}
+        self._advance: dict = {}
+
+    def _units(self, x: Fraction) -> int:
+        return _to_units(Fraction(x), self.unit)
+
+    def column(self, col: tuple[int, ...], join: bool) -> _Column:
+        key = (col, join)
+        c = self._columns.get(key)
+        if c is None:
+            counts, intra, seen = ZERO_COUNTS, [], []
+            for k in col:
+                seen.append(counts)
+                intra.append(self._intra_units(k, counts, join))
+                counts = self._next_counts(counts, k)
+            c = self._columns[key] = _Column(tuple(intra), tuple(seen), counts, {}, join)
+        return c
+
+    def _intra_units(self, k: int, counts: Counts, join: bool) -> tuple[int, int, int]:
+        key = (k, counts, join)
+        x = self._intra.get(key)
+        if x is None:
+            x = self._intra[key] = tuple(self._units(intra_amount(p, self.batch, ALL_TYPES[k], counts)) for p in self._probes[join])
+        return x
+
+    def _next_counts(self, counts: Counts, k: int) -> Counts:
+        key = (counts, k)
+        x = self._advance.get(key)
+        if x is None:
+            x = self._advance[key] = add_type(counts, ALL_TYPES[k])
+        return x
+
+    def footprint(self, c: _Column, weight_copies: int) -> tuple[int, int, int]:
+        k = c.footprints.get(weight_copies)
+        if k is None:
+            k = c.footprints[weight_copies] = tuple(
+                self._units(footprint_elements(p, self.batch, c.final_counts, weight_copies)) for p in self._probes[c.join])
+        return k
+
+    def edge(self, prev: tuple[int, ...], nxt: tuple[int, ...], prev_join: bool, next_join: bool) -> list[int]:
+        """Per level, units per element of the edge's tensor (the consumer's input, times its share)."""
+        key = (prev, nxt, prev_join, next_join)
+        k = self._edges.get(key)
+        if k is None:
+            counts = self.column(nxt, next_join).counts
+            k = self._edges[key] = [self._inter_unit(a, b, c, prev_join, next_join) for a, b, c in zip(prev, nxt, counts)]
+        return k
+
+    def _inter_unit(self, a: int, b: int, counts: Counts, prev_join: bool, next_join: bool) -> int:
+        key = (a, b, counts, prev_join, next_join)
+        k = self._inter.get(key)
+        if k is None:
+            probe = self._probes[next_join][0]
+            k = self._inter[key] = self._units(inter_amount(probe, self.batch, ALL_TYPES[a], ALL_TYPES[b], counts, Fraction(1), prev_join))
+        return k
+
+
+@dataclass(frozen=True, slots=True)
 class Violation:
+
     constraint: str
     limit_bytes: Fraction
     actual_bytes: Fraction
@@ -112,8 +355,10 @@ def violations(ev: Evaluation, constraints: Constraints, array: ArraySpec, plan:
             out.append(Violation(cap.name, cap.bytes, actual))
     if constraints.memory_bytes is not None and ev.memory_bytes > constraints.memory_bytes:
         out.append(Violation(constraints.memory_name, constraints.memory_bytes, ev.memory_bytes))
+    named = sorted({p.layer for p in constraints.pins} | {f.layer for f in constraints.forbids})
     for h, row in enumerate(plan.types):
-        for l, t in enumerate(row):  # noqa: E741
+        for l in named:  # noqa: E741 - only layers a pin or forbid names can break one
+            t = row[l]
             for p in constraints.pins:
                 if p.layer == l and p.level in (None, h) and t is not p.type:
                     out.append(Violation(f"{p.name} (level {h} has {t})", Fraction(0), Fraction(1)))
