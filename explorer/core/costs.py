@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, lru_cache
 from itertools import product
 
-import numpy as np
 
 from .network import Network
 from .partition import (  # noqa: F401 - compositions is re-exported
@@ -35,8 +34,15 @@ from .partition import (  # noqa: F401 - compositions is re-exported
 )
 
 _F_IN, _W = Size.F_IN.index, Size.WEIGHTS.index
-# [type position, size position] = 1 where each choice of the type halves the size.
-_HALVES = np.array([[int(k in HALVED_BY[s]) for s in Size] for k in range(NUM_TYPES)], dtype=np.int64)
+
+
+@lru_cache(maxsize=None)
+def _halves():
+    """[type position, size position] = 1 where each choice of the type halves the size (int64).
+    numpy is imported on use: ``explore --help`` and ``explore list`` never need it."""
+    import numpy as np
+
+    return np.array([[int(k in HALVED_BY[s]) for s in Size] for k in range(NUM_TYPES)], dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -134,6 +140,8 @@ class CostTables:
         """(A(F), A(W), A(Fout)) per layer as an int64 array [layer, size], or None when int64 could overflow."""
         if not self._base or max(max(b) for b in self._base) >= 2**60:
             return None
+        import numpy as np
+
         base = np.array(self._base, dtype=np.int64).reshape(len(self._base), len(Size))
         joins = np.array(self._joins, dtype=bool)
         edge_base = np.array(self._edge_base, dtype=np.int64)
@@ -149,8 +157,10 @@ class CostTables:
             return ([self.intra_row(l, c) for l, c in enumerate(counts)],  # noqa: E741
                     [self.inter_matrix(e, counts[v]) for e, (_, v) in enumerate(self.edges)])
 
+        import numpy as np
+
         base, exchanged, joins, edge_base, q = arrays
-        shifts = np.array(counts, dtype=np.int64).reshape(len(counts), NUM_TYPES) @ _HALVES  # [layer, size]
+        shifts = np.array(counts, dtype=np.int64).reshape(len(counts), NUM_TYPES) @ _halves()  # [layer, size]
         intra = (base >> shifts)[:, exchanged]
         intra[joins] = 0
         intra = intra.tolist()

@@ -1,0 +1,35 @@
+"""``explore --help`` and ``explore list`` start without the heavy libraries (issue 8, item 5)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("numpy", "ortools", "onnx")
+
+PROBE = """
+import json, sys
+from explorer.app.cli import cli
+try:
+    cli.main(args=sys.argv[1:], prog_name="explore", standalone_mode=False)
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))
+"""
+
+
+@pytest.mark.parametrize("args", [["--help"], ["list"], ["list", "--format", "json"], ["check", "--help"]], ids=" ".join)
+def test_no_heavy_imports(args):
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), *args], capture_output=True, text=True, check=True)
+    loaded = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert loaded == [], f"explore {' '.join(args)} imported {loaded}"
+
+
+def test_a_run_still_gets_numpy_when_it_needs_it():
+    # the probe is able to see an import: a DP run builds the vectorised level rows with numpy
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), "--model", "lenet-c"],
+                          capture_output=True, text=True, check=True)
+    assert "numpy" in json.loads(proc.stdout.strip().splitlines()[-1])
