@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property, lru_cache
-from itertools import product
+from itertools import chain, product
 
 
 from .network import Network
@@ -145,30 +145,50 @@ class CostTables:
         base = np.array(self._base, dtype=np.int64).reshape(len(self._base), len(Size))
         joins = np.array(self._joins, dtype=bool)
         edge_base = np.array(self._edge_base, dtype=np.int64)
-        q = np.array([[[qe[(a, b)] for b in self.types] for a in self.types] for qe in self.edge_quarters], dtype=np.int64)
+        # edge_quarters shares one dict per (producer join, consumer join): build each matrix once
+        K, rows, index = len(self.types), {}, []
+        for qe in self.edge_quarters:
+            if id(qe) not in rows:
+                rows[id(qe)] = (len(rows), [[qe[(a, b)] for b in self.types] for a in self.types])
+            index.append(rows[id(qe)][0])
+        q = np.array([m for _, m in rows.values()], dtype=np.int64).reshape(len(rows), K, K)[np.array(index, dtype=np.int64)]
         exchanged = np.array([t.exchanged for t in self.types], dtype=np.int64)
-        return base, exchanged, joins, edge_base, q.reshape(len(self.edges), len(self.types), len(self.types))
+        return base, exchanged, joins, edge_base, q.reshape(len(self.edges), K, K)
+
+    @cached_property
+    def _consumers(self):
+        import numpy as np
+
+        return np.array([v for _, v in self.edges], dtype=np.int64)
 
     def level_rows(self, counts: list[Counts]) -> tuple[list[list[int]], list[list[list[int]]]]:
         """A whole level at once: intra[l][k] and inter[e][k_prev][k_next] over the space's types,
         given every layer's counts. The same numbers as ``intra``/``inter``, vectorised."""
-        arrays = self._base_arrays
+        arrays = self.level_arrays(counts)
         if arrays is None:
             return ([self.intra_row(l, c) for l, c in enumerate(counts)],  # noqa: E741
                     [self.inter_matrix(e, counts[v]) for e, (_, v) in enumerate(self.edges)])
+        intra, inter = arrays
+        return intra.tolist(), inter.tolist()
+
+    def level_arrays(self, counts: list[Counts]):
+        """``level_rows`` as int64 numpy arrays, intra [layer, k] and inter [edge, k_prev, k_next]
+        (every entry below 2^62), or None when int64 could overflow."""
+        arrays = self._base_arrays
+        if arrays is None:
+            return None
 
         import numpy as np
 
         base, exchanged, joins, edge_base, q = arrays
-        shifts = np.array(counts, dtype=np.int64).reshape(len(counts), NUM_TYPES) @ _halves()  # [layer, size]
+        n = np.fromiter(chain.from_iterable(counts), dtype=np.int64, count=NUM_TYPES * len(counts))
+        shifts = n.reshape(len(counts), NUM_TYPES) @ _halves()  # [layer, size]
         intra = (base >> shifts)[:, exchanged]
         intra[joins] = 0
-        intra = intra.tolist()
         if not self.edges:
-            return intra, []
-        consumers = np.array([v for _, v in self.edges], dtype=np.int64)
-        fin = edge_base >> shifts[consumers, _F_IN]
-        inter = ((fin[:, None, None] * q) >> 2).tolist()
+            return intra, np.zeros((0, len(self.types), len(self.types)), dtype=np.int64)
+        fin = edge_base >> shifts[self._consumers, _F_IN]
+        inter = (fin[:, None, None] * q) >> 2
         return intra, inter
 
     def footprint_units(self, layer: int, final_counts: Counts, weight_copies: int) -> int:

@@ -1,0 +1,94 @@
+"""The DP's vectorised chain scan gives the reference scan's plans and costs bit for bit."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from explorer.core.comm import advance
+from explorer.core.constraints import Constraints, Forbid, Pin
+from explorer.core.network import Layer, LayerKind, Network
+from explorer.core.partition import Space
+from explorer.core.problem import Problem
+from explorer.core.randnet import random_chain
+from explorer.solvers import dp
+
+from .conftest import make_array
+
+
+def both_ways(problem: Problem) -> int:
+    """Run the hierarchical loop with both chain scans, asserting equal rows and costs at every
+    level; return how many levels had a tie (two types of the last layer at the same cost)."""
+    counts = [(0, 0, 0)] * problem.num_layers
+    ties = 0
+    for h in range(problem.levels):
+        ref = dp.chain_level(problem, h, counts)
+        fast = dp.chain_level_vectorised(problem, h, counts)
+        assert fast is not None
+        assert fast[1] == ref[1] and fast[0] == ref[0], f"level {h}"
+        intra, inter = problem.tables.level_arrays(counts)
+        cost = dp.min_plus_prefix(intra, inter)
+        ties += int((cost == cost.min(axis=1, keepdims=True)).sum(axis=1).max() > 1)
+        counts = advance(counts, ref[0])
+    return ties
+
+
+@pytest.mark.parametrize("space", list(Space), ids=str)
+def test_same_plans_on_random_chains(space):
+    ties = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        # tiny shapes make equal costs (ties) common; long chains exercise every recursion shape
+        L = rng.choice([1, 2, 3, 5, 17, 33, 64, 100, 257])
+        net = random_chain(seed, L, batch=rng.choice([1, 2, 4]), max_channels=rng.choice([2, 4, 64]), max_size=rng.choice([1, 2, 8]))
+        ties += both_ways(Problem(net, make_array(rng.randint(1, 7)), space))
+    assert ties > 10, "the instances should include ties, where tie-breaking matters"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_same_plans_with_pins_and_forbids(seed):
+    rng = random.Random(seed)
+    space = rng.choice(list(Space))
+    L, H = rng.randint(2, 40), rng.randint(1, 5)
+    net = random_chain(seed, L, batch=2, max_channels=4, max_size=2)
+    pins = tuple(Pin(rng.randrange(L), rng.choice([None] + list(range(H))), rng.choice(space.types)) for _ in range(rng.randint(1, 4)))
+    forbids = tuple(Forbid(rng.randrange(L), rng.choice(space.types)) for _ in range(rng.randint(0, 4)))
+    problem = Problem(net, make_array(H), space, constraints=Constraints(pins, forbids))
+    try:
+        both_ways(problem)
+    except dp.NoPlan:  # a pin and a forbid on the same layer can leave it without a type
+        with pytest.raises(dp.NoPlan):
+            dp.hierarchical_dp(problem)
+
+
+def test_overflow_risk_falls_back_to_python():
+    # 2^26-wide fc layers: weights 2^52 elements = 2^58 units at H = 4, each below the tables'
+    # int64 limit (2^60), but a chain of 40 could overflow a sum
+    big = [Layer(f"fc{i}", LayerKind.FC, 2**26, 2**26) for i in range(40)]
+    problem = Problem(Network.chain("big", 2**14, big), make_array(4), Space.ACCPAR)
+    counts = [(0, 0, 0)] * len(big)
+    assert problem.tables.level_arrays(counts) is not None
+    assert dp.chain_level_vectorised(problem, 0, counts) is None
+    assert dp.dp_level(problem, 0, counts) == dp.chain_level(problem, 0, counts)
+    # beyond int64 in the tables themselves: no arrays at all
+    huge = Problem(Network.chain("huge", 2**40, big[:2]), make_array(4), Space.ACCPAR)
+    assert huge.tables.level_arrays([(0, 0, 0)] * 2) is None
+    assert dp.chain_level_vectorised(huge, 0, [(0, 0, 0)] * 2) is None
+    plan, units = dp.hierarchical_dp(huge)
+    assert plan.levels == 4 and len(units) == 4
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 16, 17, 31, 32, 33, 100, 513])
+def test_prefix_scan_equals_sequential_scan(n):
+    rng = np.random.default_rng(n)
+    K = 3
+    intra = rng.integers(0, 50, size=(n, K), dtype=np.int64)
+    inter = rng.integers(0, 50, size=(n - 1, K, K), dtype=np.int64) if n > 1 else np.zeros((0, K, K), dtype=np.int64)
+    intra[rng.random((n, K)) < 0.2] = dp.SATURATED  # blocked choices
+    expect = [np.minimum(intra[0], dp.SATURATED).tolist()]
+    for l in range(1, n):  # noqa: E741
+        prev = expect[-1]
+        expect.append([min(min(prev[a] + int(inter[l - 1][a][k]) for a in range(K)) + int(intra[l][k]), dp.SATURATED) for k in range(K)])
+    assert dp.min_plus_prefix(intra, inter).tolist() == expect
