@@ -137,7 +137,7 @@ def dp_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, int]
     return fast if fast is not None else chain_level(problem, h, counts)
 
 
-def chain_level(problem: Problem, h: int, counts: list[tuple[int, int, int]]) -> tuple[list, int]:
+def chain_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, int]:
     """Algorithm 1 on a chain, layer by layer in Python integers (the reference tie-breaking)."""
     tables = problem.tables
     types = tables.types
@@ -185,7 +185,7 @@ REAL_LIMIT = 1 << 60
 SATURATED = 1 << 61
 
 
-def chain_level_vectorised(problem: Problem, h: int, counts: list[tuple[int, int, int]]) -> tuple[list, int] | None:
+def chain_level_vectorised(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, int] | None:
     """``chain_level`` as a min-plus scan over numpy int64 arrays; None where int64 could overflow.
 
     The same plan and cost, bit for bit: every prefix cost cost[l][k] is computed exactly (a

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from explorer.core.comm import advance
+from explorer.core.comm import advance, zero_counts
 from explorer.core.constraints import Constraints, Forbid, Pin
 from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.partition import Space
@@ -21,7 +21,7 @@ from .conftest import make_array
 def both_ways(problem: Problem) -> int:
     """Run the hierarchical loop with both chain scans, asserting equal rows and costs at every
     level; return how many levels had a tie (two types of the last layer at the same cost)."""
-    counts = [(0, 0, 0)] * problem.num_layers
+    counts = zero_counts(problem.num_layers)
     ties = 0
     for h in range(problem.levels):
         ref = dp.chain_level(problem, h, counts)
@@ -68,14 +68,14 @@ def test_overflow_risk_falls_back_to_python():
     # int64 limit (2^60), but a chain of 40 could overflow a sum
     big = [Layer(f"fc{i}", LayerKind.FC, 2**26, 2**26) for i in range(40)]
     problem = Problem(Network.chain("big", 2**14, big), make_array(4), Space.ACCPAR)
-    counts = [(0, 0, 0)] * len(big)
+    counts = zero_counts(len(big))
     assert problem.tables.level_arrays(counts) is not None
     assert dp.chain_level_vectorised(problem, 0, counts) is None
     assert dp.dp_level(problem, 0, counts) == dp.chain_level(problem, 0, counts)
     # beyond int64 in the tables themselves: no arrays at all
     huge = Problem(Network.chain("huge", 2**40, big[:2]), make_array(4), Space.ACCPAR)
-    assert huge.tables.level_arrays([(0, 0, 0)] * 2) is None
-    assert dp.chain_level_vectorised(huge, 0, [(0, 0, 0)] * 2) is None
+    assert huge.tables.level_arrays(zero_counts(2)) is None
+    assert dp.chain_level_vectorised(huge, 0, zero_counts(2)) is None
     plan, units = dp.hierarchical_dp(huge)
     assert plan.levels == 4 and len(units) == 4
 
