@@ -92,3 +92,25 @@ def test_prefix_scan_equals_sequential_scan(n):
         prev = expect[-1]
         expect.append([min(min(prev[a] + int(inter[l - 1][a][k]) for a in range(K)) + int(intra[l][k]), dp.SATURATED) for k in range(K)])
     assert dp.min_plus_prefix(intra, inter).tolist() == expect
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_plan_level_units_equals_table_lookups(seed):
+    # plan_level_units sums a level from level_arrays; the per-entry lookups are the reference
+    from explorer.core.costs import plan_level_units
+    from explorer.core.randnet import random_dag_spec
+    from explorer.frontends.network_yaml import parse_network
+
+    rng = random.Random(seed)
+    space = rng.choice(list(Space))
+    net = parse_network(random_dag_spec(seed, rng.randint(2, 15)), "dag") if seed % 2 else random_chain(seed, rng.randint(1, 30))
+    problem = Problem(net, make_array(rng.randint(1, 5)), space)
+    tables = problem.tables
+    rows = tuple(tuple(rng.choice(problem.node_types(n)) for n in range(len(net.layers))) for _ in range(problem.levels))
+    counts, expect = zero_counts(len(net.layers)), []
+    for row in rows:
+        c = sum(tables.intra(n, row[n], counts[n]) for n in range(len(net.layers)))
+        c += sum(tables.inter(e, row[u], row[v], counts[v]) for e, (u, v) in enumerate(tables.edges))
+        expect.append(c)
+        counts = advance(counts, row)
+    assert plan_level_units(tables, rows) == expect

@@ -157,9 +157,14 @@ class CostTables:
 
     @cached_property
     def _consumers(self):
+        return self._producers_consumers[1]
+
+    @cached_property
+    def _producers_consumers(self):
+        """Edge endpoints as two int64 arrays."""
         import numpy as np
 
-        return np.array([v for _, v in self.edges], dtype=np.int64)
+        return (np.array([u for u, _ in self.edges], dtype=np.int64), np.array([v for _, v in self.edges], dtype=np.int64))
 
     def level_rows(self, counts: list[Counts]) -> tuple[list[list[int]], list[list[list[int]]]]:
         """A whole level at once: intra[l][k] and inter[e][k_prev][k_next] over the space's types,
@@ -222,11 +227,30 @@ def plan_level_units(tables: CostTables, plan_types: tuple[tuple[PartitionType, 
     counts = zero_counts(L)
     out = []
     for row in plan_types:
-        c = sum(tables.intra(l, row[l], counts[l]) for l in range(L))  # noqa: E741
-        c += sum(tables.inter(e, row[u], row[v], counts[v]) for e, (u, v) in enumerate(tables.edges))
+        c = _row_units_vectorised(tables, row, counts)
+        if c is None:
+            c = sum(tables.intra(l, row[l], counts[l]) for l in range(L))  # noqa: E741
+            c += sum(tables.inter(e, row[u], row[v], counts[v]) for e, (u, v) in enumerate(tables.edges))
         out.append(c)
         counts = advance(counts, row)
     return out
+
+
+def _row_units_vectorised(tables: CostTables, row, counts: list[Counts]) -> int | None:
+    """One level's c_h from ``level_arrays`` (summed exactly in Python), or None without arrays."""
+    arrays = tables.level_arrays(counts)
+    position = {t.index: k for k, t in enumerate(tables.types)}
+    if arrays is None or any(t.index not in position for t in row):
+        return None
+    import numpy as np
+
+    intra, inter = arrays
+    k = np.fromiter((position[t.index] for t in row), dtype=np.int64, count=len(row))
+    c = sum(intra[np.arange(len(row)), k].tolist())
+    if len(inter):
+        u, v = tables._producers_consumers
+        c += sum(inter[np.arange(len(inter)), k[u], k[v]].tolist())
+    return c
 
 
 def plan_final_counts(plan_types: tuple[tuple[PartitionType, ...], ...], layers: int) -> list[Counts]:

@@ -58,7 +58,10 @@ class LayerKind(enum.Enum):
 
     @property
     def is_join(self) -> bool:
-        return self in (LayerKind.ADD, LayerKind.CONCAT, LayerKind.ATTENTION)
+        return self._value_ in _JOIN_KINDS  # by value: Enum.__hash__ is slow in hot loops
+
+
+_JOIN_KINDS = frozenset({LayerKind.ADD.value, LayerKind.CONCAT.value, LayerKind.ATTENTION.value})
 
 
 @dataclass(frozen=True, slots=True)
