@@ -179,14 +179,18 @@ def chain_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, i
     return [types[k] for k in choice], best
 
 
+# Below this many layers the Python scan is as fast (array calls cost a few microseconds each).
+VECTORISE_FROM = 128
+
 # Headroom of the int64 scan: real path costs stay below 2^60, a blocked choice (and any sum
 # through one) saturates at 2^61, so no sum of two entries reaches 2^63.
 REAL_LIMIT = 1 << 60
 SATURATED = 1 << 61
 
 
-def chain_level_vectorised(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, int] | None:
-    """``chain_level`` as a min-plus scan over numpy int64 arrays; None where int64 could overflow.
+def chain_level_vectorised(problem: Problem, h: int, counts: list[Counts], min_layers: int = VECTORISE_FROM) -> tuple[list, int] | None:
+    """``chain_level`` as a min-plus scan over numpy int64 arrays; None on short chains (below
+    ``min_layers``) and where int64 could overflow.
 
     The same plan and cost, bit for bit: every prefix cost cost[l][k] is computed exactly (a
     parallel prefix of min-plus matrix products, saturating at SATURATED for blocked choices),
@@ -194,6 +198,8 @@ def chain_level_vectorised(problem: Problem, h: int, counts: list[Counts]) -> tu
     keeps the first, as the reference's strict ``<`` does), the last layer's type likewise,
     and the backtrack is the reference's.
     """
+    if problem.num_layers < min_layers:
+        return None
     tables = problem.tables
     arrays = tables.level_arrays(counts)
     if arrays is None:

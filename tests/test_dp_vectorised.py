@@ -15,7 +15,15 @@ from explorer.core.problem import Problem
 from explorer.core.randnet import random_chain
 from explorer.solvers import dp
 
+from explorer.core.array import synthetic_array
+
 from .conftest import make_array
+from .test_reference_program import ALEXNET, REFERENCE, VGG11, network
+
+
+def vectorised(problem, h, counts):
+    """The vectorised scan on any chain (``dp_level`` gives short chains to the Python scan)."""
+    return dp.chain_level_vectorised(problem, h, counts, min_layers=1)
 
 
 def both_ways(problem: Problem) -> int:
@@ -25,7 +33,7 @@ def both_ways(problem: Problem) -> int:
     ties = 0
     for h in range(problem.levels):
         ref = dp.chain_level(problem, h, counts)
-        fast = dp.chain_level_vectorised(problem, h, counts)
+        fast = vectorised(problem, h, counts)
         assert fast is not None
         assert fast[1] == ref[1] and fast[0] == ref[0], f"level {h}"
         intra, inter = problem.tables.level_arrays(counts)
@@ -70,12 +78,14 @@ def test_overflow_risk_falls_back_to_python():
     problem = Problem(Network.chain("big", 2**14, big), make_array(4), Space.ACCPAR)
     counts = zero_counts(len(big))
     assert problem.tables.level_arrays(counts) is not None
-    assert dp.chain_level_vectorised(problem, 0, counts) is None
+    assert vectorised(problem, 0, counts) is None
     assert dp.dp_level(problem, 0, counts) == dp.chain_level(problem, 0, counts)
+    long = Problem(Network.chain("long", 2**14, big * 4), make_array(4), Space.ACCPAR)  # 160 layers
+    assert long.num_layers >= dp.VECTORISE_FROM and dp.chain_level_vectorised(long, 0, zero_counts(160)) is None
     # beyond int64 in the tables themselves: no arrays at all
     huge = Problem(Network.chain("huge", 2**40, big[:2]), make_array(4), Space.ACCPAR)
     assert huge.tables.level_arrays(zero_counts(2)) is None
-    assert dp.chain_level_vectorised(huge, 0, zero_counts(2)) is None
+    assert vectorised(huge, 0, zero_counts(2)) is None
     plan, units = dp.hierarchical_dp(huge)
     assert plan.levels == 4 and len(units) == 4
 
@@ -92,6 +102,25 @@ def test_prefix_scan_equals_sequential_scan(n):
         prev = expect[-1]
         expect.append([min(min(prev[a] + int(inter[l - 1][a][k]) for a in range(K)) + int(intra[l][k]), dp.SATURATED) for k in range(K)])
     assert dp.min_plus_prefix(intra, inter).tolist() == expect
+
+
+@pytest.mark.parametrize("key", list(REFERENCE), ids=lambda k: f"{k[0]}-{k[1].value}")
+def test_vectorised_scan_reproduces_the_reference_program(key):
+    # the published program's plans and costs (tests/test_reference_program.py), vectorised
+    name, space = key
+    problem = Problem(network(ALEXNET if name == "alexnet" else VGG11), synthetic_array(7), space)
+    counts = zero_counts(problem.num_layers)
+    for h, (cost, parts) in enumerate(REFERENCE[key]):
+        row, units = vectorised(problem, h, counts)
+        assert "".join(str(t.index) for t in row) == parts and units == cost * problem.tables.unit_per_element
+        counts = advance(counts, row)
+
+
+def test_long_chains_take_the_vectorised_scan():
+    problem = Problem(random_chain(3, dp.VECTORISE_FROM), make_array(3), Space.ACCPAR)
+    counts = zero_counts(problem.num_layers)
+    assert dp.chain_level_vectorised(problem, 0, counts) is not None
+    assert dp.chain_level_vectorised(Problem(random_chain(3, dp.VECTORISE_FROM - 1), make_array(3)), 0, counts[1:]) is None
 
 
 @pytest.mark.parametrize("seed", range(8))
