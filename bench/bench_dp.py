@@ -25,7 +25,9 @@ from explorer.solvers.dp import chain_level, hierarchical_dp
 
 
 def python_dp(problem: Problem):
-    """``hierarchical_dp`` with the reference chain scan at every level."""
+    """``hierarchical_dp`` with the reference chain scan at every level (the chain is checked once
+    here, as ``hierarchical_dp`` does)."""
+    assert problem.network.is_chain
     counts, rows = zero_counts(problem.num_layers), []
     for h in range(problem.levels):
         row, _ = chain_level(problem, h, counts)

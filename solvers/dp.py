@@ -129,9 +129,10 @@ def graph_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, i
     return [types[k] for k in choice], final_cost
 
 
-def dp_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, int]:
-    """Optimal choices of level h given each layer's counts; returns (types per layer, c_h units)."""
-    if not problem.network.is_chain:
+def dp_level(problem: Problem, h: int, counts: list[Counts], chain: bool | None = None) -> tuple[list, int]:
+    """Optimal choices of level h given each layer's counts; returns (types per layer, c_h units).
+    ``chain``: whether the network is a chain, if the caller knows (it costs a pass over the network)."""
+    if not (problem.network.is_chain if chain is None else chain):
         return graph_level(problem, h, counts)
     fast = chain_level_vectorised(problem, h, counts)
     return fast if fast is not None else chain_level(problem, h, counts)
@@ -307,8 +308,9 @@ def hierarchical_dp(problem: Problem) -> tuple[Plan, list[int]]:
     L = problem.num_layers
     counts = zero_counts(L)
     rows, level_units = [], []
+    chain = problem.network.is_chain
     for h in range(problem.levels):
-        row, c = dp_level(problem, h, counts)
+        row, c = dp_level(problem, h, counts, chain)
         rows.append(tuple(row))
         level_units.append(c)
         counts = advance(counts, row)
