@@ -21,6 +21,11 @@ BAD = [
     "a: !!python/object:os.system x\n",
     "- just\n- a list\n",
     "",
+    "? [1, 2]\n: x\n",  # a key that is not a plain value
+    "a: " + "[" * 3000 + "]" * 3000 + "\n",  # nested too deeply
+    "a: " + "9" * 5000 + "\n",  # an integer too long to convert
+    "a: \x00\n",  # a control character
+    "a: 'unterminated\n",
 ]
 
 
