@@ -227,11 +227,11 @@ def chain_level_vectorised(problem: Problem, h: int, counts: list[Counts], min_l
     best = int(cost[-1, arg])
     if best >= SATURATED:
         raise NoPlan(f"no allowed plan at level {h}")
-    back = np.argmin(cost[:-1, :, None] + inter, axis=1).tolist()  # [l - 1][k]: type of layer l - 1
+    back = np.argmin(cost[:-1, :, None] + inter, axis=1).ravel().tolist()  # [(l - 1) * K + k]: type of layer l - 1
     choice = [0] * L
     choice[L - 1] = arg
     for l in range(L - 1, 0, -1):  # noqa: E741
-        choice[l - 1] = back[l - 1][choice[l]]
+        choice[l - 1] = back[(l - 1) * K + choice[l]]
     return [types[k] for k in choice], best
 
 
@@ -239,32 +239,35 @@ def min_plus_prefix(intra, inter):
     """cost[l][k] = intra[l][k] + min over k' of (cost[l-1][k'] + inter[l-1][k'][k]) for every l
     (int64 arrays), saturating at SATURATED: exact below it, since (min, saturating +) is
     associative. With M_l[k'][k] = inter[l-1][k'][k] + intra[l][k], cost[l] = cost[0] (x) M_1
-    (x) ... (x) M_l in the (min, +) semiring, computed as a work-efficient parallel prefix."""
+    (x) ... (x) M_l in the (min, +) semiring, computed as a work-efficient parallel prefix.
+    The matrices are laid out [k'][k][l] so that every array step runs along the layers."""
     import numpy as np
 
     cost = np.empty_like(intra)
     cost[0] = np.minimum(intra[0], SATURATED)
     if len(intra) > 1:
-        cost[1:] = _prefix_vectors(cost[0], np.minimum(inter + intra[1:, None, :], SATURATED))
+        M = np.minimum(inter + intra[1:, None, :], SATURATED)
+        cost[1:] = _prefix_vectors(cost[0], np.ascontiguousarray(M.transpose(1, 2, 0))).T
     return cost
 
 
 def _prefix_vectors(c0, M):
-    """[c0 (x) M[0] (x) ... (x) M[i] for every i]: multiply neighbouring pairs of matrices,
-    recurse on the half as long list of pair products (which gives every odd position), then
-    one vector-matrix step gives the even positions. O(n K^3) work in O(log n) array steps."""
+    """out[:, i] = c0 (x) M[:, :, 0] (x) ... (x) M[:, :, i] for every i (M is [k'][k][i], out [k][i]):
+    multiply neighbouring pairs of matrices, recurse on the half as long list of pair products
+    (which gives every odd position), then one vector-matrix step gives the even positions.
+    O(n K^3) work in O(log n) array steps."""
     import numpy as np
 
-    n = len(M)
+    n = M.shape[2]
     if n <= SEQUENTIAL_BELOW:  # short: array steps cost more than they save
         return _sequential_vectors(c0, M)
     m = n // 2
-    pairs = _mat_mat(M[0:2 * m:2], M[1:2 * m:2])
-    odd = _prefix_vectors(c0, pairs)  # odd[j] = c0 (x) M[0] (x) ... (x) M[2j + 1]
-    out = np.empty((n, M.shape[2]), dtype=M.dtype)
-    out[1:2 * m:2] = odd
-    # even positions: out[0] = c0 (x) M[0], out[2j] = odd[j - 1] (x) M[2j]
-    out[0:n:2] = _vec_mat(np.concatenate((c0[None, :], odd[:(n - 1) // 2])), M[0:n:2])
+    pairs = _mat_mat(M[:, :, 0:2 * m:2], M[:, :, 1:2 * m:2])
+    odd = _prefix_vectors(c0, pairs)  # odd[:, j] = c0 (x) M[0] (x) ... (x) M[2j + 1]
+    out = np.empty((M.shape[1], n), dtype=M.dtype)
+    out[:, 1:2 * m:2] = odd
+    # even positions: out[:, 0] = c0 (x) M[0], out[:, 2j] = odd[:, j - 1] (x) M[2j]
+    out[:, 0:n:2] = _vec_mat(np.concatenate((c0[:, None], odd[:, :(n - 1) // 2]), axis=1), M[:, :, 0:n:2])
     return out
 
 
@@ -275,31 +278,32 @@ def _sequential_vectors(c0, M):
     """``_prefix_vectors`` one step at a time, in Python integers."""
     import numpy as np
 
-    K = M.shape[2]
+    K = M.shape[1]
     v, out = c0.tolist(), []
-    for m in M.tolist():
+    for m in M.transpose(2, 0, 1).tolist():
         v = [min(min([v[a] + m[a][k] for a in range(K)]), SATURATED) for k in range(K)]
         out.append(v)
-    return np.array(out, dtype=np.int64).reshape(len(out), K)
+    return np.array(out, dtype=np.int64).reshape(len(out), K).T
 
 
 def _vec_mat(v, M):
-    """Row-wise min-plus product: out[i][k] = min over k' of v[i][k'] + M[i][k'][k], saturating."""
+    """Min-plus vector-matrix products along the last axis: out[k][i] = min over k' of
+    v[k'][i] + M[k'][k][i], saturating."""
     import numpy as np
 
-    out = v[:, 0, None] + M[:, 0, :]
-    for j in range(1, M.shape[1]):  # a loop over the few types beats a reduction over a short axis
-        np.minimum(out, v[:, j, None] + M[:, j, :], out=out)
+    out = v[0, None, :] + M[0]
+    for j in range(1, M.shape[0]):  # a loop over the few types; each step runs along the layers
+        np.minimum(out, v[j, None, :] + M[j], out=out)
     return np.minimum(out, SATURATED, out=out)
 
 
 def _mat_mat(A, B):
-    """Batched min-plus matrix product: out[i][a][c] = min over b of A[i][a][b] + B[i][b][c], saturating."""
+    """Min-plus matrix products along the last axis: out[a][c][i] = min over b of A[a][b][i] + B[b][c][i], saturating."""
     import numpy as np
 
-    out = A[:, :, 0, None] + B[:, None, 0, :]
-    for j in range(1, A.shape[2]):
-        np.minimum(out, A[:, :, j, None] + B[:, None, j, :], out=out)
+    out = A[:, 0, None, :] + B[None, 0, :, :]
+    for j in range(1, A.shape[1]):
+        np.minimum(out, A[:, j, None, :] + B[None, j, :, :], out=out)
     return np.minimum(out, SATURATED, out=out)
 
 
