@@ -8,7 +8,7 @@ minimum; the last layer's type is picked the same way; then backtrack. O(H * L *
 ``chain_level`` is this scan in Python integers, the reference; ``chain_level_vectorised``
 (used when int64 cannot overflow) computes the same prefix costs as a parallel min-plus scan
 in numpy and then the same back pointers, so plans and ties come out bit for bit the same
-(``tests/test_dp_vectorised.py``), 2-5x faster from 1,000 layers (``bench/bench_dp.py``).
+(``tests/test_dp_vectorised.py``), 3-5x faster from 1,000 layers (``bench/bench_dp.py``).
 
 On graphs (residual adds, concats, attention) each level's problem is no longer a chain;
 ``graph_level`` solves it exactly by variable elimination along the topological order: the

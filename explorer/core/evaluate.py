@@ -154,7 +154,10 @@ def _network_facts(network: Network) -> _Facts:
     facts = _Facts(sizes, joins, [n for n, j in enumerate(joins) if j], edge_f,
                    sum(training_flops(layer, B) for layer in network.layers))
     while len(_FACTS) >= 4:
-        del _FACTS[next(iter(_FACTS))]
+        try:  # oldest first; tolerate another thread evicting at the same time
+            _FACTS.pop(next(iter(_FACTS)), None)
+        except (StopIteration, RuntimeError):
+            break
     _FACTS[id(network)] = (network, facts)
     return facts
 
