@@ -14,7 +14,6 @@ from fractions import Fraction
 from functools import cached_property, lru_cache
 from itertools import chain, product
 
-
 from .network import Network
 from .partition import (  # noqa: F401 - compositions is re-exported
     HALVED_BY,
