@@ -7,6 +7,10 @@ status); a program gets the same typed results::
     r = solve("alexnet", space="accpar", solver="exact")
     r.status, r.objective_value, r.plan.to_lists(), r.to_json()
 
+    from explorer.api import sweep
+    for row in sweep("spaces/scalability.yaml", out="runs/scalability", workers=2):
+        print(row["model"], row["levels"], row["solver"], row["status"], row["step_time_s"])
+
 ``model`` is a zoo name, a path (network YAML or ONNX) or a built ``Network``; ``array`` a
 shipped array name, a path or an ``ArraySpec``. Bad input raises ``SpecError`` (one line
 naming the option, the field and the problem); a solver that declines an instance raises
@@ -16,12 +20,16 @@ naming the option, the field and the problem); a solver that declines an instanc
 from __future__ import annotations
 
 from os import PathLike
-from typing import Callable, Iterable
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
 
 from .app.check import JOINT_SOLVERS, CheckOptions
 from .app.check import check as _check
 from .app.results import CheckReport, RunResult
 from .app.run import run
+from .app.sweep.engine import Progress as SweepProgress
+from .app.sweep.runner import check_request, run_sweep
+from .app.sweep.spec import Sweep
 from .core.array import ArraySpec, check_levels
 from .core.errors import SpecError
 from .core.network import Network
@@ -34,7 +42,7 @@ from .frontends.constraints_yaml import ConstraintOptions, build_constraints
 from .frontends.network_yaml import check_batch
 from .solvers import REGISTRY
 
-__all__ = ["build_problem", "solve", "check", "RunResult", "CheckReport"]
+__all__ = ["build_problem", "solve", "check", "sweep", "RunResult", "CheckReport"]
 
 ModelRef = str | PathLike | Network
 ArrayRef = str | PathLike | ArraySpec
@@ -168,3 +176,31 @@ def check(
         solvers=names,
     )
     return _check(problem, options, progress=progress)
+
+
+def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, workers: int | None = None,
+          engine: str = "local", scheduler: str | None = None, shard: str | None = None,
+          pareto: tuple[str, ...] | list[str] = (), progress: Callable[[SweepProgress], None] | None = None) -> Iterator[dict[str, Any]]:
+    """Run a design-space sweep and yield one row per point, in the sweep's point order.
+
+    ``spec`` is a sweep file (YAML, version 1), its parsed mapping (relative paths then resolve
+    against the working folder) or a loaded ``Sweep``. Each row holds the point's options as
+    written, then ``status``, the figures of the single-run answer (``traffic_elements``,
+    ``step_time_s``, ``memory_bytes_per_accelerator``, ``bound``, ``gap``, ...), ``wall_s``,
+    ``cached`` and ``error``. A point that is infeasible, refused or raises is a row with its
+    status and message; the sweep goes on.
+
+    ``out``: a folder; finished points are cached there (a rerun solves only what is missing) and,
+    when the generator is exhausted, ``results.csv``, ``plans.jsonl`` and ``sweep.json`` are
+    written. ``engine``: ``"local"`` (a process pool of ``workers``, default one per core) or
+    ``"dask"`` (``scheduler="tcp://HOST:PORT"``, or a LocalCluster of ``workers`` processes).
+    ``shard="I/N"`` runs every N-th point from point I. ``pareto``: two or more numeric columns
+    to minimise together. The columns computed across points (``dp_gap``, ``pareto``) are filled
+    into the yielded row dicts once the last point is done. ``progress`` is called with a
+    ``Progress(done, total, reused, failed)`` after every point.
+
+    Raises ``SpecError`` for a bad sweep file or option.
+    """
+    sw, _, _ = check_request(spec, out, shard, pareto)  # bad input raises here, not at the first row
+    return run_sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
+                     pareto=tuple(pareto), progress=progress)

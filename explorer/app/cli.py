@@ -273,6 +273,11 @@ def list_cmd(fmt):
         click.echo(f"  {a.name:<17} H={a.levels:<2} {a.accelerators:>5} accelerators  {links}" + (", overlapped" if a.overlap else ""))
 
 
+from .cli_sweep import attach  # noqa: E402 - the sweep and plot commands (explore sweep, explore plot)
+
+attach(cli)
+
+
 # A run is one short process that builds large acyclic structures (a 10,000-layer spec, cost
 # rows, evaluations): at CPython's default thresholds the cyclic collector rescans them again and
 # again (half the time of loading a 10,000-layer YAML file). Collect far less often instead.

@@ -1,0 +1,194 @@
+"""The ``explore sweep``, ``explore sweep merge`` and ``explore plot`` commands (printing only;
+the work is in ``explorer.api.sweep`` and ``explorer.app.sweep``)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from functools import wraps
+from pathlib import Path
+
+import click
+
+from ..core.errors import Refused, SpecError
+
+
+# The same contract as cli.py's InputError and fail_on_bad_input (one line, exit 2), defined
+# here so that this module does not import cli.py, which imports it (python -m explorer.app.cli).
+class InputError(click.ClickException):
+    """Bad input: one line on stderr, exit status 2."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"explore: error: {self.format_message()}", err=True)
+
+
+def fail_on_bad_input(fn):
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (SpecError, Refused) as err:
+            raise InputError(str(err)) from None
+
+    return wrapper
+
+
+class SweepGroup(click.Group):
+    """``explore sweep FILE ...`` runs a sweep; ``explore sweep merge DIR...`` joins shards."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+def _columns(text: str | None) -> tuple[str, ...]:
+    return tuple(c.strip() for c in text.split(",") if c.strip()) if text else ()
+
+
+class Reporter:
+    """A progress bar on stderr when it is a terminal; otherwise nothing until the summary line."""
+
+    def __init__(self, quiet: bool):
+        self.bar = None
+        self.quiet = quiet
+        self.last = None
+
+    def __call__(self, p) -> None:
+        self.last = p
+        if self.quiet or not sys.stderr.isatty():
+            return
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=p.total, initial=p.done, unit="pt", file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
+        self.bar.update(p.done - self.bar.n)
+        self.bar.set_postfix(reused=p.reused, failed=p.failed, refresh=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+@click.group("sweep", cls=SweepGroup, invoke_without_command=False)
+def sweep_group():
+    """Run a design-space sweep (explore sweep FILE --out DIR), or join shard outputs (explore sweep merge)."""
+
+
+class _Default(click.Command):
+    """The sweep itself, reached as ``explore sweep FILE``: its usage line says so."""
+
+    def format_usage(self, ctx, formatter) -> None:
+        path = ctx.parent.command_path if ctx.parent else "explore sweep"
+        formatter.write_usage(path, " ".join(self.collect_usage_pieces(ctx)))
+
+
+@sweep_group.command("run", cls=_Default, hidden=True)
+@click.argument("file")
+@click.option("--out", "out", required=True, metavar="DIR", help="Folder for results.csv, plans.jsonl, sweep.json and the cache.")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes (default: one per core); with --engine dask and no scheduler, LocalCluster workers.")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True, help="local: a process pool; dask: a Dask distributed cluster.")
+@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="Dask scheduler to use (default: start a local cluster).")
+@click.option("--shard", default=None, metavar="I/N", help="Run only every N-th point from point I (0 <= I < N), e.g. for a job array.")
+@click.option("--pareto", default=None, metavar="COL,COL[,...]", help="Add a pareto column: the front of these numeric columns, all minimised.")
+@click.option("--quiet", is_flag=True, help="No progress bar and no summary line.")
+@fail_on_bad_input
+def sweep_run(file, out, workers, engine, scheduler, shard, pareto, quiet):
+    """Run every point of the sweep FILE and write DIR/results.csv and DIR/plans.jsonl.
+
+    Finished points are cached in DIR: a rerun (after Ctrl-C, a crash or an edit of the sweep)
+    solves only what is missing. Exit status 0 when every point has a row (infeasible, refused
+    and invalid points included), 1 when a point raised an unexpected error, 2 on bad input.
+    """
+    from ..api import sweep
+    from .sweep.spec import load_sweep
+
+    sw = load_sweep(file)
+    report = Reporter(quiet)
+    t0 = time.perf_counter()
+    rows = []
+    try:
+        for row in sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
+                         pareto=_columns(pareto), progress=report):
+            rows.append(row)
+    except KeyboardInterrupt:
+        report.close()
+        done = report.last.done if report.last else 0
+        click.echo(f"explore: interrupted; {done} points are cached in {out}: rerun the same command to resume", err=True)
+        sys.exit(130)
+    report.close()
+    errors = sum(r["status"] == "error" for r in rows)
+    if not quiet:
+        p = report.last
+        reused = p.reused if p else 0
+        failed = sum(r["status"] in ("error", "invalid") for r in rows)
+        no_plan = sum(r["status"] in ("infeasible", "unknown", "refused") for r in rows)
+        click.echo(f"sweep {sw.name}{f' shard {shard}' if shard else ''}: {len(rows)} points ({reused} reused from the cache, "
+                   f"{len(rows) - reused} computed; {no_plan} without a plan, {failed} failed) in {time.perf_counter() - t0:.1f} s; "
+                   f"wrote {Path(out) / 'results.csv'} and {Path(out) / 'plans.jsonl'}", err=True)
+    sys.exit(1 if errors else 0)
+
+
+@sweep_group.command("merge")
+@click.argument("dirs", nargs=-1, required=True)
+@click.option("--out", "out", required=True, metavar="DIR", help="Folder for the merged results.csv and plans.jsonl.")
+@click.option("--pareto", default=None, metavar="COL,COL[,...]", help="Pareto columns (default: those the shards were run with).")
+@fail_on_bad_input
+def sweep_merge(dirs, out, pareto):
+    """Join the outputs of shards (explore sweep FILE --shard I/N --out DIR_I) into one folder."""
+    from dataclasses import replace
+
+    from .sweep.table import check_pareto_columns, columns, merge_entries, write_outputs
+
+    manifest, entries, missing = merge_entries([Path(d) for d in dirs])
+    if pareto is not None:
+        cols = _columns(pareto)
+        check_pareto_columns(cols, columns(manifest.params))
+        manifest = replace(manifest, pareto=cols)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    write_outputs(Path(out), manifest, entries)
+    click.echo(f"merged {len(dirs)} folders: {len(entries)} of {manifest.total} points into {Path(out) / 'results.csv'}", err=True)
+    if missing:
+        shown = ", ".join(map(str, missing[:10])) + (", ..." if len(missing) > 10 else "")
+        click.echo(f"explore: {len(missing)} points missing: {shown}", err=True)
+        sys.exit(1)
+
+
+@click.command("plot")
+@click.argument("folder", metavar="DIR")
+@click.option("--x", "x", default=None, metavar="COL", help="Column on the x axis.")
+@click.option("--y", "y", default=None, metavar="COL", help="Column on the y axis.")
+@click.option("--hue", default=None, metavar="COL[,COL]", help="One series (colour) per value of these columns.")
+@click.option("--kind", type=click.Choice(["line", "bar", "scatter", "heatmap"]), default="line", show_default=True)
+@click.option("--z", "z", default=None, metavar="COL", help="Heatmap: the value in each (x, y) cell.")
+@click.option("--where", "where", multiple=True, metavar="COL=VALUE", help="Keep only rows where COL is VALUE. Repeatable.")
+@click.option("--logx", is_flag=True, help="Logarithmic x axis (base 2 for powers of two).")
+@click.option("--logy", is_flag=True, help="Logarithmic y axis.")
+@click.option("--title", default=None, help="Figure title.")
+@click.option("--plan", "plan", type=click.IntRange(min=0), default=None, metavar="ROW", help="Draw point ROW's plan: levels x layers coloured by type.")
+@click.option("--pareto", is_flag=True, help="Scatter the points on --x, --y and mark the Pareto front (both minimised).")
+@click.option("--out", "out", default=None, metavar="FILE", help="Image to write, .png or .svg (default: DIR/<kind>-<y>-vs-<x>.png).")
+@fail_on_bad_input
+def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto, out):
+    """Plot a finished sweep's results.csv (or one point's plan from plans.jsonl)."""
+    from .sweep import plot
+
+    if not Path(folder).is_dir():
+        raise InputError(f"{folder}: no such sweep output folder")
+    chart = plot.Chart(kind, x, y, _columns(hue), z, plot.parse_where(where), logx, logy, title)
+    target = out or str(Path(folder) / plot.default_name(chart, pareto, plan))
+    if plan is not None:
+        path = plot.plot_plan(folder, plan, target)
+    elif pareto:
+        path = plot.plot_pareto(folder, chart, target)
+    else:
+        path = plot.plot_chart(folder, chart, target)
+    click.echo(f"wrote {path}", err=True)
+
+
+def attach(group: click.Group) -> None:
+    """Add the sweep and plot commands to the ``explore`` group."""
+    group.add_command(sweep_group)
+    group.add_command(plot_cmd)

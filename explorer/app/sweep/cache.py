@@ -1,0 +1,84 @@
+"""The sweep cache: one JSON file per finished point, keyed by a hash of its full inputs.
+
+The key covers what the answer depends on: the point's options, the CONTENTS of the network,
+array and constraints files it names (not just their names), and the explorer version. A
+renamed copy of a network hits the cache; an edited file misses it. Entries are written
+atomically, so a sweep stopped at any moment leaves only whole entries behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ... import __version__
+from ...frontends import zoo
+from .point import ERROR, Outcome
+
+CACHE_FORMAT = 2
+
+
+@lru_cache(maxsize=256)
+def _file_digest(path: str, mtime_ns: int, size: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@lru_cache(maxsize=256)
+def _shipped(key: str, name: str) -> Path | None:
+    found = zoo.resolve_model(name) if key == "model" else zoo.resolve_array(name)
+    return Path(found) if found else None
+
+
+def _content(key: str, ref: str) -> str:
+    """The digest of the file a model/array/constraints reference names (a path, or a shipped name)."""
+    path = Path(ref)
+    if not path.is_absolute():
+        path = _shipped(key, ref) or path
+    st = path.stat()
+    return _file_digest(str(path), st.st_mtime_ns, st.st_size)
+
+
+def point_key(params: dict[str, Any], memo: dict | None = None) -> str:
+    """Hash of a point's full inputs (options with file references replaced by their contents);
+    ``memo`` keeps the file digests across the points of one run."""
+    memo = {} if memo is None else memo
+    inputs = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+    for key in ("model", "array", "constraints"):
+        if key in inputs:
+            if (key, inputs[key]) not in memo:
+                memo[key, inputs[key]] = _content(key, inputs[key])
+            inputs[key] = {"sha256": memo[key, inputs[key]]}
+    blob = json.dumps({"format": CACHE_FORMAT, "version": __version__, "inputs": inputs}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class Cache:
+    """Finished points under ``DIR/cache/``; a point that raised is never stored (a rerun retries it)."""
+
+    def __init__(self, root: str | Path):
+        self.dir = Path(root) / "cache"
+
+    def _path(self, key: str) -> Path:
+        return self.dir / key[:2] / f"{key}.json"
+
+    def get(self, key: str, index: int) -> Outcome | None:
+        try:
+            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return Outcome.from_json(index, data, cached=True)
+
+    def put(self, key: str, outcome: Outcome) -> None:
+        if outcome.status == ERROR:
+            return
+        target = self._path(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp.")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(outcome.to_json(), f)
+        os.replace(tmp, target)

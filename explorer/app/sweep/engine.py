@@ -1,0 +1,224 @@
+"""Engines that solve sweep points in parallel, and the runner that puts them in grid order.
+
+An engine takes (index, options) tasks and yields Outcomes in whatever order they finish:
+
+- ``LocalEngine``: a process pool (``concurrent.futures``) of N workers on this machine;
+- ``DaskEngine``: a Dask distributed cluster (``pip install -e '.[dask]'``), either an
+  existing scheduler (``tcp://HOST:PORT``) or a LocalCluster started for the sweep.
+
+Every point runs CP-SAT with one search worker (``point_options``), so N pool workers use N
+cores. Workers keep parsed networks between points (``point._network``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, Protocol
+
+from ...core.errors import SpecError
+from .cache import Cache, point_key
+from .point import ERROR, INVALID, Outcome, solve_point
+from .spec import DEFAULTS, Point, resolve_paths
+
+Task = tuple[int, dict[str, Any]]
+
+
+class Engine(Protocol):
+    name: str
+
+    def run(self, tasks: list[Task]) -> Iterator[Outcome]:
+        """Solve every task; yield the Outcomes as they finish (any order)."""
+
+    def close(self) -> None: ...
+
+
+def default_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _worker_init() -> None:
+    """Pool workers ignore Ctrl-C: the parent stops the sweep and ends them."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class LocalEngine:
+    """A process pool on this machine. At most ``2 * workers`` points are queued at a time, so an
+    interrupted sweep leaves little work half-submitted."""
+
+    name = "local"
+
+    def __init__(self, workers: int | None = None):
+        self.workers = workers or default_workers()
+        self._pool: ProcessPoolExecutor | None = None
+        self._pending: dict[Any, int] = {}
+
+    def run(self, tasks: list[Task]) -> Iterator[Outcome]:
+        if not tasks:
+            return
+        self._pool = self._pool or ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)), initializer=_worker_init)
+        queue = iter(tasks)
+        pending = self._pending
+
+        def top_up() -> list[Outcome]:
+            for index, params in queue:
+                try:
+                    pending[self._pool.submit(solve_point, index, params)] = index
+                except BrokenProcessPool as err:  # a worker died: the rest cannot run here
+                    return [Outcome.make(i, None, ERROR, f"worker failed: BrokenProcessPool: {err}", 0.0)
+                            for i in [index, *(t[0] for t in queue)]]
+                if len(pending) >= 2 * self.workers:
+                    break
+            return []
+
+        lost = top_up()
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                index = pending.pop(fut)
+                yield _outcome(fut, index)
+            lost += top_up()
+        yield from lost
+
+    def close(self) -> None:
+        """Shut the pool down; if points are still running (Ctrl-C, the caller stopped early),
+        end the workers instead of waiting for them."""
+        if self._pool is None:
+            return
+        if self._pending:
+            for proc in list((getattr(self._pool, "_processes", None) or {}).values()):
+                proc.terminate()
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        else:
+            self._pool.shutdown(wait=True)
+        self._pool = None
+        self._pending = {}
+
+
+class DaskEngine:
+    """Points as tasks on a Dask distributed cluster: ``scheduler`` is ``tcp://HOST:PORT`` of a
+    running scheduler; without one, a LocalCluster of ``workers`` single-threaded processes."""
+
+    name = "dask"
+
+    def __init__(self, scheduler: str | None = None, workers: int | None = None):
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise SpecError("--engine", "dask needs the dask extra: pip install -e '.[dask]'") from None
+        import logging
+
+        self._cluster = None
+        self._pending: set = set()
+        if scheduler:
+            try:
+                self.client = Client(scheduler, timeout="10s")
+            except Exception as err:  # noqa: BLE001 - OSError, TimeoutError, ValueError for a malformed address
+                raise SpecError("--scheduler", f"cannot reach {scheduler}: {err}") from None
+        else:
+            self._cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
+                                         dashboard_address=None, silence_logs=logging.ERROR)
+            self.client = Client(self._cluster)
+
+    def run(self, tasks: list[Task]) -> Iterator[Outcome]:
+        from distributed import as_completed
+
+        futures = {self.client.submit(solve_point, i, p, pure=False): i for i, p in tasks}
+        self._pending = set(futures)
+        for fut in as_completed(list(futures)):
+            self._pending.discard(fut)
+            yield _outcome(fut, futures[fut])
+
+    def close(self) -> None:
+        if self._pending:  # stopped early: the cluster drops what is left
+            self.client.cancel(list(self._pending))
+            self._pending = set()
+        self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def _outcome(fut, index: int) -> Outcome:
+    """A finished future's Outcome; a worker that died is an error row for its point."""
+    try:
+        return fut.result()
+    except Exception as err:  # noqa: BLE001 - e.g. BrokenProcessPool, a killed Dask worker
+        return Outcome.make(index, None, ERROR, f"worker failed: {type(err).__name__}: {err}", 0.0)
+
+
+def make_engine(engine: str = "local", workers: int | None = None, scheduler: str | None = None) -> Engine:
+    if engine == "local":
+        if scheduler:
+            raise SpecError("--scheduler", "only with --engine dask")
+        return LocalEngine(workers)
+    if engine == "dask":
+        return DaskEngine(scheduler, workers)
+    raise SpecError("--engine", f"unknown engine {engine!r} (choose from local, dask)")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a sweep is: points done of total, how many came from the cache, how many failed."""
+
+    done: int
+    total: int
+    reused: int
+    failed: int  # status error (raised) or invalid
+
+
+FAILED = (ERROR, INVALID)
+
+
+def run_points(points: Iterable[Point], base_dir: str, engine: Engine, cache: Cache | None = None,
+               progress: Callable[[Progress], None] | None = None) -> Iterator[Outcome]:
+    """Solve every point (reusing cached ones); yield the Outcomes in point order."""
+    points = list(points)
+    ready: dict[int, Outcome] = {}
+    tasks: list[Task] = []
+    keys: dict[int, str] = {}
+    paths: dict = {}
+    digests: dict = {}
+    for p in points:
+        try:
+            # the defaults too: a shipped array a point does not name is still part of its inputs
+            params = resolve_paths({**DEFAULTS, **p.as_dict()}, base_dir, paths)
+            keys[p.index] = point_key(params, digests)
+        except (SpecError, OSError) as err:
+            ready[p.index] = Outcome.make(p.index, None, INVALID, str(err), 0.0)
+            continue
+        hit = cache.get(keys[p.index], p.index) if cache else None
+        if hit is not None:
+            ready[p.index] = hit
+        else:
+            tasks.append((p.index, params))
+    reused = sum(o.cached for o in ready.values())
+    failed = sum(o.status in FAILED for o in ready.values())
+    done = len(ready)
+    order = [p.index for p in points]
+    nxt = 0
+
+    def flush() -> Iterator[Outcome]:
+        nonlocal nxt
+        while nxt < len(order) and order[nxt] in ready:
+            yield ready.pop(order[nxt])
+            nxt += 1
+
+    if progress:
+        progress(Progress(done, len(points), reused, failed))
+    yield from flush()
+    for out in engine.run(tasks):
+        if cache is not None:
+            cache.put(keys[out.index], out)
+        done += 1
+        failed += out.status in FAILED
+        ready[out.index] = out
+        if progress:
+            progress(Progress(done, len(points), reused, failed))
+        yield from flush()
+    yield from flush()

@@ -1,0 +1,324 @@
+"""Figures of a finished sweep (matplotlib, headless): line, bar, scatter and heatmap charts of
+results.csv, a Pareto-front scatter, and one point's plan as a levels x layers grid coloured by
+partition type (the form of HyPar's Fig. 5). Needs the plot extra: ``pip install -e '.[plot]'``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...core.errors import SpecError
+from .table import number, pareto_labels, read_rows
+
+KINDS = ("line", "bar", "scatter", "heatmap")
+TYPE_COLOURS = {"I": "#4c72b0", "II": "#dd8452", "III": "#55a868"}
+PARETO_STYLE = {  # label -> (legend text, marker, filled)
+    "yes": ("Pareto-optimal (proven optimal)", "o", True),
+    "level-optimal": ("Pareto front, level-optimal only (DP)", "s", True),
+    "unproven": ("Pareto front, optimality not proven", "D", False),
+}
+
+
+@dataclass(frozen=True)
+class Chart:
+    """What to draw from results.csv."""
+
+    kind: str = "line"
+    x: str | None = None
+    y: str | None = None
+    hue: tuple[str, ...] = ()  # one or more columns: one series per combination
+    z: str | None = None  # heatmap cell value
+    where: tuple[tuple[str, str], ...] = ()  # keep rows whose column equals the text
+    logx: bool = False
+    logy: bool = False
+    title: str | None = None
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise SpecError("explore plot", "needs matplotlib: pip install -e '.[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _target(out: str | Path) -> Path:
+    path = Path(out)
+    if path.suffix.lower() not in (".png", ".svg"):
+        raise SpecError("--out", f"must end in .png or .svg, got {str(out)!r}")
+    if not path.parent.is_dir():
+        raise SpecError("--out", f"no such folder {str(path.parent)!r}")
+    return path
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return path
+
+
+def parse_where(items: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for item in items:
+        if "=" not in item:
+            raise SpecError("--where", f"{item!r} is not COLUMN=VALUE")
+        k, v = item.split("=", 1)
+        out.append((k.strip(), v.strip()))
+    return tuple(out)
+
+
+def load_table(folder: str | Path, chart: Chart) -> tuple[list[str], list[dict[str, str]]]:
+    cols, rows = read_rows(Path(folder))
+    needed = [c for c in (chart.x, chart.y, chart.z, *chart.hue, *(k for k, _ in chart.where)) if c]
+    unknown = [c for c in needed if c not in cols]
+    if unknown:
+        raise SpecError("explore plot", f"unknown column {', '.join(unknown)} (columns: {', '.join(cols)})")
+    rows = [r for r in rows if all(r[k] == v for k, v in chart.where)]
+    if not rows:
+        raise SpecError("--where", "no row matches")
+    return cols, rows
+
+
+def _label(value: str, col: str) -> str:
+    return f"{col}={value}" if value.replace(".", "").isdigit() else value
+
+
+def _hue_of(r: dict[str, str], hue: tuple[str, ...]) -> str:
+    return " ".join(_label(r[h], h) for h in hue) if hue else ""
+
+
+def _check_unique(rows: list[dict[str, str]], keys: tuple[str, ...], cols: list[str], params: list[str]) -> None:
+    """One row per (keys): otherwise say which other options vary, so the user can pick."""
+    seen = set()
+    for r in rows:
+        k = tuple(r[c] for c in keys)
+        if k in seen:
+            vary = [c for c in params if c not in keys and len({x[c] for x in rows}) > 1]
+            raise SpecError("explore plot", f"several rows for {', '.join(f'{c}={v}' for c, v in zip(keys, k))}; "
+                                            f"these columns also vary: {', '.join(vary) or '(none)'} "
+                                            "(keep one value with --where COL=VALUE, or add them to --hue)")
+        seen.add(k)
+
+
+def _params(cols: list[str]) -> list[str]:
+    return cols[: cols.index("status")] if "status" in cols else cols
+
+
+def _xvalues(rows, x, categorical: bool = False):
+    """Numeric x when every value is a number (and not ``categorical``), else categories
+    (numbers sorted, other values in first-seen order)."""
+    nums = [number(r[x]) for r in rows]
+    if not categorical and all(v is not None for v in nums):
+        return [float(v) for v in nums], None
+    cats = _sorted_cats([r[x] for r in rows])
+    return [float(cats.index(r[x])) for r in rows], cats
+
+
+def _pow2(values) -> bool:
+    return all(v > 0 and float(v).is_integer() and (int(v) & (int(v) - 1)) == 0 for v in values)
+
+
+def _axes_style(ax, chart: Chart, xs, cats) -> None:
+    if cats is not None:
+        ax.set_xticks(range(len(cats)))
+        ax.set_xticklabels(cats, rotation=30 if max(map(len, cats)) > 6 else 0, ha="right" if max(map(len, cats)) > 6 else "center")
+    if chart.logx and cats is None:
+        ax.set_xscale("log", base=2 if _pow2(xs) else 10)
+        if _pow2(xs):
+            ticks = sorted(set(xs))
+            ax.set_xticks(ticks)
+            ax.set_xticklabels([f"{int(t):,}" for t in ticks])
+    elif cats is None and len(set(xs)) <= 16 and all(float(v).is_integer() for v in xs):
+        ax.set_xticks(sorted(set(xs)))  # integer options (levels, batch): no 1.5 ticks
+    if chart.logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(chart.x)
+    ax.set_ylabel(chart.y)
+    ax.grid(True, alpha=0.3, which="both" if chart.logy else "major")
+
+
+def plot_chart(folder: str | Path, chart: Chart, out: str | Path) -> Path:
+    """Draw a line, bar, scatter or heatmap chart of a sweep's results.csv into ``out`` (.png/.svg)."""
+    if chart.kind not in KINDS:
+        raise SpecError("--kind", f"must be one of {', '.join(KINDS)}, got {chart.kind!r}")
+    if not chart.x or not chart.y:
+        raise SpecError("explore plot", "give --x and --y (or --plan ROW)")
+    if chart.kind == "heatmap" and not chart.z:
+        raise SpecError("--z", "a heatmap needs --z COL, the value shown in each cell")
+    path = _target(out)
+    cols, rows = load_table(folder, chart)
+    plt = _pyplot()
+    if chart.kind == "heatmap":
+        return _save(_heatmap(plt, cols, rows, chart), path)
+    y_ok = [r for r in rows if number(r[chart.y]) is not None]
+    if not y_ok:
+        raise SpecError("--y", f"no row has a number in {chart.y} (statuses: {', '.join(sorted({r['status'] for r in rows}))})")
+    if chart.kind != "scatter":
+        _check_unique(y_ok, (*chart.hue, chart.x), cols, _params(cols))
+    fig, ax = plt.subplots(figsize=(7, 4.3))
+    xs_all, cats = _xvalues(y_ok, chart.x, categorical=chart.kind == "bar")
+    series = list(dict.fromkeys(_hue_of(r, chart.hue) for r in y_ok))
+    for n, s in enumerate(series):
+        pts = sorted((x, float(number(r[chart.y]))) for x, r in zip(xs_all, y_ok) if _hue_of(r, chart.hue) == s)
+        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        if chart.kind == "line":
+            ax.plot(xs, ys, marker="o", ms=4, label=s or None)
+        elif chart.kind == "scatter":
+            ax.scatter(xs, ys, s=22, label=s or None, alpha=0.85)
+        else:
+            width = 0.8 / len(series)
+            ax.bar([x - 0.4 + width * (n + 0.5) for x in xs], ys, width=width, label=s or None)
+    _axes_style(ax, chart, xs_all, cats)
+    if any(series):
+        ax.legend(fontsize=8, title=" ".join(chart.hue) or None, title_fontsize=8)
+    ax.set_title(chart.title or f"{chart.y} vs {chart.x}", fontsize=10)
+    return _save(fig, path)
+
+
+def _heatmap(plt, cols, rows, chart: Chart):
+    import numpy as np
+
+    _check_unique(rows, (chart.y, chart.x), cols, _params(cols))
+    xs = _sorted_cats([r[chart.x] for r in rows])
+    ys = _sorted_cats([r[chart.y] for r in rows])
+    grid = np.full((len(ys), len(xs)), np.nan)
+    notes = {}
+    for r in rows:
+        i, j = ys.index(r[chart.y]), xs.index(r[chart.x])
+        v = number(r[chart.z])
+        if v is None:  # no value: say why (no plan), or n/a (e.g. no proven optimum to compare with)
+            notes[(i, j)] = "n/a" if r["status"] in ("optimal", "level-optimal", "feasible") else r["status"]
+        else:
+            grid[i, j] = float(v)
+    fig, ax = plt.subplots(figsize=(max(5, 0.75 * len(xs) + 2.5), max(3, 0.45 * len(ys) + 1.6)))
+    cmap = plt.get_cmap("viridis").with_extremes(bad="#dddddd")
+    im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, aspect="auto")
+    fig.colorbar(im, ax=ax, label=chart.z)
+    finite = grid[np.isfinite(grid)]
+    mid = (finite.min() + finite.max()) / 2 if finite.size else 0
+    for i in range(len(ys)):
+        for j in range(len(xs)):
+            if (i, j) in notes:
+                ax.text(j, i, notes[(i, j)], ha="center", va="center", fontsize=6, color="#555555")
+            elif np.isfinite(grid[i, j]):
+                ax.text(j, i, f"{grid[i, j]:.3g}", ha="center", va="center", fontsize=7,
+                        color="white" if grid[i, j] < mid else "black")
+    ax.set_xticks(range(len(xs)))
+    ax.set_xticklabels(xs)
+    ax.set_yticks(range(len(ys)))
+    ax.set_yticklabels(ys)
+    ax.set_xlabel(chart.x)
+    ax.set_ylabel(chart.y)
+    ax.set_title(chart.title or f"{chart.z} by {chart.y} and {chart.x}", fontsize=10)
+    return fig
+
+
+def _sorted_cats(values: list[str]) -> list[str]:
+    cats = list(dict.fromkeys(values))
+    if all(number(c) is not None for c in cats):
+        cats.sort(key=lambda c: number(c))
+    return cats
+
+
+def plot_pareto(folder: str | Path, chart: Chart, out: str | Path) -> Path:
+    """Scatter every point with a valid plan on (x, y), both minimised, and mark the front: only
+    proven-optimal points are called Pareto-optimal; DP points on the front are marked level-optimal."""
+    if not chart.x or not chart.y:
+        raise SpecError("--pareto", "give --x and --y, the two columns to minimise")
+    path = _target(out)
+    _, rows = load_table(folder, chart)
+    labels = pareto_labels(rows, (chart.x, chart.y))
+    pts = [(float(number(r[chart.x])), float(number(r[chart.y])), lab, r) for r, lab in zip(rows, labels) if lab]
+    if not pts:
+        raise SpecError("--pareto", f"no row has a valid plan with numbers in {chart.x} and {chart.y}")
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    rest = [p for p in pts if p[2] == "no"]
+    ax.scatter([p[0] for p in rest], [p[1] for p in rest], s=14, color="#bbbbbb", label="dominated")
+    front = sorted(p for p in pts if p[2] != "no")
+    ax.step([p[0] for p in front], [p[1] for p in front], where="post", color="#c44e52", lw=1, alpha=0.7)
+    for n, (lab, (text, marker, filled)) in enumerate(PARETO_STYLE.items()):
+        sel = [p for p in front if p[2] == lab]
+        if sel:  # a DP square drawn larger, behind a proven circle at the same spot
+            ax.scatter([p[0] for p in sel], [p[1] for p in sel], s=(30, 80, 55)[n], marker=marker, label=text,
+                       facecolors="#c44e52" if filled else "none", edgecolors="#c44e52", zorder=(5, 3, 4)[n],
+                       alpha=(1, 0.45, 1)[n])
+    if chart.hue:
+        spots: dict[tuple[float, float], list[str]] = {}
+        for x, y, _, r in front:
+            spots.setdefault((x, y), []).append(_hue_of(r, chart.hue))
+        for (x, y), names in spots.items():
+            ax.annotate(", ".join(dict.fromkeys(names)), (x, y), fontsize=7, xytext=(5, 4), textcoords="offset points")
+    _axes_style(ax, chart, [p[0] for p in pts], None)
+    ax.legend(fontsize=8)
+    ax.set_title(chart.title or f"Pareto front: {chart.y} vs {chart.x} (both minimised)", fontsize=10)
+    return _save(fig, path)
+
+
+def read_plan(folder: str | Path, row: int) -> dict[str, Any]:
+    path = Path(folder) / "plans.jsonl"
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                d = json.loads(line)
+                if d["index"] == row:
+                    return d
+    except FileNotFoundError:
+        raise SpecError(str(folder), "no plans.jsonl here (run explore sweep first)") from None
+    raise SpecError("--plan", f"no point {row} in {path}")
+
+
+def plot_plan(folder: str | Path, row: int, out: str | Path) -> Path:
+    """One point's plan as a levels x layers grid coloured by partition type (HyPar Fig. 5)."""
+    path = _target(out)
+    d = read_plan(folder, row)
+    res = d["result"]
+    if not res or not res.get("plan"):
+        raise SpecError("--plan", f"point {row} has no plan (status {d['status']}: {d.get('error') or 'no plan'})")
+    plt = _pyplot()
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+
+    plan, layers = res["plan"], res["layers"]
+    types = [t for t in TYPE_COLOURS if any(t in lvl for lvl in plan)]
+    codes = [[list(TYPE_COLOURS).index(t) for t in lvl] for lvl in plan]
+    H, L = len(plan), len(layers)
+    fig, ax = plt.subplots(figsize=(min(22, max(6, 0.32 * L + 2.5)), max(2.6, 0.42 * H + 1.9)))
+    ax.imshow(codes, cmap=ListedColormap(list(TYPE_COLOURS.values())), vmin=0, vmax=2, aspect="auto")
+    if L <= 40:
+        for h in range(H):
+            for j in range(L):
+                ax.text(j, h, plan[h][j], ha="center", va="center", fontsize=7 if L <= 24 else 5, color="white")
+    ax.set_xticks(range(L))
+    ax.set_xticklabels(layers, rotation=90, fontsize=7 if L <= 40 else 5)
+    ax.set_yticks(range(H))
+    ax.set_yticklabels([f"level {h}" for h in range(H)], fontsize=8)
+    ax.set_xticks([j - 0.5 for j in range(1, L)], minor=True)
+    ax.set_yticks([h - 0.5 for h in range(1, H)], minor=True)
+    ax.grid(which="minor", color="white", lw=1)
+    ax.tick_params(which="minor", length=0)
+    ax.legend(handles=[Patch(color=TYPE_COLOURS[t], label=f"type {t}") for t in types], loc="upper left",
+              bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+    traffic = res.get("traffic_bytes")
+    ax.set_title(f"point {row}: {res['model']} on {res['accelerators']} accelerators ({res['array']}), {res['space']} space, "
+                 f"batch {res['batch']}\n{res['solver']} {res['status']}, traffic {float(number(traffic)) / 1e9:.3g} GB, "
+                 f"step {res['step_time_s'] * 1e3:.3g} ms", fontsize=9)
+    return _save(fig, path)
+
+
+def default_name(chart: Chart, pareto: bool, plan: int | None) -> str:
+    if plan is not None:
+        return f"plan-{plan}.png"
+    if pareto:
+        return f"pareto-{chart.y}-vs-{chart.x}.png"
+    return f"{chart.kind}-{chart.z or chart.y}-vs-{chart.x}.png".replace("/", "_")
+

@@ -1,0 +1,158 @@
+"""Solve one sweep point: build its problem exactly as ``explore`` would, run it, never raise.
+
+``solve_point`` is the one place a sweep calls the single-run pipeline; it runs inside a
+worker process (local pool or Dask worker), where parsed networks and arrays are kept for
+the next point.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from ...core.array import ArraySpec, check_levels
+from ...core.errors import Refused, SpecError
+from ...core.network import Network
+from ...core.solution import SolveOptions
+from ...frontends import load_array, load_model
+from ...frontends.network_yaml import check_batch
+from .spec import DEFAULTS
+
+# Statuses a row can have beyond the solver's own (optimal, level-optimal, feasible, infeasible, unknown)
+REFUSED = "refused"  # the solver declined the instance (too large, a constraint it cannot enforce)
+INVALID = "invalid"  # the point's options do not fit together (e.g. a cap on a level it lacks)
+ERROR = "error"  # anything else raised: a bug, recorded and not cached
+
+
+# the result keys a row shows (the rest stays in plans.jsonl)
+SUMMARY_KEYS = (
+    "accelerators", "traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s",
+    "memory_bytes_per_accelerator", "speedup_over_all_I", "traffic_ratio_to_all_I", "objective_value", "bound", "gap",
+    "violations", "wall_s",
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one point produced: the single-run result (serialised once, in the worker, so the
+    cache and plans.jsonl copy it as text), the figures a row shows, or a status and message."""
+
+    index: int
+    status: str
+    error: str  # "" when the solver answered
+    wall_s: float
+    cached: bool = False
+    result_text: str | None = None  # the single-run JSON object (``explore --format json``), as JSON text
+    summary: dict[str, Any] | None = None  # the result's SUMMARY_KEYS
+
+    @classmethod
+    def make(cls, index: int, result: dict[str, Any] | None, status: str, error: str, wall_s: float,
+             cached: bool = False) -> "Outcome":
+        if result is None:
+            return cls(index, status, error, wall_s, cached)
+        summary = {k: result.get(k) for k in SUMMARY_KEYS}
+        return cls(index, status, error, wall_s, cached, json.dumps(result), summary)
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        return None if self.result_text is None else json.loads(self.result_text)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "error": self.error, "wall_s": self.wall_s, "summary": self.summary,
+                "result_text": self.result_text}
+
+    @classmethod
+    def from_json(cls, index: int, data: dict[str, Any], cached: bool = False) -> "Outcome":
+        return cls(index, data["status"], data["error"], data["wall_s"], cached, data["result_text"], data["summary"])
+
+
+@lru_cache(maxsize=64)
+def _network(ref: str, batch: int | None) -> Network:
+    net = load_model(ref, batch)
+    return net.with_batch(batch) if batch is not None else net
+
+
+@lru_cache(maxsize=64)
+def _array(ref: str) -> ArraySpec:
+    return load_array(ref)
+
+
+def _numbers(value: Any) -> tuple[Fraction, ...]:
+    return tuple(Fraction(str(x)) for x in (value if isinstance(value, (list, tuple)) else [value]))
+
+
+def point_array(params: dict[str, Any]) -> ArraySpec:
+    """The point's array: the named one, cut to ``levels``, with the bandwidth and peak overrides."""
+    arr = _array(params["array"])
+    if params.get("levels") is not None:
+        arr = arr.with_levels(check_levels(params["levels"], "levels"))
+    bw = params.get("link_bandwidth_GBps")
+    if bw is not None:
+        values = _numbers(bw)
+        if len(values) == 1:
+            values = values * arr.levels
+        if len(values) != arr.levels:
+            raise SpecError("link_bandwidth_GBps", f"{len(values)} values for {arr.levels} levels")
+        arr = replace(arr, bandwidth_GBps=values)
+    if params.get("peak_TFLOPS") is not None:
+        arr = replace(arr, peak_TFLOPS=_numbers(params["peak_TFLOPS"])[0])
+    return arr
+
+
+def point_options(params: dict[str, Any]) -> SolveOptions:
+    """One CP-SAT search worker per point: the pool supplies the parallelism."""
+    return SolveOptions(time_limit_s=params.get("time_limit"), workers=1, seed=params.get("seed") or 0)
+
+
+def run_single(params: dict[str, Any]) -> dict[str, Any]:
+    """The single-run result (``explore --format json``) for a point's resolved options.
+
+    The one call into the single-run pipeline: ``explorer.api.solve``, given this worker's
+    parsed network and the point's array (with its overrides) as objects.
+    """
+    from ... import api  # explorer.api imports the sweep package: import it on use
+
+    p = {**DEFAULTS, **params}
+    batch = p.get("batch")
+    if batch is not None:
+        check_batch(batch, "batch")
+    opts = point_options(p)
+    result = api.solve(_network(p["model"], batch), point_array(p), space=p["space"], objective=p["objective"],
+                       solver=p["solver"], batch=batch, caps=p.get("caps") or (), memory_GiB=p.get("memory_GiB"),
+                       weight_copies=p.get("weight_copies"), pins=p.get("pins") or (), forbids=p.get("forbids") or (),
+                       constraints=p.get("constraints"), time_limit=opts.time_limit_s, workers=opts.workers, seed=opts.seed)
+    return result.to_json()
+
+
+def answer_status(result: dict[str, Any]) -> tuple[str, str]:
+    """(status, message) of a single-run result: why there is no plan, or what the plan breaks."""
+    if result.get("plan") is None:
+        if result.get("conflict"):
+            why = "no plan satisfies the constraints; these conflict: " + "; ".join(result["conflict"])
+            return result["status"], why + (f" ({result['suggestion']})" if result.get("suggestion") else "")
+        return result["status"], result.get("reason") or "no plan"
+    return result["status"], ""
+
+
+def solve_point(index: int, params: dict[str, Any]) -> Outcome:
+    """Solve one point; whatever happens, an Outcome (the sweep never stops for one point)."""
+    import time
+
+    t0 = time.perf_counter()
+    try:
+        result = run_single(params)
+    except Refused as err:
+        return Outcome.make(index, None, REFUSED, str(err), time.perf_counter() - t0)
+    except SpecError as err:
+        return Outcome.make(index, None, INVALID, str(err), time.perf_counter() - t0)
+    except Exception as err:  # noqa: BLE001 - a point must not stop the sweep
+        last = traceback.extract_tb(err.__traceback__)[-1]
+        where = f" ({last.filename.rsplit('/', 1)[-1]}:{last.lineno})"
+        return Outcome.make(index, None, ERROR, f"{type(err).__name__}: {err}{where}", time.perf_counter() - t0)
+    status, message = answer_status(result)
+    return Outcome.make(index, result, status, message, time.perf_counter() - t0)
+

@@ -1,0 +1,80 @@
+"""Run a sweep: pick its points (or one shard), solve them on an engine through the cache, and
+write the outputs. The library side of ``explore sweep``; ``explorer.api.sweep`` calls it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ...core.errors import SpecError
+from .cache import Cache
+from .engine import Progress, make_engine, run_points
+from .spec import Sweep, load_sweep, parse_sweep
+from .table import Manifest, check_pareto_columns, columns, finish_rows, make_row, write_outputs
+
+
+def as_sweep(spec: Sweep | str | Path | dict) -> Sweep:
+    """A Sweep from a sweep file path, a parsed mapping (paths relative to the working folder) or a Sweep."""
+    if isinstance(spec, Sweep):
+        return spec
+    if isinstance(spec, dict):
+        return parse_sweep(spec, "sweep", Path.cwd())
+    return load_sweep(spec)
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """'I/N' (0 <= I < N) -> (I, N)."""
+    if text is None:
+        return None
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise SpecError("--shard", f"must be I/N (e.g. 0/4), got {text!r}") from None
+    if n < 1 or not 0 <= i < n:
+        raise SpecError("--shard", f"needs 0 <= I < N, got {text!r}")
+    return i, n
+
+
+def check_request(spec, out, shard, pareto) -> tuple[Sweep, tuple[int, int] | None, tuple[str, ...]]:
+    """Validate a sweep request before any work: (the sweep, the shard, the Pareto columns)."""
+    sw = as_sweep(spec)
+    pareto = tuple(pareto)
+    if pareto:
+        check_pareto_columns(pareto, columns(sw.columns))
+    cut = parse_shard(shard) if isinstance(shard, str) or shard is None else shard
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        raise SpecError("--out", f"{out} exists and is not a folder")
+    return sw, cut, pareto
+
+
+def run_sweep(spec: Sweep | str | Path | dict, out: str | Path | None = None, *, workers: int | None = None,
+              engine: str = "local", scheduler: str | None = None, shard: str | tuple[int, int] | None = None,
+              pareto: tuple[str, ...] = (), progress: Callable[[Progress], None] | None = None) -> Iterator[dict[str, Any]]:
+    """Yield one row per point in point order; with ``out``, cache there and write the outputs at the end."""
+    sw, cut, pareto = check_request(spec, out, shard, pareto)
+    points = sw.shard(*cut) if cut else sw.points
+    out_dir = Path(out) if out is not None else None
+    eng = make_engine(engine, workers, scheduler)  # an unreachable scheduler fails before DIR exists
+    if out_dir is not None:
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            eng.close()
+            raise SpecError("--out", f"cannot create {out_dir}: {err.strerror or err}") from None
+    cache = Cache(out_dir) if out_dir is not None else None
+    entries, rows = [], []
+    try:
+        by_index = {p.index: p.as_dict() for p in points}
+        for outcome in run_points(points, sw.base_dir, eng, cache, progress):
+            point = by_index[outcome.index]
+            row = make_row(sw.columns, point, outcome)
+            entries.append((point, outcome))
+            rows.append(row)
+            yield row
+    finally:
+        eng.close()
+    finish_rows(rows, list(sw.columns), pareto)  # the yielded dicts gain dp_gap and pareto
+    if out_dir is not None:
+        manifest = Manifest(sw.name, sw.source, sw.digest, sw.columns, len(sw.points),
+                            f"{cut[0]}/{cut[1]}" if cut else "", pareto)
+        write_outputs(out_dir, manifest, entries, rows)

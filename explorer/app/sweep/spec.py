@@ -1,0 +1,301 @@
+"""The sweep file: a grid of single-run options, fixed options and explicit points.
+
+Sweep file (version 1)::
+
+    version: 1
+    name: scale-vgg
+    description: optional text
+    grid:                        # every combination of these lists (last key varies fastest)
+      model: [vgg-a, alexnet]
+      levels: [1, 2, 3, 4]
+      solver: [dp, exact]
+    fixed:                       # the same for every point
+      array: hypar-16
+      batch: 256
+    points:                      # optional explicit points (fixed applies to them too)
+      - {model: resnet18, levels: 4, solver: cpsat}
+
+Point keys are the single-run options: ``model``, ``array``, ``levels``, ``batch``, ``space``,
+``solver``, ``objective``, ``time_limit``, ``seed``, ``memory_GiB``, ``weight_copies``,
+``caps`` (list of ``LEVEL=AMOUNT``), ``pins``, ``forbids``, ``constraints`` (a file), and the
+array overrides ``link_bandwidth_GBps`` (one number, or a list with one per level) and
+``peak_TFLOPS``. Relative paths resolve against the sweep file's folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable
+
+from ...core.array import MAX_LEVELS, MIN_LEVELS
+from ...core.errors import SpecError
+from ...core.objective import Objective
+from ...core.partition import Space
+from ...frontends import NETWORK_FORMATS, zoo
+from ...frontends.yamlio import load_yaml_file, load_yaml_text
+from ...solvers import REGISTRY
+
+TOP_KEYS = ("version", "name", "description", "grid", "fixed", "points")
+PATH_KEYS = ("model", "array", "constraints")  # values that may name a file
+# What a point gets for a key nobody sets: the defaults of a single ``explore`` run.
+DEFAULTS: dict[str, Any] = {"model": "vgg-a", "array": "hypar-16", "space": "hypar", "solver": "dp", "objective": "traffic"}
+
+
+def _check_str(v: Any) -> str | None:
+    if not isinstance(v, str) or not v.strip():
+        return f"must be a non-empty string, got {v!r}"
+    return None
+
+
+def _check_choice(choices: tuple[str, ...]) -> Callable[[Any], str | None]:
+    def check(v: Any) -> str | None:
+        if v not in choices:
+            return f"must be one of {', '.join(choices)}, got {v!r}"
+        return None
+
+    return check
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_pos_int(v: Any) -> str | None:
+    if not _is_int(v) or v <= 0:
+        return f"must be a positive integer, got {v!r}"
+    return None
+
+
+def _check_levels(v: Any) -> str | None:
+    if not _is_int(v) or not MIN_LEVELS <= v <= MAX_LEVELS:
+        return f"must be an integer from {MIN_LEVELS} to {MAX_LEVELS}, got {v!r}"
+    return None
+
+
+def _check_nonneg_int(v: Any) -> str | None:
+    if not _is_int(v) or v < 0:
+        return f"must be a non-negative integer, got {v!r}"
+    return None
+
+
+def _check_pos_number(v: Any) -> str | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"),) or v <= 0:
+        return f"must be a positive number, got {v!r}"
+    return None
+
+
+def _check_int(v: Any) -> str | None:
+    return None if _is_int(v) else f"must be an integer, got {v!r}"
+
+
+def _check_str_list(v: Any) -> str | None:
+    if not isinstance(v, list) or not all(isinstance(x, str) and x.strip() for x in v):
+        return f"must be a list of strings, got {v!r}"
+    return None
+
+
+def _check_caps(v: Any) -> str | None:
+    bad = _check_str_list(v)
+    if bad:
+        return bad.replace("list of strings", "list of LEVEL=AMOUNT strings")
+    for x in v:
+        if "=" not in x:
+            return f"{x!r} is not LEVEL=AMOUNT (e.g. 0=2GB or 1=5ms)"
+    return None
+
+
+def _check_bandwidth(v: Any) -> str | None:
+    if isinstance(v, list):
+        if not v or any(_check_pos_number(x) for x in v):
+            return f"must be a positive number or a non-empty list of positive numbers (one per level), got {v!r}"
+        return None
+    return _check_pos_number(v)
+
+
+# key -> validator of one value (None when fine, else the problem)
+KEYS: dict[str, Callable[[Any], str | None]] = {
+    "model": _check_str,
+    "array": _check_str,
+    "levels": _check_levels,
+    "batch": _check_pos_int,
+    "space": _check_choice(tuple(s.value for s in Space)),
+    "solver": _check_choice(tuple(REGISTRY)),
+    "objective": _check_choice(tuple(o.value for o in Objective)),
+    "time_limit": _check_pos_number,
+    "seed": _check_int,
+    "memory_GiB": _check_pos_number,
+    "weight_copies": _check_nonneg_int,
+    "caps": _check_caps,
+    "pins": _check_str_list,
+    "forbids": _check_str_list,
+    "constraints": _check_str,
+    "link_bandwidth_GBps": _check_bandwidth,
+    "peak_TFLOPS": _check_pos_number,
+}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of a sweep: its index in grid order and its options as written in the file."""
+
+    index: int
+    params: tuple[tuple[str, Any], ...]  # (key, value) in column order; lists become tuples
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return dict(self.params).get(key, default)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.params}
+
+
+@dataclass(frozen=True)
+class Sweep:
+    name: str
+    description: str
+    source: str  # the sweep file ("" when built from a mapping)
+    base_dir: str  # relative paths resolve against this folder
+    columns: tuple[str, ...]  # the swept and fixed keys, in the order the file gives them
+    points: tuple[Point, ...]
+    digest: str  # hash of the parsed sweep: shards of one sweep share it
+
+    def shard(self, i: int, n: int) -> tuple[Point, ...]:
+        """Every n-th point starting at point i (0 <= i < n): one job of an n-job array."""
+        return tuple(p for p in self.points if p.index % n == i)
+
+
+def _freeze(v: Any) -> Any:
+    return tuple(_freeze(x) for x in v) if isinstance(v, list) else v
+
+
+def _check_mapping(data: Any, where: str, errors: list[str], allow_lists: bool) -> dict[str, Any]:
+    """Validate a mapping of point keys; in a grid every value is a non-empty list of values."""
+    if not isinstance(data, dict):
+        errors.append(f"{where}: must be a mapping of {', '.join(KEYS)}")
+        return {}
+    out = {}
+    for key, value in data.items():
+        path = f"{where}.{key}"
+        if key not in KEYS:
+            errors.append(f"{path}: unknown key (allowed: {', '.join(KEYS)})")
+            continue
+        values = value if allow_lists else [value]
+        if allow_lists and (not isinstance(value, list) or not value):
+            errors.append(f"{path}: must be a non-empty list of values")
+            continue
+        for i, v in enumerate(values):
+            bad = KEYS[key](v)
+            if bad:
+                errors.append(f"{path}[{i}]: {bad}" if allow_lists else f"{path}: {bad}")
+        out[key] = value
+    return out
+
+
+def _resolve_ref(key: str, value: str, base_dir: Path) -> tuple[str | None, str | None]:
+    """(resolved reference, problem): a zoo name stays a name, a path becomes absolute."""
+    suffixes = tuple(NETWORK_FORMATS)
+    looks_like_path = "/" in value or "\\" in value or value.endswith(suffixes)
+    candidate = Path(value) if Path(value).is_absolute() else base_dir / value
+    if looks_like_path or key == "constraints" or candidate.exists():
+        if not candidate.is_file():
+            return None, f"no such file {str(candidate)!r}"
+        return str(candidate.resolve()), None
+    found = zoo.resolve_model(value) if key == "model" else zoo.resolve_array(value)
+    if found is None:
+        known = ", ".join(zoo.zoo_files() if key == "model" else zoo.array_files())
+        return None, f"unknown {key} {value!r} (known: {known}; or a path to a file)"
+    return value, None
+
+
+def resolve_paths(params: dict[str, Any], base_dir: str, memo: dict | None = None) -> dict[str, Any]:
+    """The point's options with file references made absolute (names of shipped data stay);
+    ``memo`` keeps answers across the points of one run."""
+    out = dict(params)
+    memo = {} if memo is None else memo
+    for key in PATH_KEYS:
+        if key in out:
+            if (key, out[key]) not in memo:
+                memo[key, out[key]] = _resolve_ref(key, out[key], Path(base_dir))
+            ref, bad = memo[key, out[key]]
+            if bad:
+                raise SpecError(key, bad)
+            out[key] = ref
+    return out
+
+
+def _check_refs(points: list[dict[str, Any]], where: list[str], base_dir: Path, errors: list[str]) -> None:
+    seen: set[tuple[str, str]] = set()
+    for params, w in zip(points, where):
+        for key in PATH_KEYS:
+            if key in params and (key, params[key]) not in seen:
+                seen.add((key, params[key]))
+                _, bad = _resolve_ref(key, params[key], base_dir)
+                if bad:
+                    errors.append(f"{w}.{key}: {bad}")
+
+
+def parse_sweep(data: dict, source: str, base_dir: str | Path) -> Sweep:
+    """Validate a parsed sweep mapping; every problem is collected into one SpecError."""
+    errors: list[str] = []
+    for key in data:
+        if key not in TOP_KEYS:
+            errors.append(f"{key}: unknown key (allowed: {', '.join(TOP_KEYS)})")
+    if data.get("version") != 1:
+        errors.append(f"version: must be 1, got {data.get('version')!r}")
+    name = data.get("name", Path(source).stem if source else "sweep")
+    if not isinstance(name, str) or not name.strip():
+        errors.append(f"name: must be a non-empty string, got {name!r}")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        errors.append("description: must be a string")
+    grid = _check_mapping(data.get("grid", {}), "grid", errors, allow_lists=True)
+    fixed = _check_mapping(data.get("fixed", {}), "fixed", errors, allow_lists=False)
+    for key in sorted(set(grid) & set(fixed)):
+        errors.append(f"fixed.{key}: also swept in grid (give it in one of them)")
+    raw_points = data.get("points", [])
+    if not isinstance(raw_points, list):
+        errors.append("points: must be a list of mappings")
+        raw_points = []
+    extra = [_check_mapping(p, f"points[{i}]", errors, allow_lists=False) for i, p in enumerate(raw_points)]
+    if not grid and not extra:
+        errors.append("grid: a sweep needs a grid or points")
+    if errors:
+        raise SpecError(source or "sweep", errors)
+    columns = list(grid) + [k for k in fixed if k not in grid]
+    for p in extra:
+        columns += [k for k in p if k not in columns]
+    combos = [dict(zip(grid, values)) for values in itertools.product(*grid.values())] if grid else []
+    defaults = {k: DEFAULTS[k] for k in columns if k in DEFAULTS}  # a column a point leaves out
+    merged = [{**defaults, **fixed, **c} for c in combos] + [{**defaults, **fixed, **p} for p in extra]
+    where = [f"grid[{i}]" for i in range(len(combos))] + [f"points[{i}]" for i in range(len(extra))]
+    _check_refs(merged, where, Path(base_dir), errors)
+    if errors:
+        raise SpecError(source or "sweep", errors)
+    points = tuple(
+        Point(i, tuple((k, _freeze(m[k])) for k in columns if k in m)) for i, m in enumerate(merged)
+    )
+    # the points as written: shards of one sweep file share it wherever the file sits
+    digest = hashlib.sha256(json.dumps([p.as_dict() for p in points], sort_keys=True).encode()).hexdigest()[:16]
+    return Sweep(name.strip(), description, source, str(Path(base_dir).resolve()), tuple(columns), points, digest)
+
+
+def shipped_sweeps() -> dict[str, Path]:
+    """The sweeps shipped in ``spaces/`` (installed as ``explorer.spaces``), by name."""
+    return {p.stem: p for p in sorted(Path(str(resources.files("explorer.spaces"))).glob("*.yaml"))}
+
+
+def load_sweep(path: str | Path) -> Sweep:
+    """Read and validate a sweep file (or a shipped sweep by name, e.g. ``scalability``); a bad
+    file raises one SpecError naming file and field."""
+    if not Path(path).exists() and str(path) in shipped_sweeps():
+        path = shipped_sweeps()[str(path)]
+    data = load_yaml_file(path)
+    return parse_sweep(data, str(path), Path(path).resolve().parent)
+
+
+def sweep_from_text(text: str, source: str, base_dir: str | Path) -> Sweep:
+    return parse_sweep(load_yaml_text(text, source), source, base_dir)

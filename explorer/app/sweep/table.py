@@ -1,0 +1,229 @@
+"""The sweep's outputs: one tidy row per point (results.csv), one JSON line per point
+(plans.jsonl), a manifest (sweep.json), and the columns computed across points (dp_gap, pareto).
+
+A row holds every swept and fixed key as written in the sweep file, then the answer's figures
+copied from the single-run JSON object, unchanged.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Iterable
+
+from ...core.errors import SpecError
+from .point import Outcome
+
+# figures copied from the single-run JSON object, in this order
+FIGURES = (
+    "accelerators", "traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s",
+    "memory_bytes_per_accelerator", "speedup_over_all_I", "traffic_ratio_to_all_I", "objective_value", "bound", "gap",
+)
+TAIL = ("violations", "dp_gap", "wall_s", "cached", "error")
+PROVEN = {"optimal": "yes", "level-optimal": "level-optimal"}  # statuses that may be called Pareto-optimal
+
+
+def columns(params: Iterable[str], pareto: tuple[str, ...] = ()) -> list[str]:
+    return [*params, "status", *FIGURES, *TAIL, *(["pareto"] if pareto else [])]
+
+
+def make_row(params: Iterable[str], point: dict[str, Any], out: Outcome) -> dict[str, Any]:
+    """One point's row: its options as written, its status and its figures (None where absent)."""
+    res = out.summary or {}
+    row: dict[str, Any] = {k: point.get(k) for k in params}
+    row["status"] = out.status
+    for key in FIGURES:
+        row[key] = res.get(key)
+    row["violations"] = "; ".join(v["constraint"] for v in res.get("violations") or []) or None
+    row["dp_gap"] = None
+    row["wall_s"] = round(res.get("wall_s", out.wall_s), 6)
+    row["cached"] = out.cached
+    row["error"] = out.error or None
+    return row
+
+
+def number(v: Any) -> Fraction | None:
+    """A cell as an exact number (ints, floats and 'p/q' strings), None when empty or not numeric."""
+    if v is None or v == "" or isinstance(v, bool):
+        return None
+    try:
+        return Fraction(v) if isinstance(v, (int, float)) else Fraction(str(v))
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def add_dp_gap(rows: list[dict[str, Any]], params: Iterable[str]) -> None:
+    """dp_gap on each dp row with a valid plan: its objective over the proven optimum of the same
+    point (same options, another solver, status optimal) minus 1; None when the sweep has no such optimum."""
+    others = [k for k in params if k != "solver"]
+    best: dict[str, Fraction] = {}
+    for r in rows:
+        if r["status"] == "optimal" and r.get("solver") != "dp" and number(r["objective_value"]) is not None:
+            best[json.dumps([r.get(k) for k in others], default=str)] = number(r["objective_value"])
+    for r in rows:
+        if r.get("solver", "dp") != "dp" or r["violations"] or number(r["objective_value"]) is None:
+            continue
+        opt = best.get(json.dumps([r.get(k) for k in others], default=str))
+        if opt:
+            r["dp_gap"] = float(number(r["objective_value"]) / opt - 1)
+
+
+def pareto_labels(rows: list[dict[str, Any]], cols: tuple[str, ...]) -> list[str]:
+    """Label each row against the front of ``cols`` (all minimised) among rows with a valid plan:
+    'yes' (optimal and not dominated), 'level-optimal' (a DP plan, not dominated: optimal level
+    by level only), 'unproven' (not dominated, optimality not proven), 'no' (dominated), ''
+    (no valid plan or a missing value)."""
+    pts = []
+    for i, r in enumerate(rows):
+        vals = [number(r.get(c)) for c in cols]
+        has_plan = r["status"] in ("optimal", "level-optimal", "feasible")
+        if has_plan and not r.get("violations") and all(v is not None for v in vals):
+            pts.append((tuple(vals), i))
+    labels = [""] * len(rows)
+    pts.sort()
+    front: list[tuple] = []
+    for vals, i in pts:
+        dominated = any(all(a <= b for a, b in zip(f, vals)) and f != vals for f in front)
+        if not dominated:
+            front.append(vals)
+        labels[i] = "no" if dominated else PROVEN.get(rows[i]["status"], "unproven")
+    return labels
+
+
+def check_pareto_columns(cols: tuple[str, ...], available: list[str], source: str = "--pareto") -> None:
+    if len(cols) < 2:
+        raise SpecError(source, f"needs two or more columns, got {','.join(cols) or '(none)'}")
+    unknown = [c for c in cols if c not in available]
+    if unknown:
+        raise SpecError(source, f"unknown column {', '.join(unknown)} (columns: {', '.join(available)})")
+
+
+def finish_rows(rows: list[dict[str, Any]], params: list[str], pareto: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Add the columns computed across points: dp_gap, and pareto when asked."""
+    add_dp_gap(rows, params)
+    if pareto:
+        for r, label in zip(rows, pareto_labels(rows, pareto)):
+            r["pareto"] = label
+    return rows
+
+
+def cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, (list, tuple)):
+        return ";".join(cell(x) for x in v)
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+def csv_text(rows: list[dict[str, Any]], cols: list[str]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for r in rows:
+        w.writerow([cell(r.get(c)) for c in cols])
+    return buf.getvalue()
+
+
+def write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """sweep.json: which sweep a folder holds (shards of one sweep share the digest)."""
+
+    name: str
+    source: str
+    digest: str
+    params: tuple[str, ...]
+    total: int  # points in the whole sweep
+    shard: str  # "I/N" or ""
+    pareto: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "source": self.source, "digest": self.digest, "params": list(self.params),
+                "total": self.total, "shard": self.shard, "pareto": list(self.pareto)}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Manifest":
+        return cls(d["name"], d["source"], d["digest"], tuple(d["params"]), d["total"], d["shard"], tuple(d["pareto"]))
+
+
+def plan_line(point: dict[str, Any], out: Outcome) -> str:
+    """One line of plans.jsonl; the result's JSON text goes in as it is (no decode, no re-encode)."""
+    head = json.dumps({"index": out.index, "point": point, "status": out.status, "error": out.error or None,
+                       "cached": out.cached})
+    return head[:-1] + ', "result": ' + (out.result_text or "null") + "}"
+
+
+def write_outputs(out_dir: Path, manifest: Manifest, entries: list[tuple[dict[str, Any], Outcome]],
+                  rows: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Write results.csv, plans.jsonl and sweep.json (each atomically) for entries in point order;
+    ``rows``: their finished rows, if already made. Returns the rows."""
+    if rows is None:
+        rows = finish_rows([make_row(manifest.params, p, o) for p, o in entries], list(manifest.params), manifest.pareto)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(out_dir / "plans.jsonl", "".join(plan_line(p, o) + "\n" for p, o in entries))
+    write_atomic(out_dir / "results.csv", csv_text(rows, columns(manifest.params, manifest.pareto)))
+    write_atomic(out_dir / "sweep.json", json.dumps(manifest.to_json(), indent=2) + "\n")
+    return rows
+
+
+def merge_entries(folders: list[Path]) -> tuple[Manifest, list[tuple[dict[str, Any], Outcome]], list[int]]:
+    """Join shard outputs of one sweep: (manifest, entries in point order, missing point indices)."""
+    manifest, by_index = None, {}
+    for folder in folders:
+        m, entries = read_entries(folder)
+        if manifest is not None and m.digest != manifest.digest:
+            raise SpecError(str(folder), f"holds sweep {m.name!r} ({m.digest}), not {manifest.name!r} ({manifest.digest})")
+        manifest = manifest or m
+        for point, out in entries:
+            by_index.setdefault(out.index, (point, out))
+    if manifest is None:
+        raise SpecError("merge", "no folders given")
+    missing = [i for i in range(manifest.total) if i not in by_index]
+    merged = Manifest(manifest.name, manifest.source, manifest.digest, manifest.params, manifest.total, "", manifest.pareto)
+    return merged, [by_index[i] for i in sorted(by_index)], missing
+
+
+def read_entries(folder: Path) -> tuple[Manifest, list[tuple[dict[str, Any], Outcome]]]:
+    """A finished sweep folder's manifest and its (point, outcome) pairs from plans.jsonl."""
+    try:
+        manifest = Manifest.from_json(json.loads((folder / "sweep.json").read_text(encoding="utf-8")))
+        lines = (folder / "plans.jsonl").read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError as err:
+        raise SpecError(str(folder), f"not a sweep output folder (no {Path(err.filename).name})") from None
+    except (OSError, ValueError, KeyError) as err:
+        raise SpecError(str(folder), f"cannot read the sweep output: {err}") from None
+    entries = []
+    for n, line in enumerate(lines, 1):
+        try:
+            d = json.loads(line)
+            entries.append((d["point"], Outcome.make(d["index"], d["result"], d["status"], d["error"] or "",
+                                                (d["result"] or {}).get("wall_s", 0.0), d["cached"])))
+        except (ValueError, KeyError, TypeError) as err:
+            raise SpecError(f"{folder / 'plans.jsonl'}", f"line {n}: not a sweep result ({err})") from None
+    return manifest, entries
+
+
+def read_rows(folder: Path) -> tuple[list[str], list[dict[str, str]]]:
+    """results.csv as (columns, rows of strings)."""
+    path = folder / "results.csv" if folder.is_dir() else folder
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            rows = list(reader)
+            return list(reader.fieldnames or []), rows
+    except FileNotFoundError:
+        raise SpecError(str(folder), "no results.csv here (run explore sweep first)") from None

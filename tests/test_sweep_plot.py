@@ -1,0 +1,82 @@
+"""explore plot: every kind renders a real PNG headlessly; bad requests are one-line errors."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from explorer.api import sweep  # noqa: E402
+
+from .conftest import run_cli  # noqa: E402
+
+SPEC = """\
+version: 1
+name: plots
+grid:
+  model: [lenet-c, alexnet]
+  levels: [1, 2, 3]
+  solver: [dp, exact]
+fixed: {batch: 128}
+points:
+  - {model: lenet-c, levels: 2, solver: cpsat, memory_GiB: 0.0001}
+"""
+
+
+@pytest.fixture(scope="module")
+def done(tmp_path_factory):
+    root = tmp_path_factory.mktemp("plots")
+    (root / "s.yaml").write_text(SPEC)
+    list(sweep(root / "s.yaml", root / "out", workers=2))
+    return root / "out"
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    assert data[12:16] == b"IHDR" and data[-8:-4] == b"IEND"
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.mark.parametrize("args,name", [
+    (["--x", "levels", "--y", "traffic_bytes", "--hue", "model,solver", "--kind", "line", "--logy"], "line"),
+    (["--x", "model", "--y", "step_time_s", "--hue", "solver", "--kind", "bar", "--where", "levels=3", "--logy"], "bar"),
+    (["--x", "levels", "--y", "traffic_bytes", "--hue", "solver", "--kind", "bar", "--where", "model=alexnet"], "bar-numeric"),
+    (["--x", "step_time_s", "--y", "memory_bytes_per_accelerator", "--hue", "model", "--kind", "scatter"], "scatter"),
+    (["--x", "levels", "--y", "model", "--z", "traffic_ratio_to_all_I", "--kind", "heatmap", "--where", "solver=dp"], "heatmap"),
+    (["--pareto", "--x", "step_time_s", "--y", "memory_bytes_per_accelerator", "--hue", "model,levels,solver"], "pareto"),
+    (["--plan", "10"], "plan"),
+])
+def test_each_kind_renders_a_png(done, tmp_path, capsys, args, name):
+    target = tmp_path / f"{name}.png"
+    code, out, err = run_cli(["plot", str(done), *args, "--out", str(target)], capsys)
+    assert code == 0, err
+    assert err.strip() == f"wrote {target}"
+    w, h = png_size(target)
+    assert 400 <= w <= 3000 and 250 <= h <= 2000, (w, h)
+    assert target.stat().st_size > 8000  # axes, text and data, not a blank canvas
+
+
+def test_default_name_and_svg(done, tmp_path, capsys):
+    code, _, err = run_cli(["plot", str(done), "--x", "levels", "--y", "traffic_bytes", "--hue", "model,solver"], capsys)
+    assert code == 0 and (done / "line-traffic_bytes-vs-levels.png").exists()
+    target = tmp_path / "f.svg"
+    code, _, _ = run_cli(["plot", str(done), "--plan", "0", "--out", str(target)], capsys)
+    assert code == 0 and target.read_text().lstrip().startswith("<?xml") and "conv1" in target.read_text()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--x", "levels", "--y", "colour"], "unknown column colour"),
+    (["--x", "levels", "--y", "traffic_bytes"], "several rows for levels=1; these columns also vary: model, solver"),
+    (["--x", "levels", "--y", "traffic_bytes", "--out", "x.jpg"], "--out: must end in .png or .svg"),
+    (["--plan", "12"], "--plan: point 12 has no plan (status infeasible"),
+    (["--plan", "99"], "--plan: no point 99"),
+    (["--x", "levels", "--y", "model", "--kind", "heatmap"], "--z: a heatmap needs --z COL"),
+    (["--x", "levels", "--y", "traffic_bytes", "--where", "model=vgg-z"], "--where: no row matches"),
+])
+def test_bad_plot_requests(done, capsys, args, message):
+    code, _, err = run_cli(["plot", str(done), *args], capsys)
+    assert code == 2 and message in err and err.count("\n") == 1, err
