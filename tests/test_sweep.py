@@ -473,6 +473,18 @@ def test_shipped_sweeps_load(path):
     assert {p.get("solver") for p in sw.points} & {"cpsat", "exact"}  # every shipped space carries proofs
 
 
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem) for p in sorted(
+    (Path(__file__).resolve().parent.parent / "spaces").glob("*/*.yaml")) if p.parent.name != "arrays"])
+def test_figure_sweeps_in_subfolders_load(path):
+    """Sweep files kept in subfolders of spaces/ (e.g. the HyPar figures) are valid sweeps too."""
+    assert len(load_sweep(path).points) >= 1
+
+
+def test_reference_must_be_a_mapping(tmp_path):
+    with pytest.raises(SpecError, match="reference: must be a mapping"):
+        load_sweep(write(tmp_path / "s.yaml", "version: 1\ngrid: {levels: [1]}\nreference: [1, 2]\n"))
+
+
 def test_the_shipped_sweeps_are_there():
     from explorer.app.sweep.spec import shipped_sweeps
 

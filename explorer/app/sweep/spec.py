@@ -14,6 +14,7 @@ Sweep file (version 1)::
       batch: 256
     points:                      # optional explicit points (fixed applies to them too)
       - {model: resnet18, levels: 4, solver: cpsat}
+    reference: {...}             # optional, free-form: values to compare with (not read by the engine)
 
 Point keys are the single-run options: ``model``, ``array``, ``levels``, ``batch``, ``space``,
 ``solver``, ``objective``, ``time_limit``, ``seed``, ``memory_GiB``, ``weight_copies``,
@@ -40,7 +41,7 @@ from ...frontends import NETWORK_FORMATS, zoo
 from ...frontends.yamlio import load_yaml_file, load_yaml_text
 from ...solvers import REGISTRY
 
-TOP_KEYS = ("version", "name", "description", "grid", "fixed", "points")
+TOP_KEYS = ("version", "name", "description", "grid", "fixed", "points", "reference")
 PATH_KEYS = ("model", "array", "constraints")  # values that may name a file
 # What a point gets for a key nobody sets: the defaults of a single ``explore`` run.
 DEFAULTS: dict[str, Any] = {"model": "vgg-a", "array": "hypar-16", "space": "hypar", "solver": "dp", "objective": "traffic"}
@@ -252,6 +253,8 @@ def parse_sweep(data: dict, source: str, base_dir: str | Path) -> Sweep:
     description = data.get("description", "")
     if not isinstance(description, str):
         errors.append("description: must be a string")
+    if not isinstance(data.get("reference", {}), dict):
+        errors.append("reference: must be a mapping (values to compare with; the engine does not read them)")
     grid = _check_mapping(data.get("grid", {}), "grid", errors, allow_lists=True)
     fixed = _check_mapping(data.get("fixed", {}), "fixed", errors, allow_lists=False)
     for key in sorted(set(grid) & set(fixed)):
