@@ -6,8 +6,9 @@
 4. Dask (a LocalCluster of 2 worker processes) vs the local process pool of 2 workers,
    with and without the cluster's start-up.
 
-The machine may be shared: each time is the best of three alternated runs, and the load
-average is printed with the table.
+The machine may be shared: each time is the best of three alternated runs, the load average
+is printed with the table, and a control row says what 2 processes gain on pure CPU work at
+the time (the ceiling for the workers-2 ratio).
 
     python bench/bench_sweep.py
 """
@@ -23,10 +24,10 @@ from explorer.app.sweep.engine import DaskEngine, LocalEngine, run_points
 from explorer.app.sweep.point import run_single
 from explorer.app.sweep.spec import parse_sweep, resolve_paths
 
-SLOW = {  # DP points on the two largest graphs: 50 to 300 ms each, and deterministic (no search)
+SLOW = {  # CP-SAT points (one search worker, fixed seed) of 50 ms to 2 s
     "version": 1, "name": "bench-slow",
-    "grid": {"model": ["resnet50", "bert-base"], "levels": [3, 4, 5, 6, 7, 8, 9, 10], "space": ["hypar", "accpar"]},
-    "fixed": {"solver": "dp", "array": "array-1024"},
+    "grid": {"model": ["vgg-a", "vgg-e", "resnet18", "resnet50"], "levels": [6, 7, 8]},
+    "fixed": {"solver": "cpsat", "array": "array-1024", "space": "hypar"},
 }
 CHEAP = {  # 1,000 DP points
     "version": 1, "name": "bench-cheap",
@@ -34,6 +35,23 @@ CHEAP = {  # 1,000 DP points
              "batch": [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192], "space": ["hypar", "accpar"]},
     "fixed": {"solver": "dp", "array": "array-1024"},
 }
+
+
+def burn(n: int) -> int:
+    """Pure CPU work: the control for what 2 processes can gain on this machine right now."""
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+
+
+def control(workers: int) -> float:
+    from concurrent.futures import ProcessPoolExecutor
+
+    t = time.perf_counter()
+    with ProcessPoolExecutor(workers) as ex:
+        list(ex.map(burn, [2_000_000] * 8))
+    return time.perf_counter() - t
 
 
 def timed(fn):
@@ -70,6 +88,8 @@ def main() -> None:
     assert [o.result["objective_value"] for o in one] == [r["objective_value"] for r in loop]
     assert [o.result["objective_value"] for o in two] == [r["objective_value"] for r in loop]
 
+    c1 = min(control(1) for _ in range(2))
+    c2 = min(control(2) for _ in range(2))
     t_start, eng = timed(lambda: DaskEngine(workers=2))
     t_dask, dask = timed(lambda: list(run_points(slow.points, slow.base_dir, eng)))  # workers warm up
     for _ in range(2):
@@ -82,7 +102,7 @@ def main() -> None:
         t_again, again = timed(lambda: list(sweep(cheap, out, workers=2)))
     assert len(rows) == len(again) == 1000 and all(r["cached"] for r in again)
 
-    print(f"{len(params)} DP points ({per_point * 1e3:.0f} ms each in a plain loop, "
+    print(f"{len(params)} CP-SAT points ({per_point * 1e3:.0f} ms each in a plain loop, "
           f"{min(o.wall_s for o in one) * 1e3:.0f}-{max(o.wall_s for o in one) * 1e3:.0f} ms), "
           f"1,000 cheap DP points; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end")
     print()
@@ -93,6 +113,8 @@ def main() -> None:
     print(f"| engine's own time per point (1 worker: wall minus time inside the points) | {own * 1e3:.1f} ms | "
           f"{100 * own / per_point:.1f}% of a point |")
     print(f"| sweep, --workers 2 | {t2:.2f} s | {t1 / t2:.2f}x faster than --workers 1 |")
+    print(f"| control: pure-Python CPU work, 1 vs 2 processes | {c1:.2f} s / {c2:.2f} s | {c1 / c2:.2f}x "
+          f"(what 2 processes can gain on this machine now) |")
     print(f"| Dask LocalCluster, 2 workers, start-up | {t_start:.2f} s | |")
     print(f"| Dask LocalCluster, 2 workers, points | {t_dask:.2f} s | {t_dask / t2:.2f} of the process pool "
           f"({(t_dask + t_start) / t2:.2f} with start-up) |")
