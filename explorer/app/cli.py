@@ -6,56 +6,20 @@ import gc
 import json
 import math
 import sys
-from functools import wraps
 
 import click
 
 from ..solvers import REGISTRY
 
-from ..core.errors import Refused, SpecError
 from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.solution import Status
 from ..frontends import zoo
-from .output import OutputError, check_writable, inherited_fd, write_text
+from .cli_common import EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input
+from .output import check_writable, inherited_fd, write_text
 
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 DEFAULT_MODEL = "vgg-a"
 DEFAULT_ARRAY = "hypar-16"
-
-
-class InputError(click.ClickException):
-    """Bad input: one line on stderr, exit status 2."""
-
-    exit_code = 2
-
-    def show(self, file=None) -> None:
-        click.echo(f"explore: error: {self.format_message()}", err=True)
-
-
-class Interrupted(click.ClickException):
-    """Ctrl-C: one line on stderr (what was running), exit status 130."""
-
-    exit_code = EXIT_INTERRUPTED
-
-    def show(self, file=None) -> None:
-        click.echo(f"explore: interrupted (Ctrl-C){self.format_message()}; no report written", err=True)
-
-
-_last_step: list[str] = []  # the last step announced, to say what a Ctrl-C interrupted
-
-
-def fail_on_bad_input(fn):
-    @wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (SpecError, Refused, OutputError) as err:
-            raise InputError(str(err)) from None
-        except KeyboardInterrupt:
-            raise Interrupted(f" during {_last_step[-1]}" if _last_step else "") from None
-
-    return wrapper
 
 
 def problem_options(fn):

@@ -5,34 +5,11 @@ from __future__ import annotations
 
 import sys
 import time
-from functools import wraps
 from pathlib import Path
 
 import click
 
-from ..core.errors import Refused, SpecError
-
-
-# The same contract as cli.py's InputError and fail_on_bad_input (one line, exit 2), defined
-# here so that this module does not import cli.py, which imports it (python -m explorer.app.cli).
-class InputError(click.ClickException):
-    """Bad input: one line on stderr, exit status 2."""
-
-    exit_code = 2
-
-    def show(self, file=None) -> None:
-        click.echo(f"explore: error: {self.format_message()}", err=True)
-
-
-def fail_on_bad_input(fn):
-    @wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (SpecError, Refused) as err:
-            raise InputError(str(err)) from None
-
-    return wrapper
+from .cli_common import InputError, fail_on_bad_input
 
 
 class SweepGroup(click.Group):

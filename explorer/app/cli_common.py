@@ -1,0 +1,47 @@
+"""What every ``explore`` command shares: bad input is one line and exit 2, Ctrl-C one line
+and exit 130 (naming the step it interrupted)."""
+
+from __future__ import annotations
+
+from functools import wraps
+
+import click
+
+from ..core.errors import Refused, SpecError
+from .output import OutputError
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+
+class InputError(click.ClickException):
+    """Bad input: one line on stderr, exit status 2."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"explore: error: {self.format_message()}", err=True)
+
+
+class Interrupted(click.ClickException):
+    """Ctrl-C: one line on stderr (what was running), exit status 130."""
+
+    exit_code = EXIT_INTERRUPTED
+
+    def show(self, file=None) -> None:
+        click.echo(f"explore: interrupted (Ctrl-C){self.format_message()}; no report written", err=True)
+
+
+_last_step: list[str] = []  # the last step announced, to say what a Ctrl-C interrupted
+
+
+def fail_on_bad_input(fn):
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (SpecError, Refused, OutputError) as err:
+            raise InputError(str(err)) from None
+        except KeyboardInterrupt:
+            raise Interrupted(f" during {_last_step[-1]}" if _last_step else "") from None
+
+    return wrapper
