@@ -1,4 +1,5 @@
-"""Graph networks (issue 5): time to a proven optimum for ResNet-18/34/50 and BERT-base, and the
+"""Graph networks (issues 5, 11): time to a proven optimum for the zoo's graphs (ResNets, transformers,
+MobileNetV2, EfficientNet-B0; no memory limit), and the
 hierarchical DP's gap, at 16 and 128 accelerators in both spaces.
 
 The DP on graphs is the per-level frontier elimination (exact per level); CP-SAT proves the
@@ -6,7 +7,7 @@ joint optimum; the exact solver's variable elimination over type vectors runs wh
 tables fit (else "refused") and must agree; every plan is re-scored by the evaluator.
 Prints a Markdown table.
 
-    python bench/bench_graphs.py [--time-limit S] [--workers N]
+    python bench/bench_graphs.py [--time-limit S] [--workers N] [--models a,b] [--arrays hypar-16,accpar-128]
 """
 
 from __future__ import annotations
@@ -27,13 +28,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--models", default="resnet18,resnet34,resnet50,bert-base,gpt2-small,vit-b16,llama-7b,mobilenet-v2,"
+                    "efficientnet-b0")
+    ap.add_argument("--arrays", default="hypar-16,accpar-128")
     args = ap.parse_args()
     t0 = time.perf_counter()
     print("| network | nodes (weighted) | accelerators | space | DP ms | DP gap | CP-SAT vars | CP-SAT | CP-SAT s | exact s |")
     print("|---|---:|---:|---|---:|---:|---:|---|---:|---:|")
-    for arr in ("hypar-16", "accpar-128"):
+    for arr in args.arrays.split(","):
         for space in (Space.HYPAR, Space.ACCPAR):
-            for m in ("resnet18", "resnet34", "resnet50", "bert-base"):
+            for m in args.models.split(","):
                 p = Problem(load_model(m), load_array(arr), space)
                 d = dp.solve(p)
                 c = cpsat.solve(p, SolveOptions(workers=args.workers, time_limit_s=args.time_limit))

@@ -67,6 +67,7 @@ def build_problem(
     objective: str | Objective = "traffic",
     batch: int | None = None,
     levels: int | None = None,
+    seq: int | None = None,
     caps: Iterable[str] = (),
     memory_GiB: float | None = None,
     weight_copies: int | None = None,
@@ -77,7 +78,9 @@ def build_problem(
     """The problem ``explore`` would solve for these options (see :func:`solve`)."""
     if batch is not None:
         check_batch(batch)
-    net = model if isinstance(model, Network) else load_model(str(model), batch)
+    if seq is not None:
+        check_batch(seq, "--seq")
+    net = model if isinstance(model, Network) else load_model(str(model), batch, seq)
     if batch is not None:
         net = net.with_batch(batch)
     arr = array if isinstance(array, ArraySpec) else load_array(str(array))
@@ -98,6 +101,7 @@ def solve(
     solver: str = "dp",
     batch: int | None = None,
     levels: int | None = None,
+    seq: int | None = None,
     caps: Iterable[str] = (),
     memory_GiB: float | None = None,
     weight_copies: int | None = None,
@@ -115,7 +119,8 @@ def solve(
     Arguments mirror ``explore``'s options: ``space`` hypar ({I, II}) or accpar ({I, II, III});
     ``objective`` traffic (sum_h 2^h c_h, elements) or time (sum_h c_h*dtype/bw_h, seconds);
     ``solver`` dp, cpsat, exact or brute; ``batch`` and ``levels`` override the network's and
-    the array's; ``caps`` are "LEVEL=AMOUNT" strings ("3=55MB", "2=5ms"); ``pins``
+    the array's; ``seq`` fills an ONNX model's symbolic sequence (or overrides a YAML spec's);
+    ``caps`` are "LEVEL=AMOUNT" strings ("3=55MB", "2=5ms"); ``pins``
     "LAYER@LEVEL=TYPE"; ``forbids`` "LAYER=TYPE"; ``constraints`` a constraints YAML file;
     ``time_limit`` (s), ``workers``, ``seed`` and ``dump_model`` control CP-SAT. ``progress``
     receives one-line messages while solving.
@@ -126,7 +131,7 @@ def solve(
     """
     if solver not in REGISTRY:
         raise SpecError("solver", f"unknown solver {solver!r} (choose from {', '.join(REGISTRY)})")
-    problem = build_problem(model, array, space=space, objective=objective, batch=batch, levels=levels, caps=caps,
+    problem = build_problem(model, array, space=space, objective=objective, batch=batch, levels=levels, seq=seq, caps=caps,
                             memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
                             constraints=constraints)
     if progress is not None:
@@ -144,6 +149,7 @@ def check(
     solvers: Iterable[str] = JOINT_SOLVERS,
     batch: int | None = None,
     levels: int | None = None,
+    seq: int | None = None,
     caps: Iterable[str] = (),
     memory_GiB: float | None = None,
     weight_copies: int | None = None,
@@ -168,7 +174,7 @@ def check(
     unknown = [n for n in names if n not in JOINT_SOLVERS]
     if unknown or not names:
         raise SpecError("solvers", f"unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(JOINT_SOLVERS)})")
-    problem = build_problem(model, array, space=space, objective=objective, batch=batch, levels=levels, caps=caps,
+    problem = build_problem(model, array, space=space, objective=objective, batch=batch, levels=levels, seq=seq, caps=caps,
                             memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
                             constraints=constraints)
     options = CheckOptions(

@@ -148,7 +148,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
         try:
             dsol = dp.solve(problem)  # a hint only if it satisfies every constraint
             hint = dsol.plan if dsol.status is not Status.INFEASIBLE else None
-        except InstanceTooLarge:  # a graph too wide for the DP: solve without a hint
+        except (InstanceTooLarge, NotImplementedError):  # a graph too wide for the DP: solve without a hint
             hint = None
     if hint is not None:
         values = assignment(problem, f, hint)

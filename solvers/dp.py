@@ -145,7 +145,7 @@ def chain_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, i
     K = len(types)
     L = problem.num_layers
     intra, inter = tables.level_rows(counts)
-    if not problem.constraints.empty:
+    if not problem.constraints.empty or not problem.every_type_everywhere:
         for l in range(L):  # noqa: E741
             allowed = problem.allowed(h, l)
             if not allowed:

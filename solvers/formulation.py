@@ -85,7 +85,7 @@ def build(problem: Problem) -> Formulation:
                     v = f.new_var(f"x[{l},{h},{s},{t}]", w[h] * tables.intra(l, t, s))
                     f.x[(l, h, s, k)] = v
                     level_vars.append(v)
-                    if t not in problem.node_types(l):
+                    if t not in problem.level_types(h, l):
                         f.fixed_zero.append(v)
             f.exactly_one.append(level_vars)
             if h == 0:

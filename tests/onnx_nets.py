@@ -142,3 +142,227 @@ def resnet18(batch: int = 512) -> onnx.ModelProto:
     yout = helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 1000])
     graph = helper.make_graph(nodes, "resnet18", [xin], [yout], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+# ---- exporter-style transformer and mobile graphs ----------------------------------------------
+# Weights are written as dims with external data in a file that does not exist (as a dynamo
+# export whose .onnx.data was not copied): the importer must read shapes only.
+
+
+def _ext(name, *shape, dtype=TensorProto.FLOAT):
+    t = TensorProto()
+    t.name, t.data_type = name, dtype
+    t.dims.extend(shape)
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "absent.onnx.data"), ("offset", "0"), ("length", str(4 * int(np.prod(shape))))):
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    return t
+
+
+def _const(name, values, dtype=np.int64):
+    return numpy_helper.from_array(np.array(values, dtype=dtype), name)
+
+
+class _G:
+    """A little graph writer: nodes, initializers and fresh tensor names."""
+
+    def __init__(self):
+        self.nodes, self.inits, self.n = [], [], 0
+
+    def op(self, op, inputs, name=None, n_out=1, **attrs):
+        self.n += 1
+        outs = [f"{name or op}_{self.n}_{k}" for k in range(n_out)]
+        self.nodes.append(helper.make_node(op, inputs, outs, name=name or f"{op}_{self.n}", **attrs))
+        return outs[0] if n_out == 1 else outs
+
+    def const(self, values, dtype=np.int64):
+        self.n += 1
+        name = f"c{self.n}"
+        self.inits.append(_const(name, values, dtype))
+        return name
+
+    def weight(self, name, *shape):
+        self.inits.append(_ext(name, *shape))
+        return name
+
+    def linear(self, name, x, din, dout):
+        """HF/torch style: MatMul with a [din, dout] weight, then Add of the bias."""
+        y = self.op("MatMul", [x, self.weight(f"{name}.weight", din, dout)], name=name)
+        return self.op("Add", [y, self.weight(f"{name}.bias", dout)])
+
+    def layer_norm(self, x, d):
+        return self.op("LayerNormalization", [x, self.weight(f"ln{self.n}.w", d), self.weight(f"ln{self.n}.b", d)], axis=-1)
+
+    def dyn_shape(self, x, tail):
+        """A Reshape target built like the TorchScript exporter: Concat(Shape(x)[0], Shape(x)[1], tail)."""
+        shp = self.op("Shape", [x])
+        b = self.op("Unsqueeze", [self.op("Gather", [shp, self.const(0)], axis=0), self.const([0])])
+        s = self.op("Unsqueeze", [self.op("Gather", [shp, self.const(1)], axis=0), self.const([0])])
+        return self.op("Concat", [b, s, self.const(tail)], axis=0)
+
+    def model(self, name, inputs, outputs, opset=17):
+        graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def hf_bert(layers=2, hidden=64, heads=4, ffn=128, vocab=100, max_pos=64, seq="sequence", batch="batch") -> onnx.ModelProto:
+    """BertModel as the TorchScript exporter writes it: word/position/token-type embeddings
+    (position ids a constant buffer sliced to the sequence), an additive attention mask from the
+    integer attention_mask input, per layer Q/K/V MatMul+Add, Reshape (from Shape arithmetic) and
+    Transpose to [N, heads, S, dh], MatMul(q, k^T), Div, Add(mask), Softmax, MatMul(., v),
+    Transpose/Reshape back, output dense, residual + LayerNorm, FFN with erf-GELU, residual +
+    LayerNorm; then the pooler (first token, dense, tanh). Node names follow models/bert-base.yaml."""
+    g, dh = _G(), hidden // heads
+    ids, tt, mask = "input_ids", "token_type_ids", "attention_mask"
+    word = g.op("Gather", [g.weight("word_embeddings", vocab, hidden), ids], name="emb_word")
+    typ = g.op("Gather", [g.weight("token_type_embeddings", 2, hidden), tt], name="emb_type")
+    e = g.op("Add", [word, typ], name="emb_add1")
+    g.inits.append(_const("position_ids", [list(range(max_pos))]))
+    s_len = g.op("Gather", [g.op("Shape", [ids]), g.const(1)], axis=0)
+    pos_ids = g.op("Slice", ["position_ids", g.const([0]), g.op("Unsqueeze", [s_len, g.const([0])]), g.const([1])])
+    pos = g.op("Gather", [g.weight("position_embeddings", max_pos, hidden), pos_ids], name="emb_pos")
+    x = g.layer_norm(g.op("Add", [e, pos], name="emb_add2"), hidden)
+    m = g.op("Cast", [g.op("Unsqueeze", [mask, g.const([1, 2])])], to=TensorProto.FLOAT)
+    ext = g.op("Mul", [g.op("Sub", [g.const(1.0, np.float32), m]), g.const(-10000.0, np.float32)])
+    for i in range(layers):
+        def heads_of(t, perm):
+            return g.op("Transpose", [g.op("Reshape", [t, g.dyn_shape(t, [heads, dh])])], perm=perm)
+        q = heads_of(g.linear(f"l{i}_q", x, hidden, hidden), [0, 2, 1, 3])
+        kt = heads_of(g.linear(f"l{i}_k", x, hidden, hidden), [0, 2, 3, 1])
+        v = heads_of(g.linear(f"l{i}_v", x, hidden, hidden), [0, 2, 1, 3])
+        sc = g.op("Div", [g.op("MatMul", [q, kt], name=f"l{i}_att"), g.const(float(np.sqrt(dh)), np.float32)])
+        p = g.op("Softmax", [g.op("Add", [sc, ext])], axis=-1)
+        ctx = g.op("Transpose", [g.op("MatMul", [p, v], name=f"l{i}_ctx")], perm=[0, 2, 1, 3])
+        ctx = g.op("Reshape", [ctx, g.dyn_shape(ctx, [hidden])])
+        o = g.linear(f"l{i}_o", ctx, hidden, hidden)
+        x = g.layer_norm(g.op("Add", [o, x], name=f"l{i}_add1"), hidden)
+        h1 = g.linear(f"l{i}_ffn1", x, hidden, ffn)
+        gelu = g.op("Mul", [g.op("Mul", [h1, g.const(0.5, np.float32)]),
+                            g.op("Add", [g.op("Erf", [g.op("Div", [h1, g.const(1.4142135, np.float32)])]), g.const(1.0, np.float32)])])
+        x2 = g.linear(f"l{i}_ffn2", gelu, ffn, hidden)
+        x = g.layer_norm(g.op("Add", [x2, x], name=f"l{i}_add2"), hidden)
+    first = g.op("Gather", [x, g.const(0)], axis=1)
+    pooled = g.op("Tanh", [g.op("Gemm", [first, g.weight("pooler.weight", hidden, hidden), g.weight("pooler.bias", hidden)],
+                                name="pooler", transB=1)])
+    ins = [helper.make_tensor_value_info(n, TensorProto.INT64, [batch, seq]) for n in (ids, tt, mask)]
+    outs = [helper.make_tensor_value_info(x, TensorProto.FLOAT, None), helper.make_tensor_value_info(pooled, TensorProto.FLOAT, None)]
+    return g.model("bert", ins, outs)
+
+
+def gpt2_block(hidden=64, heads=4, vocab=100, n_pos=32, seq=8, batch=2, split="Split") -> onnx.ModelProto:
+    """GPT2Model's first block as exported: wte/wpe embeddings (positions from Range over the
+    input's shape), LayerNorm, fused c_attn (one MatMul to 3 x hidden) cut by Split (or three
+    Slices), heads, causal Where mask, softmax, context, c_proj, residual, MLP (c_fc, gelu, c_proj)."""
+    g, dh = _G(), hidden // heads
+    ids = "input_ids"
+    s_len = g.op("Gather", [g.op("Shape", [ids]), g.const(1)], axis=0)
+    pos_ids = g.op("Range", [g.const(0), s_len, g.const(1)])
+    x = g.op("Add", [g.op("Gather", [g.weight("wte", vocab, hidden), ids], name="wte"),
+                     g.op("Gather", [g.weight("wpe", n_pos, hidden), pos_ids], name="wpe")], name="emb")
+    h = g.layer_norm(x, hidden)
+    qkv = g.linear("c_attn", h, hidden, 3 * hidden)
+    if split == "Split":
+        q, k, v = g.op("Split", [qkv, g.const([hidden] * 3)], n_out=3, axis=2)
+    else:
+        q, k, v = (g.op("Slice", [qkv, g.const([j * hidden]), g.const([(j + 1) * hidden]), g.const([2])]) for j in range(3))
+
+    def heads_of(t, perm):
+        return g.op("Transpose", [g.op("Reshape", [t, g.const([batch, seq, heads, dh])])], perm=perm)
+
+    sc = g.op("MatMul", [heads_of(q, [0, 2, 1, 3]), heads_of(k, [0, 2, 3, 1])], name="attn")
+    causal = g.const(np.tril(np.ones((1, 1, seq, seq), dtype=bool)), dtype=bool)
+    sc = g.op("Where", [causal, g.op("Div", [sc, g.const(float(np.sqrt(dh)), np.float32)]), g.const(-1e9, np.float32)])
+    ctx = g.op("MatMul", [g.op("Softmax", [sc], axis=-1), heads_of(v, [0, 2, 1, 3])])
+    ctx = g.op("Reshape", [g.op("Transpose", [ctx], perm=[0, 2, 1, 3]), g.const([batch, seq, hidden])])
+    x = g.op("Add", [g.linear("attn_proj", ctx, hidden, hidden), x], name="res1")
+    m = g.linear("mlp_fc", g.layer_norm(x, hidden), hidden, 4 * hidden)
+    m = g.op("Mul", [m, g.op("Sigmoid", [g.op("Mul", [m, g.const(1.702, np.float32)])])])
+    x = g.op("Add", [g.linear("mlp_proj", m, 4 * hidden, hidden), x], name="res2")
+    ins = [helper.make_tensor_value_info(ids, TensorProto.INT64, [batch, seq])]
+    return g.model("gpt2", ins, [helper.make_tensor_value_info(x, TensorProto.FLOAT, None)], opset=18)
+
+
+def mha_encoder(batch=2, seq=6, embed=32, heads=4, seq_first=True) -> onnx.ModelProto:
+    """One nn.MultiheadAttention as torch exports it: with seq_first the [N, S, E] input is
+    transposed to [S, N, E] (batch_first=True runs sequence-first inside), one fused in_proj
+    Gemm on [S*N, E], heads folded into the batch ([N*heads, S, dh]), out_proj Gemm, back."""
+    g, dh = _G(), embed // heads
+    x = "x"
+    t = g.op("Transpose", [x], perm=[1, 0, 2]) if seq_first else x
+    lead = [seq, batch] if seq_first else [batch, seq]
+    flat = g.op("Reshape", [t, g.const([-1, embed])])
+    qkv = g.op("Gemm", [flat, g.weight("in_proj_weight", 3 * embed, embed), g.weight("in_proj_bias", 3 * embed)],
+               name="in_proj", transB=1)
+    q, k, v = g.op("Split", [qkv, g.const([embed] * 3)], n_out=3, axis=1)
+
+    def heads_of(u):
+        u = g.op("Reshape", [u, g.const(lead + [heads, dh])])
+        perm = [1, 2, 0, 3] if seq_first else [0, 2, 1, 3]  # -> [N, heads, S, dh]
+        return g.op("Reshape", [g.op("Transpose", [u], perm=perm), g.const([batch * heads, seq, dh])])
+
+    kt = g.op("Transpose", [heads_of(k)], perm=[0, 2, 1])
+    sc = g.op("MatMul", [g.op("Mul", [heads_of(q), g.const(float(1 / np.sqrt(dh)), np.float32)]), kt], name="attn")
+    ctx = g.op("MatMul", [g.op("Softmax", [sc], axis=-1), heads_of(v)])
+    ctx = g.op("Reshape", [ctx, g.const([batch, heads, seq, dh])])
+    perm = [2, 0, 1, 3] if seq_first else [0, 2, 1, 3]
+    ctx = g.op("Reshape", [g.op("Transpose", [ctx], perm=perm), g.const([-1, embed])])
+    out = g.op("Gemm", [ctx, g.weight("out_proj.weight", embed, embed), g.weight("out_proj.bias", embed)], name="out_proj", transB=1)
+    ins = [helper.make_tensor_value_info(x, TensorProto.FLOAT, [batch, seq, embed])]
+    return g.model("mha", ins, [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])
+
+
+def inverted_residual(batch=2, c=8, expand=4, size=6) -> onnx.ModelProto:
+    """A MobileNetV2 block as exported: 1x1 expand Conv + BN + Clip (ReLU6), depthwise 3x3 Conv
+    (group = channels) + BN + Clip, 1x1 project Conv + BN, residual Add."""
+    g, e = _G(), c * expand
+    x = "x"
+
+    def conv(name, t, cin, cout, k, group=1, relu=True):
+        y = g.op("Conv", [t, g.weight(f"{name}.w", cout, cin // group, k, k)], name=name, kernel_shape=[k, k],
+                 pads=[k // 2] * 4, group=group)
+        y = g.op("BatchNormalization", [y] + [g.weight(f"{name}.bn{j}", cout) for j in range(4)])
+        return g.op("Clip", [y, g.const(0.0, np.float32), g.const(6.0, np.float32)]) if relu else y
+
+    y = conv("expand", x, c, e, 1)
+    y = conv("dw", y, e, e, 3, group=e)
+    y = conv("project", y, e, c, 1, relu=False)
+    out = g.op("Add", [y, x], name="res")
+    ins = [helper.make_tensor_value_info(x, TensorProto.FLOAT, [batch, c, size, size])]
+    return g.model("mbv2block", ins, [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])
+
+
+INVERTED_RESIDUAL_YAML = """version: 1
+name: mbv2block
+batch: 2
+layers:
+  - {name: expand, kind: conv, in_channels: 8, out_channels: 32, kernel: 1, in_size: 6, out_size: 6, inputs: [input]}
+  - {name: dw, kind: conv, in_channels: 32, out_channels: 32, kernel: 3, in_size: 6, out_size: 6, groups: 32}
+  - {name: project, kind: conv, in_channels: 32, out_channels: 8, kernel: 1, in_size: 6, out_size: 6}
+  - {name: res, kind: add, inputs: [project, input]}
+"""
+
+
+def dense_net(batch=2, blocks=2, layers_per_block=4, growth=4, c0=8, size=8) -> onnx.ModelProto:
+    """A small DenseNet: every conv of a dense block reads the concatenation of all earlier
+    outputs of the block (BN-ReLU-Conv1x1-BN-ReLU-Conv3x3), transitions (Conv1x1 + AvgPool)."""
+    g = _G()
+    x, ch = g.op("Conv", ["x", g.weight("stem.w", c0, 3, 3, 3)], name="stem", kernel_shape=[3, 3], pads=[1] * 4), c0
+    for b in range(blocks):
+        feats = [x]
+        for i in range(layers_per_block):
+            cat = feats[0] if len(feats) == 1 else g.op("Concat", feats, name=f"b{b}cat{i}", axis=1)
+            y = g.op("Conv", [g.op("Relu", [cat]), g.weight(f"b{b}l{i}a", 4 * growth, ch, 1, 1)], name=f"b{b}l{i}a", kernel_shape=[1, 1])
+            y = g.op("Conv", [g.op("Relu", [y]), g.weight(f"b{b}l{i}b", growth, 4 * growth, 3, 3)], name=f"b{b}l{i}b",
+                     kernel_shape=[3, 3], pads=[1] * 4)
+            feats.append(y)
+            ch += growth
+        x = g.op("Concat", feats, name=f"b{b}out", axis=1)
+        if b < blocks - 1:
+            x = g.op("Conv", [x, g.weight(f"t{b}", ch // 2, ch, 1, 1)], name=f"t{b}", kernel_shape=[1, 1])
+            x = g.op("AveragePool", [x], kernel_shape=[2, 2], strides=[2, 2])
+            ch //= 2
+    x = g.op("Flatten", [g.op("GlobalAveragePool", [x])])
+    out = g.op("Gemm", [x, g.weight("fc.w", 10, ch), g.weight("fc.b", 10)], name="fc", transB=1)
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 3, size, size])]
+    return g.model("densenet", ins, [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])

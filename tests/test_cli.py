@@ -228,5 +228,5 @@ def test_list_json(capsys):
     r = json.loads(out)
     models = {m["name"]: m for m in r["models"]}
     assert code == 0 and models["resnet50"]["graph"] and not models["vgg-a"]["graph"]
-    assert models["bert-base"]["weighted_layers"] == 72 and r["aliases"]["vgg16"] == "vgg-d"
+    assert models["bert-base"]["weighted_layers"] == 76 and r["aliases"]["vgg16"] == "vgg-d"
     assert {a["name"] for a in r["arrays"]} == {"hypar-16", "accpar-128", "array-1024", "hypar-paper", "hypar-paper-torus"}

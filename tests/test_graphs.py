@@ -203,7 +203,17 @@ def test_exact_on_graphs_and_its_refusal():
 
 @pytest.mark.parametrize("name,weighted,joins,params", [
     ("resnet18", 21, 8, 11_678_912), ("resnet34", 37, 16, 21_779_648),
-    ("resnet50", 54, 16, 25_502_912), ("bert-base", 72, 36, 84_934_656),
+    ("resnet50", 54, 16, 25_502_912),
+    # BERT-base: 72 encoder matrices (84,934,656) + word/type/position embeddings
+    # (30522*768 + 2*768 + 512*768 = 23,837,184) + pooler (589,824)
+    ("bert-base", 76, 38, 109_360_128),
+    # GPT-2 small: 12 * (768*2304 + 768*768 + 2 * 768*3072) = 84,934,656 + wte 50257*768 + wpe 1024*768
+    ("gpt2-small", 50, 37, 124_318_464),
+    # LLaMA-7B: 32 * (4 * 4096^2 + 3 * 4096*11008) + 2 * 32000*4096 = 6,738,149,376
+    ("llama-7b", 226, 128, 6_738_149_376),
+    ("vit-b16", 74, 36, 86_292_480),
+    ("mobilenet-v2", 53, 10, 3_469_760),
+    ("efficientnet-b0", 82, 25, 5_236_192),
 ])
 def test_graph_zoo(name, weighted, joins, params):
     net = load_model(name)
@@ -235,10 +245,16 @@ def test_onnx_attention_and_errors(tmp_path):
     onnx.save(attention_net(), str(p))
     net = load_onnx(p)
     kinds = [L.kind.value for L in net.layers]
-    assert kinds == ["fc", "fc", "fc", "attention", "attention", "fc", "add"]
+    # Q.K^T and softmax.V are one attention node over Q, K, V (was two joins, the second one
+    # read as an image); a 3-D score tensor [N, S, S] is one head.
+    assert kinds == ["fc", "fc", "fc", "attention", "fc", "add"]
+    att = net.layers[3]
+    assert (att.in_channels, att.out_channels, att.heads, att.in_size) == (96, 32, 1, (16, 1))
     assert net.layers[0].input_elements(net.batch) == 2 * 16 * 32  # sequence as spatial extent
+    assert net.approximations == ()
+    (dw,) = load_onnx_model(tmp_path, grouped_conv_net()).layers  # grouped convolutions import
+    assert (dw.groups, dw.in_channels, dw.out_channels, dw.weight_elements()) == (8, 8, 8, 8 * 9)
     for model, message in ((unsupported_net(), "node 'cmp' (Greater): combines activations of fc1, fc2"),
-                           (grouped_conv_net(), "node 'dw' (Conv): grouped convolution (group=8) is not supported"),
                            (weight_first_matmul_net(), "node 'wx' (MatMul): its weight (second input) is not a constant"),
                            (residual_net("N"), "input 'x' has a symbolic batch dimension 'N': pass --batch")):
         f = tmp_path / "bad.onnx"
@@ -254,6 +270,12 @@ def test_onnx_attention_and_errors(tmp_path):
     junk.write_bytes(b"not a protobuf at all")
     with pytest.raises(SpecError, match="cannot read as ONNX|shape inference failed|no weighted layer"):
         load_onnx(junk)
+
+
+def load_onnx_model(tmp_path, model, **kw):
+    f = tmp_path / "m.onnx"
+    onnx.save(model, str(f))
+    return load_onnx(f, **kw)
 
 
 def test_cli_onnx_with_symbolic_batch(tmp_path, capsys):

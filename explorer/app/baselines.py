@@ -13,7 +13,9 @@ BASELINES = ("all-I", "all-II", "trick")
 def baseline_plan(problem: Problem, name: str) -> Plan:
     """all-I: data parallelism everywhere; all-II: model parallelism; trick: conv I, fc II.
 
-    Join nodes follow: I, II, and in the trick the type of their first input."""
+    Join nodes follow: I, II, and in the trick the type of their first input. A node that
+    does not offer the type at a level (``Problem.level_types``: type II beyond a grouped conv's
+    groups or an attention node's heads) takes type I there."""
     net = problem.network
     if name == "all-I":
         row = [PartitionType.I] * len(net.layers)
@@ -29,4 +31,6 @@ def baseline_plan(problem: Problem, name: str) -> Plan:
                 row.append(PartitionType.I if L.kind is LayerKind.CONV else PartitionType.II)
     else:
         raise ValueError(f"unknown baseline {name!r}")
-    return Plan.uniform(problem.levels, row)
+    rows = tuple(tuple(t if t in problem.level_types(h, l) else PartitionType.I for l, t in enumerate(row))  # noqa: E741
+                 for h in range(problem.levels))
+    return Plan(rows)

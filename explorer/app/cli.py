@@ -22,6 +22,12 @@ DEFAULT_MODEL = "vgg-a"
 DEFAULT_ARRAY = "hypar-16"
 
 
+def _keep_seq(ctx, _param, value):
+    """--seq is read by build_problem from the context (it is not a parameter of every command)."""
+    ctx.meta["seq"] = value
+    return value
+
+
 def problem_options(fn):
     """Options shared by every command that builds a problem."""
     decorators = [
@@ -30,6 +36,8 @@ def problem_options(fn):
         click.option("--space", type=click.Choice([s.value for s in Space]), default="hypar", show_default=True, help="Partition types: " + ", ".join(f"{s} = {{{', '.join(map(str, s.types))}}}" for s in Space) + "."),
         click.option("--objective", type=click.Choice([o.value for o in Objective]), default="traffic", show_default=True, help="traffic: sum_h 2^h c_h; time: sum_h c_h*dtype/b_h (b_h: the array's time model)."),
         click.option("--batch", type=int, default=None, help="Override the network's batch size."),
+        click.option("--seq", type=int, default=None, expose_value=False, callback=_keep_seq,
+                     help="Sequence length: fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence."),
         click.option("--levels", type=int, default=None, help="Override the array's number of levels H (2^H accelerators)."),
         click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object."),
         click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout; a symlink is written through, a device or FIFO written into, a regular file replaced atomically keeping its mode)."),
@@ -140,10 +148,13 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
 
     check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
     check_destinations(output, dump_model, (solver,))
-    result = api.solve(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels,
+    seq = click.get_current_context().meta.get("seq")
+    result = api.solve(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels, seq=seq,
                        caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
                        constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
                        dump_model=dump_model, progress=progress if solver != "dp" else None)
+    for note in result.inputs.approximations:
+        click.echo(f"explore: approximation: {note}", err=True)
     text = json.dumps(result.to_json(), indent=2) + "\n" if fmt == "json" else render_table(result)
     emit(text, output)
     if result.status is Status.INTERRUPTED:
@@ -192,7 +203,7 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
     check_destinations(output, dump_model, names)
     report = api.check(model, array, space=space, objective=objective, solvers=names, batch=batch, levels=levels,
-                       caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
+                       seq=click.get_current_context().meta.get("seq"), caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
                        constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
                        dump_model=dump_model, progress=progress)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check(report)

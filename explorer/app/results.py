@@ -136,13 +136,15 @@ class Inputs:
     constraints: Constraints
     warnings: tuple[str, ...] = ()  # sentences about the inputs (also 'warning:' lines in the tables)
     time_model: TimeModel | None = None
+    sequence: int | None = None  # tokens per sample, when the network has a sequence axis
+    approximations: tuple[str, ...] = ()  # what an importer could not model exactly (Network.approximations)
 
     @staticmethod
     def of(problem: Problem) -> "Inputs":
         net, arr = problem.network, problem.array
         return Inputs(__version__, net.name, net.source, arr.name, arr.source, problem.space, problem.objective,
                       net.batch, arr.levels, arr.accelerators, arr.dtype_bytes, nodes_of(net), problem.constraints,
-                      input_warnings(problem), TimeModel.of(arr))
+                      input_warnings(problem), TimeModel.of(arr), net.sequence, net.approximations)
 
     @property
     def layers(self) -> tuple[str, ...]:
@@ -163,6 +165,7 @@ class Inputs:
             "space": self.space.value,
             "objective": self.objective.value,
             "batch": self.batch,
+            "sequence": self.sequence,
             "levels": self.levels,
             "accelerators": self.accelerators,
             "dtype_bytes": self.dtype_bytes,
@@ -171,6 +174,7 @@ class Inputs:
             "constraints": constraints_json(self.constraints),
             "warnings": list(self.warnings),
             "time_model": None if self.time_model is None else self.time_model.to_json(),
+            "approximations": list(self.approximations),
         }
 
 

@@ -17,6 +17,8 @@ from fractions import Fraction
 
 from .network import Layer
 from .partition import (  # noqa: F401 - Counts, ZERO_COUNTS, add_type, advance, zero_counts are re-exported
+    JOIN_NODE_TYPES,
+    LAYER_TYPES,
     ZERO_COUNTS,
     Counts,
     PartitionType,
@@ -24,7 +26,8 @@ from .partition import (  # noqa: F401 - Counts, ZERO_COUNTS, add_type, advance,
     add_type,
     advance,
     halvings,
-    inter_coeff,
+    inter_coeff,  # noqa: F401 - re-exported
+    node_inter_coeff,
     zero_counts,
 )
 
@@ -43,8 +46,9 @@ class ScaledSizes:
 
 def scaled_sizes(layer: Layer, batch: int, counts: Counts) -> ScaledSizes:
     """Each size is halved once per earlier choice of a type that halves one of its dimensions
-    (model.md section 3: every I halves B, every II halves D_i, every III halves D_o)."""
-    sf, sw, so = halvings(counts)
+    (model.md section 3: every I halves B, every II halves D_i, every III halves D_o; the
+    layer's ``node_types`` says where a kind differs, e.g. II on a grouped conv halves G)."""
+    sf, sw, so = layer.node_types.halvings(counts)
     return ScaledSizes(
         f_in=Fraction(layer.input_elements(batch), 2**sf),
         weights=Fraction(layer.weight_elements(), 2**sw),
@@ -54,10 +58,13 @@ def scaled_sizes(layer: Layer, batch: int, counts: Counts) -> ScaledSizes:
 
 def intra_amount(layer: Layer, batch: int, t: PartitionType, counts: Counts) -> Fraction:
     """The layer's own partial-sum exchange: the scaled size of the tensor its type exchanges
-    (``TypeSpec.exchanges``: I -> dW_l, II -> F_{l+1}, III -> E_l); none for a join."""
-    if layer.is_join:
+    (``TypeSpec.exchanges``: I -> dW_l, II -> F_{l+1}, III -> E_l, from the layer's
+    ``node_types``); none for a join or a type that splits without partial sums."""
+    i = layer.node_types.exchanged[t.index]
+    if i is None:
         return Fraction(0)
-    return scaled_sizes(layer, batch, counts).of(t.spec.exchanges.size)
+    s = scaled_sizes(layer, batch, counts)
+    return (s.f_in, s.weights, s.f_out)[i]
 
 
 def inter_amount(
@@ -68,11 +75,15 @@ def inter_amount(
     counts: Counts,
     share: Fraction = Fraction(1),
     producer_is_join: bool = False,
+    producer: Layer | None = None,
 ) -> Fraction:
     """Re-layout of the tensor on an edge, charged on the consumer's input with its scaled sizes;
-    ``share`` is the part of the consumer's input the edge carries (below 1 into a concat)."""
+    ``share`` is the part of the consumer's input the edge carries (below 1 into a concat or an
+    attention node). The layouts come from the producer's and consumer's ``node_types`` (when
+    ``producer`` is not given: a layer, or a join if ``producer_is_join``)."""
     s = scaled_sizes(consumer, batch, counts)
-    c = inter_coeff(prev, nxt, producer_is_join, consumer.is_join)
+    made = producer.node_types if producer is not None else JOIN_NODE_TYPES if producer_is_join else LAYER_TYPES
+    c = node_inter_coeff(prev, nxt, made, consumer.node_types)
     return (c.f + c.e) * s.f_in * share  # A(E_l) = A(F_l)
 
 

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property, lru_cache
+from functools import cached_property
 from itertools import chain, product
 
 from .network import Network
 from .partition import (  # noqa: F401 - compositions is re-exported
-    HALVED_BY,
-    HALVINGS,
-    JOIN_TYPES,
     NUM_TYPES,
     ZERO_COUNTS,
     Counts,
@@ -27,21 +24,12 @@ from .partition import (  # noqa: F401 - compositions is re-exported
     Space,
     advance,
     compositions,
-    halvings,
-    inter_coeff,
+    inter_coeff,  # noqa: F401 - re-exported
+    node_inter_coeff,
     zero_counts,
 )
 
 _F_IN, _W = Size.F_IN.index, Size.WEIGHTS.index
-
-
-@lru_cache(maxsize=None)
-def _halves():
-    """[type position, size position] = 1 where each choice of the type halves the size (int64).
-    numpy is imported on use: ``explore --help`` and ``explore list`` never need it."""
-    import numpy as np
-
-    return np.array([[int(k in HALVED_BY[s]) for s in Size] for k in range(NUM_TYPES)], dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -52,8 +40,10 @@ class CostTables:
     - ``inter(e, prev, nxt, counts)``: edge e = (u, v), u of type prev, v of type nxt,
       ``counts`` being the consumer v's counts at that level.
 
-    Join nodes have no intra cost and only the types with join layouts (``JOIN_TYPES``); their
-    entries for the other types are 0 and never chosen (``Problem.allowed`` excludes them).
+    Each node's kind says how it behaves under each type (``Layer.node_types``): join nodes have
+    no intra cost and only the types with join layouts, a grouped conv's II splits whole groups
+    without partial sums, an embedding's III exchanges nothing. Entries for types a node does
+    not take are 0 and never chosen (``Problem.allowed`` excludes them).
     """
 
     network: Network
@@ -93,21 +83,26 @@ class CostTables:
         return [L.is_join for L in self.network.layers]
 
     @cached_property
+    def _node_types(self):
+        """Per layer: its ``NodeTypes`` (halvings, exchanged size and layouts of each type)."""
+        return [L.node_types for L in self.network.layers]
+
+    @cached_property
     def edge_quarters(self) -> list[dict[tuple[PartitionType, PartitionType], int]]:
         """Per edge, 4 * (f + e) of the derived inter-layer coefficient: amounts in quarters of
-        the edge's tensor. Depends on whether producer and consumer are joins."""
-        cache: dict[tuple[bool, bool], dict] = {}
+        the edge's tensor. Depends on the producer's and consumer's ``NodeTypes``."""
+        cache: dict[tuple, dict] = {}
         out = []
         for u, v in self.edges:
-            key = (self._joins[u], self._joins[v])
+            key = (self._node_types[u], self._node_types[v])
             if key not in cache:
                 q = {}
                 for a in self.types:
                     for b in self.types:
-                        if (key[0] and a not in JOIN_TYPES) or (key[1] and b not in JOIN_TYPES):
+                        if key[0].specs[a.index] is None or key[1].specs[b.index] is None:
                             q[(a, b)] = 0  # never chosen
                             continue
-                        x = 4 * inter_coeff(a, b, key[0], key[1]).total
+                        x = 4 * node_inter_coeff(a, b, key[0], key[1]).total
                         assert x.denominator == 1
                         q[(a, b)] = int(x)
                 cache[key] = q
@@ -116,13 +111,15 @@ class CostTables:
 
     def intra(self, layer: int, t: PartitionType, counts: Counts) -> int:
         """``comm.intra_amount`` in units: the exchanged size shifted by its halvings."""
-        if self._joins[layer]:
+        nt = self._node_types[layer]
+        i = nt.exchanged[t.index]  # the spec's exchanged tensor, as a position in _base and in halvings
+        if i is None:
             return 0
-        i = t.exchanged  # TYPE_SPECS[t].exchanges, as a position in _base and in halvings
-        return self._base[layer][i] >> HALVINGS[counts][i]
+        return self._base[layer][i] >> nt.halvings(counts)[i]
 
     def inter(self, edge: int, prev: PartitionType, nxt: PartitionType, counts: Counts) -> int:
-        return (self.edge_quarters[edge][(prev, nxt)] * (self._edge_base[edge] >> HALVINGS[counts][_F_IN])) >> 2
+        fin = self._edge_base[edge] >> self._node_types[self.edges[edge][1]].halvings(counts)[_F_IN]
+        return (self.edge_quarters[edge][(prev, nxt)] * fin) >> 2
 
     def intra_row(self, layer: int, counts: Counts) -> list[int]:
         """intra(layer, t, counts) for every t of the space, in space order."""
@@ -130,7 +127,7 @@ class CostTables:
 
     def inter_matrix(self, edge: int, counts: Counts) -> list[list[int]]:
         """inter(edge, prev, nxt, counts) as [prev][nxt] over the space's types, in space order."""
-        fin = self._edge_base[edge] >> halvings(counts)[_F_IN]
+        fin = self._edge_base[edge] >> self._node_types[self.edges[edge][1]].halvings(counts)[_F_IN]
         q = self.edge_quarters[edge]
         return [[(q[(a, b)] * fin) >> 2 for b in self.types] for a in self.types]
 
@@ -142,17 +139,21 @@ class CostTables:
         import numpy as np
 
         base = np.array(self._base, dtype=np.int64).reshape(len(self._base), len(Size))
-        joins = np.array(self._joins, dtype=bool)
         edge_base = np.array(self._edge_base, dtype=np.int64)
-        # edge_quarters shares one dict per (producer join, consumer join): build each matrix once
+        # edge_quarters shares one dict per (producer kind, consumer kind): build each matrix once
         K, rows, index = len(self.types), {}, []
         for qe in self.edge_quarters:
             if id(qe) not in rows:
                 rows[id(qe)] = (len(rows), [[qe[(a, b)] for b in self.types] for a in self.types])
             index.append(rows[id(qe)][0])
         q = np.array([m for _, m in rows.values()], dtype=np.int64).reshape(len(rows), K, K)[np.array(index, dtype=np.int64)]
-        exchanged = np.array([t.exchanged for t in self.types], dtype=np.int64)
-        return base, exchanged, joins, edge_base, q.reshape(len(self.edges), K, K)
+        # per layer and space type: the exchanged size's position, or -1 for none (joins, group splits)
+        ex = [[-1 if nt.exchanged[t.index] is None else nt.exchanged[t.index] for t in self.types] for nt in self._node_types]
+        exchanged = np.array(ex, dtype=np.int64).reshape(len(ex), K)
+        # per layer: [type position, size position] = 1 where each choice of the type halves the size
+        halves = np.array([[[int(k in hb) for hb in nt.halved_by] for k in range(NUM_TYPES)] for nt in self._node_types],
+                          dtype=np.int64).reshape(len(ex), NUM_TYPES, len(Size))
+        return base, exchanged, halves, edge_base, q.reshape(len(self.edges), K, K)
 
     @cached_property
     def _consumers(self):
@@ -184,11 +185,11 @@ class CostTables:
 
         import numpy as np
 
-        base, exchanged, joins, edge_base, q = arrays
+        base, exchanged, halves, edge_base, q = arrays
         n = np.fromiter(chain.from_iterable(counts), dtype=np.int64, count=NUM_TYPES * len(counts))
-        shifts = n.reshape(len(counts), NUM_TYPES) @ _halves()  # [layer, size]
-        intra = (base >> shifts)[:, exchanged]
-        intra[joins] = 0
+        shifts = np.einsum("lk,lks->ls", n.reshape(len(counts), NUM_TYPES), halves)  # [layer, size]
+        intra = np.take_along_axis(base >> shifts, np.maximum(exchanged, 0), axis=1)
+        intra[exchanged < 0] = 0
         if not self.edges:
             return intra, np.zeros((0, len(self.types), len(self.types)), dtype=np.int64)
         fin = edge_base >> shifts[self._consumers, _F_IN]
@@ -199,7 +200,7 @@ class CostTables:
         """Per-accelerator memory of a layer after all levels (``comm.footprint_elements``), in units."""
         if self._joins[layer]:
             return 0
-        base, shifts = self._base[layer], halvings(final_counts)
+        base, shifts = self._base[layer], self._node_types[layer].halvings(final_counts)
         return (2 + weight_copies) * (base[_W] >> shifts[_W]) + (base[_F_IN] >> shifts[_F_IN])
 
     def states(self, h: int) -> list[Counts]:

@@ -8,7 +8,7 @@ Two exact passes compute the same ``Evaluation``:
 - ``evaluate`` (the default) works in integers in the unit 1/(4*2^H) element. Every amount
   of the model is a sum of a layer's three tensor sizes (A(F_l), A(W_l), A(F_{l+1})), each
   times a coefficient that depends only on the type(s), the counts and whether the nodes are
-  joins. The coefficients come from ``comm``'s own functions, evaluated once per distinct
+  joins (the node's kind: ``Layer.node_types``). The coefficients come from ``comm``'s own functions, evaluated once per distinct
   (types, counts) on probe nodes whose tensor sizes are (1, 0, 0), (0, 1, 0) and (0, 0, 1);
   scaled by the unit they are integers, so every per-layer amount is three integer products.
   Nothing is read from ``CostTables``, and the model's formulas stay in ``comm``.
@@ -28,7 +28,7 @@ from .comm import ZERO_COUNTS, Counts, add_type, advance, footprint_elements, in
 from .constraints import Constraints
 from .network import Network
 from .objective import Objective
-from .partition import ALL_TYPES, JOIN_TYPES, Space
+from .partition import ALL_TYPES, JOIN_NODE_TYPES, JOIN_TYPES, LAYER_TYPES, NodeTypes, Space
 from .plan import Plan
 from .timing import energy_J, level_times, step_time
 
@@ -84,6 +84,9 @@ def check_plan(network: Network, array: ArraySpec, space: Space, plan: Plan, joi
         raise PlanError(f"plan has shape {plan.levels}x{plan.layers}, problem needs {H} levels x {L} layers")
     types = space.types
     joins = [l for l, x in enumerate(network.layers) if x.is_join] if join_layers is None else join_layers  # noqa: E741
+    # nodes whose kind limits their types beyond joins (grouped conv, attention heads, embedding)
+    limited = [l for l, x in enumerate(network.layers)  # noqa: E741
+               if x.node_types not in (LAYER_TYPES, JOIN_NODE_TYPES) or x.split_levels is not None]
     for h, row in enumerate(plan.types):
         if not all(map(types.__contains__, row)):
             l = next(l for l, t in enumerate(row) if t not in types)  # noqa: E741
@@ -91,6 +94,10 @@ def check_plan(network: Network, array: ArraySpec, space: Space, plan: Plan, joi
         for l in joins:  # noqa: E741
             if row[l] not in JOIN_TYPES:
                 raise PlanError(f"level {h}, join {network.layers[l].name}: type {row[l]} is not offered to joins")
+        for l in limited:  # noqa: E741
+            if not network.layers[l].offers(row[l], h):
+                raise PlanError(f"level {h}, layer {network.layers[l].name}: type {row[l]} is not offered to a "
+                                f"{network.layers[l].kind.value} node at this level")
 
 
 def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan, weight_copies: int = 0) -> Evaluation:
@@ -126,7 +133,7 @@ class _Facts:
     """What the integer pass needs of a network whatever the plan."""
 
     sizes: list[tuple[int, int, int]]  # per node: A(F_l), A(W_l), A(F_{l+1}) in elements
-    joins: list[bool]
+    joins: list[NodeTypes]  # per node: its kind's behaviour (join, layer, grouped conv, embedding)
     join_layers: list[int]
     edge_f: list[int] | None  # per edge: its tensor in elements; None when one is not whole
     flops: int  # training FLOPs of one step
@@ -143,7 +150,7 @@ def _network_facts(network: Network) -> _Facts:
         return hit[1]
     B = network.batch
     sizes = [(x.input_elements(B), x.weight_elements(), x.output_elements(B)) for x in network.layers]
-    joins = [x.is_join for x in network.layers]
+    joins = [x.node_types for x in network.layers]  # the kind's behaviour keys the coefficients
     edge_f: list[int] | None = []
     for (_, v), share in zip(network.edges, network.edge_shares):
         x = sizes[v][0] * share.numerator
@@ -151,7 +158,7 @@ def _network_facts(network: Network) -> _Facts:
             edge_f = None
             break
         edge_f.append(x // share.denominator)
-    facts = _Facts(sizes, joins, [n for n, j in enumerate(joins) if j], edge_f,
+    facts = _Facts(sizes, joins, [n for n, x in enumerate(network.layers) if x.is_join], edge_f,
                    sum(training_flops(layer, B) for layer in network.layers))
     while len(_FACTS) >= 4:
         try:  # oldest first; tolerate another thread evicting at the same time
@@ -173,7 +180,7 @@ def evaluate_rational(network: Network, array: ArraySpec, space: Space, plan: Pl
         row = plan.types[h]
         intra = tuple(intra_amount(network.layers[l], B, row[l], counts[l]) for l in range(L))  # noqa: E741
         inter = tuple(
-            inter_amount(network.layers[v], B, row[u], row[v], counts[v], share, network.layers[u].is_join)
+            inter_amount(network.layers[v], B, row[u], row[v], counts[v], share, producer=network.layers[u])
             for (u, v), share in zip(network.edges, network.edge_shares)
         )
         intra_rows.append(tuple(_to_units(x, unit) for x in intra))
@@ -224,10 +231,14 @@ class _Probe:
     """A node with given tensor sizes A(F_l), A(W_l), A(F_{l+1}) (elements, any batch): fed to
     ``comm``'s functions, it yields the coefficient of each size in an amount."""
 
-    is_join: bool
+    node_types: NodeTypes
     f_in: int
     weights: int
     f_out: int
+
+    @property
+    def is_join(self) -> bool:
+        return self.node_types.join
 
     def input_elements(self, batch: int) -> int:
         return self.f_in
@@ -240,6 +251,14 @@ class _Probe:
 
 
 _UNIT_VECTORS = ((1, 0, 0), (0, 1, 0), (0, 0, 1))
+
+
+class _Probes(dict):
+    """NodeTypes -> its three probes (one per tensor size), made on first use."""
+
+    def __missing__(self, node_types: NodeTypes) -> tuple[_Probe, ...]:
+        p = self[node_types] = tuple(_Probe(node_types, *v) for v in _UNIT_VECTORS)
+        return p
 
 
 # PartitionType members are singletons; keying by id() avoids Enum.__hash__ (slow, Python-level)
@@ -276,7 +295,7 @@ class _Coefficients:
 
     def __init__(self, unit: int, batch: int, levels: int) -> None:
         self.unit, self.batch, self.levels = unit, batch, levels
-        self._probes = {j: tuple(_Probe(j, *v) for v in _UNIT_VECTORS) for j in (False, True)}
+        self._probes = _Probes()
         self._columns: dict = {}
         self._edges: dict = {}
         self._inter: dict = {}
@@ -333,7 +352,8 @@ class _Coefficients:
         k = self._inter.get(key)
         if k is None:
             probe = self._probes[next_join][0]
-            k = self._inter[key] = self._units(inter_amount(probe, self.batch, ALL_TYPES[a], ALL_TYPES[b], counts, Fraction(1), prev_join))
+            k = self._inter[key] = self._units(inter_amount(probe, self.batch, ALL_TYPES[a], ALL_TYPES[b], counts, Fraction(1),
+                                                            producer=self._probes[prev_join][0]))
         return k
 
 

@@ -14,7 +14,10 @@ Spec (version 1), one file per network::
 (model.md section 2). ``description`` is an optional top-level key. Shapes must chain: a
 conv's ``in_channels`` equals its input's channels; an fc reads its input flattened, so its
 ``in_features`` is the input's channels times a spatial size from 1 to the input's own
-(pooling may sit between).
+(pooling may sit between). A conv layer may say ``groups: G`` (grouped/depthwise).
+``sequence: S`` (top level) gives fc, embedding and attention nodes S tokens per sample
+(``tokens:`` per node overrides it). An embedding ``{name, kind: embedding, vocab: V,
+hidden: D}`` reads token ids from the network input.
 
 Graphs. Every node takes ``inputs: [names]`` (default: the node before it in the file; the
 first node, or ``inputs: []``, reads the network input). Weighted layers (conv, fc) take one
@@ -22,10 +25,12 @@ input; join nodes (no weights) take two or more:
 
     - {name: res1, kind: add, inputs: [conv2, proj1]}       # elementwise sum
     - {name: cat1, kind: concat, inputs: [b1, b2]}          # channel concatenation
-    - {name: att1, kind: attention, inputs: [q1, k1, v1]}   # attention core, costed like add
+    - {name: att1, kind: attention, inputs: [q1, k1, v1], heads: 12}   # attention core
 
-A join's channels and spatial size are derived from its inputs (add/attention: all equal;
-concat: channels add up); ``size`` sets the spatial size where pooling sits between an
+A join's channels and spatial size are derived from its inputs (add: all equal; concat:
+channels add up; attention: its input is Q, K and V together, its output the context, the
+last input's channels or a third of one fused QKV input, or ``channels:``); ``heads`` is
+optional; ``size`` sets the spatial size where pooling sits between an
 input and the join. The reserved input name ``input`` is the network's input (no edge). Nodes may be listed in any order; they are sorted topologically,
 and cycles or inputs naming no node are errors.
 
@@ -35,8 +40,11 @@ consumer's scaled sizes. A join node has no weights and no intra-layer cost; it 
 elementwise node that keeps one layout, chosen per level like a layer's type: I = split by
 batch (row layout throughout), II = split by channel (column layout throughout); III is not
 offered to joins. Its own choices scale its tensor like a layer's (I halves the batch, II
-the channels). An edge into a concat carries the producer's share of the concatenated
-tensor (its channels / the join's); every other edge carries the consumer's whole input.
+the channels); an attention node with ``heads`` takes II only where it splits whole heads
+(``Layer.split_levels``). An edge into a concat or attention node carries the producer's
+share of its input (its channels / the node's); every other edge carries the consumer's
+whole input. Kinds that behave differently under a type (grouped conv, embedding, joins)
+say so through ``Layer.node_types`` (README, "Per-node behaviour").
 A chain written with explicit ``inputs`` costs exactly what the same chain costs in file order.
 """
 
@@ -45,6 +53,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from fractions import Fraction
+
+from .partition import EMBEDDING_TYPES, GROUPED_TYPES, JOIN_NODE_TYPES, LAYER_TYPES, NodeTypes, PartitionType
 
 NETWORK_INPUT = "input"  # reserved input name: the network's input (no edge)
 
@@ -55,6 +65,7 @@ class LayerKind(enum.Enum):
     ADD = "add"
     CONCAT = "concat"
     ATTENTION = "attention"
+    EMBEDDING = "embedding"
 
     @property
     def is_join(self) -> bool:
@@ -64,22 +75,62 @@ class LayerKind(enum.Enum):
 _JOIN_KINDS = frozenset({LayerKind.ADD.value, LayerKind.CONCAT.value, LayerKind.ATTENTION.value})
 
 
+def two_adic(n: int) -> int:
+    """How many times n can be halved into whole numbers (n > 0)."""
+    return (n & -n).bit_length() - 1
+
+
 @dataclass(frozen=True, slots=True)
 class Layer:
     """A node: a weighted layer (a matrix product with spatial extents folded in, model.md
-    section 2) or a join (no weights; in_channels == out_channels, in_size == out_size)."""
+    section 2) or a join (no weights; in_size == out_size; in_channels == out_channels except
+    for attention, whose input is its Q, K and V channels together and whose output is the
+    context's channels).
+
+    ``in_size``/``out_size`` of fc, embedding and attention nodes are ``(tokens, 1)``: the
+    sequence length (1 for a per-sample fc). ``groups`` (conv only) splits the channels into
+    G independent groups; ``heads`` (attention only, 0 = not given) is the number of heads."""
 
     name: str
     kind: LayerKind
-    in_channels: int  # D_i (fc: input features; join: its channels)
-    out_channels: int  # D_o (fc: output features)
+    in_channels: int  # D_i (fc: input features; embedding: vocabulary; join: its channels)
+    out_channels: int  # D_o (fc: output features; embedding: hidden width)
     kernel: tuple[int, int] = (1, 1)
     in_size: tuple[int, int] = (1, 1)
     out_size: tuple[int, int] = (1, 1)
+    groups: int = 1
+    heads: int = 0
 
     @property
     def is_join(self) -> bool:
         return self.kind.is_join
+
+    @property
+    def node_types(self) -> NodeTypes:
+        """How the node behaves under each partition type (the per-layer hook of the type table)."""
+        if self.is_join:
+            return JOIN_NODE_TYPES
+        if self.kind is LayerKind.EMBEDDING:
+            return EMBEDDING_TYPES
+        return GROUPED_TYPES if self.groups > 1 else LAYER_TYPES
+
+    @property
+    def split_levels(self) -> int | None:
+        """Type II splits whole groups (grouped conv) or whole heads (attention with ``heads``):
+        it is offered only at the first ``two_adic(G)`` levels, where the halves still hold
+        whole groups (README, "Grouped convolutions" and "Attention"). None: no such limit."""
+        if self.kind is LayerKind.CONV and self.groups > 1:
+            return two_adic(self.groups)
+        if self.kind is LayerKind.ATTENTION and self.heads > 0:
+            return two_adic(self.heads)
+        return None
+
+    def offers(self, t: PartitionType, level: int) -> bool:
+        """Whether the node can take type t at this level (its kind's types, and ``split_levels``)."""
+        if self.node_types.specs[t.index] is None:
+            return False
+        limit = self.split_levels
+        return not (t is PartitionType.II and limit is not None and level >= limit)
 
     @property
     def kernel_area(self) -> int:
@@ -94,22 +145,28 @@ class Layer:
         return self.out_size[0] * self.out_size[1]
 
     def input_elements(self, batch: int) -> int:
-        """A(F_l) = A(E_l) = B * D_i * S_in."""
+        """A(F_l) = A(E_l) = B * D_i * S_in (embedding: its B * S token ids)."""
+        if self.kind is LayerKind.EMBEDDING:
+            return batch * self.s_in
         return batch * self.in_channels * self.s_in
 
     def weight_elements(self) -> int:
-        """A(W_l) = A(dW_l) = D_i * D_o * k^2 (0 for a join)."""
-        return 0 if self.is_join else self.in_channels * self.out_channels * self.kernel_area
+        """A(W_l) = A(dW_l) = D_i * D_o * k^2 / G (0 for a join; embedding: vocabulary x hidden)."""
+        return 0 if self.is_join else self.in_channels * self.out_channels * self.kernel_area // self.groups
 
     def output_elements(self, batch: int) -> int:
         """A(F_{l+1}) = A(E_{l+1}) = B * D_o * S_out."""
         return batch * self.out_channels * self.s_out
 
     def forward_macs(self, batch: int) -> int:
-        """Multiply-accumulates of the forward product: B * S_out * D_o * D_i * k^2 (0 for a join)."""
-        if self.is_join:
+        """Multiply-accumulates of the forward product: B * S_out * D_o * D_i * k^2 / G; attention:
+        B * S^2 * (D_q + D_k) for Q.K^T and B * S^2 * D_v for softmax.V, i.e. B * S^2 * D_i with
+        D_i = D_q + D_k + D_v (S tokens); 0 for an embedding lookup and the other joins."""
+        if self.kind is LayerKind.ATTENTION:
+            return batch * self.s_in * self.s_in * self.in_channels
+        if self.is_join or self.kind is LayerKind.EMBEDDING:
             return 0
-        return batch * self.s_out * self.out_channels * self.in_channels * self.kernel_area
+        return batch * self.s_out * self.out_channels * self.in_channels * self.kernel_area // self.groups
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +182,8 @@ class Network:
     edges: tuple[tuple[int, int], ...]
     source: str = ""
     edge_shares: tuple[Fraction, ...] = ()
+    sequence: int | None = None  # tokens per sample, when the network has a sequence axis
+    approximations: tuple[str, ...] = ()  # what the importer could not model exactly
 
     def __post_init__(self) -> None:
         n = len(self.layers)
@@ -151,7 +210,8 @@ class Network:
         return [layer.name for layer in self.layers]
 
     def with_batch(self, batch: int) -> "Network":
-        return Network(self.name, batch, self.layers, self.edges, self.source, self.edge_shares)
+        return Network(self.name, batch, self.layers, self.edges, self.source, self.edge_shares, self.sequence,
+                       self.approximations)
 
     @staticmethod
     def chain(name: str, batch: int, layers: list[Layer] | tuple[Layer, ...], source: str = "") -> "Network":

@@ -47,14 +47,15 @@ class Dim(enum.Enum):
     D_I = "D_i"  # input channels (fc: input features)
     D_O = "D_o"  # output channels
     S = "S"  # spatial extent (S_in of the input, S_out of the output); no type halves it today
+    G = "G"  # groups of a grouped convolution: a group split halves every tensor of the layer
 
 
 class Size(enum.Enum):
     """A layer's three tensor sizes and the dimensions each one spans (model.md section 2)."""
 
-    F_IN = (Dim.B, Dim.D_I, Dim.S)  # A(F_l) = A(E_l) = B * D_i * S_in
-    WEIGHTS = (Dim.D_I, Dim.D_O)  # A(W_l) = A(dW_l) = D_i * D_o * k^2
-    F_OUT = (Dim.B, Dim.D_O, Dim.S)  # A(F_{l+1}) = A(E_{l+1}) = B * D_o * S_out
+    F_IN = (Dim.B, Dim.D_I, Dim.S, Dim.G)  # A(F_l) = A(E_l) = B * D_i * S_in
+    WEIGHTS = (Dim.D_I, Dim.D_O, Dim.G)  # A(W_l) = A(dW_l) = D_i * D_o * k^2 / G
+    F_OUT = (Dim.B, Dim.D_O, Dim.S, Dim.G)  # A(F_{l+1}) = A(E_{l+1}) = B * D_o * S_out
 
     @property
     def dims(self) -> tuple[Dim, ...]:
@@ -113,7 +114,7 @@ class TypeSpec:
     """Everything the model knows about one partition type."""
 
     halves: Dim  # the dimension each choice of this type halves at the levels below
-    exchanges: Tensor  # the tensor of its intra-layer exchange (none on a join node)
+    exchanges: Tensor | None  # the tensor of its intra-layer exchange (None: no partial sums)
     layouts: TypeLayouts  # on a layer (conv, fc)
     join_layouts: TypeLayouts | None  # on a join node (add, concat, attention); None: not allowed there
     aliases: tuple[str, ...] = ()  # other spellings accepted on input (besides the name and 1-based number)
@@ -285,6 +286,71 @@ def inter_coeff(prev: PartitionType, nxt: PartitionType, prev_join: bool = False
 INTER: dict[tuple[PartitionType, PartitionType], InterCoeff] = {
     (a, b): inter_coeff(a, b) for a in ALL_TYPES for b in ALL_TYPES
 }
+
+
+# ---- per-node behaviour: the one hook for layers whose types act differently ------------------
+
+# Type II on a grouped convolution whose split falls on group boundaries (README, "Grouped
+# convolutions"): each half takes half of the groups, so it halves G (every tensor of the
+# layer), needs its groups' input channels, leaves its groups' output channels (column-split
+# both ways) and needs no partial-sum reduction.
+GROUP_SPLIT = TypeSpec(Dim.G, None, _COL, None)
+# Type III on an embedding splits the hidden width: the lookup's input is token ids, which
+# have no error to reduce, so it exchanges nothing.
+EMBEDDING_III = TypeSpec(Dim.D_O, None, TYPE_SPECS[PartitionType.III].layouts, None)
+
+
+class NodeTypes:
+    """How one kind of node behaves under each partition type: one ``TypeSpec`` per type (in
+    the global order; None where the node cannot take the type) and whether it is a join (then
+    its layouts are the specs' ``join_layouts``). Costs everywhere are the one formula of
+    ``explorer.core.comm`` applied to these specs: intra = the scaled size of ``exchanges``
+    (0 when None), inter from the layouts, halvings from ``halves``."""
+
+    __slots__ = ("name", "specs", "join", "halved_by", "_halvings", "exchanged", "offered")
+
+    def __init__(self, name: str, specs: tuple[TypeSpec | None, ...], join: bool = False):
+        self.name, self.specs, self.join = name, specs, join
+        self.offered = tuple(t for t in ALL_TYPES if specs[t.index] is not None)
+        # for each size: the count positions of the types whose halved dimension it spans
+        self.halved_by = tuple(
+            tuple(k for k, sp in enumerate(specs) if sp is not None and sp.halves in size.dims) for size in Size)
+        self.exchanged = tuple(None if sp is None or sp.exchanges is None or join else sp.exchanges.size.index
+                               for sp in specs)
+        self._halvings: dict[Counts, tuple[int, ...]] = {}
+
+    def halvings(self, counts: Counts) -> tuple[int, ...]:
+        """How many times each size (``Size`` order) is halved after the choices in ``counts``."""
+        h = self._halvings.get(counts)
+        if h is None:
+            h = self._halvings[counts] = tuple(sum(counts[i] for i in hb) for hb in self.halved_by)
+        return h
+
+    def layouts(self, t: PartitionType) -> TypeLayouts:
+        sp = self.specs[t.index]
+        if sp is None:
+            raise ValueError(f"a {self.name} node cannot take type {t}")
+        return sp.join_layouts if self.join else sp.layouts
+
+    def __repr__(self) -> str:
+        return f"NodeTypes({self.name})"
+
+
+LAYER_TYPES = NodeTypes("layer", tuple(TYPE_SPECS[t] for t in ALL_TYPES))
+JOIN_NODE_TYPES = NodeTypes("join", tuple(TYPE_SPECS[t] if t in JOIN_TYPES else None for t in ALL_TYPES), join=True)
+GROUPED_TYPES = NodeTypes("grouped conv", tuple(
+    GROUP_SPLIT if t is PartitionType.II else TYPE_SPECS[t] if t is PartitionType.I else None for t in ALL_TYPES))
+EMBEDDING_TYPES = NodeTypes("embedding", tuple(
+    EMBEDDING_III if t is PartitionType.III else TYPE_SPECS[t] for t in ALL_TYPES))
+
+
+def node_inter_coeff(prev: PartitionType, nxt: PartitionType, producer: NodeTypes, consumer: NodeTypes) -> InterCoeff:
+    """``inter_coeff`` between two nodes of any behaviour (layouts from their ``NodeTypes``)."""
+    p, n = producer.layouts(prev), consumer.layouts(nxt)
+    return InterCoeff(
+        f=relayout_cost(p.f_out_produced, n.f_in_needed),
+        e=relayout_cost(n.e_in_produced, p.e_out_needed),
+    )
 
 
 # ---- spellings ---------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from .constraints import Constraints
 from .costs import CostTables, plan_final_counts
 from .network import Network
 from .objective import LevelWeights, Objective, level_weights
-from .partition import JOIN_TYPES, PartitionType, Space
+from .partition import PartitionType, Space
 
 
 @dataclass(frozen=True)
@@ -46,14 +46,27 @@ class Problem:
         return level_weights(self.objective, self.array, self.tables.unit_per_element)
 
     def node_types(self, layer: int) -> tuple[PartitionType, ...]:
-        """Types the node can take at all: the space's, I and II only for a join."""
-        if self.network.layers[layer].is_join:
-            return tuple(t for t in self.space.types if t in JOIN_TYPES)
-        return self.space.types
+        """Types the node can take at all: the space's that its kind offers (``Layer.node_types``:
+        I and II for a join or a grouped conv, all three for conv, fc and embedding)."""
+        offered = self.network.layers[layer].node_types.offered
+        return tuple(t for t in self.space.types if t in offered)
+
+    def level_types(self, level: int, layer: int) -> tuple[PartitionType, ...]:
+        """``node_types`` at one level: type II splits whole groups or heads, so a grouped conv or
+        an attention node with heads offers it only at its first ``Layer.split_levels`` levels."""
+        node = self.network.layers[layer]
+        return tuple(t for t in self.node_types(layer) if node.offers(t, level))
+
+    @cached_property
+    def every_type_everywhere(self) -> bool:
+        """Whether every node takes every type of the space at every level (no joins, grouped
+        convs, attention heads or embeddings limiting them): solvers may then skip ``allowed``
+        when there are no constraints."""
+        return all(self.level_types(h, n) == self.space.types for n in range(self.num_layers) for h in range(self.levels))
 
     def allowed(self, level: int, layer: int) -> tuple[PartitionType, ...]:
-        """Types layer may take at level: ``node_types`` narrowed by pins and forbids."""
-        return self.constraints.allowed(level, layer, self.node_types(layer))
+        """Types layer may take at level: ``level_types`` narrowed by pins and forbids."""
+        return self.constraints.allowed(level, layer, self.level_types(level, layer))
 
     def cap_units(self, level: int) -> int | None:
         """The cap of a level as a bound on c_h in units: c_h * dtype <= cap  <=>  c_h <= floor(cap*unit/dtype)."""

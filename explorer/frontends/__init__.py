@@ -17,7 +17,7 @@ from ..core.network import Network
 from . import zoo
 from .array_yaml import load_array_file
 
-# file suffix -> "module:function" taking (path, batch) and returning a Network;
+# file suffix -> "module:function" taking (path, batch, sequence) and returning a Network;
 # imported on use, so that a YAML run never imports onnx.
 NETWORK_FORMATS: dict[str, str] = {
     ".yaml": "explorer.frontends.network_yaml:load_network_file",
@@ -37,20 +37,22 @@ def network_loader(path: str | Path):
     return getattr(import_module(module), func)
 
 
-def load_network_path(path: str | Path, batch: int | None = None) -> Network:
-    """A network file in any registered format; ``batch`` fills a symbolic batch (ONNX)."""
-    return network_loader(path)(path, batch)
+def load_network_path(path: str | Path, batch: int | None = None, sequence: int | None = None) -> Network:
+    """A network file in any registered format; ``batch`` fills a symbolic batch (ONNX),
+    ``sequence`` a symbolic sequence (ONNX) or a YAML spec's ``sequence``."""
+    return network_loader(path)(path, batch, sequence)
 
 
-def load_model(ref: str, batch: int | None = None) -> Network:
-    """A zoo name or a path (YAML or ONNX); ``batch`` fills an ONNX model's symbolic batch."""
+def load_model(ref: str, batch: int | None = None, sequence: int | None = None) -> Network:
+    """A zoo name or a path (YAML or ONNX); ``batch`` fills an ONNX model's symbolic batch,
+    ``sequence`` its symbolic sequence (or overrides a YAML spec's ``sequence``)."""
     if _looks_like_path(ref):
-        return load_network_path(ref, batch)
+        return load_network_path(ref, batch, sequence)
     path = zoo.resolve_model(ref)
     if path is None:
         known = ", ".join(zoo.zoo_files())
         raise SpecError("--model", f"unknown model {ref!r} (known: {known}, vgg16, vgg19; or a path to a .yaml file)")
-    return load_network_path(path)
+    return load_network_path(path, None, sequence)
 
 
 def load_array(ref: str) -> ArraySpec:

@@ -16,14 +16,16 @@ from .yamlio import load_yaml_file, load_yaml_text
 
 SPEC_VERSION = 1
 
-_TOP_KEYS = {"version", "name", "batch", "layers", "description"}
+_TOP_KEYS = {"version", "name", "batch", "layers", "description", "sequence"}
 _CONV_KEYS = {"name", "kind", "in_channels", "out_channels", "kernel", "in_size", "out_size"}
 _FC_KEYS = {"name", "kind", "in_features", "out_features"}
+_EMB_KEYS = {"name", "kind", "vocab", "hidden"}
 _JOIN_KEYS = {"name", "kind", "inputs"}
 
 
-def parse_network(data: dict, source: str) -> Network:
-    """Validate a raw network spec mapping and build a Network; SpecError lists every problem."""
+def parse_network(data: dict, source: str, sequence: int | None = None) -> Network:
+    """Validate a raw network spec mapping and build a Network; SpecError lists every problem.
+    ``sequence`` overrides the spec's ``sequence`` (``--seq``)."""
     errors: list[str] = []
     top = Fields(data, "", errors, _TOP_KEYS, {"version", "name", "layers"})
     if "version" in data and data["version"] != SPEC_VERSION:
@@ -31,6 +33,8 @@ def parse_network(data: dict, source: str) -> Network:
     name = top.string("name", "?")
     top.string("description")
     batch = top.pos_int("batch", 1)
+    spec_seq = top.pos_int("sequence")
+    seq = sequence if sequence is not None else spec_seq
     raw_layers = data.get("layers")
     if "layers" in data and (not isinstance(raw_layers, list) or not raw_layers):
         errors.append("layers: must be a non-empty list")
@@ -51,16 +55,31 @@ def parse_network(data: dict, source: str) -> Network:
         n0 = len(errors)
         node: dict = {"kind": kind, "path": path}
         if kind is LayerKind.CONV:
-            f = Fields(raw, path, errors, _CONV_KEYS | {"inputs"}, _CONV_KEYS)
+            f = Fields(raw, path, errors, _CONV_KEYS | {"inputs", "groups"}, _CONV_KEYS)
             node.update(din=f.pos_int("in_channels"), dout=f.pos_int("out_channels"),
-                        kernel=f.pair("kernel"), s_in=f.pair("in_size"), s_out=f.pair("out_size"))
+                        kernel=f.pair("kernel"), s_in=f.pair("in_size"), s_out=f.pair("out_size"), groups=f.pos_int("groups", 1))
+            g = node["groups"]
+            if g and g > 1 and any(c and c % g for c in (node["din"], node["dout"])):
+                f.error("groups", f"{g} groups must divide in_channels {node['din']} and out_channels {node['dout']}")
         elif kind is LayerKind.FC:
-            f = Fields(raw, path, errors, _FC_KEYS | {"inputs"}, _FC_KEYS)
+            f = Fields(raw, path, errors, _FC_KEYS | {"inputs", "tokens"}, _FC_KEYS)
+            tok = f.pos_int("tokens", seq or 1)
             node.update(din=f.pos_int("in_features"), dout=f.pos_int("out_features"),
-                        kernel=(1, 1), s_in=(1, 1), s_out=(1, 1))
+                        kernel=(1, 1), s_in=(tok, 1), s_out=(tok, 1))
+        elif kind is LayerKind.EMBEDDING:
+            f = Fields(raw, path, errors, _EMB_KEYS | {"inputs", "tokens"}, _EMB_KEYS)
+            tok = f.pos_int("tokens", seq or 1)
+            node.update(din=f.pos_int("vocab"), dout=f.pos_int("hidden"), kernel=(1, 1), s_in=(tok, 1), s_out=(tok, 1))
+            if raw.get("inputs", []) not in ([], [NETWORK_INPUT]):
+                f.error("inputs", "an embedding reads token ids: the network input ([] or [input])")
+            raw = {k: v for k, v in raw.items() if k != "inputs"}
+            node["inputs"] = []
         else:
-            f = Fields(raw, path, errors, _JOIN_KEYS | {"size"}, _JOIN_KEYS)
+            extra = {"size", "heads", "channels"} if kind is LayerKind.ATTENTION else {"size"}
+            f = Fields(raw, path, errors, _JOIN_KEYS | extra, _JOIN_KEYS)
             node["size"] = f.pair("size")
+            node["heads"] = f.pos_int("heads", 0)
+            node["channels"] = f.pos_int("channels")
         node["name"] = lname = f.string("name")
         if lname == NETWORK_INPUT:
             errors.append(f"{path}.name: {NETWORK_INPUT!r} is reserved for the network input")
@@ -73,23 +92,26 @@ def parse_network(data: dict, source: str) -> Network:
             if not isinstance(inputs, list) or not all(isinstance(x, str) for x in inputs):
                 errors.append(f"{path}.inputs: must be a list of node names")
                 inputs = None
-            elif kind.is_join and len(inputs) < 2:
+            elif kind is LayerKind.ATTENTION and not inputs:
+                errors.append(f"{path}.inputs: an attention node reads Q, K and V (one fused input or several)")
+            elif kind.is_join and kind is not LayerKind.ATTENTION and len(inputs) < 2:
                 errors.append(f"{path}.inputs: {'an' if kind.value[0] in 'aeiou' else 'a'} {kind.value} node joins two or more inputs, got {len(inputs)}")
             elif not kind.is_join and len(inputs) > 1:
                 errors.append(f"{path}.inputs: a {kind.value} layer takes one input, got {len(inputs)} (join them with an add or concat node)")
             elif len(set(inputs)) != len(inputs):
                 errors.append(f"{path}.inputs: names an input twice")
             node["inputs"] = inputs
-        else:
+        elif "inputs" not in node:
             node["inputs"] = None  # default: the previous node
         if len(errors) == n0:
             nodes.append((i, node))
     if errors:
         raise SpecError(source, errors)
-    return build_graph(name, batch, nodes, source)
+    return build_graph(name, batch, nodes, source, sequence=seq)
 
 
-def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: str) -> Network:
+def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: str, sequence: int | None = None,
+                approximations: tuple[str, ...] = ()) -> Network:
     """Resolve inputs, sort topologically, derive join sizes, check channels; SpecError on problems."""
     errors: list[str] = []
     names = [n["name"] for _, n in nodes]
@@ -148,17 +170,27 @@ def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: st
                 errors.append(f"{n['path']}: inputs of {n['name']!r} have different spatial sizes {sorted(sizes)} "
                               "(give the join's size: when pooling sits between)")
                 continue
+            heads = n.get("heads", 0)
             if kind is LayerKind.CONCAT:
+                c = out = sum(chans)
+            elif kind is LayerKind.ATTENTION:
+                # input: Q, K and V together (edges carry their share, as into a concat); output:
+                # the context, V's channels (the last input; a third of one fused QKV input)
                 c = sum(chans)
+                out = n.get("channels") or (chans[-1] if len(chans) > 1 else (c // 3 if c % 3 == 0 else 0))
+                if not out or out > c or (heads and out % heads):
+                    errors.append(f"{n['path']}.channels: give the context's channels of attention node {n['name']!r} "
+                                  f"(at most its {c} input channels{', a multiple of its heads' if heads else ''})")
+                    continue
             else:
                 if len(set(chans)) > 1:
                     errors.append(f"{n['path']}: inputs of {kind.value} node {n['name']!r} have different channels {chans}")
                     continue
-                c = chans[0]
+                c = out = chans[0]
             size = sizes.pop()
-            layers[k] = Layer(n["name"], kind, c, c, (1, 1), size, size)
+            layers[k] = Layer(n["name"], kind, c, out, (1, 1), size, size, heads=heads)
         else:
-            layer = Layer(n["name"], kind, n["din"], n["dout"], n["kernel"], n["s_in"], n["s_out"])
+            layer = Layer(n["name"], kind, n["din"], n["dout"], n["kernel"], n["s_in"], n["s_out"], groups=n.get("groups", 1))
             if kind is LayerKind.CONV and preds[k]:
                 p = layers[preds[k][0]]
                 if p.kind is not LayerKind.FC and p.out_channels != layer.in_channels:
@@ -177,10 +209,12 @@ def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: st
         for p in preds[k]:
             edges.append((position[p], position[k]))
             consumer = layers[k]
-            share = Fraction(layers[p].out_channels, consumer.in_channels) if consumer.kind is LayerKind.CONCAT else Fraction(1)
+            share = (Fraction(layers[p].out_channels, consumer.in_channels)
+                     if consumer.kind in (LayerKind.CONCAT, LayerKind.ATTENTION) else Fraction(1))
             shares.append(share)
     pairs = sorted(zip(edges, shares))
-    return Network(name, batch, tuple(layers[k] for k in order), tuple(e for e, _ in pairs), source, tuple(s for _, s in pairs))
+    return Network(name, batch, tuple(layers[k] for k in order), tuple(e for e, _ in pairs), source,
+                   tuple(s for _, s in pairs), sequence, approximations)
 
 
 def fc_input_mismatch(layer: Layer, p: Layer) -> str | None:
@@ -199,9 +233,10 @@ def fc_input_mismatch(layer: Layer, p: Layer) -> str | None:
             f"it must be {c} x a spatial size of at most {s} (flattened, pooling allowed)")
 
 
-def load_network_file(path: str | Path, batch: int | None = None) -> Network:
-    """A YAML network spec, or an ONNX model (``.onnx``; ``batch`` fills a symbolic batch)."""
-    return parse_network(load_yaml_file(path), str(path))
+def load_network_file(path: str | Path, batch: int | None = None, sequence: int | None = None) -> Network:
+    """A YAML network spec (``sequence`` overrides its ``sequence``: the default tokens of its
+    fc, embedding and attention nodes)."""
+    return parse_network(load_yaml_file(path), str(path), sequence)
 
 
 def load_network_text(text: str, source: str = "<string>") -> Network:
