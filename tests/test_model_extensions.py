@@ -200,3 +200,17 @@ def test_new_zoo_models_solve_to_proven_optima(name):
     assert sol.status is Status.OPTIMAL
     rescore(p, sol)
     assert sol.objective <= dp.solve(p).objective
+
+
+def test_integer_evaluator_equals_rational_on_every_kind():
+    import random
+
+    from explorer.core.evaluate import evaluate_rational
+
+    net = load_network_text(MIXED, "mixed")
+    for space in Space:
+        p = Problem(net, make_array(3), space)
+        rng = random.Random(1)
+        for _ in range(20):
+            plan = Plan(tuple(tuple(rng.choice(p.allowed(h, l)) for l in range(p.num_layers)) for h in range(3)))  # noqa: E741
+            assert evaluate(net, p.array, space, plan, 1) == evaluate_rational(net, p.array, space, plan, 1)
