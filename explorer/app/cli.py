@@ -203,9 +203,12 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
     check_destinations(output, dump_model, names)
     report = api.check(model, array, space=space, objective=objective, solvers=names, batch=batch, levels=levels,
-                       seq=click.get_current_context().meta.get("seq"), caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
+                       seq=click.get_current_context().meta.get("seq"), caps=caps, memory_GiB=memory_GiB,
+                       weight_copies=weight_copies, pins=pins, forbids=forbids,
                        constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
                        dump_model=dump_model, progress=progress)
+    for note in report.inputs.approximations:
+        click.echo(f"explore: approximation: {note}", err=True)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check(report)
     emit(text, output)
     sys.exit(0 if report.agree else 1)
