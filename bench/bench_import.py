@@ -160,7 +160,8 @@ def synthetic_table() -> None:
 # ---- real exports (torch only) --------------------------------------------------------------------
 
 BATCH, SEQ = 8, 128
-ZOO_TWINS = {"hf-bert-base": "bert-base", "hf-gpt2": "gpt2-small"}  # compared node for node at BATCH x SEQ
+ZOO_TWINS = {"hf-bert-base": "bert-base", "hf-gpt2": "gpt2-small", "torch-mobilenet-v2": "mobilenet-v2",
+             "torch-efficientnet-b0": "efficientnet-b0"}  # compared node for node at BATCH x SEQ
 
 
 def real_models():
@@ -196,11 +197,117 @@ def real_models():
             return LastHidden(model, "input_ids"), (ids,), ["input_ids"], {"input_ids": {0: "batch", 1: "sequence"}}
         return build
 
-    out = [(n, tv(n)) for n in ("resnet18", "resnet50", "vgg16", "alexnet", "squeezenet1_0", "googlenet", "densenet121",
+    def own(fn):
+        def build():
+            return fn().eval(), (torch.randn(BATCH, 3, 224, 224),), ["x"], {"x": {0: "batch"}}
+        return build
+
+    out = [("torch-mobilenet-v2", own(torch_mobilenet_v2)), ("torch-efficientnet-b0", own(torch_efficientnet_b0)),
+           ("torch-densenet-121", own(torch_densenet121))]
+    out += [(n, tv(n)) for n in ("resnet18", "resnet50", "vgg16", "alexnet", "squeezenet1_0", "googlenet", "densenet121",
                                 "mobilenet_v2", "efficientnet_b0", "convnext_tiny", "vit_b_16")]
     out += [("hf-bert-base", hf("BertConfig", "BertModel")), ("hf-gpt2", hf("GPT2Config", "GPT2Model", use_cache=False)),
             ("hf-vit-base", hf("ViTConfig", "ViTModel"))]
     return out
+
+
+def torch_mobilenet_v2():
+    """MobileNetV2 1.0 written in torch as torchvision's (Conv-BN-ReLU6, inverted residuals with
+    the stride in the depthwise conv, 1280-channel head, dropout + linear), for machines
+    without a torchvision wheel matching torch."""
+    import torch.nn as nn
+
+    def cbr(cin, cout, k, s=1, groups=1, relu=True):
+        layers = [nn.Conv2d(cin, cout, k, s, k // 2, groups=groups, bias=False), nn.BatchNorm2d(cout)]
+        return layers + ([nn.ReLU6()] if relu else [])
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout, s, t):
+            super().__init__()
+            e = cin * t
+            self.res = s == 1 and cin == cout
+            self.body = nn.Sequential(*((cbr(cin, e, 1) if t != 1 else []) + cbr(e, e, 3, s, e) + cbr(e, cout, 1, relu=False)))
+
+        def forward(self, x):
+            return x + self.body(x) if self.res else self.body(x)
+
+    layers, c = cbr(3, 32, 3, 2), 32
+    for t, co, n, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]:
+        for i in range(n):
+            layers.append(Block(c, co, s if i == 0 else 1, t))
+            c = co
+    layers += cbr(c, 1280, 1) + [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2), nn.Linear(1280, 1000)]
+    return nn.Sequential(*layers)
+
+
+def torch_efficientnet_b0():
+    """EfficientNet-B0 written in torch as torchvision's (MBConv: 1x1 expansion, depthwise k x k
+    with the stride, squeeze-and-excitation to a quarter of the block's input channels, 1x1
+    projection, residual when stride 1 and channels equal; SiLU; head 1280, linear 1000)."""
+    import torch.nn as nn
+
+    def cbs(cin, cout, k, s=1, groups=1, act=True):
+        layers = [nn.Conv2d(cin, cout, k, s, k // 2, groups=groups, bias=False), nn.BatchNorm2d(cout)]
+        return layers + ([nn.SiLU()] if act else [])
+
+    class SE(nn.Module):
+        def __init__(self, c, sq):
+            super().__init__()
+            self.f = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(c, sq, 1), nn.SiLU(), nn.Conv2d(sq, c, 1), nn.Sigmoid())
+
+        def forward(self, x):
+            return x * self.f(x)
+
+    class MBConv(nn.Module):
+        def __init__(self, cin, cout, k, s, t):
+            super().__init__()
+            e = cin * t
+            self.res = s == 1 and cin == cout
+            self.body = nn.Sequential(*((cbs(cin, e, 1) if t != 1 else []) + cbs(e, e, k, s, e) + [SE(e, max(1, cin // 4))]
+                                        + cbs(e, cout, 1, act=False)))
+
+        def forward(self, x):
+            return x + self.body(x) if self.res else self.body(x)
+
+    layers, c = cbs(3, 32, 3, 2), 32
+    for t, k, s, co, n in [(1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3), (6, 5, 1, 112, 3),
+                           (6, 5, 2, 192, 4), (6, 3, 1, 320, 1)]:
+        for i in range(n):
+            layers.append(MBConv(c, co, k, s if i == 0 else 1, t))
+            c = co
+    layers += cbs(c, 1280, 1) + [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2), nn.Linear(1280, 1000)]
+    return nn.Sequential(*layers)
+
+
+def torch_densenet121():
+    """DenseNet-121 written in torch as torchvision's (growth 32, blocks 6-12-24-16, BN-ReLU-
+    Conv1x1(128)-BN-ReLU-Conv3x3(32) layers reading the concatenation of all earlier outputs,
+    transitions halving channels and size)."""
+    import torch
+    import torch.nn as nn
+
+    class Dense(nn.Module):
+        def __init__(self, cin, n):
+            super().__init__()
+            self.layers = nn.ModuleList(nn.Sequential(nn.BatchNorm2d(cin + 32 * i), nn.ReLU(), nn.Conv2d(cin + 32 * i, 128, 1, bias=False),
+                                                      nn.BatchNorm2d(128), nn.ReLU(), nn.Conv2d(128, 32, 3, 1, 1, bias=False))
+                                        for i in range(n))
+
+        def forward(self, x):
+            feats = [x]
+            for layer in self.layers:
+                feats.append(layer(torch.cat(feats, 1)))
+            return torch.cat(feats, 1)
+
+    layers, c = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(3, 2, 1)], 64
+    for i, n in enumerate([6, 12, 24, 16]):
+        layers.append(Dense(c, n))
+        c += 32 * n
+        if i < 3:
+            layers += [nn.BatchNorm2d(c), nn.ReLU(), nn.Conv2d(c, c // 2, 1, bias=False), nn.AvgPool2d(2, 2)]
+            c //= 2
+    layers += [nn.BatchNorm2d(c), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c, 1000)]
+    return nn.Sequential(*layers)
 
 
 def graph_counts(path: Path) -> tuple[int, int]:
@@ -228,7 +335,8 @@ def zoo_twin(path: Path, zoo_name: str) -> str:
     from explorer.frontends.onnx import load_onnx
     from explorer.solvers import exact
 
-    a, z = load_onnx(path, batch=BATCH, sequence=SEQ), load_model(zoo_name, sequence=SEQ).with_batch(BATCH)
+    seq = SEQ if load_model(zoo_name).sequence else None
+    a, z = load_onnx(path, batch=BATCH, sequence=seq), load_model(zoo_name, sequence=seq).with_batch(BATCH)
 
     def sig(n):
         return [(L.kind, L.in_channels, L.out_channels, L.in_size, L.out_size, L.groups, L.heads) for L in n.layers]
@@ -271,7 +379,7 @@ def real_table(markdown: bool, only: str | None = None) -> None:
                     rows.append((name, exporter, "-", "-", "-", "-", f"export failed: {(str(err).splitlines() or [''])[0][:80]}"))
                     continue
                 nodes, weighted = graph_counts(path)
-                seq = SEQ if name.startswith(("hf-bert", "hf-gpt2")) else 1
+                seq = SEQ if name.startswith(("hf-bert", "hf-gpt2")) else 1  # (unused without a symbolic sequence)
                 r = measure("new", path, BATCH, seq)
                 if r.get("ok"):
                     res = "imports" + (f", {r['approximations']} approximations" if r.get("approximations") else "")
