@@ -214,7 +214,7 @@ def chain_level_vectorised(problem: Problem, h: int, counts: list[Counts], min_l
     bound = float(intra.sum(dtype=np.float64)) + float(inter.sum(dtype=np.float64))
     if bound >= REAL_LIMIT:
         return None
-    if not problem.constraints.empty:
+    if not problem.constraints.empty or not problem.every_type_everywhere:
         blocked = np.zeros((L, K), dtype=bool)
         for l in range(L):  # noqa: E741
             allowed = problem.allowed(h, l)

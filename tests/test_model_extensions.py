@@ -214,3 +214,17 @@ def test_integer_evaluator_equals_rational_on_every_kind():
         for _ in range(20):
             plan = Plan(tuple(tuple(rng.choice(p.allowed(h, l)) for l in range(p.num_layers)) for h in range(3)))  # noqa: E741
             assert evaluate(net, p.array, space, plan, 1) == evaluate_rational(net, p.array, space, plan, 1)
+
+
+def test_long_chain_dp_honours_group_limits():
+    # 130 layers: the DP's vectorised scan (from 128 layers) must block II where groups run out
+    lines = ["version: 1", "name: long", "batch: 8", "layers:"]
+    for i in range(130):
+        g = ", groups: 2" if i % 2 else ""
+        lines.append(f"  - {{name: c{i}, kind: conv, in_channels: 8, out_channels: 8, kernel: 3, in_size: 4, out_size: 4{g}}}")
+    net = load_network_text("\n".join(lines) + "\n", "long")
+    assert net.is_chain
+    p = Problem(net, make_array(3), Space.HYPAR)
+    sol = dp.solve(p)
+    rescore(p, sol)
+    assert all(sol.plan.types[h][l] in p.allowed(h, l) for h in range(3) for l in range(130))  # noqa: E741
