@@ -203,7 +203,7 @@ def real_models():
         return build
 
     out = [("torch-mobilenet-v2", own(torch_mobilenet_v2)), ("torch-efficientnet-b0", own(torch_efficientnet_b0)),
-           ("torch-densenet-121", own(torch_densenet121))]
+           ("torch-densenet-121", own(torch_densenet121)), ("torch-convnext-tiny", own(torch_convnext_tiny))]
     out += [(n, tv(n)) for n in ("resnet18", "resnet50", "vgg16", "alexnet", "squeezenet1_0", "googlenet", "densenet121",
                                 "mobilenet_v2", "efficientnet_b0", "convnext_tiny", "vit_b_16")]
     out += [("hf-bert-base", hf("BertConfig", "BertModel")), ("hf-gpt2", hf("GPT2Config", "GPT2Model", use_cache=False)),
@@ -276,6 +276,40 @@ def torch_efficientnet_b0():
             layers.append(MBConv(c, co, k, s if i == 0 else 1, t))
             c = co
     layers += cbs(c, 1280, 1) + [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2), nn.Linear(1280, 1000)]
+    return nn.Sequential(*layers)
+
+
+def torch_convnext_tiny():
+    """ConvNeXt-T written in torch as torchvision's: 4x4/4 stem, stages of (3, 3, 9, 3) blocks at
+    96-192-384-768 channels, each a depthwise 7x7 conv, channels-last LayerNorm, Linear to 4C,
+    GELU, Linear back, layer scale and residual; LayerNorm + 2x2/2 conv downsampling between
+    stages; pooled LayerNorm and a linear classifier."""
+    import torch
+    import torch.nn as nn
+
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.dw = nn.Conv2d(c, c, 7, padding=3, groups=c)
+            self.norm = nn.LayerNorm(c)
+            self.fc1, self.fc2 = nn.Linear(c, 4 * c), nn.Linear(4 * c, c)
+            self.scale = nn.Parameter(torch.full((c, 1, 1), 1e-6))
+
+        def forward(self, x):
+            y = self.dw(x).permute(0, 2, 3, 1)
+            y = self.fc2(nn.functional.gelu(self.fc1(self.norm(y)))).permute(0, 3, 1, 2)
+            return x + self.scale * y
+
+    class LN2d(nn.LayerNorm):
+        def forward(self, x):
+            return super().forward(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+    dims, layers = [96, 192, 384, 768], [nn.Conv2d(3, 96, 4, 4), LN2d(96)]
+    for i, n in enumerate([3, 3, 9, 3]):
+        if i:
+            layers += [LN2d(dims[i - 1]), nn.Conv2d(dims[i - 1], dims[i], 2, 2)]
+        layers += [Block(dims[i]) for _ in range(n)]
+    layers += [nn.AdaptiveAvgPool2d(1), LN2d(768), nn.Flatten(), nn.Linear(768, 1000)]
     return nn.Sequential(*layers)
 
 
