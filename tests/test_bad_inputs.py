@@ -40,6 +40,25 @@ memory_GiB: 4
 """
 
 
+KINDS = """version: 1
+name: mix
+levels: 2
+link_bandwidth_GBps: [10, 20]
+kinds:
+  a: {peak_TFLOPS: 1, memory_GiB: 4}
+  b: {peak_TFLOPS: 3, memory_GiB: 8}
+accelerators: [a, a, b, b]
+"""
+
+
+def kinds_array(*replace, extra=""):
+    text = KINDS
+    for old, new in zip(replace[::2], replace[1::2]):
+        assert old in text, old
+        text = text.replace(old, new)
+    return text + extra
+
+
 def net(*replace):
     text = NET
     for old, new in zip(replace[::2], replace[1::2]):
@@ -211,6 +230,31 @@ CASES = [
      "dtype_bytes: must be at most 2^40"),
     ("array-no-peak", {"a.yaml": array("peak_TFLOPS: 1\n", "")}, ["--array", "{d}/a.yaml"], "peak_TFLOPS: missing"),
     ("array-unknown", {}, ["--array", "nope"], "--array: unknown array 'nope'"),
+    # --- array YAML with kinds (heterogeneous arrays)
+    ("kinds-unknown-kind", {"a.yaml": kinds_array("[a, a, b, b]", "[a, a, b, c]")}, ["--array", "{d}/a.yaml"],
+     "accelerators[3]: unknown kind 'c' (kinds: a, b)"),
+    ("kinds-wrong-count", {"a.yaml": kinds_array("[a, a, b, b]", "[a, b, b]")}, ["--array", "{d}/a.yaml"],
+     "accelerators: needs one kind per accelerator (2^2 = 4), got 3"),
+    ("kinds-no-accelerators", {"a.yaml": kinds_array("accelerators: [a, a, b, b]\n", "")}, ["--array", "{d}/a.yaml"],
+     "accelerators: missing"),
+    ("kinds-no-kinds", {"a.yaml": kinds_array("kinds:\n  a: {peak_TFLOPS: 1, memory_GiB: 4}\n  b: {peak_TFLOPS: 3, memory_GiB: 8}\n", "")},
+     ["--array", "{d}/a.yaml"], "kinds: missing"),
+    ("kinds-not-mapping", {"a.yaml": kinds_array("  a: {peak_TFLOPS: 1, memory_GiB: 4}\n  b: {peak_TFLOPS: 3, memory_GiB: 8}\n", "  - a\n")},
+     ["--array", "{d}/a.yaml"], "kinds: must be a mapping of kind name -> {peak_TFLOPS, memory_GiB}"),
+    ("kinds-missing-peak", {"a.yaml": kinds_array("b: {peak_TFLOPS: 3, memory_GiB: 8}", "b: {memory_GiB: 8}")},
+     ["--array", "{d}/a.yaml"], "kinds.b.peak_TFLOPS: missing"),
+    ("kinds-bad-memory", {"a.yaml": kinds_array("b: {peak_TFLOPS: 3, memory_GiB: 8}", "b: {peak_TFLOPS: 3, memory_GiB: -8}")},
+     ["--array", "{d}/a.yaml"], "kinds.b.memory_GiB: must be > 0, got -8"),
+    ("kinds-unknown-key", {"a.yaml": kinds_array("b: {peak_TFLOPS: 3, memory_GiB: 8}", "b: {peak_TFLOPS: 3, memory_GiB: 8, clock: 1}")},
+     ["--array", "{d}/a.yaml"], "kinds.b.clock: unknown key"),
+    ("kinds-unused", {"a.yaml": kinds_array("[a, a, b, b]", "[a, a, a, a]")}, ["--array", "{d}/a.yaml"],
+     "kinds: b not used by any accelerator"),
+    ("kinds-and-peak", {"a.yaml": kinds_array(extra="peak_TFLOPS: 2\n")}, ["--array", "{d}/a.yaml"],
+     "peak_TFLOPS: give it per kind under kinds: (not with kinds and accelerators)"),
+    ("kinds-accelerators-not-list", {"a.yaml": kinds_array("[a, a, b, b]", "a")}, ["--array", "{d}/a.yaml"],
+     "accelerators: must be a list of kind names, got str"),
+    ("kinds-levels-override", {"a.yaml": KINDS}, ["--array", "{d}/a.yaml", "--levels", "3"],
+     "--levels: array 'mix' lists its 4 accelerators by kind, so its levels (2) cannot be overridden"),
     # --- constraints file
     ("cons-version", {"c.yaml": "caps: {0: 2GB}\n"}, ["--constraints", "{d}/c.yaml"], "version: must be 1"),
     ("cons-cap-bare", {"c.yaml": "version: 1\ncaps: {0: 2}\n"}, ["--constraints", "{d}/c.yaml"], "caps.0: 2 has no unit"),

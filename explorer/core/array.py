@@ -1,4 +1,4 @@
-"""Accelerator arrays: a binary hierarchy of 2^H identical accelerators (HyPar's H-tree).
+"""Accelerator arrays: a binary hierarchy of 2^H accelerators (HyPar's H-tree), identical or of kinds.
 
 Spec (version 1)::
 
@@ -20,6 +20,20 @@ Spec (version 1)::
     overlap: false                  # true: step = max(compute, comm); false (default): their sum
     topology: htree                 # htree (default) or torus (2-D, see explorer.core.timing)
     bandwidth_beyond: repeat        # repeat (default), halve or double: see below
+
+Accelerators of several kinds (AccPar's heterogeneous arrays) replace ``peak_TFLOPS`` and
+``memory_GiB`` by a table of kinds and the leaves' kinds in tree order (leaf i's path from the top
+is the binary spelling of i, the top level's bit first)::
+
+    kinds:
+      v2: {peak_TFLOPS: 45, memory_GiB: 16}       # more keys welcome: description, source
+      v3: {peak_TFLOPS: 123, memory_GiB: 32}
+    accelerators: [v2, v2, v2, v2, v2, v2, v2, v2, v3, v3, v3, v3, v3, v3, v3, v3]
+
+Under an equal split (alpha = 1/2 at every level, the only split the solvers make today) every
+accelerator gets the same share of every layer, so the slowest kind sets the compute time and the
+smallest memory the limit: ``peak_TFLOPS`` and ``memory_GiB`` of such an array are the minimum
+over its leaves, and an array of one kind is exactly the array written the old way.
 
 Energy (J) needs both per-FLOP and per-byte figures; static power is optional. The time and
 energy formulas live in ``explorer.core.timing``.
@@ -48,6 +62,17 @@ MAX_LEVELS = 20
 
 
 @dataclass(frozen=True, slots=True)
+class AcceleratorKind:
+    """One kind of accelerator of a heterogeneous array."""
+
+    name: str
+    peak_TFLOPS: Fraction
+    memory_GiB: Fraction
+    description: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ArraySpec:
     name: str
     levels: int
@@ -66,10 +91,20 @@ class ArraySpec:
     overlap: bool = False
     topology: Topology = Topology.HTREE
     bandwidth_beyond: BandwidthBeyond = BandwidthBeyond.REPEAT
+    # The leaves' kinds in tree order (2^levels entries), when the spec gives kinds; empty when
+    # it gives one peak_TFLOPS and memory_GiB. peak_TFLOPS and memory_GiB are then the minimum.
+    leaves: tuple[AcceleratorKind, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.bandwidth_GBps) != self.levels:
             raise ValueError("one bandwidth per level")
+        if self.leaves:
+            if len(self.leaves) != 2**self.levels:
+                raise ValueError("one kind per accelerator (2^levels leaves)")
+            if self.peak_TFLOPS != min(k.peak_TFLOPS for k in self.leaves):
+                raise ValueError("peak_TFLOPS of an array of kinds is the slowest leaf's")
+            if self.memory_GiB != min(k.memory_GiB for k in self.leaves):
+                raise ValueError("memory_GiB of an array of kinds is the smallest leaf's")
         if self.cap_bytes and len(self.cap_bytes) != self.levels:
             raise ValueError("one cap entry per level")
         if (self.communication is Communication.SHARED) != (self.shared_bandwidth_GBps is not None):
@@ -85,12 +120,34 @@ class ArraySpec:
     def accelerators(self) -> int:
         return 2**self.levels
 
+    @property
+    def kinds(self) -> tuple[AcceleratorKind, ...]:
+        """The distinct kinds of the leaves, in order of first appearance (empty: old-style spec)."""
+        return tuple(dict.fromkeys(self.leaves))
+
+    @property
+    def is_heterogeneous(self) -> bool:
+        """More than one kind of accelerator (by their figures, not their names)."""
+        return len({(k.peak_TFLOPS, k.memory_GiB) for k in self.leaves}) > 1
+
+    def leaf_peaks_TFLOPS(self) -> tuple[Fraction, ...]:
+        """Each leaf's peak compute, in tree order (all equal on an old-style spec)."""
+        if self.leaves:
+            return tuple(k.peak_TFLOPS for k in self.leaves)
+        return (self.peak_TFLOPS,) * self.accelerators
+
     def bandwidth_Bps(self, h: int) -> Fraction:
         """The effective bandwidth b_h of level h (explorer.core.timing): time_h = c_h * dtype / b_h."""
         return level_bandwidth_Bps(self, h)
 
     def with_levels(self, levels: int) -> "ArraySpec":
         check_levels(levels, "--levels")
+        leaves = self.leaves
+        if leaves and levels != self.levels:
+            if len(set(leaves)) > 1:
+                raise SpecError("--levels", f"array {self.name!r} lists its {len(leaves)} accelerators by kind, "
+                                f"so its levels ({self.levels}) cannot be overridden; write an array of 2^{levels} leaves")
+            leaves = (leaves[0],) * 2**levels
         if self.shared_bandwidth_GBps is not None:
             bw = list(shared_level_bandwidths(self.shared_bandwidth_GBps, levels))
         else:
@@ -98,7 +155,7 @@ class ArraySpec:
         caps = list(self.cap_bytes[:levels])
         if caps:
             caps += [None] * (levels - len(caps))
-        return replace(self, levels=levels, bandwidth_GBps=tuple(bw), cap_bytes=tuple(caps))
+        return replace(self, levels=levels, bandwidth_GBps=tuple(bw), cap_bytes=tuple(caps), leaves=leaves)
 
 
 def check_levels(levels: object, source: str) -> int:

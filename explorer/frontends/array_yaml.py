@@ -6,7 +6,7 @@ from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
-from ..core.array import ArraySpec, check_levels
+from ..core.array import AcceleratorKind, ArraySpec, check_levels
 from ..core.timing import BandwidthBeyond, Communication, Topology, shared_level_bandwidths
 from ..core.errors import SpecError
 from ..core.units import parse_amount
@@ -17,7 +17,9 @@ SPEC_VERSION = 1
 
 _KEYS = {"version", "name", "description", "levels", "dtype_bytes", "link_bandwidth_GBps", "peak_TFLOPS", "memory_GiB",
          "cap_bytes_per_step", "cap_seconds_per_step", "energy_pJ_per_FLOP", "link_energy_pJ_per_byte",
-         "static_power_W", "communication", "shared_bandwidth_GBps", "overlap", "topology", "bandwidth_beyond"}
+         "static_power_W", "communication", "shared_bandwidth_GBps", "overlap", "topology", "bandwidth_beyond",
+         "kinds", "accelerators"}
+_KIND_KEYS = {"peak_TFLOPS", "memory_GiB", "description", "source"}
 
 
 def _choice(data: dict, key: str, enum_type, default, errors: list[str]):
@@ -57,10 +59,61 @@ def _cap_list(data: dict, key: str, kind: str, levels: int | None, errors: list[
     return out
 
 
+def _kinds(data: dict, errors: list[str]) -> dict[str, AcceleratorKind]:
+    raw = data["kinds"]
+    if not isinstance(raw, dict) or not raw:
+        errors.append("kinds: must be a mapping of kind name -> {peak_TFLOPS, memory_GiB}")
+        return {}
+    out = {}
+    for name, body in raw.items():
+        if not isinstance(name, str) or not name.strip():
+            errors.append(f"kinds: a kind's name must be a non-empty string, got {name!r}")
+            continue
+        if not isinstance(body, dict):
+            errors.append(f"kinds.{name}: must be a mapping with peak_TFLOPS and memory_GiB")
+            continue
+        n0 = len(errors)
+        f = Fields(body, f"kinds.{name}", errors, _KIND_KEYS, {"peak_TFLOPS", "memory_GiB"})
+        peak, mem = f.pos_number("peak_TFLOPS"), f.pos_number("memory_GiB")
+        desc, src = f.string("description", ""), f.string("source", "")
+        if len(errors) == n0:
+            out[name] = AcceleratorKind(name, peak, mem, desc, src)
+    return out
+
+
+def _leaves(data: dict, kinds: dict[str, AcceleratorKind], levels: int | None,
+            errors: list[str]) -> tuple[AcceleratorKind, ...]:
+    """The ``accelerators`` list: 2^levels names of ``kinds``, the leaves in tree order."""
+    raw = data.get("accelerators")
+    if raw is None:
+        errors.append("accelerators: missing (the kind of each of the 2^levels accelerators, in tree order)")
+        return ()
+    if not isinstance(raw, list):
+        errors.append(f"accelerators: must be a list of kind names, got {type(raw).__name__}")
+        return ()
+    if levels is not None and len(raw) != 2**levels:
+        errors.append(f"accelerators: needs one kind per accelerator (2^{levels} = {2**levels}), got {len(raw)}")
+        return ()
+    out = []
+    for i, name in enumerate(raw):
+        if not isinstance(name, str) or name not in kinds:
+            if isinstance(name, str) and not kinds:
+                return ()  # the kinds table is already reported
+            known = ", ".join(sorted(kinds)) or "none"
+            errors.append(f"accelerators[{i}]: unknown kind {name!r} (kinds: {known})")
+            return ()
+        out.append(kinds[name])
+    unused = sorted(set(kinds) - {k.name for k in out})
+    if out and unused:
+        errors.append(f"kinds: {', '.join(unused)} not used by any accelerator")
+    return tuple(out)
+
+
 def parse_array(data: dict, source: str) -> ArraySpec:
     errors: list[str] = []
     shared = data.get("communication") == Communication.SHARED.value
-    required = {"version", "name", "levels", "peak_TFLOPS", "memory_GiB"}
+    with_kinds = "kinds" in data or "accelerators" in data
+    required = {"version", "name", "levels"} | ({"kinds", "accelerators"} if with_kinds else {"peak_TFLOPS", "memory_GiB"})
     required.add("shared_bandwidth_GBps" if shared else "link_bandwidth_GBps")
     f = Fields(data, "", errors, _KEYS, required)
     communication = _choice(data, "communication", Communication, Communication.PER_LEVEL, errors)
@@ -100,8 +153,19 @@ def parse_array(data: dict, source: str) -> ArraySpec:
         x = check_pos_number(bw_raw, "link_bandwidth_GBps", errors)
         if x is not None and levels is not None:
             bw = [x] * levels
-    peak = f.pos_number("peak_TFLOPS")
-    mem = f.pos_number("memory_GiB")
+    leaves: tuple[AcceleratorKind, ...] = ()
+    if with_kinds:
+        for key in ("peak_TFLOPS", "memory_GiB"):
+            if key in data:
+                errors.append(f"{key}: give it per kind under kinds: (not with kinds and accelerators)")
+        kinds = _kinds(data, errors) if "kinds" in data else {}
+        if "accelerators" in data and "kinds" in data:
+            leaves = _leaves(data, kinds, levels, errors)
+        peak = min((k.peak_TFLOPS for k in leaves), default=None)
+        mem = min((k.memory_GiB for k in leaves), default=None)
+    else:
+        peak = f.pos_number("peak_TFLOPS")
+        mem = f.pos_number("memory_GiB")
     e_flop = f.pos_number("energy_pJ_per_FLOP")
     e_byte = f.pos_number("link_energy_pJ_per_byte")
     static = f.pos_number("static_power_W")
@@ -113,7 +177,7 @@ def parse_array(data: dict, source: str) -> ArraySpec:
     if errors:
         raise SpecError(source, errors)
     spec = ArraySpec(name, levels, dtype, tuple(bw), peak, mem, description, source, (), e_flop, e_byte, static,
-                     communication, shared_bw, overlap, topology, beyond)
+                     communication, shared_bw, overlap, topology, beyond, leaves)
     caps: tuple[Fraction | None, ...] = ()
     if cap_b is not None or cap_s is not None:
         merged = []
