@@ -1,0 +1,252 @@
+"""Heterogeneous arrays (AccPar): uneven splits and the step time of the slowest accelerator.
+
+A separate model on purpose: the homogeneous path (``comm``, ``costs``, the solvers) stays as it
+is, and ``tests/test_hetero_model.py`` proves this model equals it wherever alpha = 1/2.
+
+**Uneven splits.** At level h every group splits each layer's chosen dimension (the one its
+type halves today: I -> B, II -> D_i, III -> D_o) between its two subgroups in the ratio
+alpha : (1 - alpha): subgroup 0 (the first half of the group's leaves in tree order) gets
+alpha, subgroup 1 gets 1 - alpha. A plan gives one type and one alpha per layer per level
+(AccPar-style, level by level: every group of a level uses the same row). A group's share of a
+dimension is the product, over the levels above, of the part its side got; a tensor's size in a
+group is its whole size times the shares of the dimensions it spans (``Size.dims``), which is
+``comm.scaled_sizes`` when every alpha is 1/2.
+
+**Amounts, from layouts** (model.md section 4 with a ratio; X is the tensor's size in the group,
+a the producer's / source layout's alpha, b the consumer's / target's; (side 0 sends, side 1 sends)):
+
+- intra-layer: a partial-sum exchange of the whole exchanged tensor (dW_l, F_{l+1} or E_l at the
+  group's sizes): each side holds a full-size partial sum, so each sends X: (X, X), whatever alpha.
+- re-layout row(a) -> col(b) (or col(a) -> row(b)): side 0 holds a of one dimension, needs b of
+  the other; it keeps a*b and receives (1-a)*b; side 1 receives a*(1-b): (a(1-b) X, (1-a)b X).
+- split(a) -> the same split(b) (row -> row, col -> col): side 0 holds [0, a), needs [0, b):
+  (max(a-b, 0) X, max(b-a, 0) X); nothing when a = b.
+- split(a) -> duplicated: each side sends what it holds: (a X, (1-a) X).
+- duplicated -> anything: nothing.
+At a = b = 1/2 these are 1/4, 0, 1/2 and 0 of X each way: ``partition.relayout_cost``.
+
+**Time.** A pair's exchange at level h takes max(sent by side 0, sent by side 1) * dtype / b_h
+(links carry each way at b_h, ``ArraySpec.bandwidth_Bps``); a leaf computes its share of every
+layer, training FLOPs * share(B) * share(D_i) * share(D_o), at its own peak. A leaf's step time is
+step_time(its compute, the sum of its groups' exchange times) (``timing.step_time``: sum, or max
+with overlap); the array's step time is its slowest leaf's. With every alpha 1/2 on an array of
+one kind this is ``evaluate``'s step time exactly. Only per-level links on an H-tree are modelled
+(a shared medium or a torus spreads one pair's traffic over links the model does not split
+unevenly): ``check_array`` refuses the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Sequence
+
+from .array import ArraySpec
+from .comm import training_flops
+from .errors import SpecError
+from .network import Network
+from .partition import Dim, Layout, PartitionType, Size, layouts
+from .plan import Plan
+from .timing import Communication, Topology, step_time
+
+HALF = Fraction(1, 2)
+_DIMS = (Dim.B, Dim.D_I, Dim.D_O)
+
+Pair = tuple[Fraction, Fraction]  # (side 0 sends, side 1 sends)
+
+
+@dataclass(frozen=True, slots=True)
+class HeteroPlan:
+    """A type and an alpha (subgroup 0's share of the type's dimension) per level per layer."""
+
+    types: tuple[tuple[PartitionType, ...], ...]  # [level][layer]
+    alphas: tuple[tuple[Fraction, ...], ...]  # [level][layer], 0 < alpha < 1
+
+    @property
+    def levels(self) -> int:
+        return len(self.types)
+
+    @property
+    def plan(self) -> Plan:
+        return Plan(self.types)
+
+    @staticmethod
+    def equal(plan: Plan) -> "HeteroPlan":
+        return HeteroPlan(plan.types, tuple((HALF,) * len(row) for row in plan.types))
+
+
+def alpha_grid(denominator: int) -> tuple[Fraction, ...]:
+    """The declared alpha set: k / denominator for k = 1 .. denominator - 1 (1/2 among them when even)."""
+    if denominator < 2:
+        raise ValueError("an alpha grid needs a denominator of at least 2")
+    return tuple(Fraction(k, denominator) for k in range(1, denominator))
+
+
+def check_array(array: ArraySpec) -> None:
+    if array.communication is not Communication.PER_LEVEL or array.topology is not Topology.HTREE:
+        raise SpecError("--array", f"array {array.name!r}: uneven splits are modelled on per-level links of an "
+                        "H-tree only (not a shared medium or a torus)")
+
+
+# ---- amounts from layouts --------------------------------------------------------------------
+
+
+def relayout_split(src: Layout, a: Fraction, dst: Layout, b: Fraction) -> Pair:
+    """(side 0 sends, side 1 sends) as fractions of the tensor, to go from src split a : 1-a to dst split b : 1-b."""
+    if src is Layout.DUP:
+        return Fraction(0), Fraction(0)
+    if dst is Layout.DUP:
+        return a, 1 - a
+    if src is dst:
+        return max(a - b, Fraction(0)), max(b - a, Fraction(0))
+    return a * (1 - b), (1 - a) * b
+
+
+def inter_split(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fraction,
+                prev_join: bool = False, next_join: bool = False) -> Pair:
+    """Forward F plus backward E re-layout on an edge, as fractions of A(F) (= A(E)) of the consumer's input."""
+    p, n = layouts(prev, prev_join), layouts(nxt, next_join)
+    f0, f1 = relayout_split(p.f_out_produced, a, n.f_in_needed, b)
+    e0, e1 = relayout_split(n.e_in_produced, b, p.e_out_needed, a)
+    return f0 + e0, f1 + e1
+
+
+# ---- shares of a group ------------------------------------------------------------------------
+
+
+def side_share(alpha: Fraction, side: int) -> Fraction:
+    return alpha if side == 0 else 1 - alpha
+
+
+def group_shares(plan: HeteroPlan, level: int, group: int, layer: int) -> dict[Dim, Fraction]:
+    """Layer's share of B, D_i and D_o in group ``group`` of level ``level`` (its path: the binary
+    spelling of ``group`` on ``level`` bits, top first)."""
+    shares = {d: Fraction(1) for d in _DIMS}
+    for k in range(level):
+        side = (group >> (level - 1 - k)) & 1
+        t = plan.types[k][layer]
+        shares[t.spec.halves] *= side_share(plan.alphas[k][layer], side)
+    return shares
+
+
+def size_share(shares: dict[Dim, Fraction], size: Size) -> Fraction:
+    out = Fraction(1)
+    for d in size.dims:
+        out *= shares.get(d, Fraction(1))  # S is never split
+    return out
+
+
+def _whole_sizes(network: Network) -> list[tuple[int, int, int]]:
+    b = network.batch
+    return [(L.input_elements(b), L.weight_elements(), L.output_elements(b)) for L in network.layers]
+
+
+def group_amounts(network: Network, plan: HeteroPlan, level: int, group: int) -> Pair:
+    """Elements each side of the group's pair sends at its level: every layer's intra exchange and every edge's re-layout."""
+    whole = _whole_sizes(network)
+    shares = [group_shares(plan, level, group, l) for l in range(len(network.layers))]  # noqa: E741
+    row, alphas = plan.types[level], plan.alphas[level]
+    s0 = s1 = Fraction(0)
+    for l, layer in enumerate(network.layers):  # noqa: E741
+        if layer.is_join:
+            continue
+        size = row[l].spec.exchanges.size
+        x = whole[l][size.index] * size_share(shares[l], size)
+        s0 += x
+        s1 += x
+    for (u, v), share in zip(network.edges, network.edge_shares):
+        U, V = network.layers[u], network.layers[v]
+        x = whole[v][0] * size_share(shares[v], Size.F_IN) * share
+        c0, c1 = inter_split(row[u], alphas[u], row[v], alphas[v], U.is_join, V.is_join)
+        s0 += c0 * x
+        s1 += c1 * x
+    return s0, s1
+
+
+def leaf_flops(network: Network, plan: HeteroPlan, leaf: int) -> Fraction:
+    """Training FLOPs of one accelerator: every layer's FLOPs times its shares of B, D_i and D_o."""
+    H = plan.levels
+    total = Fraction(0)
+    for l, layer in enumerate(network.layers):  # noqa: E741
+        s = group_shares(plan, H, leaf, l)
+        total += training_flops(layer, network.batch) * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O]
+    return total
+
+
+# ---- the evaluation ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeteroEvaluation:
+    step_time_s: Fraction  # the slowest accelerator's
+    leaf_compute_s: tuple[Fraction, ...]  # per accelerator, tree order
+    leaf_comm_s: tuple[Fraction, ...]  # per accelerator: its groups' exchange times summed
+    leaf_time_s: tuple[Fraction, ...]  # per accelerator: step_time(compute, comm)
+    group_amounts: tuple[tuple[Pair, ...], ...]  # [level][group]: elements each side sends
+    group_comm_s: tuple[tuple[Fraction, ...], ...]  # [level][group]
+    traffic_bytes: Fraction  # every element sent, both directions, times dtype
+
+    def subtree_time_s(self, level: int, group: int) -> Fraction:
+        """The slowest leaf of a group (its step time, including the exchanges above it)."""
+        n = len(self.leaf_time_s) >> level
+        return max(self.leaf_time_s[group * n : (group + 1) * n])
+
+    def top_groups(self) -> tuple[Fraction, Fraction, Fraction]:
+        """(time of subgroup 0, time of subgroup 1, idle time of the faster) at the top level."""
+        t0, t1 = self.subtree_time_s(1, 0), self.subtree_time_s(1, 1)
+        return t0, t1, abs(t0 - t1)
+
+
+def check_plan(network: Network, array: ArraySpec, plan: HeteroPlan) -> None:
+    L = len(network.layers)
+    if plan.levels != array.levels or len(plan.alphas) != array.levels:
+        raise ValueError(f"the plan has {plan.levels} levels, the array {array.levels}")
+    for h in range(plan.levels):
+        if len(plan.types[h]) != L or len(plan.alphas[h]) != L:
+            raise ValueError(f"level {h}: one type and one alpha per layer ({L})")
+        for a in plan.alphas[h]:
+            if not 0 < a < 1:
+                raise ValueError(f"level {h}: alpha must be strictly between 0 and 1, got {a}")
+
+
+def evaluate_hetero(network: Network, array: ArraySpec, plan: HeteroPlan) -> HeteroEvaluation:
+    """The step time of a plan with uneven splits, exactly (see the module docstring)."""
+    check_array(array)
+    check_plan(network, array, plan)
+    H = array.levels
+    dtype = array.dtype_bytes
+    amounts = tuple(tuple(group_amounts(network, plan, h, g) for g in range(2**h)) for h in range(H))
+    comm = tuple(tuple(max(s0, s1) * dtype / array.bandwidth_Bps(h) for s0, s1 in row) for h, row in enumerate(amounts))
+    peaks = array.leaf_peaks_TFLOPS()
+    compute = tuple(leaf_flops(network, plan, i) / (peaks[i] * 10**12) for i in range(2**H))
+    leaf_comm = tuple(sum((comm[h][i >> (H - h)] for h in range(H)), Fraction(0)) for i in range(2**H))
+    leaf_time = tuple(step_time(c, m, array.overlap) for c, m in zip(compute, leaf_comm))
+    traffic = sum((s0 + s1 for row in amounts for s0, s1 in row), Fraction(0)) * dtype
+    return HeteroEvaluation(max(leaf_time), compute, leaf_comm, leaf_time, amounts, comm, traffic)
+
+
+# ---- split rules ------------------------------------------------------------------------------
+
+
+def proportional_alphas(array: ArraySpec) -> tuple[Fraction, ...]:
+    """Per level, subgroup 0's part of the peak compute of its group (the ``proportional`` rule).
+    Every group of a level must get the same ratio (a plan has one alpha per layer per level)."""
+    peaks = array.leaf_peaks_TFLOPS()
+    H = array.levels
+    out = []
+    for h in range(H):
+        n = 2 ** (H - h)
+        ratios = set()
+        for g in range(2**h):
+            left = sum(peaks[g * n : g * n + n // 2])
+            ratios.add(left / (left + sum(peaks[g * n + n // 2 : (g + 1) * n])))
+        if len(ratios) > 1:
+            raise SpecError("--split", f"proportional: the groups of level {h} of array {array.name!r} have different "
+                            f"compute ratios ({', '.join(sorted(str(r) for r in ratios))}); a plan has one alpha per level")
+        out.append(ratios.pop())
+    return tuple(out)
+
+
+def with_level_alphas(plan: Plan, alphas: Sequence[Fraction]) -> HeteroPlan:
+    """The plan's types with one alpha per level for every layer."""
+    return HeteroPlan(plan.types, tuple((alphas[h],) * len(row) for h, row in enumerate(plan.types)))

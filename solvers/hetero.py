@@ -1,0 +1,226 @@
+"""Solvers for uneven splits (``explorer.core.hetero``): brute force and an exact Pareto DP.
+
+Both choose, for every layer at every level, a partition type and an alpha from a declared
+finite grid, and minimise the step time of the slowest accelerator.
+
+- ``brute_hetero``: every plan, each scored by ``evaluate_hetero`` (the definition); tiny cases.
+- ``exact_hetero``: a chain's layers in order; a layer's *column* is its (type, alpha) at every
+  level. Everything a plan costs is a sum of per-layer and per-edge parts: each accelerator's
+  compute, and at each level each group's amount sent by each side (intra of a layer, re-layout
+  of an edge: the edge part depends on the two columns). The step time is
+  max over leaves of step_time(compute, sum_h max(side 0, side 1) * dtype / b_h), non-decreasing
+  in every one of these sums, so a partial plan whose sums are all >= another's with the same
+  last column can never do better: the DP keeps, per last column, only the Pareto-minimal sum
+  vectors. Exhaustive up to dominance, hence a proof: its answer is the optimum (OPTIMAL, bound =
+  objective). The sums are exact Fractions. Chains only (a graph's joins would need the columns
+  of every open producer in the state).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from itertools import product
+from typing import Sequence
+
+from explorer.core.array import ArraySpec
+from explorer.core.comm import training_flops
+from explorer.core.hetero import (
+    HeteroPlan,
+    check_array,
+    evaluate_hetero,
+    inter_split,
+    side_share,
+    size_share,
+)
+from explorer.core.network import Network
+from explorer.core.partition import JOIN_TYPES, Dim, PartitionType, Size, Space
+from explorer.core.solution import Status
+from explorer.core.timing import step_time
+
+
+class HeteroRefused(ValueError):
+    """The instance is too large or not a chain for this solver."""
+
+
+@dataclass(frozen=True)
+class HeteroSolution:
+    solver: str
+    status: Status
+    plan: HeteroPlan
+    step_time_s: Fraction
+    bound_s: Fraction | None
+    wall_s: float
+    explored: int  # plans (brute) or kept states (exact)
+
+
+def _cells(network: Network, space: Space, alphas: Sequence[Fraction], layer: int) -> list[tuple[PartitionType, Fraction]]:
+    types = space.types if not network.layers[layer].is_join else tuple(t for t in space.types if t in JOIN_TYPES)
+    return [(t, a) for t in types for a in alphas]
+
+
+def brute_hetero(network: Network, array: ArraySpec, space: Space, alphas: Sequence[Fraction],
+                 max_plans: int = 200_000) -> HeteroSolution:
+    """Every plan scored by the evaluator; the first best in enumeration order."""
+    t0 = time.perf_counter()
+    check_array(array)
+    H, L = array.levels, len(network.layers)
+    cells = [_cells(network, space, alphas, l) for l in range(L)]  # noqa: E741
+    n = 1
+    for c in cells:
+        n *= len(c) ** H
+    if n > max_plans:
+        raise HeteroRefused(f"brute force: {n} plans, more than {max_plans}")
+    best = None
+    for choice in product(*[cells[l] for _ in range(H) for l in range(L)]):  # noqa: E741
+        types = tuple(tuple(choice[h * L + l][0] for l in range(L)) for h in range(H))  # noqa: E741
+        alph = tuple(tuple(choice[h * L + l][1] for l in range(L)) for h in range(H))  # noqa: E741
+        plan = HeteroPlan(types, alph)
+        t = evaluate_hetero(network, array, plan).step_time_s
+        if best is None or t < best[0]:
+            best = (t, plan)
+    return HeteroSolution("brute", Status.OPTIMAL, best[1], best[0], best[0], time.perf_counter() - t0, n)
+
+
+# ---- the exact Pareto DP ----------------------------------------------------------------------
+
+
+def _column_shares(col, H: int):
+    """[level][group] -> {dim: share} of a layer whose column is ``col``."""
+    out = []
+    for h in range(H):
+        row = []
+        for g in range(2**h):
+            s = {Dim.B: Fraction(1), Dim.D_I: Fraction(1), Dim.D_O: Fraction(1)}
+            for k in range(h):
+                t, a = col[k]
+                s[t.spec.halves] *= side_share(a, (g >> (h - 1 - k)) & 1)
+            row.append(s)
+        out.append(row)
+    leaves = []
+    for i in range(2**H):
+        s = {Dim.B: Fraction(1), Dim.D_I: Fraction(1), Dim.D_O: Fraction(1)}
+        for k in range(H):
+            t, a = col[k]
+            s[t.spec.halves] *= side_share(a, (i >> (H - 1 - k)) & 1)
+        leaves.append(s)
+    return out, leaves
+
+
+class _Layout:
+    """Positions in a sum vector: per leaf its FLOPs, then per (level, group) side 0 and side 1."""
+
+    def __init__(self, H: int):
+        self.H = H
+        self.leaves = 2**H
+        self.pos = {}
+        i = self.leaves
+        for h in range(H):
+            for g in range(2**h):
+                self.pos[(h, g)] = i
+                i += 2
+        self.size = i
+
+
+def _layer_vector(network: Network, lay: _Layout, l: int, col) -> tuple[Fraction, ...]:  # noqa: E741
+    layer = network.layers[l]
+    groups, leaves = _column_shares(col, lay.H)
+    v = [Fraction(0)] * lay.size
+    flops = training_flops(layer, network.batch)
+    for i, s in enumerate(leaves):
+        v[i] = flops * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O]
+    if not layer.is_join:
+        whole = (layer.input_elements(network.batch), layer.weight_elements(), layer.output_elements(network.batch))
+        for h in range(lay.H):
+            size = col[h][0].spec.exchanges.size
+            for g, s in enumerate(groups[h]):
+                x = whole[size.index] * size_share(s, size)
+                p = lay.pos[(h, g)]
+                v[p] += x
+                v[p + 1] += x
+    return tuple(v)
+
+
+def _edge_vector(network: Network, lay: _Layout, u: int, v: int, share: Fraction, cu, cv) -> tuple[Fraction, ...]:
+    U, V = network.layers[u], network.layers[v]
+    groups, _ = _column_shares(cv, lay.H)
+    whole = V.input_elements(network.batch) * share
+    out = [Fraction(0)] * lay.size
+    for h in range(lay.H):
+        c0, c1 = inter_split(cu[h][0], cu[h][1], cv[h][0], cv[h][1], U.is_join, V.is_join)
+        for g, s in enumerate(groups[h]):
+            x = whole * size_share(s, Size.F_IN)
+            p = lay.pos[(h, g)]
+            out[p] += c0 * x
+            out[p + 1] += c1 * x
+    return tuple(out)
+
+
+def _add(a, b):
+    return tuple(x + y for x, y in zip(a, b))
+
+
+def _dominated(v, others) -> bool:
+    return any(all(o_i <= v_i for o_i, v_i in zip(o, v)) for o in others)
+
+
+def _pareto_insert(front: list, vec, plan) -> None:
+    if _dominated(vec, [f[0] for f in front]):
+        return
+    front[:] = [f for f in front if not all(v_i <= f_i for v_i, f_i in zip(vec, f[0]))]
+    front.append((vec, plan))
+
+
+def _step(array: ArraySpec, lay: _Layout, vec) -> Fraction:
+    H = lay.H
+    peaks = array.leaf_peaks_TFLOPS()
+    comm = {}
+    for (h, g), p in lay.pos.items():
+        comm[(h, g)] = max(vec[p], vec[p + 1]) * array.dtype_bytes / array.bandwidth_Bps(h)
+    worst = Fraction(0)
+    for i in range(lay.leaves):
+        c = vec[i] / (peaks[i] * 10**12)
+        m = sum((comm[(h, i >> (H - h))] for h in range(H)), Fraction(0))
+        worst = max(worst, step_time(c, m, array.overlap))
+    return worst
+
+
+def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas: Sequence[Fraction],
+                 max_states: int = 200_000) -> HeteroSolution:
+    """The proven optimum of a chain by the Pareto DP of the module docstring."""
+    t0 = time.perf_counter()
+    check_array(array)
+    if not network.is_chain:
+        raise HeteroRefused("exact (uneven splits): chains only")
+    H, L = array.levels, len(network.layers)
+    lay = _Layout(H)
+    columns = [list(product(_cells(network, space, alphas, l), repeat=H)) for l in range(L)]  # noqa: E741
+    # fronts: column of the last layer -> [(vector, columns so far)]
+    fronts = {c: [(_layer_vector(network, lay, 0, c), (c,))] for c in columns[0]}
+    kept = len(fronts)
+    for l in range(1, L):  # noqa: E741
+        share = network.edge_shares[l - 1]
+        new: dict = {}
+        for cv in columns[l]:
+            own = _layer_vector(network, lay, l, cv)
+            front: list = []
+            for cu, items in fronts.items():
+                edge = _add(own, _edge_vector(network, lay, l - 1, l, share, cu, cv))
+                for vec, cols in items:
+                    _pareto_insert(front, _add(vec, edge), cols + (cv,))
+            new[cv] = front
+            kept += len(front)
+            if kept > max_states:
+                raise HeteroRefused(f"exact (uneven splits): more than {max_states} Pareto states")
+        fronts = new
+    best = None
+    for items in fronts.values():
+        for vec, cols in items:
+            t = _step(array, lay, vec)
+            if best is None or t < best[0]:
+                best = (t, cols)
+    cols = best[1]
+    plan = HeteroPlan(tuple(tuple(cols[l][h][0] for l in range(L)) for h in range(H)),  # noqa: E741
+                      tuple(tuple(cols[l][h][1] for l in range(L)) for h in range(H)))  # noqa: E741
+    return HeteroSolution("exact", Status.OPTIMAL, plan, best[0], best[0], time.perf_counter() - t0, kept)

@@ -1,0 +1,178 @@
+"""The uneven-split model (explorer.core.hetero): hand-computed goldens, equality with the
+homogeneous model at alpha = 1/2, and the solvers cross-checked (brute == exact)."""
+
+import random
+from fractions import Fraction as F
+
+import pytest
+
+from explorer.api import solve
+from explorer.core.array import AcceleratorKind, ArraySpec, synthetic_array
+from explorer.core.errors import SpecError
+from explorer.core.evaluate import evaluate
+from explorer.core.hetero import (
+    HeteroPlan,
+    alpha_grid,
+    evaluate_hetero,
+    group_shares,
+    inter_split,
+    proportional_alphas,
+    relayout_split,
+)
+from explorer.core.network import Layer, LayerKind, Network
+from explorer.core.partition import ALL_TYPES, Dim, Layout, PartitionType, Space, relayout_cost
+from explorer.core.plan import Plan
+from explorer.core.randnet import random_chain
+from explorer.frontends import load_array, load_model
+from explorer.frontends.zoo import zoo_files
+from explorer.solvers.hetero import brute_hetero, exact_hetero
+
+I, II, III = PartitionType.I, PartitionType.II, PartitionType.III
+ROW, COL, DUP = Layout.ROW, Layout.COL, Layout.DUP
+
+
+def fc(name, i, o):
+    return Layer(name, LayerKind.FC, i, o)
+
+
+# f1: 4 -> 2, f2: 2 -> 2, batch 8.  f1: A(F)=32, A(W)=8, A(F_out)=16;  f2: A(F)=16, A(W)=4, A(F_out)=16.
+# Training FLOPs = 6 * B * D_i * D_o: f1 384, f2 192; 576 in all.
+NET = Network.chain("two-fc", 8, [fc("f1", 4, 2), fc("f2", 2, 2)])
+
+
+def mix(levels, peaks, bw=10, dtype=2):
+    kinds = {p: AcceleratorKind(f"k{p}", F(p), F(16)) for p in set(peaks)}
+    leaves = tuple(kinds[p] for p in peaks)
+    return ArraySpec("mix", levels, dtype, (F(bw),) * levels, min(F(p) for p in peaks), F(16), leaves=leaves)
+
+
+A1 = mix(1, [1, 3])  # one level: a 1-TFLOPS and a 3-TFLOPS accelerator, 10 GB/s, 2-byte elements
+
+
+def plan1(t1, a1, t2, a2):
+    return HeteroPlan(((t1, t2),), ((F(a1), F(a2)),))
+
+
+def test_relayout_split_is_relayout_cost_at_one_half():
+    for src in Layout:
+        for dst in Layout:
+            assert relayout_split(src, F(1, 2), dst, F(1, 2)) == (relayout_cost(src, dst),) * 2
+
+
+def test_relayout_split_goldens():
+    # row(1/4) -> col(3/4): side 0 keeps 1/4*3/4, receives 3/4*3/4 = 9/16; side 1 receives 1/4*1/4 = 1/16
+    assert relayout_split(ROW, F(1, 4), COL, F(3, 4)) == (F(1, 16), F(9, 16))
+    # row(1/4) -> row(1/2): side 0 holds [0, 1/4), needs [0, 1/2): receives 1/4 from side 1
+    assert relayout_split(ROW, F(1, 4), ROW, F(1, 2)) == (0, F(1, 4))
+    assert relayout_split(COL, F(3, 4), COL, F(1, 4)) == (F(1, 2), 0)
+    assert relayout_split(ROW, F(1, 4), DUP, F(1, 2)) == (F(1, 4), F(3, 4))  # each sends what it holds
+    assert relayout_split(DUP, F(1, 4), COL, F(1, 8)) == (0, 0)
+
+
+def test_balanced_type_I_golden():
+    # f1 I(1/4), f2 I(1/4). Intra: dW of f1 (8) + dW of f2 (4) = 12 each way; I -> I same alpha: 0.
+    # Comm: 12 elements * 2 B / 10 GB/s = 2.4 ns. Compute: leaf 0: 576/4 FLOP at 1 TFLOPS = 0.144 ns;
+    # leaf 1: 576*3/4 at 3 TFLOPS = 0.144 ns (balanced). Step: 2.544 ns.
+    ev = evaluate_hetero(NET, A1, plan1(I, "1/4", I, "1/4"))
+    assert ev.group_amounts == (((F(12), F(12)),),)
+    assert ev.leaf_compute_s == (F(144, 10**12), F(144, 10**12))
+    assert ev.step_time_s == F(2544, 10**12)
+    assert ev.traffic_bytes == 24 * 2
+    # Equal split: leaf 0 computes 288 FLOP at 1 TFLOPS = 0.288 ns: 2.688 ns.
+    assert evaluate_hetero(NET, A1, plan1(I, "1/2", I, "1/2")).step_time_s == F(2688, 10**12)
+
+
+def test_I_to_II_golden():
+    # f1 I(1/4), f2 II(3/4). Intra: dW f1 = 8, F_out f2 = 16: 24 each way.
+    # Inter on f2's input (16): F row(1/4) -> col(3/4) = (1/16, 9/16); E col(3/4) -> row(1/4) = (9/16, 1/16):
+    # (10/16, 10/16) * 16 = (10, 10). Sides: (34, 34), 34 * 2 / 1e10 = 6.8 ns.
+    # Compute: leaf 0: f1 384/4 = 96, f2 192*3/4 = 144: 240 FLOP / 1 TFLOPS = 0.24 ns;
+    # leaf 1: 288 + 48 = 336 / 3 TFLOPS = 0.112 ns. Step: 0.24 + 6.8 = 7.04 ns.
+    assert inter_split(I, F(1, 4), II, F(3, 4)) == (F(10, 16), F(10, 16))
+    ev = evaluate_hetero(NET, A1, plan1(I, "1/4", II, "3/4"))
+    assert ev.group_amounts == (((F(34), F(34)),),)
+    assert ev.leaf_compute_s == (F(240, 10**12), F(112, 10**12))
+    assert ev.step_time_s == F(7040, 10**12)
+
+
+def test_uneven_directions_golden():
+    # f1 I(1/4), f2 III(1/2). Intra: dW f1 = 8, E_l of f2 = 16: 24 each way.
+    # Inter: F row(1/4) -> dup = (1/4, 3/4) of 16 = (4, 12); III produces E duplicated: nothing back.
+    # Sides (28, 36): the link's busier direction, 36 * 2 / 1e10 = 7.2 ns.
+    # Compute: leaf 0: 96 + 192/2 = 192 FLOP at 1 TFLOPS; leaf 1: 288 + 96 = 384 at 3 TFLOPS = 0.128 ns.
+    ev = evaluate_hetero(NET, A1, plan1(I, "1/4", III, "1/2"))
+    assert ev.group_amounts == (((F(28), F(36)),),)
+    assert ev.step_time_s == F(192, 10**12) + F(7200, 10**12)
+    assert ev.traffic_bytes == (28 + 36) * 2
+
+
+def test_group_shares_two_levels():
+    # Level 0: f1 I(1/4); level 1: f1 II(1/3). Group 2 of level 2 = path (side 1, side 0):
+    # B share 3/4 (side 1 of 1/4), D_i share 1/3 (side 0 of 1/3), D_o whole.
+    plan = HeteroPlan(((I, I), (II, II)), ((F(1, 4), F(1, 2)), (F(1, 3), F(1, 2))))
+    assert group_shares(plan, 2, 2, 0) == {Dim.B: F(3, 4), Dim.D_I: F(1, 3), Dim.D_O: F(1)}
+    assert group_shares(plan, 1, 0, 0) == {Dim.B: F(1, 4), Dim.D_I: F(1), Dim.D_O: F(1)}
+
+
+def test_proportional_rule():
+    a = load_array("tpu-mix-16")
+    # level 0: 8*45 / (8*45 + 8*123) = 360/1344 = 15/56; below, each group is one kind: 1/2.
+    assert proportional_alphas(a) == (F(15, 56), F(1, 2), F(1, 2), F(1, 2))
+    with pytest.raises(SpecError, match="level 1 .* different compute ratios"):
+        proportional_alphas(mix(2, [1, 1, 1, 3]))
+
+
+@pytest.mark.parametrize("model", sorted(zoo_files()))
+def test_equal_split_on_one_kind_is_the_homogeneous_model(model):
+    """alpha = 1/2 everywhere on an array of one kind: the same step time and traffic as ``evaluate``."""
+    net = load_model(model)
+    arr = synthetic_array(2, [10, 40], dtype_bytes=2, peak_TFLOPS=3)
+    rng = random.Random(model)
+    for _ in range(2):
+        plan = Plan(tuple(tuple(rng.choice(ALL_TYPES if not L.is_join else (I, II)) for L in net.layers) for _ in range(2)))
+        ev = evaluate(net, arr, Space.ACCPAR, plan)
+        hv = evaluate_hetero(net, arr, HeteroPlan.equal(plan))
+        assert hv.step_time_s == ev.step_time_s and hv.traffic_bytes == ev.traffic_bytes
+        assert hv.leaf_compute_s == (ev.compute_s,) * 4
+
+
+def test_exact_with_alpha_one_half_is_the_time_optimum_plus_compute():
+    """On an array of one kind with the grid {1/2}, the Pareto DP's optimum is the existing exact
+    solver's time optimum (communication) plus the plan-independent compute."""
+    net = load_model("lenet-c")
+    arr = synthetic_array(2, [10, 40], dtype_bytes=2, peak_TFLOPS=3)
+    r = solve(net, arr, solver="exact", objective="time", space="accpar")
+    h = exact_hetero(net, arr, Space.ACCPAR, [F(1, 2)])
+    assert h.step_time_s == r.figures.step_time_s
+    assert evaluate_hetero(net, arr, h.plan).step_time_s == h.step_time_s
+
+
+def _random_instance(rng):
+    """Tiny: at most 256 plans for brute force (cells^(levels * layers))."""
+    while True:
+        H = rng.choice([1, 1, 2])
+        L = rng.choice([2, 3]) if H == 1 else 2
+        space = rng.choice([Space.HYPAR, Space.ACCPAR])
+        grid = alpha_grid(rng.choice([2, 3, 4]))
+        if (len(space.types) * len(grid)) ** (H * L) <= 256:
+            break
+    net = random_chain(rng.randrange(10**6), L, max_channels=16, max_size=4)
+    peaks = [rng.choice([1, 2, 3, 5]) for _ in range(2**H)]
+    arr = mix(H, peaks, bw=rng.choice([1, 10, 100]), dtype=rng.choice([1, 2, 4]))
+    return net, arr, space, grid
+
+
+def test_brute_equals_exact_on_300_random_instances():
+    rng = random.Random(13)
+    better = 0
+    for _ in range(300):
+        net, arr, space, grid = _random_instance(rng)
+        b = brute_hetero(net, arr, space, grid)
+        e = exact_hetero(net, arr, space, grid)
+        assert b.step_time_s == e.step_time_s
+        assert evaluate_hetero(net, arr, e.plan).step_time_s == e.step_time_s
+        if F(1, 2) in grid:  # the best equal split is one of the plans searched: never better
+            eq = exact_hetero(net, arr, space, [F(1, 2)])
+            assert e.step_time_s <= eq.step_time_s
+            better += e.step_time_s < eq.step_time_s
+    assert better > 0  # uneven splits do pay off on some mixes
