@@ -224,3 +224,31 @@ def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas: Seque
     plan = HeteroPlan(tuple(tuple(cols[l][h][0] for l in range(L)) for h in range(H)),  # noqa: E741
                       tuple(tuple(cols[l][h][1] for l in range(L)) for h in range(H)))  # noqa: E741
     return HeteroSolution("exact", Status.OPTIMAL, plan, best[0], best[0], time.perf_counter() - t0, kept)
+
+
+# ---- split search (no proof) ------------------------------------------------------------------
+
+
+def search_level_alphas(network: Network, array: ArraySpec, start: HeteroPlan, alphas: Sequence[Fraction],
+                        rounds: int = 3) -> HeteroSolution:
+    """Coordinate descent from ``start``: its types kept, one alpha per level for all layers, each
+    level's alpha in turn set to the grid value of least step time, until a round changes nothing.
+    A heuristic (status FEASIBLE, no bound); never slower than ``start`` (a change must improve)."""
+    t0 = time.perf_counter()
+    check_array(array)
+    L = len(network.layers)
+    current = start
+    best = evaluate_hetero(network, array, current).step_time_s
+    tried = 1
+    for _ in range(rounds):
+        changed = False
+        for h in range(array.levels):
+            for a in alphas:
+                cand = HeteroPlan(current.types, current.alphas[:h] + ((a,) * L,) + current.alphas[h + 1 :])
+                t = evaluate_hetero(network, array, cand).step_time_s
+                tried += 1
+                if t < best:
+                    best, current, changed = t, cand, True
+        if not changed:
+            break
+    return HeteroSolution("search", Status.FEASIBLE, current, best, None, time.perf_counter() - t0, tried)

@@ -251,6 +251,30 @@ def list_cmd(fmt):
         click.echo(f"  {a.name:<17} H={a.levels:<2} {a.accelerators:>5} accelerators  {links}" + (", overlapped" if a.overlap else ""))
 
 
+@cli.command("split")
+@click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML or an ONNX model.")
+@click.option("--array", "array", default="tpu-mix-16", show_default=True, help="Shipped array name or path to an array YAML (accelerators of kinds).")
+@click.option("--space", type=click.Choice([s.value for s in Space]), default="accpar", show_default=True, help="Partition types of the plan.")
+@click.option("--split", "split", type=click.Choice(["equal", "proportional", "search"]), default="search", show_default=True, help="equal: alpha 1/2 everywhere; proportional: each level's peak compute ratio; search: per-level alpha on the grid, from the better of those two (no proof).")
+@click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="Alphas searched: multiples of 1/N.")
+@click.option("--batch", type=int, default=None, help="Override the network's batch size.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object.")
+@click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout.")
+@fail_on_bad_input
+def split_cmd(model, array, space, split, grid, batch, fmt, output):
+    """Uneven splits on an array of accelerator kinds (AccPar): the step time of the slowest
+    accelerator, alpha per level, the two top groups' times, and speedups over data parallelism,
+    the trick and HyPar's plan, each with an equal split. Objective: step time."""
+    from .. import api
+    from .split import Split, render_split, split_run
+
+    check_not_empty(model=model, array=array, output=output)
+    check_destinations(output, None, ())
+    problem = api.build_problem(model, array, space=space, objective="time", batch=batch)
+    report = split_run(problem.network, problem.array, problem.space, Split(split), grid)
+    text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_split(report)
+    emit(text, output)
+
 from .cli_sweep import attach  # noqa: E402 - the sweep and plot commands (explore sweep, explore plot)
 
 attach(cli)
