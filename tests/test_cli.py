@@ -229,4 +229,6 @@ def test_list_json(capsys):
     models = {m["name"]: m for m in r["models"]}
     assert code == 0 and models["resnet50"]["graph"] and not models["vgg-a"]["graph"]
     assert models["bert-base"]["weighted_layers"] == 76 and r["aliases"]["vgg16"] == "vgg-d"
-    assert {a["name"] for a in r["arrays"]} == {"hypar-16", "accpar-128", "array-1024", "hypar-paper", "hypar-paper-torus"}
+    assert {a["name"] for a in r["arrays"]} == {"hypar-16", "accpar-128", "array-1024", "hypar-paper", "hypar-paper-torus",
+                                                "tpu-mix-16"}
+    assert r["arrays"][[a["name"] for a in r["arrays"]].index("tpu-mix-16")]["kinds"] == {"v2": 8, "v3": 8}

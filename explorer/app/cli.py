@@ -231,7 +231,8 @@ def list_cmd(fmt):
             "aliases": dict(zoo.ALIASES),
             "arrays": [
                 {"name": a.name, "levels": a.levels, "accelerators": a.accelerators, "communication": a.communication.value,
-                 "topology": a.topology.value, "overlap": a.overlap, "file": a.source} for a in arrs
+                 "topology": a.topology.value, "overlap": a.overlap, "file": a.source,
+                 **({"kinds": {k.name: a.leaves.count(k) for k in a.kinds}} if a.leaves else {})} for a in arrs
             ],
         }
         click.echo(json.dumps(out, indent=2))
@@ -248,7 +249,8 @@ def list_cmd(fmt):
             links = f"one shared medium {float(a.shared_bandwidth_GBps):g} GB/s"
         else:
             links = f"{a.topology} links " + "/".join(f"{float(b):g}" for b in a.bandwidth_GBps) + " GB/s"
-        click.echo(f"  {a.name:<17} H={a.levels:<2} {a.accelerators:>5} accelerators  {links}" + (", overlapped" if a.overlap else ""))
+        kinds = (", kinds " + " ".join(f"{k.name} x{a.leaves.count(k)}" for k in a.kinds)) if a.is_heterogeneous else ""
+        click.echo(f"  {a.name:<17} H={a.levels:<2} {a.accelerators:>5} accelerators  {links}" + (", overlapped" if a.overlap else "") + kinds)
 
 
 @cli.command("split")
