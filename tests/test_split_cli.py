@@ -43,3 +43,15 @@ def test_split_cli_table_and_json(capsys):
 def test_split_refuses_a_shared_medium(capsys):
     code, out, err = run_cli(["split", "--model", "lenet-c", "--array", "hypar-paper"], capsys)
     assert code == 2 and "per-level links of an H-tree only" in err and out == ""
+
+
+def test_explore_on_an_array_of_kinds_is_the_equal_split_and_says_so(capsys):
+    code, out, err = run_cli(["--model", "alexnet", "--array", "tpu-mix-16", "--objective", "time", "--format", "json"], capsys)
+    assert code == 0, err
+    r = json.loads(out)
+    assert any("every split is equal (alpha 1/2)" in w for w in r["warnings"])
+    from explorer.core.plan import Plan
+
+    plan = HeteroPlan.equal(Plan.from_lists(r["plan"]))
+    ev = evaluate_hetero(load_model("alexnet"), load_array("tpu-mix-16"), plan)
+    assert r["step_time_s"] == float(ev.step_time_s)  # the slowest (v2) accelerator's step time

@@ -185,6 +185,11 @@ def input_warnings(problem: Problem) -> tuple[str, ...]:
     if batch < n:
         out.append(f"batch {batch} is smaller than the {n} accelerators: splitting the batch (type I) at every level "
                    f"gives {Fraction(batch, n)} of a sample per accelerator (amounts are exact fractions, not whole samples)")
+    arr = problem.array
+    if arr.is_heterogeneous:
+        out.append(f"accelerators of {len(arr.kinds)} kinds: every split is equal (alpha 1/2), so the compute time is the "
+                   f"slowest kind's ({float(arr.peak_TFLOPS):g} TFLOPS) and the memory limit the smallest "
+                   f"({float(arr.memory_GiB):g} GiB); uneven splits: explore split")
     return tuple(out)
 
 
