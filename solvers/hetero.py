@@ -252,3 +252,105 @@ def search_level_alphas(network: Network, array: ArraySpec, start: HeteroPlan, a
         if not changed:
             break
     return HeteroSolution("search", Status.FEASIBLE, current, best, None, time.perf_counter() - t0, tried)
+
+
+# ---- CP-SAT (a third, independent proof on tiny chains) ---------------------------------------
+
+
+def _lcm_den(values) -> int:
+    from math import lcm
+
+    d = 1
+    for v in values:
+        d = lcm(d, Fraction(v).denominator)
+    return d
+
+
+def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas: Sequence[Fraction],
+                 time_limit_s: float = 60.0, max_columns: int = 2_000) -> HeteroSolution:
+    """CP-SAT over the same columns as the Pareto DP: one Boolean per layer column, one per
+    pair of consecutive columns; every leaf's compute and every group side's amount are linear
+    in them, scaled to seconds times one common integer; T >= each leaf's compute plus its
+    groups' max(side 0, side 1) (or their max with overlap); minimise T. OPTIMAL only when
+    CP-SAT proves it (objective == bound)."""
+    from ortools.sat.python import cp_model
+
+    t0 = time.perf_counter()
+    check_array(array)
+    if not network.is_chain:
+        raise HeteroRefused("cpsat (uneven splits): chains only")
+    H, L = array.levels, len(network.layers)
+    lay = _Layout(H)
+    columns = [list(product(_cells(network, space, alphas, l), repeat=H)) for l in range(L)]  # noqa: E741
+    if sum(len(c) for c in columns) > max_columns:
+        raise HeteroRefused(f"cpsat (uneven splits): more than {max_columns} columns")
+    peaks = array.leaf_peaks_TFLOPS()
+    # seconds per unit of each vector component
+    rate = [Fraction(1) / (peaks[i] * 10**12) for i in range(lay.leaves)] + [Fraction(0)] * (lay.size - lay.leaves)
+    for (h, g), p in lay.pos.items():
+        rate[p] = rate[p + 1] = array.dtype_bytes / array.bandwidth_Bps(h)
+    own = [{c: _layer_vector(network, lay, l, c) for c in columns[l]} for l in range(L)]  # noqa: E741
+    edge = [{(cu, cv): _edge_vector(network, lay, l - 1, l, network.edge_shares[l - 1], cu, cv)
+             for cu in columns[l - 1] for cv in columns[l]} for l in range(1, L)]  # noqa: E741
+    terms = [x * r for vecs in own for v in vecs.values() for x, r in zip(v, rate)]
+    terms += [x * r for vecs in edge for v in vecs.values() for x, r in zip(v, rate)]
+    scale = _lcm_den(terms)
+    ints = lambda v: [int(x * r * scale) for x, r in zip(v, rate)]  # noqa: E731
+    m = cp_model.CpModel()
+    x = [{c: m.NewBoolVar("") for c in columns[l]} for l in range(L)]  # noqa: E741
+    for l in range(L):  # noqa: E741
+        m.AddExactlyOne(x[l].values())
+    y = []
+    for l in range(1, L):  # noqa: E741
+        yl = {k: m.NewBoolVar("") for k in edge[l - 1]}
+        for cu in columns[l - 1]:
+            m.Add(sum(yl[(cu, cv)] for cv in columns[l]) == x[l - 1][cu])
+        for cv in columns[l]:
+            m.Add(sum(yl[(cu, cv)] for cu in columns[l - 1]) == x[l][cv])
+        y.append(yl)
+    comp = [0] * lay.size
+    exprs = [[] for _ in range(lay.size)]
+    for l in range(L):  # noqa: E741
+        for c, v in own[l].items():
+            for k, a in enumerate(ints(v)):
+                if a:
+                    exprs[k].append(a * x[l][c])
+    for l in range(1, L):  # noqa: E741
+        for key, v in edge[l - 1].items():
+            for k, a in enumerate(ints(v)):
+                if a:
+                    exprs[k].append(a * y[l - 1][key])
+    total_bound = sum(max(ints(v)[k] for v in own[l].values()) for l in range(L) for k in range(lay.size))  # noqa: E741
+    total_bound += sum(max(ints(v)[k] for v in edge[l].values()) for l in range(L - 1) for k in range(lay.size))  # noqa: E741
+    if total_bound >= 2**62:
+        raise HeteroRefused("cpsat (uneven splits): the scaled amounts do not fit 64-bit integers")
+    ub = total_bound + 1
+    for k in range(lay.size):
+        comp[k] = m.NewIntVar(0, ub, "")
+        m.Add(comp[k] == sum(exprs[k]))
+    link = {}
+    for (h, g), p in lay.pos.items():
+        link[(h, g)] = m.NewIntVar(0, ub, "")
+        m.AddMaxEquality(link[(h, g)], [comp[p], comp[p + 1]])
+    T = m.NewIntVar(0, ub, "T")
+    for i in range(lay.leaves):
+        comm = sum(link[(h, i >> (H - h))] for h in range(H))
+        if array.overlap:
+            m.Add(T >= comp[i])
+            m.Add(T >= comm)
+        else:
+            m.Add(T >= comp[i] + comm)
+    m.Minimize(T)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = time_limit_s
+    solver.parameters.num_workers = 1
+    st = solver.Solve(m)
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        raise HeteroRefused(f"cpsat (uneven splits): no plan within {time_limit_s} s")
+    cols = [next(c for c in columns[l] if solver.Value(x[l][c])) for l in range(L)]  # noqa: E741
+    plan = HeteroPlan(tuple(tuple(cols[l][h][0] for l in range(L)) for h in range(H)),  # noqa: E741
+                      tuple(tuple(cols[l][h][1] for l in range(L)) for h in range(H)))  # noqa: E741
+    value = Fraction(int(round(solver.ObjectiveValue())), scale)
+    bound = Fraction(int(round(solver.BestObjectiveBound())), scale)
+    status = Status.OPTIMAL if st == cp_model.OPTIMAL and value == bound else Status.FEASIBLE
+    return HeteroSolution("cpsat", status, plan, value, bound, time.perf_counter() - t0, len(columns))
