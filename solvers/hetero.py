@@ -29,6 +29,7 @@ from explorer.core.comm import training_flops
 from explorer.core.hetero import (
     HeteroPlan,
     check_array,
+    check_network,
     evaluate_hetero,
     inter_split,
     side_share,
@@ -191,6 +192,7 @@ def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas: Seque
     """The proven optimum of a chain by the Pareto DP of the module docstring."""
     t0 = time.perf_counter()
     check_array(array)
+    check_network(network)
     if not network.is_chain:
         raise HeteroRefused("exact (uneven splits): chains only")
     H, L = array.levels, len(network.layers)
@@ -277,6 +279,7 @@ def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas: Seque
 
     t0 = time.perf_counter()
     check_array(array)
+    check_network(network)
     if not network.is_chain:
         raise HeteroRefused("cpsat (uneven splits): chains only")
     H, L = array.levels, len(network.layers)

@@ -52,9 +52,19 @@ def test_levels_override_of_one_kind_repeats_it_and_of_a_mix_is_refused():
         load_array("tpu-mix-16").with_levels(2)
 
 
+def _outcome(model, arr, solver, objective, space):
+    try:
+        return solve(model, arr, solver=solver, objective=objective, space=space)
+    except ValueError as err:  # a refusal (e.g. exact cannot enforce the memory limit) must be the same too
+        return f"{type(err).__name__}: {err}"
+
+
 def _same_run(model, old, new, solver, objective, space):
-    r1 = solve(model, parse_array(old, "x"), solver=solver, objective=objective, space=space)
-    r2 = solve(model, parse_array(new, "x"), solver=solver, objective=objective, space=space)
+    r1 = _outcome(model, parse_array(old, "x"), solver, objective, space)
+    r2 = _outcome(model, parse_array(new, "x"), solver, objective, space)
+    if isinstance(r1, str) or isinstance(r2, str):
+        assert r1 == r2
+        return None
     assert r1.status is r2.status
     assert r1.plan == r2.plan
     assert r1.level_cost_units == r2.level_cost_units
@@ -71,7 +81,7 @@ def test_zoo_bit_identical_with_one_kind(model):
     for solver in ("dp", "exact"):
         for objective in ("traffic", "time"):
             r = _same_run(model, old, new, solver, objective, "accpar" if solver == "dp" else "hypar")
-            assert r.figures.step_time_s > 0
+            assert r is None or r.figures.step_time_s > 0
 
 
 @pytest.mark.parametrize("model", ["alexnet", "vgg-a", "resnet18"])

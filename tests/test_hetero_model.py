@@ -123,11 +123,20 @@ def test_proportional_rule():
         proportional_alphas(mix(2, [1, 1, 1, 3]))
 
 
+def _modelled(net) -> bool:
+    return not any(L.kind in (LayerKind.ATTENTION, LayerKind.EMBEDDING) or L.groups > 1 for L in net.layers)
+
+
 @pytest.mark.parametrize("model", sorted(zoo_files()))
 def test_equal_split_on_one_kind_is_the_homogeneous_model(model):
-    """alpha = 1/2 everywhere on an array of one kind: the same step time and traffic as ``evaluate``."""
+    """alpha = 1/2 everywhere on an array of one kind: the same step time and traffic as ``evaluate``;
+    a network with nodes the uneven-split model does not cover is refused in one line."""
     net = load_model(model)
     arr = synthetic_array(2, [10, 40], dtype_bytes=2, peak_TFLOPS=3)
+    if not _modelled(net):
+        with pytest.raises(SpecError, match=r"--model: .* uneven splits are modelled for conv, fc, add and concat nodes only"):
+            evaluate_hetero(net, arr, HeteroPlan.equal(Plan(((I,) * len(net.layers),) * 2)))
+        return
     rng = random.Random(model)
     for _ in range(2):
         plan = Plan(tuple(tuple(rng.choice(ALL_TYPES if not L.is_join else (I, II)) for L in net.layers) for _ in range(2)))

@@ -55,3 +55,9 @@ def test_explore_on_an_array_of_kinds_is_the_equal_split_and_says_so(capsys):
     plan = HeteroPlan.equal(Plan.from_lists(r["plan"]))
     ev = evaluate_hetero(load_model("alexnet"), load_array("tpu-mix-16"), plan)
     assert r["step_time_s"] == float(ev.step_time_s)  # the slowest (v2) accelerator's step time
+
+
+def test_split_refuses_nodes_it_does_not_model(capsys):
+    code, out, err = run_cli(["split", "--model", "mobilenet-v2"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "grouped conv" in err and "uneven splits are modelled for conv, fc, add and concat nodes only" in err

@@ -30,7 +30,8 @@ At a = b = 1/2 these are 1/4, 0, 1/2 and 0 of X each way: ``partition.relayout_c
 layer, training FLOPs * share(B) * share(D_i) * share(D_o), at its own peak. A leaf's step time is
 step_time(its compute, the sum of its groups' exchange times) (``timing.step_time``: sum, or max
 with overlap); the array's step time is its slowest leaf's. With every alpha 1/2 on an array of
-one kind this is ``evaluate``'s step time exactly. Only per-level links on an H-tree are modelled
+one kind this is ``evaluate``'s step time exactly. Nodes: conv (ungrouped), fc, add and concat
+(``check_network`` refuses grouped convs, embeddings and attention). Only per-level links on an H-tree are modelled
 (a shared medium or a torus spreads one pair's traffic over links the model does not split
 unevenly): ``check_array`` refuses the others.
 """
@@ -44,7 +45,7 @@ from typing import Sequence
 from .array import ArraySpec
 from .comm import training_flops
 from .errors import SpecError
-from .network import Network
+from .network import LayerKind, Network
 from .partition import Dim, Layout, PartitionType, Size, layouts
 from .plan import Plan
 from .timing import Communication, Topology, step_time
@@ -80,6 +81,15 @@ def alpha_grid(denominator: int) -> tuple[Fraction, ...]:
     if denominator < 2:
         raise ValueError("an alpha grid needs a denominator of at least 2")
     return tuple(Fraction(k, denominator) for k in range(1, denominator))
+
+
+def check_network(network: Network) -> None:
+    """The model covers conv (ungrouped) and fc layers and add/concat joins; it refuses the rest."""
+    for layer in network.layers:
+        if layer.kind in (LayerKind.ATTENTION, LayerKind.EMBEDDING) or layer.groups > 1:
+            what = f"grouped conv ({layer.groups} groups)" if layer.groups > 1 else f"{layer.kind.value} node"
+            raise SpecError("--model", f"{network.name}: node {layer.name!r} is a {what}; uneven splits are modelled "
+                            "for conv, fc, add and concat nodes only")
 
 
 def check_array(array: ArraySpec) -> None:
@@ -212,6 +222,7 @@ def check_plan(network: Network, array: ArraySpec, plan: HeteroPlan) -> None:
 def evaluate_hetero(network: Network, array: ArraySpec, plan: HeteroPlan) -> HeteroEvaluation:
     """The step time of a plan with uneven splits, exactly (see the module docstring)."""
     check_array(array)
+    check_network(network)
     check_plan(network, array, plan)
     H = array.levels
     dtype = array.dtype_bytes
