@@ -29,7 +29,7 @@ from .app.results import CheckReport, RunResult
 from .app.run import run
 from .app.sweep.engine import Progress as SweepProgress
 from .app.sweep.runner import check_request, run_sweep
-from .app.sweep.spec import Sweep
+from .app.sweep.spec import MAX_POINTS, Sweep
 from .core.array import ArraySpec, check_levels
 from .core.errors import SpecError
 from .core.network import Network
@@ -186,7 +186,8 @@ def check(
 
 def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, workers: int | None = None,
           engine: str = "local", scheduler: str | None = None, shard: str | None = None,
-          pareto: tuple[str, ...] | list[str] = (), progress: Callable[[SweepProgress], None] | None = None) -> Iterator[dict[str, Any]]:
+          pareto: tuple[str, ...] | list[str] = (), progress: Callable[[SweepProgress], None] | None = None,
+          max_points: int = MAX_POINTS) -> Iterator[dict[str, Any]]:
     """Run a design-space sweep and yield one row per point, in the sweep's point order.
 
     ``spec`` is a sweep file (YAML, version 1), its parsed mapping (relative paths then resolve
@@ -203,10 +204,11 @@ def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, wor
     ``shard="I/N"`` runs every N-th point from point I. ``pareto``: two or more numeric columns
     to minimise together. The columns computed across points (``dp_gap``, ``pareto``) are filled
     into the yielded row dicts once the last point is done. ``progress`` is called with a
-    ``Progress(done, total, reused, failed)`` after every point.
+    ``Progress(done, total, reused, failed, invalid)`` after every point (failed: raised).
+    A sweep of more than ``max_points`` points is refused before any point is built.
 
     Raises ``SpecError`` for a bad sweep file or option.
     """
-    sw, _, _ = check_request(spec, out, shard, pareto)  # bad input raises here, not at the first row
+    sw, _, _ = check_request(spec, out, shard, pareto, max_points)  # bad input raises here, not at the first row
     return run_sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
                      pareto=tuple(pareto), progress=progress)

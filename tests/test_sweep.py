@@ -72,8 +72,8 @@ def test_the_issue_example_is_accepted_as_written(tmp_path):
     ("version: 1\ngrid: {levels: [1]}\nfixed: {levels: 2}\n", "s.yaml: fixed.levels: also swept in grid"),
     ("version: 1\ngrid: {solver: [dp, greedy]}\n", "s.yaml: grid.solver[1]: must be one of dp, cpsat, exact, brute, got 'greedy'"),
     ("version: 1\nfixed: {batch: 0}\ngrid: {levels: [1]}\n", "s.yaml: fixed.batch: must be a positive integer, got 0"),
-    ("version: 1\ngrid: {model: [vgg-z]}\n", "s.yaml: grid[0].model: unknown model 'vgg-z'"),
-    ("version: 1\ngrid: {model: [nets/missing.yaml]}\n", "s.yaml: grid[0].model: no such file"),
+    ("version: 1\ngrid: {model: [vgg-z]}\n", "s.yaml: grid.model[0]: unknown model 'vgg-z'"),
+    ("version: 1\ngrid: {model: [nets/missing.yaml]}\n", "s.yaml: grid.model[0]: no such file"),
     ("version: 1\ngrid: {caps: [[2GB]]}\n", "s.yaml: grid.caps[0]: '2GB' is not LEVEL=AMOUNT"),
     ("version: 1\ngrid: {link_bandwidth_GBps: [25, [10, -1]]}\n", "s.yaml: grid.link_bandwidth_GBps[1]: must be a positive number"),
     ("version: 1\npoints: [{levels: 2, colour: red}]\n", "s.yaml: points[0].colour: unknown key"),
@@ -559,5 +559,5 @@ def test_progress_bar_on_a_terminal(tmp_path):
         buf += chunk
     assert p.wait() == 0
     text = buf.decode()
-    assert "7/7 [" in text and "pt/s" in text and "failed=1" in text and "reused=0" in text, text
-    assert "sweep s: 7 points (0 reused from the cache, 7 computed; 0 without a plan, 1 failed)" in text
+    assert "7/7 [" in text and "pt/s" in text and "invalid=1" in text and "failed=0" in text and "reused=0" in text, text
+    assert "sweep s: 7 points (0 reused from the cache, 7 computed; 0 without a plan, 1 invalid, 0 failed)" in text

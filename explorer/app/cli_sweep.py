@@ -16,7 +16,7 @@ class SweepGroup(click.Group):
     """``explore sweep FILE ...`` runs a sweep; ``explore sweep merge DIR...`` joins shards."""
 
     def parse_args(self, ctx, args):
-        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+        if args and args[0] not in self.commands:  # FILE, an option, or --help: the sweep itself
             args = ["run", *args]
         return super().parse_args(ctx, args)
 
@@ -42,11 +42,18 @@ class Reporter:
 
             self.bar = tqdm(total=p.total, initial=p.done, unit="pt", file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
         self.bar.update(p.done - self.bar.n)
-        self.bar.set_postfix(reused=p.reused, failed=p.failed, refresh=False)
+        self.bar.set_postfix(reused=p.reused, invalid=p.invalid, failed=p.failed, refresh=False)
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        """Close the bar once, whatever happens (a Ctrl-C while tqdm draws included): a bar left
+        to the garbage collector may print 'Exception ignored in tqdm.__del__'."""
+        bar, self.bar = self.bar, None
+        if bar is None:
+            return
+        try:
+            bar.close()
+        except (Exception, KeyboardInterrupt):  # noqa: BLE001 - a bar must never raise at exit
+            bar.disable = True
 
 
 @click.group("sweep", cls=SweepGroup, invoke_without_command=False)
@@ -54,8 +61,16 @@ def sweep_group():
     """Run a design-space sweep (explore sweep FILE --out DIR), or join shard outputs (explore sweep merge)."""
 
 
+class _DefaultContext(click.Context):
+    @property
+    def command_path(self) -> str:  # 'explore sweep', not the hidden 'explore sweep run'
+        return self.parent.command_path if self.parent else "explore sweep"
+
+
 class _Default(click.Command):
-    """The sweep itself, reached as ``explore sweep FILE``: its usage line says so."""
+    """The sweep itself, reached as ``explore sweep FILE``: its usage line and help hints say so."""
+
+    context_class = _DefaultContext
 
     def format_usage(self, ctx, formatter) -> None:
         path = ctx.parent.command_path if ctx.parent else "explore sweep"
@@ -70,42 +85,47 @@ class _Default(click.Command):
 @click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="Dask scheduler to use (default: start a local cluster).")
 @click.option("--shard", default=None, metavar="I/N", help="Run only every N-th point from point I (0 <= I < N), e.g. for a job array.")
 @click.option("--pareto", default=None, metavar="COL,COL[,...]", help="Add a pareto column: the front of these numeric columns, all minimised.")
+@click.option("--max-points", "max_points", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Refuse a sweep of more than N points (default 100,000); counted before any point is built.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary line.")
 @fail_on_bad_input
-def sweep_run(file, out, workers, engine, scheduler, shard, pareto, quiet):
+def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, quiet):
     """Run every point of the sweep FILE and write DIR/results.csv and DIR/plans.jsonl.
 
     Finished points are cached in DIR: a rerun (after Ctrl-C, a crash or an edit of the sweep)
     solves only what is missing. Exit status 0 when every point has a row (infeasible, refused
-    and invalid points included), 1 when a point raised an unexpected error, 2 on bad input.
+    and invalid points included), 1 when a point failed (raised an unexpected error), 2 on bad
+    input (the sweep file, any model or array it names, an override that does not fit its array).
+    Join shard outputs with: explore sweep merge DIR... --out DIR.
     """
     from ..api import sweep
-    from .sweep.spec import load_sweep
+    from .sweep.spec import MAX_POINTS, load_sweep
 
-    sw = load_sweep(file)
+    sw = load_sweep(file, max_points or MAX_POINTS)
     report = Reporter(quiet)
     t0 = time.perf_counter()
     rows = []
     try:
-        for row in sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
-                         pareto=_columns(pareto), progress=report):
-            rows.append(row)
+        try:
+            for row in sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
+                             pareto=_columns(pareto), progress=report):
+                rows.append(row)
+        finally:
+            report.close()
     except KeyboardInterrupt:
-        report.close()
         done = report.last.done if report.last else 0
         click.echo(f"explore: interrupted; {done} points are cached in {out}: rerun the same command to resume", err=True)
         sys.exit(130)
-    report.close()
-    errors = sum(r["status"] == "error" for r in rows)
+    failed = sum(r["status"] == "error" for r in rows)
     if not quiet:
         p = report.last
         reused = p.reused if p else 0
-        failed = sum(r["status"] in ("error", "invalid") for r in rows)
+        invalid = sum(r["status"] == "invalid" for r in rows)
         no_plan = sum(r["status"] in ("infeasible", "unknown", "refused") for r in rows)
         click.echo(f"sweep {sw.name}{f' shard {shard}' if shard else ''}: {len(rows)} points ({reused} reused from the cache, "
-                   f"{len(rows) - reused} computed; {no_plan} without a plan, {failed} failed) in {time.perf_counter() - t0:.1f} s; "
-                   f"wrote {Path(out) / 'results.csv'} and {Path(out) / 'plans.jsonl'}", err=True)
-    sys.exit(1 if errors else 0)
+                   f"{len(rows) - reused} computed; {no_plan} without a plan, {invalid} invalid, {failed} failed) in "
+                   f"{time.perf_counter() - t0:.1f} s; wrote {Path(out) / 'results.csv'} and {Path(out) / 'plans.jsonl'}", err=True)
+    sys.exit(1 if failed else 0)
 
 
 @sweep_group.command("merge")

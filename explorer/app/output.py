@@ -106,6 +106,11 @@ def _umask() -> int:
     return mask
 
 
+def new_file_mode() -> int:
+    """The mode a new file gets: 0666 less the umask, as the shell would."""
+    return 0o666 & ~_umask()
+
+
 def write_text(path: str, text: str, option: str = "--output") -> None:
     """Write ``text`` to ``path`` as described in the module doc; OutputError on failure."""
     if path == "-":

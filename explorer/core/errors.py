@@ -31,3 +31,21 @@ class CannotEnforce(Refused):
 
 class SolverError(RuntimeError):
     """A solver failed for a reason other than the instance (e.g. a model rejected by CP-SAT)."""
+
+
+SHOWN_CHARS = 80  # the most of a user's value an error message shows
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """A user's value for an error message: its repr, cut to ``limit`` characters.
+
+    ``reprlib`` bounds the work too (a few items per list, a few levels deep), so a value built
+    by YAML anchors (a "billion laughs" structure) costs nothing to show."""
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxstring = r.maxother = limit
+    r.maxlist = r.maxtuple = r.maxdict = r.maxset = 8
+    r.maxlevel = 3
+    text = r.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

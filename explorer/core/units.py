@@ -13,6 +13,8 @@ import math
 import re
 from fractions import Fraction
 
+from .errors import shown
+
 BYTE_UNITS = {
     "B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
     "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
@@ -27,27 +29,27 @@ MAX_DIGITS = 40  # nor may '0.000...0001B' spell one out
 def parse_amount(text: str) -> tuple[Fraction, str]:
     """'2GB' -> (2e9, 'bytes'); '3ms' -> (3/1000, 'seconds'). ValueError names the problem."""
     if isinstance(text, bool):
-        raise ValueError(f"cannot read {text!r} as an amount with a unit (e.g. 2GB, 512MiB, 3ms)")
+        raise ValueError(f"cannot read {shown(text)} as an amount with a unit (e.g. 2GB, 512MiB, 3ms)")
     if isinstance(text, (int, float)) or _NUMBER.match(str(text)):
-        raise ValueError(f"{text!r} has no unit: write e.g. {text}B for bytes or {text}ms for a time budget")
+        raise ValueError(f"{shown(text)} has no unit: write e.g. {text}B for bytes or {text}ms for a time budget")
     m = _AMOUNT.match(str(text))
     if not m:
-        raise ValueError(f"cannot read {text!r} as an amount with a unit (e.g. 2GB, 512MiB, 3ms)")
+        raise ValueError(f"cannot read {shown(text)} as an amount with a unit (e.g. 2GB, 512MiB, 3ms)")
     number, unit = m.group(1), m.group(2)
     if len(number) > MAX_DIGITS:
-        raise ValueError(f"{text!r} has too many digits (at most {MAX_DIGITS})")
+        raise ValueError(f"{shown(text)} has too many digits (at most {MAX_DIGITS})")
     exponent = int(number.lower().split("e")[1]) if "e" in number.lower() else 0
     if abs(exponent) > MAX_EXPONENT:
-        raise ValueError(f"{text!r} is out of range (exponent beyond +-{MAX_EXPONENT})")
+        raise ValueError(f"{shown(text)} is out of range (exponent beyond +-{MAX_EXPONENT})")
     value = Fraction(number)
     if value <= 0:
-        raise ValueError(f"{text!r} must be > 0")
+        raise ValueError(f"{shown(text)} must be > 0")
     if unit in BYTE_UNITS:
         return value * BYTE_UNITS[unit], "bytes"
     if unit in TIME_UNITS:
         return value * TIME_UNITS[unit], "seconds"
     known = ", ".join(list(BYTE_UNITS) + list(TIME_UNITS))
-    raise ValueError(f"unknown unit {unit!r} in {text!r} (known: {known})")
+    raise ValueError(f"unknown unit {shown(unit)} in {shown(text)} (known: {known})")
 
 
 def format_count(n: int) -> str:

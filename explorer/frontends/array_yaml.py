@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..core.array import AcceleratorKind, ArraySpec, check_levels
 from ..core.timing import BandwidthBeyond, Communication, Topology, shared_level_bandwidths
-from ..core.errors import SpecError
+from ..core.errors import SpecError, shown
 from ..core.units import parse_amount
 from .fields import Fields, check_pos_number
 from .yamlio import load_yaml_file
@@ -28,7 +28,7 @@ def _choice(data: dict, key: str, enum_type, default, errors: list[str]):
     try:
         return enum_type(data[key])
     except ValueError:
-        errors.append(f"{key}: must be one of {', '.join(m.value for m in enum_type)}, got {data[key]!r}")
+        errors.append(f"{key}: must be one of {', '.join(m.value for m in enum_type)}, got {shown(data[key])}")
         return default
 
 
@@ -54,7 +54,7 @@ def _cap_list(data: dict, key: str, kind: str, levels: int | None, errors: list[
                 out.append(None)
                 continue
             if got != kind:
-                errors.append(f"{key}[{i}]: {v!r} is in {got}, this key takes {kind}")
+                errors.append(f"{key}[{i}]: {shown(v)} is in {got}, this key takes {kind}")
             out.append(amount)
     return out
 
@@ -121,7 +121,7 @@ def parse_array(data: dict, source: str) -> ArraySpec:
     beyond = _choice(data, "bandwidth_beyond", BandwidthBeyond, BandwidthBeyond.REPEAT, errors)
     overlap = data.get("overlap", False)
     if not isinstance(overlap, bool):
-        errors.append(f"overlap: must be true or false, got {overlap!r}")
+        errors.append(f"overlap: must be true or false, got {shown(overlap)}")
         overlap = False
     if shared and "link_bandwidth_GBps" in data:
         errors.append("link_bandwidth_GBps: not used with communication: shared (give shared_bandwidth_GBps only)")
@@ -130,7 +130,7 @@ def parse_array(data: dict, source: str) -> ArraySpec:
     if shared and topology is not Topology.HTREE:
         errors.append("topology: a shared medium has no topology (use communication: per-level with a torus)")
     if "version" in data and data["version"] != SPEC_VERSION:
-        errors.append(f"version: unsupported version {data['version']!r} (this explorer reads version {SPEC_VERSION})")
+        errors.append(f"version: unsupported version {shown(data['version'])} (this explorer reads version {SPEC_VERSION})")
     name = f.string("name", "?")
     description = f.string("description", "")
     levels = None

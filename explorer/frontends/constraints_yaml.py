@@ -22,7 +22,7 @@ from fractions import Fraction
 
 from ..core.array import ArraySpec
 from ..core.constraints import Cap, Constraints, Forbid, Pin, tighten
-from ..core.errors import SpecError
+from ..core.errors import SpecError, shown
 from .fields import MAX_INT, check_pos_number
 from ..core.network import Network
 from ..core.partition import JOIN_TYPES, Space, parse_type
@@ -45,7 +45,7 @@ def _layer_index(net: Network, name: str, where: str, errors: list[str]) -> int 
     if name in names:
         return names.index(name)
     shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
-    errors.append(f"{where}: unknown layer {name!r} (layers: {shown})")
+    errors.append(f"{where}: unknown layer {shown(name)} (layers: {shown})")
     return None
 
 
@@ -69,7 +69,7 @@ def _level(text: str, levels: int, where: str, errors: list[str], star: bool) ->
     try:
         h = int(text)
     except ValueError:
-        errors.append(f"{where}: level must be an integer{' or *' if star else ''}, got {text!r}")
+        errors.append(f"{where}: level must be an integer{' or *' if star else ''}, got {shown(text)}")
         return False
     if not 0 <= h < levels:
         errors.append(f"{where}: level {h} is out of range 0..{levels - 1}")
@@ -82,7 +82,7 @@ def parse_pin(text: str, net: Network, space: Space, levels: int, where: str, er
         lhs, typ = str(text).rsplit("=", 1)
         layer, level = lhs.rsplit("@", 1)
     except ValueError:
-        errors.append(f"{where}: {text!r} is not LAYER@LEVEL=TYPE (e.g. fc6@*=II)")
+        errors.append(f"{where}: {shown(text)} is not LAYER@LEVEL=TYPE (e.g. fc6@*=II)")
         return None
     n = len(errors)
     l = _layer_index(net, layer.strip(), where, errors)  # noqa: E741
@@ -92,7 +92,7 @@ def parse_pin(text: str, net: Network, space: Space, levels: int, where: str, er
         return None
     node = net.layers[l]
     if node.is_join and t not in JOIN_TYPES:
-        errors.append(f"{where}: {node.name!r} is a join node ({node.kind.value}), which takes only "
+        errors.append(f"{where}: {shown(node.name)} is a join node ({node.kind.value}), which takes only "
                       f"{', '.join(map(str, JOIN_TYPES))}, not {t}")
         return None
     return Pin(l, h, t, f"pin {layer.strip()}@{'*' if h is None else h}={t}")
@@ -102,7 +102,7 @@ def parse_forbid(text: str, net: Network, space: Space, where: str, errors: list
     try:
         layer, typ = str(text).rsplit("=", 1)
     except ValueError:
-        errors.append(f"{where}: {text!r} is not LAYER=TYPE (e.g. fc8=III)")
+        errors.append(f"{where}: {shown(text)} is not LAYER=TYPE (e.g. fc8=III)")
         return None
     n = len(errors)
     l = _layer_index(net, layer.strip(), where, errors)  # noqa: E741
@@ -136,7 +136,7 @@ def _from_file(path: str, net: Network, array: ArraySpec, space: Space):
         if k not in _FILE_KEYS:
             errors.append(f"{k}: unknown key (allowed: {', '.join(sorted(_FILE_KEYS))})")
     if data.get("version") != 1:
-        errors.append(f"version: must be 1, got {data.get('version')!r}")
+        errors.append(f"version: must be 1, got {shown(data.get('version'))}")
     caps, pins, forbids = [], [], []
     raw_caps = data.get("caps") or {}
     if not isinstance(raw_caps, dict):
@@ -186,7 +186,7 @@ def build_constraints(net: Network, array: ArraySpec, space: Space, opts: Constr
         for item in items:
             if flag == "--cap":
                 if "=" not in item:
-                    errors.append(f"{item!r} is not LEVEL=AMOUNT (e.g. 0=2GB or 1=5ms)")
+                    errors.append(f"{shown(item)} is not LEVEL=AMOUNT (e.g. 0=2GB or 1=5ms)")
                     continue
                 lv, amount = item.split("=", 1)
                 c = parse_cap(lv, amount.strip(), array, repr(item), "--cap", errors)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from ..core.errors import shown
 from ..core.units import format_count
 
 # Ranges that keep every derived figure finite as a float and every exact one printable:
@@ -76,7 +77,7 @@ class Fields:
 
 def check_pos_int(v: Any, path: str, errors: list[str]) -> int | None:
     if isinstance(v, bool) or not isinstance(v, int):
-        errors.append(f"{path}: must be a positive integer, got {v!r}")
+        errors.append(f"{path}: must be a positive integer, got {shown(v)}")
         return None
     if v <= 0:
         errors.append(f"{path}: must be > 0, got {v}")
@@ -97,10 +98,10 @@ def check_pos_number(v: Any, path: str, errors: list[str]) -> Fraction | None:
                 hint = " (YAML reads a bare 1e30 as text: write 1.0e+30)"
             except ValueError:
                 pass
-        errors.append(f"{path}: must be a positive number, got {v!r}{hint}")
+        errors.append(f"{path}: must be a positive number, got {shown(v)}{hint}")
         return None
     if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
-        errors.append(f"{path}: must be a finite number, got {v!r}")
+        errors.append(f"{path}: must be a finite number, got {shown(v)}")
         return None
     if v <= 0:
         errors.append(f"{path}: must be > 0, got {v}")

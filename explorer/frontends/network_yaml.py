@@ -9,7 +9,7 @@ import heapq
 from fractions import Fraction
 from pathlib import Path
 
-from ..core.errors import SpecError
+from ..core.errors import SpecError, shown
 from ..core.network import NETWORK_INPUT, Layer, LayerKind, Network
 from .fields import Fields, check_pos_int
 from .yamlio import load_yaml_file, load_yaml_text
@@ -29,7 +29,7 @@ def parse_network(data: dict, source: str, sequence: int | None = None) -> Netwo
     errors: list[str] = []
     top = Fields(data, "", errors, _TOP_KEYS, {"version", "name", "layers"})
     if "version" in data and data["version"] != SPEC_VERSION:
-        errors.append(f"version: unsupported version {data['version']!r} (this explorer reads version {SPEC_VERSION})")
+        errors.append(f"version: unsupported version {shown(data['version'])} (this explorer reads version {SPEC_VERSION})")
     name = top.string("name", "?")
     top.string("description")
     batch = top.pos_int("batch", 1)
@@ -50,7 +50,7 @@ def parse_network(data: dict, source: str, sequence: int | None = None) -> Netwo
         try:
             kind = LayerKind(kind_text)
         except ValueError:
-            errors.append(f"{path}.kind: must be one of {', '.join(k.value for k in LayerKind)}, got {kind_text!r}")
+            errors.append(f"{path}.kind: must be one of {', '.join(k.value for k in LayerKind)}, got {shown(kind_text)}")
             continue
         n0 = len(errors)
         node: dict = {"kind": kind, "path": path}
@@ -82,10 +82,10 @@ def parse_network(data: dict, source: str, sequence: int | None = None) -> Netwo
             node["channels"] = f.pos_int("channels")
         node["name"] = lname = f.string("name")
         if lname == NETWORK_INPUT:
-            errors.append(f"{path}.name: {NETWORK_INPUT!r} is reserved for the network input")
+            errors.append(f"{path}.name: {shown(NETWORK_INPUT)} is reserved for the network input")
         if lname is not None:
             if lname in seen:
-                errors.append(f"{path}.name: duplicate layer name {lname!r} (also layers[{seen[lname]}])")
+                errors.append(f"{path}.name: duplicate layer name {shown(lname)} (also layers[{seen[lname]}])")
             seen.setdefault(lname, i)
         if "inputs" in raw:
             inputs = raw["inputs"]
@@ -126,7 +126,7 @@ def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: st
             if x == NETWORK_INPUT:
                 continue  # the network input: no edge
             if x not in index:
-                errors.append(f"{n['path']}.inputs: names no node {x!r} (a dangling input)")
+                errors.append(f"{n['path']}.inputs: names no node {shown(x)} (a dangling input)")
             elif x == n["name"]:
                 errors.append(f"{n['path']}.inputs: a node cannot read itself")
             else:
@@ -167,7 +167,7 @@ def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: st
             chans = [L.out_channels for L in ins]
             sizes = {L.out_size for L in ins} if n["size"] is None else {n["size"]}
             if len(sizes) > 1:
-                errors.append(f"{n['path']}: inputs of {n['name']!r} have different spatial sizes {sorted(sizes)} "
+                errors.append(f"{n['path']}: inputs of {shown(n['name'])} have different spatial sizes {sorted(sizes)} "
                               "(give the join's size: when pooling sits between)")
                 continue
             heads = n.get("heads", 0)
@@ -179,12 +179,12 @@ def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: st
                 c = sum(chans)
                 out = n.get("channels") or (chans[-1] if len(chans) > 1 else (c // 3 if c % 3 == 0 else 0))
                 if not out or out > c or (heads and out % heads):
-                    errors.append(f"{n['path']}.channels: give the context's channels of attention node {n['name']!r} "
+                    errors.append(f"{n['path']}.channels: give the context's channels of attention node {shown(n['name'])} "
                                   f"(at most its {c} input channels{', a multiple of its heads' if heads else ''})")
                     continue
             else:
                 if len(set(chans)) > 1:
-                    errors.append(f"{n['path']}: inputs of {kind.value} node {n['name']!r} have different channels {chans}")
+                    errors.append(f"{n['path']}: inputs of {kind.value} node {shown(n['name'])} have different channels {chans}")
                     continue
                 c = out = chans[0]
             size = sizes.pop()
@@ -195,7 +195,7 @@ def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: st
                 p = layers[preds[k][0]]
                 if p.kind is not LayerKind.FC and p.out_channels != layer.in_channels:
                     errors.append(f"{n['path']}.in_channels: {layer.in_channels} does not match the {p.out_channels} "
-                                  f"channels of its input {p.name!r}")
+                                  f"channels of its input {shown(p.name)}")
             if kind is LayerKind.FC and preds[k]:
                 problem = fc_input_mismatch(layer, layers[preds[k][0]])
                 if problem:
@@ -228,8 +228,8 @@ def fc_input_mismatch(layer: Layer, p: Layer) -> str | None:
     if layer.in_channels % c == 0 and 1 <= layer.in_channels // c <= s:
         return None
     if s == 1:
-        return f"{layer.in_channels} does not match the {c} outputs of its input {p.name!r}"
-    return (f"{layer.in_channels} does not match its input {p.name!r} ({c} channels x {p.out_size[0]}x{p.out_size[1]}): "
+        return f"{layer.in_channels} does not match the {c} outputs of its input {shown(p.name)}"
+    return (f"{layer.in_channels} does not match its input {shown(p.name)} ({c} channels x {p.out_size[0]}x{p.out_size[1]}): "
             f"it must be {c} x a spatial size of at most {s} (flattened, pooling allowed)")
 
 

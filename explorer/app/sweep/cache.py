@@ -18,6 +18,7 @@ from typing import Any
 
 from ... import __version__
 from ...frontends import zoo
+from ..output import new_file_mode
 from .point import ERROR, Outcome
 
 CACHE_FORMAT = 2
@@ -57,6 +58,28 @@ def point_key(params: dict[str, Any], memo: dict | None = None) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+def well_formed(data: Any) -> bool:
+    """Whether a cache entry has the shape ``Outcome.to_json`` writes (else it is recomputed:
+    a hand-edited or foreign file must not stop a sweep)."""
+    if not isinstance(data, dict):
+        return False
+    wall = data.get("wall_s")
+    text = data.get("result_text")
+    summary = data.get("summary")
+    if not (isinstance(data.get("status"), str) and isinstance(data.get("error"), str)
+            and isinstance(wall, (int, float)) and not isinstance(wall, bool)
+            and (text is None or isinstance(text, str)) and (summary is None or isinstance(summary, dict))):
+        return False
+    if (text is None) != (summary is None):
+        return False
+    if text is not None:
+        try:
+            return isinstance(json.loads(text), dict)
+        except ValueError:
+            return False
+    return True
+
+
 class Cache:
     """Finished points under ``DIR/cache/``; a point that raised is never stored (a rerun retries it)."""
 
@@ -71,7 +94,7 @@ class Cache:
             data = json.loads(self._path(key).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        return Outcome.from_json(index, data, cached=True)
+        return Outcome.from_json(index, data, cached=True) if well_formed(data) else None
 
     def put(self, key: str, outcome: Outcome) -> None:
         if outcome.status == ERROR:
@@ -81,4 +104,5 @@ class Cache:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp.")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(outcome.to_json(), f)
+        os.chmod(tmp, new_file_mode())  # mkstemp makes 0600; a cache entry follows the umask
         os.replace(tmp, target)

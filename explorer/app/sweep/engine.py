@@ -164,15 +164,15 @@ def make_engine(engine: str = "local", workers: int | None = None, scheduler: st
 
 @dataclass(frozen=True)
 class Progress:
-    """How far a sweep is: points done of total, how many came from the cache, how many failed."""
+    """How far a sweep is: points done of total, how many came from the cache, how many failed
+    (raised an unexpected error: a bug, exit status 1) and how many are invalid (options that do
+    not fit together, e.g. a cap on a level the array lacks: a row that answers, like infeasible)."""
 
     done: int
     total: int
     reused: int
-    failed: int  # status error (raised) or invalid
-
-
-FAILED = (ERROR, INVALID)
+    failed: int  # status error: the point raised
+    invalid: int = 0  # status invalid
 
 
 def run_points(points: Iterable[Point], base_dir: str, engine: Engine, cache: Cache | None = None,
@@ -198,7 +198,8 @@ def run_points(points: Iterable[Point], base_dir: str, engine: Engine, cache: Ca
         else:
             tasks.append((p.index, params))
     reused = sum(o.cached for o in ready.values())
-    failed = sum(o.status in FAILED for o in ready.values())
+    failed = sum(o.status == ERROR for o in ready.values())
+    invalid = sum(o.status == INVALID for o in ready.values())
     done = len(ready)
     order = [p.index for p in points]
     nxt = 0
@@ -210,15 +211,16 @@ def run_points(points: Iterable[Point], base_dir: str, engine: Engine, cache: Ca
             nxt += 1
 
     if progress:
-        progress(Progress(done, len(points), reused, failed))
+        progress(Progress(done, len(points), reused, failed, invalid))
     yield from flush()
     for out in engine.run(tasks):
         if cache is not None:
             cache.put(keys[out.index], out)
         done += 1
-        failed += out.status in FAILED
+        failed += out.status == ERROR
+        invalid += out.status == INVALID
         ready[out.index] = out
         if progress:
-            progress(Progress(done, len(points), reused, failed))
+            progress(Progress(done, len(points), reused, failed, invalid))
         yield from flush()
     yield from flush()

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...core.errors import SpecError
+from ...core.errors import SpecError, shown
 from .table import number, pareto_labels, read_rows
 
 KINDS = ("line", "bar", "scatter", "heatmap")
@@ -70,7 +70,7 @@ def parse_where(items: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     out = []
     for item in items:
         if "=" not in item:
-            raise SpecError("--where", f"{item!r} is not COLUMN=VALUE")
+            raise SpecError("--where", f"{shown(item)} is not COLUMN=VALUE")
         k, v = item.split("=", 1)
         out.append((k.strip(), v.strip()))
     return tuple(out)
@@ -149,7 +149,7 @@ def _axes_style(ax, chart: Chart, xs, cats) -> None:
 def plot_chart(folder: str | Path, chart: Chart, out: str | Path) -> Path:
     """Draw a line, bar, scatter or heatmap chart of a sweep's results.csv into ``out`` (.png/.svg)."""
     if chart.kind not in KINDS:
-        raise SpecError("--kind", f"must be one of {', '.join(KINDS)}, got {chart.kind!r}")
+        raise SpecError("--kind", f"must be one of {', '.join(KINDS)}, got {shown(chart.kind)}")
     if not chart.x or not chart.y:
         raise SpecError("explore plot", "give --x and --y (or --plan ROW)")
     if chart.kind == "heatmap" and not chart.z:

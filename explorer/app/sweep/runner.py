@@ -6,20 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ...core.errors import SpecError
+from ...core.errors import SpecError, shown
 from .cache import Cache
 from .engine import Progress, make_engine, run_points
-from .spec import Sweep, load_sweep, parse_sweep
+from .spec import MAX_POINTS, Sweep, load_sweep, parse_sweep
 from .table import Manifest, check_pareto_columns, columns, finish_rows, make_row, write_outputs
 
 
-def as_sweep(spec: Sweep | str | Path | dict) -> Sweep:
+def as_sweep(spec: Sweep | str | Path | dict, max_points: int = MAX_POINTS) -> Sweep:
     """A Sweep from a sweep file path, a parsed mapping (paths relative to the working folder) or a Sweep."""
     if isinstance(spec, Sweep):
         return spec
     if isinstance(spec, dict):
-        return parse_sweep(spec, "sweep", Path.cwd())
-    return load_sweep(spec)
+        return parse_sweep(spec, "sweep", Path.cwd(), max_points)
+    return load_sweep(spec, max_points)
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -29,15 +29,15 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
     try:
         i, n = (int(x) for x in text.split("/"))
     except ValueError:
-        raise SpecError("--shard", f"must be I/N (e.g. 0/4), got {text!r}") from None
+        raise SpecError("--shard", f"must be I/N (e.g. 0/4), got {shown(text)}") from None
     if n < 1 or not 0 <= i < n:
-        raise SpecError("--shard", f"needs 0 <= I < N, got {text!r}")
+        raise SpecError("--shard", f"needs 0 <= I < N, got {shown(text)}")
     return i, n
 
 
-def check_request(spec, out, shard, pareto) -> tuple[Sweep, tuple[int, int] | None, tuple[str, ...]]:
+def check_request(spec, out, shard, pareto, max_points: int = MAX_POINTS) -> tuple[Sweep, tuple[int, int] | None, tuple[str, ...]]:
     """Validate a sweep request before any work: (the sweep, the shard, the Pareto columns)."""
-    sw = as_sweep(spec)
+    sw = as_sweep(spec, max_points)
     pareto = tuple(pareto)
     if pareto:
         check_pareto_columns(pareto, columns(sw.columns))

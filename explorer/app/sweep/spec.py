@@ -28,15 +28,17 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ...core.array import MAX_LEVELS, MIN_LEVELS
-from ...core.errors import SpecError
+from ...core.errors import SpecError, shown
 from ...core.objective import Objective
 from ...core.partition import Space
+from ...core.units import parse_amount
 from ...frontends import NETWORK_FORMATS, zoo
 from ...frontends.yamlio import load_yaml_file, load_yaml_text
 from ...solvers import REGISTRY
@@ -44,19 +46,24 @@ from ...solvers import REGISTRY
 TOP_KEYS = ("version", "name", "description", "grid", "fixed", "points", "reference")
 PATH_KEYS = ("model", "array", "constraints")  # values that may name a file
 # What a point gets for a key nobody sets: the defaults of a single ``explore`` run.
+# The most points a sweep may have unless the caller raises it (``--max-points``): the points
+# are built and validated up front, and a grid of millions would take minutes and gigabytes.
+MAX_POINTS = 100_000
+MAX_SHOWN_ERRORS = 10  # a sweep file's problems listed in one message; the rest are counted
+
 DEFAULTS: dict[str, Any] = {"model": "vgg-a", "array": "hypar-16", "space": "hypar", "solver": "dp", "objective": "traffic"}
 
 
 def _check_str(v: Any) -> str | None:
     if not isinstance(v, str) or not v.strip():
-        return f"must be a non-empty string, got {v!r}"
+        return f"must be a non-empty string, got {shown(v)}"
     return None
 
 
 def _check_choice(choices: tuple[str, ...]) -> Callable[[Any], str | None]:
     def check(v: Any) -> str | None:
         if v not in choices:
-            return f"must be one of {', '.join(choices)}, got {v!r}"
+            return f"must be one of {', '.join(choices)}, got {shown(v)}"
         return None
 
     return check
@@ -68,35 +75,35 @@ def _is_int(v: Any) -> bool:
 
 def _check_pos_int(v: Any) -> str | None:
     if not _is_int(v) or v <= 0:
-        return f"must be a positive integer, got {v!r}"
+        return f"must be a positive integer, got {shown(v)}"
     return None
 
 
 def _check_levels(v: Any) -> str | None:
     if not _is_int(v) or not MIN_LEVELS <= v <= MAX_LEVELS:
-        return f"must be an integer from {MIN_LEVELS} to {MAX_LEVELS}, got {v!r}"
+        return f"must be an integer from {MIN_LEVELS} to {MAX_LEVELS}, got {shown(v)}"
     return None
 
 
 def _check_nonneg_int(v: Any) -> str | None:
     if not _is_int(v) or v < 0:
-        return f"must be a non-negative integer, got {v!r}"
+        return f"must be a non-negative integer, got {shown(v)}"
     return None
 
 
 def _check_pos_number(v: Any) -> str | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"),) or v <= 0:
-        return f"must be a positive number, got {v!r}"
+        return f"must be a positive number, got {shown(v)}"
     return None
 
 
 def _check_int(v: Any) -> str | None:
-    return None if _is_int(v) else f"must be an integer, got {v!r}"
+    return None if _is_int(v) else f"must be an integer, got {shown(v)}"
 
 
 def _check_str_list(v: Any) -> str | None:
     if not isinstance(v, list) or not all(isinstance(x, str) and x.strip() for x in v):
-        return f"must be a list of strings, got {v!r}"
+        return f"must be a list of strings, got {shown(v)}"
     return None
 
 
@@ -105,15 +112,21 @@ def _check_caps(v: Any) -> str | None:
     if bad:
         return bad.replace("list of strings", "list of LEVEL=AMOUNT strings")
     for x in v:
-        if "=" not in x:
-            return f"{x!r} is not LEVEL=AMOUNT (e.g. 0=2GB or 1=5ms)"
+        level, sep, amount = x.partition("=")
+        if not sep:
+            return f"{shown(x)} is not LEVEL=AMOUNT (e.g. 0=2GB or 1=5ms)"
+        try:
+            int(level.strip())
+            parse_amount(amount.strip())
+        except ValueError as err:
+            return f"{shown(x)}: " + (f"level {shown(level.strip())} is not an integer" if "invalid literal" in str(err) else str(err))
     return None
 
 
 def _check_bandwidth(v: Any) -> str | None:
     if isinstance(v, list):
         if not v or any(_check_pos_number(x) for x in v):
-            return f"must be a positive number or a non-empty list of positive numbers (one per level), got {v!r}"
+            return f"must be a positive number or a non-empty list of positive numbers (one per level), got {shown(v)}"
         return None
     return _check_pos_number(v)
 
@@ -186,7 +199,7 @@ def _check_mapping(data: Any, where: str, errors: list[str], allow_lists: bool) 
             continue
         values = value if allow_lists else [value]
         if allow_lists and (not isinstance(value, list) or not value):
-            errors.append(f"{path}: must be a non-empty list of values")
+            errors.append(f"{path}: must be a non-empty list of values, got {shown(value)}")
             continue
         for i, v in enumerate(values):
             bad = KEYS[key](v)
@@ -208,7 +221,7 @@ def _resolve_ref(key: str, value: str, base_dir: Path) -> tuple[str | None, str 
     found = zoo.resolve_model(value) if key == "model" else zoo.resolve_array(value)
     if found is None:
         known = ", ".join(zoo.zoo_files() if key == "model" else zoo.array_files())
-        return None, f"unknown {key} {value!r} (known: {known}; or a path to a file)"
+        return None, f"unknown {key} {shown(value)} (known: {known}; or a path to a file)"
     return value, None
 
 
@@ -228,28 +241,100 @@ def resolve_paths(params: dict[str, Any], base_dir: str, memo: dict | None = Non
     return out
 
 
-def _check_refs(points: list[dict[str, Any]], where: list[str], base_dir: Path, errors: list[str]) -> None:
+def _places(grid: dict, fixed: dict, extra: list[dict]) -> Iterator[tuple[str, Any, str]]:
+    """(key, value, where it is written) for every value of the file, in file order."""
+    for key, values in grid.items():
+        for i, v in enumerate(values):
+            yield key, v, f"grid.{key}[{i}]"
+    for key, v in fixed.items():
+        yield key, v, f"fixed.{key}"
+    for i, p in enumerate(extra):
+        for key, v in p.items():
+            yield key, v, f"points[{i}].{key}"
+
+
+def _hashable(v: Any) -> Any:
+    return json.dumps(v, sort_keys=True, default=str)
+
+
+def _check_refs(grid: dict, fixed: dict, extra: list[dict], base_dir: Path, errors: list[str]) -> dict:
+    """Resolve every distinct file reference once and read each distinct model and array once
+    (a file with an error is bad input, not a failed point); the resolved references by value."""
+    from ...frontends import load_array, load_model
+
+    resolved: dict[tuple[str, str], str] = {}
     seen: set[tuple[str, str]] = set()
-    for params, w in zip(points, where):
-        for key in PATH_KEYS:
-            if key in params and (key, params[key]) not in seen:
-                seen.add((key, params[key]))
-                _, bad = _resolve_ref(key, params[key], base_dir)
-                if bad:
-                    errors.append(f"{w}.{key}: {bad}")
+    for key, value, where in _places(grid, fixed, extra):
+        if key not in PATH_KEYS or (key, value) in seen:
+            continue
+        seen.add((key, value))
+        ref, bad = _resolve_ref(key, value, base_dir)
+        if bad:
+            errors.append(f"{where}: {bad}")
+            continue
+        resolved[key, value] = ref
+        try:
+            if key == "model":
+                load_model(ref)
+            elif key == "array":
+                load_array(ref)
+        except SpecError as err:
+            errors.append(f"{where}: {err}")
+        except Exception as err:  # noqa: BLE001 - an importer's own failure on a broken file
+            errors.append(f"{where}: cannot read {ref}: {type(err).__name__}: {shown(str(err))}")
+    return resolved
 
 
-def parse_sweep(data: dict, source: str, base_dir: str | Path) -> Sweep:
-    """Validate a parsed sweep mapping; every problem is collected into one SpecError."""
+def _check_arrays(merged: list[dict[str, Any]], where: dict[tuple[str, str], str], resolved: dict,
+                  errors: list[str]) -> None:
+    """Each distinct (array, levels, bandwidth, peak) once: the overrides must fit the array."""
+    from .point import point_array  # point imports this module
+
+    seen: set[str] = set()
+    for m in merged:
+        combo = {k: m.get(k) for k in ("array", "levels", "link_bandwidth_GBps", "peak_TFLOPS")}
+        combo["array"] = combo["array"] or DEFAULTS["array"]
+        tag = _hashable(combo)
+        if tag in seen or combo == {"array": combo["array"], "levels": None, "link_bandwidth_GBps": None, "peak_TFLOPS": None}:
+            continue  # an array alone was read by _check_refs
+        seen.add(tag)
+        if ("array", combo["array"]) not in resolved:  # the default array
+            resolved["array", combo["array"]] = combo["array"]
+        try:
+            point_array({**combo, "array": resolved["array", combo["array"]]})
+        except SpecError as err:
+            for key in ("link_bandwidth_GBps", "levels", "peak_TFLOPS", "array"):
+                if combo[key] is not None:
+                    place = where.get((key, _hashable(combo[key])), key)
+                    break
+            errors.append(f"{place}: {err.problems[0] if err.problems else err} (array {combo['array']}"
+                          f"{', levels ' + str(combo['levels']) if combo['levels'] is not None else ''})")
+
+
+def count_points(grid: dict[str, list], extra: list) -> int:
+    """How many points a grid and explicit points make, without building them."""
+    return (math.prod(len(v) for v in grid.values()) if grid else 0) + len(extra)
+
+
+def _fail(source: str, errors: list[str]) -> SpecError:
+    if len(errors) > MAX_SHOWN_ERRORS:
+        errors = errors[:MAX_SHOWN_ERRORS] + [f"and {len(errors) - MAX_SHOWN_ERRORS} more problems"]
+    return SpecError(source or "sweep", errors)
+
+
+def parse_sweep(data: dict, source: str, base_dir: str | Path, max_points: int = MAX_POINTS) -> Sweep:
+    """Validate a parsed sweep mapping; every problem is collected into one SpecError. The points
+    are counted before any is built: more than ``max_points`` is refused. Every distinct model
+    and array is read once, and every distinct array override checked against its array."""
     errors: list[str] = []
     for key in data:
         if key not in TOP_KEYS:
             errors.append(f"{key}: unknown key (allowed: {', '.join(TOP_KEYS)})")
     if data.get("version") != 1:
-        errors.append(f"version: must be 1, got {data.get('version')!r}")
+        errors.append(f"version: must be 1, got {shown(data.get('version'))}")
     name = data.get("name", Path(source).stem if source else "sweep")
     if not isinstance(name, str) or not name.strip():
-        errors.append(f"name: must be a non-empty string, got {name!r}")
+        errors.append(f"name: must be a non-empty string, got {shown(name)}")
     description = data.get("description", "")
     if not isinstance(description, str):
         errors.append("description: must be a string")
@@ -267,17 +352,27 @@ def parse_sweep(data: dict, source: str, base_dir: str | Path) -> Sweep:
     if not grid and not extra:
         errors.append("grid: a sweep needs a grid or points")
     if errors:
-        raise SpecError(source or "sweep", errors)
+        raise _fail(source, errors)
+    total = count_points(grid, extra)  # before building any point
+    if total > max_points:
+        sizes = " x ".join(str(len(v)) for v in grid.values()) or "0"
+        raise SpecError(source or "sweep", f"{total:,} points (grid {sizes}, plus {len(extra)} listed) exceed the "
+                                           f"limit of {max_points:,} points (raise it with --max-points)")
+    resolved = _check_refs(grid, fixed, extra, Path(base_dir), errors)
+    if errors:
+        raise _fail(source, errors)
     columns = list(grid) + [k for k in fixed if k not in grid]
     for p in extra:
         columns += [k for k in p if k not in columns]
-    combos = [dict(zip(grid, values)) for values in itertools.product(*grid.values())] if grid else []
+    combos = (dict(zip(grid, values)) for values in itertools.product(*grid.values())) if grid else iter(())
     defaults = {k: DEFAULTS[k] for k in columns if k in DEFAULTS}  # a column a point leaves out
     merged = [{**defaults, **fixed, **c} for c in combos] + [{**defaults, **fixed, **p} for p in extra]
-    where = [f"grid[{i}]" for i in range(len(combos))] + [f"points[{i}]" for i in range(len(extra))]
-    _check_refs(merged, where, Path(base_dir), errors)
+    where: dict[tuple[str, str], str] = {}
+    for key, value, place in _places(grid, fixed, extra):
+        where.setdefault((key, _hashable(value)), place)
+    _check_arrays(merged, where, resolved, errors)
     if errors:
-        raise SpecError(source or "sweep", errors)
+        raise _fail(source, errors)
     points = tuple(
         Point(i, tuple((k, _freeze(m[k])) for k in columns if k in m)) for i, m in enumerate(merged)
     )
@@ -291,14 +386,14 @@ def shipped_sweeps() -> dict[str, Path]:
     return {p.stem: p for p in sorted(Path(str(resources.files("explorer.spaces"))).glob("*.yaml"))}
 
 
-def load_sweep(path: str | Path) -> Sweep:
+def load_sweep(path: str | Path, max_points: int = MAX_POINTS) -> Sweep:
     """Read and validate a sweep file (or a shipped sweep by name, e.g. ``scalability``); a bad
     file raises one SpecError naming file and field."""
     if not Path(path).exists() and str(path) in shipped_sweeps():
         path = shipped_sweeps()[str(path)]
     data = load_yaml_file(path)
-    return parse_sweep(data, str(path), Path(path).resolve().parent)
+    return parse_sweep(data, str(path), Path(path).resolve().parent, max_points)
 
 
-def sweep_from_text(text: str, source: str, base_dir: str | Path) -> Sweep:
-    return parse_sweep(load_yaml_text(text, source), source, base_dir)
+def sweep_from_text(text: str, source: str, base_dir: str | Path, max_points: int = MAX_POINTS) -> Sweep:
+    return parse_sweep(load_yaml_text(text, source), source, base_dir, max_points)

@@ -10,14 +10,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterable
 
 from ...core.errors import SpecError
+from ..output import OutputError, write_text
 from .point import Outcome
 
 # figures copied from the single-run JSON object, in this order
@@ -96,12 +95,25 @@ def pareto_labels(rows: list[dict[str, Any]], cols: tuple[str, ...]) -> list[str
     return labels
 
 
+# columns that never hold a number: a Pareto front over them means nothing
+NOT_NUMERIC = frozenset({"model", "array", "space", "solver", "objective", "caps", "pins", "forbids", "constraints",
+                         "status", "violations", "cached", "error", "pareto"})
+
+
+def numeric_columns(available: Iterable[str]) -> list[str]:
+    return [c for c in available if c not in NOT_NUMERIC]
+
+
 def check_pareto_columns(cols: tuple[str, ...], available: list[str], source: str = "--pareto") -> None:
     if len(cols) < 2:
         raise SpecError(source, f"needs two or more columns, got {','.join(cols) or '(none)'}")
     unknown = [c for c in cols if c not in available]
     if unknown:
         raise SpecError(source, f"unknown column {', '.join(unknown)} (columns: {', '.join(available)})")
+    words = [c for c in cols if c in NOT_NUMERIC]
+    if words:
+        raise SpecError(source, f"column {', '.join(words)} is not numeric (numeric columns: "
+                                f"{', '.join(numeric_columns(available))})")
 
 
 def finish_rows(rows: list[dict[str, Any]], params: list[str], pareto: tuple[str, ...] = ()) -> list[dict[str, Any]]:
@@ -133,10 +145,12 @@ def csv_text(rows: list[dict[str, Any]], cols: list[str]) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    """Replace ``path`` atomically; a new file gets 0666 less the umask (as the shell would),
+    an existing one keeps its mode (``explorer.app.output.write_text``)."""
+    try:
+        write_text(str(path), text, "--out")
+    except OutputError as err:
+        raise SpecError("--out", str(err).removeprefix("--out: ")) from None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,185 @@
+"""Sweep hardening: the point count is checked before any point is built, messages show a cut
+user value, malformed cache entries are recomputed, every distinct input is validated up front,
+non-numeric Pareto columns are refused, outputs follow the umask, help and exit statuses."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from explorer.api import sweep
+from explorer.app.sweep import cache as cache_mod
+from explorer.app.sweep import spec as spec_mod
+from explorer.app.sweep.spec import MAX_POINTS, load_sweep
+from explorer.core.errors import SpecError, shown
+
+from .conftest import run_cli
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_a_huge_grid_is_refused_before_any_point_is_built(tmp_path, capsys, monkeypatch):
+    built = []
+    real = spec_mod.Point
+    monkeypatch.setattr(spec_mod, "Point", lambda *a: built.append(1) or real(*a))
+    lists = ", ".join(f"{k}: [{', '.join(str(i) for i in range(1, 33))}]"
+                      for k in ("batch", "seed", "time_limit", "memory_GiB", "peak_TFLOPS"))
+    f = write(tmp_path / "s.yaml", f"version: 1\ngrid: {{{lists}}}\n")  # 32^5 = 33,554,432 points
+    t0 = time.perf_counter()
+    code, out, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o")], capsys)
+    assert time.perf_counter() - t0 < 5 and not built
+    assert code == 2 and err.count("\n") == 1
+    assert "33,554,432 points (grid 32 x 32 x 32 x 32 x 32, plus 0 listed) exceed the limit of 100,000" in err
+    assert "--max-points" in err and not (tmp_path / "o").exists()
+
+
+def test_max_points_raises_the_limit(tmp_path, capsys):
+    f = write(tmp_path / "s.yaml", "version: 1\ngrid: {model: [lenet-c], levels: [1, 2, 3]}\npoints: [{levels: 1}]\n")
+    with pytest.raises(SpecError, match="4 points .* exceed the limit of 3 points"):
+        load_sweep(f, max_points=3)
+    assert len(load_sweep(f, max_points=4).points) == 4
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o"), "--max-points", "3"], capsys)
+    assert code == 2 and "exceed the limit of 3 points" in err
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o"), "--max-points", "4", "--workers", "1"], capsys)
+    assert code == 0, err
+    assert MAX_POINTS == 100_000
+    with pytest.raises(SpecError, match="exceed the limit of 2 points"):
+        sweep(f, max_points=2)
+
+
+BOMB = """\
+version: 1
+reference:
+  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+  b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+  c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+  d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+  e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+  f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+  g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+  h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+grid: {model: *h}
+"""
+
+
+def test_an_anchor_bomb_gives_a_short_message(tmp_path, capsys):
+    f = write(tmp_path / "s.yaml", BOMB)
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and err.count("\n") == 1 and len(err) < 2000, len(err)
+    assert "grid.model[0]: must be a non-empty string, got [[[[" in err
+
+
+def test_shown_cuts_any_value():
+    assert shown("abc") == "'abc'" and shown(5) == "5"
+    assert len(shown("x" * 10_000)) <= 80 and len(shown(list(range(10_000)))) <= 80
+    big = [[[[["lol"] * 9] * 9] * 9] * 9] * 9
+    assert len(shown(big)) <= 80
+
+
+def test_field_messages_cut_the_value():
+    from explorer.frontends.fields import check_pos_int
+
+    errors: list[str] = []
+    check_pos_int("y" * 100_000, "layers[0].kernel", errors)
+    assert len(errors) == 1 and len(errors[0]) < 200 and errors[0].startswith("layers[0].kernel: must be a positive integer, got 'yyy")
+
+
+def test_malformed_cache_entries_are_recomputed(tmp_path):
+    f = write(tmp_path / "s.yaml", "version: 1\ngrid: {model: [lenet-c], levels: [1, 2, 3]}\n")
+    first = list(sweep(f, tmp_path / "o", workers=1))
+    entries = sorted((tmp_path / "o" / "cache").glob("*/*.json"))
+    assert len(entries) == 3
+    bad = [{"result": 5}, [1, 2], {"status": "optimal", "error": "", "wall_s": 0.1, "summary": 5, "result_text": None}]
+    for path, data in zip(entries, bad):
+        path.write_text(json.dumps(data))
+    again = list(sweep(f, tmp_path / "o", workers=1))
+    assert [r["cached"] for r in again] == [False] * 3
+    assert [r["traffic_elements"] for r in again] == [r["traffic_elements"] for r in first]
+    assert all(cache_mod.well_formed(json.loads(p.read_text())) for p in entries)  # rewritten whole
+    assert [r["cached"] for r in sweep(f, tmp_path / "o", workers=1)] == [True] * 3
+
+
+@pytest.mark.parametrize("body, message", [
+    ("grid: {caps: [['3=5']]}", "s.yaml: grid.caps[0]: '3=5': '5' has no unit"),
+    ("grid: {caps: [['x=5MB']]}", "s.yaml: grid.caps[0]: 'x=5MB': level 'x' is not an integer"),
+    ("grid: {model: [n/broken.yaml]}", "s.yaml: grid.model[0]: "),
+    ("grid: {link_bandwidth_GBps: [[1, 2]]}", "s.yaml: grid.link_bandwidth_GBps[0]: 2 values for 4 levels (array hypar-16)"),
+    ("grid: {levels: [1, 2]}\nfixed: {link_bandwidth_GBps: [1, 2]}", "s.yaml: fixed.link_bandwidth_GBps: 2 values for 1 levels"),
+    ("grid: {array: [a/broken.yaml]}", "s.yaml: grid.array[0]: "),
+    ("grid: {model: alexnet}", "s.yaml: grid.model: must be a non-empty list of values, got 'alexnet'"),
+])
+def test_every_distinct_input_is_validated_up_front(tmp_path, capsys, body, message):
+    (tmp_path / "n").mkdir()
+    (tmp_path / "n" / "broken.yaml").write_text("version: 1\nname: x\nlayers: [{kind: conv, name: c}]\n")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "broken.yaml").write_text("version: 1\nname: x\nlevels: 2\ncolour: red\n")
+    f = write(tmp_path / "s.yaml", f"version: 1\n{body}\n")
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and err.count("\n") == 1 and message in err, err
+    assert "broken.yaml" in err or "broken" not in body
+    assert not (tmp_path / "o").exists()
+    if "model: alexnet" in body:
+        assert "grid.model[" not in err  # one problem, not a second one per character
+
+
+def test_summary_counts_invalid_apart_from_failed(tmp_path, capsys):
+    f = write(tmp_path / "s.yaml", "version: 1\npoints: [{model: lenet-c, levels: 2}, {model: lenet-c, levels: 2, caps: ['9=1GB']}]\n")
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o"), "--workers", "1"], capsys)
+    assert code == 0, err  # an invalid point answers (a row with its reason), like an infeasible one
+    assert "2 points (0 reused from the cache, 2 computed; 0 without a plan, 1 invalid, 0 failed)" in err
+
+
+@pytest.mark.parametrize("cols, bad", [("model,step_time_s", "model"), ("error,cached", "error, cached"),
+                                       ("traffic_bytes,status", "status")])
+def test_pareto_refuses_non_numeric_columns(tmp_path, capsys, cols, bad):
+    f = write(tmp_path / "s.yaml", "version: 1\ngrid: {model: [lenet-c], levels: [1, 2]}\n")
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o"), "--pareto", cols], capsys)
+    assert code == 2 and f"--pareto: column {bad} is not numeric" in err and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_outputs_follow_the_umask(tmp_path):
+    f = write(tmp_path / "s.yaml", "version: 1\ngrid: {model: [lenet-c], levels: [1, 2]}\n")
+    old = os.umask(0o022)
+    try:
+        list(sweep(f, tmp_path / "o", workers=1))
+    finally:
+        os.umask(old)
+    for name in ("results.csv", "plans.jsonl", "sweep.json"):
+        assert stat.S_IMODE((tmp_path / "o" / name).stat().st_mode) == 0o644, name
+    for entry in (tmp_path / "o" / "cache").glob("*/*.json"):
+        assert stat.S_IMODE(entry.stat().st_mode) == 0o644
+
+
+def test_sweep_help_shows_the_run_options(capsys):
+    code, out, _ = run_cli(["sweep", "--help"], capsys)
+    assert code == 0
+    for opt in ("FILE", "--out", "--shard", "--pareto", "--workers", "--max-points", "explore sweep merge"):
+        assert opt in out, opt
+    code, _, err = run_cli(["sweep", "s.yaml"], capsys)  # no --out
+    assert code == 2 and "explore sweep --help" in err and "sweep run" not in err
+
+
+def test_the_progress_bar_is_closed_on_ctrl_c():
+    from explorer.app.cli_sweep import Reporter
+
+    class Bar:
+        n = 0
+        disable = False
+
+        def close(self):
+            raise KeyboardInterrupt  # Ctrl-C while tqdm redraws
+
+    r = Reporter(quiet=False)
+    r.bar = Bar()
+    r.close()  # does not raise
+    assert r.bar is None
+    r.close()  # twice is fine
