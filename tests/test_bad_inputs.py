@@ -303,6 +303,8 @@ CASES = [
     ("cli-dump-model-exact", {}, ["--solver", "exact", "--dump-model", "{d}/m.pb"], "--dump-model: exact has no model to write"),
     ("cli-dump-model-folder", {}, ["--solver", "cpsat", "--dump-model", "{d}/no/m.pb"], "--dump-model: cannot write {d}/no/m.pb: folder"),
     ("cli-dump-model-dir", {}, ["--solver", "cpsat", "--dump-model", "{d}"], "--dump-model: cannot write {d}: is a directory"),
+    ("cli-dump-model-json", {}, ["--solver", "cpsat", "--dump-model", "{d}/m.json"], "--dump-model: {d}/m.json must end in .pb (binary protobuf), .txt or .pbtxt (text)"),
+    ("cli-dump-model-nosuffix", {}, ["--solver", "cpsat", "--dump-model", "{d}/model"], "--dump-model: {d}/model must end in .pb"),
     ("cli-output-folder", {}, ["--output", "{d}/no/r.txt"], "--output: cannot write {d}/no/r.txt: folder"),
     ("cli-output-dir", {}, ["--output", "{d}"], "--output: cannot write {d}: is a directory"),
     ("cli-empty-model", {}, ["--model", ""], "--model: must not be empty"),

@@ -65,6 +65,7 @@ def constraint_options(fn):
 MAX_WORKERS = 256
 MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32
 MODEL_SOLVERS = ("cpsat",)  # solvers with a model --dump-model can write
+MODEL_SUFFIXES = ("pb", "txt", "pbtxt")  # CP-SAT writes text when the name ends in txt, else binary
 
 
 def _check_time_limit(ctx, param, value):
@@ -86,6 +87,9 @@ def check_destinations(output: str | None, dump_model: str | None, solvers: tupl
             raise InputError(f"--dump-model: {', '.join(solvers)} has no model to write; it is taken by --solver "
                              f"{' or '.join(MODEL_SOLVERS)}")
         check_writable(dump_model, "--dump-model")
+        name = dump_model.rsplit("/", 1)[-1]
+        if "." not in name or name.rsplit(".", 1)[-1].lower() not in MODEL_SUFFIXES:
+            raise InputError(f"--dump-model: {dump_model} must end in .pb (binary protobuf), .txt or .pbtxt (text)")
     if output is not None:
         check_writable(output, "--output")
 
@@ -96,7 +100,7 @@ def solver_options(fn):
         click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="CP-SAT wall-clock limit in seconds, a finite number > 0 (default: none)."),
         click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help=f"CP-SAT worker threads, 1..{MAX_WORKERS} (default: one per core)."),
         click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True, help=f"CP-SAT random seed, 0..{MAX_SEED} (deterministic with --workers 1)."),
-        click.option("--dump-model", "dump_model", type=str, default=None, metavar="FILE", help="Write the CP-SAT model to FILE (.pb binary, .txt text); --solver cpsat only."),
+        click.option("--dump-model", "dump_model", type=str, default=None, metavar="FILE", help="Write the CP-SAT model to FILE (.pb binary, .txt or .pbtxt text; nothing else); --solver cpsat only."),
     ]
     for d in reversed(decorators):
         fn = d(fn)

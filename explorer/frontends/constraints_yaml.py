@@ -44,8 +44,8 @@ def _layer_index(net: Network, name: str, where: str, errors: list[str]) -> int 
     names = net.layer_names
     if name in names:
         return names.index(name)
-    shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
-    errors.append(f"{where}: unknown layer {shown(name)} (layers: {shown})")
+    listed = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+    errors.append(f"{where}: unknown layer {shown(name)} (layers: {listed})")
     return None
 
 

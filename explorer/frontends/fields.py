@@ -108,7 +108,7 @@ def check_pos_number(v: Any, path: str, errors: list[str]) -> Fraction | None:
         return None
     x = Fraction(str(v)) if isinstance(v, float) else Fraction(v)
     if not MIN_NUMBER <= x <= MAX_NUMBER:
-        shown = f"{v:.3g}" if isinstance(v, float) else format_count(v)
-        errors.append(f"{path}: must be between 1e-30 and 1e100, got {shown}")
+        text = f"{v:.3g}" if isinstance(v, float) else format_count(v)
+        errors.append(f"{path}: must be between 1e-30 and 1e100, got {text}")
         return None
     return x
