@@ -183,3 +183,70 @@ def test_the_progress_bar_is_closed_on_ctrl_c():
     r.close()  # does not raise
     assert r.bar is None
     r.close()  # twice is fine
+
+
+# --- single runs: API argument types, extreme figures, explore list --------------------------
+
+
+def test_api_caps_as_mapping_or_strings():
+    from explorer import api
+
+    as_map = api.solve("lenet-c", levels=2, caps={1: "1kB"}).to_json()
+    as_list = api.solve("lenet-c", levels=2, caps=["1=1kB"]).to_json()
+    assert as_map["violations"] and as_map["violations"] == as_list["violations"]  # the cap was applied
+    for bad, message in [({3: 5}, "caps: a mapping must take a level"), (7, "caps: must be a list of LEVEL=AMOUNT"),
+                         ([1, 2], "caps: must be a list"), (5, "caps:")]:
+        with pytest.raises(SpecError, match=message):
+            api.solve("lenet-c", caps=bad)
+    with pytest.raises(SpecError, match="pins: must be a list of LAYER@LEVEL=TYPE strings, got 5"):
+        api.solve("lenet-c", pins=5)
+    with pytest.raises(SpecError, match="weight_copies: must be an integer, got 'x'"):
+        api.solve("lenet-c", weight_copies="x")
+    with pytest.raises(SpecError, match="time_limit: must be a number"):
+        api.solve("lenet-c", solver="cpsat", time_limit="x")
+
+
+def test_extreme_figures_keep_the_columns_apart(tmp_path, capsys):
+    from explorer.app.render import fmt_bytes, fmt_seconds
+
+    assert fmt_seconds(1.4609452892159999e33) == "1.461e+33 s" and fmt_seconds(2.5) == "2.500 s"
+    from fractions import Fraction
+
+    assert fmt_bytes(Fraction(10**400)) == "1.000e+400 B" and fmt_bytes(2e9) == "2.000 GB"
+    arr = write(tmp_path / "a.yaml", "version: 1\nname: ext\nlevels: 2\nlink_bandwidth_GBps: 1.0e+100\n"
+                                     "peak_TFLOPS: 1.0e-30\nmemory_GiB: 16\n")
+    code, out, err = run_cli(["--model", "lenet-c", "--levels", "1", "--array", str(arr)], capsys)
+    assert code == 0, err
+    assert "(2 accelerators, 1 level)" in out
+    table = out[out.index("plan  "):].splitlines()
+    head = table[0]
+    for row in table[1:5]:
+        cells = row.split()
+        assert cells[5] == "us" and cells[6] == "1.761e+27" and cells[7] == "s", row
+        assert row.index(" 1.761e+27 s") + len(" 1.761e+27 s") == head.index("step time") + len("step time"), (row, head)
+
+
+def test_list_aligns_long_names(capsys):
+    code, out, _ = run_cli(["list"], capsys)
+    assert code == 0
+    models = [line for line in out.splitlines()[1:] if " layers " in line]
+    assert len({line.index(" layers ") for line in models}) == 1, models  # alexnet-paper included
+    arrays = [line for line in out.splitlines() if " H=" in line]
+    assert len({line.index(" H=") for line in arrays}) == 1, arrays
+
+
+@pytest.mark.parametrize("name", ["m.json", "m", "m.pbx"])
+def test_dump_model_only_pb_or_text(tmp_path, capsys, name, monkeypatch):
+    import explorer.app.run as run_module
+
+    monkeypatch.setattr(run_module, "run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("solved")))
+    code, _, err = run_cli(["--model", "lenet-c", "--solver", "cpsat", "--dump-model", str(tmp_path / name)], capsys)
+    assert code == 2 and "must end in .pb (binary protobuf), .txt or .pbtxt (text)" in err
+    assert not (tmp_path / name).exists()
+
+
+def test_dump_model_pbtxt_is_text(tmp_path, capsys):
+    code, _, err = run_cli(["--model", "lenet-c", "--levels", "2", "--solver", "cpsat", "--workers", "1",
+                            "--dump-model", str(tmp_path / "m.pbtxt")], capsys)
+    assert code == 0, err
+    assert (tmp_path / "m.pbtxt").read_text().lstrip().startswith("variables")

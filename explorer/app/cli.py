@@ -242,19 +242,21 @@ def list_cmd(fmt):
         click.echo(json.dumps(out, indent=2))
         return
     click.echo("models (weighted layers, joins, default batch):")
+    width = max((len(n.name) for n in nets), default=0)  # long names keep the columns aligned
     for n in nets:
         joins = sum(L.is_join for L in n.layers)
         shape = f"{joins:>3} joins" if joins else "  chain  "
-        click.echo(f"  {n.name:<10} {len(n.layers) - joins:>3} layers {shape}  batch {n.batch}")
+        click.echo(f"  {n.name:<{width}} {len(n.layers) - joins:>4} layers {shape}  batch {n.batch}")
     click.echo("  aliases: " + ", ".join(f"{k} = {v}" for k, v in zoo.ALIASES.items()))
     click.echo("arrays:")
+    awidth = max((len(a.name) for a in arrs), default=0)
     for a in arrs:
         if a.shared_bandwidth_GBps is not None:
             links = f"one shared medium {float(a.shared_bandwidth_GBps):g} GB/s"
         else:
             links = f"{a.topology} links " + "/".join(f"{float(b):g}" for b in a.bandwidth_GBps) + " GB/s"
         kinds = (", kinds " + " ".join(f"{k.name} x{a.leaves.count(k)}" for k in a.kinds)) if a.is_heterogeneous else ""
-        click.echo(f"  {a.name:<17} H={a.levels:<2} {a.accelerators:>5} accelerators  {links}" + (", overlapped" if a.overlap else "") + kinds)
+        click.echo(f"  {a.name:<{awidth}} H={a.levels:<2} {a.accelerators:>5} accelerators  {links}" + (", overlapped" if a.overlap else "") + kinds)
 
 
 @cli.command("split")

@@ -15,10 +15,22 @@ from .results import CheckReport, Inputs, RunResult
 WIDE = 16  # more layers than this: one row per layer instead of one per level
 
 
+HUGE = 1e15  # beyond this (in the largest unit) a figure is written in e-notation
+
+
+def _sci(x: Fraction | float) -> str:
+    """e-notation without float overflow: 1.235e+100 for any size."""
+    v = safe_float(x)
+    if v not in (float("inf"), float("-inf")):
+        return f"{v:.3e}"
+    digits = str(abs(int(x)))
+    return f"{'-' if x < 0 else ''}{digits[0]}.{digits[1:4].ljust(3, '0')}e+{len(digits) - 1}"
+
+
 def fmt_bytes(x: Fraction | float) -> str:
     v = safe_float(x)
-    if abs(v) >= 1e18:  # beyond any plan: exact digits, no float overflow
-        return f"{format_count(int(x))} B"
+    if abs(v) >= 1e3 * HUGE:  # beyond any plan: e-notation, no float overflow
+        return f"{_sci(x)} B"
     for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if abs(v) >= scale:
             return f"{v / scale:.3f} {unit}"
@@ -26,7 +38,9 @@ def fmt_bytes(x: Fraction | float) -> str:
 
 
 def fmt_seconds(x: Fraction | float) -> str:
-    v = float(x)
+    v = safe_float(x)
+    if v >= 1e6:  # a million seconds and more: e-notation keeps the column narrow
+        return f"{_sci(x)} s"
     if v >= 1:
         return f"{v:.3f} s"
     if v >= 1e-3:
@@ -75,7 +89,7 @@ def render_table(result: RunResult) -> str:
     """``explore``'s table: the plan grid and the plan against the three baselines."""
     i = result.inputs
     lines = [
-        f"{i.model} on {i.array} ({i.accelerators} accelerators, {i.levels} levels), "
+        f"{i.model} on {i.array} ({i.accelerators} accelerators, {i.levels} level{'s' if i.levels != 1 else ''}), "
         f"space {i.space.value}, batch {i.batch}, {i.dtype_bytes}-byte elements",
         f"solver {result.solver}: {result.status.value} (objective {i.objective.value}), "
         f"wall {fmt_seconds(result.wall_s)}",
@@ -106,19 +120,29 @@ def render_table(result: RunResult) -> str:
     lines += render_plan_grid(i, result.plan, result.level_cost_elements)
     lines.append("")
     energy = figs.energy_J is not None
-    head = f"{'plan':<10}{'traffic':>13}{'vs all-I':>10}{'comm time':>12}{'step time':>12}{'speedup':>9}"
-    head += f"{'energy':>11}{'eff.':>8}" if energy else ""
-    lines.append(head + f"{'memory/acc':>12}  ok")
+    head = f"{'plan':<10}" + _col("traffic", 13) + _col("vs all-I", 10) + _col("comm time", 12) + _col("step time", 12)
+    head += _col("speedup", 9) + (_col("energy", 11) + _col("eff.", 8) if energy else "")
+    lines.append(head + _col("memory/acc", 12) + "  ok")
     for name, f in ((result.solver, figs), *result.baselines):
         vs = result.versus(f)
-        row = (f"{name:<10}{fmt_bytes(f.traffic_bytes):>13}{vs.traffic_ratio_to_all_I:>9.3f}x"
-               f"{fmt_seconds(f.comm_time_s):>12}{fmt_seconds(f.step_time_s):>12}{vs.speedup_over_all_I:>8.3f}x")
+        row = (f"{name:<10}" + _col(fmt_bytes(f.traffic_bytes), 13) + _col(_ratio(vs.traffic_ratio_to_all_I), 10)
+               + _col(fmt_seconds(f.comm_time_s), 12) + _col(fmt_seconds(f.step_time_s), 12)
+               + _col(_ratio(vs.speedup_over_all_I), 9))
         if energy:
-            row += f"{fmt_joules(f.energy_J):>11}{vs.energy_efficiency_over_all_I:>7.3f}x"
-        lines.append(row + f"{fmt_bytes(f.memory_bytes_per_accelerator):>12}  {'yes' if f.ok else 'no'}")
+            row += _col(fmt_joules(f.energy_J), 11) + _col(_ratio(vs.energy_efficiency_over_all_I), 8)
+        lines.append(row + _col(fmt_bytes(f.memory_bytes_per_accelerator), 12) + f"  {'yes' if f.ok else 'no'}")
     if energy:
         lines.append("eff.: energy efficiency over all-I (all-I's energy / the plan's)")
     return "\n".join(lines) + "\n"
+
+
+def _col(text: str, width: int) -> str:
+    """A right-aligned cell of ``width`` characters that always keeps one space before it."""
+    return " " + text.rjust(width - 1)
+
+
+def _ratio(v: float) -> str:
+    return f"{_sci(v)}x" if abs(v) >= 1e6 else f"{v:.3f}x"
 
 
 def _fmt(inputs: Inputs, value: Fraction | None) -> str:
@@ -135,7 +159,7 @@ def render_check(r: CheckReport) -> str:
     i = r.inputs
     unit = i.objective_unit
     lines = [
-        f"check: {i.model} on {i.array} ({i.accelerators} accelerators, {i.levels} levels), "
+        f"check: {i.model} on {i.array} ({i.accelerators} accelerators, {i.levels} level{'s' if i.levels != 1 else ''}), "
         f"space {i.space.value}, objective {i.objective.value}, batch {i.batch}",
         *(f"warning: {w}" for w in i.warnings),
         "",
