@@ -62,10 +62,25 @@ def test_each_kind_renders_a_png(done, tmp_path, capsys, args, name):
 
 def test_default_name_and_svg(done, tmp_path, capsys):
     code, _, err = run_cli(["plot", str(done), "--x", "levels", "--y", "traffic_bytes", "--hue", "model,solver"], capsys)
-    assert code == 0 and (done / "line-traffic_bytes-vs-levels.png").exists()
+    assert code == 0 and (done / "line-traffic_bytes-vs-levels-by-model+solver.png").exists()
     target = tmp_path / "f.svg"
     code, _, _ = run_cli(["plot", str(done), "--plan", "0", "--out", str(target)], capsys)
     assert code == 0 and target.read_text().lstrip().startswith("<?xml") and "conv1" in target.read_text()
+
+
+def test_default_names_differ_by_y_and_filter_and_the_title_shows_the_filter(done, tmp_path, capsys):
+    made = []
+    for args in (["--y", "traffic_bytes", "--where", "model=alexnet"], ["--y", "traffic_bytes", "--where", "model=lenet-c"],
+                 ["--y", "step_time_s", "--where", "model=lenet-c"]):
+        code, _, err = run_cli(["plot", str(done), "--x", "levels", "--hue", "solver", *args], capsys)
+        assert code == 0, err
+        made.append(err.strip().removeprefix("wrote "))
+    assert len(set(made)) == 3 and all(Path(m).exists() for m in made), made
+    assert Path(made[0]).name == "line-traffic_bytes-vs-levels-by-solver-model=alexnet.png"
+    target = tmp_path / "t.svg"
+    code, _, _ = run_cli(["plot", str(done), "--x", "levels", "--y", "traffic_bytes", "--hue", "solver",
+                          "--where", "model=alexnet", "--out", str(target)], capsys)
+    assert code == 0 and "traffic_bytes vs levels (model=alexnet)" in target.read_text()
 
 
 @pytest.mark.parametrize("args,message", [

@@ -166,7 +166,7 @@ def sweep_merge(dirs, out, pareto):
 @click.option("--title", default=None, help="Figure title.")
 @click.option("--plan", "plan", type=click.IntRange(min=0), default=None, metavar="ROW", help="Draw point ROW's plan: levels x layers coloured by type.")
 @click.option("--pareto", is_flag=True, help="Scatter the points on --x, --y and mark the Pareto front (both minimised).")
-@click.option("--out", "out", default=None, metavar="FILE", help="Image to write, .png or .svg (default: DIR/<kind>-<y>-vs-<x>.png).")
+@click.option("--out", "out", default=None, metavar="FILE", help="Image to write, .png or .svg (default: DIR/<kind>-<y>-vs-<x>[-by-<hue>][-<COL=VALUE>...].png: distinct for each --y, --hue and --where).")
 @fail_on_bad_input
 def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto, out):
     """Plot a finished sweep's results.csv (or one point's plan from plans.jsonl)."""

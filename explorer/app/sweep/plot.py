@@ -5,7 +5,9 @@ partition type (the form of HyPar's Fig. 5). Needs the plot extra: ``pip install
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -180,7 +182,7 @@ def plot_chart(folder: str | Path, chart: Chart, out: str | Path) -> Path:
     _axes_style(ax, chart, xs_all, cats)
     if any(series):
         ax.legend(fontsize=8, title=" ".join(chart.hue) or None, title_fontsize=8)
-    ax.set_title(chart.title or f"{chart.y} vs {chart.x}", fontsize=10)
+    ax.set_title(chart.title or f"{chart.y} vs {chart.x}{where_text(chart)}", fontsize=10)
     return _save(fig, path)
 
 
@@ -218,7 +220,7 @@ def _heatmap(plt, cols, rows, chart: Chart):
     ax.set_yticklabels(ys)
     ax.set_xlabel(chart.x)
     ax.set_ylabel(chart.y)
-    ax.set_title(chart.title or f"{chart.z} by {chart.y} and {chart.x}", fontsize=10)
+    ax.set_title(chart.title or f"{chart.z} by {chart.y} and {chart.x}{where_text(chart)}", fontsize=10)
     return fig
 
 
@@ -260,7 +262,7 @@ def plot_pareto(folder: str | Path, chart: Chart, out: str | Path) -> Path:
             ax.annotate(", ".join(dict.fromkeys(names)), (x, y), fontsize=7, xytext=(5, 4), textcoords="offset points")
     _axes_style(ax, chart, [p[0] for p in pts], None)
     ax.legend(fontsize=8)
-    ax.set_title(chart.title or f"Pareto front: {chart.y} vs {chart.x} (both minimised)", fontsize=10)
+    ax.set_title(chart.title or f"Pareto front: {chart.y} vs {chart.x} (both minimised){where_text(chart)}", fontsize=10)
     return _save(fig, path)
 
 
@@ -315,10 +317,31 @@ def plot_plan(folder: str | Path, row: int, out: str | Path) -> Path:
     return _save(fig, path)
 
 
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._=+-]+", "_", text).strip("_") or "_"
+
+
 def default_name(chart: Chart, pareto: bool, plan: int | None) -> str:
+    """The image's name when --out is not given: every option that changes the picture is in it
+    (kind, z, y, x, hue, the --where filter), so two different plots never share a default name."""
     if plan is not None:
         return f"plan-{plan}.png"
-    if pareto:
-        return f"pareto-{chart.y}-vs-{chart.x}.png"
-    return f"{chart.kind}-{chart.z or chart.y}-vs-{chart.x}.png".replace("/", "_")
+    parts = ["pareto" if pareto else chart.kind]
+    if chart.z and not pareto:
+        parts.append(f"{chart.z}-by")
+    parts.append(f"{chart.y}-vs-{chart.x}")
+    if chart.hue:
+        parts.append("by-" + "+".join(chart.hue))
+    parts += [f"{k}={v}" for k, v in chart.where]
+    if chart.logx or chart.logy:
+        parts.append("log" + ("x" if chart.logx else "") + ("y" if chart.logy else ""))
+    name = _slug("-".join(str(x) for x in parts))
+    if len(name) > 150:  # a long filter: keep the name short and still distinct
+        name = name[:130] + "-" + hashlib.sha256(name.encode()).hexdigest()[:12]
+    return name + ".png"
+
+
+def where_text(chart: Chart) -> str:
+    """The --where filter as the title shows it: ' (model=vgg-a, levels=3)', or ''."""
+    return f" ({', '.join(f'{k}={v}' for k, v in chart.where)})" if chart.where else ""
 
