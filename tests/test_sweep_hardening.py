@@ -127,7 +127,7 @@ def test_every_distinct_input_is_validated_up_front(tmp_path, capsys, body, mess
     assert "broken.yaml" in err or "broken" not in body
     assert not (tmp_path / "o").exists()
     if "model: alexnet" in body:
-        assert "grid.model[" not in err  # one problem, not a second one per character
+        assert "needs a grid or points" not in err and "grid.model[" not in err  # one problem only
 
 
 def test_summary_counts_invalid_apart_from_failed(tmp_path, capsys):
