@@ -83,6 +83,40 @@ def test_default_names_differ_by_y_and_filter_and_the_title_shows_the_filter(don
     assert code == 0 and "traffic_bytes vs levels (model=alexnet)" in target.read_text()
 
 
+REF_SPEC = """\
+version: 1
+name: ref
+grid: {model: [lenet-c, sfc]}
+fixed: {levels: 2}
+reference:
+  figure: 6
+  x: model
+  y: speedup_over_all_I
+  series:
+    HyPar: {lenet-c: 3.05, sfc: 23.48, vgg-a: 4.97}
+"""
+
+
+def test_reference_values_are_drawn_beside_ours(tmp_path, capsys):
+    (tmp_path / "r.yaml").write_text(REF_SPEC)
+    list(sweep(tmp_path / "r.yaml", tmp_path / "o", workers=1))
+    target = tmp_path / "r.svg"
+    code, _, err = run_cli(["plot", str(tmp_path / "o"), "--reference", "--kind", "bar", "--out", str(target)], capsys)
+    assert code == 0, err  # --x and --y from the reference
+    svg = target.read_text()
+    assert "paper: HyPar" in svg and "ours" in svg and "speedup_over_all_I vs model, with the paper's values" in svg
+    code, _, err = run_cli(["plot", str(tmp_path / "o"), "--reference", "--kind", "bar"], capsys)
+    assert code == 0 and err.strip().endswith("bar-speedup_over_all_I-vs-model-vs-paper.png")
+    code, _, err = run_cli(["plot", str(tmp_path / "o"), "--reference", "--x", "model", "--y", "traffic_bytes",
+                            "--kind", "bar", "--out", str(target)], capsys)
+    assert code == 0 and "paper: HyPar (speedup_over_all_I)" in target.read_text()  # another quantity: said
+
+
+def test_reference_needs_one(done, capsys):
+    code, _, err = run_cli(["plot", str(done), "--reference", "--x", "levels", "--y", "traffic_bytes", "--hue", "model,solver"], capsys)
+    assert code == 2 and "--reference:" in err and "no reference.series" in err and err.count("\n") == 1
+
+
 @pytest.mark.parametrize("args,message", [
     (["--x", "levels", "--y", "colour"], "unknown column colour"),
     (["--x", "levels", "--y", "traffic_bytes"], "several rows for levels=1; these columns also vary: model, solver"),

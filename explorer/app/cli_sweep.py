@@ -166,15 +166,19 @@ def sweep_merge(dirs, out, pareto):
 @click.option("--title", default=None, help="Figure title.")
 @click.option("--plan", "plan", type=click.IntRange(min=0), default=None, metavar="ROW", help="Draw point ROW's plan: levels x layers coloured by type.")
 @click.option("--pareto", is_flag=True, help="Scatter the points on --x, --y and mark the Pareto front (both minimised).")
+@click.option("--reference", is_flag=True, help="Draw the paper's values (the sweep file's reference: series) beside ours; --x/--y default to the columns it names.")
 @click.option("--out", "out", default=None, metavar="FILE", help="Image to write, .png or .svg (default: DIR/<kind>-<y>-vs-<x>[-by-<hue>][-<COL=VALUE>...].png: distinct for each --y, --hue and --where).")
 @fail_on_bad_input
-def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto, out):
+def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto, reference, out):
     """Plot a finished sweep's results.csv (or one point's plan from plans.jsonl)."""
     from .sweep import plot
 
     if not Path(folder).is_dir():
         raise InputError(f"{folder}: no such sweep output folder")
-    chart = plot.Chart(kind, x, y, _columns(hue), z, plot.parse_where(where), logx, logy, title)
+    chart = plot.Chart(kind, x, y, _columns(hue), z, plot.parse_where(where), logx, logy, title, reference)
+    if reference and (plan is not None or pareto):
+        raise InputError("--reference: draws on a line, bar or scatter chart, not with --plan or --pareto")
+    chart = plot.with_reference_axes(folder, chart)
     target = out or str(Path(folder) / plot.default_name(chart, pareto, plan))
     if plan is not None:
         path = plot.plot_plan(folder, plan, target)

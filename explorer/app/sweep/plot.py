@@ -37,6 +37,7 @@ class Chart:
     logx: bool = False
     logy: bool = False
     title: str | None = None
+    reference: bool = False  # draw the paper's values from the sweep file's ``reference:`` beside ours
 
 
 def _pyplot():
@@ -148,8 +149,63 @@ def _axes_style(ax, chart: Chart, xs, cats) -> None:
     ax.grid(True, alpha=0.3, which="both" if chart.logy else "major")
 
 
+def read_reference(folder: str | Path) -> dict[str, Any]:
+    """The ``reference:`` mapping of the sweep file a finished folder was run from (sweep.json
+    names it): {figure, x, y, unit, series: {name: {x value: the paper's value}}, gmean}."""
+    from ...frontends.yamlio import load_yaml_file
+
+    try:
+        source = json.loads((Path(folder) / "sweep.json").read_text(encoding="utf-8"))["source"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise SpecError("--reference", f"no sweep.json in {folder} naming its sweep file") from None
+    if not source or not Path(source).is_file():
+        raise SpecError("--reference", f"the sweep file {shown(source)} is not there any more")
+    ref = load_yaml_file(source).get("reference")
+    series = ref.get("series") if isinstance(ref, dict) else None
+    if not isinstance(series, dict) or not series or not all(isinstance(v, dict) for v in series.values()):
+        raise SpecError("--reference", f"{source}: no reference.series (name: {{x value: value}}) to draw")
+    return ref
+
+
+def with_reference_axes(folder: str | Path, chart: Chart) -> Chart:
+    """--reference without --x/--y: the columns the reference names (when results.csv has them)."""
+    if not chart.reference or (chart.x and chart.y):
+        return chart
+    from dataclasses import replace
+
+    ref = read_reference(folder)
+    return replace(chart, x=chart.x or str(ref.get("x") or ""), y=chart.y or str(ref.get("y") or ""))
+
+
+def _draw_reference(ax, folder, chart: Chart, cats) -> None:
+    ref = read_reference(folder)
+    # a reference that plots another quantity than --y says which, in its legend entry
+    other = f" ({ref.get('y')})" if ref.get("y") and str(ref.get("y")) != chart.y else ""
+    for n, (name, points) in enumerate(ref["series"].items()):
+        pts = []
+        for key, value in points.items():
+            v = number(value)
+            if v is None:
+                continue
+            if cats is None:
+                x = number(key)
+            else:
+                x = cats.index(str(key)) if str(key) in cats else None
+            if x is not None:
+                pts.append((float(x), float(v)))
+        if not pts:
+            continue
+        pts.sort()
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], ls="--" if cats is None else "none", lw=1, marker="x",
+                ms=7, mew=2, color=f"C{n + 5}", label=f"paper: {name}{other}", zorder=6)
+
+
 def plot_chart(folder: str | Path, chart: Chart, out: str | Path) -> Path:
-    """Draw a line, bar, scatter or heatmap chart of a sweep's results.csv into ``out`` (.png/.svg)."""
+    """Draw a line, bar, scatter or heatmap chart of a sweep's results.csv into ``out`` (.png/.svg);
+    with ``chart.reference``, the paper's values from the sweep file's ``reference:`` beside ours."""
+    chart = with_reference_axes(folder, chart)
+    if chart.reference and chart.kind == "heatmap":
+        raise SpecError("--reference", "draws on line, bar and scatter charts, not on a heatmap")
     if chart.kind not in KINDS:
         raise SpecError("--kind", f"must be one of {', '.join(KINDS)}, got {shown(chart.kind)}")
     if not chart.x or not chart.y:
@@ -170,19 +226,23 @@ def plot_chart(folder: str | Path, chart: Chart, out: str | Path) -> Path:
     xs_all, cats = _xvalues(y_ok, chart.x, categorical=chart.kind == "bar")
     series = list(dict.fromkeys(_hue_of(r, chart.hue) for r in y_ok))
     for n, s in enumerate(series):
+        label = s or ("ours" if chart.reference else None)
         pts = sorted((x, float(number(r[chart.y]))) for x, r in zip(xs_all, y_ok) if _hue_of(r, chart.hue) == s)
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
         if chart.kind == "line":
-            ax.plot(xs, ys, marker="o", ms=4, label=s or None)
+            ax.plot(xs, ys, marker="o", ms=4, label=label)
         elif chart.kind == "scatter":
-            ax.scatter(xs, ys, s=22, label=s or None, alpha=0.85)
+            ax.scatter(xs, ys, s=22, label=label, alpha=0.85)
         else:
             width = 0.8 / len(series)
-            ax.bar([x - 0.4 + width * (n + 0.5) for x in xs], ys, width=width, label=s or None)
+            ax.bar([x - 0.4 + width * (n + 0.5) for x in xs], ys, width=width, label=label)
+    if chart.reference:
+        _draw_reference(ax, folder, chart, cats)
     _axes_style(ax, chart, xs_all, cats)
-    if any(series):
+    if any(series) or chart.reference:
         ax.legend(fontsize=8, title=" ".join(chart.hue) or None, title_fontsize=8)
-    ax.set_title(chart.title or f"{chart.y} vs {chart.x}{where_text(chart)}", fontsize=10)
+    vs_paper = ", with the paper's values" if chart.reference else ""
+    ax.set_title(chart.title or f"{chart.y} vs {chart.x}{where_text(chart)}{vs_paper}", fontsize=10)
     return _save(fig, path)
 
 
@@ -333,6 +393,8 @@ def default_name(chart: Chart, pareto: bool, plan: int | None) -> str:
     if chart.hue:
         parts.append("by-" + "+".join(chart.hue))
     parts += [f"{k}={v}" for k, v in chart.where]
+    if chart.reference:
+        parts.append("vs-paper")
     if chart.logx or chart.logy:
         parts.append("log" + ("x" if chart.logx else "") + ("y" if chart.logy else ""))
     name = _slug("-".join(str(x) for x in parts))
