@@ -56,7 +56,7 @@ def _choice(enum_type, value, name: str):
         return enum_type(value)
     except ValueError:
         known = ", ".join(m.value for m in enum_type)
-        raise SpecError(name, f"unknown {name} {value!r} (choose from {known})") from None
+        raise SpecError(name, f"unknown {name} {shown(value)} (choose from {known})") from None
 
 
 def _check_types(**args: tuple[Any, type]) -> None:
@@ -165,7 +165,7 @@ def solve(
     """
     _check_types(time_limit=(time_limit, float), workers=(workers, int), seed=(seed, int))
     if solver not in REGISTRY:
-        raise SpecError("solver", f"unknown solver {solver!r} (choose from {', '.join(REGISTRY)})")
+        raise SpecError("solver", f"unknown solver {shown(solver)} (choose from {', '.join(REGISTRY)})")
     problem = build_problem(model, array, space=space, objective=objective, batch=batch, levels=levels, seq=seq, caps=caps,
                             memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
                             constraints=constraints)

@@ -115,12 +115,15 @@ def test_malformed_cache_entries_are_recomputed(tmp_path):
     ("grid: {levels: [1, 2]}\nfixed: {link_bandwidth_GBps: [1, 2]}", "s.yaml: fixed.link_bandwidth_GBps: 2 values for 1 levels"),
     ("grid: {array: [a/broken.yaml]}", "s.yaml: grid.array[0]: "),
     ("grid: {model: alexnet}", "s.yaml: grid.model: must be a non-empty list of values, got 'alexnet'"),
+    ("grid: {constraints: [c/broken.yaml]}", "s.yaml: grid.constraints[0]: "),
 ])
 def test_every_distinct_input_is_validated_up_front(tmp_path, capsys, body, message):
     (tmp_path / "n").mkdir()
     (tmp_path / "n" / "broken.yaml").write_text("version: 1\nname: x\nlayers: [{kind: conv, name: c}]\n")
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "broken.yaml").write_text("version: 1\nname: x\nlevels: 2\ncolour: red\n")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "broken.yaml").write_text("version: 1\ncaps: [0=1GB\n")
     f = write(tmp_path / "s.yaml", f"version: 1\n{body}\n")
     code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and err.count("\n") == 1 and message in err, err

@@ -12,7 +12,7 @@ from importlib import import_module
 from pathlib import Path
 
 from ..core.array import ArraySpec
-from ..core.errors import SpecError
+from ..core.errors import SpecError, shown
 from ..core.network import Network
 from . import zoo
 from .array_yaml import load_array_file
@@ -51,7 +51,7 @@ def load_model(ref: str, batch: int | None = None, sequence: int | None = None) 
     path = zoo.resolve_model(ref)
     if path is None:
         known = ", ".join(zoo.zoo_files())
-        raise SpecError("--model", f"unknown model {ref!r} (known: {known}, vgg16, vgg19; or a path to a .yaml file)")
+        raise SpecError("--model", f"unknown model {shown(ref)} (known: {known}, vgg16, vgg19; or a path to a .yaml file)")
     return load_network_path(path, None, sequence)
 
 
@@ -61,5 +61,5 @@ def load_array(ref: str) -> ArraySpec:
     path = zoo.resolve_array(ref)
     if path is None:
         known = ", ".join(zoo.array_files())
-        raise SpecError("--array", f"unknown array {ref!r} (known: {known}; or a path to a .yaml file)")
+        raise SpecError("--array", f"unknown array {shown(ref)} (known: {known}; or a path to a .yaml file)")
     return load_array_file(path)

@@ -278,6 +278,8 @@ def _check_refs(grid: dict, fixed: dict, extra: list[dict], base_dir: Path, erro
                 load_model(ref)
             elif key == "array":
                 load_array(ref)
+            elif not isinstance(load_yaml_file(ref), dict):  # constraints: read against each point's network
+                errors.append(f"{where}: {ref}: must be a mapping (a constraints file)")
         except SpecError as err:
             errors.append(f"{where}: {err}")
         except Exception as err:  # noqa: BLE001 - an importer's own failure on a broken file
