@@ -67,7 +67,7 @@ def _kinds(data: dict, errors: list[str]) -> dict[str, AcceleratorKind]:
     out = {}
     for name, body in raw.items():
         if not isinstance(name, str) or not name.strip():
-            errors.append(f"kinds: a kind's name must be a non-empty string, got {name!r}")
+            errors.append(f"kinds: a kind's name must be a non-empty string, got {shown(name)}")
             continue
         if not isinstance(body, dict):
             errors.append(f"kinds.{name}: must be a mapping with peak_TFLOPS and memory_GiB")

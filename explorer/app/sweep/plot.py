@@ -54,7 +54,7 @@ def _pyplot():
 def _target(out: str | Path) -> Path:
     path = Path(out)
     if path.suffix.lower() not in (".png", ".svg"):
-        raise SpecError("--out", f"must end in .png or .svg, got {str(out)!r}")
+        raise SpecError("--out", f"must end in .png or .svg, got {shown(str(out))}")
     if not path.parent.is_dir():
         raise SpecError("--out", f"no such folder {str(path.parent)!r}")
     return path
