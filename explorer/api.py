@@ -113,10 +113,12 @@ def build_problem(
         check_batch(batch)
     if seq is not None:
         check_batch(seq, "--seq")
+    arr = array if isinstance(array, ArraySpec) else load_array(str(array))
+    if batch is None:
+        batch = arr.batch  # the array's evaluation batch, when it declares one
     net = model if isinstance(model, Network) else load_model(str(model), batch, seq)
     if batch is not None:
         net = net.with_batch(batch)
-    arr = array if isinstance(array, ArraySpec) else load_array(str(array))
     if levels is not None:
         arr = arr.with_levels(check_levels(levels, "--levels"))
     sp = _choice(Space, space, "space")

@@ -213,6 +213,7 @@ CASES = [
     ("array-levels-big", {"a.yaml": array("levels: 2", "levels: 21")}, ["--array", "{d}/a.yaml"], "levels must be between 1 and 20"),
     ("array-bw-length", {"a.yaml": array("[10, 20]", "[10, 20, 30]")}, ["--array", "{d}/a.yaml"], "link_bandwidth_GBps: needs one entry per level (2), got 3"),
     ("array-bw-negative", {"a.yaml": array("[10, 20]", "[10, -20]")}, ["--array", "{d}/a.yaml"], "link_bandwidth_GBps[1]: must be > 0"),
+    ("array-batch-zero", {"a.yaml": array("levels: 2", "levels: 2\nbatch: 0")}, ["--array", "{d}/a.yaml"], "batch: must be > 0"),
     ("array-bw-nan", {"a.yaml": array("[10, 20]", "[10, .nan]")}, ["--array", "{d}/a.yaml"], "link_bandwidth_GBps[1]: must be a finite number"),
     ("array-cap-bare", {"a.yaml": array(extra="cap_bytes_per_step: [2000, null]\n")}, ["--array", "{d}/a.yaml"],
      "cap_bytes_per_step[0]: 2000 has no unit"),

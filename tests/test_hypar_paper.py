@@ -125,3 +125,15 @@ def test_sweep_references_are_the_papers_numbers():
     assert ref11["data parallel"] == dict(zip(data.FIG11_ACCELERATORS, data.FIG11_DP))
     ref7 = load_yaml_file(SWEEPS / "fig7-energy.yaml")["reference"]["gmean"]
     assert ref7 == {"HyPar": data.FIG7_GMEAN, "model parallel": data.FIG7_MP_GMEAN}
+
+
+def test_the_paper_array_sets_the_papers_batch_unless_told_otherwise():
+    """`explore --model vgg-a --array hypar-paper` runs at the paper's batch 256 (4.88x);
+    --batch overrides the array's default, and other arrays keep the network's own batch."""
+    default = solve("vgg-a", "hypar-paper")
+    explicit = solve("vgg-a", "hypar-paper", batch=256)
+    assert default.inputs.batch == 256
+    assert default.to_json()["speedup_over_all_I"] == explicit.to_json()["speedup_over_all_I"]
+    assert round(default.to_json()["speedup_over_all_I"], 3) == 4.882
+    assert solve("vgg-a", "hypar-paper", batch=512).inputs.batch == 512
+    assert solve("vgg-a", "hypar-16").inputs.batch == 512

@@ -33,7 +33,7 @@ EXAMPLES = {  # snapshot file -> the README example it pins
     "cap-cpsat": "explore --cap 3=55MB --solver cpsat --workers 1",
     "cap-conflict": "explore --cap 3=50MB --cap 0=80MB --solver cpsat",
     "check-resnet18": "explore check --model resnet18 --space accpar",
-    "hypar-paper": "explore --model vgg-a --array hypar-paper --batch 256",
+    "hypar-paper": "explore --model vgg-a --array hypar-paper",
 }
 NOT_PINNED = {  # README examples too slow for the suite; a smaller one stands in
     "explore check --model resnet18 --space accpar --array accpar-128": "check-resnet18",

@@ -94,6 +94,9 @@ class ArraySpec:
     # The leaves' kinds in tree order (2^levels entries), when the spec gives kinds; empty when
     # it gives one peak_TFLOPS and memory_GiB. peak_TFLOPS and memory_GiB are then the minimum.
     leaves: tuple[AcceleratorKind, ...] = ()
+    # The batch this array's evaluation was made at (e.g. the paper's 256): the default when no
+    # batch is given on the command line; None: the network's own default batch.
+    batch: int | None = None
 
     def __post_init__(self) -> None:
         if len(self.bandwidth_GBps) != self.levels:

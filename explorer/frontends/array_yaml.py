@@ -18,7 +18,7 @@ SPEC_VERSION = 1
 _KEYS = {"version", "name", "description", "levels", "dtype_bytes", "link_bandwidth_GBps", "peak_TFLOPS", "memory_GiB",
          "cap_bytes_per_step", "cap_seconds_per_step", "energy_pJ_per_FLOP", "link_energy_pJ_per_byte",
          "static_power_W", "communication", "shared_bandwidth_GBps", "overlap", "topology", "bandwidth_beyond",
-         "kinds", "accelerators"}
+         "kinds", "accelerators", "batch"}
 _KIND_KEYS = {"peak_TFLOPS", "memory_GiB", "description", "source"}
 
 
@@ -169,6 +169,7 @@ def parse_array(data: dict, source: str) -> ArraySpec:
     e_flop = f.pos_number("energy_pJ_per_FLOP")
     e_byte = f.pos_number("link_energy_pJ_per_byte")
     static = f.pos_number("static_power_W")
+    batch = f.pos_int("batch")
     shared_bw = f.pos_number("shared_bandwidth_GBps") if shared else None
     if shared_bw is not None and levels is not None:
         bw = list(shared_level_bandwidths(shared_bw, levels))
@@ -189,7 +190,7 @@ def parse_array(data: dict, source: str) -> ArraySpec:
                 options.append(cap_s[h] * spec.bandwidth_Bps(h))
             merged.append(min(options) if options else None)
         caps = tuple(merged)
-    return replace(spec, cap_bytes=caps)
+    return replace(spec, cap_bytes=caps, batch=batch)
 
 
 def load_array_file(path: str | Path) -> ArraySpec:
