@@ -1,0 +1,358 @@
+"""Proven optima on chains under link caps and the memory limit, without CP-SAT.
+
+A cap bounds one level's cost c_h (a sum of the exact DP's level-h terms); the memory limit
+bounds the sum over layers of a footprint that depends only on each layer's type vector. Both
+are resources g_k <= C_k that the chain DP cannot carry in its state, so:
+
+1. Lagrangian bound. For multipliers lam_k >= 0 (integers, in units of 1/D of the objective's
+   weights), the exact chain DP with level weights D*w_h + lam_h (and lam_mem * footprint per
+   layer) gives min_p D*f(p) + sum_k lam_k g_k(p); hence for every feasible plan
+       f(p) >= ceil((that minimum - sum_k lam_k C_k) / D),
+   a proven lower bound at every multiplier (exact integers throughout). Every plan the DP
+   returns is re-scored from the tables; the feasible ones are incumbents. Multipliers move one
+   resource at a time by intersecting the lines of the best plans on either side of the
+   constraint (the dual is concave and piecewise linear), starting from the plan that least
+   uses the resource (which also proves infeasibility when even it breaks the limit).
+2. Closing the gap exactly. With the best multipliers, forward and backward DP values give the
+   least Lagrangian cost of a plan through each (layer, vector); only vectors where it stays
+   within D*(U-1) + sum lam_k C_k (U: the incumbent) can lie on a better feasible plan. A
+   label-setting pass over those (a constrained shortest path) carries each partial plan's
+   exact objective and resources, prunes with the Lagrangian, objective-only and per-resource
+   completion bounds (backward DPs), and drops dominated labels. When it ends, the best
+   feasible plan it found (or the incumbent) is optimal: status ``optimal`` with bound ==
+   objective. If the labels outgrow ``MAX_LABELS``, the result is ``feasible`` with the
+   Lagrangian bound (or ``unknown`` without a plan) -- never a claim it cannot back.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from explorer.core.costs import plan_level_units
+from explorer.core.plan import Plan
+from explorer.core.problem import Problem
+from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
+
+from .exact import chain_backtrack, chain_backward, chain_forward, vectors_plan
+from .vectors import VectorCosts
+
+MAX_LABELS = 2_000_000  # label candidates per layer before giving up the exact pass
+MAX_EVALUATIONS = 60  # relaxed DPs spent on the multipliers
+
+
+@dataclass(frozen=True)
+class _Resource:
+    name: str
+    level: int | None  # None: the memory footprint
+    limit: int  # units
+
+
+class _Chain:
+    """A capped chain: its vector costs, resources, and the relaxed DP at given multipliers."""
+
+    def __init__(self, problem: Problem):
+        self.problem = problem
+        self.vc = vc = VectorCosts(problem)
+        self.L, self.H = vc.N, vc.H
+        self.w = vc.weights
+        cons = problem.constraints
+        self.res = [_Resource(c.name, c.level, problem.cap_units(c.level)) for c in cons.caps]
+        if cons.memory_bytes is not None:
+            self.res.append(_Resource(cons.memory_name, None, problem.memory_units))
+        self.foot = [vc.footprint(n) for n in range(self.L)] if cons.memory_bytes is not None else None
+        max_cost = max(1, problem.tables.max_level_cost())
+        max_foot = max(1, sum(int(f.max()) for f in self.foot)) if self.foot else 1
+        if vc.use_int64:
+            budget = 2**57
+            self.D = 1
+            while 2 * self.D * sum(self.w) * max_cost <= budget:
+                self.D *= 2
+            share = budget // (len(self.res) * self.H + 1)
+            self.lam_max = [share // (max_cost if r.level is not None else max_foot) for r in self.res]
+        else:
+            self.D, self.lam_max = 2**20, [None] * len(self.res)
+        self.evaluations = 0
+        self.incumbent: tuple[int, Plan] | None = None
+        self.seen: list[tuple[int, list[int]]] = []  # (objective, resources) of every plan met
+
+    # scaled weights -----------------------------------------------------------------------------
+    def weights(self, lam) -> tuple[int, ...]:
+        W = [self.D * w for w in self.w]
+        for r, x in zip(self.res, lam):
+            if r.level is not None:
+                W[r.level] += x
+        return tuple(W)
+
+    def extras(self, lam):
+        mu = sum(x for r, x in zip(self.res, lam) if r.level is None)
+        if not mu:
+            return None
+        return [mu * f for f in self.foot]
+
+    def resource_weights(self, k: int):
+        r = self.res[k]
+        W = tuple(1 if h == r.level else 0 for h in range(self.H))
+        return W, (self.foot if r.level is None else None)
+
+    # plans --------------------------------------------------------------------------------------
+    def measure(self, plan: Plan) -> tuple[int, list[int]]:
+        """A plan's objective and resources, from the shared tables."""
+        units = plan_level_units(self.problem.tables, plan.types)
+        f = self.problem.weights.value(units)
+        g = [units[r.level] if r.level is not None else self.problem.footprint_units(plan.types) for r in self.res]
+        return f, g
+
+    def offer(self, plan: Plan) -> tuple[int, list[int]]:
+        f, g = self.measure(plan)
+        self.seen.append((f, g))
+        if all(x <= r.limit for x, r in zip(g, self.res)) and (self.incumbent is None or f < self.incumbent[0]):
+            self.incumbent = (f, plan)
+        return f, g
+
+    def relaxed(self, lam) -> tuple[int, Plan, list[np.ndarray]]:
+        """min over plans of D*f + sum lam_k g_k, a plan attaining it, and the forward values."""
+        self.evaluations += 1
+        W, ex = self.weights(lam), self.extras(lam)
+        alphas = chain_forward(self.vc, W, ex)
+        value = int(alphas[-1].min())
+        return value, vectors_plan(self.vc, chain_backtrack(self.vc, alphas, W)), alphas
+
+    def bound(self, value: int, lam) -> int:
+        rhs = value - sum(x * r.limit for x, r in zip(lam, self.res))
+        return -((-rhs) // self.D)
+
+
+def solve_chain_constrained(problem: Problem, options: SolveOptions) -> Solution:
+    t0 = time.perf_counter()
+    ch = _Chain(problem)
+    vc = ch.vc
+    info: dict = {"type_vectors_per_layer": vc.dom[0].V, "method": "lagrangian"}
+    if options.hint is not None:
+        ch.offer(options.hint)
+    # unconstrained optimum: optimal when it satisfies every limit
+    lam = [0] * len(ch.res)
+    value, plan, alphas = ch.relaxed(lam)
+    if value >= vc.big:
+        return _result(problem, ch, None, t0, info, "pins and forbids leave no plan", infeasible=True)
+    ch.offer(plan)
+    best_bound, best_lam, best_alphas = ch.bound(value, lam), list(lam), alphas
+    if ch.incumbent is not None and ch.incumbent[0] == best_bound:
+        info["method"] = "chain-dp"
+        return _result(problem, ch, best_bound, t0, info)
+    # the least use of each resource: proves infeasibility, and gives the far side of each search
+    completion = []
+    for k, r in enumerate(ch.res):
+        W, ex = ch.resource_weights(k)
+        a = chain_forward(vc, W, ex)
+        if int(a[-1].min()) > r.limit:
+            return _result(problem, ch, None, t0, info, f"{r.name} cannot hold: every plan needs more", infeasible=True)
+        p = vectors_plan(vc, chain_backtrack(vc, a, W))
+        ch.offer(p)
+        completion.append(chain_backward(vc, W, ex))
+    for _ in range(3):  # rounds over the resources
+        before = list(best_lam)
+        for k in range(len(ch.res)):
+            for b, l_, a in _line_search(ch, k, best_lam):
+                if b > best_bound:
+                    best_bound, best_lam, best_alphas = b, list(l_), a
+            if ch.incumbent is not None and ch.incumbent[0] == best_bound:
+                return _result(problem, ch, best_bound, t0, info)
+        if best_lam == before or len(ch.res) == 1:
+            break
+    info["lagrangian_bound"] = best_bound
+    info["multipliers"] = [x / ch.D for x in best_lam]
+    # close the gap with labels
+    info["method"] = "lagrangian+labels"
+    found = _label_setting(ch, best_lam, best_alphas, completion)
+    if found is None:  # gave up
+        info["reason"] = "the exact pass outgrew its label limit; bound from the Lagrangian relaxation"
+        return _result(problem, ch, best_bound, t0, info, proven=False)
+    if found == "none" and ch.incumbent is None:
+        return _result(problem, ch, None, t0, info, "no plan satisfies the constraints", infeasible=True)
+    return _result(problem, ch, ch.incumbent[0], t0, info)
+
+
+def _line_search(ch: _Chain, k: int, lam: list[int]):
+    """Maximise the dual along lam_k (others fixed) by cutting planes.
+
+    Every plan seen so far is a line F(p) + x * G(p), F = D f + sum_{j != k} lam_j (g_j - C_j),
+    G = g_k - C_k; the dual along x is the lower envelope of all plans' lines, which the known
+    lines overestimate. Evaluate where the known envelope peaks; stop when the relaxed optimum
+    there lies on it. Returns the evaluated (bound, multipliers, forward values)."""
+    r = ch.res[k]
+    cap = ch.lam_max[k]
+
+    def line(fg):
+        f, g = fg
+        F = ch.D * f + sum(lam[j] * (g[j] - ch.res[j].limit) for j in range(len(ch.res)) if j != k)
+        return F, g[k] - r.limit
+
+    out, tried = [], set()
+    while ch.evaluations < MAX_EVALUATIONS:
+        lines = list({line(fg) for fg in ch.seen})
+        rising = [t for t in lines if t[1] > 0]
+        falling = [t for t in lines if t[1] <= 0]
+        cands = {0}
+        for a in rising:
+            for b in falling:
+                if b[0] > a[0]:
+                    x = (b[0] - a[0]) // (a[1] - b[1])
+                    cands |= {x, x + 1}
+        if cap is not None:
+            cands = {min(x, cap) for x in cands}
+        cands -= tried
+        if not cands:
+            break
+
+        def envelope(x):
+            return min(F + x * G for F, G in lines)
+
+        x = max(cands, key=lambda c: (envelope(c), -c))
+        tried.add(x)
+        trial = list(lam)
+        trial[k] = x
+        value, plan, alphas = ch.relaxed(trial)
+        ch.offer(plan)
+        out.append((ch.bound(value, trial), trial, alphas))
+        if value - sum(trial[j] * ch.res[j].limit for j in range(len(ch.res))) >= envelope(x):
+            break  # the known envelope is exact at its peak: x maximises the dual
+    return out
+
+
+def _label_setting(ch: _Chain, lam: list[int], alphas: list[np.ndarray], completion: list[list[np.ndarray]]):
+    """The exact pass over the vectors that can still lie on a better feasible plan.
+
+    Returns None when it gave up, "none" when no feasible plan beats the incumbent (or exists),
+    else "found" (the incumbent is then the optimum)."""
+    vc, L, D = ch.vc, ch.L, ch.D
+    W, ex = ch.weights(lam), ch.extras(lam)
+    betas = chain_backward(vc, W, ex)
+    U = ch.incumbent[0] if ch.incumbent is not None else None
+    if U is not None:
+        T = D * (U - 1) + sum(x * r.limit for x, r in zip(lam, ch.res))
+        obj_beta = chain_backward(vc)
+    else:
+        T, obj_beta = None, None
+    nres = len(ch.res)
+    limits = [r.limit for r in ch.res]
+    res_intra = []  # per resource, per layer: the resource's intra part of each vector
+    for k in range(nres):
+        Wk, exk = ch.resource_weights(k)
+        res_intra.append([vc.intra_vec(n, Wk, None if exk is None else exk[n]) for n in range(L)])
+    survivors = []
+    for n in range(L):
+        keep = alphas[n] + betas[n] <= T if T is not None else np.ones(vc.dom[n].V, dtype=bool)
+        keep &= ~vc.blocked(n)
+        survivors.append(np.flatnonzero(keep))
+    # labels of layer 0
+    vec = survivors[0]
+    f = vc.intra_vec(0)[vec]
+    g = [res_intra[k][0][vec] for k in range(nres)]
+    vec, f, g, parent = _prune(ch, 0, vec, f, g, np.full(len(vec), -1), lam, betas, obj_beta, completion, T, U, limits)
+    vecs, parents = [vec], [parent]
+    for n in range(1, L):
+        if len(vec) == 0:
+            return "none"
+        S = survivors[n]
+        if len(vec) * len(S) > MAX_LABELS:
+            return None
+        uv, inv = np.unique(vec, return_inverse=True)
+        pv = np.repeat(uv, len(S))
+        pw = np.tile(S, len(uv))
+        e = n - 1
+        ef = vc.edge_pairs(e, pv, pw).reshape(len(uv), len(S))
+        eg = []
+        for k in range(nres):
+            Wk, _ = ch.resource_weights(k)
+            eg.append(vc.edge_pairs(e, pv, pw, Wk).reshape(len(uv), len(S)))
+        intra_f = vc.intra_vec(n)[S]
+        nf = (f[:, None] + ef[inv] + intra_f[None, :]).reshape(-1)
+        ng = [(g[k][:, None] + eg[k][inv] + res_intra[k][n][S][None, :]).reshape(-1) for k in range(nres)]
+        nvec = np.tile(S, len(vec))
+        npar = np.repeat(np.arange(len(vec)), len(S))
+        vec, f, g, parent = _prune(ch, n, nvec, nf, ng, npar, lam, betas, obj_beta, completion, T, U, limits)
+        vec, f, g, parent = _dominance(vec, f, g, parent)
+        vecs.append(vec)
+        parents.append(parent)
+    if len(vec) == 0:
+        return "none"
+    i = int(np.argmin(f))
+    chosen = [0] * L
+    for n in range(L - 1, -1, -1):
+        chosen[n] = int(vecs[n][i])
+        i = int(parents[n][i])
+    plan = vectors_plan(vc, chosen)
+    fv, gv = ch.offer(plan)
+    if fv != int(f.min()) or any(x > r.limit for x, r in zip(gv, ch.res)):
+        raise AssertionError("constrained exact: the label pass's plan does not re-score to its label")
+    return "found"
+
+
+def _prune(ch, n, vec, f, g, parent, lam, betas, obj_beta, completion, T, U, limits):
+    vc, D = ch.vc, ch.D
+    keep = f < vc.big
+    for k in range(len(g)):
+        keep &= g[k] + completion[k][n][vec] <= limits[k]
+    if T is not None:
+        keep &= f + obj_beta[n][vec] <= U - 1
+        scaled = D * f + betas[n][vec]
+        for k, x in enumerate(lam):
+            if x:
+                scaled = scaled + x * g[k]
+        keep &= scaled <= T
+    return vec[keep], f[keep], [x[keep] for x in g], parent[keep]
+
+
+def _dominance(vec, f, g, parent):
+    """Drop labels another label at the same vector matches or beats in objective and every resource."""
+    if len(vec) <= 1:
+        return vec, f, g, parent
+    if len(g) == 1:
+        order = np.lexsort((g[0], f, vec))
+        v, fo, go = vec[order], f[order], g[0][order]
+        rank = np.empty(len(go), dtype=np.int64)
+        rank[np.argsort(go, kind="stable")] = np.arange(len(go))
+        # running minimum of g within each vector's group: later groups get smaller offsets
+        group = np.cumsum(np.r_[0, (v[1:] != v[:-1]).astype(np.int64)])
+        key = rank + (group[-1] - group) * len(go)  # groups' keys are disjoint ranges, later ones lower
+        prev = np.minimum.accumulate(key)
+        keep = np.r_[True, key[1:] < prev[:-1]]  # the first of a group always passes
+        idx = order[keep]
+        return vec[idx], f[idx], [g[0][idx]], parent[idx]
+    order = np.lexsort(tuple(reversed([vec, f] + list(g))))
+    kept: list[int] = []
+    start = 0
+    for i in range(1, len(order) + 1):
+        if i == len(order) or vec[order[i]] != vec[order[start]]:
+            front: list[int] = []
+            for j in order[start:i]:
+                if not any(all(g[k][q] <= g[k][j] for k in range(len(g))) for q in front):
+                    front.append(j)
+            kept += front
+            start = i
+    idx = np.array(sorted(kept), dtype=np.int64)
+    return vec[idx], f[idx], [x[idx] for x in g], parent[idx]
+
+
+def _result(problem: Problem, ch: _Chain, bound: int | None, t0: float, info: dict, reason: str | None = None,
+            infeasible: bool = False, proven: bool = True) -> Solution:
+    wall = time.perf_counter() - t0
+    info = dict(info, relaxed_solves=ch.evaluations)
+    if infeasible:
+        info["reason"] = reason
+        info["method"] = "lagrangian" if info["method"] == "chain-dp" else info["method"]
+        return Solution("exact", Status.INFEASIBLE, None, None, None, None, wall, info)
+    if ch.incumbent is None:
+        info.setdefault("reason", "no plan found within the limits")
+        return Solution("exact", Status.UNKNOWN, None, None, bound, None, wall, info)
+    f, plan = ch.incumbent
+    sol = plan_solution("exact", problem, plan, Status.FEASIBLE, wall, info=info)
+    if sol.objective != f or problem.plan_violations_units(sol.level_units, plan.types):
+        raise AssertionError("constrained exact: incumbent does not re-score as recorded")
+    if bound is not None and bound > f:
+        raise AssertionError(f"constrained exact: bound {bound} above a feasible plan's value {f}")
+    status = Status.OPTIMAL if proven and bound == f else Status.FEASIBLE
+    return Solution("exact", status, plan, f, bound, sol.level_units, wall, info)

@@ -1,0 +1,203 @@
+"""Costs over whole type vectors (a node's type at every level), read from the shared cost tables,
+and the one-level-at-a-time elimination of a node across an edge.
+
+A node's vectors are mixed-radix numbers over the types it can take at all (``Problem.node_types``:
+a join has only I and II), level 0 most significant. Costs are weighted by per-level integer
+weights ``W`` (the objective's, or Lagrangian ones); a vector that pins or forbids exclude costs
+``big``. The inter cost of edge u -> v at level h depends on u's type at h and v's whole prefix
+up to h (its count state), so eliminating u (or v) across the edge goes one level at a time:
+K^(H+1) work per level instead of K^(2H) (see ``reduce_producer`` / ``reduce_consumer``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from explorer.core.comm import add_type
+from explorer.core.problem import Problem
+
+
+class Domain:
+    """The type vectors of nodes that may take ``types`` at every level."""
+
+    def __init__(self, problem: Problem, types: tuple):
+        tables, H = problem.tables, problem.levels
+        self.types, self.K, self.H = types, len(types), H
+        self.V = self.K**H
+        self.tix = np.array([tables.types.index(t) for t in types], dtype=np.int64)
+        vec = np.arange(self.V)
+        self.digit = [(vec // self.K ** (H - 1 - h)) % self.K for h in range(H)]
+        self.type_index = [self.tix[d] for d in self.digit]
+        self.prefix_state = []  # level h: count-state index of each prefix (K^h of them)
+        counts = [tables.states(0)[0]]
+        for h in range(H):
+            index = {s: i for i, s in enumerate(tables.states(h))}
+            self.prefix_state.append(np.array([index[c] for c in counts], dtype=np.int64))
+            counts = [add_type(c, t) for c in counts for t in types]
+        final = {s: i for i, s in enumerate(dict.fromkeys(counts))}
+        self.final_states = list(final)
+        self.final_state = np.array([final[c] for c in counts], dtype=np.int64)
+        self.pstate = [self.prefix_state[h][vec // self.K ** (H - h)] for h in range(H)]
+
+    def digits(self, v: int) -> list[int]:
+        return [int(self.digit[h][v]) for h in range(self.H)]
+
+
+class VectorCosts:
+    """Per-node domains, raw per-level cost arrays, weighted vectors and the edge eliminations."""
+
+    def __init__(self, problem: Problem):
+        self.problem, self.tables = problem, problem.tables
+        self.H, self.N = problem.levels, problem.num_layers
+        self.weights = tuple(problem.weights.weights)
+        domains: dict[tuple, Domain] = {}
+        self.dom = []
+        for n in range(self.N):
+            types = problem.node_types(n)
+            if types not in domains:
+                domains[types] = Domain(problem, types)
+            self.dom.append(domains[types])
+        self.edges = self.tables.edges
+        self.use_int64 = sum(self.weights) * self.tables.max_level_cost() < 2**60
+        self.dtype = np.int64 if self.use_int64 else object
+        self.big = 2**61 if self.use_int64 else 1 << 400
+        self._raw: dict[tuple[int, int], np.ndarray] = {}
+        self._intra: dict[tuple[int, int], np.ndarray] = {}
+        self._blocked: dict[int, np.ndarray] = {}
+
+    # raw (unweighted) per-level pieces -------------------------------------------------------
+    def raw_inter(self, e: int, h: int) -> np.ndarray:
+        """[count state at level h, producer space type, consumer space type] -> inter cost of edge e."""
+        key = (e, h)
+        if key not in self._raw:
+            t = self.tables
+            self._raw[key] = np.array([t.inter_matrix(e, s) for s in t.states(h)], dtype=self.dtype)
+        return self._raw[key]
+
+    def intra_level(self, n: int, h: int) -> np.ndarray:
+        """Node n's intra cost at level h for each of its vectors (unweighted)."""
+        key = (n, h)
+        if key not in self._intra:
+            d, t = self.dom[n], self.tables
+            rows = np.array([t.intra_row(n, s) for s in t.states(h)], dtype=self.dtype)
+            self._intra[key] = rows[d.pstate[h], d.type_index[h]]
+        return self._intra[key]
+
+    def blocked(self, n: int) -> np.ndarray:
+        if n not in self._blocked:
+            d = self.dom[n]
+            out = np.zeros(d.V, dtype=bool)
+            for h in range(self.H):
+                allowed = self.problem.allowed(h, n)
+                out |= np.array([t not in allowed for t in d.types])[d.digit[h]]
+            self._blocked[n] = out
+        return self._blocked[n]
+
+    def footprint(self, n: int) -> np.ndarray:
+        """Node n's memory footprint in units for each vector (depends on its final counts only)."""
+        d, wc = self.dom[n], self.problem.constraints.weight_copies
+        per_state = np.array([self.tables.footprint_units(n, s, wc) for s in d.final_states], dtype=self.dtype)
+        return per_state[d.final_state]
+
+    # weighted vectors ------------------------------------------------------------------------
+    def intra_vec(self, n: int, W=None, extra: np.ndarray | None = None) -> np.ndarray:
+        """sum_h W_h intra_h(n, vector) (+ ``extra``), ``big`` where pins or forbids exclude the vector."""
+        W = self.weights if W is None else W
+        vec = np.zeros(self.dom[n].V, dtype=self.dtype)
+        for h in range(self.H):
+            if W[h]:
+                vec = vec + W[h] * self.intra_level(n, h)
+        if extra is not None:
+            vec = vec + extra
+        vec[self.blocked(n)] = self.big
+        return vec
+
+    def edge_given_producer(self, e: int, v: int, W=None) -> np.ndarray:
+        """Weighted inter cost of edge e = (u, x) over x's vectors, u fixed to vector v."""
+        W = self.weights if W is None else W
+        u, x = self.edges[e]
+        du, dx = self.dom[u], self.dom[x]
+        out = np.zeros(dx.V, dtype=self.dtype)
+        for h in range(self.H):
+            if W[h]:
+                out = out + W[h] * self.raw_inter(e, h)[dx.pstate[h], du.type_index[h][v], dx.type_index[h]]
+        return out
+
+    def edge_given_consumer(self, e: int, w: int, W=None) -> np.ndarray:
+        """Weighted inter cost of edge e = (u, x) over u's vectors, x fixed to vector w."""
+        W = self.weights if W is None else W
+        u, x = self.edges[e]
+        du, dx = self.dom[u], self.dom[x]
+        out = np.zeros(du.V, dtype=self.dtype)
+        for h in range(self.H):
+            if W[h]:
+                out = out + W[h] * self.raw_inter(e, h)[dx.pstate[h][w], du.type_index[h], dx.type_index[h][w]]
+        return out
+
+    def edge_pairs(self, e: int, vs: np.ndarray, ws: np.ndarray, W=None) -> np.ndarray:
+        """Weighted inter cost of edge e for producer vectors ``vs`` and consumer vectors ``ws`` (pairwise)."""
+        W = self.weights if W is None else W
+        u, x = self.edges[e]
+        du, dx = self.dom[u], self.dom[x]
+        out = np.zeros(len(vs), dtype=self.dtype)
+        for h in range(self.H):
+            if W[h]:
+                out = out + W[h] * self.raw_inter(e, h)[dx.pstate[h][ws], du.type_index[h][vs], dx.type_index[h][ws]]
+        return out
+
+    def edge_matrix(self, e: int, W=None) -> np.ndarray:
+        """[producer vector, consumer vector] -> weighted inter cost of edge e over all levels."""
+        W = self.weights if W is None else W
+        u, x = self.edges[e]
+        du, dx = self.dom[u], self.dom[x]
+        g = np.zeros((du.V, dx.V), dtype=self.dtype)
+        for h in range(self.H):
+            if W[h]:
+                g = g + W[h] * self.raw_inter(e, h)[dx.pstate[h][None, :], du.type_index[h][:, None], dx.type_index[h][None, :]]
+        return g
+
+    def clamp(self, a: np.ndarray) -> np.ndarray:
+        if self.use_int64:
+            np.minimum(a, self.big, out=a)
+        return a
+
+    # one-level-at-a-time eliminations --------------------------------------------------------
+    def reduce_producer(self, T: np.ndarray, e: int, W=None) -> np.ndarray:
+        """out[a, x] = min over u of T[a, u] + inter_e(u, x), for edge e = (u, x); T is (A, V_u).
+
+        Level j's term depends on u only through u_j, so u's digits go one by one: after step j
+        the table is indexed (a, x_0..x_j, u_{j+1}..u_{H-1})."""
+        W = self.weights if W is None else W
+        u, x = self.edges[e]
+        du, dx = self.dom[u], self.dom[x]
+        A, Ku, Kx, H = T.shape[0], du.K, dx.K, self.H
+        cur = T.reshape(A, 1, Ku, du.V // Ku)
+        for j in range(H):
+            g = W[j] * self.raw_inter(e, j)[dx.prefix_state[j]][:, du.tix][:, :, dx.tix]  # (P, Ku, Kx)
+            out = None
+            for k in range(Ku):
+                term = cur[:, :, k, None, :] + g[None, :, k, :, None]  # (A, P, Kx, rest)
+                out = term if out is None else np.minimum(out, term)
+            P, rest = out.shape[1] * Kx, out.shape[3]
+            cur = out.reshape(A, P, Ku, rest // Ku) if j < H - 1 else out.reshape(A, -1)
+        return self.clamp(np.ascontiguousarray(cur).reshape(A, dx.V))
+
+    def reduce_consumer(self, T: np.ndarray, e: int, W=None) -> np.ndarray:
+        """out[a, u] = min over x of T[a, x] + inter_e(u, x), for edge e = (u, x); T is (A, V_x).
+
+        Level j's term depends on x_<=j and u_j, so x's digits go from the last: after step j
+        the table is indexed (a, x_0..x_{j-1}, u_j..u_{H-1})."""
+        W = self.weights if W is None else W
+        u, x = self.edges[e]
+        du, dx = self.dom[u], self.dom[x]
+        A, Ku, Kx, H = T.shape[0], du.K, dx.K, self.H
+        cur = T.reshape(A, dx.V // Kx, Kx, 1)
+        for j in range(H - 1, -1, -1):
+            g = W[j] * self.raw_inter(e, j)[dx.prefix_state[j]][:, du.tix][:, :, dx.tix]  # (P, Ku, Kx)
+            out = None
+            for k in range(Kx):
+                term = cur[:, :, k, None, :] + g[None, :, :, k, None]  # (A, P, Ku, rest)
+                out = term if out is None else np.minimum(out, term)
+            P, rest = out.shape[1], out.shape[2] * out.shape[3]
+            cur = out.reshape(A, P // Kx, Kx, rest) if j > 0 else out.reshape(A, -1)
+        return self.clamp(np.ascontiguousarray(cur).reshape(A, du.V))
