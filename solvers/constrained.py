@@ -40,7 +40,8 @@ from .exact import chain_backtrack, chain_backward, chain_forward, vectors_plan
 from .vectors import VectorCosts
 
 MAX_LABELS = 2_000_000  # label candidates per layer before giving up the exact pass
-MAX_EVALUATIONS = 60  # relaxed DPs spent on the multipliers
+MAX_EVALUATIONS = 60
+BEAM = 64  # labels per layer in the heuristic pass that looks for a good incumbent  # relaxed DPs spent on the multipliers
 
 
 @dataclass(frozen=True)
@@ -65,12 +66,11 @@ class _Chain:
         self.foot = [vc.footprint(n) for n in range(self.L)] if cons.memory_bytes is not None else None
         max_cost = max(1, problem.tables.max_level_cost())
         max_foot = max(1, sum(int(f.max()) for f in self.foot)) if self.foot else 1
-        if vc.use_int64:
-            budget = 2**57
+        if vc.use_int64:  # every relaxed DP value stays below 2^56 + 2^59 < 2^60 (``big`` is 2^61)
             self.D = 1
-            while 2 * self.D * sum(self.w) * max_cost <= budget:
+            while 2 * self.D * sum(self.w) * max_cost <= 2**56:
                 self.D *= 2
-            share = budget // (len(self.res) * self.H + 1)
+            share = 2**59 // len(self.res)
             self.lam_max = [share // (max_cost if r.level is not None else max_foot) for r in self.res]
         else:
             self.D, self.lam_max = 2**20, [None] * len(self.res)
@@ -166,6 +166,9 @@ def solve_chain_constrained(problem: Problem, options: SolveOptions) -> Solution
     info["multipliers"] = [x / ch.D for x in best_lam]
     # close the gap with labels
     info["method"] = "lagrangian+labels"
+    _label_setting(ch, best_lam, best_alphas, completion, beam=BEAM)  # a good incumbent first
+    if ch.incumbent is not None and ch.incumbent[0] == best_bound:
+        return _result(problem, ch, best_bound, t0, info)
     found = _label_setting(ch, best_lam, best_alphas, completion)
     if found is None:  # gave up
         info["reason"] = "the exact pass outgrew its label limit; bound from the Lagrangian relaxation"
@@ -222,11 +225,13 @@ def _line_search(ch: _Chain, k: int, lam: list[int]):
     return out
 
 
-def _label_setting(ch: _Chain, lam: list[int], alphas: list[np.ndarray], completion: list[list[np.ndarray]]):
+def _label_setting(ch: _Chain, lam: list[int], alphas: list[np.ndarray], completion: list[list[np.ndarray]],
+                   beam: int | None = None):
     """The exact pass over the vectors that can still lie on a better feasible plan.
 
     Returns None when it gave up, "none" when no feasible plan beats the incumbent (or exists),
-    else "found" (the incumbent is then the optimum)."""
+    else "found" (the incumbent is then the optimum). With ``beam`` it keeps only that many
+    labels per layer (least Lagrangian bound first): a heuristic for incumbents, proving nothing."""
     vc, L, D = ch.vc, ch.L, ch.D
     W, ex = ch.weights(lam), ch.extras(lam)
     betas = chain_backward(vc, W, ex)
@@ -257,7 +262,7 @@ def _label_setting(ch: _Chain, lam: list[int], alphas: list[np.ndarray], complet
         if len(vec) == 0:
             return "none"
         S = survivors[n]
-        if len(vec) * len(S) > MAX_LABELS:
+        if beam is None and len(vec) * len(S) > MAX_LABELS:
             return None
         uv, inv = np.unique(vec, return_inverse=True)
         pv = np.repeat(uv, len(S))
@@ -275,6 +280,13 @@ def _label_setting(ch: _Chain, lam: list[int], alphas: list[np.ndarray], complet
         npar = np.repeat(np.arange(len(vec)), len(S))
         vec, f, g, parent = _prune(ch, n, nvec, nf, ng, npar, lam, betas, obj_beta, completion, T, U, limits)
         vec, f, g, parent = _dominance(vec, f, g, parent)
+        if beam is not None and len(vec) > beam:
+            scaled = D * f + betas[n][vec]
+            for k, x in enumerate(lam):
+                if x:
+                    scaled = scaled + x * g[k]
+            top = np.argsort(scaled, kind="stable")[:beam]
+            vec, f, g, parent = vec[top], f[top], [x[top] for x in g], parent[top]
         vecs.append(vec)
         parents.append(parent)
     if len(vec) == 0:
