@@ -4,7 +4,7 @@ optimum, do the exact solvers agree, and how far is the DP from it?"""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Callable
 
@@ -18,7 +18,7 @@ from .results import (CellDiff, CheckReport, Explanation, Inputs, LevelCheck, Op
                       plan_figures)
 from .run import EvaluatorMismatch, rescore
 
-JOINT_SOLVERS = ("cpsat", "exact", "brute")
+JOINT_SOLVERS = ("exact", "cpsat", "brute")  # exact first: the fastest proof, then CP-SAT's hint
 
 
 @dataclass(frozen=True)
@@ -53,11 +53,20 @@ def _solution_report(problem: Problem, sol: Solution, problems_found: list[str])
         cpsat_status=info.get("cpsat_status"),
         variables=info.get("variables"),
         reason=info.get("reason"),
+        method=method_of(sol),
     )
 
 
+def method_of(sol: Solution) -> str:
+    """How a solver reached its answer: the exact solver names its route, the others are themselves."""
+    if sol.solver == "exact":
+        return f"exact:{sol.info.get('method', 'dp')}"
+    return {"cpsat": "cpsat", "brute": "enumeration", "dp": "hierarchical-dp"}.get(sol.solver, sol.solver)
+
+
 def level_optimum(problem: Problem, plan_rows, h: int, options: CheckOptions, lookup=get_solver) -> tuple[int, str]:
-    """min c_h (units) with every other level pinned to plan_rows: by enumeration when small, else CP-SAT."""
+    """min c_h (units) with every other level pinned to plan_rows: by enumeration when small, else the
+    exact DP (CP-SAT where it refuses)."""
     L = problem.num_layers
     # the DP enforces pins and forbids only: its level optimum is over that relaxation
     pins = tuple(Pin(l, hh, plan_rows[hh][l]) for hh in range(problem.levels) if hh != h for l in range(L))  # noqa: E741
@@ -72,12 +81,18 @@ def level_optimum(problem: Problem, plan_rows, h: int, options: CheckOptions, lo
         sol = lookup("brute")(sub, SolveOptions(max_plans=options.level_brute_max_rows))
         method = "enumeration"
     else:
-        sol = lookup("cpsat")(sub, SolveOptions(workers=options.solve.workers, seed=options.solve.seed))
-        method = "cpsat"
+        sol, method = None, "exact"
+        try:  # the exact DP over type vectors (pins only: no caps or memory here) is the fastest proof
+            sol = lookup("exact")(sub, SolveOptions())
+        except Refused:
+            pass
+        if sol is None or sol.status is not Status.OPTIMAL:
+            sol = lookup("cpsat")(sub, SolveOptions(workers=options.solve.workers, seed=options.solve.seed))
+            method = "cpsat"
         if sol.status is Status.INTERRUPTED:
             raise KeyboardInterrupt  # Ctrl-C: the CLI says which level it stopped
         if sol.status is not Status.OPTIMAL:
-            raise RuntimeError(f"level {h}: CP-SAT did not prove the level optimum ({sol.status})")
+            raise RuntimeError(f"level {h}: {method} did not prove the level optimum ({sol.status})")
     rescore(sub, sol)  # the level optimum's plan, too, is re-scored by the evaluator
     return sol.objective, method
 
@@ -118,8 +133,12 @@ def check(
     reports: list[tuple[str, SolverReport]] = []
     for name in options.solvers:
         say(f"joint optimum: {name}")
+        opts = options.solve
+        hint = solutions.get("exact")
+        if name == "cpsat" and opts.hint is None and hint is not None and hint.plan is not None and hint.status is not Status.INFEASIBLE:
+            opts = replace(opts, hint=hint.plan)  # the exact solver's plan is CP-SAT's first solution
         try:
-            sol = lookup(name)(problem, options.solve)
+            sol = lookup(name)(problem, opts)
         except Refused as err:
             reports.append((name, SolverReport(status=None, reason=str(err))))
             continue
@@ -151,6 +170,8 @@ def check(
             objective=_real(problem, optimum),
             proven_by=tuple(sorted(proven)),
             plan_from=ref_name,
+            method=method_of(ref),
+            methods=tuple((n, method_of(s)) for n, s in sorted(proven.items())),
             dp_objective=_real(problem, dsol.objective),
             dp_satisfies_constraints=dsol.status is not Status.INFEASIBLE,
             cells_differing=tuple(

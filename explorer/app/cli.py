@@ -185,13 +185,13 @@ def why_not_ok(result) -> str:
 @problem_options
 @constraint_options
 @solver_options
-@click.option("--solvers", "solver_list", default="cpsat,exact,brute", show_default=True, help="Comma-separated joint solvers to run and compare.")
+@click.option("--solvers", "solver_list", default="exact,cpsat,brute", show_default=True, help="Comma-separated joint solvers to run and compare.")
 @fail_on_bad_input
 def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, memory_GiB, weight_copies, pins, forbids,
               constraints_file, time_limit, workers, seed, dump_model, solver_list):
     """Cross-check: is the DP level-optimal, what is the proven joint optimum, and the DP's gap.
 
-    Runs the DP, then CP-SAT, the exact joint solver and brute force (each where it applies).
+    Runs the DP, then the exact joint solver (its plan hints CP-SAT), CP-SAT and brute force (each where it applies).
     Exit status 0 when everything agrees with the model (refusals are reported, not counted
     as disagreement), 1 when two exact solvers disagree or the DP is not level-optimal, 2 on
     bad input, 130 on Ctrl-C.

@@ -171,12 +171,14 @@ def render_check(r: CheckReport) -> str:
             f"  {lv.level:<6}{float(lv.dp_cost_elements):>20,.2f}"
             f"{float(lv.level_optimum_elements):>20,.2f}  {lv.method:<12} {'yes' if lv.dp_is_level_optimal else 'NO'}"
         )
-    lines += ["", f"joint optimum ({unit}):", f"  {'solver':<8}{'status':<15}{'objective':>22}{'bound':>22}{'wall':>12}"]
+    lines += ["", f"joint optimum ({unit}):",
+              f"  {'solver':<8}{'status':<15}{'objective':>22}{'bound':>22}{'wall':>12}  method"]
     for name, s in (("dp", r.dp), *r.solvers):
         if s.status is None:
             lines.append(f"  {name:<8}{'refused':<15}  {s.reason}")
             continue
-        lines.append(f"  {name:<8}{s.status.value:<15}{_fmt(i, s.objective):>22}{_fmt(i, s.bound):>22}{s.wall_s:>11.3f}s")
+        lines.append(f"  {name:<8}{s.status.value:<15}{_fmt(i, s.objective):>22}{_fmt(i, s.bound):>22}{s.wall_s:>11.3f}s"
+                     f"  {s.method or ''}")
     o = r.optimum
     lines.append("")
     if o is None and r.infeasible:
@@ -196,6 +198,7 @@ def render_check(r: CheckReport) -> str:
             f"DP {_fmt(i, o.dp_objective)}: gap {_fmt(i, o.dp_gap)} {unit} "
             f"({o.dp_gap_percent:.3f}%)"
         )
+        lines.append(f"the optimum was proven by {o.method} (" + ", ".join(f"{n}: {m}" for n, m in o.methods) + ")")
         if not o.dp_satisfies_constraints:
             lines.append("the DP's plan breaks the constraints (it enforces only pins and forbids): " + (r.dp.reason or ""))
         if o.cells_differing:

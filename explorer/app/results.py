@@ -371,6 +371,7 @@ class SolverReport:
     cpsat_status: str | None = None
     variables: int | None = None
     reason: str | None = None
+    method: str | None = None  # how the answer was reached (check.method_of), e.g. "exact:chain-dp"
 
     @property
     def refused(self) -> bool:
@@ -386,7 +387,7 @@ class SolverReport:
             out["plan"] = self.plan.to_lists()
         out["bound"] = _exact_or_none(self.bound)
         out["gap"] = self.gap
-        for key in ("cpsat_status", "variables", "reason"):
+        for key in ("method", "cpsat_status", "variables", "reason"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         return out
@@ -432,6 +433,8 @@ class Optimum:
     dp_objective: Fraction
     dp_satisfies_constraints: bool
     cells_differing: tuple[CellDiff, ...]
+    method: str = ""  # how plan_from proved it (check.method_of)
+    methods: tuple[tuple[str, str], ...] = ()  # (solver, method) for every solver that proved it
 
     @property
     def dp_gap(self) -> Fraction:
@@ -446,6 +449,8 @@ class Optimum:
             "objective": exact_number(self.objective),
             "proven_by": list(self.proven_by),
             "plan_from": self.plan_from,
+            "method": self.method,
+            "methods": dict(self.methods),
             "dp_objective": exact_number(self.dp_objective),
             "dp_gap": exact_number(self.dp_gap),
             "dp_gap_percent": self.dp_gap_percent,
