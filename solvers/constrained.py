@@ -136,6 +136,7 @@ def solve_chain_constrained(problem: Problem, options: SolveOptions) -> Solution
     lam = [0] * len(ch.res)
     value, plan, alphas = ch.relaxed(lam)
     if value >= vc.big:
+        info["method"] = "proof"
         return _result(problem, ch, None, t0, info, "pins and forbids leave no plan", infeasible=True)
     ch.offer(plan)
     best_bound, best_lam, best_alphas = ch.bound(value, lam), list(lam), alphas
@@ -148,6 +149,7 @@ def solve_chain_constrained(problem: Problem, options: SolveOptions) -> Solution
         W, ex = ch.resource_weights(k)
         a = chain_forward(vc, W, ex)
         if int(a[-1].min()) > r.limit:
+            info["method"] = "least-resource"
             return _result(problem, ch, None, t0, info, f"{r.name} cannot hold: every plan needs more", infeasible=True)
         p = vectors_plan(vc, chain_backtrack(vc, a, W))
         ch.offer(p)
@@ -355,7 +357,6 @@ def _result(problem: Problem, ch: _Chain, bound: int | None, t0: float, info: di
     info = dict(info, relaxed_solves=ch.evaluations)
     if infeasible:
         info["reason"] = reason
-        info["method"] = "lagrangian" if info["method"] == "chain-dp" else info["method"]
         return Solution("exact", Status.INFEASIBLE, None, None, None, None, wall, info)
     if ch.incumbent is None:
         info.setdefault("reason", "no plan found within the limits")

@@ -202,11 +202,21 @@ def test_dp_names_violations_and_cpsat_honours_the_cap():
     assert c.objective == d.objective
 
 
-def test_exact_refuses_a_binding_cap():
+def test_exact_proves_a_binding_cap_on_chains_and_refuses_on_graphs():
     p = Problem(load_model("lenet-c"), load_array("hypar-16"), Space.ACCPAR,
                 constraints=Constraints(caps=(Cap(0, Fraction(10**5), "test"),)))
+    e, c = exact.solve(p), cpsat.solve(p, ONE)
+    assert e.status is c.status
+    assert e.objective == c.objective and e.bound == c.bound
+    p = p.with_constraints(Constraints(caps=(Cap(0, Fraction(15 * 10**5), "test"),)))  # the free optimum needs 1.722 MB
+    e, c = exact.solve(p), cpsat.solve(p, ONE)
+    assert e.status is c.status is Status.OPTIMAL and e.objective == c.objective == e.bound
+    assert e.info["method"] != "chain-dp"  # the cap binds: the unconstrained optimum breaks it
+    rescore(p, e)
+    g = Problem(load_model("resnet18"), load_array("hypar-16"), Space.HYPAR,
+                constraints=Constraints(caps=(Cap(0, Fraction(10**5), "test"),)))
     with pytest.raises(CannotEnforce, match="exact: its optimum without caps and memory breaks cap level 0"):
-        exact.solve(p)
+        exact.solve(g)
 
 
 def test_infeasible_explained_with_nearest_cap():
