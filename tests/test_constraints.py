@@ -269,5 +269,7 @@ def test_cli_check_with_constraints(capsys):
     assert r["agree"] and r["dp"]["status"] == "infeasible"
     assert r["solvers"]["cpsat"]["status"] == r["solvers"]["brute"]["status"] == "optimal"
     assert r["solvers"]["cpsat"]["objective"] == r["solvers"]["brute"]["objective"] == 1849764
-    assert r["solvers"]["exact"]["status"] == "refused"
+    # the exact solver now enforces the cap on chains: it proves the same optimum, and check names its method
+    assert r["solvers"]["exact"]["status"] == "optimal" and r["solvers"]["exact"]["objective"] == 1849764
+    assert r["optimum"]["method"] == r["solvers"]["exact"]["method"] != "exact:chain-dp"
     assert r["optimum"]["dp_satisfies_constraints"] is False
