@@ -1,27 +1,28 @@
-"""Proven optima on chains under link caps and the memory limit, without CP-SAT.
+"""Proven optima under link caps and the memory limit, on chains and graphs.
 
 A cap bounds one level's cost c_h (a sum of the exact DP's level-h terms); the memory limit
 bounds the sum over layers of a footprint that depends only on each layer's type vector. Both
-are resources g_k <= C_k that the chain DP cannot carry in its state, so:
+are resources g_k <= C_k that the exact DP cannot carry in its state, so:
 
 1. Lagrangian bound. For multipliers lam_k >= 0 (integers, in units of 1/D of the objective's
-   weights), the exact chain DP with level weights D*w_h + lam_h (and lam_mem * footprint per
-   layer) gives min_p D*f(p) + sum_k lam_k g_k(p); hence for every feasible plan
-       f(p) >= ceil((that minimum - sum_k lam_k C_k) / D),
-   a proven lower bound at every multiplier (exact integers throughout). Every plan the DP
-   returns is re-scored from the tables; the feasible ones are incumbents. Multipliers move one
-   resource at a time by intersecting the lines of the best plans on either side of the
-   constraint (the dual is concave and piecewise linear), starting from the plan that least
-   uses the resource (which also proves infeasibility when even it breaks the limit).
-2. Closing the gap exactly. With the best multipliers, forward and backward DP values give the
-   least Lagrangian cost of a plan through each (layer, vector); only vectors where it stays
-   within D*(U-1) + sum lam_k C_k (U: the incumbent) can lie on a better feasible plan. A
-   label-setting pass over those (a constrained shortest path) carries each partial plan's
-   exact objective and resources, prunes with the Lagrangian, objective-only and per-resource
-   completion bounds (backward DPs), and drops dominated labels. When it ends, the best
-   feasible plan it found (or the incumbent) is optimal: status ``optimal`` with bound ==
-   objective. If the labels outgrow ``MAX_LABELS``, the result is ``feasible`` with the
-   Lagrangian bound (or ``unknown`` without a plan) -- never a claim it cannot back.
+   weights), the exact DP (chain or graph elimination) with level weights D*w_h + lam_h (and
+   lam_mem * footprint per layer) gives min_p D*f(p) + sum_k lam_k g_k(p); hence for every
+   feasible plan  f(p) >= ceil((that minimum - sum_k lam_k C_k) / D),  a proven lower bound at
+   every multiplier (exact integers throughout; D is chosen so that int64 cannot overflow).
+   Every plan the DP returns is re-scored from the tables; the feasible ones are incumbents.
+   The plan that least uses a resource proves infeasibility when even it breaks the limit.
+   Multipliers move one resource at a time by cutting planes on the concave dual.
+2. Closing the gap exactly. With the best multipliers, min-marginals (chains: forward +
+   backward values; graphs: ``exact.graph_marginals``) give the least Lagrangian cost of a plan
+   through each (node, vector); only vectors within D*(U-1) + sum lam_k C_k (U: the incumbent)
+   can lie on a better feasible plan. On chains a label-setting pass (a constrained shortest
+   path) over them carries each partial plan's exact objective and resources, prunes with the
+   Lagrangian, objective-only and per-resource completion bounds, and drops dominated labels;
+   a beam pass first finds a good incumbent. On graphs (and on chains whose labels outgrow
+   ``MAX_LABELS``) CP-SAT searches the 0-1 model restricted to those vectors, in rounds that
+   tighten the restriction as the incumbent improves. Status ``optimal`` only when a pass
+   finished (bound == objective); else ``feasible`` with the best proven bound, ``unknown``
+   without a plan -- never a claim it cannot back.
 """
 
 from __future__ import annotations
@@ -31,16 +32,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explorer.core.comm import advance
 from explorer.core.costs import plan_level_units
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
-from .exact import chain_backtrack, chain_backward, chain_forward, vectors_plan
+from .exact import chain_backtrack, chain_backward, chain_forward, graph_marginals, graph_optimum, vectors_plan
 from .vectors import VectorCosts
 
 MAX_LABELS = 2_000_000  # label candidates per layer before giving up the exact pass
 MAX_EVALUATIONS = 60
+CPSAT_ROUND = 15.0  # seconds per CP-SAT round before the model is restricted again
+CPSAT_TIME_LIMIT = 120.0  # seconds for CP-SAT's restricted search on graphs, unless --time-limit says
 BEAM = 64  # labels per layer in the heuristic pass that looks for a good incumbent  # relaxed DPs spent on the multipliers
 
 
@@ -52,11 +56,12 @@ class _Resource:
 
 
 class _Chain:
-    """A capped chain: its vector costs, resources, and the relaxed DP at given multipliers."""
+    """A capped chain (or graph): its vector costs, resources, and the relaxed DP at given multipliers."""
 
-    def __init__(self, problem: Problem):
+    def __init__(self, problem: Problem, vc: VectorCosts | None = None):
         self.problem = problem
-        self.vc = vc = VectorCosts(problem)
+        self.graph = not problem.network.is_chain
+        self.vc = vc = vc or VectorCosts(problem)
         self.L, self.H = vc.N, vc.H
         self.w = vc.weights
         cons = problem.constraints
@@ -112,10 +117,16 @@ class _Chain:
             self.incumbent = (f, plan)
         return f, g
 
-    def relaxed(self, lam) -> tuple[int, Plan, list[np.ndarray]]:
-        """min over plans of D*f + sum lam_k g_k, a plan attaining it, and the forward values."""
+    def relaxed(self, lam) -> tuple[int, Plan | None, list[np.ndarray] | None]:
+        """min over plans of D*f + sum lam_k g_k, a plan attaining it, and (chains) the forward values."""
         self.evaluations += 1
         W, ex = self.weights(lam), self.extras(lam)
+        return self.optimum(W, ex)
+
+    def optimum(self, W, ex):
+        if self.graph:
+            value, vectors, _ = graph_optimum(self.vc, W, ex)
+            return value, None if vectors is None else vectors_plan(self.vc, vectors), None
         alphas = chain_forward(self.vc, W, ex)
         value = int(alphas[-1].min())
         return value, vectors_plan(self.vc, chain_backtrack(self.vc, alphas, W)), alphas
@@ -125,9 +136,9 @@ class _Chain:
         return -((-rhs) // self.D)
 
 
-def solve_chain_constrained(problem: Problem, options: SolveOptions) -> Solution:
+def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts | None = None) -> Solution:
     t0 = time.perf_counter()
-    ch = _Chain(problem)
+    ch = _Chain(problem, vc)
     vc = ch.vc
     info: dict = {"type_vectors_per_layer": vc.dom[0].V, "method": "lagrangian"}
     if options.hint is not None:
@@ -141,19 +152,19 @@ def solve_chain_constrained(problem: Problem, options: SolveOptions) -> Solution
     ch.offer(plan)
     best_bound, best_lam, best_alphas = ch.bound(value, lam), list(lam), alphas
     if ch.incumbent is not None and ch.incumbent[0] == best_bound:
-        info["method"] = "chain-dp"
+        info["method"] = "graph-elimination" if ch.graph else "chain-dp"
         return _result(problem, ch, best_bound, t0, info)
     # the least use of each resource: proves infeasibility, and gives the far side of each search
     completion = []
     for k, r in enumerate(ch.res):
         W, ex = ch.resource_weights(k)
-        a = chain_forward(vc, W, ex)
-        if int(a[-1].min()) > r.limit:
+        least, p, _ = ch.optimum(W, ex)
+        if least > r.limit:
             info["method"] = "least-resource"
             return _result(problem, ch, None, t0, info, f"{r.name} cannot hold: every plan needs more", infeasible=True)
-        p = vectors_plan(vc, chain_backtrack(vc, a, W))
         ch.offer(p)
-        completion.append(chain_backward(vc, W, ex))
+        if not ch.graph:
+            completion.append(chain_backward(vc, W, ex))
     for _ in range(3):  # rounds over the resources
         before = list(best_lam)
         for k in range(len(ch.res)):
@@ -166,18 +177,112 @@ def solve_chain_constrained(problem: Problem, options: SolveOptions) -> Solution
             break
     info["lagrangian_bound"] = best_bound
     info["multipliers"] = [x / ch.D for x in best_lam]
+    if ch.graph:
+        return _close_with_cpsat(problem, ch, best_lam, best_bound, t0, info, options)
     # close the gap with labels
     info["method"] = "lagrangian+labels"
     _label_setting(ch, best_lam, best_alphas, completion, beam=BEAM)  # a good incumbent first
     if ch.incumbent is not None and ch.incumbent[0] == best_bound:
         return _result(problem, ch, best_bound, t0, info)
     found = _label_setting(ch, best_lam, best_alphas, completion)
-    if found is None:  # gave up
-        info["reason"] = "the exact pass outgrew its label limit; bound from the Lagrangian relaxation"
-        return _result(problem, ch, best_bound, t0, info, proven=False)
+    if found is None:  # the labels outgrew their limit: CP-SAT over the vectors the bounds leave
+        info["labels"] = "outgrew the label limit"
+        W, ex = _wx(ch, best_lam)
+        marg = [a + b for a, b in zip(best_alphas, chain_backward(vc, W, ex))]
+        return _close_with_cpsat(problem, ch, best_lam, best_bound, t0, info, options, marg)
     if found == "none" and ch.incumbent is None:
         return _result(problem, ch, None, t0, info, "no plan satisfies the constraints", infeasible=True)
     return _result(problem, ch, ch.incumbent[0], t0, info)
+
+
+def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, t0: float, info: dict,
+                      options: SolveOptions, marg: list[np.ndarray] | None = None) -> Solution:
+    """Keep only the type vectors whose Lagrangian min-marginal (``marg``; on graphs computed here)
+    leaves room for a better feasible plan, and let CP-SAT search that restricted model; each
+    better plan it finds tightens the restriction before the next round. Used on graphs, and on
+    chains whose label pass outgrew its limit."""
+    from ortools.sat.python import cp_model
+
+    from .cpsat import to_cp_model
+    from .formulation import assignment, build, extract_plan
+
+    info["method"] = info["method"] + "+cpsat" if not ch.graph else "lagrangian+cpsat"
+    if marg is None:
+        _, marg = graph_marginals(ch.vc, *_wx(ch, lam))
+    slack = sum(x * r.limit for x, r in zip(lam, ch.res))
+    f = build(problem)
+    model, xs, _ = to_cp_model(f)
+    g = f.objective_gcd
+    fixed: set[int] = set()
+    deadline = time.perf_counter() + float(options.time_limit_s or CPSAT_TIME_LIMIT)
+    rounds, improved = 0, True
+    while True:
+        U = ch.incumbent[0] if ch.incumbent is not None else None
+        if U is not None:  # a better plan uses only vectors whose min-marginal fits under U
+            survivors = [np.flatnonzero(m <= ch.D * (U - 1) + slack) for m in marg]
+            info["vectors_left"] = int(sum(len(s) for s in survivors))
+            if any(len(s) == 0 for s in survivors):
+                return _result(problem, ch, U, t0, info)  # no vector of some node fits a better plan
+            allowed = _allowed_cells(problem, ch, survivors)
+            for key, var in f.x.items():
+                if key not in allowed and var not in fixed:
+                    model.add(xs[var] == 0)
+                    fixed.add(var)
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            break
+        rounds += 1
+        model.clear_hints()
+        if U is not None and _cells(problem, ch.incumbent[1]) <= allowed:
+            for var, val in zip(xs, assignment(problem, f, ch.incumbent[1])):
+                model.add_hint(var, val)
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = options.workers or 2
+        solver.parameters.random_seed = options.seed
+        solver.parameters.max_time_in_seconds = min(left, CPSAT_ROUND) if improved else left
+        status = solver.solve(model)
+        info["cpsat_status"], info["cpsat_rounds"] = solver.status_name(status), rounds
+        if status == cp_model.INFEASIBLE:
+            if U is None:
+                return _result(problem, ch, None, t0, info, "no plan satisfies the constraints", infeasible=True)
+            return _result(problem, ch, U, t0, info)  # nothing in the model, so nothing better than U
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            ch.offer(extract_plan(problem, f, lambda v: solver.value(xs[v])))
+        if status == cp_model.OPTIMAL:  # every plan better than U lies in the model: min(U, its optimum)
+            return _result(problem, ch, ch.incumbent[0], t0, info)
+        if status == cp_model.FEASIBLE:
+            restricted = solver.response_proto.inner_objective_lower_bound * g
+            bound = max(bound, restricted if U is None else min(U, restricted))
+        improved = ch.incumbent is not None and (U is None or ch.incumbent[0] < U)
+    info["reason"] = "CP-SAT did not finish the restricted search within its time limit; raise --time-limit"
+    return _result(problem, ch, bound, t0, info, proven=False)
+
+
+def _wx(ch: _Chain, lam):
+    return ch.weights(lam), ch.extras(lam)
+
+
+def _cells(problem: Problem, plan: Plan) -> set:
+    """The formulation's (layer, level, count state, type) cells a plan uses."""
+    types, out = problem.tables.types, set()
+    counts = [problem.tables.states(0)[0]] * problem.num_layers
+    for h, row in enumerate(plan.types):
+        out |= {(n, h, counts[n], types.index(t)) for n, t in enumerate(row)}
+        counts = advance(counts, row)
+    return out
+
+
+def _allowed_cells(problem: Problem, ch: _Chain, survivors: list[np.ndarray]) -> set:
+    """The formulation's (layer, level, count state, type) cells some surviving vector uses."""
+    vc, tables = ch.vc, problem.tables
+    allowed = set()
+    for n, vecs in enumerate(survivors):
+        d = vc.dom[n]
+        for h in range(ch.H):
+            states = tables.states(h)
+            for ps, k in set(zip(d.pstate[h][vecs].tolist(), d.type_index[h][vecs].tolist())):
+                allowed.add((n, h, states[ps], k))
+    return allowed
 
 
 def _line_search(ch: _Chain, k: int, lam: list[int]):

@@ -17,10 +17,9 @@ V^3 table. On ResNets and BERT every block's input and output are joins (2^H vec
 eliminating a block's layers costs 2^H times a chain step. Dense tables are used only where
 they are small; an order that would need a large one is refused.
 
-Link caps and the memory limit couple all layers: on chains they go to
-``solvers.constrained`` (Lagrangian bound + label setting, proven optima); on graphs the
-unconstrained optimum is returned when it satisfies them (a relaxation's feasible optimum is
-optimal), else the solver refuses.
+Link caps and the memory limit couple all layers: they go to ``solvers.constrained``
+(Lagrangian bound, then label setting on chains or CP-SAT over the vectors the bound leaves on
+graphs; proven optima, or ``feasible`` with an honest bound when the limits run out).
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ import time
 
 import numpy as np
 
-from explorer.core.errors import CannotEnforce, InstanceTooLarge
+from explorer.core.errors import InstanceTooLarge
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
@@ -67,9 +66,9 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     check_size(problem, options.max_states)
     if problem.network.is_chain:
         if coupled(problem):
-            from .constrained import solve_chain_constrained
+            from .constrained import solve_constrained
 
-            return solve_chain_constrained(problem, options)
+            return solve_constrained(problem, options)
         return solve_chain(problem, options)
     return solve_graph(problem, options)
 
@@ -129,11 +128,11 @@ class _Factor:
         self.scope, self.array, self.edge = scope, array, edge
 
 
-def _dense(vc: VectorCosts, scope: list[int], bucket: list[_Factor]) -> np.ndarray:
+def _dense(vc: VectorCosts, scope: list[int], bucket: list[_Factor], W=None) -> np.ndarray:
     """The sum of the bucket's factors as one table with axes in ``scope`` order."""
     table = np.zeros([1] * len(scope), dtype=vc.dtype)
     for f in bucket:
-        arr = f.array if f.edge is None else vc.edge_matrix(f.edge)
+        arr = f.array if f.edge is None else vc.edge_matrix(f.edge, W)
         perm = sorted(range(len(f.scope)), key=lambda k: scope.index(f.scope[k]))
         shape = [vc.dom[n].V if n in f.scope else 1 for n in scope]
         table = vc.clamp(table + arr.transpose(perm).reshape(shape))
@@ -164,8 +163,23 @@ def solve_graph(problem: Problem, options: SolveOptions) -> Solution:
     """Exact joint optimum on a graph: variable elimination over type vectors (see module doc)."""
     t0 = time.perf_counter()
     vc = VectorCosts(problem)
+    if coupled(problem):
+        from .constrained import solve_constrained
+
+        return solve_constrained(problem, options, vc)
+    value, vectors, widest = graph_optimum(vc)
+    if vectors is None:
+        return _infeasible(t0, "pins and forbids leave no plan")
+    return _finish(problem, vectors_plan(vc, vectors), value, time.perf_counter() - t0,
+                   {"type_vectors_per_layer": max(d.V for d in vc.dom), "width": widest, "method": "graph-elimination"})
+
+
+def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = None) -> tuple[int, list[int] | None, int]:
+    """min over plans of sum_h W_h c_h (+ per-node ``extras``) on a graph, its vectors (None when
+    pins and forbids leave no plan), and the most nodes one elimination step combined. With a
+    ``steps`` list, every elimination step is recorded there (for ``graph_marginals``)."""
     N = vc.N
-    factors: list[_Factor] = [_Factor((n,), vc.intra_vec(n)) for n in range(N)]
+    factors: list[_Factor] = [_Factor((n,), vc.intra_vec(n, W, None if extras is None else extras[n])) for n in range(N)]
     factors += [_Factor((u, v), edge=e) for e, (u, v) in enumerate(vc.edges)]
     at: list[list[_Factor]] = [[] for _ in range(N)]
     for f in factors:
@@ -192,41 +206,82 @@ def solve_graph(problem: Problem, options: SolveOptions) -> Solution:
                     at[n].remove(f)
         alive.discard(z)
         records.append((z, bucket))
+        step = [z, bucket, how, detail, scope, None, 0]  # ..., the message produced, the constant added
+        if steps is not None:
+            steps.append(step)
         if how == "chain":
             a, b, edge_f = detail
-            F = _dense(vc, [a, z], [f for f in bucket if f is not edge_f])
+            F = _dense(vc, [a, z], [f for f in bucket if f is not edge_f], W)
             if vc.edges[edge_f.edge][0] == z:
-                out = vc.reduce_producer(F, edge_f.edge)
+                out = vc.reduce_producer(F, edge_f.edge, W)
             else:
-                out = vc.reduce_consumer(F, edge_f.edge)
+                out = vc.reduce_consumer(F, edge_f.edge, W)
             new = _Factor((a, b), out)
         else:
-            table = _dense(vc, scope, bucket)
+            table = _dense(vc, scope, bucket, W)
             reduced = table.min(axis=scope.index(z))
             rest = tuple(n for n in scope if n != z)
             if not rest:
                 constant = min(constant + reduced.item(), vc.big)
+                step[6] = reduced.item()
                 continue
             new = _Factor(rest, reduced)
+        step[5] = new
         for n in new.scope:
             at[n].append(new)
     if constant >= vc.big:
-        return _infeasible(t0, "pins and forbids leave no plan")
+        return int(constant), None, widest
     chosen: dict[int, int] = {}
     for z, bucket in reversed(records):
         total = np.zeros(vc.dom[z].V, dtype=vc.dtype)
         for f in bucket:
             if f.edge is not None:
                 u, v = vc.edges[f.edge]
-                part = vc.edge_given_consumer(f.edge, chosen[v]) if u == z else vc.edge_given_producer(f.edge, chosen[u])
+                part = vc.edge_given_consumer(f.edge, chosen[v], W) if u == z else vc.edge_given_producer(f.edge, chosen[u], W)
             else:
                 part = f.array[tuple(slice(None) if n == z else chosen[n] for n in f.scope)]
             total = vc.clamp(total + part)
         chosen[z] = int(np.argmin(total))
-    plan = vectors_plan(vc, [chosen[n] for n in range(N)])
-    sol = _finish(problem, plan, int(constant), time.perf_counter() - t0,
-                  {"type_vectors_per_layer": max(d.V for d in vc.dom), "width": widest, "method": "graph-elimination"})
-    return sol
+    return int(constant), [chosen[n] for n in range(N)], widest
+
+
+def graph_marginals(vc: VectorCosts, W=None, extras=None) -> tuple[int, list[np.ndarray]]:
+    """The optimum and, for every node n and vector v, the least cost of a plan with n at v
+    (min-marginals): the elimination forward, then outside messages back down its bucket tree.
+
+    A step's clique is its node and the nodes its message reaches; the clique's full table is
+    the bucket's factors plus the message's outside table; a child's outside table is that sum
+    without the child's message, minimised down to the child's scope. A "chain" clique (a, z, b)
+    never forms its V^3 table: b goes first, across its edge, one level at a time."""
+    steps: list = []
+    total, vectors, _ = graph_optimum(vc, W, extras, steps)
+    marg: list[np.ndarray | None] = [None] * vc.N
+    if vectors is None:
+        return total, [np.full(d.V, vc.big, dtype=vc.dtype) for d in vc.dom]
+    outside: dict[int, np.ndarray] = {}
+    produced = {id(st[5]) for st in steps if st[5] is not None}
+    for z, bucket, how, detail, scope, new, const in reversed(steps):
+        out = outside.pop(id(new)) if new is not None else np.array(total - const, dtype=vc.dtype)
+        if how == "chain":
+            a, b, edge_f = detail
+            e = edge_f.edge
+            G = vc.reduce_consumer(out, e, W) if vc.edges[e][0] == z else vc.reduce_producer(out, e, W)
+            clique, rest_bucket, extra = [a, z], [f for f in bucket if f is not edge_f], G
+        else:
+            clique, rest_bucket = scope, bucket
+            extra = np.expand_dims(out, scope.index(z)) if out.ndim else out
+        full = vc.clamp(_dense(vc, clique, rest_bucket, W) + extra)
+        axes = tuple(i for i, n in enumerate(clique) if n != z)
+        marg[z] = full.min(axis=axes) if axes else full
+        for f in rest_bucket:
+            if id(f) not in produced:
+                continue
+            part = vc.clamp(_dense(vc, clique, [g for g in rest_bucket if g is not f], W) + extra)
+            drop = tuple(i for i, n in enumerate(clique) if n not in f.scope)
+            kept = [n for n in clique if n in f.scope]
+            reduced = part.min(axis=drop) if drop else part
+            outside[id(f)] = reduced.transpose([kept.index(n) for n in f.scope])
+    return total, marg
 
 
 # shared ------------------------------------------------------------------------------------------
@@ -239,11 +294,8 @@ def _finish(problem: Problem, plan: Plan, value: int, wall: float, info: dict) -
     """Score the plan from the tables, check it against the DP value and the coupling constraints."""
     sol = plan_solution("exact", problem, plan, Status.OPTIMAL, wall)
     broken = problem.plan_violations_units(sol.level_units, plan.types)
-    if broken:
-        raise CannotEnforce(
-            "exact: its optimum without caps and memory breaks " + "; ".join(broken)
-            + ", and it cannot enforce them exactly on graphs; use --solver cpsat (or brute on tiny nets)"
-        )
+    if broken:  # caps and memory go through solvers.constrained: a plan here has none to break
+        raise AssertionError("exact: an unconstrained solve's plan breaks " + "; ".join(broken))
     if sol.objective != value:
         raise AssertionError(f"exact: DP value {value} != table re-score {sol.objective}")
     return Solution(sol.solver, sol.status, sol.plan, sol.objective, sol.objective, sol.level_units, wall, info)

@@ -12,7 +12,7 @@ from explorer.app.cli import main  # noqa: F401
 from explorer.core.comm import footprint_elements, training_flops
 from explorer.frontends.constraints_yaml import ConstraintOptions, build_constraints
 from explorer.core.constraints import Cap, Constraints, Forbid, Pin
-from explorer.core.errors import CannotEnforce, SpecError
+from explorer.core.errors import SpecError
 from explorer.core.evaluate import evaluate, violations
 from explorer.core.network import Network
 from explorer.core.objective import Objective
@@ -178,11 +178,8 @@ def test_cpsat_equals_brute_under_random_constraints(seed):
         rescore(p, d)  # the DP's status agrees with the evaluator's violations
         if d.status is not Status.INFEASIBLE:
             assert d.objective >= b.objective
-    try:
-        e = exact.solve(p)
-    except CannotEnforce:
-        return
-    assert e.objective == b.objective
+    e = exact.solve(p)  # the exact solver enforces caps and memory too: the same answer, proven
+    assert e.status is b.status and e.objective == b.objective == e.bound
 
 
 def test_dp_names_violations_and_cpsat_honours_the_cap():
@@ -202,7 +199,7 @@ def test_dp_names_violations_and_cpsat_honours_the_cap():
     assert c.objective == d.objective
 
 
-def test_exact_proves_a_binding_cap_on_chains_and_refuses_on_graphs():
+def test_exact_proves_a_binding_cap_on_chains_and_graphs():
     p = Problem(load_model("lenet-c"), load_array("hypar-16"), Space.ACCPAR,
                 constraints=Constraints(caps=(Cap(0, Fraction(10**5), "test"),)))
     e, c = exact.solve(p), cpsat.solve(p, ONE)
@@ -213,10 +210,11 @@ def test_exact_proves_a_binding_cap_on_chains_and_refuses_on_graphs():
     assert e.status is c.status is Status.OPTIMAL and e.objective == c.objective == e.bound
     assert e.info["method"] != "chain-dp"  # the cap binds: the unconstrained optimum breaks it
     rescore(p, e)
+    # on graphs too (Lagrangian bound, then CP-SAT over the vectors it leaves): here it proves infeasibility
     g = Problem(load_model("resnet18"), load_array("hypar-16"), Space.HYPAR,
                 constraints=Constraints(caps=(Cap(0, Fraction(10**5), "test"),)))
-    with pytest.raises(CannotEnforce, match="exact: its optimum without caps and memory breaks cap level 0"):
-        exact.solve(g)
+    e, c = exact.solve(g), cpsat.solve(g, ONE)
+    assert e.status is c.status is Status.INFEASIBLE
 
 
 def test_infeasible_explained_with_nearest_cap():

@@ -10,7 +10,6 @@ import pytest
 
 from explorer.app.run import rescore
 from explorer.core.constraints import Cap, Constraints, Forbid, Pin
-from explorer.core.errors import CannotEnforce
 from explorer.core.evaluate import evaluate
 from explorer.core.objective import Objective
 from explorer.core.partition import Space
@@ -64,14 +63,7 @@ def test_exact_agrees_with_brute_under_constraints(block):
     for seed in range(52 * block, 52 * (block + 1)):
         p = random_instance(seed)
         b = brute.solve(p)
-        try:
-            e = exact.solve(p)
-        except CannotEnforce:
-            # only on graphs, and only when the free optimum really breaks a cap or the memory limit
-            assert not p.network.is_chain
-            free = exact.solve(p.with_constraints(Constraints(p.constraints.pins, p.constraints.forbids)))
-            assert p.plan_violations_units(free.level_units, free.plan.types)
-            continue
+        e = exact.solve(p)
         assert e.status is b.status, seed
         if b.status is Status.OPTIMAL:
             assert e.objective == b.objective == e.bound, seed
@@ -92,8 +84,9 @@ def test_graphs_at_scale_agree_with_cpsat():
     rescore(p, e)
 
 
-def test_label_limit_gives_an_honest_feasible_answer(monkeypatch):
-    # with no room for labels, the solver still returns its incumbent with a proven (lower) bound
+def test_label_limit_hands_the_restricted_search_to_cpsat(monkeypatch):
+    # with no room for labels, CP-SAT searches the vectors the Lagrangian bounds leave; with no
+    # time for it either, the answer is the incumbent with a proven (lower) bound
     net = random_chain(7, 6)
     base = Problem(net, make_array(3), Space.ACCPAR)
     free = exact.solve(base)
@@ -104,9 +97,33 @@ def test_label_limit_gives_an_honest_feasible_answer(monkeypatch):
     assert full.status is c.status is Status.OPTIMAL and full.objective == c.objective
     monkeypatch.setattr(constrained, "MAX_LABELS", 0)
     monkeypatch.setattr(constrained, "BEAM", 1)
-    s = exact.solve(p)
-    assert s.status in (Status.OPTIMAL, Status.FEASIBLE)
-    assert s.bound <= full.objective <= s.objective
-    if s.status is Status.FEASIBLE:
-        assert s.bound < s.objective and "label limit" in s.info["reason"]
+    s = exact.solve(p, ONE)
+    assert s.status is Status.OPTIMAL and s.objective == full.objective == s.bound
+    assert s.info["method"] == "lagrangian+labels+cpsat" and s.info["cpsat_status"] == "OPTIMAL"
     rescore(p, s)
+    s = exact.solve(p, SolveOptions(workers=1, time_limit_s=1e-9))
+    assert s.status is Status.FEASIBLE and s.bound < full.objective <= s.objective
+    assert "time limit" in s.info["reason"]
+    rescore(p, s)
+
+
+def test_min_marginals_on_graphs_match_enumeration():
+    import itertools
+
+    from explorer.core.costs import plan_level_units
+    from explorer.solvers.exact import graph_marginals, vectors_plan
+    from explorer.solvers.vectors import VectorCosts
+
+    for seed in range(12):
+        net = parse_network(random_dag_spec(seed, 4), "dag")
+        p = Problem(net, make_array(2), Space.HYPAR if seed % 2 else Space.ACCPAR)
+        vc = VectorCosts(p)
+        total, marg = graph_marginals(vc)
+        best = [[None] * d.V for d in vc.dom]
+        for vecs in itertools.product(*[range(d.V) for d in vc.dom]):
+            val = p.weights.value(plan_level_units(p.tables, vectors_plan(vc, list(vecs)).types))
+            for n, v in enumerate(vecs):
+                if best[n][v] is None or val < best[n][v]:
+                    best[n][v] = val
+        assert [[int(x) for x in m] for m in marg] == best
+        assert total == min(best[0])
