@@ -429,9 +429,9 @@ def _dominance(vec, f, g, parent):
     """Drop labels another label at the same vector matches or beats in objective and every resource."""
     if len(vec) <= 1:
         return vec, f, g, parent
-    if len(g) == 1:
+    if len(g) == 1 and f.dtype != object:
         order = np.lexsort((g[0], f, vec))
-        v, fo, go = vec[order], f[order], g[0][order]
+        v, go = vec[order], g[0][order]
         rank = np.empty(len(go), dtype=np.int64)
         rank[np.argsort(go, kind="stable")] = np.arange(len(go))
         # running minimum of g within each vector's group: later groups get smaller offsets
@@ -441,7 +441,7 @@ def _dominance(vec, f, g, parent):
         keep = np.r_[True, key[1:] < prev[:-1]]  # the first of a group always passes
         idx = order[keep]
         return vec[idx], f[idx], [g[0][idx]], parent[idx]
-    order = np.lexsort(tuple(reversed([vec, f] + list(g))))
+    order = sorted(range(len(vec)), key=lambda i: (int(vec[i]), f[i], *(x[i] for x in g)))
     kept: list[int] = []
     start = 0
     for i in range(1, len(order) + 1):

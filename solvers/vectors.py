@@ -190,7 +190,7 @@ class VectorCosts:
         W = self.weights if W is None else W
         u, x = self.edges[e]
         du, dx = self.dom[u], self.dom[x]
-        A, Ku, Kx, H = T.shape[0], du.K, dx.K, self.H
+        A, Kx, H = T.shape[0], dx.K, self.H
         cur = T.reshape(A, dx.V // Kx, Kx, 1)
         for j in range(H - 1, -1, -1):
             g = W[j] * self.raw_inter(e, j)[dx.prefix_state[j]][:, du.tix][:, :, dx.tix]  # (P, Ku, Kx)

@@ -127,3 +127,33 @@ def test_min_marginals_on_graphs_match_enumeration():
                     best[n][v] = val
         assert [[int(x) for x in m] for m in marg] == best
         assert total == min(best[0])
+
+
+def test_huge_sizes_with_a_cap_stay_exact(monkeypatch):
+    # ~2^63 elements per tensor: the Lagrangian DPs and the label pass run on Python integers
+    from explorer.core.network import Layer, LayerKind, Network
+
+    b1, d1, d2, d3, d4 = 3_000_000_019, 3_000_000_017, 2_999_999_929, 2_999_999_963, 2_999_999_999
+    net = Network.chain("huge", b1, [Layer("a", LayerKind.FC, d1, d2), Layer("b", LayerKind.FC, d2, d3),
+                                     Layer("c", LayerKind.FC, d3, d4)])
+    base = Problem(net, make_array(2), Space.ACCPAR)
+    free = exact.solve(base)
+    methods = set()
+    for h in range(2):
+        least = exact.solve(base.with_weights(tuple(int(k == h) for k in range(2)))).level_units[h]
+        for factor in (Fraction(1, 10), Fraction(5, 10), Fraction(9, 10)):
+            units = least + (free.level_units[h] - least) * factor
+            p = base.with_constraints(Constraints(caps=(Cap(h, units * 4 / Fraction(base.tables.unit_per_element), "test"),)))
+            e, b = exact.solve(p), brute.solve(p)
+            methods.add(e.info["method"])
+            assert e.status is b.status and e.objective == b.objective and e.bound == b.bound
+            if e.plan is not None:
+                assert e.objective > 2**63
+                rescore(p, e)
+    assert methods - {"chain-dp", "least-resource"}  # some cap bound and needed the Lagrangian passes
+    # without multiplier moves the labels must close the whole gap, on Python integers
+    monkeypatch.setattr(constrained, "_line_search", lambda ch, k, lam: [])
+    e, b = exact.solve(p), brute.solve(p)
+    assert e.info["method"] == "lagrangian+labels" and e.status is b.status is Status.OPTIMAL
+    assert e.objective == b.objective == e.bound
+    rescore(p, e)
