@@ -41,7 +41,9 @@ from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 from .exact import chain_backtrack, chain_backward, chain_forward, graph_marginals, graph_optimum, vectors_plan
 from .vectors import VectorCosts
 
-MAX_LABELS = 2_000_000  # label candidates per layer before giving up the exact pass
+MAX_LABELS = 1_000_000  # labels kept at one layer before the exact pass gives up
+MAX_PAIRS = 60_000_000  # label x vector candidates at one layer before it gives up
+CHUNK = 2_000_000  # candidates formed at once
 MAX_EVALUATIONS = 60
 CPSAT_ROUND = 15.0  # seconds per CP-SAT round before the model is restricted again
 CPSAT_TIME_LIMIT = 120.0  # seconds for CP-SAT's restricted search on graphs, unless --time-limit says
@@ -369,7 +371,7 @@ def _label_setting(ch: _Chain, lam: list[int], alphas: list[np.ndarray], complet
         if len(vec) == 0:
             return "none"
         S = survivors[n]
-        if beam is None and len(vec) * len(S) > MAX_LABELS:
+        if beam is None and (len(vec) > MAX_LABELS or len(vec) * len(S) > MAX_PAIRS):
             return None
         uv, inv = np.unique(vec, return_inverse=True)
         pv = np.repeat(uv, len(S))
@@ -381,11 +383,21 @@ def _label_setting(ch: _Chain, lam: list[int], alphas: list[np.ndarray], complet
             Wk, _ = ch.resource_weights(k)
             eg.append(vc.edge_pairs(e, pv, pw, Wk).reshape(len(uv), len(S)))
         intra_f = vc.intra_vec(n)[S]
-        nf = (f[:, None] + ef[inv] + intra_f[None, :]).reshape(-1)
-        ng = [(g[k][:, None] + eg[k][inv] + res_intra[k][n][S][None, :]).reshape(-1) for k in range(nres)]
-        nvec = np.tile(S, len(vec))
-        npar = np.repeat(np.arange(len(vec)), len(S))
-        vec, f, g, parent = _prune(ch, n, nvec, nf, ng, npar, lam, betas, obj_beta, completion, T, U, limits)
+        intra_g = [res_intra[k][n][S] for k in range(nres)]
+        parts = []
+        step = max(1, CHUNK // max(1, len(S)))
+        for i0 in range(0, len(vec), step):  # label x vector pairs in chunks, pruned as they come
+            sl = slice(i0, i0 + step)
+            m = len(vec[sl])
+            nf = (f[sl, None] + ef[inv[sl]] + intra_f[None, :]).reshape(-1)
+            ng = [(g[k][sl, None] + eg[k][inv[sl]] + intra_g[k][None, :]).reshape(-1) for k in range(nres)]
+            nvec = np.tile(S, m)
+            npar = np.repeat(np.arange(i0, i0 + m), len(S))
+            parts.append(_prune(ch, n, nvec, nf, ng, npar, lam, betas, obj_beta, completion, T, U, limits))
+        vec = np.concatenate([p[0] for p in parts])
+        f = np.concatenate([p[1] for p in parts])
+        g = [np.concatenate([p[2][k] for p in parts]) for k in range(nres)]
+        parent = np.concatenate([p[3] for p in parts])
         vec, f, g, parent = _dominance(vec, f, g, parent)
         if beam is not None and len(vec) > beam:
             scaled = D * f + betas[n][vec]
