@@ -7,8 +7,9 @@
 - Memory bounds the per-accelerator footprint (see ``explorer.core.comm.footprint_elements``):
   sum over layers of (2 + weight_copies) * weight share + input-activation share, in bytes.
 
-Caps and memory couple all layers of a level (or all levels), so only CP-SAT and brute
-force enforce them; the hierarchical DP reports what its plan violates.
+Caps and memory couple all layers of a level (or all levels): CP-SAT, brute force and the
+exact solver (``solvers/constrained.py``) enforce them; the hierarchical DP reports what its
+plan violates.
 """
 
 from __future__ import annotations
