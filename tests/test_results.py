@@ -106,13 +106,15 @@ def test_check_json_keys(capsys):
     assert code == 0
     r = json.loads(out)
     expected = HEADER | {"dp", "levels", "solvers", "optimum", "infeasible", "agree", "problems", "wall_s"}
-    expected |= under("dp", SOLVED)
+    expected |= under("dp", SOLVED | {"method"})
     expected |= under("levels[]", {"level", "dp_cost_elements", "level_optimum_elements", "method", "dp_is_level_optimal"})
     expected |= {"solvers.cpsat", "solvers.exact", "solvers.brute"}
-    expected |= under("solvers.cpsat", SOLVED | {"cpsat_status", "variables"}) | under("solvers.exact", SOLVED)
+    expected |= under("solvers.cpsat", SOLVED | {"cpsat_status", "variables", "method"})
+    expected |= under("solvers.exact", SOLVED | {"method"})
     expected |= {"solvers.brute.status", "solvers.brute.reason"}
     expected |= under("optimum", {"objective", "proven_by", "plan_from", "dp_objective", "dp_gap", "dp_gap_percent",
-                                  "cells_differing", "dp_satisfies_constraints"})
+                                  "cells_differing", "dp_satisfies_constraints", "method", "methods"})
+    expected |= {"optimum.methods.cpsat", "optimum.methods.exact"}
     expected |= under("optimum.cells_differing[]", {"level", "layer", "dp", "optimum"})
     assert key_paths(r) == expected
 
@@ -126,11 +128,12 @@ def test_check_json_keys_infeasible(capsys):
     expected = HEADER | {"dp", "levels", "solvers", "optimum", "infeasible", "agree", "problems", "wall_s",
                          "conflict", "suggestion"}
     # the DP cannot enforce memory: its plan is there, marked infeasible, with the violation and the reason
-    expected |= under("dp", SOLVED | {"reason"}) | under("dp.violations[]", VIOLATION)
+    expected |= under("dp", SOLVED | {"reason", "method"}) | under("dp.violations[]", VIOLATION)
     expected |= under("levels[]", {"level", "dp_cost_elements", "level_optimum_elements", "method", "dp_is_level_optimal"})
     expected |= {"solvers.cpsat", "solvers.exact", "solvers.brute"}
-    expected |= under("solvers.cpsat", no_plan | {"cpsat_status", "variables"}) | {"solvers.exact.status", "solvers.exact.reason"}
-    expected |= under("solvers.brute", no_plan | {"reason"})
+    expected |= under("solvers.cpsat", no_plan | {"cpsat_status", "variables", "method"})
+    expected |= under("solvers.exact", no_plan | {"reason", "method"})  # the exact solver proves it too
+    expected |= under("solvers.brute", no_plan | {"reason", "method"})
     assert key_paths(r) == expected
 
 

@@ -172,13 +172,13 @@ def render_check(r: CheckReport) -> str:
             f"{float(lv.level_optimum_elements):>20,.2f}  {lv.method:<12} {'yes' if lv.dp_is_level_optimal else 'NO'}"
         )
     lines += ["", f"joint optimum ({unit}):",
-              f"  {'solver':<8}{'status':<15}{'objective':>22}{'bound':>22}{'wall':>12}  method"]
+              f"  {'solver':<8}{'status':<15}{'objective':>22}{'bound':>22}  {'method':<30}{'wall':>10}"]
     for name, s in (("dp", r.dp), *r.solvers):
         if s.status is None:
             lines.append(f"  {name:<8}{'refused':<15}  {s.reason}")
             continue
-        lines.append(f"  {name:<8}{s.status.value:<15}{_fmt(i, s.objective):>22}{_fmt(i, s.bound):>22}{s.wall_s:>11.3f}s"
-                     f"  {s.method or ''}")
+        lines.append(f"  {name:<8}{s.status.value:<15}{_fmt(i, s.objective):>22}{_fmt(i, s.bound):>22}  "
+                     f"{s.method or '':<30}{s.wall_s:>9.3f}s")
     o = r.optimum
     lines.append("")
     if o is None and r.infeasible:
