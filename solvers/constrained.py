@@ -47,7 +47,9 @@ CHUNK = 2_000_000  # candidates formed at once
 MAX_EVALUATIONS = 60
 CPSAT_ROUND = 15.0  # seconds per CP-SAT round before the model is restricted again
 CPSAT_TIME_LIMIT = 120.0  # seconds for CP-SAT's restricted search on graphs, unless --time-limit says
-BEAM = 64  # labels per layer in the heuristic pass that looks for a good incumbent  # relaxed DPs spent on the multipliers
+BEAM = 64
+REPAIR_STEPS = 200  # single-node moves a repair may take
+LOCAL_STARTS = 3  # cheapest limit-breaking plans a local search repairs (and the incumbent)  # labels per layer in the heuristic pass that looks for a good incumbent  # relaxed DPs spent on the multipliers
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class _Chain:
         self.evaluations = 0
         self.incumbent: tuple[int, Plan] | None = None
         self.seen: list[tuple[int, list[int]]] = []  # (objective, resources) of every plan met
+        self.plans: list[tuple[int, int, Plan]] = []  # (excess over the limits, objective, plan)
 
     # scaled weights -----------------------------------------------------------------------------
     def weights(self, lam) -> tuple[int, ...]:
@@ -115,6 +118,7 @@ class _Chain:
     def offer(self, plan: Plan) -> tuple[int, list[int]]:
         f, g = self.measure(plan)
         self.seen.append((f, g))
+        self.plans.append((sum(max(0, x - r.limit) for x, r in zip(g, self.res)), f, plan))
         if all(x <= r.limit for x, r in zip(g, self.res)) and (self.incumbent is None or f < self.incumbent[0]):
             self.incumbent = (f, plan)
         return f, g
@@ -179,6 +183,14 @@ def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts |
             break
     info["lagrangian_bound"] = best_bound
     info["multipliers"] = [x / ch.D for x in best_lam]
+    if ch.graph:  # (chains get their incumbent from the beam pass)
+        starts = [p for _, _, p in sorted((t for t in ch.plans if t[0] > 0), key=lambda t: t[1])[:LOCAL_STARTS]]
+        if ch.incumbent is not None:
+            starts.append(ch.incumbent[1])
+        for p in starts:  # repair the cheapest plans that break a limit, polish the incumbent
+            ch.offer(_local_search(ch, p))  # a better incumbent prunes more below
+    if ch.incumbent is not None and ch.incumbent[0] == best_bound:
+        return _result(problem, ch, best_bound, t0, info)
     if ch.graph:
         return _close_with_cpsat(problem, ch, best_lam, best_bound, t0, info, options)
     # close the gap with labels
@@ -285,6 +297,75 @@ def _allowed_cells(problem: Problem, ch: _Chain, survivors: list[np.ndarray]) ->
             for ps, k in set(zip(d.pstate[h][vecs].tolist(), d.type_index[h][vecs].tolist())):
                 allowed.add((n, h, states[ps], k))
     return allowed
+
+
+def _local_search(ch: _Chain, plan: Plan, rounds: int = 4) -> Plan:
+    """Change one node's vector at a time: first the least excess over the limits, then the least
+    objective (a repair, then 1-opt). A heuristic for incumbents; every result is re-scored."""
+    vc, N = ch.vc, ch.L
+    vectors = [_vector(vc, plan, n) for n in range(N)]
+    f, g = ch.measure(plan)
+    limits = [r.limit for r in ch.res]
+    ins: list[list[int]] = [[] for _ in range(N)]
+    outs: list[list[int]] = [[] for _ in range(N)]
+    for e, (u, x) in enumerate(vc.edges):
+        outs[u].append(e)
+        ins[x].append(e)
+    weightings = [(None, None)] + [ch.resource_weights(k) for k in range(len(ch.res))]
+
+    def terms(n: int, W, extras) -> np.ndarray:
+        t = vc.intra_vec(n, W, None if extras is None else extras[n])
+        for e in ins[n]:
+            t = t + vc.edge_given_producer(e, vectors[vc.edges[e][0]], W)
+        for e in outs[n]:
+            t = t + vc.edge_given_consumer(e, vectors[vc.edges[e][1]], W)
+        return t
+
+    def options(n: int):
+        fv, *gv = (terms(n, W, ex) for W, ex in weightings)
+        cur = vectors[n]
+        nf = fv - fv[cur] + f
+        ng = [gk - gk[cur] + g[k] for k, gk in enumerate(gv)]
+        excess = sum(np.maximum(x - lim, 0) for x, lim in zip(ng, limits))
+        return nf, ng, excess, fv < vc.big
+
+    over = sum(max(0, x - lim) for x, lim in zip(g, limits))
+    for _ in range(REPAIR_STEPS):  # repair: the move that buys the most excess per unit of objective
+        if over == 0:
+            break
+        best = None
+        for n in range(N):
+            nf, ng, excess, ok = options(n)
+            gain = over - excess
+            cand = np.flatnonzero(ok & (gain > 0))
+            if len(cand):
+                rate = np.array([float(nf[i] - f) / float(gain[i]) for i in cand])
+                i = int(cand[int(np.argmin(rate))])
+                if best is None or rate.min() < best[0]:
+                    best = (rate.min(), n, i, int(nf[i]), [int(x[i]) for x in ng], int(excess[i]))
+        if best is None:
+            break
+        _, n, i, f, g, over = best
+        vectors[n] = i
+    for _ in range(rounds):  # then 1-opt: least excess first, then least objective
+        moved = False
+        for n in range(N):
+            nf, ng, excess, ok = options(n)
+            cur = vectors[n]
+            key = np.lexsort((nf, excess))
+            best_i = next(int(i) for i in key if ok[i])
+            if (int(excess[best_i]), int(nf[best_i])) < (int(excess[cur]), int(nf[cur])):
+                vectors[n], f, g, moved = best_i, int(nf[best_i]), [int(x[best_i]) for x in ng], True
+        if not moved:
+            break
+    return vectors_plan(vc, vectors)
+
+
+def _vector(vc: VectorCosts, plan: Plan, n: int) -> int:
+    d, v = vc.dom[n], 0
+    for h in range(vc.H):
+        v = v * d.K + d.types.index(plan.types[h][n])
+    return v
 
 
 def _line_search(ch: _Chain, k: int, lam: list[int]):
