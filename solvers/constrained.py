@@ -115,7 +115,11 @@ class _Chain:
         g = [units[r.level] if r.level is not None else self.problem.footprint_units(plan.types) for r in self.res]
         return f, g
 
-    def offer(self, plan: Plan) -> tuple[int, list[int]]:
+    def offer(self, plan: Plan) -> tuple[int, list[int]] | None:
+        """Record a plan's line; keep it as the incumbent if it is the best feasible one so far."""
+        p = self.problem
+        if any(plan.types[h][n] not in p.allowed(h, n) for h in range(self.H) for n in range(self.L)):
+            return None  # breaks a pin or forbid (only an outside hint can)
         f, g = self.measure(plan)
         self.seen.append((f, g))
         self.plans.append((sum(max(0, x - r.limit) for x, r in zip(g, self.res)), f, plan))

@@ -158,3 +158,18 @@ def test_huge_sizes_with_a_cap_stay_exact(monkeypatch):
     assert e.info["method"] == "lagrangian+labels" and e.status is b.status is Status.OPTIMAL
     assert e.objective == b.objective == e.bound
     rescore(p, e)
+
+
+def test_a_hint_that_breaks_a_pin_is_ignored():
+    # the free optimum of the unpinned chain, handed over as a hint, must not become the answer
+    base = Problem(random_chain(11, 3), make_array(2), Space.ACCPAR)
+    free = exact.solve(base)
+    t = free.plan.at(0, 0)
+    other = next(x for x in Space.ACCPAR.types if x is not t)
+    cap = Cap(1, Fraction(free.level_units[1] * 4, base.tables.unit_per_element), "test")
+    p = base.with_constraints(Constraints(pins=(Pin(0, 0, other),), caps=(cap,)))
+    e, b = exact.solve(p, SolveOptions(hint=free.plan)), brute.solve(p)
+    assert e.status is b.status and e.objective == b.objective and e.bound == b.bound
+    if e.plan is not None:
+        assert e.plan.at(0, 0) is other
+        rescore(p, e)
