@@ -27,12 +27,15 @@ are resources g_k <= C_k that the exact DP cannot carry in its state, so:
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
 from explorer.core.comm import advance
+from explorer.core.constraints import format_bytes
 from explorer.core.costs import plan_level_units
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
@@ -171,6 +174,7 @@ def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts |
         least, p, _ = ch.optimum(W, ex)
         if least > r.limit:
             info["method"] = "least-resource"
+            info.update(_explanation(problem, ch, k, least))
             return _result(problem, ch, None, t0, info, f"{r.name} cannot hold: every plan needs more", infeasible=True)
         ch.offer(p)
         if not ch.graph:
@@ -211,6 +215,29 @@ def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts |
     if found == "none" and ch.incumbent is None:
         return _result(problem, ch, None, t0, info, "no plan satisfies the constraints", infeasible=True)
     return _result(problem, ch, ch.incumbent[0], t0, info)
+
+
+def _explanation(problem: Problem, ch: _Chain, k: int, least: int) -> dict:
+    """When the problem's only cap (or memory limit) is infeasible by itself, pins and forbids aside,
+    name it as the conflict and say the least limit that would do (what ``cpsat.explain_infeasible``
+    says, without its CP-SAT runs); otherwise nothing (the caller asks CP-SAT)."""
+    if len(ch.res) != 1:
+        return {}
+    r, cons = ch.res[k], problem.constraints
+    free = _Chain(problem.with_constraints(type(cons)(caps=cons.caps, memory_bytes=cons.memory_bytes,
+                                                       weight_copies=cons.weight_copies)))
+    if free.optimum(*free.resource_weights(k))[0] <= r.limit:
+        return {}  # pins or forbids are part of the conflict
+    need = Fraction(least * problem.array.dtype_bytes, problem.tables.unit_per_element)
+    if r.level is not None:
+        text = (f"the smallest feasible cap at level {r.level} is {format_bytes(need)} "
+                f"({float(need):.0f} bytes): try --cap {r.level}={math.ceil(need)}B")
+    else:
+        gib = float(need) / 2**30
+        digits = max(0, 3 - math.floor(math.log10(gib)))  # four significant digits, rounded up
+        text = (f"the smallest feasible memory is {format_bytes(need)} per accelerator "
+                f"({gib:.4g} GiB): try --memory {math.ceil(gib * 10**digits) / 10**digits}")
+    return {"conflict": [r.name], "suggestion": text}
 
 
 def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, t0: float, info: dict,

@@ -173,3 +173,23 @@ def test_a_hint_that_breaks_a_pin_is_ignored():
     if e.plan is not None:
         assert e.plan.at(0, 0) is other
         rescore(p, e)
+
+
+def test_a_lone_infeasible_limit_is_explained_as_cpsat_explains_it():
+    from explorer.solvers.cpsat import explain_infeasible
+
+    named = 0
+    for seed in range(200):
+        p = random_instance(seed)
+        if seed % 2:  # keep one limit only, so that more of them are lone
+            cons = p.constraints
+            p = p.with_constraints(Constraints(caps=cons.caps[:1], memory_bytes=None if cons.caps else cons.memory_bytes,
+                                               weight_copies=cons.weight_copies))
+        e = exact.solve(p)
+        if e.status is not Status.INFEASIBLE or "conflict" not in e.info:
+            continue
+        why = explain_infeasible(p)
+        assert why["infeasible"] and not why["more_conflicts"], seed
+        assert e.info["conflict"] == why["conflict"] and e.info["suggestion"] == why["suggestion"], seed
+        named += 1
+    assert named >= 5  # (seeded: 5 of them)

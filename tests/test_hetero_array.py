@@ -81,7 +81,8 @@ def test_zoo_bit_identical_with_one_kind(model):
     for solver in ("dp", "exact"):
         for objective in ("traffic", "time"):
             r = _same_run(model, old, new, solver, objective, "accpar" if solver == "dp" else "hypar")
-            assert r is None or r.figures.step_time_s > 0
+            # (the exact solver proves some nets cannot fit the array's memory at all: no plan, no figures)
+            assert r is None or (r.plan is None and r.status.value == "infeasible") or r.figures.step_time_s > 0
 
 
 @pytest.mark.parametrize("model", ["alexnet", "vgg-a", "resnet18"])

@@ -184,7 +184,8 @@ def check(
     if infeasible and not problems_found:
         from ..solvers.cpsat import explain_infeasible
 
-        explanation = Explanation.of(explain_infeasible(problem, options.solve.seed))
+        named = [s.info for s in solutions.values() if s.info.get("conflict")]  # the exact solver's own proof
+        explanation = Explanation.of(named[0] if named else explain_infeasible(problem, options.solve.seed))
     return CheckReport(
         inputs=Inputs.of(problem),
         dp=dp_report,

@@ -69,7 +69,9 @@ def run(problem: Problem, solver: str, options: SolveOptions | None = None) -> R
         if sol.status is Status.INFEASIBLE:
             from ..solvers.cpsat import explain_infeasible
 
-            why = explain_infeasible(problem, options.seed)
+            # the exact solver names a lone infeasible limit itself; else CP-SAT finds the conflict
+            why = ({"infeasible": True, "conflict": info["conflict"], "suggestion": info.get("suggestion")}
+                   if info.get("conflict") else explain_infeasible(problem, options.seed))
             if why.get("infeasible"):
                 return replace(base, explanation=Explanation.of(why))
         return base
