@@ -177,7 +177,7 @@ def why_not_ok(result) -> str:
         return text + (f" ({why.suggestion})" if why.suggestion else "")
     if result.figures is not None:
         text = f"the {result.solver} plan breaks " + "; ".join(v.constraint for v in result.figures.violations)
-        return text + " (--solver cpsat enforces caps and memory)"
+        return text + " (--solver exact or cpsat enforces caps and memory)"
     return result.reason or f"{result.solver} found no plan"
 
 

@@ -111,7 +111,7 @@ def render_table(result: RunResult) -> str:
     if figs.violations:
         lines.append("PLAN BREAKS: " + "; ".join(
             f"{v.constraint} by {fmt_bytes(v.excess_bytes)}" if v.limit_bytes else v.constraint
-            for v in figs.violations) + " (use --solver cpsat to enforce caps and memory)")
+            for v in figs.violations) + " (use --solver exact or cpsat to enforce caps and memory)")
     if result.status is Status.INTERRUPTED:
         lines.append(f"INTERRUPTED: {result.reason or 'stopped by Ctrl-C'}")
     if result.bound is not None and result.status is not Status.OPTIMAL:
