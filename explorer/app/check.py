@@ -109,34 +109,77 @@ def check(
     t0 = time.perf_counter()
     names = problem.network.layer_names
     to_elements = problem.tables.to_elements
+    problems_found: list[str] = []  # every check appends here, in the order the checks run
+    dsol, dp_report = _run_dp(problem, options, lookup, say, problems_found)
+    levels = _level_checks(problem, dsol, options, lookup, say, to_elements, problems_found)
+    joint = _joint_solves(problem, options, lookup, say, problems_found)
+    verdict = _compare_joint(problem, joint.solutions, problems_found)
+    best = _optimum(problem, dsol, verdict, names, problems_found)
+    explanation = None
+    if verdict.infeasible and not problems_found:
+        explanation = _explain_infeasible(problem, options, joint.solutions)
+    return CheckReport(
+        inputs=Inputs.of(problem),
+        dp=dp_report,
+        levels=tuple(levels),
+        solvers=tuple(joint.reports),
+        optimum=best,
+        infeasible=tuple(verdict.infeasible),
+        problems=tuple(problems_found),
+        wall_s=round(time.perf_counter() - t0, 6),
+        explanation=explanation,
+    )
 
+
+@dataclass(frozen=True)
+class _JointRuns:
+    """The joint solvers' answers: solutions of those that ran, a report for every one (in order)."""
+    solutions: dict[str, Solution]
+    reports: list[tuple[str, SolverReport]]
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """What the joint solvers agree on: who proved optimality, the optimum (units), who says infeasible."""
+    proven: dict[str, Solution]
+    optimum: int | None
+    infeasible: list[str]
+
+
+def _run_dp(problem: Problem, options: CheckOptions, lookup, say, problems_found: list[str]
+            ) -> tuple[Solution | None, SolverReport]:
+    """The hierarchical DP's solution (None if it refuses) and its report."""
     say("hierarchical DP")
-    problems_found: list[str] = []
-    dsol: Solution | None
     try:
         dsol = lookup("dp")(problem, options.solve)
-        dp_report = _solution_report(problem, dsol, problems_found)
+        return dsol, _solution_report(problem, dsol, problems_found)
     except Refused as err:  # e.g. a graph too wide for it: reported, the joint solvers still run
-        dsol, dp_report = None, SolverReport(status=None, reason=str(err))
+        return None, SolverReport(status=None, reason=str(err))
 
+
+def _level_checks(problem: Problem, dsol: Solution | None, options: CheckOptions, lookup, say, to_elements,
+                  problems_found: list[str]) -> list[LevelCheck]:
+    """Is the DP's plan level-optimal at each level, given its other levels?"""
     levels: list[LevelCheck] = []
-    if dsol is not None and dsol.plan is not None:
-        for h in range(problem.levels):
-            say(f"level {h}: level-wise optimum given the DP's levels above")
-            opt, method = level_optimum(problem, dsol.plan.types, h, options, lookup)
-            lv = LevelCheck(h, to_elements(dsol.level_units[h]), to_elements(opt), method)
-            if not lv.dp_is_level_optimal:
-                problems_found.append(f"DP is not level-optimal at level {h}")
-            levels.append(lv)
+    if dsol is None or dsol.plan is None:
+        return levels
+    for h in range(problem.levels):
+        say(f"level {h}: level-wise optimum given the DP's levels above")
+        opt, method = level_optimum(problem, dsol.plan.types, h, options, lookup)
+        lv = LevelCheck(h, to_elements(dsol.level_units[h]), to_elements(opt), method)
+        if not lv.dp_is_level_optimal:
+            problems_found.append(f"DP is not level-optimal at level {h}")
+        levels.append(lv)
+    return levels
 
+
+def _joint_solves(problem: Problem, options: CheckOptions, lookup, say, problems_found: list[str]) -> _JointRuns:
+    """Run each joint solver in turn; one that refuses is reported with its reason."""
     solutions: dict[str, Solution] = {}
     reports: list[tuple[str, SolverReport]] = []
     for name in options.solvers:
         say(f"joint optimum: {name}")
-        opts = options.solve
-        hint = solutions.get("exact")
-        if name == "cpsat" and opts.hint is None and hint is not None and hint.plan is not None and hint.status is not Status.INFEASIBLE:
-            opts = replace(opts, hint=hint.plan)  # the exact solver's plan is CP-SAT's first solution
+        opts = _with_exact_hint(name, options.solve, solutions.get("exact"))
         try:
             sol = lookup(name)(problem, opts)
         except Refused as err:
@@ -146,7 +189,18 @@ def check(
             raise KeyboardInterrupt  # Ctrl-C during a joint solve: the CLI says which
         solutions[name] = sol
         reports.append((name, _solution_report(problem, sol, problems_found)))
+    return _JointRuns(solutions, reports)
 
+
+def _with_exact_hint(name: str, opts: SolveOptions, hint: Solution | None) -> SolveOptions:
+    """The exact solver's plan is CP-SAT's first solution (unless a hint is given or it has none)."""
+    if name == "cpsat" and opts.hint is None and hint is not None and hint.plan is not None and hint.status is not Status.INFEASIBLE:
+        return replace(opts, hint=hint.plan)
+    return opts
+
+
+def _compare_joint(problem: Problem, solutions: dict[str, Solution], problems_found: list[str]) -> _Verdict:
+    """Do the joint solvers agree on the optimum, their bounds and feasibility?"""
     proven = {n: s for n, s in solutions.items() if s.status is Status.OPTIMAL}
     values = {s.objective for s in proven.values()}
     if len(values) > 1:
@@ -161,39 +215,37 @@ def check(
     infeasible = [n for n, s in solutions.items() if s.status is Status.INFEASIBLE]
     if infeasible and any(s.plan is not None and s.status is not Status.INFEASIBLE for s in solutions.values()):
         problems_found.append(f"{', '.join(infeasible)} report infeasible but {', '.join(proven)} found a plan")
+    return _Verdict(proven, optimum, infeasible)
 
-    best = None
-    if optimum is not None and dsol is not None and dsol.plan is not None:
-        ref_name = next(n for n in ("exact", "brute", "cpsat") if n in proven)
-        ref = proven[ref_name]
-        best = Optimum(
-            objective=_real(problem, optimum),
-            proven_by=tuple(sorted(proven)),
-            plan_from=ref_name,
-            method=method_of(ref),
-            methods=tuple((n, method_of(s)) for n, s in sorted(proven.items())),
-            dp_objective=_real(problem, dsol.objective),
-            dp_satisfies_constraints=dsol.status is not Status.INFEASIBLE,
-            cells_differing=tuple(
-                CellDiff(h, names[l], dsol.plan.at(h, l), ref.plan.at(h, l)) for h, l in dsol.plan.diff(ref.plan)  # noqa: E741
-            ),
-        )
-        if dsol.objective < optimum and dsol.status is not Status.INFEASIBLE:
-            problems_found.append("the DP beats the proven optimum")
-    explanation = None
-    if infeasible and not problems_found:
-        from ..solvers.cpsat import explain_infeasible
 
-        named = [s.info for s in solutions.values() if s.info.get("conflict")]  # the exact solver's own proof
-        explanation = Explanation.of(named[0] if named else explain_infeasible(problem, options.solve.seed))
-    return CheckReport(
-        inputs=Inputs.of(problem),
-        dp=dp_report,
-        levels=tuple(levels),
-        solvers=tuple(reports),
-        optimum=best,
-        infeasible=tuple(infeasible),
-        problems=tuple(problems_found),
-        wall_s=round(time.perf_counter() - t0, 6),
-        explanation=explanation,
+def _optimum(problem: Problem, dsol: Solution | None, verdict: _Verdict, names: list[str],
+             problems_found: list[str]) -> Optimum | None:
+    """The proven optimum set against the DP's plan (None without both)."""
+    optimum, proven = verdict.optimum, verdict.proven
+    if optimum is None or dsol is None or dsol.plan is None:
+        return None
+    ref_name = next(n for n in ("exact", "brute", "cpsat") if n in proven)
+    ref = proven[ref_name]
+    best = Optimum(
+        objective=_real(problem, optimum),
+        proven_by=tuple(sorted(proven)),
+        plan_from=ref_name,
+        method=method_of(ref),
+        methods=tuple((n, method_of(s)) for n, s in sorted(proven.items())),
+        dp_objective=_real(problem, dsol.objective),
+        dp_satisfies_constraints=dsol.status is not Status.INFEASIBLE,
+        cells_differing=tuple(
+            CellDiff(h, names[l], dsol.plan.at(h, l), ref.plan.at(h, l)) for h, l in dsol.plan.diff(ref.plan)  # noqa: E741
+        ),
     )
+    if dsol.objective < optimum and dsol.status is not Status.INFEASIBLE:
+        problems_found.append("the DP beats the proven optimum")
+    return best
+
+
+def _explain_infeasible(problem: Problem, options: CheckOptions, solutions: dict[str, Solution]) -> Explanation:
+    """Why no plan exists: the exact solver's own proof if it named one, else CP-SAT's explanation."""
+    from ..solvers.cpsat import explain_infeasible
+
+    named = [s.info for s in solutions.values() if s.info.get("conflict")]  # the exact solver's own proof
+    return Explanation.of(named[0] if named else explain_infeasible(problem, options.solve.seed))
