@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -113,9 +113,49 @@ def parse_array(data: dict, source: str) -> ArraySpec:
     errors: list[str] = []
     shared = data.get("communication") == Communication.SHARED.value
     with_kinds = "kinds" in data or "accelerators" in data
+    f = Fields(data, "", errors, _KEYS, _required_keys(shared, with_kinds))
+    medium = _medium(data, shared, errors)
+    if "version" in data and data["version"] != SPEC_VERSION:
+        errors.append(f"version: unsupported version {shown(data['version'])} (this explorer reads version {SPEC_VERSION})")
+    name = f.string("name", "?")
+    description = f.string("description", "")
+    levels = _levels(data, errors)
+    dtype = f.pos_int("dtype_bytes", 4)
+    bw = _link_bandwidths(data, levels, errors)
+    peak, mem, leaves = _compute(data, f, levels, with_kinds, errors)
+    e_flop = f.pos_number("energy_pJ_per_FLOP")
+    e_byte = f.pos_number("link_energy_pJ_per_byte")
+    static = f.pos_number("static_power_W")
+    batch = f.pos_int("batch")
+    shared_bw = f.pos_number("shared_bandwidth_GBps") if shared else None
+    if shared_bw is not None and levels is not None:
+        bw = list(shared_level_bandwidths(shared_bw, levels))
+    cap_b = _cap_list(data, "cap_bytes_per_step", "bytes", levels, errors)
+    cap_s = _cap_list(data, "cap_seconds_per_step", "seconds", levels, errors)
+    if errors:
+        raise SpecError(source, errors)
+    spec = ArraySpec(name, levels, dtype, tuple(bw), peak, mem, description, source, (), e_flop, e_byte, static,
+                     medium.communication, shared_bw, medium.overlap, medium.topology, medium.beyond, leaves)
+    return replace(spec, cap_bytes=_merged_caps(spec, levels, cap_b, cap_s), batch=batch)
+
+
+@dataclass(frozen=True)
+class _Medium:
+    """How the levels communicate: the spec's communication, topology, bandwidth_beyond and overlap."""
+    communication: Communication
+    topology: Topology
+    beyond: BandwidthBeyond
+    overlap: bool
+
+
+def _required_keys(shared: bool, with_kinds: bool) -> set[str]:
     required = {"version", "name", "levels"} | ({"kinds", "accelerators"} if with_kinds else {"peak_TFLOPS", "memory_GiB"})
     required.add("shared_bandwidth_GBps" if shared else "link_bandwidth_GBps")
-    f = Fields(data, "", errors, _KEYS, required)
+    return required
+
+
+def _medium(data: dict, shared: bool, errors: list[str]) -> _Medium:
+    """The communication settings, checked against the bandwidth keys a shared medium (or not) takes."""
     communication = _choice(data, "communication", Communication, Communication.PER_LEVEL, errors)
     topology = _choice(data, "topology", Topology, Topology.HTREE, errors)
     beyond = _choice(data, "bandwidth_beyond", BandwidthBeyond, BandwidthBeyond.REPEAT, errors)
@@ -129,17 +169,21 @@ def parse_array(data: dict, source: str) -> ArraySpec:
         errors.append("shared_bandwidth_GBps: only with communication: shared")
     if shared and topology is not Topology.HTREE:
         errors.append("topology: a shared medium has no topology (use communication: per-level with a torus)")
-    if "version" in data and data["version"] != SPEC_VERSION:
-        errors.append(f"version: unsupported version {shown(data['version'])} (this explorer reads version {SPEC_VERSION})")
-    name = f.string("name", "?")
-    description = f.string("description", "")
-    levels = None
-    if "levels" in data:
-        try:
-            levels = check_levels(data["levels"], "levels")
-        except SpecError as err:
-            errors.append("levels: " + "; ".join(err.problems))
-    dtype = f.pos_int("dtype_bytes", 4)
+    return _Medium(communication, topology, beyond, overlap)
+
+
+def _levels(data: dict, errors: list[str]) -> int | None:
+    if "levels" not in data:
+        return None
+    try:
+        return check_levels(data["levels"], "levels")
+    except SpecError as err:
+        errors.append("levels: " + "; ".join(err.problems))
+        return None
+
+
+def _link_bandwidths(data: dict, levels: int | None, errors: list[str]) -> list[Fraction]:
+    """``link_bandwidth_GBps``: one per level, or one for every level."""
     bw_raw = data.get("link_bandwidth_GBps")
     bw: list[Fraction] = []
     if isinstance(bw_raw, list):
@@ -153,44 +197,40 @@ def parse_array(data: dict, source: str) -> ArraySpec:
         x = check_pos_number(bw_raw, "link_bandwidth_GBps", errors)
         if x is not None and levels is not None:
             bw = [x] * levels
+    return bw
+
+
+def _compute(data: dict, f: Fields, levels: int | None, with_kinds: bool, errors: list[str]
+             ) -> tuple[Fraction | None, Fraction | None, tuple[AcceleratorKind, ...]]:
+    """Peak TFLOPS and memory (the least over the leaves when they have kinds) and the leaves' kinds."""
+    if not with_kinds:
+        return f.pos_number("peak_TFLOPS"), f.pos_number("memory_GiB"), ()
+    for key in ("peak_TFLOPS", "memory_GiB"):
+        if key in data:
+            errors.append(f"{key}: give it per kind under kinds: (not with kinds and accelerators)")
+    kinds = _kinds(data, errors) if "kinds" in data else {}
     leaves: tuple[AcceleratorKind, ...] = ()
-    if with_kinds:
-        for key in ("peak_TFLOPS", "memory_GiB"):
-            if key in data:
-                errors.append(f"{key}: give it per kind under kinds: (not with kinds and accelerators)")
-        kinds = _kinds(data, errors) if "kinds" in data else {}
-        if "accelerators" in data and "kinds" in data:
-            leaves = _leaves(data, kinds, levels, errors)
-        peak = min((k.peak_TFLOPS for k in leaves), default=None)
-        mem = min((k.memory_GiB for k in leaves), default=None)
-    else:
-        peak = f.pos_number("peak_TFLOPS")
-        mem = f.pos_number("memory_GiB")
-    e_flop = f.pos_number("energy_pJ_per_FLOP")
-    e_byte = f.pos_number("link_energy_pJ_per_byte")
-    static = f.pos_number("static_power_W")
-    batch = f.pos_int("batch")
-    shared_bw = f.pos_number("shared_bandwidth_GBps") if shared else None
-    if shared_bw is not None and levels is not None:
-        bw = list(shared_level_bandwidths(shared_bw, levels))
-    cap_b = _cap_list(data, "cap_bytes_per_step", "bytes", levels, errors)
-    cap_s = _cap_list(data, "cap_seconds_per_step", "seconds", levels, errors)
-    if errors:
-        raise SpecError(source, errors)
-    spec = ArraySpec(name, levels, dtype, tuple(bw), peak, mem, description, source, (), e_flop, e_byte, static,
-                     communication, shared_bw, overlap, topology, beyond, leaves)
-    caps: tuple[Fraction | None, ...] = ()
-    if cap_b is not None or cap_s is not None:
-        merged = []
-        for h in range(levels):
-            options = []
-            if cap_b is not None and cap_b[h] is not None:
-                options.append(cap_b[h])
-            if cap_s is not None and cap_s[h] is not None:
-                options.append(cap_s[h] * spec.bandwidth_Bps(h))
-            merged.append(min(options) if options else None)
-        caps = tuple(merged)
-    return replace(spec, cap_bytes=caps, batch=batch)
+    if "accelerators" in data and "kinds" in data:
+        leaves = _leaves(data, kinds, levels, errors)
+    peak = min((k.peak_TFLOPS for k in leaves), default=None)
+    mem = min((k.memory_GiB for k in leaves), default=None)
+    return peak, mem, leaves
+
+
+def _merged_caps(spec: ArraySpec, levels: int, cap_b: list[Fraction | None] | None,
+                 cap_s: list[Fraction | None] | None) -> tuple[Fraction | None, ...]:
+    """Per level, the tighter of the bytes cap and the seconds cap (in bytes at the level's bandwidth)."""
+    if cap_b is None and cap_s is None:
+        return ()
+    merged = []
+    for h in range(levels):
+        options = []
+        if cap_b is not None and cap_b[h] is not None:
+            options.append(cap_b[h])
+        if cap_s is not None and cap_s[h] is not None:
+            options.append(cap_s[h] * spec.bandwidth_Bps(h))
+        merged.append(min(options) if options else None)
+    return tuple(merged)
 
 
 def load_array_file(path: str | Path) -> ArraySpec:
