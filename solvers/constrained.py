@@ -152,22 +152,45 @@ class _Chain:
 def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts | None = None) -> Solution:
     t0 = time.perf_counter()
     ch = _Chain(problem, vc)
-    vc = ch.vc
-    info: dict = {"type_vectors_per_layer": vc.dom[0].V, "method": "lagrangian"}
+    info: dict = {"type_vectors_per_layer": ch.vc.dom[0].V, "method": "lagrangian"}
     if options.hint is not None:
         ch.offer(options.hint)
     # unconstrained optimum: optimal when it satisfies every limit
     lam = [0] * len(ch.res)
     value, plan, alphas = ch.relaxed(lam)
-    if value >= vc.big:
+    if value >= ch.vc.big:
         info["method"] = "proof"
         return _result(problem, ch, None, t0, info, "pins and forbids leave no plan", infeasible=True)
     ch.offer(plan)
-    best_bound, best_lam, best_alphas = ch.bound(value, lam), list(lam), alphas
-    if ch.incumbent is not None and ch.incumbent[0] == best_bound:
+    best = (ch.bound(value, lam), list(lam), alphas)  # (bound, multipliers, forward values)
+    if _closed(ch, best[0]):
         info["method"] = "graph-elimination" if ch.graph else "chain-dp"
-        return _result(problem, ch, best_bound, t0, info)
-    # the least use of each resource: proves infeasibility, and gives the far side of each search
+        return _result(problem, ch, best[0], t0, info)
+    completion, refused = _least_resources(problem, ch, t0, info)
+    if refused is not None:
+        return refused
+    best, closed = _raise_dual(ch, best)
+    if closed:
+        return _result(problem, ch, best[0], t0, info)
+    info["lagrangian_bound"] = best[0]
+    info["multipliers"] = [x / ch.D for x in best[1]]
+    if ch.graph:  # (chains get their incumbent from the beam pass)
+        _polish_graph(ch)
+    if _closed(ch, best[0]):
+        return _result(problem, ch, best[0], t0, info)
+    if ch.graph:
+        return _close_with_cpsat(problem, ch, best[1], best[0], t0, info, options)
+    return _close_with_labels(problem, ch, best, completion, t0, info, options)
+
+
+def _closed(ch: _Chain, bound: int) -> bool:
+    """Whether the incumbent meets the bound (a proven optimum)."""
+    return ch.incumbent is not None and ch.incumbent[0] == bound
+
+
+def _least_resources(problem: Problem, ch: _Chain, t0: float, info: dict) -> tuple[list, Solution | None]:
+    """The least use of each resource: proves infeasibility (the infeasible Solution, second), and
+    gives the far side of each search; on chains, each resource's backward values (completion bounds)."""
     completion = []
     for k, r in enumerate(ch.res):
         W, ex = ch.resource_weights(k)
@@ -175,42 +198,55 @@ def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts |
         if least > r.limit:
             info["method"] = "least-resource"
             info.update(_explanation(problem, ch, k, least))
-            return _result(problem, ch, None, t0, info, f"{r.name} cannot hold: every plan needs more", infeasible=True)
+            reason = f"{r.name} cannot hold: every plan needs more"
+            return completion, _result(problem, ch, None, t0, info, reason, infeasible=True)
         ch.offer(p)
         if not ch.graph:
-            completion.append(chain_backward(vc, W, ex))
+            completion.append(chain_backward(ch.vc, W, ex))
+    return completion, None
+
+
+def _raise_dual(ch: _Chain, best: tuple) -> tuple[tuple, bool]:
+    """Line searches over the resources in rounds, from ``best`` (bound, multipliers, forward
+    values); returns the best evaluated, and whether the incumbent met it (stopping at once)."""
+    best_bound, best_lam, best_alphas = best
     for _ in range(3):  # rounds over the resources
         before = list(best_lam)
         for k in range(len(ch.res)):
             for b, l_, a in _line_search(ch, k, best_lam):
                 if b > best_bound:
                     best_bound, best_lam, best_alphas = b, list(l_), a
-            if ch.incumbent is not None and ch.incumbent[0] == best_bound:
-                return _result(problem, ch, best_bound, t0, info)
+            if _closed(ch, best_bound):
+                return (best_bound, best_lam, best_alphas), True
         if best_lam == before or len(ch.res) == 1:
             break
-    info["lagrangian_bound"] = best_bound
-    info["multipliers"] = [x / ch.D for x in best_lam]
-    if ch.graph:  # (chains get their incumbent from the beam pass)
-        starts = [p for _, _, p in sorted((t for t in ch.plans if t[0] > 0), key=lambda t: t[1])[:LOCAL_STARTS]]
-        if ch.incumbent is not None:
-            starts.append(ch.incumbent[1])
-        for p in starts:  # repair the cheapest plans that break a limit, polish the incumbent
-            ch.offer(_local_search(ch, p))  # a better incumbent prunes more below
-    if ch.incumbent is not None and ch.incumbent[0] == best_bound:
-        return _result(problem, ch, best_bound, t0, info)
-    if ch.graph:
-        return _close_with_cpsat(problem, ch, best_lam, best_bound, t0, info, options)
-    # close the gap with labels
+    return (best_bound, best_lam, best_alphas), False
+
+
+def _polish_graph(ch: _Chain) -> None:
+    """Repair the cheapest plans that break a limit, polish the incumbent (a better incumbent
+    prunes more in the restricted search)."""
+    starts = [p for _, _, p in sorted((t for t in ch.plans if t[0] > 0), key=lambda t: t[1])[:LOCAL_STARTS]]
+    if ch.incumbent is not None:
+        starts.append(ch.incumbent[1])
+    for p in starts:
+        ch.offer(_local_search(ch, p))
+
+
+def _close_with_labels(problem: Problem, ch: _Chain, best: tuple, completion: list, t0: float, info: dict,
+                       options: SolveOptions) -> Solution:
+    """Close a chain's gap with labels: a beam pass for a good incumbent, then the exact pass; CP-SAT
+    over the vectors the bounds leave when the labels outgrow their limit."""
+    best_bound, best_lam, best_alphas = best
     info["method"] = "lagrangian+labels"
     _label_setting(ch, best_lam, best_alphas, completion, beam=BEAM)  # a good incumbent first
-    if ch.incumbent is not None and ch.incumbent[0] == best_bound:
+    if _closed(ch, best_bound):
         return _result(problem, ch, best_bound, t0, info)
     found = _label_setting(ch, best_lam, best_alphas, completion)
     if found is None:  # the labels outgrew their limit: CP-SAT over the vectors the bounds leave
         info["labels"] = "outgrew the label limit"
         W, ex = _wx(ch, best_lam)
-        marg = [a + b for a, b in zip(best_alphas, chain_backward(vc, W, ex))]
+        marg = [a + b for a, b in zip(best_alphas, chain_backward(ch.vc, W, ex))]
         return _close_with_cpsat(problem, ch, best_lam, best_bound, t0, info, options, marg)
     if found == "none" and ch.incumbent is None:
         return _result(problem, ch, None, t0, info, "no plan satisfies the constraints", infeasible=True)
@@ -246,19 +282,11 @@ def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, 
     leaves room for a better feasible plan, and let CP-SAT search that restricted model; each
     better plan it finds tightens the restriction before the next round. Used on graphs, and on
     chains whose label pass outgrew its limit."""
-    from ortools.sat.python import cp_model
-
-    from .cpsat import to_cp_model
-    from .formulation import assignment, build, extract_plan
-
     info["method"] = info["method"] + "+cpsat" if not ch.graph else "lagrangian+cpsat"
     if marg is None:
         _, marg = graph_marginals(ch.vc, *_wx(ch, lam))
     slack = sum(x * r.limit for x, r in zip(lam, ch.res))
-    f = build(problem)
-    model, xs, _ = to_cp_model(f)
-    g = f.objective_gcd
-    fixed: set[int] = set()
+    search = _Restricted(problem, ch)
     deadline = time.perf_counter() + float(options.time_limit_s or CPSAT_TIME_LIMIT)
     rounds, improved = 0, True
     while True:
@@ -268,39 +296,87 @@ def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, 
             info["vectors_left"] = int(sum(len(s) for s in survivors))
             if any(len(s) == 0 for s in survivors):
                 return _result(problem, ch, U, t0, info)  # no vector of some node fits a better plan
-            allowed = _allowed_cells(problem, ch, survivors)
-            for key, var in f.x.items():
-                if key not in allowed and var not in fixed:
-                    model.add(xs[var] == 0)
-                    fixed.add(var)
+            search.restrict(survivors)
         left = deadline - time.perf_counter()
         if left <= 0:
             break
         rounds += 1
-        model.clear_hints()
-        if U is not None and _cells(problem, ch.incumbent[1]) <= allowed:
-            for var, val in zip(xs, assignment(problem, f, ch.incumbent[1])):
-                model.add_hint(var, val)
-        solver = cp_model.CpSolver()
-        solver.parameters.num_workers = options.workers or 2
-        solver.parameters.random_seed = options.seed
-        solver.parameters.max_time_in_seconds = min(left, CPSAT_ROUND) if improved else left
-        status = solver.solve(model)
-        info["cpsat_status"], info["cpsat_rounds"] = solver.status_name(status), rounds
-        if status == cp_model.INFEASIBLE:
-            if U is None:
-                return _result(problem, ch, None, t0, info, "no plan satisfies the constraints", infeasible=True)
-            return _result(problem, ch, U, t0, info)  # nothing in the model, so nothing better than U
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            ch.offer(extract_plan(problem, f, lambda v: solver.value(xs[v])))
-        if status == cp_model.OPTIMAL:  # every plan better than U lies in the model: min(U, its optimum)
-            return _result(problem, ch, ch.incumbent[0], t0, info)
-        if status == cp_model.FEASIBLE:
-            restricted = solver.response_proto.inner_objective_lower_bound * g
-            bound = max(bound, restricted if U is None else min(U, restricted))
+        status = search.solve(U, min(left, CPSAT_ROUND) if improved else left, options)
+        info["cpsat_status"], info["cpsat_rounds"] = search.solver.status_name(status), rounds
+        done, bound = _after_round(problem, ch, search, status, U, bound, t0, info)
+        if done is not None:
+            return done
         improved = ch.incumbent is not None and (U is None or ch.incumbent[0] < U)
     info["reason"] = "CP-SAT did not finish the restricted search within its time limit; raise --time-limit"
     return _result(problem, ch, bound, t0, info, proven=False)
+
+
+def _after_round(problem: Problem, ch: _Chain, search: _Restricted, status, U: int | None, bound: int, t0: float,
+                 info: dict) -> tuple[Solution | None, int]:
+    """Take a CP-SAT round's plan as a candidate incumbent; the Solution when the round settles the
+    question (else None), and the bound raised by the restricted search's own bound."""
+    from ortools.sat.python import cp_model
+
+    if status == cp_model.INFEASIBLE:
+        if U is None:
+            return _result(problem, ch, None, t0, info, "no plan satisfies the constraints", infeasible=True), bound
+        return _result(problem, ch, U, t0, info), bound  # nothing in the model, so nothing better than U
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        ch.offer(search.plan())
+    if status == cp_model.OPTIMAL:  # every plan better than U lies in the model: min(U, its optimum)
+        return _result(problem, ch, ch.incumbent[0], t0, info), bound
+    if status == cp_model.FEASIBLE:
+        restricted = search.lower_bound()
+        bound = max(bound, restricted if U is None else min(U, restricted))
+    return None, bound
+
+
+class _Restricted:
+    """The CP-SAT model of the formulation, with the cells no surviving vector uses fixed to 0
+    (fixings only accumulate), and the solver of its latest round."""
+
+    def __init__(self, problem: Problem, ch: _Chain):
+        from .cpsat import to_cp_model
+        from .formulation import build
+
+        self.problem, self.ch = problem, ch
+        self.f = build(problem)
+        self.model, self.xs, _ = to_cp_model(self.f)
+        self.fixed: set[int] = set()
+        self.allowed: set | None = None
+        self.solver = None
+
+    def restrict(self, survivors: list[np.ndarray]) -> None:
+        self.allowed = allowed = _allowed_cells(self.problem, self.ch, survivors)
+        for key, var in self.f.x.items():
+            if key not in allowed and var not in self.fixed:
+                self.model.add(self.xs[var] == 0)
+                self.fixed.add(var)
+
+    def solve(self, U: int | None, seconds: float, options: SolveOptions):
+        """One round, hinted with the incumbent when it lies in the model; returns the status."""
+        from ortools.sat.python import cp_model
+
+        from .formulation import assignment
+
+        ch = self.ch
+        self.model.clear_hints()
+        if U is not None and _cells(self.problem, ch.incumbent[1]) <= self.allowed:
+            for var, val in zip(self.xs, assignment(self.problem, self.f, ch.incumbent[1])):
+                self.model.add_hint(var, val)
+        self.solver = solver = cp_model.CpSolver()
+        solver.parameters.num_workers = options.workers or 2
+        solver.parameters.random_seed = options.seed
+        solver.parameters.max_time_in_seconds = seconds
+        return solver.solve(self.model)
+
+    def plan(self) -> Plan:
+        from .formulation import extract_plan
+
+        return extract_plan(self.problem, self.f, lambda v: self.solver.value(self.xs[v]))
+
+    def lower_bound(self) -> int:
+        return self.solver.response_proto.inner_objective_lower_bound * self.f.objective_gcd
 
 
 def _wx(ch: _Chain, lam):
@@ -446,14 +522,26 @@ def _line_search(ch: _Chain, k: int, lam: list[int]):
     return out
 
 
-def _label_setting(ch: _Chain, lam: list[int], alphas: list[np.ndarray], completion: list[list[np.ndarray]],
-                   beam: int | None = None):
-    """The exact pass over the vectors that can still lie on a better feasible plan.
+@dataclass
+class _LabelBounds:
+    """What the label pass prunes with: the Lagrangian (multipliers ``lam``, backward values
+    ``betas``, threshold ``T``), the objective-only completion (``obj_beta``, below the incumbent
+    ``U``), each resource's completion against its limit, and the vectors that survive."""
 
-    Returns None when it gave up, "none" when no feasible plan beats the incumbent (or exists),
-    else "found" (the incumbent is then the optimum). With ``beam`` it keeps only that many
-    labels per layer (least Lagrangian bound first): a heuristic for incumbents, proving nothing."""
-    vc, L, D = ch.vc, ch.L, ch.D
+    ch: _Chain
+    lam: list[int]
+    betas: list[np.ndarray]
+    obj_beta: list[np.ndarray] | None
+    completion: list[list[np.ndarray]]
+    T: int | None
+    U: int | None
+    limits: list[int]
+    res_intra: list[list[np.ndarray]]  # per resource, per layer: the resource's intra part of each vector
+    survivors: list[np.ndarray]
+
+
+def _label_bounds(ch: _Chain, lam: list[int], alphas: list[np.ndarray], completion) -> _LabelBounds:
+    vc, D = ch.vc, ch.D
     W, ex = ch.weights(lam), ch.extras(lam)
     betas = chain_backward(vc, W, ex)
     U = ch.incumbent[0] if ch.incumbent is not None else None
@@ -462,90 +550,117 @@ def _label_setting(ch: _Chain, lam: list[int], alphas: list[np.ndarray], complet
         obj_beta = chain_backward(vc)
     else:
         T, obj_beta = None, None
-    nres = len(ch.res)
-    limits = [r.limit for r in ch.res]
-    res_intra = []  # per resource, per layer: the resource's intra part of each vector
-    for k in range(nres):
+    res_intra = []
+    for k in range(len(ch.res)):
         Wk, exk = ch.resource_weights(k)
-        res_intra.append([vc.intra_vec(n, Wk, None if exk is None else exk[n]) for n in range(L)])
+        res_intra.append([vc.intra_vec(n, Wk, None if exk is None else exk[n]) for n in range(ch.L)])
     survivors = []
-    for n in range(L):
+    for n in range(ch.L):
         keep = alphas[n] + betas[n] <= T if T is not None else np.ones(vc.dom[n].V, dtype=bool)
         keep &= ~vc.blocked(n)
         survivors.append(np.flatnonzero(keep))
-    # labels of layer 0
-    vec = survivors[0]
-    f = vc.intra_vec(0)[vec]
-    g = [res_intra[k][0][vec] for k in range(nres)]
-    vec, f, g, parent = _prune(ch, 0, vec, f, g, np.full(len(vec), -1), lam, betas, obj_beta, completion, T, U, limits)
-    vecs, parents = [vec], [parent]
-    for n in range(1, L):
+    return _LabelBounds(ch, lam, betas, obj_beta, completion, T, U, [r.limit for r in ch.res], res_intra, survivors)
+
+
+def _label_setting(ch: _Chain, lam: list[int], alphas: list[np.ndarray], completion: list[list[np.ndarray]],
+                   beam: int | None = None):
+    """The exact pass over the vectors that can still lie on a better feasible plan.
+
+    Returns None when it gave up, "none" when no feasible plan beats the incumbent (or exists),
+    else "found" (the incumbent is then the optimum). With ``beam`` it keeps only that many
+    labels per layer (least Lagrangian bound first): a heuristic for incumbents, proving nothing.
+    A layer's labels are (vectors, objectives, [resource amounts], parent labels)."""
+    b = _label_bounds(ch, lam, alphas, completion)
+    vec = b.survivors[0]
+    g = [b.res_intra[k][0][vec] for k in range(len(ch.res))]
+    labels = _prune(b, 0, vec, ch.vc.intra_vec(0)[vec], g, np.full(len(vec), -1))
+    vecs, parents = [labels[0]], [labels[3]]
+    for n in range(1, ch.L):
+        vec = labels[0]
         if len(vec) == 0:
             return "none"
-        S = survivors[n]
+        S = b.survivors[n]
         if beam is None and (len(vec) > MAX_LABELS or len(vec) * len(S) > MAX_PAIRS):
             return None
-        uv, inv = np.unique(vec, return_inverse=True)
-        pv = np.repeat(uv, len(S))
-        pw = np.tile(S, len(uv))
-        e = n - 1
-        ef = vc.edge_pairs(e, pv, pw).reshape(len(uv), len(S))
-        eg = []
-        for k in range(nres):
-            Wk, _ = ch.resource_weights(k)
-            eg.append(vc.edge_pairs(e, pv, pw, Wk).reshape(len(uv), len(S)))
-        intra_f = vc.intra_vec(n)[S]
-        intra_g = [res_intra[k][n][S] for k in range(nres)]
-        parts = []
-        step = max(1, CHUNK // max(1, len(S)))
-        for i0 in range(0, len(vec), step):  # label x vector pairs in chunks, pruned as they come
-            sl = slice(i0, i0 + step)
-            m = len(vec[sl])
-            nf = (f[sl, None] + ef[inv[sl]] + intra_f[None, :]).reshape(-1)
-            ng = [(g[k][sl, None] + eg[k][inv[sl]] + intra_g[k][None, :]).reshape(-1) for k in range(nres)]
-            nvec = np.tile(S, m)
-            npar = np.repeat(np.arange(i0, i0 + m), len(S))
-            parts.append(_prune(ch, n, nvec, nf, ng, npar, lam, betas, obj_beta, completion, T, U, limits))
-        vec = np.concatenate([p[0] for p in parts])
-        f = np.concatenate([p[1] for p in parts])
-        g = [np.concatenate([p[2][k] for p in parts]) for k in range(nres)]
-        parent = np.concatenate([p[3] for p in parts])
-        vec, f, g, parent = _dominance(vec, f, g, parent)
-        if beam is not None and len(vec) > beam:
-            scaled = D * f + betas[n][vec]
-            for k, x in enumerate(lam):
-                if x:
-                    scaled = scaled + x * g[k]
-            top = np.argsort(scaled, kind="stable")[:beam]
-            vec, f, g, parent = vec[top], f[top], [x[top] for x in g], parent[top]
-        vecs.append(vec)
-        parents.append(parent)
-    if len(vec) == 0:
+        labels = _dominance(*_extend(b, n, *labels[:3]))
+        if beam is not None and len(labels[0]) > beam:
+            top = np.argsort(_lagrangian(b, n, *labels[:3]), kind="stable")[:beam]
+            labels = labels[0][top], labels[1][top], [x[top] for x in labels[2]], labels[3][top]
+        vecs.append(labels[0])
+        parents.append(labels[3])
+    if len(labels[0]) == 0:
         return "none"
-    i = int(np.argmin(f))
-    chosen = [0] * L
-    for n in range(L - 1, -1, -1):
-        chosen[n] = int(vecs[n][i])
-        i = int(parents[n][i])
-    plan = vectors_plan(vc, chosen)
-    fv, gv = ch.offer(plan)
-    if fv != int(f.min()) or any(x > r.limit for x, r in zip(gv, ch.res)):
-        raise AssertionError("constrained exact: the label pass's plan does not re-score to its label")
+    _offer_best(ch, labels[1], vecs, parents)
     return "found"
 
 
-def _prune(ch, n, vec, f, g, parent, lam, betas, obj_beta, completion, T, U, limits):
-    vc, D = ch.vc, ch.D
-    keep = f < vc.big
+def _extend(b: _LabelBounds, n: int, vec, f, g):
+    """Layer n's labels from layer n-1's (``vec``, ``f``, ``g``): every label times every surviving
+    vector, formed in chunks and pruned as they come; a new label's parent is its label's index."""
+    ch, vc, nres = b.ch, b.ch.vc, len(b.ch.res)
+    S = b.survivors[n]
+    uv, inv = np.unique(vec, return_inverse=True)
+    ef, eg = _pair_costs(ch, n - 1, uv, S)
+    intra_f = vc.intra_vec(n)[S]
+    intra_g = [b.res_intra[k][n][S] for k in range(nres)]
+    parts = []
+    step = max(1, CHUNK // max(1, len(S)))
+    for i0 in range(0, len(vec), step):  # label x vector pairs in chunks, pruned as they come
+        sl = slice(i0, i0 + step)
+        m = len(vec[sl])
+        nf = (f[sl, None] + ef[inv[sl]] + intra_f[None, :]).reshape(-1)
+        ng = [(g[k][sl, None] + eg[k][inv[sl]] + intra_g[k][None, :]).reshape(-1) for k in range(nres)]
+        nvec = np.tile(S, m)
+        npar = np.repeat(np.arange(i0, i0 + m), len(S))
+        parts.append(_prune(b, n, nvec, nf, ng, npar))
+    vec = np.concatenate([p[0] for p in parts])
+    f = np.concatenate([p[1] for p in parts])
+    g = [np.concatenate([p[2][k] for p in parts]) for k in range(nres)]
+    return vec, f, g, np.concatenate([p[3] for p in parts])
+
+
+def _pair_costs(ch: _Chain, e: int, uv: np.ndarray, S: np.ndarray):
+    """Edge e's objective and per-resource costs for every (producer vector in uv, consumer in S)."""
+    vc = ch.vc
+    pv = np.repeat(uv, len(S))
+    pw = np.tile(S, len(uv))
+    ef = vc.edge_pairs(e, pv, pw).reshape(len(uv), len(S))
+    eg = []
+    for k in range(len(ch.res)):
+        Wk, _ = ch.resource_weights(k)
+        eg.append(vc.edge_pairs(e, pv, pw, Wk).reshape(len(uv), len(S)))
+    return ef, eg
+
+
+def _offer_best(ch: _Chain, f: np.ndarray, vecs: list[np.ndarray], parents: list[np.ndarray]) -> None:
+    """Follow the least-objective last label back through its parents; offer its plan, which must
+    re-score to the label and satisfy every limit."""
+    i = int(np.argmin(f))
+    chosen = [0] * ch.L
+    for n in range(ch.L - 1, -1, -1):
+        chosen[n] = int(vecs[n][i])
+        i = int(parents[n][i])
+    fv, gv = ch.offer(vectors_plan(ch.vc, chosen))
+    if fv != int(f.min()) or any(x > r.limit for x, r in zip(gv, ch.res)):
+        raise AssertionError("constrained exact: the label pass's plan does not re-score to its label")
+
+
+def _lagrangian(b: _LabelBounds, n: int, vec, f, g):
+    """Each label's least scaled Lagrangian cost of a whole plan through it."""
+    scaled = b.ch.D * f + b.betas[n][vec]
+    for k, x in enumerate(b.lam):
+        if x:
+            scaled = scaled + x * g[k]
+    return scaled
+
+
+def _prune(b: _LabelBounds, n: int, vec, f, g, parent):
+    keep = f < b.ch.vc.big
     for k in range(len(g)):
-        keep &= g[k] + completion[k][n][vec] <= limits[k]
-    if T is not None:
-        keep &= f + obj_beta[n][vec] <= U - 1
-        scaled = D * f + betas[n][vec]
-        for k, x in enumerate(lam):
-            if x:
-                scaled = scaled + x * g[k]
-        keep &= scaled <= T
+        keep &= g[k] + b.completion[k][n][vec] <= b.limits[k]
+    if b.T is not None:
+        keep &= f + b.obj_beta[n][vec] <= b.U - 1
+        keep &= _lagrangian(b, n, vec, f, g) <= b.T
     return vec[keep], f[keep], [x[keep] for x in g], parent[keep]
 
 
