@@ -178,29 +178,17 @@ def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = Non
     """min over plans of sum_h W_h c_h (+ per-node ``extras``) on a graph, its vectors (None when
     pins and forbids leave no plan), and the most nodes one elimination step combined. With a
     ``steps`` list, every elimination step is recorded there (for ``graph_marginals``)."""
-    N = vc.N
-    factors: list[_Factor] = [_Factor((n,), vc.intra_vec(n, W, None if extras is None else extras[n])) for n in range(N)]
-    factors += [_Factor((u, v), edge=e) for e, (u, v) in enumerate(vc.edges)]
-    at: list[list[_Factor]] = [[] for _ in range(N)]
-    for f in factors:
-        for n in f.scope:
-            at[n].append(f)
-    alive = set(range(N))
+    at = _node_factors(vc, W, extras)
+    alive = set(range(vc.N))
     constant = 0
     records: list[tuple[int, list[_Factor]]] = []
     widest = 1
     while alive:
-        work, how, detail, z = min((_plan_step(vc, n, at[n]) + (n,) for n in alive), key=lambda s: (s[0], s[3]))
-        if work == float("inf"):
-            V = max(d.V for d in vc.dom)
-            raise InstanceTooLarge(
-                f"exact: eliminating this graph would need a table beyond {MAX_GRAPH_TABLE:,} entries "
-                f"(up to {V:,} type vectors per node); use --solver cpsat"
-            )
+        how, detail, z = _cheapest_step(vc, alive, at)
         bucket = at[z]
         scope = sorted({n for f in bucket for n in f.scope})
         widest = max(widest, len(scope))
-        for f in bucket:
+        for f in bucket:  # the bucket leaves its other nodes' lists
             for n in f.scope:
                 if n != z:
                     at[n].remove(f)
@@ -209,28 +197,63 @@ def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = Non
         step = [z, bucket, how, detail, scope, None, 0]  # ..., the message produced, the constant added
         if steps is not None:
             steps.append(step)
-        if how == "chain":
-            a, b, edge_f = detail
-            F = _dense(vc, [a, z], [f for f in bucket if f is not edge_f], W)
-            if vc.edges[edge_f.edge][0] == z:
-                out = vc.reduce_producer(F, edge_f.edge, W)
-            else:
-                out = vc.reduce_consumer(F, edge_f.edge, W)
-            new = _Factor((a, b), out)
-        else:
-            table = _dense(vc, scope, bucket, W)
-            reduced = table.min(axis=scope.index(z))
-            rest = tuple(n for n in scope if n != z)
-            if not rest:
-                constant = min(constant + reduced.item(), vc.big)
-                step[6] = reduced.item()
-                continue
-            new = _Factor(rest, reduced)
+        new, const = _eliminate(vc, z, bucket, how, detail, scope, W)
+        if new is None:
+            constant = min(constant + const, vc.big)
+            step[6] = const
+            continue
         step[5] = new
         for n in new.scope:
             at[n].append(new)
     if constant >= vc.big:
         return int(constant), None, widest
+    chosen = _graph_backtrack(vc, records, W)
+    return int(constant), [chosen[n] for n in range(vc.N)], widest
+
+
+def _node_factors(vc: VectorCosts, W, extras) -> list[list[_Factor]]:
+    """Per node, the factors whose scope holds it: its intra costs and its edges (symbolic)."""
+    factors = [_Factor((n,), vc.intra_vec(n, W, None if extras is None else extras[n])) for n in range(vc.N)]
+    factors += [_Factor((u, v), edge=e) for e, (u, v) in enumerate(vc.edges)]
+    at: list[list[_Factor]] = [[] for _ in range(vc.N)]
+    for f in factors:
+        for n in f.scope:
+            at[n].append(f)
+    return at
+
+
+def _cheapest_step(vc: VectorCosts, alive: set[int], at: list[list[_Factor]]):
+    """(how, detail, node) of the live node cheapest to eliminate (ties: the lowest node)."""
+    work, how, detail, z = min((_plan_step(vc, n, at[n]) + (n,) for n in alive), key=lambda s: (s[0], s[3]))
+    if work == float("inf"):
+        V = max(d.V for d in vc.dom)
+        raise InstanceTooLarge(
+            f"exact: eliminating this graph would need a table beyond {MAX_GRAPH_TABLE:,} entries "
+            f"(up to {V:,} type vectors per node); use --solver cpsat"
+        )
+    return how, detail, z
+
+
+def _eliminate(vc: VectorCosts, z: int, bucket: list[_Factor], how: str, detail, scope: list[int], W):
+    """Minimise z out of its bucket: (the message, 0), or (None, the constant) when nothing is left."""
+    if how == "chain":
+        a, b, edge_f = detail
+        F = _dense(vc, [a, z], [f for f in bucket if f is not edge_f], W)
+        if vc.edges[edge_f.edge][0] == z:
+            out = vc.reduce_producer(F, edge_f.edge, W)
+        else:
+            out = vc.reduce_consumer(F, edge_f.edge, W)
+        return _Factor((a, b), out), 0
+    table = _dense(vc, scope, bucket, W)
+    reduced = table.min(axis=scope.index(z))
+    rest = tuple(n for n in scope if n != z)
+    if not rest:
+        return None, reduced.item()
+    return _Factor(rest, reduced), 0
+
+
+def _graph_backtrack(vc: VectorCosts, records: list[tuple[int, list[_Factor]]], W) -> dict[int, int]:
+    """Each node's optimal vector, in reverse elimination order, given the nodes chosen after it."""
     chosen: dict[int, int] = {}
     for z, bucket in reversed(records):
         total = np.zeros(vc.dom[z].V, dtype=vc.dtype)
@@ -242,7 +265,7 @@ def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = Non
                 part = f.array[tuple(slice(None) if n == z else chosen[n] for n in f.scope)]
             total = vc.clamp(total + part)
         chosen[z] = int(np.argmin(total))
-    return int(constant), [chosen[n] for n in range(N)], widest
+    return chosen
 
 
 def graph_marginals(vc: VectorCosts, W=None, extras=None) -> tuple[int, list[np.ndarray]]:
