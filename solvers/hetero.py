@@ -87,6 +87,18 @@ def brute_hetero(network: Network, array: ArraySpec, space: Space, alphas: Seque
 # ---- the exact Pareto DP ----------------------------------------------------------------------
 
 
+def _columns(network: Network, space: Space, alphas: Sequence[Fraction], H: int) -> list[list]:
+    """Per layer, its columns: a (type, alpha) cell at every level."""
+    return [list(product(_cells(network, space, alphas, l), repeat=H)) for l in range(len(network.layers))]  # noqa: E741
+
+
+def _columns_plan(cols, H: int) -> HeteroPlan:
+    """The plan whose layer l has column ``cols[l]``."""
+    L = len(cols)
+    return HeteroPlan(tuple(tuple(cols[l][h][0] for l in range(L)) for h in range(H)),  # noqa: E741
+                      tuple(tuple(cols[l][h][1] for l in range(L)) for h in range(H)))  # noqa: E741
+
+
 def _column_shares(col, H: int):
     """[level][group] -> {dim: share} of a layer whose column is ``col``."""
     out = []
@@ -197,7 +209,7 @@ def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas: Seque
         raise HeteroRefused("exact (uneven splits): chains only")
     H, L = array.levels, len(network.layers)
     lay = _Layout(H)
-    columns = [list(product(_cells(network, space, alphas, l), repeat=H)) for l in range(L)]  # noqa: E741
+    columns = _columns(network, space, alphas, H)
     # fronts: column of the last layer -> [(vector, columns so far)]
     fronts = {c: [(_layer_vector(network, lay, 0, c), (c,))] for c in columns[0]}
     kept = len(fronts)
@@ -223,8 +235,7 @@ def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas: Seque
             if best is None or t < best[0]:
                 best = (t, cols)
     cols = best[1]
-    plan = HeteroPlan(tuple(tuple(cols[l][h][0] for l in range(L)) for h in range(H)),  # noqa: E741
-                      tuple(tuple(cols[l][h][1] for l in range(L)) for h in range(H)))  # noqa: E741
+    plan = _columns_plan(cols, H)
     return HeteroSolution("exact", Status.OPTIMAL, plan, best[0], best[0], time.perf_counter() - t0, kept)
 
 
@@ -284,9 +295,41 @@ def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas: Seque
         raise HeteroRefused("cpsat (uneven splits): chains only")
     H, L = array.levels, len(network.layers)
     lay = _Layout(H)
-    columns = [list(product(_cells(network, space, alphas, l), repeat=H)) for l in range(L)]  # noqa: E741
+    columns = _columns(network, space, alphas, H)
     if sum(len(c) for c in columns) > max_columns:
         raise HeteroRefused(f"cpsat (uneven splits): more than {max_columns} columns")
+    own, edge, scale, ints = _scaled_amounts(network, array, lay, columns)
+    m = cp_model.CpModel()
+    x, y = _column_booleans(m, columns, edge)
+    exprs = _amount_terms(lay, own, edge, x, y, ints)
+    T = _step_time_var(m, array, lay, exprs, _amount_bound(lay, own, edge, ints) + 1)
+    solver, st = _minimise(m, T, time_limit_s)
+    cols = [next(c for c in columns[l] if solver.Value(x[l][c])) for l in range(L)]  # noqa: E741
+    plan = _columns_plan(cols, H)
+    value = Fraction(int(round(solver.ObjectiveValue())), scale)
+    bound = Fraction(int(round(solver.BestObjectiveBound())), scale)
+    status = Status.OPTIMAL if st == cp_model.OPTIMAL and value == bound else Status.FEASIBLE
+    return HeteroSolution("cpsat", status, plan, value, bound, time.perf_counter() - t0, len(columns))
+
+
+def _minimise(m, T, time_limit_s: float):
+    """Minimise T (one worker); the solver and its status, refused without a plan."""
+    from ortools.sat.python import cp_model
+
+    m.Minimize(T)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = time_limit_s
+    solver.parameters.num_workers = 1
+    st = solver.Solve(m)
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        raise HeteroRefused(f"cpsat (uneven splits): no plan within {time_limit_s} s")
+    return solver, st
+
+
+def _scaled_amounts(network: Network, array: ArraySpec, lay: _Layout, columns):
+    """Every column's and consecutive column pair's sum vector (``own``, ``edge``), the common
+    integer ``scale`` of seconds, and ``ints``: a vector in integer units (seconds * scale)."""
+    L = len(network.layers)
     peaks = array.leaf_peaks_TFLOPS()
     # seconds per unit of each vector component
     rate = [Fraction(1) / (peaks[i] * 10**12) for i in range(lay.leaves)] + [Fraction(0)] * (lay.size - lay.leaves)
@@ -299,7 +342,13 @@ def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas: Seque
     terms += [x * r for vecs in edge for v in vecs.values() for x, r in zip(v, rate)]
     scale = _lcm_den(terms)
     ints = lambda v: [int(x * r * scale) for x, r in zip(v, rate)]  # noqa: E731
-    m = cp_model.CpModel()
+    return own, edge, scale, ints
+
+
+def _column_booleans(m, columns, edge):
+    """x[l][column]: exactly one column per layer; y[l-1][(cu, cv)]: the pair of consecutive
+    columns chosen, consistent with x on both sides."""
+    L = len(columns)
     x = [{c: m.NewBoolVar("") for c in columns[l]} for l in range(L)]  # noqa: E741
     for l in range(L):  # noqa: E741
         m.AddExactlyOne(x[l].values())
@@ -311,23 +360,39 @@ def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas: Seque
         for cv in columns[l]:
             m.Add(sum(yl[(cu, cv)] for cu in columns[l - 1]) == x[l][cv])
         y.append(yl)
-    comp = [0] * lay.size
+    return x, y
+
+
+def _amount_terms(lay: _Layout, own, edge, x, y, ints) -> list[list]:
+    """Per vector component, the linear terms (integer amount * Boolean) of the plan's sum."""
     exprs = [[] for _ in range(lay.size)]
-    for l in range(L):  # noqa: E741
+    for l in range(len(own)):  # noqa: E741
         for c, v in own[l].items():
             for k, a in enumerate(ints(v)):
                 if a:
                     exprs[k].append(a * x[l][c])
-    for l in range(1, L):  # noqa: E741
+    for l in range(1, len(own)):  # noqa: E741
         for key, v in edge[l - 1].items():
             for k, a in enumerate(ints(v)):
                 if a:
                     exprs[k].append(a * y[l - 1][key])
+    return exprs
+
+
+def _amount_bound(lay: _Layout, own, edge, ints) -> int:
+    """An upper bound on every component's integer sum; refused beyond 64-bit integers."""
+    L = len(own)
     total_bound = sum(max(ints(v)[k] for v in own[l].values()) for l in range(L) for k in range(lay.size))  # noqa: E741
     total_bound += sum(max(ints(v)[k] for v in edge[l].values()) for l in range(L - 1) for k in range(lay.size))  # noqa: E741
     if total_bound >= 2**62:
         raise HeteroRefused("cpsat (uneven splits): the scaled amounts do not fit 64-bit integers")
-    ub = total_bound + 1
+    return total_bound
+
+
+def _step_time_var(m, array: ArraySpec, lay: _Layout, exprs, ub: int):
+    """T >= every leaf's compute plus its groups' max(side 0, side 1) (with overlap: the max of the two)."""
+    H = lay.H
+    comp = [0] * lay.size
     for k in range(lay.size):
         comp[k] = m.NewIntVar(0, ub, "")
         m.Add(comp[k] == sum(exprs[k]))
@@ -343,17 +408,4 @@ def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas: Seque
             m.Add(T >= comm)
         else:
             m.Add(T >= comp[i] + comm)
-    m.Minimize(T)
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = time_limit_s
-    solver.parameters.num_workers = 1
-    st = solver.Solve(m)
-    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise HeteroRefused(f"cpsat (uneven splits): no plan within {time_limit_s} s")
-    cols = [next(c for c in columns[l] if solver.Value(x[l][c])) for l in range(L)]  # noqa: E741
-    plan = HeteroPlan(tuple(tuple(cols[l][h][0] for l in range(L)) for h in range(H)),  # noqa: E741
-                      tuple(tuple(cols[l][h][1] for l in range(L)) for h in range(H)))  # noqa: E741
-    value = Fraction(int(round(solver.ObjectiveValue())), scale)
-    bound = Fraction(int(round(solver.BestObjectiveBound())), scale)
-    status = Status.OPTIMAL if st == cp_model.OPTIMAL and value == bound else Status.FEASIBLE
-    return HeteroSolution("cpsat", status, plan, value, bound, time.perf_counter() - t0, len(columns))
+    return T
