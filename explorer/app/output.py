@@ -66,6 +66,19 @@ def resolve_target(path: str) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _existing(path: str, option: str) -> os.stat_result | None:
+    """What is at ``path`` now (symlinks followed), None when nothing; a folder is refused."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"{option}: cannot write {path}: is a directory")
+    return st
+
+
 def check_writable(path: str, option: str = "--output") -> None:
     """Refuse, before any work, a destination that cannot be written (missing folder, a folder,
     no permission), so a long solve never ends in a lost report."""
@@ -78,14 +91,7 @@ def check_writable(path: str, option: str = "--output") -> None:
         except OSError as err:
             raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None
         return
-    try:
-        st = os.stat(path)  # follows symlinks
-    except FileNotFoundError:
-        st = None
-    except OSError as err:
-        raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None
-    if st is not None and stat.S_ISDIR(st.st_mode):
-        raise OutputError(f"{option}: cannot write {path}: is a directory")
+    st = _existing(path, option)
     if st is not None and not stat.S_ISREG(st.st_mode):
         if not os.access(path, os.W_OK):
             raise OutputError(f"{option}: cannot write {path}: permission denied")
@@ -123,22 +129,15 @@ def write_text(path: str, text: str, option: str = "--output") -> None:
             return
     except OSError as err:
         raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None
+    st = _existing(path, option)
     try:
-        st = os.stat(path)  # follows symlinks
-    except FileNotFoundError:
-        st = None
-    except OSError as err:
-        raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None
-    try:
-        if st is not None and stat.S_ISDIR(st.st_mode):
-            raise OutputError(f"{option}: cannot write {path}: is a directory")
         if st is not None and not stat.S_ISREG(st.st_mode):
             # a device, FIFO or socket: write into it; replacing it would destroy it
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
             return
         target = resolve_target(path)
-        mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~_umask()
+        mode = stat.S_IMODE(st.st_mode) if st is not None else new_file_mode()
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
