@@ -23,7 +23,7 @@ from fractions import Fraction
 from ..core.array import ArraySpec
 from ..core.constraints import Cap, Constraints, Forbid, Pin, tighten
 from ..core.errors import SpecError, shown
-from .fields import MAX_INT, check_pos_number
+from .fields import Fields, MAX_INT, check_pos_number
 from ..core.network import Network
 from ..core.partition import JOIN_TYPES, Space, parse_type
 from ..core.units import format_count, parse_amount
@@ -132,9 +132,7 @@ _FILE_KEYS = {"version", "caps", "memory_GiB", "weight_copies", "pins", "forbids
 def _from_file(path: str, net: Network, array: ArraySpec, space: Space):
     data = load_yaml_file(path)
     errors: list[str] = []
-    for k in data:
-        if k not in _FILE_KEYS:
-            errors.append(f"{k}: unknown key (allowed: {', '.join(sorted(_FILE_KEYS))})")
+    Fields(data, "", errors, _FILE_KEYS)  # unknown keys
     if data.get("version") != 1:
         errors.append(f"version: must be 1, got {shown(data.get('version'))}")
     caps, pins, forbids = [], [], []
