@@ -92,6 +92,17 @@ def _columns(network: Network, space: Space, alphas: Sequence[Fraction], H: int)
     return [list(product(_cells(network, space, alphas, l), repeat=H)) for l in range(len(network.layers))]  # noqa: E741
 
 
+def _chain_columns(network: Network, array: ArraySpec, space: Space, alphas: Sequence[Fraction], solver: str):
+    """What the joint solvers start from: a checked chain, its levels H, layers L, the leaf
+    layout and each layer's columns; HeteroRefused otherwise."""
+    check_array(array)
+    check_network(network)
+    if not network.is_chain:
+        raise HeteroRefused(f"{solver} (uneven splits): chains only")
+    H = array.levels
+    return H, len(network.layers), _Layout(H), _columns(network, space, alphas, H)
+
+
 def _columns_plan(cols, H: int) -> HeteroPlan:
     """The plan whose layer l has column ``cols[l]``."""
     L = len(cols)
@@ -203,13 +214,7 @@ def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas: Seque
                  max_states: int = 200_000) -> HeteroSolution:
     """The proven optimum of a chain by the Pareto DP of the module docstring."""
     t0 = time.perf_counter()
-    check_array(array)
-    check_network(network)
-    if not network.is_chain:
-        raise HeteroRefused("exact (uneven splits): chains only")
-    H, L = array.levels, len(network.layers)
-    lay = _Layout(H)
-    columns = _columns(network, space, alphas, H)
+    H, L, lay, columns = _chain_columns(network, array, space, alphas, "exact")
     # fronts: column of the last layer -> [(vector, columns so far)]
     fronts = {c: [(_layer_vector(network, lay, 0, c), (c,))] for c in columns[0]}
     kept = len(fronts)
@@ -289,13 +294,7 @@ def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas: Seque
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
-    check_array(array)
-    check_network(network)
-    if not network.is_chain:
-        raise HeteroRefused("cpsat (uneven splits): chains only")
-    H, L = array.levels, len(network.layers)
-    lay = _Layout(H)
-    columns = _columns(network, space, alphas, H)
+    H, L, lay, columns = _chain_columns(network, array, space, alphas, "cpsat")
     if sum(len(c) for c in columns) > max_columns:
         raise HeteroRefused(f"cpsat (uneven splits): more than {max_columns} columns")
     own, edge, scale, ints = _scaled_amounts(network, array, lay, columns)
