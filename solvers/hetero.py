@@ -22,12 +22,15 @@ import time
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import product
-from typing import Sequence
 
 from explorer.core.array import ArraySpec
 from explorer.core.comm import training_flops
 from explorer.core.hetero import (
+    AlphaSpace,
+    FreeAlphas,
     HeteroPlan,
+    alpha_space,
+    ancestor_path,
     check_array,
     check_network,
     evaluate_hetero,
@@ -56,28 +59,32 @@ class HeteroSolution:
     explored: int  # plans (brute) or kept states (exact)
 
 
-def _cells(network: Network, space: Space, alphas: Sequence[Fraction], layer: int) -> list[tuple[PartitionType, Fraction]]:
-    types = space.types if not network.layers[layer].is_join else tuple(t for t in space.types if t in JOIN_TYPES)
-    return [(t, a) for t in types for a in alphas]
+def _space_of(array: ArraySpec, alphas, free: FreeAlphas) -> AlphaSpace:
+    """``alphas`` is a grid (declared with ``free``) or an AlphaSpace already."""
+    return alphas if isinstance(alphas, AlphaSpace) else alpha_space(array, alphas, free)
 
 
-def brute_hetero(network: Network, array: ArraySpec, space: Space, alphas: Sequence[Fraction],
-                 max_plans: int = 200_000) -> HeteroSolution:
-    """Every plan scored by the evaluator; the first best in enumeration order."""
+def _layer_types(network: Network, space: Space, layer: int) -> tuple[PartitionType, ...]:
+    return space.types if not network.layers[layer].is_join else tuple(t for t in space.types if t in JOIN_TYPES)
+
+
+def brute_hetero(network: Network, array: ArraySpec, space: Space, alphas, max_plans: int = 200_000,
+                 free: FreeAlphas = FreeAlphas.UNLIKE) -> HeteroSolution:
+    """Every plan of the declared space scored by the evaluator; the first best in enumeration order."""
     t0 = time.perf_counter()
     check_array(array)
-    H, L = array.levels, len(network.layers)
-    cells = [_cells(network, space, alphas, l) for l in range(L)]  # noqa: E741
+    check_network(network)
+    aspace = _space_of(array, alphas, free)
+    H = array.levels
+    columns = _columns(network, space, aspace, H)
     n = 1
-    for c in cells:
-        n *= len(c) ** H
+    for c in columns:
+        n *= len(c)
     if n > max_plans:
         raise HeteroRefused(f"brute force: {n} plans, more than {max_plans}")
     best = None
-    for choice in product(*[cells[l] for _ in range(H) for l in range(L)]):  # noqa: E741
-        types = tuple(tuple(choice[h * L + l][0] for l in range(L)) for h in range(H))  # noqa: E741
-        alph = tuple(tuple(choice[h * L + l][1] for l in range(L)) for h in range(H))  # noqa: E741
-        plan = HeteroPlan(types, alph)
+    for cols in product(*columns):
+        plan = _columns_plan(cols, H)
         t = evaluate_hetero(network, array, plan).step_time_s
         if best is None or t < best[0]:
             best = (t, plan)
@@ -87,12 +94,18 @@ def brute_hetero(network: Network, array: ArraySpec, space: Space, alphas: Seque
 # ---- the exact Pareto DP ----------------------------------------------------------------------
 
 
-def _columns(network: Network, space: Space, alphas: Sequence[Fraction], H: int) -> list[list]:
-    """Per layer, its columns: a (type, alpha) cell at every level."""
-    return [list(product(_cells(network, space, alphas, l), repeat=H)) for l in range(len(network.layers))]  # noqa: E741
+def _columns(network: Network, space: Space, aspace: AlphaSpace, H: int) -> list[list]:
+    """Per layer, its columns: a (type, alpha per group) cell at every level, from the declared space."""
+    rows = [aspace.level_rows(h) for h in range(H)]
+    out = []
+    for l in range(len(network.layers)):  # noqa: E741
+        cells = [[(t, r) for t in _layer_types(network, space, l) for r in rows[h]] for h in range(H)]
+        out.append(list(product(*cells)))
+    return out
 
 
-def _chain_columns(network: Network, array: ArraySpec, space: Space, alphas: Sequence[Fraction], solver: str):
+def _chain_columns(network: Network, array: ArraySpec, space: Space, alphas, solver: str,
+                   free: FreeAlphas = FreeAlphas.UNLIKE):
     """What the joint solvers start from: a checked chain, its levels H, layers L, the leaf
     layout and each layer's columns; HeteroRefused otherwise."""
     check_array(array)
@@ -100,36 +113,29 @@ def _chain_columns(network: Network, array: ArraySpec, space: Space, alphas: Seq
     if not network.is_chain:
         raise HeteroRefused(f"{solver} (uneven splits): chains only")
     H = array.levels
-    return H, len(network.layers), _Layout(H), _columns(network, space, alphas, H)
+    return H, len(network.layers), _Layout(H), _columns(network, space, _space_of(array, alphas, free), H)
 
 
 def _columns_plan(cols, H: int) -> HeteroPlan:
     """The plan whose layer l has column ``cols[l]``."""
     L = len(cols)
     return HeteroPlan(tuple(tuple(cols[l][h][0] for l in range(L)) for h in range(H)),  # noqa: E741
-                      tuple(tuple(cols[l][h][1] for l in range(L)) for h in range(H)))  # noqa: E741
+                      tuple(tuple(tuple(cols[l][h][1][g] for l in range(L)) for g in range(2**h))  # noqa: E741
+                            for h in range(H)))
+
+
+def _path_shares(col, level: int, group: int) -> dict:
+    s = {Dim.B: Fraction(1), Dim.D_I: Fraction(1), Dim.D_O: Fraction(1)}
+    for k, anc, side in ancestor_path(level, group):
+        t, row = col[k]
+        s[t.spec.halves] *= side_share(row[anc], side)
+    return s
 
 
 def _column_shares(col, H: int):
-    """[level][group] -> {dim: share} of a layer whose column is ``col``."""
-    out = []
-    for h in range(H):
-        row = []
-        for g in range(2**h):
-            s = {Dim.B: Fraction(1), Dim.D_I: Fraction(1), Dim.D_O: Fraction(1)}
-            for k in range(h):
-                t, a = col[k]
-                s[t.spec.halves] *= side_share(a, (g >> (h - 1 - k)) & 1)
-            row.append(s)
-        out.append(row)
-    leaves = []
-    for i in range(2**H):
-        s = {Dim.B: Fraction(1), Dim.D_I: Fraction(1), Dim.D_O: Fraction(1)}
-        for k in range(H):
-            t, a = col[k]
-            s[t.spec.halves] *= side_share(a, (i >> (H - 1 - k)) & 1)
-        leaves.append(s)
-    return out, leaves
+    """[level][group] -> {dim: share} of a layer whose column is ``col``, and per leaf."""
+    out = [[_path_shares(col, h, g) for g in range(2**h)] for h in range(H)]
+    return out, [_path_shares(col, H, i) for i in range(2**H)]
 
 
 class _Layout:
@@ -172,8 +178,8 @@ def _edge_vector(network: Network, lay: _Layout, u: int, v: int, share: Fraction
     whole = V.input_elements(network.batch) * share
     out = [Fraction(0)] * lay.size
     for h in range(lay.H):
-        c0, c1 = inter_split(cu[h][0], cu[h][1], cv[h][0], cv[h][1], U.is_join, V.is_join)
         for g, s in enumerate(groups[h]):
+            c0, c1 = inter_split(cu[h][0], cu[h][1][g], cv[h][0], cv[h][1][g], U.is_join, V.is_join)
             x = whole * size_share(s, Size.F_IN)
             p = lay.pos[(h, g)]
             out[p] += c0 * x
@@ -210,11 +216,11 @@ def _step(array: ArraySpec, lay: _Layout, vec) -> Fraction:
     return worst
 
 
-def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas: Sequence[Fraction],
-                 max_states: int = 200_000) -> HeteroSolution:
+def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas,
+                 max_states: int = 200_000, free: FreeAlphas = FreeAlphas.UNLIKE) -> HeteroSolution:
     """The proven optimum of a chain by the Pareto DP of the module docstring."""
     t0 = time.perf_counter()
-    H, L, lay, columns = _chain_columns(network, array, space, alphas, "exact")
+    H, L, lay, columns = _chain_columns(network, array, space, alphas, "exact", free)
     # fronts: column of the last layer -> [(vector, columns so far)]
     fronts = {c: [(_layer_vector(network, lay, 0, c), (c,))] for c in columns[0]}
     kept = len(fronts)
@@ -247,22 +253,25 @@ def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas: Seque
 # ---- split search (no proof) ------------------------------------------------------------------
 
 
-def search_level_alphas(network: Network, array: ArraySpec, start: HeteroPlan, alphas: Sequence[Fraction],
-                        rounds: int = 3) -> HeteroSolution:
-    """Coordinate descent from ``start``: its types kept, one alpha per level for all layers, each
-    level's alpha in turn set to the grid value of least step time, until a round changes nothing.
-    A heuristic (status FEASIBLE, no bound); never slower than ``start`` (a change must improve)."""
+def search_level_alphas(network: Network, array: ArraySpec, start: HeteroPlan, alphas,
+                        rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE) -> HeteroSolution:
+    """Coordinate descent from ``start``: its types kept; each free class of the declared space
+    in turn (top first) gets the grid value of least step time for all its groups and layers,
+    until a round changes nothing. A heuristic (status FEASIBLE, no bound); never slower than
+    ``start`` (a change must improve)."""
     t0 = time.perf_counter()
     check_array(array)
+    aspace = _space_of(array, alphas, free)
     L = len(network.layers)
     current = start
     best = evaluate_hetero(network, array, current).step_time_s
     tried = 1
     for _ in range(rounds):
         changed = False
-        for h in range(array.levels):
-            for a in alphas:
-                cand = HeteroPlan(current.types, current.alphas[:h] + ((a,) * L,) + current.alphas[h + 1 :])
+        for h, c in aspace.free_classes():
+            for a in aspace.grid:
+                row = tuple((a,) * L if aspace.group_class[h][g] == c else r for g, r in enumerate(current.alphas[h]))
+                cand = HeteroPlan(current.types, current.alphas[:h] + (row,) + current.alphas[h + 1 :])
                 t = evaluate_hetero(network, array, cand).step_time_s
                 tried += 1
                 if t < best:
@@ -284,8 +293,8 @@ def _lcm_den(values) -> int:
     return d
 
 
-def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas: Sequence[Fraction],
-                 time_limit_s: float = 60.0, max_columns: int = 2_000) -> HeteroSolution:
+def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas,
+                 time_limit_s: float = 60.0, max_columns: int = 2_000, free: FreeAlphas = FreeAlphas.UNLIKE) -> HeteroSolution:
     """CP-SAT over the same columns as the Pareto DP: one Boolean per layer column, one per
     pair of consecutive columns; every leaf's compute and every group side's amount are linear
     in them, scaled to seconds times one common integer; T >= each leaf's compute plus its
@@ -294,7 +303,7 @@ def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas: Seque
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
-    H, L, lay, columns = _chain_columns(network, array, space, alphas, "cpsat")
+    H, L, lay, columns = _chain_columns(network, array, space, alphas, "cpsat", free)
     if sum(len(c) for c in columns) > max_columns:
         raise HeteroRefused(f"cpsat (uneven splits): more than {max_columns} columns")
     own, edge, scale, ints = _scaled_amounts(network, array, lay, columns)

@@ -11,8 +11,10 @@ from explorer.core.array import AcceleratorKind, ArraySpec, synthetic_array
 from explorer.core.errors import SpecError
 from explorer.core.evaluate import evaluate
 from explorer.core.hetero import (
+    FreeAlphas,
     HeteroPlan,
     alpha_grid,
+    alpha_space,
     evaluate_hetero,
     group_shares,
     inter_split,
@@ -118,9 +120,64 @@ def test_group_shares_two_levels():
 def test_proportional_rule():
     a = load_array("tpu-mix-16")
     # level 0: 8*45 / (8*45 + 8*123) = 360/1344 = 15/56; below, each group is one kind: 1/2.
-    assert proportional_alphas(a) == (F(15, 56), F(1, 2), F(1, 2), F(1, 2))
-    with pytest.raises(SpecError, match="level 1 .* different compute ratios"):
-        proportional_alphas(mix(2, [1, 1, 1, 3]))
+    assert proportional_alphas(a) == ((F(15, 56),), (F(1, 2),) * 2, (F(1, 2),) * 4, (F(1, 2),) * 8)
+    # groups of one level may differ: [1, 1 | 1, 3] splits 1:1 and 1:3
+    assert proportional_alphas(mix(2, [1, 1, 1, 3])) == ((F(2, 6),), (F(1, 2), F(1, 4)))
+
+
+# 4 v2 + 12 v3 in tree order (the shipped peaks 45 and 123 TFLOPS; 1 and 3 in the evaluation golden)
+MIX_4_12 = [45] * 4 + [123] * 12
+
+
+def test_alpha_space_of_a_4_12_mix():
+    # level 0: v2x4 v3x4 | v3x8: unlike, free. Level 1: group 0 v2x4 | v3x4 free; group 1 v3x4 | v3x4
+    # fixed 1/2. Level 2: v2x2|v2x2 (group 0) and v3x2|v3x2 (groups 1-3, one class): fixed. Level 3 alike.
+    s = alpha_space(mix(4, MIX_4_12), alpha_grid(16))
+    assert s.group_class == ((0,), (0, 1), (0, 1, 1, 1), (0, 0, 1, 1, 1, 1, 1, 1))
+    assert s.class_free == ((True,), (True, False), (False, False), (False, False))
+    assert s.free_classes() == [(0, 0), (1, 0)]
+    assert s.choices(1, 1) == (F(1, 2),) and len(s.choices(1, 0)) == 15
+    assert len(s.level_rows(1)) == 15 and s.level_rows(1)[0] == (F(1, 16), F(1, 2))
+    every = alpha_space(mix(4, MIX_4_12), alpha_grid(4), FreeAlphas.ALL)
+    assert every.class_free == ((True,), (True, True), (True, True), (True, True))
+    assert len(every.level_rows(2)) == 9  # two classes of 3 alphas each: groups 1-3 share one
+    # 8 + 8 (tpu-mix-16): only the top split is free
+    assert alpha_space(load_array("tpu-mix-16"), alpha_grid(16)).free_classes() == [(0, 0)]
+    # proportional: level 0: (4*45 + 4*123) / (4*45 + 12*123) = 672/1656 = 28/69; level 1 group 0:
+    # 180/672 = 15/56, group 1: 1/2; below, one kind per group: 1/2.
+    assert proportional_alphas(mix(4, MIX_4_12)) == ((F(28, 69),), (F(15, 56), F(1, 2)), (F(1, 2),) * 4, (F(1, 2),) * 8)
+
+
+def test_per_group_alphas_golden_4_12():
+    """NET on 4 + 12 leaves of 1 and 3 TFLOPS, 4 levels, 10 GB/s, 2-byte elements. Type I
+    everywhere; every alpha 1/2 except level 1 group 0's f1: 1/4.
+    Intra (dW of f1 + f2, never split by I): 8 + 4 = 12 each way in every group.
+    Level 1 group 0, edge f1 -> f2 (f2's input 16, B share 1/2 from level 0: X = 8): F row(1/4) ->
+    row(1/2): (0, 1/4); E row(1/2) -> row(1/4): (1/4, 0); (2, 2) elements: sides (14, 14), 2.8 ns.
+    Every other group (12, 12): 2.4 ns. Comm: leaves 0-7: 2.4 + 2.8 + 2.4 + 2.4 = 10.0 ns; 8-15: 9.6.
+    Compute (576 FLOP in all: f1 384, f2 192; I splits B): leaf 0 (1 TFLOPS): f1 share 1/2 * 1/4 *
+    1/4 = 1/32 -> 12, f2 1/16 -> 12: 24 ps. Leaf 4 (3 TFLOPS): f1 1/2 * 3/4 * 1/4 = 3/32 -> 36, f2
+    12: 16 ps. Leaf 8: f1 24 + f2 12 = 36 / 3 = 12 ps. Step: leaf 0's 10.024 ns.
+    Traffic: (24 + 52 + 4*24 + 8*24) elements * 2 B = 728 B."""
+    arr = mix(4, [1] * 4 + [3] * 12)
+    types = ((I, I),) * 4
+    alphas = (((F(1, 2), F(1, 2)),), ((F(1, 4), F(1, 2)), (F(1, 2), F(1, 2))),
+              ((F(1, 2), F(1, 2)),) * 4, ((F(1, 2), F(1, 2)),) * 8)
+    plan = HeteroPlan(types, alphas)
+    ev = evaluate_hetero(NET, arr, plan)
+    assert ev.group_amounts[1] == ((F(14), F(14)), (F(12), F(12)))
+    assert ev.group_amounts[0] == ((F(12), F(12)),) and set(ev.group_amounts[3]) == {(F(12), F(12))}
+    assert ev.leaf_comm_s == (F(10, 10**9),) * 8 + (F(96, 10**10),) * 8
+    assert ev.leaf_compute_s[0] == F(24, 10**12) and ev.leaf_compute_s[4] == F(16, 10**12)
+    assert ev.leaf_compute_s[8] == F(12, 10**12)
+    assert ev.step_time_s == F(10024, 10**12)
+    assert ev.traffic_bytes == 728
+    space = alpha_space(arr, alpha_grid(4))
+    assert space.contains(plan)  # level 1 group 0 is free; its 1/4 is on the grid
+    bad = HeteroPlan(types, alphas[:2] + (((F(1, 4), F(1, 2)),) * 4,) + alphas[3:])
+    assert not space.contains(bad)  # level 2's groups split alike subtrees: 1/2 by rule
+    # the old form (one alpha row per level) is every group's row
+    assert HeteroPlan(types, ((F(1, 4), F(1, 2)),) * 4).alphas[2] == ((F(1, 4), F(1, 2)),) * 4
 
 
 def _modelled(net) -> bool:

@@ -16,8 +16,8 @@ def test_split_rules_on_the_tpu_mix():
     eq = split_run(net, arr, Space.ACCPAR, Split.EQUAL)
     prop = split_run(net, arr, Space.ACCPAR, Split.PROPORTIONAL)
     search = split_run(net, arr, Space.ACCPAR, Split.SEARCH)
-    assert all(a == F(1, 2) for row in eq.plan.alphas for a in row)
-    assert [row[0] for row in prop.plan.alphas] == [F(15, 56), F(1, 2), F(1, 2), F(1, 2)]
+    assert all(a == F(1, 2) for groups in eq.plan.alphas for row in groups for a in row)
+    assert [groups[0][0] for groups in prop.plan.alphas] == [F(15, 56), F(1, 2), F(1, 2), F(1, 2)]
     # the step time reported is the evaluator's, and search never loses to its starting points
     for r in (eq, prop, search):
         assert r.step_time_s == evaluate_hetero(net, arr, r.plan).step_time_s
@@ -61,3 +61,23 @@ def test_split_refuses_nodes_it_does_not_model(capsys):
     code, out, err = run_cli(["split", "--model", "mobilenet-v2"], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "grouped conv" in err and "uneven splits are modelled for conv, fc, add and concat nodes only" in err
+
+
+def test_split_on_a_4_12_mix_has_alphas_per_group(capsys):
+    """4 v2 + 12 v3: the groups of level 1 split differently (v2x4|v3x4 and v3x4|v3x4)."""
+    from explorer.core.array import AcceleratorKind, ArraySpec
+
+    v2, v3 = AcceleratorKind("v2", F(45), F(16)), AcceleratorKind("v3", F(123), F(32))
+    arr = ArraySpec("mix-4-12", 4, 2, (F(70),) * 4, F(45), F(16), leaves=(v2,) * 4 + (v3,) * 12)
+    net = load_model("lenet-c")
+    prop = split_run(net, arr, Space.ACCPAR, Split.PROPORTIONAL)
+    assert prop.plan.alphas[0][0][0] == F(28, 69) and [r[0] for r in prop.plan.alphas[1]] == [F(15, 56), F(1, 2)]
+    search = split_run(net, arr, Space.ACCPAR, Split.SEARCH)
+    eq = split_run(net, arr, Space.ACCPAR, Split.EQUAL)
+    assert search.step_time_s <= min(eq.step_time_s, prop.step_time_s)
+    assert search.alpha_space.free_classes() == [(0, 0), (1, 0)]
+    from explorer.app.split import render_split
+
+    text = render_split(prop)
+    assert "level 1 [v2x4|v3x4]: 15/56 (every layer)" in text and "level 1 [v3x4|v3x4]: 1/2 (every layer)" in text
+    assert "level 2: 1/2 (every layer)" in text

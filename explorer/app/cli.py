@@ -263,7 +263,7 @@ def list_cmd(fmt):
 @click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML or an ONNX model.")
 @click.option("--array", "array", default="tpu-mix-16", show_default=True, help="Shipped array name or path to an array YAML (accelerators of kinds).")
 @click.option("--space", type=click.Choice([s.value for s in Space]), default="accpar", show_default=True, help="Partition types of the plan.")
-@click.option("--split", "split", type=click.Choice(["equal", "proportional", "search"]), default="search", show_default=True, help="equal: alpha 1/2 everywhere; proportional: each level's peak compute ratio; search: per-level alpha on the grid, from the better of those two (no proof).")
+@click.option("--split", "split", type=click.Choice(["equal", "proportional", "search"]), default="search", show_default=True, help="equal: alpha 1/2 everywhere; proportional: each group's peak compute ratio; search: each free class's alpha on the grid, from the better of those two (no proof).")
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="Alphas searched: multiples of 1/N.")
 @click.option("--batch", type=int, default=None, help="Override the network's batch size.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object.")

@@ -1,10 +1,10 @@
 """``explore split``: a plan with uneven splits on an array of kinds, against equal-split plans.
 
 ``--split equal`` keeps alpha = 1/2 everywhere (what ``explore`` does on any array), ``proportional``
-sets each level's alpha to its subgroup 0's part of the group's peak compute, ``search`` starts
-from the better of those two and moves one level's alpha at a time over the declared grid
-(multiples of 1/grid) while the step time drops (``solvers.hetero.search_level_alphas``: no
-proof). The partition types are those of the time-optimal equal-split plan of the hierarchical
+sets each group's alpha to its subgroup 0's part of the group's peak compute (any mix), ``search``
+starts from the better of those two and moves one free class's alpha at a time over the declared
+space (``core.hetero.alpha_space``, multiples of 1/grid) while the step time drops
+(``solvers.hetero.search_level_alphas``: no proof). The partition types are those of the time-optimal equal-split plan of the hierarchical
 DP in the chosen space. Every step time is the slowest accelerator's (``core.hetero``).
 """
 
@@ -16,7 +16,17 @@ from fractions import Fraction
 from typing import Any
 
 from ..core.array import ArraySpec
-from ..core.hetero import HeteroPlan, alpha_grid, check_array, evaluate_hetero, proportional_alphas, with_level_alphas
+from ..core.hetero import (
+    AlphaSpace,
+    FreeAlphas,
+    HeteroPlan,
+    alpha_grid,
+    alpha_space,
+    check_array,
+    evaluate_hetero,
+    proportional_alphas,
+    with_group_alphas,
+)
 from ..core.network import Network
 from ..core.objective import Objective
 from ..core.partition import Space
@@ -54,18 +64,33 @@ class SplitReport:
     compared: tuple[tuple[str, Fraction], ...]  # (plan, its equal-split step time)
     layer_names: tuple[str, ...]
     wall_s: float
+    alpha_space: AlphaSpace | None = None  # the declared space (groups' classes)
+    class_labels: tuple[tuple[str, ...], ...] = ()  # [level][class]: "v2x4|v3x4"
 
     def speedup(self, name: str) -> Fraction:
         return dict(self.compared)[name] / self.step_time_s
 
     def level_alphas(self) -> list[dict[Fraction, list[str]]]:
-        """Per level: alpha -> the layers that take it (one entry when the level is uniform)."""
+        """Per level: alpha -> the layers that take it in group 0 (one entry when the level is uniform)."""
+        return [self._alpha_layers(groups[0]) for groups in self.plan.alphas]
+
+    def _alpha_layers(self, row) -> dict[Fraction, list[str]]:
+        d: dict[Fraction, list[str]] = {}
+        for name, a in zip(self.layer_names, row):
+            d.setdefault(a, []).append(name)
+        return d
+
+    def class_alphas(self) -> list[list[tuple[str, dict[Fraction, list[str]]]]]:
+        """Per level, per class of groups (identical subtrees): its label and alpha -> layers."""
         out = []
-        for row in self.plan.alphas:
-            d: dict[Fraction, list[str]] = {}
-            for name, a in zip(self.layer_names, row):
-                d.setdefault(a, []).append(name)
-            out.append(d)
+        for h, groups in enumerate(self.plan.alphas):
+            classes = self.alpha_space.group_class[h] if self.alpha_space else (0,) * len(groups)
+            row = []
+            for c in range(max(classes) + 1):
+                g = classes.index(c)
+                label = self.class_labels[h][c] if self.class_labels else f"group {g}"
+                row.append((label, self._alpha_layers(groups[g])))
+            out.append(row)
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -73,7 +98,7 @@ class SplitReport:
             "network": self.network, "array": self.array, "space": str(self.space), "split": str(self.split),
             "alpha_grid": self.grid, "status": self.status.value,
             "plan": [[t.value for t in row] for row in self.plan.types],
-            "alphas": [[str(a) for a in row] for row in self.plan.alphas],
+            "alphas": [[[str(a) for a in row] for row in groups] for groups in self.plan.alphas],  # [level][group][layer]
             "step_time_s": float(self.step_time_s), "step_time_s_exact": str(self.step_time_s),
             "group_times_s": [float(t) for t in self.group_times_s], "idle_s": float(self.idle_s),
             "compared": {name: {"step_time_s": float(t), "speedup": float(t / self.step_time_s)} for name, t in self.compared},
@@ -86,11 +111,39 @@ def _dp_plan(problem: Problem):
     return sol.plan
 
 
-def split_run(network: Network, array: ArraySpec, space: Space, split: Split, grid: int = 16) -> SplitReport:
+def _runs(names) -> str:
+    out: list[list] = []
+    for n in names:
+        if out and out[-1][0] == n:
+            out[-1][1] += 1
+        else:
+            out.append([n, 1])
+    return " ".join(f"{n}x{k}" for n, k in out)
+
+
+def class_labels(array: ArraySpec, aspace: AlphaSpace) -> tuple[tuple[str, ...], ...]:
+    """Per level per class: its subgroups' kinds, run-length coded ("v2x4|v3x4")."""
+    names = [k.name for k in array.leaves] if array.leaves else ["acc"] * array.accelerators
+    out = []
+    for h, classes in enumerate(aspace.group_class):
+        n = 2 ** (array.levels - h)
+        row = []
+        for c in range(max(classes) + 1):
+            g = classes.index(c)
+            leaves = names[g * n : (g + 1) * n]
+            row.append(_runs(leaves[: n // 2]) + "|" + _runs(leaves[n // 2 :]))
+        out.append(tuple(row))
+    return tuple(out)
+
+
+def split_run(network: Network, array: ArraySpec, space: Space, split: Split, grid: int = 16,
+              free: FreeAlphas = FreeAlphas.UNLIKE) -> SplitReport:
+    """One ``explore split`` run on any mix of kinds (module docstring)."""
     import time
 
     t0 = time.perf_counter()
     check_array(array)
+    aspace = alpha_space(array, alpha_grid(grid), free)
     problem = Problem(network, array, space, Objective.TIME)
     types = _dp_plan(problem)
     hypar = _dp_plan(Problem(network, array, Space.HYPAR, Objective.TIME))
@@ -102,19 +155,26 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     if split is Split.EQUAL:
         plan = equal
     else:
-        prop = with_level_alphas(types, proportional_alphas(array))
+        prop = with_group_alphas(types, proportional_alphas(array))
         plan = prop
         if split is Split.SEARCH:
             start = min((equal, prop), key=lambda p: evaluate_hetero(network, array, p).step_time_s)
-            plan = search_level_alphas(network, array, start, alpha_grid(grid)).plan
+            plan = search_level_alphas(network, array, start, aspace).plan
     ev = evaluate_hetero(network, array, plan)
     g0, g1, idle = ev.top_groups()
     return SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
-                       tuple(compared), tuple(L.name for L in network.layers), time.perf_counter() - t0)
+                       tuple(compared), tuple(L.name for L in network.layers), time.perf_counter() - t0,
+                       aspace, class_labels(array, aspace))
 
 
 def _ms(x: Fraction) -> str:
     return f"{float(x) * 1e3:.4g} ms"
+
+
+def _alphas_text(d: dict[Fraction, list[str]]) -> str:
+    if len(d) == 1:
+        return f"{next(iter(d))} (every layer)"
+    return "; ".join(f"{a}: {', '.join(names)}" for a, names in d.items())
 
 
 def render_split(r: SplitReport) -> str:
@@ -122,11 +182,12 @@ def render_split(r: SplitReport) -> str:
              f"step time {_ms(r.step_time_s)} (the slowest accelerator)",
              f"top-level groups: {_ms(r.group_times_s[0])} and {_ms(r.group_times_s[1])}; the faster idles {_ms(r.idle_s)}",
              "alpha (subgroup 0's share) per level:"]
-    for h, d in enumerate(r.level_alphas()):
-        if len(d) == 1:
-            lines.append(f"  level {h}: {next(iter(d))} (every layer)")
+    for h, classes in enumerate(r.class_alphas()):
+        if all(d == classes[0][1] for _, d in classes):  # every group of the level alike
+            lines.append(f"  level {h}: {_alphas_text(classes[0][1])}")
         else:
-            lines.append(f"  level {h}: " + "; ".join(f"{a}: {', '.join(names)}" for a, names in d.items()))
+            for label, d in classes:
+                lines.append(f"  level {h} [{label}]: {_alphas_text(d)}")
     lines.append("types per level: " + " | ".join(" ".join(t.value for t in row) for row in r.plan.types))
     lines.append("speedup over equal-split plans:")
     labels = {"all-I": "data parallelism", "trick": "the trick (conv I, fc II)", "hypar": "HyPar's plan (hypar DP, time)"}

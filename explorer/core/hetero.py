@@ -6,11 +6,21 @@ is, and ``tests/test_hetero_model.py`` proves this model equals it wherever alph
 **Uneven splits.** At level h every group splits each layer's chosen dimension (the one its
 type halves today: I -> B, II -> D_i, III -> D_o) between its two subgroups in the ratio
 alpha : (1 - alpha): subgroup 0 (the first half of the group's leaves in tree order) gets
-alpha, subgroup 1 gets 1 - alpha. A plan gives one type and one alpha per layer per level
-(AccPar-style, level by level: every group of a level uses the same row). A group's share of a
-dimension is the product, over the levels above, of the part its side got; a tensor's size in a
-group is its whole size times the shares of the dimensions it spans (``Size.dims``), which is
-``comm.scaled_sizes`` when every alpha is 1/2.
+alpha, subgroup 1 gets 1 - alpha. A plan gives, per layer, one type per level (shared by every
+group of the level, as in HyPar) and one alpha per group (``HeteroPlan.alphas[level][group][layer]``:
+the evaluator takes any alphas). A group's share of a dimension is the product, over the levels
+above, of the part its side got at each of its ancestors; a tensor's size in a group is its whole
+size times the shares of the dimensions it spans (``Size.dims``), which is ``comm.scaled_sizes``
+when every alpha is 1/2.
+
+**The declared alpha space** (``AlphaSpace``, what the solvers choose from): groups of a level
+that are identical subtrees (the same peak compute leaf by leaf) form a *class* and share one
+alpha per layer (by symmetry they are interchangeable). A class's alpha is free (any value of the
+grid, multiples of 1/N) where its two subgroups are not identical subtrees (``FreeAlphas.UNLIKE``,
+AccPar's choice); where they are identical the split is 1/2 by rule. ``FreeAlphas.ALL`` frees
+every class (a larger space, for small cases). 8 v2 + 8 v3 in tree order: one free alpha (level
+0); 4 v2 + 12 v3: level 0 (v2 v2 v2 v2 v3 v3 v3 v3 | v3 x8) and level 1's first group (v2 x4 |
+v3 x4) are free, level 1's second group (v3 x4 | v3 x4) and everything below split 1/2.
 
 **Amounts, from layouts** (model.md section 4 with a ratio; X is the tensor's size in the group,
 a the producer's / source layout's alpha, b the consumer's / target's; (side 0 sends, side 1 sends)):
@@ -38,8 +48,10 @@ unevenly): ``check_array`` refuses the others.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import product
 from typing import Sequence
 
 from .array import ArraySpec
@@ -58,10 +70,21 @@ Pair = tuple[Fraction, Fraction]  # (side 0 sends, side 1 sends)
 
 @dataclass(frozen=True, slots=True)
 class HeteroPlan:
-    """A type and an alpha (subgroup 0's share of the type's dimension) per level per layer."""
+    """A type per level per layer and an alpha (subgroup 0's share of the type's dimension) per
+    level per group per layer. ``alphas`` may also be given the old way, one row per level
+    ([level][layer]): that row is then every group's of the level."""
 
     types: tuple[tuple[PartitionType, ...], ...]  # [level][layer]
-    alphas: tuple[tuple[Fraction, ...], ...]  # [level][layer], 0 < alpha < 1
+    alphas: tuple[tuple[tuple[Fraction, ...], ...], ...]  # [level][group][layer], 0 < alpha < 1
+
+    def __post_init__(self) -> None:
+        rows = []
+        for h, row in enumerate(self.alphas):
+            if len(row) and not isinstance(row[0], (tuple, list)):
+                rows.append((tuple(row),) * 2**h)  # one row shared by the 2^h groups
+            else:
+                rows.append(tuple(tuple(r) for r in row))
+        object.__setattr__(self, "alphas", tuple(rows))
 
     @property
     def levels(self) -> int:
@@ -71,9 +94,12 @@ class HeteroPlan:
     def plan(self) -> Plan:
         return Plan(self.types)
 
+    def alpha(self, level: int, group: int, layer: int) -> Fraction:
+        return self.alphas[level][group][layer]
+
     @staticmethod
     def equal(plan: Plan) -> "HeteroPlan":
-        return HeteroPlan(plan.types, tuple((HALF,) * len(row) for row in plan.types))
+        return HeteroPlan(plan.types, tuple(((HALF,) * len(row),) * 2**h for h, row in enumerate(plan.types)))
 
 
 def alpha_grid(denominator: int) -> tuple[Fraction, ...]:
@@ -128,14 +154,18 @@ def side_share(alpha: Fraction, side: int) -> Fraction:
     return alpha if side == 0 else 1 - alpha
 
 
+def ancestor_path(level: int, group: int):
+    """(level k, its group, the side taken) for k = 0 .. level-1 on the way down to ``group``."""
+    return [(k, group >> (level - k), (group >> (level - 1 - k)) & 1) for k in range(level)]
+
+
 def group_shares(plan: HeteroPlan, level: int, group: int, layer: int) -> dict[Dim, Fraction]:
     """Layer's share of B, D_i and D_o in group ``group`` of level ``level`` (its path: the binary
-    spelling of ``group`` on ``level`` bits, top first)."""
+    spelling of ``group`` on ``level`` bits, top first; each ancestor's own alpha)."""
     shares = {d: Fraction(1) for d in _DIMS}
-    for k in range(level):
-        side = (group >> (level - 1 - k)) & 1
+    for k, anc, side in ancestor_path(level, group):
         t = plan.types[k][layer]
-        shares[t.spec.halves] *= side_share(plan.alphas[k][layer], side)
+        shares[t.spec.halves] *= side_share(plan.alphas[k][anc][layer], side)
     return shares
 
 
@@ -155,7 +185,7 @@ def group_amounts(network: Network, plan: HeteroPlan, level: int, group: int) ->
     """Elements each side of the group's pair sends at its level: every layer's intra exchange and every edge's re-layout."""
     whole = _whole_sizes(network)
     shares = [group_shares(plan, level, group, l) for l in range(len(network.layers))]  # noqa: E741
-    row, alphas = plan.types[level], plan.alphas[level]
+    row, alphas = plan.types[level], plan.alphas[level][group]
     s0 = s1 = Fraction(0)
     for l, layer in enumerate(network.layers):  # noqa: E741
         if layer.is_join:
@@ -212,11 +242,14 @@ def check_plan(network: Network, array: ArraySpec, plan: HeteroPlan) -> None:
     if plan.levels != array.levels or len(plan.alphas) != array.levels:
         raise ValueError(f"the plan has {plan.levels} levels, the array {array.levels}")
     for h in range(plan.levels):
-        if len(plan.types[h]) != L or len(plan.alphas[h]) != L:
-            raise ValueError(f"level {h}: one type and one alpha per layer ({L})")
-        for a in plan.alphas[h]:
-            if not 0 < a < 1:
-                raise ValueError(f"level {h}: alpha must be strictly between 0 and 1, got {a}")
+        if len(plan.types[h]) != L or len(plan.alphas[h]) != 2**h:
+            raise ValueError(f"level {h}: one type per layer ({L}) and one alpha row per group ({2**h})")
+        for row in plan.alphas[h]:
+            if len(row) != L:
+                raise ValueError(f"level {h}: one alpha per layer ({L}) in every group")
+            for a in row:
+                if not 0 < a < 1:
+                    raise ValueError(f"level {h}: alpha must be strictly between 0 and 1, got {a}")
 
 
 def evaluate_hetero(network: Network, array: ArraySpec, plan: HeteroPlan) -> HeteroEvaluation:
@@ -239,25 +272,99 @@ def evaluate_hetero(network: Network, array: ArraySpec, plan: HeteroPlan) -> Het
 # ---- split rules ------------------------------------------------------------------------------
 
 
-def proportional_alphas(array: ArraySpec) -> tuple[Fraction, ...]:
-    """Per level, subgroup 0's part of the peak compute of its group (the ``proportional`` rule).
-    Every group of a level must get the same ratio (a plan has one alpha per layer per level)."""
+def proportional_alphas(array: ArraySpec) -> tuple[tuple[Fraction, ...], ...]:
+    """Per level per group, subgroup 0's part of the group's peak compute (the ``proportional``
+    rule): 1/2 wherever the two subgroups are identical subtrees, so it lies in every AlphaSpace."""
     peaks = array.leaf_peaks_TFLOPS()
     H = array.levels
     out = []
     for h in range(H):
         n = 2 ** (H - h)
-        ratios = set()
+        row = []
         for g in range(2**h):
             left = sum(peaks[g * n : g * n + n // 2])
-            ratios.add(left / (left + sum(peaks[g * n + n // 2 : (g + 1) * n])))
-        if len(ratios) > 1:
-            raise SpecError("--split", f"proportional: the groups of level {h} of array {array.name!r} have different "
-                            f"compute ratios ({', '.join(sorted(str(r) for r in ratios))}); a plan has one alpha per level")
-        out.append(ratios.pop())
+            row.append(Fraction(left) / (left + sum(peaks[g * n + n // 2 : (g + 1) * n])))
+        out.append(tuple(row))
     return tuple(out)
 
 
 def with_level_alphas(plan: Plan, alphas: Sequence[Fraction]) -> HeteroPlan:
-    """The plan's types with one alpha per level for every layer."""
+    """The plan's types with one alpha per level for every group and layer."""
     return HeteroPlan(plan.types, tuple((alphas[h],) * len(row) for h, row in enumerate(plan.types)))
+
+
+def with_group_alphas(plan: Plan, alphas: Sequence[Sequence[Fraction]]) -> HeteroPlan:
+    """The plan's types with one alpha per level per group ([level][group]) for every layer."""
+    return HeteroPlan(plan.types, tuple(tuple((a,) * len(row) for a in alphas[h]) for h, row in enumerate(plan.types)))
+
+
+# ---- the declared alpha space -----------------------------------------------------------------
+
+
+class FreeAlphas(enum.Enum):
+    """Which group classes choose their alpha from the grid (the others split 1/2)."""
+
+    UNLIKE = "unlike"  # classes whose two subgroups are not identical subtrees (AccPar's choice)
+    ALL = "all"  # every class (a larger space: small cases)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class AlphaSpace:
+    """The alphas the solvers choose from: per level, the groups' classes (identical subtrees,
+    by leaf peaks) share one alpha per layer; a class is free (any value of ``grid``) or fixed at 1/2."""
+
+    grid: tuple[Fraction, ...]
+    free: FreeAlphas
+    group_class: tuple[tuple[int, ...], ...]  # [level][group] -> class (numbered by first appearance)
+    class_free: tuple[tuple[bool, ...], ...]  # [level][class]
+    class_peaks: tuple[tuple[tuple[Fraction, ...], ...], ...]  # [level][class] -> its leaves' peaks
+
+    @property
+    def levels(self) -> int:
+        return len(self.group_class)
+
+    def choices(self, level: int, cls: int) -> tuple[Fraction, ...]:
+        return self.grid if self.class_free[level][cls] else (HALF,)
+
+    def free_classes(self) -> list[tuple[int, int]]:
+        """(level, class) of every free class, top first."""
+        return [(h, c) for h, row in enumerate(self.class_free) for c, f in enumerate(row) if f]
+
+    def level_rows(self, level: int) -> list[tuple[Fraction, ...]]:
+        """Every choice of a level's alphas for one layer, as one alpha per group."""
+        classes = self.group_class[level]
+        out = []
+        for pick in product(*(self.choices(level, c) for c in range(len(self.class_free[level])))):
+            out.append(tuple(pick[c] for c in classes))
+        return out
+
+    def contains(self, plan: HeteroPlan) -> bool:
+        """Whether a plan's alphas lie in this space (classes agree, fixed ones 1/2, free ones on the grid)."""
+        for h, groups in enumerate(plan.alphas):
+            for l in range(len(groups[0])):  # noqa: E741
+                seen: dict[int, Fraction] = {}
+                for g, row in enumerate(groups):
+                    c = self.group_class[h][g]
+                    if seen.setdefault(c, row[l]) != row[l] or row[l] not in self.choices(h, c):
+                        return False
+        return True
+
+
+def alpha_space(array: ArraySpec, grid: Sequence[Fraction], free: FreeAlphas = FreeAlphas.UNLIKE) -> AlphaSpace:
+    """The declared alpha space of an array (module docstring): classes by identical subtrees."""
+    peaks = array.leaf_peaks_TFLOPS()
+    H = array.levels
+    group_class, class_free, class_peaks = [], [], []
+    for h in range(H):
+        n = 2 ** (H - h)
+        seqs: dict[tuple[Fraction, ...], int] = {}
+        row = []
+        for g in range(2**h):
+            row.append(seqs.setdefault(tuple(peaks[g * n : (g + 1) * n]), len(seqs)))
+        group_class.append(tuple(row))
+        class_peaks.append(tuple(seqs))
+        class_free.append(tuple(free is FreeAlphas.ALL or seq[: n // 2] != seq[n // 2 :] for seq in seqs))
+    return AlphaSpace(tuple(grid), free, tuple(group_class), tuple(class_free), tuple(class_peaks))
