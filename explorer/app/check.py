@@ -29,8 +29,8 @@ class CheckOptions:
 
 
 def _real(problem: Problem, units: int | None) -> Fraction | None:
-    """A weighted-unit objective or bound in elements (traffic) or seconds (time)."""
-    return None if units is None else problem.weights.scale * units
+    """A weighted-unit objective or bound in elements (traffic) or step-time seconds (time)."""
+    return problem.real(units)
 
 
 def _solution_report(problem: Problem, sol: Solution, problems_found: list[str]) -> SolverReport:
@@ -47,7 +47,7 @@ def _solution_report(problem: Problem, sol: Solution, problems_found: list[str])
         wall_s=round(sol.wall_s, 6),
         objective=_real(problem, sol.objective) if sol.plan is not None else None,
         bound=_real(problem, sol.bound),
-        gap=sol.gap,
+        gap=problem.gap(sol.objective, sol.bound),
         plan=sol.plan,
         figures=figs,
         cpsat_status=info.get("cpsat_status"),

@@ -30,7 +30,7 @@ def rescore(problem: Problem, sol: Solution) -> tuple[Evaluation, PlanFigures]:
     if list(ev.level_cost) != claimed:
         raise EvaluatorMismatch(f"{sol.solver}: level costs {claimed} != evaluator {list(ev.level_cost)}")
     value = ev.objective_value(problem.objective)
-    if problem.custom_weights is None and problem.weights.scale * sol.objective != value:
+    if problem.custom_weights is None and problem.real(sol.objective) != value:
         raise EvaluatorMismatch(f"{sol.solver}: objective {sol.objective} does not re-score to {value}")
     return ev, figs
 
@@ -52,15 +52,14 @@ def run(problem: Problem, solver: str, options: SolveOptions | None = None) -> R
     options = options or SolveOptions()
     warm_imports(solver)
     sol = get_solver(solver)(problem, options)
-    scale = problem.weights.scale
     info = sol.info
     base = RunResult(
         inputs=Inputs.of(problem),
         solver=solver,
         status=sol.status,
         wall_s=round(sol.wall_s, 6),
-        bound=None if sol.bound is None else scale * sol.bound,
-        gap=sol.gap,
+        bound=problem.real(sol.bound),
+        gap=problem.gap(sol.objective, sol.bound),
         reason=info.get("reason"),
         cpsat_status=info.get("cpsat_status"),
         limit=info.get("limit"),

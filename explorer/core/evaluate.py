@@ -30,7 +30,7 @@ from .network import Network
 from .objective import Objective
 from .partition import ALL_TYPES, JOIN_NODE_TYPES, JOIN_TYPES, LAYER_TYPES, NodeTypes, Space
 from .plan import Plan
-from .timing import energy_J, level_times, step_time
+from .timing import compute_time_s, energy_J, level_times, step_time
 
 
 class PlanError(ValueError):
@@ -54,7 +54,7 @@ class Evaluation:
     level_time_s: tuple[Fraction, ...]
     final_counts: tuple[Counts, ...]  # per layer, after all levels
     memory_bytes: Fraction  # per accelerator: sum of footprint_bytes
-    compute_s: Fraction  # training FLOPs spread evenly over all accelerators at peak rate
+    compute_s: Fraction  # training FLOPs / 2^H at the slowest accelerator's peak (timing.compute_time_s)
     step_time_s: Fraction  # compute_s + comm_time_s, or their max when the array overlaps them
     energy_J: Fraction | None  # FLOPs * pJ/FLOP + traffic bytes * pJ/byte + static power * step (core.timing)
 
@@ -74,7 +74,8 @@ class Evaluation:
         return tuple(Fraction(x * self.dtype_bytes, self.unit) for x in self.footprint_units)
 
     def objective_value(self, objective: Objective) -> Fraction:
-        return self.traffic_elements if objective is Objective.TRAFFIC else self.comm_time_s
+        """Traffic in elements, or the step time in seconds (the ``time`` objective: compute + comm)."""
+        return self.traffic_elements if objective is Objective.TRAFFIC else self.step_time_s
 
 
 def check_plan(network: Network, array: ArraySpec, space: Space, plan: Plan, join_layers: list[int] | None = None) -> None:
@@ -204,7 +205,7 @@ def _finish(network: Network, array: ArraySpec, unit: int, intra, inter, footpri
     traffic = Fraction(sum(c << h for h, c in enumerate(level_units)), unit)
     dtype = array.dtype_bytes
     level_time = level_times(level_cost, array)
-    compute = Fraction(flops) / (array.accelerators * array.peak_TFLOPS * 10**12)
+    compute = compute_time_s(flops, array)
     comm = sum(level_time, Fraction(0))
     step = step_time(compute, comm, array.overlap)
     return Evaluation(

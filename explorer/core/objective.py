@@ -1,4 +1,18 @@
-"""Objectives: linear in the level costs, sum_h w_h * c_h (model.md section 5)."""
+"""Objectives (model.md section 5): what the solvers minimise, and what it is worth in real terms.
+
+The solvers minimise a weighted sum of the level costs, sum_h w_h * c_h (integers, in the cost
+tables' unit). ``LevelWeights.real`` turns that integer (an objective or a bound) into the
+objective's quantity; it is the one place the two differ:
+
+- ``traffic``: HyPar's total communication, sum_h 2^h c_h elements = scale * sum_h w_h c_h.
+- ``time``: the step time of the slowest accelerator, step_time(compute_s, comm_s) with
+  comm_s = sum_h c_h * dtype_bytes / b_h = scale * sum_h w_h c_h and compute_s that
+  accelerator's training FLOPs at its peak (``timing.compute_time_s``): compute + comm, or
+  max(compute, comm) when the array overlaps them (``timing.step_time``). compute_s does not
+  depend on the plan (a homogeneous array, or an equal split on an array of kinds), and
+  step_time is monotone in comm_s, so a proven comm optimum is a proven step-time optimum and
+  a comm bound gives the step-time bound step_time(compute_s, bound).
+"""
 
 from __future__ import annotations
 
@@ -8,11 +22,12 @@ from fractions import Fraction
 from math import gcd, lcm
 
 from .array import ArraySpec
+from .timing import compute_time_s, step_time
 
 
 class Objective(enum.Enum):
     TRAFFIC = "traffic"  # HyPar's total communication: sum_h 2^h c_h elements
-    TIME = "time"  # communication time: sum_h c_h * dtype_bytes / b_h seconds (b_h: core.timing)
+    TIME = "time"  # step time: step_time(compute_s, sum_h c_h * dtype_bytes / b_h) seconds (core.timing)
 
     def __str__(self) -> str:
         return self.value
@@ -20,16 +35,40 @@ class Objective(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class LevelWeights:
-    """Integer weights w_h with value = scale * sum_h w_h * c_h[units]; gcd(w) == 1."""
+    """Integer weights w_h with sum_h w_h * c_h[units] the solvers' objective; gcd(w) == 1.
+
+    ``scale`` is the real quantity (elements, or seconds of communication) per weighted unit;
+    ``compute_s`` (time objective only, else None) the plan-independent compute time of the
+    slowest accelerator, which ``real`` adds (or overlaps, ``overlap``) exactly.
+    """
 
     weights: tuple[int, ...]
-    scale: Fraction  # real quantity (elements or seconds) per weighted unit
+    scale: Fraction
+    compute_s: Fraction | None = None
+    overlap: bool = False
 
     def value(self, level_units: list[int] | tuple[int, ...]) -> int:
         return sum(w * c for w, c in zip(self.weights, level_units))
 
+    def real(self, units: int) -> Fraction:
+        """A weighted-unit objective or bound as the objective's quantity: elements (traffic),
+        or the step time in seconds (time): step_time(compute_s, scale * units)."""
+        comm = self.scale * units
+        return comm if self.compute_s is None else step_time(self.compute_s, comm, self.overlap)
 
-def level_weights(objective: Objective, array: ArraySpec, unit_per_element: int) -> LevelWeights:
+    def gap(self, objective: int | None, bound: int | None) -> float | None:
+        """(objective - bound) / objective on the real values (``Solution.gap`` when nothing is added)."""
+        if objective is None or bound is None:
+            return None
+        if self.compute_s is None:
+            return (objective - bound) / max(1, abs(objective))
+        o, b = self.real(objective), self.real(bound)
+        return float((o - b) / o) if o else 0.0
+
+
+def level_weights(objective: Objective, array: ArraySpec, unit_per_element: int, flops: int) -> LevelWeights:
+    """The objective's weights; ``flops`` (one training step's, whole network) sets the time
+    objective's compute term."""
     H = array.levels
     if objective is Objective.TRAFFIC:
         rates = [Fraction(2**h) for h in range(H)]  # elements per element of c_h
@@ -39,4 +78,7 @@ def level_weights(objective: Objective, array: ArraySpec, unit_per_element: int)
     ints = [int(r * den) for r in rates]
     g = gcd(*ints)
     weights = tuple(i // g for i in ints)
-    return LevelWeights(weights, Fraction(g, den * unit_per_element))
+    scale = Fraction(g, den * unit_per_element)
+    if objective is Objective.TRAFFIC:
+        return LevelWeights(weights, scale)
+    return LevelWeights(weights, scale, compute_time_s(flops, array), array.overlap)

@@ -8,6 +8,7 @@ from fractions import Fraction
 from functools import cached_property
 
 from .array import ArraySpec
+from .comm import training_flops
 from .constraints import Constraints
 from .costs import CostTables, plan_final_counts
 from .network import Network
@@ -43,7 +44,20 @@ class Problem:
             if len(self.custom_weights) != self.levels:
                 raise ValueError("one custom weight per level")
             return LevelWeights(tuple(self.custom_weights), Fraction(1, self.tables.unit_per_element))
-        return level_weights(self.objective, self.array, self.tables.unit_per_element)
+        return level_weights(self.objective, self.array, self.tables.unit_per_element, self.flops)
+
+    @cached_property
+    def flops(self) -> int:
+        """Training FLOPs of one step of the whole network (the time objective's compute term)."""
+        return sum(training_flops(layer, self.network.batch) for layer in self.network.layers)
+
+    def real(self, units: int | None) -> Fraction | None:
+        """A solver's objective or bound (weighted units) as elements (traffic) or step-time seconds (time)."""
+        return None if units is None else self.weights.real(units)
+
+    def gap(self, objective: int | None, bound: int | None) -> float | None:
+        """The gap between a solver's objective and bound, on the real values (``LevelWeights.gap``)."""
+        return self.weights.gap(objective, bound)
 
     def node_types(self, layer: int) -> tuple[PartitionType, ...]:
         """Types the node can take at all: the space's that its kind offers (``Layer.node_types``:

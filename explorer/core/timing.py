@@ -19,7 +19,13 @@ bandwidth* b_h (bytes/s) that depends on how the array communicates:
 
 Any of these keeps the ``time`` objective linear in c_h (weights dtype / b_h).
 
-Step time: compute_s + comm_s, or max(compute_s, comm_s) with ``overlap: true``.
+Compute (s): the training FLOPs of one accelerator's share at its peak. Under an equal split
+every accelerator gets FLOPs / 2^H, so the slowest accelerator is the slowest kind:
+compute_s = FLOPs / (2^H * min peak) (``compute_time_s``; uneven splits: ``core.hetero``).
+
+Step time: compute_s + comm_s, or max(compute_s, comm_s) with ``overlap: true``. It is the
+``time`` objective (``core.objective``): compute_s does not depend on the plan, so minimising
+comm_s minimises the step time (step_time is monotone in comm_s).
 Energy (J): FLOPs * pJ/FLOP + traffic bytes (both directions) * pJ/byte
 + static W per accelerator * accelerators * step time.
 """
@@ -112,6 +118,12 @@ def level_bandwidth_Bps(array: "ArraySpec", h: int) -> Fraction:
 def level_times(level_cost: Sequence[Fraction], array: "ArraySpec") -> tuple[Fraction, ...]:
     """Seconds per level: c_h * dtype_bytes / b_h."""
     return tuple(c * array.dtype_bytes / array.bandwidth_Bps(h) for h, c in enumerate(level_cost))
+
+
+def compute_time_s(flops: int, array: "ArraySpec") -> Fraction:
+    """Seconds the slowest accelerator computes under an equal split: its FLOPs / 2^H at the
+    array's peak_TFLOPS (the slowest kind's on an array of kinds)."""
+    return Fraction(flops) / (array.accelerators * array.peak_TFLOPS * 10**12)
 
 
 def step_time(compute_s: Fraction, comm_s: Fraction, overlap: bool) -> Fraction:
