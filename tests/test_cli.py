@@ -105,8 +105,12 @@ def test_objective_time_reports_both_figures(capsys):
     code, out, _ = run(["--model", "alexnet", "--solver", "exact", "--objective", "time", "--format", "json"], capsys)
     r = json.loads(out)
     assert code == 0 and r["objective"] == "time"
-    assert float(Fraction(r["objective_value"])) == pytest.approx(r["comm_time_s"], rel=1e-12)
+    # the objective is the step time: compute (every plan's) + communication, both reported
+    assert float(Fraction(r["objective_value"])) == pytest.approx(r["comm_time_s"] + r["compute_s"], rel=1e-12)
     assert r["traffic_elements"] > 0 and r["comm_time_s"] > 0
+    t = r["time_objective"]
+    assert Fraction(r["objective_value"]) == Fraction(t["compute_s"]) + Fraction(t["communication_s"])
+    assert float(Fraction(t["communication_s"])) == pytest.approx(r["comm_time_s"], rel=1e-12)
 
 
 def test_check_agrees_and_reports_gap(capsys):

@@ -179,7 +179,10 @@ def test_one_exact_form_for_objective_and_bound_in_both_commands(capsys):
     assert isinstance(r["objective_value"], str) and "/" in r["objective_value"]
     assert r["bound"] == r["objective_value"] == cp["objective"] == cp["bound"] == c["optimum"]["objective"]
     assert Fraction(r["bound"]) == Fraction(r["objective_value"])
-    assert float(Fraction(r["bound"])) == pytest.approx(r["comm_time_s"], rel=1e-12)
+    # the time objective is the step time: compute + communication (no overlap on hypar-16)
+    assert float(Fraction(r["bound"])) == pytest.approx(r["comm_time_s"] + r["compute_s"], rel=1e-12)
+    assert Fraction(r["bound"]) == Fraction(r["time_objective"]["compute_s"]) + Fraction(r["time_objective"]["bound_communication_s"])
+    assert c["time_objective"] == {"step_time": "compute + communication", "compute_s": r["time_objective"]["compute_s"]}
 
 
 def test_results_are_frozen_and_json_ready():

@@ -14,8 +14,8 @@ from ..core.solution import Solution, SolveOptions, Status
 from ..core.constraints import Constraints, Pin
 from ..core.errors import Refused
 from ..core.problem import Problem
-from .results import (CellDiff, CheckReport, Explanation, Inputs, LevelCheck, Optimum, SolverReport, exact_number,
-                      plan_figures)
+from .results import (CellDiff, CheckReport, Explanation, Inputs, LevelCheck, Optimum, SolverReport, StepTerms,
+                      exact_number, plan_figures)
 from .run import EvaluatorMismatch, rescore
 
 JOINT_SOLVERS = ("exact", "cpsat", "brute")  # exact first: the fastest proof, then CP-SAT's hint
@@ -128,6 +128,7 @@ def check(
         problems=tuple(problems_found),
         wall_s=round(time.perf_counter() - t0, 6),
         explanation=explanation,
+        time_terms=StepTerms.of(problem),
     )
 
 

@@ -10,7 +10,7 @@ from fractions import Fraction
 from ..core.plan import Plan
 from ..core.solution import Status
 from ..core.units import format_count, safe_float
-from .results import CheckReport, Inputs, RunResult
+from .results import CheckReport, Inputs, RunResult, StepTerms
 
 WIDE = 16  # more layers than this: one row per layer instead of one per level
 
@@ -114,8 +114,12 @@ def render_table(result: RunResult) -> str:
             for v in figs.violations) + " (use --solver exact or cpsat to enforce caps and memory)")
     if result.status is Status.INTERRUPTED:
         lines.append(f"INTERRUPTED: {result.reason or 'stopped by Ctrl-C'}")
+    terms = result.time_terms
+    if terms is not None and result.objective_value is not None:
+        lines.append(f"objective: step time {fmt_seconds(result.objective_value)} = {_terms(terms, terms.communication_s)}")
     if result.bound is not None and result.status is not Status.OPTIMAL:
-        lines.append(f"bound {float(result.bound):.6g} {i.objective_unit}, gap {100 * result.gap:.3f}%")
+        of = "" if terms is None or terms.bound_communication_s is None else f" (communication {fmt_seconds(terms.bound_communication_s)})"
+        lines.append(f"bound {float(result.bound):.6g} {i.objective_unit}{of}, gap {100 * result.gap:.3f}%")
     lines.append("")
     lines += render_plan_grid(i, result.plan, result.level_cost_elements)
     lines.append("")
@@ -134,6 +138,13 @@ def render_table(result: RunResult) -> str:
     if energy:
         lines.append("eff.: energy efficiency over all-I (all-I's energy / the plan's)")
     return "\n".join(lines) + "\n"
+
+
+def _terms(terms: StepTerms, communication: Fraction | None) -> str:
+    """The time objective's terms: compute (the slowest accelerator's, every plan's) and communication."""
+    compute = f"compute {fmt_seconds(terms.compute_s)} (slowest accelerator, same for every plan)"
+    comm = "communication" if communication is None else f"communication {fmt_seconds(communication)}"
+    return f"max({compute}, {comm})" if terms.overlap else f"{compute} + {comm}"
 
 
 def _col(text: str, width: int) -> str:
@@ -162,6 +173,7 @@ def render_check(r: CheckReport) -> str:
         f"check: {i.model} on {i.array} ({i.accelerators} accelerators, {i.levels} level{'s' if i.levels != 1 else ''}), "
         f"space {i.space.value}, objective {i.objective.value}, batch {i.batch}",
         *(f"warning: {w}" for w in i.warnings),
+        *([f"objective: step time = {_terms(r.time_terms, None)}"] if r.time_terms is not None else []),
         "",
         "DP level by level (each level must be optimal given the levels above):",
         f"  {'level':<6}{'DP c_h':>20}{'level optimum':>20}  {'method':<12} ok",

@@ -262,6 +262,39 @@ class Explanation:
         return {"conflict": None if self.conflict is None else list(self.conflict), "suggestion": self.suggestion}
 
 
+@dataclass(frozen=True, slots=True)
+class StepTerms:
+    """The ``time`` objective's two terms: the slowest accelerator's compute (the same for every
+    plan of the problem) and communication (a plan's, and its bound's); the objective and bound
+    are ``step_time(compute, communication)`` (core.objective)."""
+
+    compute_s: Fraction
+    overlap: bool
+    communication_s: Fraction | None = None  # the plan's (None: no plan, or a check's header)
+    bound_communication_s: Fraction | None = None
+
+    @staticmethod
+    def of(problem: Problem, objective_units: int | None = None, bound_units: int | None = None) -> "StepTerms | None":
+        """The terms of a time-objective problem (None for traffic or custom weights)."""
+        w = problem.weights
+        if w.compute_s is None:
+            return None
+        comm = [None if u is None else w.scale * u for u in (objective_units, bound_units)]
+        return StepTerms(w.compute_s, w.overlap, *comm)
+
+    @property
+    def formula(self) -> str:
+        return "max(compute, communication)" if self.overlap else "compute + communication"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"step_time": self.formula, "compute_s": exact_number(self.compute_s)}
+        if self.communication_s is not None:
+            out["communication_s"] = exact_number(self.communication_s)
+        if self.bound_communication_s is not None:
+            out["bound_communication_s"] = exact_number(self.bound_communication_s)
+        return out
+
+
 # -- explore ----------------------------------------------------------------------------------
 
 
@@ -295,19 +328,20 @@ class RunResult:
     solver: str
     status: Status
     wall_s: float
-    bound: Fraction | None  # proven lower bound on the objective (elements or seconds), if any
-    gap: float | None  # (objective - bound) / objective
+    bound: Fraction | None  # proven lower bound on the objective (elements or step-time seconds), if any
+    gap: float | None  # (objective - bound) / objective, on these values
     plan: Plan | None = None
     level_cost_elements: tuple[Fraction, ...] = ()  # c_h, one way, per sibling group
     level_cost_units: tuple[int, ...] = ()  # the same in the cost tables' unit 1/unit_per_element
     unit_per_element: int = 1
-    objective_value: Fraction | None = None  # elements (traffic) or seconds (time)
+    objective_value: Fraction | None = None  # elements (traffic) or step-time seconds (time)
     figures: PlanFigures | None = None
     baselines: tuple[tuple[str, PlanFigures], ...] = ()  # (name, figures), all-I first
     reason: str | None = None
     cpsat_status: str | None = None
     limit: str | None = None
     explanation: Explanation | None = None
+    time_terms: StepTerms | None = None  # the time objective's compute and communication terms
 
     @property
     def ok(self) -> bool:
@@ -327,6 +361,8 @@ class RunResult:
         for key in ("reason", "cpsat_status", "limit"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
+        if self.time_terms is not None:
+            out["time_objective"] = self.time_terms.to_json()
         if self.plan is None or self.figures is None:
             out["plan"] = None
             if self.explanation is not None:
@@ -363,7 +399,7 @@ class SolverReport:
 
     status: Status | None
     wall_s: float | None = None
-    objective: Fraction | None = None  # elements (traffic) or seconds (time)
+    objective: Fraction | None = None  # elements (traffic) or step-time seconds (time)
     bound: Fraction | None = None
     gap: float | None = None
     plan: Plan | None = None
@@ -472,6 +508,7 @@ class CheckReport:
     problems: tuple[str, ...]  # every disagreement found; empty when everything agrees
     wall_s: float
     explanation: Explanation | None = None  # set when infeasibility was proven and explained
+    time_terms: StepTerms | None = None  # the time objective's compute term (every plan's)
 
     @property
     def agree(self) -> bool:
@@ -482,6 +519,8 @@ class CheckReport:
 
     def to_json(self) -> dict[str, Any]:
         out = self.inputs.to_json()
+        if self.time_terms is not None:
+            out["time_objective"] = self.time_terms.to_json()
         out["dp"] = self.dp.to_json()
         out["levels"] = [lv.to_json() for lv in self.levels]
         out["solvers"] = {name: s.to_json() for name, s in self.solvers}

@@ -9,7 +9,7 @@ from ..core.problem import Problem
 from ..core.solution import Solution, SolveOptions, Status
 from ..solvers import get_solver
 from .baselines import BASELINES, baseline_plan
-from .results import Explanation, Inputs, PlanFigures, RunResult, plan_figures
+from .results import Explanation, Inputs, PlanFigures, RunResult, StepTerms, plan_figures
 
 
 class EvaluatorMismatch(AssertionError):
@@ -63,6 +63,7 @@ def run(problem: Problem, solver: str, options: SolveOptions | None = None) -> R
         reason=info.get("reason"),
         cpsat_status=info.get("cpsat_status"),
         limit=info.get("limit"),
+        time_terms=StepTerms.of(problem, sol.objective if sol.plan is not None else None, sol.bound),
     )
     if sol.plan is None:
         if sol.status is Status.INFEASIBLE:
