@@ -72,6 +72,19 @@ def test_explore_json_keys_dp_plan_breaking_a_cap(capsys):
     assert r["status"] == "infeasible" and r["bound"] is None and r["gap"] is None
 
 
+TIME_TERMS = {"time_objective", "time_objective.step_time", "time_objective.compute_s"}
+
+
+def test_explore_json_keys_time_objective(capsys):
+    """The time objective adds its terms; a bound (CP-SAT) adds the bound's communication."""
+    r = explore_json(["--model", "lenet-c", "--levels", "2", "--objective", "time"], capsys, 0)
+    assert key_paths(r) == HEADER | RUN_PLAN | TIME_TERMS | {"time_objective.communication_s"} | baselines(False)
+    r = explore_json(["--model", "lenet-c", "--levels", "2", "--objective", "time", "--solver", "cpsat", "--workers", "1"],
+                     capsys, 0)
+    assert key_paths(r) == (HEADER | RUN_PLAN | TIME_TERMS | {"cpsat_status"} | baselines(False)
+                            | {"time_objective.communication_s", "time_objective.bound_communication_s"})
+
+
 def test_explore_json_keys_cpsat(capsys):
     r = explore_json(["--model", "lenet-c", "--levels", "2", "--solver", "cpsat", "--workers", "1"], capsys, 0)
     assert key_paths(r) == HEADER | RUN_PLAN | {"cpsat_status"} | baselines(False)
@@ -139,7 +152,7 @@ def test_check_json_keys_infeasible(capsys):
 
 def test_schema_version_and_nodes(capsys):
     r = explore_json(["--model", "resnet18", "--levels", "1"], capsys, 0)
-    assert r["schema_version"] == SCHEMA_VERSION == 1
+    assert r["schema_version"] == SCHEMA_VERSION == 2
     assert [n["name"] for n in r["nodes"]] == r["layers"]
     nodes = {n["name"]: n for n in r["nodes"]}
     assert nodes["conv1"] == {"name": "conv1", "kind": "conv", "inputs": []}

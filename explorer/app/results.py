@@ -26,7 +26,8 @@ from ..core.problem import Problem
 from ..core.solution import Status
 from ..core.units import safe_float
 
-SCHEMA_VERSION = 1  # bump when a key changes name, meaning or form (adding a key does not)
+SCHEMA_VERSION = 2  # bump when a key changes name, meaning or form (adding a key does not)
+# 2: the time objective (objective_value, bound, gap; check's objective, bound) is the step time
 
 
 def exact_number(x: Fraction | int) -> int | float | str:

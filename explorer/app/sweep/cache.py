@@ -21,7 +21,7 @@ from ...frontends import zoo
 from ..output import new_file_mode
 from .point import ERROR, Outcome
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3  # 3: the time objective's objective_value, bound and gap are step times
 
 
 @lru_cache(maxsize=256)
