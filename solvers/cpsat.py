@@ -169,7 +169,8 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
         p.max_deterministic_time = float(options.deterministic_time_limit)
     callback = None
     if options.progress:
-        unit = "elements" if problem.objective.value == "traffic" or problem.custom_weights is not None else "s"
+        # the time objective's solver value is the communication; the step time adds the compute
+        unit = "elements" if problem.objective.value == "traffic" or problem.custom_weights is not None else "s of communication"
         callback = _Progress(options.progress, float(problem.weights.scale) * f.objective_gcd, unit, t0)
     status, interrupted = run_solver(solver, model, callback)
     wall = time.perf_counter() - t0

@@ -183,7 +183,7 @@ def render_check(r: CheckReport) -> str:
             f"  {lv.level:<6}{float(lv.dp_cost_elements):>20,.2f}"
             f"{float(lv.level_optimum_elements):>20,.2f}  {lv.method:<12} {'yes' if lv.dp_is_level_optimal else 'NO'}"
         )
-    lines += ["", f"joint optimum ({unit}):",
+    lines += ["", f"joint optimum ({'step time, ' if r.time_terms is not None else ''}{unit}):",
               f"  {'solver':<8}{'status':<15}{'objective':>22}{'bound':>22}  {'method':<30}{'wall':>10}"]
     for name, s in (("dp", r.dp), *r.solvers):
         if s.status is None:
