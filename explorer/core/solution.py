@@ -50,6 +50,7 @@ class Solution:
 
     @property
     def gap(self) -> float | None:
+        """On the weighted units; what is reported is ``Problem.gap`` (on step times for the time objective)."""
         if self.objective is None or self.bound is None:
             return None
         return (self.objective - self.bound) / max(1, abs(self.objective))
