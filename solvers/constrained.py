@@ -51,6 +51,7 @@ MAX_EVALUATIONS = 60
 CPSAT_ROUND = 15.0  # seconds per CP-SAT round before the model is restricted again
 CPSAT_TIME_LIMIT = 120.0  # seconds for CP-SAT's restricted search on graphs, unless --time-limit says
 BEAM = 64
+SCALES = (0.25, 0.5, 0.75, 0.9, 1.1, 1.25, 1.5, 2.0, 4.0)  # further multipliers (x the best) the exact label pass prunes with
 REPAIR_STEPS = 200  # single-node moves a repair may take
 LOCAL_STARTS = 3  # cheapest limit-breaking plans a local search repairs (and the incumbent)  # labels per layer in the heuristic pass that looks for a good incumbent  # relaxed DPs spent on the multipliers
 
@@ -90,6 +91,7 @@ class _Chain:
         self.incumbent: tuple[int, Plan] | None = None
         self.seen: list[tuple[int, list[int]]] = []  # (objective, resources) of every plan met
         self.plans: list[tuple[int, int, Plan]] = []  # (excess over the limits, objective, plan)
+        self._backward: dict[tuple, list[np.ndarray]] = {}
 
     # scaled weights -----------------------------------------------------------------------------
     def weights(self, lam) -> tuple[int, ...]:
@@ -143,6 +145,13 @@ class _Chain:
         alphas = chain_forward(self.vc, W, ex)
         value = int(alphas[-1].min())
         return value, vectors_plan(self.vc, chain_backtrack(self.vc, alphas, W)), alphas
+
+    def backward(self, lam) -> list[np.ndarray]:
+        """The relaxed chain DP's backward values at multipliers ``lam`` (kept: label passes reuse them)."""
+        key = tuple(lam)
+        if key not in self._backward:
+            self._backward[key] = chain_backward(self.vc, self.weights(lam), self.extras(lam))
+        return self._backward[key]
 
     def bound(self, value: int, lam) -> int:
         rhs = value - sum(x * r.limit for x, r in zip(lam, self.res))
@@ -240,17 +249,26 @@ def _close_with_labels(problem: Problem, ch: _Chain, best: tuple, completion: li
     best_bound, best_lam, best_alphas = best
     info["method"] = "lagrangian+labels"
     _label_setting(ch, best_lam, best_alphas, completion, beam=BEAM)  # a good incumbent first
-    if _closed(ch, best_bound):
-        return _result(problem, ch, best_bound, t0, info)
-    found = _label_setting(ch, best_lam, best_alphas, completion)
-    if found is None:  # the labels outgrew their limit: CP-SAT over the vectors the bounds leave
-        info["labels"] = "outgrew the label limit"
-        W, ex = _wx(ch, best_lam)
-        marg = [a + b for a, b in zip(best_alphas, chain_backward(ch.vc, W, ex))]
-        return _close_with_cpsat(problem, ch, best_lam, best_bound, t0, info, options, marg)
-    if found == "none" and ch.incumbent is None:
-        return _result(problem, ch, None, t0, info, "no plan satisfies the constraints", infeasible=True)
-    return _result(problem, ch, ch.incumbent[0], t0, info)
+    lo, step = best_bound, None
+    while not _closed(ch, lo):
+        target = None
+        if ch.incumbent is not None:  # aim below the incumbent first: a pass prunes harder the lower it aims
+            U = ch.incumbent[0]
+            step = max(1, (U - lo) // 4) if step is None else 2 * step
+            target = lo + step if lo + step < U else None
+        found = _label_setting(ch, best_lam, best_alphas, completion, target=target)
+        if found is None:  # the labels outgrew their limit: CP-SAT over the vectors the bounds leave
+            info["labels"] = "outgrew the label limit"
+            W, ex = _wx(ch, best_lam)
+            marg = [a + b for a, b in zip(best_alphas, chain_backward(ch.vc, W, ex))]
+            return _close_with_cpsat(problem, ch, best_lam, lo, t0, info, options, marg)
+        info["label_passes"] = info.get("label_passes", 0) + 1
+        if found == "found" or target is None:  # the least plan below the target (or the incumbent): optimal
+            if found == "none" and ch.incumbent is None:
+                return _result(problem, ch, None, t0, info, "no plan satisfies the constraints", infeasible=True)
+            return _result(problem, ch, ch.incumbent[0], t0, info)
+        lo = target  # no feasible plan below the target
+    return _result(problem, ch, lo, t0, info)
 
 
 def _explanation(problem: Problem, ch: _Chain, k: int, least: int) -> dict:
@@ -538,16 +556,23 @@ class _LabelBounds:
     limits: list[int]
     res_intra: list[list[np.ndarray]]  # per resource, per layer: the resource's intra part of each vector
     survivors: list[np.ndarray]
+    more: list[tuple[list[int], list[np.ndarray], int]]  # (multipliers, backward values, threshold) besides lam
 
 
-def _label_bounds(ch: _Chain, lam: list[int], alphas: list[np.ndarray], completion) -> _LabelBounds:
+def _label_bounds(ch: _Chain, lam: list[int], alphas: list[np.ndarray], completion,
+                  scales: tuple = (), target: int | None = None) -> _LabelBounds:
     vc, D = ch.vc, ch.D
-    W, ex = ch.weights(lam), ch.extras(lam)
-    betas = chain_backward(vc, W, ex)
-    U = ch.incumbent[0] if ch.incumbent is not None else None
+    betas = ch.backward(lam)
+    U = target if target is not None else ch.incumbent[0] if ch.incumbent is not None else None
+    more = []
     if U is not None:
         T = D * (U - 1) + sum(x * r.limit for x, r in zip(lam, ch.res))
         obj_beta = chain_backward(vc)
+        for s in scales:  # every multiplier gives a valid completion bound; a label's best one
+            other = [int(x * s) for x in lam]  # depends on how much of each resource it has left
+            if other != lam and any(other):
+                To = D * (U - 1) + sum(x * r.limit for x, r in zip(other, ch.res))
+                more.append((other, ch.backward(other), To))
     else:
         T, obj_beta = None, None
     res_intra = []
@@ -559,18 +584,20 @@ def _label_bounds(ch: _Chain, lam: list[int], alphas: list[np.ndarray], completi
         keep = alphas[n] + betas[n] <= T if T is not None else np.ones(vc.dom[n].V, dtype=bool)
         keep &= ~vc.blocked(n)
         survivors.append(np.flatnonzero(keep))
-    return _LabelBounds(ch, lam, betas, obj_beta, completion, T, U, [r.limit for r in ch.res], res_intra, survivors)
+    return _LabelBounds(ch, lam, betas, obj_beta, completion, T, U, [r.limit for r in ch.res], res_intra, survivors,
+                        more)
 
 
 def _label_setting(ch: _Chain, lam: list[int], alphas: list[np.ndarray], completion: list[list[np.ndarray]],
-                   beam: int | None = None):
-    """The exact pass over the vectors that can still lie on a better feasible plan.
+                   beam: int | None = None, target: int | None = None):
+    """The exact pass over the vectors that can still lie on a feasible plan below ``target`` (by
+    default the incumbent).
 
-    Returns None when it gave up, "none" when no feasible plan beats the incumbent (or exists),
-    else "found" (the incumbent is then the optimum). With ``beam`` it keeps only that many
+    Returns None when it gave up, "none" when no feasible plan lies below it (or exists), else
+    "found" (the incumbent is then the least plan below it, hence the optimum). With ``beam`` it keeps only that many
     labels per layer (least Lagrangian bound first): a heuristic for incumbents, proving nothing.
     A layer's labels are (vectors, objectives, [resource amounts], parent labels)."""
-    b = _label_bounds(ch, lam, alphas, completion)
+    b = _label_bounds(ch, lam, alphas, completion, () if beam is not None else SCALES, target)
     vec = b.survivors[0]
     g = [b.res_intra[k][0][vec] for k in range(len(ch.res))]
     labels = _prune(b, 0, vec, ch.vc.intra_vec(0)[vec], g, np.full(len(vec), -1))
@@ -645,23 +672,32 @@ def _offer_best(ch: _Chain, f: np.ndarray, vecs: list[np.ndarray], parents: list
         raise AssertionError("constrained exact: the label pass's plan does not re-score to its label")
 
 
-def _lagrangian(b: _LabelBounds, n: int, vec, f, g):
-    """Each label's least scaled Lagrangian cost of a whole plan through it."""
-    scaled = b.ch.D * f + b.betas[n][vec]
-    for k, x in enumerate(b.lam):
+def _lagrangian(b: _LabelBounds, n: int, vec, f, g, lam=None, betas=None):
+    """Each label's least scaled Lagrangian cost of a whole plan through it (at ``lam``, by default
+    the best multipliers)."""
+    lam, betas = (b.lam, b.betas) if lam is None else (lam, betas)
+    scaled = b.ch.D * f + betas[n][vec]
+    for k, x in enumerate(lam):
         if x:
             scaled = scaled + x * g[k]
     return scaled
 
 
 def _prune(b: _LabelBounds, n: int, vec, f, g, parent):
-    keep = f < b.ch.vc.big
+    """The labels that every completion bound leaves (each test runs on the survivors of the last)."""
+
+    def keep(mask, vec, f, g, parent):
+        return vec[mask], f[mask], [x[mask] for x in g], parent[mask]
+
+    vec, f, g, parent = keep(f < b.ch.vc.big, vec, f, g, parent)
     for k in range(len(g)):
-        keep &= g[k] + b.completion[k][n][vec] <= b.limits[k]
+        vec, f, g, parent = keep(g[k] + b.completion[k][n][vec] <= b.limits[k], vec, f, g, parent)
     if b.T is not None:
-        keep &= f + b.obj_beta[n][vec] <= b.U - 1
-        keep &= _lagrangian(b, n, vec, f, g) <= b.T
-    return vec[keep], f[keep], [x[keep] for x in g], parent[keep]
+        vec, f, g, parent = keep(f + b.obj_beta[n][vec] <= b.U - 1, vec, f, g, parent)
+        vec, f, g, parent = keep(_lagrangian(b, n, vec, f, g) <= b.T, vec, f, g, parent)
+        for lam, betas, T in b.more:
+            vec, f, g, parent = keep(_lagrangian(b, n, vec, f, g, lam, betas) <= T, vec, f, g, parent)
+    return vec, f, g, parent
 
 
 def _dominance(vec, f, g, parent):
