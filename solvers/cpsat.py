@@ -150,6 +150,9 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
             hint = dsol.plan if dsol.status is not Status.INFEASIBLE else None
         except (InstanceTooLarge, NotImplementedError):  # a graph too wide for the DP: solve without a hint
             hint = None
+    if options.lower_bound is not None:  # a proven bound: no plan lies below it, so CP-SAT need not look there
+        g = f.objective_gcd
+        model.add(sum((c // g) * xs[v] for v, c in enumerate(f.objective) if c) >= -((-options.lower_bound) // g))
     if hint is not None:
         values = assignment(problem, f, hint)
         for var, val in zip(xs, values):
@@ -187,6 +190,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     plan = extract_plan(problem, f, lambda v: solver.value(xs[v]))
     inner = sum((c // g) * solver.value(xs[v]) for v, c in enumerate(f.objective) if c)
     bound = solver.response_proto.inner_objective_lower_bound * g
+    info["bound_method"] = _bound_method(options, bound, g)
     sol = plan_solution("cpsat", problem, plan, Status.FEASIBLE, wall, info=info)
     objective = sol.objective
     if objective != inner * g:
@@ -196,6 +200,15 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     proven = status == cp_model.OPTIMAL and objective == bound
     return Solution("cpsat", Status.OPTIMAL if proven else Status.FEASIBLE, plan, objective, bound,
                     sol.level_units, wall, info)
+
+
+def _bound_method(options: SolveOptions, bound: int, g: int) -> str:
+    """Which method proved ``bound``: the one that handed CP-SAT its lower bound (rounded up to the
+    objective's gcd ``g``, as every plan's value is a multiple of it) when CP-SAT did not raise
+    it, else CP-SAT."""
+    if options.lower_bound is not None and bound <= -((-options.lower_bound) // g) * g:
+        return options.lower_bound_by or "given"
+    return "cpsat"
 
 
 def _interrupted(problem: Problem, f: Formulation, solver, xs, status, wall: float, info: dict) -> Solution:

@@ -193,3 +193,89 @@ def test_a_lone_infeasible_limit_is_explained_as_cpsat_explains_it():
         assert e.info["conflict"] == why["conflict"] and e.info["suggestion"] == why["suggestion"], seed
         named += 1
     assert named >= 5  # (seeded: 5 of them)
+
+
+def _capped_chain():
+    """A 6-layer chain at 3 levels whose level-2 cap binds (0.6x the free optimum's), its optimum
+    (exact; CP-SAT agrees, test_label_limit_hands_the_restricted_search_to_cpsat), and a feasible
+    plan that is not optimal (the least level-2 cost)."""
+    base = Problem(random_chain(7, 6), make_array(3), Space.ACCPAR)
+    free = exact.solve(base)
+    cap = Cap(2, Fraction(free.level_units[2] * 4, base.tables.unit_per_element) * Fraction(6, 10), "test")
+    p = base.with_constraints(Constraints(caps=(cap,)))
+    least = exact.solve(base.with_weights((0, 0, 1))).plan
+    return p, exact.solve(p), least
+
+
+def test_cpsat_given_a_proven_bound_reports_it_honestly():
+    from explorer.core.costs import plan_level_units
+
+    p, b, least = _capped_chain()
+    worse = p.weights.value(plan_level_units(p.tables, least.types))
+    assert b.status is Status.OPTIMAL and worse > b.objective  # the hint is feasible and not optimal
+    # the optimum as the bound: CP-SAT proves nothing itself, the bound is the given method's
+    c = cpsat.solve(p, SolveOptions(workers=1, hint=least, lower_bound=b.objective, lower_bound_by="test"))
+    assert c.status is Status.OPTIMAL and c.objective == c.bound == b.objective
+    assert c.info["bound_method"] == "test"
+    rescore(p, c)
+    # a weaker bound: CP-SAT raises it to the optimum and is named for it
+    c = cpsat.solve(p, SolveOptions(workers=1, hint=least, lower_bound=b.objective // 2, lower_bound_by="test"))
+    assert c.status is Status.OPTIMAL and c.objective == c.bound == b.objective and c.info["bound_method"] == "cpsat"
+    # no time to search: the hint at most, feasible with the given bound and a gap, never optimal
+    c = cpsat.solve(p, SolveOptions(workers=1, hint=least, lower_bound=b.objective // 2, lower_bound_by="test",
+                                    deterministic_time_limit=0.0))
+    assert c.status is not Status.OPTIMAL
+    if c.plan is not None:
+        assert c.status is Status.FEASIBLE and b.objective // 2 <= c.bound <= b.objective <= c.objective
+        assert c.gap > 0
+        rescore(p, c)
+
+
+def test_explore_cpsat_runs_the_exact_method_first_and_names_the_bound():
+    from explorer.app.run import run, solve_with
+
+    p, b, _ = _capped_chain()
+    s = solve_with(p, "cpsat", ONE)
+    assert s.status is Status.OPTIMAL and s.objective == s.bound == b.objective
+    assert s.info["exact_first"]["status"] == "optimal" and s.info["exact_first"]["bound"] == b.objective
+    assert s.info["bound_method"] == "exact:" + s.info["exact_first"]["method"]
+    out = run(p, "cpsat", ONE).to_json()
+    assert out["status"] == "optimal" and out["bound_method"].startswith("exact:lagrangian")
+    # without caps or memory CP-SAT runs alone and proves its own bound
+    free = Problem(random_chain(7, 6), make_array(3), Space.ACCPAR)
+    s = solve_with(free, "cpsat", ONE)
+    assert "exact_first" not in s.info and s.info["bound_method"] == "cpsat" and s.status is Status.OPTIMAL
+    # the exact method cut short (no time for its CP-SAT rounds): CP-SAT gets its plan and bound, and
+    # its answer is optimal only when proven
+    for seed in range(3, 40, 4):  # graphs
+        q = random_instance(seed)
+        if not q.constraints.caps:
+            continue
+        bb = brute.solve(q)
+        s = solve_with(q, "cpsat", SolveOptions(workers=1, time_limit_s=5.0))
+        assert s.status is bb.status and s.objective == bb.objective, seed
+        if s.status is Status.OPTIMAL:
+            assert s.bound == s.objective
+            rescore(q, s)
+
+
+def test_the_time_limit_bounds_the_whole_constrained_solve(monkeypatch):
+    # a graph whose gap CP-SAT must close: with --time-limit the rounds get what the Lagrangian
+    # phase left; with no time left the answer is feasible with its proven bound, never optimal
+    p = None
+    for seed in range(3, 400, 4):
+        q = random_instance(seed)
+        if q.constraints.caps and q.constraints.memory_bytes is None:
+            e = exact.solve(q, ONE)
+            if e.info.get("method") == "lagrangian+cpsat" and e.status is Status.OPTIMAL:
+                p, full = q, e
+                break
+    assert p is not None and full.status is Status.OPTIMAL
+    assert constrained.time_budget(SolveOptions()) == constrained.DEFAULT_TIME_LIMIT
+    assert constrained.time_budget(SolveOptions(time_limit_s=7.0)) == 7.0
+    s = exact.solve(p, SolveOptions(workers=1, time_limit_s=1e-9))
+    if s.status is Status.FEASIBLE:
+        assert s.bound < s.objective and "time limit" in s.info["reason"]
+        rescore(p, s)
+    else:  # the local search found the optimum before any CP-SAT round
+        assert s.status is Status.OPTIMAL and s.objective == full.objective == s.bound

@@ -343,6 +343,7 @@ class RunResult:
     limit: str | None = None
     explanation: Explanation | None = None
     time_terms: StepTerms | None = None  # the time objective's compute and communication terms
+    bound_method: str | None = None  # the method that proved ``bound`` (e.g. exact:lagrangian+labels, cpsat)
 
     @property
     def ok(self) -> bool:
@@ -359,7 +360,7 @@ class RunResult:
         out = self.inputs.to_json()
         out.update(solver=self.solver, status=self.status.value, wall_s=self.wall_s, bound=_exact_or_none(self.bound),
                    gap=self.gap)
-        for key in ("reason", "cpsat_status", "limit"):
+        for key in ("reason", "cpsat_status", "limit", "bound_method"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         if self.time_terms is not None:

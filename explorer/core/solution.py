@@ -35,6 +35,8 @@ class SolveOptions:
     max_plans: int | None = None  # brute force: refuse above this many plans
     max_states: int | None = None  # exact: refuse above this many per-layer states
     progress: Callable[[str], None] | None = None
+    lower_bound: int | None = None  # cpsat: a lower bound another method proved (weighted units), a constraint
+    lower_bound_by: str | None = None  # the method that proved ``lower_bound`` (reported as the bound's method)
 
 
 @dataclass(frozen=True)
