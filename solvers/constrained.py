@@ -42,9 +42,11 @@ from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
 from .exact import chain_backtrack, chain_backward, chain_forward, graph_marginals, graph_optimum, vectors_plan
+from .labels import LabelsOverflow, least_plan
 from .vectors import VectorCosts
 
 MAX_LABELS = 1_000_000  # labels kept at one layer before the exact pass gives up
+MAX_GRAPH_ROWS = 5_000_000  # rows of one factor in the graph label pass before it gives up
 MAX_PAIRS = 60_000_000  # label x vector candidates at one layer before it gives up
 CHUNK = 2_000_000  # candidates formed at once
 MAX_EVALUATIONS = 60
@@ -308,10 +310,14 @@ def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, 
     leaves room for a better feasible plan, and let CP-SAT search that restricted model; each
     better plan it finds tightens the restriction before the next round. Used on graphs, and on
     chains whose label pass outgrew its limit."""
-    info["method"] = info["method"] + "+cpsat" if not ch.graph else "lagrangian+cpsat"
     if marg is None:
         _, marg = graph_marginals(ch.vc, *_wx(ch, lam))
     slack = sum(x * r.limit for x, r in zip(lam, ch.res))
+    if ch.graph and ch.incumbent is not None:
+        done = _close_with_graph_labels(problem, ch, marg, slack, t0, info)
+        if done is not None:
+            return done
+    info["method"] = info["method"] + "+cpsat" if not ch.graph else "lagrangian+cpsat"
     search = _Restricted(problem, ch)
     deadline = t0 + time_budget(options)
     rounds, improved = 0, True
@@ -335,6 +341,30 @@ def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, 
         improved = ch.incumbent is not None and (U is None or ch.incumbent[0] < U)
     info["reason"] = "CP-SAT did not finish the restricted search within its time limit; raise --time-limit"
     return _result(problem, ch, bound, t0, info, proven=False)
+
+
+def _close_with_graph_labels(problem: Problem, ch: _Chain, marg: list[np.ndarray], slack: int, t0: float,
+                             info: dict) -> Solution | None:
+    """Labels on the graph (``solvers.labels``): the least feasible plan below the incumbent over the
+    vectors whose min-marginal leaves room for one; the incumbent is optimal when there is none.
+    None when the labels outgrow ``MAX_GRAPH_ROWS`` (CP-SAT then searches those vectors)."""
+    U = ch.incumbent[0]
+    survivors = [np.flatnonzero(m <= ch.D * (U - 1) + slack) for m in marg]
+    info["vectors_left"] = int(sum(len(s) for s in survivors))
+    info["method"] = "lagrangian+labels"
+    if any(len(s) == 0 for s in survivors):
+        return _result(problem, ch, U, t0, info)
+    resources = [ch.resource_weights(k) for k in range(len(ch.res))]
+    try:
+        vectors = least_plan(ch.vc, survivors, resources, [r.limit for r in ch.res], U, MAX_GRAPH_ROWS)
+    except LabelsOverflow:
+        info["labels"] = "outgrew the label limit"
+        return None
+    if vectors is not None:
+        f, g = ch.offer(vectors_plan(ch.vc, vectors))
+        if f >= U or any(x > r.limit for x, r in zip(g, ch.res)):
+            raise AssertionError("constrained exact: the graph label pass's plan does not re-score below the incumbent")
+    return _result(problem, ch, ch.incumbent[0], t0, info)
 
 
 def _after_round(problem: Problem, ch: _Chain, search: _Restricted, status, U: int | None, bound: int, t0: float,

@@ -262,6 +262,7 @@ def test_explore_cpsat_runs_the_exact_method_first_and_names_the_bound():
 def test_the_time_limit_bounds_the_whole_constrained_solve(monkeypatch):
     # a graph whose gap CP-SAT must close: with --time-limit the rounds get what the Lagrangian
     # phase left; with no time left the answer is feasible with its proven bound, never optimal
+    monkeypatch.setattr(constrained, "MAX_GRAPH_ROWS", 0)  # no room for graph labels: CP-SAT closes the gap
     p = None
     for seed in range(3, 400, 4):
         q = random_instance(seed)
@@ -279,3 +280,24 @@ def test_the_time_limit_bounds_the_whole_constrained_solve(monkeypatch):
         rescore(p, s)
     else:  # the local search found the optimum before any CP-SAT round
         assert s.status is Status.OPTIMAL and s.objective == full.objective == s.bound
+
+
+def test_graph_labels_and_the_cpsat_fallback_agree_with_brute(monkeypatch):
+    # graphs whose cap binds: the label elimination closes the gap; with no room for its rows,
+    # CP-SAT over the same vectors; both agree with brute force
+    seen = 0
+    for seed in range(3, 600, 4):
+        p = random_instance(seed)
+        e = exact.solve(p, ONE)
+        if e.info.get("method") != "lagrangian+labels" or "vectors_left" not in e.info:
+            continue
+        b = brute.solve(p)
+        assert e.status is b.status and e.objective == b.objective == e.bound, seed
+        rescore(p, e)
+        with monkeypatch.context() as m:
+            m.setattr(constrained, "MAX_GRAPH_ROWS", 0)
+            c = exact.solve(p, ONE)
+        assert c.info["method"] == "lagrangian+cpsat" and c.info["labels"] == "outgrew the label limit", seed
+        assert c.status is b.status and c.objective == b.objective, seed
+        seen += 1
+    assert seen >= 5

@@ -87,8 +87,9 @@ def test_explore_json_keys_time_objective(capsys):
 
 def test_explore_json_keys_cpsat(capsys):
     r = explore_json(["--model", "lenet-c", "--levels", "2", "--solver", "cpsat", "--workers", "1"], capsys, 0)
-    assert key_paths(r) == HEADER | RUN_PLAN | {"cpsat_status"} | baselines(False)
+    assert key_paths(r) == HEADER | RUN_PLAN | {"cpsat_status", "bound_method"} | baselines(False)
     assert r["status"] == "optimal" and r["bound"] == r["objective_value"] == r["traffic_elements"]
+    assert r["bound_method"] == "exact:chain-dp"  # the array's memory limit: the exact method runs first
 
 
 def test_explore_json_keys_no_plan(capsys):

@@ -1,0 +1,172 @@
+"""Labels on graphs: variable elimination whose table entries are Pareto sets of (objective,
+resources), over the few type vectors per node that the Lagrangian bound leaves.
+
+A factor is a set of rows (labels): an assignment of its scope (local vector indices), the
+objective and each resource summed over the parts it holds, and the vectors of the nodes
+already eliminated into it. Joining two factors pairs rows that agree on their shared nodes;
+eliminating a node drops it from the scope, and among the rows that agree on what is left
+keeps only those no other row matches or beats in objective and every resource (dominance).
+Costs are non-negative, so a row whose objective reaches the target or whose resource exceeds
+its limit cannot complete to a plan below the target, and goes. The last factor's least-objective
+row is the least feasible plan below the target within those vectors; with none, there is none.
+Exact integers throughout (the caller's dtype: int64 or Python ints)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .vectors import VectorCosts
+
+
+class LabelsOverflow(Exception):
+    """A factor outgrew the row limit: the caller closes the gap another way."""
+
+
+class _Rows:
+    __slots__ = ("scope", "cols", "f", "g", "hidden", "hcols")
+
+    def __init__(self, scope, cols, f, g, hidden, hcols):
+        self.scope, self.cols, self.f, self.g = list(scope), cols, f, g
+        self.hidden, self.hcols = list(hidden), hcols  # eliminated nodes and their local indices per row
+
+    def take(self, idx) -> _Rows:
+        return _Rows(self.scope, self.cols[idx], self.f[idx], [x[idx] for x in self.g], self.hidden, self.hcols[idx])
+
+
+def least_plan(vc: VectorCosts, survivors: list[np.ndarray], resources: list[tuple], limits: list[int],
+               target: int, max_rows: int) -> list[int] | None:
+    """The vectors of a least-objective plan with objective < ``target`` and every resource within
+    its limit, each node taking only its ``survivors``; None when there is none. ``resources``
+    holds per resource (level weights, per-node extras or None), as ``VectorCosts`` weighs them."""
+    sizes = [len(s) for s in survivors]
+    factors = []
+    for n, S in enumerate(survivors):
+        g = [vc.intra_vec(n, W, None if ex is None else ex[n])[S] for W, ex in resources]
+        factors.append(_Rows([n], np.arange(len(S), dtype=np.int64)[:, None], vc.intra_vec(n)[S], g, [],
+                             np.zeros((len(S), 0), dtype=np.int64)))
+    for e, (u, x) in enumerate(vc.edges):
+        pu, px = np.repeat(np.arange(sizes[u]), sizes[x]), np.tile(np.arange(sizes[x]), sizes[u])
+        pv, pw = survivors[u][pu], survivors[x][px]
+        g = [vc.edge_pairs(e, pv, pw, W) for W, _ in resources]
+        factors.append(_Rows([u, x], np.stack([pu, px], axis=1), vc.edge_pairs(e, pv, pw), g, [],
+                             np.zeros((len(pu), 0), dtype=np.int64)))
+    factors = [_prune(r, target, limits) for r in factors]
+    alive = set(range(vc.N))
+    while alive:
+        z = min(alive, key=lambda n: (_width(n, factors, sizes), n))
+        bucket = [r for r in factors if z in r.scope]
+        factors = [r for r in factors if z not in r.scope]
+        bucket.sort(key=lambda r: len(r.f))
+        joined = bucket[0]
+        for r in bucket[1:]:
+            joined = _pareto(_prune(_join(joined, r, sizes), target, limits), sizes)
+            if len(joined.f) > max_rows:
+                raise LabelsOverflow
+        factors.append(_pareto(_eliminate(joined, z), sizes))
+        alive.discard(z)
+    final = factors[0]
+    for r in factors[1:]:  # (disconnected parts)
+        final = _pareto(_prune(_join(final, r, sizes), target, limits), sizes)
+    if len(final.f) == 0:
+        return None
+    i = int(np.argmin(final.f))
+    local = dict(zip(final.hidden, final.hcols[i].tolist()))
+    return [int(survivors[n][local[n]]) for n in range(vc.N)]
+
+
+def _width(z: int, factors: list[_Rows], sizes: list[int]) -> int:
+    """The assignments of the scope eliminating z leaves (the rows' worst case)."""
+    scope = {n for r in factors if z in r.scope for n in r.scope} - {z}
+    out = 1
+    for n in scope:
+        out *= sizes[n]
+    return out
+
+
+def _key(cols: np.ndarray, positions: list[int], radix: list[int]) -> np.ndarray:
+    key = np.zeros(len(cols), dtype=np.int64)
+    for p, k in zip(positions, radix):
+        key = key * k + cols[:, p]
+    return key
+
+
+def _join(a: _Rows, b: _Rows, sizes: list[int]) -> _Rows:
+    """Every pair of rows of a and b that agree on their shared nodes."""
+    shared = [n for n in a.scope if n in b.scope]
+    radix = [sizes[n] for n in shared]
+    ka = _key(a.cols, [a.scope.index(n) for n in shared], radix)
+    kb = _key(b.cols, [b.scope.index(n) for n in shared], radix)
+    order = np.argsort(kb, kind="stable")
+    kbs = kb[order]
+    lo = np.searchsorted(kbs, ka, side="left")
+    hi = np.searchsorted(kbs, ka, side="right")
+    cnt = hi - lo
+    ia = np.repeat(np.arange(len(ka)), cnt)
+    offset = np.arange(len(ia)) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    ib = order[np.repeat(lo, cnt) + offset]
+    extra = [n for n in b.scope if n not in a.scope]
+    cols = np.concatenate([a.cols[ia], b.cols[ib][:, [b.scope.index(n) for n in extra]]], axis=1)
+    return _Rows(a.scope + extra, cols, a.f[ia] + b.f[ib], [x[ia] + y[ib] for x, y in zip(a.g, b.g)],
+                 a.hidden + b.hidden, np.concatenate([a.hcols[ia], b.hcols[ib]], axis=1))
+
+
+def _eliminate(r: _Rows, z: int) -> _Rows:
+    p = r.scope.index(z)
+    keep = [i for i in range(len(r.scope)) if i != p]
+    return _Rows([r.scope[i] for i in keep], r.cols[:, keep], r.f, r.g, r.hidden + [z],
+                 np.concatenate([r.hcols, r.cols[:, [p]]], axis=1))
+
+
+def _prune(r: _Rows, target: int, limits: list[int]) -> _Rows:
+    keep = r.f <= target - 1
+    for x, lim in zip(r.g, limits):
+        keep &= x <= lim
+    return r.take(np.flatnonzero(keep))
+
+
+def _pareto(r: _Rows, sizes: list[int]) -> _Rows:
+    """The rows no other row with the same scope assignment matches or beats everywhere."""
+    if len(r.f) <= 1:
+        return r
+    key = _key(r.cols, list(range(len(r.scope))), [sizes[n] for n in r.scope])
+    if len(r.g) == 1 and r.f.dtype != object:
+        order = np.lexsort((r.g[0], r.f, key))
+        k, go = key[order], r.g[0][order]
+        first = np.r_[True, k[1:] != k[:-1]]
+        group = np.cumsum(first) - 1
+        # within a group (objective ascending), keep a row only if its resource is below every earlier row's
+        run = _segment_min_accumulate(go, group)
+        keep = first.copy()
+        keep[1:] |= go[1:] < run[:-1]
+        return r.take(np.sort(order[keep]))
+    kept = []
+    order = sorted(range(len(r.f)), key=lambda i: (int(key[i]), r.f[i], *(x[i] for x in r.g)))
+    start = 0
+    for i in range(1, len(order) + 1):
+        if i == len(order) or key[order[i]] != key[order[start]]:
+            front: list[int] = []
+            for j in order[start:i]:
+                if not any(all(x[q] <= x[j] for x in r.g) for q in front):
+                    front.append(j)
+            kept += front
+            start = i
+    return r.take(np.array(sorted(kept), dtype=np.int64))
+
+
+def _segment_min_accumulate(a: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Running minimum of ``a`` restarting at each group (groups contiguous, numbered 0, 1, ...)."""
+    if len(a) == 0:
+        return a
+    # offset each group so that earlier groups can never win: later groups get lower bands
+    lo, hi = int(a.min()), int(a.max())
+    span = hi - lo + 1
+    ngroups = int(group[-1]) + 1
+    if span * ngroups < 2**62:
+        shifted = (a - lo) + (ngroups - 1 - group) * span
+        return np.minimum.accumulate(shifted) - (ngroups - 1 - group) * span + lo
+    out = np.empty_like(a)
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    ends = np.r_[starts[1:], len(a)]
+    for s, e in zip(starts, ends):
+        out[s:e] = np.minimum.accumulate(a[s:e])
+    return out
