@@ -50,6 +50,7 @@ MAX_GRAPH_ROWS = 5_000_000  # rows of one factor in the graph label pass before 
 MAX_PAIRS = 60_000_000  # label x vector candidates at one layer before it gives up
 CHUNK = 2_000_000  # candidates formed at once
 MAX_EVALUATIONS = 60
+EARLY_STOP = 0.2  # graphs: stop moving the multipliers when less than this share of the gap is left to gain
 CPSAT_ROUND = 15.0  # seconds per CP-SAT round before the model is restricted again
 DEFAULT_TIME_LIMIT = 60.0  # seconds for a whole constrained solve without --time-limit (what CP-SAT gets is what is left)
 BEAM = 64
@@ -567,6 +568,8 @@ def _line_search(ch: _Chain, k: int, lam: list[int]):
             return min(F + x * G for F, G in lines)
 
         x = max(cands, key=lambda c: (envelope(c), -c))
+        if _near_enough(ch, out, envelope(x)):
+            break
         tried.add(x)
         trial = list(lam)
         trial[k] = x
@@ -576,6 +579,17 @@ def _line_search(ch: _Chain, k: int, lam: list[int]):
         if value - sum(trial[j] * ch.res[j].limit for j in range(len(ch.res))) >= envelope(x):
             break  # the known envelope is exact at its peak: x maximises the dual
     return out
+
+
+def _near_enough(ch: _Chain, out: list, peak: int) -> bool:
+    """On graphs (where each relaxed DP is a whole elimination): whether the dual's known upper
+    envelope ``peak`` leaves the bound less than ``EARLY_STOP`` of the incumbent's gap to gain;
+    the label pass then closes the rest at less cost than more relaxed DPs."""
+    if not ch.graph or ch.incumbent is None or not out:
+        return False
+    best = max(b for b, _, _ in out)
+    room = -((-peak) // ch.D) - best
+    return room <= EARLY_STOP * (ch.incumbent[0] - best)
 
 
 @dataclass
