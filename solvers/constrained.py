@@ -54,7 +54,7 @@ EARLY_STOP = 0.2  # graphs: stop moving the multipliers when less than this shar
 CPSAT_ROUND = 15.0  # seconds per CP-SAT round before the model is restricted again
 DEFAULT_TIME_LIMIT = 60.0  # seconds for a whole constrained solve without --time-limit (what CP-SAT gets is what is left)
 BEAM = 64
-SCALES = (0.25, 0.5, 0.75, 0.9, 1.1, 1.25, 1.5, 2.0, 4.0)  # further multipliers (x the best) the exact label pass prunes with
+SCALES = (0.5, 2.0)  # further multipliers (x the best) the exact label pass prunes with
 REPAIR_STEPS = 200  # single-node moves a repair may take
 LOCAL_STARTS = 3  # cheapest limit-breaking plans a local search repairs (and the incumbent)  # labels per layer in the heuristic pass that looks for a good incumbent  # relaxed DPs spent on the multipliers
 
