@@ -17,12 +17,16 @@ are resources g_k <= C_k that the exact DP cannot carry in its state, so:
    through each (node, vector); only vectors within D*(U-1) + sum lam_k C_k (U: the incumbent)
    can lie on a better feasible plan. On chains a label-setting pass (a constrained shortest
    path) over them carries each partial plan's exact objective and resources, prunes with the
-   Lagrangian, objective-only and per-resource completion bounds, and drops dominated labels;
-   a beam pass first finds a good incumbent. On graphs (and on chains whose labels outgrow
-   ``MAX_LABELS``) CP-SAT searches the 0-1 model restricted to those vectors, in rounds that
-   tighten the restriction as the incumbent improves. Status ``optimal`` only when a pass
-   finished (bound == objective); else ``feasible`` with the best proven bound, ``unknown``
-   without a plan -- never a claim it cannot back.
+   Lagrangian (at the best multipliers and at 0.5x and 2x them), objective-only and
+   per-resource completion bounds, and drops dominated labels; a beam pass first finds an
+   incumbent, then passes aim below targets between the bound and the incumbent (a pass that
+   finds nothing raises the bound to its target; one that finds a plan has found the optimum).
+   On graphs the label pass is a Pareto elimination (``solvers.labels``) over those vectors.
+   Where labels outgrow their limits (``MAX_LABELS``, ``MAX_GRAPH_ROWS``) CP-SAT searches the
+   0-1 model restricted to the vectors, in rounds that tighten the restriction as the incumbent
+   improves. ``--time-limit`` bounds the whole solve (``time_budget``). Status ``optimal`` only
+   when a pass finished (bound == objective); else ``feasible`` with the best proven bound,
+   ``unknown`` without a plan -- never a claim it cannot back.
 """
 
 from __future__ import annotations

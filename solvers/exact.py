@@ -18,8 +18,9 @@ eliminating a block's layers costs 2^H times a chain step. Dense tables are used
 they are small; an order that would need a large one is refused.
 
 Link caps and the memory limit couple all layers: they go to ``solvers.constrained``
-(Lagrangian bound, then label setting on chains or CP-SAT over the vectors the bound leaves on
-graphs; proven optima, or ``feasible`` with an honest bound when the limits run out).
+(Lagrangian bound, then label setting over the vectors the bound leaves, on chains and graphs;
+CP-SAT only when the labels outgrow their limits; proven optima, or ``feasible`` with an honest
+bound when the time runs out).
 """
 
 from __future__ import annotations
