@@ -58,6 +58,7 @@ EARLY_STOP = 0.2  # graphs: stop moving the multipliers when less than this shar
 CPSAT_ROUND = 15.0  # seconds per CP-SAT round before the model is restricted again
 DEFAULT_TIME_LIMIT = 60.0  # seconds for a whole constrained solve without --time-limit (what CP-SAT gets is what is left)
 BEAM = 64
+MORE_AFTER = 20_000  # labels formed at one layer before the label pass prunes with SCALES too
 SCALES = (0.5, 2.0)  # further multipliers (x the best) the exact label pass prunes with
 REPAIR_STEPS = 200  # single-node moves a repair may take
 LOCAL_STARTS = 3  # cheapest limit-breaking plans a local search repairs (and the incumbent)  # labels per layer in the heuristic pass that looks for a good incumbent  # relaxed DPs spent on the multipliers
@@ -98,7 +99,7 @@ class _Chain:
         self.incumbent: tuple[int, Plan] | None = None
         self.seen: list[tuple[int, list[int]]] = []  # (objective, resources) of every plan met
         self.plans: list[tuple[int, int, Plan]] = []  # (excess over the limits, objective, plan)
-        self._backward: dict[tuple, list[np.ndarray]] = {}
+        self._backward: dict = {}  # multipliers (None: the objective alone) -> backward values
 
     # scaled weights -----------------------------------------------------------------------------
     def weights(self, lam) -> tuple[int, ...]:
@@ -159,6 +160,12 @@ class _Chain:
         if key not in self._backward:
             self._backward[key] = chain_backward(self.vc, self.weights(lam), self.extras(lam))
         return self._backward[key]
+
+    def objective_backward(self) -> list[np.ndarray]:
+        """The unweighted-by-multipliers chain DP's backward values (the objective alone), kept."""
+        if None not in self._backward:
+            self._backward[None] = chain_backward(self.vc)
+        return self._backward[None]
 
     def bound(self, value: int, lam) -> int:
         rhs = value - sum(x * r.limit for x, r in zip(lam, self.res))
@@ -612,7 +619,21 @@ class _LabelBounds:
     limits: list[int]
     res_intra: list[list[np.ndarray]]  # per resource, per layer: the resource's intra part of each vector
     survivors: list[np.ndarray]
-    more: list[tuple[list[int], list[np.ndarray], int]]  # (multipliers, backward values, threshold) besides lam
+    scales: tuple  # further multipliers (x lam) to prune with once the labels grow (``more``)
+    _more: list | None = None
+
+    def more(self, labels: int) -> list[tuple[list[int], list[np.ndarray], int]]:
+        """(multipliers, backward values, threshold) besides lam: every multiplier gives a valid
+        completion bound, and a label's best one depends on how much of each resource it has
+        left; computed (one backward DP each) only once a layer's labels pass ``MORE_AFTER``."""
+        if self._more is None and labels > MORE_AFTER and self.T is not None:
+            ch, self._more = self.ch, []
+            for s in self.scales:
+                other = [int(x * s) for x in self.lam]
+                if other != self.lam and any(other):
+                    To = ch.D * (self.U - 1) + sum(x * r.limit for x, r in zip(other, ch.res))
+                    self._more.append((other, ch.backward(other), To))
+        return self._more or []
 
 
 def _label_bounds(ch: _Chain, lam: list[int], alphas: list[np.ndarray], completion,
@@ -620,15 +641,9 @@ def _label_bounds(ch: _Chain, lam: list[int], alphas: list[np.ndarray], completi
     vc, D = ch.vc, ch.D
     betas = ch.backward(lam)
     U = target if target is not None else ch.incumbent[0] if ch.incumbent is not None else None
-    more = []
     if U is not None:
         T = D * (U - 1) + sum(x * r.limit for x, r in zip(lam, ch.res))
-        obj_beta = chain_backward(vc)
-        for s in scales:  # every multiplier gives a valid completion bound; a label's best one
-            other = [int(x * s) for x in lam]  # depends on how much of each resource it has left
-            if other != lam and any(other):
-                To = D * (U - 1) + sum(x * r.limit for x, r in zip(other, ch.res))
-                more.append((other, ch.backward(other), To))
+        obj_beta = ch.objective_backward()
     else:
         T, obj_beta = None, None
     res_intra = []
@@ -641,7 +656,7 @@ def _label_bounds(ch: _Chain, lam: list[int], alphas: list[np.ndarray], completi
         keep &= ~vc.blocked(n)
         survivors.append(np.flatnonzero(keep))
     return _LabelBounds(ch, lam, betas, obj_beta, completion, T, U, [r.limit for r in ch.res], res_intra, survivors,
-                        more)
+                        scales)
 
 
 def _label_setting(ch: _Chain, lam: list[int], alphas: list[np.ndarray], completion: list[list[np.ndarray]],
@@ -751,7 +766,7 @@ def _prune(b: _LabelBounds, n: int, vec, f, g, parent):
     if b.T is not None:
         vec, f, g, parent = keep(f + b.obj_beta[n][vec] <= b.U - 1, vec, f, g, parent)
         vec, f, g, parent = keep(_lagrangian(b, n, vec, f, g) <= b.T, vec, f, g, parent)
-        for lam, betas, T in b.more:
+        for lam, betas, T in b.more(len(vec)):
             vec, f, g, parent = keep(_lagrangian(b, n, vec, f, g, lam, betas) <= T, vec, f, g, parent)
     return vec, f, g, parent
 
