@@ -144,12 +144,16 @@ class _Chain:
         """min over plans of D*f + sum lam_k g_k, a plan attaining it, and (chains) the forward values."""
         self.evaluations += 1
         W, ex = self.weights(lam), self.extras(lam)
-        return self.optimum(W, ex)
+        return self.optimum(W, ex, record=True)
 
-    def optimum(self, W, ex):
+    def optimum(self, W, ex, record: bool = False):
+        """(value, plan, forward values): on chains the forward values; on graphs, with ``record``,
+        the elimination's (value, vectors, steps) for ``graph_marginals`` at the same weights."""
         if self.graph:
-            value, vectors, _ = graph_optimum(self.vc, W, ex)
-            return value, None if vectors is None else vectors_plan(self.vc, vectors), None
+            steps: list | None = [] if record else None
+            value, vectors, _ = graph_optimum(self.vc, W, ex, steps)
+            plan = None if vectors is None else vectors_plan(self.vc, vectors)
+            return value, plan, (value, vectors, steps) if record else None
         alphas = chain_forward(self.vc, W, ex)
         value = int(alphas[-1].min())
         return value, vectors_plan(self.vc, chain_backtrack(self.vc, alphas, W)), alphas
@@ -202,7 +206,7 @@ def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts |
     if _closed(ch, best[0]):
         return _result(problem, ch, best[0], t0, info)
     if ch.graph:
-        return _close_with_cpsat(problem, ch, best[1], best[0], t0, info, options)
+        return _close_with_cpsat(problem, ch, best[1], best[0], t0, info, options, solved=best[2])
     return _close_with_labels(problem, ch, best, completion, t0, info, options)
 
 
@@ -317,13 +321,13 @@ def _explanation(problem: Problem, ch: _Chain, k: int, least: int) -> dict:
 
 
 def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, t0: float, info: dict,
-                      options: SolveOptions, marg: list[np.ndarray] | None = None) -> Solution:
+                      options: SolveOptions, marg: list[np.ndarray] | None = None, solved: tuple | None = None) -> Solution:
     """Keep only the type vectors whose Lagrangian min-marginal (``marg``; on graphs computed here)
     leaves room for a better feasible plan, and let CP-SAT search that restricted model; each
     better plan it finds tightens the restriction before the next round. Used on graphs, and on
     chains whose label pass outgrew its limit."""
-    if marg is None:
-        _, marg = graph_marginals(ch.vc, *_wx(ch, lam))
+    if marg is None:  # (graphs: from the multipliers' elimination record when kept)
+        _, marg = graph_marginals(ch.vc, *_wx(ch, lam), solved=solved)
     slack = sum(x * r.limit for x, r in zip(lam, ch.res))
     if ch.graph and ch.incumbent is not None:
         done = _close_with_graph_labels(problem, ch, marg, slack, t0, info)
@@ -586,7 +590,12 @@ def _line_search(ch: _Chain, k: int, lam: list[int]):
         trial[k] = x
         value, plan, alphas = ch.relaxed(trial)
         ch.offer(plan)
-        out.append((ch.bound(value, trial), trial, alphas))
+        b = ch.bound(value, trial)
+        if ch.graph and out and b <= max(t[0] for t in out):
+            alphas = None  # (a graph's elimination record is kept for the best evaluation only)
+        elif ch.graph:
+            out = [(t[0], t[1], None) for t in out]
+        out.append((b, trial, alphas))
         if value - sum(trial[j] * ch.res[j].limit for j in range(len(ch.res))) >= envelope(x):
             break  # the known envelope is exact at its peak: x maximises the dual
     return out

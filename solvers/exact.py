@@ -269,16 +269,20 @@ def _graph_backtrack(vc: VectorCosts, records: list[tuple[int, list[_Factor]]], 
     return chosen
 
 
-def graph_marginals(vc: VectorCosts, W=None, extras=None) -> tuple[int, list[np.ndarray]]:
+def graph_marginals(vc: VectorCosts, W=None, extras=None, solved: tuple | None = None) -> tuple[int, list[np.ndarray]]:
     """The optimum and, for every node n and vector v, the least cost of a plan with n at v
     (min-marginals): the elimination forward, then outside messages back down its bucket tree.
 
     A step's clique is its node and the nodes its message reaches; the clique's full table is
     the bucket's factors plus the message's outside table; a child's outside table is that sum
     without the child's message, minimised down to the child's scope. A "chain" clique (a, z, b)
-    never forms its V^3 table: b goes first, across its edge, one level at a time."""
-    steps: list = []
-    total, vectors, _ = graph_optimum(vc, W, extras, steps)
+    never forms its V^3 table: b goes first, across its edge, one level at a time. ``solved``:
+    (total, vectors, steps) of ``graph_optimum`` at the same weights, when already run."""
+    if solved is None:
+        steps: list = []
+        total, vectors, _ = graph_optimum(vc, W, extras, steps)
+    else:
+        total, vectors, steps = solved
     marg: list[np.ndarray | None] = [None] * vc.N
     if vectors is None:
         return total, [np.full(d.V, vc.big, dtype=vc.dtype) for d in vc.dom]
