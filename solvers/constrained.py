@@ -196,6 +196,8 @@ def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts |
     completion, refused = _least_resources(problem, ch, t0, info)
     if refused is not None:
         return refused
+    if ch.graph:  # the free optimum repaired: a feasible plan near it starts the multiplier search close
+        ch.offer(_local_search(ch, plan))
     best, closed = _raise_dual(ch, best)
     if closed:
         return _result(problem, ch, best[0], t0, info)
@@ -500,8 +502,18 @@ def _local_search(ch: _Chain, plan: Plan, rounds: int = 4) -> Plan:
             t = t + vc.edge_given_consumer(e, vectors[vc.edges[e][1]], W)
         return t
 
+    cache: dict[int, list[np.ndarray]] = {}  # a node's terms depend on its neighbours' vectors only
+    near = [{n} | {vc.edges[e][0] for e in ins[n]} | {vc.edges[e][1] for e in outs[n]} for n in range(N)]
+
+    def move(n: int, i: int) -> None:
+        vectors[n] = i
+        for m in near[n]:
+            cache.pop(m, None)
+
     def options(n: int):
-        fv, *gv = (terms(n, W, ex) for W, ex in weightings)
+        if n not in cache:
+            cache[n] = [terms(n, W, ex) for W, ex in weightings]
+        fv, *gv = cache[n]
         cur = vectors[n]
         nf = fv - fv[cur] + f
         ng = [gk - gk[cur] + g[k] for k, gk in enumerate(gv)]
@@ -518,14 +530,14 @@ def _local_search(ch: _Chain, plan: Plan, rounds: int = 4) -> Plan:
             gain = over - excess
             cand = np.flatnonzero(ok & (gain > 0))
             if len(cand):
-                rate = np.array([float(nf[i] - f) / float(gain[i]) for i in cand])
+                rate = (nf[cand] - f).astype(float) / gain[cand].astype(float)
                 i = int(cand[int(np.argmin(rate))])
                 if best is None or rate.min() < best[0]:
                     best = (rate.min(), n, i, int(nf[i]), [int(x[i]) for x in ng], int(excess[i]))
         if best is None:
             break
         _, n, i, f, g, over = best
-        vectors[n] = i
+        move(n, i)
     for _ in range(rounds):  # then 1-opt: least excess first, then least objective
         moved = False
         for n in range(N):
@@ -534,7 +546,8 @@ def _local_search(ch: _Chain, plan: Plan, rounds: int = 4) -> Plan:
             key = np.lexsort((nf, excess))
             best_i = next(int(i) for i in key if ok[i])
             if (int(excess[best_i]), int(nf[best_i])) < (int(excess[cur]), int(nf[cur])):
-                vectors[n], f, g, moved = best_i, int(nf[best_i]), [int(x[best_i]) for x in ng], True
+                f, g, moved = int(nf[best_i]), [int(x[best_i]) for x in ng], True
+                move(n, best_i)
         if not moved:
             break
     return vectors_plan(vc, vectors)

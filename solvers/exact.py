@@ -184,8 +184,15 @@ def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = Non
     constant = 0
     records: list[tuple[int, list[_Factor]]] = []
     widest = 1
+    order = vc.elimination_order  # (later eliminations of the same graph repeat the first one's order)
+    chosen_order: list[int] = []
     while alive:
-        how, detail, z = _cheapest_step(vc, alive, at)
+        if order is not None:
+            z = order[len(chosen_order)]
+            _, how, detail = _plan_step(vc, z, at[z])
+        else:
+            how, detail, z = _cheapest_step(vc, alive, at)
+        chosen_order.append(z)
         bucket = at[z]
         scope = sorted({n for f in bucket for n in f.scope})
         widest = max(widest, len(scope))
@@ -206,6 +213,7 @@ def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = Non
         step[5] = new
         for n in new.scope:
             at[n].append(new)
+    vc.elimination_order = chosen_order
     if constant >= vc.big:
         return int(constant), None, widest
     chosen = _graph_backtrack(vc, records, W)

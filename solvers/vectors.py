@@ -64,6 +64,7 @@ class VectorCosts:
         self._raw: dict[tuple[int, int], np.ndarray] = {}
         self._intra: dict[tuple[int, int], np.ndarray] = {}
         self._blocked: dict[int, np.ndarray] = {}
+        self.elimination_order: list[int] | None = None  # graphs: the first elimination's (it depends on sizes only)
 
     # raw (unweighted) per-level pieces -------------------------------------------------------
     def raw_inter(self, e: int, h: int) -> np.ndarray:
