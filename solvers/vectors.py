@@ -64,6 +64,7 @@ class VectorCosts:
         self._raw: dict[tuple[int, int], np.ndarray] = {}
         self._intra: dict[tuple[int, int], np.ndarray] = {}
         self._blocked: dict[int, np.ndarray] = {}
+        self._intra_vec: dict[tuple, np.ndarray] = {}
         self.elimination_order: list[int] | None = None  # graphs: the first elimination's (it depends on sizes only)
 
     # raw (unweighted) per-level pieces -------------------------------------------------------
@@ -103,7 +104,10 @@ class VectorCosts:
     # weighted vectors ------------------------------------------------------------------------
     def intra_vec(self, n: int, W=None, extra: np.ndarray | None = None) -> np.ndarray:
         """sum_h W_h intra_h(n, vector) (+ ``extra``), ``big`` where pins or forbids exclude the vector."""
-        W = self.weights if W is None else W
+        W = self.weights if W is None else tuple(W)
+        key = (n, W) if extra is None and (W == self.weights or max(W) <= 1) else None  # the objective's, a level's
+        if key is not None and key in self._intra_vec:
+            return self._intra_vec[key]
         vec = np.zeros(self.dom[n].V, dtype=self.dtype)
         for h in range(self.H):
             if W[h]:
@@ -111,6 +115,9 @@ class VectorCosts:
         if extra is not None:
             vec = vec + extra
         vec[self.blocked(n)] = self.big
+        if key is not None:
+            vec.flags.writeable = False  # shared: callers add to it, never into it
+            self._intra_vec[key] = vec
         return vec
 
     def edge_given_producer(self, e: int, v: int, W=None) -> np.ndarray:
