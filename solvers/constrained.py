@@ -250,7 +250,7 @@ def _raise_dual(ch: _Chain, best: tuple) -> tuple[tuple, bool]:
     for _ in range(3):  # rounds over the resources
         before = list(best_lam)
         for k in range(len(ch.res)):
-            for b, l_, a in _line_search(ch, k, best_lam):
+            for b, l_, a in _line_search(ch, k, best_lam, best_bound):
                 if b > best_bound:
                     best_bound, best_lam, best_alphas = b, list(l_), a
             if _closed(ch, best_bound):
@@ -560,13 +560,14 @@ def _vector(vc: VectorCosts, plan: Plan, n: int) -> int:
     return v
 
 
-def _line_search(ch: _Chain, k: int, lam: list[int]):
+def _line_search(ch: _Chain, k: int, lam: list[int], known: int | None = None):
     """Maximise the dual along lam_k (others fixed) by cutting planes.
 
     Every plan seen so far is a line F(p) + x * G(p), F = D f + sum_{j != k} lam_j (g_j - C_j),
     G = g_k - C_k; the dual along x is the lower envelope of all plans' lines, which the known
     lines overestimate. Evaluate where the known envelope peaks; stop when the relaxed optimum
-    there lies on it. Returns the evaluated (bound, multipliers, forward values)."""
+    there lies on it, or when the incumbent meets the best bound (``known``: the bound at ``lam``,
+    already evaluated). Returns the evaluated (bound, multipliers, forward values)."""
     r = ch.res[k]
     cap = ch.lam_max[k]
 
@@ -575,8 +576,11 @@ def _line_search(ch: _Chain, k: int, lam: list[int]):
         F = ch.D * f + sum(lam[j] * (g[j] - ch.res[j].limit) for j in range(len(ch.res)) if j != k)
         return F, g[k] - r.limit
 
-    out, tried = [], set()
+    out, tried = [], ({lam[k]} if known is not None else set())
     while ch.evaluations < MAX_EVALUATIONS:
+        top = max([b for b, _, _ in out] + ([known] if known is not None else []), default=None)
+        if top is not None and _closed(ch, top):
+            break
         lines = list({line(fg) for fg in ch.seen})
         rising = [t for t in lines if t[1] > 0]
         falling = [t for t in lines if t[1] <= 0]

@@ -152,7 +152,7 @@ def test_huge_sizes_with_a_cap_stay_exact(monkeypatch):
                 rescore(p, e)
     assert methods - {"chain-dp", "least-resource"}  # some cap bound and needed the Lagrangian passes
     # without multiplier moves the labels must close the whole gap, on Python integers
-    monkeypatch.setattr(constrained, "_line_search", lambda ch, k, lam: [])
+    monkeypatch.setattr(constrained, "_line_search", lambda ch, k, lam, known=None: [])
     monkeypatch.setattr(constrained, "_local_search", lambda ch, plan: plan)
     e, b = exact.solve(p), brute.solve(p)
     assert e.info["method"] == "lagrangian+labels" and e.status is b.status is Status.OPTIMAL
