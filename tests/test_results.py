@@ -81,7 +81,7 @@ def test_explore_json_keys_time_objective(capsys):
     assert key_paths(r) == HEADER | RUN_PLAN | TIME_TERMS | {"time_objective.communication_s"} | baselines(False)
     r = explore_json(["--model", "lenet-c", "--levels", "2", "--objective", "time", "--solver", "cpsat", "--workers", "1"],
                      capsys, 0)
-    assert key_paths(r) == (HEADER | RUN_PLAN | TIME_TERMS | {"cpsat_status"} | baselines(False)
+    assert key_paths(r) == (HEADER | RUN_PLAN | TIME_TERMS | {"cpsat_status", "bound_method"} | baselines(False)
                             | {"time_objective.communication_s", "time_objective.bound_communication_s"})
 
 
