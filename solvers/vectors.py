@@ -58,7 +58,12 @@ class VectorCosts:
                 domains[types] = Domain(problem, types)
             self.dom.append(domains[types])
         self.edges = self.tables.edges
-        self.use_int64 = sum(self.weights) * self.tables.max_level_cost() < 2**60
+        self._feet: list[list[int]] | None = None  # per node, the footprint of each final count state
+        if problem.constraints.memory_bytes is not None:
+            wc = problem.constraints.weight_copies
+            self._feet = [[self.tables.footprint_units(n, s, wc) for s in self.dom[n].final_states] for n in range(self.N)]
+        worst_foot = sum(max(f) for f in self._feet) if self._feet else 0
+        self.use_int64 = sum(self.weights) * self.tables.max_level_cost() < 2**60 and worst_foot < 2**56
         self.dtype = np.int64 if self.use_int64 else object
         self.big = 2**61 if self.use_int64 else 1 << 400
         self._raw: dict[tuple[int, int], np.ndarray] = {}
@@ -98,8 +103,8 @@ class VectorCosts:
     def footprint(self, n: int) -> np.ndarray:
         """Node n's memory footprint in units for each vector (depends on its final counts only)."""
         d, wc = self.dom[n], self.problem.constraints.weight_copies
-        per_state = np.array([self.tables.footprint_units(n, s, wc) for s in d.final_states], dtype=self.dtype)
-        return per_state[d.final_state]
+        feet = self._feet[n] if self._feet is not None else [self.tables.footprint_units(n, s, wc) for s in d.final_states]
+        return np.array(feet, dtype=self.dtype)[d.final_state]
 
     # weighted vectors ------------------------------------------------------------------------
     def intra_vec(self, n: int, W=None, extra: np.ndarray | None = None) -> np.ndarray:

@@ -301,3 +301,22 @@ def test_graph_labels_and_the_cpsat_fallback_agree_with_brute(monkeypatch):
         assert c.status is b.status and c.objective == b.objective, seed
         seen += 1
     assert seen >= 5
+
+
+def test_footprints_beyond_int64_stay_exact():
+    # 10^15 weight copies: a layer's footprint beyond int64, so the DPs run on Python integers
+    # (VectorCosts.footprint overflowed)
+    base = Problem(random_chain(5, 4), make_array(2), Space.ACCPAR)
+    free = exact.solve(base)
+    wc = 10**15
+    mem = evaluate(base.network, base.array, Space.ACCPAR, free.plan, wc).memory_bytes
+    seen = set()
+    for factor in (Fraction(1, 2), Fraction(99, 100), Fraction(1), Fraction(3, 2)):
+        p = base.with_constraints(Constraints(memory_bytes=mem * factor, weight_copies=wc))
+        e, b = exact.solve(p), brute.solve(p)
+        assert e.status is b.status and e.objective == b.objective, factor
+        seen.add(e.status)
+        if e.plan is not None:
+            assert e.bound == e.objective
+            rescore(p, e)
+    assert Status.OPTIMAL in seen
