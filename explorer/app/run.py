@@ -72,7 +72,7 @@ def exact_first(problem: Problem, options: SolveOptions) -> tuple[SolveOptions, 
     share = None if options.time_limit_s is None else options.time_limit_s * EXACT_SHARE
     try:
         pre = exact.solve(problem, replace(options, time_limit_s=share, progress=None))
-    except (InstanceTooLarge, NotImplementedError, OverflowError):  # (footprints beyond int64: CP-SAT says so)
+    except (InstanceTooLarge, NotImplementedError, OverflowError):  # CP-SAT alone (it names sizes beyond int64 itself)
         return options, None
     if pre.bound is None:  # infeasible or no bound: CP-SAT on its own
         return options, pre
