@@ -254,6 +254,18 @@ CASES = [
      "peak_TFLOPS: give it per kind under kinds: (not with kinds and accelerators)"),
     ("kinds-accelerators-not-list", {"a.yaml": kinds_array("[a, a, b, b]", "a")}, ["--array", "{d}/a.yaml"],
      "accelerators: must be a list of kind names, got str"),
+    ("kinds-zero-peak", {"a.yaml": kinds_array("peak_TFLOPS: 1,", "peak_TFLOPS: 0,")}, ["--array", "{d}/a.yaml"],
+     "kinds.a.peak_TFLOPS: must be > 0, got 0"),
+    ("kinds-nan-peak", {"a.yaml": kinds_array("peak_TFLOPS: 1,", "peak_TFLOPS: .nan,")}, ["--array", "{d}/a.yaml"],
+     "kinds.a.peak_TFLOPS: must be a finite number, got nan"),
+    ("kinds-huge-peak", {"a.yaml": kinds_array("peak_TFLOPS: 1,", "peak_TFLOPS: 1.0e+300,")}, ["--array", "{d}/a.yaml"],
+     "kinds.a.peak_TFLOPS: must be between 1e-30 and 1e100, got 1e+300"),
+    ("kinds-int-name", {"a.yaml": kinds_array("  a: {", "  1: {", "[a, a, b, b]", "[1, 1, b, b]")}, ["--array", "{d}/a.yaml"],
+     "kinds: a kind's name must be a non-empty string, got 1"),
+    ("kinds-list-name", {"a.yaml": kinds_array("[a, a, b, b]", "[[a], a, b, b]")}, ["--array", "{d}/a.yaml"],
+     "accelerators[0]: unknown kind ['a'] (kinds: a, b)"),
+    ("split-kinds-bad-memory", {"a.yaml": kinds_array("memory_GiB: 4", "memory_GiB: -4")}, ["split", "--array", "{d}/a.yaml"],
+     "kinds.a.memory_GiB: must be > 0, got -4"),
     ("kinds-levels-override", {"a.yaml": KINDS}, ["--array", "{d}/a.yaml", "--levels", "3"],
      "--levels: array 'mix' lists its 4 accelerators by kind, so its levels (2) cannot be overridden"),
     # --- constraints file
@@ -388,3 +400,15 @@ def test_bad_input_as_a_user_runs_it(case, tmp_path):
     r = subprocess.run([sys.executable, "-m", "explorer.app.cli", *_expand(args, tmp_path)], capture_output=True, text=True)
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
     assert r.stderr.count("\n") == 1 and r.stdout == ""
+
+
+@pytest.mark.parametrize("case", ["kinds-zero-peak", "kinds-nan-peak", "kinds-huge-peak", "kinds-int-name",
+                                  "kinds-bad-memory", "kinds-missing-peak", "kinds-unknown-key", "split-kinds-bad-memory"])
+def test_a_broken_kind_is_reported_once(case, tmp_path, capsys):
+    """A kind whose entry is broken is reported for that entry only: the accelerators naming it are
+    not also called 'unknown kind' (the kind is declared, just invalid)."""
+    _, files, args, message = next(c for c in CASES if c[0] == case)
+    _write(tmp_path, files)
+    code, out, err = run_cli(_expand(args, tmp_path), capsys)
+    assert code == 2 and message in err
+    assert "unknown kind" not in err and "; " not in err.split(message)[-1], err

@@ -81,6 +81,14 @@ def _kinds(data: dict, errors: list[str]) -> dict[str, AcceleratorKind]:
     return out
 
 
+def _hashable_in(name: object, table: dict) -> bool:
+    """Whether ``name`` is a key of ``table`` (False for an unhashable name such as a list)."""
+    try:
+        return name in table
+    except TypeError:
+        return False
+
+
 def _leaves(data: dict, kinds: dict[str, AcceleratorKind], levels: int | None,
             errors: list[str]) -> tuple[AcceleratorKind, ...]:
     """The ``accelerators`` list: 2^levels names of ``kinds``, the leaves in tree order."""
@@ -94,11 +102,12 @@ def _leaves(data: dict, kinds: dict[str, AcceleratorKind], levels: int | None,
     if levels is not None and len(raw) != 2**levels:
         errors.append(f"accelerators: needs one kind per accelerator (2^{levels} = {2**levels}), got {len(raw)}")
         return ()
+    declared = data.get("kinds") if isinstance(data.get("kinds"), dict) else {}
     out = []
     for i, name in enumerate(raw):
         if not isinstance(name, str) or name not in kinds:
-            if isinstance(name, str) and not kinds:
-                return ()  # the kinds table is already reported
+            if (isinstance(name, str) and not kinds) or _hashable_in(name, declared):
+                return ()  # the kinds table (or this kind's entry) is already reported
             known = ", ".join(sorted(kinds)) or "none"
             errors.append(f"accelerators[{i}]: unknown kind {name!r} (kinds: {known})")
             return ()
