@@ -45,7 +45,11 @@ def fmt_seconds(x: Fraction | float) -> str:
         return f"{v:.3f} s"
     if v >= 1e-3:
         return f"{v * 1e3:.2f} ms"
-    return f"{v * 1e6:.0f} us"
+    if v >= 1e-6 or v == 0:
+        return f"{v * 1e6:.0f} us"
+    if v >= 1e-9:  # below a microsecond: 3 significant digits, never a rounded-off "0 us"
+        return f"{v * 1e9:.3g} ns"
+    return f"{v:.3e} s"
 
 
 def fmt_joules(x: Fraction | float) -> str:
@@ -54,7 +58,9 @@ def fmt_joules(x: Fraction | float) -> str:
         return f"{v:.3f} J"
     if v >= 1e-3:
         return f"{v * 1e3:.2f} mJ"
-    return f"{v * 1e6:.1f} uJ"
+    if v >= 1e-6 or v == 0:
+        return f"{v * 1e6:.1f} uJ"
+    return f"{v:.3e} J"  # below a microjoule: never a rounded-off "0.0 uJ"
 
 
 def render_plan_grid(inputs: Inputs, plan: Plan, level_cost: tuple[Fraction, ...]) -> list[str]:

@@ -1,0 +1,83 @@
+"""Defects found by trying the README as a new (and hostile) user, each pinned here.
+
+- sub-microsecond times rendered as "0 us" (a 2-accelerator array's step time of 2.688 ns);
+- the README's uneven-split model worked by hand on the smallest case (a 2-layer fc network on
+  two accelerators of 1 and 3 TFLOPS, ``explore split --split proportional``) against the tool.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+
+from explorer.app.render import fmt_joules, fmt_seconds
+
+from .conftest import run_cli
+
+NET = """version: 1
+name: tiny2
+batch: 8
+layers:
+  - {name: f1, kind: fc, in_features: 4, out_features: 2}
+  - {name: f2, kind: fc, in_features: 2, out_features: 2}
+"""
+ARRAY = """version: 1
+name: two-kinds
+levels: 1
+dtype_bytes: 2
+kinds:
+  slow: {peak_TFLOPS: 1, memory_GiB: 1}
+  fast: {peak_TFLOPS: 3, memory_GiB: 1}
+accelerators: [slow, fast]
+link_bandwidth_GBps: 10
+"""
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "net.yaml").write_text(NET)
+    (tmp_path / "arr.yaml").write_text(ARRAY)
+    return str(tmp_path / "net.yaml"), str(tmp_path / "arr.yaml")
+
+
+@pytest.mark.parametrize("seconds,text", [
+    (Fraction(2688, 10**12), "2.69 ns"), (Fraction(24, 10**10), "2.4 ns"), (Fraction(288, 10**12), "2.880e-10 s"),
+    (Fraction(5, 10**7), "500 ns"), (0, "0 us"), (Fraction(48, 10**6), "48 us"), (Fraction(658, 10**6), "658 us"),
+    (Fraction(6044, 10**6), "6.04 ms"),
+])
+def test_small_times_keep_their_digits(seconds, text):
+    assert fmt_seconds(seconds) == text
+
+
+def test_small_energies_keep_their_digits():
+    assert fmt_joules(3e-9) == "3.000e-09 J" and fmt_joules(2.5e-6) == "2.5 uJ" and fmt_joules(0) == "0.0 uJ"
+
+
+def test_nanosecond_step_is_not_printed_as_zero(files, capsys):
+    net, arr = files
+    code, out, err = run_cli(["--model", net, "--array", arr, "--objective", "time"], capsys)
+    assert code == 0, err
+    # equal split: compute 576 FLOP / 2 at the slow kind's 1 TFLOPS = 0.288 ns; comm (8 + 4) x 2 B / 10 GB/s
+    assert "objective: step time 2.69 ns = compute 2.880e-10 s" in out and "+ communication 2.4 ns" in out
+    dp_row = next(line for line in out.splitlines() if line.startswith("dp "))
+    assert "2.4 ns" in dp_row and "2.69 ns" in dp_row and " 0 us" not in out
+
+
+def test_proportional_split_by_hand(files, capsys):
+    """By hand from the README's model section: the DP's equal-split plan is I, I (c = dW: 8 + 4 = 12
+    elements, less than II's F_out 16 + 16); proportional alpha = 1 / (1 + 3) = 1/4; training FLOPs
+    3 x 2 x (8*4*2 + 8*2*2) = 576: the 1-TFLOPS side computes 576/4 = 144 FLOP in 0.144 ns, the
+    3-TFLOPS side 432 FLOP in 0.144 ns; the exchange is dW's partial sums at full size on both
+    sides, 12 elements x 2 B at 10 GB/s = 2.4 ns (row(1/4) -> row(1/4) re-lays nothing); step time
+    0.144 + 2.4 = 2.544 ns on both sides, against 0.288 + 2.4 = 2.688 ns split equally."""
+    net, arr = files
+    code, out, err = run_cli(["split", "--model", net, "--array", arr, "--split", "proportional", "--format", "json"],
+                             capsys)
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["plan"] == [["I", "I"]] and d["alphas"] == [[["1/4", "1/4"]]]
+    assert Fraction(d["step_time_s_exact"]) == Fraction(2544, 10**12)
+    assert d["group_times_s"] == [pytest.approx(2.544e-9, rel=1e-12)] * 2 and d["idle_s"] == 0
+    assert d["compared"]["all-I"]["step_time_s"] == pytest.approx(2.688e-9, rel=1e-12)
