@@ -43,7 +43,7 @@ def files(tmp_path):
 
 
 @pytest.mark.parametrize("seconds,text", [
-    (Fraction(2688, 10**12), "2.69 ns"), (Fraction(24, 10**10), "2.4 ns"), (Fraction(288, 10**12), "2.880e-10 s"),
+    (Fraction(2688, 10**12), "2.69 ns"), (Fraction(24, 10**10), "2.4 ns"), (Fraction(288, 10**12), "2.88e-10 s"),
     (Fraction(5, 10**7), "500 ns"), (0, "0 us"), (Fraction(48, 10**6), "48 us"), (Fraction(658, 10**6), "658 us"),
     (Fraction(6044, 10**6), "6.04 ms"),
 ])
@@ -60,7 +60,7 @@ def test_nanosecond_step_is_not_printed_as_zero(files, capsys):
     code, out, err = run_cli(["--model", net, "--array", arr, "--objective", "time"], capsys)
     assert code == 0, err
     # equal split: compute 576 FLOP / 2 at the slow kind's 1 TFLOPS = 0.288 ns; comm (8 + 4) x 2 B / 10 GB/s
-    assert "objective: step time 2.69 ns = compute 2.880e-10 s" in out and "+ communication 2.4 ns" in out
+    assert "objective: step time 2.69 ns = compute 2.88e-10 s" in out and "+ communication 2.4 ns" in out
     dp_row = next(line for line in out.splitlines() if line.startswith("dp "))
     assert "2.4 ns" in dp_row and "2.69 ns" in dp_row and " 0 us" not in out
 

@@ -49,7 +49,7 @@ def fmt_seconds(x: Fraction | float) -> str:
         return f"{v * 1e6:.0f} us"
     if v >= 1e-9:  # below a microsecond: 3 significant digits, never a rounded-off "0 us"
         return f"{v * 1e9:.3g} ns"
-    return f"{v:.3e} s"
+    return f"{v:.3g} s"  # 11 characters at most, so the table columns stay aligned
 
 
 def fmt_joules(x: Fraction | float) -> str:
