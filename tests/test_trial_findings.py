@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from fractions import Fraction
 
 import pytest
@@ -81,3 +83,29 @@ def test_proportional_split_by_hand(files, capsys):
     assert Fraction(d["step_time_s_exact"]) == Fraction(2544, 10**12)
     assert d["group_times_s"] == [pytest.approx(2.544e-9, rel=1e-12)] * 2 and d["idle_s"] == 0
     assert d["compared"]["all-I"]["step_time_s"] == pytest.approx(2.688e-9, rel=1e-12)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give a file to another user")
+def test_output_keeps_the_owner_of_the_file_it_replaces(tmp_path):
+    """As root, --output onto another user's file replaced it with a root-owned one."""
+    from explorer.app.output import write_text
+
+    p = tmp_path / "theirs.txt"
+    p.write_text("old\n")
+    os.chown(p, 65534, 65534)
+    p.chmod(0o640)
+    write_text(str(p), "new\n")
+    st = p.stat()
+    assert p.read_text() == "new\n" and (st.st_uid, st.st_gid) == (65534, 65534) and stat.S_IMODE(st.st_mode) == 0o640
+
+
+def test_output_written_in_place_when_the_owner_cannot_be_kept(tmp_path, monkeypatch):
+    from explorer.app import output
+
+    p = tmp_path / "theirs.txt"
+    p.write_text("old and longer\n")
+    inode = p.stat().st_ino
+    monkeypatch.setattr(output, "_keep_owner", lambda tmp, st: False)
+    output.write_text(str(p), "new\n")
+    assert p.read_text() == "new\n" and p.stat().st_ino == inode
+    assert [q.name for q in tmp_path.iterdir()] == ["theirs.txt"], "no temp file left behind"

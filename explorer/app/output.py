@@ -6,8 +6,10 @@
 - anything that is not a regular file (a character device such as /dev/null or /dev/stdout,
   a FIFO, a socket) is opened for writing, never replaced;
 - a regular file is replaced atomically: a temp file in the same folder, written, flushed,
-  given the old file's mode (a new file: 0666 less the umask, as the shell would), then
-  renamed over it. A failure leaves the old file as it was.
+  given the old file's mode (a new file: 0666 less the umask, as the shell would) and its owner
+  and group, then renamed over it. A failure leaves the old file as it was. When the owner
+  cannot be kept (another user's file, writable by us, in a folder we may write), the file is
+  written in place instead, as the shell's ``>`` would, so it stays its owner's.
 
 ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N`` and ``/proc/self/fd/N`` name a descriptor this
 process already holds: the text is written to that descriptor, exactly like printing (so
@@ -117,6 +119,19 @@ def new_file_mode() -> int:
     return 0o666 & ~_umask()
 
 
+def _keep_owner(tmp: str, st: os.stat_result) -> bool:
+    """Give ``tmp`` the owner and group of the file it replaces (as root, replacing a file of
+    another user must not make it root's); False when that is not allowed."""
+    now = os.stat(tmp)
+    if (now.st_uid, now.st_gid) == (st.st_uid, st.st_gid):
+        return True
+    try:
+        os.chown(tmp, st.st_uid, st.st_gid)
+    except OSError:
+        return False
+    return True
+
+
 def write_text(path: str, text: str, option: str = "--output") -> None:
     """Write ``text`` to ``path`` as described in the module doc; OutputError on failure."""
     if path == "-":
@@ -145,6 +160,11 @@ def write_text(path: str, text: str, option: str = "--output") -> None:
                 f.flush()
                 os.fsync(f.fileno())
             os.chmod(tmp, mode)
+            if st is not None and not _keep_owner(tmp, st):
+                os.unlink(tmp)  # the new file could not keep the old one's owner: write in place
+                with open(target, "w", encoding="utf-8") as f:
+                    f.write(text)
+                return
             os.replace(tmp, target)
         except BaseException:
             try:
