@@ -266,6 +266,13 @@ CASES = [
      "accelerators[0]: unknown kind ['a'] (kinds: a, b)"),
     ("split-kinds-bad-memory", {"a.yaml": kinds_array("memory_GiB: 4", "memory_GiB: -4")}, ["split", "--array", "{d}/a.yaml"],
      "kinds.a.memory_GiB: must be > 0, got -4"),
+    ("split-attention", {}, ["split", "--model", "vit-b16"], "vit-b16: node 'l0_att' is an attention node; uneven splits"),
+    ("split-embedding", {}, ["split", "--model", "bert-base"], "bert-base: node 'emb_word' is an embedding node; uneven"),
+    ("split-torus", {}, ["split", "--array", "hypar-paper-torus"], "uneven splits are modelled on per-level links of an H-tree"),
+    ("split-alpha-grid-1", {}, ["split", "--alpha-grid", "1"], "Invalid value for '--alpha-grid': 1 is not in the range 2<=x<=1024"),
+    ("split-alpha-grid-float", {}, ["split", "--alpha-grid", "1.5"], "Invalid value for '--alpha-grid'"),
+    ("split-unknown-split", {}, ["split", "--split", "optimum"], "Invalid value for '--split'"),
+    ("split-output-folder", {}, ["split", "--output", "{d}"], "--output: cannot write {d}: is a directory"),
     ("kinds-levels-override", {"a.yaml": KINDS}, ["--array", "{d}/a.yaml", "--levels", "3"],
      "--levels: array 'mix' lists its 4 accelerators by kind, so its levels (2) cannot be overridden"),
     # --- constraints file
