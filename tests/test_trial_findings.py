@@ -109,3 +109,13 @@ def test_output_written_in_place_when_the_owner_cannot_be_kept(tmp_path, monkeyp
     output.write_text(str(p), "new\n")
     assert p.read_text() == "new\n" and p.stat().st_ino == inode
     assert [q.name for q in tmp_path.iterdir()] == ["theirs.txt"], "no temp file left behind"
+
+
+def test_sweep_peak_override_on_an_array_of_kinds_is_bad_input(tmp_path, capsys):
+    """It raised ValueError from ArraySpec (a traceback, exit 1) while checking the sweep file."""
+    (tmp_path / "s.yaml").write_text("version: 1\nname: mix\ngrid:\n  peak_TFLOPS: [10, 100]\n"
+                                     "fixed:\n  model: alexnet\n  array: tpu-mix-16\n  objective: time\n")
+    code, out, err = run_cli(["sweep", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "out")], capsys)
+    assert code == 2 and err.startswith("explore: error: ") and err.count("\n") == 1, err
+    assert "grid.peak_TFLOPS[0]: array 'tpu-mix-16' gives its peaks per kind" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()

@@ -99,6 +99,9 @@ def point_array(params: dict[str, Any]) -> ArraySpec:
             raise SpecError("link_bandwidth_GBps", f"{len(values)} values for {arr.levels} levels")
         arr = replace(arr, bandwidth_GBps=values)
     if params.get("peak_TFLOPS") is not None:
+        if arr.leaves:
+            raise SpecError("peak_TFLOPS", f"array {arr.name!r} gives its peaks per kind (kinds:), so it takes no "
+                                           "peak_TFLOPS override; write an array file per mix")
         arr = replace(arr, peak_TFLOPS=_numbers(params["peak_TFLOPS"])[0])
     return arr
 
