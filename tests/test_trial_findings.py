@@ -119,3 +119,10 @@ def test_sweep_peak_override_on_an_array_of_kinds_is_bad_input(tmp_path, capsys)
     assert code == 2 and err.startswith("explore: error: ") and err.count("\n") == 1, err
     assert "grid.peak_TFLOPS[0]: array 'tpu-mix-16' gives its peaks per kind" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_fractions_of_a_byte_are_not_printed_as_zero():
+    from explorer.app.render import fmt_bytes
+
+    assert fmt_bytes(Fraction(3, 50)) == "0.06 B" and fmt_bytes(0) == "0 B" and fmt_bytes(48) == "48 B"
+    assert fmt_bytes(Fraction(1, 3)) == "0.333 B" and fmt_bytes(2e9) == "2.000 GB"

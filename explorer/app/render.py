@@ -34,6 +34,8 @@ def fmt_bytes(x: Fraction | float) -> str:
     for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if abs(v) >= scale:
             return f"{v / scale:.3f} {unit}"
+    if 0 < abs(v) < 1:  # a fraction of a byte (a batch split finer than a sample): never "0 B"
+        return f"{v:.3g} B"
     return f"{v:.0f} B"
 
 
