@@ -273,6 +273,16 @@ CASES = [
     ("split-alpha-grid-float", {}, ["split", "--alpha-grid", "1.5"], "Invalid value for '--alpha-grid'"),
     ("split-unknown-split", {}, ["split", "--split", "optimum"], "Invalid value for '--split'"),
     ("split-output-folder", {}, ["split", "--output", "{d}"], "--output: cannot write {d}: is a directory"),
+    ("kinds-name-newline", {"a.yaml": kinds_array("  a: {", '  "a\\nX": {', "[a, a, b, b]", '["a\\nX", "a\\nX", b, b]')},
+     ["--array", "{d}/a.yaml"], "kinds: a kind's name must be printable (no control or format characters), got 'a\\nX'"),
+    ("kinds-name-bidi", {"a.yaml": kinds_array("  b: {", '  "\\u202eb": {', "[a, a, b, b]", '[a, a, "\\u202eb", "\\u202eb"]')},
+     ["--array", "{d}/a.yaml"], "kinds: a kind's name must be printable (no control or format characters), got '\\u202eb'"),
+    ("array-name-newline", {"a.yaml": array("name: arr", 'name: "arr\\nFAKE LINE"')}, ["--array", "{d}/a.yaml"],
+     "name: must be printable (no control or format characters), got 'arr\\nFAKE LINE'"),
+    ("net-name-bell", {"n.yaml": net("name: t\n", 'name: "t\\a"\n')}, ["--model", "{d}/n.yaml"],
+     "name: must be printable (no control or format characters), got 't\\x07'"),
+    ("net-layer-name-tab", {"n.yaml": net("{name: f2,", '{name: "f\\t2",')}, ["--model", "{d}/n.yaml"],
+     "layers[2].name: must be printable (no control or format characters), got 'f\\t2'"),
     ("kinds-levels-override", {"a.yaml": KINDS}, ["--array", "{d}/a.yaml", "--levels", "3"],
      "--levels: array 'mix' lists its 4 accelerators by kind, so its levels (2) cannot be overridden"),
     # --- constraints file
@@ -410,7 +420,8 @@ def test_bad_input_as_a_user_runs_it(case, tmp_path):
 
 
 @pytest.mark.parametrize("case", ["kinds-zero-peak", "kinds-nan-peak", "kinds-huge-peak", "kinds-int-name",
-                                  "kinds-bad-memory", "kinds-missing-peak", "kinds-unknown-key", "split-kinds-bad-memory"])
+                                  "kinds-bad-memory", "kinds-missing-peak", "kinds-unknown-key", "split-kinds-bad-memory",
+                                  "kinds-name-newline", "kinds-name-bidi"])
 def test_a_broken_kind_is_reported_once(case, tmp_path, capsys):
     """A kind whose entry is broken is reported for that entry only: the accelerators naming it are
     not also called 'unknown kind' (the kind is declared, just invalid)."""

@@ -10,7 +10,7 @@ from ..core.array import AcceleratorKind, ArraySpec, check_levels
 from ..core.timing import BandwidthBeyond, Communication, Topology, shared_level_bandwidths
 from ..core.errors import SpecError, shown
 from ..core.units import parse_amount
-from .fields import Fields, check_pos_number
+from .fields import Fields, check_pos_number, printable_name
 from .yamlio import load_yaml_file
 
 SPEC_VERSION = 1
@@ -69,6 +69,9 @@ def _kinds(data: dict, errors: list[str]) -> dict[str, AcceleratorKind]:
         if not isinstance(name, str) or not name.strip():
             errors.append(f"kinds: a kind's name must be a non-empty string, got {shown(name)}")
             continue
+        if not printable_name(name):
+            errors.append(f"kinds: a kind's name must be printable (no control or format characters), got {shown(name)}")
+            continue
         if not isinstance(body, dict):
             errors.append(f"kinds.{name}: must be a mapping with peak_TFLOPS and memory_GiB")
             continue
@@ -126,7 +129,7 @@ def parse_array(data: dict, source: str) -> ArraySpec:
     medium = _medium(data, shared, errors)
     if "version" in data and data["version"] != SPEC_VERSION:
         errors.append(f"version: unsupported version {shown(data['version'])} (this explorer reads version {SPEC_VERSION})")
-    name = f.string("name", "?")
+    name = f.name("name", "?")
     description = f.string("description", "")
     levels = _levels(data, errors)
     dtype = f.pos_int("dtype_bytes", 4)

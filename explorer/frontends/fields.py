@@ -15,6 +15,12 @@ MAX_INT = 2**40
 MIN_NUMBER, MAX_NUMBER = Fraction(1, 10**30), Fraction(10**100)
 
 
+def printable_name(v: str) -> bool:
+    """Whether ``v`` prints as itself on one line (``str.isprintable``: letters, marks, symbols,
+    punctuation and the ASCII space)."""
+    return v.isprintable()
+
+
 class Fields:
     """Reads typed fields out of a raw mapping, collecting every problem with its path."""
 
@@ -49,6 +55,17 @@ class Fields:
         v = self.data[key]
         if not isinstance(v, str) or not v.strip():
             self.error(key, "must be a non-empty string")
+            return default
+        return v
+
+    def name(self, key: str, default: str | None = None) -> str | None:
+        """A name printed in reports: a non-empty string of printable characters (no newline,
+        tab, bell, bidirectional override or other control and format characters)."""
+        v = self.string(key, None)
+        if v is None:
+            return default
+        if not printable_name(v):
+            self.error(key, f"must be printable (no control or format characters), got {shown(v)}")
             return default
         return v
 

@@ -46,7 +46,7 @@ def _parse_top(data: dict, sequence: int | None, errors: list[str]) -> tuple[str
     top = Fields(data, "", errors, _TOP_KEYS, {"version", "name", "layers"})
     if "version" in data and data["version"] != SPEC_VERSION:
         errors.append(f"version: unsupported version {shown(data['version'])} (this explorer reads version {SPEC_VERSION})")
-    name = top.string("name", "?")
+    name = top.name("name", "?")
     top.string("description")
     batch = top.pos_int("batch", 1)
     spec_seq = top.pos_int("sequence")
@@ -128,7 +128,7 @@ def _embedding_fields(raw: dict, path: str, seq: int | None, node: dict, errors:
 
 def _layer_name(f: Fields, path: str, i: int, seen: dict[str, int], errors: list[str]) -> str | None:
     """The node's name, checked not reserved and not a duplicate (``seen`` records it)."""
-    lname = f.string("name")
+    lname = f.name("name")
     if lname == NETWORK_INPUT:
         errors.append(f"{path}.name: {shown(NETWORK_INPUT)} is reserved for the network input")
     if lname is not None:
