@@ -126,3 +126,16 @@ def test_fractions_of_a_byte_are_not_printed_as_zero():
 
     assert fmt_bytes(Fraction(3, 50)) == "0.06 B" and fmt_bytes(0) == "0 B" and fmt_bytes(48) == "48 B"
     assert fmt_bytes(Fraction(1, 3)) == "0.333 B" and fmt_bytes(2e9) == "2.000 GB"
+
+
+@pytest.mark.parametrize("args,says", [
+    ([], "the memory limit the smallest (16 GiB)"),
+    (["--memory", "8"], "the memory limit would be the smallest (16 GiB; 8 GiB is set instead)"),
+])
+def test_kinds_warning_names_the_memory_limit_in_force(args, says, capsys):
+    """With --memory on an array of kinds the warning said the limit was the smallest kind's 16 GiB
+    while the constraints line said 8 GiB."""
+    code, out, err = run_cli(["--model", "lenet-c", "--array", "tpu-mix-16", *args], capsys)
+    assert code == 0, err
+    warning = next(line for line in out.splitlines() if line.startswith("warning: accelerators of 2 kinds"))
+    assert says in warning

@@ -188,9 +188,13 @@ def input_warnings(problem: Problem) -> tuple[str, ...]:
                    f"gives {Fraction(batch, n)} of a sample per accelerator (amounts are exact fractions, not whole samples)")
     arr = problem.array
     if arr.is_heterogeneous:
+        smallest = arr.memory_GiB * 2**30
+        limit = problem.constraints.memory_bytes
+        memory = (f"the memory limit the smallest ({float(arr.memory_GiB):g} GiB)" if limit == smallest else
+                  f"the memory limit would be the smallest ({float(arr.memory_GiB):g} GiB; "
+                  + ("none is set" if limit is None else f"{float(limit / 2**30):g} GiB is set instead") + ")")
         out.append(f"accelerators of {len(arr.kinds)} kinds: every split is equal (alpha 1/2), so the compute time is the "
-                   f"slowest kind's ({float(arr.peak_TFLOPS):g} TFLOPS) and the memory limit the smallest "
-                   f"({float(arr.memory_GiB):g} GiB); uneven splits: explore split")
+                   f"slowest kind's ({float(arr.peak_TFLOPS):g} TFLOPS) and {memory}; uneven splits: explore split")
     return tuple(out)
 
 
