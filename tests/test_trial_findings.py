@@ -145,5 +145,5 @@ def test_sweep_name_must_be_printable(tmp_path, capsys):
     (tmp_path / "s.yaml").write_text('version: 1\nname: "sw\\nFAKE"\ngrid:\n  model: [lenet-c]\n')
     code, out, err = run_cli(["sweep", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "out")], capsys)
     assert code == 2 and err.count("\n") == 1, err
-    assert "name: must be printable (no control or format characters), got 'sw\\nFAKE'" in err
+    assert "name: must be printable (no control, format or separator characters but the ASCII space), got 'sw\\nFAKE'" in err
     assert not (tmp_path / "out").exists()

@@ -70,7 +70,7 @@ def _kinds(data: dict, errors: list[str]) -> dict[str, AcceleratorKind]:
             errors.append(f"kinds: a kind's name must be a non-empty string, got {shown(name)}")
             continue
         if not printable_name(name):
-            errors.append(f"kinds: a kind's name must be printable (no control or format characters), got {shown(name)}")
+            errors.append(f"kinds: a kind's name must be printable (no control, format or separator characters but the ASCII space), got {shown(name)}")
             continue
         if not isinstance(body, dict):
             errors.append(f"kinds.{name}: must be a mapping with peak_TFLOPS and memory_GiB")

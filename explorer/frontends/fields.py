@@ -65,7 +65,7 @@ class Fields:
         if v is None:
             return default
         if not printable_name(v):
-            self.error(key, f"must be printable (no control or format characters), got {shown(v)}")
+            self.error(key, f"must be printable (no control, format or separator characters but the ASCII space), got {shown(v)}")
             return default
         return v
 

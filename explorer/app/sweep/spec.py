@@ -338,7 +338,7 @@ def parse_sweep(data: dict, source: str, base_dir: str | Path, max_points: int =
     if not isinstance(name, str) or not name.strip():
         errors.append(f"name: must be a non-empty string, got {shown(name)}")
     elif not name.isprintable():  # it heads the summary line: a newline would forge a second one
-        errors.append(f"name: must be printable (no control or format characters), got {shown(name)}")
+        errors.append(f"name: must be printable (no control, format or separator characters but the ASCII space), got {shown(name)}")
     description = data.get("description", "")
     if not isinstance(description, str):
         errors.append("description: must be a string")
