@@ -147,3 +147,28 @@ def test_sweep_name_must_be_printable(tmp_path, capsys):
     assert code == 2 and err.count("\n") == 1, err
     assert "name: must be printable (no control, format or separator characters but the ASCII space), got 'sw\\nFAKE'" in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_yaml_merge_may_override_a_merged_key(fast):
+    """``b: {<<: *a, peak_TFLOPS: 3}`` (the natural way to write a table of kinds) was refused as a
+    'duplicate key'; a key written twice in one mapping still is."""
+    from explorer.core.errors import SpecError
+    from explorer.frontends.yamlio import load_yaml_text
+
+    data = load_yaml_text("a: &k {p: 1, m: 1}\nb: {<<: *k, p: 3}\nc: {<<: [*k, {p: 9, q: 2}], m: 5}\n", "x", fast=fast)
+    assert data == {"a": {"p": 1, "m": 1}, "b": {"p": 3, "m": 1}, "c": {"p": 1, "m": 5, "q": 2}}
+    for bad, key in [("a: 1\na: 2\n", "'a'"), ("a: &k {p: 1}\nb: {<<: *k, p: 3, p: 4}\n", "'p'")]:
+        with pytest.raises(SpecError, match=f"duplicate key {key}"):
+            load_yaml_text(bad, "x", fast=fast)
+
+
+def test_kinds_table_written_with_a_merge(tmp_path, capsys):
+    (tmp_path / "a.yaml").write_text(ARRAY.replace(
+        "  slow: {peak_TFLOPS: 1, memory_GiB: 1}\n  fast: {peak_TFLOPS: 3, memory_GiB: 1}\n",
+        "  slow: &base {peak_TFLOPS: 1, memory_GiB: 1}\n  fast: {<<: *base, peak_TFLOPS: 3}\n"))
+    (tmp_path / "net.yaml").write_text(NET)
+    code, out, err = run_cli(["split", "--model", str(tmp_path / "net.yaml"), "--array", str(tmp_path / "a.yaml"),
+                              "--split", "proportional", "--format", "json"], capsys)
+    assert code == 0, err
+    assert Fraction(json.loads(out)["step_time_s_exact"]) == Fraction(2544, 10**12)

@@ -32,9 +32,15 @@ class _FastStrictLoader(_FastBase or yaml.SafeLoader):  # type: ignore[misc]
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    """A mapping; a key written twice is an error. Keys brought in by a merge (``<<: *anchor``)
+    come first after ``flatten_mapping`` and may be overridden, as YAML's merge says (``b: {<<:
+    *a, peak_TFLOPS: 3}``): only the keys written in this mapping itself must be distinct."""
+    explicit = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
     loader.flatten_mapping(node)
+    merged = len(node.value) - explicit
     mapping: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
+    written: set[Any] = set()
+    for i, (key_node, value_node) in enumerate(node.value):
         key = loader.construct_object(key_node, deep=deep)
         try:
             hash(key)
@@ -42,11 +48,13 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
             raise yaml.constructor.ConstructorError(
                 None, None, f"a key must be a plain value, not a {type(key).__name__} (line {key_node.start_mark.line + 1})",
                 key_node.start_mark) from None
-        if key in mapping:
-            line = key_node.start_mark.line + 1
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (line {line})", key_node.start_mark
-            )
+        if i >= merged:
+            if key in written:
+                line = key_node.start_mark.line + 1
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (line {line})", key_node.start_mark
+                )
+            written.add(key)
         mapping[key] = loader.construct_object(value_node, deep=deep)
     return mapping
 
