@@ -114,7 +114,8 @@ def check_network(network: Network) -> None:
     for layer in network.layers:
         if layer.kind in (LayerKind.ATTENTION, LayerKind.EMBEDDING) or layer.groups > 1:
             what = f"grouped conv ({layer.groups} groups)" if layer.groups > 1 else f"{layer.kind.value} node"
-            raise SpecError("--model", f"{network.name}: node {layer.name!r} is {'an' if what[0] in 'aeiou' else 'a'} {what}; uneven splits are modelled "
+            what = ("an " if what[0] in "aeiou" else "a ") + what
+            raise SpecError("--model", f"{network.name}: node {layer.name!r} is {what}; uneven splits are modelled "
                             "for conv, fc, add and concat nodes only")
 
 

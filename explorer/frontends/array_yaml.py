@@ -10,7 +10,7 @@ from ..core.array import AcceleratorKind, ArraySpec, check_levels
 from ..core.timing import BandwidthBeyond, Communication, Topology, shared_level_bandwidths
 from ..core.errors import SpecError, shown
 from ..core.units import parse_amount
-from .fields import Fields, check_pos_number, printable_name
+from .fields import NAME_RULE, Fields, check_pos_number, printable_name
 from .yamlio import load_yaml_file
 
 SPEC_VERSION = 1
@@ -70,7 +70,7 @@ def _kinds(data: dict, errors: list[str]) -> dict[str, AcceleratorKind]:
             errors.append(f"kinds: a kind's name must be a non-empty string, got {shown(name)}")
             continue
         if not printable_name(name):
-            errors.append(f"kinds: a kind's name must be printable (no control, format or separator characters but the ASCII space), got {shown(name)}")
+            errors.append(f"kinds: a kind's name {NAME_RULE}, got {shown(name)}")
             continue
         if not isinstance(body, dict):
             errors.append(f"kinds.{name}: must be a mapping with peak_TFLOPS and memory_GiB")

@@ -15,6 +15,9 @@ MAX_INT = 2**40
 MIN_NUMBER, MAX_NUMBER = Fraction(1, 10**30), Fraction(10**100)
 
 
+NAME_RULE = "must be printable (no control, format or separator characters but the ASCII space)"
+
+
 def printable_name(v: str) -> bool:
     """Whether ``v`` prints as itself on one line (``str.isprintable``: letters, marks, symbols,
     punctuation and the ASCII space)."""
@@ -65,7 +68,7 @@ class Fields:
         if v is None:
             return default
         if not printable_name(v):
-            self.error(key, f"must be printable (no control, format or separator characters but the ASCII space), got {shown(v)}")
+            self.error(key, f"{NAME_RULE}, got {shown(v)}")
             return default
         return v
 

@@ -40,6 +40,7 @@ from ...core.objective import Objective
 from ...core.partition import Space
 from ...core.units import parse_amount
 from ...frontends import NETWORK_FORMATS, zoo
+from ...frontends.fields import NAME_RULE
 from ...frontends.yamlio import load_yaml_file, load_yaml_text
 from ...solvers import REGISTRY
 
@@ -338,7 +339,7 @@ def parse_sweep(data: dict, source: str, base_dir: str | Path, max_points: int =
     if not isinstance(name, str) or not name.strip():
         errors.append(f"name: must be a non-empty string, got {shown(name)}")
     elif not name.isprintable():  # it heads the summary line: a newline would forge a second one
-        errors.append(f"name: must be printable (no control, format or separator characters but the ASCII space), got {shown(name)}")
+        errors.append(f"name: {NAME_RULE}, got {shown(name)}")
     description = data.get("description", "")
     if not isinstance(description, str):
         errors.append("description: must be a string")
