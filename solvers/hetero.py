@@ -57,6 +57,8 @@ class HeteroSolution:
     bound_s: Fraction | None
     wall_s: float
     explored: int  # plans (brute) or kept states (exact)
+    equal_best_s: Fraction | None = None  # joint: the best plan with every alpha 1/2 (its step time)
+    phases: tuple[tuple[str, float], ...] = ()  # joint: (phase, seconds)
 
 
 def _space_of(array: ArraySpec, alphas, free: FreeAlphas) -> AlphaSpace:

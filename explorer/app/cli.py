@@ -263,13 +263,15 @@ def list_cmd(fmt):
 @click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML or an ONNX model.")
 @click.option("--array", "array", default="tpu-mix-16", show_default=True, help="Shipped array name or path to an array YAML (accelerators of kinds).")
 @click.option("--space", type=click.Choice([s.value for s in Space]), default="accpar", show_default=True, help="Partition types of the plan.")
-@click.option("--split", "split", type=click.Choice(["equal", "proportional", "search"]), default="search", show_default=True, help="equal: alpha 1/2 everywhere; proportional: each group's peak compute ratio; search: each free class's alpha on the grid, from the better of those two (no proof).")
+@click.option("--split", "split", type=click.Choice(["equal", "proportional", "search", "optimal"]), default="search", show_default=True, help="equal: alpha 1/2 everywhere; proportional: each group's peak compute ratio; search: each free class's alpha on the grid, from the better of those two (no proof); optimal: types and alphas jointly, proven optimum or bound and gap (arrays with one kind per half).")
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="Alphas searched: multiples of 1/N.")
+@click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="Which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
+@click.option("--time-limit", "split_limit", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Seconds for --split optimal; then the best plan, a proven bound and the gap.")
 @click.option("--batch", type=int, default=None, help="Override the network's batch size.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object.")
 @click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout.")
 @fail_on_bad_input
-def split_cmd(model, array, space, split, grid, batch, fmt, output):
+def split_cmd(model, array, space, split, grid, free, split_limit, batch, fmt, output):
     """Uneven splits on an array of accelerator kinds (AccPar): the step time of the slowest
     accelerator, alpha per level, the two top groups' times, and speedups over data parallelism,
     the trick and HyPar's plan, each with an equal split. Objective: step time."""
@@ -279,7 +281,9 @@ def split_cmd(model, array, space, split, grid, batch, fmt, output):
     check_not_empty(model=model, array=array, output=output)
     check_destinations(output, None, ())
     problem = api.build_problem(model, array, space=space, objective="time", batch=batch)
-    report = split_run(problem.network, problem.array, problem.space, Split(split), grid)
+    from ..core.hetero import FreeAlphas
+
+    report = split_run(problem.network, problem.array, problem.space, Split(split), grid, FreeAlphas(free), split_limit)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_split(report)
     emit(text, output)
 

@@ -41,6 +41,7 @@ class Split(enum.Enum):
     EQUAL = "equal"
     PROPORTIONAL = "proportional"
     SEARCH = "search"
+    OPTIMAL = "optimal"
 
     def __str__(self) -> str:
         return self.value
@@ -66,6 +67,12 @@ class SplitReport:
     wall_s: float
     alpha_space: AlphaSpace | None = None  # the declared space (groups' classes)
     class_labels: tuple[tuple[str, ...], ...] = ()  # [level][class]: "v2x4|v3x4"
+    bound_s: Fraction | None = None  # a proven lower bound on the step time (optimal: the step time)
+    equal_best_s: Fraction | None = None  # the best equal-split plan's step time (optimal only)
+
+    @property
+    def gap(self) -> Fraction | None:
+        return None if self.bound_s is None else (self.step_time_s - self.bound_s) / self.step_time_s
 
     def speedup(self, name: str) -> Fraction:
         return dict(self.compared)[name] / self.step_time_s
@@ -103,6 +110,10 @@ class SplitReport:
             "group_times_s": [float(t) for t in self.group_times_s], "idle_s": float(self.idle_s),
             "compared": {name: {"step_time_s": float(t), "speedup": float(t / self.step_time_s)} for name, t in self.compared},
             "wall_s": self.wall_s,
+            "bound_s": None if self.bound_s is None else float(self.bound_s),
+            "bound_s_exact": None if self.bound_s is None else str(self.bound_s),
+            "gap": None if self.gap is None else float(self.gap),
+            "equal_best_s": None if self.equal_best_s is None else float(self.equal_best_s),
         }
 
 
@@ -137,7 +148,7 @@ def class_labels(array: ArraySpec, aspace: AlphaSpace) -> tuple[tuple[str, ...],
 
 
 def split_run(network: Network, array: ArraySpec, space: Space, split: Split, grid: int = 16,
-              free: FreeAlphas = FreeAlphas.UNLIKE) -> SplitReport:
+              free: FreeAlphas = FreeAlphas.UNLIKE, time_limit_s: float = 10.0) -> SplitReport:
     """One ``explore split`` run on any mix of kinds (module docstring)."""
     import time
 
@@ -152,8 +163,11 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     compared.append(("hypar", evaluate_hetero(network, array, HeteroPlan.equal(hypar)).step_time_s))
     equal = HeteroPlan.equal(types)
     status = Status.LEVEL_OPTIMAL if split is Split.EQUAL else Status.FEASIBLE
+    bound = equal_best = None
     if split is Split.EQUAL:
         plan = equal
+    elif split is Split.OPTIMAL:
+        plan, status, bound, equal_best = _optimal(network, array, space, aspace, equal, time_limit_s)
     else:
         prop = with_group_alphas(types, proportional_alphas(array))
         plan = prop
@@ -164,7 +178,23 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     g0, g1, idle = ev.top_groups()
     return SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
                        tuple(compared), tuple(L.name for L in network.layers), time.perf_counter() - t0,
-                       aspace, class_labels(array, aspace))
+                       aspace, class_labels(array, aspace), bound, equal_best)
+
+
+def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: HeteroPlan,
+             time_limit_s: float):
+    """``--split optimal``: the joint solver from the equal-split and the search plans; a one-line
+    error where it does not apply. (plan, status, bound, best equal-split step time)."""
+    from ..core.errors import SpecError
+    from ..solvers.hetero import HeteroRefused
+    from ..solvers.hetero_joint import JointOptions, joint_hetero
+
+    search = search_level_alphas(network, array, equal, aspace).plan
+    try:
+        sol = joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=(equal, search))
+    except HeteroRefused as err:
+        raise SpecError("--split", f"optimal: {err}; use --split search") from None
+    return sol.plan, sol.status, sol.bound_s, sol.equal_best_s
 
 
 def _ms(x: Fraction) -> str:
@@ -179,7 +209,8 @@ def _alphas_text(d: dict[Fraction, list[str]]) -> str:
 
 def render_split(r: SplitReport) -> str:
     lines = [f"{r.network} on {r.array}: split {r.split} (alpha grid 1/{r.grid}), space {r.space}, {r.status}",
-             f"step time {_ms(r.step_time_s)} (the slowest accelerator)",
+             f"step time {_ms(r.step_time_s)} (the slowest accelerator)"
+             + ("" if r.bound_s is None else f"; proven bound {_ms(r.bound_s)}, gap {float(r.gap) * 100:.3f}%"),
              f"top-level groups: {_ms(r.group_times_s[0])} and {_ms(r.group_times_s[1])}; the faster idles {_ms(r.idle_s)}",
              "alpha (subgroup 0's share) per level:"]
     for h, classes in enumerate(r.class_alphas()):
@@ -189,6 +220,9 @@ def render_split(r: SplitReport) -> str:
             for label, d in classes:
                 lines.append(f"  level {h} [{label}]: {_alphas_text(d)}")
     lines.append("types per level: " + " | ".join(" ".join(t.value for t in row) for row in r.plan.types))
+    if r.equal_best_s is not None:
+        lines.append(f"best equal-split plan (every alpha 1/2, types chosen for it): {_ms(r.equal_best_s)}, "
+                     f"x{float(r.equal_best_s / r.step_time_s):.3f}")
     lines.append("speedup over equal-split plans:")
     labels = {"all-I": "data parallelism", "trick": "the trick (conv I, fc II)", "hypar": "HyPar's plan (hypar DP, time)"}
     for name, t in r.compared:

@@ -1,0 +1,924 @@
+"""A proven joint optimum (types and alphas per layer) for arrays split by kind at the top.
+
+Scope: the declared alpha space (``core.hetero.AlphaSpace``) frees only the top split (level 0):
+each half of the tree is one kind (e.g. ``tpu-mix-16``: 8 v2 | 8 v3), every split below is 1/2.
+No overlap of compute and communication. Then, for any plan of the space:
+
+- every leaf of side s (s = 0, 1 at the top) has the same compute and the same exchanges below
+  the top (levels >= 1 split 1/2, which sends the same amount each way), so with
+  S_s = what side s sends at the top (times dtype / b_0) and V_s = a side-s leaf's compute plus
+  its exchanges at levels >= 1 (seconds), the step time is
+
+      T = max(S_0, S_1) + max(V_0, V_1);
+
+- S_0, S_1, V_0, V_1 are sums of per-layer and per-edge terms over *columns*: a layer's column is
+  its top cell (type t_0, alpha) and its types t_1 .. t_{H-1} below. An edge's top terms depend
+  on the two top cells only; its level-h terms (h >= 1) on the producer's t_h and on the
+  consumer's top cell and t_1 .. t_h. So a DP step eliminates the producer one level at a time
+  (top cell first), never a full column x column table.
+
+**Bound.** For integer weights 0 <= l, m <= Q, Q*T >= l*S_0 + (Q-l)*S_1 + m*V_0 + (Q-m)*V_1,
+and the least right-hand side over all plans is an ordinary DP (chains; on graphs made of blocks
+of parallel paths between cut nodes, as ResNets are, a DP over cut nodes with each block's table
+built by running its paths from every column of the block's entry). Maximising over (l, m) is a
+2-parameter concave problem: Kelley's cutting planes (the LP in floats only chooses weights).
+Every DP works on integers: each term is floored at scale 2^k seconds^-1, so every DP value is a
+proven lower bound (the floors only lower it).
+
+**Plans.** Every DP's argmin plan, then a descent over single layers' alphas, scored exactly
+(Fractions, the same terms): the incumbent, an upper bound.
+
+**Closing the gap** (chains): every plan whose weighted lower bound is below the incumbent is
+enumerated backwards (depth first, completion bounds: the weighted forward DP values and the
+component-wise forward minima, both exact on floored integers); each complete plan scores
+exactly. When the enumeration ends within its budget the incumbent is proven optimal (OPTIMAL,
+bound = objective); otherwise, and on graphs when the bound does not meet the incumbent,
+FEASIBLE with the proven bound and the gap.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from math import ceil, floor
+
+import numpy as np
+
+from explorer.core.array import ArraySpec
+from explorer.core.comm import training_flops
+from explorer.core.hetero import AlphaSpace, HeteroPlan, check_array, check_network, inter_split, side_share
+from explorer.core.network import Network
+from explorer.core.partition import JOIN_TYPES, Dim, PartitionType, Size, Space
+from explorer.core.solution import Status
+
+from .hetero import HeteroRefused, HeteroSolution
+
+INF = 2**60  # an impossible column (a join's type III) or an unreachable state
+COMPONENTS = ("S0", "S1", "V0", "V1")
+
+
+@dataclass(frozen=True)
+class JointOptions:
+    weight_scale: int = 1024  # Q: the Lagrangian weights are integers in [0, Q]
+    dual_rounds: int = 14  # Kelley iterations at most
+    enum_budget: int = 200_000  # labels kept at most when closing the gap (chains)
+    time_limit_s: float = 10.0  # then the best plan and the proven bound (FEASIBLE)
+
+
+# ---- the columns --------------------------------------------------------------------------------
+
+
+class _Columns:
+    """Column c = top * K^(H-1) + tau, top = t0 * A + alpha index, tau = t1 t2 .. t_{H-1} in base K."""
+
+    def __init__(self, types: tuple[PartitionType, ...], alphas: tuple[Fraction, ...], H: int):
+        self.types, self.alphas, self.H = types, alphas, H
+        self.K, self.A = len(types), len(alphas)
+        self.n_top = self.K * self.A
+        self.n_tau = self.K ** (H - 1)
+        self.n = self.n_top * self.n_tau
+
+    def top(self, top: int) -> tuple[PartitionType, Fraction]:
+        return self.types[top // self.A], self.alphas[top % self.A]
+
+    def lower(self, tau: int) -> tuple[PartitionType, ...]:
+        out = []
+        for _ in range(self.H - 1):
+            out.append(self.types[tau % self.K])
+            tau //= self.K
+        return tuple(reversed(out))
+
+    def split(self, col: int) -> tuple[PartitionType, Fraction, tuple[PartitionType, ...]]:
+        t0, a = self.top(col // self.n_tau)
+        return t0, a, self.lower(col % self.n_tau)
+
+
+def _shares(t0: PartitionType, a: Fraction, side: int, lower: tuple[PartitionType, ...]) -> dict:
+    """A side-s group's share of each dimension below levels 0 .. len(lower)."""
+    s = {Dim.B: Fraction(1), Dim.D_I: Fraction(1), Dim.D_O: Fraction(1)}
+    s[t0.spec.halves] *= side_share(a, side)
+    for t in lower:
+        s[t.spec.halves] /= 2
+    return s
+
+
+def _size_share(s: dict, size: Size) -> Fraction:
+    out = Fraction(1)
+    for d in size.dims:
+        out *= s.get(d, Fraction(1))
+    return out
+
+
+# ---- exact terms (Fractions, seconds) -----------------------------------------------------------
+
+
+class _Model:
+    """The exact terms of the four components, per layer column and per edge."""
+
+    def __init__(self, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace):
+        self.net, self.array = network, array
+        H = array.levels
+        self.H = H
+        peaks = array.leaf_peaks_TFLOPS()
+        self.peak = (peaks[0] * 10**12, peaks[-1] * 10**12)
+        self.rate = tuple(Fraction(array.dtype_bytes) / array.bandwidth_Bps(h) for h in range(H))
+        self.cols = _Columns(space.types, aspace.choices(0, 0), H)
+        b = network.batch
+        self.whole = [(L.input_elements(b), L.weight_elements(), L.output_elements(b)) for L in network.layers]
+        self.flops = [training_flops(L, b) for L in network.layers]
+
+    def allowed(self, l: int, col: int) -> bool:  # noqa: E741
+        if not self.net.layers[l].is_join:
+            return True
+        t0, _, lower = self.cols.split(col)
+        return t0 in JOIN_TYPES and all(t in JOIN_TYPES for t in lower)
+
+    def own(self, l: int, t0, a, lower) -> tuple[Fraction, Fraction, Fraction, Fraction]:  # noqa: E741
+        """(S0, S1, V0, V1) of layer l's own terms: intra exchanges and compute."""
+        layer = self.net.layers[l]
+        S = Fraction(0) if layer.is_join else self.whole[l][t0.spec.exchanges.size.index] * self.rate[0]
+        V = []
+        for side in (0, 1):
+            v = self.flops[l] * side_share(a, side) / 2 ** (self.H - 1) / self.peak[side]
+            if not layer.is_join:
+                for h in range(1, self.H):
+                    size = lower[h - 1].spec.exchanges.size
+                    v += self.whole[l][size.index] * _size_share(_shares(t0, a, side, lower[: h - 1]), size) * self.rate[h]
+            V.append(v)
+        return S, S, V[0], V[1]
+
+    def edge_top(self, e: int, tu, au, tv, av) -> tuple[Fraction, Fraction]:
+        u, v = self.net.edges[e]
+        x = self.whole[v][0] * self.net.edge_shares[e] * self.rate[0]
+        c0, c1 = inter_split(tu, au, tv, av, self.net.layers[u].is_join, self.net.layers[v].is_join)
+        return c0 * x, c1 * x
+
+    def edge_level(self, e: int, h: int, tu: PartitionType, t0v, av, lower_v) -> tuple[Fraction, Fraction]:
+        """(V0, V1) terms of edge e at level h >= 1: the consumer's lower types t_1 .. t_h."""
+        u, v = self.net.edges[e]
+        c, _ = inter_split(tu, Fraction(1, 2), lower_v[h - 1], Fraction(1, 2),
+                           self.net.layers[u].is_join, self.net.layers[v].is_join)
+        if c == 0:
+            return Fraction(0), Fraction(0)
+        x = self.whole[v][0] * self.net.edge_shares[e] * c * self.rate[h]
+        return tuple(x * _size_share(_shares(t0v, av, side, lower_v[: h - 1]), Size.F_IN) for side in (0, 1))
+
+    # a whole plan, exactly
+    def components(self, cols: list[int]) -> tuple[Fraction, Fraction, Fraction, Fraction]:
+        tot = [Fraction(0)] * 4
+        sp = [self.cols.split(c) for c in cols]
+        for l, (t0, a, lower) in enumerate(sp):  # noqa: E741
+            for k, x in enumerate(self.own(l, t0, a, lower)):
+                tot[k] += x
+        for e, (u, v) in enumerate(self.net.edges):
+            tu, au, lu = sp[u]
+            tv, av, lv = sp[v]
+            s0, s1 = self.edge_top(e, tu, au, tv, av)
+            tot[0] += s0
+            tot[1] += s1
+            for h in range(1, self.H):
+                v0, v1 = self.edge_level(e, h, lu[h - 1], tv, av, lv)
+                tot[2] += v0
+                tot[3] += v1
+        return tuple(tot)
+
+    def plan(self, cols: list[int]) -> HeteroPlan:
+        sp = [self.cols.split(c) for c in cols]
+        H, L = self.H, len(cols)
+        types = tuple(tuple(sp[l][0] if h == 0 else sp[l][2][h - 1] for l in range(L)) for h in range(H))  # noqa: E741
+        alphas = tuple(tuple(tuple(sp[l][1] if h == 0 else Fraction(1, 2) for l in range(L)) for _ in range(2**h))  # noqa: E741
+                       for h in range(H))
+        return HeteroPlan(types, alphas)
+
+
+def step_of(comp) -> Fraction:
+    return max(comp[0], comp[1]) + max(comp[2], comp[3])
+
+
+# ---- integer tables -------------------------------------------------------------------------------
+
+
+class _Tables:
+    """The terms floored at scale ``s`` (integers: seconds * s), in the factored layout. Each
+    distinct exact value is floored once (the same share recurs across columns)."""
+
+    def __init__(self, m: _Model, scale: int):
+        self.m, self.s = m, scale
+        C = m.cols
+        L = len(m.net.layers)
+        self.node = np.zeros((L, 4, C.n), dtype=np.int64)
+        for l in range(L):  # noqa: E741
+            self._node(l)
+        self._pairs: dict = {}
+        self.top = [self._edge_top(e) for e in range(len(m.net.edges))]  # [e] (2, n_top_u, n_top_v)
+        self.lev = [[self._edge_level(e, h) for h in range(1, m.H)] for e in range(len(m.net.edges))]
+
+    def _fl(self, x: Fraction, f: Fraction) -> int:
+        """floor(x * f * s), in integers."""
+        return (x.numerator * f.numerator * self.s) // (x.denominator * f.denominator)
+
+    def _node(self, l: int) -> None:  # noqa: E741
+        """Layer l's own floored terms per column (the exact terms of ``_Model.own``, factor by factor)."""
+        m, C = self.m, self.m.cols
+        layer = m.net.layers[l]
+        H = m.H
+        memo: dict = {}
+        comp = {}
+        for ia, a in enumerate(C.alphas):
+            for side in (0, 1):
+                comp[(ia, side)] = self._fl(Fraction(m.flops[l]) / 2 ** (H - 1) / m.peak[side], side_share(a, side))
+        xs = [Fraction(w) for w in m.whole[l]]
+        for col in range(C.n):
+            if not m.allowed(l, col):
+                self.node[l, :, col] = INF
+                continue
+            top, tau = divmod(col, C.n_tau)
+            it0, ia = divmod(top, C.A)
+            t0, a = C.types[it0], C.alphas[ia]
+            lower = C.lower(tau)
+            S = 0 if layer.is_join else self._fl(xs[t0.spec.exchanges.size.index], m.rate[0])
+            V = [comp[(ia, 0)], comp[(ia, 1)]]
+            if not layer.is_join:
+                for h in range(1, H):
+                    size = lower[h - 1].spec.exchanges.size
+                    dims = size.dims
+                    j = sum(1 for t in lower[: h - 1] if t.spec.halves in dims)
+                    top_in = t0.spec.halves in dims
+                    for side in (0, 1):
+                        key = (h, size.index, ia if top_in else -1, side if top_in else -1, j)
+                        v = memo.get(key)
+                        if v is None:
+                            f = (side_share(a, side) if top_in else Fraction(1)) / 2**j
+                            v = memo[key] = self._fl(xs[size.index] * m.rate[h], f)
+                        V[side] += v
+            self.node[l, :, col] = (S, S, V[0], V[1])
+
+    def _edge_top(self, e: int) -> np.ndarray:
+        m, C = self.m, self.m.cols
+        u, v = m.net.edges[e]
+        ju, jv = m.net.layers[u].is_join, m.net.layers[v].is_join
+        x = m.whole[v][0] * m.net.edge_shares[e] * m.rate[0]
+        t = np.zeros((2, C.n_top, C.n_top), dtype=np.int64)
+        for iu in range(C.n_top):
+            tu, au = C.top(iu)
+            for iv in range(C.n_top):
+                tv, av = C.top(iv)
+                if (ju and tu not in JOIN_TYPES) or (jv and tv not in JOIN_TYPES):
+                    continue  # an impossible column: its node cost is INF
+                key = (iu, iv, ju, jv)
+                pair = self._pairs.get(key)
+                if pair is None:
+                    pair = self._pairs[key] = inter_split(tu, au, tv, av, ju, jv)
+                t[0, iu, iv] = self._fl(x, pair[0]) if pair[0] else 0
+                t[1, iu, iv] = self._fl(x, pair[1]) if pair[1] else 0
+        return t
+
+    def _edge_level(self, e: int, h: int) -> np.ndarray:
+        """(2, K, n_top * K^h): [side][t_hu][top_v, t_1v .. t_hv] = floor(base * c(t_hu, t_hv) *
+        share of F_in), the share being (alpha's side if the top type splits B or D_i) / 2^j."""
+        m, C = self.m, self.m.cols
+        u, v = m.net.edges[e]
+        ju, jv = m.net.layers[u].is_join, m.net.layers[v].is_join
+        half = Fraction(1, 2)
+        ok = lambda t, j: not j or t in JOIN_TYPES  # noqa: E731
+        coef = [[inter_split(tu, half, tv, half, ju, jv)[0] if ok(tu, ju) and ok(tv, jv) else Fraction(0)
+                 for tv in C.types] for tu in C.types]
+        base = m.whole[v][0] * m.net.edge_shares[e] * m.rate[h]
+        dims = Size.F_IN.dims
+        Kp = C.K ** (h - 1)
+        arr = np.zeros((2, C.K, C.n_top, Kp, C.K), dtype=np.int64)
+        memo: dict = {}
+        js = [sum(1 for t in _digits(p, C.K, h - 1, C.types) if t.spec.halves in dims) for p in range(Kp)]
+        for iv in range(C.n_top):
+            tv, av = C.top(iv)
+            top_in = tv.spec.halves in dims
+            ia = iv % C.A
+            for p in range(Kp):
+                for side in (0, 1):
+                    for ku in range(C.K):
+                        for kv in range(C.K):
+                            c = coef[ku][kv]
+                            if not c:
+                                continue
+                            key = (ku, kv, ia if top_in else -1, side if top_in else -1, js[p])
+                            val = memo.get(key)
+                            if val is None:
+                                f = (side_share(av, side) if top_in else Fraction(1)) / 2 ** js[p]
+                                val = memo[key] = self._fl(base * c, f)
+                            arr[side, ku, iv, p, kv] = val
+        return arr.reshape(2, C.K, C.n_top * Kp * C.K)
+
+    def weighted_node(self, l: int, w) -> np.ndarray:  # noqa: E741
+        n = self.node[l]
+        out = w[0] * n[0] + w[1] * n[1] + w[2] * n[2] + w[3] * n[3]
+        out[n[0] >= INF] = INF
+        return out
+
+    def weighted_edge(self, e: int, w):
+        top = w[0] * self.top[e][0] + w[1] * self.top[e][1]
+        lev = [w[2] * a[0] + w[3] * a[1] for a in self.lev[e]]
+        return top, lev
+
+def _digits(p: int, K: int, h: int, types) -> tuple[PartitionType, ...]:
+    out = []
+    for _ in range(h):
+        out.append(types[p % K])
+        p //= K
+    return tuple(reversed(out))
+
+
+def _reduce(F: np.ndarray, C: _Columns, top: np.ndarray, lev: list[np.ndarray]) -> np.ndarray:
+    """min over the producer's column of F[..., col_u] + edge(col_u, col_v): (batch, n) -> (batch, n),
+    one level at a time (top cell first)."""
+    B = F.shape[0]
+    K, H = C.K, C.H
+    R = F.reshape(B, C.n_top, C.n_tau)  # (B, top_u, tau_u)
+    # top: R2[b, tau_u, top_v] = min_top_u R[b, top_u, tau_u] + top[top_u, top_v]
+    R = np.min(R[:, :, :, None] + top[None, :, None, :], axis=1)
+    R = np.minimum(R, INF)
+    # R: (B, t1u .. t_{H-1}u, P_v) with P_v = top_v (then top_v, t1v, ..)
+    Pv = C.n_top
+    for h in range(1, H):
+        rest = K ** (H - 1 - h)
+        R = R.reshape(B, K, rest, Pv)  # t_hu, rest_u, P_v
+        E = lev[h - 1].reshape(K, Pv, K)  # t_hu, P_v, t_hv
+        R = np.min(R[:, :, :, :, None] + E[None, :, None, :, :], axis=1)  # (B, rest, Pv, K)
+        R = np.minimum(R, INF)
+        Pv *= K
+        R = R.reshape(B, rest, Pv)
+    return R.reshape(B, C.n)
+
+
+def _edge_col(C: _Columns, top: np.ndarray, lev: list[np.ndarray], col_v: int) -> np.ndarray:
+    """edge(col_u, col_v) for every col_u (the weighted edge given the consumer)."""
+    K, H = C.K, C.H
+    top_v = col_v // C.n_tau
+    out = np.repeat(top[:, top_v], C.n_tau)  # by top_u, broadcast over tau_u
+    idx = np.arange(C.n)
+    for h in range(1, H):
+        t_hu = (idx % C.n_tau) // K ** (H - 1 - h) % K
+        p = col_v // K ** (H - 1 - h)  # top_v, t1v .. t_hv
+        out = out + lev[h - 1][t_hu, p]
+    return out
+
+
+# ---- the graph: blocks of parallel paths between cut nodes ------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Block:
+    entry: int
+    exit: int
+    paths: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]  # (internal nodes, edges along the path)
+
+    @property
+    def direct(self) -> bool:
+        return len(self.paths) == 1 and not self.paths[0][0]
+
+
+def _blocks(network: Network) -> list[_Block]:
+    """Cut nodes (no edge passes over them in layer order) and, between two consecutive ones,
+    disjoint paths; HeteroRefused for any other shape."""
+    L = len(network.layers)
+    edges = network.edges
+    if any(u >= v for u, v in edges):
+        raise HeteroRefused("joint (uneven splits): layers must be in topological order")
+    over = [0] * (L + 1)
+    for u, v in edges:
+        over[u + 1] += 1
+        over[v] -= 1
+    cuts, run = [], 0
+    for n in range(L):
+        run += over[n]
+        if run == 0:
+            cuts.append(n)
+    out_e: dict[int, list[int]] = {}
+    in_e: dict[int, list[int]] = {}
+    for e, (u, v) in enumerate(edges):
+        out_e.setdefault(u, []).append(e)
+        in_e.setdefault(v, []).append(e)
+    blocks = []
+    for a, b in zip(cuts, cuts[1:]):
+        paths, seen = [], set()
+        for e in out_e.get(a, []):
+            nodes, path_edges = [], [e]
+            n = edges[e][1]
+            while n != b:
+                if n in seen or len(in_e.get(n, [])) != 1 or len(out_e.get(n, [])) != 1:
+                    raise HeteroRefused(f"joint (uneven splits): node {network.layers[n].name!r} is not on one "
+                                        "path between two cut nodes (graph shape not supported)")
+                seen.add(n)
+                nodes.append(n)
+                e = out_e[n][0]
+                path_edges.append(e)
+                n = edges[e][1]
+            paths.append((tuple(nodes), tuple(path_edges)))
+        if len(seen) != b - a - 1:
+            raise HeteroRefused("joint (uneven splits): a block between cut nodes is not made of paths")
+        blocks.append(_Block(a, b, tuple(paths)))
+    if cuts[0] != 0 or cuts[-1] != L - 1 or any(not in_e.get(n) for n in range(1, L)):
+        raise HeteroRefused("joint (uneven splits): one source and one sink needed")
+    return blocks
+
+
+class _Weighted:
+    """The weighted tables of one weight vector w = (w_S0, w_S1, w_V0, w_V1); ``mask``: columns
+    allowed (all when None)."""
+
+    def __init__(self, t: _Tables, w, mask=None):
+        self.t, self.w, self.mask = t, tuple(int(x) for x in w), mask
+        self.node = [t.weighted_node(l, self.w) for l in range(len(t.node))]  # noqa: E741
+        if mask is not None:
+            for n in self.node:
+                n[~mask] = INF
+        self.edge = [t.weighted_edge(e, self.w) for e in range(len(t.top))]
+
+
+CHUNK = 24  # batch rows per reduction of a block's path tables (memory: CHUNK * n_top^2 * n_tau int64)
+
+
+def _run_path(W: _Weighted, C: _Columns, F: np.ndarray, nodes, path_edges, keep: bool = False):
+    """F (batch, n) at the entry -> (batch, n) at the exit (exit node's own cost not added)."""
+    trail = []
+    for i, e in enumerate(path_edges):
+        F = _reduce(F, C, *W.edge[e])
+        if i < len(nodes):
+            F = np.minimum(F + W.node[nodes[i]][None, :], INF)
+            if keep:
+                trail.append(F)
+    return F, trail
+
+
+def _block_table(W: _Weighted, C: _Columns, blk: _Block, entries: np.ndarray) -> np.ndarray:
+    """(len(entries), n): the least weighted cost of the block's paths from each entry column to each exit column."""
+    out = np.zeros((len(entries), C.n), dtype=np.int64)
+    for i in range(0, len(entries), CHUNK):
+        idx = entries[i : i + CHUNK]
+        F0 = np.full((len(idx), C.n), INF, dtype=np.int64)
+        F0[np.arange(len(idx)), idx] = 0
+        acc = np.zeros((len(idx), C.n), dtype=np.int64)
+        for nodes, pe in blk.paths:
+            acc = np.minimum(acc + _run_path(W, C, F0, nodes, pe)[0], INF)
+        out[i : i + CHUNK] = acc
+    return out
+
+
+class _Graph:
+    def __init__(self, t: _Tables, blocks: list[_Block]):
+        self.t, self.blocks, self.C = t, blocks, t.m.cols
+        L = len(t.node)
+        self.allowed = [np.flatnonzero(t.node[l, 0] < INF) for l in range(L)]  # noqa: E741
+
+    def forward(self, w, mask=None):
+        """Weighted forward values at the cut nodes (and the block tables kept for backtracking)."""
+        W = _Weighted(self.t, w, mask)
+        G = {self.blocks[0].entry: W.node[self.blocks[0].entry]}
+        tables = {}
+        for k, blk in enumerate(self.blocks):
+            g = G[blk.entry]
+            if blk.direct:
+                nxt = _reduce(g[None, :], self.C, *W.edge[blk.paths[0][1][0]])[0]
+            else:
+                ent = self.allowed[blk.entry] if W.mask is None else np.intersect1d(self.allowed[blk.entry], np.flatnonzero(W.mask))
+                tbl = _block_table(W, self.C, blk, ent)
+                tables[k] = (ent, tbl)
+                nxt = np.min(np.minimum(g[ent][:, None] + tbl, INF), axis=0)
+            G[blk.exit] = np.minimum(nxt + W.node[blk.exit], INF)
+        return W, G, tables
+
+    def backtrack(self, W: _Weighted, G, tables) -> list[int]:
+        L = len(self.t.node)
+        cols = [0] * L
+        last = self.blocks[-1].exit
+        cols[last] = int(np.argmin(G[last]))
+        for k in range(len(self.blocks) - 1, -1, -1):
+            blk = self.blocks[k]
+            cv = cols[blk.exit]
+            if blk.direct:
+                cols[blk.entry] = int(np.argmin(G[blk.entry] + _edge_col(self.C, *W.edge[blk.paths[0][1][0]], cv)))
+            else:
+                ent, tbl = tables[k]
+                cols[blk.entry] = int(ent[np.argmin(G[blk.entry][ent] + tbl[:, cv])])
+                self._path_columns(W, blk, cols)
+        return cols
+
+    def _path_columns(self, W: _Weighted, blk: _Block, cols: list[int]) -> None:
+        """The internal columns of each path given its two ends' columns."""
+        for nodes, pe in blk.paths:
+            if not nodes:
+                continue
+            F0 = np.full((1, self.C.n), INF, dtype=np.int64)
+            F0[0, cols[blk.entry]] = 0
+            _, trail = _run_path(W, self.C, F0, nodes, pe, keep=True)
+            cv = cols[blk.exit]
+            for i in range(len(nodes) - 1, -1, -1):
+                cu = int(np.argmin(trail[i][0] + _edge_col(self.C, *W.edge[pe[i + 1]], cv)))
+                cols[nodes[i]] = cu
+                cv = cu
+
+
+# ---- the solver -----------------------------------------------------------------------------------------
+
+
+def check_scope(network: Network, array: ArraySpec, aspace: AlphaSpace) -> None:
+    """HeteroRefused unless the declared space frees only the top split and compute does not overlap."""
+    check_array(array)
+    check_network(network)
+    if array.overlap:
+        raise HeteroRefused("joint (uneven splits): arrays that overlap compute and communication are not covered")
+    if any(h > 0 for h, _ in aspace.free_classes()):
+        raise HeteroRefused("joint (uneven splits): only arrays whose alpha space frees the top split alone "
+                            "(each half of the tree one kind) are covered")
+    peaks = array.leaf_peaks_TFLOPS()
+    n = len(peaks) // 2
+    if len(set(peaks[:n])) > 1 or len(set(peaks[n:])) > 1:
+        raise HeteroRefused("joint (uneven splits): each half of the tree must be one kind")
+
+
+def _scale(m: _Model, Q: int) -> int:
+    """2^k seconds^-1 such that Q times any plan's components stays below 2^58 (floats only size it)."""
+    ub = 0.0
+    for l, layer in enumerate(m.net.layers):  # noqa: E741
+        ub += max(m.whole[l]) * sum(float(r) for r in m.rate) + m.flops[l] / float(min(m.peak))
+    for e, (u, v) in enumerate(m.net.edges):
+        ub += 2 * m.whole[v][0] * float(m.net.edge_shares[e]) * sum(float(r) for r in m.rate)
+    k = 0
+    while 2 * Q * ub * 2.0 ** (k + 1) < 2.0**58:
+        k += 1
+    return 2**k
+
+
+def _kelley(points: list, Q: int):
+    """The (l, m) in [0, Q]^2 maximising min over the plans seen of l*S0 + (Q-l)*S1 + m*V0 + (Q-m)*V1
+    (an LP in floats: it only picks the next weights)."""
+    from ortools.linear_solver import pywraplp
+
+    lp = pywraplp.Solver.CreateSolver("GLOP")
+    lam, mu, z = lp.NumVar(0, 1, "l"), lp.NumVar(0, 1, "m"), lp.NumVar(-lp.infinity(), lp.infinity(), "z")
+    for S0, S1, V0, V1 in points:
+        lp.Add(z <= lam * (S0 - S1) + S1 + mu * (V0 - V1) + V1)
+    lp.Maximize(z)
+    lp.Solve()
+    return round(lam.solution_value() * Q), round(mu.solution_value() * Q), z.solution_value()
+
+
+def _weights(l: int, m: int, Q: int):
+    return (l, Q - l, m, Q - m)
+
+
+def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
+                 options: JointOptions | None = None, starts: tuple[HeteroPlan, ...] = ()) -> HeteroSolution:
+    """The best plan found, a proven lower bound, OPTIMAL only when they meet (module docstring).
+    ``starts``: plans to begin from (those outside the declared space are ignored)."""
+    o = options or JointOptions()
+    t_start = time.perf_counter()
+    clock = _Clock(t_start)
+    check_scope(network, array, aspace)
+    blocks = _blocks(network)
+    m = _Model(network, array, space, aspace)
+    Q = o.weight_scale
+    tables = _Tables(m, _scale(m, Q))
+    graph = _Graph(tables, blocks)
+    clock.mark("tables")
+    best = _equal_best(m, graph, Q)
+    equal_s = best[0] if Fraction(1, 2) in m.cols.alphas else None
+    for p in starts:
+        cols = _plan_columns(m, p) if aspace.contains(p) else None
+        if cols is not None:
+            best = min(best, (step_of(m.components(cols)), cols), key=lambda b: b[0])
+    type_sets = [best[1]] + [c for c in (_plan_columns(m, p, True) for p in starts) if c is not None]
+    clock.mark("starts")
+    best_bound, best_w, best, seen = _dual(m, graph, Q, o, t_start, best)
+    clock.mark("bound")
+    best = _descend(m, tables, best, type_sets + seen)
+    clock.mark("plans")
+    bound = Fraction(best_bound, Q * tables.s)
+    proven = bound >= best[0]
+    explored = 0
+    if not proven and all(b.direct for b in blocks) and time.perf_counter() - t_start < o.time_limit_s:
+        w = np.array(_weights(*best_w, Q), dtype=np.int64)
+        bounds = _chain_bounds(graph, w, len(m.net.layers))
+        for beam in (4, 32):  # plans first (no proof), then the proof from the best of them
+            best = _pareto_chain(m, tables, graph, best, best_w, Q, o, t_start, beam, bounds)[1]
+        clock.mark("beam")
+        proven, best, explored = _pareto_chain(m, tables, graph, best, best_w, Q, o, t_start, None, bounds)
+        clock.mark("labels")
+    status = Status.OPTIMAL if proven else Status.FEASIBLE
+    return HeteroSolution("joint", status, m.plan(best[1]), best[0], best[0] if proven else bound,
+                          time.perf_counter() - t_start, explored, equal_s, tuple(clock.phases))
+
+
+class _Clock:
+    def __init__(self, t0: float):
+        self.t, self.phases = t0, []
+
+    def mark(self, name: str) -> None:
+        now = time.perf_counter()
+        self.phases.append((name, round(now - self.t, 3)))
+        self.t = now
+
+
+def _plan_columns(m: _Model, plan: HeteroPlan, types_only: bool = False) -> list[int] | None:
+    """The columns of a plan of the declared space (None if a type is not in the space);
+    ``types_only``: the top alpha replaced by the grid's first."""
+    C = m.cols
+    out = []
+    for l in range(len(m.net.layers)):  # noqa: E741
+        try:
+            a = 0 if types_only else C.alphas.index(plan.alphas[0][0][l])
+            top = C.types.index(plan.types[0][l]) * C.A + a
+            tau = 0
+            for h in range(1, m.H):
+                tau = tau * C.K + C.types.index(plan.types[h][l])
+        except ValueError:
+            return None
+        out.append(top * C.n_tau + tau)
+    return out
+
+
+def _equal_best(m: _Model, graph: _Graph, Q: int):
+    """The least step time with every alpha 1/2 (a linear objective then: S_0 = S_1 and V_0 - V_1 is
+    the plan-independent compute difference); a floored DP, scored exactly. Without 1/2 on the grid:
+    the least plan of that weighting over every alpha (a start only)."""
+    C = m.cols
+    half = Fraction(1, 2)
+    idx = np.arange(C.n)
+    mask = (idx // C.n_tau) % C.A == C.alphas.index(half) if half in C.alphas else None
+    slow = 0 if m.peak[0] <= m.peak[1] else 1
+    w = (Q // 2, Q - Q // 2, Q if slow == 0 else 0, Q if slow == 1 else 0)
+    W, G, tb = graph.forward(w, mask)
+    cols = graph.backtrack(W, G, tb)
+    return step_of(m.components(cols)), cols
+
+
+def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, best):
+    """Kelley's cutting planes on (l, m); (best bound in units Q*s, its (l, m), best plan seen)."""
+    best_bound, best_w = -1, (Q // 2, Q // 2)
+    seen = [tuple(float(x) for x in m.components(best[1]))]
+    plans = []
+    lam, mu = Q // 2, Q // 2
+    last = graph.blocks[-1].exit
+    for _ in range(o.dual_rounds):
+        W, G, tbls = graph.forward(_weights(lam, mu, Q))
+        g = int(G[last].min())
+        if g > best_bound:
+            best_bound, best_w = g, (lam, mu)
+        cols = graph.backtrack(W, G, tbls)
+        plans.append(cols)
+        comp = m.components(cols)
+        if step_of(comp) < best[0]:
+            best = (step_of(comp), cols)
+        seen.append(tuple(float(x) for x in comp))
+        nl, nm, zhat = _kelley(seen, Q)
+        if (nl, nm) == (lam, mu) or zhat * Q * graph.t.s <= best_bound + 1 or time.perf_counter() - t_start > o.time_limit_s:
+            break
+        lam, mu = nl, nm
+    return best_bound, best_w, best, plans
+
+
+# ---- better plans and the closing enumeration --------------------------------------------------------
+
+
+def _edge_comps(t: _Tables, e: int, col_v: int) -> np.ndarray:
+    """(4, n): the edge's floored components for every producer column, given the consumer's."""
+    C = t.m.cols
+    out = np.zeros((4, C.n), dtype=np.int64)
+    top_v = col_v // C.n_tau
+    out[0] = np.repeat(t.top[e][0][:, top_v], C.n_tau)
+    out[1] = np.repeat(t.top[e][1][:, top_v], C.n_tau)
+    idx = np.arange(C.n)
+    for h in range(1, C.H):
+        t_hu = (idx % C.n_tau) // C.K ** (C.H - 1 - h) % C.K
+        p = col_v // C.K ** (C.H - 1 - h)
+        out[2] += t.lev[e][h - 1][0][t_hu, p]
+        out[3] += t.lev[e][h - 1][1][t_hu, p]
+    return out
+
+
+def _comps_floor(t: _Tables, cols: list[int]) -> np.ndarray:
+    C = t.m.cols
+    tot = np.zeros(4, dtype=np.int64)
+    for l, c in enumerate(cols):  # noqa: E741
+        tot += t.node[l][:, c]
+    for e, (u, v) in enumerate(t.m.net.edges):
+        cu, cv = cols[u], cols[v]
+        tot[:2] += t.top[e][:, cu // C.n_tau, cv // C.n_tau]
+        for h in range(1, C.H):
+            t_hu = (cu % C.n_tau) // C.K ** (C.H - 1 - h) % C.K
+            tot[2:] += t.lev[e][h - 1][:, t_hu, cv // C.K ** (C.H - 1 - h)]
+    return tot
+
+
+def _f(c) -> int:
+    return max(c[0], c[1]) + max(c[2], c[3])
+
+
+def _with_alpha(C: _Columns, cols: list[int], a: int) -> list[int]:
+    return [((c // C.n_tau // C.A) * C.A + a) * C.n_tau + c % C.n_tau for c in cols]
+
+
+def _descend(m: _Model, t: _Tables, best, type_sets=()):
+    """For the incumbent's types and each of ``type_sets`` (plans' columns): the best uniform top
+    alpha, then coordinate descent over single layers' top alphas, on the floored components;
+    a result replaces the incumbent only if its exact step time is lower."""
+    C = m.cols
+    for base in [best[1], *type_sets]:
+        ok = lambda cs: all(t.node[l][0, c] < INF for l, c in enumerate(cs))  # noqa: E731, E741
+        starts = [cs for cs in (_with_alpha(C, base, a) for a in range(C.A)) if ok(cs)]
+        if not starts:
+            continue
+        cols = min(starts, key=lambda cs: _f(_comps_floor(t, cs)))
+        cur = _f(_comps_floor(t, cols))
+        for _ in range(3):
+            changed = False
+            for l in range(len(cols)):  # noqa: E741
+                for a in range(C.A):
+                    cand = cols[:l] + _with_alpha(C, cols[l : l + 1], a) + cols[l + 1 :]
+                    if t.node[l][0, cand[l]] >= INF:
+                        continue
+                    v = _f(_comps_floor(t, cand))
+                    if v < cur:
+                        cur, cols, changed = v, cand, True
+            if not changed:
+                break
+        val = step_of(m.components(cols))
+        if val < best[0]:
+            best = (val, cols)
+    return best
+
+
+def _edge_matrix(t: _Tables, e: int) -> np.ndarray:
+    """(4, n_u, n_v): the edge's floored components for every pair of columns."""
+    C = t.m.cols
+    idx = np.arange(C.n)
+    out = np.empty((4, C.n, C.n), dtype=np.int64)
+    for k in (0, 1):
+        out[k] = np.repeat(np.repeat(t.top[e][k], C.n_tau, axis=0), C.n_tau, axis=1)
+    out[2:] = 0
+    for h in range(1, C.H):
+        t_hu = (idx % C.n_tau) // C.K ** (C.H - 1 - h) % C.K
+        rep = C.K ** (C.H - 1 - h)
+        for side in (0, 1):
+            out[2 + side] += np.repeat(t.lev[e][h - 1][side], rep, axis=1)[t_hu]
+    return out
+
+
+def _pareto_filter(P: np.ndarray, slack: int) -> np.ndarray:
+    """Indices of rows of P (k, 4) not dominated (with ``slack`` for the floors) by another kept row."""
+    order = np.argsort(P.sum(axis=1), kind="stable")
+    kept: list[int] = []
+    for i in order:
+        if kept:
+            K = P[kept]
+            if np.any(np.all(K + slack <= P[i], axis=1)):
+                continue
+        kept.append(int(i))
+    return np.array(kept, dtype=np.int64)
+
+
+def _reduce_back(F: np.ndarray, C: _Columns, top: np.ndarray, lev: list[np.ndarray]) -> np.ndarray:
+    """min over the consumer's column of edge(col_u, col_v) + F[..., col_v]: (batch, n) -> (batch, n),
+    one level at a time (deepest type first, the top cell last)."""
+    B, K, H = F.shape[0], C.K, C.H
+    U = 1
+    Pv = C.n_top * K ** (H - 2) if H >= 2 else C.n_top
+    R = F.reshape(B, Pv, K, U) if H >= 2 else F.reshape(B, C.n_top, 1)
+    for h in range(H - 1, 0, -1):
+        E = lev[h - 1].reshape(K, Pv, K).transpose(1, 0, 2)  # (Pv, t_hu, t_hv)
+        R = np.min(R[:, :, None, :, :] + E[None, :, :, :, None], axis=3)  # (B, Pv, t_hu, U)
+        R = np.minimum(R, INF)
+        U *= K
+        if h > 1:
+            Pv //= K
+            R = R.reshape(B, Pv, K, U)
+        else:
+            R = R.reshape(B, C.n_top, U)
+    R = np.min(R[:, None, :, :] + top[None, :, :, None], axis=2)  # (B, top_u, tau_u)
+    return np.minimum(R, INF).reshape(B, C.n)
+
+
+def _chain_backward(graph: _Graph, w) -> list[np.ndarray]:
+    """B[l][c]: the least weighted sum of everything after layer l given its column (a chain)."""
+    W = _Weighted(graph.t, w)
+    L = len(W.node)
+    out = [np.zeros(graph.C.n, dtype=np.int64) for _ in range(L)]
+    for l in range(L - 2, -1, -1):  # noqa: E741
+        nxt = np.minimum(out[l + 1] + W.node[l + 1], INF)
+        out[l] = _reduce_back(nxt[None, :], graph.C, *W.edge[l])[0]
+    return out
+
+
+def _pareto_chain(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: JointOptions, t_start: float,
+                  beam: int | None = None, bounds=None):
+    """Label setting on a chain: per layer and column, the (S0, S1, V0, V1) prefix sums that can
+    still beat the incumbent (completion bounds: the weighted and the component-wise least
+    suffixes, backward DPs), Pareto-filtered (a label dominated with a margin of one floor per
+    term is never better). Exhaustive up to dominance and bounds, hence a proof.
+    (proven, best, labels kept)."""
+    L, C = len(t.node), m.cols
+    w = np.array(_weights(*w_lm, Q), dtype=np.int64)
+    node = [np.where(t.node[l] >= INF, INF, t.node[l]) for l in range(L)]  # noqa: E741
+    Bw, Bc = bounds or _chain_bounds(graph, w, L)
+    slack = L + len(m.net.edges) * m.H + 4  # floors per component: one per term
+    UB, cols_best = best
+    thr = ceil(UB * t.s)
+    cols = np.flatnonzero(node[0][0] < INF)
+    P = node[0][:, cols].T.copy()
+    ok = _lb(P, Bc[0][:, cols].T, Bw[0][cols], w, Q, thr)
+    P, cols = P[ok], cols[ok]
+    history = [(cols, np.full(len(cols), -1))]
+    total = len(cols)
+    for l in range(1, L):  # noqa: E741
+        if time.perf_counter() - t_start > o.time_limit_s or total > o.enum_budget:
+            return False, (UB, cols_best), total
+        if len(P) == 0:
+            return True, (UB, cols_best), total
+        vv = np.flatnonzero(node[l][0] < INF)
+        Ev = _edge_matrix(t, l - 1)[:, :, vv]
+        lab, vs, cands = _extend(P, cols, Ev, node[l][:, vv], Bc[l][:, vv], Bw[l][vv], w, Q, thr)
+        del Ev
+        if time.perf_counter() - t_start > o.time_limit_s:
+            return False, (UB, cols_best), total
+        if len(lab) == 0:
+            return True, (UB, cols_best), total
+        if beam is not None:  # a heuristic: per next column, the labels of least weighted bound only
+            lab, vs, cands = _beam(lab, vs, cands, Bw[l][vv], w, beam)
+        P, cols, par = _filter_by_column(lab, vs, cands, vv, slack, o, t_start)
+        if P is None:
+            return False, (UB, cols_best), total
+        history.append((cols, par))
+        total += len(cols)
+    f = np.maximum(P[:, 0], P[:, 1]) + np.maximum(P[:, 2], P[:, 3])
+    for i in np.argsort(f, kind="stable"):
+        if f[i] >= ceil(UB * t.s):
+            break
+        plan_cols = _trace(history, int(i))
+        val = step_of(m.components(plan_cols))
+        if val < UB:
+            UB, cols_best = val, plan_cols
+    return True, (UB, cols_best), total
+
+
+def _chain_bounds(graph: _Graph, w: np.ndarray, L: int):
+    Bw = _chain_backward(graph, tuple(w))
+    Bc_ = [_chain_backward(graph, tuple(int(i == c) for i in range(4))) for c in range(4)]
+    return Bw, [np.stack([Bc_[c][l] for c in range(4)]) for l in range(L)]  # noqa: E741
+
+
+def _beam(lab, vs, cands, bw, w, beam: int):
+    key = np.tensordot(cands, w, axes=([1], [0])) + bw[vs]
+    order = np.lexsort((key, vs))
+    vs_sorted = vs[order]
+    first = np.r_[0, np.flatnonzero(np.diff(vs_sorted)) + 1]
+    rank = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
+    keep = order[rank < beam]
+    return lab[keep], vs[keep], cands[keep]
+
+
+def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int):
+    """Every label extended by every next column, kept where both completion bounds stay below
+    the incumbent: (label index, next column position, sums)."""
+    lab, vs, cands = [], [], []
+    step = max(1, 4_000_000 // max(1, Ev.shape[2]))
+    for i0 in range(0, len(P), step):
+        ids = np.arange(i0, min(len(P), i0 + step))
+        cand = P[ids][:, :, None] + Ev[:, cols[ids], :].transpose(1, 0, 2) + nodev[None]  # (chunk, 4, nv)
+        comp = (np.maximum(cand[:, 0] + bc[0], cand[:, 1] + bc[1])
+                + np.maximum(cand[:, 2] + bc[2], cand[:, 3] + bc[3]))
+        weighted = np.tensordot(cand, w, axes=([1], [0])) + bw
+        li, vi = np.nonzero((comp < thr) & (weighted < Q * thr))
+        lab.append(ids[li])
+        vs.append(vi)
+        cands.append(cand[li, :, vi])
+    return np.concatenate(lab), np.concatenate(vs), np.concatenate(cands)
+
+
+def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: float):
+    order = np.argsort(vs, kind="stable")
+    lab, vs, cand = lab[order], vs[order], cand[order]
+    cuts = np.flatnonzero(np.diff(vs)) + 1
+    newP, newc, par = [], [], []
+    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(vs)]):
+        if time.perf_counter() - t_start > o.time_limit_s:
+            return None, None, None
+        keep = lo + _pareto_filter(cand[lo:hi], slack)
+        newP.append(cand[keep])
+        newc.append(np.full(len(keep), vv[vs[lo]]))
+        par.append(lab[keep])
+    return np.concatenate(newP), np.concatenate(newc), np.concatenate(par)
+
+
+def _lb(P: np.ndarray, Bc: np.ndarray, Bw, w: np.ndarray, Q: int, thr: int) -> np.ndarray:
+    """Whether labels P (N, 4) with completion bounds may still beat the incumbent (thr = ceil(UB*s))."""
+    comp = np.maximum(P[:, 0] + Bc[:, 0], P[:, 1] + Bc[:, 1]) + np.maximum(P[:, 2] + Bc[:, 2], P[:, 3] + Bc[:, 3])
+    weighted = P @ w + Bw
+    return (comp < thr) & (weighted < Q * thr)
+
+
+def _trace(history, i: int) -> list[int]:
+    out = []
+    for cols, par in reversed(history):
+        out.append(int(cols[i]))
+        i = int(par[i])
+    return out[::-1]
