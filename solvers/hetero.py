@@ -223,6 +223,9 @@ def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas,
     """The proven optimum of a chain by the Pareto DP of the module docstring."""
     t0 = time.perf_counter()
     H, L, lay, columns = _chain_columns(network, array, space, alphas, "exact", free)
+    pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
+    if pairs > max_states:
+        raise HeteroRefused(f"exact (uneven splits): {pairs} column pairs, more than {max_states}")
     # fronts: column of the last layer -> [(vector, columns so far)]
     fronts = {c: [(_layer_vector(network, lay, 0, c), (c,))] for c in columns[0]}
     kept = len(fronts)

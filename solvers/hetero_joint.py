@@ -599,7 +599,7 @@ def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     if not proven and all(b.direct for b in blocks) and time.perf_counter() - t_start < o.time_limit_s:
         w = np.array(_weights(*best_w, Q), dtype=np.int64)
         bounds = _chain_bounds(graph, w, len(m.net.layers))
-        for beam in (4, 32):  # plans first (no proof), then the proof from the best of them
+        for beam in (4, 12):  # plans first (no proof), then the proof from the best of them
             best = _pareto_chain(m, tables, graph, best, best_w, Q, o, t_start, beam, bounds)[1]
         clock.mark("beam")
         proven, best, explored = _pareto_chain(m, tables, graph, best, best_w, Q, o, t_start, None, bounds)

@@ -186,9 +186,12 @@ def why_not_ok(result) -> str:
 @constraint_options
 @solver_options
 @click.option("--solvers", "solver_list", default="exact,cpsat,brute", show_default=True, help="Comma-separated joint solvers to run and compare.")
+@click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint and search (explorer/app/check_hetero.py).")
+@click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
+@click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --uneven: which classes of groups choose alpha.")
 @fail_on_bad_input
 def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, memory_GiB, weight_copies, pins, forbids,
-              constraints_file, time_limit, workers, seed, dump_model, solver_list):
+              constraints_file, time_limit, workers, seed, dump_model, solver_list, uneven, grid, free):
     """Cross-check: is the DP level-optimal, what is the proven joint optimum, and the DP's gap.
 
     Runs the DP, then the exact joint solver (its plan hints CP-SAT), CP-SAT and brute force (each where it applies).
@@ -201,6 +204,11 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     from .render import render_check
 
     names = tuple(x.strip() for x in solver_list.split(",") if x.strip())
+    if uneven:
+        from .check_hetero import check_uneven_cmd
+
+        check_uneven_cmd(model, array, space, batch, fmt, output, names, grid, free, time_limit)
+        return
     unknown = [n for n in names if n not in JOINT_SOLVERS]
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(JOINT_SOLVERS)})")

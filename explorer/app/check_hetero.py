@@ -1,0 +1,167 @@
+"""``explore check --uneven``: the uneven-split solvers side by side on an array of kinds.
+
+Each solver that applies runs on the same declared alpha space (``core.hetero.alpha_space``):
+brute force (tiny cases), the exact Pareto DP (chains, tiny), CP-SAT (chains, small), the joint
+solver (``solvers.hetero_joint``: arrays with one kind per half) and the level-by-level search
+from the hierarchical DP's equal-split plan (a heuristic, no bound). Every plan is re-scored by
+``evaluate_hetero``. They agree when every proven optimum is the same, no plan beats it, no
+bound exceeds it, and every reported step time is the evaluator's.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from ..core.array import ArraySpec
+from ..core.hetero import AlphaSpace, FreeAlphas, HeteroPlan, alpha_grid, alpha_space, evaluate_hetero
+from ..core.network import Network
+from ..core.objective import Objective
+from ..core.partition import Space
+from ..core.problem import Problem
+from ..core.solution import SolveOptions, Status
+from ..solvers import get_solver
+from ..solvers.hetero import HeteroRefused, HeteroSolution, brute_hetero, cpsat_hetero, exact_hetero, search_level_alphas
+from ..solvers.hetero_joint import JointOptions, joint_hetero
+
+HETERO_SOLVERS = ("brute", "exact", "cpsat", "joint", "search")
+
+
+@dataclass(frozen=True)
+class HeteroRow:
+    solver: str
+    status: str  # optimal, feasible or refused
+    step_time_s: Fraction | None
+    bound_s: Fraction | None
+    wall_s: float
+    note: str  # why refused, or the evaluator's disagreement
+    rescored: bool  # the evaluator gives the reported step time
+
+
+@dataclass(frozen=True)
+class HeteroCheck:
+    network: str
+    array: str
+    space: Space
+    grid: int
+    free: FreeAlphas
+    rows: tuple[HeteroRow, ...]
+    optimum_s: Fraction | None  # the proven optimum, when a solver proved one
+    proven_by: tuple[str, ...]
+    problems: tuple[str, ...]
+
+    @property
+    def agree(self) -> bool:
+        return not self.problems
+
+    def to_json(self) -> dict[str, Any]:
+        f = lambda x: None if x is None else float(x)  # noqa: E731
+        return {
+            "network": self.network, "array": self.array, "space": str(self.space), "alpha_grid": self.grid,
+            "free": str(self.free), "agree": self.agree, "problems": list(self.problems),
+            "optimum_s": f(self.optimum_s), "optimum_s_exact": None if self.optimum_s is None else str(self.optimum_s),
+            "proven_by": list(self.proven_by),
+            "solvers": [{"solver": r.solver, "status": r.status, "step_time_s": f(r.step_time_s), "bound_s": f(r.bound_s),
+                         "wall_s": round(r.wall_s, 6), "note": r.note, "rescored": r.rescored} for r in self.rows],
+        }
+
+
+def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> HeteroSolution:
+    t0 = time.perf_counter()
+    types = get_solver("dp")(Problem(network, array, space, Objective.TIME), SolveOptions()).plan
+    sol = search_level_alphas(network, array, HeteroPlan.equal(types), aspace)
+    return HeteroSolution("search", Status.FEASIBLE, sol.plan, sol.step_time_s, None, time.perf_counter() - t0, sol.explored)
+
+
+def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float):
+    if name == "brute":
+        return brute_hetero(network, array, space, aspace, max_plans=20_000)
+    if name == "exact":
+        return exact_hetero(network, array, space, aspace, max_states=50_000)
+    if name == "cpsat":
+        return cpsat_hetero(network, array, space, aspace, time_limit_s=time_limit_s)
+    if name == "joint":
+        return joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s))
+    return _search(network, array, space, aspace)
+
+
+def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float) -> HeteroRow:
+    t0 = time.perf_counter()
+    try:
+        sol = _run(name, network, array, space, aspace, time_limit_s)
+    except HeteroRefused as err:
+        return HeteroRow(name, "refused", None, None, time.perf_counter() - t0, str(err), True)
+    value = evaluate_hetero(network, array, sol.plan).step_time_s
+    note = "" if value == sol.step_time_s else f"evaluator gives {value} s, the solver {sol.step_time_s} s"
+    if not aspace.contains(sol.plan) and name != "search":
+        note = (note + "; " if note else "") + "plan outside the declared alpha space"
+    return HeteroRow(name, sol.status.value, sol.step_time_s, sol.bound_s, sol.wall_s, note, not note)
+
+
+def check_hetero(network: Network, array: ArraySpec, space: Space, grid: int = 16, free: FreeAlphas = FreeAlphas.UNLIKE,
+                 solvers: tuple[str, ...] = HETERO_SOLVERS, time_limit_s: float = 10.0) -> HeteroCheck:
+    aspace = alpha_space(array, alpha_grid(grid), free)
+    rows = tuple(_row(n, network, array, space, aspace, time_limit_s) for n in solvers)
+    proven = [r for r in rows if r.status == Status.OPTIMAL.value]
+    optimum = min((r.step_time_s for r in proven), default=None)
+    problems = [f"{r.solver}: {r.note}" for r in rows if not r.rescored]
+    if len({r.step_time_s for r in proven}) > 1:
+        problems.append("proven optima differ: " + ", ".join(f"{r.solver} {r.step_time_s}" for r in proven))
+    if optimum is not None:
+        problems += [f"{r.solver}: plan {r.step_time_s} below the proven optimum" for r in rows
+                     if r.step_time_s is not None and r.step_time_s < optimum]
+        problems += [f"{r.solver}: bound {r.bound_s} above the proven optimum" for r in rows
+                     if r.bound_s is not None and r.bound_s > optimum]
+    return HeteroCheck(network.name, array.name, space, grid, free, rows, optimum,
+                       tuple(r.solver for r in proven if r.step_time_s == optimum), tuple(problems))
+
+
+def _ms(x: Fraction | None) -> str:
+    return "-" if x is None else f"{float(x) * 1e3:.6g}"
+
+
+def render_check_hetero(r: HeteroCheck) -> str:
+    lines = [f"check (uneven splits): {r.network} on {r.array}, space {r.space}, alpha grid 1/{r.grid}, "
+             f"free alphas {r.free}, objective step time",
+             f"{'solver':<7} {'status':<9} {'step ms':>12} {'bound ms':>12} {'gap':>8} {'wall s':>8}  note"]
+    for row in r.rows:
+        gap = "-" if row.bound_s is None or not row.step_time_s else f"{float(1 - row.bound_s / row.step_time_s) * 100:.3f}%"
+        lines.append(f"{row.solver:<7} {row.status:<9} {_ms(row.step_time_s):>12} {_ms(row.bound_s):>12} {gap:>8} "
+                     f"{row.wall_s:>8.3f}  {row.note}")
+    if r.optimum_s is not None:
+        lines.append(f"proven optimum {_ms(r.optimum_s)} ms ({', '.join(r.proven_by)})")
+    else:
+        lines.append("no solver proved the optimum")
+    lines.append("agree" if r.agree else "DISAGREE: " + "; ".join(r.problems))
+    return "\n".join(lines) + "\n"
+
+
+def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, free: str, time_limit) -> None:
+    """The CLI's ``check --uneven`` (exit 0 when the solvers agree, 1 otherwise, 2 on bad input)."""
+    import json
+    import sys
+
+    import click
+
+    from .. import api
+    from .cli import emit
+    from .cli_common import InputError
+
+    if click.get_current_context().get_parameter_source("solver_list").name == "DEFAULT":
+        names = HETERO_SOLVERS
+    unknown = [n for n in names if n not in HETERO_SOLVERS]
+    if unknown or not names:
+        raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} with --uneven "
+                         f"(choose from {', '.join(HETERO_SOLVERS)})")
+    problem = api.build_problem(model, array, space=space, objective="time", batch=batch)
+    from ..core.hetero import check_array, check_network
+
+    check_array(problem.array)
+    check_network(problem.network)
+    report = check_hetero(problem.network, problem.array, problem.space, grid, FreeAlphas(free), names,
+                          10.0 if time_limit is None else float(time_limit))
+    text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check_hetero(report)
+    emit(text, output)
+    sys.exit(0 if report.agree else 1)
