@@ -835,7 +835,9 @@ def _pareto_chain(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
         if len(P) == 0:
             return True, (UB, cols_best), total
         vv = np.flatnonzero(node[l][0] < INF)
-        Ev = _edge_matrix(t, l - 1)[:, :, vv]
+        Ev = _edge_matrix(t, l - 1)
+        if len(vv) < C.n:
+            Ev = Ev[:, :, vv]
         lab, vs, cands = _extend(P, cols, Ev, node[l][:, vv], Bc[l][:, vv], Bw[l][vv], w, Q, thr)
         del Ev
         if time.perf_counter() - t_start > o.time_limit_s:
@@ -844,7 +846,7 @@ def _pareto_chain(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
             return True, (UB, cols_best), total
         if beam is not None:  # a heuristic: per next column, the labels of least weighted bound only
             lab, vs, cands = _beam(lab, vs, cands, Bw[l][vv], w, beam)
-        P, cols, par = _filter_by_column(lab, vs, cands, vv, slack, o, t_start)
+        P, cols, par = _filter_by_column(lab, vs, cands, vv, None if beam else slack, o, t_start)
         if P is None:
             return False, (UB, cols_best), total
         history.append((cols, par))
@@ -902,7 +904,7 @@ def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: f
     for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(vs)]):
         if time.perf_counter() - t_start > o.time_limit_s:
             return None, None, None
-        keep = lo + _pareto_filter(cand[lo:hi], slack)
+        keep = lo + (_pareto_filter(cand[lo:hi], slack) if slack is not None else np.arange(hi - lo))
         newP.append(cand[keep])
         newc.append(np.full(len(keep), vv[vs[lo]]))
         par.append(lab[keep])

@@ -23,7 +23,7 @@ from .test_hetero_model import mix
 
 
 def _instance(rng):
-    """Tiny: at most a few hundred plans. Mixes of any shape (8+8-like ones in scope of the joint solver)."""
+    """Tiny: at most 150 plans. Mixes of any shape (8+8-like ones in scope of the joint solver)."""
     while True:
         H = rng.choice([1, 1, 2])
         graph = rng.random() < 0.25
@@ -44,7 +44,7 @@ def _instance(rng):
         n = 1
         for h in range(H):
             n *= len(space.types) * len(aspace.level_rows(h))
-        if n ** len(net.layers) <= 400:
+        if n ** len(net.layers) <= 150:
             return net, arr, space, aspace
 
 

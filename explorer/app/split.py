@@ -4,8 +4,10 @@
 sets each group's alpha to its subgroup 0's part of the group's peak compute (any mix), ``search``
 starts from the better of those two and moves one free class's alpha at a time over the declared
 space (``core.hetero.alpha_space``, multiples of 1/grid) while the step time drops
-(``solvers.hetero.search_level_alphas``: no proof). The partition types are those of the time-optimal equal-split plan of the hierarchical
-DP in the chosen space. Every step time is the slowest accelerator's (``core.hetero``).
+(``solvers.hetero.search_level_alphas``: no proof); for these three the partition types are those
+of the time-optimal equal-split plan of the hierarchical DP in the chosen space. ``optimal``
+chooses types and alphas jointly (``solvers.hetero_joint``: a proof, or the best plan with a
+proven bound and the gap; arrays with one kind per half only). Every step time is the slowest accelerator's (``core.hetero``).
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ class SplitReport:
     class_labels: tuple[tuple[str, ...], ...] = ()  # [level][class]: "v2x4|v3x4"
     bound_s: Fraction | None = None  # a proven lower bound on the step time (optimal: the step time)
     equal_best_s: Fraction | None = None  # the best equal-split plan's step time (optimal only)
+    solver_wall_s: float | None = None  # optimal: the joint solver's own wall time (to proof or to its limit)
 
     @property
     def gap(self) -> Fraction | None:
@@ -163,11 +166,11 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     compared.append(("hypar", evaluate_hetero(network, array, HeteroPlan.equal(hypar)).step_time_s))
     equal = HeteroPlan.equal(types)
     status = Status.LEVEL_OPTIMAL if split is Split.EQUAL else Status.FEASIBLE
-    bound = equal_best = None
+    bound = equal_best = solver_wall = None
     if split is Split.EQUAL:
         plan = equal
     elif split is Split.OPTIMAL:
-        plan, status, bound, equal_best = _optimal(network, array, space, aspace, equal, time_limit_s)
+        plan, status, bound, equal_best, solver_wall = _optimal(network, array, space, aspace, equal, time_limit_s)
     else:
         prop = with_group_alphas(types, proportional_alphas(array))
         plan = prop
@@ -178,7 +181,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     g0, g1, idle = ev.top_groups()
     return SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
                        tuple(compared), tuple(L.name for L in network.layers), time.perf_counter() - t0,
-                       aspace, class_labels(array, aspace), bound, equal_best)
+                       aspace, class_labels(array, aspace), bound, equal_best, solver_wall)
 
 
 def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: HeteroPlan,
@@ -194,7 +197,7 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
         sol = joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=(equal, search))
     except HeteroRefused as err:
         raise SpecError("--split", f"optimal: {err}; use --split search") from None
-    return sol.plan, sol.status, sol.bound_s, sol.equal_best_s
+    return sol.plan, sol.status, sol.bound_s, sol.equal_best_s, sol.wall_s
 
 
 def _ms(x: Fraction) -> str:
