@@ -435,6 +435,22 @@ class _Weighted:
         self.edge = [t.weighted_edge(e, self.w) for e in range(len(t.top))]
 
 
+class _PerTermMax:
+    """AccPar's per-layer cost: every term's busier side (max(S_0, S_1) of each layer and edge at
+    the top, max(V_0, V_1) of each layer's and each edge level's), summed. Its sum is at least
+    max(S_0, S_1) + max(V_0, V_1) for every plan: a DP over it minimises an upper bound."""
+
+    def __init__(self, t: _Tables):
+        self.t, self.mask = t, None
+        self.node = []
+        for n in t.node:
+            out = np.maximum(n[0], n[1]) + np.maximum(n[2], n[3])
+            out[n[0] >= INF] = INF
+            self.node.append(out)
+        self.edge = [(np.maximum(t.top[e][0], t.top[e][1]), [np.maximum(a[0], a[1]) for a in t.lev[e]])
+                     for e in range(len(t.top))]
+
+
 CHUNK = 24  # batch rows per reduction of a block's path tables (memory: CHUNK * n_top^2 * n_tau int64)
 
 
@@ -470,9 +486,10 @@ class _Graph:
         L = len(t.node)
         self.allowed = [np.flatnonzero(t.node[l, 0] < INF) for l in range(L)]  # noqa: E741
 
-    def forward(self, w, mask=None):
-        """Weighted forward values at the cut nodes (and the block tables kept for backtracking)."""
-        W = _Weighted(self.t, w, mask)
+    def forward(self, w, mask=None, W=None):
+        """Weighted forward values at the cut nodes (and the block tables kept for backtracking);
+        ``W``: tables weighted otherwise (``_PerTermMax``)."""
+        W = W or _Weighted(self.t, w, mask)
         G = {self.blocks[0].entry: W.node[self.blocks[0].entry]}
         tables = {}
         for k, blk in enumerate(self.blocks):
@@ -924,3 +941,19 @@ def _trace(history, i: int) -> list[int]:
         out.append(int(cols[i]))
         i = int(par[i])
     return out[::-1]
+
+
+def accpar_hetero(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> HeteroSolution:
+    """AccPar-style heuristic (``check --uneven``'s "accpar"): one DP over the columns with each
+    layer's and edge's cost its busier side (``_PerTermMax``), the plan scored exactly. No bound
+    (FEASIBLE); same scope as ``joint_hetero``."""
+    t0 = time.perf_counter()
+    check_scope(network, array, aspace)
+    m = _Model(network, array, space, aspace)
+    tables = _Tables(m, _scale(m, 1))
+    graph = _Graph(tables, _blocks(network))
+    W = _PerTermMax(tables)
+    _, G, tbls = graph.forward(None, W=W)
+    cols = graph.backtrack(W, G, tbls)
+    value = step_of(m.components(cols))
+    return HeteroSolution("accpar", Status.FEASIBLE, m.plan(cols), value, None, time.perf_counter() - t0, 0)

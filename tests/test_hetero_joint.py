@@ -16,7 +16,7 @@ from explorer.core.solution import Status
 from explorer.frontends import load_array, load_model
 from explorer.frontends.network_yaml import parse_network
 from explorer.solvers.hetero import HeteroRefused, brute_hetero, cpsat_hetero, exact_hetero
-from explorer.solvers.hetero_joint import JointOptions, check_scope, joint_hetero
+from explorer.solvers.hetero_joint import JointOptions, accpar_hetero, check_scope, joint_hetero
 
 from .conftest import run_cli
 from .test_hetero_model import mix
@@ -77,6 +77,8 @@ def test_joint_equals_brute_exact_cpsat_on_300_random_instances():
             assert "graph" in str(err) or "source" in str(err)
             continue
         ran["joint"] += 1
+        a = accpar_hetero(net, arr, space, aspace)  # the AccPar-style heuristic: a plan of the space, no better
+        assert evaluate_hetero(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s and aspace.contains(a.plan)
         assert evaluate_hetero(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
         assert j.bound_s <= b.step_time_s <= j.step_time_s
         if net.is_chain:
@@ -114,9 +116,9 @@ def test_joint_refuses_what_it_does_not_cover():
 
 def test_check_uneven_cli(capsys):
     code, out, err = run_cli(["check", "--uneven", "--model", "lenet-c", "--array", "tpu-mix-16", "--space", "hypar",
-                              "--solvers", "joint,search,brute"], capsys)
+                              "--solvers", "joint,accpar,search,brute"], capsys)
     assert code == 0, err
-    assert "joint   optimal" in out and "brute   refused" in out and "proven optimum" in out and "agree" in out
+    assert "joint   optimal" in out and "brute   refused" in out and "accpar  feasible" in out and "proven optimum" in out and "agree" in out
     code, out, err = run_cli(["check", "--uneven", "--model", "lenet-c", "--solvers", "dp"], capsys)
     assert code == 2 and "--solvers: unknown solver dp with --uneven" in err
 

@@ -2,7 +2,8 @@
 
 Each solver that applies runs on the same declared alpha space (``core.hetero.alpha_space``):
 brute force (tiny cases), the exact Pareto DP (chains, tiny), CP-SAT (chains, small), the joint
-solver (``solvers.hetero_joint``: arrays with one kind per half) and the level-by-level search
+solver (``solvers.hetero_joint``: arrays with one kind per half), the AccPar-style DP (each
+layer's and edge's busier side summed: a heuristic, same scope) and the level-by-level search
 from the hierarchical DP's equal-split plan (a heuristic, no bound). Every plan is re-scored by
 ``evaluate_hetero``. They agree when every proven optimum is the same, no plan beats it, no
 bound exceeds it, and every reported step time is the evaluator's.
@@ -24,9 +25,9 @@ from ..core.problem import Problem
 from ..core.solution import SolveOptions, Status
 from ..solvers import get_solver
 from ..solvers.hetero import HeteroRefused, HeteroSolution, brute_hetero, cpsat_hetero, exact_hetero, search_level_alphas
-from ..solvers.hetero_joint import JointOptions, joint_hetero
+from ..solvers.hetero_joint import JointOptions, accpar_hetero, joint_hetero
 
-HETERO_SOLVERS = ("brute", "exact", "cpsat", "joint", "search")
+HETERO_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "search")
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         return cpsat_hetero(network, array, space, aspace, time_limit_s=time_limit_s)
     if name == "joint":
         return joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s))
+    if name == "accpar":
+        return accpar_hetero(network, array, space, aspace)
     return _search(network, array, space, aspace)
 
 
