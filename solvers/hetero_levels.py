@@ -1,0 +1,331 @@
+"""AccPar's hierarchical DP for uneven splits: level by level, a type and an alpha per layer.
+
+AccPar (Song et al., HPCA 2020) partitions a heterogeneous array as HyPar does, level by level
+from the top, but at each level it splits the work between the two groups in a ratio and
+chooses every layer's partition by a DP over the cost of the two groups, computation plus
+communication. Here, on the uneven-split model of ``explorer.core.hetero``:
+
+**The per-level cost** (AccPar's; ours to write down exactly). Levels 0..h-1 are fixed, so every
+group g of level h knows each layer's shares of B, D_i and D_o. Choosing for a layer the type t
+(shared by the groups of the level, as in the model) and for each class of groups (the
+``AlphaSpace``) an alpha, side s of group g (s = 0, 1) takes, for that layer:
+
+    time_s = step_time(compute_s, exchange_s)        (sum, or max with overlap)
+    compute_s = FLOPs * share_B * share_Di * share_Do * (alpha or 1 - alpha) / peak of subgroup s
+    exchange_s = (X + sum over in-edges of what side s sends to re-lay the edge out) * dtype / b_h
+
+where the subgroup's peak is the sum of its accelerators' peaks (AccPar treats a subgroup as one
+accelerator of its aggregate capability), X the intra-layer partial sum (both sides send it) and
+the re-layouts are ``core.hetero.inter_split``. A layer costs max over groups and sides; the
+level costs the sum over its layers. The DP minimises this over the level's choices exactly
+(see below), then the next level is solved with these shares fixed.
+
+It is a heuristic for the step time, which is a max over accelerators of sums over layers and
+levels, not a sum of per-layer maxima, and the lower levels are not seen when the upper ones
+are chosen. Its plan is always re-scored by ``evaluate_hetero``: the step time reported is the
+evaluator's, never the DP's cost. Status FEASIBLE (no bound); ``explore split --split levels``.
+
+**Each level's DP.** A state of a node is a (type, alpha per class) candidate. Graphs are solved
+by frontier elimination as ``solvers.dp.graph_level`` does (on a chain the frontier is one node,
+and this is a chain DP): a node's cost depends on its own state and its producers' (the
+re-layouts of its in-edges), and the cost tensors are numpy float64 arrays. Blocks: when the
+frontier's tensors stay under ``MAX_CELLS`` the level is solved jointly over every type and every
+free class's alpha (level-optimal for its own cost, up to float rounding); otherwise by block
+coordinate descent from the proportional split rounded to the grid: (type, one class's alpha)
+blocks, or, still too wide, types alone then each class's alpha alone, each block solved
+exactly given the others, until a round lowers the level cost no more. Ties: the first minimum
+in candidate order (types in the space's order, alphas ascending).
+
+The DP's own cost is computed in floating point (it only ranks candidates); every reported
+number is the evaluator's exact Fraction.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from itertools import product
+
+import numpy as np
+
+from explorer.core.array import ArraySpec
+from explorer.core.comm import training_flops
+from explorer.core.hetero import (
+    HALF,
+    AlphaSpace,
+    FreeAlphas,
+    HeteroPlan,
+    alpha_space,
+    check_array,
+    check_network,
+    evaluate_hetero,
+    group_shares,
+    inter_split,
+    proportional_alphas,
+    size_share,
+)
+from explorer.core.network import Network
+from explorer.core.partition import JOIN_TYPES, Dim, PartitionType, Size, Space
+from explorer.core.solution import Status
+
+from .hetero import HeteroRefused, HeteroSolution
+
+# Cells a level's DP may hold in one tensor (a frontier state times a node's candidates, or a
+# node's cost by producers' states, groups and sides): 4 M float64 cells are 32 MB.
+MAX_CELLS = 4_000_000
+
+# Rounds of block coordinate descent at one level (each round lowers the level cost or stops).
+MAX_ROUNDS = 8
+
+
+Candidate = tuple[PartitionType, tuple[Fraction, ...]]  # (type, alpha per class of the level)
+
+
+@dataclass(frozen=True)
+class _Level:
+    """Everything fixed at level h (the levels above chosen), as floats for the DP."""
+
+    h: int
+    group_class: tuple[int, ...]  # [group] -> class
+    inv_peak: np.ndarray  # [group, side]: seconds per FLOP of the subgroup (1 / its aggregate peak)
+    flops: list[np.ndarray]  # [node] -> [group]: the node's FLOPs in the group (shares from above)
+    intra: list[dict[PartitionType, np.ndarray]]  # [node] -> type -> [group]: seconds of its intra exchange
+    relayout: list[np.ndarray]  # [node] -> [group]: seconds per unit of re-layout coefficient (A(F_in) in the group)
+    overlap: bool
+
+
+def _level_inputs(network: Network, array: ArraySpec, types, alphas, h: int, aspace: AlphaSpace) -> _Level:
+    H = array.levels
+    peaks = array.leaf_peaks_TFLOPS()
+    n = 2 ** (H - h)
+    G = 2**h
+    inv = np.array([[1 / float(sum(peaks[g * n + s * n // 2: g * n + (s + 1) * n // 2]) * 10**12) for s in (0, 1)]
+                    for g in range(G)])
+    per_elem = float(array.dtype_bytes / array.bandwidth_Bps(h))
+    partial = HeteroPlan(tuple(types), tuple(alphas))
+    b = network.batch
+    flops, intra, relayout = [], [], []
+    for l, layer in enumerate(network.layers):  # noqa: E741
+        shares = [group_shares(partial, h, g, l) for g in range(G)]
+        f = training_flops(layer, b)
+        flops.append(np.array([float(f * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O]) for s in shares]))
+        whole = (layer.input_elements(b), layer.weight_elements(), layer.output_elements(b))
+        intra.append({} if layer.is_join else {
+            t: np.array([float(whole[t.spec.exchanges.size.index] * size_share(s, t.spec.exchanges.size)) * per_elem
+                         for s in shares]) for t in PartitionType})
+        relayout.append(np.array([float(whole[0] * size_share(s, Size.F_IN)) * per_elem for s in shares]))
+    return _Level(h, aspace.group_class[h], inv, flops, intra, relayout, array.overlap)
+
+
+# ---- the re-layout coefficients, as float tables over (type, alpha) pairs ------------------
+
+
+class _Coefficients:
+    """inter_split(tu, a, tv, b, joins) as float arrays [type u, alpha u, type v, alpha v, side]."""
+
+    def __init__(self, values: tuple[Fraction, ...]):
+        self.values = values
+        self.index = {a: i for i, a in enumerate(values)}
+        self._tables: dict[tuple[bool, bool], np.ndarray] = {}
+
+    def table(self, ju: bool, jv: bool) -> np.ndarray:
+        if (ju, jv) not in self._tables:
+            T, A = len(PartitionType), len(self.values)
+            out = np.zeros((T, A, T, A, 2))
+            for (iu, tu), (ia, a), (iv, tv), (ib, b_) in product(enumerate(PartitionType), enumerate(self.values),
+                                                                  enumerate(PartitionType), enumerate(self.values)):
+                if ju and tu not in JOIN_TYPES or jv and tv not in JOIN_TYPES:
+                    continue
+                out[iu, ia, iv, ib] = [float(c) for c in inter_split(tu, a, tv, b_, ju, jv)]
+            self._tables[(ju, jv)] = out
+        return self._tables[(ju, jv)]
+
+
+_TYPE_INDEX = {t: i for i, t in enumerate(PartitionType)}
+
+
+def _node_arrays(lv: _Level, node: int, cands: list[Candidate], coef: _Coefficients):
+    """A node's candidates as (type index [K], alpha index [K, G], compute seconds [K, G, 2], intra seconds [K, G])."""
+    cls = lv.group_class
+    tidx = np.array([_TYPE_INDEX[t] for t, _ in cands])
+    aval = np.array([[float(row[c]) for c in cls] for _, row in cands])  # [K, G]
+    aidx = np.array([[coef.index[row[c]] for c in cls] for _, row in cands])
+    comp = np.stack([aval, 1 - aval], axis=-1) * lv.flops[node][None, :, None] * lv.inv_peak[None, :, :]
+    G = len(cls)
+    intra = np.array([lv.intra[node][t] if lv.intra[node] else np.zeros(G) for t, _ in cands])
+    return tidx, aidx, comp, intra
+
+
+# ---- one level: frontier elimination over candidates -----------------------------------------
+
+
+def _graph(network: Network):
+    """Per node its in-edges (producer, share), and each node's last consumer (itself if none)."""
+    N = len(network.layers)
+    in_edges: list[list[tuple[int, Fraction]]] = [[] for _ in range(N)]
+    last_use = list(range(N))
+    for (u, v), share in zip(network.edges, network.edge_shares):
+        in_edges[v].append((u, share))
+        last_use[u] = max(last_use[u], v)
+    return in_edges, last_use
+
+
+def _fits(network: Network, sizes: list[int], groups: int) -> bool:
+    """Whether frontier elimination over ``sizes[n]`` candidates per node keeps every tensor
+    (frontier states times a node's candidates; a node's cost by its producers' candidates,
+    groups and sides) within MAX_CELLS (the loop of ``_solve_block``, sizes only)."""
+    in_edges, last_use = _graph(network)
+    frontier: list[int] = []
+    for i in range(len(sizes)):
+        full = frontier + [i]
+        producers = {u for u, _ in in_edges[i]}
+        if (int(np.prod([sizes[n] for n in full])) > MAX_CELLS
+                or int(np.prod([sizes[u] for u in producers] or [1])) * sizes[i] * groups * 2 > MAX_CELLS):
+            return False
+        frontier = [n for n in full if last_use[n] > i]
+    return True
+
+
+def _solve_block(network: Network, lv: _Level, cands: list[list[Candidate]], coef: _Coefficients):
+    """The candidate of every node minimising the level cost, that cost and the cells computed
+    (frontier elimination; the caller checks ``_fits`` first)."""
+    N = len(network.layers)
+    arrays = [_node_arrays(lv, n, cands[n], coef) for n in range(N)]
+    in_edges, last_use = _graph(network)
+    G = len(lv.group_class)
+    frontier: list[int] = []
+    states = np.zeros(())
+    back = []
+    cells = 0
+    for i in range(N):
+        full = frontier + [i]
+        nd = len(full)
+        K = [len(cands[n]) for n in full]
+        cells += int(np.prod(K))
+        pos = {n: j for j, n in enumerate(full)}
+        ti, ai, comp, intra = arrays[i]
+        head = [1] * (nd - 1)
+        comp_t = comp.reshape(head + [K[-1], G, 2])
+        comm = intra.reshape(head + [K[-1], G, 1])
+        for u, share in in_edges[i]:
+            tu, au, _, _ = arrays[u]
+            tab = coef.table(network.layers[u].is_join, network.layers[i].is_join)
+            e = tab[tu[:, None, None], au[:, None, :], ti[None, :, None], ai[None, :, :]]  # [Ku, Ki, G, 2]
+            e = e * (lv.relayout[i] * float(share))[None, None, :, None]
+            shape = [1] * nd + [G, 2]
+            shape[pos[u]], shape[-3] = len(cands[u]), K[-1]
+            comm = comm + e.reshape(shape)
+        t = np.maximum(comp_t, comm) if lv.overlap else comp_t + comm
+        cost = t.max(axis=(-2, -1))
+        T = states[..., None] + cost
+        T = np.broadcast_to(T, K)
+        keep = [j for j, n in enumerate(full) if last_use[n] > i]
+        drop = [j for j in range(nd) if j not in keep]
+        kshape, dshape = [K[j] for j in keep], [K[j] for j in drop]
+        flat = np.transpose(T, keep + drop).reshape(int(np.prod(kshape)), int(np.prod(dshape)))
+        arg = flat.argmin(axis=1)  # the first minimum: candidate order breaks ties
+        states = flat[np.arange(flat.shape[0]), arg].reshape(kshape)
+        back.append((full, keep, drop, arg.reshape(kshape), dshape))
+        frontier = [full[j] for j in keep]
+    choice = [0] * N
+    for i in range(N - 1, -1, -1):
+        full, keep, drop, arg, dshape = back[i]
+        key = tuple(choice[full[j]] for j in keep)
+        for j, v in zip(drop, np.unravel_index(int(arg[key]), dshape)):
+            choice[full[j]] = int(v)
+    return [cands[n][choice[n]] for n in range(N)], float(states), cells
+
+
+# ---- one level: blocks --------------------------------------------------------------------
+
+
+def _layer_types(network: Network, space: Space, n: int) -> tuple[PartitionType, ...]:
+    return space.types if not network.layers[n].is_join else tuple(t for t in space.types if t in JOIN_TYPES)
+
+
+def _start_row(array: ArraySpec, aspace: AlphaSpace, h: int) -> tuple[Fraction, ...]:
+    """Per class: the grid value nearest the proportional alpha (the smaller on a tie), 1/2 where fixed."""
+    prop = proportional_alphas(array)[h]
+    classes = aspace.group_class[h]
+    row = []
+    for c in range(len(aspace.class_free[h])):
+        p = prop[classes.index(c)]
+        row.append(min(aspace.choices(h, c), key=lambda a: (abs(a - p), a)))
+    return tuple(row)
+
+
+def _solve_level(network: Network, space: Space, aspace: AlphaSpace, lv: _Level, start: tuple[Fraction, ...],
+                 coef: _Coefficients):
+    """The level's candidates per node, the level cost, DP cells used and the strategy ("joint" or "blocks")."""
+    h, N = lv.h, len(network.layers)
+    types = [_layer_types(network, space, n) for n in range(N)]
+    rows = [tuple(r) for r in product(*(aspace.choices(h, c) for c in range(len(start))))]
+    G = len(lv.group_class)
+    if _fits(network, [len(types[n]) * len(rows) for n in range(N)], G):
+        best, cost, cells = _solve_block(network, lv, [[(t, r) for t in types[n] for r in rows] for n in range(N)], coef)
+        return best, cost, cells, "joint"
+    current: list[Candidate] = [(types[n][0], start) for n in range(N)]
+    cost, cells = float("inf"), 0
+    free = [c for c in range(len(start)) if aspace.class_free[h][c]]
+    for _ in range(MAX_ROUNDS):
+        before = cost
+        for block in _blocks(network, lv, types, free, aspace):
+            current, cost, used = _solve_block(network, lv, block(current), coef)
+            cells += used
+        if cost >= before * (1 - 1e-12):
+            break
+    return current, cost, cells, "blocks"
+
+
+def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaSpace):
+    """The blocks of one round: (type, class c's alpha) for each free class if that fits, else
+    types alone then each class's alpha alone. Each is a function of the current candidates;
+    a block too wide even alone is refused (HeteroRefused)."""
+    h = lv.h
+
+    def with_class(c, alphas_too=True, types_too=True):
+        def make(cur):
+            out = []
+            for n, (t0, row) in enumerate(cur):
+                ts = types[n] if types_too else (t0,)
+                avs = aspace.choices(h, c) if alphas_too else (row[c],)
+                out.append([(t, row[:c] + (a,) + row[c + 1:]) for t in ts for a in avs])
+            return out
+        return make
+
+    G, N = len(lv.group_class), len(types)
+    grid = len(aspace.grid)
+    if _fits(network, [len(types[n]) * grid for n in range(N)], G):
+        return [with_class(c) for c in free]
+    for sizes in ([len(t) for t in types], [grid] * N):
+        if not _fits(network, sizes, G):
+            raise HeteroRefused(f"levels (uneven splits): level {lv.h}: the graph's frontier is too wide for the DP")
+    return [with_class(0, alphas_too=False)] + [with_class(c, types_too=False) for c in free]
+
+
+# ---- the solver ---------------------------------------------------------------------------
+
+
+def levels_hetero(network: Network, array: ArraySpec, space: Space, alphas,
+                  free: FreeAlphas = FreeAlphas.UNLIKE) -> HeteroSolution:
+    """AccPar's hierarchical DP (module docstring): a plan in the declared alpha space, scored by
+    the evaluator; status FEASIBLE (a heuristic: no bound). ``alphas``: a grid or an AlphaSpace."""
+    t0 = time.perf_counter()
+    check_array(array)
+    check_network(network)
+    aspace = alphas if isinstance(alphas, AlphaSpace) else alpha_space(array, alphas, free)
+    values = tuple(sorted(set(aspace.grid) | {HALF}))
+    coef = _Coefficients(values)
+    types, group_alphas = [], []
+    cells = 0
+    for h in range(array.levels):
+        lv = _level_inputs(network, array, types, group_alphas, h, aspace)
+        chosen, _, used, _ = _solve_level(network, space, aspace, lv, _start_row(array, aspace, h), coef)
+        cells += used
+        types.append(tuple(t for t, _ in chosen))
+        group_alphas.append(tuple(tuple(row[c] for _, row in chosen) for c in aspace.group_class[h]))
+    plan = HeteroPlan(tuple(types), tuple(group_alphas))
+    step = evaluate_hetero(network, array, plan).step_time_s
+    return HeteroSolution("levels", Status.FEASIBLE, plan, step, None, time.perf_counter() - t0, cells)
+
