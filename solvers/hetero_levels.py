@@ -63,11 +63,13 @@ from explorer.core.hetero import (
     group_shares,
     inter_split,
     proportional_alphas,
+    side_share,
     size_share,
 )
 from explorer.core.network import Network
 from explorer.core.partition import JOIN_TYPES, Dim, PartitionType, Size, Space
 from explorer.core.solution import Status
+from explorer.core.timing import step_time
 
 from .hetero import HeteroRefused, HeteroSolution
 
@@ -116,6 +118,38 @@ def _level_inputs(network: Network, array: ArraySpec, types, alphas, h: int, asp
                          for s in shares]) for t in PartitionType})
         relayout.append(np.array([float(whole[0] * size_share(s, Size.F_IN)) * per_elem for s in shares]))
     return _Level(h, aspace.group_class[h], inv, flops, intra, relayout, array.overlap)
+
+
+def level_cost(network: Network, array: ArraySpec, plan: HeteroPlan, h: int) -> Fraction:
+    """The DP's cost of level h of ``plan`` (the levels above as the plan has them), exactly:
+    the sum over nodes of the max over the level's groups and their sides of
+    step_time(compute, exchange) (module docstring). The reference the DP is tested against."""
+    H, peaks = array.levels, array.leaf_peaks_TFLOPS()
+    n = 2 ** (H - h)
+    per_elem = array.dtype_bytes / array.bandwidth_Bps(h)
+    in_edges, _ = _graph(network)
+    b = network.batch
+    total = Fraction(0)
+    for l, layer in enumerate(network.layers):  # noqa: E741
+        t = plan.types[h][l]
+        whole = (layer.input_elements(b), layer.weight_elements(), layer.output_elements(b))
+        worst = Fraction(0)
+        for g in range(2**h):
+            s = group_shares(plan, h, g, l)
+            a = plan.alphas[h][g][l]
+            x = 0 if layer.is_join else whole[t.spec.exchanges.size.index] * size_share(s, t.spec.exchanges.size)
+            sent = [Fraction(x), Fraction(x)]
+            for u, share in in_edges[l]:
+                pair = inter_split(plan.types[h][u], plan.alphas[h][g][u], t, a, network.layers[u].is_join, layer.is_join)
+                for side in (0, 1):
+                    sent[side] += pair[side] * whole[0] * size_share(s, Size.F_IN) * share
+            flops = training_flops(layer, b) * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O]
+            for side in (0, 1):
+                peak = sum(peaks[g * n + side * n // 2: g * n + (side + 1) * n // 2]) * 10**12
+                compute = flops * side_share(a, side) / peak
+                worst = max(worst, step_time(compute, sent[side] * per_elem, array.overlap))
+        total += worst
+    return total
 
 
 # ---- the re-layout coefficients, as float tables over (type, alpha) pairs ------------------
@@ -268,9 +302,10 @@ def _solve_level(network: Network, space: Space, aspace: AlphaSpace, lv: _Level,
     current: list[Candidate] = [(types[n][0], start) for n in range(N)]
     cost, cells = float("inf"), 0
     free = [c for c in range(len(start)) if aspace.class_free[h][c]]
+    blocks = _blocks(network, lv, types, free, aspace)
     for _ in range(MAX_ROUNDS):
         before = cost
-        for block in _blocks(network, lv, types, free, aspace):
+        for block in blocks:
             current, cost, used = _solve_block(network, lv, block(current), coef)
             cells += used
         if cost >= before * (1 - 1e-12):
