@@ -175,3 +175,23 @@ def test_a_mix_with_many_free_classes_uses_blocks(monkeypatch, cells):
         start = HeteroPlan(blocks.plan.types[:h] + ((I,) * L,),
                            blocks.plan.alphas[:h] + (tuple((row[c],) * L for c in aspace.group_class[h]),))
         assert level_cost(network, array, blocks.plan, h) <= level_cost(network, array, start, h)
+
+
+def test_explore_split_levels(capsys):
+    """``explore split --split levels``: the levels DP's plan, scored by the evaluator, status feasible."""
+    from explorer.app.split import Split, split_run
+
+    from .conftest import run_cli
+
+    net, arr = load_model("alexnet"), load_array("tpu-mix-16")
+    r = split_run(net, arr, Space.ACCPAR, Split.LEVELS)
+    assert r.plan == levels_hetero(net, arr, Space.ACCPAR, alpha_grid(16)).plan
+    assert r.step_time_s == evaluate_hetero(net, arr, r.plan).step_time_s and r.status is Status.FEASIBLE
+    eq = split_run(net, arr, Space.ACCPAR, Split.EQUAL)
+    assert r.compared == eq.compared and r.step_time_s < eq.step_time_s
+    code, out, err = run_cli(["split", "--model", "lenet-c", "--split", "levels", "--format", "json"], capsys)
+    assert code == 0, err
+    import json
+
+    data = json.loads(out)
+    assert data["split"] == "levels" and data["status"] == "feasible"

@@ -7,7 +7,9 @@ space (``core.hetero.alpha_space``, multiples of 1/grid) while the step time dro
 (``solvers.hetero.search_level_alphas``: no proof); for these three the partition types are those
 of the time-optimal equal-split plan of the hierarchical DP in the chosen space. ``optimal``
 chooses types and alphas jointly (``solvers.hetero_joint``: a proof, or the best plan with a
-proven bound and the gap; arrays with one kind per half only). Every step time is the slowest accelerator's (``core.hetero``).
+proven bound and the gap; arrays with one kind per half only). ``levels``: AccPar's hierarchical DP chooses
+every layer's type and alpha level by level (``solvers.hetero_levels``: a heuristic, no proof).
+Every step time is the slowest accelerator's (``core.hetero``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from ..core.problem import Problem
 from ..core.solution import SolveOptions, Status
 from ..solvers import get_solver
 from ..solvers.hetero import search_level_alphas
+from ..solvers.hetero_levels import levels_hetero
 from .baselines import baseline_plan
 
 
@@ -44,6 +47,7 @@ class Split(enum.Enum):
     PROPORTIONAL = "proportional"
     SEARCH = "search"
     OPTIMAL = "optimal"
+    LEVELS = "levels"  # AccPar's hierarchical DP: type and alpha per layer, level by level
 
     def __str__(self) -> str:
         return self.value
@@ -171,6 +175,8 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         plan = equal
     elif split is Split.OPTIMAL:
         plan, status, bound, equal_best, solver_wall = _optimal(network, array, space, aspace, equal, time_limit_s)
+    elif split is Split.LEVELS:
+        plan = levels_hetero(network, array, space, aspace).plan
     else:
         prop = with_group_alphas(types, proportional_alphas(array))
         plan = prop
