@@ -195,3 +195,13 @@ def test_explore_split_levels(capsys):
 
     data = json.loads(out)
     assert data["split"] == "levels" and data["status"] == "feasible"
+
+
+def test_a_level_too_wide_even_for_blocks_is_refused(monkeypatch):
+    import explorer.solvers.hetero_levels as hl
+    from explorer.solvers.hetero import HeteroRefused
+
+    monkeypatch.setattr(hl, "MAX_CELLS", 10)
+    monkeypatch.setattr(hl, "MAX_CELLS_ALONE", 10)
+    with pytest.raises(HeteroRefused, match="level 0: the graph's frontier is too wide"):
+        levels_hetero(NET, A1, Space.HYPAR, alpha_grid(4))
