@@ -5,7 +5,10 @@ Table 1, every ImageNet network of the zoo on ``tpu-mix-16`` (space accpar, alph
 levels DP's step time (the evaluator's, slowest accelerator) and wall time, and its ratio to the
 step time of ``explore split --split equal | proportional | search`` (types of HyPar's time DP,
 run in the same process; below 1: the levels DP is faster), and, with alpha grid 1/64, its ratio
-to the proportional split (which may leave the grid: 15/56 on this mix) and its wall time.
+to the proportional split (which may leave the grid: 15/56 on this mix) and its wall time. Then
+the joint solver (``solvers.hetero_joint``, 10 s: a proven optimum on chains, a bound on ResNets)
+and its AccPar-style DP over whole columns (``accpar_hetero``): levels / their step times, and
+levels / the joint solver's proven bound (an upper bound on the levels DP's gap).
 
 Table 2, the same on other mixes of v2 and v3 chips (kinds in tree order, v2 first): n v2 + (16 - n) v3.
 
@@ -32,6 +35,7 @@ from explorer.core.partition import Space
 from explorer.core.randnet import random_chain
 from explorer.frontends import load_array, load_model
 from explorer.solvers.hetero import exact_hetero
+from explorer.solvers.hetero_joint import JointOptions, accpar_hetero, joint_hetero
 from explorer.solvers.hetero_levels import levels_hetero
 
 IMAGENET = ("alexnet", "vgg-a", "vgg-b", "vgg-c", "vgg-d", "vgg-e", "resnet18", "resnet34", "resnet50")
@@ -70,6 +74,16 @@ def table_zoo(names) -> None:
     print(HEADER)
     for name in names:
         row(name, load_model(name), arr)
+    print("\nthe same against the joint solver (solvers.hetero_joint, 10 s) and its AccPar-style DP over columns")
+    print(f"{'network':<9} {'levels ms':>9} {'joint ms':>9} {'status':>9} {'/ joint':>8} {'/ bound':>8} {'accpar ms':>9} {'/ accpar':>8}")
+    aspace = alpha_space(arr, alpha_grid(16))
+    for name in names:
+        net = load_model(name)
+        lv = levels_hetero(net, arr, Space.ACCPAR, aspace).step_time_s
+        j = joint_hetero(net, arr, Space.ACCPAR, aspace, JointOptions(time_limit_s=10.0))
+        ac = accpar_hetero(net, arr, Space.ACCPAR, aspace).step_time_s
+        print(f"{name:<9} {float(lv) * 1e3:>9.4g} {float(j.step_time_s) * 1e3:>9.4g} {j.status.value:>9} "
+              f"{float(lv / j.step_time_s):>8.3f} {float(lv / j.bound_s):>8.3f} {float(ac) * 1e3:>9.4g} {float(lv / ac):>8.3f}")
 
 
 def table_mixes(mixes, names) -> None:
