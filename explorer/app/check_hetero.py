@@ -3,7 +3,8 @@
 Each solver that applies runs on the same declared alpha space (``core.hetero.alpha_space``):
 brute force (tiny cases), the exact Pareto DP (chains, tiny), CP-SAT (chains, small), the joint
 solver (``solvers.hetero_joint``: arrays with one kind per half), the AccPar-style DP (each
-layer's and edge's busier side summed: a heuristic, same scope) and the level-by-level search
+layer's and edge's busier side summed: a heuristic, same scope), AccPar's hierarchical DP
+(``solvers.hetero_levels``: level by level, any mix; a heuristic) and the level-by-level search
 from the hierarchical DP's equal-split plan (a heuristic, no bound). Every plan is re-scored by
 ``evaluate_hetero``. They agree when every proven optimum is the same, no plan beats it, no
 bound exceeds it, and every reported step time is the evaluator's.
@@ -26,8 +27,9 @@ from ..core.solution import SolveOptions, Status
 from ..solvers import get_solver
 from ..solvers.hetero import HeteroRefused, HeteroSolution, brute_hetero, cpsat_hetero, exact_hetero, search_level_alphas
 from ..solvers.hetero_joint import JointOptions, accpar_hetero, joint_hetero
+from ..solvers.hetero_levels import levels_hetero
 
-HETERO_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "search")
+HETERO_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "levels", "search")
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,8 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         return joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s))
     if name == "accpar":
         return accpar_hetero(network, array, space, aspace)
+    if name == "levels":
+        return levels_hetero(network, array, space, aspace)
     return _search(network, array, space, aspace)
 
 
@@ -132,7 +136,7 @@ def render_check_hetero(r: HeteroCheck) -> str:
     for row in r.rows:
         gap = "-" if row.bound_s is None or not row.step_time_s else f"{float(1 - row.bound_s / row.step_time_s) * 100:.3f}%"
         lines.append(f"{row.solver:<7} {row.status:<9} {_ms(row.step_time_s):>12} {_ms(row.bound_s):>12} {gap:>8} "
-                     f"{row.wall_s:>8.3f}  {row.note}")
+                     f"{row.wall_s:>8.3f}  {row.note}".rstrip())
     if r.optimum_s is not None:
         lines.append(f"proven optimum {_ms(r.optimum_s)} ms ({', '.join(r.proven_by)})")
     else:
