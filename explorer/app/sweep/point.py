@@ -20,7 +20,8 @@ from ...core.network import Network
 from ...core.solution import SolveOptions
 from ...frontends import load_array, load_model
 from ...frontends.network_yaml import check_batch
-from .spec import DEFAULTS
+from .mix import mix_keys, one_kind, with_mix
+from .spec import DEFAULT_ALPHA_GRID, DEFAULTS
 
 # Statuses a row can have beyond the solver's own (optimal, level-optimal, feasible, infeasible, unknown)
 REFUSED = "refused"  # the solver declined the instance (too large, a constraint it cannot enforce)
@@ -34,6 +35,36 @@ SUMMARY_KEYS = (
     "memory_bytes_per_accelerator", "speedup_over_all_I", "traffic_ratio_to_all_I", "objective_value", "bound", "gap",
     "violations", "wall_s",
 )
+
+
+# the figures of a split point's row, from ``explore split --format json``
+SPLIT_KEYS = ("group0_time_s", "group1_time_s", "idle_s", "speedup_over_all_I_equal", "speedup_over_trick_equal",
+              "speedup_over_hypar_equal")
+ALPHAS_KEY = "alphas"  # [level] -> the level's cell: its distinct alphas, ';' between them
+
+
+def level_alpha_cells(alphas: list) -> list[str]:
+    """One readable cell per level: '15/56' when every layer (and group) of the level takes it,
+    else the distinct values in order of first appearance ('1/4;1/2')."""
+    cells = []
+    for row in alphas:
+        flat = _flatten(row)
+        cells.append(";".join(dict.fromkeys(flat)))
+    return cells
+
+
+def _flatten(v: Any) -> list[str]:
+    return [str(x) for item in v for x in _flatten(item)] if isinstance(v, (list, tuple)) else [str(v)]
+
+
+def split_summary(result: dict[str, Any]) -> dict[str, Any]:
+    compared = result.get("compared") or {}
+    g = result.get("group_times_s") or [None, None]
+    return {"group0_time_s": g[0], "group1_time_s": g[1], "idle_s": result.get("idle_s"),
+            "speedup_over_all_I_equal": (compared.get("all-I") or {}).get("speedup"),
+            "speedup_over_trick_equal": (compared.get("trick") or {}).get("speedup"),
+            "speedup_over_hypar_equal": (compared.get("hypar") or {}).get("speedup"),
+            ALPHAS_KEY: level_alpha_cells(result.get("alphas") or [])}
 
 
 @dataclass(frozen=True)
@@ -55,6 +86,8 @@ class Outcome:
         if result is None:
             return cls(index, status, error, wall_s, cached)
         summary = {k: result.get(k) for k in SUMMARY_KEYS}
+        if "split" in result:  # a split point (``explore split``): its own figures
+            summary.update(split_summary(result))
         return cls(index, status, error, wall_s, cached, json.dumps(result), summary)
 
     @property
@@ -86,8 +119,12 @@ def _numbers(value: Any) -> tuple[Fraction, ...]:
 
 
 def point_array(params: dict[str, Any]) -> ArraySpec:
-    """The point's array: the named one, cut to ``levels``, with the bandwidth and peak overrides."""
+    """The point's array: the named one, cut to ``levels``, with the bandwidth and peak overrides
+    and the mix of kinds (``mix``, ``accelerators_<kind>``: ``sweep.mix``)."""
     arr = _array(params["array"])
+    kinds = arr.kinds
+    if mix_keys(params):
+        arr = one_kind(arr)  # the mix sets the leaves: the levels may change first
     if params.get("levels") is not None:
         arr = arr.with_levels(check_levels(params["levels"], "levels"))
     bw = params.get("link_bandwidth_GBps")
@@ -99,11 +136,11 @@ def point_array(params: dict[str, Any]) -> ArraySpec:
             raise SpecError("link_bandwidth_GBps", f"{len(values)} values for {arr.levels} levels")
         arr = replace(arr, bandwidth_GBps=values)
     if params.get("peak_TFLOPS") is not None:
-        if arr.leaves:
+        if kinds:
             raise SpecError("peak_TFLOPS", f"array {arr.name!r} gives its peaks per kind (kinds:), so it takes no "
-                                           "peak_TFLOPS override; write an array file per mix")
+                                           "peak_TFLOPS override; set the kinds' peaks in the array file")
         arr = replace(arr, peak_TFLOPS=_numbers(params["peak_TFLOPS"])[0])
-    return arr
+    return with_mix(arr, params, kinds)
 
 
 def point_options(params: dict[str, Any]) -> SolveOptions:
@@ -123,12 +160,25 @@ def run_single(params: dict[str, Any]) -> dict[str, Any]:
     batch = p.get("batch")
     if batch is not None:
         check_batch(batch, "batch")
+    if p.get("split") is not None:
+        return run_split(p)
     opts = point_options(p)
     result = api.solve(_network(p["model"], batch), point_array(p), space=p["space"], objective=p["objective"],
                        solver=p["solver"], batch=batch, caps=p.get("caps") or (), memory_GiB=p.get("memory_GiB"),
                        weight_copies=p.get("weight_copies"), pins=p.get("pins") or (), forbids=p.get("forbids") or (),
                        constraints=p.get("constraints"), time_limit=opts.time_limit_s, workers=opts.workers, seed=opts.seed)
     return result.to_json()
+
+
+def run_split(p: dict[str, Any]) -> dict[str, Any]:
+    """A ``split`` point: what ``explore split --format json`` prints for its options."""
+    from ... import api
+    from ..split import Split, split_run
+
+    problem = api.build_problem(_network(p["model"], p.get("batch")), point_array(p), space=p["space"],
+                                objective="time", batch=p.get("batch"))
+    grid = p.get("alpha_grid") or DEFAULT_ALPHA_GRID
+    return split_run(problem.network, problem.array, problem.space, Split(p["split"]), grid).to_json()
 
 
 def answer_status(result: dict[str, Any]) -> tuple[str, str]:

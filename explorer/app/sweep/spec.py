@@ -43,6 +43,8 @@ from ...frontends import NETWORK_FORMATS, zoo
 from ...frontends.fields import NAME_RULE
 from ...frontends.yamlio import load_yaml_file, load_yaml_text
 from ...solvers import REGISTRY
+from ..split import Split
+from .mix import check_count, check_mix, is_count_key
 
 TOP_KEYS = ("version", "name", "description", "grid", "fixed", "points", "reference")
 PATH_KEYS = ("model", "array", "constraints")  # values that may name a file
@@ -132,6 +134,12 @@ def _check_bandwidth(v: Any) -> str | None:
     return _check_pos_number(v)
 
 
+def _check_alpha_grid(v: Any) -> str | None:
+    if not _is_int(v) or not 2 <= v <= MAX_ALPHA_GRID:
+        return f"must be an integer from 2 to {MAX_ALPHA_GRID} (alphas are multiples of 1/N), got {shown(v)}"
+    return None
+
+
 # key -> validator of one value (None when fine, else the problem)
 KEYS: dict[str, Callable[[Any], str | None]] = {
     "model": _check_str,
@@ -151,7 +159,26 @@ KEYS: dict[str, Callable[[Any], str | None]] = {
     "constraints": _check_str,
     "link_bandwidth_GBps": _check_bandwidth,
     "peak_TFLOPS": _check_pos_number,
+    "mix": check_mix,
+    "split": _check_choice(tuple(s.value for s in Split)),
+    "alpha_grid": _check_alpha_grid,
 }
+COUNT_KEY = "accelerators_KIND"  # accelerators_<kind>: how many of that kind (sweep.mix)
+# keys a split point (``explore split``) does not take: it solves for step time with its own method
+NOT_WITH_SPLIT = ("solver", "time_limit", "seed", "memory_GiB", "weight_copies", "caps", "pins", "forbids", "constraints")
+DEFAULT_ALPHA_GRID = 16  # ``explore split --alpha-grid``'s default
+MAX_ALPHA_GRID = 1024
+
+
+def validator(key: Any) -> Callable[[Any], str | None] | None:
+    """The check of one value of ``key`` (None: not a point key)."""
+    if isinstance(key, str) and key in KEYS:
+        return KEYS[key]
+    return check_count if is_count_key(key) else None
+
+
+def allowed_keys() -> str:
+    return ", ".join([*KEYS, COUNT_KEY])
 
 
 @dataclass(frozen=True)
@@ -190,20 +217,21 @@ def _freeze(v: Any) -> Any:
 def _check_mapping(data: Any, where: str, errors: list[str], allow_lists: bool) -> dict[str, Any]:
     """Validate a mapping of point keys; in a grid every value is a non-empty list of values."""
     if not isinstance(data, dict):
-        errors.append(f"{where}: must be a mapping of {', '.join(KEYS)}")
+        errors.append(f"{where}: must be a mapping of {allowed_keys()}")
         return {}
     out = {}
     for key, value in data.items():
         path = f"{where}.{key}"
-        if key not in KEYS:
-            errors.append(f"{path}: unknown key (allowed: {', '.join(KEYS)})")
+        check = validator(key)
+        if check is None:
+            errors.append(f"{path}: unknown key (allowed: {allowed_keys()})")
             continue
         values = value if allow_lists else [value]
         if allow_lists and (not isinstance(value, list) or not value):
             errors.append(f"{path}: must be a non-empty list of values, got {shown(value)}")
             continue
         for i, v in enumerate(values):
-            bad = KEYS[key](v)
+            bad = check(v)
             if bad:
                 errors.append(f"{path}[{i}]: {bad}" if allow_lists else f"{path}: {bad}")
         out[key] = value
@@ -288,17 +316,21 @@ def _check_refs(grid: dict, fixed: dict, extra: list[dict], base_dir: Path, erro
     return resolved
 
 
+ARRAY_KEYS = ("array", "levels", "link_bandwidth_GBps", "peak_TFLOPS", "mix")  # what point_array reads (and accelerators_<kind>)
+
+
 def _check_arrays(merged: list[dict[str, Any]], where: dict[tuple[str, str], str], resolved: dict,
                   errors: list[str]) -> None:
-    """Each distinct (array, levels, bandwidth, peak) once: the overrides must fit the array."""
+    """Each distinct (array, levels, bandwidth, peak, mix) once: the overrides must fit the array."""
     from .point import point_array  # point imports this module
 
     seen: set[str] = set()
     for m in merged:
-        combo = {k: m.get(k) for k in ("array", "levels", "link_bandwidth_GBps", "peak_TFLOPS")}
+        combo = {k: m.get(k) for k in ARRAY_KEYS}
+        combo.update({k: v for k, v in m.items() if is_count_key(k)})
         combo["array"] = combo["array"] or DEFAULTS["array"]
         tag = _hashable(combo)
-        if tag in seen or combo == {"array": combo["array"], "levels": None, "link_bandwidth_GBps": None, "peak_TFLOPS": None}:
+        if tag in seen or all(v is None for k, v in combo.items() if k != "array"):
             continue  # an array alone was read by _check_refs
         seen.add(tag)
         if ("array", combo["array"]) not in resolved:  # the default array
@@ -306,12 +338,35 @@ def _check_arrays(merged: list[dict[str, Any]], where: dict[tuple[str, str], str
         try:
             point_array({**combo, "array": resolved["array", combo["array"]]})
         except SpecError as err:
-            for key in ("link_bandwidth_GBps", "levels", "peak_TFLOPS", "array"):
-                if combo[key] is not None:
-                    place = where.get((key, _hashable(combo[key])), key)
-                    break
-            errors.append(f"{place}: {err.problems[0] if err.problems else err} (array {combo['array']}"
+            errors.append(f"{_blame(err, combo, where)}: {err.problems[0] if err.problems else err} (array {combo['array']}"
                           f"{', levels ' + str(combo['levels']) if combo['levels'] is not None else ''})")
+
+
+def _blame(err: SpecError, combo: dict[str, Any], where: dict[tuple[str, str], str]) -> str:
+    """Where in the file the value an array override error is about is written."""
+    key = err.source.lstrip("-")
+    if combo.get(key) is None:  # an error of the array itself (e.g. --levels of an array of kinds)
+        key = next(k for k in ("link_bandwidth_GBps", "levels", "peak_TFLOPS", *combo, "array") if combo.get(k) is not None)
+    return where.get((key, _hashable(combo[key])), key)
+
+
+def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str], errors: list[str]) -> None:
+    """A split point takes the options of ``explore split`` only (its objective is the step time)."""
+    seen: set[str] = set()
+    for m in merged:
+        if m.get("split") is None:
+            if m.get("alpha_grid") is not None:
+                errors.append(f"{where.get(('alpha_grid', _hashable(m['alpha_grid'])), 'alpha_grid')}: only with split")
+            continue
+        bad = [k for k in NOT_WITH_SPLIT if m.get(k) is not None]
+        if m.get("objective") not in (None, "time"):
+            bad.append("objective")
+        for key in bad:
+            place = where.get((key, _hashable(m[key])), key)
+            if place not in seen:
+                seen.add(place)
+                errors.append(f"{place}: not with split (a split point is explore split: step time, its own method; "
+                              f"it takes model, array, levels, batch, space, the array overrides and alpha_grid)")
 
 
 def count_points(grid: dict[str, list], extra: list) -> int:
@@ -371,11 +426,13 @@ def parse_sweep(data: dict, source: str, base_dir: str | Path, max_points: int =
         columns += [k for k in p if k not in columns]
     combos = (dict(zip(grid, values)) for values in itertools.product(*grid.values())) if grid else iter(())
     defaults = {k: DEFAULTS[k] for k in columns if k in DEFAULTS}  # a column a point leaves out
-    merged = [{**defaults, **fixed, **c} for c in combos] + [{**defaults, **fixed, **p} for p in extra]
+    explicit = [{**fixed, **c} for c in combos] + [{**fixed, **p} for p in extra]  # as written
+    merged = [{**defaults, **e} for e in explicit]
     where: dict[tuple[str, str], str] = {}
     for key, value, place in _places(grid, fixed, extra):
         where.setdefault((key, _hashable(value)), place)
     _check_arrays(merged, where, resolved, errors)
+    _check_split(explicit, where, errors)
     if errors:
         raise _fail(source, errors)
     points = tuple(

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 from ...core.errors import SpecError
 from ..output import OutputError, write_text
-from .point import Outcome
+from .point import ALPHAS_KEY, SPLIT_KEYS, Outcome
 
 # figures copied from the single-run JSON object, in this order
 FIGURES = (
@@ -25,11 +25,20 @@ FIGURES = (
     "memory_bytes_per_accelerator", "speedup_over_all_I", "traffic_ratio_to_all_I", "objective_value", "bound", "gap",
 )
 TAIL = ("violations", "dp_gap", "wall_s", "cached", "error")
+ALPHA_PREFIX = "alpha_level"  # a split point's alpha per level: alpha_level0 (top), alpha_level1, ...
 PROVEN = {"optimal": "yes", "level-optimal": "level-optimal"}  # statuses that may be called Pareto-optimal
 
 
-def columns(params: Iterable[str], pareto: tuple[str, ...] = ()) -> list[str]:
-    return [*params, "status", *FIGURES, *TAIL, *(["pareto"] if pareto else [])]
+def columns(params: Iterable[str], pareto: tuple[str, ...] = (), rows: Iterable[dict[str, Any]] = ()) -> list[str]:
+    """The CSV's columns; a sweep with split points adds theirs (alpha per level: as many levels as ``rows`` have)."""
+    params = list(params)
+    split = [*SPLIT_KEYS, *alpha_columns(rows)] if "split" in params else []
+    return [*params, "status", *FIGURES, *split, *TAIL, *(["pareto"] if pareto else [])]
+
+
+def alpha_columns(rows: Iterable[dict[str, Any]]) -> list[str]:
+    levels = max((int(k[len(ALPHA_PREFIX):]) + 1 for r in rows for k in r if k.startswith(ALPHA_PREFIX)), default=0)
+    return [f"{ALPHA_PREFIX}{h}" for h in range(levels)]
 
 
 def make_row(params: Iterable[str], point: dict[str, Any], out: Outcome) -> dict[str, Any]:
@@ -39,6 +48,11 @@ def make_row(params: Iterable[str], point: dict[str, Any], out: Outcome) -> dict
     row["status"] = out.status
     for key in FIGURES:
         row[key] = res.get(key)
+    if "split" in point:
+        for key in SPLIT_KEYS:
+            row[key] = res.get(key)
+        for h, alphas in enumerate(res.get(ALPHAS_KEY) or []):
+            row[f"{ALPHA_PREFIX}{h}"] = alphas
     row["violations"] = "; ".join(v["constraint"] for v in res.get("violations") or []) or None
     row["dp_gap"] = None
     row["wall_s"] = round(res.get("wall_s", out.wall_s), 6)
@@ -96,7 +110,7 @@ def pareto_labels(rows: list[dict[str, Any]], cols: tuple[str, ...]) -> list[str
 
 
 # columns that never hold a number: a Pareto front over them means nothing
-NOT_NUMERIC = frozenset({"model", "array", "space", "solver", "objective", "caps", "pins", "forbids", "constraints",
+NOT_NUMERIC = frozenset({"model", "array", "space", "solver", "objective", "caps", "pins", "forbids", "constraints", "mix", "split",
                          "status", "violations", "cached", "error", "pareto"})
 
 
@@ -189,7 +203,7 @@ def write_outputs(out_dir: Path, manifest: Manifest, entries: list[tuple[dict[st
         rows = finish_rows([make_row(manifest.params, p, o) for p, o in entries], list(manifest.params), manifest.pareto)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(out_dir / "plans.jsonl", "".join(plan_line(p, o) + "\n" for p, o in entries))
-    write_atomic(out_dir / "results.csv", csv_text(rows, columns(manifest.params, manifest.pareto)))
+    write_atomic(out_dir / "results.csv", csv_text(rows, columns(manifest.params, manifest.pareto, rows)))
     write_atomic(out_dir / "sweep.json", json.dumps(manifest.to_json(), indent=2) + "\n")
     return rows
 
