@@ -1,0 +1,212 @@
+"""Sweeps of uneven splits (``split`` points: ``explore split``) over mixes of accelerator kinds
+(``mix``, ``accelerators_<kind>``): rows equal single runs, the mix keys' checks, the cache."""
+
+from __future__ import annotations
+
+import csv
+import json
+import textwrap
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from explorer.api import sweep
+from explorer.app.sweep.cache import point_key
+from explorer.app.sweep.mix import parse_mix
+from explorer.app.sweep.point import point_array, solve_point
+from explorer.app.sweep.spec import DEFAULTS, load_sweep, resolve_paths
+from explorer.app.sweep.table import FIGURES
+from explorer.frontends import load_array
+
+from .conftest import run_cli
+
+SPLITS = """\
+version: 1
+name: splits
+grid:
+  accelerators_v3: [0, 4, 8, 16]
+  split: [equal, proportional, search]
+fixed:
+  model: lenet-c
+  array: tpu-mix-16
+  space: accpar
+  alpha_grid: 8
+points:
+  - {mix: "8 v3 + 8 v2", split: proportional}
+  - {mix: "2 v2 + 2 v3", levels: 2, split: search, batch: 32}
+  - {mix: "8 v2 + 8 v3", split: search, space: hypar, alpha_grid: 32}
+"""
+SPLIT_COLUMNS = ("group0_time_s", "group1_time_s", "idle_s", "speedup_over_all_I_equal", "speedup_over_trick_equal",
+                 "speedup_over_hypar_equal")
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+@pytest.fixture(scope="module")
+def splits(tmp_path_factory):
+    root = tmp_path_factory.mktemp("splits")
+    spec = write(root / "splits.yaml", SPLITS)
+    rows = list(sweep(spec, root / "out", workers=2))
+    return root, rows
+
+
+def mix_array_file(root: Path, point: dict) -> Path:
+    """The point's array written out (kinds and leaves), for ``explore split --array`` to read."""
+    arr = point_array(resolve_paths({**DEFAULTS, **point}, str(root)))
+    kinds = "\n".join(f"  {k.name}: {{peak_TFLOPS: {k.peak_TFLOPS}, memory_GiB: {k.memory_GiB}}}" for k in arr.kinds)
+    bw = [float(b) for b in arr.bandwidth_GBps]
+    path = root / f"arr-{point['index']}.yaml"
+    path.write_text(f"version: 1\nname: {arr.name}\nlevels: {arr.levels}\ndtype_bytes: {arr.dtype_bytes}\n"
+                    f"kinds:\n{kinds}\naccelerators: [{', '.join(k.name for k in arr.leaves)}]\n"
+                    f"link_bandwidth_GBps: {bw}\n")
+    return path
+
+
+def test_split_rows_equal_single_explore_split_runs(splits, capsys):
+    root, rows = splits
+    lines = [json.loads(x) for x in (root / "out" / "plans.jsonl").read_text().splitlines()]
+    with open(root / "out" / "results.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    assert len(rows) == len(lines) == len(table) == 15
+    ran = 0
+    for row, line, cells in zip(rows, lines, table):
+        p = {**line["point"], "index": line["index"]}
+        if row["status"] == "invalid":
+            continue
+        args = ["split", "--model", p["model"], "--array", str(mix_array_file(root, p)), "--space", p.get("space", "accpar"),
+                "--split", p["split"], "--alpha-grid", str(p["alpha_grid"]), "--format", "json"]
+        if "batch" in p:
+            args += ["--batch", str(p["batch"])]
+        code, out, err = run_cli(args, capsys)
+        assert code == 0, err
+        single = json.loads(out)
+        drop = {"wall_s"}
+        assert {k: v for k, v in line["result"].items() if k not in drop} == {k: v for k, v in single.items() if k not in drop}, p
+        assert row["status"] == cells["status"] == single["status"]
+        assert row["step_time_s"] == single["step_time_s"]
+        assert [row["group0_time_s"], row["group1_time_s"]] == single["group_times_s"]
+        assert row["idle_s"] == single["idle_s"] == pytest.approx(abs(single["group_times_s"][0] - single["group_times_s"][1]))
+        for col, name in zip(SPLIT_COLUMNS[3:], ("all-I", "trick", "hypar")):
+            assert row[col] == single["compared"][name]["speedup"]
+            assert cells[col] == repr(single["compared"][name]["speedup"])
+        for h, level in enumerate(single["alphas"]):
+            assert row[f"alpha_level{h}"] == cells[f"alpha_level{h}"] == ";".join(dict.fromkeys(level))
+        ran += 1
+    assert ran == 13  # 0, 8, 16 v3 chips under three rules, 4 with an equal split, and the three listed points
+
+
+def test_split_columns_and_what_the_mix_changes(splits):
+    root, rows = splits
+    header = (root / "out" / "results.csv").read_text().splitlines()[0].split(",")
+    i = header.index("gap")
+    assert header[i + 1 : i + 11] == [*SPLIT_COLUMNS, "alpha_level0", "alpha_level1", "alpha_level2", "alpha_level3"]
+    by = {(r["accelerators_v3"], r["split"]): r for r in rows[:12]}
+    # 8 + 8: the top level splits v2 from v3, proportionally 8*45 : 8*123 = 15/56
+    assert by[8, "proportional"]["alpha_level0"] == "15/56"
+    assert [by[8, "proportional"][f"alpha_level{h}"] for h in (1, 2, 3)] == ["1/2", "1/2", "1/2"]
+    assert by[8, "equal"]["alpha_level0"] == "1/2" and by[8, "equal"]["idle_s"] > 0
+    # LeNet's step is mostly exchanges: the proportional split (larger v3 shares, larger exchanges
+    # below level 0) is slower than the equal one here; the search keeps the better of them
+    assert by[8, "search"]["step_time_s"] <= min(by[8, "proportional"]["step_time_s"], by[8, "equal"]["step_time_s"])
+    # one kind: nothing to balance, the groups finish together; all v3 is faster than all v2
+    for k in (0, 16):
+        assert by[k, "search"]["idle_s"] == 0 and by[k, "proportional"]["alpha_level0"] == "1/2"
+    assert by[16, "equal"]["step_time_s"] < by[0, "equal"]["step_time_s"]
+    # written the other way round, the v3 chips first: subgroup 0 gets the larger share
+    assert rows[12]["mix"] == "8 v3 + 8 v2" and rows[12]["alpha_level0"] == "41/56"
+    assert rows[12]["step_time_s"] == by[8, "proportional"]["step_time_s"]
+    assert rows[13]["alpha_level0"] == "15/56" and "alpha_level2" not in rows[13]  # 2 levels
+    # 4 v3 chips: the groups of level 1 differ (4 v2 | 4 v2 and 4 v2 | 4 v3): refused, a row with the reason
+    for s in ("proportional", "search"):
+        r = by[4, s]
+        assert r["status"] == "invalid" and "different compute ratios" in r["error"] and r["step_time_s"] is None
+    assert by[4, "equal"]["status"] == "level-optimal"
+
+
+def test_mix_forms_fill_the_leaves_in_tree_order(tmp_path):
+    arr = load_array("tpu-mix-16")
+    base = {"array": "tpu-mix-16"}
+    names = lambda a: [k.name for k in a.leaves]  # noqa: E731
+    assert names(point_array({**base, "accelerators_v3": 5})) == ["v2"] * 11 + ["v3"] * 5
+    assert names(point_array({**base, "accelerators_v2": 5})) == ["v2"] * 5 + ["v3"] * 11
+    assert names(point_array({**base, "mix": "5 v3 + 11 v2"})) == ["v3"] * 5 + ["v2"] * 11
+    assert names(point_array({**base, "mix": "16 v3"})) == ["v3"] * 16
+    one = point_array({**base, "accelerators_v3": 0})
+    assert not one.is_heterogeneous and one.peak_TFLOPS == Fraction(45) and one.memory_GiB == 16
+    assert point_array({**base, "accelerators_v3": 16}).peak_TFLOPS == Fraction(123)
+    small = point_array({**base, "levels": 2, "mix": "1 v2 + 3 v3"})
+    assert small.levels == 2 and names(small) == ["v2", "v3", "v3", "v3"] and small.bandwidth_GBps == arr.bandwidth_GBps[:2]
+    assert point_array(base) == arr  # no mix: the array as written
+    assert parse_mix("8 v2 + 8 x v3") == (("v2", 8), ("v3", 8)) == parse_mix("8v2+8v3")
+
+
+@pytest.mark.parametrize("body,message", [
+    ("grid: {mix: ['8 v2 + 8 v3', '8 v2 + 8 v4']}\nfixed: {array: tpu-mix-16}",
+     "grid.mix[1]: unknown kind 'v4' (array 'tpu-mix-16' has kinds v2, v3)"),
+    ("grid: {mix: ['8 v2 + 8 v3', '8 v2 + 8 v3', '8 v2 + 8 v3', '8 v2 + 7 v3']}\nfixed: {array: tpu-mix-16}",
+     "grid.mix[3]: 8 v2 + 7 v3 is 15 accelerators, the array has 16 (2^4)"),
+    ("grid: {mix: ['eight v2']}\nfixed: {array: tpu-mix-16}", "grid.mix[0]: 'eight v2' is not COUNT KIND"),
+    ("grid: {mix: ['8 v2 + 8 v2']}\nfixed: {array: tpu-mix-16}", "grid.mix[0]: kind 'v2' written twice"),
+    ("grid: {levels: [2]}\nfixed: {mix: '2 v2 + 2 v3'}", "fixed.mix: array 'hypar-16' has no kinds"),
+    ("grid: {accelerators_v3: [0, 17]}\nfixed: {array: tpu-mix-16}",
+     "grid.accelerators_v3[1]: 17 accelerators of v3 exceed the array's 16"),
+    ("grid: {accelerators_v3: [0, -1]}\nfixed: {array: tpu-mix-16}",
+     "grid.accelerators_v3[1]: must be a non-negative integer"),
+    ("grid: {accelerators_v4: [1]}\nfixed: {array: tpu-mix-16}", "grid.accelerators_v4[0]: unknown kind 'v4'"),
+    ("grid: {accelerators_v3: [1]}\nfixed: {array: tpu-mix-16, mix: '8 v2 + 8 v3'}", "fixed.mix: give the mix once"),
+    ("grid: {peak_TFLOPS: [50]}\nfixed: {array: tpu-mix-16}", "grid.peak_TFLOPS[0]: array 'tpu-mix-16' gives its peak per kind"),
+    ("grid: {split: [search, best]}", "grid.split[1]: must be one of equal, proportional, search"),
+    ("grid: {split: [search]}\nfixed: {alpha_grid: 1}", "fixed.alpha_grid: must be an integer from 2 to 1024"),
+    ("grid: {levels: [2]}\nfixed: {alpha_grid: 8}", "fixed.alpha_grid: only with split"),
+    ("grid: {split: [search]}\nfixed: {caps: ['0=1MB']}", "fixed.caps: not with split"),
+    ("points: [{split: search, objective: traffic}]", "points[0].objective: not with split"),
+    ("grid: {splitt: [search]}", "grid.splitt: unknown key (allowed: model, "),
+])
+def test_bad_split_and_mix_values_are_one_line_errors(tmp_path, capsys, body, message):
+    f = tmp_path / "s.yaml"
+    f.write_text("version: 1\n" + body + "\n")
+    code, out, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "out")], capsys)
+    assert code == 2, err
+    assert err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_split_point_with_objective_time_is_accepted(tmp_path):
+    f = write(tmp_path / "s.yaml", "version: 1\ngrid: {split: [equal]}\nfixed: {objective: time, array: tpu-mix-16}\n")
+    assert load_sweep(f).points[0].as_dict() == {"split": "equal", "objective": "time", "array": "tpu-mix-16"}
+
+
+def test_an_edited_mix_or_split_is_a_cache_miss(tmp_path):
+    def key(**kw):
+        return point_key(resolve_paths({**DEFAULTS, "model": "lenet-c", "array": "tpu-mix-16", **kw}, str(tmp_path)))
+
+    keys = {key(accelerators_v3=8), key(accelerators_v3=7), key(mix="8 v2 + 8 v3"), key(mix="8 v3 + 8 v2"),
+            key(accelerators_v3=8, split="search"), key(accelerators_v3=8, split="equal"),
+            key(accelerators_v3=8, split="search", alpha_grid=32)}
+    assert len(keys) == 7
+    assert key(accelerators_v3=8) == key(accelerators_v3=8)
+    spec = tmp_path / "s.yaml"
+    text = "version: 1\ngrid: {accelerators_v3: [0, 8]}\nfixed: {model: lenet-c, array: tpu-mix-16, split: equal}\n"
+    spec.write_text(text)
+    first = list(sweep(spec, tmp_path / "out", workers=1))
+    spec.write_text(text.replace("[0, 8]", "[0, 16]"))
+    again = list(sweep(spec, tmp_path / "out", workers=1))
+    assert [r["cached"] for r in first] == [False, False] and [r["cached"] for r in again] == [True, False]
+    assert again[1]["step_time_s"] < first[1]["step_time_s"]  # 16 v3 chips: faster than 8 + 8 at equal splits
+
+
+def test_the_shipped_mix_sweep_parses_and_its_first_points_run():
+    sw = load_sweep("accpar-mix")
+    assert len(sw.points) == 5 * 17 * 2
+    assert sw.columns == ("model", "accelerators_v3", "split", "array", "space", "alpha_grid")
+    picked = [sw.points[i] for i in (0, 1, 16)]  # alexnet: 16 v2 (proportional, search), 8 + 8 (proportional)
+    assert [(p.get("accelerators_v3"), p.get("split")) for p in picked] == [(0, "proportional"), (0, "search"), (8, "proportional")]
+    outs = [solve_point(p.index, resolve_paths({**DEFAULTS, **p.as_dict()}, sw.base_dir)) for p in picked]
+    assert [o.status for o in outs] == ["feasible"] * 3, [o.error for o in outs]
+    assert outs[0].summary["idle_s"] == outs[1].summary["idle_s"] == 0  # 16 v2 chips: one kind
+    assert outs[2].summary["alphas"][0] == "15/56" and outs[2].summary["step_time_s"] < outs[0].summary["step_time_s"]
+    assert set(FIGURES) <= set(outs[0].summary)
