@@ -14,7 +14,7 @@ import pytest
 from explorer.api import sweep
 from explorer.app.sweep.cache import point_key
 from explorer.app.sweep.mix import parse_mix
-from explorer.app.sweep.point import point_array, solve_point
+from explorer.app.sweep.point import level_alpha_cells, point_array, solve_point
 from explorer.app.sweep.spec import DEFAULTS, load_sweep, resolve_paths
 from explorer.app.sweep.table import FIGURES
 from explorer.frontends import load_array
@@ -210,3 +210,13 @@ def test_the_shipped_mix_sweep_parses_and_its_first_points_run():
     assert outs[0].summary["idle_s"] == outs[1].summary["idle_s"] == 0  # 16 v2 chips: one kind
     assert outs[2].summary["alphas"][0] == "15/56" and outs[2].summary["step_time_s"] < outs[0].summary["step_time_s"]
     assert set(FIGURES) <= set(outs[0].summary)
+
+
+def test_alpha_cells_per_level_per_layer_and_per_group():
+    # explore split's alphas: [level][layer] today, [level][group][layer] when groups of a level may differ
+    assert level_alpha_cells([["15/56", "15/56"], ["1/4", "1/2", "1/4"]]) == ["15/56", "1/4;1/2"]
+    per_group = [[["15/56", "15/56"]],
+                 [["1/2", "1/2"], ["15/56", "15/56"]],
+                 [["1/2", "1/2"], ["1/2", "1/2"], ["1/2", "1/2"], ["1/4", "1/2"]],
+                 [["1/2", "1/2"]] * 8]
+    assert level_alpha_cells(per_group) == ["15/56", "g0: 1/2 | g1: 15/56", "g0-2: 1/2 | g3: 1/4;1/2", "1/2"]

@@ -44,17 +44,34 @@ ALPHAS_KEY = "alphas"  # [level] -> the level's cell: its distinct alphas, ';' b
 
 
 def level_alpha_cells(alphas: list) -> list[str]:
-    """One readable cell per level: '15/56' when every layer (and group) of the level takes it,
-    else the distinct values in order of first appearance ('1/4;1/2')."""
-    cells = []
-    for row in alphas:
-        flat = _flatten(row)
-        cells.append(";".join(dict.fromkeys(flat)))
-    return cells
+    """One readable cell per level of ``explore split``'s alphas ([level][layer], or
+    [level][group][layer] when groups of a level may differ): '15/56' when every layer and
+    group of the level takes it; the distinct values in order of first appearance when layers
+    differ ('1/4;1/2'); and when groups differ, each distinct group row with the groups that
+    take it ('g0-2: 1/2 | g3: 15/56')."""
+    return [_level_cell(row) for row in alphas]
 
 
-def _flatten(v: Any) -> list[str]:
-    return [str(x) for item in v for x in _flatten(item)] if isinstance(v, (list, tuple)) else [str(v)]
+def _level_cell(row: list) -> str:
+    groups = row if row and isinstance(row[0], (list, tuple)) else [row]
+    distinct: dict[tuple[str, ...], list[int]] = {}
+    for g, layers in enumerate(groups):
+        distinct.setdefault(tuple(str(a) for a in layers), []).append(g)
+    cells = {key: ";".join(dict.fromkeys(key)) for key in distinct}
+    if len(set(cells.values())) == 1:
+        return next(iter(cells.values()))
+    return " | ".join(f"g{_ranges(gs)}: {cells[key]}" for key, gs in distinct.items())
+
+
+def _ranges(ids: list[int]) -> str:
+    """[0, 1, 2, 5] -> '0-2,5'."""
+    out: list[list[int]] = []
+    for i in ids:
+        if out and out[-1][1] == i - 1:
+            out[-1][1] = i
+        else:
+            out.append([i, i])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in out)
 
 
 def split_summary(result: dict[str, Any]) -> dict[str, Any]:
