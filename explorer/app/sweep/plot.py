@@ -140,7 +140,7 @@ def _axes_style(ax, chart: Chart, xs, cats) -> None:
             ticks = sorted(set(xs))
             ax.set_xticks(ticks)
             ax.set_xticklabels([f"{int(t):,}" for t in ticks])
-    elif cats is None and len(set(xs)) <= 16 and all(float(v).is_integer() for v in xs):
+    elif cats is None and len(set(xs)) <= 24 and all(float(v).is_integer() for v in xs):
         ax.set_xticks(sorted(set(xs)))  # integer options (levels, batch): no 1.5 ticks
     if chart.logy:
         ax.set_yscale("log")
