@@ -17,6 +17,7 @@ from explorer.app.sweep.mix import parse_mix
 from explorer.app.sweep.point import level_alpha_cells, point_array, solve_point
 from explorer.app.sweep.spec import DEFAULTS, load_sweep, resolve_paths
 from explorer.app.sweep.table import FIGURES
+from explorer.core import hetero
 from explorer.frontends import load_array
 
 from .conftest import run_cli
@@ -37,6 +38,7 @@ points:
   - {mix: "2 v2 + 2 v3", levels: 2, split: search, batch: 32}
   - {mix: "8 v2 + 8 v3", split: search, space: hypar, alpha_grid: 32}
 """
+PER_GROUP = hasattr(hetero, "alpha_space")  # the model gives an alpha per group (any mix), not one per level
 SPLIT_COLUMNS = ("group0_time_s", "group1_time_s", "idle_s", "speedup_over_all_I_equal", "speedup_over_trick_equal",
                  "speedup_over_hypar_equal")
 
@@ -93,10 +95,11 @@ def test_split_rows_equal_single_explore_split_runs(splits, capsys):
         for col, name in zip(SPLIT_COLUMNS[3:], ("all-I", "trick", "hypar")):
             assert row[col] == single["compared"][name]["speedup"]
             assert cells[col] == repr(single["compared"][name]["speedup"])
-        for h, level in enumerate(single["alphas"]):
-            assert row[f"alpha_level{h}"] == cells[f"alpha_level{h}"] == ";".join(dict.fromkeys(level))
+        for h, cell in enumerate(level_alpha_cells(single["alphas"])):  # (the cells' form: test_alpha_cells_...)
+            assert row[f"alpha_level{h}"] == cells[f"alpha_level{h}"] == cell
         ran += 1
-    assert ran == 13  # 0, 8, 16 v3 chips under three rules, 4 with an equal split, and the three listed points
+    # 0, 8, 16 v3 chips under three rules, 4 (with an equal split only while alphas are per level), the three listed points
+    assert ran == (15 if PER_GROUP else 13)
 
 
 def test_split_columns_and_what_the_mix_changes(splits):
@@ -120,11 +123,17 @@ def test_split_columns_and_what_the_mix_changes(splits):
     assert rows[12]["mix"] == "8 v3 + 8 v2" and rows[12]["alpha_level0"] == "41/56"
     assert rows[12]["step_time_s"] == by[8, "proportional"]["step_time_s"]
     assert rows[13]["alpha_level0"] == "15/56" and "alpha_level2" not in rows[13]  # 2 levels
-    # 4 v3 chips: the groups of level 1 differ (4 v2 | 4 v2 and 4 v2 | 4 v3): refused, a row with the reason
-    for s in ("proportional", "search"):
-        r = by[4, s]
-        assert r["status"] == "invalid" and "different compute ratios" in r["error"] and r["step_time_s"] is None
+    # 4 v3 chips: the groups of level 1 differ (4 v2 | 4 v2 and 4 v2 | 4 v3)
     assert by[4, "equal"]["status"] == "level-optimal"
+    if PER_GROUP:  # an alpha per group: 12 v2 + 4 v3 splits 8*45 : (4*45 + 4*123) = 15/43, then 1/2 and 15/56
+        r = by[4, "proportional"]
+        assert r["status"] == "feasible" and r["error"] is None
+        assert [r[f"alpha_level{h}"] for h in range(4)] == ["15/43", "g0: 1/2 | g1: 15/56", "1/2", "1/2"]
+        assert by[4, "search"]["step_time_s"] <= min(r["step_time_s"], by[4, "equal"]["step_time_s"])
+    else:  # one alpha per level: refused, a row with the reason
+        for s in ("proportional", "search"):
+            r = by[4, s]
+            assert r["status"] == "invalid" and "different compute ratios" in r["error"] and r["step_time_s"] is None
 
 
 def test_mix_forms_fill_the_leaves_in_tree_order(tmp_path):
