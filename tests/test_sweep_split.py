@@ -106,6 +106,7 @@ def test_split_columns_and_what_the_mix_changes(splits):
     root, rows = splits
     header = (root / "out" / "results.csv").read_text().splitlines()[0].split(",")
     i = header.index("gap")
+    assert header[header.index("status"):i + 1] == ["status", "step_time_s", "bound", "gap"]  # split points alone
     assert header[i + 1 : i + 11] == [*SPLIT_COLUMNS, "alpha_level0", "alpha_level1", "alpha_level2", "alpha_level3"]
     by = {(r["accelerators_v3"], r["split"]): r for r in rows[:12]}
     # 8 + 8: the top level splits v2 from v3, proportionally 8*45 : 8*123 = 15/56
@@ -229,3 +230,19 @@ def test_alpha_cells_per_level_per_layer_and_per_group():
                  [["1/2", "1/2"], ["1/2", "1/2"], ["1/2", "1/2"], ["1/4", "1/2"]],
                  [["1/2", "1/2"]] * 8]
     assert level_alpha_cells(per_group) == ["15/56", "g0: 1/2 | g1: 15/56", "g0-2: 1/2 | g3: 1/4;1/2", "1/2"]
+
+
+def test_split_and_plain_points_in_one_sweep(tmp_path):
+    spec = write(tmp_path / "s.yaml", """\
+        version: 1
+        points:
+          - {model: lenet-c, levels: 2, objective: time, mix: "2 v2 + 2 v3", array: tpu-mix-16}
+          - {model: lenet-c, levels: 2, split: proportional, mix: "2 v2 + 2 v3", array: tpu-mix-16}
+        """)
+    plain, split = list(sweep(spec, tmp_path / "out", workers=1))
+    header = (tmp_path / "out" / "results.csv").read_text().splitlines()[0].split(",")
+    assert {"traffic_bytes", "speedup_over_all_I", "idle_s", "alpha_level0", "alpha_level1"} <= set(header)
+    assert plain["status"] == "level-optimal" and plain["traffic_bytes"] > 0 and plain["idle_s"] is None
+    assert split["status"] == "feasible" and split["traffic_bytes"] is None and split["alpha_level0"] == "15/56"
+    # explore splits equally: the v2 pair sets the pace; the proportional split is faster than it
+    assert split["step_time_s"] < plain["step_time_s"]

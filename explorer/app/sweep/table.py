@@ -24,6 +24,7 @@ FIGURES = (
     "accelerators", "traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s",
     "memory_bytes_per_accelerator", "speedup_over_all_I", "traffic_ratio_to_all_I", "objective_value", "bound", "gap",
 )
+SPLIT_FIGURES = ("step_time_s", "bound", "gap")  # what explore split reports of FIGURES (bound, gap: a proving method)
 TAIL = ("violations", "dp_gap", "wall_s", "cached", "error")
 ALPHA_PREFIX = "alpha_level"  # a split point's alpha per level: alpha_level0 (top), alpha_level1, ...
 PROVEN = {"optimal": "yes", "level-optimal": "level-optimal"}  # statuses that may be called Pareto-optimal
@@ -31,9 +32,11 @@ PROVEN = {"optimal": "yes", "level-optimal": "level-optimal"}  # statuses that m
 
 def columns(params: Iterable[str], pareto: tuple[str, ...] = (), rows: Iterable[dict[str, Any]] = ()) -> list[str]:
     """The CSV's columns; a sweep with split points adds theirs (alpha per level: as many levels as ``rows`` have)."""
-    params = list(params)
+    params, rows = list(params), list(rows)
     split = [*SPLIT_KEYS, *alpha_columns(rows)] if "split" in params else []
-    return [*params, "status", *FIGURES, *split, *TAIL, *(["pareto"] if pareto else [])]
+    only_split = bool(split) and bool(rows) and all(r.get("split") is not None for r in rows)
+    figures = SPLIT_FIGURES if only_split else FIGURES  # a sweep of split points alone: no empty plain-run columns
+    return [*params, "status", *figures, *split, *TAIL, *(["pareto"] if pareto else [])]
 
 
 def alpha_columns(rows: Iterable[dict[str, Any]]) -> list[str]:
@@ -44,11 +47,12 @@ def alpha_columns(rows: Iterable[dict[str, Any]]) -> list[str]:
 def make_row(params: Iterable[str], point: dict[str, Any], out: Outcome) -> dict[str, Any]:
     """One point's row: its options as written, its status and its figures (None where absent)."""
     res = out.summary or {}
+    params = list(params)
     row: dict[str, Any] = {k: point.get(k) for k in params}
     row["status"] = out.status
     for key in FIGURES:
         row[key] = res.get(key)
-    if "split" in point:
+    if "split" in params:  # (None on a plain point of a sweep with split points)
         for key in SPLIT_KEYS:
             row[key] = res.get(key)
         for h, alphas in enumerate(res.get(ALPHAS_KEY) or []):
