@@ -20,7 +20,10 @@ Point keys are the single-run options: ``model``, ``array``, ``levels``, ``batch
 ``solver``, ``objective``, ``time_limit``, ``seed``, ``memory_GiB``, ``weight_copies``,
 ``caps`` (list of ``LEVEL=AMOUNT``), ``pins``, ``forbids``, ``constraints`` (a file), and the
 array overrides ``link_bandwidth_GBps`` (one number, or a list with one per level) and
-``peak_TFLOPS``. Relative paths resolve against the sweep file's folder.
+``peak_TFLOPS``, the mix of an array of kinds (``mix: "8 v2 + 8 v3"`` or
+``accelerators_<kind>: K``, ``sweep.mix``), and ``split`` (equal, proportional, search: the
+point is an ``explore split`` run) with ``alpha_grid``. Relative paths resolve against the
+sweep file's folder.
 """
 
 from __future__ import annotations
