@@ -17,7 +17,6 @@ from explorer.app.sweep.mix import parse_mix
 from explorer.app.sweep.point import level_alpha_cells, point_array, solve_point
 from explorer.app.sweep.spec import DEFAULTS, load_sweep, resolve_paths
 from explorer.app.sweep.table import FIGURES
-from explorer.core import hetero
 from explorer.frontends import load_array
 
 from .conftest import run_cli
@@ -38,7 +37,6 @@ points:
   - {mix: "2 v2 + 2 v3", levels: 2, split: search, batch: 32}
   - {mix: "8 v2 + 8 v3", split: search, space: hypar, alpha_grid: 32}
 """
-PER_GROUP = hasattr(hetero, "alpha_space")  # the model gives an alpha per group (any mix), not one per level
 SPLIT_COLUMNS = ("group0_time_s", "group1_time_s", "idle_s", "speedup_over_all_I_equal", "speedup_over_trick_equal",
                  "speedup_over_hypar_equal")
 
@@ -98,8 +96,7 @@ def test_split_rows_equal_single_explore_split_runs(splits, capsys):
         for h, cell in enumerate(level_alpha_cells(single["alphas"])):  # (the cells' form: test_alpha_cells_...)
             assert row[f"alpha_level{h}"] == cells[f"alpha_level{h}"] == cell
         ran += 1
-    # 0, 8, 16 v3 chips under three rules, 4 (with an equal split only while alphas are per level), the three listed points
-    assert ran == (15 if PER_GROUP else 13)
+    assert ran == 15  # every point: an alpha per group, so any mix
 
 
 def test_split_columns_and_what_the_mix_changes(splits):
@@ -126,15 +123,11 @@ def test_split_columns_and_what_the_mix_changes(splits):
     assert rows[13]["alpha_level0"] == "15/56" and "alpha_level2" not in rows[13]  # 2 levels
     # 4 v3 chips: the groups of level 1 differ (4 v2 | 4 v2 and 4 v2 | 4 v3)
     assert by[4, "equal"]["status"] == "level-optimal"
-    if PER_GROUP:  # an alpha per group: 12 v2 + 4 v3 splits 8*45 : (4*45 + 4*123) = 15/43, then 1/2 and 15/56
-        r = by[4, "proportional"]
-        assert r["status"] == "feasible" and r["error"] is None
-        assert [r[f"alpha_level{h}"] for h in range(4)] == ["15/43", "g0: 1/2 | g1: 15/56", "1/2", "1/2"]
-        assert by[4, "search"]["step_time_s"] <= min(r["step_time_s"], by[4, "equal"]["step_time_s"])
-    else:  # one alpha per level: refused, a row with the reason
-        for s in ("proportional", "search"):
-            r = by[4, s]
-            assert r["status"] == "invalid" and "different compute ratios" in r["error"] and r["step_time_s"] is None
+    # an alpha per group: 12 v2 + 4 v3 splits 8*45 : (4*45 + 4*123) = 15/43, then 1/2 and 15/56
+    r = by[4, "proportional"]
+    assert r["status"] == "feasible" and r["error"] is None
+    assert [r[f"alpha_level{h}"] for h in range(4)] == ["15/43", "g0: 1/2 | g1: 15/56", "1/2", "1/2"]
+    assert by[4, "search"]["step_time_s"] <= min(r["step_time_s"], by[4, "equal"]["step_time_s"])
 
 
 def test_mix_forms_fill_the_leaves_in_tree_order(tmp_path):
@@ -213,10 +206,14 @@ def test_the_shipped_mix_sweep_parses_and_its_first_points_run():
     sw = load_sweep("accpar-mix")
     assert len(sw.points) == 5 * 17 * 2
     assert sw.columns == ("model", "accelerators_v3", "split", "array", "space", "alpha_grid")
-    picked = [sw.points[i] for i in (0, 1, 16)]  # alexnet: 16 v2 (proportional, search), 8 + 8 (proportional)
-    assert [(p.get("accelerators_v3"), p.get("split")) for p in picked] == [(0, "proportional"), (0, "search"), (8, "proportional")]
+    picked = [sw.points[i] for i in (0, 1, 2, 16)]  # alexnet: 16 v2 (proportional, search), 15 + 1, 8 + 8 (proportional)
+    assert [(p.get("accelerators_v3"), p.get("split")) for p in picked] == [
+        (0, "proportional"), (0, "search"), (1, "proportional"), (8, "proportional")]
     outs = [solve_point(p.index, resolve_paths({**DEFAULTS, **p.as_dict()}, sw.base_dir)) for p in picked]
-    assert [o.status for o in outs] == ["feasible"] * 3, [o.error for o in outs]
+    assert [o.status for o in outs] == ["feasible"] * 4, [o.error for o in outs]
+    # 15 v2 + 1 v3: the top level splits 8 x 45 : (7 x 45 + 123) = 60/133; the v3 chip's pair 15/56
+    assert outs[2].summary["alphas"][0] == "60/133" and outs[2].summary["alphas"][3] == "g0-6: 1/2 | g7: 15/56"
+    outs = outs[:2] + outs[3:]
     assert outs[0].summary["idle_s"] == outs[1].summary["idle_s"] == 0  # 16 v2 chips: one kind
     assert outs[2].summary["alphas"][0] == "15/56" and outs[2].summary["step_time_s"] < outs[0].summary["step_time_s"]
     assert set(FIGURES) <= set(outs[0].summary)
@@ -246,3 +243,9 @@ def test_split_and_plain_points_in_one_sweep(tmp_path):
     assert split["status"] == "feasible" and split["traffic_bytes"] is None and split["alpha_level0"] == "15/56"
     # explore splits equally: the v2 pair sets the pace; the proportional split is faster than it
     assert split["step_time_s"] < plain["step_time_s"]
+
+
+def test_a_point_explore_split_refuses_is_an_invalid_row():
+    out = solve_point(7, {**DEFAULTS, "model": "mobilenet-v2", "array": "tpu-mix-16", "split": "search", "space": "accpar"})
+    assert out.status == "invalid" and out.index == 7 and out.summary is None
+    assert "grouped conv" in out.error and "uneven splits are modelled for conv, fc, add and concat nodes only" in out.error
