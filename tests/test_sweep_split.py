@@ -249,3 +249,13 @@ def test_a_point_explore_split_refuses_is_an_invalid_row():
     out = solve_point(7, {**DEFAULTS, "model": "mobilenet-v2", "array": "tpu-mix-16", "split": "search", "space": "accpar"})
     assert out.status == "invalid" and out.index == 7 and out.summary is None
     assert "grouped conv" in out.error and "uneven splits are modelled for conv, fc, add and concat nodes only" in out.error
+
+
+def test_pareto_columns_of_a_split_sweep(tmp_path, capsys):
+    f = write(tmp_path / "s.yaml", "version: 1\ngrid: {accelerators_v3: [0, 8, 16]}\n"
+                                   "fixed: {model: lenet-c, array: tpu-mix-16, split: proportional}\n")
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o"), "--pareto", "traffic_bytes,step_time_s"], capsys)
+    assert code == 2 and "--pareto: unknown column traffic_bytes" in err and err.count("\n") == 1, err
+    rows = list(sweep(f, tmp_path / "out", workers=1, pareto=("step_time_s", "idle_s")))
+    # all v3 is fastest with no idle time: it dominates the other two
+    assert [r["pareto"] for r in rows] == ["no", "no", "unproven"]

@@ -94,7 +94,7 @@ def _counts(array: ArraySpec, params: dict[str, Any], keys: list[str],
         if given[rest[0]] < 0:
             raise SpecError(keys[0], f"{sum(given.values()) - given[rest[0]]} accelerators of "
                                      f"{', '.join(k for k in given if k != rest[0])} exceed the array's "
-                                     f"{array.accelerators} (levels {array.levels})")
+                                     f"{array.accelerators} (2^{array.levels})")
     return keys[0], [(k, given[k]) for k in table if k in given]
 
 

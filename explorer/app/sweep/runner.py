@@ -40,7 +40,7 @@ def check_request(spec, out, shard, pareto, max_points: int = MAX_POINTS) -> tup
     sw = as_sweep(spec, max_points)
     pareto = tuple(pareto)
     if pareto:
-        check_pareto_columns(pareto, columns(sw.columns))
+        check_pareto_columns(pareto, columns(sw.columns, rows=[p.as_dict() for p in sw.points]))
     cut = parse_shard(shard) if isinstance(shard, str) or shard is None else shard
     if out is not None and Path(out).exists() and not Path(out).is_dir():
         raise SpecError("--out", f"{out} exists and is not a folder")
