@@ -40,7 +40,7 @@ SUMMARY_KEYS = (
 # the figures of a split point's row, from ``explore split --format json``
 SPLIT_KEYS = ("group0_time_s", "group1_time_s", "idle_s", "speedup_over_all_I_equal", "speedup_over_trick_equal",
               "speedup_over_hypar_equal")
-ALPHAS_KEY = "alphas"  # [level] -> the level's cell: its distinct alphas, ';' between them
+ALPHAS_KEY = "alphas"  # in a split point's summary: one readable cell per level (level_alpha_cells)
 
 
 def level_alpha_cells(alphas: list) -> list[str]:
