@@ -161,7 +161,7 @@ def test_mix_forms_fill_the_leaves_in_tree_order(tmp_path):
      "grid.accelerators_v3[1]: must be a non-negative integer"),
     ("grid: {accelerators_v4: [1]}\nfixed: {array: tpu-mix-16}", "grid.accelerators_v4[0]: unknown kind 'v4'"),
     ("grid: {accelerators_v3: [1]}\nfixed: {array: tpu-mix-16, mix: '8 v2 + 8 v3'}", "fixed.mix: give the mix once"),
-    ("grid: {peak_TFLOPS: [50]}\nfixed: {array: tpu-mix-16}", "grid.peak_TFLOPS[0]: array 'tpu-mix-16' gives its peak per kind"),
+    ("grid: {peak_TFLOPS: [50]}\nfixed: {array: tpu-mix-16}", "grid.peak_TFLOPS[0]: array 'tpu-mix-16' gives its peaks per kind"),
     ("grid: {split: [search, best]}", "grid.split[1]: must be one of equal, proportional, search"),
     ("grid: {split: [search]}\nfixed: {alpha_grid: 1}", "fixed.alpha_grid: must be an integer from 2 to 1024"),
     ("grid: {levels: [2]}\nfixed: {alpha_grid: 8}", "fixed.alpha_grid: only with split"),
