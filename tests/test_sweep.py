@@ -470,8 +470,8 @@ SHIPPED = sorted((Path(__file__).resolve().parent.parent / "spaces").glob("*.yam
 def test_shipped_sweeps_load(path):
     sw = load_sweep(path)
     assert sw.name == path.stem and 50 <= len(sw.points) <= 300
-    if any(p.get("split") for p in sw.points):  # uneven splits (explore split): no proving split method exists yet
-        assert {p.get("split") for p in sw.points} <= {"equal", "proportional", "search"}
+    if any(p.get("split") for p in sw.points):  # uneven splits (explore split): proofs from --split optimal
+        assert "optimal" in {p.get("split") for p in sw.points}
     else:
         assert {p.get("solver") for p in sw.points} & {"cpsat", "exact"}  # every shipped space carries proofs
 

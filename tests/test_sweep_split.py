@@ -204,7 +204,8 @@ def test_an_edited_mix_or_split_is_a_cache_miss(tmp_path):
 
 def test_the_shipped_mix_sweep_parses_and_its_first_points_run():
     sw = load_sweep("accpar-mix")
-    assert len(sw.points) == 5 * 17 * 2
+    assert len(sw.points) == 5 * 17 * 2 + 5  # and the joint solver on 8 + 8
+    assert {p.get("split") for p in sw.points[-5:]} == {"optimal"}
     assert sw.columns == ("model", "accelerators_v3", "split", "array", "space", "alpha_grid")
     picked = [sw.points[i] for i in (0, 1, 2, 16)]  # alexnet: 16 v2 (proportional, search), 15 + 1, 8 + 8 (proportional)
     assert [(p.get("accelerators_v3"), p.get("split")) for p in picked] == [
@@ -259,3 +260,16 @@ def test_pareto_columns_of_a_split_sweep(tmp_path, capsys):
     rows = list(sweep(f, tmp_path / "out", workers=1, pareto=("step_time_s", "idle_s")))
     # all v3 is fastest with no idle time: it dominates the other two
     assert [r["pareto"] for r in rows] == ["no", "no", "unproven"]
+
+
+def test_an_optimal_split_point_reports_its_bound_and_gap(tmp_path, capsys):
+    f = write(tmp_path / "s.yaml", "version: 1\npoints:\n  - {model: lenet-c, array: tpu-mix-16, space: accpar, "
+                                   "split: optimal, alpha_grid: 8, time_limit: 20}\n")
+    (row,) = list(sweep(f, tmp_path / "out", workers=1))
+    code, out, err = run_cli(["split", "--model", "lenet-c", "--split", "optimal", "--alpha-grid", "8", "--time-limit", "20",
+                              "--format", "json"], capsys)
+    single = json.loads(out)
+    assert code == 0 and single["status"] == row["status"] == "optimal"
+    assert row["bound"] == single["bound_s"] == row["step_time_s"] == single["step_time_s"] and row["gap"] == single["gap"] == 0
+    line = json.loads((tmp_path / "out" / "plans.jsonl").read_text())
+    assert {k: v for k, v in line["result"].items() if k != "wall_s"} == {k: v for k, v in single.items() if k != "wall_s"}

@@ -21,7 +21,7 @@ from ...core.solution import SolveOptions
 from ...frontends import load_array, load_model
 from ...frontends.network_yaml import check_batch
 from .mix import mix_keys, one_kind, with_mix
-from .spec import DEFAULT_ALPHA_GRID, DEFAULTS
+from .spec import DEFAULT_ALPHA_GRID, DEFAULTS, SPLIT_TIME_LIMIT
 
 # Statuses a row can have beyond the solver's own (optimal, level-optimal, feasible, infeasible, unknown)
 REFUSED = "refused"  # the solver declined the instance (too large, a constraint it cannot enforce)
@@ -77,7 +77,7 @@ def _ranges(ids: list[int]) -> str:
 def split_summary(result: dict[str, Any]) -> dict[str, Any]:
     compared = result.get("compared") or {}
     g = result.get("group_times_s") or [None, None]
-    return {"group0_time_s": g[0], "group1_time_s": g[1], "idle_s": result.get("idle_s"),
+    return {"bound": result.get("bound_s"), "group0_time_s": g[0], "group1_time_s": g[1], "idle_s": result.get("idle_s"),
             "speedup_over_all_I_equal": (compared.get("all-I") or {}).get("speedup"),
             "speedup_over_trick_equal": (compared.get("trick") or {}).get("speedup"),
             "speedup_over_hypar_equal": (compared.get("hypar") or {}).get("speedup"),
@@ -195,7 +195,9 @@ def run_split(p: dict[str, Any]) -> dict[str, Any]:
     problem = api.build_problem(_network(p["model"], p.get("batch")), point_array(p), space=p["space"],
                                 objective="time", batch=p.get("batch"))
     grid = p.get("alpha_grid") or DEFAULT_ALPHA_GRID
-    return split_run(problem.network, problem.array, problem.space, Split(p["split"]), grid).to_json()
+    limit = p.get("time_limit") or SPLIT_TIME_LIMIT
+    return split_run(problem.network, problem.array, problem.space, Split(p["split"]), grid,
+                     time_limit_s=float(limit)).to_json()
 
 
 def answer_status(result: dict[str, Any]) -> tuple[str, str]:

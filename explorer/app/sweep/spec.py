@@ -168,8 +168,9 @@ KEYS: dict[str, Callable[[Any], str | None]] = {
 }
 COUNT_KEY = "accelerators_KIND"  # accelerators_<kind>: how many of that kind (sweep.mix)
 # keys a split point (``explore split``) does not take: it solves for step time with its own method
-NOT_WITH_SPLIT = ("solver", "time_limit", "seed", "memory_GiB", "weight_copies", "caps", "pins", "forbids", "constraints")
+NOT_WITH_SPLIT = ("solver", "seed", "memory_GiB", "weight_copies", "caps", "pins", "forbids", "constraints")
 DEFAULT_ALPHA_GRID = 16  # ``explore split --alpha-grid``'s default
+SPLIT_TIME_LIMIT = 10.0  # ``explore split --time-limit``'s default (seconds for --split optimal)
 MAX_ALPHA_GRID = 1024
 
 
@@ -369,7 +370,7 @@ def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str]
             if place not in seen:
                 seen.add(place)
                 errors.append(f"{place}: not with split (a split point is explore split: step time, its own method; "
-                              f"it takes model, array, levels, batch, space, the array overrides and alpha_grid)")
+                              f"it takes model, array, levels, batch, space, the array overrides, alpha_grid and time_limit)")
 
 
 def count_points(grid: dict[str, list], extra: list) -> int:
