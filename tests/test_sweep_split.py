@@ -204,10 +204,10 @@ def test_an_edited_mix_or_split_is_a_cache_miss(tmp_path):
 
 def test_the_shipped_mix_sweep_parses_and_its_first_points_run():
     sw = load_sweep("accpar-mix")
-    assert len(sw.points) == 5 * 17 * 2 + 5  # and the joint solver on 8 + 8
+    assert len(sw.points) == 5 * 17 * 3 + 5  # and the joint solver on 8 + 8
     assert {p.get("split") for p in sw.points[-5:]} == {"optimal"}
     assert sw.columns == ("model", "accelerators_v3", "split", "array", "space", "alpha_grid")
-    picked = [sw.points[i] for i in (0, 1, 2, 16)]  # alexnet: 16 v2 (proportional, search), 15 + 1, 8 + 8 (proportional)
+    picked = [sw.points[i] for i in (0, 1, 3, 24)]  # alexnet: 16 v2 (proportional, search), 15 + 1, 8 + 8 (proportional)
     assert [(p.get("accelerators_v3"), p.get("split")) for p in picked] == [
         (0, "proportional"), (0, "search"), (1, "proportional"), (8, "proportional")]
     outs = [solve_point(p.index, resolve_paths({**DEFAULTS, **p.as_dict()}, sw.base_dir)) for p in picked]
