@@ -46,7 +46,6 @@ from ...frontends import NETWORK_FORMATS, zoo
 from ...frontends.fields import NAME_RULE
 from ...frontends.yamlio import load_yaml_file, load_yaml_text
 from ...solvers import REGISTRY
-from ..split import Split
 from .mix import check_count, check_mix, is_count_key
 
 TOP_KEYS = ("version", "name", "description", "grid", "fixed", "points", "reference")
@@ -163,7 +162,7 @@ KEYS: dict[str, Callable[[Any], str | None]] = {
     "link_bandwidth_GBps": _check_bandwidth,
     "peak_TFLOPS": _check_pos_number,
     "mix": check_mix,
-    "split": _check_choice(tuple(s.value for s in Split)),
+    "split": lambda v: _check_choice(split_methods())(v),
     "alpha_grid": _check_alpha_grid,
 }
 COUNT_KEY = "accelerators_KIND"  # accelerators_<kind>: how many of that kind (sweep.mix)
@@ -172,6 +171,13 @@ NOT_WITH_SPLIT = ("solver", "seed", "memory_GiB", "weight_copies", "caps", "pins
 DEFAULT_ALPHA_GRID = 16  # ``explore split --alpha-grid``'s default
 SPLIT_TIME_LIMIT = 10.0  # ``explore split --time-limit``'s default (seconds for --split optimal)
 MAX_ALPHA_GRID = 1024
+
+
+def split_methods() -> tuple[str, ...]:
+    """``explore split --split``'s methods (imported on use: explore split pulls in numpy)."""
+    from ..split import Split
+
+    return tuple(s.value for s in Split)
 
 
 def validator(key: Any) -> Callable[[Any], str | None] | None:
