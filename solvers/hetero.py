@@ -258,29 +258,102 @@ def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas,
 # ---- split search (no proof) ------------------------------------------------------------------
 
 
+SCAN_ALL = 64  # grids up to this many values are scanned whole; larger ones coarse to fine
+COARSE = 32  # the coarse pass of a larger grid: about this many evenly spaced values
+MAX_FREE_CLASSES = 64  # search moves one class at a time: more would take hours on a deep mix
+
+
+def grid_probes(n: int) -> int:
+    """How many values of a grid of n the search evaluates per class and pass (at most)."""
+    if n <= SCAN_ALL:
+        return n
+    k = -(-n // COARSE)
+    probes = len(range(0, n, k)) + 1
+    while k > 1:
+        k = -(-k // 2)
+        probes += 2
+    return probes
+
+
+def _best_on_grid(grid, score, best):
+    """The grid value of least ``score`` below ``best`` (None when none is): every value of a
+    small grid; on a larger one, evenly spaced values first, then around the best so far at
+    halving strides (a pattern search: a heuristic where the step time is not unimodal in alpha)."""
+    n = len(grid)
+    found = None
+    seen: dict[int, object] = {}
+
+    def probe(i):
+        nonlocal best, found
+        if 0 <= i < n and i not in seen:
+            seen[i] = t = score(grid[i])
+            if t < best:
+                best, found = t, i
+
+    if n <= SCAN_ALL:
+        for i in range(n):
+            probe(i)
+        return found, best
+    k = -(-n // COARSE)
+    for i in list(range(0, n, k)) + [n - 1]:
+        probe(i)
+    centre = found if found is not None else min(seen, key=seen.get)
+    while k > 1:
+        k = -(-k // 2)
+        probe(centre - k)
+        probe(centre + k)
+        if found is not None:
+            centre = found
+    return found, best
+
+
 def search_level_alphas(network: Network, array: ArraySpec, start: HeteroPlan, alphas,
-                        rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE) -> HeteroSolution:
+                        rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE, progress=None) -> HeteroSolution:
     """Coordinate descent from ``start``: its types kept; each free class of the declared space
-    in turn (top first) gets the grid value of least step time for all its groups and layers,
-    until a round changes nothing. A heuristic (status FEASIBLE, no bound); never slower than
-    ``start`` (a change must improve)."""
+    in turn (top first) gets the grid value of least step time for all its groups and layers
+    (``_best_on_grid``: every value of a grid up to ``SCAN_ALL``, coarse to fine beyond), until a
+    round changes nothing; a class is not rescanned while no other class has changed since its
+    last scan (its answer would be the same). A heuristic (status FEASIBLE, no bound); never
+    slower than ``start`` (a change must improve). ``progress(done, total)`` after each class.
+    HeteroRefused beyond ``MAX_FREE_CLASSES`` free classes."""
     t0 = time.perf_counter()
     check_array(array)
     aspace = _space_of(array, alphas, free)
+    classes = aspace.free_classes()
+    if len(classes) > MAX_FREE_CLASSES:
+        raise HeteroRefused(f"search moves one class of groups at a time: at most {MAX_FREE_CLASSES} free classes, "
+                            f"this array has {len(classes)}")
     L = len(network.layers)
     current = start
     best = evaluate_hetero(network, array, current).step_time_s
     tried = 1
+    changes = 0  # how many improvements so far
+    scanned: dict[tuple[int, int], int] = {}  # class -> changes when it was last scanned
+    total = rounds * len(classes)
+    done = 0
     for _ in range(rounds):
         changed = False
-        for h, c in aspace.free_classes():
-            for a in aspace.grid:
+        for h, c in classes:
+            done += 1
+            if scanned.get((h, c)) == changes:  # nothing else moved since its last scan
+                continue
+
+            def plan_with(a, h=h, c=c):
                 row = tuple((a,) * L if aspace.group_class[h][g] == c else r for g, r in enumerate(current.alphas[h]))
-                cand = HeteroPlan(current.types, current.alphas[:h] + (row,) + current.alphas[h + 1 :])
-                t = evaluate_hetero(network, array, cand).step_time_s
+                return HeteroPlan(current.types, current.alphas[:h] + (row,) + current.alphas[h + 1 :])
+
+            def score(a):
+                nonlocal tried
                 tried += 1
-                if t < best:
-                    best, current, changed = t, cand, True
+                return evaluate_hetero(network, array, plan_with(a)).step_time_s
+
+            i, t = _best_on_grid(aspace.grid, score, best)
+            if i is not None:
+                best, current, changed = t, plan_with(aspace.grid[i]), True
+                changes += 1
+            scanned[(h, c)] = changes
+            if progress is not None:
+                progress(done, total)
         if not changed:
             break
     return HeteroSolution("search", Status.FEASIBLE, current, best, None, time.perf_counter() - t0, tried)

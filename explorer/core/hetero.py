@@ -184,33 +184,108 @@ def _whole_sizes(network: Network) -> list[tuple[int, int, int]]:
 
 def group_amounts(network: Network, plan: HeteroPlan, level: int, group: int) -> Pair:
     """Elements each side of the group's pair sends at its level: every layer's intra exchange and every edge's re-layout."""
-    whole = _whole_sizes(network)
-    shares = [group_shares(plan, level, group, l) for l in range(len(network.layers))]  # noqa: E741
-    row, alphas = plan.types[level], plan.alphas[level][group]
+    shares = [_share_triple(group_shares(plan, level, group, l)) for l in range(len(network.layers))]  # noqa: E741
+    return _amounts(network, _whole_sizes(network), plan.types[level], plan.alphas[level][group], shares)
+
+
+def _share_triple(s: dict[Dim, Fraction]) -> tuple[Fraction, Fraction, Fraction]:
+    return s[Dim.B], s[Dim.D_I], s[Dim.D_O]
+
+
+# a size's share from a (B, D_i, D_o) share triple (S and G are never split here)
+def _f_in(s) -> Fraction:
+    return s[0] * s[1]
+
+
+def _weights(s) -> Fraction:
+    return s[1] * s[2]
+
+
+def _f_out(s) -> Fraction:
+    return s[0] * s[2]
+
+
+_SIZE_SHARE = {Size.F_IN: _f_in, Size.WEIGHTS: _weights, Size.F_OUT: _f_out}
+
+
+def _amounts(network: Network, whole, row, alphas, shares) -> Pair:
+    """(side 0, side 1) elements of one group: ``row`` its level's types, ``alphas`` its alphas,
+    ``shares`` its (B, D_i, D_o) share triple per layer."""
     s0 = s1 = Fraction(0)
     for l, layer in enumerate(network.layers):  # noqa: E741
         if layer.is_join:
             continue
         size = row[l].spec.exchanges.size
-        x = whole[l][size.index] * size_share(shares[l], size)
+        x = whole[l][size.index] * _SIZE_SHARE[size](shares[l])
         s0 += x
         s1 += x
     for (u, v), share in zip(network.edges, network.edge_shares):
         U, V = network.layers[u], network.layers[v]
-        x = whole[v][0] * size_share(shares[v], Size.F_IN) * share
+        x = whole[v][0] * _f_in(shares[v]) * share
         c0, c1 = inter_split(row[u], alphas[u], row[v], alphas[v], U.is_join, V.is_join)
         s0 += c0 * x
         s1 += c1 * x
     return s0, s1
 
 
+def level_shares(network: Network, plan: HeteroPlan) -> list[list[tuple[tuple[Fraction, Fraction, Fraction], ...]]]:
+    """[level 0..H][group][layer] -> its (B, D_i, D_o) shares, top down: a child's are its
+    parent's with the parent's type's dimension times the side's part (``group_shares`` for
+    all groups at once). Groups whose paths carry the same alphas get the very same row object
+    (computed once), so the evaluator can score such groups once (``evaluate_hetero``)."""
+    one = Fraction(1)
+    L = len(network.layers)
+    out = [[((one, one, one),) * L]]
+    for h in range(plan.levels):
+        dims = [_DIMS.index(t.spec.halves) for t in plan.types[h]]
+        memo: dict = {}  # (parent row, the side's parts) -> child row
+        rest: dict = {}  # alphas -> 1 - alphas (side 1's parts)
+        nxt = []
+        for g, parent in enumerate(out[h]):
+            alphas = plan.alphas[h][g]
+            if alphas not in rest:
+                rest[alphas] = tuple(1 - a for a in alphas)
+            for parts in (alphas, rest[alphas]):
+                key = (id(parent), parts)
+                row = memo.get(key)
+                if row is None:
+                    row = memo[key] = _child_row(parent, dims, parts)
+                nxt.append(row)
+        out.append(nxt)
+    return out
+
+
+def _child_row(parent, dims, parts):
+    row = []
+    for l, s in enumerate(parent):  # noqa: E741
+        t = list(s)
+        t[dims[l]] *= parts[l]
+        row.append(tuple(t))
+    return tuple(row)
+
+
 def leaf_flops(network: Network, plan: HeteroPlan, leaf: int) -> Fraction:
     """Training FLOPs of one accelerator: every layer's FLOPs times its shares of B, D_i and D_o."""
     H = plan.levels
+    return _flops(network, [_share_triple(group_shares(plan, H, leaf, l)) for l in range(len(network.layers))])  # noqa: E741
+
+
+def _flops(network: Network, shares) -> Fraction:
     total = Fraction(0)
-    for l, layer in enumerate(network.layers):  # noqa: E741
-        s = group_shares(plan, H, leaf, l)
-        total += training_flops(layer, network.batch) * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O]
+    for layer, s in zip(network.layers, shares):
+        total += training_flops(layer, network.batch) * s[0] * s[1] * s[2]
+    return total
+
+
+def leaf_footprint_elements(network: Network, shares, weight_copies: int = 0) -> Fraction:
+    """One accelerator's memory in elements, ``comm.footprint_elements`` with its shares in
+    place of the halvings: per (non-join) layer, (2 + weight_copies) * A(W_l) * share(D_i) *
+    share(D_o) + A(F_l) * share(B) * share(D_i). With every alpha 1/2 it is the equal split's."""
+    total = Fraction(0)
+    for layer, s in zip(network.layers, shares):
+        if layer.is_join:
+            continue
+        total += (2 + weight_copies) * layer.weight_elements() * _weights(s) + layer.input_elements(network.batch) * _f_in(s)
     return total
 
 
@@ -226,6 +301,7 @@ class HeteroEvaluation:
     group_amounts: tuple[tuple[Pair, ...], ...]  # [level][group]: elements each side sends
     group_comm_s: tuple[tuple[Fraction, ...], ...]  # [level][group]
     traffic_bytes: Fraction  # every element sent, both directions, times dtype
+    leaf_memory_bytes: tuple[Fraction, ...] = ()  # per accelerator: its footprint (``leaf_footprint_elements``) times dtype
 
     def subtree_time_s(self, level: int, group: int) -> Fraction:
         """The slowest leaf of a group (its step time, including the exchanges above it)."""
@@ -253,21 +329,41 @@ def check_plan(network: Network, array: ArraySpec, plan: HeteroPlan) -> None:
                     raise ValueError(f"level {h}: alpha must be strictly between 0 and 1, got {a}")
 
 
-def evaluate_hetero(network: Network, array: ArraySpec, plan: HeteroPlan) -> HeteroEvaluation:
+def evaluate_hetero(network: Network, array: ArraySpec, plan: HeteroPlan, weight_copies: int = 0) -> HeteroEvaluation:
     """The step time of a plan with uneven splits, exactly (see the module docstring)."""
     check_array(array)
     check_network(network)
     check_plan(network, array, plan)
     H = array.levels
     dtype = array.dtype_bytes
-    amounts = tuple(tuple(group_amounts(network, plan, h, g) for g in range(2**h)) for h in range(H))
+    whole = _whole_sizes(network)
+    shares = level_shares(network, plan)
+    amounts = []
+    for h in range(H):
+        memo: dict = {}  # (shares row, alphas) -> amounts: groups alike are scored once
+        row = []
+        for g in range(2**h):
+            key = (id(shares[h][g]), plan.alphas[h][g])
+            if key not in memo:
+                memo[key] = _amounts(network, whole, plan.types[h], plan.alphas[h][g], shares[h][g])
+            row.append(memo[key])
+        amounts.append(tuple(row))
+    amounts = tuple(amounts)
     comm = tuple(tuple(max(s0, s1) * dtype / array.bandwidth_Bps(h) for s0, s1 in row) for h, row in enumerate(amounts))
     peaks = array.leaf_peaks_TFLOPS()
-    compute = tuple(leaf_flops(network, plan, i) / (peaks[i] * 10**12) for i in range(2**H))
-    leaf_comm = tuple(sum((comm[h][i >> (H - h)] for h in range(H)), Fraction(0)) for i in range(2**H))
+    flops: dict = {}  # id(leaf shares row) -> (FLOPs, footprint elements)
+    for r in shares[H]:
+        if id(r) not in flops:
+            flops[id(r)] = (_flops(network, r), leaf_footprint_elements(network, r, weight_copies))
+    compute = tuple(flops[id(r)][0] / (peaks[i] * 10**12) for i, r in enumerate(shares[H]))
+    above = [Fraction(0)]  # per group of a level: its ancestors' exchange times and its own, summed top down
+    for h in range(H):
+        above = [above[g >> 1] + comm[h][g >> 1] for g in range(2 ** (h + 1))]
+    leaf_comm = tuple(above)
     leaf_time = tuple(step_time(c, m, array.overlap) for c, m in zip(compute, leaf_comm))
     traffic = sum((s0 + s1 for row in amounts for s0, s1 in row), Fraction(0)) * dtype
-    return HeteroEvaluation(max(leaf_time), compute, leaf_comm, leaf_time, amounts, comm, traffic)
+    memory = tuple(flops[id(r)][1] * dtype for r in shares[H])
+    return HeteroEvaluation(max(leaf_time), compute, leaf_comm, leaf_time, amounts, comm, traffic, memory)
 
 
 # ---- split rules ------------------------------------------------------------------------------
