@@ -314,7 +314,8 @@ def search_level_alphas(network: Network, array: ArraySpec, start: HeteroPlan, a
     (``_best_on_grid``: every value of a grid up to ``SCAN_ALL``, coarse to fine beyond), until a
     round changes nothing; a class is not rescanned while no other class has changed since its
     last scan (its answer would be the same). A heuristic (status FEASIBLE, no bound); never
-    slower than ``start`` (a change must improve). ``progress(done, total)`` after each class.
+    slower than ``start`` (a change must improve). ``progress(step, evaluations so far, at most
+in all)`` after every evaluation (``step`` names the class and the round).
     HeteroRefused beyond ``MAX_FREE_CLASSES`` free classes."""
     t0 = time.perf_counter()
     check_array(array)
@@ -329,14 +330,13 @@ def search_level_alphas(network: Network, array: ArraySpec, start: HeteroPlan, a
     tried = 1
     changes = 0  # how many improvements so far
     scanned: dict[tuple[int, int], int] = {}  # class -> changes when it was last scanned
-    total = rounds * len(classes)
-    done = 0
-    for _ in range(rounds):
+    total = 1 + rounds * len(classes) * grid_probes(len(aspace.grid))
+    for rnd in range(rounds):
         changed = False
-        for h, c in classes:
-            done += 1
+        for k, (h, c) in enumerate(classes):
             if scanned.get((h, c)) == changes:  # nothing else moved since its last scan
                 continue
+            step = f"search: level {h}, class {k + 1} of {len(classes)}, round {rnd + 1}"
 
             def plan_with(a, h=h, c=c):
                 row = tuple((a,) * L if aspace.group_class[h][g] == c else r for g, r in enumerate(current.alphas[h]))
@@ -345,15 +345,16 @@ def search_level_alphas(network: Network, array: ArraySpec, start: HeteroPlan, a
             def score(a):
                 nonlocal tried
                 tried += 1
-                return evaluate_hetero(network, array, plan_with(a)).step_time_s
+                t = evaluate_hetero(network, array, plan_with(a)).step_time_s
+                if progress is not None:
+                    progress(step, tried, total)
+                return t
 
             i, t = _best_on_grid(aspace.grid, score, best)
             if i is not None:
                 best, current, changed = t, plan_with(aspace.grid[i]), True
                 changes += 1
             scanned[(h, c)] = changes
-            if progress is not None:
-                progress(done, total)
         if not changed:
             break
     return HeteroSolution("search", Status.FEASIBLE, current, best, None, time.perf_counter() - t0, tried)

@@ -275,25 +275,72 @@ def list_cmd(fmt):
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="Alphas searched: multiples of 1/N.")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="Which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
 @click.option("--time-limit", "split_limit", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Seconds for --split optimal; then the best plan, a proven bound and the gap.")
+@click.option("--memory", "memory_GiB", type=click.FloatRange(min=0, min_open=True, max=1e15), default=None, metavar="GiB", help="Per-accelerator memory limit of every kind (overrides each kind's memory_GiB).")
+@click.option("--weight-copies", type=click.IntRange(min=0, max=16), default=0, show_default=True, help="Extra weight-sized buffers per layer in memory (1 momentum, 2 Adam).")
 @click.option("--batch", type=int, default=None, help="Override the network's batch size.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object.")
 @click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout.")
 @fail_on_bad_input
-def split_cmd(model, array, space, split, grid, free, split_limit, batch, fmt, output):
+def split_cmd(model, array, space, split, grid, free, split_limit, memory_GiB, weight_copies, batch, fmt, output):
     """Uneven splits on an array of accelerator kinds (AccPar): the step time of the slowest
-    accelerator, alpha per level, the two top groups' times, and speedups over data parallelism,
-    the trick and HyPar's plan, each with an equal split. Objective: step time."""
+    accelerator, alpha per level, the two top groups' times, each kind's memory, and speedups
+    over data parallelism, the trick and HyPar's plan, each with an equal split. Objective: step
+    time. Exit status: 0; 1 when the plan breaks a kind's memory; 2 on bad input; 130 on Ctrl-C."""
+    from fractions import Fraction
+
     from .. import api
+    from ..core.hetero import FreeAlphas
+    from .render import fmt_bytes
     from .split import Split, render_split, split_run
 
     check_not_empty(model=model, array=array, output=output)
     check_destinations(output, None, ())
     problem = api.build_problem(model, array, space=space, objective="time", batch=batch)
-    from ..core.hetero import FreeAlphas
-
-    report = split_run(problem.network, problem.array, problem.space, Split(split), grid, FreeAlphas(free), split_limit)
+    memory = None if memory_GiB is None else Fraction(str(memory_GiB))
+    with StepProgress() as say:
+        report = split_run(problem.network, problem.array, problem.space, Split(split), grid, FreeAlphas(free),
+                           split_limit, memory, weight_copies, progress=say)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_split(report)
     emit(text, output)
+    if not report.memory_ok:
+        over = "; ".join(f"{m.kind} needs {fmt_bytes(m.memory_bytes)} per accelerator, has {float(m.limit_bytes / 2**30):g} GiB"
+                         for m in report.memory if not m.ok)
+        click.echo(f"explore: the {report.split} plan does not fit in memory: {over}", err=True)
+        sys.exit(1)
+
+
+class StepProgress:
+    """Progress of a long command on stderr: each step is remembered (a Ctrl-C names it) and a
+    tqdm bar (the sweeps' convention) appears once the run has taken 2 s, with the step and,
+    while the search runs, its evaluations."""
+
+    DELAY_S = 2.0
+
+    def __init__(self):
+        self.bar = None
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
+        _last_step[:] = [step]
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=None, file=sys.stderr, delay=self.DELAY_S, leave=False, dynamic_ncols=True, unit="eval")
+        self.bar.set_description_str(step, refresh=False)
+        if total is not None and self.bar.total != total:
+            self.bar.total = total
+        self.bar.update((done - self.bar.n) if done is not None else 0)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            bar, self.bar = self.bar, None
+            try:
+                bar.close()
+            except Exception:  # noqa: BLE001 - a Ctrl-C while tqdm draws: the report line matters, not the bar
+                pass
+
 
 from .cli_sweep import attach  # noqa: E402 - the sweep and plot commands (explore sweep, explore plot)
 

@@ -37,8 +37,11 @@ from ..core.partition import Space
 from ..core.problem import Problem
 from ..core.solution import SolveOptions, Status
 from ..solvers import get_solver
-from ..solvers.hetero import search_level_alphas
+from ..core.errors import InstanceTooLarge, SpecError
+from ..solvers.hetero import MAX_FREE_CLASSES, search_level_alphas
 from ..solvers.hetero_levels import levels_hetero
+from ..core.units import safe_float
+from .render import fmt_bytes
 from .baselines import baseline_plan
 
 
@@ -54,6 +57,38 @@ class Split(enum.Enum):
 
 
 COMPARED = ("all-I", "trick", "hypar")  # data parallelism, the trick, HyPar's DP plan: each with an equal split
+
+
+@dataclass(frozen=True)
+class KindMemory:
+    """One kind's memory under a plan: the largest footprint of its accelerators (bytes) and its limit."""
+
+    kind: str
+    accelerators: int
+    memory_bytes: Fraction
+    limit_bytes: Fraction
+
+    @property
+    def ok(self) -> bool:
+        return self.memory_bytes <= self.limit_bytes
+
+    def to_json(self) -> dict[str, Any]:
+        return {"accelerators": self.accelerators, "memory_bytes": float(self.memory_bytes),
+                "memory_bytes_exact": str(self.memory_bytes), "limit_bytes": float(self.limit_bytes), "ok": self.ok,
+                "excess_bytes": float(max(self.memory_bytes - self.limit_bytes, Fraction(0)))}
+
+
+def kind_memory(array: ArraySpec, leaf_memory_bytes, memory_GiB: Fraction | None = None) -> tuple[KindMemory, ...]:
+    """Per kind (order of first appearance; "acc" on an array of one kind written the old way):
+    its accelerators' largest footprint and its memory limit (``memory_GiB`` overrides every kind's)."""
+    kinds = array.leaves or (None,) * array.accelerators
+    out: dict = {}
+    for k, m in zip(kinds, leaf_memory_bytes):
+        name = k.name if k is not None else "acc"
+        gib = memory_GiB if memory_GiB is not None else (k.memory_GiB if k is not None else array.memory_GiB)
+        n, worst, limit = out.get(name, (0, Fraction(0), Fraction(gib) * 2**30))
+        out[name] = (n + 1, max(worst, m), limit)
+    return tuple(KindMemory(name, n, worst, limit) for name, (n, worst, limit) in out.items())
 
 
 @dataclass(frozen=True)
@@ -76,6 +111,17 @@ class SplitReport:
     bound_s: Fraction | None = None  # a proven lower bound on the step time (optimal: the step time)
     equal_best_s: Fraction | None = None  # the best equal-split plan's step time (optimal only)
     solver_wall_s: float | None = None  # optimal: the joint solver's own wall time (to proof or to its limit)
+    memory: tuple[KindMemory, ...] = ()  # per kind: its most loaded accelerator against its limit
+    weight_copies: int = 0
+    note: str = ""  # what the status means where it is not the obvious (one point in the declared space)
+
+    @property
+    def memory_ok(self) -> bool:
+        return all(m.ok for m in self.memory)
+
+    @property
+    def uses_grid(self) -> bool:
+        return self.split in (Split.SEARCH, Split.OPTIMAL, Split.LEVELS)
 
     @property
     def gap(self) -> Fraction | None:
@@ -110,7 +156,7 @@ class SplitReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "network": self.network, "array": self.array, "space": str(self.space), "split": str(self.split),
-            "alpha_grid": self.grid, "status": self.status.value,
+            "alpha_grid": self.grid if self.uses_grid else None, "status": self.status.value,
             "plan": [[t.value for t in row] for row in self.plan.types],
             "alphas": [[[str(a) for a in row] for row in groups] for groups in self.plan.alphas],  # [level][group][layer]
             "step_time_s": float(self.step_time_s), "step_time_s_exact": str(self.step_time_s),
@@ -121,12 +167,13 @@ class SplitReport:
             "bound_s_exact": None if self.bound_s is None else str(self.bound_s),
             "gap": None if self.gap is None else float(self.gap),
             "equal_best_s": None if self.equal_best_s is None else float(self.equal_best_s),
+            "memory": {m.kind: m.to_json() for m in self.memory}, "weight_copies": self.weight_copies,
+            "ok": self.memory_ok,
+            "violations": [{"constraint": f"memory of {m.kind} <= {fmt_bytes(m.limit_bytes)} per accelerator",
+                            "limit_bytes": float(m.limit_bytes), "actual_bytes": float(m.memory_bytes),
+                            "excess_bytes": float(m.memory_bytes - m.limit_bytes)} for m in self.memory if not m.ok],
+            "note": self.note or None,
         }
-
-
-def _dp_plan(problem: Problem):
-    sol = get_solver("dp")(problem, SolveOptions())
-    return sol.plan
 
 
 def _runs(names) -> str:
@@ -155,50 +202,82 @@ def class_labels(array: ArraySpec, aspace: AlphaSpace) -> tuple[tuple[str, ...],
 
 
 def split_run(network: Network, array: ArraySpec, space: Space, split: Split, grid: int = 16,
-              free: FreeAlphas = FreeAlphas.UNLIKE, time_limit_s: float = 10.0) -> SplitReport:
-    """One ``explore split`` run on any mix of kinds (module docstring)."""
+              free: FreeAlphas = FreeAlphas.UNLIKE, time_limit_s: float = 10.0, memory_GiB: Fraction | None = None,
+              weight_copies: int = 0, progress=None) -> SplitReport:
+    """One ``explore split`` run on any mix of kinds (module docstring). ``progress(step, done=None,
+    total=None)`` names each step as it starts (and counts the search's evaluations)."""
     import time
 
+    say = progress or (lambda *a, **k: None)
     t0 = time.perf_counter()
     check_array(array)
     aspace = alpha_space(array, alpha_grid(grid), free)
+    if split is Split.SEARCH and len(aspace.free_classes()) > MAX_FREE_CLASSES:
+        raise SpecError("--split", f"search: array {array.name!r} has {len(aspace.free_classes())} free classes of groups, "
+                        f"more than {MAX_FREE_CLASSES} (one is searched at a time); use --split proportional or equal")
+    say("split: the equal-split DP plans (partition types)")
     problem = Problem(network, array, space, Objective.TIME)
     types = _dp_plan(problem)
     hypar = _dp_plan(Problem(network, array, Space.HYPAR, Objective.TIME))
+    say("split: scoring the equal-split plans")
     compared = [(name, evaluate_hetero(network, array, HeteroPlan.equal(baseline_plan(problem, name))).step_time_s)
                 for name in COMPARED[:2]]
     compared.append(("hypar", evaluate_hetero(network, array, HeteroPlan.equal(hypar)).step_time_s))
     equal = HeteroPlan.equal(types)
-    status = Status.LEVEL_OPTIMAL if split is Split.EQUAL else Status.FEASIBLE
+    one_point = split in (Split.PROPORTIONAL, Split.SEARCH) and not aspace.free_classes()
+    status = Status.LEVEL_OPTIMAL if split is Split.EQUAL or one_point else Status.FEASIBLE
+    note = ("no free class of groups (every split is between identical subtrees): the declared space is the equal "
+            "split alone, so this is the equal-split plan" if one_point else "")
     bound = equal_best = solver_wall = None
-    if split is Split.EQUAL:
+    if split is Split.EQUAL or one_point:
         plan = equal
     elif split is Split.OPTIMAL:
-        plan, status, bound, equal_best, solver_wall = _optimal(network, array, space, aspace, equal, time_limit_s)
+        say("split: optimal (search, then the joint solver)")
+        plan, status, bound, equal_best, solver_wall = _optimal(network, array, space, aspace, equal, time_limit_s, say)
     elif split is Split.LEVELS:
+        say("split: levels (AccPar's level-by-level DP)")
         plan = levels_hetero(network, array, space, aspace).plan
     else:
         prop = with_group_alphas(types, proportional_alphas(array))
         plan = prop
         if split is Split.SEARCH:
+            say("split: scoring the proportional split")
             start = min((equal, prop), key=lambda p: evaluate_hetero(network, array, p).step_time_s)
-            plan = search_level_alphas(network, array, start, aspace).plan
-    ev = evaluate_hetero(network, array, plan)
+            plan = search_level_alphas(network, array, start, aspace, progress=_prefixed(say)).plan
+    say("split: scoring the plan")
+    ev = evaluate_hetero(network, array, plan, weight_copies)
     g0, g1, idle = ev.top_groups()
     return SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
                        tuple(compared), tuple(L.name for L in network.layers), time.perf_counter() - t0,
-                       aspace, class_labels(array, aspace), bound, equal_best, solver_wall)
+                       aspace, class_labels(array, aspace), bound, equal_best, solver_wall,
+                       kind_memory(array, ev.leaf_memory_bytes, memory_GiB), weight_copies, note)
+
+
+def _prefixed(say):
+    return lambda step, done, total: say(f"split: {step}", done, total)
+
+
+def _dp_plan(problem: Problem):
+    """The DP's equal-split plan (its types); a graph too wide for the DP is refused in one line
+    saying what ``explore split`` can do instead."""
+    try:
+        return get_solver("dp")(problem, SolveOptions()).plan
+    except InstanceTooLarge as err:
+        why = str(err).split("; use --solver")[0]
+        raise InstanceTooLarge(f"{why}; explore split takes its partition types from the hierarchical DP, so it cannot "
+                               f"split this graph in space {problem.space}: a --space with fewer types (hypar: I and II) "
+                               "may fit") from None
 
 
 def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: HeteroPlan,
-             time_limit_s: float):
+             time_limit_s: float, say=lambda *a, **k: None):
     """``--split optimal``: the joint solver from the equal-split and the search plans; a one-line
     error where it does not apply. (plan, status, bound, best equal-split step time)."""
-    from ..core.errors import SpecError
     from ..solvers.hetero import HeteroRefused
     from ..solvers.hetero_joint import JointOptions, joint_hetero
 
-    search = search_level_alphas(network, array, equal, aspace).plan
+    search = search_level_alphas(network, array, equal, aspace, progress=_prefixed(say)).plan
+    say(f"split: optimal (the joint solver, up to {time_limit_s:g} s)")
     try:
         sol = joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=(equal, search))
     except HeteroRefused as err:
@@ -207,21 +286,54 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
 
 
 def _ms(x: Fraction) -> str:
-    return f"{float(x) * 1e3:.4g} ms"
+    return f"{safe_float(x) * 1e3:.4g} ms"
+
+
+def _alpha(a: Fraction) -> str:
+    """An alpha: the exact fraction when short (15/56), else 6 significant digits (the JSON keeps it exact)."""
+    text = str(a)
+    return text if len(text) <= 15 else f"~{safe_float(a):.6g}"
+
+
+def _times(x: Fraction) -> str:
+    """A ratio: x1.234, or 4 significant digits when very large or very small."""
+    v = safe_float(x)
+    return f"x{v:.3f}" if 1e-3 <= v < 1e6 else f"x{v:.4g}"
 
 
 def _alphas_text(d: dict[Fraction, list[str]]) -> str:
     if len(d) == 1:
-        return f"{next(iter(d))} (every layer)"
-    return "; ".join(f"{a}: {', '.join(names)}" for a, names in d.items())
+        return f"{_alpha(next(iter(d)))} (every layer)"
+    return "; ".join(f"{_alpha(a)}: {', '.join(names)}" for a, names in d.items())
+
+
+def _gib(x: Fraction) -> str:
+    return f"{safe_float(x / 2**30):g} GiB"
+
+
+def _memory_lines(r: SplitReport) -> list[str]:
+    wc = f", weight copies {r.weight_copies}" if r.weight_copies else ""
+    lines = [f"memory per accelerator (the most loaded of each kind{wc}):"]
+    for m in r.memory:
+        verdict = "fits" if m.ok else f"OVER by {fmt_bytes(m.memory_bytes - m.limit_bytes)}"
+        lines.append(f"  {m.kind:<8} x{m.accelerators:<5} {fmt_bytes(m.memory_bytes):>12} of {_gib(m.limit_bytes)}  {verdict}")
+    over = [m for m in r.memory if not m.ok]
+    if over:
+        lines.append("PLAN BREAKS: " + "; ".join(f"memory of {m.kind} <= {_gib(m.limit_bytes)} per accelerator "
+                                                 f"by {fmt_bytes(m.memory_bytes - m.limit_bytes)}" for m in over)
+                     + " (explore split does not search for a plan that fits)")
+    return lines
 
 
 def render_split(r: SplitReport) -> str:
-    lines = [f"{r.network} on {r.array}: split {r.split} (alpha grid 1/{r.grid}), space {r.space}, {r.status}",
-             f"step time {_ms(r.step_time_s)} (the slowest accelerator)"
-             + ("" if r.bound_s is None else f"; proven bound {_ms(r.bound_s)}, gap {float(r.gap) * 100:.3f}%"),
-             f"top-level groups: {_ms(r.group_times_s[0])} and {_ms(r.group_times_s[1])}; the faster idles {_ms(r.idle_s)}",
-             "alpha (subgroup 0's share) per level:"]
+    grid = f" (alpha grid 1/{r.grid})" if r.uses_grid else ""
+    lines = [f"{r.network} on {r.array}: split {r.split}{grid}, space {r.space}, {r.status}"]
+    if r.note:
+        lines.append(f"note: {r.note}")
+    lines += [f"step time {_ms(r.step_time_s)} (the slowest accelerator)"
+              + ("" if r.bound_s is None else f"; proven bound {_ms(r.bound_s)}, gap {safe_float(r.gap) * 100:.3f}%"),
+              f"top-level groups: {_ms(r.group_times_s[0])} and {_ms(r.group_times_s[1])}; the faster idles {_ms(r.idle_s)}",
+              "alpha (subgroup 0's share) per level:"]
     for h, classes in enumerate(r.class_alphas()):
         if all(d == classes[0][1] for _, d in classes):  # every group of the level alike
             lines.append(f"  level {h}: {_alphas_text(classes[0][1])}")
@@ -229,11 +341,12 @@ def render_split(r: SplitReport) -> str:
             for label, d in classes:
                 lines.append(f"  level {h} [{label}]: {_alphas_text(d)}")
     lines.append("types per level: " + " | ".join(" ".join(t.value for t in row) for row in r.plan.types))
+    lines += _memory_lines(r)
     if r.equal_best_s is not None:
         lines.append(f"best equal-split plan (every alpha 1/2, types chosen for it): {_ms(r.equal_best_s)}, "
-                     f"x{float(r.equal_best_s / r.step_time_s):.3f}")
+                     f"{_times(r.equal_best_s / r.step_time_s)}")
     lines.append("speedup over equal-split plans:")
     labels = {"all-I": "data parallelism", "trick": "the trick (conv I, fc II)", "hypar": "HyPar's plan (hypar DP, time)"}
     for name, t in r.compared:
-        lines.append(f"  {labels[name]:<32} {_ms(t):>12}  x{float(t / r.step_time_s):.3f}")
+        lines.append(f"  {labels[name]:<32} {_ms(t):>12}  {_times(t / r.step_time_s)}")
     return "\n".join(lines) + "\n"
