@@ -273,6 +273,13 @@ CASES = [
     ("split-alpha-grid-float", {}, ["split", "--alpha-grid", "1.5"], "Invalid value for '--alpha-grid'"),
     ("split-unknown-split", {}, ["split", "--split", "optimum"], "Invalid value for '--split'"),
     ("split-output-folder", {}, ["split", "--output", "{d}"], "--output: cannot write {d}: is a directory"),
+    ("split-search-too-many-classes", {"a.yaml": "version: 1\nname: many\nlevels: 7\nlink_bandwidth_GBps: [10, 10, 10, 10, 10, 10, 10]\n"
+                                       "kinds:\n" + "".join(f"  k{i}: {{peak_TFLOPS: {i + 1}, memory_GiB: 4}}\n" for i in range(128))
+                                       + "accelerators: [" + ", ".join(f"k{i}" for i in range(128)) + "]\n"},
+     ["split", "--model", "lenet-c", "--array", "{d}/a.yaml"],
+     "--split: search: array 'many' has 127 free classes of groups, more than 64 (one is searched at a time); use --split proportional or equal"),
+    ("split-memory-zero", {}, ["split", "--memory", "0"], "Invalid value for '--memory'"),
+    ("split-weight-copies-negative", {}, ["split", "--weight-copies", "-1"], "Invalid value for '--weight-copies'"),
     ("kinds-name-newline", {"a.yaml": kinds_array("  a: {", '  "a\\nX": {', "[a, a, b, b]", '["a\\nX", "a\\nX", b, b]')},
      ["--array", "{d}/a.yaml"], "kinds: a kind's name must be printable (no control, format or separator characters but the ASCII space), got 'a\\nX'"),
     ("kinds-name-bidi", {"a.yaml": kinds_array("  b: {", '  "\\u202eb": {', "[a, a, b, b]", '[a, a, "\\u202eb", "\\u202eb"]')},

@@ -81,3 +81,180 @@ def test_split_on_a_4_12_mix_has_alphas_per_group(capsys):
     text = render_split(prop)
     assert "level 1 [v2x4|v3x4]: 15/56 (every layer)" in text and "level 1 [v3x4|v3x4]: 1/2 (every layer)" in text
     assert "level 2: 1/2 (every layer)" in text
+
+
+# ---- memory per kind under uneven splits ------------------------------------------------------
+
+
+def _one_fc_on_two_kinds(mem_a=16, mem_b=16):
+    from explorer.core.array import AcceleratorKind, ArraySpec
+    from explorer.core.network import Layer, LayerKind, Network
+
+    net = Network.chain("one-fc", 8, [Layer("f", LayerKind.FC, 4, 2)])  # A(F) = 32, A(W) = 8
+    a, b = AcceleratorKind("a", F(1), F(mem_a)), AcceleratorKind("b", F(3), F(mem_b))
+    arr = ArraySpec("ab", 1, 2, (F(10),), F(1), F(min(mem_a, mem_b)), leaves=(a, b))
+    return net, arr
+
+
+def test_memory_per_accelerator_under_an_uneven_split_by_hand():
+    """Footprint = (2 + weight copies) * A(W) * share(D_i) * share(D_o) + A(F) * share(B) * share(D_i), times dtype.
+    One fc 4 -> 2, batch 8: A(W) = 8, A(F) = 32; dtype 2 bytes; alpha 1/4."""
+    from explorer.core.hetero import evaluate_hetero
+
+    net, arr = _one_fc_on_two_kinds()
+    I_, II_ = PartitionType.I, PartitionType.II
+    # I splits B: leaf 0 holds 1/4 of F, all of W: 2*8 + 32/4 = 24 elements; leaf 1: 16 + 24 = 40
+    ev = evaluate_hetero(net, arr, HeteroPlan(((I_,),), (((F(1, 4),),),)))
+    assert ev.leaf_memory_bytes == (F(48), F(80))
+    # II splits D_i: W and F both by 1/4 : 3/4: 2*8/4 + 32/4 = 12; 2*8*3/4 + 32*3/4 = 36
+    ev = evaluate_hetero(net, arr, HeteroPlan(((II_,),), (((F(1, 4),),),)))
+    assert ev.leaf_memory_bytes == (F(24), F(72))
+    # one weight copy (momentum) under I: 3*8 + 8 = 32; 3*8 + 24 = 48
+    ev = evaluate_hetero(net, arr, HeteroPlan(((I_,),), (((F(1, 4),),),)), weight_copies=1)
+    assert ev.leaf_memory_bytes == (F(64), F(96))
+
+
+def test_memory_of_the_equal_split_is_explores():
+    """With every alpha 1/2 the per-accelerator footprint is ``evaluate``'s memory_bytes (a chain and a graph)."""
+    from explorer.core.evaluate import evaluate
+    from explorer.core.objective import Objective
+    from explorer.core.problem import Problem
+    from explorer.solvers import get_solver
+    from explorer.core.solution import SolveOptions
+
+    arr = load_array("tpu-mix-16")
+    for name in ("alexnet", "resnet18"):
+        net = load_model(name)
+        p = Problem(net, arr, Space.ACCPAR, Objective.TIME)
+        plan = get_solver("dp")(p, SolveOptions()).plan
+        for wc in (0, 2):
+            want = evaluate(net, arr, Space.ACCPAR, plan, weight_copies=wc).memory_bytes
+            got = evaluate_hetero(net, arr, HeteroPlan.equal(plan), weight_copies=wc).leaf_memory_bytes
+            assert set(got) == {want}, (name, wc)
+
+
+def test_split_reports_memory_per_kind_and_exits_1_over_it(capsys):
+    """vgg-e at batch 16384 split equally: the v2 chips need 21.6 GB of their 16 GiB (as ``explore`` says)."""
+    args = ["split", "--model", "vgg-e", "--batch", "16384", "--space", "hypar"]
+    code, out, err = run_cli(args + ["--split", "equal"], capsys)
+    assert code == 1 and "explore: the equal plan does not fit in memory: v2 needs 21.564 GB per accelerator, has 16 GiB" in err
+    assert "v2       x8        21.564 GB of 16 GiB  OVER by 4.384 GB" in out and "PLAN BREAKS: memory of v2 <= 16 GiB" in out
+    code, out, err = run_cli(args + ["--split", "equal", "--format", "json"], capsys)
+    d = json.loads(out)
+    assert code == 1 and d["ok"] is False and d["memory"]["v2"]["ok"] is False and d["memory"]["v3"]["ok"] is True
+    assert d["memory"]["v2"]["memory_bytes"] == 21564152576 and [v["constraint"] for v in d["violations"]] == [
+        "memory of v2 <= 17.180 GB per accelerator"]
+    # the proportional split gives the v2 chips 15/56 of the batch: it fits; --memory 8 (every kind) does not
+    code, out, err = run_cli(args + ["--split", "proportional", "--format", "json"], capsys)
+    d = json.loads(out)
+    assert code == 0 and d["ok"] is True and d["memory"]["v2"]["memory_bytes"] < 16 * 2**30 < d["memory"]["v3"]["memory_bytes"]
+    code, out, err = run_cli(args + ["--split", "proportional", "--memory", "8"], capsys)
+    assert code == 1 and "v2 needs" in err and "v3 needs" in err and "has 8 GiB" in err
+
+
+# ---- the search: fast on large grids, one-point spaces, progress and Ctrl-C ---------------------
+
+
+def test_the_fast_evaluator_matches_the_definitions_on_random_alphas():
+    """evaluate_hetero scores groups alike once: its amounts and FLOPs equal group_amounts and
+    leaf_flops (the per-group definitions) on random alphas of a 4 v2 + 12 v3 mix."""
+    import random
+
+    from explorer.core.array import AcceleratorKind, ArraySpec
+    from explorer.core.hetero import group_amounts, leaf_flops
+
+    v2, v3 = AcceleratorKind("v2", F(45), F(16)), AcceleratorKind("v3", F(123), F(32))
+    arr = ArraySpec("mix-4-12", 4, 2, (F(70),) * 4, F(45), F(16), leaves=(v2,) * 4 + (v3,) * 12)
+    net = load_model("lenet-c")
+    rng = random.Random(7)
+    types = tuple(tuple(rng.choice((PartitionType.I, PartitionType.II, PartitionType.III)) for _ in net.layers) for _ in range(4))
+    for alphas in (  # all 1/2 (every group alike), one alpha per level, random per group
+        tuple(((F(1, 2),) * 4,) * 2**h for h in range(4)),
+        tuple(((F(h + 1, 7),) * 4,) * 2**h for h in range(4)),
+        tuple(tuple(tuple(F(rng.randint(1, 15), 16) for _ in range(4)) for _ in range(2**h)) for h in range(4)),
+    ):
+        plan = HeteroPlan(types, alphas)
+        ev = evaluate_hetero(net, arr, plan)
+        for h in range(4):
+            assert ev.group_amounts[h] == tuple(group_amounts(net, plan, h, g) for g in range(2**h))
+        peaks = arr.leaf_peaks_TFLOPS()
+        assert ev.leaf_compute_s == tuple(leaf_flops(net, plan, i) / (peaks[i] * 10**12) for i in range(16))
+
+
+def test_search_on_a_fine_grid_evaluates_few_plans():
+    """grid 1/1024: coarse to fine (about 50 evaluations per class), not 1023 per class per round."""
+    from explorer.core.hetero import alpha_grid, alpha_space
+    from explorer.solvers.hetero import _best_on_grid, grid_probes, search_level_alphas
+
+    assert grid_probes(16) == 16 and grid_probes(1023) < 60
+    net, arr = load_model("alexnet"), load_array("tpu-mix-16")
+    eq = split_run(net, arr, Space.ACCPAR, Split.EQUAL)
+    sol = search_level_alphas(net, arr, eq.plan, alpha_space(arr, alpha_grid(1024)))
+    assert sol.explored <= 1 + grid_probes(1023)  # one class: scanned once, not again in round 2
+    assert sol.step_time_s < eq.step_time_s and sol.step_time_s == evaluate_hetero(net, arr, sol.plan).step_time_s
+    # the pattern search finds the minimum of a unimodal function on a large grid
+    grid = alpha_grid(1000)
+    i, best = _best_on_grid(grid, lambda a: abs(a - F(377, 1000)), F(10))
+    assert grid[i] == F(377, 1000) and best == 0
+
+
+def test_search_on_an_array_of_one_kind_is_the_equal_split_and_says_so(capsys):
+    code, out, err = run_cli(["split", "--model", "lenet-c", "--array", "hypar-16", "--format", "json"], capsys)
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["status"] == "level-optimal" and "the declared space is the equal split alone" in d["note"]
+    assert all(a == "1/2" for groups in d["alphas"] for row in groups for a in row)
+
+
+def test_no_grid_is_shown_where_none_is_used(capsys):
+    for split, shown in (("equal", False), ("proportional", False), ("search", True)):
+        code, out, err = run_cli(["split", "--model", "lenet-c", "--split", split], capsys)
+        assert code == 0 and ("alpha grid 1/16" in out) == shown, split
+        code, out, err = run_cli(["split", "--model", "lenet-c", "--split", split, "--format", "json"], capsys)
+        assert (json.loads(out)["alpha_grid"] == 16) == shown
+
+
+def test_extreme_peaks_print_readable_alphas_and_ratios(tmp_path, capsys):
+    (tmp_path / "a.yaml").write_text(
+        "version: 1\nname: extreme\nlevels: 1\ndtype_bytes: 2\nlink_bandwidth_GBps: [70]\naccelerators: [slow, fast]\n"
+        "kinds:\n  slow: {peak_TFLOPS: 1.0e-30, memory_GiB: 16}\n  fast: {peak_TFLOPS: 1.0e+100, memory_GiB: 16}\n")
+    args = ["split", "--model", "lenet-c", "--array", str(tmp_path / "a.yaml"), "--split", "proportional"]
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert "level 0: ~1e-130 (every layer)" in out and "x2.17e+32" in out
+    assert max(len(line) for line in out.splitlines()) < 120
+    code, out, err = run_cli(args + ["--format", "json"], capsys)
+    assert F(json.loads(out)["alphas"][0][0][0]) == F(1, 10**130 + 1)  # exact in JSON
+
+
+def test_split_progress_and_ctrl_c_name_the_step(capsys, monkeypatch):
+    import explorer.solvers.hetero as hs
+    from explorer.app.cli import StepProgress
+
+    monkeypatch.setattr(StepProgress, "DELAY_S", 0)
+    code, out, err = run_cli(["split", "--model", "lenet-c", "--alpha-grid", "128"], capsys)
+    assert code == 0 and "split: search: level 0, class 1 of 1, round 1" in err, err
+    real, calls = hs.evaluate_hetero, []
+
+    def stop_on_the_fifth(*a, **k):
+        calls.append(1)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(hs, "evaluate_hetero", stop_on_the_fifth)
+    code, out, err = run_cli(["split", "--model", "lenet-c"], capsys)
+    assert code == 130 and out == ""
+    assert err.rstrip().splitlines()[-1] == ("explore: interrupted (Ctrl-C) during split: search: level 0, class 1 of 1, "
+                                             "round 1; no report written")
+
+
+def test_split_on_a_graph_too_wide_for_the_dp_names_what_split_can_do(tmp_path, capsys):
+    from .test_bad_inputs import KINDS, densenet_yaml
+
+    (tmp_path / "d.yaml").write_text(densenet_yaml())
+    (tmp_path / "a.yaml").write_text(KINDS)
+    code, out, err = run_cli(["split", "--model", str(tmp_path / "d.yaml"), "--array", str(tmp_path / "a.yaml")], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "too wide for the DP" in err and "--solver" not in err
+    assert "explore split takes its partition types from the hierarchical DP" in err and "--space" in err
