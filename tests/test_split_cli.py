@@ -232,6 +232,7 @@ def test_split_progress_and_ctrl_c_name_the_step(capsys, monkeypatch):
     from explorer.app.cli import StepProgress
 
     monkeypatch.setattr(StepProgress, "DELAY_S", 0)
+    monkeypatch.setattr(StepProgress, "MININTERVAL_S", 0)
     code, out, err = run_cli(["split", "--model", "lenet-c", "--alpha-grid", "128"], capsys)
     assert code == 0 and "split: search: level 0, class 1 of 1, round 1" in err, err
     real, calls = hs.evaluate_hetero, []

@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..core.array import ArraySpec
+from ..core.errors import InstanceTooLarge
 from ..core.hetero import AlphaSpace, FreeAlphas, HeteroPlan, alpha_grid, alpha_space, evaluate_hetero
 from ..core.network import Network
 from ..core.objective import Objective
@@ -73,7 +74,10 @@ class HeteroCheck:
 
 def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> HeteroSolution:
     t0 = time.perf_counter()
-    types = get_solver("dp")(Problem(network, array, space, Objective.TIME), SolveOptions()).plan
+    try:
+        types = get_solver("dp")(Problem(network, array, space, Objective.TIME), SolveOptions()).plan
+    except InstanceTooLarge as err:  # the search takes its types from the DP: refused, like the others
+        raise HeteroRefused(f"search: no types from the DP ({str(err).split('; use --solver')[0]})") from None
     sol = search_level_alphas(network, array, HeteroPlan.equal(types), aspace)
     return HeteroSolution("search", Status.FEASIBLE, sol.plan, sol.step_time_s, None, time.perf_counter() - t0, sol.explored)
 

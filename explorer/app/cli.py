@@ -315,6 +315,7 @@ class StepProgress:
     while the search runs, its evaluations."""
 
     DELAY_S = 2.0
+    MININTERVAL_S = 0.5  # between redraws
 
     def __init__(self):
         self.bar = None
@@ -327,7 +328,8 @@ class StepProgress:
         if self.bar is None:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=None, file=sys.stderr, delay=self.DELAY_S, leave=False, dynamic_ncols=True, unit="eval")
+            self.bar = tqdm(total=total, desc=step, file=sys.stderr, delay=self.DELAY_S, mininterval=self.MININTERVAL_S,
+                            leave=False, dynamic_ncols=True, unit="eval")
         self.bar.set_description_str(step, refresh=False)
         if total is not None and self.bar.total != total:
             self.bar.total = total

@@ -10,6 +10,10 @@ chooses types and alphas jointly (``solvers.hetero_joint``: a proof, or the best
 proven bound and the gap; arrays with one kind per half only). ``levels``: AccPar's hierarchical DP chooses
 every layer's type and alpha level by level (``solvers.hetero_levels``: a heuristic, no proof).
 Every step time is the slowest accelerator's (``core.hetero``).
+Memory: per kind, its most loaded accelerator's footprint under the plan's shares
+(``core.hetero.leaf_footprint_elements``) against the kind's memory_GiB (or ``--memory``); a
+plan over it is reported as such (``ok`` false, the violations, exit 1 in the CLI), not avoided:
+no split chooses alphas for memory.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..core.array import ArraySpec
+from ..core.errors import InstanceTooLarge, SpecError
 from ..core.hetero import (
     AlphaSpace,
     FreeAlphas,
@@ -36,13 +41,12 @@ from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.problem import Problem
 from ..core.solution import SolveOptions, Status
+from ..core.units import safe_float
 from ..solvers import get_solver
-from ..core.errors import InstanceTooLarge, SpecError
 from ..solvers.hetero import MAX_FREE_CLASSES, search_level_alphas
 from ..solvers.hetero_levels import levels_hetero
-from ..core.units import safe_float
-from .render import fmt_bytes
 from .baselines import baseline_plan
+from .render import fmt_bytes
 
 
 class Split(enum.Enum):

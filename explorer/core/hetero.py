@@ -44,6 +44,17 @@ one kind this is ``evaluate``'s step time exactly. Nodes: conv (ungrouped), fc, 
 (``check_network`` refuses grouped convs, embeddings and attention). Only per-level links on an H-tree are modelled
 (a shared medium or a torus spreads one pair's traffic over links the model does not split
 unevenly): ``check_array`` refuses the others.
+
+**Memory.** An accelerator holds its shares of each layer's tensors, ``comm.footprint_elements``
+with its shares in place of the halvings: (2 + weight_copies) * A(W_l) * share(D_i) * share(D_o)
++ A(F_l) * share(B) * share(D_i), summed over the (non-join) layers, times dtype. Its shares are
+the products of its ancestors' parts (as for compute), so with every alpha 1/2 each factor is a
+power of 1/2 over that dimension's halvings: the equal split's footprint exactly
+(``tests/test_split_cli.py`` checks both, with a hand golden).
+
+**Speed.** ``level_shares`` computes the shares top down and gives groups whose paths carry
+the same alphas the same row object, so ``evaluate_hetero`` scores them once: a level split
+equally on every group costs one group's work, whatever the number of groups.
 """
 
 from __future__ import annotations
