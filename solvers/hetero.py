@@ -19,6 +19,7 @@ finite grid, and minimise the step time of the slowest accelerator.
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import product
@@ -268,17 +269,18 @@ def grid_probes(n: int) -> int:
     if n <= SCAN_ALL:
         return n
     k = -(-n // COARSE)
-    probes = len(range(0, n, k)) + 1
+    probes = len(range(0, n, k)) + 3
     while k > 1:
         k = -(-k // 2)
         probes += 2
     return probes
 
 
-def _best_on_grid(grid, score, best):
+def _best_on_grid(grid, score, best, near=None):
     """The grid value of least ``score`` below ``best`` (None when none is): every value of a
-    small grid; on a larger one, evenly spaced values first, then around the best so far at
-    halving strides (a pattern search: a heuristic where the step time is not unimodal in alpha)."""
+    small grid; on a larger one, evenly spaced values and the one nearest ``near`` (the class's
+    alpha now) first, then around the best seen so far at halving strides (a pattern search: a
+    heuristic where the step time is not unimodal in alpha)."""
     n = len(grid)
     found = None
     seen: dict[int, object] = {}
@@ -295,15 +297,17 @@ def _best_on_grid(grid, score, best):
             probe(i)
         return found, best
     k = -(-n // COARSE)
-    for i in list(range(0, n, k)) + [n - 1]:
+    start = list(range(0, n, k)) + [n - 1]
+    if near is not None:  # the two grid values around it
+        j = bisect_left(grid, near)
+        start += [j - 1, j]
+    for i in start:
         probe(i)
-    centre = found if found is not None else min(seen, key=seen.get)
     while k > 1:
         k = -(-k // 2)
+        centre = min(seen, key=seen.get)
         probe(centre - k)
         probe(centre + k)
-        if found is not None:
-            centre = found
     return found, best
 
 
@@ -350,7 +354,8 @@ in all)`` after every evaluation (``step`` names the class and the round).
                     progress(step, tried, total)
                 return t
 
-            i, t = _best_on_grid(aspace.grid, score, best)
+            g = aspace.group_class[h].index(c)
+            i, t = _best_on_grid(aspace.grid, score, best, current.alphas[h][g][0])
             if i is not None:
                 best, current, changed = t, plan_with(aspace.grid[i]), True
                 changes += 1
