@@ -606,7 +606,7 @@ def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alpha
             best = min(best, (step_of(m.components(cols)), cols), key=lambda b: b[0])
     type_sets = [best[1]] + [c for c in (_plan_columns(m, p, True) for p in starts) if c is not None]
     clock.mark("starts")
-    best_bound, best_w, best, seen = _dual(m, graph, Q, o, t_start, best)
+    best_bound, best_w, best, seen, fw = _dual(m, graph, Q, o, t_start, best)
     clock.mark("bound")
     best = _descend(m, tables, best, type_sets + seen)
     clock.mark("plans")
@@ -620,6 +620,9 @@ def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alpha
             best = _pareto_chain(m, tables, graph, best, best_w, Q, o, t_start, beam, bounds)[1]
         clock.mark("beam")
         proven, best, explored = _pareto_chain(m, tables, graph, best, best_w, Q, o, t_start, None, bounds)
+        clock.mark("labels")
+    elif not proven and fw is not None and time.perf_counter() - t_start < o.time_limit_s:
+        proven, best, explored = _pareto_graph(m, tables, graph, best, best_w, Q, o, t_start, fw)
         clock.mark("labels")
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     return HeteroSolution("joint", status, m.plan(best[1]), best[0], best[0] if proven else bound,
@@ -671,7 +674,7 @@ def _equal_best(m: _Model, graph: _Graph, Q: int):
 
 def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, best):
     """Kelley's cutting planes on (l, m); (best bound in units Q*s, its (l, m), best plan seen)."""
-    best_bound, best_w = -1, (Q // 2, Q // 2)
+    best_bound, best_w, fw = -1, (Q // 2, Q // 2), None
     seen = [tuple(float(x) for x in m.components(best[1]))]
     plans = []
     lam, mu = Q // 2, Q // 2
@@ -680,7 +683,7 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, bes
         W, G, tbls = graph.forward(_weights(lam, mu, Q))
         g = int(G[last].min())
         if g > best_bound:
-            best_bound, best_w = g, (lam, mu)
+            best_bound, best_w, fw = g, (lam, mu), (W, G, tbls)
         cols = graph.backtrack(W, G, tbls)
         plans.append(cols)
         comp = m.components(cols)
@@ -691,7 +694,7 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, bes
         if (nl, nm) == (lam, mu) or zhat * Q * graph.t.s <= best_bound + 1 or time.perf_counter() - t_start > o.time_limit_s:
             break
         lam, mu = nl, nm
-    return best_bound, best_w, best, plans
+    return best_bound, best_w, best, plans, fw
 
 
 # ---- better plans and the closing enumeration --------------------------------------------------------
@@ -941,6 +944,219 @@ def _trace(history, i: int) -> list[int]:
         out.append(int(cols[i]))
         i = int(par[i])
     return out[::-1]
+
+
+# ---- the closing label setting on graphs (blocks of parallel paths between cut nodes) --------------
+
+
+def _fP(P: np.ndarray) -> np.ndarray:
+    return np.maximum(P[:, 0], P[:, 1]) + np.maximum(P[:, 2], P[:, 3])
+
+
+def _cut_backward(graph: _Graph, W: _Weighted, tables) -> dict:
+    """Hc[n][c]: the least weighted cost of everything after cut node n (its own cost excluded) given
+    its column, from the forward pass's block tables at the same weights."""
+    C = graph.C
+    last = graph.blocks[-1].exit
+    Hc = {last: np.zeros(C.n, dtype=np.int64)}
+    for k in range(len(graph.blocks) - 1, -1, -1):
+        blk = graph.blocks[k]
+        nxt = np.minimum(W.node[blk.exit] + Hc[blk.exit], INF)
+        if blk.direct:
+            Hc[blk.entry] = _reduce_back(nxt[None, :], C, *W.edge[blk.paths[0][1][0]])[0]
+        else:
+            ent, tbl = tables[k]
+            h = np.full(C.n, INF, dtype=np.int64)
+            h[ent] = np.min(np.minimum(tbl + nxt[None, :], INF), axis=1)
+            Hc[blk.entry] = h
+    return Hc
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: JointOptions, t_start: float, fw):
+    """Label setting on a graph of blocks (parallel paths between cut nodes): at each cut node, per
+    column, the (S0, S1, V0, V1) prefix sums that can still beat the incumbent; a block is crossed
+    per entry column (each path's labels to every exit column, then their sums with the entry's
+    labels). Completion bounds: the Lagrangian's weighted least suffix at the weights of the best
+    bound (``fw``: that forward pass) and the component-wise prefix; dominance with a margin of one
+    floor per term. Exhaustive up to dominance and bounds, hence a proof. (proven, best, labels kept)."""
+    W, _, tables = fw
+    C = m.cols
+    w = np.array(_weights(*w_lm, Q), dtype=np.int64)
+    Hc = _cut_backward(graph, W, tables)
+    slack = len(m.net.layers) + len(m.net.edges) * m.H + 4
+    UB, cols_best = best
+    thr = ceil(UB * t.s)
+    first = graph.blocks[0].entry
+    cols = np.flatnonzero(t.node[first][0] < INF)
+    P = t.node[first][:, cols].T.copy()
+    ok = (_fP(P) < thr) & (P @ w + Hc[first][cols] < Q * thr)
+    P, cols = P[ok], cols[ok]
+    hist = [(first, cols, None, np.zeros((len(cols), 0), dtype=np.int64), ())]
+    total = len(cols)
+    edges: dict = {}
+    try:
+        for blk in graph.blocks:
+            if len(P) == 0:
+                return True, (UB, cols_best), total
+            if time.perf_counter() - t_start > o.time_limit_s or total > o.enum_budget:
+                return False, (UB, cols_best), total
+            ctx = (m, t, W, w, Q, thr, slack, o, t_start, edges)
+            P, cols, par, internal = _cross_block(ctx, blk, P, cols, Hc[blk.exit])
+            inodes = tuple(n for nodes, _ in blk.paths for n in nodes)
+            hist.append((blk.exit, cols, par, internal, inodes))
+            total += len(cols)
+            for e in [e for e in edges if e <= max(e for _, pe in blk.paths for e in pe)]:
+                del edges[e]
+    except _Timeout:
+        return False, (UB, cols_best), total
+    f = _fP(P)
+    for i in np.argsort(f, kind="stable"):
+        if f[i] >= ceil(UB * t.s):
+            break
+        plan_cols = _trace_graph(hist, int(i), len(m.net.layers))
+        val = step_of(m.components(plan_cols))
+        if val < UB:
+            UB, cols_best = val, plan_cols
+    return True, (UB, cols_best), total
+
+
+def _trace_graph(hist, i: int, L: int) -> list[int]:
+    out = [0] * L
+    for node, cols, par, internal, inodes in reversed(hist):
+        out[node] = int(cols[i])
+        for j, n in enumerate(inodes):
+            out[n] = int(internal[i, j])
+        if par is not None:
+            i = int(par[i])
+    return out
+
+
+def _emat(ctx, e: int) -> np.ndarray:
+    edges = ctx[-1]
+    if e not in edges:
+        edges[e] = _edge_matrix(ctx[1], e)
+    return edges[e]
+
+
+def _cross_block(ctx, blk: _Block, P, cols, Hc_exit):
+    """The labels at the block's exit: (sums, exit columns, parent label, internal columns)."""
+    m, t, W, w, Q, thr, slack, o, t_start, _ = ctx
+    C = m.cols
+    nb = t.node[blk.exit]
+    exit_rest = np.minimum(W.node[blk.exit] + Hc_exit, INF)
+    zero_bc = None
+    if blk.direct:
+        vv = np.flatnonzero((nb[0] < INF) & (exit_rest < INF))
+        Ev = _emat(ctx, blk.paths[0][1][0])[:, :, vv]
+        zero_bc = np.zeros((4, len(vv)), dtype=np.int64)
+        lab, vs, cand = _extend(P, cols, Ev, nb[:, vv], zero_bc, Hc_exit[vv], w, Q, thr)
+        if len(lab) == 0:
+            return np.zeros((0, 4), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), \
+                np.zeros((0, 0), dtype=np.int64)
+        nP, ncols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start)
+        if nP is None:
+            raise _Timeout
+        return nP, ncols, par, np.zeros((len(ncols), 0), dtype=np.int64)
+    n_int = sum(len(nodes) for nodes, _ in blk.paths)
+    coll_P, coll_b, coll_par, coll_int = [], [], [], []
+    for a in np.unique(cols):
+        if time.perf_counter() - t_start > o.time_limit_s:
+            raise _Timeout
+        ids = np.flatnonzero(cols == a)
+        La = P[ids]
+        la_min, la_minw = La.min(axis=0), int((La @ w).min())
+        F0 = np.full((1, C.n), INF, dtype=np.int64)
+        F0[0, a] = 0
+        pw = [_run_path(W, C, F0, nodes, pe)[0][0] for nodes, pe in blk.paths]
+        sum_w = np.minimum(np.sum(pw, axis=0), INF)
+        R = None
+        for p, (nodes, pe) in enumerate(blk.paths):
+            X_p = np.minimum(sum_w - pw[p] + exit_rest, INF)
+            res = _path_labels(ctx, nodes, pe, a, X_p, la_min, la_minw, nb, blk.exit)
+            if res is None:
+                R = None
+                break
+            R = res if R is None else _combine(R, res)
+            if len(R[0]) == 0:
+                break
+        if R is None or len(R[0]) == 0:
+            continue
+        X, bcols, xint = R
+        cand = La[:, None, :] + (X + nb[:, bcols].T)[None, :, :]  # (nLa, nX, 4)
+        cand = cand.reshape(-1, 4)
+        bb = np.tile(bcols, len(ids))
+        keep = (_fP(cand) < thr) & (cand @ w + Hc_exit[bb] < Q * thr)
+        li = np.repeat(ids, len(bcols))[keep]
+        xi = np.tile(np.arange(len(bcols)), len(ids))[keep]
+        coll_P.append(cand[keep])
+        coll_b.append(bb[keep])
+        coll_par.append(li)
+        coll_int.append(xint[xi])
+    if not coll_P:
+        return np.zeros((0, 4), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), \
+            np.zeros((0, n_int), dtype=np.int64)
+    cand, bb = np.concatenate(coll_P), np.concatenate(coll_b)
+    par_all, int_all = np.concatenate(coll_par), np.concatenate(coll_int)
+    nP, ncols, sel = _filter_by_column(np.arange(len(cand)), bb, cand, np.arange(C.n), slack, o, t_start)
+    if nP is None:
+        raise _Timeout
+    return nP, ncols, par_all[sel], int_all[sel]
+
+
+def _path_labels(ctx, nodes, pe, a: int, X_p, la_min, la_minw: int, nb, exit_node: int):
+    """One path's partial sums from entry column ``a`` to every exit column (exit's own cost not
+    added), Pareto per exit column: (sums, exit columns, internal columns); None: nothing survives."""
+    m, t, W, w, Q, thr, slack, o, t_start, _ = ctx
+    C = m.cols
+    # weighted rests after each internal node (its own cost excluded), backwards from the exit
+    rests = [None] * len(nodes)
+    r = X_p
+    for i in range(len(nodes) - 1, -1, -1):
+        r = _reduce_back(r[None, :], C, *W.edge[pe[i + 1]])[0]
+        rests[i] = r
+        r = np.minimum(W.node[nodes[i]] + r, INF)
+    X = np.zeros((1, 4), dtype=np.int64)
+    xcols = np.array([a])
+    xint = np.zeros((1, 0), dtype=np.int64)
+    for i, e in enumerate(pe):
+        if i < len(nodes):
+            nd = t.node[nodes[i]]
+            vv = np.flatnonzero((nd[0] < INF) & (rests[i] < INF))
+            nodev, bw = nd[:, vv], la_minw + rests[i][vv]
+            bc = np.repeat(la_min[:, None], len(vv), axis=1)
+        else:
+            vv = np.flatnonzero((nb[0] < INF) & (X_p < INF))
+            nodev, bw = np.zeros((4, len(vv)), dtype=np.int64), la_minw + X_p[vv]
+            bc = la_min[:, None] + nb[:, vv]
+        if len(vv) == 0:
+            return None
+        Ev = _emat(ctx, e)[:, :, vv]
+        lab, vs, cand = _extend(X, xcols, Ev, nodev, bc, bw, w, Q, thr)
+        if len(lab) == 0:
+            return None
+        X, xcols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start)
+        if X is None:
+            raise _Timeout
+        xint = np.column_stack([xint[par], xcols]) if i < len(nodes) else xint[par]
+    return X, xcols, xint
+
+
+def _combine(A, B):
+    """Sums of two paths' labels with the same exit column (every pair)."""
+    XA, bA, iA = A
+    XB, bB, iB = B
+    order = np.argsort(bB, kind="stable")
+    XB, bB, iB = XB[order], bB[order], iB[order]
+    starts = np.searchsorted(bB, bA, side="left")
+    counts = np.searchsorted(bB, bA, side="right") - starts
+    ia = np.repeat(np.arange(len(bA)), counts)
+    offs = np.arange(len(ia)) - np.repeat(np.cumsum(counts) - counts, counts)
+    ib = np.repeat(starts, counts) + offs
+    return XA[ia] + XB[ib], bA[ia], np.column_stack([iA[ia], iB[ib]])
 
 
 def accpar_hetero(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> HeteroSolution:
