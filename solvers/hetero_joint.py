@@ -1042,6 +1042,13 @@ def _emat(ctx, e: int) -> np.ndarray:
     return edges[e]
 
 
+def _sub_edge(ctx, e: int, cols_u: np.ndarray, vv: np.ndarray):
+    """The edge's components from the distinct columns of ``cols_u`` to ``vv`` (4, k, len(vv)), and
+    each label's row in it."""
+    us, pos = np.unique(cols_u, return_inverse=True)
+    return _emat(ctx, e)[:, us[:, None], vv[None, :]], pos
+
+
 def _cross_block(ctx, blk: _Block, P, cols, Hc_exit):
     """The labels at the block's exit: (sums, exit columns, parent label, internal columns)."""
     m, t, W, w, Q, thr, slack, o, t_start, _ = ctx
@@ -1051,9 +1058,9 @@ def _cross_block(ctx, blk: _Block, P, cols, Hc_exit):
     zero_bc = None
     if blk.direct:
         vv = np.flatnonzero((nb[0] < INF) & (exit_rest < INF))
-        Ev = _emat(ctx, blk.paths[0][1][0])[:, :, vv]
+        Ev, pos = _sub_edge(ctx, blk.paths[0][1][0], cols, vv)
         zero_bc = np.zeros((4, len(vv)), dtype=np.int64)
-        lab, vs, cand = _extend(P, cols, Ev, nb[:, vv], zero_bc, Hc_exit[vv], w, Q, thr)
+        lab, vs, cand = _extend(P, pos, Ev, nb[:, vv], zero_bc, Hc_exit[vv], w, Q, thr)
         if len(lab) == 0:
             return np.zeros((0, 4), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), \
                 np.zeros((0, 0), dtype=np.int64)
@@ -1134,8 +1141,8 @@ def _path_labels(ctx, nodes, pe, a: int, X_p, la_min, la_minw: int, nb, exit_nod
             bc = la_min[:, None] + nb[:, vv]
         if len(vv) == 0:
             return None
-        Ev = _emat(ctx, e)[:, :, vv]
-        lab, vs, cand = _extend(X, xcols, Ev, nodev, bc, bw, w, Q, thr)
+        Ev, pos = _sub_edge(ctx, e, xcols, vv)
+        lab, vs, cand = _extend(X, pos, Ev, nodev, bc, bw, w, Q, thr)
         if len(lab) == 0:
             return None
         X, xcols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start)
