@@ -622,6 +622,9 @@ def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         proven, best, explored = _pareto_chain(m, tables, graph, best, best_w, Q, o, t_start, None, bounds)
         clock.mark("labels")
     elif not proven and fw is not None and time.perf_counter() - t_start < o.time_limit_s:
+        for beam in (2, 8):  # plans first (no proof), then the proof from the best of them
+            best = _pareto_graph(m, tables, graph, best, best_w, Q, o, t_start, fw, beam)[1]
+        clock.mark("beam")
         proven, best, explored = _pareto_graph(m, tables, graph, best, best_w, Q, o, t_start, fw)
         clock.mark("labels")
     status = Status.OPTIMAL if proven else Status.FEASIBLE
@@ -976,7 +979,8 @@ class _Timeout(Exception):
     pass
 
 
-def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: JointOptions, t_start: float, fw):
+def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: JointOptions, t_start: float, fw,
+                  beam: int | None = None):
     """Label setting on a graph of blocks (parallel paths between cut nodes): at each cut node, per
     column, the (S0, S1, V0, V1) prefix sums that can still beat the incumbent; a block is crossed
     per entry column (each path's labels to every exit column, then their sums with the entry's
@@ -1006,6 +1010,9 @@ def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
                 return False, (UB, cols_best), total
             ctx = (m, t, W, w, Q, thr, slack, o, t_start, edges)
             P, cols, par, internal = _cross_block(ctx, blk, P, cols, Hc[blk.exit])
+            if beam is not None and len(P):  # a heuristic: per column, the labels of least weighted bound only
+                keep = _beam_keep(P @ w, cols, beam)
+                P, cols, par, internal = P[keep], cols[keep], par[keep], internal[keep]
             inodes = tuple(n for nodes, _ in blk.paths for n in nodes)
             hist.append((blk.exit, cols, par, internal, inodes))
             total += len(cols)
@@ -1022,6 +1029,14 @@ def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
         if val < UB:
             UB, cols_best = val, plan_cols
     return True, (UB, cols_best), total
+
+
+def _beam_keep(key: np.ndarray, cols: np.ndarray, beam: int) -> np.ndarray:
+    order = np.lexsort((key, cols))
+    cs = cols[order]
+    first = np.r_[0, np.flatnonzero(np.diff(cs)) + 1]
+    rank = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
+    return np.sort(order[rank < beam])
 
 
 def _trace_graph(hist, i: int, L: int) -> list[int]:
