@@ -64,6 +64,7 @@ class JointOptions:
     dual_rounds: int = 14  # Kelley iterations at most
     enum_budget: int = 200_000  # labels kept at most when closing the gap (chains)
     time_limit_s: float = 10.0  # then the best plan and the proven bound (FEASIBLE)
+    graph_beams: tuple[int, ...] = (4,)  # graphs: labels kept per column in the heuristic passes
 
 
 # ---- the columns --------------------------------------------------------------------------------
@@ -486,10 +487,13 @@ class _Graph:
         L = len(t.node)
         self.allowed = [np.flatnonzero(t.node[l, 0] < INF) for l in range(L)]  # noqa: E741
 
-    def forward(self, w, mask=None, W=None):
+    def forward(self, w, mask=None, W=None, alive=None):
         """Weighted forward values at the cut nodes (and the block tables kept for backtracking);
-        ``W``: tables weighted otherwise (``_PerTermMax``)."""
+        ``W``: tables weighted otherwise (``_PerTermMax``); ``alive``: cut node -> columns still
+        allowed there (reduced-cost fixing; the others cost INF)."""
         W = W or _Weighted(self.t, w, mask)
+        for n, ok in (alive or {}).items():
+            W.node[n] = np.where(ok, W.node[n], INF)
         G = {self.blocks[0].entry: W.node[self.blocks[0].entry]}
         tables = {}
         for k, blk in enumerate(self.blocks):
@@ -498,6 +502,8 @@ class _Graph:
                 nxt = _reduce(g[None, :], self.C, *W.edge[blk.paths[0][1][0]])[0]
             else:
                 ent = self.allowed[blk.entry] if W.mask is None else np.intersect1d(self.allowed[blk.entry], np.flatnonzero(W.mask))
+                if alive and blk.entry in alive:
+                    ent = ent[alive[blk.entry][ent]]
                 tbl = _block_table(W, self.C, blk, ent)
                 tables[k] = (ent, tbl)
                 nxt = np.min(np.minimum(g[ent][:, None] + tbl, INF), axis=0)
@@ -608,7 +614,9 @@ def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     clock.mark("starts")
     best_bound, best_w, best, seen, fw = _dual(m, graph, Q, o, t_start, best)
     clock.mark("bound")
-    best = _descend(m, tables, best, type_sets + seen)
+    chain = all(b.direct for b in blocks)
+    # on graphs the beam passes below find the plans; the descent from the incumbent's types only
+    best = _descend(m, tables, best, type_sets + seen if chain or fw is None else [])
     clock.mark("plans")
     bound = Fraction(best_bound, Q * tables.s)
     proven = bound >= best[0]
@@ -622,7 +630,7 @@ def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         proven, best, explored = _pareto_chain(m, tables, graph, best, best_w, Q, o, t_start, None, bounds)
         clock.mark("labels")
     elif not proven and fw is not None and time.perf_counter() - t_start < o.time_limit_s:
-        for beam in (2, 8):  # plans first (no proof), then the proof from the best of them
+        for beam in o.graph_beams:  # plans first (no proof), then the proof from the best of them
             best = _pareto_graph(m, tables, graph, best, best_w, Q, o, t_start, fw, beam)[1]
         clock.mark("beam")
         proven, best, explored = _pareto_graph(m, tables, graph, best, best_w, Q, o, t_start, fw)
@@ -682,11 +690,18 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, bes
     plans = []
     lam, mu = Q // 2, Q // 2
     last = graph.blocks[-1].exit
+    alive: dict = {}
     for _ in range(o.dual_rounds):
-        W, G, tbls = graph.forward(_weights(lam, mu, Q))
+        W, G, tbls = graph.forward(_weights(lam, mu, Q), alive=alive)
         g = int(G[last].min())
+        if not all(b.direct for b in graph.blocks):  # reduced-cost fixing at the cut nodes (graphs)
+            Hc = _cut_backward(graph, W, tbls)
+            thr = Q * ceil(best[0] * graph.t.s)
+            for n in Hc:
+                ok = G[n] + Hc[n] < thr
+                alive[n] = ok if n not in alive else alive[n] & ok
         if g > best_bound:
-            best_bound, best_w, fw = g, (lam, mu), (W, G, tbls)
+            best_bound, best_w, fw = g, (lam, mu), (W, G, tbls, alive)
         cols = graph.backtrack(W, G, tbls)
         plans.append(cols)
         comp = m.components(cols)
@@ -987,10 +1002,12 @@ def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
     labels). Completion bounds: the Lagrangian's weighted least suffix at the weights of the best
     bound (``fw``: that forward pass) and the component-wise prefix; dominance with a margin of one
     floor per term. Exhaustive up to dominance and bounds, hence a proof. (proven, best, labels kept)."""
-    W, _, tables = fw
+    W, _, tables, alive = fw
     C = m.cols
     w = np.array(_weights(*w_lm, Q), dtype=np.int64)
     Hc = _cut_backward(graph, W, tables)
+    for n, ok in alive.items():  # the columns fixed out by every forward pass (reduced costs)
+        Hc[n] = np.where(ok, Hc[n], INF)
     slack = len(m.net.layers) + len(m.net.edges) * m.H + 4
     UB, cols_best = best
     thr = ceil(UB * t.s)
