@@ -65,6 +65,7 @@ class JointOptions:
     enum_budget: int = 200_000  # labels kept at most when closing the gap (chains)
     time_limit_s: float = 10.0  # then the best plan and the proven bound (FEASIBLE)
     graph_beams: tuple[int, ...] = (4,)  # graphs: labels kept per column in the heuristic passes
+    graph_dual_tol: float = 0.003  # graphs: Kelley stops when its estimate is within this of the bound
 
 
 # ---- the columns --------------------------------------------------------------------------------
@@ -691,10 +692,11 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, bes
     lam, mu = Q // 2, Q // 2
     last = graph.blocks[-1].exit
     alive: dict = {}
+    graph_ = not all(b.direct for b in graph.blocks)
     for _ in range(o.dual_rounds):
         W, G, tbls = graph.forward(_weights(lam, mu, Q), alive=alive)
         g = int(G[last].min())
-        if not all(b.direct for b in graph.blocks):  # reduced-cost fixing at the cut nodes (graphs)
+        if graph_:  # reduced-cost fixing at the cut nodes (graphs)
             Hc = _cut_backward(graph, W, tbls)
             thr = Q * ceil(best[0] * graph.t.s)
             for n in Hc:
@@ -709,7 +711,9 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, bes
             best = (step_of(comp), cols)
         seen.append(tuple(float(x) for x in comp))
         nl, nm, zhat = _kelley(seen, Q)
-        if (nl, nm) == (lam, mu) or zhat * Q * graph.t.s <= best_bound + 1 or time.perf_counter() - t_start > o.time_limit_s:
+        # on graphs the label pass proves: stop once Kelley's estimate is within graph_dual_tol
+        tol = 1 + (o.graph_dual_tol * best_bound if graph_ else 0)
+        if (nl, nm) == (lam, mu) or zhat * Q * graph.t.s <= best_bound + tol or time.perf_counter() - t_start > o.time_limit_s:
             break
         lam, mu = nl, nm
     return best_bound, best_w, best, plans, fw
