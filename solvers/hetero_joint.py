@@ -1022,14 +1022,13 @@ def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
     P, cols = P[ok], cols[ok]
     hist = [(first, cols, None, np.zeros((len(cols), 0), dtype=np.int64), ())]
     total = len(cols)
-    edges: dict = {}
     try:
         for blk in graph.blocks:
             if len(P) == 0:
                 return True, (UB, cols_best), total
             if time.perf_counter() - t_start > o.time_limit_s or total > o.enum_budget:
                 return False, (UB, cols_best), total
-            ctx = (m, t, W, w, Q, thr, slack, o, t_start, edges)
+            ctx = (m, t, W, w, Q, thr, slack, o, t_start)
             P, cols, par, internal = _cross_block(ctx, blk, P, cols, Hc[blk.exit])
             if beam is not None and len(P):  # a heuristic: per column, the labels of least weighted bound only
                 keep = _beam_keep(P @ w, cols, beam)
@@ -1037,8 +1036,6 @@ def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
             inodes = tuple(n for nodes, _ in blk.paths for n in nodes)
             hist.append((blk.exit, cols, par, internal, inodes))
             total += len(cols)
-            for e in [e for e in edges if e <= max(e for _, pe in blk.paths for e in pe)]:
-                del edges[e]
     except _Timeout:
         return False, (UB, cols_best), total
     f = _fP(P)
@@ -1071,23 +1068,30 @@ def _trace_graph(hist, i: int, L: int) -> list[int]:
     return out
 
 
-def _emat(ctx, e: int) -> np.ndarray:
-    edges = ctx[-1]
-    if e not in edges:
-        edges[e] = _edge_matrix(ctx[1], e)
-    return edges[e]
-
-
 def _sub_edge(ctx, e: int, cols_u: np.ndarray, vv: np.ndarray):
     """The edge's components from the distinct columns of ``cols_u`` to ``vv`` (4, k, len(vv)), and
     each label's row in it."""
     us, pos = np.unique(cols_u, return_inverse=True)
-    return _emat(ctx, e)[:, us[:, None], vv[None, :]], pos
+    return _edge_sub(ctx[1], e, us, vv), pos
+
+
+def _edge_sub(t: _Tables, e: int, us: np.ndarray, vv: np.ndarray) -> np.ndarray:
+    """(4, len(us), len(vv)): ``_edge_matrix(t, e)[:, us][:, :, vv]`` without the whole matrix."""
+    C = t.m.cols
+    out = np.zeros((4, len(us), len(vv)), dtype=np.int64)
+    tu, tv = (us // C.n_tau)[:, None], (vv // C.n_tau)[None, :]
+    out[0], out[1] = t.top[e][0][tu, tv], t.top[e][1][tu, tv]
+    for h in range(1, C.H):
+        t_hu = ((us % C.n_tau) // C.K ** (C.H - 1 - h) % C.K)[:, None]
+        p = (vv // C.K ** (C.H - 1 - h))[None, :]
+        out[2] += t.lev[e][h - 1][0][t_hu, p]
+        out[3] += t.lev[e][h - 1][1][t_hu, p]
+    return out
 
 
 def _cross_block(ctx, blk: _Block, P, cols, Hc_exit):
     """The labels at the block's exit: (sums, exit columns, parent label, internal columns)."""
-    m, t, W, w, Q, thr, slack, o, t_start, _ = ctx
+    m, t, W, w, Q, thr, slack, o, t_start = ctx
     C = m.cols
     nb = t.node[blk.exit]
     exit_rest = np.minimum(W.node[blk.exit] + Hc_exit, INF)
@@ -1153,7 +1157,7 @@ def _cross_block(ctx, blk: _Block, P, cols, Hc_exit):
 def _path_labels(ctx, nodes, pe, a: int, X_p, la_min, la_minw: int, nb, exit_node: int):
     """One path's partial sums from entry column ``a`` to every exit column (exit's own cost not
     added), Pareto per exit column: (sums, exit columns, internal columns); None: nothing survives."""
-    m, t, W, w, Q, thr, slack, o, t_start, _ = ctx
+    m, t, W, w, Q, thr, slack, o, t_start = ctx
     C = m.cols
     # weighted rests after each internal node (its own cost excluded), backwards from the exit
     rests = [None] * len(nodes)
