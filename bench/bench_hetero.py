@@ -17,6 +17,7 @@ one plan (the baseline run in the same process), until it refuses.
 
     python bench/bench_hetero.py            # both tables
     python bench/bench_hetero.py --quick    # three networks, accpar only, small table 2
+    python bench/bench_hetero.py --networks resnet18,resnet34,resnet50   # table 1 rows only
 """
 
 from __future__ import annotations
@@ -85,7 +86,11 @@ def table_exact(max_layers: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--networks", help="comma-separated zoo names for table 1 only (no table 2)")
     args = ap.parse_args()
+    if args.networks:
+        table_mix(args.networks.split(","), (Space.ACCPAR, Space.HYPAR))
+        return
     table_mix(IMAGENET[:3] if args.quick else IMAGENET, (Space.ACCPAR,) if args.quick else (Space.ACCPAR, Space.HYPAR))
     table_exact(4 if args.quick else 6)
 

@@ -693,10 +693,17 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, bes
     last = graph.blocks[-1].exit
     alive: dict = {}
     graph_ = not all(b.direct for b in graph.blocks)
-    for _ in range(o.dual_rounds):
+    for k in range(o.dual_rounds):
         W, G, tbls = graph.forward(_weights(lam, mu, Q), alive=alive)
         g = int(G[last].min())
-        if graph_:  # reduced-cost fixing at the cut nodes (graphs)
+        cols = graph.backtrack(W, G, tbls)
+        plans.append(cols)
+        comp = m.components(cols)
+        if step_of(comp) < best[0]:
+            best = (step_of(comp), cols)
+        if graph_:  # reduced-cost fixing at the cut nodes (graphs), from a descended incumbent
+            if k == 0:
+                best = _descend(m, graph.t, best, [cols])
             Hc = _cut_backward(graph, W, tbls)
             thr = Q * ceil(best[0] * graph.t.s)
             for n in Hc:
@@ -704,11 +711,6 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, bes
                 alive[n] = ok if n not in alive else alive[n] & ok
         if g > best_bound:
             best_bound, best_w, fw = g, (lam, mu), (W, G, tbls, alive)
-        cols = graph.backtrack(W, G, tbls)
-        plans.append(cols)
-        comp = m.components(cols)
-        if step_of(comp) < best[0]:
-            best = (step_of(comp), cols)
         seen.append(tuple(float(x) for x in comp))
         nl, nm, zhat = _kelley(seen, Q)
         # on graphs the label pass proves: stop once Kelley's estimate is within graph_dual_tol
@@ -1028,10 +1030,10 @@ def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
                 return True, (UB, cols_best), total
             if time.perf_counter() - t_start > o.time_limit_s or total > o.enum_budget:
                 return False, (UB, cols_best), total
-            ctx = (m, t, W, w, Q, thr, slack, o, t_start)
+            ctx = (m, t, W, w, Q, thr, slack, o, t_start, beam)
             P, cols, par, internal = _cross_block(ctx, blk, P, cols, Hc[blk.exit])
             if beam is not None and len(P):  # a heuristic: per column, the labels of least weighted bound only
-                keep = _beam_keep(P @ w, cols, beam)
+                keep = np.union1d(_beam_keep(P @ w, cols, beam), _beam_keep(_fP(P), cols, beam))
                 P, cols, par, internal = P[keep], cols[keep], par[keep], internal[keep]
             inodes = tuple(n for nodes, _ in blk.paths for n in nodes)
             hist.append((blk.exit, cols, par, internal, inodes))
@@ -1091,7 +1093,7 @@ def _edge_sub(t: _Tables, e: int, us: np.ndarray, vv: np.ndarray) -> np.ndarray:
 
 def _cross_block(ctx, blk: _Block, P, cols, Hc_exit):
     """The labels at the block's exit: (sums, exit columns, parent label, internal columns)."""
-    m, t, W, w, Q, thr, slack, o, t_start = ctx
+    m, t, W, w, Q, thr, slack, o, t_start, beam = ctx
     C = m.cols
     nb = t.node[blk.exit]
     exit_rest = np.minimum(W.node[blk.exit] + Hc_exit, INF)
@@ -1157,7 +1159,7 @@ def _cross_block(ctx, blk: _Block, P, cols, Hc_exit):
 def _path_labels(ctx, nodes, pe, a: int, X_p, la_min, la_minw: int, nb, exit_node: int):
     """One path's partial sums from entry column ``a`` to every exit column (exit's own cost not
     added), Pareto per exit column: (sums, exit columns, internal columns); None: nothing survives."""
-    m, t, W, w, Q, thr, slack, o, t_start = ctx
+    m, t, W, w, Q, thr, slack, o, t_start, beam = ctx
     C = m.cols
     # weighted rests after each internal node (its own cost excluded), backwards from the exit
     rests = [None] * len(nodes)
@@ -1188,6 +1190,9 @@ def _path_labels(ctx, nodes, pe, a: int, X_p, la_min, la_minw: int, nb, exit_nod
         X, xcols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start)
         if X is None:
             raise _Timeout
+        if beam is not None:  # the heuristic passes: a few labels per column inside the paths too
+            keep = np.union1d(_beam_keep(X @ w, xcols, beam), _beam_keep(_fP(X), xcols, beam))
+            X, xcols, par = X[keep], xcols[keep], par[keep]
         xint = np.column_stack([xint[par], xcols]) if i < len(nodes) else xint[par]
     return X, xcols, xint
 
