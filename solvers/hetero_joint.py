@@ -32,8 +32,15 @@ proven lower bound (the floors only lower it).
 enumerated backwards (depth first, completion bounds: the weighted forward DP values and the
 component-wise forward minima, both exact on floored integers); each complete plan scores
 exactly. When the enumeration ends within its budget the incumbent is proven optimal (OPTIMAL,
-bound = objective); otherwise, and on graphs when the bound does not meet the incumbent,
-FEASIBLE with the proven bound and the gap.
+bound = objective); otherwise FEASIBLE with the proven bound and the gap.
+
+**Closing the gap** (graphs of blocks, ResNets): the same label setting from cut node to cut
+node (``_pareto_graph``): per entry column, each path's labels to every exit column (Pareto per
+column), summed with the entry's labels; weighted completion bounds from the forward pass of the
+best Lagrangian weights (``_cut_backward``, and per path the least rest given the entry). After
+every Lagrangian step, cut-node columns whose weighted min-marginal reaches the incumbent are
+fixed out (no plan through them beats it), so later steps build smaller block tables. A beam
+version (a few labels per column, by weighted sum and by step time) runs first for the incumbent.
 """
 
 from __future__ import annotations
