@@ -475,16 +475,28 @@ def _run_path(W: _Weighted, C: _Columns, F: np.ndarray, nodes, path_edges, keep:
     return F, trail
 
 
+def _edge_rows_w(C: _Columns, top: np.ndarray, lev: list[np.ndarray], us: np.ndarray) -> np.ndarray:
+    """(len(us), n): the weighted edge from each producer column in ``us`` to every consumer column."""
+    out = np.repeat(top[us // C.n_tau], C.n_tau, axis=1)
+    for h in range(1, C.H):
+        t_hu = (us % C.n_tau) // C.K ** (C.H - 1 - h) % C.K
+        out = out + np.repeat(lev[h - 1][t_hu], C.K ** (C.H - 1 - h), axis=1)
+    return out
+
+
 def _block_table(W: _Weighted, C: _Columns, blk: _Block, entries: np.ndarray) -> np.ndarray:
-    """(len(entries), n): the least weighted cost of the block's paths from each entry column to each exit column."""
+    """(len(entries), n): the least weighted cost of the block's paths from each entry column to each
+    exit column (each path's first edge read as rows, the rest reduced)."""
     out = np.zeros((len(entries), C.n), dtype=np.int64)
     for i in range(0, len(entries), CHUNK):
         idx = entries[i : i + CHUNK]
-        F0 = np.full((len(idx), C.n), INF, dtype=np.int64)
-        F0[np.arange(len(idx)), idx] = 0
         acc = np.zeros((len(idx), C.n), dtype=np.int64)
         for nodes, pe in blk.paths:
-            acc = np.minimum(acc + _run_path(W, C, F0, nodes, pe)[0], INF)
+            F = np.minimum(_edge_rows_w(C, *W.edge[pe[0]], idx), INF)
+            if nodes:
+                F = np.minimum(F + W.node[nodes[0]][None, :], INF)
+                F = _run_path(W, C, F, nodes[1:], pe[1:])[0]
+            acc = np.minimum(acc + F, INF)
         out[i : i + CHUNK] = acc
     return out
 
