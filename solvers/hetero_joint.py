@@ -71,7 +71,7 @@ class JointOptions:
     dual_rounds: int = 14  # Kelley iterations at most
     enum_budget: int = 200_000  # labels kept at most when closing the gap (chains)
     time_limit_s: float = 10.0  # then the best plan and the proven bound (FEASIBLE)
-    graph_beams: tuple[int, ...] = (4,)  # graphs: labels kept per column in the heuristic passes
+    graph_beams: tuple[int, ...] = (2,)  # graphs: labels kept per column in the heuristic passes
     graph_dual_tol: float = 0.003  # graphs: Kelley stops when its estimate is within this of the bound
 
 
