@@ -1116,7 +1116,6 @@ def _cross_block(ctx, blk: _Block, P, cols, Hc_exit):
     C = m.cols
     nb = t.node[blk.exit]
     exit_rest = np.minimum(W.node[blk.exit] + Hc_exit, INF)
-    zero_bc = None
     if blk.direct:
         vv = np.flatnonzero((nb[0] < INF) & (exit_rest < INF))
         Ev, pos = _sub_edge(ctx, blk.paths[0][1][0], cols, vv)
