@@ -34,13 +34,15 @@ from explorer.core.hetero import (
     ancestor_path,
     check_array,
     check_network,
+    edge_split,
     evaluate_hetero,
-    inter_split,
     side_share,
     size_share,
+    spec_of,
+    whole_groups,
 )
 from explorer.core.network import Network
-from explorer.core.partition import JOIN_TYPES, Dim, PartitionType, Size, Space
+from explorer.core.partition import Dim, PartitionType, Size, Space
 from explorer.core.solution import Status
 from explorer.core.timing import step_time
 
@@ -62,13 +64,25 @@ class HeteroSolution:
     phases: tuple[tuple[str, float], ...] = ()  # joint: (phase, seconds)
 
 
+def refuse_grouped(network: Network, solver: str) -> None:
+    """HeteroRefused for a network with grouped convs: solvers whose terms assume the type
+    table's specs (levels, joint) do not cover a grouped conv's group split yet."""
+    for layer in network.layers:
+        if layer.groups > 1:
+            raise HeteroRefused(f"{solver} (uneven splits): node {layer.name!r} is a grouped conv "
+                                f"({layer.groups} groups), not covered by this solver")
+
+
 def _space_of(array: ArraySpec, alphas, free: FreeAlphas) -> AlphaSpace:
     """``alphas`` is a grid (declared with ``free``) or an AlphaSpace already."""
     return alphas if isinstance(alphas, AlphaSpace) else alpha_space(array, alphas, free)
 
 
-def _layer_types(network: Network, space: Space, layer: int) -> tuple[PartitionType, ...]:
-    return space.types if not network.layers[layer].is_join else tuple(t for t in space.types if t in JOIN_TYPES)
+def _layer_types(network: Network, space: Space, layer: int, level: int) -> tuple[PartitionType, ...]:
+    """The types of the space the node offers at this level (``Layer.offers``: joins I and II, a
+    grouped conv I and its group split II, the latter only while the halves hold whole groups)."""
+    node = network.layers[layer]
+    return tuple(t for t in space.types if node.offers(t, level))
 
 
 def brute_hetero(network: Network, array: ArraySpec, space: Space, alphas, max_plans: int = 200_000,
@@ -98,12 +112,14 @@ def brute_hetero(network: Network, array: ArraySpec, space: Space, alphas, max_p
 
 
 def _columns(network: Network, space: Space, aspace: AlphaSpace, H: int) -> list[list]:
-    """Per layer, its columns: a (type, alpha per group) cell at every level, from the declared space."""
+    """Per layer, its columns: a (type, alpha per group) cell at every level, from the declared
+    space; a grouped conv keeps only the columns whose every side holds whole groups
+    (``core.hetero.whole_groups``: the rule is refused here, in the candidates, not in the network)."""
     rows = [aspace.level_rows(h) for h in range(H)]
     out = []
-    for l in range(len(network.layers)):  # noqa: E741
-        cells = [[(t, r) for t in _layer_types(network, space, l) for r in rows[h]] for h in range(H)]
-        out.append(list(product(*cells)))
+    for l, node in enumerate(network.layers):  # noqa: E741
+        cells = [[(t, r) for t in _layer_types(network, space, l, h) for r in rows[h]] for h in range(H)]
+        out.append([c for c in product(*cells) if whole_groups(node, [t for t, _ in c], [r for _, r in c])])
     return out
 
 
@@ -127,18 +143,18 @@ def _columns_plan(cols, H: int) -> HeteroPlan:
                             for h in range(H)))
 
 
-def _path_shares(col, level: int, group: int) -> dict:
-    s = {Dim.B: Fraction(1), Dim.D_I: Fraction(1), Dim.D_O: Fraction(1)}
+def _path_shares(node, col, level: int, group: int) -> dict:
+    s = {Dim.B: Fraction(1), Dim.D_I: Fraction(1), Dim.D_O: Fraction(1), Dim.G: Fraction(1)}
     for k, anc, side in ancestor_path(level, group):
         t, row = col[k]
-        s[t.spec.halves] *= side_share(row[anc], side)
+        s[spec_of(node, t).halves] *= side_share(row[anc], side)
     return s
 
 
-def _column_shares(col, H: int):
-    """[level][group] -> {dim: share} of a layer whose column is ``col``, and per leaf."""
-    out = [[_path_shares(col, h, g) for g in range(2**h)] for h in range(H)]
-    return out, [_path_shares(col, H, i) for i in range(2**H)]
+def _column_shares(node, col, H: int):
+    """[level][group] -> {dim: share} of a layer (``node``) whose column is ``col``, and per leaf."""
+    out = [[_path_shares(node, col, h, g) for g in range(2**h)] for h in range(H)]
+    return out, [_path_shares(node, col, H, i) for i in range(2**H)]
 
 
 class _Layout:
@@ -158,15 +174,18 @@ class _Layout:
 
 def _layer_vector(network: Network, lay: _Layout, l: int, col) -> tuple[Fraction, ...]:  # noqa: E741
     layer = network.layers[l]
-    groups, leaves = _column_shares(col, lay.H)
+    groups, leaves = _column_shares(layer, col, lay.H)
     v = [Fraction(0)] * lay.size
     flops = training_flops(layer, network.batch)
     for i, s in enumerate(leaves):
-        v[i] = flops * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O]
+        v[i] = flops * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O] * s[Dim.G]
     if not layer.is_join:
         whole = (layer.input_elements(network.batch), layer.weight_elements(), layer.output_elements(network.batch))
         for h in range(lay.H):
-            size = col[h][0].spec.exchanges.size
+            tensor = spec_of(layer, col[h][0]).exchanges
+            if tensor is None:  # a grouped conv's group split: no partial sums
+                continue
+            size = tensor.size
             for g, s in enumerate(groups[h]):
                 x = whole[size.index] * size_share(s, size)
                 p = lay.pos[(h, g)]
@@ -177,12 +196,12 @@ def _layer_vector(network: Network, lay: _Layout, l: int, col) -> tuple[Fraction
 
 def _edge_vector(network: Network, lay: _Layout, u: int, v: int, share: Fraction, cu, cv) -> tuple[Fraction, ...]:
     U, V = network.layers[u], network.layers[v]
-    groups, _ = _column_shares(cv, lay.H)
+    groups, _ = _column_shares(V, cv, lay.H)
     whole = V.input_elements(network.batch) * share
     out = [Fraction(0)] * lay.size
     for h in range(lay.H):
         for g, s in enumerate(groups[h]):
-            c0, c1 = inter_split(cu[h][0], cu[h][1][g], cv[h][0], cv[h][1][g], U.is_join, V.is_join)
+            c0, c1 = edge_split(U, cu[h][0], cu[h][1][g], V, cv[h][0], cv[h][1][g])
             x = whole * size_share(s, Size.F_IN)
             p = lay.pos[(h, g)]
             out[p] += c0 * x
@@ -343,8 +362,7 @@ in all)`` after every evaluation (``step`` names the class and the round).
             step = f"search: level {h}, class {k + 1} of {len(classes)}, round {rnd + 1}"
 
             def plan_with(a, h=h, c=c):
-                row = tuple((a,) * L if aspace.group_class[h][g] == c else r for g, r in enumerate(current.alphas[h]))
-                return HeteroPlan(current.types, current.alphas[:h] + (row,) + current.alphas[h + 1 :])
+                return _with_class_alpha(network, current, aspace, h, c, a)
 
             def score(a):
                 nonlocal tried
@@ -363,6 +381,20 @@ in all)`` after every evaluation (``step`` names the class and the round).
         if not changed:
             break
     return HeteroSolution("search", Status.FEASIBLE, current, best, None, time.perf_counter() - t0, tried)
+
+
+def _with_class_alpha(network: Network, plan: HeteroPlan, aspace: AlphaSpace, h: int, c: int, a: Fraction) -> HeteroPlan:
+    """``plan`` with alpha ``a`` for every group of class c at level h on every layer, except a
+    grouped conv whose sides would then hold a fraction of its groups (``whole_groups``): it
+    keeps its alphas (its choices stay as they were, which held whole groups)."""
+    L = len(network.layers)
+    row = tuple((a,) * L if aspace.group_class[h][g] == c else r for g, r in enumerate(plan.alphas[h]))
+    alphas = list(plan.alphas[:h] + (row,) + plan.alphas[h + 1 :])
+    for l, node in enumerate(network.layers):  # noqa: E741
+        if node.groups > 1 and not whole_groups(node, [plan.types[k][l] for k in range(plan.levels)],
+                                                [[r[l] for r in alphas[k]] for k in range(plan.levels)]):
+            alphas[h] = tuple(r[:l] + (old[l],) + r[l + 1 :] for r, old in zip(alphas[h], plan.alphas[h]))
+    return HeteroPlan(plan.types, tuple(alphas))
 
 
 # ---- CP-SAT (a third, independent proof on tiny chains) ---------------------------------------

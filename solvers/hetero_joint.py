@@ -59,7 +59,7 @@ from explorer.core.network import Network
 from explorer.core.partition import JOIN_TYPES, Dim, PartitionType, Size, Space
 from explorer.core.solution import Status
 
-from .hetero import HeteroRefused, HeteroSolution
+from .hetero import HeteroRefused, HeteroSolution, refuse_grouped
 
 INF = 2**60  # an impossible column (a join's type III) or an unreachable state
 COMPONENTS = ("S0", "S1", "V0", "V1")
@@ -568,6 +568,7 @@ def check_scope(network: Network, array: ArraySpec, aspace: AlphaSpace) -> None:
     """HeteroRefused unless the declared space frees only the top split and compute does not overlap."""
     check_array(array)
     check_network(network)
+    refuse_grouped(network, "joint")
     if array.overlap:
         raise HeteroRefused("joint (uneven splits): arrays that overlap compute and communication are not covered")
     if any(h > 0 for h, _ in aspace.free_classes()):

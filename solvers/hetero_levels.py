@@ -72,7 +72,7 @@ from explorer.core.partition import JOIN_TYPES, Dim, PartitionType, Size, Space
 from explorer.core.solution import Status
 from explorer.core.timing import step_time
 
-from .hetero import HeteroRefused, HeteroSolution
+from .hetero import HeteroRefused, HeteroSolution, refuse_grouped
 
 # Cells a level's DP may hold in one tensor (a frontier state times a node's candidates, or a
 # node's cost by its producers' candidates, groups and sides): 1 M float64 cells are 8 MB. Every
@@ -358,6 +358,7 @@ def levels_hetero(network: Network, array: ArraySpec, space: Space, alphas,
     t0 = time.perf_counter()
     check_array(array)
     check_network(network)
+    refuse_grouped(network, "levels")
     aspace = alphas if isinstance(alphas, AlphaSpace) else alpha_space(array, alphas, free)
     values = tuple(sorted(set(aspace.grid) | {HALF}))
     coef = _Coefficients(values)

@@ -20,6 +20,7 @@ from explorer.core.hetero import (
     inter_split,
     proportional_alphas,
     relayout_split,
+    whole_groups,
 )
 from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.partition import ALL_TYPES, Dim, Layout, PartitionType, Space, relayout_cost
@@ -113,8 +114,8 @@ def test_group_shares_two_levels():
     # Level 0: f1 I(1/4); level 1: f1 II(1/3). Group 2 of level 2 = path (side 1, side 0):
     # B share 3/4 (side 1 of 1/4), D_i share 1/3 (side 0 of 1/3), D_o whole.
     plan = HeteroPlan(((I, I), (II, II)), ((F(1, 4), F(1, 2)), (F(1, 3), F(1, 2))))
-    assert group_shares(plan, 2, 2, 0) == {Dim.B: F(3, 4), Dim.D_I: F(1, 3), Dim.D_O: F(1)}
-    assert group_shares(plan, 1, 0, 0) == {Dim.B: F(1, 4), Dim.D_I: F(1), Dim.D_O: F(1)}
+    assert group_shares(plan, 2, 2, 0) == {Dim.B: F(3, 4), Dim.D_I: F(1, 3), Dim.D_O: F(1), Dim.G: F(1)}
+    assert group_shares(plan, 1, 0, 0) == {Dim.B: F(1, 4), Dim.D_I: F(1), Dim.D_O: F(1), Dim.G: F(1)}
 
 
 def test_proportional_rule():
@@ -181,7 +182,7 @@ def test_per_group_alphas_golden_4_12():
 
 
 def _modelled(net) -> bool:
-    return not any(L.kind in (LayerKind.ATTENTION, LayerKind.EMBEDDING) or L.groups > 1 for L in net.layers)
+    return not any(L.kind in (LayerKind.ATTENTION, LayerKind.EMBEDDING) for L in net.layers)
 
 
 @pytest.mark.parametrize("model", sorted(zoo_files()))
@@ -191,12 +192,14 @@ def test_equal_split_on_one_kind_is_the_homogeneous_model(model):
     net = load_model(model)
     arr = synthetic_array(2, [10, 40], dtype_bytes=2, peak_TFLOPS=3)
     if not _modelled(net):
-        with pytest.raises(SpecError, match=r"--model: .* uneven splits are modelled for conv, fc, add and concat nodes only"):
+        with pytest.raises(SpecError, match=r"--model: .* uneven splits are modelled for conv \(grouped too\), fc, add and concat nodes only"):
             evaluate_hetero(net, arr, HeteroPlan.equal(Plan(((I,) * len(net.layers),) * 2)))
         return
+    if any(L.groups > 1 for L in net.layers):  # mobilenet-v2, efficientnet-b0: grouped convs
+        assert model in ("mobilenet-v2", "efficientnet-b0") or "grouped" in model
     rng = random.Random(model)
     for _ in range(2):
-        plan = Plan(tuple(tuple(rng.choice(ALL_TYPES if not L.is_join else (I, II)) for L in net.layers) for _ in range(2)))
+        plan = Plan(tuple(tuple(rng.choice([t for t in ALL_TYPES if L.offers(t, h)]) for L in net.layers) for h in range(2)))
         ev = evaluate(net, arr, Space.ACCPAR, plan)
         hv = evaluate_hetero(net, arr, HeteroPlan.equal(plan))
         assert hv.step_time_s == ev.step_time_s and hv.traffic_bytes == ev.traffic_bytes
@@ -248,3 +251,104 @@ def test_brute_equals_exact_equals_cpsat_on_300_random_instances():
             assert e.step_time_s <= eq.step_time_s
             better += e.step_time_s < eq.step_time_s
     assert better > 0  # uneven splits do pay off on some mixes
+
+
+# ---- grouped convolutions (the group split halves G: every tensor of the layer) ---------------
+
+# c1: depthwise conv 4 -> 4, 1x1 kernel and maps, 4 groups; f2: fc 4 -> 2; batch 8.
+# c1: A(F)=32, A(W)=4*4/4=4, A(F_out)=32, FLOPs 6*8*4*4/4 = 192;  f2: A(F)=32, A(W)=8, A(F_out)=16, FLOPs 384.
+GNET = Network.chain("dw-fc", 8, [Layer("c1", LayerKind.CONV, 4, 4, groups=4), fc("f2", 4, 2)])
+
+
+def test_group_split_golden():
+    # c1 II (group split) 1/4: side 0 gets 1 group, side 1 3; f2 II 1/4.
+    # Intra: c1's group split exchanges nothing; f2 reduces F_out (16) each way: (16, 16).
+    # Inter on f2's input (32): the group split leaves F col(1/4), f2 needs col(1/4): 0; E col -> col: 0.
+    # Comm 16 * 2 / 1e10 = 3.2 ns. Compute: leaf 0: 192/4 + 384/4 = 144 FLOP at 1 TFLOPS = 0.144 ns;
+    # leaf 1: 144 + 288 = 432 at 3 TFLOPS = 0.144 ns. Step 3.344 ns.
+    # Memory (elements): leaf 0: c1 2*4/4 + 32/4 = 10, f2 2*8/4 + 32/4 = 12: 22 -> 44 bytes;
+    # leaf 1: c1 2*4*3/4 + 24 = 30, f2 12 + 24 = 36: 66 -> 132 bytes.
+    ev = evaluate_hetero(GNET, A1, plan1(II, "1/4", II, "1/4"))
+    assert ev.group_amounts == (((F(16), F(16)),),)
+    assert ev.leaf_compute_s == (F(144, 10**12), F(144, 10**12))
+    assert ev.step_time_s == F(3344, 10**12)
+    assert ev.leaf_memory_bytes == (F(44), F(132))
+
+
+def test_group_split_to_batch_split_golden():
+    # c1 II (group split) 3/4, f2 I 1/4. Intra: f2's dW (8) each way.
+    # Inter on f2's input (32): F col(3/4) -> row(1/4) = (3/4*3/4, 1/4*1/4) = (9/16, 1/16);
+    # E row(1/4) -> col(3/4) = (1/4*1/4, 3/4*3/4) = (1/16, 9/16): (10/16, 10/16) * 32 = (20, 20).
+    # Sides (28, 28): 5.6 ns. Compute: leaf 0: 192*3/4 + 384/4 = 240 FLOP at 1 TFLOPS = 0.24 ns;
+    # leaf 1: 48 + 288 = 336 at 3 TFLOPS = 0.112 ns. Step 5.84 ns.
+    ev = evaluate_hetero(GNET, A1, plan1(II, "3/4", I, "1/4"))
+    assert ev.group_amounts == (((F(28), F(28)),),)
+    assert ev.leaf_compute_s == (F(240, 10**12), F(112, 10**12))
+    assert ev.step_time_s == F(5840, 10**12)
+
+
+def test_grouped_equal_split_is_the_homogeneous_model():
+    arr = synthetic_array(2, [10, 40], dtype_bytes=2, peak_TFLOPS=3)
+    for types in [((II, II), (II, III)), ((I, II), (II, I)), ((II, I), (I, II))]:
+        plan = Plan(types)
+        ev = evaluate(GNET, arr, Space.ACCPAR, plan)
+        hv = evaluate_hetero(GNET, arr, HeteroPlan.equal(plan))
+        assert hv.step_time_s == ev.step_time_s and hv.traffic_bytes == ev.traffic_bytes
+
+
+def test_whole_groups_rule():
+    """A side must get a whole number of groups: alpha * (the group's count of groups) an integer."""
+    c1 = GNET.layers[0]
+    assert whole_groups(c1, [II], [[F(1, 4)]]) and not whole_groups(c1, [II], [[F(1, 8)]])
+    # level 0 splits 1 : 3; level 1 halves each side: the side of 1 group cannot
+    assert not whole_groups(c1, [II, II], [[F(1, 4)], [F(1, 2), F(1, 2)]])
+    assert whole_groups(c1, [II, II], [[F(1, 2)], [F(1, 2), F(1, 2)]])
+    assert not whole_groups(c1, [II, II], [[F(1, 4)], [F(1, 2), F(1, 3)]])  # a side of 1 group cannot split at all
+    assert whole_groups(c1, [II, I], [[F(1, 4)], [F(1, 2), F(1, 3)]])  # a batch split below: 1 and 3 groups kept
+    assert whole_groups(c1, [I, II], [[F(1, 8)], [F(1, 4), F(3, 4)]])  # a batch split leaves 4 groups each
+    assert whole_groups(GNET.layers[1], [II], [[F(1, 8)]])  # not a grouped conv: no rule
+    with pytest.raises(ValueError, match="fraction of its 4 groups"):
+        evaluate_hetero(GNET, A1, plan1(II, "1/8", II, "1/4"))
+    # the solvers' candidates: c1's group split only at 1/4, 1/2 and 3/4 of the 1/8 grid, its batch split at all 7
+    from explorer.solvers.hetero import _columns
+    cols = _columns(GNET, Space.ACCPAR, alpha_space(A1, alpha_grid(8)), 1)
+    assert sorted(c[0][1][0] for c in cols[0] if c[0][0] is II) == [F(1, 4), F(1, 2), F(3, 4)]
+    assert len([c for c in cols[0] if c[0][0] is I]) == 7 and not any(c[0][0] is III for c in cols[0])
+    assert len(cols[1]) == 3 * 7
+
+
+def _random_grouped_instance(rng):
+    """Tiny chains with a depthwise or grouped conv among the layers (at most 400 plans)."""
+    while True:
+        H = rng.choice([1, 1, 2])
+        L = rng.choice([2, 3]) if H == 1 else 2
+        grid = alpha_grid(rng.choice([2, 3, 4, 6]))
+        if (3 * len(grid)) ** (H * L) <= 400:
+            break
+    net = random_chain(rng.randrange(10**6), L, max_channels=16, max_size=4)
+    k = rng.randrange(L)
+    G = rng.choice([2, 3, 4, 6, 8])
+    layers = list(net.layers)
+    layers[k] = Layer(f"g{k}", LayerKind.CONV, G * rng.choice([1, 2]), G * rng.choice([1, 2]), (3, 3), (4, 4), (4, 4),
+                      groups=G)
+    net = Network.chain(net.name + "-g", net.batch, layers)
+    peaks = [rng.choice([1, 2, 3, 5]) for _ in range(2**H)]
+    arr = mix(H, peaks, bw=rng.choice([1, 10, 100]), dtype=rng.choice([1, 2, 4]))
+    return net, arr, Space.ACCPAR, grid
+
+
+def test_grouped_brute_equals_exact_equals_cpsat_on_random_instances():
+    rng = random.Random(1313)
+    uneven_group_split = 0
+    for k in range(60):
+        net, arr, space, grid = _random_grouped_instance(rng)
+        b = brute_hetero(net, arr, space, grid)
+        e = exact_hetero(net, arr, space, grid)
+        assert b.step_time_s == e.step_time_s
+        assert evaluate_hetero(net, arr, e.plan).step_time_s == e.step_time_s
+        if k % 4 == 0:
+            c = cpsat_hetero(net, arr, space, grid)
+            assert c.status is Status.OPTIMAL and c.step_time_s == c.bound_s == e.step_time_s
+        g = next(i for i, L in enumerate(net.layers) if L.groups > 1)
+        uneven_group_split += any(e.plan.types[h][g] is II and e.plan.alphas[h][0][g] != F(1, 2) for h in range(arr.levels))
+    assert uneven_group_split > 0  # some optima split the groups unevenly

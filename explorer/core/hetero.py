@@ -68,13 +68,13 @@ from typing import Sequence
 from .array import ArraySpec
 from .comm import training_flops
 from .errors import SpecError
-from .network import LayerKind, Network
-from .partition import Dim, Layout, PartitionType, Size, layouts
+from .network import Layer, LayerKind, Network
+from .partition import Dim, Layout, PartitionType, Size, TypeSpec, layouts
 from .plan import Plan
 from .timing import Communication, Topology, step_time
 
 HALF = Fraction(1, 2)
-_DIMS = (Dim.B, Dim.D_I, Dim.D_O)
+_DIMS = (Dim.B, Dim.D_I, Dim.D_O, Dim.G)
 
 Pair = tuple[Fraction, Fraction]  # (side 0 sends, side 1 sends)
 
@@ -121,13 +121,50 @@ def alpha_grid(denominator: int) -> tuple[Fraction, ...]:
 
 
 def check_network(network: Network) -> None:
-    """The model covers conv (ungrouped) and fc layers and add/concat joins; it refuses the rest."""
+    """The model covers conv (grouped too) and fc layers and add/concat joins; it refuses the rest."""
     for layer in network.layers:
-        if layer.kind in (LayerKind.ATTENTION, LayerKind.EMBEDDING) or layer.groups > 1:
-            what = f"grouped conv ({layer.groups} groups)" if layer.groups > 1 else f"{layer.kind.value} node"
+        if layer.kind in (LayerKind.ATTENTION, LayerKind.EMBEDDING):
+            what = f"{layer.kind.value} node"
             what = ("an " if what[0] in "aeiou" else "a ") + what
             raise SpecError("--model", f"{network.name}: node {layer.name!r} is {what}; uneven splits are modelled "
-                            "for conv, fc, add and concat nodes only")
+                            "for conv (grouped too), fc, add and concat nodes only")
+
+
+def spec_of(layer: Layer, t: PartitionType) -> TypeSpec:
+    """The node's behaviour under type t (``Layer.node_types``: a grouped conv's II is ``GROUP_SPLIT``)."""
+    sp = layer.node_types.specs[t.index]
+    if sp is None:
+        raise ValueError(f"node {layer.name!r} ({layer.node_types.name}) cannot take type {t}")
+    return sp
+
+
+def offers(layer: Layer, t: PartitionType, level: int) -> bool:
+    """Whether the node can take type t at this level, as in the homogeneous model (``Layer.offers``:
+    its kind's types; a grouped conv's II only at the first ``two_adic(G)`` levels)."""
+    return layer.offers(t, level)
+
+
+def whole_groups(layer: Layer, types: Sequence[PartitionType], alphas: Sequence[Sequence[Fraction]]) -> bool:
+    """The whole-groups rule of a grouped conv, for one layer's choices on every level
+    (``types[h]``, ``alphas[h][group]``): wherever a group splits G (type II) unevenly or not,
+    each side must get a whole number of the layer's groups, i.e. alpha times the group's
+    count of groups (G times its share of G) is an integer. Always true for other nodes."""
+    if layer.groups <= 1:
+        return True
+    counts = [Fraction(layer.groups)]  # per group of the level: its count of groups
+    for h, t in enumerate(types):
+        split = spec_of(layer, t).halves is Dim.G
+        nxt = []
+        for g, n in enumerate(counts):
+            a = alphas[h][g] if split else None
+            if a is None:
+                nxt += [n, n]
+                continue
+            if (n * a).denominator != 1:
+                return False
+            nxt += [n * a, n * (1 - a)]
+        counts = nxt
+    return True
 
 
 def check_array(array: ArraySpec) -> None:
@@ -154,6 +191,16 @@ def inter_split(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fractio
                 prev_join: bool = False, next_join: bool = False) -> Pair:
     """Forward F plus backward E re-layout on an edge, as fractions of A(F) (= A(E)) of the consumer's input."""
     p, n = layouts(prev, prev_join), layouts(nxt, next_join)
+    return _inter(p, a, n, b)
+
+
+def edge_split(producer: Layer, prev: PartitionType, a: Fraction, consumer: Layer, nxt: PartitionType, b: Fraction) -> Pair:
+    """``inter_split`` with each node's own layouts (``Layer.node_types``: a grouped conv's group
+    split is column-split both ways, like II on a join)."""
+    return _inter(producer.node_types.layouts(prev), a, consumer.node_types.layouts(nxt), b)
+
+
+def _inter(p, a: Fraction, n, b: Fraction) -> Pair:
     f0, f1 = relayout_split(p.f_out_produced, a, n.f_in_needed, b)
     e0, e1 = relayout_split(n.e_in_produced, b, p.e_out_needed, a)
     return f0 + e0, f1 + e1
@@ -171,13 +218,13 @@ def ancestor_path(level: int, group: int):
     return [(k, group >> (level - k), (group >> (level - 1 - k)) & 1) for k in range(level)]
 
 
-def group_shares(plan: HeteroPlan, level: int, group: int, layer: int) -> dict[Dim, Fraction]:
-    """Layer's share of B, D_i and D_o in group ``group`` of level ``level`` (its path: the binary
+def group_shares(plan: HeteroPlan, level: int, group: int, layer: int, node: Layer | None = None) -> dict[Dim, Fraction]:
+    """Layer's share of B, D_i, D_o and G in group ``group`` of level ``level`` (its path: the binary
     spelling of ``group`` on ``level`` bits, top first; each ancestor's own alpha)."""
     shares = {d: Fraction(1) for d in _DIMS}
     for k, anc, side in ancestor_path(level, group):
         t = plan.types[k][layer]
-        shares[t.spec.halves] *= side_share(plan.alphas[k][anc][layer], side)
+        shares[(t.spec if node is None else spec_of(node, t)).halves] *= side_share(plan.alphas[k][anc][layer], side)
     return shares
 
 
@@ -195,25 +242,25 @@ def _whole_sizes(network: Network) -> list[tuple[int, int, int]]:
 
 def group_amounts(network: Network, plan: HeteroPlan, level: int, group: int) -> Pair:
     """Elements each side of the group's pair sends at its level: every layer's intra exchange and every edge's re-layout."""
-    shares = [_share_triple(group_shares(plan, level, group, l)) for l in range(len(network.layers))]  # noqa: E741
+    shares = [_share_triple(group_shares(plan, level, group, l, network.layers[l])) for l in range(len(network.layers))]  # noqa: E741
     return _amounts(network, _whole_sizes(network), plan.types[level], plan.alphas[level][group], shares)
 
 
-def _share_triple(s: dict[Dim, Fraction]) -> tuple[Fraction, Fraction, Fraction]:
-    return s[Dim.B], s[Dim.D_I], s[Dim.D_O]
+def _share_triple(s: dict[Dim, Fraction]) -> tuple[Fraction, Fraction, Fraction, Fraction]:
+    return s[Dim.B], s[Dim.D_I], s[Dim.D_O], s[Dim.G]
 
 
-# a size's share from a (B, D_i, D_o) share triple (S and G are never split here)
+# a size's share from a (B, D_i, D_o, G) share tuple (S is never split; G spans every size)
 def _f_in(s) -> Fraction:
-    return s[0] * s[1]
+    return s[0] * s[1] * s[3]
 
 
 def _weights(s) -> Fraction:
-    return s[1] * s[2]
+    return s[1] * s[2] * s[3]
 
 
 def _f_out(s) -> Fraction:
-    return s[0] * s[2]
+    return s[0] * s[2] * s[3]
 
 
 _SIZE_SHARE = {Size.F_IN: _f_in, Size.WEIGHTS: _weights, Size.F_OUT: _f_out}
@@ -226,29 +273,32 @@ def _amounts(network: Network, whole, row, alphas, shares) -> Pair:
     for l, layer in enumerate(network.layers):  # noqa: E741
         if layer.is_join:
             continue
-        size = row[l].spec.exchanges.size
+        tensor = spec_of(layer, row[l]).exchanges
+        if tensor is None:  # a grouped conv's group split: no partial sums
+            continue
+        size = tensor.size
         x = whole[l][size.index] * _SIZE_SHARE[size](shares[l])
         s0 += x
         s1 += x
     for (u, v), share in zip(network.edges, network.edge_shares):
         U, V = network.layers[u], network.layers[v]
         x = whole[v][0] * _f_in(shares[v]) * share
-        c0, c1 = inter_split(row[u], alphas[u], row[v], alphas[v], U.is_join, V.is_join)
+        c0, c1 = edge_split(U, row[u], alphas[u], V, row[v], alphas[v])
         s0 += c0 * x
         s1 += c1 * x
     return s0, s1
 
 
 def level_shares(network: Network, plan: HeteroPlan) -> list[list[tuple[tuple[Fraction, Fraction, Fraction], ...]]]:
-    """[level 0..H][group][layer] -> its (B, D_i, D_o) shares, top down: a child's are its
+    """[level 0..H][group][layer] -> its (B, D_i, D_o, G) shares, top down: a child's are its
     parent's with the parent's type's dimension times the side's part (``group_shares`` for
     all groups at once). Groups whose paths carry the same alphas get the very same row object
     (computed once), so the evaluator can score such groups once (``evaluate_hetero``)."""
     one = Fraction(1)
     L = len(network.layers)
-    out = [[((one, one, one),) * L]]
+    out = [[((one, one, one, one),) * L]]
     for h in range(plan.levels):
-        dims = [_DIMS.index(t.spec.halves) for t in plan.types[h]]
+        dims = [_DIMS.index(spec_of(node, t).halves) for node, t in zip(network.layers, plan.types[h])]
         memo: dict = {}  # (parent row, the side's parts) -> child row
         rest: dict = {}  # alphas -> 1 - alphas (side 1's parts)
         nxt = []
@@ -278,13 +328,13 @@ def _child_row(parent, dims, parts):
 def leaf_flops(network: Network, plan: HeteroPlan, leaf: int) -> Fraction:
     """Training FLOPs of one accelerator: every layer's FLOPs times its shares of B, D_i and D_o."""
     H = plan.levels
-    return _flops(network, [_share_triple(group_shares(plan, H, leaf, l)) for l in range(len(network.layers))])  # noqa: E741
+    return _flops(network, [_share_triple(group_shares(plan, H, leaf, l, network.layers[l])) for l in range(len(network.layers))])  # noqa: E741
 
 
 def _flops(network: Network, shares) -> Fraction:
     total = Fraction(0)
     for layer, s in zip(network.layers, shares):
-        total += training_flops(layer, network.batch) * s[0] * s[1] * s[2]
+        total += training_flops(layer, network.batch) * s[0] * s[1] * s[2] * s[3]
     return total
 
 
@@ -326,6 +376,8 @@ class HeteroEvaluation:
 
 
 def check_plan(network: Network, array: ArraySpec, plan: HeteroPlan) -> None:
+    """ValueError unless the plan fits the array and network: shapes, 0 < alpha < 1, types the
+    nodes offer at their levels (``offers``) and whole groups (``whole_groups``)."""
     L = len(network.layers)
     if plan.levels != array.levels or len(plan.alphas) != array.levels:
         raise ValueError(f"the plan has {plan.levels} levels, the array {array.levels}")
@@ -338,6 +390,13 @@ def check_plan(network: Network, array: ArraySpec, plan: HeteroPlan) -> None:
             for a in row:
                 if not 0 < a < 1:
                     raise ValueError(f"level {h}: alpha must be strictly between 0 and 1, got {a}")
+    for l, layer in enumerate(network.layers):  # noqa: E741
+        types = [plan.types[h][l] for h in range(plan.levels)]
+        for h, t in enumerate(types):
+            if not offers(layer, t, h):
+                raise ValueError(f"level {h}: node {layer.name!r} ({layer.node_types.name}) cannot take type {t}")
+        if not whole_groups(layer, types, [[row[l] for row in plan.alphas[h]] for h in range(plan.levels)]):
+            raise ValueError(f"node {layer.name!r}: a group split leaves a side a fraction of its {layer.groups} groups")
 
 
 def evaluate_hetero(network: Network, array: ArraySpec, plan: HeteroPlan, weight_copies: int = 0) -> HeteroEvaluation:
