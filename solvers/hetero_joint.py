@@ -54,12 +54,13 @@ import numpy as np
 
 from explorer.core.array import ArraySpec
 from explorer.core.comm import training_flops
-from explorer.core.hetero import AlphaSpace, HeteroPlan, check_array, check_network, inter_split, side_share
+from explorer.core.hetero import AlphaSpace, HeteroPlan, check_array, check_network, side_share, whole_groups
+from explorer.core.hetero import edge_split, spec_of
 from explorer.core.network import Network
-from explorer.core.partition import JOIN_TYPES, Dim, PartitionType, Size, Space
+from explorer.core.partition import Dim, PartitionType, Size, Space
 from explorer.core.solution import Status
 
-from .hetero import HeteroRefused, HeteroSolution, refuse_grouped
+from .hetero import HeteroRefused, HeteroSolution
 
 INF = 2**60  # an impossible column (a join's type III) or an unreachable state
 COMPONENTS = ("S0", "S1", "V0", "V1")
@@ -103,13 +104,30 @@ class _Columns:
         return t0, a, self.lower(col % self.n_tau)
 
 
-def _shares(t0: PartitionType, a: Fraction, side: int, lower: tuple[PartitionType, ...]) -> dict:
-    """A side-s group's share of each dimension below levels 0 .. len(lower)."""
-    s = {Dim.B: Fraction(1), Dim.D_I: Fraction(1), Dim.D_O: Fraction(1)}
-    s[t0.spec.halves] *= side_share(a, side)
+HALF = Fraction(1, 2)
+
+
+def _shares(node, t0: PartitionType, a: Fraction, side: int, lower: tuple[PartitionType, ...]) -> dict:
+    """A side-s group's share of each dimension below levels 0 .. len(lower) (``node``'s specs:
+    a grouped conv's II halves G)."""
+    s = {Dim.B: Fraction(1), Dim.D_I: Fraction(1), Dim.D_O: Fraction(1), Dim.G: Fraction(1)}
+    s[spec_of(node, t0).halves] *= side_share(a, side)
     for t in lower:
-        s[t.spec.halves] /= 2
+        s[spec_of(node, t).halves] /= 2
     return s
+
+
+def _exchanged(node, t: PartitionType):
+    """The size of the node's intra exchange under t, None when it has none (a join; a grouped
+    conv's group split)."""
+    if node.is_join:
+        return None
+    tensor = spec_of(node, t).exchanges
+    return None if tensor is None else tensor.size
+
+
+def _halves(node, t: PartitionType) -> Dim:
+    return spec_of(node, t).halves
 
 
 def _size_share(s: dict, size: Size) -> Fraction:
@@ -138,40 +156,46 @@ class _Model:
         self.flops = [training_flops(L, b) for L in network.layers]
 
     def allowed(self, l: int, col: int) -> bool:  # noqa: E741
-        if not self.net.layers[l].is_join:
-            return True
-        t0, _, lower = self.cols.split(col)
-        return t0 in JOIN_TYPES and all(t in JOIN_TYPES for t in lower)
+        """Whether layer l can take the column: the types its node offers at each level
+        (``Layer.offers``) and, for a grouped conv, whole groups on every side (``whole_groups``)."""
+        node = self.net.layers[l]
+        t0, a, lower = self.cols.split(col)
+        types = (t0,) + lower
+        if not all(node.offers(t, h) for h, t in enumerate(types)):
+            return False
+        return node.groups <= 1 or whole_groups(node, types, [[a]] + [[HALF] * 2**h for h in range(1, self.H)])
 
     def own(self, l: int, t0, a, lower) -> tuple[Fraction, Fraction, Fraction, Fraction]:  # noqa: E741
         """(S0, S1, V0, V1) of layer l's own terms: intra exchanges and compute."""
         layer = self.net.layers[l]
-        S = Fraction(0) if layer.is_join else self.whole[l][t0.spec.exchanges.size.index] * self.rate[0]
+        size0 = _exchanged(layer, t0)
+        S = Fraction(0) if size0 is None else self.whole[l][size0.index] * self.rate[0]
         V = []
         for side in (0, 1):
             v = self.flops[l] * side_share(a, side) / 2 ** (self.H - 1) / self.peak[side]
-            if not layer.is_join:
-                for h in range(1, self.H):
-                    size = lower[h - 1].spec.exchanges.size
-                    v += self.whole[l][size.index] * _size_share(_shares(t0, a, side, lower[: h - 1]), size) * self.rate[h]
+            for h in range(1, self.H):
+                size = _exchanged(layer, lower[h - 1])
+                if size is not None:
+                    v += (self.whole[l][size.index] * _size_share(_shares(layer, t0, a, side, lower[: h - 1]), size)
+                          * self.rate[h])
             V.append(v)
         return S, S, V[0], V[1]
 
     def edge_top(self, e: int, tu, au, tv, av) -> tuple[Fraction, Fraction]:
         u, v = self.net.edges[e]
         x = self.whole[v][0] * self.net.edge_shares[e] * self.rate[0]
-        c0, c1 = inter_split(tu, au, tv, av, self.net.layers[u].is_join, self.net.layers[v].is_join)
+        c0, c1 = edge_split(self.net.layers[u], tu, au, self.net.layers[v], tv, av)
         return c0 * x, c1 * x
 
     def edge_level(self, e: int, h: int, tu: PartitionType, t0v, av, lower_v) -> tuple[Fraction, Fraction]:
         """(V0, V1) terms of edge e at level h >= 1: the consumer's lower types t_1 .. t_h."""
         u, v = self.net.edges[e]
-        c, _ = inter_split(tu, Fraction(1, 2), lower_v[h - 1], Fraction(1, 2),
-                           self.net.layers[u].is_join, self.net.layers[v].is_join)
+        c, _ = edge_split(self.net.layers[u], tu, HALF, self.net.layers[v], lower_v[h - 1], HALF)
         if c == 0:
             return Fraction(0), Fraction(0)
         x = self.whole[v][0] * self.net.edge_shares[e] * c * self.rate[h]
-        return tuple(x * _size_share(_shares(t0v, av, side, lower_v[: h - 1]), Size.F_IN) for side in (0, 1))
+        V = self.net.layers[v]
+        return tuple(x * _size_share(_shares(V, t0v, av, side, lower_v[: h - 1]), Size.F_IN) for side in (0, 1))
 
     # a whole plan, exactly
     def components(self, cols: list[int]) -> tuple[Fraction, Fraction, Fraction, Fraction]:
@@ -246,14 +270,15 @@ class _Tables:
             it0, ia = divmod(top, C.A)
             t0, a = C.types[it0], C.alphas[ia]
             lower = C.lower(tau)
-            S = 0 if layer.is_join else self._fl(xs[t0.spec.exchanges.size.index], m.rate[0])
+            size0 = _exchanged(layer, t0)
+            S = 0 if size0 is None else self._fl(xs[size0.index], m.rate[0])
             V = [comp[(ia, 0)], comp[(ia, 1)]]
-            if not layer.is_join:
-                for h in range(1, H):
-                    size = lower[h - 1].spec.exchanges.size
+            for h in range(1, H):
+                size = _exchanged(layer, lower[h - 1])
+                if size is not None:
                     dims = size.dims
-                    j = sum(1 for t in lower[: h - 1] if t.spec.halves in dims)
-                    top_in = t0.spec.halves in dims
+                    j = sum(1 for t in lower[: h - 1] if _halves(layer, t) in dims)
+                    top_in = _halves(layer, t0) in dims
                     for side in (0, 1):
                         key = (h, size.index, ia if top_in else -1, side if top_in else -1, j)
                         v = memo.get(key)
@@ -266,19 +291,19 @@ class _Tables:
     def _edge_top(self, e: int) -> np.ndarray:
         m, C = self.m, self.m.cols
         u, v = m.net.edges[e]
-        ju, jv = m.net.layers[u].is_join, m.net.layers[v].is_join
+        U, V = m.net.layers[u], m.net.layers[v]
         x = m.whole[v][0] * m.net.edge_shares[e] * m.rate[0]
         t = np.zeros((2, C.n_top, C.n_top), dtype=np.int64)
         for iu in range(C.n_top):
             tu, au = C.top(iu)
             for iv in range(C.n_top):
                 tv, av = C.top(iv)
-                if (ju and tu not in JOIN_TYPES) or (jv and tv not in JOIN_TYPES):
+                if not (U.offers(tu, 0) and V.offers(tv, 0)):
                     continue  # an impossible column: its node cost is INF
-                key = (iu, iv, ju, jv)
+                key = (iu, iv, U.node_types.name, V.node_types.name)
                 pair = self._pairs.get(key)
                 if pair is None:
-                    pair = self._pairs[key] = inter_split(tu, au, tv, av, ju, jv)
+                    pair = self._pairs[key] = edge_split(U, tu, au, V, tv, av)
                 t[0, iu, iv] = self._fl(x, pair[0]) if pair[0] else 0
                 t[1, iu, iv] = self._fl(x, pair[1]) if pair[1] else 0
         return t
@@ -288,16 +313,17 @@ class _Tables:
         share of F_in), the share being (alpha's side if the top type splits B or D_i) / 2^j."""
         m, C = self.m, self.m.cols
         u, v = m.net.edges[e]
-        ju, jv = m.net.layers[u].is_join, m.net.layers[v].is_join
+        U, V = m.net.layers[u], m.net.layers[v]
         half = Fraction(1, 2)
-        ok = lambda t, j: not j or t in JOIN_TYPES  # noqa: E731
-        coef = [[inter_split(tu, half, tv, half, ju, jv)[0] if ok(tu, ju) and ok(tv, jv) else Fraction(0)
+        ok = lambda node, t: node.node_types.specs[t.index] is not None  # noqa: E731
+        coef = [[edge_split(U, tu, half, V, tv, half)[0] if ok(U, tu) and ok(V, tv) else Fraction(0)
                  for tv in C.types] for tu in C.types]
         base = m.whole[v][0] * m.net.edge_shares[e] * m.rate[h]
         dims = Size.F_IN.dims
         Kp = C.K ** (h - 1)
         arr = np.zeros((2, C.K, C.n_top, Kp, C.K), dtype=np.int64)
         memo: dict = {}
+        # F_in spans B, D_i and G: a grouped conv's group split (G) counts as its II (D_i) would
         js = [sum(1 for t in _digits(p, C.K, h - 1, C.types) if t.spec.halves in dims) for p in range(Kp)]
         for iv in range(C.n_top):
             tv, av = C.top(iv)
@@ -568,7 +594,6 @@ def check_scope(network: Network, array: ArraySpec, aspace: AlphaSpace) -> None:
     """HeteroRefused unless the declared space frees only the top split and compute does not overlap."""
     check_array(array)
     check_network(network)
-    refuse_grouped(network, "joint")
     if array.overlap:
         raise HeteroRefused("joint (uneven splits): arrays that overlap compute and communication are not covered")
     if any(h > 0 for h, _ in aspace.free_classes()):

@@ -9,7 +9,7 @@ import pytest
 
 from explorer.api import solve
 from explorer.core.hetero import FreeAlphas, HeteroPlan, alpha_grid, alpha_space, evaluate_hetero
-from explorer.core.partition import Space
+from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain, random_dag_spec
 from explorer.core.solution import Status
@@ -200,3 +200,31 @@ def test_joint_graph_proof_on_resnet18_equal_grid_matches_the_exact_solver():
     assert j4.status is Status.OPTIMAL and j4.step_time_s == j4.bound_s < eq.step_time_s
     assert evaluate_hetero(net, arr, j4.plan).step_time_s == j4.step_time_s and aspace.contains(j4.plan)
     assert j4.step_time_s <= accpar_hetero(net, arr, Space.HYPAR, aspace).step_time_s
+
+
+def test_joint_equals_brute_and_exact_with_grouped_convs():
+    """Random tiny chains with a grouped or depthwise conv (its group split offered only while each
+    side holds whole groups): joint == brute == exact, every plan re-scored by the evaluator."""
+    from .test_hetero_model import _random_grouped_instance
+
+    rng = random.Random(4242)
+    ran = {"joint": 0, "group split": 0}
+    for _ in range(80):
+        net, arr, space, grid = _random_grouped_instance(rng)
+        aspace = alpha_space(arr, grid)
+        b = brute_hetero(net, arr, space, aspace)
+        e = exact_hetero(net, arr, space, aspace)
+        assert b.step_time_s == e.step_time_s == evaluate_hetero(net, arr, b.plan).step_time_s
+        try:
+            check_scope(net, arr, aspace)
+        except HeteroRefused:
+            continue
+        j = joint_hetero(net, arr, space, aspace)
+        assert evaluate_hetero(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
+        assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s
+        a = accpar_hetero(net, arr, space, aspace)
+        assert evaluate_hetero(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s
+        g = next(i for i, L in enumerate(net.layers) if L.groups > 1)
+        ran["joint"] += 1
+        ran["group split"] += j.plan.types[0][g] is PartitionType.II
+    assert ran["joint"] >= 30 and ran["group split"] >= 3, ran
