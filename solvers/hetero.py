@@ -64,15 +64,6 @@ class HeteroSolution:
     phases: tuple[tuple[str, float], ...] = ()  # joint: (phase, seconds)
 
 
-def refuse_grouped(network: Network, solver: str) -> None:
-    """HeteroRefused for a network with grouped convs: solvers whose terms assume the type
-    table's specs (levels, joint) do not cover a grouped conv's group split yet."""
-    for layer in network.layers:
-        if layer.groups > 1:
-            raise HeteroRefused(f"{solver} (uneven splits): node {layer.name!r} is a grouped conv "
-                                f"({layer.groups} groups), not covered by this solver")
-
-
 def _space_of(array: ArraySpec, alphas, free: FreeAlphas) -> AlphaSpace:
     """``alphas`` is a grid (declared with ``free``) or an AlphaSpace already."""
     return alphas if isinstance(alphas, AlphaSpace) else alpha_space(array, alphas, free)

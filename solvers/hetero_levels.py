@@ -61,18 +61,19 @@ from explorer.core.hetero import (
     check_array,
     check_network,
     evaluate_hetero,
+    edge_split,
     group_shares,
-    inter_split,
+    spec_of,
     proportional_alphas,
     side_share,
     size_share,
 )
 from explorer.core.network import Network
-from explorer.core.partition import JOIN_TYPES, Dim, PartitionType, Size, Space
+from explorer.core.partition import Dim, PartitionType, Size, Space
 from explorer.core.solution import Status
 from explorer.core.timing import step_time
 
-from .hetero import HeteroRefused, HeteroSolution, refuse_grouped
+from .hetero import HeteroRefused, HeteroSolution
 
 # Cells a level's DP may hold in one tensor (a frontier state times a node's candidates, or a
 # node's cost by its producers' candidates, groups and sides): 1 M float64 cells are 8 MB. Every
@@ -103,6 +104,7 @@ class _Level:
     intra: list[dict[PartitionType, np.ndarray]]  # [node] -> type -> [group]: seconds of its intra exchange
     relayout: list[np.ndarray]  # [node] -> [group]: seconds per unit of re-layout coefficient (A(F_in) in the group)
     overlap: bool
+    groups: list[list[Fraction] | None]  # [node] -> [group]: a grouped conv's count of groups there (None: other nodes)
 
 
 def _level_inputs(network: Network, array: ArraySpec, types, alphas, h: int, aspace: AlphaSpace) -> _Level:
@@ -115,17 +117,33 @@ def _level_inputs(network: Network, array: ArraySpec, types, alphas, h: int, asp
     per_elem = float(array.dtype_bytes / array.bandwidth_Bps(h))
     partial = HeteroPlan(tuple(types), tuple(alphas))
     b = network.batch
-    flops, intra, relayout = [], [], []
+    flops, intra, relayout, counts = [], [], [], []
     for l, layer in enumerate(network.layers):  # noqa: E741
-        shares = [group_shares(partial, h, g, l) for g in range(G)]
+        shares = [group_shares(partial, h, g, l, layer) for g in range(G)]
         f = training_flops(layer, b)
-        flops.append(np.array([float(f * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O]) for s in shares]))
+        flops.append(np.array([float(f * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O] * s[Dim.G]) for s in shares]))
         whole = (layer.input_elements(b), layer.weight_elements(), layer.output_elements(b))
         intra.append({} if layer.is_join else {
-            t: np.array([float(whole[t.spec.exchanges.size.index] * size_share(s, t.spec.exchanges.size)) * per_elem
-                         for s in shares]) for t in PartitionType})
+            t: np.array([_intra(layer, t, whole, s) * per_elem for s in shares])
+            for t in PartitionType if layer.node_types.specs[t.index] is not None})
         relayout.append(np.array([float(whole[0] * size_share(s, Size.F_IN)) * per_elem for s in shares]))
-    return _Level(h, aspace.group_class[h], inv, flops, intra, relayout, array.overlap)
+        counts.append([layer.groups * s[Dim.G] for s in shares] if layer.groups > 1 else None)
+    return _Level(h, aspace.group_class[h], inv, flops, intra, relayout, array.overlap, counts)
+
+
+def _intra(layer, t: PartitionType, whole, s) -> float:
+    tensor = spec_of(layer, t).exchanges
+    return 0.0 if tensor is None else float(whole[tensor.size.index] * size_share(s, tensor.size))
+
+
+def _whole_groups(network: Network, lv: _Level, n: int, cand) -> bool:
+    """``core.hetero.whole_groups`` at this level, the levels above fixed: a grouped conv's group
+    split must give each side of every group a whole number of its groups."""
+    counts = lv.groups[n]
+    t, row = cand
+    if counts is None or spec_of(network.layers[n], t).halves is not Dim.G:
+        return True
+    return all((k * row[c]).denominator == 1 for k, c in zip(counts, lv.group_class))
 
 
 def level_cost(network: Network, array: ArraySpec, plan: HeteroPlan, h: int) -> Fraction:
@@ -143,15 +161,16 @@ def level_cost(network: Network, array: ArraySpec, plan: HeteroPlan, h: int) -> 
         whole = (layer.input_elements(b), layer.weight_elements(), layer.output_elements(b))
         worst = Fraction(0)
         for g in range(2**h):
-            s = group_shares(plan, h, g, l)
+            s = group_shares(plan, h, g, l, layer)
             a = plan.alphas[h][g][l]
-            x = 0 if layer.is_join else whole[t.spec.exchanges.size.index] * size_share(s, t.spec.exchanges.size)
+            tensor = None if layer.is_join else spec_of(layer, t).exchanges
+            x = 0 if tensor is None else whole[tensor.size.index] * size_share(s, tensor.size)
             sent = [Fraction(x), Fraction(x)]
             for u, share in in_edges[l]:
-                pair = inter_split(plan.types[h][u], plan.alphas[h][g][u], t, a, network.layers[u].is_join, layer.is_join)
+                pair = edge_split(network.layers[u], plan.types[h][u], plan.alphas[h][g][u], layer, t, a)
                 for side in (0, 1):
                     sent[side] += pair[side] * whole[0] * size_share(s, Size.F_IN) * share
-            flops = training_flops(layer, b) * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O]
+            flops = training_flops(layer, b) * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O] * s[Dim.G]
             for side in (0, 1):
                 peak = sum(peaks[g * n + side * n // 2: g * n + (side + 1) * n // 2]) * 10**12
                 compute = flops * side_share(a, side) / peak
@@ -164,24 +183,26 @@ def level_cost(network: Network, array: ArraySpec, plan: HeteroPlan, h: int) -> 
 
 
 class _Coefficients:
-    """inter_split(tu, a, tv, b, joins) as float arrays [type u, alpha u, type v, alpha v, side]."""
+    """edge_split(producer, tu, a, consumer, tv, b) as float arrays [type u, alpha u, type v, alpha v, side],
+    one table per pair of node behaviours (``Layer.node_types``)."""
 
     def __init__(self, values: tuple[Fraction, ...]):
         self.values = values
         self.index = {a: i for i, a in enumerate(values)}
-        self._tables: dict[tuple[bool, bool], np.ndarray] = {}
+        self._tables: dict[tuple[str, str], np.ndarray] = {}
 
-    def table(self, ju: bool, jv: bool) -> np.ndarray:
-        if (ju, jv) not in self._tables:
+    def table(self, U, V) -> np.ndarray:
+        key = (U.node_types.name, V.node_types.name)
+        if key not in self._tables:
             T, A = len(PartitionType), len(self.values)
             out = np.zeros((T, A, T, A, 2))
             for (iu, tu), (ia, a), (iv, tv), (ib, b_) in product(enumerate(PartitionType), enumerate(self.values),
                                                                   enumerate(PartitionType), enumerate(self.values)):
-                if ju and tu not in JOIN_TYPES or jv and tv not in JOIN_TYPES:
+                if U.node_types.specs[tu.index] is None or V.node_types.specs[tv.index] is None:
                     continue
-                out[iu, ia, iv, ib] = [float(c) for c in inter_split(tu, a, tv, b_, ju, jv)]
-            self._tables[(ju, jv)] = out
-        return self._tables[(ju, jv)]
+                out[iu, ia, iv, ib] = [float(c) for c in edge_split(U, tu, a, V, tv, b_)]
+            self._tables[key] = out
+        return self._tables[key]
 
 
 _TYPE_INDEX = {t: i for i, t in enumerate(PartitionType)}
@@ -253,7 +274,7 @@ def _solve_block(network: Network, lv: _Level, cands: list[list[Candidate]], coe
         comm = intra.reshape(head + [K[-1], G, 1])
         for u, share in in_edges[i]:
             tu, au, _, _ = arrays[u]
-            tab = coef.table(network.layers[u].is_join, network.layers[i].is_join)
+            tab = coef.table(network.layers[u], network.layers[i])
             e = tab[tu[:, None, None], au[:, None, :], ti[None, :, None], ai[None, :, :]]  # [Ku, Ki, G, 2]
             e = e * (lv.relayout[i] * float(share))[None, None, :, None]
             shape = [1] * nd + [G, 2]
@@ -283,8 +304,9 @@ def _solve_block(network: Network, lv: _Level, cands: list[list[Candidate]], coe
 # ---- one level: blocks --------------------------------------------------------------------
 
 
-def _layer_types(network: Network, space: Space, n: int) -> tuple[PartitionType, ...]:
-    return space.types if not network.layers[n].is_join else tuple(t for t in space.types if t in JOIN_TYPES)
+def _layer_types(network: Network, space: Space, n: int, h: int) -> tuple[PartitionType, ...]:
+    """The space's types node n offers at level h (``Layer.offers``)."""
+    return tuple(t for t in space.types if network.layers[n].offers(t, h))
 
 
 def _start_row(array: ArraySpec, aspace: AlphaSpace, h: int) -> tuple[Fraction, ...]:
@@ -302,11 +324,12 @@ def _solve_level(network: Network, space: Space, aspace: AlphaSpace, lv: _Level,
                  coef: _Coefficients):
     """The level's candidates per node, the level cost, DP cells used and the strategy ("joint" or "blocks")."""
     h, N = lv.h, len(network.layers)
-    types = [_layer_types(network, space, n) for n in range(N)]
+    types = [_layer_types(network, space, n, h) for n in range(N)]
     rows = [tuple(r) for r in product(*(aspace.choices(h, c) for c in range(len(start))))]
     G = len(lv.group_class)
     if _fits(network, [len(types[n]) * len(rows) for n in range(N)], G):
-        best, cost, cells = _solve_block(network, lv, [[(t, r) for t in types[n] for r in rows] for n in range(N)], coef)
+        cands = [[c for c in ((t, r) for t in types[n] for r in rows) if _whole_groups(network, lv, n, c)] for n in range(N)]
+        best, cost, cells = _solve_block(network, lv, cands, coef)
         return best, cost, cells, "joint"
     current: list[Candidate] = [(types[n][0], start) for n in range(N)]
     cost, cells = float("inf"), 0
@@ -334,7 +357,8 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
             for n, (t0, row) in enumerate(cur):
                 ts = types[n] if types_too else (t0,)
                 avs = aspace.choices(h, c) if alphas_too else (row[c],)
-                out.append([(t, row[:c] + (a,) + row[c + 1:]) for t in ts for a in avs])
+                out.append([x for x in ((t, row[:c] + (a,) + row[c + 1:]) for t in ts for a in avs)
+                            if _whole_groups(network, lv, n, x)])
             return out
         return make
 
@@ -358,7 +382,6 @@ def levels_hetero(network: Network, array: ArraySpec, space: Space, alphas,
     t0 = time.perf_counter()
     check_array(array)
     check_network(network)
-    refuse_grouped(network, "levels")
     aspace = alphas if isinstance(alphas, AlphaSpace) else alpha_space(array, alphas, free)
     values = tuple(sorted(set(aspace.grid) | {HALF}))
     coef = _Coefficients(values)

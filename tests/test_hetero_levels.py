@@ -205,3 +205,42 @@ def test_a_level_too_wide_even_for_blocks_is_refused(monkeypatch):
     monkeypatch.setattr(hl, "MAX_CELLS_ALONE", 10)
     with pytest.raises(HeteroRefused, match="level 0: the graph's frontier is too wide"):
         levels_hetero(NET, A1, Space.HYPAR, alpha_grid(4))
+
+
+def test_each_level_is_optimal_for_its_own_cost_with_grouped_convs():
+    """As above on tiny chains with a grouped conv: the DP's candidates (types the node offers at
+    the level, whole groups on every side) against brute force over the same candidates."""
+    from explorer.core.hetero import whole_groups
+
+    from .test_hetero_model import _random_grouped_instance
+
+    rng = random.Random(77)
+    split = 0
+    for _ in range(12):
+        network, array, space, grid = _random_grouped_instance(rng)
+        aspace = alpha_space(array, grid)
+        sol = levels_hetero(network, array, space, aspace)
+        assert aspace.contains(sol.plan)
+        for h in range(array.levels):
+            rows = list(product(*(aspace.choices(h, c) for c in range(len(aspace.class_free[h])))))
+            cands = []
+            for l, layer in enumerate(network.layers):  # noqa: E741
+                ok = []
+                for t in space.types:
+                    for r in rows:
+                        alphas = [[row[l] for row in sol.plan.alphas[k]] for k in range(h)] + \
+                                 [[r[c] for c in aspace.group_class[h]]]
+                        if layer.offers(t, h) and whole_groups(layer, [sol.plan.types[k][l] for k in range(h)] + [t], alphas):
+                            ok.append((t, r))
+                cands.append(ok)
+            best = None
+            for cand in product(*cands):
+                types = sol.plan.types[:h] + (tuple(t for t, _ in cand),)
+                alphas = sol.plan.alphas[:h] + (tuple(tuple(r[c] for _, r in cand) for c in aspace.group_class[h]),)
+                c = level_cost(network, array, HeteroPlan(types, alphas), h)
+                best = c if best is None or c < best else best
+            got = level_cost(network, array, sol.plan, h)
+            assert best <= got <= best * (1 + F(1, 10**9))
+        g = next(i for i, L in enumerate(network.layers) if L.groups > 1)
+        split += any(sol.plan.types[h][g] is PartitionType.II for h in range(array.levels))
+    assert split > 0

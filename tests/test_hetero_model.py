@@ -30,6 +30,7 @@ from explorer.frontends import load_array, load_model
 from explorer.frontends.zoo import zoo_files
 from explorer.core.solution import Status
 from explorer.solvers.hetero import brute_hetero, cpsat_hetero, exact_hetero
+from explorer.solvers.hetero_levels import levels_hetero
 
 I, II, III = PartitionType.I, PartitionType.II, PartitionType.III
 ROW, COL, DUP = Layout.ROW, Layout.COL, Layout.DUP
@@ -349,6 +350,8 @@ def test_grouped_brute_equals_exact_equals_cpsat_on_random_instances():
         if k % 4 == 0:
             c = cpsat_hetero(net, arr, space, grid)
             assert c.status is Status.OPTIMAL and c.step_time_s == c.bound_s == e.step_time_s
+        lv = levels_hetero(net, arr, space, grid)  # the AccPar-style level DP: a heuristic, a plan of the space
+        assert evaluate_hetero(net, arr, lv.plan).step_time_s == lv.step_time_s >= e.step_time_s
         g = next(i for i, L in enumerate(net.layers) if L.groups > 1)
         uneven_group_split += any(e.plan.types[h][g] is II and e.plan.alphas[h][0][g] != F(1, 2) for h in range(arr.levels))
     assert uneven_group_split > 0  # some optima split the groups unevenly

@@ -40,8 +40,17 @@ At a = b = 1/2 these are 1/4, 0, 1/2 and 0 of X each way: ``partition.relayout_c
 layer, training FLOPs * share(B) * share(D_i) * share(D_o), at its own peak. A leaf's step time is
 step_time(its compute, the sum of its groups' exchange times) (``timing.step_time``: sum, or max
 with overlap); the array's step time is its slowest leaf's. With every alpha 1/2 on an array of
-one kind this is ``evaluate``'s step time exactly. Nodes: conv (ungrouped), fc, add and concat
-(``check_network`` refuses grouped convs, embeddings and attention). Only per-level links on an H-tree are modelled
+one kind this is ``evaluate``'s step time exactly. Nodes: conv, fc, add and concat
+(``check_network`` refuses embeddings and attention).
+
+**Grouped convs.** A node's types act as in the equal-split model (``spec_of``: the node's
+``TypeSpec``; ``offers``): a grouped conv takes I and its group split II (``GROUP_SPLIT``: it
+halves G, exchanges nothing, column-split both ways), II only at the first two_adic(G) levels.
+The split's alpha is side 0's share of G; G spans every tensor of the layer (``Size.dims``) and
+its FLOPs, so shares are (B, D_i, D_o, G) tuples. Whole groups (``whole_groups``): every side of a
+group split holds a whole number of groups (alpha times the group's count of groups, G times its
+share of G, an integer). The rule restricts the solvers' candidates (per layer, the columns or
+alphas that satisfy it), not the network; ``check_plan`` refuses a plan that breaks it. Only per-level links on an H-tree are modelled
 (a shared medium or a torus spreads one pair's traffic over links the model does not split
 unevenly): ``check_array`` refuses the others.
 
