@@ -338,7 +338,6 @@ in all)`` after every evaluation (``step`` names the class and the round).
     if len(classes) > MAX_FREE_CLASSES:
         raise HeteroRefused(f"search moves one class of groups at a time: at most {MAX_FREE_CLASSES} free classes, "
                             f"this array has {len(classes)}")
-    L = len(network.layers)
     current = start
     best = evaluate_hetero(network, array, current).step_time_s
     tried = 1

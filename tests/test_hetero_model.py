@@ -355,3 +355,16 @@ def test_grouped_brute_equals_exact_equals_cpsat_on_random_instances():
         g = next(i for i, L in enumerate(net.layers) if L.groups > 1)
         uneven_group_split += any(e.plan.types[h][g] is II and e.plan.alphas[h][0][g] != F(1, 2) for h in range(arr.levels))
     assert uneven_group_split > 0  # some optima split the groups unevenly
+
+
+def test_search_keeps_whole_groups():
+    """The search moves a class's alpha on every layer but a grouped conv whose sides would then
+    hold a fraction of its groups: that layer keeps its alpha (the evaluator would refuse it)."""
+    from explorer.solvers.hetero import search_level_alphas
+
+    start = plan1(II, "1/2", I, "1/2")
+    sol = search_level_alphas(GNET, A1, start, alpha_grid(8))
+    c1, f2 = sol.plan.alphas[0][0]
+    assert c1 in (F(1, 4), F(1, 2), F(3, 4)) and f2 != F(1, 2)  # f2 moved off 1/2; c1 only to whole groups
+    assert evaluate_hetero(GNET, A1, sol.plan).step_time_s == sol.step_time_s
+    assert sol.step_time_s < evaluate_hetero(GNET, A1, start).step_time_s

@@ -259,3 +259,9 @@ def test_split_on_a_graph_too_wide_for_the_dp_names_what_split_can_do(tmp_path, 
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "too wide for the DP" in err and "--solver" not in err
     assert "explore split takes its partition types from the hierarchical DP" in err and "--space" in err
+
+
+def test_split_search_on_mobilenet_v2(capsys):
+    """A zoo network with depthwise convs splits unevenly (grouped convs are modelled)."""
+    code, out, err = run_cli(["split", "--model", "mobilenet-v2", "--split", "search"], capsys)
+    assert code == 0 and "mobilenet-v2 on tpu-mix-16: split search" in out and "step time" in out
