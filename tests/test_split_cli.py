@@ -265,3 +265,27 @@ def test_split_search_on_mobilenet_v2(capsys):
     """A zoo network with depthwise convs splits unevenly (grouped convs are modelled)."""
     code, out, err = run_cli(["split", "--model", "mobilenet-v2", "--split", "search"], capsys)
     assert code == 0 and "mobilenet-v2 on tpu-mix-16: split search" in out and "step time" in out
+
+
+def test_split_optimal_stops_when_the_joint_solver_misreports_its_plan(monkeypatch):
+    """--split optimal re-scores the joint solver's plan with evaluate_hetero: a solver whose own
+    step time differs from the definition's is a bug that stops the run, as in ``explore``."""
+    import dataclasses
+
+    import pytest
+
+    from explorer.app.run import EvaluatorMismatch
+    from explorer.solvers import hetero_joint
+
+    real = hetero_joint.joint_hetero
+
+    def lying(*args, **kwargs):
+        sol = real(*args, **kwargs)
+        return dataclasses.replace(sol, step_time_s=sol.step_time_s * F(99, 100))
+
+    net, arr = load_model("lenet-c"), load_array("tpu-mix-16")
+    honest = split_run(net, arr, Space.HYPAR, Split.OPTIMAL, grid=4)
+    assert honest.step_time_s == evaluate_hetero(net, arr, honest.plan).step_time_s
+    monkeypatch.setattr(hetero_joint, "joint_hetero", lying)
+    with pytest.raises(EvaluatorMismatch, match="joint: step time .* does not re-score"):
+        split_run(net, arr, Space.HYPAR, Split.OPTIMAL, grid=4)

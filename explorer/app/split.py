@@ -47,6 +47,7 @@ from ..solvers.hetero import MAX_FREE_CLASSES, search_level_alphas
 from ..solvers.hetero_levels import levels_hetero
 from .baselines import baseline_plan
 from .render import fmt_bytes
+from .run import EvaluatorMismatch
 
 
 class Split(enum.Enum):
@@ -232,12 +233,13 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     status = Status.LEVEL_OPTIMAL if split is Split.EQUAL or one_point else Status.FEASIBLE
     note = ("no free class of groups (every split is between identical subtrees): the declared space is the equal "
             "split alone, so this is the equal-split plan" if one_point else "")
-    bound = equal_best = solver_wall = None
+    bound = equal_best = solver_wall = claimed = None
     if split is Split.EQUAL or one_point:
         plan = equal
     elif split is Split.OPTIMAL:
         say("split: optimal (search, then the joint solver)")
-        plan, status, bound, equal_best, solver_wall = _optimal(network, array, space, aspace, equal, time_limit_s, say)
+        plan, status, bound, equal_best, solver_wall, claimed = _optimal(network, array, space, aspace, equal,
+                                                                          time_limit_s, say)
     elif split is Split.LEVELS:
         say("split: levels (AccPar's level-by-level DP)")
         plan = levels_hetero(network, array, space, aspace).plan
@@ -250,6 +252,8 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
             plan = search_level_alphas(network, array, start, aspace, progress=_prefixed(say)).plan
     say("split: scoring the plan")
     ev = evaluate_hetero(network, array, plan, weight_copies)
+    if claimed is not None and claimed != ev.step_time_s:  # the solver's own scoring against the definition
+        raise EvaluatorMismatch(f"joint: step time {claimed} does not re-score to {ev.step_time_s}")
     g0, g1, idle = ev.top_groups()
     return SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
                        tuple(compared), tuple(L.name for L in network.layers), time.perf_counter() - t0,
@@ -276,7 +280,8 @@ def _dp_plan(problem: Problem):
 def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: HeteroPlan,
              time_limit_s: float, say=lambda *a, **k: None):
     """``--split optimal``: the joint solver from the equal-split and the search plans; a one-line
-    error where it does not apply. (plan, status, bound, best equal-split step time)."""
+    error where it does not apply. (plan, status, bound, best equal-split step time, wall, the
+    solver's own step time of the plan)."""
     from ..solvers.hetero import HeteroRefused
     from ..solvers.hetero_joint import JointOptions, joint_hetero
 
@@ -286,7 +291,7 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
         sol = joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=(equal, search))
     except HeteroRefused as err:
         raise SpecError("--split", f"optimal: {err}; use --split search") from None
-    return sol.plan, sol.status, sol.bound_s, sol.equal_best_s, sol.wall_s
+    return sol.plan, sol.status, sol.bound_s, sol.equal_best_s, sol.wall_s, sol.step_time_s
 
 
 def _ms(x: Fraction) -> str:
