@@ -120,7 +120,8 @@ def test_split_columns_and_what_the_mix_changes(splits):
     # written the other way round, the v3 chips first: subgroup 0 gets the larger share
     assert rows[12]["mix"] == "8 v3 + 8 v2" and rows[12]["alpha_level0"] == "41/56"
     assert rows[12]["step_time_s"] == by[8, "proportional"]["step_time_s"]
-    assert rows[13]["alpha_level0"] == "15/56" and "alpha_level2" not in rows[13]  # 2 levels
+    # 2 levels; the search stays on the grid of 1/8: proportional's 15/56 moved to its nearest 2/8
+    assert rows[13]["alpha_level0"] == "1/4" and "alpha_level2" not in rows[13]
     # 4 v3 chips: the groups of level 1 differ (4 v2 | 4 v2 and 4 v2 | 4 v3)
     assert by[4, "equal"]["status"] == "level-optimal"
     # an alpha per group: 12 v2 + 4 v3 splits 8*45 : (4*45 + 4*123) = 15/43, then 1/2 and 15/56

@@ -5,7 +5,8 @@ brute force (tiny cases), the exact Pareto DP (chains, tiny), CP-SAT (chains, sm
 solver (``solvers.hetero_joint``: arrays with one kind per half), the AccPar-style DP (each
 layer's and edge's busier side summed: a heuristic, same scope), AccPar's hierarchical DP
 (``solvers.hetero_levels``: level by level, any mix; a heuristic) and the level-by-level search
-from the hierarchical DP's equal-split plan (a heuristic, no bound). Every plan is re-scored by
+from the hierarchical DP's types with the equal or the proportional split moved onto the space
+(``split.search_start``, as ``explore split --split search``: a heuristic, no bound). Every plan is re-scored by
 ``evaluate_hetero``. They agree when every proven optimum is the same, no plan beats it, no
 bound exceeds it, and every reported step time is the evaluator's.
 """
@@ -19,7 +20,7 @@ from typing import Any
 
 from ..core.array import ArraySpec
 from ..core.errors import InstanceTooLarge
-from ..core.hetero import AlphaSpace, FreeAlphas, HeteroPlan, alpha_grid, alpha_space, evaluate_hetero
+from ..core.hetero import AlphaSpace, FreeAlphas, alpha_grid, alpha_space, evaluate_hetero
 from ..core.network import Network
 from ..core.objective import Objective
 from ..core.partition import Space
@@ -29,6 +30,7 @@ from ..solvers import get_solver
 from ..solvers.hetero import HeteroRefused, HeteroSolution, brute_hetero, cpsat_hetero, exact_hetero, search_level_alphas
 from ..solvers.hetero_joint import JointOptions, accpar_hetero, joint_hetero
 from ..solvers.hetero_levels import levels_hetero
+from .split import search_start
 
 HETERO_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "levels", "search")
 
@@ -78,7 +80,7 @@ def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace
         types = get_solver("dp")(Problem(network, array, space, Objective.TIME), SolveOptions()).plan
     except InstanceTooLarge as err:  # the search takes its types from the DP: refused, like the others
         raise HeteroRefused(f"search: no types from the DP ({str(err).split('; use --solver')[0]})") from None
-    sol = search_level_alphas(network, array, HeteroPlan.equal(types), aspace)
+    sol = search_level_alphas(network, array, search_start(network, array, types, aspace), aspace)
     return HeteroSolution("search", Status.FEASIBLE, sol.plan, sol.step_time_s, None, time.perf_counter() - t0, sol.explored)
 
 
@@ -106,7 +108,7 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         return HeteroRow(name, "refused", None, None, time.perf_counter() - t0, str(err), True)
     value = evaluate_hetero(network, array, sol.plan).step_time_s
     note = "" if value == sol.step_time_s else f"evaluator gives {value} s, the solver {sol.step_time_s} s"
-    if not aspace.contains(sol.plan) and name != "search":
+    if not aspace.contains(sol.plan):
         note = (note + "; " if note else "") + "plan outside the declared alpha space"
     return HeteroRow(name, sol.status.value, sol.step_time_s, sol.bound_s, sol.wall_s, note, not note)
 

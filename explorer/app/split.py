@@ -2,9 +2,11 @@
 
 ``--split equal`` keeps alpha = 1/2 everywhere (what ``explore`` does on any array), ``proportional``
 sets each group's alpha to its subgroup 0's part of the group's peak compute (any mix), ``search``
-starts from the better of those two and moves one free class's alpha at a time over the declared
-space (``core.hetero.alpha_space``, multiples of 1/grid) while the step time drops
-(``solvers.hetero.search_level_alphas``: no proof); for these three the partition types are those
+starts from the better of those two moved onto the declared space (``core.hetero.alpha_space``,
+multiples of 1/grid: each class's nearest value, ``search_start``) and moves one free class's alpha
+at a time over that space while the step time drops (``solvers.hetero.search_level_alphas``: no
+proof; it stays in the space, so it is never faster than ``optimal``'s proven optimum, while
+``proportional`` may leave the grid, e.g. 15/56); for these three the partition types are those
 of the time-optimal equal-split plan of the hierarchical DP in the chosen space. ``optimal``
 chooses types and alphas jointly (``solvers.hetero_joint``: a proof, or the best plan with a
 proven bound and the gap; arrays with one kind per half only). ``levels``: AccPar's hierarchical DP chooses
@@ -27,6 +29,7 @@ from ..core.array import ArraySpec
 from ..core.errors import InstanceTooLarge, SpecError
 from ..core.hetero import (
     AlphaSpace,
+    HALF,
     FreeAlphas,
     HeteroPlan,
     alpha_grid,
@@ -34,11 +37,13 @@ from ..core.hetero import (
     check_array,
     evaluate_hetero,
     proportional_alphas,
+    whole_groups,
     with_group_alphas,
 )
 from ..core.network import Network
 from ..core.objective import Objective
 from ..core.partition import Space
+from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import SolveOptions, Status
 from ..core.units import safe_float
@@ -243,13 +248,12 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     elif split is Split.LEVELS:
         say("split: levels (AccPar's level-by-level DP)")
         plan = levels_hetero(network, array, space, aspace).plan
+    elif split is Split.SEARCH:
+        say("split: scoring the starting points on the grid")
+        plan = search_level_alphas(network, array, search_start(network, array, types, aspace), aspace,
+                                   progress=_prefixed(say)).plan
     else:
-        prop = with_group_alphas(types, proportional_alphas(array))
-        plan = prop
-        if split is Split.SEARCH:
-            say("split: scoring the proportional split")
-            start = min((equal, prop), key=lambda p: evaluate_hetero(network, array, p).step_time_s)
-            plan = search_level_alphas(network, array, start, aspace, progress=_prefixed(say)).plan
+        plan = with_group_alphas(types, proportional_alphas(array))
     say("split: scoring the plan")
     ev = evaluate_hetero(network, array, plan, weight_copies)
     if claimed is not None and claimed != ev.step_time_s:  # the solver's own scoring against the definition
@@ -259,6 +263,38 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                        tuple(compared), tuple(L.name for L in network.layers), time.perf_counter() - t0,
                        aspace, class_labels(array, aspace), bound, equal_best, solver_wall,
                        kind_memory(array, ev.leaf_memory_bytes, memory_GiB), weight_copies, note)
+
+
+def nearest_choice(choices, target: Fraction) -> Fraction:
+    """The value of ``choices`` nearest ``target`` (on a tie, the one nearer 1/2)."""
+    return min(choices, key=lambda v: (abs(v - target), abs(v - HALF)))
+
+
+def on_grid(network: Network, types: Plan, aspace: AlphaSpace, target) -> HeteroPlan:
+    """The plan's types with, per level per group, the choice of its class in the declared space
+    nearest ``target[level][group]`` (a fixed class: 1/2) for every layer; a grouped conv whose
+    sides would then hold a fraction of its groups (``whole_groups``) splits 1/2 on every level,
+    as in the equal-split plan."""
+    rows = [tuple(nearest_choice(aspace.choices(h, c), target[h][g]) for g, c in enumerate(aspace.group_class[h]))
+            for h in range(aspace.levels)]
+    alphas = [[list(r) for r in level] for level in with_group_alphas(types, rows).alphas]
+    for l, node in enumerate(network.layers):  # noqa: E741
+        if node.groups > 1 and not whole_groups(node, [row[l] for row in types.types],
+                                                [[r[l] for r in level] for level in alphas]):
+            for level in alphas:
+                for r in level:
+                    r[l] = HALF
+    return HeteroPlan(types.types, tuple(tuple(tuple(r) for r in level) for level in alphas))
+
+
+def search_start(network: Network, array: ArraySpec, types: Plan, aspace: AlphaSpace) -> HeteroPlan:
+    """Where ``--split search`` starts: of the equal and the proportional split moved onto the
+    declared space (``on_grid``: each class's nearest choice), the one of less step time. The
+    search then stays in the space, so its plan is never faster than the space's proven optimum
+    (``--split optimal``), unlike the proportional split, which may leave the grid (15/56)."""
+    equal = [[HALF] * 2**h for h in range(aspace.levels)]
+    starts = (on_grid(network, types, aspace, equal), on_grid(network, types, aspace, proportional_alphas(array)))
+    return min(starts, key=lambda p: evaluate_hetero(network, array, p).step_time_s)
 
 
 def _prefixed(say):
@@ -285,7 +321,8 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     from ..solvers.hetero import HeteroRefused
     from ..solvers.hetero_joint import JointOptions, joint_hetero
 
-    search = search_level_alphas(network, array, equal, aspace, progress=_prefixed(say)).plan
+    search = search_level_alphas(network, array, search_start(network, array, equal.plan, aspace), aspace,
+                                 progress=_prefixed(say)).plan
     say(f"split: optimal (the joint solver, up to {time_limit_s:g} s)")
     try:
         sol = joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=(equal, search))
