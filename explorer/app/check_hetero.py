@@ -30,6 +30,7 @@ from ..solvers import get_solver
 from ..solvers.hetero import HeteroRefused, HeteroSolution, brute_hetero, cpsat_hetero, exact_hetero, search_level_alphas
 from ..solvers.hetero_joint import JointOptions, accpar_hetero, joint_hetero
 from ..solvers.hetero_levels import levels_hetero
+from .results import SCHEMA_VERSION, exact_number
 from .split import search_start
 
 HETERO_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "levels", "search")
@@ -63,12 +64,13 @@ class HeteroCheck:
         return not self.problems
 
     def to_json(self) -> dict[str, Any]:
-        f = lambda x: None if x is None else float(x)  # noqa: E731
+        """Step times and bounds as ``exact_number`` (int, exact float or "p/q"), as in ``check``'s JSON."""
+        f = lambda x: None if x is None else exact_number(x)  # noqa: E731
         return {
+            "schema_version": SCHEMA_VERSION,
             "network": self.network, "array": self.array, "space": str(self.space), "alpha_grid": self.grid,
             "free": str(self.free), "agree": self.agree, "problems": list(self.problems),
-            "optimum_s": f(self.optimum_s), "optimum_s_exact": None if self.optimum_s is None else str(self.optimum_s),
-            "proven_by": list(self.proven_by),
+            "optimum_s": f(self.optimum_s), "proven_by": list(self.proven_by),
             "solvers": [{"solver": r.solver, "status": r.status, "step_time_s": f(r.step_time_s), "bound_s": f(r.bound_s),
                          "wall_s": round(r.wall_s, 6), "note": r.note, "rescored": r.rescored} for r in self.rows],
         }

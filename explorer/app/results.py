@@ -26,8 +26,10 @@ from ..core.problem import Problem
 from ..core.solution import Status
 from ..core.units import safe_float
 
-SCHEMA_VERSION = 2  # bump when a key changes name, meaning or form (adding a key does not)
+SCHEMA_VERSION = 3  # bump when a key changes name, meaning or form (adding a key does not)
 # 2: the time objective (objective_value, bound, gap; check's objective, bound) is the step time
+# 3: explore split and check --uneven write exact quantities with exact_number (no float plus
+#    *_exact string twins) and carry schema_version; explore's and check's keys are those of 2
 
 
 def exact_number(x: Fraction | int) -> int | float | str:

@@ -52,6 +52,7 @@ from ..solvers.hetero import MAX_FREE_CLASSES, search_level_alphas
 from ..solvers.hetero_levels import levels_hetero
 from .baselines import baseline_plan
 from .render import fmt_bytes
+from .results import SCHEMA_VERSION, exact_number
 from .run import EvaluatorMismatch
 
 
@@ -83,9 +84,9 @@ class KindMemory:
         return self.memory_bytes <= self.limit_bytes
 
     def to_json(self) -> dict[str, Any]:
-        return {"accelerators": self.accelerators, "memory_bytes": float(self.memory_bytes),
-                "memory_bytes_exact": str(self.memory_bytes), "limit_bytes": float(self.limit_bytes), "ok": self.ok,
-                "excess_bytes": float(max(self.memory_bytes - self.limit_bytes, Fraction(0)))}
+        return {"accelerators": self.accelerators, "memory_bytes": exact_number(self.memory_bytes),
+                "limit_bytes": exact_number(self.limit_bytes), "ok": self.ok,
+                "excess_bytes": exact_number(max(self.memory_bytes - self.limit_bytes, Fraction(0)))}
 
 
 def kind_memory(array: ArraySpec, leaf_memory_bytes, memory_GiB: Fraction | None = None) -> tuple[KindMemory, ...]:
@@ -164,24 +165,27 @@ class SplitReport:
         return out
 
     def to_json(self) -> dict[str, Any]:
+        """Exact quantities (times, bytes) as ``exact_number`` (int, exact float or "p/q"), ratios
+        (speedup, gap) and wall time as floats, alphas as "p/q" strings, as in ``explore``'s JSON."""
         return {
+            "schema_version": SCHEMA_VERSION,
             "network": self.network, "array": self.array, "space": str(self.space), "split": str(self.split),
             "alpha_grid": self.grid if self.uses_grid else None, "status": self.status.value,
             "plan": [[t.value for t in row] for row in self.plan.types],
             "alphas": [[[str(a) for a in row] for row in groups] for groups in self.plan.alphas],  # [level][group][layer]
-            "step_time_s": float(self.step_time_s), "step_time_s_exact": str(self.step_time_s),
-            "group_times_s": [float(t) for t in self.group_times_s], "idle_s": float(self.idle_s),
-            "compared": {name: {"step_time_s": float(t), "speedup": float(t / self.step_time_s)} for name, t in self.compared},
+            "step_time_s": exact_number(self.step_time_s),
+            "group_times_s": [exact_number(t) for t in self.group_times_s], "idle_s": exact_number(self.idle_s),
+            "compared": {name: {"step_time_s": exact_number(t), "speedup": float(t / self.step_time_s)}
+                         for name, t in self.compared},
             "wall_s": self.wall_s,
-            "bound_s": None if self.bound_s is None else float(self.bound_s),
-            "bound_s_exact": None if self.bound_s is None else str(self.bound_s),
+            "bound_s": None if self.bound_s is None else exact_number(self.bound_s),
             "gap": None if self.gap is None else float(self.gap),
-            "equal_best_s": None if self.equal_best_s is None else float(self.equal_best_s),
+            "equal_best_s": None if self.equal_best_s is None else exact_number(self.equal_best_s),
             "memory": {m.kind: m.to_json() for m in self.memory}, "weight_copies": self.weight_copies,
             "ok": self.memory_ok,
             "violations": [{"constraint": f"memory of {m.kind} <= {fmt_bytes(m.limit_bytes)} per accelerator",
-                            "limit_bytes": float(m.limit_bytes), "actual_bytes": float(m.memory_bytes),
-                            "excess_bytes": float(m.memory_bytes - m.limit_bytes)} for m in self.memory if not m.ok],
+                            "limit_bytes": exact_number(m.limit_bytes), "actual_bytes": exact_number(m.memory_bytes),
+                            "excess_bytes": exact_number(m.memory_bytes - m.limit_bytes)} for m in self.memory if not m.ok],
             "note": self.note or None,
         }
 
