@@ -1,6 +1,7 @@
 """``explore split``: uneven splits on an array of kinds, reported against equal-split plans."""
 
 import json
+import sys
 from fractions import Fraction as F
 
 from explorer.app.split import Split, search_start, split_run
@@ -241,7 +242,9 @@ def test_split_progress_and_ctrl_c_name_the_step(capsys, monkeypatch):
 
     monkeypatch.setattr(StepProgress, "DELAY_S", 0)
     monkeypatch.setattr(StepProgress, "MININTERVAL_S", 0)
-    code, out, err = run_cli(["split", "--model", "lenet-c", "--alpha-grid", "128"], capsys)
+    with monkeypatch.context() as m:  # the bar is drawn on a terminal only
+        m.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+        code, out, err = run_cli(["split", "--model", "lenet-c", "--alpha-grid", "128"], capsys)
     assert code == 0 and "split: search: level 0, class 1 of 1, round 1" in err, err
     real, calls = hs.evaluate_hetero, []
 
@@ -297,3 +300,23 @@ def test_split_optimal_stops_when_the_joint_solver_misreports_its_plan(monkeypat
     monkeypatch.setattr(hetero_joint, "joint_hetero", lying)
     with pytest.raises(EvaluatorMismatch, match="joint: step time .* does not re-score"):
         split_run(net, arr, Space.HYPAR, Split.OPTIMAL, grid=4)
+
+
+def test_split_draws_no_progress_bar_when_stderr_is_not_a_terminal(monkeypatch):
+    """Through click's CliRunner (stderr a buffer, not a tty), even with the bar's delay at 0:
+    stderr holds no bar text (no step, no 'eval' counter, no carriage return), only what a
+    failure would say: nothing here."""
+    from click.testing import CliRunner
+
+    from explorer.app.cli import StepProgress, cli
+
+    monkeypatch.setattr(StepProgress, "DELAY_S", 0)
+    monkeypatch.setattr(StepProgress, "MININTERVAL_S", 0)
+    try:
+        runner = CliRunner(mix_stderr=False)
+    except TypeError:  # click >= 8.2: stderr is always kept apart
+        runner = CliRunner()
+    result = runner.invoke(cli, ["split", "--model", "lenet-c", "--alpha-grid", "128"])
+    assert result.exit_code == 0, result.output
+    assert "lenet-c on tpu-mix-16: split search" in result.stdout
+    assert result.stderr == "", result.stderr

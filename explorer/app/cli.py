@@ -310,9 +310,10 @@ def split_cmd(model, array, space, split, grid, free, split_limit, memory_GiB, w
 
 
 class StepProgress:
-    """Progress of a long command on stderr: each step is remembered (a Ctrl-C names it) and a
-    tqdm bar (the sweeps' convention) appears once the run has taken 2 s, with the step and,
-    while the search runs, its evaluations."""
+    """Progress of a long command on stderr: each step is remembered (a Ctrl-C names it) and,
+    when stderr is a terminal (the sweeps' convention), a tqdm bar appears once the run has
+    taken 2 s, with the step and, while the search runs, its evaluations; nothing is drawn
+    into a file or a pipe."""
 
     DELAY_S = 2.0
     MININTERVAL_S = 0.5  # between redraws
@@ -326,6 +327,8 @@ class StepProgress:
     def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
         _last_step[:] = [step]
         if self.bar is None:
+            if not sys.stderr.isatty():
+                return
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, desc=step, file=sys.stderr, delay=self.DELAY_S, mininterval=self.MININTERVAL_S,
