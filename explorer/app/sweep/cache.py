@@ -1,8 +1,11 @@
 """The sweep cache: one JSON file per finished point, keyed by a hash of its full inputs.
 
 The key covers what the answer depends on: the point's options, the CONTENTS of the network,
-array and constraints files it names (not just their names), and the explorer version. A
-renamed copy of a network hits the cache; an edited file misses it. Entries are written
+array and constraints files it names (not just their names), the explorer version and a digest
+of the code itself (``code_digest``: every .py file of the explorer package and its solvers, read
+once per process), so rows cached by an older model are recomputed after a code change even
+when the version was not raised. A renamed copy of a network hits the cache; an edited file
+misses it. Entries are written
 atomically, so a sweep stopped at any moment leaves only whole entries behind.
 """
 
@@ -22,6 +25,33 @@ from ..output import new_file_mode
 from .point import ERROR, Outcome
 
 CACHE_FORMAT = 3  # 3: the time objective's objective_value, bound and gap are step times
+
+
+def tree_digest(roots) -> str:
+    """sha256 over every .py file under ``roots`` (paths relative to their root, then contents),
+    in a fixed order; a file reached from two roots counts once."""
+    files: dict[Path, str] = {}
+    for i, root in enumerate(roots):
+        root = Path(root).resolve()
+        for path in sorted(root.rglob("*.py")):
+            if "__pycache__" not in path.parts:
+                files.setdefault(path.resolve(), f"{i}/{path.relative_to(root).as_posix()}")
+    h = hashlib.sha256()
+    for path, name in sorted(files.items(), key=lambda kv: kv[1]):
+        data = path.read_bytes()
+        h.update(f"{name}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """The digest of this explorer's code (``tree_digest`` of the explorer package and of
+    explorer.solvers, which an editable install keeps in a folder of its own); computed once."""
+    from ... import solvers
+
+    package = Path(__file__).resolve().parents[2]  # explorer/app/sweep/cache.py -> explorer/
+    return tree_digest((package, Path(solvers.__file__).resolve().parent))
 
 
 @lru_cache(maxsize=256)
@@ -54,7 +84,8 @@ def point_key(params: dict[str, Any], memo: dict | None = None) -> str:
             if (key, inputs[key]) not in memo:
                 memo[key, inputs[key]] = _content(key, inputs[key])
             inputs[key] = {"sha256": memo[key, inputs[key]]}
-    blob = json.dumps({"format": CACHE_FORMAT, "version": __version__, "inputs": inputs}, sort_keys=True)
+    blob = json.dumps({"format": CACHE_FORMAT, "version": __version__, "code": code_digest(), "inputs": inputs},
+                      sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
