@@ -483,74 +483,97 @@ def _allowed_cells(problem: Problem, ch: _Chain, survivors: list[np.ndarray]) ->
 def _local_search(ch: _Chain, plan: Plan, rounds: int = 4) -> Plan:
     """Change one node's vector at a time: first the least excess over the limits, then the least
     objective (a repair, then 1-opt). A heuristic for incumbents; every result is re-scored."""
-    vc, N = ch.vc, ch.L
-    vectors = [_vector(vc, plan, n) for n in range(N)]
-    f, g = ch.measure(plan)
-    limits = [r.limit for r in ch.res]
-    ins: list[list[int]] = [[] for _ in range(N)]
-    outs: list[list[int]] = [[] for _ in range(N)]
-    for e, (u, x) in enumerate(vc.edges):
-        outs[u].append(e)
-        ins[x].append(e)
-    weightings = [(None, None)] + [ch.resource_weights(k) for k in range(len(ch.res))]
+    moves = _Moves(ch, plan)
+    moves.repair()
+    moves.one_opt(rounds)
+    return vectors_plan(ch.vc, moves.vectors)
 
-    def terms(n: int, W, extras) -> np.ndarray:
+
+class _Moves:
+    """The state of ``_local_search``: every node's vector, the plan's objective f and resource
+    sums g, and each node's per-vector terms (cached until a neighbour moves)."""
+
+    def __init__(self, ch: _Chain, plan: Plan):
+        vc, N = ch.vc, ch.L
+        self.vc, self.N = vc, N
+        self.vectors = [_vector(vc, plan, n) for n in range(N)]
+        self.f, self.g = ch.measure(plan)
+        self.limits = [r.limit for r in ch.res]
+        self.ins: list[list[int]] = [[] for _ in range(N)]
+        self.outs: list[list[int]] = [[] for _ in range(N)]
+        for e, (u, x) in enumerate(vc.edges):
+            self.outs[u].append(e)
+            self.ins[x].append(e)
+        self.weightings = [(None, None)] + [ch.resource_weights(k) for k in range(len(ch.res))]
+        self.cache: dict[int, list[np.ndarray]] = {}  # a node's terms depend on its neighbours' vectors only
+        self.near = [{n} | {vc.edges[e][0] for e in self.ins[n]} | {vc.edges[e][1] for e in self.outs[n]}
+                     for n in range(N)]
+
+    def terms(self, n: int, W, extras) -> np.ndarray:
+        vc, vectors = self.vc, self.vectors
         t = vc.intra_vec(n, W, None if extras is None else extras[n])
-        for e in ins[n]:
+        for e in self.ins[n]:
             t = t + vc.edge_given_producer(e, vectors[vc.edges[e][0]], W)
-        for e in outs[n]:
+        for e in self.outs[n]:
             t = t + vc.edge_given_consumer(e, vectors[vc.edges[e][1]], W)
         return t
 
-    cache: dict[int, list[np.ndarray]] = {}  # a node's terms depend on its neighbours' vectors only
-    near = [{n} | {vc.edges[e][0] for e in ins[n]} | {vc.edges[e][1] for e in outs[n]} for n in range(N)]
+    def move(self, n: int, i: int) -> None:
+        self.vectors[n] = i
+        for m in self.near[n]:
+            self.cache.pop(m, None)
 
-    def move(n: int, i: int) -> None:
-        vectors[n] = i
-        for m in near[n]:
-            cache.pop(m, None)
+    def options(self, n: int):
+        """Node n's every vector: the objective, resource sums and excess the plan would have, and
+        which vectors are allowed."""
+        if n not in self.cache:
+            self.cache[n] = [self.terms(n, W, ex) for W, ex in self.weightings]
+        fv, *gv = self.cache[n]
+        cur = self.vectors[n]
+        nf = fv - fv[cur] + self.f
+        ng = [gk - gk[cur] + self.g[k] for k, gk in enumerate(gv)]
+        excess = sum(np.maximum(x - lim, 0) for x, lim in zip(ng, self.limits))
+        return nf, ng, excess, fv < self.vc.big
 
-    def options(n: int):
-        if n not in cache:
-            cache[n] = [terms(n, W, ex) for W, ex in weightings]
-        fv, *gv = cache[n]
-        cur = vectors[n]
-        nf = fv - fv[cur] + f
-        ng = [gk - gk[cur] + g[k] for k, gk in enumerate(gv)]
-        excess = sum(np.maximum(x - lim, 0) for x, lim in zip(ng, limits))
-        return nf, ng, excess, fv < vc.big
+    def repair(self) -> None:
+        """The move that buys the most excess per unit of objective, until none is left."""
+        over = sum(max(0, x - lim) for x, lim in zip(self.g, self.limits))
+        for _ in range(REPAIR_STEPS):
+            if over == 0:
+                break
+            best = self._best_repair(over)
+            if best is None:
+                break
+            _, n, i, self.f, self.g, over = best
+            self.move(n, i)
 
-    over = sum(max(0, x - lim) for x, lim in zip(g, limits))
-    for _ in range(REPAIR_STEPS):  # repair: the move that buys the most excess per unit of objective
-        if over == 0:
-            break
+    def _best_repair(self, over):
         best = None
-        for n in range(N):
-            nf, ng, excess, ok = options(n)
+        for n in range(self.N):
+            nf, ng, excess, ok = self.options(n)
             gain = over - excess
             cand = np.flatnonzero(ok & (gain > 0))
             if len(cand):
-                rate = (nf[cand] - f).astype(float) / gain[cand].astype(float)
+                rate = (nf[cand] - self.f).astype(float) / gain[cand].astype(float)
                 i = int(cand[int(np.argmin(rate))])
                 if best is None or rate.min() < best[0]:
                     best = (rate.min(), n, i, int(nf[i]), [int(x[i]) for x in ng], int(excess[i]))
-        if best is None:
-            break
-        _, n, i, f, g, over = best
-        move(n, i)
-    for _ in range(rounds):  # then 1-opt: least excess first, then least objective
-        moved = False
-        for n in range(N):
-            nf, ng, excess, ok = options(n)
-            cur = vectors[n]
-            key = np.lexsort((nf, excess))
-            best_i = next(int(i) for i in key if ok[i])
-            if (int(excess[best_i]), int(nf[best_i])) < (int(excess[cur]), int(nf[cur])):
-                f, g, moved = int(nf[best_i]), [int(x[best_i]) for x in ng], True
-                move(n, best_i)
-        if not moved:
-            break
-    return vectors_plan(vc, vectors)
+        return best
+
+    def one_opt(self, rounds: int) -> None:
+        """Each node's best vector in turn, least excess first, then least objective."""
+        for _ in range(rounds):
+            moved = False
+            for n in range(self.N):
+                nf, ng, excess, ok = self.options(n)
+                cur = self.vectors[n]
+                key = np.lexsort((nf, excess))
+                best_i = next(int(i) for i in key if ok[i])
+                if (int(excess[best_i]), int(nf[best_i])) < (int(excess[cur]), int(nf[cur])):
+                    self.f, self.g, moved = int(nf[best_i]), [int(x[best_i]) for x in ng], True
+                    self.move(n, best_i)
+            if not moved:
+                break
 
 
 def _vector(vc: VectorCosts, plan: Plan, n: int) -> int:
@@ -568,31 +591,13 @@ def _line_search(ch: _Chain, k: int, lam: list[int], known: int | None = None):
     lines overestimate. Evaluate where the known envelope peaks; stop when the relaxed optimum
     there lies on it, or when the incumbent meets the best bound (``known``: the bound at ``lam``,
     already evaluated). Returns the evaluated (bound, multipliers, forward values)."""
-    r = ch.res[k]
-    cap = ch.lam_max[k]
-
-    def line(fg):
-        f, g = fg
-        F = ch.D * f + sum(lam[j] * (g[j] - ch.res[j].limit) for j in range(len(ch.res)) if j != k)
-        return F, g[k] - r.limit
-
     out, tried = [], ({lam[k]} if known is not None else set())
     while ch.evaluations < MAX_EVALUATIONS:
         top = max([b for b, _, _ in out] + ([known] if known is not None else []), default=None)
         if top is not None and _closed(ch, top):
             break
-        lines = list({line(fg) for fg in ch.seen})
-        rising = [t for t in lines if t[1] > 0]
-        falling = [t for t in lines if t[1] <= 0]
-        cands = {0}
-        for a in rising:
-            for b in falling:
-                if b[0] > a[0]:
-                    x = (b[0] - a[0]) // (a[1] - b[1])
-                    cands |= {x, x + 1}
-        if cap is not None:
-            cands = {min(x, cap) for x in cands}
-        cands -= tried
+        lines = _dual_lines(ch, k, lam)
+        cands = _peak_candidates(lines, ch.lam_max[k]) - tried
         if not cands:
             break
 
@@ -605,17 +610,54 @@ def _line_search(ch: _Chain, k: int, lam: list[int], known: int | None = None):
         tried.add(x)
         trial = list(lam)
         trial[k] = x
-        value, plan, alphas = ch.relaxed(trial)
-        ch.offer(plan)
-        b = ch.bound(value, trial)
-        if ch.graph and out and b <= max(t[0] for t in out):
-            alphas = None  # (a graph's elimination record is kept for the best evaluation only)
-        elif ch.graph:
-            out = [(t[0], t[1], None) for t in out]
-        out.append((b, trial, alphas))
+        value = _evaluate_dual(ch, trial, out)
         if value - sum(trial[j] * ch.res[j].limit for j in range(len(ch.res))) >= envelope(x):
             break  # the known envelope is exact at its peak: x maximises the dual
     return out
+
+
+def _dual_lines(ch: _Chain, k: int, lam: list[int]) -> list[tuple[int, int]]:
+    """Every plan seen so far as a line (F, G) in lam_k: F = D f + sum_{j != k} lam_j (g_j - C_j),
+    G = g_k - C_k (``_line_search``)."""
+    r = ch.res[k]
+
+    def line(fg):
+        f, g = fg
+        F = ch.D * f + sum(lam[j] * (g[j] - ch.res[j].limit) for j in range(len(ch.res)) if j != k)
+        return F, g[k] - r.limit
+
+    return list({line(fg) for fg in ch.seen})
+
+
+def _peak_candidates(lines: list[tuple[int, int]], cap: int | None) -> set[int]:
+    """Where the lower envelope of ``lines`` may peak: 0 and the integers around every crossing
+    of a rising line with a falling one above it at 0 (at most ``cap``)."""
+    rising = [t for t in lines if t[1] > 0]
+    falling = [t for t in lines if t[1] <= 0]
+    cands = {0}
+    for a in rising:
+        for b in falling:
+            if b[0] > a[0]:
+                x = (b[0] - a[0]) // (a[1] - b[1])
+                cands |= {x, x + 1}
+    if cap is not None:
+        cands = {min(x, cap) for x in cands}
+    return cands
+
+
+def _evaluate_dual(ch: _Chain, trial: list[int], out: list) -> int:
+    """The relaxed DP at multipliers ``trial``: its plan offered as an incumbent, its bound
+    appended to ``out`` (on a graph only the best evaluation keeps its elimination record);
+    returns the relaxed value."""
+    value, plan, alphas = ch.relaxed(trial)
+    ch.offer(plan)
+    b = ch.bound(value, trial)
+    if ch.graph and out and b <= max(t[0] for t in out):
+        alphas = None  # (a graph's elimination record is kept for the best evaluation only)
+    elif ch.graph:
+        out[:] = [(t[0], t[1], None) for t in out]
+    out.append((b, trial, alphas))
+    return value
 
 
 def _near_enough(ch: _Chain, out: list, peak: int) -> bool:

@@ -143,6 +143,33 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     t0 = time.perf_counter()
     f = build(problem)
     model, xs, _ = to_cp_model(f)
+    _add_bound_and_hint(problem, options, f, model, xs)
+    if options.dump_model and not model.export_to_file(options.dump_model):
+        raise SpecError("--dump-model", f"CP-SAT could not write the model to {options.dump_model}")
+    solver = _configured_solver(options)
+    callback = None
+    if options.progress:
+        # the time objective's solver value is the communication; the step time adds the compute
+        unit = "elements" if problem.objective.value == "traffic" or problem.custom_weights is not None else "s of communication"
+        callback = _Progress(options.progress, float(problem.weights.scale) * f.objective_gcd, unit, t0)
+    status, interrupted = run_solver(solver, model, callback)
+    wall = time.perf_counter() - t0
+    info = {"cpsat_status": solver.status_name(status), "variables": f.num_vars,
+            "constraints": len(f.eq_rows) + len(f.exactly_one) + sum(len(sc.zero_vars) + len(sc.le_rows) for sc in f.side),
+            "workers": solver.parameters.num_workers}
+    if interrupted and status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE):  # a proof stands
+        return _interrupted(problem, f, solver, xs, status, wall, info)
+    if status == cp_model.INFEASIBLE:
+        return Solution("cpsat", Status.INFEASIBLE, None, None, None, None, wall, info)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        info["reason"] = f"CP-SAT found no plan within its limits (status {solver.status_name(status)}); raise --time-limit"
+        return Solution("cpsat", Status.UNKNOWN, None, None, None, None, wall, info)
+    return _found(problem, options, f, solver, xs, status, wall, info)
+
+
+def _add_bound_and_hint(problem: Problem, options: SolveOptions, f: Formulation, model, xs) -> None:
+    """A proven lower bound (``options.lower_bound``) as a constraint, and a hint: the given plan,
+    else the DP's when it satisfies every constraint (none for a graph too wide for the DP)."""
     hint = options.hint
     if hint is None:
         try:
@@ -157,8 +184,10 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
         values = assignment(problem, f, hint)
         for var, val in zip(xs, values):
             model.add_hint(var, val)
-    if options.dump_model and not model.export_to_file(options.dump_model):
-        raise SpecError("--dump-model", f"CP-SAT could not write the model to {options.dump_model}")
+
+
+def _configured_solver(options: SolveOptions) -> cp_model.CpSolver:
+    """A CP-SAT solver with the options' workers, seed, presolve and limits; gaps 0 (a proof)."""
     solver = cp_model.CpSolver()
     p = solver.parameters
     p.num_workers = options.workers or max(1, os.cpu_count() or 1)
@@ -170,23 +199,14 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
         p.max_time_in_seconds = float(options.time_limit_s)
     if options.deterministic_time_limit is not None:
         p.max_deterministic_time = float(options.deterministic_time_limit)
-    callback = None
-    if options.progress:
-        # the time objective's solver value is the communication; the step time adds the compute
-        unit = "elements" if problem.objective.value == "traffic" or problem.custom_weights is not None else "s of communication"
-        callback = _Progress(options.progress, float(problem.weights.scale) * f.objective_gcd, unit, t0)
-    status, interrupted = run_solver(solver, model, callback)
-    wall = time.perf_counter() - t0
+    return solver
+
+
+def _found(problem: Problem, options: SolveOptions, f: Formulation, solver, xs, status, wall: float,
+           info: dict) -> Solution:
+    """The plan CP-SAT found, re-scored on the tables (which must agree with the model's
+    objective), with its bound: OPTIMAL only when CP-SAT proved it and the bound equals it."""
     g = f.objective_gcd
-    info = {"cpsat_status": solver.status_name(status), "variables": f.num_vars,
-            "constraints": len(f.eq_rows) + len(f.exactly_one) + sum(len(sc.zero_vars) + len(sc.le_rows) for sc in f.side), "workers": p.num_workers}
-    if interrupted and status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE):  # a proof stands
-        return _interrupted(problem, f, solver, xs, status, wall, info)
-    if status == cp_model.INFEASIBLE:
-        return Solution("cpsat", Status.INFEASIBLE, None, None, None, None, wall, info)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        info["reason"] = f"CP-SAT found no plan within its limits (status {solver.status_name(status)}); raise --time-limit"
-        return Solution("cpsat", Status.UNKNOWN, None, None, None, None, wall, info)
     plan = extract_plan(problem, f, lambda v: solver.value(xs[v]))
     inner = sum((c // g) * solver.value(xs[v]) for v, c in enumerate(f.objective) if c)
     bound = solver.response_proto.inner_objective_lower_bound * g

@@ -76,20 +76,13 @@ def check_frontier(problem: Problem) -> None:
 
 def graph_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, int]:
     """Exact minimum of c_h over one level's choices on a graph (frontier elimination)."""
-    tables = problem.tables
-    types = tables.types
+    types = problem.tables.types
     N = problem.num_layers
-    intra, inter = tables.level_rows(counts)
-    edges = tables.edges
-    allowed = []
-    for n in range(N):
-        a = problem.allowed(h, n)
-        if not a:
-            raise NoPlan(f"layer {problem.network.layers[n].name} has no allowed type at level {h}")
-        allowed.append([k for k, t in enumerate(types) if t in a])
+    intra, inter = problem.tables.level_rows(counts)
+    allowed = _allowed_indices(problem, h)
     in_edges: list[list[tuple[int, int]]] = [[] for _ in range(N)]  # (edge, producer)
     last_use = list(range(N))
-    for e, (u, v) in enumerate(edges):
+    for e, (u, v) in enumerate(problem.tables.edges):
         in_edges[v].append((e, u))
         last_use[u] = max(last_use[u], v)
     frontier: list[int] = []
@@ -100,23 +93,47 @@ def graph_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, i
         pos = {n: j for j, n in enumerate(full_nodes)}
         terms = [(pos[u], inter[e]) for e, u in in_edges[i]]
         keep = [j for j, n in enumerate(full_nodes) if last_use[n] > i]
-        best: dict[tuple, int] = {}
-        arg: dict[tuple, tuple] = {}
-        for st, c0 in states.items():
-            for k in allowed[i]:
-                full = st + (k,)
-                c = c0 + intra[i][k]
-                for j, m in terms:
-                    c += m[full[j]][k]
-                key = tuple(full[j] for j in keep)
-                if key not in best or c < best[key]:
-                    best[key], arg[key] = c, full
+        best, arg = _eliminate(states, allowed[i], intra[i], terms, keep)
         if len(best) > MAX_FRONTIER_STATES:
             raise NotImplementedError(f"level {h}: frontier of {len(keep)} nodes is too wide for the DP")
         back.append((full_nodes, arg))
         frontier = [full_nodes[j] for j in keep]
         states = best
     (final_cost,) = states.values()
+    return [types[k] for k in _backtrack(back, N)], final_cost
+
+
+def _allowed_indices(problem: Problem, h: int) -> list[list[int]]:
+    """Per node, the indices of the types it may take at level h (NoPlan when it may take none)."""
+    types = problem.tables.types
+    allowed = []
+    for n in range(problem.num_layers):
+        a = problem.allowed(h, n)
+        if not a:
+            raise NoPlan(f"layer {problem.network.layers[n].name} has no allowed type at level {h}")
+        allowed.append([k for k, t in enumerate(types) if t in a])
+    return allowed
+
+
+def _eliminate(states: dict[tuple, int], allowed: list[int], intra, terms, keep: list[int]) -> tuple[dict, dict]:
+    """One node added to the frontier: every state times every allowed type, its cost (the node's
+    intra row plus its in-edges' terms), kept per projection onto ``keep`` at least cost."""
+    best: dict[tuple, int] = {}
+    arg: dict[tuple, tuple] = {}
+    for st, c0 in states.items():
+        for k in allowed:
+            full = st + (k,)
+            c = c0 + intra[k]
+            for j, m in terms:
+                c += m[full[j]][k]
+            key = tuple(full[j] for j in keep)
+            if key not in best or c < best[key]:
+                best[key], arg[key] = c, full
+    return best, arg
+
+
+def _backtrack(back: list[tuple[list[int], dict]], N: int) -> list[int]:
+    """Every node's type index, read back from the last node's record to the first."""
     choice = [0] * N
     key: tuple = ()
     for i in range(N - 1, -1, -1):
@@ -126,7 +143,7 @@ def graph_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, i
             choice[n] = k
         prev_frontier = full_nodes[:-1]
         key = tuple(full[j] for j in range(len(prev_frontier)))
-    return [types[k] for k in choice], final_cost
+    return choice
 
 
 def dp_level(problem: Problem, h: int, counts: list[Counts], chain: bool | None = None) -> tuple[list, int]:

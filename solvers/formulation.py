@@ -71,64 +71,75 @@ class Formulation:
 
 
 def build(problem: Problem) -> Formulation:
-    tables = problem.tables
-    types = tables.types
-    K, H, L = len(types), problem.levels, problem.num_layers
-    w = problem.weights.weights
     f = Formulation()
-    # choice flow per layer
-    for l in range(L):  # noqa: E741
-        for h in range(H):
-            level_vars = []
-            for s in tables.states(h):
-                for k, t in enumerate(types):
-                    v = f.new_var(f"x[{l},{h},{s},{t}]", w[h] * tables.intra(l, t, s))
-                    f.x[(l, h, s, k)] = v
-                    level_vars.append(v)
-                    if t not in problem.level_types(h, l):
-                        f.fixed_zero.append(v)
-            f.exactly_one.append(level_vars)
-            if h == 0:
-                continue
-            for s in tables.states(h):
-                vars_, coefs = [f.x[(l, h, s, k)] for k in range(K)], [1] * K
-                for k, t in enumerate(types):
-                    if s[t.index] == 0:
-                        continue
-                    prev = list(s)
-                    prev[t.index] -= 1
-                    vars_.append(f.x[(l, h - 1, tuple(prev), k)])
-                    coefs.append(-1)
-                f.eq_rows.append((vars_, coefs, 0))
-        f.eq_rows.append(([f.x[(l, 0, ZERO_COUNTS, k)] for k in range(K)], [1] * K, 1))
-    # pair variables on every edge at every level
-    for e, (u, v) in enumerate(tables.edges):
-        for h in range(H):
-            by_column: dict[tuple[int, ...], list[tuple[tuple, int]]] = {}
-            for s in tables.states(h):
-                for k, t in enumerate(types):
-                    col = tuple(tables.inter(e, tp, t, s) for tp in types)
-                    by_column.setdefault(col, []).append((s, k))
-            groups = list(by_column.items())
-            f.groups[(e, h)] = [members for _, members in groups]
-            edge_vars = []
-            for kp in range(K):
-                for g, (col, _) in enumerate(groups):
-                    z = f.new_var(f"z[{e},{h},{types[kp]},{g}]", w[h] * col[kp])
-                    f.z[(e, h, kp, g)] = z
-                    edge_vars.append(z)
-            f.exactly_one.append(edge_vars)
-            for kp in range(K):
-                vars_ = [f.z[(e, h, kp, g)] for g in range(len(groups))]
-                vars_ += [f.x[(u, h, s, kp)] for s in tables.states(h)]
-                f.eq_rows.append((vars_, [1] * len(groups) + [-1] * len(tables.states(h)), 0))
-            for g, (_, members) in enumerate(groups):
-                vars_ = [f.z[(e, h, kp, g)] for kp in range(K)] + [f.x[(v, h, s, k)] for s, k in members]
-                f.eq_rows.append((vars_, [1] * K + [-1] * len(members), 0))
+    for l in range(problem.num_layers):  # noqa: E741 -- the choice flow per layer
+        _layer_choices(problem, f, l)
+    for e, (u, v) in enumerate(problem.tables.edges):  # pair variables on every edge at every level
+        for h in range(problem.levels):
+            _edge_pairs(problem, f, e, u, v, h)
     nonzero = [c for c in f.objective if c]
     f.objective_gcd = gcd(*nonzero) if nonzero else 1
     add_side_constraints(problem, f)
     return f
+
+
+def _layer_choices(problem: Problem, f: Formulation, l: int) -> None:  # noqa: E741
+    """Layer l's x variables (one per level, count state and type; exactly one per level; types
+    the level does not offer fixed to 0) and the flow rows tying each level's count state to
+    the level above's."""
+    tables, types = problem.tables, problem.tables.types
+    K, w = len(types), problem.weights.weights
+    for h in range(problem.levels):
+        level_vars = []
+        for s in tables.states(h):
+            for k, t in enumerate(types):
+                v = f.new_var(f"x[{l},{h},{s},{t}]", w[h] * tables.intra(l, t, s))
+                f.x[(l, h, s, k)] = v
+                level_vars.append(v)
+                if t not in problem.level_types(h, l):
+                    f.fixed_zero.append(v)
+        f.exactly_one.append(level_vars)
+        if h == 0:
+            continue
+        for s in tables.states(h):
+            vars_, coefs = [f.x[(l, h, s, k)] for k in range(K)], [1] * K
+            for k, t in enumerate(types):
+                if s[t.index] == 0:
+                    continue
+                prev = list(s)
+                prev[t.index] -= 1
+                vars_.append(f.x[(l, h - 1, tuple(prev), k)])
+                coefs.append(-1)
+            f.eq_rows.append((vars_, coefs, 0))
+    f.eq_rows.append(([f.x[(l, 0, ZERO_COUNTS, k)] for k in range(K)], [1] * K, 1))
+
+
+def _edge_pairs(problem: Problem, f: Formulation, e: int, u: int, v: int, h: int) -> None:
+    """Edge e (u -> v) at level h: one z variable per producer type and group of consumer cells
+    with the same cost column (exactly one), tied to the producer's and the consumer's x."""
+    tables, types = problem.tables, problem.tables.types
+    K, w = len(types), problem.weights.weights
+    by_column: dict[tuple[int, ...], list[tuple[tuple, int]]] = {}
+    for s in tables.states(h):
+        for k, t in enumerate(types):
+            col = tuple(tables.inter(e, tp, t, s) for tp in types)
+            by_column.setdefault(col, []).append((s, k))
+    groups = list(by_column.items())
+    f.groups[(e, h)] = [members for _, members in groups]
+    edge_vars = []
+    for kp in range(K):
+        for g, (col, _) in enumerate(groups):
+            z = f.new_var(f"z[{e},{h},{types[kp]},{g}]", w[h] * col[kp])
+            f.z[(e, h, kp, g)] = z
+            edge_vars.append(z)
+    f.exactly_one.append(edge_vars)
+    for kp in range(K):
+        vars_ = [f.z[(e, h, kp, g)] for g in range(len(groups))]
+        vars_ += [f.x[(u, h, s, kp)] for s in tables.states(h)]
+        f.eq_rows.append((vars_, [1] * len(groups) + [-1] * len(tables.states(h)), 0))
+    for g, (_, members) in enumerate(groups):
+        vars_ = [f.z[(e, h, kp, g)] for kp in range(K)] + [f.x[(v, h, s, k)] for s, k in members]
+        f.eq_rows.append((vars_, [1] * K + [-1] * len(members), 0))
 
 
 def _le_rows(vars_: list[int], coefs: list[int], rhs: int) -> list[tuple[list[int], list[int], int]]:

@@ -108,14 +108,27 @@ def render_table(result: RunResult) -> str:
         lines.append(i.time_model.describe())
     figs = result.figures
     if result.plan is None or figs is None:
-        why = result.explanation
-        if why is not None and why.conflict:
-            lines.append("no plan satisfies the constraints; these conflict: " + "; ".join(why.conflict))
-            if why.suggestion:
-                lines.append(why.suggestion)
-        elif result.reason:
-            lines.append(f"reason: {result.reason}")
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines + _no_plan_lines(result)) + "\n"
+    lines += _status_lines(result)
+    lines.append("")
+    lines += render_plan_grid(i, result.plan, result.level_cost_elements)
+    lines.append("")
+    lines += _comparison_lines(result)
+    return "\n".join(lines) + "\n"
+
+
+def _no_plan_lines(result: RunResult) -> list[str]:
+    """Why there is no plan: the constraints that conflict (and what to change), or the reason."""
+    why = result.explanation
+    if why is not None and why.conflict:
+        lines = ["no plan satisfies the constraints; these conflict: " + "; ".join(why.conflict)]
+        return lines + ([why.suggestion] if why.suggestion else [])
+    return [f"reason: {result.reason}"] if result.reason else []
+
+
+def _status_lines(result: RunResult) -> list[str]:
+    """What the plan breaks, an interruption, the time objective's terms, the bound and gap."""
+    i, figs, lines = result.inputs, result.figures, []
     if figs.violations:
         lines.append("PLAN BREAKS: " + "; ".join(
             f"{v.constraint} by {fmt_bytes(v.excess_bytes)}" if v.limit_bytes else v.constraint
@@ -128,13 +141,16 @@ def render_table(result: RunResult) -> str:
     if result.bound is not None and result.status is not Status.OPTIMAL:
         of = "" if terms is None or terms.bound_communication_s is None else f" (communication {fmt_seconds(terms.bound_communication_s)})"
         lines.append(f"bound {float(result.bound):.6g} {i.objective_unit}{of}, gap {100 * result.gap:.3f}%")
-    lines.append("")
-    lines += render_plan_grid(i, result.plan, result.level_cost_elements)
-    lines.append("")
+    return lines
+
+
+def _comparison_lines(result: RunResult) -> list[str]:
+    """The plan and the baselines side by side: traffic, times, speedup, energy, memory, ok."""
+    figs = result.figures
     energy = figs.energy_J is not None
     head = f"{'plan':<10}" + _col("traffic", 13) + _col("vs all-I", 10) + _col("comm time", 12) + _col("step time", 12)
     head += _col("speedup", 9) + (_col("energy", 11) + _col("eff.", 8) if energy else "")
-    lines.append(head + _col("memory/acc", 12) + "  ok")
+    lines = [head + _col("memory/acc", 12) + "  ok"]
     for name, f in ((result.solver, figs), *result.baselines):
         vs = result.versus(f)
         row = (f"{name:<10}" + _col(fmt_bytes(f.traffic_bytes), 13) + _col(_ratio(vs.traffic_ratio_to_all_I), 10)
@@ -145,7 +161,7 @@ def render_table(result: RunResult) -> str:
         lines.append(row + _col(fmt_bytes(f.memory_bytes_per_accelerator), 12) + f"  {'yes' if f.ok else 'no'}")
     if energy:
         lines.append("eff.: energy efficiency over all-I (all-I's energy / the plan's)")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _terms(terms: StepTerms, communication: Fraction | None) -> str:
@@ -199,32 +215,40 @@ def render_check(r: CheckReport) -> str:
             continue
         lines.append(f"  {name:<8}{s.status.value:<15}{_fmt(i, s.objective):>22}{_fmt(i, s.bound):>22}  "
                      f"{s.method or '':<30}{s.wall_s:>9.3f}s")
-    o = r.optimum
     lines.append("")
+    lines += _optimum_lines(r)
+    lines.append("verdict: " + ("everything agrees with the model" if r.agree else "MISMATCH: " + "; ".join(r.problems)))
+    return "\n".join(lines) + "\n"
+
+
+def _optimum_lines(r: CheckReport) -> list[str]:
+    """``explore check``'s finding: the proven optimum against the DP (gap, the cells that
+    differ), or proven infeasibility, or why there is none."""
+    i, o, unit = r.inputs, r.optimum, r.inputs.objective_unit
     if o is None and r.infeasible:
-        lines.append("no plan satisfies the constraints (proven by " + ", ".join(r.infeasible) + ")")
+        lines = ["no plan satisfies the constraints (proven by " + ", ".join(r.infeasible) + ")"]
         why = r.explanation
         if why is not None and why.conflict:
             lines.append("these conflict: " + "; ".join(why.conflict))
         if why is not None and why.suggestion:
             lines.append(why.suggestion)
-    elif o is None and r.dp.refused:
-        lines.append("the DP refused this problem: no gap to report")
-    elif o is None:
-        lines.append("no solver proved the joint optimum within its limits")
+        return lines
+    if o is None:
+        return ["the DP refused this problem: no gap to report" if r.dp.refused
+                else "no solver proved the joint optimum within its limits"]
+    lines = [
+        f"proven optimum {_fmt(i, o.objective)} {unit} ({', '.join(o.proven_by)}); "
+        f"DP {_fmt(i, o.dp_objective)}: gap {_fmt(i, o.dp_gap)} {unit} "
+        f"({o.dp_gap_percent:.3f}%)",
+        f"the optimum was proven by {o.method} (" + ", ".join(f"{n}: {m}" for n, m in o.methods) + ")",
+    ]
+    if not o.dp_satisfies_constraints:
+        lines.append("the DP's plan breaks the constraints (it enforces only pins and forbids): " + (r.dp.reason or ""))
+    if o.cells_differing:
+        cells = ", ".join(f"{c.layer}@{c.level} {c.dp.value}->{c.optimum.value}" for c in o.cells_differing)
+        lines.append(f"cells where the DP differs from the optimum (layer@level dp->optimum): {cells}")
     else:
-        lines.append(
-            f"proven optimum {_fmt(i, o.objective)} {unit} ({', '.join(o.proven_by)}); "
-            f"DP {_fmt(i, o.dp_objective)}: gap {_fmt(i, o.dp_gap)} {unit} "
-            f"({o.dp_gap_percent:.3f}%)"
-        )
-        lines.append(f"the optimum was proven by {o.method} (" + ", ".join(f"{n}: {m}" for n, m in o.methods) + ")")
-        if not o.dp_satisfies_constraints:
-            lines.append("the DP's plan breaks the constraints (it enforces only pins and forbids): " + (r.dp.reason or ""))
-        if o.cells_differing:
-            cells = ", ".join(f"{c.layer}@{c.level} {c.dp.value}->{c.optimum.value}" for c in o.cells_differing)
-            lines.append(f"cells where the DP differs from the optimum (layer@level dp->optimum): {cells}")
-        else:
-            lines.append("the DP's plan is the optimum")
-    lines.append("verdict: " + ("everything agrees with the model" if r.agree else "MISMATCH: " + "; ".join(r.problems)))
-    return "\n".join(lines) + "\n"
+        lines.append("the DP's plan is the optimum")
+    return lines
+
+

@@ -232,11 +232,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     say("split: the equal-split DP plans (partition types)")
     problem = Problem(network, array, space, Objective.TIME)
     types = _dp_plan(problem)
-    hypar = _dp_plan(Problem(network, array, Space.HYPAR, Objective.TIME))
-    say("split: scoring the equal-split plans")
-    compared = [(name, evaluate_hetero(network, array, HeteroPlan.equal(baseline_plan(problem, name))).step_time_s)
-                for name in COMPARED[:2]]
-    compared.append(("hypar", evaluate_hetero(network, array, HeteroPlan.equal(hypar)).step_time_s))
+    compared = _compared(problem, say)
     equal = HeteroPlan.equal(types)
     one_point = split in (Split.PROPORTIONAL, Split.SEARCH) and not aspace.free_classes()
     status = Status.LEVEL_OPTIMAL if split is Split.EQUAL or one_point else Status.FEASIBLE
@@ -267,6 +263,18 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                        tuple(compared), tuple(L.name for L in network.layers), time.perf_counter() - t0,
                        aspace, class_labels(array, aspace), bound, equal_best, solver_wall,
                        kind_memory(array, ev.leaf_memory_bytes, memory_GiB), weight_copies, note)
+
+
+def _compared(problem: Problem, say) -> list[tuple[str, Fraction]]:
+    """The step times of the equal-split baselines: data parallelism and the trick in the
+    problem's space, and HyPar's time-optimal plan (hypar-space DP)."""
+    network, array = problem.network, problem.array
+    hypar = _dp_plan(Problem(network, array, Space.HYPAR, Objective.TIME))
+    say("split: scoring the equal-split plans")
+    compared = [(name, evaluate_hetero(network, array, HeteroPlan.equal(baseline_plan(problem, name))).step_time_s)
+                for name in COMPARED[:2]]
+    compared.append(("hypar", evaluate_hetero(network, array, HeteroPlan.equal(hypar)).step_time_s))
+    return compared
 
 
 def nearest_choice(choices, target: Fraction) -> Fraction:

@@ -395,21 +395,7 @@ def parse_sweep(data: dict, source: str, base_dir: str | Path, max_points: int =
     are counted before any is built: more than ``max_points`` is refused. Every distinct model
     and array is read once, and every distinct array override checked against its array."""
     errors: list[str] = []
-    for key in data:
-        if key not in TOP_KEYS:
-            errors.append(f"{key}: unknown key (allowed: {', '.join(TOP_KEYS)})")
-    if data.get("version") != 1:
-        errors.append(f"version: must be 1, got {shown(data.get('version'))}")
-    name = data.get("name", Path(source).stem if source else "sweep")
-    if not isinstance(name, str) or not name.strip():
-        errors.append(f"name: must be a non-empty string, got {shown(name)}")
-    elif not name.isprintable():  # it heads the summary line: a newline would forge a second one
-        errors.append(f"name: {NAME_RULE}, got {shown(name)}")
-    description = data.get("description", "")
-    if not isinstance(description, str):
-        errors.append("description: must be a string")
-    if not isinstance(data.get("reference", {}), dict):
-        errors.append("reference: must be a mapping (values to compare with; the engine does not read them)")
+    name, description = _check_top(data, source, errors)
     grid = _check_mapping(data.get("grid", {}), "grid", errors, allow_lists=True)
     fixed = _check_mapping(data.get("fixed", {}), "fixed", errors, allow_lists=False)
     for key in sorted(set(grid) & set(fixed)):
@@ -431,6 +417,39 @@ def parse_sweep(data: dict, source: str, base_dir: str | Path, max_points: int =
     resolved = _check_refs(grid, fixed, extra, Path(base_dir), errors)
     if errors:
         raise _fail(source, errors)
+    columns, points = _build_points(grid, fixed, extra, resolved, errors)
+    if errors:
+        raise _fail(source, errors)
+    # the points as written: shards of one sweep file share it wherever the file sits
+    digest = hashlib.sha256(json.dumps([p.as_dict() for p in points], sort_keys=True).encode()).hexdigest()[:16]
+    return Sweep(name.strip(), description, source, str(Path(base_dir).resolve()), tuple(columns), points, digest)
+
+
+def _check_top(data: dict, source: str, errors: list[str]) -> tuple[Any, Any]:
+    """The top-level keys, version, name, description and reference; (name, description)."""
+    for key in data:
+        if key not in TOP_KEYS:
+            errors.append(f"{key}: unknown key (allowed: {', '.join(TOP_KEYS)})")
+    if data.get("version") != 1:
+        errors.append(f"version: must be 1, got {shown(data.get('version'))}")
+    name = data.get("name", Path(source).stem if source else "sweep")
+    if not isinstance(name, str) or not name.strip():
+        errors.append(f"name: must be a non-empty string, got {shown(name)}")
+    elif not name.isprintable():  # it heads the summary line: a newline would forge a second one
+        errors.append(f"name: {NAME_RULE}, got {shown(name)}")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        errors.append("description: must be a string")
+    if not isinstance(data.get("reference", {}), dict):
+        errors.append("reference: must be a mapping (values to compare with; the engine does not read them)")
+    return name, description
+
+
+def _build_points(grid: dict, fixed: dict, extra: list[dict], resolved: dict,
+                  errors: list[str]) -> tuple[list[str], tuple[Point, ...]]:
+    """The columns (grid keys, then fixed ones, then the listed points' new keys) and the points
+    (the grid's product, then the listed ones; defaults filled in for a column a point leaves out),
+    with their arrays and splits checked into ``errors``."""
     columns = list(grid) + [k for k in fixed if k not in grid]
     for p in extra:
         columns += [k for k in p if k not in columns]
@@ -443,14 +462,10 @@ def parse_sweep(data: dict, source: str, base_dir: str | Path, max_points: int =
         where.setdefault((key, _hashable(value)), place)
     _check_arrays(merged, where, resolved, errors)
     _check_split(explicit, where, errors)
-    if errors:
-        raise _fail(source, errors)
     points = tuple(
         Point(i, tuple((k, _freeze(m[k])) for k in columns if k in m)) for i, m in enumerate(merged)
     )
-    # the points as written: shards of one sweep file share it wherever the file sits
-    digest = hashlib.sha256(json.dumps([p.as_dict() for p in points], sort_keys=True).encode()).hexdigest()[:16]
-    return Sweep(name.strip(), description, source, str(Path(base_dir).resolve()), tuple(columns), points, digest)
+    return columns, points
 
 
 def shipped_sweeps() -> dict[str, Path]:
