@@ -61,6 +61,7 @@ from explorer.core.partition import Dim, PartitionType, Size, Space
 from explorer.core.solution import Status
 
 from .hetero import HeteroRefused, HeteroSolution
+from .hetero_sp import Link, Series, blocks
 
 INF = 2**60  # an impossible column (a join's type III) or an unreachable state
 COMPONENTS = ("S0", "S1", "V0", "V1")
@@ -398,68 +399,12 @@ def _edge_col(C: _Columns, top: np.ndarray, lev: list[np.ndarray], col_v: int) -
     return out
 
 
-# ---- the graph: blocks of parallel paths between cut nodes ------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Block:
-    entry: int
-    exit: int
-    paths: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]  # (internal nodes, edges along the path)
-
-    @property
-    def direct(self) -> bool:
-        return len(self.paths) == 1 and not self.paths[0][0]
-
-
-def _blocks(network: Network) -> list[_Block]:
-    """Cut nodes (no edge passes over them in layer order) and, between two consecutive ones,
-    disjoint paths; HeteroRefused for any other shape."""
-    L = len(network.layers)
-    edges = network.edges
-    if any(u >= v for u, v in edges):
-        raise HeteroRefused("joint (uneven splits): layers must be in topological order")
-    over = [0] * (L + 1)
-    for u, v in edges:
-        over[u + 1] += 1
-        over[v] -= 1
-    cuts, run = [], 0
-    for n in range(L):
-        run += over[n]
-        if run == 0:
-            cuts.append(n)
-    out_e: dict[int, list[int]] = {}
-    in_e: dict[int, list[int]] = {}
-    for e, (u, v) in enumerate(edges):
-        out_e.setdefault(u, []).append(e)
-        in_e.setdefault(v, []).append(e)
-    blocks = []
-    for a, b in zip(cuts, cuts[1:]):
-        paths, seen = [], set()
-        for e in out_e.get(a, []):
-            nodes, path_edges = [], [e]
-            n = edges[e][1]
-            while n != b:
-                if n in seen or len(in_e.get(n, [])) != 1 or len(out_e.get(n, [])) != 1:
-                    raise HeteroRefused(f"joint (uneven splits): node {network.layers[n].name!r} is not on one "
-                                        "path between two cut nodes (graph shape not supported)")
-                seen.add(n)
-                nodes.append(n)
-                e = out_e[n][0]
-                path_edges.append(e)
-                n = edges[e][1]
-            paths.append((tuple(nodes), tuple(path_edges)))
-        if len(seen) != b - a - 1:
-            raise HeteroRefused("joint (uneven splits): a block between cut nodes is not made of paths")
-        blocks.append(_Block(a, b, tuple(paths)))
-    if cuts[0] != 0 or cuts[-1] != L - 1 or any(not in_e.get(n) for n in range(1, L)):
-        raise HeteroRefused("joint (uneven splits): one source and one sink needed")
-    return blocks
+# ---- the graph: a series-parallel decomposition (``hetero_sp``) -----------------------------------------
 
 
 class _Weighted:
     """The weighted tables of one weight vector w = (w_S0, w_S1, w_V0, w_V1); ``mask``: columns
-    allowed (all when None)."""
+    allowed (all when None). ``links``: the nested links' tables at these weights (``_link_table``)."""
 
     def __init__(self, t: _Tables, w, mask=None):
         self.t, self.w, self.mask = t, tuple(int(x) for x in w), mask
@@ -468,6 +413,7 @@ class _Weighted:
             for n in self.node:
                 n[~mask] = INF
         self.edge = [t.weighted_edge(e, self.w) for e in range(len(t.top))]
+        self.links: dict = {}
 
 
 class _PerTermMax:
@@ -484,21 +430,11 @@ class _PerTermMax:
             self.node.append(out)
         self.edge = [(np.maximum(t.top[e][0], t.top[e][1]), [np.maximum(a[0], a[1]) for a in t.lev[e]])
                      for e in range(len(t.top))]
+        self.links: dict = {}
 
 
 CHUNK = 24  # batch rows per reduction of a block's path tables (memory: CHUNK * n_top^2 * n_tau int64)
-
-
-def _run_path(W: _Weighted, C: _Columns, F: np.ndarray, nodes, path_edges, keep: bool = False):
-    """F (batch, n) at the entry -> (batch, n) at the exit (exit node's own cost not added)."""
-    trail = []
-    for i, e in enumerate(path_edges):
-        F = _reduce(F, C, *W.edge[e])
-        if i < len(nodes):
-            F = np.minimum(F + W.node[nodes[i]][None, :], INF)
-            if keep:
-                trail.append(F)
-    return F, trail
+MINPLUS_CELLS = 4_000_000  # int64 cells per chunk of a min-plus product with a nested link's table
 
 
 def _edge_rows_w(C: _Columns, top: np.ndarray, lev: list[np.ndarray], us: np.ndarray) -> np.ndarray:
@@ -510,25 +446,123 @@ def _edge_rows_w(C: _Columns, top: np.ndarray, lev: list[np.ndarray], us: np.nda
     return out
 
 
-def _block_table(W: _Weighted, C: _Columns, blk: _Block, entries: np.ndarray) -> np.ndarray:
-    """(len(entries), n): the least weighted cost of the block's paths from each entry column to each
-    exit column (each path's first edge read as rows, the rest reduced)."""
-    out = np.zeros((len(entries), C.n), dtype=np.int64)
-    for i in range(0, len(entries), CHUNK):
-        idx = entries[i : i + CHUNK]
-        acc = np.zeros((len(idx), C.n), dtype=np.int64)
-        for nodes, pe in blk.paths:
-            F = np.minimum(_edge_rows_w(C, *W.edge[pe[0]], idx), INF)
-            if nodes:
-                F = np.minimum(F + W.node[nodes[0]][None, :], INF)
-                F = _run_path(W, C, F, nodes[1:], pe[1:])[0]
-            acc = np.minimum(acc + F, INF)
-        out[i : i + CHUNK] = acc
+def _link_table(W, C: _Columns, link: Link):
+    """A nested link's least weighted cost (its inner nodes included, its ends excluded) from each
+    allowed column of its entry (``rows``) to each allowed column of its exit (``cols``), computed
+    once per weighting: (rows, cols, table)."""
+    got = W.links.get(id(link))
+    if got is None:
+        rows = np.flatnonzero(W.node[link.entry] < INF)
+        cols = np.flatnonzero(W.node[link.exit] < INF)
+        tbl = np.zeros((len(rows), len(cols)), dtype=np.int64)
+        for i in range(0, len(rows), CHUNK):
+            tbl[i : i + CHUNK] = _link_rows(W, C, link, rows[i : i + CHUNK])[:, cols]
+        got = W.links[id(link)] = (rows, cols, tbl)
+    return got
+
+
+def _table_rows(W, C: _Columns, link: Link, us: np.ndarray) -> np.ndarray:
+    """(len(us), n): a link's least weighted cost from each entry column in ``us`` to every exit column."""
+    if link.direct:
+        return np.minimum(_edge_rows_w(C, *W.edge[link.edge], us), INF)
+    rows, cols, tbl = _link_table(W, C, link)
+    at = np.searchsorted(rows, us)
+    ok = (at < len(rows)) & (rows[np.minimum(at, len(rows) - 1)] == us)
+    out = np.full((len(us), C.n), INF, dtype=np.int64)
+    out[np.ix_(np.flatnonzero(ok), cols)] = tbl[at[ok]]
     return out
 
 
+def _link_rows(W, C: _Columns, link: Link, us: np.ndarray) -> np.ndarray:
+    """(len(us), n): the sum over a link's branches of each branch's least weighted cost from each
+    entry column in ``us`` to every exit column."""
+    acc = np.zeros((len(us), C.n), dtype=np.int64)
+    for br in link.branches:
+        acc = np.minimum(acc + _branch_rows(W, C, br, us), INF)
+    return acc
+
+
+def _branch_rows(W, C: _Columns, br, us: np.ndarray) -> np.ndarray:
+    """(len(us), n): one branch's least weighted cost from each entry column in ``us`` to every exit
+    column (its first link read as rows, the rest run)."""
+    if not isinstance(br, Series):
+        return np.minimum(_edge_rows_w(C, *W.edge[br], us), INF)
+    F = _table_rows(W, C, br.links[0], us)
+    F = np.minimum(F + W.node[br.nodes[0]][None, :], INF)
+    return _run_series(W, C, F, br, 1)[0]
+
+
+def _cross(W, C: _Columns, F: np.ndarray, link: Link) -> np.ndarray:
+    """min over the link's entry column of F[..., col_u] + link(col_u, col_v): (batch, n) -> (batch, n)."""
+    if link.direct:
+        return _reduce(F, C, *W.edge[link.edge])
+    rows, cols, tbl = _link_table(W, C, link)
+    Fr = F[:, rows]
+    live = np.flatnonzero((Fr < INF).any(axis=0))
+    Fr, tbl = Fr[:, live], tbl[live]
+    out = np.full(F.shape, INF, dtype=np.int64)
+    step = max(1, MINPLUS_CELLS // max(1, tbl.size))
+    for i in range(0, len(F), step):
+        out[i : i + step, cols] = np.min(Fr[i : i + step, :, None] + tbl[None, :, :], axis=1, initial=INF)
+    return np.minimum(out, INF)
+
+
+def _run_series(W, C: _Columns, F: np.ndarray, series: Series, start: int = 0, keep: bool = False):
+    """F (batch, n) at the node before ``series.links[start]`` -> (batch, n) at the series' exit
+    (exit node's own cost not added); ``keep``: F after each node too."""
+    trail = []
+    for i in range(start, len(series.links)):
+        F = _cross(W, C, F, series.links[i])
+        if i < len(series.nodes):
+            F = np.minimum(F + W.node[series.nodes[i]][None, :], INF)
+            if keep:
+                trail.append(F)
+    return F, trail
+
+
+def _back(W, C: _Columns, link: Link, r: np.ndarray) -> np.ndarray:
+    """min over the link's exit column of link(col_u, col_v) + r[col_v], for every col_u."""
+    if link.direct:
+        return _reduce_back(r[None, :], C, *W.edge[link.edge])[0]
+    rows, cols, tbl = _link_table(W, C, link)
+    out = np.full(C.n, INF, dtype=np.int64)
+    out[rows] = np.min(tbl + r[cols][None, :], axis=1, initial=INF)
+    return np.minimum(out, INF)
+
+
+def _link_col(W, C: _Columns, link: Link, cv: int) -> np.ndarray:
+    """link(col_u, cv) for every col_u."""
+    if link.direct:
+        return _edge_col(C, *W.edge[link.edge], cv)
+    rows, cols, tbl = _link_table(W, C, link)
+    out = np.full(C.n, INF, dtype=np.int64)
+    j = np.searchsorted(cols, cv)
+    if j < len(cols) and cols[j] == cv:
+        out[rows] = tbl[:, j]
+    return out
+
+
+def _link_columns(W, C: _Columns, link: Link, cu: int, cv: int, cols: list[int]) -> None:
+    """The columns of the link's inner nodes of least weighted cost given its two ends' columns."""
+    for br in link.branches:
+        if not isinstance(br, Series):
+            continue
+        F0 = np.full((1, C.n), INF, dtype=np.int64)
+        F0[0, cu] = 0
+        _, trail = _run_series(W, C, F0, br, keep=True)
+        nxt = cv
+        for i in range(len(br.nodes) - 1, -1, -1):
+            c = int(np.argmin(trail[i][0] + _link_col(W, C, br.links[i + 1], nxt)))
+            cols[br.nodes[i]] = c
+            if not br.links[i + 1].direct:
+                _link_columns(W, C, br.links[i + 1], c, nxt, cols)
+            nxt = c
+        if not br.links[0].direct:
+            _link_columns(W, C, br.links[0], cu, nxt, cols)
+
+
 class _Graph:
-    def __init__(self, t: _Tables, blocks: list[_Block]):
+    def __init__(self, t: _Tables, blocks: list[Link]):
         self.t, self.blocks, self.C = t, blocks, t.m.cols
         L = len(t.node)
         self.allowed = [np.flatnonzero(t.node[l, 0] < INF) for l in range(L)]  # noqa: E741
@@ -545,12 +579,12 @@ class _Graph:
         for k, blk in enumerate(self.blocks):
             g = G[blk.entry]
             if blk.direct:
-                nxt = _reduce(g[None, :], self.C, *W.edge[blk.paths[0][1][0]])[0]
+                nxt = _reduce(g[None, :], self.C, *W.edge[blk.edge])[0]
             else:
-                ent = self.allowed[blk.entry] if W.mask is None else np.intersect1d(self.allowed[blk.entry], np.flatnonzero(W.mask))
-                if alive and blk.entry in alive:
-                    ent = ent[alive[blk.entry][ent]]
-                tbl = _block_table(W, self.C, blk, ent)
+                ent = np.flatnonzero(W.node[blk.entry] < INF)
+                tbl = np.zeros((len(ent), self.C.n), dtype=np.int64)
+                for i in range(0, len(ent), CHUNK):
+                    tbl[i : i + CHUNK] = _link_rows(W, self.C, blk, ent[i : i + CHUNK])
                 tables[k] = (ent, tbl)
                 nxt = np.min(np.minimum(g[ent][:, None] + tbl, INF), axis=0)
             G[blk.exit] = np.minimum(nxt + W.node[blk.exit], INF)
@@ -565,26 +599,12 @@ class _Graph:
             blk = self.blocks[k]
             cv = cols[blk.exit]
             if blk.direct:
-                cols[blk.entry] = int(np.argmin(G[blk.entry] + _edge_col(self.C, *W.edge[blk.paths[0][1][0]], cv)))
+                cols[blk.entry] = int(np.argmin(G[blk.entry] + _edge_col(self.C, *W.edge[blk.edge], cv)))
             else:
                 ent, tbl = tables[k]
                 cols[blk.entry] = int(ent[np.argmin(G[blk.entry][ent] + tbl[:, cv])])
-                self._path_columns(W, blk, cols)
+                _link_columns(W, self.C, blk, cols[blk.entry], cv, cols)
         return cols
-
-    def _path_columns(self, W: _Weighted, blk: _Block, cols: list[int]) -> None:
-        """The internal columns of each path given its two ends' columns."""
-        for nodes, pe in blk.paths:
-            if not nodes:
-                continue
-            F0 = np.full((1, self.C.n), INF, dtype=np.int64)
-            F0[0, cols[blk.entry]] = 0
-            _, trail = _run_path(W, self.C, F0, nodes, pe, keep=True)
-            cv = cols[blk.exit]
-            for i in range(len(nodes) - 1, -1, -1):
-                cu = int(np.argmin(trail[i][0] + _edge_col(self.C, *W.edge[pe[i + 1]], cv)))
-                cols[nodes[i]] = cu
-                cv = cu
 
 
 # ---- the solver -----------------------------------------------------------------------------------------
@@ -644,11 +664,11 @@ def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     t_start = time.perf_counter()
     clock = _Clock(t_start)
     check_scope(network, array, aspace)
-    blocks = _blocks(network)
+    blks = blocks(network)
     m = _Model(network, array, space, aspace)
     Q = o.weight_scale
     tables = _Tables(m, _scale(m, Q))
-    graph = _Graph(tables, blocks)
+    graph = _Graph(tables, blks)
     clock.mark("tables")
     best = _equal_best(m, graph, Q)
     equal_s = best[0] if Fraction(1, 2) in m.cols.alphas else None
@@ -660,14 +680,14 @@ def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     clock.mark("starts")
     best_bound, best_w, best, seen, fw = _dual(m, graph, Q, o, t_start, best)
     clock.mark("bound")
-    chain = all(b.direct for b in blocks)
+    chain = all(b.direct for b in blks)
     # on graphs the beam passes below find the plans; the descent from the incumbent's types only
     best = _descend(m, tables, best, type_sets + seen if chain or fw is None else [])
     clock.mark("plans")
     bound = Fraction(best_bound, Q * tables.s)
     proven = bound >= best[0]
     explored = 0
-    if not proven and all(b.direct for b in blocks) and time.perf_counter() - t_start < o.time_limit_s:
+    if not proven and chain and time.perf_counter() - t_start < o.time_limit_s:
         w = np.array(_weights(*best_w, Q), dtype=np.int64)
         bounds = _chain_bounds(graph, w, len(m.net.layers))
         for beam in (4, 12):  # plans first (no proof), then the proof from the best of them
@@ -1032,7 +1052,7 @@ def _cut_backward(graph: _Graph, W: _Weighted, tables) -> dict:
         blk = graph.blocks[k]
         nxt = np.minimum(W.node[blk.exit] + Hc[blk.exit], INF)
         if blk.direct:
-            Hc[blk.entry] = _reduce_back(nxt[None, :], C, *W.edge[blk.paths[0][1][0]])[0]
+            Hc[blk.entry] = _reduce_back(nxt[None, :], C, *W.edge[blk.edge])[0]
         else:
             ent, tbl = tables[k]
             h = np.full(C.n, INF, dtype=np.int64)
@@ -1080,7 +1100,7 @@ def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
             if beam is not None and len(P):  # a heuristic: per column, the labels of least weighted bound only
                 keep = np.union1d(_beam_keep(P @ w, cols, beam), _beam_keep(_fP(P), cols, beam))
                 P, cols, par, internal = P[keep], cols[keep], par[keep], internal[keep]
-            inodes = tuple(n for nodes, _ in blk.paths for n in nodes)
+            inodes = blk.inodes
             hist.append((blk.exit, cols, par, internal, inodes))
             total += len(cols)
     except _Timeout:
@@ -1136,109 +1156,163 @@ def _edge_sub(t: _Tables, e: int, us: np.ndarray, vv: np.ndarray) -> np.ndarray:
     return out
 
 
-def _cross_block(ctx, blk: _Block, P, cols, Hc_exit):
+def _cross_block(ctx, blk: Link, P, cols, Hc_exit):
     """The labels at the block's exit: (sums, exit columns, parent label, internal columns)."""
     m, t, W, w, Q, thr, slack, o, t_start, beam = ctx
     C = m.cols
     nb = t.node[blk.exit]
     exit_rest = np.minimum(W.node[blk.exit] + Hc_exit, INF)
-    if blk.direct:
-        vv = np.flatnonzero((nb[0] < INF) & (exit_rest < INF))
-        Ev, pos = _sub_edge(ctx, blk.paths[0][1][0], cols, vv)
-        zero_bc = np.zeros((4, len(vv)), dtype=np.int64)
-        lab, vs, cand = _extend(P, pos, Ev, nb[:, vv], zero_bc, Hc_exit[vv], w, Q, thr)
-        if len(lab) == 0:
-            return np.zeros((0, 4), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), \
-                np.zeros((0, 0), dtype=np.int64)
-        nP, ncols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start)
-        if nP is None:
-            raise _Timeout
-        return nP, ncols, par, np.zeros((len(ncols), 0), dtype=np.int64)
-    n_int = sum(len(nodes) for nodes, _ in blk.paths)
-    coll_P, coll_b, coll_par, coll_int = [], [], [], []
-    for a in np.unique(cols):
-        if time.perf_counter() - t_start > o.time_limit_s:
-            raise _Timeout
-        ids = np.flatnonzero(cols == a)
-        La = P[ids]
-        la_min, la_minw = La.min(axis=0), int((La @ w).min())
-        F0 = np.full((1, C.n), INF, dtype=np.int64)
-        F0[0, a] = 0
-        pw = [_run_path(W, C, F0, nodes, pe)[0][0] for nodes, pe in blk.paths]
-        sum_w = np.minimum(np.sum(pw, axis=0), INF)
-        R = None
-        for p, (nodes, pe) in enumerate(blk.paths):
-            X_p = np.minimum(sum_w - pw[p] + exit_rest, INF)
-            res = _path_labels(ctx, nodes, pe, a, X_p, la_min, la_minw, nb, blk.exit)
-            if res is None:
-                R = None
-                break
-            R = res if R is None else _combine(R, res)
-            if len(R[0]) == 0:
-                break
-        if R is None or len(R[0]) == 0:
-            continue
-        X, bcols, xint = R
-        cand = La[:, None, :] + (X + nb[:, bcols].T)[None, :, :]  # (nLa, nX, 4)
-        cand = cand.reshape(-1, 4)
-        bb = np.tile(bcols, len(ids))
-        keep = (_fP(cand) < thr) & (cand @ w + Hc_exit[bb] < Q * thr)
-        li = np.repeat(ids, len(bcols))[keep]
-        xi = np.tile(np.arange(len(bcols)), len(ids))[keep]
-        coll_P.append(cand[keep])
-        coll_b.append(bb[keep])
-        coll_par.append(li)
-        coll_int.append(xint[xi])
-    if not coll_P:
-        return np.zeros((0, 4), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), \
-            np.zeros((0, n_int), dtype=np.int64)
-    cand, bb = np.concatenate(coll_P), np.concatenate(coll_b)
-    par_all, int_all = np.concatenate(coll_par), np.concatenate(coll_int)
-    nP, ncols, sel = _filter_by_column(np.arange(len(cand)), bb, cand, np.arange(C.n), slack, o, t_start)
+    empty = (np.zeros((0, 4), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+             np.zeros((0, len(blk.inodes)), dtype=np.int64))
+    if not blk.direct:
+        res = _cross_link(ctx, blk, P, cols, np.zeros(4, dtype=np.int64), 0, nb, Hc_exit, None)
+        return empty if res is None else res
+    vv = np.flatnonzero((nb[0] < INF) & (exit_rest < INF))
+    Ev, pos = _sub_edge(ctx, blk.edge, cols, vv)
+    zero_bc = np.zeros((4, len(vv)), dtype=np.int64)
+    lab, vs, cand = _extend(P, pos, Ev, nb[:, vv], zero_bc, Hc_exit[vv], w, Q, thr)
+    if len(lab) == 0:
+        return empty
+    nP, ncols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start)
     if nP is None:
         raise _Timeout
-    return nP, ncols, par_all[sel], int_all[sel]
+    return nP, ncols, par, np.zeros((len(ncols), 0), dtype=np.int64)
 
 
-def _path_labels(ctx, nodes, pe, a: int, X_p, la_min, la_minw: int, nb, exit_node: int):
-    """One path's partial sums from entry column ``a`` to every exit column (exit's own cost not
-    added), Pareto per exit column: (sums, exit columns, internal columns); None: nothing survives."""
+def _cross_link(ctx, link: Link, X, xcols, pre_min, pre_minw: int, add, rest, bc_extra):
+    """Labels X (partial sums from some start, columns ``xcols`` of the link's entry) extended
+    across the link: per entry column, its branches' labels to every exit column, summed, added
+    to X; ``add``: the exit node's own terms added too (None: not); bounds: ``pre_min`` and
+    ``pre_minw`` below everything before X, ``rest`` the weighted least of everything after
+    (the exit's own terms included when they are not added), ``bc_extra`` terms known to follow
+    (the exit's own when not added). Pareto per exit column: (sums, exit columns, parent label,
+    inner columns in ``link.inodes`` order), None when nothing survives."""
     m, t, W, w, Q, thr, slack, o, t_start, beam = ctx
-    C = m.cols
-    # weighted rests after each internal node (its own cost excluded), backwards from the exit
-    rests = [None] * len(nodes)
-    r = X_p
-    for i in range(len(nodes) - 1, -1, -1):
-        r = _reduce_back(r[None, :], C, *W.edge[pe[i + 1]])[0]
-        rests[i] = r
-        r = np.minimum(W.node[nodes[i]] + r, INF)
-    X = np.zeros((1, 4), dtype=np.int64)
-    xcols = np.array([a])
-    xint = np.zeros((1, 0), dtype=np.int64)
-    for i, e in enumerate(pe):
-        if i < len(nodes):
-            nd = t.node[nodes[i]]
-            vv = np.flatnonzero((nd[0] < INF) & (rests[i] < INF))
-            nodev, bw = nd[:, vv], la_minw + rests[i][vv]
-            bc = np.repeat(la_min[:, None], len(vv), axis=1)
-        else:
-            vv = np.flatnonzero((nb[0] < INF) & (X_p < INF))
-            nodev, bw = np.zeros((4, len(vv)), dtype=np.int64), la_minw + X_p[vv]
-            bc = la_min[:, None] + nb[:, vv]
-        if len(vv) == 0:
-            return None
-        Ev, pos = _sub_edge(ctx, e, xcols, vv)
-        lab, vs, cand = _extend(X, pos, Ev, nodev, bc, bw, w, Q, thr)
-        if len(lab) == 0:
-            return None
-        X, xcols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start)
-        if X is None:
+    after = np.minimum(rest + W.node[link.exit], INF) if add is not None else rest
+    coll: tuple[list, list, list, list] = ([], [], [], [])
+    for c in np.unique(xcols):
+        if time.perf_counter() - t_start > o.time_limit_s:
             raise _Timeout
-        if beam is not None:  # the heuristic passes: a few labels per column inside the paths too
+        ids = np.flatnonzero(xcols == c)
+        Xc = X[ids]
+        R = _branches_labels(ctx, link, int(c), after, pre_min + Xc.min(axis=0), pre_minw + int((Xc @ w).min()))
+        if R is None:
+            continue
+        Y, ycols, yint = R
+        if add is not None:
+            Y = Y + add[:, ycols].T
+        cand = (Xc[:, None, :] + Y[None, :, :]).reshape(-1, 4)
+        yc = np.tile(ycols, len(ids))
+        known = cand + pre_min if bc_extra is None else cand + pre_min + bc_extra[:, yc].T
+        keep = (_fP(known) < thr) & (pre_minw + cand @ w + rest[yc] < Q * thr)
+        coll[0].append(cand[keep])
+        coll[1].append(yc[keep])
+        coll[2].append(np.repeat(ids, len(ycols))[keep])
+        coll[3].append(yint[np.tile(np.arange(len(ycols)), len(ids))[keep]])
+    if not coll[0]:
+        return None
+    cand, yc, par, yint = (np.concatenate(x) for x in coll)
+    if len(cand) == 0:
+        return None
+    nP, ncols, sel = _filter_by_column(np.arange(len(cand)), yc, cand, np.arange(m.cols.n), slack, o, t_start)
+    if nP is None:
+        raise _Timeout
+    return nP, ncols, par[sel], yint[sel]
+
+
+def _branches_labels(ctx, link: Link, c: int, after, smin, sminw: int):
+    """Every branch's labels from entry column c to every exit column, summed over the branches
+    (every pair with the same exit column); None when nothing survives. ``after``: the weighted
+    least of everything after the link (its exit's own terms included)."""
+    m, t, W = ctx[0], ctx[1], ctx[2]
+    us = np.array([c])
+    pw = [_branch_rows(W, m.cols, br, us)[0] for br in link.branches]
+    sum_w = np.minimum(np.sum(pw, axis=0), INF)
+    nb = t.node[link.exit]
+    R = None
+    for q, br in enumerate(link.branches):
+        after_q = np.minimum(sum_w - pw[q] + after, INF)  # the other branches, then what follows
+        if isinstance(br, Series):
+            res = _series_labels(ctx, br, c, after_q, smin, sminw, nb)
+        else:
+            res = _edge_labels(ctx, br, c, after_q, smin, sminw, nb)
+        if res is None:
+            return None
+        R = res if R is None else _combine(R, res)
+        if len(R[0]) == 0:
+            return None
+    return R
+
+
+def _edge_labels(ctx, e: int, c: int, after, smin, sminw: int, nb):
+    """A branch of one edge: its terms from column c to every exit column that may still beat the
+    incumbent (one label each)."""
+    m, t, W, w, Q, thr = ctx[:6]
+    vv = np.flatnonzero((nb[0] < INF) & (after < INF))
+    E = _edge_sub(t, e, np.array([c]), vv)[:, 0, :].T
+    keep = (_fP(E + smin + nb[:, vv].T) < thr) & (sminw + E @ w + after[vv] < Q * thr)
+    if not keep.any():
+        return None
+    return E[keep], vv[keep], np.zeros((int(keep.sum()), 0), dtype=np.int64)
+
+
+def _series_labels(ctx, S: Series, a: int, after, smin, sminw: int, nb):
+    """A series' partial sums from entry column ``a`` to every exit column (exit's own terms not
+    added), Pareto per exit column: (sums, exit columns, inner columns in ``S.inodes`` order);
+    None when nothing survives. ``after``: the weighted least of everything after the series (its
+    exit's own terms included); ``smin``, ``sminw``: below everything before it."""
+    m, t, W, w, Q, thr, slack, o, t_start, beam = ctx
+    rests = _series_rests(W, m.cols, S, after)
+    X, xcols, xint = np.zeros((1, 4), dtype=np.int64), np.array([a]), np.zeros((1, 0), dtype=np.int64)
+    for i, link in enumerate(S.links):
+        inner = i < len(S.nodes)
+        tgt, rest = (S.nodes[i], rests[i]) if inner else (S.exit, after)
+        if link.direct:
+            res = _edge_step(ctx, link.edge, X, xcols, t.node[tgt], inner, rest, smin, sminw)
+        else:
+            res = _cross_link(ctx, link, X, xcols, smin, sminw, t.node[tgt] if inner else None, rest,
+                              None if inner else nb)
+        if res is None:
+            return None
+        X, xcols, par, yint = res
+        xint = np.column_stack([xint[par], yint] + ([xcols] if inner else []))
+        if beam is not None:  # the heuristic passes: a few labels per column inside the branches too
             keep = np.union1d(_beam_keep(X @ w, xcols, beam), _beam_keep(_fP(X), xcols, beam))
-            X, xcols, par = X[keep], xcols[keep], par[keep]
-        xint = np.column_stack([xint[par], xcols]) if i < len(nodes) else xint[par]
+            X, xcols, xint = X[keep], xcols[keep], xint[keep]
     return X, xcols, xint
+
+
+def _edge_step(ctx, e: int, X, xcols, nd, inner: bool, rest, smin, sminw: int):
+    """Labels extended along one edge to the next node (its terms ``nd`` added when ``inner``, else
+    only bounding): (sums, columns, parent label, no inner columns), None when nothing survives."""
+    m, t, W, w, Q, thr, slack, o, t_start, beam = ctx
+    vv = np.flatnonzero((nd[0] < INF) & (rest < INF))
+    if len(vv) == 0:
+        return None
+    if inner:
+        nodev, bc = nd[:, vv], np.repeat(smin[:, None], len(vv), axis=1)
+    else:
+        nodev, bc = np.zeros((4, len(vv)), dtype=np.int64), smin[:, None] + nd[:, vv]
+    Ev, pos = _sub_edge(ctx, e, xcols, vv)
+    lab, vs, cand = _extend(X, pos, Ev, nodev, bc, sminw + rest[vv], w, Q, thr)
+    if len(lab) == 0:
+        return None
+    X, cols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start)
+    if X is None:
+        raise _Timeout
+    return X, cols, par, np.zeros((len(cols), 0), dtype=np.int64)
+
+
+def _series_rests(W, C: _Columns, S: Series, after) -> list:
+    """rests[i]: the weighted least of everything after the series' i-th node given its column (its
+    own terms excluded), backwards from ``after``."""
+    rests: list = [None] * len(S.nodes)
+    r = after
+    for i in range(len(S.nodes) - 1, -1, -1):
+        r = _back(W, C, S.links[i + 1], r)
+        rests[i] = r
+        r = np.minimum(W.node[S.nodes[i]] + r, INF)
+    return rests
 
 
 def _combine(A, B):
@@ -1263,7 +1337,7 @@ def accpar_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alph
     check_scope(network, array, aspace)
     m = _Model(network, array, space, aspace)
     tables = _Tables(m, _scale(m, 1))
-    graph = _Graph(tables, _blocks(network))
+    graph = _Graph(tables, blocks(network))
     W = _PerTermMax(tables)
     _, G, tbls = graph.forward(None, W=W)
     cols = graph.backtrack(W, G, tbls)
