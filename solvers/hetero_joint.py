@@ -789,33 +789,24 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, bes
 # ---- better plans and the closing enumeration --------------------------------------------------------
 
 
-def _edge_comps(t: _Tables, e: int, col_v: int) -> np.ndarray:
-    """(4, n): the edge's floored components for every producer column, given the consumer's."""
+def _edge_terms(t: _Tables, e: int, cu, cv) -> np.ndarray:
+    """(4, k): the edge's floored components for producer columns ``cu`` and consumer columns ``cv``
+    (arrays of one length, or one of them a scalar)."""
     C = t.m.cols
-    out = np.zeros((4, C.n), dtype=np.int64)
-    top_v = col_v // C.n_tau
-    out[0] = np.repeat(t.top[e][0][:, top_v], C.n_tau)
-    out[1] = np.repeat(t.top[e][1][:, top_v], C.n_tau)
-    idx = np.arange(C.n)
+    cu, cv = np.broadcast_arrays(np.asarray(cu), np.asarray(cv))
+    out = np.zeros((4, cu.size), dtype=np.int64)
+    out[:2] = t.top[e][:, cu.ravel() // C.n_tau, cv.ravel() // C.n_tau]
     for h in range(1, C.H):
-        t_hu = (idx % C.n_tau) // C.K ** (C.H - 1 - h) % C.K
-        p = col_v // C.K ** (C.H - 1 - h)
-        out[2] += t.lev[e][h - 1][0][t_hu, p]
-        out[3] += t.lev[e][h - 1][1][t_hu, p]
+        t_hu = (cu.ravel() % C.n_tau) // C.K ** (C.H - 1 - h) % C.K
+        out[2:] += t.lev[e][h - 1][:, t_hu, cv.ravel() // C.K ** (C.H - 1 - h)]
     return out
 
 
-def _comps_floor(t: _Tables, cols: list[int]) -> np.ndarray:
-    C = t.m.cols
-    tot = np.zeros(4, dtype=np.int64)
-    for l, c in enumerate(cols):  # noqa: E741
-        tot += t.node[l][:, c]
+def _comps_floor(t: _Tables, cols) -> np.ndarray:
+    cols = np.asarray(cols)
+    tot = t.node[np.arange(len(cols)), :, cols].sum(axis=0)
     for e, (u, v) in enumerate(t.m.net.edges):
-        cu, cv = cols[u], cols[v]
-        tot[:2] += t.top[e][:, cu // C.n_tau, cv // C.n_tau]
-        for h in range(1, C.H):
-            t_hu = (cu % C.n_tau) // C.K ** (C.H - 1 - h) % C.K
-            tot[2:] += t.lev[e][h - 1][:, t_hu, cv // C.K ** (C.H - 1 - h)]
+        tot += _edge_terms(t, e, cols[u], cols[v])[:, 0]
     return tot
 
 
@@ -838,23 +829,40 @@ def _descend(m: _Model, t: _Tables, best, type_sets=()):
         if not starts:
             continue
         cols = min(starts, key=lambda cs: _f(_comps_floor(t, cs)))
-        cur = _f(_comps_floor(t, cols))
-        for _ in range(3):
-            changed = False
-            for l in range(len(cols)):  # noqa: E741
-                for a in range(C.A):
-                    cand = cols[:l] + _with_alpha(C, cols[l : l + 1], a) + cols[l + 1 :]
-                    if t.node[l][0, cand[l]] >= INF:
-                        continue
-                    v = _f(_comps_floor(t, cand))
-                    if v < cur:
-                        cur, cols, changed = v, cand, True
-            if not changed:
-                break
+        cols = _alpha_descent(t, list(cols))
         val = step_of(m.components(cols))
         if val < best[0]:
             best = (val, cols)
     return best
+
+
+def _alpha_descent(t: _Tables, cols: list[int], rounds: int = 3) -> list[int]:
+    """Coordinate descent over single layers' top alphas on the floored components: each layer in
+    turn takes its best alpha (the first of the least step) when that lowers the step."""
+    C = t.m.cols
+    edges = t.m.net.edges
+    touching = [[e for e, (u, v) in enumerate(edges) if l in (u, v)] for l in range(len(cols))]  # noqa: E741
+    tot = _comps_floor(t, cols)
+    for _ in range(rounds):
+        changed = False
+        for l in range(len(cols)):  # noqa: E741
+            alt = np.array(_with_alpha(C, [cols[l]] * C.A, 0)) + np.arange(C.A) * C.n_tau
+            new = t.node[l][:, alt] - t.node[l][:, [cols[l]]]
+            if np.all(t.node[l][0, alt] >= INF):
+                continue
+            for e in touching[l]:
+                u, v = edges[e]
+                cu, cv = (alt, cols[v]) if u == l else (cols[u], alt)
+                new += _edge_terms(t, e, cu, cv) - _edge_terms(t, e, cols[u], cols[v])
+            cand = tot[:, None] + new
+            f = np.maximum(cand[0], cand[1]) + np.maximum(cand[2], cand[3])
+            f[t.node[l][0, alt] >= INF] = INF
+            i = int(np.argmin(f))
+            if f[i] < _f(tot):
+                cols[l], tot, changed = int(alt[i]), cand[:, i], True
+        if not changed:
+            break
+    return cols
 
 
 def _edge_matrix(t: _Tables, e: int) -> np.ndarray:
@@ -874,16 +882,24 @@ def _edge_matrix(t: _Tables, e: int) -> np.ndarray:
 
 
 def _pareto_filter(P: np.ndarray, slack: int) -> np.ndarray:
-    """Indices of rows of P (k, 4) not dominated (with ``slack`` for the floors) by another kept row."""
+    """Indices of rows of P (k, 4) not dominated by another kept row. A dominates B when
+    max(A0 - B0, A1 - B1) + max(A2 - B2, A3 - B3) <= -2 * slack: then for every completion R,
+    step(A + R) <= step(B + R) (max(x + d, y + e) <= max(x, y) + max(d, e)), the exact sums
+    being within ``slack`` of the floored ones. A dominator's component sum is smaller, so rows
+    are scanned by increasing sum."""
     order = np.argsort(P.sum(axis=1), kind="stable")
-    kept: list[int] = []
+    kept = np.zeros((len(P), 4), dtype=np.int64)
+    idx: list[int] = []
     for i in order:
-        if kept:
-            K = P[kept]
-            if np.any(np.all(K + slack <= P[i], axis=1)):
+        p = P[i]
+        if idx:
+            K = kept[: len(idx)]
+            g = np.maximum(K[:, 0] - p[0], K[:, 1] - p[1]) + np.maximum(K[:, 2] - p[2], K[:, 3] - p[3])
+            if g.min() <= -2 * slack:
                 continue
-        kept.append(int(i))
-    return np.array(kept, dtype=np.int64)
+        kept[len(idx)] = p
+        idx.append(int(i))
+    return np.array(idx, dtype=np.int64)
 
 
 def _reduce_back(F: np.ndarray, C: _Columns, top: np.ndarray, lev: list[np.ndarray]) -> np.ndarray:
