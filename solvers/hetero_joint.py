@@ -1184,6 +1184,7 @@ def _cross_block(ctx, blk: Link, P, cols, Hc_exit):
         res = _cross_link(ctx, blk, P, cols, np.zeros(4, dtype=np.int64), 0, nb, Hc_exit, None)
         return empty if res is None else res
     vv = np.flatnonzero((nb[0] < INF) & (exit_rest < INF))
+    vv = _live_targets(ctx, blk.edge, P, cols, vv, exit_rest)
     Ev, pos = _sub_edge(ctx, blk.edge, cols, vv)
     zero_bc = np.zeros((4, len(vv)), dtype=np.int64)
     lab, vs, cand = _extend(P, pos, Ev, nb[:, vv], zero_bc, Hc_exit[vv], w, Q, thr)
@@ -1284,7 +1285,7 @@ def _series_labels(ctx, S: Series, a: int, after, smin, sminw: int, nb):
         inner = i < len(S.nodes)
         tgt, rest = (S.nodes[i], rests[i]) if inner else (S.exit, after)
         if link.direct:
-            res = _edge_step(ctx, link.edge, X, xcols, t.node[tgt], inner, rest, smin, sminw)
+            res = _edge_step(ctx, link.edge, X, xcols, tgt, inner, rest, smin, sminw)
         else:
             res = _cross_link(ctx, link, X, xcols, smin, sminw, t.node[tgt] if inner else None, rest,
                               None if inner else nb)
@@ -1298,11 +1299,13 @@ def _series_labels(ctx, S: Series, a: int, after, smin, sminw: int, nb):
     return X, xcols, xint
 
 
-def _edge_step(ctx, e: int, X, xcols, nd, inner: bool, rest, smin, sminw: int):
-    """Labels extended along one edge to the next node (its terms ``nd`` added when ``inner``, else
-    only bounding): (sums, columns, parent label, no inner columns), None when nothing survives."""
+def _edge_step(ctx, e: int, X, xcols, tgt: int, inner: bool, rest, smin, sminw: int):
+    """Labels extended along one edge to node ``tgt`` (its terms added when ``inner``, else only
+    bounding): (sums, columns, parent label, no inner columns), None when nothing survives."""
     m, t, W, w, Q, thr, slack, o, t_start, beam = ctx
+    nd = t.node[tgt]
     vv = np.flatnonzero((nd[0] < INF) & (rest < INF))
+    vv = _live_targets(ctx, e, X, xcols, vv, (W.node[tgt] if inner else 0) + sminw + rest)
     if len(vv) == 0:
         return None
     if inner:
@@ -1317,6 +1320,22 @@ def _edge_step(ctx, e: int, X, xcols, nd, inner: bool, rest, smin, sminw: int):
     if X is None:
         raise _Timeout
     return X, cols, par, np.zeros((len(cols), 0), dtype=np.int64)
+
+
+def _live_targets(ctx, e: int, X, xcols, vv, after_w) -> np.ndarray:
+    """The columns of ``vv`` that some label may reach along edge e below the incumbent: the least
+    weighted label per producer column plus the weighted edge plus ``after_w`` (per consumer
+    column: its own weighted terms and the bound on what follows) below Q * thr; the same sums as
+    ``_extend``'s weighted test, so nothing it would keep is lost."""
+    m, t, W, w, Q, thr = ctx[:6]
+    if len(vv) == 0:
+        return vv
+    us, inv = np.unique(xcols, return_inverse=True)
+    mins = np.full(len(us), INF, dtype=np.int64)
+    np.minimum.at(mins, inv.ravel(), X @ w)
+    Ew = _edge_rows_w(m.cols, *W.edge[e], us)[:, vv]
+    lb = np.min(mins[:, None] + Ew, axis=0) + after_w[vv]
+    return vv[lb < Q * thr]
 
 
 def _series_rests(W, C: _Columns, S: Series, after) -> list:
