@@ -241,6 +241,8 @@ class _Tables:
         self.m, self.s = m, scale
         C = m.cols
         L = len(m.net.layers)
+        self._sides = [[side_share(a, side) for a in C.alphas] for side in (0, 1)]
+        self._groups: dict = {}
         self.node = np.zeros((L, 4, C.n), dtype=np.int64)
         for l in range(L):  # noqa: E741
             self._node(l)
@@ -252,62 +254,103 @@ class _Tables:
         """floor(x * f * s), in integers."""
         return (x.numerator * f.numerator * self.s) // (x.denominator * f.denominator)
 
+    def _fl_alphas(self, x: Fraction, j: int) -> np.ndarray:
+        """(2, A): floor(x * (alpha's side) / 2^j * s) per side and alpha of the grid, in integers."""
+        xn, xd = x.numerator * self.s, x.denominator << j
+        return np.array([[(xn * f.numerator) // (xd * f.denominator) for f in row] for row in self._sides])
+
     def _node(self, l: int) -> None:  # noqa: E741
-        """Layer l's own floored terms per column (the exact terms of ``_Model.own``, factor by factor)."""
+        """Layer l's own floored terms per column (the exact terms of ``_Model.own``, factor by
+        factor): per top type and lower types, vectorised over the alphas."""
         m, C = self.m, self.m.cols
         layer = m.net.layers[l]
-        H = m.H
-        memo: dict = {}
-        comp = {}
-        for ia, a in enumerate(C.alphas):
-            for side in (0, 1):
-                comp[(ia, side)] = self._fl(Fraction(m.flops[l]) / 2 ** (H - 1) / m.peak[side], side_share(a, side))
         xs = [Fraction(w) for w in m.whole[l]]
-        for col in range(C.n):
-            if not m.allowed(l, col):
-                self.node[l, :, col] = INF
-                continue
-            top, tau = divmod(col, C.n_tau)
-            it0, ia = divmod(top, C.A)
-            t0, a = C.types[it0], C.alphas[ia]
-            lower = C.lower(tau)
+        unit = Fraction(m.flops[l]) / 2 ** (m.H - 1)
+        comp = np.stack([self._fl_alphas(unit / m.peak[side], 0)[side] for side in (0, 1)])
+        out = np.zeros((4, C.K, C.A, C.n_tau), dtype=np.int64)
+        memo: dict = {}
+        has = lambda t: layer.node_types.specs[t.index] is not None  # noqa: E731
+        for it0, t0 in enumerate(C.types):
+            if not has(t0):
+                continue  # INF below
             size0 = _exchanged(layer, t0)
-            S = 0 if size0 is None else self._fl(xs[size0.index], m.rate[0])
-            V = [comp[(ia, 0)], comp[(ia, 1)]]
-            for h in range(1, H):
-                size = _exchanged(layer, lower[h - 1])
-                if size is not None:
-                    dims = size.dims
-                    j = sum(1 for t in lower[: h - 1] if _halves(layer, t) in dims)
-                    top_in = _halves(layer, t0) in dims
-                    for side in (0, 1):
-                        key = (h, size.index, ia if top_in else -1, side if top_in else -1, j)
-                        v = memo.get(key)
-                        if v is None:
-                            f = (side_share(a, side) if top_in else Fraction(1)) / 2**j
-                            v = memo[key] = self._fl(xs[size.index] * m.rate[h], f)
-                        V[side] += v
-            self.node[l, :, col] = (S, S, V[0], V[1])
+            out[:2, it0] = 0 if size0 is None else self._fl(xs[size0.index], m.rate[0])
+            for tau in range(C.n_tau):
+                lower = C.lower(tau)
+                if not all(has(t) for t in lower):
+                    continue
+                V = comp.copy()
+                for h in range(1, m.H):
+                    size = _exchanged(layer, lower[h - 1])
+                    if size is not None:
+                        j = sum(1 for t in lower[: h - 1] if _halves(layer, t) in size.dims)
+                        top_in = _halves(layer, t0) in size.dims
+                        V += self._level_terms(memo, xs[size.index], h, size.index, j, top_in)
+                out[2:, it0, :, tau] = V
+        node = out.reshape(4, C.n)
+        node[:, ~self._allowed(l)] = INF
+        self.node[l] = node
+
+    def _level_terms(self, memo: dict, x: Fraction, h: int, idx: int, j: int, top_in: bool) -> np.ndarray:
+        """(2, A): a level-h exchange of size x (index idx) with j lower halvings of it: per side and
+        alpha, floor(x * rate_h * (alpha's side if the top type halves it) / 2^j * s)."""
+        key = (h, idx, j, top_in)
+        got = memo.get(key)
+        if got is None:
+            C, xr = self.m.cols, x * self.m.rate[h]
+            if top_in:
+                got = self._fl_alphas(xr, j)
+            else:
+                got = np.full((2, C.A), self._fl(xr, Fraction(1, 2**j)), dtype=np.int64)
+            memo[key] = got
+        return got
+
+    def _allowed(self, l: int) -> np.ndarray:  # noqa: E741
+        """Layer l's allowed columns (``_Model.allowed``): the offered types level by level,
+        vectorised; a grouped conv's whole-groups rule column by column."""
+        m, C = self.m, self.m.cols
+        layer = m.net.layers[l]
+        idx = np.arange(C.n)
+        ok = np.array([layer.offers(t, 0) for t in C.types])[idx // C.n_tau // C.A]
+        for h in range(1, C.H):
+            ok &= np.array([layer.offers(t, h) for t in C.types])[(idx % C.n_tau) // C.K ** (C.H - 1 - h) % C.K]
+        if layer.groups > 1:  # the same counts of groups recur (memo)
+            for col in np.flatnonzero(ok):
+                key = (layer.groups, layer.node_types.name, int(col))
+                if key not in self._groups:
+                    self._groups[key] = m.allowed(l, int(col))
+                ok[col] = self._groups[key]
+        return ok
 
     def _edge_top(self, e: int) -> np.ndarray:
-        m, C = self.m, self.m.cols
+        """(2, n_top, n_top): floor(x * c * s) for each side's coefficient c of ``edge_split`` on the
+        two top cells; the coefficients per pair of node behaviours are computed once."""
+        m = self.m
         u, v = m.net.edges[e]
-        U, V = m.net.layers[u], m.net.layers[v]
         x = m.whole[v][0] * m.net.edge_shares[e] * m.rate[0]
-        t = np.zeros((2, C.n_top, C.n_top), dtype=np.int64)
-        for iu in range(C.n_top):
-            tu, au = C.top(iu)
-            for iv in range(C.n_top):
-                tv, av = C.top(iv)
-                if not (U.offers(tu, 0) and V.offers(tv, 0)):
-                    continue  # an impossible column: its node cost is INF
-                key = (iu, iv, U.node_types.name, V.node_types.name)
-                pair = self._pairs.get(key)
-                if pair is None:
-                    pair = self._pairs[key] = edge_split(U, tu, au, V, tv, av)
-                t[0, iu, iv] = self._fl(x, pair[0]) if pair[0] else 0
-                t[1, iu, iv] = self._fl(x, pair[1]) if pair[1] else 0
-        return t
+        vals, index = self._pair_top(m.net.layers[u], m.net.layers[v])
+        return np.array([self._fl(x, c) if c else 0 for c in vals], dtype=np.int64)[index]
+
+    def _pair_top(self, U, V):
+        """The distinct ``edge_split`` coefficients of two nodes' top cells and (2, n_top, n_top)
+        indices into them (0 where a node does not offer the type: its node cost is INF)."""
+        C = self.m.cols
+        offers = lambda node: tuple(node.offers(t, 0) for t in C.types)  # noqa: E731
+        key = (U.node_types.name, V.node_types.name, offers(U), offers(V))
+        got = self._pairs.get(key)
+        if got is None:
+            uniq: dict = {Fraction(0): 0}
+            index = np.zeros((2, C.n_top, C.n_top), dtype=np.int64)
+            for iu in range(C.n_top):
+                tu, au = C.top(iu)
+                for iv in range(C.n_top):
+                    tv, av = C.top(iv)
+                    if U.offers(tu, 0) and V.offers(tv, 0):
+                        pair = edge_split(U, tu, au, V, tv, av)
+                        for k in (0, 1):
+                            index[k, iu, iv] = uniq.setdefault(pair[k], len(uniq))
+            got = self._pairs[key] = (list(uniq), index)
+        return got
 
     def _edge_level(self, e: int, h: int) -> np.ndarray:
         """(2, K, n_top * K^h): [side][t_hu][top_v, t_1v .. t_hv] = floor(base * c(t_hu, t_hv) *
@@ -322,27 +365,21 @@ class _Tables:
         base = m.whole[v][0] * m.net.edge_shares[e] * m.rate[h]
         dims = Size.F_IN.dims
         Kp = C.K ** (h - 1)
-        arr = np.zeros((2, C.K, C.n_top, Kp, C.K), dtype=np.int64)
-        memo: dict = {}
+        arr = np.zeros((2, C.K, C.K, C.A, Kp, C.K), dtype=np.int64)  # side, t_hu, top type, alpha, p, t_hv
         # F_in spans B, D_i and G: a grouped conv's group split (G) counts as its II (D_i) would
-        js = [sum(1 for t in _digits(p, C.K, h - 1, C.types) if t.spec.halves in dims) for p in range(Kp)]
-        for iv in range(C.n_top):
-            tv, av = C.top(iv)
-            top_in = tv.spec.halves in dims
-            ia = iv % C.A
-            for p in range(Kp):
-                for side in (0, 1):
-                    for ku in range(C.K):
-                        for kv in range(C.K):
-                            c = coef[ku][kv]
-                            if not c:
-                                continue
-                            key = (ku, kv, ia if top_in else -1, side if top_in else -1, js[p])
-                            val = memo.get(key)
-                            if val is None:
-                                f = (side_share(av, side) if top_in else Fraction(1)) / 2 ** js[p]
-                                val = memo[key] = self._fl(base * c, f)
-                            arr[side, ku, iv, p, kv] = val
+        js = np.array([sum(1 for t in _digits(p, C.K, h - 1, C.types) if t.spec.halves in dims) for p in range(Kp)])
+        top_in = [t.spec.halves in dims for t in C.types]
+        for ku in range(C.K):
+            for kv in range(C.K):
+                c = coef[ku][kv]
+                if not c:
+                    continue
+                for j in np.unique(js):
+                    flat = self._fl(base * c, Fraction(1, 2 ** int(j)))
+                    by_a = self._fl_alphas(base * c, int(j)) if any(top_in) else None
+                    for p in np.flatnonzero(js == j):
+                        for it, tin in enumerate(top_in):
+                            arr[:, ku, it, :, p, kv] = by_a if tin else flat
         return arr.reshape(2, C.K, C.n_top * Kp * C.K)
 
     def weighted_node(self, l: int, w) -> np.ndarray:  # noqa: E741
