@@ -483,6 +483,15 @@ def _edge_rows_w(C: _Columns, top: np.ndarray, lev: list[np.ndarray], us: np.nda
     return out
 
 
+def _edge_w_sub(C: _Columns, top: np.ndarray, lev: list[np.ndarray], us: np.ndarray, vv: np.ndarray) -> np.ndarray:
+    """(len(us), len(vv)): ``_edge_rows_w(C, top, lev, us)[:, vv]`` without the full rows."""
+    out = top[(us // C.n_tau)[:, None], (vv // C.n_tau)[None, :]]
+    for h in range(1, C.H):
+        t_hu = (us % C.n_tau) // C.K ** (C.H - 1 - h) % C.K
+        out = out + lev[h - 1][t_hu[:, None], (vv // C.K ** (C.H - 1 - h))[None, :]]
+    return out
+
+
 def _link_table(W, C: _Columns, link: Link):
     """A nested link's least weighted cost (its inner nodes included, its ends excluded) from each
     allowed column of its entry (``rows``) to each allowed column of its exit (``cols``), computed
@@ -598,19 +607,51 @@ def _link_columns(W, C: _Columns, link: Link, cu: int, cv: int, cols: list[int])
             _link_columns(W, C, br.links[0], cu, nxt, cols)
 
 
+def _relaxed_rests(W, C: _Columns, blocks: list[Link]) -> dict:
+    """LB[n][c]: a lower bound on the weighted least of everything after cut node n given its
+    column (its own terms excluded): per block, its branch of most nodes runs backwards from what
+    follows the exit, every other branch on its own (the exit column they share is relaxed)."""
+    LB = {blocks[-1].exit: np.zeros(C.n, dtype=np.int64)}
+    zeros = np.zeros(C.n, dtype=np.int64)
+    for blk in reversed(blocks):
+        nxt = np.minimum(W.node[blk.exit] + LB[blk.exit], INF)
+        sizes = [len(br.inodes) if isinstance(br, Series) else 0 for br in blk.branches]
+        main = sizes.index(max(sizes))
+        acc = np.zeros(C.n, dtype=np.int64)
+        for i, br in enumerate(blk.branches):
+            acc = np.minimum(acc + _branch_back(W, C, br, nxt if i == main else zeros), INF)
+        LB[blk.entry] = acc
+    return LB
+
+
+def _branch_back(W, C: _Columns, br, r: np.ndarray) -> np.ndarray:
+    """min over the exit column of branch(col_u, col_v) + r[col_v], for every entry column col_u."""
+    if not isinstance(br, Series):
+        return _reduce_back(r[None, :], C, *W.edge[br])[0]
+    for i in range(len(br.links) - 1, -1, -1):
+        r = _back(W, C, br.links[i], r)
+        if i > 0:
+            r = np.minimum(W.node[br.nodes[i - 1]] + r, INF)
+    return r
+
+
 class _Graph:
     def __init__(self, t: _Tables, blocks: list[Link]):
         self.t, self.blocks, self.C = t, blocks, t.m.cols
         L = len(t.node)
         self.allowed = [np.flatnonzero(t.node[l, 0] < INF) for l in range(L)]  # noqa: E741
 
-    def forward(self, w, mask=None, W=None, alive=None):
+    def forward(self, w, mask=None, W=None, alive=None, cap=None):
         """Weighted forward values at the cut nodes (and the block tables kept for backtracking);
         ``W``: tables weighted otherwise (``_PerTermMax``); ``alive``: cut node -> columns still
-        allowed there (reduced-cost fixing; the others cost INF)."""
+        allowed there (reduced-cost fixing; the others cost INF); ``cap``: a weighted value no
+        better plan reaches (the incumbent's): a block's table skips the entry columns whose
+        forward value plus ``_relaxed_rests`` exceeds it (their rows stay out of the tables, so
+        ``_cut_backward`` fixes them out; the least plan, at most the incumbent, keeps its rows)."""
         W = W or _Weighted(self.t, w, mask)
         for n, ok in (alive or {}).items():
             W.node[n] = np.where(ok, W.node[n], INF)
+        LB = _relaxed_rests(W, self.C, self.blocks) if cap is not None else None
         G = {self.blocks[0].entry: W.node[self.blocks[0].entry]}
         tables = {}
         for k, blk in enumerate(self.blocks):
@@ -619,11 +660,13 @@ class _Graph:
                 nxt = _reduce(g[None, :], self.C, *W.edge[blk.edge])[0]
             else:
                 ent = np.flatnonzero(W.node[blk.entry] < INF)
+                if LB is not None:
+                    ent = ent[g[ent] + LB[blk.entry][ent] <= cap]
                 tbl = np.zeros((len(ent), self.C.n), dtype=np.int64)
                 for i in range(0, len(ent), CHUNK):
                     tbl[i : i + CHUNK] = _link_rows(W, self.C, blk, ent[i : i + CHUNK])
                 tables[k] = (ent, tbl)
-                nxt = np.min(np.minimum(g[ent][:, None] + tbl, INF), axis=0)
+                nxt = np.min(np.minimum(g[ent][:, None] + tbl, INF), axis=0, initial=INF)
             G[blk.exit] = np.minimum(nxt + W.node[blk.exit], INF)
         return W, G, tables
 
@@ -788,15 +831,19 @@ def _equal_best(m: _Model, graph: _Graph, Q: int):
 
 def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, best):
     """Kelley's cutting planes on (l, m); (best bound in units Q*s, its (l, m), best plan seen)."""
-    best_bound, best_w, fw = -1, (Q // 2, Q // 2), None
+    graph_ = not all(b.direct for b in graph.blocks)
+    if graph_:  # a descended incumbent first: the first pass's tables skip what cannot beat it
+        best = _descend(m, graph.t, best, [])
+    # first weights: V's at the balance of the two kinds' peaks (mu * V0 + (1 - mu) * V1 flat in alpha)
+    lam, mu = Q // 2, round(Q * m.peak[0] / (m.peak[0] + m.peak[1]))
+    best_bound, best_w, fw = -1, (lam, mu), None
     seen = [tuple(float(x) for x in m.components(best[1]))]
     plans = []
-    lam, mu = Q // 2, Q // 2
     last = graph.blocks[-1].exit
     alive: dict = {}
-    graph_ = not all(b.direct for b in graph.blocks)
     for k in range(o.dual_rounds):
-        W, G, tbls = graph.forward(_weights(lam, mu, Q), alive=alive)
+        cap = Q * ceil(best[0] * graph.t.s) if graph_ else None
+        W, G, tbls = graph.forward(_weights(lam, mu, Q), alive=alive, cap=cap)
         g = int(G[last].min())
         cols = graph.backtrack(W, G, tbls)
         plans.append(cols)
@@ -1059,18 +1106,28 @@ def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int):
 
 
 def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: float):
+    """Per column (``vv[vs]``), the labels ``_pareto_filter`` keeps (all when ``slack`` is None), by
+    column, then in the filter's order: (sums, columns, ``lab`` of each); (None, None, None) past
+    the time limit. Columns of one label are kept without a filter."""
     order = np.argsort(vs, kind="stable")
     lab, vs, cand = lab[order], vs[order], cand[order]
-    cuts = np.flatnonzero(np.diff(vs)) + 1
-    newP, newc, par = [], [], []
-    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(vs)]):
-        if time.perf_counter() - t_start > o.time_limit_s:
-            return None, None, None
-        keep = lo + (_pareto_filter(cand[lo:hi], slack) if slack is not None else np.arange(hi - lo))
-        newP.append(cand[keep])
-        newc.append(np.full(len(keep), vv[vs[lo]]))
-        par.append(lab[keep])
-    return np.concatenate(newP), np.concatenate(newc), np.concatenate(par)
+    starts = np.r_[0, np.flatnonzero(np.diff(vs)) + 1]
+    ends = np.r_[starts[1:], len(vs)]
+    rank = np.zeros(len(vs), dtype=np.int64)
+    keep = np.ones(len(vs), dtype=bool)
+    if slack is not None:
+        for lo, hi in zip(starts[ends - starts > 1], ends[ends - starts > 1]):
+            if time.perf_counter() - t_start > o.time_limit_s:
+                return None, None, None
+            sub = _pareto_filter(cand[lo:hi], slack)
+            keep[lo:hi] = False
+            keep[lo + sub] = True
+            rank[lo + sub] = np.arange(len(sub))
+    else:
+        rank = np.arange(len(vs)) - np.repeat(starts, ends - starts)
+    idx = np.flatnonzero(keep)
+    idx = idx[np.lexsort((rank[idx], vs[idx]))]
+    return cand[idx], vv[vs[idx]], lab[idx]
 
 
 def _lb(P: np.ndarray, Bc: np.ndarray, Bw, w: np.ndarray, Q: int, thr: int) -> np.ndarray:
@@ -1370,7 +1427,7 @@ def _live_targets(ctx, e: int, X, xcols, vv, after_w) -> np.ndarray:
     us, inv = np.unique(xcols, return_inverse=True)
     mins = np.full(len(us), INF, dtype=np.int64)
     np.minimum.at(mins, inv.ravel(), X @ w)
-    Ew = _edge_rows_w(m.cols, *W.edge[e], us)[:, vv]
+    Ew = _edge_w_sub(m.cols, *W.edge[e], us, vv)
     lb = np.min(mins[:, None] + Ew, axis=0) + after_w[vv]
     return vv[lb < Q * thr]
 
