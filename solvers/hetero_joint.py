@@ -483,15 +483,6 @@ def _edge_rows_w(C: _Columns, top: np.ndarray, lev: list[np.ndarray], us: np.nda
     return out
 
 
-def _edge_w_sub(C: _Columns, top: np.ndarray, lev: list[np.ndarray], us: np.ndarray, vv: np.ndarray) -> np.ndarray:
-    """(len(us), len(vv)): ``_edge_rows_w(C, top, lev, us)[:, vv]`` without the full rows."""
-    out = top[(us // C.n_tau)[:, None], (vv // C.n_tau)[None, :]]
-    for h in range(1, C.H):
-        t_hu = (us % C.n_tau) // C.K ** (C.H - 1 - h) % C.K
-        out = out + lev[h - 1][t_hu[:, None], (vv // C.K ** (C.H - 1 - h))[None, :]]
-    return out
-
-
 def _link_table(W, C: _Columns, link: Link):
     """A nested link's least weighted cost (its inner nodes included, its ends excluded) from each
     allowed column of its entry (``rows``) to each allowed column of its exit (``cols``), computed
@@ -1424,11 +1415,9 @@ def _live_targets(ctx, e: int, X, xcols, vv, after_w) -> np.ndarray:
     m, t, W, w, Q, thr = ctx[:6]
     if len(vv) == 0:
         return vv
-    us, inv = np.unique(xcols, return_inverse=True)
-    mins = np.full(len(us), INF, dtype=np.int64)
-    np.minimum.at(mins, inv.ravel(), X @ w)
-    Ew = _edge_w_sub(m.cols, *W.edge[e], us, vv)
-    lb = np.min(mins[:, None] + Ew, axis=0) + after_w[vv]
+    F = np.full(m.cols.n, INF, dtype=np.int64)
+    np.minimum.at(F, xcols, X @ w)
+    lb = _reduce(F[None, :], m.cols, *W.edge[e])[0][vv] + after_w[vv]
     return vv[lb < Q * thr]
 
 
