@@ -36,7 +36,8 @@ from explorer.frontends import load_array, load_model
 from explorer.solvers.hetero import HeteroRefused, exact_hetero
 from explorer.solvers.hetero_joint import accpar_hetero
 
-IMAGENET = ("alexnet", "alexnet-paper", "vgg-a", "vgg-b", "vgg-c", "vgg-d", "vgg-e", "resnet18", "resnet34", "resnet50")
+IMAGENET = ("alexnet", "alexnet-paper", "vgg-a", "vgg-b", "vgg-c", "vgg-d", "vgg-e", "resnet18", "resnet34", "resnet50",
+            "mobilenet-v2", "efficientnet-b0")
 
 
 def table_mix(names, spaces) -> None:

@@ -17,11 +17,19 @@ No overlap of compute and communication. Then, for any plan of the space:
   consumer's top cell and t_1 .. t_h. So a DP step eliminates the producer one level at a time
   (top cell first), never a full column x column table.
 
+**Graphs.** Series-parallel graphs (``hetero_sp``): global cut nodes (no edge passes over them)
+split the graph into top-level *links*; a link joins its entry and exit by parallel branches,
+each an edge or a *series* of nodes joined by links that may again hold parallel branches
+(ResNet blocks: a path beside a shortcut; EfficientNet's MBConv: a squeeze-excite link nested in
+the residual path; a transformer block: a fan-out into one join nested at the path's start).
+Other graphs are refused in one line.
+
 **Bound.** For integer weights 0 <= l, m <= Q, Q*T >= l*S_0 + (Q-l)*S_1 + m*V_0 + (Q-m)*V_1,
-and the least right-hand side over all plans is an ordinary DP (chains; on graphs made of blocks
-of parallel paths between cut nodes, as ResNets are, a DP over cut nodes with each block's table
-built by running its paths from every column of the block's entry). Maximising over (l, m) is a
-2-parameter concave problem: Kelley's cutting planes (the LP in floats only chooses weights).
+and the least right-hand side over all plans is an ordinary DP (chains; on graphs a DP over the
+cut nodes, each block's table built by running its branches from every column of its entry, a
+nested link through its own table, entry x exit columns, built once per weighting and crossed
+by a min-plus product). Maximising over (l, m) is a 2-parameter concave problem: Kelley's
+cutting planes (the LP in floats only chooses weights), from m at the kinds' peak balance.
 Every DP works on integers: each term is floored at scale 2^k seconds^-1, so every DP value is a
 proven lower bound (the floors only lower it).
 
@@ -34,13 +42,21 @@ component-wise forward minima, both exact on floored integers); each complete pl
 exactly. When the enumeration ends within its budget the incumbent is proven optimal (OPTIMAL,
 bound = objective); otherwise FEASIBLE with the proven bound and the gap.
 
-**Closing the gap** (graphs of blocks, ResNets): the same label setting from cut node to cut
-node (``_pareto_graph``): per entry column, each path's labels to every exit column (Pareto per
-column), summed with the entry's labels; weighted completion bounds from the forward pass of the
-best Lagrangian weights (``_cut_backward``, and per path the least rest given the entry). After
-every Lagrangian step, cut-node columns whose weighted min-marginal reaches the incumbent are
-fixed out (no plan through them beats it), so later steps build smaller block tables. A beam
-version (a few labels per column, by weighted sum and by step time) runs first for the incumbent.
+**Closing the gap** (graphs): the same label setting from cut node to cut node
+(``_pareto_graph``): per entry column, each branch's labels to every exit column, summed over
+the branches with the entry's labels; inside a branch, a nested link is crossed the same way per
+column of its entry (``_cross_link``, recursively). Completion bounds: the weighted least rest
+at the weights of the best Lagrangian step (``_cut_backward`` at the cut nodes; inside a block,
+the other branches' least plus what follows), the component-wise prefix; a consumer column is
+tried only when the least weighted label plus the edge plus that rest stays below the incumbent
+(one factored min-plus row). Dominance: label A (same column) drops B when max(A_S0 - B_S0,
+A_S1 - B_S1) + max(A_V0 - B_V0, A_V1 - B_V1) <= -2 * slack, since max(x + d, y + e) <=
+max(x, y) + max(d, e) gives T(A + R) <= T(B + R) for every completion R (slack: one floor per
+term). After every Lagrangian step, cut-node columns whose weighted min-marginal reaches the
+incumbent are fixed out (no plan through them beats it); the first step's block tables already
+skip the entry columns whose forward value plus a relaxed rest (the branches' exit column
+decoupled) exceeds the incumbent. A beam version (a few labels per column, by weighted sum and
+by step time) runs first for the incumbent.
 """
 
 from __future__ import annotations
@@ -1136,7 +1152,7 @@ def _trace(history, i: int) -> list[int]:
     return out[::-1]
 
 
-# ---- the closing label setting on graphs (blocks of parallel paths between cut nodes) --------------
+# ---- the closing label setting on graphs (series-parallel links between cut nodes) -----------------
 
 
 def _fP(P: np.ndarray) -> np.ndarray:
@@ -1168,12 +1184,13 @@ class _Timeout(Exception):
 
 def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: JointOptions, t_start: float, fw,
                   beam: int | None = None):
-    """Label setting on a graph of blocks (parallel paths between cut nodes): at each cut node, per
-    column, the (S0, S1, V0, V1) prefix sums that can still beat the incumbent; a block is crossed
-    per entry column (each path's labels to every exit column, then their sums with the entry's
-    labels). Completion bounds: the Lagrangian's weighted least suffix at the weights of the best
-    bound (``fw``: that forward pass) and the component-wise prefix; dominance with a margin of one
-    floor per term. Exhaustive up to dominance and bounds, hence a proof. (proven, best, labels kept)."""
+    """Label setting on a graph of blocks (series-parallel links between cut nodes): at each cut
+    node, per column, the (S0, S1, V0, V1) prefix sums that can still beat the incumbent; a block
+    is crossed per entry column (each branch's labels to every exit column, nested links crossed
+    the same way, then their sums with the entry's labels). Completion bounds: the Lagrangian's
+    weighted least suffix at the weights of the best bound (``fw``: that forward pass) and the
+    component-wise prefix; dominance as in ``_pareto_filter``. Exhaustive up to dominance and
+    bounds, hence a proof. (proven, best, labels kept)."""
     W, _, tables, alive = fw
     C = m.cols
     w = np.array(_weights(*w_lm, Q), dtype=np.int64)

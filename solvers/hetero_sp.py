@@ -71,11 +71,6 @@ class Link:
     def inodes(self) -> tuple[int, ...]:
         return tuple(n for b in self.branches if isinstance(b, Series) for n in b.inodes)
 
-    @property
-    def nested(self) -> bool:
-        """Whether a branch holds a link of several branches (not blocks of plain paths)."""
-        return any(isinstance(b, Series) and any(not k.direct or k.nested for k in b.links) for b in self.branches)
-
 
 def blocks(network: Network) -> list[Link]:
     """The top-level links between consecutive global cut nodes (module docstring); HeteroRefused
@@ -99,7 +94,8 @@ def blocks(network: Network) -> list[Link]:
     by_seg: dict[int, list[int]] = {}
     for e, (u, _) in enumerate(edges):
         by_seg.setdefault(bisect_right(cuts, u) - 1, []).append(e)
-    return [_link(network, a, b, list(range(a + 1, b)), by_seg.get(k, [])) for k, (a, b) in enumerate(zip(cuts, cuts[1:]))]
+    return [_link(network, a, b, list(range(a + 1, b)), by_seg.get(k, []))
+            for k, (a, b) in enumerate(zip(cuts, cuts[1:]))]
 
 
 def _link(network: Network, u: int, v: int, nodes: list[int], eids: list[int]) -> Link:

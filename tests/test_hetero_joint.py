@@ -380,6 +380,7 @@ def test_a_graph_that_is_not_series_parallel_is_refused_in_one_line():
         conv("a2", ["a"]), {"name": "t", "kind": "add", "inputs": ["a2", "b"]}]}
     net = parse_network(spec, "bridge")
     arr = mix(1, [1, 3])
-    with pytest.raises(HeteroRefused, match=r"node 'a' is in a block that is not series-parallel \(graph shape not supported\)") as err:
+    msg = r"node 'a' is in a block that is not series-parallel \(graph shape not supported\)"
+    with pytest.raises(HeteroRefused, match=msg) as err:
         joint_hetero(net, arr, Space.HYPAR, alpha_space(arr, alpha_grid(4)))
     assert "\n" not in str(err.value)
