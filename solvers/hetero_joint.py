@@ -499,26 +499,34 @@ def _edge_rows_w(C: _Columns, top: np.ndarray, lev: list[np.ndarray], us: np.nda
     return out
 
 
-def _link_table(W, C: _Columns, link: Link):
-    """A nested link's least weighted cost (its inner nodes included, its ends excluded) from each
-    allowed column of its entry (``rows``) to each allowed column of its exit (``cols``), computed
-    once per weighting: (rows, cols, table)."""
+def _link_table(W, C: _Columns, link: Link, need=None):
+    """A nested link's least weighted cost (its inner nodes included, its ends excluded) from the
+    allowed columns of its entry (``rows``) to the allowed columns of its exit (``cols``): (rows,
+    cols, table). Rows are computed when a forward pass first reaches them (``need``: entry
+    columns); a row never reached is INF: no plan that can beat the incumbent passes there."""
     got = W.links.get(id(link))
     if got is None:
         rows = np.flatnonzero(W.node[link.entry] < INF)
         cols = np.flatnonzero(W.node[link.exit] < INF)
-        tbl = np.zeros((len(rows), len(cols)), dtype=np.int64)
-        for i in range(0, len(rows), CHUNK):
-            tbl[i : i + CHUNK] = _link_rows(W, C, link, rows[i : i + CHUNK])[:, cols]
-        got = W.links[id(link)] = (rows, cols, tbl)
-    return got
+        got = W.links[id(link)] = (rows, cols, np.full((len(rows), len(cols)), INF, dtype=np.int64),
+                                   np.zeros(len(rows), dtype=bool))
+    rows, cols, tbl, done = got
+    if need is not None:
+        at = np.searchsorted(rows, need)
+        at = at[(at < len(rows)) & (rows[np.minimum(at, len(rows) - 1)] == need)]
+        todo = at[~done[at]]
+        for i in range(0, len(todo), CHUNK):
+            idx = todo[i : i + CHUNK]
+            tbl[idx] = _link_rows(W, C, link, rows[idx], grow=True)[:, cols]
+        done[todo] = True
+    return rows, cols, tbl
 
 
-def _table_rows(W, C: _Columns, link: Link, us: np.ndarray) -> np.ndarray:
+def _table_rows(W, C: _Columns, link: Link, us: np.ndarray, grow: bool = False) -> np.ndarray:
     """(len(us), n): a link's least weighted cost from each entry column in ``us`` to every exit column."""
     if link.direct:
         return np.minimum(_edge_rows_w(C, *W.edge[link.edge], us), INF)
-    rows, cols, tbl = _link_table(W, C, link)
+    rows, cols, tbl = _link_table(W, C, link, us if grow else None)
     at = np.searchsorted(rows, us)
     ok = (at < len(rows)) & (rows[np.minimum(at, len(rows) - 1)] == us)
     out = np.full((len(us), C.n), INF, dtype=np.int64)
@@ -526,30 +534,41 @@ def _table_rows(W, C: _Columns, link: Link, us: np.ndarray) -> np.ndarray:
     return out
 
 
-def _link_rows(W, C: _Columns, link: Link, us: np.ndarray) -> np.ndarray:
+def _link_rows(W, C: _Columns, link: Link, us: np.ndarray, grow: bool = False, prune=None) -> np.ndarray:
     """(len(us), n): the sum over a link's branches of each branch's least weighted cost from each
-    entry column in ``us`` to every exit column."""
+    entry column in ``us`` to every exit column. ``grow``: a forward pass (nested tables gain the
+    rows it reaches); ``prune``: (forward value of each row's entry, relaxed rests after inner
+    nodes, cap): partial sums that cannot stay within the cap are dropped on the way."""
     acc = np.zeros((len(us), C.n), dtype=np.int64)
     for br in link.branches:
-        acc = np.minimum(acc + _branch_rows(W, C, br, us), INF)
+        acc = np.minimum(acc + _branch_rows(W, C, br, us, grow, prune), INF)
     return acc
 
 
-def _branch_rows(W, C: _Columns, br, us: np.ndarray) -> np.ndarray:
+def _branch_rows(W, C: _Columns, br, us: np.ndarray, grow: bool = False, prune=None) -> np.ndarray:
     """(len(us), n): one branch's least weighted cost from each entry column in ``us`` to every exit
     column (its first link read as rows, the rest run)."""
     if not isinstance(br, Series):
         return np.minimum(_edge_rows_w(C, *W.edge[br], us), INF)
-    F = _table_rows(W, C, br.links[0], us)
-    F = np.minimum(F + W.node[br.nodes[0]][None, :], INF)
-    return _run_series(W, C, F, br, 1)[0]
+    F = _table_rows(W, C, br.links[0], us, grow)
+    F = _pruned(np.minimum(F + W.node[br.nodes[0]][None, :], INF), br.nodes[0], prune)
+    return _run_series(W, C, F, br, 1, grow=grow, prune=prune)[0]
 
 
-def _cross(W, C: _Columns, F: np.ndarray, link: Link) -> np.ndarray:
+def _pruned(F: np.ndarray, node: int, prune) -> np.ndarray:
+    """F with INF where the row's entry value plus F plus the relaxed rest after ``node`` exceeds the cap."""
+    if prune is None or node not in prune[1]:
+        return F
+    g, inner, cap = prune
+    return np.where(g[:, None] + F + inner[node][None, :] > cap, INF, F)
+
+
+def _cross(W, C: _Columns, F: np.ndarray, link: Link, grow: bool = False) -> np.ndarray:
     """min over the link's entry column of F[..., col_u] + link(col_u, col_v): (batch, n) -> (batch, n)."""
     if link.direct:
         return _reduce(F, C, *W.edge[link.edge])
-    rows, cols, tbl = _link_table(W, C, link)
+    reached = np.flatnonzero((F < INF).any(axis=0))
+    rows, cols, tbl = _link_table(W, C, link, reached if grow else None)
     Fr = F[:, rows]
     live = np.flatnonzero((Fr < INF).any(axis=0))
     Fr, tbl = Fr[:, live], tbl[live]
@@ -560,14 +579,16 @@ def _cross(W, C: _Columns, F: np.ndarray, link: Link) -> np.ndarray:
     return np.minimum(out, INF)
 
 
-def _run_series(W, C: _Columns, F: np.ndarray, series: Series, start: int = 0, keep: bool = False):
+def _run_series(W, C: _Columns, F: np.ndarray, series: Series, start: int = 0, keep: bool = False,
+                grow: bool = False, prune=None):
     """F (batch, n) at the node before ``series.links[start]`` -> (batch, n) at the series' exit
-    (exit node's own cost not added); ``keep``: F after each node too."""
+    (exit node's own cost not added); ``keep``: F after each node too; ``grow``, ``prune``: as
+    in ``_link_rows``."""
     trail = []
     for i in range(start, len(series.links)):
-        F = _cross(W, C, F, series.links[i])
+        F = _cross(W, C, F, series.links[i], grow)
         if i < len(series.nodes):
-            F = np.minimum(F + W.node[series.nodes[i]][None, :], INF)
+            F = _pruned(np.minimum(F + W.node[series.nodes[i]][None, :], INF), series.nodes[i], prune)
             if keep:
                 trail.append(F)
     return F, trail
@@ -614,30 +635,41 @@ def _link_columns(W, C: _Columns, link: Link, cu: int, cv: int, cols: list[int])
             _link_columns(W, C, br.links[0], cu, nxt, cols)
 
 
-def _relaxed_rests(W, C: _Columns, blocks: list[Link]) -> dict:
-    """LB[n][c]: a lower bound on the weighted least of everything after cut node n given its
-    column (its own terms excluded): per block, its branch of most nodes runs backwards from what
-    follows the exit, every other branch on its own (the exit column they share is relaxed)."""
+def _relaxed_rests(W, C: _Columns, blocks: list[Link]):
+    """(LB, inner): LB[n][c] a lower bound on the weighted least of everything after cut node n
+    given its column (its own terms excluded): per link, its branch of most nodes runs backwards
+    from what follows the exit, every other branch on its own (the exit column they share is
+    relaxed), nested links alike; inner[n]: the same after an inner node of a block's main branch."""
     LB = {blocks[-1].exit: np.zeros(C.n, dtype=np.int64)}
-    zeros = np.zeros(C.n, dtype=np.int64)
+    inner: dict = {}
     for blk in reversed(blocks):
         nxt = np.minimum(W.node[blk.exit] + LB[blk.exit], INF)
-        sizes = [len(br.inodes) if isinstance(br, Series) else 0 for br in blk.branches]
-        main = sizes.index(max(sizes))
-        acc = np.zeros(C.n, dtype=np.int64)
-        for i, br in enumerate(blk.branches):
-            acc = np.minimum(acc + _branch_back(W, C, br, nxt if i == main else zeros), INF)
-        LB[blk.entry] = acc
-    return LB
+        LB[blk.entry] = _relaxed_back(W, C, blk, nxt, inner)
+    return LB, inner
 
 
-def _branch_back(W, C: _Columns, br, r: np.ndarray) -> np.ndarray:
-    """min over the exit column of branch(col_u, col_v) + r[col_v], for every entry column col_u."""
+def _relaxed_back(W, C: _Columns, link: Link, r: np.ndarray, inner=None) -> np.ndarray:
+    """A lower bound on min over the exit column of link(col_u, col_v) + r[col_v], for every col_u."""
+    if link.direct:
+        return _reduce_back(r[None, :], C, *W.edge[link.edge])[0]
+    sizes = [len(br.inodes) if isinstance(br, Series) else 0 for br in link.branches]
+    main = sizes.index(max(sizes))
+    acc = np.zeros(C.n, dtype=np.int64)
+    for i, br in enumerate(link.branches):
+        acc = np.minimum(acc + _branch_back(W, C, br, r if i == main else np.zeros(C.n, dtype=np.int64),
+                                            inner if i == main else None), INF)
+    return acc
+
+
+def _branch_back(W, C: _Columns, br, r: np.ndarray, inner=None) -> np.ndarray:
+    """``_relaxed_back`` of one branch; ``inner``: records the rest after each of its nodes."""
     if not isinstance(br, Series):
         return _reduce_back(r[None, :], C, *W.edge[br])[0]
     for i in range(len(br.links) - 1, -1, -1):
-        r = _back(W, C, br.links[i], r)
+        r = _relaxed_back(W, C, br.links[i], r)
         if i > 0:
+            if inner is not None:
+                inner[br.nodes[i - 1]] = r
             r = np.minimum(W.node[br.nodes[i - 1]] + r, INF)
     return r
 
@@ -658,7 +690,7 @@ class _Graph:
         W = W or _Weighted(self.t, w, mask)
         for n, ok in (alive or {}).items():
             W.node[n] = np.where(ok, W.node[n], INF)
-        LB = _relaxed_rests(W, self.C, self.blocks) if cap is not None else None
+        LB, inner = _relaxed_rests(W, self.C, self.blocks) if cap is not None else (None, None)
         G = {self.blocks[0].entry: W.node[self.blocks[0].entry]}
         tables = {}
         for k, blk in enumerate(self.blocks):
@@ -671,7 +703,8 @@ class _Graph:
                     ent = ent[g[ent] + LB[blk.entry][ent] <= cap]
                 tbl = np.zeros((len(ent), self.C.n), dtype=np.int64)
                 for i in range(0, len(ent), CHUNK):
-                    tbl[i : i + CHUNK] = _link_rows(W, self.C, blk, ent[i : i + CHUNK])
+                    prune = None if LB is None else (g[ent[i : i + CHUNK]], inner, cap)
+                    tbl[i : i + CHUNK] = _link_rows(W, self.C, blk, ent[i : i + CHUNK], True, prune)
                 tables[k] = (ent, tbl)
                 nxt = np.min(np.minimum(g[ent][:, None] + tbl, INF), axis=0, initial=INF)
             G[blk.exit] = np.minimum(nxt + W.node[blk.exit], INF)
