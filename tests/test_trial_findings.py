@@ -172,3 +172,51 @@ def test_kinds_table_written_with_a_merge(tmp_path, capsys):
                               "--split", "proportional", "--format", "json"], capsys)
     assert code == 0, err
     assert Fraction(json.loads(out)["step_time_s"]) == Fraction(2544, 10**12)
+
+
+def _token_mlp_onnx(path):
+    """A PyTorch-style export of two token-wise linear layers on a [batch, sequence, 64] input,
+    both axes symbolic (torch.onnx.export with dynamic_axes)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    inits = [numpy_helper.from_array(np.zeros(s, dtype=np.float32), n) for n, s in [("l1.weight", (64, 128)),
+                                                                                     ("l2.weight", (128, 64))]]
+    nodes = [helper.make_node("MatMul", ["x", "l1.weight"], ["a"], name="/l1/MatMul"),
+             helper.make_node("Relu", ["a"], ["b"], name="/act/Relu"),
+             helper.make_node("MatMul", ["b", "l2.weight"], ["y"], name="/l2/MatMul")]
+    io = [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["batch", "sequence", 64]) for n in ("x", "y")]
+    graph = helper.make_graph(nodes, "main_graph", io[:1], io[1:], inits)
+    onnx.save(helper.make_model(graph, producer_name="pytorch", opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+TOKEN_MLP = """version: 1
+name: token-mlp
+batch: 8
+sequence: 16
+layers:
+  - {name: l1, kind: fc, in_features: 64, out_features: 128}
+  - {name: l2, kind: fc, in_features: 128, out_features: 64}
+"""
+
+
+def test_split_and_check_uneven_take_seq(tmp_path, capsys):
+    """An ONNX model with a symbolic sequence axis asked for --seq, which `explore split` did not
+    have and `explore check --uneven` accepted but ignored (the same 'pass --seq' error)."""
+    onnx_path, yaml_path = tmp_path / "m.onnx", tmp_path / "m.yaml"
+    _token_mlp_onnx(str(onnx_path))
+    yaml_path.write_text(TOKEN_MLP)
+    steps = []
+    for model, extra in [(onnx_path, ["--batch", "8", "--seq", "16"]), (yaml_path, [])]:
+        code, out, err = run_cli(["split", "--model", str(model), "--split", "proportional", "--format", "json", *extra],
+                                 capsys)
+        assert code == 0, err
+        steps.append(Fraction(json.loads(out)["step_time_s"]))
+    assert steps[0] == steps[1]
+    code, out, err = run_cli(["check", "--uneven", "--model", str(onnx_path), "--batch", "8", "--seq", "16",
+                              "--array", "tpu-mix-16", "--solvers", "joint", "--objective", "time", "--format", "json"],
+                             capsys)
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["agree"] and d["proven_by"] == ["joint"]

@@ -170,7 +170,7 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} with --uneven "
                          f"(choose from {', '.join(HETERO_SOLVERS)})")
-    problem = api.build_problem(model, array, space=space, objective="time", batch=batch)
+    problem = api.build_problem(model, array, space=space, objective="time", batch=batch, seq=click.get_current_context().meta.get("seq"))
     from ..core.hetero import check_array, check_network
 
     check_array(problem.array)

@@ -6,6 +6,7 @@ import gc
 import json
 import math
 import sys
+from fractions import Fraction
 
 import click
 
@@ -71,6 +72,12 @@ MODEL_SUFFIXES = ("pb", "txt", "pbtxt")  # CP-SAT writes text when the name ends
 def _check_time_limit(ctx, param, value):
     if value is not None and not (math.isfinite(value) and value > 0):
         raise click.BadParameter(f"must be a finite number of seconds > 0, got {value}")
+    return value
+
+
+def _check_finite(ctx, param, value):
+    if value is not None and not math.isfinite(value):  # FloatRange lets nan through
+        raise click.BadParameter(f"must be a finite number, got {value}")
     return value
 
 
@@ -181,6 +188,17 @@ def why_not_ok(result) -> str:
     return result.reason or f"{result.solver} found no plan"
 
 
+# options of ``explore check`` that ``check --uneven`` does not take (it would ignore them)
+NOT_WITH_UNEVEN = ("--objective", "--levels", "--cap", "--memory", "--weight-copies", "--pin", "--forbid",
+                   "--constraints", "--workers", "--seed", "--dump-model")
+
+
+def _given_options(ctx: click.Context) -> set[str]:
+    """The options written on the command line (not left at their defaults), by their flag."""
+    return {p.opts[0] for p in ctx.command.params
+            if p.name and ctx.get_parameter_source(p.name) is click.core.ParameterSource.COMMANDLINE}
+
+
 @cli.command("check")
 @problem_options
 @constraint_options
@@ -204,11 +222,21 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     from .render import render_check
 
     names = tuple(x.strip() for x in solver_list.split(",") if x.strip())
+    given = _given_options(click.get_current_context())
     if uneven:
         from .check_hetero import check_uneven_cmd
 
+        refused = [o for o in NOT_WITH_UNEVEN if o in given and not (o == "--objective" and objective == "time")]
+        if refused:
+            raise InputError(f"{refused[0]}: not with --uneven (it compares the uneven-split solvers on the step "
+                             f"time, with no side constraints)")
+        check_not_empty(model=model, array=array, output=output)
+        check_destinations(output, None, ())
         check_uneven_cmd(model, array, space, batch, fmt, output, names, grid, free, time_limit)
         return
+    for option in ("--alpha-grid", "--free"):
+        if option in given:
+            raise InputError(f"{option}: only with --uneven (uneven splits); plain check splits every level equally")
     unknown = [n for n in names if n not in JOINT_SOLVERS]
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(JOINT_SOLVERS)})")
@@ -274,20 +302,19 @@ def list_cmd(fmt):
 @click.option("--split", "split", type=click.Choice(["equal", "proportional", "search", "optimal", "levels"]), default="search", show_default=True, help="equal: alpha 1/2 everywhere; proportional: each group's peak compute ratio; search: each free class's alpha on the grid, from the better of those two (no proof); optimal: types and alphas jointly, proven optimum or bound and gap (arrays with one kind per half); levels: AccPar's hierarchical DP, a type and an alpha per layer level by level (no proof).")
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="Alphas searched: multiples of 1/N.")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="Which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
-@click.option("--time-limit", "split_limit", type=click.FloatRange(min=0.1), default=10.0, show_default=True, help="Seconds for --split optimal; then the best plan, a proven bound and the gap.")
-@click.option("--memory", "memory_GiB", type=click.FloatRange(min=0, min_open=True, max=1e15), default=None, metavar="GiB", help="Per-accelerator memory limit of every kind (overrides each kind's memory_GiB).")
+@click.option("--time-limit", "split_limit", type=click.FloatRange(min=0.1), default=10.0, show_default=True, callback=_check_time_limit, help="Seconds for --split optimal, a finite number >= 0.1; then the best plan, a proven bound and the gap.")
+@click.option("--memory", "memory_GiB", type=click.FloatRange(min=0, min_open=True, max=1e15), default=None, callback=_check_finite, metavar="GiB", help="Per-accelerator memory limit of every kind (overrides each kind's memory_GiB).")
 @click.option("--weight-copies", type=click.IntRange(min=0, max=16), default=0, show_default=True, help="Extra weight-sized buffers per layer in memory (1 momentum, 2 Adam).")
 @click.option("--batch", type=int, default=None, help="Override the network's batch size.")
+@click.option("--seq", type=int, default=None, help="Sequence length: fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object.")
 @click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout.")
 @fail_on_bad_input
-def split_cmd(model, array, space, split, grid, free, split_limit, memory_GiB, weight_copies, batch, fmt, output):
+def split_cmd(model, array, space, split, grid, free, split_limit, memory_GiB, weight_copies, batch, seq, fmt, output):
     """Uneven splits on an array of accelerator kinds (AccPar): the step time of the slowest
     accelerator, alpha per level, the two top groups' times, each kind's memory, and speedups
     over data parallelism, the trick and HyPar's plan, each with an equal split. Objective: step
     time. Exit status: 0; 1 when the plan breaks a kind's memory; 2 on bad input; 130 on Ctrl-C."""
-    from fractions import Fraction
-
     from .. import api
     from ..core.hetero import FreeAlphas
     from .render import fmt_bytes
@@ -295,8 +322,8 @@ def split_cmd(model, array, space, split, grid, free, split_limit, memory_GiB, w
 
     check_not_empty(model=model, array=array, output=output)
     check_destinations(output, None, ())
-    problem = api.build_problem(model, array, space=space, objective="time", batch=batch)
     memory = None if memory_GiB is None else Fraction(str(memory_GiB))
+    problem = api.build_problem(model, array, space=space, objective="time", batch=batch, seq=seq)
     with StepProgress() as say:
         report = split_run(problem.network, problem.array, problem.space, Split(split), grid, FreeAlphas(free),
                            split_limit, memory, weight_copies, progress=say)
