@@ -305,6 +305,11 @@ CASES = [
     ("uneven-empty-output", {}, ["check", "--uneven", "--output", ""], "--output: must not be empty"),
     ("check-alpha-grid-plain", {}, ["check", "--alpha-grid", "4"], "--alpha-grid: only with --uneven"),
     ("check-free-plain", {}, ["check", "--free", "all"], "--free: only with --uneven"),
+    # --seq on a spec without a sequence made a CNN's fc layers read S tokens per sample (S x the traffic)
+    ("seq-on-a-cnn", {}, ["--model", "lenet-c", "--seq", "5"], "lenet-c.yaml: --seq: the spec declares no sequence"),
+    ("split-seq-on-a-cnn", {}, ["split", "--model", "lenet-c", "--seq", "5"], "--seq: the spec declares no sequence"),
+    ("seq-on-a-fixed-onnx", {"m.onnx": lambda: onnx_bytes(onnx_nets.residual_net(batch=4))}, ["--model", "{d}/m.onnx", "--seq", "5"],
+     "m.onnx: --seq: no input has a symbolic sequence axis for --seq 5 to fill"),
     ("kinds-name-newline", {"a.yaml": kinds_array("  a: {", '  "a\\nX": {', "[a, a, b, b]", '["a\\nX", "a\\nX", b, b]')},
      ["--array", "{d}/a.yaml"], "kinds: a kind's name must be printable (no control, format or separator characters but the ASCII space), got 'a\\nX'"),
     ("kinds-name-bidi", {"a.yaml": kinds_array("  b: {", '  "\\u202eb": {', "[a, a, b, b]", '[a, a, "\\u202eb", "\\u202eb"]')},

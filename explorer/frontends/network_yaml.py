@@ -50,6 +50,9 @@ def _parse_top(data: dict, sequence: int | None, errors: list[str]) -> tuple[str
     top.string("description")
     batch = top.pos_int("batch", 1)
     spec_seq = top.pos_int("sequence")
+    if sequence is not None and "sequence" not in data:  # a CNN's fc layers would read S tokens per sample
+        errors.append(f"--seq: the spec declares no sequence (no top-level sequence: for --seq to override), "
+                      f"got --seq {sequence}")
     return name, batch, (sequence if sequence is not None else spec_seq)
 
 

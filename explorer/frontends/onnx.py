@@ -95,6 +95,7 @@ class _Importer:
         other symbolic axis from --seq. Returns (batch, sequence or None)."""
         inits = {t.name for t in graph.initializer}
         batch = seq = None
+        filled = False
         for inp in graph.input:
             if inp.name in inits:
                 continue
@@ -117,8 +118,12 @@ class _Importer:
                     if self.seq_arg is None:
                         raise self.fail(f"input {inp.name!r} has a symbolic sequence dimension {sym!r} (axis {axis}): pass --seq")
                     d.dim_value = seq = self.seq_arg
+                    filled = True
         if batch is None:
             raise self.fail("no data input with a batch dimension")
+        if self.seq_arg is not None and not filled:  # said, not ignored
+            fixed = f" (its sequence is fixed at {seq})" if seq is not None else ""
+            raise self.fail(f"--seq: no input has a symbolic sequence axis for --seq {self.seq_arg} to fill{fixed}")
         return batch, seq
 
     # ---- naming and shapes ---------------------------------------------------------------
