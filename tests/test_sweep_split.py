@@ -278,3 +278,11 @@ def test_an_optimal_split_point_reports_its_bound_and_gap(tmp_path, capsys):
     assert row["bound"] == single["bound_s"] == row["step_time_s"] == single["step_time_s"] and row["gap"] == single["gap"] == 0
     line = json.loads((tmp_path / "out" / "plans.jsonl").read_text())
     assert {k: v for k, v in line["result"].items() if k != "wall_s"} == {k: v for k, v in single.items() if k != "wall_s"}
+
+
+def test_plot_plan_of_a_split_point_is_one_line(splits, capsys):
+    """`explore plot DIR --plan N` on a split point raised KeyError 'layers' (a traceback, exit 1)."""
+    root, rows = splits
+    code, out, err = run_cli(["plot", str(root / "out"), "--plan", "0", "--out", str(root / "plan.png")], capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "--plan: point 0 is an explore split point (split equal)" in err and not (root / "plan.png").exists()

@@ -346,6 +346,9 @@ def plot_plan(folder: str | Path, row: int, out: str | Path) -> Path:
     res = d["result"]
     if not res or not res.get("plan"):
         raise SpecError("--plan", f"point {row} has no plan (status {d['status']}: {d.get('error') or 'no plan'})")
+    if "layers" not in res:  # an explore split point: types and alphas, no layer names (it raised KeyError)
+        raise SpecError("--plan", f"point {row} is an explore split point (split {res.get('split')}): --plan draws "
+                                  f"the plans of explore's points; its types and alphas are in plans.jsonl")
     plt = _pyplot()
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
