@@ -286,3 +286,14 @@ def test_plot_plan_of_a_split_point_is_one_line(splits, capsys):
     code, out, err = run_cli(["plot", str(root / "out"), "--plan", "0", "--out", str(root / "plan.png")], capsys)
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert "--plan: point 0 is an explore split point (split equal)" in err and not (root / "plan.png").exists()
+
+
+def test_pareto_plot_with_tied_points(splits, capsys):
+    """Points with the same figures and label on the front (every split rule on one kind gives the
+    equal split) made `explore plot --pareto` compare two row dicts: TypeError, a traceback."""
+    root, rows = splits
+    target = root / "pareto.png"
+    code, out, err = run_cli(["plot", str(root / "out"), "--pareto", "--x", "step_time_s", "--y", "idle_s",
+                              "--out", str(target)], capsys)
+    assert code == 0, err
+    assert target.stat().st_size > 0

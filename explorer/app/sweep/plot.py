@@ -306,7 +306,7 @@ def plot_pareto(folder: str | Path, chart: Chart, out: str | Path) -> Path:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     rest = [p for p in pts if p[2] == "no"]
     ax.scatter([p[0] for p in rest], [p[1] for p in rest], s=14, color="#bbbbbb", label="dominated")
-    front = sorted(p for p in pts if p[2] != "no")
+    front = sorted((p for p in pts if p[2] != "no"), key=lambda p: (p[0], p[1]))  # ties: never compare the rows
     ax.step([p[0] for p in front], [p[1] for p in front], where="post", color="#c44e52", lw=1, alpha=0.7)
     for n, (lab, (text, marker, filled)) in enumerate(PARETO_STYLE.items()):
         sel = [p for p in front if p[2] == lab]
