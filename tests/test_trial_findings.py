@@ -220,3 +220,16 @@ def test_split_and_check_uneven_take_seq(tmp_path, capsys):
     assert code == 0, err
     d = json.loads(out)
     assert d["agree"] and d["proven_by"] == ["joint"]
+
+
+def test_a_solver_named_twice_runs_once(capsys):
+    """`--solvers exact,exact` ran exact twice (two table rows) and `check --uneven` said
+    'proven optimum ... (joint, joint)'."""
+    code, out, err = run_cli(["check", "--model", "lenet-c", "--solvers", "exact,exact"], capsys)
+    assert code == 0, err
+    assert sum(line.split()[:1] == ["exact"] for line in out.splitlines()) == 1, out
+    code, out, err = run_cli(["check", "--uneven", "--model", "lenet-c", "--array", "tpu-mix-16", "--solvers", "joint, joint",
+                              "--format", "json"], capsys)
+    assert code == 0, err
+    d = json.loads(out)
+    assert [r["solver"] for r in d["solvers"]] == ["joint"] and d["proven_by"] == ["joint"]

@@ -221,7 +221,7 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     from .check import JOINT_SOLVERS
     from .render import render_check
 
-    names = tuple(x.strip() for x in solver_list.split(",") if x.strip())
+    names = tuple(dict.fromkeys(x.strip() for x in solver_list.split(",") if x.strip()))  # each solver once
     given = _given_options(click.get_current_context())
     if uneven:
         from .check_hetero import check_uneven_cmd
