@@ -12,8 +12,9 @@ finite grid, and minimise the step time of the slowest accelerator.
   in every one of these sums, so a partial plan whose sums are all >= another's with the same
   last column can never do better: the DP keeps, per last column, only the Pareto-minimal sum
   vectors. Exhaustive up to dominance, hence a proof: its answer is the optimum (OPTIMAL, bound =
-  objective). The sums are exact Fractions. Chains only (a graph's joins would need the columns
-  of every open producer in the state).
+  objective). The sums are exact Fractions. Chains only (``is_path``: every node reads the one
+  before it; a join may sit in one, as an attention node over a fused QKV input does; a graph's
+  fan-in would need the columns of every open producer in the state).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from explorer.core.hetero import (
     side_share,
     size_share,
     spec_of,
-    whole_groups,
+    split_units,
+    whole_units,
 )
 from explorer.core.network import Network
 from explorer.core.partition import Dim, PartitionType, Size, Space
@@ -71,7 +73,8 @@ def _space_of(array: ArraySpec, alphas, free: FreeAlphas) -> AlphaSpace:
 
 def _layer_types(network: Network, space: Space, layer: int, level: int) -> tuple[PartitionType, ...]:
     """The types of the space the node offers at this level (``Layer.offers``: joins I and II, a
-    grouped conv I and its group split II, the latter only while the halves hold whole groups)."""
+    grouped conv I and its group split II, the latter only while the halves hold whole groups;
+    an attention node with heads II only while they hold whole heads; an embedding all three)."""
     node = network.layers[layer]
     return tuple(t for t in space.types if node.offers(t, level))
 
@@ -104,26 +107,33 @@ def brute_hetero(network: Network, array: ArraySpec, space: Space, alphas, max_p
 
 def _columns(network: Network, space: Space, aspace: AlphaSpace, H: int) -> list[list]:
     """Per layer, its columns: a (type, alpha per group) cell at every level, from the declared
-    space; a grouped conv keeps only the columns whose every side holds whole groups
-    (``core.hetero.whole_groups``: the rule is refused here, in the candidates, not in the network)."""
+    space; a grouped conv (an attention node with heads) keeps only the columns whose every side
+    holds whole groups (heads) (``core.hetero.whole_units``: the rule is refused here, in the
+    candidates, not in the network)."""
     rows = [aspace.level_rows(h) for h in range(H)]
     out = []
     for l, node in enumerate(network.layers):  # noqa: E741
         cells = [[(t, r) for t in _layer_types(network, space, l, h) for r in rows[h]] for h in range(H)]
-        out.append([c for c in product(*cells) if whole_groups(node, [t for t, _ in c], [r for _, r in c])])
+        out.append([c for c in product(*cells) if whole_units(node, [t for t, _ in c], [r for _, r in c])])
     return out
 
 
 def _chain_columns(network: Network, array: ArraySpec, space: Space, alphas, solver: str,
                    free: FreeAlphas = FreeAlphas.UNLIKE):
-    """What the joint solvers start from: a checked chain, its levels H, layers L, the leaf
-    layout and each layer's columns; HeteroRefused otherwise."""
+    """What the joint solvers start from: a checked chain (``is_path``), its levels H, layers L,
+    the leaf layout and each layer's columns; HeteroRefused otherwise."""
     check_array(array)
     check_network(network)
-    if not network.is_chain:
+    if not is_path(network):
         raise HeteroRefused(f"{solver} (uneven splits): chains only")
     H = array.levels
     return H, len(network.layers), _Layout(H), _columns(network, space, _space_of(array, alphas, free), H)
+
+
+def is_path(network: Network) -> bool:
+    """Whether every node reads the one before it and nothing else: a chain, where a join may
+    sit too (an attention node over one fused QKV input); the Pareto DP and CP-SAT need no more."""
+    return network.edges == tuple((i - 1, i) for i in range(1, len(network.layers)))
 
 
 def _columns_plan(cols, H: int) -> HeteroPlan:
@@ -375,13 +385,14 @@ in all)`` after every evaluation (``step`` names the class and the round).
 
 def _with_class_alpha(network: Network, plan: HeteroPlan, aspace: AlphaSpace, h: int, c: int, a: Fraction) -> HeteroPlan:
     """``plan`` with alpha ``a`` for every group of class c at level h on every layer, except a
-    grouped conv whose sides would then hold a fraction of its groups (``whole_groups``): it
-    keeps its alphas (its choices stay as they were, which held whole groups)."""
+    grouped conv (an attention node with heads) whose sides would then hold a fraction of its
+    groups (heads) (``whole_units``): it keeps its alphas (its choices stay as they were, which
+    held whole units)."""
     L = len(network.layers)
     row = tuple((a,) * L if aspace.group_class[h][g] == c else r for g, r in enumerate(plan.alphas[h]))
     alphas = list(plan.alphas[:h] + (row,) + plan.alphas[h + 1 :])
     for l, node in enumerate(network.layers):  # noqa: E741
-        if node.groups > 1 and not whole_groups(node, [plan.types[k][l] for k in range(plan.levels)],
+        if split_units(node) is not None and not whole_units(node, [plan.types[k][l] for k in range(plan.levels)],
                                                 [[r[l] for r in alphas[k]] for k in range(plan.levels)]):
             alphas[h] = tuple(r[:l] + (old[l],) + r[l + 1 :] for r, old in zip(alphas[h], plan.alphas[h]))
     return HeteroPlan(plan.types, tuple(alphas))

@@ -70,7 +70,7 @@ import numpy as np
 
 from explorer.core.array import ArraySpec
 from explorer.core.comm import training_flops
-from explorer.core.hetero import AlphaSpace, HeteroPlan, check_array, check_network, side_share, whole_groups
+from explorer.core.hetero import AlphaSpace, HeteroPlan, check_array, check_network, side_share, split_units, whole_units
 from explorer.core.hetero import edge_split, spec_of
 from explorer.core.network import Network
 from explorer.core.partition import Dim, PartitionType, Size, Space
@@ -135,8 +135,8 @@ def _shares(node, t0: PartitionType, a: Fraction, side: int, lower: tuple[Partit
 
 
 def _exchanged(node, t: PartitionType):
-    """The size of the node's intra exchange under t, None when it has none (a join; a grouped
-    conv's group split)."""
+    """The size of the node's intra exchange under t, None when it has none (a join, attention
+    included; a grouped conv's group split; an embedding's III, whose input has no error)."""
     if node.is_join:
         return None
     tensor = spec_of(node, t).exchanges
@@ -174,13 +174,14 @@ class _Model:
 
     def allowed(self, l: int, col: int) -> bool:  # noqa: E741
         """Whether layer l can take the column: the types its node offers at each level
-        (``Layer.offers``) and, for a grouped conv, whole groups on every side (``whole_groups``)."""
+        (``Layer.offers``) and, for a grouped conv (an attention node with heads), whole groups
+        (heads) on every side (``whole_units``)."""
         node = self.net.layers[l]
         t0, a, lower = self.cols.split(col)
         types = (t0,) + lower
         if not all(node.offers(t, h) for h, t in enumerate(types)):
             return False
-        return node.groups <= 1 or whole_groups(node, types, [[a]] + [[HALF] * 2**h for h in range(1, self.H)])
+        return split_units(node) is None or whole_units(node, types, [[a]] + [[HALF] * 2**h for h in range(1, self.H)])
 
     def own(self, l: int, t0, a, lower) -> tuple[Fraction, Fraction, Fraction, Fraction]:  # noqa: E741
         """(S0, S1, V0, V1) of layer l's own terms: intra exchanges and compute."""
@@ -330,9 +331,10 @@ class _Tables:
         ok = np.array([layer.offers(t, 0) for t in C.types])[idx // C.n_tau // C.A]
         for h in range(1, C.H):
             ok &= np.array([layer.offers(t, h) for t in C.types])[(idx % C.n_tau) // C.K ** (C.H - 1 - h) % C.K]
-        if layer.groups > 1:  # the same counts of groups recur (memo)
+        units = split_units(layer)
+        if units is not None:  # the same counts of groups (heads) recur (memo)
             for col in np.flatnonzero(ok):
-                key = (layer.groups, layer.node_types.name, int(col))
+                key = (units, layer.node_types.name, int(col))
                 if key not in self._groups:
                     self._groups[key] = m.allowed(l, int(col))
                 ok[col] = self._groups[key]
@@ -382,7 +384,8 @@ class _Tables:
         dims = Size.F_IN.dims
         Kp = C.K ** (h - 1)
         arr = np.zeros((2, C.K, C.K, C.A, Kp, C.K), dtype=np.int64)  # side, t_hu, top type, alpha, p, t_hv
-        # F_in spans B, D_i and G: a grouped conv's group split (G) counts as its II (D_i) would
+        # F_in spans B, D_i and G: a grouped conv's group split (G) counts as its II (D_i) would;
+        # a join's (attention's) and an embedding's types halve what the global types halve
         js = np.array([sum(1 for t in _digits(p, C.K, h - 1, C.types) if t.spec.halves in dims) for p in range(Kp)])
         top_in = [t.spec.halves in dims for t in C.types]
         for ku in range(C.K):

@@ -64,6 +64,7 @@ from explorer.core.hetero import (
     edge_split,
     group_shares,
     spec_of,
+    split_units,
     proportional_alphas,
     side_share,
     size_share,
@@ -104,7 +105,8 @@ class _Level:
     intra: list[dict[PartitionType, np.ndarray]]  # [node] -> type -> [group]: seconds of its intra exchange
     relayout: list[np.ndarray]  # [node] -> [group]: seconds per unit of re-layout coefficient (A(F_in) in the group)
     overlap: bool
-    groups: list[list[Fraction] | None]  # [node] -> [group]: a grouped conv's count of groups there (None: other nodes)
+    units: list[tuple[Dim, list[Fraction]] | None]  # [node] -> (the units' dimension, [group]: its count of
+    # groups (grouped conv) or heads (attention with heads) there); None: other nodes
 
 
 def _level_inputs(network: Network, array: ArraySpec, types, alphas, h: int, aspace: AlphaSpace) -> _Level:
@@ -127,7 +129,8 @@ def _level_inputs(network: Network, array: ArraySpec, types, alphas, h: int, asp
             t: np.array([_intra(layer, t, whole, s) * per_elem for s in shares])
             for t in PartitionType if layer.node_types.specs[t.index] is not None})
         relayout.append(np.array([float(whole[0] * size_share(s, Size.F_IN)) * per_elem for s in shares]))
-        counts.append([layer.groups * s[Dim.G] for s in shares] if layer.groups > 1 else None)
+        units = split_units(layer)
+        counts.append(None if units is None else (units[1], [units[0] * s[units[1]] for s in shares]))
     return _Level(h, aspace.group_class[h], inv, flops, intra, relayout, array.overlap, counts)
 
 
@@ -136,14 +139,15 @@ def _intra(layer, t: PartitionType, whole, s) -> float:
     return 0.0 if tensor is None else float(whole[tensor.size.index] * size_share(s, tensor.size))
 
 
-def _whole_groups(network: Network, lv: _Level, n: int, cand) -> bool:
-    """``core.hetero.whole_groups`` at this level, the levels above fixed: a grouped conv's group
-    split must give each side of every group a whole number of its groups."""
-    counts = lv.groups[n]
+def _whole_units(network: Network, lv: _Level, n: int, cand) -> bool:
+    """``core.hetero.whole_units`` at this level, the levels above fixed: a grouped conv's group
+    split (an attention node's head split) must give each side of every group a whole number of
+    its groups (heads)."""
+    units = lv.units[n]
     t, row = cand
-    if counts is None or spec_of(network.layers[n], t).halves is not Dim.G:
+    if units is None or spec_of(network.layers[n], t).halves is not units[0]:
         return True
-    return all((k * row[c]).denominator == 1 for k, c in zip(counts, lv.group_class))
+    return all((k * row[c]).denominator == 1 for k, c in zip(units[1], lv.group_class))
 
 
 def level_cost(network: Network, array: ArraySpec, plan: HeteroPlan, h: int) -> Fraction:
@@ -328,7 +332,7 @@ def _solve_level(network: Network, space: Space, aspace: AlphaSpace, lv: _Level,
     rows = [tuple(r) for r in product(*(aspace.choices(h, c) for c in range(len(start))))]
     G = len(lv.group_class)
     if _fits(network, [len(types[n]) * len(rows) for n in range(N)], G):
-        cands = [[c for c in ((t, r) for t in types[n] for r in rows) if _whole_groups(network, lv, n, c)] for n in range(N)]
+        cands = [[c for c in ((t, r) for t in types[n] for r in rows) if _whole_units(network, lv, n, c)] for n in range(N)]
         best, cost, cells = _solve_block(network, lv, cands, coef)
         return best, cost, cells, "joint"
     current: list[Candidate] = [(types[n][0], start) for n in range(N)]
@@ -358,7 +362,7 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
                 ts = types[n] if types_too else (t0,)
                 avs = aspace.choices(h, c) if alphas_too else (row[c],)
                 out.append([x for x in ((t, row[:c] + (a,) + row[c + 1:]) for t in ts for a in avs)
-                            if _whole_groups(network, lv, n, x)])
+                            if _whole_units(network, lv, n, x)])
             return out
         return make
 

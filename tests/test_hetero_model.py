@@ -182,20 +182,12 @@ def test_per_group_alphas_golden_4_12():
     assert HeteroPlan(types, ((F(1, 4), F(1, 2)),) * 4).alphas[2] == ((F(1, 4), F(1, 2)),) * 4
 
 
-def _modelled(net) -> bool:
-    return not any(L.kind in (LayerKind.ATTENTION, LayerKind.EMBEDDING) for L in net.layers)
-
-
 @pytest.mark.parametrize("model", sorted(zoo_files()))
 def test_equal_split_on_one_kind_is_the_homogeneous_model(model):
-    """alpha = 1/2 everywhere on an array of one kind: the same step time and traffic as ``evaluate``;
-    a network with nodes the uneven-split model does not cover is refused in one line."""
+    """alpha = 1/2 everywhere on an array of one kind: the same step time, traffic and memory as
+    ``evaluate``, on every network of the zoo (attention and embedding nodes included)."""
     net = load_model(model)
     arr = synthetic_array(2, [10, 40], dtype_bytes=2, peak_TFLOPS=3)
-    if not _modelled(net):
-        with pytest.raises(SpecError, match=r"--model: .* uneven splits are modelled for conv \(grouped too\), fc, add and concat nodes only"):
-            evaluate_hetero(net, arr, HeteroPlan.equal(Plan(((I,) * len(net.layers),) * 2)))
-        return
     if any(L.groups > 1 for L in net.layers):  # mobilenet-v2, efficientnet-b0: grouped convs
         assert model in ("mobilenet-v2", "efficientnet-b0") or "grouped" in model
     rng = random.Random(model)
@@ -204,7 +196,7 @@ def test_equal_split_on_one_kind_is_the_homogeneous_model(model):
         ev = evaluate(net, arr, Space.ACCPAR, plan)
         hv = evaluate_hetero(net, arr, HeteroPlan.equal(plan))
         assert hv.step_time_s == ev.step_time_s and hv.traffic_bytes == ev.traffic_bytes
-        assert hv.leaf_compute_s == (ev.compute_s,) * 4
+        assert hv.leaf_compute_s == (ev.compute_s,) * 4 and set(hv.leaf_memory_bytes) == {ev.memory_bytes}
 
 
 def test_exact_with_alpha_one_half_is_the_time_optimum_plus_compute():

@@ -63,10 +63,17 @@ def test_explore_on_an_array_of_kinds_is_the_equal_split_and_says_so(capsys):
     assert r["step_time_s"] == float(ev.step_time_s)  # the slowest (v2) accelerator's step time
 
 
-def test_split_refuses_nodes_it_does_not_model(capsys):
-    code, out, err = run_cli(["split", "--model", "bert-base"], capsys)
-    assert code == 2 and out == "" and err.count("\n") == 1
-    assert "embedding node" in err and "uneven splits are modelled for conv (grouped too), fc, add and concat nodes only" in err
+def test_split_models_attention_and_embeddings(capsys):
+    """bert-base (an embedding, 12 attention nodes of 12 heads): split unevenly (the embedding's
+    hidden-width split and every other layer at 15/56 at the top), never slower than the equal-split
+    plans it is compared with, each kind's memory checked; a bad array is still a one-line error."""
+    code, out, err = run_cli(["split", "--model", "bert-base", "--split", "proportional", "--format", "json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["alphas"][0][0][0] == "15/56" and data["plan"][0][0] == "III"  # tok: its hidden width, unevenly
+    assert all(data["step_time_s"] < c["step_time_s"] for c in data["compared"].values()) and set(data["memory"]) == {"v2", "v3"}
+    code, out, err = run_cli(["split", "--model", "bert-base", "--array", "hypar-paper"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "per-level links of an H-tree only" in err
 
 
 def test_split_on_a_4_12_mix_has_alphas_per_group(capsys):

@@ -252,9 +252,11 @@ def test_split_and_plain_points_in_one_sweep(tmp_path):
 
 
 def test_a_point_explore_split_refuses_is_an_invalid_row():
-    out = solve_point(7, {**DEFAULTS, "model": "bert-base", "array": "tpu-mix-16", "split": "search", "space": "accpar"})
+    out = solve_point(7, {**DEFAULTS, "model": "bert-base", "array": "hypar-paper", "split": "search", "space": "accpar"})
     assert out.status == "invalid" and out.index == 7 and out.summary is None
-    assert "embedding node" in out.error and "uneven splits are modelled for conv (grouped too), fc, add and concat nodes only" in out.error
+    assert "per-level links of an H-tree only" in out.error and "\n" not in out.error
+    ok = solve_point(8, {**DEFAULTS, "model": "bert-base", "array": "tpu-mix-16", "split": "proportional", "space": "accpar"})
+    assert ok.status == "feasible" and not ok.error  # attention and embeddings are modelled
 
 
 def test_pareto_columns_of_a_split_sweep(tmp_path, capsys):

@@ -1,7 +1,9 @@
 """``explore split``: a plan with uneven splits on an array of kinds, against equal-split plans.
 
 ``--split equal`` keeps alpha = 1/2 everywhere (what ``explore`` does on any array), ``proportional``
-sets each group's alpha to its subgroup 0's part of the group's peak compute (any mix), ``search``
+sets each group's alpha to its subgroup 0's part of the group's peak compute (any mix; a grouped
+conv's or an attention node's split of its groups or heads rounded to whole ones,
+``core.hetero.round_to_whole_units``), ``search``
 starts from the better of those two moved onto the declared space (``core.hetero.alpha_space``,
 multiples of 1/grid: each class's nearest value, ``search_start``) and moves one free class's alpha
 at a time over that space while the step time drops (``solvers.hetero.search_level_alphas``: no
@@ -37,7 +39,9 @@ from ..core.hetero import (
     check_array,
     evaluate_hetero,
     proportional_alphas,
-    whole_groups,
+    round_to_whole_units,
+    split_units,
+    whole_units,
     with_group_alphas,
 )
 from ..core.network import Network
@@ -253,7 +257,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         plan = search_level_alphas(network, array, search_start(network, array, types, aspace), aspace,
                                    progress=_prefixed(say)).plan
     else:
-        plan = with_group_alphas(types, proportional_alphas(array))
+        plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
     say("split: scoring the plan")
     ev = evaluate_hetero(network, array, plan, weight_copies)
     if claimed is not None and claimed != ev.step_time_s:  # the solver's own scoring against the definition
@@ -284,14 +288,14 @@ def nearest_choice(choices, target: Fraction) -> Fraction:
 
 def on_grid(network: Network, types: Plan, aspace: AlphaSpace, target) -> HeteroPlan:
     """The plan's types with, per level per group, the choice of its class in the declared space
-    nearest ``target[level][group]`` (a fixed class: 1/2) for every layer; a grouped conv whose
-    sides would then hold a fraction of its groups (``whole_groups``) splits 1/2 on every level,
-    as in the equal-split plan."""
+    nearest ``target[level][group]`` (a fixed class: 1/2) for every layer; a grouped conv (an
+    attention node with heads) whose sides would then hold a fraction of its groups (heads)
+    (``whole_units``) splits 1/2 on every level, as in the equal-split plan."""
     rows = [tuple(nearest_choice(aspace.choices(h, c), target[h][g]) for g, c in enumerate(aspace.group_class[h]))
             for h in range(aspace.levels)]
     alphas = [[list(r) for r in level] for level in with_group_alphas(types, rows).alphas]
     for l, node in enumerate(network.layers):  # noqa: E741
-        if node.groups > 1 and not whole_groups(node, [row[l] for row in types.types],
+        if split_units(node) is not None and not whole_units(node, [row[l] for row in types.types],
                                                 [[r[l] for r in level] for level in alphas]):
             for level in alphas:
                 for r in level:

@@ -130,13 +130,16 @@ def alpha_grid(denominator: int) -> tuple[Fraction, ...]:
 
 
 def check_network(network: Network) -> None:
-    """The model covers conv (grouped too) and fc layers and add/concat joins; it refuses the rest."""
+    """The model covers every node kind of the equal-split model (conv, grouped too; fc; embedding;
+    add, concat and attention joins); a kind added later is refused until it is derived here."""
     for layer in network.layers:
-        if layer.kind in (LayerKind.ATTENTION, LayerKind.EMBEDDING):
-            what = f"{layer.kind.value} node"
-            what = ("an " if what[0] in "aeiou" else "a ") + what
-            raise SpecError("--model", f"{network.name}: node {layer.name!r} is {what}; uneven splits are modelled "
-                            "for conv (grouped too), fc, add and concat nodes only")
+        if layer.kind not in _MODELLED:
+            raise SpecError("--model", f"{network.name}: node {layer.name!r} is a {layer.kind.value} node; uneven "
+                            "splits are not modelled for it")
+
+
+_MODELLED = frozenset({LayerKind.CONV, LayerKind.FC, LayerKind.EMBEDDING, LayerKind.ADD, LayerKind.CONCAT,
+                       LayerKind.ATTENTION})
 
 
 def spec_of(layer: Layer, t: PartitionType) -> TypeSpec:
@@ -153,16 +156,29 @@ def offers(layer: Layer, t: PartitionType, level: int) -> bool:
     return layer.offers(t, level)
 
 
-def whole_groups(layer: Layer, types: Sequence[PartitionType], alphas: Sequence[Sequence[Fraction]]) -> bool:
-    """The whole-groups rule of a grouped conv, for one layer's choices on every level
-    (``types[h]``, ``alphas[h][group]``): wherever a group splits G (type II) unevenly or not,
-    each side must get a whole number of the layer's groups, i.e. alpha times the group's
-    count of groups (G times its share of G) is an integer. Always true for other nodes."""
-    if layer.groups <= 1:
+def split_units(layer: Layer) -> tuple[int, Dim, str] | None:
+    """What type II must keep whole on each side of a split, as (count, the dimension II splits,
+    its name): a grouped conv's G groups (its group split halves ``Dim.G``), an attention node's
+    heads (II halves D_i, the heads' channels); None for other nodes (``Layer.split_levels``)."""
+    if layer.split_levels is None:
+        return None
+    unit = spec_of(layer, PartitionType.II).halves
+    return (layer.groups, unit, "group") if layer.kind is LayerKind.CONV else (layer.heads, unit, "head")
+
+
+def whole_units(layer: Layer, types: Sequence[PartitionType], alphas: Sequence[Sequence[Fraction]]) -> bool:
+    """The whole-groups rule of a grouped conv and the whole-heads rule of an attention node with
+    ``heads``, for one node's choices on every level (``types[h]``, ``alphas[h][group]``): wherever
+    a group splits the units (type II) unevenly or not, each side must get a whole number of
+    them, i.e. alpha times the group's count of units (the node's count times its share of the
+    units' dimension: G for groups, D_i for heads) is an integer. Always true for other nodes."""
+    units = split_units(layer)
+    if units is None:
         return True
-    counts = [Fraction(layer.groups)]  # per group of the level: its count of groups
+    total, unit, _ = units
+    counts = [Fraction(total)]  # per group of the level: its count of units
     for h, t in enumerate(types):
-        split = spec_of(layer, t).halves is Dim.G
+        split = spec_of(layer, t).halves is unit
         nxt = []
         for g, n in enumerate(counts):
             a = alphas[h][g] if split else None
@@ -174,6 +190,9 @@ def whole_groups(layer: Layer, types: Sequence[PartitionType], alphas: Sequence[
             nxt += [n * a, n * (1 - a)]
         counts = nxt
     return True
+
+
+whole_groups = whole_units  # the name of the rule when it covered grouped convs only
 
 
 def check_array(array: ArraySpec) -> None:
@@ -386,7 +405,7 @@ class HeteroEvaluation:
 
 def check_plan(network: Network, array: ArraySpec, plan: HeteroPlan) -> None:
     """ValueError unless the plan fits the array and network: shapes, 0 < alpha < 1, types the
-    nodes offer at their levels (``offers``) and whole groups (``whole_groups``)."""
+    nodes offer at their levels (``offers``) and whole groups or heads (``whole_units``)."""
     L = len(network.layers)
     if plan.levels != array.levels or len(plan.alphas) != array.levels:
         raise ValueError(f"the plan has {plan.levels} levels, the array {array.levels}")
@@ -404,8 +423,9 @@ def check_plan(network: Network, array: ArraySpec, plan: HeteroPlan) -> None:
         for h, t in enumerate(types):
             if not offers(layer, t, h):
                 raise ValueError(f"level {h}: node {layer.name!r} ({layer.node_types.name}) cannot take type {t}")
-        if not whole_groups(layer, types, [[row[l] for row in plan.alphas[h]] for h in range(plan.levels)]):
-            raise ValueError(f"node {layer.name!r}: a group split leaves a side a fraction of its {layer.groups} groups")
+        if not whole_units(layer, types, [[row[l] for row in plan.alphas[h]] for h in range(plan.levels)]):
+            n, _, unit = split_units(layer)
+            raise ValueError(f"node {layer.name!r}: a {unit} split leaves a side a fraction of its {n} {unit}s")
 
 
 def evaluate_hetero(network: Network, array: ArraySpec, plan: HeteroPlan, weight_copies: int = 0) -> HeteroEvaluation:
@@ -472,6 +492,48 @@ def with_level_alphas(plan: Plan, alphas: Sequence[Fraction]) -> HeteroPlan:
 def with_group_alphas(plan: Plan, alphas: Sequence[Sequence[Fraction]]) -> HeteroPlan:
     """The plan's types with one alpha per level per group ([level][group]) for every layer."""
     return HeteroPlan(plan.types, tuple(tuple((a,) * len(row) for a in alphas[h]) for h, row in enumerate(plan.types)))
+
+
+def round_to_whole_units(network: Network, plan: HeteroPlan) -> HeteroPlan:
+    """The plan with each grouped conv's and each attention node's (with heads) alphas moved to
+    whole units (``whole_units``): top down, wherever the node splits its units (type II), a
+    group of n units whose side would get a fraction takes the nearest k/n, 1 <= k < n (the
+    smaller on a tie); where that cannot be (n < 2), every alpha of the node becomes 1/2, which
+    holds whole units whenever the plan's types are offered (``Layer.split_levels``). Other
+    nodes keep their alphas. Used by the ``proportional`` rule (a peak ratio is rarely a whole
+    number of heads)."""
+    alphas = [[list(row) for row in level] for level in plan.alphas]
+    for l, node in enumerate(network.layers):  # noqa: E741
+        units = split_units(node)
+        if units is None:
+            continue
+        types = [plan.types[h][l] for h in range(plan.levels)]
+        if not _round_units(node, units, types, alphas, l):
+            for level in alphas:
+                for row in level:
+                    row[l] = HALF
+    return HeteroPlan(plan.types, tuple(tuple(tuple(row) for row in level) for level in alphas))
+
+
+def _round_units(node: Layer, units, types, alphas, l: int) -> bool:  # noqa: E741
+    total, unit, _ = units
+    counts = [Fraction(total)]
+    for h, t in enumerate(types):
+        split = spec_of(node, t).halves is unit
+        nxt = []
+        for g, n in enumerate(counts):
+            if not split:
+                nxt += [n, n]
+                continue
+            a = alphas[h][g][l]
+            if (n * a).denominator != 1:
+                if n.denominator != 1 or n < 2:
+                    return False
+                k = min(range(1, int(n)), key=lambda k: (abs(Fraction(k) - n * a), k))
+                a = alphas[h][g][l] = Fraction(k) / n
+            nxt += [n * a, n * (1 - a)]
+        counts = nxt
+    return True
 
 
 # ---- the declared alpha space -----------------------------------------------------------------
