@@ -279,3 +279,23 @@ def test_the_optimum_splits_heads_unevenly():
     assert all(p.plan.alphas[0][0][1] == F(1, 2) for p in (b, e) if p.plan.types[0][1] is II)
     lv = levels_hetero(NET4, A1, Space.ACCPAR, aspace)
     assert lv.step_time_s >= F(6928, 10**12) and evaluate_hetero(NET4, A1, lv.plan).step_time_s == lv.step_time_s
+
+
+def test_proportional_split_keeps_whole_heads_on_a_4_12_mix():
+    """llama-7b (32 heads) on 4 v2 + 12 v3: the DP's plan splits heads (II) at level 1, where group 0's
+    proportional alpha is 15/56 (8.57 of 32 heads): ``explore split --split proportional`` rounds it to
+    9/32 and splits the 9 and 23 heads below 4 | 5 and 11 | 12; the plan holds whole heads everywhere."""
+    from explorer.app.split import Split, split_run
+    from explorer.core.array import AcceleratorKind, ArraySpec
+
+    v2, v3 = AcceleratorKind("v2", F(45), F(16)), AcceleratorKind("v3", F(123), F(32))
+    arr = ArraySpec("mix-4-12", 4, 2, (F(70),) * 4, F(45), F(16), leaves=(v2,) * 4 + (v3,) * 12)
+    net = load_model("llama-7b")
+    r = split_run(net, arr, Space.ACCPAR, Split.PROPORTIONAL)
+    atts = [i for i, L in enumerate(net.layers) if L.heads]
+    for i in atts:
+        assert whole_units(net.layers[i], [r.plan.types[h][i] for h in range(4)],
+                           [[row[i] for row in r.plan.alphas[h]] for h in range(4)])
+    split = [i for i in atts if r.plan.types[1][i] is II]
+    assert split and {r.plan.alphas[1][0][i] for i in split} == {F(9, 32)}
+    assert {(r.plan.alphas[2][0][i], r.plan.alphas[2][1][i]) for i in split if r.plan.types[2][i] is II} == {(F(4, 9), F(11, 23))}

@@ -40,23 +40,43 @@ At a = b = 1/2 these are 1/4, 0, 1/2 and 0 of X each way: ``partition.relayout_c
 layer, training FLOPs * share(B) * share(D_i) * share(D_o), at its own peak. A leaf's step time is
 step_time(its compute, the sum of its groups' exchange times) (``timing.step_time``: sum, or max
 with overlap); the array's step time is its slowest leaf's. With every alpha 1/2 on an array of
-one kind this is ``evaluate``'s step time exactly. Nodes: conv, fc, add and concat
-(``check_network`` refuses embeddings and attention).
+one kind this is ``evaluate``'s step time exactly. Nodes: every kind of the equal-split model
+(conv, grouped too; fc; embedding; add, concat and attention joins); ``check_network`` refuses a
+kind added later until it is derived here.
 
 **Grouped convs.** A node's types act as in the equal-split model (``spec_of``: the node's
 ``TypeSpec``; ``offers``): a grouped conv takes I and its group split II (``GROUP_SPLIT``: it
 halves G, exchanges nothing, column-split both ways), II only at the first two_adic(G) levels.
 The split's alpha is side 0's share of G; G spans every tensor of the layer (``Size.dims``) and
-its FLOPs, so shares are (B, D_i, D_o, G) tuples. Whole groups (``whole_groups``): every side of a
+its FLOPs, so shares are (B, D_i, D_o, G) tuples. Whole groups (``whole_units``): every side of a
 group split holds a whole number of groups (alpha times the group's count of groups, G times its
 share of G, an integer). The rule restricts the solvers' candidates (per layer, the columns or
-alphas that satisfy it), not the network; ``check_plan`` refuses a plan that breaks it. Only per-level links on an H-tree are modelled
+alphas that satisfy it), not the network; ``check_plan`` refuses a plan that breaks it.
+
+**Attention and embeddings** (README, "Per-node behaviour"): their types are their ``TypeSpec``s
+(``spec_of``), so every amount comes from the rules above. An attention node is a join: no
+weights, no intra exchange; I splits the batch a : 1-a (row layout throughout), II splits the
+heads (column layout throughout: side 0 takes a of the Q, K and V channels, i.e. of the heads,
+and leaves a of the context's channels; its share of D_i is a), no III. Its FLOPs, B*S^2*D_i
+forward MACs, scale by share(B) * share(D_i); it holds no memory (a join). Each in-edge carries
+its producer's share of the node's input (Q, K or V separately: a third each). Whole heads
+(``whole_units``, the grouped convs' rule with heads for groups and D_i for G): where II splits
+an attention node with ``heads``, alpha times the group's count of heads (heads times its share
+of D_i) must be an integer, on top of II's level limit (``Layer.split_levels``, as with equal
+splits); without ``heads`` II takes any alpha. An embedding (vocabulary V x hidden D, B*S token
+ids in, no FLOPs) takes I (batch: dW = V*D each way, whatever alpha), II (vocabulary: each side
+looks its tokens up in its a of the rows, and the full-size partial outputs are summed: F_out
+each way, the output duplicated) and III (hidden width: side 0 keeps a of the table's columns
+and leaves its output column-split at a; no exchange, its input has no error: ``EMBEDDING_III``).
+
+Only per-level links on an H-tree are modelled
 (a shared medium or a torus spreads one pair's traffic over links the model does not split
 unevenly): ``check_array`` refuses the others.
 
 **Memory.** An accelerator holds its shares of each layer's tensors, ``comm.footprint_elements``
 with its shares in place of the halvings: (2 + weight_copies) * A(W_l) * share(D_i) * share(D_o)
-+ A(F_l) * share(B) * share(D_i), summed over the (non-join) layers, times dtype. Its shares are
++ A(F_l) * share(B) * share(D_i), summed over the (non-join) layers (an embedding's A(F_l) is its
+B*S token ids; attention, a join, holds nothing), times dtype. Its shares are
 the products of its ancestors' parts (as for compute), so with every alpha 1/2 each factor is a
 power of 1/2 over that dimension's halvings: the equal split's footprint exactly
 (``tests/test_split_cli.py`` checks both, with a hand golden).
