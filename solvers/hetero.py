@@ -240,8 +240,10 @@ def _step(array: ArraySpec, lay: _Layout, vec) -> Fraction:
 
 
 def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas,
-                 max_states: int = 200_000, free: FreeAlphas = FreeAlphas.UNLIKE) -> HeteroSolution:
-    """The proven optimum of a chain by the Pareto DP of the module docstring."""
+                 max_states: int = 200_000, free: FreeAlphas = FreeAlphas.UNLIKE,
+                 time_limit_s: float | None = None) -> HeteroSolution:
+    """The proven optimum of a chain by the Pareto DP of the module docstring; HeteroRefused
+    beyond ``max_states`` kept states or ``time_limit_s`` seconds (no plan: it proves or nothing)."""
     t0 = time.perf_counter()
     H, L, lay, columns = _chain_columns(network, array, space, alphas, "exact", free)
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
@@ -264,6 +266,8 @@ def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas,
             kept += len(front)
             if kept > max_states:
                 raise HeteroRefused(f"exact (uneven splits): more than {max_states} Pareto states")
+            if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
+                raise HeteroRefused(f"exact (uneven splits): no proof within {time_limit_s:g} s ({kept} Pareto states)")
         fronts = new
     best = None
     for items in fronts.values():
@@ -411,7 +415,8 @@ def _lcm_den(values) -> int:
 
 
 def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas,
-                 time_limit_s: float = 60.0, max_columns: int = 2_000, free: FreeAlphas = FreeAlphas.UNLIKE) -> HeteroSolution:
+                 time_limit_s: float = 60.0, max_columns: int = 2_000, free: FreeAlphas = FreeAlphas.UNLIKE,
+                 max_pairs: int = 20_000) -> HeteroSolution:
     """CP-SAT over the same columns as the Pareto DP: one Boolean per layer column, one per
     pair of consecutive columns; every leaf's compute and every group side's amount are linear
     in them, scaled to seconds times one common integer; T >= each leaf's compute plus its
@@ -423,6 +428,9 @@ def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas,
     H, L, lay, columns = _chain_columns(network, array, space, alphas, "cpsat", free)
     if sum(len(c) for c in columns) > max_columns:
         raise HeteroRefused(f"cpsat (uneven splits): more than {max_columns} columns")
+    pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
+    if pairs > max_pairs:  # one Boolean and one exact amount vector per pair: minutes beyond this
+        raise HeteroRefused(f"cpsat (uneven splits): {pairs} column pairs, more than {max_pairs}")
     own, edge, scale, ints = _scaled_amounts(network, array, lay, columns)
     m = cp_model.CpModel()
     x, y = _column_booleans(m, columns, edge)

@@ -299,3 +299,13 @@ def test_proportional_split_keeps_whole_heads_on_a_4_12_mix():
     split = [i for i in atts if r.plan.types[1][i] is II]
     assert split and {r.plan.alphas[1][0][i] for i in split} == {F(9, 32)}
     assert {(r.plan.alphas[2][0][i], r.plan.alphas[2][1][i]) for i in split if r.plan.types[2][i] is II} == {(F(4, 9), F(11, 23))}
+
+
+def test_exact_and_cpsat_refuse_in_one_line_when_too_large():
+    """``explore check --uneven`` bounds the exact Pareto DP by its time limit and CP-SAT by its count
+    of column pairs (an attention node's few columns let the pairs of a 4-level array through)."""
+    arr = mix(2, [1, 1, 3, 3])
+    with pytest.raises(HeteroRefused, match=r"exact \(uneven splits\): no proof within 0 s"):
+        exact_hetero(NET4, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(4), FreeAlphas.ALL), time_limit_s=0)
+    with pytest.raises(HeteroRefused, match=r"cpsat \(uneven splits\): \d+ column pairs, more than 100"):
+        cpsat_hetero(NET4, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(4)), max_pairs=100)

@@ -90,7 +90,7 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if name == "brute":
         return brute_hetero(network, array, space, aspace, max_plans=20_000)
     if name == "exact":
-        return exact_hetero(network, array, space, aspace, max_states=50_000)
+        return exact_hetero(network, array, space, aspace, max_states=50_000, time_limit_s=time_limit_s)
     if name == "cpsat":
         return cpsat_hetero(network, array, space, aspace, time_limit_s=time_limit_s)
     if name == "joint":
