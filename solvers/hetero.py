@@ -514,9 +514,10 @@ def _amount_terms(lay: _Layout, own, edge, x, y, ints) -> list[list]:
 
 def _amount_bound(lay: _Layout, own, edge, ints) -> int:
     """An upper bound on every component's integer sum; refused beyond 64-bit integers."""
-    L = len(own)
-    total_bound = sum(max(ints(v)[k] for v in own[l].values()) for l in range(L) for k in range(lay.size))  # noqa: E741
-    total_bound += sum(max(ints(v)[k] for v in edge[l].values()) for l in range(L - 1) for k in range(lay.size))  # noqa: E741
+    total_bound = 0
+    for vecs in list(own) + list(edge):  # each vector scaled once (not once per component)
+        scaled = [ints(v) for v in vecs.values()]
+        total_bound += sum(max(col) for col in zip(*scaled))
     if total_bound >= 2**62:
         raise HeteroRefused("cpsat (uneven splits): the scaled amounts do not fit 64-bit integers")
     return total_bound
