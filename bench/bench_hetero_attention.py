@@ -5,8 +5,8 @@ space accpar, alpha grid 1/16: ``explore split --split equal | proportional | se
 (``app.split.split_run``, run in the same process): wall time, the step time (the evaluator's,
 slowest accelerator) and its ratio to the equal split's; then the speedups of the best of them
 over data parallelism, the trick and HyPar's plan (all three with an equal split), and what
-``--split optimal`` (the joint solver, 10 s) does: its status, wall time and gap, or its one-line
-refusal (graph shapes it does not cover).
+``--split optimal`` (the joint solver, ``--time-limit`` 60 s) does: its status, wall time, step
+time and gap, or its one-line refusal (graph shapes it does not cover).
 
     python bench/bench_hetero_attention.py
     python bench/bench_hetero_attention.py --llama   # also llama-7b (slower)
@@ -26,7 +26,7 @@ NETWORKS = ("vit-b16", "bert-base", "gpt2-small")
 SPLITS = (Split.EQUAL, Split.PROPORTIONAL, Split.SEARCH, Split.LEVELS)
 
 
-def table(names) -> None:
+def table(names, time_limit_s: float) -> None:
     arr = load_array("tpu-mix-16")
     print("tpu-mix-16 (8 TPU-v2 | 8 TPU-v3), space accpar, alpha grid 1/16; wall s / step ms (/ equal)")
     print("| network | " + " | ".join(str(s.value) for s in SPLITS) + " | best vs DP | vs trick | vs HyPar | optimal |")
@@ -45,7 +45,7 @@ def table(names) -> None:
         best = min((r for r, _ in runs.values()), key=lambda r: r.step_time_s)
         t0 = time.perf_counter()
         try:
-            o = split_run(net, arr, Space.ACCPAR, Split.OPTIMAL)
+            o = split_run(net, arr, Space.ACCPAR, Split.OPTIMAL, time_limit_s=time_limit_s)
             opt = (f"{o.status} in {time.perf_counter() - t0:.1f} s, {float(o.step_time_s) * 1e3:.4g} ms, "
                    f"gap {float(o.gap) * 100:.3f}%")
         except SpecError as err:
@@ -57,8 +57,9 @@ def table(names) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--llama", action="store_true")
+    ap.add_argument("--time-limit", type=float, default=60.0, help="the joint solver's limit (s)")
     args = ap.parse_args()
-    table(NETWORKS + (("llama-7b",) if args.llama else ()))
+    table(NETWORKS + (("llama-7b",) if args.llama else ()), args.time_limit)
 
 
 if __name__ == "__main__":
