@@ -299,3 +299,73 @@ def test_pareto_plot_with_tied_points(splits, capsys):
                               "--out", str(target)], capsys)
     assert code == 0, err
     assert target.stat().st_size > 0
+
+
+# trial2 (G): a split point takes explore split's memory_GiB, weight_copies, free and seq, within its bounds
+
+def test_a_split_point_takes_memory_weight_copies_and_free_as_explore_split_does(tmp_path, capsys):
+    f = write(tmp_path / "s.yaml", "version: 1\npoints:\n  - {model: lenet-c, array: tpu-mix-16, levels: 2, "
+                                   "mix: '2 v2 + 2 v3', split: search, space: accpar, alpha_grid: 8, free: all, memory_GiB: 0.0001, "
+                                   "weight_copies: 2}\n")
+    (row,) = list(sweep(f, tmp_path / "out", workers=1))
+    arr = mix_array_file(tmp_path, {"index": 0, "model": "lenet-c", "array": "tpu-mix-16", "levels": 2, "mix": "2 v2 + 2 v3"})
+    code, out, err = run_cli(["split", "--model", "lenet-c", "--array", str(arr), "--split", "search", "--alpha-grid", "8",
+                              "--free", "all", "--memory", "0.0001", "--weight-copies", "2", "--format", "json"], capsys)
+    single = json.loads(out)
+    assert code == 1 and not single["ok"] and single["weight_copies"] == 2 and single["free"] == "all"
+    line = json.loads((tmp_path / "out" / "plans.jsonl").read_text())
+    assert {k: v for k, v in line["result"].items() if k not in ("wall_s", "array")} == \
+           {k: v for k, v in single.items() if k not in ("wall_s", "array")}
+    # the row says the plan breaks memory, as explore split does (its violations)
+    assert row["violations"] and "memory of v2 <= " in row["violations"], row
+    (plain,) = list(sweep(write(tmp_path / "p.yaml", "version: 1\npoints:\n  - {model: lenet-c, array: tpu-mix-16, "
+                                "levels: 2, mix: '2 v2 + 2 v3', split: search, space: accpar, alpha_grid: 8}\n"), tmp_path / "o2", workers=1))
+    assert not plain["violations"]
+
+
+@pytest.mark.parametrize("body,message", [
+    ("grid: {split: [search]}\nfixed: {time_limit: 0.01}",
+     "fixed.time_limit: must be at least 0.1 on a split point (explore split --time-limit's bound), got 0.01"),
+    ("grid: {split: [search]}\nfixed: {weight_copies: 17}", "fixed.weight_copies: must be at most 16 on a split point"),
+    ("grid: {split: [search]}\nfixed: {memory_GiB: 1.0e+16}", "fixed.memory_GiB: must be at most 1e+15 on a split point"),
+    ("grid: {split: [search]}\nfixed: {free: some}", "fixed.free: must be one of unlike, all, got 'some'"),
+    ("grid: {levels: [2]}\nfixed: {free: all}", "fixed.free: only with split"),
+    ("grid: {split: [search], seq: [0]}", "grid.seq[0]: must be a positive integer, got 0"),
+    ("grid: {split: [search], seq: [8]}\nfixed: {model: lenet-c}",
+     "fixed.model with grid.seq[0]: "),
+])
+def test_bad_split_point_keys_are_one_line_errors(tmp_path, capsys, body, message):
+    f = tmp_path / "s.yaml"
+    f.write_text("version: 1\n" + body + "\n")
+    code, out, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "out")], capsys)
+    assert code == 2, err
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_invalid_split_row_names_the_sweep_keys_not_the_cli_options():
+    out = solve_point(0, {**DEFAULTS, "model": "lenet-c", "array": "tpu-mix-16", "space": "accpar", "split": "optimal",
+                          "free": "all", "alpha_grid": 4})
+    assert out.status == "invalid", out
+    assert out.error.startswith("split: optimal: ") and "--" not in out.error, out.error
+    assert "free all" in out.error and "use split search" in out.error, out.error
+
+
+def test_seq_key_reads_the_model_with_that_sequence(tmp_path):
+    f = write(tmp_path / "s.yaml", "version: 1\ngrid: {seq: [16, 32]}\nfixed: {model: gpt2-small, levels: 1}\n")
+    rows = list(sweep(f, tmp_path / "out", workers=1))
+    assert [r["seq"] for r in rows] == [16, 32]
+    assert N(rows[1]["traffic_elements"]) > N(rows[0]["traffic_elements"]) > 0
+
+
+def test_mix_writes_kind_names_with_spaces(tmp_path):
+    arr = write(tmp_path / "a.yaml", "version: 1\nname: spaced\nlevels: 2\ndtype_bytes: 2\nkinds:\n"
+                                     "  tpu v2: {peak_TFLOPS: 45, memory_GiB: 16}\n  xla: {peak_TFLOPS: 123, memory_GiB: 32}\n"
+                                     "accelerators: [tpu v2, tpu v2, xla, xla]\nlink_bandwidth_GBps: [70, 70]\n")
+    assert parse_mix("1 tpu v2 + 3 xla") == (("tpu v2", 1), ("xla", 3))  # "xla" is not "x la"
+    assert parse_mix("1 x tpu v2 + 3*xla") == (("tpu v2", 1), ("xla", 3))
+    f = write(tmp_path / "s.yaml", f"version: 1\ngrid: {{mix: ['1 tpu v2 + 3 xla', '3 tpu v2 + 1 xla']}}\n"
+                                   f"fixed: {{model: lenet-c, array: {arr}, split: proportional}}\n")
+    rows = list(sweep(f, tmp_path / "out", workers=1))
+    assert [r["status"] for r in rows] == ["feasible", "feasible"], rows
+    assert N(rows[0]["step_time_s"]) < N(rows[1]["step_time_s"])  # more of the fast kind

@@ -233,3 +233,34 @@ def test_a_solver_named_twice_runs_once(capsys):
     assert code == 0, err
     d = json.loads(out)
     assert [r["solver"] for r in d["solvers"]] == ["joint"] and d["proven_by"] == ["joint"]
+
+
+# trial2 (D, F): explore split says its free alphas and batch, warns of a batch below the accelerators,
+# and says when --free all is why --split optimal refuses
+
+def test_split_reports_free_and_batch_and_warns_of_a_small_batch(capsys):
+    from explorer.app.results import batch_warning
+
+    code, out, err = run_cli(["split", "--model", "lenet-c", "--batch", "8", "--free", "all", "--split", "search",
+                              "--format", "json"], capsys)
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["free"] == "all" and d["batch"] == 8 and d["warnings"] == [batch_warning(8, 16)]
+    assert "batch 8 is smaller than the 16 accelerators" in d["warnings"][0]
+    code, out, err = run_cli(["split", "--model", "lenet-c", "--split", "search"], capsys)
+    head = out.splitlines()[0]
+    assert code == 0 and "free alphas unlike" in head and "batch 256" in head and "warning:" not in out, out
+    code, out, err = run_cli(["split", "--model", "lenet-c", "--batch", "8", "--split", "equal"], capsys)
+    assert out.splitlines()[1] == "warning: " + batch_warning(8, 16), out
+    # explore's own warning is the same sentence
+    code, out, err = run_cli(["--model", "lenet-c", "--batch", "8", "--format", "json"], capsys)
+    assert batch_warning(8, 16) in json.loads(out)["warnings"]
+
+
+def test_split_optimal_says_free_all_is_why_it_refuses(capsys):
+    code, out, err = run_cli(["split", "--model", "lenet-c", "--split", "optimal", "--free", "all"], capsys)
+    assert code == 2 and err.count("\n") == 1 and out == "", err
+    assert "--free all frees every class of groups below the top split" in err and "or --free unlike" in err, err
+    code, out, err = run_cli(["split", "--model", "lenet-c", "--split", "optimal", "--free", "unlike", "--alpha-grid", "4",
+                              "--time-limit", "5"], capsys)
+    assert code == 0, err

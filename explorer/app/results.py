@@ -181,13 +181,17 @@ class Inputs:
         }
 
 
+def batch_warning(batch: int, n: int) -> str | None:
+    """The warning for a batch smaller than the ``n`` accelerators (``explore`` and ``explore split``)."""
+    if batch >= n:
+        return None
+    return (f"batch {batch} is smaller than the {n} accelerators: splitting the batch (type I) at every level "
+            f"gives {Fraction(batch, n)} of a sample per accelerator (amounts are exact fractions, not whole samples)")
+
+
 def input_warnings(problem: Problem) -> tuple[str, ...]:
     """What the user should know about the inputs."""
-    out = []
-    batch, n = problem.network.batch, problem.array.accelerators
-    if batch < n:
-        out.append(f"batch {batch} is smaller than the {n} accelerators: splitting the batch (type I) at every level "
-                   f"gives {Fraction(batch, n)} of a sample per accelerator (amounts are exact fractions, not whole samples)")
+    out = [w for w in (batch_warning(problem.network.batch, problem.array.accelerators),) if w]
     arr = problem.array
     if arr.is_heterogeneous:
         smallest = arr.memory_GiB * 2**30

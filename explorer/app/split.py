@@ -56,7 +56,7 @@ from ..solvers.hetero import MAX_FREE_CLASSES, search_level_alphas
 from ..solvers.hetero_levels import levels_hetero
 from .baselines import baseline_plan
 from .render import fmt_bytes
-from .results import SCHEMA_VERSION, exact_number
+from .results import SCHEMA_VERSION, batch_warning, exact_number
 from .run import EvaluatorMismatch
 
 
@@ -129,6 +129,9 @@ class SplitReport:
     memory: tuple[KindMemory, ...] = ()  # per kind: its most loaded accelerator against its limit
     weight_copies: int = 0
     note: str = ""  # what the status means where it is not the obvious (one point in the declared space)
+    free: FreeAlphas = FreeAlphas.UNLIKE  # which classes of groups choose alpha (--free)
+    batch: int = 0  # the network's batch (samples per step)
+    warnings: tuple[str, ...] = ()  # sentences about the inputs (explore's, e.g. a batch below the accelerators)
 
     @property
     def memory_ok(self) -> bool:
@@ -174,7 +177,8 @@ class SplitReport:
         return {
             "schema_version": SCHEMA_VERSION,
             "network": self.network, "array": self.array, "space": str(self.space), "split": str(self.split),
-            "alpha_grid": self.grid if self.uses_grid else None, "status": self.status.value,
+            "alpha_grid": self.grid if self.uses_grid else None, "free": str(self.free), "batch": self.batch,
+            "status": self.status.value,
             "plan": [[t.value for t in row] for row in self.plan.types],
             "alphas": [[[str(a) for a in row] for row in groups] for groups in self.plan.alphas],  # [level][group][layer]
             "step_time_s": exact_number(self.step_time_s),
@@ -190,7 +194,7 @@ class SplitReport:
             "violations": [{"constraint": f"memory of {m.kind} <= {fmt_bytes(m.limit_bytes)} per accelerator",
                             "limit_bytes": exact_number(m.limit_bytes), "actual_bytes": exact_number(m.memory_bytes),
                             "excess_bytes": exact_number(m.memory_bytes - m.limit_bytes)} for m in self.memory if not m.ok],
-            "note": self.note or None,
+            "note": self.note or None, "warnings": list(self.warnings),
         }
 
 
@@ -248,7 +252,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     elif split is Split.OPTIMAL:
         say("split: optimal (search, then the joint solver)")
         plan, status, bound, equal_best, solver_wall, claimed = _optimal(network, array, space, aspace, equal,
-                                                                          time_limit_s, say)
+                                                                          time_limit_s, say, _free_hint(array, grid, free))
     elif split is Split.LEVELS:
         say("split: levels (AccPar's level-by-level DP)")
         plan = levels_hetero(network, array, space, aspace).plan
@@ -266,7 +270,8 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     return SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
                        tuple(compared), tuple(L.name for L in network.layers), time.perf_counter() - t0,
                        aspace, class_labels(array, aspace), bound, equal_best, solver_wall,
-                       kind_memory(array, ev.leaf_memory_bytes, memory_GiB), weight_copies, note)
+                       kind_memory(array, ev.leaf_memory_bytes, memory_GiB), weight_copies, note, free, network.batch,
+                       tuple(w for w in (batch_warning(network.batch, array.accelerators),) if w))
 
 
 def _compared(problem: Problem, say) -> list[tuple[str, Fraction]]:
@@ -329,8 +334,16 @@ def _dp_plan(problem: Problem):
                                "may fit") from None
 
 
+def _free_hint(array: ArraySpec, grid: int, free: FreeAlphas) -> str:
+    """Why --split optimal may refuse because of --free all: that space frees more than the top split
+    ('' when --free unlike's space frees more too, or --free is unlike)."""
+    if free is not FreeAlphas.ALL or any(h > 0 for h, _ in alpha_space(array, alpha_grid(grid), FreeAlphas.UNLIKE).free_classes()):
+        return ""
+    return " (--free all frees every class of groups below the top split too; --free unlike frees the top split alone here)"
+
+
 def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: HeteroPlan,
-             time_limit_s: float, say=lambda *a, **k: None):
+             time_limit_s: float, say=lambda *a, **k: None, free_hint: str = ""):
     """``--split optimal``: the joint solver from the equal-split and the search plans; a one-line
     error where it does not apply. (plan, status, bound, best equal-split step time, wall, the
     solver's own step time of the plan)."""
@@ -343,7 +356,8 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     try:
         sol = joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=(equal, search))
     except HeteroRefused as err:
-        raise SpecError("--split", f"optimal: {err}; use --split search") from None
+        hint = free_hint if "frees the top split alone" in str(err) else ""
+        raise SpecError("--split", f"optimal: {err}{hint}; use --split search" + (" or --free unlike" if hint else "")) from None
     return sol.plan, sol.status, sol.bound_s, sol.equal_best_s, sol.wall_s, sol.step_time_s
 
 
@@ -388,8 +402,9 @@ def _memory_lines(r: SplitReport) -> list[str]:
 
 
 def render_split(r: SplitReport) -> str:
-    grid = f" (alpha grid 1/{r.grid})" if r.uses_grid else ""
-    lines = [f"{r.network} on {r.array}: split {r.split}{grid}, space {r.space}, {r.status}"]
+    grid = f" (alpha grid 1/{r.grid}, free alphas {r.free})" if r.uses_grid else ""
+    lines = [f"{r.network} on {r.array}: split {r.split}{grid}, space {r.space}, batch {r.batch}, {r.status}"]
+    lines += [f"warning: {w}" for w in r.warnings]
     if r.note:
         lines.append(f"note: {r.note}")
     lines += [f"step time {_ms(r.step_time_s)} (the slowest accelerator)"

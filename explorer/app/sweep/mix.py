@@ -3,7 +3,9 @@
 Two forms, both read against the point's array (its ``kinds``, its 2^levels leaves):
 
 - ``mix: "8 v2 + 8 v3"``: every kind and its count, in tree order (the first kind written
-  fills the first leaves); a kind may have 0 accelerators and need not be written;
+  fills the first leaves); a kind may have 0 accelerators and need not be written; a kind's
+  name is the rest of its term, spaces included (``"8 tpu v2 + 8 tpu v3"``); a name with a
+  ``+`` cannot be written here: use ``accelerators_<kind>``;
 - ``accelerators_v3: 5`` (``accelerators_<kind>``, one key per kind): the count of that kind;
   the one kind of the array left unnamed takes the rest, and the kinds fill the leaves in the
   array's own order (the order they first appear in its ``accelerators`` list). A number, so
@@ -23,7 +25,9 @@ from ...core.errors import SpecError, shown
 
 MIX_KEY = "mix"
 COUNT_PREFIX = "accelerators_"
-_TERM = re.compile(r"^\s*(\d+)\s*[x*]?\s*([A-Za-z_][\w.-]*)\s*$")
+# COUNT [x|*] KIND: the kind is the rest of the term (any name without '+'; spaces inside it allowed);
+# "x" separates only when a space follows it ("8 xla" is 8 of kind xla, "8 x v3" 8 of v3)
+_TERM = re.compile(r"^\s*(\d+)\s*(?:x\s+|\*\s*)?(\S.*?)\s*$")
 
 
 def is_count_key(key: Any) -> bool:

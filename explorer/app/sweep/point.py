@@ -8,6 +8,7 @@ the next point.
 from __future__ import annotations
 
 import json
+import re
 import traceback
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -121,8 +122,8 @@ class Outcome:
 
 
 @lru_cache(maxsize=64)
-def _network(ref: str, batch: int | None) -> Network:
-    net = load_model(ref, batch)
+def _network(ref: str, batch: int | None, seq: int | None = None) -> Network:
+    net = load_model(ref, batch, seq)
     return net.with_batch(batch) if batch is not None else net
 
 
@@ -180,7 +181,7 @@ def run_single(params: dict[str, Any]) -> dict[str, Any]:
     if p.get("split") is not None:
         return run_split(p)
     opts = point_options(p)
-    result = api.solve(_network(p["model"], batch), point_array(p), space=p["space"], objective=p["objective"],
+    result = api.solve(_network(p["model"], batch, p.get("seq")), point_array(p), space=p["space"], objective=p["objective"],
                        solver=p["solver"], batch=batch, caps=p.get("caps") or (), memory_GiB=p.get("memory_GiB"),
                        weight_copies=p.get("weight_copies"), pins=p.get("pins") or (), forbids=p.get("forbids") or (),
                        constraints=p.get("constraints"), time_limit=opts.time_limit_s, workers=opts.workers, seed=opts.seed)
@@ -190,14 +191,32 @@ def run_single(params: dict[str, Any]) -> dict[str, Any]:
 def run_split(p: dict[str, Any]) -> dict[str, Any]:
     """A ``split`` point: what ``explore split --format json`` prints for its options."""
     from ... import api
+    from ...core.hetero import FreeAlphas
     from ..split import Split, split_run
 
-    problem = api.build_problem(_network(p["model"], p.get("batch")), point_array(p), space=p["space"],
+    problem = api.build_problem(_network(p["model"], p.get("batch"), p.get("seq")), point_array(p), space=p["space"],
                                 objective="time", batch=p.get("batch"))
     grid = p.get("alpha_grid") or DEFAULT_ALPHA_GRID
     limit = p.get("time_limit") or SPLIT_TIME_LIMIT
-    return split_run(problem.network, problem.array, problem.space, Split(p["split"]), grid,
-                     time_limit_s=float(limit)).to_json()
+    memory = None if p.get("memory_GiB") is None else Fraction(str(p["memory_GiB"]))
+    try:
+        report = split_run(problem.network, problem.array, problem.space, Split(p["split"]), grid,
+                           FreeAlphas(p.get("free") or "unlike"), float(limit), memory, p.get("weight_copies") or 0)
+    except SpecError as err:  # explore split's messages name its options: name the sweep's keys
+        raise SpecError(_keys_for_options(err.source), [_keys_for_options(x) for x in err.problems]) from None
+    return report.to_json()
+
+
+# explore split's options -> the sweep keys that set them (a split point's messages name the keys)
+SPLIT_OPTION_KEYS = {"--split": "split", "--alpha-grid": "alpha_grid", "--free": "free", "--time-limit": "time_limit",
+                     "--memory": "memory_GiB", "--weight-copies": "weight_copies", "--seq": "seq", "--batch": "batch"}
+
+
+def _keys_for_options(text: str) -> str:
+    """``text`` with explore split's option names replaced by the sweep keys ('--split search' -> 'split search')."""
+    for option, key in SPLIT_OPTION_KEYS.items():
+        text = re.sub(rf"(?<![\w-]){re.escape(option)}(?![\w-])", key, text)
+    return text
 
 
 def answer_status(result: dict[str, Any]) -> tuple[str, str]:

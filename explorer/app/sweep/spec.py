@@ -18,11 +18,14 @@ Sweep file (version 1)::
 
 Point keys are the single-run options: ``model``, ``array``, ``levels``, ``batch``, ``space``,
 ``solver``, ``objective``, ``time_limit``, ``seed``, ``memory_GiB``, ``weight_copies``,
-``caps`` (list of ``LEVEL=AMOUNT``), ``pins``, ``forbids``, ``constraints`` (a file), and the
+``caps`` (list of ``LEVEL=AMOUNT``), ``pins``, ``forbids``, ``constraints`` (a file), ``seq``
+(``--seq``), and the
 array overrides ``link_bandwidth_GBps`` (one number, or a list with one per level) and
 ``peak_TFLOPS``, the mix of an array of kinds (``mix: "8 v2 + 8 v3"`` or
 ``accelerators_<kind>: K``, ``sweep.mix``), and ``split`` (equal, proportional, search: the
-point is an ``explore split`` run) with ``alpha_grid``. Relative paths resolve against the
+point is an ``explore split`` run) with ``alpha_grid`` and ``free`` (unlike, all; ``--free``); a
+split point also takes ``memory_GiB``, ``weight_copies`` and ``time_limit`` with ``explore split``'s
+meaning and bounds. Relative paths resolve against the
 sweep file's folder.
 """
 
@@ -164,10 +167,16 @@ KEYS: dict[str, Callable[[Any], str | None]] = {
     "mix": check_mix,
     "split": lambda v: _check_choice(split_methods())(v),
     "alpha_grid": _check_alpha_grid,
+    "free": _check_choice(("unlike", "all")),
+    "seq": _check_pos_int,
 }
 COUNT_KEY = "accelerators_KIND"  # accelerators_<kind>: how many of that kind (sweep.mix)
 # keys a split point (``explore split``) does not take: it solves for step time with its own method
-NOT_WITH_SPLIT = ("solver", "seed", "memory_GiB", "weight_copies", "caps", "pins", "forbids", "constraints")
+NOT_WITH_SPLIT = ("solver", "seed", "caps", "pins", "forbids", "constraints")
+ONLY_WITH_SPLIT = ("alpha_grid", "free")
+# ``explore split``'s bounds where they are narrower than ``explore``'s: key -> (least, most, its option)
+SPLIT_BOUNDS = {"time_limit": (0.1, None, "--time-limit"), "weight_copies": (0, 16, "--weight-copies"),
+                "memory_GiB": (None, 1e15, "--memory")}
 DEFAULT_ALPHA_GRID = 16  # ``explore split --alpha-grid``'s default
 SPLIT_TIME_LIMIT = 10.0  # ``explore split --time-limit``'s default (seconds for --split optimal)
 MAX_ALPHA_GRID = 1024
@@ -303,6 +312,9 @@ def _check_refs(grid: dict, fixed: dict, extra: list[dict], base_dir: Path, erro
 
     resolved: dict[tuple[str, str], str] = {}
     seen: set[tuple[str, str]] = set()
+    seqs: dict[Any, str] = {v: w for k, v, w in reversed(list(_places(grid, fixed, extra))) if k == "seq"}
+    if not seqs or not ("seq" in grid or "seq" in fixed):
+        seqs = {None: "", **seqs}  # some point reads the model without seq
     for key, value, where in _places(grid, fixed, extra):
         if key not in PATH_KEYS or (key, value) in seen:
             continue
@@ -314,13 +326,17 @@ def _check_refs(grid: dict, fixed: dict, extra: list[dict], base_dir: Path, erro
         resolved[key, value] = ref
         try:
             if key == "model":
-                load_model(ref)
+                for seq, seq_where in seqs.items():  # each seq the model is read with (--seq)
+                    try:
+                        load_model(ref, None, seq)
+                    except SpecError as err:
+                        raise SpecError(f"{where} with {seq_where}" if seq_where else where, str(err)) from None
             elif key == "array":
                 load_array(ref)
             elif not isinstance(load_yaml_file(ref), dict):  # constraints: read against each point's network
                 errors.append(f"{where}: {ref}: must be a mapping (a constraints file)")
         except SpecError as err:
-            errors.append(f"{where}: {err}")
+            errors.append(str(err) if err.source.startswith(where) else f"{where}: {err}")
         except Exception as err:  # noqa: BLE001 - an importer's own failure on a broken file
             errors.append(f"{where}: cannot read {ref}: {type(err).__name__}: {shown(str(err))}")
     return resolved
@@ -361,22 +377,34 @@ def _blame(err: SpecError, combo: dict[str, Any], where: dict[tuple[str, str], s
 
 
 def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str], errors: list[str]) -> None:
-    """A split point takes the options of ``explore split`` only (its objective is the step time)."""
+    """A split point takes the options of ``explore split`` only (its objective is the step time),
+    within that command's bounds."""
     seen: set[str] = set()
+
+    def say(key: str, problem: str) -> None:
+        place = where.get((key, _hashable(m[key])), key)
+        if place not in seen:
+            seen.add(place)
+            errors.append(f"{place}: {problem}")
+
     for m in merged:
         if m.get("split") is None:
-            if m.get("alpha_grid") is not None:
-                errors.append(f"{where.get(('alpha_grid', _hashable(m['alpha_grid'])), 'alpha_grid')}: only with split")
+            for key in ONLY_WITH_SPLIT:
+                if m.get(key) is not None:
+                    say(key, "only with split")
             continue
         bad = [k for k in NOT_WITH_SPLIT if m.get(k) is not None]
         if m.get("objective") not in (None, "time"):
             bad.append("objective")
         for key in bad:
-            place = where.get((key, _hashable(m[key])), key)
-            if place not in seen:
-                seen.add(place)
-                errors.append(f"{place}: not with split (a split point is explore split: step time, its own method; "
-                              f"it takes model, array, levels, batch, space, the array overrides, alpha_grid and time_limit)")
+            say(key, "not with split (a split point is explore split: step time, its own method; it takes model, array, "
+                     "levels, batch, seq, space, the array overrides, alpha_grid, free, time_limit, memory_GiB and "
+                     "weight_copies)")
+        for key, (least, most, option) in SPLIT_BOUNDS.items():
+            v = m.get(key)
+            if v is not None and ((least is not None and v < least) or (most is not None and v > most)):
+                bound = f"at least {least:g}" if least is not None and v < least else f"at most {most:g}"
+                say(key, f"must be {bound} on a split point (explore split {option}'s bound), got {shown(v)}")
 
 
 def count_points(grid: dict[str, list], extra: list) -> int:
