@@ -338,8 +338,9 @@ def _best_on_grid(grid, score, best, near=None):
 def search_level_alphas(network: Network, array: ArraySpec, start: HeteroPlan, alphas,
                         rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE, progress=None) -> HeteroSolution:
     """Coordinate descent from ``start``: its types kept; each free class of the declared space
-    in turn (top first) gets the grid value of least step time for all its groups and layers
-    (``_best_on_grid``: every value of a grid up to ``SCAN_ALL``, coarse to fine beyond), until a
+    in turn (top first) gets the declared value (``AlphaSpace.choices``: the grid and the class's
+    proportional ratio) of least step time for all its groups and layers (``_best_on_grid``:
+    every value of a grid up to ``SCAN_ALL``, coarse to fine beyond), until a
     round changes nothing; a class is not rescanned while no other class has changed since its
     last scan (its answer would be the same). A heuristic (status FEASIBLE, no bound); never
     slower than ``start`` (a change must improve). ``progress(step, evaluations so far, at most
@@ -357,7 +358,7 @@ in all)`` after every evaluation (``step`` names the class and the round).
     tried = 1
     changes = 0  # how many improvements so far
     scanned: dict[tuple[int, int], int] = {}  # class -> changes when it was last scanned
-    total = 1 + rounds * len(classes) * grid_probes(len(aspace.grid))
+    total = 1 + rounds * sum(grid_probes(len(aspace.choices(h, c))) for h, c in classes)
     for rnd in range(rounds):
         changed = False
         for k, (h, c) in enumerate(classes):
@@ -377,9 +378,10 @@ in all)`` after every evaluation (``step`` names the class and the round).
                 return t
 
             g = aspace.group_class[h].index(c)
-            i, t = _best_on_grid(aspace.grid, score, best, current.alphas[h][g][0])
+            values = aspace.choices(h, c)  # the grid and the class's proportional ratio
+            i, t = _best_on_grid(values, score, best, current.alphas[h][g][0])
             if i is not None:
-                best, current, changed = t, plan_with(aspace.grid[i]), True
+                best, current, changed = t, plan_with(values[i]), True
                 changes += 1
             scanned[(h, c)] = changes
         if not changed:

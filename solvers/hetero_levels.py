@@ -53,7 +53,6 @@ import numpy as np
 from explorer.core.array import ArraySpec
 from explorer.core.comm import training_flops
 from explorer.core.hetero import (
-    HALF,
     AlphaSpace,
     FreeAlphas,
     HeteroPlan,
@@ -314,7 +313,8 @@ def _layer_types(network: Network, space: Space, n: int, h: int) -> tuple[Partit
 
 
 def _start_row(array: ArraySpec, aspace: AlphaSpace, h: int) -> tuple[Fraction, ...]:
-    """Per class: the grid value nearest the proportional alpha (the smaller on a tie), 1/2 where fixed."""
+    """Per class: the declared value nearest the proportional alpha (the alpha itself unless ``--grid-only``;
+    the smaller on a tie), 1/2 where fixed."""
     prop = proportional_alphas(array)[h]
     classes = aspace.group_class[h]
     row = []
@@ -367,7 +367,7 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
         return make
 
     G, N = len(lv.group_class), len(types)
-    grid = len(aspace.grid)
+    grid = max(len(aspace.choices(h, c)) for c in free) if free else 1
     if _fits(network, [len(types[n]) * grid for n in range(N)], G):
         return [with_class(c) for c in free]
     for sizes in ([len(t) for t in types], [grid] * N):
@@ -387,7 +387,7 @@ def levels_hetero(network: Network, array: ArraySpec, space: Space, alphas,
     check_array(array)
     check_network(network)
     aspace = alphas if isinstance(alphas, AlphaSpace) else alpha_space(array, alphas, free)
-    values = tuple(sorted(set(aspace.grid) | {HALF}))
+    values = aspace.values()
     coef = _Coefficients(values)
     types, group_alphas = [], []
     cells = 0

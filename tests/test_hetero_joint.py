@@ -23,7 +23,8 @@ from .test_hetero_model import mix
 
 
 def _instance(rng):
-    """Tiny: at most 150 plans. Mixes of any shape (8+8-like ones in scope of the joint solver)."""
+    """Tiny: at most 150 plans (300 for a graph or two levels). Mixes of any shape (8+8-like ones in
+    scope of the joint solver); the declared space with the proportional ratios (70%) or --grid-only."""
     while True:
         H = rng.choice([1, 1, 2])
         graph = rng.random() < 0.25
@@ -40,11 +41,12 @@ def _instance(rng):
         seed = rng.randrange(10**6)
         net = parse_network(random_dag_spec(seed, rng.choice([3, 4])), "dag") if graph else \
             random_chain(seed, L, max_channels=16, max_size=4)
-        aspace = alpha_space(arr, alpha_grid(grid), free)
+        # the declared space: the grid and each free class's proportional ratio, or the grid alone
+        aspace = alpha_space(arr, alpha_grid(grid), free, proportional=rng.random() < 0.7)
         n = 1
         for h in range(H):
             n *= len(space.types) * len(aspace.level_rows(h))
-        if n ** len(net.layers) <= 150:
+        if n ** len(net.layers) <= (300 if graph or H == 2 else 150):  # more nodes, or two free levels
             return net, arr, space, aspace
 
 
@@ -118,7 +120,7 @@ def test_check_uneven_cli(capsys):
     code, out, err = run_cli(["check", "--uneven", "--model", "lenet-c", "--array", "tpu-mix-16", "--space", "hypar",
                               "--solvers", "joint,accpar,search,brute"], capsys)
     assert code == 0, err
-    assert "joint   optimal" in out and "brute   refused" in out and "accpar  feasible" in out and "proven optimum" in out and "agree" in out
+    assert "joint        optimal" in out and "brute        refused" in out and "accpar       feasible" in out and "proven optimum" in out and "agree" in out
     code, out, err = run_cli(["check", "--uneven", "--model", "lenet-c", "--solvers", "dp"], capsys)
     assert code == 2 and "--solvers: unknown solver dp with --uneven" in err
 
@@ -186,11 +188,11 @@ def test_joint_proves_residual_graphs_equal_to_brute():
 
 
 def test_joint_graph_proof_on_resnet18_equal_grid_matches_the_exact_solver():
-    """ResNet-18 on tpu-mix-16 (hypar) with the alpha grid {1/2}: the joint solver's graph proof pass
+    """ResNet-18 on tpu-mix-16 (hypar) with the alpha grid {1/2} alone (--grid-only): the joint solver's graph proof pass
     (label setting over the residual blocks) must find the exact homogeneous solver's time optimum,
     scored under uneven splits (an independent solver); with grid 1/4 it proves a faster plan."""
     net, arr = load_model("resnet18"), load_array("tpu-mix-16")
-    j = joint_hetero(net, arr, Space.HYPAR, alpha_space(arr, alpha_grid(2)), JointOptions(time_limit_s=60))
+    j = joint_hetero(net, arr, Space.HYPAR, alpha_space(arr, alpha_grid(2), proportional=False), JointOptions(time_limit_s=60))
     assert j.status is Status.OPTIMAL and any(name == "labels" for name, _ in j.phases)
     r = solve(net, arr, solver="exact", objective="time", space="hypar")
     eq = evaluate_hetero(net, arr, HeteroPlan.equal(Plan.from_lists([[t.value for t in row] for row in r.plan.types])))

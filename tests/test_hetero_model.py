@@ -138,11 +138,22 @@ def test_alpha_space_of_a_4_12_mix():
     assert s.group_class == ((0,), (0, 1), (0, 1, 1, 1), (0, 0, 1, 1, 1, 1, 1, 1))
     assert s.class_free == ((True,), (True, False), (False, False), (False, False))
     assert s.free_classes() == [(0, 0), (1, 0)]
-    assert s.choices(1, 1) == (F(1, 2),) and len(s.choices(1, 0)) == 15
-    assert len(s.level_rows(1)) == 15 and s.level_rows(1)[0] == (F(1, 16), F(1, 2))
+    # a free class: the multiples of 1/16 and its own proportional ratio (level 0: 28/69, level 1: 15/56)
+    grid = set(alpha_grid(16))
+    assert s.choices(1, 1) == (F(1, 2),) and len(s.choices(1, 0)) == 16
+    assert set(s.choices(1, 0)) == grid | {F(15, 56)} and set(s.choices(0, 0)) == grid | {F(28, 69)}
+    assert list(s.choices(0, 0)) == sorted(s.choices(0, 0)) and s.choices(1, 0)[4] == F(15, 56)  # 1/4 < 15/56 < 5/16
+    assert len(s.level_rows(1)) == 16 and s.level_rows(1)[0] == (F(1, 16), F(1, 2))
+    assert s.values() == tuple(sorted(grid | {F(15, 56), F(28, 69)}))
+    assert (s.class_ratio(0, 0), s.class_ratio(1, 0), s.class_ratio(1, 1)) == (F(28, 69), F(15, 56), F(1, 2))
+    only = alpha_space(mix(4, MIX_4_12), alpha_grid(16), proportional=False)  # --grid-only
+    assert only.choices(1, 0) == only.choices(0, 0) == alpha_grid(16) and only.choices(1, 1) == (F(1, 2),)
+    odd = alpha_space(mix(4, MIX_4_12), alpha_grid(3))  # an odd grid: 1/2 is not declared for a free class
+    assert odd.choices(0, 0) == (F(1, 3), F(28, 69), F(2, 3)) and F(1, 2) not in odd.choices(1, 0)
     every = alpha_space(mix(4, MIX_4_12), alpha_grid(4), FreeAlphas.ALL)
     assert every.class_free == ((True,), (True, True), (True, True), (True, True))
-    assert len(every.level_rows(2)) == 9  # two classes of 3 alphas each: groups 1-3 share one
+    assert len(every.level_rows(2)) == 9  # two classes of 3 alphas each (their ratio 1/2 is on the grid): groups 1-3 share one
+    assert every.choices(1, 0) == (F(1, 4), F(15, 56), F(1, 2), F(3, 4))
     # 8 + 8 (tpu-mix-16): only the top split is free
     assert alpha_space(load_array("tpu-mix-16"), alpha_grid(16)).free_classes() == [(0, 0)]
     # proportional: level 0: (4*45 + 4*123) / (4*45 + 12*123) = 672/1656 = 28/69; level 1 group 0:
@@ -211,18 +222,24 @@ def test_exact_with_alpha_one_half_is_the_time_optimum_plus_compute():
 
 
 def _random_instance(rng):
-    """Tiny: at most 256 plans for brute force (cells^(levels * layers))."""
+    """Tiny: at most 256 plans for brute force (cells^(levels * layers)), in the declared space
+    (the grid and each free class's proportional ratio)."""
     while True:
         H = rng.choice([1, 1, 2])
         L = rng.choice([2, 3]) if H == 1 else 2
         space = rng.choice([Space.HYPAR, Space.ACCPAR])
         grid = alpha_grid(rng.choice([2, 3, 4]))
-        if (len(space.types) * len(grid)) ** (H * L) <= 256:
-            break
-    net = random_chain(rng.randrange(10**6), L, max_channels=16, max_size=4)
-    peaks = [rng.choice([1, 2, 3, 5]) for _ in range(2**H)]
-    arr = mix(H, peaks, bw=rng.choice([1, 10, 100]), dtype=rng.choice([1, 2, 4]))
-    return net, arr, space, grid
+        if (len(space.types) * len(grid)) ** (H * L) > 256:
+            continue
+        net = random_chain(rng.randrange(10**6), L, max_channels=16, max_size=4)
+        peaks = [rng.choice([1, 2, 3, 5]) for _ in range(2**H)]
+        arr = mix(H, peaks, bw=rng.choice([1, 10, 100]), dtype=rng.choice([1, 2, 4]))
+        aspace = alpha_space(arr, grid)
+        n = 1
+        for h in range(H):
+            n *= len(space.types) * len(aspace.level_rows(h))
+        if n**L <= 256:
+            return net, arr, space, aspace
 
 
 def test_brute_equals_exact_equals_cpsat_on_300_random_instances():
@@ -230,17 +247,17 @@ def test_brute_equals_exact_equals_cpsat_on_300_random_instances():
     rng = random.Random(13)
     better = 0
     for k in range(300):
-        net, arr, space, grid = _random_instance(rng)
-        b = brute_hetero(net, arr, space, grid)
-        e = exact_hetero(net, arr, space, grid)
+        net, arr, space, aspace = _random_instance(rng)
+        b = brute_hetero(net, arr, space, aspace)
+        e = exact_hetero(net, arr, space, aspace)
         assert b.step_time_s == e.step_time_s
         assert evaluate_hetero(net, arr, e.plan).step_time_s == e.step_time_s
         if k % 3 == 0:
-            c = cpsat_hetero(net, arr, space, grid)
+            c = cpsat_hetero(net, arr, space, aspace)
             assert c.status is Status.OPTIMAL and c.step_time_s == c.bound_s == e.step_time_s
             assert evaluate_hetero(net, arr, c.plan).step_time_s == c.step_time_s
-        if F(1, 2) in grid:  # the best equal split is one of the plans searched: never better
-            eq = exact_hetero(net, arr, space, [F(1, 2)])
+        if F(1, 2) in aspace.grid:  # the best equal split is one of the plans searched: never better
+            eq = exact_hetero(net, arr, space, alpha_space(arr, [F(1, 2)], proportional=False))
             assert e.step_time_s <= eq.step_time_s
             better += e.step_time_s < eq.step_time_s
     assert better > 0  # uneven splits do pay off on some mixes

@@ -1,5 +1,6 @@
 """``explore split``: uneven splits on an array of kinds, reported against equal-split plans."""
 
+import dataclasses
 import json
 import sys
 from fractions import Fraction as F
@@ -20,15 +21,16 @@ def test_split_rules_on_the_tpu_mix():
     assert all(a == F(1, 2) for groups in eq.plan.alphas for row in groups for a in row)
     assert [groups[0][0] for groups in prop.plan.alphas] == [F(15, 56), F(1, 2), F(1, 2), F(1, 2)]
     # the step time reported is the evaluator's, and search never loses to its starting points (the
-    # equal and the proportional split moved onto the grid: 15/56 -> 1/4); proportional, off the
-    # grid, is faster here (the grid's price; tests/test_split_grid.py)
+    # equal and the proportional split, 15/56 being declared); under --grid-only 15/56 moves to 1/4
+    # and proportional, off that grid, is faster (the grid's price; tests/test_split_grid.py)
     for r in (eq, prop, search):
         assert r.step_time_s == evaluate_hetero(net, arr, r.plan).step_time_s
         assert r.step_time_s == max(r.group_times_s) and r.idle_s == abs(r.group_times_s[0] - r.group_times_s[1])
     on_grid_prop = evaluate_hetero(net, arr, with_group_alphas(eq.plan.plan, [[F(1, 4)], [F(1, 2)] * 2, [F(1, 2)] * 4,
                                                                              [F(1, 2)] * 8])).step_time_s
-    assert search.step_time_s <= min(eq.step_time_s, on_grid_prop) < eq.step_time_s
-    assert prop.step_time_s < search.step_time_s
+    assert search.step_time_s <= min(eq.step_time_s, prop.step_time_s, on_grid_prop) < eq.step_time_s
+    only = split_run(net, arr, Space.ACCPAR, Split.SEARCH, grid_only=True)
+    assert only.step_time_s <= min(eq.step_time_s, on_grid_prop) and prop.step_time_s < only.step_time_s
     # the equal-split baselines are the same in every report, and data parallelism is one of them
     assert eq.compared == search.compared
     dp = evaluate_hetero(net, arr, HeteroPlan(((PartitionType.I,) * 8,) * 4,
@@ -87,9 +89,12 @@ def test_split_on_a_4_12_mix_has_alphas_per_group(capsys):
     assert prop.plan.alphas[0][0][0] == F(28, 69) and [r[0] for r in prop.plan.alphas[1]] == [F(15, 56), F(1, 2)]
     search = split_run(net, arr, Space.ACCPAR, Split.SEARCH)
     eq = split_run(net, arr, Space.ACCPAR, Split.EQUAL)
-    start = search_start(net, arr, eq.plan.plan, search.alpha_space)  # 28/69 -> 3/8, 15/56 -> 1/4
+    start = search_start(net, arr, eq.plan.plan, search.alpha_space)  # 28/69 and 15/56 are declared
+    assert start == prop.plan and search.alpha_space.contains(prop.plan)
+    assert search.step_time_s <= min(eq.step_time_s, prop.step_time_s)
+    only = dataclasses.replace(search.alpha_space, proportional=False)
+    start = search_start(net, arr, eq.plan.plan, only)  # --grid-only: 28/69 -> 3/8, 15/56 -> 1/4
     assert [r[0] for r in start.alphas[0]] == [F(3, 8)] and [r[0] for r in start.alphas[1]] == [F(1, 4), F(1, 2)]
-    assert search.step_time_s <= min(eq.step_time_s, evaluate_hetero(net, arr, start).step_time_s)
     assert search.alpha_space.contains(search.plan)
     assert search.alpha_space.free_classes() == [(0, 0), (1, 0)]
     from explorer.app.split import render_split

@@ -15,13 +15,13 @@ from explorer.frontends import load_array, load_model
 from .conftest import run_cli
 from .test_results import key_paths
 
-SPLIT = {"schema_version", "network", "array", "space", "split", "alpha_grid", "status", "plan", "alphas",
+SPLIT = {"schema_version", "network", "array", "space", "split", "alpha_grid", "grid_only", "status", "plan", "alphas",
          "step_time_s", "group_times_s", "idle_s", "compared", "wall_s", "bound_s", "gap", "equal_best_s", "memory",
          "weight_copies", "ok", "violations", "note", "free", "batch", "warnings"}
 COMPARED = {"step_time_s", "speedup"}
 MEMORY = {"accelerators", "memory_bytes", "limit_bytes", "ok", "excess_bytes"}
 VIOLATION = {"constraint", "limit_bytes", "actual_bytes", "excess_bytes"}
-CHECK = {"schema_version", "network", "array", "space", "alpha_grid", "free", "agree", "problems", "optimum_s",
+CHECK = {"schema_version", "network", "array", "space", "alpha_grid", "grid_only", "free", "agree", "problems", "optimum_s",
          "proven_by", "solvers", "solvers[].solver", "solvers[].status", "solvers[].step_time_s", "solvers[].bound_s",
          "solvers[].wall_s", "solvers[].note", "solvers[].rescored"}
 

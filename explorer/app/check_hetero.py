@@ -5,8 +5,12 @@ brute force (tiny cases), the exact Pareto DP (chains, tiny), CP-SAT (chains, sm
 solver (``solvers.hetero_joint``: arrays with one kind per half), the AccPar-style DP (each
 layer's and edge's busier side summed: a heuristic, same scope), AccPar's hierarchical DP
 (``solvers.hetero_levels``: level by level, any mix; a heuristic) and the level-by-level search
-from the hierarchical DP's types with the equal or the proportional split moved onto the space
-(``split.search_start``, as ``explore split --split search``: a heuristic, no bound). Every plan is re-scored by
+from the hierarchical DP's types, started at the better of the equal and the proportional split
+(``split.search_start``, as ``explore split --split search``: a heuristic, no bound), and the
+proportional split itself (a rule, on the DP's types; it must not beat a proven optimum, and the
+search must not be slower than it). The declared
+space holds each free class's proportional ratio (unless ``--grid-only``), so no proven optimum
+may exceed the proportional split. Every plan is re-scored by
 ``evaluate_hetero``. They agree when every proven optimum is the same, no plan beats it, no
 bound exceeds it, and every reported step time is the evaluator's.
 """
@@ -20,7 +24,16 @@ from typing import Any
 
 from ..core.array import ArraySpec
 from ..core.errors import InstanceTooLarge
-from ..core.hetero import AlphaSpace, FreeAlphas, alpha_grid, alpha_space, evaluate_hetero
+from ..core.hetero import (
+    AlphaSpace,
+    FreeAlphas,
+    alpha_grid,
+    alpha_space,
+    evaluate_hetero,
+    proportional_alphas,
+    round_to_whole_units,
+    with_group_alphas,
+)
 from ..core.network import Network
 from ..core.objective import Objective
 from ..core.partition import Space
@@ -33,7 +46,7 @@ from ..solvers.hetero_levels import levels_hetero
 from .results import SCHEMA_VERSION, exact_number
 from .split import search_start
 
-HETERO_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "levels", "search")
+HETERO_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "levels", "search", "proportional")
 
 
 @dataclass(frozen=True)
@@ -58,6 +71,7 @@ class HeteroCheck:
     optimum_s: Fraction | None  # the proven optimum, when a solver proved one
     proven_by: tuple[str, ...]
     problems: tuple[str, ...]
+    grid_only: bool = False  # the grid alone, without each free class's proportional ratio
 
     @property
     def agree(self) -> bool:
@@ -69,21 +83,39 @@ class HeteroCheck:
         return {
             "schema_version": SCHEMA_VERSION,
             "network": self.network, "array": self.array, "space": str(self.space), "alpha_grid": self.grid,
-            "free": str(self.free), "agree": self.agree, "problems": list(self.problems),
+            "grid_only": self.grid_only, "free": str(self.free), "agree": self.agree, "problems": list(self.problems),
             "optimum_s": f(self.optimum_s), "proven_by": list(self.proven_by),
             "solvers": [{"solver": r.solver, "status": r.status, "step_time_s": f(r.step_time_s), "bound_s": f(r.bound_s),
                          "wall_s": round(r.wall_s, 6), "note": r.note, "rescored": r.rescored} for r in self.rows],
         }
 
 
+def _dp_types(name: str, network: Network, array: ArraySpec, space: Space):
+    try:
+        return get_solver("dp")(Problem(network, array, space, Objective.TIME), SolveOptions()).plan
+    except InstanceTooLarge as err:  # the search takes its types from the DP: refused, like the others
+        raise HeteroRefused(f"{name}: no types from the DP ({str(err).split('; use --solver')[0]})") from None
+
+
 def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> HeteroSolution:
     t0 = time.perf_counter()
-    try:
-        types = get_solver("dp")(Problem(network, array, space, Objective.TIME), SolveOptions()).plan
-    except InstanceTooLarge as err:  # the search takes its types from the DP: refused, like the others
-        raise HeteroRefused(f"search: no types from the DP ({str(err).split('; use --solver')[0]})") from None
+    types = _dp_types("search", network, array, space)
     sol = search_level_alphas(network, array, search_start(network, array, types, aspace), aspace)
     return HeteroSolution("search", Status.FEASIBLE, sol.plan, sol.step_time_s, None, time.perf_counter() - t0, sol.explored)
+
+
+def _proportional(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> HeteroSolution:
+    """The proportional split on the DP's types (``explore split --split proportional``): a rule, in
+    the declared space unless ``--grid-only``, so no proven optimum may exceed it."""
+    t0 = time.perf_counter()
+    if not aspace.proportional:
+        raise HeteroRefused("proportional: --grid-only leaves the proportional ratios out of the declared space")
+    plan = round_to_whole_units(network, with_group_alphas(_dp_types("proportional", network, array, space),
+                                                           proportional_alphas(array)))
+    if not aspace.contains(plan):
+        raise HeteroRefused("proportional: rounded to whole groups or heads, its plan leaves the declared space")
+    step = evaluate_hetero(network, array, plan).step_time_s
+    return HeteroSolution("proportional", Status.FEASIBLE, plan, step, None, time.perf_counter() - t0, 1)
 
 
 def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float):
@@ -99,6 +131,8 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         return accpar_hetero(network, array, space, aspace)
     if name == "levels":
         return levels_hetero(network, array, space, aspace)
+    if name == "proportional":
+        return _proportional(network, array, space, aspace)
     return _search(network, array, space, aspace)
 
 
@@ -116,8 +150,9 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
 
 
 def check_hetero(network: Network, array: ArraySpec, space: Space, grid: int = 16, free: FreeAlphas = FreeAlphas.UNLIKE,
-                 solvers: tuple[str, ...] = HETERO_SOLVERS, time_limit_s: float = 10.0) -> HeteroCheck:
-    aspace = alpha_space(array, alpha_grid(grid), free)
+                 solvers: tuple[str, ...] = HETERO_SOLVERS, time_limit_s: float = 10.0,
+                 grid_only: bool = False) -> HeteroCheck:
+    aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
     rows = tuple(_row(n, network, array, space, aspace, time_limit_s) for n in solvers)
     proven = [r for r in rows if r.status == Status.OPTIMAL.value]
     optimum = min((r.step_time_s for r in proven), default=None)
@@ -129,8 +164,11 @@ def check_hetero(network: Network, array: ArraySpec, space: Space, grid: int = 1
                      if r.step_time_s is not None and r.step_time_s < optimum]
         problems += [f"{r.solver}: bound {r.bound_s} above the proven optimum" for r in rows
                      if r.bound_s is not None and r.bound_s > optimum]
+    found = {r.solver: r.step_time_s for r in rows if r.step_time_s is not None}
+    if "search" in found and found.get("proportional", found["search"]) < found["search"]:
+        problems.append(f"search: {found['search']} slower than its start, the proportional split {found['proportional']}")
     return HeteroCheck(network.name, array.name, space, grid, free, rows, optimum,
-                       tuple(r.solver for r in proven if r.step_time_s == optimum), tuple(problems))
+                       tuple(r.solver for r in proven if r.step_time_s == optimum), tuple(problems), grid_only)
 
 
 def _ms(x: Fraction | None) -> str:
@@ -138,12 +176,13 @@ def _ms(x: Fraction | None) -> str:
 
 
 def render_check_hetero(r: HeteroCheck) -> str:
-    lines = [f"check (uneven splits): {r.network} on {r.array}, space {r.space}, alpha grid 1/{r.grid}, "
+    lines = [f"check (uneven splits): {r.network} on {r.array}, space {r.space}, alpha grid 1/{r.grid}"
+             f"{' only' if r.grid_only else ' + proportional'}, "
              f"free alphas {r.free}, objective step time",
-             f"{'solver':<7} {'status':<9} {'step ms':>12} {'bound ms':>12} {'gap':>8} {'wall s':>8}  note"]
+             f"{'solver':<12} {'status':<9} {'step ms':>12} {'bound ms':>12} {'gap':>8} {'wall s':>8}  note"]
     for row in r.rows:
         gap = "-" if row.bound_s is None or not row.step_time_s else f"{float(1 - row.bound_s / row.step_time_s) * 100:.3f}%"
-        lines.append(f"{row.solver:<7} {row.status:<9} {_ms(row.step_time_s):>12} {_ms(row.bound_s):>12} {gap:>8} "
+        lines.append(f"{row.solver:<12} {row.status:<9} {_ms(row.step_time_s):>12} {_ms(row.bound_s):>12} {gap:>8} "
                      f"{row.wall_s:>8.3f}  {row.note}".rstrip())
     if r.optimum_s is not None:
         lines.append(f"proven optimum {_ms(r.optimum_s)} ms ({', '.join(r.proven_by)})")
@@ -153,7 +192,8 @@ def render_check_hetero(r: HeteroCheck) -> str:
     return "\n".join(lines) + "\n"
 
 
-def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, free: str, time_limit) -> None:
+def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, free: str, time_limit,
+                     grid_only: bool = False) -> None:
     """The CLI's ``check --uneven`` (exit 0 when the solvers agree, 1 otherwise, 2 on bad input)."""
     import json
     import sys
@@ -176,7 +216,7 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
     check_array(problem.array)
     check_network(problem.network)
     report = check_hetero(problem.network, problem.array, problem.space, grid, FreeAlphas(free), names,
-                          10.0 if time_limit is None else float(time_limit))
+                          10.0 if time_limit is None else float(time_limit), grid_only)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check_hetero(report)
     emit(text, output)
     sys.exit(0 if report.agree else 1)

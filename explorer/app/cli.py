@@ -204,12 +204,13 @@ def _given_options(ctx: click.Context) -> set[str]:
 @constraint_options
 @solver_options
 @click.option("--solvers", "solver_list", default="exact,cpsat,brute", show_default=True, help="Comma-separated joint solvers to run and compare.")
-@click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, levels and search (explorer/app/check_hetero.py); no side constraints.")
+@click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, levels, search and the proportional split (explorer/app/check_hetero.py); no side constraints.")
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --uneven: which classes of groups choose alpha.")
+@click.option("--grid-only", is_flag=True, help="With --uneven: free classes choose from the grid alone (without their proportional ratio).")
 @fail_on_bad_input
 def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, memory_GiB, weight_copies, pins, forbids,
-              constraints_file, time_limit, workers, seed, dump_model, solver_list, uneven, grid, free):
+              constraints_file, time_limit, workers, seed, dump_model, solver_list, uneven, grid, free, grid_only):
     """Cross-check: is the DP level-optimal, what is the proven joint optimum, and the DP's gap.
 
     Runs the DP, then the exact joint solver (its plan hints CP-SAT), CP-SAT and brute force (each where it applies).
@@ -232,9 +233,9 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
                              f"time, with no side constraints)")
         check_not_empty(model=model, array=array, output=output)
         check_destinations(output, None, ())
-        check_uneven_cmd(model, array, space, batch, fmt, output, names, grid, free, time_limit)
+        check_uneven_cmd(model, array, space, batch, fmt, output, names, grid, free, time_limit, grid_only)
         return
-    for option in ("--alpha-grid", "--free"):
+    for option in ("--alpha-grid", "--free", "--grid-only"):
         if option in given:
             raise InputError(f"{option}: only with --uneven (uneven splits); plain check splits every level equally")
     unknown = [n for n in names if n not in JOINT_SOLVERS]
@@ -299,8 +300,9 @@ def list_cmd(fmt):
 @click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML or an ONNX model.")
 @click.option("--array", "array", default="tpu-mix-16", show_default=True, help="Shipped array name or path to an array YAML (accelerators of kinds).")
 @click.option("--space", type=click.Choice([s.value for s in Space]), default="accpar", show_default=True, help="Partition types of the plan.")
-@click.option("--split", "split", type=click.Choice(["equal", "proportional", "search", "optimal", "levels"]), default="search", show_default=True, help="equal: alpha 1/2 everywhere; proportional: each group's peak compute ratio; search: each free class's alpha on the grid, from the better of those two (no proof); optimal: types and alphas jointly, proven optimum or bound and gap (arrays with one kind per half); levels: AccPar's hierarchical DP, a type and an alpha per layer level by level (no proof).")
-@click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="Alphas searched: multiples of 1/N.")
+@click.option("--split", "split", type=click.Choice(["equal", "proportional", "search", "optimal", "levels"]), default="search", show_default=True, help="equal: alpha 1/2 everywhere; proportional: each group's peak compute ratio; search: each free class's alpha in the declared space (the grid and its proportional ratio), from the better of those two (no proof); optimal: types and alphas jointly, proven optimum or bound and gap (arrays with one kind per half); levels: AccPar's hierarchical DP, a type and an alpha per layer level by level (no proof).")
+@click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="Alphas searched: multiples of 1/N, and each free class's proportional ratio.")
+@click.option("--grid-only", is_flag=True, help="Free classes choose from the multiples of 1/N alone (without their proportional ratio).")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="Which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
 @click.option("--time-limit", "split_limit", type=click.FloatRange(min=0.1), default=10.0, show_default=True, callback=_check_time_limit, help="Seconds for --split optimal, a finite number >= 0.1; then the best plan, a proven bound and the gap.")
 @click.option("--memory", "memory_GiB", type=click.FloatRange(min=0, min_open=True, max=1e15), default=None, callback=_check_finite, metavar="GiB", help="Per-accelerator memory limit of every kind (overrides each kind's memory_GiB).")
@@ -310,7 +312,7 @@ def list_cmd(fmt):
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object.")
 @click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout.")
 @fail_on_bad_input
-def split_cmd(model, array, space, split, grid, free, split_limit, memory_GiB, weight_copies, batch, seq, fmt, output):
+def split_cmd(model, array, space, split, grid, free, grid_only, split_limit, memory_GiB, weight_copies, batch, seq, fmt, output):
     """Uneven splits on an array of accelerator kinds (AccPar): the step time of the slowest
     accelerator, alpha per level, the two top groups' times, each kind's memory, and speedups
     over data parallelism, the trick and HyPar's plan, each with an equal split. Objective: step
@@ -326,7 +328,7 @@ def split_cmd(model, array, space, split, grid, free, split_limit, memory_GiB, w
     problem = api.build_problem(model, array, space=space, objective="time", batch=batch, seq=seq)
     with StepProgress() as say:
         report = split_run(problem.network, problem.array, problem.space, Split(split), grid, FreeAlphas(free),
-                           split_limit, memory, weight_copies, progress=say)
+                           split_limit, memory, weight_copies, progress=say, grid_only=grid_only)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_split(report)
     emit(text, output)
     if not report.memory_ok:

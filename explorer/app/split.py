@@ -4,11 +4,16 @@
 sets each group's alpha to its subgroup 0's part of the group's peak compute (any mix; a grouped
 conv's or an attention node's split of its groups or heads rounded to whole ones,
 ``core.hetero.round_to_whole_units``), ``search``
-starts from the better of those two moved onto the declared space (``core.hetero.alpha_space``,
-multiples of 1/grid: each class's nearest value, ``search_start``) and moves one free class's alpha
-at a time over that space while the step time drops (``solvers.hetero.search_level_alphas``: no
-proof; it stays in the space, so it is never faster than ``optimal``'s proven optimum, while
-``proportional`` may leave the grid, e.g. 15/56); for these three the partition types are those
+starts from the better of those two (``search_start``) and moves one free class's alpha at a time
+over the declared space while the step time drops (``solvers.hetero.search_level_alphas``: no
+proof). The declared space (``core.hetero.alpha_space``) gives each free class the multiples of
+1/grid and its own proportional ratio (e.g. 15/56), so both starts lie in it when the grid is even
+and optimal <= search <= min(equal, proportional); an odd grid lacks 1/2: search starts from the
+proportional split and the equal one moved to the nearest grid value, so it is <= proportional
+only. A layer whose proportional split is rounded to whole groups or heads leaves the space (its
+k/n is rarely declared): there the search's start gives that layer 1/2 instead, and the invariant
+may not hold. ``--grid-only`` declares the grid alone (proportional then moves to its nearest grid value
+as a start, and may beat the search and the optimum); for these three the partition types are those
 of the time-optimal equal-split plan of the hierarchical DP in the chosen space. ``optimal``
 chooses types and alphas jointly (``solvers.hetero_joint``: a proof, or the best plan with a
 proven bound and the gap; arrays with one kind per half only). ``levels``: AccPar's hierarchical DP chooses
@@ -142,6 +147,13 @@ class SplitReport:
         return self.split in (Split.SEARCH, Split.OPTIMAL, Split.LEVELS)
 
     @property
+    def grid_only(self) -> bool | None:
+        """Whether the declared space was the grid alone (``--grid-only``); None where no grid is used."""
+        if not self.uses_grid or self.alpha_space is None:
+            return None
+        return not self.alpha_space.proportional
+
+    @property
     def gap(self) -> Fraction | None:
         return None if self.bound_s is None else (self.step_time_s - self.bound_s) / self.step_time_s
 
@@ -177,7 +189,8 @@ class SplitReport:
         return {
             "schema_version": SCHEMA_VERSION,
             "network": self.network, "array": self.array, "space": str(self.space), "split": str(self.split),
-            "alpha_grid": self.grid if self.uses_grid else None, "free": str(self.free), "batch": self.batch,
+            "alpha_grid": self.grid if self.uses_grid else None, "grid_only": self.grid_only,
+            "free": str(self.free), "batch": self.batch,
             "status": self.status.value,
             "plan": [[t.value for t in row] for row in self.plan.types],
             "alphas": [[[str(a) for a in row] for row in groups] for groups in self.plan.alphas],  # [level][group][layer]
@@ -225,7 +238,7 @@ def class_labels(array: ArraySpec, aspace: AlphaSpace) -> tuple[tuple[str, ...],
 
 def split_run(network: Network, array: ArraySpec, space: Space, split: Split, grid: int = 16,
               free: FreeAlphas = FreeAlphas.UNLIKE, time_limit_s: float = 10.0, memory_GiB: Fraction | None = None,
-              weight_copies: int = 0, progress=None) -> SplitReport:
+              weight_copies: int = 0, progress=None, grid_only: bool = False) -> SplitReport:
     """One ``explore split`` run on any mix of kinds (module docstring). ``progress(step, done=None,
     total=None)`` names each step as it starts (and counts the search's evaluations)."""
     import time
@@ -233,7 +246,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     say = progress or (lambda *a, **k: None)
     t0 = time.perf_counter()
     check_array(array)
-    aspace = alpha_space(array, alpha_grid(grid), free)
+    aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
     if split is Split.SEARCH and len(aspace.free_classes()) > MAX_FREE_CLASSES:
         raise SpecError("--split", f"search: array {array.name!r} has {len(aspace.free_classes())} free classes of groups, "
                         f"more than {MAX_FREE_CLASSES} (one is searched at a time); use --split proportional or equal")
@@ -257,7 +270,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         say("split: levels (AccPar's level-by-level DP)")
         plan = levels_hetero(network, array, space, aspace).plan
     elif split is Split.SEARCH:
-        say("split: scoring the starting points on the grid")
+        say("split: scoring the starting points")
         plan = search_level_alphas(network, array, search_start(network, array, types, aspace), aspace,
                                    progress=_prefixed(say)).plan
     else:
@@ -298,21 +311,29 @@ def on_grid(network: Network, types: Plan, aspace: AlphaSpace, target) -> Hetero
     (``whole_units``) splits 1/2 on every level, as in the equal-split plan."""
     rows = [tuple(nearest_choice(aspace.choices(h, c), target[h][g]) for g, c in enumerate(aspace.group_class[h]))
             for h in range(aspace.levels)]
-    alphas = [[list(r) for r in level] for level in with_group_alphas(types, rows).alphas]
+    return whole_or_half(network, with_group_alphas(types, rows))
+
+
+def whole_or_half(network: Network, plan: HeteroPlan) -> HeteroPlan:
+    """The plan with every grouped conv (attention node with heads) whose sides would hold a
+    fraction of its groups (heads) (``whole_units``) split 1/2 on every level, as in the
+    equal-split plan."""
+    alphas = [[list(r) for r in level] for level in plan.alphas]
     for l, node in enumerate(network.layers):  # noqa: E741
-        if split_units(node) is not None and not whole_units(node, [row[l] for row in types.types],
+        if split_units(node) is not None and not whole_units(node, [row[l] for row in plan.types],
                                                 [[r[l] for r in level] for level in alphas]):
             for level in alphas:
                 for r in level:
                     r[l] = HALF
-    return HeteroPlan(types.types, tuple(tuple(tuple(r) for r in level) for level in alphas))
+    return HeteroPlan(plan.types, tuple(tuple(tuple(r) for r in level) for level in alphas))
 
 
 def search_start(network: Network, array: ArraySpec, types: Plan, aspace: AlphaSpace) -> HeteroPlan:
-    """Where ``--split search`` starts: of the equal and the proportional split moved onto the
-    declared space (``on_grid``: each class's nearest choice), the one of less step time. The
-    search then stays in the space, so its plan is never faster than the space's proven optimum
-    (``--split optimal``), unlike the proportional split, which may leave the grid (15/56)."""
+    """Where ``--split search`` starts: of the equal and the proportional split in the declared
+    space (``on_grid``: each class's nearest choice, the split itself where it is declared: the
+    proportional ratio always, 1/2 on an even grid), the one of less step time. The search then
+    stays in the space, so its plan is never faster than the space's proven optimum (``--split
+    optimal``) and never slower than either start."""
     equal = [[HALF] * 2**h for h in range(aspace.levels)]
     starts = (on_grid(network, types, aspace, equal), on_grid(network, types, aspace, proportional_alphas(array)))
     return min(starts, key=lambda p: evaluate_hetero(network, array, p).step_time_s)
@@ -402,7 +423,8 @@ def _memory_lines(r: SplitReport) -> list[str]:
 
 
 def render_split(r: SplitReport) -> str:
-    grid = f" (alpha grid 1/{r.grid}, free alphas {r.free})" if r.uses_grid else ""
+    grid = (f" (alpha grid 1/{r.grid}{' only' if r.grid_only else ' + proportional'}, free alphas {r.free})"
+            if r.uses_grid else "")
     lines = [f"{r.network} on {r.array}: split {r.split}{grid}, space {r.space}, batch {r.batch}, {r.status}"]
     lines += [f"warning: {w}" for w in r.warnings]
     if r.note:

@@ -17,8 +17,11 @@ when every alpha is 1/2.
 that are identical subtrees (the same peak compute leaf by leaf) form a *class* and share one
 alpha per layer (by symmetry they are interchangeable). A class's alpha is free (any value of the
 grid, multiples of 1/N) where its two subgroups are not identical subtrees (``FreeAlphas.UNLIKE``,
-AccPar's choice); where they are identical the split is 1/2 by rule. ``FreeAlphas.ALL`` frees
-every class (a larger space, for small cases). 8 v2 + 8 v3 in tree order: one free alpha (level
+AccPar's choice), and its own proportional ratio too (subgroup 0's part of the class's peak
+compute, e.g. 15/56: the ``proportional`` split lies in the space, so a proven optimum is never
+slower than it; ``--grid-only`` leaves it out); where they are identical the split is 1/2 by
+rule. ``FreeAlphas.ALL`` frees every class (a larger space, for small cases; a class of identical
+subgroups has ratio 1/2). 8 v2 + 8 v3 in tree order: one free alpha (level
 0); 4 v2 + 12 v3: level 0 (v2 v2 v2 v2 v3 v3 v3 v3 | v3 x8) and level 1's first group (v2 x4 |
 v3 x4) are free, level 1's second group (v3 x4 | v3 x4) and everything below split 1/2.
 
@@ -89,7 +92,7 @@ equally on every group costs one group's work, whatever the number of groups.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import product
 from typing import Sequence
@@ -572,20 +575,48 @@ class FreeAlphas(enum.Enum):
 @dataclass(frozen=True)
 class AlphaSpace:
     """The alphas the solvers choose from: per level, the groups' classes (identical subtrees,
-    by leaf peaks) share one alpha per layer; a class is free (any value of ``grid``) or fixed at 1/2."""
+    by leaf peaks) share one alpha per layer; a class is fixed at 1/2 or free: it then chooses
+    any value of ``grid`` (multiples of 1/N) or its own proportional ratio (``class_ratio``: its
+    subgroup 0's part of its peak compute, e.g. 15/56), so the proportional split lies in the
+    space; ``proportional=False`` (``--grid-only``) declares the grid alone. Every solver takes a
+    class's values from ``choices``."""
 
     grid: tuple[Fraction, ...]
     free: FreeAlphas
     group_class: tuple[tuple[int, ...], ...]  # [level][group] -> class (numbered by first appearance)
     class_free: tuple[tuple[bool, ...], ...]  # [level][class]
     class_peaks: tuple[tuple[tuple[Fraction, ...], ...], ...]  # [level][class] -> its leaves' peaks
+    proportional: bool = True  # free classes also take their proportional ratio
+    _choices: tuple = field(init=False, repr=False, compare=False)  # [level][class] -> sorted values
+
+    def __post_init__(self) -> None:
+        rows = tuple(tuple(self._declared(h, c) for c in range(len(row))) for h, row in enumerate(self.class_free))
+        object.__setattr__(self, "_choices", rows)
+
+    def _declared(self, level: int, cls: int) -> tuple[Fraction, ...]:
+        if not self.class_free[level][cls]:
+            return (HALF,)
+        if not self.proportional:
+            return tuple(self.grid)
+        return tuple(sorted(set(self.grid) | {self.class_ratio(level, cls)}))
+
+    def class_ratio(self, level: int, cls: int) -> Fraction:
+        """The class's proportional alpha: its subgroup 0's part of its leaves' peak compute."""
+        peaks = self.class_peaks[level][cls]
+        left = sum(peaks[: len(peaks) // 2], Fraction(0))
+        return left / (left + sum(peaks[len(peaks) // 2 :], Fraction(0)))
+
+    def values(self) -> tuple[Fraction, ...]:
+        """Every alpha some class may take, and 1/2, sorted."""
+        return tuple(sorted({a for row in self._choices for vs in row for a in vs} | {HALF}))
 
     @property
     def levels(self) -> int:
         return len(self.group_class)
 
     def choices(self, level: int, cls: int) -> tuple[Fraction, ...]:
-        return self.grid if self.class_free[level][cls] else (HALF,)
+        """The class's declared alphas, ascending: (1/2,) if fixed, else the grid and its ratio."""
+        return self._choices[level][cls]
 
     def free_classes(self) -> list[tuple[int, int]]:
         """(level, class) of every free class, top first."""
@@ -600,7 +631,7 @@ class AlphaSpace:
         return out
 
     def contains(self, plan: HeteroPlan) -> bool:
-        """Whether a plan's alphas lie in this space (classes agree, fixed ones 1/2, free ones on the grid)."""
+        """Whether a plan's alphas lie in this space (classes agree, fixed ones 1/2, free ones in ``choices``)."""
         for h, groups in enumerate(plan.alphas):
             for l in range(len(groups[0])):  # noqa: E741
                 seen: dict[int, Fraction] = {}
@@ -611,8 +642,10 @@ class AlphaSpace:
         return True
 
 
-def alpha_space(array: ArraySpec, grid: Sequence[Fraction], free: FreeAlphas = FreeAlphas.UNLIKE) -> AlphaSpace:
-    """The declared alpha space of an array (module docstring): classes by identical subtrees."""
+def alpha_space(array: ArraySpec, grid: Sequence[Fraction], free: FreeAlphas = FreeAlphas.UNLIKE,
+                proportional: bool = True) -> AlphaSpace:
+    """The declared alpha space of an array (module docstring): classes by identical subtrees;
+    ``proportional=False``: the grid alone (each free class's ratio left out)."""
     peaks = array.leaf_peaks_TFLOPS()
     H = array.levels
     group_class, class_free, class_peaks = [], [], []
@@ -625,4 +658,4 @@ def alpha_space(array: ArraySpec, grid: Sequence[Fraction], free: FreeAlphas = F
         group_class.append(tuple(row))
         class_peaks.append(tuple(seqs))
         class_free.append(tuple(free is FreeAlphas.ALL or seq[: n // 2] != seq[n // 2 :] for seq in seqs))
-    return AlphaSpace(tuple(grid), free, tuple(group_class), tuple(class_free), tuple(class_peaks))
+    return AlphaSpace(tuple(grid), free, tuple(group_class), tuple(class_free), tuple(class_peaks), proportional)
