@@ -18,6 +18,12 @@ one plan (the baseline run in the same process), until it refuses.
     python bench/bench_hetero.py            # both tables
     python bench/bench_hetero.py --quick    # three networks, accpar only, small table 2
     python bench/bench_hetero.py --networks resnet18,resnet34,resnet50   # table 1 rows only
+    python bench/bench_hetero.py --declared vgg-e,resnet18,mobilenet-v2   # table 3 only
+
+Table 3 (``--declared``): the declared alpha space with each free class's proportional ratio
+(the default) against ``--grid-only`` (the multiples of 1/16 alone), accpar space, same process:
+the joint solver's wall time and status in each (and their ratio), the proven optima, the
+search's step times, and the equal and proportional splits.
 """
 
 from __future__ import annotations
@@ -28,13 +34,13 @@ from fractions import Fraction
 
 from explorer.app.split import Split, split_run
 from explorer.core.array import AcceleratorKind, ArraySpec
-from explorer.core.hetero import HeteroPlan, alpha_grid, evaluate_hetero
+from explorer.core.hetero import HeteroPlan, alpha_grid, alpha_space, evaluate_hetero
 from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain
 from explorer.frontends import load_array, load_model
 from explorer.solvers.hetero import HeteroRefused, exact_hetero
-from explorer.solvers.hetero_joint import accpar_hetero
+from explorer.solvers.hetero_joint import JointOptions, accpar_hetero, joint_hetero
 
 IMAGENET = ("alexnet", "alexnet-paper", "vgg-a", "vgg-b", "vgg-c", "vgg-d", "vgg-e", "resnet18", "resnet34", "resnet50",
             "mobilenet-v2", "efficientnet-b0")
@@ -84,11 +90,41 @@ def table_exact(max_layers: int) -> None:
                 break
 
 
+def table_declared(names, limit_s: float = 10.0) -> None:
+    """Table 3: the grid and the proportional ratio vs the grid alone (the joint solver from the
+    equal split alone, as ``check --uneven`` runs it; ``--split optimal`` adds the search plan)."""
+    arr = load_array("tpu-mix-16")
+    print(f"tpu-mix-16, accpar, alpha grid 1/16: the declared space with 15/56 (new) vs --grid-only (old); "
+          f"joint solver limit {limit_s:g} s; step times in ms")
+    print("| network | old joint s | old status | new joint s | new status | new/old time | old optimum | new optimum "
+          "| new/old step | old search | new search | equal | proportional |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    ms = lambda x: f"{float(x) * 1e3:.6g}"  # noqa: E731
+    for name in names:
+        net = load_model(name)
+        row = {}
+        for key, prop in (("old", False), ("new", True)):
+            aspace = alpha_space(arr, alpha_grid(16), proportional=prop)
+            t0 = time.perf_counter()
+            j = joint_hetero(net, arr, Space.ACCPAR, aspace, JointOptions(time_limit_s=limit_s))
+            row[key] = (time.perf_counter() - t0, j, split_run(net, arr, Space.ACCPAR, Split.SEARCH, grid_only=not prop))
+        eq = split_run(net, arr, Space.ACCPAR, Split.EQUAL)
+        pr = split_run(net, arr, Space.ACCPAR, Split.PROPORTIONAL)
+        (to, jo, so), (tn, jn, sn) = row["old"], row["new"]
+        print(f"| {name} | {to:.2f} | {jo.status} | {tn:.2f} | {jn.status} | {tn / to:.2f} | {ms(jo.step_time_s)} | "
+              f"{ms(jn.step_time_s)} | {float(jn.step_time_s / jo.step_time_s):.4f} | {ms(so.step_time_s)} | "
+              f"{ms(sn.step_time_s)} | {ms(eq.step_time_s)} | {ms(pr.step_time_s)} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--networks", help="comma-separated zoo names for table 1 only (no table 2)")
+    ap.add_argument("--declared", help="comma-separated zoo names for table 3 only (the declared space vs --grid-only)")
     args = ap.parse_args()
+    if args.declared:
+        table_declared(args.declared.split(","))
+        return
     if args.networks:
         table_mix(args.networks.split(","), (Space.ACCPAR, Space.HYPAR))
         return

@@ -1,7 +1,8 @@
 """Solvers for uneven splits (``explorer.core.hetero``): brute force and an exact Pareto DP.
 
-Both choose, for every layer at every level, a partition type and an alpha from a declared
-finite grid, and minimise the step time of the slowest accelerator.
+Both choose, for every layer at every level, a partition type and an alpha from the declared
+finite set (``AlphaSpace.choices``: the grid and each free class's proportional ratio), and
+minimise the step time of the slowest accelerator.
 
 - ``brute_hetero``: every plan, each scored by ``evaluate_hetero`` (the definition); tiny cases.
 - ``exact_hetero``: a chain's layers in order; a layer's *column* is its (type, alpha) at every

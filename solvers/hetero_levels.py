@@ -31,8 +31,8 @@ and this is a chain DP): a node's cost depends on its own state and its producer
 re-layouts of its in-edges), and the cost tensors are numpy float64 arrays. Blocks: when the
 frontier's tensors stay under ``MAX_CELLS`` the level is solved jointly over every type and every
 free class's alpha (level-optimal for its own cost, up to float rounding); otherwise by block
-coordinate descent from the proportional split rounded to the grid: (type, one class's alpha)
-blocks, or, still too wide, types alone then each class's alpha alone (under
+coordinate descent from the proportional split (declared; its nearest grid value with
+``--grid-only``): (type, one class's alpha) blocks, or, still too wide, types alone then each class's alpha alone (under
 ``MAX_CELLS_ALONE``, else refused), each block solved exactly given the others, until a round
 lowers the level cost no more. Ties: the first minimum
 in candidate order (types in the space's order, alphas ascending).

@@ -37,6 +37,7 @@ points:
   - {mix: "8 v3 + 8 v2", split: proportional}
   - {mix: "2 v2 + 2 v3", levels: 2, split: search, batch: 32}
   - {mix: "8 v2 + 8 v3", split: search, space: hypar, alpha_grid: 32}
+  - {mix: "2 v2 + 2 v3", levels: 2, split: search, batch: 32, grid_only: true}
 """
 SPLIT_COLUMNS = ("group0_time_s", "group1_time_s", "idle_s", "speedup_over_all_I_equal", "speedup_over_trick_equal",
                  "speedup_over_hypar_equal")
@@ -72,7 +73,7 @@ def test_split_rows_equal_single_explore_split_runs(splits, capsys):
     lines = [json.loads(x) for x in (root / "out" / "plans.jsonl").read_text().splitlines()]
     with open(root / "out" / "results.csv", newline="") as f:
         table = list(csv.DictReader(f))
-    assert len(rows) == len(lines) == len(table) == 15
+    assert len(rows) == len(lines) == len(table) == 16
     ran = 0
     for row, line, cells in zip(rows, lines, table):
         p = {**line["point"], "index": line["index"]}
@@ -82,6 +83,8 @@ def test_split_rows_equal_single_explore_split_runs(splits, capsys):
                 "--split", p["split"], "--alpha-grid", str(p["alpha_grid"]), "--format", "json"]
         if "batch" in p:
             args += ["--batch", str(p["batch"])]
+        if p.get("grid_only"):
+            args += ["--grid-only"]
         code, out, err = run_cli(args, capsys)
         assert code == 0, err
         single = json.loads(out)
@@ -99,7 +102,7 @@ def test_split_rows_equal_single_explore_split_runs(splits, capsys):
         for h, cell in enumerate(level_alpha_cells(single["alphas"])):  # (the cells' form: test_alpha_cells_...)
             assert row[f"alpha_level{h}"] == cells[f"alpha_level{h}"] == cell
         ran += 1
-    assert ran == 15  # every point: an alpha per group, so any mix
+    assert ran == 16  # every point: an alpha per group, so any mix
 
 
 def test_split_columns_and_what_the_mix_changes(splits):
@@ -123,8 +126,11 @@ def test_split_columns_and_what_the_mix_changes(splits):
     # written the other way round, the v3 chips first: subgroup 0 gets the larger share
     assert rows[12]["mix"] == "8 v3 + 8 v2" and rows[12]["alpha_level0"] == "41/56"
     assert rows[12]["step_time_s"] == by[8, "proportional"]["step_time_s"]
-    # 2 levels; the search stays on the grid of 1/8: proportional's 15/56 moved to its nearest 2/8
-    assert rows[13]["alpha_level0"] == "1/4" and "alpha_level2" not in rows[13]
+    # 2 levels: the search starts from proportional's 15/56 (declared besides the grid of 1/8); with
+    # grid_only it stays on the grid: 15/56 moved to its nearest 2/8
+    assert rows[13]["alpha_level0"] == "15/56" and "alpha_level2" not in rows[13] and rows[13]["grid_only"] is None
+    assert rows[15]["alpha_level0"] == "1/4" and rows[15]["grid_only"] is True
+    assert N(rows[13]["step_time_s"]) <= N(rows[15]["step_time_s"])
     # 4 v3 chips: the groups of level 1 differ (4 v2 | 4 v2 and 4 v2 | 4 v3)
     assert by[4, "equal"]["status"] == "level-optimal"
     # an alpha per group: 12 v2 + 4 v3 splits 8*45 : (4*45 + 4*123) = 15/43, then 1/2 and 15/56
@@ -169,6 +175,8 @@ def test_mix_forms_fill_the_leaves_in_tree_order(tmp_path):
     ("grid: {split: [search, best]}", "grid.split[1]: must be one of equal, proportional, search"),
     ("grid: {split: [search]}\nfixed: {alpha_grid: 1}", "fixed.alpha_grid: must be an integer from 2 to 1024"),
     ("grid: {levels: [2]}\nfixed: {alpha_grid: 8}", "fixed.alpha_grid: only with split"),
+    ("grid: {levels: [2]}\nfixed: {grid_only: true}", "fixed.grid_only: only with split"),
+    ("grid: {split: [search]}\nfixed: {grid_only: 1}", "fixed.grid_only: must be true or false, got 1"),
     ("grid: {split: [search]}\nfixed: {caps: ['0=1MB']}", "fixed.caps: not with split"),
     ("points: [{split: search, objective: traffic}]", "points[0].objective: not with split"),
     ("grid: {splitt: [search]}", "grid.splitt: unknown key (allowed: model, "),

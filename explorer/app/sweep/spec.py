@@ -23,7 +23,7 @@ Point keys are the single-run options: ``model``, ``array``, ``levels``, ``batch
 array overrides ``link_bandwidth_GBps`` (one number, or a list with one per level) and
 ``peak_TFLOPS``, the mix of an array of kinds (``mix: "8 v2 + 8 v3"`` or
 ``accelerators_<kind>: K``, ``sweep.mix``), and ``split`` (equal, proportional, search: the
-point is an ``explore split`` run) with ``alpha_grid`` and ``free`` (unlike, all; ``--free``); a
+point is an ``explore split`` run) with ``alpha_grid``, ``grid_only`` (true: ``--grid-only``) and ``free`` (unlike, all; ``--free``); a
 split point also takes ``memory_GiB``, ``weight_copies`` and ``time_limit`` with ``explore split``'s
 meaning and bounds. Relative paths resolve against the
 sweep file's folder.
@@ -169,11 +169,12 @@ KEYS: dict[str, Callable[[Any], str | None]] = {
     "alpha_grid": _check_alpha_grid,
     "free": _check_choice(("unlike", "all")),
     "seq": _check_pos_int,
+    "grid_only": lambda v: None if isinstance(v, bool) else f"must be true or false, got {shown(v)}",
 }
 COUNT_KEY = "accelerators_KIND"  # accelerators_<kind>: how many of that kind (sweep.mix)
 # keys a split point (``explore split``) does not take: it solves for step time with its own method
 NOT_WITH_SPLIT = ("solver", "seed", "caps", "pins", "forbids", "constraints")
-ONLY_WITH_SPLIT = ("alpha_grid", "free")
+ONLY_WITH_SPLIT = ("alpha_grid", "grid_only", "free")
 # ``explore split``'s bounds where they are narrower than ``explore``'s: key -> (least, most, its option)
 SPLIT_BOUNDS = {"time_limit": (0.1, None, "--time-limit"), "weight_copies": (0, 16, "--weight-copies"),
                 "memory_GiB": (None, 1e15, "--memory")}
@@ -398,7 +399,7 @@ def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str]
             bad.append("objective")
         for key in bad:
             say(key, "not with split (a split point is explore split: step time, its own method; it takes model, array, "
-                     "levels, batch, seq, space, the array overrides, alpha_grid, free, time_limit, memory_GiB and "
+                     "levels, batch, seq, space, the array overrides, alpha_grid, grid_only, free, time_limit, memory_GiB and "
                      "weight_copies)")
         for key, (least, most, option) in SPLIT_BOUNDS.items():
             v = m.get(key)
