@@ -315,7 +315,8 @@ def test_joint_proves_nested_series_parallel_graphs_equal_to_brute():
             p, q = rng.sample([1, 2, 3, 5], 2)
             arr = mix(H, [p] * 2 ** (H - 1) + [q] * 2 ** (H - 1), bw=rng.choice([1, 10, 100]), dtype=rng.choice([1, 2]))
             space = Space.HYPAR if H == 2 else rng.choice([Space.HYPAR, Space.ACCPAR])
-            aspace = alpha_space(arr, alpha_grid(rng.choice([3, 4]) if H == 1 and tries < 10 else 2))
+            small = H == 1 and tries < 10  # else grid 2: 1/2 and the ratio, then 1/2 alone (--grid-only)
+            aspace = alpha_space(arr, alpha_grid(rng.choice([3, 4]) if small else 2), proportional=tries < 15)
             if _plans(net, space, aspace, H) <= 600:
                 break
         else:
