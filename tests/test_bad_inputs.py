@@ -306,6 +306,7 @@ CASES = [
     ("uneven-empty-output", {}, ["check", "--uneven", "--output", ""], "--output: must not be empty"),
     ("check-alpha-grid-plain", {}, ["check", "--alpha-grid", "4"], "--alpha-grid: only with --uneven"),
     ("check-free-plain", {}, ["check", "--free", "all"], "--free: only with --uneven"),
+    ("check-grid-only-plain", {}, ["check", "--grid-only"], "--grid-only: only with --uneven"),
     # --seq on a spec without a sequence made a CNN's fc layers read S tokens per sample (S x the traffic)
     ("seq-on-a-cnn", {}, ["--model", "lenet-c", "--seq", "5"], "lenet-c.yaml: --seq: the spec declares no sequence"),
     ("split-seq-on-a-cnn", {}, ["split", "--model", "lenet-c", "--seq", "5"], "--seq: the spec declares no sequence"),
