@@ -1322,8 +1322,8 @@ def _cross_block(ctx, blk: Link, P, cols, Hc_exit):
         res = _cross_link(ctx, blk, P, cols, np.zeros(4, dtype=np.int64), 0, nb, Hc_exit, None)
         return empty if res is None else res
     vv = np.flatnonzero((nb[0] < INF) & (exit_rest < INF))
-    vv = _live_targets(ctx, blk.edge, P, cols, vv, exit_rest)
     Ev, pos = _sub_edge(ctx, blk.edge, cols, vv)
+    vv, Ev = _live_targets(ctx, Ev, pos, P, vv, exit_rest)
     zero_bc = np.zeros((4, len(vv)), dtype=np.int64)
     lab, vs, cand = _extend(P, pos, Ev, nb[:, vv], zero_bc, Hc_exit[vv], w, Q, thr)
     if len(lab) == 0:
@@ -1443,14 +1443,16 @@ def _edge_step(ctx, e: int, X, xcols, tgt: int, inner: bool, rest, smin, sminw: 
     m, t, W, w, Q, thr, slack, o, t_start, beam = ctx
     nd = t.node[tgt]
     vv = np.flatnonzero((nd[0] < INF) & (rest < INF))
-    vv = _live_targets(ctx, e, X, xcols, vv, (W.node[tgt] if inner else 0) + sminw + rest)
+    if len(vv) == 0:
+        return None
+    Ev, pos = _sub_edge(ctx, e, xcols, vv)
+    vv, Ev = _live_targets(ctx, Ev, pos, X, vv, (W.node[tgt] if inner else 0) + sminw + rest)
     if len(vv) == 0:
         return None
     if inner:
         nodev, bc = nd[:, vv], np.repeat(smin[:, None], len(vv), axis=1)
     else:
         nodev, bc = np.zeros((4, len(vv)), dtype=np.int64), smin[:, None] + nd[:, vv]
-    Ev, pos = _sub_edge(ctx, e, xcols, vv)
     lab, vs, cand = _extend(X, pos, Ev, nodev, bc, sminw + rest[vv], w, Q, thr)
     if len(lab) == 0:
         return None
@@ -1460,18 +1462,22 @@ def _edge_step(ctx, e: int, X, xcols, tgt: int, inner: bool, rest, smin, sminw: 
     return X, cols, par, np.zeros((len(cols), 0), dtype=np.int64)
 
 
-def _live_targets(ctx, e: int, X, xcols, vv, after_w) -> np.ndarray:
-    """The columns of ``vv`` that some label may reach along edge e below the incumbent: the least
-    weighted label per producer column plus the weighted edge plus ``after_w`` (per consumer
-    column: its own weighted terms and the bound on what follows) below Q * thr; the same sums as
-    ``_extend``'s weighted test, so nothing it would keep is lost."""
-    m, t, W, w, Q, thr = ctx[:6]
+def _live_targets(ctx, Ev: np.ndarray, pos: np.ndarray, X, vv, after_w):
+    """The columns of ``vv`` that some label may reach along the edge below the incumbent, and the
+    edge's components ``Ev`` (4, producer columns, len(vv); label i's producer row ``pos[i]``, as
+    ``_sub_edge`` gives them) cut to them: the least weighted label per producer column plus the
+    weighted edge plus ``after_w`` (per consumer column: its own weighted terms and the bound on
+    what follows) below Q * thr; the same sums as ``_extend``'s weighted test, so nothing it would
+    keep is lost."""
+    w, Q, thr = ctx[3], ctx[4], ctx[5]
     if len(vv) == 0:
-        return vv
-    F = np.full(m.cols.n, INF, dtype=np.int64)
-    np.minimum.at(F, xcols, X @ w)
-    lb = _reduce(F[None, :], m.cols, *W.edge[e])[0][vv] + after_w[vv]
-    return vv[lb < Q * thr]
+        return vv, Ev
+    F = np.full(Ev.shape[1], INF, dtype=np.int64)
+    np.minimum.at(F, pos, X @ w)
+    Ew = np.tensordot(w, Ev, axes=([0], [0]))  # (producer columns, len(vv)): the weighted edge
+    lb = np.min(F[:, None] + Ew, axis=0) + after_w[vv]
+    live = lb < Q * thr
+    return vv[live], Ev[:, :, live]
 
 
 def _series_rests(W, C: _Columns, S: Series, after) -> list:
