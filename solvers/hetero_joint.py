@@ -1013,8 +1013,15 @@ def _pareto_filter(P: np.ndarray, slack: int) -> np.ndarray:
     max(A0 - B0, A1 - B1) + max(A2 - B2, A3 - B3) <= -2 * slack: then for every completion R,
     step(A + R) <= step(B + R) (max(x + d, y + e) <= max(x, y) + max(d, e)), the exact sums
     being within ``slack`` of the floored ones. A dominator's component sum is smaller, so rows
-    are scanned by increasing sum."""
+    are scanned by increasing sum: a row is kept when no kept row before it dominates it (up to
+    ``PARETO_MATRIX`` rows, ``_pareto_matrix`` decides the same all at once)."""
     order = np.argsort(P.sum(axis=1), kind="stable")
+    if len(P) <= 1:
+        return order
+    if len(P) <= PARETO_MATRIX:
+        got = _pareto_matrix(P[order], slack)
+        if got is not None:
+            return order[got]
     kept = np.zeros((len(P), 4), dtype=np.int64)
     idx: list[int] = []
     for i in order:
@@ -1027,6 +1034,70 @@ def _pareto_filter(P: np.ndarray, slack: int) -> np.ndarray:
         kept[len(idx)] = p
         idx.append(int(i))
     return np.array(idx, dtype=np.int64)
+
+
+PARETO_MATRIX = 1500  # rows up to which the Pareto filter compares all pairs at once
+
+
+def _pareto_matrix(Q: np.ndarray, slack: int, rounds: int = 12):
+    """``_pareto_filter``'s scan on rows Q in scan order, all pairs at once: row i is kept iff no
+    kept row j < i dominates it. A row all of whose dominators are dropped is kept, one with a kept
+    dominator dropped; each round decides at least the first undecided row (every row before it is
+    decided). The kept positions, or None if ``rounds`` rounds leave a row undecided."""
+    n = len(Q)
+    dom = ((np.maximum(Q[:, None, 0] - Q[None, :, 0], Q[:, None, 1] - Q[None, :, 1])
+            + np.maximum(Q[:, None, 2] - Q[None, :, 2], Q[:, None, 3] - Q[None, :, 3])) <= -2 * slack)
+    dom &= np.tri(n, k=-1, dtype=bool).T  # dom[j, i]: j before i dominates i
+    kept, dropped = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    for _ in range(rounds):
+        undecided = ~(kept | dropped)
+        if not undecided.any():
+            return np.flatnonzero(kept)
+        dropped |= undecided & dom[kept].any(axis=0)
+        kept |= undecided & ~dom[~dropped].any(axis=0)
+    return np.flatnonzero(kept) if not (~(kept | dropped)).any() else None
+
+
+PARETO_BATCH = (4, 8, 16, 32, 64, 128)  # group sizes that ``_filter_by_column`` filters together
+PARETO_BATCH_CELLS = 2_000_000  # pairs of rows per batch
+
+
+def _pareto_batch(cand, lo: np.ndarray, size: np.ndarray, m: int, slack: int, keep, rank) -> None:
+    """``_pareto_filter`` on each group of rows ``cand[lo:lo + size]`` (sizes at most m), padded to
+    m rows and decided together as in ``_pareto_matrix``; ``keep`` and ``rank`` (position among the
+    kept, in scan order) set for their rows. Groups left undecided go to ``_pareto_filter``."""
+    G, pos = len(lo), np.arange(m)
+    valid = pos[None, :] < size[:, None]
+    X = cand[np.where(valid, lo[:, None] + pos[None, :], lo[:, None])]  # (G, m, 4)
+    key = np.where(valid, X.sum(axis=2), np.iinfo(np.int64).max)
+    order = np.argsort(key, axis=1, kind="stable")
+    X = np.take_along_axis(X, order[:, :, None], axis=1)
+    vs = np.take_along_axis(valid, order, axis=1)
+    dom = ((np.maximum(X[:, :, None, 0] - X[:, None, :, 0], X[:, :, None, 1] - X[:, None, :, 1])
+            + np.maximum(X[:, :, None, 2] - X[:, None, :, 2], X[:, :, None, 3] - X[:, None, :, 3])) <= -2 * slack)
+    dom &= np.tri(m, k=-1, dtype=bool).T[None] & vs[:, :, None] & vs[:, None, :]  # [g, j, i]: j before i dominates i
+    kept, dropped = np.zeros((G, m), dtype=bool), ~vs
+    for _ in range(12):
+        und = ~(kept | dropped)
+        if not und.any():
+            break
+        dropped |= und & (dom & kept[:, :, None]).any(axis=1)
+        kept |= und & ~(dom & ~dropped[:, :, None]).any(axis=1)
+    done = ~(~(kept | dropped)).any(axis=1)
+    r = np.cumsum(kept, axis=1) - 1
+    g, p = np.nonzero(kept & done[:, None])
+    rows = lo[g] + order[g, p]
+    span = np.zeros(len(keep) + 1, dtype=np.int64)  # the decided groups' rows: dropped unless kept
+    np.add.at(span, lo[done], 1)
+    np.add.at(span, lo[done] + size[done], -1)
+    keep[np.cumsum(span[:-1]) > 0] = False
+    keep[rows] = True
+    rank[rows] = r[g, p]
+    for a, n in zip(lo[~done], size[~done]):
+        sub = _pareto_filter(cand[a : a + n], slack)
+        keep[a : a + n] = False
+        keep[a + sub] = True
+        rank[a + sub] = np.arange(len(sub))
 
 
 def _reduce_back(F: np.ndarray, C: _Columns, top: np.ndarray, lev: list[np.ndarray]) -> np.ndarray:
@@ -1159,13 +1230,22 @@ def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: f
     rank = np.zeros(len(vs), dtype=np.int64)
     keep = np.ones(len(vs), dtype=bool)
     if slack is not None:
-        for lo, hi in zip(starts[ends - starts > 1], ends[ends - starts > 1]):
+        sizes = ends - starts
+        big = sizes > PARETO_BATCH[-1]
+        for lo, hi in zip(starts[big], ends[big]):
             if time.perf_counter() - t_start > o.time_limit_s:
                 return None, None, None
             sub = _pareto_filter(cand[lo:hi], slack)
             keep[lo:hi] = False
             keep[lo + sub] = True
             rank[lo + sub] = np.arange(len(sub))
+        lower = 1
+        for m in PARETO_BATCH:  # the small groups, batched by size
+            sel = np.flatnonzero((sizes > lower) & (sizes <= m))
+            step = max(1, PARETO_BATCH_CELLS // (m * m))
+            for i in range(0, len(sel), step):
+                _pareto_batch(cand, starts[sel[i : i + step]], sizes[sel[i : i + step]], m, slack, keep, rank)
+            lower = m
     else:
         rank = np.arange(len(vs)) - np.repeat(starts, ends - starts)
     idx = np.flatnonzero(keep)
