@@ -171,6 +171,8 @@ class _Model:
         b = network.batch
         self.whole = [(L.input_elements(b), L.weight_elements(), L.output_elements(b)) for L in network.layers]
         self.flops = [training_flops(L, b) for L in network.layers]
+        self._memo_own: dict = {}
+        self._memo_edge: dict = {}
 
     def allowed(self, l: int, col: int) -> bool:  # noqa: E741
         """Whether layer l can take the column: the types its node offers at each level
@@ -218,21 +220,37 @@ class _Model:
     # a whole plan, exactly
     def components(self, cols: list[int]) -> tuple[Fraction, Fraction, Fraction, Fraction]:
         tot = [Fraction(0)] * 4
-        sp = [self.cols.split(c) for c in cols]
-        for l, (t0, a, lower) in enumerate(sp):  # noqa: E741
-            for k, x in enumerate(self.own(l, t0, a, lower)):
+        for l, c in enumerate(cols):  # noqa: E741
+            for k, x in enumerate(self._own_col(l, c)):
                 tot[k] += x
         for e, (u, v) in enumerate(self.net.edges):
-            tu, au, lu = sp[u]
-            tv, av, lv = sp[v]
-            s0, s1 = self.edge_top(e, tu, au, tv, av)
-            tot[0] += s0
-            tot[1] += s1
-            for h in range(1, self.H):
-                v0, v1 = self.edge_level(e, h, lu[h - 1], tv, av, lv)
-                tot[2] += v0
-                tot[3] += v1
+            for k, x in enumerate(self._edge_cols(e, cols[u], cols[v])):
+                tot[k] += x
         return tuple(tot)
+
+    def _own_col(self, l: int, c: int) -> tuple[Fraction, ...]:  # noqa: E741
+        """``own`` of layer l at column c (memo: plans scored share most columns)."""
+        memo = self._memo_own
+        got = memo.get((l, c))
+        if got is None:
+            got = memo[(l, c)] = self.own(l, *self.cols.split(c))
+        return got
+
+    def _edge_cols(self, e: int, cu: int, cv: int) -> tuple[Fraction, ...]:
+        """Edge e's (S0, S1, V0, V1) terms at producer column cu and consumer column cv (memo)."""
+        memo = self._memo_edge
+        got = memo.get((e, cu, cv))
+        if got is None:
+            tu, au, lu = self.cols.split(cu)
+            tv, av, lv = self.cols.split(cv)
+            s0, s1 = self.edge_top(e, tu, au, tv, av)
+            v0 = v1 = Fraction(0)
+            for h in range(1, self.H):
+                a, b = self.edge_level(e, h, lu[h - 1], tv, av, lv)
+                v0 += a
+                v1 += b
+            got = memo[(e, cu, cv)] = (s0, s1, v0, v1)
+        return got
 
     def plan(self, cols: list[int]) -> HeteroPlan:
         sp = [self.cols.split(c) for c in cols]
@@ -1460,8 +1478,10 @@ def _branches_labels(ctx, link: Link, c: int, after, smin, sminw: int):
     (every pair with the same exit column); None when nothing survives. ``after``: the weighted
     least of everything after the link (its exit's own terms included)."""
     m, t, W = ctx[0], ctx[1], ctx[2]
-    us = np.array([c])
-    pw = [_branch_rows(W, m.cols, br, us)[0] for br in link.branches]
+    pw = W.links.get(("pw", id(link), c))  # the label passes share W (its tables no longer grow)
+    if pw is None:
+        us = np.array([c])
+        pw = W.links[("pw", id(link), c)] = [_branch_rows(W, m.cols, br, us)[0] for br in link.branches]
     sum_w = np.minimum(np.sum(pw, axis=0), INF)
     nb = t.node[link.exit]
     R = None
@@ -1497,7 +1517,10 @@ def _series_labels(ctx, S: Series, a: int, after, smin, sminw: int, nb):
     None when nothing survives. ``after``: the weighted least of everything after the series (its
     exit's own terms included); ``smin``, ``sminw``: below everything before it."""
     m, t, W, w, Q, thr, slack, o, t_start, beam = ctx
-    rests = _series_rests(W, m.cols, S, after)
+    key = ("rests", id(S), after.tobytes())  # the same in each label pass (W shared, its tables grown)
+    rests = W.links.get(key)
+    if rests is None:
+        rests = W.links[key] = _series_rests(W, m.cols, S, after)
     X, xcols, xint = np.zeros((1, 4), dtype=np.int64), np.array([a]), np.zeros((1, 0), dtype=np.int64)
     for i, link in enumerate(S.links):
         inner = i < len(S.nodes)
