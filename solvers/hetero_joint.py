@@ -1031,15 +1031,8 @@ def _pareto_filter(P: np.ndarray, slack: int) -> np.ndarray:
     max(A0 - B0, A1 - B1) + max(A2 - B2, A3 - B3) <= -2 * slack: then for every completion R,
     step(A + R) <= step(B + R) (max(x + d, y + e) <= max(x, y) + max(d, e)), the exact sums
     being within ``slack`` of the floored ones. A dominator's component sum is smaller, so rows
-    are scanned by increasing sum: a row is kept when no kept row before it dominates it (up to
-    ``PARETO_MATRIX`` rows, ``_pareto_matrix`` decides the same all at once)."""
+    are scanned by increasing sum: a row is kept when no kept row before it dominates it."""
     order = np.argsort(P.sum(axis=1), kind="stable")
-    if len(P) <= 1:
-        return order
-    if len(P) <= PARETO_MATRIX:
-        got = _pareto_matrix(P[order], slack)
-        if got is not None:
-            return order[got]
     kept = np.zeros((len(P), 4), dtype=np.int64)
     idx: list[int] = []
     for i in order:
@@ -1054,35 +1047,14 @@ def _pareto_filter(P: np.ndarray, slack: int) -> np.ndarray:
     return np.array(idx, dtype=np.int64)
 
 
-PARETO_MATRIX = 1500  # rows up to which the Pareto filter compares all pairs at once
-
-
-def _pareto_matrix(Q: np.ndarray, slack: int, rounds: int = 12):
-    """``_pareto_filter``'s scan on rows Q in scan order, all pairs at once: row i is kept iff no
-    kept row j < i dominates it. A row all of whose dominators are dropped is kept, one with a kept
-    dominator dropped; each round decides at least the first undecided row (every row before it is
-    decided). The kept positions, or None if ``rounds`` rounds leave a row undecided."""
-    n = len(Q)
-    dom = ((np.maximum(Q[:, None, 0] - Q[None, :, 0], Q[:, None, 1] - Q[None, :, 1])
-            + np.maximum(Q[:, None, 2] - Q[None, :, 2], Q[:, None, 3] - Q[None, :, 3])) <= -2 * slack)
-    dom &= np.tri(n, k=-1, dtype=bool).T  # dom[j, i]: j before i dominates i
-    kept, dropped = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
-    for _ in range(rounds):
-        undecided = ~(kept | dropped)
-        if not undecided.any():
-            return np.flatnonzero(kept)
-        dropped |= undecided & dom[kept].any(axis=0)
-        kept |= undecided & ~dom[~dropped].any(axis=0)
-    return np.flatnonzero(kept) if not (~(kept | dropped)).any() else None
-
-
 PARETO_BATCH = (4, 8, 16, 32, 64, 128)  # group sizes that ``_filter_by_column`` filters together
 PARETO_BATCH_CELLS = 2_000_000  # pairs of rows per batch
 
 
 def _pareto_batch(cand, lo: np.ndarray, size: np.ndarray, m: int, slack: int, keep, rank) -> None:
     """``_pareto_filter`` on each group of rows ``cand[lo:lo + size]`` (sizes at most m), padded to
-    m rows and decided together as in ``_pareto_matrix``; ``keep`` and ``rank`` (position among the
+    m rows and decided together: a row all of whose dominators (before it) are dropped is kept,
+    one with a kept dominator dropped, each round deciding at least each group's first undecided row; ``keep`` and ``rank`` (position among the
     kept, in scan order) set for their rows. Groups left undecided go to ``_pareto_filter``."""
     G, pos = len(lo), np.arange(m)
     valid = pos[None, :] < size[:, None]
@@ -1420,8 +1392,7 @@ def _cross_block(ctx, blk: Link, P, cols, Hc_exit):
         res = _cross_link(ctx, blk, P, cols, np.zeros(4, dtype=np.int64), 0, nb, Hc_exit, None)
         return empty if res is None else res
     vv = np.flatnonzero((nb[0] < INF) & (exit_rest < INF))
-    Ev, pos = _sub_edge(ctx, blk.edge, cols, vv)
-    vv, Ev = _live_targets(ctx, Ev, pos, P, vv, exit_rest)
+    vv, Ev, pos = _live_edge(ctx, blk.edge, P, cols, vv, exit_rest)
     zero_bc = np.zeros((4, len(vv)), dtype=np.int64)
     lab, vs, cand = _extend(P, pos, Ev, nb[:, vv], zero_bc, Hc_exit[vv], w, Q, thr)
     if len(lab) == 0:
@@ -1548,8 +1519,7 @@ def _edge_step(ctx, e: int, X, xcols, tgt: int, inner: bool, rest, smin, sminw: 
     vv = np.flatnonzero((nd[0] < INF) & (rest < INF))
     if len(vv) == 0:
         return None
-    Ev, pos = _sub_edge(ctx, e, xcols, vv)
-    vv, Ev = _live_targets(ctx, Ev, pos, X, vv, (W.node[tgt] if inner else 0) + sminw + rest)
+    vv, Ev, pos = _live_edge(ctx, e, X, xcols, vv, (W.node[tgt] if inner else 0) + sminw + rest)
     if len(vv) == 0:
         return None
     if inner:
@@ -1565,22 +1535,35 @@ def _edge_step(ctx, e: int, X, xcols, tgt: int, inner: bool, rest, smin, sminw: 
     return X, cols, par, np.zeros((len(cols), 0), dtype=np.int64)
 
 
-def _live_targets(ctx, Ev: np.ndarray, pos: np.ndarray, X, vv, after_w):
-    """The columns of ``vv`` that some label may reach along the edge below the incumbent, and the
-    edge's components ``Ev`` (4, producer columns, len(vv); label i's producer row ``pos[i]``, as
-    ``_sub_edge`` gives them) cut to them: the least weighted label per producer column plus the
-    weighted edge plus ``after_w`` (per consumer column: its own weighted terms and the bound on
-    what follows) below Q * thr; the same sums as ``_extend``'s weighted test, so nothing it would
-    keep is lost."""
-    w, Q, thr = ctx[3], ctx[4], ctx[5]
-    if len(vv) == 0:
-        return vv, Ev
-    F = np.full(Ev.shape[1], INF, dtype=np.int64)
+def _live_edge(ctx, e: int, X, xcols, vv, after_w):
+    """``_live_targets``, then the edge's components to them (``_sub_edge``): (live columns of
+    ``vv``, components, each label's producer row). With few producer columns the components to
+    every column of ``vv`` cost less than the min-plus reduction: the same test on them."""
+    m, t, w, Q, thr = ctx[0], ctx[1], ctx[3], ctx[4], ctx[5]
+    us, pos = np.unique(xcols, return_inverse=True)
+    if len(vv) == 0 or 4 * len(us) * len(vv) > m.cols.n * m.cols.n_top:
+        vv = _live_targets(ctx, e, X, xcols, vv, after_w)
+        return vv, _edge_sub(t, e, us, vv), pos
+    Ev = _edge_sub(t, e, us, vv)
+    F = np.full(len(us), INF, dtype=np.int64)
     np.minimum.at(F, pos, X @ w)
     Ew = np.tensordot(w, Ev, axes=([0], [0]))  # (producer columns, len(vv)): the weighted edge
-    lb = np.min(F[:, None] + Ew, axis=0) + after_w[vv]
-    live = lb < Q * thr
-    return vv[live], Ev[:, :, live]
+    live = np.min(F[:, None] + Ew, axis=0) + after_w[vv] < Q * thr
+    return vv[live], Ev[:, :, live], pos
+
+
+def _live_targets(ctx, e: int, X, xcols, vv, after_w) -> np.ndarray:
+    """The columns of ``vv`` that some label may reach along edge e below the incumbent: the least
+    weighted label per producer column plus the weighted edge plus ``after_w`` (per consumer
+    column: its own weighted terms and the bound on what follows) below Q * thr; the same sums as
+    ``_extend``'s weighted test, so nothing it would keep is lost."""
+    m, t, W, w, Q, thr = ctx[:6]
+    if len(vv) == 0:
+        return vv
+    F = np.full(m.cols.n, INF, dtype=np.int64)
+    np.minimum.at(F, xcols, X @ w)
+    lb = _reduce(F[None, :], m.cols, *W.edge[e])[0][vv] + after_w[vv]
+    return vv[lb < Q * thr]
 
 
 def _series_rests(W, C: _Columns, S: Series, after) -> list:
