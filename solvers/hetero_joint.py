@@ -1359,13 +1359,6 @@ def _trace_graph(hist, i: int, L: int) -> list[int]:
     return out
 
 
-def _sub_edge(ctx, e: int, cols_u: np.ndarray, vv: np.ndarray):
-    """The edge's components from the distinct columns of ``cols_u`` to ``vv`` (4, k, len(vv)), and
-    each label's row in it."""
-    us, pos = np.unique(cols_u, return_inverse=True)
-    return _edge_sub(ctx[1], e, us, vv), pos
-
-
 def _edge_sub(t: _Tables, e: int, us: np.ndarray, vv: np.ndarray) -> np.ndarray:
     """(4, len(us), len(vv)): ``_edge_matrix(t, e)[:, us][:, :, vv]`` without the whole matrix."""
     C = t.m.cols
@@ -1536,9 +1529,10 @@ def _edge_step(ctx, e: int, X, xcols, tgt: int, inner: bool, rest, smin, sminw: 
 
 
 def _live_edge(ctx, e: int, X, xcols, vv, after_w):
-    """``_live_targets``, then the edge's components to them (``_sub_edge``): (live columns of
-    ``vv``, components, each label's producer row). With few producer columns the components to
-    every column of ``vv`` cost less than the min-plus reduction: the same test on them."""
+    """``_live_targets``, then the edge's components to them (``_edge_sub``, per distinct column
+    of ``xcols``): (live columns of ``vv``, components, each label's producer row). With few
+    producer columns the components to every column of ``vv`` cost less than the min-plus
+    reduction: the same test on them."""
     m, t, w, Q, thr = ctx[0], ctx[1], ctx[3], ctx[4], ctx[5]
     us, pos = np.unique(xcols, return_inverse=True)
     if len(vv) == 0 or 4 * len(us) * len(vv) > m.cols.n * m.cols.n_top:
