@@ -43,7 +43,7 @@ from explorer.solvers.hetero import HeteroRefused, exact_hetero
 from explorer.solvers.hetero_joint import JointOptions, accpar_hetero, joint_hetero
 
 IMAGENET = ("alexnet", "alexnet-paper", "vgg-a", "vgg-b", "vgg-c", "vgg-d", "vgg-e", "resnet18", "resnet34", "resnet50",
-            "mobilenet-v2", "efficientnet-b0")
+            "mobilenet-v2", "efficientnet-b0", "vit-b16")
 
 
 def table_mix(names, spaces) -> None:
