@@ -1054,8 +1054,9 @@ PARETO_BATCH_CELLS = 2_000_000  # pairs of rows per batch
 def _pareto_batch(cand, lo: np.ndarray, size: np.ndarray, m: int, slack: int, keep, rank) -> None:
     """``_pareto_filter`` on each group of rows ``cand[lo:lo + size]`` (sizes at most m), padded to
     m rows and decided together: a row all of whose dominators (before it) are dropped is kept,
-    one with a kept dominator dropped, each round deciding at least each group's first undecided row; ``keep`` and ``rank`` (position among the
-    kept, in scan order) set for their rows. Groups left undecided go to ``_pareto_filter``."""
+    one with a kept dominator dropped, each round deciding at least each group's first undecided
+    row; ``keep`` and ``rank`` (position among the kept, in scan order) set for their rows. Groups
+    left undecided after 12 rounds go to ``_pareto_filter``."""
     G, pos = len(lo), np.arange(m)
     valid = pos[None, :] < size[:, None]
     X = cand[np.where(valid, lo[:, None] + pos[None, :], lo[:, None])]  # (G, m, 4)
