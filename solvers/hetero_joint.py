@@ -1031,8 +1031,11 @@ def _pareto_filter(P: np.ndarray, slack: int) -> np.ndarray:
     max(A0 - B0, A1 - B1) + max(A2 - B2, A3 - B3) <= -2 * slack: then for every completion R,
     step(A + R) <= step(B + R) (max(x + d, y + e) <= max(x, y) + max(d, e)), the exact sums
     being within ``slack`` of the floored ones. A dominator's component sum is smaller, so rows
-    are scanned by increasing sum: a row is kept when no kept row before it dominates it."""
+    are scanned by increasing sum: a row is kept when no kept row before it dominates it; from
+    ``PARETO_CHUNK`` rows on, a chunk of rows at a time (``_pareto_chunks``)."""
     order = np.argsort(P.sum(axis=1), kind="stable")
+    if len(P) >= PARETO_CHUNK:
+        return _pareto_chunks(P[order], slack, order)
     kept = np.zeros((len(P), 4), dtype=np.int64)
     idx: list[int] = []
     for i in order:
@@ -1045,6 +1048,39 @@ def _pareto_filter(P: np.ndarray, slack: int) -> np.ndarray:
         kept[len(idx)] = p
         idx.append(int(i))
     return np.array(idx, dtype=np.int64)
+
+
+PARETO_CHUNK = 64  # rows per step of the chunked scan
+
+
+def _pareto_chunks(Q: np.ndarray, slack: int, order: np.ndarray) -> np.ndarray:
+    """``_pareto_filter``'s scan on rows Q (already in scan order; ``order`` their indices), a chunk
+    at a time: a chunk's rows dominated by a row kept before the chunk are dropped, the others
+    decided among themselves in rounds as in ``_pareto_batch`` (row by row if rounds do not end)."""
+    kept = np.zeros((len(Q), 4), dtype=np.int64)
+    nk = 0
+    out: list[np.ndarray] = []
+    dom_of = lambda A, B: ((np.maximum(A[:, None, 0] - B[None, :, 0], A[:, None, 1] - B[None, :, 1])  # noqa: E731
+                            + np.maximum(A[:, None, 2] - B[None, :, 2], A[:, None, 3] - B[None, :, 3]))
+                           <= -2 * slack)  # [a, b]: a dominates b
+    for c0 in range(0, len(Q), PARETO_CHUNK):
+        X = Q[c0 : c0 + PARETO_CHUNK]
+        m = len(X)
+        dropped = dom_of(kept[:nk], X).any(axis=0) if nk else np.zeros(m, dtype=bool)
+        dom = dom_of(X, X) & np.tri(m, k=-1, dtype=bool).T
+        ok = np.zeros(m, dtype=bool)
+        for _ in range(12):
+            und = ~(ok | dropped)
+            if not und.any():
+                break
+            dropped |= und & (dom & ok[:, None]).any(axis=0)
+            ok |= und & ~(dom & ~dropped[:, None]).any(axis=0)
+        for i in np.flatnonzero(~(ok | dropped)):  # rounds left undecided: the scan itself
+            ok[i] = not (dom[:i, i] & ok[:i]).any()
+        kept[nk : nk + int(ok.sum())] = X[ok]
+        nk += int(ok.sum())
+        out.append(order[c0 + np.flatnonzero(ok)])
+    return np.concatenate(out)
 
 
 PARETO_BATCH = (4, 8, 16, 32, 64, 128)  # group sizes that ``_filter_by_column`` filters together
