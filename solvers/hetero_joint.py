@@ -22,6 +22,8 @@ split the graph into top-level *links*; a link joins its entry and exit by paral
 each an edge or a *series* of nodes joined by links that may again hold parallel branches
 (ResNet blocks: a path beside a shortcut; EfficientNet's MBConv: a squeeze-excite link nested in
 the residual path; a transformer block: a fan-out into one join nested at the path's start).
+Several sources (BERT's and GPT-2's embeddings) get a virtual source before them
+(``_VirtualSource``: no terms, zero-cost edges, every column; dropped from the plan).
 Other graphs are refused in one line.
 
 **Bound.** For integer weights 0 <= l, m <= Q, Q*T >= l*S_0 + (Q-l)*S_1 + m*V_0 + (Q-m)*V_1,
@@ -173,11 +175,16 @@ class _Model:
         self.flops = [training_flops(L, b) for L in network.layers]
         self._memo_own: dict = {}
         self._memo_edge: dict = {}
+        self.virtual = isinstance(network, _VirtualSource)  # node 0 and the first edges cost nothing
+        if self.virtual:
+            self.whole[0], self.flops[0] = (0, 0, 0), 0
 
     def allowed(self, l: int, col: int) -> bool:  # noqa: E741
         """Whether layer l can take the column: the types its node offers at each level
         (``Layer.offers``) and, for a grouped conv (an attention node with heads), whole groups
         (heads) on every side (``whole_units``)."""
+        if self.virtual and l == 0:
+            return True
         node = self.net.layers[l]
         t0, a, lower = self.cols.split(col)
         types = (t0,) + lower
@@ -187,6 +194,8 @@ class _Model:
 
     def own(self, l: int, t0, a, lower) -> tuple[Fraction, Fraction, Fraction, Fraction]:  # noqa: E741
         """(S0, S1, V0, V1) of layer l's own terms: intra exchanges and compute."""
+        if self.virtual and l == 0:
+            return (Fraction(0),) * 4
         layer = self.net.layers[l]
         size0 = _exchanged(layer, t0)
         S = Fraction(0) if size0 is None else self.whole[l][size0.index] * self.rate[0]
@@ -202,6 +211,8 @@ class _Model:
         return S, S, V[0], V[1]
 
     def edge_top(self, e: int, tu, au, tv, av) -> tuple[Fraction, Fraction]:
+        if self.virtual and self.net.edges[e][0] == 0:
+            return Fraction(0), Fraction(0)
         u, v = self.net.edges[e]
         x = self.whole[v][0] * self.net.edge_shares[e] * self.rate[0]
         c0, c1 = edge_split(self.net.layers[u], tu, au, self.net.layers[v], tv, av)
@@ -209,6 +220,8 @@ class _Model:
 
     def edge_level(self, e: int, h: int, tu: PartitionType, t0v, av, lower_v) -> tuple[Fraction, Fraction]:
         """(V0, V1) terms of edge e at level h >= 1: the consumer's lower types t_1 .. t_h."""
+        if self.virtual and self.net.edges[e][0] == 0:
+            return Fraction(0), Fraction(0)
         u, v = self.net.edges[e]
         c, _ = edge_split(self.net.layers[u], tu, HALF, self.net.layers[v], lower_v[h - 1], HALF)
         if c == 0:
@@ -284,6 +297,13 @@ class _Tables:
         self._pairs: dict = {}
         self.top = [self._edge_top(e) for e in range(len(m.net.edges))]  # [e] (2, n_top_u, n_top_v)
         self.lev = [[self._edge_level(e, h) for h in range(1, m.H)] for e in range(len(m.net.edges))]
+        if m.virtual:  # the virtual source: every column, no terms, nor on its edges
+            self.node[0] = 0
+            for e, (u, _) in enumerate(m.net.edges):
+                if u == 0:
+                    self.top[e][:] = 0
+                    for a in self.lev[e]:
+                        a[:] = 0
 
     def _fl(self, x: Fraction, f: Fraction) -> int:
         """floor(x * f * s), in integers."""
@@ -805,8 +825,11 @@ def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     t_start = time.perf_counter()
     clock = _Clock(t_start)
     check_scope(network, array, aspace)
-    blks = blocks(network)
-    m = _Model(network, array, space, aspace)
+    net = _VirtualSource.of(network)
+    blks = blocks(net)
+    m = _Model(net, array, space, aspace)
+    v0 = 1 if m.virtual else 0
+    starts = tuple(_VirtualSource.plan(m.cols, p) if v0 else p for p in starts if aspace.contains(p))
     Q = o.weight_scale
     tables = _Tables(m, _scale(m, Q))
     graph = _Graph(tables, blks)
@@ -814,7 +837,7 @@ def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     best = _equal_best(m, graph, Q)
     equal_s = best[0] if Fraction(1, 2) in m.cols.alphas else None
     for p in starts:
-        cols = _plan_columns(m, p) if aspace.contains(p) else None
+        cols = _plan_columns(m, p)
         if cols is not None:
             best = min(best, (step_of(m.components(cols)), cols), key=lambda b: b[0])
     type_sets = [best[1]] + [c for c in (_plan_columns(m, p, True) for p in starts) if c is not None]
@@ -843,8 +866,39 @@ def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         proven, best, explored = _pareto_graph(m, tables, graph, best, best_w, Q, o, t_start, fw)
         clock.mark("labels")
     status = Status.OPTIMAL if proven else Status.FEASIBLE
-    return HeteroSolution("joint", status, m.plan(best[1]), best[0], best[0] if proven else bound,
+    return HeteroSolution("joint", status, m.plan(best[1][v0:]), best[0], best[0] if proven else bound,
                           time.perf_counter() - t_start, explored, equal_s, tuple(clock.phases))
+
+
+@dataclass(frozen=True)
+class _VirtualSource:
+    """A network of several sources seen with one virtual source before them (node 0, the real
+    layers shifted by one): zero-cost edges from it to every real source, every column allowed
+    and no terms of its own (``_Model.virtual``), so each plan of the network keeps its step time;
+    its column is dropped from the returned plan."""
+
+    layers: tuple
+    edges: tuple
+    edge_shares: tuple
+    batch: int
+
+    @staticmethod
+    def of(network: Network):
+        """The network itself with one source, else its virtual-source view."""
+        has_in = {v for _, v in network.edges}
+        srcs = [n for n in range(len(network.layers)) if n not in has_in]
+        if len(srcs) <= 1:
+            return network
+        edges = tuple((0, s + 1) for s in srcs) + tuple((u + 1, v + 1) for u, v in network.edges)
+        shares = (Fraction(0),) * len(srcs) + tuple(network.edge_shares)
+        return _VirtualSource((network.layers[srcs[0]], *network.layers), edges, shares, network.batch)
+
+    @staticmethod
+    def plan(C: _Columns, p: HeteroPlan) -> HeteroPlan:
+        """A plan of the network with the virtual source's column (the first type, the grid's first alpha) prepended."""
+        types = tuple((C.types[0], *row) for row in p.types)
+        alphas = tuple(tuple((C.alphas[0] if h == 0 else HALF, *g) for g in row) for h, row in enumerate(p.alphas))
+        return HeteroPlan(types, alphas)
 
 
 class _Clock:
