@@ -1683,11 +1683,13 @@ def accpar_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alph
     (FEASIBLE); same scope as ``joint_hetero``."""
     t0 = time.perf_counter()
     check_scope(network, array, aspace)
-    m = _Model(network, array, space, aspace)
+    net = _VirtualSource.of(network)  # several sources: as in joint_hetero
+    m = _Model(net, array, space, aspace)
     tables = _Tables(m, _scale(m, 1))
-    graph = _Graph(tables, blocks(network))
+    graph = _Graph(tables, blocks(net))
     W = _PerTermMax(tables)
     _, G, tbls = graph.forward(None, W=W)
     cols = graph.backtrack(W, G, tbls)
     value = step_of(m.components(cols))
-    return HeteroSolution("accpar", Status.FEASIBLE, m.plan(cols), value, None, time.perf_counter() - t0, 0)
+    plan = m.plan(cols[1:] if m.virtual else cols)
+    return HeteroSolution("accpar", Status.FEASIBLE, plan, value, None, time.perf_counter() - t0, 0)

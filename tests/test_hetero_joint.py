@@ -431,4 +431,7 @@ def test_joint_proves_networks_of_several_sources_equal_to_brute():
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s, (done, net.name)
         assert len(j.plan.types[0]) == len(net.layers)
         assert evaluate_hetero(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
+        a = accpar_hetero(net, arr, space, aspace)  # the heuristic shares the virtual source
+        assert len(a.plan.types[0]) == len(net.layers) and aspace.contains(a.plan)
+        assert evaluate_hetero(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s
     assert three >= 3, three
