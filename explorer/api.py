@@ -23,6 +23,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
+from .app.api_args import check_solve_args, check_sweep_args, solver_names
 from .app.check import JOINT_SOLVERS, CheckOptions
 from .app.check import check as _check
 from .app.results import CheckReport, RunResult
@@ -165,7 +166,7 @@ def solve(
     ``objective_value`` and ``bound`` (exact), ``figures`` and ``baselines``; ``result.ok`` is
     what ``explore``'s exit status 0 means; ``result.to_json()`` is ``--format json``.
     """
-    _check_types(time_limit=(time_limit, float), workers=(workers, int), seed=(seed, int))
+    check_solve_args(time_limit, workers, seed, dump_model, progress)
     if solver not in REGISTRY:
         raise SpecError("solver", f"unknown solver {shown(solver)} (choose from {', '.join(REGISTRY)})")
     problem = build_problem(model, array, space=space, objective=objective, batch=batch, levels=levels, seq=seq, caps=caps,
@@ -207,10 +208,8 @@ def check(
     level by level), ``solvers`` ((name, report) pairs; a refusal has status None and a
     reason), ``optimum`` (None when none was proven), ``agree`` and ``problems``.
     """
-    names = tuple(solvers)
-    unknown = [n for n in names if n not in JOINT_SOLVERS]
-    if unknown or not names:
-        raise SpecError("solvers", f"unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(JOINT_SOLVERS)})")
+    names = solver_names(solvers, JOINT_SOLVERS)
+    check_solve_args(time_limit, workers, seed, dump_model, progress)
     problem = build_problem(model, array, space=space, objective=objective, batch=batch, levels=levels, seq=seq, caps=caps,
                             memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
                             constraints=constraints)
@@ -224,7 +223,7 @@ def check(
 def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, workers: int | None = None,
           engine: str = "local", scheduler: str | None = None, shard: str | None = None,
           pareto: tuple[str, ...] | list[str] = (), progress: Callable[[SweepProgress], None] | None = None,
-          max_points: int = MAX_POINTS) -> Iterator[dict[str, Any]]:
+          max_points: int = MAX_POINTS, force: bool = False) -> Iterator[dict[str, Any]]:
     """Run a design-space sweep and yield one row per point, in the sweep's point order.
 
     ``spec`` is a sweep file (YAML, version 1), its parsed mapping (relative paths then resolve
@@ -242,10 +241,12 @@ def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, wor
     to minimise together. The columns computed across points (``dp_gap``, ``pareto``) are filled
     into the yielded row dicts once the last point is done. ``progress`` is called with a
     ``Progress(done, total, reused, failed, invalid)`` after every point (failed: raised).
-    A sweep of more than ``max_points`` points is refused before any point is built.
+    A sweep of more than ``max_points`` points is refused before any point is built. A folder
+    ``out`` holding another sweep's outputs is refused unless ``force`` (then they are replaced).
 
     Raises ``SpecError`` for a bad sweep file or option.
     """
-    sw, _, _ = check_request(spec, out, shard, pareto, max_points)  # bad input raises here, not at the first row
+    check_sweep_args(spec, out, workers, engine, scheduler, shard, pareto, progress, max_points, force)
+    sw, _, _ = check_request(spec, out, shard, pareto, max_points, force)  # bad input raises here, not at the first row
     return run_sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
-                     pareto=tuple(pareto), progress=progress)
+                     pareto=tuple(pareto), progress=progress, force=force)

@@ -17,7 +17,7 @@ from ..core.partition import Space
 from ..core.solution import Status
 from ..frontends import zoo
 from .cli_common import EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input
-from .output import check_writable, inherited_fd, write_text
+from .output import check_not_an_input, check_writable, inherited_fd, write_text
 
 DEFAULT_MODEL = "vgg-a"
 DEFAULT_ARRAY = "hypar-16"
@@ -87,8 +87,12 @@ def check_not_empty(**paths: str | None) -> None:
             raise InputError(f"--{name.replace('_', '-')}: must not be empty")
 
 
-def check_destinations(output: str | None, dump_model: str | None, solvers: tuple[str, ...]) -> None:
-    """Bad destinations are bad input, said before any solving."""
+def check_destinations(output: str | None, dump_model: str | None, solvers: tuple[str, ...],
+                       inputs: dict[str, str | None] | None = None) -> None:
+    """Bad destinations are bad input, said before any solving; ``inputs`` ({option: path or
+    name}) are files a destination must not replace."""
+    for option, path in (("--output", output), ("--dump-model", dump_model)):
+        check_not_an_input(path, inputs or {}, option)
     if dump_model is not None:
         if not any(s in MODEL_SOLVERS for s in solvers):
             raise InputError(f"--dump-model: {', '.join(solvers)} has no model to write; it is taken by --solver "
@@ -158,7 +162,7 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     from .render import render_table
 
     check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
-    check_destinations(output, dump_model, (solver,))
+    check_destinations(output, dump_model, (solver,), {"--model": model, "--array": array, "--constraints": constraints_file})
     seq = click.get_current_context().meta.get("seq")
     result = api.solve(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels, seq=seq,
                        caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
@@ -232,7 +236,7 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
             raise InputError(f"{refused[0]}: not with --uneven (it compares the uneven-split solvers on the step "
                              f"time, with no side constraints)")
         check_not_empty(model=model, array=array, output=output)
-        check_destinations(output, None, ())
+        check_destinations(output, None, (), {"--model": model, "--array": array})
         check_uneven_cmd(model, array, space, batch, fmt, output, names, grid, free, time_limit, grid_only)
         return
     for option in ("--alpha-grid", "--free", "--grid-only"):
@@ -242,7 +246,7 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(JOINT_SOLVERS)})")
     check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
-    check_destinations(output, dump_model, names)
+    check_destinations(output, dump_model, names, {"--model": model, "--array": array, "--constraints": constraints_file})
     report = api.check(model, array, space=space, objective=objective, solvers=names, batch=batch, levels=levels,
                        seq=click.get_current_context().meta.get("seq"), caps=caps, memory_GiB=memory_GiB,
                        weight_copies=weight_copies, pins=pins, forbids=forbids,
@@ -323,7 +327,7 @@ def split_cmd(model, array, space, split, grid, free, grid_only, split_limit, me
     from .split import Split, render_split, split_run
 
     check_not_empty(model=model, array=array, output=output)
-    check_destinations(output, None, ())
+    check_destinations(output, None, (), {"--model": model, "--array": array})
     memory = None if memory_GiB is None else Fraction(str(memory_GiB))
     problem = api.build_problem(model, array, space=space, objective="time", batch=batch, seq=seq)
     with StepProgress() as say:

@@ -3,6 +3,7 @@ the work is in ``explorer.api.sweep`` and ``explorer.app.sweep``)."""
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from pathlib import Path
@@ -88,8 +89,9 @@ class _Default(click.Command):
 @click.option("--max-points", "max_points", type=click.IntRange(min=1), default=None, metavar="N",
               help="Refuse a sweep of more than N points (default 100,000); counted before any point is built.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary line.")
+@click.option("--force", is_flag=True, help="Replace the outputs of another sweep found in DIR (refused without it).")
 @fail_on_bad_input
-def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, quiet):
+def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, quiet, force):
     """Run every point of the sweep FILE and write DIR/results.csv and DIR/plans.jsonl.
 
     Finished points are cached in DIR: a rerun (after Ctrl-C, a crash or an edit of the sweep)
@@ -105,17 +107,23 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, 
     report = Reporter(quiet)
     t0 = time.perf_counter()
     rows = []
+    previous = signal.signal(signal.SIGINT, _first_interrupt)
+    interrupted = False
     try:
         try:
             for row in sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
-                             pareto=_columns(pareto), progress=report):
+                             pareto=_columns(pareto), progress=report, force=force):
                 rows.append(row)
         finally:
             report.close()
     except KeyboardInterrupt:
+        interrupted = True  # later Ctrl-Cs stay ignored until the process has exited
         done = report.last.done if report.last else 0
         click.echo(f"explore: interrupted; {done} points are cached in {out}: rerun the same command to resume", err=True)
         sys.exit(130)
+    finally:
+        if not interrupted:
+            signal.signal(signal.SIGINT, previous)
     failed = sum(r["status"] == "error" for r in rows)
     if not quiet:
         p = report.last
@@ -128,18 +136,29 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, 
     sys.exit(1 if failed else 0)
 
 
+def _first_interrupt(signum, frame):
+    """The first Ctrl-C stops the sweep; later ones are ignored while the pool shuts down and the
+    process exits (a second Ctrl-C there printed a traceback from the pool's exit hook)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 @sweep_group.command("merge")
 @click.argument("dirs", nargs=-1, required=True)
 @click.option("--out", "out", required=True, metavar="DIR", help="Folder for the merged results.csv and plans.jsonl.")
 @click.option("--pareto", default=None, metavar="COL,COL[,...]", help="Pareto columns (default: those the shards were run with).")
+@click.option("--force", is_flag=True, help="Replace the outputs of another sweep found in DIR (refused without it).")
 @fail_on_bad_input
-def sweep_merge(dirs, out, pareto):
+def sweep_merge(dirs, out, pareto, force):
     """Join the outputs of shards (explore sweep FILE --shard I/N --out DIR_I) into one folder."""
     from dataclasses import replace
 
-    from .sweep.table import check_pareto_columns, columns, merge_entries, write_outputs
+    from .sweep.table import check_destination, check_pareto_columns, columns, merge_entries, write_outputs
 
     manifest, entries, missing = merge_entries([Path(d) for d in dirs])
+    if Path(out).exists() and not Path(out).is_dir():
+        raise InputError(f"--out: {out} exists and is not a folder")
+    check_destination(Path(out), manifest.name, force)
     if pareto is not None:
         cols = _columns(pareto)
         check_pareto_columns(cols, columns(manifest.params))

@@ -81,6 +81,38 @@ def _existing(path: str, option: str) -> os.stat_result | None:
     return st
 
 
+def _input_files(inputs: dict[str, str | None]) -> list[tuple[str, str]]:
+    """(option, path) of every file the inputs may name: the path as given and, for a model or
+    array, the shipped file a zoo name stands for."""
+    from ..frontends import zoo
+
+    out = []
+    for option, ref in inputs.items():
+        if not ref:
+            continue
+        out.append((option, ref))
+        shipped = {"--model": zoo.resolve_model, "--array": zoo.resolve_array}.get(option)
+        found = shipped(ref) if shipped else None
+        if found is not None:
+            out.append((option, str(found)))
+    return out
+
+
+def check_not_an_input(path: str | None, inputs: dict[str, str | None], option: str = "--output") -> None:
+    """Refuse a destination that is one of the command's input files (``--output`` naming the
+    ``--model`` file would replace the network with the report)."""
+    if path is None or path == "-" or inherited_fd(path) is not None:
+        return
+    for name, ref in _input_files(inputs):
+        try:
+            same = os.path.samefile(path, ref)
+        except (OSError, ValueError):
+            continue
+        if same:
+            raise OutputError(f"{option}: {path} is the {name} file; writing there would replace it "
+                              "(choose another file)")
+
+
 def check_writable(path: str, option: str = "--output") -> None:
     """Refuse, before any work, a destination that cannot be written (missing folder, a folder,
     no permission), so a long solve never ends in a lost report."""

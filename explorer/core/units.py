@@ -30,6 +30,8 @@ def parse_amount(text: str) -> tuple[Fraction, str]:
     """'2GB' -> (2e9, 'bytes'); '3ms' -> (3/1000, 'seconds'). ValueError names the problem."""
     if isinstance(text, bool):
         raise ValueError(f"cannot read {shown(text)} as an amount with a unit (e.g. 2GB, 512MiB, 3ms)")
+    if not isinstance(text, (str, int, float)):  # a list or mapping (an anchor bomb too): never str() it
+        raise ValueError(f"cannot read {shown(text)} as an amount with a unit (e.g. 2GB, 512MiB, 3ms)")
     if isinstance(text, (int, float)) or _NUMBER.match(str(text)):
         raise ValueError(f"{shown(text)} has no unit: write e.g. {text}B for bytes or {text}ms for a time budget")
     m = _AMOUNT.match(str(text))

@@ -77,7 +77,18 @@ def _level(text: str, levels: int, where: str, errors: list[str], star: bool) ->
     return h
 
 
+def _not_a_string(text, form: str, where: str, errors: list[str]) -> bool:
+    """A pin or forbid must be a string: a list or mapping (an anchor bomb's expansion too) is
+    refused by a cut repr, never turned into text whole."""
+    if isinstance(text, str):
+        return False
+    errors.append(f"{where}: must be a {form} string, got {shown(text)}")
+    return True
+
+
 def parse_pin(text: str, net: Network, space: Space, levels: int, where: str, errors: list[str]) -> Pin | None:
+    if _not_a_string(text, "LAYER@LEVEL=TYPE", where, errors):
+        return None
     try:
         lhs, typ = str(text).rsplit("=", 1)
         layer, level = lhs.rsplit("@", 1)
@@ -99,6 +110,8 @@ def parse_pin(text: str, net: Network, space: Space, levels: int, where: str, er
 
 
 def parse_forbid(text: str, net: Network, space: Space, where: str, errors: list[str]) -> Forbid | None:
+    if _not_a_string(text, "LAYER=TYPE", where, errors):
+        return None
     try:
         layer, typ = str(text).rsplit("=", 1)
     except ValueError:
@@ -124,6 +137,16 @@ def parse_cap(level_text, amount, array: ArraySpec, where: str, origin: str, err
     if kind == "seconds":
         value = value * array.bandwidth_Bps(h)
     return Cap(h, value, origin)
+
+
+MAX_SHOWN_ERRORS = 10  # problems listed in one message; the rest are counted
+
+
+def _first(errors: list[str]) -> list[str]:
+    """The first problems and a count of the rest: a list of 300,000 bad pins is one short line."""
+    if len(errors) <= MAX_SHOWN_ERRORS:
+        return errors
+    return errors[:MAX_SHOWN_ERRORS] + [f"and {len(errors) - MAX_SHOWN_ERRORS:,} more problems"]
 
 
 _FILE_KEYS = {"version", "caps", "memory_GiB", "weight_copies", "pins", "forbids"}
@@ -159,10 +182,10 @@ def _from_file(path: str, net: Network, array: ArraySpec, space: Space):
         memory = check_pos_number(data["memory_GiB"], "memory_GiB", errors)
     copies = data.get("weight_copies")
     if copies is not None and (isinstance(copies, bool) or not isinstance(copies, int) or not 0 <= copies <= MAX_INT):
-        errors.append(f"weight_copies: must be a non-negative integer up to 2^40, got {repr(copies) if isinstance(copies, bool) or not isinstance(copies, int) else format_count(copies)}")
+        errors.append(f"weight_copies: must be a non-negative integer up to 2^40, got {shown(copies) if isinstance(copies, bool) or not isinstance(copies, int) else format_count(copies)}")
         copies = None
     if errors:
-        raise SpecError(path, errors)
+        raise SpecError(path, _first(errors))
     return caps, pins, forbids, memory, copies
 
 
@@ -199,7 +222,7 @@ def build_constraints(net: Network, array: ArraySpec, space: Space, opts: Constr
                 if f:
                     forbids.append(f)
         if errors:
-            raise SpecError(flag, errors)
+            raise SpecError(flag, _first(errors))
     if opts.memory_GiB is not None:
         errors = []
         m = check_pos_number(opts.memory_GiB, "--memory", errors)

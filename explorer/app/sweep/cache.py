@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
+from ...core.errors import SpecError
 from ...frontends import zoo
 from ..output import new_file_mode
 from .point import ERROR, Outcome
 
-CACHE_FORMAT = 3  # 3: the time objective's objective_value, bound and gap are step times
+CACHE_FORMAT = 4  # 3: the time objective's objective_value, bound and gap are step times; 4: entries hold their key
 
 
 def tree_digest(roots) -> str:
@@ -112,10 +113,19 @@ def well_formed(data: Any) -> bool:
 
 
 class Cache:
-    """Finished points under ``DIR/cache/``; a point that raised is never stored (a rerun retries it)."""
+    """Finished points under ``DIR/cache/``; a point that raised is never stored (a rerun retries it).
+
+    Each entry holds the key it was stored under, and ``get`` checks it: an entry copied over
+    another point's file (a valid entry, but of another point) is recomputed, never trusted."""
 
     def __init__(self, root: str | Path):
         self.dir = Path(root) / "cache"
+
+    def check(self) -> None:
+        """SpecError, before any work, when the cache folder is something else (a file)."""
+        if self.dir.exists() and not self.dir.is_dir():
+            raise SpecError("--out", f"{self.dir} is not a folder (the sweep keeps its cache there): move it away "
+                                     "or choose another --out")
 
     def _path(self, key: str) -> Path:
         return self.dir / key[:2] / f"{key}.json"
@@ -125,15 +135,23 @@ class Cache:
             data = json.loads(self._path(key).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        return Outcome.from_json(index, data, cached=True) if well_formed(data) else None
+        if not (well_formed(data) and data.get("key") == key):
+            return None
+        return Outcome.from_json(index, data, cached=True)
 
     def put(self, key: str, outcome: Outcome) -> None:
         if outcome.status == ERROR:
             return
         target = self._path(key)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp.")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(outcome.to_json(), f)
-        os.chmod(tmp, new_file_mode())  # mkstemp makes 0600; a cache entry follows the umask
-        os.replace(tmp, target)
+        tmp = None
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp.")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump({"key": key, **outcome.to_json()}, f)
+            os.chmod(tmp, new_file_mode())  # mkstemp makes 0600; a cache entry follows the umask
+            os.replace(tmp, target)
+        except OSError as err:  # e.g. a file where the entry's folder goes, a full disk
+            if tmp is not None and os.path.exists(tmp):
+                os.unlink(tmp)
+            raise SpecError("--out", f"cannot write the cache entry {target}: {err.strerror or err}") from None

@@ -10,7 +10,7 @@ from ...core.errors import SpecError, shown
 from .cache import Cache
 from .engine import Progress, make_engine, run_points
 from .spec import MAX_POINTS, Sweep, load_sweep, parse_sweep
-from .table import Manifest, check_pareto_columns, columns, finish_rows, make_row, write_outputs
+from .table import Manifest, check_destination, check_pareto_columns, columns, finish_rows, make_row, write_outputs
 
 
 def as_sweep(spec: Sweep | str | Path | dict, max_points: int = MAX_POINTS) -> Sweep:
@@ -35,8 +35,10 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
     return i, n
 
 
-def check_request(spec, out, shard, pareto, max_points: int = MAX_POINTS) -> tuple[Sweep, tuple[int, int] | None, tuple[str, ...]]:
-    """Validate a sweep request before any work: (the sweep, the shard, the Pareto columns)."""
+def check_request(spec, out, shard, pareto, max_points: int = MAX_POINTS,
+                  force: bool = False) -> tuple[Sweep, tuple[int, int] | None, tuple[str, ...]]:
+    """Validate a sweep request before any work: (the sweep, the shard, the Pareto columns).
+    ``force``: replace the outputs of another sweep found in ``out``."""
     sw = as_sweep(spec, max_points)
     pareto = tuple(pareto)
     if pareto:
@@ -44,14 +46,18 @@ def check_request(spec, out, shard, pareto, max_points: int = MAX_POINTS) -> tup
     cut = parse_shard(shard) if isinstance(shard, str) or shard is None else shard
     if out is not None and Path(out).exists() and not Path(out).is_dir():
         raise SpecError("--out", f"{out} exists and is not a folder")
+    if out is not None:
+        Cache(out).check()
+        check_destination(Path(out), sw.name, force)
     return sw, cut, pareto
 
 
 def run_sweep(spec: Sweep | str | Path | dict, out: str | Path | None = None, *, workers: int | None = None,
               engine: str = "local", scheduler: str | None = None, shard: str | tuple[int, int] | None = None,
-              pareto: tuple[str, ...] = (), progress: Callable[[Progress], None] | None = None) -> Iterator[dict[str, Any]]:
+              pareto: tuple[str, ...] = (), progress: Callable[[Progress], None] | None = None,
+              force: bool = False) -> Iterator[dict[str, Any]]:
     """Yield one row per point in point order; with ``out``, cache there and write the outputs at the end."""
-    sw, cut, pareto = check_request(spec, out, shard, pareto)
+    sw, cut, pareto = check_request(spec, out, shard, pareto, force=force)
     points = sw.shard(*cut) if cut else sw.points
     out_dir = Path(out) if out is not None else None
     eng = make_engine(engine, workers, scheduler)  # an unreachable scheduler fails before DIR exists

@@ -192,6 +192,28 @@ class Manifest:
         return cls(d["name"], d["source"], d["digest"], tuple(d["params"]), d["total"], d["shard"], tuple(d["pareto"]))
 
 
+def check_destination(out_dir: Path, name: str, force: bool = False) -> None:
+    """SpecError when ``out_dir`` holds the outputs of another sweep (its sweep.json names another
+    one, or results.csv/plans.jsonl lie there without a sweep.json): writing would replace them.
+    The same sweep (same name: an edited file, a rerun, a shard) is fine; ``force`` replaces."""
+    if force or not out_dir.is_dir():
+        return
+    try:
+        held = json.loads((out_dir / "sweep.json").read_text(encoding="utf-8")).get("name")
+    except FileNotFoundError:
+        found = [n for n in ("results.csv", "plans.jsonl") if (out_dir / n).exists()]
+        if found:
+            raise SpecError("--out", f"{out_dir} holds {' and '.join(found)} of no sweep (no sweep.json): choose "
+                                     "another folder, or pass --force to replace them") from None
+        return
+    except (OSError, ValueError, AttributeError):
+        held = None
+    if held != name:
+        what = f"sweep {held!r}" if isinstance(held, str) else "a sweep.json that cannot be read"
+        raise SpecError("--out", f"{out_dir} holds the results of {what}, not of sweep {name!r}: choose another "
+                                 "folder, or pass --force to replace them")
+
+
 def plan_line(point: dict[str, Any], out: Outcome) -> str:
     """One line of plans.jsonl; the result's JSON text goes in as it is (no decode, no re-encode)."""
     head = json.dumps({"index": out.index, "point": point, "status": out.status, "error": out.error or None,

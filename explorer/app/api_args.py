@@ -1,0 +1,90 @@
+"""The Python API's argument checks: what the CLI's option types refuse, refused by the API too.
+
+A program calling ``explorer.api`` gets the same one-line ``SpecError`` naming the argument that
+``explore`` gives for its option (never a ``TypeError`` from deep inside, and never a silently
+accepted value the CLI refuses, such as ``time_limit=-1``).
+"""
+
+from __future__ import annotations
+
+import math
+from os import PathLike
+from typing import Any, Iterable
+
+from ..core.errors import SpecError, shown
+
+MAX_WORKERS = 256  # as ``explore --workers``
+MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32 (``explore --seed``)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def check_int(value: Any, name: str, least: int, most: int | None = None) -> None:
+    """None, or an integer in [least, most]."""
+    if value is None:
+        return
+    if not _is_int(value) or value < least or (most is not None and value > most):
+        span = f"from {least:,} to {most:,}" if most is not None else f">= {least:,}"
+        raise SpecError(name, f"must be an integer {span}, got {shown(value)}")
+
+
+def check_solve_args(time_limit: Any, workers: Any, seed: Any, dump_model: Any, progress: Any) -> None:
+    """The solver options of ``solve`` and ``check``, as ``explore``'s options check them."""
+    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
+                                   or not math.isfinite(time_limit) or time_limit <= 0):
+        raise SpecError("time_limit", f"must be a finite number of seconds > 0, got {shown(time_limit)}")
+    check_int(workers, "workers", 1, MAX_WORKERS)
+    if seed is None or not _is_int(seed):
+        raise SpecError("seed", f"must be an integer from 0 to {MAX_SEED:,}, got {shown(seed)}")
+    check_int(seed, "seed", 0, MAX_SEED)
+    if dump_model is not None and not isinstance(dump_model, (str, PathLike)):
+        raise SpecError("dump_model", f"must be a path, got {shown(dump_model)}")
+    check_callable(progress, "progress")
+
+
+def check_callable(value: Any, name: str) -> None:
+    if value is not None and not callable(value):
+        raise SpecError(name, f"must be a function or None, got {shown(value)}")
+
+
+def solver_names(value: Any, known: Iterable[str]) -> tuple[str, ...]:
+    """``check``'s ``solvers``: one name or a list of names, each known, at least one."""
+    known = tuple(known)
+    names = (value,) if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise SpecError("solvers", f"must be a list of solver names ({', '.join(known)}), got {shown(value)}")
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise SpecError("solvers", f"unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(known)})")
+    return tuple(dict.fromkeys(names))
+
+
+def check_sweep_args(spec: Any, out: Any, workers: Any, engine: Any, scheduler: Any, shard: Any, pareto: Any,
+                     progress: Any, max_points: Any, force: Any) -> None:
+    """``sweep``'s arguments, as ``explore sweep``'s options check them."""
+    from .sweep.spec import Sweep
+
+    if not isinstance(spec, (str, PathLike, dict, Sweep)):
+        raise SpecError("spec", f"must be a sweep file path, a mapping or a Sweep, got {shown(spec)}")
+    if out is not None and not isinstance(out, (str, PathLike)):
+        raise SpecError("out", f"must be a folder path or None, got {shown(out)}")
+    check_int(workers, "workers", 1)
+    if not isinstance(engine, str):
+        raise SpecError("engine", f"must be 'local' or 'dask', got {shown(engine)}")
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise SpecError("scheduler", f"must be an address tcp://HOST:PORT or None, got {shown(scheduler)}")
+    if shard is not None and not isinstance(shard, str) and not (
+            isinstance(shard, tuple) and len(shard) == 2 and all(_is_int(x) for x in shard)):
+        raise SpecError("shard", f"must be 'I/N' (e.g. '0/4') or None, got {shown(shard)}")
+    if isinstance(shard, tuple) and not (shard[1] >= 1 and 0 <= shard[0] < shard[1]):
+        raise SpecError("shard", f"needs 0 <= I < N, got {shown(shard)}")
+    if not isinstance(pareto, (list, tuple)) or not all(isinstance(c, str) for c in pareto):
+        raise SpecError("pareto", f"must be a list of column names, got {shown(pareto)}")
+    check_callable(progress, "progress")
+    if max_points is None:
+        raise SpecError("max_points", "must be an integer >= 1, got None")
+    check_int(max_points, "max_points", 1)
+    if not isinstance(force, bool):
+        raise SpecError("force", f"must be True or False, got {shown(force)}")
