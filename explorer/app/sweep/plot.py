@@ -8,7 +8,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +90,24 @@ def load_table(folder: str | Path, chart: Chart) -> tuple[list[str], list[dict[s
     rows = [r for r in rows if all(r[k] == v for k, v in chart.where)]
     if not rows:
         raise SpecError("--where", "no row matches")
+    for col in dict.fromkeys(c for c in (chart.x, chart.y, chart.z) if c):
+        for n, r in enumerate(rows, 1):
+            _to_float(r[col], f"results.csv, row {n} of the plotted rows, column {col}")
     return cols, rows
+
+
+FLOAT_MAX = Fraction(sys.float_info.max)
+
+
+def _to_float(value: Any, where: str) -> float | None:
+    """A cell as a float to draw (None when not a number); a number beyond the float range
+    (a cell of 1e400) is bad input, not an OverflowError."""
+    v = number(value)
+    if v is None:
+        return None
+    if abs(v) > FLOAT_MAX:
+        raise SpecError(where, f"{shown(value)} is beyond the range a plot can draw (about 1.8e308)")
+    return float(v)
 
 
 def _label(value: str, col: str) -> str:
@@ -330,12 +349,19 @@ def read_plan(folder: str | Path, row: int) -> dict[str, Any]:
     path = Path(folder) / "plans.jsonl"
     try:
         with open(path, encoding="utf-8") as f:
-            for line in f:
-                d = json.loads(line)
-                if d["index"] == row:
+            for n, line in enumerate(f, 1):
+                try:
+                    d = json.loads(line)
+                    found = d["index"] == row
+                except (ValueError, KeyError, TypeError):  # cut short, or not a sweep's line
+                    raise SpecError(str(path), f"line {n}: not a sweep result (truncated or edited?): rerun explore "
+                                               "sweep (cached points are reused)") from None
+                if found:
                     return d
     except FileNotFoundError:
         raise SpecError(str(folder), "no plans.jsonl here (run explore sweep first)") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise SpecError(str(path), f"cannot read: {err}") from None
     raise SpecError("--plan", f"no point {row} in {path}")
 
 
@@ -375,7 +401,7 @@ def plot_plan(folder: str | Path, row: int, out: str | Path) -> Path:
               bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
     traffic = res.get("traffic_bytes")
     ax.set_title(f"point {row}: {res['model']} on {res['accelerators']} accelerators ({res['array']}), {res['space']} space, "
-                 f"batch {res['batch']}\n{res['solver']} {res['status']}, traffic {float(number(traffic)) / 1e9:.3g} GB, "
+                 f"batch {res['batch']}\n{res['solver']} {res['status']}, traffic {(_to_float(traffic, 'traffic_bytes') or 0) / 1e9:.3g} GB, "
                  f"step {res['step_time_s'] * 1e3:.3g} ms", fontsize=9)
     return _save(fig, path)
 

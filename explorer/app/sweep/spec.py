@@ -44,9 +44,9 @@ from ...core.array import MAX_LEVELS, MIN_LEVELS
 from ...core.errors import SpecError, shown
 from ...core.objective import Objective
 from ...core.partition import Space
-from ...core.units import parse_amount
+from ...core.units import format_count, parse_amount
 from ...frontends import NETWORK_FORMATS, zoo
-from ...frontends.fields import NAME_RULE
+from ...frontends.fields import MAX_INT, NAME_RULE
 from ...frontends.yamlio import load_yaml_file, load_yaml_text
 from ...solvers import REGISTRY
 from .mix import check_count, check_mix, is_count_key
@@ -84,6 +84,8 @@ def _is_int(v: Any) -> bool:
 def _check_pos_int(v: Any) -> str | None:
     if not _is_int(v) or v <= 0:
         return f"must be a positive integer, got {shown(v)}"
+    if v > MAX_INT:  # as every spec's integers: said up front, not an invalid row per point
+        return f"must be at most 2^40 = {MAX_INT:,}, got {format_count(v)}"
     return None
 
 
@@ -96,6 +98,8 @@ def _check_levels(v: Any) -> str | None:
 def _check_nonneg_int(v: Any) -> str | None:
     if not _is_int(v) or v < 0:
         return f"must be a non-negative integer, got {shown(v)}"
+    if v > MAX_INT:
+        return f"must be at most 2^40 = {MAX_INT:,}, got {format_count(v)}"
     return None
 
 
@@ -105,8 +109,13 @@ def _check_pos_number(v: Any) -> str | None:
     return None
 
 
-def _check_int(v: Any) -> str | None:
-    return None if _is_int(v) else f"must be an integer, got {shown(v)}"
+MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32 (explore --seed)
+
+
+def _check_seed(v: Any) -> str | None:
+    if not _is_int(v) or not 0 <= v <= MAX_SEED:
+        return f"must be an integer from 0 to {MAX_SEED:,}, got {shown(v) if not _is_int(v) else format_count(v)}"
+    return None
 
 
 def _check_str_list(v: Any) -> str | None:
@@ -155,7 +164,7 @@ KEYS: dict[str, Callable[[Any], str | None]] = {
     "solver": _check_choice(tuple(REGISTRY)),
     "objective": _check_choice(tuple(o.value for o in Objective)),
     "time_limit": _check_pos_number,
-    "seed": _check_int,
+    "seed": _check_seed,
     "memory_GiB": _check_pos_number,
     "weight_copies": _check_nonneg_int,
     "caps": _check_caps,

@@ -71,7 +71,7 @@ def number(v: Any) -> Fraction | None:
         return None
     try:
         return Fraction(v) if isinstance(v, (int, float)) else Fraction(str(v))
-    except (ValueError, ZeroDivisionError):
+    except (ValueError, ZeroDivisionError, OverflowError):  # OverflowError: a float inf
         return None
 
 
@@ -272,12 +272,39 @@ def read_entries(folder: Path) -> tuple[Manifest, list[tuple[dict[str, Any], Out
 
 
 def read_rows(folder: Path) -> tuple[list[str], list[dict[str, str]]]:
-    """results.csv as (columns, rows of strings)."""
+    """results.csv as (columns, rows of strings); a file cut short (no final newline, a row with
+    fewer or more cells than the header, fewer rows than plans.jsonl has points) is an error."""
     path = folder / "results.csv" if folder.is_dir() else folder
     try:
         with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            rows = list(reader)
-            return list(reader.fieldnames or []), rows
+            text = f.read()
     except FileNotFoundError:
         raise SpecError(str(folder), "no results.csv here (run explore sweep first)") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise SpecError(str(path), f"cannot read: {err}") from None
+    rerun = "rerun explore sweep (cached points are reused) or explore sweep merge"
+    if text and not text.endswith("\n"):
+        raise SpecError(str(path), f"truncated (the last line is cut short): {rerun}")
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        rows = list(reader)
+    except csv.Error as err:
+        raise SpecError(str(path), f"not a results table ({err}): {rerun}") from None
+    cols = list(reader.fieldnames or [])
+    for n, r in enumerate(rows, 2):
+        if None in r or None in r.values():
+            raise SpecError(str(path), f"line {n} does not have the header's {len(cols)} cells: truncated or edited; {rerun}")
+    points = _count_lines(path.parent / "plans.jsonl")
+    if points is not None and points != len(rows):
+        raise SpecError(str(path), f"{len(rows)} rows, but plans.jsonl beside it holds {points} points: truncated or "
+                                   f"written by another run; {rerun}")
+    return cols, rows
+
+
+def _count_lines(path: Path) -> int | None:
+    """Lines of a file (None when it is not there), read in blocks."""
+    try:
+        with open(path, "rb") as f:
+            return sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
+    except OSError:
+        return None
