@@ -330,11 +330,16 @@ def test_output_naming_an_input_is_refused(tmp_path, capsys):
     assert model.read_text() == text and cons.read_text() == "version: 1\nweight_copies: 1\n"
 
 
-def test_output_naming_the_shipped_file_of_a_zoo_name_is_refused(capsys):
-    shipped = zoo.resolve_model("lenet-c")
-    before = shipped.read_text()
-    code, _, err = run_cli(["--model", "lenet-c", "--output", str(shipped)], capsys)
-    assert code == 2 and "is the --model file" in err and shipped.read_text() == before
-    arr = zoo.resolve_array("hypar-16")
-    code, _, err = run_cli(["--model", "lenet-c", "--output", str(arr)], capsys)  # the default array
+def test_output_naming_the_shipped_file_of_a_zoo_name_is_refused(tmp_path, capsys, monkeypatch):
+    # the zoo is pointed at copies: were the refusal broken, the shipped files must not be the victims
+    shipped = {"lenet-c": tmp_path / "lenet-c.yaml", "hypar-16": tmp_path / "hypar-16.yaml"}
+    shutil.copyfile(zoo.resolve_model("lenet-c"), shipped["lenet-c"])
+    shutil.copyfile(zoo.resolve_array("hypar-16"), shipped["hypar-16"])
+    before = {k: p.read_text() for k, p in shipped.items()}
+    monkeypatch.setattr(zoo, "resolve_model", lambda name: shipped.get(name))
+    monkeypatch.setattr(zoo, "resolve_array", lambda name: shipped.get(name))
+    code, _, err = run_cli(["--model", "lenet-c", "--output", str(shipped["lenet-c"])], capsys)
+    assert code == 2 and "is the --model file" in err
+    code, _, err = run_cli(["--model", "lenet-c", "--output", str(shipped["hypar-16"])], capsys)  # the default array
     assert code == 2 and "is the --array file" in err
+    assert {k: p.read_text() for k, p in shipped.items()} == before
