@@ -86,6 +86,7 @@ def test_time_limited_cpsat_reports_feasible_with_valid_bound():
 
 def test_pins_and_forbids_all_solvers_agree():
     rng = random.Random(5)
+    compared = 0
     for seed in range(30):
         p = random_problem(100 + seed)
         L = p.num_layers
@@ -98,12 +99,14 @@ def test_pins_and_forbids_all_solvers_agree():
             continue
         assert statuses == {Status.OPTIMAL}
         assert len({s.objective for s in sols}) == 1
+        compared += 1
         for s in sols:
             for pin in pins:
                 for h in range(q.levels):
                     if pin.level in (None, h):
                         assert s.plan.at(h, pin.layer) is pin.type
             assert all(s.plan.at(h, forbids[0].layer) is not forbids[0].type for h in range(q.levels))
+    assert compared >= 24, f"only {compared} of 30 instances had a plan to compare (28 do)"
 
 
 def test_refusals_name_the_size():
