@@ -236,6 +236,15 @@ def test_plot_of_a_number_beyond_floats_is_bad_input(finished, tmp_path, capsys)
         assert "column traffic_bytes: '1e400' is beyond the range a plot can draw" in err
 
 
+def test_a_reference_value_beyond_floats_is_bad_input(tmp_path, capsys):
+    f = write(tmp_path / "s.yaml", "version: 1\nname: r\ngrid: {model: [lenet-c], levels: [1, 2]}\nreference:\n"
+                                   "  x: levels\n  y: traffic_bytes\n  series:\n    paper: {1: '1e400', 2: 5}\n")
+    list(api.sweep(str(f), tmp_path / "o", workers=1))
+    code, _, err = run_cli(["plot", str(tmp_path / "o"), "--reference", "--out", str(tmp_path / "p.png")], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "reference.series.paper.1: '1e400' is beyond the range a plot can draw" in err
+
+
 # --- a double Ctrl-C -------------------------------------------------------------------------
 
 

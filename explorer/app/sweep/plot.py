@@ -203,15 +203,16 @@ def _draw_reference(ax, folder, chart: Chart, cats) -> None:
     for n, (name, points) in enumerate(ref["series"].items()):
         pts = []
         for key, value in points.items():
-            v = number(value)
+            where = f"--reference: reference.series.{name}.{key}"
+            v = _to_float(value, where)
             if v is None:
                 continue
             if cats is None:
-                x = number(key)
+                x = _to_float(key, where)
             else:
-                x = cats.index(str(key)) if str(key) in cats else None
+                x = float(cats.index(str(key))) if str(key) in cats else None
             if x is not None:
-                pts.append((float(x), float(v)))
+                pts.append((x, v))
         if not pts:
             continue
         pts.sort()
