@@ -251,12 +251,14 @@ def test_a_reference_value_beyond_floats_is_bad_input(tmp_path, capsys):
 def test_a_second_ctrl_c_during_the_pool_shutdown_is_ignored(tmp_path):
     f = write(tmp_path / "s.yaml", "version: 1\ngrid: {model: [resnet50, vgg-a], levels: [6, 7], solver: [cpsat], "
                                    "space: [accpar]}\n")
-    for gap in (0.0, 0.02):
-        p = subprocess.Popen([sys.executable, "-m", "explorer.app.cli", "sweep", str(f), "--out", str(tmp_path / "o"),
+    for n, gap in enumerate((0.0, 0.02)):
+        out = tmp_path / f"o{n}"
+        p = subprocess.Popen([sys.executable, "-m", "explorer.app.cli", "sweep", str(f), "--out", str(out),
                               "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline_s = time.time() + 30
-        while not (tmp_path / "o").exists() and time.time() < deadline_s:  # the pool starts after DIR
+        deadline_s = time.time() + 60
+        while not out.exists() and time.time() < deadline_s:  # made once the handler is set, just before the pool
             time.sleep(0.05)
+        assert out.exists()
         time.sleep(0.5)
         p.send_signal(signal.SIGINT)
         time.sleep(gap)
