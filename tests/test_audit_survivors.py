@@ -5,7 +5,6 @@ drops an option (a rerun would reuse another point's answer), and an inverted
 from __future__ import annotations
 
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 

@@ -36,9 +36,9 @@ def check_solve_args(time_limit: Any, workers: Any, seed: Any, dump_model: Any, 
                                    or not math.isfinite(time_limit) or time_limit <= 0):
         raise SpecError("time_limit", f"must be a finite number of seconds > 0, got {shown(time_limit)}")
     check_int(workers, "workers", 1, MAX_WORKERS)
-    if seed is None or not _is_int(seed):
-        raise SpecError("seed", f"must be an integer from 0 to {MAX_SEED:,}, got {shown(seed)}")
     check_int(seed, "seed", 0, MAX_SEED)
+    if seed is None:
+        raise SpecError("seed", f"must be an integer from 0 to {MAX_SEED:,}, got None")
     if dump_model is not None and not isinstance(dump_model, (str, PathLike)):
         raise SpecError("dump_model", f"must be a path, got {shown(dump_model)}")
     check_callable(progress, "progress")
