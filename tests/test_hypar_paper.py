@@ -100,7 +100,7 @@ def test_paper_networks_match_fig8_data_parallel_traffic(model, weights, fig8_dp
     assert math.isclose(120 * weights / 1e9, fig8_dp_GB, rel_tol=0.03)
 
 
-@pytest.mark.parametrize("path", sorted(SWEEPS.glob("*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted(SWEEPS.glob("fig*.yaml")), ids=lambda p: p.stem)
 def test_figure_sweep_files(path):
     data = load_yaml_file(path)
     assert data["version"] == 1 and "reference" in data and data["reference"]["figure"]
