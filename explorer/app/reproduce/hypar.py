@@ -221,7 +221,9 @@ def fig13(ctx: Context) -> Figure:
     rows = [_row("hypar", x, v, fig["series"]["hypar"][x], "x trick (performance)") for x, v in perf.items()]
     rows += [_row("hypar-energy", x, v, fig["series"]["hypar-energy"][x], "x trick (energy efficiency)")
              for x, v in energy.items()]
-    return Figure(13, fig["title"], tuple(rows), {"kind": "bars", "log": False, "ylabel": "x trick"})
+    return Figure(13, fig["title"], tuple(rows), {"kind": "bars", "log": False, "ylabel": "x trick",
+                                                   "colours": {"hypar": "#2020d0"},
+                                                   "labels": {"hypar": "HyPar performance"}})
 
 
 MAKERS = {5: fig5, 6: fig6, 7: fig7, 8: fig8, 9: fig9, 10: fig10, 11: fig11, 12: fig12, 13: fig13}
