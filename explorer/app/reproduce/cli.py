@@ -95,7 +95,8 @@ def hypar_cmd(numbers, every, out, accounting, fmt):
             click.echo(table(fig, png) + "\n")
     if fmt == "json":
         click.echo(json.dumps({"accounting": acc.value, "figures": [
-            {"figure": f.number, "title": f.title, "png": str(p), "rows": [r.to_json() for r in f.rows]}
+            {"figure": f.number, "title": f.title, "png": str(p), "rows": [r.to_json() for r in f.rows],
+             "notes": [x.strip() for x in f.notes]}
             for f, p in results]}, indent=1))
 
 
