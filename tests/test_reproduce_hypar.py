@@ -159,3 +159,12 @@ def test_reproduce_unwritable_out(tmp_path, capsys):
     assert code == 2 and out == "" and err.startswith("explore: error: --out: cannot write") and len(err.splitlines()) == 1
     code, out, err = run(["reproduce", "hypar", "--figure", "9", "--out", str(blocker)], capsys)
     assert code == 2 and "--out: cannot write" in err and len(err.splitlines()) == 1
+
+
+def test_plot_reference_units():
+    """explore plot --reference puts Fig. 8's GB on our traffic_bytes axis (1e9), nothing else."""
+    from explorer.app.sweep.plot import reference_scale
+
+    assert reference_scale("GB", "traffic_bytes") == 10**9
+    assert reference_scale("GB", "step_time_s") == 1
+    assert reference_scale(None, "traffic_bytes") == 1
