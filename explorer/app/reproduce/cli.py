@@ -82,14 +82,13 @@ def hypar_cmd(numbers, every, out, accounting, fmt):
     folder = _out_dir(out)
     acc = Accounting(accounting)
     ctx = Context(acc, folder / ".cache")
-    subtitle = f"solid: ours (hypar-paper array, one global calibration; accounting {acc}); hatched: the paper's"
     from .draw import draw
 
     results = []
     for n in wanted:
         fig = reproduce(n, ctx)
         png = folder / f"hypar-fig{n}.png"
-        draw(fig, png, subtitle)
+        draw(fig, png, acc.value)
         results.append((fig, png))
         if fmt == "table":
             click.echo(table(fig, png) + "\n")

@@ -110,7 +110,8 @@ def _plans(fig: Figure, plt, title: str):
         ax.set_yticks([0, -1, -2, -3], ["H1", "H2", "H3", "H4"], fontsize=7)
         ax.set_xlim(-0.7, len(layers) - 0.3)
         ax.set_ylim(-3.6, 0.6)
-        ax.set_title(f"{name} ({sum(a != b for o, q in zip(ours, paper) for a, b in zip(o, q))} cells differ)", fontsize=8)
+        differ = sum(a != b for o, q in zip(ours, paper) for a, b in zip(o, q))
+        ax.set_title(f"{name} ({differ} cell{' differs' if differ == 1 else 's differ'})", fontsize=8)
     f.suptitle(title + "\nfilled: model parallelism (II), open: data parallelism (I); red ring: the paper's Fig. 5 "
                "has the other type", fontsize=9)
     return f
@@ -142,11 +143,13 @@ def _grid(fig: Figure, plt, title: str):
     return f
 
 
-def draw(fig: Figure, path: Path, subtitle: str) -> None:
+def draw(fig: Figure, path: Path, accounting: str) -> None:
     """Write the figure's PNG to ``path``."""
     plt = _pyplot()
-    title = f"HyPar Fig. {fig.number}: {fig.title}\n{subtitle}"
     kind = fig.chart.get("kind")
+    ours = f"hypar-paper array, one global calibration; accounting {accounting}"
+    subtitle = f"ours: {ours}" if kind in ("plans", "grid") else f"solid: ours ({ours}); hatched: the paper's"
+    title = f"HyPar Fig. {fig.number}: {fig.title}\n{subtitle}"
     if kind == "plans":
         f = _plans(fig, plt, title)
     elif kind == "grid":

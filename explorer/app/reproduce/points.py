@@ -23,11 +23,11 @@ from ...core.evaluate import evaluate
 from ...core.network import Network
 from ...core.paper_accounting import Accounting, hierarchical_dp, level_costs, torus_uniform_level_bandwidths
 from ...core.plan import Plan
+from ...core.solution import SolveOptions
 from ...core.timing import compute_time_s, energy_J, level_times, step_time
 from ...frontends import load_array
 from ..baselines import BASELINES, baseline_plan
 from ..run import run
-from ...core.solution import SolveOptions
 
 ARRAY = "hypar-paper"
 BIG_MEMORY_GiB = 10**6  # the paper does not model memory
