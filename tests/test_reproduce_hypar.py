@@ -168,3 +168,21 @@ def test_plot_reference_units():
     assert reference_scale("GB", "traffic_bytes") == 10**9
     assert reference_scale("GB", "step_time_s") == 1
     assert reference_scale(None, "traffic_bytes") == 1
+
+
+def test_paper_values_file_is_complete():
+    """Every per-network series names the ten networks and the gmean; Fig. 5's plans fit the zoo
+    networks' layers; Fig. 13's workloads build."""
+    from explorer.app.reproduce.paper import FIGURES, paper_values
+
+    pv = paper_values()
+    assert sorted(pv.figures) == list(FIGURES) and all(pv.figure(n).get("title") and pv.figure(n).get("read") for n in FIGURES)
+    for n in (6, 7, 8):
+        for name, values in pv.figure(n)["series"].items():
+            assert list(values) == [*pv.networks, "gmean"], (n, name)
+    for name, rows in pv.figure(5)["plans"].items():
+        layers = len(pv.network(name).layers)
+        assert len(rows) == 4 and all(len(r) == layers and set(r) <= {"0", "1"} for r in rows), name
+    for w in pv.figure(13)["workloads"]:
+        net, levels = pv.workload(w)
+        assert net.batch in (32, 4096) and levels in (2, 3, 4)
