@@ -4,6 +4,10 @@ figure a table: paper, ours, ratio (ours / paper).
 Every number comes from one solve per point (paper array, batch 256, --solver dp); no sweep
 engine is involved. The sweep files under spaces/hypar-2019/ describe the same points.
 Run: python bench/reproduce_hypar.py [--figure 6|7|8|11|12|13]
+
+The faithful figures (the paper's axes, units, every series, Figs. 5-13, the paper's torus and
+Fig. 13 workloads, a PNG each) are `explore reproduce hypar --figure N`; this script keeps the
+tables the README quotes (its Fig. 12 is the equal-bisection torus, its Fig. 13 the ten networks).
 """
 
 from __future__ import annotations

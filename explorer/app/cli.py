@@ -383,6 +383,9 @@ class StepProgress:
 from .cli_sweep import attach  # noqa: E402 - the sweep and plot commands (explore sweep, explore plot)
 
 attach(cli)
+from .reproduce.cli import attach as attach_reproduce  # noqa: E402 - explore reproduce (HyPar's figures)
+
+attach_reproduce(cli)
 
 
 # A run is one short process that builds large acyclic structures (a 10,000-layer spec, cost

@@ -196,10 +196,23 @@ def with_reference_axes(folder: str | Path, chart: Chart) -> Chart:
     return replace(chart, x=chart.x or str(ref.get("x") or ""), y=chart.y or str(ref.get("y") or ""))
 
 
+# the paper's unit -> (suffix of our column, factor to our unit): Fig. 8 prints GB, our column is bytes
+REFERENCE_UNITS = {"GB": ("_bytes", 10**9)}
+
+
+def reference_scale(unit: Any, column: str | None) -> float:
+    """The factor that puts a reference in ``unit`` into ``column``'s unit (1 when they agree)."""
+    suffix, factor = REFERENCE_UNITS.get(str(unit), (None, 1))
+    return factor if suffix and column and column.endswith(suffix) else 1
+
+
 def _draw_reference(ax, folder, chart: Chart, cats) -> None:
     ref = read_reference(folder)
     # a reference that plots another quantity than --y says which, in its legend entry
     other = f" ({ref.get('y')})" if ref.get("y") and str(ref.get("y")) != chart.y else ""
+    scale = reference_scale(ref.get("unit"), chart.y)
+    if scale != 1:
+        other += f" ({ref.get('unit')} x {scale:g})"
     for n, (name, points) in enumerate(ref["series"].items()):
         pts = []
         for key, value in points.items():
@@ -212,7 +225,7 @@ def _draw_reference(ax, folder, chart: Chart, cats) -> None:
             else:
                 x = float(cats.index(str(key))) if str(key) in cats else None
             if x is not None:
-                pts.append((x, v))
+                pts.append((x, v * scale))
         if not pts:
             continue
         pts.sort()

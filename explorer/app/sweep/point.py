@@ -33,8 +33,8 @@ ERROR = "error"  # anything else raised: a bug, recorded and not cached
 # the result keys a row shows (the rest stays in plans.jsonl)
 SUMMARY_KEYS = (
     "accelerators", "traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s",
-    "memory_bytes_per_accelerator", "speedup_over_all_I", "traffic_ratio_to_all_I", "objective_value", "bound", "gap",
-    "violations", "wall_s",
+    "memory_bytes_per_accelerator", "speedup_over_all_I", "traffic_ratio_to_all_I", "energy_J", "energy_efficiency_over_all_I",
+    "objective_value", "bound", "gap", "violations", "wall_s",
 )
 
 

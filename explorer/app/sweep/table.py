@@ -22,7 +22,8 @@ from .point import ALPHAS_KEY, SPLIT_KEYS, Outcome
 # figures copied from the single-run JSON object, in this order
 FIGURES = (
     "accelerators", "traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s",
-    "memory_bytes_per_accelerator", "speedup_over_all_I", "traffic_ratio_to_all_I", "objective_value", "bound", "gap",
+    "memory_bytes_per_accelerator", "speedup_over_all_I", "traffic_ratio_to_all_I", "energy_J", "energy_efficiency_over_all_I",
+    "objective_value", "bound", "gap",
 )
 SPLIT_FIGURES = ("step_time_s", "bound", "gap")  # what explore split reports of FIGURES (bound, gap: a proving method)
 TAIL = ("violations", "dp_gap", "wall_s", "cached", "error")

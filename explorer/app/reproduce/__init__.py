@@ -1,0 +1,1 @@
+"""``explore reproduce``: published figures regenerated, our numbers beside the paper's."""

@@ -1,0 +1,105 @@
+"""``explore reproduce hypar``: HyPar's Figs. 5-13, each a PNG and rows ``series, x, ours, paper,
+unit, error`` (printing only; the work is in ``hypar.py`` and ``draw.py``)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from ...core.paper_accounting import Accounting
+from ..cli_common import InputError, fail_on_bad_input
+from .hypar import Context, Figure, reproduce
+from .paper import FIGURES
+
+DEFAULT_OUT = "runs/hypar-figures"
+
+
+def _out_dir(out: str) -> Path:
+    """The output folder, made if missing; one line (exit 2) when it cannot be written."""
+    path = Path(out)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"--out: cannot write {out}: {err.strerror or err}") from None
+    if not path.is_dir() or not os.access(path, os.W_OK | os.X_OK):
+        raise InputError(f"--out: cannot write {out}: not a writable folder")
+    return path
+
+
+def _cell(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _error(r) -> str:
+    if r.error is None:
+        return "-"
+    if isinstance(r.error, float):
+        return f"{r.error:+.1%}"
+    return f"{r.error} differ" if "plan" in r.unit else str(r.error)
+
+
+def table(fig: Figure, png: Path) -> str:
+    head = ("series", "x", "ours", "paper", "unit", "error")
+    body = [(r.series, r.x, _cell(r.ours), _cell(r.paper), r.unit, _error(r)) for r in fig.rows]
+    widths = [max(len(str(row[i])) for row in [head, *body]) for i in range(len(head))]
+    lines = [f"Fig. {fig.number}: {fig.title}  ({png})"]
+    for row in [head, *body]:
+        lines.append("  ".join(str(c).ljust(w) if i < 2 or i == 4 else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+    return "\n".join(lines + list(fig.notes))
+
+
+@click.group("reproduce")
+def reproduce_group():
+    """Regenerate a paper's figures: our numbers beside the paper's (explore reproduce hypar --figure 6)."""
+
+
+@reproduce_group.command("hypar")
+@click.option("--figure", "numbers", type=click.Choice([str(n) for n in FIGURES]), multiple=True, metavar="N",
+              help=f"HyPar figure to regenerate ({', '.join(map(str, FIGURES))}). Repeatable.")
+@click.option("--all", "every", is_flag=True, help="Every figure, 5 to 13.")
+@click.option("--out", "out", default=DEFAULT_OUT, show_default=True, metavar="DIR",
+              help="Folder for the PNGs (hypar-figN.png) and the point cache (DIR/.cache).")
+@click.option("--accounting", type=click.Choice([a.value for a in Accounting]), default="model", show_default=True,
+              help="model: model.md (the default everywhere); hypar-figures: type II exchanges after pooling and "
+                   "re-layouts out of II are free, the accounting HyPar's Figs. 5 and 8 imply.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Readable tables or one JSON object.")
+@fail_on_bad_input
+def hypar_cmd(numbers, every, out, accounting, fmt):
+    """HyPar (HPCA 2019) Figs. 5-13 on the calibrated paper array: one PNG per figure (the paper's
+    axes, units and normalisation; ours solid, the paper's hatched) and rows series, x, ours,
+    paper, unit, error (ours / paper - 1; plans: cells that differ)."""
+    if not numbers and not every:
+        raise InputError("give --figure N (5..13) or --all")
+    wanted = list(FIGURES) if every else sorted({int(n) for n in numbers})
+    folder = _out_dir(out)
+    acc = Accounting(accounting)
+    ctx = Context(acc, folder / ".cache")
+    from .draw import draw
+
+    results = []
+    for n in wanted:
+        fig = reproduce(n, ctx)
+        png = folder / f"hypar-fig{n}.png"
+        draw(fig, png, acc.value)
+        results.append((fig, png))
+        if fmt == "table":
+            click.echo(table(fig, png) + "\n")
+    if fmt == "json":
+        click.echo(json.dumps({"accounting": acc.value, "figures": [
+            {"figure": f.number, "title": f.title, "png": str(p), "rows": [r.to_json() for r in f.rows],
+             "notes": [x.strip() for x in f.notes]}
+            for f, p in results]}, indent=1))
+
+
+def attach(group: click.Group) -> None:
+    """Add ``explore reproduce`` to the ``explore`` group."""
+    group.add_command(reproduce_group)
+

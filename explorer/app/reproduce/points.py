@@ -1,0 +1,139 @@
+"""The points behind HyPar's figures: one network, batch and level count on the paper array,
+its HyPar plan and the three baselines' plans with their exact level costs, under an accounting.
+
+A point is solved once per process (memoised) and, given a cache folder, once per machine:
+``<out>/.cache/<sha>.json`` holds its plans and level costs as exact fractions, keyed by
+everything that shapes them (the network's layers, batch, levels, accounting, this format's
+version). Time and energy are computed from the level costs on each call (``figures``), so a
+change of array or topology never needs a new solve.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from pathlib import Path
+
+from ...core.array import ArraySpec
+from ...core.comm import training_flops
+from ...core.evaluate import evaluate
+from ...core.network import Network
+from ...core.paper_accounting import Accounting, hierarchical_dp, level_costs, torus_uniform_level_bandwidths
+from ...core.plan import Plan
+from ...core.solution import SolveOptions
+from ...core.timing import compute_time_s, energy_J, level_times, step_time
+from ...frontends import load_array
+from ..baselines import BASELINES, baseline_plan
+from ..run import run
+
+ARRAY = "hypar-paper"
+BIG_MEMORY_GiB = 10**6  # the paper does not model memory
+CACHE_FORMAT = 1
+PLANS = ("hypar", *BASELINES)  # hypar, all-I, all-II, trick
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One network at one batch and level count: each plan and its level costs c_h."""
+
+    network: Network
+    levels: int
+    accounting: Accounting
+    plans: tuple[tuple[str, Plan, tuple[Fraction, ...]], ...]  # (name, plan, c_h) in PLANS order
+
+    def plan(self, name: str) -> Plan:
+        return next(p for n, p, _ in self.plans if n == name)
+
+    def costs(self, name: str) -> tuple[Fraction, ...]:
+        return next(c for n, _, c in self.plans if n == name)
+
+    @property
+    def flops(self) -> int:
+        return sum(training_flops(layer, self.network.batch) for layer in self.network.layers)
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """Traffic, time and energy of one plan of a point on the paper array."""
+
+    traffic_bytes: Fraction
+    compute_s: Fraction
+    step_s: Fraction
+    energy_J: Fraction
+
+
+def paper_array(levels: int) -> ArraySpec:
+    return load_array(ARRAY).with_levels(levels)
+
+
+def figures(point: Point, plan: str, torus: bool = False) -> Figures:
+    """The plan's figures on the paper array (``torus``: the same accelerators on a 2-D torus whose
+    links all have the H-tree's lowest link bandwidth, ``torus_uniform_level_bandwidths``)."""
+    array = paper_array(point.levels)
+    c = point.costs(plan)
+    traffic = 2 * array.dtype_bytes * sum(2**h * ch for h, ch in enumerate(c))
+    if torus:
+        bw = torus_uniform_level_bandwidths(array.levels, array.bandwidth_Bps(array.levels - 1))
+        comm = sum((ch * array.dtype_bytes / b for ch, b in zip(c, bw)), Fraction(0))
+    else:
+        comm = sum(level_times(c, array), Fraction(0))
+    compute = compute_time_s(point.flops, array)
+    step = step_time(compute, comm, array.overlap)
+    return Figures(traffic, compute, step, energy_J(point.flops, traffic, step, array))
+
+
+def _solve(network: Network, levels: int, accounting: Accounting) -> Point:
+    from ...api import build_problem  # the app's own entry point for a problem
+
+    problem = build_problem(network, ARRAY, batch=network.batch, levels=levels, memory_GiB=BIG_MEMORY_GiB)
+    if accounting is Accounting.MODEL:  # the dp solver, re-scored by the evaluator
+        hypar = run(problem, "dp", SolveOptions()).plan
+        cost = lambda plan: evaluate(problem.network, problem.array, problem.space, plan).level_cost  # noqa: E731
+    else:
+        hypar = hierarchical_dp(problem.network, levels, accounting)
+        cost = lambda plan: level_costs(problem.network, plan, accounting)  # noqa: E731
+    plans = [("hypar", hypar)] + [(name, baseline_plan(problem, name)) for name in BASELINES]
+    return Point(problem.network, levels, accounting, tuple((n, p, tuple(cost(p))) for n, p in plans))
+
+
+def _key(network: Network, levels: int, accounting: Accounting) -> str:
+    layers = [(x.name, x.kind.value, x.in_channels, x.out_channels, x.kernel_area, x.s_in, x.s_out, x.groups)
+              for x in network.layers]
+    text = json.dumps([CACHE_FORMAT, layers, list(network.edges), network.batch, levels, accounting.value])
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _to_json(point: Point) -> dict:
+    return {"plans": [[n, p.to_lists(), [str(x) for x in c]] for n, p, c in point.plans]}
+
+
+def _from_json(data: dict, network: Network, levels: int, accounting: Accounting) -> Point:
+    plans = tuple((n, Plan.from_lists(p), tuple(Fraction(x) for x in c)) for n, p, c in data["plans"])
+    if [n for n, _, _ in plans] != list(PLANS) or any(p.levels != levels for _, p, _ in plans):
+        raise ValueError("cache entry of another shape")
+    return Point(network, levels, accounting, plans)
+
+
+@lru_cache(maxsize=None)
+def _memo(network: Network, levels: int, accounting: Accounting, cache: str | None) -> Point:
+    path = Path(cache) / f"{_key(network, levels, accounting)}.json" if cache else None
+    if path is not None and path.is_file():
+        try:
+            return _from_json(json.loads(path.read_text()), network, levels, accounting)
+        except (ValueError, KeyError, TypeError):
+            pass  # a damaged entry is solved again and rewritten
+    point = _solve(network, levels, accounting)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(_to_json(point)))
+        tmp.replace(path)
+    return point
+
+
+def point(network: Network, levels: int, accounting: Accounting, cache: Path | None = None) -> Point:
+    """The point, from this process's memo, the cache folder, or solved (and cached)."""
+    return _memo(network, levels, accounting, str(cache) if cache is not None else None)

@@ -1,0 +1,188 @@
+"""HyPar's figures: the paper-figure accounting (goldens by hand, the model's case against the
+evaluator and the DP solver), the uniform-link torus, and ``explore reproduce hypar`` on two
+small figures and its bad input."""
+
+import json
+from fractions import Fraction
+
+import pytest
+
+from explorer.api import build_problem, solve
+from explorer.app.cli import main
+from explorer.core.evaluate import evaluate
+from explorer.core.network import Layer, LayerKind, Network
+from explorer.core.paper_accounting import (
+    Accounting,
+    AccountingError,
+    hierarchical_dp,
+    level_costs,
+    torus_uniform_level_bandwidths,
+)
+from explorer.core.partition import PartitionType
+from explorer.core.plan import Plan
+from explorer.core.randnet import random_chain
+from explorer.frontends import load_model
+
+I, II = PartitionType.I, PartitionType.II
+
+
+def conv_pool_fc() -> Network:
+    """conv 2->4 (1x1 kernel) on 4x4, pooled to 2x2, then fc 16->3; batch 2.
+    conv: A(F_in) = 2*2*16 = 64, W = 8, A(F_out) = 2*4*16 = 128, pooled 2*4*4 = 32 (fc's input).
+    fc:   A(F_in) = 32, W = 48, A(F_out) = 2*3 = 6."""
+    return Network.chain("cpf", 2, [Layer("conv", LayerKind.CONV, 2, 4, (1, 1), (4, 4), (4, 4)),
+                                    Layer("fc", LayerKind.FC, 16, 3)])
+
+
+@pytest.mark.parametrize("types,model,figures", [
+    ((I, I), 8 + 48, 8 + 48),  # dW + dW, no re-layout
+    ((I, II), 8 + 6 + 16, 8 + 6 + 16),  # dW + fc's F_out + I->II (F/4 + E/4 = 32/2)
+    ((II, I), 128 + 48 + 16, 32 + 48),  # model: F_out 128 + II->I E/2; figures: pooled 32, re-layout free
+    ((II, II), 128 + 6 + 16, 32 + 6),  # model: II->II E/2 = 16; figures: free
+])
+def test_level_costs_by_hand(types, model, figures):
+    net = conv_pool_fc()
+    plan = Plan((types,))
+    assert level_costs(net, plan, Accounting.MODEL) == (model,)
+    assert level_costs(net, plan, Accounting.HYPAR_FIGURES) == (figures,)
+
+
+def test_second_level_halves_by_the_first_levels_types():
+    # level 0 (I, II): conv's batch halves, fc's D_i halves. Level 1 (II, II) under the figures'
+    # accounting: conv's pooled output 32 / 2 = 16, fc's F_out (D_i split, B not) 6, re-layout 0.
+    net = conv_pool_fc()
+    assert level_costs(net, Plan(((I, II), (II, II))), Accounting.HYPAR_FIGURES) == (30, 22)
+    # the model: conv F_out 128/2 = 64, fc 6, II->II E/2 of fc's input 32/2/2 = 8 -> 78
+    assert level_costs(net, Plan(((I, II), (II, II))), Accounting.MODEL) == (30, 78)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_model_accounting_is_the_evaluator_and_the_dp(seed):
+    """The accounting module's MODEL case is model.md: the evaluator's level costs on random
+    plans and the dp solver's plan on seeded random chains."""
+    import random
+
+    net = random_chain(seed, 2 + seed % 5)
+    levels = 1 + seed % 3
+    p = build_problem(net, "hypar-paper", batch=net.batch, levels=levels, memory_GiB=10**6)
+    rng = random.Random(seed)
+    for _ in range(5):
+        plan = Plan(tuple(tuple(rng.choice((I, II)) for _ in net.layers) for _ in range(levels)))
+        assert level_costs(net, plan, Accounting.MODEL) == evaluate(p.network, p.array, p.space, plan).level_cost
+    r = solve(net, "hypar-paper", batch=net.batch, levels=levels, memory_GiB=10**6)
+    assert hierarchical_dp(net, levels, Accounting.MODEL) == r.plan
+
+
+def test_vgg_a_conv5_2_at_h4_needs_both_changes():
+    """HyPar's Fig. 5 has VGG-A's conv5_2 model-parallel at H4. At H4 (batch 256/8 = 32 after
+    three I levels; fc6 II above): I costs dW 2,359,296 + I->II into fc6 401,408 = 2,760,704.
+    II under the figures' accounting: pooled output 32*512*7*7 = 802,816 + I->II from conv5_1
+    32*512*14*14/2 = 1,605,632 + II->II into fc6 0 = 2,408,448 < I. The model charges the
+    unpooled 3,211,264 and 401,408 into fc6."""
+    net = load_model("vgg-a").with_batch(256)
+    names = [x.name for x in net.layers]
+    k = names.index("conv5_2")
+    figures = hierarchical_dp(net, 4, Accounting.HYPAR_FIGURES)
+    model = hierarchical_dp(net, 4, Accounting.MODEL)
+    assert figures.at(3, k) is II and model.at(3, k) is I
+    assert [figures.at(h, k) for h in range(3)] == [I, I, I]
+    rows = [list(r) for r in model.types]
+    rows[3][k] = II
+    flipped = Plan(tuple(tuple(r) for r in rows))
+    d_model = level_costs(net, flipped, Accounting.MODEL)[3] - level_costs(net, model, Accounting.MODEL)[3]
+    d_fig = level_costs(net, flipped, Accounting.HYPAR_FIGURES)[3] - level_costs(net, model, Accounting.HYPAR_FIGURES)[3]
+    assert d_model == 3_211_264 + 1_605_632 - 2_359_296 == 2_457_600
+    assert d_fig == 802_816 + 1_605_632 - 401_408 - 2_359_296 == -352_256
+
+
+def test_accounting_refuses_graphs():
+    net = load_model("resnet18")
+    with pytest.raises(AccountingError, match="chains"):
+        level_costs(net, Plan(((I,) * len(net.layers),)), Accounting.HYPAR_FIGURES)
+
+
+def test_uniform_torus_bandwidths():
+    assert torus_uniform_level_bandwidths(4, Fraction(959, 10)) == (Fraction(959, 10),) * 4
+
+
+def run(args, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    out = capsys.readouterr()
+    return e.value.code, out.out, out.err
+
+
+def test_reproduce_figure_9_json_png_and_cache(tmp_path, capsys):
+    code, out, err = run(["reproduce", "hypar", "--figure", "9", "--out", str(tmp_path), "--format", "json",
+                          "--accounting", "hypar-figures"], capsys)
+    assert code == 0, err
+    d = json.loads(out)
+    rows = {(r["series"], r["x"]): r for r in d["figures"][0]["rows"]}
+    # the figures' accounting finds the paper's Lenet-c plan: H1 0011, H4 0011
+    assert rows[("hypar", "plan")]["ours"] == rows[("hypar", "plan")]["paper"] == "0011,0011"
+    assert rows[("hypar", "performance")]["paper"] == 3.05
+    assert abs(rows[("hypar", "performance")]["error"]) < 0.05
+    png = tmp_path / "hypar-fig9.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    cached = sorted((tmp_path / ".cache").glob("*.json"))
+    assert cached
+    cached[0].write_text("{not json")  # a damaged entry is solved again
+    code, out2, _ = run(["reproduce", "hypar", "--figure", "9", "--out", str(tmp_path), "--format", "json",
+                         "--accounting", "hypar-figures"], capsys)
+    assert code == 0 and json.loads(out2)["figures"][0]["rows"] == d["figures"][0]["rows"]
+
+
+def test_reproduce_figure_13_table(tmp_path, capsys):
+    code, out, err = run(["reproduce", "hypar", "--figure", "13", "--out", str(tmp_path)], capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[1].split() == ["series", "x", "ours", "paper", "unit", "error"]
+    assert any(line.split()[:2] == ["hypar", "fc3-b4096-h4"] and "2.4" in line for line in lines)
+    assert (tmp_path / "hypar-fig13.png").is_file()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--figure", "4"], "'4' is not one of"),
+    (["--figure", "14"], "'14' is not one of"),
+    ([], "give --figure N (5..13) or --all"),
+])
+def test_reproduce_bad_figure(tmp_path, capsys, args, message):
+    code, out, err = run(["reproduce", "hypar", *args, "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+def test_reproduce_unwritable_out(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, out, err = run(["reproduce", "hypar", "--figure", "9", "--out", str(blocker / "sub")], capsys)
+    assert code == 2 and out == "" and err.startswith("explore: error: --out: cannot write") and len(err.splitlines()) == 1
+    code, out, err = run(["reproduce", "hypar", "--figure", "9", "--out", str(blocker)], capsys)
+    assert code == 2 and "--out: cannot write" in err and len(err.splitlines()) == 1
+
+
+def test_plot_reference_units():
+    """explore plot --reference puts Fig. 8's GB on our traffic_bytes axis (1e9), nothing else."""
+    from explorer.app.sweep.plot import reference_scale
+
+    assert reference_scale("GB", "traffic_bytes") == 10**9
+    assert reference_scale("GB", "step_time_s") == 1
+    assert reference_scale(None, "traffic_bytes") == 1
+
+
+def test_paper_values_file_is_complete():
+    """Every per-network series names the ten networks and the gmean; Fig. 5's plans fit the zoo
+    networks' layers; Fig. 13's workloads build."""
+    from explorer.app.reproduce.paper import FIGURES, paper_values
+
+    pv = paper_values()
+    assert sorted(pv.figures) == list(FIGURES) and all(pv.figure(n).get("title") and pv.figure(n).get("read") for n in FIGURES)
+    for n in (6, 7, 8):
+        for name, values in pv.figure(n)["series"].items():
+            assert list(values) == [*pv.networks, "gmean"], (n, name)
+    for name, rows in pv.figure(5)["plans"].items():
+        layers = len(pv.network(name).layers)
+        assert len(rows) == 4 and all(len(r) == layers and set(r) <= {"0", "1"} for r in rows), name
+    for w in pv.figure(13)["workloads"]:
+        net, levels = pv.workload(w)
+        assert net.batch in (32, 4096) and levels in (2, 3, 4)
