@@ -13,8 +13,8 @@ docs/_incoming/ aside) is one of:
   wall column, a sweep's ``in 0.7 s``) and squeezing runs of spaces, every line shown must be
   the line printed, in order; a line ``...`` stands for any number of lines. Lines starting
   with ``[explore] `` or ``explore: `` are stderr (matched in order among stderr's lines),
-  the others stdout. Options after a colon: ``exit=N`` (every command's exit status, default
-  0), ``merged`` (the shown output is stdout then stderr, for commands whose stderr has no
+  the others stdout. Options after a colon: ``exit=N`` (the last command's exit status; the
+  others must exit 0), ``merged`` (the shown output is stdout then stderr, for commands whose stderr has no
   prefix, such as a sweep's summary line);
 - not runnable: ``<!-- not-runnable: why -->`` before the block (too slow for the suite, or
   it needs a cluster).
@@ -82,7 +82,8 @@ def shell_examples() -> list[Example]:
 
 
 def steps(body: str) -> list[Step]:
-    """A block's commands ('$ ' lines, a trailing backslash continues one) and their output."""
+    """A block's commands ('$ ' lines; a trailing backslash continues one, a here-document
+    (<<'EOF') runs to its end line) and what the page shows after each."""
     out: list[Step] = []
     lines = body.splitlines()
     i = 0
@@ -92,6 +93,13 @@ def steps(body: str) -> list[Step]:
             i += 1
             command = command[:-1] + " " + lines[i].strip()
         i += 1
+        heredoc = re.search(r"<<-?\s*'?\"?(\w+)", command)
+        if heredoc:
+            while i < len(lines):
+                command += "\n" + lines[i]
+                i += 1
+                if lines[i - 1] == heredoc.group(1):
+                    break
         shown = []
         while i < len(lines) and not lines[i].startswith("$ "):
             shown.append(lines[i])
@@ -178,11 +186,13 @@ def scratch(tmp_path: Path) -> dict[str, str]:
 def test_runnable_example_prints_what_the_page_shows(example, tmp_path):
     options = dict(o.partition("=")[::2] for o in example.options.split())
     env = scratch(tmp_path)
-    for step in steps(example.body):
+    block = steps(example.body)
+    for k, step in enumerate(block):
         r = subprocess.run(["bash", "-c", step.command], cwd=tmp_path, env=env, capture_output=True,
                            text=True, timeout=60)
         where = f"{example.page}:{example.line}: $ {step.command}"
-        assert r.returncode == int(options.get("exit", 0)), f"{where}: exit {r.returncode}\n{r.stderr}"
+        status = int(options.get("exit", 0)) if k == len(block) - 1 else 0
+        assert r.returncode == status, f"{where}: exit {r.returncode}\n{r.stderr}"
         if "merged" in options:
             assert matches(step.shown, (r.stdout + r.stderr).splitlines()), f"{where}\n{r.stdout}{r.stderr}"
             continue
@@ -206,6 +216,14 @@ def test_shape_check_masks_walls_and_nothing_else():
     assert matches(["a", "...", "z"], ["a", "b", "c", "z"]) and matches(["a", "...", "z"], ["a", "z"])
     assert not matches(["a", "z"], ["a", "b", "z"]) and not matches(["a", "...", "z"], ["a", "b"])
     assert matches(["sweep s: 4 points in 0.7 s; wrote x"], ["sweep s: 4 points in 12.3 s; wrote x"])
+
+
+def test_a_block_reads_continuations_and_here_documents():
+    body = "$ cat > a.yaml <<'EOF'\nversion: 1\n$ not a command\nEOF\n$ explore --model a.yaml \\\n    --levels 2\nout\n"
+    got = steps(body)
+    assert [s.command for s in got] == ["cat > a.yaml <<'EOF'\nversion: 1\n$ not a command\nEOF",
+                                        "explore --model a.yaml  --levels 2"]
+    assert [s.shown for s in got] == [[], ["out"]]
 
 
 def test_the_site_builds_strictly(tmp_path):
