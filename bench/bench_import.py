@@ -3,7 +3,7 @@
     python bench/bench_import.py            # synthetic exporter-style models (no torch needed)
     python bench/bench_import.py --real     # also real torchvision / Hugging Face exports, when
                                             # torch (and transformers) are installed; skipped otherwise
-    python bench/bench_import.py --real --markdown   # the README table of real exports
+    python bench/bench_import.py --real --markdown   # the docs/benchmarks.md table of real exports
 
 Every measurement runs in a fresh subprocess (peak RSS: VmHWM of /proc/self/status). The baseline is the
 importer's old way of reading a model: ``onnx.load`` with every weight (external data too),

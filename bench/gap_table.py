@@ -2,8 +2,8 @@
 traffic objective, for every zoo network at 16 and 128 accelerators in both spaces.
 
 The optimum is computed by the exact joint solver and proven by CP-SAT (objective == bound);
-the row says "unproven" if CP-SAT did not prove it. Prints a Markdown table (pasted into the
-README) and the wall time of the whole run.
+the row says "unproven" if CP-SAT did not prove it. Prints a Markdown table (pasted into
+docs/solvers.md) and the wall time of the whole run.
 
     python bench/gap_table.py
 """

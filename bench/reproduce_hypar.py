@@ -36,7 +36,7 @@ def run(model: str, array: str = ARRAY, levels: int | None = None):
     return solve(model, array, batch=paper.BATCH, levels=levels, solver="dp", memory_GiB=BIG_MEMORY_GiB)
 
 
-MARKDOWN = False  # --markdown: tables as README markdown
+MARKDOWN = False  # --markdown: tables as markdown (docs/reproducing.md)
 
 
 def table(title: str, rows: list[tuple[str, float, float]], fmt: str = "{:.3f}") -> list[str]:
@@ -137,7 +137,7 @@ def fig13(r: dict) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--figure", choices=["6", "7", "8", "11", "12", "13"], action="append")
-    ap.add_argument("--markdown", action="store_true", help="print the tables as markdown (the README's)")
+    ap.add_argument("--markdown", action="store_true", help="print the tables as markdown (docs/reproducing.md's)")
     args = ap.parse_args()
     global MARKDOWN
     MARKDOWN = args.markdown

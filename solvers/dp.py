@@ -2,7 +2,7 @@
 
 For h = 0..H-1 (top first), a chain DP over the layers minimises c_h given the choices
 already fixed at the levels above:
-    cost[l][t] = intra(l, t) + min over t' of (cost[l-1][t'] + inter(l, t', t)).
+    ``cost[l][t] = intra(l, t) + min over t' of (cost[l-1][t'] + inter(l, t', t))``.
 Ties: predecessor types are scanned in the order I, II, III keeping the first strict
 minimum; the last layer's type is picked the same way; then backtrack. O(H * L * K^2).
 ``chain_level`` is this scan in Python integers, the reference; ``chain_level_vectorised``

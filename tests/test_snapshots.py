@@ -1,11 +1,12 @@
-"""The README's examples, pinned: each ``$ explore ...`` block is stored under tests/snapshots/
-(wall times masked), the real CLI's output must equal it, and the README must show it.
+"""The documentation's examples, pinned: each ``$ explore ...`` block is stored under
+tests/snapshots/ (wall times masked), the real CLI's output must equal it, and the README or a
+page of docs/ must show it (tests/test_docs.py runs the other examples marked runnable).
 
-A snapshot is the README block: the command line, then what the terminal shows. Lines that
+A snapshot is the documentation's block: the command line, then what the terminal shows. Lines that
 start with ``[explore] `` or ``explore: `` are stderr and must appear in the CLI's stderr in
 that order (CP-SAT's progress lines may come between); every other line is stdout, compared
 exactly. To refresh after an intended change: ``SNAPSHOT_UPDATE=1 python -m pytest
-tests/test_snapshots.py``, then copy the new text into the README.
+tests/test_snapshots.py``, then copy the new text into the page that shows it.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ from explorer.app.cli import cli
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+API_PAGE = DOCS / "api.md"  # the Python API example
 
-EXAMPLES = {  # snapshot file -> the README example it pins
+EXAMPLES = {  # snapshot file -> the example it pins (README.md or docs/*.md)
     "worked": "explore",
     "check-alexnet": "explore check --model alexnet --space accpar",
     "cap-dp": "explore --cap 3=55MB",
@@ -35,9 +38,7 @@ EXAMPLES = {  # snapshot file -> the README example it pins
     "check-resnet18": "explore check --model resnet18 --space accpar",
     "hypar-paper": "explore --model vgg-a --array hypar-paper",
 }
-NOT_PINNED = {  # README examples too slow for the suite; a smaller one stands in
-    "explore check --model resnet18 --space accpar --array accpar-128": "check-resnet18",
-}
+NOT_PINNED: dict[str, str] = {}  # examples too slow for the suite are marked <!-- not-runnable: ... -->
 STDERR = ("[explore] ", "explore: ")
 
 
@@ -47,9 +48,16 @@ def mask(text: str) -> str:
     return re.sub(r" +\d+\.\d{3}s$", "  <wall>", text, flags=re.M)
 
 
+def doc_pages() -> list[Path]:
+    """The README and the site's pages (drafts under docs/_incoming/ are not pages)."""
+    return [README, *sorted(p for p in DOCS.rglob("*.md") if "_incoming" not in p.parts)]
+
+
 def readme_examples() -> dict[str, str]:
-    """'$ explore ...' code blocks of the README: command -> the block's text (masked)."""
-    blocks = re.findall(r"^```\n(\$ explore.*?)^```$", README.read_text(), flags=re.S | re.M)
+    """'$ explore ...' code blocks of the README and docs/: command -> the block's text (masked)."""
+    text = "\n".join(p.read_text() for p in doc_pages())
+    # a block marked <!-- runnable --> or <!-- not-runnable: ... --> is tests/test_docs.py's
+    blocks = re.findall(r"(?<!-->\n)^```\n(\$ explore.*?)^```$", text, flags=re.S | re.M)
     return {b.splitlines()[0][2:]: mask(b) for b in blocks}
 
 
@@ -99,10 +107,10 @@ def test_cli_output_matches_snapshot(name):
 def test_readme_shows_every_snapshot():
     examples = readme_examples()
     for name, command in EXAMPLES.items():
-        assert command in examples, f"README has no example '$ {command}'"
+        assert command in examples, f"no page shows the example '$ {command}'"
         assert examples[command] == (SNAPSHOTS / f"{name}.txt").read_text(), f"README example '{command}' != {name}.txt"
     unpinned = set(examples) - set(EXAMPLES.values())
-    assert unpinned == set(NOT_PINNED), "a README example without a snapshot: add it to EXAMPLES"
+    assert unpinned == set(NOT_PINNED), "an example without a snapshot: add it to EXAMPLES"
 
 
 def test_masking_keeps_everything_but_wall_times():
@@ -114,9 +122,8 @@ def test_masking_keeps_everything_but_wall_times():
 
 
 def python_api_example() -> tuple[str, str]:
-    """The README's 'Python API' section: its python block and the output block after it."""
-    text = README.read_text()
-    section = text[text.index("## Python API"):]
+    """The Python API page's first python block and the output block after it."""
+    section = API_PAGE.read_text()
     section = section[: section.index("\n## ", 1)]
     code, output = re.findall(r"^```(?:python)?\n(.*?)^```$", section, flags=re.S | re.M)[:2]
     return code, output
@@ -127,5 +134,5 @@ def test_readme_python_api_example():
     assert (SNAPSHOTS / "python-api.txt").read_text() == expected
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        exec(compile(code, "README.md (Python API)", "exec"), {})
+        exec(compile(code, "docs/api.md (Python API)", "exec"), {})
     assert buf.getvalue() == expected
