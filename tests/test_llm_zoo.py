@@ -294,3 +294,17 @@ def test_explore_solves_an_llm_on_a_small_array(model, seq, capsys):
     net = load_model(model, sequence=seq).with_batch(16)
     ev = evaluate(net, api.load_array("hypar-16"), Space.HYPAR, res.plan)  # re-scored independently
     assert ev.level_cost == res.level_cost_elements and res.figures.ok
+
+
+def test_written_out_as_layers_yaml_the_same_network():
+    """llama3-8b (GQA) and gpt3-1.7b written as a ``layers:`` list (attention with kv_heads and
+    channels) parse back to the builder's network (bench/bench_llm_zoo.py times the two)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from bench_llm_zoo import as_layers_yaml
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    for name in ("llama3-8b", "gpt3-1.7b"):
+        net = load_model(name, sequence=512)
+        back = load_network_text(as_layers_yaml(net), name)
+        assert same_graph(back, net), name
