@@ -238,6 +238,8 @@ def bad_config(tmp_path, change: dict, drop: tuple[str, ...] = (), base: str = "
     ({"num_hidden_layers": "32"}, (), "num_hidden_layers: must be a positive integer, got '32'"),
     ({"vocab_size": 0}, (), "vocab_size: must be > 0, got 0"),
     ({"tie_word_embeddings": "no"}, (), "tie_word_embeddings: must be true or false, got 'no'"),
+    ({"num_hidden_layers": 10**9}, (), "num_hidden_layers: at most 4,096 (the largest published models have ~160), "
+                                       "got 1,000,000,000"),
 ])
 def test_bad_configs_exit_2_naming_file_and_field(tmp_path, capsys, change, drop, message):
     p = bad_config(tmp_path, change, drop)
@@ -261,6 +263,10 @@ def test_a_config_that_is_not_json(tmp_path, capsys):
     p.write_text("[1, 2]")
     code, _, err = run_cli(["--model", str(p)], capsys)
     assert code == 2 and "must be a JSON object" in err
+    for hostile in ("[" * 100_000 + "]" * 100_000, '{"vocab_size": ' + "9" * 5000 + "}"):
+        p.write_text(hostile)
+        code, _, err = run_cli(["--model", str(p)], capsys)
+        assert code == 2 and err.startswith(f"explore: error: {p}: not valid JSON"), err[:200]
 
 
 def test_a_transformer_spec_checks_its_block():

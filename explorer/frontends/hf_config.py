@@ -74,8 +74,10 @@ def _read_json(path: str | Path) -> dict:
         cfg = json.loads(p.read_text(encoding="utf-8"))
     except OSError as e:
         raise SpecError(str(path), f"cannot read: {e.strerror or e}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (UnicodeDecodeError, ValueError) as e:  # JSONDecodeError; an integer beyond Python's digit limit
         raise SpecError(str(path), f"not valid JSON: {str(e)[:120]}") from None
+    except RecursionError:
+        raise SpecError(str(path), "not valid JSON: nested too deeply") from None
     if not isinstance(cfg, dict):
         raise SpecError(str(path), "must be a JSON object (a Hugging Face config.json)")
     return cfg

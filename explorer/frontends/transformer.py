@@ -41,6 +41,9 @@ from ..core.network import LayerKind, Network
 from .fields import Fields
 
 
+MAX_LAYERS = 4096  # a bound on the nodes a short spec or config may ask for (about 11 per layer)
+
+
 class Family(enum.Enum):
     GPT = "gpt"
     LLAMA = "llama"
@@ -73,6 +76,8 @@ class TransformerShape:
     def problems(self) -> list[tuple[str, str]]:
         """(field, problem) for every inconsistency among the fields (all positive already)."""
         out = []
+        if self.layers > MAX_LAYERS:
+            out.append(("layers", f"at most {MAX_LAYERS:,} (the largest published models have ~160), got {self.layers:,}"))
         if not self.head_dim and self.hidden % self.heads:
             out.append(("heads", f"{self.heads} heads do not divide hidden {self.hidden}"))
         if self.heads % self.kv:
