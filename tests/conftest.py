@@ -4,6 +4,12 @@ from explorer.core.array import ArraySpec, synthetic_array
 from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.partition import Space
 from explorer.core.problem import Problem
+from explorer.frontends.zoo import zoo_files
+
+# The LLM zoo (specs with a ``transformer:`` block, tests/test_llm_zoo.py) and the rest: the
+# suite's every-network sweeps run the rest (an exact solve of llama3-405b takes minutes).
+LLM_ZOO = sorted(n for n, p in zoo_files().items() if "\ntransformer:" in p.read_text())
+CLASSIC_ZOO = sorted(set(zoo_files()) - set(LLM_ZOO))
 
 
 def make_array(levels: int, bw=None, dtype: int = 4) -> ArraySpec:

@@ -11,7 +11,9 @@ from explorer.core.errors import SpecError
 from explorer.frontends import load_array
 from explorer.frontends.array_yaml import parse_array
 from explorer.frontends.yamlio import load_yaml_file
-from explorer.frontends.zoo import array_files, zoo_files
+from explorer.frontends.zoo import array_files
+
+from .conftest import CLASSIC_ZOO
 
 
 def as_kinds(name: str) -> tuple[dict, dict]:
@@ -75,7 +77,7 @@ def _same_run(model, old, new, solver, objective, space):
     return r1
 
 
-@pytest.mark.parametrize("model", sorted(zoo_files()))
+@pytest.mark.parametrize("model", CLASSIC_ZOO)  # the LLM zoo: tests/test_llm_zoo.py
 def test_zoo_bit_identical_with_one_kind(model):
     old, new = as_kinds("hypar-16")
     for solver in ("dp", "exact"):

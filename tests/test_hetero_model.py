@@ -27,7 +27,8 @@ from explorer.core.partition import ALL_TYPES, Dim, Layout, PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain
 from explorer.frontends import load_array, load_model
-from explorer.frontends.zoo import zoo_files
+
+from .conftest import CLASSIC_ZOO
 from explorer.core.solution import Status
 from explorer.solvers.hetero import brute_hetero, cpsat_hetero, exact_hetero
 from explorer.solvers.hetero_levels import levels_hetero
@@ -193,7 +194,7 @@ def test_per_group_alphas_golden_4_12():
     assert HeteroPlan(types, ((F(1, 4), F(1, 2)),) * 4).alphas[2] == ((F(1, 4), F(1, 2)),) * 4
 
 
-@pytest.mark.parametrize("model", sorted(zoo_files()))
+@pytest.mark.parametrize("model", CLASSIC_ZOO)  # the LLM zoo: tests/test_llm_zoo.py
 def test_equal_split_on_one_kind_is_the_homogeneous_model(model):
     """alpha = 1/2 everywhere on an array of one kind: the same step time, traffic and memory as
     ``evaluate``, on every network of the zoo (attention and embedding nodes included)."""

@@ -32,7 +32,7 @@ from explorer.core.solution import SolveOptions, Status
 from explorer.frontends import load_array, load_model, zoo
 from explorer.solvers import get_solver
 
-from .conftest import fc
+from .conftest import CLASSIC_ZOO, fc
 
 NS = Fraction(1, 10**9)
 SNAPSHOT = Path(__file__).resolve().parent / "snapshots" / "time-objective-plans.json"
@@ -104,7 +104,7 @@ def test_zoo_plans_are_those_of_the_comm_time_objective():
     the same plan, status and communication as the comm-time objective gave (recorded before
     the change), and the objective (and bound) is that value plus the compute."""
     before = json.loads(SNAPSHOT.read_text())
-    assert len(before) == 2 * 2 * len(zoo.zoo_files())
+    assert len(before) == 2 * 2 * len(CLASSIC_ZOO)  # the LLM zoo: tests/test_llm_zoo.py
     arrays = {name: load_array(name) for name in ("hypar-16", "tpu-mix-16")}
     for key, old in before.items():
         arr_name, space, model, solver = key.split("/")

@@ -186,7 +186,7 @@ def split_units(layer: Layer) -> tuple[int, Dim, str] | None:
     if layer.split_levels is None:
         return None
     unit = spec_of(layer, PartitionType.II).halves
-    return (layer.groups, unit, "group") if layer.kind is LayerKind.CONV else (layer.heads, unit, "head")
+    return (layer.groups, unit, "group") if layer.kind is LayerKind.CONV else (layer.kv_heads or layer.heads, unit, "head")
 
 
 def whole_units(layer: Layer, types: Sequence[PartitionType], alphas: Sequence[Sequence[Fraction]]) -> bool:

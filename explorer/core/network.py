@@ -89,7 +89,10 @@ class Layer:
 
     ``in_size``/``out_size`` of fc, embedding and attention nodes are ``(tokens, 1)``: the
     sequence length (1 for a per-sample fc). ``groups`` (conv only) splits the channels into
-    G independent groups; ``heads`` (attention only, 0 = not given) is the number of heads."""
+    G independent groups; ``heads`` (attention only, 0 = not given) is the number of heads;
+    ``kv_heads`` (attention only, 0 = as many as ``heads``) the number of key/value heads under
+    grouped-query attention: the input is Q (``out_channels``) plus K and V of
+    ``kv_heads * out_channels / heads`` channels each."""
 
     name: str
     kind: LayerKind
@@ -100,6 +103,7 @@ class Layer:
     out_size: tuple[int, int] = (1, 1)
     groups: int = 1
     heads: int = 0
+    kv_heads: int = 0
 
     @property
     def is_join(self) -> bool:
@@ -118,11 +122,13 @@ class Layer:
     def split_levels(self) -> int | None:
         """Type II splits whole groups (grouped conv) or whole heads (attention with ``heads``):
         it is offered only at the first ``two_adic(G)`` levels, where the halves still hold
-        whole groups (README, "Grouped convolutions" and "Attention"). None: no such limit."""
+        whole groups (README, "Grouped convolutions" and "Attention"). Under grouped-query
+        attention the unit is a KV head with its group of query heads: ``two_adic(kv_heads)``
+        levels (a half holding part of a group would need its K and V copied). None: no limit."""
         if self.kind is LayerKind.CONV and self.groups > 1:
             return two_adic(self.groups)
         if self.kind is LayerKind.ATTENTION and self.heads > 0:
-            return two_adic(self.heads)
+            return two_adic(self.kv_heads or self.heads)
         return None
 
     def offers(self, t: PartitionType, level: int) -> bool:
@@ -161,9 +167,12 @@ class Layer:
     def forward_macs(self, batch: int) -> int:
         """Multiply-accumulates of the forward product: B * S_out * D_o * D_i * k^2 / G; attention:
         B * S^2 * (D_q + D_k) for Q.K^T and B * S^2 * D_v for softmax.V, i.e. B * S^2 * D_i with
-        D_i = D_q + D_k + D_v (S tokens); 0 for an embedding lookup and the other joins."""
+        D_i = D_q + D_k + D_v (S tokens); 0 for an embedding lookup and the other joins. Under
+        grouped-query attention (``kv_heads``) every query head still meets a full-width K and V
+        (shared by its group), so the same count takes D_q for D_k and D_v: B * S^2 * 3 * D_o."""
         if self.kind is LayerKind.ATTENTION:
-            return batch * self.s_in * self.s_in * self.in_channels
+            width = 3 * self.out_channels if self.kv_heads else self.in_channels
+            return batch * self.s_in * self.s_in * width
         if self.is_join or self.kind is LayerKind.EMBEDDING:
             return 0
         return batch * self.s_out * self.out_channels * self.in_channels * self.kernel_area // self.groups

@@ -23,6 +23,7 @@ NETWORK_FORMATS: dict[str, str] = {
     ".yaml": "explorer.frontends.network_yaml:load_network_file",
     ".yml": "explorer.frontends.network_yaml:load_network_file",
     ".onnx": "explorer.frontends.onnx:load_onnx",
+    ".json": "explorer.frontends.hf_config:load_hf_config",  # a Hugging Face transformer config.json
 }
 
 
@@ -44,7 +45,7 @@ def load_network_path(path: str | Path, batch: int | None = None, sequence: int 
 
 
 def load_model(ref: str, batch: int | None = None, sequence: int | None = None) -> Network:
-    """A zoo name or a path (YAML or ONNX); ``batch`` fills an ONNX model's symbolic batch,
+    """A zoo name or a path (YAML, ONNX or a Hugging Face config.json); ``batch`` fills an ONNX model's symbolic batch,
     ``sequence`` its symbolic sequence (or overrides a YAML spec's ``sequence``)."""
     if _looks_like_path(ref):
         return load_network_path(ref, batch, sequence)

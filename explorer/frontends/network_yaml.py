@@ -16,7 +16,7 @@ from .yamlio import load_yaml_file, load_yaml_text
 
 SPEC_VERSION = 1
 
-_TOP_KEYS = {"version", "name", "batch", "layers", "description", "sequence"}
+_TOP_KEYS = {"version", "name", "batch", "layers", "description", "sequence", "transformer"}
 _CONV_KEYS = {"name", "kind", "in_channels", "out_channels", "kernel", "in_size", "out_size"}
 _FC_KEYS = {"name", "kind", "in_features", "out_features"}
 _EMB_KEYS = {"name", "kind", "vocab", "hidden"}
@@ -28,6 +28,8 @@ def parse_network(data: dict, source: str, sequence: int | None = None) -> Netwo
     ``sequence`` overrides the spec's ``sequence`` (``--seq``)."""
     errors: list[str] = []
     name, batch, seq = _parse_top(data, sequence, errors)
+    if "transformer" in data:  # a decoder-only transformer given by its shape (frontends/transformer.py)
+        return _parse_transformer(data, name, batch, seq, source, errors)
     raw_layers = _raw_layers(data, errors)
     nodes: list[tuple[int, dict]] = []  # (file index, parsed) for nodes that parsed
     seen: dict[str, int] = {}  # layer name -> file index of its first node
@@ -39,6 +41,22 @@ def parse_network(data: dict, source: str, sequence: int | None = None) -> Netwo
     if errors:
         raise SpecError(source, errors)
     return build_graph(name, batch, nodes, source, sequence=seq)
+
+
+def _parse_transformer(data: dict, name: str | None, batch: int | None, seq: int | None, source: str,
+                       errors: list[str]) -> Network:
+    """A spec whose ``transformer:`` block gives the shape instead of ``layers:``."""
+    from .transformer import build_transformer, parse_shape
+
+    errors[:] = [e for e in errors if e != "layers: missing"]
+    if "layers" in data:
+        errors.append("layers: give either layers or transformer, not both")
+    if "sequence" not in data:
+        errors.append("sequence: missing (a transformer needs its tokens per sample)")
+    shape = parse_shape(data["transformer"], "transformer", errors)
+    if errors or shape is None:
+        raise SpecError(source, errors)
+    return build_transformer(shape, name, batch, seq, source)
 
 
 def _parse_top(data: dict, sequence: int | None, errors: list[str]) -> tuple[str | None, int | None, int | None]:
@@ -101,10 +119,11 @@ def _kind_fields(kind: LayerKind, raw: dict, path: str, seq: int | None, node: d
         return f, raw
     if kind is LayerKind.EMBEDDING:
         return _embedding_fields(raw, path, seq, node, errors)
-    extra = {"size", "heads", "channels"} if kind is LayerKind.ATTENTION else {"size"}
+    extra = {"size", "heads", "kv_heads", "channels"} if kind is LayerKind.ATTENTION else {"size"}
     f = Fields(raw, path, errors, _JOIN_KEYS | extra, _JOIN_KEYS)
     node["size"] = f.pair("size")
     node["heads"] = f.pos_int("heads", 0)
+    node["kv_heads"] = f.pos_int("kv_heads", 0)
     node["channels"] = f.pos_int("channels")
     return f, raw
 
@@ -256,8 +275,28 @@ def _join_layer(n: dict, ins: list[Layer], errors: list[str]) -> Layer | None:
     if channels is None:
         return None
     c, out = channels
+    kv = _kv_heads(n, heads, c, out, errors)
+    if kv is None:
+        return None
     size = sizes.pop()
-    return Layer(n["name"], kind, c, out, (1, 1), size, size, heads=heads)
+    return Layer(n["name"], kind, c, out, (1, 1), size, size, heads=heads, kv_heads=kv)
+
+
+def _kv_heads(n: dict, heads: int, c: int, out: int, errors: list[str]) -> int | None:
+    """An attention node's ``kv_heads`` (grouped-query attention), checked: it needs ``heads``,
+    divides them, and the input is Q (``out``) plus K and V of ``kv_heads`` heads each; 0 when
+    not given or equal to ``heads`` (plain multi-head attention). None on a problem."""
+    kv = n.get("kv_heads") or 0
+    if not kv or kv == heads:
+        return 0
+    if not heads or heads % kv:
+        errors.append(f"{n['path']}.kv_heads: {kv} must divide the node's heads ({heads or 'not given'})")
+        return None
+    if c != out + 2 * (out // heads) * kv:
+        errors.append(f"{n['path']}.kv_heads: {kv} KV heads of {out // heads} channels need {out} + 2 x "
+                      f"{(out // heads) * kv} input channels (Q, K, V), got {c}")
+        return None
+    return kv
 
 
 def _join_channels(n: dict, chans: list[int], heads: int, errors: list[str]) -> tuple[int, int] | None:
@@ -269,7 +308,7 @@ def _join_channels(n: dict, chans: list[int], heads: int, errors: list[str]) -> 
         # input: Q, K and V together (edges carry their share, as into a concat); output:
         # the context, V's channels (the last input; a third of one fused QKV input)
         c = sum(chans)
-        out = n.get("channels") or (chans[-1] if len(chans) > 1 else (c // 3 if c % 3 == 0 else 0))
+        out = n.get("channels") or _context_channels(chans, heads, n.get("kv_heads") or 0)
         if not out or out > c or (heads and out % heads):
             errors.append(f"{n['path']}.channels: give the context's channels of attention node {shown(n['name'])} "
                           f"(at most its {c} input channels{', a multiple of its heads' if heads else ''})")
@@ -279,6 +318,16 @@ def _join_channels(n: dict, chans: list[int], heads: int, errors: list[str]) -> 
         errors.append(f"{n['path']}: inputs of {kind.value} node {shown(n['name'])} have different channels {chans}")
         return None
     return chans[0], chans[0]
+
+
+def _context_channels(chans: list[int], heads: int, kv: int) -> int:
+    """An attention node's default context channels: V's (the last input), a third of one fused
+    QKV input; under grouped-query attention (``kv`` KV heads) Q's, heads / (heads + 2 kv) of
+    the input (0: cannot tell)."""
+    c = sum(chans)
+    if kv and heads and kv != heads:
+        return chans[0] if len(chans) > 1 else (c * heads // (heads + 2 * kv) if c * heads % (heads + 2 * kv) == 0 else 0)
+    return chans[-1] if len(chans) > 1 else (c // 3 if c % 3 == 0 else 0)
 
 
 def _plain_layer(n: dict, p: Layer | None, errors: list[str]) -> Layer:

@@ -1,0 +1,135 @@
+"""``--model config.json``: a Hugging Face transformer configuration, read as plain JSON (no
+weights, no torch, no transformers), built by the LLM zoo's builder (``frontends/transformer.py``).
+
+Read fields, by ``model_type``:
+
+- ``llama``, ``mistral``, ``qwen2`` (llama family): ``num_hidden_layers``, ``hidden_size``,
+  ``num_attention_heads``, ``intermediate_size``, ``vocab_size`` (required);
+  ``num_key_value_heads`` (default: the heads, as the HF config classes do), ``head_dim``
+  (default hidden / heads), ``tie_word_embeddings`` (default false, the classes' default).
+- ``gpt2``: ``n_layer``, ``n_embd``, ``n_head``, ``vocab_size``, ``n_positions`` (required);
+  ``n_inner`` (null or absent: 4 x n_embd), ``tie_word_embeddings`` (default true).
+- ``mixtral`` is refused (``num_local_experts``): a mixture-of-experts layer routes each token
+  to ``num_experts_per_tok`` of its experts, chosen by the data; no node kind here holds
+  weights that only some tokens use, and expert parallelism (experts placed on different
+  devices, the all-to-all that dispatches tokens) is not a partition type of this model.
+
+Tokens per sample: ``--seq``, else ``max_position_embeddings`` (gpt2: ``n_positions``).
+Batch: ``--batch``, else the array's batch, else ``DEFAULT_BATCH`` sequences. Any other field
+is ignored (rotary settings, norms, dropout, biases: not modelled, as in the YAML zoo); a
+Mistral ``sliding_window`` shorter than the sequence is noted in the network's approximations
+(attention is counted over every token).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..core.errors import SpecError, shown
+from ..core.network import Network
+from .fields import check_pos_int
+from .transformer import Family, TransformerShape, build_transformer
+
+DEFAULT_BATCH = 8  # sequences, when neither --batch nor the array gives one (as gpt2-small.yaml)
+MAX_CONFIG_BYTES = 4 * 2**20
+
+# model_type -> (family, {shape field: config key}, optional keys with their HF class defaults)
+_LLAMA_KEYS = {"layers": "num_hidden_layers", "hidden": "hidden_size", "heads": "num_attention_heads",
+               "ffn": "intermediate_size", "vocab": "vocab_size"}
+_GPT2_KEYS = {"layers": "n_layer", "hidden": "n_embd", "heads": "n_head", "vocab": "vocab_size",
+              "positions": "n_positions"}
+MODEL_TYPES = {"llama": True, "mistral": True, "qwen2": True, "gpt2": False}  # llama family?
+REFUSED = {"mixtral": ("num_local_experts", "mixture-of-experts layers (each token routed to num_experts_per_tok "
+                       "experts) have no node kind here, and expert parallelism is not a partition type")}
+
+
+def load_hf_config(path: str | Path, batch: int | None = None, sequence: int | None = None) -> Network:
+    """The network a Hugging Face ``config.json`` describes (SpecError naming the file and field)."""
+    src = str(path)
+    cfg = _read_json(path)
+    mtype = cfg.get("model_type")
+    if mtype in REFUSED:
+        field, why = REFUSED[mtype]
+        raise SpecError(src, f"{field}: model_type {mtype!r} is not supported: {why}")
+    if mtype not in MODEL_TYPES:
+        raise SpecError(src, f"model_type: must be one of {', '.join(MODEL_TYPES)} (mixtral is refused), "
+                             f"got {shown(mtype)}")
+    shape, seq_key = _llama_shape(cfg, src) if MODEL_TYPES[mtype] else _gpt2_shape(cfg, src)
+    seq = sequence if sequence is not None else _int(cfg, seq_key, src)
+    net = build_transformer(shape, _name(cfg, path), batch or DEFAULT_BATCH, seq, src)
+    window = cfg.get("sliding_window") if mtype == "mistral" else None
+    if isinstance(window, int) and not isinstance(window, bool) and 0 < window < seq:
+        note = f"sliding_window {window} < sequence {seq}: attention is counted over all {seq} tokens"
+        net = Network(net.name, net.batch, net.layers, net.edges, net.source, net.edge_shares, net.sequence,
+                      net.approximations + (note,))
+    return net
+
+
+def _read_json(path: str | Path) -> dict:
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_CONFIG_BYTES:
+            raise SpecError(str(path), f"larger than {MAX_CONFIG_BYTES // 2**20} MiB: not a model config")
+        cfg = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise SpecError(str(path), f"cannot read: {e.strerror or e}") from None
+    except (UnicodeDecodeError, ValueError) as e:  # JSONDecodeError; an integer beyond Python's digit limit
+        raise SpecError(str(path), f"not valid JSON: {str(e)[:120]}") from None
+    except RecursionError:
+        raise SpecError(str(path), "not valid JSON: nested too deeply") from None
+    if not isinstance(cfg, dict):
+        raise SpecError(str(path), "must be a JSON object (a Hugging Face config.json)")
+    return cfg
+
+
+def _int(cfg: dict, key: str, src: str, default: int | None = None) -> int:
+    """A required (or defaulted) positive integer field; SpecError naming it."""
+    if key not in cfg or (cfg[key] is None and default is not None):
+        if default is None:
+            raise SpecError(src, f"{key}: missing")
+        return default
+    errors: list[str] = []
+    v = check_pos_int(cfg[key], key, errors)
+    if errors:
+        raise SpecError(src, errors[0])
+    return v
+
+
+def _tied(cfg: dict, src: str, default: bool) -> bool:
+    v = cfg.get("tie_word_embeddings", default)
+    if not isinstance(v, bool):
+        raise SpecError(src, f"tie_word_embeddings: must be true or false, got {shown(v)}")
+    return v
+
+
+def _checked(shape: TransformerShape, keys: dict[str, str], src: str) -> TransformerShape:
+    for field, problem in shape.problems():
+        raise SpecError(src, f"{keys.get(field, field)}: {problem}")
+    return shape
+
+
+def _llama_shape(cfg: dict, src: str) -> tuple[TransformerShape, str]:
+    f = {k: _int(cfg, key, src) for k, key in _LLAMA_KEYS.items()}
+    kv = _int(cfg, "num_key_value_heads", src, f["heads"])
+    head_dim = _int(cfg, "head_dim", src, 0) if cfg.get("head_dim") is not None else 0
+    keys = dict(_LLAMA_KEYS, kv_heads="num_key_value_heads", head_dim="head_dim")
+    shape = TransformerShape(Family.LLAMA, kv_heads=kv, head_dim=head_dim, tied_head=_tied(cfg, src, False), **f)
+    return _checked(shape, keys, src), "max_position_embeddings"
+
+
+def _gpt2_shape(cfg: dict, src: str) -> tuple[TransformerShape, str]:
+    f = {k: _int(cfg, key, src) for k, key in _GPT2_KEYS.items()}
+    ffn = _int(cfg, "n_inner", src, 4 * f["hidden"])
+    shape = TransformerShape(Family.GPT, ffn=ffn, tied_head=_tied(cfg, src, True), **f)
+    return _checked(shape, dict(_GPT2_KEYS, ffn="n_inner"), src), "n_positions"
+
+
+def _name(cfg: dict, path: str | Path) -> str:
+    """``_name_or_path``'s last part when it is a plain name, else the folder holding the file
+    (``Meta-Llama-3-8B/config.json`` -> Meta-Llama-3-8B), else the file's stem."""
+    raw = cfg.get("_name_or_path")
+    if isinstance(raw, str) and raw.strip() and raw.isprintable():
+        return raw.rstrip("/").rsplit("/", 1)[-1][:80]
+    p = Path(path)
+    return (p.parent.name if p.stem == "config" and p.parent.name else p.stem)[:80] or "config"

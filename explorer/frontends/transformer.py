@@ -1,0 +1,205 @@
+"""Decoder-only transformers from their shape: one builder for the LLM zoo and ``--model config.json``.
+
+A zoo file may give a ``transformer:`` block instead of ``layers:`` (``models/gpt3-175b.yaml``)::
+
+    version: 1
+    name: llama3-8b
+    batch: 2048
+    sequence: 8192
+    transformer: {family: llama, layers: 32, hidden: 4096, heads: 32, kv_heads: 8, ffn: 14336,
+                  vocab: 128256, tied_head: false}
+
+and a Hugging Face ``config.json`` (``explorer.frontends.hf_config``) reads into the same
+``TransformerShape``; ``build_transformer`` turns either into the nodes a YAML ``layers:`` list
+would give (``network_yaml.build_graph``), so both build the same network as the hand-written
+zoo (``llama-7b.yaml``, ``gpt2-small.yaml``: tests/test_llm_zoo.py checks node for node).
+
+Families (what the nodes are; layer norms, biases and activations are not modelled, as in the
+rest of the zoo):
+
+- ``gpt`` (GPT-2, GPT-3, Megatron-LM GPT): token embedding wte (V x h) and learned positions wpe
+  (P x h) summed by an add; per layer a fused QKV projection (h x 3h) into an ``attention`` node
+  (``heads``), its output projection (h x h), residual add, MLP (h x ffn, ffn x h), residual add.
+- ``llama`` (LLaMA, Mistral, Qwen2): token embedding (V x h); per layer Q (h x heads*d), K and V
+  (h x kv_heads*d, grouped-query attention when kv_heads < heads; d = head_dim), the attention
+  node (``heads``, ``kv_heads``), O (heads*d x h), residual add, SwiGLU (gate and up h x ffn
+  joined by an add-kind join for the product, down ffn x h), residual add. Rotary positions
+  have no weights.
+
+The LM head is an fc (h x V) when untied. A head tied to the token embedding (``tied_head``)
+shares its weights, which a network of separate layers cannot say: it is left out (as in
+``gpt2-small.yaml``) and ``Network.approximations`` names the forward work it leaves out.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from ..core.errors import SpecError
+from ..core.network import LayerKind, Network
+from .fields import Fields
+
+
+MAX_LAYERS = 4096  # a bound on the nodes a short spec or config may ask for (about 11 per layer)
+
+
+class Family(enum.Enum):
+    GPT = "gpt"
+    LLAMA = "llama"
+
+
+@dataclass(frozen=True, slots=True)
+class TransformerShape:
+    """A decoder-only transformer's shape (``kv_heads`` 0: as many as ``heads``; ``head_dim`` 0:
+    hidden / heads; ``positions``: learned position rows, gpt family only)."""
+
+    family: Family
+    layers: int
+    hidden: int
+    heads: int
+    ffn: int
+    vocab: int
+    kv_heads: int = 0
+    head_dim: int = 0
+    positions: int = 0
+    tied_head: bool = False
+
+    @property
+    def d_head(self) -> int:
+        return self.head_dim or self.hidden // self.heads
+
+    @property
+    def kv(self) -> int:
+        return self.kv_heads or self.heads
+
+    def problems(self) -> list[tuple[str, str]]:
+        """(field, problem) for every inconsistency among the fields (all positive already)."""
+        out = []
+        if self.layers > MAX_LAYERS:
+            out.append(("layers", f"at most {MAX_LAYERS:,} (the largest published models have ~160), got {self.layers:,}"))
+        if not self.head_dim and self.hidden % self.heads:
+            out.append(("heads", f"{self.heads} heads do not divide hidden {self.hidden}"))
+        if self.heads % self.kv:
+            out.append(("kv_heads", f"{self.kv} KV heads do not divide {self.heads} heads"))
+        if self.family is Family.GPT:
+            if self.kv != self.heads or self.head_dim not in (0, self.hidden // self.heads):
+                out.append(("kv_heads", "the gpt family has a fused QKV of 3 x hidden (no grouped-query attention, "
+                                        "no head_dim of its own)"))
+            if not self.positions:
+                out.append(("positions", "the gpt family learns its positions: give their number"))
+        elif self.positions:
+            out.append(("positions", "the llama family has rotary positions (no weights): leave it out"))
+        return out
+
+    def weights(self) -> int:
+        """Weight elements of the built network (hand count; tests compare it with the nodes')."""
+        h, d = self.hidden, self.d_head
+        q, kv = self.heads * d, self.kv * d
+        if self.family is Family.GPT:
+            per_layer = h * 3 * h + h * h + 2 * h * self.ffn
+            emb = (self.vocab + self.positions) * h
+        else:
+            per_layer = h * q + 2 * h * kv + q * h + 3 * h * self.ffn
+            emb = self.vocab * h
+        return self.layers * per_layer + emb + (0 if self.tied_head else h * self.vocab)
+
+
+TRANSFORMER_KEYS = {"family", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "positions",
+                    "tied_head"}
+_REQUIRED = {"family", "layers", "hidden", "heads", "ffn", "vocab"}
+
+
+def parse_shape(data, path: str, errors: list[str]) -> TransformerShape | None:
+    """A ``transformer:`` mapping -> its shape (None, with ``errors`` appended, on a problem)."""
+    if not isinstance(data, dict):
+        errors.append(f"{path}: must be a mapping of {', '.join(sorted(_REQUIRED))}")
+        return None
+    n0 = len(errors)
+    f = Fields(data, path, errors, TRANSFORMER_KEYS, _REQUIRED)
+    family = None
+    if "family" in data:
+        try:
+            family = Family(data["family"])
+        except ValueError:
+            f.error("family", f"must be one of {', '.join(x.value for x in Family)}, got {data['family']!r}"[:160])
+    ints = {k: f.pos_int(k, 0) for k in TRANSFORMER_KEYS - {"family", "tied_head"}}
+    tied = data.get("tied_head", False)
+    if not isinstance(tied, bool):
+        f.error("tied_head", f"must be true or false, got {tied!r}"[:160])
+    if len(errors) > n0 or family is None:
+        return None
+    shape = TransformerShape(family, tied_head=tied, **ints)
+    for field, problem in shape.problems():
+        f.error(field, problem)
+    return None if len(errors) > n0 else shape
+
+
+def build_transformer(shape: TransformerShape, name: str, batch: int, sequence: int, source: str) -> Network:
+    """The network of ``shape`` at ``sequence`` tokens per sample (SpecError if its nodes do not chain)."""
+    from .network_yaml import build_graph  # the YAML builder also reads this module's spec block
+
+    b = _Nodes(sequence)
+    x = _gpt_body(b, shape) if shape.family is Family.GPT else _llama_body(b, shape)
+    notes: tuple[str, ...] = ()
+    if shape.tied_head:
+        notes = (f"LM head tied to the token embedding: its {shape.hidden} x {shape.vocab} product "
+                 f"(B*S*{shape.hidden}*{shape.vocab} forward MACs) is not modelled",)
+    else:
+        b.fc("lm_head", shape.hidden, shape.vocab, x)
+    if not b.nodes:
+        raise SpecError(source, "no nodes")
+    return build_graph(name, batch, list(enumerate(b.nodes)), source, sequence=sequence, approximations=notes)
+
+
+class _Nodes:
+    """Node mappings in the form ``network_yaml.build_graph`` takes (as the YAML parser gives them)."""
+
+    def __init__(self, sequence: int):
+        self.tok = (sequence, 1)
+        self.nodes: list[dict] = []
+
+    def _add(self, **node) -> str:
+        node["path"] = f"layers[{len(self.nodes)}]"
+        self.nodes.append(node)
+        return node["name"]
+
+    def fc(self, name: str, din: int, dout: int, src: str) -> str:
+        return self._add(kind=LayerKind.FC, name=name, din=din, dout=dout, kernel=(1, 1), s_in=self.tok,
+                         s_out=self.tok, inputs=[src])
+
+    def emb(self, name: str, vocab: int, hidden: int) -> str:
+        return self._add(kind=LayerKind.EMBEDDING, name=name, din=vocab, dout=hidden, kernel=(1, 1), s_in=self.tok,
+                         s_out=self.tok, inputs=[])
+
+    def join(self, name: str, kind: LayerKind, inputs: list[str], heads: int = 0, kv_heads: int = 0,
+             channels: int | None = None) -> str:
+        return self._add(kind=kind, name=name, inputs=inputs, size=None, heads=heads, kv_heads=kv_heads,
+                         channels=channels)
+
+
+def _gpt_body(b: _Nodes, s: TransformerShape) -> str:
+    """GPT-2 / Megatron GPT nodes (names as in gpt2-small.yaml); returns the last node's name."""
+    h = s.hidden
+    x = b.join("emb", LayerKind.ADD, [b.emb("wte", s.vocab, h), b.emb("wpe", s.positions, h)])
+    for i in range(s.layers):
+        qkv = b.fc(f"h{i}_c_attn", h, 3 * h, x)
+        att = b.join(f"h{i}_attn", LayerKind.ATTENTION, [qkv], heads=s.heads)
+        res1 = b.join(f"h{i}_res1", LayerKind.ADD, [x, b.fc(f"h{i}_attn_proj", h, h, att)])
+        mlp = b.fc(f"h{i}_mlp_proj", s.ffn, h, b.fc(f"h{i}_mlp_fc", h, s.ffn, res1))
+        x = b.join(f"h{i}_res2", LayerKind.ADD, [res1, mlp])
+    return x
+
+
+def _llama_body(b: _Nodes, s: TransformerShape) -> str:
+    """LLaMA-style nodes (names as in llama-7b.yaml); returns the last node's name."""
+    h, q, kv = s.hidden, s.heads * s.d_head, s.kv * s.d_head
+    x = b.emb("embed", s.vocab, h)
+    gqa = s.kv if s.kv != s.heads else 0
+    for i in range(s.layers):
+        qkv = [b.fc(f"l{i}_q", h, q, x), b.fc(f"l{i}_k", h, kv, x), b.fc(f"l{i}_v", h, kv, x)]
+        att = b.join(f"l{i}_att", LayerKind.ATTENTION, qkv, heads=s.heads, kv_heads=gqa, channels=q if gqa else None)
+        add1 = b.join(f"l{i}_add1", LayerKind.ADD, [x, b.fc(f"l{i}_o", q, h, att)])
+        mul = b.join(f"l{i}_mul", LayerKind.ADD, [b.fc(f"l{i}_gate", h, s.ffn, add1), b.fc(f"l{i}_up", h, s.ffn, add1)])
+        x = b.join(f"l{i}_add2", LayerKind.ADD, [add1, b.fc(f"l{i}_down", s.ffn, h, mul)])
+    return x
