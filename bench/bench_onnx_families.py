@@ -94,6 +94,8 @@ def _hf(config_name, model_name, inputs=("input_ids",), part=None, **cfg):
         config = getattr(transformers, config_name)(**cfg)
         if hasattr(config, "_attn_implementation"):
             config._attn_implementation = "eager"
+        if hasattr(config, "_experts_implementation"):
+            config._experts_implementation = "batched_mm"  # gathers the router's experts (no histc, no loop)
         model = getattr(transformers, model_name)(config).eval()
         if part:
             model = getattr(model, part)()
@@ -133,6 +135,7 @@ def families():
                                         patch_size=32), projection_dim=64)),
         ("whisper-encoder", _hf("WhisperConfig", "WhisperModel", ("input_features",), part="get_encoder", d_model=128,
                                 encoder_layers=2, encoder_attention_heads=4, encoder_ffn_dim=256, decoder_layers=1,
+                                decoder_attention_heads=4, decoder_ffn_dim=256,
                                 num_mel_bins=80, max_source_positions=1500)),
         ("mixtral", _hf("MixtralConfig", "MixtralModel", num_local_experts=4, num_experts_per_tok=2,
                         num_key_value_heads=4, **small)),

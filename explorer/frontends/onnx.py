@@ -137,7 +137,7 @@ class _Importer:
         graph.node.extend(nodes)
         self.B, seq = fill_dynamic_axes(graph, self.src, self.batch_arg, self.seq_arg)
         self.seq = seq
-        model, self.folded = fold_shapes(model, self.infer)
+        model, self.folded = fold_shapes(self.assume_custom_shapes(model), self.infer)
         graph = model.graph
         self.consts = {t.name: t for t in graph.initializer}
         self.shapes: dict[str, list[int | None]] = {}
@@ -161,11 +161,44 @@ class _Importer:
             if att["open"]:
                 self.approx.append(f"{name}: a product of two activations without a second product (softmax.V); "
                                    "costed as an attention node")
+        self.check_open_attention()
         tokens = [n["s_in"][0] for n in weighted if n["kind"] is LayerKind.EMBEDDING and not n.get("broadcast")]
         seq = seq or (tokens[0] if tokens else None)
         approx = tuple(dict.fromkeys(self.approx))
         return build_graph(printable(graph.name) or Path(self.src).stem, self.B, self.nodes, self.src, sequence=seq,
                            approximations=approx)
+
+    def check_open_attention(self) -> None:
+        """A product of two activations never closed by a second one must still read as an
+        attention (its context = the last input's channels, or a third of one fused input);
+        otherwise it is refused here, not with a YAML field an ONNX user cannot give."""
+        by_name = {n["name"]: n for _, n in self.nodes}
+        for name, att in self.attention.items():
+            if not att["open"]:
+                continue
+            chans = [_channels(by_name[p]) for p in att["inputs"] if p in by_name]
+            c = sum(chans)
+            out = chans[-1] if len(chans) > 1 else (c // 3 if c % 3 == 0 else 0)
+            if not out or out > c or (att["heads"] and out % att["heads"]):
+                raise self.fail(f"{att['path']}: a product of two activations (inputs from {', '.join(att['inputs'])}) "
+                                "is neither a weighted layer nor an attention (no softmax.V product follows and its "
+                                f"inputs' channels {chans} give no context width): not supported")
+
+    def assume_custom_shapes(self, model):
+        """Operators of unknown domains have no shape function: take each one's output to have
+        its first input's type (it is then walked as passing that input through, with a note)."""
+        custom = [n for n in model.graph.node if n.domain not in KNOWN_DOMAINS and n.input and n.output]
+        for _ in range(len(custom)):
+            model = self.infer(model)
+            known = {vi.name: vi for vi in list(model.graph.input) + list(model.graph.value_info)}
+            new = [(n.output[0], known[n.input[0]]) for n in custom if n.output[0] not in known and n.input[0] in known]
+            if not new:
+                break
+            for out, vi in new:
+                copy = model.graph.value_info.add()
+                copy.CopyFrom(vi)
+                copy.name = out
+        return model
 
     def infer(self, model):
         from onnx import shape_inference
@@ -314,8 +347,8 @@ class _Importer:
         (TopK of activations). Such tensors are tracked (True: handled); a product reading one
         is refused, naming the operator."""
         op = node.op_type
-        if op == "Gather" and node.input and node.input[0] in self.consts and node.input[1:2] and \
-                node.input[1] in self.source and len(self.consts[node.input[0]].dims) >= 3 and \
+        if op in ("Gather", "GatherND", "GatherElements") and node.input and node.input[0] in self.consts and \
+                node.input[1:2] and node.input[1] in self.source and len(self.consts[node.input[0]].dims) >= 3 and \
                 self.consts[node.input[0]].data_type in FLOAT_TYPES:
             for out in node.output:
                 self.experts[out] = node.input[0]
@@ -327,9 +360,8 @@ class _Importer:
             w = self.consts[self.experts[picked[0]]]
             raise self.fail(f"{desc}: multiplies activations by expert weights a router selects ({op} with "
                             f"{printable(self.experts[picked[0]])!r} {list(w.dims)} gathered by router indices): "
-                            "mixture-of-experts layers are not supported; import the model with a dense MLP in "
-                            "place of each MoE block (the experts' shapes), or describe it in YAML with the experts "
-                            "as fc layers")
+                            "mixture-of-experts layers are not supported by the ONNX importer; describe the network "
+                            "as a YAML network instead, each expert an fc layer over its share of the tokens")
         for out in node.output:
             if out:
                 self.experts[out] = self.experts[picked[0]]

@@ -176,7 +176,7 @@ HANDLERS = {
     "Neg": lambda n, i, a, o: [np.negative(i[0])], "Abs": lambda n, i, a, o: [np.abs(i[0])],
     "Sign": lambda n, i, a, o: [np.sign(i[0])],
     "Floor": lambda n, i, a, o: [np.floor(i[0])], "Ceil": lambda n, i, a, o: [np.ceil(i[0])],
-    "Sqrt": lambda n, i, a, o: [np.sqrt(i[0])],
+    "Sqrt": lambda n, i, a, o: [np.sqrt(i[0])], "Log": lambda n, i, a, o: [np.log(i[0])],
     "Min": _variadic(np.minimum), "Max": _variadic(np.maximum), "Sum": _variadic(np.add),
     "Transpose": lambda n, i, a, o: [np.transpose(i[0], a.get("perm"))],
     "ReduceProd": _reduce(np.prod), "ReduceSum": _reduce(np.sum), "ReduceMax": _reduce(np.max),
@@ -255,7 +255,8 @@ class _Folder:
                     or node.op_type == "Constant"):
                 continue
             try:
-                vals = self.evaluate(node, shapes)
+                with np.errstate(all="ignore"):
+                    vals = self.evaluate(node, shapes)
             except Exception:  # noqa: BLE001 - an op we cannot evaluate stays for shape inference
                 vals = None
             if vals is None or len(vals) < len(node.output):
