@@ -287,3 +287,48 @@ def test_fold_never_turns_a_stored_table_into_a_constant(tmp_path):
     outs = [helper.make_tensor_value_info(x, TensorProto.FLOAT, None), helper.make_tensor_value_info(big, TensorProto.FLOAT, None)]
     net = load_onnx(save(tmp_path, g.model("t", ins, outs)))
     assert [L.kind.value for L in net.layers] == ["embedding", "fc", "add"]
+
+
+FOLD_CASES = [  # (op, inputs, attributes, opset): shape arithmetic as exporters write it
+    ("Gather", [np.array([2, 16, 8, 8]), np.array(1)], {"axis": 0}, 17),
+    ("Concat", [np.array([2]), np.array([-1]), np.array([4, 4])], {"axis": 0}, 17),
+    ("Unsqueeze", [np.array(5), np.array([0])], {}, 17),
+    ("Unsqueeze", [np.array([5, 6])], {"axes": [0]}, 11),
+    ("Squeeze", [np.array([[7]]), np.array([0])], {}, 17),
+    ("Slice", [np.array([2, 16, 8, 8]), np.array([0]), np.array([2]), np.array([0])], {}, 17),
+    ("Slice", [np.arange(10).reshape(2, 5), np.array([1]), np.array([-1]), np.array([1]), np.array([2])], {}, 17),
+    ("Div", [np.array([17, -17, 9]), np.array([2, 2, -4])], {}, 17),  # integer Div truncates
+    ("Div", [np.array([7.0], np.float32), np.array([2.0], np.float32)], {}, 17),
+    ("Where", [np.array([True, False]), np.array([1, 2]), np.array([3, 4])], {}, 17),
+    ("Equal", [np.array([1, -1, 3]), np.array([-1, -1, -1])], {}, 17),
+    ("Expand", [np.array([1.0, 2.0], np.float32), np.array([3, 2])], {}, 17),
+    ("Range", [np.array(0), np.array(7), np.array(2)], {}, 17),
+    ("ConstantOfShape", [np.array([2, 3])], {"value": numpy_helper.from_array(np.array([1], dtype=np.int64))}, 17),
+    ("Reshape", [np.arange(6), np.array([0, -1])], {}, 17),
+    ("Reshape", [np.arange(6).reshape(2, 3), np.array([0, -1])], {}, 17),
+    ("Cast", [np.array([1.7, -2.2], np.float32)], {"to": TensorProto.INT64}, 17),
+    ("ReduceProd", [np.array([2, 3, 4])], {"keepdims": 0}, 17),
+    ("ReduceSum", [np.array([[1, 2], [3, 4]]), np.array([1])], {"keepdims": 1}, 17),
+    ("Mod", [np.array([-7, 7]), np.array([3, -3])], {}, 17),
+    ("Min", [np.array([4, 9]), np.array([5, 5]), np.array([6, 1])], {}, 17),
+    ("Transpose", [np.arange(6).reshape(2, 3)], {"perm": [1, 0]}, 17),
+    ("Tile", [np.array([1, 2]), np.array([3])], {}, 17),
+]
+
+
+@pytest.mark.parametrize("op, inputs, attrs, opset", FOLD_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(FOLD_CASES)])
+def test_fold_handlers_match_the_onnx_reference(op, inputs, attrs, opset):
+    """Each folding handler against onnx.reference on the same node and opset."""
+    from onnx.reference import ReferenceEvaluator
+
+    from explorer.frontends.onnx_fold import HANDLERS
+
+    names = [f"i{k}" for k in range(len(inputs))]
+    node = helper.make_node(op, names, ["y"], **attrs)
+    ins = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for n, v in zip(names, inputs)]
+    graph = helper.make_graph([node], "g", ins, [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)])
+    want = ReferenceEvaluator(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])).run(
+        None, dict(zip(names, inputs)))[0]
+    attr_values = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    (got,) = HANDLERS[op](node, inputs, attr_values, opset)
+    assert np.asarray(got).dtype == want.dtype and np.array_equal(got, want)

@@ -321,8 +321,8 @@ def fold_shapes(model, infer):
         for name, v in new.items():
             graph.initializer.append(numpy_helper.from_array(v, name))
             folded.add(name)
-        stale = [vi for vi in graph.value_info if vi.name in new]
-        for vi in stale:
-            graph.value_info.remove(vi)
+        kept = [vi for vi in graph.value_info if vi.name not in new]
+        del graph.value_info[:]
+        graph.value_info.extend(kept)
         model = infer(model)
     return model, folded

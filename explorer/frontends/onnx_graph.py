@@ -19,7 +19,7 @@ INT_TYPES = {2, 3, 4, 5, 6, 7, 9, 12, 13}  # uint8 int8 uint16 int16 int32 int64
 
 def printable(name: str, limit: int = 120) -> str:
     """A name fit for one line of a table: control characters escaped, long names cut."""
-    out = "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+    out = name if name.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
     return out if len(out) <= limit else out[: limit - 3] + "..."
 
 
