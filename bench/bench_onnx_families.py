@@ -18,6 +18,7 @@ importer reports them), else the importer's one-line message.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -155,7 +156,7 @@ def export(build, path: Path, dynamo: bool) -> str | None:
 
     try:
         model, args, names, axes = build()
-        with torch.no_grad():
+        with torch.no_grad(), contextlib.redirect_stdout(sys.stderr):  # the exporter's progress lines
             if dynamo:
                 torch.onnx.export(model, args, str(path), input_names=names, dynamo=True, external_data=True)
             else:

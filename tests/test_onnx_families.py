@@ -190,6 +190,10 @@ def test_cycle_and_dangling_input_are_named(tmp_path, capsys):
     err = cli_error(capsys, save(tmp_path, model, "dangling.onnx"))
     assert "node 'convB' (Conv): input 'nowhere' is no graph input, initializer or node output (a dangling input)" in err
     model = residual_net()
+    model.graph.node[2].output[0] = "a"  # convB writes convA's output too
+    assert "node 'convB' (Conv): output 'a' is also written by node 'convA' (Conv)" in cli_error(
+        capsys, save(tmp_path, model, "twice.onnx"))
+    model = residual_net()
     model.graph.node[1].input[0] = "ar"  # reads itself
     assert "node 'reluA' (Relu): reads its own output 'ar' (a cycle)" in cli_error(capsys, save(tmp_path, model, "self.onnx"))
 

@@ -34,6 +34,10 @@ def ordered_nodes(graph, src: str) -> list:
     producer: dict[str, int] = {}
     for k, node in enumerate(graph.node):
         for out in node.output:
+            if out in producer or out in defined:
+                first = node_label(graph.node[producer[out]], producer[out]) if out in producer else "a graph input"
+                raise SpecError(src, f"{node_label(node, k)}: output {printable(out)!r} is also written by {first} "
+                                     "(each tensor has one producer)")
             if out:
                 producer[out] = k
     preds: list[set[int]] = []
