@@ -55,10 +55,22 @@ def ordered_nodes(graph, src: str) -> list:
         preds.append(ps)
     order = _kahn(preds)
     if len(order) < len(preds):
-        stuck = [node_label(graph.node[k], k) for k in range(len(preds)) if k not in set(order)]
+        stuck = [node_label(graph.node[k], k) for k in _on_cycles(preds, set(order))]
         raise SpecError(src, f"the nodes form a cycle through {', '.join(stuck[:4])}"
                              f"{f' and {len(stuck) - 4} more' if len(stuck) > 4 else ''}")
     return [graph.node[k] for k in order]
+
+
+def _on_cycles(preds: list[set[int]], ordered: set[int]) -> list[int]:
+    """The nodes Kahn's algorithm left, less those merely downstream of a cycle (peeled off
+    from the end: a node none of the remaining nodes reads)."""
+    left = {k for k in range(len(preds)) if k not in ordered}
+    while True:
+        read = {p for k in left for p in preds[k]}
+        tail = {k for k in left if k not in read}
+        if not tail:
+            return sorted(left)
+        left -= tail
 
 
 def _kahn(preds: list[set[int]]) -> list[int]:
