@@ -4,6 +4,8 @@
     ... bench/bench_onnx_families.py --keep DIR --only t5-small,swin-t   # keep the files in DIR
     ... bench/bench_onnx_families.py --import-only DIR                   # import files kept earlier
     ... bench/bench_onnx_families.py --markdown
+    ... bench/bench_onnx_families.py --import-only DIR --baseline OLD   # also import with the
+        explorer/ package under OLD (e.g. `git archive e0712bf explorer | tar -x -C OLD`)
 
 Needs torch, torchvision and transformers (never a test dependency; no hub downloads: every
 model is built from its config with random weights). Each family is exported with the
@@ -187,26 +189,32 @@ def weighted_nodes(path: Path) -> int:
     return count
 
 
-def import_one(path: Path) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-c", CHILD, str(path), str(BATCH), str(SEQ)], capture_output=True, text=True,
-                       env=env, timeout=900)
+def import_one(path: Path, root: Path = ROOT) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(root))
+    r = subprocess.run([sys.executable, "-c", CHILD, str(path.resolve()), str(BATCH), str(SEQ)], capture_output=True,
+                       text=True, env=env, cwd=root, timeout=900)  # cwd: `-c` puts it first on sys.path
     try:
         return json.loads(r.stdout.strip().splitlines()[-1])
     except (json.JSONDecodeError, IndexError):
         return {"ok": False, "error": (r.stderr.strip().splitlines() or ["killed"])[-1][:220], "s": float("nan")}
 
 
-def row(name: str, exporter: str, path: Path) -> tuple:
+def verdict(r: dict, want: int) -> str:
+    if not r["ok"]:
+        return f"{r.get('type', '')}: {r['error'].split('.onnx: ')[-1]}"
+    got = r["weighted"]
+    notes = f"; {len(r['approximations'])} approximations" if r["approximations"] else ""
+    return (f"all {got}" if got == want else f"{got} of {want}") + notes
+
+
+def row(name: str, exporter: str, path: Path, baseline: Path | None = None) -> tuple:
     want = weighted_nodes(path)
     r = import_one(path)
-    if not r["ok"]:
-        return (name, exporter, f"- / {want}", f"{r['s']:.1f}", f"{r.get('type', '')}: {r['error']}")
-    got = r["weighted"]
-    moe = any("expert" in a for a in r["approximations"])
-    verdict = f"all {got}" if got == want else f"{got} of {want}" + (" (experts counted once)" if moe else "")
-    notes = f"; {len(r['approximations'])} approximations" if r["approximations"] else ""
-    return (name, exporter, f"{got} / {want}", f"{r['s']:.1f}", verdict + notes)
+    got = f"{r['weighted']} / {want}" if r["ok"] else f"- / {want}"
+    out = (name, exporter, got, f"{r['s']:.1f}", verdict(r, want))
+    if baseline is not None:
+        out += (verdict(import_one(path, baseline), want)[:90],)
+    return out
 
 
 def main() -> None:
@@ -215,6 +223,7 @@ def main() -> None:
     ap.add_argument("--keep", default=None, help="export into this directory and keep the files")
     ap.add_argument("--import-only", default=None, help="import the .onnx files kept in this directory")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--baseline", default=None, help="a directory holding an older explorer/ package to compare with")
     a = ap.parse_args()
     t0 = time.perf_counter()
     rows = []
@@ -223,7 +232,7 @@ def main() -> None:
             name, _, exporter = f.stem.rpartition(".")
             if a.only and name not in a.only.split(","):
                 continue
-            rows.append(row(name, exporter, f))
+            rows.append(row(name, exporter, f, Path(a.baseline) if a.baseline else None))
     else:
         tmp = tempfile.TemporaryDirectory()
         out = Path(a.keep) if a.keep else Path(tmp.name)
@@ -237,18 +246,20 @@ def main() -> None:
                 err = export(build, path, dynamo)
                 print(f"exported {name} ({exporter}) in {time.perf_counter() - t:.0f} s" + (f": FAILED {err}" if err else ""),
                       file=sys.stderr, flush=True)
-                rows.append((name, exporter, "-", "-", f"export failed: {err}") if err else row(name, exporter, path))
+                rows.append((name, exporter, "-", "-", f"export failed: {err}") if err
+                            else row(name, exporter, path, Path(a.baseline) if a.baseline else None))
         tmp.cleanup()
-    head = ("family", "exporter", "layers / weighted nodes", "import s", "result")
+    head = ("family", "exporter", "layers / weighted nodes", "import s", "result") + (("before",) if a.baseline else ())
     if a.markdown:
         print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
         for r in rows:
             print("| " + " | ".join(str(x).replace("|", "/") for x in r) + " |")
     else:
         for r in [head] + rows:
-            print(f"{r[0]:<20}{r[1]:<9}{str(r[2]):>24}{str(r[3]):>9}  {r[4]}")
+            print(f"{r[0]:<20}{r[1]:<9}{str(r[2]):>24}{str(r[3]):>9}  {r[4]}" + (f"  | before: {r[5]}" if len(r) > 5 else ""))
     ok = sum(1 for r in rows if str(r[4]).startswith("all"))
-    print(f"{ok} of {len(rows)} files import with every weighted layer found ({time.perf_counter() - t0:.0f} s)")
+    before = f"; before: {sum(1 for r in rows if len(r) > 5 and r[5].startswith('all'))}" if a.baseline else ""
+    print(f"{ok} of {len(rows)} files import with every weighted layer found{before} ({time.perf_counter() - t0:.0f} s)")
 
 
 if __name__ == "__main__":
