@@ -392,6 +392,8 @@ def shuffle_block(style="dynamo", batch=2, c=16, size=8) -> onnx.ModelProto:
     x = g.op("Relu", [g.op("Conv", ["x", g.weight("stem.w", c, 3, 3, 3)], name="stem", kernel_shape=[3, 3], pads=[1] * 4)])
     if style == "dynamo":
         x1, x2 = g.op("Split", [x], name="chunk", n_out=2, axis=1, num_outputs=2)
+    elif style == "split-sizes":  # opset 13-17 exporters: the sizes as a second input
+        x1, x2 = g.op("Split", [x, g.const([h, h])], name="chunk", n_out=2, axis=1)
     else:
         dim = g.op("Gather", [g.op("Shape", [x]), _scalar(g, 1)], axis=0)
         half = g.op("Div", [g.op("Add", [dim, _scalar(g, 1)]), _scalar(g, 2)])
@@ -405,7 +407,7 @@ def shuffle_block(style="dynamo", batch=2, c=16, size=8) -> onnx.ModelProto:
     b = g.op("Conv", [b, g.weight("b2.w", h, 1, 3, 3)], name="b2", kernel_shape=[3, 3], pads=[1] * 4, group=h)
     b = g.op("Relu", [g.op("Conv", [b, g.weight("b3.w", h, h, 1, 1)], name="b3", kernel_shape=[1, 1])])
     y = g.op("Concat", [x1, b], name="cat", axis=1)
-    if style == "dynamo":
+    if style != "legacy":
         t = g.op("Transpose", [g.op("Reshape", [y, g.const([batch, 2, h, size, size])])], perm=[0, 2, 1, 3, 4])
         y = g.op("Reshape", [t, g.const([batch, c, size, size])])
     else:

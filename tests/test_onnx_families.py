@@ -70,6 +70,8 @@ def test_shufflenet_chunk_is_a_channel_slice_both_exporters(tmp_path):
     a = load_onnx(save(tmp_path, shuffle_block("dynamo"), "d.onnx"))
     b = load_onnx(save(tmp_path, legacy, "l.onnx"))
     assert sig(a) == sig(b) and a.edges == b.edges and a.edge_shares == b.edge_shares
+    c = load_onnx(save(tmp_path, shuffle_block("split-sizes"), "s.onnx"))
+    assert sig(c) == sig(a) and c.edges == a.edges and c.edge_shares == a.edge_shares
     names = [L.name for L in a.layers]
     cat, b1 = a.layers[names.index("cat")], a.layers[names.index("b1")]
     assert (cat.in_channels, cat.out_channels, b1.in_channels) == (16, 16, 8)
