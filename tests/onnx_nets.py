@@ -366,3 +366,192 @@ def dense_net(batch=2, blocks=2, layers_per_block=4, growth=4, c0=8, size=8) -> 
     out = g.op("Gemm", [x, g.weight("fc.w", 10, ch), g.weight("fc.b", 10)], name="fc", transB=1)
     ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 3, size, size])]
     return g.model("densenet", ins, [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])
+
+
+# ---- issue 24: exporter patterns of new families ------------------------------------------------
+
+
+def _scalar(g, value, dtype=np.int64):
+    """A Constant node holding a scalar, as the TorchScript exporter writes one per literal."""
+    g.n += 1
+    out = f"k{g.n}"
+    g.nodes.append(helper.make_node("Constant", [], [out], name=f"Constant_{g.n}",
+                                    value=numpy_helper.from_array(np.array(value, dtype=dtype))))
+    return out
+
+
+def shuffle_block(style="dynamo", batch=2, c=16, size=8) -> onnx.ModelProto:
+    """A ShuffleNetV2 unit (stride 1) after a stem conv: x1, x2 = x.chunk(2, dim=1);
+    cat(x1, branch2(x2)) (1x1 conv, ReLU, depthwise 3x3, 1x1 conv, ReLU), channel shuffle
+    (Reshape [B, 2, C/2, H, W], Transpose, Reshape back), then a 1x1 head conv.
+    dynamo: ``Split(axis=1, num_outputs=2)`` (opset 18). legacy: the chunk as two Slices whose
+    bounds come from Shape -> Gather(1) -> Add(1) -> Div(2) -> Mul(1 | 2), every literal a
+    Constant node, and the shuffle's Reshape targets from Shape/Gather/Div/Concat arithmetic:
+    ONNX shape inference leaves the Slices' shapes open."""
+    g, h = _G(), c // 2
+    x = g.op("Relu", [g.op("Conv", ["x", g.weight("stem.w", c, 3, 3, 3)], name="stem", kernel_shape=[3, 3], pads=[1] * 4)])
+    if style == "dynamo":
+        x1, x2 = g.op("Split", [x], name="chunk", n_out=2, axis=1, num_outputs=2)
+    elif style == "split-sizes":  # opset 13-17 exporters: the sizes as a second input
+        x1, x2 = g.op("Split", [x, g.const([h, h])], name="chunk", n_out=2, axis=1)
+    else:
+        dim = g.op("Gather", [g.op("Shape", [x]), _scalar(g, 1)], axis=0)
+        half = g.op("Div", [g.op("Add", [dim, _scalar(g, 1)]), _scalar(g, 2)])
+        lo = g.op("Mul", [half, _scalar(g, 1)])
+        hi = g.op("Mul", [half, _scalar(g, 2)])
+        axes = _scalar(g, [1])
+        x1 = g.op("Slice", [x, _scalar(g, [0]), g.op("Unsqueeze", [lo, _scalar(g, [0])]), axes], name="chunk0")
+        x2 = g.op("Slice", [x, g.op("Unsqueeze", [lo, _scalar(g, [0])]), g.op("Unsqueeze", [hi, _scalar(g, [0])]), axes],
+                  name="chunk1")
+    b = g.op("Relu", [g.op("Conv", [x2, g.weight("b1.w", h, h, 1, 1)], name="b1", kernel_shape=[1, 1])])
+    b = g.op("Conv", [b, g.weight("b2.w", h, 1, 3, 3)], name="b2", kernel_shape=[3, 3], pads=[1] * 4, group=h)
+    b = g.op("Relu", [g.op("Conv", [b, g.weight("b3.w", h, h, 1, 1)], name="b3", kernel_shape=[1, 1])])
+    y = g.op("Concat", [x1, b], name="cat", axis=1)
+    if style != "legacy":
+        t = g.op("Transpose", [g.op("Reshape", [y, g.const([batch, 2, h, size, size])])], perm=[0, 2, 1, 3, 4])
+        y = g.op("Reshape", [t, g.const([batch, c, size, size])])
+    else:
+        shp = g.op("Shape", [y])
+        dims = [g.op("Unsqueeze", [g.op("Gather", [shp, _scalar(g, k)], axis=0), _scalar(g, [0])]) for k in range(4)]
+        per = g.op("Unsqueeze", [g.op("Div", [g.op("Gather", [shp, _scalar(g, 1)], axis=0), _scalar(g, 2)]), _scalar(g, [0])])
+        t = g.op("Reshape", [y, g.op("Concat", [dims[0], _scalar(g, [2]), per, dims[2], dims[3]], axis=0)])
+        t = g.op("Transpose", [t], perm=[0, 2, 1, 3, 4])
+        y = g.op("Reshape", [t, g.op("Concat", [dims[0], _scalar(g, [-1]), dims[2], dims[3]], axis=0)])
+    out = g.op("Conv", [y, g.weight("head.w", 4, c, 1, 1)], name="head", kernel_shape=[1, 1])
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 3, size, size])]
+    return g.model("shuffle", ins, [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)],
+                   opset=18 if style == "dynamo" else 17)
+
+
+def clip_vision_legacy(batch="batch", width=16, patch=8, image=32, heads=2) -> onnx.ModelProto:
+    """CLIP's vision embeddings as the TorchScript exporter writes them: patch Conv, Reshape to
+    [B, C, -1] from Shape -> Slice(0:2) -> Concat, Transpose, the class embedding Expand-ed to
+    [B, 1, C] through a Reshape -> Shape -> ConstantOfShape -> Mul(-1) -> Equal -> Where chain,
+    Concat with the patches, position embedding Gather with constant ids, then a Swin-style
+    Reshape whose target divides a Shape entry (Div), and an fc."""
+    g = _G()
+    tokens = (image // patch) ** 2 + 1
+    conv = g.op("Conv", [g.op("Cast", ["pixel_values"], to=TensorProto.FLOAT), g.weight("patch.w", width, 3, patch, patch)],
+                name="patch_embedding", kernel_shape=[patch, patch], strides=[patch, patch])
+    bsz = g.op("Gather", [g.op("Shape", ["pixel_values"]), _scalar(g, 0)], axis=0)
+    lead = g.op("Slice", [g.op("Shape", [conv]), _scalar(g, [0]), _scalar(g, [2]), _scalar(g, [0])])
+    flat = g.op("Reshape", [conv, g.op("Concat", [lead, _scalar(g, [-1])], axis=0)], allowzero=0)
+    patches = g.op("Transpose", [flat], perm=[0, 2, 1])
+    target = g.op("Reshape", [g.op("Concat", [g.op("Unsqueeze", [bsz, _scalar(g, [0])]), _scalar(g, [1]), _scalar(g, [-1])],
+                                   axis=0), _scalar(g, [-1])])
+    ones = g.op("ConstantOfShape", [g.op("Shape", [target])], value=numpy_helper.from_array(np.array([1], dtype=np.int64)))
+    shape = g.op("Where", [g.op("Equal", [target, g.op("Mul", [ones, _scalar(g, -1)])]), ones, target])
+    g.inits.append(numpy_helper.from_array(np.zeros(width, dtype=np.float32), "class_embedding"))
+    cls = g.op("Expand", ["class_embedding", shape])
+    x = g.op("Concat", [cls, patches], axis=1)
+    g.inits.append(_const("position_ids", [list(range(tokens))]))
+    x = g.op("Add", [x, g.op("Gather", [g.weight("position_embedding", tokens, width), "position_ids"], name="pos")])
+    # Swin-style: a Reshape target computed with Div on a Shape entry ([B, S, C] -> [B, S, heads, C / heads])
+    shp = g.op("Shape", [x])
+    per_head = g.op("Div", [g.op("Gather", [shp, _scalar(g, 2)], axis=0), _scalar(g, heads)])
+    dims = [g.op("Unsqueeze", [g.op("Gather", [shp, _scalar(g, k)], axis=0), _scalar(g, [0])]) for k in (0, 1)]
+    x = g.op("Reshape", [x, g.op("Concat", dims + [_scalar(g, [heads]), g.op("Unsqueeze", [per_head, _scalar(g, [0])])],
+                                 axis=0)])
+    x = g.op("Reshape", [g.op("Relu", [x]), g.op("Concat", dims + [_scalar(g, [-1])], axis=0)])
+    out = g.linear("fc", x, width, width)
+    ins = [helper.make_tensor_value_info("pixel_values", TensorProto.FLOAT, [batch, 3, image, image])]
+    return g.model("clipvision", ins, [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])
+
+
+def t5_attention(layers=2, batch=2, seq=8, d=32, heads=4, buckets=32) -> onnx.ModelProto:
+    """T5 self-attention as the TorchScript exporter writes it: q/k/v MatMul, Reshape to heads
+    (targets from Shape/Gather/Unsqueeze/Concat), a relative position bias computed once (Range
+    over the query and key lengths, Sub, bucketing with Greater/Abs/Less/Log/Min/Where, Gather
+    on the [buckets, heads] table, Transpose, Unsqueeze) and ADDED to every layer's scores
+    before the softmax; no scaling (Mul 1.0); context, Transpose, Reshape, o MatMul, residual."""
+    g, dh = _G(), d // heads
+    x = "x"
+    bias = None
+    for i in range(layers):
+        shp = g.op("Shape", [x])
+        b_, s_ = (g.op("Unsqueeze", [g.op("Gather", [shp, _scalar(g, k)], axis=0), _scalar(g, [0])]) for k in (0, 1))
+
+        def heads_of(t, perm):
+            target = g.op("Concat", [b_, _scalar(g, [-1]), _scalar(g, [heads]), _scalar(g, [dh])], axis=0)
+            return g.op("Transpose", [g.op("Reshape", [t, target])], perm=perm)
+
+        q = heads_of(g.op("MatMul", [x, g.weight(f"l{i}q", d, d)], name=f"l{i}_q"), [0, 2, 1, 3])
+        k = heads_of(g.op("MatMul", [x, g.weight(f"l{i}k", d, d)], name=f"l{i}_k"), [0, 2, 3, 1])
+        v = heads_of(g.op("MatMul", [x, g.weight(f"l{i}v", d, d)], name=f"l{i}_v"), [0, 2, 1, 3])
+        if bias is None:
+            n = g.op("Cast", [g.op("Gather", [shp, _scalar(g, 1)], axis=0)], to=TensorProto.INT64)
+            ctx = g.op("Unsqueeze", [g.op("Range", [_scalar(g, 0), n, _scalar(g, 1)]), _scalar(g, [1])])
+            mem = g.op("Unsqueeze", [g.op("Range", [_scalar(g, 0), n, _scalar(g, 1)]), _scalar(g, [0])])
+            rel = g.op("Sub", [mem, ctx])
+            side = g.op("Add", [g.op("Mul", [g.op("Cast", [g.op("Greater", [rel, _scalar(g, 0)])], to=TensorProto.INT64),
+                                             _scalar(g, buckets // 2)]), _scalar(g, 0)])
+            a = g.op("Abs", [rel])
+            big = g.op("Cast", [g.op("Div", [g.op("Log", [g.op("Div", [g.op("Cast", [a], to=TensorProto.FLOAT),
+                                                                       _scalar(g, 8.0, np.float32)])]),
+                                             _scalar(g, 2.7725887, np.float32)])], to=TensorProto.INT64)
+            big = g.op("Add", [big, _scalar(g, 8)])
+            big = g.op("Min", [big, g.op("ConstantOfShape", [g.op("Shape", [big])],
+                                         value=numpy_helper.from_array(np.array([15], dtype=np.int64)))])
+            bucket = g.op("Add", [side, g.op("Where", [g.op("Less", [a, _scalar(g, 8)]), a, big])])
+            table = g.op("Gather", [g.weight("relative_attention_bias.weight", buckets, heads), bucket], name="rel_bias")
+            bias = g.op("Unsqueeze", [g.op("Transpose", [table], perm=[2, 0, 1]), _scalar(g, [0])])
+        scores = g.op("Mul", [g.op("MatMul", [q, k], name=f"l{i}_att"), _scalar(g, 1.0, np.float32)])
+        p = g.op("Softmax", [g.op("Add", [scores, bias])], axis=-1)
+        c = g.op("Transpose", [g.op("MatMul", [p, v])], perm=[0, 2, 1, 3])
+        c = g.op("Reshape", [c, g.op("Concat", [b_, _scalar(g, [-1]), _scalar(g, [d])], axis=0)])
+        x = g.op("Add", [x, g.op("MatMul", [c, g.weight(f"l{i}o", d, d)], name=f"l{i}_o")], name=f"l{i}_res")
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, seq, d])]
+    return g.model("t5", ins, [helper.make_tensor_value_info(x, TensorProto.FLOAT, None)])
+
+
+def whisper_encoder_stem(batch=2, mels=8, frames=12, d=16) -> onnx.ModelProto:
+    """Whisper's encoder stem: Conv1d(mels -> d, 3, pad 1), GELU (Erf form), Conv1d(d -> d, 3,
+    stride 2, pad 1), GELU, Transpose to [B, T, d], + embed_positions (a stored [T, d]), fc."""
+    g = _G()
+
+    def gelu(t):
+        return g.op("Mul", [g.op("Mul", [t, g.const(0.5, np.float32)]),
+                            g.op("Add", [g.op("Erf", [g.op("Div", [t, g.const(1.4142135, np.float32)])]), g.const(1.0, np.float32)])])
+
+    x = gelu(g.op("Conv", ["input_features", g.weight("conv1.w", d, mels, 3)], name="conv1", kernel_shape=[3], pads=[1, 1]))
+    x = gelu(g.op("Conv", [x, g.weight("conv2.w", d, d, 3)], name="conv2", kernel_shape=[3], pads=[1, 1], strides=[2]))
+    x = g.op("Add", [g.op("Transpose", [x], perm=[0, 2, 1]), g.weight("embed_positions.weight", frames // 2, d)])
+    out = g.op("MatMul", [x, g.weight("fc.w", d, d)], name="fc")
+    ins = [helper.make_tensor_value_info("input_features", TensorProto.FLOAT, [batch, mels, frames])]
+    return g.model("whisper", ins, [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])
+
+
+def r3d_block(batch=2, frames=4, size=8, c=8) -> onnx.ModelProto:
+    """A video ResNet (r3d) stem and basic block: Conv3d(3 -> c, (3, 7, 7), stride (1, 2, 2)),
+    Conv3d 3x3x3 twice, residual Add on 5-D tensors."""
+    g = _G()
+    x = g.op("Relu", [g.op("Conv", ["x", g.weight("stem.w", c, 3, 3, 7, 7)], name="stem", kernel_shape=[3, 7, 7],
+                           strides=[1, 2, 2], pads=[1, 3, 3, 1, 3, 3])])
+    y = g.op("Relu", [g.op("Conv", [x, g.weight("c1.w", c, c, 3, 3, 3)], name="c1", kernel_shape=[3, 3, 3], pads=[1] * 6)])
+    y = g.op("Conv", [y, g.weight("c2.w", c, c, 3, 3, 3)], name="c2", kernel_shape=[3, 3, 3], pads=[1] * 6)
+    out = g.op("Relu", [g.op("Add", [y, x], name="res")])
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 3, frames, size, size])]
+    return g.model("r3d", ins, [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])
+
+
+def mixtral_moe(style="dynamo", batch=2, seq=4, d=16, inter=8, experts=4, top=2) -> onnx.ModelProto:
+    """Mixtral's sparse MoE block with transformers' batched_mm experts: router Gemm
+    (gate.weight [E, d], transB), Softmax, TopK, tokens repeated top-k times, the experts'
+    stored [E, 2I, d] gate_up_proj picked by the router's indices (dynamo: GatherND on
+    Unsqueeze(-1) of the flat indices; legacy: Gather), and a MatMul of the picked weights with
+    the tokens (the product the importer once took for attention)."""
+    g = _G()
+    flat = g.op("Reshape", ["x", g.const([-1, d])])
+    logits = g.op("Gemm", [flat, g.weight("gate.weight", experts, d)], name="gate", transB=1)
+    _, idx = g.op("TopK", [g.op("Softmax", [logits], axis=-1), g.const([top])], n_out=2, axis=-1)
+    rep = g.op("Reshape", [g.op("Expand", [g.op("Unsqueeze", [flat, g.const([1])]), g.const([batch * seq, top, d])]),
+                           g.const([-1, d])])
+    ids = g.op("Reshape", [idx, g.const([-1])])
+    w = g.weight("experts.gate_up_proj", experts, 2 * inter, d)
+    if style == "dynamo":
+        picked = g.op("GatherND", [w, g.op("Unsqueeze", [ids, g.const([-1])])], batch_dims=0)
+    else:
+        picked = g.op("Gather", [w, ids], axis=0)
+    out = g.op("MatMul", [picked, g.op("Unsqueeze", [rep, g.const([-1])])], name="experts_bmm")
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, seq, d])]
+    return g.model("moe", ins, [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])

@@ -6,6 +6,7 @@ The spec's format and graph semantics are documented in ``explorer.core.network`
 from __future__ import annotations
 
 import heapq
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -187,7 +188,7 @@ def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: st
     preds = _resolve_inputs(nodes, names, source)
     order = _topological_order(preds, names, source)
     layers = _build_layers(nodes, preds, order, source)
-    edges, shares = _edges(order, preds, layers)
+    edges, shares = _edges(order, preds, layers, nodes)
     return Network(name, batch, tuple(layers[k] for k in order), edges, source, shares, sequence, approximations)
 
 
@@ -247,15 +248,23 @@ def _build_layers(nodes: list[tuple[int, dict]], preds: list[list[int]], order: 
         n = nodes[k][1]
         if any(p not in layers for p in preds[k]):
             continue  # an input already failed; its error is reported
+        ins = [_part(layers[p], n) for p in preds[k]]
         if n["kind"].is_join:
-            layer = _join_layer(n, [layers[p] for p in preds[k]], errors)
+            layer = _join_layer(n, ins, errors)
         else:
-            layer = _plain_layer(n, layers[preds[k][0]] if preds[k] else None, errors)
+            layer = _plain_layer(n, ins[0] if ins else None, errors)
         if layer is not None:
             layers[k] = layer
     if errors:
         raise SpecError(source, errors)
     return layers
+
+
+def _part(p: Layer, n: dict) -> Layer:
+    """Producer ``p`` as node ``n`` reads it: only some of its channels when ``n`` says so in
+    ``input_channels`` (an importer's key, never in YAML: a channel Split of p's output)."""
+    c = n.get("input_channels", {}).get(p.name)
+    return p if c is None or c == p.out_channels else replace(p, out_channels=c)
 
 
 def _join_layer(n: dict, ins: list[Layer], errors: list[str]) -> Layer | None:
@@ -345,7 +354,7 @@ def _plain_layer(n: dict, p: Layer | None, errors: list[str]) -> Layer:
     return layer
 
 
-def _edges(order: list[int], preds: list[list[int]], layers: dict[int, Layer]
+def _edges(order: list[int], preds: list[list[int]], layers: dict[int, Layer], nodes: list[tuple[int, dict]]
            ) -> tuple[tuple[tuple[int, int], ...], tuple[Fraction, ...]]:
     """The edges between topological positions, sorted, and the share of its consumer's input each carries."""
     position = {k: pos for pos, k in enumerate(order)}
@@ -354,7 +363,7 @@ def _edges(order: list[int], preds: list[list[int]], layers: dict[int, Layer]
         for p in preds[k]:
             edges.append((position[p], position[k]))
             consumer = layers[k]
-            share = (Fraction(layers[p].out_channels, consumer.in_channels)
+            share = (Fraction(_part(layers[p], nodes[k][1]).out_channels, consumer.in_channels)
                      if consumer.kind in (LayerKind.CONCAT, LayerKind.ATTENTION) else Fraction(1))
             shares.append(share)
     pairs = sorted(zip(edges, shares))

@@ -1,24 +1,32 @@
 """Import an ONNX model as a network: ``--model path/to/net.onnx``.
 
 Reads the graph and the initializers' SHAPES only (``onnx_read``: large weights are never
-loaded, external data files never opened), fills symbolic batch and sequence axes from
-``--batch`` and ``--seq``, runs shape inference with data propagation, then walks the nodes
-(ONNX keeps them in topological order) tracking which network node each activation comes from:
+loaded, external data files never opened), checks and sorts the graph and fills symbolic batch
+and sequence axes from ``--batch`` and ``--seq`` (``onnx_graph``), runs shape inference with
+data propagation and folds the constant shape subgraphs it leaves open (``onnx_fold``), then
+walks the nodes tracking which network node each activation comes from:
 
-- Conv, Gemm, and MatMul with a weight (an initializer or Constant as second input) become
+- Conv (1-D, 2-D, 3-D: the spatial dims as a (height, width) plane, a volume D x H x W as
+  (D*H, W)), Gemm, and MatMul with a weight (an initializer, a Constant, or a tensor computed
+  from stored weights only: a Transpose of a shared weight, weight normalisation) become
   weighted layers (conv, fc); Conv keeps its ``group``. An fc layer's tokens per sample are its
   input's elements / (batch x input features): batch-first, sequence-first and folded layouts
-  all give the same sizes.
+  all give the same sizes. Other weighted operators (ConvTranspose, RNNs, quantised ones) and
+  custom operators holding a weight are refused; mixture-of-experts products (a stored weight
+  of rank >= 3 gathered by a router's indices) are refused naming the operator.
 - Gather on a float matrix initializer is an embedding (vocabulary x hidden) reading the
   network input. Indices that are constants (position ids) make a lookup shared by the batch:
   costed as a per-token lookup, and listed in ``approximations``.
 - An operator reading one activation passes its producer through (activations, norms,
-  pooling, reshapes, transposes, Split/Slice, softmax, masks, ...).
+  pooling, reshapes, transposes, Split/Slice, softmax, masks, ...); a Split/Slice cutting the
+  channel axis passes a channel slice (ShuffleNet's chunk), which joins and convs read as such.
+  An unknown custom operator passes its input through, with a note.
 - Attention: a MatMul/Einsum of two activations opens an attention node over its producers
   (Q.K^T); a second MatMul that reads it with another producer (softmax.V) adds that producer
   and closes it; a fused ``Attention``/``MultiHeadAttention`` node does both. Fused QKV
   projections (Split or Slice of one MatMul) give one producer. The heads are the score
-  tensor's elements / (batch x tokens^2).
+  tensor's elements / (batch x tokens^2). A tensor of another producer added to the open
+  scores (T5's position bias, ALiBi) leaves them open, with a note.
 - Any other operator combining two or more producers is a join: Add, Sum, Sub, Mul, Div,
   Max, Min, Mean -> add; Concat -> concat.
 - Tensors from integer graph inputs (token ids, attention masks), from inputs named like a
@@ -30,12 +38,12 @@ apply. What is costed approximately is listed in ``Network.approximations``.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from ..core.errors import SpecError
 from ..core.network import NETWORK_INPUT, LayerKind, Network
 from .network_yaml import build_graph
+from .onnx_graph import INT_TYPES, fill_dynamic_axes, node_label, ordered_nodes, printable
 
 JOIN_OPS = {
     "Add": LayerKind.ADD, "Sum": LayerKind.ADD, "Sub": LayerKind.ADD, "Mul": LayerKind.ADD, "Div": LayerKind.ADD,
@@ -44,9 +52,13 @@ JOIN_OPS = {
 ACT_PRODUCTS = {"MatMul", "Einsum"}  # a product of two activations: attention
 FUSED_ATTENTION = {"Attention", "MultiHeadAttention"}  # opset 23 / com.microsoft
 SHAPE_OPS = {"Shape", "Size", "Constant", "ConstantOfShape", "Range", "NonZero"}
-BATCH_NAMES = re.compile(r"^(n|b|bs|batch.*|.*_batch|.*batch_size)$", re.IGNORECASE)
-INT_TYPES = {2, 3, 4, 5, 6, 7, 9, 12, 13}  # uint8 int8 uint16 int16 int32 int64 bool uint32 uint64
 FLOAT_TYPES = {1, 10, 11, 16}  # float float16 double bfloat16
+WEIGHTED_UNSUPPORTED = {"ConvTranspose", "LSTM", "GRU", "RNN", "ConvInteger", "MatMulInteger", "QLinearConv",
+                        "QLinearMatMul", "DeformConv"}  # operators holding a weight this importer does not read
+KNOWN_DOMAINS = {"", "ai.onnx"}
+MS_PASS_THROUGH = {"Gelu", "FastGelu", "BiasGelu", "QuickGelu", "LayerNormalization", "SimplifiedLayerNormalization",
+                   "SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "RotaryEmbedding", "BiasAdd",
+                   "BiasSoftmax"}  # com.microsoft operators on activations without weights
 
 
 def _prod(xs) -> int:
@@ -69,6 +81,9 @@ class _Importer:
         self.side: set[str] = set()  # tensors derived from integer inputs only (ids, masks)
         self.consts: dict = {}  # tensor name -> TensorProto (initializers, Constant values)
         self.attention: dict[str, dict] = {}  # open attention node name -> its spec
+        self.part: dict[str, int] = {}  # tensor -> channels, when a channel slice of its producer's output
+        self.experts: dict[str, str] = {}  # tensor -> the stored weight a router's indices select from
+        self.folded: set[str] = set()  # constants computed by folding shape subgraphs
         self.approx: list[str] = []
 
     def fail(self, msg: str) -> SpecError:
@@ -90,45 +105,9 @@ class _Importer:
             raise self.fail("cannot read as ONNX: no graph nodes")
         return model
 
-    def fill_dynamic_axes(self, graph) -> tuple[int, int | None]:
-        """Set symbolic axes of the data inputs: a batch-named axis (or axis 0) from --batch, any
-        other symbolic axis from --seq. Returns (batch, sequence or None)."""
-        inits = {t.name for t in graph.initializer}
-        batch = seq = None
-        filled = False
-        for inp in graph.input:
-            if inp.name in inits:
-                continue
-            dims = inp.type.tensor_type.shape.dim
-            for axis, d in enumerate(dims):
-                is_batch = (d.dim_param and BATCH_NAMES.match(d.dim_param)) or (axis == 0 and not any(
-                    x.dim_param and BATCH_NAMES.match(x.dim_param) for x in dims))
-                if d.HasField("dim_value") and d.dim_value > 0:
-                    if is_batch and batch is None:
-                        batch = d.dim_value
-                    elif not is_batch and axis == 1 and seq is None and inp.type.tensor_type.elem_type in INT_TYPES:
-                        seq = d.dim_value  # token ids [batch, sequence]
-                    continue
-                sym = d.dim_param or "?"
-                if is_batch:
-                    if self.batch_arg is None:
-                        raise self.fail(f"input {inp.name!r} has a symbolic batch dimension {sym!r}: pass --batch")
-                    d.dim_value = batch = self.batch_arg
-                else:
-                    if self.seq_arg is None:
-                        raise self.fail(f"input {inp.name!r} has a symbolic sequence dimension {sym!r} (axis {axis}): pass --seq")
-                    d.dim_value = seq = self.seq_arg
-                    filled = True
-        if batch is None:
-            raise self.fail("no data input with a batch dimension")
-        if self.seq_arg is not None and not filled:  # said, not ignored
-            fixed = f" (its sequence is fixed at {seq})" if seq is not None else ""
-            raise self.fail(f"--seq: no input has a symbolic sequence axis for --seq {self.seq_arg} to fill{fixed}")
-        return batch, seq
-
     # ---- naming and shapes ---------------------------------------------------------------
     def new_name(self, node, i: int) -> str:
-        base = node.name or f"{node.op_type}_{i}"
+        base = printable(node.name) if node.name else f"{printable(node.op_type)}_{i}"
         name, k = base, 1
         while name in self.used_names:
             k += 1
@@ -152,16 +131,20 @@ class _Importer:
 
     # ---- the walk ------------------------------------------------------------------------
     def run(self) -> Network:
-        from onnx import helper, shape_inference
+        from onnx import helper
+
+        from .onnx_fold import fold_shapes
 
         model = self.read()
         graph = model.graph
-        self.B, seq = self.fill_dynamic_axes(graph)
+        nodes = ordered_nodes(graph, self.src)  # dangling inputs and cycles refused here
+        index = {id(n): k for k, n in enumerate(graph.node)}
+        first_out = {n.output[0]: index[id(n)] for n in nodes if n.output}
+        del graph.node[:]
+        graph.node.extend(nodes)
+        self.B, seq = fill_dynamic_axes(graph, self.src, self.batch_arg, self.seq_arg)
         self.seq = seq
-        try:
-            model = shape_inference.infer_shapes(model, data_prop=True)
-        except Exception as err:
-            raise self.fail(f"shape inference failed: {str(err).splitlines()[0]}") from None
+        model, self.folded = fold_shapes(self.assume_custom_shapes(model), self.infer)
         graph = model.graph
         self.consts = {t.name: t for t in graph.initializer}
         self.shapes: dict[str, list[int | None]] = {}
@@ -176,8 +159,8 @@ class _Importer:
                 else:
                     self.source[inp.name] = NETWORK_INPUT
         self.helper = helper
-        for i, node in enumerate(graph.node):
-            self.visit(i, node)
+        for k, node in enumerate(graph.node):
+            self.visit(first_out.get(node.output[0], k) if node.output else k, node)
         weighted = [n for _, n in self.nodes if not n["kind"].is_join]
         if not weighted:
             raise self.fail("no weighted layer (Conv, Gemm, MatMul with a weight, or Gather on a table) found")
@@ -185,30 +168,81 @@ class _Importer:
             if att["open"]:
                 self.approx.append(f"{name}: a product of two activations without a second product (softmax.V); "
                                    "costed as an attention node")
+        self.check_open_attention()
         tokens = [n["s_in"][0] for n in weighted if n["kind"] is LayerKind.EMBEDDING and not n.get("broadcast")]
         seq = seq or (tokens[0] if tokens else None)
         approx = tuple(dict.fromkeys(self.approx))
-        return build_graph(graph.name or Path(self.src).stem, self.B, self.nodes, self.src, sequence=seq, approximations=approx)
+        return build_graph(printable(graph.name) or Path(self.src).stem, self.B, self.nodes, self.src, sequence=seq,
+                           approximations=approx)
+
+    def check_open_attention(self) -> None:
+        """A product of two activations never closed by a second one must still read as an
+        attention (its context = the last input's channels, or a third of one fused input);
+        otherwise it is refused here, not with a YAML field an ONNX user cannot give."""
+        by_name = {n["name"]: n for _, n in self.nodes}
+        for name, att in self.attention.items():
+            if not att["open"]:
+                continue
+            chans = [_channels(by_name[p]) for p in att["inputs"] if p in by_name]
+            c = sum(chans)
+            out = chans[-1] if len(chans) > 1 else (c // 3 if c % 3 == 0 else 0)
+            if not out or out > c or (att["heads"] and out % att["heads"]):
+                raise self.fail(f"{att['path']}: a product of two activations (inputs from {', '.join(att['inputs'])}) "
+                                "is neither a weighted layer nor an attention (no softmax.V product follows and its "
+                                f"inputs' channels {chans} give no context width): not supported")
+
+    def assume_custom_shapes(self, model):
+        """Operators of unknown domains have no shape function: take each one's output to have
+        its first input's type (it is then walked as passing that input through, with a note)."""
+        custom = [n for n in model.graph.node if n.domain not in KNOWN_DOMAINS and n.input and n.output]
+        for _ in range(len(custom)):
+            model = self.infer(model)
+            known = {vi.name: vi for vi in list(model.graph.input) + list(model.graph.value_info)}
+            new = [(n.output[0], known[n.input[0]]) for n in custom if n.output[0] not in known and n.input[0] in known]
+            if not new:
+                break
+            for out, vi in new:
+                copy = model.graph.value_info.add()
+                copy.CopyFrom(vi)
+                copy.name = out
+        return model
+
+    def infer(self, model):
+        from onnx import shape_inference
+
+        try:
+            return shape_inference.infer_shapes(model, data_prop=True)
+        except Exception as err:  # noqa: BLE001 - onnx raises several types
+            raise self.fail(f"shape inference failed: {printable((str(err).splitlines() or [''])[0])}") from None
 
     def attrs(self, node) -> dict:
         return {a.name: self.helper.get_attribute_value(a) for a in node.attribute}
 
     def visit(self, i: int, node) -> None:
         op = node.op_type
-        desc = f"node {node.name or i!r} ({op})"
+        desc = node_label(node, i)
         if op == "Constant" and node.output:
             value = next((a.t for a in node.attribute if a.name == "value" and a.HasField("t")), None)
             if value is not None:
                 self.consts[node.output[0]] = value  # a weight may come from a Constant node
             return
+        if node.domain not in KNOWN_DOMAINS and not self.custom_op(node, desc):
+            return
+        if op in WEIGHTED_UNSUPPORTED:
+            raise self.fail(f"{desc}: {op} holds a weight and is not supported (supported weighted operators: Conv, "
+                            "Gemm, MatMul with a stored weight, Gather on a table)")
         if op == "Gather" and node.input and self.is_table(node.input[0]):
             self.embedding(i, node, desc)
             return
         acts = [x for x in node.input if x and x in self.source]
         producers = list(dict.fromkeys(self.source[x] for x in acts))
+        if self.expert_weights(node, desc, acts):
+            return
         if op in SHAPE_OPS or not producers:
             if op not in SHAPE_OPS and any(x in self.side for x in node.input if x):
                 self.side.update(o for o in node.output if o)
+            elif any(self.is_weight(x) for x in node.input if x):
+                self.weight_view(node)
             return  # constants, shape arithmetic, ids and masks are not activations
         if op in ("Conv", "Gemm", "MatMul") and len(node.input) > 1 and node.input[1] in self.consts:
             self.weighted(i, node, desc)
@@ -227,22 +261,122 @@ class _Importer:
                 self.attention_node(i, node, desc, producers, closes=False)
             return
         if len(producers) == 1:
-            for out in node.output:
-                if out:
-                    self.source[out] = producers[0]
+            self.pass_through(node, acts[0], producers[0])
             return
         if op == "MatMul":
             raise self.fail(f"{desc}: its weight (second input) is not a constant tensor; only products of an "
                             "activation with a stored weight are weighted layers")
         kind = JOIN_OPS.get(op)
         if kind is None:
-            raise self.fail(f"{desc}: combines activations of {', '.join(producers)} and is not a supported join "
-                            f"({', '.join(sorted(JOIN_OPS))}, or MatMul/Einsum of two activations for attention)")
+            raise self.fail(f"{desc}: combines activations of {', '.join(map(printable, producers))} and is not a "
+                            f"supported join ({', '.join(sorted(JOIN_OPS))}, or MatMul/Einsum of two activations for "
+                            "attention)")
+        open_att = [p for p in producers if p in self.attention and self.attention[p]["open"]]
+        if open_att:  # a bias added to attention scores (T5's position bias, ALiBi, a mask from a lookup)
+            self.score_bias(open_att[0], node, producers)
+            return
         self.join(i, node, desc, kind, producers, acts)
+
+    def custom_op(self, node, desc: str) -> bool:
+        """An operator of another domain: True to walk it like a standard one (known fused
+        attention and com.microsoft operators on activations), False to skip it (reads no
+        activation); SpecError when it holds a weight; an approximation note otherwise."""
+        op, domain = node.op_type, node.domain
+        if op in FUSED_ATTENTION or (domain == "com.microsoft" and op in MS_PASS_THROUGH):
+            return True
+        weights = [x for x in node.input if x in self.consts and len(self.consts[x].dims) >= 2
+                   and self.consts[x].data_type in FLOAT_TYPES]
+        if weights:
+            raise self.fail(f"{desc}: custom operator {printable(domain)}.{printable(op)} holds a weight "
+                            f"({printable(weights[0])!r}) and is not supported: export without custom operators "
+                            "(no runtime-specific fusion)")
+        if not any(x in self.source for x in node.input if x):
+            return False
+        self.approx.append(f"{desc}: unknown custom operator {printable(domain)}.{printable(op)}; taken to pass its "
+                           "input through, with no weights and no cost")
+        return True
+
+    def pass_through(self, node, x: str, producer: str) -> None:
+        """An operator reading one producer: its outputs come from that producer (a channel slice
+        of it when the operator cuts the channel axis: a Split, Slice or chunk)."""
+        full = self.part.get(x) or self.producer_channels(producer)
+        xs = self.shapes.get(x)
+        for out in node.output:
+            if not out:
+                continue
+            self.source[out] = producer
+            ys = self.shapes.get(out)
+            if full is None or not xs or not ys or None in xs or None in ys:
+                continue
+            if node.op_type in ("Split", "Slice") and len(xs) == len(ys):
+                cut = [a for a in range(len(xs)) if xs[a] != ys[a]]
+                if len(cut) == 1 and cut[0] in (1, len(xs) - 1) and xs[cut[0]] == full:
+                    self.part[out] = ys[cut[0]]
+            elif x in self.part and ys == xs:
+                self.part[out] = self.part[x]  # elementwise on a slice
+
+    def producer_channels(self, producer: str) -> int | None:
+        if producer == NETWORK_INPUT:
+            return None
+        spec = next(n for _, n in reversed(self.nodes) if n["name"] == producer)
+        return None if spec["kind"] is LayerKind.ATTENTION and "channels" not in spec else _channels(spec)
+
+    def score_bias(self, name: str, node, producers: list[str]) -> None:
+        """A join of open attention scores with another producer's tensor: the scores go on (the
+        attention stays open); the bias's producer keeps its own node, its edge is not costed."""
+        for out in node.output:
+            if out:
+                self.source[out] = name
+        others = [printable(p) for p in producers if p != name]
+        self.approx.append(f"{name}: a bias from {', '.join(others)} added to its attention scores (a position bias); "
+                           "that edge is not costed")
+
+    def is_weight(self, name: str) -> bool:
+        t = self.consts.get(name)
+        return t is not None and t.data_type in FLOAT_TYPES and len(t.dims) >= 2 and name not in self.folded
+
+    def weight_view(self, node) -> None:
+        """A tensor computed from stored weights only (a Transpose of a shared weight, expert i's
+        slice, weight normalisation): still a weight (dims from the inferred shape), so a product
+        reading it is a weighted layer."""
+        from onnx import TensorProto
+
+        for out in node.output:
+            shape = self.shapes.get(out)
+            if out and shape and all(shape) and len(shape) >= 2:
+                t = TensorProto()
+                t.name, t.data_type = out, TensorProto.FLOAT
+                t.dims.extend(shape)
+                self.consts[out] = t
+
+    def expert_weights(self, node, desc: str, acts: list[str]) -> bool:
+        """Mixture of experts: a stored weight of rank >= 3 gathered by indices a router computed
+        (TopK of activations). Such tensors are tracked (True: handled); a product reading one
+        is refused, naming the operator."""
+        op = node.op_type
+        if op in ("Gather", "GatherND", "GatherElements") and node.input and node.input[0] in self.consts and \
+                node.input[1:2] and node.input[1] in self.source and len(self.consts[node.input[0]].dims) >= 3 and \
+                self.consts[node.input[0]].data_type in FLOAT_TYPES:
+            for out in node.output:
+                self.experts[out] = node.input[0]
+            return True
+        picked = [x for x in node.input if x in self.experts]
+        if not picked:
+            return False
+        if op in ACT_PRODUCTS or op in ("Gemm", "Conv"):
+            w = self.consts[self.experts[picked[0]]]
+            raise self.fail(f"{desc}: multiplies activations by expert weights a router selects ({op} with "
+                            f"{printable(self.experts[picked[0]])!r} {list(w.dims)} gathered by router indices): "
+                            "mixture-of-experts layers are not supported by the ONNX importer; describe the network "
+                            "as a YAML network instead, each expert an fc layer over its share of the tokens")
+        for out in node.output:
+            if out:
+                self.experts[out] = self.experts[picked[0]]
+        return not acts or all(x in self.experts for x in acts)
 
     def is_table(self, name: str) -> bool:
         t = self.consts.get(name)
-        return t is not None and len(t.dims) == 2 and t.data_type in FLOAT_TYPES
+        return t is not None and len(t.dims) == 2 and t.data_type in FLOAT_TYPES and name not in self.folded
 
     def add_node(self, spec: dict, out: str) -> None:
         self.nodes.append((len(self.nodes), spec))
@@ -282,14 +416,17 @@ class _Importer:
         attrs = self.attrs(node)
         xs, ys = self.shape_of(x, desc), self.shape_of(node.output[0], desc)
         spec: dict = {"name": name, "path": desc, "inputs": [self.source[x]], "size": None}
+        if x in self.part:
+            spec["input_channels"] = {self.source[x]: self.part[x]}
         if node.op_type == "Conv":
             group = int(attrs.get("group", 1))
-            if len(xs) != 4 or len(w) != 4:
-                raise self.fail(f"{desc}: only 2-D convolutions are supported (input rank {len(xs)})")
+            if len(xs) not in (3, 4, 5) or len(w) != len(xs) or len(ys) != len(xs):
+                raise self.fail(f"{desc}: only 1-D, 2-D and 3-D convolutions are supported (input rank {len(xs)}, "
+                                f"weight rank {len(w)})")
             if xs[0] != self.B:
                 raise self.fail(f"{desc}: batch {xs[0]} differs from the network's {self.B}")
-            spec.update(kind=LayerKind.CONV, din=w[1] * group, dout=w[0], kernel=(w[2], w[3]),
-                        s_in=(xs[2], xs[3]), s_out=(ys[2], ys[3]), groups=group)
+            spec.update(kind=LayerKind.CONV, din=w[1] * group, dout=w[0], kernel=_plane(w[2:]),
+                        s_in=_plane(xs[2:]), s_out=_plane(ys[2:]), groups=group)
         else:
             if len(w) != 2:
                 raise self.fail(f"{desc}: the weight must be a matrix, got rank {len(w)}")
@@ -350,18 +487,22 @@ class _Importer:
     def join(self, i: int, node, desc: str, kind: LayerKind, producers: list[str], acts: list[str]) -> None:
         name = self.new_name(node, i)
         by_name = {n["name"]: n for _, n in self.nodes}
-        chans = [_channels(by_name[p]) for p in producers if p != NETWORK_INPUT]
+        parts = {p: sum(self.part.get(x, 0) for x in dict.fromkeys(acts) if self.source[x] == p) for p in producers}
+        whole = {p for p in producers if any(self.source[x] == p and x not in self.part for x in acts)}
+        cut = {p: c for p, c in parts.items() if p not in whole and p != NETWORK_INPUT and c}
+        chans = [cut.get(p) or _channels(by_name[p]) for p in producers if p != NETWORK_INPUT]
         if NETWORK_INPUT in producers:
             first = next(x for x in acts if self.source[x] == NETWORK_INPUT)
-            chans.append(self.shape_of(first, desc)[1] if len(self.shape_of(first, desc)) == 4 else self.shape_of(first, desc)[-1])
+            xs = self.shape_of(first, desc)
+            chans.append(xs[1] if len(xs) in (4, 5) else xs[-1])
         c = sum(chans) if kind is LayerKind.CONCAT else max(chans)
         out = self.shapes.get(node.output[0])
         if kind is not LayerKind.CONCAT and (not out or not all(out)):  # broadcasting shape inference gave up
             out = max((self.shape_of(x, desc) for x in acts), key=_prod)
             self.shapes[node.output[0]] = out
         out = self.shape_of(node.output[0], desc)
-        if len(out) == 4 and out[1] == c and out[0] == self.B:
-            size = (out[2], out[3])
+        if len(out) in (4, 5) and out[1] == c and out[0] == self.B:
+            size = _plane(out[2:])
         else:
             size = (self.per_sample(_prod(out), c, desc, "its output"), 1)
         if kind is not LayerKind.CONCAT:
@@ -371,7 +512,19 @@ class _Importer:
                     self.approx.append(f"{name}: an input broadcast to the join's size; its edge is costed at the "
                                        "join's full tensor")
                     break
-        self.add_node({"name": name, "path": desc, "kind": kind, "inputs": producers, "size": size, "c": c}, node.output[0])
+        spec = {"name": name, "path": desc, "kind": kind, "inputs": producers, "size": size, "c": c}
+        if cut:
+            spec["input_channels"] = cut
+        self.add_node(spec, node.output[0])
+
+
+def _plane(dims) -> tuple[int, int]:
+    """Spatial dims as the (height, width) plane of the cost model: a 1-D axis L is (L, 1), a
+    3-D volume D x H x W is (D*H, W) (positions, weights and FLOPs are products, kept exact)."""
+    dims = [int(d) for d in dims]
+    if len(dims) == 1:
+        return dims[0], 1
+    return _prod(dims[:-1]), dims[-1]
 
 
 def _channels(spec: dict) -> int:

@@ -1,0 +1,328 @@
+"""Fold the constant subgraphs that compute shapes, so shape inference can finish.
+
+The TorchScript exporter writes a Reshape target or an Expand shape as arithmetic on
+``Shape(x)`` (Shape -> Gather -> Div -> Concat; Equal/Where to resolve a -1; Expand,
+ConstantOfShape, Range), and ONNX shape inference's data propagation stops at several of those
+ops, leaving tensors without a shape ("no inferred shape"). With the data inputs' axes filled
+from --batch / --seq every such value is a constant: ``fold_shapes`` evaluates them with numpy
+(one small handler per op below, opset-aware where the op changed), replaces the folded nodes by
+initializers, re-runs shape inference, and repeats while anything new folds.
+
+Only small values are folded (``MAX_ELEMENTS``), never a node reading a float tensor of rank
+2 or more that is stored (a weight or a table: embeddings stay lookups), and never a weighted
+operator: what folds is shape arithmetic and masks, not part of the network.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MAX_ELEMENTS = 1 << 16
+MAX_ROUNDS = 100
+FLOAT_TYPES = {1, 10, 11, 16}
+
+
+def _int_list(a) -> list[int]:
+    return [int(v) for v in np.asarray(a).reshape(-1)]
+
+
+def _axes(node, ins, attrs, k: int, opset: int, since: int):
+    """An axes operand: an input from opset ``since`` on, an attribute before."""
+    if opset >= since:
+        return _int_list(ins[k]) if len(ins) > k and ins[k] is not None else None
+    return list(attrs["axes"]) if "axes" in attrs else None
+
+
+def _slice(node, ins, attrs, opset):
+    x = ins[0]
+    if opset >= 10:
+        starts, ends = _int_list(ins[1]), _int_list(ins[2])
+        axes = _int_list(ins[3]) if len(ins) > 3 and ins[3] is not None else list(range(len(starts)))
+        steps = _int_list(ins[4]) if len(ins) > 4 and ins[4] is not None else [1] * len(starts)
+    else:
+        starts, ends = list(attrs["starts"]), list(attrs["ends"])
+        axes, steps = list(attrs.get("axes", range(len(starts)))), [1] * len(starts)
+    index = [slice(None)] * x.ndim
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        index[a] = slice(s, e, st)
+    return [x[tuple(index)]]
+
+
+def _squeeze(node, ins, attrs, opset):
+    axes = _axes(node, ins, attrs, 1, opset, 13)
+    x = ins[0]
+    return [np.squeeze(x, axis=tuple(axes)) if axes else np.squeeze(x)]
+
+
+def _unsqueeze(node, ins, attrs, opset):
+    axes = _axes(node, ins, attrs, 1, opset, 13)
+    x = ins[0]
+    rank = x.ndim + len(axes)
+    for a in sorted(a % rank for a in axes):
+        x = np.expand_dims(x, a)
+    return [x]
+
+
+def _reshape(node, ins, attrs, opset):
+    x, shape = ins[0], _int_list(ins[1])
+    if not attrs.get("allowzero", 0):
+        shape = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    return [x.reshape(shape)]
+
+
+def _reduce(fn):
+    def run(node, ins, attrs, opset):
+        since = 13 if node.op_type == "ReduceSum" else 18
+        axes = _axes(node, ins, attrs, 1, opset, since)
+        keep = bool(attrs.get("keepdims", 1))
+        if not axes and attrs.get("noop_with_empty_axes", 0):
+            return [ins[0]]
+        return [fn(ins[0], axis=tuple(axes) if axes else None, keepdims=keep)]
+    return run
+
+
+def _div(node, ins, attrs, opset):
+    a, b = ins
+    if np.issubdtype(a.dtype, np.integer):
+        q = np.abs(a) // np.abs(b)
+        return [(q * np.sign(a) * np.sign(b)).astype(a.dtype)]  # ONNX integer Div truncates
+    return [(a / b).astype(a.dtype)]
+
+
+def _cast(node, ins, attrs, opset):
+    from onnx import helper
+
+    return [ins[0].astype(helper.tensor_dtype_to_np_dtype(attrs["to"]))]
+
+
+def _constant_of_shape(node, ins, attrs, opset):
+    from onnx import numpy_helper
+
+    value = numpy_helper.to_array(attrs["value"]) if "value" in attrs else np.zeros(1, np.float32)
+    shape = _small(_int_list(ins[0])) if len(ins) else ()
+    return [np.full(shape, value.reshape(-1)[0], dtype=value.dtype)]
+
+
+def _range(node, ins, attrs, opset):
+    start, limit, delta = (np.asarray(v).reshape(()) for v in ins)
+    if delta == 0 or abs((limit - start) / delta) > MAX_ELEMENTS:
+        raise ValueError("too large to fold")
+    return [np.arange(start, limit, delta, dtype=np.asarray(ins[0]).dtype)]
+
+
+def _gather(node, ins, attrs, opset):
+    return [np.take(ins[0], ins[1].astype(np.int64), axis=attrs.get("axis", 0))]
+
+
+def _small(shape) -> tuple:
+    if _numel(shape) > MAX_ELEMENTS:
+        raise ValueError("too large to fold")
+    return tuple(shape)
+
+
+def _binary(fn):
+    def run(node, ins, attrs, opset):
+        _small(np.broadcast_shapes(ins[0].shape, ins[1].shape))
+        return [np.asarray(fn(ins[0], ins[1]))]
+    return run
+
+
+def _where(node, ins, attrs, opset):
+    _small(np.broadcast_shapes(*(x.shape for x in ins)))
+    return [np.where(ins[0], ins[1], ins[2])]
+
+
+def _expand(node, ins, attrs, opset):
+    shape = _small(np.broadcast_shapes(ins[0].shape, tuple(_int_list(ins[1]))))
+    return [np.broadcast_to(ins[0], shape).copy()]
+
+
+def _tile(node, ins, attrs, opset):
+    reps = _int_list(ins[1])
+    _small([_numel(ins[0].shape), _numel(reps)])
+    return [np.tile(ins[0], reps)]
+
+
+def _variadic(fn):
+    def run(node, ins, attrs, opset):
+        out = ins[0]
+        for x in ins[1:]:
+            out = fn(out, x)
+        return [out]
+    return run
+
+
+HANDLERS = {
+    "Identity": lambda n, i, a, o: [i[0]],
+    "Gather": _gather,
+    "Concat": lambda n, i, a, o: [np.concatenate([np.atleast_1d(x) for x in i], axis=a.get("axis", 0))],
+    "Unsqueeze": _unsqueeze,
+    "Squeeze": _squeeze,
+    "Slice": _slice,
+    "Reshape": _reshape,
+    "Cast": _cast,
+    "Add": _binary(np.add), "Sub": _binary(np.subtract), "Mul": _binary(np.multiply), "Div": _div,
+    "Mod": lambda n, i, a, o: [np.fmod(i[0], i[1]) if a.get("fmod", 0) else np.mod(i[0], i[1])],
+    "Pow": lambda n, i, a, o: [np.power(i[0], i[1]).astype(i[0].dtype)],
+    "Equal": _binary(np.equal), "Less": _binary(np.less), "Greater": _binary(np.greater),
+    "LessOrEqual": _binary(np.less_equal), "GreaterOrEqual": _binary(np.greater_equal),
+    "And": _binary(np.logical_and), "Or": _binary(np.logical_or), "Xor": _binary(np.logical_xor),
+    "Not": lambda n, i, a, o: [np.logical_not(i[0])],
+    "Where": _where,
+    "Expand": _expand,
+    "Tile": _tile,
+    "Range": _range,
+    "ConstantOfShape": _constant_of_shape,
+    "Neg": lambda n, i, a, o: [np.negative(i[0])], "Abs": lambda n, i, a, o: [np.abs(i[0])],
+    "Sign": lambda n, i, a, o: [np.sign(i[0])],
+    "Floor": lambda n, i, a, o: [np.floor(i[0])], "Ceil": lambda n, i, a, o: [np.ceil(i[0])],
+    "Sqrt": lambda n, i, a, o: [np.sqrt(i[0])], "Log": lambda n, i, a, o: [np.log(i[0])],
+    "Min": _variadic(np.minimum), "Max": _variadic(np.maximum), "Sum": _variadic(np.add),
+    "Transpose": lambda n, i, a, o: [np.transpose(i[0], a.get("perm"))],
+    "ReduceProd": _reduce(np.prod), "ReduceSum": _reduce(np.sum), "ReduceMax": _reduce(np.max),
+    "ReduceMin": _reduce(np.min),
+}
+
+
+def _const_value(t):
+    """A stored tensor's value, or None when its data was left out (a weight) or is external."""
+    from onnx import numpy_helper
+
+    if t.data_location == 1 or _numel(t.dims) > MAX_ELEMENTS:
+        return None
+    try:
+        a = numpy_helper.to_array(t)
+    except Exception:  # noqa: BLE001 - data stripped or malformed: not a constant we can use
+        return None
+    return a if a.size == _numel(t.dims) else None
+
+
+def _numel(dims) -> int:
+    n = 1
+    for d in dims:
+        n *= int(d)
+    return n
+
+
+def _constant_node_value(node):
+    from onnx import helper, numpy_helper
+
+    for a in node.attribute:
+        v = helper.get_attribute_value(a)
+        if a.name == "value":
+            return numpy_helper.to_array(v) if _numel(v.dims) <= MAX_ELEMENTS else None
+        if a.name in ("value_int", "value_ints"):
+            return np.array(v, dtype=np.int64)
+        if a.name in ("value_float", "value_floats"):
+            return np.array(v, dtype=np.float32)
+    return None
+
+
+class _Folder:
+    def __init__(self, model, opset: int):
+        from onnx import helper
+
+        self.helper = helper
+        self.opset = opset
+        graph = model.graph
+        self.values: dict[str, np.ndarray] = {}
+        self.weights: set[str] = set()  # stored float tensors of rank >= 2: never folded through
+        for t in graph.initializer:
+            if t.data_type in FLOAT_TYPES and len(t.dims) >= 2:
+                self.weights.add(t.name)
+                continue
+            v = _const_value(t)
+            if v is not None:
+                self.values[t.name] = v
+        for node in graph.node:
+            if node.op_type == "Constant" and node.output:
+                value = next((a.t for a in node.attribute if a.name == "value" and a.HasField("t")), None)
+                if value is not None and value.data_type in FLOAT_TYPES and len(value.dims) >= 2:
+                    self.weights.add(node.output[0])  # a weight from a Constant node
+                    continue
+                v = _constant_node_value(node)
+                if v is not None:
+                    self.values[node.output[0]] = v
+
+    def round(self, graph, shapes: dict[str, list]) -> dict[str, np.ndarray]:
+        """Fold every node whose inputs are known (all its outputs, none a graph output);
+        returns the newly folded tensors."""
+        new: dict[str, np.ndarray] = {}
+        outputs = {o.name for o in graph.output}
+        for node in graph.node:
+            outs = [o for o in node.output if o]
+            if (not outs or any(o in self.values or o in outputs for o in outs) or node.domain not in ("", "ai.onnx")
+                    or node.op_type == "Constant"):
+                continue
+            try:
+                with np.errstate(all="ignore"):
+                    vals = self.evaluate(node, shapes)
+            except Exception:  # noqa: BLE001 - an op we cannot evaluate stays for shape inference
+                vals = None
+            if vals is None or len(vals) < len(node.output):
+                continue
+            vals = [np.asarray(v) for v in vals]
+            if any(v.size > MAX_ELEMENTS for v in vals):
+                continue
+            for o, v in zip(node.output, vals):
+                if o:
+                    self.values[o] = new[o] = v
+        return new
+
+    def evaluate(self, node, shapes):
+        op = node.op_type
+        if op in ("Shape", "Size"):
+            s = shapes.get(node.input[0])
+            if s is None or any(d is None for d in s):
+                return None
+            if op == "Size":
+                return [np.array(_numel(s), dtype=np.int64)]
+            attrs = {a.name: self.helper.get_attribute_value(a) for a in node.attribute}
+            return [np.array(s[attrs.get("start", 0):attrs.get("end", len(s))], dtype=np.int64)]
+        fn = HANDLERS.get(op)
+        if fn is None or any(x in self.weights for x in node.input if x):
+            return None
+        ins = [self.values.get(x) if x else None for x in node.input]
+        if any(v is None for x, v in zip(node.input, ins) if x):
+            return None
+        attrs = {a.name: self.helper.get_attribute_value(a) for a in node.attribute}
+        return fn(node, ins, attrs, self.opset)
+
+
+def _shapes(model) -> dict[str, list]:
+    out = {}
+    g = model.graph
+    for vi in list(g.input) + list(g.value_info) + list(g.output):
+        t = vi.type.tensor_type
+        if t.HasField("shape"):
+            out[vi.name] = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in t.shape.dim]
+    for t in g.initializer:
+        out[t.name] = [int(d) for d in t.dims]
+    return out
+
+
+def fold_shapes(model, infer):
+    """(model after folding and shape inference, names of folded tensors). ``infer(model)`` runs
+    shape inference and returns the inferred model."""
+    from onnx import numpy_helper
+
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 17)
+    folder = _Folder(model, opset)
+    folded: set[str] = set()
+    model = infer(model)
+    for _ in range(MAX_ROUNDS):
+        new = folder.round(model.graph, _shapes(model))
+        if not new:
+            break
+        graph = model.graph
+        keep = [n for n in graph.node if not n.output or any(o not in new for o in n.output if o)]
+        del graph.node[:]
+        graph.node.extend(keep)
+        for name, v in new.items():
+            graph.initializer.append(numpy_helper.from_array(v, name))
+            folded.add(name)
+        kept = [vi for vi in graph.value_info if vi.name not in new]
+        del graph.value_info[:]
+        graph.value_info.extend(kept)
+        model = infer(model)
+    return model, folded

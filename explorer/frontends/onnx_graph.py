@@ -1,0 +1,148 @@
+"""Checks of an ONNX graph's structure before the importer walks it: printable names, every
+node input defined (no dangling input), the nodes in an order where each reads only what came
+before (sorted when a file lists them out of order; a cycle refused), and the data inputs'
+symbolic axes filled from ``--batch`` / ``--seq`` (a feature or spatial axis is never taken for
+a sequence; a zero or negative dimension is refused, not called symbolic)."""
+
+from __future__ import annotations
+
+import heapq
+import re
+
+from ..core.errors import SpecError
+
+BATCH_NAMES = re.compile(r"^(n|b|bs|batch.*|.*_batch|.*batch_size)$", re.IGNORECASE)
+SEQ_NAMES = re.compile(r"(seq|sequence|len|length|tokens?|time|frames?|steps?|positions?)", re.IGNORECASE)
+FEATURE_NAMES = re.compile(r"^(c|channels?|features?|hidden.*|height|width|h|w|dim|embed.*|d_model)$", re.IGNORECASE)
+INT_TYPES = {2, 3, 4, 5, 6, 7, 9, 12, 13}  # uint8 int8 uint16 int16 int32 int64 bool uint32 uint64
+
+
+def printable(name: str, limit: int = 120) -> str:
+    """A name fit for one line of a table: control characters escaped, long names cut."""
+    out = name if name.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+    return out if len(out) <= limit else out[: limit - 3] + "..."
+
+
+def node_label(node, i: int) -> str:
+    return f"node {printable(node.name) if node.name else i!r} ({printable(node.op_type)})"
+
+
+def ordered_nodes(graph, src: str) -> list:
+    """The graph's nodes, each after the producers of its inputs (file order kept where it
+    allows). SpecError naming the node for an input nobody defines, or for a cycle."""
+    defined = {t.name for t in graph.initializer} | {t.name for t in graph.input}
+    producer: dict[str, int] = {}
+    for k, node in enumerate(graph.node):
+        for out in node.output:
+            if out in producer or out in defined:
+                first = node_label(graph.node[producer[out]], producer[out]) if out in producer else "a graph input"
+                raise SpecError(src, f"{node_label(node, k)}: output {printable(out)!r} is also written by {first} "
+                                     "(each tensor has one producer)")
+            if out:
+                producer[out] = k
+    preds: list[set[int]] = []
+    for k, node in enumerate(graph.node):
+        ps = set()
+        for x in node.input:
+            if not x or x in defined:
+                continue
+            if x not in producer:
+                raise SpecError(src, f"{node_label(node, k)}: input {printable(x)!r} is no graph input, initializer or "
+                                     "node output (a dangling input)")
+            if producer[x] == k:
+                raise SpecError(src, f"{node_label(node, k)}: reads its own output {printable(x)!r} (a cycle)")
+            ps.add(producer[x])
+        preds.append(ps)
+    order = _kahn(preds)
+    if len(order) < len(preds):
+        stuck = [node_label(graph.node[k], k) for k in _on_cycles(preds, set(order))]
+        raise SpecError(src, f"the nodes form a cycle through {', '.join(stuck[:4])}"
+                             f"{f' and {len(stuck) - 4} more' if len(stuck) > 4 else ''}")
+    return [graph.node[k] for k in order]
+
+
+def _on_cycles(preds: list[set[int]], ordered: set[int]) -> list[int]:
+    """The nodes Kahn's algorithm left, less those merely downstream of a cycle (peeled off
+    from the end: a node none of the remaining nodes reads)."""
+    left = {k for k in range(len(preds)) if k not in ordered}
+    while True:
+        read = {p for k in left for p in preds[k]}
+        tail = {k for k in left if k not in read}
+        if not tail:
+            return sorted(left)
+        left -= tail
+
+
+def _kahn(preds: list[set[int]]) -> list[int]:
+    succs: list[list[int]] = [[] for _ in preds]
+    indeg = [len(p) for p in preds]
+    for k, ps in enumerate(preds):
+        for p in ps:
+            succs[p].append(k)
+    ready = [k for k, d in enumerate(indeg) if d == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        k = heapq.heappop(ready)
+        order.append(k)
+        for s in succs[k]:
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                heapq.heappush(ready, s)
+    return order
+
+
+def _is_sequence_axis(name: str, axis: int, rank: int, integer: bool) -> bool:
+    """Whether a symbolic non-batch axis is a sequence: named like one, or positioned like one
+    (token ids [batch, seq]; [batch, seq, features] or [seq, batch, features] activations)."""
+    if name and SEQ_NAMES.search(name):
+        return True
+    if name and FEATURE_NAMES.match(name):
+        return False
+    return integer or (rank == 3 and axis < 2)
+
+
+def fill_dynamic_axes(graph, src: str, batch_arg: int | None, seq_arg: int | None) -> tuple[int, int | None]:
+    """Set symbolic axes of the data inputs: a batch-named axis (or axis 0) from --batch, a
+    sequence axis from --seq. Returns (batch, sequence or None). SpecError for a zero or negative
+    dimension, a symbolic feature or spatial axis, and a --seq nothing takes."""
+    inits = {t.name for t in graph.initializer}
+    batch = seq = None
+    filled = False
+    for inp in graph.input:
+        if inp.name in inits:
+            continue
+        label = f"input {printable(inp.name)!r}"
+        ttype = inp.type.tensor_type
+        dims = ttype.shape.dim
+        integer = ttype.elem_type in INT_TYPES
+        named_batch = any(x.dim_param and BATCH_NAMES.match(x.dim_param) for x in dims)
+        for axis, d in enumerate(dims):
+            is_batch = bool(d.dim_param and BATCH_NAMES.match(d.dim_param)) or (axis == 0 and not named_batch)
+            if d.HasField("dim_value"):
+                if d.dim_value <= 0:
+                    raise SpecError(src, f"{label}: dimension {axis} is {d.dim_value} (a dimension must be positive)")
+                if is_batch and batch is None:
+                    batch = d.dim_value
+                elif not is_batch and axis == 1 and seq is None and integer:
+                    seq = d.dim_value  # token ids [batch, sequence]
+                continue
+            sym = printable(d.dim_param) if d.dim_param else "?"
+            if is_batch:
+                if batch_arg is None:
+                    raise SpecError(src, f"{label} has a symbolic batch dimension {sym!r}: pass --batch")
+                d.dim_value = batch = batch_arg
+            elif _is_sequence_axis(d.dim_param, axis, len(dims), integer):
+                if seq_arg is None:
+                    raise SpecError(src, f"{label} has a symbolic sequence dimension {sym!r} (axis {axis}): pass --seq")
+                d.dim_value = seq = seq_arg
+                filled = True
+            else:
+                raise SpecError(src, f"{label}: axis {axis} of {len(dims)} is symbolic ({sym!r}) and is a feature or "
+                                     "spatial axis, not a batch or sequence: export the model with that axis fixed")
+    if batch is None:
+        raise SpecError(src, "no data input with a batch dimension")
+    if seq_arg is not None and not filled:  # said, not ignored
+        fixed = f" (its sequence is fixed at {seq})" if seq is not None else ""
+        raise SpecError(src, f"--seq: no input has a symbolic sequence axis for --seq {seq_arg} to fill{fixed}")
+    return batch, seq
