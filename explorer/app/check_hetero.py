@@ -190,33 +190,3 @@ def render_check_hetero(r: HeteroCheck) -> str:
         lines.append("no solver proved the optimum")
     lines.append("agree" if r.agree else "DISAGREE: " + "; ".join(r.problems))
     return "\n".join(lines) + "\n"
-
-
-def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, free: str, time_limit,
-                     grid_only: bool = False) -> None:
-    """The CLI's ``check --uneven`` (exit 0 when the solvers agree, 1 otherwise, 2 on bad input)."""
-    import json
-    import sys
-
-    import click
-
-    from .. import api
-    from .cli import emit
-    from .cli_common import InputError
-
-    if click.get_current_context().get_parameter_source("solver_list").name == "DEFAULT":
-        names = HETERO_SOLVERS
-    unknown = [n for n in names if n not in HETERO_SOLVERS]
-    if unknown or not names:
-        raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} with --uneven "
-                         f"(choose from {', '.join(HETERO_SOLVERS)})")
-    problem = api.build_problem(model, array, space=space, objective="time", batch=batch, seq=click.get_current_context().meta.get("seq"))
-    from ..core.hetero import check_array, check_network
-
-    check_array(problem.array)
-    check_network(problem.network)
-    report = check_hetero(problem.network, problem.array, problem.space, grid, FreeAlphas(free), names,
-                          10.0 if time_limit is None else float(time_limit), grid_only)
-    text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check_hetero(report)
-    emit(text, output)
-    sys.exit(0 if report.agree else 1)

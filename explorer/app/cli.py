@@ -188,6 +188,29 @@ def why_not_ok(result) -> str:
     return result.reason or f"{result.solver} found no plan"
 
 
+def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, free: str, time_limit,
+                     grid_only: bool = False) -> None:
+    """The CLI's ``check --uneven`` (exit 0 when the solvers agree, 1 otherwise, 2 on bad input)."""
+    from .. import api
+    from ..core.hetero import FreeAlphas, check_array, check_network
+    from .check_hetero import HETERO_SOLVERS, check_hetero, render_check_hetero
+
+    if click.get_current_context().get_parameter_source("solver_list").name == "DEFAULT":
+        names = HETERO_SOLVERS
+    unknown = [n for n in names if n not in HETERO_SOLVERS]
+    if unknown or not names:
+        raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} with --uneven "
+                         f"(choose from {', '.join(HETERO_SOLVERS)})")
+    problem = api.build_problem(model, array, space=space, objective="time", batch=batch, seq=click.get_current_context().meta.get("seq"))
+    check_array(problem.array)
+    check_network(problem.network)
+    report = check_hetero(problem.network, problem.array, problem.space, grid, FreeAlphas(free), names,
+                          10.0 if time_limit is None else float(time_limit), grid_only)
+    text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check_hetero(report)
+    emit(text, output)
+    sys.exit(0 if report.agree else 1)
+
+
 # options of ``explore check`` that ``check --uneven`` does not take (it would ignore them)
 NOT_WITH_UNEVEN = ("--objective", "--levels", "--cap", "--memory", "--weight-copies", "--pin", "--forbid",
                    "--constraints", "--workers", "--seed", "--dump-model")
@@ -225,8 +248,6 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     names = tuple(dict.fromkeys(x.strip() for x in solver_list.split(",") if x.strip()))  # each solver once
     given = _given_options(click.get_current_context())
     if uneven:
-        from .check_hetero import check_uneven_cmd
-
         refused = [o for o in NOT_WITH_UNEVEN if o in given and not (o == "--objective" and objective == "time")]
         if refused:
             raise InputError(f"{refused[0]}: not with --uneven (it compares the uneven-split solvers on the step "

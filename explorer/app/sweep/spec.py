@@ -49,7 +49,7 @@ from ...frontends import NETWORK_FORMATS, zoo
 from ...frontends.fields import NAME_RULE
 from ...frontends.yamlio import load_yaml_file, load_yaml_text
 from ...solvers import REGISTRY
-from .mix import check_count, check_mix, is_count_key
+from .mix import check_count, check_mix, is_count_key, point_array
 
 TOP_KEYS = ("version", "name", "description", "grid", "fixed", "points", "reference")
 PATH_KEYS = ("model", "array", "constraints")  # values that may name a file
@@ -349,8 +349,6 @@ ARRAY_KEYS = ("array", "levels", "link_bandwidth_GBps", "peak_TFLOPS", "mix")  #
 def _check_arrays(merged: list[dict[str, Any]], where: dict[tuple[str, str], str], resolved: dict,
                   errors: list[str]) -> None:
     """Each distinct (array, levels, bandwidth, peak, mix) once: the overrides must fit the array."""
-    from .point import point_array  # point imports this module
-
     seen: set[str] = set()
     for m in merged:
         combo = {k: m.get(k) for k in ARRAY_KEYS}
