@@ -28,6 +28,7 @@ from itertools import product
 
 from explorer.core.array import ArraySpec
 from explorer.core.comm import training_flops
+from explorer.core.comm import edge_split
 from explorer.core.hetero import (
     AlphaSpace,
     FreeAlphas,
@@ -36,7 +37,6 @@ from explorer.core.hetero import (
     ancestor_path,
     check_array,
     check_network,
-    edge_split,
     evaluate_hetero,
     side_share,
     size_share,

@@ -52,6 +52,7 @@ import numpy as np
 
 from explorer.core.array import ArraySpec
 from explorer.core.comm import training_flops
+from explorer.core.comm import edge_split
 from explorer.core.hetero import (
     AlphaSpace,
     FreeAlphas,
@@ -60,7 +61,6 @@ from explorer.core.hetero import (
     check_array,
     check_network,
     evaluate_hetero,
-    edge_split,
     group_shares,
     spec_of,
     split_units,

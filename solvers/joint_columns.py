@@ -14,7 +14,8 @@ import numpy as np
 from explorer.core.array import ArraySpec
 from explorer.core.comm import training_flops
 from explorer.core.hetero import AlphaSpace, HeteroPlan, side_share, split_units, whole_units
-from explorer.core.hetero import edge_split, spec_of
+from explorer.core.comm import edge_split
+from explorer.core.hetero import spec_of
 from explorer.core.network import Network
 from explorer.core.partition import Dim, PartitionType, Size, Space
 

@@ -17,13 +17,11 @@ from explorer.core.hetero import (
     alpha_space,
     evaluate_hetero,
     group_shares,
-    inter_split,
     proportional_alphas,
-    relayout_split,
     whole_groups,
 )
 from explorer.core.network import Layer, LayerKind, Network
-from explorer.core.partition import ALL_TYPES, Dim, Layout, PartitionType, Space, relayout_cost
+from explorer.core.partition import ALL_TYPES, Dim, Layout, PartitionType, Space, inter_split, relayout_cost, relayout_split
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain
 from explorer.frontends import load_array, load_model

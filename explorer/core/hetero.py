@@ -98,17 +98,14 @@ from itertools import product
 from typing import Sequence
 
 from .array import ArraySpec
-from .comm import training_flops
+from .comm import edge_split, held_elements, share_flops
 from .errors import SpecError
 from .network import Layer, LayerKind, Network
-from .partition import Dim, Layout, PartitionType, Size, TypeSpec, layouts
+from .partition import HALF, Dim, Pair, PartitionType, Size, TypeSpec
 from .plan import Plan
 from .timing import Communication, Topology, step_time
 
-HALF = Fraction(1, 2)
 _DIMS = (Dim.B, Dim.D_I, Dim.D_O, Dim.G)
-
-Pair = tuple[Fraction, Fraction]  # (side 0 sends, side 1 sends)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,39 +219,6 @@ def check_array(array: ArraySpec) -> None:
     if array.communication is not Communication.PER_LEVEL or array.topology is not Topology.HTREE:
         raise SpecError("--array", f"array {array.name!r}: uneven splits are modelled on per-level links of an "
                         "H-tree only (not a shared medium or a torus)")
-
-
-# ---- amounts from layouts --------------------------------------------------------------------
-
-
-def relayout_split(src: Layout, a: Fraction, dst: Layout, b: Fraction) -> Pair:
-    """(side 0 sends, side 1 sends) as fractions of the tensor, to go from src split a : 1-a to dst split b : 1-b."""
-    if src is Layout.DUP:
-        return Fraction(0), Fraction(0)
-    if dst is Layout.DUP:
-        return a, 1 - a
-    if src is dst:
-        return max(a - b, Fraction(0)), max(b - a, Fraction(0))
-    return a * (1 - b), (1 - a) * b
-
-
-def inter_split(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fraction,
-                prev_join: bool = False, next_join: bool = False) -> Pair:
-    """Forward F plus backward E re-layout on an edge, as fractions of A(F) (= A(E)) of the consumer's input."""
-    p, n = layouts(prev, prev_join), layouts(nxt, next_join)
-    return _inter(p, a, n, b)
-
-
-def edge_split(producer: Layer, prev: PartitionType, a: Fraction, consumer: Layer, nxt: PartitionType, b: Fraction) -> Pair:
-    """``inter_split`` with each node's own layouts (``Layer.node_types``: a grouped conv's group
-    split is column-split both ways, like II on a join)."""
-    return _inter(producer.node_types.layouts(prev), a, consumer.node_types.layouts(nxt), b)
-
-
-def _inter(p, a: Fraction, n, b: Fraction) -> Pair:
-    f0, f1 = relayout_split(p.f_out_produced, a, n.f_in_needed, b)
-    e0, e1 = relayout_split(n.e_in_produced, b, p.e_out_needed, a)
-    return f0 + e0, f1 + e1
 
 
 # ---- shares of a group ------------------------------------------------------------------------
@@ -383,22 +347,16 @@ def leaf_flops(network: Network, plan: HeteroPlan, leaf: int) -> Fraction:
 
 
 def _flops(network: Network, shares) -> Fraction:
-    total = Fraction(0)
-    for layer, s in zip(network.layers, shares):
-        total += training_flops(layer, network.batch) * s[0] * s[1] * s[2] * s[3]
-    return total
+    return sum((share_flops(layer, network.batch, s) for layer, s in zip(network.layers, shares)), Fraction(0))
 
 
 def leaf_footprint_elements(network: Network, shares, weight_copies: int = 0) -> Fraction:
     """One accelerator's memory in elements, ``comm.footprint_elements`` with its shares in
     place of the halvings: per (non-join) layer, (2 + weight_copies) * A(W_l) * share(D_i) *
     share(D_o) + A(F_l) * share(B) * share(D_i). With every alpha 1/2 it is the equal split's."""
-    total = Fraction(0)
-    for layer, s in zip(network.layers, shares):
-        if layer.is_join:
-            continue
-        total += (2 + weight_copies) * layer.weight_elements() * _weights(s) + layer.input_elements(network.batch) * _f_in(s)
-    return total
+    B = network.batch
+    return sum((held_elements(layer, layer.input_elements(B) * _f_in(s), layer.weight_elements() * _weights(s), weight_copies)
+                for layer, s in zip(network.layers, shares)), Fraction(0))
 
 
 # ---- the evaluation ---------------------------------------------------------------------------
