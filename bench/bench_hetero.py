@@ -34,7 +34,7 @@ from fractions import Fraction
 
 from explorer.app.split import Split, split_run
 from explorer.core.array import AcceleratorKind, ArraySpec
-from explorer.core.hetero import HeteroPlan, alpha_grid, alpha_space, evaluate_hetero
+from explorer.core.hetero import alpha_grid, alpha_space, evaluate_hetero
 from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain
@@ -75,7 +75,7 @@ def table_exact(max_layers: int) -> None:
         for L in range(2, max_layers + 1, 2):
             net = random_chain(L, L, max_channels=64, max_size=8)
             t0 = time.perf_counter()
-            plan = HeteroPlan.equal(Plan(((PartitionType.I,) * L,) * H))
+            plan = Plan.even(Plan(((PartitionType.I,) * L,) * H))
             evaluate_hetero(net, arr, plan)
             ev_ms = (time.perf_counter() - t0) * 1e3
             t0 = time.perf_counter()

@@ -27,12 +27,10 @@ from fractions import Fraction
 from itertools import product
 
 from explorer.core.array import ArraySpec
-from explorer.core.comm import training_flops
-from explorer.core.comm import edge_split
+from explorer.core.comm import edge_split, training_flops
 from explorer.core.hetero import (
     AlphaSpace,
     FreeAlphas,
-    HeteroPlan,
     alpha_space,
     ancestor_path,
     check_array,
@@ -46,6 +44,7 @@ from explorer.core.hetero import (
 )
 from explorer.core.network import Network
 from explorer.core.partition import Dim, PartitionType, Size, Space
+from explorer.core.plan import Plan
 from explorer.core.solution import Status
 from explorer.core.timing import step_time
 
@@ -58,7 +57,7 @@ class HeteroRefused(ValueError):
 class HeteroSolution:
     solver: str
     status: Status
-    plan: HeteroPlan
+    plan: Plan
     step_time_s: Fraction
     bound_s: Fraction | None
     wall_s: float
@@ -137,10 +136,10 @@ def is_path(network: Network) -> bool:
     return network.edges == tuple((i - 1, i) for i in range(1, len(network.layers)))
 
 
-def _columns_plan(cols, H: int) -> HeteroPlan:
+def _columns_plan(cols, H: int) -> Plan:
     """The plan whose layer l has column ``cols[l]``."""
     L = len(cols)
-    return HeteroPlan(tuple(tuple(cols[l][h][0] for l in range(L)) for h in range(H)),  # noqa: E741
+    return Plan(tuple(tuple(cols[l][h][0] for l in range(L)) for h in range(H)),  # noqa: E741
                       tuple(tuple(tuple(cols[l][h][1][g] for l in range(L)) for g in range(2**h))  # noqa: E741
                             for h in range(H)))
 
@@ -336,7 +335,7 @@ def _best_on_grid(grid, score, best, near=None):
     return found, best
 
 
-def search_level_alphas(network: Network, array: ArraySpec, start: HeteroPlan, alphas,
+def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
                         rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE, progress=None) -> HeteroSolution:
     """Coordinate descent from ``start``: its types kept; each free class of the declared space
     in turn (top first) gets the declared value (``AlphaSpace.choices``: the grid and the class's
@@ -390,7 +389,7 @@ in all)`` after every evaluation (``step`` names the class and the round).
     return HeteroSolution("search", Status.FEASIBLE, current, best, None, time.perf_counter() - t0, tried)
 
 
-def _with_class_alpha(network: Network, plan: HeteroPlan, aspace: AlphaSpace, h: int, c: int, a: Fraction) -> HeteroPlan:
+def _with_class_alpha(network: Network, plan: Plan, aspace: AlphaSpace, h: int, c: int, a: Fraction) -> Plan:
     """``plan`` with alpha ``a`` for every group of class c at level h on every layer, except a
     grouped conv (an attention node with heads) whose sides would then hold a fraction of its
     groups (heads) (``whole_units``): it keeps its alphas (its choices stay as they were, which
@@ -402,7 +401,7 @@ def _with_class_alpha(network: Network, plan: HeteroPlan, aspace: AlphaSpace, h:
         if split_units(node) is not None and not whole_units(node, [plan.types[k][l] for k in range(plan.levels)],
                                                 [[r[l] for r in alphas[k]] for k in range(plan.levels)]):
             alphas[h] = tuple(r[:l] + (old[l],) + r[l + 1 :] for r, old in zip(alphas[h], plan.alphas[h]))
-    return HeteroPlan(plan.types, tuple(alphas))
+    return Plan(plan.types, tuple(alphas))
 
 
 # ---- CP-SAT (a third, independent proof on tiny chains) ---------------------------------------

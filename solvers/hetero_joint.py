@@ -69,9 +69,10 @@ from math import ceil
 import numpy as np
 
 from explorer.core.array import ArraySpec
-from explorer.core.hetero import AlphaSpace, HeteroPlan, check_array, check_network
+from explorer.core.hetero import AlphaSpace, check_array, check_network
 from explorer.core.network import Network
 from explorer.core.partition import Space
+from explorer.core.plan import Plan
 from explorer.core.solution import Status
 
 from .hetero import HeteroRefused, HeteroSolution
@@ -125,7 +126,7 @@ def _kelley(points: list, Q: int):
 
 
 def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
-                 options: JointOptions | None = None, starts: tuple[HeteroPlan, ...] = ()) -> HeteroSolution:
+                 options: JointOptions | None = None, starts: tuple[Plan, ...] = ()) -> HeteroSolution:
     """The best plan found, a proven lower bound, OPTIMAL only when they meet (module docstring).
     ``starts``: plans to begin from (those outside the declared space are ignored)."""
     o = options or JointOptions()
@@ -187,7 +188,7 @@ class _Clock:
         self.t = now
 
 
-def _plan_columns(m: _Model, plan: HeteroPlan, types_only: bool = False) -> list[int] | None:
+def _plan_columns(m: _Model, plan: Plan, types_only: bool = False) -> list[int] | None:
     """The columns of a plan of the declared space (None if a type is not in the space);
     ``types_only``: the top alpha replaced by the grid's first."""
     C = m.cols

@@ -51,12 +51,10 @@ from itertools import product
 import numpy as np
 
 from explorer.core.array import ArraySpec
-from explorer.core.comm import training_flops
-from explorer.core.comm import edge_split
+from explorer.core.comm import edge_split, training_flops
 from explorer.core.hetero import (
     AlphaSpace,
     FreeAlphas,
-    HeteroPlan,
     alpha_space,
     check_array,
     check_network,
@@ -70,6 +68,7 @@ from explorer.core.hetero import (
 )
 from explorer.core.network import Network
 from explorer.core.partition import Dim, PartitionType, Size, Space
+from explorer.core.plan import Plan
 from explorer.core.solution import Status
 from explorer.core.timing import step_time
 
@@ -116,7 +115,7 @@ def _level_inputs(network: Network, array: ArraySpec, types, alphas, h: int, asp
     inv = np.array([[1 / float(sum(peaks[g * n + s * n // 2: g * n + (s + 1) * n // 2]) * 10**12) for s in (0, 1)]
                     for g in range(G)])
     per_elem = float(array.dtype_bytes / array.bandwidth_Bps(h))
-    partial = HeteroPlan(tuple(types), tuple(alphas))
+    partial = Plan(tuple(types), tuple(alphas))
     b = network.batch
     flops, intra, relayout, counts = [], [], [], []
     for l, layer in enumerate(network.layers):  # noqa: E741
@@ -149,7 +148,7 @@ def _whole_units(network: Network, lv: _Level, n: int, cand) -> bool:
     return all((k * row[c]).denominator == 1 for k, c in zip(units[1], lv.group_class))
 
 
-def level_cost(network: Network, array: ArraySpec, plan: HeteroPlan, h: int) -> Fraction:
+def level_cost(network: Network, array: ArraySpec, plan: Plan, h: int) -> Fraction:
     """The DP's cost of level h of ``plan`` (the levels above as the plan has them), exactly:
     the sum over nodes of the max over the level's groups and their sides of
     step_time(compute, exchange) (module docstring). The reference the DP is tested against."""
@@ -397,7 +396,7 @@ def levels_hetero(network: Network, array: ArraySpec, space: Space, alphas,
         cells += used
         types.append(tuple(t for t, _ in chosen))
         group_alphas.append(tuple(tuple(row[c] for _, row in chosen) for c in aspace.group_class[h]))
-    plan = HeteroPlan(tuple(types), tuple(group_alphas))
+    plan = Plan(tuple(types), tuple(group_alphas))
     step = evaluate_hetero(network, array, plan).step_time_s
     return HeteroSolution("levels", Status.FEASIBLE, plan, step, None, time.perf_counter() - t0, cells)
 

@@ -12,12 +12,12 @@ from fractions import Fraction
 import numpy as np
 
 from explorer.core.array import ArraySpec
-from explorer.core.comm import training_flops
-from explorer.core.hetero import AlphaSpace, HeteroPlan, side_share, split_units, whole_units
-from explorer.core.comm import edge_split
+from explorer.core.comm import edge_split, training_flops
+from explorer.core.hetero import AlphaSpace, side_share, split_units, whole_units
 from explorer.core.hetero import spec_of
 from explorer.core.network import Network
 from explorer.core.partition import Dim, PartitionType, Size, Space
+from explorer.core.plan import Plan
 
 
 
@@ -202,13 +202,13 @@ class _Model:
             got = memo[(e, cu, cv)] = (s0, s1, v0, v1)
         return got
 
-    def plan(self, cols: list[int]) -> HeteroPlan:
+    def plan(self, cols: list[int]) -> Plan:
         sp = [self.cols.split(c) for c in cols]
         H, L = self.H, len(cols)
         types = tuple(tuple(sp[l][0] if h == 0 else sp[l][2][h - 1] for l in range(L)) for h in range(H))  # noqa: E741
         alphas = tuple(tuple(tuple(sp[l][1] if h == 0 else Fraction(1, 2) for l in range(L)) for _ in range(2**h))  # noqa: E741
                        for h in range(H))
-        return HeteroPlan(types, alphas)
+        return Plan(types, alphas)
 
 
 def step_of(comp) -> Fraction:
@@ -456,11 +456,11 @@ class _VirtualSource:
         return _VirtualSource((network.layers[srcs[0]], *network.layers), edges, shares, network.batch)
 
     @staticmethod
-    def plan(C: _Columns, p: HeteroPlan) -> HeteroPlan:
+    def plan(C: _Columns, p: Plan) -> Plan:
         """A plan of the network with the virtual source's column (the first type, the grid's first alpha) prepended."""
         types = tuple((C.types[0], *row) for row in p.types)
         alphas = tuple(tuple((C.alphas[0] if h == 0 else HALF, *g) for g in row) for h, row in enumerate(p.alphas))
-        return HeteroPlan(types, alphas)
+        return Plan(types, alphas)
 
 
 def _reduce_back(F: np.ndarray, C: _Columns, top: np.ndarray, lev: list[np.ndarray]) -> np.ndarray:

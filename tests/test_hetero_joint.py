@@ -8,7 +8,7 @@ from fractions import Fraction as F
 import pytest
 
 from explorer.api import solve
-from explorer.core.hetero import FreeAlphas, HeteroPlan, alpha_grid, alpha_space, evaluate_hetero
+from explorer.core.hetero import FreeAlphas, alpha_grid, alpha_space, evaluate_hetero
 from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain, random_dag_spec
@@ -103,7 +103,7 @@ def test_joint_on_the_tpu_mix_proves_lenet_and_beats_the_equal_split():
     assert j.status is Status.OPTIMAL and j.bound_s == j.step_time_s
     assert evaluate_hetero(net, arr, j.plan).step_time_s == j.step_time_s
     r = solve(net, arr, solver="exact", objective="time", space="accpar")
-    eq = evaluate_hetero(net, arr, HeteroPlan.equal(Plan.from_lists([[t.value for t in row] for row in r.plan.types])))
+    eq = evaluate_hetero(net, arr, Plan.even(Plan.from_lists([[t.value for t in row] for row in r.plan.types])))
     assert j.equal_best_s == eq.step_time_s
     assert j.step_time_s < j.equal_best_s
     assert {a for row in j.plan.alphas[1:] for g in row for a in g} == {F(1, 2)}  # only the top split is free
@@ -195,7 +195,7 @@ def test_joint_graph_proof_on_resnet18_equal_grid_matches_the_exact_solver():
     j = joint_hetero(net, arr, Space.HYPAR, alpha_space(arr, alpha_grid(2), proportional=False), JointOptions(time_limit_s=60))
     assert j.status is Status.OPTIMAL and any(name == "labels" for name, _ in j.phases)
     r = solve(net, arr, solver="exact", objective="time", space="hypar")
-    eq = evaluate_hetero(net, arr, HeteroPlan.equal(Plan.from_lists([[t.value for t in row] for row in r.plan.types])))
+    eq = evaluate_hetero(net, arr, Plan.even(Plan.from_lists([[t.value for t in row] for row in r.plan.types])))
     assert j.step_time_s == j.bound_s == eq.step_time_s
     aspace = alpha_space(arr, alpha_grid(4))
     j4 = joint_hetero(net, arr, Space.HYPAR, aspace, JointOptions(time_limit_s=60))

@@ -38,7 +38,6 @@ from ..core.hetero import (
     AlphaSpace,
     HALF,
     FreeAlphas,
-    HeteroPlan,
     alpha_grid,
     alpha_space,
     check_array,
@@ -119,7 +118,7 @@ class SplitReport:
     split: Split
     grid: int
     status: Status
-    plan: HeteroPlan
+    plan: Plan
     step_time_s: Fraction
     group_times_s: tuple[Fraction, Fraction]  # the two top-level groups' slowest accelerators
     idle_s: Fraction  # how long the faster top-level group waits
@@ -254,7 +253,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     problem = Problem(network, array, space, Objective.TIME)
     types = _dp_plan(problem)
     compared = _compared(problem, say)
-    equal = HeteroPlan.equal(types)
+    equal = Plan.even(types)
     one_point = split in (Split.PROPORTIONAL, Split.SEARCH) and not aspace.free_classes()
     status = Status.LEVEL_OPTIMAL if split is Split.EQUAL or one_point else Status.FEASIBLE
     note = ("no free class of groups (every split is between identical subtrees): the declared space is the equal "
@@ -293,9 +292,9 @@ def _compared(problem: Problem, say) -> list[tuple[str, Fraction]]:
     network, array = problem.network, problem.array
     hypar = _dp_plan(Problem(network, array, Space.HYPAR, Objective.TIME))
     say("split: scoring the equal-split plans")
-    compared = [(name, evaluate_hetero(network, array, HeteroPlan.equal(baseline_plan(problem, name))).step_time_s)
+    compared = [(name, evaluate_hetero(network, array, Plan.even(baseline_plan(problem, name))).step_time_s)
                 for name in COMPARED[:2]]
-    compared.append(("hypar", evaluate_hetero(network, array, HeteroPlan.equal(hypar)).step_time_s))
+    compared.append(("hypar", evaluate_hetero(network, array, Plan.even(hypar)).step_time_s))
     return compared
 
 
@@ -304,7 +303,7 @@ def nearest_choice(choices, target: Fraction) -> Fraction:
     return min(choices, key=lambda v: (abs(v - target), abs(v - HALF)))
 
 
-def on_grid(network: Network, types: Plan, aspace: AlphaSpace, target) -> HeteroPlan:
+def on_grid(network: Network, types: Plan, aspace: AlphaSpace, target) -> Plan:
     """The plan's types with, per level per group, the choice of its class in the declared space
     nearest ``target[level][group]`` (a fixed class: 1/2) for every layer; a grouped conv (an
     attention node with heads) whose sides would then hold a fraction of its groups (heads)
@@ -314,7 +313,7 @@ def on_grid(network: Network, types: Plan, aspace: AlphaSpace, target) -> Hetero
     return whole_or_half(network, with_group_alphas(types, rows))
 
 
-def whole_or_half(network: Network, plan: HeteroPlan) -> HeteroPlan:
+def whole_or_half(network: Network, plan: Plan) -> Plan:
     """The plan with every grouped conv (attention node with heads) whose sides would hold a
     fraction of its groups (heads) (``whole_units``) split 1/2 on every level, as in the
     equal-split plan."""
@@ -325,10 +324,10 @@ def whole_or_half(network: Network, plan: HeteroPlan) -> HeteroPlan:
             for level in alphas:
                 for r in level:
                     r[l] = HALF
-    return HeteroPlan(plan.types, tuple(tuple(tuple(r) for r in level) for level in alphas))
+    return Plan(plan.types, tuple(tuple(tuple(r) for r in level) for level in alphas))
 
 
-def search_start(network: Network, array: ArraySpec, types: Plan, aspace: AlphaSpace) -> HeteroPlan:
+def search_start(network: Network, array: ArraySpec, types: Plan, aspace: AlphaSpace) -> Plan:
     """Where ``--split search`` starts: of the equal and the proportional split in the declared
     space (``on_grid``: each class's nearest choice, the split itself where it is declared: the
     proportional ratio always, 1/2 on an even grid), the one of less step time. The search then
@@ -363,7 +362,7 @@ def _free_hint(array: ArraySpec, grid: int, free: FreeAlphas) -> str:
     return " (--free all frees every class of groups below the top split too; --free unlike frees the top split alone here)"
 
 
-def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: HeteroPlan,
+def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: Plan,
              time_limit_s: float, say=lambda *a, **k: None, free_hint: str = ""):
     """``--split optimal``: the joint solver from the equal-split and the search plans; a one-line
     error where it does not apply. (plan, status, bound, best equal-split step time, wall, the

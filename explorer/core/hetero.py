@@ -7,7 +7,7 @@ is, and ``tests/test_hetero_model.py`` proves this model equals it wherever alph
 type halves today: I -> B, II -> D_i, III -> D_o) between its two subgroups in the ratio
 alpha : (1 - alpha): subgroup 0 (the first half of the group's leaves in tree order) gets
 alpha, subgroup 1 gets 1 - alpha. A plan gives, per layer, one type per level (shared by every
-group of the level, as in HyPar) and one alpha per group (``HeteroPlan.alphas[level][group][layer]``:
+group of the level, as in HyPar) and one alpha per group (``Plan.alphas[level][group][layer]``:
 the evaluator takes any alphas). A group's share of a dimension is the product, over the levels
 above, of the part its side got at each of its ancestors; a tensor's size in a group is its whole
 size times the shares of the dimensions it spans (``Size.dims``), which is ``comm.scaled_sizes``
@@ -108,40 +108,6 @@ from .timing import Communication, Topology, step_time
 _DIMS = (Dim.B, Dim.D_I, Dim.D_O, Dim.G)
 
 
-@dataclass(frozen=True, slots=True)
-class HeteroPlan:
-    """A type per level per layer and an alpha (subgroup 0's share of the type's dimension) per
-    level per group per layer. ``alphas`` may also be given the old way, one row per level
-    ([level][layer]): that row is then every group's of the level."""
-
-    types: tuple[tuple[PartitionType, ...], ...]  # [level][layer]
-    alphas: tuple[tuple[tuple[Fraction, ...], ...], ...]  # [level][group][layer], 0 < alpha < 1
-
-    def __post_init__(self) -> None:
-        rows = []
-        for h, row in enumerate(self.alphas):
-            if len(row) and not isinstance(row[0], (tuple, list)):
-                rows.append((tuple(row),) * 2**h)  # one row shared by the 2^h groups
-            else:
-                rows.append(tuple(tuple(r) for r in row))
-        object.__setattr__(self, "alphas", tuple(rows))
-
-    @property
-    def levels(self) -> int:
-        return len(self.types)
-
-    @property
-    def plan(self) -> Plan:
-        return Plan(self.types)
-
-    def alpha(self, level: int, group: int, layer: int) -> Fraction:
-        return self.alphas[level][group][layer]
-
-    @staticmethod
-    def equal(plan: Plan) -> "HeteroPlan":
-        return HeteroPlan(plan.types, tuple(((HALF,) * len(row),) * 2**h for h, row in enumerate(plan.types)))
-
-
 def alpha_grid(denominator: int) -> tuple[Fraction, ...]:
     """The declared alpha set: k / denominator for k = 1 .. denominator - 1 (1/2 among them when even)."""
     if denominator < 2:
@@ -233,7 +199,7 @@ def ancestor_path(level: int, group: int):
     return [(k, group >> (level - k), (group >> (level - 1 - k)) & 1) for k in range(level)]
 
 
-def group_shares(plan: HeteroPlan, level: int, group: int, layer: int, node: Layer | None = None) -> dict[Dim, Fraction]:
+def group_shares(plan: Plan, level: int, group: int, layer: int, node: Layer | None = None) -> dict[Dim, Fraction]:
     """Layer's share of B, D_i, D_o and G in group ``group`` of level ``level`` (its path: the binary
     spelling of ``group`` on ``level`` bits, top first; each ancestor's own alpha)."""
     shares = {d: Fraction(1) for d in _DIMS}
@@ -255,7 +221,7 @@ def _whole_sizes(network: Network) -> list[tuple[int, int, int]]:
     return [(L.input_elements(b), L.weight_elements(), L.output_elements(b)) for L in network.layers]
 
 
-def group_amounts(network: Network, plan: HeteroPlan, level: int, group: int) -> Pair:
+def group_amounts(network: Network, plan: Plan, level: int, group: int) -> Pair:
     """Elements each side of the group's pair sends at its level: every layer's intra exchange and every edge's re-layout."""
     shares = [_share_triple(group_shares(plan, level, group, l, network.layers[l])) for l in range(len(network.layers))]  # noqa: E741
     return _amounts(network, _whole_sizes(network), plan.types[level], plan.alphas[level][group], shares)
@@ -304,7 +270,7 @@ def _amounts(network: Network, whole, row, alphas, shares) -> Pair:
     return s0, s1
 
 
-def level_shares(network: Network, plan: HeteroPlan) -> list[list[tuple[tuple[Fraction, Fraction, Fraction], ...]]]:
+def level_shares(network: Network, plan: Plan) -> list[list[tuple[tuple[Fraction, Fraction, Fraction], ...]]]:
     """[level 0..H][group][layer] -> its (B, D_i, D_o, G) shares, top down: a child's are its
     parent's with the parent's type's dimension times the side's part (``group_shares`` for
     all groups at once). Groups whose paths carry the same alphas get the very same row object
@@ -340,7 +306,7 @@ def _child_row(parent, dims, parts):
     return tuple(row)
 
 
-def leaf_flops(network: Network, plan: HeteroPlan, leaf: int) -> Fraction:
+def leaf_flops(network: Network, plan: Plan, leaf: int) -> Fraction:
     """Training FLOPs of one accelerator: every layer's FLOPs times its shares of B, D_i and D_o."""
     H = plan.levels
     return _flops(network, [_share_triple(group_shares(plan, H, leaf, l, network.layers[l])) for l in range(len(network.layers))])  # noqa: E741
@@ -384,7 +350,7 @@ class HeteroEvaluation:
         return t0, t1, abs(t0 - t1)
 
 
-def check_plan(network: Network, array: ArraySpec, plan: HeteroPlan) -> None:
+def check_plan(network: Network, array: ArraySpec, plan: Plan) -> None:
     """ValueError unless the plan fits the array and network: shapes, 0 < alpha < 1, types the
     nodes offer at their levels (``offers``) and whole groups or heads (``whole_units``)."""
     L = len(network.layers)
@@ -409,7 +375,7 @@ def check_plan(network: Network, array: ArraySpec, plan: HeteroPlan) -> None:
             raise ValueError(f"node {layer.name!r}: a {unit} split leaves a side a fraction of its {n} {unit}s")
 
 
-def evaluate_hetero(network: Network, array: ArraySpec, plan: HeteroPlan, weight_copies: int = 0) -> HeteroEvaluation:
+def evaluate_hetero(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0) -> HeteroEvaluation:
     """The step time of a plan with uneven splits, exactly (see the module docstring)."""
     check_array(array)
     check_network(network)
@@ -465,17 +431,17 @@ def proportional_alphas(array: ArraySpec) -> tuple[tuple[Fraction, ...], ...]:
     return tuple(out)
 
 
-def with_level_alphas(plan: Plan, alphas: Sequence[Fraction]) -> HeteroPlan:
+def with_level_alphas(plan: Plan, alphas: Sequence[Fraction]) -> Plan:
     """The plan's types with one alpha per level for every group and layer."""
-    return HeteroPlan(plan.types, tuple((alphas[h],) * len(row) for h, row in enumerate(plan.types)))
+    return Plan(plan.types, tuple((alphas[h],) * len(row) for h, row in enumerate(plan.types)))
 
 
-def with_group_alphas(plan: Plan, alphas: Sequence[Sequence[Fraction]]) -> HeteroPlan:
+def with_group_alphas(plan: Plan, alphas: Sequence[Sequence[Fraction]]) -> Plan:
     """The plan's types with one alpha per level per group ([level][group]) for every layer."""
-    return HeteroPlan(plan.types, tuple(tuple((a,) * len(row) for a in alphas[h]) for h, row in enumerate(plan.types)))
+    return Plan(plan.types, tuple(tuple((a,) * len(row) for a in alphas[h]) for h, row in enumerate(plan.types)))
 
 
-def round_to_whole_units(network: Network, plan: HeteroPlan) -> HeteroPlan:
+def round_to_whole_units(network: Network, plan: Plan) -> Plan:
     """The plan with each grouped conv's and each attention node's (with heads) alphas moved to
     whole units (``whole_units``): top down, wherever the node splits its units (type II), a
     group of n units whose side would get a fraction takes the nearest k/n, 1 <= k < n (the
@@ -493,7 +459,7 @@ def round_to_whole_units(network: Network, plan: HeteroPlan) -> HeteroPlan:
             for level in alphas:
                 for row in level:
                     row[l] = HALF
-    return HeteroPlan(plan.types, tuple(tuple(tuple(row) for row in level) for level in alphas))
+    return Plan(plan.types, tuple(tuple(tuple(row) for row in level) for level in alphas))
 
 
 def _round_units(node: Layer, units, types, alphas, l: int) -> bool:  # noqa: E741
@@ -588,7 +554,7 @@ class AlphaSpace:
             out.append(tuple(pick[c] for c in classes))
         return out
 
-    def contains(self, plan: HeteroPlan) -> bool:
+    def contains(self, plan: Plan) -> bool:
         """Whether a plan's alphas lie in this space (classes agree, fixed ones 1/2, free ones in ``choices``)."""
         for h, groups in enumerate(plan.alphas):
             for l in range(len(groups[0])):  # noqa: E741
