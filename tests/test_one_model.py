@@ -70,3 +70,80 @@ def test_footprint_and_flops_are_the_even_case_of_the_shares():
             assert footprint_elements(layer, B, counts, 2) == held_elements(layer, s.f_in, s.weights, 2)
         assert share_flops(layer, B, EVEN) == training_flops(layer, B)
         assert share_flops(layer, B, (HALF, HALF, F(1), F(1))) * 4 == training_flops(layer, B)
+
+
+# ---- one command: explore --split ---------------------------------------------------------------
+
+def _json(args, capsys):
+    import json
+
+    from .conftest import run_cli
+
+    code, out, err = run_cli(args, capsys)
+    return code, (json.loads(out) if code == 0 else None), err
+
+
+def test_explore_split_is_explore_with_split(capsys):
+    """``explore --array tpu-mix-16 --split optimal`` answers what ``explore split`` does (the same
+    proven step time, bound, plan and alphas)."""
+    common = ["--model", "lenet-c", "--array", "tpu-mix-16", "--space", "accpar", "--format", "json"]
+    code, one, _ = _json([*common, "--split", "optimal"], capsys)
+    code2, alias, _ = _json(["split", *common, "--split", "optimal"], capsys)
+    assert code == code2 == 0 and one["status"] == alias["status"] == "optimal"
+    for key in ("step_time_s", "bound_s", "plan", "alphas", "group_times_s", "memory", "compared"):
+        assert one[key] == alias[key], key
+    assert F(one["step_time_s"]) == F(1677089, 71750000000)  # tests/test_split_pinned.py
+
+
+def test_a_split_policy_on_one_kind_is_the_even_split(capsys):
+    """On an array of one kind every policy is the even split: the plan and step time of the even
+    path's DP under the time objective."""
+    code, even, _ = _json(["--model", "lenet-c", "--objective", "time", "--format", "json"], capsys)
+    assert code == 0
+    for split in ("equal", "proportional", "search"):
+        code, r, _ = _json(["--model", "lenet-c", "--split", split, "--format", "json"], capsys)
+        assert code == 0 and r["plan"] == even["plan"], split
+        assert float(F(r["step_time_s"])) == even["step_time_s"]
+        assert all(a == "1/2" for level in r["alphas"] for row in level for a in row)
+
+
+def test_split_options_are_refused_cleanly(capsys):
+    from .conftest import run_cli
+
+    cases = [
+        (["--split", "optimal", "--cap", "0=1GB"], "--cap: not with --split"),
+        (["--split", "optimal", "--pin", "conv1@0=I"], "--pin: not with --split"),
+        (["--split", "equal", "--objective", "traffic"], "--objective: not with --split"),
+        (["--split", "optimal", "--solver", "exact"], "--solver: not with --split"),
+        (["--alpha-grid", "8"], "--alpha-grid: only with --split"),
+        (["--grid-only"], "--grid-only: only with --split"),
+        (["--split", "equal", "--memory", "nan"], "--memory: must be a finite number"),
+        (["--split", "equal", "--memory", "-1"], "--memory: must be a finite number"),
+        (["--split", "equal", "--weight-copies", "17"], "--weight-copies: must be between 0 and 16"),
+        (["--split", "equal", "--alpha-grid", "1"], "--alpha-grid"),
+        (["--split", "sideways"], "--split"),
+    ]
+    for args, text in cases:
+        code, out, err = run_cli(["--model", "lenet-c", *args], capsys)
+        assert code == 2 and out == "" and text in err and err.count("\n") == 1, (args, err)
+        assert "Traceback" not in err
+
+
+def test_the_api_takes_split():
+    import pytest
+
+    from explorer.api import solve
+    from explorer.core.errors import SpecError
+    from explorer.core.hetero import evaluate_hetero
+    from explorer.frontends import load_array, load_model
+
+    r = solve("lenet-c", "tpu-mix-16", space="accpar", split="optimal")
+    assert r.status.value == "optimal" and r.step_time_s == r.bound_s == F(1677089, 71750000000)
+    assert evaluate_hetero(load_model("lenet-c"), load_array("tpu-mix-16"), r.plan).step_time_s == r.step_time_s
+    even = solve("lenet-c", objective="time")
+    assert solve("lenet-c", split="equal").plan.types == even.plan.types  # one kind: the even split
+    for kwargs, name in (({"caps": ["0=1GB"]}, "caps"), ({"solver": "exact"}, "solver"), ({"levels": 2}, "levels"),
+                         ({"alpha_grid": 1}, "alpha_grid"), ({"memory_GiB": float("nan")}, "memory_GiB"),
+                         ({"split": "sideways"}, "split"), ({"free": "some"}, "free")):
+        with pytest.raises(SpecError, match=name):
+            solve("lenet-c", "tpu-mix-16", **{"split": "equal", **kwargs})

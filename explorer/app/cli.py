@@ -21,6 +21,16 @@ from .output import check_writable, inherited_fd, write_text
 
 DEFAULT_MODEL = "vgg-a"
 DEFAULT_ARRAY = "hypar-16"
+SPLITS = ("equal", "proportional", "search", "optimal", "levels")
+SPLIT_HELP = ("equal: alpha 1/2 everywhere; proportional: each group's peak compute ratio; search: each free class's "
+              "alpha in the declared space (the grid and its proportional ratio), from the better of those two (no "
+              "proof); optimal: types and alphas jointly, proven optimum or bound and gap (arrays with one kind per "
+              "half); levels: AccPar's hierarchical DP, a type and an alpha per layer level by level (no proof).")
+# options of ``explore`` that ``--split`` does not take yet (the split path has no side constraints
+# but memory, and its own methods instead of the solvers)
+NOT_WITH_SPLIT = ("--objective", "--levels", "--solver", "--cap", "--pin", "--forbid", "--constraints", "--workers",
+                  "--seed", "--dump-model")
+NOT_WITH_SPLIT_WHY = "'explore check --uneven' compares brute, exact, cpsat and the joint solver on it"
 
 
 def _keep_seq(ctx, _param, value):
@@ -137,11 +147,15 @@ def progress(msg: str) -> None:
 @click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", show_default=True, help="dp: HyPar's hierarchical DP; cpsat: proven joint optimum; exact: joint DP over type vectors (chains); brute: enumeration (tiny nets).")
 @constraint_options
 @solver_options
+@click.option("--split", "split", type=click.Choice(SPLITS), default=None, help="Split fractions between the two subgroups of every group (arrays of kinds): " + SPLIT_HELP + " Without --split every split is 1/2 (the even split); 'explore split' is the same with its own defaults.")
+@click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --split: alphas searched are multiples of 1/N, and each free class's proportional ratio.")
+@click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --split: which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
+@click.option("--grid-only", is_flag=True, help="With --split: free classes choose from the multiples of 1/N alone (without their proportional ratio).")
 @click.version_option(package_name="hypar-explorer")
 @click.pass_context
 @fail_on_bad_input
 def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver, caps, memory_GiB, weight_copies, pins,
-        forbids, constraints_file, time_limit, workers, seed, dump_model):
+        forbids, constraints_file, time_limit, workers, seed, dump_model, split, grid, free, grid_only):
     """Find how every layer of a network should be split at every level of an accelerator array.
 
     With no command: solve MODEL on ARRAY (default: VGG-A on HyPar's 16-accelerator H-tree,
@@ -153,6 +167,23 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     130 on Ctrl-C (CP-SAT's report then says "interrupted" and shows the plan so far).
     """
     if ctx.invoked_subcommand is not None:
+        return
+    given = _given_options(ctx)
+    if split is None:
+        for option in ("--alpha-grid", "--free", "--grid-only"):
+            if option in given:
+                raise InputError(f"{option}: only with --split (uneven splits); without it every split is 1/2")
+    else:
+        refused = [o for o in NOT_WITH_SPLIT if o in given and not (o == "--objective" and objective == "time")]
+        if refused:
+            raise InputError(f"{refused[0]}: not with --split yet (the split path minimises the step time of the "
+                             f"slowest accelerator with its own method; {NOT_WITH_SPLIT_WHY})")
+        if memory_GiB is not None and not (math.isfinite(memory_GiB) and 0 < memory_GiB <= 1e15):
+            raise InputError(f"--memory: must be a finite number of GiB in (0, 1e15], got {memory_GiB}")
+        if weight_copies is not None and not 0 <= weight_copies <= 16:
+            raise InputError(f"--weight-copies: must be between 0 and 16 with --split, got {weight_copies}")
+        run_split(model, array, space, split, grid, free, grid_only, 10.0 if time_limit is None else time_limit,
+                  memory_GiB, weight_copies or 0, batch, ctx.meta.get("seq"), fmt, output)
         return
     from .. import api
     from .render import render_table
@@ -321,7 +352,7 @@ def list_cmd(fmt):
 @click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML or an ONNX model.")
 @click.option("--array", "array", default="tpu-mix-16", show_default=True, help="Shipped array name or path to an array YAML (accelerators of kinds).")
 @click.option("--space", type=click.Choice([s.value for s in Space]), default="accpar", show_default=True, help="Partition types of the plan.")
-@click.option("--split", "split", type=click.Choice(["equal", "proportional", "search", "optimal", "levels"]), default="search", show_default=True, help="equal: alpha 1/2 everywhere; proportional: each group's peak compute ratio; search: each free class's alpha in the declared space (the grid and its proportional ratio), from the better of those two (no proof); optimal: types and alphas jointly, proven optimum or bound and gap (arrays with one kind per half); levels: AccPar's hierarchical DP, a type and an alpha per layer level by level (no proof).")
+@click.option("--split", "split", type=click.Choice(SPLITS), default="search", show_default=True, help=SPLIT_HELP)
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="Alphas searched: multiples of 1/N, and each free class's proportional ratio.")
 @click.option("--grid-only", is_flag=True, help="Free classes choose from the multiples of 1/N alone (without their proportional ratio).")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="Which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
@@ -338,6 +369,13 @@ def split_cmd(model, array, space, split, grid, free, grid_only, split_limit, me
     accelerator, alpha per level, the two top groups' times, each kind's memory, and speedups
     over data parallelism, the trick and HyPar's plan, each with an equal split. Objective: step
     time. Exit status: 0; 1 when the plan breaks a kind's memory; 2 on bad input; 130 on Ctrl-C."""
+    run_split(model, array, space, split, grid, free, grid_only, split_limit, memory_GiB, weight_copies, batch, seq, fmt,
+              output)
+
+
+def run_split(model, array, space, split, grid, free, grid_only, time_limit, memory_GiB, weight_copies, batch, seq, fmt,
+              output) -> None:
+    """``explore --split`` and ``explore split``: one split run, its report, its exit status."""
     from .. import api
     from ..core.hetero import FreeAlphas
     from .render import fmt_bytes
@@ -349,7 +387,7 @@ def split_cmd(model, array, space, split, grid, free, grid_only, split_limit, me
     problem = api.build_problem(model, array, space=space, objective="time", batch=batch, seq=seq)
     with StepProgress() as say:
         report = split_run(problem.network, problem.array, problem.space, Split(split), grid, FreeAlphas(free),
-                           split_limit, memory, weight_copies, progress=say, grid_only=grid_only)
+                           time_limit, memory, weight_copies, progress=say, grid_only=grid_only)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_split(report)
     emit(text, output)
     if not report.memory_ok:

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from os import PathLike
 from typing import Any, Callable, Iterable, Mapping
 
@@ -126,6 +128,10 @@ def solve(
     seed: int = 0,
     dump_model: str | None = None,
     progress: Progress | None = None,
+    split: str | None = None,
+    alpha_grid: int = 16,
+    free: str = "unlike",
+    grid_only: bool = False,
 ) -> RunResult:
     """Solve one problem with one solver, re-score the plan and compare it with the baselines.
 
@@ -141,8 +147,21 @@ def solve(
     Returns a :class:`RunResult`: ``status``, ``plan`` (None when there is none),
     ``objective_value`` and ``bound`` (exact), ``figures`` and ``baselines``; ``result.ok`` is
     what ``explore``'s exit status 0 means; ``result.to_json()`` is ``--format json``.
+
+    ``split`` (``explore --split``): equal, proportional, search, optimal or levels; the split
+    fractions between subgroups (``alpha_grid``, ``free``, ``grid_only`` as ``explore split``'s
+    options) minimising the slowest accelerator's step time (``objective`` is not read). It then returns the split's report
+    (``explorer.app.split.SplitReport``: ``status``, ``plan`` with its alphas, ``step_time_s``,
+    ``bound_s``, ``to_json()``); it takes ``memory_GiB`` and ``weight_copies`` but not yet caps,
+    pins, forbids, constraints, ``levels`` or another ``solver`` (``SpecError`` naming them).
     """
     _check_types(time_limit=(time_limit, float), workers=(workers, int), seed=(seed, int))
+    if split is not None:
+        others = {"solver": solver != "dp", "levels": levels is not None, "caps": bool(caps), "pins": bool(pins), "forbids": bool(forbids),
+                  "constraints": constraints is not None, "dump_model": dump_model is not None}
+        return solve_split(model, array, split, space=space, batch=batch, seq=seq, memory_GiB=memory_GiB,
+                           weight_copies=weight_copies, time_limit=time_limit, alpha_grid=alpha_grid, free=free,
+                           grid_only=grid_only, progress=progress, refused=[k for k, v in others.items() if v])
     if solver not in REGISTRY:
         raise SpecError("solver", f"unknown solver {shown(solver)} (choose from {', '.join(REGISTRY)})")
     problem = build_problem(model, array, space=space, objective=objective, batch=batch, levels=levels, seq=seq, caps=caps,
@@ -152,3 +171,38 @@ def solve(
         progress(f"solving {problem.network.name} on {problem.array.name} with {solver}")
     options = SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress)
     return run(problem, solver, options)
+
+
+def solve_split(model: ModelRef, array: ArrayRef, split: str, *, space: str | Space = "hypar", batch: int | None = None,
+                seq: int | None = None, memory_GiB: float | None = None, weight_copies: int | None = None,
+                time_limit: float | None = None, alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False,
+                progress: Progress | None = None, refused: Iterable[str] = ()):
+    """``solve(..., split=...)``: one split run (``explore --split``) and its report."""
+    from ..core.hetero import FreeAlphas
+    from .split import Split, split_run
+
+    refused = list(refused)
+    if refused:
+        raise SpecError(refused[0], "not with split yet (the split path minimises the step time of the slowest "
+                                    "accelerator with its own method)")
+    _check_types(alpha_grid=(alpha_grid, int), weight_copies=(weight_copies, int), memory_GiB=(memory_GiB, float))
+    sp = _choice_value(("equal", "proportional", "search", "optimal", "levels"), split, "split")
+    fr = _choice_value(("unlike", "all"), free, "free")
+    if not 2 <= alpha_grid <= 1024:
+        raise SpecError("alpha_grid", f"must be between 2 and 1024, got {alpha_grid}")
+    if memory_GiB is not None and not (math.isfinite(memory_GiB) and 0 < memory_GiB <= 1e15):
+        raise SpecError("memory_GiB", f"must be a finite number of GiB in (0, 1e15], got {shown(memory_GiB)}")
+    if weight_copies is not None and not 0 <= weight_copies <= 16:
+        raise SpecError("weight_copies", f"must be between 0 and 16 with split, got {weight_copies}")
+    problem = build_problem(model, array, space=space, objective="time", batch=batch, seq=seq)
+    memory = None if memory_GiB is None else Fraction(str(memory_GiB))
+    say = (lambda step, *a, **k: progress(step)) if progress is not None else None
+    return split_run(problem.network, problem.array, problem.space, Split(sp), alpha_grid, FreeAlphas(fr),
+                     10.0 if time_limit is None else float(time_limit), memory, weight_copies or 0, progress=say,
+                     grid_only=bool(grid_only))
+
+
+def _choice_value(known: tuple[str, ...], value: Any, name: str) -> str:
+    if not isinstance(value, str) or value not in known:
+        raise SpecError(name, f"unknown {name} {shown(value)} (choose from {', '.join(known)})")
+    return value
