@@ -1,64 +1,16 @@
 """A proven joint optimum (types and alphas per layer) for arrays split by kind at the top.
 
-Scope: the declared alpha space (``core.hetero.AlphaSpace``) frees only the top split (level 0):
-each half of the tree is one kind (e.g. ``tpu-mix-16``: 8 v2 | 8 v3), every split below is 1/2.
-No overlap of compute and communication. Then, for any plan of the space:
-
-- every leaf of side s (s = 0, 1 at the top) has the same compute and the same exchanges below
-  the top (levels >= 1 split 1/2, which sends the same amount each way), so with
-  S_s = what side s sends at the top (times dtype / b_0) and V_s = a side-s leaf's compute plus
-  its exchanges at levels >= 1 (seconds), the step time is
-
-      T = max(S_0, S_1) + max(V_0, V_1);
-
-- S_0, S_1, V_0, V_1 are sums of per-layer and per-edge terms over *columns*: a layer's column is
-  its top cell (type t_0, alpha) and its types t_1 .. t_{H-1} below. An edge's top terms depend
-  on the two top cells only; its level-h terms (h >= 1) on the producer's t_h and on the
-  consumer's top cell and t_1 .. t_h. So a DP step eliminates the producer one level at a time
-  (top cell first), never a full column x column table.
-
-**Graphs.** Series-parallel graphs (``hetero_sp``): global cut nodes (no edge passes over them)
-split the graph into top-level *links*; a link joins its entry and exit by parallel branches,
-each an edge or a *series* of nodes joined by links that may again hold parallel branches
-(ResNet blocks: a path beside a shortcut; EfficientNet's MBConv: a squeeze-excite link nested in
-the residual path; a transformer block: a fan-out into one join nested at the path's start).
-Several sources (BERT's and GPT-2's embeddings) get a virtual source before them
-(``_VirtualSource``: no terms, zero-cost edges, every column; dropped from the plan).
-Other graphs are refused in one line.
-
-**Bound.** For integer weights 0 <= l, m <= Q, Q*T >= l*S_0 + (Q-l)*S_1 + m*V_0 + (Q-m)*V_1,
-and the least right-hand side over all plans is an ordinary DP (chains; on graphs a DP over the
-cut nodes, each block's table built by running its branches from every column of its entry, a
-nested link through its own table, entry x exit columns, built once per weighting and crossed
-by a min-plus product). Maximising over (l, m) is a 2-parameter concave problem: Kelley's
-cutting planes (the LP in floats only chooses weights), from m at the kinds' peak balance.
-Every DP works on integers: each term is floored at scale 2^k seconds^-1, so every DP value is a
-proven lower bound (the floors only lower it).
-
-**Plans.** Every DP's argmin plan, then a descent over single layers' alphas, scored exactly
-(Fractions, the same terms): the incumbent, an upper bound.
-
-**Closing the gap** (chains): every plan whose weighted lower bound is below the incumbent is
-enumerated backwards (depth first, completion bounds: the weighted forward DP values and the
-component-wise forward minima, both exact on floored integers); each complete plan scores
-exactly. When the enumeration ends within its budget the incumbent is proven optimal (OPTIMAL,
-bound = objective); otherwise FEASIBLE with the proven bound and the gap.
-
-**Closing the gap** (graphs): the same label setting from cut node to cut node
-(``_pareto_graph``): per entry column, each branch's labels to every exit column, summed over
-the branches with the entry's labels; inside a branch, a nested link is crossed the same way per
-column of its entry (``_cross_link``, recursively). Completion bounds: the weighted least rest
-at the weights of the best Lagrangian step (``_cut_backward`` at the cut nodes; inside a block,
-the other branches' least plus what follows), the component-wise prefix; a consumer column is
-tried only when the least weighted label plus the edge plus that rest stays below the incumbent
-(one factored min-plus row). Dominance: label A (same column) drops B when max(A_S0 - B_S0,
-A_S1 - B_S1) + max(A_V0 - B_V0, A_V1 - B_V1) <= -2 * slack, since max(x + d, y + e) <=
-max(x, y) + max(d, e) gives T(A + R) <= T(B + R) for every completion R (slack: one floor per
-term). After every Lagrangian step, cut-node columns whose weighted min-marginal reaches the
-incumbent are fixed out (no plan through them beats it); the first step's block tables already
-skip the entry columns whose forward value plus a relaxed rest (the branches' exit column
-decoupled) exceeds the incumbent. A beam version (a few labels per column, by weighted sum and
-by step time) runs first for the incumbent."""
+Scope: only the top split is free (each half of the tree one kind, e.g. ``tpu-mix-16``), no
+overlap. Then T = max(S_0, S_1) + max(V_0, V_1) (S_s: what side s sends at the top; V_s: a
+side-s leaf's compute plus its exchanges below), sums of per-column and per-edge terms
+(``joint_columns``). Bound: for integer weights 0 <= l, m <= Q, Q*T >= l*S_0 + (Q-l)*S_1 +
+m*V_0 + (Q-m)*V_1, minimised by a DP (chains; on graphs over the cut nodes of a series-parallel
+decomposition, ``joint_blocks``) on floored integer terms, maximised over (l, m) by Kelley's
+cutting planes. Plans: every DP's argmin and an alpha descent, scored exactly. Closing the gap:
+label setting with completion bounds and dominance (``joint_close_chain``, ``joint_close_graph``);
+OPTIMAL only when it ends within its budget, else FEASIBLE with the proven bound and gap. The
+full description is in the manual: docs/_incoming/i20-one-model.md, "The joint uneven-split solver".
+"""
 
 from __future__ import annotations
 

@@ -1,92 +1,16 @@
-"""Heterogeneous arrays (AccPar): uneven splits and the step time of the slowest accelerator.
+"""Uneven splits: the evaluator of plans with split fractions, the alpha space and the split rules.
 
-A separate model on purpose: the homogeneous path (``comm``, ``costs``, the solvers) stays as it
-is, and ``tests/test_hetero_model.py`` proves this model equals it wherever alpha = 1/2.
-
-**Uneven splits.** At level h every group splits each layer's chosen dimension (the one its
-type halves today: I -> B, II -> D_i, III -> D_o) between its two subgroups in the ratio
-alpha : (1 - alpha): subgroup 0 (the first half of the group's leaves in tree order) gets
-alpha, subgroup 1 gets 1 - alpha. A plan gives, per layer, one type per level (shared by every
-group of the level, as in HyPar) and one alpha per group (``Plan.alphas[level][group][layer]``:
-the evaluator takes any alphas). A group's share of a dimension is the product, over the levels
-above, of the part its side got at each of its ancestors; a tensor's size in a group is its whole
-size times the shares of the dimensions it spans (``Size.dims``), which is ``comm.scaled_sizes``
-when every alpha is 1/2.
-
-**The declared alpha space** (``AlphaSpace``, what the solvers choose from): groups of a level
-that are identical subtrees (the same peak compute leaf by leaf) form a *class* and share one
-alpha per layer (by symmetry they are interchangeable). A class's alpha is free (any value of the
-grid, multiples of 1/N) where its two subgroups are not identical subtrees (``FreeAlphas.UNLIKE``,
-AccPar's choice), and its own proportional ratio too (subgroup 0's part of the class's peak
-compute, e.g. 15/56: the ``proportional`` split lies in the space, so a proven optimum is never
-slower than it; ``--grid-only`` leaves it out); where they are identical the split is 1/2 by
-rule. ``FreeAlphas.ALL`` frees every class (a larger space, for small cases; a class of identical
-subgroups has ratio 1/2). 8 v2 + 8 v3 in tree order: one free alpha (level
-0); 4 v2 + 12 v3: level 0 (v2 v2 v2 v2 v3 v3 v3 v3 | v3 x8) and level 1's first group (v2 x4 |
-v3 x4) are free, level 1's second group (v3 x4 | v3 x4) and everything below split 1/2.
-
-**Amounts, from layouts** (model.md section 4 with a ratio; X is the tensor's size in the group,
-a the producer's / source layout's alpha, b the consumer's / target's; (side 0 sends, side 1 sends)):
-
-- intra-layer: a partial-sum exchange of the whole exchanged tensor (dW_l, F_{l+1} or E_l at the
-  group's sizes): each side holds a full-size partial sum, so each sends X: (X, X), whatever alpha.
-- re-layout row(a) -> col(b) (or col(a) -> row(b)): side 0 holds a of one dimension, needs b of
-  the other; it keeps a*b and receives (1-a)*b; side 1 receives a*(1-b): (a(1-b) X, (1-a)b X).
-- split(a) -> the same split(b) (row -> row, col -> col): side 0 holds [0, a), needs [0, b):
-  (max(a-b, 0) X, max(b-a, 0) X); nothing when a = b.
-- split(a) -> duplicated: each side sends what it holds: (a X, (1-a) X).
-- duplicated -> anything: nothing.
-At a = b = 1/2 these are 1/4, 0, 1/2 and 0 of X each way: ``partition.relayout_cost``.
-
-**Time.** A pair's exchange at level h takes max(sent by side 0, sent by side 1) * dtype / b_h
-(links carry each way at b_h, ``ArraySpec.bandwidth_Bps``); a leaf computes its share of every
-layer, training FLOPs * share(B) * share(D_i) * share(D_o), at its own peak. A leaf's step time is
-step_time(its compute, the sum of its groups' exchange times) (``timing.step_time``: sum, or max
-with overlap); the array's step time is its slowest leaf's. With every alpha 1/2 on an array of
-one kind this is ``evaluate``'s step time exactly. Nodes: every kind of the equal-split model
-(conv, grouped too; fc; embedding; add, concat and attention joins); ``check_network`` refuses a
-kind added later until it is derived here.
-
-**Grouped convs.** A node's types act as in the equal-split model (``spec_of``: the node's
-``TypeSpec``; ``offers``): a grouped conv takes I and its group split II (``GROUP_SPLIT``: it
-halves G, exchanges nothing, column-split both ways), II only at the first two_adic(G) levels.
-The split's alpha is side 0's share of G; G spans every tensor of the layer (``Size.dims``) and
-its FLOPs, so shares are (B, D_i, D_o, G) tuples. Whole groups (``whole_units``): every side of a
-group split holds a whole number of groups (alpha times the group's count of groups, G times its
-share of G, an integer). The rule restricts the solvers' candidates (per layer, the columns or
-alphas that satisfy it), not the network; ``check_plan`` refuses a plan that breaks it.
-
-**Attention and embeddings** (README, "Per-node behaviour"): their types are their ``TypeSpec``s
-(``spec_of``), so every amount comes from the rules above. An attention node is a join: no
-weights, no intra exchange; I splits the batch a : 1-a (row layout throughout), II splits the
-heads (column layout throughout: side 0 takes a of the Q, K and V channels, i.e. of the heads,
-and leaves a of the context's channels; its share of D_i is a), no III. Its FLOPs, B*S^2*D_i
-forward MACs, scale by share(B) * share(D_i); it holds no memory (a join). Each in-edge carries
-its producer's share of the node's input (Q, K or V separately: a third each). Whole heads
-(``whole_units``, the grouped convs' rule with heads for groups and D_i for G): where II splits
-an attention node with ``heads``, alpha times the group's count of heads (heads times its share
-of D_i) must be an integer, on top of II's level limit (``Layer.split_levels``, as with equal
-splits); without ``heads`` II takes any alpha. An embedding (vocabulary V x hidden D, B*S token
-ids in, no FLOPs) takes I (batch: dW = V*D each way, whatever alpha), II (vocabulary: each side
-looks its tokens up in its a of the rows, and the full-size partial outputs are summed: F_out
-each way, the output duplicated) and III (hidden width: side 0 keeps a of the table's columns
-and leaves its output column-split at a; no exchange, its input has no error: ``EMBEDDING_III``).
-
-Only per-level links on an H-tree are modelled
-(a shared medium or a torus spreads one pair's traffic over links the model does not split
-unevenly): ``check_array`` refuses the others.
-
-**Memory.** An accelerator holds its shares of each layer's tensors, ``comm.footprint_elements``
-with its shares in place of the halvings: (2 + weight_copies) * A(W_l) * share(D_i) * share(D_o)
-+ A(F_l) * share(B) * share(D_i), summed over the (non-join) layers (an embedding's A(F_l) is its
-B*S token ids; attention, a join, holds nothing), times dtype. Its shares are
-the products of its ancestors' parts (as for compute), so with every alpha 1/2 each factor is a
-power of 1/2 over that dimension's halvings: the equal split's footprint exactly
-(``tests/test_split_cli.py`` checks both, with a hand golden).
-
-**Speed.** ``level_shares`` computes the shares top down and gives groups whose paths carry
-the same alphas the same row object, so ``evaluate_hetero`` scores them once: a level split
-equally on every group costs one group's work, whatever the number of groups.
+At level h every group splits each layer's dimension its type splits (I -> B, II -> D_i, III ->
+D_o; a grouped conv's II -> G) between its two subgroups alpha : (1 - alpha) (``Plan.alphas``;
+empty = every alpha 1/2, the even split). A group's share of a dimension is the product of its
+ancestors' parts; the amounts are the one formula set of ``core.partition``/``core.comm``
+(``relayout_split``, ``edge_split``, ``held_elements``, ``share_flops``), of which the even
+coefficients are the alpha = 1/2 case. A pair's exchange takes max(side 0, side 1) * dtype / b_h;
+a leaf's step time is ``timing.step_time`` of its compute and its groups' exchanges; the array's
+is the slowest leaf's. ``AlphaSpace`` declares what the solvers choose from (classes of identical
+subtrees share one alpha per layer; free classes take the grid and their proportional ratio).
+The full derivation (amounts from layouts, grouped convs and whole units, attention and
+embeddings, memory, speed) is in the manual: docs/_incoming/i20-one-model.md, "The uneven split".
 """
 
 from __future__ import annotations

@@ -389,7 +389,9 @@ def node_inter_split(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fr
     """Forward plus backward re-layout on an edge with uneven splits (producer split a : 1-a,
     consumer b : 1-b), (side 0, side 1) as fractions of A(F) of the consumer's input; at a = b =
     1/2 each side sends ``node_inter_coeff(...).total``."""
-    (f0, f1), (e0, e1) = inter_relayouts(producer.layouts(prev), a, consumer.layouts(nxt), b)
+    p, n = producer.layouts(prev), consumer.layouts(nxt)
+    f0, f1 = relayout_split(p.f_out_produced, a, n.f_in_needed, b)  # (inter_relayouts, inlined: the evaluator's inner loop)
+    e0, e1 = relayout_split(n.e_in_produced, b, p.e_out_needed, a)
     return f0 + e0, f1 + e1
 
 
