@@ -21,13 +21,14 @@ from math import ceil
 import numpy as np
 
 from explorer.core.array import ArraySpec
+from explorer.core.errors import Refused
 from explorer.core.hetero import AlphaSpace, check_array, check_network
 from explorer.core.network import Network
 from explorer.core.partition import Space
 from explorer.core.plan import Plan
 from explorer.core.solution import Status
 
-from .hetero import HeteroRefused, HeteroSolution
+from .hetero import HeteroSolution
 from .hetero_sp import blocks
 from .joint_blocks import _Graph, _PerTermMax
 from .joint_close_chain import _chain_bounds, _descend, _pareto_chain
@@ -36,18 +37,18 @@ from .joint_columns import JointOptions, _Model, _Tables, _VirtualSource, _weigh
 
 
 def check_scope(network: Network, array: ArraySpec, aspace: AlphaSpace) -> None:
-    """HeteroRefused unless the declared space frees only the top split and compute does not overlap."""
+    """Refused unless the declared space frees only the top split and compute does not overlap."""
     check_array(array)
     check_network(network)
     if array.overlap:
-        raise HeteroRefused("joint (uneven splits): arrays that overlap compute and communication are not covered")
+        raise Refused("joint (uneven splits): arrays that overlap compute and communication are not covered")
     if any(h > 0 for h, _ in aspace.free_classes()):
-        raise HeteroRefused("joint (uneven splits): only arrays whose alpha space frees the top split alone "
+        raise Refused("joint (uneven splits): only arrays whose alpha space frees the top split alone "
                             "(each half of the tree one kind) are covered")
     peaks = array.leaf_peaks_TFLOPS()
     n = len(peaks) // 2
     if len(set(peaks[:n])) > 1 or len(set(peaks[n:])) > 1:
-        raise HeteroRefused("joint (uneven splits): each half of the tree must be one kind")
+        raise Refused("joint (uneven splits): each half of the tree must be one kind")
 
 
 def _scale(m: _Model, Q: int) -> int:

@@ -66,13 +66,14 @@ from explorer.core.hetero import (
     side_share,
     size_share,
 )
+from explorer.core.errors import Refused
 from explorer.core.network import Network
 from explorer.core.partition import Dim, PartitionType, Size, Space
 from explorer.core.plan import Plan
 from explorer.core.solution import Status
 from explorer.core.timing import step_time
 
-from .hetero import HeteroRefused, HeteroSolution
+from .hetero import HeteroSolution
 
 # Cells a level's DP may hold in one tensor (a frontier state times a node's candidates, or a
 # node's cost by its producers' candidates, groups and sides): 1 M float64 cells are 8 MB. Every
@@ -351,7 +352,7 @@ def _solve_level(network: Network, space: Space, aspace: AlphaSpace, lv: _Level,
 def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaSpace):
     """The blocks of one round: (type, class c's alpha) for each free class if that fits, else
     types alone then each class's alpha alone. Each is a function of the current candidates;
-    a block too wide even alone is refused (HeteroRefused)."""
+    a block too wide even alone is refused (Refused)."""
     h = lv.h
 
     def with_class(c, alphas_too=True, types_too=True):
@@ -371,7 +372,7 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
         return [with_class(c) for c in free]
     for sizes in ([len(t) for t in types], [grid] * N):
         if not _fits(network, sizes, G, MAX_CELLS_ALONE):
-            raise HeteroRefused(f"levels (uneven splits): level {lv.h}: the graph's frontier is too wide for the DP")
+            raise Refused(f"levels (uneven splits): level {lv.h}: the graph's frontier is too wide for the DP")
     return [with_class(0, alphas_too=False)] + [with_class(c, types_too=False) for c in free]
 
 

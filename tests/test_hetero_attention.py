@@ -18,6 +18,7 @@ from explorer.core.hetero import (
     split_units,
     whole_units,
 )
+from explorer.core.errors import Refused
 from explorer.core.network import LayerKind
 from explorer.core.partition import ALL_TYPES, Dim, PartitionType, Space
 from explorer.core.plan import Plan
@@ -25,7 +26,7 @@ from explorer.core.randnet import random_attention_spec
 from explorer.core.solution import Status
 from explorer.frontends import load_model
 from explorer.frontends.network_yaml import parse_network
-from explorer.solvers.hetero import HeteroRefused, _columns, brute_hetero, cpsat_hetero, exact_hetero, search_level_alphas
+from explorer.solvers.hetero import _columns, brute_hetero, cpsat_hetero, exact_hetero, search_level_alphas
 from explorer.solvers.hetero_joint import accpar_hetero, check_scope, joint_hetero
 from explorer.solvers.hetero_levels import levels_hetero
 
@@ -240,7 +241,7 @@ def test_all_solvers_agree_on_random_attention_and_embedding_instances():
                 ran["cpsat"] += 1
         else:
             ran["fan-in"] += 1
-            with pytest.raises(HeteroRefused, match="chains only"):
+            with pytest.raises(Refused, match="chains only"):
                 exact_hetero(net, arr, space, aspace)
         lv = levels_hetero(net, arr, space, aspace)
         assert evaluate_hetero(net, arr, lv.plan).step_time_s == lv.step_time_s >= b.step_time_s
@@ -250,7 +251,7 @@ def test_all_solvers_agree_on_random_attention_and_embedding_instances():
         assert s.step_time_s >= b.step_time_s or not aspace.contains(s.plan)
         try:
             check_scope(net, arr, aspace)
-        except HeteroRefused:
+        except Refused:
             continue
         j = joint_hetero(net, arr, space, aspace)
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s
@@ -304,9 +305,9 @@ def test_exact_and_cpsat_refuse_in_one_line_when_too_large():
     """``explore check --uneven`` bounds the exact Pareto DP by its time limit and CP-SAT by its count
     of column pairs (an attention node's few columns let the pairs of a 4-level array through)."""
     arr = mix(2, [1, 1, 3, 3])
-    with pytest.raises(HeteroRefused, match=r"exact \(uneven splits\): no proof within 0 s"):
+    with pytest.raises(Refused, match=r"exact \(uneven splits\): no proof within 0 s"):
         exact_hetero(NET4, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(4), FreeAlphas.ALL), time_limit_s=0)
-    with pytest.raises(HeteroRefused, match=r"cpsat \(uneven splits\): \d+ column pairs, more than 100"):
+    with pytest.raises(Refused, match=r"cpsat \(uneven splits\): \d+ column pairs, more than 100"):
         cpsat_hetero(NET4, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(4)), max_pairs=100)
 
 

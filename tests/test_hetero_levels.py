@@ -10,6 +10,7 @@ import pytest
 
 from explorer.api import solve
 from explorer.core.array import AcceleratorKind, ArraySpec, synthetic_array
+from explorer.core.errors import Refused
 from explorer.core.hetero import FreeAlphas, alpha_grid, alpha_space, evaluate_hetero
 from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.partition import JOIN_TYPES, PartitionType, Space
@@ -200,11 +201,11 @@ def test_explore_split_levels(capsys):
 
 def test_a_level_too_wide_even_for_blocks_is_refused(monkeypatch):
     import explorer.solvers.hetero_levels as hl
-    from explorer.solvers.hetero import HeteroRefused
+    
 
     monkeypatch.setattr(hl, "MAX_CELLS", 10)
     monkeypatch.setattr(hl, "MAX_CELLS_ALONE", 10)
-    with pytest.raises(HeteroRefused, match="level 0: the graph's frontier is too wide"):
+    with pytest.raises(Refused, match="level 0: the graph's frontier is too wide"):
         levels_hetero(NET, A1, Space.HYPAR, alpha_grid(4))
 
 

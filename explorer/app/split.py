@@ -33,7 +33,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..core.array import ArraySpec
-from ..core.errors import InstanceTooLarge, SpecError
+from ..core.errors import InstanceTooLarge, Refused, SpecError
 from ..core.hetero import (
     AlphaSpace,
     HALF,
@@ -367,7 +367,6 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     """``--split optimal``: the joint solver from the equal-split and the search plans; a one-line
     error where it does not apply. (plan, status, bound, best equal-split step time, wall, the
     solver's own step time of the plan)."""
-    from ..solvers.hetero import HeteroRefused
     from ..solvers.hetero_joint import JointOptions, joint_hetero
 
     search = search_level_alphas(network, array, search_start(network, array, equal.plan, aspace), aspace,
@@ -375,7 +374,7 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     say(f"split: optimal (the joint solver, up to {time_limit_s:g} s)")
     try:
         sol = joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=(equal, search))
-    except HeteroRefused as err:
+    except Refused as err:
         hint = free_hint if "frees the top split alone" in str(err) else ""
         raise SpecError("--split", f"optimal: {err}{hint}; use --split search" + (" or --free unlike" if hint else "")) from None
     return sol.plan, sol.status, sol.bound_s, sol.equal_best_s, sol.wall_s, sol.step_time_s
