@@ -114,7 +114,8 @@ def test_split_options_are_refused_cleanly(capsys):
         (["--split", "optimal", "--cap", "0=1GB"], "--cap: not with --split"),
         (["--split", "optimal", "--pin", "conv1@0=I"], "--pin: not with --split"),
         (["--split", "equal", "--objective", "traffic"], "--objective: not with --split"),
-        (["--split", "optimal", "--solver", "exact"], "--solver: not with --split"),
+        (["--split", "equal", "--solver", "exact"], "--solver: exact: not with --split equal"),
+        (["--split", "optimal", "--solver", "dp"], "--solver: dp: not with --split optimal"),
         (["--alpha-grid", "8"], "--alpha-grid: only with --split"),
         (["--grid-only"], "--grid-only: only with --split"),
         (["--split", "equal", "--memory", "nan"], "--memory: must be a finite number"),
@@ -147,3 +148,59 @@ def test_the_api_takes_split():
                          ({"split": "sideways"}, "split"), ({"free": "some"}, "free")):
         with pytest.raises(SpecError, match=name):
             solve("lenet-c", "tpu-mix-16", **{"split": "equal", **kwargs})
+
+
+def test_split_optimal_takes_every_proving_solver_and_they_agree():
+    """``solve(..., split="optimal", solver=...)`` (``explore --split optimal --solver``): the joint
+    solver (default) and the uneven forms of brute, exact and cpsat prove the same optimum on
+    seeded random instances; every plan re-scored by the evaluator (split_run checks it too)."""
+    import random
+
+    from explorer.api import solve
+    from explorer.core.errors import Refused
+    from explorer.core.hetero import FreeAlphas, evaluate_hetero
+
+    from .test_hetero_joint import _instance
+
+    rng = random.Random(20)
+    compared = joint_ran = all_four = 0
+    for _ in range(100):
+        if compared == 12:
+            break
+        net, arr, space, aspace = _instance(rng)
+        if aspace.free is not FreeAlphas.UNLIKE or not aspace.proportional:
+            continue  # the API's defaults: free classes unlike, with their proportional ratios
+        grid = len(aspace.grid) + 1
+        answers = {}
+        for solver in ("joint", "brute", "exact", "cpsat"):
+            try:
+                r = solve(net, arr, space=space.value, split="optimal", alpha_grid=grid,
+                          solver="dp" if solver == "joint" else solver, time_limit=20.0)
+            except Refused as err:  # joint: the top split only; exact and cpsat: chains only
+                assert solver == "joint" or (solver in ("exact", "cpsat") and not net.is_chain), (solver, err)
+                continue
+            except Exception as err:  # the joint solver's scope is a SpecError naming --split
+                assert solver == "joint" and "optimal" in str(err), err
+                continue
+            assert r.status.value == "optimal" and r.bound_s == r.step_time_s, (solver, r.status)
+            assert evaluate_hetero(net, arr, r.plan).step_time_s == r.step_time_s
+            answers[solver] = r.step_time_s
+        assert len(set(answers.values())) == 1 and "brute" in answers, answers
+        if len(answers) < 2:
+            continue  # a graph outside the joint solver's scope: brute alone
+        joint_ran += "joint" in answers
+        all_four += len(answers) == 4
+        compared += 1
+    assert compared == 12 and joint_ran >= 3 and all_four >= 2
+
+
+def test_split_solver_refusals():
+    import pytest
+
+    from explorer.api import solve
+    from explorer.core.errors import SpecError
+
+    with pytest.raises(SpecError, match="solver: exact: not with --split equal"):
+        solve("lenet-c", "tpu-mix-16", split="equal", solver="exact")
+    with pytest.raises(SpecError, match="solver: nope: .*takes --solver brute, exact, cpsat"):
+        solve("lenet-c", "tpu-mix-16", split="optimal", solver="nope")

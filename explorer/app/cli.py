@@ -28,7 +28,7 @@ SPLIT_HELP = ("equal: alpha 1/2 everywhere; proportional: each group's peak comp
               "half); levels: AccPar's hierarchical DP, a type and an alpha per layer level by level (no proof).")
 # options of ``explore`` that ``--split`` does not take yet (the split path has no side constraints
 # but memory, and its own methods instead of the solvers)
-NOT_WITH_SPLIT = ("--objective", "--levels", "--solver", "--cap", "--pin", "--forbid", "--constraints", "--workers",
+NOT_WITH_SPLIT = ("--objective", "--levels", "--cap", "--pin", "--forbid", "--constraints", "--workers",
                   "--seed", "--dump-model")
 NOT_WITH_SPLIT_WHY = "'explore check --uneven' compares brute, exact, cpsat and the joint solver on it"
 
@@ -183,7 +183,8 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
         if weight_copies is not None and not 0 <= weight_copies <= 16:
             raise InputError(f"--weight-copies: must be between 0 and 16 with --split, got {weight_copies}")
         run_split(model, array, space, split, grid, free, grid_only, 10.0 if time_limit is None else time_limit,
-                  memory_GiB, weight_copies or 0, batch, ctx.meta.get("seq"), fmt, output)
+                  memory_GiB, weight_copies or 0, batch, ctx.meta.get("seq"), fmt, output,
+                  solver if "--solver" in given else None)
         return
     from .. import api
     from .render import render_table
@@ -374,20 +375,23 @@ def split_cmd(model, array, space, split, grid, free, grid_only, split_limit, me
 
 
 def run_split(model, array, space, split, grid, free, grid_only, time_limit, memory_GiB, weight_copies, batch, seq, fmt,
-              output) -> None:
+              output, solver: str | None = None) -> None:
     """``explore --split`` and ``explore split``: one split run, its report, its exit status."""
     from .. import api
     from ..core.hetero import FreeAlphas
     from .render import fmt_bytes
     from .split import Split, render_split, split_run
 
+    from .split import check_split_solver
+
     check_not_empty(model=model, array=array, output=output)
     check_destinations(output, None, ())
+    check_split_solver(Split(split), solver)  # before any loading
     memory = None if memory_GiB is None else Fraction(str(memory_GiB))
     problem = api.build_problem(model, array, space=space, objective="time", batch=batch, seq=seq)
     with StepProgress() as say:
         report = split_run(problem.network, problem.array, problem.space, Split(split), grid, FreeAlphas(free),
-                           time_limit, memory, weight_copies, progress=say, grid_only=grid_only)
+                           time_limit, memory, weight_copies, progress=say, grid_only=grid_only, solver=solver)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_split(report)
     emit(text, output)
     if not report.memory_ok:

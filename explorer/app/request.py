@@ -153,15 +153,17 @@ def solve(
     options) minimising the slowest accelerator's step time (``objective`` is not read). It then returns the split's report
     (``explorer.app.split.SplitReport``: ``status``, ``plan`` with its alphas, ``step_time_s``,
     ``bound_s``, ``to_json()``); it takes ``memory_GiB`` and ``weight_copies`` but not yet caps,
-    pins, forbids, constraints, ``levels`` or another ``solver`` (``SpecError`` naming them).
+    pins, forbids, constraints or ``levels`` (``SpecError`` naming them); ``solver`` brute, exact or
+    cpsat with ``split="optimal"`` proves the optimum with that solver's uneven form (default: the joint solver).
     """
     _check_types(time_limit=(time_limit, float), workers=(workers, int), seed=(seed, int))
     if split is not None:
-        others = {"solver": solver != "dp", "levels": levels is not None, "caps": bool(caps), "pins": bool(pins), "forbids": bool(forbids),
+        others = {"levels": levels is not None, "caps": bool(caps), "pins": bool(pins), "forbids": bool(forbids),
                   "constraints": constraints is not None, "dump_model": dump_model is not None}
         return solve_split(model, array, split, space=space, batch=batch, seq=seq, memory_GiB=memory_GiB,
                            weight_copies=weight_copies, time_limit=time_limit, alpha_grid=alpha_grid, free=free,
-                           grid_only=grid_only, progress=progress, refused=[k for k, v in others.items() if v])
+                           grid_only=grid_only, progress=progress, refused=[k for k, v in others.items() if v],
+                           solver=None if solver == "dp" else solver)
     if solver not in REGISTRY:
         raise SpecError("solver", f"unknown solver {shown(solver)} (choose from {', '.join(REGISTRY)})")
     problem = build_problem(model, array, space=space, objective=objective, batch=batch, levels=levels, seq=seq, caps=caps,
@@ -176,10 +178,10 @@ def solve(
 def solve_split(model: ModelRef, array: ArrayRef, split: str, *, space: str | Space = "hypar", batch: int | None = None,
                 seq: int | None = None, memory_GiB: float | None = None, weight_copies: int | None = None,
                 time_limit: float | None = None, alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False,
-                progress: Progress | None = None, refused: Iterable[str] = ()):
+                progress: Progress | None = None, refused: Iterable[str] = (), solver: str | None = None):
     """``solve(..., split=...)``: one split run (``explore --split``) and its report."""
     from ..core.hetero import FreeAlphas
-    from .split import Split, split_run
+    from .split import Split, check_split_solver, split_run
 
     refused = list(refused)
     if refused:
@@ -194,12 +196,16 @@ def solve_split(model: ModelRef, array: ArrayRef, split: str, *, space: str | Sp
         raise SpecError("memory_GiB", f"must be a finite number of GiB in (0, 1e15], got {shown(memory_GiB)}")
     if weight_copies is not None and not 0 <= weight_copies <= 16:
         raise SpecError("weight_copies", f"must be between 0 and 16 with split, got {weight_copies}")
+    try:
+        check_split_solver(Split(sp), solver)
+    except SpecError as err:
+        raise SpecError("solver", str(err).split(": ", 1)[1]) from None
     problem = build_problem(model, array, space=space, objective="time", batch=batch, seq=seq)
     memory = None if memory_GiB is None else Fraction(str(memory_GiB))
     say = (lambda step, *a, **k: progress(step)) if progress is not None else None
     return split_run(problem.network, problem.array, problem.space, Split(sp), alpha_grid, FreeAlphas(fr),
                      10.0 if time_limit is None else float(time_limit), memory, weight_copies or 0, progress=say,
-                     grid_only=bool(grid_only))
+                     grid_only=bool(grid_only), solver=solver)
 
 
 def _choice_value(known: tuple[str, ...], value: Any, name: str) -> str:

@@ -237,13 +237,16 @@ def class_labels(array: ArraySpec, aspace: AlphaSpace) -> tuple[tuple[str, ...],
 
 def split_run(network: Network, array: ArraySpec, space: Space, split: Split, grid: int = 16,
               free: FreeAlphas = FreeAlphas.UNLIKE, time_limit_s: float = 10.0, memory_GiB: Fraction | None = None,
-              weight_copies: int = 0, progress=None, grid_only: bool = False) -> SplitReport:
+              weight_copies: int = 0, progress=None, grid_only: bool = False, solver: str | None = None) -> SplitReport:
     """One ``explore split`` run on any mix of kinds (module docstring). ``progress(step, done=None,
-    total=None)`` names each step as it starts (and counts the search's evaluations)."""
+    total=None)`` names each step as it starts (and counts the search's evaluations). ``solver``
+    (``explore --split optimal --solver``): brute, exact or cpsat prove the optimum over the same
+    declared space with the uneven form of that solver (small instances); None: the joint solver."""
     import time
 
     say = progress or (lambda *a, **k: None)
     t0 = time.perf_counter()
+    check_split_solver(split, solver)
     check_array(array)
     aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
     if split is Split.SEARCH and len(aspace.free_classes()) > MAX_FREE_CLASSES:
@@ -261,6 +264,9 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     bound = equal_best = solver_wall = claimed = None
     if split is Split.EQUAL or one_point:
         plan = equal
+    elif split is Split.OPTIMAL and solver is not None:
+        say(f"split: optimal ({solver}, uneven form)")
+        plan, status, bound, solver_wall, claimed = _proven(solver, network, array, space, aspace, time_limit_s)
     elif split is Split.OPTIMAL:
         say("split: optimal (search, then the joint solver)")
         plan, status, bound, equal_best, solver_wall, claimed = _optimal(network, array, space, aspace, equal,
@@ -277,7 +283,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     say("split: scoring the plan")
     ev = evaluate_hetero(network, array, plan, weight_copies)
     if claimed is not None and claimed != ev.step_time_s:  # the solver's own scoring against the definition
-        raise EvaluatorMismatch(f"joint: step time {claimed} does not re-score to {ev.step_time_s}")
+        raise EvaluatorMismatch(f"{solver or 'joint'}: step time {claimed} does not re-score to {ev.step_time_s}")
     g0, g1, idle = ev.top_groups()
     return SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
                        tuple(compared), tuple(L.name for L in network.layers), time.perf_counter() - t0,
@@ -378,6 +384,33 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
         hint = free_hint if "frees the top split alone" in str(err) else ""
         raise SpecError("--split", f"optimal: {err}{hint}; use --split search" + (" or --free unlike" if hint else "")) from None
     return sol.plan, sol.status, sol.bound_s, sol.equal_best_s, sol.wall_s, sol.step_time_s
+
+
+PROVING_SOLVERS = ("brute", "exact", "cpsat")  # solvers with an uneven form that --split optimal takes
+
+
+def check_split_solver(split: Split, solver: str | None) -> None:
+    """SpecError naming --solver unless it fits the split: brute, exact or cpsat with optimal only."""
+    if solver is None:
+        return
+    if split is not Split.OPTIMAL or solver not in PROVING_SOLVERS:
+        raise SpecError("--solver", f"{solver}: not with --split {split}; --split optimal takes --solver "
+                                    f"{', '.join(PROVING_SOLVERS)} (their uneven forms, small instances) or, without "
+                                    "--solver, the joint solver; --split levels is the DP's uneven form")
+
+
+def _proven(solver: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float):
+    """``--split optimal --solver brute|exact|cpsat``: the uneven form of that solver over the declared
+    space; Refused (one line) where it does not apply. (plan, status, bound, wall, its own step time)."""
+    from ..solvers.hetero import brute_hetero, cpsat_hetero, exact_hetero
+
+    if solver == "brute":
+        sol = brute_hetero(network, array, space, aspace)
+    elif solver == "exact":
+        sol = exact_hetero(network, array, space, aspace, time_limit_s=time_limit_s)
+    else:
+        sol = cpsat_hetero(network, array, space, aspace, time_limit_s=time_limit_s)
+    return sol.plan, sol.status, sol.bound_s, sol.wall_s, sol.step_time_s
 
 
 def _ms(x: Fraction) -> str:
