@@ -123,6 +123,8 @@ def test_split_options_are_refused_cleanly(capsys):
         (["--split", "equal", "--weight-copies", "17"], "--weight-copies: must be between 0 and 16"),
         (["--split", "equal", "--alpha-grid", "1"], "--alpha-grid"),
         (["--split", "sideways"], "--split"),
+        (["--split", "optimal", "--time-limit", "0.01"], "--time-limit: must be at least 0.1 s"),
+        (["split", "--split", "search", "--solver", "exact"], "--solver: exact: not with --split search"),
     ]
     for args, text in cases:
         code, out, err = run_cli(["--model", "lenet-c", *args], capsys)

@@ -182,6 +182,8 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
             raise InputError(f"--memory: must be a finite number of GiB in (0, 1e15], got {memory_GiB}")
         if weight_copies is not None and not 0 <= weight_copies <= 16:
             raise InputError(f"--weight-copies: must be between 0 and 16 with --split, got {weight_copies}")
+        if time_limit is not None and time_limit < 0.1:
+            raise InputError(f"--time-limit: must be at least 0.1 s with --split, got {time_limit}")
         run_split(model, array, space, split, grid, free, grid_only, 10.0 if time_limit is None else time_limit,
                   memory_GiB, weight_copies or 0, batch, ctx.meta.get("seq"), fmt, output,
                   solver if "--solver" in given else None)
@@ -364,14 +366,16 @@ def list_cmd(fmt):
 @click.option("--seq", type=int, default=None, help="Sequence length: fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object.")
 @click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout.")
+@click.option("--solver", "solver", type=click.Choice(["brute", "exact", "cpsat"]), default=None, help="With --split optimal: prove the optimum with the uneven form of this solver (small instances; exact and cpsat: chains) instead of the joint solver.")
 @fail_on_bad_input
-def split_cmd(model, array, space, split, grid, free, grid_only, split_limit, memory_GiB, weight_copies, batch, seq, fmt, output):
+def split_cmd(model, array, space, split, grid, free, grid_only, split_limit, memory_GiB, weight_copies, batch, seq, fmt, output,
+              solver):
     """Uneven splits on an array of accelerator kinds (AccPar): the step time of the slowest
     accelerator, alpha per level, the two top groups' times, each kind's memory, and speedups
     over data parallelism, the trick and HyPar's plan, each with an equal split. Objective: step
     time. Exit status: 0; 1 when the plan breaks a kind's memory; 2 on bad input; 130 on Ctrl-C."""
     run_split(model, array, space, split, grid, free, grid_only, split_limit, memory_GiB, weight_copies, batch, seq, fmt,
-              output)
+              output, solver)
 
 
 def run_split(model, array, space, split, grid, free, grid_only, time_limit, memory_GiB, weight_copies, batch, seq, fmt,
@@ -380,9 +384,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     from .. import api
     from ..core.hetero import FreeAlphas
     from .render import fmt_bytes
-    from .split import Split, render_split, split_run
-
-    from .split import check_split_solver
+    from .split import Split, check_split_solver, render_split, split_run
 
     check_not_empty(model=model, array=array, output=output)
     check_destinations(output, None, ())
