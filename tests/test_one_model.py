@@ -206,3 +206,25 @@ def test_split_solver_refusals():
         solve("lenet-c", "tpu-mix-16", split="equal", solver="exact")
     with pytest.raises(SpecError, match="solver: nope: .*takes --solver brute, exact, cpsat"):
         solve("lenet-c", "tpu-mix-16", split="optimal", solver="nope")
+
+
+def test_a_sweep_split_optimal_point_takes_a_proving_solver(tmp_path):
+    """``explore sweep``: a ``split: optimal`` point takes ``solver`` brute, exact or cpsat (the
+    uneven forms) besides the joint solver; all prove the same step time. A solver on another
+    split is refused before any point runs."""
+    import pytest
+
+    from explorer.api import sweep
+    from explorer.core.errors import SpecError
+
+    spec = {"version": 1, "name": "split-solvers",
+            "fixed": {"model": "sfc", "array": "tpu-mix-16", "levels": 1, "mix": "1 v2 + 1 v3", "split": "optimal",
+                      "alpha_grid": 4, "space": "hypar"},
+            "points": [{}, {"solver": "brute"}, {"solver": "exact"}, {"solver": "cpsat"}]}
+    rows = list(sweep(spec, workers=1))
+    assert [r["status"] for r in rows] == ["optimal"] * 4, [r["error"] for r in rows]
+    assert len({r["step_time_s"] for r in rows}) == 1
+    assert [r["solver"] for r in rows][1:] == ["brute", "exact", "cpsat"]
+    bad = {**spec, "points": [{"solver": "exact", "split": "search"}]}
+    with pytest.raises(SpecError, match="solver: not with split"):
+        list(sweep(bad, workers=1))

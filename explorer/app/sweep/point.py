@@ -167,15 +167,15 @@ def run_split(p: dict[str, Any]) -> dict[str, Any]:
     try:
         report = split_run(problem.network, problem.array, problem.space, Split(p["split"]), grid,
                            FreeAlphas(p.get("free") or "unlike"), float(limit), memory, p.get("weight_copies") or 0,
-                           grid_only=bool(p.get("grid_only")))
+                           grid_only=bool(p.get("grid_only")), solver=p.get("solver") if p.get("solver") != "dp" else None)
     except SpecError as err:  # explore split's messages name its options: name the sweep's keys
         raise SpecError(_keys_for_options(err.source), [_keys_for_options(x) for x in err.problems]) from None
     return report.to_json()
 
 
 # explore split's options -> the sweep keys that set them (a split point's messages name the keys)
-SPLIT_OPTION_KEYS = {"--split": "split", "--alpha-grid": "alpha_grid", "--free": "free", "--grid-only": "grid_only",
-                     "--time-limit": "time_limit",
+SPLIT_OPTION_KEYS = {"--split": "split", "--solver": "solver", "--alpha-grid": "alpha_grid", "--free": "free",
+                     "--grid-only": "grid_only", "--time-limit": "time_limit",
                      "--memory": "memory_GiB", "--weight-copies": "weight_copies", "--seq": "seq", "--batch": "batch"}
 
 

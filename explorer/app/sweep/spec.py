@@ -175,6 +175,7 @@ COUNT_KEY = "accelerators_KIND"  # accelerators_<kind>: how many of that kind (s
 # keys a split point (``explore split``) does not take: it solves for step time with its own method
 NOT_WITH_SPLIT = ("solver", "seed", "caps", "pins", "forbids", "constraints")
 ONLY_WITH_SPLIT = ("alpha_grid", "grid_only", "free")
+SPLIT_SOLVERS = ("brute", "exact", "cpsat")  # a split optimal point may prove with these (explore --split optimal --solver)
 # ``explore split``'s bounds where they are narrower than ``explore``'s: key -> (least, most, its option)
 SPLIT_BOUNDS = {"time_limit": (0.1, None, "--time-limit"), "weight_copies": (0, 16, "--weight-copies"),
                 "memory_GiB": (None, 1e15, "--memory")}
@@ -392,13 +393,14 @@ def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str]
                 if m.get(key) is not None:
                     say(key, "only with split")
             continue
-        bad = [k for k in NOT_WITH_SPLIT if m.get(k) is not None]
+        bad = [k for k in NOT_WITH_SPLIT if m.get(k) is not None
+               and not (k == "solver" and m.get("split") == "optimal" and m[k] in SPLIT_SOLVERS)]
         if m.get("objective") not in (None, "time"):
             bad.append("objective")
         for key in bad:
             say(key, "not with split (a split point is explore split: step time, its own method; it takes model, array, "
-                     "levels, batch, seq, space, the array overrides, alpha_grid, grid_only, free, time_limit, memory_GiB and "
-                     "weight_copies)")
+                     "levels, batch, seq, space, the array overrides, alpha_grid, grid_only, free, time_limit, memory_GiB, "
+                     "weight_copies, and with split optimal solver brute, exact or cpsat)")
         for key, (least, most, option) in SPLIT_BOUNDS.items():
             v = m.get(key)
             if v is not None and ((least is not None and v < least) or (most is not None and v > most)):
