@@ -34,12 +34,13 @@ from fractions import Fraction
 
 from explorer.app.split import Split, split_run
 from explorer.core.array import AcceleratorKind, ArraySpec
-from explorer.core.hetero import HeteroPlan, alpha_grid, alpha_space, evaluate_hetero
+from explorer.core.errors import Refused
+from explorer.core.hetero import alpha_grid, alpha_space, evaluate_hetero
 from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain
 from explorer.frontends import load_array, load_model
-from explorer.solvers.hetero import HeteroRefused, exact_hetero
+from explorer.solvers.hetero import exact_hetero
 from explorer.solvers.hetero_joint import JointOptions, accpar_hetero, joint_hetero
 
 IMAGENET = ("alexnet", "alexnet-paper", "vgg-a", "vgg-b", "vgg-c", "vgg-d", "vgg-e", "resnet18", "resnet34", "resnet50",
@@ -75,13 +76,13 @@ def table_exact(max_layers: int) -> None:
         for L in range(2, max_layers + 1, 2):
             net = random_chain(L, L, max_channels=64, max_size=8)
             t0 = time.perf_counter()
-            plan = HeteroPlan.equal(Plan(((PartitionType.I,) * L,) * H))
+            plan = Plan.even(Plan(((PartitionType.I,) * L,) * H))
             evaluate_hetero(net, arr, plan)
             ev_ms = (time.perf_counter() - t0) * 1e3
             t0 = time.perf_counter()
             try:
                 e = exact_hetero(net, arr, Space.HYPAR, alpha_grid(grid), max_states=20_000)
-            except HeteroRefused as err:
+            except Refused as err:
                 print(f"{H:>6} {L:>6} {grid:>5}  refused: {err}")
                 break
             ms = (time.perf_counter() - t0) * 1e3

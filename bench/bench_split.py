@@ -27,7 +27,6 @@ from explorer.core.array import AcceleratorKind, ArraySpec
 from explorer.core.errors import SpecError
 from explorer.core.hetero import (
     HeteroEvaluation,
-    HeteroPlan,
     check_array,
     check_network,
     check_plan,
@@ -36,12 +35,13 @@ from explorer.core.hetero import (
 )
 from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.partition import Space
+from explorer.core.plan import Plan
 from explorer.core.solution import Status
 from explorer.core.timing import step_time
 from explorer.frontends import load_array, load_model
 
 
-def old_evaluate(network: Network, array: ArraySpec, plan: HeteroPlan, weight_copies: int = 0) -> HeteroEvaluation:
+def old_evaluate(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0) -> HeteroEvaluation:
     """The evaluator before the speed-up (per group, per layer, each ancestor walked); no memory."""
     check_array(array)
     check_network(network)
@@ -68,7 +68,7 @@ def old_search(network, array, start, aspace, rounds: int = 3, progress=None, **
         for h, c in aspace.free_classes():
             for a in aspace.grid:
                 row = tuple((a,) * L if aspace.group_class[h][g] == c else r for g, r in enumerate(current.alphas[h]))
-                cand = HeteroPlan(current.types, current.alphas[:h] + (row,) + current.alphas[h + 1 :])
+                cand = Plan(current.types, current.alphas[:h] + (row,) + current.alphas[h + 1 :])
                 t = old_evaluate(network, array, cand).step_time_s
                 if t < best:
                     best, current, changed = t, cand, True

@@ -13,9 +13,10 @@ import random
 import sys
 import time
 
+from explorer.core.errors import Refused
 from explorer.core.hetero import evaluate_hetero
 from explorer.core.solution import Status
-from explorer.solvers.hetero import HeteroRefused, brute_hetero, cpsat_hetero, exact_hetero
+from explorer.solvers.hetero import brute_hetero, cpsat_hetero, exact_hetero
 from explorer.solvers.hetero_joint import joint_hetero
 
 sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
@@ -40,7 +41,7 @@ def main() -> None:
                 assert j.bound_s <= sols[0].step_time_s <= j.step_time_s
                 walls["joint"] += j.wall_s
                 counts["joint"] += 1
-        except HeteroRefused:
+        except Refused:
             pass
         values = {s.step_time_s for s in sols} | {evaluate_hetero(net, arr, s.plan).step_time_s for s in sols}
         assert len(values) == 1 and all(s.status is Status.OPTIMAL for s in sols), (net.name, [s.step_time_s for s in sols])

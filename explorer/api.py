@@ -26,156 +26,17 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from .app.api_args import check_solve_args, check_sweep_args, solver_names
 from .app.check import JOINT_SOLVERS, CheckOptions
 from .app.check import check as _check
+from .app.request import DEFAULT_ARRAY, ArrayRef, ModelRef, Progress, build_problem, solve
 from .app.results import CheckReport, RunResult
-from .app.run import run
 from .app.sweep.engine import Progress as SweepProgress
 from .app.sweep.runner import check_request, run_sweep
 from .app.sweep.spec import MAX_POINTS, Sweep
-from .core.array import ArraySpec, check_levels
-from .core.errors import SpecError, shown
-from .core.network import Network
+from .core.errors import SpecError
 from .core.objective import Objective
 from .core.partition import Space
-from .core.problem import Problem
 from .core.solution import SolveOptions
-from .frontends import load_array, load_model
-from .frontends.constraints_yaml import ConstraintOptions, build_constraints
-from .frontends.network_yaml import check_batch
-from .solvers import REGISTRY
 
 __all__ = ["build_problem", "solve", "check", "sweep", "RunResult", "CheckReport"]
-
-ModelRef = str | PathLike | Network
-ArrayRef = str | PathLike | ArraySpec
-Progress = Callable[[str], None]
-
-DEFAULT_ARRAY = "hypar-16"
-
-
-def _choice(enum_type, value, name: str):
-    try:
-        return enum_type(value)
-    except ValueError:
-        known = ", ".join(m.value for m in enum_type)
-        raise SpecError(name, f"unknown {name} {shown(value)} (choose from {known})") from None
-
-
-def _check_types(**args: tuple[Any, type]) -> None:
-    """SpecError naming the argument when a number argument is not a number (None is fine)."""
-    for name, (value, kind) in args.items():
-        ok = value is None or (isinstance(value, (int, float) if kind is float else int) and not isinstance(value, bool))
-        if not ok:
-            raise SpecError(name, f"must be {'a number' if kind is float else 'an integer'}, got {shown(value)}")
-
-
-def _strings(value: Any, name: str, form: str) -> tuple[str, ...]:
-    """An argument taking one string or a list of strings (each like ``form``)."""
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, (list, tuple)) and all(isinstance(x, str) for x in value):
-        return tuple(value)
-    raise SpecError(name, f"must be a list of {form} strings, got {shown(value)}")
-
-
-def _caps(value: Any) -> tuple[str, ...]:
-    """``caps`` as a mapping {level: amount} ({3: "5MB"}) or "LEVEL=AMOUNT" strings (["3=5MB"])."""
-    if isinstance(value, Mapping):
-        items = []
-        for level, amount in value.items():
-            if isinstance(level, bool) or not isinstance(level, (int, str)) or not isinstance(amount, str):
-                raise SpecError("caps", f"a mapping must take a level (integer) to an amount with a unit "
-                                        f"(e.g. {{3: '5MB'}}), got {shown({level: amount})}")
-            items.append(f"{level}={amount}")
-        return tuple(items)
-    return _strings(value, "caps", "LEVEL=AMOUNT (or a mapping {level: amount})")
-
-
-def build_problem(
-    model: ModelRef,
-    array: ArrayRef = DEFAULT_ARRAY,
-    *,
-    space: str | Space = "hypar",
-    objective: str | Objective = "traffic",
-    batch: int | None = None,
-    levels: int | None = None,
-    seq: int | None = None,
-    caps: Iterable[str] | Mapping[int, str] = (),
-    memory_GiB: float | None = None,
-    weight_copies: int | None = None,
-    pins: Iterable[str] = (),
-    forbids: Iterable[str] = (),
-    constraints: str | PathLike | None = None,
-) -> Problem:
-    """The problem ``explore`` would solve for these options (see :func:`solve`)."""
-    _check_types(weight_copies=(weight_copies, int), memory_GiB=(memory_GiB, float))
-    if batch is not None:
-        check_batch(batch)
-    if seq is not None:
-        check_batch(seq, "--seq")
-    arr = array if isinstance(array, ArraySpec) else load_array(str(array))
-    if batch is None:
-        batch = arr.batch  # the array's evaluation batch, when it declares one
-    net = model if isinstance(model, Network) else load_model(str(model), batch, seq)
-    if batch is not None:
-        net = net.with_batch(batch)
-    if levels is not None:
-        arr = arr.with_levels(check_levels(levels, "--levels"))
-    sp = _choice(Space, space, "space")
-    copts = ConstraintOptions(_caps(caps), memory_GiB, weight_copies, _strings(pins, "pins", "LAYER@LEVEL=TYPE"),
-                              _strings(forbids, "forbids", "LAYER=TYPE"),
-                              None if constraints is None else str(constraints))
-    return Problem(net, arr, sp, _choice(Objective, objective, "objective"), build_constraints(net, arr, sp, copts))
-
-
-def solve(
-    model: ModelRef,
-    array: ArrayRef = DEFAULT_ARRAY,
-    *,
-    space: str | Space = "hypar",
-    objective: str | Objective = "traffic",
-    solver: str = "dp",
-    batch: int | None = None,
-    levels: int | None = None,
-    seq: int | None = None,
-    caps: Iterable[str] | Mapping[int, str] = (),
-    memory_GiB: float | None = None,
-    weight_copies: int | None = None,
-    pins: Iterable[str] = (),
-    forbids: Iterable[str] = (),
-    constraints: str | PathLike | None = None,
-    time_limit: float | None = None,
-    workers: int | None = None,
-    seed: int = 0,
-    dump_model: str | None = None,
-    progress: Progress | None = None,
-) -> RunResult:
-    """Solve one problem with one solver, re-score the plan and compare it with the baselines.
-
-    Arguments mirror ``explore``'s options: ``space`` hypar ({I, II}) or accpar ({I, II, III});
-    ``objective`` traffic (sum_h 2^h c_h, elements) or time (sum_h c_h*dtype/bw_h, seconds);
-    ``solver`` dp, cpsat, exact or brute; ``batch`` and ``levels`` override the network's and
-    the array's; ``seq`` fills an ONNX model's symbolic sequence (or overrides a YAML spec's);
-    ``caps`` are "LEVEL=AMOUNT" strings (["3=55MB", "2=5ms"]) or a mapping ({3: "55MB"}); ``pins``
-    "LAYER@LEVEL=TYPE"; ``forbids`` "LAYER=TYPE"; ``constraints`` a constraints YAML file;
-    ``time_limit`` (s), ``workers``, ``seed`` and ``dump_model`` control CP-SAT. ``progress``
-    receives one-line messages while solving.
-
-    Returns a :class:`RunResult`: ``status``, ``plan`` (None when there is none),
-    ``objective_value`` and ``bound`` (exact), ``figures`` and ``baselines``; ``result.ok`` is
-    what ``explore``'s exit status 0 means; ``result.to_json()`` is ``--format json``.
-    """
-    check_solve_args(time_limit, workers, seed, dump_model, progress)
-    if solver not in REGISTRY:
-        raise SpecError("solver", f"unknown solver {shown(solver)} (choose from {', '.join(REGISTRY)})")
-    problem = build_problem(model, array, space=space, objective=objective, batch=batch, levels=levels, seq=seq, caps=caps,
-                            memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
-                            constraints=constraints)
-    if progress is not None:
-        progress(f"solving {problem.network.name} on {problem.array.name} with {solver}")
-    options = SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress)
-    return run(problem, solver, options)
 
 
 def check(

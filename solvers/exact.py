@@ -27,18 +27,17 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 
 from explorer.core.errors import InstanceTooLarge
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
+from .elimination import chain_backtrack, chain_forward, graph_optimum, vectors_plan
 from .vectors import VectorCosts
 
 DEFAULT_MAX_STATES = 200_000  # type vectors per layer: 3^11 = 177,147 (accpar), 2^17 (hypar)
 MAX_STORED = 40_000_000  # layers * K^H forward values kept for backtracking (int64: 320 MB)
-MAX_GRAPH_TABLE = 20_000_000  # entries of one dense elimination table on graphs (int64: 160 MB)
 
 
 def check_size(problem: Problem, max_states: int | None = None) -> None:
@@ -75,40 +74,6 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
 
 
 # chains ------------------------------------------------------------------------------------------
-def chain_forward(vc: VectorCosts, W=None, extras=None) -> list[np.ndarray]:
-    """alpha[l][v]: the least cost of layers 0..l with layer l at vector v (its intra included)."""
-    L = vc.N
-    alphas = [vc.intra_vec(0, W, None if extras is None else extras[0])]
-    for l in range(1, L):  # noqa: E741
-        a = vc.reduce_producer(alphas[-1][None, :], l - 1, W)[0] + vc.intra_vec(l, W, None if extras is None else extras[l])
-        alphas.append(vc.clamp(a))
-    return alphas
-
-
-def chain_backward(vc: VectorCosts, W=None, extras=None) -> list[np.ndarray]:
-    """beta[l][v]: the least cost of layers l+1..L-1 and edges after l, given layer l at vector v."""
-    L = vc.N
-    betas = [np.zeros(vc.dom[L - 1].V, dtype=vc.dtype)]
-    for l in range(L - 2, -1, -1):  # noqa: E741
-        nxt = vc.clamp(betas[0] + vc.intra_vec(l + 1, W, None if extras is None else extras[l + 1]))
-        betas.insert(0, vc.reduce_consumer(nxt[None, :], l, W)[0])
-    return betas
-
-
-def chain_backtrack(vc: VectorCosts, alphas: list[np.ndarray], W=None) -> list[int]:
-    """The vectors of a least-cost chain plan, from the forward values."""
-    L = vc.N
-    vectors = [0] * L
-    vectors[L - 1] = int(np.argmin(alphas[L - 1]))
-    for l in range(L - 2, -1, -1):  # noqa: E741
-        vectors[l] = int(np.argmin(alphas[l] + vc.edge_given_consumer(l, vectors[l + 1], W)))
-    return vectors
-
-
-def vectors_plan(vc: VectorCosts, vectors: list[int]) -> Plan:
-    return Plan.from_layer_vectors([tuple(vc.dom[n].types[d] for d in vc.dom[n].digits(v)) for n, v in enumerate(vectors)])
-
-
 def solve_chain(problem: Problem, options: SolveOptions) -> Solution:
     t0 = time.perf_counter()
     vc = VectorCosts(problem)
@@ -122,44 +87,6 @@ def solve_chain(problem: Problem, options: SolveOptions) -> Solution:
 
 
 # graphs ------------------------------------------------------------------------------------------
-class _Factor:
-    __slots__ = ("scope", "array", "edge")
-
-    def __init__(self, scope: tuple[int, ...], array: np.ndarray | None = None, edge: int | None = None):
-        self.scope, self.array, self.edge = scope, array, edge
-
-
-def _dense(vc: VectorCosts, scope: list[int], bucket: list[_Factor], W=None) -> np.ndarray:
-    """The sum of the bucket's factors as one table with axes in ``scope`` order."""
-    table = np.zeros([1] * len(scope), dtype=vc.dtype)
-    for f in bucket:
-        arr = f.array if f.edge is None else vc.edge_matrix(f.edge, W)
-        perm = sorted(range(len(f.scope)), key=lambda k: scope.index(f.scope[k]))
-        shape = [vc.dom[n].V if n in f.scope else 1 for n in scope]
-        table = vc.clamp(table + arr.transpose(perm).reshape(shape))
-    return table
-
-
-def _plan_step(vc: VectorCosts, z: int, bucket: list[_Factor]):
-    """(work, how, detail) of eliminating z; how is 'dense' or 'chain' (detail: (a, b, edge factor))."""
-    V = [vc.dom[n].V for n in range(vc.N)]
-    others = sorted({n for f in bucket for n in f.scope} - {z})
-    dense = V[z]
-    for n in others:
-        dense *= V[n]
-    best = (float(dense), "dense", None) if dense <= MAX_GRAPH_TABLE else (float("inf"), "dense", None)
-    if len(others) == 2:
-        for b in others:
-            touching = [f for f in bucket if b in f.scope]
-            if len(touching) == 1 and touching[0].edge is not None:
-                a = others[0] if others[1] == b else others[1]
-                work = float(V[a]) * V[z] * (1 + vc.H * vc.dom[b].K)
-                peak = V[a] * max(V[z], V[b]) * max(vc.dom[b].K, vc.dom[z].K)
-                if peak <= 4 * MAX_GRAPH_TABLE and work < best[0]:
-                    best = (work, "chain", (a, b, touching[0]))
-    return best
-
-
 def solve_graph(problem: Problem, options: SolveOptions) -> Solution:
     """Exact joint optimum on a graph: variable elimination over type vectors (see module doc)."""
     t0 = time.perf_counter()
@@ -173,151 +100,6 @@ def solve_graph(problem: Problem, options: SolveOptions) -> Solution:
         return _infeasible(t0, "pins and forbids leave no plan")
     return _finish(problem, vectors_plan(vc, vectors), value, time.perf_counter() - t0,
                    {"type_vectors_per_layer": max(d.V for d in vc.dom), "width": widest, "method": "graph-elimination"})
-
-
-def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = None) -> tuple[int, list[int] | None, int]:
-    """min over plans of sum_h W_h c_h (+ per-node ``extras``) on a graph, its vectors (None when
-    pins and forbids leave no plan), and the most nodes one elimination step combined. With a
-    ``steps`` list, every elimination step is recorded there (for ``graph_marginals``)."""
-    at = _node_factors(vc, W, extras)
-    alive = set(range(vc.N))
-    constant = 0
-    records: list[tuple[int, list[_Factor]]] = []
-    widest = 1
-    order = vc.elimination_order  # (later eliminations of the same graph repeat the first one's order)
-    chosen_order: list[int] = []
-    while alive:
-        if order is not None:
-            z = order[len(chosen_order)]
-            _, how, detail = _plan_step(vc, z, at[z])
-        else:
-            how, detail, z = _cheapest_step(vc, alive, at)
-        chosen_order.append(z)
-        bucket = at[z]
-        scope = sorted({n for f in bucket for n in f.scope})
-        widest = max(widest, len(scope))
-        for f in bucket:  # the bucket leaves its other nodes' lists
-            for n in f.scope:
-                if n != z:
-                    at[n].remove(f)
-        alive.discard(z)
-        records.append((z, bucket))
-        step = [z, bucket, how, detail, scope, None, 0]  # ..., the message produced, the constant added
-        if steps is not None:
-            steps.append(step)
-        new, const = _eliminate(vc, z, bucket, how, detail, scope, W)
-        if new is None:
-            constant = min(constant + const, vc.big)
-            step[6] = const
-            continue
-        step[5] = new
-        for n in new.scope:
-            at[n].append(new)
-    vc.elimination_order = chosen_order
-    if constant >= vc.big:
-        return int(constant), None, widest
-    chosen = _graph_backtrack(vc, records, W)
-    return int(constant), [chosen[n] for n in range(vc.N)], widest
-
-
-def _node_factors(vc: VectorCosts, W, extras) -> list[list[_Factor]]:
-    """Per node, the factors whose scope holds it: its intra costs and its edges (symbolic)."""
-    factors = [_Factor((n,), vc.intra_vec(n, W, None if extras is None else extras[n])) for n in range(vc.N)]
-    factors += [_Factor((u, v), edge=e) for e, (u, v) in enumerate(vc.edges)]
-    at: list[list[_Factor]] = [[] for _ in range(vc.N)]
-    for f in factors:
-        for n in f.scope:
-            at[n].append(f)
-    return at
-
-
-def _cheapest_step(vc: VectorCosts, alive: set[int], at: list[list[_Factor]]):
-    """(how, detail, node) of the live node cheapest to eliminate (ties: the lowest node)."""
-    work, how, detail, z = min((_plan_step(vc, n, at[n]) + (n,) for n in alive), key=lambda s: (s[0], s[3]))
-    if work == float("inf"):
-        V = max(d.V for d in vc.dom)
-        raise InstanceTooLarge(
-            f"exact: eliminating this graph would need a table beyond {MAX_GRAPH_TABLE:,} entries "
-            f"(up to {V:,} type vectors per node); use --solver cpsat"
-        )
-    return how, detail, z
-
-
-def _eliminate(vc: VectorCosts, z: int, bucket: list[_Factor], how: str, detail, scope: list[int], W):
-    """Minimise z out of its bucket: (the message, 0), or (None, the constant) when nothing is left."""
-    if how == "chain":
-        a, b, edge_f = detail
-        F = _dense(vc, [a, z], [f for f in bucket if f is not edge_f], W)
-        if vc.edges[edge_f.edge][0] == z:
-            out = vc.reduce_producer(F, edge_f.edge, W)
-        else:
-            out = vc.reduce_consumer(F, edge_f.edge, W)
-        return _Factor((a, b), out), 0
-    table = _dense(vc, scope, bucket, W)
-    reduced = table.min(axis=scope.index(z))
-    rest = tuple(n for n in scope if n != z)
-    if not rest:
-        return None, reduced.item()
-    return _Factor(rest, reduced), 0
-
-
-def _graph_backtrack(vc: VectorCosts, records: list[tuple[int, list[_Factor]]], W) -> dict[int, int]:
-    """Each node's optimal vector, in reverse elimination order, given the nodes chosen after it."""
-    chosen: dict[int, int] = {}
-    for z, bucket in reversed(records):
-        total = np.zeros(vc.dom[z].V, dtype=vc.dtype)
-        for f in bucket:
-            if f.edge is not None:
-                u, v = vc.edges[f.edge]
-                part = vc.edge_given_consumer(f.edge, chosen[v], W) if u == z else vc.edge_given_producer(f.edge, chosen[u], W)
-            else:
-                part = f.array[tuple(slice(None) if n == z else chosen[n] for n in f.scope)]
-            total = vc.clamp(total + part)
-        chosen[z] = int(np.argmin(total))
-    return chosen
-
-
-def graph_marginals(vc: VectorCosts, W=None, extras=None, solved: tuple | None = None) -> tuple[int, list[np.ndarray]]:
-    """The optimum and, for every node n and vector v, the least cost of a plan with n at v
-    (min-marginals): the elimination forward, then outside messages back down its bucket tree.
-
-    A step's clique is its node and the nodes its message reaches; the clique's full table is
-    the bucket's factors plus the message's outside table; a child's outside table is that sum
-    without the child's message, minimised down to the child's scope. A "chain" clique (a, z, b)
-    never forms its V^3 table: b goes first, across its edge, one level at a time. ``solved``:
-    (total, vectors, steps) of ``graph_optimum`` at the same weights, when already run."""
-    if solved is None:
-        steps: list = []
-        total, vectors, _ = graph_optimum(vc, W, extras, steps)
-    else:
-        total, vectors, steps = solved
-    marg: list[np.ndarray | None] = [None] * vc.N
-    if vectors is None:
-        return total, [np.full(d.V, vc.big, dtype=vc.dtype) for d in vc.dom]
-    outside: dict[int, np.ndarray] = {}
-    produced = {id(st[5]) for st in steps if st[5] is not None}
-    for z, bucket, how, detail, scope, new, const in reversed(steps):
-        out = outside.pop(id(new)) if new is not None else np.array(total - const, dtype=vc.dtype)
-        if how == "chain":
-            a, b, edge_f = detail
-            e = edge_f.edge
-            G = vc.reduce_consumer(out, e, W) if vc.edges[e][0] == z else vc.reduce_producer(out, e, W)
-            clique, rest_bucket, extra = [a, z], [f for f in bucket if f is not edge_f], G
-        else:
-            clique, rest_bucket = scope, bucket
-            extra = np.expand_dims(out, scope.index(z)) if out.ndim else out
-        full = vc.clamp(_dense(vc, clique, rest_bucket, W) + extra)
-        axes = tuple(i for i, n in enumerate(clique) if n != z)
-        marg[z] = full.min(axis=axes) if axes else full
-        for f in rest_bucket:
-            if id(f) not in produced:
-                continue
-            part = vc.clamp(_dense(vc, clique, [g for g in rest_bucket if g is not f], W) + extra)
-            drop = tuple(i for i, n in enumerate(clique) if n not in f.scope)
-            kept = [n for n in clique if n in f.scope]
-            reduced = part.min(axis=drop) if drop else part
-            outside[id(f)] = reduced.transpose([kept.index(n) for n in f.scope])
-    return total, marg
 
 
 # shared ------------------------------------------------------------------------------------------

@@ -27,16 +27,14 @@ from fractions import Fraction
 from itertools import product
 
 from explorer.core.array import ArraySpec
-from explorer.core.comm import training_flops
+from explorer.core.comm import edge_split, training_flops
 from explorer.core.hetero import (
     AlphaSpace,
     FreeAlphas,
-    HeteroPlan,
     alpha_space,
     ancestor_path,
     check_array,
     check_network,
-    edge_split,
     evaluate_hetero,
     side_share,
     size_share,
@@ -44,21 +42,19 @@ from explorer.core.hetero import (
     split_units,
     whole_units,
 )
+from explorer.core.errors import Refused
 from explorer.core.network import Network
 from explorer.core.partition import Dim, PartitionType, Size, Space
+from explorer.core.plan import Plan
 from explorer.core.solution import Status
 from explorer.core.timing import step_time
-
-
-class HeteroRefused(ValueError):
-    """The instance is too large or not a chain for this solver."""
 
 
 @dataclass(frozen=True)
 class HeteroSolution:
     solver: str
     status: Status
-    plan: HeteroPlan
+    plan: Plan
     step_time_s: Fraction
     bound_s: Fraction | None
     wall_s: float
@@ -93,7 +89,7 @@ def brute_hetero(network: Network, array: ArraySpec, space: Space, alphas, max_p
     for c in columns:
         n *= len(c)
     if n > max_plans:
-        raise HeteroRefused(f"brute force: {n} plans, more than {max_plans}")
+        raise Refused(f"brute force: {n} plans, more than {max_plans}")
     best = None
     for cols in product(*columns):
         plan = _columns_plan(cols, H)
@@ -122,11 +118,11 @@ def _columns(network: Network, space: Space, aspace: AlphaSpace, H: int) -> list
 def _chain_columns(network: Network, array: ArraySpec, space: Space, alphas, solver: str,
                    free: FreeAlphas = FreeAlphas.UNLIKE):
     """What the joint solvers start from: a checked chain (``is_path``), its levels H, layers L,
-    the leaf layout and each layer's columns; HeteroRefused otherwise."""
+    the leaf layout and each layer's columns; Refused otherwise."""
     check_array(array)
     check_network(network)
     if not is_path(network):
-        raise HeteroRefused(f"{solver} (uneven splits): chains only")
+        raise Refused(f"{solver} (uneven splits): chains only")
     H = array.levels
     return H, len(network.layers), _Layout(H), _columns(network, space, _space_of(array, alphas, free), H)
 
@@ -137,10 +133,10 @@ def is_path(network: Network) -> bool:
     return network.edges == tuple((i - 1, i) for i in range(1, len(network.layers)))
 
 
-def _columns_plan(cols, H: int) -> HeteroPlan:
+def _columns_plan(cols, H: int) -> Plan:
     """The plan whose layer l has column ``cols[l]``."""
     L = len(cols)
-    return HeteroPlan(tuple(tuple(cols[l][h][0] for l in range(L)) for h in range(H)),  # noqa: E741
+    return Plan(tuple(tuple(cols[l][h][0] for l in range(L)) for h in range(H)),  # noqa: E741
                       tuple(tuple(tuple(cols[l][h][1][g] for l in range(L)) for g in range(2**h))  # noqa: E741
                             for h in range(H)))
 
@@ -243,13 +239,13 @@ def _step(array: ArraySpec, lay: _Layout, vec) -> Fraction:
 def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas,
                  max_states: int = 200_000, free: FreeAlphas = FreeAlphas.UNLIKE,
                  time_limit_s: float | None = None) -> HeteroSolution:
-    """The proven optimum of a chain by the Pareto DP of the module docstring; HeteroRefused
+    """The proven optimum of a chain by the Pareto DP of the module docstring; Refused
     beyond ``max_states`` kept states or ``time_limit_s`` seconds (no plan: it proves or nothing)."""
     t0 = time.perf_counter()
     H, L, lay, columns = _chain_columns(network, array, space, alphas, "exact", free)
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
     if pairs > max_states:
-        raise HeteroRefused(f"exact (uneven splits): {pairs} column pairs, more than {max_states}")
+        raise Refused(f"exact (uneven splits): {pairs} column pairs, more than {max_states}")
     # fronts: column of the last layer -> [(vector, columns so far)]
     fronts = {c: [(_layer_vector(network, lay, 0, c), (c,))] for c in columns[0]}
     kept = len(fronts)
@@ -266,9 +262,9 @@ def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas,
             new[cv] = front
             kept += len(front)
             if kept > max_states:
-                raise HeteroRefused(f"exact (uneven splits): more than {max_states} Pareto states")
+                raise Refused(f"exact (uneven splits): more than {max_states} Pareto states")
             if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
-                raise HeteroRefused(f"exact (uneven splits): no proof within {time_limit_s:g} s ({kept} Pareto states)")
+                raise Refused(f"exact (uneven splits): no proof within {time_limit_s:g} s ({kept} Pareto states)")
         fronts = new
     best = None
     for items in fronts.values():
@@ -336,7 +332,7 @@ def _best_on_grid(grid, score, best, near=None):
     return found, best
 
 
-def search_level_alphas(network: Network, array: ArraySpec, start: HeteroPlan, alphas,
+def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
                         rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE, progress=None) -> HeteroSolution:
     """Coordinate descent from ``start``: its types kept; each free class of the declared space
     in turn (top first) gets the declared value (``AlphaSpace.choices``: the grid and the class's
@@ -346,13 +342,13 @@ def search_level_alphas(network: Network, array: ArraySpec, start: HeteroPlan, a
     last scan (its answer would be the same). A heuristic (status FEASIBLE, no bound); never
     slower than ``start`` (a change must improve). ``progress(step, evaluations so far, at most
 in all)`` after every evaluation (``step`` names the class and the round).
-    HeteroRefused beyond ``MAX_FREE_CLASSES`` free classes."""
+    Refused beyond ``MAX_FREE_CLASSES`` free classes."""
     t0 = time.perf_counter()
     check_array(array)
     aspace = _space_of(array, alphas, free)
     classes = aspace.free_classes()
     if len(classes) > MAX_FREE_CLASSES:
-        raise HeteroRefused(f"search moves one class of groups at a time: at most {MAX_FREE_CLASSES} free classes, "
+        raise Refused(f"search moves one class of groups at a time: at most {MAX_FREE_CLASSES} free classes, "
                             f"this array has {len(classes)}")
     current = start
     best = evaluate_hetero(network, array, current).step_time_s
@@ -390,7 +386,7 @@ in all)`` after every evaluation (``step`` names the class and the round).
     return HeteroSolution("search", Status.FEASIBLE, current, best, None, time.perf_counter() - t0, tried)
 
 
-def _with_class_alpha(network: Network, plan: HeteroPlan, aspace: AlphaSpace, h: int, c: int, a: Fraction) -> HeteroPlan:
+def _with_class_alpha(network: Network, plan: Plan, aspace: AlphaSpace, h: int, c: int, a: Fraction) -> Plan:
     """``plan`` with alpha ``a`` for every group of class c at level h on every layer, except a
     grouped conv (an attention node with heads) whose sides would then hold a fraction of its
     groups (heads) (``whole_units``): it keeps its alphas (its choices stay as they were, which
@@ -402,7 +398,7 @@ def _with_class_alpha(network: Network, plan: HeteroPlan, aspace: AlphaSpace, h:
         if split_units(node) is not None and not whole_units(node, [plan.types[k][l] for k in range(plan.levels)],
                                                 [[r[l] for r in alphas[k]] for k in range(plan.levels)]):
             alphas[h] = tuple(r[:l] + (old[l],) + r[l + 1 :] for r, old in zip(alphas[h], plan.alphas[h]))
-    return HeteroPlan(plan.types, tuple(alphas))
+    return Plan(plan.types, tuple(alphas))
 
 
 # ---- CP-SAT (a third, independent proof on tiny chains) ---------------------------------------
@@ -430,10 +426,10 @@ def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas,
     t0 = time.perf_counter()
     H, L, lay, columns = _chain_columns(network, array, space, alphas, "cpsat", free)
     if sum(len(c) for c in columns) > max_columns:
-        raise HeteroRefused(f"cpsat (uneven splits): more than {max_columns} columns")
+        raise Refused(f"cpsat (uneven splits): more than {max_columns} columns")
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
     if pairs > max_pairs:  # one Boolean and one exact amount vector per pair: minutes beyond this
-        raise HeteroRefused(f"cpsat (uneven splits): {pairs} column pairs, more than {max_pairs}")
+        raise Refused(f"cpsat (uneven splits): {pairs} column pairs, more than {max_pairs}")
     own, edge, scale, ints = _scaled_amounts(network, array, lay, columns)
     m = cp_model.CpModel()
     x, y = _column_booleans(m, columns, edge)
@@ -458,7 +454,7 @@ def _minimise(m, T, time_limit_s: float):
     solver.parameters.num_workers = 1
     st = solver.Solve(m)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise HeteroRefused(f"cpsat (uneven splits): no plan within {time_limit_s} s")
+        raise Refused(f"cpsat (uneven splits): no plan within {time_limit_s} s")
     return solver, st
 
 
@@ -522,7 +518,7 @@ def _amount_bound(lay: _Layout, own, edge, ints) -> int:
         scaled = [ints(v) for v in vecs.values()]
         total_bound += sum(max(col) for col in zip(*scaled))
     if total_bound >= 2**62:
-        raise HeteroRefused("cpsat (uneven splits): the scaled amounts do not fit 64-bit integers")
+        raise Refused("cpsat (uneven splits): the scaled amounts do not fit 64-bit integers")
     return total_bound
 
 

@@ -51,16 +51,14 @@ from itertools import product
 import numpy as np
 
 from explorer.core.array import ArraySpec
-from explorer.core.comm import training_flops
+from explorer.core.comm import edge_split, training_flops
 from explorer.core.hetero import (
     AlphaSpace,
     FreeAlphas,
-    HeteroPlan,
     alpha_space,
     check_array,
     check_network,
     evaluate_hetero,
-    edge_split,
     group_shares,
     spec_of,
     split_units,
@@ -68,12 +66,14 @@ from explorer.core.hetero import (
     side_share,
     size_share,
 )
+from explorer.core.errors import Refused
 from explorer.core.network import Network
 from explorer.core.partition import Dim, PartitionType, Size, Space
+from explorer.core.plan import Plan
 from explorer.core.solution import Status
 from explorer.core.timing import step_time
 
-from .hetero import HeteroRefused, HeteroSolution
+from .hetero import HeteroSolution
 
 # Cells a level's DP may hold in one tensor (a frontier state times a node's candidates, or a
 # node's cost by its producers' candidates, groups and sides): 1 M float64 cells are 8 MB. Every
@@ -116,7 +116,7 @@ def _level_inputs(network: Network, array: ArraySpec, types, alphas, h: int, asp
     inv = np.array([[1 / float(sum(peaks[g * n + s * n // 2: g * n + (s + 1) * n // 2]) * 10**12) for s in (0, 1)]
                     for g in range(G)])
     per_elem = float(array.dtype_bytes / array.bandwidth_Bps(h))
-    partial = HeteroPlan(tuple(types), tuple(alphas))
+    partial = Plan(tuple(types), tuple(alphas))
     b = network.batch
     flops, intra, relayout, counts = [], [], [], []
     for l, layer in enumerate(network.layers):  # noqa: E741
@@ -149,7 +149,7 @@ def _whole_units(network: Network, lv: _Level, n: int, cand) -> bool:
     return all((k * row[c]).denominator == 1 for k, c in zip(units[1], lv.group_class))
 
 
-def level_cost(network: Network, array: ArraySpec, plan: HeteroPlan, h: int) -> Fraction:
+def level_cost(network: Network, array: ArraySpec, plan: Plan, h: int) -> Fraction:
     """The DP's cost of level h of ``plan`` (the levels above as the plan has them), exactly:
     the sum over nodes of the max over the level's groups and their sides of
     step_time(compute, exchange) (module docstring). The reference the DP is tested against."""
@@ -352,7 +352,7 @@ def _solve_level(network: Network, space: Space, aspace: AlphaSpace, lv: _Level,
 def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaSpace):
     """The blocks of one round: (type, class c's alpha) for each free class if that fits, else
     types alone then each class's alpha alone. Each is a function of the current candidates;
-    a block too wide even alone is refused (HeteroRefused)."""
+    a block too wide even alone is refused (Refused)."""
     h = lv.h
 
     def with_class(c, alphas_too=True, types_too=True):
@@ -372,7 +372,7 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
         return [with_class(c) for c in free]
     for sizes in ([len(t) for t in types], [grid] * N):
         if not _fits(network, sizes, G, MAX_CELLS_ALONE):
-            raise HeteroRefused(f"levels (uneven splits): level {lv.h}: the graph's frontier is too wide for the DP")
+            raise Refused(f"levels (uneven splits): level {lv.h}: the graph's frontier is too wide for the DP")
     return [with_class(0, alphas_too=False)] + [with_class(c, types_too=False) for c in free]
 
 
@@ -397,7 +397,7 @@ def levels_hetero(network: Network, array: ArraySpec, space: Space, alphas,
         cells += used
         types.append(tuple(t for t, _ in chosen))
         group_alphas.append(tuple(tuple(row[c] for _, row in chosen) for c in aspace.group_class[h]))
-    plan = HeteroPlan(tuple(types), tuple(group_alphas))
+    plan = Plan(tuple(types), tuple(group_alphas))
     step = evaluate_hetero(network, array, plan).step_time_s
     return HeteroSolution("levels", Status.FEASIBLE, plan, step, None, time.perf_counter() - t0, cells)
 

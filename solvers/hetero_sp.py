@@ -21,9 +21,10 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from explorer.core.errors import Refused
 from explorer.core.network import Network
 
-from .hetero import HeteroRefused
+
 
 PREFIX = "joint (uneven splits): "
 
@@ -73,15 +74,15 @@ class Link:
 
 
 def blocks(network: Network) -> list[Link]:
-    """The top-level links between consecutive global cut nodes (module docstring); HeteroRefused
+    """The top-level links between consecutive global cut nodes (module docstring); Refused
     for a graph that is not series-parallel with one source and one sink."""
     L = len(network.layers)
     edges = network.edges
     if any(u >= v for u, v in edges):
-        raise HeteroRefused(PREFIX + "layers must be in topological order")
+        raise Refused(PREFIX + "layers must be in topological order")
     has_in, has_out = {v for _, v in edges}, {u for u, _ in edges}
     if any(n not in has_in for n in range(1, L)) or any(n not in has_out for n in range(L - 1)):
-        raise HeteroRefused(PREFIX + "one source and one sink needed")
+        raise Refused(PREFIX + "one source and one sink needed")
     over = [0] * (L + 1)
     for u, v in edges:
         over[u + 1] += 1
@@ -112,7 +113,7 @@ def _link(network: Network, u: int, v: int, nodes: list[int], eids: list[int]) -
             comp_edges[comp_of[a] if a in comp_of else comp_of[b]].append(e)
     branches = [*direct, *(_series(network, u, v, c, ce) for c, ce in zip(comps, comp_edges))]
     if not branches:
-        raise HeteroRefused(PREFIX + f"no path from {network.layers[u].name!r} to {network.layers[v].name!r}")
+        raise Refused(PREFIX + f"no path from {network.layers[u].name!r} to {network.layers[v].name!r}")
     return Link(u, v, tuple(branches))
 
 
@@ -151,7 +152,7 @@ def _series(network: Network, u: int, v: int, nodes: list[int], eids: list[int])
         if run == 0:
             cut_pos.append(i)
     if not cut_pos:
-        raise HeteroRefused(PREFIX + f"node {network.layers[nodes[0]].name!r} is in a block that is not "
+        raise Refused(PREFIX + f"node {network.layers[nodes[0]].name!r} is in a block that is not "
                             "series-parallel (graph shape not supported)")
     bounds = [-1, *cut_pos, len(nodes)]
     seg_nodes: list[list[int]] = [[] for _ in range(len(bounds) - 1)]

@@ -18,7 +18,7 @@ from explorer.core.randnet import random_chain, random_dag_spec
 from explorer.core.solution import SolveOptions, Status
 from explorer.frontends import load_model
 from explorer.frontends.network_yaml import parse_network
-from explorer.solvers import brute, constrained, cpsat, exact
+from explorer.solvers import brute, chain_labels, constrained, cpsat, exact
 
 from .conftest import make_array
 
@@ -95,7 +95,7 @@ def test_label_limit_hands_the_restricted_search_to_cpsat(monkeypatch):
     full = exact.solve(p)
     c = cpsat.solve(p, ONE)
     assert full.status is c.status is Status.OPTIMAL and full.objective == c.objective
-    monkeypatch.setattr(constrained, "MAX_LABELS", 0)
+    monkeypatch.setattr(chain_labels, "MAX_LABELS", 0)
     monkeypatch.setattr(constrained, "BEAM", 1)
     s = exact.solve(p, ONE)
     assert s.status is Status.OPTIMAL and s.objective == full.objective == s.bound
@@ -111,7 +111,7 @@ def test_min_marginals_on_graphs_match_enumeration():
     import itertools
 
     from explorer.core.costs import plan_level_units
-    from explorer.solvers.exact import graph_marginals, vectors_plan
+    from explorer.solvers.elimination import graph_marginals, vectors_plan
     from explorer.solvers.vectors import VectorCosts
 
     for seed in range(12):

@@ -22,7 +22,7 @@ from explorer.core.randnet import random_dag_spec
 from explorer.app.run import rescore
 from explorer.frontends import load_model, load_network_path
 from explorer.frontends.onnx import load_onnx
-from explorer.solvers import brute, cpsat, dp, exact
+from explorer.solvers import brute, cpsat, dp, elimination, exact
 from explorer.core.solution import SolveOptions, Status
 
 from .conftest import make_array
@@ -203,7 +203,7 @@ def test_exact_on_graphs_and_its_refusal(monkeypatch):
     assert e.status is Status.OPTIMAL and e.info["method"] == "graph-elimination"
     rescore(r18, e)
     assert e.objective <= dp.solve(r18).objective
-    monkeypatch.setattr(exact, "MAX_GRAPH_TABLE", 1000)
+    monkeypatch.setattr(elimination, "MAX_GRAPH_TABLE", 1000)
     with pytest.raises(Refused, match=r"exact: eliminating this graph would need a table beyond 1,000 entries"):
         exact.solve(r18)
 

@@ -11,7 +11,6 @@ from explorer.core.array import synthetic_array
 from explorer.core.evaluate import evaluate
 from explorer.core.hetero import (
     FreeAlphas,
-    HeteroPlan,
     alpha_grid,
     alpha_space,
     evaluate_hetero,
@@ -19,6 +18,7 @@ from explorer.core.hetero import (
     split_units,
     whole_units,
 )
+from explorer.core.errors import Refused
 from explorer.core.network import LayerKind
 from explorer.core.partition import ALL_TYPES, Dim, PartitionType, Space
 from explorer.core.plan import Plan
@@ -26,7 +26,7 @@ from explorer.core.randnet import random_attention_spec
 from explorer.core.solution import Status
 from explorer.frontends import load_model
 from explorer.frontends.network_yaml import parse_network
-from explorer.solvers.hetero import HeteroRefused, _columns, brute_hetero, cpsat_hetero, exact_hetero, search_level_alphas
+from explorer.solvers.hetero import _columns, brute_hetero, cpsat_hetero, exact_hetero, search_level_alphas
 from explorer.solvers.hetero_joint import accpar_hetero, check_scope, joint_hetero
 from explorer.solvers.hetero_levels import levels_hetero
 
@@ -54,7 +54,7 @@ NET4 = _attention_net(4)
 
 
 def plan1(types, alphas):
-    return HeteroPlan((tuple(types),), (tuple(F(a) for a in alphas),))
+    return Plan((tuple(types),), (tuple(F(a) for a in alphas),))
 
 
 def test_attention_golden_heads_split_unevenly():
@@ -123,9 +123,9 @@ def test_whole_heads_rule():
 def test_proportional_rounds_to_whole_heads():
     """15/56 of 4 heads is 15/14 heads: the proportional rule takes the nearest whole count, 1 head (1/4);
     a group of one head below cannot split: that node's alphas fall back to 1/2 (the DP's equal split)."""
-    plan = HeteroPlan(((III, II, II),), ((F(15, 56),) * 3,))
+    plan = Plan(((III, II, II),), ((F(15, 56),) * 3,))
     assert round_to_whole_units(NET4, plan).alphas == (((F(15, 56), F(1, 4), F(15, 56)),),)
-    two = HeteroPlan(((I, II, I), (I, II, I)), ((F(15, 56),) * 3, ((F(1, 2),) * 3, (F(1, 3),) * 3)))
+    two = Plan(((I, II, I), (I, II, I)), ((F(15, 56),) * 3, ((F(1, 2),) * 3, (F(1, 3),) * 3)))
     got = round_to_whole_units(NET4, two)
     assert [row[1] for level in got.alphas for row in level] == [F(1, 2)] * 3  # 1 | 3 heads, then 1 head cannot split
     assert got.alphas[1][1][0] == F(1, 3)  # other nodes keep theirs
@@ -184,7 +184,7 @@ def test_equal_split_identity_on_transformers(model):
     for _ in range(3):
         plan = Plan(tuple(tuple(rng.choice([t for t in ALL_TYPES if L.offers(t, h)]) for L in net.layers) for h in range(3)))
         ev = evaluate(net, arr, Space.ACCPAR, plan, weight_copies=1)
-        hv = evaluate_hetero(net, arr, HeteroPlan.equal(plan), weight_copies=1)
+        hv = evaluate_hetero(net, arr, Plan.even(plan), weight_copies=1)
         assert hv.step_time_s == ev.step_time_s and hv.traffic_bytes == ev.traffic_bytes
         assert hv.leaf_compute_s == (ev.compute_s,) * 8 and set(hv.leaf_memory_bytes) == {ev.memory_bytes}
 
@@ -241,17 +241,17 @@ def test_all_solvers_agree_on_random_attention_and_embedding_instances():
                 ran["cpsat"] += 1
         else:
             ran["fan-in"] += 1
-            with pytest.raises(HeteroRefused, match="chains only"):
+            with pytest.raises(Refused, match="chains only"):
                 exact_hetero(net, arr, space, aspace)
         lv = levels_hetero(net, arr, space, aspace)
         assert evaluate_hetero(net, arr, lv.plan).step_time_s == lv.step_time_s >= b.step_time_s
         assert aspace.contains(lv.plan)
-        s = search_level_alphas(net, arr, HeteroPlan.equal(b.plan.plan), aspace)  # from 1/2: may stay off an odd grid
+        s = search_level_alphas(net, arr, Plan.even(b.plan.plan), aspace)  # from 1/2: may stay off an odd grid
         assert evaluate_hetero(net, arr, s.plan).step_time_s == s.step_time_s
         assert s.step_time_s >= b.step_time_s or not aspace.contains(s.plan)
         try:
             check_scope(net, arr, aspace)
-        except HeteroRefused:
+        except Refused:
             continue
         j = joint_hetero(net, arr, space, aspace)
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s
@@ -305,9 +305,9 @@ def test_exact_and_cpsat_refuse_in_one_line_when_too_large():
     """``explore check --uneven`` bounds the exact Pareto DP by its time limit and CP-SAT by its count
     of column pairs (an attention node's few columns let the pairs of a 4-level array through)."""
     arr = mix(2, [1, 1, 3, 3])
-    with pytest.raises(HeteroRefused, match=r"exact \(uneven splits\): no proof within 0 s"):
+    with pytest.raises(Refused, match=r"exact \(uneven splits\): no proof within 0 s"):
         exact_hetero(NET4, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(4), FreeAlphas.ALL), time_limit_s=0)
-    with pytest.raises(HeteroRefused, match=r"cpsat \(uneven splits\): \d+ column pairs, more than 100"):
+    with pytest.raises(Refused, match=r"cpsat \(uneven splits\): \d+ column pairs, more than 100"):
         cpsat_hetero(NET4, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(4)), max_pairs=100)
 
 

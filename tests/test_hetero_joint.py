@@ -8,14 +8,15 @@ from fractions import Fraction as F
 import pytest
 
 from explorer.api import solve
-from explorer.core.hetero import FreeAlphas, HeteroPlan, alpha_grid, alpha_space, evaluate_hetero
+from explorer.core.errors import Refused
+from explorer.core.hetero import FreeAlphas, alpha_grid, alpha_space, evaluate_hetero
 from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain, random_dag_spec
 from explorer.core.solution import Status
 from explorer.frontends import load_array, load_model
 from explorer.frontends.network_yaml import parse_network
-from explorer.solvers.hetero import HeteroRefused, brute_hetero, cpsat_hetero, exact_hetero
+from explorer.solvers.hetero import brute_hetero, cpsat_hetero, exact_hetero
 from explorer.solvers.hetero_joint import JointOptions, accpar_hetero, check_scope, joint_hetero
 
 from .conftest import run_cli
@@ -70,12 +71,12 @@ def test_joint_equals_brute_exact_cpsat_on_300_random_instances():
             ran["graphs"] += 1
         try:
             check_scope(net, arr, aspace)
-        except HeteroRefused:
+        except Refused:
             ran["not top-split"] += 1
             continue
         try:
             j = joint_hetero(net, arr, space, aspace)
-        except HeteroRefused as err:  # a random graph of several sources or sinks
+        except Refused as err:  # a random graph of several sources or sinks
             assert "graph" in str(err) or "source" in str(err)
             continue
         ran["joint"] += 1
@@ -103,7 +104,7 @@ def test_joint_on_the_tpu_mix_proves_lenet_and_beats_the_equal_split():
     assert j.status is Status.OPTIMAL and j.bound_s == j.step_time_s
     assert evaluate_hetero(net, arr, j.plan).step_time_s == j.step_time_s
     r = solve(net, arr, solver="exact", objective="time", space="accpar")
-    eq = evaluate_hetero(net, arr, HeteroPlan.equal(Plan.from_lists([[t.value for t in row] for row in r.plan.types])))
+    eq = evaluate_hetero(net, arr, Plan.even(Plan.from_lists([[t.value for t in row] for row in r.plan.types])))
     assert j.equal_best_s == eq.step_time_s
     assert j.step_time_s < j.equal_best_s
     assert {a for row in j.plan.alphas[1:] for g in row for a in g} == {F(1, 2)}  # only the top split is free
@@ -112,7 +113,7 @@ def test_joint_on_the_tpu_mix_proves_lenet_and_beats_the_equal_split():
 def test_joint_refuses_what_it_does_not_cover():
     net = load_model("lenet-c")
     four_twelve = mix(4, [45] * 4 + [123] * 12, bw=70)
-    with pytest.raises(HeteroRefused, match="frees the top split alone"):
+    with pytest.raises(Refused, match="frees the top split alone"):
         joint_hetero(net, four_twelve, Space.ACCPAR, alpha_space(four_twelve, alpha_grid(16)))
 
 
@@ -195,7 +196,7 @@ def test_joint_graph_proof_on_resnet18_equal_grid_matches_the_exact_solver():
     j = joint_hetero(net, arr, Space.HYPAR, alpha_space(arr, alpha_grid(2), proportional=False), JointOptions(time_limit_s=60))
     assert j.status is Status.OPTIMAL and any(name == "labels" for name, _ in j.phases)
     r = solve(net, arr, solver="exact", objective="time", space="hypar")
-    eq = evaluate_hetero(net, arr, HeteroPlan.equal(Plan.from_lists([[t.value for t in row] for row in r.plan.types])))
+    eq = evaluate_hetero(net, arr, Plan.even(Plan.from_lists([[t.value for t in row] for row in r.plan.types])))
     assert j.step_time_s == j.bound_s == eq.step_time_s
     aspace = alpha_space(arr, alpha_grid(4))
     j4 = joint_hetero(net, arr, Space.HYPAR, aspace, JointOptions(time_limit_s=60))
@@ -219,7 +220,7 @@ def test_joint_equals_brute_and_exact_with_grouped_convs():
         assert b.step_time_s == e.step_time_s == evaluate_hetero(net, arr, b.plan).step_time_s
         try:
             check_scope(net, arr, aspace)
-        except HeteroRefused:
+        except Refused:
             continue
         j = joint_hetero(net, arr, space, aspace)
         assert evaluate_hetero(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
@@ -384,7 +385,7 @@ def test_a_graph_that_is_not_series_parallel_is_refused_in_one_line():
     net = parse_network(spec, "bridge")
     arr = mix(1, [1, 3])
     msg = r"node 'a' is in a block that is not series-parallel \(graph shape not supported\)"
-    with pytest.raises(HeteroRefused, match=msg) as err:
+    with pytest.raises(Refused, match=msg) as err:
         joint_hetero(net, arr, Space.HYPAR, alpha_space(arr, alpha_grid(4)))
     assert "\n" not in str(err.value)
 

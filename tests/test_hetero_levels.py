@@ -10,9 +10,11 @@ import pytest
 
 from explorer.api import solve
 from explorer.core.array import AcceleratorKind, ArraySpec, synthetic_array
-from explorer.core.hetero import FreeAlphas, HeteroPlan, alpha_grid, alpha_space, evaluate_hetero
+from explorer.core.errors import Refused
+from explorer.core.hetero import FreeAlphas, alpha_grid, alpha_space, evaluate_hetero
 from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.partition import JOIN_TYPES, PartitionType, Space
+from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain, random_dag_spec
 from explorer.core.solution import Status
 from explorer.frontends import load_array, load_model
@@ -46,8 +48,8 @@ def test_hand_computed_choice_on_a_two_layer_chain():
     assert sol.plan.types == ((I, I),) and sol.plan.alphas == (((F(1, 4), F(1, 4)),),)
     ps = F(1, 10**12)
     assert level_cost(NET, A1, sol.plan, 0) == 156 * ps
-    assert level_cost(NET, A1, HeteroPlan(((I, I),), ((F(1, 4), F(1, 2)),)), 0) == 208 * ps
-    assert level_cost(NET, A1, HeteroPlan(((I, I),), ((F(1, 2), F(1, 2)),)), 0) == 300 * ps
+    assert level_cost(NET, A1, Plan(((I, I),), ((F(1, 4), F(1, 2)),)), 0) == 208 * ps
+    assert level_cost(NET, A1, Plan(((I, I),), ((F(1, 2), F(1, 2)),)), 0) == 300 * ps
     # the evaluator: each accelerator computes 144 ps (576/4 at 1 TFLOPS = 576*3/4 at 3) and sends 12 (dW): 156 ps
     assert sol.step_time_s == evaluate_hetero(NET, A1, sol.plan).step_time_s == 156 * ps
     assert sol.status is Status.FEASIBLE and sol.bound_s is None and sol.solver == "levels"
@@ -68,7 +70,7 @@ def _brute_level(network, array, space, aspace, plan, h):
     for cand in product(*_level_candidates(network, space, aspace, h)):
         types = plan.types[:h] + (tuple(t for t, _ in cand),)
         alphas = plan.alphas[:h] + (tuple(tuple(r[c] for _, r in cand) for c in aspace.group_class[h]),)
-        c = level_cost(network, array, HeteroPlan(types, alphas), h)
+        c = level_cost(network, array, Plan(types, alphas), h)
         best = c if best is None or c < best else best
     return best
 
@@ -125,7 +127,7 @@ def test_homogeneous_one_level_with_halves_is_hypars_time_optimum(name):
     array = synthetic_array(1, [60], dtype_bytes=2, peak_TFLOPS=F(1, 2))
     sol = levels_hetero(network, array, Space.ACCPAR, (F(1, 2),))
     dp = solve(network, array=array, space="accpar", objective="time", solver="dp")
-    ref = evaluate_hetero(network, array, HeteroPlan.equal(dp.plan))
+    ref = evaluate_hetero(network, array, Plan.even(dp.plan))
     assert sol.step_time_s == ref.step_time_s
     assert all(a == F(1, 2) for groups in sol.plan.alphas for row in groups for a in row)
 
@@ -143,7 +145,7 @@ def test_zoo_on_the_tpu_mix_is_in_the_space_and_scored_by_the_evaluator():
         assert all(a == F(1, 2) for groups in sol.plan.alphas[1:] for row in groups for a in row)
         # measured, not guaranteed (a heuristic): faster than HyPar's time-optimal plan split equally
         dp = solve(network, array=array, space="accpar", objective="time", solver="dp")
-        assert sol.step_time_s < evaluate_hetero(network, array, HeteroPlan.equal(dp.plan)).step_time_s
+        assert sol.step_time_s < evaluate_hetero(network, array, Plan.even(dp.plan)).step_time_s
 
 
 @pytest.mark.parametrize("cells", [8_000, 400])
@@ -172,7 +174,7 @@ def test_a_mix_with_many_free_classes_uses_blocks(monkeypatch, cells):
     L = len(network.layers)
     for h in range(3):
         row = hl._start_row(array, aspace, h)
-        start = HeteroPlan(blocks.plan.types[:h] + ((I,) * L,),
+        start = Plan(blocks.plan.types[:h] + ((I,) * L,),
                            blocks.plan.alphas[:h] + (tuple((row[c],) * L for c in aspace.group_class[h]),))
         assert level_cost(network, array, blocks.plan, h) <= level_cost(network, array, start, h)
 
@@ -199,11 +201,11 @@ def test_explore_split_levels(capsys):
 
 def test_a_level_too_wide_even_for_blocks_is_refused(monkeypatch):
     import explorer.solvers.hetero_levels as hl
-    from explorer.solvers.hetero import HeteroRefused
+    
 
     monkeypatch.setattr(hl, "MAX_CELLS", 10)
     monkeypatch.setattr(hl, "MAX_CELLS_ALONE", 10)
-    with pytest.raises(HeteroRefused, match="level 0: the graph's frontier is too wide"):
+    with pytest.raises(Refused, match="level 0: the graph's frontier is too wide"):
         levels_hetero(NET, A1, Space.HYPAR, alpha_grid(4))
 
 
@@ -237,7 +239,7 @@ def test_each_level_is_optimal_for_its_own_cost_with_grouped_convs():
             for cand in product(*cands):
                 types = sol.plan.types[:h] + (tuple(t for t, _ in cand),)
                 alphas = sol.plan.alphas[:h] + (tuple(tuple(r[c] for _, r in cand) for c in aspace.group_class[h]),)
-                c = level_cost(network, array, HeteroPlan(types, alphas), h)
+                c = level_cost(network, array, Plan(types, alphas), h)
                 best = c if best is None or c < best else best
             got = level_cost(network, array, sol.plan, h)
             assert best <= got <= best * (1 + F(1, 10**9))

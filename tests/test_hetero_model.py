@@ -12,18 +12,15 @@ from explorer.core.errors import SpecError
 from explorer.core.evaluate import evaluate
 from explorer.core.hetero import (
     FreeAlphas,
-    HeteroPlan,
     alpha_grid,
     alpha_space,
     evaluate_hetero,
     group_shares,
-    inter_split,
     proportional_alphas,
-    relayout_split,
     whole_groups,
 )
 from explorer.core.network import Layer, LayerKind, Network
-from explorer.core.partition import ALL_TYPES, Dim, Layout, PartitionType, Space, relayout_cost
+from explorer.core.partition import ALL_TYPES, Dim, Layout, PartitionType, Space, inter_split, relayout_cost, relayout_split
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain
 from explorer.frontends import load_array, load_model
@@ -56,7 +53,7 @@ A1 = mix(1, [1, 3])  # one level: a 1-TFLOPS and a 3-TFLOPS accelerator, 10 GB/s
 
 
 def plan1(t1, a1, t2, a2):
-    return HeteroPlan(((t1, t2),), ((F(a1), F(a2)),))
+    return Plan(((t1, t2),), ((F(a1), F(a2)),))
 
 
 def test_relayout_split_is_relayout_cost_at_one_half():
@@ -115,7 +112,7 @@ def test_uneven_directions_golden():
 def test_group_shares_two_levels():
     # Level 0: f1 I(1/4); level 1: f1 II(1/3). Group 2 of level 2 = path (side 1, side 0):
     # B share 3/4 (side 1 of 1/4), D_i share 1/3 (side 0 of 1/3), D_o whole.
-    plan = HeteroPlan(((I, I), (II, II)), ((F(1, 4), F(1, 2)), (F(1, 3), F(1, 2))))
+    plan = Plan(((I, I), (II, II)), ((F(1, 4), F(1, 2)), (F(1, 3), F(1, 2))))
     assert group_shares(plan, 2, 2, 0) == {Dim.B: F(3, 4), Dim.D_I: F(1, 3), Dim.D_O: F(1), Dim.G: F(1)}
     assert group_shares(plan, 1, 0, 0) == {Dim.B: F(1, 4), Dim.D_I: F(1), Dim.D_O: F(1), Dim.G: F(1)}
 
@@ -177,7 +174,7 @@ def test_per_group_alphas_golden_4_12():
     types = ((I, I),) * 4
     alphas = (((F(1, 2), F(1, 2)),), ((F(1, 4), F(1, 2)), (F(1, 2), F(1, 2))),
               ((F(1, 2), F(1, 2)),) * 4, ((F(1, 2), F(1, 2)),) * 8)
-    plan = HeteroPlan(types, alphas)
+    plan = Plan(types, alphas)
     ev = evaluate_hetero(NET, arr, plan)
     assert ev.group_amounts[1] == ((F(14), F(14)), (F(12), F(12)))
     assert ev.group_amounts[0] == ((F(12), F(12)),) and set(ev.group_amounts[3]) == {(F(12), F(12))}
@@ -188,10 +185,10 @@ def test_per_group_alphas_golden_4_12():
     assert ev.traffic_bytes == 728
     space = alpha_space(arr, alpha_grid(4))
     assert space.contains(plan)  # level 1 group 0 is free; its 1/4 is on the grid
-    bad = HeteroPlan(types, alphas[:2] + (((F(1, 4), F(1, 2)),) * 4,) + alphas[3:])
+    bad = Plan(types, alphas[:2] + (((F(1, 4), F(1, 2)),) * 4,) + alphas[3:])
     assert not space.contains(bad)  # level 2's groups split alike subtrees: 1/2 by rule
     # the old form (one alpha row per level) is every group's row
-    assert HeteroPlan(types, ((F(1, 4), F(1, 2)),) * 4).alphas[2] == ((F(1, 4), F(1, 2)),) * 4
+    assert Plan(types, ((F(1, 4), F(1, 2)),) * 4).alphas[2] == ((F(1, 4), F(1, 2)),) * 4
 
 
 @pytest.mark.parametrize("model", CLASSIC_ZOO)  # the LLM zoo: tests/test_llm_zoo.py
@@ -206,7 +203,7 @@ def test_equal_split_on_one_kind_is_the_homogeneous_model(model):
     for _ in range(2):
         plan = Plan(tuple(tuple(rng.choice([t for t in ALL_TYPES if L.offers(t, h)]) for L in net.layers) for h in range(2)))
         ev = evaluate(net, arr, Space.ACCPAR, plan)
-        hv = evaluate_hetero(net, arr, HeteroPlan.equal(plan))
+        hv = evaluate_hetero(net, arr, Plan.even(plan))
         assert hv.step_time_s == ev.step_time_s and hv.traffic_bytes == ev.traffic_bytes
         assert hv.leaf_compute_s == (ev.compute_s,) * 4 and set(hv.leaf_memory_bytes) == {ev.memory_bytes}
 
@@ -303,7 +300,7 @@ def test_grouped_equal_split_is_the_homogeneous_model():
     for types in [((II, II), (II, III)), ((I, II), (II, I)), ((II, I), (I, II))]:
         plan = Plan(types)
         ev = evaluate(GNET, arr, Space.ACCPAR, plan)
-        hv = evaluate_hetero(GNET, arr, HeteroPlan.equal(plan))
+        hv = evaluate_hetero(GNET, arr, Plan.even(plan))
         assert hv.step_time_s == ev.step_time_s and hv.traffic_bytes == ev.traffic_bytes
 
 

@@ -5,7 +5,8 @@ by increasing component sum, each kept unless a kept row before it dominates it.
 import numpy as np
 import pytest
 
-from explorer.solvers.hetero_joint import JointOptions, _filter_by_column, _pareto_filter
+from explorer.solvers.joint_close_chain import _filter_by_column, _pareto_filter
+from explorer.solvers.joint_columns import JointOptions
 
 
 def _plain(P, slack):

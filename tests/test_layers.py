@@ -1,7 +1,10 @@
-"""Imports flow one way: core <- frontends, core <- solvers, and the application on top.
+"""Imports flow one way: core <- frontends, core <- solvers, then the application, the API
+(``explorer.api``) and the CLI (``explorer.app.cli*``) on top, and no module imports itself
+back through any chain of imports.
 
 Every import in every module (function-level ones too) is parsed and resolved to the layer
-it names; an edge that runs against the layering fails the test.
+it names; an edge that runs against the layering fails the test, and so does any import cycle
+(a strongly connected component of the module graph), even within one layer.
 """
 
 from __future__ import annotations
@@ -19,10 +22,14 @@ ALLOWED = {
     "frontends": {"core", "frontends"},
     "solvers": {"core", "solvers"},
     "app": {"core", "frontends", "solvers", "app", "top"},
+    "api": {"core", "frontends", "solvers", "app", "api", "top"},
+    "cli": {"core", "frontends", "solvers", "app", "api", "cli", "top"},
     "top": set(),
 }
 # modules at the top of the package that belong to a layer (explorer/__init__.py stays "top")
-TOP_LEVEL_MODULES = {"api": "app"}
+TOP_LEVEL_MODULES = {"api": "api"}
+# the command line: above the API (it parses options, prints, picks the exit status)
+CLI_MODULES = ("explorer.app.cli", "explorer.app.cli_common", "explorer.app.cli_sweep")
 
 
 def layer_of(module: str) -> str | None:
@@ -31,6 +38,8 @@ def layer_of(module: str) -> str | None:
         return None  # the standard library or a third-party package
     if len(parts) == 1:
         return "top"
+    if ".".join(parts[:3]) in CLI_MODULES:
+        return "cli"
     if parts[1] in TOP_LEVEL_MODULES:
         return TOP_LEVEL_MODULES[parts[1]]
     return parts[1] if parts[1] in ALLOWED else "top"
@@ -45,9 +54,25 @@ def modules():
             yield name, path, path.name == "__init__.py"
 
 
-def imported(name: str, path: Path, is_package: bool) -> set[str]:
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    """The nodes under ``if TYPE_CHECKING:`` (annotations only: no import at run time)."""
     out = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(tree):
+        test = getattr(node, "test", None) if isinstance(node, ast.If) else None
+        if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+                (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"):
+            out |= {id(x) for stmt in node.body for x in ast.walk(stmt)}
+    return out
+
+
+def imported(name: str, path: Path, is_package: bool, typing: bool = True) -> set[str]:
+    """The modules (and names) a module imports; ``typing=False`` leaves out ``if TYPE_CHECKING:`` imports."""
+    out = set()
+    tree = ast.parse(path.read_text(), str(path))
+    skip = set() if typing else _type_checking_nodes(tree)
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -85,21 +110,98 @@ def test_imports_flow_one_way(name, path, is_package):
 def test_the_checker_sees_a_backward_edge(tmp_path):
     """The test would fail: a core module importing a solver is caught."""
     bad = tmp_path / "bad.py"
-    bad.write_text("from ..solvers import dp\nimport explorer.app.cli\n")
+    bad.write_text("from ..solvers import dp\nimport explorer.app.run\nimport explorer.app.cli\n")
     targets = imported("explorer.core.bad", bad, False)
-    assert {layer_of(t) for t in targets} >= {"solvers", "app"}
+    assert {layer_of(t) for t in targets} >= {"solvers", "app", "cli"}
 
 
-def test_api_is_application_layer_and_the_package_imports_nothing():
+def test_api_is_above_the_application_and_the_package_imports_nothing():
     """explorer.api may use app, solvers, frontends and core; explorer/__init__.py imports nothing."""
-    assert layer_of("explorer.api") == "app" and layer_of("explorer.api.solve") == "app"
+    assert layer_of("explorer.api") == "api" and layer_of("explorer.api.solve") == "api"
+    assert "api" not in ALLOWED["app"] and "cli" not in ALLOWED["api"]
+    assert layer_of("explorer.app.cli") == layer_of("explorer.app.cli_sweep.attach") == "cli"
     assert layer_of("explorer") == "top" and layer_of("explorer.__version__") == "top"
     api = next((name, path, pkg) for name, path, pkg in MODULES if name == "explorer.api")
-    assert {layer_of(t) for t in imported(*api)} >= {"app", "core", "frontends", "solvers"}
+    request = next((name, path, pkg) for name, path, pkg in MODULES if name == "explorer.app.request")
+    assert {layer_of(t) for t in imported(*api)} >= {"app", "core"}  # build_problem and solve: app.request
+    assert {layer_of(t) for t in imported(*request)} >= {"core", "frontends", "solvers"}
     init = ROOT / "explorer" / "__init__.py"
     assert imported("explorer", init, True) == set()
     # a core module importing the API is caught like any backward edge
     assert layer_of("explorer.api") not in ALLOWED["core"]
+
+
+def graph(mods) -> dict[str, set[str]]:
+    """module -> the modules it imports at run time (each import resolved to the longest module name
+    it starts with; imports under ``if TYPE_CHECKING:`` never run, so they make no cycle)."""
+    names = {name for name, _, _ in mods}
+    out = {}
+    for name, path, is_package in mods:
+        edges = set()
+        for target in imported(name, path, is_package, typing=False):
+            while target and target not in names:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                edges.add(target)
+        out[name] = edges
+    return out
+
+
+def cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index, low, stack, on, found, counter = {}, {}, [], set(), [], [0]
+    for root in sorted(g):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(g[root])))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(g[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    found.append(sorted(comp))
+    return found
+
+
+def test_no_import_cycles():
+    """No chain of imports (function-level ones count) leads from a module back to itself."""
+    assert cycles(graph(MODULES)) == []
+
+
+def test_the_checker_sees_a_cycle(tmp_path):
+    """The test would fail: a cycle within one layer, through a function-level import, is caught."""
+    a, b, c = tmp_path / "a.py", tmp_path / "b.py", tmp_path / "c.py"
+    a.write_text("from . import b\n")
+    b.write_text("def f():\n    from .c import g\n")
+    c.write_text("from .a import x\n")
+    mods = [("explorer.app.a", a, False), ("explorer.app.b", b, False), ("explorer.app.c", c, False)]
+    assert cycles(graph(mods)) == [["explorer.app.a", "explorer.app.b", "explorer.app.c"]]
+    c.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import x\n")
+    assert cycles(graph(mods)) == []
 
 
 def test_no_generic_top_level_packages_installed(tmp_path):

@@ -6,8 +6,9 @@ import sys
 from fractions import Fraction as F
 
 from explorer.app.split import Split, search_start, split_run
-from explorer.core.hetero import HeteroPlan, evaluate_hetero, with_group_alphas
+from explorer.core.hetero import evaluate_hetero, with_group_alphas
 from explorer.core.partition import PartitionType, Space
+from explorer.core.plan import Plan
 from explorer.frontends import load_array, load_model
 
 from .conftest import run_cli
@@ -33,7 +34,7 @@ def test_split_rules_on_the_tpu_mix():
     assert only.step_time_s <= min(eq.step_time_s, on_grid_prop) and prop.step_time_s < only.step_time_s
     # the equal-split baselines are the same in every report, and data parallelism is one of them
     assert eq.compared == search.compared
-    dp = evaluate_hetero(net, arr, HeteroPlan(((PartitionType.I,) * 8,) * 4,
+    dp = evaluate_hetero(net, arr, Plan(((PartitionType.I,) * 8,) * 4,
                                               ((F(1, 2),) * 8,) * 4)).step_time_s
     assert dict(search.compared)["all-I"] == dp and search.speedup("all-I") > 1
 
@@ -60,7 +61,7 @@ def test_explore_on_an_array_of_kinds_is_the_equal_split_and_says_so(capsys):
     assert any("every split is equal (alpha 1/2)" in w for w in r["warnings"])
     from explorer.core.plan import Plan
 
-    plan = HeteroPlan.equal(Plan.from_lists(r["plan"]))
+    plan = Plan.even(Plan.from_lists(r["plan"]))
     ev = evaluate_hetero(load_model("alexnet"), load_array("tpu-mix-16"), plan)
     assert r["step_time_s"] == float(ev.step_time_s)  # the slowest (v2) accelerator's step time
 
@@ -125,13 +126,13 @@ def test_memory_per_accelerator_under_an_uneven_split_by_hand():
     net, arr = _one_fc_on_two_kinds()
     I_, II_ = PartitionType.I, PartitionType.II
     # I splits B: leaf 0 holds 1/4 of F, all of W: 2*8 + 32/4 = 24 elements; leaf 1: 16 + 24 = 40
-    ev = evaluate_hetero(net, arr, HeteroPlan(((I_,),), (((F(1, 4),),),)))
+    ev = evaluate_hetero(net, arr, Plan(((I_,),), (((F(1, 4),),),)))
     assert ev.leaf_memory_bytes == (F(48), F(80))
     # II splits D_i: W and F both by 1/4 : 3/4: 2*8/4 + 32/4 = 12; 2*8*3/4 + 32*3/4 = 36
-    ev = evaluate_hetero(net, arr, HeteroPlan(((II_,),), (((F(1, 4),),),)))
+    ev = evaluate_hetero(net, arr, Plan(((II_,),), (((F(1, 4),),),)))
     assert ev.leaf_memory_bytes == (F(24), F(72))
     # one weight copy (momentum) under I: 3*8 + 8 = 32; 3*8 + 24 = 48
-    ev = evaluate_hetero(net, arr, HeteroPlan(((I_,),), (((F(1, 4),),),)), weight_copies=1)
+    ev = evaluate_hetero(net, arr, Plan(((I_,),), (((F(1, 4),),),)), weight_copies=1)
     assert ev.leaf_memory_bytes == (F(64), F(96))
 
 
@@ -150,7 +151,7 @@ def test_memory_of_the_equal_split_is_explores():
         plan = get_solver("dp")(p, SolveOptions()).plan
         for wc in (0, 2):
             want = evaluate(net, arr, Space.ACCPAR, plan, weight_copies=wc).memory_bytes
-            got = evaluate_hetero(net, arr, HeteroPlan.equal(plan), weight_copies=wc).leaf_memory_bytes
+            got = evaluate_hetero(net, arr, Plan.even(plan), weight_copies=wc).leaf_memory_bytes
             assert set(got) == {want}, (name, wc)
 
 
@@ -194,7 +195,7 @@ def test_the_fast_evaluator_matches_the_definitions_on_random_alphas():
         tuple(((F(h + 1, 7),) * 4,) * 2**h for h in range(4)),
         tuple(tuple(tuple(F(rng.randint(1, 15), 16) for _ in range(4)) for _ in range(2**h)) for h in range(4)),
     ):
-        plan = HeteroPlan(types, alphas)
+        plan = Plan(types, alphas)
         ev = evaluate_hetero(net, arr, plan)
         for h in range(4):
             assert ev.group_amounts[h] == tuple(group_amounts(net, plan, h, g) for g in range(2**h))

@@ -21,7 +21,7 @@ from explorer.app.run import run
 from explorer.app.sweep.point import solve_point
 from explorer.app.sweep.table import add_dp_gap, make_row
 from explorer.core.array import synthetic_array
-from explorer.core.hetero import HeteroPlan, evaluate_hetero
+from explorer.core.hetero import evaluate_hetero
 from explorer.core.network import Network
 from explorer.core.objective import Objective
 from explorer.core.partition import PartitionType as T
@@ -127,7 +127,7 @@ def test_tpu_mix_step_time_is_the_hetero_evaluators_equal_split(model):
     for overlap in (False, True):
         a = replace(arr, overlap=overlap)
         r = run(Problem(net, a, Space.HYPAR, Objective.TIME), "exact")
-        het = evaluate_hetero(net, a, HeteroPlan.equal(r.plan))
+        het = evaluate_hetero(net, a, Plan.even(r.plan))
         assert r.objective_value == het.step_time_s == r.bound
         assert r.time_terms.compute_s == max(het.leaf_compute_s) > min(het.leaf_compute_s)
 

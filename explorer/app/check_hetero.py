@@ -23,7 +23,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..core.array import ArraySpec
-from ..core.errors import InstanceTooLarge
+from ..core.errors import InstanceTooLarge, Refused
 from ..core.hetero import (
     AlphaSpace,
     FreeAlphas,
@@ -40,7 +40,7 @@ from ..core.partition import Space
 from ..core.problem import Problem
 from ..core.solution import SolveOptions, Status
 from ..solvers import get_solver
-from ..solvers.hetero import HeteroRefused, HeteroSolution, brute_hetero, cpsat_hetero, exact_hetero, search_level_alphas
+from ..solvers.hetero import HeteroSolution, brute_hetero, cpsat_hetero, exact_hetero, search_level_alphas
 from ..solvers.hetero_joint import JointOptions, accpar_hetero, joint_hetero
 from ..solvers.hetero_levels import levels_hetero
 from .results import SCHEMA_VERSION, exact_number
@@ -94,7 +94,7 @@ def _dp_types(name: str, network: Network, array: ArraySpec, space: Space):
     try:
         return get_solver("dp")(Problem(network, array, space, Objective.TIME), SolveOptions()).plan
     except InstanceTooLarge as err:  # the search takes its types from the DP: refused, like the others
-        raise HeteroRefused(f"{name}: no types from the DP ({str(err).split('; use --solver')[0]})") from None
+        raise Refused(f"{name}: no types from the DP ({str(err).split('; use --solver')[0]})") from None
 
 
 def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> HeteroSolution:
@@ -109,11 +109,11 @@ def _proportional(network: Network, array: ArraySpec, space: Space, aspace: Alph
     the declared space unless ``--grid-only``, so no proven optimum may exceed it."""
     t0 = time.perf_counter()
     if not aspace.proportional:
-        raise HeteroRefused("proportional: --grid-only leaves the proportional ratios out of the declared space")
+        raise Refused("proportional: --grid-only leaves the proportional ratios out of the declared space")
     plan = round_to_whole_units(network, with_group_alphas(_dp_types("proportional", network, array, space),
                                                            proportional_alphas(array)))
     if not aspace.contains(plan):
-        raise HeteroRefused("proportional: rounded to whole groups or heads, its plan leaves the declared space")
+        raise Refused("proportional: rounded to whole groups or heads, its plan leaves the declared space")
     step = evaluate_hetero(network, array, plan).step_time_s
     return HeteroSolution("proportional", Status.FEASIBLE, plan, step, None, time.perf_counter() - t0, 1)
 
@@ -140,7 +140,7 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     t0 = time.perf_counter()
     try:
         sol = _run(name, network, array, space, aspace, time_limit_s)
-    except HeteroRefused as err:
+    except Refused as err:
         return HeteroRow(name, "refused", None, None, time.perf_counter() - t0, str(err), True)
     value = evaluate_hetero(network, array, sol.plan).step_time_s
     note = "" if value == sol.step_time_s else f"evaluator gives {value} s, the solver {sol.step_time_s} s"
@@ -190,33 +190,3 @@ def render_check_hetero(r: HeteroCheck) -> str:
         lines.append("no solver proved the optimum")
     lines.append("agree" if r.agree else "DISAGREE: " + "; ".join(r.problems))
     return "\n".join(lines) + "\n"
-
-
-def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, free: str, time_limit,
-                     grid_only: bool = False) -> None:
-    """The CLI's ``check --uneven`` (exit 0 when the solvers agree, 1 otherwise, 2 on bad input)."""
-    import json
-    import sys
-
-    import click
-
-    from .. import api
-    from .cli import emit
-    from .cli_common import InputError
-
-    if click.get_current_context().get_parameter_source("solver_list").name == "DEFAULT":
-        names = HETERO_SOLVERS
-    unknown = [n for n in names if n not in HETERO_SOLVERS]
-    if unknown or not names:
-        raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} with --uneven "
-                         f"(choose from {', '.join(HETERO_SOLVERS)})")
-    problem = api.build_problem(model, array, space=space, objective="time", batch=batch, seq=click.get_current_context().meta.get("seq"))
-    from ..core.hetero import check_array, check_network
-
-    check_array(problem.array)
-    check_network(problem.network)
-    report = check_hetero(problem.network, problem.array, problem.space, grid, FreeAlphas(free), names,
-                          10.0 if time_limit is None else float(time_limit), grid_only)
-    text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check_hetero(report)
-    emit(text, output)
-    sys.exit(0 if report.agree else 1)

@@ -21,6 +21,16 @@ from .output import check_not_an_input, check_writable, inherited_fd, write_text
 
 DEFAULT_MODEL = "vgg-a"
 DEFAULT_ARRAY = "hypar-16"
+SPLITS = ("equal", "proportional", "search", "optimal", "levels")
+SPLIT_HELP = ("equal: alpha 1/2 everywhere; proportional: each group's peak compute ratio; search: each free class's "
+              "alpha in the declared space (the grid and its proportional ratio), from the better of those two (no "
+              "proof); optimal: types and alphas jointly, proven optimum or bound and gap (arrays with one kind per "
+              "half); levels: AccPar's hierarchical DP, a type and an alpha per layer level by level (no proof).")
+# options of ``explore`` that ``--split`` does not take yet (the split path has no side constraints
+# but memory, and its own methods instead of the solvers)
+NOT_WITH_SPLIT = ("--objective", "--levels", "--cap", "--pin", "--forbid", "--constraints", "--workers",
+                  "--seed", "--dump-model")
+NOT_WITH_SPLIT_WHY = "'explore check --uneven' compares brute, exact, cpsat and the joint solver on it"
 
 
 def _keep_seq(ctx, _param, value):
@@ -141,11 +151,15 @@ def progress(msg: str) -> None:
 @click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", show_default=True, help="dp: HyPar's hierarchical DP; cpsat: proven joint optimum; exact: joint DP over type vectors (chains); brute: enumeration (tiny nets).")
 @constraint_options
 @solver_options
+@click.option("--split", "split", type=click.Choice(SPLITS), default=None, help="Split fractions between the two subgroups of every group (arrays of kinds): " + SPLIT_HELP + " Without --split every split is 1/2 (the even split); 'explore split' is the same with its own defaults.")
+@click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --split: alphas searched are multiples of 1/N, and each free class's proportional ratio.")
+@click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --split: which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
+@click.option("--grid-only", is_flag=True, help="With --split: free classes choose from the multiples of 1/N alone (without their proportional ratio).")
 @click.version_option(package_name="hypar-explorer")
 @click.pass_context
 @fail_on_bad_input
 def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver, caps, memory_GiB, weight_copies, pins,
-        forbids, constraints_file, time_limit, workers, seed, dump_model):
+        forbids, constraints_file, time_limit, workers, seed, dump_model, split, grid, free, grid_only):
     """Find how every layer of a network should be split at every level of an accelerator array.
 
     With no command: solve MODEL on ARRAY (default: VGG-A on HyPar's 16-accelerator H-tree,
@@ -157,6 +171,26 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     130 on Ctrl-C (CP-SAT's report then says "interrupted" and shows the plan so far).
     """
     if ctx.invoked_subcommand is not None:
+        return
+    given = _given_options(ctx)
+    if split is None:
+        for option in ("--alpha-grid", "--free", "--grid-only"):
+            if option in given:
+                raise InputError(f"{option}: only with --split (uneven splits); without it every split is 1/2")
+    else:
+        refused = [o for o in NOT_WITH_SPLIT if o in given and not (o == "--objective" and objective == "time")]
+        if refused:
+            raise InputError(f"{refused[0]}: not with --split yet (the split path minimises the step time of the "
+                             f"slowest accelerator with its own method; {NOT_WITH_SPLIT_WHY})")
+        if memory_GiB is not None and not (math.isfinite(memory_GiB) and 0 < memory_GiB <= 1e15):
+            raise InputError(f"--memory: must be a finite number of GiB in (0, 1e15], got {memory_GiB}")
+        if weight_copies is not None and not 0 <= weight_copies <= 16:
+            raise InputError(f"--weight-copies: must be between 0 and 16 with --split, got {weight_copies}")
+        if time_limit is not None and time_limit < 0.1:
+            raise InputError(f"--time-limit: must be at least 0.1 s with --split, got {time_limit}")
+        run_split(model, array, space, split, grid, free, grid_only, 10.0 if time_limit is None else time_limit,
+                  memory_GiB, weight_copies or 0, batch, ctx.meta.get("seq"), fmt, output,
+                  solver if "--solver" in given else None)
         return
     from .. import api
     from .render import render_table
@@ -190,6 +224,29 @@ def why_not_ok(result) -> str:
         text = f"the {result.solver} plan breaks " + "; ".join(v.constraint for v in result.figures.violations)
         return text + " (--solver exact or cpsat enforces caps and memory)"
     return result.reason or f"{result.solver} found no plan"
+
+
+def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, free: str, time_limit,
+                     grid_only: bool = False) -> None:
+    """The CLI's ``check --uneven`` (exit 0 when the solvers agree, 1 otherwise, 2 on bad input)."""
+    from .. import api
+    from ..core.hetero import FreeAlphas, check_array, check_network
+    from .check_hetero import HETERO_SOLVERS, check_hetero, render_check_hetero
+
+    if click.get_current_context().get_parameter_source("solver_list").name == "DEFAULT":
+        names = HETERO_SOLVERS
+    unknown = [n for n in names if n not in HETERO_SOLVERS]
+    if unknown or not names:
+        raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} with --uneven "
+                         f"(choose from {', '.join(HETERO_SOLVERS)})")
+    problem = api.build_problem(model, array, space=space, objective="time", batch=batch, seq=click.get_current_context().meta.get("seq"))
+    check_array(problem.array)
+    check_network(problem.network)
+    report = check_hetero(problem.network, problem.array, problem.space, grid, FreeAlphas(free), names,
+                          10.0 if time_limit is None else float(time_limit), grid_only)
+    text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check_hetero(report)
+    emit(text, output)
+    sys.exit(0 if report.agree else 1)
 
 
 # options of ``explore check`` that ``check --uneven`` does not take (it would ignore them)
@@ -229,8 +286,6 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     names = tuple(dict.fromkeys(x.strip() for x in solver_list.split(",") if x.strip()))  # each solver once
     given = _given_options(click.get_current_context())
     if uneven:
-        from .check_hetero import check_uneven_cmd
-
         refused = [o for o in NOT_WITH_UNEVEN if o in given and not (o == "--objective" and objective == "time")]
         if refused:
             raise InputError(f"{refused[0]}: not with --uneven (it compares the uneven-split solvers on the step "
@@ -304,7 +359,7 @@ def list_cmd(fmt):
 @click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML, an ONNX model or a Hugging Face config.json.")
 @click.option("--array", "array", default="tpu-mix-16", show_default=True, help="Shipped array name or path to an array YAML (accelerators of kinds).")
 @click.option("--space", type=click.Choice([s.value for s in Space]), default="accpar", show_default=True, help="Partition types of the plan.")
-@click.option("--split", "split", type=click.Choice(["equal", "proportional", "search", "optimal", "levels"]), default="search", show_default=True, help="equal: alpha 1/2 everywhere; proportional: each group's peak compute ratio; search: each free class's alpha in the declared space (the grid and its proportional ratio), from the better of those two (no proof); optimal: types and alphas jointly, proven optimum or bound and gap (arrays with one kind per half); levels: AccPar's hierarchical DP, a type and an alpha per layer level by level (no proof).")
+@click.option("--split", "split", type=click.Choice(SPLITS), default="search", show_default=True, help=SPLIT_HELP)
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="Alphas searched: multiples of 1/N, and each free class's proportional ratio.")
 @click.option("--grid-only", is_flag=True, help="Free classes choose from the multiples of 1/N alone (without their proportional ratio).")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="Which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
@@ -315,24 +370,34 @@ def list_cmd(fmt):
 @click.option("--seq", type=int, default=None, help="Sequence length: fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object.")
 @click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout.")
+@click.option("--solver", "solver", type=click.Choice(["brute", "exact", "cpsat"]), default=None, help="With --split optimal: prove the optimum with the uneven form of this solver (small instances; exact and cpsat: chains) instead of the joint solver.")
 @fail_on_bad_input
-def split_cmd(model, array, space, split, grid, free, grid_only, split_limit, memory_GiB, weight_copies, batch, seq, fmt, output):
+def split_cmd(model, array, space, split, grid, free, grid_only, split_limit, memory_GiB, weight_copies, batch, seq, fmt, output,
+              solver):
     """Uneven splits on an array of accelerator kinds (AccPar): the step time of the slowest
     accelerator, alpha per level, the two top groups' times, each kind's memory, and speedups
     over data parallelism, the trick and HyPar's plan, each with an equal split. Objective: step
     time. Exit status: 0; 1 when the plan breaks a kind's memory; 2 on bad input; 130 on Ctrl-C."""
+    run_split(model, array, space, split, grid, free, grid_only, split_limit, memory_GiB, weight_copies, batch, seq, fmt,
+              output, solver)
+
+
+def run_split(model, array, space, split, grid, free, grid_only, time_limit, memory_GiB, weight_copies, batch, seq, fmt,
+              output, solver: str | None = None) -> None:
+    """``explore --split`` and ``explore split``: one split run, its report, its exit status."""
     from .. import api
     from ..core.hetero import FreeAlphas
     from .render import fmt_bytes
-    from .split import Split, render_split, split_run
+    from .split import Split, check_split_solver, render_split, split_run
 
     check_not_empty(model=model, array=array, output=output)
     check_destinations(output, None, (), {"--model": model, "--array": array})
+    check_split_solver(Split(split), solver)  # before any loading
     memory = None if memory_GiB is None else Fraction(str(memory_GiB))
     problem = api.build_problem(model, array, space=space, objective="time", batch=batch, seq=seq)
     with StepProgress() as say:
         report = split_run(problem.network, problem.array, problem.space, Split(split), grid, FreeAlphas(free),
-                           split_limit, memory, weight_copies, progress=say, grid_only=grid_only)
+                           time_limit, memory, weight_copies, progress=say, grid_only=grid_only, solver=solver)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_split(report)
     emit(text, output)
     if not report.memory_ok:

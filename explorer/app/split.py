@@ -33,12 +33,11 @@ from fractions import Fraction
 from typing import Any
 
 from ..core.array import ArraySpec
-from ..core.errors import InstanceTooLarge, SpecError
+from ..core.errors import InstanceTooLarge, Refused, SpecError
 from ..core.hetero import (
     AlphaSpace,
     HALF,
     FreeAlphas,
-    HeteroPlan,
     alpha_grid,
     alpha_space,
     check_array,
@@ -119,7 +118,7 @@ class SplitReport:
     split: Split
     grid: int
     status: Status
-    plan: HeteroPlan
+    plan: Plan
     step_time_s: Fraction
     group_times_s: tuple[Fraction, Fraction]  # the two top-level groups' slowest accelerators
     idle_s: Fraction  # how long the faster top-level group waits
@@ -238,13 +237,16 @@ def class_labels(array: ArraySpec, aspace: AlphaSpace) -> tuple[tuple[str, ...],
 
 def split_run(network: Network, array: ArraySpec, space: Space, split: Split, grid: int = 16,
               free: FreeAlphas = FreeAlphas.UNLIKE, time_limit_s: float = 10.0, memory_GiB: Fraction | None = None,
-              weight_copies: int = 0, progress=None, grid_only: bool = False) -> SplitReport:
+              weight_copies: int = 0, progress=None, grid_only: bool = False, solver: str | None = None) -> SplitReport:
     """One ``explore split`` run on any mix of kinds (module docstring). ``progress(step, done=None,
-    total=None)`` names each step as it starts (and counts the search's evaluations)."""
+    total=None)`` names each step as it starts (and counts the search's evaluations). ``solver``
+    (``explore --split optimal --solver``): brute, exact or cpsat prove the optimum over the same
+    declared space with the uneven form of that solver (small instances); None: the joint solver."""
     import time
 
     say = progress or (lambda *a, **k: None)
     t0 = time.perf_counter()
+    check_split_solver(split, solver)
     check_array(array)
     aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
     if split is Split.SEARCH and len(aspace.free_classes()) > MAX_FREE_CLASSES:
@@ -254,7 +256,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     problem = Problem(network, array, space, Objective.TIME)
     types = _dp_plan(problem)
     compared = _compared(problem, say)
-    equal = HeteroPlan.equal(types)
+    equal = Plan.even(types)
     one_point = split in (Split.PROPORTIONAL, Split.SEARCH) and not aspace.free_classes()
     status = Status.LEVEL_OPTIMAL if split is Split.EQUAL or one_point else Status.FEASIBLE
     note = ("no free class of groups (every split is between identical subtrees): the declared space is the equal "
@@ -262,6 +264,9 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     bound = equal_best = solver_wall = claimed = None
     if split is Split.EQUAL or one_point:
         plan = equal
+    elif split is Split.OPTIMAL and solver is not None:
+        say(f"split: optimal ({solver}, uneven form)")
+        plan, status, bound, solver_wall, claimed = _proven(solver, network, array, space, aspace, time_limit_s)
     elif split is Split.OPTIMAL:
         say("split: optimal (search, then the joint solver)")
         plan, status, bound, equal_best, solver_wall, claimed = _optimal(network, array, space, aspace, equal,
@@ -278,7 +283,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     say("split: scoring the plan")
     ev = evaluate_hetero(network, array, plan, weight_copies)
     if claimed is not None and claimed != ev.step_time_s:  # the solver's own scoring against the definition
-        raise EvaluatorMismatch(f"joint: step time {claimed} does not re-score to {ev.step_time_s}")
+        raise EvaluatorMismatch(f"{solver or 'joint'}: step time {claimed} does not re-score to {ev.step_time_s}")
     g0, g1, idle = ev.top_groups()
     return SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
                        tuple(compared), tuple(L.name for L in network.layers), time.perf_counter() - t0,
@@ -293,9 +298,9 @@ def _compared(problem: Problem, say) -> list[tuple[str, Fraction]]:
     network, array = problem.network, problem.array
     hypar = _dp_plan(Problem(network, array, Space.HYPAR, Objective.TIME))
     say("split: scoring the equal-split plans")
-    compared = [(name, evaluate_hetero(network, array, HeteroPlan.equal(baseline_plan(problem, name))).step_time_s)
+    compared = [(name, evaluate_hetero(network, array, Plan.even(baseline_plan(problem, name))).step_time_s)
                 for name in COMPARED[:2]]
-    compared.append(("hypar", evaluate_hetero(network, array, HeteroPlan.equal(hypar)).step_time_s))
+    compared.append(("hypar", evaluate_hetero(network, array, Plan.even(hypar)).step_time_s))
     return compared
 
 
@@ -304,7 +309,7 @@ def nearest_choice(choices, target: Fraction) -> Fraction:
     return min(choices, key=lambda v: (abs(v - target), abs(v - HALF)))
 
 
-def on_grid(network: Network, types: Plan, aspace: AlphaSpace, target) -> HeteroPlan:
+def on_grid(network: Network, types: Plan, aspace: AlphaSpace, target) -> Plan:
     """The plan's types with, per level per group, the choice of its class in the declared space
     nearest ``target[level][group]`` (a fixed class: 1/2) for every layer; a grouped conv (an
     attention node with heads) whose sides would then hold a fraction of its groups (heads)
@@ -314,7 +319,7 @@ def on_grid(network: Network, types: Plan, aspace: AlphaSpace, target) -> Hetero
     return whole_or_half(network, with_group_alphas(types, rows))
 
 
-def whole_or_half(network: Network, plan: HeteroPlan) -> HeteroPlan:
+def whole_or_half(network: Network, plan: Plan) -> Plan:
     """The plan with every grouped conv (attention node with heads) whose sides would hold a
     fraction of its groups (heads) (``whole_units``) split 1/2 on every level, as in the
     equal-split plan."""
@@ -325,10 +330,10 @@ def whole_or_half(network: Network, plan: HeteroPlan) -> HeteroPlan:
             for level in alphas:
                 for r in level:
                     r[l] = HALF
-    return HeteroPlan(plan.types, tuple(tuple(tuple(r) for r in level) for level in alphas))
+    return Plan(plan.types, tuple(tuple(tuple(r) for r in level) for level in alphas))
 
 
-def search_start(network: Network, array: ArraySpec, types: Plan, aspace: AlphaSpace) -> HeteroPlan:
+def search_start(network: Network, array: ArraySpec, types: Plan, aspace: AlphaSpace) -> Plan:
     """Where ``--split search`` starts: of the equal and the proportional split in the declared
     space (``on_grid``: each class's nearest choice, the split itself where it is declared: the
     proportional ratio always, 1/2 on an even grid), the one of less step time. The search then
@@ -363,12 +368,11 @@ def _free_hint(array: ArraySpec, grid: int, free: FreeAlphas) -> str:
     return " (--free all frees every class of groups below the top split too; --free unlike frees the top split alone here)"
 
 
-def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: HeteroPlan,
+def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: Plan,
              time_limit_s: float, say=lambda *a, **k: None, free_hint: str = ""):
     """``--split optimal``: the joint solver from the equal-split and the search plans; a one-line
     error where it does not apply. (plan, status, bound, best equal-split step time, wall, the
     solver's own step time of the plan)."""
-    from ..solvers.hetero import HeteroRefused
     from ..solvers.hetero_joint import JointOptions, joint_hetero
 
     search = search_level_alphas(network, array, search_start(network, array, equal.plan, aspace), aspace,
@@ -376,10 +380,37 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     say(f"split: optimal (the joint solver, up to {time_limit_s:g} s)")
     try:
         sol = joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=(equal, search))
-    except HeteroRefused as err:
+    except Refused as err:
         hint = free_hint if "frees the top split alone" in str(err) else ""
         raise SpecError("--split", f"optimal: {err}{hint}; use --split search" + (" or --free unlike" if hint else "")) from None
     return sol.plan, sol.status, sol.bound_s, sol.equal_best_s, sol.wall_s, sol.step_time_s
+
+
+PROVING_SOLVERS = ("brute", "exact", "cpsat")  # solvers with an uneven form that --split optimal takes
+
+
+def check_split_solver(split: Split, solver: str | None) -> None:
+    """SpecError naming --solver unless it fits the split: brute, exact or cpsat with optimal only."""
+    if solver is None:
+        return
+    if split is not Split.OPTIMAL or solver not in PROVING_SOLVERS:
+        raise SpecError("--solver", f"{solver}: not with --split {split}; --split optimal takes --solver "
+                                    f"{', '.join(PROVING_SOLVERS)} (their uneven forms, small instances) or, without "
+                                    "--solver, the joint solver; --split levels is the DP's uneven form")
+
+
+def _proven(solver: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float):
+    """``--split optimal --solver brute|exact|cpsat``: the uneven form of that solver over the declared
+    space; Refused (one line) where it does not apply. (plan, status, bound, wall, its own step time)."""
+    from ..solvers.hetero import brute_hetero, cpsat_hetero, exact_hetero
+
+    if solver == "brute":
+        sol = brute_hetero(network, array, space, aspace)
+    elif solver == "exact":
+        sol = exact_hetero(network, array, space, aspace, time_limit_s=time_limit_s)
+    else:
+        sol = cpsat_hetero(network, array, space, aspace, time_limit_s=time_limit_s)
+    return sol.plan, sol.status, sol.bound_s, sol.wall_s, sol.step_time_s
 
 
 def _ms(x: Fraction) -> str:

@@ -27,7 +27,9 @@ from .partition import (  # noqa: F401 - Counts, ZERO_COUNTS, add_type, advance,
     advance,
     halvings,
     inter_coeff,  # noqa: F401 - re-exported
+    Pair,
     node_inter_coeff,
+    node_inter_split,
     zero_counts,
 )
 
@@ -87,6 +89,14 @@ def inter_amount(
     return (c.f + c.e) * s.f_in * share  # A(E_l) = A(F_l)
 
 
+def edge_split(producer: Layer, prev: PartitionType, a: Fraction, consumer: Layer, nxt: PartitionType,
+               b: Fraction) -> Pair:
+    """``inter_amount``'s coefficient with uneven splits (producer split a : 1-a, consumer b : 1-b),
+    each node with its own layouts (``Layer.node_types``): (side 0, side 1) as fractions of the
+    consumer's A(F); at a = b = 1/2 both equal the even coefficient's total."""
+    return node_inter_split(prev, a, nxt, b, producer.node_types, consumer.node_types)
+
+
 def footprint_elements(layer: Layer, batch: int, final_counts: Counts, weight_copies: int = 0) -> Fraction:
     """Per-accelerator memory of a layer after all levels, in elements.
 
@@ -99,13 +109,31 @@ def footprint_elements(layer: Layer, batch: int, final_counts: Counts, weight_co
     Output activations are the next layer's inputs; the last layer's output and the error
     tensors in flight are not counted.
     """
+    s = scaled_sizes(layer, batch, final_counts)
+    return held_elements(layer, s.f_in, s.weights, weight_copies)
+
+
+def held_elements(layer: Layer, f_in: Fraction, weights: Fraction, weight_copies: int = 0) -> Fraction:
+    """The one footprint formula: what an accelerator holding ``f_in`` of the layer's input and
+    ``weights`` of its weights (elements, its shares) keeps, (2 + weight_copies) * weights + f_in;
+    a join holds nothing. Even splits: the halved sizes (``footprint_elements``); uneven: each
+    accelerator's shares (``hetero.leaf_footprint_elements``)."""
     if layer.is_join:
         return Fraction(0)
-    s = scaled_sizes(layer, batch, final_counts)
-    return (2 + weight_copies) * s.weights + s.f_in
+    return (2 + weight_copies) * weights + f_in
 
 
 def training_flops(layer: Layer, batch: int) -> int:
     """FLOPs of one training step of a layer: 3 matrix products (forward, backward error,
     weight gradient) of B * S_out * D_o * D_i * k^2 multiply-accumulates, 2 FLOPs each."""
     return 3 * 2 * layer.forward_macs(batch)
+
+
+Shares = tuple[Fraction, Fraction, Fraction, Fraction]  # a group's share of (B, D_i, D_o, G)
+EVEN = (Fraction(1),) * 4  # the whole layer: the shares at the top, and of a layer never split
+
+
+def share_flops(layer: Layer, batch: int, s: Shares) -> Fraction:
+    """Training FLOPs of the part of a layer a group computes: every FLOP spans B, D_i, D_o and G,
+    so ``training_flops`` times the four shares (under even splits: 1 / 2^levels)."""
+    return training_flops(layer, batch) * s[0] * s[1] * s[2] * s[3]

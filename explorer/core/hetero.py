@@ -1,92 +1,16 @@
-"""Heterogeneous arrays (AccPar): uneven splits and the step time of the slowest accelerator.
+"""Uneven splits: the evaluator of plans with split fractions, the alpha space and the split rules.
 
-A separate model on purpose: the homogeneous path (``comm``, ``costs``, the solvers) stays as it
-is, and ``tests/test_hetero_model.py`` proves this model equals it wherever alpha = 1/2.
-
-**Uneven splits.** At level h every group splits each layer's chosen dimension (the one its
-type halves today: I -> B, II -> D_i, III -> D_o) between its two subgroups in the ratio
-alpha : (1 - alpha): subgroup 0 (the first half of the group's leaves in tree order) gets
-alpha, subgroup 1 gets 1 - alpha. A plan gives, per layer, one type per level (shared by every
-group of the level, as in HyPar) and one alpha per group (``HeteroPlan.alphas[level][group][layer]``:
-the evaluator takes any alphas). A group's share of a dimension is the product, over the levels
-above, of the part its side got at each of its ancestors; a tensor's size in a group is its whole
-size times the shares of the dimensions it spans (``Size.dims``), which is ``comm.scaled_sizes``
-when every alpha is 1/2.
-
-**The declared alpha space** (``AlphaSpace``, what the solvers choose from): groups of a level
-that are identical subtrees (the same peak compute leaf by leaf) form a *class* and share one
-alpha per layer (by symmetry they are interchangeable). A class's alpha is free (any value of the
-grid, multiples of 1/N) where its two subgroups are not identical subtrees (``FreeAlphas.UNLIKE``,
-AccPar's choice), and its own proportional ratio too (subgroup 0's part of the class's peak
-compute, e.g. 15/56: the ``proportional`` split lies in the space, so a proven optimum is never
-slower than it; ``--grid-only`` leaves it out); where they are identical the split is 1/2 by
-rule. ``FreeAlphas.ALL`` frees every class (a larger space, for small cases; a class of identical
-subgroups has ratio 1/2). 8 v2 + 8 v3 in tree order: one free alpha (level
-0); 4 v2 + 12 v3: level 0 (v2 v2 v2 v2 v3 v3 v3 v3 | v3 x8) and level 1's first group (v2 x4 |
-v3 x4) are free, level 1's second group (v3 x4 | v3 x4) and everything below split 1/2.
-
-**Amounts, from layouts** (model.md section 4 with a ratio; X is the tensor's size in the group,
-a the producer's / source layout's alpha, b the consumer's / target's; (side 0 sends, side 1 sends)):
-
-- intra-layer: a partial-sum exchange of the whole exchanged tensor (dW_l, F_{l+1} or E_l at the
-  group's sizes): each side holds a full-size partial sum, so each sends X: (X, X), whatever alpha.
-- re-layout row(a) -> col(b) (or col(a) -> row(b)): side 0 holds a of one dimension, needs b of
-  the other; it keeps a*b and receives (1-a)*b; side 1 receives a*(1-b): (a(1-b) X, (1-a)b X).
-- split(a) -> the same split(b) (row -> row, col -> col): side 0 holds [0, a), needs [0, b):
-  (max(a-b, 0) X, max(b-a, 0) X); nothing when a = b.
-- split(a) -> duplicated: each side sends what it holds: (a X, (1-a) X).
-- duplicated -> anything: nothing.
-At a = b = 1/2 these are 1/4, 0, 1/2 and 0 of X each way: ``partition.relayout_cost``.
-
-**Time.** A pair's exchange at level h takes max(sent by side 0, sent by side 1) * dtype / b_h
-(links carry each way at b_h, ``ArraySpec.bandwidth_Bps``); a leaf computes its share of every
-layer, training FLOPs * share(B) * share(D_i) * share(D_o), at its own peak. A leaf's step time is
-step_time(its compute, the sum of its groups' exchange times) (``timing.step_time``: sum, or max
-with overlap); the array's step time is its slowest leaf's. With every alpha 1/2 on an array of
-one kind this is ``evaluate``'s step time exactly. Nodes: every kind of the equal-split model
-(conv, grouped too; fc; embedding; add, concat and attention joins); ``check_network`` refuses a
-kind added later until it is derived here.
-
-**Grouped convs.** A node's types act as in the equal-split model (``spec_of``: the node's
-``TypeSpec``; ``offers``): a grouped conv takes I and its group split II (``GROUP_SPLIT``: it
-halves G, exchanges nothing, column-split both ways), II only at the first two_adic(G) levels.
-The split's alpha is side 0's share of G; G spans every tensor of the layer (``Size.dims``) and
-its FLOPs, so shares are (B, D_i, D_o, G) tuples. Whole groups (``whole_units``): every side of a
-group split holds a whole number of groups (alpha times the group's count of groups, G times its
-share of G, an integer). The rule restricts the solvers' candidates (per layer, the columns or
-alphas that satisfy it), not the network; ``check_plan`` refuses a plan that breaks it.
-
-**Attention and embeddings** (README, "Per-node behaviour"): their types are their ``TypeSpec``s
-(``spec_of``), so every amount comes from the rules above. An attention node is a join: no
-weights, no intra exchange; I splits the batch a : 1-a (row layout throughout), II splits the
-heads (column layout throughout: side 0 takes a of the Q, K and V channels, i.e. of the heads,
-and leaves a of the context's channels; its share of D_i is a), no III. Its FLOPs, B*S^2*D_i
-forward MACs, scale by share(B) * share(D_i); it holds no memory (a join). Each in-edge carries
-its producer's share of the node's input (Q, K or V separately: a third each). Whole heads
-(``whole_units``, the grouped convs' rule with heads for groups and D_i for G): where II splits
-an attention node with ``heads``, alpha times the group's count of heads (heads times its share
-of D_i) must be an integer, on top of II's level limit (``Layer.split_levels``, as with equal
-splits); without ``heads`` II takes any alpha. An embedding (vocabulary V x hidden D, B*S token
-ids in, no FLOPs) takes I (batch: dW = V*D each way, whatever alpha), II (vocabulary: each side
-looks its tokens up in its a of the rows, and the full-size partial outputs are summed: F_out
-each way, the output duplicated) and III (hidden width: side 0 keeps a of the table's columns
-and leaves its output column-split at a; no exchange, its input has no error: ``EMBEDDING_III``).
-
-Only per-level links on an H-tree are modelled
-(a shared medium or a torus spreads one pair's traffic over links the model does not split
-unevenly): ``check_array`` refuses the others.
-
-**Memory.** An accelerator holds its shares of each layer's tensors, ``comm.footprint_elements``
-with its shares in place of the halvings: (2 + weight_copies) * A(W_l) * share(D_i) * share(D_o)
-+ A(F_l) * share(B) * share(D_i), summed over the (non-join) layers (an embedding's A(F_l) is its
-B*S token ids; attention, a join, holds nothing), times dtype. Its shares are
-the products of its ancestors' parts (as for compute), so with every alpha 1/2 each factor is a
-power of 1/2 over that dimension's halvings: the equal split's footprint exactly
-(``tests/test_split_cli.py`` checks both, with a hand golden).
-
-**Speed.** ``level_shares`` computes the shares top down and gives groups whose paths carry
-the same alphas the same row object, so ``evaluate_hetero`` scores them once: a level split
-equally on every group costs one group's work, whatever the number of groups.
+At level h every group splits each layer's dimension its type splits (I -> B, II -> D_i, III ->
+D_o; a grouped conv's II -> G) between its two subgroups alpha : (1 - alpha) (``Plan.alphas``;
+empty = every alpha 1/2, the even split). A group's share of a dimension is the product of its
+ancestors' parts; the amounts are the one formula set of ``core.partition``/``core.comm``
+(``relayout_split``, ``edge_split``, ``held_elements``, ``share_flops``), of which the even
+coefficients are the alpha = 1/2 case. A pair's exchange takes max(side 0, side 1) * dtype / b_h;
+a leaf's step time is ``timing.step_time`` of its compute and its groups' exchanges; the array's
+is the slowest leaf's. ``AlphaSpace`` declares what the solvers choose from (classes of identical
+subtrees share one alpha per layer; free classes take the grid and their proportional ratio).
+The full derivation (amounts from layouts, grouped convs and whole units, attention and
+embeddings, memory, speed) is in the manual: docs/_incoming/i20-one-model.md, "The uneven split".
 """
 
 from __future__ import annotations
@@ -98,51 +22,14 @@ from itertools import product
 from typing import Sequence
 
 from .array import ArraySpec
-from .comm import training_flops
+from .comm import edge_split, held_elements, share_flops
 from .errors import SpecError
 from .network import Layer, LayerKind, Network
-from .partition import Dim, Layout, PartitionType, Size, TypeSpec, layouts
+from .partition import HALF, Dim, Pair, PartitionType, Size, TypeSpec
 from .plan import Plan
 from .timing import Communication, Topology, step_time
 
-HALF = Fraction(1, 2)
 _DIMS = (Dim.B, Dim.D_I, Dim.D_O, Dim.G)
-
-Pair = tuple[Fraction, Fraction]  # (side 0 sends, side 1 sends)
-
-
-@dataclass(frozen=True, slots=True)
-class HeteroPlan:
-    """A type per level per layer and an alpha (subgroup 0's share of the type's dimension) per
-    level per group per layer. ``alphas`` may also be given the old way, one row per level
-    ([level][layer]): that row is then every group's of the level."""
-
-    types: tuple[tuple[PartitionType, ...], ...]  # [level][layer]
-    alphas: tuple[tuple[tuple[Fraction, ...], ...], ...]  # [level][group][layer], 0 < alpha < 1
-
-    def __post_init__(self) -> None:
-        rows = []
-        for h, row in enumerate(self.alphas):
-            if len(row) and not isinstance(row[0], (tuple, list)):
-                rows.append((tuple(row),) * 2**h)  # one row shared by the 2^h groups
-            else:
-                rows.append(tuple(tuple(r) for r in row))
-        object.__setattr__(self, "alphas", tuple(rows))
-
-    @property
-    def levels(self) -> int:
-        return len(self.types)
-
-    @property
-    def plan(self) -> Plan:
-        return Plan(self.types)
-
-    def alpha(self, level: int, group: int, layer: int) -> Fraction:
-        return self.alphas[level][group][layer]
-
-    @staticmethod
-    def equal(plan: Plan) -> "HeteroPlan":
-        return HeteroPlan(plan.types, tuple(((HALF,) * len(row),) * 2**h for h, row in enumerate(plan.types)))
 
 
 def alpha_grid(denominator: int) -> tuple[Fraction, ...]:
@@ -224,39 +111,6 @@ def check_array(array: ArraySpec) -> None:
                         "H-tree only (not a shared medium or a torus)")
 
 
-# ---- amounts from layouts --------------------------------------------------------------------
-
-
-def relayout_split(src: Layout, a: Fraction, dst: Layout, b: Fraction) -> Pair:
-    """(side 0 sends, side 1 sends) as fractions of the tensor, to go from src split a : 1-a to dst split b : 1-b."""
-    if src is Layout.DUP:
-        return Fraction(0), Fraction(0)
-    if dst is Layout.DUP:
-        return a, 1 - a
-    if src is dst:
-        return max(a - b, Fraction(0)), max(b - a, Fraction(0))
-    return a * (1 - b), (1 - a) * b
-
-
-def inter_split(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fraction,
-                prev_join: bool = False, next_join: bool = False) -> Pair:
-    """Forward F plus backward E re-layout on an edge, as fractions of A(F) (= A(E)) of the consumer's input."""
-    p, n = layouts(prev, prev_join), layouts(nxt, next_join)
-    return _inter(p, a, n, b)
-
-
-def edge_split(producer: Layer, prev: PartitionType, a: Fraction, consumer: Layer, nxt: PartitionType, b: Fraction) -> Pair:
-    """``inter_split`` with each node's own layouts (``Layer.node_types``: a grouped conv's group
-    split is column-split both ways, like II on a join)."""
-    return _inter(producer.node_types.layouts(prev), a, consumer.node_types.layouts(nxt), b)
-
-
-def _inter(p, a: Fraction, n, b: Fraction) -> Pair:
-    f0, f1 = relayout_split(p.f_out_produced, a, n.f_in_needed, b)
-    e0, e1 = relayout_split(n.e_in_produced, b, p.e_out_needed, a)
-    return f0 + e0, f1 + e1
-
-
 # ---- shares of a group ------------------------------------------------------------------------
 
 
@@ -269,7 +123,7 @@ def ancestor_path(level: int, group: int):
     return [(k, group >> (level - k), (group >> (level - 1 - k)) & 1) for k in range(level)]
 
 
-def group_shares(plan: HeteroPlan, level: int, group: int, layer: int, node: Layer | None = None) -> dict[Dim, Fraction]:
+def group_shares(plan: Plan, level: int, group: int, layer: int, node: Layer | None = None) -> dict[Dim, Fraction]:
     """Layer's share of B, D_i, D_o and G in group ``group`` of level ``level`` (its path: the binary
     spelling of ``group`` on ``level`` bits, top first; each ancestor's own alpha)."""
     shares = {d: Fraction(1) for d in _DIMS}
@@ -291,7 +145,7 @@ def _whole_sizes(network: Network) -> list[tuple[int, int, int]]:
     return [(L.input_elements(b), L.weight_elements(), L.output_elements(b)) for L in network.layers]
 
 
-def group_amounts(network: Network, plan: HeteroPlan, level: int, group: int) -> Pair:
+def group_amounts(network: Network, plan: Plan, level: int, group: int) -> Pair:
     """Elements each side of the group's pair sends at its level: every layer's intra exchange and every edge's re-layout."""
     shares = [_share_triple(group_shares(plan, level, group, l, network.layers[l])) for l in range(len(network.layers))]  # noqa: E741
     return _amounts(network, _whole_sizes(network), plan.types[level], plan.alphas[level][group], shares)
@@ -340,7 +194,7 @@ def _amounts(network: Network, whole, row, alphas, shares) -> Pair:
     return s0, s1
 
 
-def level_shares(network: Network, plan: HeteroPlan) -> list[list[tuple[tuple[Fraction, Fraction, Fraction], ...]]]:
+def level_shares(network: Network, plan: Plan) -> list[list[tuple[tuple[Fraction, Fraction, Fraction], ...]]]:
     """[level 0..H][group][layer] -> its (B, D_i, D_o, G) shares, top down: a child's are its
     parent's with the parent's type's dimension times the side's part (``group_shares`` for
     all groups at once). Groups whose paths carry the same alphas get the very same row object
@@ -376,29 +230,23 @@ def _child_row(parent, dims, parts):
     return tuple(row)
 
 
-def leaf_flops(network: Network, plan: HeteroPlan, leaf: int) -> Fraction:
+def leaf_flops(network: Network, plan: Plan, leaf: int) -> Fraction:
     """Training FLOPs of one accelerator: every layer's FLOPs times its shares of B, D_i and D_o."""
     H = plan.levels
     return _flops(network, [_share_triple(group_shares(plan, H, leaf, l, network.layers[l])) for l in range(len(network.layers))])  # noqa: E741
 
 
 def _flops(network: Network, shares) -> Fraction:
-    total = Fraction(0)
-    for layer, s in zip(network.layers, shares):
-        total += training_flops(layer, network.batch) * s[0] * s[1] * s[2] * s[3]
-    return total
+    return sum((share_flops(layer, network.batch, s) for layer, s in zip(network.layers, shares)), Fraction(0))
 
 
 def leaf_footprint_elements(network: Network, shares, weight_copies: int = 0) -> Fraction:
     """One accelerator's memory in elements, ``comm.footprint_elements`` with its shares in
     place of the halvings: per (non-join) layer, (2 + weight_copies) * A(W_l) * share(D_i) *
     share(D_o) + A(F_l) * share(B) * share(D_i). With every alpha 1/2 it is the equal split's."""
-    total = Fraction(0)
-    for layer, s in zip(network.layers, shares):
-        if layer.is_join:
-            continue
-        total += (2 + weight_copies) * layer.weight_elements() * _weights(s) + layer.input_elements(network.batch) * _f_in(s)
-    return total
+    B = network.batch
+    return sum((held_elements(layer, layer.input_elements(B) * _f_in(s), layer.weight_elements() * _weights(s), weight_copies)
+                for layer, s in zip(network.layers, shares)), Fraction(0))
 
 
 # ---- the evaluation ---------------------------------------------------------------------------
@@ -426,7 +274,7 @@ class HeteroEvaluation:
         return t0, t1, abs(t0 - t1)
 
 
-def check_plan(network: Network, array: ArraySpec, plan: HeteroPlan) -> None:
+def check_plan(network: Network, array: ArraySpec, plan: Plan) -> None:
     """ValueError unless the plan fits the array and network: shapes, 0 < alpha < 1, types the
     nodes offer at their levels (``offers``) and whole groups or heads (``whole_units``)."""
     L = len(network.layers)
@@ -451,7 +299,7 @@ def check_plan(network: Network, array: ArraySpec, plan: HeteroPlan) -> None:
             raise ValueError(f"node {layer.name!r}: a {unit} split leaves a side a fraction of its {n} {unit}s")
 
 
-def evaluate_hetero(network: Network, array: ArraySpec, plan: HeteroPlan, weight_copies: int = 0) -> HeteroEvaluation:
+def evaluate_hetero(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0) -> HeteroEvaluation:
     """The step time of a plan with uneven splits, exactly (see the module docstring)."""
     check_array(array)
     check_network(network)
@@ -507,17 +355,17 @@ def proportional_alphas(array: ArraySpec) -> tuple[tuple[Fraction, ...], ...]:
     return tuple(out)
 
 
-def with_level_alphas(plan: Plan, alphas: Sequence[Fraction]) -> HeteroPlan:
+def with_level_alphas(plan: Plan, alphas: Sequence[Fraction]) -> Plan:
     """The plan's types with one alpha per level for every group and layer."""
-    return HeteroPlan(plan.types, tuple((alphas[h],) * len(row) for h, row in enumerate(plan.types)))
+    return Plan(plan.types, tuple((alphas[h],) * len(row) for h, row in enumerate(plan.types)))
 
 
-def with_group_alphas(plan: Plan, alphas: Sequence[Sequence[Fraction]]) -> HeteroPlan:
+def with_group_alphas(plan: Plan, alphas: Sequence[Sequence[Fraction]]) -> Plan:
     """The plan's types with one alpha per level per group ([level][group]) for every layer."""
-    return HeteroPlan(plan.types, tuple(tuple((a,) * len(row) for a in alphas[h]) for h, row in enumerate(plan.types)))
+    return Plan(plan.types, tuple(tuple((a,) * len(row) for a in alphas[h]) for h, row in enumerate(plan.types)))
 
 
-def round_to_whole_units(network: Network, plan: HeteroPlan) -> HeteroPlan:
+def round_to_whole_units(network: Network, plan: Plan) -> Plan:
     """The plan with each grouped conv's and each attention node's (with heads) alphas moved to
     whole units (``whole_units``): top down, wherever the node splits its units (type II), a
     group of n units whose side would get a fraction takes the nearest k/n, 1 <= k < n (the
@@ -535,7 +383,7 @@ def round_to_whole_units(network: Network, plan: HeteroPlan) -> HeteroPlan:
             for level in alphas:
                 for row in level:
                     row[l] = HALF
-    return HeteroPlan(plan.types, tuple(tuple(tuple(row) for row in level) for level in alphas))
+    return Plan(plan.types, tuple(tuple(tuple(row) for row in level) for level in alphas))
 
 
 def _round_units(node: Layer, units, types, alphas, l: int) -> bool:  # noqa: E741
@@ -630,7 +478,7 @@ class AlphaSpace:
             out.append(tuple(pick[c] for c in classes))
         return out
 
-    def contains(self, plan: HeteroPlan) -> bool:
+    def contains(self, plan: Plan) -> bool:
         """Whether a plan's alphas lie in this space (classes agree, fixed ones 1/2, free ones in ``choices``)."""
         for h, groups in enumerate(plan.alphas):
             for l in range(len(groups[0])):  # noqa: E741

@@ -90,13 +90,31 @@ class Layout(enum.Enum):
     DUP = "dup"  # duplicated in both groups
 
 
-def relayout_cost(src: Layout, dst: Layout) -> Fraction:
-    """Elements each group sends, as a fraction of the whole tensor, to go from src to dst."""
-    if src is dst or src is Layout.DUP:
-        return Fraction(0)
+HALF = Fraction(1, 2)  # the even split: each subgroup gets half of the split dimension
+Pair = tuple[Fraction, Fraction]  # (side 0 sends, side 1 sends)
+
+
+def relayout_split(src: Layout, a: Fraction, dst: Layout, b: Fraction) -> Pair:
+    """The one re-layout formula: (side 0 sends, side 1 sends) as fractions of the whole tensor,
+    to go from ``src`` split a : 1-a between the two subgroups to ``dst`` split b : 1-b.
+
+    row(a) -> col(b) (or col -> row): side 0 keeps a*b and receives (1-a)*b, side 1 receives
+    a*(1-b); the same split a -> b: only the part that moves, max(a-b, 0) and max(b-a, 0); split
+    -> duplicated: each side sends what it holds, a and 1-a; duplicated -> anything: nothing."""
+    if src is Layout.DUP:
+        return Fraction(0), Fraction(0)
     if dst is Layout.DUP:
-        return Fraction(1, 2)
-    return Fraction(1, 4)  # row <-> col
+        return a, 1 - a
+    if src is dst:
+        return max(a - b, Fraction(0)), max(b - a, Fraction(0))
+    return a * (1 - b), (1 - a) * b
+
+
+def relayout_cost(src: Layout, dst: Layout) -> Fraction:
+    """Elements each group sends, as a fraction of the whole tensor, to go from src to dst: the
+    even split's case of ``relayout_split`` (a = b = 1/2, both sides send the same: 1/4 for
+    row <-> col, 1/2 for split -> duplicated, else 0)."""
+    return relayout_split(src, HALF, dst, HALF)[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,11 +294,28 @@ def inter_coeff(prev: PartitionType, nxt: PartitionType, prev_join: bool = False
     Backward: the consumer's produced E_in layout must become the producer's needed E_out layout.
     ``prev_join``/``next_join``: the node is a join (``JOIN_LAYOUTS``).
     """
-    p, n = layouts(prev, prev_join), layouts(nxt, next_join)
-    return InterCoeff(
-        f=relayout_cost(p.f_out_produced, n.f_in_needed),
-        e=relayout_cost(n.e_in_produced, p.e_out_needed),
-    )
+    return _even_coeff(layouts(prev, prev_join), layouts(nxt, next_join))
+
+
+def inter_relayouts(p: TypeLayouts, a: Fraction, n: TypeLayouts, b: Fraction) -> tuple[Pair, Pair]:
+    """The forward (F) and backward (E) re-layouts on an edge from a producer laid out ``p``
+    (split a : 1-a) to a consumer laid out ``n`` (split b : 1-b), as fractions of the consumer's
+    A(F) = A(E): (side 0, side 1) each."""
+    return (relayout_split(p.f_out_produced, a, n.f_in_needed, b),
+            relayout_split(n.e_in_produced, b, p.e_out_needed, a))
+
+
+def inter_split(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fraction,
+                prev_join: bool = False, next_join: bool = False) -> Pair:
+    """``inter_coeff`` with uneven splits: forward F plus backward E re-layout on an edge,
+    (side 0, side 1) as fractions of A(F) (= A(E)) of the consumer's input."""
+    (f0, f1), (e0, e1) = inter_relayouts(layouts(prev, prev_join), a, layouts(nxt, next_join), b)
+    return f0 + e0, f1 + e1
+
+
+def _even_coeff(p: TypeLayouts, n: TypeLayouts) -> InterCoeff:
+    (f, _), (e, _) = inter_relayouts(p, HALF, n, HALF)
+    return InterCoeff(f=f, e=e)
 
 
 INTER: dict[tuple[PartitionType, PartitionType], InterCoeff] = {
@@ -346,11 +381,18 @@ EMBEDDING_TYPES = NodeTypes("embedding", tuple(
 
 def node_inter_coeff(prev: PartitionType, nxt: PartitionType, producer: NodeTypes, consumer: NodeTypes) -> InterCoeff:
     """``inter_coeff`` between two nodes of any behaviour (layouts from their ``NodeTypes``)."""
+    return _even_coeff(producer.layouts(prev), consumer.layouts(nxt))
+
+
+def node_inter_split(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fraction, producer: NodeTypes,
+                     consumer: NodeTypes) -> Pair:
+    """Forward plus backward re-layout on an edge with uneven splits (producer split a : 1-a,
+    consumer b : 1-b), (side 0, side 1) as fractions of A(F) of the consumer's input; at a = b =
+    1/2 each side sends ``node_inter_coeff(...).total``."""
     p, n = producer.layouts(prev), consumer.layouts(nxt)
-    return InterCoeff(
-        f=relayout_cost(p.f_out_produced, n.f_in_needed),
-        e=relayout_cost(n.e_in_produced, p.e_out_needed),
-    )
+    f0, f1 = relayout_split(p.f_out_produced, a, n.f_in_needed, b)  # (inter_relayouts, inlined: the evaluator's inner loop)
+    e0, e1 = relayout_split(n.e_in_produced, b, p.e_out_needed, a)
+    return f0 + e0, f1 + e1
 
 
 # ---- spellings ---------------------------------------------------------------------------------

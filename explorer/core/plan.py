@@ -1,15 +1,55 @@
-"""A plan: one partition type per layer per level (top level first)."""
+"""A plan: one partition type per layer per level (top level first) and the split fractions.
+
+At level h every group of the array splits each layer's dimension that its type splits
+(I -> B, II -> D_i, III -> D_o) between its two subgroups in the ratio alpha : (1 - alpha)
+(subgroup 0: the first half of the group's leaves in tree order). ``alphas[level][group][layer]``
+holds them; ``alphas`` empty is the even split (alpha = 1/2 everywhere), which is what every
+even-split solver returns. ``Plan.even(plan)`` spells the halves out for code that reads alphas.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
-from .partition import PartitionType, parse_type
+from .partition import HALF, PartitionType, parse_type
 
 
 @dataclass(frozen=True, slots=True)
 class Plan:
     types: tuple[tuple[PartitionType, ...], ...]  # [level][layer]
+    # [level][group][layer], 0 < alpha < 1; () = every split 1/2. May also be given one row per
+    # level ([level][layer]): that row is then every group's of the level.
+    alphas: tuple[tuple[tuple[Fraction, ...], ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.alphas:
+            return
+        rows = []
+        for h, row in enumerate(self.alphas):
+            if len(row) and not isinstance(row[0], (tuple, list)):
+                rows.append((tuple(row),) * 2**h)  # one row shared by the 2^h groups
+            else:
+                rows.append(tuple(tuple(r) for r in row))
+        object.__setattr__(self, "alphas", tuple(rows))
+
+    @property
+    def plan(self) -> "Plan":
+        """The types alone (every split 1/2): the even-split plan of the same types."""
+        return Plan(self.types) if self.alphas else self
+
+    @property
+    def is_even(self) -> bool:
+        """Whether every split is 1/2."""
+        return all(a == HALF for level in self.alphas for row in level for a in row)
+
+    def alpha(self, level: int, group: int, layer: int) -> Fraction:
+        return self.alphas[level][group][layer] if self.alphas else HALF
+
+    @staticmethod
+    def even(plan: "Plan") -> "Plan":
+        """``plan``'s types with every alpha 1/2 written out."""
+        return Plan(plan.types, tuple(((HALF,) * len(row),) * 2**h for h, row in enumerate(plan.types)))
 
     @property
     def levels(self) -> int:

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
-from ...core.array import AcceleratorKind, ArraySpec
+from ...core.array import AcceleratorKind, ArraySpec, check_levels
 from ...core.errors import SpecError, shown
+from ...frontends import load_array
 
 MIX_KEY = "mix"
 COUNT_PREFIX = "accelerators_"
@@ -128,3 +131,37 @@ def one_kind(array: ArraySpec) -> ArraySpec:
         return array
     first = array.leaves[0]
     return replace(array, leaves=(first,) * len(array.leaves), peak_TFLOPS=first.peak_TFLOPS, memory_GiB=first.memory_GiB)
+
+
+@lru_cache(maxsize=64)
+def _array(ref: str) -> ArraySpec:
+    return load_array(ref)
+
+
+def _numbers(value: Any) -> tuple[Fraction, ...]:
+    return tuple(Fraction(str(x)) for x in (value if isinstance(value, (list, tuple)) else [value]))
+
+
+def point_array(params: dict[str, Any]) -> ArraySpec:
+    """The point's array: the named one, cut to ``levels``, with the bandwidth and peak overrides
+    and the mix of kinds (``mix``, ``accelerators_<kind>``: ``sweep.mix``)."""
+    arr = _array(params["array"])
+    kinds = arr.kinds
+    if mix_keys(params):
+        arr = one_kind(arr)  # the mix sets the leaves: the levels may change first
+    if params.get("levels") is not None:
+        arr = arr.with_levels(check_levels(params["levels"], "levels"))
+    bw = params.get("link_bandwidth_GBps")
+    if bw is not None:
+        values = _numbers(bw)
+        if len(values) == 1:
+            values = values * arr.levels
+        if len(values) != arr.levels:
+            raise SpecError("link_bandwidth_GBps", f"{len(values)} values for {arr.levels} levels")
+        arr = replace(arr, bandwidth_GBps=values)
+    if params.get("peak_TFLOPS") is not None:
+        if kinds:
+            raise SpecError("peak_TFLOPS", f"array {arr.name!r} gives its peaks per kind (kinds:), so it takes no "
+                                           "peak_TFLOPS override; set the kinds' peaks in the array file")
+        arr = replace(arr, peak_TFLOPS=_numbers(params["peak_TFLOPS"])[0])
+    return with_mix(arr, params, kinds)

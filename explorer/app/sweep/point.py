@@ -10,18 +10,17 @@ from __future__ import annotations
 import json
 import re
 import traceback
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from ...core.array import ArraySpec, check_levels
 from ...core.errors import Refused, SpecError
 from ...core.network import Network
 from ...core.solution import SolveOptions
-from ...frontends import load_array, load_model
+from ...frontends import load_model
 from ...frontends.network_yaml import check_batch
-from .mix import mix_keys, one_kind, with_mix
+from .mix import point_array
 from .spec import DEFAULT_ALPHA_GRID, DEFAULTS, SPLIT_TIME_LIMIT
 
 # Statuses a row can have beyond the solver's own (optimal, level-optimal, feasible, infeasible, unknown)
@@ -127,40 +126,6 @@ def _network(ref: str, batch: int | None, seq: int | None = None) -> Network:
     return net.with_batch(batch) if batch is not None else net
 
 
-@lru_cache(maxsize=64)
-def _array(ref: str) -> ArraySpec:
-    return load_array(ref)
-
-
-def _numbers(value: Any) -> tuple[Fraction, ...]:
-    return tuple(Fraction(str(x)) for x in (value if isinstance(value, (list, tuple)) else [value]))
-
-
-def point_array(params: dict[str, Any]) -> ArraySpec:
-    """The point's array: the named one, cut to ``levels``, with the bandwidth and peak overrides
-    and the mix of kinds (``mix``, ``accelerators_<kind>``: ``sweep.mix``)."""
-    arr = _array(params["array"])
-    kinds = arr.kinds
-    if mix_keys(params):
-        arr = one_kind(arr)  # the mix sets the leaves: the levels may change first
-    if params.get("levels") is not None:
-        arr = arr.with_levels(check_levels(params["levels"], "levels"))
-    bw = params.get("link_bandwidth_GBps")
-    if bw is not None:
-        values = _numbers(bw)
-        if len(values) == 1:
-            values = values * arr.levels
-        if len(values) != arr.levels:
-            raise SpecError("link_bandwidth_GBps", f"{len(values)} values for {arr.levels} levels")
-        arr = replace(arr, bandwidth_GBps=values)
-    if params.get("peak_TFLOPS") is not None:
-        if kinds:
-            raise SpecError("peak_TFLOPS", f"array {arr.name!r} gives its peaks per kind (kinds:), so it takes no "
-                                           "peak_TFLOPS override; set the kinds' peaks in the array file")
-        arr = replace(arr, peak_TFLOPS=_numbers(params["peak_TFLOPS"])[0])
-    return with_mix(arr, params, kinds)
-
-
 def point_options(params: dict[str, Any]) -> SolveOptions:
     """One CP-SAT search worker per point: the pool supplies the parallelism."""
     return SolveOptions(time_limit_s=params.get("time_limit"), workers=1, seed=params.get("seed") or 0)
@@ -169,10 +134,10 @@ def point_options(params: dict[str, Any]) -> SolveOptions:
 def run_single(params: dict[str, Any]) -> dict[str, Any]:
     """The single-run result (``explore --format json``) for a point's resolved options.
 
-    The one call into the single-run pipeline: ``explorer.api.solve``, given this worker's
-    parsed network and the point's array (with its overrides) as objects.
+    The one call into the single-run pipeline: ``explorer.api.solve`` (``app.request.solve``), given
+    this worker's parsed network and the point's array (with its overrides) as objects.
     """
-    from ... import api  # explorer.api imports the sweep package: import it on use
+    from .. import request as api
 
     p = {**DEFAULTS, **params}
     batch = p.get("batch")
@@ -190,8 +155,8 @@ def run_single(params: dict[str, Any]) -> dict[str, Any]:
 
 def run_split(p: dict[str, Any]) -> dict[str, Any]:
     """A ``split`` point: what ``explore split --format json`` prints for its options."""
-    from ... import api
     from ...core.hetero import FreeAlphas
+    from .. import request as api
     from ..split import Split, split_run
 
     problem = api.build_problem(_network(p["model"], p.get("batch"), p.get("seq")), point_array(p), space=p["space"],
@@ -202,15 +167,15 @@ def run_split(p: dict[str, Any]) -> dict[str, Any]:
     try:
         report = split_run(problem.network, problem.array, problem.space, Split(p["split"]), grid,
                            FreeAlphas(p.get("free") or "unlike"), float(limit), memory, p.get("weight_copies") or 0,
-                           grid_only=bool(p.get("grid_only")))
+                           grid_only=bool(p.get("grid_only")), solver=p.get("solver") if p.get("solver") != "dp" else None)
     except SpecError as err:  # explore split's messages name its options: name the sweep's keys
         raise SpecError(_keys_for_options(err.source), [_keys_for_options(x) for x in err.problems]) from None
     return report.to_json()
 
 
 # explore split's options -> the sweep keys that set them (a split point's messages name the keys)
-SPLIT_OPTION_KEYS = {"--split": "split", "--alpha-grid": "alpha_grid", "--free": "free", "--grid-only": "grid_only",
-                     "--time-limit": "time_limit",
+SPLIT_OPTION_KEYS = {"--split": "split", "--solver": "solver", "--alpha-grid": "alpha_grid", "--free": "free",
+                     "--grid-only": "grid_only", "--time-limit": "time_limit",
                      "--memory": "memory_GiB", "--weight-copies": "weight_copies", "--seq": "seq", "--batch": "batch"}
 
 

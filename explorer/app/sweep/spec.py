@@ -49,7 +49,7 @@ from ...frontends import NETWORK_FORMATS, zoo
 from ...frontends.fields import MAX_INT, NAME_RULE
 from ...frontends.yamlio import load_yaml_file, load_yaml_text
 from ...solvers import REGISTRY
-from .mix import check_count, check_mix, is_count_key
+from .mix import check_count, check_mix, is_count_key, point_array
 
 TOP_KEYS = ("version", "name", "description", "grid", "fixed", "points", "reference")
 PATH_KEYS = ("model", "array", "constraints")  # values that may name a file
@@ -184,6 +184,7 @@ COUNT_KEY = "accelerators_KIND"  # accelerators_<kind>: how many of that kind (s
 # keys a split point (``explore split``) does not take: it solves for step time with its own method
 NOT_WITH_SPLIT = ("solver", "seed", "caps", "pins", "forbids", "constraints")
 ONLY_WITH_SPLIT = ("alpha_grid", "grid_only", "free")
+SPLIT_SOLVERS = ("brute", "exact", "cpsat")  # a split optimal point may prove with these (explore --split optimal --solver)
 # ``explore split``'s bounds where they are narrower than ``explore``'s: key -> (least, most, its option)
 SPLIT_BOUNDS = {"time_limit": (0.1, None, "--time-limit"), "weight_copies": (0, 16, "--weight-copies"),
                 "memory_GiB": (None, 1e15, "--memory")}
@@ -358,8 +359,6 @@ ARRAY_KEYS = ("array", "levels", "link_bandwidth_GBps", "peak_TFLOPS", "mix")  #
 def _check_arrays(merged: list[dict[str, Any]], where: dict[tuple[str, str], str], resolved: dict,
                   errors: list[str]) -> None:
     """Each distinct (array, levels, bandwidth, peak, mix) once: the overrides must fit the array."""
-    from .point import point_array  # point imports this module
-
     seen: set[str] = set()
     for m in merged:
         combo = {k: m.get(k) for k in ARRAY_KEYS}
@@ -403,13 +402,14 @@ def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str]
                 if m.get(key) is not None:
                     say(key, "only with split")
             continue
-        bad = [k for k in NOT_WITH_SPLIT if m.get(k) is not None]
+        bad = [k for k in NOT_WITH_SPLIT if m.get(k) is not None
+               and not (k == "solver" and m.get("split") == "optimal" and m[k] in SPLIT_SOLVERS)]
         if m.get("objective") not in (None, "time"):
             bad.append("objective")
         for key in bad:
             say(key, "not with split (a split point is explore split: step time, its own method; it takes model, array, "
-                     "levels, batch, seq, space, the array overrides, alpha_grid, grid_only, free, time_limit, memory_GiB and "
-                     "weight_copies)")
+                     "levels, batch, seq, space, the array overrides, alpha_grid, grid_only, free, time_limit, memory_GiB, "
+                     "weight_copies, and with split optimal solver brute, exact or cpsat)")
         for key, (least, most, option) in SPLIT_BOUNDS.items():
             v = m.get(key)
             if v is not None and ((least is not None and v < least) or (most is not None and v > most)):

@@ -1,0 +1,215 @@
+"""A request's options -> the ``Problem`` and the single run (``explorer.api.build_problem`` and
+``explorer.api.solve``; here, below the API, so that the sweep's points can call them too).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from os import PathLike
+from typing import Any, Callable, Iterable, Mapping
+
+from ..core.array import ArraySpec, check_levels
+from ..core.errors import SpecError, shown
+from ..core.network import Network
+from ..core.objective import Objective
+from ..core.partition import Space
+from ..core.problem import Problem
+from ..core.solution import SolveOptions
+from ..frontends import load_array, load_model
+from ..frontends.constraints_yaml import ConstraintOptions, build_constraints
+from ..frontends.network_yaml import check_batch
+from ..solvers import REGISTRY
+from .api_args import check_solve_args
+from .results import RunResult
+from .run import run
+
+ModelRef = str | PathLike | Network
+ArrayRef = str | PathLike | ArraySpec
+Progress = Callable[[str], None]
+
+DEFAULT_ARRAY = "hypar-16"
+
+
+def _choice(enum_type, value, name: str):
+    try:
+        return enum_type(value)
+    except ValueError:
+        known = ", ".join(m.value for m in enum_type)
+        raise SpecError(name, f"unknown {name} {shown(value)} (choose from {known})") from None
+
+
+def _check_types(**args: tuple[Any, type]) -> None:
+    """SpecError naming the argument when a number argument is not a number (None is fine)."""
+    for name, (value, kind) in args.items():
+        ok = value is None or (isinstance(value, (int, float) if kind is float else int) and not isinstance(value, bool))
+        if not ok:
+            raise SpecError(name, f"must be {'a number' if kind is float else 'an integer'}, got {shown(value)}")
+
+
+def _strings(value: Any, name: str, form: str) -> tuple[str, ...]:
+    """An argument taking one string or a list of strings (each like ``form``)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, (list, tuple)) and all(isinstance(x, str) for x in value):
+        return tuple(value)
+    raise SpecError(name, f"must be a list of {form} strings, got {shown(value)}")
+
+
+def _caps(value: Any) -> tuple[str, ...]:
+    """``caps`` as a mapping {level: amount} ({3: "5MB"}) or "LEVEL=AMOUNT" strings (["3=5MB"])."""
+    if isinstance(value, Mapping):
+        items = []
+        for level, amount in value.items():
+            if isinstance(level, bool) or not isinstance(level, (int, str)) or not isinstance(amount, str):
+                raise SpecError("caps", f"a mapping must take a level (integer) to an amount with a unit "
+                                        f"(e.g. {{3: '5MB'}}), got {shown({level: amount})}")
+            items.append(f"{level}={amount}")
+        return tuple(items)
+    return _strings(value, "caps", "LEVEL=AMOUNT (or a mapping {level: amount})")
+
+
+def build_problem(
+    model: ModelRef,
+    array: ArrayRef = DEFAULT_ARRAY,
+    *,
+    space: str | Space = "hypar",
+    objective: str | Objective = "traffic",
+    batch: int | None = None,
+    levels: int | None = None,
+    seq: int | None = None,
+    caps: Iterable[str] | Mapping[int, str] = (),
+    memory_GiB: float | None = None,
+    weight_copies: int | None = None,
+    pins: Iterable[str] = (),
+    forbids: Iterable[str] = (),
+    constraints: str | PathLike | None = None,
+) -> Problem:
+    """The problem ``explore`` would solve for these options (see :func:`solve`)."""
+    _check_types(weight_copies=(weight_copies, int), memory_GiB=(memory_GiB, float))
+    if batch is not None:
+        check_batch(batch)
+    if seq is not None:
+        check_batch(seq, "--seq")
+    arr = array if isinstance(array, ArraySpec) else load_array(str(array))
+    if batch is None:
+        batch = arr.batch  # the array's evaluation batch, when it declares one
+    net = model if isinstance(model, Network) else load_model(str(model), batch, seq)
+    if batch is not None:
+        net = net.with_batch(batch)
+    if levels is not None:
+        arr = arr.with_levels(check_levels(levels, "--levels"))
+    sp = _choice(Space, space, "space")
+    copts = ConstraintOptions(_caps(caps), memory_GiB, weight_copies, _strings(pins, "pins", "LAYER@LEVEL=TYPE"),
+                              _strings(forbids, "forbids", "LAYER=TYPE"),
+                              None if constraints is None else str(constraints))
+    return Problem(net, arr, sp, _choice(Objective, objective, "objective"), build_constraints(net, arr, sp, copts))
+
+
+def solve(
+    model: ModelRef,
+    array: ArrayRef = DEFAULT_ARRAY,
+    *,
+    space: str | Space = "hypar",
+    objective: str | Objective = "traffic",
+    solver: str = "dp",
+    batch: int | None = None,
+    levels: int | None = None,
+    seq: int | None = None,
+    caps: Iterable[str] | Mapping[int, str] = (),
+    memory_GiB: float | None = None,
+    weight_copies: int | None = None,
+    pins: Iterable[str] = (),
+    forbids: Iterable[str] = (),
+    constraints: str | PathLike | None = None,
+    time_limit: float | None = None,
+    workers: int | None = None,
+    seed: int = 0,
+    dump_model: str | None = None,
+    progress: Progress | None = None,
+    split: str | None = None,
+    alpha_grid: int = 16,
+    free: str = "unlike",
+    grid_only: bool = False,
+) -> RunResult:
+    """Solve one problem with one solver, re-score the plan and compare it with the baselines.
+
+    Arguments mirror ``explore``'s options: ``space`` hypar ({I, II}) or accpar ({I, II, III});
+    ``objective`` traffic (sum_h 2^h c_h, elements) or time (sum_h c_h*dtype/bw_h, seconds);
+    ``solver`` dp, cpsat, exact or brute; ``batch`` and ``levels`` override the network's and
+    the array's; ``seq`` fills an ONNX model's symbolic sequence (or overrides a YAML spec's);
+    ``caps`` are "LEVEL=AMOUNT" strings (["3=55MB", "2=5ms"]) or a mapping ({3: "55MB"}); ``pins``
+    "LAYER@LEVEL=TYPE"; ``forbids`` "LAYER=TYPE"; ``constraints`` a constraints YAML file;
+    ``time_limit`` (s), ``workers``, ``seed`` and ``dump_model`` control CP-SAT. ``progress``
+    receives one-line messages while solving.
+
+    Returns a :class:`RunResult`: ``status``, ``plan`` (None when there is none),
+    ``objective_value`` and ``bound`` (exact), ``figures`` and ``baselines``; ``result.ok`` is
+    what ``explore``'s exit status 0 means; ``result.to_json()`` is ``--format json``.
+
+    ``split`` (``explore --split``): equal, proportional, search, optimal or levels; the split
+    fractions between subgroups (``alpha_grid``, ``free``, ``grid_only`` as ``explore split``'s
+    options) minimising the slowest accelerator's step time (``objective`` is not read). It then returns the split's report
+    (``explorer.app.split.SplitReport``: ``status``, ``plan`` with its alphas, ``step_time_s``,
+    ``bound_s``, ``to_json()``); it takes ``memory_GiB`` and ``weight_copies`` but not yet caps,
+    pins, forbids, constraints or ``levels`` (``SpecError`` naming them); ``solver`` brute, exact or
+    cpsat with ``split="optimal"`` proves the optimum with that solver's uneven form (default: the joint solver).
+    """
+    check_solve_args(time_limit, workers, seed, dump_model, progress)
+    if split is not None:
+        others = {"levels": levels is not None, "caps": bool(caps), "pins": bool(pins), "forbids": bool(forbids),
+                  "constraints": constraints is not None, "dump_model": dump_model is not None}
+        return solve_split(model, array, split, space=space, batch=batch, seq=seq, memory_GiB=memory_GiB,
+                           weight_copies=weight_copies, time_limit=time_limit, alpha_grid=alpha_grid, free=free,
+                           grid_only=grid_only, progress=progress, refused=[k for k, v in others.items() if v],
+                           solver=None if solver == "dp" else solver)
+    if solver not in REGISTRY:
+        raise SpecError("solver", f"unknown solver {shown(solver)} (choose from {', '.join(REGISTRY)})")
+    problem = build_problem(model, array, space=space, objective=objective, batch=batch, levels=levels, seq=seq, caps=caps,
+                            memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
+                            constraints=constraints)
+    if progress is not None:
+        progress(f"solving {problem.network.name} on {problem.array.name} with {solver}")
+    options = SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress)
+    return run(problem, solver, options)
+
+
+def solve_split(model: ModelRef, array: ArrayRef, split: str, *, space: str | Space = "hypar", batch: int | None = None,
+                seq: int | None = None, memory_GiB: float | None = None, weight_copies: int | None = None,
+                time_limit: float | None = None, alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False,
+                progress: Progress | None = None, refused: Iterable[str] = (), solver: str | None = None):
+    """``solve(..., split=...)``: one split run (``explore --split``) and its report."""
+    from ..core.hetero import FreeAlphas
+    from .split import Split, check_split_solver, split_run
+
+    refused = list(refused)
+    if refused:
+        raise SpecError(refused[0], "not with split yet (the split path minimises the step time of the slowest "
+                                    "accelerator with its own method)")
+    _check_types(alpha_grid=(alpha_grid, int), weight_copies=(weight_copies, int), memory_GiB=(memory_GiB, float))
+    sp = _choice_value(("equal", "proportional", "search", "optimal", "levels"), split, "split")
+    fr = _choice_value(("unlike", "all"), free, "free")
+    if not 2 <= alpha_grid <= 1024:
+        raise SpecError("alpha_grid", f"must be between 2 and 1024, got {alpha_grid}")
+    if memory_GiB is not None and not (math.isfinite(memory_GiB) and 0 < memory_GiB <= 1e15):
+        raise SpecError("memory_GiB", f"must be a finite number of GiB in (0, 1e15], got {shown(memory_GiB)}")
+    if weight_copies is not None and not 0 <= weight_copies <= 16:
+        raise SpecError("weight_copies", f"must be between 0 and 16 with split, got {weight_copies}")
+    try:
+        check_split_solver(Split(sp), solver)
+    except SpecError as err:
+        raise SpecError("solver", str(err).split(": ", 1)[1]) from None
+    problem = build_problem(model, array, space=space, objective="time", batch=batch, seq=seq)
+    memory = None if memory_GiB is None else Fraction(str(memory_GiB))
+    say = (lambda step, *a, **k: progress(step)) if progress is not None else None
+    return split_run(problem.network, problem.array, problem.space, Split(sp), alpha_grid, FreeAlphas(fr),
+                     10.0 if time_limit is None else float(time_limit), memory, weight_copies or 0, progress=say,
+                     grid_only=bool(grid_only), solver=solver)
+
+
+def _choice_value(known: tuple[str, ...], value: Any, name: str) -> str:
+    if not isinstance(value, str) or value not in known:
+        raise SpecError(name, f"unknown {name} {shown(value)} (choose from {', '.join(known)})")
+    return value

@@ -1,0 +1,356 @@
+"""Better plans and the closing enumeration on chains for the joint uneven-split solver
+(``solvers.hetero_joint``): the alpha descent, the Pareto filters, and the label setting that
+proves the incumbent optimal (or leaves a proven bound and gap).
+"""
+
+from __future__ import annotations
+
+import time
+from math import ceil
+
+import numpy as np
+
+from .joint_blocks import _Graph, _Weighted
+from .joint_columns import INF, JointOptions, _Columns, _Model, _Tables, _reduce_back, _weights, step_of
+
+
+def _edge_terms(t: _Tables, e: int, cu, cv) -> np.ndarray:
+    """(4, k): the edge's floored components for producer columns ``cu`` and consumer columns ``cv``
+    (arrays of one length, or one of them a scalar)."""
+    C = t.m.cols
+    cu, cv = np.broadcast_arrays(np.asarray(cu), np.asarray(cv))
+    out = np.zeros((4, cu.size), dtype=np.int64)
+    out[:2] = t.top[e][:, cu.ravel() // C.n_tau, cv.ravel() // C.n_tau]
+    for h in range(1, C.H):
+        t_hu = (cu.ravel() % C.n_tau) // C.K ** (C.H - 1 - h) % C.K
+        out[2:] += t.lev[e][h - 1][:, t_hu, cv.ravel() // C.K ** (C.H - 1 - h)]
+    return out
+
+
+def _comps_floor(t: _Tables, cols) -> np.ndarray:
+    cols = np.asarray(cols)
+    tot = t.node[np.arange(len(cols)), :, cols].sum(axis=0)
+    for e, (u, v) in enumerate(t.m.net.edges):
+        tot += _edge_terms(t, e, cols[u], cols[v])[:, 0]
+    return tot
+
+
+def _f(c) -> int:
+    return max(c[0], c[1]) + max(c[2], c[3])
+
+
+def _with_alpha(C: _Columns, cols: list[int], a: int) -> list[int]:
+    return [((c // C.n_tau // C.A) * C.A + a) * C.n_tau + c % C.n_tau for c in cols]
+
+
+def _descend(m: _Model, t: _Tables, best, type_sets=()):
+    """For the incumbent's types and each of ``type_sets`` (plans' columns): the best uniform top
+    alpha, then coordinate descent over single layers' top alphas, on the floored components;
+    a result replaces the incumbent only if its exact step time is lower."""
+    C = m.cols
+    for base in [best[1], *type_sets]:
+        ok = lambda cs: all(t.node[l][0, c] < INF for l, c in enumerate(cs))  # noqa: E731, E741
+        starts = [cs for cs in (_with_alpha(C, base, a) for a in range(C.A)) if ok(cs)]
+        if not starts:
+            continue
+        cols = min(starts, key=lambda cs: _f(_comps_floor(t, cs)))
+        cols = _alpha_descent(t, list(cols))
+        val = step_of(m.components(cols))
+        if val < best[0]:
+            best = (val, cols)
+    return best
+
+
+def _alpha_descent(t: _Tables, cols: list[int], rounds: int = 3) -> list[int]:
+    """Coordinate descent over single layers' top alphas on the floored components: each layer in
+    turn takes its best alpha (the first of the least step) when that lowers the step."""
+    C = t.m.cols
+    edges = t.m.net.edges
+    touching = [[e for e, (u, v) in enumerate(edges) if l in (u, v)] for l in range(len(cols))]  # noqa: E741
+    tot = _comps_floor(t, cols)
+    for _ in range(rounds):
+        changed = False
+        for l in range(len(cols)):  # noqa: E741
+            alt = np.array(_with_alpha(C, [cols[l]] * C.A, 0)) + np.arange(C.A) * C.n_tau
+            new = t.node[l][:, alt] - t.node[l][:, [cols[l]]]
+            if np.all(t.node[l][0, alt] >= INF):
+                continue
+            for e in touching[l]:
+                u, v = edges[e]
+                cu, cv = (alt, cols[v]) if u == l else (cols[u], alt)
+                new += _edge_terms(t, e, cu, cv) - _edge_terms(t, e, cols[u], cols[v])
+            cand = tot[:, None] + new
+            f = np.maximum(cand[0], cand[1]) + np.maximum(cand[2], cand[3])
+            f[t.node[l][0, alt] >= INF] = INF
+            i = int(np.argmin(f))
+            if f[i] < _f(tot):
+                cols[l], tot, changed = int(alt[i]), cand[:, i], True
+        if not changed:
+            break
+    return cols
+
+
+def _edge_matrix(t: _Tables, e: int) -> np.ndarray:
+    """(4, n_u, n_v): the edge's floored components for every pair of columns."""
+    C = t.m.cols
+    idx = np.arange(C.n)
+    out = np.empty((4, C.n, C.n), dtype=np.int64)
+    for k in (0, 1):
+        out[k] = np.repeat(np.repeat(t.top[e][k], C.n_tau, axis=0), C.n_tau, axis=1)
+    out[2:] = 0
+    for h in range(1, C.H):
+        t_hu = (idx % C.n_tau) // C.K ** (C.H - 1 - h) % C.K
+        rep = C.K ** (C.H - 1 - h)
+        for side in (0, 1):
+            out[2 + side] += np.repeat(t.lev[e][h - 1][side], rep, axis=1)[t_hu]
+    return out
+
+
+def _pareto_filter(P: np.ndarray, slack: int) -> np.ndarray:
+    """Indices of rows of P (k, 4) not dominated by another kept row. A dominates B when
+    max(A0 - B0, A1 - B1) + max(A2 - B2, A3 - B3) <= -2 * slack: then for every completion R,
+    step(A + R) <= step(B + R) (max(x + d, y + e) <= max(x, y) + max(d, e)), the exact sums
+    being within ``slack`` of the floored ones. A dominator's component sum is smaller, so rows
+    are scanned by increasing sum: a row is kept when no kept row before it dominates it; from
+    ``PARETO_CHUNK`` rows on, a chunk of rows at a time (``_pareto_chunks``)."""
+    order = np.argsort(P.sum(axis=1), kind="stable")
+    if len(P) >= PARETO_CHUNK:
+        return _pareto_chunks(P[order], slack, order)
+    kept = np.zeros((len(P), 4), dtype=np.int64)
+    idx: list[int] = []
+    for i in order:
+        p = P[i]
+        if idx:
+            K = kept[: len(idx)]
+            g = np.maximum(K[:, 0] - p[0], K[:, 1] - p[1]) + np.maximum(K[:, 2] - p[2], K[:, 3] - p[3])
+            if g.min() <= -2 * slack:
+                continue
+        kept[len(idx)] = p
+        idx.append(int(i))
+    return np.array(idx, dtype=np.int64)
+
+
+PARETO_CHUNK = 64  # rows per step of the chunked scan
+
+
+def _pareto_chunks(Q: np.ndarray, slack: int, order: np.ndarray) -> np.ndarray:
+    """``_pareto_filter``'s scan on rows Q (already in scan order; ``order`` their indices), a chunk
+    at a time: a chunk's rows dominated by a row kept before the chunk are dropped, the others
+    decided among themselves in rounds as in ``_pareto_batch`` (row by row if rounds do not end)."""
+    kept = np.zeros((len(Q), 4), dtype=np.int64)
+    nk = 0
+    out: list[np.ndarray] = []
+    dom_of = lambda A, B: ((np.maximum(A[:, None, 0] - B[None, :, 0], A[:, None, 1] - B[None, :, 1])  # noqa: E731
+                            + np.maximum(A[:, None, 2] - B[None, :, 2], A[:, None, 3] - B[None, :, 3]))
+                           <= -2 * slack)  # [a, b]: a dominates b
+    for c0 in range(0, len(Q), PARETO_CHUNK):
+        X = Q[c0 : c0 + PARETO_CHUNK]
+        m = len(X)
+        dropped = dom_of(kept[:nk], X).any(axis=0) if nk else np.zeros(m, dtype=bool)
+        dom = dom_of(X, X) & np.tri(m, k=-1, dtype=bool).T
+        ok = np.zeros(m, dtype=bool)
+        for _ in range(12):
+            und = ~(ok | dropped)
+            if not und.any():
+                break
+            dropped |= und & (dom & ok[:, None]).any(axis=0)
+            ok |= und & ~(dom & ~dropped[:, None]).any(axis=0)
+        for i in np.flatnonzero(~(ok | dropped)):  # rounds left undecided: the scan itself
+            ok[i] = not (dom[:i, i] & ok[:i]).any()
+        kept[nk : nk + int(ok.sum())] = X[ok]
+        nk += int(ok.sum())
+        out.append(order[c0 + np.flatnonzero(ok)])
+    return np.concatenate(out)
+
+
+PARETO_BATCH = (4, 8, 16, 32, 64, 128)  # group sizes that ``_filter_by_column`` filters together
+
+
+PARETO_BATCH_CELLS = 2_000_000  # pairs of rows per batch
+
+
+def _pareto_batch(cand, lo: np.ndarray, size: np.ndarray, m: int, slack: int, keep, rank) -> None:
+    """``_pareto_filter`` on each group of rows ``cand[lo:lo + size]`` (sizes at most m), padded to
+    m rows and decided together: a row all of whose dominators (before it) are dropped is kept,
+    one with a kept dominator dropped, each round deciding at least each group's first undecided
+    row; ``keep`` and ``rank`` (position among the kept, in scan order) set for their rows. Groups
+    left undecided after 12 rounds go to ``_pareto_filter``."""
+    G, pos = len(lo), np.arange(m)
+    valid = pos[None, :] < size[:, None]
+    X = cand[np.where(valid, lo[:, None] + pos[None, :], lo[:, None])]  # (G, m, 4)
+    key = np.where(valid, X.sum(axis=2), np.iinfo(np.int64).max)
+    order = np.argsort(key, axis=1, kind="stable")
+    X = np.take_along_axis(X, order[:, :, None], axis=1)
+    vs = np.take_along_axis(valid, order, axis=1)
+    dom = ((np.maximum(X[:, :, None, 0] - X[:, None, :, 0], X[:, :, None, 1] - X[:, None, :, 1])
+            + np.maximum(X[:, :, None, 2] - X[:, None, :, 2], X[:, :, None, 3] - X[:, None, :, 3])) <= -2 * slack)
+    dom &= np.tri(m, k=-1, dtype=bool).T[None] & vs[:, :, None] & vs[:, None, :]  # [g, j, i]: j before i dominates i
+    kept, dropped = np.zeros((G, m), dtype=bool), ~vs
+    for _ in range(12):
+        und = ~(kept | dropped)
+        if not und.any():
+            break
+        dropped |= und & (dom & kept[:, :, None]).any(axis=1)
+        kept |= und & ~(dom & ~dropped[:, :, None]).any(axis=1)
+    done = ~(~(kept | dropped)).any(axis=1)
+    r = np.cumsum(kept, axis=1) - 1
+    g, p = np.nonzero(kept & done[:, None])
+    rows = lo[g] + order[g, p]
+    span = np.zeros(len(keep) + 1, dtype=np.int64)  # the decided groups' rows: dropped unless kept
+    np.add.at(span, lo[done], 1)
+    np.add.at(span, lo[done] + size[done], -1)
+    keep[np.cumsum(span[:-1]) > 0] = False
+    keep[rows] = True
+    rank[rows] = r[g, p]
+    for a, n in zip(lo[~done], size[~done]):
+        sub = _pareto_filter(cand[a : a + n], slack)
+        keep[a : a + n] = False
+        keep[a + sub] = True
+        rank[a + sub] = np.arange(len(sub))
+
+
+def _chain_backward(graph: _Graph, w) -> list[np.ndarray]:
+    """B[l][c]: the least weighted sum of everything after layer l given its column (a chain)."""
+    W = _Weighted(graph.t, w)
+    L = len(W.node)
+    out = [np.zeros(graph.C.n, dtype=np.int64) for _ in range(L)]
+    for l in range(L - 2, -1, -1):  # noqa: E741
+        nxt = np.minimum(out[l + 1] + W.node[l + 1], INF)
+        out[l] = _reduce_back(nxt[None, :], graph.C, *W.edge[l])[0]
+    return out
+
+
+def _pareto_chain(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: JointOptions, t_start: float,
+                  beam: int | None = None, bounds=None):
+    """Label setting on a chain: per layer and column, the (S0, S1, V0, V1) prefix sums that can
+    still beat the incumbent (completion bounds: the weighted and the component-wise least
+    suffixes, backward DPs), Pareto-filtered (a label dominated with a margin of one floor per
+    term is never better). Exhaustive up to dominance and bounds, hence a proof.
+    (proven, best, labels kept)."""
+    L, C = len(t.node), m.cols
+    w = np.array(_weights(*w_lm, Q), dtype=np.int64)
+    node = [np.where(t.node[l] >= INF, INF, t.node[l]) for l in range(L)]  # noqa: E741
+    Bw, Bc = bounds or _chain_bounds(graph, w, L)
+    slack = L + len(m.net.edges) * m.H + 4  # floors per component: one per term
+    UB, cols_best = best
+    thr = ceil(UB * t.s)
+    cols = np.flatnonzero(node[0][0] < INF)
+    P = node[0][:, cols].T.copy()
+    ok = _lb(P, Bc[0][:, cols].T, Bw[0][cols], w, Q, thr)
+    P, cols = P[ok], cols[ok]
+    history = [(cols, np.full(len(cols), -1))]
+    total = len(cols)
+    for l in range(1, L):  # noqa: E741
+        if time.perf_counter() - t_start > o.time_limit_s or total > o.enum_budget:
+            return False, (UB, cols_best), total
+        if len(P) == 0:
+            return True, (UB, cols_best), total
+        vv = np.flatnonzero(node[l][0] < INF)
+        Ev = _edge_matrix(t, l - 1)
+        if len(vv) < C.n:
+            Ev = Ev[:, :, vv]
+        lab, vs, cands = _extend(P, cols, Ev, node[l][:, vv], Bc[l][:, vv], Bw[l][vv], w, Q, thr)
+        del Ev
+        if time.perf_counter() - t_start > o.time_limit_s:
+            return False, (UB, cols_best), total
+        if len(lab) == 0:
+            return True, (UB, cols_best), total
+        if beam is not None:  # a heuristic: per next column, the labels of least weighted bound only
+            lab, vs, cands = _beam(lab, vs, cands, Bw[l][vv], w, beam)
+        P, cols, par = _filter_by_column(lab, vs, cands, vv, None if beam else slack, o, t_start)
+        if P is None:
+            return False, (UB, cols_best), total
+        history.append((cols, par))
+        total += len(cols)
+    f = np.maximum(P[:, 0], P[:, 1]) + np.maximum(P[:, 2], P[:, 3])
+    for i in np.argsort(f, kind="stable"):
+        if f[i] >= ceil(UB * t.s):
+            break
+        plan_cols = _trace(history, int(i))
+        val = step_of(m.components(plan_cols))
+        if val < UB:
+            UB, cols_best = val, plan_cols
+    return True, (UB, cols_best), total
+
+
+def _chain_bounds(graph: _Graph, w: np.ndarray, L: int):
+    Bw = _chain_backward(graph, tuple(w))
+    Bc_ = [_chain_backward(graph, tuple(int(i == c) for i in range(4))) for c in range(4)]
+    return Bw, [np.stack([Bc_[c][l] for c in range(4)]) for l in range(L)]  # noqa: E741
+
+
+def _beam(lab, vs, cands, bw, w, beam: int):
+    key = np.tensordot(cands, w, axes=([1], [0])) + bw[vs]
+    order = np.lexsort((key, vs))
+    vs_sorted = vs[order]
+    first = np.r_[0, np.flatnonzero(np.diff(vs_sorted)) + 1]
+    rank = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
+    keep = order[rank < beam]
+    return lab[keep], vs[keep], cands[keep]
+
+
+def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int):
+    """Every label extended by every next column, kept where both completion bounds stay below
+    the incumbent: (label index, next column position, sums)."""
+    lab, vs, cands = [], [], []
+    step = max(1, 4_000_000 // max(1, Ev.shape[2]))
+    for i0 in range(0, len(P), step):
+        ids = np.arange(i0, min(len(P), i0 + step))
+        cand = P[ids][:, :, None] + Ev[:, cols[ids], :].transpose(1, 0, 2) + nodev[None]  # (chunk, 4, nv)
+        comp = (np.maximum(cand[:, 0] + bc[0], cand[:, 1] + bc[1])
+                + np.maximum(cand[:, 2] + bc[2], cand[:, 3] + bc[3]))
+        weighted = np.tensordot(cand, w, axes=([1], [0])) + bw
+        li, vi = np.nonzero((comp < thr) & (weighted < Q * thr))
+        lab.append(ids[li])
+        vs.append(vi)
+        cands.append(cand[li, :, vi])
+    return np.concatenate(lab), np.concatenate(vs), np.concatenate(cands)
+
+
+def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: float):
+    """Per column (``vv[vs]``), the labels ``_pareto_filter`` keeps (all when ``slack`` is None), by
+    column, then in the filter's order: (sums, columns, ``lab`` of each); (None, None, None) past
+    the time limit. Columns of one label are kept without a filter."""
+    order = np.argsort(vs, kind="stable")
+    lab, vs, cand = lab[order], vs[order], cand[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(vs)) + 1]
+    ends = np.r_[starts[1:], len(vs)]
+    rank = np.zeros(len(vs), dtype=np.int64)
+    keep = np.ones(len(vs), dtype=bool)
+    if slack is not None:
+        sizes = ends - starts
+        big = sizes > PARETO_BATCH[-1]
+        for lo, hi in zip(starts[big], ends[big]):
+            if time.perf_counter() - t_start > o.time_limit_s:
+                return None, None, None
+            sub = _pareto_filter(cand[lo:hi], slack)
+            keep[lo:hi] = False
+            keep[lo + sub] = True
+            rank[lo + sub] = np.arange(len(sub))
+        lower = 1
+        for m in PARETO_BATCH:  # the small groups, batched by size
+            sel = np.flatnonzero((sizes > lower) & (sizes <= m))
+            step = max(1, PARETO_BATCH_CELLS // (m * m))
+            for i in range(0, len(sel), step):
+                _pareto_batch(cand, starts[sel[i : i + step]], sizes[sel[i : i + step]], m, slack, keep, rank)
+            lower = m
+    else:
+        rank = np.arange(len(vs)) - np.repeat(starts, ends - starts)
+    idx = np.flatnonzero(keep)
+    idx = idx[np.lexsort((rank[idx], vs[idx]))]
+    return cand[idx], vv[vs[idx]], lab[idx]
+
+
+def _lb(P: np.ndarray, Bc: np.ndarray, Bw, w: np.ndarray, Q: int, thr: int) -> np.ndarray:
+    """Whether labels P (N, 4) with completion bounds may still beat the incumbent (thr = ceil(UB*s))."""
+    comp = np.maximum(P[:, 0] + Bc[:, 0], P[:, 1] + Bc[:, 1]) + np.maximum(P[:, 2] + Bc[:, 2], P[:, 3] + Bc[:, 3])
+    weighted = P @ w + Bw
+    return (comp < thr) & (weighted < Q * thr)
+
+
+def _trace(history, i: int) -> list[int]:
+    out = []
+    for cols, par in reversed(history):
+        out.append(int(cols[i]))
+        i = int(par[i])
+    return out[::-1]

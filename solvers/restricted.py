@@ -1,0 +1,85 @@
+"""The CP-SAT model of the formulation restricted to the cells that surviving type vectors use
+(the constrained solve's last resort, ``solvers.constrained``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from explorer.core.comm import advance
+from explorer.core.plan import Plan
+from explorer.core.problem import Problem
+from explorer.core.solution import SolveOptions
+
+from .lagrangian import _Chain
+
+
+class _Restricted:
+    """The CP-SAT model of the formulation, with the cells no surviving vector uses fixed to 0
+    (fixings only accumulate), and the solver of its latest round."""
+
+    def __init__(self, problem: Problem, ch: _Chain):
+        from .cpsat import to_cp_model
+        from .formulation import build
+
+        self.problem, self.ch = problem, ch
+        self.f = build(problem)
+        self.model, self.xs, _ = to_cp_model(self.f)
+        self.fixed: set[int] = set()
+        self.allowed: set | None = None
+        self.solver = None
+
+    def restrict(self, survivors: list[np.ndarray]) -> None:
+        self.allowed = allowed = _allowed_cells(self.problem, self.ch, survivors)
+        for key, var in self.f.x.items():
+            if key not in allowed and var not in self.fixed:
+                self.model.add(self.xs[var] == 0)
+                self.fixed.add(var)
+
+    def solve(self, U: int | None, seconds: float, options: SolveOptions):
+        """One round, hinted with the incumbent when it lies in the model; returns the status."""
+        from ortools.sat.python import cp_model
+
+        from .formulation import assignment
+
+        ch = self.ch
+        self.model.clear_hints()
+        if U is not None and _cells(self.problem, ch.incumbent[1]) <= self.allowed:
+            for var, val in zip(self.xs, assignment(self.problem, self.f, ch.incumbent[1])):
+                self.model.add_hint(var, val)
+        self.solver = solver = cp_model.CpSolver()
+        solver.parameters.num_workers = options.workers or 2
+        solver.parameters.random_seed = options.seed
+        solver.parameters.max_time_in_seconds = seconds
+        return solver.solve(self.model)
+
+    def plan(self) -> Plan:
+        from .formulation import extract_plan
+
+        return extract_plan(self.problem, self.f, lambda v: self.solver.value(self.xs[v]))
+
+    def lower_bound(self) -> int:
+        return self.solver.response_proto.inner_objective_lower_bound * self.f.objective_gcd
+
+
+def _cells(problem: Problem, plan: Plan) -> set:
+    """The formulation's (layer, level, count state, type) cells a plan uses."""
+    types, out = problem.tables.types, set()
+    counts = [problem.tables.states(0)[0]] * problem.num_layers
+    for h, row in enumerate(plan.types):
+        out |= {(n, h, counts[n], types.index(t)) for n, t in enumerate(row)}
+        counts = advance(counts, row)
+    return out
+
+
+def _allowed_cells(problem: Problem, ch: _Chain, survivors: list[np.ndarray]) -> set:
+    """The formulation's (layer, level, count state, type) cells some surviving vector uses."""
+    vc, tables = ch.vc, problem.tables
+    allowed = set()
+    for n, vecs in enumerate(survivors):
+        d = vc.dom[n]
+        for h in range(ch.H):
+            states = tables.states(h)
+            for ps, k in set(zip(d.pstate[h][vecs].tolist(), d.type_index[h][vecs].tolist())):
+                allowed.add((n, h, states[ps], k))
+    return allowed

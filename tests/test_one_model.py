@@ -1,0 +1,230 @@
+"""One model: the even split's formulas are the alpha = 1/2 case of the uneven split's (issue 20).
+
+The re-layout, inter-layer, footprint and compute formulas exist once (``core.partition``,
+``core.comm``); the even path's coefficients are computed by the same functions at 1/2. These
+tests would fail if a second copy drifted: every node behaviour, every pair of types."""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+from itertools import product
+
+from explorer.core.comm import EVEN, edge_split, footprint_elements, held_elements, scaled_sizes, share_flops, training_flops
+from explorer.core.network import Layer, LayerKind
+from explorer.core.partition import (
+    ALL_TYPES,
+    EMBEDDING_TYPES,
+    GROUPED_TYPES,
+    HALF,
+    JOIN_NODE_TYPES,
+    LAYER_TYPES,
+    Layout,
+    inter_coeff,
+    inter_split,
+    node_inter_coeff,
+    node_inter_split,
+    relayout_cost,
+    relayout_split,
+)
+from explorer.core.randnet import random_chain
+
+BEHAVIOURS = (LAYER_TYPES, JOIN_NODE_TYPES, GROUPED_TYPES, EMBEDDING_TYPES)
+
+
+def test_relayout_cost_is_the_even_case_of_relayout_split():
+    # hand values of model.md section 4: row <-> col 1/4, split -> dup 1/2, else 0
+    want = {(Layout.ROW, Layout.COL): F(1, 4), (Layout.COL, Layout.ROW): F(1, 4), (Layout.ROW, Layout.DUP): F(1, 2),
+            (Layout.COL, Layout.DUP): F(1, 2)}
+    for src, dst in product(Layout, Layout):
+        assert relayout_cost(src, dst) == want.get((src, dst), 0)
+        assert relayout_split(src, HALF, dst, HALF) == (relayout_cost(src, dst),) * 2
+
+
+def test_every_behaviours_inter_coefficient_is_the_even_case_of_the_uneven_one():
+    seen = 0
+    for producer, consumer in product(BEHAVIOURS, BEHAVIOURS):
+        for a, b in product(producer.offered, consumer.offered):
+            c = node_inter_coeff(a, b, producer, consumer)
+            assert node_inter_split(a, HALF, b, HALF, producer, consumer) == (c.total, c.total)
+            # uneven: both sides together move at least nothing and at most the whole tensor twice (F and E)
+            s0, s1 = node_inter_split(a, F(3, 16), b, F(11, 16), producer, consumer)
+            assert 0 <= s0 <= 2 and 0 <= s1 <= 2
+            seen += 1
+    assert seen >= 40
+    for a, b in product(ALL_TYPES, ALL_TYPES):
+        assert inter_split(a, HALF, b, HALF) == (inter_coeff(a, b).total,) * 2
+
+
+def test_edge_split_takes_each_nodes_layouts():
+    fc = Layer("fc", LayerKind.FC, 8, 8)
+    for a, b in product(ALL_TYPES, ALL_TYPES):
+        assert edge_split(fc, a, HALF, fc, b, HALF) == (inter_coeff(a, b).total,) * 2
+
+
+def test_footprint_and_flops_are_the_even_case_of_the_shares():
+    net = random_chain(3, 5)
+    B = net.batch
+    for layer in net.layers:
+        for counts in ((0, 0, 0), (1, 0, 0), (0, 2, 1), (2, 1, 1)):
+            s = scaled_sizes(layer, B, counts)
+            assert footprint_elements(layer, B, counts, 2) == held_elements(layer, s.f_in, s.weights, 2)
+        assert share_flops(layer, B, EVEN) == training_flops(layer, B)
+        assert share_flops(layer, B, (HALF, HALF, F(1), F(1))) * 4 == training_flops(layer, B)
+
+
+# ---- one command: explore --split ---------------------------------------------------------------
+
+def _json(args, capsys):
+    import json
+
+    from .conftest import run_cli
+
+    code, out, err = run_cli(args, capsys)
+    return code, (json.loads(out) if code == 0 else None), err
+
+
+def test_explore_split_is_explore_with_split(capsys):
+    """``explore --array tpu-mix-16 --split optimal`` answers what ``explore split`` does (the same
+    proven step time, bound, plan and alphas)."""
+    common = ["--model", "lenet-c", "--array", "tpu-mix-16", "--space", "accpar", "--format", "json"]
+    code, one, _ = _json([*common, "--split", "optimal"], capsys)
+    code2, alias, _ = _json(["split", *common, "--split", "optimal"], capsys)
+    assert code == code2 == 0 and one["status"] == alias["status"] == "optimal"
+    for key in ("step_time_s", "bound_s", "plan", "alphas", "group_times_s", "memory", "compared"):
+        assert one[key] == alias[key], key
+    assert F(one["step_time_s"]) == F(1677089, 71750000000)  # tests/test_split_pinned.py
+
+
+def test_a_split_policy_on_one_kind_is_the_even_split(capsys):
+    """On an array of one kind every policy is the even split: the plan and step time of the even
+    path's DP under the time objective."""
+    code, even, _ = _json(["--model", "lenet-c", "--objective", "time", "--format", "json"], capsys)
+    assert code == 0
+    for split in ("equal", "proportional", "search"):
+        code, r, _ = _json(["--model", "lenet-c", "--split", split, "--format", "json"], capsys)
+        assert code == 0 and r["plan"] == even["plan"], split
+        assert float(F(r["step_time_s"])) == even["step_time_s"]
+        assert all(a == "1/2" for level in r["alphas"] for row in level for a in row)
+
+
+def test_split_options_are_refused_cleanly(capsys):
+    from .conftest import run_cli
+
+    cases = [
+        (["--split", "optimal", "--cap", "0=1GB"], "--cap: not with --split"),
+        (["--split", "optimal", "--pin", "conv1@0=I"], "--pin: not with --split"),
+        (["--split", "equal", "--objective", "traffic"], "--objective: not with --split"),
+        (["--split", "equal", "--solver", "exact"], "--solver: exact: not with --split equal"),
+        (["--split", "optimal", "--solver", "dp"], "--solver: dp: not with --split optimal"),
+        (["--alpha-grid", "8"], "--alpha-grid: only with --split"),
+        (["--grid-only"], "--grid-only: only with --split"),
+        (["--split", "equal", "--memory", "nan"], "--memory: must be a finite number"),
+        (["--split", "equal", "--memory", "-1"], "--memory: must be a finite number"),
+        (["--split", "equal", "--weight-copies", "17"], "--weight-copies: must be between 0 and 16"),
+        (["--split", "equal", "--alpha-grid", "1"], "--alpha-grid"),
+        (["--split", "sideways"], "--split"),
+        (["--split", "optimal", "--time-limit", "0.01"], "--time-limit: must be at least 0.1 s"),
+        (["split", "--split", "search", "--solver", "exact"], "--solver: exact: not with --split search"),
+    ]
+    for args, text in cases:
+        code, out, err = run_cli(["--model", "lenet-c", *args], capsys)
+        assert code == 2 and out == "" and text in err and err.count("\n") == 1, (args, err)
+        assert "Traceback" not in err
+
+
+def test_the_api_takes_split():
+    import pytest
+
+    from explorer.api import solve
+    from explorer.core.errors import SpecError
+    from explorer.core.hetero import evaluate_hetero
+    from explorer.frontends import load_array, load_model
+
+    r = solve("lenet-c", "tpu-mix-16", space="accpar", split="optimal")
+    assert r.status.value == "optimal" and r.step_time_s == r.bound_s == F(1677089, 71750000000)
+    assert evaluate_hetero(load_model("lenet-c"), load_array("tpu-mix-16"), r.plan).step_time_s == r.step_time_s
+    even = solve("lenet-c", objective="time")
+    assert solve("lenet-c", split="equal").plan.types == even.plan.types  # one kind: the even split
+    for kwargs, name in (({"caps": ["0=1GB"]}, "caps"), ({"solver": "exact"}, "solver"), ({"levels": 2}, "levels"),
+                         ({"alpha_grid": 1}, "alpha_grid"), ({"memory_GiB": float("nan")}, "memory_GiB"),
+                         ({"split": "sideways"}, "split"), ({"free": "some"}, "free")):
+        with pytest.raises(SpecError, match=name):
+            solve("lenet-c", "tpu-mix-16", **{"split": "equal", **kwargs})
+
+
+def test_split_optimal_takes_every_proving_solver_and_they_agree():
+    """``solve(..., split="optimal", solver=...)`` (``explore --split optimal --solver``): the joint
+    solver (default) and the uneven forms of brute, exact and cpsat prove the same optimum on
+    seeded random instances; every plan re-scored by the evaluator (split_run checks it too)."""
+    import random
+
+    from explorer.api import solve
+    from explorer.core.errors import Refused
+    from explorer.core.hetero import FreeAlphas, evaluate_hetero
+
+    from .test_hetero_joint import _instance
+
+    rng = random.Random(20)
+    compared = joint_ran = all_four = 0
+    for _ in range(100):
+        if compared == 12:
+            break
+        net, arr, space, aspace = _instance(rng)
+        if aspace.free is not FreeAlphas.UNLIKE or not aspace.proportional:
+            continue  # the API's defaults: free classes unlike, with their proportional ratios
+        grid = len(aspace.grid) + 1
+        answers = {}
+        for solver in ("joint", "brute", "exact", "cpsat"):
+            try:
+                r = solve(net, arr, space=space.value, split="optimal", alpha_grid=grid,
+                          solver="dp" if solver == "joint" else solver, time_limit=20.0)
+            except Refused as err:  # joint: the top split only; exact and cpsat: chains only
+                assert solver == "joint" or (solver in ("exact", "cpsat") and not net.is_chain), (solver, err)
+                continue
+            except Exception as err:  # the joint solver's scope is a SpecError naming --split
+                assert solver == "joint" and "optimal" in str(err), err
+                continue
+            assert r.status.value == "optimal" and r.bound_s == r.step_time_s, (solver, r.status)
+            assert evaluate_hetero(net, arr, r.plan).step_time_s == r.step_time_s
+            answers[solver] = r.step_time_s
+        assert len(set(answers.values())) == 1 and "brute" in answers, answers
+        if len(answers) < 2:
+            continue  # a graph outside the joint solver's scope: brute alone
+        joint_ran += "joint" in answers
+        all_four += len(answers) == 4
+        compared += 1
+    assert compared == 12 and joint_ran >= 3 and all_four >= 2
+
+
+def test_split_solver_refusals():
+    import pytest
+
+    from explorer.api import solve
+    from explorer.core.errors import SpecError
+
+    with pytest.raises(SpecError, match="solver: exact: not with --split equal"):
+        solve("lenet-c", "tpu-mix-16", split="equal", solver="exact")
+    with pytest.raises(SpecError, match="solver: nope: .*takes --solver brute, exact, cpsat"):
+        solve("lenet-c", "tpu-mix-16", split="optimal", solver="nope")
+
+
+def test_a_sweep_split_optimal_point_takes_a_proving_solver(tmp_path):
+    """``explore sweep``: a ``split: optimal`` point takes ``solver`` brute, exact or cpsat (the
+    uneven forms) besides the joint solver; all prove the same step time. A solver on another
+    split is refused before any point runs."""
+    import pytest
+
+    from explorer.api import sweep
+    from explorer.core.errors import SpecError
+
+    spec = {"version": 1, "name": "split-solvers",
+            "fixed": {"model": "sfc", "array": "tpu-mix-16", "levels": 1, "mix": "1 v2 + 1 v3", "split": "optimal",
+                      "alpha_grid": 4, "space": "hypar"},
+            "points": [{}, {"solver": "brute"}, {"solver": "exact"}, {"solver": "cpsat"}]}
+    rows = list(sweep(spec, workers=1))
+    assert [r["status"] for r in rows] == ["optimal"] * 4, [r["error"] for r in rows]
+    assert len({r["step_time_s"] for r in rows}) == 1
+    assert [r["solver"] for r in rows][1:] == ["brute", "exact", "cpsat"]
+    bad = {**spec, "points": [{"solver": "exact", "split": "search"}]}
+    with pytest.raises(SpecError, match="solver: not with split"):
+        list(sweep(bad, workers=1))
