@@ -29,7 +29,7 @@ ALLOWED = {
 # modules at the top of the package that belong to a layer (explorer/__init__.py stays "top")
 TOP_LEVEL_MODULES = {"api": "api"}
 # the command line: above the API (it parses options, prints, picks the exit status)
-CLI_MODULES = ("explorer.app.cli", "explorer.app.cli_common", "explorer.app.cli_sweep")
+CLI_MODULES = ("explorer.app.cli", "explorer.app.cli_common", "explorer.app.cli_sweep", "explorer.app.reproduce.cli")
 
 
 def layer_of(module: str) -> str | None:
@@ -38,7 +38,7 @@ def layer_of(module: str) -> str | None:
         return None  # the standard library or a third-party package
     if len(parts) == 1:
         return "top"
-    if ".".join(parts[:3]) in CLI_MODULES:
+    if any(module == m or module.startswith(m + ".") for m in CLI_MODULES):
         return "cli"
     if parts[1] in TOP_LEVEL_MODULES:
         return TOP_LEVEL_MODULES[parts[1]]

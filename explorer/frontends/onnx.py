@@ -42,7 +42,7 @@ from pathlib import Path
 
 from ..core.errors import SpecError
 from ..core.network import NETWORK_INPUT, LayerKind, Network
-from .network_yaml import build_graph
+from .graph_build import build_graph
 from .onnx_graph import INT_TYPES, fill_dynamic_axes, node_label, ordered_nodes, printable
 
 JOIN_OPS = {

@@ -137,7 +137,7 @@ def parse_shape(data, path: str, errors: list[str]) -> TransformerShape | None:
 
 def build_transformer(shape: TransformerShape, name: str, batch: int, sequence: int, source: str) -> Network:
     """The network of ``shape`` at ``sequence`` tokens per sample (SpecError if its nodes do not chain)."""
-    from .network_yaml import build_graph  # the YAML builder also reads this module's spec block
+    from .graph_build import build_graph
 
     b = _Nodes(sequence)
     x = _gpt_body(b, shape) if shape.family is Family.GPT else _llama_body(b, shape)

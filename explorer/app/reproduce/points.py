@@ -86,7 +86,7 @@ def figures(point: Point, plan: str, torus: bool = False) -> Figures:
 
 
 def _solve(network: Network, levels: int, accounting: Accounting) -> Point:
-    from ...api import build_problem  # the app's own entry point for a problem
+    from ..request import build_problem  # the app's own entry point for a problem
 
     problem = build_problem(network, ARRAY, batch=network.batch, levels=levels, memory_GiB=BIG_MEMORY_GiB)
     if accounting is Accounting.MODEL:  # the dp solver, re-scored by the evaluator
