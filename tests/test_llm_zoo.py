@@ -16,12 +16,12 @@ from explorer import api
 from explorer.core.array import synthetic_array
 from explorer.core.errors import SpecError
 from explorer.core.evaluate import PlanError, evaluate
-from explorer.core.hetero import HeteroPlan, evaluate_hetero, whole_units
+from explorer.core.hetero import evaluate_hetero, whole_units
 from explorer.core.network import LayerKind
 from explorer.core.partition import ALL_TYPES, PartitionType as T, Space
 from explorer.core.plan import Plan
 from explorer.core.solution import Status
-from explorer.frontends import load_model
+from explorer.frontends import load_array, load_model
 from explorer.frontends.network_yaml import load_network_text
 from explorer.frontends.transformer import Family, TransformerShape, build_transformer
 
@@ -160,7 +160,7 @@ def test_equal_split_on_one_kind_is_the_homogeneous_model_with_gqa():
     for _ in range(2):
         plan = Plan(tuple(tuple(rng.choice([t for t in ALL_TYPES if L.offers(t, h)]) for L in net.layers) for h in range(2)))
         ev = evaluate(net, arr, Space.ACCPAR, plan)
-        hv = evaluate_hetero(net, arr, HeteroPlan.equal(plan))
+        hv = evaluate_hetero(net, arr, Plan.even(plan))
         assert hv.step_time_s == ev.step_time_s and hv.traffic_bytes == ev.traffic_bytes
 
 
@@ -298,7 +298,7 @@ def test_explore_solves_an_llm_on_a_small_array(model, seq, capsys):
     res = api.solve(model, "hypar-16", seq=seq, batch=16, memory_GiB=200.0)
     assert res.status is Status.LEVEL_OPTIMAL and res.ok
     net = load_model(model, sequence=seq).with_batch(16)
-    ev = evaluate(net, api.load_array("hypar-16"), Space.HYPAR, res.plan)  # re-scored independently
+    ev = evaluate(net, load_array("hypar-16"), Space.HYPAR, res.plan)  # re-scored independently
     assert ev.level_cost == res.level_cost_elements and res.figures.ok
 
 
