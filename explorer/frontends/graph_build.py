@@ -47,8 +47,9 @@ def _resolve_inputs(nodes: list[tuple[int, dict]], names: list[str], source: str
     return preds
 
 
-def _topological_order(preds: list[list[int]], names: list[str], source: str) -> list[int]:
-    """Kahn's algorithm, smallest file position first (keeps file order where possible)."""
+def kahn_order(preds) -> list[int]:
+    """Kahn's algorithm, smallest position first (keeps file order where possible); the nodes on
+    or behind a cycle are left out of the order."""
     indeg = [len(p) for p in preds]
     succs: list[list[int]] = [[] for _ in preds]
     for k, ps in enumerate(preds):
@@ -64,8 +65,14 @@ def _topological_order(preds: list[list[int]], names: list[str], source: str) ->
             indeg[s] -= 1
             if indeg[s] == 0:
                 heapq.heappush(ready, s)
+    return order
+
+
+def _topological_order(preds: list[list[int]], names: list[str], source: str) -> list[int]:
+    order = kahn_order(preds)
     if len(order) != len(preds):
-        cyc = [names[k] for k in range(len(preds)) if indeg[k] > 0]
+        placed = set(order)
+        cyc = [names[k] for k in range(len(preds)) if k not in placed]
         raise SpecError(source, f"layers: the inputs form a cycle through {', '.join(cyc[:8])}")
     return order
 

@@ -6,10 +6,10 @@ a sequence; a zero or negative dimension is refused, not called symbolic)."""
 
 from __future__ import annotations
 
-import heapq
 import re
 
 from ..core.errors import SpecError
+from .graph_build import kahn_order
 
 BATCH_NAMES = re.compile(r"^(n|b|bs|batch.*|.*_batch|.*batch_size)$", re.IGNORECASE)
 SEQ_NAMES = re.compile(r"(seq|sequence|len|length|tokens?|time|frames?|steps?|positions?)", re.IGNORECASE)
@@ -53,7 +53,7 @@ def ordered_nodes(graph, src: str) -> list:
                 raise SpecError(src, f"{node_label(node, k)}: reads its own output {printable(x)!r} (a cycle)")
             ps.add(producer[x])
         preds.append(ps)
-    order = _kahn(preds)
+    order = kahn_order(preds)
     if len(order) < len(preds):
         stuck = [node_label(graph.node[k], k) for k in _on_cycles(preds, set(order))]
         raise SpecError(src, f"the nodes form a cycle through {', '.join(stuck[:4])}"
@@ -71,25 +71,6 @@ def _on_cycles(preds: list[set[int]], ordered: set[int]) -> list[int]:
         if not tail:
             return sorted(left)
         left -= tail
-
-
-def _kahn(preds: list[set[int]]) -> list[int]:
-    succs: list[list[int]] = [[] for _ in preds]
-    indeg = [len(p) for p in preds]
-    for k, ps in enumerate(preds):
-        for p in ps:
-            succs[p].append(k)
-    ready = [k for k, d in enumerate(indeg) if d == 0]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        k = heapq.heappop(ready)
-        order.append(k)
-        for s in succs[k]:
-            indeg[s] -= 1
-            if indeg[s] == 0:
-                heapq.heappush(ready, s)
-    return order
 
 
 def _is_sequence_axis(name: str, axis: int, rank: int, integer: bool) -> bool:
