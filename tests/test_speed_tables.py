@@ -47,3 +47,25 @@ def test_memoised_scalars_keep_their_types():
         assert got == want
         assert [type(v) for v in got["b"].values()] == [type(v) for v in want["b"].values()]
         assert got["b"]["r"] == [1, "1", 1]
+
+
+@pytest.mark.parametrize("model", ["resnet18", "mobilenet-v2", "gpt2-small", "efficientnet-b0"])
+@pytest.mark.parametrize("space", [Space.HYPAR, Space.ACCPAR])
+def test_python_rows_equal_the_numpy_rows(model, space):
+    """Small networks get ``level_rows`` in Python integers: the same numbers as ``level_arrays``
+    (and as the per-entry ``intra``/``inter``) at random count vectors."""
+    import random
+
+    from explorer.core.comm import advance, zero_counts
+    from explorer.core.costs import CostTables
+
+    net = load_model(model)
+    tables = CostTables(net, 8, space)
+    rng, counts = random.Random(7), zero_counts(len(net.layers))
+    for _ in range(8):
+        intra, inter = tables._level_rows_python(counts)
+        a, b = tables.level_arrays(counts)
+        assert (intra, inter) == (a.tolist(), b.tolist())
+        assert intra[3] == tables.intra_row(3, counts[3])
+        assert inter[2] == tables.inter_matrix(2, counts[tables.edges[2][1]])
+        counts = advance(counts, [rng.choice(space.types) for _ in counts])
