@@ -1,0 +1,53 @@
+"""--time-limit bounds the whole CP-SAT solve, its model's build included (issue 23, item 2)."""
+
+import time
+
+import pytest
+from ortools.sat.python import cp_model
+
+from explorer.app.run import run
+from explorer.core.array import synthetic_array
+from explorer.core.partition import Space
+from explorer.core.problem import Problem
+from explorer.core.solution import SolveOptions, Status
+from explorer.frontends import load_model
+from explorer.solvers import dp
+from explorer.solvers.cpsat import to_cp_model
+from explorer.solvers.formulation import BuildTimeout, build
+
+
+def problem(model="resnet18", levels=4):
+    return Problem(load_model(model), synthetic_array(levels), Space.ACCPAR)
+
+
+def test_a_passed_deadline_stops_the_build():
+    with pytest.raises(BuildTimeout):
+        build(problem(), deadline=time.perf_counter() - 1)
+    with pytest.raises(BuildTimeout):
+        to_cp_model(build(problem()), deadline=time.perf_counter() - 1)
+
+
+def test_out_of_time_in_the_build_gives_the_dp_plan_without_a_bound():
+    p = problem("resnet50", 8)
+    result = run(p, "cpsat", SolveOptions(time_limit_s=0.001, workers=1))  # re-scored by the evaluator
+    assert result.status is Status.FEASIBLE
+    assert result.bound is None and result.gap is None
+    assert "time limit ran out while building" in result.reason
+    assert result.plan == dp.solve(p).plan
+    assert result.wall_s < 1.0
+
+
+def test_weighted_sums_build_the_same_model_as_sums():
+    """``to_cp_model`` writes rows with ``LinearExpr.weighted_sum``: the same proto as ``sum(c * x)``."""
+    f = build(problem("mobilenet-v2", 3))
+    m = cp_model.CpModel()
+    xs = [m.new_bool_var(name) for name in f.names]
+    for vars_, coefs, rhs in f.eq_rows:
+        m.add(sum(c * xs[v] for v, c in zip(vars_, coefs)) == rhs)
+    for group in f.exactly_one:
+        m.add_exactly_one(xs[v] for v in group)
+    for v in f.fixed_zero:
+        m.add(xs[v] == 0)
+    g = f.objective_gcd
+    m.minimize(sum((c // g) * xs[v] for v, c in enumerate(f.objective) if c))
+    assert str(to_cp_model(f)[0].proto) == str(m.proto)
