@@ -47,15 +47,19 @@ def to_cp_model(f: Formulation, guarded: bool = False, objective: bool = True,
     assumption literal (returned as the third item, in ``f.side`` order). ``deadline`` (a
     ``time.perf_counter()`` value): ``BuildTimeout`` once it has passed (checked between parts)."""
     m = cp_model.CpModel()
-    xs = [m.new_bool_var(name) for name in f.names]
-    _check_deadline(deadline)
+    xs = []
+    for i in range(0, len(f.names), 16384):
+        xs += [m.new_bool_var(name) for name in f.names[i:i + 16384]]
+        _check_deadline(deadline)
     weighted = cp_model.LinearExpr.weighted_sum  # builds the same rows as sum(c * x), 2-3x faster
-    for vars_, coefs, rhs in f.eq_rows:
+    for i, (vars_, coefs, rhs) in enumerate(f.eq_rows):
         m.add(weighted([xs[v] for v in vars_], coefs) == rhs)
-    _check_deadline(deadline)
-    for group in f.exactly_one:
+        if i % 2048 == 0:
+            _check_deadline(deadline)
+    for i, group in enumerate(f.exactly_one):
         m.add_exactly_one(xs[v] for v in group)
-    _check_deadline(deadline)
+        if i % 2048 == 0:
+            _check_deadline(deadline)
     for v in f.fixed_zero:
         m.add(xs[v] == 0)
     guards = []
@@ -225,7 +229,16 @@ def _add_bound_and_hint(problem: Problem, options: SolveOptions, f: Formulation,
         g = f.objective_gcd
         model.add(sum((c // g) * xs[v] for v, c in enumerate(f.objective) if c) >= -((-options.lower_bound) // g))
     if hint is not None:
-        values = assignment(problem, f, hint)
+        _hint(model, xs, assignment(problem, f, hint))
+
+
+def _hint(model, xs, values) -> None:
+    """``add_hint`` for every variable, written to the proto in two batches (the same hint, 8x faster)."""
+    try:
+        h = model.proto.solution_hint
+        h.vars.extend([x.index for x in xs])
+        h.values.extend(values)
+    except AttributeError:  # an OR-Tools whose proto has no batch append
         for var, val in zip(xs, values):
             model.add_hint(var, val)
 

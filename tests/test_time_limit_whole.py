@@ -51,3 +51,18 @@ def test_weighted_sums_build_the_same_model_as_sums():
     g = f.objective_gcd
     m.minimize(sum((c // g) * xs[v] for v, c in enumerate(f.objective) if c))
     assert str(to_cp_model(f)[0].proto) == str(m.proto)
+
+
+def test_the_batched_hint_is_add_hint():
+    from explorer.solvers.cpsat import _hint
+    from explorer.solvers.formulation import assignment
+
+    p = problem("resnet18", 3)
+    f = build(p)
+    values = assignment(p, f, dp.solve(p).plan)
+    a, xs, _ = to_cp_model(f)
+    _hint(a, xs, values)
+    b, ys, _ = to_cp_model(f)
+    for y, val in zip(ys, values):
+        b.add_hint(y, val)
+    assert str(a.proto.solution_hint) == str(b.proto.solution_hint)
