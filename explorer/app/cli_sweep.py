@@ -4,12 +4,11 @@ the work is in ``explorer.api.sweep`` and ``explorer.app.sweep``)."""
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import click
 
-from .cli_common import InputError, fail_on_bad_input
+from .cli_common import InputError, fail_on_bad_input, since_start
 
 
 class SweepGroup(click.Group):
@@ -103,7 +102,6 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, 
 
     sw = load_sweep(file, max_points or MAX_POINTS)
     report = Reporter(quiet)
-    t0 = time.perf_counter()
     rows = []
     try:
         try:
@@ -124,7 +122,7 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, 
         no_plan = sum(r["status"] in ("infeasible", "unknown", "refused") for r in rows)
         click.echo(f"sweep {sw.name}{f' shard {shard}' if shard else ''}: {len(rows)} points ({reused} reused from the cache, "
                    f"{len(rows) - reused} computed; {no_plan} without a plan, {invalid} invalid, {failed} failed) in "
-                   f"{time.perf_counter() - t0:.1f} s; wrote {Path(out) / 'results.csv'} and {Path(out) / 'plans.jsonl'}", err=True)
+                   f"{since_start():.1f} s (start-up included); wrote {Path(out) / 'results.csv'} and {Path(out) / 'plans.jsonl'}", err=True)
     sys.exit(1 if failed else 0)
 
 
