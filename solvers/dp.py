@@ -350,7 +350,8 @@ def _hierarchical(problem: Problem, wide, time_limit_s: float | None = None, see
     chain = problem.network.is_chain
     for h in range(problem.levels):
         if h in wide:
-            row, c, proven = _level_by_cpsat(problem, h, counts, None if time_limit_s is None else time_limit_s / len(wide), seed)
+            share = WIDE_LEVEL_LIMIT_S if time_limit_s is None else time_limit_s / len(wide)
+            row, c, proven = _level_by_cpsat(problem, h, counts, share, seed)
             if not proven:
                 unproven.append(h)
         else:
@@ -359,6 +360,12 @@ def _hierarchical(problem: Problem, wide, time_limit_s: float | None = None, see
         level_units.append(c)
         counts = advance(counts, row)
     return Plan(tuple(rows)), level_units, unproven
+
+
+# CP-SAT's time per level too wide for the elimination, without --time-limit (a DenseNet-like
+# block of 30 concats at H = 10 proves most levels in 1-15 s; a level not proven in time makes
+# the DP's answer ``feasible``, and says which)
+WIDE_LEVEL_LIMIT_S = 10.0
 
 
 def _level_by_cpsat(problem: Problem, h: int, counts: list[Counts], time_limit_s, seed: int) -> tuple[list, int, bool]:
