@@ -17,6 +17,11 @@ placed), so a level costs O(N * K^(width+1)) for frontier width ``width`` (2-5 o
 and BERT). On a chain the frontier is one node and this is Algorithm 1; chains keep the
 reference tie-breaking code path below.
 
+A level whose frontier would exceed ``MAX_FRONTIER_STATES`` (DenseNet blocks, where every concat
+keeps all earlier outputs alive) goes to CP-SAT instead (``dp_wide``: that level's 0-1 model,
+``WIDE_LEVEL_LIMIT_S`` per level or a share of ``--time-limit``); the solution names those
+levels, and is ``feasible`` rather than level-optimal when CP-SAT did not prove one in time.
+
 Greedy across levels: each level is optimal given the ones above, the whole plan need not
 be (``explore check`` measures the gap). The objective's level weights do not matter to it.
 Pins and forbids narrow each level's choices. Caps and memory limits are not enforced: the
@@ -381,11 +386,12 @@ def _level_by_cpsat(problem: Problem, h: int, counts: list[Counts], time_limit_s
 
 def _wide_note(wide: dict[int, str], unproven: list[int]) -> str:
     levels = ", ".join(str(h) for h in sorted(wide))
-    note = (f"levels {levels} solved exactly by CP-SAT, not by the DP's elimination ("
+    note = (f"levels {levels} solved by CP-SAT instead of the DP's elimination ("
             + next(iter(wide.values())).removeprefix("dp: ") + ")")
     if unproven:
-        note += f"; CP-SAT did not prove level{'s' if len(unproven) > 1 else ''} {', '.join(map(str, unproven))} optimal in its time"
-    return note
+        s = "s" if len(unproven) > 1 else ""
+        return note + f"; level{s} {', '.join(map(str, unproven))} not proven optimal in CP-SAT's time (its best plan)"
+    return note + "; each proven optimal"
 
 
 def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
