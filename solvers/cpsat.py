@@ -167,7 +167,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     try:  # --time-limit bounds the whole solve: the model's build, the hint and the search
         f = build(problem, deadline)
         model, xs, _ = to_cp_model(f, deadline=deadline)
-        _add_bound_and_hint(problem, options, f, model, xs)
+        hint = _add_bound_and_hint(problem, options, f, model, xs)
         _check_deadline(deadline)
     except BuildTimeout:
         return _out_of_time(problem, options, t0)
@@ -191,6 +191,10 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     if status == cp_model.INFEASIBLE:
         return Solution("cpsat", Status.INFEASIBLE, None, None, None, None, wall, info)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if status == cp_model.UNKNOWN and hint is not None and options.lower_bound is None and deadline is not None:
+            info["reason"] = ("CP-SAT found no plan in the time the build left: its hint (the DP's plan), no bound "
+                              "(raise --time-limit for a search)")
+            return plan_solution("cpsat", problem, hint, Status.FEASIBLE, wall, info=info)
         info["reason"] = f"CP-SAT found no plan within its limits (status {solver.status_name(status)}); raise --time-limit"
         return Solution("cpsat", Status.UNKNOWN, None, None, None, None, wall, info)
     return _found(problem, options, f, solver, xs, status, wall, info)
@@ -215,7 +219,7 @@ def _out_of_time(problem: Problem, options: SolveOptions, t0: float) -> Solution
     return plan_solution("cpsat", problem, plan, Status.FEASIBLE, wall, info=info)
 
 
-def _add_bound_and_hint(problem: Problem, options: SolveOptions, f: Formulation, model, xs) -> None:
+def _add_bound_and_hint(problem: Problem, options: SolveOptions, f: Formulation, model, xs):
     """A proven lower bound (``options.lower_bound``) as a constraint, and a hint: the given plan,
     else the DP's when it satisfies every constraint (none for a graph too wide for the DP)."""
     hint = options.hint
@@ -230,6 +234,7 @@ def _add_bound_and_hint(problem: Problem, options: SolveOptions, f: Formulation,
         model.add(sum((c // g) * xs[v] for v, c in enumerate(f.objective) if c) >= -((-options.lower_bound) // g))
     if hint is not None:
         _hint(model, xs, assignment(problem, f, hint))
+    return hint
 
 
 def _hint(model, xs, values) -> None:

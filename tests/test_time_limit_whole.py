@@ -66,3 +66,16 @@ def test_the_batched_hint_is_add_hint():
     for y, val in zip(ys, values):
         b.add_hint(y, val)
     assert str(a.proto.solution_hint) == str(b.proto.solution_hint)
+
+
+def test_no_plan_in_the_time_left_gives_the_hint(monkeypatch):
+    """CP-SAT with no time left to load its hint (status UNKNOWN) under a time limit: the hint, no bound."""
+    from explorer.solvers import cpsat
+
+    monkeypatch.setattr(cpsat, "run_solver", lambda solver, model, callback=None: (cp_model.UNKNOWN, False))
+    p = problem("resnet18", 3)
+    result = run(p, "cpsat", SolveOptions(time_limit_s=30, workers=1))
+    assert result.status is Status.FEASIBLE and result.bound is None
+    assert result.plan == dp.solve(p).plan and "its hint (the DP's plan)" in result.reason
+    without_limit = cpsat.solve(p, SolveOptions(workers=1))
+    assert without_limit.status is Status.UNKNOWN and without_limit.plan is None
