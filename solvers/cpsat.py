@@ -205,11 +205,7 @@ def _out_of_time(problem: Problem, options: SolveOptions, t0: float) -> Solution
     satisfies every constraint) as a ``feasible`` plan without a bound, else no plan."""
     plan = options.hint
     if plan is None:
-        try:
-            dsol = dp.solve(problem)
-            plan = dsol.plan if dsol.status is not Status.INFEASIBLE else None
-        except (InstanceTooLarge, NotImplementedError):
-            plan = None
+        plan = _dp_plan(problem)
     wall = time.perf_counter() - t0
     why = "the time limit ran out while building the CP-SAT model"
     if plan is None:
@@ -219,16 +215,25 @@ def _out_of_time(problem: Problem, options: SolveOptions, t0: float) -> Solution
     return plan_solution("cpsat", problem, plan, Status.FEASIBLE, wall, info=info)
 
 
+def _dp_plan(problem: Problem):
+    """The DP's plan when it satisfies every constraint, else None; None too for a graph whose
+    frontier is too wide for the DP's elimination (the DP would hand levels to CP-SAT, for
+    seconds each: CP-SAT then solves without a hint)."""
+    if not problem.network.is_chain and dp.wide_levels(problem):
+        return None
+    try:
+        dsol = dp.solve(problem)
+    except (InstanceTooLarge, NotImplementedError):
+        return None
+    return dsol.plan if dsol.status is not Status.INFEASIBLE else None
+
+
 def _add_bound_and_hint(problem: Problem, options: SolveOptions, f: Formulation, model, xs):
     """A proven lower bound (``options.lower_bound``) as a constraint, and a hint: the given plan,
     else the DP's when it satisfies every constraint (none for a graph too wide for the DP)."""
     hint = options.hint
     if hint is None:
-        try:
-            dsol = dp.solve(problem)  # a hint only if it satisfies every constraint
-            hint = dsol.plan if dsol.status is not Status.INFEASIBLE else None
-        except (InstanceTooLarge, NotImplementedError):  # a graph too wide for the DP: solve without a hint
-            hint = None
+        hint = _dp_plan(problem)
     if options.lower_bound is not None:  # a proven bound: no plan lies below it, so CP-SAT need not look there
         g = f.objective_gcd
         model.add(sum((c // g) * xs[v] for v, c in enumerate(f.objective) if c) >= -((-options.lower_bound) // g))
