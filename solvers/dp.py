@@ -17,6 +17,11 @@ placed), so a level costs O(N * K^(width+1)) for frontier width ``width`` (2-5 o
 and BERT). On a chain the frontier is one node and this is Algorithm 1; chains keep the
 reference tie-breaking code path below.
 
+A level whose frontier would exceed ``MAX_FRONTIER_STATES`` (DenseNet blocks, where every concat
+keeps all earlier outputs alive) goes to CP-SAT instead (``dp_wide``: that level's 0-1 model,
+``WIDE_LEVEL_LIMIT_S`` per level or a share of ``--time-limit``); the solution names those
+levels, and is ``feasible`` rather than level-optimal when CP-SAT did not prove one in time.
+
 Greedy across levels: each level is optimal given the ones above, the whole plan need not
 be (``explore check`` measures the gap). The objective's level weights do not matter to it.
 Pins and forbids narrow each level's choices. Caps and memory limits are not enforced: the
@@ -35,6 +40,8 @@ from explorer.core.problem import Problem
 
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
+from .dp_wide import level_by_cpsat
+
 # Cost of a disallowed choice: larger than any real cost (those stay far below 2^100 units).
 BLOCKED = 1 << 200
 
@@ -52,6 +59,14 @@ MAX_FRONTIER_STATES = 200_000
 def check_frontier(problem: Problem) -> None:
     """Refuse at once a graph whose frontier ``graph_level`` could not hold (DenseNet-like blocks,
     where every concat keeps all earlier outputs alive), instead of failing after minutes.
+    (``solve`` does not refuse: it hands such levels to CP-SAT, ``wide_levels``.)"""
+    wide = wide_levels(problem)
+    if wide:
+        raise InstanceTooLarge(next(iter(wide.values())) + "; use --solver cpsat")
+
+
+def wide_levels(problem: Problem) -> dict[int, str]:
+    """The levels whose frontier ``graph_level`` could not hold, each with why.
 
     Mirrors ``graph_level``: after placing node i its states are the type combinations of the
     placed nodes still read later, so their number is the product of their allowed types."""
@@ -59,6 +74,7 @@ def check_frontier(problem: Problem) -> None:
     last_use = list(range(N))
     for u, v in problem.tables.edges:
         last_use[u] = max(last_use[u], v)
+    out: dict[int, str] = {}
     for h in range(problem.levels):
         sizes = [len(problem.allowed(h, n)) or 1 for n in range(N)]
         live: list[int] = []
@@ -68,10 +84,10 @@ def check_frontier(problem: Problem) -> None:
             for n in live:
                 states *= sizes[n]
             if states > MAX_FRONTIER_STATES:
-                raise InstanceTooLarge(
-                    f"dp: after node {problem.network.layers[i].name!r} the graph keeps {len(live)} outputs alive, "
-                    f"{format_count(states)} type combinations (limit {MAX_FRONTIER_STATES:,}): too wide for the DP; "
-                    "use --solver cpsat")
+                out[h] = (f"dp: after node {problem.network.layers[i].name!r} the graph keeps {len(live)} outputs alive, "
+                          f"{format_count(states)} type combinations (limit {MAX_FRONTIER_STATES:,}): too wide for the DP")
+                break
+    return out
 
 
 def graph_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, int]:
@@ -326,30 +342,77 @@ def _mat_mat(A, B):
 
 def hierarchical_dp(problem: Problem) -> tuple[Plan, list[int]]:
     """The DP's plan and its per-level costs (units)."""
+    plan, level_units, _ = _hierarchical(problem, set())
+    return plan, level_units
+
+
+def _hierarchical(problem: Problem, wide, time_limit_s: float | None = None, seed: int = 0) -> tuple[Plan, list[int], list[int]]:
+    """``hierarchical_dp`` with the levels in ``wide`` solved by CP-SAT (``dp_wide``); also the
+    levels CP-SAT did not prove optimal within its time."""
     L = problem.num_layers
     counts = zero_counts(L)
-    rows, level_units = [], []
+    rows, level_units, unproven = [], [], []
     chain = problem.network.is_chain
     for h in range(problem.levels):
-        row, c = dp_level(problem, h, counts, chain)
+        if h in wide:
+            share = WIDE_LEVEL_LIMIT_S if time_limit_s is None else time_limit_s / len(wide)
+            row, c, proven = _level_by_cpsat(problem, h, counts, share, seed)
+            if not proven:
+                unproven.append(h)
+        else:
+            row, c = dp_level(problem, h, counts, chain)
         rows.append(tuple(row))
         level_units.append(c)
         counts = advance(counts, row)
-    return Plan(tuple(rows)), level_units
+    return Plan(tuple(rows)), level_units, unproven
+
+
+# CP-SAT's time per level too wide for the elimination, without --time-limit (a DenseNet-like
+# block of 30 concats at H = 10 proves most levels in 1-15 s; a level not proven in time makes
+# the DP's answer ``feasible``, and says which)
+WIDE_LEVEL_LIMIT_S = 10.0
+
+
+def _level_by_cpsat(problem: Problem, h: int, counts: list[Counts], time_limit_s, seed: int) -> tuple[list, int, bool]:
+    types = problem.tables.types
+    intra, inter = problem.tables.level_rows(counts)
+    found = level_by_cpsat(intra, inter, problem.tables.edges, _allowed_indices(problem, h), time_limit_s, seed)
+    if found is None:
+        raise InstanceTooLarge(f"dp: level {h} is too wide for the DP and its costs exceed CP-SAT's int64 range "
+                               "(or CP-SAT found no plan in its time); use --solver cpsat")
+    choice, cost, proven = found
+    return [types[k] for k in choice], cost, proven
+
+
+def _wide_note(wide: dict[int, str], unproven: list[int]) -> str:
+    levels = ", ".join(str(h) for h in sorted(wide))
+    note = (f"levels {levels} solved by CP-SAT instead of the DP's elimination ("
+            + next(iter(wide.values())).removeprefix("dp: ") + ")")
+    if unproven:
+        s = "s" if len(unproven) > 1 else ""
+        return note + f"; level{s} {', '.join(map(str, unproven))} not proven optimal in CP-SAT's time (its best plan)"
+    return note + "; each proven optimal"
 
 
 def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
+    """The DP's plan. Levels whose frontier is too wide for the elimination (``wide_levels``) are
+    solved exactly by CP-SAT instead, and the solution says so (``info['levels_by_cpsat']``, the
+    reason); a level CP-SAT does not prove optimal within ``--time-limit`` makes it ``feasible``."""
+    options = options or SolveOptions()
     t0 = time.perf_counter()
-    if not problem.network.is_chain:
-        check_frontier(problem)
+    wide = {} if problem.network.is_chain else wide_levels(problem)
     try:
-        plan, level_units = hierarchical_dp(problem)
+        plan, level_units, unproven = _hierarchical(problem, wide, options.time_limit_s, options.seed)
     except NoPlan as err:
         return Solution("dp", Status.INFEASIBLE, None, None, None, None, time.perf_counter() - t0, {"reason": str(err)})
     wall = time.perf_counter() - t0
     broken = problem.plan_violations_units(level_units, plan.types)
-    status = Status.INFEASIBLE if broken else Status.LEVEL_OPTIMAL
+    status = Status.INFEASIBLE if broken else Status.FEASIBLE if unproven else Status.LEVEL_OPTIMAL
     info = {"violations": broken, "reason": "the DP does not enforce caps or memory; its plan breaks: " + "; ".join(broken)} if broken else {}
+    if wide:
+        note = _wide_note(wide, unproven)
+        info["levels_by_cpsat"] = sorted(wide)
+        info["reason"] = note + ("; " + info["reason"] if "reason" in info else "")
     sol = plan_solution("dp", problem, plan, status, wall, info=info)
     assert list(sol.level_units) == level_units, "DP bookkeeping disagrees with the cost tables"
     return sol

@@ -40,6 +40,9 @@ DEFAULT_MAX_STATES = 200_000  # type vectors per layer: 3^11 = 177,147 (accpar),
 MAX_STORED = 40_000_000  # layers * K^H forward values kept for backtracking (int64: 320 MB)
 
 
+MAX_MEMORY = 2**30  # bytes the estimate (``memory_estimate``) may reach
+
+
 def check_size(problem: Problem, max_states: int | None = None) -> None:
     K, H, L = len(problem.space.types), problem.levels, problem.num_layers
     limit = max_states or DEFAULT_MAX_STATES
@@ -54,6 +57,80 @@ def check_size(problem: Problem, max_states: int | None = None) -> None:
             f"exact: {L} layers x {n:,} type vectors = {L * n:,} stored values exceeds its limit "
             f"of {MAX_STORED:,}; use --solver cpsat"
         )
+    need = memory_estimate(problem)
+    if need > MAX_MEMORY:
+        raise InstanceTooLarge(f"exact: about {need / 2**20:,.0f} MiB of arrays needed, beyond its limit of "
+                               f"{MAX_MEMORY / 2**20:,.0f} MiB; use --solver cpsat")
+
+
+def memory_estimate(problem: Problem) -> int:
+    """Bytes of numpy arrays an unconstrained solve holds at its peak (``bench/bench_memory_guard.py``
+    measures it within 1.5x): per node its vectors' forward values (chains) or cached intra costs,
+    the per-level intra arrays while ``VectorCosts`` keeps them, each domain's digit and prefix
+    tables, and the largest step's tables (a chain step's few V-sized temporaries; on graphs up to
+    four times ``MAX_GRAPH_TABLE``, the chain-step peak ``_plan_step`` allows)."""
+    from .vectors import LEVEL_CACHE_ENTRIES
+
+    H, K = problem.levels, len(problem.space.types)
+    sizes = [len(problem.node_types(n)) ** H for n in range(problem.num_layers)]
+    total = sum(sizes)
+    per_node = 2 * total + (H * total if H * total <= LEVEL_CACHE_ENTRIES else 0)  # values + intra cache (+ levels)
+    domains = sum((3 * H + 3) * V for V in set(sizes))
+    if problem.network.is_chain:
+        step = 8 * max(sizes, default=0)
+    else:
+        step = _graph_peak_entries(VectorCosts(problem))
+    return 8 * (per_node + domains + step) + GRAPH_OVERHEAD * (not problem.network.is_chain)
+
+
+# Bytes beyond the arrays a graph solve holds (edge tables per level, the elimination's records).
+GRAPH_OVERHEAD = 32 * 2**20
+
+
+def _graph_peak_entries(vc: VectorCosts) -> int:
+    """The most array entries ``graph_optimum`` holds at once beyond the nodes' own vectors: the
+    messages alive plus the step's tables, replaying its elimination order on scopes alone."""
+    V = [d.V for d in vc.dom]
+    at = [[] for _ in range(vc.N)]
+    for e, (u, v) in enumerate(vc.edges):
+        f = _Factor((u, v), edge=e)
+        at[u].append(f)
+        at[v].append(f)
+    for n in range(vc.N):
+        f = _Factor((n,), None)
+        at[n].append(f)
+    alive, live, peak = set(range(vc.N)), 0, 0
+
+    def size(scope) -> int:
+        out = 1
+        for n in scope:
+            out *= V[n]
+        return out
+
+    while alive:
+        how, detail, z = _cheapest_step(vc, alive, at)
+        bucket = at[z]
+        scope = sorted({n for f in bucket for n in f.scope})
+        if how == "chain":
+            a, b, _ = detail
+            temp, new_scope = 5 * V[a] * max(V[z], V[b]) * max(vc.dom[b].K, vc.dom[z].K), (a, b)
+        else:
+            new_scope = tuple(n for n in scope if n != z)
+            temp = 2 * size(scope)
+        peak = max(peak, live + temp)
+        for f in bucket:
+            if f.array is not None:  # a message: freed once used
+                live -= size(f.scope)
+            for n in f.scope:
+                if n != z:
+                    at[n].remove(f)
+        alive.discard(z)
+        if new_scope:
+            new = _Factor(new_scope, np.empty(0))
+            live += size(new_scope)
+            for n in new_scope:
+                at[n].append(new)
+    return peak
 
 
 def coupled(problem: Problem) -> bool:

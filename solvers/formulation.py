@@ -32,6 +32,8 @@ literal when explaining infeasibility:
 
 from __future__ import annotations
 
+import time
+
 from dataclasses import dataclass, field
 from math import gcd
 
@@ -70,13 +72,26 @@ class Formulation:
         return len(self.names)
 
 
-def build(problem: Problem) -> Formulation:
+class BuildTimeout(TimeoutError):
+    """The deadline passed while the formulation was being built."""
+
+
+def _check(deadline: float | None) -> None:
+    if deadline is not None and time.perf_counter() > deadline:
+        raise BuildTimeout
+
+
+def build(problem: Problem, deadline: float | None = None) -> Formulation:
+    """The formulation; ``deadline`` (a ``time.perf_counter()`` value): ``BuildTimeout`` once it
+    has passed (checked after every layer and edge)."""
     f = Formulation()
     for l in range(problem.num_layers):  # noqa: E741 -- the choice flow per layer
         _layer_choices(problem, f, l)
+        _check(deadline)
     for e, (u, v) in enumerate(problem.tables.edges):  # pair variables on every edge at every level
         for h in range(problem.levels):
             _edge_pairs(problem, f, e, u, v, h)
+        _check(deadline)
     nonzero = [c for c in f.objective if c]
     f.objective_gcd = gcd(*nonzero) if nonzero else 1
     add_side_constraints(problem, f)
@@ -89,11 +104,12 @@ def _layer_choices(problem: Problem, f: Formulation, l: int) -> None:  # noqa: E
     the level above's."""
     tables, types = problem.tables, problem.tables.types
     K, w = len(types), problem.weights.weights
+    names = [f"{t}" for t in types]  # formatted once (an enum's format is slow)
     for h in range(problem.levels):
         level_vars = []
         for s in tables.states(h):
             for k, t in enumerate(types):
-                v = f.new_var(f"x[{l},{h},{s},{t}]", w[h] * tables.intra(l, t, s))
+                v = f.new_var(f"x[{l},{h},{s},{names[k]}]", w[h] * tables.intra(l, t, s))
                 f.x[(l, h, s, k)] = v
                 level_vars.append(v)
                 if t not in problem.level_types(h, l):
@@ -126,10 +142,10 @@ def _edge_pairs(problem: Problem, f: Formulation, e: int, u: int, v: int, h: int
             by_column.setdefault(col, []).append((s, k))
     groups = list(by_column.items())
     f.groups[(e, h)] = [members for _, members in groups]
-    edge_vars = []
+    edge_vars, names = [], [f"{t}" for t in types]
     for kp in range(K):
         for g, (col, _) in enumerate(groups):
-            z = f.new_var(f"z[{e},{h},{types[kp]},{g}]", w[h] * col[kp])
+            z = f.new_var(f"z[{e},{h},{names[kp]},{g}]", w[h] * col[kp])
             f.z[(e, h, kp, g)] = z
             edge_vars.append(z)
     f.exactly_one.append(edge_vars)

@@ -17,6 +17,10 @@ from explorer.core.comm import add_type
 from explorer.core.problem import Problem
 
 
+# Entries of per-level intra arrays ``VectorCosts`` keeps (int64: 160 MB).
+LEVEL_CACHE_ENTRIES = 20_000_000
+
+
 class Domain:
     """The type vectors of nodes that may take ``types`` at every level."""
 
@@ -68,6 +72,10 @@ class VectorCosts:
         self.big = 2**61 if self.use_int64 else 1 << 400
         self._raw: dict[tuple[int, int], np.ndarray] = {}
         self._intra: dict[tuple[int, int], np.ndarray] = {}
+        self._intra_rows: dict[tuple[int, int], np.ndarray] = {}
+        # per-level intra arrays are kept only while they stay small (H of them per node: a
+        # 200-layer chain at H = 11 would keep 3 GB of them); else each call gathers them again
+        self.cache_levels = self.H * sum(d.V for d in self.dom) <= LEVEL_CACHE_ENTRIES
         self._blocked: dict[int, np.ndarray] = {}
         self._intra_vec: dict[tuple, np.ndarray] = {}
         self.elimination_order: list[int] | None = None  # graphs: the first elimination's (it depends on sizes only)
@@ -84,11 +92,17 @@ class VectorCosts:
     def intra_level(self, n: int, h: int) -> np.ndarray:
         """Node n's intra cost at level h for each of its vectors (unweighted)."""
         key = (n, h)
-        if key not in self._intra:
-            d, t = self.dom[n], self.tables
-            rows = np.array([t.intra_row(n, s) for s in t.states(h)], dtype=self.dtype)
-            self._intra[key] = rows[d.pstate[h], d.type_index[h]]
-        return self._intra[key]
+        if key in self._intra:
+            return self._intra[key]
+        rows = self._intra_rows.get(key)
+        if rows is None:  # [count state, space type]: small, always kept
+            t = self.tables
+            rows = self._intra_rows[key] = np.array([t.intra_row(n, s) for s in t.states(h)], dtype=self.dtype)
+        d = self.dom[n]
+        out = rows[d.pstate[h], d.type_index[h]]
+        if self.cache_levels:
+            self._intra[key] = out
+        return out
 
     def blocked(self, n: int) -> np.ndarray:
         if n not in self._blocked:

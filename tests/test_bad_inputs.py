@@ -205,8 +205,6 @@ CASES = [
      "inputs: must be a list of node names"),
     ("graph-input-twice", {"g.yaml": graph_with("{name: t, kind: add, inputs: [s, s]}")}, ["--model", "{d}/g.yaml"],
      "names an input twice"),
-    ("graph-dp-too-wide", {"d.yaml": densenet_yaml()}, ["--model", "{d}/d.yaml", "--space", "accpar", "--levels", "2"],
-     "too wide for the DP; use --solver cpsat"),
     # --- array YAML
     ("array-version", {"a.yaml": array("version: 1", "version: 3")}, ["--array", "{d}/a.yaml"], "version: unsupported version 3"),
     ("array-levels-zero", {"a.yaml": array("levels: 2", "levels: 0")}, ["--array", "{d}/a.yaml"], "levels must be between 1 and 20"),

@@ -254,14 +254,17 @@ def test_check_reports_refusals_and_does_not_call_them_disagreement(capsys):
 # --- graphs too wide for the DP ---------------------------------------------------------------
 
 
-def test_dp_refuses_a_densenet_at_once_naming_the_solver(tmp_path, capsys):
+def test_dp_answers_a_densenet_with_its_wide_levels_by_cpsat(tmp_path, capsys):
+    """Too wide for the elimination: the DP solves those levels by CP-SAT and says so (issue 23)."""
     p = tmp_path / "dense.yaml"
     p.write_text(densenet_yaml(14))
-    t0 = time.perf_counter()
     code, out, err = run_cli(["--model", str(p), "--space", "accpar", "--levels", "2"], capsys)
-    assert time.perf_counter() - t0 < 5
-    assert code == 2 and out == "" and err.count("\n") == 1
-    assert "after node 'cat10' the graph keeps 12 outputs alive, 354,294 type combinations (limit 200,000)" in err and "too wide for the DP; use --solver cpsat" in err
+    assert code == 0, err
+    assert ("note: levels 0, 1 solved by CP-SAT instead of the DP's elimination (after node 'cat10' the graph "
+            "keeps 12 outputs alive, 354,294 type combinations (limit 200,000): too wide for the DP); each proven optimal") in out
+    code, out, err = run_cli(["--model", str(p), "--space", "accpar", "--levels", "2", "--format", "json"], capsys)
+    r = json.loads(out)
+    assert code == 0 and r["status"] == "level-optimal" and "solved by CP-SAT" in r["reason"]
 
 
 def test_frontier_check_passes_exactly_what_the_dp_can_hold():
@@ -302,7 +305,7 @@ def test_cpsat_solves_the_densenet_without_the_dp_hint(tmp_path, capsys):
     code, out, err = run_cli(["check", "--model", str(p), "--space", "accpar", "--levels", "1", "--workers", "1",
                               "--solvers", "cpsat,brute", "--format", "json"], capsys)
     r = json.loads(out)
-    assert code == 0 and r["dp"]["status"] == "refused" and "use --solver cpsat" in r["dp"]["reason"]
+    assert code == 0 and r["dp"]["status"] == "level-optimal"
     assert r["solvers"]["cpsat"]["status"] == "optimal" and r["agree"]
 
 

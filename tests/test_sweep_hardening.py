@@ -278,3 +278,22 @@ def test_the_dp_clock_starts_after_its_imports():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[True]"
+
+
+
+def test_the_summary_line_counts_the_start_up(tmp_path):
+    """The summary's seconds run from the process's start (issue 23): the interpreter's start-up,
+    the imports and the sweep file's loading count, so they come close to the process's wall time."""
+    import re
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "s.yaml").write_text("version: 1\nname: s\ngrid:\n  levels: [1, 2]\nfixed:\n  model: lenet-c\n")
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "explorer.app.cli", "sweep", str(tmp_path / "s.yaml"), "--out",
+                           str(tmp_path / "out"), "--workers", "1"], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stderr
+    said = float(re.search(r" in ([0-9.]+) s \(start-up included\)", proc.stderr).group(1))
+    assert 0.7 * wall - 0.1 <= said <= wall + 0.05

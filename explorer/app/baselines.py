@@ -31,6 +31,7 @@ def baseline_plan(problem: Problem, name: str) -> Plan:
                 row.append(PartitionType.I if L.kind is LayerKind.CONV else PartitionType.II)
     else:
         raise ValueError(f"unknown baseline {name!r}")
-    rows = tuple(tuple(t if t in problem.level_types(h, l) else PartitionType.I for l, t in enumerate(row))  # noqa: E741
+    table = problem.types_by_layer
+    rows = tuple(tuple(t if t in table[l][h] else PartitionType.I for l, t in enumerate(row))  # noqa: E741
                  for h in range(problem.levels))
     return Plan(rows)

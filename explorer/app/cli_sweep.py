@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import signal
 import sys
-import time
 from pathlib import Path
 
 import click
 
-from .cli_common import InputError, fail_on_bad_input
+from .cli_common import InputError, fail_on_bad_input, since_start
 
 
 class SweepGroup(click.Group):
@@ -105,7 +104,6 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, 
 
     sw = load_sweep(file, max_points or MAX_POINTS)
     report = Reporter(quiet)
-    t0 = time.perf_counter()
     rows = []
     previous = signal.signal(signal.SIGINT, _first_interrupt)
     interrupted = False
@@ -132,7 +130,7 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, 
         no_plan = sum(r["status"] in ("infeasible", "unknown", "refused") for r in rows)
         click.echo(f"sweep {sw.name}{f' shard {shard}' if shard else ''}: {len(rows)} points ({reused} reused from the cache, "
                    f"{len(rows) - reused} computed; {no_plan} without a plan, {invalid} invalid, {failed} failed) in "
-                   f"{time.perf_counter() - t0:.1f} s; wrote {Path(out) / 'results.csv'} and {Path(out) / 'plans.jsonl'}", err=True)
+                   f"{since_start():.1f} s (start-up included); wrote {Path(out) / 'results.csv'} and {Path(out) / 'plans.jsonl'}", err=True)
     sys.exit(1 if failed else 0)
 
 

@@ -31,6 +31,9 @@ from .partition import (  # noqa: F401 - compositions is re-exported
 
 _F_IN, _W = Size.F_IN.index, Size.WEIGHTS.index
 
+# Below this many layers ``level_rows`` computes in Python integers (numpy's per-call cost dominates).
+ROWS_IN_PYTHON_BELOW = 64
+
 
 @dataclass(frozen=True)
 class CostTables:
@@ -73,9 +76,9 @@ class CostTables:
         """Per edge: the tensor it carries, in units (the consumer's A(F) times the edge's share)."""
         out = []
         for (_, v), share in zip(self.edges, self.network.edge_shares):
-            x = self._base[v][0] * share
-            assert x.denominator == 1, "edge tensors are whole elements"
-            out.append(int(x))
+            x, rest = divmod(self._base[v][0] * share.numerator, share.denominator)
+            assert rest == 0, "edge tensors are whole elements"
+            out.append(x)
         return out
 
     @cached_property
@@ -90,24 +93,10 @@ class CostTables:
     @cached_property
     def edge_quarters(self) -> list[dict[tuple[PartitionType, PartitionType], int]]:
         """Per edge, 4 * (f + e) of the derived inter-layer coefficient: amounts in quarters of
-        the edge's tensor. Depends on the producer's and consumer's ``NodeTypes``."""
-        cache: dict[tuple, dict] = {}
-        out = []
-        for u, v in self.edges:
-            key = (self._node_types[u], self._node_types[v])
-            if key not in cache:
-                q = {}
-                for a in self.types:
-                    for b in self.types:
-                        if key[0].specs[a.index] is None or key[1].specs[b.index] is None:
-                            q[(a, b)] = 0  # never chosen
-                            continue
-                        x = 4 * node_inter_coeff(a, b, key[0], key[1]).total
-                        assert x.denominator == 1
-                        q[(a, b)] = int(x)
-                cache[key] = q
-            out.append(cache[key])
-        return out
+        the edge's tensor. Depends on the producer's and consumer's ``NodeTypes`` (and the space):
+        one dict per such pair, shared by every edge and every problem (``_quarters``)."""
+        types = self.types
+        return [_quarters(self._node_types[u], self._node_types[v], types) for u, v in self.edges]
 
     def intra(self, layer: int, t: PartitionType, counts: Counts) -> int:
         """``comm.intra_amount`` in units: the exchanged size shifted by its halvings."""
@@ -147,12 +136,15 @@ class CostTables:
                 rows[id(qe)] = (len(rows), [[qe[(a, b)] for b in self.types] for a in self.types])
             index.append(rows[id(qe)][0])
         q = np.array([m for _, m in rows.values()], dtype=np.int64).reshape(len(rows), K, K)[np.array(index, dtype=np.int64)]
-        # per layer and space type: the exchanged size's position, or -1 for none (joins, group splits)
-        ex = [[-1 if nt.exchanged[t.index] is None else nt.exchanged[t.index] for t in self.types] for nt in self._node_types]
-        exchanged = np.array(ex, dtype=np.int64).reshape(len(ex), K)
-        # per layer: [type position, size position] = 1 where each choice of the type halves the size
-        halves = np.array([[[int(k in hb) for hb in nt.halved_by] for k in range(NUM_TYPES)] for nt in self._node_types],
-                          dtype=np.int64).reshape(len(ex), NUM_TYPES, len(Size))
+        # per node kind (then indexed per layer): the exchanged size's position per space type, or -1
+        # for none (joins, group splits); [type position, size position] = 1 where each choice of the
+        # type halves the size
+        kinds: dict = {}
+        kind_of = np.array([kinds.setdefault(nt, len(kinds)) for nt in self._node_types], dtype=np.int64)
+        ex = [[-1 if nt.exchanged[t.index] is None else nt.exchanged[t.index] for t in self.types] for nt in kinds]
+        hv = [[[int(k in hb) for hb in nt.halved_by] for k in range(NUM_TYPES)] for nt in kinds]
+        exchanged = np.array(ex, dtype=np.int64).reshape(len(kinds), K)[kind_of]
+        halves = np.array(hv, dtype=np.int64).reshape(len(kinds), NUM_TYPES, len(Size))[kind_of]
         return base, exchanged, halves, edge_base, q.reshape(len(self.edges), K, K)
 
     @cached_property
@@ -169,12 +161,38 @@ class CostTables:
     def level_rows(self, counts: list[Counts]) -> tuple[list[list[int]], list[list[list[int]]]]:
         """A whole level at once: intra[l][k] and inter[e][k_prev][k_next] over the space's types,
         given every layer's counts. The same numbers as ``intra``/``inter``, vectorised."""
+        if len(counts) < ROWS_IN_PYTHON_BELOW:
+            return self._level_rows_python(counts)
         arrays = self.level_arrays(counts)
         if arrays is None:
             return ([self.intra_row(l, c) for l, c in enumerate(counts)],  # noqa: E741
                     [self.inter_matrix(e, counts[v]) for e, (_, v) in enumerate(self.edges)])
         intra, inter = arrays
         return intra.tolist(), inter.tolist()
+
+    @cached_property
+    def _python_rows_data(self):
+        """Per layer (its sizes, its ``NodeTypes``, the exchanged size's position per space type);
+        per edge (its tensor, its consumer's ``NodeTypes`` and index, its quarters as [prev][next])."""
+        types = self.types
+        layers = [(b, nt, [nt.exchanged[t.index] for t in types]) for b, nt in zip(self._base, self._node_types)]
+        edges = [(eb, self._node_types[v], v, [[q[(a, b)] for b in types] for a in types])
+                 for eb, (_, v), q in zip(self._edge_base, self.edges, self.edge_quarters)]
+        return layers, edges
+
+    def _level_rows_python(self, counts: list[Counts]) -> tuple[list[list[int]], list[list[list[int]]]]:
+        """``level_rows`` in Python integers from per-layer data prepared once (small networks,
+        where a dozen numpy calls per level cost more than the arithmetic)."""
+        layers, edges = self._python_rows_data
+        intra = []
+        for (base, nt, ex), c in zip(layers, counts):
+            hv = nt.halvings(c)
+            intra.append([0 if i is None else base[i] >> hv[i] for i in ex])
+        inter = []
+        for eb, nt, v, q in edges:
+            fin = eb >> nt.halvings(counts[v])[_F_IN]
+            inter.append([[(x * fin) >> 2 for x in row] for row in q])
+        return intra, inter
 
     def level_arrays(self, counts: list[Counts]):
         """``level_rows`` as int64 numpy arrays, intra [layer, k] and inter [edge, k_prev, k_next]
@@ -219,6 +237,27 @@ class CostTables:
             total += max(self.inter(e, a, b, ZERO_COUNTS) for a, b in product(self.types, self.types))
         return total
 
+
+
+_QUARTERS: dict[tuple, dict[tuple[PartitionType, PartitionType], int]] = {}
+
+
+def _quarters(producer, consumer, types) -> dict[tuple[PartitionType, PartitionType], int]:
+    """``edge_quarters``' dict for one (producer kind, consumer kind, space types), built once per process."""
+    key = (producer, consumer, types)
+    q = _QUARTERS.get(key)
+    if q is None:
+        q = {}
+        for a in types:
+            for b in types:
+                if producer.specs[a.index] is None or consumer.specs[b.index] is None:
+                    q[(a, b)] = 0  # never chosen
+                    continue
+                x = 4 * node_inter_coeff(a, b, producer, consumer).total
+                assert x.denominator == 1
+                q[(a, b)] = int(x)
+        q = _QUARTERS[key] = q
+    return q
 
 
 def plan_level_units(tables: CostTables, plan_types: tuple[tuple[PartitionType, ...], ...]) -> list[int]:

@@ -210,7 +210,8 @@ def add_type(counts: Counts, t: PartitionType) -> Counts:
 
 def advance(counts: list[Counts], row) -> list[Counts]:
     """Every layer's counts after a level whose row of types is ``row``."""
-    return [add_type(c, t) for c, t in zip(counts, row)]
+    successors = _SUCCESSORS
+    return [successors[c][t.index] for c, t in zip(counts, row)]
 
 
 # For each size: the positions (in count vectors) of the types whose halved dimension it spans.

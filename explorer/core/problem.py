@@ -67,16 +67,38 @@ class Problem:
 
     def level_types(self, level: int, layer: int) -> tuple[PartitionType, ...]:
         """``node_types`` at one level: type II splits whole groups or heads, so a grouped conv or
-        an attention node with heads offers it only at its first ``Layer.split_levels`` levels."""
-        node = self.network.layers[layer]
-        return tuple(t for t in self.node_types(layer) if node.offers(t, level))
+        an attention node with heads offers it only at its first ``Layer.split_levels`` levels.
+        A lookup in ``types_by_layer`` (computed once per problem)."""
+        return self.types_by_layer[layer][level]
+
+    @cached_property
+    def _level_type_rows(self) -> tuple[tuple[tuple[tuple[PartitionType, ...], ...], ...], dict]:
+        """(per layer the row of ``level_types`` over the levels, the distinct rows): each row is
+        computed once per distinct node behaviour (``NodeTypes``, ``split_levels``), not per layer."""
+        space_types, levels = self.space.types, self.levels
+        rows: dict[tuple, tuple[tuple[PartitionType, ...], ...]] = {}
+        out = []
+        for node in self.network.layers:
+            key = (node.node_types, node.split_levels)
+            row = rows.get(key)
+            if row is None:
+                offered = tuple(t for t in space_types if t in key[0].offered)
+                row = rows[key] = tuple(tuple(t for t in offered if node.offers(t, h)) for h in range(levels))
+            out.append(row)
+        return tuple(out), rows
+
+    @property
+    def types_by_layer(self) -> tuple[tuple[tuple[PartitionType, ...], ...], ...]:
+        """``level_types`` as a table: ``types_by_layer[layer][level]``."""
+        return self._level_type_rows[0]
 
     @cached_property
     def every_type_everywhere(self) -> bool:
         """Whether every node takes every type of the space at every level (no joins, grouped
         convs, attention heads or embeddings limiting them): solvers may then skip ``allowed``
         when there are no constraints."""
-        return all(self.level_types(h, n) == self.space.types for n in range(self.num_layers) for h in range(self.levels))
+        full = self.space.types
+        return all(types == full for row in self._level_type_rows[1].values() for types in row)
 
     def allowed(self, level: int, layer: int) -> tuple[PartitionType, ...]:
         """Types layer may take at level: ``level_types`` narrowed by pins and forbids."""

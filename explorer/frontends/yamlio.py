@@ -20,14 +20,28 @@ from ..core.errors import SpecError
 MAX_SPEC_BYTES = 64 * 2**20
 
 
-class _StrictLoader(yaml.SafeLoader):
+class _MemoResolve:
+    """The resolver's tag for an implicit scalar, memoised per text (the same regexes, once per
+    distinct value instead of once per occurrence)."""
+
+    def resolve(self, kind, value, implicit):
+        if kind is not yaml.ScalarNode or self.yaml_path_resolvers:
+            return super().resolve(kind, value, implicit)
+        memo = self.__dict__.setdefault("_resolve_memo", {})
+        key = (value, implicit)
+        if key not in memo:
+            memo[key] = super().resolve(kind, value, implicit)
+        return memo[key]
+
+
+class _StrictLoader(_MemoResolve, yaml.SafeLoader):
     """SafeLoader that refuses duplicate mapping keys (PyYAML silently keeps the last)."""
 
 
 _FastBase = getattr(yaml, "CSafeLoader", None)
 
 
-class _FastStrictLoader(_FastBase or yaml.SafeLoader):  # type: ignore[misc]
+class _FastStrictLoader(_MemoResolve, _FastBase or yaml.SafeLoader):  # type: ignore[misc]
     """The same strict loader on libyaml's parser (``SafeLoader`` again without libyaml)."""
 
 
@@ -55,8 +69,20 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
                     None, None, f"duplicate key {key!r} (line {line})", key_node.start_mark
                 )
             written.add(key)
-        mapping[key] = loader.construct_object(value_node, deep=deep)
+        mapping[key] = _construct_value(loader, value_node, deep)
     return mapping
+
+
+def _construct_value(loader, node: yaml.Node, deep: bool) -> Any:
+    """``construct_object``, with plain scalars memoised per (tag, text) for the document: a
+    10,000-layer spec repeats a few hundred distinct values, and scalars are immutable."""
+    if type(node) is not yaml.ScalarNode:
+        return loader.construct_object(node, deep=deep)
+    memo = loader.__dict__.setdefault("_scalar_memo", {})
+    key = (node.tag, node.value)
+    if key not in memo:
+        memo[key] = loader.construct_object(node, deep=deep)
+    return memo[key]
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)

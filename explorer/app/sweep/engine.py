@@ -48,41 +48,66 @@ def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+# Cheap points go to the pool in batches of about this much work each (a task costs a pickle
+# round trip and a wake-up of the parent, ~1 ms: more than a cheap DP point itself)
+BATCH_SECONDS = 0.05
+MAX_BATCH = 64
+
+
+def solve_points(batch: list[Task]) -> list[Outcome]:
+    """Solve a batch of points in one task (in a pool worker)."""
+    return [solve_point(index, params) for index, params in batch]
+
+
 class LocalEngine:
-    """A process pool on this machine. At most ``2 * workers`` points are queued at a time, so an
-    interrupted sweep leaves little work half-submitted."""
+    """A process pool on this machine. At most ``2 * workers`` tasks are queued at a time, so an
+    interrupted sweep leaves little work half-submitted. Points start one per task; once some
+    have finished, cheap points go in batches of about ``BATCH_SECONDS`` of work (never more
+    than a fair share of what is left per worker), so two workers are not slower than one on
+    points of a millisecond."""
 
     name = "local"
 
     def __init__(self, workers: int | None = None):
         self.workers = workers or default_workers()
         self._pool: ProcessPoolExecutor | None = None
-        self._pending: dict[Any, int] = {}
+        self._pending: dict[Any, list[int]] = {}
 
     def run(self, tasks: list[Task]) -> Iterator[Outcome]:
         if not tasks:
             return
         self._pool = self._pool or ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)), initializer=_worker_init)
-        queue = iter(tasks)
+        queue = list(reversed(tasks))  # popped from the end: grid order
         pending = self._pending
+        seen = [0, 0.0]  # points finished, their solve time
+
+        def batch_size() -> int:
+            if not seen[0]:
+                return 1
+            mean = max(seen[1] / seen[0], 1e-6)
+            fair = -(-len(queue) // (2 * self.workers))  # keep every worker busy to the end
+            return max(1, min(int(BATCH_SECONDS / mean), MAX_BATCH, fair))
 
         def top_up() -> list[Outcome]:
-            for index, params in queue:
+            while queue and len(pending) < 2 * self.workers:
+                batch = [queue.pop() for _ in range(min(batch_size(), len(queue)))]
                 try:
-                    pending[self._pool.submit(solve_point, index, params)] = index
+                    pending[self._pool.submit(solve_points, batch)] = [i for i, _ in batch]
                 except BrokenProcessPool as err:  # a worker died: the rest cannot run here
-                    return [Outcome.make(i, None, ERROR, f"worker failed: BrokenProcessPool: {err}", 0.0)
-                            for i in [index, *(t[0] for t in queue)]]
-                if len(pending) >= 2 * self.workers:
-                    break
+                    rest = [*(t[0] for t in batch), *(t[0] for t in reversed(queue))]
+                    queue.clear()
+                    return [Outcome.make(i, None, ERROR, f"worker failed: BrokenProcessPool: {err}", 0.0) for i in rest]
             return []
 
         lost = top_up()
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
-                index = pending.pop(fut)
-                yield _outcome(fut, index)
+                indices = pending.pop(fut)
+                for out in _outcomes(fut, indices):
+                    seen[0] += 1
+                    seen[1] += out.wall_s
+                    yield out
             lost += top_up()
         yield from lost
 
@@ -142,6 +167,14 @@ class DaskEngine:
         self.client.close()
         if self._cluster is not None:
             self._cluster.close()
+
+
+def _outcomes(fut, indices: list[int]) -> list[Outcome]:
+    """A finished batch's Outcomes; a worker that died is an error row for each of its points."""
+    try:
+        return fut.result()
+    except Exception as err:  # noqa: BLE001 - e.g. BrokenProcessPool
+        return [Outcome.make(i, None, ERROR, f"worker failed: {type(err).__name__}: {err}", 0.0) for i in indices]
 
 
 def _outcome(fut, index: int) -> Outcome:

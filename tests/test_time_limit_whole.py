@@ -1,0 +1,81 @@
+"""--time-limit bounds the whole CP-SAT solve, its model's build included (issue 23, item 2)."""
+
+import time
+
+import pytest
+from ortools.sat.python import cp_model
+
+from explorer.app.run import run
+from explorer.core.array import synthetic_array
+from explorer.core.partition import Space
+from explorer.core.problem import Problem
+from explorer.core.solution import SolveOptions, Status
+from explorer.frontends import load_model
+from explorer.solvers import dp
+from explorer.solvers.cpsat import to_cp_model
+from explorer.solvers.formulation import BuildTimeout, build
+
+
+def problem(model="resnet18", levels=4):
+    return Problem(load_model(model), synthetic_array(levels), Space.ACCPAR)
+
+
+def test_a_passed_deadline_stops_the_build():
+    with pytest.raises(BuildTimeout):
+        build(problem(), deadline=time.perf_counter() - 1)
+    with pytest.raises(BuildTimeout):
+        to_cp_model(build(problem()), deadline=time.perf_counter() - 1)
+
+
+def test_out_of_time_in_the_build_gives_the_dp_plan_without_a_bound():
+    p = problem("resnet50", 8)
+    result = run(p, "cpsat", SolveOptions(time_limit_s=0.001, workers=1))  # re-scored by the evaluator
+    assert result.status is Status.FEASIBLE
+    assert result.bound is None and result.gap is None
+    assert "time limit ran out while building" in result.reason
+    assert result.plan == dp.solve(p).plan
+    assert result.wall_s < 1.0
+
+
+def test_weighted_sums_build_the_same_model_as_sums():
+    """``to_cp_model`` writes rows with ``LinearExpr.weighted_sum``: the same proto as ``sum(c * x)``."""
+    f = build(problem("mobilenet-v2", 3))
+    m = cp_model.CpModel()
+    xs = [m.new_bool_var(name) for name in f.names]
+    for vars_, coefs, rhs in f.eq_rows:
+        m.add(sum(c * xs[v] for v, c in zip(vars_, coefs)) == rhs)
+    for group in f.exactly_one:
+        m.add_exactly_one(xs[v] for v in group)
+    for v in f.fixed_zero:
+        m.add(xs[v] == 0)
+    g = f.objective_gcd
+    m.minimize(sum((c // g) * xs[v] for v, c in enumerate(f.objective) if c))
+    assert str(to_cp_model(f)[0].proto) == str(m.proto)
+
+
+def test_the_batched_hint_is_add_hint():
+    from explorer.solvers.cpsat import _hint
+    from explorer.solvers.formulation import assignment
+
+    p = problem("resnet18", 3)
+    f = build(p)
+    values = assignment(p, f, dp.solve(p).plan)
+    a, xs, _ = to_cp_model(f)
+    _hint(a, xs, values)
+    b, ys, _ = to_cp_model(f)
+    for y, val in zip(ys, values):
+        b.add_hint(y, val)
+    assert str(a.proto.solution_hint) == str(b.proto.solution_hint)
+
+
+def test_no_plan_in_the_time_left_gives_the_hint(monkeypatch):
+    """CP-SAT with no time left to load its hint (status UNKNOWN) under a time limit: the hint, no bound."""
+    from explorer.solvers import cpsat
+
+    monkeypatch.setattr(cpsat, "run_solver", lambda solver, model, callback=None: (cp_model.UNKNOWN, False))
+    p = problem("resnet18", 3)
+    result = run(p, "cpsat", SolveOptions(time_limit_s=30, workers=1))
+    assert result.status is Status.FEASIBLE and result.bound is None
+    assert result.plan == dp.solve(p).plan and "its hint (the DP's plan)" in result.reason
+    without_limit = cpsat.solve(p, SolveOptions(workers=1))
+    assert without_limit.status is Status.UNKNOWN and without_limit.plan is None
