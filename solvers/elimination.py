@@ -233,3 +233,49 @@ def graph_marginals(vc: VectorCosts, W=None, extras=None, solved: tuple | None =
             reduced = part.min(axis=drop) if drop else part
             outside[id(f)] = reduced.transpose([kept.index(n) for n in f.scope])
     return total, marg
+
+
+def graph_peak_entries(vc: VectorCosts) -> int:
+    """The most array entries ``graph_optimum`` holds at once beyond the nodes' own vectors: the
+    messages alive plus the step's tables, replaying its elimination order on scopes alone."""
+    V = [d.V for d in vc.dom]
+    at = [[] for _ in range(vc.N)]
+    for e, (u, v) in enumerate(vc.edges):
+        f = _Factor((u, v), edge=e)
+        at[u].append(f)
+        at[v].append(f)
+    for n in range(vc.N):
+        f = _Factor((n,), None)
+        at[n].append(f)
+    alive, live, peak = set(range(vc.N)), 0, 0
+
+    def size(scope) -> int:
+        out = 1
+        for n in scope:
+            out *= V[n]
+        return out
+
+    while alive:
+        how, detail, z = _cheapest_step(vc, alive, at)
+        bucket = at[z]
+        scope = sorted({n for f in bucket for n in f.scope})
+        if how == "chain":
+            a, b, _ = detail
+            temp, new_scope = 5 * V[a] * max(V[z], V[b]) * max(vc.dom[b].K, vc.dom[z].K), (a, b)
+        else:
+            new_scope = tuple(n for n in scope if n != z)
+            temp = 2 * size(scope)
+        peak = max(peak, live + temp)
+        for f in bucket:
+            if f.array is not None:  # a message: freed once used
+                live -= size(f.scope)
+            for n in f.scope:
+                if n != z:
+                    at[n].remove(f)
+        alive.discard(z)
+        if new_scope:
+            new = _Factor(new_scope, np.empty(0))
+            live += size(new_scope)
+            for n in new_scope:
+                at[n].append(new)
+    return peak

@@ -33,7 +33,7 @@ from explorer.core.plan import Plan
 from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
-from .elimination import chain_backtrack, chain_forward, graph_optimum, vectors_plan
+from .elimination import chain_backtrack, chain_forward, graph_optimum, graph_peak_entries, vectors_plan
 from .vectors import VectorCosts
 
 DEFAULT_MAX_STATES = 200_000  # type vectors per layer: 3^11 = 177,147 (accpar), 2^17 (hypar)
@@ -71,7 +71,7 @@ def memory_estimate(problem: Problem) -> int:
     four times ``MAX_GRAPH_TABLE``, the chain-step peak ``_plan_step`` allows)."""
     from .vectors import LEVEL_CACHE_ENTRIES
 
-    H, K = problem.levels, len(problem.space.types)
+    H = problem.levels
     sizes = [len(problem.node_types(n)) ** H for n in range(problem.num_layers)]
     total = sum(sizes)
     per_node = 2 * total + (H * total if H * total <= LEVEL_CACHE_ENTRIES else 0)  # values + intra cache (+ levels)
@@ -79,58 +79,12 @@ def memory_estimate(problem: Problem) -> int:
     if problem.network.is_chain:
         step = 8 * max(sizes, default=0)
     else:
-        step = _graph_peak_entries(VectorCosts(problem))
+        step = graph_peak_entries(VectorCosts(problem))
     return 8 * (per_node + domains + step) + GRAPH_OVERHEAD * (not problem.network.is_chain)
 
 
 # Bytes beyond the arrays a graph solve holds (edge tables per level, the elimination's records).
 GRAPH_OVERHEAD = 32 * 2**20
-
-
-def _graph_peak_entries(vc: VectorCosts) -> int:
-    """The most array entries ``graph_optimum`` holds at once beyond the nodes' own vectors: the
-    messages alive plus the step's tables, replaying its elimination order on scopes alone."""
-    V = [d.V for d in vc.dom]
-    at = [[] for _ in range(vc.N)]
-    for e, (u, v) in enumerate(vc.edges):
-        f = _Factor((u, v), edge=e)
-        at[u].append(f)
-        at[v].append(f)
-    for n in range(vc.N):
-        f = _Factor((n,), None)
-        at[n].append(f)
-    alive, live, peak = set(range(vc.N)), 0, 0
-
-    def size(scope) -> int:
-        out = 1
-        for n in scope:
-            out *= V[n]
-        return out
-
-    while alive:
-        how, detail, z = _cheapest_step(vc, alive, at)
-        bucket = at[z]
-        scope = sorted({n for f in bucket for n in f.scope})
-        if how == "chain":
-            a, b, _ = detail
-            temp, new_scope = 5 * V[a] * max(V[z], V[b]) * max(vc.dom[b].K, vc.dom[z].K), (a, b)
-        else:
-            new_scope = tuple(n for n in scope if n != z)
-            temp = 2 * size(scope)
-        peak = max(peak, live + temp)
-        for f in bucket:
-            if f.array is not None:  # a message: freed once used
-                live -= size(f.scope)
-            for n in f.scope:
-                if n != z:
-                    at[n].remove(f)
-        alive.discard(z)
-        if new_scope:
-            new = _Factor(new_scope, np.empty(0))
-            live += size(new_scope)
-            for n in new_scope:
-                at[n].append(new)
-    return peak
 
 
 def coupled(problem: Problem) -> bool:

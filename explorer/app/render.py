@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from ..core.plan import Plan
 from ..core.solution import Status
-from ..core.units import format_count, safe_float
+from ..core.units import safe_float
 from .results import CheckReport, Inputs, RunResult, StepTerms
 
 WIDE = 16  # more layers than this: one row per layer instead of one per level
