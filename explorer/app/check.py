@@ -154,7 +154,7 @@ def _run_dp(problem: Problem, options: CheckOptions, lookup, say, problems_found
     try:
         dsol = lookup("dp")(problem, options.solve)
         return dsol, _solution_report(problem, dsol, problems_found)
-    except Refused as err:  # e.g. a graph too wide for it: reported, the joint solvers still run
+    except Refused as err:  # e.g. costs beyond CP-SAT's int64 range on a wide level: reported, the joint solvers still run
         return None, SolverReport(status=None, reason=str(err))
 
 

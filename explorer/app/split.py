@@ -349,8 +349,9 @@ def _prefixed(say):
 
 
 def _dp_plan(problem: Problem):
-    """The DP's equal-split plan (its types); a graph too wide for the DP is refused in one line
-    saying what ``explore split`` can do instead."""
+    """The DP's equal-split plan (its types). The DP takes every graph (wide levels by CP-SAT); it
+    refuses only a wide level whose costs exceed CP-SAT's int64 range, in one line saying what
+    ``explore split`` can do instead."""
     try:
         return get_solver("dp")(problem, SolveOptions()).plan
     except InstanceTooLarge as err:
