@@ -21,7 +21,7 @@ from explorer.core.network import LayerKind
 from explorer.core.partition import ALL_TYPES, PartitionType as T, Space
 from explorer.core.plan import Plan
 from explorer.core.solution import Status
-from explorer.frontends import load_model
+from explorer.frontends import load_array, load_model
 from explorer.frontends.network_yaml import load_network_text
 from explorer.frontends.transformer import Family, TransformerShape, build_transformer
 
@@ -298,7 +298,7 @@ def test_explore_solves_an_llm_on_a_small_array(model, seq, capsys):
     res = api.solve(model, "hypar-16", seq=seq, batch=16, memory_GiB=200.0)
     assert res.status is Status.LEVEL_OPTIMAL and res.ok
     net = load_model(model, sequence=seq).with_batch(16)
-    ev = evaluate(net, api.load_array("hypar-16"), Space.HYPAR, res.plan)  # re-scored independently
+    ev = evaluate(net, load_array("hypar-16"), Space.HYPAR, res.plan)  # re-scored independently
     assert ev.level_cost == res.level_cost_elements and res.figures.ok
 
 
