@@ -245,7 +245,7 @@ def _finish(network: Network, array: ArraySpec, unit: int, intra, inter, footpri
     comm = sum(level_time, Fraction(0))
     step = step_time(compute, comm, array.overlap)
     n = array.accelerators
-    leaf_compute = _leaf_compute(flops, array)
+    leaf_compute, leaf_time = _leaf_times(flops, comm, array)
     memory = Fraction(sum(footprint) * dtype, unit)
     return Evaluation(
         unit=unit,
@@ -265,21 +265,26 @@ def _finish(network: Network, array: ArraySpec, unit: int, intra, inter, footpri
         energy_J=energy_J(flops, 2 * dtype * traffic, step, array),
         leaf_compute_s=leaf_compute,
         leaf_comm_s=(comm,) * n,
-        leaf_time_s=tuple(step_time(c, comm, array.overlap) for c in leaf_compute),
+        leaf_time_s=leaf_time,
         group_amounts=tuple(((c, c),) * 2**h for h, c in enumerate(level_cost)),
         group_comm_s=tuple((t,) * 2**h for h, t in enumerate(level_time)),
         leaf_memory_bytes=(memory,) * n,
     )
 
 
-def _leaf_compute(flops: int, array: ArraySpec) -> tuple[Fraction, ...]:
-    """Per accelerator: its 1/2^H of the FLOPs at its own peak (``compute_time_s`` is the slowest's)."""
-    per_peak: dict = {}
+def _leaf_times(flops: int, comm: Fraction, array: ArraySpec) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
+    """Per accelerator: its 1/2^H of the FLOPs at its own peak (``compute_time_s`` is the
+    slowest's), and its step time with ``comm``; computed once per kind."""
     n = array.accelerators
-    for p in array.leaf_peaks_TFLOPS():
-        if p not in per_peak:
-            per_peak[p] = Fraction(flops) / (n * p * 10**12)
-    return tuple(per_peak[p] for p in array.leaf_peaks_TFLOPS())
+    peaks = array.leaf_peaks_TFLOPS() if array.leaves else (array.peak_TFLOPS,)
+    per_kind = dict(zip(map(id, peaks), peaks))  # id(peak) -> (compute, time): one entry per kind
+    for k, p in per_kind.items():
+        c = Fraction(flops) / (n * p * 10**12)
+        per_kind[k] = (c, step_time(c, comm, array.overlap))
+    if len(per_kind) == 1:
+        c, t = next(iter(per_kind.values()))
+        return (c,) * n, (t,) * n
+    return tuple(per_kind[id(p)][0] for p in peaks), tuple(per_kind[id(p)][1] for p in peaks)
 
 
 def evaluate_split(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0) -> Evaluation:
