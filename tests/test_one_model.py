@@ -299,3 +299,25 @@ def test_one_evaluator_scores_uneven_plans():
                 evaluate(net, arr, space, bad)
     with pytest.raises(ValueError, match="alpha must be strictly between 0 and 1"):
         evaluate(net, arr, space, with_level_alphas(plan, [F(1)] * arr.levels))
+
+
+def test_check_takes_split_optimal(capsys):
+    """``explore check --split optimal`` is ``check --uneven``: the same solvers, statuses and step
+    times; another split, or a side constraint with it, is one line and exit 2."""
+    import json
+
+    from .conftest import run_cli
+
+    args = ["--model", "lenet-c", "--array", "tpu-mix-16", "--space", "hypar", "--solvers", "joint,accpar,search",
+            "--format", "json"]
+    runs = []
+    for flag in (["--split", "optimal"], ["--uneven"]):
+        code, out, err = run_cli(["check", *flag, *args], capsys)
+        assert code == 0, err
+        r = json.loads(out)
+        runs.append([(s["solver"], s["status"], s["step_time_s"], s["bound_s"]) for s in r["solvers"]] + [r["optimum_s"]])
+    assert runs[0] == runs[1] and runs[0][-1] == "1330477/52500000000"
+    for extra, text in ((["--split", "equal"], "--split: check takes --split optimal"),
+                        (["--split", "optimal", "--cap", "0=1MB"], "--cap: not with --split optimal")):
+        code, out, err = run_cli(["check", "--model", "lenet-c", *extra], capsys)
+        assert code == 2 and out == "" and text in err and err.count("\n") == 1, err
