@@ -321,3 +321,21 @@ def test_check_takes_split_optimal(capsys):
                         (["--split", "optimal", "--cap", "0=1MB"], "--cap: not with --split optimal")):
         code, out, err = run_cli(["check", "--model", "lenet-c", *extra], capsys)
         assert code == 2 and out == "" and text in err and err.count("\n") == 1, err
+
+
+def test_the_api_check_takes_split():
+    """``explorer.api.check(..., split="optimal")`` is ``explore check --split optimal``: the
+    uneven-split solvers agree on lenet-c on tpu-mix-16 (the pinned optimum); bad arguments
+    are a SpecError naming them."""
+    import pytest
+
+    from explorer.api import check
+    from explorer.core.errors import SpecError
+
+    r = check("lenet-c", "tpu-mix-16", space="hypar", split="optimal", solvers=["joint", "accpar", "search"])
+    assert r.agree and r.optimum_s == F(1330477, 52500000000) and [x.solver for x in r.rows] == ["joint", "accpar", "search"]
+    for kwargs, name in (({"split": "equal"}, "split"), ({"caps": ["0=1GB"]}, "caps"), ({"levels": 2}, "levels"),
+                         ({"memory_GiB": 1.0}, "memory_GiB"), ({"solvers": ["dp"]}, "solvers"),
+                         ({"alpha_grid": 1}, "alpha_grid"), ({"free": "some"}, "free")):
+        with pytest.raises(SpecError, match=name):
+            check("lenet-c", "tpu-mix-16", **{"split": "optimal", **kwargs})

@@ -230,8 +230,7 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
                      grid_only: bool = False) -> None:
     """The CLI's ``check --uneven`` (exit 0 when the solvers agree, 1 otherwise, 2 on bad input)."""
     from .. import api
-    from ..core.hetero import FreeAlphas, check_array, check_network
-    from .check_hetero import HETERO_SOLVERS, check_hetero, render_check_hetero
+    from .check_hetero import HETERO_SOLVERS, render_check_hetero
 
     if click.get_current_context().get_parameter_source("solver_list").name == "DEFAULT":
         names = HETERO_SOLVERS
@@ -239,11 +238,9 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} with --uneven "
                          f"(choose from {', '.join(HETERO_SOLVERS)})")
-    problem = api.build_problem(model, array, space=space, objective="time", batch=batch, seq=click.get_current_context().meta.get("seq"))
-    check_array(problem.array)
-    check_network(problem.network)
-    report = check_hetero(problem.network, problem.array, problem.space, grid, FreeAlphas(free), names,
-                          10.0 if time_limit is None else float(time_limit), grid_only)
+    report = api.check(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
+                       solvers=names, time_limit=time_limit, split="optimal", alpha_grid=grid, free=free,
+                       grid_only=grid_only)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check_hetero(report)
     emit(text, output)
     sys.exit(0 if report.agree else 1)
