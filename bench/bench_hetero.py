@@ -35,7 +35,8 @@ from fractions import Fraction
 from explorer.app.split import Split, split_run
 from explorer.core.array import AcceleratorKind, ArraySpec
 from explorer.core.errors import Refused
-from explorer.core.hetero import alpha_grid, alpha_space, evaluate_hetero
+from explorer.core.hetero import alpha_grid, alpha_space
+from explorer.core.evaluate import evaluate_split
 from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain
@@ -77,7 +78,7 @@ def table_exact(max_layers: int) -> None:
             net = random_chain(L, L, max_channels=64, max_size=8)
             t0 = time.perf_counter()
             plan = Plan.even(Plan(((PartitionType.I,) * L,) * H))
-            evaluate_hetero(net, arr, plan)
+            evaluate_split(net, arr, plan)
             ev_ms = (time.perf_counter() - t0) * 1e3
             t0 = time.perf_counter()
             try:

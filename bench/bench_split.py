@@ -1,7 +1,7 @@
 """``explore split`` wall times: the current code against the one before the speed-up, run in the
 same process (the baseline), on the inputs a new-user trial found slow.
 
-The baseline is the earlier algorithm, rebuilt here: ``evaluate_hetero`` walking every group's
+The baseline is the earlier algorithm, rebuilt here: the split evaluator walking every group's
 ancestors for every layer (``group_amounts`` and ``leaf_flops``, the per-group definitions) and
 the search scanning every grid value of every free class in every round. The current code scores
 groups alike once (``core.hetero.level_shares``), scans a grid of more than 64 values coarse to
@@ -21,41 +21,34 @@ from fractions import Fraction
 from unittest import mock
 
 import explorer.app.split as split_mod
-import explorer.solvers.hetero as hetero_mod
 from explorer.app.split import Split, split_run
 from explorer.core.array import AcceleratorKind, ArraySpec
 from explorer.core.errors import SpecError
 from explorer.core.hetero import (
-    HeteroEvaluation,
     check_array,
     check_network,
     check_plan,
     group_amounts,
     leaf_flops,
 )
+from explorer.core.evaluate import Evaluation, split_evaluation
 from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.partition import Space
 from explorer.core.plan import Plan
-from explorer.core.solution import Status
-from explorer.core.timing import step_time
+from explorer.core.solution import Status, split_solution
 from explorer.frontends import load_array, load_model
 
 
-def old_evaluate(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0) -> HeteroEvaluation:
+def old_evaluate(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0) -> Evaluation:
     """The evaluator before the speed-up (per group, per layer, each ancestor walked); no memory."""
     check_array(array)
     check_network(network)
     check_plan(network, array, plan)
     H = array.levels
-    dtype = array.dtype_bytes
     amounts = tuple(tuple(group_amounts(network, plan, h, g) for g in range(2**h)) for h in range(H))
-    comm = tuple(tuple(max(s0, s1) * dtype / array.bandwidth_Bps(h) for s0, s1 in row) for h, row in enumerate(amounts))
     peaks = array.leaf_peaks_TFLOPS()
     compute = tuple(leaf_flops(network, plan, i) / (peaks[i] * 10**12) for i in range(2**H))
-    leaf_comm = tuple(sum((comm[h][i >> (H - h)] for h in range(H)), Fraction(0)) for i in range(2**H))
-    leaf_time = tuple(step_time(c, m, array.overlap) for c, m in zip(compute, leaf_comm))
-    traffic = sum((s0 + s1 for row in amounts for s0, s1 in row), Fraction(0)) * dtype
-    return HeteroEvaluation(max(leaf_time), compute, leaf_comm, leaf_time, amounts, comm, traffic, (Fraction(0),) * 2**H)
+    return split_evaluation(network, array, amounts, compute, (Fraction(0),) * 2**H)
 
 
 def old_search(network, array, start, aspace, rounds: int = 3, progress=None, **_):
@@ -74,7 +67,7 @@ def old_search(network, array, start, aspace, rounds: int = 3, progress=None, **
                     best, current, changed = t, cand, True
         if not changed:
             break
-    return hetero_mod.HeteroSolution("search", Status.FEASIBLE, current, best, None, 0.0, 0)
+    return split_solution("search", Status.FEASIBLE, current, best, None, 0.0, 0)
 
 
 def two_fc() -> Network:
@@ -122,7 +115,7 @@ def main() -> None:
         if isinstance(now, SpecError):  # refused now: the baseline would run for hours
             print(f"| {label} | (hours) | {t_now:.2f} | - | - | refused: {str(now).split(': ', 1)[1][:60]}... |", flush=True)
             continue
-        with mock.patch.object(split_mod, "evaluate_hetero", old_evaluate), \
+        with mock.patch.object(split_mod, "evaluate_split", old_evaluate), \
                 mock.patch.object(split_mod, "search_level_alphas", old_search):
             before, t_before = timed(lambda: split_run(net, arr, Space.ACCPAR, split, grid))
         print(f"| {label} | {t_before:.2f} | {t_now:.2f} | {t_before / t_now:.1f}x | "

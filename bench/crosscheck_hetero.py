@@ -1,5 +1,5 @@
 """Cross-check of the uneven-split solvers on random tiny instances (issue 13): brute force ==
-exact Pareto DP == CP-SAT == joint solver, each plan re-scored by ``evaluate_hetero``. The
+exact Pareto DP == CP-SAT == joint solver, each plan re-scored by ``evaluate_split``. The
 instances are those of ``tests/test_hetero_joint.py`` (random mixes of any shape, both spaces,
 free alphas unlike|all, chains and graphs); the test runs 300 with CP-SAT on every fourth, this
 runs N with CP-SAT on every chain.
@@ -14,7 +14,7 @@ import sys
 import time
 
 from explorer.core.errors import Refused
-from explorer.core.hetero import evaluate_hetero
+from explorer.core.evaluate import evaluate_split
 from explorer.core.solution import Status
 from explorer.solvers.hetero import brute_hetero, cpsat_hetero, exact_hetero
 from explorer.solvers.hetero_joint import joint_hetero
@@ -43,7 +43,7 @@ def main() -> None:
                 counts["joint"] += 1
         except Refused:
             pass
-        values = {s.step_time_s for s in sols} | {evaluate_hetero(net, arr, s.plan).step_time_s for s in sols}
+        values = {s.step_time_s for s in sols} | {evaluate_split(net, arr, s.plan).step_time_s for s in sols}
         assert len(values) == 1 and all(s.status is Status.OPTIMAL for s in sols), (net.name, [s.step_time_s for s in sols])
         for s in sols:
             walls[s.solver] += s.wall_s

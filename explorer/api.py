@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from os import PathLike
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from .app.api_args import check_solve_args, check_sweep_args, solver_names
 from .app.check import JOINT_SOLVERS, CheckOptions
 from .app.check import check as _check
-from .app.request import DEFAULT_ARRAY, ArrayRef, ModelRef, Progress, build_problem, solve
+from .app.request import DEFAULT_ARRAY, ArrayRef, ModelRef, Progress, build_problem, check_split, solve
 from .app.results import CheckReport, RunResult
 from .app.sweep.engine import Progress as SweepProgress
 from .app.sweep.runner import check_request, run_sweep
@@ -35,6 +35,9 @@ from .core.errors import SpecError
 from .core.objective import Objective
 from .core.partition import Space
 from .core.solution import SolveOptions
+
+if TYPE_CHECKING:
+    from .app.check_hetero import HeteroCheck
 
 __all__ = ["build_problem", "solve", "check", "sweep", "RunResult", "CheckReport"]
 
@@ -60,7 +63,11 @@ def check(
     seed: int = 0,
     dump_model: str | None = None,
     progress: Progress | None = None,
-) -> CheckReport:
+    split: str | None = None,
+    alpha_grid: int = 16,
+    free: str = "unlike",
+    grid_only: bool = False,
+) -> CheckReport | HeteroCheck:
     """Cross-check one problem: is the DP level-optimal, what is the proven joint optimum, do
     the exact solvers agree, and how far is the DP from the optimum (``explore check``).
 
@@ -68,9 +75,23 @@ def check(
     arguments are those of :func:`solve`. Returns a :class:`CheckReport`: ``levels`` (the DP
     level by level), ``solvers`` ((name, report) pairs; a refusal has status None and a
     reason), ``optimum`` (None when none was proven), ``agree`` and ``problems``.
+
+    ``split="optimal"`` (``explore check --split optimal``): the uneven-split solvers (``solvers``
+    from brute, exact, cpsat, joint, accpar, levels, search, proportional; default all) on the
+    step time, with ``alpha_grid``, ``free`` and ``grid_only`` as in :func:`solve`; it returns a
+    ``HeteroCheck`` (``rows``, ``optimum_s``, ``agree``, ``problems``, ``to_json()``); ``objective``
+    is not read, and ``levels``, caps, memory, pins, forbids and constraints are refused (``SpecError``).
     """
-    names = solver_names(solvers, JOINT_SOLVERS)
     check_solve_args(time_limit, workers, seed, dump_model, progress)
+    if split is not None:
+        given = {"levels": levels is not None,
+                 "caps": bool(caps), "memory_GiB": memory_GiB is not None, "weight_copies": weight_copies is not None,
+                 "pins": bool(pins), "forbids": bool(forbids), "constraints": constraints is not None,
+                 "workers": workers is not None, "dump_model": dump_model is not None}
+        return check_split(model, array, split, space=space, batch=batch, seq=seq,
+                           solvers=None if solvers is JOINT_SOLVERS else solvers, time_limit=time_limit,
+                           alpha_grid=alpha_grid, free=free, grid_only=grid_only, refused=[k for k, v in given.items() if v])
+    names = solver_names(solvers, JOINT_SOLVERS)
     problem = build_problem(model, array, space=space, objective=objective, batch=batch, levels=levels, seq=seq, caps=caps,
                             memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
                             constraints=constraints)

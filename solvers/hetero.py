@@ -4,7 +4,7 @@ Both choose, for every layer at every level, a partition type and an alpha from 
 finite set (``AlphaSpace.choices``: the grid and each free class's proportional ratio), and
 minimise the step time of the slowest accelerator.
 
-- ``brute_hetero``: every plan, each scored by ``evaluate_hetero`` (the definition); tiny cases.
+- ``brute_hetero``: every plan, each scored by ``evaluate_split`` (the definition); tiny cases.
 - ``exact_hetero``: a chain's layers in order; a layer's *column* is its (type, alpha) at every
   level. Everything a plan costs is a sum of per-layer and per-edge parts: each accelerator's
   compute, and at each level each group's amount sent by each side (intra of a layer, re-layout
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
-from dataclasses import dataclass
 from fractions import Fraction
 from itertools import product
 
@@ -35,32 +34,19 @@ from explorer.core.hetero import (
     ancestor_path,
     check_array,
     check_network,
-    evaluate_hetero,
     side_share,
     size_share,
     spec_of,
     split_units,
     whole_units,
 )
+from explorer.core.evaluate import evaluate_split
 from explorer.core.errors import Refused
 from explorer.core.network import Network
 from explorer.core.partition import Dim, PartitionType, Size, Space
 from explorer.core.plan import Plan
-from explorer.core.solution import Status
+from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.timing import step_time
-
-
-@dataclass(frozen=True)
-class HeteroSolution:
-    solver: str
-    status: Status
-    plan: Plan
-    step_time_s: Fraction
-    bound_s: Fraction | None
-    wall_s: float
-    explored: int  # plans (brute) or kept states (exact)
-    equal_best_s: Fraction | None = None  # joint: the best plan with every alpha 1/2 (its step time)
-    phases: tuple[tuple[str, float], ...] = ()  # joint: (phase, seconds)
 
 
 def _space_of(array: ArraySpec, alphas, free: FreeAlphas) -> AlphaSpace:
@@ -77,7 +63,7 @@ def _layer_types(network: Network, space: Space, layer: int, level: int) -> tupl
 
 
 def brute_hetero(network: Network, array: ArraySpec, space: Space, alphas, max_plans: int = 200_000,
-                 free: FreeAlphas = FreeAlphas.UNLIKE) -> HeteroSolution:
+                 free: FreeAlphas = FreeAlphas.UNLIKE) -> Solution:
     """Every plan of the declared space scored by the evaluator; the first best in enumeration order."""
     t0 = time.perf_counter()
     check_array(array)
@@ -93,10 +79,10 @@ def brute_hetero(network: Network, array: ArraySpec, space: Space, alphas, max_p
     best = None
     for cols in product(*columns):
         plan = _columns_plan(cols, H)
-        t = evaluate_hetero(network, array, plan).step_time_s
+        t = evaluate_split(network, array, plan).step_time_s
         if best is None or t < best[0]:
             best = (t, plan)
-    return HeteroSolution("brute", Status.OPTIMAL, best[1], best[0], best[0], time.perf_counter() - t0, n)
+    return split_solution("brute", Status.OPTIMAL, best[1], best[0], best[0], time.perf_counter() - t0, n)
 
 
 # ---- the exact Pareto DP ----------------------------------------------------------------------
@@ -238,7 +224,7 @@ def _step(array: ArraySpec, lay: _Layout, vec) -> Fraction:
 
 def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas,
                  max_states: int = 200_000, free: FreeAlphas = FreeAlphas.UNLIKE,
-                 time_limit_s: float | None = None) -> HeteroSolution:
+                 time_limit_s: float | None = None) -> Solution:
     """The proven optimum of a chain by the Pareto DP of the module docstring; Refused
     beyond ``max_states`` kept states or ``time_limit_s`` seconds (no plan: it proves or nothing)."""
     t0 = time.perf_counter()
@@ -274,7 +260,7 @@ def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas,
                 best = (t, cols)
     cols = best[1]
     plan = _columns_plan(cols, H)
-    return HeteroSolution("exact", Status.OPTIMAL, plan, best[0], best[0], time.perf_counter() - t0, kept)
+    return split_solution("exact", Status.OPTIMAL, plan, best[0], best[0], time.perf_counter() - t0, kept)
 
 
 # ---- split search (no proof) ------------------------------------------------------------------
@@ -333,7 +319,7 @@ def _best_on_grid(grid, score, best, near=None):
 
 
 def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
-                        rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE, progress=None) -> HeteroSolution:
+                        rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE, progress=None) -> Solution:
     """Coordinate descent from ``start``: its types kept; each free class of the declared space
     in turn (top first) gets the declared value (``AlphaSpace.choices``: the grid and the class's
     proportional ratio) of least step time for all its groups and layers (``_best_on_grid``:
@@ -351,7 +337,7 @@ in all)`` after every evaluation (``step`` names the class and the round).
         raise Refused(f"search moves one class of groups at a time: at most {MAX_FREE_CLASSES} free classes, "
                             f"this array has {len(classes)}")
     current = start
-    best = evaluate_hetero(network, array, current).step_time_s
+    best = evaluate_split(network, array, current).step_time_s
     tried = 1
     changes = 0  # how many improvements so far
     scanned: dict[tuple[int, int], int] = {}  # class -> changes when it was last scanned
@@ -369,7 +355,7 @@ in all)`` after every evaluation (``step`` names the class and the round).
             def score(a):
                 nonlocal tried
                 tried += 1
-                t = evaluate_hetero(network, array, plan_with(a)).step_time_s
+                t = evaluate_split(network, array, plan_with(a)).step_time_s
                 if progress is not None:
                     progress(step, tried, total)
                 return t
@@ -383,7 +369,7 @@ in all)`` after every evaluation (``step`` names the class and the round).
             scanned[(h, c)] = changes
         if not changed:
             break
-    return HeteroSolution("search", Status.FEASIBLE, current, best, None, time.perf_counter() - t0, tried)
+    return split_solution("search", Status.FEASIBLE, current, best, None, time.perf_counter() - t0, tried)
 
 
 def _with_class_alpha(network: Network, plan: Plan, aspace: AlphaSpace, h: int, c: int, a: Fraction) -> Plan:
@@ -415,7 +401,7 @@ def _lcm_den(values) -> int:
 
 def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas,
                  time_limit_s: float = 60.0, max_columns: int = 2_000, free: FreeAlphas = FreeAlphas.UNLIKE,
-                 max_pairs: int = 20_000) -> HeteroSolution:
+                 max_pairs: int = 20_000) -> Solution:
     """CP-SAT over the same columns as the Pareto DP: one Boolean per layer column, one per
     pair of consecutive columns; every leaf's compute and every group side's amount are linear
     in them, scaled to seconds times one common integer; T >= each leaf's compute plus its
@@ -441,7 +427,7 @@ def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas,
     value = Fraction(int(round(solver.ObjectiveValue())), scale)
     bound = Fraction(int(round(solver.BestObjectiveBound())), scale)
     status = Status.OPTIMAL if st == cp_model.OPTIMAL and value == bound else Status.FEASIBLE
-    return HeteroSolution("cpsat", status, plan, value, bound, time.perf_counter() - t0, len(columns))
+    return split_solution("cpsat", status, plan, value, bound, time.perf_counter() - t0, len(columns))
 
 
 def _minimise(m, T, time_limit_s: float):

@@ -26,9 +26,8 @@ from explorer.core.hetero import AlphaSpace, check_array, check_network
 from explorer.core.network import Network
 from explorer.core.partition import Space
 from explorer.core.plan import Plan
-from explorer.core.solution import Status
+from explorer.core.solution import Solution, Status, split_solution
 
-from .hetero import HeteroSolution
 from .hetero_sp import blocks
 from .joint_blocks import _Graph, _PerTermMax
 from .joint_close_chain import _chain_bounds, _descend, _pareto_chain
@@ -79,7 +78,7 @@ def _kelley(points: list, Q: int):
 
 
 def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
-                 options: JointOptions | None = None, starts: tuple[Plan, ...] = ()) -> HeteroSolution:
+                 options: JointOptions | None = None, starts: tuple[Plan, ...] = ()) -> Solution:
     """The best plan found, a proven lower bound, OPTIMAL only when they meet (module docstring).
     ``starts``: plans to begin from (those outside the declared space are ignored)."""
     o = options or JointOptions()
@@ -127,7 +126,7 @@ def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         proven, best, explored = _pareto_graph(m, tables, graph, best, best_w, Q, o, t_start, fw)
         clock.mark("labels")
     status = Status.OPTIMAL if proven else Status.FEASIBLE
-    return HeteroSolution("joint", status, m.plan(best[1][v0:]), best[0], best[0] if proven else bound,
+    return split_solution("joint", status, m.plan(best[1][v0:]), best[0], best[0] if proven else bound,
                           time.perf_counter() - t_start, explored, equal_s, tuple(clock.phases))
 
 
@@ -215,7 +214,7 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, bes
     return best_bound, best_w, best, plans, fw
 
 
-def accpar_hetero(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> HeteroSolution:
+def accpar_hetero(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> Solution:
     """AccPar-style heuristic (``check --uneven``'s "accpar"): one DP over the columns with each
     layer's and edge's cost its busier side (``_PerTermMax``), the plan scored exactly. No bound
     (FEASIBLE); same scope as ``joint_hetero``."""
@@ -230,4 +229,4 @@ def accpar_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alph
     cols = graph.backtrack(W, G, tbls)
     value = step_of(m.components(cols))
     plan = m.plan(cols[1:] if m.virtual else cols)
-    return HeteroSolution("accpar", Status.FEASIBLE, plan, value, None, time.perf_counter() - t0, 0)
+    return split_solution("accpar", Status.FEASIBLE, plan, value, None, time.perf_counter() - t0, 0)

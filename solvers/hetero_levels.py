@@ -22,7 +22,7 @@ level costs the sum over its layers. The DP minimises this over the level's choi
 
 It is a heuristic for the step time, which is a max over accelerators of sums over layers and
 levels, not a sum of per-layer maxima, and the lower levels are not seen when the upper ones
-are chosen. Its plan is always re-scored by ``evaluate_hetero``: the step time reported is the
+are chosen. Its plan is always re-scored by ``evaluate_split``: the step time reported is the
 evaluator's, never the DP's cost. Status FEASIBLE (no bound); ``explore split --split levels``.
 
 **Each level's DP.** A state of a node is a (type, alpha per class) candidate. Graphs are solved
@@ -58,7 +58,6 @@ from explorer.core.hetero import (
     alpha_space,
     check_array,
     check_network,
-    evaluate_hetero,
     group_shares,
     spec_of,
     split_units,
@@ -66,14 +65,14 @@ from explorer.core.hetero import (
     side_share,
     size_share,
 )
+from explorer.core.evaluate import evaluate_split
 from explorer.core.errors import Refused
 from explorer.core.network import Network
 from explorer.core.partition import Dim, PartitionType, Size, Space
 from explorer.core.plan import Plan
-from explorer.core.solution import Status
+from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.timing import step_time
 
-from .hetero import HeteroSolution
 
 # Cells a level's DP may hold in one tensor (a frontier state times a node's candidates, or a
 # node's cost by its producers' candidates, groups and sides): 1 M float64 cells are 8 MB. Every
@@ -380,7 +379,7 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
 
 
 def levels_hetero(network: Network, array: ArraySpec, space: Space, alphas,
-                  free: FreeAlphas = FreeAlphas.UNLIKE) -> HeteroSolution:
+                  free: FreeAlphas = FreeAlphas.UNLIKE) -> Solution:
     """AccPar's hierarchical DP (module docstring): a plan in the declared alpha space, scored by
     the evaluator; status FEASIBLE (a heuristic: no bound). ``alphas``: a grid or an AlphaSpace."""
     t0 = time.perf_counter()
@@ -398,6 +397,6 @@ def levels_hetero(network: Network, array: ArraySpec, space: Space, alphas,
         types.append(tuple(t for t, _ in chosen))
         group_alphas.append(tuple(tuple(row[c] for _, row in chosen) for c in aspace.group_class[h]))
     plan = Plan(tuple(types), tuple(group_alphas))
-    step = evaluate_hetero(network, array, plan).step_time_s
-    return HeteroSolution("levels", Status.FEASIBLE, plan, step, None, time.perf_counter() - t0, cells)
+    step = evaluate_split(network, array, plan).step_time_s
+    return split_solution("levels", Status.FEASIBLE, plan, step, None, time.perf_counter() - t0, cells)
 

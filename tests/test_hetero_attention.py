@@ -13,11 +13,11 @@ from explorer.core.hetero import (
     FreeAlphas,
     alpha_grid,
     alpha_space,
-    evaluate_hetero,
     round_to_whole_units,
     split_units,
     whole_units,
 )
+from explorer.core.evaluate import evaluate_split
 from explorer.core.errors import Refused
 from explorer.core.network import LayerKind
 from explorer.core.partition import ALL_TYPES, Dim, PartitionType, Space
@@ -65,7 +65,7 @@ def test_attention_golden_heads_split_unevenly():
     three quarters at 3 TFLOPS = 0.528 ns. Step 6.928 ns. Memory (elements): leaf 0: qkv 2*48/4 +
     16 (III keeps F_in whole) = 40, att 0 (a join holds nothing), o 2*16/4 + 16/4 = 12: 52 -> 104 B;
     leaf 1: 72 + 16 + 24 + 12 = 124 -> 248 B."""
-    ev = evaluate_hetero(NET4, A1, plan1((III, II, II), ("1/4", "1/4", "1/4")))
+    ev = evaluate_split(NET4, A1, plan1((III, II, II), ("1/4", "1/4", "1/4")))
     assert ev.group_amounts == (((F(32), F(32)),),)
     assert ev.leaf_compute_s == (F(528, 10**12), F(528, 10**12))
     assert ev.step_time_s == F(6928, 10**12)
@@ -78,7 +78,7 @@ def test_attention_golden_context_to_duplicated():
     qkv E_in 16 and o E_in 16 each way. Sides (36, 44): 8.8 ns. Compute: leaf 0 1152/4 + 576/4 +
     384/2 = 624 FLOP at 1 TFLOPS = 0.624 ns, leaf 1 864 + 432 + 192 = 1488 at 3 TFLOPS = 0.496 ns.
     Step 8.8 + 0.624 = 9.424 ns."""
-    ev = evaluate_hetero(NET4, A1, plan1((III, II, III), ("1/4", "1/4", "1/2")))
+    ev = evaluate_split(NET4, A1, plan1((III, II, III), ("1/4", "1/4", "1/2")))
     assert ev.group_amounts == (((F(36), F(44)),),)
     assert ev.leaf_compute_s == (F(624, 10**12), F(496, 10**12))
     assert ev.step_time_s == F(9424, 10**12)
@@ -90,7 +90,7 @@ def test_attention_golden_batch_to_heads():
     (24, 24). att -> o (X = 16): F col(1/2) -> row(1/4) = (3/8, 1/8), E (1/8, 3/8): (8, 8).
     Sides (96, 96): 19.2 ns. Compute: leaf 0 1152/4 + 576/2 + 384/4 = 672 FLOP, 0.672 ns; leaf 1
     864 + 288 + 288 = 1440 at 3 TFLOPS, 0.48 ns. Step 19.872 ns."""
-    ev = evaluate_hetero(NET4, A1, plan1((I, II, I), ("1/4", "1/2", "1/4")))
+    ev = evaluate_split(NET4, A1, plan1((I, II, I), ("1/4", "1/2", "1/4")))
     assert ev.group_amounts == (((F(96), F(96)),),)
     assert ev.leaf_compute_s == (F(672, 10**12), F(480, 10**12))
     assert ev.step_time_s == F(19872, 10**12)
@@ -106,7 +106,7 @@ def test_whole_heads_rule():
     assert not whole_units(att4, [II, II], [[F(1, 4)], [F(1, 2), F(1, 2)]])  # 1 head | 3: the 1 cannot split
     assert whole_units(att4, [II, II], [[F(1, 2)], [F(1, 2), F(1, 2)]])
     with pytest.raises(ValueError, match="a head split leaves a side a fraction of its 2 heads"):
-        evaluate_hetero(_attention_net(2), A1, plan1((III, II, II), ("1/4", "1/4", "1/4")))
+        evaluate_split(_attention_net(2), A1, plan1((III, II, II), ("1/4", "1/4", "1/4")))
     # every solver's candidates: att's II at 1/4, 1/2 and 3/4 of the 1/8 grid with 4 heads, at 1/2 alone with 2
     cols = _columns(NET4, Space.ACCPAR, alpha_space(A1, alpha_grid(8)), 1)
     assert sorted(c[0][1][0] for c in cols[1] if c[0][0] is II) == [F(1, 4), F(1, 2), F(3, 4)]
@@ -146,7 +146,7 @@ def test_embedding_golden_hidden_split_exchanges_nothing():
     (9, 9). Sides (29, 29): 5.8 ns. Compute 180 FLOP at 1 TFLOPS = 540 at 3 = 0.18 ns: 5.98 ns.
     (At 1/2: 20 + 12 = 32, the README's equal-split golden.) Memory: leaf 0 tok 2*40/4 + 6 (III keeps
     the ids whole) = 26, fc 40 + 24/4 = 46: 72 -> 144 B; leaf 1 60 + 6 + 40 + 18 = 124 -> 248 B."""
-    ev = evaluate_hetero(EMB, A1, plan1((III, I), ("1/4", "1/4")))
+    ev = evaluate_split(EMB, A1, plan1((III, I), ("1/4", "1/4")))
     assert ev.group_amounts == (((F(29), F(29)),),)
     assert ev.step_time_s == F(5980, 10**12)
     assert ev.leaf_memory_bytes == (F(144), F(248))
@@ -156,7 +156,7 @@ def test_embedding_golden_to_duplicated():
     """tok III(1/4), fc III(1/2): fc reduces E_in (24) each way; fc needs F duplicated: col(1/4) -> dup
     = (6, 18); back, fc leaves E duplicated: nothing. Sides (30, 42): 8.4 ns; compute 360 FLOP on
     each: 0.36 ns on leaf 0: 8.76 ns. (At 1/2: 0 + 24 + 12 = 36, the README's golden.)"""
-    ev = evaluate_hetero(EMB, A1, plan1((III, III), ("1/4", "1/2")))
+    ev = evaluate_split(EMB, A1, plan1((III, III), ("1/4", "1/2")))
     assert ev.group_amounts == (((F(30), F(42)),),)
     assert ev.step_time_s == F(8760, 10**12)
 
@@ -166,7 +166,7 @@ def test_embedding_golden_vocabulary_split():
     fc II(1/4) (F_out 30 each way; needs F col(1/4) from duplicated: nothing); back, fc's E col(1/4)
     -> dup for tok: (6, 18). Sides (60, 72): 14.4 ns; compute 0.18 ns: 14.58 ns. Memory leaf 0: tok
     2*40/4 + 6/4 (II splits the ids with D_i, as the equal-split footprint does), fc 2*20/4 + 24/4."""
-    ev = evaluate_hetero(EMB, A1, plan1((II, II), ("1/4", "1/4")))
+    ev = evaluate_split(EMB, A1, plan1((II, II), ("1/4", "1/4")))
     assert ev.group_amounts == (((F(60), F(72)),),)
     assert ev.step_time_s == F(14580, 10**12)
     assert ev.leaf_memory_bytes[0] == 2 * (F(20) + F(6, 4) + F(10) + F(6))
@@ -174,7 +174,7 @@ def test_embedding_golden_vocabulary_split():
 
 @pytest.mark.parametrize("model", ["vit-b16", "bert-base", "gpt2-small"])
 def test_equal_split_identity_on_transformers(model):
-    """Every alpha 1/2 on a one-kind array: evaluate_hetero == evaluate (step time, traffic, compute,
+    """Every alpha 1/2 on a one-kind array: evaluate_split == evaluate (step time, traffic, compute,
     memory with a weight copy), on random plans of the nodes' offered types (attention II only at
     the levels where it splits whole heads; embeddings all three)."""
     net = load_model(model)
@@ -184,7 +184,7 @@ def test_equal_split_identity_on_transformers(model):
     for _ in range(3):
         plan = Plan(tuple(tuple(rng.choice([t for t in ALL_TYPES if L.offers(t, h)]) for L in net.layers) for h in range(3)))
         ev = evaluate(net, arr, Space.ACCPAR, plan, weight_copies=1)
-        hv = evaluate_hetero(net, arr, Plan.even(plan), weight_copies=1)
+        hv = evaluate_split(net, arr, Plan.even(plan), weight_copies=1)
         assert hv.step_time_s == ev.step_time_s and hv.traffic_bytes == ev.traffic_bytes
         assert hv.leaf_compute_s == (ev.compute_s,) * 8 and set(hv.leaf_memory_bytes) == {ev.memory_bytes}
 
@@ -223,7 +223,7 @@ def test_all_solvers_agree_on_random_attention_and_embedding_instances():
     for k in range(90):
         net, arr, space, aspace = _instance(rng)
         b = brute_hetero(net, arr, space, aspace)
-        assert evaluate_hetero(net, arr, b.plan).step_time_s == b.step_time_s and aspace.contains(b.plan)
+        assert evaluate_split(net, arr, b.plan).step_time_s == b.step_time_s and aspace.contains(b.plan)
         att = next(i for i, L in enumerate(net.layers) if L.kind is LayerKind.ATTENTION)
         emb = net.layers[0].kind is LayerKind.EMBEDDING
         ran["embedding"] += emb
@@ -232,22 +232,22 @@ def test_all_solvers_agree_on_random_attention_and_embedding_instances():
         ran["uneven"] += any(a != F(1, 2) for level in b.plan.alphas for row in level for a in row)
         if len(net.edges) == len(net.layers) - 1:
             e = exact_hetero(net, arr, space, aspace)
-            assert e.step_time_s == b.step_time_s == evaluate_hetero(net, arr, e.plan).step_time_s
+            assert e.step_time_s == b.step_time_s == evaluate_split(net, arr, e.plan).step_time_s
             ran["exact"] += 1
             if k % 3 == 0:
                 c = cpsat_hetero(net, arr, space, aspace)
                 assert c.status is Status.OPTIMAL and c.step_time_s == c.bound_s == b.step_time_s
-                assert evaluate_hetero(net, arr, c.plan).step_time_s == c.step_time_s
+                assert evaluate_split(net, arr, c.plan).step_time_s == c.step_time_s
                 ran["cpsat"] += 1
         else:
             ran["fan-in"] += 1
             with pytest.raises(Refused, match="chains only"):
                 exact_hetero(net, arr, space, aspace)
         lv = levels_hetero(net, arr, space, aspace)
-        assert evaluate_hetero(net, arr, lv.plan).step_time_s == lv.step_time_s >= b.step_time_s
+        assert evaluate_split(net, arr, lv.plan).step_time_s == lv.step_time_s >= b.step_time_s
         assert aspace.contains(lv.plan)
         s = search_level_alphas(net, arr, Plan.even(b.plan.plan), aspace)  # from 1/2: may stay off an odd grid
-        assert evaluate_hetero(net, arr, s.plan).step_time_s == s.step_time_s
+        assert evaluate_split(net, arr, s.plan).step_time_s == s.step_time_s
         assert s.step_time_s >= b.step_time_s or not aspace.contains(s.plan)
         try:
             check_scope(net, arr, aspace)
@@ -255,9 +255,9 @@ def test_all_solvers_agree_on_random_attention_and_embedding_instances():
             continue
         j = joint_hetero(net, arr, space, aspace)
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s
-        assert evaluate_hetero(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
+        assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
         a = accpar_hetero(net, arr, space, aspace)
-        assert evaluate_hetero(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s
+        assert evaluate_split(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s
         ran["joint"] += 1
     print(ran)
     assert ran["exact"] >= 50 and ran["cpsat"] >= 15 and ran["joint"] >= 20 and ran["fan-in"] >= 15, ran
@@ -278,7 +278,7 @@ def test_the_optimum_splits_heads_unevenly():
     assert b.step_time_s == e.step_time_s > F(6928, 10**12)
     assert all(p.plan.alphas[0][0][1] == F(1, 2) for p in (b, e) if p.plan.types[0][1] is II)
     lv = levels_hetero(NET4, A1, Space.ACCPAR, aspace)
-    assert lv.step_time_s >= F(6928, 10**12) and evaluate_hetero(NET4, A1, lv.plan).step_time_s == lv.step_time_s
+    assert lv.step_time_s >= F(6928, 10**12) and evaluate_split(NET4, A1, lv.plan).step_time_s == lv.step_time_s
 
 
 def test_proportional_split_keeps_whole_heads_on_a_4_12_mix():
@@ -327,4 +327,4 @@ def test_joint_proves_a_tiny_transformer_block_equal_to_brute():
         b = brute_hetero(net, arr, space, aspace, max_plans=20_000)
         j = joint_hetero(net, arr, space, aspace)
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s
-        assert evaluate_hetero(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
+        assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)

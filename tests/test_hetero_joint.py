@@ -9,7 +9,8 @@ import pytest
 
 from explorer.api import solve
 from explorer.core.errors import Refused
-from explorer.core.hetero import FreeAlphas, alpha_grid, alpha_space, evaluate_hetero
+from explorer.core.hetero import FreeAlphas, alpha_grid, alpha_space
+from explorer.core.evaluate import evaluate_split
 from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain, random_dag_spec
@@ -57,7 +58,7 @@ def test_joint_equals_brute_exact_cpsat_on_300_random_instances():
     for k in range(300):
         net, arr, space, aspace = _instance(rng)
         b = brute_hetero(net, arr, space, aspace)
-        assert evaluate_hetero(net, arr, b.plan).step_time_s == b.step_time_s and aspace.contains(b.plan)
+        assert evaluate_split(net, arr, b.plan).step_time_s == b.step_time_s and aspace.contains(b.plan)
         if net.is_chain:
             e = exact_hetero(net, arr, space, aspace)
             assert e.step_time_s == b.step_time_s
@@ -65,7 +66,7 @@ def test_joint_equals_brute_exact_cpsat_on_300_random_instances():
             if k % 4 == 0:
                 c = cpsat_hetero(net, arr, space, aspace)
                 assert c.status is Status.OPTIMAL and c.step_time_s == c.bound_s == b.step_time_s
-                assert evaluate_hetero(net, arr, c.plan).step_time_s == c.step_time_s
+                assert evaluate_split(net, arr, c.plan).step_time_s == c.step_time_s
                 ran["cpsat"] += 1
         else:
             ran["graphs"] += 1
@@ -81,8 +82,8 @@ def test_joint_equals_brute_exact_cpsat_on_300_random_instances():
             continue
         ran["joint"] += 1
         a = accpar_hetero(net, arr, space, aspace)  # the AccPar-style heuristic: a plan of the space, no better
-        assert evaluate_hetero(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s and aspace.contains(a.plan)
-        assert evaluate_hetero(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
+        assert evaluate_split(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s and aspace.contains(a.plan)
+        assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
         assert j.bound_s <= b.step_time_s <= j.step_time_s
         if net.is_chain:
             assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s
@@ -102,9 +103,9 @@ def test_joint_on_the_tpu_mix_proves_lenet_and_beats_the_equal_split():
     aspace = alpha_space(arr, alpha_grid(16))
     j = joint_hetero(net, arr, Space.ACCPAR, aspace, JointOptions(time_limit_s=60))
     assert j.status is Status.OPTIMAL and j.bound_s == j.step_time_s
-    assert evaluate_hetero(net, arr, j.plan).step_time_s == j.step_time_s
+    assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s
     r = solve(net, arr, solver="exact", objective="time", space="accpar")
-    eq = evaluate_hetero(net, arr, Plan.even(Plan.from_lists([[t.value for t in row] for row in r.plan.types])))
+    eq = evaluate_split(net, arr, Plan.even(Plan.from_lists([[t.value for t in row] for row in r.plan.types])))
     assert j.equal_best_s == eq.step_time_s
     assert j.step_time_s < j.equal_best_s
     assert {a for row in j.plan.alphas[1:] for g in row for a in g} == {F(1, 2)}  # only the top split is free
@@ -183,7 +184,7 @@ def test_joint_proves_residual_graphs_equal_to_brute():
         b = brute_hetero(net, arr, space, aspace)
         j = joint_hetero(net, arr, space, aspace, JointOptions(time_limit_s=60))
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s, (done, net.name)
-        assert evaluate_hetero(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
+        assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
         labels += any(name == "labels" for name, _ in j.phases)
     assert labels >= 20, labels
 
@@ -196,12 +197,12 @@ def test_joint_graph_proof_on_resnet18_equal_grid_matches_the_exact_solver():
     j = joint_hetero(net, arr, Space.HYPAR, alpha_space(arr, alpha_grid(2), proportional=False), JointOptions(time_limit_s=60))
     assert j.status is Status.OPTIMAL and any(name == "labels" for name, _ in j.phases)
     r = solve(net, arr, solver="exact", objective="time", space="hypar")
-    eq = evaluate_hetero(net, arr, Plan.even(Plan.from_lists([[t.value for t in row] for row in r.plan.types])))
+    eq = evaluate_split(net, arr, Plan.even(Plan.from_lists([[t.value for t in row] for row in r.plan.types])))
     assert j.step_time_s == j.bound_s == eq.step_time_s
     aspace = alpha_space(arr, alpha_grid(4))
     j4 = joint_hetero(net, arr, Space.HYPAR, aspace, JointOptions(time_limit_s=60))
     assert j4.status is Status.OPTIMAL and j4.step_time_s == j4.bound_s < eq.step_time_s
-    assert evaluate_hetero(net, arr, j4.plan).step_time_s == j4.step_time_s and aspace.contains(j4.plan)
+    assert evaluate_split(net, arr, j4.plan).step_time_s == j4.step_time_s and aspace.contains(j4.plan)
     assert j4.step_time_s <= accpar_hetero(net, arr, Space.HYPAR, aspace).step_time_s
 
 
@@ -217,16 +218,16 @@ def test_joint_equals_brute_and_exact_with_grouped_convs():
         aspace = alpha_space(arr, grid)
         b = brute_hetero(net, arr, space, aspace)
         e = exact_hetero(net, arr, space, aspace)
-        assert b.step_time_s == e.step_time_s == evaluate_hetero(net, arr, b.plan).step_time_s
+        assert b.step_time_s == e.step_time_s == evaluate_split(net, arr, b.plan).step_time_s
         try:
             check_scope(net, arr, aspace)
         except Refused:
             continue
         j = joint_hetero(net, arr, space, aspace)
-        assert evaluate_hetero(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
+        assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s
         a = accpar_hetero(net, arr, space, aspace)
-        assert evaluate_hetero(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s
+        assert evaluate_split(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s
         g = next(i for i, L in enumerate(net.layers) if L.groups > 1)
         ran["joint"] += 1
         ran["group split"] += j.plan.types[0][g] is PartitionType.II
@@ -329,9 +330,9 @@ def test_joint_proves_nested_series_parallel_graphs_equal_to_brute():
         b = brute_hetero(net, arr, space, aspace)
         j = joint_hetero(net, arr, space, aspace, JointOptions(time_limit_s=60))
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s, (ran, net.name)
-        assert evaluate_hetero(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
+        assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
         a = accpar_hetero(net, arr, space, aspace)
-        assert evaluate_hetero(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s
+        assert evaluate_split(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s
         ran["labels"] += any(name == "labels" for name, _ in j.phases)
         ran["uneven"] += any(a != F(1, 2) for a in j.plan.alphas[0][0])
     assert shapes == {"se", "fan", "deep"}, shapes
@@ -431,8 +432,8 @@ def test_joint_proves_networks_of_several_sources_equal_to_brute():
         j = joint_hetero(net, arr, space, aspace, JointOptions(time_limit_s=60))
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s, (done, net.name)
         assert len(j.plan.types[0]) == len(net.layers)
-        assert evaluate_hetero(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
+        assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
         a = accpar_hetero(net, arr, space, aspace)  # the heuristic shares the virtual source
         assert len(a.plan.types[0]) == len(net.layers) and aspace.contains(a.plan)
-        assert evaluate_hetero(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s
+        assert evaluate_split(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s
     assert three >= 3, three

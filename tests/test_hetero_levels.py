@@ -11,7 +11,8 @@ import pytest
 from explorer.api import solve
 from explorer.core.array import AcceleratorKind, ArraySpec, synthetic_array
 from explorer.core.errors import Refused
-from explorer.core.hetero import FreeAlphas, alpha_grid, alpha_space, evaluate_hetero
+from explorer.core.hetero import FreeAlphas, alpha_grid, alpha_space
+from explorer.core.evaluate import evaluate_split
 from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.partition import JOIN_TYPES, PartitionType, Space
 from explorer.core.plan import Plan
@@ -51,7 +52,7 @@ def test_hand_computed_choice_on_a_two_layer_chain():
     assert level_cost(NET, A1, Plan(((I, I),), ((F(1, 4), F(1, 2)),)), 0) == 208 * ps
     assert level_cost(NET, A1, Plan(((I, I),), ((F(1, 2), F(1, 2)),)), 0) == 300 * ps
     # the evaluator: each accelerator computes 144 ps (576/4 at 1 TFLOPS = 576*3/4 at 3) and sends 12 (dW): 156 ps
-    assert sol.step_time_s == evaluate_hetero(NET, A1, sol.plan).step_time_s == 156 * ps
+    assert sol.step_time_s == evaluate_split(NET, A1, sol.plan).step_time_s == 156 * ps
     assert sol.status is Status.FEASIBLE and sol.bound_s is None and sol.solver == "levels"
 
 
@@ -115,7 +116,7 @@ def test_never_better_than_the_proven_optimum_and_always_in_the_space(seed):
     sol = levels_hetero(network, array, Space.HYPAR, aspace)
     best = (brute_hetero if seed % 4 == 0 and H == 1 else exact_hetero)(network, array, Space.HYPAR, aspace)
     assert aspace.contains(sol.plan)
-    assert sol.step_time_s == evaluate_hetero(network, array, sol.plan).step_time_s
+    assert sol.step_time_s == evaluate_split(network, array, sol.plan).step_time_s
     assert best.status is Status.OPTIMAL and best.step_time_s <= sol.step_time_s
 
 
@@ -127,7 +128,7 @@ def test_homogeneous_one_level_with_halves_is_hypars_time_optimum(name):
     array = synthetic_array(1, [60], dtype_bytes=2, peak_TFLOPS=F(1, 2))
     sol = levels_hetero(network, array, Space.ACCPAR, (F(1, 2),))
     dp = solve(network, array=array, space="accpar", objective="time", solver="dp")
-    ref = evaluate_hetero(network, array, Plan.even(dp.plan))
+    ref = evaluate_split(network, array, Plan.even(dp.plan))
     assert sol.step_time_s == ref.step_time_s
     assert all(a == F(1, 2) for groups in sol.plan.alphas for row in groups for a in row)
 
@@ -139,13 +140,13 @@ def test_zoo_on_the_tpu_mix_is_in_the_space_and_scored_by_the_evaluator():
         network = load_model(name)
         sol = levels_hetero(network, array, Space.ACCPAR, aspace)
         assert aspace.contains(sol.plan)
-        assert sol.step_time_s == evaluate_hetero(network, array, sol.plan).step_time_s
+        assert sol.step_time_s == evaluate_split(network, array, sol.plan).step_time_s
         # level 0 (v2x8 | v3x8) gives the v2 side less than half of the first conv; every level below splits 1/2
         assert sol.plan.alphas[0][0][0] < F(1, 2)
         assert all(a == F(1, 2) for groups in sol.plan.alphas[1:] for row in groups for a in row)
         # measured, not guaranteed (a heuristic): faster than HyPar's time-optimal plan split equally
         dp = solve(network, array=array, space="accpar", objective="time", solver="dp")
-        assert sol.step_time_s < evaluate_hetero(network, array, Plan.even(dp.plan)).step_time_s
+        assert sol.step_time_s < evaluate_split(network, array, Plan.even(dp.plan)).step_time_s
 
 
 @pytest.mark.parametrize("cells", [8_000, 400])
@@ -188,7 +189,7 @@ def test_explore_split_levels(capsys):
     net, arr = load_model("alexnet"), load_array("tpu-mix-16")
     r = split_run(net, arr, Space.ACCPAR, Split.LEVELS)
     assert r.plan == levels_hetero(net, arr, Space.ACCPAR, alpha_grid(16)).plan
-    assert r.step_time_s == evaluate_hetero(net, arr, r.plan).step_time_s and r.status is Status.FEASIBLE
+    assert r.step_time_s == evaluate_split(net, arr, r.plan).step_time_s and r.status is Status.FEASIBLE
     eq = split_run(net, arr, Space.ACCPAR, Split.EQUAL)
     assert r.compared == eq.compared and r.step_time_s < eq.step_time_s
     code, out, err = run_cli(["split", "--model", "lenet-c", "--split", "levels", "--format", "json"], capsys)

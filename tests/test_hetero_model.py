@@ -14,11 +14,11 @@ from explorer.core.hetero import (
     FreeAlphas,
     alpha_grid,
     alpha_space,
-    evaluate_hetero,
     group_shares,
     proportional_alphas,
     whole_groups,
 )
+from explorer.core.evaluate import evaluate_split
 from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.partition import ALL_TYPES, Dim, Layout, PartitionType, Space, inter_split, relayout_cost, relayout_split
 from explorer.core.plan import Plan
@@ -76,13 +76,13 @@ def test_balanced_type_I_golden():
     # f1 I(1/4), f2 I(1/4). Intra: dW of f1 (8) + dW of f2 (4) = 12 each way; I -> I same alpha: 0.
     # Comm: 12 elements * 2 B / 10 GB/s = 2.4 ns. Compute: leaf 0: 576/4 FLOP at 1 TFLOPS = 0.144 ns;
     # leaf 1: 576*3/4 at 3 TFLOPS = 0.144 ns (balanced). Step: 2.544 ns.
-    ev = evaluate_hetero(NET, A1, plan1(I, "1/4", I, "1/4"))
+    ev = evaluate_split(NET, A1, plan1(I, "1/4", I, "1/4"))
     assert ev.group_amounts == (((F(12), F(12)),),)
     assert ev.leaf_compute_s == (F(144, 10**12), F(144, 10**12))
     assert ev.step_time_s == F(2544, 10**12)
     assert ev.traffic_bytes == 24 * 2
     # Equal split: leaf 0 computes 288 FLOP at 1 TFLOPS = 0.288 ns: 2.688 ns.
-    assert evaluate_hetero(NET, A1, plan1(I, "1/2", I, "1/2")).step_time_s == F(2688, 10**12)
+    assert evaluate_split(NET, A1, plan1(I, "1/2", I, "1/2")).step_time_s == F(2688, 10**12)
 
 
 def test_I_to_II_golden():
@@ -92,7 +92,7 @@ def test_I_to_II_golden():
     # Compute: leaf 0: f1 384/4 = 96, f2 192*3/4 = 144: 240 FLOP / 1 TFLOPS = 0.24 ns;
     # leaf 1: 288 + 48 = 336 / 3 TFLOPS = 0.112 ns. Step: 0.24 + 6.8 = 7.04 ns.
     assert inter_split(I, F(1, 4), II, F(3, 4)) == (F(10, 16), F(10, 16))
-    ev = evaluate_hetero(NET, A1, plan1(I, "1/4", II, "3/4"))
+    ev = evaluate_split(NET, A1, plan1(I, "1/4", II, "3/4"))
     assert ev.group_amounts == (((F(34), F(34)),),)
     assert ev.leaf_compute_s == (F(240, 10**12), F(112, 10**12))
     assert ev.step_time_s == F(7040, 10**12)
@@ -103,7 +103,7 @@ def test_uneven_directions_golden():
     # Inter: F row(1/4) -> dup = (1/4, 3/4) of 16 = (4, 12); III produces E duplicated: nothing back.
     # Sides (28, 36): the link's busier direction, 36 * 2 / 1e10 = 7.2 ns.
     # Compute: leaf 0: 96 + 192/2 = 192 FLOP at 1 TFLOPS; leaf 1: 288 + 96 = 384 at 3 TFLOPS = 0.128 ns.
-    ev = evaluate_hetero(NET, A1, plan1(I, "1/4", III, "1/2"))
+    ev = evaluate_split(NET, A1, plan1(I, "1/4", III, "1/2"))
     assert ev.group_amounts == (((F(28), F(36)),),)
     assert ev.step_time_s == F(192, 10**12) + F(7200, 10**12)
     assert ev.traffic_bytes == (28 + 36) * 2
@@ -175,7 +175,7 @@ def test_per_group_alphas_golden_4_12():
     alphas = (((F(1, 2), F(1, 2)),), ((F(1, 4), F(1, 2)), (F(1, 2), F(1, 2))),
               ((F(1, 2), F(1, 2)),) * 4, ((F(1, 2), F(1, 2)),) * 8)
     plan = Plan(types, alphas)
-    ev = evaluate_hetero(NET, arr, plan)
+    ev = evaluate_split(NET, arr, plan)
     assert ev.group_amounts[1] == ((F(14), F(14)), (F(12), F(12)))
     assert ev.group_amounts[0] == ((F(12), F(12)),) and set(ev.group_amounts[3]) == {(F(12), F(12))}
     assert ev.leaf_comm_s == (F(10, 10**9),) * 8 + (F(96, 10**10),) * 8
@@ -203,7 +203,7 @@ def test_equal_split_on_one_kind_is_the_homogeneous_model(model):
     for _ in range(2):
         plan = Plan(tuple(tuple(rng.choice([t for t in ALL_TYPES if L.offers(t, h)]) for L in net.layers) for h in range(2)))
         ev = evaluate(net, arr, Space.ACCPAR, plan)
-        hv = evaluate_hetero(net, arr, Plan.even(plan))
+        hv = evaluate_split(net, arr, Plan.even(plan))
         assert hv.step_time_s == ev.step_time_s and hv.traffic_bytes == ev.traffic_bytes
         assert hv.leaf_compute_s == (ev.compute_s,) * 4 and set(hv.leaf_memory_bytes) == {ev.memory_bytes}
 
@@ -216,7 +216,7 @@ def test_exact_with_alpha_one_half_is_the_time_optimum_plus_compute():
     r = solve(net, arr, solver="exact", objective="time", space="accpar")
     h = exact_hetero(net, arr, Space.ACCPAR, [F(1, 2)])
     assert h.step_time_s == r.figures.step_time_s
-    assert evaluate_hetero(net, arr, h.plan).step_time_s == h.step_time_s
+    assert evaluate_split(net, arr, h.plan).step_time_s == h.step_time_s
 
 
 def _random_instance(rng):
@@ -249,11 +249,11 @@ def test_brute_equals_exact_equals_cpsat_on_300_random_instances():
         b = brute_hetero(net, arr, space, aspace)
         e = exact_hetero(net, arr, space, aspace)
         assert b.step_time_s == e.step_time_s
-        assert evaluate_hetero(net, arr, e.plan).step_time_s == e.step_time_s
+        assert evaluate_split(net, arr, e.plan).step_time_s == e.step_time_s
         if k % 3 == 0:
             c = cpsat_hetero(net, arr, space, aspace)
             assert c.status is Status.OPTIMAL and c.step_time_s == c.bound_s == e.step_time_s
-            assert evaluate_hetero(net, arr, c.plan).step_time_s == c.step_time_s
+            assert evaluate_split(net, arr, c.plan).step_time_s == c.step_time_s
         if F(1, 2) in aspace.grid:  # the best equal split is one of the plans searched: never better
             eq = exact_hetero(net, arr, space, alpha_space(arr, [F(1, 2)], proportional=False))
             assert e.step_time_s <= eq.step_time_s
@@ -276,7 +276,7 @@ def test_group_split_golden():
     # leaf 1: 144 + 288 = 432 at 3 TFLOPS = 0.144 ns. Step 3.344 ns.
     # Memory (elements): leaf 0: c1 2*4/4 + 32/4 = 10, f2 2*8/4 + 32/4 = 12: 22 -> 44 bytes;
     # leaf 1: c1 2*4*3/4 + 24 = 30, f2 12 + 24 = 36: 66 -> 132 bytes.
-    ev = evaluate_hetero(GNET, A1, plan1(II, "1/4", II, "1/4"))
+    ev = evaluate_split(GNET, A1, plan1(II, "1/4", II, "1/4"))
     assert ev.group_amounts == (((F(16), F(16)),),)
     assert ev.leaf_compute_s == (F(144, 10**12), F(144, 10**12))
     assert ev.step_time_s == F(3344, 10**12)
@@ -289,7 +289,7 @@ def test_group_split_to_batch_split_golden():
     # E row(1/4) -> col(3/4) = (1/4*1/4, 3/4*3/4) = (1/16, 9/16): (10/16, 10/16) * 32 = (20, 20).
     # Sides (28, 28): 5.6 ns. Compute: leaf 0: 192*3/4 + 384/4 = 240 FLOP at 1 TFLOPS = 0.24 ns;
     # leaf 1: 48 + 288 = 336 at 3 TFLOPS = 0.112 ns. Step 5.84 ns.
-    ev = evaluate_hetero(GNET, A1, plan1(II, "3/4", I, "1/4"))
+    ev = evaluate_split(GNET, A1, plan1(II, "3/4", I, "1/4"))
     assert ev.group_amounts == (((F(28), F(28)),),)
     assert ev.leaf_compute_s == (F(240, 10**12), F(112, 10**12))
     assert ev.step_time_s == F(5840, 10**12)
@@ -300,7 +300,7 @@ def test_grouped_equal_split_is_the_homogeneous_model():
     for types in [((II, II), (II, III)), ((I, II), (II, I)), ((II, I), (I, II))]:
         plan = Plan(types)
         ev = evaluate(GNET, arr, Space.ACCPAR, plan)
-        hv = evaluate_hetero(GNET, arr, Plan.even(plan))
+        hv = evaluate_split(GNET, arr, Plan.even(plan))
         assert hv.step_time_s == ev.step_time_s and hv.traffic_bytes == ev.traffic_bytes
 
 
@@ -316,7 +316,7 @@ def test_whole_groups_rule():
     assert whole_groups(c1, [I, II], [[F(1, 8)], [F(1, 4), F(3, 4)]])  # a batch split leaves 4 groups each
     assert whole_groups(GNET.layers[1], [II], [[F(1, 8)]])  # not a grouped conv: no rule
     with pytest.raises(ValueError, match="fraction of its 4 groups"):
-        evaluate_hetero(GNET, A1, plan1(II, "1/8", II, "1/4"))
+        evaluate_split(GNET, A1, plan1(II, "1/8", II, "1/4"))
     # the solvers' candidates: c1's group split only at 1/4, 1/2 and 3/4 of the 1/8 grid, its batch split at all 7
     from explorer.solvers.hetero import _columns
     cols = _columns(GNET, Space.ACCPAR, alpha_space(A1, alpha_grid(8)), 1)
@@ -353,12 +353,12 @@ def test_grouped_brute_equals_exact_equals_cpsat_on_random_instances():
         b = brute_hetero(net, arr, space, grid)
         e = exact_hetero(net, arr, space, grid)
         assert b.step_time_s == e.step_time_s
-        assert evaluate_hetero(net, arr, e.plan).step_time_s == e.step_time_s
+        assert evaluate_split(net, arr, e.plan).step_time_s == e.step_time_s
         if k % 4 == 0:
             c = cpsat_hetero(net, arr, space, grid)
             assert c.status is Status.OPTIMAL and c.step_time_s == c.bound_s == e.step_time_s
         lv = levels_hetero(net, arr, space, grid)  # the AccPar-style level DP: a heuristic, a plan of the space
-        assert evaluate_hetero(net, arr, lv.plan).step_time_s == lv.step_time_s >= e.step_time_s
+        assert evaluate_split(net, arr, lv.plan).step_time_s == lv.step_time_s >= e.step_time_s
         g = next(i for i, L in enumerate(net.layers) if L.groups > 1)
         uneven_group_split += any(e.plan.types[h][g] is II and e.plan.alphas[h][0][g] != F(1, 2) for h in range(arr.levels))
     assert uneven_group_split > 0  # some optima split the groups unevenly
@@ -373,5 +373,5 @@ def test_search_keeps_whole_groups():
     sol = search_level_alphas(GNET, A1, start, alpha_grid(8))
     c1, f2 = sol.plan.alphas[0][0]
     assert c1 in (F(1, 4), F(1, 2), F(3, 4)) and f2 != F(1, 2)  # f2 moved off 1/2; c1 only to whole groups
-    assert evaluate_hetero(GNET, A1, sol.plan).step_time_s == sol.step_time_s
-    assert sol.step_time_s < evaluate_hetero(GNET, A1, start).step_time_s
+    assert evaluate_split(GNET, A1, sol.plan).step_time_s == sol.step_time_s
+    assert sol.step_time_s < evaluate_split(GNET, A1, start).step_time_s

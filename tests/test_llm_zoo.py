@@ -16,7 +16,8 @@ from explorer import api
 from explorer.core.array import synthetic_array
 from explorer.core.errors import SpecError
 from explorer.core.evaluate import PlanError, evaluate
-from explorer.core.hetero import evaluate_hetero, whole_units
+from explorer.core.hetero import whole_units
+from explorer.core.evaluate import evaluate_split
 from explorer.core.network import LayerKind
 from explorer.core.partition import ALL_TYPES, PartitionType as T, Space
 from explorer.core.plan import Plan
@@ -160,7 +161,7 @@ def test_equal_split_on_one_kind_is_the_homogeneous_model_with_gqa():
     for _ in range(2):
         plan = Plan(tuple(tuple(rng.choice([t for t in ALL_TYPES if L.offers(t, h)]) for L in net.layers) for h in range(2)))
         ev = evaluate(net, arr, Space.ACCPAR, plan)
-        hv = evaluate_hetero(net, arr, Plan.even(plan))
+        hv = evaluate_split(net, arr, Plan.even(plan))
         assert hv.step_time_s == ev.step_time_s and hv.traffic_bytes == ev.traffic_bytes
 
 

@@ -137,12 +137,12 @@ def test_the_api_takes_split():
 
     from explorer.api import solve
     from explorer.core.errors import SpecError
-    from explorer.core.hetero import evaluate_hetero
+    from explorer.core.evaluate import evaluate_split
     from explorer.frontends import load_array, load_model
 
     r = solve("lenet-c", "tpu-mix-16", space="accpar", split="optimal")
     assert r.status.value == "optimal" and r.step_time_s == r.bound_s == F(1677089, 71750000000)
-    assert evaluate_hetero(load_model("lenet-c"), load_array("tpu-mix-16"), r.plan).step_time_s == r.step_time_s
+    assert evaluate_split(load_model("lenet-c"), load_array("tpu-mix-16"), r.plan).step_time_s == r.step_time_s
     even = solve("lenet-c", objective="time")
     assert solve("lenet-c", split="equal").plan.types == even.plan.types  # one kind: the even split
     for kwargs, name in (({"caps": ["0=1GB"]}, "caps"), ({"solver": "exact"}, "solver"), ({"levels": 2}, "levels"),
@@ -160,7 +160,8 @@ def test_split_optimal_takes_every_proving_solver_and_they_agree():
 
     from explorer.api import solve
     from explorer.core.errors import Refused
-    from explorer.core.hetero import FreeAlphas, evaluate_hetero
+    from explorer.core.hetero import FreeAlphas
+    from explorer.core.evaluate import evaluate_split
 
     from .test_hetero_joint import _instance
 
@@ -185,7 +186,7 @@ def test_split_optimal_takes_every_proving_solver_and_they_agree():
                 assert solver == "joint" and "optimal" in str(err), err
                 continue
             assert r.status.value == "optimal" and r.bound_s == r.step_time_s, (solver, r.status)
-            assert evaluate_hetero(net, arr, r.plan).step_time_s == r.step_time_s
+            assert evaluate_split(net, arr, r.plan).step_time_s == r.step_time_s
             answers[solver] = r.step_time_s
         assert len(set(answers.values())) == 1 and "brute" in answers, answers
         if len(answers) < 2:
@@ -228,3 +229,113 @@ def test_a_sweep_split_optimal_point_takes_a_proving_solver(tmp_path):
     bad = {**spec, "points": [{"solver": "exact", "split": "search"}]}
     with pytest.raises(SpecError, match="solver: not with split"):
         list(sweep(bad, workers=1))
+
+
+def _random_even_plan(rng, net, H, space):
+    from explorer.core.plan import Plan
+
+    return Plan(tuple(tuple(rng.choice([t for t in space.types if L.offers(t, h)]) for L in net.layers) for h in range(H)))
+
+
+def test_one_evaluator_even_plans_per_leaf_and_per_group_equal_the_split_reference():
+    """``evaluate``'s integer pass fills every per-leaf and per-group figure of an even plan; they
+    equal ``evaluate_split`` (Fractions, group by group) at alpha 1/2, on arrays of kinds too
+    (each leaf computes at its own peak), on seeded random chains and graphs, with memory."""
+    import random
+
+    from explorer.core.evaluate import evaluate, evaluate_split
+    from explorer.core.partition import Space
+    from explorer.core.plan import Plan
+
+    from .test_hetero_joint import _instance
+
+    rng = random.Random(2020)
+    kinds = 0
+    for _ in range(40):
+        net, arr, space, _ = _instance(rng)
+        plan = _random_even_plan(rng, net, arr.levels, space)
+        wc = rng.choice([0, 1])
+        ev, ref = evaluate(net, arr, space, plan, wc), evaluate_split(net, arr, Plan.even(plan), wc)
+        for name in ("step_time_s", "traffic_bytes", "traffic_elements", "level_cost", "level_time_s", "comm_time_s",
+                     "compute_s", "memory_bytes", "energy_J", "leaf_compute_s", "leaf_comm_s", "leaf_time_s",
+                     "group_amounts", "group_comm_s", "leaf_memory_bytes"):
+            assert getattr(ev, name) == getattr(ref, name), name
+        assert evaluate_split(net, arr, plan, wc) == ref  # no alphas: every split 1/2
+        assert ev.top_groups() == ref.top_groups()
+        kinds += len(set(arr.leaf_peaks_TFLOPS())) > 1
+    assert kinds >= 20
+    assert Space.HYPAR.types  # both spaces drawn by _instance
+
+
+def test_one_evaluator_scores_uneven_plans():
+    """``evaluate`` takes a plan with alphas: uneven ones are ``evaluate_split``'s figures (the
+    busiest side of each level's links as ``level_cost``, the slowest leaf's step time), the
+    per-layer even amounts empty; the space is still checked; bad alphas are a PlanError-like
+    ValueError naming the level."""
+    import random
+
+    import pytest
+
+    from explorer.core.evaluate import PlanError, evaluate, evaluate_split
+    from explorer.core.hetero import with_level_alphas
+    from explorer.core.partition import PartitionType, Space
+
+    from .test_hetero_joint import _instance
+
+    rng = random.Random(21)
+    for _ in range(30):
+        net, arr, space, _ = _instance(rng)
+        plan = _random_even_plan(rng, net, arr.levels, space)
+        uneven = with_level_alphas(plan, [F(rng.choice([1, 3]), 4) for _ in range(arr.levels)])
+        ev, ref = evaluate(net, arr, space, uneven), evaluate_split(net, arr, uneven)
+        assert ev == ref and ev.intra_units == ev.inter_units == ev.final_counts == ()
+        assert ev.step_time_s == max(ev.leaf_time_s)
+        assert ev.level_cost == tuple(max(max(p) for p in row) for row in ev.group_amounts)
+        assert ev.traffic_bytes == 2 * ev.traffic_elements * arr.dtype_bytes
+        if space is Space.HYPAR:
+            bad = with_level_alphas(type(plan)(tuple((PartitionType.III,) * len(row) for row in plan.types)),
+                                    [F(1, 4)] * arr.levels)
+            with pytest.raises(PlanError, match="not in the hypar space"):
+                evaluate(net, arr, space, bad)
+    with pytest.raises(ValueError, match="alpha must be strictly between 0 and 1"):
+        evaluate(net, arr, space, with_level_alphas(plan, [F(1)] * arr.levels))
+
+
+def test_check_takes_split_optimal(capsys):
+    """``explore check --split optimal`` is ``check --uneven``: the same solvers, statuses and step
+    times; another split, or a side constraint with it, is one line and exit 2."""
+    import json
+
+    from .conftest import run_cli
+
+    args = ["--model", "lenet-c", "--array", "tpu-mix-16", "--space", "hypar", "--solvers", "joint,accpar,search",
+            "--format", "json"]
+    runs = []
+    for flag in (["--split", "optimal"], ["--uneven"]):
+        code, out, err = run_cli(["check", *flag, *args], capsys)
+        assert code == 0, err
+        r = json.loads(out)
+        runs.append([(s["solver"], s["status"], s["step_time_s"], s["bound_s"]) for s in r["solvers"]] + [r["optimum_s"]])
+    assert runs[0] == runs[1] and runs[0][-1] == "1330477/52500000000"
+    for extra, text in ((["--split", "equal"], "--split: check takes --split optimal"),
+                        (["--split", "optimal", "--cap", "0=1MB"], "--cap: not with --split optimal")):
+        code, out, err = run_cli(["check", "--model", "lenet-c", *extra], capsys)
+        assert code == 2 and out == "" and text in err and err.count("\n") == 1, err
+
+
+def test_the_api_check_takes_split():
+    """``explorer.api.check(..., split="optimal")`` is ``explore check --split optimal``: the
+    uneven-split solvers agree on lenet-c on tpu-mix-16 (the pinned optimum); bad arguments
+    are a SpecError naming them."""
+    import pytest
+
+    from explorer.api import check
+    from explorer.core.errors import SpecError
+
+    r = check("lenet-c", "tpu-mix-16", space="hypar", split="optimal", solvers=["joint", "accpar", "search"])
+    assert r.agree and r.optimum_s == F(1330477, 52500000000) and [x.solver for x in r.rows] == ["joint", "accpar", "search"]
+    for kwargs, name in (({"split": "equal"}, "split"), ({"caps": ["0=1GB"]}, "caps"), ({"levels": 2}, "levels"),
+                         ({"memory_GiB": 1.0}, "memory_GiB"), ({"solvers": ["dp"]}, "solvers"),
+                         ({"alpha_grid": 1}, "alpha_grid"), ({"free": "some"}, "free")):
+        with pytest.raises(SpecError, match=name):
+            check("lenet-c", "tpu-mix-16", **{"split": "optimal", **kwargs})

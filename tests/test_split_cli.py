@@ -6,7 +6,8 @@ import sys
 from fractions import Fraction as F
 
 from explorer.app.split import Split, search_start, split_run
-from explorer.core.hetero import evaluate_hetero, with_group_alphas
+from explorer.core.hetero import with_group_alphas
+from explorer.core.evaluate import evaluate_split
 from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.frontends import load_array, load_model
@@ -25,16 +26,16 @@ def test_split_rules_on_the_tpu_mix():
     # equal and the proportional split, 15/56 being declared); under --grid-only 15/56 moves to 1/4
     # and proportional, off that grid, is faster (the grid's price; tests/test_split_grid.py)
     for r in (eq, prop, search):
-        assert r.step_time_s == evaluate_hetero(net, arr, r.plan).step_time_s
+        assert r.step_time_s == evaluate_split(net, arr, r.plan).step_time_s
         assert r.step_time_s == max(r.group_times_s) and r.idle_s == abs(r.group_times_s[0] - r.group_times_s[1])
-    on_grid_prop = evaluate_hetero(net, arr, with_group_alphas(eq.plan.plan, [[F(1, 4)], [F(1, 2)] * 2, [F(1, 2)] * 4,
+    on_grid_prop = evaluate_split(net, arr, with_group_alphas(eq.plan.plan, [[F(1, 4)], [F(1, 2)] * 2, [F(1, 2)] * 4,
                                                                              [F(1, 2)] * 8])).step_time_s
     assert search.step_time_s <= min(eq.step_time_s, prop.step_time_s, on_grid_prop) < eq.step_time_s
     only = split_run(net, arr, Space.ACCPAR, Split.SEARCH, grid_only=True)
     assert only.step_time_s <= min(eq.step_time_s, on_grid_prop) and prop.step_time_s < only.step_time_s
     # the equal-split baselines are the same in every report, and data parallelism is one of them
     assert eq.compared == search.compared
-    dp = evaluate_hetero(net, arr, Plan(((PartitionType.I,) * 8,) * 4,
+    dp = evaluate_split(net, arr, Plan(((PartitionType.I,) * 8,) * 4,
                                               ((F(1, 2),) * 8,) * 4)).step_time_s
     assert dict(search.compared)["all-I"] == dp and search.speedup("all-I") > 1
 
@@ -62,7 +63,7 @@ def test_explore_on_an_array_of_kinds_is_the_equal_split_and_says_so(capsys):
     from explorer.core.plan import Plan
 
     plan = Plan.even(Plan.from_lists(r["plan"]))
-    ev = evaluate_hetero(load_model("alexnet"), load_array("tpu-mix-16"), plan)
+    ev = evaluate_split(load_model("alexnet"), load_array("tpu-mix-16"), plan)
     assert r["step_time_s"] == float(ev.step_time_s)  # the slowest (v2) accelerator's step time
 
 
@@ -121,18 +122,18 @@ def _one_fc_on_two_kinds(mem_a=16, mem_b=16):
 def test_memory_per_accelerator_under_an_uneven_split_by_hand():
     """Footprint = (2 + weight copies) * A(W) * share(D_i) * share(D_o) + A(F) * share(B) * share(D_i), times dtype.
     One fc 4 -> 2, batch 8: A(W) = 8, A(F) = 32; dtype 2 bytes; alpha 1/4."""
-    from explorer.core.hetero import evaluate_hetero
+    from explorer.core.evaluate import evaluate_split
 
     net, arr = _one_fc_on_two_kinds()
     I_, II_ = PartitionType.I, PartitionType.II
     # I splits B: leaf 0 holds 1/4 of F, all of W: 2*8 + 32/4 = 24 elements; leaf 1: 16 + 24 = 40
-    ev = evaluate_hetero(net, arr, Plan(((I_,),), (((F(1, 4),),),)))
+    ev = evaluate_split(net, arr, Plan(((I_,),), (((F(1, 4),),),)))
     assert ev.leaf_memory_bytes == (F(48), F(80))
     # II splits D_i: W and F both by 1/4 : 3/4: 2*8/4 + 32/4 = 12; 2*8*3/4 + 32*3/4 = 36
-    ev = evaluate_hetero(net, arr, Plan(((II_,),), (((F(1, 4),),),)))
+    ev = evaluate_split(net, arr, Plan(((II_,),), (((F(1, 4),),),)))
     assert ev.leaf_memory_bytes == (F(24), F(72))
     # one weight copy (momentum) under I: 3*8 + 8 = 32; 3*8 + 24 = 48
-    ev = evaluate_hetero(net, arr, Plan(((I_,),), (((F(1, 4),),),)), weight_copies=1)
+    ev = evaluate_split(net, arr, Plan(((I_,),), (((F(1, 4),),),)), weight_copies=1)
     assert ev.leaf_memory_bytes == (F(64), F(96))
 
 
@@ -151,7 +152,7 @@ def test_memory_of_the_equal_split_is_explores():
         plan = get_solver("dp")(p, SolveOptions()).plan
         for wc in (0, 2):
             want = evaluate(net, arr, Space.ACCPAR, plan, weight_copies=wc).memory_bytes
-            got = evaluate_hetero(net, arr, Plan.even(plan), weight_copies=wc).leaf_memory_bytes
+            got = evaluate_split(net, arr, Plan.even(plan), weight_copies=wc).leaf_memory_bytes
             assert set(got) == {want}, (name, wc)
 
 
@@ -178,7 +179,7 @@ def test_split_reports_memory_per_kind_and_exits_1_over_it(capsys):
 
 
 def test_the_fast_evaluator_matches_the_definitions_on_random_alphas():
-    """evaluate_hetero scores groups alike once: its amounts and FLOPs equal group_amounts and
+    """evaluate_split scores groups alike once: its amounts and FLOPs equal group_amounts and
     leaf_flops (the per-group definitions) on random alphas of a 4 v2 + 12 v3 mix."""
     import random
 
@@ -196,7 +197,7 @@ def test_the_fast_evaluator_matches_the_definitions_on_random_alphas():
         tuple(tuple(tuple(F(rng.randint(1, 15), 16) for _ in range(4)) for _ in range(2**h)) for h in range(4)),
     ):
         plan = Plan(types, alphas)
-        ev = evaluate_hetero(net, arr, plan)
+        ev = evaluate_split(net, arr, plan)
         for h in range(4):
             assert ev.group_amounts[h] == tuple(group_amounts(net, plan, h, g) for g in range(2**h))
         peaks = arr.leaf_peaks_TFLOPS()
@@ -213,7 +214,7 @@ def test_search_on_a_fine_grid_evaluates_few_plans():
     eq = split_run(net, arr, Space.ACCPAR, Split.EQUAL)
     sol = search_level_alphas(net, arr, eq.plan, alpha_space(arr, alpha_grid(1024)))
     assert sol.explored <= 1 + grid_probes(1023)  # one class: scanned once, not again in round 2
-    assert sol.step_time_s < eq.step_time_s and sol.step_time_s == evaluate_hetero(net, arr, sol.plan).step_time_s
+    assert sol.step_time_s < eq.step_time_s and sol.step_time_s == evaluate_split(net, arr, sol.plan).step_time_s
     # the pattern search finds the minimum of a unimodal function on a large grid
     grid = alpha_grid(1000)
     i, best = _best_on_grid(grid, lambda a: abs(a - F(377, 1000)), F(10))
@@ -259,7 +260,7 @@ def test_split_progress_and_ctrl_c_name_the_step(capsys, monkeypatch):
         m.setattr(sys.stderr, "isatty", lambda: True, raising=False)
         code, out, err = run_cli(["split", "--model", "lenet-c", "--alpha-grid", "128"], capsys)
     assert code == 0 and "split: search: level 0, class 1 of 1, round 1" in err, err
-    real, calls = hs.evaluate_hetero, []
+    real, calls = hs.evaluate_split, []
 
     def stop_on_the_fifth(*a, **k):
         calls.append(1)
@@ -267,7 +268,7 @@ def test_split_progress_and_ctrl_c_name_the_step(capsys, monkeypatch):
             raise KeyboardInterrupt
         return real(*a, **k)
 
-    monkeypatch.setattr(hs, "evaluate_hetero", stop_on_the_fifth)
+    monkeypatch.setattr(hs, "evaluate_split", stop_on_the_fifth)
     code, out, err = run_cli(["split", "--model", "lenet-c"], capsys)
     assert code == 130 and out == ""
     assert err.rstrip().splitlines()[-1] == ("explore: interrupted (Ctrl-C) during split: search: level 0, class 1 of 1, "
@@ -292,7 +293,7 @@ def test_split_search_on_mobilenet_v2(capsys):
 
 
 def test_split_optimal_stops_when_the_joint_solver_misreports_its_plan(monkeypatch):
-    """--split optimal re-scores the joint solver's plan with evaluate_hetero: a solver whose own
+    """--split optimal re-scores the joint solver's plan with evaluate_split: a solver whose own
     step time differs from the definition's is a bug that stops the run, as in ``explore``."""
     import dataclasses
 
@@ -309,7 +310,7 @@ def test_split_optimal_stops_when_the_joint_solver_misreports_its_plan(monkeypat
 
     net, arr = load_model("lenet-c"), load_array("tpu-mix-16")
     honest = split_run(net, arr, Space.HYPAR, Split.OPTIMAL, grid=4)
-    assert honest.step_time_s == evaluate_hetero(net, arr, honest.plan).step_time_s
+    assert honest.step_time_s == evaluate_split(net, arr, honest.plan).step_time_s
     monkeypatch.setattr(hetero_joint, "joint_hetero", lying)
     with pytest.raises(EvaluatorMismatch, match="joint: step time .* does not re-score"):
         split_run(net, arr, Space.HYPAR, Split.OPTIMAL, grid=4)

@@ -13,7 +13,8 @@ import pytest
 
 from explorer.app.check_hetero import check_hetero
 from explorer.app.split import Split, nearest_choice, on_grid, search_start, split_run
-from explorer.core.hetero import FreeAlphas, alpha_grid, alpha_space, evaluate_hetero, proportional_alphas
+from explorer.core.hetero import FreeAlphas, alpha_grid, alpha_space, proportional_alphas
+from explorer.core.evaluate import evaluate_split
 from explorer.core.objective import Objective
 from explorer.core.partition import Space
 from explorer.core.problem import Problem

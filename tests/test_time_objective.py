@@ -21,7 +21,7 @@ from explorer.app.run import run
 from explorer.app.sweep.point import solve_point
 from explorer.app.sweep.table import add_dp_gap, make_row
 from explorer.core.array import synthetic_array
-from explorer.core.hetero import evaluate_hetero
+from explorer.core.evaluate import evaluate_split
 from explorer.core.network import Network
 from explorer.core.objective import Objective
 from explorer.core.partition import PartitionType as T
@@ -122,12 +122,12 @@ def test_zoo_plans_are_those_of_the_comm_time_objective():
 @pytest.mark.parametrize("model", ["alexnet", "vgg-a", "resnet18", "lenet-c", "sconv"])
 def test_tpu_mix_step_time_is_the_hetero_evaluators_equal_split(model):
     """On an array of kinds the equal split's slowest accelerator is the slowest kind's: the
-    reported objective is exactly ``evaluate_hetero``'s step time of the same plan."""
+    reported objective is exactly ``evaluate_split``'s step time of the same plan."""
     net, arr = load_model(model), load_array("tpu-mix-16")
     for overlap in (False, True):
         a = replace(arr, overlap=overlap)
         r = run(Problem(net, a, Space.HYPAR, Objective.TIME), "exact")
-        het = evaluate_hetero(net, a, Plan.even(r.plan))
+        het = evaluate_split(net, a, Plan.even(r.plan))
         assert r.objective_value == het.step_time_s == r.bound
         assert r.time_terms.compute_s == max(het.leaf_compute_s) > min(het.leaf_compute_s)
 

@@ -11,7 +11,7 @@ proportional split itself (a rule, on the DP's types; it must not beat a proven 
 search must not be slower than it). The declared
 space holds each free class's proportional ratio (unless ``--grid-only``), so no proven optimum
 may exceed the proportional split. Every plan is re-scored by
-``evaluate_hetero``. They agree when every proven optimum is the same, no plan beats it, no
+``evaluate_split``. They agree when every proven optimum is the same, no plan beats it, no
 bound exceeds it, and every reported step time is the evaluator's.
 """
 
@@ -29,18 +29,18 @@ from ..core.hetero import (
     FreeAlphas,
     alpha_grid,
     alpha_space,
-    evaluate_hetero,
     proportional_alphas,
     round_to_whole_units,
     with_group_alphas,
 )
+from ..core.evaluate import evaluate_split
 from ..core.network import Network
 from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.problem import Problem
-from ..core.solution import SolveOptions, Status
+from ..core.solution import Solution, SolveOptions, Status, split_solution
 from ..solvers import get_solver
-from ..solvers.hetero import HeteroSolution, brute_hetero, cpsat_hetero, exact_hetero, search_level_alphas
+from ..solvers.hetero import brute_hetero, cpsat_hetero, exact_hetero, search_level_alphas
 from ..solvers.hetero_joint import JointOptions, accpar_hetero, joint_hetero
 from ..solvers.hetero_levels import levels_hetero
 from .results import SCHEMA_VERSION, exact_number
@@ -97,14 +97,14 @@ def _dp_types(name: str, network: Network, array: ArraySpec, space: Space):
         raise Refused(f"{name}: no types from the DP ({str(err).split('; use --solver')[0]})") from None
 
 
-def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> HeteroSolution:
+def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> Solution:
     t0 = time.perf_counter()
     types = _dp_types("search", network, array, space)
     sol = search_level_alphas(network, array, search_start(network, array, types, aspace), aspace)
-    return HeteroSolution("search", Status.FEASIBLE, sol.plan, sol.step_time_s, None, time.perf_counter() - t0, sol.explored)
+    return split_solution("search", Status.FEASIBLE, sol.plan, sol.step_time_s, None, time.perf_counter() - t0, sol.explored)
 
 
-def _proportional(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> HeteroSolution:
+def _proportional(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> Solution:
     """The proportional split on the DP's types (``explore split --split proportional``): a rule, in
     the declared space unless ``--grid-only``, so no proven optimum may exceed it."""
     t0 = time.perf_counter()
@@ -114,8 +114,8 @@ def _proportional(network: Network, array: ArraySpec, space: Space, aspace: Alph
                                                            proportional_alphas(array)))
     if not aspace.contains(plan):
         raise Refused("proportional: rounded to whole groups or heads, its plan leaves the declared space")
-    step = evaluate_hetero(network, array, plan).step_time_s
-    return HeteroSolution("proportional", Status.FEASIBLE, plan, step, None, time.perf_counter() - t0, 1)
+    step = evaluate_split(network, array, plan).step_time_s
+    return split_solution("proportional", Status.FEASIBLE, plan, step, None, time.perf_counter() - t0, 1)
 
 
 def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float):
@@ -142,7 +142,7 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         sol = _run(name, network, array, space, aspace, time_limit_s)
     except Refused as err:
         return HeteroRow(name, "refused", None, None, time.perf_counter() - t0, str(err), True)
-    value = evaluate_hetero(network, array, sol.plan).step_time_s
+    value = evaluate_split(network, array, sol.plan).step_time_s
     note = "" if value == sol.step_time_s else f"evaluator gives {value} s, the solver {sol.step_time_s} s"
     if not aspace.contains(sol.plan):
         note = (note + "; " if note else "") + "plan outside the declared alpha space"

@@ -30,7 +30,7 @@ SPLIT_HELP = ("equal: alpha 1/2 everywhere; proportional: each group's peak comp
 # but memory, and its own methods instead of the solvers)
 NOT_WITH_SPLIT = ("--objective", "--levels", "--cap", "--pin", "--forbid", "--constraints", "--workers",
                   "--seed", "--dump-model")
-NOT_WITH_SPLIT_WHY = "'explore check --uneven' compares brute, exact, cpsat and the joint solver on it"
+NOT_WITH_SPLIT_WHY = "'explore check --split optimal' compares brute, exact, cpsat and the joint solver on it"
 
 
 def _keep_seq(ctx, _param, value):
@@ -230,8 +230,7 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
                      grid_only: bool = False) -> None:
     """The CLI's ``check --uneven`` (exit 0 when the solvers agree, 1 otherwise, 2 on bad input)."""
     from .. import api
-    from ..core.hetero import FreeAlphas, check_array, check_network
-    from .check_hetero import HETERO_SOLVERS, check_hetero, render_check_hetero
+    from .check_hetero import HETERO_SOLVERS, render_check_hetero
 
     if click.get_current_context().get_parameter_source("solver_list").name == "DEFAULT":
         names = HETERO_SOLVERS
@@ -239,11 +238,9 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} with --uneven "
                          f"(choose from {', '.join(HETERO_SOLVERS)})")
-    problem = api.build_problem(model, array, space=space, objective="time", batch=batch, seq=click.get_current_context().meta.get("seq"))
-    check_array(problem.array)
-    check_network(problem.network)
-    report = check_hetero(problem.network, problem.array, problem.space, grid, FreeAlphas(free), names,
-                          10.0 if time_limit is None else float(time_limit), grid_only)
+    report = api.check(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
+                       solvers=names, time_limit=time_limit, split="optimal", alpha_grid=grid, free=free,
+                       grid_only=grid_only)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check_hetero(report)
     emit(text, output)
     sys.exit(0 if report.agree else 1)
@@ -266,12 +263,13 @@ def _given_options(ctx: click.Context) -> set[str]:
 @solver_options
 @click.option("--solvers", "solver_list", default="exact,cpsat,brute", show_default=True, help="Comma-separated joint solvers to run and compare.")
 @click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, levels, search and the proportional split (explorer/app/check_hetero.py); no side constraints.")
+@click.option("--split", "split", default=None, metavar="optimal", help="--split optimal: the same as --uneven (the solvers that prove the optimal split, compared); the other splits are heuristics, not checked.")
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --uneven: which classes of groups choose alpha.")
 @click.option("--grid-only", is_flag=True, help="With --uneven: free classes choose from the grid alone (without their proportional ratio).")
 @fail_on_bad_input
 def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, memory_GiB, weight_copies, pins, forbids,
-              constraints_file, time_limit, workers, seed, dump_model, solver_list, uneven, grid, free, grid_only):
+              constraints_file, time_limit, workers, seed, dump_model, solver_list, uneven, split, grid, free, grid_only):
     """Cross-check: is the DP level-optimal, what is the proven joint optimum, and the DP's gap.
 
     Runs the DP, then the exact joint solver (its plan hints CP-SAT), CP-SAT and brute force (each where it applies).
@@ -285,10 +283,13 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
 
     names = tuple(dict.fromkeys(x.strip() for x in solver_list.split(",") if x.strip()))  # each solver once
     given = _given_options(click.get_current_context())
-    if uneven:
+    if split is not None and split != "optimal":
+        raise InputError(f"--split: check takes --split optimal (the proving solvers, compared), not {split!r}")
+    if uneven or split:
+        flag = "--uneven" if uneven else "--split optimal"
         refused = [o for o in NOT_WITH_UNEVEN if o in given and not (o == "--objective" and objective == "time")]
         if refused:
-            raise InputError(f"{refused[0]}: not with --uneven (it compares the uneven-split solvers on the step "
+            raise InputError(f"{refused[0]}: not with {flag} (it compares the uneven-split solvers on the step "
                              f"time, with no side constraints)")
         check_not_empty(model=model, array=array, output=output)
         check_destinations(output, None, (), {"--model": model, "--array": array})
@@ -296,7 +297,8 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
         return
     for option in ("--alpha-grid", "--free", "--grid-only"):
         if option in given:
-            raise InputError(f"{option}: only with --uneven (uneven splits); plain check splits every level equally")
+            raise InputError(f"{option}: only with --uneven or --split optimal (uneven splits); plain check splits "
+                             "every level equally")
     unknown = [n for n in names if n not in JOINT_SOLVERS]
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(JOINT_SOLVERS)})")

@@ -188,11 +188,9 @@ def solve_split(model: ModelRef, array: ArrayRef, split: str, *, space: str | Sp
     if refused:
         raise SpecError(refused[0], "not with split yet (the split path minimises the step time of the slowest "
                                     "accelerator with its own method)")
-    _check_types(alpha_grid=(alpha_grid, int), weight_copies=(weight_copies, int), memory_GiB=(memory_GiB, float))
+    _check_types(weight_copies=(weight_copies, int), memory_GiB=(memory_GiB, float))
     sp = _choice_value(("equal", "proportional", "search", "optimal", "levels"), split, "split")
-    fr = _choice_value(("unlike", "all"), free, "free")
-    if not 2 <= alpha_grid <= 1024:
-        raise SpecError("alpha_grid", f"must be between 2 and 1024, got {alpha_grid}")
+    fr = _alpha_args(alpha_grid, free)
     if memory_GiB is not None and not (math.isfinite(memory_GiB) and 0 < memory_GiB <= 1e15):
         raise SpecError("memory_GiB", f"must be a finite number of GiB in (0, 1e15], got {shown(memory_GiB)}")
     if weight_copies is not None and not 0 <= weight_copies <= 16:
@@ -207,6 +205,41 @@ def solve_split(model: ModelRef, array: ArrayRef, split: str, *, space: str | Sp
     return split_run(problem.network, problem.array, problem.space, Split(sp), alpha_grid, FreeAlphas(fr),
                      10.0 if time_limit is None else float(time_limit), memory, weight_copies or 0, progress=say,
                      grid_only=bool(grid_only), solver=solver)
+
+
+def _alpha_args(alpha_grid: Any, free: Any) -> str:
+    """SpecError unless the alpha grid and ``free`` are valid; ``free``'s value."""
+    _check_types(alpha_grid=(alpha_grid, int))
+    fr = _choice_value(("unlike", "all"), free, "free")
+    if not 2 <= alpha_grid <= 1024:
+        raise SpecError("alpha_grid", f"must be between 2 and 1024, got {alpha_grid}")
+    return fr
+
+
+def check_split(model: ModelRef, array: ArrayRef, split: Any, *, space: str | Space = "hypar", batch: int | None = None,
+                seq: int | None = None, solvers: Iterable[str] | None = None, time_limit: float | None = None,
+                alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False, refused: Iterable[str] = ()):
+    """``check(..., split="optimal")`` (``explore check --split optimal``): the uneven-split
+    solvers compared on the step time (``explorer.app.check_hetero.HeteroCheck``)."""
+    from ..core.hetero import FreeAlphas, check_array, check_network
+    from .check_hetero import HETERO_SOLVERS, check_hetero
+
+    refused = list(refused)
+    if refused:
+        raise SpecError(refused[0], "not with split (check compares the uneven-split solvers on the step time, "
+                                    "with no side constraints)")
+    _choice_value(("optimal",), split, "split")
+    fr = _alpha_args(alpha_grid, free)
+    names = HETERO_SOLVERS if solvers is None else tuple(dict.fromkeys(solvers))
+    unknown = [n for n in names if n not in HETERO_SOLVERS]
+    if unknown or not names:
+        raise SpecError("solvers", f"unknown solver {shown(unknown[0]) if unknown else '(none)'} with split "
+                                   f"(choose from {', '.join(HETERO_SOLVERS)})")
+    problem = build_problem(model, array, space=space, objective="time", batch=batch, seq=seq)
+    check_array(problem.array)
+    check_network(problem.network)
+    return check_hetero(problem.network, problem.array, problem.space, alpha_grid, FreeAlphas(fr), names,
+                        10.0 if time_limit is None else float(time_limit), bool(grid_only))
 
 
 def _choice_value(known: tuple[str, ...], value: Any, name: str) -> str:

@@ -41,13 +41,13 @@ from ..core.hetero import (
     alpha_grid,
     alpha_space,
     check_array,
-    evaluate_hetero,
     proportional_alphas,
     round_to_whole_units,
     split_units,
     whole_units,
     with_group_alphas,
 )
+from ..core.evaluate import evaluate, evaluate_split
 from ..core.network import Network
 from ..core.objective import Objective
 from ..core.partition import Space
@@ -281,7 +281,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     else:
         plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
     say("split: scoring the plan")
-    ev = evaluate_hetero(network, array, plan, weight_copies)
+    ev = evaluate_split(network, array, plan, weight_copies)
     if claimed is not None and claimed != ev.step_time_s:  # the solver's own scoring against the definition
         raise EvaluatorMismatch(f"{solver or 'joint'}: step time {claimed} does not re-score to {ev.step_time_s}")
     g0, g1, idle = ev.top_groups()
@@ -298,9 +298,9 @@ def _compared(problem: Problem, say) -> list[tuple[str, Fraction]]:
     network, array = problem.network, problem.array
     hypar = _dp_plan(Problem(network, array, Space.HYPAR, Objective.TIME))
     say("split: scoring the equal-split plans")
-    compared = [(name, evaluate_hetero(network, array, Plan.even(baseline_plan(problem, name))).step_time_s)
+    compared = [(name, evaluate(network, array, problem.space, baseline_plan(problem, name)).step_time_s)
                 for name in COMPARED[:2]]
-    compared.append(("hypar", evaluate_hetero(network, array, Plan.even(hypar)).step_time_s))
+    compared.append(("hypar", evaluate(network, array, Space.HYPAR, hypar).step_time_s))
     return compared
 
 
@@ -341,7 +341,7 @@ def search_start(network: Network, array: ArraySpec, types: Plan, aspace: AlphaS
     optimal``) and never slower than either start."""
     equal = [[HALF] * 2**h for h in range(aspace.levels)]
     starts = (on_grid(network, types, aspace, equal), on_grid(network, types, aspace, proportional_alphas(array)))
-    return min(starts, key=lambda p: evaluate_hetero(network, array, p).step_time_s)
+    return min(starts, key=lambda p: evaluate_split(network, array, p).step_time_s)
 
 
 def _prefixed(say):

@@ -1,4 +1,4 @@
-"""The solver-independent evaluator: scores any plan exactly from the model.
+"""The solver-independent evaluator: scores any plan exactly from the model, even or uneven.
 
 It uses the rational model of ``explorer.core.comm``, not the integer cost tables the solvers
 read, so a solver's claimed objective and this re-score are two computations of one model.
@@ -15,6 +15,16 @@ Two exact passes compute the same ``Evaluation``:
 - ``evaluate_rational`` runs ``comm``'s functions in ``Fraction`` arithmetic on every layer;
   it is the reference the tests compare ``evaluate`` with (both spaces, random chains and
   graphs, sizes that become fractional elements at the lower levels).
+- ``evaluate_split`` scores a plan with split fractions (``Plan.alphas``) in Fractions, group by
+  group (``core.hetero``'s shares and amounts: the same formulas, of which the even coefficients
+  are the alpha = 1/2 case). ``evaluate`` hands it every uneven plan. At alpha = 1/2 it is the
+  reference for the per-leaf and per-group figures of the even passes (tests/test_one_model.py).
+
+One ``Evaluation`` for both: the per-layer amounts (``intra_units``, ``inter_units``,
+``footprint_units``, ``final_counts``) are the even split's (every group alike) and are empty
+for an uneven plan, whose groups differ (``group_amounts``). The totals read the same either
+way: ``level_cost`` is the busiest side of a level's links, ``compute_s``, ``comm_time_s`` and
+``memory_bytes`` the most loaded accelerator's, ``step_time_s`` the slowest accelerator's.
 """
 
 from __future__ import annotations
@@ -26,6 +36,10 @@ from functools import lru_cache
 from .array import ArraySpec
 from .comm import ZERO_COUNTS, Counts, add_type, advance, footprint_elements, inter_amount, intra_amount, training_flops
 from .constraints import Constraints
+from .hetero import check_array as check_split_array
+from .hetero import check_network as check_split_network
+from .hetero import check_plan as check_split_plan
+from .hetero import leaf_footprint_elements, level_shares, pair_amounts, shares_flops, whole_sizes
 from .network import Network
 from .objective import Objective
 from .partition import ALL_TYPES, JOIN_NODE_TYPES, JOIN_TYPES, LAYER_TYPES, NodeTypes, Space
@@ -57,6 +71,12 @@ class Evaluation:
     compute_s: Fraction  # training FLOPs / 2^H at the slowest accelerator's peak (timing.compute_time_s)
     step_time_s: Fraction  # compute_s + comm_time_s, or their max when the array overlaps them
     energy_J: Fraction | None  # FLOPs * pJ/FLOP + traffic bytes * pJ/byte + static power * step (core.timing)
+    leaf_compute_s: tuple[Fraction, ...]  # per accelerator, tree order
+    leaf_comm_s: tuple[Fraction, ...]  # per accelerator: its groups' exchange times summed
+    leaf_time_s: tuple[Fraction, ...]  # per accelerator: step_time(compute, comm)
+    group_amounts: tuple[tuple[tuple[Fraction, Fraction], ...], ...]  # [level][group]: elements each side sends
+    group_comm_s: tuple[tuple[Fraction, ...], ...]  # [level][group]
+    leaf_memory_bytes: tuple[Fraction, ...]  # per accelerator: its footprint times dtype
 
     @property
     def intra(self) -> tuple[tuple[Fraction, ...], ...]:
@@ -76,6 +96,16 @@ class Evaluation:
     def objective_value(self, objective: Objective) -> Fraction:
         """Traffic in elements, or the step time in seconds (the ``time`` objective: compute + comm)."""
         return self.traffic_elements if objective is Objective.TRAFFIC else self.step_time_s
+
+    def subtree_time_s(self, level: int, group: int) -> Fraction:
+        """The slowest leaf of a group (its step time, including the exchanges above it)."""
+        n = len(self.leaf_time_s) >> level
+        return max(self.leaf_time_s[group * n : (group + 1) * n])
+
+    def top_groups(self) -> tuple[Fraction, Fraction, Fraction]:
+        """(time of subgroup 0, time of subgroup 1, idle time of the faster) at the top level."""
+        t0, t1 = self.subtree_time_s(1, 0), self.subtree_time_s(1, 1)
+        return t0, t1, abs(t0 - t1)
 
 
 def check_plan(network: Network, array: ArraySpec, space: Space, plan: Plan, join_layers: list[int] | None = None) -> None:
@@ -102,7 +132,13 @@ def check_plan(network: Network, array: ArraySpec, space: Space, plan: Plan, joi
 
 
 def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan, weight_copies: int = 0) -> Evaluation:
-    """The exact evaluation, computed in integer units (see the module docstring)."""
+    """The exact evaluation of any plan: in integer units when every split is 1/2, else
+    ``evaluate_split`` (see the module docstring)."""
+    if plan.alphas:
+        check_plan(network, array, space, plan)
+        check_split_plan(network, array, plan)  # the alphas' shape and range, whole groups
+        if not plan.is_even:
+            return evaluate_split(network, array, plan, weight_copies)
     facts = _network_facts(network)
     check_plan(network, array, space, plan, facts.join_layers)
     if facts.edge_f is None:  # an edge tensor that is not a whole number of elements
@@ -208,6 +244,9 @@ def _finish(network: Network, array: ArraySpec, unit: int, intra, inter, footpri
     compute = compute_time_s(flops, array)
     comm = sum(level_time, Fraction(0))
     step = step_time(compute, comm, array.overlap)
+    n = array.accelerators
+    leaf_compute, leaf_time = _leaf_times(flops, comm, array)
+    memory = Fraction(sum(footprint) * dtype, unit)
     return Evaluation(
         unit=unit,
         intra_units=intra,
@@ -220,10 +259,101 @@ def _finish(network: Network, array: ArraySpec, unit: int, intra, inter, footpri
         comm_time_s=comm,
         level_time_s=level_time,
         final_counts=tuple(counts),
-        memory_bytes=Fraction(sum(footprint) * dtype, unit),
+        memory_bytes=memory,
         compute_s=compute,
         step_time_s=step,
         energy_J=energy_J(flops, 2 * dtype * traffic, step, array),
+        leaf_compute_s=leaf_compute,
+        leaf_comm_s=(comm,) * n,
+        leaf_time_s=leaf_time,
+        group_amounts=tuple(((c, c),) * 2**h for h, c in enumerate(level_cost)),
+        group_comm_s=tuple((t,) * 2**h for h, t in enumerate(level_time)),
+        leaf_memory_bytes=(memory,) * n,
+    )
+
+
+def _leaf_times(flops: int, comm: Fraction, array: ArraySpec) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
+    """Per accelerator: its 1/2^H of the FLOPs at its own peak (``compute_time_s`` is the
+    slowest's), and its step time with ``comm``; computed once per kind."""
+    n = array.accelerators
+    peaks = array.leaf_peaks_TFLOPS() if array.leaves else (array.peak_TFLOPS,)
+    per_kind = dict(zip(map(id, peaks), peaks))  # id(peak) -> (compute, time): one entry per kind
+    for k, p in per_kind.items():
+        c = Fraction(flops) / (n * p * 10**12)
+        per_kind[k] = (c, step_time(c, comm, array.overlap))
+    if len(per_kind) == 1:
+        c, t = next(iter(per_kind.values()))
+        return (c,) * n, (t,) * n
+    return tuple(per_kind[id(p)][0] for p in peaks), tuple(per_kind[id(p)][1] for p in peaks)
+
+
+def evaluate_split(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0) -> Evaluation:
+    """The exact evaluation of a plan with split fractions, in Fractions, group by group (any
+    alphas; none given: every split 1/2). Per-level links of an H-tree only (``hetero.check_array``)."""
+    check_split_array(array)
+    check_split_network(network)
+    if not plan.alphas:
+        plan = Plan.even(plan)
+    check_split_plan(network, array, plan)
+    H = array.levels
+    whole = whole_sizes(network)
+    shares = level_shares(network, plan)
+    amounts = []
+    for h in range(H):
+        memo: dict = {}  # (shares row, alphas) -> amounts: groups alike are scored once
+        row = []
+        for g in range(2**h):
+            key = (id(shares[h][g]), plan.alphas[h][g])
+            if key not in memo:
+                memo[key] = pair_amounts(network, whole, plan.types[h], plan.alphas[h][g], shares[h][g])
+            row.append(memo[key])
+        amounts.append(tuple(row))
+    peaks = array.leaf_peaks_TFLOPS()
+    per_row: dict = {}  # id(leaf shares row) -> (FLOPs, footprint elements)
+    for r in shares[H]:
+        if id(r) not in per_row:
+            per_row[id(r)] = (shares_flops(network, r), leaf_footprint_elements(network, r, weight_copies))
+    compute = tuple(per_row[id(r)][0] / (peaks[i] * 10**12) for i, r in enumerate(shares[H]))
+    memory = tuple(per_row[id(r)][1] * array.dtype_bytes for r in shares[H])
+    return split_evaluation(network, array, tuple(amounts), compute, memory)
+
+
+def split_evaluation(network: Network, array: ArraySpec, amounts, compute, memory) -> Evaluation:
+    """The Evaluation of per-group amounts ([level][group] -> elements each side sends), per-leaf
+    compute seconds and per-leaf memory bytes: a pair's exchange takes max(side 0, side 1) *
+    dtype / b_h; a leaf's step time is ``step_time`` of its compute and its groups' exchanges."""
+    H, dtype = array.levels, array.dtype_bytes
+    comm = tuple(tuple(max(s0, s1) * dtype / array.bandwidth_Bps(h) for s0, s1 in row) for h, row in enumerate(amounts))
+    above = [Fraction(0)]  # per group of a level: its ancestors' exchange times and its own, summed top down
+    for h in range(H):
+        above = [above[g >> 1] + comm[h][g >> 1] for g in range(2 ** (h + 1))]
+    leaf_comm = tuple(above)
+    leaf_time = tuple(step_time(c, m, array.overlap) for c, m in zip(compute, leaf_comm))
+    sent = sum((s0 + s1 for row in amounts for s0, s1 in row), Fraction(0))  # elements, every side, every group
+    step = max(leaf_time)
+    flops = sum(training_flops(layer, network.batch) for layer in network.layers)
+    return Evaluation(
+        unit=4 * 2**H,
+        intra_units=(),
+        inter_units=(),
+        footprint_units=(),
+        dtype_bytes=dtype,
+        level_cost=tuple(max(max(p) for p in row) for row in amounts),
+        traffic_elements=sent / 2,
+        traffic_bytes=sent * dtype,
+        comm_time_s=max(leaf_comm),
+        level_time_s=tuple(max(row) for row in comm),
+        final_counts=(),
+        memory_bytes=max(memory),
+        compute_s=max(compute),
+        step_time_s=step,
+        energy_J=energy_J(flops, sent * dtype, step, array),
+        leaf_compute_s=compute,
+        leaf_comm_s=leaf_comm,
+        leaf_time_s=leaf_time,
+        group_amounts=amounts,
+        group_comm_s=comm,
+        leaf_memory_bytes=memory,
     )
 
 

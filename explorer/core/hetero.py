@@ -1,4 +1,4 @@
-"""Uneven splits: the evaluator of plans with split fractions, the alpha space and the split rules.
+"""Uneven splits: group shares and amounts of plans with split fractions, the alpha space and the split rules.
 
 At level h every group splits each layer's dimension its type splits (I -> B, II -> D_i, III ->
 D_o; a grouped conv's II -> G) between its two subgroups alpha : (1 - alpha) (``Plan.alphas``;
@@ -7,8 +7,9 @@ ancestors' parts; the amounts are the one formula set of ``core.partition``/``co
 (``relayout_split``, ``edge_split``, ``held_elements``, ``share_flops``), of which the even
 coefficients are the alpha = 1/2 case. A pair's exchange takes max(side 0, side 1) * dtype / b_h;
 a leaf's step time is ``timing.step_time`` of its compute and its groups' exchanges; the array's
-is the slowest leaf's. ``AlphaSpace`` declares what the solvers choose from (classes of identical
-subtrees share one alpha per layer; free classes take the grid and their proportional ratio).
+is the slowest leaf's (``core.evaluate.evaluate_split``, the one evaluator's form for uneven
+plans). ``AlphaSpace`` declares what the solvers choose from (classes of identical subtrees share
+one alpha per layer; free classes take the grid and their proportional ratio).
 The full derivation (amounts from layouts, grouped convs and whole units, attention and
 embeddings, memory, speed) is in the manual: docs/_incoming/i20-one-model.md, "The uneven split".
 """
@@ -27,7 +28,7 @@ from .errors import SpecError
 from .network import Layer, LayerKind, Network
 from .partition import HALF, Dim, Pair, PartitionType, Size, TypeSpec
 from .plan import Plan
-from .timing import Communication, Topology, step_time
+from .timing import Communication, Topology
 
 _DIMS = (Dim.B, Dim.D_I, Dim.D_O, Dim.G)
 
@@ -140,7 +141,7 @@ def size_share(shares: dict[Dim, Fraction], size: Size) -> Fraction:
     return out
 
 
-def _whole_sizes(network: Network) -> list[tuple[int, int, int]]:
+def whole_sizes(network: Network) -> list[tuple[int, int, int]]:
     b = network.batch
     return [(L.input_elements(b), L.weight_elements(), L.output_elements(b)) for L in network.layers]
 
@@ -148,7 +149,7 @@ def _whole_sizes(network: Network) -> list[tuple[int, int, int]]:
 def group_amounts(network: Network, plan: Plan, level: int, group: int) -> Pair:
     """Elements each side of the group's pair sends at its level: every layer's intra exchange and every edge's re-layout."""
     shares = [_share_triple(group_shares(plan, level, group, l, network.layers[l])) for l in range(len(network.layers))]  # noqa: E741
-    return _amounts(network, _whole_sizes(network), plan.types[level], plan.alphas[level][group], shares)
+    return pair_amounts(network, whole_sizes(network), plan.types[level], plan.alphas[level][group], shares)
 
 
 def _share_triple(s: dict[Dim, Fraction]) -> tuple[Fraction, Fraction, Fraction, Fraction]:
@@ -171,7 +172,7 @@ def _f_out(s) -> Fraction:
 _SIZE_SHARE = {Size.F_IN: _f_in, Size.WEIGHTS: _weights, Size.F_OUT: _f_out}
 
 
-def _amounts(network: Network, whole, row, alphas, shares) -> Pair:
+def pair_amounts(network: Network, whole, row, alphas, shares) -> Pair:
     """(side 0, side 1) elements of one group: ``row`` its level's types, ``alphas`` its alphas,
     ``shares`` its (B, D_i, D_o) share triple per layer."""
     s0 = s1 = Fraction(0)
@@ -198,7 +199,7 @@ def level_shares(network: Network, plan: Plan) -> list[list[tuple[tuple[Fraction
     """[level 0..H][group][layer] -> its (B, D_i, D_o, G) shares, top down: a child's are its
     parent's with the parent's type's dimension times the side's part (``group_shares`` for
     all groups at once). Groups whose paths carry the same alphas get the very same row object
-    (computed once), so the evaluator can score such groups once (``evaluate_hetero``)."""
+    (computed once), so the evaluator can score such groups once (``evaluate.evaluate_split``)."""
     one = Fraction(1)
     L = len(network.layers)
     out = [[((one, one, one, one),) * L]]
@@ -233,10 +234,10 @@ def _child_row(parent, dims, parts):
 def leaf_flops(network: Network, plan: Plan, leaf: int) -> Fraction:
     """Training FLOPs of one accelerator: every layer's FLOPs times its shares of B, D_i and D_o."""
     H = plan.levels
-    return _flops(network, [_share_triple(group_shares(plan, H, leaf, l, network.layers[l])) for l in range(len(network.layers))])  # noqa: E741
+    return shares_flops(network, [_share_triple(group_shares(plan, H, leaf, l, network.layers[l])) for l in range(len(network.layers))])  # noqa: E741
 
 
-def _flops(network: Network, shares) -> Fraction:
+def shares_flops(network: Network, shares) -> Fraction:
     return sum((share_flops(layer, network.batch, s) for layer, s in zip(network.layers, shares)), Fraction(0))
 
 
@@ -249,29 +250,7 @@ def leaf_footprint_elements(network: Network, shares, weight_copies: int = 0) ->
                 for layer, s in zip(network.layers, shares)), Fraction(0))
 
 
-# ---- the evaluation ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class HeteroEvaluation:
-    step_time_s: Fraction  # the slowest accelerator's
-    leaf_compute_s: tuple[Fraction, ...]  # per accelerator, tree order
-    leaf_comm_s: tuple[Fraction, ...]  # per accelerator: its groups' exchange times summed
-    leaf_time_s: tuple[Fraction, ...]  # per accelerator: step_time(compute, comm)
-    group_amounts: tuple[tuple[Pair, ...], ...]  # [level][group]: elements each side sends
-    group_comm_s: tuple[tuple[Fraction, ...], ...]  # [level][group]
-    traffic_bytes: Fraction  # every element sent, both directions, times dtype
-    leaf_memory_bytes: tuple[Fraction, ...] = ()  # per accelerator: its footprint (``leaf_footprint_elements``) times dtype
-
-    def subtree_time_s(self, level: int, group: int) -> Fraction:
-        """The slowest leaf of a group (its step time, including the exchanges above it)."""
-        n = len(self.leaf_time_s) >> level
-        return max(self.leaf_time_s[group * n : (group + 1) * n])
-
-    def top_groups(self) -> tuple[Fraction, Fraction, Fraction]:
-        """(time of subgroup 0, time of subgroup 1, idle time of the faster) at the top level."""
-        t0, t1 = self.subtree_time_s(1, 0), self.subtree_time_s(1, 1)
-        return t0, t1, abs(t0 - t1)
+# ---- plan checks ----------------------------------------------------------------------------
 
 
 def check_plan(network: Network, array: ArraySpec, plan: Plan) -> None:
@@ -297,43 +276,6 @@ def check_plan(network: Network, array: ArraySpec, plan: Plan) -> None:
         if not whole_units(layer, types, [[row[l] for row in plan.alphas[h]] for h in range(plan.levels)]):
             n, _, unit = split_units(layer)
             raise ValueError(f"node {layer.name!r}: a {unit} split leaves a side a fraction of its {n} {unit}s")
-
-
-def evaluate_hetero(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0) -> HeteroEvaluation:
-    """The step time of a plan with uneven splits, exactly (see the module docstring)."""
-    check_array(array)
-    check_network(network)
-    check_plan(network, array, plan)
-    H = array.levels
-    dtype = array.dtype_bytes
-    whole = _whole_sizes(network)
-    shares = level_shares(network, plan)
-    amounts = []
-    for h in range(H):
-        memo: dict = {}  # (shares row, alphas) -> amounts: groups alike are scored once
-        row = []
-        for g in range(2**h):
-            key = (id(shares[h][g]), plan.alphas[h][g])
-            if key not in memo:
-                memo[key] = _amounts(network, whole, plan.types[h], plan.alphas[h][g], shares[h][g])
-            row.append(memo[key])
-        amounts.append(tuple(row))
-    amounts = tuple(amounts)
-    comm = tuple(tuple(max(s0, s1) * dtype / array.bandwidth_Bps(h) for s0, s1 in row) for h, row in enumerate(amounts))
-    peaks = array.leaf_peaks_TFLOPS()
-    flops: dict = {}  # id(leaf shares row) -> (FLOPs, footprint elements)
-    for r in shares[H]:
-        if id(r) not in flops:
-            flops[id(r)] = (_flops(network, r), leaf_footprint_elements(network, r, weight_copies))
-    compute = tuple(flops[id(r)][0] / (peaks[i] * 10**12) for i, r in enumerate(shares[H]))
-    above = [Fraction(0)]  # per group of a level: its ancestors' exchange times and its own, summed top down
-    for h in range(H):
-        above = [above[g >> 1] + comm[h][g >> 1] for g in range(2 ** (h + 1))]
-    leaf_comm = tuple(above)
-    leaf_time = tuple(step_time(c, m, array.overlap) for c, m in zip(compute, leaf_comm))
-    traffic = sum((s0 + s1 for row in amounts for s0, s1 in row), Fraction(0)) * dtype
-    memory = tuple(flops[id(r)][1] * dtype for r in shares[H])
-    return HeteroEvaluation(max(leaf_time), compute, leaf_comm, leaf_time, amounts, comm, traffic, memory)
 
 
 # ---- split rules ------------------------------------------------------------------------------

@@ -1,9 +1,16 @@
-"""What a solver returns, and the one solver interface: ``solve(problem, options) -> Solution``."""
+"""What a solver returns, and the one solver interface: ``solve(problem, options) -> Solution``.
+
+One ``Solution`` for the even and the uneven split. An even-split solver reports its objective
+and bound in the problem's weighted integer units (``objective``, ``bound``, ``level_units``);
+a solver of plans with split fractions reports the exact step time of the slowest accelerator
+and its proven bound in seconds (``step_time_s``, ``bound_s``; ``split_solution``), with what it
+explored, the best equal-split step time and its phases in ``info``."""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Callable, Protocol
 
 from .costs import plan_level_units
@@ -49,6 +56,23 @@ class Solution:
     level_units: tuple[int, ...] | None  # c_h in units of 1/(4*2^H) element, from the cost tables
     wall_s: float
     info: dict[str, Any] = field(default_factory=dict)
+    step_time_s: Fraction | None = None  # split solvers: the plan's exact step time (``evaluate_split``)
+    bound_s: Fraction | None = None  # split solvers: a proven lower bound on it, if any
+
+    @property
+    def explored(self) -> int | None:
+        """Split solvers: plans (brute), kept states (exact), columns (cpsat) or grid probes (search)."""
+        return self.info.get("explored")
+
+    @property
+    def equal_best_s(self) -> Fraction | None:
+        """The joint split solver: the best plan's step time with every alpha 1/2."""
+        return self.info.get("equal_best_s")
+
+    @property
+    def phases(self) -> tuple[tuple[str, float], ...]:
+        """The joint split solver: (phase, seconds)."""
+        return self.info.get("phases", ())
 
     @property
     def gap(self) -> float | None:
@@ -85,3 +109,16 @@ def plan_solution(
         wall_s=wall_s,
         info=dict(info or {}),
     )
+
+
+def split_solution(solver: str, status: Status, plan: Plan, step_time_s: Fraction, bound_s: Fraction | None,
+                   wall_s: float, explored: int, equal_best_s: Fraction | None = None,
+                   phases: tuple[tuple[str, float], ...] = ()) -> Solution:
+    """A split solver's Solution: the plan's exact step time and bound in seconds (no weighted units)."""
+    info: dict[str, Any] = {"explored": explored}
+    if equal_best_s is not None:
+        info["equal_best_s"] = equal_best_s
+    if phases:
+        info["phases"] = tuple(phases)
+    return Solution(solver=solver, status=status, plan=plan, objective=None, bound=None, level_units=None,
+                    wall_s=wall_s, info=info, step_time_s=step_time_s, bound_s=bound_s)
