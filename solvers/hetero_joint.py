@@ -9,7 +9,7 @@ decomposition, ``joint_blocks``) on floored integer terms, maximised over (l, m)
 cutting planes. Plans: every DP's argmin and an alpha descent, scored exactly. Closing the gap:
 label setting with completion bounds and dominance (``joint_close_chain``, ``joint_close_graph``);
 OPTIMAL only when it ends within its budget, else FEASIBLE with the proven bound and gap. The
-full description is in the manual: docs/_incoming/i20-one-model.md, "The joint uneven-split solver".
+full description is in the manual: docs/uneven.md, "The joint solver".
 """
 
 from __future__ import annotations

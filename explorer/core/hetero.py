@@ -11,7 +11,7 @@ is the slowest leaf's (``core.evaluate.evaluate_split``, the one evaluator's for
 plans). ``AlphaSpace`` declares what the solvers choose from (classes of identical subtrees share
 one alpha per layer; free classes take the grid and their proportional ratio).
 The full derivation (amounts from layouts, grouped convs and whole units, attention and
-embeddings, memory, speed) is in the manual: docs/_incoming/i20-one-model.md, "The uneven split".
+embeddings, memory, speed) is in the manual: docs/uneven.md, "The model".
 """
 
 from __future__ import annotations

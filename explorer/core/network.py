@@ -44,7 +44,7 @@ the channels); an attention node with ``heads`` takes II only where it splits wh
 (``Layer.split_levels``). An edge into a concat or attention node carries the producer's
 share of its input (its channels / the node's); every other edge carries the consumer's
 whole input. Kinds that behave differently under a type (grouped conv, embedding, joins)
-say so through ``Layer.node_types`` (README, "Per-node behaviour").
+say so through ``Layer.node_types`` (docs/model-implemented.md, "Per-node behaviour").
 A chain written with explicit ``inputs`` costs exactly what the same chain costs in file order.
 """
 
@@ -122,7 +122,7 @@ class Layer:
     def split_levels(self) -> int | None:
         """Type II splits whole groups (grouped conv) or whole heads (attention with ``heads``):
         it is offered only at the first ``two_adic(G)`` levels, where the halves still hold
-        whole groups (README, "Grouped convolutions" and "Attention"). Under grouped-query
+        whole groups (docs/model-implemented.md, "Per-node behaviour"). Under grouped-query
         attention the unit is a KV head with its group of query heads: ``two_adic(kv_heads)``
         levels (a half holding part of a group would need its K and V copied). None: no limit."""
         if self.kind is LayerKind.CONV and self.groups > 1:

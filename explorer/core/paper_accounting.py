@@ -3,7 +3,7 @@
 The model (model.md, ``comm.py``) is the default everywhere and reproduces the AccPar
 reference program bit for bit. HyPar's own figures (HPCA 2019) were produced by the authors'
 simulator, whose plans and model-parallel traffic differ from the model in a way one
-accounting explains (README, "Reproducing HyPar"; docs/_incoming/i22-figures.md):
+accounting explains (docs/reproducing.md):
 
 ``Accounting.HYPAR_FIGURES``
   - type II's partial-sum exchange carries the layer's output AFTER pooling (the next

@@ -326,8 +326,8 @@ INTER: dict[tuple[PartitionType, PartitionType], InterCoeff] = {
 
 # ---- per-node behaviour: the one hook for layers whose types act differently ------------------
 
-# Type II on a grouped convolution whose split falls on group boundaries (README, "Grouped
-# convolutions"): each half takes half of the groups, so it halves G (every tensor of the
+# Type II on a grouped convolution whose split falls on group boundaries (docs/model-implemented.md, "Per-node behaviour":
+# grouped convolutions): each half takes half of the groups, so it halves G (every tensor of the
 # layer), needs its groups' input channels, leaves its groups' output channels (column-split
 # both ways) and needs no partial-sum reduction.
 GROUP_SPLIT = TypeSpec(Dim.G, None, _COL, None)
