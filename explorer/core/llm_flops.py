@@ -1,0 +1,91 @@
+"""FLOPs per training iteration of a GPT and the throughput figures derived from them.
+
+Groundwork for issue 21 item 6 (not yet wired into the solvers or the CLI); formulas and
+sources in docs/llm-training.md. Exact integers and fractions throughout.
+
+Narayanan et al. (SC21, arXiv 2104.04473, the appendix on floating-point operations) count, for a GPT with
+``l`` layers, hidden ``h``, vocabulary ``V``, sequence ``s``, batch ``B`` (MLP 4h, one
+multiply-add = 2 FLOPs): a layer's forward is 24 B s h^2 + 4 B s^2 h, the logit layer's
+2 B s h V; backward is twice the forward; full recomputation adds one more forward of every
+layer (not the logit layer). Hence
+
+- with full recomputation (the count Megatron-LM reports): 96 B s l h^2 (1 + s/(6h) + V/(16 l h))
+  = 96 B s l h^2 + 16 B s^2 l h + 6 B s h V;
+- without recomputation (model FLOPs): 72 B s l h^2 (1 + s/(6h) + V/(12 l h))
+  = 72 B s l h^2 + 12 B s^2 l h + 6 B s h V (note V/(12 l h), not V/(16 l h));
+- selective recomputation (Korthikanti et al., MLSys 2023, section 5) recomputes only
+  Q K^T and the attention over V: + 4 B s^2 h per layer.
+
+The formula assumes Megatron's GPT (fused QKV of 3h, MLP of 4h, heads x head size = h);
+grouped-query attention and SwiGLU (LLaMA) need their own count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .llm_memory import Recompute
+
+TERA = 10**12
+
+
+@dataclass(frozen=True, slots=True)
+class GptIteration:
+    """One iteration of a Megatron GPT: ``batch`` B (global), ``sequence`` s, ``layers`` l,
+    ``hidden`` h, ``vocab`` V."""
+
+    batch: int
+    sequence: int
+    layers: int
+    hidden: int
+    vocab: int
+
+    def __post_init__(self):
+        for name in ("batch", "sequence", "layers", "hidden", "vocab"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
+
+
+def model_flops(it: GptIteration) -> int:
+    """Forward + backward FLOPs, no recomputation: 72 B s l h^2 (1 + s/(6h) + V/(12 l h))."""
+    B, s, l, h, V = it.batch, it.sequence, it.layers, it.hidden, it.vocab
+    return 72 * B * s * l * h * h + 12 * B * s * s * l * h + 6 * B * s * h * V
+
+
+def recompute_flops(it: GptIteration, recompute: Recompute) -> int:
+    """The extra forward work recomputation does: none 0; selective 4 B s^2 h per layer;
+    full one layer forward, 24 B s h^2 + 4 B s^2 h per layer."""
+    B, s, l, h = it.batch, it.sequence, it.layers, it.hidden
+    if recompute is Recompute.NONE:
+        return 0
+    if recompute is Recompute.SELECTIVE:
+        return 4 * B * s * s * h * l
+    return (24 * B * s * h * h + 4 * B * s * s * h) * l
+
+
+def hardware_flops(it: GptIteration, recompute: Recompute) -> int:
+    """FLOPs the GPUs execute: model FLOPs plus the recompute forward."""
+    return model_flops(it) + recompute_flops(it, recompute)
+
+
+def megatron_flops(it: GptIteration) -> int:
+    """Megatron-LM's reported count, 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) (full recompute)."""
+    return hardware_flops(it, Recompute.FULL)
+
+
+def tflops_per_gpu(flops: int | Fraction, seconds: int | Fraction, gpus: int) -> Fraction:
+    """Achieved TFLOP/s per GPU: flops / (seconds x gpus) / 10^12."""
+    if seconds <= 0 or gpus < 1:
+        raise ValueError(f"seconds must be > 0 and gpus >= 1, got {seconds}, {gpus}")
+    return Fraction(flops) / (Fraction(seconds) * gpus * TERA)
+
+
+def mfu(achieved_tflops: int | Fraction, peak_tflops: int | Fraction) -> Fraction:
+    """Utilisation: achieved / peak TFLOP/s per GPU. Model FLOPs utilisation when the achieved
+    figure counts model FLOPs (no recompute), hardware FLOPs utilisation when it counts the
+    recompute forward too (Korthikanti et al.; Chowdhery et al., PaLM, 2022)."""
+    if peak_tflops <= 0:
+        raise ValueError(f"peak_tflops must be > 0, got {peak_tflops}")
+    return Fraction(achieved_tflops) / Fraction(peak_tflops)

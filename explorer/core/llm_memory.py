@@ -1,0 +1,165 @@
+"""Training memory per GPU of a transformer under tensor / pipeline / data parallelism.
+
+Groundwork for issue 21 item 5 (not yet wired into the solvers or the CLI): pure functions in
+exact arithmetic; the formulas and their sources are in docs/llm-training.md.
+
+- Model states (ZeRO, Rajbhandari et al., SC20, section 3.1 and Figure 1): mixed precision
+  with Adam keeps 16 bytes per parameter: 2 (fp16/bf16 weights) + 2 (gradients) + 12 (fp32
+  master weights, momentum, variance). ZeRO-1 shards the 12 optimizer bytes over the ``d``
+  data-parallel ranks; ZeRO-3 shards all 16. (ZeRO-2, gradients sharded too, is not offered:
+  the issue asks for 0, 1, 3.)
+- Activations per transformer layer and micro-batch (Korthikanti et al., "Reducing Activation
+  Recomputation in Large Transformer Models", MLSys 2023, arXiv 2205.05198, section 4, the
+  summary table of per-layer activation memory), ``s`` sequence, ``b`` micro-batch, ``h`` hidden, ``a`` heads, ``t`` tensor degree,
+  16-bit activations and 1-byte dropout masks:
+
+  ======================  ================================  ===============================
+  recompute               tensor parallel only              tensor + sequence parallel
+  ======================  ================================  ===============================
+  none                    s b h (10 + 24/t + 5 a s/(h t))   s b h (34 + 5 a s/h) / t
+  selective               s b h (10 + 24/t)                 34 s b h / t
+  full                    2 s b h                           2 s b h / t
+  ======================  ================================  ===============================
+
+  (t = 1 gives s b h (34 + 5 a s/h) in both columns.)
+- Pipeline (1F1B, Narayanan et al., SC21, arXiv 2104.04473, section 2.2.1; Korthikanti et
+  al. section 4): stage ``i`` (0-based) of ``p`` holds at most ``p - i`` micro-batches
+  in flight, so the first stage holds ``min(p, m)`` of the ``m`` micro-batches; with ``L/p``
+  layers per stage the first stage stores ``L`` layers' worth of activations (Korthikanti et
+  al., section 4). The interleaved schedule's extra factor ``1 + (p - 1)/(p v)`` is not modelled.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from fractions import Fraction
+
+BYTES_WEIGHTS = 2  # fp16/bf16 weights
+BYTES_GRADIENTS = 2  # fp16/bf16 gradients
+BYTES_OPTIMIZER = 12  # fp32 master weights (4), Adam momentum (4) and variance (4)
+
+
+class Recompute(enum.Enum):
+    """Activation recomputation (Korthikanti et al.): none, selective (the attention core's
+    s x s tensors are recomputed), full (only each layer's input is kept)."""
+
+    NONE = "none"
+    SELECTIVE = "selective"
+    FULL = "full"
+
+
+class ZeroStage(enum.Enum):
+    """ZeRO stage: 0 (nothing sharded), 1 (optimizer state over d), 3 (all model states over d)."""
+
+    ZERO0 = 0
+    ZERO1 = 1
+    ZERO3 = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Parallelism:
+    """Degrees: ``tensor`` t, ``pipeline`` p, ``data`` d; ``sequence_parallel``: Megatron's
+    sequence parallelism alongside tensor parallelism (Korthikanti et al. section 4)."""
+
+    tensor: int = 1
+    pipeline: int = 1
+    data: int = 1
+    sequence_parallel: bool = True
+
+    def __post_init__(self):
+        for name in ("tensor", "pipeline", "data"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
+
+    @property
+    def gpus(self) -> int:
+        return self.tensor * self.pipeline * self.data
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """What one layer's activations depend on: ``sequence`` s, ``micro_batch`` b, ``hidden`` h,
+    ``heads`` a (the attention scores are a x s x s per sample)."""
+
+    sequence: int
+    micro_batch: int
+    hidden: int
+    heads: int
+
+    def __post_init__(self):
+        for name in ("sequence", "micro_batch", "hidden", "heads"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBreakdown:
+    """Bytes per GPU (exact): weights, gradients, optimizer state, stored activations."""
+
+    weights: Fraction
+    gradients: Fraction
+    optimizer: Fraction
+    activations: Fraction
+
+    @property
+    def model_states(self) -> Fraction:
+        return self.weights + self.gradients + self.optimizer
+
+    @property
+    def total(self) -> Fraction:
+        return self.model_states + self.activations
+
+
+def activation_bytes_per_layer(tok: Tokens, tensor: int = 1, sequence_parallel: bool = True,
+                               recompute: Recompute = Recompute.NONE) -> Fraction:
+    """Bytes one transformer layer stores for one micro-batch on one GPU (Korthikanti et al. section 4)."""
+    s, b, h, a, t = tok.sequence, tok.micro_batch, tok.hidden, tok.heads, Fraction(tensor)
+    sbh = s * b * h
+    if recompute is Recompute.FULL:
+        return 2 * sbh / (t if sequence_parallel else 1)
+    scores = 0 if recompute is Recompute.SELECTIVE else Fraction(5 * a * s, h)
+    if sequence_parallel:
+        return sbh * (34 + scores) / t
+    return sbh * (10 + 24 / t + scores / t)
+
+
+def in_flight_microbatches(stage: int, pipeline: int, microbatches: int) -> int:
+    """Micro-batches whose activations stage ``stage`` (0-based) of ``pipeline`` holds at once
+    under 1F1B: min(p - stage, m) (Narayanan et al. SC21 section 2.2.1)."""
+    if not 0 <= stage < pipeline:
+        raise ValueError(f"stage: must be in 0..{pipeline - 1}, got {stage}")
+    if microbatches < 1:
+        raise ValueError(f"microbatches: must be >= 1, got {microbatches}")
+    return min(pipeline - stage, microbatches)
+
+
+def model_state_bytes(params_per_gpu: Fraction | int, data: int, zero: ZeroStage) -> tuple[Fraction, Fraction, Fraction]:
+    """(weights, gradients, optimizer) bytes for ``params_per_gpu`` parameters (this GPU's
+    tensor/pipeline share before ZeRO) under ZeRO stage ``zero`` over ``data`` ranks."""
+    n, d = Fraction(params_per_gpu), Fraction(data)
+    shard_all = zero is ZeroStage.ZERO3
+    shard_opt = zero is not ZeroStage.ZERO0
+    return (BYTES_WEIGHTS * n / (d if shard_all else 1), BYTES_GRADIENTS * n / (d if shard_all else 1),
+            BYTES_OPTIMIZER * n / (d if shard_opt else 1))
+
+
+def stage_memory(stage_parameters: int, stage_layers: int, tok: Tokens, par: Parallelism, microbatches: int,
+                 stage: int = 0, recompute: Recompute = Recompute.NONE,
+                 zero: ZeroStage = ZeroStage.ZERO0) -> MemoryBreakdown:
+    """Bytes per GPU of pipeline stage ``stage`` holding ``stage_layers`` transformer layers and
+    ``stage_parameters`` parameters (its layers plus any embedding or head it owns).
+
+    Every parameter is split ``t`` ways (Megatron splits each matmul and the vocabulary
+    embedding; the replicated layer norms and row-parallel biases, under 0.01% of a GPT's
+    parameters, are divided too). Activations: ``stage_layers`` x the 1F1B in-flight count x
+    ``activation_bytes_per_layer``; the embedding, final norm and loss activations (a few
+    s b h and s b V terms, Korthikanti et al. section 4) are not counted."""
+    if stage_parameters < 0 or stage_layers < 0:
+        raise ValueError("stage_parameters and stage_layers: must be >= 0")
+    weights, grads, opt = model_state_bytes(Fraction(stage_parameters, par.tensor), par.data, zero)
+    per_layer = activation_bytes_per_layer(tok, par.tensor, par.sequence_parallel, recompute)
+    held = in_flight_microbatches(stage, par.pipeline, microbatches)
+    return MemoryBreakdown(weights, grads, opt, stage_layers * held * per_layer)

@@ -1,0 +1,70 @@
+"""Parameters of a zoo transformer (``TransformerShape``) as a training run stores them.
+
+``TransformerShape.weights()`` counts the weights of the built network (matmuls and
+embeddings: the nodes have no layer norms or biases). Training memory (``core.llm_memory``)
+needs every parameter, so this adds them per family:
+
+- ``gpt`` (Megatron-LM GPT): per layer biases of the QKV (3h), attention output (h), MLP
+  (ffn, h) and two layer norms (2 x 2h): 12 h^2 + 13 h per layer with ffn = 4h, the count of
+  Narayanan et al. (SC21) P = 12 l h^2 (1 + 13/(12 h) + (V + s)/(12 l h)); plus the final
+  layer norm (2h), which that formula leaves out.
+- ``llama`` (LLaMA 3): no biases; two RMSNorm weight vectors (h each) per layer and a final one
+  (h). Qwen2's QKV biases are not counted (the shape does not say a model has them).
+
+It lives beside the shape (not in ``explorer/core``) because the core must not import a
+frontend (tests/test_layers.py); the core's memory functions take the resulting integers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .transformer import Family, TransformerShape
+
+
+@dataclass(frozen=True, slots=True)
+class ParameterCount:
+    """Parameters by place: ``per_layer`` (each transformer layer), ``embedding`` (token and
+    learned positions; the pipeline's first stage), ``head`` (untied LM head; the last stage)
+    and ``final_norm`` (the last stage)."""
+
+    layers: int
+    per_layer: int
+    embedding: int
+    head: int
+    final_norm: int
+
+    @property
+    def total(self) -> int:
+        return self.layers * self.per_layer + self.embedding + self.head + self.final_norm
+
+    def stage(self, first_layer: int, last_layer: int, pipeline: int, index: int) -> int:
+        """Parameters of pipeline stage ``index`` of ``pipeline`` holding layers
+        ``first_layer`` .. ``last_layer - 1``: the embedding on the first stage, the head and
+        final norm on the last (a tied head's copy on the last stage, which Megatron keeps
+        for p > 1, is not counted)."""
+        if not 0 <= first_layer <= last_layer <= self.layers or not 0 <= index < pipeline:
+            raise ValueError(f"stage {index} of {pipeline} with layers {first_layer}..{last_layer}: out of range")
+        n = (last_layer - first_layer) * self.per_layer
+        if index == 0:
+            n += self.embedding
+        if index == pipeline - 1:
+            n += self.head + self.final_norm
+        return n
+
+
+def parameter_count(shape: TransformerShape) -> ParameterCount:
+    """Every parameter of ``shape``: the built network's weights plus biases and norms."""
+    h = shape.hidden
+    d = shape.d_head
+    q, kv = shape.heads * d, shape.kv * d
+    if shape.family is Family.GPT:
+        matmul = h * 3 * h + h * h + 2 * h * shape.ffn
+        extra = 3 * h + h + shape.ffn + h + 2 * 2 * h
+        embedding, final_norm = (shape.vocab + shape.positions) * h, 2 * h
+    else:
+        matmul = h * q + 2 * h * kv + q * h + 3 * h * shape.ffn
+        extra = 2 * h
+        embedding, final_norm = shape.vocab * h, h
+    head = 0 if shape.tied_head else h * shape.vocab
+    return ParameterCount(shape.layers, matmul + extra, embedding, head, final_norm)
