@@ -211,3 +211,21 @@ def test_throughput_inputs_are_checked():
         mfu(100, 0)
     with pytest.raises(ValueError, match="layers"):
         GptIteration(1, 2048, 0, 12288, 51200)
+
+
+def test_floats_are_refused():
+    with pytest.raises(TypeError, match="Fraction"):
+        tflops_per_gpu(10**15, 37.83, 8)
+    with pytest.raises(TypeError, match="Fraction"):
+        mfu(150.5, 312)
+
+
+def test_docs_example_numbers():
+    """docs/llm-training.md's example and its Table 5 row for 175B."""
+    tok = Tokens(sequence=2048, micro_batch=1, hidden=12288, heads=96)
+    mem = stage_memory(22_399_500_288, 12, tok, Parallelism(8, 8, 1), microbatches=64, recompute=SEL)
+    assert round(mem.total / 2**30, 2) == Fraction("51.28")
+    it = GptIteration(64, 2048, 96, 12288, 51200)
+    assert round(tflops_per_gpu(megatron_flops(it), Fraction("13.75"), 64), 2) == Fraction("213.59")
+    assert round(100 * mfu(tflops_per_gpu(model_flops(it), Fraction("13.75"), 64), 312), 1) == Fraction("51.4")
+    assert round(100 * mfu(tflops_per_gpu(hardware_flops(it, SEL), Fraction("13.75"), 64), 312), 1) == Fraction("51.8")

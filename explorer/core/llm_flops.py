@@ -77,6 +77,7 @@ def megatron_flops(it: GptIteration) -> int:
 
 def tflops_per_gpu(flops: int | Fraction, seconds: int | Fraction, gpus: int) -> Fraction:
     """Achieved TFLOP/s per GPU: flops / (seconds x gpus) / 10^12."""
+    _exact(flops, seconds)
     if seconds <= 0 or gpus < 1:
         raise ValueError(f"seconds must be > 0 and gpus >= 1, got {seconds}, {gpus}")
     return Fraction(flops) / (Fraction(seconds) * gpus * TERA)
@@ -86,6 +87,14 @@ def mfu(achieved_tflops: int | Fraction, peak_tflops: int | Fraction) -> Fractio
     """Utilisation: achieved / peak TFLOP/s per GPU. Model FLOPs utilisation when the achieved
     figure counts model FLOPs (no recompute), hardware FLOPs utilisation when it counts the
     recompute forward too (Korthikanti et al.; Chowdhery et al., PaLM, 2022)."""
+    _exact(achieved_tflops, peak_tflops)
     if peak_tflops <= 0:
         raise ValueError(f"peak_tflops must be > 0, got {peak_tflops}")
     return Fraction(achieved_tflops) / Fraction(peak_tflops)
+
+
+def _exact(*values) -> None:
+    """Exact arithmetic only: a float (37.83 is not 3783/100) is refused; pass Fraction("37.83")."""
+    for v in values:
+        if isinstance(v, float):
+            raise TypeError(f"{v!r}: pass an int or a Fraction (e.g. Fraction(\"{v}\")), not a float")
