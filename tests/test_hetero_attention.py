@@ -50,7 +50,7 @@ def _attention_net(heads: int):
 # Sizes (B = 2, S = 2): qkv A(F) = 2*4*2 = 16, A(W) = 48, A(F_out) = 48, FLOPs 6*B*S*12*4 = 1152;
 # att A(F) = 2*12*2 = 48 (Q, K, V together; the fused edge carries all of it), no weights,
 # FLOPs 6*B*S^2*(D_qk + D_v) = 6*2*4*(4 + 4) = 384 (Q.K^T over the 4 Q/K channels, softmax.V over
-# the 4 V channels; 576 = 6*B*S^2*12 before the fix that stopped counting K's channels twice);
+# the 4 V channels; 576 = 6*B*S^2*12 before the fix: Q.K^T was counted over D_q + D_k = 8);
 # o A(F) = 16, A(W) = 16, A(F_out) = 16, FLOPs 6*2*2*4*4 = 384. 1152 + 384 + 384 = 1920 in all.
 NET4 = _attention_net(4)
 
