@@ -125,7 +125,8 @@ def held_elements(layer: Layer, f_in: Fraction, weights: Fraction, weight_copies
 
 def training_flops(layer: Layer, batch: int) -> int:
     """FLOPs of one training step of a layer: 3 matrix products (forward, backward error,
-    weight gradient) of B * S_out * D_o * D_i * k^2 multiply-accumulates, 2 FLOPs each."""
+    weight gradient) of ``Layer.forward_macs`` multiply-accumulates (B * S_out * D_o * D_i * k^2 / G;
+    attention 2 * B * S^2 * D), 2 FLOPs each."""
     return 3 * 2 * layer.forward_macs(batch)
 
 

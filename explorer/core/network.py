@@ -166,13 +166,17 @@ class Layer:
 
     def forward_macs(self, batch: int) -> int:
         """Multiply-accumulates of the forward product: B * S_out * D_o * D_i * k^2 / G; attention:
-        B * S^2 * (D_q + D_k) for Q.K^T and B * S^2 * D_v for softmax.V, i.e. B * S^2 * D_i with
-        D_i = D_q + D_k + D_v (S tokens); 0 for an embedding lookup and the other joins. Under
-        grouped-query attention (``kv_heads``) every query head still meets a full-width K and V
-        (shared by its group), so the same count takes D_q for D_k and D_v: B * S^2 * 3 * D_o."""
+        B * S^2 * (D_qk + D_v) (S tokens), Q.K^T (per head an S x d by d x S product, S^2 * D_qk
+        over the heads) plus softmax(.).V (S^2 * D_v), where D_v = D_o (the context) and
+        D_qk = (D_i - D_o) / 2 (the input is Q, K and V together; Q and K are equally wide): under
+        multi-head attention D_i = 3 * D_o, so 2 * B * S^2 * D_o, Megatron's 4 * B * s^2 * h forward
+        FLOPs. Under grouped-query attention (``kv_heads``) every query head still meets a K and a V
+        head of its own width (shared by its group), so D_qk = D_v = D_o: 2 * B * S^2 * D_o too.
+        (Halved last: exact unless B, S and D_i - D_o are all odd, a node whose Q and K differ.)
+        0 for an embedding lookup and the other joins."""
         if self.kind is LayerKind.ATTENTION:
-            width = 3 * self.out_channels if self.kv_heads else self.in_channels
-            return batch * self.s_in * self.s_in * width
+            qk2 = 2 * self.out_channels if self.kv_heads else self.in_channels - self.out_channels  # 2 * D_qk
+            return batch * self.s_in * self.s_in * (qk2 + 2 * self.out_channels) // 2
         if self.is_join or self.kind is LayerKind.EMBEDDING:
             return 0
         return batch * self.s_out * self.out_channels * self.in_channels * self.kernel_area // self.groups
