@@ -58,14 +58,14 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     rows_by_level = [
         list(itertools.product(*[problem.allowed(h, l) for l in range(L)])) for h in range(H)  # noqa: E741
     ]
-    best: list = [None, None, None]  # objective, rows, level costs
+    best: list = [None, None]  # objective, rows
 
     def walk(h: int, counts: list, rows: list, levels: list, acc: int) -> None:
         if h == H:
             if problem.plan_violations_units(levels, rows):
                 return
             if best[0] is None or acc < best[0]:
-                best[0], best[1], best[2] = acc, list(rows), list(levels)
+                best[0], best[1] = acc, list(rows)
             return
         for row in rows_by_level[h]:
             c = 0
