@@ -16,7 +16,8 @@ import time
 from explorer.core.errors import Refused
 from explorer.core.evaluate import evaluate_split
 from explorer.core.solution import Status
-from explorer.solvers.hetero import brute_hetero, cpsat_hetero, exact_hetero
+from explorer.solvers.brute import solve_split as brute_split
+from explorer.solvers.hetero import cpsat_hetero, exact_hetero
 from explorer.solvers.hetero_joint import joint_hetero
 
 sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
@@ -30,7 +31,7 @@ def main() -> None:
     counts = dict.fromkeys(walls, 0)
     for _ in range(n):
         net, arr, space, aspace = _instance(rng)
-        sols = [brute_hetero(net, arr, space, aspace)]
+        sols = [brute_split(net, arr, space, aspace)]
         if net.is_chain:
             sols += [exact_hetero(net, arr, space, aspace), cpsat_hetero(net, arr, space, aspace)]
         try:

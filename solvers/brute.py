@@ -1,9 +1,13 @@
-"""Exhaustive enumeration: every plan (K^(L*H) of them), the oracle of last resort.
+"""Exhaustive enumeration, the oracle of last resort, for both splits: every plan, the first
+best in enumeration order wins, refused above a plan limit (one ``InstanceTooLarge`` line).
 
-Plans are enumerated level by level (level 0 first, each level's row in I < II < III
-lexicographic order) with costs read from the shared cost tables; the first plan with the
-least objective wins. It enforces every constraint the problem carries by checking each
-plan. Refuses above ``DEFAULT_MAX_PLANS`` plans (override with ``max_plans``).
+- ``solve`` (the even split; ``--solver brute``, ``explore check``): every type plan, level by
+  level (each level's row in I < II < III order), its objective summed from the shared cost
+  tables; every constraint the problem carries is checked per plan (pins and forbids prune).
+- ``solve_split`` (an uneven split; ``--split optimal --solver brute``, ``explore check --split
+  optimal``): every plan of the declared alpha space (per layer a column: a type and an alpha per
+  group at every level, ``solvers.hetero._columns``), each scored by the one evaluator
+  (``evaluate_split``, the definition of the step time).
 """
 
 from __future__ import annotations
@@ -11,15 +15,20 @@ from __future__ import annotations
 import itertools
 import time
 
+from explorer.core.array import ArraySpec
 from explorer.core.comm import advance, zero_counts
 from explorer.core.errors import InstanceTooLarge
+from explorer.core.evaluate import evaluate_split
+from explorer.core.hetero import FreeAlphas, check_array, check_network
+from explorer.core.network import Network
+from explorer.core.partition import Space
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
+from explorer.core.solution import Solution, SolveOptions, Status, plan_solution, split_solution
 from explorer.core.units import format_count
 
-from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
-
 DEFAULT_MAX_PLANS = 300_000
+SPLIT_MAX_PLANS = 200_000  # each uneven plan is a full evaluation: about 1 ms
 
 
 def plan_count(problem: Problem) -> int:
@@ -31,32 +40,32 @@ def plan_count(problem: Problem) -> int:
     return n
 
 
+def _check_size(n: int, limit: int, shape: str) -> None:
+    if n > limit:
+        raise InstanceTooLarge(f"brute: {format_count(n)} plans ({shape}) exceeds its limit of {limit:,}; "
+                               "use --solver exact or cpsat")
+
+
 def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     options = options or SolveOptions()
-    limit = options.max_plans or DEFAULT_MAX_PLANS
     n = plan_count(problem)
-    if n > limit:
-        K, L, H = len(problem.space.types), problem.num_layers, problem.levels
-        count = format_count(n)
-        raise InstanceTooLarge(
-            f"brute: {count} plans ({L} layers x {H} levels, up to {K} types each) exceeds its limit of {limit:,}; "
-            "use --solver exact or cpsat"
-        )
+    L, H = problem.num_layers, problem.levels
+    _check_size(n, options.max_plans or DEFAULT_MAX_PLANS,
+                f"{L} layers x {H} levels, up to {len(problem.space.types)} types each")
     t0 = time.perf_counter()
     tables, weights = problem.tables, problem.weights.weights
-    L, H = problem.num_layers, problem.levels
     edges = tables.edges
     rows_by_level = [
         list(itertools.product(*[problem.allowed(h, l) for l in range(L)])) for h in range(H)  # noqa: E741
     ]
-    best: list = [None, None, None]  # objective, rows, level costs
+    best: list = [None, None]  # objective, rows
 
     def walk(h: int, counts: list, rows: list, levels: list, acc: int) -> None:
         if h == H:
             if problem.plan_violations_units(levels, rows):
                 return
             if best[0] is None or acc < best[0]:
-                best[0], best[1], best[2] = acc, list(rows), list(levels)
+                best[0], best[1] = acc, list(rows)
             return
         for row in rows_by_level[h]:
             c = 0
@@ -78,3 +87,27 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     sol = plan_solution("brute", problem, Plan(tuple(tuple(r) for r in best[1])), Status.OPTIMAL, wall)
     assert sol.objective == best[0]
     return Solution(sol.solver, sol.status, sol.plan, sol.objective, sol.objective, sol.level_units, wall, {"plans": n})
+
+
+def solve_split(network: Network, array: ArraySpec, space: Space, alphas, max_plans: int = SPLIT_MAX_PLANS,
+                free: FreeAlphas = FreeAlphas.UNLIKE) -> Solution:
+    """The least step time over every plan of the declared space (``alphas``: an AlphaSpace, or a
+    grid declared with ``free``), each scored by ``evaluate_split``; OPTIMAL (it is exhaustive)."""
+    from .hetero import _columns, _columns_plan, _space_of
+
+    t0 = time.perf_counter()
+    check_array(array)
+    check_network(network)
+    H = array.levels
+    columns = _columns(network, space, _space_of(array, alphas, free), H)
+    n = 1
+    for c in columns:
+        n *= len(c)
+    _check_size(n, max_plans, f"{len(columns)} layers, up to {max(map(len, columns))} columns each")
+    best = None
+    for cols in itertools.product(*columns):
+        plan = _columns_plan(cols, H)
+        t = evaluate_split(network, array, plan).step_time_s
+        if best is None or t < best[0]:
+            best = (t, plan)
+    return split_solution("brute", Status.OPTIMAL, best[1], best[0], best[0], time.perf_counter() - t0, n)

@@ -1,10 +1,10 @@
-"""Solvers for uneven splits (``explorer.core.hetero``): brute force and an exact Pareto DP.
+"""Solvers for uneven splits (``explorer.core.hetero``): an exact Pareto DP, CP-SAT and the
+alpha search (brute force is ``solvers.brute.solve_split``).
 
-Both choose, for every layer at every level, a partition type and an alpha from the declared
+The proofs choose, for every layer at every level, a partition type and an alpha from the declared
 finite set (``AlphaSpace.choices``: the grid and each free class's proportional ratio), and
 minimise the step time of the slowest accelerator.
 
-- ``brute_hetero``: every plan, each scored by ``evaluate_split`` (the definition); tiny cases.
 - ``exact_hetero``: a chain's layers in order; a layer's *column* is its (type, alpha) at every
   level. Everything a plan costs is a sum of per-layer and per-edge parts: each accelerator's
   compute, and at each level each group's amount sent by each side (intra of a layer, re-layout
@@ -32,6 +32,7 @@ from explorer.core.hetero import (
     FreeAlphas,
     alpha_space,
     ancestor_path,
+    offered_types,
     check_array,
     check_network,
     side_share,
@@ -43,7 +44,7 @@ from explorer.core.hetero import (
 from explorer.core.evaluate import evaluate_split
 from explorer.core.errors import Refused
 from explorer.core.network import Network
-from explorer.core.partition import Dim, PartitionType, Size, Space
+from explorer.core.partition import Dim, Size, Space
 from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.timing import step_time
@@ -52,37 +53,6 @@ from explorer.core.timing import step_time
 def _space_of(array: ArraySpec, alphas, free: FreeAlphas) -> AlphaSpace:
     """``alphas`` is a grid (declared with ``free``) or an AlphaSpace already."""
     return alphas if isinstance(alphas, AlphaSpace) else alpha_space(array, alphas, free)
-
-
-def _layer_types(network: Network, space: Space, layer: int, level: int) -> tuple[PartitionType, ...]:
-    """The types of the space the node offers at this level (``Layer.offers``: joins I and II, a
-    grouped conv I and its group split II, the latter only while the halves hold whole groups;
-    an attention node with heads II only while they hold whole heads; an embedding all three)."""
-    node = network.layers[layer]
-    return tuple(t for t in space.types if node.offers(t, level))
-
-
-def brute_hetero(network: Network, array: ArraySpec, space: Space, alphas, max_plans: int = 200_000,
-                 free: FreeAlphas = FreeAlphas.UNLIKE) -> Solution:
-    """Every plan of the declared space scored by the evaluator; the first best in enumeration order."""
-    t0 = time.perf_counter()
-    check_array(array)
-    check_network(network)
-    aspace = _space_of(array, alphas, free)
-    H = array.levels
-    columns = _columns(network, space, aspace, H)
-    n = 1
-    for c in columns:
-        n *= len(c)
-    if n > max_plans:
-        raise Refused(f"brute force: {n} plans, more than {max_plans}")
-    best = None
-    for cols in product(*columns):
-        plan = _columns_plan(cols, H)
-        t = evaluate_split(network, array, plan).step_time_s
-        if best is None or t < best[0]:
-            best = (t, plan)
-    return split_solution("brute", Status.OPTIMAL, best[1], best[0], best[0], time.perf_counter() - t0, n)
 
 
 # ---- the exact Pareto DP ----------------------------------------------------------------------
@@ -96,7 +66,7 @@ def _columns(network: Network, space: Space, aspace: AlphaSpace, H: int) -> list
     rows = [aspace.level_rows(h) for h in range(H)]
     out = []
     for l, node in enumerate(network.layers):  # noqa: E741
-        cells = [[(t, r) for t in _layer_types(network, space, l, h) for r in rows[h]] for h in range(H)]
+        cells = [[(t, r) for t in offered_types(node, space, h) for r in rows[h]] for h in range(H)]
         out.append([c for c in product(*cells) if whole_units(node, [t for t, _ in c], [r for _, r in c])])
     return out
 

@@ -59,6 +59,7 @@ from explorer.core.hetero import (
     check_array,
     check_network,
     group_shares,
+    offered_types,
     spec_of,
     split_units,
     proportional_alphas,
@@ -306,11 +307,6 @@ def _solve_block(network: Network, lv: _Level, cands: list[list[Candidate]], coe
 # ---- one level: blocks --------------------------------------------------------------------
 
 
-def _layer_types(network: Network, space: Space, n: int, h: int) -> tuple[PartitionType, ...]:
-    """The space's types node n offers at level h (``Layer.offers``)."""
-    return tuple(t for t in space.types if network.layers[n].offers(t, h))
-
-
 def _start_row(array: ArraySpec, aspace: AlphaSpace, h: int) -> tuple[Fraction, ...]:
     """Per class: the declared value nearest the proportional alpha (the alpha itself unless ``--grid-only``;
     the smaller on a tie), 1/2 where fixed."""
@@ -327,7 +323,7 @@ def _solve_level(network: Network, space: Space, aspace: AlphaSpace, lv: _Level,
                  coef: _Coefficients):
     """The level's candidates per node, the level cost, DP cells used and the strategy ("joint" or "blocks")."""
     h, N = lv.h, len(network.layers)
-    types = [_layer_types(network, space, n, h) for n in range(N)]
+    types = [offered_types(network.layers[n], space, h) for n in range(N)]
     rows = [tuple(r) for r in product(*(aspace.choices(h, c) for c in range(len(start))))]
     G = len(lv.group_class)
     if _fits(network, [len(types[n]) * len(rows) for n in range(N)], G):

@@ -26,7 +26,8 @@ from explorer.core.randnet import random_attention_spec
 from explorer.core.solution import Status
 from explorer.frontends import load_model
 from explorer.frontends.network_yaml import parse_network
-from explorer.solvers.hetero import _columns, brute_hetero, cpsat_hetero, exact_hetero, search_level_alphas
+from explorer.solvers.brute import solve_split as brute_split
+from explorer.solvers.hetero import _columns, cpsat_hetero, exact_hetero, search_level_alphas
 from explorer.solvers.hetero_joint import accpar_hetero, check_scope, joint_hetero
 from explorer.solvers.hetero_levels import levels_hetero
 
@@ -224,7 +225,7 @@ def test_all_solvers_agree_on_random_attention_and_embedding_instances():
     ran = {"exact": 0, "cpsat": 0, "joint": 0, "fan-in": 0, "embedding": 0, "att II": 0, "emb III": 0, "uneven": 0}
     for k in range(90):
         net, arr, space, aspace = _instance(rng)
-        b = brute_hetero(net, arr, space, aspace)
+        b = brute_split(net, arr, space, aspace)
         assert evaluate_split(net, arr, b.plan).step_time_s == b.step_time_s and aspace.contains(b.plan)
         att = next(i for i, L in enumerate(net.layers) if L.kind is LayerKind.ATTENTION)
         emb = net.layers[0].kind is LayerKind.EMBEDDING
@@ -272,11 +273,11 @@ def test_the_optimum_splits_heads_unevenly():
     attention node can split 1 | 1 only, and the optimum is slower."""
     aspace = alpha_space(A1, alpha_grid(4))
     want = plan1((III, II, II), ("1/4", "1/4", "1/4"))
-    for solve in (brute_hetero, exact_hetero, cpsat_hetero, joint_hetero):
+    for solve in (brute_split, exact_hetero, cpsat_hetero, joint_hetero):
         s = solve(NET4, A1, Space.ACCPAR, aspace)
         assert s.status is Status.OPTIMAL and s.plan == want and s.step_time_s == s.bound_s == F(6880, 10**12), s.solver
     two = _attention_net(2)
-    b, e = brute_hetero(two, A1, Space.ACCPAR, aspace), exact_hetero(two, A1, Space.ACCPAR, aspace)
+    b, e = brute_split(two, A1, Space.ACCPAR, aspace), exact_hetero(two, A1, Space.ACCPAR, aspace)
     assert b.step_time_s == e.step_time_s > F(6880, 10**12)
     assert all(p.plan.alphas[0][0][1] == F(1, 2) for p in (b, e) if p.plan.types[0][1] is II)
     lv = levels_hetero(NET4, A1, Space.ACCPAR, aspace)
@@ -326,7 +327,7 @@ def test_joint_proves_a_tiny_transformer_block_equal_to_brute():
     arr = mix(1, [1, 3], bw=100)
     for grid, space in ((3, Space.HYPAR), (2, Space.ACCPAR)):
         aspace = alpha_space(arr, alpha_grid(grid), proportional=False)  # the grid alone: brute force's size
-        b = brute_hetero(net, arr, space, aspace, max_plans=20_000)
+        b = brute_split(net, arr, space, aspace, max_plans=20_000)
         j = joint_hetero(net, arr, space, aspace)
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s
         assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)

@@ -17,7 +17,8 @@ from explorer.core.randnet import random_chain, random_dag_spec
 from explorer.core.solution import Status
 from explorer.frontends import load_array, load_model
 from explorer.frontends.network_yaml import parse_network
-from explorer.solvers.hetero import brute_hetero, cpsat_hetero, exact_hetero
+from explorer.solvers.brute import solve_split as brute_split
+from explorer.solvers.hetero import cpsat_hetero, exact_hetero
 from explorer.solvers.hetero_joint import JointOptions, accpar_hetero, check_scope, joint_hetero
 
 from .conftest import run_cli
@@ -57,7 +58,7 @@ def test_joint_equals_brute_exact_cpsat_on_300_random_instances():
     ran = {"joint": 0, "exact": 0, "cpsat": 0, "graphs": 0, "uneven wins": 0, "not top-split": 0}
     for k in range(300):
         net, arr, space, aspace = _instance(rng)
-        b = brute_hetero(net, arr, space, aspace)
+        b = brute_split(net, arr, space, aspace)
         assert evaluate_split(net, arr, b.plan).step_time_s == b.step_time_s and aspace.contains(b.plan)
         if net.is_chain:
             e = exact_hetero(net, arr, space, aspace)
@@ -181,7 +182,7 @@ def test_joint_proves_residual_graphs_equal_to_brute():
         if n ** len(net.layers) > 1500:
             continue
         done += 1
-        b = brute_hetero(net, arr, space, aspace)
+        b = brute_split(net, arr, space, aspace)
         j = joint_hetero(net, arr, space, aspace, JointOptions(time_limit_s=60))
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s, (done, net.name)
         assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
@@ -216,7 +217,7 @@ def test_joint_equals_brute_and_exact_with_grouped_convs():
     for _ in range(80):
         net, arr, space, grid = _random_grouped_instance(rng)
         aspace = alpha_space(arr, grid)
-        b = brute_hetero(net, arr, space, aspace)
+        b = brute_split(net, arr, space, aspace)
         e = exact_hetero(net, arr, space, aspace)
         assert b.step_time_s == e.step_time_s == evaluate_split(net, arr, b.plan).step_time_s
         try:
@@ -327,7 +328,7 @@ def test_joint_proves_nested_series_parallel_graphs_equal_to_brute():
         shapes.add(net.name.rstrip("0123456789"))
         ran["nested"] += any(not k.direct for b in blocks(net) for br in b.branches if not isinstance(br, int)
                              for k in br.links)
-        b = brute_hetero(net, arr, space, aspace)
+        b = brute_split(net, arr, space, aspace)
         j = joint_hetero(net, arr, space, aspace, JointOptions(time_limit_s=60))
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s, (ran, net.name)
         assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
@@ -428,7 +429,7 @@ def test_joint_proves_networks_of_several_sources_equal_to_brute():
             continue
         done += 1
         three += sum(1 for L in net.layers if L.name.startswith("s")) == 3
-        b = brute_hetero(net, arr, space, aspace)
+        b = brute_split(net, arr, space, aspace)
         j = joint_hetero(net, arr, space, aspace, JointOptions(time_limit_s=60))
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s, (done, net.name)
         assert len(j.plan.types[0]) == len(net.layers)

@@ -20,7 +20,8 @@ from explorer.core.randnet import random_chain, random_dag_spec
 from explorer.core.solution import Status
 from explorer.frontends import load_array, load_model
 from explorer.frontends.network_yaml import parse_network
-from explorer.solvers.hetero import brute_hetero, exact_hetero
+from explorer.solvers.brute import solve_split as brute_split
+from explorer.solvers.hetero import exact_hetero
 from explorer.solvers.hetero_levels import level_cost, levels_hetero
 
 I, II, III = PartitionType.I, PartitionType.II, PartitionType.III
@@ -114,7 +115,7 @@ def test_never_better_than_the_proven_optimum_and_always_in_the_space(seed):
     network = random_chain(seed, 2 + seed % 3 if H == 1 else 2, max_channels=32, max_size=4)
     aspace = alpha_space(array, alpha_grid(4), FreeAlphas.ALL if seed % 5 == 0 and H == 1 else FreeAlphas.UNLIKE)
     sol = levels_hetero(network, array, Space.HYPAR, aspace)
-    best = (brute_hetero if seed % 4 == 0 and H == 1 else exact_hetero)(network, array, Space.HYPAR, aspace)
+    best = (brute_split if seed % 4 == 0 and H == 1 else exact_hetero)(network, array, Space.HYPAR, aspace)
     assert aspace.contains(sol.plan)
     assert sol.step_time_s == evaluate_split(network, array, sol.plan).step_time_s
     assert best.status is Status.OPTIMAL and best.step_time_s <= sol.step_time_s

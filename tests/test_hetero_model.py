@@ -27,7 +27,8 @@ from explorer.frontends import load_array, load_model
 
 from .conftest import CLASSIC_ZOO
 from explorer.core.solution import Status
-from explorer.solvers.hetero import brute_hetero, cpsat_hetero, exact_hetero
+from explorer.solvers.brute import solve_split as brute_split
+from explorer.solvers.hetero import cpsat_hetero, exact_hetero
 from explorer.solvers.hetero_levels import levels_hetero
 
 I, II, III = PartitionType.I, PartitionType.II, PartitionType.III
@@ -246,7 +247,7 @@ def test_brute_equals_exact_equals_cpsat_on_300_random_instances():
     better = 0
     for k in range(300):
         net, arr, space, aspace = _random_instance(rng)
-        b = brute_hetero(net, arr, space, aspace)
+        b = brute_split(net, arr, space, aspace)
         e = exact_hetero(net, arr, space, aspace)
         assert b.step_time_s == e.step_time_s
         assert evaluate_split(net, arr, e.plan).step_time_s == e.step_time_s
@@ -350,7 +351,7 @@ def test_grouped_brute_equals_exact_equals_cpsat_on_random_instances():
     uneven_group_split = 0
     for k in range(60):
         net, arr, space, grid = _random_grouped_instance(rng)
-        b = brute_hetero(net, arr, space, grid)
+        b = brute_split(net, arr, space, grid)
         e = exact_hetero(net, arr, space, grid)
         assert b.step_time_s == e.step_time_s
         assert evaluate_split(net, arr, e.plan).step_time_s == e.step_time_s

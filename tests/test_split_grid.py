@@ -21,7 +21,7 @@ from explorer.core.problem import Problem
 from explorer.core.solution import SolveOptions, Status
 from explorer.frontends import load_array, load_model
 from explorer.solvers import get_solver
-from explorer.solvers.hetero import brute_hetero
+from explorer.solvers.brute import solve_split as brute_split
 
 from .test_hetero_joint import _instance
 
@@ -94,7 +94,7 @@ def test_invariants_against_brute_force_on_random_tiny_instances():
         except Exception as err:  # noqa: BLE001 -- only the DP's refusals of a wide graph are expected
             assert "hierarchical DP" in str(err), err
             continue
-        best = brute_hetero(net, arr, space, aspace).step_time_s
+        best = brute_split(net, arr, space, aspace).step_time_s
         prop = split_run(net, arr, space, Split.PROPORTIONAL, grid=grid, free=aspace.free)
         eq = split_run(net, arr, space, Split.EQUAL, grid=grid, free=aspace.free)
         assert aspace.contains(search.plan) and aspace.contains(prop.plan), search.plan
@@ -103,7 +103,7 @@ def test_invariants_against_brute_force_on_random_tiny_instances():
             assert search.step_time_s <= eq.step_time_s and aspace.contains(eq.plan)
         odd += grid % 2
         only = alpha_space(arr, alpha_grid(grid), aspace.free, proportional=False)
-        only_best = brute_hetero(net, arr, space, only).step_time_s
+        only_best = brute_split(net, arr, space, only).step_time_s
         only_search = split_run(net, arr, space, Split.SEARCH, grid=grid, free=aspace.free, grid_only=True)
         assert best <= only_best <= only_search.step_time_s and only.contains(only_search.plan)
         off_grid_faster += prop.step_time_s < only_best  # what the --grid-only space misses

@@ -40,7 +40,8 @@ from ..core.partition import Space
 from ..core.problem import Problem
 from ..core.solution import Solution, SolveOptions, Status, split_solution
 from ..solvers import get_solver
-from ..solvers.hetero import brute_hetero, cpsat_hetero, exact_hetero, search_level_alphas
+from ..solvers.brute import solve_split as brute_split
+from ..solvers.hetero import cpsat_hetero, exact_hetero, search_level_alphas
 from ..solvers.hetero_joint import JointOptions, accpar_hetero, joint_hetero
 from ..solvers.hetero_levels import levels_hetero
 from .results import SCHEMA_VERSION, exact_number
@@ -120,7 +121,7 @@ def _proportional(network: Network, array: ArraySpec, space: Space, aspace: Alph
 
 def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float):
     if name == "brute":
-        return brute_hetero(network, array, space, aspace, max_plans=20_000)
+        return brute_split(network, array, space, aspace, max_plans=20_000)
     if name == "exact":
         return exact_hetero(network, array, space, aspace, max_states=50_000, time_limit_s=time_limit_s)
     if name == "cpsat":

@@ -403,10 +403,11 @@ def check_split_solver(split: Split, solver: str | None) -> None:
 def _proven(solver: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float):
     """``--split optimal --solver brute|exact|cpsat``: the uneven form of that solver over the declared
     space; Refused (one line) where it does not apply. (plan, status, bound, wall, its own step time)."""
-    from ..solvers.hetero import brute_hetero, cpsat_hetero, exact_hetero
+    from ..solvers.brute import solve_split as brute_split
+    from ..solvers.hetero import cpsat_hetero, exact_hetero
 
     if solver == "brute":
-        sol = brute_hetero(network, array, space, aspace)
+        sol = brute_split(network, array, space, aspace)
     elif solver == "exact":
         sol = exact_hetero(network, array, space, aspace, time_limit_s=time_limit_s)
     else:

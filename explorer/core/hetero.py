@@ -26,7 +26,7 @@ from .array import ArraySpec
 from .comm import edge_split, held_elements, share_flops
 from .errors import SpecError
 from .network import Layer, LayerKind, Network
-from .partition import HALF, Dim, Pair, PartitionType, Size, TypeSpec
+from .partition import HALF, Dim, Pair, PartitionType, Size, Space, TypeSpec
 from .plan import Plan
 from .timing import Communication, Topology
 
@@ -61,10 +61,10 @@ def spec_of(layer: Layer, t: PartitionType) -> TypeSpec:
     return sp
 
 
-def offers(layer: Layer, t: PartitionType, level: int) -> bool:
-    """Whether the node can take type t at this level, as in the homogeneous model (``Layer.offers``:
+def offered_types(layer: Layer, space: Space, level: int) -> tuple[PartitionType, ...]:
+    """The space's types the node can take at this level, as in the even model (``Layer.offers``:
     its kind's types; a grouped conv's II only at the first ``two_adic(G)`` levels)."""
-    return layer.offers(t, level)
+    return tuple(t for t in space.types if layer.offers(t, level))
 
 
 def split_units(layer: Layer) -> tuple[int, Dim, str] | None:
@@ -271,7 +271,7 @@ def check_plan(network: Network, array: ArraySpec, plan: Plan) -> None:
     for l, layer in enumerate(network.layers):  # noqa: E741
         types = [plan.types[h][l] for h in range(plan.levels)]
         for h, t in enumerate(types):
-            if not offers(layer, t, h):
+            if not layer.offers(t, h):
                 raise ValueError(f"level {h}: node {layer.name!r} ({layer.node_types.name}) cannot take type {t}")
         if not whole_units(layer, types, [[row[l] for row in plan.alphas[h]] for h in range(plan.levels)]):
             n, _, unit = split_units(layer)
