@@ -265,8 +265,9 @@ def plan_level_units(tables: CostTables, plan_types: tuple[tuple[PartitionType, 
     L = len(tables.network.layers)
     counts = zero_counts(L)
     out = []
+    vectorise = L >= ROWS_IN_PYTHON_BELOW  # small networks: Python integers, and no numpy import at all
     for row in plan_types:
-        c = _row_units_vectorised(tables, row, counts)
+        c = _row_units_vectorised(tables, row, counts) if vectorise else None
         if c is None:
             c = sum(tables.intra(l, row[l], counts[l]) for l in range(L))  # noqa: E741
             c += sum(tables.inter(e, row[u], row[v], counts[v]) for e, (u, v) in enumerate(tables.edges))
