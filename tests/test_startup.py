@@ -29,9 +29,9 @@ def test_no_heavy_imports(args):
 
 
 def test_a_run_still_gets_numpy_when_it_needs_it():
-    # the probe is able to see an import: a DP run on a network of 64 layers or more builds the
+    # the probe is able to see an import: a DP run on a network of 128 layers or more builds the
     # vectorised level rows with numpy
-    proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), "--model", "resnet50"],
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), "--model", "gpt3-1.7b"],
                           capture_output=True, text=True, check=True)
     assert "numpy" in json.loads(proc.stdout.strip().splitlines()[-1])
 

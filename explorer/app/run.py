@@ -52,7 +52,7 @@ SOLVER_IMPORTS = {"dp": ("numpy",)}
 
 def warm_imports(solver: str, problem: Problem | None = None) -> None:
     """Import ``SOLVER_IMPORTS[solver]``; for the DP only when the problem is large enough for its
-    numpy paths (from ``ROWS_IN_PYTHON_BELOW`` layers): below, the DP, the cost tables and the
+    numpy paths (from ``ROWS_IN_PYTHON_BELOW`` = 128 layers): below, the DP, the cost tables and the
     plan scoring run in Python integers and a run never imports numpy (a third of a zoo run's time)."""
     import importlib
 
