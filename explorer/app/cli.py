@@ -192,13 +192,13 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
                   memory_GiB, weight_copies or 0, batch, ctx.meta.get("seq"), fmt, output,
                   solver if "--solver" in given else None)
         return
+    from .. import api
     from .render import render_table
-    from .request import solve  # explorer.api.solve; not the api module, which imports the sweep and check machinery
 
     check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
     check_destinations(output, dump_model, (solver,), {"--model": model, "--array": array, "--constraints": constraints_file})
     seq = click.get_current_context().meta.get("seq")
-    result = solve(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels, seq=seq,
+    result = api.solve(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels, seq=seq,
                        caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
                        constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
                        dump_model=dump_model, progress=progress if solver != "dp" else None)
