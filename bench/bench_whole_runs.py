@@ -86,7 +86,9 @@ def run_once(cmd: list[str]) -> tuple[float, float]:
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode not in (0, 1):  # 1: a plan was printed but breaks a limit (LLaMA-7B's memory)
+    # 1: a plan was printed but breaks a limit (LLaMA-7B's memory); a traceback is a broken run
+    # (an install missing a module also exits 1), never a time
+    if proc.returncode not in (0, 1) or "Traceback (most recent call last)" in proc.stderr:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 

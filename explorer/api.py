@@ -28,9 +28,6 @@ from .app.check import JOINT_SOLVERS, CheckOptions
 from .app.check import check as _check
 from .app.request import DEFAULT_ARRAY, ArrayRef, ModelRef, Progress, build_problem, check_split, solve
 from .app.results import CheckReport, RunResult
-from .app.sweep.engine import Progress as SweepProgress
-from .app.sweep.runner import check_request, run_sweep
-from .app.sweep.spec import MAX_POINTS, Sweep
 from .core.errors import SpecError
 from .core.objective import Objective
 from .core.partition import Space
@@ -38,6 +35,12 @@ from .core.solution import SolveOptions
 
 if TYPE_CHECKING:
     from .app.check_hetero import HeteroCheck
+    from .app.sweep.engine import Progress as SweepProgress
+    from .app.sweep.spec import Sweep
+
+# the sweep machinery (its engine imports multiprocessing and concurrent.futures) is imported by
+# ``sweep`` when it runs: ``explore`` imports this module for every single run
+MAX_POINTS = 100_000  # ``app.sweep.spec.MAX_POINTS`` (tested equal)
 
 __all__ = ["build_problem", "solve", "check", "sweep", "RunResult", "CheckReport"]
 
@@ -128,6 +131,8 @@ def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, wor
 
     Raises ``SpecError`` for a bad sweep file or option.
     """
+    from .app.sweep.runner import check_request, run_sweep
+
     check_sweep_args(spec, out, workers, engine, scheduler, shard, pareto, progress, max_points, force)
     sw, _, _ = check_request(spec, out, shard, pareto, max_points, force)  # bad input raises here, not at the first row
     return run_sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,

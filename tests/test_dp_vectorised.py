@@ -125,8 +125,9 @@ def test_long_chains_take_the_vectorised_scan():
 
 @pytest.mark.parametrize("seed", range(8))
 def test_plan_level_units_equals_table_lookups(seed):
-    # plan_level_units sums a level from level_arrays; the per-entry lookups are the reference
-    from explorer.core.costs import plan_level_units
+    # plan_level_units sums a level from level_arrays (from ROWS_IN_PYTHON_BELOW layers; below, the
+    # lookups); the per-entry lookups are the reference for both
+    from explorer.core.costs import _row_units_vectorised, plan_level_units
     from explorer.core.randnet import random_dag_spec
     from explorer.frontends.network_yaml import parse_network
 
@@ -141,5 +142,6 @@ def test_plan_level_units_equals_table_lookups(seed):
         c = sum(tables.intra(n, row[n], counts[n]) for n in range(len(net.layers)))
         c += sum(tables.inter(e, row[u], row[v], counts[v]) for e, (u, v) in enumerate(tables.edges))
         expect.append(c)
+        assert _row_units_vectorised(tables, row, counts) == c
         counts = advance(counts, row)
     assert plan_level_units(tables, rows) == expect

@@ -186,3 +186,10 @@ def test_paper_values_file_is_complete():
     for w in pv.figure(13)["workloads"]:
         net, levels = pv.workload(w)
         assert net.batch in (32, 4096) and levels in (2, 3, 4)
+
+
+def test_the_commands_figure_list_is_the_papers():
+    # the CLI names the figures without importing the reproduction; both lists must agree
+    from explorer.app.reproduce import cli, paper
+
+    assert cli.FIGURES == paper.FIGURES

@@ -29,7 +29,16 @@ def test_no_heavy_imports(args):
 
 
 def test_a_run_still_gets_numpy_when_it_needs_it():
-    # the probe is able to see an import: a DP run builds the vectorised level rows with numpy
-    proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), "--model", "lenet-c"],
+    # the probe is able to see an import: a DP run on a network of 128 layers or more builds the
+    # vectorised level rows with numpy
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), "--model", "gpt3-1.7b"],
                           capture_output=True, text=True, check=True)
     assert "numpy" in json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_a_small_network_runs_without_numpy():
+    # below ROWS_IN_PYTHON_BELOW layers the DP, its tables and the plan scoring are Python integers
+    # (issue 23: numpy's import was a third of such a run)
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), "--model", "vgg-a"],
+                          capture_output=True, text=True, check=True)
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []

@@ -50,9 +50,16 @@ def _bound_method(sol: Solution) -> str | None:
 SOLVER_IMPORTS = {"dp": ("numpy",)}
 
 
-def warm_imports(solver: str) -> None:
+def warm_imports(solver: str, problem: Problem | None = None) -> None:
+    """Import ``SOLVER_IMPORTS[solver]``; for the DP only when the problem is large enough for its
+    numpy paths (from ``ROWS_IN_PYTHON_BELOW`` = 128 layers): below, the DP, the cost tables and the
+    plan scoring run in Python integers and a run never imports numpy (a third of a zoo run's time)."""
     import importlib
 
+    from ..core.costs import ROWS_IN_PYTHON_BELOW
+
+    if solver == "dp" and problem is not None and problem.num_layers < ROWS_IN_PYTHON_BELOW:
+        return
     for name in SOLVER_IMPORTS.get(solver, ()):
         importlib.import_module(name)
 
@@ -114,7 +121,7 @@ def solve_with(problem: Problem, solver: str, options: SolveOptions) -> Solution
 def run(problem: Problem, solver: str, options: SolveOptions | None = None) -> RunResult:
     """Solve, re-score with the evaluator, and compare with the baselines."""
     options = options or SolveOptions()
-    warm_imports(solver)
+    warm_imports(solver, problem)
     sol = solve_with(problem, solver, options)
     info = sol.info
     base = RunResult(
