@@ -6,24 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...core.errors import SpecError
+from ..sweep.plot import pyplot
 from .hypar import Figure, Row
 
 COLOURS = {"model-parallel": "#2020d0", "data-parallel": "#1f6fa8", "hypar": "#33cc55", "torus": "#2020d0",
            "h-tree": "#33cc55", "hypar-energy": "#33cc55", "trick": "#999999", "peak": "#d04020"}
 LABELS = {"hypar": "HyPar", "data-parallel": "data parallelism", "model-parallel": "model parallelism",
           "torus": "torus", "h-tree": "H-tree", "hypar-energy": "HyPar energy efficiency"}
-
-
-def _pyplot():
-    try:
-        import matplotlib
-    except ImportError:
-        raise SpecError("explore reproduce", "needs matplotlib: pip install -e '.[plot]'") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _num(v) -> float | None:
@@ -145,7 +134,7 @@ def _grid(fig: Figure, plt, title: str):
 
 def draw(fig: Figure, path: Path, accounting: str) -> None:
     """Write the figure's PNG to ``path``."""
-    plt = _pyplot()
+    plt = pyplot("explore reproduce")
     kind = fig.chart.get("kind")
     ours = f"hypar-paper array, one global calibration; accounting {accounting}"
     subtitle = f"ours: {ours}" if kind in ("plans", "grid") else f"solid: ours ({ours}); hatched: the paper's"

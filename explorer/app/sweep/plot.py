@@ -42,11 +42,13 @@ class Chart:
     reference: bool = False  # draw the paper's values from the sweep file's ``reference:`` beside ours
 
 
-def _pyplot():
+def pyplot(command: str = "explore plot"):
+    """matplotlib's pyplot on the Agg backend; one line naming ``command`` when it is missing."""
     try:
         import matplotlib
     except ImportError:
-        raise SpecError("explore plot", "needs matplotlib: pip install -e '.[plot]'") from None
+        raise SpecError(command, "needs matplotlib: pip install 'hypar-explorer[plot]' "
+                                 "(in a checkout: pip install -e '.[plot]')") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -247,7 +249,7 @@ def plot_chart(folder: str | Path, chart: Chart, out: str | Path) -> Path:
         raise SpecError("--z", "a heatmap needs --z COL, the value shown in each cell")
     path = _target(out)
     cols, rows = load_table(folder, chart)
-    plt = _pyplot()
+    plt = pyplot()
     if chart.kind == "heatmap":
         return _save(_heatmap(plt, cols, rows, chart), path)
     y_ok = [r for r in rows if number(r[chart.y]) is not None]
@@ -335,7 +337,7 @@ def plot_pareto(folder: str | Path, chart: Chart, out: str | Path) -> Path:
     pts = [(float(number(r[chart.x])), float(number(r[chart.y])), lab, r) for r, lab in zip(rows, labels) if lab]
     if not pts:
         raise SpecError("--pareto", f"no row has a valid plan with numbers in {chart.x} and {chart.y}")
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     rest = [p for p in pts if p[2] == "no"]
     ax.scatter([p[0] for p in rest], [p[1] for p in rest], s=14, color="#bbbbbb", label="dominated")
@@ -389,7 +391,7 @@ def plot_plan(folder: str | Path, row: int, out: str | Path) -> Path:
     if "layers" not in res:  # an explore split point: types and alphas, no layer names (it raised KeyError)
         raise SpecError("--plan", f"point {row} is an explore split point (split {res.get('split')}): --plan draws "
                                   f"the plans of explore's points; its types and alphas are in plans.jsonl")
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
 
