@@ -59,7 +59,7 @@ class ClusterSpec:
     Invariants (checked on construction, ``ValueError``): ``gpus`` a whole number of nodes or a
     divisor of ``gpus_per_node`` (part of one node); ``tiers[0].size == gpus_per_node``; the
     tiers between the node and the outermost strictly increasing multiples of ``gpus_per_node``;
-    the outermost tier (when there are two or more) of size ``gpus``. An inner tier may be larger
+    bandwidths non-increasing outward; the outermost tier (when there are two or more) of size ``gpus``. An inner tier may be larger
     than ``gpus`` (a small instance inside one spine domain): spans within it never reach the
     outermost tier, as ``bandwidth_Bps`` takes the first tier large enough.
     """
@@ -136,8 +136,12 @@ def tiers_problem(tiers: tuple[Tier, ...], gpus_per_node: int) -> str | None:
     if tiers[0].size != gpus_per_node:
         return f"the first tier ({tiers[0].name}) is the node: its size must be {gpus_per_node}, got {tiers[0].size}"
     for t in tiers:
-        if not isinstance(t.bandwidth_GBps, Fraction | int) or t.bandwidth_GBps <= 0:
+        if isinstance(t.bandwidth_GBps, bool) or not isinstance(t.bandwidth_GBps, Fraction | int) or t.bandwidth_GBps <= 0:
             return f"tier {t.name}: bandwidth must be a positive exact number, got {t.bandwidth_GBps!r}"
+    for a, b in zip(tiers, tiers[1:]):
+        if b.bandwidth_GBps > a.bandwidth_GBps:  # a GPU's traffic to a wider domain leaves through the narrower one's links
+            return (f"tier {b.name}: bandwidth {float(b.bandwidth_GBps):g} GB/s exceeds the {float(a.bandwidth_GBps):g} GB/s of {a.name} "
+                    "inside it (per GPU bandwidth cannot grow outward)")
     inner = tiers[:-1] if len(tiers) > 1 else tiers
     for a, b in zip(inner, inner[1:]):
         if b.size <= a.size:
