@@ -155,11 +155,13 @@ def progress(msg: str) -> None:
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --split: alphas searched are multiples of 1/N, and each free class's proportional ratio.")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --split: which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
 @click.option("--grid-only", is_flag=True, help="With --split: free classes choose from the multiples of 1/N alone (without their proportional ratio).")
+@llm_options
 @click.version_option(package_name="hypar-explorer")
 @click.pass_context
 @fail_on_bad_input
 def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver, caps, memory_GiB, weight_copies, pins,
-        forbids, constraints_file, time_limit, workers, seed, dump_model, split, grid, free, grid_only):
+        forbids, constraints_file, time_limit, workers, seed, dump_model, split, grid, free, grid_only, gpus, layout,
+        degrees, micro_batch, recompute, zero):
     """Find how every layer of a network should be split at every level of an accelerator array.
 
     With no command: solve MODEL on ARRAY (default: VGG-A on HyPar's 16-accelerator H-tree,
@@ -173,6 +175,9 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     if ctx.invoked_subcommand is not None:
         return
     given = _given_options(ctx)
+    if llm_dispatch(ctx, given, model, array, batch, fmt, output, time_limit, gpus, layout, degrees, micro_batch,
+                    recompute, zero):
+        return
     if split is None:
         for option in ("--alpha-grid", "--free", "--grid-only"):
             if option in given:
@@ -212,6 +217,55 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     if not result.ok:
         click.echo(f"explore: {why_not_ok(result)}", err=True)
     sys.exit(0 if result.ok else 1)
+
+
+def llm_options(fn):
+    """The LLM planner's options (taken when --array is a GPU cluster: explorer/app/llm_*.py)."""
+    decorators = [
+        click.option("--gpus", type=int, default=None, help="GPU cluster: GPUs of the instance (whole nodes, or part of one node); default: the cluster's."),
+        click.option("--layout", type=click.Choice(["megatron", "zero3"]), default=None, help="GPU cluster: score this layout instead of searching: megatron (column- then row-parallel blocks, 1F1B; needs --degrees) or zero3 (pure data parallelism, ZeRO-3)."),
+        click.option("--degrees", type=str, default=None, metavar="tensor=T,pipeline=P,data=D", help="GPU cluster: fix these degrees (any of them; the rest are searched). Without it, tensor is at most the GPUs per node."),
+        click.option("--micro-batch", "micro_batch", type=int, default=None, help="GPU cluster: samples per micro-batch (must divide batch / data); default: searched."),
+        click.option("--recompute", type=click.Choice(["none", "selective", "full", "search"]), default=None, help="GPU cluster: activation recomputation (Korthikanti et al.); default: search."),
+        click.option("--zero", type=click.Choice(["0", "1", "3"]), default=None, help="GPU cluster: ZeRO stage (0: none, 1: optimizer state sharded, 3: all model states, weights gathered per layer); default: searched."),
+    ]
+    for d in reversed(decorators):
+        fn = d(fn)
+    return fn
+
+
+def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_limit, gpus, layout, degrees, micro_batch,
+                 recompute, zero) -> bool:
+    """Run the LLM planner when --array is a GPU cluster (True); refuse its options otherwise."""
+    from ..frontends import is_cluster
+    from .llm_options import LLM_OPTIONS, NOT_ON_CLUSTER
+
+    if not is_cluster(array):
+        used = [o for o in LLM_OPTIONS if o in given]
+        if used:
+            raise InputError(f"{used[0]}: needs a GPU cluster --array (dgx-a100, dgx-h100 or a YAML with kind: "
+                             f"gpu-cluster); {array} is an accelerator array")
+        return False
+    refused = [o for o in NOT_ON_CLUSTER if o in given]
+    if refused:
+        raise InputError(f"{refused[0]}: not with a GPU cluster --array ({array}): the LLM planner takes --model, "
+                         "--batch, --seq, --gpus, --layout, --degrees, --micro-batch, --recompute, --zero, "
+                         "--time-limit, --format, --output")
+    from .llm_options import parse_request
+    from .llm_report import llm_json, render_llm
+    from .llm_run import run_llm
+
+    check_not_empty(model=model, array=array, output=output)
+    check_destinations(output, None, (), {"--model": model, "--array": array})
+    req = parse_request(model, array, gpus, batch, ctx.meta.get("seq"), layout, degrees, micro_batch, recompute, zero,
+                        time_limit)
+    with StepProgress() as say:
+        report = run_llm(req, progress=say)
+    text = json.dumps(llm_json(report), indent=2) + "\n" if fmt == "json" else render_llm(report)
+    emit(text, output)
+    if not report.ok:
+        click.echo(f"explore: {report.result.status.value}: no layout fits in the GPU's memory", err=True)
+    sys.exit(0 if report.ok else 1)
 
 
 def why_not_ok(result) -> str:

@@ -44,10 +44,17 @@ REFUSED = {"mixtral": ("num_local_experts", "mixture-of-experts layers (each tok
                        "experts) have no node kind here, and expert parallelism is not a partition type")}
 
 
-def load_hf_config(path: str | Path, batch: int | None = None, sequence: int | None = None) -> Network:
-    """The network a Hugging Face ``config.json`` describes (SpecError naming the file and field)."""
+def read_hf_shape(path: str | Path, sequence: int | None = None) -> tuple[TransformerShape, int, str]:
+    """The shape a Hugging Face ``config.json`` describes, its sequence (``sequence`` overrides the
+    config's context length) and its name: what the LLM planner builds its problem from."""
     src = str(path)
     cfg = _read_json(path)
+    mtype = _model_type(cfg, src)
+    shape, seq = _shape_and_sequence(cfg, mtype, src, sequence)
+    return shape, seq, _name(cfg, path)
+
+
+def _model_type(cfg: dict, src: str) -> str:
     mtype = cfg.get("model_type")
     if mtype in REFUSED:
         field, why = REFUSED[mtype]
@@ -55,8 +62,20 @@ def load_hf_config(path: str | Path, batch: int | None = None, sequence: int | N
     if mtype not in MODEL_TYPES:
         raise SpecError(src, f"model_type: must be one of {', '.join(MODEL_TYPES)} (mixtral is refused), "
                              f"got {shown(mtype)}")
+    return mtype
+
+
+def _shape_and_sequence(cfg: dict, mtype: str, src: str, sequence: int | None) -> tuple[TransformerShape, int]:
     shape, seq_key = _llama_shape(cfg, src) if MODEL_TYPES[mtype] else _gpt2_shape(cfg, src)
-    seq = sequence if sequence is not None else _int(cfg, seq_key, src)
+    return shape, (sequence if sequence is not None else _int(cfg, seq_key, src))
+
+
+def load_hf_config(path: str | Path, batch: int | None = None, sequence: int | None = None) -> Network:
+    """The network a Hugging Face ``config.json`` describes (SpecError naming the file and field)."""
+    src = str(path)
+    cfg = _read_json(path)
+    mtype = _model_type(cfg, src)
+    shape, seq = _shape_and_sequence(cfg, mtype, src, sequence)
     net = build_transformer(shape, _name(cfg, path), batch or DEFAULT_BATCH, seq, src)
     window = cfg.get("sliding_window") if mtype == "mistral" else None
     if isinstance(window, int) and not isinstance(window, bool) and 0 < window < seq:

@@ -1,0 +1,97 @@
+"""``explore`` on a GPU cluster: the LLM planner's options, parsed and checked before any work.
+
+Bad input is a ``SpecError`` naming the option and the value (the CLI turns it into one line on
+stderr and exit status 2); nothing is loaded or written before these checks pass.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+from ..core.errors import SpecError, shown
+from ..core.llm_memory import Recompute, ZeroStage
+
+# the options only the LLM planner takes (refused with an accelerator array)
+LLM_OPTIONS = ("--gpus", "--layout", "--degrees", "--micro-batch", "--recompute", "--zero")
+# the options of the HyPar/AccPar path a GPU cluster does not take
+NOT_ON_CLUSTER = ("--space", "--objective", "--levels", "--solver", "--cap", "--memory", "--weight-copies", "--pin",
+                  "--forbid", "--constraints", "--workers", "--seed", "--dump-model", "--split", "--alpha-grid",
+                  "--free", "--grid-only")
+DEGREE_NAMES = ("tensor", "pipeline", "data")
+DEFAULT_TIME_LIMIT_S = 300.0  # the search's wall-clock limit unless --time-limit (then: bound and gap)
+
+
+class LayoutMode(enum.Enum):
+    """``--layout``: evaluate a given layout instead of searching."""
+
+    MEGATRON = "megatron"  # Megatron-LM: column- then row-parallel blocks, 1F1B
+    ZERO3 = "zero3"  # pure data parallelism with ZeRO-3 (weights gathered per layer)
+
+
+@dataclass(frozen=True, slots=True)
+class LlmRequest:
+    """What ``explore --array <cluster>`` was asked (checked)."""
+
+    model: str
+    cluster: str
+    gpus: int | None
+    batch: int | None
+    seq: int | None
+    layout: LayoutMode | None
+    tensor: int | None
+    pipeline: int | None
+    data: int | None
+    micro_batch: int | None
+    recompute: Recompute | None  # None: searched
+    zero: ZeroStage | None  # None: searched (--layout zero3: 3)
+    time_limit_s: float
+
+
+def parse_degrees(text: str) -> dict[str, int]:
+    """``tensor=8,pipeline=8,data=16`` (any subset, any order; t/p/d as short names) -> degrees."""
+    out: dict[str, int] = {}
+    short = {"t": "tensor", "p": "pipeline", "d": "data"}
+    if not text.strip():
+        raise SpecError("--degrees", "empty; give e.g. tensor=8,pipeline=8,data=16")
+    for part in text.split(","):
+        m = re.fullmatch(r"\s*([a-z]+)\s*=\s*([0-9]+)\s*", part)
+        if m is None:
+            raise SpecError("--degrees", f"{shown(part.strip())} is not NAME=N (e.g. tensor=8,pipeline=8,data=16)")
+        name = short.get(m.group(1), m.group(1))
+        if name not in DEGREE_NAMES:
+            raise SpecError("--degrees", f"unknown degree {shown(m.group(1))} (tensor, pipeline, data)")
+        if name in out:
+            raise SpecError("--degrees", f"{name} given twice")
+        value = int(m.group(2))
+        if not 1 <= value <= 10**7:
+            raise SpecError("--degrees", f"{name}={value}: must be between 1 and 10,000,000")
+        out[name] = value
+    return out
+
+
+def parse_request(model: str, cluster: str, gpus: int | None, batch: int | None, seq: int | None, layout: str | None,
+                  degrees: str | None, micro_batch: int | None, recompute: str | None, zero: str | None,
+                  time_limit_s: float | None) -> LlmRequest:
+    """The options of an LLM run, checked on their own (the model and the cluster check the rest)."""
+    for option, value in (("--gpus", gpus), ("--batch", batch), ("--seq", seq), ("--micro-batch", micro_batch)):
+        if value is not None and not 1 <= value <= 10**9:
+            raise SpecError(option, f"must be between 1 and 1,000,000,000, got {value}")
+    mode = None if layout is None else LayoutMode(layout)
+    deg = parse_degrees(degrees) if degrees is not None else {}
+    rec = None if recompute in (None, "search") else Recompute(recompute)
+    z = None if zero is None else ZeroStage(int(zero))
+    if mode is LayoutMode.ZERO3:
+        extra = [f"{k}={v}" for k, v in deg.items() if k != "data" and v != 1]
+        if extra:
+            raise SpecError("--degrees", f"{', '.join(extra)} with --layout zero3: ZeRO-3 is pure data parallelism "
+                                         "(give data=N, or --layout megatron)")
+        if z not in (None, ZeroStage.ZERO3):
+            raise SpecError("--zero", f"{z.value} with --layout zero3 (it is ZeRO stage 3)")
+        deg = {"tensor": 1, "pipeline": 1, **({"data": deg["data"]} if "data" in deg else {})}
+        z = ZeroStage.ZERO3
+    elif mode is LayoutMode.MEGATRON and degrees is None:
+        raise SpecError("--layout", "megatron needs --degrees tensor=T,pipeline=P,data=D")
+    return LlmRequest(model, cluster, gpus, batch, seq, mode, deg.get("tensor"), deg.get("pipeline"), deg.get("data"),
+                      micro_batch, rec, z, DEFAULT_TIME_LIMIT_S if time_limit_s is None else time_limit_s)

@@ -1,0 +1,227 @@
+"""The LLM planner's report: a table for people and one JSON object (``--format json``).
+
+Rendering only formats: every figure is the evaluator's (``core.llm_step.LlmEvaluation``) or the
+search's (``solvers.llm_search.LlmSearchResult``). JSON numbers are exact (``exact_number``: an
+int, a float when the float is exact, else the string "p/q"), as in the rest of ``explore``;
+the table rounds for reading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from ..core.solution import Status
+from ..core.units import safe_float
+from ..solvers.llm_search import LlmSearchResult, Scored
+from ..solvers.llm_space import MAX_MICRO_BATCH
+from .render import fmt_seconds
+from .results import exact_number
+
+GiB = 2**30
+SCHEMA_VERSION = 1
+MAX_STAGE_LINES = 6  # more stages than this: runs of stages with as many layers are said together
+
+
+@dataclass(frozen=True, slots=True)
+class LlmReport:
+    """One LLM run: what was asked, what the search found."""
+
+    model: str
+    cluster: str
+    gpu: str
+    gpus: int
+    gpus_per_node: int
+    batch: int
+    sequence: int
+    layers: int
+    mode: str  # "search", "megatron" or "zero3"
+    result: LlmSearchResult
+    block_nodes: tuple[str, ...]  # one transformer block's nodes (the per-layer types' columns)
+    megatron_types: tuple[str, ...]  # Megatron's types of those nodes (what tensor_types None means)
+    efficiency: Fraction  # the calibrated compute efficiency of the GPU kind
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.result.best is not None
+
+
+def gib(x: Fraction) -> str:
+    return f"{safe_float(Fraction(x) / GiB):.2f} GiB"
+
+
+def pct(x: Fraction) -> str:
+    return f"{safe_float(x) * 100:.1f}%"
+
+
+def stage_spans(stage_layers: tuple[int, ...]) -> list[tuple[int, int, int]]:
+    """(stage, first layer, last layer + 1) per stage."""
+    out, first = [], 0
+    for i, n in enumerate(stage_layers):
+        out.append((i, first, first + n))
+        first += n
+    return out
+
+
+def _layers_text(a: int, b: int) -> str:
+    if b - a == 0:
+        return "no layers"
+    return f"layer {a}" if b - a == 1 else f"layers {a}-{b - 1}"
+
+
+def stage_lines(stage_layers: tuple[int, ...], head: bool = True) -> list[str]:
+    """"stage 0: embedding + layers 0-11", ...; long pipelines: runs of equal stages on one line."""
+    spans = stage_spans(stage_layers)
+    last = len(spans) - 1
+
+    def one(i: int, a: int, b: int) -> str:
+        parts = (["embedding"] if i == 0 else []) + ([_layers_text(a, b)] if b > a or i not in (0, last) else [])
+        parts += ["final norm + head" if head else "final norm"] if i == last else []
+        return f"stage {i}: " + " + ".join(parts)
+
+    if len(spans) <= MAX_STAGE_LINES:
+        return [one(*s) for s in spans]
+    lines = [one(*spans[0])]
+    mid = spans[1:last]
+    j = 0
+    while j < len(mid):
+        k = j
+        while k + 1 < len(mid) and mid[k + 1][2] - mid[k + 1][1] == mid[j][2] - mid[j][1]:
+            k += 1
+        n = mid[j][2] - mid[j][1]
+        if k == j:
+            lines.append(one(*mid[j]))
+        else:
+            lines.append(f"stages {mid[j][0]}-{mid[k][0]}: {n} layer{'s' if n != 1 else ''} each "
+                         f"({_layers_text(mid[j][1], mid[k][2])})")
+        j = k + 1
+    lines.append(one(*spans[last]))
+    return lines
+
+
+def _plan_words(s: Scored, batch: int) -> str:
+    c = s.candidate
+    deg = c.degrees
+    sp = s.layout.parallelism.sequence_parallel
+    return (f"t={deg.tensor} (tensor), p={deg.pipeline} (pipeline), d={deg.data} (data), micro-batch {c.micro_batch} "
+            f"({c.microbatches(batch)} per step), recompute {c.recompute.value}, ZeRO stage {c.zero.value}, "
+            f"sequence parallel {'on' if sp and deg.tensor > 1 else 'off'}")
+
+
+def _types(s: Scored, report: LlmReport) -> tuple[str, ...]:
+    tt = s.layout.tensor_types
+    return report.megatron_types if tt is None else tuple(str(t) for t in tt)
+
+
+def _status_line(report: LlmReport) -> str:
+    r = report.result
+    counts = (f"{r.candidates:,} layouts: {r.scored:,} scored, {r.pruned_time:,} pruned by the time bound, "
+              f"{r.pruned_memory:,} by the memory bound")
+    if r.status is Status.OPTIMAL:
+        return f"status: optimal (proven over {counts}), wall {r.wall_s:.1f} s"
+    if r.status is Status.FEASIBLE:
+        return (f"status: feasible, bound {fmt_seconds(r.bound_s)}, gap {pct(r.gap)} ({counts}, {r.unresolved:,} "
+                f"left at the time limit), wall {r.wall_s:.1f} s")
+    if r.status is Status.INFEASIBLE:
+        least = "" if r.smallest_memory_bytes is None else f": the smallest needs {gib(r.smallest_memory_bytes)}"
+        return (f"status: infeasible, no layout fits in {gib(r.capacity_bytes)} per GPU{least} ({counts}), "
+                f"wall {r.wall_s:.1f} s")
+    return f"status: {r.status.value} ({counts}), wall {r.wall_s:.1f} s"
+
+
+def render_llm(report: LlmReport) -> str:
+    r = report.result
+    what = {"search": "search over t, p, d, micro-batch, recompute, ZeRO, stage cuts and tensor-level types",
+            "megatron": "evaluate Megatron-LM's layout (micro-batch, recompute and ZeRO searched unless given)",
+            "zero3": "evaluate ZeRO-3 data parallelism (micro-batch and recompute searched unless given)"}[report.mode]
+    lines = [f"{report.model} on {report.cluster} ({report.gpus:,} x {report.gpu}, {report.gpus_per_node} per node), "
+             f"batch {report.batch:,}, sequence {report.sequence:,}, {report.layers} layers",
+             f"{what}; micro-batches up to {r.space.max_micro_batch if r.space else MAX_MICRO_BATCH}",
+             _status_line(report)]
+    lines += [f"note: {n}" for n in report.notes]
+    if r.best is None:
+        return "\n".join(lines) + "\n"
+    best, ev = r.best, r.best.evaluation
+    lines += ["", "plan: " + _plan_words(best, report.batch),
+              f"step time {fmt_seconds(ev.step_time_s)}, {safe_float(ev.tflops_per_gpu):.1f} TFLOP/s per GPU "
+              f"(Megatron's count), MFU {pct(ev.mfu)}, pipeline bubble {pct(ev.bubble_fraction)}",
+              f"  compute {fmt_seconds(ev.compute_s)}, tensor comm {fmt_seconds(ev.tensor_comm_s)}, data comm "
+              f"{fmt_seconds(ev.data_comm_s)}, pipeline comm {fmt_seconds(ev.pipeline_comm_s)}",
+              f"memory per GPU {gib(ev.memory_bytes_per_accelerator)} of {gib(r.capacity_bytes)}",
+              "", "stages:"]
+    lines += ["  " + x for x in stage_lines(tuple(ev.stage_layers))]
+    types = _types(best, report)
+    lines += ["", "tensor-level types of every block" + (" (Megatron's)" if best.layout.tensor_types is None else "")
+              + ": " + ", ".join(f"{n} {t}" for n, t in zip(report.block_nodes, types))]
+    lines += ["", *render_runners_up(report)]
+    return "\n".join(lines) + "\n"
+
+
+def why_loses(s: Scored, best: Scored, capacity: Fraction) -> str:
+    ev = s.evaluation
+    if not ev.fits:
+        return f"needs {gib(ev.memory_bytes_per_accelerator)} > {gib(capacity)}"
+    slower = (ev.step_time_s - best.step_time_s) / best.step_time_s
+    return "ties" if slower == 0 else f"{pct(slower)} slower"
+
+
+def render_runners_up(report: LlmReport) -> list[str]:
+    r = report.result
+    if not r.runners_up:
+        return ["why not the others: no other layout was scored"]
+    rows = [("t", "p", "d", "b", "recompute", "ZeRO", "step time", "memory", "why not")]
+    for s in r.runners_up:
+        c, ev = s.candidate, s.evaluation
+        rows.append((str(c.degrees.tensor), str(c.degrees.pipeline), str(c.degrees.data), str(c.micro_batch),
+                     c.recompute.value, str(c.zero.value), fmt_seconds(ev.step_time_s),
+                     gib(ev.memory_bytes_per_accelerator), why_loses(s, r.best, r.capacity_bytes)))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    out = ["why not the others (the best scored layout of each other t, p, micro-batch):"]
+    for row in rows:
+        out.append("  " + "  ".join(cell.rjust(w) if i < 4 else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
+    return out
+
+
+def _scored_json(s: Scored, report: LlmReport) -> dict[str, Any]:
+    c, ev = s.candidate, s.evaluation
+    return {
+        "degrees": {"tensor": c.degrees.tensor, "pipeline": c.degrees.pipeline, "data": c.degrees.data},
+        "micro_batch": c.micro_batch, "recompute": c.recompute.value, "zero": c.zero.value,
+        "sequence_parallel": s.layout.parallelism.sequence_parallel,
+        "step_time_s": exact_number(ev.step_time_s), "tflops_per_gpu": exact_number(ev.tflops_per_gpu),
+        "mfu": exact_number(ev.mfu), "bubble_fraction": exact_number(ev.bubble_fraction),
+        "memory_bytes_per_accelerator": exact_number(ev.memory_bytes_per_accelerator), "fits": ev.fits,
+    }
+
+
+def llm_json(report: LlmReport) -> dict[str, Any]:
+    r = report.result
+    out: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "inputs": {"model": report.model, "cluster": report.cluster, "gpu": report.gpu, "gpus": report.gpus,
+                   "gpus_per_node": report.gpus_per_node, "batch": report.batch, "sequence": report.sequence,
+                   "layers": report.layers, "mode": report.mode, "max_micro_batch": r.space.max_micro_batch,
+                   "efficiency": exact_number(report.efficiency)},
+        "status": r.status.value, "gap": None if r.gap is None else exact_number(r.gap),
+        "bound": None if r.bound_s is None else exact_number(r.bound_s),
+        "memory_capacity_bytes": exact_number(r.capacity_bytes),
+        "search": {"candidates": r.candidates, "scored": r.scored, "pruned_time": r.pruned_time,
+                   "pruned_memory": r.pruned_memory, "unresolved": r.unresolved, "wall_s": round(r.wall_s, 3)},
+        "notes": list(report.notes),
+    }
+    if r.best is None:
+        out["smallest_memory_bytes"] = None if r.smallest_memory_bytes is None else exact_number(r.smallest_memory_bytes)
+        return out
+    best, ev = r.best, r.best.evaluation
+    out.update(_scored_json(best, report))
+    out.update({
+        "compute_s": exact_number(ev.compute_s), "tensor_comm_s": exact_number(ev.tensor_comm_s),
+        "data_comm_s": exact_number(ev.data_comm_s), "pipeline_comm_s": exact_number(ev.pipeline_comm_s),
+        "stages": [{"stage": i, "first_layer": a, "layers": b - a} for i, a, b in stage_spans(tuple(ev.stage_layers))],
+        "tensor_types": dict(zip(report.block_nodes, _types(best, report))),
+        "runners_up": [{**_scored_json(s, report), "why_not": why_loses(s, best, r.capacity_bytes)}
+                       for s in r.runners_up],
+    })
+    return out

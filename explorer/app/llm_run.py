@@ -1,0 +1,106 @@
+"""``explore --array <GPU cluster>``: load the transformer and the cluster, check the layout asked
+for against them, run the search (or score the given layout), and build the report.
+
+Checks that need the model or the cluster (degrees against the GPU count and the layers, the
+micro-batch against the batch) raise ``SpecError`` naming the option before anything is searched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..core.errors import SpecError
+from ..core.llm_memory import Recompute, ZeroStage
+from ..frontends import load_cluster
+from ..frontends.transformer_problem import llm_problem
+from ..frontends.transformer_source import load_transformer
+from ..solvers.llm_search import search
+from ..solvers.llm_space import Degrees, LlmSpace, candidates, validate_degrees, validate_micro_batch
+from .llm_options import LayoutMode, LlmRequest
+from .llm_report import LlmReport
+
+
+def build(req: LlmRequest):
+    """(problem, space) of a request, every option checked against the model and the cluster."""
+    src = load_transformer(req.model, req.seq)
+    cluster = load_cluster(req.cluster, req.gpus)
+    batch = req.batch if req.batch is not None else src.batch
+    if batch is None:
+        raise SpecError("--batch", f"{src.source} (a Hugging Face config) gives no training batch: give --batch N")
+    space = space_of(req, cluster.gpus, cluster.gpus_per_node, src.shape.layers, batch)
+    return llm_problem(src.shape, cluster, batch, src.sequence, src.name, src.source), space
+
+
+def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch: int) -> LlmSpace:
+    """The searched space of a request (SpecError naming --degrees or --micro-batch when it is empty)."""
+    given = {"tensor": req.tensor, "pipeline": req.pipeline, "data": req.data}
+    if req.layout is LayoutMode.ZERO3 and req.data is None:
+        given["data"] = gpus
+    _check_given(given, gpus, layers, batch)
+    known = [v for v in given.values() if v is not None]
+    data = given["data"]
+    if data is None and len(known) == 2:
+        data = gpus // (known[0] * known[1])
+    if req.micro_batch is not None and data is not None:
+        validate_micro_batch(req.micro_batch, batch, data)
+    space = LlmSpace(tensor=given["tensor"], pipeline=given["pipeline"], data=given["data"], micro_batch=req.micro_batch,
+                     recomputes=tuple(Recompute) if req.recompute is None else (req.recompute,),
+                     zeros=tuple(ZeroStage) if req.zero is None else (req.zero,),
+                     search_types=req.layout is None)
+    if not candidates(space, gpus, gpus_per_node, layers, batch):
+        if req.micro_batch is not None and not candidates(replace(space, micro_batch=None), gpus, gpus_per_node,
+                                                          layers, batch):
+            raise SpecError("--degrees", f"{_given_text(given)}: no layout of {gpus:,} GPUs has these degrees")
+        if req.micro_batch is not None:
+            raise SpecError("--micro-batch", f"{req.micro_batch} divides batch / data ({batch:,} / d) for no data "
+                                             f"degree d of the layouts of {gpus:,} GPUs")
+        raise SpecError("--degrees", f"{_given_text(given)}: no layout of {gpus:,} GPUs has these degrees "
+                                     f"(tensor at most {gpus_per_node} unless given, pipeline at most {layers} layers, "
+                                     f"data dividing the batch {batch:,})")
+    return space
+
+
+def _given_text(given: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in given.items() if v is not None) or "(none)"
+
+
+def _check_given(given: dict, gpus: int, layers: int, batch: int) -> None:
+    if all(v is not None for v in given.values()):
+        validate_degrees(Degrees(given["tensor"], given["pipeline"], given["data"]), gpus, layers, batch)
+        return
+    for name, value in given.items():
+        if value is not None and gpus % value:
+            raise SpecError("--degrees", f"{name}={value} does not divide the cluster's {gpus:,} GPUs (--gpus)")
+    if given["pipeline"] is not None and given["pipeline"] > layers:
+        raise SpecError("--degrees", f"pipeline={given['pipeline']} is deeper than the model's {layers} transformer layers")
+    if given["data"] is not None and batch % given["data"]:
+        raise SpecError("--degrees", f"data={given['data']} does not divide the batch {batch:,} (--batch)")
+
+
+def block_nodes(network, family_prefixes=("h0_", "l0_")) -> tuple[str, ...]:
+    """Names of the first transformer block's nodes (without the layer prefix), in network order."""
+    for prefix in family_prefixes:
+        names = tuple(L.name[len(prefix):] for L in network.layers if L.name.startswith(prefix))
+        if names:
+            return names
+    return ()
+
+
+def run_llm(req: LlmRequest, progress=None) -> LlmReport:
+    """The report of one LLM run (``progress(step, done, total)`` hears the search's steps)."""
+    from ..core.llm_step import megatron_types
+
+    problem, space = build(req)
+    if progress is not None:
+        progress("searching layouts")
+    result = search(problem, space, time_limit_s=req.time_limit_s, progress=progress)
+    c = problem.cluster
+    mode = "search" if req.layout is None else req.layout.value
+    eff = result.best.evaluation.efficiency if result.best else (result.runners_up[0].evaluation.efficiency
+                                                                 if result.runners_up else None)
+    notes = ()
+    if result.best is not None and not result.best.evaluation.calibrated:
+        notes = (f"{c.gpu.name} has no calibration row: its efficiency is borrowed (see docs/llm-training.md)",)
+    return LlmReport(problem.network.name, c.name, c.gpu.name, c.gpus, c.gpus_per_node, problem.dims.batch,
+                     problem.dims.seq, problem.dims.layers, mode, result, block_nodes(problem.network),
+                     tuple(str(t) for t in megatron_types(problem)), eff, notes)

@@ -1,0 +1,52 @@
+"""Lower bounds the LLM search prunes with: never above what ``evaluate_llm`` reports.
+
+Time. The step model (``core.llm_step``) charges ``(m + p - 1) * max_s tau_s`` plus
+data-parallel communication, and every ``tau_s`` holds the compute of stage ``s`` for one
+micro-batch: ``F_s(b) / (t * peak * efficiency)`` plus communication >= 0. The stages' FLOPs
+add up to the network's, ``F(b)``, linear in ``b``, so ``max_s`` is at least their mean and
+
+    step >= (m + p - 1) * F(b) / (p t peak eff) = (m + p - 1) / m * F(B) / (G peak eff)
+
+with ``m = B / (d b)`` micro-batches and ``G = t p d`` GPUs: the calibrated compute of the whole
+step with no communication, times the bubble factor. ``F(B)`` here is the model's FLOPs without
+the recompute forward (recompute only adds work), so the bound holds for every recompute mode.
+
+Memory. The worst stage holds at least the mean of the stages; their model states add up to the
+whole model's (16 bytes a parameter, split ``t`` ways, ZeRO-sharded over ``d``), so the worst
+stage holds at least ``model_state_bytes(P / (t p), d, zero)``; activations add to that (>= 0).
+Tensor-level types other than Megatron's duplicate weights, which only adds.
+
+tests/test_llm_search.py checks both against every candidate scored on seeded instances.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..core.comm import training_flops
+from ..core.llm_memory import model_state_bytes
+from .llm_space import Candidate
+
+TERA = 10**12
+
+
+def network_flops(network) -> int:
+    """Training FLOPs of one step of the whole network at its batch (forward + backward, no recompute)."""
+    return sum(training_flops(layer, network.batch) for layer in network.layers)
+
+
+def compute_floor_s(flops: int, gpus: int, peak_TFLOPS: Fraction, efficiency: Fraction) -> Fraction:
+    """``flops`` spread over ``gpus`` GPUs at the calibrated rate: no communication, no bubble."""
+    return Fraction(flops) / (gpus * Fraction(peak_TFLOPS) * TERA * Fraction(efficiency))
+
+
+def time_floor_s(cand: Candidate, batch: int, floor_s: Fraction) -> Fraction:
+    """A lower bound of the candidate's step time: the bubble factor (m + p - 1) / m times ``floor_s``."""
+    m = cand.microbatches(batch)
+    return floor_s * Fraction(m + cand.degrees.pipeline - 1, m)
+
+
+def memory_floor_bytes(cand: Candidate, parameters: int) -> Fraction:
+    """A lower bound of the worst stage's bytes per GPU: its share of the model states."""
+    deg = cand.degrees
+    return sum(model_state_bytes(Fraction(parameters, deg.tensor * deg.pipeline), deg.data, cand.zero))

@@ -1,0 +1,218 @@
+"""The LLM training planner: the fastest layout that fits, proven, or a bound and the gap.
+
+Joint search over the degrees (t, p, d), the micro-batch, recompute and the ZeRO stage
+(``llm_space`` says what is enumerated), with, for each candidate, the tensor-level types of one
+transformer block (``llm_types``; Megatron's when not searched) and the stage cuts (the step
+model's exact min-max cut). Every candidate that is looked at is scored by the one evaluator,
+``core.llm_step.evaluate_llm``: nothing here computes a time or a memory of its own.
+
+Branch and bound over an explicit list: each candidate gets a lower bound of its step time and
+of its memory (``llm_bounds``, proven there); candidates whose memory bound exceeds the GPU's
+memory cannot fit and are dropped; the rest are scored in increasing order of their time bound
+until the bound reaches the best fitting step time found (then no unscored candidate can beat it).
+Status ``optimal`` when that happens; ``feasible`` with the bound and the gap when the time limit
+stops it first; ``infeasible`` when no candidate fits (the smallest memory seen is reported).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Callable
+
+from ..core.solution import Status
+from .llm_bounds import compute_floor_s, memory_floor_bytes, network_flops, time_floor_s
+from .llm_space import Candidate, LlmSpace, candidates
+
+RUNNERS_UP = 5  # "why not the others": this many other uniform layouts in the report
+EXTRA_FOR_REPORT = 8  # at most this many unscored (t, p) pairs are scored for that list (not for the proof)
+GiB = 2**30
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A candidate, the layout it became, and the evaluator's verdict."""
+
+    candidate: Candidate
+    layout: object  # core.llm_step.LlmLayout
+    evaluation: object  # core.llm_step.LlmEvaluation
+
+    @property
+    def step_time_s(self) -> Fraction:
+        return self.evaluation.step_time_s
+
+    @property
+    def fits(self) -> bool:
+        return self.evaluation.fits
+
+
+@dataclass(frozen=True, slots=True)
+class LlmSearchResult:
+    status: Status
+    best: Scored | None
+    bound_s: Fraction | None  # proven lower bound of the optimum's step time (None: no plan fits)
+    candidates: int  # in the space
+    scored: int  # evaluated (for the proof)
+    pruned_time: int  # skipped: time bound >= the best step time
+    pruned_memory: int  # skipped: memory bound > the GPU's memory
+    unresolved: int  # left when the time limit struck
+    capacity_bytes: Fraction
+    smallest_memory_bytes: Fraction | None  # infeasible: the least memory any candidate needs (scored or bound)
+    runners_up: tuple[Scored, ...] = ()
+    wall_s: float = 0.0
+    space: LlmSpace = field(default_factory=LlmSpace)
+    floor_s: Fraction | None = None  # the step's compute at the calibrated efficiency (the bounds' unit)
+
+    @property
+    def gap(self) -> Fraction | None:
+        if self.best is None or self.bound_s is None:
+            return None
+        return (self.best.step_time_s - self.bound_s) / self.best.step_time_s
+
+
+Progress = Callable[..., None]  # progress(step, done, total)
+
+
+def make_layout(problem, cand: Candidate, tensor_types):
+    from ..core.llm_memory import Parallelism
+    from ..core.llm_problem import LlmLayout
+
+    deg = cand.degrees
+    return LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data), cand.micro_batch, cand.recompute, cand.zero,
+                     tensor_types=tensor_types)
+
+
+def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = None, evaluate=None,
+           progress: Progress | None = None, prune: bool = True) -> LlmSearchResult:
+    """The joint optimum of ``space`` on ``problem`` (``prune=False``: score every candidate)."""
+    if evaluate is None:
+        from ..core.llm_step import evaluate_llm as evaluate
+    start = time.perf_counter()
+    deadline = None if time_limit_s is None else start + time_limit_s
+    dims, cluster = problem.dims, problem.cluster
+    cands = candidates(space, cluster.gpus, cluster.gpus_per_node, dims.layers, dims.batch)
+    capacity = Fraction(cluster.gpu.memory_GiB) * GiB
+    # time bounds are floor_s x the bubble factor; floor_s needs the calibrated efficiency, which the
+    # first evaluation states (one per GPU kind): order by the factor, then scale
+    keyed = sorted(((time_floor_s(c, dims.batch, Fraction(1)), memory_floor_bytes(c, problem.params.total), i, c)
+                    for i, c in enumerate(cands)), key=lambda x: (x[0], x[2]))
+    fitting = [k for k in keyed if not (prune and k[1] > capacity)]
+    types = _TypeChooser(problem, space)
+    flops = network_flops(problem.network)
+    best: Scored | None = None
+    scored: list[Scored] = []
+    floor = eff = None
+    pruned_time = unresolved = 0
+    for n, (factor, _mf, _i, cand) in enumerate(fitting):
+        if prune and best is not None and factor * floor >= best.step_time_s:
+            pruned_time = len(fitting) - n
+            break
+        if deadline is not None and time.perf_counter() > deadline and scored:
+            unresolved = len(fitting) - n
+            break
+        s = _score(problem, cand, types, evaluate)
+        if eff is None or s.evaluation.efficiency > eff:  # one per GPU kind; the largest keeps every bound valid
+            eff = s.evaluation.efficiency
+            floor = compute_floor_s(flops, cluster.gpus, cluster.gpu.peak_TFLOPS, eff)
+        scored.append(s)
+        if s.fits and (best is None or s.step_time_s < best.step_time_s):
+            best = s
+        if progress is not None and n % 8 == 0:
+            progress("searching layouts", n + 1, len(fitting))
+    bound = None
+    if best is None:
+        status = Status.UNKNOWN if unresolved else Status.INFEASIBLE
+    elif unresolved:
+        status, bound = Status.FEASIBLE, min(best.step_time_s, fitting[len(fitting) - unresolved][0] * floor)
+    else:
+        status, bound = Status.OPTIMAL, best.step_time_s
+    smallest = _smallest_memory(scored, keyed) if best is None else None
+    extra = _report_extra(problem, keyed, scored, types, evaluate, deadline)
+    return LlmSearchResult(status, best, bound, len(cands), len(scored), pruned_time, len(keyed) - len(fitting),
+                           unresolved, capacity, smallest, runners_up(best, scored + extra),
+                           time.perf_counter() - start, space, floor)
+
+
+def _score(problem, cand: Candidate, types, evaluate) -> Scored:
+    """The candidate with its cheapest block types; when those do not fit, the better of them and
+    Megatron's (whose weights are split t ways) by (fits, step time)."""
+    chosen = types.choose(cand)
+    layout = make_layout(problem, cand, chosen)
+    s = Scored(cand, layout, evaluate(problem, layout))
+    if chosen is not None and not s.fits:
+        plain = make_layout(problem, cand, None)
+        other = Scored(cand, plain, evaluate(problem, plain))
+        if other.fits or other.step_time_s < s.step_time_s:
+            return other
+    return s
+
+
+def _smallest_memory(scored: list[Scored], keyed) -> Fraction | None:
+    seen = [s.evaluation.memory_bytes_per_accelerator for s in scored] + [k[1] for k in keyed if not scored]
+    return min(seen) if seen else None
+
+
+def _uniform_key(c: Candidate) -> tuple[int, int, int]:
+    return (c.degrees.tensor, c.degrees.pipeline, c.micro_batch)
+
+
+def _report_extra(problem, keyed, scored, types, evaluate, deadline) -> list[Scored]:
+    """For "why not the others": the lowest-bound candidate of (t, p) pairs no scored candidate has."""
+    have = {(s.candidate.degrees.tensor, s.candidate.degrees.pipeline) for s in scored}
+    out: list[Scored] = []
+    for _tf, _mf, _i, cand in keyed:
+        pair = (cand.degrees.tensor, cand.degrees.pipeline)
+        if pair in have:
+            continue
+        if len(out) >= EXTRA_FOR_REPORT or (deadline is not None and time.perf_counter() > deadline):
+            break
+        have.add(pair)
+        out.append(_score(problem, cand, types, evaluate))
+    return out
+
+
+def runners_up(best: Scored | None, scored: list[Scored], n: int = RUNNERS_UP) -> tuple[Scored, ...]:
+    """The best scored layout of each other (t, p, micro-batch): fitting ones by step time, then those that
+    do not fit by memory; at most ``n``."""
+    per_key: dict[tuple[int, int, int], Scored] = {}
+    for s in scored:
+        key = _uniform_key(s.candidate)
+        cur = per_key.get(key)
+        if cur is None or _rank(s) < _rank(cur):
+            per_key[key] = s
+    if best is not None:
+        per_key.pop(_uniform_key(best.candidate), None)
+    return tuple(sorted(per_key.values(), key=_rank)[:n])
+
+
+def _rank(s: Scored):
+    ev = s.evaluation
+    return (0, ev.step_time_s, ev.memory_bytes_per_accelerator) if ev.fits else (1, ev.memory_bytes_per_accelerator, ev.step_time_s)
+
+
+class _TypeChooser:
+    """Tensor-level types of one block per candidate (memoised on what they depend on)."""
+
+    def __init__(self, problem, space: LlmSpace):
+        self.problem, self.space = problem, space
+        self.memo: dict = {}
+
+    def choose(self, cand: Candidate):
+        if not self.space.search_types or cand.degrees.tensor == 1:
+            return None
+        m = cand.microbatches(self.problem.dims.batch)
+        key = (cand.degrees.tensor, cand.micro_batch, m + cand.degrees.pipeline - 1)
+        if key not in self.memo:
+            from .llm_types import best_block_types
+
+            found = best_block_types(self.problem, *key)
+            self.memo[key] = None if found == self.megatron(cand.degrees.tensor) else found
+        return self.memo[key]
+
+    def megatron(self, t: int):
+        from ..core.llm_block import megatron_types
+
+        if "megatron" not in self.memo:
+            self.memo["megatron"] = megatron_types(self.problem.network, self.problem.dims.layers)
+        return self.memo["megatron"]

@@ -1,0 +1,132 @@
+"""The space the LLM planner searches: degrees (t, p, d), micro-batch, recompute, ZeRO stage.
+
+Every candidate is one ``(t, p, d, b, recompute, zero)``; the stage cuts and the tensor-level
+types of a block are chosen per candidate by the search (``llm_search``). What is enumerated:
+
+- ``(t, p, d)``: every factorisation ``t * p * d`` of the GPU count with ``t`` at most
+  ``max_tensor`` (default: the cluster's GPUs per node, so tensor parallelism stays on NVSwitch;
+  ``--degrees`` may ask for more), ``p`` at most the transformer layers, and ``d`` dividing the
+  global batch (every data-parallel rank takes whole samples);
+- micro-batch ``b``: every divisor of ``B / d`` up to ``MAX_MICRO_BATCH`` (larger micro-batches
+  only lengthen the pipeline bubble and the activations in flight in this model, whose
+  efficiency does not grow with ``b``); ``m = B / (d b)`` micro-batches a step;
+- recompute none / selective / full and ZeRO 0 / 1 / 3, or the one given.
+
+Bad choices raise ``SpecError`` naming the option and the value (the CLI's exit 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.errors import SpecError
+from ..core.llm_memory import Recompute, ZeroStage
+
+MAX_MICRO_BATCH = 64  # micro-batches searched: divisors of B/d up to this (stated in the report)
+
+
+@dataclass(frozen=True, slots=True)
+class Degrees:
+    """Tensor ``t``, pipeline ``p`` and data ``d`` degrees (Megatron's rank order: t innermost)."""
+
+    tensor: int
+    pipeline: int
+    data: int
+
+    @property
+    def gpus(self) -> int:
+        return self.tensor * self.pipeline * self.data
+
+    def __str__(self) -> str:
+        return f"t={self.tensor} p={self.pipeline} d={self.data}"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One point of the space (types and stage cuts are chosen for it by the search)."""
+
+    degrees: Degrees
+    micro_batch: int
+    recompute: Recompute
+    zero: ZeroStage
+
+    def microbatches(self, batch: int) -> int:
+        return batch // (self.degrees.data * self.micro_batch)
+
+
+@dataclass(frozen=True, slots=True)
+class LlmSpace:
+    """What to search. ``None`` or an empty tuple: search it; a value: fix it."""
+
+    tensor: int | None = None  # a fixed degree (--degrees); None: searched
+    pipeline: int | None = None
+    data: int | None = None
+    micro_batch: int | None = None
+    recomputes: tuple[Recompute, ...] = tuple(Recompute)
+    zeros: tuple[ZeroStage, ...] = tuple(ZeroStage)
+    max_tensor: int | None = None  # None: the cluster's GPUs per node
+    max_micro_batch: int = MAX_MICRO_BATCH
+    search_types: bool = True  # per-node types of a block at the tensor level (False: Megatron's)
+
+
+def divisors(n: int) -> list[int]:
+    small = [i for i in range(1, int(n**0.5) + 1) if n % i == 0]
+    return sorted(set(small + [n // i for i in small]))
+
+
+def degree_triples(gpus: int, max_tensor: int, layers: int, batch: int) -> list[Degrees]:
+    """Every (t, p, d) with t p d = gpus, t <= max_tensor, p <= layers, d | batch."""
+    out = []
+    for t in divisors(gpus):
+        if t > max_tensor:
+            break
+        for p in divisors(gpus // t):
+            d = gpus // (t * p)
+            if p <= layers and batch % d == 0:
+                out.append(Degrees(t, p, d))
+    return out
+
+
+def micro_batches(batch: int, data: int, cap: int) -> list[int]:
+    """Divisors of batch / data up to ``cap``."""
+    return [b for b in divisors(batch // data) if b <= cap]
+
+
+def validate_degrees(deg: Degrees, gpus: int, layers: int, batch: int, option: str = "--degrees") -> None:
+    """A fixed layout's degrees: SpecError naming ``option`` and the value when they cannot run."""
+    if deg.gpus != gpus:
+        raise SpecError(option, f"tensor={deg.tensor} x pipeline={deg.pipeline} x data={deg.data} = {deg.gpus:,} GPUs, "
+                                f"but the cluster has {gpus:,} (--gpus)")
+    if deg.pipeline > layers:
+        raise SpecError(option, f"pipeline={deg.pipeline} is deeper than the model's {layers} transformer layers")
+    if batch % deg.data:
+        raise SpecError(option, f"data={deg.data} does not divide the batch {batch} (--batch): every data-parallel "
+                                "rank takes whole samples")
+
+
+def validate_micro_batch(b: int, batch: int, data: int) -> None:
+    if b < 1:
+        raise SpecError("--micro-batch", f"must be >= 1, got {b}")
+    if (batch // data) % b:
+        raise SpecError("--micro-batch", f"{b} does not divide batch / data = {batch} / {data} = {batch // data}")
+
+
+def candidates(space: LlmSpace, gpus: int, gpus_per_node: int, layers: int, batch: int) -> list[Candidate]:
+    """Every candidate of ``space`` (in a fixed order: t, p, b, recompute, zero ascending)."""
+    max_tensor = space.tensor or space.max_tensor or gpus_per_node
+    triples = [deg for deg in degree_triples(gpus, max_tensor, layers, batch)
+               if all(fixed in (None, got) for fixed, got in ((space.tensor, deg.tensor),
+                                                               (space.pipeline, deg.pipeline), (space.data, deg.data)))]
+    out = []
+    for deg in triples:
+        if space.micro_batch is not None:
+            if (batch // deg.data) % space.micro_batch:
+                continue
+            bs = [space.micro_batch]
+        else:
+            bs = micro_batches(batch, deg.data, space.max_micro_batch)
+        for b in bs:
+            for r in space.recomputes:
+                for z in space.zeros:
+                    out.append(Candidate(deg, b, r, z))
+    return out
