@@ -11,46 +11,15 @@ needs every parameter, so this adds them per family:
 - ``llama`` (LLaMA 3): no biases; two RMSNorm weight vectors (h each) per layer and a final one
   (h). Qwen2's QKV biases are not counted (the shape does not say a model has them).
 
-It lives beside the shape (not in ``explorer/core``) because the core must not import a
-frontend (tests/test_layers.py); the core's memory functions take the resulting integers.
+``parameter_count`` lives beside the shape because the core must not import a frontend
+(tests/test_layers.py); ``ParameterCount`` itself is in ``explorer.core.llm_problem`` (the step
+model needs it) and is re-exported here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..core.llm_problem import ParameterCount  # noqa: F401 - re-exported (it lives in the core, which needs it)
 from .transformer import Family, TransformerShape
-
-
-@dataclass(frozen=True, slots=True)
-class ParameterCount:
-    """Parameters by place: ``per_layer`` (each transformer layer), ``embedding`` (token and
-    learned positions; the pipeline's first stage), ``head`` (untied LM head; the last stage)
-    and ``final_norm`` (the last stage)."""
-
-    layers: int
-    per_layer: int
-    embedding: int
-    head: int
-    final_norm: int
-
-    @property
-    def total(self) -> int:
-        return self.layers * self.per_layer + self.embedding + self.head + self.final_norm
-
-    def stage(self, first_layer: int, last_layer: int, pipeline: int, index: int) -> int:
-        """Parameters of pipeline stage ``index`` of ``pipeline`` holding layers
-        ``first_layer`` .. ``last_layer - 1``: the embedding on the first stage, the head and
-        final norm on the last (a tied head's copy on the last stage, which Megatron keeps
-        for p > 1, is not counted)."""
-        if not 0 <= first_layer <= last_layer <= self.layers or not 0 <= index < pipeline:
-            raise ValueError(f"stage {index} of {pipeline} with layers {first_layer}..{last_layer}: out of range")
-        n = (last_layer - first_layer) * self.per_layer
-        if index == 0:
-            n += self.embedding
-        if index == pipeline - 1:
-            n += self.head + self.final_norm
-        return n
 
 
 def parameter_count(shape: TransformerShape) -> ParameterCount:

@@ -1,0 +1,184 @@
+"""A transformer network cut into its parts: the nodes before the first block (embedding), the
+L identical blocks, the nodes after the last (LM head); per part its training FLOPs and its
+tensor-level exchanges (``fanout.level_amounts``) at fan-out t. Used by ``core.llm_step``.
+
+The parts are found from the structure ``explorer.frontends.transformer.build_transformer``
+gives (nodes in topological order): the pre part ends before the first fc node, the post part
+starts after the last add node, and the rest splits into ``layers`` runs of equal length
+whose node kinds repeat. A tied LM head (the network leaves it out, ``Network.approximations``)
+comes back here as an explicit fc node of ``hidden x vocab`` on the post part, so the logit
+layer's FLOPs and exchanges are counted.
+
+Megatron's tensor-parallel pattern (Shoeybi et al., 2019, section 3) in the types of the model
+(``explorer.core.partition``): column-parallel matmuls (QKV, fc1; LLaMA's q, k, v, gate, up)
+are type III (split output channels), the attention node and the matmuls after it (proj, fc2,
+LLaMA's o and down) type II (split input channels, partial sums reduced), the SwiGLU product a
+type II join; the residual adds type I (split by token: Megatron's sequence-parallel region).
+The token embedding is type II (Megatron's vocabulary-parallel embedding, its output reduced),
+learned positions type III (split hidden, no exchange), the LM head type III (column-parallel
+over the vocabulary).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .comm import training_flops
+from .network import Layer, LayerKind, Network
+from .partition import PartitionType
+
+I, II, III = PartitionType.I, PartitionType.II, PartitionType.III
+
+
+@dataclass(frozen=True, slots=True)
+class BlockParts:
+    """Node positions: ``pre`` (before block 0), ``blocks[i]`` (block i), ``post`` (after the last)."""
+
+    pre: tuple[int, ...]
+    blocks: tuple[tuple[int, ...], ...]
+    post: tuple[int, ...]
+
+    @property
+    def block_len(self) -> int:
+        return len(self.blocks[0])
+
+
+def block_parts(network: Network, layers: int) -> BlockParts:
+    """Cut ``network`` into its pre part, ``layers`` blocks and post part (ValueError if it is not
+    a stack of ``layers`` identical blocks)."""
+    kinds = [n.kind for n in network.layers]
+    fcs = [k for k, kd in enumerate(kinds) if kd is LayerKind.FC]
+    adds = [k for k, kd in enumerate(kinds) if kd is LayerKind.ADD]
+    if not fcs or not adds:
+        raise ValueError(f"network {network.name}: not a transformer (no fc or add nodes)")
+    first, last = fcs[0], adds[-1]
+    body = last + 1 - first
+    if layers < 1 or body % layers:
+        raise ValueError(f"network {network.name}: {body} block nodes do not split into {layers} layers")
+    n = body // layers
+    blocks = tuple(tuple(range(first + i * n, first + (i + 1) * n)) for i in range(layers))
+    shape = [(network.layers[k].kind, network.layers[k].in_channels, network.layers[k].out_channels) for k in blocks[0]]
+    for blk in blocks[1:]:
+        if [(network.layers[k].kind, network.layers[k].in_channels, network.layers[k].out_channels)
+                for k in blk] != shape:
+            raise ValueError(f"network {network.name}: its {layers} blocks are not identical")
+    return BlockParts(tuple(range(first)), blocks, tuple(range(last + 1, len(kinds))))
+
+
+def _producers(network: Network) -> list[list[int]]:
+    preds: list[list[int]] = [[] for _ in network.layers]
+    for u, v in network.edges:
+        preds[v].append(u)
+    return preds
+
+
+def megatron_types(network: Network, layers: int) -> tuple[PartitionType, ...]:
+    """Megatron's pattern (module docstring) for the nodes of one block, in block order."""
+    parts = block_parts(network, layers)
+    return tuple(_megatron_types(network, parts.blocks[min(1, layers - 1)]))
+
+
+def _megatron_types(network: Network, nodes) -> list[PartitionType]:
+    preds = _producers(network)
+    chosen: dict[int, PartitionType] = {}
+    for k in nodes:
+        node = network.layers[k]
+        src = [network.layers[u] for u in preds[k]]
+        if node.kind is LayerKind.ATTENTION:
+            t = II
+        elif node.kind is LayerKind.ADD:  # a product of two column-parallel matmuls (SwiGLU) or a residual
+            t = II if src and all(s.kind is LayerKind.FC for s in src) else I
+        elif node.kind is LayerKind.FC:  # row-parallel after an attention/product or a column-parallel fc
+            before = [chosen.get(u) for u in preds[k]]
+            t = II if any((s.is_join and b is II) or (s.kind is LayerKind.FC and b is III)
+                          for s, b in zip(src, before)) else III
+        else:
+            t = III
+        chosen[k] = t
+    return [chosen[k] for k in nodes]
+
+
+def edge_types(network: Network, parts: BlockParts) -> tuple[tuple[PartitionType, ...], tuple[PartitionType, ...]]:
+    """Megatron's types of the pre and post nodes: the token embedding (the widest) II, other
+    embeddings III, joins I; the head fc III."""
+    widest = max((network.layers[k].in_channels for k in parts.pre
+                  if network.layers[k].kind is LayerKind.EMBEDDING), default=0)
+
+    def pre_type(k: int) -> PartitionType:
+        node = network.layers[k]
+        if node.kind is LayerKind.EMBEDDING:
+            return II if node.in_channels == widest else III
+        return I if node.is_join else III
+    pre = tuple(pre_type(k) for k in parts.pre)
+    post = tuple(I if network.layers[k].is_join else III for k in parts.post)
+    return pre, post
+
+
+def tied_head(network: Network, hidden: int, vocab: int) -> Layer:
+    """The logit layer of a head tied to the token embedding, as an fc node (the network leaves it out)."""
+    seq = network.sequence or 1
+    return Layer("lm_head (tied to the embedding)", LayerKind.FC, hidden, vocab, in_size=(seq, 1), out_size=(seq, 1))
+
+
+def subnetwork(network: Network, nodes: tuple[int, ...], extra: tuple[Layer, ...] = (), lead: int | None = None,
+               batch: int | None = None) -> Network:
+    """The nodes ``nodes`` (with ``lead``, the producer feeding them, first; then ``extra`` nodes
+    fed by the last one) and the edges among them, at ``batch``."""
+    keep = ([lead] if lead is not None else []) + list(nodes)
+    pos = {k: i for i, k in enumerate(keep)}
+    edges, shares = [], []
+    for e, (u, v) in enumerate(network.edges):
+        if u in pos and v in pos:
+            edges.append((pos[u], pos[v]))
+            shares.append(network.edge_shares[e])
+    layers = [network.layers[k] for k in keep] + list(extra)
+    for j in range(max(len(keep), 1), len(layers)):
+        edges.append((j - 1, j))
+        shares.append(Fraction(1))
+    order = sorted(range(len(edges)), key=lambda e: edges[e])
+    return Network(f"{network.name}[part]", network.batch if batch is None else batch, tuple(layers),
+                   tuple(edges[e] for e in order), network.source, tuple(shares[e] for e in order),
+                   network.sequence)
+
+
+def part_flops(network: Network, nodes, batch: int, extra: tuple[Layer, ...] = ()) -> int:
+    """Training FLOPs (forward + backward) of ``nodes`` and ``extra`` at ``batch`` (``comm.training_flops``)."""
+    return sum(training_flops(network.layers[k], batch) for k in nodes) + sum(training_flops(x, batch) for x in extra)
+
+
+def forward_flops(layers, batch: int) -> int:
+    """Forward FLOPs of ``layers`` (2 per multiply-accumulate)."""
+    return sum(2 * x.forward_macs(batch) for x in layers)
+
+
+@dataclass(frozen=True, slots=True)
+class TensorAmounts:
+    """Elements one GPU sends at the tensor level (fan-out t): ``activations`` per micro-batch
+    (they scale with it), ``weights`` per step (type I weight-gradient exchanges)."""
+
+    activations: Fraction
+    weights: Fraction
+
+
+def tensor_amounts(network: Network, nodes: tuple[int, ...], types: tuple[PartitionType, ...], t: int,
+                   micro_batch: int, lead: int | None = None, lead_type: PartitionType | None = None,
+                   extra: tuple[Layer, ...] = (), extra_types: tuple[PartitionType, ...] = ()) -> TensorAmounts:
+    """What one GPU sends at one tensor level of fan-out ``t`` for ``nodes`` (and ``extra``) at
+    ``micro_batch``: ``fanout.level_amounts`` of the part with its producer ``lead`` in front (so
+    the edges into the part are charged), less the lead's own exchange. The group below a
+    tensor-level group is one GPU, so the group's amount is the GPU's."""
+    if t == 1:
+        return TensorAmounts(Fraction(0), Fraction(0))
+    from .fanout import level_amounts
+
+    def amounts(sub: Network, row) -> TensorAmounts:
+        (a,) = level_amounts(sub, micro_batch, (t,), (tuple(row),))
+        return TensorAmounts(Fraction(a.activations), Fraction(a.weights))
+
+    row = ((lead_type,) if lead is not None else ()) + tuple(types) + tuple(extra_types)
+    whole = amounts(subnetwork(network, nodes, extra, lead, micro_batch), row)
+    if lead is None:
+        return whole
+    alone = amounts(subnetwork(network, (), (), lead, micro_batch), (lead_type,))
+    return TensorAmounts(whole.activations - alone.activations, whole.weights - alone.weights)
