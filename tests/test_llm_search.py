@@ -1,0 +1,137 @@
+"""The LLM planner (issue 21 item 7): the search space, the block-type DP, the bounds, the
+search against exhaustive scoring, and the report's helpers."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from fractions import Fraction
+
+import pytest
+
+from explorer.core.errors import SpecError
+from explorer.core.llm_block import block_parts, megatron_types, tensor_amounts
+from explorer.core.llm_memory import Recompute, ZeroStage
+from explorer.frontends import load_cluster
+from explorer.frontends.transformer_problem import llm_problem
+from explorer.frontends.transformer_source import load_transformer
+from explorer.app.llm_options import parse_degrees, parse_request
+from explorer.app.llm_report import stage_lines
+from explorer.solvers.llm_space import Degrees, LlmSpace, candidates, degree_triples, micro_batches
+from explorer.solvers.llm_types import BlockTables, best_types
+
+
+def problem(model: str, gpus: int, batch: int | None = None, seq: int | None = None, cluster: str = "dgx-a100"):
+    src = load_transformer(model, seq)
+    return llm_problem(src.shape, load_cluster(cluster, gpus), batch or src.batch, src.sequence, src.name)
+
+
+# ---- the space -------------------------------------------------------------------------------
+
+def test_degree_triples_every_factorisation():
+    # 16 GPUs, t <= 8, p <= 24 layers, d | 512: t in {1,2,4,8}, p | 16/t, d the rest
+    got = {(x.tensor, x.pipeline, x.data) for x in degree_triples(16, 8, 24, 512)}
+    want = {(t, p, 16 // (t * p)) for t in (1, 2, 4, 8) for p in (1, 2, 4, 8, 16) if (16 // t) % p == 0}
+    assert got == want and len(got) == 5 + 4 + 3 + 2
+
+
+def test_degree_triples_non_power_of_two():
+    # 1,536 = 8 x 192: factorisations with a factor 3 are there; p <= layers and d | batch filter
+    triples = degree_triples(1536, 8, 96, 1536)
+    assert Degrees(8, 64, 3) in triples and Degrees(8, 96, 2) in triples and Degrees(8, 192, 1) not in triples
+    assert all(x.gpus == 1536 and x.tensor <= 8 and x.pipeline <= 96 and 1536 % x.data == 0 for x in triples)
+
+
+def test_micro_batches_are_divisors_up_to_the_cap():
+    assert micro_batches(1536, 16, 64) == [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48]  # of 96, not 96 itself
+    assert micro_batches(12, 4, 64) == [1, 3]
+
+
+def test_candidates_fixed_degrees_and_modes():
+    space = LlmSpace(tensor=2, pipeline=2, micro_batch=2, recomputes=(Recompute.FULL,), zeros=(ZeroStage.ZERO1,))
+    got = candidates(space, 16, 8, 24, 512)
+    assert [(c.degrees, c.micro_batch, c.recompute, c.zero) for c in got] == [
+        (Degrees(2, 2, 4), 2, Recompute.FULL, ZeroStage.ZERO1)]
+    # a fixed tensor degree above the GPUs per node is allowed when asked for
+    assert {c.degrees.tensor for c in candidates(LlmSpace(tensor=16), 32, 8, 24, 512)} == {16}
+
+
+# ---- options ---------------------------------------------------------------------------------
+
+def test_parse_degrees():
+    assert parse_degrees("tensor=8,pipeline=8,data=16") == {"tensor": 8, "pipeline": 8, "data": 16}
+    assert parse_degrees("t=2, d=4") == {"tensor": 2, "data": 4}
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("tensor=8,pipeline", "'pipeline' is not NAME=N"),
+    ("tensor=8,tensor=2", "tensor given twice"),
+    ("width=2", "unknown degree 'width'"),
+    ("tensor=0", "tensor=0: must be between 1"),
+    ("", "empty"),
+])
+def test_parse_degrees_errors(text, needle):
+    with pytest.raises(SpecError) as e:
+        parse_degrees(text)
+    assert str(e.value).startswith("--degrees: ") and needle in str(e.value)
+
+
+def test_zero3_layout_refuses_tensor_and_pipeline():
+    with pytest.raises(SpecError, match=r"--degrees: tensor=8 with --layout zero3"):
+        parse_request("gpt3-1.7b", "dgx-a100", None, None, None, "zero3", "tensor=8,data=2", None, None, None, None)
+    req = parse_request("gpt3-1.7b", "dgx-a100", None, None, None, "zero3", None, None, None, None, None)
+    assert (req.tensor, req.pipeline, req.data, req.zero) == (1, 1, None, ZeroStage.ZERO3)
+
+
+# ---- the block-type DP ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("t, b, slots", [(2, 1, 1), (4, 2, 7), (8, 1, 100), (8, 4, 3)])
+def test_block_dp_equals_enumeration(t, b, slots):
+    """The DP's cost is the minimum over every assignment of the block's 7 GPT nodes, each scored by
+    llm_block.tensor_amounts (fanout.level_amounts of the block with its lead)."""
+    p = problem("gpt3-1.7b", 16)
+    net, L = p.network, p.dims.layers
+    parts = block_parts(net, L)
+    tables = BlockTables(net, L, t, b)
+    types, cost = best_types(tables, slots)
+    best = None
+    for combo in itertools.product(*tables.allowed):
+        a = tensor_amounts(net, parts.blocks[1], combo, t, b, lead=parts.blocks[0][-1], lead_type=combo[-1])
+        c = slots * a.activations + a.weights
+        best = c if best is None else min(best, c)
+    assert cost == best
+    a = tensor_amounts(net, parts.blocks[1], types, t, b, lead=parts.blocks[0][-1], lead_type=types[-1])
+    assert slots * a.activations + a.weights == cost
+
+
+def test_block_dp_llama_matches_tensor_amounts_and_beats_megatron():
+    p = problem("llama3-8b", 16)
+    net, L = p.network, p.dims.layers
+    parts = block_parts(net, L)
+    tables = BlockTables(net, L, 8, 1)
+    types, cost = best_types(tables, 5)
+    mega = megatron_types(net, L)
+    for combo in (types, mega):
+        a = tensor_amounts(net, parts.blocks[1], combo, 8, 1, lead=parts.blocks[0][-1], lead_type=combo[-1])
+        assert tables.amounts(combo) == (a.activations, a.weights)
+    am, wm = tables.amounts(mega)
+    assert cost <= 5 * am + wm
+
+
+def test_block_dp_ties_go_to_megatron():
+    """A zero weight on the activations makes every assignment without a type-I matmul (no weight
+    exchange) cost 0; of those ties, Megatron's pattern is returned."""
+    p = problem("gpt3-1.7b", 16)
+    tables = BlockTables(p.network, p.dims.layers, 4, 1)
+    types, cost = best_types(tables, 0)
+    assert cost == 0 and types == megatron_types(p.network, p.dims.layers)
+
+
+# ---- report helpers --------------------------------------------------------------------------
+
+def test_stage_lines_short_and_long():
+    assert stage_lines((12, 12)) == ["stage 0: embedding + layers 0-11", "stage 1: layers 12-23 + final norm + head"]
+    assert stage_lines((24,)) == ["stage 0: embedding + layers 0-23 + final norm + head"]
+    long = stage_lines((1,) + (2,) * 10 + (1,))
+    assert long == ["stage 0: embedding + layer 0", "stages 1-10: 2 layers each (layers 1-20)",
+                    "stage 11: layer 21 + final norm + head"]
