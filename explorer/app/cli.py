@@ -17,6 +17,7 @@ from ..core.partition import Space
 from ..core.solution import Status
 from ..frontends import zoo
 from .cli_common import EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input
+from .llm_options import llm_options
 from .output import check_not_an_input, check_writable, inherited_fd, write_text
 
 DEFAULT_MODEL = "vgg-a"
@@ -217,21 +218,6 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     if not result.ok:
         click.echo(f"explore: {why_not_ok(result)}", err=True)
     sys.exit(0 if result.ok else 1)
-
-
-def llm_options(fn):
-    """The LLM planner's options (taken when --array is a GPU cluster: explorer/app/llm_*.py)."""
-    decorators = [
-        click.option("--gpus", type=int, default=None, help="GPU cluster: GPUs of the instance (whole nodes, or part of one node); default: the cluster's."),
-        click.option("--layout", type=click.Choice(["megatron", "zero3"]), default=None, help="GPU cluster: score this layout instead of searching: megatron (column- then row-parallel blocks, 1F1B; needs --degrees) or zero3 (pure data parallelism, ZeRO-3)."),
-        click.option("--degrees", type=str, default=None, metavar="tensor=T,pipeline=P,data=D", help="GPU cluster: fix these degrees (any of them; the rest are searched). Without it, tensor is at most the GPUs per node."),
-        click.option("--micro-batch", "micro_batch", type=int, default=None, help="GPU cluster: samples per micro-batch (must divide batch / data); default: searched."),
-        click.option("--recompute", type=click.Choice(["none", "selective", "full", "search"]), default=None, help="GPU cluster: activation recomputation (Korthikanti et al.); default: search."),
-        click.option("--zero", type=click.Choice(["0", "1", "3"]), default=None, help="GPU cluster: ZeRO stage (0: none, 1: optimizer state sharded, 3: all model states, weights gathered per layer); default: searched."),
-    ]
-    for d in reversed(decorators):
-        fn = d(fn)
-    return fn
 
 
 def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_limit, gpus, layout, degrees, micro_batch,

@@ -10,6 +10,8 @@ import enum
 import re
 from dataclasses import dataclass
 
+import click
+
 from ..core.errors import SpecError, shown
 from ..core.llm_memory import Recompute, ZeroStage
 
@@ -95,3 +97,18 @@ def parse_request(model: str, cluster: str, gpus: int | None, batch: int | None,
         raise SpecError("--layout", "megatron needs --degrees tensor=T,pipeline=P,data=D")
     return LlmRequest(model, cluster, gpus, batch, seq, mode, deg.get("tensor"), deg.get("pipeline"), deg.get("data"),
                       micro_batch, rec, z, DEFAULT_TIME_LIMIT_S if time_limit_s is None else time_limit_s)
+
+
+def llm_options(fn):
+    """The LLM planner's options (taken when --array is a GPU cluster: explorer/app/llm_*.py)."""
+    decorators = [
+        click.option("--gpus", type=int, default=None, help="GPU cluster: GPUs of the instance (whole nodes, or part of one node); default: the cluster's."),
+        click.option("--layout", type=click.Choice(["megatron", "zero3"]), default=None, help="GPU cluster: score this layout instead of searching: megatron (column- then row-parallel blocks, 1F1B; needs --degrees) or zero3 (pure data parallelism, ZeRO-3)."),
+        click.option("--degrees", type=str, default=None, metavar="tensor=T,pipeline=P,data=D", help="GPU cluster: fix these degrees (any of them; the rest are searched). Without it, tensor is at most the GPUs per node."),
+        click.option("--micro-batch", "micro_batch", type=int, default=None, help="GPU cluster: samples per micro-batch (must divide batch / data); default: searched."),
+        click.option("--recompute", type=click.Choice(["none", "selective", "full", "search"]), default=None, help="GPU cluster: activation recomputation (Korthikanti et al.); default: search."),
+        click.option("--zero", type=click.Choice(["0", "1", "3"]), default=None, help="GPU cluster: ZeRO stage (0: none, 1: optimizer state sharded, 3: all model states, weights gathered per layer); default: searched."),
+    ]
+    for d in reversed(decorators):
+        fn = d(fn)
+    return fn

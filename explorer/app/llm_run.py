@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..core.errors import SpecError
+from ..core.llm_block import megatron_types
 from ..core.llm_memory import Recompute, ZeroStage
 from ..frontends import load_cluster
 from ..frontends.transformer_problem import llm_problem
@@ -88,8 +89,6 @@ def block_nodes(network, family_prefixes=("h0_", "l0_")) -> tuple[str, ...]:
 
 def run_llm(req: LlmRequest, progress=None) -> LlmReport:
     """The report of one LLM run (``progress(step, done, total)`` hears the search's steps)."""
-    from ..core.llm_step import megatron_types
-
     problem, space = build(req)
     if progress is not None:
         progress("searching layouts")
@@ -103,4 +102,4 @@ def run_llm(req: LlmRequest, progress=None) -> LlmReport:
         notes = (f"{c.gpu.name} has no calibration row: its efficiency is borrowed (see docs/llm-training.md)",)
     return LlmReport(problem.network.name, c.name, c.gpu.name, c.gpus, c.gpus_per_node, problem.dims.batch,
                      problem.dims.seq, problem.dims.layers, mode, result, block_nodes(problem.network),
-                     tuple(str(t) for t in megatron_types(problem)), eff, notes)
+                     tuple(str(t) for t in megatron_types(problem.network, problem.dims.layers)), eff, notes)
