@@ -91,7 +91,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     start = time.perf_counter()
     deadline = None if time_limit_s is None else start + time_limit_s
     dims, cluster = problem.dims, problem.cluster
-    cands = candidates(space, cluster.gpus, cluster.gpus_per_node, dims.layers, dims.batch)
+    cands = candidates(space, cluster.gpus, cluster.gpus_per_node, dims.layers, dims.batch, dims.heads)
     capacity = Fraction(cluster.gpu.memory_GiB) * GiB
     # time bounds are floor_s x the bubble factor; floor_s needs the calibrated efficiency, which the
     # first evaluation states (one per GPU kind): order by the factor, then scale

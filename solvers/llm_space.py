@@ -5,7 +5,7 @@ types of a block are chosen per candidate by the search (``llm_search``). What i
 
 - ``(t, p, d)``: every factorisation ``t * p * d`` of the GPU count with ``t`` at most
   ``max_tensor`` (default: the cluster's GPUs per node, so tensor parallelism stays on NVSwitch;
-  ``--degrees`` may ask for more), ``p`` at most the transformer layers, and ``d`` dividing the
+  ``--degrees`` may ask for more) and dividing the attention heads (Megatron splits whole heads), ``p`` at most the transformer layers, and ``d`` dividing the
   global batch (every data-parallel rank takes whole samples);
 - micro-batch ``b``: every divisor of ``B / d`` up to ``MAX_MICRO_BATCH`` (larger micro-batches
   only lengthen the pipeline bubble and the activations in flight in this model, whose
@@ -74,12 +74,14 @@ def divisors(n: int) -> list[int]:
     return sorted(set(small + [n // i for i in small]))
 
 
-def degree_triples(gpus: int, max_tensor: int, layers: int, batch: int) -> list[Degrees]:
-    """Every (t, p, d) with t p d = gpus, t <= max_tensor, p <= layers, d | batch."""
+def degree_triples(gpus: int, max_tensor: int, layers: int, batch: int, heads: int = 0) -> list[Degrees]:
+    """Every (t, p, d) with t p d = gpus, t <= max_tensor, t | heads (when given), p <= layers, d | batch."""
     out = []
     for t in divisors(gpus):
         if t > max_tensor:
             break
+        if heads and heads % t:
+            continue
         for p in divisors(gpus // t):
             d = gpus // (t * p)
             if p <= layers and batch % d == 0:
@@ -111,10 +113,11 @@ def validate_micro_batch(b: int, batch: int, data: int) -> None:
         raise SpecError("--micro-batch", f"{b} does not divide batch / data = {batch} / {data} = {batch // data}")
 
 
-def candidates(space: LlmSpace, gpus: int, gpus_per_node: int, layers: int, batch: int) -> list[Candidate]:
+def candidates(space: LlmSpace, gpus: int, gpus_per_node: int, layers: int, batch: int,
+               heads: int = 0) -> list[Candidate]:
     """Every candidate of ``space`` (in a fixed order: t, p, b, recompute, zero ascending)."""
     max_tensor = space.tensor or space.max_tensor or gpus_per_node
-    triples = [deg for deg in degree_triples(gpus, max_tensor, layers, batch)
+    triples = [deg for deg in degree_triples(gpus, max_tensor, layers, batch, heads)
                if all(fixed in (None, got) for fixed, got in ((space.tensor, deg.tensor),
                                                                (space.pipeline, deg.pipeline), (space.data, deg.data)))]
     out = []

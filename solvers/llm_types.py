@@ -17,8 +17,12 @@ an edge still needs (the residual stream, at most two or three nodes), the cheap
 3 x 3^(frontier + 1) states a node instead of 3^nodes (7 nodes for a GPT block, 11 for LLaMA).
 Ties go to Megatron's pattern (``llm_block.megatron_types``), then to the first in type order.
 
-Types a node cannot take are left out: those its kind does not offer, and type II at fan-out t when
-t does not divide the node's heads (``fanout.check_rows``' rule). tests/test_llm_search.py checks
+Types a node cannot take are left out: those its kind does not offer, type II at fan-out t when
+t does not divide the node's heads (``fanout.check_rows``' rule), and type I for a node with
+weights (a matmul): type I splits the batch and keeps the whole weight matrix on each of the t
+GPUs, while the step model's memory (``llm_memory.stage_memory``) divides every parameter by t;
+offering it would buy the cheap weight-only exchange of data parallelism without paying its
+memory. Joins (attention, residual adds, the SwiGLU product) hold no weights and take all three. tests/test_llm_search.py checks
 the DP against enumerating every assignment through ``llm_block.tensor_amounts``.
 """
 
@@ -39,6 +43,8 @@ def allowed_types(layer, t: int) -> tuple[PartitionType, ...]:
     for ty in TYPES:
         if layer.node_types.specs[ty.index] is None:
             continue
+        if ty is PartitionType.I and layer.weight_elements() > 0:
+            continue  # would hold the whole matrix on each of the t GPUs; the memory model splits it t ways
         units = layer.split_units
         if ty is PartitionType.II and units is not None and units % t:
             continue

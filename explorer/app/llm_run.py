@@ -28,16 +28,19 @@ def build(req: LlmRequest):
     batch = req.batch if req.batch is not None else src.batch
     if batch is None:
         raise SpecError("--batch", f"{src.source} (a Hugging Face config) gives no training batch: give --batch N")
-    space = space_of(req, cluster.gpus, cluster.gpus_per_node, src.shape.layers, batch)
+    space = space_of(req, cluster.gpus, cluster.gpus_per_node, src.shape.layers, batch, src.shape.heads)
     return llm_problem(src.shape, cluster, batch, src.sequence, src.name, src.source), space
 
 
-def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch: int) -> LlmSpace:
+def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch: int, heads: int) -> LlmSpace:
     """The searched space of a request (SpecError naming --degrees or --micro-batch when it is empty)."""
     given = {"tensor": req.tensor, "pipeline": req.pipeline, "data": req.data}
     if req.layout is LayoutMode.ZERO3 and req.data is None:
         given["data"] = gpus
     _check_given(given, gpus, layers, batch)
+    if given["tensor"] is not None and heads % given["tensor"]:
+        raise SpecError("--degrees", f"tensor={given['tensor']} does not divide the model's {heads} attention heads "
+                                     "(Megatron splits whole heads)")
     known = [v for v in given.values() if v is not None]
     data = given["data"]
     if data is None and len(known) == 2:
@@ -48,15 +51,15 @@ def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch:
                      recomputes=tuple(Recompute) if req.recompute is None else (req.recompute,),
                      zeros=tuple(ZeroStage) if req.zero is None else (req.zero,),
                      search_types=req.layout is None)
-    if not candidates(space, gpus, gpus_per_node, layers, batch):
+    if not candidates(space, gpus, gpus_per_node, layers, batch, heads):
         if req.micro_batch is not None and not candidates(replace(space, micro_batch=None), gpus, gpus_per_node,
-                                                          layers, batch):
+                                                          layers, batch, heads):
             raise SpecError("--degrees", f"{_given_text(given)}: no layout of {gpus:,} GPUs has these degrees")
         if req.micro_batch is not None:
             raise SpecError("--micro-batch", f"{req.micro_batch} divides batch / data ({batch:,} / d) for no data "
                                              f"degree d of the layouts of {gpus:,} GPUs")
         raise SpecError("--degrees", f"{_given_text(given)}: no layout of {gpus:,} GPUs has these degrees "
-                                     f"(tensor at most {gpus_per_node} unless given, pipeline at most {layers} layers, "
+                                     f"(tensor at most {gpus_per_node} unless given and dividing the {heads} heads, pipeline at most {layers} layers, "
                                      f"data dividing the batch {batch:,})")
     return space
 
