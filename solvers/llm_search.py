@@ -153,8 +153,8 @@ def _smallest_memory(scored: list[Scored], keyed) -> Fraction | None:
     return min(seen) if seen else None
 
 
-def _uniform_key(c: Candidate) -> tuple[int, int, int]:
-    return (c.degrees.tensor, c.degrees.pipeline, c.micro_batch)
+def _uniform_key(c: Candidate) -> tuple[int, int]:
+    return (c.degrees.tensor, c.degrees.pipeline)
 
 
 def _report_extra(problem, keyed, scored, types, evaluate, deadline) -> list[Scored]:
@@ -173,9 +173,9 @@ def _report_extra(problem, keyed, scored, types, evaluate, deadline) -> list[Sco
 
 
 def runners_up(best: Scored | None, scored: list[Scored], n: int = RUNNERS_UP) -> tuple[Scored, ...]:
-    """The best scored layout of each other (t, p, micro-batch): fitting ones by step time, then those that
-    do not fit by memory; at most ``n``."""
-    per_key: dict[tuple[int, int, int], Scored] = {}
+    """The best scored layout of each other (t, p): fitting ones by step time, then those that do not
+    fit by memory; at most ``n``."""
+    per_key: dict[tuple[int, int], Scored] = {}
     for s in scored:
         key = _uniform_key(s.candidate)
         cur = per_key.get(key)

@@ -22,7 +22,11 @@ t does not divide the node's heads (``fanout.check_rows``' rule), and type I for
 weights (a matmul): type I splits the batch and keeps the whole weight matrix on each of the t
 GPUs, while the step model's memory (``llm_memory.stage_memory``) divides every parameter by t;
 offering it would buy the cheap weight-only exchange of data parallelism without paying its
-memory. Joins (attention, residual adds, the SwiGLU product) hold no weights and take all three. tests/test_llm_search.py checks
+memory. Joins (attention, residual adds, the SwiGLU product) hold no weights and take all three,
+except that the attention node takes type I only when t divides the micro-batch: with fewer
+samples than GPUs a batch split cuts a sample's sequence, and attention across the cut needs the
+keys and values of the other part, an exchange the model does not have (the residual adds, which
+work token by token, may split it: Megatron's sequence parallelism does). tests/test_llm_search.py checks
 the DP against enumerating every assignment through ``llm_block.tensor_amounts``.
 """
 
@@ -32,19 +36,22 @@ from fractions import Fraction
 
 from ..core.comm import WHOLE, divided_sizes, edge_amount, exchange_amount
 from ..core.llm_block import block_parts, edge_types, megatron_types
+from ..core.network import LayerKind
 from ..core.partition import PartitionType, Size
 
 TYPES = tuple(PartitionType)
 _W = Size.WEIGHTS.index
 
 
-def allowed_types(layer, t: int) -> tuple[PartitionType, ...]:
+def allowed_types(layer, t: int, micro_batch: int) -> tuple[PartitionType, ...]:
     out = []
     for ty in TYPES:
         if layer.node_types.specs[ty.index] is None:
             continue
         if ty is PartitionType.I and layer.weight_elements() > 0:
             continue  # would hold the whole matrix on each of the t GPUs; the memory model splits it t ways
+        if ty is PartitionType.I and layer.kind is LayerKind.ATTENTION and micro_batch % t:
+            continue  # fewer samples than GPUs: a split inside a sample's sequence, whose K/V exchange is not modelled
         units = layer.split_units
         if ty is PartitionType.II and units is not None and units % t:
             continue
@@ -66,7 +73,7 @@ class BlockTables:
             pre, _post = edge_types(network, parts)
             self.lead, self.lead_fixed = (parts.pre[-1], pre[-1]) if parts.pre else (None, None)
         L = network.layers
-        self.allowed = [allowed_types(L[k], t) for k in self.nodes]
+        self.allowed = [allowed_types(L[k], t, micro_batch) for k in self.nodes]
         self.unary: list[dict[PartitionType, tuple[Fraction, Fraction]]] = []
         for k, allowed in zip(self.nodes, self.allowed):
             sizes = divided_sizes(L[k], micro_batch, WHOLE)

@@ -1,9 +1,9 @@
 """The LLM planner's report: a table for people and one JSON object (``--format json``).
 
 Rendering only formats: every figure is the evaluator's (``core.llm_step.LlmEvaluation``) or the
-search's (``solvers.llm_search.LlmSearchResult``). JSON numbers are exact (``exact_number``: an
-int, a float when the float is exact, else the string "p/q"), as in the rest of ``explore``;
-the table rounds for reading.
+search's (``solvers.llm_search.LlmSearchResult``). JSON numbers are exact (``exact_decimal``: an
+int or a float when the float is exact, as ``exact_number`` in the rest of ``explore``; else the
+exact decimal string when the expansion ends, else "p/q"); the table rounds for reading.
 """
 
 from __future__ import annotations
@@ -46,6 +46,25 @@ class LlmReport:
     @property
     def ok(self) -> bool:
         return self.result.best is not None
+
+
+def exact_decimal(x: Fraction | int) -> int | float | str:
+    """An exact JSON value: ``exact_number``'s int or exact float; else the decimal string when the
+    fraction's expansion ends ("4.90371083904"), else "p/q"."""
+    out = exact_number(x)
+    if not isinstance(out, str):
+        return out
+    x = Fraction(x)
+    d, twos, fives = x.denominator, 0, 0
+    while d % 2 == 0:
+        d, twos = d // 2, twos + 1
+    while d % 5 == 0:
+        d, fives = d // 5, fives + 1
+    if d != 1:
+        return out
+    places = max(twos, fives)
+    digits = str(abs(x.numerator) * 10**places // x.denominator).rjust(places + 1, "0")
+    return ("-" if x < 0 else "") + digits[:-places] + "." + digits[-places:]
 
 
 def gib(x: Fraction) -> str:
@@ -178,7 +197,7 @@ def render_runners_up(report: LlmReport) -> list[str]:
                      c.recompute.value, str(c.zero.value), fmt_seconds(ev.step_time_s),
                      gib(ev.memory_bytes_per_accelerator), why_loses(s, r.best, r.capacity_bytes)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    out = ["why not the others (the best scored layout of each other t, p, micro-batch):"]
+    out = ["why not the others (the best scored layout of each other t, p):"]
     for row in rows:
         out.append("  " + "  ".join(cell.rjust(w) if i < 4 else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
     return out
@@ -190,9 +209,9 @@ def _scored_json(s: Scored, report: LlmReport) -> dict[str, Any]:
         "degrees": {"tensor": c.degrees.tensor, "pipeline": c.degrees.pipeline, "data": c.degrees.data},
         "micro_batch": c.micro_batch, "recompute": c.recompute.value, "zero": c.zero.value,
         "sequence_parallel": s.layout.parallelism.sequence_parallel,
-        "step_time_s": exact_number(ev.step_time_s), "tflops_per_gpu": exact_number(ev.tflops_per_gpu),
-        "mfu": exact_number(ev.mfu), "bubble_fraction": exact_number(ev.bubble_fraction),
-        "memory_bytes_per_accelerator": exact_number(ev.memory_bytes_per_accelerator), "fits": ev.fits,
+        "step_time_s": exact_decimal(ev.step_time_s), "tflops_per_gpu": exact_decimal(ev.tflops_per_gpu),
+        "mfu": exact_decimal(ev.mfu), "bubble_fraction": exact_decimal(ev.bubble_fraction),
+        "memory_bytes_per_accelerator": exact_decimal(ev.memory_bytes_per_accelerator), "fits": ev.fits,
     }
 
 
@@ -203,22 +222,22 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         "inputs": {"model": report.model, "cluster": report.cluster, "gpu": report.gpu, "gpus": report.gpus,
                    "gpus_per_node": report.gpus_per_node, "batch": report.batch, "sequence": report.sequence,
                    "layers": report.layers, "mode": report.mode, "max_micro_batch": r.space.max_micro_batch,
-                   "efficiency": exact_number(report.efficiency)},
-        "status": r.status.value, "gap": None if r.gap is None else exact_number(r.gap),
-        "bound": None if r.bound_s is None else exact_number(r.bound_s),
-        "memory_capacity_bytes": exact_number(r.capacity_bytes),
+                   "efficiency": exact_decimal(report.efficiency)},
+        "status": r.status.value, "gap": None if r.gap is None else exact_decimal(r.gap),
+        "bound": None if r.bound_s is None else exact_decimal(r.bound_s),
+        "memory_capacity_bytes": exact_decimal(r.capacity_bytes),
         "search": {"candidates": r.candidates, "scored": r.scored, "pruned_time": r.pruned_time,
                    "pruned_memory": r.pruned_memory, "unresolved": r.unresolved, "wall_s": round(r.wall_s, 3)},
         "notes": list(report.notes),
     }
     if r.best is None:
-        out["smallest_memory_bytes"] = None if r.smallest_memory_bytes is None else exact_number(r.smallest_memory_bytes)
+        out["smallest_memory_bytes"] = None if r.smallest_memory_bytes is None else exact_decimal(r.smallest_memory_bytes)
         return out
     best, ev = r.best, r.best.evaluation
     out.update(_scored_json(best, report))
     out.update({
-        "compute_s": exact_number(ev.compute_s), "tensor_comm_s": exact_number(ev.tensor_comm_s),
-        "data_comm_s": exact_number(ev.data_comm_s), "pipeline_comm_s": exact_number(ev.pipeline_comm_s),
+        "compute_s": exact_decimal(ev.compute_s), "tensor_comm_s": exact_decimal(ev.tensor_comm_s),
+        "data_comm_s": exact_decimal(ev.data_comm_s), "pipeline_comm_s": exact_decimal(ev.pipeline_comm_s),
         "stages": [{"stage": i, "first_layer": a, "layers": b - a} for i, a, b in stage_spans(tuple(ev.stage_layers))],
         "tensor_types": dict(zip(report.block_nodes, _types(best, report))),
         "runners_up": [{**_scored_json(s, report), "why_not": why_loses(s, best, r.capacity_bytes)}
