@@ -63,6 +63,7 @@ class LlmSearchResult:
     wall_s: float = 0.0
     space: LlmSpace = field(default_factory=LlmSpace)
     floor_s: Fraction | None = None  # the step's compute at the calibrated efficiency (the bounds' unit)
+    evaluated: tuple[Scored, ...] = ()  # every candidate scored for the proof, in scoring order
 
     @property
     def gap(self) -> Fraction | None:
@@ -131,7 +132,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     extra = _report_extra(problem, keyed, scored, types, evaluate, deadline)
     return LlmSearchResult(status, best, bound, len(cands), len(scored), pruned_time, len(keyed) - len(fitting),
                            unresolved, capacity, smallest, runners_up(best, scored + extra),
-                           time.perf_counter() - start, space, floor)
+                           time.perf_counter() - start, space, floor, tuple(scored))
 
 
 def _score(problem, cand: Candidate, types, evaluate) -> Scored:

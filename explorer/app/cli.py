@@ -221,8 +221,9 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
 
 
 def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_limit, gpus, layout, degrees, micro_batch,
-                 recompute, zero) -> bool:
-    """Run the LLM planner when --array is a GPU cluster (True); refuse its options otherwise."""
+                 recompute, zero, check: bool = False) -> bool:
+    """Run the LLM planner (``check``: the planner against exhaustive scoring) when --array is a GPU
+    cluster (True); refuse its options otherwise."""
     from ..frontends import is_cluster
     from .llm_options import LLM_OPTIONS, NOT_ON_CLUSTER
 
@@ -245,6 +246,14 @@ def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_li
     check_destinations(output, None, (), {"--model": model, "--array": array})
     req = parse_request(model, array, gpus, batch, ctx.meta.get("seq"), layout, degrees, micro_batch, recompute, zero,
                         time_limit)
+    if check:
+        from .llm_check import llm_check_json, render_llm_check
+        from .llm_run import run_llm_check
+
+        with StepProgress() as say:
+            result = run_llm_check(req, progress=say)
+        emit(json.dumps(llm_check_json(result), indent=2) + "\n" if fmt == "json" else render_llm_check(result), output)
+        sys.exit(0 if result.agree else 1)
     with StepProgress() as say:
         report = run_llm(req, progress=say)
     text = json.dumps(llm_json(report), indent=2) + "\n" if fmt == "json" else render_llm(report)
@@ -307,9 +316,11 @@ def _given_options(ctx: click.Context) -> set[str]:
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --uneven: which classes of groups choose alpha.")
 @click.option("--grid-only", is_flag=True, help="With --uneven: free classes choose from the grid alone (without their proportional ratio).")
+@llm_options
 @fail_on_bad_input
 def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, memory_GiB, weight_copies, pins, forbids,
-              constraints_file, time_limit, workers, seed, dump_model, solver_list, uneven, split, grid, free, grid_only):
+              constraints_file, time_limit, workers, seed, dump_model, solver_list, uneven, split, grid, free, grid_only,
+              gpus, layout, degrees, micro_batch, recompute, zero):
     """Cross-check: is the DP level-optimal, what is the proven joint optimum, and the DP's gap.
 
     Runs the DP, then the exact joint solver (its plan hints CP-SAT), CP-SAT and brute force (each where it applies).
@@ -323,6 +334,9 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
 
     names = tuple(dict.fromkeys(x.strip() for x in solver_list.split(",") if x.strip()))  # each solver once
     given = _given_options(click.get_current_context())
+    if llm_dispatch(click.get_current_context(), given - {"--solvers", "--uneven"}, model, array, batch, fmt, output,
+                    time_limit, gpus, layout, degrees, micro_batch, recompute, zero, check=True):
+        return
     if split is not None and split != "optimal":
         raise InputError(f"--split: check takes --split optimal (the proving solvers, compared), not {split!r}")
     if uneven or split:

@@ -106,3 +106,11 @@ def run_llm(req: LlmRequest, progress=None) -> LlmReport:
     return LlmReport(problem.network.name, c.name, c.gpu.name, c.gpus, c.gpus_per_node, problem.dims.batch,
                      problem.dims.seq, problem.dims.layers, mode, result, block_nodes(problem.network),
                      tuple(str(t) for t in megatron_types(problem.network, problem.dims.layers)), eff, notes)
+
+
+def run_llm_check(req: LlmRequest, progress=None):
+    """``explore check`` on a cluster: the search against scoring every layout of its space."""
+    from .llm_check import check_llm
+
+    problem, space = build(req)
+    return check_llm(problem, space, progress)
