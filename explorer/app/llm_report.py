@@ -134,6 +134,15 @@ def _types(s: Scored, report: LlmReport) -> tuple[str, ...]:
     return report.megatron_types if tt is None else tuple(str(t) for t in tt)
 
 
+def _types_origin(report: LlmReport, best: Scored) -> str:
+    if best.candidate.degrees.tensor == 1:
+        return "no tensor parallelism: the types split nothing"
+    mega = best.layout.tensor_types is None
+    if report.mode != "search":
+        return "Megatron's"
+    return "searched: Megatron's pattern, none cheaper" if mega else "searched: cheaper than Megatron's pattern"
+
+
 def _status_line(report: LlmReport) -> str:
     r = report.result
     counts = (f"{r.candidates:,} layouts: {r.scored:,} scored, {r.pruned_time:,} pruned by the time bound, "
@@ -172,8 +181,8 @@ def render_llm(report: LlmReport) -> str:
               "", "stages:"]
     lines += ["  " + x for x in stage_lines(tuple(ev.stage_layers))]
     types = _types(best, report)
-    lines += ["", "tensor-level types of every block" + (" (Megatron's)" if best.layout.tensor_types is None else "")
-              + ": " + ", ".join(f"{n} {t}" for n, t in zip(report.block_nodes, types))]
+    lines += ["", f"tensor-level types of every block ({_types_origin(report, best)}): "
+              + ", ".join(f"{n} {t}" for n, t in zip(report.block_nodes, types))]
     lines += ["", *render_runners_up(report)]
     return "\n".join(lines) + "\n"
 
