@@ -41,10 +41,13 @@ GiB = 2**30
 def evaluate_llm(problem: LlmProblem, layout: LlmLayout, efficiency: Fraction | None = None) -> LlmEvaluation:
     """The step time, throughput and memory of ``layout`` on ``problem`` (ValueError naming the
     field when the layout cannot run it). ``efficiency``: the fraction of peak the matmuls reach
-    (default: the GPU kind's calibrated value, ``llm_calibration.efficiency_for``)."""
-    calibrated = True
+    (default: the GPU kind's, ``llm_calibration.efficiency_for``; ``calibrated`` is True only when
+    that is a calibrated value, False when it is borrowed from the A100 or given here)."""
+    given = efficiency is not None
     if efficiency is None:
         efficiency, calibrated = efficiency_for(problem.cluster.gpu.name)
+    else:
+        calibrated = False
     if not 0 < efficiency <= 1:
         raise ValueError(f"efficiency: must be in (0, 1], got {efficiency}")
     x = 1 / Fraction(efficiency)
@@ -60,7 +63,9 @@ def evaluate_llm(problem: LlmProblem, layout: LlmLayout, efficiency: Fraction | 
     notes = []
     if sp.tied_head:
         notes.append("LM head tied to the embedding: its logit layer (6 B s h V FLOPs) is added to the last stage")
-    if not calibrated:
+    if given:
+        notes.append(f"efficiency {efficiency} given (not the calibrated one)")
+    elif not calibrated:
         notes.append(f"{problem.cluster.gpu.name}: uncalibrated (no calibration row; the A100's efficiency is used)")
     return LlmEvaluation(
         step_time_s=step, compute_s=m * sp.a[s] * x, tensor_comm_s=m * sp.tensor[s], data_comm_s=max(sp.data),
