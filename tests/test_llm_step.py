@@ -70,6 +70,16 @@ def test_megatron_types_of_a_gpt_block():
     assert megatron_types(tiny().network, 2) == (III, II, II, I, III, II, I)
 
 
+def test_megatron_types_of_a_llama_block():
+    """q, k, v column-parallel (III), attention II, o row-parallel (II), residual I, gate and up
+    III, their SwiGLU product a II join, down II, residual I."""
+    shape = TransformerShape(Family.LLAMA, layers=2, hidden=8, heads=4, ffn=16, vocab=16, kv_heads=2)
+    prob = llm_problem(shape, ToyCluster(), 4, 4)
+    assert megatron_types(prob.network, 2) == (III, III, III, II, II, I, III, III, II, II, I)
+    ev = evaluate_llm(prob, layout(), efficiency=HALF)  # untied head: no explicit logit layer
+    assert ev.fits and not any("tied" in n for n in ev.notes)
+
+
 def test_tiny_gpt_pipeline_step_by_hand():
     """t = 2, p = 2, d = 1, b = 1 (m = 4), selective recompute, efficiency 1/2 (so one FLOP costs
     1 / (t x 10^12 x 1/2) = 1 ps).
@@ -207,6 +217,47 @@ def test_stage_memory_is_llm_memory_plus_the_stated_extras():
     first = stage_memory(prob.params.stage(0, 12, 8, 0), 12, tok, Parallelism(8, 8, 1), 64, 0, SEL)
     assert ev.memory.model_states == first.model_states
     assert ev.memory.activations == first.activations + Fraction(2048 * 12288 * 8, 8)
+
+
+def test_interleaved_schedule():
+    """v = 2 chunks a stage on a 4-layer tiny GPT (t = 2, p = 2, m = 4): the fill is (p - 1)/v = 1/2
+    a stage time, so bubble_fraction = (1/2) / (4 + 1/2) = 1/9; every GPU sends 2v - 1 = 3 times a
+    micro-batch; activations x (1 + (p - 1)/(p v)) = 5/4."""
+    shape = TransformerShape(Family.GPT, layers=4, hidden=8, heads=2, ffn=32, vocab=16, positions=4, tied_head=True)
+    prob = llm_problem(shape, ToyCluster(), 4, 4)
+    one = evaluate_llm(prob, layout(), efficiency=HALF)
+    two = evaluate_llm(prob, layout(virtual_stages=2), efficiency=HALF)
+    assert two.stage_layers == (2, 2) and two.bubble_fraction == Fraction(1, 9)
+    assert two.pipeline_comm_s == 3 * one.pipeline_comm_s
+    assert two.bubble_s == Fraction(1, 2) * max(two.stage_times_s)
+    sbh_t = Fraction(4 * 8, 2)  # s b h / t
+    # first stage: 2 layers x 34 s b h / t x 2 in flight, x 5/4; + the embedding's dropout mask s b h p / t
+    assert two.memory.activations == 2 * 34 * sbh_t * 2 * Fraction(5, 4) + sbh_t * 2
+    with pytest.raises(ValueError, match="virtual_stages"):
+        evaluate_llm(prob, layout(virtual_stages=4), efficiency=HALF)  # 4 layers = 2 stages x 2 layers: not x 4
+
+
+ZOO_GPT3 = ["gpt3-1.7b", "gpt3-3.6b", "gpt3-7.5b", "gpt3-18.4b", "gpt3-39.1b", "gpt3-76.1b", "gpt3-145.6b",
+            "gpt3-310.1b", "gpt3-529.6b", "gpt3-1t", "gpt3-175b"]
+
+
+@pytest.mark.parametrize("name", ZOO_GPT3)
+def test_zoo_gpt3_flops_from_the_nodes_are_model_flops(name):
+    """Every gpt3 zoo model (tied head: the network leaves the logit layer out; the step model adds
+    it): the step's model FLOPs equal llm_flops.model_flops, with full recomputation Megatron's count."""
+    import yaml
+
+    from explorer.frontends.transformer import parse_shape
+    from explorer.frontends.zoo import resolve_model
+
+    data = yaml.safe_load(resolve_model(name).read_text())
+    shape = parse_shape(data["transformer"], "transformer", [])
+    one = ToyCluster(gpus=1)
+    prob = llm_problem(shape, one, 8, 2048)
+    ev = evaluate_llm(prob, layout(t=1, p=1, d=1, rc=FULL), efficiency=HALF)
+    it = GptIteration(8, 2048, shape.layers, shape.hidden, shape.vocab)
+    assert ev.mfu * ev.step_time_s * 10**12 == model_flops(it)
+    assert ev.tflops_per_gpu * ev.step_time_s * 10**12 == hardware_flops(it, FULL)
 
 
 def test_a_plan_over_the_memory_is_never_reported_as_fitting():

@@ -78,11 +78,14 @@ def check_layout(problem: LlmProblem, layout: LlmLayout) -> None:
         raise ValueError(f"tensor: {t} does not divide the {dims.heads} attention heads")
     if dims.batch % (d * layout.micro_batch):
         raise ValueError(f"micro_batch: data {d} x micro-batch {layout.micro_batch} does not divide the batch {dims.batch}")
-    if layout.virtual_stages > 1 and p == 1:
+    v, sl = layout.virtual_stages, layout.stage_layers
+    if v > 1 and p == 1:
         raise ValueError("virtual_stages: interleaving needs a pipeline (pipeline > 1)")
-    sl = layout.stage_layers
     if sl is not None and (len(sl) != p or any(n < 1 for n in sl) or sum(sl) != dims.layers):
         raise ValueError(f"stage_layers: {p} stages of >= 1 layer summing to {dims.layers}, got {list(sl)}")
+    if v > 1 and (any(n % v for n in sl) if sl is not None else dims.layers % (p * v)):
+        raise ValueError(f"virtual_stages: {v} model chunks a stage need every stage's layers divisible by {v}"
+                         + ("" if sl is not None else f" (the uniform cut: {dims.layers} layers = {p} x {v} x n)"))
 
 
 def recompute_forward(layer_nodes, batch: int, recompute: Recompute) -> int:
@@ -243,7 +246,8 @@ def step_parts(problem: LlmProblem, layout: LlmLayout, x: Fraction) -> StepParts
     extra_k[0] += parts.pre.tensor_s
     extra_k[-1] += parts.post.tensor_s
     layer_a = parts.block.flops * unit
-    cut = layout.stage_layers or stage_cut(dims.layers, p, layer_a * x + parts.block.tensor_s,
+    uniform = (dims.layers // p,) * p if v > 1 and layout.stage_layers is None else None  # interleaved: Megatron's cut
+    cut = layout.stage_layers or uniform or stage_cut(dims.layers, p, layer_a * x + parts.block.tensor_s,
                                            tuple(a * x + k for a, k in zip(extra_a, extra_k)))
     params = stage_params(problem, cut)
     data = []
