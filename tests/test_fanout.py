@@ -17,6 +17,7 @@ from explorer.core.fanout import (
     check_rows,
     level_amounts,
     level_amounts_rational,
+    level_terms,
     node_inter_fraction,
     relayout_fraction,
 )
@@ -200,6 +201,8 @@ def test_fanout_two_equals_the_evaluator_on_random_plans():
             got = level_amounts(net, net.batch, (2,) * levels, plan.types)
             assert tuple(a.activations + a.weights for a in got) == ev.level_cost
             assert level_amounts_rational(net, net.batch, (2,) * levels, plan.types) == got
+            terms = level_terms(net, net.batch, (2,) * levels, plan.types)
+            assert tuple(t.intra for t in terms) == ev.intra and tuple(t.inter for t in terms) == ev.inter
             # the weight-gradient exchanges are the weights part, exactly
             for h, row in enumerate(plan.types):
                 w = sum((ev.intra[h][n] for n, (x, t) in enumerate(zip(net.layers, row))

@@ -38,9 +38,8 @@ from .partition import (  # noqa: F401 - the primitives are re-exported: this mo
 
 _W = Size.WEIGHTS.index
 
-__all__ = ["LevelAmounts", "allreduce_fraction", "check_rows", "level_amounts", "level_amounts_rational",
-           "node_inter_fraction",
-           "relayout_fraction"]
+__all__ = ["LevelAmounts", "LevelTerms", "allreduce_fraction", "check_rows", "level_amounts",
+           "level_amounts_rational", "level_terms", "node_inter_fraction", "relayout_fraction"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,11 +187,26 @@ def _multiplier(producer: NodeTypes, prev: PartitionType, consumer: NodeTypes, n
     return m
 
 
-def level_amounts_rational(network: Network, batch: int, fanouts: tuple[int, ...],
-                           rows: Sequence[Sequence[PartitionType]]) -> tuple[LevelAmounts, ...]:
-    """``level_amounts`` term by term in Fractions: each node's own exchange
-    (``comm.exchange_amount``) and each edge's re-layout on the consumer's input times the edge's
-    share (``comm.edge_amount``), the evaluator's per-level structure (``evaluate_rational``)."""
+@dataclass(frozen=True, slots=True)
+class LevelTerms:
+    """One level's amounts term by term (elements one group sends, one way): each node's own
+    exchange and each edge's re-layout, in the network's node and edge order."""
+
+    intra: tuple[Fraction, ...]  # per node: its all-reduce (``comm.exchange_amount``)
+    inter: tuple[Fraction, ...]  # per edge: forward + backward re-layout (``comm.edge_amount``)
+    weight_nodes: tuple[int, ...]  # the nodes whose exchange is a weight gradient (type I)
+
+    def amounts(self) -> LevelAmounts:
+        weights = sum((self.intra[n] for n in self.weight_nodes), Fraction(0))
+        return LevelAmounts(sum(self.intra, Fraction(0)) - weights + sum(self.inter, Fraction(0)), weights)
+
+
+def level_terms(network: Network, batch: int, fanouts: tuple[int, ...],
+                rows: Sequence[Sequence[PartitionType]]) -> tuple[LevelTerms, ...]:
+    """Per level (top first), ``level_amounts``' terms in Fractions, straight from ``comm``: the
+    evaluator's per-level structure (``evaluate_rational``'s intra and inter rows) with divisions
+    by the fan-outs where it halves. For a report that says which node costs what, or a solver
+    that needs per-node amounts."""
     check_rows(network, fanouts, rows)
     layers, edges, shares = network.layers, network.edges, network.edge_shares
     kinds = [x.node_types for x in layers]
@@ -200,15 +214,16 @@ def level_amounts_rational(network: Network, batch: int, fanouts: tuple[int, ...
     out = []
     for k, row in zip(fanouts, rows):
         sized = [divided_sizes(x, batch, d) for x, d in zip(layers, divisors)]
-        activations = weights = Fraction(0)
-        for x, t, s in zip(layers, row, sized):
-            amount = exchange_amount(x, t, s, k)
-            if x.node_types.exchanged[t.index] == _W:
-                weights += amount
-            else:
-                activations += amount
-        for (u, v), share in zip(edges, shares):
-            activations += edge_amount(kinds[u], row[u], kinds[v], row[v], sized[v].f_in, share, k)
-        out.append(LevelAmounts(activations, weights))
+        intra = tuple(exchange_amount(x, t, s, k) for x, t, s in zip(layers, row, sized))
+        inter = tuple(edge_amount(kinds[u], row[u], kinds[v], row[v], sized[v].f_in, share, k)
+                      for (u, v), share in zip(edges, shares))
+        weight_nodes = tuple(n for n, (nt, t) in enumerate(zip(kinds, row)) if nt.exchanged[t.index] == _W)
+        out.append(LevelTerms(intra, inter, weight_nodes))
         divisors = [divide(nt, d, t, k) for nt, d, t in zip(kinds, divisors, row)]
     return tuple(out)
+
+
+def level_amounts_rational(network: Network, batch: int, fanouts: tuple[int, ...],
+                           rows: Sequence[Sequence[PartitionType]]) -> tuple[LevelAmounts, ...]:
+    """``level_amounts`` term by term in Fractions (``level_terms``, summed): the reference."""
+    return tuple(t.amounts() for t in level_terms(network, batch, fanouts, rows))
