@@ -69,6 +69,11 @@ def test_collective_fractions():
             allreduce_fraction(bad)
 
 
+def test_fanout_may_be_any_whole_number_type():
+    np = pytest.importorskip("numpy")
+    assert allreduce_fraction(np.int64(4)) == F(3, 2) and relayout_fraction(Layout.ROW, Layout.COL, np.int32(3)) == F(2, 9)
+
+
 def test_relayout_fraction_at_two_is_the_binary_model():
     for src, dst in itertools.product(Layout, Layout):
         x = relayout_fraction(src, dst, 2)
@@ -259,7 +264,7 @@ def test_bad_rows_are_refused():
         level_amounts(att, 1, (3,), [row])
     with pytest.raises(ValueError, match="node att: type II at fan-out 4 splits its 4 heads into 8 parts"):
         level_amounts(att, 1, (2, 4), [row, row])
-    with pytest.raises(ValueError, match="type III is not offered to a attention node"):
+    with pytest.raises(ValueError, match="node att: type III is not offered to attention nodes"):
         level_amounts(att, 1, (2,), [tuple(III if x is heads else I for x in att.layers)])
 
 

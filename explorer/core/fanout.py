@@ -98,7 +98,7 @@ def check_rows(network: Network, fanouts: Sequence[int], rows: Sequence[Sequence
         for n, (nt, t) in enumerate(zip(facts.kinds, row)):
             if t.__class__ is not PartitionType or nt.specs[t.index] is None:
                 x = layers[n]
-                raise ValueError(f"level {h}, node {x.name}: type {t} is not offered to a {x.kind.value} node")
+                raise ValueError(f"level {h}, node {x.name}: type {t} is not offered to {x.kind.value} nodes")
         for n in limited:
             if row[n] is PartitionType.II:
                 split[n] *= k
