@@ -21,14 +21,16 @@ from .partition import (  # noqa: F401 - Counts, ZERO_COUNTS, add_type, advance,
     LAYER_TYPES,
     ZERO_COUNTS,
     Counts,
+    NodeTypes,
     PartitionType,
     Size,
     add_type,
     advance,
+    allreduce_fraction,
     halvings,
     inter_coeff,  # noqa: F401 - re-exported
     Pair,
-    node_inter_coeff,
+    node_inter_fraction,
     node_inter_split,
     zero_counts,
 )
@@ -46,27 +48,62 @@ class ScaledSizes:
         return (self.f_in, self.weights, self.f_out)[size.index]
 
 
-def scaled_sizes(layer: Layer, batch: int, counts: Counts) -> ScaledSizes:
-    """Each size is halved once per earlier choice of a type that halves one of its dimensions
-    (model.md section 3: every I halves B, every II halves D_i, every III halves D_o; the
-    layer's ``node_types`` says where a kind differs, e.g. II on a grouped conv halves G)."""
-    sf, sw, so = layer.node_types.halvings(counts)
+Divisors = tuple[int, int, int]  # what each size (``Size`` order) is divided by at a level
+WHOLE: Divisors = (1, 1, 1)  # the top level's: nothing divided yet
+
+
+def divided_sizes(layer: Layer, batch: int, divisors: Divisors) -> ScaledSizes:
+    """A layer's tensor sizes at a level: each divided by the product of the fan-outs of the
+    levels above whose chosen type splits one of its dimensions (``divide``; under binary levels
+    2^halvings, ``scaled_sizes``)."""
+    df, dw, do = divisors
     return ScaledSizes(
-        f_in=Fraction(layer.input_elements(batch), 2**sf),
-        weights=Fraction(layer.weight_elements(), 2**sw),
-        f_out=Fraction(layer.output_elements(batch), 2**so),
+        f_in=Fraction(layer.input_elements(batch), df),
+        weights=Fraction(layer.weight_elements(), dw),
+        f_out=Fraction(layer.output_elements(batch), do),
     )
 
 
-def intra_amount(layer: Layer, batch: int, t: PartitionType, counts: Counts) -> Fraction:
-    """The layer's own partial-sum exchange: the scaled size of the tensor its type exchanges
-    (``TypeSpec.exchanges``: I -> dW_l, II -> F_{l+1}, III -> E_l, from the layer's
-    ``node_types``); none for a join or a type that splits without partial sums."""
+def divide(node_types: NodeTypes, divisors: Divisors, t: PartitionType, k: int) -> Divisors:
+    """The divisors after one more level of fan-out k where the node took type t: a size is
+    divided by k when t splits one of its dimensions (``NodeTypes.halved_by``)."""
+    return tuple(d * k if t.index in hb else d for d, hb in zip(divisors, node_types.halved_by))
+
+
+def scaled_sizes(layer: Layer, batch: int, counts: Counts) -> ScaledSizes:
+    """Each size is halved once per earlier choice of a type that halves one of its dimensions
+    (model.md section 3: every I halves B, every II halves D_i, every III halves D_o; the
+    layer's ``node_types`` says where a kind differs, e.g. II on a grouped conv halves G):
+    ``divided_sizes`` with every fan-out 2."""
+    sf, sw, so = layer.node_types.halvings(counts)
+    return divided_sizes(layer, batch, (2**sf, 2**sw, 2**so))
+
+
+def exchange_amount(layer: Layer, t: PartitionType, sizes: ScaledSizes, k: int) -> Fraction:
+    """The layer's own partial-sum exchange at a level of fan-out k: a ring all-reduce
+    (``allreduce_fraction(k)``) of the tensor its type exchanges (``TypeSpec.exchanges``:
+    I -> dW_l, II -> F_{l+1}, III -> E_l, from the layer's ``node_types``), at its ``sizes`` at
+    the level; none for a join or a type that splits without partial sums."""
     i = layer.node_types.exchanged[t.index]
     if i is None:
         return Fraction(0)
-    s = scaled_sizes(layer, batch, counts)
-    return (s.f_in, s.weights, s.f_out)[i]
+    return allreduce_fraction(k) * (sizes.f_in, sizes.weights, sizes.f_out)[i]
+
+
+def intra_amount(layer: Layer, batch: int, t: PartitionType, counts: Counts) -> Fraction:
+    """The layer's own partial-sum exchange under binary levels (``exchange_amount`` at k = 2:
+    the whole scaled tensor, model.md section 4)."""
+    if layer.node_types.exchanged[t.index] is None:
+        return Fraction(0)
+    return exchange_amount(layer, t, scaled_sizes(layer, batch, counts), 2)
+
+
+def edge_amount(producer: NodeTypes, prev: PartitionType, consumer: NodeTypes, nxt: PartitionType,
+                f_in: Fraction, share: Fraction, k: int) -> Fraction:
+    """Re-layout of the tensor on an edge at a level of fan-out k, forward and backward
+    (``node_inter_fraction``), charged on the consumer's input ``f_in`` at the level times the
+    edge's ``share`` of it."""
+    return node_inter_fraction(prev, nxt, producer, consumer, k) * f_in * share
 
 
 def inter_amount(
@@ -82,11 +119,10 @@ def inter_amount(
     """Re-layout of the tensor on an edge, charged on the consumer's input with its scaled sizes;
     ``share`` is the part of the consumer's input the edge carries (below 1 into a concat or an
     attention node). The layouts come from the producer's and consumer's ``node_types`` (when
-    ``producer`` is not given: a layer, or a join if ``producer_is_join``)."""
+    ``producer`` is not given: a layer, or a join if ``producer_is_join``); ``edge_amount`` at k = 2."""
     s = scaled_sizes(consumer, batch, counts)
     made = producer.node_types if producer is not None else JOIN_NODE_TYPES if producer_is_join else LAYER_TYPES
-    c = node_inter_coeff(prev, nxt, made, consumer.node_types)
-    return (c.f + c.e) * s.f_in * share  # A(E_l) = A(F_l)
+    return edge_amount(made, prev, consumer.node_types, nxt, s.f_in, share, 2)  # A(E_l) = A(F_l)
 
 
 def edge_split(producer: Layer, prev: PartitionType, a: Fraction, consumer: Layer, nxt: PartitionType,

@@ -23,6 +23,7 @@ from .partition import (  # noqa: F401 - compositions is re-exported
     Size,
     Space,
     advance,
+    allreduce_fraction,
     compositions,
     inter_coeff,  # noqa: F401 - re-exported
     node_inter_coeff,
@@ -30,6 +31,10 @@ from .partition import (  # noqa: F401 - compositions is re-exported
 )
 
 _F_IN, _W = Size.F_IN.index, Size.WEIGHTS.index
+# The tables are the binary (k = 2) levels of the one k-way formula set (partition, "k-way levels"):
+# the intra amount's all-reduce multiplier at k = 2 is 1 (``intra`` is the shifted size itself) and
+# the edge quarters come from ``node_inter_coeff``, which is ``inter_fractions`` at k = 2.
+assert allreduce_fraction(2) == 1, "intra = the exchanged size times the k = 2 all-reduce fraction"
 
 # Below this many layers ``level_rows`` (and ``plan_level_units``) compute in Python integers: numpy's
 # per-call cost dominates, and a run on such a network never imports numpy (its import is 60-80 ms, more

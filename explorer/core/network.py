@@ -119,17 +119,24 @@ class Layer:
         return GROUPED_TYPES if self.groups > 1 else LAYER_TYPES
 
     @property
-    def split_levels(self) -> int | None:
-        """Type II splits whole groups (grouped conv) or whole heads (attention with ``heads``):
-        it is offered only at the first ``two_adic(G)`` levels, where the halves still hold
-        whole groups (docs/model-implemented.md, "Per-node behaviour"). Under grouped-query
-        attention the unit is a KV head with its group of query heads: ``two_adic(kv_heads)``
-        levels (a half holding part of a group would need its K and V copied). None: no limit."""
+    def split_units(self) -> int | None:
+        """What type II must split whole: the groups of a grouped conv, the heads of an attention
+        node with ``heads`` (under grouped-query attention a KV head with its group of query heads:
+        ``kv_heads``; a part holding part of a group would need its K and V copied). None: no limit."""
         if self.kind is LayerKind.CONV and self.groups > 1:
-            return two_adic(self.groups)
+            return self.groups
         if self.kind is LayerKind.ATTENTION and self.heads > 0:
-            return two_adic(self.kv_heads or self.heads)
+            return self.kv_heads or self.heads
         return None
+
+    @property
+    def split_levels(self) -> int | None:
+        """Type II splits whole ``split_units`` (groups, heads): under binary levels it is offered
+        only at the first ``two_adic(units)`` levels, where the halves still hold whole units
+        (docs/model-implemented.md, "Per-node behaviour"; k-way levels: ``fanout.check_rows``).
+        None: no limit."""
+        units = self.split_units
+        return None if units is None else two_adic(units)
 
     def offers(self, t: PartitionType, level: int) -> bool:
         """Whether the node can take type t at this level (its kind's types, and ``split_levels``)."""

@@ -18,6 +18,7 @@ error E; the inter-layer table is the sum of the forward and backward re-layouts
 from __future__ import annotations
 
 import enum
+import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -110,11 +111,45 @@ def relayout_split(src: Layout, a: Fraction, dst: Layout, b: Fraction) -> Pair:
     return a * (1 - b), (1 - a) * b
 
 
+# ---- k-way levels: the collectives (docs/model-implemented.md, "Levels of any fan-out") --------
+# A level splits a group into k parts (HyPar: k = 2). Per part (subgroup) and one way, with ring
+# collectives (for powers of two, recursive halving/doubling moves the same bytes): an all-reduce
+# of a tensor sends 2(k-1)/k of it, an all-gather (split -> duplicated) (k-1)/k, an all-to-all
+# (row <-> col) (k-1)/k^2; the same layout, or from duplicated, nothing. At k = 2: 1, 1/2, 1/4,
+# HyPar's numbers; the even-split helpers below (``relayout_cost``, the inter-layer coefficients,
+# the intra amount of ``comm``) are these functions at k = 2.
+
+
+def _check_fanout(k: int) -> None:
+    if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"a level's fan-out must be a whole number >= 1, got {k!r}")
+
+
+def allreduce_fraction(k: int) -> Fraction:
+    """Elements each of the k parts sends, as a fraction of the tensor, in a ring all-reduce of
+    the parts' partial sums: 2(k-1)/k (reduce-scatter (k-1)/k, then all-gather (k-1)/k)."""
+    _check_fanout(k)
+    return Fraction(2 * (k - 1), k)
+
+
+def relayout_fraction(src: Layout, dst: Layout, k: int) -> Fraction:
+    """Elements each of the k parts sends, as a fraction of the whole tensor, to go from src to
+    dst laid out evenly over k parts: all-gather (k-1)/k for split -> duplicated, all-to-all
+    (k-1)/k^2 for row <-> col (each part keeps the 1/k^2 block of its row in its column), 0 from
+    duplicated or to the same layout."""
+    _check_fanout(k)
+    if src is Layout.DUP or src is dst:
+        return Fraction(0)
+    if dst is Layout.DUP:
+        return Fraction(k - 1, k)
+    return Fraction(k - 1, k * k)
+
+
 def relayout_cost(src: Layout, dst: Layout) -> Fraction:
-    """Elements each group sends, as a fraction of the whole tensor, to go from src to dst: the
-    even split's case of ``relayout_split`` (a = b = 1/2, both sides send the same: 1/4 for
-    row <-> col, 1/2 for split -> duplicated, else 0)."""
-    return relayout_split(src, HALF, dst, HALF)[0]
+    """Elements each group sends, as a fraction of the whole tensor, to go from src to dst:
+    ``relayout_fraction`` at k = 2 (1/4 for row <-> col, 1/2 for split -> duplicated, else 0; the
+    even split's case of ``relayout_split`` too, tests/test_fanout.py)."""
+    return relayout_fraction(src, dst, 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,9 +349,17 @@ def inter_split(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fractio
     return f0 + e0, f1 + e1
 
 
+def inter_fractions(p: TypeLayouts, n: TypeLayouts, k: int) -> InterCoeff:
+    """The re-layouts on an edge from a producer laid out ``p`` to a consumer laid out ``n`` at a
+    level of fan-out k, as fractions of the consumer's A(F) = A(E): forward F (the producer's
+    output to the consumer's needed input) and backward E (the consumer's input error to the
+    producer's needed output error), each ``relayout_fraction``."""
+    return InterCoeff(f=relayout_fraction(p.f_out_produced, n.f_in_needed, k),
+                      e=relayout_fraction(n.e_in_produced, p.e_out_needed, k))
+
+
 def _even_coeff(p: TypeLayouts, n: TypeLayouts) -> InterCoeff:
-    (f, _), (e, _) = inter_relayouts(p, HALF, n, HALF)
-    return InterCoeff(f=f, e=e)
+    return inter_fractions(p, n, 2)
 
 
 INTER: dict[tuple[PartitionType, PartitionType], InterCoeff] = {
@@ -383,6 +426,13 @@ EMBEDDING_TYPES = NodeTypes("embedding", tuple(
 def node_inter_coeff(prev: PartitionType, nxt: PartitionType, producer: NodeTypes, consumer: NodeTypes) -> InterCoeff:
     """``inter_coeff`` between two nodes of any behaviour (layouts from their ``NodeTypes``)."""
     return _even_coeff(producer.layouts(prev), consumer.layouts(nxt))
+
+
+def node_inter_fraction(prev: PartitionType, nxt: PartitionType, producer: NodeTypes, consumer: NodeTypes,
+                        k: int) -> Fraction:
+    """Forward plus backward re-layout (F + E) on an edge at a level of fan-out k, as a fraction of
+    the consumer's A(F), each node with its own layouts; ``node_inter_coeff(...).total`` at k = 2."""
+    return inter_fractions(producer.layouts(prev), consumer.layouts(nxt), k).total
 
 
 def node_inter_split(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fraction, producer: NodeTypes,

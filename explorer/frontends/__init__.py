@@ -1,7 +1,9 @@
 """Spec loading: every importer behind one registry.
 
 ``load_model`` and ``load_array`` resolve ``--model`` and ``--array`` (a shipped name or a
-path) to the core's typed specs. A network file is read by the frontend registered for its
+path) to the core's typed specs; ``load_cluster`` resolves a GPU cluster (a shipped name such as
+``dgx-a100`` or a YAML with ``kind: gpu-cluster``), and ``is_cluster`` says whether an ``--array``
+value names one. A network file is read by the frontend registered for its
 suffix (``NETWORK_FORMATS``); a new importer registers here and nowhere else. The core never
 imports a frontend.
 """
@@ -12,10 +14,13 @@ from importlib import import_module
 from pathlib import Path
 
 from ..core.array import ArraySpec
+from ..core.cluster import ClusterSpec
 from ..core.errors import SpecError, shown
 from ..core.network import Network
 from . import zoo
-from .array_yaml import load_array_file
+from .array_yaml import load_array_file, parse_array
+from .cluster_yaml import load_cluster_file, parse_cluster, says_cluster
+from .yamlio import load_yaml_file
 
 # file suffix -> "module:function" taking (path, batch, sequence) and returning a Network;
 # imported on use, so that a YAML run never imports onnx.
@@ -57,10 +62,50 @@ def load_model(ref: str, batch: int | None = None, sequence: int | None = None) 
 
 
 def load_array(ref: str) -> ArraySpec:
+    """A shipped array name or an array YAML; a GPU cluster here is a one-line ``SpecError``."""
     if _looks_like_path(ref):
-        return load_array_file(ref)
+        data = load_yaml_file(ref)
+        if says_cluster(data):
+            parse_cluster(data, ref)  # a bad cluster file says what is wrong with it first
+            raise _not_an_array(ref)
+        return parse_array(data, ref)
+    if zoo.resolve_cluster(ref) is not None:
+        raise _not_an_array(ref)
     path = zoo.resolve_array(ref)
     if path is None:
         known = ", ".join(zoo.array_files())
-        raise SpecError("--array", f"unknown array {shown(ref)} (known: {known}; or a path to a .yaml file)")
+        clusters = ", ".join(zoo.cluster_files())
+        raise SpecError("--array", f"unknown array {shown(ref)} (known: {known}; GPU clusters: {clusters}; "
+                        "or a path to a .yaml file)")
     return load_array_file(path)
+
+
+def _not_an_array(ref: str) -> SpecError:
+    return SpecError("--array", f"{shown(ref)} is a GPU cluster (kind: gpu-cluster), not an accelerator array: "
+                     "a cluster takes a transformer to plan (docs/llm-training.md); arrays: " + ", ".join(zoo.array_files()))
+
+
+def is_cluster(ref: str) -> bool:
+    """Whether ``ref`` names a GPU cluster: a shipped cluster name, or a readable YAML file whose
+    top level says ``kind: gpu-cluster`` (a file that cannot be read is not one: its own loader
+    reports why)."""
+    if not _looks_like_path(ref):
+        return zoo.resolve_cluster(ref) is not None
+    try:
+        return says_cluster(load_yaml_file(ref))
+    except SpecError:
+        return False
+
+
+def load_cluster(ref: str, gpus: int | None = None) -> ClusterSpec:
+    """A shipped cluster name or a cluster YAML; ``gpus`` (``--gpus N``) sets the instance size."""
+    if _looks_like_path(ref):
+        spec = load_cluster_file(ref)
+    else:
+        path = zoo.resolve_cluster(ref)
+        if path is None:
+            known = ", ".join(zoo.cluster_files())
+            raise SpecError("--array", f"unknown GPU cluster {shown(ref)} (known: {known}; or a path to a .yaml file "
+                            "with kind: gpu-cluster)")
+        spec = load_cluster_file(path)
+    return spec if gpus is None else spec.with_gpus(gpus)

@@ -1,4 +1,5 @@
-"""The shipped data: the network zoo (``models/*.yaml``) and the arrays (``spaces/arrays/*.yaml``).
+"""The shipped data: the network zoo (``models/*.yaml``), the arrays (``spaces/arrays/*.yaml``) and
+the GPU clusters (``spaces/clusters/*.yaml``).
 
 Both folders install as data inside the explorer package (``explorer.models``,
 ``explorer.spaces``) and are read through package resources, so they are found the same
@@ -48,3 +49,16 @@ def array_files() -> dict[str, Path]:
 
 def resolve_array(name: str) -> Path | None:
     return array_files().get(name.lower())
+
+
+def clusters_dir() -> Path:
+    return _data_dir("explorer.spaces") / "clusters"
+
+
+def cluster_files() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(clusters_dir().glob("*.yaml"))}
+
+
+def resolve_cluster(name: str) -> Path | None:
+    """A shipped GPU cluster name (case ignored) -> its file, or None."""
+    return cluster_files().get(name.lower())

@@ -1,0 +1,336 @@
+"""Levels of any fan-out (explorer/core/fanout.py): hand goldens at k = 3, 4, 8 and non-powers of
+two, k = 2 bit-identical to the evaluator on random networks and plans, the re-layout fractions
+against the binary ones, and a Megatron transformer block at a tensor level of 8."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from fractions import Fraction as F
+
+import pytest
+
+from explorer.core.evaluate import evaluate
+from explorer.core.fanout import (
+    LevelAmounts,
+    allreduce_fraction,
+    check_rows,
+    level_amounts,
+    level_amounts_rational,
+    level_terms,
+    node_inter_fraction,
+    relayout_fraction,
+)
+from explorer.core.network import Layer, LayerKind, Network
+from explorer.core.partition import (
+    ALL_TYPES,
+    EMBEDDING_TYPES,
+    GROUPED_TYPES,
+    HALF,
+    JOIN_NODE_TYPES,
+    LAYER_TYPES,
+    Layout,
+    PartitionType as T,
+    Size,
+    Space,
+    node_inter_coeff,
+    relayout_cost,
+    relayout_split,
+)
+from explorer.core.plan import Plan
+from explorer.core.randnet import random_attention_spec, random_chain, random_dag_spec
+from explorer.frontends.network_yaml import load_network_text, parse_network
+from explorer.frontends.transformer import Family, TransformerShape, build_transformer
+
+from .conftest import make_array
+from .test_model_extensions import GROUPED
+
+I, II, III = T.I, T.II, T.III
+
+
+def two_layer() -> Network:
+    # A: fc 4 -> 8, B: fc 8 -> 2, batch 2 (tests/conftest.py's two_layer).
+    # A(F_A) = 8, A(W_A) = 32, A(F_out A) = 16;  A(F_B) = 16, A(W_B) = 16, A(F_out B) = 4
+    return Network.chain("two", 2, [Layer("A", LayerKind.FC, 4, 8), Layer("B", LayerKind.FC, 8, 2)])
+
+
+# ---- the collectives -----------------------------------------------------------------------------
+
+def test_collective_fractions():
+    assert [allreduce_fraction(k) for k in (1, 2, 3, 4, 8)] == [0, 1, F(4, 3), F(3, 2), F(7, 4)]
+    R, C, D = Layout.ROW, Layout.COL, Layout.DUP
+    for k in (1, 2, 3, 4, 8, 315):
+        assert relayout_fraction(R, C, k) == relayout_fraction(C, R, k) == F(k - 1, k * k)  # all-to-all
+        assert relayout_fraction(R, D, k) == relayout_fraction(C, D, k) == F(k - 1, k)  # all-gather
+        for x in Layout:
+            assert relayout_fraction(D, x, k) == relayout_fraction(x, x, k) == 0
+    for bad in (0, -2, 2.0, True):
+        with pytest.raises(ValueError, match="fan-out"):
+            allreduce_fraction(bad)
+
+
+def test_fanout_may_be_any_whole_number_type():
+    np = pytest.importorskip("numpy")
+    assert allreduce_fraction(np.int64(4)) == F(3, 2) and relayout_fraction(Layout.ROW, Layout.COL, np.int32(3)) == F(2, 9)
+
+
+def test_relayout_fraction_at_two_is_the_binary_model():
+    for src, dst in itertools.product(Layout, Layout):
+        x = relayout_fraction(src, dst, 2)
+        assert x == relayout_cost(src, dst)
+        assert relayout_split(src, HALF, dst, HALF) == (x, x)  # the uneven formula at 1/2
+    # model.md section 4's table, typed in: row <-> col a quarter, split -> dup a half
+    assert relayout_cost(Layout.ROW, Layout.COL) == F(1, 4) and relayout_cost(Layout.COL, Layout.DUP) == F(1, 2)
+
+
+def test_node_inter_fraction_at_two_is_node_inter_coeff():
+    kinds = (LAYER_TYPES, JOIN_NODE_TYPES, GROUPED_TYPES, EMBEDDING_TYPES)
+    n = 0
+    for p, c in itertools.product(kinds, kinds):
+        for a, b in itertools.product(p.offered, c.offered):
+            assert node_inter_fraction(a, b, p, c, 2) == node_inter_coeff(a, b, p, c).total
+            n += 1
+    assert n == 100  # 3 + 2 + 2 + 3 types offered: 10 x 10 pairs
+
+
+# ---- hand goldens on the two-layer fc net ----------------------------------------------------------
+
+def test_golden_k3():
+    # k = 3 (all-reduce 4/3, all-gather 2/3, all-to-all 2/9). Level 0, (I, II):
+    #   A I: dW_A 32 * 4/3 = 128/3 (weights).  B II: F_out B 4 * 4/3 = 16/3.
+    #   edge A -> B: forward row -> col 2/9 * A(F_B) 16 = 32/9; backward col -> row 32/9.
+    #   activations = 16/3 + 64/9 = 112/9.
+    assert level_amounts(two_layer(), 2, (3,), [(I, II)]) == (LevelAmounts(F(112, 9), F(128, 3)),)
+
+
+def test_golden_k4_then_k8():
+    # Level 0, k = 4 (all-reduce 3/2), (II, III):
+    #   A II: F_out A 16 * 3/2 = 24.  B III: E_B = A(F_B) 16 * 3/2 = 24.
+    #   edge: forward dup (A's reduced output) -> dup (III's input) 0; backward dup (III's reduced
+    #   error) -> dup (II needs E_out whole) 0.                                 activations 48
+    # Level 1, k = 8 (all-reduce 7/4), (I, I); A's II split D_i by 4: A(W_A) 32/4 = 8; B's III
+    #   split D_o by 4: A(W_B) 16/4 = 4.  A I: 8 * 7/4 = 14; B I: 4 * 7/4 = 7; edge row -> row 0.
+    got = level_amounts(two_layer(), 2, (4, 8), [(II, III), (I, I)])
+    assert got == (LevelAmounts(F(48), F(0)), LevelAmounts(F(0), F(21)))
+
+
+def test_golden_k8():
+    # k = 8 (all-reduce 7/4, all-to-all 7/64), (III, I):
+    #   A III: E_A = A(F_A) 8 * 7/4 = 14.  B I: dW_B 16 * 7/4 = 28 (weights).
+    #   edge: forward col (III's output) -> row 7/64 * 16 = 7/4; backward row -> col 7/4.
+    assert level_amounts(two_layer(), 2, (8,), [(III, I)]) == (LevelAmounts(F(14) + F(7, 2), F(28)),)
+
+
+def test_golden_k4_then_k3():
+    # Level 0, k = 4, (I, III): A I: 32 * 3/2 = 48 (weights); B III: 16 * 3/2 = 24;
+    #   edge: forward row -> dup (III needs F whole) 3/4 * 16 = 12; backward dup -> row 0.  -> 36
+    # Level 1, k = 3, (II, II); A's I split B by 4: A(F_out A) 16/4 = 4; B's III split D_o by 4:
+    #   A(F_out B) 4/4 = 1, A(F_B) stays 16.
+    #   A II: 4 * 4/3 = 16/3; B II: 1 * 4/3 = 4/3; edge: forward dup -> col 0; backward col (B's
+    #   error) -> dup (A's II needs E_out whole) 2/3 * 16 = 32/3.             -> 52/3
+    got = level_amounts(two_layer(), 2, (4, 3), [(I, III), (II, II)])
+    assert got == (LevelAmounts(F(36), F(48)), LevelAmounts(F(52, 3), F(0)))
+
+
+def test_non_power_of_two_fanouts_are_exact():
+    # (8, 315), rows (I, II) then (III, I).
+    # Level 0, k = 8: A I: 32 * 7/4 = 56 (weights); B II: 4 * 7/4 = 7; edge row <-> col both ways
+    #   2 * 7/64 * 16 = 7/2.                                                       -> 21/2
+    # Level 1, k = 315 (all-reduce 628/315, all-to-all 314/315^2): A's I split B by 8: A(F_A) 1;
+    #   B's II split D_i by 8: A(F_B) 2, A(W_B) 2.  A III: 1 * 628/315; B I: 2 * 628/315 (weights);
+    #   edge col <-> row both ways 2 * 314/315^2 * 2.
+    got = level_amounts(two_layer(), 2, (8, 315), [(I, II), (III, I)])
+    assert got == (LevelAmounts(F(21, 2), F(56)),
+                   LevelAmounts(F(628, 315) + 4 * F(314, 315**2), F(1256, 315)))
+    assert got[1].activations == F(199076, 99225)
+    # (8, 3): level 1 k = 3 (all-reduce 4/3, all-to-all 2/9): A III 4/3, B I 8/3, edge 2 * 2/9 * 2
+    got = level_amounts(two_layer(), 2, (8, 3), [(I, II), (III, I)])
+    assert got[1] == LevelAmounts(F(4, 3) + F(8, 9), F(8, 3))
+    for amounts in got:
+        assert isinstance(amounts.activations, F) and isinstance(amounts.weights, F)
+
+
+def test_non_power_of_two_on_random_graphs_run_exactly():
+    # 1,536 = 8 x 192 and 2,520 = 8 x 315 GPUs: any row of types runs and stays exact; a fan-out of
+    # 1 (t = 1) sends nothing
+    for seed in range(6):
+        net = parse_network(random_dag_spec(seed, 8, batch=3), "dag")
+        rng = random.Random(seed)
+        for fanouts in ((8, 3), (8, 315), (8, 192), (1, 5)):
+            rows = [tuple(rng.choice([t for t in x.node_types.offered if t is not II or x.split_units is None])
+                          for x in net.layers) for _ in fanouts]
+            got = level_amounts(net, net.batch, fanouts, rows)
+            assert len(got) == 2 and all(isinstance(a.total, F) and a.total >= 0 for a in got)
+            if fanouts[0] == 1:
+                assert got[0].total == 0
+
+
+# ---- k = 2 is the evaluator, bit for bit ------------------------------------------------------------
+
+def grouped_chain(seed: int) -> Network:
+    rng = random.Random(seed)
+    net = load_network_text(GROUPED.replace("groups: 8", f"groups: {rng.choice([2, 4, 8])}"), "g")
+    return net.with_batch(rng.choice([1, 2, 3]))
+
+
+def random_networks():
+    """>= 40 seeded networks: chains, graphs with add/concat joins, attention with heads and
+    embeddings (edge shares below 1 into attention), grouped convolutions."""
+    for seed in range(16):
+        rng = random.Random(seed)
+        yield random_chain(seed, rng.randint(1, 10), batch=rng.choice([1, 2, 3]), max_channels=6, max_size=3)
+        yield parse_network(random_dag_spec(seed, rng.randint(2, 12), batch=rng.choice([1, 3])), "dag")
+        yield parse_network(random_attention_spec(seed, fan_in=seed % 2 == 1), "att")
+    for seed in range(4):
+        yield grouped_chain(seed)
+
+
+def random_plan(rng: random.Random, net: Network, levels: int) -> Plan:
+    return Plan(tuple(tuple(rng.choice([t for t in ALL_TYPES if x.offers(t, h)]) for x in net.layers)
+                      for h in range(levels)))
+
+
+def test_fanout_two_equals_the_evaluator_on_random_plans():
+    nets = list(random_networks())
+    assert len(nets) >= 40
+    kinds = {x.node_types.name for net in nets for x in net.layers}
+    assert kinds == {"layer", "join", "grouped conv", "embedding"}
+    assert any(s < 1 for net in nets for s in net.edge_shares)
+    rng = random.Random(21)
+    checked = fractional = 0
+    for net in nets:
+        for _ in range(3):
+            levels = rng.randint(1, 5)
+            plan = random_plan(rng, net, levels)
+            ev = evaluate(net, make_array(levels), Space.ACCPAR, plan)
+            got = level_amounts(net, net.batch, (2,) * levels, plan.types)
+            assert tuple(a.activations + a.weights for a in got) == ev.level_cost
+            assert level_amounts_rational(net, net.batch, (2,) * levels, plan.types) == got
+            terms = level_terms(net, net.batch, (2,) * levels, plan.types)
+            assert tuple(t.intra for t in terms) == ev.intra and tuple(t.inter for t in terms) == ev.inter
+            # the weight-gradient exchanges are the weights part, exactly
+            for h, row in enumerate(plan.types):
+                w = sum((ev.intra[h][n] for n, (x, t) in enumerate(zip(net.layers, row))
+                         if x.node_types.exchanged[t.index] == Size.WEIGHTS.index), F(0))
+                assert got[h].weights == w
+            checked += 1
+            fractional += any(a.total.denominator > 1 for a in got)
+    assert checked >= 120 and fractional >= 10
+
+
+def random_rows(rng: random.Random, net: Network, fanouts) -> list[tuple[T, ...]]:
+    """Random rows that ``check_rows`` accepts (II on a head/group node only while whole)."""
+    split = [1] * len(net.layers)
+    rows = []
+    for k in fanouts:
+        row = []
+        for n, x in enumerate(net.layers):
+            ok = [t for t in x.node_types.offered
+                  if t is not II or x.split_units is None or x.split_units % (split[n] * k) == 0]
+            row.append(rng.choice(ok))
+            split[n] *= k if row[-1] is II else 1
+        rows.append(tuple(row))
+    return rows
+
+
+def test_integer_sum_equals_the_rational_reference():
+    """``level_amounts`` (integers per divisor) against ``level_amounts_rational`` (comm's
+    functions term by term) at random fan-outs, powers of two or not, on every kind of node."""
+    rng = random.Random(7)
+    nets = list(random_networks())
+    for net in nets:
+        for _ in range(2):
+            fanouts = tuple(rng.choice([1, 2, 3, 4, 5, 6, 7, 8, 12, 315]) for _ in range(rng.randint(1, 4)))
+            rows = random_rows(rng, net, fanouts)
+            check_rows(net, fanouts, rows)
+            batch = rng.choice([1, 3, 8])
+            assert level_amounts(net, batch, fanouts, rows) == level_amounts_rational(net, batch, fanouts, rows)
+
+
+def test_bad_rows_are_refused():
+    net = two_layer()
+    with pytest.raises(ValueError, match="2 rows of types for 1 levels"):
+        level_amounts(net, 2, (3,), [(I, I), (I, I)])
+    with pytest.raises(ValueError, match="level 0: 1 types for 2 nodes"):
+        level_amounts(net, 2, (3,), [(I,)])
+    with pytest.raises(ValueError, match="fan-out"):
+        level_amounts(net, 2, (0,), [(I, I)])
+    att = parse_network(random_attention_spec(5), "att")  # 4 heads
+    heads = next(x for x in att.layers if x.kind is LayerKind.ATTENTION)
+    assert heads.split_units == 4
+    row = tuple(II if x is heads else I for x in att.layers)
+    level_amounts(att, 1, (4,), [row])  # whole heads
+    with pytest.raises(ValueError, match="node att: type II at fan-out 3 splits its 4 heads into 3 parts"):
+        level_amounts(att, 1, (3,), [row])
+    with pytest.raises(ValueError, match="node att: type II at fan-out 4 splits its 4 heads into 8 parts"):
+        level_amounts(att, 1, (2, 4), [row, row])
+    with pytest.raises(ValueError, match="node att: type III is not offered to attention nodes"):
+        level_amounts(att, 1, (2,), [tuple(III if x is heads else I for x in att.layers)])
+
+
+# ---- a Megatron transformer block at a tensor level of 8 ---------------------------------------------
+
+GPT = dict(family=Family.GPT, hidden=2304, heads=24, ffn=9216, vocab=51200, positions=2048, tied_head=True)  # gpt3-1.7b
+SEQ = 2048
+
+
+def gpt(layers: int) -> Network:
+    return build_transformer(TransformerShape(layers=layers, **GPT), "gpt", 8, SEQ, "gpt")
+
+
+def megatron_rows(net: Network, residual: T):
+    """Data level: I everywhere. Tensor level: Megatron's column- then row-parallel block (QKV III,
+    attention II, its projection II, MLP fc1 III, fc2 II), the embeddings III (hidden split, no
+    exchange), the residual adds ``residual``."""
+    tensor = []
+    for x in net.layers:
+        name = x.name.split("_", 1)[-1]
+        tensor.append({"c_attn": III, "attn": II, "attn_proj": II, "mlp_fc": III, "mlp_proj": II}.get(name, III)
+                      if x.kind is not LayerKind.ADD else residual)
+    return [tuple(I for _ in net.layers), tuple(tensor)]
+
+
+@pytest.mark.parametrize("residual", [I, II], ids=str)
+def test_megatron_block_at_tensor_eight(residual):
+    """Per transformer layer, at a tensor level of k = 8 below a data level of d = 4 (batch 8, so
+    b = 2 samples per data group), s = 2048, h = 2304:
+
+    Megatron-LM (Shoeybi et al. 2019, section 3) all-reduces s*b*h elements 4 times per layer: the
+    attention projection's and fc2's outputs forward (here: type II's intra exchange of F_out), the
+    QKV's and fc1's input errors backward (type III's intra exchange of E_in): 4 * 2(k-1)/k * sbh.
+    The attention node (a join, II = column layout over whole heads) costs nothing: QKV (III)
+    leaves its output column-split and the projection (II) needs its input column-split, and the
+    errors go the same way. QKV's 3h-wide output enters the attention node whole (share 1).
+
+    Our block has 4 * (k-1)/k * sbh more, from the residual adds. Megatron keeps the residual
+    stream replicated on the tensor ranks; a join node of the model is always split (I: by batch,
+    row; II: by channel, column), never duplicated. So on each of the 4 edges between the
+    residual stream and the tensor-parallel region one all-gather of (k-1)/k * sbh is charged: the
+    stream's split -> duplicated forward into QKV and fc1 (III needs its input whole), and the
+    add's split error -> duplicated backward into the projection and fc2 (II needs E_out whole);
+    II's all-reduced output into the add and III's all-reduced error into the stream are free
+    (from duplicated). With the adds I or II alike: 12 (k-1)/k * sbh per layer, 1.5 x Megatron's
+    8 (k-1)/k * sbh. (This is the binary model's too: at k = 2 HyPar charges type II the whole
+    partial output, 1 * T, and a later split -> duplicated 1/2 * T, where a reduce-scatter and an
+    all-gather would be 1/2 + 1/2.)
+
+    The data level (type I everywhere) sends 2(d-1)/d of every weight and no activations."""
+    d, k, b, s, h = 4, 8, 2, SEQ, 2304
+    sbh = s * b * h
+    one, two = gpt(1), gpt(2)
+    per = [level_amounts(n, 8, (d, k), megatron_rows(n, residual)) for n in (one, two)]
+    layer = per[1][1].total - per[0][1].total
+    megatron = 4 * allreduce_fraction(k) * sbh
+    assert megatron == 8 * F(7, 8) * sbh
+    assert layer == megatron + 4 * F(k - 1, k) * sbh == 12 * F(7, 8) * sbh == 99_090_432  # sbh = 9,437,184
+    assert per[1][1].weights == 0
+    # the whole network: L layers plus the embeddings' edges (wte, wpe III: column-split output
+    # into the split add: all-to-all (k-1)/k^2 forward and backward, each) when the add is I;
+    # with the add II (column) nothing
+    emb = 2 * 2 * F(k - 1, k * k) * sbh if residual is I else 0
+    assert per[1][1].activations == 2 * layer + emb
+    for n, amounts in zip((one, two), per):
+        top = amounts[0]
+        assert top.activations == 0
+        assert top.weights == F(2 * (d - 1), d) * sum(x.weight_elements() for x in n.layers)
+    assert sum(x.weight_elements() for x in two.layers) == TransformerShape(layers=2, **GPT).weights()
