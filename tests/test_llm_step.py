@@ -6,48 +6,32 @@ the band measured by bench/validate_llm.py (a regression guard, not a claim of a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 import pytest
 
-pytest.importorskip("explorer.core.fanout")  # the k-way levels (branch i21-kway)
-
-from explorer.core.llm_block import block_parts, megatron_types  # noqa: E402
-from explorer.core.llm_calibration import EFFICIENCY_A100, calibrate_efficiency, efficiency_for, rounded  # noqa: E402
-from explorer.core.llm_flops import GptIteration, hardware_flops, model_flops, recompute_flops  # noqa: E402
-from explorer.core.llm_memory import Parallelism, Recompute, Tokens, ZeroStage, stage_memory  # noqa: E402
-from explorer.core.llm_stage import stage_cut  # noqa: E402
-from explorer.core.llm_step import LlmLayout, evaluate_llm  # noqa: E402
-from explorer.core.partition import PartitionType  # noqa: E402
-from explorer.frontends.transformer import Family, TransformerShape  # noqa: E402
-from explorer.frontends.transformer_problem import llm_problem  # noqa: E402
+from explorer.core.cluster import ClusterSpec, GpuKind, Tier
+from explorer.core.llm_block import block_parts, megatron_types
+from explorer.core.llm_calibration import EFFICIENCY_A100, calibrate_efficiency, efficiency_for, rounded
+from explorer.core.llm_flops import GptIteration, hardware_flops, model_flops, recompute_flops
+from explorer.core.llm_memory import Parallelism, Recompute, Tokens, ZeroStage, stage_memory
+from explorer.core.llm_stage import stage_cut
+from explorer.core.llm_step import LlmLayout, evaluate_llm
+from explorer.core.partition import PartitionType
+from explorer.frontends.transformer import Family, TransformerShape
+from explorer.frontends.transformer_problem import llm_problem
 
 I, II, III = PartitionType.I, PartitionType.II, PartitionType.III
 NONE, SEL, FULL = Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL
 NS = Fraction(1, 10**9)
 
 
-# --- a ClusterSpec stand-in (the interface of explorer.core.cluster, LLM-DESIGN.md) --------------
+# --- a toy GPU cluster ----------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Gpu:
-    name: str
-    peak_TFLOPS: Fraction
-    memory_GiB: Fraction
-
-
-@dataclass(frozen=True)
-class ToyCluster:
-    """2 nodes of 2 GPUs: 100 GB/s each way inside a node, 10 GB/s between nodes; 1 TFLOP/s, 1 GiB."""
-
-    name: str = "toy"
-    gpu: Gpu = Gpu("toy-gpu", Fraction(1), Fraction(1))
-    gpus: int = 4
-    gpus_per_node: int = 2
-
-    def bandwidth_Bps(self, span: int) -> Fraction:
-        return Fraction(100 * 10**9) if span <= 2 else Fraction(10 * 10**9)
+def toy_cluster(gpus: int = 4, name: str = "toy-gpu", peak=Fraction(1), memory=Fraction(1), per_node: int = 2):
+    """Nodes of 2 GPUs: 100 GB/s each way inside a node, 10 GB/s between nodes; 1 TFLOP/s, 1 GiB."""
+    tiers = (Tier("nvlink", per_node, Fraction(100)),) + ((Tier("ib", gpus, Fraction(10)),) if gpus > per_node else ())
+    return ClusterSpec("toy", GpuKind(name, peak, memory), per_node, gpus, tiers)
 
 
 # a tiny GPT: l = 2, h = 8, a = 2, ffn = 4h = 32, V = 16, s = 4 (4 learned positions), tied head, B = 4
@@ -56,7 +40,7 @@ HALF = Fraction(1, 2)
 
 
 def tiny(batch: int = 4):
-    return llm_problem(TINY, ToyCluster(), batch, 4, name="tiny")
+    return llm_problem(TINY, toy_cluster(), batch, 4, name="tiny")
 
 
 def layout(t=2, p=2, d=1, b=1, rc=SEL, zero=ZeroStage.ZERO0, **kw):
@@ -74,7 +58,7 @@ def test_megatron_types_of_a_llama_block():
     """q, k, v column-parallel (III), attention II, o row-parallel (II), residual I, gate and up
     III, their SwiGLU product a II join, down II, residual I."""
     shape = TransformerShape(Family.LLAMA, layers=2, hidden=8, heads=4, ffn=16, vocab=16, kv_heads=2)
-    prob = llm_problem(shape, ToyCluster(), 4, 4)
+    prob = llm_problem(shape, toy_cluster(), 4, 4)
     assert megatron_types(prob.network, 2) == (III, III, III, II, II, I, III, III, II, II, I)
     ev = evaluate_llm(prob, layout(), efficiency=HALF)  # untied head: no explicit logit layer
     assert ev.fits and not any("tied" in n for n in ev.notes)
@@ -188,12 +172,8 @@ def test_stage_cut_is_the_min_max_of_every_cut():
 GPT3 = TransformerShape(Family.GPT, 96, 12288, 96, 4 * 12288, 51200, positions=2048, tied_head=True)
 
 
-class A100x64(ToyCluster):
-    pass
-
-
 def _a100(gpus):
-    return A100x64(gpu=Gpu("A100-SXM4-80GB", Fraction(312), Fraction(80)), gpus=gpus, gpus_per_node=8)
+    return toy_cluster(gpus, "A100-SXM4-80GB", Fraction(312), Fraction(80), per_node=8)
 
 
 @pytest.mark.parametrize("rc", [NONE, SEL, FULL])
@@ -224,7 +204,7 @@ def test_interleaved_schedule():
     a stage time, so bubble_fraction = (1/2) / (4 + 1/2) = 1/9; every GPU sends 2v - 1 = 3 times a
     micro-batch; activations x (1 + (p - 1)/(p v)) = 5/4."""
     shape = TransformerShape(Family.GPT, layers=4, hidden=8, heads=2, ffn=32, vocab=16, positions=4, tied_head=True)
-    prob = llm_problem(shape, ToyCluster(), 4, 4)
+    prob = llm_problem(shape, toy_cluster(), 4, 4)
     one = evaluate_llm(prob, layout(), efficiency=HALF)
     two = evaluate_llm(prob, layout(virtual_stages=2), efficiency=HALF)
     assert two.stage_layers == (2, 2) and two.bubble_fraction == Fraction(1, 9)
@@ -252,7 +232,7 @@ def test_zoo_gpt3_flops_from_the_nodes_are_model_flops(name):
 
     data = yaml.safe_load(resolve_model(name).read_text())
     shape = parse_shape(data["transformer"], "transformer", [])
-    one = ToyCluster(gpus=1)
+    one = toy_cluster(gpus=1)
     prob = llm_problem(shape, one, 8, 2048)
     ev = evaluate_llm(prob, layout(t=1, p=1, d=1, rc=FULL), efficiency=HALF)
     it = GptIteration(8, 2048, shape.layers, shape.hidden, shape.vocab)
@@ -273,7 +253,7 @@ def test_a_plan_over_the_memory_is_never_reported_as_fitting():
 def test_efficiency_lookup():
     assert efficiency_for("A100-SXM4-80GB") == (EFFICIENCY_A100, True)
     assert efficiency_for("H100-SXM5-80GB") == (EFFICIENCY_A100, False)
-    h100 = A100x64(gpu=Gpu("H100-SXM5-80GB", Fraction(989), Fraction(80)), gpus=64, gpus_per_node=8)
+    h100 = toy_cluster(64, "H100-SXM5-80GB", Fraction(989), Fraction(80), per_node=8)
     ev = evaluate_llm(llm_problem(GPT3, h100, 64, 2048), layout(t=8, p=8, d=1))
     assert ev.calibrated is False and any("uncalibrated" in n for n in ev.notes)
 
@@ -282,10 +262,6 @@ def test_efficiency_lookup():
 
 @pytest.fixture(scope="module")
 def shipped():
-    from explorer import frontends
-
-    if not hasattr(frontends, "load_cluster"):
-        pytest.skip("GPU clusters (branch i21-cluster) not merged yet")
     from explorer.frontends import llm_validation
 
     return llm_validation
