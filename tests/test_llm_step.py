@@ -156,9 +156,21 @@ def test_stage_cut_is_the_min_max_of_every_cut():
     """The exact cut equals brute force over all contiguous cuts (small cases)."""
     from itertools import combinations
 
-    for layers, p, per, extras in [(7, 3, Fraction(3), (Fraction(2), Fraction(0), Fraction(5))),
-                                   (10, 4, Fraction(1), (Fraction(0), Fraction(1), Fraction(1), Fraction(7, 2))),
-                                   (5, 5, Fraction(2), (Fraction(0),) * 5), (9, 2, Fraction(1, 3), (Fraction(4), Fraction(0)))]:
+    import random
+
+    rng = random.Random(21)
+    cases = [(7, 3, Fraction(3), (Fraction(2), Fraction(0), Fraction(5))),
+             (10, 4, Fraction(1), (Fraction(0), Fraction(1), Fraction(1), Fraction(7, 2))),
+             (5, 5, Fraction(2), (Fraction(0),) * 5), (9, 2, Fraction(1, 3), (Fraction(4), Fraction(0)))]
+    for _ in range(40):  # random: a first, middle and last extra (as the step model has), or any
+        layers = rng.randint(2, 11)
+        p = rng.randint(2, min(layers, 5))
+        ends = [Fraction(rng.randint(0, 12), rng.randint(1, 4)) for _ in range(3)]
+        extras = tuple(ends[0] if s == 0 else ends[2] if s == p - 1 else ends[1] for s in range(p))
+        if rng.random() < 0.3:
+            extras = tuple(Fraction(rng.randint(0, 9), 2) for _ in range(p))
+        cases.append((layers, p, Fraction(rng.randint(1, 6), rng.randint(1, 3)), extras))
+    for layers, p, per, extras in cases:
         best = min(max(n * per + e for n, e in zip(c, extras))
                    for cuts in combinations(range(1, layers), p - 1)
                    for c in [tuple(b - a for a, b in zip((0, *cuts), (*cuts, layers)))])

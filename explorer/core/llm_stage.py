@@ -110,10 +110,30 @@ class Parts:
     head_nodes: tuple[Layer, ...]  # the post part's nodes, with a tied head's logit layer
 
 
+_MEMO: dict = {}  # (id(network), id(cluster), dims, t, b, types, recompute) -> (network, cluster, Parts)
+_MEMO_SIZE = 4096
+
+
 def part_costs(problem: LlmProblem, layout: LlmLayout, micro_batch: int | None = None) -> Parts:
-    """The cost of one micro-batch (``layout.micro_batch`` unless given) of each part."""
+    """The cost of one micro-batch (``layout.micro_batch`` unless given) of each part; memoised
+    (a pure function of the network, the cluster's bandwidth, t, b, the types and the recompute
+    mode: a search scores many layouts that share them)."""
+    b = micro_batch or layout.micro_batch
+    key = (id(problem.network), id(problem.cluster), problem.dims, layout.parallelism.tensor, b,
+           layout.tensor_types, layout.recompute)
+    hit = _MEMO.get(key)
+    if hit is not None and hit[0] is problem.network and hit[1] is problem.cluster:
+        return hit[2]
+    parts = _part_costs(problem, layout, b)
+    if len(_MEMO) >= _MEMO_SIZE:
+        _MEMO.clear()
+    _MEMO[key] = (problem.network, problem.cluster, parts)
+    return parts
+
+
+def _part_costs(problem: LlmProblem, layout: LlmLayout, b: int) -> Parts:
     net, dims = problem.network, problem.dims
-    t, b = layout.parallelism.tensor, micro_batch or layout.micro_batch
+    t = layout.parallelism.tensor
     parts = block_parts(net, dims.layers)
     types = tuple(layout.tensor_types or megatron_types(net, dims.layers))
     if len(types) != parts.block_len:
@@ -144,31 +164,43 @@ def stage_cut(layers: int, pipeline: int, per_layer: Fraction, extras: tuple[Fra
     """The exact min-max cut of ``layers`` identical layers (``per_layer`` seconds each) into
     ``pipeline`` contiguous stages of >= 1 layer, stage s costing ``n_s per_layer + extras[s]``.
 
-    The optimum T* is one of the values n per_layer + extras[s]; T is feasible when every
-    stage's capacity floor((T - extras[s]) / per_layer) is >= 1 and they sum to >= layers
-    (monotone in T, so a binary search over the sorted candidates finds T*). The capacities are
-    then trimmed to the layer count by taking a layer from the costliest stage (first one on a
-    tie) until they sum to ``layers``: the max stays T*, and the earlier stages, which hold
-    more micro-batches in flight, are relieved first."""
+    The optimum T* is one of the values n per_layer + e (e one of the extras, 1 <= n <= layers);
+    T is feasible when every stage's capacity floor((T - extras[s]) / per_layer) is >= 1 and they
+    sum to >= layers, which is monotone in T: for each distinct e a binary search finds the
+    smallest feasible n, and T* is the least of those. The capacities are then trimmed to the
+    layer count by taking a layer from the costliest stage (the first one on a tie) until they sum
+    to ``layers``: the max stays T*, and the earlier stages, which hold more micro-batches in
+    flight, are relieved first."""
     if pipeline == 1:
         return (layers,)
     if per_layer <= 0:
         base, rest = divmod(layers, pipeline)
         return tuple(base + (1 if s < rest else 0) for s in range(pipeline))
-    cands = sorted({n * per_layer + e for n in range(1, layers + 1) for e in extras})
+
+    distinct = sorted(set(extras))
+    count = {e: extras.count(e) for e in distinct}
 
     def caps(T: Fraction) -> list[int] | None:
-        c = [min(layers, int((T - e) // per_layer)) if T >= e else 0 for e in extras]
-        return c if min(c) >= 1 and sum(c) >= layers else None
+        cap = {e: min(layers, int((T - e) // per_layer)) if T >= e else 0 for e in distinct}
+        if cap[distinct[-1]] < 1 or sum(cap[e] * count[e] for e in distinct) < layers:
+            return None
+        return [cap[e] for e in extras]
 
-    lo, hi = 0, len(cands) - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if caps(cands[mid]) is None:
-            lo = mid + 1
-        else:
-            hi = mid
-    cut = caps(cands[lo])
+    best = None
+    for e in distinct:
+        lo, hi = 1, layers  # T = layers x per_layer + max(extras) is always feasible; search the least n
+        if caps(hi * per_layer + e) is None:
+            continue
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if caps(mid * per_layer + e) is None:
+                lo = mid + 1
+            else:
+                hi = mid
+        T = lo * per_layer + e
+        best = T if best is None or T < best else best
+    assert best is not None
+    cut = caps(best)
     assert cut is not None
     while sum(cut) > layers:
         s = max((s for s in range(pipeline) if cut[s] > 1), key=lambda s: (cut[s] * per_layer + extras[s], -s))
