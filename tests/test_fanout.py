@@ -14,7 +14,10 @@ from explorer.core.evaluate import evaluate
 from explorer.core.fanout import (
     LevelAmounts,
     allreduce_fraction,
+    check_rows,
     level_amounts,
+    level_amounts_rational,
+    level_terms,
     node_inter_fraction,
     relayout_fraction,
 )
@@ -64,6 +67,11 @@ def test_collective_fractions():
     for bad in (0, -2, 2.0, True):
         with pytest.raises(ValueError, match="fan-out"):
             allreduce_fraction(bad)
+
+
+def test_fanout_may_be_any_whole_number_type():
+    np = pytest.importorskip("numpy")
+    assert allreduce_fraction(np.int64(4)) == F(3, 2) and relayout_fraction(Layout.ROW, Layout.COL, np.int32(3)) == F(2, 9)
 
 
 def test_relayout_fraction_at_two_is_the_binary_model():
@@ -197,6 +205,9 @@ def test_fanout_two_equals_the_evaluator_on_random_plans():
             ev = evaluate(net, make_array(levels), Space.ACCPAR, plan)
             got = level_amounts(net, net.batch, (2,) * levels, plan.types)
             assert tuple(a.activations + a.weights for a in got) == ev.level_cost
+            assert level_amounts_rational(net, net.batch, (2,) * levels, plan.types) == got
+            terms = level_terms(net, net.batch, (2,) * levels, plan.types)
+            assert tuple(t.intra for t in terms) == ev.intra and tuple(t.inter for t in terms) == ev.inter
             # the weight-gradient exchanges are the weights part, exactly
             for h, row in enumerate(plan.types):
                 w = sum((ev.intra[h][n] for n, (x, t) in enumerate(zip(net.layers, row))
@@ -205,6 +216,35 @@ def test_fanout_two_equals_the_evaluator_on_random_plans():
             checked += 1
             fractional += any(a.total.denominator > 1 for a in got)
     assert checked >= 120 and fractional >= 10
+
+
+def random_rows(rng: random.Random, net: Network, fanouts) -> list[tuple[T, ...]]:
+    """Random rows that ``check_rows`` accepts (II on a head/group node only while whole)."""
+    split = [1] * len(net.layers)
+    rows = []
+    for k in fanouts:
+        row = []
+        for n, x in enumerate(net.layers):
+            ok = [t for t in x.node_types.offered
+                  if t is not II or x.split_units is None or x.split_units % (split[n] * k) == 0]
+            row.append(rng.choice(ok))
+            split[n] *= k if row[-1] is II else 1
+        rows.append(tuple(row))
+    return rows
+
+
+def test_integer_sum_equals_the_rational_reference():
+    """``level_amounts`` (integers per divisor) against ``level_amounts_rational`` (comm's
+    functions term by term) at random fan-outs, powers of two or not, on every kind of node."""
+    rng = random.Random(7)
+    nets = list(random_networks())
+    for net in nets:
+        for _ in range(2):
+            fanouts = tuple(rng.choice([1, 2, 3, 4, 5, 6, 7, 8, 12, 315]) for _ in range(rng.randint(1, 4)))
+            rows = random_rows(rng, net, fanouts)
+            check_rows(net, fanouts, rows)
+            batch = rng.choice([1, 3, 8])
+            assert level_amounts(net, batch, fanouts, rows) == level_amounts_rational(net, batch, fanouts, rows)
 
 
 def test_bad_rows_are_refused():
@@ -224,7 +264,7 @@ def test_bad_rows_are_refused():
         level_amounts(att, 1, (3,), [row])
     with pytest.raises(ValueError, match="node att: type II at fan-out 4 splits its 4 heads into 8 parts"):
         level_amounts(att, 1, (2, 4), [row, row])
-    with pytest.raises(ValueError, match="type III is not offered to a attention node"):
+    with pytest.raises(ValueError, match="node att: type III is not offered to attention nodes"):
         level_amounts(att, 1, (2,), [tuple(III if x is heads else I for x in att.layers)])
 
 

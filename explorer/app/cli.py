@@ -374,12 +374,15 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @fail_on_bad_input
 def list_cmd(fmt):
-    """List the network zoo and the shipped arrays."""
+    """List the network zoo, the shipped arrays and the GPU clusters."""
     from ..frontends.network_yaml import load_network_file
     from ..frontends.array_yaml import load_array_file
+    from ..frontends.cluster_yaml import load_cluster_file
+    from .cluster_list import cluster_json, cluster_lines
 
     nets = [load_network_file(p) for p in zoo.zoo_files().values()]
     arrs = [load_array_file(p) for p in zoo.array_files().values()]
+    clusters = [load_cluster_file(p) for p in zoo.cluster_files().values()]
     if fmt == "json":
         out = {
             "models": [{"name": n.name, "nodes": len(n.layers), "weighted_layers": sum(not L.is_join for L in n.layers),
@@ -390,6 +393,7 @@ def list_cmd(fmt):
                  "topology": a.topology.value, "overlap": a.overlap, "file": a.source,
                  **({"kinds": {k.name: a.leaves.count(k) for k in a.kinds}} if a.leaves else {})} for a in arrs
             ],
+            "clusters": [cluster_json(c) for c in clusters],
         }
         click.echo(json.dumps(out, indent=2))
         return
@@ -409,6 +413,8 @@ def list_cmd(fmt):
             links = f"{a.topology} links " + "/".join(f"{float(b):g}" for b in a.bandwidth_GBps) + " GB/s"
         kinds = (", kinds " + " ".join(f"{k.name} x{a.leaves.count(k)}" for k in a.kinds)) if a.is_heterogeneous else ""
         click.echo(f"  {a.name:<{awidth}} H={a.levels:<2} {a.accelerators:>5} accelerators  {links}" + (", overlapped" if a.overlap else "") + kinds)
+    for line in cluster_lines(clusters):
+        click.echo(line)
 
 
 @cli.command("split")

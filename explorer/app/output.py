@@ -93,6 +93,8 @@ def _input_files(inputs: dict[str, str | None]) -> list[tuple[str, str]]:
         out.append((option, ref))
         shipped = {"--model": zoo.resolve_model, "--array": zoo.resolve_array}.get(option)
         found = shipped(ref) if shipped else None
+        if found is None and option == "--array":
+            found = zoo.resolve_cluster(ref)  # a GPU cluster given as --array
         if found is not None:
             out.append((option, str(found)))
     return out

@@ -23,6 +23,7 @@ from .units import format_count
 
 GB = 10**9   # bandwidths: GB/s = 10^9 bytes/s
 GiB = 2**30  # memory
+MAX_GPUS = 2**40  # the specs' bound on any count
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +117,8 @@ def gpu_count_problem(n: object, gpus_per_node: int) -> str | None:
         return f"must be a positive integer, got {n!r}"
     if n < 1:
         return f"must be >= 1, got {n}"
+    if n > MAX_GPUS:
+        return f"must be at most 2^40 = {MAX_GPUS:,}, got {format_count(n)}"
     if n % gpus_per_node == 0 or (n < gpus_per_node and gpus_per_node % n == 0):
         return None
     per = gpus_per_node

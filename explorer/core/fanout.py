@@ -28,6 +28,7 @@ from fractions import Fraction
 from .comm import WHOLE, Divisors, divide, divided_sizes, edge_amount, exchange_amount
 from .network import Network
 from .partition import (  # noqa: F401 - the primitives are re-exported: this module is the k-way interface
+    NodeTypes,
     PartitionType,
     Size,
     allreduce_fraction,
@@ -37,8 +38,8 @@ from .partition import (  # noqa: F401 - the primitives are re-exported: this mo
 
 _W = Size.WEIGHTS.index
 
-__all__ = ["LevelAmounts", "allreduce_fraction", "check_rows", "level_amounts", "node_inter_fraction",
-           "relayout_fraction"]
+__all__ = ["LevelAmounts", "LevelTerms", "allreduce_fraction", "check_rows", "level_amounts",
+           "level_amounts_rational", "level_terms", "node_inter_fraction", "relayout_fraction"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,32 @@ class LevelAmounts:
         return self.activations + self.weights
 
 
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What every call needs of a network whatever the batch, fan-outs and types."""
+
+    kinds: tuple[NodeTypes, ...]  # per node: its kind's behaviour (``Layer.node_types``)
+    units: tuple[int | None, ...]  # per node: what type II must split whole (``Layer.split_units``)
+    edges: tuple[tuple[int, int, int, int], ...]  # per edge: producer, consumer, its share's numerator, denominator
+
+
+# id(network) -> (network, facts) for the last few networks (as the evaluator's cache: the entry
+# holds the network, so its id cannot be reused while it is cached).
+_FACTS: dict[int, tuple[Network, _Facts]] = {}
+
+
+def _facts(network: Network) -> _Facts:
+    hit = _FACTS.get(id(network))
+    if hit is not None and hit[0] is network:
+        return hit[1]
+    facts = _Facts(tuple(x.node_types for x in network.layers), tuple(x.split_units for x in network.layers),
+                   tuple((u, v, s.numerator, s.denominator) for (u, v), s in zip(network.edges, network.edge_shares)))
+    while len(_FACTS) >= 8:
+        _FACTS.pop(next(iter(_FACTS)), None)
+    _FACTS[id(network)] = (network, facts)
+    return facts
+
+
 def check_rows(network: Network, fanouts: Sequence[int], rows: Sequence[Sequence[PartitionType]]) -> None:
     """ValueError naming the level and node unless ``rows`` has one row per fan-out, one type per
     node, every type one the node's kind takes, and type II splits whole groups/heads: the
@@ -62,19 +89,22 @@ def check_rows(network: Network, fanouts: Sequence[int], rows: Sequence[Sequence
         raise ValueError(f"{len(rows)} rows of types for {len(fanouts)} levels")
     for k in fanouts:
         allreduce_fraction(k)  # the fan-out's own check
-    layers = network.layers
-    split = [1] * len(layers)
+    facts, layers = _facts(network), network.layers
+    limited = [n for n, u in enumerate(facts.units) if u is not None]
+    split = dict.fromkeys(limited, 1)
     for h, (k, row) in enumerate(zip(fanouts, rows)):
         if len(row) != len(layers):
             raise ValueError(f"level {h}: {len(row)} types for {len(layers)} nodes")
-        for n, (x, t) in enumerate(zip(layers, row)):
-            if not isinstance(t, PartitionType) or x.node_types.specs[t.index] is None:
-                raise ValueError(f"level {h}, node {x.name}: type {t} is not offered to a {x.kind.value} node")
-            units = x.split_units
-            if t is PartitionType.II and units is not None:
+        for n, (nt, t) in enumerate(zip(facts.kinds, row)):
+            if t.__class__ is not PartitionType or nt.specs[t.index] is None:
+                x = layers[n]
+                raise ValueError(f"level {h}, node {x.name}: type {t} is not offered to {x.kind.value} nodes")
+        for n in limited:
+            if row[n] is PartitionType.II:
                 split[n] *= k
-                if units % split[n]:
-                    raise ValueError(f"level {h}, node {x.name}: type II at fan-out {k} splits its {units} "
+                if facts.units[n] % split[n]:
+                    x = layers[n]
+                    raise ValueError(f"level {h}, node {x.name}: type II at fan-out {k} splits its {facts.units[n]} "
                                      f"{'groups' if x.groups > 1 else 'heads'} into {split[n]} parts (not whole)")
 
 
@@ -83,24 +113,117 @@ def level_amounts(network: Network, batch: int, fanouts: tuple[int, ...],
     """Per level (top first), the elements one group sends to the others of its level per step
     (per group, one way), at batch ``batch`` (the network's own batch is not read): the sizes at
     level h divided by the fan-outs of the levels above whose type (``rows[j][node]``, as Plan
-    rows) splits them. ValueError on rows that do not fit (``check_rows``)."""
+    rows) splits them. ValueError on rows that do not fit (``check_rows``).
+
+    Exact, summed in integers: at fan-out k every amount of a level is (k-1)/k^2 times an integer
+    multiple m of a size over its divisor, m from the formulas themselves (``_multiplier``: 2k for
+    an all-reduce, k for an all-gather, 1 for an all-to-all), so a level is a handful of Fractions
+    whatever the number of nodes. ``level_amounts_rational`` is the same sum term by term in
+    Fractions, straight from ``comm`` (the reference the tests compare it with)."""
+    check_rows(network, fanouts, rows)
+    facts = _facts(network)
+    kinds = facts.kinds
+    sizes = [(x.input_elements(batch), x.weight_elements(), x.output_elements(batch)) for x in network.layers]
+    divisors: list[Divisors] = [WHOLE] * len(kinds)
+    out = []
+    for k, row in zip(fanouts, rows):
+        if k == 1:  # one part: nothing to exchange, nothing divided
+            out.append(LevelAmounts(Fraction(0), Fraction(0)))
+            continue
+        intra_w: dict[int, int] = {}  # divisor -> sum of the sizes exchanged with it (weights)
+        intra_a: dict[int, int] = {}  # the same, activations
+        inter: dict[int, int] = {}  # divisor -> sum of m * edge tensor (times the share's numerator)
+        for nt, t, size, d in zip(kinds, row, sizes, divisors):
+            i = nt.exchanged[t.index]
+            if i is not None:
+                acc = intra_w if i == _W else intra_a
+                acc[d[i]] = acc.get(d[i], 0) + size[i]
+        multipliers = _MULTIPLIERS
+        for u, v, num, den in facts.edges:
+            key = (id(kinds[u]), row[u].index, id(kinds[v]), row[v].index, k)
+            m = multipliers.get(key)
+            if m is None:
+                m = _multiplier(kinds[u], row[u], kinds[v], row[v], k)
+            if m:
+                den *= divisors[v][0]
+                inter[den] = inter.get(den, 0) + m * sizes[v][0] * num
+        unit = Fraction(k - 1, k * k)  # the all-to-all block: every amount is a whole number of them
+        m_ar = allreduce_fraction(k) / unit  # 2k
+        out.append(LevelAmounts(activations=unit * (m_ar * _sum(intra_a) + _sum(inter)),
+                                weights=unit * m_ar * _sum(intra_w)))
+        divisors = [_divide(nt, d, t, k) for nt, d, t in zip(kinds, divisors, row)]
+    return tuple(out)
+
+
+_DIVIDED: dict[tuple, Divisors] = {}
+
+
+def _divide(nt: NodeTypes, d: Divisors, t: PartitionType, k: int) -> Divisors:
+    """``comm.divide``, memoised (a network has few distinct divisors)."""
+    key = (id(nt), d, t.index, k)
+    x = _DIVIDED.get(key)
+    if x is None:
+        if len(_DIVIDED) > 100_000:
+            _DIVIDED.clear()
+        x = _DIVIDED[key] = divide(nt, d, t, k)
+    return x
+
+
+def _sum(acc: dict[int, int]) -> Fraction:
+    return sum((Fraction(n, d) for d, n in acc.items()), Fraction(0))
+
+
+_MULTIPLIERS: dict[tuple, int] = {}
+
+
+def _multiplier(producer: NodeTypes, prev: PartitionType, consumer: NodeTypes, nxt: PartitionType, k: int) -> int:
+    """``node_inter_fraction`` in units of (k-1)/k^2 (an integer: 0, 1, 2, k, k+1 or 2k), memoised."""
+    key = (id(producer), prev.index, id(consumer), nxt.index, k)
+    m = _MULTIPLIERS.get(key)
+    if m is None:
+        x = node_inter_fraction(prev, nxt, producer, consumer, k) * k * k / (k - 1)
+        assert x.denominator == 1, "every re-layout is a whole number of all-to-all blocks"
+        m = _MULTIPLIERS[key] = int(x)  # NodeTypes are module-level singletons: their ids are stable
+    return m
+
+
+@dataclass(frozen=True, slots=True)
+class LevelTerms:
+    """One level's amounts term by term (elements one group sends, one way): each node's own
+    exchange and each edge's re-layout, in the network's node and edge order."""
+
+    intra: tuple[Fraction, ...]  # per node: its all-reduce (``comm.exchange_amount``)
+    inter: tuple[Fraction, ...]  # per edge: forward + backward re-layout (``comm.edge_amount``)
+    weight_nodes: tuple[int, ...]  # the nodes whose exchange is a weight gradient (type I)
+
+    def amounts(self) -> LevelAmounts:
+        weights = sum((self.intra[n] for n in self.weight_nodes), Fraction(0))
+        return LevelAmounts(sum(self.intra, Fraction(0)) - weights + sum(self.inter, Fraction(0)), weights)
+
+
+def level_terms(network: Network, batch: int, fanouts: tuple[int, ...],
+                rows: Sequence[Sequence[PartitionType]]) -> tuple[LevelTerms, ...]:
+    """Per level (top first), ``level_amounts``' terms in Fractions, straight from ``comm``: the
+    evaluator's per-level structure (``evaluate_rational``'s intra and inter rows) with divisions
+    by the fan-outs where it halves. For a report that says which node costs what, or a solver
+    that needs per-node amounts."""
     check_rows(network, fanouts, rows)
     layers, edges, shares = network.layers, network.edges, network.edge_shares
     kinds = [x.node_types for x in layers]
     divisors: list[Divisors] = [WHOLE] * len(layers)
     out = []
     for k, row in zip(fanouts, rows):
-        sizes = [divided_sizes(x, batch, d) for x, d in zip(layers, divisors)]
-        activations = weights = Fraction(0)
-        for x, t, s in zip(layers, row, sizes):
-            amount = exchange_amount(x, t, s, k)
-            if amount:
-                if x.node_types.exchanged[t.index] == _W:
-                    weights += amount
-                else:
-                    activations += amount
-        for (u, v), share in zip(edges, shares):
-            activations += edge_amount(kinds[u], row[u], kinds[v], row[v], sizes[v].f_in, share, k)
-        out.append(LevelAmounts(activations, weights))
+        sized = [divided_sizes(x, batch, d) for x, d in zip(layers, divisors)]
+        intra = tuple(exchange_amount(x, t, s, k) for x, t, s in zip(layers, row, sized))
+        inter = tuple(edge_amount(kinds[u], row[u], kinds[v], row[v], sized[v].f_in, share, k)
+                      for (u, v), share in zip(edges, shares))
+        weight_nodes = tuple(n for n, (nt, t) in enumerate(zip(kinds, row)) if nt.exchanged[t.index] == _W)
+        out.append(LevelTerms(intra, inter, weight_nodes))
         divisors = [divide(nt, d, t, k) for nt, d, t in zip(kinds, divisors, row)]
     return tuple(out)
+
+
+def level_amounts_rational(network: Network, batch: int, fanouts: tuple[int, ...],
+                           rows: Sequence[Sequence[PartitionType]]) -> tuple[LevelAmounts, ...]:
+    """``level_amounts`` term by term in Fractions (``level_terms``, summed): the reference."""
+    return tuple(t.amounts() for t in level_terms(network, batch, fanouts, rows))

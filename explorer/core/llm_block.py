@@ -24,7 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .comm import training_flops
 from .network import Layer, LayerKind, Network
 from .partition import PartitionType
 
@@ -140,11 +139,6 @@ def subnetwork(network: Network, nodes: tuple[int, ...], extra: tuple[Layer, ...
     return Network(f"{network.name}[part]", network.batch if batch is None else batch, tuple(layers),
                    tuple(edges[e] for e in order), network.source, tuple(shares[e] for e in order),
                    network.sequence)
-
-
-def part_flops(network: Network, nodes, batch: int, extra: tuple[Layer, ...] = ()) -> int:
-    """Training FLOPs (forward + backward) of ``nodes`` and ``extra`` at ``batch`` (``comm.training_flops``)."""
-    return sum(training_flops(network.layers[k], batch) for k in nodes) + sum(training_flops(x, batch) for x in extra)
 
 
 def forward_flops(layers, batch: int) -> int:

@@ -147,5 +147,5 @@ class LlmEvaluation:
     stage_times_s: tuple[Fraction, ...]  # per stage, one micro-batch (forward + backward + recompute + sends)
     microbatches: int  # m = batch / (d x b)
     efficiency: Fraction  # the fraction of peak the matmuls reach (llm_calibration)
-    calibrated: bool  # False: the GPU kind has no calibration row (the efficiency is borrowed)
+    calibrated: bool  # True: the GPU kind's calibrated efficiency; False: borrowed (no calibration row: "uncalibrated") or given
     notes: tuple[str, ...] = ()

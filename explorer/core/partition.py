@@ -18,6 +18,7 @@ error E; the inter-layer table is the sum of the forward and backward re-layouts
 from __future__ import annotations
 
 import enum
+import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -120,7 +121,7 @@ def relayout_split(src: Layout, a: Fraction, dst: Layout, b: Fraction) -> Pair:
 
 
 def _check_fanout(k: int) -> None:
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+    if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
         raise ValueError(f"a level's fan-out must be a whole number >= 1, got {k!r}")
 
 

@@ -19,7 +19,7 @@ from ..core.errors import SpecError, shown
 from ..core.network import Network
 from . import zoo
 from .array_yaml import load_array_file, parse_array
-from .cluster_yaml import load_cluster_file, says_cluster
+from .cluster_yaml import load_cluster_file, parse_cluster, says_cluster
 from .yamlio import load_yaml_file
 
 # file suffix -> "module:function" taking (path, batch, sequence) and returning a Network;
@@ -66,6 +66,7 @@ def load_array(ref: str) -> ArraySpec:
     if _looks_like_path(ref):
         data = load_yaml_file(ref)
         if says_cluster(data):
+            parse_cluster(data, ref)  # a bad cluster file says what is wrong with it first
             raise _not_an_array(ref)
         return parse_array(data, ref)
     if zoo.resolve_cluster(ref) is not None:

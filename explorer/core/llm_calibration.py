@@ -1,0 +1,62 @@
+"""The one efficiency per GPU kind of the LLM step model: the fraction of peak its matmuls reach.
+
+A100 (``EFFICIENCY_A100``): calibrated once on Korthikanti et al., "Reducing Activation
+Recomputation in Large Transformer Models" (MLSys 2023, arXiv 2205.05198), Table 5: the 8
+iteration times (22B, 175B, 530B and 1T GPT on 8 to 512 A100-80GB, full recomputation and
+sequence parallelism + selective recomputation; ``spaces/llm-validation/korthikanti-table5.yaml``)
+under the step model (``core.llm_step``) on the ``dgx-a100`` cluster with each run's layout
+(uniform stage cuts, Megatron's interleaved schedule for 175B and 530B). Criterion: the mean
+over the 8 rows of predicted / measured time is exactly 1 (one equation in x = 1/efficiency;
+each row's predicted time is convex and piecewise linear in x, so Newton's method from above
+lands on the exact rational root), rounded to ``DIGITS`` decimal places. ``calibrate_efficiency``
+recomputes it (``bench/calibrate_llm.py`` prints it; a test checks the constant equals it).
+
+H100: no row in Table 5 and no other calibration run here, so the A100's efficiency is used
+and the evaluation says ``calibrated=False`` ("uncalibrated").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+DIGITS = 4  # the stored constant: the exact root rounded to 4 decimal places
+EFFICIENCY_A100 = Fraction(3151, 5000)  # 0.6302: calibrate_efficiency(Table 5) = 0.63017756..., rounded
+CALIBRATED = {"A100": EFFICIENCY_A100}
+
+
+def efficiency_for(gpu_name: str) -> tuple[Fraction, bool]:
+    """(efficiency, calibrated) of a GPU kind by name ('A100-SXM4-80GB' -> the A100's, calibrated;
+    any other kind -> the A100's, uncalibrated)."""
+    for kind, value in CALIBRATED.items():
+        if kind.lower() in gpu_name.lower():
+            return value, True
+    return EFFICIENCY_A100, False
+
+
+def calibrate_efficiency(rows: Sequence[tuple[object, object, Fraction]]) -> Fraction:
+    """The exact efficiency e at which the mean over ``rows`` (problem, layout, measured seconds)
+    of predicted / measured step time is 1. Each row's prediction at x = 1/e is
+    ``StepParts.step_time(x)`` = (m + fill) max_s (a_s x + k_s) + data: increasing, convex and
+    piecewise linear in x, so Newton's method from an x above the root converges to it exactly
+    in finitely many steps."""
+    from .llm_stage import step_parts
+
+    if not rows:
+        raise ValueError("calibrate_efficiency: no rows")
+    x = Fraction(100)  # efficiency 1%: every row slower than measured, so the mean ratio > 1
+    for _ in range(200):
+        parts = [(step_parts(problem, layout, x), Fraction(measured)) for problem, layout, measured in rows]
+        f = sum(sp.step_time(x) / t for sp, t in parts) - len(rows)
+        if f == 0:
+            return 1 / x
+        slope = sum((sp.microbatches + sp.fill) * sp.a[sp.slowest(x)] / t for sp, t in parts)
+        if f < 0 or slope <= 0:
+            raise ValueError("calibrate_efficiency: the root is not above 1 / efficiency = 1 (comm alone exceeds the times)")
+        x -= f / slope
+    raise ValueError("calibrate_efficiency: Newton's method did not converge")
+
+
+def rounded(value: Fraction, digits: int = DIGITS) -> Fraction:
+    """``value`` rounded to ``digits`` decimal places, exactly (half to even)."""
+    return Fraction(round(value * 10**digits), 10**digits)

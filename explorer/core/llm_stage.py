@@ -1,0 +1,297 @@
+"""The pieces of the LLM step model: what each pipeline stage costs per micro-batch, the exact
+min-max stage cut and the data-level traffic (``core.llm_step`` assembles them with the memory
+of ``core.llm_stage_memory``; ``core.llm_calibration`` reads ``step_parts``).
+
+Time of stage s for one micro-batch (seconds): ``a_s x + k_s`` where ``x = 1/efficiency``:
+``a_s`` is its FLOPs (training + recompute forward) / (t x peak), ``k_s`` its tensor-level
+exchanges (``llm_block.tensor_amounts``, 2-byte elements at ``cluster.bandwidth_Bps(t)``) plus
+its point-to-point sends. Step = (m + (p - 1)/v) max_s (a_s x + k_s) + the slowest stage's
+data-level time (not overlapped with compute).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .comm import training_flops
+from .llm_block import block_parts, edge_types, forward_flops, megatron_types, tensor_amounts, tied_head
+from .llm_memory import Recompute, ZeroStage
+from .llm_problem import LlmLayout, LlmProblem
+from .network import Layer, LayerKind
+from .partition import PartitionType
+
+BYTES = 2  # bf16/fp16 activations, gradients and weights on the wire
+TERA = 10**12
+
+
+@dataclass(frozen=True, slots=True)
+class PartCost:
+    """One micro-batch of one part (a block, the embedding, the head): FLOPs (training +
+    recompute forward), tensor-level seconds; ``weights_s`` per step (type I weight-gradient
+    exchanges at the tensor level, which do not scale with the micro-batch)."""
+
+    flops: int
+    tensor_s: Fraction
+    weights_s: Fraction
+
+
+@dataclass(frozen=True, slots=True)
+class StepParts:
+    """Everything the step time needs: per stage ``a`` (seconds at full efficiency), ``tensor``
+    and ``p2p`` (seconds that do not scale with it), ``data`` (per step), and the whole-step terms."""
+
+    stage_layers: tuple[int, ...]
+    a: tuple[Fraction, ...]
+    tensor: tuple[Fraction, ...]
+    p2p: tuple[Fraction, ...]
+    data: tuple[Fraction, ...]
+    microbatches: int
+    fill: Fraction  # (p - 1)/v: the pipeline's fill and drain, in stage times
+    model_flops: int  # the step's model FLOPs (no recompute)
+    recompute_flops: int  # the step's recompute forward FLOPs
+    tied_head: bool
+
+    def stage_times(self, x: Fraction) -> tuple[Fraction, ...]:
+        """Per stage, one micro-batch, at x = 1/efficiency."""
+        return tuple(a * x + t + q for a, t, q in zip(self.a, self.tensor, self.p2p))
+
+    def slowest(self, x: Fraction) -> int:
+        times = self.stage_times(x)
+        return times.index(max(times))
+
+    def step_time(self, x: Fraction) -> Fraction:
+        """(m + (p - 1)/v) x the slowest stage + the slowest data-level time, at x = 1/efficiency."""
+        return (self.microbatches + self.fill) * max(self.stage_times(x)) + max(self.data)
+
+
+def check_layout(problem: LlmProblem, layout: LlmLayout) -> None:
+    """ValueError naming the field when ``layout`` cannot run ``problem``."""
+    par, dims = layout.parallelism, problem.dims
+    t, p, d = par.tensor, par.pipeline, par.data
+    gpus = problem.cluster.gpus
+    if par.gpus != gpus:
+        raise ValueError(f"degrees: tensor {t} x pipeline {p} x data {d} = {par.gpus}, but the cluster has {gpus} GPUs")
+    if p > dims.layers:
+        raise ValueError(f"pipeline: {p} stages is deeper than the {dims.layers} layers")
+    if dims.heads % t:
+        raise ValueError(f"tensor: {t} does not divide the {dims.heads} attention heads")
+    if dims.batch % (d * layout.micro_batch):
+        raise ValueError(f"micro_batch: data {d} x micro-batch {layout.micro_batch} does not divide the batch {dims.batch}")
+    v, sl = layout.virtual_stages, layout.stage_layers
+    if v > 1 and p == 1:
+        raise ValueError("virtual_stages: interleaving needs a pipeline (pipeline > 1)")
+    if sl is not None and (len(sl) != p or any(n < 1 for n in sl) or sum(sl) != dims.layers):
+        raise ValueError(f"stage_layers: {p} stages of >= 1 layer summing to {dims.layers}, got {list(sl)}")
+    if v > 1 and (any(n % v for n in sl) if sl is not None else dims.layers % (p * v)):
+        raise ValueError(f"virtual_stages: {v} model chunks a stage need every stage's layers divisible by {v}"
+                         + ("" if sl is not None else f" (the uniform cut: {dims.layers} layers = {p} x {v} x n)"))
+
+
+def recompute_forward(layer_nodes, batch: int, recompute: Recompute) -> int:
+    """The forward FLOPs recomputation repeats in one layer: full, the whole layer's forward;
+    selective, the attention node's (Q K^T and the product with V, Korthikanti et al. section 5);
+    none, 0. For a Megatron GPT these are ``llm_flops.recompute_flops`` per layer (tested)."""
+    if recompute is Recompute.NONE:
+        return 0
+    if recompute is Recompute.SELECTIVE:
+        return forward_flops([x for x in layer_nodes if x.kind is LayerKind.ATTENTION], batch)
+    return forward_flops(layer_nodes, batch)
+
+
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """Per micro-batch: one block, the embedding (first stage), the head (last stage); the block's nodes."""
+
+    block: PartCost
+    pre: PartCost
+    post: PartCost
+    block_nodes: tuple[Layer, ...]
+    head_nodes: tuple[Layer, ...]  # the post part's nodes, with a tied head's logit layer
+
+
+_MEMO: dict = {}  # (id(network), id(cluster), dims, t, b, types, recompute) -> (network, cluster, Parts)
+_MEMO_SIZE = 4096
+
+
+def part_costs(problem: LlmProblem, layout: LlmLayout, micro_batch: int | None = None) -> Parts:
+    """The cost of one micro-batch (``layout.micro_batch`` unless given) of each part; memoised
+    (a pure function of the network, the cluster's bandwidth, t, b, the types and the recompute
+    mode: a search scores many layouts that share them)."""
+    b = micro_batch or layout.micro_batch
+    key = (id(problem.network), id(problem.cluster), problem.dims, layout.parallelism.tensor, b,
+           layout.tensor_types, layout.recompute)
+    hit = _MEMO.get(key)
+    if hit is not None and hit[0] is problem.network and hit[1] is problem.cluster:
+        return hit[2]
+    parts = _part_costs(problem, layout, b)
+    if len(_MEMO) >= _MEMO_SIZE:
+        _MEMO.clear()
+    _MEMO[key] = (problem.network, problem.cluster, parts)
+    return parts
+
+
+def _part_costs(problem: LlmProblem, layout: LlmLayout, b: int) -> Parts:
+    net, dims = problem.network, problem.dims
+    t = layout.parallelism.tensor
+    parts = block_parts(net, dims.layers)
+    types = tuple(layout.tensor_types or megatron_types(net, dims.layers))
+    if len(types) != parts.block_len:
+        raise ValueError(f"tensor_types: one type per node of a block ({parts.block_len}), got {len(types)}")
+    bw = problem.cluster.bandwidth_Bps(t) if t > 1 else Fraction(1)
+    pre_t, post_t = edge_types(net, parts)
+    head = (tied_head(net, dims.hidden, dims.vocab),) if dims.tied_head else ()
+    two = dims.layers > 1  # the template block: block 1, fed by block 0's last node (a residual add)
+    blk = parts.blocks[1] if two else parts.blocks[0]
+    lead = parts.blocks[0][-1] if two else (parts.pre[-1] if parts.pre else None)
+    lead_t = types[-1] if two else (pre_t[-1] if parts.pre else None)
+    nodes = tuple(net.layers[k] for k in blk)
+
+    def cost(flops: int, amounts) -> PartCost:
+        return PartCost(flops, amounts.activations * BYTES / bw, amounts.weights * BYTES / bw)
+
+    block = cost(sum(training_flops(x, b) for x in nodes) + recompute_forward(nodes, b, layout.recompute),
+                 tensor_amounts(net, blk, types, t, b, lead, lead_t))
+    pre = cost(sum(training_flops(net.layers[k], b) for k in parts.pre), tensor_amounts(net, parts.pre, pre_t, t, b))
+    post_nodes = tuple(net.layers[k] for k in parts.post) + head
+    post = cost(sum(training_flops(x, b) for x in post_nodes),
+                tensor_amounts(net, parts.post, post_t, t, b, parts.blocks[-1][-1], types[-1], head,
+                               (PartitionType.III,) * len(head)))
+    return Parts(block, pre, post, nodes, post_nodes)
+
+
+def stage_cut(layers: int, pipeline: int, per_layer: Fraction, extras: tuple[Fraction, ...]) -> tuple[int, ...]:
+    """The exact min-max cut of ``layers`` identical layers (``per_layer`` seconds each) into
+    ``pipeline`` contiguous stages of >= 1 layer, stage s costing ``n_s per_layer + extras[s]``.
+
+    The optimum T* is one of the values n per_layer + e (e one of the extras, 1 <= n <= layers);
+    T is feasible when every stage's capacity floor((T - extras[s]) / per_layer) is >= 1 and they
+    sum to >= layers, which is monotone in T: for each distinct e a binary search finds the
+    smallest feasible n, and T* is the least of those. The capacities are then trimmed to the
+    layer count by taking a layer from the costliest stage (the first one on a tie) until they sum
+    to ``layers``: the max stays T*, and the earlier stages, which hold more micro-batches in
+    flight, are relieved first."""
+    if pipeline == 1:
+        return (layers,)
+    if per_layer <= 0:
+        base, rest = divmod(layers, pipeline)
+        return tuple(base + (1 if s < rest else 0) for s in range(pipeline))
+
+    distinct = sorted(set(extras))
+    count = {e: extras.count(e) for e in distinct}
+
+    def caps(T: Fraction) -> list[int] | None:
+        cap = {e: min(layers, int((T - e) // per_layer)) if T >= e else 0 for e in distinct}
+        if cap[distinct[-1]] < 1 or sum(cap[e] * count[e] for e in distinct) < layers:
+            return None
+        return [cap[e] for e in extras]
+
+    best = None
+    for e in distinct:
+        lo, hi = 1, layers  # T = layers x per_layer + max(extras) is always feasible; search the least n
+        if caps(hi * per_layer + e) is None:
+            continue
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if caps(mid * per_layer + e) is None:
+                lo = mid + 1
+            else:
+                hi = mid
+        T = lo * per_layer + e
+        best = T if best is None or T < best else best
+    assert best is not None
+    cut = caps(best)
+    assert cut is not None
+    while sum(cut) > layers:
+        s = max((s for s in range(pipeline) if cut[s] > 1), key=lambda s: (cut[s] * per_layer + extras[s], -s))
+        cut[s] -= 1
+    return tuple(cut)
+
+
+def p2p_sends(stage: int, pipeline: int, virtual: int) -> int:
+    """Point-to-point sends of one micro-batch by a GPU of ``stage``: v forward (none from the
+    last chunk of the last stage) and v backward (none from the first chunk of the first stage)."""
+    if pipeline == 1:
+        return 0
+    return 2 * virtual - (stage == pipeline - 1) - (stage == 0)
+
+
+def data_seconds(problem: LlmProblem, layout: LlmLayout, stage_params: int) -> Fraction:
+    """Data-level traffic of one GPU of a stage holding ``stage_params`` parameters (its 1/t share
+    sent), per step, at ``cluster.bandwidth_Bps(t d)`` (the data group spans t x d consecutive
+    ranks): ZeRO 0 and 1, a ring all-reduce of the bf16 gradients, 2(d-1)/d of them (ZeRO-1's
+    reduce-scatter + all-gather of the updated weights moves the same); ZeRO-3, a reduce-scatter
+    of the gradients, (d-1)/d, once per step, plus an all-gather of the weights, (d-1)/d, in each
+    micro-batch's forward and backward (and its recompute forward under full recomputation)."""
+    par = layout.parallelism
+    d, t = par.data, par.tensor
+    if d == 1:
+        return Fraction(0)
+    share = Fraction(BYTES * stage_params, t)
+    ring = Fraction(d - 1, d)
+    if layout.zero is ZeroStage.ZERO3:
+        gathers = 3 if layout.recompute is Recompute.FULL else 2
+        sent = ring * share * (1 + gathers * (problem.dims.batch // (d * layout.micro_batch)))
+    else:
+        sent = 2 * ring * share
+    return sent / problem.cluster.bandwidth_Bps(t * d)
+
+
+def p2p_seconds(problem: LlmProblem, layout: LlmLayout) -> Fraction:
+    """One send of a stage boundary's activations, s b h 2-byte elements, split over the t GPUs
+    of the stage (Megatron's scatter/gather of the pipeline message, Narayanan et al. SC21
+    section 4.1), at ``cluster.bandwidth_Bps(2 t d)`` (adjacent stages are t x d ranks apart)."""
+    par, dims = layout.parallelism, problem.dims
+    if par.pipeline == 1:
+        return Fraction(0)
+    sent = Fraction(BYTES * dims.seq * layout.micro_batch * dims.hidden, par.tensor)
+    return sent / problem.cluster.bandwidth_Bps(2 * par.tensor * par.data)
+
+
+def stage_params(problem: LlmProblem, stage_layers: tuple[int, ...]) -> tuple[int, ...]:
+    """Parameters of each stage (``ParameterCount.stage``), plus, for a tied head with p > 1, the
+    copy of the token embedding Megatron keeps on the last stage for the logit layer."""
+    p, out, first = len(stage_layers), [], 0
+    for s, n in enumerate(stage_layers):
+        k = problem.params.stage(first, first + n, p, s)
+        if problem.dims.tied_head and p > 1 and s == p - 1:
+            k += problem.dims.vocab * problem.dims.hidden
+        out.append(k)
+        first += n
+    return tuple(out)
+
+
+def step_parts(problem: LlmProblem, layout: LlmLayout, x: Fraction) -> StepParts:
+    """The step's parts; the stage cut (when the layout gives none) is the exact min-max one at
+    ``x`` = 1/efficiency."""
+    check_layout(problem, layout)
+    par, dims, gpu = layout.parallelism, problem.dims, problem.cluster.gpu
+    t, p, v, b = par.tensor, par.pipeline, layout.virtual_stages, layout.micro_batch
+    m = dims.batch // (par.data * b)
+    parts = part_costs(problem, layout)
+    unit = 1 / (t * Fraction(gpu.peak_TFLOPS) * TERA)  # seconds per FLOP at full efficiency
+    q = p2p_seconds(problem, layout)
+    extra_a = [Fraction(0)] * p
+    extra_a[0] += parts.pre.flops * unit
+    extra_a[-1] += parts.post.flops * unit
+    extra_k = [q * p2p_sends(s, p, v) for s in range(p)]
+    extra_k[0] += parts.pre.tensor_s
+    extra_k[-1] += parts.post.tensor_s
+    layer_a = parts.block.flops * unit
+    uniform = (dims.layers // p,) * p if v > 1 and layout.stage_layers is None else None  # interleaved: Megatron's cut
+    cut = layout.stage_layers or uniform or stage_cut(dims.layers, p, layer_a * x + parts.block.tensor_s,
+                                           tuple(a * x + k for a, k in zip(extra_a, extra_k)))
+    params = stage_params(problem, cut)
+    data = []
+    for s, n in enumerate(cut):
+        w = n * parts.block.weights_s + (parts.pre.weights_s if s == 0 else 0) + (parts.post.weights_s if s == p - 1 else 0)
+        data.append(data_seconds(problem, layout, params[s]) + w)
+    whole = par.data * m  # micro-batches in the step, over all data ranks
+    model = (dims.layers * sum(training_flops(x_, b) for x_ in parts.block_nodes)
+             + (parts.pre.flops + parts.post.flops)) * whole
+    recompute = dims.layers * recompute_forward(parts.block_nodes, b, layout.recompute) * whole
+    return StepParts(tuple(cut), tuple(n * layer_a + extra_a[s] for s, n in enumerate(cut)),
+                     tuple(n * parts.block.tensor_s + (parts.pre.tensor_s if s == 0 else 0)
+                           + (parts.post.tensor_s if s == p - 1 else 0) for s, n in enumerate(cut)),
+                     tuple(q * p2p_sends(s, p, v) for s in range(p)), tuple(data), m, Fraction(p - 1, v),
+                     model, recompute, dims.tied_head)

@@ -1,0 +1,58 @@
+"""Memory per GPU of each pipeline stage under a layout (``core.llm_step``).
+
+``llm_memory.stage_memory`` gives the model states (16 bytes a parameter, ZeRO 0/1/3) and the
+transformer layers' activations (Korthikanti et al.'s closed forms, 1F1B in flight). Added here,
+so that a plan is never reported as fitting on an under-count:
+
+- the interleaved schedule (v > 1): activations x (1 + (p - 1)/(p v)) (Korthikanti et al.,
+  section 4.2.3, the first stage's factor; applied to every stage, an upper bound for the others);
+- the first stage: the embedding's dropout mask, s b h p / t bytes (Korthikanti et al., section
+  4.3, with min(p, m) micro-batches in flight);
+- the last stage: the output layer, 4 s b h / t (1 + V / h) bytes (Korthikanti et al., section 4.3:
+  the final layer norm's and the logit layer's inputs, and the fp32 logits of the loss);
+- ZeRO-3: the all-gathered bf16 weights and the bf16 gradients of the largest unit the stage
+  gathers at once (a layer, the embedding or the head), 4 bytes a parameter / t.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from .llm_memory import MemoryBreakdown, Tokens, ZeroStage, in_flight_microbatches, stage_memory
+from .llm_problem import LlmLayout, LlmProblem
+
+
+def stage_memories(problem: LlmProblem, layout: LlmLayout, cut: tuple[int, ...],
+                   params: tuple[int, ...]) -> tuple[MemoryBreakdown, ...]:
+    """Bytes per GPU of each stage of ``cut`` holding ``params`` parameters."""
+    par, dims = layout.parallelism, problem.dims
+    t, p, v, b = par.tensor, par.pipeline, layout.virtual_stages, layout.micro_batch
+    m = dims.batch // (par.data * b)
+    tok = Tokens(dims.seq, b, dims.hidden, dims.heads)
+    interleave = 1 + Fraction(p - 1, p * v) if v > 1 else Fraction(1)
+    sbh = Fraction(dims.seq * b * dims.hidden, t)
+    out = []
+    for s, n in enumerate(cut):
+        mem = stage_memory(params[s], n, tok, par, m, stage=s, recompute=layout.recompute, zero=layout.zero)
+        act = mem.activations * interleave
+        if s == 0:
+            act += sbh * in_flight_microbatches(0, p, m)
+        if s == p - 1:
+            act += 4 * sbh * (1 + Fraction(dims.vocab, dims.hidden))
+        weights, grads = mem.weights, mem.gradients
+        if layout.zero is ZeroStage.ZERO3 and par.data > 1:
+            unit = _largest_unit(problem, s, p)
+            weights += Fraction(2 * unit, t)
+            grads += Fraction(2 * unit, t)
+        out.append(MemoryBreakdown(weights, grads, mem.optimizer, act))
+    return tuple(out)
+
+
+def _largest_unit(problem: LlmProblem, stage: int, pipeline: int) -> int:
+    pc = problem.params
+    units = [pc.per_layer]
+    if stage == 0:
+        units.append(pc.embedding)
+    if stage == pipeline - 1:
+        units.append(pc.head or (problem.dims.vocab * problem.dims.hidden if problem.dims.tied_head else 0))
+    return max(units)
