@@ -1,0 +1,178 @@
+"""The LLM planner through the step model: the search equals exhaustive scoring, its bounds are
+bounds, it beats or ties Megatron's layouts, the statuses, and ``explore`` on a GPU cluster
+(the report, its JSON keys, bad input)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from explorer.core.llm_memory import Parallelism, Recompute, ZeroStage
+from explorer.core.llm_step import LlmLayout, evaluate_llm
+from explorer.core.solution import Status
+from explorer.frontends import load_cluster
+from explorer.frontends.transformer_problem import llm_problem
+from explorer.frontends.transformer_source import load_transformer
+from explorer.app.llm_check import check_llm
+from explorer.solvers.llm_bounds import memory_floor_bytes, time_floor_s
+from explorer.solvers.llm_search import search
+from explorer.solvers.llm_space import LlmSpace
+
+from .conftest import run_cli
+
+
+def problem(model: str, gpus: int, batch: int | None = None, seq: int | None = None, cluster: str = "dgx-a100"):
+    src = load_transformer(model, seq)
+    return llm_problem(src.shape, load_cluster(cluster, gpus), batch or src.batch, src.sequence, src.name)
+
+
+def seeded_instances(n: int, seed: int = 21):
+    rng = random.Random(seed)
+    for _ in range(n):
+        model = rng.choice(["gpt3-1.7b", "llama3-8b"])
+        gpus = rng.choice([8, 16])
+        batch = rng.choice([16, 24, 32, 48])
+        seq = rng.choice([256, 512, 1024])
+        space = LlmSpace(max_micro_batch=rng.choice([4, 8]),
+                         recomputes=tuple(rng.sample(list(Recompute), rng.randint(1, 3))),
+                         zeros=tuple(rng.sample(list(ZeroStage), rng.randint(1, 3))))
+        yield pytest.param(model, gpus, batch, seq, space, id=f"{model}-{gpus}gpu-B{batch}-s{seq}")
+
+
+@pytest.mark.parametrize("model, gpus, batch, seq, space", list(seeded_instances(4)))
+def test_search_equals_exhaustive_and_bounds_hold(model, gpus, batch, seq, space):
+    p = problem(model, gpus, batch, seq)
+    fast = search(p, space)
+    full = search(p, space, prune=False)
+    assert full.scored == full.candidates and fast.scored <= full.scored
+    assert fast.status is full.status
+    if full.best is None:
+        assert fast.best is None
+    else:
+        assert fast.status is Status.OPTIMAL and fast.best.step_time_s == full.best.step_time_s == fast.bound_s
+        assert fast.best.fits and min(s.step_time_s for s in full.evaluated if s.fits) == full.best.step_time_s
+    for s in full.evaluated:  # every bound at most what the evaluator says
+        assert time_floor_s(s.candidate, batch, full.floor_s) <= s.step_time_s
+        assert memory_floor_bytes(s.candidate, p.params.total) <= s.evaluation.memory_bytes_per_accelerator
+
+
+def test_every_plan_is_rescored_by_the_evaluator():
+    p = problem("gpt3-1.7b", 16, 64, 512)
+    r = search(p, LlmSpace(max_micro_batch=8))
+    assert evaluate_llm(p, r.best.layout) == r.best.evaluation
+    for s in r.runners_up:
+        assert evaluate_llm(p, s.layout) == s.evaluation
+
+
+@pytest.mark.parametrize("t, pp, d", [(8, 1, 2), (4, 2, 2), (2, 2, 4), (1, 4, 4)])
+def test_optimum_beats_or_ties_megatron(t, pp, d):
+    """Megatron's layouts (its block types, the min-max cut) at every micro-batch, recompute and
+    ZeRO stage: none that fits is faster than the search's optimum."""
+    p = problem("gpt3-1.7b", 16, 64, 512)
+    best = search(p, LlmSpace(max_micro_batch=8)).best
+    for b in (1, 2, 4):
+        for r in Recompute:
+            for z in ZeroStage:
+                ev = evaluate_llm(p, LlmLayout(Parallelism(t, pp, d), b, r, z))
+                assert not ev.fits or best.step_time_s <= ev.step_time_s
+
+
+def test_infeasible_says_the_smallest_memory():
+    p = problem("gpt3-175b", 8)
+    r = search(p, LlmSpace())
+    assert r.status is Status.INFEASIBLE and r.best is None
+    assert r.smallest_memory_bytes > r.capacity_bytes
+
+
+def test_time_limit_gives_feasible_with_a_valid_bound():
+    p = problem("gpt3-1.7b", 16, 64, 512)
+    space = LlmSpace(max_micro_batch=8)
+    cut = search(p, space, time_limit_s=0.0)
+    opt = search(p, space)
+    assert cut.status is Status.FEASIBLE and cut.unresolved > 0
+    assert cut.bound_s <= opt.best.step_time_s <= cut.best.step_time_s
+    assert cut.gap == (cut.best.step_time_s - cut.bound_s) / cut.best.step_time_s
+
+
+def test_check_agrees_on_a_small_instance():
+    c = check_llm(problem("gpt3-1.7b", 8, 32, 512), LlmSpace(max_micro_batch=4))
+    assert c.agree and c.bound_violations == 0 and c.same_optimum
+
+
+# ---- the command line --------------------------------------------------------------------
+
+SMALL = ["--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus", "8", "--batch", "32", "--seq", "512"]
+
+
+def test_cli_table_says_the_plan_in_practitioners_words(capsys):
+    code, out, err = run_cli(SMALL, capsys)
+    assert code == 0, err
+    for needle in ("status: optimal", "plan: t=", "micro-batch", "recompute", "ZeRO stage", "sequence parallel",
+                   "TFLOP/s per GPU", "MFU", "pipeline bubble", "memory per GPU", "stage 0: embedding",
+                   "tensor-level types of every block", "why not the others"):
+        assert needle in out
+
+
+def test_cli_json_keys(capsys):
+    code, out, _ = run_cli(SMALL + ["--format", "json"], capsys)
+    data = json.loads(out)
+    assert code == 0
+    for key in ("tflops_per_gpu", "mfu", "step_time_s", "bubble_fraction", "degrees", "micro_batch", "recompute",
+                "zero", "memory_bytes_per_accelerator", "status", "gap", "bound", "stages", "tensor_types",
+                "runners_up"):
+        assert key in data
+    assert set(data["degrees"]) == {"tensor", "pipeline", "data"} and data["status"] == "optimal" and data["gap"] == 0
+    assert sum(s["layers"] for s in data["stages"]) == 24 and all("why_not" in r for r in data["runners_up"])
+
+
+def test_cli_megatron_layout(capsys):
+    code, out, err = run_cli(SMALL + ["--layout", "megatron", "--degrees", "tensor=2,pipeline=2,data=2",
+                                      "--micro-batch", "1", "--recompute", "selective", "--zero", "1"], capsys)
+    assert code == 0, err
+    assert "plan: t=2 (tensor), p=2 (pipeline), d=2 (data), micro-batch 1" in out and "(Megatron's)" in out
+
+
+def test_cli_check(capsys):
+    code, out, err = run_cli(["check", *SMALL, "--recompute", "selective", "--zero", "1"], capsys)
+    assert code == 0, err
+    assert "agree: yes" in out
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--degrees", "tensor=2,pipeline=2,data=4"], "--degrees: tensor=2 x pipeline=2 x data=4 = 16 GPUs, but the cluster has 8"),
+    (["--degrees", "pipeline=32"], "--degrees: pipeline=32 does not divide the cluster's 8 GPUs"),
+    (["--degrees", "tensor=1,pipeline=8,data=1", "--micro-batch", "5"], "--micro-batch: 5 does not divide batch / data = 32 / 1"),
+    (["--degrees", "tensor=8,pipeline"], "--degrees: 'pipeline' is not NAME=N"),
+    (["--degrees", "tensor=3"], "--degrees: tensor=3 does not divide the cluster's 8 GPUs"),
+    (["--layout", "zero3", "--degrees", "tensor=2,data=4"], "--degrees: tensor=2 with --layout zero3"),
+    (["--layout", "megatron"], "--layout: megatron needs --degrees"),
+    (["--gpus", "12"], "--gpus: 12 is not a whole number of 8-GPU nodes"),
+    (["--solver", "cpsat"], "--solver: not with a GPU cluster --array"),
+])
+def test_cli_bad_input(args, line, capsys, tmp_path):
+    out_file = tmp_path / "out.json"
+    code, out, err = run_cli(SMALL + args + ["--output", str(out_file)], capsys)
+    assert code == 2 and out == "" and not out_file.exists()
+    assert err.count("\n") == 1 and line in err and "Traceback" not in err
+
+
+def test_cli_pipeline_deeper_than_the_layers(capsys):
+    code, _, err = run_cli(["--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus", "32", "--degrees", "pipeline=32"], capsys)
+    assert code == 2 and "--degrees: pipeline=32 is deeper than the model's 24 transformer layers" in err
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--model", "vgg-a", "--array", "dgx-a100"], "--model: 'vgg-a' is not a transformer"),
+    (["--model", "gpt3-1.7b", "--array", "dgx-z100"], "--array: unknown array 'dgx-z100'"),
+    (["--array", "hypar-16", "--gpus", "8"], "--gpus: needs a GPU cluster --array"),
+    (["--array", "hypar-16", "--layout", "megatron"], "--layout: needs a GPU cluster --array"),
+    (["--array", "hypar-16", "--micro-batch", "2"], "--micro-batch: needs a GPU cluster --array"),
+    (["--array", "hypar-16", "--recompute", "full"], "--recompute: needs a GPU cluster --array"),
+    (["--array", "hypar-16", "--zero", "3"], "--zero: needs a GPU cluster --array"),
+    (["--array", "hypar-16", "--degrees", "tensor=2"], "--degrees: needs a GPU cluster --array"),
+])
+def test_cli_bad_model_or_array(args, line, capsys):
+    code, out, err = run_cli(args, capsys)
+    assert code == 2 and out == "" and line in err and err.count("\n") == 1
