@@ -11,6 +11,12 @@ with ``m = B / (d b)`` micro-batches and ``G = t p d`` GPUs: the calibrated comp
 step with no communication, times the bubble factor. ``F(B)`` here is the model's FLOPs without
 the recompute forward (recompute only adds work), so the bound holds for every recompute mode.
 
+Data level. The step adds the slowest stage's data-level time (gradient all-reduce, or ZeRO-3's
+reduce-scatter and gathers: ``llm_stage.data_seconds``, linear in the stage's parameters, plus
+type I weight exchanges >= 0). The slowest stage holds at least the mean of the stages'
+parameters, so ``data_seconds`` at ``P / p`` is a lower bound of that term; it is added to the
+compute bound above (the two are separate terms of the step).
+
 Memory. The worst stage holds at least the mean of the stages; their model states add up to the
 whole model's (16 bytes a parameter, split ``t`` ways, ZeRO-sharded over ``d``), so the worst
 stage holds at least ``model_state_bytes(P / (t p), d, zero)``; activations add to that (>= 0).
@@ -44,6 +50,22 @@ def time_floor_s(cand: Candidate, batch: int, floor_s: Fraction) -> Fraction:
     """A lower bound of the candidate's step time: the bubble factor (m + p - 1) / m times ``floor_s``."""
     m = cand.microbatches(batch)
     return floor_s * Fraction(m + cand.degrees.pipeline - 1, m)
+
+
+def data_floor_s(problem, cand: Candidate) -> Fraction:
+    """A lower bound of the step's data-level time: ``llm_stage.data_seconds`` at the mean stage's parameters."""
+    from ..core.llm_memory import Parallelism
+    from ..core.llm_problem import LlmLayout
+    from ..core.llm_stage import data_seconds
+
+    deg = cand.degrees
+    layout = LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data), cand.micro_batch, cand.recompute, cand.zero)
+    return data_seconds(problem, layout, Fraction(problem.params.total, deg.pipeline))
+
+
+def time_bound_s(problem, cand: Candidate, floor_s: Fraction) -> Fraction:
+    """The search's lower bound of the candidate's step time: compute with its bubble, plus data level."""
+    return time_floor_s(cand, problem.dims.batch, floor_s) + data_floor_s(problem, cand)
 
 
 def memory_floor_bytes(cand: Candidate, parameters: int) -> Fraction:

@@ -22,7 +22,8 @@ from fractions import Fraction
 from typing import Callable
 
 from ..core.solution import Status
-from .llm_bounds import compute_floor_s, memory_floor_bytes, network_flops, time_floor_s
+from ..core.llm_calibration import efficiency_for
+from .llm_bounds import compute_floor_s, memory_floor_bytes, network_flops, time_bound_s
 from .llm_space import Candidate, LlmSpace, candidates
 
 RUNNERS_UP = 5  # "why not the others": this many other uniform layouts in the report
@@ -62,7 +63,7 @@ class LlmSearchResult:
     runners_up: tuple[Scored, ...] = ()
     wall_s: float = 0.0
     space: LlmSpace = field(default_factory=LlmSpace)
-    floor_s: Fraction | None = None  # the step's compute at the calibrated efficiency (the bounds' unit)
+    floor_s: Fraction | None = None  # the step's compute at the calibrated efficiency (the time bounds' unit)
     evaluated: tuple[Scored, ...] = ()  # every candidate scored for the proof, in scoring order
 
     @property
@@ -94,28 +95,26 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     dims, cluster = problem.dims, problem.cluster
     cands = candidates(space, cluster.gpus, cluster.gpus_per_node, dims.layers, dims.batch, dims.heads)
     capacity = Fraction(cluster.gpu.memory_GiB) * GiB
-    # time bounds are floor_s x the bubble factor; floor_s needs the calibrated efficiency, which the
-    # first evaluation states (one per GPU kind): order by the factor, then scale
-    keyed = sorted(((time_floor_s(c, dims.batch, Fraction(1)), memory_floor_bytes(c, problem.params.total), i, c)
-                    for i, c in enumerate(cands)), key=lambda x: (x[0], x[2]))
+    eff = efficiency_for(cluster.gpu.name)[0]  # the evaluator's (one per GPU kind)
+    floor = compute_floor_s(network_flops(problem.network), cluster.gpus, cluster.gpu.peak_TFLOPS, eff)
+    keyed = sorted(((time_bound_s(problem, c, floor),
+                     memory_floor_bytes(c, problem.params.total), i, c) for i, c in enumerate(cands)),
+                   key=lambda x: (x[0], x[2]))
     fitting = [k for k in keyed if not (prune and k[1] > capacity)]
     types = _TypeChooser(problem, space)
-    flops = network_flops(problem.network)
     best: Scored | None = None
     scored: list[Scored] = []
-    floor = eff = None
     pruned_time = unresolved = 0
-    for n, (factor, _mf, _i, cand) in enumerate(fitting):
-        if prune and best is not None and factor * floor >= best.step_time_s:
+    for n, (tf, _mf, _i, cand) in enumerate(fitting):
+        if prune and best is not None and tf >= best.step_time_s:
             pruned_time = len(fitting) - n
             break
         if deadline is not None and time.perf_counter() > deadline and scored:
             unresolved = len(fitting) - n
             break
         s = _score(problem, cand, types, evaluate)
-        if eff is None or s.evaluation.efficiency > eff:  # one per GPU kind; the largest keeps every bound valid
-            eff = s.evaluation.efficiency
-            floor = compute_floor_s(flops, cluster.gpus, cluster.gpu.peak_TFLOPS, eff)
+        if s.evaluation.efficiency != eff:
+            raise ValueError(f"evaluate_llm used efficiency {s.evaluation.efficiency}, the bounds {eff}")
         scored.append(s)
         if s.fits and (best is None or s.step_time_s < best.step_time_s):
             best = s
@@ -125,7 +124,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     if best is None:
         status = Status.UNKNOWN if unresolved else Status.INFEASIBLE
     elif unresolved:
-        status, bound = Status.FEASIBLE, min(best.step_time_s, fitting[len(fitting) - unresolved][0] * floor)
+        status, bound = Status.FEASIBLE, min(best.step_time_s, fitting[len(fitting) - unresolved][0])
     else:
         status, bound = Status.OPTIMAL, best.step_time_s
     smallest = _smallest_memory(scored, keyed) if best is None else None

@@ -16,7 +16,7 @@ from explorer.frontends import load_cluster
 from explorer.frontends.transformer_problem import llm_problem
 from explorer.frontends.transformer_source import load_transformer
 from explorer.app.llm_check import check_llm
-from explorer.solvers.llm_bounds import memory_floor_bytes, time_floor_s
+from explorer.solvers.llm_bounds import memory_floor_bytes, time_bound_s
 from explorer.solvers.llm_search import search
 from explorer.solvers.llm_space import LlmSpace
 
@@ -54,7 +54,7 @@ def test_search_equals_exhaustive_and_bounds_hold(model, gpus, batch, seq, space
         assert fast.status is Status.OPTIMAL and fast.best.step_time_s == full.best.step_time_s == fast.bound_s
         assert fast.best.fits and min(s.step_time_s for s in full.evaluated if s.fits) == full.best.step_time_s
     for s in full.evaluated:  # every bound at most what the evaluator says
-        assert time_floor_s(s.candidate, batch, full.floor_s) <= s.step_time_s
+        assert time_bound_s(p, s.candidate, full.floor_s) <= s.step_time_s
         assert memory_floor_bytes(s.candidate, p.params.total) <= s.evaluation.memory_bytes_per_accelerator
 
 

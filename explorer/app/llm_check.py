@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from ..solvers.llm_bounds import memory_floor_bytes, time_floor_s
+from ..solvers.llm_bounds import memory_floor_bytes, time_bound_s
 from ..solvers.llm_search import LlmSearchResult, search
 from .llm_report import exact_decimal
 from .render import fmt_seconds
@@ -52,7 +52,7 @@ def check_llm(problem, space, progress=None) -> LlmCheck:
     full = search(problem, space, prune=False, progress=progress)
     bad = 0
     for s in full.evaluated:
-        tf = time_floor_s(s.candidate, problem.dims.batch, full.floor_s)
+        tf = time_bound_s(problem, s.candidate, full.floor_s)
         mf = memory_floor_bytes(s.candidate, problem.params.total)
         bad += tf > s.step_time_s or mf > s.evaluation.memory_bytes_per_accelerator
     c = problem.cluster

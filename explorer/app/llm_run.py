@@ -100,9 +100,8 @@ def run_llm(req: LlmRequest, progress=None) -> LlmReport:
     mode = "search" if req.layout is None else req.layout.value
     eff = result.best.evaluation.efficiency if result.best else (result.runners_up[0].evaluation.efficiency
                                                                  if result.runners_up else None)
-    notes = ()
-    if result.best is not None and not result.best.evaluation.calibrated:
-        notes = (f"{c.gpu.name} has no calibration row: its efficiency is borrowed (see docs/llm-training.md)",)
+    shown = result.best or (result.runners_up[0] if result.runners_up else None)
+    notes = tuple(shown.evaluation.notes) if shown is not None else ()
     return LlmReport(problem.network.name, c.name, c.gpu.name, c.gpus, c.gpus_per_node, problem.dims.batch,
                      problem.dims.seq, problem.dims.layers, mode, result, block_nodes(problem.network),
                      tuple(str(t) for t in megatron_types(problem.network, problem.dims.layers)), eff, notes)
