@@ -3,7 +3,7 @@
 Joint search over the degrees (t, p, d), the micro-batch, recompute and the ZeRO stage
 (``llm_space`` says what is enumerated), with, for each candidate, the tensor-level types of one
 transformer block (``llm_types``; Megatron's when not searched) and the stage cuts (the step
-model's exact min-max cut). Every candidate that is looked at is scored by the one evaluator,
+model's exact min-max cut; when it does not fit, the fastest cut that does, ``llm_cuts``). Every candidate that is looked at is scored by the one evaluator,
 ``core.llm_step.evaluate_llm``: nothing here computes a time or a memory of its own.
 
 Branch and bound over an explicit list: each candidate gets a lower bound of its step time and
@@ -17,13 +17,14 @@ stops it first; ``infeasible`` when no candidate fits (the smallest memory seen 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Callable
 
 from ..core.solution import Status
 from ..core.llm_calibration import efficiency_for
 from .llm_bounds import compute_floor_s, memory_floor_bytes, network_flops, time_bound_s
+from .llm_cuts import memory_cut
 from .llm_space import Candidate, LlmSpace, candidates
 
 RUNNERS_UP = 5  # "why not the others": this many other uniform layouts in the report
@@ -135,17 +136,18 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
 
 
 def _score(problem, cand: Candidate, types, evaluate) -> Scored:
-    """The candidate with its cheapest block types; when those do not fit, the better of them and
-    Megatron's (whose weights are split t ways) by (fits, step time)."""
-    chosen = types.choose(cand)
-    layout = make_layout(problem, cand, chosen)
+    """The candidate with its cheapest block types and the step model's min-max cut; when that does
+    not fit, the fastest cut that does (``llm_cuts.memory_cut``), if any."""
+    layout = make_layout(problem, cand, types.choose(cand))
     s = Scored(cand, layout, evaluate(problem, layout))
-    if chosen is not None and not s.fits:
-        plain = make_layout(problem, cand, None)
-        other = Scored(cand, plain, evaluate(problem, plain))
-        if other.fits or other.step_time_s < s.step_time_s:
-            return other
-    return s
+    if s.fits or cand.degrees.pipeline == 1:
+        return s
+    cut = memory_cut(problem, layout, s.evaluation.efficiency)
+    if cut is None or cut == s.evaluation.stage_layers:
+        return s
+    moved = replace(layout, stage_layers=cut)
+    other = Scored(cand, moved, evaluate(problem, moved))
+    return other if other.fits else s
 
 
 def _smallest_memory(scored: list[Scored], keyed) -> Fraction | None:

@@ -4,6 +4,7 @@ bounds, it beats or ties Megatron's layouts, the statuses, and ``explore`` on a 
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 
@@ -176,3 +177,42 @@ def test_cli_pipeline_deeper_than_the_layers(capsys):
 def test_cli_bad_model_or_array(args, line, capsys):
     code, out, err = run_cli(args, capsys)
     assert code == 2 and out == "" and line in err and err.count("\n") == 1
+
+
+SMALL_GPU = """version: 1
+kind: gpu-cluster
+name: small
+gpu: {name: A100-SXM4-80GB, peak_TFLOPS: 312, memory_GiB: 30}
+gpus_per_node: 6
+gpus: 6
+nvlink_GBps: 300
+nic_GBps: 25
+"""
+
+
+@pytest.mark.parametrize("t, pp, d, b", [(1, 3, 2, 4), (2, 3, 1, 8), (1, 3, 2, 8)])
+def test_memory_cut_is_the_fastest_cut_that_fits(t, pp, d, b, tmp_path):
+    """A 30 GiB GPU: where the step model's min-max cut does not fit (the first case: 31.1 GiB), llm_cuts.memory_cut gives the
+    cut with the least slowest-stage time among all 253 cuts of 24 layers into 3 stages that fit."""
+    from explorer.solvers.llm_cuts import memory_cut
+
+    path = tmp_path / "small.yaml"
+    path.write_text(SMALL_GPU)
+    src = load_transformer("gpt3-1.7b", 1024)
+    p = llm_problem(src.shape, load_cluster(str(path)), 48, src.sequence, src.name)
+    lay = LlmLayout(Parallelism(t, pp, d), b, Recompute.NONE, ZeroStage.ZERO0)
+    ev = evaluate_llm(p, lay)
+    cut = memory_cut(p, lay, ev.efficiency)
+    if (t, b) == (1, 4):
+        assert not ev.fits and cut is not None and cut != ev.stage_layers
+    best = None
+    for bars in itertools.combinations(range(1, 24), pp - 1):
+        c = tuple(y - x for x, y in zip((0,) + bars, bars + (24,)))
+        e = evaluate_llm(p, LlmLayout(lay.parallelism, b, lay.recompute, lay.zero, stage_layers=c))
+        if e.fits and (best is None or max(e.stage_times_s) < best):
+            best = max(e.stage_times_s)
+    if best is None:
+        assert cut is None
+    else:
+        e = evaluate_llm(p, LlmLayout(lay.parallelism, b, lay.recompute, lay.zero, stage_layers=cut))
+        assert e.fits and max(e.stage_times_s) == best

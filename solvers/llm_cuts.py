@@ -1,0 +1,103 @@
+"""Stage cuts that fit: the exact min-max cut under a memory cap per stage.
+
+The step model cuts the layers by time alone (``llm_stage.stage_cut``, the exact min-max cut).
+When that cut does not fit, another may: the first stages hold more micro-batches in flight
+(1F1B: stage s holds min(p - s, m)), so moving layers from them to later stages can bring every
+stage under the GPU's memory (Llama 3 405B's run gives its first and last stages fewer layers).
+This finds the fastest cut among those that fit, from the step model's own pieces:
+
+- time: stage s of n layers takes ``n c + e_s`` a micro-batch (``StepParts.stage_times``; ``c``
+  and ``e_s`` read off two probe cuts and checked linear);
+- memory: stage s of n layers needs ``alpha_s + beta_s n`` bytes (``llm_stage_memory``: model
+  states and activations linear in its layers), read off n = 1 and n = L - p + 1, so its cap is
+  the largest n within the GPU's memory;
+- the least T such that every stage takes min(cap_s, floor((T - e_s) / c)) >= 1 layers and they
+  add up to >= L (monotone in T; T is one of the values n c + e_s), then layers are taken from
+  the costliest stages (the first on a tie) down to L, as ``llm_stage.stage_cut`` does.
+
+Exact (``Fraction``); ``None`` when no cut fits (or the pipeline has one cut only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+
+from ..core.llm_stage import stage_params, step_parts
+from ..core.llm_stage_memory import stage_memories
+
+GiB = 2**30
+
+
+def _stage_memory(problem, layout, stage: int, n: int) -> Fraction:
+    """Bytes per GPU of ``stage`` holding ``n`` layers (the other stages one each)."""
+    p = layout.parallelism.pipeline
+    cut = tuple(n if s == stage else 1 for s in range(p))
+    return stage_memories(problem, layout, cut, stage_params(problem, cut))[stage].total
+
+
+def memory_caps(problem, layout, limit: Fraction) -> list[int]:
+    """Per stage, the most layers it can hold within ``limit`` bytes (0: not even one)."""
+    p, L = layout.parallelism.pipeline, problem.dims.layers
+    big = L - p + 1
+    caps = []
+    for s in range(p):
+        one, many = _stage_memory(problem, layout, s, 1), _stage_memory(problem, layout, s, big)
+        if one > limit:
+            caps.append(0)
+        elif many <= limit or big == 1:
+            caps.append(big)
+        else:
+            slope = (many - one) / (big - 1)
+            caps.append(1 + int((limit - one) // slope))
+    return caps
+
+
+def stage_costs(problem, layout, x: Fraction) -> tuple[Fraction, tuple[Fraction, ...]] | None:
+    """(c, e): stage s of n layers takes n c + e_s seconds a micro-batch at x = 1/efficiency."""
+    p, L = layout.parallelism.pipeline, problem.dims.layers
+    if L < p + 1:
+        return None
+    one = (1,) * (p - 1) + (L - p + 1,)
+    two = (2,) + (1,) * (p - 2) + (L - p,) if p > 1 else None
+    t1 = step_parts(problem, replace(layout, stage_layers=one), x).stage_times(x)
+    t2 = step_parts(problem, replace(layout, stage_layers=two), x).stage_times(x)
+    c = t2[0] - t1[0]
+    e = tuple(t1[s] - one[s] * c for s in range(p))
+    if c <= 0 or any(t2[s] != two[s] * c + e[s] for s in range(p)):
+        return None  # not the linear form assumed: leave the step model's cut alone
+    return c, e
+
+
+def memory_cut(problem, layout, efficiency: Fraction) -> tuple[int, ...] | None:
+    """The min-max cut (by stage time) among cuts whose every stage fits the GPU's memory."""
+    p, L = layout.parallelism.pipeline, problem.dims.layers
+    if p == 1 or layout.virtual_stages > 1:
+        return None
+    costs = stage_costs(problem, layout, 1 / Fraction(efficiency))
+    if costs is None:
+        return None
+    c, e = costs
+    mem = memory_caps(problem, layout, Fraction(problem.cluster.gpu.memory_GiB) * GiB)
+    if min(mem) < 1 or sum(mem) < L:
+        return None
+
+    def caps(T: Fraction) -> list[int] | None:
+        got = [min(mem[s], int((T - e[s]) // c)) if T >= e[s] else 0 for s in range(p)]
+        return got if min(got) >= 1 and sum(got) >= L else None
+
+    values = sorted({n * c + x for n in range(1, L + 1) for x in set(e)})
+    lo, hi = 0, len(values) - 1
+    if caps(values[hi]) is None:
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if caps(values[mid]) is None:
+            lo = mid + 1
+        else:
+            hi = mid
+    cut = caps(values[lo])
+    while sum(cut) > L:
+        s = max((s for s in range(p) if cut[s] > 1), key=lambda s: (cut[s] * c + e[s], -s))
+        cut[s] -= 1
+    return tuple(cut)
