@@ -9,8 +9,8 @@ This finds the fastest cut among those that fit, from the step model's own piece
 - time: stage s of n layers takes ``n c + e_s`` a micro-batch (``StepParts.stage_times``; ``c``
   and ``e_s`` read off two probe cuts and checked linear);
 - memory: stage s of n layers needs ``alpha_s + beta_s n`` bytes (``llm_stage_memory``: model
-  states and activations linear in its layers), read off n = 1 and n = L - p + 1, so its cap is
-  the largest n within the GPU's memory;
+  states and activations linear in its layers), read off probe cuts of 1 and of L // p layers a
+  stage, so its cap is the largest n within the GPU's memory;
 - the least T such that every stage takes min(cap_s, floor((T - e_s) / c)) >= 1 layers and they
   add up to >= L (monotone in T; T is one of the values n c + e_s), then layers are taken from
   the costliest stages (the first on a tie) down to L, as ``llm_stage.stage_cut`` does.
@@ -29,27 +29,32 @@ from ..core.llm_stage_memory import stage_memories
 GiB = 2**30
 
 
-def _stage_memory(problem, layout, stage: int, n: int) -> Fraction:
-    """Bytes per GPU of ``stage`` holding ``n`` layers (the other stages one each)."""
-    p = layout.parallelism.pipeline
-    cut = tuple(n if s == stage else 1 for s in range(p))
-    return stage_memories(problem, layout, cut, stage_params(problem, cut))[stage].total
+def _memories(problem, layout, cut: tuple[int, ...]) -> tuple[Fraction, ...]:
+    """Bytes per GPU of each stage of ``cut`` (which may hold fewer than all the layers: each stage's
+    memory depends on its own layer count and place only)."""
+    return tuple(m.total for m in stage_memories(problem, layout, cut, stage_params(problem, cut)))
 
 
 def memory_caps(problem, layout, limit: Fraction) -> list[int]:
     """Per stage, the most layers it can hold within ``limit`` bytes (0: not even one)."""
     p, L = layout.parallelism.pipeline, problem.dims.layers
-    big = L - p + 1
+    big = L - p + 1  # the most one stage can take
+    ones = _memories(problem, layout, (1,) * p)
+    k = L // p
+    if k >= 2:  # every stage's memory is linear in its layers: two probes give every slope
+        many = _memories(problem, layout, (k,) * p)
+        slopes = [(many[s] - ones[s]) / (k - 1) for s in range(p)]
+    else:
+        slopes = [(_memories(problem, layout, tuple(big if j == s else 1 for j in range(p)))[s] - ones[s]) / (big - 1)
+                  if big > 1 else Fraction(0) for s in range(p)]
     caps = []
     for s in range(p):
-        one, many = _stage_memory(problem, layout, s, 1), _stage_memory(problem, layout, s, big)
-        if one > limit:
+        if ones[s] > limit:
             caps.append(0)
-        elif many <= limit or big == 1:
+        elif slopes[s] <= 0:
             caps.append(big)
         else:
-            slope = (many - one) / (big - 1)
-            caps.append(1 + int((limit - one) // slope))
+            caps.append(min(big, 1 + int((limit - ones[s]) // slopes[s])))
     return caps
 
 
