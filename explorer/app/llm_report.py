@@ -147,6 +147,9 @@ def _status_line(report: LlmReport) -> str:
     r = report.result
     counts = (f"{r.candidates:,} layouts: {r.scored:,} scored, {r.pruned_time:,} pruned by the time bound, "
               f"{r.pruned_memory:,} by the memory bound")
+    if r.status is Status.OPTIMAL and report.mode != "search":
+        return (f"status: optimal over the given layout's {r.candidates:,} variant{'s' if r.candidates != 1 else ''} "
+                f"(micro-batch, recompute, ZeRO stage as asked; {r.scored:,} scored), wall {r.wall_s:.1f} s")
     if r.status is Status.OPTIMAL:
         return f"status: optimal (proven over {counts}), wall {r.wall_s:.1f} s"
     if r.status is Status.FEASIBLE:
@@ -197,6 +200,8 @@ def why_loses(s: Scored, best: Scored, capacity: Fraction) -> str:
 
 def render_runners_up(report: LlmReport) -> list[str]:
     r = report.result
+    if report.mode != "search":
+        return ["why not the others: the layout was given (without --layout the search compares them)"]
     if not r.runners_up:
         return ["why not the others: no other layout was scored"]
     rows = [("t", "p", "d", "b", "recompute", "ZeRO", "step time", "memory", "why not")]
