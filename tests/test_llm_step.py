@@ -313,3 +313,31 @@ def test_the_data_parallel_530b_run_is_slower_than_without(shipped):
     rows = {(r.model, r.parallelism.data, r.recompute): r for r in shipped.load_validation("korthikanti-table5")}
     one, eight = (shipped.predict(rows[("530B", d, SEL)]) for d in (1, 8))
     assert eight.value > one.value and eight.evaluation.data_comm_s > 0 == one.evaluation.data_comm_s
+
+
+def test_every_shipped_validation_table_loads(shipped):
+    assert set(shipped.validation_files()) == {"korthikanti-table5", "megatron-sc21-table1", "llama3-table4"}
+    for name in shipped.validation_files():
+        rows = shipped.load_validation(name)
+        assert rows and all(r.gpus == r.parallelism.gpus * r.context for r in rows)
+
+
+@pytest.mark.parametrize("text,problem", [
+    ("version: 1\nkind: gpu-cluster\nname: x\nmeasure: iteration_time_s\nrows: []\n", "kind: llm-validation"),
+    ("version: 1\nkind: llm-validation\nname: x\ncluster: dgx-a100\nmeasure: seconds\nrows: []\n", "measure: one of"),
+    ("version: 1\nkind: llm-validation\nname: x\ncluster: dgx-a100\nmeasure: iteration_time_s\n"
+     "rows: [{model: m, layers: 2, hidden: 8, heads: 2, tensor: 1, pipeline: 1, data: 1, batch: 2, measured: 1, "
+     "speed: 3}]\n", r"rows\[0\]\.speed: unknown key"),
+    ("version: 1\nkind: llm-validation\nname: x\ncluster: dgx-a100\nmeasure: iteration_time_s\n"
+     "rows: [{model: m, layers: 2, hidden: 8, heads: 2, tensor: 1, pipeline: 1, data: 1, batch: 2}]\n",
+     r"rows\[0\]\.measured: missing"),
+    ("version: 1\nkind: llm-validation\nname: x\ncluster: dgx-a100\nmeasure: iteration_time_s\nsequence: 4\nvocab: 8\n"
+     "rows: [{model: m, layers: 2, hidden: 8, heads: 2, tensor: 1, pipeline: 1, data: 1, batch: 2, measured: 1, "
+     "role: fit}]\n", "role: one of")])
+def test_a_bad_validation_file_names_the_field(shipped, tmp_path, text, problem):
+    from explorer.core.errors import SpecError
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(SpecError, match=problem):
+        shipped.load_validation(path)
