@@ -341,3 +341,17 @@ def test_a_bad_validation_file_names_the_field(shipped, tmp_path, text, problem)
     path.write_text(text)
     with pytest.raises(SpecError, match=problem):
         shipped.load_validation(path)
+
+
+def test_a_zero3_layout_on_the_shipped_cluster(shipped):
+    """`--layout zero3 --degrees data=N`: GPT-3 175B on 1,024 A100 with ZeRO-3 over all of them.
+    Without tensor parallelism a layer stores s b h (34 + 5 a s/h) bytes (2.87 GB at b = 1): 96
+    layers do not fit in 80 GiB without recomputation; with full recomputation (2 s b h a layer)
+    they do. The weight all-gathers make the data level the larger part of the step."""
+    from explorer.frontends import load_cluster
+
+    prob = llm_problem(GPT3, load_cluster("dgx-a100", gpus=1024), 1024, 2048)
+    none = evaluate_llm(prob, layout(t=1, p=1, d=1024, rc=NONE, zero=ZeroStage.ZERO3))
+    full = evaluate_llm(prob, layout(t=1, p=1, d=1024, rc=FULL, zero=ZeroStage.ZERO3))
+    assert not none.fits and full.fits
+    assert full.data_comm_s > full.compute_s and full.tensor_comm_s == 0 == full.bubble_s
