@@ -252,6 +252,31 @@ def test_zoo_gpt3_flops_from_the_nodes_are_model_flops(name):
     assert ev.tflops_per_gpu * ev.step_time_s * 10**12 == hardware_flops(it, FULL)
 
 
+def test_llama_layer_activations_by_hand():
+    """LLaMA 3 405B (h = 16384, a = 128, 8 KV heads, ffn = 53248), s = 8192, b = 1, t = 8,
+    sequence parallel: s b h = 134,217,728; selective keeps s b h (8 + 4 + 4 x 8/128 + 6 x
+    53248/16384) / t = s b h x 31.75 / 8 = 532,676,608 bytes; none adds the softmax output
+    2 a s/h = 128 s b h / t; full keeps 2 s b h / t = 33,554,432. Without sequence parallelism the
+    8 s b h of norms and matmul inputs are not split."""
+    from explorer.core.llm_memory import gated_activation_bytes_per_layer as gated
+
+    tok = Tokens(8192, 1, 16384, 128)
+    assert gated(tok, 8, 53248, 8, True, SEL) == 532_676_608
+    assert gated(tok, 8, 53248, 8, True, NONE) == 134_217_728 * Fraction(3175 + 12800, 800)
+    assert gated(tok, 8, 53248, 8, True, FULL) == 33_554_432
+    assert gated(tok, 8, 53248, 8, False, SEL) == 134_217_728 * (8 + Fraction(2375, 800))
+
+
+def test_the_step_model_counts_a_llama_layer_as_llama():
+    """A LLaMA block (SwiGLU product node) takes gated_activation_bytes_per_layer, not the GPT form."""
+    from explorer.core.llm_memory import gated_activation_bytes_per_layer as gated
+
+    shape = TransformerShape(Family.LLAMA, layers=2, hidden=8, heads=4, ffn=16, vocab=16, kv_heads=2)
+    ev = evaluate_llm(llm_problem(shape, toy_cluster(), 4, 4), layout(t=2, p=2), efficiency=HALF)
+    per_layer = gated(Tokens(4, 1, 8, 4), 2, 16, 2, True, SEL)
+    assert ev.memory.activations == per_layer * 2 + Fraction(4 * 8, 2) * 2  # 2 in flight + embedding mask
+
+
 def test_a_plan_over_the_memory_is_never_reported_as_fitting():
     """Korthikanti et al.: without recomputation the 530B model's first stage exceeds 80 GiB at
     t = 8, p = 35; with selective recomputation it fits."""
