@@ -252,6 +252,31 @@ def test_zoo_gpt3_flops_from_the_nodes_are_model_flops(name):
     assert ev.tflops_per_gpu * ev.step_time_s * 10**12 == hardware_flops(it, FULL)
 
 
+def test_llama_layer_activations_by_hand():
+    """LLaMA 3 405B (h = 16384, a = 128, 8 KV heads, ffn = 53248), s = 8192, b = 1, t = 8,
+    sequence parallel: s b h = 134,217,728; selective keeps s b h (8 + 4 + 4 x 8/128 + 6 x
+    53248/16384) / t = s b h x 31.75 / 8 = 532,676,608 bytes; none adds the softmax output
+    2 a s/h = 128 s b h / t; full keeps 2 s b h / t = 33,554,432. Without sequence parallelism the
+    8 s b h of norms and matmul inputs are not split."""
+    from explorer.core.llm_memory import gated_activation_bytes_per_layer as gated
+
+    tok = Tokens(8192, 1, 16384, 128)
+    assert gated(tok, 8, 53248, 8, True, SEL) == 532_676_608
+    assert gated(tok, 8, 53248, 8, True, NONE) == 134_217_728 * Fraction(3175 + 12800, 800)
+    assert gated(tok, 8, 53248, 8, True, FULL) == 33_554_432
+    assert gated(tok, 8, 53248, 8, False, SEL) == 134_217_728 * (8 + Fraction(2375, 800))
+
+
+def test_the_step_model_counts_a_llama_layer_as_llama():
+    """A LLaMA block (SwiGLU product node) takes gated_activation_bytes_per_layer, not the GPT form."""
+    from explorer.core.llm_memory import gated_activation_bytes_per_layer as gated
+
+    shape = TransformerShape(Family.LLAMA, layers=2, hidden=8, heads=4, ffn=16, vocab=16, kv_heads=2)
+    ev = evaluate_llm(llm_problem(shape, toy_cluster(), 4, 4), layout(t=2, p=2), efficiency=HALF)
+    per_layer = gated(Tokens(4, 1, 8, 4), 2, 16, 2, True, SEL)
+    assert ev.memory.activations == per_layer * 2 + Fraction(4 * 8, 2) * 2  # 2 in flight + embedding mask
+
+
 def test_a_plan_over_the_memory_is_never_reported_as_fitting():
     """Korthikanti et al.: without recomputation the 530B model's first stage exceeds 80 GiB at
     t = 8, p = 35; with selective recomputation it fits."""
@@ -313,3 +338,45 @@ def test_the_data_parallel_530b_run_is_slower_than_without(shipped):
     rows = {(r.model, r.parallelism.data, r.recompute): r for r in shipped.load_validation("korthikanti-table5")}
     one, eight = (shipped.predict(rows[("530B", d, SEL)]) for d in (1, 8))
     assert eight.value > one.value and eight.evaluation.data_comm_s > 0 == one.evaluation.data_comm_s
+
+
+def test_every_shipped_validation_table_loads(shipped):
+    assert set(shipped.validation_files()) == {"korthikanti-table5", "megatron-sc21-table1", "llama3-table4"}
+    for name in shipped.validation_files():
+        rows = shipped.load_validation(name)
+        assert rows and all(r.gpus == r.parallelism.gpus * r.context for r in rows)
+
+
+@pytest.mark.parametrize("text,problem", [
+    ("version: 1\nkind: gpu-cluster\nname: x\nmeasure: iteration_time_s\nrows: []\n", "kind: llm-validation"),
+    ("version: 1\nkind: llm-validation\nname: x\ncluster: dgx-a100\nmeasure: seconds\nrows: []\n", "measure: one of"),
+    ("version: 1\nkind: llm-validation\nname: x\ncluster: dgx-a100\nmeasure: iteration_time_s\n"
+     "rows: [{model: m, layers: 2, hidden: 8, heads: 2, tensor: 1, pipeline: 1, data: 1, batch: 2, measured: 1, "
+     "speed: 3}]\n", r"rows\[0\]\.speed: unknown key"),
+    ("version: 1\nkind: llm-validation\nname: x\ncluster: dgx-a100\nmeasure: iteration_time_s\n"
+     "rows: [{model: m, layers: 2, hidden: 8, heads: 2, tensor: 1, pipeline: 1, data: 1, batch: 2}]\n",
+     r"rows\[0\]\.measured: missing"),
+    ("version: 1\nkind: llm-validation\nname: x\ncluster: dgx-a100\nmeasure: iteration_time_s\nsequence: 4\nvocab: 8\n"
+     "rows: [{model: m, layers: 2, hidden: 8, heads: 2, tensor: 1, pipeline: 1, data: 1, batch: 2, measured: 1, "
+     "role: fit}]\n", "role: one of")])
+def test_a_bad_validation_file_names_the_field(shipped, tmp_path, text, problem):
+    from explorer.core.errors import SpecError
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(SpecError, match=problem):
+        shipped.load_validation(path)
+
+
+def test_a_zero3_layout_on_the_shipped_cluster(shipped):
+    """`--layout zero3 --degrees data=N`: GPT-3 175B on 1,024 A100 with ZeRO-3 over all of them.
+    Without tensor parallelism a layer stores s b h (34 + 5 a s/h) bytes (2.87 GB at b = 1): 96
+    layers do not fit in 80 GiB without recomputation; with full recomputation (2 s b h a layer)
+    they do. The weight all-gathers make the data level the larger part of the step."""
+    from explorer.frontends import load_cluster
+
+    prob = llm_problem(GPT3, load_cluster("dgx-a100", gpus=1024), 1024, 2048)
+    none = evaluate_llm(prob, layout(t=1, p=1, d=1024, rc=NONE, zero=ZeroStage.ZERO3))
+    full = evaluate_llm(prob, layout(t=1, p=1, d=1024, rc=FULL, zero=ZeroStage.ZERO3))
+    assert not none.fits and full.fits
+    assert full.data_comm_s > full.compute_s and full.tensor_comm_s == 0 == full.bubble_s

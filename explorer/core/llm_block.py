@@ -98,6 +98,15 @@ def _megatron_types(network: Network, nodes) -> list[PartitionType]:
     return [chosen[k] for k in nodes]
 
 
+def has_gated_mlp(network: Network, layers: int) -> bool:
+    """Whether a block multiplies two matmuls' outputs (an add-kind join fed by two fc nodes:
+    LLaMA's SwiGLU product), i.e. is a LLaMA-style block rather than a GPT one."""
+    parts = block_parts(network, layers)
+    preds = _producers(network)
+    return any(network.layers[k].kind is LayerKind.ADD and len(preds[k]) > 1
+               and all(network.layers[u].kind is LayerKind.FC for u in preds[k]) for k in parts.blocks[0])
+
+
 def edge_types(network: Network, parts: BlockParts) -> tuple[tuple[PartitionType, ...], tuple[PartitionType, ...]]:
     """Megatron's types of the pre and post nodes: the token embedding (the widest) II, other
     embeddings III, joins I; the head fc III."""

@@ -125,6 +125,36 @@ def activation_bytes_per_layer(tok: Tokens, tensor: int = 1, sequence_parallel: 
     return sbh * (10 + 24 / t + scores / t)
 
 
+def gated_activation_bytes_per_layer(tok: Tokens, kv_heads: int, ffn: int, tensor: int = 1,
+                                     sequence_parallel: bool = True,
+                                     recompute: Recompute = Recompute.NONE) -> Fraction:
+    """Bytes a LLaMA-style layer (RMSNorm, grouped-query attention with ``kv_heads``, SwiGLU MLP of
+    ``ffn``, no dropout) stores for one micro-batch on one GPU, by Korthikanti et al.'s section 4
+    accounting (16-bit tensors kept for the backward pass; the same count gives their
+    s b h (10 + 24/t + 5 a s/(h t)) on a GPT layer):
+
+    - replicated without sequence parallelism: the two norms' inputs and the inputs of the QKV
+      and gate/up matmuls, 8 s b h;
+    - split t ways: Q (2 s b h), K and V (4 s b h kv/a), the output projection's input
+      (2 s b h), the gate and up outputs (4 s b ffn: Megatron's fused SwiGLU keeps them and
+      recomputes the SiLU in the backward; an unfused SiLU would keep its output too, 2 s b ffn
+      more), the down projection's input (2 s b ffn); the attention scores' softmax output
+      2 a s^2 b (no dropout), which selective recomputation (and FlashAttention) does not keep.
+
+    s b h (8 + 4 + 4 kv/a + 6 ffn/h + 2 a s/h) / t with sequence parallelism, s b h (8 + (4 +
+    4 kv/a + 6 ffn/h + 2 a s/h)/t) without; full recomputation keeps the layer input, 2 s b h
+    (/ t with sequence parallelism), as for a GPT layer."""
+    s, b, h, a, t = tok.sequence, tok.micro_batch, tok.hidden, tok.heads, Fraction(tensor)
+    sbh = s * b * h
+    if recompute is Recompute.FULL:
+        return 2 * sbh / (t if sequence_parallel else 1)
+    scores = 0 if recompute is Recompute.SELECTIVE else Fraction(2 * a * s, h)
+    split = 4 + Fraction(4 * kv_heads, a) + Fraction(6 * ffn, h) + scores
+    if sequence_parallel:
+        return sbh * (8 + split) / t
+    return sbh * (8 + split / t)
+
+
 def in_flight_microbatches(stage: int, pipeline: int, microbatches: int) -> int:
     """Micro-batches whose activations stage ``stage`` (0-based) of ``pipeline`` holds at once
     under 1F1B: min(p - stage, m) (Narayanan et al. SC21 section 2.2.1)."""

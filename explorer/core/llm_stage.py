@@ -178,13 +178,14 @@ def stage_cut(layers: int, pipeline: int, per_layer: Fraction, extras: tuple[Fra
         return tuple(base + (1 if s < rest else 0) for s in range(pipeline))
 
     distinct = sorted(set(extras))
-    count = {e: extras.count(e) for e in distinct}
+    which = [distinct.index(e) for e in extras]
+    count = [which.count(i) for i in range(len(distinct))]
 
     def caps(T: Fraction) -> list[int] | None:
-        cap = {e: min(layers, int((T - e) // per_layer)) if T >= e else 0 for e in distinct}
-        if cap[distinct[-1]] < 1 or sum(cap[e] * count[e] for e in distinct) < layers:
+        cap = [min(layers, int((T - e) // per_layer)) if T >= e else 0 for e in distinct]
+        if cap[-1] < 1 or sum(c * n for c, n in zip(cap, count)) < layers:
             return None
-        return [cap[e] for e in extras]
+        return [cap[i] for i in which]
 
     best = None
     for e in distinct:

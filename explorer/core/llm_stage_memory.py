@@ -1,8 +1,10 @@
 """Memory per GPU of each pipeline stage under a layout (``core.llm_step``).
 
 ``llm_memory.stage_memory`` gives the model states (16 bytes a parameter, ZeRO 0/1/3) and the
-transformer layers' activations (Korthikanti et al.'s closed forms, 1F1B in flight). Added here,
-so that a plan is never reported as fitting on an under-count:
+transformer layers' activations (Korthikanti et al.'s closed forms, 1F1B in flight); a block with
+a gated MLP (LLaMA: SwiGLU, grouped-query attention) stores
+``llm_memory.gated_activation_bytes_per_layer`` instead (the same accounting on its tensors).
+Added here, so that a plan is never reported as fitting on an under-count:
 
 - the interleaved schedule (v > 1): activations x (1 + (p - 1)/(p v)) (Korthikanti et al.,
   section 4.2.3, the first stage's factor; applied to every stage, an upper bound for the others);
@@ -18,7 +20,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .llm_memory import MemoryBreakdown, Tokens, ZeroStage, in_flight_microbatches, stage_memory
+from .llm_block import has_gated_mlp
+from .llm_memory import (MemoryBreakdown, Tokens, ZeroStage, gated_activation_bytes_per_layer, in_flight_microbatches,
+                         stage_memory)
 from .llm_problem import LlmLayout, LlmProblem
 
 
@@ -31,10 +35,15 @@ def stage_memories(problem: LlmProblem, layout: LlmLayout, cut: tuple[int, ...],
     tok = Tokens(dims.seq, b, dims.hidden, dims.heads)
     interleave = 1 + Fraction(p - 1, p * v) if v > 1 else Fraction(1)
     sbh = Fraction(dims.seq * b * dims.hidden, t)
+    gated = has_gated_mlp(problem.network, dims.layers)
     out = []
     for s, n in enumerate(cut):
         mem = stage_memory(params[s], n, tok, par, m, stage=s, recompute=layout.recompute, zero=layout.zero)
-        act = mem.activations * interleave
+        act = mem.activations
+        if gated:  # a LLaMA layer: its own count in place of the GPT layer's
+            act = n * in_flight_microbatches(s, p, m) * gated_activation_bytes_per_layer(
+                tok, dims.kv_heads, dims.ffn, t, par.sequence_parallel, layout.recompute)
+        act *= interleave
         if s == 0:
             act += sbh * in_flight_microbatches(0, p, m)
         if s == p - 1:

@@ -31,6 +31,7 @@ _ROW = {"model", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "famil
         "context", "sequence", "batch", "micro_batch", "virtual_stages", "recompute", "zero", "measured", "verified",
         "role", "note"}
 _DEFAULTS = ("sequence", "vocab", "recompute", "zero")
+_REQUIRED = {"model", "layers", "hidden", "heads", "vocab", "tensor", "pipeline", "data", "sequence", "batch", "measured"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +106,9 @@ def _row(top: dict, r: dict, path: str, src: str) -> ValidationRow:
     if bad:
         raise SpecError(src, f"{path}.{bad[0]}: unknown key")
     r = {**{k: top[k] for k in _DEFAULTS if k in top}, **r}
+    missing = sorted(_REQUIRED - set(r))
+    if missing:
+        raise SpecError(src, f"{path}.{missing[0]}: missing (give it in the row or at the top level)")
     try:
         h, a = int(r["hidden"]), int(r["heads"])
         family = Family(r.get("family", "gpt"))
