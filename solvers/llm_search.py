@@ -60,12 +60,13 @@ class LlmSearchResult:
     pruned_memory: int  # skipped: memory bound > the GPU's memory
     unresolved: int  # left when the time limit struck
     capacity_bytes: Fraction
-    smallest_memory_bytes: Fraction | None  # infeasible: the least memory any candidate needs (scored or bound)
+    smallest_memory_bytes: Fraction | None  # infeasible: the least memory of a scored layout (None: none scored)
     runners_up: tuple[Scored, ...] = ()
     wall_s: float = 0.0
     space: LlmSpace = field(default_factory=LlmSpace)
     floor_s: Fraction | None = None  # the step's compute at the calibrated efficiency (the time bounds' unit)
     evaluated: tuple[Scored, ...] = ()  # every candidate scored for the proof, in scoring order
+    memory_bound_bytes: Fraction | None = None  # no layout of the space (any cut) needs less memory a GPU
 
     @property
     def gap(self) -> Fraction | None:
@@ -128,11 +129,12 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
         status, bound = Status.FEASIBLE, min(best.step_time_s, fitting[len(fitting) - unresolved][0])
     else:
         status, bound = Status.OPTIMAL, best.step_time_s
-    smallest = _smallest_memory(scored, keyed) if best is None else None
+    smallest = min((x.evaluation.memory_bytes_per_accelerator for x in scored), default=None) if best is None else None
     extra = _report_extra(problem, keyed, scored, types, evaluate, deadline)
     return LlmSearchResult(status, best, bound, len(cands), len(scored), pruned_time, len(keyed) - len(fitting),
                            unresolved, capacity, smallest, runners_up(best, scored + extra),
-                           time.perf_counter() - start, space, floor, tuple(scored))
+                           time.perf_counter() - start, space, floor, tuple(scored),
+                           min((k[1] for k in keyed), default=None))
 
 
 def _score(problem, cand: Candidate, types, evaluate) -> Scored:
@@ -148,11 +150,6 @@ def _score(problem, cand: Candidate, types, evaluate) -> Scored:
     moved = replace(layout, stage_layers=cut)
     other = Scored(cand, moved, evaluate(problem, moved))
     return other if other.fits else s
-
-
-def _smallest_memory(scored: list[Scored], keyed) -> Fraction | None:
-    seen = [s.evaluation.memory_bytes_per_accelerator for s in scored] + [k[1] for k in keyed if not scored]
-    return min(seen) if seen else None
 
 
 def _uniform_key(c: Candidate) -> tuple[int, int]:

@@ -84,7 +84,14 @@ def test_infeasible_says_the_smallest_memory():
     p = problem("gpt3-175b", 8)
     r = search(p, LlmSpace())
     assert r.status is Status.INFEASIBLE and r.best is None
-    assert r.smallest_memory_bytes > r.capacity_bytes
+    assert r.memory_bound_bytes > r.capacity_bytes  # no cut of any layout fits: 175B's states alone
+    assert r.smallest_memory_bytes is None or r.smallest_memory_bytes > r.capacity_bytes
+
+
+def test_cli_infeasible_exit_1(capsys):
+    code, out, err = run_cli(["--model", "gpt3-175b", "--array", "dgx-a100", "--gpus", "8"], capsys)
+    assert code == 1 and "status: infeasible, no layout fits in 80.00 GiB per GPU" in out
+    assert "every layout needs at least" in out and err.startswith("explore: infeasible")
 
 
 def test_time_limit_gives_feasible_with_a_valid_bound():
@@ -216,3 +223,15 @@ def test_memory_cut_is_the_fastest_cut_that_fits(t, pp, d, b, tmp_path):
     else:
         e = evaluate_llm(p, LlmLayout(lay.parallelism, b, lay.recompute, lay.zero, stage_layers=cut))
         assert e.fits and max(e.stage_times_s) == best
+
+
+def test_cli_hugging_face_config_needs_a_batch(capsys):
+    cfg = "tests/hf_configs/Qwen2-7B.json"
+    code, out, err = run_cli(["--model", cfg, "--array", "dgx-h100", "--gpus", "8", "--batch", "16", "--seq", "1024"],
+                             capsys)
+    assert code == 0 and "plan: t=" in out and "uncalibrated" in out  # 28 heads: t in 1, 2, 4
+    code, out, err = run_cli(["--model", cfg, "--array", "dgx-h100", "--gpus", "8"], capsys)
+    assert code == 2 and out == "" and "--batch: " in err and "gives no training batch" in err
+    code, _, err = run_cli(["--model", cfg, "--array", "dgx-h100", "--gpus", "8", "--batch", "16",
+                            "--degrees", "tensor=8"], capsys)
+    assert code == 2 and "--degrees: tensor=8 does not divide the model's 28 attention heads" in err

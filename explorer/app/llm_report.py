@@ -156,8 +156,9 @@ def _status_line(report: LlmReport) -> str:
         return (f"status: feasible, bound {fmt_seconds(r.bound_s)}, gap {pct(r.gap)} ({counts}, {r.unresolved:,} "
                 f"left at the time limit), wall {r.wall_s:.1f} s")
     if r.status is Status.INFEASIBLE:
-        least = "" if r.smallest_memory_bytes is None else f": the smallest needs {gib(r.smallest_memory_bytes)}"
-        return (f"status: infeasible, no layout fits in {gib(r.capacity_bytes)} per GPU{least} ({counts}), "
+        least = "" if r.smallest_memory_bytes is None else f"; the least seen needs {gib(r.smallest_memory_bytes)}"
+        floor = "" if r.memory_bound_bytes is None else f"; every layout needs at least {gib(r.memory_bound_bytes)}"
+        return (f"status: infeasible, no layout fits in {gib(r.capacity_bytes)} per GPU{least}{floor} ({counts}), "
                 f"wall {r.wall_s:.1f} s")
     return f"status: {r.status.value} ({counts}), wall {r.wall_s:.1f} s"
 
@@ -246,6 +247,7 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
     }
     if r.best is None:
         out["smallest_memory_bytes"] = None if r.smallest_memory_bytes is None else exact_decimal(r.smallest_memory_bytes)
+        out["memory_bound_bytes"] = None if r.memory_bound_bytes is None else exact_decimal(r.memory_bound_bytes)
         return out
     best, ev = r.best, r.best.evaluation
     out.update(_scored_json(best, report))
