@@ -10,6 +10,8 @@ add up to the network's, ``F(b)``, linear in ``b``, so ``max_s`` is at least the
 with ``m = B / (d b)`` micro-batches and ``G = t p d`` GPUs: the calibrated compute of the whole
 step with no communication, times the bubble factor. ``F(B)`` here is the model's FLOPs without
 the recompute forward (recompute only adds work), so the bound holds for every recompute mode.
+Under the interleaved schedule (v chunks a stage) the fill is (p - 1)/v stage times: the factor
+is (m + (p - 1)/v) / m.
 
 Data level. The step adds the slowest stage's data-level time (gradient all-reduce, or ZeRO-3's
 reduce-scatter and gathers: ``llm_stage.data_seconds``, linear in the stage's parameters, plus
@@ -47,9 +49,9 @@ def compute_floor_s(flops: int, gpus: int, peak_TFLOPS: Fraction, efficiency: Fr
 
 
 def time_floor_s(cand: Candidate, batch: int, floor_s: Fraction) -> Fraction:
-    """A lower bound of the candidate's step time: the bubble factor (m + p - 1) / m times ``floor_s``."""
+    """A lower bound of the candidate's step time: the bubble factor (m + (p - 1)/v) / m times ``floor_s``."""
     m = cand.microbatches(batch)
-    return floor_s * Fraction(m + cand.degrees.pipeline - 1, m)
+    return floor_s * (m + cand.fill()) / m
 
 
 def data_floor_s(problem, cand: Candidate) -> Fraction:
@@ -59,7 +61,8 @@ def data_floor_s(problem, cand: Candidate) -> Fraction:
     from ..core.llm_stage import data_seconds
 
     deg = cand.degrees
-    layout = LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data), cand.micro_batch, cand.recompute, cand.zero)
+    layout = LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data), cand.micro_batch, cand.recompute, cand.zero,
+                       virtual_stages=cand.virtual)
     return data_seconds(problem, layout, Fraction(problem.params.total, deg.pipeline))
 
 

@@ -84,7 +84,7 @@ def make_layout(problem, cand: Candidate, tensor_types):
 
     deg = cand.degrees
     return LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data), cand.micro_batch, cand.recompute, cand.zero,
-                     tensor_types=tensor_types)
+                     tensor_types=tensor_types, virtual_stages=cand.virtual)
 
 
 def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = None, evaluate=None,
@@ -142,7 +142,7 @@ def _score(problem, cand: Candidate, types, evaluate) -> Scored:
     not fit, the fastest cut that does (``llm_cuts.memory_cut``), if any."""
     layout = make_layout(problem, cand, types.choose(cand))
     s = Scored(cand, layout, evaluate(problem, layout))
-    if s.fits or cand.degrees.pipeline == 1:
+    if s.fits or cand.degrees.pipeline == 1 or cand.virtual > 1:
         return s
     cut = memory_cut(problem, layout, s.evaluation.efficiency)
     if cut is None or cut == s.evaluation.stage_layers:
@@ -201,7 +201,7 @@ class _TypeChooser:
         if not self.space.search_types or cand.degrees.tensor == 1:
             return None
         m = cand.microbatches(self.problem.dims.batch)
-        key = (cand.degrees.tensor, cand.micro_batch, m + cand.degrees.pipeline - 1)
+        key = (cand.degrees.tensor, cand.micro_batch, m + cand.fill())
         if key not in self.memo:
             from .llm_types import best_block_types
 

@@ -10,7 +10,10 @@ types of a block are chosen per candidate by the search (``llm_search``). What i
 - micro-batch ``b``: every divisor of ``B / d`` up to ``MAX_MICRO_BATCH`` (larger micro-batches
   only lengthen the pipeline bubble and the activations in flight in this model, whose
   efficiency does not grow with ``b``); ``m = B / (d b)`` micro-batches a step;
-- recompute none / selective / full and ZeRO 0 / 1 / 3, or the one given.
+- recompute none / selective / full and ZeRO 0 / 1 / 3, or the one given;
+- the schedule: plain 1F1B (v = 1) and, when p divides the layers and the micro-batches,
+  Megatron's interleaved 1F1B with v model chunks a stage for every v dividing L / p (the
+  uniform cut; Narayanan et al. SC21 section 2.2.2).
 
 Bad choices raise ``SpecError`` naming the option and the value (the CLI's exit 2).
 """
@@ -18,6 +21,7 @@ Bad choices raise ``SpecError`` naming the option and the value (the CLI's exit 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ..core.errors import SpecError
 from ..core.llm_memory import Recompute, ZeroStage
@@ -49,9 +53,14 @@ class Candidate:
     micro_batch: int
     recompute: Recompute
     zero: ZeroStage
+    virtual: int = 1  # model chunks a pipeline stage (Megatron's interleaved 1F1B when > 1)
 
     def microbatches(self, batch: int) -> int:
         return batch // (self.degrees.data * self.micro_batch)
+
+    def fill(self) -> Fraction:
+        """The pipeline's fill and drain in stage times: (p - 1) / v."""
+        return Fraction(self.degrees.pipeline - 1, self.virtual)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +76,7 @@ class LlmSpace:
     max_tensor: int | None = None  # None: the cluster's GPUs per node
     max_micro_batch: int = MAX_MICRO_BATCH
     search_types: bool = True  # per-node types of a block at the tensor level (False: Megatron's)
+    interleave: bool = True  # also Megatron's interleaved schedule, v chunks a stage (False: plain 1F1B)
 
 
 def divisors(n: int) -> list[int]:
@@ -129,7 +139,17 @@ def candidates(space: LlmSpace, gpus: int, gpus_per_node: int, layers: int, batc
         else:
             bs = micro_batches(batch, deg.data, space.max_micro_batch)
         for b in bs:
-            for r in space.recomputes:
-                for z in space.zeros:
-                    out.append(Candidate(deg, b, r, z))
+            for v in virtual_stages(deg.pipeline, layers, batch // (deg.data * b)) if space.interleave else (1,):
+                for r in space.recomputes:
+                    for z in space.zeros:
+                        out.append(Candidate(deg, b, r, z, v))
     return out
+
+
+def virtual_stages(pipeline: int, layers: int, microbatches: int) -> list[int]:
+    """Model chunks a stage can take: 1, and under Megatron's interleaved schedule every v > 1 with
+    the layers split evenly into p x v chunks and the micro-batches a multiple of p (Megatron-LM's
+    requirement for interleaving)."""
+    if pipeline == 1 or layers % pipeline or microbatches % pipeline:
+        return [1]
+    return divisors(layers // pipeline)

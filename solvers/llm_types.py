@@ -153,7 +153,7 @@ def _order(types) -> tuple[int, ...]:
     return tuple(ty.index for ty in types)
 
 
-def best_block_types(problem, t: int, micro_batch: int, slots: int) -> tuple[PartitionType, ...]:
-    """The block's cheapest types at fan-out ``t``, micro-batch ``micro_batch``, ``slots`` = m + p - 1."""
+def best_block_types(problem, t: int, micro_batch: int, slots) -> tuple[PartitionType, ...]:
+    """The block's cheapest types at fan-out ``t``, micro-batch ``micro_batch``, ``slots`` = m + (p - 1)/v."""
     tables = BlockTables(problem.network, problem.dims.layers, t, micro_batch)
     return best_types(tables, slots)[0]

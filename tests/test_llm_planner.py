@@ -19,7 +19,7 @@ from explorer.frontends.transformer_source import load_transformer
 from explorer.app.llm_check import check_llm
 from explorer.solvers.llm_bounds import memory_floor_bytes, time_bound_s
 from explorer.solvers.llm_search import search
-from explorer.solvers.llm_space import LlmSpace
+from explorer.solvers.llm_space import LlmSpace, virtual_stages
 
 from .conftest import run_cli
 
@@ -69,15 +69,16 @@ def test_every_plan_is_rescored_by_the_evaluator():
 
 @pytest.mark.parametrize("t, pp, d", [(8, 1, 2), (4, 2, 2), (2, 2, 4), (1, 4, 4)])
 def test_optimum_beats_or_ties_megatron(t, pp, d):
-    """Megatron's layouts (its block types, the min-max cut) at every micro-batch, recompute and
-    ZeRO stage: none that fits is faster than the search's optimum."""
+    """Megatron's layouts (its block types, the min-max cut, 1F1B or interleaved) at every
+    micro-batch, recompute and ZeRO stage: none that fits is faster than the search's optimum."""
     p = problem("gpt3-1.7b", 16, 64, 512)
     best = search(p, LlmSpace(max_micro_batch=8)).best
     for b in (1, 2, 4):
         for r in Recompute:
             for z in ZeroStage:
-                ev = evaluate_llm(p, LlmLayout(Parallelism(t, pp, d), b, r, z))
-                assert not ev.fits or best.step_time_s <= ev.step_time_s
+                for v in virtual_stages(pp, 24, 64 // (d * b)):  # and Megatron's interleaved schedule
+                    ev = evaluate_llm(p, LlmLayout(Parallelism(t, pp, d), b, r, z, virtual_stages=v))
+                    assert not ev.fits or best.step_time_s <= ev.step_time_s
 
 
 def test_infeasible_says_the_smallest_memory():
@@ -139,7 +140,7 @@ def test_cli_megatron_layout(capsys):
     code, out, err = run_cli(SMALL + ["--layout", "megatron", "--degrees", "tensor=2,pipeline=2,data=2",
                                       "--micro-batch", "1", "--recompute", "selective", "--zero", "1"], capsys)
     assert code == 0, err
-    assert "plan: t=2 (tensor), p=2 (pipeline), d=2 (data), micro-batch 1" in out and "(Megatron's)" in out
+    assert "plan: t=2 (tensor), p=2 (pipeline, 1F1B), d=2 (data), micro-batch 1" in out and "(Megatron's)" in out
 
 
 def test_cli_check(capsys):

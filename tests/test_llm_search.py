@@ -17,7 +17,7 @@ from explorer.frontends.transformer_problem import llm_problem
 from explorer.frontends.transformer_source import load_transformer
 from explorer.app.llm_options import parse_degrees, parse_request
 from explorer.app.llm_report import stage_lines
-from explorer.solvers.llm_space import Degrees, LlmSpace, candidates, degree_triples, micro_batches
+from explorer.solvers.llm_space import Degrees, LlmSpace, candidates, degree_triples, micro_batches, virtual_stages
 from explorer.solvers.llm_types import BlockTables, best_types
 
 
@@ -42,16 +42,28 @@ def test_degree_triples_non_power_of_two():
     assert all(x.gpus == 1536 and x.tensor <= 8 and x.pipeline <= 96 and 1536 % x.data == 0 for x in triples)
 
 
+def test_virtual_stages_need_even_chunks_and_microbatches_a_multiple_of_p():
+    assert virtual_stages(1, 24, 8) == [1]
+    assert virtual_stages(4, 24, 8) == [1, 2, 3, 6]
+    assert virtual_stages(4, 24, 6) == [1]  # m = 6 not a multiple of p = 4 (Megatron-LM's rule)
+    assert virtual_stages(5, 24, 10) == [1]  # 24 layers do not split into 5 even stages
+
+
 def test_micro_batches_are_divisors_up_to_the_cap():
     assert micro_batches(1536, 16, 64) == [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48]  # of 96, not 96 itself
     assert micro_batches(12, 4, 64) == [1, 3]
 
 
 def test_candidates_fixed_degrees_and_modes():
-    space = LlmSpace(tensor=2, pipeline=2, micro_batch=2, recomputes=(Recompute.FULL,), zeros=(ZeroStage.ZERO1,))
+    space = LlmSpace(tensor=2, pipeline=2, micro_batch=2, recomputes=(Recompute.FULL,), zeros=(ZeroStage.ZERO1,),
+                     interleave=False)
     got = candidates(space, 16, 8, 24, 512)
-    assert [(c.degrees, c.micro_batch, c.recompute, c.zero) for c in got] == [
-        (Degrees(2, 2, 4), 2, Recompute.FULL, ZeroStage.ZERO1)]
+    assert [(c.degrees, c.micro_batch, c.recompute, c.zero, c.virtual) for c in got] == [
+        (Degrees(2, 2, 4), 2, Recompute.FULL, ZeroStage.ZERO1, 1)]
+    # interleaved: v chunks of 24 / (2 v) layers a stage, every v dividing 12 (m = 64 is a multiple of p = 2)
+    got = candidates(LlmSpace(tensor=2, pipeline=2, micro_batch=2, recomputes=(Recompute.FULL,),
+                              zeros=(ZeroStage.ZERO1,)), 16, 8, 24, 512)
+    assert [c.virtual for c in got] == [1, 2, 3, 4, 6, 12]
     # a fixed tensor degree above the GPUs per node is allowed when asked for
     assert {c.degrees.tensor for c in candidates(LlmSpace(tensor=16), 32, 8, 24, 512)} == {16}
 

@@ -120,13 +120,36 @@ def stage_lines(stage_layers: tuple[int, ...], head: bool = True) -> list[str]:
     return lines
 
 
+def interleaved_lines(layers: int, pipeline: int, virtual: int) -> list[str]:
+    """Megatron's interleaved schedule: stage s holds chunks s, s + p, ..., of L / (p v) layers each."""
+    c = layers // (pipeline * virtual)
+
+    def one(s: int) -> str:
+        chunks = ", ".join(_layers_text((s + pipeline * j) * c, (s + pipeline * j + 1) * c).replace("layers ", "")
+                           .replace("layer ", "") for j in range(virtual))
+        head = "embedding + " if s == 0 else ""
+        tail = " + final norm + head" if s == pipeline - 1 else ""
+        return f"stage {s}: {head}layers {chunks}{tail}"
+
+    if pipeline <= MAX_STAGE_LINES:
+        return [one(s) for s in range(pipeline)]
+    return [one(0), f"stages 1-{pipeline - 2}: {virtual} chunks of {c} layer{'s' if c != 1 else ''} each "
+                    f"(stage s: layers from s x {c}, every {pipeline * c})", one(pipeline - 1)]
+
+
+def schedule_words(c) -> str:
+    if c.degrees.pipeline == 1:
+        return "no pipeline"
+    return "1F1B" if c.virtual == 1 else f"interleaved 1F1B, {c.virtual} chunks a stage"
+
+
 def _plan_words(s: Scored, batch: int) -> str:
     c = s.candidate
     deg = c.degrees
     sp = s.layout.parallelism.sequence_parallel
-    return (f"t={deg.tensor} (tensor), p={deg.pipeline} (pipeline), d={deg.data} (data), micro-batch {c.micro_batch} "
-            f"({c.microbatches(batch)} per step), recompute {c.recompute.value}, ZeRO stage {c.zero.value}, "
-            f"sequence parallel {'on' if sp and deg.tensor > 1 else 'off'}")
+    return (f"t={deg.tensor} (tensor), p={deg.pipeline} (pipeline, {schedule_words(c)}), d={deg.data} (data), "
+            f"micro-batch {c.micro_batch} ({c.microbatches(batch)} per step), recompute {c.recompute.value}, "
+            f"ZeRO stage {c.zero.value}, sequence parallel {'on' if sp and deg.tensor > 1 else 'off'}")
 
 
 def _types(s: Scored, report: LlmReport) -> tuple[str, ...]:
@@ -183,7 +206,11 @@ def render_llm(report: LlmReport) -> str:
               f"{fmt_seconds(ev.data_comm_s)}, pipeline comm {fmt_seconds(ev.pipeline_comm_s)}",
               f"memory per GPU {gib(ev.memory_bytes_per_accelerator)} of {gib(r.capacity_bytes)}",
               "", "stages:"]
-    lines += ["  " + x for x in stage_lines(tuple(ev.stage_layers))]
+    if best.candidate.virtual > 1:
+        lines += ["  " + x for x in interleaved_lines(report.layers, best.candidate.degrees.pipeline,
+                                                      best.candidate.virtual)]
+    else:
+        lines += ["  " + x for x in stage_lines(tuple(ev.stage_layers))]
     types = _types(best, report)
     lines += ["", f"tensor-level types of every block ({_types_origin(report, best)}): "
               + ", ".join(f"{n} {t}" for n, t in zip(report.block_nodes, types))]
@@ -205,16 +232,16 @@ def render_runners_up(report: LlmReport) -> list[str]:
         return ["why not the others: the layout was given (without --layout the search compares them)"]
     if not r.runners_up:
         return ["why not the others: no other layout was scored"]
-    rows = [("t", "p", "d", "b", "recompute", "ZeRO", "step time", "memory", "why not")]
+    rows = [("t", "p", "d", "b", "v", "recompute", "ZeRO", "step time", "memory", "why not")]
     for s in r.runners_up:
         c, ev = s.candidate, s.evaluation
-        rows.append((str(c.degrees.tensor), str(c.degrees.pipeline), str(c.degrees.data), str(c.micro_batch),
+        rows.append((str(c.degrees.tensor), str(c.degrees.pipeline), str(c.degrees.data), str(c.micro_batch), str(c.virtual),
                      c.recompute.value, str(c.zero.value), fmt_seconds(ev.step_time_s),
                      gib(ev.memory_bytes_per_accelerator), why_loses(s, r.best, r.capacity_bytes)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     out = ["why not the others (the best scored layout of each other t, p):"]
     for row in rows:
-        out.append("  " + "  ".join(cell.rjust(w) if i < 4 else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
+        out.append("  " + "  ".join(cell.rjust(w) if i < 5 else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
     return out
 
 
@@ -222,7 +249,7 @@ def _scored_json(s: Scored, report: LlmReport) -> dict[str, Any]:
     c, ev = s.candidate, s.evaluation
     return {
         "degrees": {"tensor": c.degrees.tensor, "pipeline": c.degrees.pipeline, "data": c.degrees.data},
-        "micro_batch": c.micro_batch, "recompute": c.recompute.value, "zero": c.zero.value,
+        "micro_batch": c.micro_batch, "virtual_stages": c.virtual, "recompute": c.recompute.value, "zero": c.zero.value,
         "sequence_parallel": s.layout.parallelism.sequence_parallel,
         "step_time_s": exact_decimal(ev.step_time_s), "tflops_per_gpu": exact_decimal(ev.tflops_per_gpu),
         "mfu": exact_decimal(ev.mfu), "bubble_fraction": exact_decimal(ev.bubble_fraction),

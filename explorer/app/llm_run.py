@@ -50,7 +50,7 @@ def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch:
     space = LlmSpace(tensor=given["tensor"], pipeline=given["pipeline"], data=given["data"], micro_batch=req.micro_batch,
                      recomputes=tuple(Recompute) if req.recompute is None else (req.recompute,),
                      zeros=tuple(ZeroStage) if req.zero is None else (req.zero,),
-                     search_types=req.layout is None)
+                     search_types=req.layout is None, interleave=req.layout is None)
     if not candidates(space, gpus, gpus_per_node, layers, batch, heads):
         if req.micro_batch is not None and not candidates(replace(space, micro_batch=None), gpus, gpus_per_node,
                                                           layers, batch, heads):
