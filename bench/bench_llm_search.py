@@ -34,7 +34,8 @@ def plan_text(r) -> str:
     if r.best is None:
         return "-"
     c = r.best.candidate
-    return f"t={c.degrees.tensor} p={c.degrees.pipeline} d={c.degrees.data} b={c.micro_batch} {c.recompute.value} z{c.zero.value}"
+    v = f" v={c.virtual}" if c.virtual > 1 else ""
+    return f"t={c.degrees.tensor} p={c.degrees.pipeline}{v} d={c.degrees.data} b={c.micro_batch} {c.recompute.value} z{c.zero.value}"
 
 
 def main() -> None:
@@ -42,7 +43,7 @@ def main() -> None:
     ap.add_argument("--no-baseline", action="store_true", help="skip exhaustive scoring (the baseline)")
     args = ap.parse_args()
     head = (f"{'model':<12} {'cluster':<9} {'GPUs':>6} {'layouts':>7} {'scored':>6} {'status':<9} {'gap':>5} "
-            f"{'plan':<30} {'step s':>8} {'MFU':>6} {'wall s':>7} {'target':>6} {'exhaustive s':>12} {'ratio':>6} same")
+            f"{'plan':<35} {'step s':>8} {'MFU':>6} {'wall s':>7} {'target':>6} {'exhaustive s':>12} {'ratio':>6} same")
     print(head)
     print("-" * len(head))
     for model, cluster, gpus, batch, target in ROWS:
@@ -62,7 +63,7 @@ def main() -> None:
         gap = "-" if r.gap is None else f"{float(r.gap) * 100:.1f}%"
         ev = r.best.evaluation if r.best else None
         print(f"{model:<12} {cluster:<9} {gpus:>6} {r.candidates:>7} {r.scored:>6} {r.status.value:<9} {gap:>5} "
-              f"{plan_text(r):<30} {float(ev.step_time_s) if ev else float('nan'):>8.3f} "
+              f"{plan_text(r):<35} {float(ev.step_time_s) if ev else float('nan'):>8.3f} "
               f"{float(ev.mfu) * 100 if ev else float('nan'):>5.1f}% {wall:>7.2f} {target or '-':>6} {base:>12} "
               f"{ratio:>6} {same}", flush=True)
 

@@ -147,7 +147,8 @@ def _plan_words(s: Scored, batch: int) -> str:
     c = s.candidate
     deg = c.degrees
     sp = s.layout.parallelism.sequence_parallel
-    return (f"t={deg.tensor} (tensor), p={deg.pipeline} (pipeline, {schedule_words(c)}), d={deg.data} (data), "
+    pipe = "p=1 (no pipeline)" if deg.pipeline == 1 else f"p={deg.pipeline} (pipeline, {schedule_words(c)})"
+    return (f"t={deg.tensor} (tensor), {pipe}, d={deg.data} (data), "
             f"micro-batch {c.micro_batch} ({c.microbatches(batch)} per step), recompute {c.recompute.value}, "
             f"ZeRO stage {c.zero.value}, sequence parallel {'on' if sp and deg.tensor > 1 else 'off'}")
 
