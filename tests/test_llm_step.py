@@ -99,6 +99,19 @@ def test_tiny_gpt_pipeline_step_by_hand():
     assert any("tied" in n for n in ev.notes)
 
 
+def test_tiny_gpt_full_recompute_by_hand():
+    """As above with full recomputation: a layer's compute is 19,968 + its forward again
+    (24 b s h^2 + 4 b s^2 h = 6,144 + 512) = 26,624 FLOPs = 26.624 ns; the recompute forward sends
+    the forward's exchanges again: proj and fc2 (II) all-reduce their outputs, 2 x 32, and the
+    residual adds' forward all-gathers into fc1 and the next QKV, 2 x 16: 96 of the 192 elements,
+    so 288 elements = 5.76 ns a layer. tau_1 = 26.624 + 5.76 + 3.072 + 0.96 + 3.2 = 39.616 ns;
+    step 5 x 39.616 = 198.08 ns."""
+    ev = evaluate_llm(tiny(), layout(rc=FULL), efficiency=HALF)
+    assert ev.stage_times_s == (Fraction("36.864") * NS, Fraction("39.616") * NS)
+    assert ev.step_time_s == Fraction("198.08") * NS
+    assert ev.tensor_comm_s == 4 * (Fraction("5.76") + Fraction("0.96")) * NS
+
+
 def test_tiny_gpt_memory_by_hand():
     """Parameters: a layer 12 h^2 + 13 h = 872; embedding (V + s) h = 160; final norm 2h = 16;
     the tied head's copy of the embedding on the last stage V h = 128 (Megatron keeps one for p > 1).
@@ -317,8 +330,8 @@ def test_calibration_constant_is_the_recomputation(shipped):
 
 # The band each table's rows stay within, as bench/validate_llm.py measured them (docs/llm-training.md):
 # a regression guard on the model, not a claim about its accuracy elsewhere.
-BANDS = {"korthikanti-table5": Fraction(21, 100), "megatron-sc21-table1": Fraction(31, 100),
-         "llama3-table4": Fraction(44, 100)}
+BANDS = {"korthikanti-table5": Fraction(20, 100), "megatron-sc21-table1": Fraction(33, 100),
+         "llama3-table4": Fraction(43, 100)}
 
 
 @pytest.mark.parametrize("table", sorted(BANDS))

@@ -17,6 +17,12 @@ on the consumer's input times the edge's share (``comm.edge_amount``), each node
 behaviour (``Layer.node_types``: joins, grouped convs, embeddings, attention heads). With every
 fan-out 2 the sum of a level's two amounts is the evaluator's level cost exactly
 (tests/test_fanout.py).
+
+Amounts are per group and one way; a group at level h holds prod(fanouts[h+1:]) accelerators,
+which share its exchange. Megatron's tensor-parallel block (QKV III, attention II, projection II,
+fc1 III, fc2 II) costs 12 (k-1)/k * s*b*h per layer here against Megatron's 8 (k-1)/k * s*b*h:
+the residual adds are joins, always split, never replicated (tests/test_fanout.py,
+``test_megatron_block_at_tensor_eight``, says where the extra 4 (k-1)/k * s*b*h come from).
 """
 
 from __future__ import annotations
@@ -75,7 +81,10 @@ def _facts(network: Network) -> _Facts:
     facts = _Facts(tuple(x.node_types for x in network.layers), tuple(x.split_units for x in network.layers),
                    tuple((u, v, s.numerator, s.denominator) for (u, v), s in zip(network.edges, network.edge_shares)))
     while len(_FACTS) >= 8:
-        _FACTS.pop(next(iter(_FACTS)), None)
+        try:  # oldest first; tolerate another thread evicting at the same time
+            _FACTS.pop(next(iter(_FACTS)), None)
+        except (StopIteration, RuntimeError):
+            break
     _FACTS[id(network)] = (network, facts)
     return facts
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .network import Layer, LayerKind, Network
-from .partition import PartitionType
+from .partition import PartitionType, Size, inter_fractions
 
 I, II, III = PartitionType.I, PartitionType.II, PartitionType.III
 
@@ -158,10 +158,32 @@ def forward_flops(layers, batch: int) -> int:
 @dataclass(frozen=True, slots=True)
 class TensorAmounts:
     """Elements one GPU sends at the tensor level (fan-out t): ``activations`` per micro-batch
-    (they scale with it), ``weights`` per step (type I weight-gradient exchanges)."""
+    (they scale with it), ``weights`` per step (type I weight-gradient exchanges), and
+    ``forward``, the part of ``activations`` the forward pass sends (what a recompute forward
+    sends again)."""
 
     activations: Fraction
     weights: Fraction
+    forward: Fraction = Fraction(0)
+
+
+def _amounts(sub: Network, row, t: int, micro_batch: int) -> TensorAmounts:
+    """``fanout.level_amounts`` of ``sub`` at one level of fan-out t, with its forward part from
+    the same terms (``fanout.level_terms``): the all-reduces of output partial sums (type II's
+    F_{l+1}) and each edge's forward re-layout (``partition.inter_fractions(...).f`` of the
+    edge's forward + backward term)."""
+    from .fanout import level_amounts, level_terms
+
+    (a,) = level_amounts(sub, micro_batch, (t,), (tuple(row),))
+    (terms,) = level_terms(sub, micro_batch, (t,), (tuple(row),))
+    out_index = Size.F_OUT.index
+    forward = sum((x for node, ty, x in zip(sub.layers, row, terms.intra)
+                   if node.node_types.exchanged[ty.index] == out_index), Fraction(0))
+    for (u, v), x in zip(sub.edges, terms.inter):
+        c = inter_fractions(sub.layers[u].node_types.layouts(row[u]), sub.layers[v].node_types.layouts(row[v]), t)
+        if c.total:
+            forward += x * c.f / c.total
+    return TensorAmounts(Fraction(a.activations), Fraction(a.weights), forward)
 
 
 def tensor_amounts(network: Network, nodes: tuple[int, ...], types: tuple[PartitionType, ...], t: int,
@@ -173,15 +195,10 @@ def tensor_amounts(network: Network, nodes: tuple[int, ...], types: tuple[Partit
     tensor-level group is one GPU, so the group's amount is the GPU's."""
     if t == 1:
         return TensorAmounts(Fraction(0), Fraction(0))
-    from .fanout import level_amounts
-
-    def amounts(sub: Network, row) -> TensorAmounts:
-        (a,) = level_amounts(sub, micro_batch, (t,), (tuple(row),))
-        return TensorAmounts(Fraction(a.activations), Fraction(a.weights))
-
     row = ((lead_type,) if lead is not None else ()) + tuple(types) + tuple(extra_types)
-    whole = amounts(subnetwork(network, nodes, extra, lead, micro_batch), row)
+    whole = _amounts(subnetwork(network, nodes, extra, lead, micro_batch), row, t, micro_batch)
     if lead is None:
         return whole
-    alone = amounts(subnetwork(network, (), (), lead, micro_batch), (lead_type,))
-    return TensorAmounts(whole.activations - alone.activations, whole.weights - alone.weights)
+    alone = _amounts(subnetwork(network, (), (), lead, micro_batch), (lead_type,), t, micro_batch)
+    return TensorAmounts(whole.activations - alone.activations, whole.weights - alone.weights,
+                         whole.forward - alone.forward)

@@ -96,6 +96,8 @@ class LlmProblem:
     def __post_init__(self):
         if self.params.layers != self.dims.layers:
             raise ValueError(f"params.layers {self.params.layers} != dims.layers {self.dims.layers}")
+        if self.network.sequence not in (None, self.dims.seq):
+            raise ValueError(f"network.sequence {self.network.sequence} != dims.seq {self.dims.seq}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,8 @@ of ``core.llm_stage_memory``; ``core.llm_calibration`` reads ``step_parts``).
 
 Time of stage s for one micro-batch (seconds): ``a_s x + k_s`` where ``x = 1/efficiency``:
 ``a_s`` is its FLOPs (training + recompute forward) / (t x peak), ``k_s`` its tensor-level
-exchanges (``llm_block.tensor_amounts``, 2-byte elements at ``cluster.bandwidth_Bps(t)``) plus
-its point-to-point sends. Step = (m + (p - 1)/v) max_s (a_s x + k_s) + the slowest stage's
+exchanges (``llm_block.tensor_amounts``, 2-byte elements at ``cluster.bandwidth_Bps(t)``; under
+full recomputation the forward's exchanges once more) plus its point-to-point sends. Step = (m + (p - 1)/v) max_s (a_s x + k_s) + the slowest stage's
 data-level time (not overlapped with compute).
 """
 
@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .comm import training_flops
-from .llm_block import block_parts, edge_types, forward_flops, megatron_types, tensor_amounts, tied_head
+from .llm_block import (TensorAmounts, block_parts, edge_types, forward_flops, megatron_types, tensor_amounts,
+                        tied_head)
 from .llm_memory import Recompute, ZeroStage
 from .llm_problem import LlmLayout, LlmProblem
 from .network import Layer, LayerKind
@@ -150,8 +151,10 @@ def _part_costs(problem: LlmProblem, layout: LlmLayout, b: int) -> Parts:
     def cost(flops: int, amounts) -> PartCost:
         return PartCost(flops, amounts.activations * BYTES / bw, amounts.weights * BYTES / bw)
 
-    block = cost(sum(training_flops(x, b) for x in nodes) + recompute_forward(nodes, b, layout.recompute),
-                 tensor_amounts(net, blk, types, t, b, lead, lead_t))
+    amounts = tensor_amounts(net, blk, types, t, b, lead, lead_t)
+    if layout.recompute is Recompute.FULL:  # the recompute forward sends the forward's exchanges again
+        amounts = TensorAmounts(amounts.activations + amounts.forward, amounts.weights, amounts.forward)
+    block = cost(sum(training_flops(x, b) for x in nodes) + recompute_forward(nodes, b, layout.recompute), amounts)
     pre = cost(sum(training_flops(net.layers[k], b) for k in parts.pre), tensor_amounts(net, parts.pre, pre_t, t, b))
     post_nodes = tuple(net.layers[k] for k in parts.post) + head
     post = cost(sum(training_flops(x, b) for x in post_nodes),

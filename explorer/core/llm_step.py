@@ -12,8 +12,8 @@ spans.
   per GPU kind, ``core.llm_calibration``).
 - Tensor level: ``fanout.level_amounts`` of each part at fan-out t (Megatron's column- then
   row-parallel pattern unless ``LlmLayout.tensor_types`` says otherwise, ``core.llm_block``),
-  2 bytes an element, at ``bandwidth_Bps(t)``, per micro-batch. The recompute forward's
-  exchanges are not charged again.
+  2 bytes an element, at ``bandwidth_Bps(t)``, per micro-batch; under full recomputation the
+  forward's exchanges (``llm_block.TensorAmounts.forward``) once more.
 - Pipeline: stage cuts given or the exact min-max cut (``llm_stage.stage_cut``); the embedding
   on the first stage, the head on the last; 1F1B (or interleaved with v chunks): step =
   (m + (p - 1)/v) x the slowest stage's micro-batch time; each stage boundary sends s b h
