@@ -147,3 +147,16 @@ def test_stage_lines_short_and_long():
     long = stage_lines((1,) + (2,) * 10 + (1,))
     assert long == ["stage 0: embedding + layer 0", "stages 1-10: 2 layers each (layers 1-20)",
                     "stage 11: layer 21 + final norm + head"]
+
+
+def test_interleaved_stages_say_their_chunks():
+    from explorer.app.llm_report import interleaved_lines, stages_json
+
+    assert interleaved_lines(24, 2, 3) == ["stage 0: embedding + layers 0-3, 8-11, 16-19",
+                                           "stage 1: layers 4-7, 12-15, 20-23 + final norm + head"]
+    got = stages_json((12, 12), 3)
+    assert got[1] == {"stage": 1, "layers": 12, "chunks": [{"first_layer": 4, "layers": 4},
+                                                           {"first_layer": 12, "layers": 4},
+                                                           {"first_layer": 20, "layers": 4}]}
+    assert stages_json((13, 11), 1) == [{"stage": 0, "first_layer": 0, "layers": 13},
+                                        {"stage": 1, "first_layer": 13, "layers": 11}]

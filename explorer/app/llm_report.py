@@ -258,6 +258,15 @@ def _scored_json(s: Scored, report: LlmReport) -> dict[str, Any]:
     }
 
 
+def stages_json(stage_layers: tuple[int, ...], virtual: int) -> list[dict[str, Any]]:
+    """Per stage its layers; interleaved (v > 1): its v chunks (stage s holds chunks s, s + p, ...)."""
+    if virtual == 1:
+        return [{"stage": i, "first_layer": a, "layers": b - a} for i, a, b in stage_spans(stage_layers)]
+    p, c = len(stage_layers), stage_layers[0] // virtual
+    return [{"stage": s, "layers": n, "chunks": [{"first_layer": (s + p * j) * c, "layers": c} for j in range(virtual)]}
+            for s, n in enumerate(stage_layers)]
+
+
 def llm_json(report: LlmReport) -> dict[str, Any]:
     r = report.result
     out: dict[str, Any] = {
@@ -282,7 +291,7 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
     out.update({
         "compute_s": exact_decimal(ev.compute_s), "tensor_comm_s": exact_decimal(ev.tensor_comm_s),
         "data_comm_s": exact_decimal(ev.data_comm_s), "pipeline_comm_s": exact_decimal(ev.pipeline_comm_s),
-        "stages": [{"stage": i, "first_layer": a, "layers": b - a} for i, a, b in stage_spans(tuple(ev.stage_layers))],
+        "stages": stages_json(tuple(ev.stage_layers), best.candidate.virtual),
         "tensor_types": dict(zip(report.block_nodes, _types(best, report))),
         "runners_up": [{**_scored_json(s, report), "why_not": why_loses(s, best, r.capacity_bytes)}
                        for s in r.runners_up],
