@@ -366,7 +366,8 @@ def _best_on_grid(grid, score, best, near=None):
 
 
 def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
-                        rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE, progress=None) -> Solution:
+                        rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE, progress=None,
+                        rules: SplitRules = TIME_ONLY) -> Solution:
     """Coordinate descent from ``start``: its types kept; each free class of the declared space
     in turn (top first) gets the declared value (``AlphaSpace.choices``: the grid and the class's
     proportional ratio) of least step time for all its groups and layers (``_best_on_grid``:
@@ -375,7 +376,9 @@ def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
     last scan (its answer would be the same). A heuristic (status FEASIBLE, no bound); never
     slower than ``start`` (a change must improve). ``progress(step, evaluations so far, at most
 in all)`` after every evaluation (``step`` names the class and the round).
-    Refused beyond ``MAX_FREE_CLASSES`` free classes."""
+    Under ``rules`` it minimises ``SplitRules.rank`` (rules broken, then the objective: a plan
+    that keeps to every cap and memory limit beats any that does not; the solution's value is
+    the objective's). Refused beyond ``MAX_FREE_CLASSES`` free classes."""
     t0 = time.perf_counter()
     check_array(array)
     aspace = _space_of(array, alphas, free)
@@ -384,7 +387,10 @@ in all)`` after every evaluation (``step`` names the class and the round).
         raise Refused(f"search moves one class of groups at a time: at most {MAX_FREE_CLASSES} free classes, "
                             f"this array has {len(classes)}")
     current = start
-    best = evaluate_split(network, array, current).step_time_s
+    def rank(plan):
+        return rules.rank(evaluate_split(network, array, plan, rules.weight_copies), array, plan)
+
+    best = rank(current)
     tried = 1
     changes = 0  # how many improvements so far
     scanned: dict[tuple[int, int], int] = {}  # class -> changes when it was last scanned
@@ -402,7 +408,7 @@ in all)`` after every evaluation (``step`` names the class and the round).
             def score(a):
                 nonlocal tried
                 tried += 1
-                t = evaluate_split(network, array, plan_with(a)).step_time_s
+                t = rank(plan_with(a))
                 if progress is not None:
                     progress(step, tried, total)
                 return t
@@ -416,7 +422,8 @@ in all)`` after every evaluation (``step`` names the class and the round).
             scanned[(h, c)] = changes
         if not changed:
             break
-    return split_solution("search", Status.FEASIBLE, current, best, None, time.perf_counter() - t0, tried)
+    return split_solution("search", Status.FEASIBLE, current, best[1], None, time.perf_counter() - t0, tried,
+                          objective=rules.objective)
 
 
 def _with_class_alpha(network: Network, plan: Plan, aspace: AlphaSpace, h: int, c: int, a: Fraction) -> Plan:

@@ -111,9 +111,14 @@ def test_split_options_are_refused_cleanly(capsys):
     from .conftest import run_cli
 
     cases = [
-        (["--split", "optimal", "--cap", "0=1GB"], "--cap: not with --split"),
-        (["--split", "optimal", "--pin", "conv1@0=I"], "--pin: not with --split"),
-        (["--split", "equal", "--objective", "traffic"], "--objective: not with --split"),
+        (["--split", "optimal", "--cap", "0=1GB"], "--cap: the joint solver of --split optimal"),
+        (["--split", "optimal", "--pin", "conv1@0=I"], "--pin: the joint solver of --split optimal"),
+        (["--split", "optimal", "--objective", "traffic"], "--objective: traffic: the joint solver"),
+        (["--split", "levels", "--objective", "traffic"], "--objective: traffic: --split levels is AccPar's"),
+        (["--split", "equal", "--workers", "2"], "--workers: not with --split"),
+        (["--split", "equal", "--cap", "7=1GB"], "--cap"),
+        (["--split", "equal", "--pin", "nosuch@0=I"], "--pin"),
+        (["--split", "equal", "--constraints", "/nonexistent.yaml"], "/nonexistent.yaml"),
         (["--split", "equal", "--solver", "exact"], "--solver: exact: not with --split equal"),
         (["--split", "optimal", "--solver", "dp"], "--solver: dp: not with --split optimal"),
         (["--alpha-grid", "8"], "--alpha-grid: only with --split"),
@@ -145,7 +150,8 @@ def test_the_api_takes_split():
     assert evaluate_split(load_model("lenet-c"), load_array("tpu-mix-16"), r.plan).step_time_s == r.step_time_s
     even = solve("lenet-c", objective="time")
     assert solve("lenet-c", split="equal").plan.types == even.plan.types  # one kind: the even split
-    for kwargs, name in (({"caps": ["0=1GB"]}, "caps"), ({"solver": "exact"}, "solver"), ({"levels": 2}, "levels"),
+    for kwargs, name in (({"caps": ["0=1GB"], "split": "optimal"}, "--cap"), ({"solver": "exact"}, "solver"),
+                         ({"levels": 2}, "--levels"), ({"caps": ["9=1GB"]}, "--cap"), ({"dump_model": "m.pb"}, "dump_model"),
                          ({"alpha_grid": 1}, "alpha_grid"), ({"memory_GiB": float("nan")}, "memory_GiB"),
                          ({"split": "sideways"}, "split"), ({"free": "some"}, "free")):
         with pytest.raises(SpecError, match=name):

@@ -61,12 +61,6 @@ def spec_of(layer: Layer, t: PartitionType) -> TypeSpec:
     return sp
 
 
-def offered_types(layer: Layer, space: Space, level: int) -> tuple[PartitionType, ...]:
-    """The space's types the node can take at this level, as in the even model (``Layer.offers``:
-    its kind's types; a grouped conv's II only at the first ``two_adic(G)`` levels)."""
-    return tuple(t for t in space.types if layer.offers(t, level))
-
-
 def split_units(layer: Layer) -> tuple[int, Dim, str] | None:
     """What type II must keep whole on each side of a split, as (count, the dimension II splits,
     its name): a grouped conv's G groups (its group split halves ``Dim.G``), an attention node's

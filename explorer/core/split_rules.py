@@ -2,7 +2,7 @@
 constraints and objectives, read on the uneven model (docs/uneven.md, "Constraints and objectives").
 
 - Pins and forbids act cell by cell, as in the even split: the types a solver may give a layer
-  at a level are the space's types the node offers there (``core.hetero.offered_types``) less
+  at a level are the space's types the node offers there (``Layer.offers``) less
   the forbidden ones, or the pinned one (``SplitRules.types``).
 - c_h of a split plan is its level's busiest side: the most elements any side of any pair of
   level h sends (``Evaluation.level_cost`` of ``evaluate_split``); with every alpha 1/2 every
@@ -93,6 +93,12 @@ class SplitRules:
 
     def feasible(self, ev: Evaluation, array: ArraySpec, plan: Plan) -> bool:
         return not self.violations(ev, array, plan)
+
+    def rank(self, ev: Evaluation, array: ArraySpec, plan: Plan) -> tuple[int, Fraction]:
+        """What the heuristics minimise: (rules broken, the objective's value), so that a plan that
+        keeps to every rule beats any that does not."""
+        broken = len(self.violations(ev, array, plan)) if self.side_constrained else 0
+        return broken, self.value(ev)
 
 
 TIME_ONLY = SplitRules()  # the step time, no side constraints (what the split solvers did before)
