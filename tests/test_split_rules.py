@@ -125,3 +125,144 @@ def test_leaf_memory_limits_are_per_kind_or_one_for_all():
     arr = mix(1, [1, 3], bw=1)
     assert leaf_memory_limits(arr) == (16 * 2**30, 16 * 2**30)
     assert leaf_memory_limits(arr, F(5)) == (5, 5)
+
+
+# ---- explore --split with the even split's options -------------------------------------------
+
+MIX2 = """version: 1
+name: mix-2
+levels: 1
+dtype_bytes: 2
+kinds:
+  v2: {peak_TFLOPS: 45, memory_GiB: 16}
+  v3: {peak_TFLOPS: 123, memory_GiB: 32}
+accelerators: [v2, v3]
+link_bandwidth_GBps: [70]
+"""
+
+
+def _mix2(tmp_path, text=MIX2):
+    path = tmp_path / "mix-2.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def _run(args, capsys):
+    import json
+
+    from .conftest import run_cli
+
+    code, out, err = run_cli(args + ["--format", "json"], capsys)
+    return code, (json.loads(out) if out else None), err
+
+
+def test_a_cap_binds_on_the_proving_solvers_and_every_one_proves_the_same(tmp_path, capsys):
+    """sfc on a v2 + v3 pair (hypar space, grid 1/4): the unconstrained optimum sends 9.7 MB on its
+    busiest side; a 19 MB cap leaves a slower optimum, 18 MB none (exit 1, status infeasible)."""
+    arr = _mix2(tmp_path)
+    base = ["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "4", "--split", "optimal", "--solver"]
+    free = {s: _run(base + [s], capsys)[1] for s in ("brute", "exact", "cpsat")}
+    assert {F(d["step_time_s"]) for d in free.values()} == {F(770094627, 490478515625)}
+    for s in ("brute", "exact", "cpsat"):
+        code, d, _ = _run(base + [s, "--cap", "0=19MB"], capsys)
+        assert code == 0 and d["status"] == "optimal" and d["ok"] and d["constraints"] == ["cap level 0 <= 19 MB (--cap)"]
+        assert F(d["step_time_s"]) == F(d["objective_value"]) == F(d["objective_bound"]) == F(10482551, 5126953125)
+        code, d, err = _run(base + [s, "--cap", "0=18MB"], capsys)
+        assert code == 1 and d["status"] == "infeasible" and d["plan"] is None and d["ok"] is False
+        assert err.startswith("explore: no plan satisfies the constraints") and err.count("\n") == 1
+
+
+def test_the_traffic_objective_and_memory_on_the_proving_solvers(tmp_path, capsys):
+    """Traffic: every proving solver finds the even split's traffic optimum (the busiest side
+    never beats 1/2) and equal-split DP's value; memory 0.3 GiB (every kind) binds, 0.25 leaves none."""
+    arr = _mix2(tmp_path)
+    base = ["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "4"]
+    even = _run(["--model", "sfc", "--array", arr, "--space", "hypar"], capsys)[1]
+    for s in ("brute", "exact", "cpsat"):
+        code, d, _ = _run(base + ["--split", "optimal", "--solver", s, "--objective", "traffic"], capsys)
+        assert code == 0 and d["objective"] == "traffic" and F(d["objective_value"]) == F(d["objective_bound"])
+        assert F(d["objective_value"]) == F(even["objective_value"]) == 9439744
+        code, d, _ = _run(base + ["--split", "optimal", "--solver", s, "--memory", "0.3"], capsys)
+        assert code == 0 and d["ok"] and F(d["step_time_s"]) == F(67074899, 25634765625)
+        assert all(F(m["memory_bytes"]) <= F(3, 10) * 2**30 for m in d["memory"].values())
+        code, d, _ = _run(base + ["--split", "optimal", "--solver", s, "--memory", "0.25"], capsys)
+        assert code == 1 and d["status"] == "infeasible"
+
+
+def test_heuristic_splits_keep_pins_and_report_a_cap_they_break(tmp_path, capsys):
+    from .conftest import run_cli
+
+    arr = _mix2(tmp_path)
+    base = ["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "4", "--pin", "fc1@0=I"]
+    for split in ("equal", "proportional", "search", "levels"):
+        code, d, err = _run(base + ["--split", split], capsys)
+        assert code == 0 and d["ok"] and d["plan"][0][0] == "I", split
+        code, d, err = _run(base + ["--split", split, "--cap", "0=3MB"], capsys)
+        assert code == 1 and d["ok"] is False and d["plan"][0][0] == "I"
+        assert [v["constraint"] for v in d["violations"]] == ["cap level 0 <= 3 MB (--cap)"]
+        assert err == f"explore: the {split} plan breaks cap level 0 <= 3 MB (--cap) (--split optimal --solver brute, " \
+                      "exact or cpsat keeps to caps and pins)\n"
+    code, out, _ = run_cli(base + ["--split", "search", "--cap", "0=3MB"], capsys)
+    assert "constraints: pin fc1@0=I; cap level 0 <= 3 MB (--cap)" in out and "PLAN BREAKS: cap level 0 <= 3 MB" in out
+    code, d, _ = _run(base + ["--split", "search", "--objective", "traffic"], capsys)
+    assert code == 0 and d["objective"] == "traffic" and F(d["objective_value"]) >= 9439744
+
+
+def test_a_constraints_file_and_the_api_take_the_same(tmp_path, capsys):
+    from explorer.api import solve
+    from explorer.frontends import load_array, load_model
+
+    arr = _mix2(tmp_path)
+    cfile = tmp_path / "c.yaml"
+    cfile.write_text("version: 1\ncaps: {0: 19MB}\npins: ['fc4@0=II']\n")
+    code, d, _ = _run(["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "4", "--split", "optimal",
+                       "--solver", "exact", "--constraints", str(cfile)], capsys)
+    assert code == 0 and F(d["step_time_s"]) == F(10482551, 5126953125) and d["plan"][0][3] == "II"
+    r = solve("sfc", arr, space="hypar", split="optimal", solver="cpsat", alpha_grid=4, caps={0: "19MB"},
+              pins=["fc4@0=II"])
+    assert r.ok and r.status is Status.OPTIMAL and r.step_time_s == F(10482551, 5126953125)
+    ev = evaluate_split(load_model("sfc"), load_array(arr), r.plan)
+    assert ev.step_time_s == r.step_time_s and ev.level_cost[0] * 2 <= 19 * 10**6
+    r = solve("sfc", arr, space="hypar", split="search", alpha_grid=4, forbids=["fc1=II"], objective="traffic")
+    assert all(row[0] is not PartitionType.II for row in r.plan.types) and r.objective is Objective.TRAFFIC
+
+
+def test_a_sweep_split_point_takes_caps_pins_and_the_objective(tmp_path):
+    from explorer.api import sweep
+
+    arr = _mix2(tmp_path)
+    spec = {"version": 1, "name": "split-rules",
+            "fixed": {"model": "sfc", "array": arr, "split": "optimal", "solver": "exact", "alpha_grid": 4, "space": "hypar"},
+            "points": [{}, {"caps": ["0=19MB"]}, {"caps": ["0=18MB"]}, {"objective": "traffic"}, {"pins": ["fc1@0=I"]}]}
+    rows = list(sweep(spec, workers=1))
+    assert [r["status"] for r in rows] == ["optimal", "optimal", "infeasible", "optimal", "optimal"], [r["error"] for r in rows]
+    assert [F(r["step_time_s"]) for r in rows[:2]] == [F(770094627, 490478515625), F(10482551, 5126953125)]
+
+
+def test_heuristics_on_random_instances_keep_pins_and_say_what_they_break():
+    """Every heuristic split under random rules: pins and forbids hold, the reported value and
+    violations are the evaluator's, and a plan is ``ok`` exactly when it keeps to every rule."""
+    from explorer.app.split import Split, split_run
+    from explorer.core.errors import Refused
+
+    rng = random.Random(11)
+    broke = 0
+    for _ in range(12):
+        net, arr, space, aspace = _chain_instance(rng)
+        rules = _random_rules(rng, net, arr, space, aspace)
+        c = rules.constraints
+        for split in (Split.EQUAL, Split.PROPORTIONAL, Split.SEARCH, Split.LEVELS):
+            if split is Split.LEVELS and rules.objective is Objective.TRAFFIC:
+                continue
+            try:
+                r = split_run(net, arr, space, split, len(aspace.grid) + 1, aspace.free, grid_only=not aspace.proportional,
+                              objective=rules.objective, constraints=c)
+            except Refused:
+                continue  # a pin no type of the node's offers at that level: the DP finds no plan
+            ev = evaluate_split(net, arr, r.plan)
+            assert r.objective_value == SplitRules(rules.objective).value(ev)
+            assert list(r.violations) == SplitRules(rules.objective, c).violations(ev, arr, r.plan)
+            assert not any("pin" in v.constraint or "forbid" in v.constraint for v in r.violations)
+            assert r.ok == (not r.violations and r.memory_ok)
+            broke += bool(r.violations)
+    assert broke >= 3
