@@ -157,16 +157,16 @@ def _run(args, capsys):
 
 
 def test_a_cap_binds_on_the_proving_solvers_and_every_one_proves_the_same(tmp_path, capsys):
-    """sfc on a v2 + v3 pair (hypar space, grid 1/4): the unconstrained optimum sends 9.7 MB on its
-    busiest side; a 19 MB cap leaves a slower optimum, 18 MB none (exit 1, status infeasible)."""
+    """sfc on a v2 + v3 pair (hypar space, alphas 1/2 and the ratio 15/56): a 19 MB cap on the
+    busiest side leaves a slower optimum, 18 MB none (exit 1, status infeasible)."""
     arr = _mix2(tmp_path)
-    base = ["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "4", "--split", "optimal", "--solver"]
+    base = ["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "2", "--split", "optimal", "--solver"]
     free = {s: _run(base + [s], capsys)[1] for s in ("brute", "exact", "cpsat")}
-    assert {F(d["step_time_s"]) for d in free.values()} == {F(770094627, 490478515625)}
+    assert {F(d["step_time_s"]) for d in free.values()} == {F(11375117, 7177734375)}
     for s in ("brute", "exact", "cpsat"):
         code, d, _ = _run(base + [s, "--cap", "0=19MB"], capsys)
         assert code == 0 and d["status"] == "optimal" and d["ok"] and d["constraints"] == ["cap level 0 <= 19 MB (--cap)"]
-        assert F(d["step_time_s"]) == F(d["objective_value"]) == F(d["objective_bound"]) == F(10482551, 5126953125)
+        assert F(d["step_time_s"]) == F(d["objective_value"]) == F(d["objective_bound"]) == F(67175251, 25634765625)
         code, d, err = _run(base + [s, "--cap", "0=18MB"], capsys)
         assert code == 1 and d["status"] == "infeasible" and d["plan"] is None and d["ok"] is False
         assert err.startswith("explore: no plan satisfies the constraints") and err.count("\n") == 1
@@ -176,14 +176,14 @@ def test_the_traffic_objective_and_memory_on_the_proving_solvers(tmp_path, capsy
     """Traffic: every proving solver finds the even split's traffic optimum (the busiest side
     never beats 1/2) and equal-split DP's value; memory 0.3 GiB (every kind) binds, 0.25 leaves none."""
     arr = _mix2(tmp_path)
-    base = ["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "4"]
+    base = ["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "2"]
     even = _run(["--model", "sfc", "--array", arr, "--space", "hypar"], capsys)[1]
     for s in ("brute", "exact", "cpsat"):
         code, d, _ = _run(base + ["--split", "optimal", "--solver", s, "--objective", "traffic"], capsys)
         assert code == 0 and d["objective"] == "traffic" and F(d["objective_value"]) == F(d["objective_bound"])
         assert F(d["objective_value"]) == F(even["objective_value"]) == 9439744
         code, d, _ = _run(base + ["--split", "optimal", "--solver", s, "--memory", "0.3"], capsys)
-        assert code == 0 and d["ok"] and F(d["step_time_s"]) == F(67074899, 25634765625)
+        assert code == 0 and d["ok"] and F(d["step_time_s"]) == F(67175251, 25634765625)
         assert all(F(m["memory_bytes"]) <= F(3, 10) * 2**30 for m in d["memory"].values())
         code, d, _ = _run(base + ["--split", "optimal", "--solver", s, "--memory", "0.25"], capsys)
         assert code == 1 and d["status"] == "infeasible"
@@ -215,12 +215,12 @@ def test_a_constraints_file_and_the_api_take_the_same(tmp_path, capsys):
     arr = _mix2(tmp_path)
     cfile = tmp_path / "c.yaml"
     cfile.write_text("version: 1\ncaps: {0: 19MB}\npins: ['fc4@0=II']\n")
-    code, d, _ = _run(["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "4", "--split", "optimal",
+    code, d, _ = _run(["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "2", "--split", "optimal",
                        "--solver", "exact", "--constraints", str(cfile)], capsys)
-    assert code == 0 and F(d["step_time_s"]) == F(10482551, 5126953125) and d["plan"][0][3] == "II"
-    r = solve("sfc", arr, space="hypar", split="optimal", solver="cpsat", alpha_grid=4, caps={0: "19MB"},
+    assert code == 0 and F(d["step_time_s"]) == F(67175251, 25634765625) and d["plan"][0][3] == "II"
+    r = solve("sfc", arr, space="hypar", split="optimal", solver="cpsat", alpha_grid=2, caps={0: "19MB"},
               pins=["fc4@0=II"])
-    assert r.ok and r.status is Status.OPTIMAL and r.step_time_s == F(10482551, 5126953125)
+    assert r.ok and r.status is Status.OPTIMAL and r.step_time_s == F(67175251, 25634765625)
     ev = evaluate_split(load_model("sfc"), load_array(arr), r.plan)
     assert ev.step_time_s == r.step_time_s and ev.level_cost[0] * 2 <= 19 * 10**6
     r = solve("sfc", arr, space="hypar", split="search", alpha_grid=4, forbids=["fc1=II"], objective="traffic")
@@ -232,11 +232,11 @@ def test_a_sweep_split_point_takes_caps_pins_and_the_objective(tmp_path):
 
     arr = _mix2(tmp_path)
     spec = {"version": 1, "name": "split-rules",
-            "fixed": {"model": "sfc", "array": arr, "split": "optimal", "solver": "exact", "alpha_grid": 4, "space": "hypar"},
+            "fixed": {"model": "sfc", "array": arr, "split": "optimal", "solver": "exact", "alpha_grid": 2, "space": "hypar"},
             "points": [{}, {"caps": ["0=19MB"]}, {"caps": ["0=18MB"]}, {"objective": "traffic"}, {"pins": ["fc1@0=I"]}]}
     rows = list(sweep(spec, workers=1))
     assert [r["status"] for r in rows] == ["optimal", "optimal", "infeasible", "optimal", "optimal"], [r["error"] for r in rows]
-    assert [F(r["step_time_s"]) for r in rows[:2]] == [F(770094627, 490478515625), F(10482551, 5126953125)]
+    assert [F(r["step_time_s"]) for r in rows[:2]] == [F(11375117, 7177734375), F(67175251, 25634765625)]
 
 
 def test_heuristics_on_random_instances_keep_pins_and_say_what_they_break():
