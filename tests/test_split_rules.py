@@ -173,8 +173,9 @@ def test_a_cap_binds_on_the_proving_solvers_and_every_one_proves_the_same(tmp_pa
 
 
 def test_the_traffic_objective_and_memory_on_the_proving_solvers(tmp_path, capsys):
-    """Traffic: every proving solver finds the even split's traffic optimum (the busiest side
-    never beats 1/2) and equal-split DP's value; memory 0.3 GiB (every kind) binds, 0.25 leaves none."""
+    """Traffic: every proving solver finds the even split's traffic optimum here (the alphas do
+    not lower sfc's busiest side) and the even DP's value; memory 0.3 GiB (every kind) binds,
+    0.25 leaves none."""
     arr = _mix2(tmp_path)
     base = ["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "2"]
     even = _run(["--model", "sfc", "--array", arr, "--space", "hypar"], capsys)[1]

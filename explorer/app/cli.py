@@ -148,7 +148,7 @@ def progress(msg: str) -> None:
 @click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", show_default=True, help="dp: HyPar's hierarchical DP; cpsat: proven joint optimum; exact: joint DP over type vectors (chains); brute: enumeration (tiny nets).")
 @constraint_options
 @solver_options
-@click.option("--split", "split", type=click.Choice(SPLITS), default=None, help="Split fractions between the two subgroups of every group (arrays of kinds): " + SPLIT_HELP + " Without --split every split is 1/2 (the even split); 'explore split' is the same with its own defaults.")
+@click.option("--split", "split", type=click.Choice(SPLITS), default=None, help="Split fractions between the two subgroups of every group (arrays of kinds): " + SPLIT_HELP + " Takes --objective (time by default), --cap (on a level's busiest side), --memory (per kind), --pin, --forbid and --constraints: --solver brute, exact and cpsat keep to them, the other splits report what they break. Without --split every split is 1/2 (the even split); 'explore split' is the same with its own defaults.")
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --split: alphas searched are multiples of 1/N, and each free class's proportional ratio.")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --split: which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
 @click.option("--grid-only", is_flag=True, help="With --split: free classes choose from the multiples of 1/N alone (without their proportional ratio).")

@@ -558,7 +558,8 @@ def render_split(r: SplitReport) -> str:
     lines.append("types per level: " + " | ".join(" ".join(t.value for t in row) for row in r.plan.types))
     lines += _memory_lines(r)
     if r.violations:
-        lines.append("PLAN BREAKS: " + "; ".join(v.constraint for v in r.violations)
+        lines.append("PLAN BREAKS: " + "; ".join(v.constraint + (f" by {fmt_bytes(v.excess_bytes)}" if v.limit_bytes else "")
+                                                 for v in r.violations)
                      + " (--split optimal --solver brute, exact or cpsat keeps to caps, pins and memory)")
     if r.equal_best_s is not None:
         lines.append(f"best equal-split plan (every alpha 1/2, types chosen for it): {_ms(r.equal_best_s)}, "
