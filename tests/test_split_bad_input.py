@@ -9,17 +9,7 @@ from fractions import Fraction as F
 import pytest
 
 from .conftest import run_cli
-
-MIX2 = """version: 1
-name: mix-2
-levels: 1
-dtype_bytes: 2
-kinds:
-  v2: {peak_TFLOPS: 45, memory_GiB: 16}
-  v3: {peak_TFLOPS: 123, memory_GiB: 32}
-accelerators: [v2, v3]
-link_bandwidth_GBps: [70]
-"""
+from .test_split_rules import MIX2
 
 RUNS = (["--split", "search"], ["split", "--split", "proportional"], ["--split", "optimal", "--solver", "brute"])
 

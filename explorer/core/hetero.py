@@ -97,8 +97,6 @@ def whole_units(layer: Layer, types: Sequence[PartitionType], alphas: Sequence[S
     return True
 
 
-whole_groups = whole_units  # the name of the rule when it covered grouped convs only
-
 
 def check_array(array: ArraySpec) -> None:
     if array.communication is not Communication.PER_LEVEL or array.topology is not Topology.HTREE:
