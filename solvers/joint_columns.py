@@ -99,8 +99,11 @@ def _size_share(s: dict, size: Size) -> Fraction:
 class _Model:
     """The exact terms of the four components, per layer column and per edge."""
 
-    def __init__(self, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace):
+    def __init__(self, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types_allowed=None):
+        """``types_allowed(level, layer)``: the types pins and forbids leave a layer of the
+        original network (None: every type its node offers)."""
         self.net, self.array = network, array
+        self.types_allowed = types_allowed
         H = array.levels
         self.H = H
         peaks = array.leaf_peaks_TFLOPS()
@@ -116,6 +119,12 @@ class _Model:
         if self.virtual:
             self.whole[0], self.flops[0] = (0, 0, 0), 0
 
+    def pinned(self, l: int, h: int, t: PartitionType) -> bool:  # noqa: E741
+        """Whether pins and forbids let layer l (of this model's network) take t at level h."""
+        if self.types_allowed is None or (self.virtual and l == 0):
+            return True
+        return t in self.types_allowed(h, l - 1 if self.virtual else l)
+
     def allowed(self, l: int, col: int) -> bool:  # noqa: E741
         """Whether layer l can take the column: the types its node offers at each level
         (``Layer.offers``) and, for a grouped conv (an attention node with heads), whole groups
@@ -125,7 +134,7 @@ class _Model:
         node = self.net.layers[l]
         t0, a, lower = self.cols.split(col)
         types = (t0,) + lower
-        if not all(node.offers(t, h) for h, t in enumerate(types)):
+        if not all(node.offers(t, h) and self.pinned(l, h, t) for h, t in enumerate(types)):
             return False
         return split_units(node) is None or whole_units(node, types, [[a]] + [[HALF] * 2**h for h in range(1, self.H)])
 
@@ -300,9 +309,10 @@ class _Tables:
         m, C = self.m, self.m.cols
         layer = m.net.layers[l]
         idx = np.arange(C.n)
-        ok = np.array([layer.offers(t, 0) for t in C.types])[idx // C.n_tau // C.A]
+        ok = np.array([layer.offers(t, 0) and m.pinned(l, 0, t) for t in C.types])[idx // C.n_tau // C.A]
         for h in range(1, C.H):
-            ok &= np.array([layer.offers(t, h) for t in C.types])[(idx % C.n_tau) // C.K ** (C.H - 1 - h) % C.K]
+            ok &= np.array([layer.offers(t, h) and m.pinned(l, h, t)
+                            for t in C.types])[(idx % C.n_tau) // C.K ** (C.H - 1 - h) % C.K]
         units = split_units(layer)
         if units is not None:  # the same counts of groups (heads) recur (memo)
             for col in np.flatnonzero(ok):

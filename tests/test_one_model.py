@@ -112,7 +112,6 @@ def test_split_options_are_refused_cleanly(capsys):
 
     cases = [
         (["--split", "optimal", "--cap", "0=1GB"], "--cap: the joint solver of --split optimal"),
-        (["--split", "optimal", "--pin", "conv1@0=I"], "--pin: the joint solver of --split optimal"),
         (["--split", "optimal", "--objective", "traffic"], "--objective: traffic: the joint solver"),
         (["--split", "levels", "--objective", "traffic"], "--objective: traffic: --split levels is AccPar's"),
         (["--split", "equal", "--workers", "2"], "--workers: not with --split"),

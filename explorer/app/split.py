@@ -299,7 +299,8 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     elif split is Split.OPTIMAL:
         say("split: optimal (search, then the joint solver)")
         plan, status, bound, equal_best, solver_wall, claimed = _optimal(network, array, space, aspace, equal,
-                                                                          time_limit_s, say, _free_hint(array, grid, free))
+                                                                          time_limit_s, say, _free_hint(array, grid, free),
+                                                                          rules)
     elif split is Split.LEVELS:
         say("split: levels (AccPar's level-by-level DP)")
         plan = levels_hetero(network, array, space, aspace, rules=rules).plan
@@ -342,16 +343,16 @@ def _broken(rules: SplitRules, ev, array: ArraySpec, plan: Plan) -> list:
 
 def check_split_rules(split: Split, solver: str | None, rules: SplitRules) -> None:
     """SpecError where a split method does not take the run's objective or side constraints: the
-    joint solver (``--split optimal`` without ``--solver``) minimises the step time with no caps,
-    pins or forbids; AccPar's level DP (``levels``) minimises the step time."""
+    joint solver (``--split optimal`` without ``--solver``) minimises the step time with no caps
+    (pins and forbids it takes); AccPar's level DP (``levels``) minimises the step time."""
     c = rules.constraints
     if split is Split.OPTIMAL and solver is None:
-        given = [("--objective", "traffic: ")] * (rules.objective is not Objective.TIME) + [("--cap", "")] * bool(c.caps) \
-            + [("--pin", "")] * bool(c.pins) + [("--forbid", "")] * bool(c.forbids)
+        given = [("--objective", "traffic: ")] * (rules.objective is not Objective.TIME) + [("--cap", "")] * bool(c.caps)
         if given:
             flag, head = given[0]
-            raise SpecError(flag, f"{head}the joint solver of --split optimal minimises the step time with no caps, "
-                            "pins or forbids; add --solver brute, exact or cpsat (small chains), or use --split search")
+            raise SpecError(flag, f"{head}the joint solver of --split optimal minimises the step time with no caps "
+                            "(it takes pins and forbids); add --solver brute, exact or cpsat (small chains), or use "
+                            "--split search")
     if split is Split.LEVELS and rules.objective is not Objective.TIME:
         raise SpecError("--objective", "traffic: --split levels is AccPar's level DP of the step time; use --split "
                         "search, or optimal with --solver brute, exact or cpsat")
@@ -438,17 +439,21 @@ def _free_hint(array: ArraySpec, grid: int, free: FreeAlphas) -> str:
 
 
 def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: Plan,
-             time_limit_s: float, say=lambda *a, **k: None, free_hint: str = ""):
-    """``--split optimal``: the joint solver from the equal-split and the search plans; a one-line
-    error where it does not apply. (plan, status, bound, best equal-split step time, wall, the
-    solver's own step time of the plan)."""
+             time_limit_s: float, say=lambda *a, **k: None, free_hint: str = "", rules: SplitRules | None = None):
+    """``--split optimal``: the joint solver from the equal-split and the search plans (both of the
+    types pins and forbids allow, as the joint solver's columns); a one-line error where it does
+    not apply. (plan, status, bound, best equal-split step time, wall, the solver's own step time
+    of the plan)."""
     from ..solvers.hetero_joint import JointOptions, joint_hetero
 
     search = search_level_alphas(network, array, search_start(network, array, equal.plan, aspace), aspace,
                                  progress=_prefixed(say)).plan
     say(f"split: optimal (the joint solver, up to {time_limit_s:g} s)")
     try:
-        sol = joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=(equal, search))
+        allowed = None if rules is None or not rules.restricts_types else (
+            lambda h, l: rules.types(network, space, h, l))  # noqa: E741
+        sol = joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=(equal, search),
+                           types_allowed=allowed)
     except Refused as err:
         hint = free_hint if "frees the top split alone" in str(err) else ""
         raise SpecError("--split", f"optimal: {err}{hint}; use --split search" + (" or --free unlike" if hint else "")) from None
