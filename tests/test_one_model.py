@@ -323,7 +323,8 @@ def test_check_takes_split_optimal(capsys):
         runs.append([(s["solver"], s["status"], s["step_time_s"], s["bound_s"]) for s in r["solvers"]] + [r["optimum_s"]])
     assert runs[0] == runs[1] and runs[0][-1] == "1330477/52500000000"
     for extra, text in ((["--split", "equal"], "--split: check takes --split optimal"),
-                        (["--split", "optimal", "--cap", "0=1MB"], "--cap: not with --split optimal")):
+                        (["--split", "optimal", "--cap", "7=1MB"], "--cap: '7=1MB': level 7 is out of range"),
+                        (["--split", "optimal", "--workers", "2"], "--workers: not with --split optimal")):
         code, out, err = run_cli(["check", "--model", "lenet-c", *extra], capsys)
         assert code == 2 and out == "" and text in err and err.count("\n") == 1, err
 
@@ -339,8 +340,9 @@ def test_the_api_check_takes_split():
 
     r = check("lenet-c", "tpu-mix-16", space="hypar", split="optimal", solvers=["joint", "accpar", "search"])
     assert r.agree and r.optimum_s == F(1330477, 52500000000) and [x.solver for x in r.rows] == ["joint", "accpar", "search"]
-    for kwargs, name in (({"split": "equal"}, "split"), ({"caps": ["0=1GB"]}, "caps"), ({"levels": 2}, "levels"),
-                         ({"memory_GiB": 1.0}, "memory_GiB"), ({"solvers": ["dp"]}, "solvers"),
+    for kwargs, name in (({"split": "equal"}, "split"), ({"caps": ["9=1GB"]}, "--cap"), ({"levels": 2}, "--levels"),
+                         ({"memory_GiB": 0.0}, "memory"), ({"solvers": ["dp"]}, "solvers"), ({"workers": 2}, "workers"),
+                         ({"objective": "traffic"}, "objective"),
                          ({"alpha_grid": 1}, "alpha_grid"), ({"free": "some"}, "free")):
         with pytest.raises(SpecError, match=name):
             check("lenet-c", "tpu-mix-16", **{"split": "optimal", **kwargs})

@@ -347,3 +347,36 @@ def test_split_optimal_on_tpu_mix_16_keeps_a_pin(capsys):
                        "--pin", "fc6@0=I"], capsys)
     assert code == 0 and d["status"] == "optimal" and d["constraints"] == ["pin fc6@0=I"] and d["gap"] == 0
     assert d["plan"][0][5] == "I" and F(d["step_time_s"]) > F(3936030799, 1121093750000)
+
+
+def test_check_split_optimal_takes_caps_pins_and_memory(tmp_path, capsys):
+    """``explore check --split optimal`` under side constraints: the proving solvers agree (on the
+    optimum, or that no plan exists), the joint solver takes pins and refuses a cap, a heuristic's
+    plan that breaks a cap is marked, not counted as beating the optimum; exit 0 when they agree."""
+    arr = _mix2(tmp_path)
+    base = ["check", "--split", "optimal", "--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "2"]
+    code, d, _ = _run(base + ["--cap", "0=19MB"], capsys)
+    rows = {r["solver"]: r for r in d["solvers"]}
+    assert code == 0 and d["agree"] and F(d["optimum_s"]) == F(67175251, 25634765625)
+    assert d["proven_by"] == ["brute", "exact", "cpsat"] and d["constraints"] == ["cap level 0 <= 19 MB (--cap)"]
+    assert rows["joint"]["status"] == "refused" and rows["accpar"]["status"] == "refused"
+    assert any(r["breaks"] and F(r["step_time_s"]) < F(d["optimum_s"]) for r in rows.values())
+    code, d, _ = _run(base + ["--cap", "0=18MB"], capsys)
+    assert code == 0 and d["agree"] and d["optimum_s"] is None
+    assert [r["status"] for r in d["solvers"][:3]] == ["infeasible"] * 3
+    code, d, _ = _run(base + ["--pin", "fc1@0=I", "--solvers", "joint,brute,exact,cpsat"], capsys)
+    assert code == 0 and d["agree"] and d["proven_by"] == ["joint", "brute", "exact", "cpsat"]
+    code, d, _ = _run(base + ["--memory", "0.3"], capsys)
+    assert code == 0 and d["agree"] and F(d["optimum_s"]) == F(67175251, 25634765625)
+
+
+def test_check_split_optimal_says_when_a_proving_solver_breaks_a_cap(tmp_path, monkeypatch):
+    """A proving solver whose plan breaks a rule it was given is a disagreement (exit 1)."""
+    from explorer.api import check
+    from explorer.app import check_hetero
+
+    arr = _mix2(tmp_path)
+    real = check_hetero.exact_hetero
+    monkeypatch.setattr(check_hetero, "exact_hetero", lambda *a, rules=None, **k: real(*a, **k))  # drops the rules
+    r = check("sfc", arr, space="hypar", split="optimal", alpha_grid=2, caps=["0=19MB"], solvers=["brute", "exact"])
+    assert not r.agree and any(p.startswith("exact: breaks cap level 0") for p in r.problems), r.problems

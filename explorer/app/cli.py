@@ -226,7 +226,7 @@ def why_not_ok(result) -> str:
 
 
 def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, free: str, time_limit,
-                     grid_only: bool = False) -> None:
+                     grid_only: bool = False, side: dict | None = None) -> None:
     """The CLI's ``check --uneven`` (exit 0 when the solvers agree, 1 otherwise, 2 on bad input)."""
     from .. import api
     from .check_hetero import HETERO_SOLVERS, render_check_hetero
@@ -239,15 +239,14 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
                          f"(choose from {', '.join(HETERO_SOLVERS)})")
     report = api.check(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
                        solvers=names, time_limit=time_limit, split="optimal", alpha_grid=grid, free=free,
-                       grid_only=grid_only)
+                       grid_only=grid_only, **(side or {}))
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check_hetero(report)
     emit(text, output)
     sys.exit(0 if report.agree else 1)
 
 
 # options of ``explore check`` that ``check --uneven`` does not take (it would ignore them)
-NOT_WITH_UNEVEN = ("--objective", "--levels", "--cap", "--memory", "--weight-copies", "--pin", "--forbid",
-                   "--constraints", "--workers", "--seed", "--dump-model")
+NOT_WITH_UNEVEN = ("--objective", "--workers", "--seed", "--dump-model")
 
 
 def _given_options(ctx: click.Context) -> set[str]:
@@ -261,7 +260,7 @@ def _given_options(ctx: click.Context) -> set[str]:
 @constraint_options
 @solver_options
 @click.option("--solvers", "solver_list", default="exact,cpsat,brute", show_default=True, help="Comma-separated joint solvers to run and compare.")
-@click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, levels, search and the proportional split (explorer/app/check_hetero.py); no side constraints.")
+@click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, levels, search and the proportional split (explorer/app/check_hetero.py) on the step time, under --cap, --pin, --forbid, --constraints and --memory where given.")
 @click.option("--split", "split", default=None, metavar="optimal", help="--split optimal: the same as --uneven (the solvers that prove the optimal split, compared); the other splits are heuristics, not checked.")
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --uneven: which classes of groups choose alpha.")
@@ -289,10 +288,12 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
         refused = [o for o in NOT_WITH_UNEVEN if o in given and not (o == "--objective" and objective == "time")]
         if refused:
             raise InputError(f"{refused[0]}: not with {flag} (it compares the uneven-split solvers on the step "
-                             f"time, with no side constraints)")
-        check_not_empty(model=model, array=array, output=output)
-        check_destinations(output, None, (), {"--model": model, "--array": array})
-        check_uneven_cmd(model, array, space, batch, fmt, output, names, grid, free, time_limit, grid_only)
+                             f"time)")
+        check_not_empty(model=model, array=array, output=output, constraints=constraints_file)
+        check_destinations(output, None, (), {"--model": model, "--array": array, "--constraints": constraints_file})
+        check_uneven_cmd(model, array, space, batch, fmt, output, names, grid, free, time_limit, grid_only,
+                         dict(levels=levels, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins,
+                              forbids=forbids, constraints=constraints_file))
         return
     for option in ("--alpha-grid", "--free", "--grid-only"):
         if option in given:

@@ -235,28 +235,41 @@ def _alpha_args(alpha_grid: Any, free: Any) -> str:
 
 def check_split(model: ModelRef, array: ArrayRef, split: Any, *, space: str | Space = "hypar", batch: int | None = None,
                 seq: int | None = None, solvers: Iterable[str] | None = None, time_limit: float | None = None,
-                alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False, refused: Iterable[str] = ()):
+                alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False, refused: Iterable[str] = (),
+                objective: str | Objective | None = None, levels: int | None = None,
+                caps: Iterable[str] | Mapping[int, str] = (), memory_GiB: float | None = None,
+                weight_copies: int | None = None, pins: Iterable[str] = (), forbids: Iterable[str] = (),
+                constraints: str | PathLike | None = None):
     """``check(..., split="optimal")`` (``explore check --split optimal``): the uneven-split
-    solvers compared on the step time (``explorer.app.check_hetero.HeteroCheck``)."""
+    solvers compared on the step time (``explorer.app.check_hetero.HeteroCheck``), under the
+    pins, forbids and caps given, and a memory limit where one is given (``memory_GiB`` or a
+    constraints file: every kind's; without one no solver is held to the kinds' memory)."""
     from ..core.hetero import FreeAlphas, check_array, check_network
+    from ..core.split_rules import SplitRules, leaf_memory_limits
     from .check_hetero import HETERO_SOLVERS, check_hetero
 
     refused = list(refused)
     if refused:
-        raise SpecError(refused[0], "not with split (check compares the uneven-split solvers on the step time, "
-                                    "with no side constraints)")
+        raise SpecError(refused[0], "not with split (check compares the uneven-split solvers' plans, not CP-SAT's "
+                                    "model of the even split)")
     _choice_value(("optimal",), split, "split")
+    if objective is not None and _choice(Objective, objective, "objective") is not Objective.TIME:
+        raise SpecError("objective", "check with split compares step times: objective time only")
     fr = _alpha_args(alpha_grid, free)
     names = HETERO_SOLVERS if solvers is None else tuple(dict.fromkeys(solvers))
     unknown = [n for n in names if n not in HETERO_SOLVERS]
     if unknown or not names:
         raise SpecError("solvers", f"unknown solver {shown(unknown[0]) if unknown else '(none)'} with split "
                                    f"(choose from {', '.join(HETERO_SOLVERS)})")
-    problem = build_problem(model, array, space=space, objective="time", batch=batch, seq=seq)
+    problem = build_problem(model, array, space=space, objective="time", batch=batch, seq=seq, levels=levels, caps=caps,
+                            memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
+                            constraints=constraints)
     check_array(problem.array)
     check_network(problem.network)
+    c = problem.constraints
+    rules = SplitRules(Objective.TIME, c, leaf_memory_limits(problem.array, c.memory_bytes) if c.memory_set else None)
     return check_hetero(problem.network, problem.array, problem.space, alpha_grid, FreeAlphas(fr), names,
-                        10.0 if time_limit is None else float(time_limit), bool(grid_only))
+                        10.0 if time_limit is None else float(time_limit), bool(grid_only), rules)
 
 
 def _choice_value(known: tuple[str, ...], value: Any, name: str) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from .array import ArraySpec
-from .constraints import Constraints
+from .constraints import Constraints, format_bytes
 from .evaluate import Evaluation, Violation, violations
 from .network import Network
 from .objective import Objective
@@ -88,7 +88,8 @@ class SplitRules:
                         key=lambda i: (ev.leaf_memory_bytes[i] - self.leaf_memory_bytes[i], -i))
             actual, limit = ev.leaf_memory_bytes[worst], self.leaf_memory_bytes[worst]
             if actual > limit:
-                out.append(Violation(f"memory of accelerator {worst} <= {limit} bytes", limit, actual))
+                kind = f" ({array.leaves[worst].name})" if array.leaves else ""
+                out.append(Violation(f"memory of accelerator {worst}{kind} <= {format_bytes(limit)}", limit, actual))
         return out
 
     def feasible(self, ev: Evaluation, array: ArraySpec, plan: Plan) -> bool:
