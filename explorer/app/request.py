@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from os import PathLike
 from typing import Any, Callable, Iterable, Mapping
 

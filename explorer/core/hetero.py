@@ -26,7 +26,7 @@ from .array import ArraySpec
 from .comm import edge_split, held_elements, share_flops
 from .errors import SpecError
 from .network import Layer, LayerKind, Network
-from .partition import HALF, Dim, Pair, PartitionType, Size, Space, TypeSpec
+from .partition import HALF, Dim, Pair, PartitionType, Size, TypeSpec
 from .plan import Plan
 from .timing import Communication, Topology
 
