@@ -13,8 +13,7 @@ import numpy as np
 
 from explorer.core.array import ArraySpec
 from explorer.core.comm import edge_split, training_flops
-from explorer.core.hetero import AlphaSpace, side_share, split_units, whole_units
-from explorer.core.hetero import spec_of
+from explorer.core.hetero import AlphaSpace, side_share, size_share, spec_of, split_units, whole_units
 from explorer.core.network import Network
 from explorer.core.partition import Dim, PartitionType, Size, Space
 from explorer.core.plan import Plan
@@ -89,13 +88,6 @@ def _halves(node, t: PartitionType) -> Dim:
     return spec_of(node, t).halves
 
 
-def _size_share(s: dict, size: Size) -> Fraction:
-    out = Fraction(1)
-    for d in size.dims:
-        out *= s.get(d, Fraction(1))
-    return out
-
-
 class _Model:
     """The exact terms of the four components, per layer column and per edge."""
 
@@ -151,7 +143,7 @@ class _Model:
             for h in range(1, self.H):
                 size = _exchanged(layer, lower[h - 1])
                 if size is not None:
-                    v += (self.whole[l][size.index] * _size_share(_shares(layer, t0, a, side, lower[: h - 1]), size)
+                    v += (self.whole[l][size.index] * size_share(_shares(layer, t0, a, side, lower[: h - 1]), size)
                           * self.rate[h])
             V.append(v)
         return S, S, V[0], V[1]
@@ -174,7 +166,7 @@ class _Model:
             return Fraction(0), Fraction(0)
         x = self.whole[v][0] * self.net.edge_shares[e] * c * self.rate[h]
         V = self.net.layers[v]
-        return tuple(x * _size_share(_shares(V, t0v, av, side, lower_v[: h - 1]), Size.F_IN) for side in (0, 1))
+        return tuple(x * size_share(_shares(V, t0v, av, side, lower_v[: h - 1]), Size.F_IN) for side in (0, 1))
 
     # a whole plan, exactly
     def components(self, cols: list[int]) -> tuple[Fraction, Fraction, Fraction, Fraction]:
