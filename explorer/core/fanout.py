@@ -23,6 +23,9 @@ which share its exchange. Megatron's tensor-parallel block (QKV III, attention I
 fc1 III, fc2 II) costs 12 (k-1)/k * s*b*h per layer here against Megatron's 8 (k-1)/k * s*b*h:
 the residual adds are joins, always split, never replicated (tests/test_fanout.py,
 ``test_megatron_block_at_tensor_eight``, says where the extra 4 (k-1)/k * s*b*h come from).
+With ``reduce_scatter=True`` (opt-in; ``scatter_targets``, ``level_amounts``) a II node's
+output and a III node's input error are reduce-scattered into the split layout their other
+ends all need, and the block costs Megatron's 8 (k-1)/k * s*b*h (sequence parallelism).
 """
 
 from __future__ import annotations

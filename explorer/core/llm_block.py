@@ -16,7 +16,10 @@ LLaMA's o and down) type II (split input channels, partial sums reduced), the Sw
 type II join; the residual adds type I (split by token: Megatron's sequence-parallel region).
 The token embedding is type II (Megatron's vocabulary-parallel embedding, its output reduced),
 learned positions type III (split hidden, no exchange), the LM head type III (column-parallel
-over the vocabulary).
+over the vocabulary). With sequence parallelism the exchanges are ``fanout.level_amounts``'
+``reduce_scatter=True`` (``tensor_amounts``' keyword; ``llm_stage`` passes
+``Parallelism.sequence_parallel``): II outputs and III input errors reduce-scattered into the
+token-split stream.
 """
 
 from __future__ import annotations

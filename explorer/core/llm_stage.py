@@ -4,7 +4,8 @@ of ``core.llm_stage_memory``; ``core.llm_calibration`` reads ``step_parts``).
 
 Time of stage s for one micro-batch (seconds): ``a_s x + k_s`` where ``x = 1/efficiency``:
 ``a_s`` is its FLOPs (training + recompute forward) / (t x peak), ``k_s`` its tensor-level
-exchanges (``llm_block.tensor_amounts``, 2-byte elements at ``cluster.bandwidth_Bps(t)``; under
+exchanges (``llm_block.tensor_amounts``, reduce-scattered under sequence parallelism, 2-byte
+elements at ``cluster.bandwidth_Bps(t)``; under
 full recomputation the forward's exchanges once more) plus its point-to-point sends. Step = (m + (p - 1)/v) max_s (a_s x + k_s) + the slowest stage's
 data-level time (not overlapped with compute).
 """
