@@ -277,7 +277,7 @@ class LevelTerms:
     """One level's amounts term by term (elements one group sends, one way): each node's own
     exchange and each edge's re-layout, in the network's node and edge order."""
 
-    intra: tuple[Fraction, ...]  # per node: its all-reduce (``comm.exchange_amount``)
+    intra: tuple[Fraction, ...]  # per node: its all-reduce, or reduce-scatter (``comm.exchange_amount``)
     inter: tuple[Fraction, ...]  # per edge: forward + backward re-layout (``comm.edge_amount``)
     weight_nodes: tuple[int, ...]  # the nodes whose exchange is a weight gradient (type I)
 

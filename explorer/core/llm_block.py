@@ -201,7 +201,12 @@ def tensor_amounts(network: Network, nodes: tuple[int, ...], types: tuple[Partit
     the edges into the part are charged), less the lead's own exchange. The group below a
     tensor-level group is one GPU, so the group's amount is the GPU's. ``reduce_scatter``
     (Megatron's sequence parallelism): as ``fanout.level_amounts``, decided within the part (a
-    node whose consumers lie outside the part keeps its all-reduce)."""
+    node whose consumers lie outside the part keeps its all-reduce). The lead is a residual add
+    wherever ``llm_stage`` passes one (a join: it exchanges nothing), so subtracting it alone
+    removes no exchange whichever way it would be decided (ValueError for a lead that exchanges)."""
+    if reduce_scatter and lead is not None and network.layers[lead].node_types.exchanged[lead_type.index] is not None:
+        raise ValueError(f"tensor_amounts: the lead {network.layers[lead].name} exchanges partial sums; "
+                         "its reduce-scatter would be decided differently alone")
     if t == 1:
         return TensorAmounts(Fraction(0), Fraction(0))
     row = ((lead_type,) if lead is not None else ()) + tuple(types) + tuple(extra_types)
