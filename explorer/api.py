@@ -50,7 +50,7 @@ def check(
     array: ArrayRef = DEFAULT_ARRAY,
     *,
     space: str | Space = "hypar",
-    objective: str | Objective = "traffic",
+    objective: str | Objective | None = None,
     solvers: Iterable[str] = JOINT_SOLVERS,
     batch: int | None = None,
     levels: int | None = None,
@@ -82,22 +82,24 @@ def check(
     ``split="optimal"`` (``explore check --split optimal``): the uneven-split solvers (``solvers``
     from brute, exact, cpsat, joint, accpar, levels, search, proportional; default all) on the
     step time, with ``alpha_grid``, ``free`` and ``grid_only`` as in :func:`solve`; it returns a
-    ``HeteroCheck`` (``rows``, ``optimum_s``, ``agree``, ``problems``, ``to_json()``); ``objective``
-    is not read, and ``levels``, caps, memory, pins, forbids and constraints are refused (``SpecError``).
+    ``HeteroCheck`` (``rows``, ``optimum_s``, ``agree``, ``problems``, ``to_json()``) on the step time
+    (``objective="time"`` or left out); ``levels``, caps, pins, forbids, constraints and (every
+    kind's) ``memory_GiB`` bind the solvers that take them (the others' rows say they refuse);
+    ``workers`` and ``dump_model`` are refused (``SpecError``).
     """
     check_solve_args(time_limit, workers, seed, dump_model, progress)
     if split is not None:
-        given = {"levels": levels is not None,
-                 "caps": bool(caps), "memory_GiB": memory_GiB is not None, "weight_copies": weight_copies is not None,
-                 "pins": bool(pins), "forbids": bool(forbids), "constraints": constraints is not None,
-                 "workers": workers is not None, "dump_model": dump_model is not None}
+        given = {"workers": workers is not None, "dump_model": dump_model is not None}
         return check_split(model, array, split, space=space, batch=batch, seq=seq,
                            solvers=None if solvers is JOINT_SOLVERS else solvers, time_limit=time_limit,
-                           alpha_grid=alpha_grid, free=free, grid_only=grid_only, refused=[k for k, v in given.items() if v])
+                           alpha_grid=alpha_grid, free=free, grid_only=grid_only, refused=[k for k, v in given.items() if v],
+                           objective=objective, levels=levels, caps=caps,
+                           memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
+                           constraints=constraints)
     names = solver_names(solvers, JOINT_SOLVERS)
-    problem = build_problem(model, array, space=space, objective=objective, batch=batch, levels=levels, seq=seq, caps=caps,
-                            memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
-                            constraints=constraints)
+    problem = build_problem(model, array, space=space, objective="traffic" if objective is None else objective, batch=batch,
+                            levels=levels, seq=seq, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies,
+                            pins=pins, forbids=forbids, constraints=constraints)
     options = CheckOptions(
         solve=SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress),
         solvers=names,

@@ -25,6 +25,7 @@ from explorer.core.partition import Space
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution, split_solution
+from explorer.core.split_rules import TIME_ONLY, SplitRules
 from explorer.core.units import format_count
 
 DEFAULT_MAX_PLANS = 300_000
@@ -90,16 +91,18 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
 
 
 def solve_split(network: Network, array: ArraySpec, space: Space, alphas, max_plans: int = SPLIT_MAX_PLANS,
-                free: FreeAlphas = FreeAlphas.UNLIKE) -> Solution:
-    """The least step time over every plan of the declared space (``alphas``: an AlphaSpace, or a
-    grid declared with ``free``), each scored by ``evaluate_split``; OPTIMAL (it is exhaustive)."""
+                free: FreeAlphas = FreeAlphas.UNLIKE, rules: SplitRules = TIME_ONLY) -> Solution:
+    """The least objective over every plan of the declared space (``alphas``: an AlphaSpace, or a
+    grid declared with ``free``) of the types ``rules`` allow, each scored by ``evaluate_split``
+    and kept only if it keeps to every cap and memory limit (``SplitRules.violations``); OPTIMAL
+    (it is exhaustive), or INFEASIBLE when no plan keeps to them."""
     from .hetero import _columns, _columns_plan, _space_of
 
     t0 = time.perf_counter()
     check_array(array)
     check_network(network)
     H = array.levels
-    columns = _columns(network, space, _space_of(array, alphas, free), H)
+    columns = _columns(network, space, _space_of(array, alphas, free), H, rules)
     n = 1
     for c in columns:
         n *= len(c)
@@ -107,7 +110,13 @@ def solve_split(network: Network, array: ArraySpec, space: Space, alphas, max_pl
     best = None
     for cols in itertools.product(*columns):
         plan = _columns_plan(cols, H)
-        t = evaluate_split(network, array, plan).step_time_s
+        ev = evaluate_split(network, array, plan, rules.weight_copies)
+        if rules.side_constrained and not rules.feasible(ev, array, plan):
+            continue
+        t = rules.value(ev)
         if best is None or t < best[0]:
             best = (t, plan)
-    return split_solution("brute", Status.OPTIMAL, best[1], best[0], best[0], time.perf_counter() - t0, n)
+    wall = time.perf_counter() - t0
+    if best is None:
+        return split_solution("brute", Status.INFEASIBLE, None, None, None, wall, n, objective=rules.objective)
+    return split_solution("brute", Status.OPTIMAL, best[1], best[0], best[0], wall, n, objective=rules.objective)

@@ -20,19 +20,19 @@ minimise the step time of the slowest accelerator.
 
 from __future__ import annotations
 
+import math
 import time
 from bisect import bisect_left
 from fractions import Fraction
 from itertools import product
 
 from explorer.core.array import ArraySpec
-from explorer.core.comm import edge_split, training_flops
+from explorer.core.comm import edge_split, held_elements, training_flops
 from explorer.core.hetero import (
     AlphaSpace,
     FreeAlphas,
     alpha_space,
     ancestor_path,
-    offered_types,
     check_array,
     check_network,
     side_share,
@@ -44,9 +44,11 @@ from explorer.core.hetero import (
 from explorer.core.evaluate import evaluate_split
 from explorer.core.errors import Refused
 from explorer.core.network import Network
+from explorer.core.objective import Objective
 from explorer.core.partition import Dim, Size, Space
 from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
+from explorer.core.split_rules import TIME_ONLY, SplitRules
 from explorer.core.timing import step_time
 
 
@@ -58,21 +60,22 @@ def _space_of(array: ArraySpec, alphas, free: FreeAlphas) -> AlphaSpace:
 # ---- the exact Pareto DP ----------------------------------------------------------------------
 
 
-def _columns(network: Network, space: Space, aspace: AlphaSpace, H: int) -> list[list]:
+def _columns(network: Network, space: Space, aspace: AlphaSpace, H: int, rules: SplitRules = TIME_ONLY) -> list[list]:
     """Per layer, its columns: a (type, alpha per group) cell at every level, from the declared
-    space; a grouped conv (an attention node with heads) keeps only the columns whose every side
-    holds whole groups (heads) (``core.hetero.whole_units``: the rule is refused here, in the
-    candidates, not in the network)."""
+    space and the types ``rules`` allow (offered by the node, pins, forbids); a grouped conv (an
+    attention node with heads) keeps only the columns whose every side holds whole groups (heads)
+    (``core.hetero.whole_units``: the rule is refused here, in the candidates, not in the network).
+    A layer with no column leaves no plan."""
     rows = [aspace.level_rows(h) for h in range(H)]
     out = []
     for l, node in enumerate(network.layers):  # noqa: E741
-        cells = [[(t, r) for t in offered_types(node, space, h) for r in rows[h]] for h in range(H)]
+        cells = [[(t, r) for t in rules.types(network, space, h, l) for r in rows[h]] for h in range(H)]
         out.append([c for c in product(*cells) if whole_units(node, [t for t, _ in c], [r for _, r in c])])
     return out
 
 
 def _chain_columns(network: Network, array: ArraySpec, space: Space, alphas, solver: str,
-                   free: FreeAlphas = FreeAlphas.UNLIKE):
+                   free: FreeAlphas = FreeAlphas.UNLIKE, rules: SplitRules = TIME_ONLY):
     """What the joint solvers start from: a checked chain (``is_path``), its levels H, layers L,
     the leaf layout and each layer's columns; Refused otherwise."""
     check_array(array)
@@ -80,7 +83,33 @@ def _chain_columns(network: Network, array: ArraySpec, space: Space, alphas, sol
     if not is_path(network):
         raise Refused(f"{solver} (uneven splits): chains only")
     H = array.levels
-    return H, len(network.layers), _Layout(H), _columns(network, space, _space_of(array, alphas, free), H)
+    columns = _columns(network, space, _space_of(array, alphas, free), H, rules)
+    return H, len(network.layers), _Layout(H, _memory_binds(network, array, H, columns, rules)), columns
+
+
+def _memory_binds(network: Network, array: ArraySpec, H: int, columns, rules: SplitRules) -> bool:
+    """Whether some plan of these columns could exceed an accelerator's memory limit (each leaf's
+    footprint summed over the layers' largest columns); only then do the vectors carry it."""
+    if rules.leaf_memory_bytes is None or any(not c for c in columns):
+        return False
+    most = [Fraction(0)] * 2**H
+    for l, cols in enumerate(columns):  # noqa: E741
+        per = [_leaf_memory(network, l, c, H, rules.weight_copies) for c in cols]
+        most = [m + max(p[i] for p in per) for i, m in enumerate(most)]
+    return any(m * array.dtype_bytes > lim for m, lim in zip(most, rules.leaf_memory_bytes))
+
+
+def _leaf_memory(network: Network, l: int, col, H: int, weight_copies: int) -> list[Fraction]:  # noqa: E741
+    """Per leaf: layer l's footprint elements under column ``col`` (``hetero.leaf_footprint_elements``)."""
+    layer = network.layers[l]
+    B = network.batch
+    out = []
+    for i in range(2**H):
+        s = _path_shares(layer, col, H, i)
+        g = s[Dim.G]
+        out.append(held_elements(layer, layer.input_elements(B) * s[Dim.B] * s[Dim.D_I] * g,
+                                 layer.weight_elements() * s[Dim.D_I] * s[Dim.D_O] * g, weight_copies))
+    return out
 
 
 def is_path(network: Network) -> bool:
@@ -112,9 +141,10 @@ def _column_shares(node, col, H: int):
 
 
 class _Layout:
-    """Positions in a sum vector: per leaf its FLOPs, then per (level, group) side 0 and side 1."""
+    """Positions in a sum vector: per leaf its FLOPs, then per (level, group) side 0 and side 1,
+    then (``memory``: where a limit can bind) per leaf its footprint elements from ``mem`` on."""
 
-    def __init__(self, H: int):
+    def __init__(self, H: int, memory: bool = False):
         self.H = H
         self.leaves = 2**H
         self.pos = {}
@@ -123,16 +153,20 @@ class _Layout:
             for g in range(2**h):
                 self.pos[(h, g)] = i
                 i += 2
-        self.size = i
+        self.pos_end = i  # the sides end here
+        self.mem = i if memory else None
+        self.size = i + (self.leaves if memory else 0)
 
 
-def _layer_vector(network: Network, lay: _Layout, l: int, col) -> tuple[Fraction, ...]:  # noqa: E741
+def _layer_vector(network: Network, lay: _Layout, l: int, col, weight_copies: int = 0) -> tuple[Fraction, ...]:  # noqa: E741
     layer = network.layers[l]
     groups, leaves = _column_shares(layer, col, lay.H)
     v = [Fraction(0)] * lay.size
     flops = training_flops(layer, network.batch)
     for i, s in enumerate(leaves):
         v[i] = flops * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O] * s[Dim.G]
+    if lay.mem is not None:
+        v[lay.mem:] = _leaf_memory(network, l, col, lay.H, weight_copies)
     if not layer.is_join:
         whole = (layer.input_elements(network.batch), layer.weight_elements(), layer.output_elements(network.batch))
         for h in range(lay.H):
@@ -192,30 +226,71 @@ def _step(array: ArraySpec, lay: _Layout, vec) -> Fraction:
     return worst
 
 
+def _value(array: ArraySpec, lay: _Layout, vec, objective: Objective) -> Fraction:
+    """The objective of a complete plan's sum vector: its step time, or sum_h 2^h c_h with c_h the
+    level's busiest side (``core.split_rules``)."""
+    if objective is Objective.TIME:
+        return _step(array, lay, vec)
+    busiest = [Fraction(0)] * lay.H
+    for (h, _), p in lay.pos.items():
+        busiest[h] = max(busiest[h], vec[p], vec[p + 1])
+    return sum((2**h * c for h, c in enumerate(busiest)), Fraction(0))
+
+
+def _limits(array: ArraySpec, lay: _Layout, rules: SplitRules) -> list[tuple[int, Fraction]]:
+    """(position, the most it may sum to): both sides of every capped level's pairs (cap / dtype),
+    and each leaf's footprint where the vectors carry it (its limit / dtype). Every component is
+    a sum of non-negative parts, so a partial plan over a limit stays over it."""
+    out = []
+    for (h, _), p in lay.pos.items():
+        cap = rules.cap_elements(array, h)
+        if cap is not None:
+            out += [(p, cap), (p + 1, cap)]
+    if lay.mem is not None:
+        out += [(lay.mem + i, lim / array.dtype_bytes) for i, lim in enumerate(rules.leaf_memory_bytes)]
+    return out
+
+
+def _within(vec, limits) -> bool:
+    return all(vec[p] <= most for p, most in limits)
+
+
 def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas,
                  max_states: int = 200_000, free: FreeAlphas = FreeAlphas.UNLIKE,
-                 time_limit_s: float | None = None) -> Solution:
-    """The proven optimum of a chain by the Pareto DP of the module docstring; Refused
-    beyond ``max_states`` kept states or ``time_limit_s`` seconds (no plan: it proves or nothing)."""
+                 time_limit_s: float | None = None, rules: SplitRules = TIME_ONLY) -> Solution:
+    """The proven optimum of a chain by the Pareto DP of the module docstring, under ``rules``
+    (its objective; pins and forbids in the columns; a partial plan over a cap or a memory limit
+    dropped): OPTIMAL, or INFEASIBLE (no plan keeps to them); Refused beyond ``max_states`` kept
+    states or ``time_limit_s`` seconds (no plan: it proves or nothing)."""
     t0 = time.perf_counter()
-    H, L, lay, columns = _chain_columns(network, array, space, alphas, "exact", free)
+    H, L, lay, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
     if pairs > max_states:
         raise Refused(f"exact (uneven splits): {pairs} column pairs, more than {max_states}")
+    limits = _limits(array, lay, rules)
+    traffic = rules.objective is Objective.TRAFFIC  # compute does not count: keep it out of dominance
+
+    def vector(v):
+        return (Fraction(0),) * lay.leaves + v[lay.leaves:] if traffic else v
+
+    wc = rules.weight_copies
     # fronts: column of the last layer -> [(vector, columns so far)]
-    fronts = {c: [(_layer_vector(network, lay, 0, c), (c,))] for c in columns[0]}
+    fronts = {c: [(v, (c,))] for c in columns[0] if _within(v := vector(_layer_vector(network, lay, 0, c, wc)), limits)}
     kept = len(fronts)
     for l in range(1, L):  # noqa: E741
         share = network.edge_shares[l - 1]
         new: dict = {}
         for cv in columns[l]:
-            own = _layer_vector(network, lay, l, cv)
+            own = vector(_layer_vector(network, lay, l, cv, wc))
             front: list = []
             for cu, items in fronts.items():
-                edge = _add(own, _edge_vector(network, lay, l - 1, l, share, cu, cv))
+                edge = _add(own, vector(_edge_vector(network, lay, l - 1, l, share, cu, cv)))
                 for vec, cols in items:
-                    _pareto_insert(front, _add(vec, edge), cols + (cv,))
-            new[cv] = front
+                    nxt = _add(vec, edge)
+                    if _within(nxt, limits):
+                        _pareto_insert(front, nxt, cols + (cv,))
+            if front:
+                new[cv] = front
             kept += len(front)
             if kept > max_states:
                 raise Refused(f"exact (uneven splits): more than {max_states} Pareto states")
@@ -225,12 +300,14 @@ def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas,
     best = None
     for items in fronts.values():
         for vec, cols in items:
-            t = _step(array, lay, vec)
+            t = _value(array, lay, vec, rules.objective)
             if best is None or t < best[0]:
                 best = (t, cols)
-    cols = best[1]
-    plan = _columns_plan(cols, H)
-    return split_solution("exact", Status.OPTIMAL, plan, best[0], best[0], time.perf_counter() - t0, kept)
+    wall = time.perf_counter() - t0
+    if best is None:
+        return split_solution("exact", Status.INFEASIBLE, None, None, None, wall, kept, objective=rules.objective)
+    plan = _columns_plan(best[1], H)
+    return split_solution("exact", Status.OPTIMAL, plan, best[0], best[0], wall, kept, objective=rules.objective)
 
 
 # ---- split search (no proof) ------------------------------------------------------------------
@@ -289,7 +366,8 @@ def _best_on_grid(grid, score, best, near=None):
 
 
 def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
-                        rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE, progress=None) -> Solution:
+                        rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE, progress=None,
+                        rules: SplitRules = TIME_ONLY) -> Solution:
     """Coordinate descent from ``start``: its types kept; each free class of the declared space
     in turn (top first) gets the declared value (``AlphaSpace.choices``: the grid and the class's
     proportional ratio) of least step time for all its groups and layers (``_best_on_grid``:
@@ -298,7 +376,9 @@ def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
     last scan (its answer would be the same). A heuristic (status FEASIBLE, no bound); never
     slower than ``start`` (a change must improve). ``progress(step, evaluations so far, at most
 in all)`` after every evaluation (``step`` names the class and the round).
-    Refused beyond ``MAX_FREE_CLASSES`` free classes."""
+    Under ``rules`` it minimises ``SplitRules.rank`` (rules broken, then the objective: a plan
+    that keeps to every cap and memory limit beats any that does not; the solution's value is
+    the objective's). Refused beyond ``MAX_FREE_CLASSES`` free classes."""
     t0 = time.perf_counter()
     check_array(array)
     aspace = _space_of(array, alphas, free)
@@ -307,7 +387,10 @@ in all)`` after every evaluation (``step`` names the class and the round).
         raise Refused(f"search moves one class of groups at a time: at most {MAX_FREE_CLASSES} free classes, "
                             f"this array has {len(classes)}")
     current = start
-    best = evaluate_split(network, array, current).step_time_s
+    def rank(plan):
+        return rules.rank(evaluate_split(network, array, plan, rules.weight_copies), array, plan)
+
+    best = rank(current)
     tried = 1
     changes = 0  # how many improvements so far
     scanned: dict[tuple[int, int], int] = {}  # class -> changes when it was last scanned
@@ -325,7 +408,7 @@ in all)`` after every evaluation (``step`` names the class and the round).
             def score(a):
                 nonlocal tried
                 tried += 1
-                t = evaluate_split(network, array, plan_with(a)).step_time_s
+                t = rank(plan_with(a))
                 if progress is not None:
                     progress(step, tried, total)
                 return t
@@ -339,7 +422,8 @@ in all)`` after every evaluation (``step`` names the class and the round).
             scanned[(h, c)] = changes
         if not changed:
             break
-    return split_solution("search", Status.FEASIBLE, current, best, None, time.perf_counter() - t0, tried)
+    return split_solution("search", Status.FEASIBLE, current, best[1], None, time.perf_counter() - t0, tried,
+                          objective=rules.objective)
 
 
 def _with_class_alpha(network: Network, plan: Plan, aspace: AlphaSpace, h: int, c: int, a: Fraction) -> Plan:
@@ -371,33 +455,51 @@ def _lcm_den(values) -> int:
 
 def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas,
                  time_limit_s: float = 60.0, max_columns: int = 2_000, free: FreeAlphas = FreeAlphas.UNLIKE,
-                 max_pairs: int = 20_000) -> Solution:
+                 max_pairs: int = 20_000, rules: SplitRules = TIME_ONLY) -> Solution:
     """CP-SAT over the same columns as the Pareto DP: one Boolean per layer column, one per
     pair of consecutive columns; every leaf's compute and every group side's amount are linear
     in them, scaled to seconds times one common integer; T >= each leaf's compute plus its
-    groups' max(side 0, side 1) (or their max with overlap); minimise T. OPTIMAL only when
-    CP-SAT proves it (objective == bound)."""
+    groups' max(side 0, side 1) (or their max with overlap); minimise T, or (traffic) sum_h 2^h
+    times the level's busiest side. ``rules``: pins and forbids in the columns, every side of a
+    capped level at most its cap, every leaf's footprint at most its limit (linear constraints).
+    OPTIMAL only when CP-SAT proves it (objective == bound); INFEASIBLE when it proves no plan."""
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
-    H, L, lay, columns = _chain_columns(network, array, space, alphas, "cpsat", free)
+    H, L, lay, columns = _chain_columns(network, array, space, alphas, "cpsat", free, rules)
+    if any(not c for c in columns):
+        return split_solution("cpsat", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
+                              objective=rules.objective)
     if sum(len(c) for c in columns) > max_columns:
         raise Refused(f"cpsat (uneven splits): more than {max_columns} columns")
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
     if pairs > max_pairs:  # one Boolean and one exact amount vector per pair: minutes beyond this
         raise Refused(f"cpsat (uneven splits): {pairs} column pairs, more than {max_pairs}")
-    own, edge, scale, ints = _scaled_amounts(network, array, lay, columns)
+    own, edge, scale, ints, rate = _scaled_amounts(network, array, lay, columns, rules)
     m = cp_model.CpModel()
     x, y = _column_booleans(m, columns, edge)
     exprs = _amount_terms(lay, own, edge, x, y, ints)
-    T = _step_time_var(m, array, lay, exprs, _amount_bound(lay, own, edge, ints) + 1)
+    ub = _amount_bound(lay, own, edge, ints) + 1
+    comp, link = _component_vars(m, lay, exprs, ub)
+    for p, most in _limits(array, lay, rules):
+        if p < lay.pos_end:
+            m.Add(comp[p] <= math.floor(most * rate[p] * scale))
+    _memory_limits(m, array, lay, own, x, rules)
+    if rules.objective is Objective.TRAFFIC:
+        T = _traffic_var(m, lay, link, ub)
+    else:
+        T = _step_time_var(m, array, lay, comp, link, ub)
     solver, st = _minimise(m, T, time_limit_s)
+    if st == cp_model.INFEASIBLE:
+        return split_solution("cpsat", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, len(columns),
+                              objective=rules.objective)
     cols = [next(c for c in columns[l] if solver.Value(x[l][c])) for l in range(L)]  # noqa: E741
     plan = _columns_plan(cols, H)
     value = Fraction(int(round(solver.ObjectiveValue())), scale)
     bound = Fraction(int(round(solver.BestObjectiveBound())), scale)
     status = Status.OPTIMAL if st == cp_model.OPTIMAL and value == bound else Status.FEASIBLE
-    return split_solution("cpsat", status, plan, value, bound, time.perf_counter() - t0, len(columns))
+    return split_solution("cpsat", status, plan, value, bound, time.perf_counter() - t0, len(columns),
+                          objective=rules.objective)
 
 
 def _minimise(m, T, time_limit_s: float):
@@ -409,28 +511,31 @@ def _minimise(m, T, time_limit_s: float):
     solver.parameters.max_time_in_seconds = time_limit_s
     solver.parameters.num_workers = 1
     st = solver.Solve(m)
-    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE):
         raise Refused(f"cpsat (uneven splits): no plan within {time_limit_s} s")
     return solver, st
 
 
-def _scaled_amounts(network: Network, array: ArraySpec, lay: _Layout, columns):
+def _scaled_amounts(network: Network, array: ArraySpec, lay: _Layout, columns, rules: SplitRules = TIME_ONLY):
     """Every column's and consecutive column pair's sum vector (``own``, ``edge``), the common
-    integer ``scale`` of seconds, and ``ints``: a vector in integer units (seconds * scale)."""
+    integer ``scale`` of seconds, ``ints``: a vector in integer units (seconds * scale), and the
+    rates (seconds per unit of each component; 0 for a leaf's footprint, ``_memory_limits``)."""
     L = len(network.layers)
     peaks = array.leaf_peaks_TFLOPS()
     # seconds per unit of each vector component
-    rate = [Fraction(1) / (peaks[i] * 10**12) for i in range(lay.leaves)] + [Fraction(0)] * (lay.size - lay.leaves)
+    traffic = rules.objective is Objective.TRAFFIC  # then sides count elements, and compute nothing
+    rate = [Fraction(0 if traffic else 1) / (peaks[i] * 10**12) for i in range(lay.leaves)] + [Fraction(0)] * (lay.size - lay.leaves)
     for (h, g), p in lay.pos.items():
-        rate[p] = rate[p + 1] = array.dtype_bytes / array.bandwidth_Bps(h)
-    own = [{c: _layer_vector(network, lay, l, c) for c in columns[l]} for l in range(L)]  # noqa: E741
+        rate[p] = rate[p + 1] = Fraction(1) if traffic else array.dtype_bytes / array.bandwidth_Bps(h)
+    wc = rules.weight_copies
+    own = [{c: _layer_vector(network, lay, l, c, wc) for c in columns[l]} for l in range(L)]  # noqa: E741
     edge = [{(cu, cv): _edge_vector(network, lay, l - 1, l, network.edge_shares[l - 1], cu, cv)
              for cu in columns[l - 1] for cv in columns[l]} for l in range(1, L)]  # noqa: E741
     terms = [x * r for vecs in own for v in vecs.values() for x, r in zip(v, rate)]
     terms += [x * r for vecs in edge for v in vecs.values() for x, r in zip(v, rate)]
     scale = _lcm_den(terms)
     ints = lambda v: [int(x * r * scale) for x, r in zip(v, rate)]  # noqa: E731
-    return own, edge, scale, ints
+    return own, edge, scale, ints, rate
 
 
 def _column_booleans(m, columns, edge):
@@ -478,9 +583,8 @@ def _amount_bound(lay: _Layout, own, edge, ints) -> int:
     return total_bound
 
 
-def _step_time_var(m, array: ArraySpec, lay: _Layout, exprs, ub: int):
-    """T >= every leaf's compute plus its groups' max(side 0, side 1) (with overlap: the max of the two)."""
-    H = lay.H
+def _component_vars(m, lay: _Layout, exprs, ub: int):
+    """One integer per vector component (its linear sum) and per (level, group) max(side 0, side 1)."""
     comp = [0] * lay.size
     for k in range(lay.size):
         comp[k] = m.NewIntVar(0, ub, "")
@@ -489,6 +593,25 @@ def _step_time_var(m, array: ArraySpec, lay: _Layout, exprs, ub: int):
     for (h, g), p in lay.pos.items():
         link[(h, g)] = m.NewIntVar(0, ub, "")
         m.AddMaxEquality(link[(h, g)], [comp[p], comp[p + 1]])
+    return comp, link
+
+
+def _memory_limits(m, array: ArraySpec, lay: _Layout, own, x, rules: SplitRules) -> None:
+    """Each leaf's footprint (its layers' columns) at most its limit / dtype: one linear constraint
+    per leaf in its own integer scale (the footprints' common denominator)."""
+    if lay.mem is None:
+        return
+    for i, lim in enumerate(rules.leaf_memory_bytes):
+        k = lay.mem + i
+        terms = [(v[k], x[l][c]) for l, vecs in enumerate(own) for c, v in vecs.items() if v[k]]  # noqa: E741
+        most = lim / array.dtype_bytes
+        den = _lcm_den([a for a, _ in terms])
+        m.Add(sum(int(a * den) * var for a, var in terms) <= math.floor(most * den))
+
+
+def _step_time_var(m, array: ArraySpec, lay: _Layout, comp, link, ub: int):
+    """T >= every leaf's compute plus its groups' max(side 0, side 1) (with overlap: the max of the two)."""
+    H = lay.H
     T = m.NewIntVar(0, ub, "T")
     for i in range(lay.leaves):
         comm = sum(link[(h, i >> (H - h))] for h in range(H))
@@ -497,4 +620,18 @@ def _step_time_var(m, array: ArraySpec, lay: _Layout, exprs, ub: int):
             m.Add(T >= comm)
         else:
             m.Add(T >= comp[i] + comm)
+    return T
+
+
+def _traffic_var(m, lay: _Layout, link, ub: int):
+    """sum_h 2^h c_h (c_h: the level's busiest side; the sides then count elements * scale)."""
+    busiest = {}
+    for (h, g), v in link.items():
+        if h not in busiest:
+            busiest[h] = m.NewIntVar(0, ub, "")
+        m.Add(busiest[h] >= v)
+    if ub * 2**lay.H >= 2**62:
+        raise Refused("cpsat (uneven splits): the scaled traffic does not fit 64-bit integers")
+    T = m.NewIntVar(0, ub * 2**lay.H, "traffic")
+    m.Add(T == sum(2**h * busiest[h] for h in busiest))
     return T

@@ -78,16 +78,19 @@ def _kelley(points: list, Q: int):
 
 
 def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
-                 options: JointOptions | None = None, starts: tuple[Plan, ...] = ()) -> Solution:
+                 options: JointOptions | None = None, starts: tuple[Plan, ...] = (),
+                 types_allowed=None) -> Solution:
     """The best plan found, a proven lower bound, OPTIMAL only when they meet (module docstring).
-    ``starts``: plans to begin from (those outside the declared space are ignored)."""
+    ``starts``: plans to begin from (those outside the declared space are ignored).
+    ``types_allowed(level, layer)``: the types pins and forbids leave each layer (``SplitRules.types``;
+    a column with another type costs INF, as one its node does not offer)."""
     o = options or JointOptions()
     t_start = time.perf_counter()
     clock = _Clock(t_start)
     check_scope(network, array, aspace)
     net = _VirtualSource.of(network)
     blks = blocks(net)
-    m = _Model(net, array, space, aspace)
+    m = _Model(net, array, space, aspace, types_allowed)
     v0 = 1 if m.virtual else 0
     starts = tuple(_VirtualSource.plan(m.cols, p) if v0 else p for p in starts if aspace.contains(p))
     Q = o.weight_scale

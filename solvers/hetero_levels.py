@@ -59,7 +59,6 @@ from explorer.core.hetero import (
     check_array,
     check_network,
     group_shares,
-    offered_types,
     spec_of,
     split_units,
     proportional_alphas,
@@ -69,9 +68,11 @@ from explorer.core.hetero import (
 from explorer.core.evaluate import evaluate_split
 from explorer.core.errors import Refused
 from explorer.core.network import Network
+from explorer.core.objective import Objective
 from explorer.core.partition import Dim, PartitionType, Size, Space
 from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
+from explorer.core.split_rules import TIME_ONLY, SplitRules
 from explorer.core.timing import step_time
 
 
@@ -320,10 +321,14 @@ def _start_row(array: ArraySpec, aspace: AlphaSpace, h: int) -> tuple[Fraction, 
 
 
 def _solve_level(network: Network, space: Space, aspace: AlphaSpace, lv: _Level, start: tuple[Fraction, ...],
-                 coef: _Coefficients):
-    """The level's candidates per node, the level cost, DP cells used and the strategy ("joint" or "blocks")."""
+                 coef: _Coefficients, rules: SplitRules = TIME_ONLY):
+    """The level's candidates per node (the types ``rules`` allow: offered, pins, forbids), the
+    level cost, DP cells used and the strategy ("joint" or "blocks")."""
     h, N = lv.h, len(network.layers)
-    types = [offered_types(network.layers[n], space, h) for n in range(N)]
+    types = [rules.types(network, space, h, n) for n in range(N)]
+    if not all(types):
+        raise Refused(f"levels (uneven splits): node {network.layers[types.index(())].name!r} has no allowed type "
+                      f"at level {h}")
     rows = [tuple(r) for r in product(*(aspace.choices(h, c) for c in range(len(start))))]
     G = len(lv.group_class)
     if _fits(network, [len(types[n]) * len(rows) for n in range(N)], G):
@@ -375,9 +380,14 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
 
 
 def levels_hetero(network: Network, array: ArraySpec, space: Space, alphas,
-                  free: FreeAlphas = FreeAlphas.UNLIKE) -> Solution:
+                  free: FreeAlphas = FreeAlphas.UNLIKE, rules: SplitRules = TIME_ONLY) -> Solution:
     """AccPar's hierarchical DP (module docstring): a plan in the declared alpha space, scored by
-    the evaluator; status FEASIBLE (a heuristic: no bound). ``alphas``: a grid or an AlphaSpace."""
+    the evaluator; status FEASIBLE (a heuristic: no bound). ``alphas``: a grid or an AlphaSpace.
+    ``rules``: the types pins and forbids allow (caps and memory are the caller's to check; the
+    DP's level cost is a step time, so the traffic objective is refused)."""
+    if rules.objective is not Objective.TIME:
+        raise Refused("levels (uneven splits): AccPar's level DP minimises the step time, not traffic; "
+                      "use --split search or --split optimal --solver brute, exact or cpsat")
     t0 = time.perf_counter()
     check_array(array)
     check_network(network)
@@ -388,11 +398,11 @@ def levels_hetero(network: Network, array: ArraySpec, space: Space, alphas,
     cells = 0
     for h in range(array.levels):
         lv = _level_inputs(network, array, types, group_alphas, h, aspace)
-        chosen, _, used, _ = _solve_level(network, space, aspace, lv, _start_row(array, aspace, h), coef)
+        chosen, _, used, _ = _solve_level(network, space, aspace, lv, _start_row(array, aspace, h), coef, rules)
         cells += used
         types.append(tuple(t for t, _ in chosen))
         group_alphas.append(tuple(tuple(row[c] for _, row in chosen) for c in aspace.group_class[h]))
     plan = Plan(tuple(types), tuple(group_alphas))
-    step = evaluate_split(network, array, plan).step_time_s
+    step = evaluate_split(network, array, plan, rules.weight_copies).step_time_s
     return split_solution("levels", Status.FEASIBLE, plan, step, None, time.perf_counter() - t0, cells)
 

@@ -13,8 +13,7 @@ import numpy as np
 
 from explorer.core.array import ArraySpec
 from explorer.core.comm import edge_split, training_flops
-from explorer.core.hetero import AlphaSpace, side_share, split_units, whole_units
-from explorer.core.hetero import spec_of
+from explorer.core.hetero import AlphaSpace, side_share, size_share, spec_of, split_units, whole_units
 from explorer.core.network import Network
 from explorer.core.partition import Dim, PartitionType, Size, Space
 from explorer.core.plan import Plan
@@ -89,18 +88,14 @@ def _halves(node, t: PartitionType) -> Dim:
     return spec_of(node, t).halves
 
 
-def _size_share(s: dict, size: Size) -> Fraction:
-    out = Fraction(1)
-    for d in size.dims:
-        out *= s.get(d, Fraction(1))
-    return out
-
-
 class _Model:
     """The exact terms of the four components, per layer column and per edge."""
 
-    def __init__(self, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace):
+    def __init__(self, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types_allowed=None):
+        """``types_allowed(level, layer)``: the types pins and forbids leave a layer of the
+        original network (None: every type its node offers)."""
         self.net, self.array = network, array
+        self.types_allowed = types_allowed
         H = array.levels
         self.H = H
         peaks = array.leaf_peaks_TFLOPS()
@@ -116,6 +111,12 @@ class _Model:
         if self.virtual:
             self.whole[0], self.flops[0] = (0, 0, 0), 0
 
+    def pinned(self, l: int, h: int, t: PartitionType) -> bool:  # noqa: E741
+        """Whether pins and forbids let layer l (of this model's network) take t at level h."""
+        if self.types_allowed is None or (self.virtual and l == 0):
+            return True
+        return t in self.types_allowed(h, l - 1 if self.virtual else l)
+
     def allowed(self, l: int, col: int) -> bool:  # noqa: E741
         """Whether layer l can take the column: the types its node offers at each level
         (``Layer.offers``) and, for a grouped conv (an attention node with heads), whole groups
@@ -125,7 +126,7 @@ class _Model:
         node = self.net.layers[l]
         t0, a, lower = self.cols.split(col)
         types = (t0,) + lower
-        if not all(node.offers(t, h) for h, t in enumerate(types)):
+        if not all(node.offers(t, h) and self.pinned(l, h, t) for h, t in enumerate(types)):
             return False
         return split_units(node) is None or whole_units(node, types, [[a]] + [[HALF] * 2**h for h in range(1, self.H)])
 
@@ -142,7 +143,7 @@ class _Model:
             for h in range(1, self.H):
                 size = _exchanged(layer, lower[h - 1])
                 if size is not None:
-                    v += (self.whole[l][size.index] * _size_share(_shares(layer, t0, a, side, lower[: h - 1]), size)
+                    v += (self.whole[l][size.index] * size_share(_shares(layer, t0, a, side, lower[: h - 1]), size)
                           * self.rate[h])
             V.append(v)
         return S, S, V[0], V[1]
@@ -165,7 +166,7 @@ class _Model:
             return Fraction(0), Fraction(0)
         x = self.whole[v][0] * self.net.edge_shares[e] * c * self.rate[h]
         V = self.net.layers[v]
-        return tuple(x * _size_share(_shares(V, t0v, av, side, lower_v[: h - 1]), Size.F_IN) for side in (0, 1))
+        return tuple(x * size_share(_shares(V, t0v, av, side, lower_v[: h - 1]), Size.F_IN) for side in (0, 1))
 
     # a whole plan, exactly
     def components(self, cols: list[int]) -> tuple[Fraction, Fraction, Fraction, Fraction]:
@@ -300,9 +301,10 @@ class _Tables:
         m, C = self.m, self.m.cols
         layer = m.net.layers[l]
         idx = np.arange(C.n)
-        ok = np.array([layer.offers(t, 0) for t in C.types])[idx // C.n_tau // C.A]
+        ok = np.array([layer.offers(t, 0) and m.pinned(l, 0, t) for t in C.types])[idx // C.n_tau // C.A]
         for h in range(1, C.H):
-            ok &= np.array([layer.offers(t, h) for t in C.types])[(idx % C.n_tau) // C.K ** (C.H - 1 - h) % C.K]
+            ok &= np.array([layer.offers(t, h) and m.pinned(l, h, t)
+                            for t in C.types])[(idx % C.n_tau) // C.K ** (C.H - 1 - h) % C.K]
         units = split_units(layer)
         if units is not None:  # the same counts of groups (heads) recur (memo)
             for col in np.flatnonzero(ok):

@@ -19,7 +19,9 @@ from explorer.core.fanout import (
     level_amounts_rational,
     level_terms,
     node_inter_fraction,
+    reduce_scatter_fraction,
     relayout_fraction,
+    scatter_targets,
 )
 from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.partition import (
@@ -67,6 +69,11 @@ def test_collective_fractions():
     for bad in (0, -2, 2.0, True):
         with pytest.raises(ValueError, match="fan-out"):
             allreduce_fraction(bad)
+
+
+def test_reduce_scatter_is_half_an_allreduce():
+    for k in (1, 2, 3, 4, 8, 315):
+        assert reduce_scatter_fraction(k) == F(k - 1, k) == allreduce_fraction(k) / 2
 
 
 def test_fanout_may_be_any_whole_number_type():
@@ -334,3 +341,141 @@ def test_megatron_block_at_tensor_eight(residual):
         assert top.activations == 0
         assert top.weights == F(2 * (d - 1), d) * sum(x.weight_elements() for x in n.layers)
     assert sum(x.weight_elements() for x in two.layers) == TransformerShape(layers=2, **GPT).weights()
+
+
+# ---- reduce-scatter into a split layout (``reduce_scatter=True``) ------------------------------------
+
+def test_golden_reduce_scatter_k4():
+    # k = 4 (all-reduce 3/2, reduce-scatter 3/4, all-gather 3/4).
+    # (II, II): A II's output feeds only B, which needs it column-split: A reduce-scatters F_out A
+    #   16 * 3/4 = 12 (was 16 * 3/2 = 24) into col; edge forward col -> col 0 (was dup -> col 0);
+    #   backward B's error col -> dup (A's II needs E_out whole) 3/4 * 16 = 12, unchanged.
+    #   B II feeds nothing (the network's output): all-reduce 4 * 3/2 = 6.   -> 30 (was 42)
+    net = two_layer()
+    assert scatter_targets(net, (II, II)) == (Layout.COL, None)
+    assert level_amounts(net, 2, (4,), [(II, II)]) == (LevelAmounts(F(42), F(0)),)
+    assert level_amounts(net, 2, (4,), [(II, II)], reduce_scatter=True) == (LevelAmounts(F(30), F(0)),)
+    # (I, III): B III's input error goes only to A (I), which needs E_out row-split: B reduce-
+    #   scatters E_B = 16 * 3/4 = 12 (was 24) into row; edge forward row -> dup 3/4 * 16 = 12;
+    #   backward row -> row 0 (was dup -> row 0).  A I: dW_A 32 * 3/2 = 48 (weights, never scattered)
+    assert scatter_targets(net, (I, III)) == (None, Layout.ROW)
+    assert level_amounts(net, 2, (4,), [(I, III)]) == (LevelAmounts(F(36), F(48)),)
+    assert level_amounts(net, 2, (4,), [(I, III)], reduce_scatter=True) == (LevelAmounts(F(24), F(48)),)
+    # (II, III): III needs A's output whole and A's II needs E_out whole: nothing scatters
+    assert scatter_targets(net, (II, III)) == (None, None)
+    assert level_amounts(net, 2, (4,), [(II, III)], reduce_scatter=True) == level_amounts(net, 2, (4,), [(II, III)])
+    # A III feeds nothing backward (the network's input has no producer): all-reduce kept
+    assert scatter_targets(net, (III, I)) == (None, None)
+
+
+def test_scatter_needs_one_split_layout_among_all_consumers():
+    # a II fc feeding an fc of type I (row) and one of type II (col): two layouts, all-reduce;
+    # both I (row): reduce-scatter into row; one III (needs dup): all-reduce
+    net = Network("fork", 2, (Layer("a", LayerKind.FC, 4, 6), Layer("b", LayerKind.FC, 6, 2),
+                              Layer("c", LayerKind.FC, 6, 2)), ((0, 1), (0, 2)))
+    assert scatter_targets(net, (II, I, II)) == (None, None, None)
+    assert scatter_targets(net, (II, I, I)) == (Layout.ROW, None, None)
+    assert scatter_targets(net, (II, II, II)) == (Layout.COL, None, None)
+    assert scatter_targets(net, (II, III, I)) == (None, None, None)
+    # (II, I, I) at k = 2: a's F_out 2 * 6 = 12 reduce-scattered: 1/2 * 12 = 6 (was 12); edges
+    # a -> b, a -> c forward row -> row 0, backward row -> dup 1/2 * 12 = 6 each; b, c I: dW 12 * 1
+    # each (weights)
+    assert level_amounts(net, 2, (2,), [(II, I, I)], reduce_scatter=True) == (LevelAmounts(F(18), F(24)),)
+    assert level_amounts(net, 2, (2,), [(II, I, I)]) == (LevelAmounts(F(24), F(24)),)
+
+
+def test_reduce_scatter_never_costs_more_on_random_plans():
+    """Seeded: with the option on, every level's amount is at most the amount without it, equal
+    exactly when no II/III node's partial sums can be scattered (``scatter_targets`` all None, or
+    the scattered tensors have no elements); the weights part never changes; the integer sum
+    equals the rational reference; the defaults are the option off."""
+    rng = random.Random(2121)
+    changed = same = 0
+    for net in random_networks():
+        for _ in range(3):
+            fanouts = tuple(rng.choice([2, 3, 4, 8, 12]) for _ in range(rng.randint(1, 3)))
+            rows = random_rows(rng, net, fanouts)
+            batch = rng.choice([1, 3, 8])
+            off = level_amounts(net, batch, fanouts, rows)
+            on = level_amounts(net, batch, fanouts, rows, reduce_scatter=True)
+            assert level_amounts_rational(net, batch, fanouts, rows, reduce_scatter=True) == on
+            assert level_amounts(net, batch, fanouts, rows, reduce_scatter=False) == off
+            assert level_amounts_rational(net, batch, fanouts, rows) == off
+            for row, a, b in zip(rows, off, on):
+                assert b.weights == a.weights and b.activations <= a.activations
+                if all(x is None for x in scatter_targets(net, row)):
+                    assert b == a
+                    same += 1
+                else:
+                    assert b.activations < a.activations
+                    changed += 1
+    assert changed >= 20 and same >= 20
+
+
+@pytest.mark.parametrize("residual", [I, II], ids=str)
+def test_megatron_block_with_reduce_scatter_is_megatrons(residual):
+    """With ``reduce_scatter=True`` (Megatron's sequence parallelism), per transformer layer at
+    k = 8 (d = 4, b = 2, s = 2048, h = 2304), in units of (k-1)/k * sbh:
+
+    forward:  the stream (the residual add: I row, or II column) all-gathered into QKV (III needs
+              its input whole)                                                          1
+              the projection (II) reduce-scatters its output straight into the add's split
+              layout (the add is its only consumer), then add <- projection is free     1
+              the same for fc1 (all-gather) and fc2 (reduce-scatter)                    2
+    backward: the add's split error all-gathered into the projection (II needs E_out whole) 1
+              QKV (III) reduce-scatters its input error into the stream's split layout (the
+              add feeding it needs E_out split that way), then stream <- QKV is free    1
+              the same for fc2 (all-gather) and fc1 (reduce-scatter)                    2
+    The attention node costs nothing, as without the option. Total 8 (k-1)/k * sbh: Megatron's
+    4 all-gathers + 4 reduce-scatters of s*b*h (Korthikanti et al. 2022, section 4.2.2), the
+    same volume as its 4 all-reduces without sequence parallelism; without the option our
+    model charges 12 (test_megatron_block_at_tensor_eight)."""
+    d, k, b, s, h = 4, 8, 2, SEQ, 2304
+    sbh = s * b * h
+    one, two = gpt(1), gpt(2)
+    per = [level_amounts(n, 8, (d, k), megatron_rows(n, residual), reduce_scatter=True) for n in (one, two)]
+    layer = per[1][1].total - per[0][1].total
+    assert layer == (4 + 4) * F(k - 1, k) * sbh == 66_060_288
+    # the embeddings are III here (no exchange) as in test_megatron_block_at_tensor_eight: their
+    # edges into the stream cost as before; the data level does not change
+    emb = 2 * 2 * F(k - 1, k * k) * sbh if residual is I else 0
+    assert per[1][1].activations == 2 * layer + emb
+    assert [a[0] for a in per] == [level_amounts(n, 8, (d, k), megatron_rows(n, residual))[0] for n in (one, two)]
+
+
+LLAMA = dict(family=Family.LLAMA, hidden=4096, heads=32, kv_heads=8, ffn=14336, vocab=128256)  # llama3-8b
+
+
+def test_llama_block_with_and_without_reduce_scatter():
+    """A LLaMA block under Megatron's types (q, k, v III; attention II; o II; add1 I; gate, up
+    III; the SwiGLU product a II join; down II; add2 I) at k = 8, b = 2, s = 2048, h = 4096, per
+    layer in units of (k-1)/k * sbh (every tensor on the stream is sbh; q, k and v each read the
+    whole stream):
+
+    without the option: forward: 3 all-gathers of the stream (add2 -> q, k, v: row -> dup) + o's
+    all-reduce 2 + 2 all-gathers (add1 -> gate, up) + down's all-reduce 2 = 9; backward: the
+    error all-gathered into o 1 + q's, k's, v's all-reduces 3 x 2 + into down 1 + gate's and
+    up's all-reduces 2 x 2 = 12. Total 21.
+    with it: o and down reduce-scatter (1 each instead of 2: forward 7), q, k, v, gate and up
+    reduce-scatter their input errors into row (1 each instead of 2: backward 7). Total 14.
+
+    Megatron's own count is 8: it all-gathers the stream once for the fused QKV (and once for
+    the fused gate/up) and reduce-scatters the summed error once; our model has one edge, so one
+    collective, per consuming matmul: 3 + 2 all-gathers and 3 + 2 reduce-scatters where Megatron
+    has 1 + 1 and 1 + 1, the extra 6 (k-1)/k * sbh. The attention node and the product are free
+    (column in, column out)."""
+    from explorer.core.llm_block import block_parts, edge_types, megatron_types
+    k, b, s, h = 8, 2, 2048, 4096
+    unit = F(k - 1, k) * s * b * h
+
+    def per_layer(reduce_scatter: bool) -> F:
+        got = []
+        for layers in (2, 3):
+            net = build_transformer(TransformerShape(layers=layers, **LLAMA), "llama", b, s, "llama")
+            pre, post = edge_types(net, block_parts(net, layers))
+            row = pre + megatron_types(net, layers) * layers + post
+            got.append(level_amounts(net, b, (k,), [row], reduce_scatter=reduce_scatter)[0].total)
+        return got[1] - got[0]
+
+    assert per_layer(False) == 21 * unit
+    assert per_layer(True) == 14 * unit

@@ -214,7 +214,7 @@ def test_a_level_too_wide_even_for_blocks_is_refused(monkeypatch):
 def test_each_level_is_optimal_for_its_own_cost_with_grouped_convs():
     """As above on tiny chains with a grouped conv: the DP's candidates (types the node offers at
     the level, whole groups on every side) against brute force over the same candidates."""
-    from explorer.core.hetero import whole_groups
+    from explorer.core.hetero import whole_units
 
     from .test_hetero_model import _random_grouped_instance
 
@@ -234,7 +234,7 @@ def test_each_level_is_optimal_for_its_own_cost_with_grouped_convs():
                     for r in rows:
                         alphas = [[row[l] for row in sol.plan.alphas[k]] for k in range(h)] + \
                                  [[r[c] for c in aspace.group_class[h]]]
-                        if layer.offers(t, h) and whole_groups(layer, [sol.plan.types[k][l] for k in range(h)] + [t], alphas):
+                        if layer.offers(t, h) and whole_units(layer, [sol.plan.types[k][l] for k in range(h)] + [t], alphas):
                             ok.append((t, r))
                 cands.append(ok)
             best = None

@@ -16,7 +16,7 @@ from explorer.core.hetero import (
     alpha_space,
     group_shares,
     proportional_alphas,
-    whole_groups,
+    whole_units,
 )
 from explorer.core.evaluate import evaluate_split
 from explorer.core.network import Layer, LayerKind, Network
@@ -305,17 +305,17 @@ def test_grouped_equal_split_is_the_homogeneous_model():
         assert hv.step_time_s == ev.step_time_s and hv.traffic_bytes == ev.traffic_bytes
 
 
-def test_whole_groups_rule():
+def test_whole_units_rule():
     """A side must get a whole number of groups: alpha * (the group's count of groups) an integer."""
     c1 = GNET.layers[0]
-    assert whole_groups(c1, [II], [[F(1, 4)]]) and not whole_groups(c1, [II], [[F(1, 8)]])
+    assert whole_units(c1, [II], [[F(1, 4)]]) and not whole_units(c1, [II], [[F(1, 8)]])
     # level 0 splits 1 : 3; level 1 halves each side: the side of 1 group cannot
-    assert not whole_groups(c1, [II, II], [[F(1, 4)], [F(1, 2), F(1, 2)]])
-    assert whole_groups(c1, [II, II], [[F(1, 2)], [F(1, 2), F(1, 2)]])
-    assert not whole_groups(c1, [II, II], [[F(1, 4)], [F(1, 2), F(1, 3)]])  # a side of 1 group cannot split at all
-    assert whole_groups(c1, [II, I], [[F(1, 4)], [F(1, 2), F(1, 3)]])  # a batch split below: 1 and 3 groups kept
-    assert whole_groups(c1, [I, II], [[F(1, 8)], [F(1, 4), F(3, 4)]])  # a batch split leaves 4 groups each
-    assert whole_groups(GNET.layers[1], [II], [[F(1, 8)]])  # not a grouped conv: no rule
+    assert not whole_units(c1, [II, II], [[F(1, 4)], [F(1, 2), F(1, 2)]])
+    assert whole_units(c1, [II, II], [[F(1, 2)], [F(1, 2), F(1, 2)]])
+    assert not whole_units(c1, [II, II], [[F(1, 4)], [F(1, 2), F(1, 3)]])  # a side of 1 group cannot split at all
+    assert whole_units(c1, [II, I], [[F(1, 4)], [F(1, 2), F(1, 3)]])  # a batch split below: 1 and 3 groups kept
+    assert whole_units(c1, [I, II], [[F(1, 8)], [F(1, 4), F(3, 4)]])  # a batch split leaves 4 groups each
+    assert whole_units(GNET.layers[1], [II], [[F(1, 8)]])  # not a grouped conv: no rule
     with pytest.raises(ValueError, match="fraction of its 4 groups"):
         evaluate_split(GNET, A1, plan1(II, "1/8", II, "1/4"))
     # the solvers' candidates: c1's group split only at 1/4, 1/2 and 3/4 of the 1/8 grid, its batch split at all 7
@@ -365,7 +365,7 @@ def test_grouped_brute_equals_exact_equals_cpsat_on_random_instances():
     assert uneven_group_split > 0  # some optima split the groups unevenly
 
 
-def test_search_keeps_whole_groups():
+def test_search_keeps_whole_units():
     """The search moves a class's alpha on every layer but a grouped conv whose sides would then
     hold a fraction of its groups: that layer keeps its alpha (the evaluator would refuse it)."""
     from explorer.solvers.hetero import search_level_alphas

@@ -111,9 +111,13 @@ def test_split_options_are_refused_cleanly(capsys):
     from .conftest import run_cli
 
     cases = [
-        (["--split", "optimal", "--cap", "0=1GB"], "--cap: not with --split"),
-        (["--split", "optimal", "--pin", "conv1@0=I"], "--pin: not with --split"),
-        (["--split", "equal", "--objective", "traffic"], "--objective: not with --split"),
+        (["--split", "optimal", "--cap", "0=1GB"], "--cap: the joint solver of --split optimal"),
+        (["--split", "optimal", "--objective", "traffic"], "--objective: traffic: the joint solver"),
+        (["--split", "levels", "--objective", "traffic"], "--objective: traffic: --split levels is AccPar's"),
+        (["--split", "equal", "--workers", "2"], "--workers: not with --split"),
+        (["--split", "equal", "--cap", "7=1GB"], "--cap"),
+        (["--split", "equal", "--pin", "nosuch@0=I"], "--pin"),
+        (["--split", "equal", "--constraints", "/nonexistent.yaml"], "/nonexistent.yaml"),
         (["--split", "equal", "--solver", "exact"], "--solver: exact: not with --split equal"),
         (["--split", "optimal", "--solver", "dp"], "--solver: dp: not with --split optimal"),
         (["--alpha-grid", "8"], "--alpha-grid: only with --split"),
@@ -145,7 +149,8 @@ def test_the_api_takes_split():
     assert evaluate_split(load_model("lenet-c"), load_array("tpu-mix-16"), r.plan).step_time_s == r.step_time_s
     even = solve("lenet-c", objective="time")
     assert solve("lenet-c", split="equal").plan.types == even.plan.types  # one kind: the even split
-    for kwargs, name in (({"caps": ["0=1GB"]}, "caps"), ({"solver": "exact"}, "solver"), ({"levels": 2}, "levels"),
+    for kwargs, name in (({"caps": ["0=1GB"], "split": "optimal"}, "--cap"), ({"solver": "exact"}, "solver"),
+                         ({"levels": 2}, "--levels"), ({"caps": ["9=1GB"]}, "--cap"), ({"dump_model": "m.pb"}, "dump_model"),
                          ({"alpha_grid": 1}, "alpha_grid"), ({"memory_GiB": float("nan")}, "memory_GiB"),
                          ({"split": "sideways"}, "split"), ({"free": "some"}, "free")):
         with pytest.raises(SpecError, match=name):
@@ -318,7 +323,8 @@ def test_check_takes_split_optimal(capsys):
         runs.append([(s["solver"], s["status"], s["step_time_s"], s["bound_s"]) for s in r["solvers"]] + [r["optimum_s"]])
     assert runs[0] == runs[1] and runs[0][-1] == "1330477/52500000000"
     for extra, text in ((["--split", "equal"], "--split: check takes --split optimal"),
-                        (["--split", "optimal", "--cap", "0=1MB"], "--cap: not with --split optimal")):
+                        (["--split", "optimal", "--cap", "7=1MB"], "--cap: '7=1MB': level 7 is out of range"),
+                        (["--split", "optimal", "--workers", "2"], "--workers: not with --split optimal")):
         code, out, err = run_cli(["check", "--model", "lenet-c", *extra], capsys)
         assert code == 2 and out == "" and text in err and err.count("\n") == 1, err
 
@@ -334,8 +340,9 @@ def test_the_api_check_takes_split():
 
     r = check("lenet-c", "tpu-mix-16", space="hypar", split="optimal", solvers=["joint", "accpar", "search"])
     assert r.agree and r.optimum_s == F(1330477, 52500000000) and [x.solver for x in r.rows] == ["joint", "accpar", "search"]
-    for kwargs, name in (({"split": "equal"}, "split"), ({"caps": ["0=1GB"]}, "caps"), ({"levels": 2}, "levels"),
-                         ({"memory_GiB": 1.0}, "memory_GiB"), ({"solvers": ["dp"]}, "solvers"),
+    for kwargs, name in (({"split": "equal"}, "split"), ({"caps": ["9=1GB"]}, "--cap"), ({"levels": 2}, "--levels"),
+                         ({"memory_GiB": 0.0}, "memory"), ({"solvers": ["dp"]}, "solvers"), ({"workers": 2}, "workers"),
+                         ({"objective": "traffic"}, "objective"),
                          ({"alpha_grid": 1}, "alpha_grid"), ({"free": "some"}, "free")):
         with pytest.raises(SpecError, match=name):
             check("lenet-c", "tpu-mix-16", **{"split": "optimal", **kwargs})

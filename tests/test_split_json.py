@@ -17,13 +17,14 @@ from .test_results import key_paths
 
 SPLIT = {"schema_version", "network", "array", "space", "split", "alpha_grid", "grid_only", "status", "plan", "alphas",
          "step_time_s", "group_times_s", "idle_s", "compared", "wall_s", "bound_s", "gap", "equal_best_s", "memory",
-         "weight_copies", "ok", "violations", "note", "free", "batch", "warnings"}
+         "weight_copies", "ok", "violations", "note", "free", "batch", "warnings", "objective", "objective_value",
+         "objective_bound", "constraints"}
 COMPARED = {"step_time_s", "speedup"}
 MEMORY = {"accelerators", "memory_bytes", "limit_bytes", "ok", "excess_bytes"}
 VIOLATION = {"constraint", "limit_bytes", "actual_bytes", "excess_bytes"}
 CHECK = {"schema_version", "network", "array", "space", "alpha_grid", "grid_only", "free", "agree", "problems", "optimum_s",
          "proven_by", "solvers", "solvers[].solver", "solvers[].status", "solvers[].step_time_s", "solvers[].bound_s",
-         "solvers[].wall_s", "solvers[].note", "solvers[].rescored"}
+         "solvers[].wall_s", "solvers[].note", "solvers[].rescored", "solvers[].breaks", "constraints"}
 
 
 def split_keys(kinds=("v2", "v3"), violations: bool = False) -> set[str]:

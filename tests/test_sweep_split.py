@@ -15,7 +15,7 @@ from explorer.api import sweep
 from explorer.app.sweep.cache import point_key
 from explorer.app.sweep.mix import parse_mix
 from explorer.app.sweep.point import level_alpha_cells, point_array, solve_point
-from explorer.app.sweep.spec import DEFAULTS, load_sweep, resolve_paths
+from explorer.app.sweep.spec import DEFAULTS, SPLIT_DEFAULTS, defaults_for, load_sweep, resolve_paths
 from explorer.app.sweep.table import FIGURES
 from explorer.app.sweep.table import number as N
 from explorer.frontends import load_array
@@ -177,8 +177,8 @@ def test_mix_forms_fill_the_leaves_in_tree_order(tmp_path):
     ("grid: {levels: [2]}\nfixed: {alpha_grid: 8}", "fixed.alpha_grid: only with split"),
     ("grid: {levels: [2]}\nfixed: {grid_only: true}", "fixed.grid_only: only with split"),
     ("grid: {split: [search]}\nfixed: {grid_only: 1}", "fixed.grid_only: must be true or false, got 1"),
-    ("grid: {split: [search]}\nfixed: {caps: ['0=1MB']}", "fixed.caps: not with split"),
-    ("points: [{split: search, objective: traffic}]", "points[0].objective: not with split"),
+    ("grid: {split: [search]}\nfixed: {seed: 1}", "fixed.seed: not with split"),
+    ("points: [{split: search, solver: exact}]", "points[0].solver: not with split"),
     ("grid: {splitt: [search]}", "grid.splitt: unknown key (allowed: model, "),
 ])
 def test_bad_split_and_mix_values_are_one_line_errors(tmp_path, capsys, body, message):
@@ -222,7 +222,7 @@ def test_the_shipped_mix_sweep_parses_and_its_first_points_run():
     picked = [sw.points[i] for i in (0, 1, 3, 24)]  # alexnet: 16 v2 (proportional, search), 15 + 1, 8 + 8 (proportional)
     assert [(p.get("accelerators_v3"), p.get("split")) for p in picked] == [
         (0, "proportional"), (0, "search"), (1, "proportional"), (8, "proportional")]
-    outs = [solve_point(p.index, resolve_paths({**DEFAULTS, **p.as_dict()}, sw.base_dir)) for p in picked]
+    outs = [solve_point(p.index, resolve_paths({**defaults_for(p.as_dict()), **p.as_dict()}, sw.base_dir)) for p in picked]
     # 16 v2 chips: one kind, no free class: the declared space is the equal split alone (explore split says level-optimal)
     assert [o.status for o in outs] == ["level-optimal", "level-optimal", "feasible", "feasible"], [o.error for o in outs]
     # 15 v2 + 1 v3: the top level splits 8 x 45 : (7 x 45 + 123) = 60/133; the v3 chip's pair 15/56
@@ -260,10 +260,10 @@ def test_split_and_plain_points_in_one_sweep(tmp_path):
 
 
 def test_a_point_explore_split_refuses_is_an_invalid_row():
-    out = solve_point(7, {**DEFAULTS, "model": "bert-base", "array": "hypar-paper", "split": "search", "space": "accpar"})
+    out = solve_point(7, {**SPLIT_DEFAULTS, "model": "bert-base", "array": "hypar-paper", "split": "search", "space": "accpar"})
     assert out.status == "invalid" and out.index == 7 and out.summary is None
     assert "per-level links of an H-tree only" in out.error and "\n" not in out.error
-    ok = solve_point(8, {**DEFAULTS, "model": "bert-base", "array": "tpu-mix-16", "split": "proportional", "space": "accpar"})
+    ok = solve_point(8, {**SPLIT_DEFAULTS, "model": "bert-base", "array": "tpu-mix-16", "split": "proportional", "space": "accpar"})
     assert ok.status == "feasible" and not ok.error  # attention and embeddings are modelled
 
 
@@ -352,7 +352,7 @@ def test_bad_split_point_keys_are_one_line_errors(tmp_path, capsys, body, messag
 
 
 def test_an_invalid_split_row_names_the_sweep_keys_not_the_cli_options():
-    out = solve_point(0, {**DEFAULTS, "model": "lenet-c", "array": "tpu-mix-16", "space": "accpar", "split": "optimal",
+    out = solve_point(0, {**SPLIT_DEFAULTS, "model": "lenet-c", "array": "tpu-mix-16", "space": "accpar", "split": "optimal",
                           "free": "all", "alpha_grid": 4})
     assert out.status == "invalid", out
     assert out.error.startswith("split: optimal: ") and "--" not in out.error, out.error

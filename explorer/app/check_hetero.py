@@ -39,6 +39,7 @@ from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.problem import Problem
 from ..core.solution import Solution, SolveOptions, Status, split_solution
+from ..core.split_rules import TIME_ONLY, SplitRules
 from ..solvers import get_solver
 from ..solvers.brute import solve_split as brute_split
 from ..solvers.hetero import cpsat_hetero, exact_hetero, search_level_alphas
@@ -59,6 +60,7 @@ class HeteroRow:
     wall_s: float
     note: str  # why refused, or the evaluator's disagreement
     rescored: bool  # the evaluator gives the reported step time
+    breaks: bool = False  # the plan breaks a cap, pin, forbid or memory limit of the run (note: which)
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ class HeteroCheck:
     proven_by: tuple[str, ...]
     problems: tuple[str, ...]
     grid_only: bool = False  # the grid alone, without each free class's proportional ratio
+    constraints: tuple[str, ...] = ()  # the side constraints the solvers were given, by name
 
     @property
     def agree(self) -> bool:
@@ -85,33 +88,38 @@ class HeteroCheck:
             "schema_version": SCHEMA_VERSION,
             "network": self.network, "array": self.array, "space": str(self.space), "alpha_grid": self.grid,
             "grid_only": self.grid_only, "free": str(self.free), "agree": self.agree, "problems": list(self.problems),
-            "optimum_s": f(self.optimum_s), "proven_by": list(self.proven_by),
+            "optimum_s": f(self.optimum_s), "proven_by": list(self.proven_by), "constraints": list(self.constraints),
             "solvers": [{"solver": r.solver, "status": r.status, "step_time_s": f(r.step_time_s), "bound_s": f(r.bound_s),
-                         "wall_s": round(r.wall_s, 6), "note": r.note, "rescored": r.rescored} for r in self.rows],
+                         "wall_s": round(r.wall_s, 6), "note": r.note, "rescored": r.rescored, "breaks": r.breaks}
+                        for r in self.rows],
         }
 
 
-def _dp_types(name: str, network: Network, array: ArraySpec, space: Space):
+def _dp_types(name: str, network: Network, array: ArraySpec, space: Space, rules: SplitRules = TIME_ONLY):
+    """The DP's equal-split types under the pins and forbids of ``rules``."""
+    c = rules.constraints
+    problem = Problem(network, array, space, Objective.TIME, type(c)(pins=c.pins, forbids=c.forbids))
     try:
-        return get_solver("dp")(Problem(network, array, space, Objective.TIME), SolveOptions()).plan
+        return get_solver("dp")(problem, SolveOptions()).plan
     except InstanceTooLarge as err:  # the search takes its types from the DP: refused, like the others
         raise Refused(f"{name}: no types from the DP ({str(err).split('; use --solver')[0]})") from None
 
 
-def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> Solution:
+def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules = TIME_ONLY) -> Solution:
     t0 = time.perf_counter()
-    types = _dp_types("search", network, array, space)
-    sol = search_level_alphas(network, array, search_start(network, array, types, aspace), aspace)
+    types = _dp_types("search", network, array, space, rules)
+    sol = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace, rules=rules)
     return split_solution("search", Status.FEASIBLE, sol.plan, sol.step_time_s, None, time.perf_counter() - t0, sol.explored)
 
 
-def _proportional(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> Solution:
+def _proportional(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
+                  rules: SplitRules = TIME_ONLY) -> Solution:
     """The proportional split on the DP's types (``explore split --split proportional``): a rule, in
     the declared space unless ``--grid-only``, so no proven optimum may exceed it."""
     t0 = time.perf_counter()
     if not aspace.proportional:
         raise Refused("proportional: --grid-only leaves the proportional ratios out of the declared space")
-    plan = round_to_whole_units(network, with_group_alphas(_dp_types("proportional", network, array, space),
+    plan = round_to_whole_units(network, with_group_alphas(_dp_types("proportional", network, array, space, rules),
                                                            proportional_alphas(array)))
     if not aspace.contains(plan):
         raise Refused("proportional: rounded to whole groups or heads, its plan leaves the declared space")
@@ -119,57 +127,85 @@ def _proportional(network: Network, array: ArraySpec, space: Space, aspace: Alph
     return split_solution("proportional", Status.FEASIBLE, plan, step, None, time.perf_counter() - t0, 1)
 
 
-def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float):
+def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
+         rules: SplitRules = TIME_ONLY):
+    c = rules.constraints
     if name == "brute":
-        return brute_split(network, array, space, aspace, max_plans=20_000)
+        return brute_split(network, array, space, aspace, max_plans=20_000, rules=rules)
     if name == "exact":
-        return exact_hetero(network, array, space, aspace, max_states=50_000, time_limit_s=time_limit_s)
+        return exact_hetero(network, array, space, aspace, max_states=50_000, time_limit_s=time_limit_s, rules=rules)
     if name == "cpsat":
-        return cpsat_hetero(network, array, space, aspace, time_limit_s=time_limit_s)
+        return cpsat_hetero(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
     if name == "joint":
-        return joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s))
+        if c.caps or rules.leaf_memory_bytes is not None:
+            raise Refused("joint: no caps or memory limits (it takes pins and forbids)")
+        allowed = (lambda h, l: rules.types(network, space, h, l)) if rules.restricts_types else None  # noqa: E741
+        return joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), types_allowed=allowed)
     if name == "accpar":
+        if rules.side_constrained:
+            raise Refused("accpar: no side constraints")
         return accpar_hetero(network, array, space, aspace)
     if name == "levels":
-        return levels_hetero(network, array, space, aspace)
+        return levels_hetero(network, array, space, aspace, rules=rules)
     if name == "proportional":
-        return _proportional(network, array, space, aspace)
-    return _search(network, array, space, aspace)
+        return _proportional(network, array, space, aspace, rules)
+    return _search(network, array, space, aspace, rules)
 
 
-def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float) -> HeteroRow:
+PROVING = ("brute", "exact", "cpsat", "joint")  # they keep to every rule they take: a plan that breaks one is a bug
+
+
+def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
+         rules: SplitRules = TIME_ONLY) -> HeteroRow:
     t0 = time.perf_counter()
     try:
-        sol = _run(name, network, array, space, aspace, time_limit_s)
+        sol = _run(name, network, array, space, aspace, time_limit_s, rules)
     except Refused as err:
         return HeteroRow(name, "refused", None, None, time.perf_counter() - t0, str(err), True)
-    value = evaluate_split(network, array, sol.plan).step_time_s
+    if sol.plan is None:
+        return HeteroRow(name, sol.status.value, None, None, sol.wall_s, "no plan keeps to the constraints", True)
+    ev = evaluate_split(network, array, sol.plan, rules.weight_copies)
+    value = ev.step_time_s
     note = "" if value == sol.step_time_s else f"evaluator gives {value} s, the solver {sol.step_time_s} s"
     if not aspace.contains(sol.plan):
         note = (note + "; " if note else "") + "plan outside the declared alpha space"
-    return HeteroRow(name, sol.status.value, sol.step_time_s, sol.bound_s, sol.wall_s, note, not note)
+    broken = rules.violations(ev, array, sol.plan) if rules.side_constrained else []
+    rescored = not note and not (broken and name in PROVING)
+    if broken:
+        note = (note + "; " if note else "") + "breaks " + "; ".join(v.constraint for v in broken)
+    return HeteroRow(name, sol.status.value, sol.step_time_s, sol.bound_s, sol.wall_s, note, rescored, bool(broken))
 
 
 def check_hetero(network: Network, array: ArraySpec, space: Space, grid: int = 16, free: FreeAlphas = FreeAlphas.UNLIKE,
                  solvers: tuple[str, ...] = HETERO_SOLVERS, time_limit_s: float = 10.0,
-                 grid_only: bool = False) -> HeteroCheck:
+                 grid_only: bool = False, rules: SplitRules = TIME_ONLY) -> HeteroCheck:
+    """The solvers side by side (module docstring); under ``rules`` (pins, forbids, caps, memory)
+    each keeps to what it takes, a heuristic's plan that breaks one is reported (not compared),
+    and the proving solvers must agree on the optimum or on there being no plan."""
     aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
-    rows = tuple(_row(n, network, array, space, aspace, time_limit_s) for n in solvers)
+    rows = tuple(_row(n, network, array, space, aspace, time_limit_s, rules) for n in solvers)
     proven = [r for r in rows if r.status == Status.OPTIMAL.value]
+    none = [r for r in rows if r.status == Status.INFEASIBLE.value]
     optimum = min((r.step_time_s for r in proven), default=None)
     problems = [f"{r.solver}: {r.note}" for r in rows if not r.rescored]
     if len({r.step_time_s for r in proven}) > 1:
         problems.append("proven optima differ: " + ", ".join(f"{r.solver} {r.step_time_s}" for r in proven))
+    if proven and none:
+        problems.append(f"{', '.join(r.solver for r in none)} prove no plan, {', '.join(r.solver for r in proven)} an optimum")
     if optimum is not None:
         problems += [f"{r.solver}: plan {r.step_time_s} below the proven optimum" for r in rows
-                     if r.step_time_s is not None and r.step_time_s < optimum]
+                     if r.step_time_s is not None and r.step_time_s < optimum and not r.breaks]
         problems += [f"{r.solver}: bound {r.bound_s} above the proven optimum" for r in rows
                      if r.bound_s is not None and r.bound_s > optimum]
-    found = {r.solver: r.step_time_s for r in rows if r.step_time_s is not None}
+    found = {r.solver: r.step_time_s for r in rows if r.step_time_s is not None and not r.breaks}
     if "search" in found and found.get("proportional", found["search"]) < found["search"]:
         problems.append(f"search: {found['search']} slower than its start, the proportional split {found['proportional']}")
+    c = rules.constraints
+    names = tuple(p.name for p in c.pins) + tuple(f.name for f in c.forbids) + tuple(x.name for x in c.caps)
+    if rules.leaf_memory_bytes is not None:
+        names += (c.memory_name or "memory per accelerator (each kind's)",)
     return HeteroCheck(network.name, array.name, space, grid, free, rows, optimum,
-                       tuple(r.solver for r in proven if r.step_time_s == optimum), tuple(problems), grid_only)
+                       tuple(r.solver for r in proven if r.step_time_s == optimum), tuple(problems), grid_only, names)
 
 
 def _ms(x: Fraction | None) -> str:
@@ -180,6 +216,7 @@ def render_check_hetero(r: HeteroCheck) -> str:
     lines = [f"check (uneven splits): {r.network} on {r.array}, space {r.space}, alpha grid 1/{r.grid}"
              f"{' only' if r.grid_only else ' + proportional'}, "
              f"free alphas {r.free}, objective step time",
+             *(["constraints: " + "; ".join(r.constraints)] if r.constraints else []),
              f"{'solver':<12} {'status':<9} {'step ms':>12} {'bound ms':>12} {'gap':>8} {'wall s':>8}  note"]
     for row in r.rows:
         gap = "-" if row.bound_s is None or not row.step_time_s else f"{float(1 - row.bound_s / row.step_time_s) * 100:.3f}%"
@@ -187,6 +224,9 @@ def render_check_hetero(r: HeteroCheck) -> str:
                      f"{row.wall_s:>8.3f}  {row.note}".rstrip())
     if r.optimum_s is not None:
         lines.append(f"proven optimum {_ms(r.optimum_s)} ms ({', '.join(r.proven_by)})")
+    elif any(row.status == Status.INFEASIBLE.value for row in r.rows):
+        lines.append("no plan keeps to the constraints (" + ", ".join(row.solver for row in r.rows
+                                                                     if row.status == Status.INFEASIBLE.value) + ")")
     else:
         lines.append("no solver proved the optimum")
     lines.append("agree" if r.agree else "DISAGREE: " + "; ".join(r.problems))

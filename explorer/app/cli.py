@@ -6,7 +6,7 @@ import gc
 import json
 import math
 import sys
-from fractions import Fraction
+from typing import NamedTuple
 
 import click
 
@@ -27,11 +27,8 @@ SPLIT_HELP = ("equal: alpha 1/2 everywhere; proportional: each group's peak comp
               "alpha in the declared space (the grid and its proportional ratio), from the better of those two (no "
               "proof); optimal: types and alphas jointly, proven optimum or bound and gap (arrays with one kind per "
               "half); levels: AccPar's hierarchical DP, a type and an alpha per layer level by level (no proof).")
-# options of ``explore`` that ``--split`` does not take yet (the split path has no side constraints
-# but memory, and its own methods instead of the solvers)
-NOT_WITH_SPLIT = ("--objective", "--levels", "--cap", "--pin", "--forbid", "--constraints", "--workers",
-                  "--seed", "--dump-model")
-NOT_WITH_SPLIT_WHY = "'explore check --split optimal' compares brute, exact, cpsat and the joint solver on it"
+# options of ``explore`` that ``--split`` does not take (CP-SAT's options of the even split's model)
+NOT_WITH_SPLIT = ("--workers", "--seed", "--dump-model")
 
 
 def _keep_seq(ctx, _param, value):
@@ -152,7 +149,7 @@ def progress(msg: str) -> None:
 @click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", show_default=True, help="dp: HyPar's hierarchical DP; cpsat: proven joint optimum; exact: joint DP over type vectors (chains); brute: enumeration (tiny nets).")
 @constraint_options
 @solver_options
-@click.option("--split", "split", type=click.Choice(SPLITS), default=None, help="Split fractions between the two subgroups of every group (arrays of kinds): " + SPLIT_HELP + " Without --split every split is 1/2 (the even split); 'explore split' is the same with its own defaults.")
+@click.option("--split", "split", type=click.Choice(SPLITS), default=None, help="Split fractions between the two subgroups of every group (arrays of kinds): " + SPLIT_HELP + " Takes --objective (time by default), --cap (on a level's busiest side), --memory (per kind), --pin, --forbid and --constraints: --solver brute, exact and cpsat keep to them, the other splits report what they break. Without --split every split is 1/2 (the even split); 'explore split' is the same with its own defaults.")
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --split: alphas searched are multiples of 1/N, and each free class's proportional ratio.")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --split: which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
 @click.option("--grid-only", is_flag=True, help="With --split: free classes choose from the multiples of 1/N alone (without their proportional ratio).")
@@ -188,10 +185,10 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
             if option in given:
                 raise InputError(f"{option}: only with --split (uneven splits); without it every split is 1/2")
     else:
-        refused = [o for o in NOT_WITH_SPLIT if o in given and not (o == "--objective" and objective == "time")]
+        refused = [o for o in NOT_WITH_SPLIT if o in given]
         if refused:
-            raise InputError(f"{refused[0]}: not with --split yet (the split path minimises the step time of the "
-                             f"slowest accelerator with its own method; {NOT_WITH_SPLIT_WHY})")
+            raise InputError(f"{refused[0]}: not with --split (an option of the even split's CP-SAT model; "
+                             "--split optimal --solver cpsat builds its own)")
         if memory_GiB is not None and not (math.isfinite(memory_GiB) and 0 < memory_GiB <= 1e15):
             raise InputError(f"--memory: must be a finite number of GiB in (0, 1e15], got {memory_GiB}")
         if weight_copies is not None and not 0 <= weight_copies <= 16:
@@ -199,8 +196,10 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
         if time_limit is not None and time_limit < 0.1:
             raise InputError(f"--time-limit: must be at least 0.1 s with --split, got {time_limit}")
         run_split(model, array, space, split, grid, free, grid_only, 10.0 if time_limit is None else time_limit,
-                  memory_GiB, weight_copies or 0, batch, ctx.meta.get("seq"), fmt, output,
-                  solver if "--solver" in given else None)
+                  memory_GiB, weight_copies, batch, ctx.meta.get("seq"), fmt, output,
+                  solver if "--solver" in given else None,
+                  SplitConstraints(objective if "--objective" in given else "time", levels, caps, pins, forbids,
+                                   constraints_file))
         return
     from .. import api
     from .render import render_table
@@ -280,7 +279,7 @@ def why_not_ok(result) -> str:
 
 
 def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, free: str, time_limit,
-                     grid_only: bool = False) -> None:
+                     grid_only: bool = False, side: dict | None = None) -> None:
     """The CLI's ``check --uneven`` (exit 0 when the solvers agree, 1 otherwise, 2 on bad input)."""
     from .. import api
     from .check_hetero import HETERO_SOLVERS, render_check_hetero
@@ -293,15 +292,14 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
                          f"(choose from {', '.join(HETERO_SOLVERS)})")
     report = api.check(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
                        solvers=names, time_limit=time_limit, split="optimal", alpha_grid=grid, free=free,
-                       grid_only=grid_only)
+                       grid_only=grid_only, **(side or {}))
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check_hetero(report)
     emit(text, output)
     sys.exit(0 if report.agree else 1)
 
 
 # options of ``explore check`` that ``check --uneven`` does not take (it would ignore them)
-NOT_WITH_UNEVEN = ("--objective", "--levels", "--cap", "--memory", "--weight-copies", "--pin", "--forbid",
-                   "--constraints", "--workers", "--seed", "--dump-model")
+NOT_WITH_UNEVEN = ("--objective", "--workers", "--seed", "--dump-model")
 
 
 def _given_options(ctx: click.Context) -> set[str]:
@@ -315,7 +313,7 @@ def _given_options(ctx: click.Context) -> set[str]:
 @constraint_options
 @solver_options
 @click.option("--solvers", "solver_list", default="exact,cpsat,brute", show_default=True, help="Comma-separated joint solvers to run and compare.")
-@click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, levels, search and the proportional split (explorer/app/check_hetero.py); no side constraints.")
+@click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, levels, search and the proportional split (explorer/app/check_hetero.py) on the step time, under --cap, --pin, --forbid, --constraints and --memory where given.")
 @click.option("--split", "split", default=None, metavar="optimal", help="--split optimal: the same as --uneven (the solvers that prove the optimal split, compared); the other splits are heuristics, not checked.")
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --uneven: which classes of groups choose alpha.")
@@ -348,10 +346,12 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
         refused = [o for o in NOT_WITH_UNEVEN if o in given and not (o == "--objective" and objective == "time")]
         if refused:
             raise InputError(f"{refused[0]}: not with {flag} (it compares the uneven-split solvers on the step "
-                             f"time, with no side constraints)")
-        check_not_empty(model=model, array=array, output=output)
-        check_destinations(output, None, (), {"--model": model, "--array": array})
-        check_uneven_cmd(model, array, space, batch, fmt, output, names, grid, free, time_limit, grid_only)
+                             f"time)")
+        check_not_empty(model=model, array=array, output=output, constraints=constraints_file)
+        check_destinations(output, None, (), {"--model": model, "--array": array, "--constraints": constraints_file})
+        check_uneven_cmd(model, array, space, batch, fmt, output, names, grid, free, time_limit, grid_only,
+                         dict(levels=levels, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins,
+                              forbids=forbids, constraints=constraints_file))
         return
     for option in ("--alpha-grid", "--free", "--grid-only"):
         if option in given:
@@ -448,28 +448,47 @@ def split_cmd(model, array, space, split, grid, free, grid_only, split_limit, me
               output, solver)
 
 
+class SplitConstraints(NamedTuple):
+    """``explore --split``'s options besides the split's own (``explore split`` takes none of them)."""
+
+    objective: str = "time"
+    levels: int | None = None
+    caps: tuple[str, ...] = ()
+    pins: tuple[str, ...] = ()
+    forbids: tuple[str, ...] = ()
+    constraints_file: str | None = None
+
+
 def run_split(model, array, space, split, grid, free, grid_only, time_limit, memory_GiB, weight_copies, batch, seq, fmt,
-              output, solver: str | None = None) -> None:
+              output, solver: str | None = None, more: SplitConstraints = SplitConstraints()) -> None:
     """``explore --split`` and ``explore split``: one split run, its report, its exit status."""
     from .. import api
-    from ..core.hetero import FreeAlphas
     from .render import fmt_bytes
-    from .split import Split, check_split_solver, render_split, split_run
+    from .request import split_problem
+    from .split import Split, check_split_solver, render_split
 
-    check_not_empty(model=model, array=array, output=output)
-    check_destinations(output, None, (), {"--model": model, "--array": array})
+    check_not_empty(model=model, array=array, output=output, constraints=more.constraints_file)
+    check_destinations(output, None, (), {"--model": model, "--array": array, "--constraints": more.constraints_file})
     check_split_solver(Split(split), solver)  # before any loading
-    memory = None if memory_GiB is None else Fraction(str(memory_GiB))
-    problem = api.build_problem(model, array, space=space, objective="time", batch=batch, seq=seq)
+    problem = api.build_problem(model, array, space=space, objective=more.objective, batch=batch, seq=seq,
+                                levels=more.levels, caps=more.caps, memory_GiB=memory_GiB, weight_copies=weight_copies,
+                                pins=more.pins, forbids=more.forbids, constraints=more.constraints_file)
     with StepProgress() as say:
-        report = split_run(problem.network, problem.array, problem.space, Split(split), grid, FreeAlphas(free),
-                           time_limit, memory, weight_copies, progress=say, grid_only=grid_only, solver=solver)
+        report = split_problem(problem, split, alpha_grid=grid, free=free, grid_only=grid_only, time_limit=time_limit,
+                               solver=solver, progress=say)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_split(report)
     emit(text, output)
+    if report.plan is None:
+        click.echo(f"explore: no plan satisfies the constraints: {report.note}", err=True)
+        sys.exit(1)
     if not report.memory_ok:
         over = "; ".join(f"{m.kind} needs {fmt_bytes(m.memory_bytes)} per accelerator, has {float(m.limit_bytes / 2**30):g} GiB"
                          for m in report.memory if not m.ok)
         click.echo(f"explore: the {report.split} plan does not fit in memory: {over}", err=True)
+        sys.exit(1)
+    if report.violations:
+        click.echo(f"explore: the {report.split} plan breaks " + "; ".join(v.constraint for v in report.violations)
+                   + " (--split optimal --solver brute, exact or cpsat keeps to caps and pins)", err=True)
         sys.exit(1)
 
 

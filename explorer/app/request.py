@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from os import PathLike
 from typing import Any, Callable, Iterable, Mapping
 
@@ -113,7 +112,7 @@ def solve(
     array: ArrayRef = DEFAULT_ARRAY,
     *,
     space: str | Space = "hypar",
-    objective: str | Objective = "traffic",
+    objective: str | Objective | None = None,
     solver: str = "dp",
     batch: int | None = None,
     levels: int | None = None,
@@ -151,25 +150,27 @@ def solve(
 
     ``split`` (``explore --split``): equal, proportional, search, optimal or levels; the split
     fractions between subgroups (``alpha_grid``, ``free``, ``grid_only`` as ``explore split``'s
-    options) minimising the slowest accelerator's step time (``objective`` is not read). It then returns the split's report
-    (``explorer.app.split.SplitReport``: ``status``, ``plan`` with its alphas, ``step_time_s``,
-    ``bound_s``, ``to_json()``); it takes ``memory_GiB`` and ``weight_copies`` but not yet caps,
-    pins, forbids, constraints or ``levels`` (``SpecError`` naming them); ``solver`` brute, exact or
-    cpsat with ``split="optimal"`` proves the optimum with that solver's uneven form (default: the joint solver).
+    options). It then returns the split's report (``explorer.app.split.SplitReport``: ``status``,
+    ``plan`` with its alphas, ``step_time_s``, ``objective_value``, ``objective_bound``, ``ok``,
+    ``to_json()``); ``objective`` is "time" unless given ("traffic": sum_h 2^h c_h of the levels'
+    busiest sides); caps bind on the busiest side of a level, memory is per kind (``memory_GiB``:
+    one limit for every kind), pins, forbids and constraints as without ``split``; ``solver`` brute,
+    exact or cpsat with ``split="optimal"`` proves the optimum under all of them with that solver's
+    uneven form (default: the joint solver: step time, no caps, pins or forbids).
     """
     check_solve_args(time_limit, workers, seed, dump_model, progress)
     if split is not None:
-        others = {"levels": levels is not None, "caps": bool(caps), "pins": bool(pins), "forbids": bool(forbids),
-                  "constraints": constraints is not None, "dump_model": dump_model is not None}
+        others = {"dump_model": dump_model is not None}
         return solve_split(model, array, split, space=space, batch=batch, seq=seq, memory_GiB=memory_GiB,
                            weight_copies=weight_copies, time_limit=time_limit, alpha_grid=alpha_grid, free=free,
                            grid_only=grid_only, progress=progress, refused=[k for k, v in others.items() if v],
-                           solver=None if solver == "dp" else solver)
+                           solver=None if solver == "dp" else solver, objective=objective, levels=levels, caps=caps,
+                           pins=pins, forbids=forbids, constraints=constraints)
     if solver not in REGISTRY:
         raise SpecError("solver", f"unknown solver {shown(solver)} (choose from {', '.join(REGISTRY)})")
-    problem = build_problem(model, array, space=space, objective=objective, batch=batch, levels=levels, seq=seq, caps=caps,
-                            memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
-                            constraints=constraints)
+    problem = build_problem(model, array, space=space, objective="traffic" if objective is None else objective, batch=batch,
+                            levels=levels, seq=seq, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies,
+                            pins=pins, forbids=forbids, constraints=constraints)
     if progress is not None:
         progress(f"solving {problem.network.name} on {problem.array.name} with {solver}")
     options = SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress)
@@ -179,15 +180,16 @@ def solve(
 def solve_split(model: ModelRef, array: ArrayRef, split: str, *, space: str | Space = "hypar", batch: int | None = None,
                 seq: int | None = None, memory_GiB: float | None = None, weight_copies: int | None = None,
                 time_limit: float | None = None, alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False,
-                progress: Progress | None = None, refused: Iterable[str] = (), solver: str | None = None):
+                progress: Progress | None = None, refused: Iterable[str] = (), solver: str | None = None,
+                objective: str | Objective | None = None, levels: int | None = None,
+                caps: Iterable[str] | Mapping[int, str] = (), pins: Iterable[str] = (), forbids: Iterable[str] = (),
+                constraints: str | PathLike | None = None):
     """``solve(..., split=...)``: one split run (``explore --split``) and its report."""
-    from ..core.hetero import FreeAlphas
-    from .split import Split, check_split_solver, split_run
+    from .split import Split, check_split_solver
 
     refused = list(refused)
     if refused:
-        raise SpecError(refused[0], "not with split yet (the split path minimises the step time of the slowest "
-                                    "accelerator with its own method)")
+        raise SpecError(refused[0], "not with split (it takes no CP-SAT model of the even split)")
     _check_types(weight_copies=(weight_copies, int), memory_GiB=(memory_GiB, float))
     sp = _choice_value(("equal", "proportional", "search", "optimal", "levels"), split, "split")
     fr = _alpha_args(alpha_grid, free)
@@ -199,12 +201,26 @@ def solve_split(model: ModelRef, array: ArrayRef, split: str, *, space: str | Sp
         check_split_solver(Split(sp), solver)
     except SpecError as err:
         raise SpecError("solver", str(err).split(": ", 1)[1]) from None
-    problem = build_problem(model, array, space=space, objective="time", batch=batch, seq=seq)
-    memory = None if memory_GiB is None else Fraction(str(memory_GiB))
+    problem = build_problem(model, array, space=space, objective="time" if objective is None else objective, batch=batch,
+                            seq=seq, levels=levels, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies,
+                            pins=pins, forbids=forbids, constraints=constraints)
     say = (lambda step, *a, **k: progress(step)) if progress is not None else None
-    return split_run(problem.network, problem.array, problem.space, Split(sp), alpha_grid, FreeAlphas(fr),
-                     10.0 if time_limit is None else float(time_limit), memory, weight_copies or 0, progress=say,
-                     grid_only=bool(grid_only), solver=solver)
+    return split_problem(problem, sp, alpha_grid=alpha_grid, free=fr, grid_only=bool(grid_only),
+                         time_limit=10.0 if time_limit is None else float(time_limit), solver=solver, progress=say)
+
+
+def split_problem(problem: Problem, split: str, *, alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False,
+                  time_limit: float = 10.0, solver: str | None = None, progress=None):
+    """The split run of a built problem: its objective, and its constraints read on split plans
+    (memory: each kind's own unless ``--memory`` or a constraints file gave one for every kind)."""
+    from ..core.hetero import FreeAlphas
+    from .split import Split, split_run
+
+    c = problem.constraints
+    memory = c.memory_bytes / 2**30 if c.memory_set else None
+    return split_run(problem.network, problem.array, problem.space, Split(split), alpha_grid, FreeAlphas(free),
+                     time_limit, memory, c.weight_copies, progress=progress, grid_only=grid_only, solver=solver,
+                     objective=problem.objective, constraints=c)
 
 
 def _alpha_args(alpha_grid: Any, free: Any) -> str:
@@ -218,28 +234,41 @@ def _alpha_args(alpha_grid: Any, free: Any) -> str:
 
 def check_split(model: ModelRef, array: ArrayRef, split: Any, *, space: str | Space = "hypar", batch: int | None = None,
                 seq: int | None = None, solvers: Iterable[str] | None = None, time_limit: float | None = None,
-                alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False, refused: Iterable[str] = ()):
+                alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False, refused: Iterable[str] = (),
+                objective: str | Objective | None = None, levels: int | None = None,
+                caps: Iterable[str] | Mapping[int, str] = (), memory_GiB: float | None = None,
+                weight_copies: int | None = None, pins: Iterable[str] = (), forbids: Iterable[str] = (),
+                constraints: str | PathLike | None = None):
     """``check(..., split="optimal")`` (``explore check --split optimal``): the uneven-split
-    solvers compared on the step time (``explorer.app.check_hetero.HeteroCheck``)."""
+    solvers compared on the step time (``explorer.app.check_hetero.HeteroCheck``), under the
+    pins, forbids and caps given, and a memory limit where one is given (``memory_GiB`` or a
+    constraints file: every kind's; without one no solver is held to the kinds' memory)."""
     from ..core.hetero import FreeAlphas, check_array, check_network
+    from ..core.split_rules import SplitRules, leaf_memory_limits
     from .check_hetero import HETERO_SOLVERS, check_hetero
 
     refused = list(refused)
     if refused:
-        raise SpecError(refused[0], "not with split (check compares the uneven-split solvers on the step time, "
-                                    "with no side constraints)")
+        raise SpecError(refused[0], "not with split (check compares the uneven-split solvers' plans, not CP-SAT's "
+                                    "model of the even split)")
     _choice_value(("optimal",), split, "split")
+    if objective is not None and _choice(Objective, objective, "objective") is not Objective.TIME:
+        raise SpecError("objective", "check with split compares step times: objective time only")
     fr = _alpha_args(alpha_grid, free)
     names = HETERO_SOLVERS if solvers is None else tuple(dict.fromkeys(solvers))
     unknown = [n for n in names if n not in HETERO_SOLVERS]
     if unknown or not names:
         raise SpecError("solvers", f"unknown solver {shown(unknown[0]) if unknown else '(none)'} with split "
                                    f"(choose from {', '.join(HETERO_SOLVERS)})")
-    problem = build_problem(model, array, space=space, objective="time", batch=batch, seq=seq)
+    problem = build_problem(model, array, space=space, objective="time", batch=batch, seq=seq, levels=levels, caps=caps,
+                            memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
+                            constraints=constraints)
     check_array(problem.array)
     check_network(problem.network)
+    c = problem.constraints
+    rules = SplitRules(Objective.TIME, c, leaf_memory_limits(problem.array, c.memory_bytes) if c.memory_set else None)
     return check_hetero(problem.network, problem.array, problem.space, alpha_grid, FreeAlphas(fr), names,
-                        10.0 if time_limit is None else float(time_limit), bool(grid_only))
+                        10.0 if time_limit is None else float(time_limit), bool(grid_only), rules)
 
 
 def _choice_value(known: tuple[str, ...], value: Any, name: str) -> str:

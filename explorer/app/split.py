@@ -28,11 +28,12 @@ no split chooses alphas for memory.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
 from ..core.array import ArraySpec
+from ..core.constraints import Constraints
 from ..core.errors import InstanceTooLarge, Refused, SpecError
 from ..core.hetero import (
     AlphaSpace,
@@ -54,7 +55,8 @@ from ..core.partition import Space
 from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import SolveOptions, Status
-from ..core.units import safe_float
+from ..core.split_rules import SplitRules, leaf_memory_limits
+from ..core.units import format_count, safe_float
 from ..solvers import get_solver
 from ..solvers.hetero import MAX_FREE_CLASSES, search_level_alphas
 from ..solvers.hetero_levels import levels_hetero
@@ -118,10 +120,10 @@ class SplitReport:
     split: Split
     grid: int
     status: Status
-    plan: Plan
-    step_time_s: Fraction
-    group_times_s: tuple[Fraction, Fraction]  # the two top-level groups' slowest accelerators
-    idle_s: Fraction  # how long the faster top-level group waits
+    plan: Plan | None  # None: no plan keeps to the rules (status infeasible)
+    step_time_s: Fraction | None
+    group_times_s: tuple[Fraction, Fraction] | None  # the two top-level groups' slowest accelerators
+    idle_s: Fraction | None  # how long the faster top-level group waits
     compared: tuple[tuple[str, Fraction], ...]  # (plan, its equal-split step time)
     layer_names: tuple[str, ...]
     wall_s: float
@@ -136,10 +138,20 @@ class SplitReport:
     free: FreeAlphas = FreeAlphas.UNLIKE  # which classes of groups choose alpha (--free)
     batch: int = 0  # the network's batch (samples per step)
     warnings: tuple[str, ...] = ()  # sentences about the inputs (explore's, e.g. a batch below the accelerators)
+    objective: Objective = Objective.TIME
+    objective_value: Fraction | None = None  # the step time (s), or the traffic sum_h 2^h c_h (elements)
+    objective_bound: Fraction | None = None  # a proven lower bound on it, if any
+    violations: tuple = ()  # caps, pins and forbids the plan breaks (``core.evaluate.Violation``); memory: ``memory``
+    rules: tuple[str, ...] = ()  # the side constraints the run took (caps, pins, forbids), by name
 
     @property
     def memory_ok(self) -> bool:
         return all(m.ok for m in self.memory)
+
+    @property
+    def ok(self) -> bool:
+        """A plan that keeps to every cap, pin, forbid and memory limit (exit status 0)."""
+        return self.plan is not None and self.memory_ok and not self.violations
 
     @property
     def uses_grid(self) -> bool:
@@ -154,7 +166,10 @@ class SplitReport:
 
     @property
     def gap(self) -> Fraction | None:
-        return None if self.bound_s is None else (self.step_time_s - self.bound_s) / self.step_time_s
+        v, b = self.objective_value, self.objective_bound
+        if v is None or b is None:
+            return None
+        return (v - b) / v if v else Fraction(0)
 
     def speedup(self, name: str) -> Fraction:
         return dict(self.compared)[name] / self.step_time_s
@@ -185,27 +200,36 @@ class SplitReport:
     def to_json(self) -> dict[str, Any]:
         """Exact quantities (times, bytes) as ``exact_number`` (int, exact float or "p/q"), ratios
         (speedup, gap) and wall time as floats, alphas as "p/q" strings, as in ``explore``'s JSON."""
+        num = lambda x: None if x is None else exact_number(x)  # noqa: E731
+        plan = self.plan
         return {
             "schema_version": SCHEMA_VERSION,
             "network": self.network, "array": self.array, "space": str(self.space), "split": str(self.split),
             "alpha_grid": self.grid if self.uses_grid else None, "grid_only": self.grid_only,
             "free": str(self.free), "batch": self.batch,
             "status": self.status.value,
-            "plan": [[t.value for t in row] for row in self.plan.types],
-            "alphas": [[[str(a) for a in row] for row in groups] for groups in self.plan.alphas],  # [level][group][layer]
-            "step_time_s": exact_number(self.step_time_s),
-            "group_times_s": [exact_number(t) for t in self.group_times_s], "idle_s": exact_number(self.idle_s),
-            "compared": {name: {"step_time_s": exact_number(t), "speedup": float(t / self.step_time_s)}
+            "objective": str(self.objective), "objective_value": num(self.objective_value),
+            "objective_bound": num(self.objective_bound), "constraints": list(self.rules),
+            "plan": None if plan is None else [[t.value for t in row] for row in plan.types],
+            "alphas": None if plan is None else [[[str(a) for a in row] for row in groups] for groups in plan.alphas],
+            "step_time_s": num(self.step_time_s),
+            "group_times_s": None if self.group_times_s is None else [exact_number(t) for t in self.group_times_s],
+            "idle_s": num(self.idle_s),
+            "compared": {name: {"step_time_s": exact_number(t),
+                                "speedup": None if self.step_time_s is None else float(t / self.step_time_s)}
                          for name, t in self.compared},
             "wall_s": self.wall_s,
-            "bound_s": None if self.bound_s is None else exact_number(self.bound_s),
+            "bound_s": num(self.bound_s),
             "gap": None if self.gap is None else float(self.gap),
-            "equal_best_s": None if self.equal_best_s is None else exact_number(self.equal_best_s),
+            "equal_best_s": num(self.equal_best_s),
             "memory": {m.kind: m.to_json() for m in self.memory}, "weight_copies": self.weight_copies,
-            "ok": self.memory_ok,
+            "ok": self.ok,
             "violations": [{"constraint": f"memory of {m.kind} <= {fmt_bytes(m.limit_bytes)} per accelerator",
                             "limit_bytes": exact_number(m.limit_bytes), "actual_bytes": exact_number(m.memory_bytes),
-                            "excess_bytes": exact_number(m.memory_bytes - m.limit_bytes)} for m in self.memory if not m.ok],
+                            "excess_bytes": exact_number(m.memory_bytes - m.limit_bytes)} for m in self.memory if not m.ok]
+                          + [{"constraint": v.constraint, "limit_bytes": exact_number(v.limit_bytes),
+                              "actual_bytes": exact_number(v.actual_bytes), "excess_bytes": exact_number(v.excess_bytes)}
+                             for v in self.violations],
             "note": self.note or None, "warnings": list(self.warnings),
         }
 
@@ -237,25 +261,30 @@ def class_labels(array: ArraySpec, aspace: AlphaSpace) -> tuple[tuple[str, ...],
 
 def split_run(network: Network, array: ArraySpec, space: Space, split: Split, grid: int = 16,
               free: FreeAlphas = FreeAlphas.UNLIKE, time_limit_s: float = 10.0, memory_GiB: Fraction | None = None,
-              weight_copies: int = 0, progress=None, grid_only: bool = False, solver: str | None = None) -> SplitReport:
+              weight_copies: int = 0, progress=None, grid_only: bool = False, solver: str | None = None,
+              objective: Objective = Objective.TIME, constraints: Constraints | None = None) -> SplitReport:
     """One ``explore split`` run on any mix of kinds (module docstring). ``progress(step, done=None,
     total=None)`` names each step as it starts (and counts the search's evaluations). ``solver``
     (``explore --split optimal --solver``): brute, exact or cpsat prove the optimum over the same
-    declared space with the uneven form of that solver (small instances); None: the joint solver."""
+    declared space with the uneven form of that solver (small instances); None: the joint solver.
+    ``objective`` and ``constraints`` (pins, forbids, caps; its memory is ``memory_GiB``, None: each
+    kind's own) are the even split's, read on split plans (``core.split_rules``)."""
     import time
 
     say = progress or (lambda *a, **k: None)
     t0 = time.perf_counter()
+    constraints = replace(constraints or Constraints(), weight_copies=weight_copies)
+    rules = SplitRules(objective, constraints, leaf_memory_limits(array, None if memory_GiB is None else memory_GiB * 2**30))
     check_split_solver(split, solver)
+    check_split_rules(split, solver, rules)
     check_array(array)
     aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
     if split is Split.SEARCH and len(aspace.free_classes()) > MAX_FREE_CLASSES:
         raise SpecError("--split", f"search: array {array.name!r} has {len(aspace.free_classes())} free classes of groups, "
                         f"more than {MAX_FREE_CLASSES} (one is searched at a time); use --split proportional or equal")
     say("split: the equal-split DP plans (partition types)")
-    problem = Problem(network, array, space, Objective.TIME)
-    types = _dp_plan(problem)
-    compared = _compared(problem, say)
+    types = _dp_plan(Problem(network, array, space, objective, replace(constraints, caps=())))
+    compared = _compared(Problem(network, array, space, Objective.TIME), say)
     equal = Plan.even(types)
     one_point = split in (Split.PROPORTIONAL, Split.SEARCH) and not aspace.free_classes()
     status = Status.LEVEL_OPTIMAL if split is Split.EQUAL or one_point else Status.FEASIBLE
@@ -266,30 +295,67 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         plan = equal
     elif split is Split.OPTIMAL and solver is not None:
         say(f"split: optimal ({solver}, uneven form)")
-        plan, status, bound, solver_wall, claimed = _proven(solver, network, array, space, aspace, time_limit_s)
+        plan, status, bound, solver_wall, claimed = _proven(solver, network, array, space, aspace, time_limit_s, rules)
     elif split is Split.OPTIMAL:
         say("split: optimal (search, then the joint solver)")
         plan, status, bound, equal_best, solver_wall, claimed = _optimal(network, array, space, aspace, equal,
-                                                                          time_limit_s, say, _free_hint(array, grid, free))
+                                                                          time_limit_s, say, _free_hint(array, grid, free),
+                                                                          rules)
     elif split is Split.LEVELS:
         say("split: levels (AccPar's level-by-level DP)")
-        plan = levels_hetero(network, array, space, aspace).plan
+        plan = levels_hetero(network, array, space, aspace, rules=rules).plan
     elif split is Split.SEARCH:
         say("split: scoring the starting points")
-        plan = search_level_alphas(network, array, search_start(network, array, types, aspace), aspace,
-                                   progress=_prefixed(say)).plan
+        plan = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
+                                   progress=_prefixed(say), rules=rules).plan
     else:
         plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
+    base = dict(compared=tuple(compared), layer_names=tuple(L.name for L in network.layers), alpha_space=aspace,
+                class_labels=class_labels(array, aspace), free=free, batch=network.batch, weight_copies=weight_copies,
+                warnings=tuple(w for w in (batch_warning(network.batch, array.accelerators),) if w),
+                objective=objective, rules=tuple(constraints.side_names()[: len(constraints.pins) + len(constraints.forbids)
+                                                                           + len(constraints.caps)]),
+                solver_wall_s=solver_wall)
+    if plan is None:
+        return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
+                           wall_s=time.perf_counter() - t0, note=f"{solver}: no plan of the declared space keeps to "
+                           "every pin, forbid, cap and memory limit (proven)", **base)
     say("split: scoring the plan")
     ev = evaluate_split(network, array, plan, weight_copies)
-    if claimed is not None and claimed != ev.step_time_s:  # the solver's own scoring against the definition
-        raise EvaluatorMismatch(f"{solver or 'joint'}: step time {claimed} does not re-score to {ev.step_time_s}")
+    value = rules.value(ev)
+    if claimed is not None and claimed != value:  # the solver's own scoring against the definition
+        what = "step time" if objective is Objective.TIME else "traffic"
+        raise EvaluatorMismatch(f"{solver or 'joint'}: {what} {claimed} does not re-score to {value}")
     g0, g1, idle = ev.top_groups()
+    time_bound = bound if objective is Objective.TIME else None
+    if split is Split.EQUAL or one_point:
+        bound = None
     return SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
-                       tuple(compared), tuple(L.name for L in network.layers), time.perf_counter() - t0,
-                       aspace, class_labels(array, aspace), bound, equal_best, solver_wall,
-                       kind_memory(array, ev.leaf_memory_bytes, memory_GiB), weight_copies, note, free, network.batch,
-                       tuple(w for w in (batch_warning(network.batch, array.accelerators),) if w))
+                       wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best,
+                       memory=kind_memory(array, ev.leaf_memory_bytes, memory_GiB), note=note, objective_value=value,
+                       objective_bound=bound, violations=tuple(_broken(rules, ev, array, plan)), **base)
+
+
+def _broken(rules: SplitRules, ev, array: ArraySpec, plan: Plan) -> list:
+    """Caps, pins and forbids the plan breaks (memory is reported per kind, ``kind_memory``)."""
+    return replace(rules, leaf_memory_bytes=None).violations(ev, array, plan) if rules.side_constrained else []
+
+
+def check_split_rules(split: Split, solver: str | None, rules: SplitRules) -> None:
+    """SpecError where a split method does not take the run's objective or side constraints: the
+    joint solver (``--split optimal`` without ``--solver``) minimises the step time with no caps
+    (pins and forbids it takes); AccPar's level DP (``levels``) minimises the step time."""
+    c = rules.constraints
+    if split is Split.OPTIMAL and solver is None:
+        given = [("--objective", "traffic: ")] * (rules.objective is not Objective.TIME) + [("--cap", "")] * bool(c.caps)
+        if given:
+            flag, head = given[0]
+            raise SpecError(flag, f"{head}the joint solver of --split optimal minimises the step time with no caps "
+                            "(it takes pins and forbids); add --solver brute, exact or cpsat (small chains), or use "
+                            "--split search")
+    if split is Split.LEVELS and rules.objective is not Objective.TIME:
+        raise SpecError("--objective", "traffic: --split levels is AccPar's level DP of the step time; use --split "
+                        "search, or optimal with --solver brute, exact or cpsat")
 
 
 def _compared(problem: Problem, say) -> list[tuple[str, Fraction]]:
@@ -333,15 +399,18 @@ def whole_or_half(network: Network, plan: Plan) -> Plan:
     return Plan(plan.types, tuple(tuple(tuple(r) for r in level) for level in alphas))
 
 
-def search_start(network: Network, array: ArraySpec, types: Plan, aspace: AlphaSpace) -> Plan:
+def search_start(network: Network, array: ArraySpec, types: Plan, aspace: AlphaSpace, rules: SplitRules | None = None) -> Plan:
     """Where ``--split search`` starts: of the equal and the proportional split in the declared
     space (``on_grid``: each class's nearest choice, the split itself where it is declared: the
     proportional ratio always, 1/2 on an even grid), the one of less step time. The search then
     stays in the space, so its plan is never faster than the space's proven optimum (``--split
-    optimal``) and never slower than either start."""
+    optimal``) and never slower than either start. Under ``rules``: the one of less ``SplitRules.rank``
+    (rules broken, then the objective)."""
     equal = [[HALF] * 2**h for h in range(aspace.levels)]
     starts = (on_grid(network, types, aspace, equal), on_grid(network, types, aspace, proportional_alphas(array)))
-    return min(starts, key=lambda p: evaluate_split(network, array, p).step_time_s)
+    if rules is None:
+        return min(starts, key=lambda p: evaluate_split(network, array, p).step_time_s)
+    return min(starts, key=lambda p: rules.rank(evaluate_split(network, array, p, rules.weight_copies), array, p))
 
 
 def _prefixed(say):
@@ -370,17 +439,21 @@ def _free_hint(array: ArraySpec, grid: int, free: FreeAlphas) -> str:
 
 
 def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: Plan,
-             time_limit_s: float, say=lambda *a, **k: None, free_hint: str = ""):
-    """``--split optimal``: the joint solver from the equal-split and the search plans; a one-line
-    error where it does not apply. (plan, status, bound, best equal-split step time, wall, the
-    solver's own step time of the plan)."""
+             time_limit_s: float, say=lambda *a, **k: None, free_hint: str = "", rules: SplitRules | None = None):
+    """``--split optimal``: the joint solver from the equal-split and the search plans (both of the
+    types pins and forbids allow, as the joint solver's columns); a one-line error where it does
+    not apply. (plan, status, bound, best equal-split step time, wall, the solver's own step time
+    of the plan)."""
     from ..solvers.hetero_joint import JointOptions, joint_hetero
 
     search = search_level_alphas(network, array, search_start(network, array, equal.plan, aspace), aspace,
                                  progress=_prefixed(say)).plan
     say(f"split: optimal (the joint solver, up to {time_limit_s:g} s)")
     try:
-        sol = joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=(equal, search))
+        allowed = None if rules is None or not rules.restricts_types else (
+            lambda h, l: rules.types(network, space, h, l))  # noqa: E741
+        sol = joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=(equal, search),
+                           types_allowed=allowed)
     except Refused as err:
         hint = free_hint if "frees the top split alone" in str(err) else ""
         raise SpecError("--split", f"optimal: {err}{hint}; use --split search" + (" or --free unlike" if hint else "")) from None
@@ -400,19 +473,25 @@ def check_split_solver(split: Split, solver: str | None) -> None:
                                     "--solver, the joint solver; --split levels is the DP's uneven form")
 
 
-def _proven(solver: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float):
+def _proven(solver: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
+            rules: SplitRules):
     """``--split optimal --solver brute|exact|cpsat``: the uneven form of that solver over the declared
-    space; Refused (one line) where it does not apply. (plan, status, bound, wall, its own step time)."""
+    space under ``rules`` (caps, memory, pins and forbids kept to); Refused (one line) where it does
+    not apply. (plan or None, status, bound, wall, its own objective value)."""
     from ..solvers.brute import solve_split as brute_split
     from ..solvers.hetero import cpsat_hetero, exact_hetero
 
     if solver == "brute":
-        sol = brute_split(network, array, space, aspace)
+        sol = brute_split(network, array, space, aspace, rules=rules)
     elif solver == "exact":
-        sol = exact_hetero(network, array, space, aspace, time_limit_s=time_limit_s)
+        sol = exact_hetero(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
     else:
-        sol = cpsat_hetero(network, array, space, aspace, time_limit_s=time_limit_s)
-    return sol.plan, sol.status, sol.bound_s, sol.wall_s, sol.step_time_s
+        sol = cpsat_hetero(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+    return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value
+
+
+def _count(x: Fraction) -> str:
+    return format_count(x) if x.denominator == 1 else f"{safe_float(x):.7g}"
 
 
 def _ms(x: Fraction) -> str:
@@ -451,17 +530,26 @@ def _memory_lines(r: SplitReport) -> list[str]:
     if over:
         lines.append("PLAN BREAKS: " + "; ".join(f"memory of {m.kind} <= {_gib(m.limit_bytes)} per accelerator "
                                                  f"by {fmt_bytes(m.memory_bytes - m.limit_bytes)}" for m in over)
-                     + " (explore split does not search for a plan that fits)")
+                     + " (--split optimal --solver brute, exact or cpsat keeps to each kind's memory)")
     return lines
 
 
 def render_split(r: SplitReport) -> str:
     grid = (f" (alpha grid 1/{r.grid}{' only' if r.grid_only else ' + proportional'}, free alphas {r.free})"
             if r.uses_grid else "")
-    lines = [f"{r.network} on {r.array}: split {r.split}{grid}, space {r.space}, batch {r.batch}, {r.status}"]
+    objective = "" if r.objective is Objective.TIME else f", objective {r.objective}"
+    lines = [f"{r.network} on {r.array}: split {r.split}{grid}, space {r.space}{objective}, batch {r.batch}, {r.status}"]
     lines += [f"warning: {w}" for w in r.warnings]
+    if r.rules:
+        lines.append("constraints: " + "; ".join(r.rules))
     if r.note:
         lines.append(f"note: {r.note}")
+    if r.plan is None:
+        return "\n".join(lines) + "\n"
+    if r.objective is Objective.TRAFFIC:
+        lines.append(f"traffic {_count(r.objective_value)} elements (sum_h 2^h c_h, c_h the level's busiest side)"
+                     + ("" if r.objective_bound is None else f"; proven bound {_count(r.objective_bound)}, "
+                                                             f"gap {safe_float(r.gap) * 100:.3f}%"))
     lines += [f"step time {_ms(r.step_time_s)} (the slowest accelerator)"
               + ("" if r.bound_s is None else f"; proven bound {_ms(r.bound_s)}, gap {safe_float(r.gap) * 100:.3f}%"),
               f"top-level groups: {_ms(r.group_times_s[0])} and {_ms(r.group_times_s[1])}; the faster idles {_ms(r.idle_s)}",
@@ -474,6 +562,10 @@ def render_split(r: SplitReport) -> str:
                 lines.append(f"  level {h} [{label}]: {_alphas_text(d)}")
     lines.append("types per level: " + " | ".join(" ".join(t.value for t in row) for row in r.plan.types))
     lines += _memory_lines(r)
+    if r.violations:
+        lines.append("PLAN BREAKS: " + "; ".join(v.constraint + (f" by {fmt_bytes(v.excess_bytes)}" if v.limit_bytes else "")
+                                                 for v in r.violations)
+                     + " (--split optimal --solver brute, exact or cpsat keeps to caps, pins and memory)")
     if r.equal_best_s is not None:
         lines.append(f"best equal-split plan (every alpha 1/2, types chosen for it): {_ms(r.equal_best_s)}, "
                      f"{_times(r.equal_best_s / r.step_time_s)}")

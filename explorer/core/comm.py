@@ -29,9 +29,13 @@ from .partition import (  # noqa: F401 - Counts, ZERO_COUNTS, add_type, advance,
     allreduce_fraction,
     halvings,
     inter_coeff,  # noqa: F401 - re-exported
+    inter_fractions,
+    Layout,
     Pair,
     node_inter_fraction,
     node_inter_split,
+    reduce_scatter_fraction,
+    scattered_layouts,
     zero_counts,
 )
 
@@ -79,15 +83,18 @@ def scaled_sizes(layer: Layer, batch: int, counts: Counts) -> ScaledSizes:
     return divided_sizes(layer, batch, (2**sf, 2**sw, 2**so))
 
 
-def exchange_amount(layer: Layer, t: PartitionType, sizes: ScaledSizes, k: int) -> Fraction:
+def exchange_amount(layer: Layer, t: PartitionType, sizes: ScaledSizes, k: int, scatter: bool = False) -> Fraction:
     """The layer's own partial-sum exchange at a level of fan-out k: a ring all-reduce
     (``allreduce_fraction(k)``) of the tensor its type exchanges (``TypeSpec.exchanges``:
     I -> dW_l, II -> F_{l+1}, III -> E_l, from the layer's ``node_types``), at its ``sizes`` at
-    the level; none for a join or a type that splits without partial sums."""
+    the level; none for a join or a type that splits without partial sums. ``scatter``: a
+    reduce-scatter into a split layout instead (``reduce_scatter_fraction(k)``; II's and III's
+    activations only, ``fanout.scatter_targets`` says when)."""
     i = layer.node_types.exchanged[t.index]
     if i is None:
         return Fraction(0)
-    return allreduce_fraction(k) * (sizes.f_in, sizes.weights, sizes.f_out)[i]
+    f = reduce_scatter_fraction(k) if scatter else allreduce_fraction(k)
+    return f * (sizes.f_in, sizes.weights, sizes.f_out)[i]
 
 
 def intra_amount(layer: Layer, batch: int, t: PartitionType, counts: Counts) -> Fraction:
@@ -99,11 +106,18 @@ def intra_amount(layer: Layer, batch: int, t: PartitionType, counts: Counts) -> 
 
 
 def edge_amount(producer: NodeTypes, prev: PartitionType, consumer: NodeTypes, nxt: PartitionType,
-                f_in: Fraction, share: Fraction, k: int) -> Fraction:
+                f_in: Fraction, share: Fraction, k: int, producer_scatter: Layout | None = None,
+                consumer_scatter: Layout | None = None) -> Fraction:
     """Re-layout of the tensor on an edge at a level of fan-out k, forward and backward
     (``node_inter_fraction``), charged on the consumer's input ``f_in`` at the level times the
-    edge's ``share`` of it."""
-    return node_inter_fraction(prev, nxt, producer, consumer, k) * f_in * share
+    edge's ``share`` of it. ``producer_scatter`` / ``consumer_scatter``: the layout the node's
+    reduce-scatter leaves its reduced tensor in (``partition.scattered_layouts``; None: its
+    type's own layouts)."""
+    if producer_scatter is None and consumer_scatter is None:
+        return node_inter_fraction(prev, nxt, producer, consumer, k) * f_in * share
+    c = inter_fractions(scattered_layouts(producer, prev, producer_scatter),
+                        scattered_layouts(consumer, nxt, consumer_scatter), k)
+    return c.total * f_in * share
 
 
 def inter_amount(

@@ -62,6 +62,7 @@ class Constraints:
     caps: tuple[Cap, ...] = field(default=())  # at most one per level (the tightest)
     memory_bytes: Fraction | None = None  # per accelerator
     weight_copies: int = 0  # extra weight-sized buffers per layer (optimizer state)
+    memory_set: bool = False  # memory_bytes was given (--memory, a constraints file), not the array's
 
     @property
     def empty(self) -> bool:
@@ -91,6 +92,7 @@ class Constraints:
             tuple(c for c in self.caps if c.name != name),
             None if name == self.memory_name else self.memory_bytes,
             self.weight_copies,
+            self.memory_set and name != self.memory_name,
         )
 
     @property

@@ -23,6 +23,9 @@ which share its exchange. Megatron's tensor-parallel block (QKV III, attention I
 fc1 III, fc2 II) costs 12 (k-1)/k * s*b*h per layer here against Megatron's 8 (k-1)/k * s*b*h:
 the residual adds are joins, always split, never replicated (tests/test_fanout.py,
 ``test_megatron_block_at_tensor_eight``, says where the extra 4 (k-1)/k * s*b*h come from).
+With ``reduce_scatter=True`` (opt-in; ``scatter_targets``, ``level_amounts``) a II node's
+output and a III node's input error are reduce-scattered into the split layout their other
+ends all need, and the block costs Megatron's 8 (k-1)/k * s*b*h (sequence parallelism).
 """
 
 from __future__ import annotations
@@ -34,18 +37,23 @@ from fractions import Fraction
 from .comm import WHOLE, Divisors, divide, divided_sizes, edge_amount, exchange_amount
 from .network import Network
 from .partition import (  # noqa: F401 - the primitives are re-exported: this module is the k-way interface
+    Layout,
     NodeTypes,
     PartitionType,
     Size,
     allreduce_fraction,
+    inter_fractions,
     node_inter_fraction,
+    reduce_scatter_fraction,
     relayout_fraction,
+    scattered_layouts,
 )
 
 _W = Size.WEIGHTS.index
 
 __all__ = ["LevelAmounts", "LevelTerms", "allreduce_fraction", "check_rows", "level_amounts",
-           "level_amounts_rational", "level_terms", "node_inter_fraction", "relayout_fraction"]
+           "level_amounts_rational", "level_terms", "node_inter_fraction", "reduce_scatter_fraction",
+           "relayout_fraction", "scatter_targets", "scattered_layouts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +75,8 @@ class _Facts:
     kinds: tuple[NodeTypes, ...]  # per node: its kind's behaviour (``Layer.node_types``)
     units: tuple[int | None, ...]  # per node: what type II must split whole (``Layer.split_units``)
     edges: tuple[tuple[int, int, int, int], ...]  # per edge: producer, consumer, its share's numerator, denominator
+    consumers: tuple[tuple[int, ...], ...]  # per node: the nodes its output feeds (one per edge)
+    producers: tuple[tuple[int, ...], ...]  # per node: the nodes feeding its input (one per edge)
 
 
 # id(network) -> (network, facts) for the last few networks (as the evaluator's cache: the entry
@@ -78,8 +88,14 @@ def _facts(network: Network) -> _Facts:
     hit = _FACTS.get(id(network))
     if hit is not None and hit[0] is network:
         return hit[1]
+    outs: list[list[int]] = [[] for _ in network.layers]
+    ins: list[list[int]] = [[] for _ in network.layers]
+    for u, v in network.edges:
+        outs[u].append(v)
+        ins[v].append(u)
     facts = _Facts(tuple(x.node_types for x in network.layers), tuple(x.split_units for x in network.layers),
-                   tuple((u, v, s.numerator, s.denominator) for (u, v), s in zip(network.edges, network.edge_shares)))
+                   tuple((u, v, s.numerator, s.denominator) for (u, v), s in zip(network.edges, network.edge_shares)),
+                   tuple(map(tuple, outs)), tuple(map(tuple, ins)))
     while len(_FACTS) >= 8:
         try:  # oldest first; tolerate another thread evicting at the same time
             _FACTS.pop(next(iter(_FACTS)), None)
@@ -117,8 +133,37 @@ def check_rows(network: Network, fanouts: Sequence[int], rows: Sequence[Sequence
                                      f"{'groups' if x.groups > 1 else 'heads'} into {split[n]} parts (not whole)")
 
 
+def scatter_targets(network: Network, row: Sequence[PartitionType]) -> tuple[Layout | None, ...]:
+    """Per node, under one level's types ``row``: the split layout (ROW or COL) its partial-sum
+    exchange may reduce-scatter into, or None (it keeps the all-reduce, or exchanges no
+    activations). Type II's output F_{l+1} (forward): when every node it feeds needs its input
+    F in one and the same split layout. Type III's input error E_l (backward): when every node
+    feeding it needs its output error E in one and the same split layout. A node with no
+    consumers (forward) or no producers (backward), a consumer needing the tensor duplicated, or
+    consumers needing different layouts: None. Type I's weight gradient is never scattered."""
+    facts = _facts(network)
+    return tuple(_target(facts, row, n) for n in range(len(facts.kinds)))
+
+
+_F_OUT, _F_IN = Size.F_OUT.index, Size.F_IN.index
+
+
+def _target(facts: _Facts, row: Sequence[PartitionType], n: int) -> Layout | None:
+    i = facts.kinds[n].exchanged[row[n].index]
+    if i == _F_OUT:
+        needs = {facts.kinds[v].layouts(row[v]).f_in_needed for v in facts.consumers[n]}
+    elif i == _F_IN:
+        needs = {facts.kinds[u].layouts(row[u]).e_out_needed for u in facts.producers[n]}
+    else:
+        return None
+    if len(needs) != 1:
+        return None
+    (layout,) = needs
+    return None if layout is Layout.DUP else layout
+
+
 def level_amounts(network: Network, batch: int, fanouts: tuple[int, ...],
-                  rows: Sequence[Sequence[PartitionType]]) -> tuple[LevelAmounts, ...]:
+                  rows: Sequence[Sequence[PartitionType]], reduce_scatter: bool = False) -> tuple[LevelAmounts, ...]:
     """Per level (top first), the elements one group sends to the others of its level per step
     (per group, one way), at batch ``batch`` (the network's own batch is not read): the sizes at
     level h divided by the fan-outs of the levels above whose type (``rows[j][node]``, as Plan
@@ -128,7 +173,18 @@ def level_amounts(network: Network, batch: int, fanouts: tuple[int, ...],
     multiple m of a size over its divisor, m from the formulas themselves (``_multiplier``: 2k for
     an all-reduce, k for an all-gather, 1 for an all-to-all), so a level is a handful of Fractions
     whatever the number of nodes. ``level_amounts_rational`` is the same sum term by term in
-    Fractions, straight from ``comm`` (the reference the tests compare it with)."""
+    Fractions, straight from ``comm`` (the reference the tests compare it with).
+
+    ``reduce_scatter`` (default False: HyPar's model, every number as before): at every level,
+    a type II node's output partial sums (forward, F_{l+1}) and a type III node's input-error
+    partial sums (backward, E_l) are reduce-scattered ((k-1)/k of the tensor, not the
+    all-reduce's 2(k-1)/k) into the split layout every node on the other end of that tensor
+    needs (``scatter_targets``), and that tensor's re-layout on those edges starts from the
+    split layout instead of duplicated (0, as the layouts agree); elsewhere the all-reduce as
+    before. Megatron's sequence parallelism (Korthikanti et al. 2022): the reduce-scatter of a
+    row-parallel matmul's output into the token-split residual stream, and of a
+    column-parallel matmul's input error. Never more than without it (the exchange halves, the
+    re-layouts it touches stay 0); equal when no II/III node has such consumers/producers."""
     check_rows(network, fanouts, rows)
     facts = _facts(network)
     kinds = facts.kinds
@@ -141,24 +197,30 @@ def level_amounts(network: Network, batch: int, fanouts: tuple[int, ...],
             continue
         intra_w: dict[int, int] = {}  # divisor -> sum of the sizes exchanged with it (weights)
         intra_a: dict[int, int] = {}  # the same, activations
+        intra_s: dict[int, int] = {}  # the same, activations reduce-scattered
+        scat = scatter_targets(network, row) if reduce_scatter else None
         inter: dict[int, int] = {}  # divisor -> sum of m * edge tensor (times the share's numerator)
-        for nt, t, size, d in zip(kinds, row, sizes, divisors):
+        for n, (nt, t, size, d) in enumerate(zip(kinds, row, sizes, divisors)):
             i = nt.exchanged[t.index]
             if i is not None:
-                acc = intra_w if i == _W else intra_a
+                acc = intra_w if i == _W else intra_s if scat and scat[n] is not None else intra_a
                 acc[d[i]] = acc.get(d[i], 0) + size[i]
         multipliers = _MULTIPLIERS
         for u, v, num, den in facts.edges:
-            key = (id(kinds[u]), row[u].index, id(kinds[v]), row[v].index, k)
-            m = multipliers.get(key)
-            if m is None:
-                m = _multiplier(kinds[u], row[u], kinds[v], row[v], k)
+            if scat and (scat[u] is not None or scat[v] is not None):
+                m = _scattered_multiplier(kinds[u], row[u], scat[u], kinds[v], row[v], scat[v], k)
+            else:
+                key = (id(kinds[u]), row[u].index, id(kinds[v]), row[v].index, k)
+                m = multipliers.get(key)
+                if m is None:
+                    m = _multiplier(kinds[u], row[u], kinds[v], row[v], k)
             if m:
                 den *= divisors[v][0]
                 inter[den] = inter.get(den, 0) + m * sizes[v][0] * num
         unit = Fraction(k - 1, k * k)  # the all-to-all block: every amount is a whole number of them
         m_ar = allreduce_fraction(k) / unit  # 2k
-        out.append(LevelAmounts(activations=unit * (m_ar * _sum(intra_a) + _sum(inter)),
+        m_rs = reduce_scatter_fraction(k) / unit  # k
+        out.append(LevelAmounts(activations=unit * (m_ar * _sum(intra_a) + m_rs * _sum(intra_s) + _sum(inter)),
                                 weights=unit * m_ar * _sum(intra_w)))
         divisors = [_divide(nt, d, t, k) for nt, d, t in zip(kinds, divisors, row)]
     return tuple(out)
@@ -196,12 +258,26 @@ def _multiplier(producer: NodeTypes, prev: PartitionType, consumer: NodeTypes, n
     return m
 
 
+def _scattered_multiplier(producer: NodeTypes, prev: PartitionType, p_to: Layout | None, consumer: NodeTypes,
+                          nxt: PartitionType, c_to: Layout | None, k: int) -> int:
+    """``_multiplier`` with the producer's output / the consumer's input error reduce-scattered
+    into ``p_to`` / ``c_to`` (``partition.scattered_layouts``), memoised."""
+    key = (id(producer), prev.index, p_to, id(consumer), nxt.index, c_to, k)
+    m = _MULTIPLIERS.get(key)
+    if m is None:
+        c = inter_fractions(scattered_layouts(producer, prev, p_to), scattered_layouts(consumer, nxt, c_to), k)
+        x = c.total * k * k / (k - 1)
+        assert x.denominator == 1, "every re-layout is a whole number of all-to-all blocks"
+        m = _MULTIPLIERS[key] = int(x)
+    return m
+
+
 @dataclass(frozen=True, slots=True)
 class LevelTerms:
     """One level's amounts term by term (elements one group sends, one way): each node's own
     exchange and each edge's re-layout, in the network's node and edge order."""
 
-    intra: tuple[Fraction, ...]  # per node: its all-reduce (``comm.exchange_amount``)
+    intra: tuple[Fraction, ...]  # per node: its all-reduce, or reduce-scatter (``comm.exchange_amount``)
     inter: tuple[Fraction, ...]  # per edge: forward + backward re-layout (``comm.edge_amount``)
     weight_nodes: tuple[int, ...]  # the nodes whose exchange is a weight gradient (type I)
 
@@ -211,11 +287,11 @@ class LevelTerms:
 
 
 def level_terms(network: Network, batch: int, fanouts: tuple[int, ...],
-                rows: Sequence[Sequence[PartitionType]]) -> tuple[LevelTerms, ...]:
+                rows: Sequence[Sequence[PartitionType]], reduce_scatter: bool = False) -> tuple[LevelTerms, ...]:
     """Per level (top first), ``level_amounts``' terms in Fractions, straight from ``comm``: the
     evaluator's per-level structure (``evaluate_rational``'s intra and inter rows) with divisions
     by the fan-outs where it halves. For a report that says which node costs what, or a solver
-    that needs per-node amounts."""
+    that needs per-node amounts. ``reduce_scatter``: as ``level_amounts``."""
     check_rows(network, fanouts, rows)
     layers, edges, shares = network.layers, network.edges, network.edge_shares
     kinds = [x.node_types for x in layers]
@@ -223,8 +299,10 @@ def level_terms(network: Network, batch: int, fanouts: tuple[int, ...],
     out = []
     for k, row in zip(fanouts, rows):
         sized = [divided_sizes(x, batch, d) for x, d in zip(layers, divisors)]
-        intra = tuple(exchange_amount(x, t, s, k) for x, t, s in zip(layers, row, sized))
-        inter = tuple(edge_amount(kinds[u], row[u], kinds[v], row[v], sized[v].f_in, share, k)
+        scat = scatter_targets(network, row) if reduce_scatter else (None,) * len(layers)
+        intra = tuple(exchange_amount(x, t, s, k, scatter=to is not None)
+                      for x, t, s, to in zip(layers, row, sized, scat))
+        inter = tuple(edge_amount(kinds[u], row[u], kinds[v], row[v], sized[v].f_in, share, k, scat[u], scat[v])
                       for (u, v), share in zip(edges, shares))
         weight_nodes = tuple(n for n, (nt, t) in enumerate(zip(kinds, row)) if nt.exchanged[t.index] == _W)
         out.append(LevelTerms(intra, inter, weight_nodes))
@@ -233,6 +311,7 @@ def level_terms(network: Network, batch: int, fanouts: tuple[int, ...],
 
 
 def level_amounts_rational(network: Network, batch: int, fanouts: tuple[int, ...],
-                           rows: Sequence[Sequence[PartitionType]]) -> tuple[LevelAmounts, ...]:
+                           rows: Sequence[Sequence[PartitionType]], reduce_scatter: bool = False
+                           ) -> tuple[LevelAmounts, ...]:
     """``level_amounts`` term by term in Fractions (``level_terms``, summed): the reference."""
-    return tuple(t.amounts() for t in level_terms(network, batch, fanouts, rows))
+    return tuple(t.amounts() for t in level_terms(network, batch, fanouts, rows, reduce_scatter))

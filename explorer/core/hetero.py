@@ -26,7 +26,7 @@ from .array import ArraySpec
 from .comm import edge_split, held_elements, share_flops
 from .errors import SpecError
 from .network import Layer, LayerKind, Network
-from .partition import HALF, Dim, Pair, PartitionType, Size, Space, TypeSpec
+from .partition import HALF, Dim, Pair, PartitionType, Size, TypeSpec
 from .plan import Plan
 from .timing import Communication, Topology
 
@@ -59,12 +59,6 @@ def spec_of(layer: Layer, t: PartitionType) -> TypeSpec:
     if sp is None:
         raise ValueError(f"node {layer.name!r} ({layer.node_types.name}) cannot take type {t}")
     return sp
-
-
-def offered_types(layer: Layer, space: Space, level: int) -> tuple[PartitionType, ...]:
-    """The space's types the node can take at this level, as in the even model (``Layer.offers``:
-    its kind's types; a grouped conv's II only at the first ``two_adic(G)`` levels)."""
-    return tuple(t for t in space.types if layer.offers(t, level))
 
 
 def split_units(layer: Layer) -> tuple[int, Dim, str] | None:
@@ -102,8 +96,6 @@ def whole_units(layer: Layer, types: Sequence[PartitionType], alphas: Sequence[S
         counts = nxt
     return True
 
-
-whole_groups = whole_units  # the name of the rule when it covered grouped convs only
 
 
 def check_array(array: ArraySpec) -> None:

@@ -16,7 +16,10 @@ LLaMA's o and down) type II (split input channels, partial sums reduced), the Sw
 type II join; the residual adds type I (split by token: Megatron's sequence-parallel region).
 The token embedding is type II (Megatron's vocabulary-parallel embedding, its output reduced),
 learned positions type III (split hidden, no exchange), the LM head type III (column-parallel
-over the vocabulary).
+over the vocabulary). With sequence parallelism the exchanges are ``fanout.level_amounts``'
+``reduce_scatter=True`` (``tensor_amounts``' keyword; ``llm_stage`` passes
+``Parallelism.sequence_parallel``): II outputs and III input errors reduce-scattered into the
+token-split stream.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .network import Layer, LayerKind, Network
-from .partition import PartitionType, Size, inter_fractions
+from .partition import PartitionType, Size, inter_fractions, scattered_layouts
 
 I, II, III = PartitionType.I, PartitionType.II, PartitionType.III
 
@@ -167,20 +170,23 @@ class TensorAmounts:
     forward: Fraction = Fraction(0)
 
 
-def _amounts(sub: Network, row, t: int, micro_batch: int) -> TensorAmounts:
+def _amounts(sub: Network, row, t: int, micro_batch: int, reduce_scatter: bool = False) -> TensorAmounts:
     """``fanout.level_amounts`` of ``sub`` at one level of fan-out t, with its forward part from
-    the same terms (``fanout.level_terms``): the all-reduces of output partial sums (type II's
+    the same terms (``fanout.level_terms``): the exchanges of output partial sums (type II's
     F_{l+1}) and each edge's forward re-layout (``partition.inter_fractions(...).f`` of the
-    edge's forward + backward term)."""
-    from .fanout import level_amounts, level_terms
+    edge's forward + backward term). ``reduce_scatter``: as ``fanout.level_amounts``."""
+    from .fanout import level_amounts, level_terms, scatter_targets
 
-    (a,) = level_amounts(sub, micro_batch, (t,), (tuple(row),))
-    (terms,) = level_terms(sub, micro_batch, (t,), (tuple(row),))
+    row = tuple(row)
+    (a,) = level_amounts(sub, micro_batch, (t,), (row,), reduce_scatter=reduce_scatter)
+    (terms,) = level_terms(sub, micro_batch, (t,), (row,), reduce_scatter=reduce_scatter)
+    scat = scatter_targets(sub, row) if reduce_scatter else (None,) * len(row)
     out_index = Size.F_OUT.index
     forward = sum((x for node, ty, x in zip(sub.layers, row, terms.intra)
                    if node.node_types.exchanged[ty.index] == out_index), Fraction(0))
     for (u, v), x in zip(sub.edges, terms.inter):
-        c = inter_fractions(sub.layers[u].node_types.layouts(row[u]), sub.layers[v].node_types.layouts(row[v]), t)
+        c = inter_fractions(scattered_layouts(sub.layers[u].node_types, row[u], scat[u]),
+                            scattered_layouts(sub.layers[v].node_types, row[v], scat[v]), t)
         if c.total:
             forward += x * c.f / c.total
     return TensorAmounts(Fraction(a.activations), Fraction(a.weights), forward)
@@ -188,17 +194,25 @@ def _amounts(sub: Network, row, t: int, micro_batch: int) -> TensorAmounts:
 
 def tensor_amounts(network: Network, nodes: tuple[int, ...], types: tuple[PartitionType, ...], t: int,
                    micro_batch: int, lead: int | None = None, lead_type: PartitionType | None = None,
-                   extra: tuple[Layer, ...] = (), extra_types: tuple[PartitionType, ...] = ()) -> TensorAmounts:
+                   extra: tuple[Layer, ...] = (), extra_types: tuple[PartitionType, ...] = (),
+                   reduce_scatter: bool = False) -> TensorAmounts:
     """What one GPU sends at one tensor level of fan-out ``t`` for ``nodes`` (and ``extra``) at
     ``micro_batch``: ``fanout.level_amounts`` of the part with its producer ``lead`` in front (so
     the edges into the part are charged), less the lead's own exchange. The group below a
-    tensor-level group is one GPU, so the group's amount is the GPU's."""
+    tensor-level group is one GPU, so the group's amount is the GPU's. ``reduce_scatter``
+    (Megatron's sequence parallelism): as ``fanout.level_amounts``, decided within the part (a
+    node whose consumers lie outside the part keeps its all-reduce). The lead is a residual add
+    wherever ``llm_stage`` passes one (a join: it exchanges nothing), so subtracting it alone
+    removes no exchange whichever way it would be decided (ValueError for a lead that exchanges)."""
+    if reduce_scatter and lead is not None and network.layers[lead].node_types.exchanged[lead_type.index] is not None:
+        raise ValueError(f"tensor_amounts: the lead {network.layers[lead].name} exchanges partial sums; "
+                         "its reduce-scatter would be decided differently alone")
     if t == 1:
         return TensorAmounts(Fraction(0), Fraction(0))
     row = ((lead_type,) if lead is not None else ()) + tuple(types) + tuple(extra_types)
-    whole = _amounts(subnetwork(network, nodes, extra, lead, micro_batch), row, t, micro_batch)
+    whole = _amounts(subnetwork(network, nodes, extra, lead, micro_batch), row, t, micro_batch, reduce_scatter)
     if lead is None:
         return whole
-    alone = _amounts(subnetwork(network, (), (), lead, micro_batch), (lead_type,), t, micro_batch)
+    alone = _amounts(subnetwork(network, (), (), lead, micro_batch), (lead_type,), t, micro_batch, reduce_scatter)
     return TensorAmounts(whole.activations - alone.activations, whole.weights - alone.weights,
                          whole.forward - alone.forward)

@@ -4,7 +4,8 @@ of ``core.llm_stage_memory``; ``core.llm_calibration`` reads ``step_parts``).
 
 Time of stage s for one micro-batch (seconds): ``a_s x + k_s`` where ``x = 1/efficiency``:
 ``a_s`` is its FLOPs (training + recompute forward) / (t x peak), ``k_s`` its tensor-level
-exchanges (``llm_block.tensor_amounts``, 2-byte elements at ``cluster.bandwidth_Bps(t)``; under
+exchanges (``llm_block.tensor_amounts``, reduce-scattered under sequence parallelism, 2-byte
+elements at ``cluster.bandwidth_Bps(t)``; under
 full recomputation the forward's exchanges once more) plus its point-to-point sends. Step = (m + (p - 1)/v) max_s (a_s x + k_s) + the slowest stage's
 data-level time (not overlapped with compute).
 """
@@ -111,17 +112,17 @@ class Parts:
     head_nodes: tuple[Layer, ...]  # the post part's nodes, with a tied head's logit layer
 
 
-_MEMO: dict = {}  # (id(network), id(cluster), dims, t, b, types, recompute) -> (network, cluster, Parts)
+_MEMO: dict = {}  # (id(network), id(cluster), dims, t, sequence_parallel, b, types, recompute) -> (network, cluster, Parts)
 _MEMO_SIZE = 4096
 
 
 def part_costs(problem: LlmProblem, layout: LlmLayout, micro_batch: int | None = None) -> Parts:
     """The cost of one micro-batch (``layout.micro_batch`` unless given) of each part; memoised
     (a pure function of the network, the cluster's bandwidth, t, b, the types and the recompute
-    mode: a search scores many layouts that share them)."""
+    mode, sequence parallelism: a search scores many layouts that share them)."""
     b = micro_batch or layout.micro_batch
-    key = (id(problem.network), id(problem.cluster), problem.dims, layout.parallelism.tensor, b,
-           layout.tensor_types, layout.recompute)
+    key = (id(problem.network), id(problem.cluster), problem.dims, layout.parallelism.tensor,
+           layout.parallelism.sequence_parallel, b, layout.tensor_types, layout.recompute)
     hit = _MEMO.get(key)
     if hit is not None and hit[0] is problem.network and hit[1] is problem.cluster:
         return hit[2]
@@ -151,15 +152,17 @@ def _part_costs(problem: LlmProblem, layout: LlmLayout, b: int) -> Parts:
     def cost(flops: int, amounts) -> PartCost:
         return PartCost(flops, amounts.activations * BYTES / bw, amounts.weights * BYTES / bw)
 
-    amounts = tensor_amounts(net, blk, types, t, b, lead, lead_t)
+    sp = layout.parallelism.sequence_parallel  # reduce-scatters into the token-split stream (fanout.level_amounts)
+    amounts = tensor_amounts(net, blk, types, t, b, lead, lead_t, reduce_scatter=sp)
     if layout.recompute is Recompute.FULL:  # the recompute forward sends the forward's exchanges again
         amounts = TensorAmounts(amounts.activations + amounts.forward, amounts.weights, amounts.forward)
     block = cost(sum(training_flops(x, b) for x in nodes) + recompute_forward(nodes, b, layout.recompute), amounts)
-    pre = cost(sum(training_flops(net.layers[k], b) for k in parts.pre), tensor_amounts(net, parts.pre, pre_t, t, b))
+    pre = cost(sum(training_flops(net.layers[k], b) for k in parts.pre),
+               tensor_amounts(net, parts.pre, pre_t, t, b, reduce_scatter=sp))
     post_nodes = tuple(net.layers[k] for k in parts.post) + head
     post = cost(sum(training_flops(x, b) for x in post_nodes),
                 tensor_amounts(net, parts.post, post_t, t, b, parts.blocks[-1][-1], types[-1], head,
-                               (PartitionType.III,) * len(head)))
+                               (PartitionType.III,) * len(head), reduce_scatter=sp))
     return Parts(block, pre, post, nodes, post_nodes)
 
 

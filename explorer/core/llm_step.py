@@ -12,7 +12,10 @@ spans.
   per GPU kind, ``core.llm_calibration``).
 - Tensor level: ``fanout.level_amounts`` of each part at fan-out t (Megatron's column- then
   row-parallel pattern unless ``LlmLayout.tensor_types`` says otherwise, ``core.llm_block``),
-  2 bytes an element, at ``bandwidth_Bps(t)``, per micro-batch; under full recomputation the
+  2 bytes an element, at ``bandwidth_Bps(t)``, per micro-batch; with sequence parallelism
+  (``Parallelism.sequence_parallel``, the default) the partial sums are reduce-scattered into
+  the token-split residual stream (``level_amounts(..., reduce_scatter=True)``: 8 (t-1)/t s b h
+  a GPT layer, Megatron's), all-reduced without it (12); under full recomputation the
   forward's exchanges (``llm_block.TensorAmounts.forward``) once more.
 - Pipeline: stage cuts given or the exact min-max cut (``llm_stage.stage_cut``); the embedding
   on the first stage, the head on the last; 1F1B (or interleaved with v chunks): step =

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
 
@@ -130,6 +130,14 @@ def allreduce_fraction(k: int) -> Fraction:
     the parts' partial sums: 2(k-1)/k (reduce-scatter (k-1)/k, then all-gather (k-1)/k)."""
     _check_fanout(k)
     return Fraction(2 * (k - 1), k)
+
+
+def reduce_scatter_fraction(k: int) -> Fraction:
+    """Elements each of the k parts sends, as a fraction of the tensor, in a ring reduce-scatter
+    of the parts' partial sums into a split layout (each part left with the sum of its 1/k):
+    (k-1)/k, half an all-reduce (the all-reduce is a reduce-scatter then an all-gather)."""
+    _check_fanout(k)
+    return Fraction(k - 1, k)
 
 
 def relayout_fraction(src: Layout, dst: Layout, k: int) -> Fraction:
@@ -421,6 +429,29 @@ GROUPED_TYPES = NodeTypes("grouped conv", tuple(
     GROUP_SPLIT if t is PartitionType.II else TYPE_SPECS[t] if t is PartitionType.I else None for t in ALL_TYPES))
 EMBEDDING_TYPES = NodeTypes("embedding", tuple(
     EMBEDDING_III if t is PartitionType.III else TYPE_SPECS[t] for t in ALL_TYPES))
+
+
+def scattered_layouts(node_types: NodeTypes, t: PartitionType, scatter: Layout | None) -> TypeLayouts:
+    """The layouts of a node of kind ``node_types`` under type t whose partial-sum exchange is a
+    reduce-scatter into ``scatter`` (ROW or COL; None: today's all-reduce, the type's own
+    layouts): the reduced tensor is left split that way instead of duplicated: F_{l+1} when the
+    type exchanges its output (II), E_l when it exchanges its input error (III)
+    (``fanout.scatter_targets`` says when; docs/model-implemented.md, "Levels of any fan-out")."""
+    lay = node_types.layouts(t)
+    if scatter is None:
+        return lay
+    key = (id(node_types), t.index, scatter)
+    hit = _SCATTERED.get(key)
+    if hit is None:
+        i = node_types.exchanged[t.index]
+        if scatter is Layout.DUP or i not in (Size.F_OUT.index, Size.F_IN.index):
+            raise ValueError(f"a {node_types.name} node of type {t} cannot reduce-scatter into {scatter.value}")
+        hit = _SCATTERED[key] = (replace(lay, f_out_produced=scatter) if i == Size.F_OUT.index
+                                 else replace(lay, e_in_produced=scatter))
+    return hit
+
+
+_SCATTERED: dict[tuple[int, int, Layout], TypeLayouts] = {}  # NodeTypes are module-level singletons
 
 
 def node_inter_coeff(prev: PartitionType, nxt: PartitionType, producer: NodeTypes, consumer: NodeTypes) -> InterCoeff:

@@ -60,6 +60,15 @@ class Solution:
     bound_s: Fraction | None = None  # split solvers: a proven lower bound on it, if any
 
     @property
+    def split_value(self) -> Fraction | None:
+        """A split solver's objective value: its step time, or its traffic (elements) under that objective."""
+        return self.info.get("value", self.step_time_s)
+
+    @property
+    def split_bound(self) -> Fraction | None:
+        return self.info.get("bound", self.bound_s)
+
+    @property
     def explored(self) -> int | None:
         """Split solvers: plans (brute), kept states (exact), columns (cpsat) or grid probes (search)."""
         return self.info.get("explored")
@@ -111,11 +120,16 @@ def plan_solution(
     )
 
 
-def split_solution(solver: str, status: Status, plan: Plan, step_time_s: Fraction, bound_s: Fraction | None,
+def split_solution(solver: str, status: Status, plan: Plan | None, step_time_s: Fraction | None, bound_s: Fraction | None,
                    wall_s: float, explored: int, equal_best_s: Fraction | None = None,
-                   phases: tuple[tuple[str, float], ...] = ()) -> Solution:
-    """A split solver's Solution: the plan's exact step time and bound in seconds (no weighted units)."""
+                   phases: tuple[tuple[str, float], ...] = (), objective=None) -> Solution:
+    """A split solver's Solution: the plan's exact step time and bound in seconds (no weighted units).
+    Under the traffic objective (``objective``, an ``Objective``) the two are the plan's traffic
+    and its bound in elements, kept as ``info["value"]`` and ``info["bound"]`` (``split_value``)."""
     info: dict[str, Any] = {"explored": explored}
+    if objective is not None and objective.value == "traffic":
+        info["value"], info["bound"] = step_time_s, bound_s
+        step_time_s = bound_s = None
     if equal_best_s is not None:
         info["equal_best_s"] = equal_best_s
     if phases:

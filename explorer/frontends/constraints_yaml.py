@@ -194,6 +194,7 @@ def build_constraints(net: Network, array: ArraySpec, space: Space, opts: Constr
     pins: list[Pin] = []
     forbids: list[Forbid] = []
     memory_GiB = array.memory_GiB
+    memory_set = False
     copies = 0
     if opts.constraints_file:
         fcaps, fpins, fforbids, fmem, fcopies = _from_file(opts.constraints_file, net, array, space)
@@ -201,6 +202,7 @@ def build_constraints(net: Network, array: ArraySpec, space: Space, opts: Constr
         pins += fpins
         forbids += fforbids
         memory_GiB = fmem if fmem is not None else memory_GiB
+        memory_set = fmem is not None
         copies = fcopies if fcopies is not None else copies
     for flag, items in (("--cap", opts.caps), ("--pin", opts.pins), ("--forbid", opts.forbids)):
         errors: list[str] = []
@@ -229,10 +231,11 @@ def build_constraints(net: Network, array: ArraySpec, space: Space, opts: Constr
         if errors:
             raise SpecError("--memory", errors[0].split(": ", 1)[1])
         memory_GiB = m
+        memory_set = True
     if opts.weight_copies is not None:
         if opts.weight_copies < 0:
             raise SpecError("--weight-copies", f"must be >= 0, got {opts.weight_copies}")
         if opts.weight_copies > MAX_INT:
             raise SpecError("--weight-copies", f"must be at most 2^40 = {MAX_INT:,}, got {format_count(opts.weight_copies)}")
         copies = opts.weight_copies
-    return Constraints(tuple(pins), tuple(forbids), tuple(tighten(caps)), Fraction(memory_GiB) * 2**30, copies)
+    return Constraints(tuple(pins), tuple(forbids), tuple(tighten(caps)), Fraction(memory_GiB) * 2**30, copies, memory_set)

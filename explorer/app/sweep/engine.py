@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol
 from ...core.errors import SpecError
 from .cache import Cache, point_key
 from .point import ERROR, INVALID, Outcome, solve_point
-from .spec import DEFAULTS, Point, resolve_paths
+from .spec import Point, defaults_for, resolve_paths
 
 Task = tuple[int, dict[str, Any]]
 
@@ -220,7 +220,7 @@ def run_points(points: Iterable[Point], base_dir: str, engine: Engine, cache: Ca
     for p in points:
         try:
             # the defaults too: a shipped array a point does not name is still part of its inputs
-            params = resolve_paths({**DEFAULTS, **p.as_dict()}, base_dir, paths)
+            params = resolve_paths({**defaults_for(p.as_dict()), **p.as_dict()}, base_dir, paths)
             keys[p.index] = point_key(params, digests)
         except (SpecError, OSError) as err:
             ready[p.index] = Outcome.make(p.index, None, INVALID, str(err), 0.0)

@@ -11,7 +11,6 @@ import json
 import re
 import traceback
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
@@ -21,7 +20,7 @@ from ...core.solution import SolveOptions
 from ...frontends import load_model
 from ...frontends.network_yaml import check_batch
 from .mix import point_array
-from .spec import DEFAULT_ALPHA_GRID, DEFAULTS, SPLIT_TIME_LIMIT
+from .spec import DEFAULT_ALPHA_GRID, SPLIT_TIME_LIMIT, defaults_for
 
 # Statuses a row can have beyond the solver's own (optimal, level-optimal, feasible, infeasible, unknown)
 REFUSED = "refused"  # the solver declined the instance (too large, a constraint it cannot enforce)
@@ -139,7 +138,7 @@ def run_single(params: dict[str, Any]) -> dict[str, Any]:
     """
     from .. import request as api
 
-    p = {**DEFAULTS, **params}
+    p = {**defaults_for(params), **params}
     batch = p.get("batch")
     if batch is not None:
         check_batch(batch, "batch")
@@ -154,20 +153,19 @@ def run_single(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_split(p: dict[str, Any]) -> dict[str, Any]:
-    """A ``split`` point: what ``explore split --format json`` prints for its options."""
-    from ...core.hetero import FreeAlphas
+    """A ``split`` point: what ``explore --split --format json`` prints for its options (its
+    objective, caps, pins, forbids and constraints file too, ``request.split_problem``)."""
     from .. import request as api
-    from ..split import Split, split_run
 
-    problem = api.build_problem(_network(p["model"], p.get("batch"), p.get("seq")), point_array(p), space=p["space"],
-                                objective="time", batch=p.get("batch"))
-    grid = p.get("alpha_grid") or DEFAULT_ALPHA_GRID
-    limit = p.get("time_limit") or SPLIT_TIME_LIMIT
-    memory = None if p.get("memory_GiB") is None else Fraction(str(p["memory_GiB"]))
     try:
-        report = split_run(problem.network, problem.array, problem.space, Split(p["split"]), grid,
-                           FreeAlphas(p.get("free") or "unlike"), float(limit), memory, p.get("weight_copies") or 0,
-                           grid_only=bool(p.get("grid_only")), solver=p.get("solver") if p.get("solver") != "dp" else None)
+        problem = api.build_problem(_network(p["model"], p.get("batch"), p.get("seq")), point_array(p), space=p["space"],
+                                    objective=p["objective"], batch=p.get("batch"), caps=p.get("caps") or (),
+                                    memory_GiB=p.get("memory_GiB"), weight_copies=p.get("weight_copies"),
+                                    pins=p.get("pins") or (), forbids=p.get("forbids") or (), constraints=p.get("constraints"))
+        report = api.split_problem(problem, p["split"], alpha_grid=p.get("alpha_grid") or DEFAULT_ALPHA_GRID,
+                                   free=p.get("free") or "unlike", grid_only=bool(p.get("grid_only")),
+                                   time_limit=float(p.get("time_limit") or SPLIT_TIME_LIMIT),
+                                   solver=p.get("solver") if p.get("solver") != "dp" else None)
     except SpecError as err:  # explore split's messages name its options: name the sweep's keys
         raise SpecError(_keys_for_options(err.source), [_keys_for_options(x) for x in err.problems]) from None
     return report.to_json()
@@ -175,7 +173,8 @@ def run_split(p: dict[str, Any]) -> dict[str, Any]:
 
 # explore split's options -> the sweep keys that set them (a split point's messages name the keys)
 SPLIT_OPTION_KEYS = {"--split": "split", "--solver": "solver", "--alpha-grid": "alpha_grid", "--free": "free",
-                     "--grid-only": "grid_only", "--time-limit": "time_limit",
+                     "--grid-only": "grid_only", "--time-limit": "time_limit", "--objective": "objective", "--cap": "caps",
+                     "--pin": "pins", "--forbid": "forbids", "--constraints": "constraints",
                      "--memory": "memory_GiB", "--weight-copies": "weight_copies", "--seq": "seq", "--batch": "batch"}
 
 

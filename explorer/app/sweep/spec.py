@@ -24,7 +24,8 @@ array overrides ``link_bandwidth_GBps`` (one number, or a list with one per leve
 ``peak_TFLOPS``, the mix of an array of kinds (``mix: "8 v2 + 8 v3"`` or
 ``accelerators_<kind>: K``, ``sweep.mix``), and ``split`` (equal, proportional, search: the
 point is an ``explore split`` run) with ``alpha_grid``, ``grid_only`` (true: ``--grid-only``) and ``free`` (unlike, all; ``--free``); a
-split point also takes ``memory_GiB``, ``weight_copies`` and ``time_limit`` with ``explore split``'s
+split point also takes ``memory_GiB`` (every kind's), ``weight_copies``, ``time_limit``, ``objective``
+(time unless given), ``caps``, ``pins``, ``forbids`` and ``constraints`` with ``explore --split``'s
 meaning and bounds. Relative paths resolve against the
 sweep file's folder.
 """
@@ -60,6 +61,12 @@ MAX_POINTS = 100_000
 MAX_SHOWN_ERRORS = 10  # a sweep file's problems listed in one message; the rest are counted
 
 DEFAULTS: dict[str, Any] = {"model": "vgg-a", "array": "hypar-16", "space": "hypar", "solver": "dp", "objective": "traffic"}
+SPLIT_DEFAULTS: dict[str, Any] = {**DEFAULTS, "objective": "time"}  # a split point's (explore --split's)
+
+
+def defaults_for(point: dict[str, Any]) -> dict[str, Any]:
+    """The defaults of a point's left-out keys: a split point's objective is the step time."""
+    return SPLIT_DEFAULTS if point.get("split") is not None else DEFAULTS
 
 
 def _check_str(v: Any) -> str | None:
@@ -181,8 +188,9 @@ KEYS: dict[str, Callable[[Any], str | None]] = {
     "grid_only": lambda v: None if isinstance(v, bool) else f"must be true or false, got {shown(v)}",
 }
 COUNT_KEY = "accelerators_KIND"  # accelerators_<kind>: how many of that kind (sweep.mix)
-# keys a split point (``explore split``) does not take: it solves for step time with its own method
-NOT_WITH_SPLIT = ("solver", "seed", "caps", "pins", "forbids", "constraints")
+# keys a split point (``explore --split``) does not take: CP-SAT's seed of the even split's model, a
+# solver but brute, exact or cpsat with split optimal
+NOT_WITH_SPLIT = ("solver", "seed")
 ONLY_WITH_SPLIT = ("alpha_grid", "grid_only", "free")
 SPLIT_SOLVERS = ("brute", "exact", "cpsat")  # a split optimal point may prove with these (explore --split optimal --solver)
 # ``explore split``'s bounds where they are narrower than ``explore``'s: key -> (least, most, its option)
@@ -386,8 +394,8 @@ def _blame(err: SpecError, combo: dict[str, Any], where: dict[tuple[str, str], s
 
 
 def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str], errors: list[str]) -> None:
-    """A split point takes the options of ``explore split`` only (its objective is the step time),
-    within that command's bounds."""
+    """A split point takes the options of ``explore --split`` (its objective is the step time unless
+    given), within that command's bounds."""
     seen: set[str] = set()
 
     def say(key: str, problem: str) -> None:
@@ -404,12 +412,9 @@ def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str]
             continue
         bad = [k for k in NOT_WITH_SPLIT if m.get(k) is not None
                and not (k == "solver" and m.get("split") == "optimal" and m[k] in SPLIT_SOLVERS)]
-        if m.get("objective") not in (None, "time"):
-            bad.append("objective")
         for key in bad:
-            say(key, "not with split (a split point is explore split: step time, its own method; it takes model, array, "
-                     "levels, batch, seq, space, the array overrides, alpha_grid, grid_only, free, time_limit, memory_GiB, "
-                     "weight_copies, and with split optimal solver brute, exact or cpsat)")
+            say(key, "not with split (a split point is explore --split: it takes every key of a point but seed, and "
+                     "with split optimal solver brute, exact or cpsat)")
         for key, (least, most, option) in SPLIT_BOUNDS.items():
             v = m.get(key)
             if v is not None and ((least is not None and v < least) or (most is not None and v > most)):
@@ -494,7 +499,7 @@ def _build_points(grid: dict, fixed: dict, extra: list[dict], resolved: dict,
     combos = (dict(zip(grid, values)) for values in itertools.product(*grid.values())) if grid else iter(())
     defaults = {k: DEFAULTS[k] for k in columns if k in DEFAULTS}  # a column a point leaves out
     explicit = [{**fixed, **c} for c in combos] + [{**fixed, **p} for p in extra]  # as written
-    merged = [{**defaults, **e} for e in explicit]
+    merged = [{**defaults, **{k: defaults_for(e)[k] for k in defaults}, **e} for e in explicit]
     where: dict[tuple[str, str], str] = {}
     for key, value, place in _places(grid, fixed, extra):
         where.setdefault((key, _hashable(value)), place)

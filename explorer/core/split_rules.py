@@ -1,0 +1,105 @@
+"""What a plan with split fractions must satisfy and what it minimises: the even split's side
+constraints and objectives, read on the uneven model (docs/uneven.md, "Constraints and objectives").
+
+- Pins and forbids act cell by cell, as in the even split: the types a solver may give a layer
+  at a level are the space's types the node offers there (``Layer.offers``) less
+  the forbidden ones, or the pinned one (``SplitRules.types``).
+- c_h of a split plan is its level's busiest side: the most elements any side of any pair of
+  level h sends (``Evaluation.level_cost`` of ``evaluate_split``); with every alpha 1/2 every
+  side sends the same, the even split's c_h. A cap binds on it: c_h * dtype_bytes <= cap_h.
+- Memory is per accelerator against its kind's memory (or one limit for every kind, ``--memory``):
+  a leaf's footprint (``hetero.leaf_footprint_elements``) * dtype_bytes <= its limit.
+- ``Objective.TIME``: the step time of the slowest accelerator (max over sides and leaves);
+  ``Objective.TRAFFIC``: sum_h 2^h c_h elements, the even split's weights on the busiest sides
+  (with every alpha 1/2: the even split's traffic objective).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+
+from .array import ArraySpec
+from .constraints import Constraints, format_bytes
+from .evaluate import Evaluation, Violation, violations
+from .network import Network
+from .objective import Objective
+from .partition import PartitionType, Space
+from .plan import Plan
+
+
+def traffic_elements(level_cost) -> Fraction:
+    """sum_h 2^h c_h of a split plan's busiest sides (``Evaluation.level_cost``)."""
+    return sum((2**h * c for h, c in enumerate(level_cost)), Fraction(0))
+
+
+def leaf_memory_limits(array: ArraySpec, memory_bytes: Fraction | None = None) -> tuple[Fraction, ...]:
+    """Per accelerator (tree order): its kind's memory in bytes, or ``memory_bytes`` for every kind."""
+    if memory_bytes is not None:
+        return (Fraction(memory_bytes),) * array.accelerators
+    if not array.leaves:
+        return (Fraction(array.memory_GiB) * 2**30,) * array.accelerators
+    return tuple(Fraction(k.memory_GiB) * 2**30 for k in array.leaves)
+
+
+@dataclass(frozen=True)
+class SplitRules:
+    """The objective and the side constraints of a split run. ``constraints`` gives pins, forbids,
+    caps (bytes per link per direction per step, the tightest per level) and weight_copies (its
+    ``memory_bytes`` is not read: memory is ``leaf_memory_bytes``, per accelerator, None where a
+    solver need not keep to it)."""
+
+    objective: Objective = Objective.TIME
+    constraints: Constraints = field(default_factory=Constraints)
+    leaf_memory_bytes: tuple[Fraction, ...] | None = None
+
+    @property
+    def weight_copies(self) -> int:
+        return self.constraints.weight_copies
+
+    @property
+    def restricts_types(self) -> bool:
+        return bool(self.constraints.pins or self.constraints.forbids)
+
+    @property
+    def side_constrained(self) -> bool:
+        """Whether a plan can break one of these rules (pins, forbids, caps or memory)."""
+        return self.restricts_types or bool(self.constraints.caps) or self.leaf_memory_bytes is not None
+
+    def types(self, network: Network, space: Space, level: int, layer: int) -> tuple[PartitionType, ...]:
+        """The types a solver may give ``layer`` at ``level``: offered by the node, allowed by pins and forbids."""
+        node = network.layers[layer]
+        return tuple(t for t in self.constraints.allowed(level, layer, space.types) if node.offers(t, level))
+
+    def cap_elements(self, array: ArraySpec, level: int) -> Fraction | None:
+        """The most elements one side of a pair of ``level`` may send (its cap / dtype_bytes), None uncapped."""
+        cap = self.constraints.cap_at(level)
+        return None if cap is None else cap.bytes / array.dtype_bytes
+
+    def value(self, ev: Evaluation) -> Fraction:
+        """The objective's value of an evaluated split plan: seconds (time) or elements (traffic)."""
+        return ev.step_time_s if self.objective is Objective.TIME else traffic_elements(ev.level_cost)
+
+    def violations(self, ev: Evaluation, array: ArraySpec, plan: Plan) -> list[Violation]:
+        """Every cap, pin, forbid and per-accelerator memory limit the evaluated plan breaks."""
+        out = violations(ev, replace(self.constraints, memory_bytes=None), array, plan)
+        if self.leaf_memory_bytes is not None:
+            worst = max(range(len(ev.leaf_memory_bytes)),
+                        key=lambda i: (ev.leaf_memory_bytes[i] - self.leaf_memory_bytes[i], -i))
+            actual, limit = ev.leaf_memory_bytes[worst], self.leaf_memory_bytes[worst]
+            if actual > limit:
+                kind = f" ({array.leaves[worst].name})" if array.leaves else ""
+                out.append(Violation(f"memory of accelerator {worst}{kind} <= {format_bytes(limit)}", limit, actual))
+        return out
+
+    def feasible(self, ev: Evaluation, array: ArraySpec, plan: Plan) -> bool:
+        return not self.violations(ev, array, plan)
+
+    def rank(self, ev: Evaluation, array: ArraySpec, plan: Plan) -> tuple[int, Fraction]:
+        """What the heuristics minimise: (rules broken, the objective's value), so that a plan that
+        keeps to every rule beats any that does not."""
+        broken = len(self.violations(ev, array, plan)) if self.side_constrained else 0
+        return broken, self.value(ev)
+
+
+TIME_ONLY = SplitRules()  # the step time, no side constraints (what the split solvers did before)

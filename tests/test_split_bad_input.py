@@ -1,0 +1,88 @@
+"""Bad input of the uneven path (issue 20): whatever the even path refuses cleanly, ``explore
+--split``, ``explore split`` and ``explorer.api.solve(split=...)`` refuse the same way: exit
+status 2, one line naming the file and the field (or the option), no traceback, no output."""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import pytest
+
+from .conftest import run_cli
+from .test_split_rules import MIX2
+
+RUNS = (["--split", "search"], ["split", "--split", "proportional"], ["--split", "optimal", "--solver", "brute"])
+
+
+@pytest.mark.parametrize("old, new, field", [
+    ("peak_TFLOPS: 45", "peak_TFLOPS: 0", "kinds.v2.peak_TFLOPS: must be > 0"),
+    ("peak_TFLOPS: 45", "peak_TFLOPS: -45", "kinds.v2.peak_TFLOPS: must be > 0"),
+    ("peak_TFLOPS: 45", "peak_TFLOPS: .nan", "kinds.v2.peak_TFLOPS: must be a finite number"),
+    ("peak_TFLOPS: 123", "peak_TFLOPS: .inf", "kinds.v3.peak_TFLOPS: must be a finite number"),
+    ("link_bandwidth_GBps: [70]", "link_bandwidth_GBps: [0]", "link_bandwidth_GBps[0]: must be > 0"),
+    ("link_bandwidth_GBps: [70]", "link_bandwidth_GBps: [.nan]", "link_bandwidth_GBps[0]: must be a finite number"),
+    ("memory_GiB: 16", "memory_GiB: -1", "kinds.v2.memory_GiB: must be > 0"),
+])
+def test_bad_speeds_and_sizes_of_an_array_of_kinds(tmp_path, capsys, old, new, field):
+    path = tmp_path / "bad.yaml"
+    path.write_text(MIX2.replace(old, new))
+    for run in RUNS:
+        code, out, err = run_cli([*run, "--model", "sfc", "--array", str(path)], capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err, (run, err)
+        assert f"{path}: {field}" in err, (run, err)
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--alpha-grid", "1"], "'--alpha-grid': 1 is not in the range 2<=x<=1024"),
+    (["--alpha-grid", "1025"], "'--alpha-grid': 1025 is not in the range 2<=x<=1024"),
+    (["--cap", "1=1MB"], "--cap: '1=1MB': level 1 is out of range 0..0"),
+    (["--pin", "fc9@0=I"], "--pin"),
+    (["--forbid", "fc1=III"], "--forbid"),
+    (["--objective", "speed"], "'--objective'"),
+])
+def test_bad_options_of_a_split_run(tmp_path, capsys, args, text):
+    path = tmp_path / "mix-2.yaml"
+    path.write_text(MIX2)
+    code, out, err = run_cli(["--model", "sfc", "--array", str(path), "--space", "hypar", "--split", "search", *args], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and text in err, err
+
+
+def test_a_bad_constraints_file_names_the_file_and_field(tmp_path, capsys):
+    arr = tmp_path / "mix-2.yaml"
+    arr.write_text(MIX2)
+    c = tmp_path / "c.yaml"
+    c.write_text("version: 1\ncaps: {3: 1MB}\n")
+    code, out, err = run_cli(["--model", "sfc", "--array", str(arr), "--split", "search", "--constraints", str(c)], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and str(c) in err and "caps" in err, err
+
+
+def test_the_api_refuses_bad_split_arguments():
+    from explorer.api import solve
+    from explorer.core.errors import SpecError
+
+    for kwargs, name in (({"alpha_grid": 1}, "alpha_grid"), ({"alpha_grid": 1025}, "alpha_grid"),
+                         ({"alpha_grid": "8"}, "alpha_grid"), ({"alpha_grid": True}, "alpha_grid"),
+                         ({"caps": ["5=1MB"]}, "--cap"), ({"objective": "speed"}, "objective"),
+                         ({"memory_GiB": 0.0}, "memory_GiB"), ({"weight_copies": -1}, "weight_copies")):
+        with pytest.raises(SpecError, match=name):
+            solve("lenet-c", "tpu-mix-16", split="search", **kwargs)
+
+
+def test_a_split_policy_on_one_kind_is_the_even_split_with_every_method():
+    """An array of one kind: every policy is the even split (every alpha 1/2); the heuristics give
+    the DP's plan, the proven optimal split the exact joint even-split optimum of the step time."""
+    from explorer.api import solve
+    from explorer.core.evaluate import evaluate
+    from explorer.frontends import load_array, load_model
+
+    net, arr = load_model("lenet-c"), load_array("hypar-16").with_levels(2)
+
+    from explorer.core.partition import Space
+
+    dp = evaluate(net, arr, Space.HYPAR, solve(net, arr, objective="time").plan).step_time_s
+    best = evaluate(net, arr, Space.HYPAR, solve(net, arr, objective="time", solver="exact").plan).step_time_s
+    for split, solver, want in (("equal", "dp", dp), ("proportional", "dp", dp), ("search", "dp", dp),
+                                ("optimal", "dp", best), ("optimal", "exact", best), ("optimal", "cpsat", best)):
+        r = solve(net, arr, split=split, solver=solver)
+        assert r.step_time_s == want, (split, solver)
+        assert all(a == F(1, 2) for level in r.plan.alphas for row in level for a in row), split
