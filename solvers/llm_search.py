@@ -2,8 +2,11 @@
 
 Joint search over the degrees (t, p, d), the micro-batch, recompute and the ZeRO stage
 (``llm_space`` says what is enumerated), with, for each candidate, the tensor-level types of one
-transformer block (``llm_types``; Megatron's when not searched) and the stage cuts (the step
-model's exact min-max cut; when it does not fit, the fastest cut that does, ``llm_cuts``). Every candidate that is looked at is scored by the one evaluator,
+transformer block (the better, by the evaluator, of Megatron's pattern and the pick of the exact
+block DP of ``llm_types``, whose model is the all-reduce form: under sequence parallelism the
+step model reduce-scatters, which the DP does not see, so the types are not proven optimal
+then) and the stage cuts (the step model's exact min-max cut; when it does not fit, the fastest
+cut that does, ``llm_cuts``). Every candidate that is looked at is scored by the one evaluator,
 ``core.llm_step.evaluate_llm``: nothing here computes a time or a memory of its own.
 
 Branch and bound over an explicit list: each candidate gets a lower bound of its step time and
@@ -138,10 +141,17 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
 
 
 def _score(problem, cand: Candidate, types, evaluate) -> Scored:
-    """The candidate with its cheapest block types and the step model's min-max cut; when that does
-    not fit, the fastest cut that does (``llm_cuts.memory_cut``), if any."""
-    layout = make_layout(problem, cand, types.choose(cand))
+    """The candidate with the better (by the evaluator) of Megatron's block types and the block DP's
+    (``llm_types``: exact for exchanges without reduce-scatter, which sequence parallelism adds),
+    and the step model's min-max cut; when that does not fit, the fastest cut that does
+    (``llm_cuts.memory_cut``), if any."""
+    layout = make_layout(problem, cand, None)
     s = Scored(cand, layout, evaluate(problem, layout))
+    chosen = types.choose(cand)
+    if chosen is not None:
+        other = Scored(cand, replace(layout, tensor_types=chosen), evaluate(problem, replace(layout, tensor_types=chosen)))
+        if (not other.fits, other.step_time_s) < (not s.fits, s.step_time_s):
+            layout, s = other.layout, other
     if s.fits or cand.degrees.pipeline == 1 or cand.virtual > 1:
         return s
     cut = memory_cut(problem, layout, s.evaluation.efficiency)

@@ -17,6 +17,14 @@ an edge still needs (the residual stream, at most two or three nodes), the cheap
 3 x 3^(frontier + 1) states a node instead of 3^nodes (7 nodes for a GPT block, 11 for LLaMA).
 Ties go to Megatron's pattern (``llm_block.megatron_types``), then to the first in type order.
 
+The model here is the all-reduce form (``fanout.level_amounts`` with ``reduce_scatter=False``).
+The step model, under sequence parallelism, reduce-scatters partial sums into the token-split
+stream where every consumer takes one split layout (``fanout.scatter_targets``: a choice that
+depends on a node's type and all its consumers'), and under full recomputation sends the
+forward's exchanges again; neither is in this objective. So the search
+(``llm_search._score``) scores the DP's pick and Megatron's pattern with the step model and keeps
+the faster: the block's types are then the better of two, not a proven optimum.
+
 Types a node cannot take are left out: those its kind does not offer, type II at fan-out t when
 t does not divide the node's heads (``fanout.check_rows``' rule), and type I for a node with
 weights (a matmul): type I splits the batch and keeps the whole weight matrix on each of the t

@@ -164,7 +164,8 @@ def _types_origin(report: LlmReport, best: Scored) -> str:
     mega = best.layout.tensor_types is None
     if report.mode != "search":
         return "Megatron's"
-    return "searched: Megatron's pattern, none cheaper" if mega else "searched: cheaper than Megatron's pattern"
+    return ("searched: Megatron's pattern, as fast as or faster than the block DP's pick" if mega
+            else "searched: the block DP's pick, faster than Megatron's pattern")
 
 
 def _status_line(report: LlmReport) -> str:
