@@ -235,4 +235,40 @@ def test_cli_hugging_face_config_needs_a_batch(capsys):
     assert code == 2 and out == "" and "--batch: " in err and "gives no training batch" in err
     code, _, err = run_cli(["--model", cfg, "--array", "dgx-h100", "--gpus", "8", "--batch", "16",
                             "--degrees", "tensor=8"], capsys)
-    assert code == 2 and "--degrees: tensor=8 does not divide the model's 28 attention heads" in err
+    assert code == 2 and "--degrees: tensor=8 does not divide 4, the gcd of the model's attention and key/value heads" in err
+
+
+def test_cli_tensor_degree_must_divide_the_kv_heads(capsys, tmp_path):
+    """Grouped-query attention: a tensor degree that divides the heads but not the KV heads is
+    refused in one line when given, and never searched (it used to end in a traceback)."""
+    spec = tmp_path / "gqa.yaml"
+    spec.write_text("version: 1\nname: gqa\nbatch: 64\nsequence: 512\ntransformer: {family: llama, layers: 4, "
+                    "hidden: 1536, heads: 12, kv_heads: 2, ffn: 4096, vocab: 32000, tied_head: false}\n")
+    code, out, err = run_cli(["--model", str(spec), "--array", "dgx-h100", "--gpus", "8"], capsys)
+    assert code == 0 and "plan: t=" in out
+    t = int(out.split("plan: t=")[1].split(" ")[0])
+    assert 2 % t == 0  # t divides gcd(12, 2) = 2
+    code, out, err = run_cli(["--model", str(spec), "--array", "dgx-h100", "--gpus", "8", "--degrees", "tensor=4"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "does not divide 2, the gcd" in err
+
+
+def test_full_recompute_counts_the_layer_being_recomputed():
+    """Under full recomputation the layer rebuilt for its backward holds its whole activations while
+    it runs: the memory exceeds the stored inputs by per_layer(none) - per_layer(full)."""
+    from explorer.core.llm_memory import Parallelism, Tokens, activation_bytes_per_layer as per_layer
+    from explorer.core.llm_problem import LlmLayout
+    from explorer.core.llm_step import evaluate_llm
+    from explorer.core.llm_memory import Recompute, ZeroStage
+    from explorer.frontends import load_cluster
+    from explorer.frontends.transformer_problem import llm_problem
+    from explorer.frontends.transformer_source import load_transformer
+
+    src = load_transformer("gpt3-175b", None)
+    prob = llm_problem(src.shape, load_cluster("dgx-a100", 1024), 1536, 2048)
+    par = Parallelism(8, 8, 16)
+    full = evaluate_llm(prob, LlmLayout(par, 96, Recompute.FULL, ZeroStage.ZERO1))
+    tok = Tokens(2048, 96, 12288, 96)
+    transient = per_layer(tok, 8, True, Recompute.NONE) - per_layer(tok, 8, True, Recompute.FULL)
+    assert transient > 30 * 2**30  # about 32 GiB at micro-batch 96
+    stored = 12 * per_layer(tok, 8, True, Recompute.FULL)  # 12 layers a stage, 1 micro-batch in flight (m = 1)
+    assert full.memory.activations >= stored + transient

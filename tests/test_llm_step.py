@@ -134,11 +134,12 @@ def test_tiny_gpt_memory_by_hand():
     the tied head's copy of the embedding on the last stage V h = 128 (Megatron keeps one for p > 1).
     Stage 0: (872 + 160) / t = 516 parameters x 16 bytes = 8,256; activations (selective, sequence
     parallel) 34 s b h / t = 544 bytes a layer x min(p, m) = 2 in flight = 1,088, + the embedding's
-    dropout mask s b h p / t = 32: 9,376 bytes. Stage 1: (872 + 16 + 128) / 2 = 508 x 16 = 8,128;
-    544 x 1 in flight + the output layer 4 s b h / t (1 + V/h) = 192: 8,864 bytes."""
+    dropout mask s b h p / t = 32, + the layer being recomputed (selective: its attention core, held
+    while it runs) s b h (5 a s / h) / t = 16 x 5 = 80: 9,456 bytes. Stage 1: (872 + 16 + 128) / 2 =
+    508 x 16 = 8,128; 544 x 1 in flight + the output layer 4 s b h / t (1 + V/h) = 192 + 80: 8,944."""
     ev = evaluate_llm(tiny(), layout(), efficiency=HALF)
-    assert ev.memory_bytes_per_accelerator == 9376
-    assert ev.memory.model_states == 8256 and ev.memory.activations == 1088 + 32
+    assert ev.memory_bytes_per_accelerator == 9456
+    assert ev.memory.model_states == 8256 and ev.memory.activations == 1088 + 32 + 80
     assert ev.memory_limit_bytes == 2**30 and ev.fits
 
 
@@ -232,13 +233,14 @@ def test_step_flops_are_the_closed_forms(rc):
 
 def test_stage_memory_is_llm_memory_plus_the_stated_extras():
     """Korthikanti's closed forms come from llm_memory.stage_memory; the step model adds only the
-    embedding dropout mask (first stage) and the output layer (last stage)."""
+    embedding dropout mask (first stage), the output layer (last stage) and the layer being
+    recomputed (selective: its attention core, s b h (5 a s / h) / t, held while it runs)."""
     prob = llm_problem(GPT3, _a100(64), 64, 2048)
     ev = evaluate_llm(prob, layout(t=8, p=8, d=1, rc=SEL))
     tok = Tokens(2048, 1, 12288, 96)
     first = stage_memory(prob.params.stage(0, 12, 8, 0), 12, tok, Parallelism(8, 8, 1), 64, 0, SEL)
     assert ev.memory.model_states == first.model_states
-    assert ev.memory.activations == first.activations + Fraction(2048 * 12288 * 8, 8)
+    assert ev.memory.activations == first.activations + Fraction(2048 * 12288 * 8, 8) + Fraction(2048 * 12288 * 80, 8)
 
 
 def test_interleaved_schedule():
@@ -253,8 +255,9 @@ def test_interleaved_schedule():
     assert two.pipeline_comm_s == 3 * one.pipeline_comm_s
     assert two.bubble_s == Fraction(1, 2) * max(two.stage_times_s)
     sbh_t = Fraction(4 * 8, 2)  # s b h / t
-    # first stage: 2 layers x 34 s b h / t x 2 in flight, x 5/4; + the embedding's dropout mask s b h p / t
-    assert two.memory.activations == 2 * 34 * sbh_t * 2 * Fraction(5, 4) + sbh_t * 2
+    # first stage: 2 layers x 34 s b h / t x 2 in flight, x 5/4; + the embedding's dropout mask s b h p / t;
+    # + the layer being recomputed, its attention core s b h (5 a s / h) / t = 5 s b h / t
+    assert two.memory.activations == 2 * 34 * sbh_t * 2 * Fraction(5, 4) + sbh_t * 2 + 5 * sbh_t
     with pytest.raises(ValueError, match="virtual_stages"):
         evaluate_llm(prob, layout(virtual_stages=4), efficiency=HALF)  # 4 layers = 2 stages x 2 layers: not x 4
 
@@ -304,7 +307,8 @@ def test_the_step_model_counts_a_llama_layer_as_llama():
     shape = TransformerShape(Family.LLAMA, layers=2, hidden=8, heads=4, ffn=16, vocab=16, kv_heads=2)
     ev = evaluate_llm(llm_problem(shape, toy_cluster(), 4, 4), layout(t=2, p=2), efficiency=HALF)
     per_layer = gated(Tokens(4, 1, 8, 4), 2, 16, 2, True, SEL)
-    assert ev.memory.activations == per_layer * 2 + Fraction(4 * 8, 2) * 2  # 2 in flight + embedding mask
+    transient = gated(Tokens(4, 1, 8, 4), 2, 16, 2, True, NONE) - per_layer  # the layer being recomputed
+    assert ev.memory.activations == per_layer * 2 + Fraction(4 * 8, 2) * 2 + transient  # 2 in flight + embedding mask
 
 
 def test_a_plan_over_the_memory_is_never_reported_as_fitting():

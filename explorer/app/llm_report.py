@@ -203,7 +203,7 @@ def render_llm(report: LlmReport) -> str:
     best, ev = r.best, r.best.evaluation
     lines += ["", "plan: " + _plan_words(best, report.batch),
               f"step time {fmt_seconds(ev.step_time_s)}, {safe_float(ev.tflops_per_gpu):.1f} TFLOP/s per GPU "
-              f"(Megatron's count), MFU {pct(ev.mfu)}, pipeline bubble {pct(ev.bubble_fraction)}",
+              f"(FLOPs executed, recompute included), MFU {pct(ev.mfu)}, pipeline bubble {pct(ev.bubble_fraction)}",
               f"  compute {fmt_seconds(ev.compute_s)}, tensor comm {fmt_seconds(ev.tensor_comm_s)}, data comm "
               f"{fmt_seconds(ev.data_comm_s)}, pipeline comm {fmt_seconds(ev.pipeline_comm_s)}",
               f"memory per GPU {gib(ev.memory_bytes_per_accelerator)} of {gib(r.capacity_bytes)}",

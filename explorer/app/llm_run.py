@@ -7,6 +7,8 @@ micro-batch against the batch) raise ``SpecError`` naming the option before anyt
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import replace
 
 from ..core.errors import SpecError
@@ -28,19 +30,26 @@ def build(req: LlmRequest):
     batch = req.batch if req.batch is not None else src.batch
     if batch is None:
         raise SpecError("--batch", f"{src.source} (a Hugging Face config) gives no training batch: give --batch N")
-    space = space_of(req, cluster.gpus, cluster.gpus_per_node, src.shape.layers, batch, src.shape.heads)
+    space = space_of(req, cluster.gpus, cluster.gpus_per_node, src.shape.layers, batch, head_groups(src.shape.heads, src.shape.kv))
     return llm_problem(src.shape, cluster, batch, src.sequence, src.name, src.source), space
 
 
+def head_groups(heads: int, kv_heads: int) -> int:
+    """What a tensor degree must divide: the query heads and the key/value heads (grouped-query
+    attention: Megatron splits whole KV groups), i.e. their gcd."""
+    return math.gcd(heads, kv_heads)
+
+
 def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch: int, heads: int) -> LlmSpace:
-    """The searched space of a request (SpecError naming --degrees or --micro-batch when it is empty)."""
+    """The searched space of a request (SpecError naming --degrees or --micro-batch when it is empty);
+    ``heads``: what the tensor degree must divide (``head_groups``)."""
     given = {"tensor": req.tensor, "pipeline": req.pipeline, "data": req.data}
     if req.layout is LayoutMode.ZERO3 and req.data is None:
         given["data"] = gpus
     _check_given(given, gpus, layers, batch)
     if given["tensor"] is not None and heads % given["tensor"]:
-        raise SpecError("--degrees", f"tensor={given['tensor']} does not divide the model's {heads} attention heads "
-                                     "(Megatron splits whole heads)")
+        raise SpecError("--degrees", f"tensor={given['tensor']} does not divide {heads}, the gcd of the model's attention "
+                                     "and key/value heads (Megatron splits whole heads and KV groups)")
     known = [v for v in given.values() if v is not None]
     data = given["data"]
     if data is None and len(known) == 2:
@@ -58,8 +67,10 @@ def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch:
         if req.micro_batch is not None:
             raise SpecError("--micro-batch", f"{req.micro_batch} divides batch / data ({batch:,} / d) for no data "
                                              f"degree d of the layouts of {gpus:,} GPUs")
-        raise SpecError("--degrees", f"{_given_text(given)}: no layout of {gpus:,} GPUs has these degrees "
-                                     f"(tensor at most {gpus_per_node} unless given and dividing the {heads} heads, pipeline at most {layers} layers, "
+        named, what = ("--degrees", f"{_given_text(given)}: no layout of {gpus:,} GPUs has these degrees") if known else \
+            ("--gpus", f"{gpus:,}: no layout of {gpus:,} GPUs and batch {batch:,} exists")
+        raise SpecError(named, f"{what} "
+                                     f"(tensor at most {gpus_per_node} unless given, dividing {heads} (the heads' and KV heads' gcd), pipeline at most {layers} layers, "
                                      f"data dividing the batch {batch:,})")
     return space
 

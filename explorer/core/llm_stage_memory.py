@@ -12,6 +12,9 @@ Added here, so that a plan is never reported as fitting on an under-count:
   4.3, with min(p, m) micro-batches in flight);
 - the last stage: the output layer, 4 s b h / t (1 + V / h) bytes (Korthikanti et al., section 4.3:
   the final layer norm's and the logit layer's inputs, and the fp32 logits of the loss);
+- recomputation (selective or full): the one layer being recomputed for its backward holds its
+  activations as without recomputation while it runs: per_layer(none) - per_layer(mode) more bytes
+  on every stage that has a layer (one layer at a time, so once, not per micro-batch in flight);
 - ZeRO-3: the all-gathered bf16 weights and the bf16 gradients of the largest unit the stage
   gathers at once (a layer, the embedding or the head), 4 bytes a parameter / t.
 """
@@ -21,8 +24,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .llm_block import has_gated_mlp
-from .llm_memory import (MemoryBreakdown, Tokens, ZeroStage, gated_activation_bytes_per_layer, in_flight_microbatches,
-                         stage_memory)
+from .llm_memory import (MemoryBreakdown, Recompute, Tokens, ZeroStage, activation_bytes_per_layer,
+                         gated_activation_bytes_per_layer, in_flight_microbatches, stage_memory)
 from .llm_problem import LlmLayout, LlmProblem
 
 
@@ -36,6 +39,7 @@ def stage_memories(problem: LlmProblem, layout: LlmLayout, cut: tuple[int, ...],
     interleave = 1 + Fraction(p - 1, p * v) if v > 1 else Fraction(1)
     sbh = Fraction(dims.seq * b * dims.hidden, t)
     gated = has_gated_mlp(problem.network, dims.layers)
+    transient = _recompute_transient(tok, dims, par, layout.recompute, gated)
     out = []
     for s, n in enumerate(cut):
         mem = stage_memory(params[s], n, tok, par, m, stage=s, recompute=layout.recompute, zero=layout.zero)
@@ -44,6 +48,8 @@ def stage_memories(problem: LlmProblem, layout: LlmLayout, cut: tuple[int, ...],
             act = n * in_flight_microbatches(s, p, m) * gated_activation_bytes_per_layer(
                 tok, dims.kv_heads, dims.ffn, t, par.sequence_parallel, layout.recompute)
         act *= interleave
+        if n:
+            act += transient
         if s == 0:
             act += sbh * in_flight_microbatches(0, p, m)
         if s == p - 1:
@@ -55,6 +61,16 @@ def stage_memories(problem: LlmProblem, layout: LlmLayout, cut: tuple[int, ...],
             grads += Fraction(2 * unit, t)
         out.append(MemoryBreakdown(weights, grads, mem.optimizer, act))
     return tuple(out)
+
+
+def _recompute_transient(tok: Tokens, dims, par, recompute: Recompute, gated: bool) -> Fraction:
+    """Bytes the layer being recomputed adds while it runs: its activations without recomputation
+    less what ``recompute`` keeps of it (0 without recomputation)."""
+    def per_layer(mode: Recompute) -> Fraction:
+        if gated:
+            return gated_activation_bytes_per_layer(tok, dims.kv_heads, dims.ffn, par.tensor, par.sequence_parallel, mode)
+        return activation_bytes_per_layer(tok, par.tensor, par.sequence_parallel, mode)
+    return per_layer(Recompute.NONE) - per_layer(recompute)
 
 
 def _largest_unit(problem: LlmProblem, stage: int, pipeline: int) -> int:
