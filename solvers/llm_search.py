@@ -113,7 +113,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     scored: list[Scored] = []
     pruned_time = unresolved = 0
     for n, (tf, _mf, _i, cand) in enumerate(fitting):
-        if prune and best is not None and tf >= best.step_time_s:
+        if prune and best is not None and tf > best.step_time_s:  # strict: a tie may need less memory
             pruned_time = len(fitting) - n
             break
         if deadline is not None and time.perf_counter() > deadline and scored:
@@ -123,7 +123,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
         if s.evaluation.efficiency != eff:
             raise ValueError(f"evaluate_llm used efficiency {s.evaluation.efficiency}, the bounds {eff}")
         scored.append(s)
-        if s.fits and (best is None or s.step_time_s < best.step_time_s):
+        if s.fits and (best is None or _better(s, best)):
             best = s
         if progress is not None and n % 8 == 0:
             progress("searching layouts", n + 1, len(fitting))
@@ -227,3 +227,9 @@ class _TypeChooser:
         if "megatron" not in self.memo:
             self.memo["megatron"] = megatron_types(self.problem.network, self.problem.dims.layers)
         return self.memo["megatron"]
+
+
+def _better(a: Scored, b: Scored) -> bool:
+    """Faster, or as fast on less memory per GPU (ties go to the layout that leaves more room)."""
+    return (a.step_time_s, a.evaluation.memory_bytes_per_accelerator) < \
+        (b.step_time_s, b.evaluation.memory_bytes_per_accelerator)
