@@ -173,7 +173,7 @@ def test_cli_pipeline_deeper_than_the_layers(capsys):
 
 
 @pytest.mark.parametrize("args, line", [
-    (["--model", "vgg-a", "--array", "dgx-a100"], "--model: 'vgg-a' is not a transformer"),
+    (["--model", "vgg-a", "--array", "dgx-a100"], "--model: 'vgg-a' is not given as a transformer shape"),
     (["--model", "gpt3-1.7b", "--array", "dgx-z100"], "--array: unknown array 'dgx-z100'"),
     (["--array", "hypar-16", "--gpus", "8"], "--gpus: needs a GPU cluster --array"),
     (["--array", "hypar-16", "--layout", "megatron"], "--layout: needs a GPU cluster --array"),
@@ -272,3 +272,28 @@ def test_full_recompute_counts_the_layer_being_recomputed():
     assert transient > 30 * 2**30  # about 32 GiB at micro-batch 96
     stored = 12 * per_layer(tok, 8, True, Recompute.FULL)  # 12 layers a stage, 1 micro-batch in flight (m = 1)
     assert full.memory.activations >= stored + transient
+
+
+def test_cli_memory_on_a_cluster_leaves_headroom(capsys):
+    """--memory sets each GPU's usable memory: the plan fits under it (and the capacity printed is it);
+    more than the data sheet's, or NaN, is refused in one line."""
+    args = ["--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus", "8", "--batch", "32", "--seq", "512"]
+    code, out, _ = run_cli(args + ["--memory", "4"], capsys)
+    assert code == 0 and "of 4.00 GiB" in out
+    used = float(out.split("memory per GPU ")[1].split(" GiB")[0])
+    assert used <= 4
+    code, free, _ = run_cli(args, capsys)
+    assert float(free.split("memory per GPU ")[1].split(" GiB")[0]) > 4  # the limit changed the plan
+    for bad in ("90", "nan", "0"):
+        code, out, err = run_cli(args + ["--memory", bad], capsys)
+        assert code == 2 and out == "" and err.startswith("explore: error: --memory: ") and err.count("\n") == 1
+
+
+def test_json_sequence_parallel_is_what_the_table_says(capsys):
+    """Sequence parallelism needs tensor parallelism: at t = 1 the JSON says false, as the table does."""
+    import json
+    code, out, _ = run_cli(["--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus", "8", "--batch", "32",
+                            "--seq", "512", "--format", "json"], capsys)
+    doc = json.loads(out)
+    for row in [doc] + doc["runners_up"]:
+        assert row["sequence_parallel"] == (row["degrees"]["tensor"] > 1)

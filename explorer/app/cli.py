@@ -239,7 +239,7 @@ def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_li
     refused = [o for o in NOT_ON_CLUSTER if o in given]
     if refused:
         raise InputError(f"{refused[0]}: not with a GPU cluster --array ({array}): the LLM planner takes --model, "
-                         "--batch, --seq, --gpus, --layout, --degrees, --micro-batch, --recompute, --zero, "
+                         "--batch, --seq, --gpus, --layout, --degrees, --micro-batch, --recompute, --zero, --memory, "
                          "--time-limit, --format, --output")
     from .llm_options import parse_request
     from .llm_report import llm_json, render_llm
@@ -248,7 +248,7 @@ def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_li
     check_not_empty(model=model, array=array, output=output)
     check_destinations(output, None, (), {"--model": model, "--array": array})
     req = parse_request(model, array, gpus, batch, ctx.meta.get("seq"), layout, degrees, micro_batch, recompute, zero,
-                        time_limit)
+                        time_limit, ctx.params.get("memory_GiB"))
     if check:
         from .llm_check import llm_check_json, render_llm_check
         from .llm_run import run_llm_check

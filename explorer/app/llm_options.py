@@ -18,7 +18,7 @@ from ..core.llm_memory import Recompute, ZeroStage
 # the options only the LLM planner takes (refused with an accelerator array)
 LLM_OPTIONS = ("--gpus", "--layout", "--degrees", "--micro-batch", "--recompute", "--zero")
 # the options of the HyPar/AccPar path a GPU cluster does not take
-NOT_ON_CLUSTER = ("--space", "--objective", "--levels", "--solver", "--cap", "--memory", "--weight-copies", "--pin",
+NOT_ON_CLUSTER = ("--space", "--objective", "--levels", "--solver", "--cap", "--weight-copies", "--pin",
                   "--forbid", "--constraints", "--workers", "--seed", "--dump-model", "--split", "--alpha-grid",
                   "--free", "--grid-only")
 DEGREE_NAMES = ("tensor", "pipeline", "data")
@@ -49,6 +49,7 @@ class LlmRequest:
     recompute: Recompute | None  # None: searched
     zero: ZeroStage | None  # None: searched (--layout zero3: 3)
     time_limit_s: float
+    memory_GiB: float | None = None  # --memory: each GPU's usable memory (headroom), instead of the cluster's
 
 
 def parse_degrees(text: str) -> dict[str, int]:
@@ -75,7 +76,7 @@ def parse_degrees(text: str) -> dict[str, int]:
 
 def parse_request(model: str, cluster: str, gpus: int | None, batch: int | None, seq: int | None, layout: str | None,
                   degrees: str | None, micro_batch: int | None, recompute: str | None, zero: str | None,
-                  time_limit_s: float | None) -> LlmRequest:
+                  time_limit_s: float | None, memory_GiB: float | None = None) -> LlmRequest:
     """The options of an LLM run, checked on their own (the model and the cluster check the rest)."""
     for option, value in (("--gpus", gpus), ("--batch", batch), ("--seq", seq), ("--micro-batch", micro_batch)):
         if value is not None and not 1 <= value <= 10**9:
@@ -96,7 +97,15 @@ def parse_request(model: str, cluster: str, gpus: int | None, batch: int | None,
     elif mode is LayoutMode.MEGATRON and degrees is None:
         raise SpecError("--layout", "megatron needs --degrees tensor=T,pipeline=P,data=D")
     return LlmRequest(model, cluster, gpus, batch, seq, mode, deg.get("tensor"), deg.get("pipeline"), deg.get("data"),
-                      micro_batch, rec, z, DEFAULT_TIME_LIMIT_S if time_limit_s is None else time_limit_s)
+                      micro_batch, rec, z, DEFAULT_TIME_LIMIT_S if time_limit_s is None else time_limit_s,
+                      _memory(memory_GiB))
+
+
+def _memory(memory_GiB: float | None) -> float | None:
+    """--memory on a cluster: GiB a GPU may use (e.g. 76 to leave room for the CUDA context and NCCL)."""
+    if memory_GiB is not None and not (memory_GiB == memory_GiB and 0 < memory_GiB <= 10**6):
+        raise SpecError("--memory", f"must be a finite number of GiB > 0, got {memory_GiB}")
+    return memory_GiB
 
 
 def llm_options(fn):

@@ -252,7 +252,7 @@ def _scored_json(s: Scored, report: LlmReport) -> dict[str, Any]:
     return {
         "degrees": {"tensor": c.degrees.tensor, "pipeline": c.degrees.pipeline, "data": c.degrees.data},
         "micro_batch": c.micro_batch, "virtual_stages": c.virtual, "recompute": c.recompute.value, "zero": c.zero.value,
-        "sequence_parallel": s.layout.parallelism.sequence_parallel,
+        "sequence_parallel": s.layout.parallelism.sequence_parallel and c.degrees.tensor > 1,  # as the table says
         "step_time_s": exact_decimal(ev.step_time_s), "tflops_per_gpu": exact_decimal(ev.tflops_per_gpu),
         "mfu": exact_decimal(ev.mfu), "bubble_fraction": exact_decimal(ev.bubble_fraction),
         "memory_bytes_per_accelerator": exact_decimal(ev.memory_bytes_per_accelerator), "fits": ev.fits,

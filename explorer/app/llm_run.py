@@ -8,6 +8,7 @@ micro-batch against the batch) raise ``SpecError`` naming the option before anyt
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from dataclasses import replace
 
@@ -26,12 +27,23 @@ from .llm_report import LlmReport
 def build(req: LlmRequest):
     """(problem, space) of a request, every option checked against the model and the cluster."""
     src = load_transformer(req.model, req.seq)
-    cluster = load_cluster(req.cluster, req.gpus)
+    cluster = with_memory(load_cluster(req.cluster, req.gpus), req.memory_GiB)
     batch = req.batch if req.batch is not None else src.batch
     if batch is None:
         raise SpecError("--batch", f"{src.source} (a Hugging Face config) gives no training batch: give --batch N")
     space = space_of(req, cluster.gpus, cluster.gpus_per_node, src.shape.layers, batch, head_groups(src.shape.heads, src.shape.kv))
     return llm_problem(src.shape, cluster, batch, src.sequence, src.name, src.source), space
+
+
+def with_memory(cluster, memory_GiB: float | None):
+    """The cluster with each GPU's usable memory set by --memory (a headroom below the data sheet's,
+    or more), unchanged without it."""
+    if memory_GiB is None:
+        return cluster
+    if memory_GiB > cluster.gpu.memory_GiB:
+        raise SpecError("--memory", f"{memory_GiB:g} GiB is more than a {cluster.gpu.name}'s {float(cluster.gpu.memory_GiB):g} GiB")
+    gpu = replace(cluster.gpu, memory_GiB=Fraction(str(memory_GiB)))
+    return replace(cluster, gpu=gpu)
 
 
 def head_groups(heads: int, kv_heads: int) -> int:

@@ -45,7 +45,7 @@ def load_transformer(ref: str, sequence: int | None = None) -> TransformerSource
         shape, seq, name = read_hf_shape(path, sequence)
         return TransformerSource(shape, name, None, seq, str(path))
     if path.suffix.lower() not in (".yaml", ".yml"):
-        raise SpecError("--model", f"{shown(ref)} is not a transformer: {NOT_A_TRANSFORMER}")
+        raise SpecError("--model", f"{shown(ref)} is not a transformer shape: {NOT_A_TRANSFORMER}")
     return _from_yaml(ref, path, sequence)
 
 
@@ -56,7 +56,7 @@ def _from_yaml(ref: str, path: Path, sequence: int | None) -> TransformerSource:
 
     data = load_yaml_file(path)
     if not isinstance(data, dict) or "transformer" not in data:
-        raise SpecError("--model", f"{shown(ref)} is not a transformer (no transformer: block): {NOT_A_TRANSFORMER}")
+        raise SpecError("--model", f"{shown(ref)} is not given as a transformer shape (no transformer: block; a layers: list is not planned on a cluster): {NOT_A_TRANSFORMER}")
     net = load_network_file(path, None, sequence)  # every check of the spec, with its file and field
     errors: list[str] = []
     shape = parse_shape(data["transformer"], "transformer", errors)
