@@ -176,7 +176,8 @@ def _status_line(report: LlmReport) -> str:
         return (f"status: optimal over the given layout's {r.candidates:,} variant{'s' if r.candidates != 1 else ''} "
                 f"(micro-batch, recompute, ZeRO stage as asked; {r.scored:,} scored), wall {r.wall_s:.1f} s")
     if r.status is Status.OPTIMAL:
-        return f"status: optimal (proven over {counts}), wall {r.wall_s:.1f} s"
+        return (f"status: optimal over the layouts (proven over {counts}), wall {r.wall_s:.1f} s; "
+                "its tensor-level block types: the better of two, not proven")
     if r.status is Status.FEASIBLE:
         return (f"status: feasible, bound {fmt_seconds(r.bound_s)}, gap {pct(r.gap)} ({counts}, {r.unresolved:,} "
                 f"left at the time limit), wall {r.wall_s:.1f} s")
@@ -277,6 +278,10 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
                    "layers": report.layers, "mode": report.mode, "max_micro_batch": r.space.max_micro_batch,
                    "efficiency": exact_decimal(report.efficiency)},
         "status": r.status.value, "gap": None if r.gap is None else exact_decimal(r.gap),
+        # what "optimal" covers: every (t, p, d, micro-batch, schedule, recompute, ZeRO) scored or pruned by a
+        # proven bound; the block's tensor-level types are the better of the block DP's pick and Megatron's
+        "optimal_over": "layouts: t, p, d, micro-batch, schedule, recompute, ZeRO stage, stage cut",
+        "tensor_types_proven": False,
         "bound": None if r.bound_s is None else exact_decimal(r.bound_s),
         "memory_capacity_bytes": exact_decimal(r.capacity_bytes),
         "search": {"candidates": r.candidates, "scored": r.scored, "pruned_time": r.pruned_time,
