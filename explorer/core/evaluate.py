@@ -40,6 +40,7 @@ from .hetero import check_array as check_split_array
 from .hetero import check_network as check_split_network
 from .hetero import check_plan as check_split_plan
 from .hetero import leaf_footprint_elements, level_shares, pair_amounts, shares_flops, whole_sizes
+from .network_memo import NetworkMemo
 from .network import Network
 from .objective import Objective
 from .partition import ALL_TYPES, JOIN_NODE_TYPES, JOIN_TYPES, LAYER_TYPES, NodeTypes, Space
@@ -178,13 +179,13 @@ class _Facts:
 
 # id(network) -> (network, facts) for the last few networks: a run scores four plans of one
 # network. The entry holds the network, so its id cannot be reused while it is cached.
-_FACTS: dict[int, tuple[Network, _Facts]] = {}
+_FACTS: NetworkMemo[_Facts] = NetworkMemo(4)
 
 
 def _network_facts(network: Network) -> _Facts:
-    hit = _FACTS.get(id(network))
-    if hit is not None and hit[0] is network:
-        return hit[1]
+    hit = _FACTS.get(network)
+    if hit is not None:
+        return hit
     B = network.batch
     sizes = [(x.input_elements(B), x.weight_elements(), x.output_elements(B)) for x in network.layers]
     joins = [x.node_types for x in network.layers]  # the kind's behaviour keys the coefficients
@@ -197,13 +198,7 @@ def _network_facts(network: Network) -> _Facts:
         edge_f.append(x // share.denominator)
     facts = _Facts(sizes, joins, [n for n, x in enumerate(network.layers) if x.is_join], edge_f,
                    sum(training_flops(layer, B) for layer in network.layers))
-    while len(_FACTS) >= 4:
-        try:  # oldest first; tolerate another thread evicting at the same time
-            _FACTS.pop(next(iter(_FACTS)), None)
-        except (StopIteration, RuntimeError):
-            break
-    _FACTS[id(network)] = (network, facts)
-    return facts
+    return _FACTS.put(network, facts)
 
 
 def evaluate_rational(network: Network, array: ArraySpec, space: Space, plan: Plan, weight_copies: int = 0) -> Evaluation:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .comm import WHOLE, Divisors, divide, divided_sizes, edge_amount, exchange_amount
+from .network_memo import NetworkMemo
 from .network import Network
 from .partition import (  # noqa: F401 - the primitives are re-exported: this module is the k-way interface
     Layout,
@@ -81,13 +82,13 @@ class _Facts:
 
 # id(network) -> (network, facts) for the last few networks (as the evaluator's cache: the entry
 # holds the network, so its id cannot be reused while it is cached).
-_FACTS: dict[int, tuple[Network, _Facts]] = {}
+_FACTS: NetworkMemo[_Facts] = NetworkMemo(8)
 
 
 def _facts(network: Network) -> _Facts:
-    hit = _FACTS.get(id(network))
-    if hit is not None and hit[0] is network:
-        return hit[1]
+    hit = _FACTS.get(network)
+    if hit is not None:
+        return hit
     outs: list[list[int]] = [[] for _ in network.layers]
     ins: list[list[int]] = [[] for _ in network.layers]
     for u, v in network.edges:
@@ -96,13 +97,7 @@ def _facts(network: Network) -> _Facts:
     facts = _Facts(tuple(x.node_types for x in network.layers), tuple(x.split_units for x in network.layers),
                    tuple((u, v, s.numerator, s.denominator) for (u, v), s in zip(network.edges, network.edge_shares)),
                    tuple(map(tuple, outs)), tuple(map(tuple, ins)))
-    while len(_FACTS) >= 8:
-        try:  # oldest first; tolerate another thread evicting at the same time
-            _FACTS.pop(next(iter(_FACTS)), None)
-        except (StopIteration, RuntimeError):
-            break
-    _FACTS[id(network)] = (network, facts)
-    return facts
+    return _FACTS.put(network, facts)
 
 
 def check_rows(network: Network, fanouts: Sequence[int], rows: Sequence[Sequence[PartitionType]]) -> None:
