@@ -233,3 +233,16 @@ def test_explore_list_shows_clusters(capsys):
                                              {"name": "network", "size": 1024, "bandwidth_GBps": 25}]
     assert clusters["dgx-h100"]["gpu"] == {"name": "H100-SXM5-80GB", "peak_TFLOPS": 989.4, "memory_GiB": 80}
     assert clusters["dgx-h100"]["nodes"] == 2048
+
+
+def test_a_misspelt_kind_is_reported_by_the_cluster_loader(tmp_path, capsys):
+    """A file with gpus_per_node is meant as a cluster: a misspelt kind names the field, in one line."""
+    from explorer.app.cli import main
+
+    path = tmp_path / "c.yaml"
+    path.write_text("version: 1\nkind: gpu-clustr\nname: c\ngpu: {name: X, peak_TFLOPS: 100, memory_GiB: 80}\n"
+                    "gpus_per_node: 8\ngpus: 16\nnvlink_GBps: 300\nnic_GBps: 25\n")
+    with pytest.raises(SystemExit) as e:
+        main(["--model", "gpt3-1.7b", "--array", str(path)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and "kind: must be gpu-cluster" in err and len(err) < 400

@@ -128,5 +128,6 @@ def load_cluster_file(path: str | Path) -> ClusterSpec:
 
 
 def says_cluster(data: dict) -> bool:
-    """Whether a spec's top level says ``kind: gpu-cluster``."""
-    return data.get("kind") == KIND
+    """Whether a spec's top level says ``kind: gpu-cluster``, or means it (``gpus_per_node``, a key no
+    accelerator array has: a misspelt or missing ``kind`` is then reported by the cluster loader)."""
+    return isinstance(data, dict) and (data.get("kind") == KIND or "gpus_per_node" in data)
