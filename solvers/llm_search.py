@@ -19,7 +19,6 @@ stops it first; ``infeasible`` when no candidate fits (the smallest memory seen 
 
 from __future__ import annotations
 
-import math
 
 import time
 from dataclasses import dataclass, field, replace
@@ -100,7 +99,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     start = time.perf_counter()
     deadline = None if time_limit_s is None else start + time_limit_s
     dims, cluster = problem.dims, problem.cluster
-    cands = candidates(space, cluster.gpus, cluster.gpus_per_node, dims.layers, dims.batch, math.gcd(dims.heads, dims.kv_heads))
+    cands = candidates(space, cluster.gpus, cluster.gpus_per_node, dims.layers, dims.batch, dims.head_groups)
     capacity = Fraction(cluster.gpu.memory_GiB) * GiB
     eff = efficiency_for(cluster.gpu.name)[0]  # the evaluator's (one per GPU kind)
     floor = compute_floor_s(network_flops(problem.network), cluster.gpus, cluster.gpu.peak_TFLOPS, eff)

@@ -414,3 +414,12 @@ def test_a_zero3_layout_on_the_shipped_cluster(shipped):
     full = evaluate_llm(prob, layout(t=1, p=1, d=1024, rc=FULL, zero=ZeroStage.ZERO3))
     assert not none.fits and full.fits
     assert full.data_comm_s > full.compute_s and full.tensor_comm_s == 0 == full.bubble_s
+
+
+def test_head_groups_is_what_a_tensor_degree_must_divide():
+    """Qwen2-1.5B's 12 heads and 2 KV heads: t must divide 2; LLaMA-3's 32 and 8: 8; GPT (no GQA): the heads."""
+    from explorer.core.llm_problem import TransformerDims
+
+    def dims(heads, kv):
+        return TransformerDims(layers=2, hidden=1536, heads=heads, kv_heads=kv, ffn=8, vocab=8, seq=4, batch=4)
+    assert dims(12, 2).head_groups == 2 and dims(32, 8).head_groups == 8 and dims(96, 96).head_groups == 96

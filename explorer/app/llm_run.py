@@ -7,7 +7,6 @@ micro-batch against the batch) raise ``SpecError`` naming the option before anyt
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 from dataclasses import replace
@@ -31,8 +30,9 @@ def build(req: LlmRequest):
     batch = req.batch if req.batch is not None else src.batch
     if batch is None:
         raise SpecError("--batch", f"{src.source} (a Hugging Face config) gives no training batch: give --batch N")
-    space = space_of(req, cluster.gpus, cluster.gpus_per_node, src.shape.layers, batch, head_groups(src.shape.heads, src.shape.kv))
-    return llm_problem(src.shape, cluster, batch, src.sequence, src.name, src.source), space
+    problem = llm_problem(src.shape, cluster, batch, src.sequence, src.name, src.source)
+    space = space_of(req, cluster.gpus, cluster.gpus_per_node, src.shape.layers, batch, problem.dims.head_groups)
+    return problem, space
 
 
 def with_memory(cluster, memory_GiB: float | None):
@@ -46,15 +46,9 @@ def with_memory(cluster, memory_GiB: float | None):
     return replace(cluster, gpu=gpu)
 
 
-def head_groups(heads: int, kv_heads: int) -> int:
-    """What a tensor degree must divide: the query heads and the key/value heads (grouped-query
-    attention: Megatron splits whole KV groups), i.e. their gcd."""
-    return math.gcd(heads, kv_heads)
-
-
 def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch: int, heads: int) -> LlmSpace:
     """The searched space of a request (SpecError naming --degrees or --micro-batch when it is empty);
-    ``heads``: what the tensor degree must divide (``head_groups``)."""
+    ``heads``: what the tensor degree must divide (``TransformerDims.head_groups``)."""
     given = {"tensor": req.tensor, "pipeline": req.pipeline, "data": req.data}
     if req.layout is LayoutMode.ZERO3 and req.data is None:
         given["data"] = gpus

@@ -12,6 +12,8 @@ re-exports it beside ``parameter_count``, which reads a ``TransformerShape``.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -81,6 +83,12 @@ class TransformerDims:
 
     def __post_init__(self):
         _positive(self, ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq", "batch"))
+
+    @property
+    def head_groups(self) -> int:
+        """What a tensor degree must divide: the query heads and the key/value heads (grouped-query
+        attention: Megatron splits whole KV groups), i.e. their gcd."""
+        return math.gcd(self.heads, self.kv_heads)
 
 
 @dataclass(frozen=True, slots=True)
