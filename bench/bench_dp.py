@@ -12,7 +12,6 @@ process: one pass of the cost tables scoring the all-I plan (``plan_level_units`
 from __future__ import annotations
 
 import argparse
-import time
 
 from explorer.core.array import synthetic_array
 from explorer.core.costs import plan_level_units
@@ -22,6 +21,7 @@ from explorer.core.randnet import random_chain
 from explorer.app.baselines import baseline_plan
 from explorer.core.comm import advance, zero_counts
 from explorer.solvers.dp import chain_level, hierarchical_dp
+from timing import best_of  # bench/timing.py (this folder is on sys.path when run as a script)
 
 
 def python_dp(problem: Problem):
@@ -34,15 +34,6 @@ def python_dp(problem: Problem):
         rows.append(tuple(row))
         counts = advance(counts, row)
     return tuple(rows)
-
-
-def best_of(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main() -> None:

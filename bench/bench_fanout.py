@@ -14,12 +14,12 @@ instead; here it only makes a third level).
 from __future__ import annotations
 
 import argparse
-import time
 
 from explorer.core.fanout import level_amounts, level_amounts_rational
 from explorer.core.network import LayerKind
 from explorer.core.partition import PartitionType as T
 from explorer.frontends import load_model
+from timing import best_of  # bench/timing.py (this folder is on sys.path when run as a script)
 
 MODELS = ["gpt3-1.7b", "gpt3-18.4b", "gpt3-175b", "gpt3-1t", "llama3-8b", "llama3-70b", "llama3-405b"]
 COLUMN = ("c_attn", "mlp_fc", "_q", "_k", "_v", "_gate", "_up")  # column-parallel (III) node names
@@ -29,15 +29,6 @@ def tensor_type(x) -> T:
     if x.kind is LayerKind.EMBEDDING or (not x.is_join and x.name.endswith(COLUMN)):
         return T.III
     return T.II
-
-
-def best_of(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main() -> None:
