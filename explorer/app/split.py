@@ -290,26 +290,12 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     status = Status.LEVEL_OPTIMAL if split is Split.EQUAL or one_point else Status.FEASIBLE
     note = ("no free class of groups (every split is between identical subtrees): the declared space is the equal "
             "split alone, so this is the equal-split plan" if one_point else "")
-    bound = equal_best = solver_wall = claimed = None
     if split is Split.EQUAL or one_point:
-        plan = equal
-    elif split is Split.OPTIMAL and solver is not None:
-        say(f"split: optimal ({solver}, uneven form)")
-        plan, status, bound, solver_wall, claimed = _proven(solver, network, array, space, aspace, time_limit_s, rules)
-    elif split is Split.OPTIMAL:
-        say("split: optimal (search, then the joint solver)")
-        plan, status, bound, equal_best, solver_wall, claimed = _optimal(network, array, space, aspace, equal,
-                                                                          time_limit_s, say, _free_hint(array, grid, free),
-                                                                          rules)
-    elif split is Split.LEVELS:
-        say("split: levels (AccPar's level-by-level DP)")
-        plan = levels_hetero(network, array, space, aspace, rules=rules).plan
-    elif split is Split.SEARCH:
-        say("split: scoring the starting points")
-        plan = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
-                                   progress=_prefixed(say), rules=rules).plan
+        plan, bound, equal_best, solver_wall, claimed = equal, None, None, None, None
     else:
-        plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
+        plan, found, bound, equal_best, solver_wall, claimed = _split_plan(
+            network, array, space, split, aspace, types, time_limit_s, say, _free_hint(array, grid, free), solver, rules)
+        status = status if found is None else found
     base = dict(compared=tuple(compared), layer_names=tuple(L.name for L in network.layers), alpha_space=aspace,
                 class_labels=class_labels(array, aspace), free=free, batch=network.batch, weight_copies=weight_copies,
                 warnings=tuple(w for w in (batch_warning(network.batch, array.accelerators),) if w),
@@ -335,6 +321,29 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                        memory=kind_memory(array, ev.leaf_memory_bytes, memory_GiB), note=note, objective_value=value,
                        objective_bound=bound, violations=tuple(_broken(rules, ev, array, plan)), **base)
 
+
+
+def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, hint, solver, rules):
+    """The plan of a split that is not the equal one: (plan, status or None, bound, equal_best,
+    solver wall, the solver's own value of its plan)."""
+    if split is Split.OPTIMAL and solver is not None:
+        say(f"split: optimal ({solver}, uneven form)")
+        plan, status, bound, wall, claimed = _proven(solver, network, array, space, aspace, time_limit_s, rules)
+        return plan, status, bound, None, wall, claimed
+    if split is Split.OPTIMAL:
+        say("split: optimal (search, then the joint solver)")
+        equal = Plan.even(types)
+        return _optimal(network, array, space, aspace, equal, time_limit_s, say, hint, rules)
+    if split is Split.LEVELS:
+        say("split: levels (AccPar's level-by-level DP)")
+        plan = levels_hetero(network, array, space, aspace, rules=rules).plan
+    elif split is Split.SEARCH:
+        say("split: scoring the starting points")
+        plan = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
+                                   progress=_prefixed(say), rules=rules).plan
+    else:
+        plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
+    return plan, None, None, None, None, None
 
 def _broken(rules: SplitRules, ev, array: ArraySpec, plan: Plan) -> list:
     """Caps, pins and forbids the plan breaks (memory is reported per kind, ``kind_memory``)."""
