@@ -22,13 +22,13 @@ import numpy as np
 
 from explorer.core.array import ArraySpec
 from explorer.core.errors import Refused
-from explorer.core.hetero import AlphaSpace, check_array, check_network
+from explorer.core.uneven import AlphaSpace, check_array, check_network
 from explorer.core.network import Network
 from explorer.core.partition import Space
 from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 
-from .hetero_sp import blocks
+from .uneven_sp import blocks
 from .joint_blocks import _Graph, _PerTermMax
 from .joint_close_chain import _chain_bounds, _descend, _pareto_chain
 from .joint_close_graph import _cut_backward, _pareto_graph
@@ -77,7 +77,7 @@ def _kelley(points: list, Q: int):
     return round(lam.solution_value() * Q), round(mu.solution_value() * Q), z.solution_value()
 
 
-def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
+def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
                  options: JointOptions | None = None, starts: tuple[Plan, ...] = (),
                  types_allowed=None) -> Solution:
     """The best plan found, a proven lower bound, OPTIMAL only when they meet (module docstring).
@@ -217,13 +217,13 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, bes
     return best_bound, best_w, best, plans, fw
 
 
-def accpar_hetero(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> Solution:
+def accpar_uneven(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> Solution:
     """AccPar-style heuristic (``check --uneven``'s "accpar"): one DP over the columns with each
     layer's and edge's cost its busier side (``_PerTermMax``), the plan scored exactly. No bound
-    (FEASIBLE); same scope as ``joint_hetero``."""
+    (FEASIBLE); same scope as ``joint_uneven``."""
     t0 = time.perf_counter()
     check_scope(network, array, aspace)
-    net = _VirtualSource.of(network)  # several sources: as in joint_hetero
+    net = _VirtualSource.of(network)  # several sources: as in joint_uneven
     m = _Model(net, array, space, aspace)
     tables = _Tables(m, _scale(m, 1))
     graph = _Graph(tables, blocks(net))
