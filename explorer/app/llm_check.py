@@ -63,7 +63,8 @@ def _best(r: LlmSearchResult) -> str:
     if r.best is None:
         return "no layout fits"
     c = r.best.candidate
-    return (f"{fmt_seconds(r.best.step_time_s)} (t={c.degrees.tensor} p={c.degrees.pipeline} d={c.degrees.data}, "
+    v = f" v={c.virtual}" if c.virtual > 1 else ""  # interleaved 1F1B: model chunks a stage
+    return (f"{fmt_seconds(r.best.step_time_s)} (t={c.degrees.tensor} p={c.degrees.pipeline}{v} d={c.degrees.data}, "
             f"micro-batch {c.micro_batch}, recompute {c.recompute.value}, ZeRO {c.zero.value})")
 
 
