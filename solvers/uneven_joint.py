@@ -88,6 +88,8 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     t_start = time.perf_counter()
     clock = _Clock(t_start)
     check_scope(network, array, aspace)
+    if _no_type_left(network, array, types_allowed):  # pins and forbids conflict: no plan at all
+        return split_solution("joint", Status.INFEASIBLE, None, None, None, time.perf_counter() - t_start, 0)
     net = _VirtualSource.of(network)
     blks = blocks(net)
     m = _Model(net, array, space, aspace, types_allowed)
@@ -131,6 +133,13 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     return split_solution("joint", status, m.plan(best[1][v0:]), best[0], best[0] if proven else bound,
                           time.perf_counter() - t_start, explored, equal_s, tuple(clock.phases))
+
+
+def _no_type_left(network: Network, array: ArraySpec, types_allowed) -> bool:
+    """Whether the pins and forbids leave some layer no type at some level (the columns of such a
+    layer all cost INF, and a DP over them would return one anyway)."""
+    return types_allowed is not None and any(not types_allowed(h, l) for h in range(array.levels)
+                                             for l in range(len(network.layers)))  # noqa: E741
 
 
 class _Clock:

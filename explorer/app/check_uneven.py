@@ -100,9 +100,12 @@ def _dp_types(name: str, network: Network, array: ArraySpec, space: Space, rules
     c = rules.constraints
     problem = Problem(network, array, space, Objective.TIME, type(c)(pins=c.pins, forbids=c.forbids))
     try:
-        return get_solver("dp")(problem, SolveOptions()).plan
+        plan = get_solver("dp")(problem, SolveOptions()).plan
     except InstanceTooLarge as err:  # the search takes its types from the DP: refused, like the others
         raise Refused(f"{name}: no types from the DP ({str(err).split('; use --solver')[0]})") from None
+    if plan is None:  # the pins and forbids leave some layer no type at some level
+        raise Refused(f"{name}: no equal-split types keep to the pins and forbids (they conflict)")
+    return plan
 
 
 def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules = TIME_ONLY) -> Solution:

@@ -283,7 +283,10 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         raise SpecError("--split", f"search: array {array.name!r} has {len(aspace.free_classes())} free classes of groups, "
                         f"more than {MAX_FREE_CLASSES} (one is searched at a time); use --split proportional or equal")
     say("split: the equal-split DP plans (partition types)")
-    types = _dp_plan(Problem(network, array, space, objective, replace(constraints, caps=())))
+    typed = Problem(network, array, space, objective, replace(constraints, caps=()))
+    types = _dp_plan(typed)
+    if types is None:  # the pins and forbids alone leave some layer no type: nothing to split
+        return _conflict_report(network, array, space, split, grid, free, typed, time.perf_counter() - t0)
     compared = _compared(Problem(network, array, space, Objective.TIME), say)
     equal = Plan.even(types)
     one_point = split in (Split.PROPORTIONAL, Split.SEARCH) and not aspace.free_classes()
@@ -316,11 +319,27 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     time_bound = bound if objective is Objective.TIME else None
     if split is Split.EQUAL or one_point:
         bound = None
-    return SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
-                       wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best,
-                       memory=kind_memory(array, ev.leaf_memory_bytes, memory_GiB), note=note, objective_value=value,
-                       objective_bound=bound, violations=tuple(_broken(rules, ev, array, plan)), **base)
+    report = SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
+                         wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best,
+                         memory=kind_memory(array, ev.leaf_memory_bytes, memory_GiB), note=note, objective_value=value,
+                         objective_bound=bound, violations=tuple(_broken(rules, ev, array, plan)), **base)
+    broken = report.violations or not report.memory_ok  # a rule's plan that breaks a rule: infeasible, as the even DP's
+    return replace(report, status=Status.INFEASIBLE) if broken else report
 
+
+
+def _conflict_report(network, array, space, split, grid, free, typed: Problem, wall_s: float) -> SplitReport:
+    """No types keep to the pins and forbids: infeasible, naming the conflicting rules as the even split does."""
+    from ..solvers.cpsat import explain_infeasible
+
+    conflict = explain_infeasible(typed).get("conflict") or typed.constraints.side_names()
+    aspace = alpha_space(array, alpha_grid(grid), free)
+    return SplitReport(network.name, array.name, space, split, grid, Status.INFEASIBLE, None, None, None, None,
+                       wall_s=wall_s, note="these conflict: " + "; ".join(conflict), compared=(),
+                       layer_names=tuple(L.name for L in network.layers), alpha_space=aspace,
+                       class_labels=class_labels(array, aspace), free=free, batch=network.batch,
+                       weight_copies=typed.constraints.weight_copies, objective=typed.objective,
+                       rules=tuple(typed.constraints.side_names()))
 
 
 def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, hint, solver, rules):
