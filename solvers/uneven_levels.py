@@ -39,6 +39,13 @@ in candidate order (types in the space's order, alphas ascending).
 
 The DP's own cost is computed in floating point (it only ranks candidates); every reported
 number is the evaluator's exact Fraction.
+
+**HyPar's DP is its even case** (``explore --split ... --solver dp``): a level whose declared
+alphas are all 1/2, below levels that split 1/2 everywhere, is solved by ``solvers.dp.dp_level``
+on the even split's integer tables (its c_h; the cost above equals c_h plus a constant there,
+under traffic and under time without overlap), so on an array of one kind the plan is the even
+DP's bit for bit. Under ``--objective traffic`` the cost above drops the compute and counts
+elements: each layer's busiest side, summed.
 """
 
 from __future__ import annotations

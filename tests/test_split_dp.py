@@ -162,6 +162,24 @@ def test_explore_split_takes_every_rule_option(tmp_path, capsys):
     assert code == 0 and r["plan"][0][0] != "I" and r["constraints"]
 
 
+def test_dp_reports_the_cap_its_plan_breaks(tmp_path, capsys):
+    """Caps and memory are not carried by the level DP: its plan is checked and what it breaks
+    reported (PLAN BREAKS, JSON ok false and violations, one line on stderr, exit 1), where brute
+    force proves that no plan keeps to the same cap."""
+    arr = _mix2(tmp_path)
+    args = ["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "2", "--split", "optimal",
+            "--cap", "0=18MB"]
+    code, out, err = run_cli([*args, "--solver", "dp"], capsys)
+    assert code == 1 and "PLAN BREAKS: cap level 0 <= 18 MB (--cap) by 2.827 MB" in out
+    assert err == ("explore: the dp (--split optimal) plan breaks cap level 0 <= 18 MB (--cap) (--split optimal "
+                   "--solver brute, exact or cpsat keeps to caps and pins)\n")
+    code, r, _ = _json([*args, "--solver", "dp", "--format", "json"], capsys)
+    assert code == 1 and r["ok"] is False and r["status"] == "feasible"
+    assert [v["constraint"] for v in r["violations"]] == ["cap level 0 <= 18 MB (--cap)"]
+    code, r, _ = _json([*args, "--solver", "brute", "--format", "json"], capsys)
+    assert code == 1 and r["status"] == "infeasible" and r["plan"] is None
+
+
 @pytest.mark.parametrize("args, text", [
     (["split", "--split", "search", "--solver", "dp"], "--solver: dp: not with --split search"),
     (["--split", "proportional", "--solver", "exact"], "--solver: exact: not with --split proportional"),
@@ -174,6 +192,10 @@ def test_explore_split_takes_every_rule_option(tmp_path, capsys):
     (["split", "--objective", "sideways"], "--objective"),
     (["split", "--split", "optimal", "--cap", "0=1GB"], "--cap: the joint solver of --split optimal"),
     (["--array", "tpu-mix-16", "--split", "optimal", "--solver", "dp", "--cap", "9=1GB"], "--cap"),
+    (["--array", "tpu-mix-16", "--split", "proportional", "--solver", "dp", "--pin", "conv1@9=I"], "--pin"),
+    (["--array", "tpu-mix-16", "--split", "levels", "--solver", "dp", "--forbid", "nosuch=I"], "--forbid"),
+    (["--array", "tpu-mix-16", "--split", "optimal", "--solver", "dp", "--alpha-grid", "0"], "--alpha-grid"),
+    (["--array", "tpu-mix-16", "--split", "optimal", "--solver", "dp", "--workers", "2"], "--workers: not with --split"),
 ])
 def test_bad_rule_options_are_refused_alike(args, text, capsys):
     code, out, err = run_cli(["--model", "lenet-c", *args] if args[0] != "split" else
@@ -190,6 +212,8 @@ def test_the_api_check_and_a_sweep_take_solver_dp(tmp_path):
     assert evaluate_split(load_model("sfc"), load_array(arr), r.plan).step_time_s == r.step_time_s
     with pytest.raises(SpecError, match="solver.*dp: not with --split search"):
         solve("sfc", arr, split="search", solver="dp")
+    with pytest.raises(SpecError, match="--cap"):
+        solve("sfc", arr, split="optimal", solver="dp", caps=["9=1GB"])
     c = check("sfc", arr, space="hypar", split="optimal", alpha_grid=2)
     row = {x.solver: x for x in c.rows}["dp"]
     assert c.agree and row.status == "feasible" and row.step_time_s >= c.optimum_s and row.rescored

@@ -500,12 +500,17 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     if not report.memory_ok:
         over = "; ".join(f"{m.kind} needs {fmt_bytes(m.memory_bytes)} per accelerator, has {float(m.limit_bytes / 2**30):g} GiB"
                          for m in report.memory if not m.ok)
-        click.echo(f"explore: the {report.split} plan does not fit in memory: {over}", err=True)
+        click.echo(f"explore: the {_whose(report.split, solver)} plan does not fit in memory: {over}", err=True)
         sys.exit(1)
     if report.violations:
-        click.echo(f"explore: the {report.split} plan breaks " + "; ".join(v.constraint for v in report.violations)
+        click.echo(f"explore: the {_whose(report.split, solver)} plan breaks " + "; ".join(v.constraint for v in report.violations)
                    + " (--split optimal --solver brute, exact or cpsat keeps to caps and pins)", err=True)
         sys.exit(1)
+
+
+def _whose(split, solver: str | None) -> str:
+    """Whose plan a split run's last line names: the split's ("search"), or the solver's ("dp (--split optimal)")."""
+    return str(split) if solver is None else f"{solver} (--split {split})"
 
 
 class StepProgress:

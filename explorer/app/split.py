@@ -16,8 +16,10 @@ may not hold. ``--grid-only`` declares the grid alone (proportional then moves t
 as a start, and may beat the search and the optimum); for these three the partition types are those
 of the time-optimal equal-split plan of the hierarchical DP in the chosen space. ``optimal``
 chooses types and alphas jointly (``solvers.uneven_joint``: a proof, or the best plan with a
-proven bound and the gap; arrays with one kind per half only). ``levels``: AccPar's hierarchical DP chooses
-every layer's type and alpha level by level (``solvers.uneven_levels``: a heuristic, no proof).
+proven bound and the gap; arrays with one kind per half only). ``levels`` (= ``optimal --solver dp``):
+the level DP, HyPar's DP in its uneven form, chooses every layer's type and alpha level by level
+(``solvers.uneven_levels``: a heuristic, no proof); ``proportional --solver dp``: its types at the
+proportional alphas.
 Every step time is the slowest accelerator's (``core.uneven``).
 Memory: per kind, its most loaded accelerator's footprint under the plan's shares
 (``core.uneven.leaf_footprint_elements``) against the kind's memory_GiB (or ``--memory``); a
