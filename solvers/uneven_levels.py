@@ -39,6 +39,13 @@ in candidate order (types in the space's order, alphas ascending).
 
 The DP's own cost is computed in floating point (it only ranks candidates); every reported
 number is the evaluator's exact Fraction.
+
+**HyPar's DP is its even case** (``explore --split ... --solver dp``): a level whose declared
+alphas are all 1/2, below levels that split 1/2 everywhere, is solved by ``solvers.dp.dp_level``
+on the even split's integer tables (its c_h; the cost above equals c_h plus a constant there,
+under traffic and under time without overlap), so on an array of one kind the plan is the even
+DP's bit for bit. Under ``--objective traffic`` the cost above drops the compute and counts
+elements: each layer's busiest side, summed.
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ import numpy as np
 from explorer.core.array import ArraySpec
 from explorer.core.comm import edge_split, training_flops
 from explorer.core.uneven import (
+    HALF,
     AlphaSpace,
     FreeAlphas,
     alpha_space,
@@ -109,21 +117,24 @@ class _Level:
     # groups (grouped conv) or heads (attention with heads) there); None: other nodes
 
 
-def _level_inputs(network: Network, array: ArraySpec, types, alphas, h: int, aspace: AlphaSpace) -> _Level:
+def _level_inputs(network: Network, array: ArraySpec, types, alphas, h: int, aspace: AlphaSpace,
+                  traffic: bool = False) -> _Level:
+    """``traffic``: the level's cost counts elements sent (no compute, one unit per element)."""
     H = array.levels
     peaks = array.leaf_peaks_TFLOPS()
     n = 2 ** (H - h)
     G = 2**h
     inv = np.array([[1 / float(sum(peaks[g * n + s * n // 2: g * n + (s + 1) * n // 2]) * 10**12) for s in (0, 1)]
                     for g in range(G)])
-    per_elem = float(array.dtype_bytes / array.bandwidth_Bps(h))
+    per_elem = 1.0 if traffic else float(array.dtype_bytes / array.bandwidth_Bps(h))
     partial = Plan(tuple(types), tuple(alphas))
     b = network.batch
     flops, intra, relayout, counts = [], [], [], []
     for l, layer in enumerate(network.layers):  # noqa: E741
         shares = [group_shares(partial, h, g, l, layer) for g in range(G)]
         f = training_flops(layer, b)
-        flops.append(np.array([float(f * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O] * s[Dim.G]) for s in shares]))
+        flops.append(np.array([0.0 if traffic else float(f * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O] * s[Dim.G])
+                               for s in shares]))
         whole = (layer.input_elements(b), layer.weight_elements(), layer.output_elements(b))
         intra.append({} if layer.is_join else {
             t: np.array([_intra(layer, t, whole, s) * per_elem for s in shares])
@@ -131,7 +142,7 @@ def _level_inputs(network: Network, array: ArraySpec, types, alphas, h: int, asp
         relayout.append(np.array([float(whole[0] * size_share(s, Size.F_IN)) * per_elem for s in shares]))
         units = split_units(layer)
         counts.append(None if units is None else (units[1], [units[0] * s[units[1]] for s in shares]))
-    return _Level(h, aspace.group_class[h], inv, flops, intra, relayout, array.overlap, counts)
+    return _Level(h, aspace.group_class[h], inv, flops, intra, relayout, array.overlap and not traffic, counts)
 
 
 def _intra(layer, t: PartitionType, whole, s) -> float:
@@ -259,6 +270,10 @@ def _solve_block(network: Network, lv: _Level, cands: list[list[Candidate]], coe
     """The candidate of every node minimising the level cost, that cost and the cells computed
     (frontier elimination; the caller checks ``_fits`` first)."""
     N = len(network.layers)
+    if not all(cands):
+        n = next(n for n in range(N) if not cands[n])
+        raise Refused(f"levels (uneven splits): node {network.layers[n].name!r} has no candidate at level {lv.h} "
+                      "(its allowed types split its groups or heads into fractions at every declared alpha)")
     arrays = [_node_arrays(lv, n, cands[n], coef) for n in range(N)]
     in_edges, last_use = _graph(network)
     G = len(lv.group_class)
@@ -380,29 +395,73 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
 
 
 def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
-                  free: FreeAlphas = FreeAlphas.UNLIKE, rules: SplitRules = TIME_ONLY) -> Solution:
-    """AccPar's hierarchical DP (module docstring): a plan in the declared alpha space, scored by
-    the evaluator; status FEASIBLE (a heuristic: no bound). ``alphas``: a grid or an AlphaSpace.
-    ``rules``: the types pins and forbids allow (caps and memory are the caller's to check; the
-    DP's level cost is a step time, so the traffic objective is refused)."""
-    if rules.objective is not Objective.TIME:
-        raise Refused("levels (uneven splits): AccPar's level DP minimises the step time, not traffic; "
-                      "use --split search or --split optimal --solver brute, exact or cpsat")
+                  free: FreeAlphas = FreeAlphas.UNLIKE, rules: SplitRules = TIME_ONLY, name: str = "levels") -> Solution:
+    """The level-by-level DP (module docstring): a plan in the declared alpha space, scored by the
+    evaluator. ``alphas``: a grid or an AlphaSpace. ``rules``: the objective (time: AccPar's level
+    cost; traffic: each layer's busiest side, no compute) and the types pins and forbids allow
+    (caps and memory are the caller's to check). A level whose declared alphas are all 1/2, below
+    levels that split 1/2 everywhere, is HyPar's level (``solvers.dp.dp_level``: the even split's
+    integer tables and tie-breaking, where the level DP's cost equals c_h: traffic, or time without
+    overlap), so on an array of one kind the plan is the even DP's bit for bit. Status
+    LEVEL_OPTIMAL when every level was such a level (as the even DP), else FEASIBLE (no bound)."""
     t0 = time.perf_counter()
     check_array(array)
     check_network(network)
     aspace = alphas if isinstance(alphas, AlphaSpace) else alpha_space(array, alphas, free)
-    values = aspace.values()
-    coef = _Coefficients(values)
+    coef = _Coefficients(aspace.values())
+    traffic = rules.objective is Objective.TRAFFIC
+    even = _EvenLevels(network, array, space, rules) if traffic or not array.overlap else None
     types, group_alphas = [], []
-    cells = 0
+    cells, exact = 0, 0
     for h in range(array.levels):
-        lv = _level_inputs(network, array, types, group_alphas, h, aspace)
+        row = even.level(h, aspace, group_alphas) if even is not None else None
+        if row is not None:
+            exact += 1
+            types.append(row)
+            group_alphas.append(tuple((HALF,) * len(row) for _ in aspace.group_class[h]))
+            continue
+        lv = _level_inputs(network, array, types, group_alphas, h, aspace, traffic)
         chosen, _, used, _ = _solve_level(network, space, aspace, lv, _start_row(array, aspace, h), coef, rules)
         cells += used
         types.append(tuple(t for t, _ in chosen))
         group_alphas.append(tuple(tuple(row[c] for _, row in chosen) for c in aspace.group_class[h]))
     plan = Plan(tuple(types), tuple(group_alphas))
-    step = evaluate_split(network, array, plan, rules.weight_copies).step_time_s
-    return split_solution("levels", Status.FEASIBLE, plan, step, None, time.perf_counter() - t0, cells)
+    ev = evaluate_split(network, array, plan, rules.weight_copies)
+    status = Status.LEVEL_OPTIMAL if exact == array.levels else Status.FEASIBLE
+    return split_solution(name, status, plan, rules.value(ev), None, time.perf_counter() - t0, cells,
+                          objective=rules.objective)
 
+
+class _EvenLevels:
+    """The even DP's levels (``solvers.dp.dp_level``) inside the level-by-level DP: its problem (the
+    run's pins and forbids), the counts of the levels above, and which levels are too wide for it."""
+
+    def __init__(self, network: Network, array: ArraySpec, space: Space, rules: SplitRules):
+        from explorer.core.constraints import Constraints
+        from explorer.core.comm import zero_counts
+        from explorer.core.problem import Problem
+
+        from .dp import wide_levels
+
+        c = rules.constraints
+        self.problem = Problem(network, array, space, rules.objective, Constraints(pins=c.pins, forbids=c.forbids))
+        self.chain = network.is_chain
+        self.wide = set() if self.chain else set(wide_levels(self.problem))
+        self.counts = zero_counts(len(network.layers))
+
+    def level(self, h: int, aspace: AlphaSpace, above) -> tuple | None:
+        """Level h by the even DP, or None where it does not apply (a split above that is not 1/2,
+        a declared alpha that is not 1/2 at this level, a frontier too wide)."""
+        from explorer.core.comm import advance
+
+        from .dp import NoPlan, dp_level
+
+        halves = all(a == HALF for level in above for row in level for a in row)
+        if not halves or h in self.wide or any(aspace.choices(h, c) != (HALF,) for c in range(len(aspace.class_free[h]))):
+            return None
+        try:
+            row, _ = dp_level(self.problem, h, self.counts, self.chain)
+        except NoPlan as err:
+            raise Refused(f"levels (uneven splits): {err}") from None
+        self.counts = advance(self.counts, row)
+        return tuple(row)

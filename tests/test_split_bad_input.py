@@ -70,7 +70,8 @@ def test_the_api_refuses_bad_split_arguments():
 
 def test_a_split_policy_on_one_kind_is_the_even_split_with_every_method():
     """An array of one kind: every policy is the even split (every alpha 1/2); the heuristics give
-    the DP's plan, the proven optimal split the exact joint even-split optimum of the step time."""
+    the DP's plan, the proven optimal split the exact joint even-split optimum of the step time; the
+    level DP (solver dp) is the even DP there."""
     from explorer.api import solve
     from explorer.core.evaluate import evaluate
     from explorer.frontends import load_array, load_model
@@ -81,8 +82,9 @@ def test_a_split_policy_on_one_kind_is_the_even_split_with_every_method():
 
     dp = evaluate(net, arr, Space.HYPAR, solve(net, arr, objective="time").plan).step_time_s
     best = evaluate(net, arr, Space.HYPAR, solve(net, arr, objective="time", solver="exact").plan).step_time_s
-    for split, solver, want in (("equal", "dp", dp), ("proportional", "dp", dp), ("search", "dp", dp),
-                                ("optimal", "dp", best), ("optimal", "exact", best), ("optimal", "cpsat", best)):
+    for split, solver, want in (("equal", None, dp), ("proportional", None, dp), ("search", None, dp),
+                                ("optimal", None, best), ("optimal", "exact", best), ("optimal", "cpsat", best),
+                                ("equal", "dp", dp), ("proportional", "dp", dp), ("optimal", "dp", dp), ("levels", "dp", dp)):
         r = solve(net, arr, split=split, solver=solver)
         assert r.step_time_s == want, (split, solver)
         assert all(a == F(1, 2) for level in r.plan.alphas for row in level for a in row), split

@@ -4,7 +4,8 @@ Each solver that applies runs on the same declared alpha space (``core.uneven.al
 brute force (tiny cases), the exact Pareto DP (chains, tiny), CP-SAT (chains, small), the joint
 solver (``solvers.uneven_joint``: arrays with one kind per half), the AccPar-style DP (each
 layer's and edge's busier side summed: a heuristic, same scope), AccPar's hierarchical DP
-(``solvers.uneven_levels``: level by level, any mix; a heuristic) and the level-by-level search
+(``solvers.uneven_levels``: level by level, any mix; a heuristic; the row ``dp``, as ``explore
+--split optimal --solver dp``; ``levels`` is the same solver under its split's name) and the level-by-level search
 from the hierarchical DP's types, started at the better of the equal and the proportional split
 (``split.search_start``, as ``explore split --split search``: a heuristic, no bound), and the
 proportional split itself (a rule, on the DP's types; it must not beat a proven optimum, and the
@@ -48,7 +49,8 @@ from ..solvers.uneven_levels import levels_uneven
 from .results import SCHEMA_VERSION, exact_number
 from .split import search_start
 
-UNEVEN_CHECK_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "levels", "search", "proportional")
+UNEVEN_CHECK_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "dp", "search", "proportional")  # by default
+UNEVEN_CHECK_NAMES = (*UNEVEN_CHECK_SOLVERS, "levels")  # levels: dp's uneven form under its split's name
 
 
 @dataclass(frozen=True)
@@ -148,8 +150,8 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         if rules.side_constrained:
             raise Refused("accpar: no side constraints")
         return accpar_uneven(network, array, space, aspace)
-    if name == "levels":
-        return levels_uneven(network, array, space, aspace, rules=rules)
+    if name in ("dp", "levels"):  # the level-by-level DP (explore --split optimal --solver dp, --split levels)
+        return levels_uneven(network, array, space, aspace, rules=rules, name=name)
     if name == "proportional":
         return _proportional(network, array, space, aspace, rules)
     return _search(network, array, space, aspace, rules)

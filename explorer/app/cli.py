@@ -37,17 +37,32 @@ def _keep_seq(ctx, _param, value):
     return value
 
 
+def objective_levels_options(fn):
+    """--objective and --levels: every command that builds a problem (``problem_options``) and ``explore split``."""
+    decorators = [
+        click.option("--objective", type=click.Choice([o.value for o in Objective]), default="traffic", help="traffic (the default): sum_h 2^h c_h; time: sum_h c_h*dtype/b_h (b_h: the array's time model). With --split (and in 'explore split') the default is time (the slowest accelerator); traffic: c_h is a level's busiest side."),
+        click.option("--levels", type=int, default=None, help="Override the array's number of levels H (2^H accelerators)."),
+    ]
+    for d in reversed(decorators):
+        fn = d(fn)
+    return fn
+
+
+def solver_option(fn):
+    """--solver: ``explore`` and ``explore split`` (with a split: the uneven form of the solver, ``app.split.check_split_solver``)."""
+    return click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", help="dp (the default): HyPar's hierarchical DP; cpsat: proven joint optimum; exact: joint DP over type vectors (chains); brute: enumeration (tiny nets). With --split: optimal takes brute, exact, cpsat (their uneven forms: proofs) or dp (the level DP: types and alphas level by level, no proof; without --solver: the joint solver); equal, proportional and levels take dp (proportional: the level DP chooses the types at the proportional alphas).")(fn)
+
+
 def problem_options(fn):
     """Options shared by every command that builds a problem."""
     decorators = [
         click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML, an ONNX model or a Hugging Face config.json."),
         click.option("--array", "array", default=DEFAULT_ARRAY, show_default=True, help="Shipped array name or path to an array YAML."),
         click.option("--space", type=click.Choice([s.value for s in Space]), default="hypar", show_default=True, help="Partition types: " + ", ".join(f"{s} = {{{', '.join(map(str, s.types))}}}" for s in Space) + "."),
-        click.option("--objective", type=click.Choice([o.value for o in Objective]), default="traffic", show_default=True, help="traffic: sum_h 2^h c_h; time: sum_h c_h*dtype/b_h (b_h: the array's time model)."),
+        objective_levels_options,
         click.option("--batch", type=int, default=None, help="Override the network's batch size."),
         click.option("--seq", type=int, default=None, expose_value=False, callback=_keep_seq,
                      help="Sequence length: fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence."),
-        click.option("--levels", type=int, default=None, help="Override the array's number of levels H (2^H accelerators)."),
         click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object."),
         click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout; a symlink is written through, a device or FIFO written into, a regular file replaced atomically keeping its mode)."),
     ]
@@ -80,12 +95,6 @@ MODEL_SUFFIXES = ("pb", "txt", "pbtxt")  # CP-SAT writes text when the name ends
 def _check_time_limit(ctx, param, value):
     if value is not None and not (math.isfinite(value) and value > 0):
         raise click.BadParameter(f"must be a finite number of seconds > 0, got {value}")
-    return value
-
-
-def _check_finite(ctx, param, value):
-    if value is not None and not math.isfinite(value):  # FloatRange lets nan through
-        raise click.BadParameter(f"must be a finite number, got {value}")
     return value
 
 
@@ -146,10 +155,10 @@ def progress(msg: str) -> None:
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @problem_options
-@click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", show_default=True, help="dp: HyPar's hierarchical DP; cpsat: proven joint optimum; exact: joint DP over type vectors (chains); brute: enumeration (tiny nets).")
+@solver_option
 @constraint_options
 @solver_options
-@click.option("--split", "split", type=click.Choice(SPLITS), default=None, help="Split fractions between the two subgroups of every group (arrays of kinds): " + SPLIT_HELP + " Takes --objective (time by default), --cap (on a level's busiest side), --memory (per kind), --pin, --forbid and --constraints: --solver brute, exact and cpsat keep to them, the other splits report what they break. Without --split every split is 1/2 (the even split); 'explore split' is the same with its own defaults.")
+@click.option("--split", "split", type=click.Choice(SPLITS), default=None, help="Split fractions between the two subgroups of every group (arrays of kinds): " + SPLIT_HELP + " Takes --objective (time by default), --cap (on a level's busiest side), --memory (per kind), --pin, --forbid and --constraints: --solver brute, exact and cpsat keep to them, the other splits (and --solver dp) keep pins and forbids and report a cap or memory limit they break. Without --split every split is 1/2 (the even split); 'explore split' is the same with its own defaults.")
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --split: alphas searched are multiples of 1/N, and each free class's proportional ratio.")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --split: which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
 @click.option("--grid-only", is_flag=True, help="With --split: free classes choose from the multiples of 1/N alone (without their proportional ratio).")
@@ -189,12 +198,6 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
         if refused:
             raise InputError(f"{refused[0]}: not with --split (an option of the even split's CP-SAT model; "
                              "--split optimal --solver cpsat builds its own)")
-        if memory_GiB is not None and not (math.isfinite(memory_GiB) and 0 < memory_GiB <= 1e15):
-            raise InputError(f"--memory: must be a finite number of GiB in (0, 1e15], got {memory_GiB}")
-        if weight_copies is not None and not 0 <= weight_copies <= 16:
-            raise InputError(f"--weight-copies: must be between 0 and 16 with --split, got {weight_copies}")
-        if time_limit is not None and time_limit < 0.1:
-            raise InputError(f"--time-limit: must be at least 0.1 s with --split, got {time_limit}")
         run_split(model, array, space, split, grid, free, grid_only, 10.0 if time_limit is None else time_limit,
                   memory_GiB, weight_copies, batch, ctx.meta.get("seq"), fmt, output,
                   solver if "--solver" in given else None,
@@ -282,14 +285,14 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
                      grid_only: bool = False, side: dict | None = None) -> None:
     """The CLI's ``check --uneven`` (exit 0 when the solvers agree, 1 otherwise, 2 on bad input)."""
     from .. import api
-    from .check_uneven import UNEVEN_CHECK_SOLVERS, render_check_uneven
+    from .check_uneven import UNEVEN_CHECK_NAMES, UNEVEN_CHECK_SOLVERS, render_check_uneven
 
     if click.get_current_context().get_parameter_source("solver_list").name == "DEFAULT":
         names = UNEVEN_CHECK_SOLVERS
-    unknown = [n for n in names if n not in UNEVEN_CHECK_SOLVERS]
+    unknown = [n for n in names if n not in UNEVEN_CHECK_NAMES]
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} with --uneven "
-                         f"(choose from {', '.join(UNEVEN_CHECK_SOLVERS)})")
+                         f"(choose from {', '.join(UNEVEN_CHECK_NAMES)})")
     report = api.check(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
                        solvers=names, time_limit=time_limit, split="optimal", alpha_grid=grid, free=free,
                        grid_only=grid_only, **(side or {}))
@@ -313,7 +316,7 @@ def _given_options(ctx: click.Context) -> set[str]:
 @constraint_options
 @solver_options
 @click.option("--solvers", "solver_list", default="exact,cpsat,brute", show_default=True, help="Comma-separated joint solvers to run and compare.")
-@click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, levels, search and the proportional split (explorer/app/check_uneven.py) on the step time, under --cap, --pin, --forbid, --constraints and --memory where given.")
+@click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, dp (the level DP, as --split optimal --solver dp), search and the proportional split (explorer/app/check_uneven.py) on the step time, under --cap, --pin, --forbid, --constraints and --memory where given.")
 @click.option("--split", "split", default=None, metavar="optimal", help="--split optimal: the same as --uneven (the solvers that prove the optimal split, compared); the other splits are heuristics, not checked.")
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --uneven: which classes of groups choose alpha.")
@@ -430,26 +433,33 @@ def list_cmd(fmt):
 @click.option("--grid-only", is_flag=True, help="Free classes choose from the multiples of 1/N alone (without their proportional ratio).")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="Which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
 @click.option("--time-limit", "split_limit", type=click.FloatRange(min=0.1), default=10.0, show_default=True, callback=_check_time_limit, help="Seconds for --split optimal, a finite number >= 0.1; then the best plan, a proven bound and the gap.")
-@click.option("--memory", "memory_GiB", type=click.FloatRange(min=0, min_open=True, max=1e15), default=None, callback=_check_finite, metavar="GiB", help="Per-accelerator memory limit of every kind (overrides each kind's memory_GiB).")
-@click.option("--weight-copies", type=click.IntRange(min=0, max=16), default=0, show_default=True, help="Extra weight-sized buffers per layer in memory (1 momentum, 2 Adam).")
+@objective_levels_options
+@solver_option
+@constraint_options
 @click.option("--batch", type=int, default=None, help="Override the network's batch size.")
 @click.option("--seq", type=int, default=None, help="Sequence length: fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object.")
 @click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout.")
-@click.option("--solver", "solver", type=click.Choice(["brute", "exact", "cpsat"]), default=None, help="With --split optimal: prove the optimum with the uneven form of this solver (small instances; exact and cpsat: chains) instead of the joint solver.")
+@click.pass_context
 @fail_on_bad_input
-def split_cmd(model, array, space, split, grid, free, grid_only, split_limit, memory_GiB, weight_copies, batch, seq, fmt, output,
-              solver):
+def split_cmd(ctx, model, array, space, split, grid, free, grid_only, split_limit, objective, levels, solver, caps, memory_GiB,
+              weight_copies, pins, forbids, constraints_file, batch, seq, fmt, output):
     """Uneven splits on an array of accelerator kinds (AccPar): the step time of the slowest
     accelerator, alpha per level, the two top groups' times, each kind's memory, and speedups
-    over data parallelism, the trick and HyPar's plan, each with an equal split. Objective: step
-    time. Exit status: 0; 1 when the plan breaks a kind's memory; 2 on bad input; 130 on Ctrl-C."""
+    over data parallelism, the trick and HyPar's plan, each with an equal split. The same run as
+    'explore --split' with this command's defaults (tpu-mix-16, accpar, search), and the same
+    rule options (--objective: time unless given; --cap, --memory, --pin, --forbid, --constraints,
+    --levels; --solver). Exit status: 0; 1 when the plan breaks a kind's memory or a rule (or no
+    plan keeps to them); 2 on bad input; 130 on Ctrl-C."""
+    given = _given_options(ctx)
     run_split(model, array, space, split, grid, free, grid_only, split_limit, memory_GiB, weight_copies, batch, seq, fmt,
-              output, solver)
+              output, solver if "--solver" in given else None,
+              SplitConstraints(objective if "--objective" in given else "time", levels, caps, pins, forbids,
+                               constraints_file))
 
 
 class SplitConstraints(NamedTuple):
-    """``explore --split``'s options besides the split's own (``explore split`` takes none of them)."""
+    """The rule options of a split run besides the split's own (``explore --split`` and ``explore split``)."""
 
     objective: str = "time"
     levels: int | None = None
@@ -467,6 +477,12 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     from .request import split_problem
     from .split import Split, check_split_solver, render_split
 
+    if memory_GiB is not None and not (math.isfinite(memory_GiB) and 0 < memory_GiB <= 1e15):
+        raise InputError(f"--memory: must be a finite number of GiB in (0, 1e15], got {memory_GiB}")
+    if weight_copies is not None and not 0 <= weight_copies <= 16:
+        raise InputError(f"--weight-copies: must be between 0 and 16 with --split, got {weight_copies}")
+    if time_limit < 0.1:
+        raise InputError(f"--time-limit: must be at least 0.1 s with --split, got {time_limit}")
     check_not_empty(model=model, array=array, output=output, constraints=more.constraints_file)
     check_destinations(output, None, (), {"--model": model, "--array": array, "--constraints": more.constraints_file})
     check_split_solver(Split(split), solver)  # before any loading
@@ -484,12 +500,17 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     if not report.memory_ok:
         over = "; ".join(f"{m.kind} needs {fmt_bytes(m.memory_bytes)} per accelerator, has {float(m.limit_bytes / 2**30):g} GiB"
                          for m in report.memory if not m.ok)
-        click.echo(f"explore: the {report.split} plan does not fit in memory: {over}", err=True)
+        click.echo(f"explore: the {_whose(report.split, solver)} plan does not fit in memory: {over}", err=True)
         sys.exit(1)
     if report.violations:
-        click.echo(f"explore: the {report.split} plan breaks " + "; ".join(v.constraint for v in report.violations)
+        click.echo(f"explore: the {_whose(report.split, solver)} plan breaks " + "; ".join(v.constraint for v in report.violations)
                    + " (--split optimal --solver brute, exact or cpsat keeps to caps and pins)", err=True)
         sys.exit(1)
+
+
+def _whose(split, solver: str | None) -> str:
+    """Whose plan a split run's last line names: the split's ("search"), or the solver's ("dp (--split optimal)")."""
+    return str(split) if solver is None else f"{solver} (--split {split})"
 
 
 class StepProgress:

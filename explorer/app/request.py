@@ -113,7 +113,7 @@ def solve(
     *,
     space: str | Space = "hypar",
     objective: str | Objective | None = None,
-    solver: str = "dp",
+    solver: str | None = None,
     batch: int | None = None,
     levels: int | None = None,
     seq: int | None = None,
@@ -137,7 +137,7 @@ def solve(
 
     Arguments mirror ``explore``'s options: ``space`` hypar ({I, II}) or accpar ({I, II, III});
     ``objective`` traffic (sum_h 2^h c_h, elements) or time (sum_h c_h*dtype/bw_h, seconds);
-    ``solver`` dp, cpsat, exact or brute; ``batch`` and ``levels`` override the network's and
+    ``solver`` dp (the default), cpsat, exact or brute; ``batch`` and ``levels`` override the network's and
     the array's; ``seq`` fills an ONNX model's symbolic sequence (or overrides a YAML spec's);
     ``caps`` are "LEVEL=AMOUNT" strings (["3=55MB", "2=5ms"]) or a mapping ({3: "55MB"}); ``pins``
     "LAYER@LEVEL=TYPE"; ``forbids`` "LAYER=TYPE"; ``constraints`` a constraints YAML file;
@@ -156,7 +156,10 @@ def solve(
     busiest sides); caps bind on the busiest side of a level, memory is per kind (``memory_GiB``:
     one limit for every kind), pins, forbids and constraints as without ``split``; ``solver`` brute,
     exact or cpsat with ``split="optimal"`` proves the optimum under all of them with that solver's
-    uneven form (default: the joint solver: step time, no caps, pins or forbids).
+    uneven form (default: the joint solver: step time, no caps; pins and forbids); ``solver="dp"``
+    runs the level DP (``split`` optimal or levels: types and alphas; proportional: the types at
+    the proportional alphas; equal: the even DP), keeping pins and forbids, reporting what else
+    its plan breaks (no proof).
     """
     check_solve_args(time_limit, workers, seed, dump_model, progress)
     if split is not None:
@@ -164,8 +167,9 @@ def solve(
         return solve_split(model, array, split, space=space, batch=batch, seq=seq, memory_GiB=memory_GiB,
                            weight_copies=weight_copies, time_limit=time_limit, alpha_grid=alpha_grid, free=free,
                            grid_only=grid_only, progress=progress, refused=[k for k, v in others.items() if v],
-                           solver=None if solver == "dp" else solver, objective=objective, levels=levels, caps=caps,
+                           solver=solver, objective=objective, levels=levels, caps=caps,
                            pins=pins, forbids=forbids, constraints=constraints)
+    solver = "dp" if solver is None else solver
     if solver not in REGISTRY:
         raise SpecError("solver", f"unknown solver {shown(solver)} (choose from {', '.join(REGISTRY)})")
     problem = build_problem(model, array, space=space, objective="traffic" if objective is None else objective, batch=batch,
@@ -245,7 +249,7 @@ def check_split(model: ModelRef, array: ArrayRef, split: Any, *, space: str | Sp
     constraints file: every kind's; without one no solver is held to the kinds' memory)."""
     from ..core.uneven import FreeAlphas, check_array, check_network
     from ..core.split_rules import SplitRules, leaf_memory_limits
-    from .check_uneven import UNEVEN_CHECK_SOLVERS, check_uneven
+    from .check_uneven import UNEVEN_CHECK_NAMES, UNEVEN_CHECK_SOLVERS, check_uneven
 
     refused = list(refused)
     if refused:
@@ -256,10 +260,10 @@ def check_split(model: ModelRef, array: ArrayRef, split: Any, *, space: str | Sp
         raise SpecError("objective", "check with split compares step times: objective time only")
     fr = _alpha_args(alpha_grid, free)
     names = UNEVEN_CHECK_SOLVERS if solvers is None else tuple(dict.fromkeys(solvers))
-    unknown = [n for n in names if n not in UNEVEN_CHECK_SOLVERS]
+    unknown = [n for n in names if n not in UNEVEN_CHECK_NAMES]
     if unknown or not names:
         raise SpecError("solvers", f"unknown solver {shown(unknown[0]) if unknown else '(none)'} with split "
-                                   f"(choose from {', '.join(UNEVEN_CHECK_SOLVERS)})")
+                                   f"(choose from {', '.join(UNEVEN_CHECK_NAMES)})")
     problem = build_problem(model, array, space=space, objective="time", batch=batch, seq=seq, levels=levels, caps=caps,
                             memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
                             constraints=constraints)

@@ -16,8 +16,10 @@ may not hold. ``--grid-only`` declares the grid alone (proportional then moves t
 as a start, and may beat the search and the optimum); for these three the partition types are those
 of the time-optimal equal-split plan of the hierarchical DP in the chosen space. ``optimal``
 chooses types and alphas jointly (``solvers.uneven_joint``: a proof, or the best plan with a
-proven bound and the gap; arrays with one kind per half only). ``levels``: AccPar's hierarchical DP chooses
-every layer's type and alpha level by level (``solvers.uneven_levels``: a heuristic, no proof).
+proven bound and the gap; arrays with one kind per half only). ``levels`` (= ``optimal --solver dp``):
+the level DP, HyPar's DP in its uneven form, chooses every layer's type and alpha level by level
+(``solvers.uneven_levels``: a heuristic, no proof); ``proportional --solver dp``: its types at the
+proportional alphas.
 Every step time is the slowest accelerator's (``core.uneven``).
 Memory: per kind, its most loaded accelerator's footprint under the plan's shares
 (``core.uneven.leaf_footprint_elements``) against the kind's memory_GiB (or ``--memory``); a
@@ -266,7 +268,9 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     """One ``explore split`` run on any mix of kinds (module docstring). ``progress(step, done=None,
     total=None)`` names each step as it starts (and counts the search's evaluations). ``solver``
     (``explore --split optimal --solver``): brute, exact or cpsat prove the optimum over the same
-    declared space with the uneven form of that solver (small instances); None: the joint solver.
+    declared space with the uneven form of that solver (small instances), dp runs the level DP
+    (no proof; with ``proportional`` it chooses the types at the proportional alphas); None: the
+    joint solver (optimal), the even DP's types (the other splits).
     ``objective`` and ``constraints`` (pins, forbids, caps; its memory is ``memory_GiB``, None: each
     kind's own) are the even split's, read on split plans (``core.split_rules``)."""
     import time
@@ -345,9 +349,10 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
 def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, hint, solver, rules):
     """The plan of a split that is not the equal one: (plan, status or None, bound, equal_best,
     solver wall, the solver's own value of its plan)."""
-    if split is Split.OPTIMAL and solver is not None:
-        say(f"split: optimal ({solver}, uneven form)")
-        plan, status, bound, wall, claimed = _proven(solver, network, array, space, aspace, time_limit_s, rules)
+    if solver is not None:  # optimal (brute, exact, cpsat, dp), levels or proportional (dp)
+        alphas = proportional_space(array, aspace) if split is Split.PROPORTIONAL else aspace
+        say(f"split: {split} ({solver}, uneven form)")
+        plan, status, bound, wall, claimed = _by_solver(solver, network, array, space, alphas, time_limit_s, rules)
         return plan, status, bound, None, wall, claimed
     if split is Split.OPTIMAL:
         say("split: optimal (search, then the joint solver)")
@@ -364,6 +369,12 @@ def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, 
         plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
     return plan, None, None, None, None, None
 
+
+def proportional_space(array: ArraySpec, aspace: AlphaSpace) -> AlphaSpace:
+    """The proportional split as an alpha space: each free class's proportional ratio alone (the
+    others 1/2), so that the level DP (``--split proportional --solver dp``) chooses the types only."""
+    return alpha_space(array, (), aspace.free, proportional=True)
+
 def _broken(rules: SplitRules, ev, array: ArraySpec, plan: Plan) -> list:
     """Caps, pins and forbids the plan breaks (memory is reported per kind, ``kind_memory``)."""
     return replace(rules, leaf_memory_bytes=None).violations(ev, array, plan) if rules.side_constrained else []
@@ -372,18 +383,15 @@ def _broken(rules: SplitRules, ev, array: ArraySpec, plan: Plan) -> list:
 def check_split_rules(split: Split, solver: str | None, rules: SplitRules) -> None:
     """SpecError where a split method does not take the run's objective or side constraints: the
     joint solver (``--split optimal`` without ``--solver``) minimises the step time with no caps
-    (pins and forbids it takes); AccPar's level DP (``levels``) minimises the step time."""
+    (pins and forbids it takes)."""
     c = rules.constraints
     if split is Split.OPTIMAL and solver is None:
         given = [("--objective", "traffic: ")] * (rules.objective is not Objective.TIME) + [("--cap", "")] * bool(c.caps)
         if given:
             flag, head = given[0]
             raise SpecError(flag, f"{head}the joint solver of --split optimal minimises the step time with no caps "
-                            "(it takes pins and forbids); add --solver brute, exact or cpsat (small chains), or use "
-                            "--split search")
-    if split is Split.LEVELS and rules.objective is not Objective.TIME:
-        raise SpecError("--objective", "traffic: --split levels is AccPar's level DP of the step time; use --split "
-                        "search, or optimal with --solver brute, exact or cpsat")
+                            "(it takes pins and forbids); add --solver brute, exact or cpsat (small chains), dp (the "
+                            "level DP, no proof), or use --split search")
 
 
 def _compared(problem: Problem, say) -> list[tuple[str, Fraction]]:
@@ -488,24 +496,34 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     return sol.plan, sol.status, sol.bound_s, sol.equal_best_s, sol.wall_s, sol.step_time_s
 
 
-PROVING_SOLVERS = ("brute", "exact", "cpsat")  # solvers with an uneven form that --split optimal takes
+PROVING_SOLVERS = ("brute", "exact", "cpsat")  # solvers with an uneven form that proves the optimum
+SPLIT_SOLVERS = (*PROVING_SOLVERS, "dp")  # every solver with an uneven form (--split ... --solver)
+DP_SPLITS = (Split.EQUAL, Split.PROPORTIONAL, Split.OPTIMAL, Split.LEVELS)  # the splits --solver dp takes
 
 
 def check_split_solver(split: Split, solver: str | None) -> None:
-    """SpecError naming --solver unless it fits the split: brute, exact or cpsat with optimal only."""
+    """SpecError naming --solver unless it fits the split: brute, exact or cpsat with optimal only;
+    dp (the level DP) with equal (the even DP itself), proportional (the level DP chooses the types
+    at the proportional alphas), optimal and levels (types and alphas, level by level)."""
     if solver is None:
         return
-    if split is not Split.OPTIMAL or solver not in PROVING_SOLVERS:
+    if solver == "dp" and split in DP_SPLITS:
+        return
+    if split is not Split.OPTIMAL or solver not in SPLIT_SOLVERS:
         raise SpecError("--solver", f"{solver}: not with --split {split}; --split optimal takes --solver "
-                                    f"{', '.join(PROVING_SOLVERS)} (their uneven forms, small instances) or, without "
-                                    "--solver, the joint solver; --split levels is the DP's uneven form")
+                                    f"{', '.join(PROVING_SOLVERS)} (their uneven forms, small instances), dp (the level "
+                                    "DP, no proof) or, without --solver, the joint solver; --split equal, proportional "
+                                    "and levels take --solver dp")
 
 
-def _proven(solver: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-            rules: SplitRules):
-    """``--split optimal --solver brute|exact|cpsat``: the uneven form of that solver over the declared
-    space under ``rules`` (caps, memory, pins and forbids kept to); Refused (one line) where it does
-    not apply. (plan or None, status, bound, wall, its own objective value)."""
+def _by_solver(solver: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
+               rules: SplitRules):
+    """``--split optimal --solver brute|exact|cpsat|dp``: the uneven form of that solver over the
+    declared space under ``rules``: brute, exact and cpsat keep to caps, memory, pins and forbids
+    and prove the optimum; dp (the level-by-level DP, ``solvers.uneven_levels``) keeps to pins and
+    forbids, its plan's broken caps and memory are reported by the caller, and it proves nothing
+    (status feasible; level-optimal where every level is the even DP's). Refused (one line) where
+    it does not apply. (plan or None, status, bound, wall, its own objective value)."""
     from ..solvers.brute import solve_split as brute_split
     from ..solvers.uneven import cpsat_uneven, exact_uneven
 
@@ -513,8 +531,10 @@ def _proven(solver: str, network: Network, array: ArraySpec, space: Space, aspac
         sol = brute_split(network, array, space, aspace, rules=rules)
     elif solver == "exact":
         sol = exact_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
-    else:
+    elif solver == "cpsat":
         sol = cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+    else:
+        sol = levels_uneven(network, array, space, aspace, rules=rules, name="dp")
     return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value
 
 

@@ -165,7 +165,7 @@ def run_split(p: dict[str, Any]) -> dict[str, Any]:
         report = api.split_problem(problem, p["split"], alpha_grid=p.get("alpha_grid") or DEFAULT_ALPHA_GRID,
                                    free=p.get("free") or "unlike", grid_only=bool(p.get("grid_only")),
                                    time_limit=float(p.get("time_limit") or SPLIT_TIME_LIMIT),
-                                   solver=p.get("solver") if p.get("solver") != "dp" else None)
+                                   solver=p.get("solver"))
     except SpecError as err:  # explore split's messages name its options: name the sweep's keys
         raise SpecError(_keys_for_options(err.source), [_keys_for_options(x) for x in err.problems]) from None
     return report.to_json()

@@ -61,7 +61,9 @@ MAX_POINTS = 100_000
 MAX_SHOWN_ERRORS = 10  # a sweep file's problems listed in one message; the rest are counted
 
 DEFAULTS: dict[str, Any] = {"model": "vgg-a", "array": "hypar-16", "space": "hypar", "solver": "dp", "objective": "traffic"}
-SPLIT_DEFAULTS: dict[str, Any] = {**DEFAULTS, "objective": "time"}  # a split point's (explore --split's)
+# a split point's (explore --split's): the step time; no solver (the split's own: the joint solver for
+# optimal, the even DP's types for the others), ``solver: dp`` the level DP (``app.split.check_split_solver``)
+SPLIT_DEFAULTS: dict[str, Any] = {**DEFAULTS, "objective": "time", "solver": None}
 
 
 def defaults_for(point: dict[str, Any]) -> dict[str, Any]:
@@ -189,10 +191,12 @@ KEYS: dict[str, Callable[[Any], str | None]] = {
 }
 COUNT_KEY = "accelerators_KIND"  # accelerators_<kind>: how many of that kind (sweep.mix)
 # keys a split point (``explore --split``) does not take: CP-SAT's seed of the even split's model, a
-# solver but brute, exact or cpsat with split optimal
+# solver that does not fit the split (``app.split.check_split_solver``: brute, exact, cpsat or dp with
+# split optimal; dp with equal, proportional or levels)
 NOT_WITH_SPLIT = ("solver", "seed")
 ONLY_WITH_SPLIT = ("alpha_grid", "grid_only", "free")
-SPLIT_SOLVERS = ("brute", "exact", "cpsat")  # a split optimal point may prove with these (explore --split optimal --solver)
+SPLIT_SOLVERS = ("brute", "exact", "cpsat", "dp")  # a split optimal point may solve with these (explore --split optimal --solver)
+DP_SPLITS = ("equal", "proportional", "optimal", "levels")  # the splits that take solver dp (the level DP)
 # ``explore split``'s bounds where they are narrower than ``explore``'s: key -> (least, most, its option)
 SPLIT_BOUNDS = {"time_limit": (0.1, None, "--time-limit"), "weight_copies": (0, 16, "--weight-copies"),
                 "memory_GiB": (None, 1e15, "--memory")}
@@ -410,16 +414,21 @@ def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str]
                 if m.get(key) is not None:
                     say(key, "only with split")
             continue
-        bad = [k for k in NOT_WITH_SPLIT if m.get(k) is not None
-               and not (k == "solver" and m.get("split") == "optimal" and m[k] in SPLIT_SOLVERS)]
+        bad = [k for k in NOT_WITH_SPLIT if m.get(k) is not None and not (k == "solver" and _split_solver(m))]
         for key in bad:
-            say(key, "not with split (a split point is explore --split: it takes every key of a point but seed, and "
-                     "with split optimal solver brute, exact or cpsat)")
+            say(key, "not with split (a split point is explore --split: it takes every key of a point but seed, "
+                     "with split optimal solver brute, exact, cpsat or dp, with split equal, proportional or levels "
+                     "solver dp)")
         for key, (least, most, option) in SPLIT_BOUNDS.items():
             v = m.get(key)
             if v is not None and ((least is not None and v < least) or (most is not None and v > most)):
                 bound = f"at least {least:g}" if least is not None and v < least else f"at most {most:g}"
                 say(key, f"must be {bound} on a split point (explore split {option}'s bound), got {shown(v)}")
+
+
+def _split_solver(m: dict[str, Any]) -> bool:
+    """Whether a split point's solver fits its split (``explore --split ... --solver``)."""
+    return (m.get("split") == "optimal" and m["solver"] in SPLIT_SOLVERS) or (m["solver"] == "dp" and m.get("split") in DP_SPLITS)
 
 
 def count_points(grid: dict[str, list], extra: list) -> int:
