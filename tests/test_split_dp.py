@@ -174,7 +174,7 @@ def test_dp_reports_the_cap_its_plan_breaks(tmp_path, capsys):
     assert err == ("explore: the dp (--split optimal) plan breaks cap level 0 <= 18 MB (--cap) (--split optimal "
                    "--solver brute, exact or cpsat keeps to caps and pins)\n")
     code, r, _ = _json([*args, "--solver", "dp", "--format", "json"], capsys)
-    assert code == 1 and r["ok"] is False and r["status"] == "feasible"
+    assert code == 1 and r["ok"] is False and r["status"] == "infeasible"  # as the even DP labels a plan that breaks a rule
     assert [v["constraint"] for v in r["violations"]] == ["cap level 0 <= 18 MB (--cap)"]
     code, r, _ = _json([*args, "--solver", "brute", "--format", "json"], capsys)
     assert code == 1 and r["status"] == "infeasible" and r["plan"] is None
