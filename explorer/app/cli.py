@@ -211,8 +211,7 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
                        caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
                        constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
                        dump_model=dump_model, progress=progress if solver != "dp" else None)
-    for note in result.inputs.approximations:
-        click.echo(f"explore: approximation: {note}", err=True)
+    say_approximations(result.inputs.approximations)
     text = json.dumps(result.to_json(), indent=2) + "\n" if fmt == "json" else render_table(result)
     emit(text, output)
     if result.status is Status.INTERRUPTED:
@@ -233,6 +232,10 @@ def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_li
     if not is_cluster(array):
         used = [o for o in LLM_OPTIONS if o in given]
         if used:
+            from ..frontends import load_array
+
+            check_not_empty(array=array)
+            load_array(array)  # an unknown array or a bad file: that first (not the LLM option)
             raise InputError(f"{used[0]}: needs a GPU cluster --array (dgx-a100, dgx-h100 or a YAML with kind: "
                              f"gpu-cluster); {array} is an accelerator array")
         return False
@@ -255,15 +258,23 @@ def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_li
 
         with StepProgress() as say:
             result = run_llm_check(req, progress=say)
+        say_approximations(result.approximations)
         emit(json.dumps(llm_check_json(result), indent=2) + "\n" if fmt == "json" else render_llm_check(result), output)
         sys.exit(0 if result.agree else 1)
     with StepProgress() as say:
         report = run_llm(req, progress=say)
+    say_approximations(report.approximations)
     text = json.dumps(llm_json(report), indent=2) + "\n" if fmt == "json" else render_llm(report)
     emit(text, output)
     if not report.ok:
         click.echo(f"explore: {report.result.status.value}: no layout fits in the GPU's memory", err=True)
     sys.exit(0 if report.ok else 1)
+
+
+def say_approximations(notes) -> None:
+    """``explore: approximation: ...`` on stderr, one line a note (accelerator arrays and GPU clusters alike)."""
+    for note in notes:
+        click.echo(f"explore: approximation: {note}", err=True)
 
 
 def why_not_ok(result) -> str:
@@ -367,8 +378,7 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
                        weight_copies=weight_copies, pins=pins, forbids=forbids,
                        constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
                        dump_model=dump_model, progress=progress)
-    for note in report.inputs.approximations:
-        click.echo(f"explore: approximation: {note}", err=True)
+    say_approximations(report.inputs.approximations)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check(report)
     emit(text, output)
     sys.exit(0 if report.agree else 1)

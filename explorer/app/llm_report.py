@@ -42,6 +42,7 @@ class LlmReport:
     megatron_types: tuple[str, ...]  # Megatron's types of those nodes (what tensor_types None means)
     efficiency: Fraction  # the calibrated compute efficiency of the GPU kind
     notes: tuple[str, ...] = ()
+    approximations: tuple[str, ...] = ()  # of the model file (also among the notes; the CLI says them on stderr)
 
     @property
     def ok(self) -> bool:

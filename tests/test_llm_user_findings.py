@@ -1,0 +1,132 @@
+"""What a new user of the LLM planner found on main (each test fails without its fix): the
+approximation notes of a model file on a GPU cluster, learned positions shorter than --seq, the
+option an error names, duplicate keys in a config.json, sweeps given a GPU cluster, the JSON's
+float companions, the header and the notes of the table."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+
+from .conftest import run_cli
+
+# a Mistral-shaped config small enough to plan in a fraction of a second
+MISTRAL = {"model_type": "mistral", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 1000, "max_position_embeddings": 64,
+           "sliding_window": 16}
+FAST = ["--recompute", "none", "--zero", "0"]
+SMALL = ["--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus", "8", "--batch", "32", "--seq", "512"]
+WINDOW_NOTE = "sliding_window 16 < sequence 32: attention is counted over all 32 tokens"
+
+
+def _write(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+# ---- 1. a config's approximations are reported on a GPU cluster as on an array ---------------
+
+
+def test_sliding_window_is_reported_on_a_cluster_as_on_an_array(tmp_path, capsys):
+    cfg = _write(tmp_path, "config.json", json.dumps(MISTRAL))
+    code, out, err = run_cli(["--model", cfg, "--seq", "32", "--batch", "8", "--levels", "1", "--format", "json"],
+                             capsys)
+    assert code == 0 and f"explore: approximation: {WINDOW_NOTE}\n" in err
+    assert json.loads(out)["approximations"] == [WINDOW_NOTE]
+    cluster = ["--model", cfg, "--array", "dgx-a100", "--gpus", "8", "--batch", "8", "--seq", "32", *FAST]
+    code, out, err = run_cli(cluster + ["--format", "json"], capsys)
+    assert code == 0 and f"explore: approximation: {WINDOW_NOTE}\n" in err
+    assert WINDOW_NOTE in json.loads(out)["notes"]
+    code, out, err = run_cli(cluster, capsys)
+    assert code == 0 and f"note: {WINDOW_NOTE}\n" in out and WINDOW_NOTE in err
+    code, out, err = run_cli(["check", *cluster], capsys)
+    assert code == 0 and WINDOW_NOTE in err
+    code, out, err = run_cli(cluster[:-4] + ["--seq", "16", *FAST], capsys)  # the window covers the sequence
+    assert code == 0 and "sliding_window 16" not in out + err
+
+
+# ---- 2. learned positions: no sequence longer than the table ------------------------------------
+
+GPT_SPEC = ("version: 1\nname: g\nbatch: 8\nsequence: {seq}\ntransformer: {{family: gpt, layers: 2, hidden: 64, "
+            "heads: 4, ffn: 256, vocab: 1000, positions: 1024, tied_head: true}}\n")
+
+
+@pytest.mark.parametrize("cluster", [False, True], ids=["array", "cluster"])
+def test_a_sequence_beyond_the_learned_positions_is_refused(cluster, tmp_path, capsys):
+    on = ["--array", "dgx-a100", "--gpus", "8", "--batch", "32"] if cluster else []
+    gpt2 = "tests/hf_configs/gpt2.json"
+    cases = [
+        (["--model", "gpt3-1.7b", "--seq", "8192"],
+         "gpt3-1.7b.yaml: --seq: 8,192 tokens is more than the 2,048 learned positions (transformer.positions)"),
+        (["--model", gpt2, "--seq", "4096"], "gpt2.json: --seq: 4,096 tokens is more than the 1,024 learned positions "
+                                             "(n_positions)"),
+        (["--model", _write(tmp_path, "g.yaml", GPT_SPEC.format(seq=2048))],
+         "g.yaml: sequence: 2,048 tokens is more than the 1,024 learned positions (transformer.positions)"),
+        (["--model", _write(tmp_path, "g2.yaml", GPT_SPEC.format(seq=512)), "--seq", "1025"],
+         "g2.yaml: --seq: 1,025 tokens is more than the 1,024 learned positions"),
+    ]
+    for args, line in cases:
+        code, out, err = run_cli(args + on, capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1 and line in err, (args, err)
+        assert "a learned position table has no row beyond its size" in err and "Traceback" not in err
+
+
+def test_a_sequence_up_to_the_learned_positions_is_planned(tmp_path, capsys):
+    spec = _write(tmp_path, "g.yaml", GPT_SPEC.format(seq=1024))
+    code, out, err = run_cli(["--model", spec, "--array", "dgx-a100", "--gpus", "8", *FAST], capsys)
+    assert code == 0 and "sequence 1,024" in out
+    code, out, err = run_cli(["--model", "tests/hf_configs/gpt2.json", "--seq", "1024", "--batch", "8",
+                              "--levels", "1"], capsys)
+    assert code == 0
+    # rotary positions have no table: a llama-family sequence beyond max_position_embeddings is planned
+    cfg = _write(tmp_path, "config.json", json.dumps({**MISTRAL, "sliding_window": None}))
+    code, out, err = run_cli(["--model", cfg, "--array", "dgx-a100", "--gpus", "8", "--batch", "8", "--seq", "128",
+                              *FAST], capsys)
+    assert code == 0 and "sequence 128" in out
+
+
+# ---- 3. the option an error names ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--model", "gpt3-1.7b", "--array", "dgx-b200", "--layout", "megatron"], "--array: unknown array 'dgx-b200'"),
+    (["--model", "gpt3-1.7b", "--array", "dgx-b200", "--gpus", "8"], "--array: unknown array 'dgx-b200'"),
+    (["--model", "gpt3-1.7b", "--array", "", "--gpus", "8"], "--array: must not be empty"),
+    (["--model", "gpt3-175b", "--array", "dgx-a100", "--gpus", "1024", "--batch", "7"],
+     "--batch: 7 is a multiple of no data degree of the layouts of 1,024 GPUs (2, 4, 8, 16, ..., 1,024; "),
+    (["--model", "gpt3-175b", "--array", "dgx-a100", "--gpus", "1024", "--batch", "1"],
+     "--batch: 1 is smaller than every data degree of the layouts of 1,024 GPUs"),
+    (["--model", "gpt3-175b", "--array", "dgx-a100", "--gpus", "1024", "--batch", "7", "--degrees", "tensor=8"],
+     "--batch: 7 is a multiple of no data degree of the layouts of 1,024 GPUs with tensor=8 (2, 4, 8, 16, ..., 128; "),
+    (["--model", "gpt3-175b", "--array", "dgx-a100", "--gpus", "1024", "--batch", "1536", "--layout", "zero3"],
+     "--batch: 1,536 is not a multiple of the 1,024 GPUs (--gpus): --layout zero3 is pure data parallelism"),
+    # given degrees are still what is named
+    (["--model", "gpt3-175b", "--array", "dgx-a100", "--gpus", "1024", "--batch", "1536", "--layout", "zero3",
+      "--degrees", "data=1024"], "--degrees: data=1024 does not divide the batch 1536"),
+])
+def test_errors_name_the_option_at_fault(args, line, capsys):
+    code, out, err = run_cli(args, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and line in err, err
+
+
+def test_an_accelerator_array_still_refuses_the_llm_options(capsys):
+    code, out, err = run_cli(["--model", "gpt3-1.7b", "--array", "hypar-16", "--layout", "megatron"], capsys)
+    assert code == 2 and "--layout: needs a GPU cluster --array" in err
+
+
+# ---- 4. a config.json with a key twice -------------------------------------------------------
+
+
+@pytest.mark.parametrize("cluster", [False, True], ids=["array", "cluster"])
+def test_duplicate_keys_in_a_config_json_are_refused(cluster, tmp_path, capsys):
+    text = json.dumps(MISTRAL)[:-1] + ', "num_hidden_layers": 3}'
+    cfg = _write(tmp_path, "config.json", text)
+    nested = _write(tmp_path, "nested.json", json.dumps(MISTRAL)[:-1] + ', "rope_scaling": {"type": 1, "type": 2}}')
+    on = ["--array", "dgx-a100", "--gpus", "8", "--batch", "8"] if cluster else []
+    for path, key in ((cfg, "num_hidden_layers"), (nested, "type")):
+        code, out, err = run_cli(["--model", path, *on], capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1
+        assert f"{path}: duplicate key '{key}'" in err
