@@ -130,3 +130,23 @@ def test_duplicate_keys_in_a_config_json_are_refused(cluster, tmp_path, capsys):
         code, out, err = run_cli(["--model", path, *on], capsys)
         assert code == 2 and out == "" and err.count("\n") == 1
         assert f"{path}: duplicate key '{key}'" in err
+
+
+# ---- 5. a sweep given a GPU cluster ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("where, array", [("fixed", "dgx-a100"), ("grid", "dgx-h100"), ("grid", "FILE")])
+def test_a_sweep_refuses_a_gpu_cluster_saying_where_it_is_planned(where, array, tmp_path, capsys):
+    from pathlib import Path
+
+    if array == "FILE":
+        array = "mine.yaml"
+        (tmp_path / array).write_text(Path("spaces/clusters/dgx-a100.yaml").read_text())
+    value = f"[{array}]" if where == "grid" else array
+    spec = _write(tmp_path, "s.yaml", f"version: 1\nname: s\ngrid:\n  model: [gpt3-1.7b]\n{where}:\n  array: {value}\n"
+                  if where == "fixed" else f"version: 1\nname: s\ngrid:\n  model: [gpt3-1.7b]\n  array: {value}\n")
+    code, out, err = run_cli(["sweep", spec, "--out", str(tmp_path / "runs")], capsys)
+    place = "fixed.array" if where == "fixed" else "grid.array[0]"
+    assert code == 2 and out == "" and err.count("\n") == 1 and not (tmp_path / "runs").exists()
+    assert f"{place}: '{array}' is a GPU cluster: sweeps take accelerator arrays (" in err
+    assert f"a GPU cluster is planned by explore --array {array} --model ..." in err
