@@ -150,3 +150,27 @@ def test_a_sweep_refuses_a_gpu_cluster_saying_where_it_is_planned(where, array, 
     assert code == 2 and out == "" and err.count("\n") == 1 and not (tmp_path / "runs").exists()
     assert f"{place}: '{array}' is a GPU cluster: sweeps take accelerator arrays (" in err
     assert f"a GPU cluster is planned by explore --array {array} --model ..." in err
+
+
+# ---- 6. the JSON's float companions ----------------------------------------------------------
+
+
+def test_json_approx_holds_a_float_beside_each_exact_value(capsys):
+    code, out, err = run_cli(SMALL + FAST + ["--format", "json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and isinstance(doc["step_time_s"], str) and "/" in doc["step_time_s"]  # the exact string stays
+    keys = {"step_time_s", "tflops_per_gpu", "mfu", "bubble_fraction", "memory_bytes_per_accelerator", "gap", "bound",
+            "memory_capacity_bytes", "compute_s", "tensor_comm_s", "data_comm_s", "pipeline_comm_s"}
+    assert set(doc["approx"]) == keys
+    for row in [doc] + doc["runners_up"]:
+        assert set(row["approx"]) <= keys and "step_time_s" in row["approx"]
+        for key, value in row["approx"].items():
+            assert isinstance(value, float) and value == float(Fraction(row[key])), key
+
+
+def test_json_approx_when_nothing_fits(capsys):
+    code, out, err = run_cli(SMALL + FAST + ["--memory", "0.01", "--format", "json"], capsys)
+    doc = json.loads(out)
+    assert code == 1 and doc["memory_capacity_bytes"] == "10737418.24"
+    assert doc["approx"]["memory_capacity_bytes"] == 10737418.24 and doc["approx"]["gap"] is None
+    assert doc["approx"]["memory_bound_bytes"] == float(doc["memory_bound_bytes"])

@@ -258,7 +258,15 @@ def _scored_json(s: Scored, report: LlmReport) -> dict[str, Any]:
         "step_time_s": exact_decimal(ev.step_time_s), "tflops_per_gpu": exact_decimal(ev.tflops_per_gpu),
         "mfu": exact_decimal(ev.mfu), "bubble_fraction": exact_decimal(ev.bubble_fraction),
         "memory_bytes_per_accelerator": exact_decimal(ev.memory_bytes_per_accelerator), "fits": ev.fits,
+        "approx": approx(step_time_s=ev.step_time_s, tflops_per_gpu=ev.tflops_per_gpu, mfu=ev.mfu,
+                         bubble_fraction=ev.bubble_fraction, memory_bytes_per_accelerator=ev.memory_bytes_per_accelerator),
     }
+
+
+def approx(**exact) -> dict[str, float | None]:
+    """The JSON's ``approx`` block: a float beside each exact value of its object (the exact strings
+    such as "46775953576033/2355615234375" stay the values; these are for scripts)."""
+    return {k: None if v is None else safe_float(v) for k, v in exact.items()}
 
 
 def stages_json(stage_layers: tuple[int, ...], virtual: int) -> list[dict[str, Any]]:
@@ -289,9 +297,12 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
                    "pruned_memory": r.pruned_memory, "unresolved": r.unresolved, "wall_s": round(r.wall_s, 3)},
         "notes": list(report.notes),
     }
+    top = approx(gap=r.gap, bound=r.bound_s, memory_capacity_bytes=r.capacity_bytes)
     if r.best is None:
         out["smallest_memory_bytes"] = None if r.smallest_memory_bytes is None else exact_decimal(r.smallest_memory_bytes)
         out["memory_bound_bytes"] = None if r.memory_bound_bytes is None else exact_decimal(r.memory_bound_bytes)
+        out["approx"] = {**top, **approx(smallest_memory_bytes=r.smallest_memory_bytes,
+                                         memory_bound_bytes=r.memory_bound_bytes)}
         return out
     best, ev = r.best, r.best.evaluation
     out.update(_scored_json(best, report))
@@ -303,4 +314,6 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         "runners_up": [{**_scored_json(s, report), "why_not": why_loses(s, best, r.capacity_bytes)}
                        for s in r.runners_up],
     })
+    out["approx"] = {**out.pop("approx"), **top, **approx(compute_s=ev.compute_s, tensor_comm_s=ev.tensor_comm_s,
+                                                         data_comm_s=ev.data_comm_s, pipeline_comm_s=ev.pipeline_comm_s)}
     return out
