@@ -174,3 +174,47 @@ def test_json_approx_when_nothing_fits(capsys):
     assert code == 1 and doc["memory_capacity_bytes"] == "10737418.24"
     assert doc["approx"]["memory_capacity_bytes"] == 10737418.24 and doc["approx"]["gap"] is None
     assert doc["approx"]["memory_bound_bytes"] == float(doc["memory_bound_bytes"])
+
+
+# ---- 7. help and the table's words -----------------------------------------------------------
+
+
+def test_help_says_what_memory_and_seq_do_on_a_cluster(capsys):
+    code, out, _ = run_cli(["--help"], capsys)
+    text = " ".join(out.split())
+    assert code == 0
+    assert "On a GPU cluster: each GPU's usable memory, at most the GPU's own (a headroom setting" in text
+    assert "the zoo's transformers" in text and "Hugging Face config.json's context length" in text
+
+
+def test_header_says_the_given_micro_batch(capsys):
+    args = ["--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus", "8", "--batch", "192", "--seq", "512",
+            "--degrees", "data=2", "--recompute", "full", "--zero", "1"]
+    code, out, _ = run_cli(args + ["--micro-batch", "96"], capsys)
+    assert code == 0 and "; micro-batch 96 (given)\n" in out and "up to 64" not in out
+    assert "micro-batch 96 (1 per step)" in out
+    code, out, _ = run_cli(args + ["--micro-batch", "96", "--format", "json"], capsys)
+    assert json.loads(out)["inputs"]["micro_batch"] == 96
+    code, out, _ = run_cli(SMALL + FAST, capsys)
+    assert code == 0 and "; micro-batches up to 64\n" in out
+
+
+def test_large_memory_figures_have_thousands_separators(capsys):
+    from explorer.app.llm_report import gib
+
+    assert gib(Fraction(13969885262_94, 100) * 2**30) == "13,969,885,262.94 GiB"
+    code, out, _ = run_cli(["--model", "gpt3-1t", "--array", "dgx-a100", "--gpus", "8", "--batch", "8", "--seq", "512",
+                            "--recompute", "full", "--zero", "0"], capsys)
+    assert code == 1 and "every layout needs at least 1,877.62 GiB" in out
+
+
+def test_a_plan_with_little_headroom_says_no_framework_reserve_is_taken(capsys):
+    code, out, _ = run_cli(SMALL + ["--memory", "4"], capsys)
+    used = Fraction(out.split("memory per GPU ")[1].split(" GiB")[0])
+    assert code == 0 and 4 - used < 2
+    note = [line for line in out.splitlines() if "no framework reserve" in line]
+    assert len(note) == 1 and note[0].startswith("note: 0.") and note[0].endswith(
+        " GiB to spare: the memory model takes no framework reserve (CUDA context, NCCL buffers, allocator "
+        "fragmentation) out of the usable memory (--memory GiB sets it)")
+    code, out, _ = run_cli(SMALL + ["--memory", "40"], capsys)  # plenty to spare: no note
+    assert code == 0 and "framework reserve" not in out

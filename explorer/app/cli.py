@@ -46,7 +46,7 @@ def problem_options(fn):
         click.option("--objective", type=click.Choice([o.value for o in Objective]), default="traffic", show_default=True, help="traffic: sum_h 2^h c_h; time: sum_h c_h*dtype/b_h (b_h: the array's time model)."),
         click.option("--batch", type=int, default=None, help="Override the network's batch size."),
         click.option("--seq", type=int, default=None, expose_value=False, callback=_keep_seq,
-                     help="Sequence length: fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence."),
+                     help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers: gpt3-*, llama3-*, gpt2-small) and a Hugging Face config.json's context length; at most a GPT's learned positions."),
         click.option("--levels", type=int, default=None, help="Override the array's number of levels H (2^H accelerators)."),
         click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object."),
         click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout; a symlink is written through, a device or FIFO written into, a regular file replaced atomically keeping its mode)."),
@@ -60,7 +60,7 @@ def constraint_options(fn):
     """Side constraints: caps, memory, pins, forbids (also from a constraints file)."""
     decorators = [
         click.option("--cap", "caps", multiple=True, metavar="LEVEL=AMOUNT", help="Cap the bytes one link carries per direction per step at LEVEL (e.g. 0=2GB, 1=512MiB, or a time budget 2=5ms). Repeatable; adds to or tightens the array's caps."),
-        click.option("--memory", "memory_GiB", type=float, default=None, metavar="GiB", help="Per-accelerator memory limit (overrides the array's memory_GiB)."),
+        click.option("--memory", "memory_GiB", type=float, default=None, metavar="GiB", help="Per-accelerator memory limit (overrides the array's memory_GiB). On a GPU cluster: each GPU's usable memory, at most the GPU's own (a headroom setting, e.g. 76 to leave room for the CUDA context and NCCL)."),
         click.option("--weight-copies", "weight_copies", type=int, default=None, help="Extra weight-sized buffers per layer for optimizer state (momentum 1, Adam 2; default 0)."),
         click.option("--pin", "pins", multiple=True, metavar="LAYER@LEVEL=TYPE", help="Fix a layer's type at a level (LEVEL may be *). Repeatable."),
         click.option("--forbid", "forbids", multiple=True, metavar="LAYER=TYPE", help="Never give a layer this type. Repeatable."),
@@ -443,7 +443,7 @@ def list_cmd(fmt):
 @click.option("--memory", "memory_GiB", type=click.FloatRange(min=0, min_open=True, max=1e15), default=None, callback=_check_finite, metavar="GiB", help="Per-accelerator memory limit of every kind (overrides each kind's memory_GiB).")
 @click.option("--weight-copies", type=click.IntRange(min=0, max=16), default=0, show_default=True, help="Extra weight-sized buffers per layer in memory (1 momentum, 2 Adam).")
 @click.option("--batch", type=int, default=None, help="Override the network's batch size.")
-@click.option("--seq", type=int, default=None, help="Sequence length: fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence.")
+@click.option("--seq", type=int, default=None, help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers too) and a Hugging Face config.json's context length.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object.")
 @click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout.")
 @click.option("--solver", "solver", type=click.Choice(["brute", "exact", "cpsat"]), default=None, help="With --split optimal: prove the optimum with the uneven form of this solver (small instances; exact and cpsat: chains) instead of the joint solver.")

@@ -21,6 +21,7 @@ from .results import exact_number
 
 GiB = 2**30
 SCHEMA_VERSION = 1
+HEADROOM_NOTE_BYTES = 2 * GiB  # a plan that fits with less to spare says that no framework reserve is taken
 MAX_STAGE_LINES = 6  # more stages than this: runs of stages with as many layers are said together
 
 
@@ -69,7 +70,7 @@ def exact_decimal(x: Fraction | int) -> int | float | str:
 
 
 def gib(x: Fraction) -> str:
-    return f"{safe_float(Fraction(x) / GiB):.2f} GiB"
+    return f"{safe_float(Fraction(x) / GiB):,.2f} GiB"
 
 
 def pct(x: Fraction) -> str:
@@ -190,6 +191,21 @@ def _status_line(report: LlmReport) -> str:
     return f"status: {r.status.value} ({counts}), wall {r.wall_s:.1f} s"
 
 
+def _micro_batch_words(space) -> str:
+    """What the header says of the micro-batch: the given one, or the searched range."""
+    if space is not None and space.micro_batch is not None:
+        return f"micro-batch {space.micro_batch} (given)"
+    return f"micro-batches up to {space.max_micro_batch if space else MAX_MICRO_BATCH}"
+
+
+def _headroom_note(headroom: Fraction) -> list[str]:
+    """A note when a plan fits with little to spare: the memory model reserves nothing for the framework."""
+    if headroom >= HEADROOM_NOTE_BYTES:
+        return []
+    return [f"note: {gib(headroom)} to spare: the memory model takes no framework reserve (CUDA context, NCCL "
+            "buffers, allocator fragmentation) out of the usable memory (--memory GiB sets it)"]
+
+
 def render_llm(report: LlmReport) -> str:
     r = report.result
     what = {"search": "search over t, p, d, micro-batch, recompute, ZeRO, stage cuts and tensor-level types",
@@ -197,7 +213,7 @@ def render_llm(report: LlmReport) -> str:
             "zero3": "evaluate ZeRO-3 data parallelism (micro-batch and recompute searched unless given)"}[report.mode]
     lines = [f"{report.model} on {report.cluster} ({report.gpus:,} x {report.gpu}, {report.gpus_per_node} per node), "
              f"batch {report.batch:,}, sequence {report.sequence:,}, {report.layers} layers",
-             f"{what}; micro-batches up to {r.space.max_micro_batch if r.space else MAX_MICRO_BATCH}",
+             f"{what}; {_micro_batch_words(r.space)}",
              _status_line(report)]
     lines += [f"note: {n}" for n in report.notes]
     if r.best is None:
@@ -209,6 +225,7 @@ def render_llm(report: LlmReport) -> str:
               f"  compute {fmt_seconds(ev.compute_s)}, tensor comm {fmt_seconds(ev.tensor_comm_s)}, data comm "
               f"{fmt_seconds(ev.data_comm_s)}, pipeline comm {fmt_seconds(ev.pipeline_comm_s)}",
               f"memory per GPU {gib(ev.memory_bytes_per_accelerator)} of {gib(r.capacity_bytes)}",
+              *_headroom_note(r.capacity_bytes - ev.memory_bytes_per_accelerator),
               "", "stages:"]
     if best.candidate.virtual > 1:
         lines += ["  " + x for x in interleaved_lines(report.layers, best.candidate.degrees.pipeline,
@@ -285,6 +302,7 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         "inputs": {"model": report.model, "cluster": report.cluster, "gpu": report.gpu, "gpus": report.gpus,
                    "gpus_per_node": report.gpus_per_node, "batch": report.batch, "sequence": report.sequence,
                    "layers": report.layers, "mode": report.mode, "max_micro_batch": r.space.max_micro_batch,
+                   "micro_batch": r.space.micro_batch,
                    "efficiency": exact_decimal(report.efficiency)},
         "status": r.status.value, "gap": None if r.gap is None else exact_decimal(r.gap),
         # what "optimal" covers: every (t, p, d, micro-batch, schedule, recompute, ZeRO) scored or pruned by a
