@@ -218,3 +218,23 @@ def test_a_plan_with_little_headroom_says_no_framework_reserve_is_taken(capsys):
         "fragmentation) out of the usable memory (--memory GiB sets it)")
     code, out, _ = run_cli(SMALL + ["--memory", "40"], capsys)  # plenty to spare: no note
     assert code == 0 and "framework reserve" not in out
+
+
+# ---- 8. the docs' figures are the code's -----------------------------------------------------
+
+
+def test_the_python_example_of_llm_training_prints_its_comments():
+    """docs/llm-training.md's Python example (GPT-3 175B, Megatron's layout): each ``print`` is
+    followed by a ``# ...`` comment saying what it prints (it said 22.0 GiB where 22.2 is printed)."""
+    import contextlib
+    import io
+    import re
+    from pathlib import Path
+
+    text = Path(__file__).resolve().parent.parent.joinpath("docs", "llm-training.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "evaluate_llm(problem, layout)" in b)
+    said = [line[2:] for line in block.splitlines() if line.startswith("# ")]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "llm-training.md", "exec"), {})
+    assert said and out.getvalue().splitlines() == said
