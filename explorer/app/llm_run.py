@@ -94,8 +94,9 @@ def _check_batch(space: LlmSpace, given: dict, gpus: int, gpus_per_node: int, la
     if given["data"] is not None:
         return
     fixed = ((space.tensor, "tensor"), (space.pipeline, "pipeline"))
-    datas = sorted({d.data for d in degree_triples(gpus, space.tensor or space.max_tensor or gpus_per_node, layers, gpus,
-                                                   heads) if all(v in (None, getattr(d, k)) for v, k in fixed)})
+    max_tensor = space.tensor or space.max_tensor or gpus_per_node  # as llm_space.candidates takes it
+    datas = sorted({d.data for d in degree_triples(gpus, max_tensor, layers, gpus, heads)
+                    if all(v in (None, getattr(d, k)) for v, k in fixed)})
     if not datas:
         return
     shown_d = ", ".join(f"{d:,}" for d in datas) if len(datas) <= 6 else \
@@ -103,7 +104,7 @@ def _check_batch(space: LlmSpace, given: dict, gpus: int, gpus_per_node: int, la
     what = "is smaller than every" if batch < datas[0] else "is a multiple of no"
     with_given = f" with {_given_text(given)}" if any(v is not None for v in given.values()) else ""
     raise SpecError("--batch", f"{batch:,} {what} data degree of the layouts of {gpus:,} GPUs{with_given} ({shown_d}; "
-                               f"d = GPUs / (t x p), t at most {space.tensor or gpus_per_node} dividing {heads}, p at most "
+                               f"d = GPUs / (t x p), t at most {max_tensor} dividing {heads}, p at most "
                                f"{layers} layers): every data-parallel rank takes whole samples")
 
 
