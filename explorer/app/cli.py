@@ -62,7 +62,7 @@ def problem_options(fn):
         objective_levels_options,
         click.option("--batch", type=int, default=None, help="Override the network's batch size."),
         click.option("--seq", type=int, default=None, expose_value=False, callback=_keep_seq,
-                     help="Sequence length: fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence."),
+                     help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers: gpt3-*, llama3-*, gpt2-small) and a Hugging Face config.json's context length; at most a GPT's learned positions."),
         click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object."),
         click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout; a symlink is written through, a device or FIFO written into, a regular file replaced atomically keeping its mode)."),
     ]
@@ -75,7 +75,7 @@ def constraint_options(fn):
     """Side constraints: caps, memory, pins, forbids (also from a constraints file)."""
     decorators = [
         click.option("--cap", "caps", multiple=True, metavar="LEVEL=AMOUNT", help="Cap the bytes one link carries per direction per step at LEVEL (e.g. 0=2GB, 1=512MiB, or a time budget 2=5ms). Repeatable; adds to or tightens the array's caps."),
-        click.option("--memory", "memory_GiB", type=float, default=None, metavar="GiB", help="Per-accelerator memory limit (overrides the array's memory_GiB)."),
+        click.option("--memory", "memory_GiB", type=float, default=None, metavar="GiB", help="Per-accelerator memory limit (overrides the array's memory_GiB). On a GPU cluster: each GPU's usable memory, at most the GPU's own (a headroom setting, e.g. 76 to leave room for the CUDA context and NCCL)."),
         click.option("--weight-copies", "weight_copies", type=int, default=None, help="Extra weight-sized buffers per layer for optimizer state (momentum 1, Adam 2; default 0)."),
         click.option("--pin", "pins", multiple=True, metavar="LAYER@LEVEL=TYPE", help="Fix a layer's type at a level (LEVEL may be *). Repeatable."),
         click.option("--forbid", "forbids", multiple=True, metavar="LAYER=TYPE", help="Never give a layer this type. Repeatable."),
@@ -214,8 +214,7 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
                        caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
                        constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
                        dump_model=dump_model, progress=progress if solver != "dp" else None)
-    for note in result.inputs.approximations:
-        click.echo(f"explore: approximation: {note}", err=True)
+    say_approximations(result.inputs.approximations)
     text = json.dumps(result.to_json(), indent=2) + "\n" if fmt == "json" else render_table(result)
     emit(text, output)
     if result.status is Status.INTERRUPTED:
@@ -236,6 +235,10 @@ def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_li
     if not is_cluster(array):
         used = [o for o in LLM_OPTIONS if o in given]
         if used:
+            from ..frontends import load_array
+
+            check_not_empty(array=array)
+            load_array(array)  # an unknown array or a bad file: that first (not the LLM option)
             raise InputError(f"{used[0]}: needs a GPU cluster --array (dgx-a100, dgx-h100 or a YAML with kind: "
                              f"gpu-cluster); {array} is an accelerator array")
         return False
@@ -258,15 +261,23 @@ def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_li
 
         with StepProgress() as say:
             result = run_llm_check(req, progress=say)
+        say_approximations(result.approximations)
         emit(json.dumps(llm_check_json(result), indent=2) + "\n" if fmt == "json" else render_llm_check(result), output)
         sys.exit(0 if result.agree else 1)
     with StepProgress() as say:
         report = run_llm(req, progress=say)
+    say_approximations(report.approximations)
     text = json.dumps(llm_json(report), indent=2) + "\n" if fmt == "json" else render_llm(report)
     emit(text, output)
     if not report.ok:
         click.echo(f"explore: {report.result.status.value}: no layout fits in the GPU's memory", err=True)
     sys.exit(0 if report.ok else 1)
+
+
+def say_approximations(notes) -> None:
+    """``explore: approximation: ...`` on stderr, one line a note (accelerator arrays and GPU clusters alike)."""
+    for note in notes:
+        click.echo(f"explore: approximation: {note}", err=True)
 
 
 def why_not_ok(result) -> str:
@@ -370,8 +381,7 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
                        weight_copies=weight_copies, pins=pins, forbids=forbids,
                        constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
                        dump_model=dump_model, progress=progress)
-    for note in report.inputs.approximations:
-        click.echo(f"explore: approximation: {note}", err=True)
+    say_approximations(report.inputs.approximations)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check(report)
     emit(text, output)
     sys.exit(0 if report.agree else 1)
@@ -437,7 +447,7 @@ def list_cmd(fmt):
 @solver_option
 @constraint_options
 @click.option("--batch", type=int, default=None, help="Override the network's batch size.")
-@click.option("--seq", type=int, default=None, help="Sequence length: fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence.")
+@click.option("--seq", type=int, default=None, help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers too) and a Hugging Face config.json's context length.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object.")
 @click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout.")
 @click.pass_context

@@ -27,6 +27,7 @@ class LlmCheck:
     search: LlmSearchResult
     exhaustive: LlmSearchResult
     bound_violations: int  # scored candidates whose time or memory lies below its bound
+    approximations: tuple[str, ...] = ()  # of the model file (the CLI says them on stderr)
 
     @property
     def same_optimum(self) -> bool:

@@ -21,6 +21,7 @@ from .results import exact_number
 
 GiB = 2**30
 SCHEMA_VERSION = 1
+HEADROOM_NOTE_BYTES = 2 * GiB  # a plan that fits with less to spare says that no framework reserve is taken
 MAX_STAGE_LINES = 6  # more stages than this: runs of stages with as many layers are said together
 
 
@@ -42,6 +43,7 @@ class LlmReport:
     megatron_types: tuple[str, ...]  # Megatron's types of those nodes (what tensor_types None means)
     efficiency: Fraction  # the calibrated compute efficiency of the GPU kind
     notes: tuple[str, ...] = ()
+    approximations: tuple[str, ...] = ()  # of the model file (also among the notes; the CLI says them on stderr)
 
     @property
     def ok(self) -> bool:
@@ -68,7 +70,7 @@ def exact_decimal(x: Fraction | int) -> int | float | str:
 
 
 def gib(x: Fraction) -> str:
-    return f"{safe_float(Fraction(x) / GiB):.2f} GiB"
+    return f"{safe_float(Fraction(x) / GiB):,.2f} GiB"
 
 
 def pct(x: Fraction) -> str:
@@ -189,6 +191,21 @@ def _status_line(report: LlmReport) -> str:
     return f"status: {r.status.value} ({counts}), wall {r.wall_s:.1f} s"
 
 
+def _micro_batch_words(space) -> str:
+    """What the header says of the micro-batch: the given one, or the searched range."""
+    if space is not None and space.micro_batch is not None:
+        return f"micro-batch {space.micro_batch} (given)"
+    return f"micro-batches up to {space.max_micro_batch if space else MAX_MICRO_BATCH}"
+
+
+def _headroom_note(headroom: Fraction) -> list[str]:
+    """A note when a plan fits with little to spare: the memory model reserves nothing for the framework."""
+    if headroom >= HEADROOM_NOTE_BYTES:
+        return []
+    return [f"note: {gib(headroom)} to spare: the memory model takes no framework reserve (CUDA context, NCCL "
+            "buffers, allocator fragmentation) out of the usable memory (--memory GiB sets it)"]
+
+
 def render_llm(report: LlmReport) -> str:
     r = report.result
     what = {"search": "search over t, p, d, micro-batch, recompute, ZeRO, stage cuts and tensor-level types",
@@ -196,7 +213,7 @@ def render_llm(report: LlmReport) -> str:
             "zero3": "evaluate ZeRO-3 data parallelism (micro-batch and recompute searched unless given)"}[report.mode]
     lines = [f"{report.model} on {report.cluster} ({report.gpus:,} x {report.gpu}, {report.gpus_per_node} per node), "
              f"batch {report.batch:,}, sequence {report.sequence:,}, {report.layers} layers",
-             f"{what}; micro-batches up to {r.space.max_micro_batch if r.space else MAX_MICRO_BATCH}",
+             f"{what}; {_micro_batch_words(r.space)}",
              _status_line(report)]
     lines += [f"note: {n}" for n in report.notes]
     if r.best is None:
@@ -208,6 +225,7 @@ def render_llm(report: LlmReport) -> str:
               f"  compute {fmt_seconds(ev.compute_s)}, tensor comm {fmt_seconds(ev.tensor_comm_s)}, data comm "
               f"{fmt_seconds(ev.data_comm_s)}, pipeline comm {fmt_seconds(ev.pipeline_comm_s)}",
               f"memory per GPU {gib(ev.memory_bytes_per_accelerator)} of {gib(r.capacity_bytes)}",
+              *_headroom_note(r.capacity_bytes - ev.memory_bytes_per_accelerator),
               "", "stages:"]
     if best.candidate.virtual > 1:
         lines += ["  " + x for x in interleaved_lines(report.layers, best.candidate.degrees.pipeline,
@@ -257,7 +275,15 @@ def _scored_json(s: Scored, report: LlmReport) -> dict[str, Any]:
         "step_time_s": exact_decimal(ev.step_time_s), "tflops_per_gpu": exact_decimal(ev.tflops_per_gpu),
         "mfu": exact_decimal(ev.mfu), "bubble_fraction": exact_decimal(ev.bubble_fraction),
         "memory_bytes_per_accelerator": exact_decimal(ev.memory_bytes_per_accelerator), "fits": ev.fits,
+        "approx": approx(step_time_s=ev.step_time_s, tflops_per_gpu=ev.tflops_per_gpu, mfu=ev.mfu,
+                         bubble_fraction=ev.bubble_fraction, memory_bytes_per_accelerator=ev.memory_bytes_per_accelerator),
     }
+
+
+def approx(**exact) -> dict[str, float | None]:
+    """The JSON's ``approx`` block: a float beside each exact value of its object (the exact strings
+    such as "46775953576033/2355615234375" stay the values; these are for scripts)."""
+    return {k: None if v is None else safe_float(v) for k, v in exact.items()}
 
 
 def stages_json(stage_layers: tuple[int, ...], virtual: int) -> list[dict[str, Any]]:
@@ -276,6 +302,7 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         "inputs": {"model": report.model, "cluster": report.cluster, "gpu": report.gpu, "gpus": report.gpus,
                    "gpus_per_node": report.gpus_per_node, "batch": report.batch, "sequence": report.sequence,
                    "layers": report.layers, "mode": report.mode, "max_micro_batch": r.space.max_micro_batch,
+                   "micro_batch": r.space.micro_batch,
                    "efficiency": exact_decimal(report.efficiency)},
         "status": r.status.value, "gap": None if r.gap is None else exact_decimal(r.gap),
         # what "optimal" covers: every (t, p, d, micro-batch, schedule, recompute, ZeRO) scored or pruned by a
@@ -288,9 +315,12 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
                    "pruned_memory": r.pruned_memory, "unresolved": r.unresolved, "wall_s": round(r.wall_s, 3)},
         "notes": list(report.notes),
     }
+    top = approx(gap=r.gap, bound=r.bound_s, memory_capacity_bytes=r.capacity_bytes)
     if r.best is None:
         out["smallest_memory_bytes"] = None if r.smallest_memory_bytes is None else exact_decimal(r.smallest_memory_bytes)
         out["memory_bound_bytes"] = None if r.memory_bound_bytes is None else exact_decimal(r.memory_bound_bytes)
+        out["approx"] = {**top, **approx(smallest_memory_bytes=r.smallest_memory_bytes,
+                                         memory_bound_bytes=r.memory_bound_bytes)}
         return out
     best, ev = r.best, r.best.evaluation
     out.update(_scored_json(best, report))
@@ -302,4 +332,6 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         "runners_up": [{**_scored_json(s, report), "why_not": why_loses(s, best, r.capacity_bytes)}
                        for s in r.runners_up],
     })
+    out["approx"] = {**out.pop("approx"), **top, **approx(compute_s=ev.compute_s, tensor_comm_s=ev.tensor_comm_s,
+                                                         data_comm_s=ev.data_comm_s, pipeline_comm_s=ev.pipeline_comm_s)}
     return out

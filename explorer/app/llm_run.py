@@ -18,13 +18,15 @@ from ..frontends import load_cluster
 from ..frontends.transformer_problem import llm_problem
 from ..frontends.transformer_source import load_transformer
 from ..solvers.llm_search import search
-from ..solvers.llm_space import Degrees, LlmSpace, candidates, validate_degrees, validate_micro_batch
+from ..solvers.llm_space import (Degrees, LlmSpace, candidates, degree_triples, validate_degrees,
+                                  validate_micro_batch)
 from .llm_options import LayoutMode, LlmRequest
 from .llm_report import LlmReport
 
 
 def build(req: LlmRequest):
-    """(problem, space) of a request, every option checked against the model and the cluster."""
+    """(problem, space, approximations) of a request, every option checked against the model and the
+    cluster; ``approximations``: what the model file asks for that the model does not follow."""
     src = load_transformer(req.model, req.seq)
     cluster = with_memory(load_cluster(req.cluster, req.gpus), req.memory_GiB)
     batch = req.batch if req.batch is not None else src.batch
@@ -32,7 +34,7 @@ def build(req: LlmRequest):
         raise SpecError("--batch", f"{src.source} (a Hugging Face config) gives no training batch: give --batch N")
     problem = llm_problem(src.shape, cluster, batch, src.sequence, src.name, src.source)
     space = space_of(req, cluster.gpus, cluster.gpus_per_node, src.shape.layers, batch, problem.dims.head_groups)
-    return problem, space
+    return problem, space, src.approximations
 
 
 def with_memory(cluster, memory_GiB: float | None):
@@ -51,6 +53,9 @@ def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch:
     ``heads``: what the tensor degree must divide (``TransformerDims.head_groups``)."""
     given = {"tensor": req.tensor, "pipeline": req.pipeline, "data": req.data}
     if req.layout is LayoutMode.ZERO3 and req.data is None:
+        if batch % gpus:
+            raise SpecError("--batch", f"{batch:,} is not a multiple of the {gpus:,} GPUs (--gpus): --layout zero3 is "
+                                       "pure data parallelism, every GPU a data-parallel rank taking whole samples")
         given["data"] = gpus
     _check_given(given, gpus, layers, batch)
     if given["tensor"] is not None and heads % given["tensor"]:
@@ -73,12 +78,34 @@ def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch:
         if req.micro_batch is not None:
             raise SpecError("--micro-batch", f"{req.micro_batch} divides batch / data ({batch:,} / d) for no data "
                                              f"degree d of the layouts of {gpus:,} GPUs")
+        _check_batch(space, given, gpus, gpus_per_node, layers, batch, heads)
         named, what = ("--degrees", f"{_given_text(given)}: no layout of {gpus:,} GPUs has these degrees") if known else \
             ("--gpus", f"{gpus:,}: no layout of {gpus:,} GPUs and batch {batch:,} exists")
         raise SpecError(named, f"{what} "
                                      f"(tensor at most {gpus_per_node} unless given, dividing {heads} (the heads' and KV heads' gcd), pipeline at most {layers} layers, "
                                      f"data dividing the batch {batch:,})")
     return space
+
+
+def _check_batch(space: LlmSpace, given: dict, gpus: int, gpus_per_node: int, layers: int, batch: int,
+                 heads: int) -> None:
+    """SpecError naming --batch when the batch is what leaves no layout: some layouts exist but the
+    batch splits over none of their data degrees (the data degree was not given)."""
+    if given["data"] is not None:
+        return
+    fixed = ((space.tensor, "tensor"), (space.pipeline, "pipeline"))
+    max_tensor = space.tensor or space.max_tensor or gpus_per_node  # as llm_space.candidates takes it
+    datas = sorted({d.data for d in degree_triples(gpus, max_tensor, layers, gpus, heads)
+                    if all(v in (None, getattr(d, k)) for v, k in fixed)})
+    if not datas:
+        return
+    shown_d = ", ".join(f"{d:,}" for d in datas) if len(datas) <= 6 else \
+        ", ".join(f"{d:,}" for d in datas[:4]) + f", ..., {datas[-1]:,}"
+    what = "is smaller than every" if batch < datas[0] else "is a multiple of no"
+    with_given = f" with {_given_text(given)}" if any(v is not None for v in given.values()) else ""
+    raise SpecError("--batch", f"{batch:,} {what} data degree of the layouts of {gpus:,} GPUs{with_given} ({shown_d}; "
+                               f"d = GPUs / (t x p), t at most {max_tensor} dividing {heads}, p at most "
+                               f"{layers} layers): every data-parallel rank takes whole samples")
 
 
 def _given_text(given: dict) -> str:
@@ -109,7 +136,7 @@ def block_nodes(network, family_prefixes=("h0_", "l0_")) -> tuple[str, ...]:
 
 def run_llm(req: LlmRequest, progress=None) -> LlmReport:
     """The report of one LLM run (``progress(step, done, total)`` hears the search's steps)."""
-    problem, space = build(req)
+    problem, space, approximations = build(req)
     if progress is not None:
         progress("searching layouts")
     result = search(problem, space, time_limit_s=req.time_limit_s, progress=progress)
@@ -118,15 +145,16 @@ def run_llm(req: LlmRequest, progress=None) -> LlmReport:
     eff = result.best.evaluation.efficiency if result.best else (result.runners_up[0].evaluation.efficiency
                                                                  if result.runners_up else None)
     shown = result.best or (result.runners_up[0] if result.runners_up else None)
-    notes = tuple(shown.evaluation.notes) if shown is not None else ()
+    notes = approximations + (tuple(shown.evaluation.notes) if shown is not None else ())
     return LlmReport(problem.network.name, c.name, c.gpu.name, c.gpus, c.gpus_per_node, problem.dims.batch,
                      problem.dims.seq, problem.dims.layers, mode, result, block_nodes(problem.network),
-                     tuple(str(t) for t in megatron_types(problem.network, problem.dims.layers)), eff, notes)
+                     tuple(str(t) for t in megatron_types(problem.network, problem.dims.layers)), eff, notes,
+                     approximations)
 
 
 def run_llm_check(req: LlmRequest, progress=None):
     """``explore check`` on a cluster: the search against scoring every layout of its space."""
     from .llm_check import check_llm
 
-    problem, space = build(req)
-    return check_llm(problem, space, progress)
+    problem, space, approximations = build(req)
+    return replace(check_llm(problem, space, progress), approximations=approximations)

@@ -29,7 +29,7 @@ from pathlib import Path
 from ..core.errors import SpecError, shown
 from ..core.network import Network
 from .fields import check_pos_int
-from .transformer import Family, TransformerShape, build_transformer
+from .transformer import Family, TransformerShape, build_transformer, position_problem
 
 DEFAULT_BATCH = 8  # sequences, when neither --batch nor the array gives one (as gpt2-small.yaml)
 MAX_CONFIG_BYTES = 4 * 2**20
@@ -44,14 +44,24 @@ REFUSED = {"mixtral": ("num_local_experts", "mixture-of-experts layers (each tok
                        "experts) have no node kind here, and expert parallelism is not a partition type")}
 
 
-def read_hf_shape(path: str | Path, sequence: int | None = None) -> tuple[TransformerShape, int, str]:
+def read_hf_shape(path: str | Path, sequence: int | None = None) -> tuple[TransformerShape, int, str, tuple[str, ...]]:
     """The shape a Hugging Face ``config.json`` describes, its sequence (``sequence`` overrides the
-    config's context length) and its name: what the LLM planner builds its problem from."""
+    config's context length), its name and its ``approximations``: what the LLM planner builds its
+    problem from."""
     src = str(path)
     cfg = _read_json(path)
     mtype = _model_type(cfg, src)
     shape, seq = _shape_and_sequence(cfg, mtype, src, sequence)
-    return shape, seq, _name(cfg, path)
+    return shape, seq, _name(cfg, path), approximations(cfg, mtype, seq)
+
+
+def approximations(cfg: dict, mtype: str, seq: int) -> tuple[str, ...]:
+    """What the config asks for that the model does not follow, one note each: the one source of
+    these notes for ``explore`` on an accelerator array and on a GPU cluster."""
+    window = cfg.get("sliding_window") if mtype == "mistral" else None
+    if isinstance(window, int) and not isinstance(window, bool) and 0 < window < seq:
+        return (f"sliding_window {window} < sequence {seq}: attention is counted over all {seq} tokens",)
+    return ()
 
 
 def _model_type(cfg: dict, src: str) -> str:
@@ -67,7 +77,11 @@ def _model_type(cfg: dict, src: str) -> str:
 
 def _shape_and_sequence(cfg: dict, mtype: str, src: str, sequence: int | None) -> tuple[TransformerShape, int]:
     shape, seq_key = _llama_shape(cfg, src) if MODEL_TYPES[mtype] else _gpt2_shape(cfg, src)
-    return shape, (sequence if sequence is not None else _int(cfg, seq_key, src))
+    seq = sequence if sequence is not None else _int(cfg, seq_key, src)
+    too_long = position_problem(shape, seq, "n_positions")
+    if too_long:
+        raise SpecError(src, f"--seq: {too_long}")
+    return shape, seq
 
 
 def load_hf_config(path: str | Path, batch: int | None = None, sequence: int | None = None) -> Network:
@@ -77,11 +91,10 @@ def load_hf_config(path: str | Path, batch: int | None = None, sequence: int | N
     mtype = _model_type(cfg, src)
     shape, seq = _shape_and_sequence(cfg, mtype, src, sequence)
     net = build_transformer(shape, _name(cfg, path), batch or DEFAULT_BATCH, seq, src)
-    window = cfg.get("sliding_window") if mtype == "mistral" else None
-    if isinstance(window, int) and not isinstance(window, bool) and 0 < window < seq:
-        note = f"sliding_window {window} < sequence {seq}: attention is counted over all {seq} tokens"
+    notes = approximations(cfg, mtype, seq)
+    if notes:
         net = Network(net.name, net.batch, net.layers, net.edges, net.source, net.edge_shares, net.sequence,
-                      net.approximations + (note,))
+                      net.approximations + notes)
     return net
 
 
@@ -90,7 +103,10 @@ def _read_json(path: str | Path) -> dict:
     try:
         if p.stat().st_size > MAX_CONFIG_BYTES:
             raise SpecError(str(path), f"larger than {MAX_CONFIG_BYTES // 2**20} MiB: not a model config")
-        cfg = json.loads(p.read_text(encoding="utf-8"))
+        cfg = json.loads(p.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys)
+    except _DuplicateKey as e:
+        raise SpecError(str(path), f"duplicate key {shown(e.args[0])} (give each key once: readers differ on "
+                                   "which one counts)") from None
     except OSError as e:
         raise SpecError(str(path), f"cannot read: {e.strerror or e}") from None
     except (UnicodeDecodeError, ValueError) as e:  # JSONDecodeError; an integer beyond Python's digit limit
@@ -100,6 +116,20 @@ def _read_json(path: str | Path) -> dict:
     if not isinstance(cfg, dict):
         raise SpecError(str(path), "must be a JSON object (a Hugging Face config.json)")
     return cfg
+
+
+class _DuplicateKey(Exception):
+    """A key given twice in one JSON object (``args[0]``: the key)."""
+
+
+def _unique_keys(pairs: list) -> dict:
+    """``json.loads``'s object hook: the object, or _DuplicateKey (Python keeps the last silently)."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
 
 
 def _int(cfg: dict, key: str, src: str, default: int | None = None) -> int:

@@ -29,7 +29,7 @@ def parse_network(data: dict, source: str, sequence: int | None = None) -> Netwo
     errors: list[str] = []
     name, batch, seq = _parse_top(data, sequence, errors)
     if "transformer" in data:  # a decoder-only transformer given by its shape (frontends/transformer.py)
-        return _parse_transformer(data, name, batch, seq, source, errors)
+        return _parse_transformer(data, name, batch, seq, source, errors, sequence is not None)
     raw_layers = _raw_layers(data, errors)
     nodes: list[tuple[int, dict]] = []  # (file index, parsed) for nodes that parsed
     seen: dict[str, int] = {}  # layer name -> file index of its first node
@@ -44,9 +44,10 @@ def parse_network(data: dict, source: str, sequence: int | None = None) -> Netwo
 
 
 def _parse_transformer(data: dict, name: str | None, batch: int | None, seq: int | None, source: str,
-                       errors: list[str]) -> Network:
-    """A spec whose ``transformer:`` block gives the shape instead of ``layers:``."""
-    from .transformer import build_transformer, parse_shape
+                       errors: list[str], seq_given: bool = False) -> Network:
+    """A spec whose ``transformer:`` block gives the shape instead of ``layers:`` (``seq_given``: the
+    sequence is --seq's, not the spec's)."""
+    from .transformer import build_transformer, parse_shape, position_problem
 
     errors[:] = [e for e in errors if e != "layers: missing"]
     if "layers" in data:
@@ -56,6 +57,9 @@ def _parse_transformer(data: dict, name: str | None, batch: int | None, seq: int
     shape = parse_shape(data["transformer"], "transformer", errors)
     if errors or shape is None:
         raise SpecError(source, errors)
+    too_long = position_problem(shape, seq, "transformer.positions")
+    if too_long:
+        raise SpecError(source, f"{'--seq' if seq_given else 'sequence'}: {too_long}")
     return build_transformer(shape, name, batch, seq, source)
 
 

@@ -105,6 +105,16 @@ class TransformerShape:
         return self.layers * per_layer + emb + (0 if self.tied_head else h * self.vocab)
 
 
+def position_problem(shape: TransformerShape, sequence: int, table: str) -> str | None:
+    """Why ``sequence`` tokens a sample cannot run through ``shape`` (None when they can): learned
+    positions (the gpt family) are a table with one row a position and none beyond its size (rotary
+    positions have no table). ``table`` names the field giving its size, for the message."""
+    if shape.family is not Family.GPT or not shape.positions or sequence <= shape.positions:
+        return None
+    return (f"{sequence:,} tokens is more than the {shape.positions:,} learned positions ({table}): a learned "
+            f"position table has no row beyond its size (at most {shape.positions:,})")
+
+
 TRANSFORMER_KEYS = {"family", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "positions",
                     "tied_head"}
 _REQUIRED = {"family", "layers", "hidden", "heads", "ffn", "vocab"}

@@ -26,6 +26,7 @@ class TransformerSource:
     batch: int | None  # the spec's global batch (None: a config.json, which gives none)
     sequence: int
     source: str
+    approximations: tuple[str, ...] = ()  # what the file asks for that the model does not follow (stderr, notes)
 
 
 def load_transformer(ref: str, sequence: int | None = None) -> TransformerSource:
@@ -42,8 +43,8 @@ def load_transformer(ref: str, sequence: int | None = None) -> TransformerSource
     if path.suffix.lower() == ".json":
         from .hf_config import read_hf_shape
 
-        shape, seq, name = read_hf_shape(path, sequence)
-        return TransformerSource(shape, name, None, seq, str(path))
+        shape, seq, name, notes = read_hf_shape(path, sequence)
+        return TransformerSource(shape, name, None, seq, str(path), notes)
     if path.suffix.lower() not in (".yaml", ".yml"):
         raise SpecError("--model", f"{shown(ref)} is not a transformer shape: {NOT_A_TRANSFORMER}")
     return _from_yaml(ref, path, sequence)

@@ -290,10 +290,19 @@ def _resolve_ref(key: str, value: str, base_dir: Path) -> tuple[str | None, str 
             return None, f"no such file {str(candidate)!r}"
         return str(candidate.resolve()), None
     found = zoo.resolve_model(value) if key == "model" else zoo.resolve_array(value)
+    if found is None and key == "array" and zoo.resolve_cluster(value) is not None:
+        return None, cluster_refused(value)
     if found is None:
         known = ", ".join(zoo.zoo_files() if key == "model" else zoo.array_files())
         return None, f"unknown {key} {shown(value)} (known: {known}; or a path to a file)"
     return value, None
+
+
+def cluster_refused(value: str) -> str:
+    """Why a sweep refuses a GPU cluster as its array (one line)."""
+    plain = value if value.isprintable() and len(value) <= 80 and " " not in value else "CLUSTER"
+    return (f"{shown(value)} is a GPU cluster: sweeps take accelerator arrays ({', '.join(zoo.array_files())}); "
+            f"a GPU cluster is planned by explore --array {plain} --model ... (docs/llm-training.md)")
 
 
 def resolve_paths(params: dict[str, Any], base_dir: str, memo: dict | None = None) -> dict[str, Any]:
@@ -331,7 +340,7 @@ def _hashable(v: Any) -> Any:
 def _check_refs(grid: dict, fixed: dict, extra: list[dict], base_dir: Path, errors: list[str]) -> dict:
     """Resolve every distinct file reference once and read each distinct model and array once
     (a file with an error is bad input, not a failed point); the resolved references by value."""
-    from ...frontends import load_array, load_model
+    from ...frontends import is_cluster, load_array, load_model
 
     resolved: dict[tuple[str, str], str] = {}
     seen: set[tuple[str, str]] = set()
@@ -355,6 +364,9 @@ def _check_refs(grid: dict, fixed: dict, extra: list[dict], base_dir: Path, erro
                     except SpecError as err:
                         raise SpecError(f"{where} with {seq_where}" if seq_where else where, str(err)) from None
             elif key == "array":
+                if is_cluster(ref):
+                    errors.append(f"{where}: {cluster_refused(value)}")
+                    continue
                 load_array(ref)
             elif not isinstance(load_yaml_file(ref), dict):  # constraints: read against each point's network
                 errors.append(f"{where}: {ref}: must be a mapping (a constraints file)")

@@ -1,0 +1,240 @@
+"""What a new user of the LLM planner found on main (each test fails without its fix): the
+approximation notes of a model file on a GPU cluster, learned positions shorter than --seq, the
+option an error names, duplicate keys in a config.json, sweeps given a GPU cluster, the JSON's
+float companions, the header and the notes of the table."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+
+from .conftest import run_cli
+
+# a Mistral-shaped config small enough to plan in a fraction of a second
+MISTRAL = {"model_type": "mistral", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 1000, "max_position_embeddings": 64,
+           "sliding_window": 16}
+FAST = ["--recompute", "none", "--zero", "0"]
+SMALL = ["--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus", "8", "--batch", "32", "--seq", "512"]
+WINDOW_NOTE = "sliding_window 16 < sequence 32: attention is counted over all 32 tokens"
+
+
+def _write(tmp_path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+# ---- 1. a config's approximations are reported on a GPU cluster as on an array ---------------
+
+
+def test_sliding_window_is_reported_on_a_cluster_as_on_an_array(tmp_path, capsys):
+    cfg = _write(tmp_path, "config.json", json.dumps(MISTRAL))
+    code, out, err = run_cli(["--model", cfg, "--seq", "32", "--batch", "8", "--levels", "1", "--format", "json"],
+                             capsys)
+    assert code == 0 and f"explore: approximation: {WINDOW_NOTE}\n" in err
+    assert json.loads(out)["approximations"] == [WINDOW_NOTE]
+    cluster = ["--model", cfg, "--array", "dgx-a100", "--gpus", "8", "--batch", "8", "--seq", "32", *FAST]
+    code, out, err = run_cli(cluster + ["--format", "json"], capsys)
+    assert code == 0 and f"explore: approximation: {WINDOW_NOTE}\n" in err
+    assert WINDOW_NOTE in json.loads(out)["notes"]
+    code, out, err = run_cli(cluster, capsys)
+    assert code == 0 and f"note: {WINDOW_NOTE}\n" in out and WINDOW_NOTE in err
+    code, out, err = run_cli(["check", *cluster], capsys)
+    assert code == 0 and WINDOW_NOTE in err
+    code, out, err = run_cli(cluster[:-4] + ["--seq", "16", *FAST], capsys)  # the window covers the sequence
+    assert code == 0 and "sliding_window 16" not in out + err
+
+
+# ---- 2. learned positions: no sequence longer than the table ------------------------------------
+
+GPT_SPEC = ("version: 1\nname: g\nbatch: 8\nsequence: {seq}\ntransformer: {{family: gpt, layers: 2, hidden: 64, "
+            "heads: 4, ffn: 256, vocab: 1000, positions: 1024, tied_head: true}}\n")
+
+
+@pytest.mark.parametrize("cluster", [False, True], ids=["array", "cluster"])
+def test_a_sequence_beyond_the_learned_positions_is_refused(cluster, tmp_path, capsys):
+    on = ["--array", "dgx-a100", "--gpus", "8", "--batch", "32"] if cluster else []
+    gpt2 = "tests/hf_configs/gpt2.json"
+    cases = [
+        (["--model", "gpt3-1.7b", "--seq", "8192"],
+         "gpt3-1.7b.yaml: --seq: 8,192 tokens is more than the 2,048 learned positions (transformer.positions)"),
+        (["--model", gpt2, "--seq", "4096"], "gpt2.json: --seq: 4,096 tokens is more than the 1,024 learned positions "
+                                             "(n_positions)"),
+        (["--model", _write(tmp_path, "g.yaml", GPT_SPEC.format(seq=2048))],
+         "g.yaml: sequence: 2,048 tokens is more than the 1,024 learned positions (transformer.positions)"),
+        (["--model", _write(tmp_path, "g2.yaml", GPT_SPEC.format(seq=512)), "--seq", "1025"],
+         "g2.yaml: --seq: 1,025 tokens is more than the 1,024 learned positions"),
+    ]
+    for args, line in cases:
+        code, out, err = run_cli(args + on, capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1 and line in err, (args, err)
+        assert "a learned position table has no row beyond its size" in err and "Traceback" not in err
+
+
+def test_a_sequence_up_to_the_learned_positions_is_planned(tmp_path, capsys):
+    spec = _write(tmp_path, "g.yaml", GPT_SPEC.format(seq=1024))
+    code, out, err = run_cli(["--model", spec, "--array", "dgx-a100", "--gpus", "8", *FAST], capsys)
+    assert code == 0 and "sequence 1,024" in out
+    code, out, err = run_cli(["--model", "tests/hf_configs/gpt2.json", "--seq", "1024", "--batch", "8",
+                              "--levels", "1"], capsys)
+    assert code == 0
+    # rotary positions have no table: a llama-family sequence beyond max_position_embeddings is planned
+    cfg = _write(tmp_path, "config.json", json.dumps({**MISTRAL, "sliding_window": None}))
+    code, out, err = run_cli(["--model", cfg, "--array", "dgx-a100", "--gpus", "8", "--batch", "8", "--seq", "128",
+                              *FAST], capsys)
+    assert code == 0 and "sequence 128" in out
+
+
+# ---- 3. the option an error names ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--model", "gpt3-1.7b", "--array", "dgx-b200", "--layout", "megatron"], "--array: unknown array 'dgx-b200'"),
+    (["--model", "gpt3-1.7b", "--array", "dgx-b200", "--gpus", "8"], "--array: unknown array 'dgx-b200'"),
+    (["--model", "gpt3-1.7b", "--array", "", "--gpus", "8"], "--array: must not be empty"),
+    (["--model", "gpt3-175b", "--array", "dgx-a100", "--gpus", "1024", "--batch", "7"],
+     "--batch: 7 is a multiple of no data degree of the layouts of 1,024 GPUs (2, 4, 8, 16, ..., 1,024; "),
+    (["--model", "gpt3-175b", "--array", "dgx-a100", "--gpus", "1024", "--batch", "1"],
+     "--batch: 1 is smaller than every data degree of the layouts of 1,024 GPUs"),
+    (["--model", "gpt3-175b", "--array", "dgx-a100", "--gpus", "1024", "--batch", "7", "--degrees", "tensor=8"],
+     "--batch: 7 is a multiple of no data degree of the layouts of 1,024 GPUs with tensor=8 (2, 4, 8, 16, ..., 128; "),
+    (["--model", "gpt3-175b", "--array", "dgx-a100", "--gpus", "1024", "--batch", "1536", "--layout", "zero3"],
+     "--batch: 1,536 is not a multiple of the 1,024 GPUs (--gpus): --layout zero3 is pure data parallelism"),
+    # given degrees are still what is named
+    (["--model", "gpt3-175b", "--array", "dgx-a100", "--gpus", "1024", "--batch", "1536", "--layout", "zero3",
+      "--degrees", "data=1024"], "--degrees: data=1024 does not divide the batch 1536"),
+])
+def test_errors_name_the_option_at_fault(args, line, capsys):
+    code, out, err = run_cli(args, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and line in err, err
+
+
+def test_an_accelerator_array_still_refuses_the_llm_options(capsys):
+    code, out, err = run_cli(["--model", "gpt3-1.7b", "--array", "hypar-16", "--layout", "megatron"], capsys)
+    assert code == 2 and "--layout: needs a GPU cluster --array" in err
+
+
+# ---- 4. a config.json with a key twice -------------------------------------------------------
+
+
+@pytest.mark.parametrize("cluster", [False, True], ids=["array", "cluster"])
+def test_duplicate_keys_in_a_config_json_are_refused(cluster, tmp_path, capsys):
+    text = json.dumps(MISTRAL)[:-1] + ', "num_hidden_layers": 3}'
+    cfg = _write(tmp_path, "config.json", text)
+    nested = _write(tmp_path, "nested.json", json.dumps(MISTRAL)[:-1] + ', "rope_scaling": {"type": 1, "type": 2}}')
+    on = ["--array", "dgx-a100", "--gpus", "8", "--batch", "8"] if cluster else []
+    for path, key in ((cfg, "num_hidden_layers"), (nested, "type")):
+        code, out, err = run_cli(["--model", path, *on], capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1
+        assert f"{path}: duplicate key '{key}'" in err
+
+
+# ---- 5. a sweep given a GPU cluster ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("where, array", [("fixed", "dgx-a100"), ("grid", "dgx-h100"), ("grid", "FILE")])
+def test_a_sweep_refuses_a_gpu_cluster_saying_where_it_is_planned(where, array, tmp_path, capsys):
+    from pathlib import Path
+
+    if array == "FILE":
+        array = "mine.yaml"
+        (tmp_path / array).write_text(Path("spaces/clusters/dgx-a100.yaml").read_text())
+    value = f"[{array}]" if where == "grid" else array
+    spec = _write(tmp_path, "s.yaml", f"version: 1\nname: s\ngrid:\n  model: [gpt3-1.7b]\n{where}:\n  array: {value}\n"
+                  if where == "fixed" else f"version: 1\nname: s\ngrid:\n  model: [gpt3-1.7b]\n  array: {value}\n")
+    code, out, err = run_cli(["sweep", spec, "--out", str(tmp_path / "runs")], capsys)
+    place = "fixed.array" if where == "fixed" else "grid.array[0]"
+    assert code == 2 and out == "" and err.count("\n") == 1 and not (tmp_path / "runs").exists()
+    assert f"{place}: '{array}' is a GPU cluster: sweeps take accelerator arrays (" in err
+    assert f"a GPU cluster is planned by explore --array {array} --model ..." in err
+
+
+# ---- 6. the JSON's float companions ----------------------------------------------------------
+
+
+def test_json_approx_holds_a_float_beside_each_exact_value(capsys):
+    code, out, err = run_cli(SMALL + FAST + ["--format", "json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and isinstance(doc["step_time_s"], str) and "/" in doc["step_time_s"]  # the exact string stays
+    keys = {"step_time_s", "tflops_per_gpu", "mfu", "bubble_fraction", "memory_bytes_per_accelerator", "gap", "bound",
+            "memory_capacity_bytes", "compute_s", "tensor_comm_s", "data_comm_s", "pipeline_comm_s"}
+    assert set(doc["approx"]) == keys
+    for row in [doc] + doc["runners_up"]:
+        assert set(row["approx"]) <= keys and "step_time_s" in row["approx"]
+        for key, value in row["approx"].items():
+            assert isinstance(value, float) and value == float(Fraction(row[key])), key
+
+
+def test_json_approx_when_nothing_fits(capsys):
+    code, out, err = run_cli(SMALL + FAST + ["--memory", "0.01", "--format", "json"], capsys)
+    doc = json.loads(out)
+    assert code == 1 and doc["memory_capacity_bytes"] == "10737418.24"
+    assert doc["approx"]["memory_capacity_bytes"] == 10737418.24 and doc["approx"]["gap"] is None
+    assert doc["approx"]["memory_bound_bytes"] == float(doc["memory_bound_bytes"])
+
+
+# ---- 7. help and the table's words -----------------------------------------------------------
+
+
+def test_help_says_what_memory_and_seq_do_on_a_cluster(capsys):
+    code, out, _ = run_cli(["--help"], capsys)
+    text = " ".join(out.split())
+    assert code == 0
+    assert "On a GPU cluster: each GPU's usable memory, at most the GPU's own (a headroom setting" in text
+    assert "the zoo's transformers" in text and "Hugging Face config.json's context length" in text
+
+
+def test_header_says_the_given_micro_batch(capsys):
+    args = ["--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus", "8", "--batch", "192", "--seq", "512",
+            "--degrees", "data=2", "--recompute", "full", "--zero", "1"]
+    code, out, _ = run_cli(args + ["--micro-batch", "96"], capsys)
+    assert code == 0 and "; micro-batch 96 (given)\n" in out and "up to 64" not in out
+    assert "micro-batch 96 (1 per step)" in out
+    code, out, _ = run_cli(args + ["--micro-batch", "96", "--format", "json"], capsys)
+    assert json.loads(out)["inputs"]["micro_batch"] == 96
+    code, out, _ = run_cli(SMALL + FAST, capsys)
+    assert code == 0 and "; micro-batches up to 64\n" in out
+
+
+def test_large_memory_figures_have_thousands_separators(capsys):
+    from explorer.app.llm_report import gib
+
+    assert gib(Fraction(13969885262_94, 100) * 2**30) == "13,969,885,262.94 GiB"
+    code, out, _ = run_cli(["--model", "gpt3-1t", "--array", "dgx-a100", "--gpus", "8", "--batch", "8", "--seq", "512",
+                            "--recompute", "full", "--zero", "0"], capsys)
+    assert code == 1 and "every layout needs at least 1,877.62 GiB" in out
+
+
+def test_a_plan_with_little_headroom_says_no_framework_reserve_is_taken(capsys):
+    code, out, _ = run_cli(SMALL + ["--memory", "4"], capsys)
+    used = Fraction(out.split("memory per GPU ")[1].split(" GiB")[0])
+    assert code == 0 and 4 - used < 2
+    note = [line for line in out.splitlines() if "no framework reserve" in line]
+    assert len(note) == 1 and note[0].startswith("note: 0.") and note[0].endswith(
+        " GiB to spare: the memory model takes no framework reserve (CUDA context, NCCL buffers, allocator "
+        "fragmentation) out of the usable memory (--memory GiB sets it)")
+    code, out, _ = run_cli(SMALL + ["--memory", "40"], capsys)  # plenty to spare: no note
+    assert code == 0 and "framework reserve" not in out
+
+
+# ---- 8. the docs' figures are the code's -----------------------------------------------------
+
+
+def test_the_python_example_of_llm_training_prints_its_comments():
+    """docs/llm-training.md's Python example (GPT-3 175B, Megatron's layout): each ``print`` is
+    followed by a ``# ...`` comment saying what it prints (it said 22.0 GiB where 22.2 is printed)."""
+    import contextlib
+    import io
+    import re
+    from pathlib import Path
+
+    text = Path(__file__).resolve().parent.parent.joinpath("docs", "llm-training.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "evaluate_llm(problem, layout)" in b)
+    said = [line[2:] for line in block.splitlines() if line.startswith("# ")]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "llm-training.md", "exec"), {})
+    assert said and out.getvalue().splitlines() == said
