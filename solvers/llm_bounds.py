@@ -17,11 +17,15 @@ Data level. The step adds the slowest stage's data-level time (gradient all-redu
 reduce-scatter and gathers: ``llm_stage.data_seconds``, linear in the stage's parameters, plus
 type I weight exchanges >= 0). The slowest stage holds at least the mean of the stages'
 parameters, so ``data_seconds`` at ``P / p`` is a lower bound of that term; it is added to the
-compute bound above (the two are separate terms of the step).
+compute bound above (the two are separate terms of the step). A mixture of experts: its expert
+weights and the others are exchanged over different groups (d / e and d ranks), and
+``data_seconds`` is linear in each; every layer's expert weights lie in the stages' layers, so the
+slowest stage is again at least the function at the means (P / p and P_experts / p).
 
 Memory. The worst stage holds at least the mean of the stages; their model states add up to the
 whole model's (16 bytes a parameter, split ``t`` ways, ZeRO-sharded over ``d``), so the worst
 stage holds at least ``model_state_bytes(P / (t p), d, zero)``; activations add to that (>= 0).
+Expert weights count 1/e of theirs, sharded over d / e (``llm_stage_memory``).
 Tensor-level types other than Megatron's duplicate weights, which only adds.
 
 tests/test_llm_search.py checks both against every candidate scored on seeded instances.
@@ -61,9 +65,11 @@ def data_floor_s(problem, cand: Candidate) -> Fraction:
     from ..core.llm_stage import data_seconds
 
     deg = cand.degrees
-    layout = LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data), cand.micro_batch, cand.recompute, cand.zero,
-                       virtual_stages=cand.virtual)
-    return data_seconds(problem, layout, Fraction(problem.params.total, deg.pipeline))
+    layout = LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data, expert=deg.expert), cand.micro_batch,
+                       cand.recompute, cand.zero, virtual_stages=cand.virtual)
+    pc = problem.params
+    return data_seconds(problem, layout, Fraction(pc.total, deg.pipeline),
+                        Fraction(pc.layers * pc.expert_per_layer, deg.pipeline))
 
 
 def time_bound_s(problem, cand: Candidate, floor_s: Fraction) -> Fraction:
@@ -71,7 +77,11 @@ def time_bound_s(problem, cand: Candidate, floor_s: Fraction) -> Fraction:
     return time_floor_s(cand, problem.dims.batch, floor_s) + data_floor_s(problem, cand)
 
 
-def memory_floor_bytes(cand: Candidate, parameters: int) -> Fraction:
-    """A lower bound of the worst stage's bytes per GPU: its share of the model states."""
+def memory_floor_bytes(cand: Candidate, parameters: int, expert_parameters: int = 0) -> Fraction:
+    """A lower bound of the worst stage's bytes per GPU: its share of the model states (of the
+    ``parameters``, a mixture's ``expert_parameters`` divided by e too and sharded over d / e)."""
     deg = cand.degrees
-    return sum(model_state_bytes(Fraction(parameters, deg.tensor * deg.pipeline), deg.data, cand.zero))
+    dense = sum(model_state_bytes(Fraction(parameters - expert_parameters, deg.tensor * deg.pipeline), deg.data,
+                                  cand.zero))
+    return dense + sum(model_state_bytes(Fraction(expert_parameters, deg.tensor * deg.pipeline * deg.expert),
+                                         deg.data // deg.expert, cand.zero))

@@ -160,3 +160,159 @@ def test_dense_models_are_unchanged():
     shape = load_transformer("llama3-8b").shape
     assert not shape.moe and parameter_count(shape).expert_per_layer == 0
     assert parameter_count(shape).total == active_parameter_count(shape) == 8_030_261_248
+
+
+# --- the search: expert degree searched, re-scored, against exhaustive scoring ---------------
+
+SMALL_MOE = TransformerShape(Family.LLAMA, layers=4, hidden=1024, heads=8, kv_heads=4, ffn=4096, vocab=4096, experts=16,
+                             top_k=2)
+
+
+def small_moe(gpus: int = 16, memory_GiB=None):
+    from dataclasses import replace as dc_replace
+
+    from explorer.frontends import load_cluster
+
+    c = load_cluster("dgx-h100", gpus)
+    if memory_GiB is not None:
+        c = dc_replace(c, gpu=dc_replace(c.gpu, memory_GiB=Fraction(memory_GiB)))
+    return llm_problem(SMALL_MOE, c, 64, 1024, "small-moe")
+
+
+def test_candidates_take_every_expert_degree_dividing_experts_and_data():
+    from explorer.solvers.llm_space import expert_degrees
+
+    assert expert_degrees(8, 16) == [1, 2, 4, 8] and expert_degrees(8, 12) == [1, 2, 4]
+    assert expert_degrees(16, 8, 4) == [4] and expert_degrees(8, 6, 4) == [] and expert_degrees(0, 16) == [1]
+
+
+def test_search_equals_exhaustive_under_a_memory_limit():
+    """2 GiB a GPU: about half the layouts do not fit; the search (bounds, pruning) and scoring every
+    layout find the same optimum, every bound holds, and the best is the evaluator's own verdict."""
+    from explorer.app.llm_check import check_llm
+    from explorer.solvers.llm_space import LlmSpace
+
+    p = small_moe(memory_GiB=2)
+    c = check_llm(p, LlmSpace(max_micro_batch=4, zeros=(ZeroStage.ZERO0,)))
+    assert c.agree and c.bound_violations == 0 and c.search.pruned_memory > 0
+    experts_seen = {s.candidate.degrees.expert for s in c.exhaustive.evaluated}
+    assert experts_seen == {1, 2, 4, 8, 16}
+    assert any(not s.fits for s in c.exhaustive.evaluated) and any(s.fits for s in c.exhaustive.evaluated)
+    best = c.search.best
+    again = evaluate_llm(p, best.layout)
+    assert again == best.evaluation and again.fits
+    d, e = best.candidate.degrees.data, best.candidate.degrees.expert
+    assert best.layout.parallelism.expert == e and d % e == 0 and 16 % e == 0
+
+
+def test_expert_parallelism_pays_when_the_experts_do_not_fit_otherwise():
+    """Fixed t = 1, p = 1, d = 16, ZeRO 0, 5 GiB a GPU: 826 M parameters, 805 M of them expert
+    weights, 16 bytes each: 12.3 GiB a GPU holding every expert, 6.3 GiB at e = 2; only e >= 4 fits,
+    and the search's best (re-scored by the evaluator) shards them."""
+    from explorer.solvers.llm_search import search
+    from explorer.solvers.llm_space import LlmSpace
+
+    p = small_moe(memory_GiB=5)
+    space = LlmSpace(tensor=1, pipeline=1, data=16, max_micro_batch=2, zeros=(ZeroStage.ZERO0,))
+    every = search(p, space, prune=False)
+    fits = {(s.candidate.degrees.expert, s.fits) for s in every.evaluated}
+    assert fits == {(1, False), (2, False), (4, True), (8, True), (16, True)}
+    r = search(p, space)
+    assert r.best is not None and r.best.candidate.degrees.expert >= 4 and r.pruned_memory > 0
+    assert evaluate_llm(p, r.best.layout) == r.best.evaluation and r.best.step_time_s == every.best.step_time_s
+
+
+# --- the CLI --------------------------------------------------------------------------------
+
+MIXTRAL = ["--array", "dgx-h100", "--gpus", "16", "--model", "mixtral-8x7b", "--batch", "64", "--seq", "1024"]
+
+
+def test_cli_megatron_layout_with_an_expert_degree(capsys):
+    from .conftest import run_cli
+
+    code, out, err = run_cli(MIXTRAL + ["--layout", "megatron", "--degrees", "tensor=2,pipeline=4,data=2,expert=2",
+                                        "--micro-batch", "1", "--recompute", "selective", "--zero", "1"], capsys)
+    assert code == 0, err
+    assert ("plan: t=2 (tensor), p=4 (pipeline, 1F1B), d=2 (data), e=2 (expert parallel, EP: experts sharded 2 ways "
+            "inside d), micro-batch 1") in out
+    assert "8 experts (top-2, routing assumed balanced)" in out and "expert all-to-all" in out
+    assert "moe_gate III, moe_up III, moe_mul II, moe_down II" in out
+
+
+def test_cli_json_says_the_expert_degree(capsys):
+    from .conftest import run_cli
+
+    code, out, err = run_cli(MIXTRAL + ["--layout", "megatron", "--degrees", "t=2,p=4,d=2,e=2", "--micro-batch", "1",
+                                        "--recompute", "selective", "--zero", "1", "--format", "json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["degrees"] == {"tensor": 2, "pipeline": 4, "data": 2, "expert": 2}
+    assert data["inputs"]["experts"] == 8 and data["inputs"]["top_k"] == 2
+    assert Fraction(str(data["expert_comm_s"])) > 0
+
+
+def test_cli_check_on_a_mixture_of_experts(capsys):
+    from .conftest import run_cli
+
+    code, out, err = run_cli(["check", *MIXTRAL, "--degrees", "tensor=2,pipeline=4", "--recompute", "selective",
+                              "--zero", "1"], capsys)
+    assert code == 0, err
+    assert "agree: yes" in out and " e=" in out
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--degrees", "tensor=2,pipeline=4,data=2,expert=3"], "--degrees: expert=3 does not divide the model's 8 experts"),
+    (["--degrees", "tensor=2,pipeline=4,data=2,expert=4"],
+     "--degrees: expert=4 does not divide data=2 (experts are sharded inside the data-parallel group)"),
+    (["--degrees", "tensor=8,pipeline=2,expert=2"], "--degrees: expert=2 divides the data degree of no layout"),
+    (["--degrees", "expert=2,expert=2"], "--degrees: expert given twice"),
+    (["--degrees", "expert=0"], "--degrees: expert=0: must be between 1 and 10,000,000"),
+])
+def test_cli_bad_expert_degree(args, line, capsys):
+    from .conftest import run_cli
+
+    code, out, err = run_cli(MIXTRAL + args, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and line in err and "Traceback" not in err
+
+
+def test_cli_expert_degree_on_a_dense_model(capsys):
+    from .conftest import run_cli
+
+    code, out, err = run_cli(["--array", "dgx-h100", "--gpus", "16", "--model", "llama3-8b", "--batch", "64",
+                              "--degrees", "expert=2"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "--degrees: expert=2 on a dense model" in err
+
+
+@pytest.mark.parametrize("change, drop, line", [
+    ({"num_experts_per_tok": 9}, (), "num_experts_per_tok: 9 experts a token is more than the 8 experts"),
+    ({}, ("num_experts_per_tok",), "num_experts_per_tok: missing"),
+    ({}, ("num_local_experts",), "num_local_experts: missing"),
+    ({"num_local_experts": 0}, (), "num_local_experts: must be > 0, got 0"),
+])
+def test_cli_bad_mixtral_config(change, drop, line, capsys, tmp_path):
+    from .conftest import run_cli
+
+    cfg = json.loads((HF / "Mixtral-8x7B-v0.1.json").read_text())
+    cfg.update(change)
+    for k in drop:
+        del cfg[k]
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps(cfg))
+    code, out, err = run_cli(["--array", "dgx-h100", "--gpus", "8", "--model", str(p), "--batch", "8"], capsys)
+    assert code == 2 and out == "" and err.strip().splitlines() == [f"explore: error: {p}: {line}"]
+
+
+@pytest.mark.parametrize("block, line", [
+    ("experts: 4", "transformer.top_k: missing"),
+    ("experts: 2, top_k: 3", "transformer.top_k: 3 experts a token is more than the 2 experts"),
+    ("top_k: 2", "transformer.experts: top_k 2 given without experts"),
+])
+def test_cli_bad_moe_yaml(block, line, capsys, tmp_path):
+    from .conftest import run_cli
+
+    p = tmp_path / "m.yaml"
+    p.write_text("version: 1\nname: m\nbatch: 8\nsequence: 64\ntransformer: {family: llama, layers: 2, hidden: 64, "
+                 f"heads: 4, ffn: 64, vocab: 100, {block}}}\n")
+    code, out, err = run_cli(["--array", "dgx-h100", "--gpus", "8", "--model", str(p)], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and line in err

@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..solvers.llm_bounds import memory_floor_bytes, time_bound_s
-from ..solvers.llm_search import LlmSearchResult, search
+from ..solvers.llm_search import LlmSearchResult, expert_total, search
 from .llm_report import exact_decimal
 from .render import fmt_seconds
 
@@ -53,7 +53,7 @@ def check_llm(problem, space, progress=None) -> LlmCheck:
     bad = 0
     for s in full.evaluated:
         tf = time_bound_s(problem, s.candidate, full.floor_s)
-        mf = memory_floor_bytes(s.candidate, problem.params.total)
+        mf = memory_floor_bytes(s.candidate, problem.params.total, expert_total(problem))
         bad += tf > s.step_time_s or mf > s.evaluation.memory_bytes_per_accelerator
     c = problem.cluster
     return LlmCheck(problem.network.name, c.name, c.gpus, fast, full, bad)
@@ -63,7 +63,7 @@ def _best(r: LlmSearchResult) -> str:
     if r.best is None:
         return "no layout fits"
     c = r.best.candidate
-    return (f"{fmt_seconds(r.best.step_time_s)} (t={c.degrees.tensor} p={c.degrees.pipeline} d={c.degrees.data}, "
+    return (f"{fmt_seconds(r.best.step_time_s)} ({c.degrees}, "
             f"micro-batch {c.micro_batch}, recompute {c.recompute.value}, ZeRO {c.zero.value})")
 
 
