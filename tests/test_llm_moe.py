@@ -316,3 +316,23 @@ def test_cli_bad_moe_yaml(block, line, capsys, tmp_path):
                  f"heads: 4, ffn: 64, vocab: 100, {block}}}\n")
     code, out, err = run_cli(["--array", "dgx-h100", "--gpus", "8", "--model", str(p)], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1 and line in err
+
+
+def test_mixtral_step_flops_against_a_closed_form():
+    """Model FLOPs of a step (evaluate_llm's MFU x time x GPUs x peak) against a count by hand of
+    Mixtral's active work: per token and layer 2 (h q + 2 h kv + q h) for the attention matmuls,
+    2 k 3 h ffn for the k routed experts, 2 h E for the router; per sample and layer 4 s^2 q for the
+    attention core; 2 s h V a sample for the head; training = 3 x forward."""
+    from explorer.frontends import load_cluster
+
+    shape = load_transformer("mixtral-8x7b").shape
+    B, s, h, l, V, E, k, f = 16, 512, 4096, 32, 32000, 8, 2, 14336
+    q, kv = 4096, 1024
+    per_token = 2 * (h * q + 2 * h * kv + q * h) + 2 * k * 3 * h * f + 2 * h * E
+    forward = B * (l * (s * per_token + 4 * s * s * q) + 2 * s * h * V)
+    p = llm_problem(shape, load_cluster("dgx-h100", 16), B, s, "mixtral-8x7b")
+    ev = evaluate_llm(p, LlmLayout(Parallelism(2, 2, 4, expert=4), 1, SEL, ZeroStage.ZERO1))
+    peak = p.cluster.gpu.peak_TFLOPS * 10**12
+    assert ev.mfu * ev.step_time_s * 16 * peak == 3 * forward
+    # Megatron's count (tflops_per_gpu) adds selective recomputation's attention core, 4 s^2 q a sample and layer
+    assert ev.tflops_per_gpu * ev.step_time_s * 16 * 10**12 == 3 * forward + B * l * 4 * s * s * q

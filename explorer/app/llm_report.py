@@ -202,6 +202,8 @@ def render_llm(report: LlmReport) -> str:
             "megatron": "evaluate Megatron-LM's layout (micro-batch, recompute and ZeRO searched unless given)",
             "zero3": "evaluate ZeRO-3 data parallelism (micro-batch and recompute searched unless given)"}[report.mode]
     moe = f", {report.experts} experts (top-{report.top_k}, routing assumed balanced)" if report.experts else ""
+    if report.experts and report.mode == "search":  # the expert degree is searched, the block's types are not
+        what = "search over t, p, d, e (expert), micro-batch, recompute, ZeRO and stage cuts (tensor-level types: Megatron's)"
     lines = [f"{report.model} on {report.cluster} ({report.gpus:,} x {report.gpu}, {report.gpus_per_node} per node), "
              f"batch {report.batch:,}, sequence {report.sequence:,}, {report.layers} layers{moe}",
              f"{what}; micro-batches up to {r.space.max_micro_batch if r.space else MAX_MICRO_BATCH}",
