@@ -13,6 +13,11 @@ the recompute forward (recompute only adds work), so the bound holds for every r
 Under the interleaved schedule (v chunks a stage) the fill is (p - 1)/v stage times: the factor
 is (m + (p - 1)/v) / m.
 
+A mixture of experts under expert parallelism: every stage's micro-batch time also holds its
+layers' all-to-alls, ``n_s`` x the same per-layer seconds, and the max over the stages of
+(compute + all-to-all) is at least the mean of both: the bound adds (m + (p - 1)/v) x (L / p) x
+the per-layer all-to-all.
+
 Data level. The step adds the slowest stage's data-level time (gradient all-reduce, or ZeRO-3's
 reduce-scatter and gathers: ``llm_stage.data_seconds``, linear in the stage's parameters, plus
 type I weight exchanges >= 0). The slowest stage holds at least the mean of the stages'
@@ -72,9 +77,28 @@ def data_floor_s(problem, cand: Candidate) -> Fraction:
                         Fraction(pc.layers * pc.expert_per_layer, deg.pipeline))
 
 
+def alltoall_floor_s(problem, cand: Candidate) -> Fraction:
+    """A mixture of experts under expert parallelism: (m + (p - 1)/v) x the mean stage's L / p
+    layers' all-to-alls a micro-batch (``llm_experts.alltoall_seconds``, 0 when dense or e = 1)."""
+    if cand.degrees.expert == 1:
+        return Fraction(0)
+    from ..core.llm_experts import alltoall_seconds
+    from ..core.llm_memory import Parallelism
+    from ..core.llm_problem import LlmLayout
+
+    deg = cand.degrees
+    layout = LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data, expert=deg.expert), cand.micro_batch,
+                       cand.recompute, cand.zero, virtual_stages=cand.virtual)
+    m = cand.microbatches(problem.dims.batch)
+    return (m + cand.fill()) * Fraction(problem.dims.layers, deg.pipeline) * alltoall_seconds(problem, layout)
+
+
 def time_bound_s(problem, cand: Candidate, floor_s: Fraction) -> Fraction:
-    """The search's lower bound of the candidate's step time: compute with its bubble, plus data level."""
-    return time_floor_s(cand, problem.dims.batch, floor_s) + data_floor_s(problem, cand)
+    """The search's lower bound of the candidate's step time: compute with its bubble, plus a mixture
+    of experts' all-to-alls, plus data level."""
+    m = cand.microbatches(problem.dims.batch)
+    compute = floor_s * (m + cand.fill()) / m  # time_floor_s
+    return compute + alltoall_floor_s(problem, cand) + data_floor_s(problem, cand)
 
 
 def memory_floor_bytes(cand: Candidate, parameters: int, expert_parameters: int = 0) -> Fraction:
