@@ -336,3 +336,22 @@ def test_mixtral_step_flops_against_a_closed_form():
     assert ev.mfu * ev.step_time_s * 16 * peak == 3 * forward
     # Megatron's count (tflops_per_gpu) adds selective recomputation's attention core, 4 s^2 q a sample and layer
     assert ev.tflops_per_gpu * ev.step_time_s * 16 * 10**12 == 3 * forward + B * l * 4 * s * s * q
+
+
+def test_a_given_layout_has_no_expert_parallelism_unless_asked(capsys):
+    from .conftest import run_cli
+
+    code, out, err = run_cli(MIXTRAL + ["--layout", "zero3", "--format", "json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["degrees"] == {"tensor": 1, "pipeline": 1, "data": 16, "expert": 1} and data["zero"] == 3
+    code, out, err = run_cli(MIXTRAL + ["--layout", "zero3", "--degrees", "expert=2"], capsys)
+    assert code == 2 and "--degrees: expert=2 with --layout zero3" in err
+
+
+def test_zoo_mixtral_is_refused_on_an_accelerator_array(capsys):
+    from .conftest import run_cli
+
+    code, out, err = run_cli(["--model", "mixtral-8x7b", "--levels", "1"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "--model: 'mixtral-8x7b' is a mixture of experts: it is planned on a GPU cluster" in err

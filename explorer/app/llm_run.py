@@ -66,8 +66,8 @@ def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch:
         data = gpus // (known[0] * known[1])
     if req.micro_batch is not None and data is not None:
         validate_micro_batch(req.micro_batch, batch, data)
-    if experts and req.layout is LayoutMode.MEGATRON and req.expert is None:
-        req = replace(req, expert=1)  # Megatron's layout as given: no expert parallelism unless expert=E
+    if experts and req.layout is not None and req.expert is None:
+        req = replace(req, expert=1)  # a given layout: no expert parallelism unless expert=E (zero3: pure data parallelism)
     space = LlmSpace(tensor=given["tensor"], pipeline=given["pipeline"], data=given["data"], expert=req.expert,
                      micro_batch=req.micro_batch,
                      recomputes=tuple(Recompute) if req.recompute is None else (req.recompute,),
