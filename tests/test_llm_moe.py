@@ -355,3 +355,23 @@ def test_zoo_mixtral_is_refused_on_an_accelerator_array(capsys):
     code, out, err = run_cli(["--model", "mixtral-8x7b", "--levels", "1"], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "--model: 'mixtral-8x7b' is a mixture of experts: it is planned on a GPU cluster" in err
+
+
+def test_routed_copies_tensor_exchange_by_hand():
+    """e = 2 and t = 2 (Megatron-Core's all-to-all dispatcher): the 2 routed copies of a token are
+    all-gathered over the tensor ranks and reduce-scattered back, one copy more than the dense MLP's
+    exchanges the nodes charge: s b h = 32; (1/2 + 1/2) x 32 forward, as much backward: 64 elements,
+    128 bytes at 100 GB/s (t = 2: one node) a layer and micro-batch; none at e = 1 or t = 1."""
+    from dataclasses import replace as dc_replace
+
+    from explorer.core.llm_experts import routed_tensor_elements
+
+    p = llm_problem(dc_replace(TINY, kv_heads=2), toy_cluster(4), 4, 4, "tiny-moe-mha")  # t = 2 splits 2 KV heads
+    lay = LlmLayout(Parallelism(2, 1, 2, expert=2), 1, NONE, ZeroStage.ZERO0)
+    assert routed_tensor_elements(p, lay) == 64
+    assert routed_tensor_elements(p, LlmLayout(Parallelism(2, 1, 2, expert=2), 1, FULL)) == 96
+    assert routed_tensor_elements(p, LlmLayout(Parallelism(2, 1, 2), 1, NONE)) == 0
+    assert routed_tensor_elements(p, layout(e=2)) == 0  # t = 1
+    with_e = part_costs(p, lay).block.tensor_s
+    without = part_costs(p, LlmLayout(Parallelism(2, 1, 2), 1, NONE, ZeroStage.ZERO0)).block.tensor_s
+    assert with_e - without == Fraction(128, 100 * 10**9) + alltoall_seconds(p, lay)

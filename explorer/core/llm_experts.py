@@ -17,7 +17,9 @@ forward (dispatch, combine), two backward (their errors), two more under full re
 Each is ``fanout.relayout_fraction(ROW, COL, e)`` of the e ranks' tokens: a rank keeps 1/e of
 its k s b h / t routed token-vectors (t: sequence parallelism splits the tokens over the tensor
 ranks, as Megatron-Core requires with tensor-parallel experts) and sends (e - 1)/e of them.
-Expert weights, their gradients and optimizer state are divided by e (and by t: tensor
+With tensor parallelism too (t > 1), the dispatched tokens are then all-gathered over the tensor
+ranks and the outputs reduce-scattered, k copies of a token where a dense MLP moves one
+(``routed_tensor_elements``). Expert weights, their gradients and optimizer state are divided by e (and by t: tensor
 parallelism splits every expert); their gradients are all-reduced over the d / e ranks holding
 the same experts (``llm_stage.data_seconds``).
 """
@@ -29,7 +31,7 @@ from fractions import Fraction
 from .llm_memory import Recompute
 from .llm_problem import LlmLayout, LlmProblem
 from .network import Layer, LayerKind
-from .partition import Layout, relayout_fraction
+from .partition import Layout, reduce_scatter_fraction, relayout_fraction
 
 BYTES = 2  # bf16 tokens on the wire
 
@@ -80,6 +82,24 @@ def alltoall_seconds(problem: LlmProblem, layout: LlmLayout) -> Fraction:
         return Fraction(0)
     span = layout.parallelism.tensor * layout.parallelism.expert
     return alltoalls(layout.recompute) * BYTES * sent / problem.cluster.bandwidth_Bps(span)
+
+
+def routed_tensor_elements(problem: LlmProblem, layout: LlmLayout) -> Fraction:
+    """Elements one GPU sends at the tensor level per layer and micro-batch beyond what the
+    block's nodes charge, under expert and tensor parallelism together (e > 1, t > 1). Megatron-
+    Core's all-to-all dispatcher then all-gathers the dispatched tokens over the tensor ranks and
+    reduce-scatters the experts' outputs before the combine: k copies of each token, where the
+    nodes' exchanges (the dense MLP's, which is right for e = 1, the all-gather dispatcher) carry
+    one. The k - 1 more: an all-gather ``relayout_fraction(ROW, DUP, t)`` and a reduce-scatter
+    ``reduce_scatter_fraction(t)`` of s b h each, forward and backward (and the recompute forward)."""
+    par, dims = layout.parallelism, problem.dims
+    t = par.tensor
+    if par.expert == 1 or t == 1 or not dims.moe or dims.top_k == 1:
+        return Fraction(0)
+    sbh = dims.seq * layout.micro_batch * dims.hidden
+    one = (relayout_fraction(Layout.ROW, Layout.DUP, t) + reduce_scatter_fraction(t)) * sbh
+    passes = 3 if layout.recompute is Recompute.FULL else 2
+    return (dims.top_k - 1) * one * passes
 
 
 def expert_params(problem: LlmProblem, layers: int) -> int:

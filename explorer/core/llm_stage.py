@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from .comm import training_flops
-from .llm_experts import alltoall_seconds, check_experts, expert_params, router_layer
+from .llm_experts import alltoall_seconds, check_experts, expert_params, routed_tensor_elements, router_layer
 from .llm_block import (TensorAmounts, block_parts, edge_types, forward_flops, megatron_types, tensor_amounts,
                         tied_head)
 from .llm_memory import Recompute, ZeroStage
@@ -159,8 +159,9 @@ def _part_costs(problem: LlmProblem, layout: LlmLayout, b: int) -> Parts:
     amounts = tensor_amounts(net, blk, types, t, b, lead, lead_t, reduce_scatter=sp)
     if layout.recompute is Recompute.FULL:  # the recompute forward sends the forward's exchanges again
         amounts = TensorAmounts(amounts.activations + amounts.forward, amounts.weights, amounts.forward)
+    at_b = replace(layout, micro_batch=b)  # a mixture of experts: the all-to-alls, and the routed copies' tensor exchanges
     block = cost(sum(training_flops(x, b) for x in flop_nodes) + recompute_forward(flop_nodes, b, layout.recompute),
-                 amounts, alltoall_seconds(problem, replace(layout, micro_batch=b)))
+                 amounts, alltoall_seconds(problem, at_b) + routed_tensor_elements(problem, at_b) * BYTES / bw)
     pre = cost(sum(training_flops(net.layers[k], b) for k in parts.pre),
                tensor_amounts(net, parts.pre, pre_t, t, b, reduce_scatter=sp))
     post_nodes = tuple(net.layers[k] for k in parts.post) + head
