@@ -375,3 +375,39 @@ def test_routed_copies_tensor_exchange_by_hand():
     with_e = part_costs(p, lay).block.tensor_s
     without = part_costs(p, LlmLayout(Parallelism(2, 1, 2), 1, NONE, ZeroStage.ZERO0)).block.tensor_s
     assert with_e - without == Fraction(128, 100 * 10**9) + alltoall_seconds(p, lay)
+
+
+def seeded_moe_instances(n: int, seed: int = 7):
+    import random
+
+    rng = random.Random(seed)
+    for i in range(n):
+        experts = rng.choice([2, 4, 8])
+        shape = TransformerShape(Family.LLAMA, layers=rng.choice([2, 4]), hidden=512, heads=8, kv_heads=rng.choice([2, 8]),
+                                 ffn=rng.choice([1024, 2048]), vocab=2048, experts=experts,
+                                 top_k=rng.randint(1, min(2, experts)))
+        yield pytest.param(shape, rng.choice([8, 16]), rng.choice([16, 32]), rng.choice([256, 512]),
+                           rng.choice([None, Fraction(1, 8), Fraction(1, 4)]),
+                           tuple(rng.sample(list(ZeroStage), rng.randint(1, 2))), id=f"moe-{i}")
+
+
+@pytest.mark.parametrize("shape, gpus, batch, seq, memory_GiB, zeros", list(seeded_moe_instances(3)))
+def test_search_equals_exhaustive_on_seeded_moe_instances(shape, gpus, batch, seq, memory_GiB, zeros):
+    """Seeded random small mixtures of experts (experts, top-k, widths, GPUs, memory caps, ZeRO):
+    the search and exhaustive scoring agree, no scored layout lies below its time or memory bound,
+    and the best is the evaluator's verdict on its layout."""
+    from dataclasses import replace as dc_replace
+
+    from explorer.app.llm_check import check_llm
+    from explorer.frontends import load_cluster
+    from explorer.solvers.llm_space import LlmSpace
+
+    c = load_cluster("dgx-h100", gpus)
+    if memory_GiB is not None:
+        c = dc_replace(c, gpu=dc_replace(c.gpu, memory_GiB=memory_GiB))
+    p = llm_problem(shape, c, batch, seq, "random-moe")
+    chk = check_llm(p, LlmSpace(max_micro_batch=2, zeros=zeros, recomputes=(SEL, FULL)))
+    assert chk.agree and chk.bound_violations == 0
+    assert {s.candidate.degrees.expert for s in chk.exhaustive.evaluated} > {1}
+    if chk.search.best is not None:
+        assert evaluate_llm(p, chk.search.best.layout) == chk.search.best.evaluation
