@@ -4,8 +4,8 @@ same process (the baseline), on the inputs a new-user trial found slow.
 The baseline is the earlier algorithm, rebuilt here: the split evaluator walking every group's
 ancestors for every layer (``group_amounts`` and ``leaf_flops``, the per-group definitions) and
 the search scanning every grid value of every free class in every round. The current code scores
-groups alike once (``core.hetero.level_shares``), scans a grid of more than 64 values coarse to
-fine, and does not rescan a class whose answer cannot have changed (``solvers.hetero``). Columns:
+groups alike once (``core.uneven.level_shares``), scans a grid of more than 64 values coarse to
+fine, and does not rescan a class whose answer cannot have changed (``solvers.uneven``). Columns:
 wall seconds of each, their ratio, and the step times found (the coarse-to-fine search is a
 heuristic: on a fine grid it may stop at another value than the full scan).
 
@@ -24,7 +24,7 @@ import explorer.app.split as split_mod
 from explorer.app.split import Split, split_run
 from explorer.core.array import AcceleratorKind, ArraySpec
 from explorer.core.errors import SpecError
-from explorer.core.hetero import (
+from explorer.core.uneven import (
     check_array,
     check_network,
     check_plan,

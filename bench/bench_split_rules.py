@@ -18,16 +18,16 @@ from fractions import Fraction
 from explorer.core.array import AcceleratorKind, ArraySpec
 from explorer.core.constraints import Cap, Constraints, Pin
 from explorer.core.evaluate import evaluate_split
-from explorer.core.hetero import alpha_grid, alpha_space
+from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.core.objective import Objective
 from explorer.core.partition import PartitionType, Space
 from explorer.core.randnet import random_chain
 from explorer.core.split_rules import TIME_ONLY, SplitRules, leaf_memory_limits
 from explorer.frontends import load_model
 from explorer.solvers.brute import solve_split
-from explorer.solvers.hetero import cpsat_hetero, exact_hetero
+from explorer.solvers.uneven import cpsat_uneven, exact_uneven
 
-SOLVERS = {"exact": exact_hetero, "cpsat": cpsat_hetero, "brute": solve_split}
+SOLVERS = {"exact": exact_uneven, "cpsat": cpsat_uneven, "brute": solve_split}
 
 
 def mix(peaks, bw=70, dtype=2) -> ArraySpec:
@@ -44,7 +44,7 @@ def timed(fn):
 
 
 def rule_sets(net, arr, space, aspace):
-    free = solve_split(net, arr, space, aspace) if len(net.layers) < 4 else exact_hetero(net, arr, space, aspace)
+    free = solve_split(net, arr, space, aspace) if len(net.layers) < 4 else exact_uneven(net, arr, space, aspace)
     ev = evaluate_split(net, arr, free.plan)
     cap = Cap(0, ev.level_cost[0] * arr.dtype_bytes * Fraction(99, 100))
     return {"memory": SplitRules(leaf_memory_bytes=leaf_memory_limits(arr)),

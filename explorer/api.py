@@ -34,7 +34,7 @@ from .core.partition import Space
 from .core.solution import SolveOptions
 
 if TYPE_CHECKING:
-    from .app.check_hetero import HeteroCheck
+    from .app.check_uneven import SplitCheck
     from .app.sweep.engine import Progress as SweepProgress
     from .app.sweep.spec import Sweep
 
@@ -70,7 +70,7 @@ def check(
     alpha_grid: int = 16,
     free: str = "unlike",
     grid_only: bool = False,
-) -> CheckReport | HeteroCheck:
+) -> CheckReport | SplitCheck:
     """Cross-check one problem: is the DP level-optimal, what is the proven joint optimum, do
     the exact solvers agree, and how far is the DP from the optimum (``explore check``).
 
@@ -82,7 +82,7 @@ def check(
     ``split="optimal"`` (``explore check --split optimal``): the uneven-split solvers (``solvers``
     from brute, exact, cpsat, joint, accpar, levels, search, proportional; default all) on the
     step time, with ``alpha_grid``, ``free`` and ``grid_only`` as in :func:`solve`; it returns a
-    ``HeteroCheck`` (``rows``, ``optimum_s``, ``agree``, ``problems``, ``to_json()``) on the step time
+    ``SplitCheck`` (``rows``, ``optimum_s``, ``agree``, ``problems``, ``to_json()``) on the step time
     (``objective="time"`` or left out); ``levels``, caps, pins, forbids, constraints and (every
     kind's) ``memory_GiB`` bind the solvers that take them (the others' rows say they refuse);
     ``workers`` and ``dump_model`` are refused (``SpecError``).

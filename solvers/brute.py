@@ -6,7 +6,7 @@ best in enumeration order wins, refused above a plan limit (one ``InstanceTooLar
   tables; every constraint the problem carries is checked per plan (pins and forbids prune).
 - ``solve_split`` (an uneven split; ``--split optimal --solver brute``, ``explore check --split
   optimal``): every plan of the declared alpha space (per layer a column: a type and an alpha per
-  group at every level, ``solvers.hetero._columns``), each scored by the one evaluator
+  group at every level, ``solvers.uneven._columns``), each scored by the one evaluator
   (``evaluate_split``, the definition of the step time).
 """
 
@@ -19,7 +19,7 @@ from explorer.core.array import ArraySpec
 from explorer.core.comm import advance, zero_counts
 from explorer.core.errors import InstanceTooLarge
 from explorer.core.evaluate import evaluate_split
-from explorer.core.hetero import FreeAlphas, check_array, check_network
+from explorer.core.uneven import FreeAlphas, check_array, check_network
 from explorer.core.network import Network
 from explorer.core.partition import Space
 from explorer.core.plan import Plan
@@ -96,7 +96,7 @@ def solve_split(network: Network, array: ArraySpec, space: Space, alphas, max_pl
     grid declared with ``free``) of the types ``rules`` allow, each scored by ``evaluate_split``
     and kept only if it keeps to every cap and memory limit (``SplitRules.violations``); OPTIMAL
     (it is exhaustive), or INFEASIBLE when no plan keeps to them."""
-    from .hetero import _columns, _columns_plan, _space_of
+    from .uneven import _columns, _columns_plan, _space_of
 
     t0 = time.perf_counter()
     check_array(array)

@@ -1,4 +1,4 @@
-"""Series-parallel blocks for the joint uneven-split solver (``solvers.hetero_joint``): per
+"""Series-parallel blocks for the joint uneven-split solver (``solvers.uneven_joint``): per
 weighting, each link's table (entry x exit columns, branches run from every entry column, nested
 links through their own tables, crossed by min-plus products), the backward rests, and ``_Graph``
 (the cut nodes and their blocks, or a chain).
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .hetero_sp import Link, Series
+from .uneven_sp import Link, Series
 from .joint_columns import INF, _Columns, _Tables, _edge_col, _reduce, _reduce_back
 
 

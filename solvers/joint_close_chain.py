@@ -1,5 +1,5 @@
 """Better plans and the closing enumeration on chains for the joint uneven-split solver
-(``solvers.hetero_joint``): the alpha descent, the Pareto filters, and the label setting that
+(``solvers.uneven_joint``): the alpha descent, the Pareto filters, and the label setting that
 proves the incumbent optimal (or leaves a proven bound and gap).
 """
 

@@ -1,4 +1,4 @@
-"""The closing label setting on graphs for the joint uneven-split solver (``solvers.hetero_joint``):
+"""The closing label setting on graphs for the joint uneven-split solver (``solvers.uneven_joint``):
 labels from cut node to cut node across series-parallel links, with completion bounds and
 dominance as in the chain case.
 """
@@ -10,7 +10,7 @@ from math import ceil
 
 import numpy as np
 
-from .hetero_sp import Link, Series
+from .uneven_sp import Link, Series
 from .joint_blocks import _Graph, _Weighted, _back, _branch_rows
 from .joint_close_chain import _extend, _filter_by_column
 from .joint_columns import INF, JointOptions, _Columns, _Model, _Tables, _reduce, _reduce_back, _weights, step_of

@@ -1,4 +1,4 @@
-"""The joint uneven-split solver's columns and terms (``solvers.hetero_joint``): a layer's column
+"""The joint uneven-split solver's columns and terms (``solvers.uneven_joint``): a layer's column
 is its top cell (type t_0, alpha) and its types below; ``_Model`` gives each column's and each
 edge's exact terms (S_0, S_1, V_0, V_1 in seconds, Fractions) and ``_Tables`` their integer
 floors at scale 2^k (every DP value a proven lower bound), with the level-at-a-time reductions.
@@ -13,7 +13,7 @@ import numpy as np
 
 from explorer.core.array import ArraySpec
 from explorer.core.comm import edge_split, training_flops
-from explorer.core.hetero import AlphaSpace, side_share, size_share, spec_of, split_units, whole_units
+from explorer.core.uneven import AlphaSpace, side_share, size_share, spec_of, split_units, whole_units
 from explorer.core.network import Network
 from explorer.core.partition import Dim, PartitionType, Size, Space
 from explorer.core.plan import Plan

@@ -110,6 +110,21 @@ def test_check_agrees_on_a_small_instance():
     assert c.agree and c.bound_violations == 0 and c.same_optimum
 
 
+def test_check_summary_names_the_interleaving_depth():
+    """An interleaved best layout reads "p=4 v=2" in the check's summary (it omitted v before)."""
+    from dataclasses import replace
+
+    from explorer.app.llm_check import render_llm_check
+
+    c = check_llm(problem("gpt3-1.7b", 8, 32, 512), LlmSpace(max_micro_batch=2))
+    b = c.search.best
+    one = render_llm_check(c)
+    two = replace(b, candidate=replace(b.candidate, virtual=2))
+    text = render_llm_check(replace(c, search=replace(c.search, best=two)))
+    p = b.candidate.degrees.pipeline
+    assert f"p={p} v=" not in one and f"p={p} v=2 d=" in text
+
+
 # ---- the command line --------------------------------------------------------------------
 
 SMALL = ["--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus", "8", "--batch", "32", "--seq", "512"]

@@ -16,7 +16,7 @@ from explorer import api
 from explorer.core.array import synthetic_array
 from explorer.core.errors import SpecError
 from explorer.core.evaluate import PlanError, evaluate
-from explorer.core.hetero import whole_units
+from explorer.core.uneven import whole_units
 from explorer.core.evaluate import evaluate_split
 from explorer.core.network import LayerKind
 from explorer.core.partition import ALL_TYPES, PartitionType as T, Space
@@ -155,7 +155,7 @@ def test_uneven_splits_keep_whole_kv_heads():
 
 
 def test_equal_split_on_one_kind_is_the_homogeneous_model_with_gqa():
-    """As tests/test_hetero_model.py does for the classic zoo: alpha = 1/2 everywhere is evaluate."""
+    """As tests/test_uneven_model.py does for the classic zoo: alpha = 1/2 everywhere is evaluate."""
     net = load_model("llama3-8b", sequence=64).with_batch(8)
     arr = synthetic_array(2, [10, 40], dtype_bytes=2, peak_TFLOPS=3)
     rng = random.Random(21)

@@ -165,10 +165,10 @@ def test_split_optimal_takes_every_proving_solver_and_they_agree():
 
     from explorer.api import solve
     from explorer.core.errors import Refused
-    from explorer.core.hetero import FreeAlphas
+    from explorer.core.uneven import FreeAlphas
     from explorer.core.evaluate import evaluate_split
 
-    from .test_hetero_joint import _instance
+    from .test_uneven_joint import _instance
 
     rng = random.Random(20)
     compared = joint_ran = all_four = 0
@@ -252,7 +252,7 @@ def test_one_evaluator_even_plans_per_leaf_and_per_group_equal_the_split_referen
     from explorer.core.partition import Space
     from explorer.core.plan import Plan
 
-    from .test_hetero_joint import _instance
+    from .test_uneven_joint import _instance
 
     rng = random.Random(2020)
     kinds = 0
@@ -282,10 +282,10 @@ def test_one_evaluator_scores_uneven_plans():
     import pytest
 
     from explorer.core.evaluate import PlanError, evaluate, evaluate_split
-    from explorer.core.hetero import with_level_alphas
+    from explorer.core.uneven import with_level_alphas
     from explorer.core.partition import PartitionType, Space
 
-    from .test_hetero_joint import _instance
+    from .test_uneven_joint import _instance
 
     rng = random.Random(21)
     for _ in range(30):

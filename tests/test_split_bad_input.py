@@ -86,3 +86,41 @@ def test_a_split_policy_on_one_kind_is_the_even_split_with_every_method():
         r = solve(net, arr, split=split, solver=solver)
         assert r.step_time_s == want, (split, solver)
         assert all(a == F(1, 2) for level in r.plan.alphas for row in level for a in row), split
+
+
+@pytest.mark.parametrize("run", [["--split", "equal"], ["--split", "proportional"], ["--split", "search"],
+                                 ["--split", "levels"], ["--split", "optimal"],
+                                 ["--split", "optimal", "--solver", "exact"], ["--split", "optimal", "--solver", "cpsat"]])
+def test_conflicting_pin_and_forbid_are_infeasible_not_a_traceback(tmp_path, capsys, run):
+    """A pin and a forbid of the same type leave fc1 no type at level 0: every split says so as the
+    even split does (exit 1, the conflict named), never an AttributeError traceback (tryout finding)."""
+    path = tmp_path / "mix-2.yaml"
+    path.write_text(MIX2)
+    code, out, err = run_cli([*run, "--model", "sfc", "--array", str(path), "--space", "accpar",
+                              "--pin", "fc1@0=I", "--forbid", "fc1=I"], capsys)
+    assert code == 1 and "Traceback" not in err and err.count("\n") == 1, (run, err)
+    assert "these conflict: pin fc1@0=I; forbid fc1=I" in err and "infeasible" in out, (run, err)
+
+
+def test_conflicting_pin_and_forbid_in_check_every_prover_says_infeasible(tmp_path, capsys):
+    """``explore check --split optimal``: the joint solver returned a plan breaking the forbid before
+    (its DP took an INF column when a layer had none left); now every prover proves no plan."""
+    import json
+
+    path = tmp_path / "mix-2.yaml"
+    path.write_text(MIX2)
+    code, out, err = run_cli(["check", "--split", "optimal", "--model", "sfc", "--array", str(path), "--space",
+                              "accpar", "--pin", "fc1@0=I", "--forbid", "fc1=I", "--format", "json"], capsys)
+    rows = {r["solver"]: r for r in json.loads(out)["solvers"]}
+    assert code == 0 and json.loads(out)["agree"], err
+    assert all(rows[s]["status"] == "infeasible" for s in ("brute", "exact", "cpsat", "joint"))
+
+
+def test_a_heuristic_split_plan_that_breaks_memory_is_labelled_infeasible(tmp_path, capsys):
+    """The search's plan over the memory limit: the header says infeasible, as the even DP's does
+    (it said "feasible" before, above a PLAN BREAKS line; tryout finding)."""
+    path = tmp_path / "mix-2.yaml"
+    path.write_text(MIX2)
+    code, out, err = run_cli(["--split", "search", "--model", "sfc", "--array", str(path), "--space", "accpar",
+                              "--memory", "0.01"], capsys)
+    assert code == 1 and out.splitlines()[0].endswith(", infeasible") and "does not fit in memory" in err

@@ -6,7 +6,7 @@ import sys
 from fractions import Fraction as F
 
 from explorer.app.split import Split, search_start, split_run
-from explorer.core.hetero import with_group_alphas
+from explorer.core.uneven import with_group_alphas
 from explorer.core.evaluate import evaluate_split
 from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
@@ -184,7 +184,7 @@ def test_the_fast_evaluator_matches_the_definitions_on_random_alphas():
     import random
 
     from explorer.core.array import AcceleratorKind, ArraySpec
-    from explorer.core.hetero import group_amounts, leaf_flops
+    from explorer.core.uneven import group_amounts, leaf_flops
 
     v2, v3 = AcceleratorKind("v2", F(45), F(16)), AcceleratorKind("v3", F(123), F(32))
     arr = ArraySpec("mix-4-12", 4, 2, (F(70),) * 4, F(45), F(16), leaves=(v2,) * 4 + (v3,) * 12)
@@ -206,8 +206,8 @@ def test_the_fast_evaluator_matches_the_definitions_on_random_alphas():
 
 def test_search_on_a_fine_grid_evaluates_few_plans():
     """grid 1/1024: coarse to fine (about 50 evaluations per class), not 1023 per class per round."""
-    from explorer.core.hetero import alpha_grid, alpha_space
-    from explorer.solvers.hetero import _best_on_grid, grid_probes, search_level_alphas
+    from explorer.core.uneven import alpha_grid, alpha_space
+    from explorer.solvers.uneven import _best_on_grid, grid_probes, search_level_alphas
 
     assert grid_probes(16) == 16 and grid_probes(1023) < 60
     net, arr = load_model("alexnet"), load_array("tpu-mix-16")
@@ -251,7 +251,7 @@ def test_extreme_peaks_print_readable_alphas_and_ratios(tmp_path, capsys):
 
 
 def test_split_progress_and_ctrl_c_name_the_step(capsys, monkeypatch):
-    import explorer.solvers.hetero as hs
+    import explorer.solvers.uneven as hs
     from explorer.app.cli import StepProgress
 
     monkeypatch.setattr(StepProgress, "DELAY_S", 0)
@@ -300,9 +300,9 @@ def test_split_optimal_stops_when_the_joint_solver_misreports_its_plan(monkeypat
     import pytest
 
     from explorer.app.run import EvaluatorMismatch
-    from explorer.solvers import hetero_joint
+    from explorer.solvers import uneven_joint
 
-    real = hetero_joint.joint_hetero
+    real = uneven_joint.joint_uneven
 
     def lying(*args, **kwargs):
         sol = real(*args, **kwargs)
@@ -311,7 +311,7 @@ def test_split_optimal_stops_when_the_joint_solver_misreports_its_plan(monkeypat
     net, arr = load_model("lenet-c"), load_array("tpu-mix-16")
     honest = split_run(net, arr, Space.HYPAR, Split.OPTIMAL, grid=4)
     assert honest.step_time_s == evaluate_split(net, arr, honest.plan).step_time_s
-    monkeypatch.setattr(hetero_joint, "joint_hetero", lying)
+    monkeypatch.setattr(uneven_joint, "joint_uneven", lying)
     with pytest.raises(EvaluatorMismatch, match="joint: step time .* does not re-score"):
         split_run(net, arr, Space.HYPAR, Split.OPTIMAL, grid=4)
 

@@ -11,9 +11,9 @@ from fractions import Fraction as F
 
 import pytest
 
-from explorer.app.check_hetero import check_hetero
+from explorer.app.check_uneven import check_uneven
 from explorer.app.split import Split, nearest_choice, on_grid, search_start, split_run
-from explorer.core.hetero import FreeAlphas, alpha_grid, alpha_space, proportional_alphas
+from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space, proportional_alphas
 from explorer.core.evaluate import evaluate_split
 from explorer.core.objective import Objective
 from explorer.core.partition import Space
@@ -23,7 +23,7 @@ from explorer.frontends import load_array, load_model
 from explorer.solvers import get_solver
 from explorer.solvers.brute import solve_split as brute_split
 
-from .test_hetero_joint import _instance
+from .test_uneven_joint import _instance
 
 
 def test_nearest_choice_by_hand():
@@ -109,7 +109,7 @@ def test_invariants_against_brute_force_on_random_tiny_instances():
         off_grid_faster += prop.step_time_s < only_best  # what the --grid-only space misses
         checked += 1
         if checked % 10 == 0:
-            r = check_hetero(net, arr, space, grid, aspace.free, ("brute", "search", "proportional"))
+            r = check_uneven(net, arr, space, grid, aspace.free, ("brute", "search", "proportional"))
             assert r.agree, r.problems
             assert dict((row.solver, row.step_time_s) for row in r.rows)["search"] == search.step_time_s
             assert dict((row.solver, row.step_time_s) for row in r.rows)["proportional"] == prop.step_time_s

@@ -17,9 +17,9 @@ from explorer.core.plan import Plan
 from explorer.core.solution import Status
 from explorer.core.split_rules import SplitRules, leaf_memory_limits, traffic_elements
 from explorer.solvers.brute import solve_split as brute_split
-from explorer.solvers.hetero import cpsat_hetero, exact_hetero
+from explorer.solvers.uneven import cpsat_uneven, exact_uneven
 
-from .test_hetero_joint import _instance
+from .test_uneven_joint import _instance
 
 
 def _chain_instance(rng):
@@ -64,8 +64,8 @@ def test_brute_exact_cpsat_agree_under_pins_caps_memory_and_both_objectives():
         net, arr, space, aspace = _chain_instance(rng)
         rules = _random_rules(rng, net, arr, space, aspace)
         sols = [brute_split(net, arr, space, aspace, rules=rules),
-                exact_hetero(net, arr, space, aspace, rules=rules),
-                cpsat_hetero(net, arr, space, aspace, time_limit_s=20, rules=rules)]
+                exact_uneven(net, arr, space, aspace, rules=rules),
+                cpsat_uneven(net, arr, space, aspace, time_limit_s=20, rules=rules)]
         assert len({s.status for s in sols}) == 1, [(s.solver, s.status) for s in sols]
         seen[rules.objective.value] += 1
         if sols[0].status is Status.INFEASIBLE:
@@ -97,10 +97,10 @@ def test_the_traffic_objective_of_an_even_plan_is_the_even_splits():
 def test_a_cap_binds_on_the_busiest_side_by_hand():
     """Two accelerators (H = 1), one fc layer split II (D_i) at alpha: each side sends its partial
     sums of the whole output, B * D_o, whatever alpha; a cap below that leaves no plan of type II."""
-    from explorer.core.hetero import alpha_grid, alpha_space
+    from explorer.core.uneven import alpha_grid, alpha_space
     from explorer.core.randnet import random_chain
 
-    from .test_hetero_model import mix
+    from .test_uneven_model import mix
 
     net = random_chain(3, 1, max_channels=8, max_size=1)
     arr = mix(1, [1, 3], bw=1, dtype=2)
@@ -113,14 +113,14 @@ def test_a_cap_binds_on_the_busiest_side_by_hand():
     assert ev.level_cost[0] == layer.output_elements(net.batch)
     tight = SplitRules(Objective.TIME, Constraints(pins=rules.constraints.pins,
                                                    caps=(Cap(0, ev.level_cost[0] * 2 - 1),)))
-    for solve in (brute_split, exact_hetero, cpsat_hetero):
+    for solve in (brute_split, exact_uneven, cpsat_uneven):
         assert solve(net, arr, Space.HYPAR, aspace, rules=tight).status is Status.INFEASIBLE
     loose = SplitRules(Objective.TIME, Constraints(pins=rules.constraints.pins, caps=(Cap(0, ev.level_cost[0] * 2),)))
-    assert exact_hetero(net, arr, Space.HYPAR, aspace, rules=loose).split_value == sol.split_value
+    assert exact_uneven(net, arr, Space.HYPAR, aspace, rules=loose).split_value == sol.split_value
 
 
 def test_leaf_memory_limits_are_per_kind_or_one_for_all():
-    from .test_hetero_model import mix
+    from .test_uneven_model import mix
 
     arr = mix(1, [1, 3], bw=1)
     assert leaf_memory_limits(arr) == (16 * 2**30, 16 * 2**30)
@@ -275,7 +275,7 @@ def test_the_joint_solver_takes_pins_and_forbids_and_agrees_with_brute_force():
     graphs in its scope) its proven optimum equals brute force's under the same pins and forbids,
     and its plan keeps to them."""
     from explorer.core.errors import Refused
-    from explorer.solvers.hetero_joint import JointOptions, joint_hetero
+    from explorer.solvers.uneven_joint import JointOptions, joint_uneven
 
     rng = random.Random(31)
     ran = moved = graphs = 0
@@ -294,7 +294,7 @@ def test_the_joint_solver_takes_pins_and_forbids_and_agrees_with_brute_force():
         if want.status is Status.INFEASIBLE:
             continue
         try:
-            got = joint_hetero(net, arr, space, aspace, JointOptions(time_limit_s=20),
+            got = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=20),
                                types_allowed=lambda h, l: rules.types(net, space, h, l))  # noqa: E741
         except Refused:
             continue  # outside the joint solver's scope (the top split alone)
@@ -310,11 +310,11 @@ def test_the_joint_solver_takes_pins_and_forbids_and_agrees_with_brute_force():
 def test_the_joint_solver_keeps_pins_on_networks_of_several_sources():
     """Several sources: the joint solver sees a virtual source before them (the real layers shifted
     by one); pins and forbids name the real layers, and its optimum equals brute force's."""
-    from explorer.core.hetero import alpha_grid, alpha_space
-    from explorer.solvers.hetero_joint import JointOptions, joint_hetero
+    from explorer.core.uneven import alpha_grid, alpha_space
+    from explorer.solvers.uneven_joint import JointOptions, joint_uneven
 
-    from .test_hetero_joint import _plans, _sources
-    from .test_hetero_model import mix
+    from .test_uneven_joint import _plans, _sources
+    from .test_uneven_model import mix
 
     rng = random.Random(77)
     done = moved = 0
@@ -332,7 +332,7 @@ def test_the_joint_solver_keeps_pins_on_networks_of_several_sources():
         if want.status is Status.INFEASIBLE:
             continue
         done += 1
-        got = joint_hetero(net, arr, space, aspace, JointOptions(time_limit_s=60),
+        got = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=60),
                            types_allowed=lambda h, l: rules.types(net, space, h, l))  # noqa: E741
         assert got.status is Status.OPTIMAL and got.step_time_s == want.step_time_s
         assert rules.violations(evaluate_split(net, arr, got.plan), arr, got.plan) == []
@@ -373,10 +373,10 @@ def test_check_split_optimal_takes_caps_pins_and_memory(tmp_path, capsys):
 def test_check_split_optimal_says_when_a_proving_solver_breaks_a_cap(tmp_path, monkeypatch):
     """A proving solver whose plan breaks a rule it was given is a disagreement (exit 1)."""
     from explorer.api import check
-    from explorer.app import check_hetero
+    from explorer.app import check_uneven
 
     arr = _mix2(tmp_path)
-    real = check_hetero.exact_hetero
-    monkeypatch.setattr(check_hetero, "exact_hetero", lambda *a, rules=None, **k: real(*a, **k))  # drops the rules
+    real = check_uneven.exact_uneven
+    monkeypatch.setattr(check_uneven, "exact_uneven", lambda *a, rules=None, **k: real(*a, **k))  # drops the rules
     r = check("sfc", arr, space="hypar", split="optimal", alpha_grid=2, caps=["0=19MB"], solvers=["brute", "exact"])
     assert not r.agree and any(p.startswith("exact: breaks cap level 0") for p in r.problems), r.problems

@@ -120,7 +120,7 @@ def test_zoo_plans_are_those_of_the_comm_time_objective():
 
 
 @pytest.mark.parametrize("model", ["alexnet", "vgg-a", "resnet18", "lenet-c", "sconv"])
-def test_tpu_mix_step_time_is_the_hetero_evaluators_equal_split(model):
+def test_tpu_mix_step_time_is_the_uneven_evaluators_equal_split(model):
     """On an array of kinds the equal split's slowest accelerator is the slowest kind's: the
     reported objective is exactly ``evaluate_split``'s step time of the same plan."""
     net, arr = load_model(model), load_array("tpu-mix-16")

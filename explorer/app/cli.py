@@ -282,18 +282,18 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
                      grid_only: bool = False, side: dict | None = None) -> None:
     """The CLI's ``check --uneven`` (exit 0 when the solvers agree, 1 otherwise, 2 on bad input)."""
     from .. import api
-    from .check_hetero import HETERO_SOLVERS, render_check_hetero
+    from .check_uneven import UNEVEN_CHECK_SOLVERS, render_check_uneven
 
     if click.get_current_context().get_parameter_source("solver_list").name == "DEFAULT":
-        names = HETERO_SOLVERS
-    unknown = [n for n in names if n not in HETERO_SOLVERS]
+        names = UNEVEN_CHECK_SOLVERS
+    unknown = [n for n in names if n not in UNEVEN_CHECK_SOLVERS]
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} with --uneven "
-                         f"(choose from {', '.join(HETERO_SOLVERS)})")
+                         f"(choose from {', '.join(UNEVEN_CHECK_SOLVERS)})")
     report = api.check(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
                        solvers=names, time_limit=time_limit, split="optimal", alpha_grid=grid, free=free,
                        grid_only=grid_only, **(side or {}))
-    text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check_hetero(report)
+    text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check_uneven(report)
     emit(text, output)
     sys.exit(0 if report.agree else 1)
 
@@ -313,7 +313,7 @@ def _given_options(ctx: click.Context) -> set[str]:
 @constraint_options
 @solver_options
 @click.option("--solvers", "solver_list", default="exact,cpsat,brute", show_default=True, help="Comma-separated joint solvers to run and compare.")
-@click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, levels, search and the proportional split (explorer/app/check_hetero.py) on the step time, under --cap, --pin, --forbid, --constraints and --memory where given.")
+@click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, levels, search and the proportional split (explorer/app/check_uneven.py) on the step time, under --cap, --pin, --forbid, --constraints and --memory where given.")
 @click.option("--split", "split", default=None, metavar="optimal", help="--split optimal: the same as --uneven (the solvers that prove the optimal split, compared); the other splits are heuristics, not checked.")
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --uneven: which classes of groups choose alpha.")

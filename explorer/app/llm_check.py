@@ -63,7 +63,9 @@ def _best(r: LlmSearchResult) -> str:
     if r.best is None:
         return "no layout fits"
     c = r.best.candidate
-    return (f"{fmt_seconds(r.best.step_time_s)} ({c.degrees}, "
+    v = f" v={c.virtual}" if c.virtual > 1 else ""  # interleaved 1F1B: model chunks a stage
+    e = f" e={c.degrees.expert}" if c.degrees.expert > 1 else ""  # a mixture of experts' expert degree
+    return (f"{fmt_seconds(r.best.step_time_s)} (t={c.degrees.tensor} p={c.degrees.pipeline}{v} d={c.degrees.data}{e}, "
             f"micro-batch {c.micro_batch}, recompute {c.recompute.value}, ZeRO {c.zero.value})")
 
 

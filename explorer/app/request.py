@@ -213,7 +213,7 @@ def split_problem(problem: Problem, split: str, *, alpha_grid: int = 16, free: s
                   time_limit: float = 10.0, solver: str | None = None, progress=None):
     """The split run of a built problem: its objective, and its constraints read on split plans
     (memory: each kind's own unless ``--memory`` or a constraints file gave one for every kind)."""
-    from ..core.hetero import FreeAlphas
+    from ..core.uneven import FreeAlphas
     from .split import Split, split_run
 
     c = problem.constraints
@@ -240,12 +240,12 @@ def check_split(model: ModelRef, array: ArrayRef, split: Any, *, space: str | Sp
                 weight_copies: int | None = None, pins: Iterable[str] = (), forbids: Iterable[str] = (),
                 constraints: str | PathLike | None = None):
     """``check(..., split="optimal")`` (``explore check --split optimal``): the uneven-split
-    solvers compared on the step time (``explorer.app.check_hetero.HeteroCheck``), under the
+    solvers compared on the step time (``explorer.app.check_uneven.SplitCheck``), under the
     pins, forbids and caps given, and a memory limit where one is given (``memory_GiB`` or a
     constraints file: every kind's; without one no solver is held to the kinds' memory)."""
-    from ..core.hetero import FreeAlphas, check_array, check_network
+    from ..core.uneven import FreeAlphas, check_array, check_network
     from ..core.split_rules import SplitRules, leaf_memory_limits
-    from .check_hetero import HETERO_SOLVERS, check_hetero
+    from .check_uneven import UNEVEN_CHECK_SOLVERS, check_uneven
 
     refused = list(refused)
     if refused:
@@ -255,11 +255,11 @@ def check_split(model: ModelRef, array: ArrayRef, split: Any, *, space: str | Sp
     if objective is not None and _choice(Objective, objective, "objective") is not Objective.TIME:
         raise SpecError("objective", "check with split compares step times: objective time only")
     fr = _alpha_args(alpha_grid, free)
-    names = HETERO_SOLVERS if solvers is None else tuple(dict.fromkeys(solvers))
-    unknown = [n for n in names if n not in HETERO_SOLVERS]
+    names = UNEVEN_CHECK_SOLVERS if solvers is None else tuple(dict.fromkeys(solvers))
+    unknown = [n for n in names if n not in UNEVEN_CHECK_SOLVERS]
     if unknown or not names:
         raise SpecError("solvers", f"unknown solver {shown(unknown[0]) if unknown else '(none)'} with split "
-                                   f"(choose from {', '.join(HETERO_SOLVERS)})")
+                                   f"(choose from {', '.join(UNEVEN_CHECK_SOLVERS)})")
     problem = build_problem(model, array, space=space, objective="time", batch=batch, seq=seq, levels=levels, caps=caps,
                             memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
                             constraints=constraints)
@@ -267,7 +267,7 @@ def check_split(model: ModelRef, array: ArrayRef, split: Any, *, space: str | Sp
     check_network(problem.network)
     c = problem.constraints
     rules = SplitRules(Objective.TIME, c, leaf_memory_limits(problem.array, c.memory_bytes) if c.memory_set else None)
-    return check_hetero(problem.network, problem.array, problem.space, alpha_grid, FreeAlphas(fr), names,
+    return check_uneven(problem.network, problem.array, problem.space, alpha_grid, FreeAlphas(fr), names,
                         10.0 if time_limit is None else float(time_limit), bool(grid_only), rules)
 
 

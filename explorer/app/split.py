@@ -3,10 +3,10 @@
 ``--split equal`` keeps alpha = 1/2 everywhere (what ``explore`` does on any array), ``proportional``
 sets each group's alpha to its subgroup 0's part of the group's peak compute (any mix; a grouped
 conv's or an attention node's split of its groups or heads rounded to whole ones,
-``core.hetero.round_to_whole_units``), ``search``
+``core.uneven.round_to_whole_units``), ``search``
 starts from the better of those two (``search_start``) and moves one free class's alpha at a time
-over the declared space while the step time drops (``solvers.hetero.search_level_alphas``: no
-proof). The declared space (``core.hetero.alpha_space``) gives each free class the multiples of
+over the declared space while the step time drops (``solvers.uneven.search_level_alphas``: no
+proof). The declared space (``core.uneven.alpha_space``) gives each free class the multiples of
 1/grid and its own proportional ratio (e.g. 15/56), so both starts lie in it when the grid is even
 and optimal <= search <= min(equal, proportional); an odd grid lacks 1/2: search starts from the
 proportional split and the equal one moved to the nearest grid value, so it is <= proportional
@@ -15,12 +15,12 @@ k/n is rarely declared): there the search's start gives that layer 1/2 instead, 
 may not hold. ``--grid-only`` declares the grid alone (proportional then moves to its nearest grid value
 as a start, and may beat the search and the optimum); for these three the partition types are those
 of the time-optimal equal-split plan of the hierarchical DP in the chosen space. ``optimal``
-chooses types and alphas jointly (``solvers.hetero_joint``: a proof, or the best plan with a
+chooses types and alphas jointly (``solvers.uneven_joint``: a proof, or the best plan with a
 proven bound and the gap; arrays with one kind per half only). ``levels``: AccPar's hierarchical DP chooses
-every layer's type and alpha level by level (``solvers.hetero_levels``: a heuristic, no proof).
-Every step time is the slowest accelerator's (``core.hetero``).
+every layer's type and alpha level by level (``solvers.uneven_levels``: a heuristic, no proof).
+Every step time is the slowest accelerator's (``core.uneven``).
 Memory: per kind, its most loaded accelerator's footprint under the plan's shares
-(``core.hetero.leaf_footprint_elements``) against the kind's memory_GiB (or ``--memory``); a
+(``core.uneven.leaf_footprint_elements``) against the kind's memory_GiB (or ``--memory``); a
 plan over it is reported as such (``ok`` false, the violations, exit 1 in the CLI), not avoided:
 no split chooses alphas for memory.
 """
@@ -35,7 +35,7 @@ from typing import Any
 from ..core.array import ArraySpec
 from ..core.constraints import Constraints
 from ..core.errors import InstanceTooLarge, Refused, SpecError
-from ..core.hetero import (
+from ..core.uneven import (
     AlphaSpace,
     HALF,
     FreeAlphas,
@@ -58,8 +58,8 @@ from ..core.solution import SolveOptions, Status
 from ..core.split_rules import SplitRules, leaf_memory_limits
 from ..core.units import format_count, safe_float
 from ..solvers import get_solver
-from ..solvers.hetero import MAX_FREE_CLASSES, search_level_alphas
-from ..solvers.hetero_levels import levels_hetero
+from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
+from ..solvers.uneven_levels import levels_uneven
 from .baselines import baseline_plan
 from .render import fmt_bytes
 from .results import SCHEMA_VERSION, batch_warning, exact_number
@@ -283,7 +283,10 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         raise SpecError("--split", f"search: array {array.name!r} has {len(aspace.free_classes())} free classes of groups, "
                         f"more than {MAX_FREE_CLASSES} (one is searched at a time); use --split proportional or equal")
     say("split: the equal-split DP plans (partition types)")
-    types = _dp_plan(Problem(network, array, space, objective, replace(constraints, caps=())))
+    typed = Problem(network, array, space, objective, replace(constraints, caps=()))
+    types = _dp_plan(typed)
+    if types is None:  # the pins and forbids alone leave some layer no type: nothing to split
+        return _conflict_report(network, array, space, split, grid, free, typed, time.perf_counter() - t0)
     compared = _compared(Problem(network, array, space, Objective.TIME), say)
     equal = Plan.even(types)
     one_point = split in (Split.PROPORTIONAL, Split.SEARCH) and not aspace.free_classes()
@@ -316,11 +319,27 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     time_bound = bound if objective is Objective.TIME else None
     if split is Split.EQUAL or one_point:
         bound = None
-    return SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
-                       wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best,
-                       memory=kind_memory(array, ev.leaf_memory_bytes, memory_GiB), note=note, objective_value=value,
-                       objective_bound=bound, violations=tuple(_broken(rules, ev, array, plan)), **base)
+    report = SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
+                         wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best,
+                         memory=kind_memory(array, ev.leaf_memory_bytes, memory_GiB), note=note, objective_value=value,
+                         objective_bound=bound, violations=tuple(_broken(rules, ev, array, plan)), **base)
+    broken = report.violations or not report.memory_ok  # a rule's plan that breaks a rule: infeasible, as the even DP's
+    return replace(report, status=Status.INFEASIBLE) if broken else report
 
+
+
+def _conflict_report(network, array, space, split, grid, free, typed: Problem, wall_s: float) -> SplitReport:
+    """No types keep to the pins and forbids: infeasible, naming the conflicting rules as the even split does."""
+    from ..solvers.cpsat import explain_infeasible
+
+    conflict = explain_infeasible(typed).get("conflict") or typed.constraints.side_names()
+    aspace = alpha_space(array, alpha_grid(grid), free)
+    return SplitReport(network.name, array.name, space, split, grid, Status.INFEASIBLE, None, None, None, None,
+                       wall_s=wall_s, note="these conflict: " + "; ".join(conflict), compared=(),
+                       layer_names=tuple(L.name for L in network.layers), alpha_space=aspace,
+                       class_labels=class_labels(array, aspace), free=free, batch=network.batch,
+                       weight_copies=typed.constraints.weight_copies, objective=typed.objective,
+                       rules=tuple(typed.constraints.side_names()))
 
 
 def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, hint, solver, rules):
@@ -336,7 +355,7 @@ def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, 
         return _optimal(network, array, space, aspace, equal, time_limit_s, say, hint, rules)
     if split is Split.LEVELS:
         say("split: levels (AccPar's level-by-level DP)")
-        plan = levels_hetero(network, array, space, aspace, rules=rules).plan
+        plan = levels_uneven(network, array, space, aspace, rules=rules).plan
     elif split is Split.SEARCH:
         say("split: scoring the starting points")
         plan = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
@@ -453,7 +472,7 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     types pins and forbids allow, as the joint solver's columns); a one-line error where it does
     not apply. (plan, status, bound, best equal-split step time, wall, the solver's own step time
     of the plan)."""
-    from ..solvers.hetero_joint import JointOptions, joint_hetero
+    from ..solvers.uneven_joint import JointOptions, joint_uneven
 
     search = search_level_alphas(network, array, search_start(network, array, equal.plan, aspace), aspace,
                                  progress=_prefixed(say)).plan
@@ -461,7 +480,7 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     try:
         allowed = None if rules is None or not rules.restricts_types else (
             lambda h, l: rules.types(network, space, h, l))  # noqa: E741
-        sol = joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=(equal, search),
+        sol = joint_uneven(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=(equal, search),
                            types_allowed=allowed)
     except Refused as err:
         hint = free_hint if "frees the top split alone" in str(err) else ""
@@ -488,14 +507,14 @@ def _proven(solver: str, network: Network, array: ArraySpec, space: Space, aspac
     space under ``rules`` (caps, memory, pins and forbids kept to); Refused (one line) where it does
     not apply. (plan or None, status, bound, wall, its own objective value)."""
     from ..solvers.brute import solve_split as brute_split
-    from ..solvers.hetero import cpsat_hetero, exact_hetero
+    from ..solvers.uneven import cpsat_uneven, exact_uneven
 
     if solver == "brute":
         sol = brute_split(network, array, space, aspace, rules=rules)
     elif solver == "exact":
-        sol = exact_hetero(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+        sol = exact_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
     else:
-        sol = cpsat_hetero(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+        sol = cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
     return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value
 
 

@@ -167,7 +167,7 @@ def held_elements(layer: Layer, f_in: Fraction, weights: Fraction, weight_copies
     """The one footprint formula: what an accelerator holding ``f_in`` of the layer's input and
     ``weights`` of its weights (elements, its shares) keeps, (2 + weight_copies) * weights + f_in;
     a join holds nothing. Even splits: the halved sizes (``footprint_elements``); uneven: each
-    accelerator's shares (``hetero.leaf_footprint_elements``)."""
+    accelerator's shares (``uneven.leaf_footprint_elements``)."""
     if layer.is_join:
         return Fraction(0)
     return (2 + weight_copies) * weights + f_in

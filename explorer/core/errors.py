@@ -25,14 +25,6 @@ class InstanceTooLarge(Refused):
     """A solver refuses an instance beyond its documented size limit."""
 
 
-class CannotEnforce(Refused):
-    """A solver cannot enforce a constraint of the instance exactly."""
-
-
-class SolverError(RuntimeError):
-    """A solver failed for a reason other than the instance (e.g. a model rejected by CP-SAT)."""
-
-
 SHOWN_CHARS = 80  # the most of a user's value an error message shows
 
 

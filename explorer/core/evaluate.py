@@ -16,7 +16,7 @@ Two exact passes compute the same ``Evaluation``:
   it is the reference the tests compare ``evaluate`` with (both spaces, random chains and
   graphs, sizes that become fractional elements at the lower levels).
 - ``evaluate_split`` scores a plan with split fractions (``Plan.alphas``) in Fractions, group by
-  group (``core.hetero``'s shares and amounts: the same formulas, of which the even coefficients
+  group (``core.uneven``'s shares and amounts: the same formulas, of which the even coefficients
   are the alpha = 1/2 case). ``evaluate`` hands it every uneven plan. At alpha = 1/2 it is the
   reference for the per-leaf and per-group figures of the even passes (tests/test_one_model.py).
 
@@ -36,10 +36,10 @@ from functools import lru_cache
 from .array import ArraySpec
 from .comm import ZERO_COUNTS, Counts, add_type, advance, footprint_elements, inter_amount, intra_amount, training_flops
 from .constraints import Constraints
-from .hetero import check_array as check_split_array
-from .hetero import check_network as check_split_network
-from .hetero import check_plan as check_split_plan
-from .hetero import leaf_footprint_elements, level_shares, pair_amounts, shares_flops, whole_sizes
+from .uneven import check_array as check_split_array
+from .uneven import check_network as check_split_network
+from .uneven import check_plan as check_split_plan
+from .uneven import leaf_footprint_elements, level_shares, pair_amounts, shares_flops, whole_sizes
 from .network_memo import NetworkMemo
 from .network import Network
 from .objective import Objective
@@ -284,7 +284,7 @@ def _leaf_times(flops: int, comm: Fraction, array: ArraySpec) -> tuple[tuple[Fra
 
 def evaluate_split(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0) -> Evaluation:
     """The exact evaluation of a plan with split fractions, in Fractions, group by group (any
-    alphas; none given: every split 1/2). Per-level links of an H-tree only (``hetero.check_array``)."""
+    alphas; none given: every split 1/2). Per-level links of an H-tree only (``uneven.check_array``)."""
     check_split_array(array)
     check_split_network(network)
     if not plan.alphas:

@@ -8,7 +8,7 @@ constraints and objectives, read on the uneven model (docs/uneven.md, "Constrain
   level h sends (``Evaluation.level_cost`` of ``evaluate_split``); with every alpha 1/2 every
   side sends the same, the even split's c_h. A cap binds on it: c_h * dtype_bytes <= cap_h.
 - Memory is per accelerator against its kind's memory (or one limit for every kind, ``--memory``):
-  a leaf's footprint (``hetero.leaf_footprint_elements``) * dtype_bytes <= its limit.
+  a leaf's footprint (``uneven.leaf_footprint_elements``) * dtype_bytes <= its limit.
 - ``Objective.TIME``: the step time of the slowest accelerator (max over sides and leaves);
   ``Objective.TRAFFIC``: sum_h 2^h c_h elements, the even split's weights on the busiest sides
   (with every alpha 1/2: the even split's traffic objective).

@@ -21,7 +21,7 @@ Any of these keeps the ``time`` objective linear in c_h (weights dtype / b_h).
 
 Compute (s): the training FLOPs of one accelerator's share at its peak. Under an equal split
 every accelerator gets FLOPs / 2^H, so the slowest accelerator is the slowest kind:
-compute_s = FLOPs / (2^H * min peak) (``compute_time_s``; uneven splits: ``core.hetero``).
+compute_s = FLOPs / (2^H * min peak) (``compute_time_s``; uneven splits: ``core.uneven``).
 
 Step time: compute_s + comm_s, or max(compute_s, comm_s) with ``overlap: true``. It is the
 ``time`` objective (``core.objective``): compute_s does not depend on the plan, so minimising

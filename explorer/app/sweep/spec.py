@@ -48,7 +48,7 @@ from ...core.partition import Space
 from ...core.units import format_count, parse_amount
 from ...frontends import NETWORK_FORMATS, zoo
 from ...frontends.fields import MAX_INT, NAME_RULE
-from ...frontends.yamlio import load_yaml_file, load_yaml_text
+from ...frontends.yamlio import load_yaml_file
 from ...solvers import REGISTRY
 from .mix import check_count, check_mix, is_count_key, point_array
 
@@ -524,6 +524,3 @@ def load_sweep(path: str | Path, max_points: int = MAX_POINTS) -> Sweep:
     data = load_yaml_file(path)
     return parse_sweep(data, str(path), Path(path).resolve().parent, max_points)
 
-
-def sweep_from_text(text: str, source: str, base_dir: str | Path, max_points: int = MAX_POINTS) -> Sweep:
-    return parse_sweep(load_yaml_text(text, source), source, base_dir, max_points)

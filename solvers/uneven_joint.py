@@ -22,13 +22,13 @@ import numpy as np
 
 from explorer.core.array import ArraySpec
 from explorer.core.errors import Refused
-from explorer.core.hetero import AlphaSpace, check_array, check_network
+from explorer.core.uneven import AlphaSpace, check_array, check_network
 from explorer.core.network import Network
 from explorer.core.partition import Space
 from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 
-from .hetero_sp import blocks
+from .uneven_sp import blocks
 from .joint_blocks import _Graph, _PerTermMax
 from .joint_close_chain import _chain_bounds, _descend, _pareto_chain
 from .joint_close_graph import _cut_backward, _pareto_graph
@@ -77,7 +77,7 @@ def _kelley(points: list, Q: int):
     return round(lam.solution_value() * Q), round(mu.solution_value() * Q), z.solution_value()
 
 
-def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
+def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
                  options: JointOptions | None = None, starts: tuple[Plan, ...] = (),
                  types_allowed=None) -> Solution:
     """The best plan found, a proven lower bound, OPTIMAL only when they meet (module docstring).
@@ -88,6 +88,8 @@ def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     t_start = time.perf_counter()
     clock = _Clock(t_start)
     check_scope(network, array, aspace)
+    if _no_type_left(network, array, types_allowed):  # pins and forbids conflict: no plan at all
+        return split_solution("joint", Status.INFEASIBLE, None, None, None, time.perf_counter() - t_start, 0)
     net = _VirtualSource.of(network)
     blks = blocks(net)
     m = _Model(net, array, space, aspace, types_allowed)
@@ -131,6 +133,13 @@ def joint_hetero(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     return split_solution("joint", status, m.plan(best[1][v0:]), best[0], best[0] if proven else bound,
                           time.perf_counter() - t_start, explored, equal_s, tuple(clock.phases))
+
+
+def _no_type_left(network: Network, array: ArraySpec, types_allowed) -> bool:
+    """Whether the pins and forbids leave some layer no type at some level (the columns of such a
+    layer all cost INF, and a DP over them would return one anyway)."""
+    return types_allowed is not None and any(not types_allowed(h, l) for h in range(array.levels)
+                                             for l in range(len(network.layers)))  # noqa: E741
 
 
 class _Clock:
@@ -217,13 +226,13 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, bes
     return best_bound, best_w, best, plans, fw
 
 
-def accpar_hetero(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> Solution:
+def accpar_uneven(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> Solution:
     """AccPar-style heuristic (``check --uneven``'s "accpar"): one DP over the columns with each
     layer's and edge's cost its busier side (``_PerTermMax``), the plan scored exactly. No bound
-    (FEASIBLE); same scope as ``joint_hetero``."""
+    (FEASIBLE); same scope as ``joint_uneven``."""
     t0 = time.perf_counter()
     check_scope(network, array, aspace)
-    net = _VirtualSource.of(network)  # several sources: as in joint_hetero
+    net = _VirtualSource.of(network)  # several sources: as in joint_uneven
     m = _Model(net, array, space, aspace)
     tables = _Tables(m, _scale(m, 1))
     graph = _Graph(tables, blocks(net))

@@ -1,4 +1,4 @@
-"""AccPar's hierarchical DP for uneven splits (solvers.hetero_levels): a hand-computed choice, each
+"""AccPar's hierarchical DP for uneven splits (solvers.uneven_levels): a hand-computed choice, each
 level's DP against brute force over its own cost, plans in the declared space, re-scored by the
 evaluator and never better than the proven optimum."""
 
@@ -11,7 +11,7 @@ import pytest
 from explorer.api import solve
 from explorer.core.array import AcceleratorKind, ArraySpec, synthetic_array
 from explorer.core.errors import Refused
-from explorer.core.hetero import FreeAlphas, alpha_grid, alpha_space
+from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space
 from explorer.core.evaluate import evaluate_split
 from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.partition import JOIN_TYPES, PartitionType, Space
@@ -21,8 +21,8 @@ from explorer.core.solution import Status
 from explorer.frontends import load_array, load_model
 from explorer.frontends.network_yaml import parse_network
 from explorer.solvers.brute import solve_split as brute_split
-from explorer.solvers.hetero import exact_hetero
-from explorer.solvers.hetero_levels import level_cost, levels_hetero
+from explorer.solvers.uneven import exact_uneven
+from explorer.solvers.uneven_levels import level_cost, levels_uneven
 
 I, II, III = PartitionType.I, PartitionType.II, PartitionType.III
 
@@ -46,7 +46,7 @@ def test_hand_computed_choice_on_a_two_layer_chain():
     f2 I(b) after f1 I(a): 192b + 4 + |a-b|*16 (forward row(a)->row(b) plus backward) and
     64(1-b) + 4 + |a-b|*16: b = a = 1/4: 52|52; a=1/4, b=1/2: 96 + 4 + 4 = 104|40; II costs 16 of F_out.
     Best: I(1/4), I(1/4), 104 + 52 = 156 ps; I(1/4), I(1/2): 104 + 104 = 208; I(1/2), I(1/2): 200 + 100 = 300."""
-    sol = levels_hetero(NET, A1, Space.HYPAR, alpha_grid(4))
+    sol = levels_uneven(NET, A1, Space.HYPAR, alpha_grid(4))
     assert sol.plan.types == ((I, I),) and sol.plan.alphas == (((F(1, 4), F(1, 4)),),)
     ps = F(1, 10**12)
     assert level_cost(NET, A1, sol.plan, 0) == 156 * ps
@@ -98,7 +98,7 @@ def test_each_level_is_optimal_for_its_own_cost_on_random_chains_and_graphs(seed
         network = random_chain(seed, 2 if H == 2 else 3, max_channels=16, max_size=4)
     space = Space.HYPAR if H == 2 or seed % 3 == 2 else Space.ACCPAR
     aspace = alpha_space(array, alpha_grid(4), FreeAlphas.UNLIKE if seed % 4 else FreeAlphas.ALL)
-    sol = levels_hetero(network, array, space, aspace)
+    sol = levels_uneven(network, array, space, aspace)
     assert aspace.contains(sol.plan)
     for h in range(H):
         got, best = level_cost(network, array, sol.plan, h), _brute_level(network, array, space, aspace, sol.plan, h)
@@ -108,14 +108,14 @@ def test_each_level_is_optimal_for_its_own_cost_on_random_chains_and_graphs(seed
 @pytest.mark.parametrize("seed", range(40))
 def test_never_better_than_the_proven_optimum_and_always_in_the_space(seed):
     """The optimum: brute force on the smallest cases, the exact Pareto DP (proven equal to it in
-    test_hetero_model) on the others. A heuristic has no other guarantee; the gaps are in the bench."""
+    test_uneven_model) on the others. A heuristic has no other guarantee; the gaps are in the bench."""
     rng = random.Random(100 + seed)
     H = 1 + seed % 2
     array = _random_mix(rng, H, in_order=H == 2)  # two levels: the exact DP stays under a second
     network = random_chain(seed, 2 + seed % 3 if H == 1 else 2, max_channels=32, max_size=4)
     aspace = alpha_space(array, alpha_grid(4), FreeAlphas.ALL if seed % 5 == 0 and H == 1 else FreeAlphas.UNLIKE)
-    sol = levels_hetero(network, array, Space.HYPAR, aspace)
-    best = (brute_split if seed % 4 == 0 and H == 1 else exact_hetero)(network, array, Space.HYPAR, aspace)
+    sol = levels_uneven(network, array, Space.HYPAR, aspace)
+    best = (brute_split if seed % 4 == 0 and H == 1 else exact_uneven)(network, array, Space.HYPAR, aspace)
     assert aspace.contains(sol.plan)
     assert sol.step_time_s == evaluate_split(network, array, sol.plan).step_time_s
     assert best.status is Status.OPTIMAL and best.step_time_s <= sol.step_time_s
@@ -127,7 +127,7 @@ def test_homogeneous_one_level_with_halves_is_hypars_time_optimum(name):
     HyPar's c_0 in time: the step time is that of HyPar's time-optimal DP plan."""
     network = load_model(name)
     array = synthetic_array(1, [60], dtype_bytes=2, peak_TFLOPS=F(1, 2))
-    sol = levels_hetero(network, array, Space.ACCPAR, (F(1, 2),))
+    sol = levels_uneven(network, array, Space.ACCPAR, (F(1, 2),))
     dp = solve(network, array=array, space="accpar", objective="time", solver="dp")
     ref = evaluate_split(network, array, Plan.even(dp.plan))
     assert sol.step_time_s == ref.step_time_s
@@ -139,7 +139,7 @@ def test_zoo_on_the_tpu_mix_is_in_the_space_and_scored_by_the_evaluator():
     aspace = alpha_space(array, alpha_grid(16))
     for name in ("alexnet", "resnet18"):
         network = load_model(name)
-        sol = levels_hetero(network, array, Space.ACCPAR, aspace)
+        sol = levels_uneven(network, array, Space.ACCPAR, aspace)
         assert aspace.contains(sol.plan)
         assert sol.step_time_s == evaluate_split(network, array, sol.plan).step_time_s
         # level 0 (v2x8 | v3x8) gives the v2 side less than half of the first conv; every level below splits 1/2
@@ -156,19 +156,19 @@ def test_a_mix_with_many_free_classes_uses_blocks(monkeypatch, cells):
     alpha) blocks at 8,000 cells; types alone then alphas alone at 400), still in the space, and
     each level never above its start (all type I, the proportional split on the grid): every
     block is solved exactly given the others, from the current choice."""
-    import explorer.solvers.hetero_levels as hl
+    import explorer.solvers.uneven_levels as hl
 
     rng = random.Random(7)
     array = mix(3, [rng.choice([1, 3]) for _ in range(8)], 100)
     network = random_chain(3, 4, max_channels=16, max_size=4)
     aspace = alpha_space(array, alpha_grid(8), FreeAlphas.ALL)
     assert max(len(row) for row in aspace.class_free) >= 2
-    joint = levels_hetero(network, array, Space.ACCPAR, aspace)
+    joint = levels_uneven(network, array, Space.ACCPAR, aspace)
     monkeypatch.setattr(hl, "MAX_CELLS", cells)
     used = []
     make_blocks = hl._blocks
     monkeypatch.setattr(hl, "_blocks", lambda *a: used.append((a[1].h, len(b := make_blocks(*a)))) or b)
-    blocks = levels_hetero(network, array, Space.ACCPAR, aspace)
+    blocks = levels_uneven(network, array, Space.ACCPAR, aspace)
     # level 1 and 2 have two free classes: one block each, or types + one per class
     assert used[-2:] == [(1, 2), (2, 2)] if cells == 8_000 else used == [(0, 2), (1, 3), (2, 3)]
     assert aspace.contains(blocks.plan) and aspace.contains(joint.plan)
@@ -189,7 +189,7 @@ def test_explore_split_levels(capsys):
 
     net, arr = load_model("alexnet"), load_array("tpu-mix-16")
     r = split_run(net, arr, Space.ACCPAR, Split.LEVELS)
-    assert r.plan == levels_hetero(net, arr, Space.ACCPAR, alpha_grid(16)).plan
+    assert r.plan == levels_uneven(net, arr, Space.ACCPAR, alpha_grid(16)).plan
     assert r.step_time_s == evaluate_split(net, arr, r.plan).step_time_s and r.status is Status.FEASIBLE
     eq = split_run(net, arr, Space.ACCPAR, Split.EQUAL)
     assert r.compared == eq.compared and r.step_time_s < eq.step_time_s
@@ -202,28 +202,28 @@ def test_explore_split_levels(capsys):
 
 
 def test_a_level_too_wide_even_for_blocks_is_refused(monkeypatch):
-    import explorer.solvers.hetero_levels as hl
+    import explorer.solvers.uneven_levels as hl
     
 
     monkeypatch.setattr(hl, "MAX_CELLS", 10)
     monkeypatch.setattr(hl, "MAX_CELLS_ALONE", 10)
     with pytest.raises(Refused, match="level 0: the graph's frontier is too wide"):
-        levels_hetero(NET, A1, Space.HYPAR, alpha_grid(4))
+        levels_uneven(NET, A1, Space.HYPAR, alpha_grid(4))
 
 
 def test_each_level_is_optimal_for_its_own_cost_with_grouped_convs():
     """As above on tiny chains with a grouped conv: the DP's candidates (types the node offers at
     the level, whole groups on every side) against brute force over the same candidates."""
-    from explorer.core.hetero import whole_units
+    from explorer.core.uneven import whole_units
 
-    from .test_hetero_model import _random_grouped_instance
+    from .test_uneven_model import _random_grouped_instance
 
     rng = random.Random(77)
     split = 0
     for _ in range(12):
         network, array, space, grid = _random_grouped_instance(rng)
         aspace = alpha_space(array, grid)
-        sol = levels_hetero(network, array, space, aspace)
+        sol = levels_uneven(network, array, space, aspace)
         assert aspace.contains(sol.plan)
         for h in range(array.levels):
             rows = list(product(*(aspace.choices(h, c) for c in range(len(aspace.class_free[h])))))

@@ -1,10 +1,10 @@
 """Cross-check of the uneven-split solvers on random tiny instances (issue 13): brute force ==
 exact Pareto DP == CP-SAT == joint solver, each plan re-scored by ``evaluate_split``. The
-instances are those of ``tests/test_hetero_joint.py`` (random mixes of any shape, both spaces,
+instances are those of ``tests/test_uneven_joint.py`` (random mixes of any shape, both spaces,
 free alphas unlike|all, chains and graphs); the test runs 300 with CP-SAT on every fourth, this
 runs N with CP-SAT on every chain.
 
-    python bench/crosscheck_hetero.py [N]     # N instances (default 1000), seed 2013 as the test
+    python bench/crosscheck_uneven.py [N]     # N instances (default 1000), seed 2013 as the test
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from explorer.core.errors import Refused
 from explorer.core.evaluate import evaluate_split
 from explorer.core.solution import Status
 from explorer.solvers.brute import solve_split as brute_split
-from explorer.solvers.hetero import cpsat_hetero, exact_hetero
-from explorer.solvers.hetero_joint import joint_hetero
+from explorer.solvers.uneven import cpsat_uneven, exact_uneven
+from explorer.solvers.uneven_joint import joint_uneven
 
 sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
-from tests.test_hetero_joint import _instance  # noqa: E402
+from tests.test_uneven_joint import _instance  # noqa: E402
 
 
 def main() -> None:
@@ -33,9 +33,9 @@ def main() -> None:
         net, arr, space, aspace = _instance(rng)
         sols = [brute_split(net, arr, space, aspace)]
         if net.is_chain:
-            sols += [exact_hetero(net, arr, space, aspace), cpsat_hetero(net, arr, space, aspace)]
+            sols += [exact_uneven(net, arr, space, aspace), cpsat_uneven(net, arr, space, aspace)]
         try:
-            j = joint_hetero(net, arr, space, aspace)
+            j = joint_uneven(net, arr, space, aspace)
             if j.status is Status.OPTIMAL:
                 sols.append(j)
             else:

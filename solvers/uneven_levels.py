@@ -3,7 +3,7 @@
 AccPar (Song et al., HPCA 2020) partitions a heterogeneous array as HyPar does, level by level
 from the top, but at each level it splits the work between the two groups in a ratio and
 chooses every layer's partition by a DP over the cost of the two groups, computation plus
-communication. Here, on the uneven-split model of ``explorer.core.hetero``:
+communication. Here, on the uneven-split model of ``explorer.core.uneven``:
 
 **The per-level cost** (AccPar's; ours to write down exactly). Levels 0..h-1 are fixed, so every
 group g of level h knows each layer's shares of B, D_i and D_o. Choosing for a layer the type t
@@ -16,7 +16,7 @@ group g of level h knows each layer's shares of B, D_i and D_o. Choosing for a l
 
 where the subgroup's peak is the sum of its accelerators' peaks (AccPar treats a subgroup as one
 accelerator of its aggregate capability), X the intra-layer partial sum (both sides send it) and
-the re-layouts are ``core.hetero.inter_split``. A layer costs max over groups and sides; the
+the re-layouts are ``core.uneven.inter_split``. A layer costs max over groups and sides; the
 level costs the sum over its layers. The DP minimises this over the level's choices exactly
 (see below), then the next level is solved with these shares fixed.
 
@@ -52,7 +52,7 @@ import numpy as np
 
 from explorer.core.array import ArraySpec
 from explorer.core.comm import edge_split, training_flops
-from explorer.core.hetero import (
+from explorer.core.uneven import (
     AlphaSpace,
     FreeAlphas,
     alpha_space,
@@ -140,7 +140,7 @@ def _intra(layer, t: PartitionType, whole, s) -> float:
 
 
 def _whole_units(network: Network, lv: _Level, n: int, cand) -> bool:
-    """``core.hetero.whole_units`` at this level, the levels above fixed: a grouped conv's group
+    """``core.uneven.whole_units`` at this level, the levels above fixed: a grouped conv's group
     split (an attention node's head split) must give each side of every group a whole number of
     its groups (heads)."""
     units = lv.units[n]
@@ -379,7 +379,7 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
 # ---- the solver ---------------------------------------------------------------------------
 
 
-def levels_hetero(network: Network, array: ArraySpec, space: Space, alphas,
+def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                   free: FreeAlphas = FreeAlphas.UNLIKE, rules: SplitRules = TIME_ONLY) -> Solution:
     """AccPar's hierarchical DP (module docstring): a plan in the declared alpha space, scored by
     the evaluator; status FEASIBLE (a heuristic: no bound). ``alphas``: a grid or an AlphaSpace.

@@ -3,7 +3,7 @@ speedups, and how far the exact Pareto DP scales.
 
 Table 1, for every ImageNet network of the zoo the model covers, on ``tpu-mix-16`` (alpha grid
 1/16, free alphas unlike: the top split only), spaces accpar and hypar: ``explore split --split
-optimal`` (``solvers.hetero_joint``, 10 s limit): status, the joint solver's wall time (to proof,
+optimal`` (``solvers.uneven_joint``, 10 s limit): status, the joint solver's wall time (to proof,
 or to its limit), the proven bound's gap, the step time, the level-by-level search's step time
 (``--split search``, a heuristic), the AccPar-style DP's (each term's busier side summed, a
 heuristic), and the optimum's speedup over data parallelism, the trick
@@ -11,14 +11,14 @@ and HyPar's plan (hypar space), all three with an equal split, and over the best
 plan (every alpha 1/2, types chosen for it; the joint solver computes it). Ratios are of step
 times computed in the same run.
 
-Table 2: the exact Pareto DP (``solvers.hetero.exact_hetero``, proven optimum) on random chains
+Table 2: the exact Pareto DP (``solvers.uneven.exact_uneven``, proven optimum) on random chains
 of growing size on a 2-kind array: its wall time and kept states, against the evaluator scoring
 one plan (the baseline run in the same process), until it refuses.
 
-    python bench/bench_hetero.py            # both tables
-    python bench/bench_hetero.py --quick    # three networks, accpar only, small table 2
-    python bench/bench_hetero.py --networks resnet18,resnet34,resnet50   # table 1 rows only
-    python bench/bench_hetero.py --declared vgg-e,resnet18,mobilenet-v2   # table 3 only
+    python bench/bench_uneven.py            # both tables
+    python bench/bench_uneven.py --quick    # three networks, accpar only, small table 2
+    python bench/bench_uneven.py --networks resnet18,resnet34,resnet50   # table 1 rows only
+    python bench/bench_uneven.py --declared vgg-e,resnet18,mobilenet-v2   # table 3 only
 
 Table 3 (``--declared``): the declared alpha space with each free class's proportional ratio
 (the default) against ``--grid-only`` (the multiples of 1/16 alone), accpar space, same process:
@@ -35,14 +35,14 @@ from fractions import Fraction
 from explorer.app.split import Split, split_run
 from explorer.core.array import AcceleratorKind, ArraySpec
 from explorer.core.errors import Refused
-from explorer.core.hetero import alpha_grid, alpha_space
+from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.core.evaluate import evaluate_split
 from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain
 from explorer.frontends import load_array, load_model
-from explorer.solvers.hetero import exact_hetero
-from explorer.solvers.hetero_joint import JointOptions, accpar_hetero, joint_hetero
+from explorer.solvers.uneven import exact_uneven
+from explorer.solvers.uneven_joint import JointOptions, accpar_uneven, joint_uneven
 
 IMAGENET = ("alexnet", "alexnet-paper", "vgg-a", "vgg-b", "vgg-c", "vgg-d", "vgg-e", "resnet18", "resnet34", "resnet50",
             "mobilenet-v2", "efficientnet-b0", "vit-b16")
@@ -58,7 +58,7 @@ def table_mix(names, spaces) -> None:
             net = load_model(name)
             r = split_run(net, arr, space, Split.OPTIMAL)
             s = split_run(net, arr, space, Split.SEARCH)
-            acc = accpar_hetero(net, arr, space, r.alpha_space)
+            acc = accpar_uneven(net, arr, space, r.alpha_space)
             a0 = ", ".join(str(a) for a in sorted(set(r.plan.alphas[0][0])))
             print(f"| {name} | {space} | {r.status} | {r.solver_wall_s:.2f} | {float(r.gap) * 100:.3f}% | "
                   f"{float(r.step_time_s) * 1e3:.4g} | {float(acc.step_time_s) * 1e3:.4g} | {float(s.step_time_s) * 1e3:.4g} | {float(r.speedup('all-I')):.3f} | "
@@ -82,7 +82,7 @@ def table_exact(max_layers: int) -> None:
             ev_ms = (time.perf_counter() - t0) * 1e3
             t0 = time.perf_counter()
             try:
-                e = exact_hetero(net, arr, Space.HYPAR, alpha_grid(grid), max_states=20_000)
+                e = exact_uneven(net, arr, Space.HYPAR, alpha_grid(grid), max_states=20_000)
             except Refused as err:
                 print(f"{H:>6} {L:>6} {grid:>5}  refused: {err}")
                 break
@@ -108,7 +108,7 @@ def table_declared(names, limit_s: float = 10.0) -> None:
         for key, prop in (("old", False), ("new", True)):
             aspace = alpha_space(arr, alpha_grid(16), proportional=prop)
             t0 = time.perf_counter()
-            j = joint_hetero(net, arr, Space.ACCPAR, aspace, JointOptions(time_limit_s=limit_s))
+            j = joint_uneven(net, arr, Space.ACCPAR, aspace, JointOptions(time_limit_s=limit_s))
             row[key] = (time.perf_counter() - t0, j, split_run(net, arr, Space.ACCPAR, Split.SEARCH, grid_only=not prop))
         eq = split_run(net, arr, Space.ACCPAR, Split.EQUAL)
         pr = split_run(net, arr, Space.ACCPAR, Split.PROPORTIONAL)

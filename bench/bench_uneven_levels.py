@@ -1,4 +1,4 @@
-"""AccPar's hierarchical DP for uneven splits (``solvers.hetero_levels``, ``explore split --split
+"""AccPar's hierarchical DP for uneven splits (``solvers.uneven_levels``, ``explore split --split
 levels``) against the other split rules, and its gap to the proven optimum on small cases.
 
 Table 1, every ImageNet network of the zoo on ``tpu-mix-16`` (space accpar, alpha grid 1/16): the
@@ -6,18 +6,18 @@ levels DP's step time (the evaluator's, slowest accelerator) and wall time, and 
 step time of ``explore split --split equal | proportional | search`` (types of HyPar's time DP,
 run in the same process; below 1: the levels DP is faster), and, with alpha grid 1/64, its ratio
 to the proportional split (which may leave the grid: 15/56 on this mix) and its wall time. Then
-the joint solver (``solvers.hetero_joint``, 10 s: a proven optimum on chains, a bound on ResNets)
-and its AccPar-style DP over whole columns (``accpar_hetero``): levels / their step times, and
+the joint solver (``solvers.uneven_joint``, 10 s: a proven optimum on chains, a bound on ResNets)
+and its AccPar-style DP over whole columns (``accpar_uneven``): levels / their step times, and
 levels / the joint solver's proven bound (an upper bound on the levels DP's gap).
 
 Table 2, the same on other mixes of v2 and v3 chips (kinds in tree order, v2 first): n v2 + (16 - n) v3.
 
 Table 3, seeded random chains (2-4 layers, H = 1 and 2, two random kinds, alpha grid 1/4, space
-hypar): step time of the levels DP over the proven optimum (``exact_hetero``, the Pareto DP,
-equal to brute force in ``tests/test_hetero_model.py``): how often it is optimal, and the gaps.
+hypar): step time of the levels DP over the proven optimum (``exact_uneven``, the Pareto DP,
+equal to brute force in ``tests/test_uneven_model.py``): how often it is optimal, and the gaps.
 
-    python bench/bench_hetero_levels.py            # all three tables
-    python bench/bench_hetero_levels.py --quick    # three networks, two mixes, 40 instances
+    python bench/bench_uneven_levels.py            # all three tables
+    python bench/bench_uneven_levels.py --quick    # three networks, two mixes, 40 instances
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from fractions import Fraction
 
 from explorer.app.split import Split, split_run
 from explorer.core.array import AcceleratorKind, ArraySpec
-from explorer.core.hetero import alpha_grid, alpha_space
+from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.core.partition import Space
 from explorer.core.randnet import random_chain
 from explorer.frontends import load_array, load_model
-from explorer.solvers.hetero import exact_hetero
-from explorer.solvers.hetero_joint import JointOptions, accpar_hetero, joint_hetero
-from explorer.solvers.hetero_levels import levels_hetero
+from explorer.solvers.uneven import exact_uneven
+from explorer.solvers.uneven_joint import JointOptions, accpar_uneven, joint_uneven
+from explorer.solvers.uneven_levels import levels_uneven
 
 IMAGENET = ("alexnet", "vgg-a", "vgg-b", "vgg-c", "vgg-d", "vgg-e", "resnet18", "resnet34", "resnet50")
 V2 = AcceleratorKind("v2", Fraction(45), Fraction(16))
@@ -51,12 +51,12 @@ def tpu_mix(n_v2: int) -> ArraySpec:
 def row(name: str, net, arr) -> None:
     aspace = alpha_space(arr, alpha_grid(16))
     t0 = time.perf_counter()
-    lv = levels_hetero(net, arr, Space.ACCPAR, aspace)
+    lv = levels_uneven(net, arr, Space.ACCPAR, aspace)
     wall = time.perf_counter() - t0
     others = {s: split_run(net, arr, Space.ACCPAR, s).step_time_s for s in (Split.EQUAL, Split.PROPORTIONAL, Split.SEARCH)}
     assert aspace.contains(lv.plan)
     t0 = time.perf_counter()
-    fine = levels_hetero(net, arr, Space.ACCPAR, alpha_grid(64)).step_time_s
+    fine = levels_uneven(net, arr, Space.ACCPAR, alpha_grid(64)).step_time_s
     wall64 = time.perf_counter() - t0
     t = lv.step_time_s
     print(f"{name:<9} {float(t) * 1e3:>9.4g} {wall:>7.3f} {float(t / others[Split.EQUAL]):>8.3f} "
@@ -74,14 +74,14 @@ def table_zoo(names) -> None:
     print(HEADER)
     for name in names:
         row(name, load_model(name), arr)
-    print("\nthe same against the joint solver (solvers.hetero_joint, 10 s) and its AccPar-style DP over columns")
+    print("\nthe same against the joint solver (solvers.uneven_joint, 10 s) and its AccPar-style DP over columns")
     print(f"{'network':<9} {'levels ms':>9} {'joint ms':>9} {'status':>9} {'/ joint':>8} {'/ bound':>8} {'accpar ms':>9} {'/ accpar':>8}")
     aspace = alpha_space(arr, alpha_grid(16))
     for name in names:
         net = load_model(name)
-        lv = levels_hetero(net, arr, Space.ACCPAR, aspace).step_time_s
-        j = joint_hetero(net, arr, Space.ACCPAR, aspace, JointOptions(time_limit_s=10.0))
-        ac = accpar_hetero(net, arr, Space.ACCPAR, aspace).step_time_s
+        lv = levels_uneven(net, arr, Space.ACCPAR, aspace).step_time_s
+        j = joint_uneven(net, arr, Space.ACCPAR, aspace, JointOptions(time_limit_s=10.0))
+        ac = accpar_uneven(net, arr, Space.ACCPAR, aspace).step_time_s
         print(f"{name:<9} {float(lv) * 1e3:>9.4g} {float(j.step_time_s) * 1e3:>9.4g} {j.status.value:>9} "
               f"{float(lv / j.step_time_s):>8.3f} {float(lv / j.bound_s):>8.3f} {float(ac) * 1e3:>9.4g} {float(lv / ac):>8.3f}")
 
@@ -109,9 +109,9 @@ def table_gap(count: int) -> None:
             net = random_chain(seed, rng.randint(2, 4) if H == 1 else 2, max_channels=32, max_size=4)
             aspace = alpha_space(arr, alpha_grid(4))
             t0 = time.perf_counter()
-            lv = levels_hetero(net, arr, Space.HYPAR, aspace)
+            lv = levels_uneven(net, arr, Space.HYPAR, aspace)
             t1 = time.perf_counter()
-            ex = exact_hetero(net, arr, Space.HYPAR, aspace)
+            ex = exact_uneven(net, arr, Space.HYPAR, aspace)
             t2 = time.perf_counter()
             t_lv, t_ex = t_lv + t1 - t0, t_ex + t2 - t1
             assert ex.step_time_s <= lv.step_time_s

@@ -1,4 +1,4 @@
-"""The joint uneven-split solver (solvers/hetero_joint.py) and ``explore check --uneven``:
+"""The joint uneven-split solver (solvers/uneven_joint.py) and ``explore check --uneven``:
 cross-checked with brute force, the exact Pareto DP and CP-SAT on random tiny instances (random
 mixes, both spaces, both alpha spaces, chains and graphs), every plan re-scored by the evaluator."""
 
@@ -9,7 +9,7 @@ import pytest
 
 from explorer.api import solve
 from explorer.core.errors import Refused
-from explorer.core.hetero import FreeAlphas, alpha_grid, alpha_space
+from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space
 from explorer.core.evaluate import evaluate_split
 from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
@@ -18,11 +18,11 @@ from explorer.core.solution import Status
 from explorer.frontends import load_array, load_model
 from explorer.frontends.network_yaml import parse_network
 from explorer.solvers.brute import solve_split as brute_split
-from explorer.solvers.hetero import cpsat_hetero, exact_hetero
-from explorer.solvers.hetero_joint import JointOptions, accpar_hetero, check_scope, joint_hetero
+from explorer.solvers.uneven import cpsat_uneven, exact_uneven
+from explorer.solvers.uneven_joint import JointOptions, accpar_uneven, check_scope, joint_uneven
 
 from .conftest import run_cli
-from .test_hetero_model import mix
+from .test_uneven_model import mix
 
 
 def _instance(rng):
@@ -61,11 +61,11 @@ def test_joint_equals_brute_exact_cpsat_on_300_random_instances():
         b = brute_split(net, arr, space, aspace)
         assert evaluate_split(net, arr, b.plan).step_time_s == b.step_time_s and aspace.contains(b.plan)
         if net.is_chain:
-            e = exact_hetero(net, arr, space, aspace)
+            e = exact_uneven(net, arr, space, aspace)
             assert e.step_time_s == b.step_time_s
             ran["exact"] += 1
             if k % 4 == 0:
-                c = cpsat_hetero(net, arr, space, aspace)
+                c = cpsat_uneven(net, arr, space, aspace)
                 assert c.status is Status.OPTIMAL and c.step_time_s == c.bound_s == b.step_time_s
                 assert evaluate_split(net, arr, c.plan).step_time_s == c.step_time_s
                 ran["cpsat"] += 1
@@ -77,12 +77,12 @@ def test_joint_equals_brute_exact_cpsat_on_300_random_instances():
             ran["not top-split"] += 1
             continue
         try:
-            j = joint_hetero(net, arr, space, aspace)
+            j = joint_uneven(net, arr, space, aspace)
         except Refused as err:  # a random graph of several sources or sinks
             assert "graph" in str(err) or "source" in str(err)
             continue
         ran["joint"] += 1
-        a = accpar_hetero(net, arr, space, aspace)  # the AccPar-style heuristic: a plan of the space, no better
+        a = accpar_uneven(net, arr, space, aspace)  # the AccPar-style heuristic: a plan of the space, no better
         assert evaluate_split(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s and aspace.contains(a.plan)
         assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
         assert j.bound_s <= b.step_time_s <= j.step_time_s
@@ -102,7 +102,7 @@ def test_joint_on_the_tpu_mix_proves_lenet_and_beats_the_equal_split():
     is the exact solver's time optimum with alpha 1/2 (the slowest leaf's compute is plan-independent)."""
     net, arr = load_model("lenet-c"), load_array("tpu-mix-16")
     aspace = alpha_space(arr, alpha_grid(16))
-    j = joint_hetero(net, arr, Space.ACCPAR, aspace, JointOptions(time_limit_s=60))
+    j = joint_uneven(net, arr, Space.ACCPAR, aspace, JointOptions(time_limit_s=60))
     assert j.status is Status.OPTIMAL and j.bound_s == j.step_time_s
     assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s
     r = solve(net, arr, solver="exact", objective="time", space="accpar")
@@ -116,7 +116,7 @@ def test_joint_refuses_what_it_does_not_cover():
     net = load_model("lenet-c")
     four_twelve = mix(4, [45] * 4 + [123] * 12, bw=70)
     with pytest.raises(Refused, match="frees the top split alone"):
-        joint_hetero(net, four_twelve, Space.ACCPAR, alpha_space(four_twelve, alpha_grid(16)))
+        joint_uneven(net, four_twelve, Space.ACCPAR, alpha_space(four_twelve, alpha_grid(16)))
 
 
 def test_check_uneven_cli(capsys):
@@ -183,7 +183,7 @@ def test_joint_proves_residual_graphs_equal_to_brute():
             continue
         done += 1
         b = brute_split(net, arr, space, aspace)
-        j = joint_hetero(net, arr, space, aspace, JointOptions(time_limit_s=60))
+        j = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=60))
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s, (done, net.name)
         assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
         labels += any(name == "labels" for name, _ in j.phases)
@@ -195,22 +195,22 @@ def test_joint_graph_proof_on_resnet18_equal_grid_matches_the_exact_solver():
     (label setting over the residual blocks) must find the exact homogeneous solver's time optimum,
     scored under uneven splits (an independent solver); with grid 1/4 it proves a faster plan."""
     net, arr = load_model("resnet18"), load_array("tpu-mix-16")
-    j = joint_hetero(net, arr, Space.HYPAR, alpha_space(arr, alpha_grid(2), proportional=False), JointOptions(time_limit_s=60))
+    j = joint_uneven(net, arr, Space.HYPAR, alpha_space(arr, alpha_grid(2), proportional=False), JointOptions(time_limit_s=60))
     assert j.status is Status.OPTIMAL and any(name == "labels" for name, _ in j.phases)
     r = solve(net, arr, solver="exact", objective="time", space="hypar")
     eq = evaluate_split(net, arr, Plan.even(Plan.from_lists([[t.value for t in row] for row in r.plan.types])))
     assert j.step_time_s == j.bound_s == eq.step_time_s
     aspace = alpha_space(arr, alpha_grid(4))
-    j4 = joint_hetero(net, arr, Space.HYPAR, aspace, JointOptions(time_limit_s=60))
+    j4 = joint_uneven(net, arr, Space.HYPAR, aspace, JointOptions(time_limit_s=60))
     assert j4.status is Status.OPTIMAL and j4.step_time_s == j4.bound_s < eq.step_time_s
     assert evaluate_split(net, arr, j4.plan).step_time_s == j4.step_time_s and aspace.contains(j4.plan)
-    assert j4.step_time_s <= accpar_hetero(net, arr, Space.HYPAR, aspace).step_time_s
+    assert j4.step_time_s <= accpar_uneven(net, arr, Space.HYPAR, aspace).step_time_s
 
 
 def test_joint_equals_brute_and_exact_with_grouped_convs():
     """Random tiny chains with a grouped or depthwise conv (its group split offered only while each
     side holds whole groups): joint == brute == exact, every plan re-scored by the evaluator."""
-    from .test_hetero_model import _random_grouped_instance
+    from .test_uneven_model import _random_grouped_instance
 
     rng = random.Random(4242)
     ran = {"joint": 0, "group split": 0}
@@ -218,16 +218,16 @@ def test_joint_equals_brute_and_exact_with_grouped_convs():
         net, arr, space, grid = _random_grouped_instance(rng)
         aspace = alpha_space(arr, grid)
         b = brute_split(net, arr, space, aspace)
-        e = exact_hetero(net, arr, space, aspace)
+        e = exact_uneven(net, arr, space, aspace)
         assert b.step_time_s == e.step_time_s == evaluate_split(net, arr, b.plan).step_time_s
         try:
             check_scope(net, arr, aspace)
         except Refused:
             continue
-        j = joint_hetero(net, arr, space, aspace)
+        j = joint_uneven(net, arr, space, aspace)
         assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s
-        a = accpar_hetero(net, arr, space, aspace)
+        a = accpar_uneven(net, arr, space, aspace)
         assert evaluate_split(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s
         g = next(i for i, L in enumerate(net.layers) if L.groups > 1)
         ran["joint"] += 1
@@ -293,7 +293,7 @@ def _nested(rng, seed: int):
 
 
 def _plans(net, space, aspace, H: int) -> int:
-    from explorer.solvers.hetero import _columns
+    from explorer.solvers.uneven import _columns
 
     n = 1
     for c in _columns(net, space, aspace, H):
@@ -306,7 +306,7 @@ def test_joint_proves_nested_series_parallel_graphs_equal_to_brute():
     a fan-out into one join inside a residual path): the bound DP, the beam and the label pass on
     nested links; OPTIMAL every time and equal to brute force, every plan re-scored by the
     evaluator; the label pass itself runs on most of them."""
-    from explorer.solvers.hetero_sp import blocks
+    from explorer.solvers.uneven_sp import blocks
 
     rng = random.Random(2026)
     ran = {"done": 0, "labels": 0, "nested": 0, "uneven": 0}
@@ -329,10 +329,10 @@ def test_joint_proves_nested_series_parallel_graphs_equal_to_brute():
         ran["nested"] += any(not k.direct for b in blocks(net) for br in b.branches if not isinstance(br, int)
                              for k in br.links)
         b = brute_split(net, arr, space, aspace)
-        j = joint_hetero(net, arr, space, aspace, JointOptions(time_limit_s=60))
+        j = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=60))
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s, (ran, net.name)
         assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
-        a = accpar_hetero(net, arr, space, aspace)
+        a = accpar_uneven(net, arr, space, aspace)
         assert evaluate_split(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s
         ran["labels"] += any(name == "labels" for name, _ in j.phases)
         ran["uneven"] += any(a != F(1, 2) for a in j.plan.alphas[0][0])
@@ -344,7 +344,7 @@ def test_series_parallel_decomposition_of_efficientnet_and_a_transformer_block()
     """EfficientNet-B0's MBConv block with a residual add: one link from b1_project to b2_add (the
     shortcut edge and the residual path), the squeeze-excite link nested in the path; a
     transformer-like block: the fan-out into att nested at the start of the residual path."""
-    from explorer.solvers.hetero_sp import Link, Series, blocks
+    from explorer.solvers.uneven_sp import Link, Series, blocks
 
     net = load_model("efficientnet-b0")
     name = {L.name: i for i, L in enumerate(net.layers)}
@@ -388,7 +388,7 @@ def test_a_graph_that_is_not_series_parallel_is_refused_in_one_line():
     arr = mix(1, [1, 3])
     msg = r"node 'a' is in a block that is not series-parallel \(graph shape not supported\)"
     with pytest.raises(Refused, match=msg) as err:
-        joint_hetero(net, arr, Space.HYPAR, alpha_space(arr, alpha_grid(4)))
+        joint_uneven(net, arr, Space.HYPAR, alpha_space(arr, alpha_grid(4)))
     assert "\n" not in str(err.value)
 
 
@@ -430,11 +430,11 @@ def test_joint_proves_networks_of_several_sources_equal_to_brute():
         done += 1
         three += sum(1 for L in net.layers if L.name.startswith("s")) == 3
         b = brute_split(net, arr, space, aspace)
-        j = joint_hetero(net, arr, space, aspace, JointOptions(time_limit_s=60))
+        j = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=60))
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s, (done, net.name)
         assert len(j.plan.types[0]) == len(net.layers)
         assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
-        a = accpar_hetero(net, arr, space, aspace)  # the heuristic shares the virtual source
+        a = accpar_uneven(net, arr, space, aspace)  # the heuristic shares the virtual source
         assert len(a.plan.types[0]) == len(net.layers) and aspace.contains(a.plan)
         assert evaluate_split(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s
     assert three >= 3, three

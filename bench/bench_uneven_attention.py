@@ -8,8 +8,8 @@ over data parallelism, the trick and HyPar's plan (all three with an equal split
 ``--split optimal`` (the joint solver, ``--time-limit`` 60 s) does: its status, wall time, step
 time and gap, or its one-line refusal (graph shapes it does not cover).
 
-    python bench/bench_hetero_attention.py
-    python bench/bench_hetero_attention.py --llama   # also llama-7b (slower)
+    python bench/bench_uneven_attention.py
+    python bench/bench_uneven_attention.py --llama   # also llama-7b (slower)
 """
 
 from __future__ import annotations

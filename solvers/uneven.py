@@ -1,11 +1,11 @@
-"""Solvers for uneven splits (``explorer.core.hetero``): an exact Pareto DP, CP-SAT and the
+"""Solvers for uneven splits (``explorer.core.uneven``): an exact Pareto DP, CP-SAT and the
 alpha search (brute force is ``solvers.brute.solve_split``).
 
 The proofs choose, for every layer at every level, a partition type and an alpha from the declared
 finite set (``AlphaSpace.choices``: the grid and each free class's proportional ratio), and
 minimise the step time of the slowest accelerator.
 
-- ``exact_hetero``: a chain's layers in order; a layer's *column* is its (type, alpha) at every
+- ``exact_uneven``: a chain's layers in order; a layer's *column* is its (type, alpha) at every
   level. Everything a plan costs is a sum of per-layer and per-edge parts: each accelerator's
   compute, and at each level each group's amount sent by each side (intra of a layer, re-layout
   of an edge: the edge part depends on the two columns). The step time is
@@ -28,7 +28,7 @@ from itertools import product
 
 from explorer.core.array import ArraySpec
 from explorer.core.comm import edge_split, held_elements, training_flops
-from explorer.core.hetero import (
+from explorer.core.uneven import (
     AlphaSpace,
     FreeAlphas,
     alpha_space,
@@ -64,7 +64,7 @@ def _columns(network: Network, space: Space, aspace: AlphaSpace, H: int, rules: 
     """Per layer, its columns: a (type, alpha per group) cell at every level, from the declared
     space and the types ``rules`` allow (offered by the node, pins, forbids); a grouped conv (an
     attention node with heads) keeps only the columns whose every side holds whole groups (heads)
-    (``core.hetero.whole_units``: the rule is refused here, in the candidates, not in the network).
+    (``core.uneven.whole_units``: the rule is refused here, in the candidates, not in the network).
     A layer with no column leaves no plan."""
     rows = [aspace.level_rows(h) for h in range(H)]
     out = []
@@ -100,7 +100,7 @@ def _memory_binds(network: Network, array: ArraySpec, H: int, columns, rules: Sp
 
 
 def _leaf_memory(network: Network, l: int, col, H: int, weight_copies: int) -> list[Fraction]:  # noqa: E741
-    """Per leaf: layer l's footprint elements under column ``col`` (``hetero.leaf_footprint_elements``)."""
+    """Per leaf: layer l's footprint elements under column ``col`` (``uneven.leaf_footprint_elements``)."""
     layer = network.layers[l]
     B = network.batch
     out = []
@@ -255,7 +255,7 @@ def _within(vec, limits) -> bool:
     return all(vec[p] <= most for p, most in limits)
 
 
-def exact_hetero(network: Network, array: ArraySpec, space: Space, alphas,
+def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                  max_states: int = 200_000, free: FreeAlphas = FreeAlphas.UNLIKE,
                  time_limit_s: float | None = None, rules: SplitRules = TIME_ONLY) -> Solution:
     """The proven optimum of a chain by the Pareto DP of the module docstring, under ``rules``
@@ -453,7 +453,7 @@ def _lcm_den(values) -> int:
     return d
 
 
-def cpsat_hetero(network: Network, array: ArraySpec, space: Space, alphas,
+def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                  time_limit_s: float = 60.0, max_columns: int = 2_000, free: FreeAlphas = FreeAlphas.UNLIKE,
                  max_pairs: int = 20_000, rules: SplitRules = TIME_ONLY) -> Solution:
     """CP-SAT over the same columns as the Pareto DP: one Boolean per layer column, one per

@@ -1,4 +1,4 @@
-"""The uneven-split model (explorer.core.hetero): hand-computed goldens, equality with the
+"""The uneven-split model (explorer.core.uneven): hand-computed goldens, equality with the
 homogeneous model at alpha = 1/2, and the solvers cross-checked (brute == exact)."""
 
 import random
@@ -10,7 +10,7 @@ from explorer.api import solve
 from explorer.core.array import AcceleratorKind, ArraySpec, synthetic_array
 from explorer.core.errors import SpecError
 from explorer.core.evaluate import evaluate
-from explorer.core.hetero import (
+from explorer.core.uneven import (
     FreeAlphas,
     alpha_grid,
     alpha_space,
@@ -28,8 +28,8 @@ from explorer.frontends import load_array, load_model
 from .conftest import CLASSIC_ZOO
 from explorer.core.solution import Status
 from explorer.solvers.brute import solve_split as brute_split
-from explorer.solvers.hetero import cpsat_hetero, exact_hetero
-from explorer.solvers.hetero_levels import levels_hetero
+from explorer.solvers.uneven import cpsat_uneven, exact_uneven
+from explorer.solvers.uneven_levels import levels_uneven
 
 I, II, III = PartitionType.I, PartitionType.II, PartitionType.III
 ROW, COL, DUP = Layout.ROW, Layout.COL, Layout.DUP
@@ -215,7 +215,7 @@ def test_exact_with_alpha_one_half_is_the_time_optimum_plus_compute():
     net = load_model("lenet-c")
     arr = synthetic_array(2, [10, 40], dtype_bytes=2, peak_TFLOPS=3)
     r = solve(net, arr, solver="exact", objective="time", space="accpar")
-    h = exact_hetero(net, arr, Space.ACCPAR, [F(1, 2)])
+    h = exact_uneven(net, arr, Space.ACCPAR, [F(1, 2)])
     assert h.step_time_s == r.figures.step_time_s
     assert evaluate_split(net, arr, h.plan).step_time_s == h.step_time_s
 
@@ -248,15 +248,15 @@ def test_brute_equals_exact_equals_cpsat_on_300_random_instances():
     for k in range(300):
         net, arr, space, aspace = _random_instance(rng)
         b = brute_split(net, arr, space, aspace)
-        e = exact_hetero(net, arr, space, aspace)
+        e = exact_uneven(net, arr, space, aspace)
         assert b.step_time_s == e.step_time_s
         assert evaluate_split(net, arr, e.plan).step_time_s == e.step_time_s
         if k % 3 == 0:
-            c = cpsat_hetero(net, arr, space, aspace)
+            c = cpsat_uneven(net, arr, space, aspace)
             assert c.status is Status.OPTIMAL and c.step_time_s == c.bound_s == e.step_time_s
             assert evaluate_split(net, arr, c.plan).step_time_s == c.step_time_s
         if F(1, 2) in aspace.grid:  # the best equal split is one of the plans searched: never better
-            eq = exact_hetero(net, arr, space, alpha_space(arr, [F(1, 2)], proportional=False))
+            eq = exact_uneven(net, arr, space, alpha_space(arr, [F(1, 2)], proportional=False))
             assert e.step_time_s <= eq.step_time_s
             better += e.step_time_s < eq.step_time_s
     assert better > 0  # uneven splits do pay off on some mixes
@@ -319,7 +319,7 @@ def test_whole_units_rule():
     with pytest.raises(ValueError, match="fraction of its 4 groups"):
         evaluate_split(GNET, A1, plan1(II, "1/8", II, "1/4"))
     # the solvers' candidates: c1's group split only at 1/4, 1/2 and 3/4 of the 1/8 grid, its batch split at all 7
-    from explorer.solvers.hetero import _columns
+    from explorer.solvers.uneven import _columns
     cols = _columns(GNET, Space.ACCPAR, alpha_space(A1, alpha_grid(8)), 1)
     assert sorted(c[0][1][0] for c in cols[0] if c[0][0] is II) == [F(1, 4), F(1, 2), F(3, 4)]
     assert len([c for c in cols[0] if c[0][0] is I]) == 7 and not any(c[0][0] is III for c in cols[0])
@@ -352,13 +352,13 @@ def test_grouped_brute_equals_exact_equals_cpsat_on_random_instances():
     for k in range(60):
         net, arr, space, grid = _random_grouped_instance(rng)
         b = brute_split(net, arr, space, grid)
-        e = exact_hetero(net, arr, space, grid)
+        e = exact_uneven(net, arr, space, grid)
         assert b.step_time_s == e.step_time_s
         assert evaluate_split(net, arr, e.plan).step_time_s == e.step_time_s
         if k % 4 == 0:
-            c = cpsat_hetero(net, arr, space, grid)
+            c = cpsat_uneven(net, arr, space, grid)
             assert c.status is Status.OPTIMAL and c.step_time_s == c.bound_s == e.step_time_s
-        lv = levels_hetero(net, arr, space, grid)  # the AccPar-style level DP: a heuristic, a plan of the space
+        lv = levels_uneven(net, arr, space, grid)  # the AccPar-style level DP: a heuristic, a plan of the space
         assert evaluate_split(net, arr, lv.plan).step_time_s == lv.step_time_s >= e.step_time_s
         g = next(i for i, L in enumerate(net.layers) if L.groups > 1)
         uneven_group_split += any(e.plan.types[h][g] is II and e.plan.alphas[h][0][g] != F(1, 2) for h in range(arr.levels))
@@ -368,7 +368,7 @@ def test_grouped_brute_equals_exact_equals_cpsat_on_random_instances():
 def test_search_keeps_whole_units():
     """The search moves a class's alpha on every layer but a grouped conv whose sides would then
     hold a fraction of its groups: that layer keeps its alpha (the evaluator would refuse it)."""
-    from explorer.solvers.hetero import search_level_alphas
+    from explorer.solvers.uneven import search_level_alphas
 
     start = plan1(II, "1/2", I, "1/2")
     sol = search_level_alphas(GNET, A1, start, alpha_grid(8))

@@ -1,4 +1,4 @@
-"""Attention and embedding nodes in the uneven-split model (explorer.core.hetero): hand-computed
+"""Attention and embedding nodes in the uneven-split model (explorer.core.uneven): hand-computed
 goldens, the whole-heads rule, and every uneven-split solver cross-checked on random tiny
 transformer-like instances (brute == exact == CP-SAT == joint == evaluator)."""
 
@@ -9,7 +9,7 @@ import pytest
 
 from explorer.core.array import synthetic_array
 from explorer.core.evaluate import evaluate
-from explorer.core.hetero import (
+from explorer.core.uneven import (
     FreeAlphas,
     alpha_grid,
     alpha_space,
@@ -27,12 +27,12 @@ from explorer.core.solution import Status
 from explorer.frontends import load_model
 from explorer.frontends.network_yaml import parse_network
 from explorer.solvers.brute import solve_split as brute_split
-from explorer.solvers.hetero import _columns, cpsat_hetero, exact_hetero, search_level_alphas
-from explorer.solvers.hetero_joint import accpar_hetero, check_scope, joint_hetero
-from explorer.solvers.hetero_levels import levels_hetero
+from explorer.solvers.uneven import _columns, cpsat_uneven, exact_uneven, search_level_alphas
+from explorer.solvers.uneven_joint import accpar_uneven, check_scope, joint_uneven
+from explorer.solvers.uneven_levels import levels_uneven
 
 from .conftest import run_cli
-from .test_hetero_model import A1, mix
+from .test_uneven_model import A1, mix
 
 I, II, III = PartitionType.I, PartitionType.II, PartitionType.III
 
@@ -234,19 +234,19 @@ def test_all_solvers_agree_on_random_attention_and_embedding_instances():
         ran["emb III"] += emb and III in [b.plan.types[h][0] for h in range(arr.levels)]
         ran["uneven"] += any(a != F(1, 2) for level in b.plan.alphas for row in level for a in row)
         if len(net.edges) == len(net.layers) - 1:
-            e = exact_hetero(net, arr, space, aspace)
+            e = exact_uneven(net, arr, space, aspace)
             assert e.step_time_s == b.step_time_s == evaluate_split(net, arr, e.plan).step_time_s
             ran["exact"] += 1
             if k % 3 == 0:
-                c = cpsat_hetero(net, arr, space, aspace)
+                c = cpsat_uneven(net, arr, space, aspace)
                 assert c.status is Status.OPTIMAL and c.step_time_s == c.bound_s == b.step_time_s
                 assert evaluate_split(net, arr, c.plan).step_time_s == c.step_time_s
                 ran["cpsat"] += 1
         else:
             ran["fan-in"] += 1
             with pytest.raises(Refused, match="chains only"):
-                exact_hetero(net, arr, space, aspace)
-        lv = levels_hetero(net, arr, space, aspace)
+                exact_uneven(net, arr, space, aspace)
+        lv = levels_uneven(net, arr, space, aspace)
         assert evaluate_split(net, arr, lv.plan).step_time_s == lv.step_time_s >= b.step_time_s
         assert aspace.contains(lv.plan)
         s = search_level_alphas(net, arr, Plan.even(b.plan.plan), aspace)  # from 1/2: may stay off an odd grid
@@ -256,10 +256,10 @@ def test_all_solvers_agree_on_random_attention_and_embedding_instances():
             check_scope(net, arr, aspace)
         except Refused:
             continue
-        j = joint_hetero(net, arr, space, aspace)
+        j = joint_uneven(net, arr, space, aspace)
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s
         assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)
-        a = accpar_hetero(net, arr, space, aspace)
+        a = accpar_uneven(net, arr, space, aspace)
         assert evaluate_split(net, arr, a.plan).step_time_s == a.step_time_s >= b.step_time_s
         ran["joint"] += 1
     print(ran)
@@ -273,14 +273,14 @@ def test_the_optimum_splits_heads_unevenly():
     attention node can split 1 | 1 only, and the optimum is slower."""
     aspace = alpha_space(A1, alpha_grid(4))
     want = plan1((III, II, II), ("1/4", "1/4", "1/4"))
-    for solve in (brute_split, exact_hetero, cpsat_hetero, joint_hetero):
+    for solve in (brute_split, exact_uneven, cpsat_uneven, joint_uneven):
         s = solve(NET4, A1, Space.ACCPAR, aspace)
         assert s.status is Status.OPTIMAL and s.plan == want and s.step_time_s == s.bound_s == F(6880, 10**12), s.solver
     two = _attention_net(2)
-    b, e = brute_split(two, A1, Space.ACCPAR, aspace), exact_hetero(two, A1, Space.ACCPAR, aspace)
+    b, e = brute_split(two, A1, Space.ACCPAR, aspace), exact_uneven(two, A1, Space.ACCPAR, aspace)
     assert b.step_time_s == e.step_time_s > F(6880, 10**12)
     assert all(p.plan.alphas[0][0][1] == F(1, 2) for p in (b, e) if p.plan.types[0][1] is II)
-    lv = levels_hetero(NET4, A1, Space.ACCPAR, aspace)
+    lv = levels_uneven(NET4, A1, Space.ACCPAR, aspace)
     assert lv.step_time_s >= F(6880, 10**12) and evaluate_split(NET4, A1, lv.plan).step_time_s == lv.step_time_s
 
 
@@ -309,9 +309,9 @@ def test_exact_and_cpsat_refuse_in_one_line_when_too_large():
     of column pairs (an attention node's few columns let the pairs of a 4-level array through)."""
     arr = mix(2, [1, 1, 3, 3])
     with pytest.raises(Refused, match=r"exact \(uneven splits\): no proof within 0 s"):
-        exact_hetero(NET4, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(4), FreeAlphas.ALL), time_limit_s=0)
+        exact_uneven(NET4, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(4), FreeAlphas.ALL), time_limit_s=0)
     with pytest.raises(Refused, match=r"cpsat \(uneven splits\): \d+ column pairs, more than 100"):
-        cpsat_hetero(NET4, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(4)), max_pairs=100)
+        cpsat_uneven(NET4, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(4)), max_pairs=100)
 
 
 def test_joint_proves_a_tiny_transformer_block_equal_to_brute():
@@ -328,6 +328,6 @@ def test_joint_proves_a_tiny_transformer_block_equal_to_brute():
     for grid, space in ((3, Space.HYPAR), (2, Space.ACCPAR)):
         aspace = alpha_space(arr, alpha_grid(grid), proportional=False)  # the grid alone: brute force's size
         b = brute_split(net, arr, space, aspace, max_plans=20_000)
-        j = joint_hetero(net, arr, space, aspace)
+        j = joint_uneven(net, arr, space, aspace)
         assert j.status is Status.OPTIMAL and j.step_time_s == j.bound_s == b.step_time_s
         assert evaluate_split(net, arr, j.plan).step_time_s == j.step_time_s and aspace.contains(j.plan)

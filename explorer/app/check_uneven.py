@@ -1,10 +1,10 @@
 """``explore check --uneven``: the uneven-split solvers side by side on an array of kinds.
 
-Each solver that applies runs on the same declared alpha space (``core.hetero.alpha_space``):
+Each solver that applies runs on the same declared alpha space (``core.uneven.alpha_space``):
 brute force (tiny cases), the exact Pareto DP (chains, tiny), CP-SAT (chains, small), the joint
-solver (``solvers.hetero_joint``: arrays with one kind per half), the AccPar-style DP (each
+solver (``solvers.uneven_joint``: arrays with one kind per half), the AccPar-style DP (each
 layer's and edge's busier side summed: a heuristic, same scope), AccPar's hierarchical DP
-(``solvers.hetero_levels``: level by level, any mix; a heuristic) and the level-by-level search
+(``solvers.uneven_levels``: level by level, any mix; a heuristic) and the level-by-level search
 from the hierarchical DP's types, started at the better of the equal and the proportional split
 (``split.search_start``, as ``explore split --split search``: a heuristic, no bound), and the
 proportional split itself (a rule, on the DP's types; it must not beat a proven optimum, and the
@@ -24,7 +24,7 @@ from typing import Any
 
 from ..core.array import ArraySpec
 from ..core.errors import InstanceTooLarge, Refused
-from ..core.hetero import (
+from ..core.uneven import (
     AlphaSpace,
     FreeAlphas,
     alpha_grid,
@@ -42,17 +42,17 @@ from ..core.solution import Solution, SolveOptions, Status, split_solution
 from ..core.split_rules import TIME_ONLY, SplitRules
 from ..solvers import get_solver
 from ..solvers.brute import solve_split as brute_split
-from ..solvers.hetero import cpsat_hetero, exact_hetero, search_level_alphas
-from ..solvers.hetero_joint import JointOptions, accpar_hetero, joint_hetero
-from ..solvers.hetero_levels import levels_hetero
+from ..solvers.uneven import cpsat_uneven, exact_uneven, search_level_alphas
+from ..solvers.uneven_joint import JointOptions, accpar_uneven, joint_uneven
+from ..solvers.uneven_levels import levels_uneven
 from .results import SCHEMA_VERSION, exact_number
 from .split import search_start
 
-HETERO_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "levels", "search", "proportional")
+UNEVEN_CHECK_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "levels", "search", "proportional")
 
 
 @dataclass(frozen=True)
-class HeteroRow:
+class SplitCheckRow:
     solver: str
     status: str  # optimal, feasible or refused
     step_time_s: Fraction | None
@@ -64,13 +64,13 @@ class HeteroRow:
 
 
 @dataclass(frozen=True)
-class HeteroCheck:
+class SplitCheck:
     network: str
     array: str
     space: Space
     grid: int
     free: FreeAlphas
-    rows: tuple[HeteroRow, ...]
+    rows: tuple[SplitCheckRow, ...]
     optimum_s: Fraction | None  # the proven optimum, when a solver proved one
     proven_by: tuple[str, ...]
     problems: tuple[str, ...]
@@ -100,9 +100,12 @@ def _dp_types(name: str, network: Network, array: ArraySpec, space: Space, rules
     c = rules.constraints
     problem = Problem(network, array, space, Objective.TIME, type(c)(pins=c.pins, forbids=c.forbids))
     try:
-        return get_solver("dp")(problem, SolveOptions()).plan
+        plan = get_solver("dp")(problem, SolveOptions()).plan
     except InstanceTooLarge as err:  # the search takes its types from the DP: refused, like the others
         raise Refused(f"{name}: no types from the DP ({str(err).split('; use --solver')[0]})") from None
+    if plan is None:  # the pins and forbids leave some layer no type at some level
+        raise Refused(f"{name}: no equal-split types keep to the pins and forbids (they conflict)")
+    return plan
 
 
 def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules = TIME_ONLY) -> Solution:
@@ -133,20 +136,20 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if name == "brute":
         return brute_split(network, array, space, aspace, max_plans=20_000, rules=rules)
     if name == "exact":
-        return exact_hetero(network, array, space, aspace, max_states=50_000, time_limit_s=time_limit_s, rules=rules)
+        return exact_uneven(network, array, space, aspace, max_states=50_000, time_limit_s=time_limit_s, rules=rules)
     if name == "cpsat":
-        return cpsat_hetero(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+        return cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
     if name == "joint":
         if c.caps or rules.leaf_memory_bytes is not None:
             raise Refused("joint: no caps or memory limits (it takes pins and forbids)")
         allowed = (lambda h, l: rules.types(network, space, h, l)) if rules.restricts_types else None  # noqa: E741
-        return joint_hetero(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), types_allowed=allowed)
+        return joint_uneven(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), types_allowed=allowed)
     if name == "accpar":
         if rules.side_constrained:
             raise Refused("accpar: no side constraints")
-        return accpar_hetero(network, array, space, aspace)
+        return accpar_uneven(network, array, space, aspace)
     if name == "levels":
-        return levels_hetero(network, array, space, aspace, rules=rules)
+        return levels_uneven(network, array, space, aspace, rules=rules)
     if name == "proportional":
         return _proportional(network, array, space, aspace, rules)
     return _search(network, array, space, aspace, rules)
@@ -156,14 +159,14 @@ PROVING = ("brute", "exact", "cpsat", "joint")  # they keep to every rule they t
 
 
 def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-         rules: SplitRules = TIME_ONLY) -> HeteroRow:
+         rules: SplitRules = TIME_ONLY) -> SplitCheckRow:
     t0 = time.perf_counter()
     try:
         sol = _run(name, network, array, space, aspace, time_limit_s, rules)
     except Refused as err:
-        return HeteroRow(name, "refused", None, None, time.perf_counter() - t0, str(err), True)
+        return SplitCheckRow(name, "refused", None, None, time.perf_counter() - t0, str(err), True)
     if sol.plan is None:
-        return HeteroRow(name, sol.status.value, None, None, sol.wall_s, "no plan keeps to the constraints", True)
+        return SplitCheckRow(name, sol.status.value, None, None, sol.wall_s, "no plan keeps to the constraints", True)
     ev = evaluate_split(network, array, sol.plan, rules.weight_copies)
     value = ev.step_time_s
     note = "" if value == sol.step_time_s else f"evaluator gives {value} s, the solver {sol.step_time_s} s"
@@ -173,12 +176,12 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     rescored = not note and not (broken and name in PROVING)
     if broken:
         note = (note + "; " if note else "") + "breaks " + "; ".join(v.constraint for v in broken)
-    return HeteroRow(name, sol.status.value, sol.step_time_s, sol.bound_s, sol.wall_s, note, rescored, bool(broken))
+    return SplitCheckRow(name, sol.status.value, sol.step_time_s, sol.bound_s, sol.wall_s, note, rescored, bool(broken))
 
 
-def check_hetero(network: Network, array: ArraySpec, space: Space, grid: int = 16, free: FreeAlphas = FreeAlphas.UNLIKE,
-                 solvers: tuple[str, ...] = HETERO_SOLVERS, time_limit_s: float = 10.0,
-                 grid_only: bool = False, rules: SplitRules = TIME_ONLY) -> HeteroCheck:
+def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = 16, free: FreeAlphas = FreeAlphas.UNLIKE,
+                 solvers: tuple[str, ...] = UNEVEN_CHECK_SOLVERS, time_limit_s: float = 10.0,
+                 grid_only: bool = False, rules: SplitRules = TIME_ONLY) -> SplitCheck:
     """The solvers side by side (module docstring); under ``rules`` (pins, forbids, caps, memory)
     each keeps to what it takes, a heuristic's plan that breaks one is reported (not compared),
     and the proving solvers must agree on the optimum or on there being no plan."""
@@ -204,7 +207,7 @@ def check_hetero(network: Network, array: ArraySpec, space: Space, grid: int = 1
     names = tuple(p.name for p in c.pins) + tuple(f.name for f in c.forbids) + tuple(x.name for x in c.caps)
     if rules.leaf_memory_bytes is not None:
         names += (c.memory_name or "memory per accelerator (each kind's)",)
-    return HeteroCheck(network.name, array.name, space, grid, free, rows, optimum,
+    return SplitCheck(network.name, array.name, space, grid, free, rows, optimum,
                        tuple(r.solver for r in proven if r.step_time_s == optimum), tuple(problems), grid_only, names)
 
 
@@ -212,7 +215,7 @@ def _ms(x: Fraction | None) -> str:
     return "-" if x is None else f"{float(x) * 1e3:.6g}"
 
 
-def render_check_hetero(r: HeteroCheck) -> str:
+def render_check_uneven(r: SplitCheck) -> str:
     lines = [f"check (uneven splits): {r.network} on {r.array}, space {r.space}, alpha grid 1/{r.grid}"
              f"{' only' if r.grid_only else ' + proportional'}, "
              f"free alphas {r.free}, objective step time",
