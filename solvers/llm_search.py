@@ -87,8 +87,8 @@ def make_layout(problem, cand: Candidate, tensor_types):
     from ..core.llm_problem import LlmLayout
 
     deg = cand.degrees
-    return LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data), cand.micro_batch, cand.recompute, cand.zero,
-                     tensor_types=tensor_types, virtual_stages=cand.virtual)
+    return LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data, expert=deg.expert), cand.micro_batch,
+                     cand.recompute, cand.zero, tensor_types=tensor_types, virtual_stages=cand.virtual)
 
 
 def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = None, evaluate=None,
@@ -99,12 +99,14 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     start = time.perf_counter()
     deadline = None if time_limit_s is None else start + time_limit_s
     dims, cluster = problem.dims, problem.cluster
-    cands = candidates(space, cluster.gpus, cluster.gpus_per_node, dims.layers, dims.batch, dims.head_groups)
+    cands = candidates(space, cluster.gpus, cluster.gpus_per_node, dims.layers, dims.batch, dims.head_groups,
+                       dims.experts)
     capacity = Fraction(cluster.gpu.memory_GiB) * GiB
     eff = efficiency_for(cluster.gpu.name)[0]  # the evaluator's (one per GPU kind)
     floor = compute_floor_s(network_flops(problem.network), cluster.gpus, cluster.gpu.peak_TFLOPS, eff)
     keyed = sorted(((time_bound_s(problem, c, floor),
-                     memory_floor_bytes(c, problem.params.total), i, c) for i, c in enumerate(cands)),
+                     memory_floor_bytes(c, problem.params.total, expert_total(problem)), i, c)
+                    for i, c in enumerate(cands)),
                    key=lambda x: (x[0], x[2]))
     fitting = [k for k in keyed if not (prune and k[1] > capacity)]
     types = _TypeChooser(problem, space)
@@ -163,16 +165,21 @@ def _score(problem, cand: Candidate, types, evaluate) -> Scored:
     return other if other.fits else s
 
 
-def _uniform_key(c: Candidate) -> tuple[int, int]:
-    return (c.degrees.tensor, c.degrees.pipeline)
+def expert_total(problem) -> int:
+    """A mixture of experts' expert weights, every layer (0 when dense)."""
+    return problem.params.layers * problem.params.expert_per_layer
+
+
+def _uniform_key(c: Candidate) -> tuple[int, int, int]:
+    return (c.degrees.tensor, c.degrees.pipeline, c.degrees.expert)
 
 
 def _report_extra(problem, keyed, scored, types, evaluate, deadline) -> list[Scored]:
     """For "why not the others": the lowest-bound candidate of (t, p) pairs no scored candidate has."""
-    have = {(s.candidate.degrees.tensor, s.candidate.degrees.pipeline) for s in scored}
+    have = {_uniform_key(s.candidate) for s in scored}
     out: list[Scored] = []
     for _tf, _mf, _i, cand in keyed:
-        pair = (cand.degrees.tensor, cand.degrees.pipeline)
+        pair = _uniform_key(cand)
         if pair in have:
             continue
         if len(out) >= EXTRA_FOR_REPORT or (deadline is not None and time.perf_counter() > deadline):
@@ -209,8 +216,8 @@ class _TypeChooser:
         self.memo: dict = {}
 
     def choose(self, cand: Candidate):
-        if not self.space.search_types or cand.degrees.tensor == 1:
-            return None
+        if not self.space.search_types or cand.degrees.tensor == 1 or self.problem.dims.moe:
+            return None  # a mixture of experts: Megatron's pattern (the nodes hold the routed work, not the weights)
         m = cand.microbatches(self.problem.dims.batch)
         key = (cand.degrees.tensor, cand.micro_batch, m + cand.fill())
         if key not in self.memo:

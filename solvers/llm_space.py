@@ -10,6 +10,8 @@ types of a block are chosen per candidate by the search (``llm_search``). What i
 - micro-batch ``b``: every divisor of ``B / d`` up to ``MAX_MICRO_BATCH`` (larger micro-batches
   only lengthen the pipeline bubble and the activations in flight in this model, whose
   efficiency does not grow with ``b``); ``m = B / (d b)`` micro-batches a step;
+- a mixture of experts: the expert degree ``e``, every divisor of the experts that divides ``d``
+  (experts sharded inside the data-parallel group); 1 for a dense model;
 - recompute none / selective / full and ZeRO 0 / 1 / 3, or the one given;
 - the schedule: plain 1F1B (v = 1) and, when p divides the layers and the micro-batches,
   Megatron's interleaved 1F1B with v model chunks a stage for every v dividing L / p (the
@@ -20,6 +22,7 @@ Bad choices raise ``SpecError`` naming the option and the value (the CLI's exit 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -31,18 +34,20 @@ MAX_MICRO_BATCH = 64  # micro-batches searched: divisors of B/d up to this (stat
 
 @dataclass(frozen=True, slots=True)
 class Degrees:
-    """Tensor ``t``, pipeline ``p`` and data ``d`` degrees (Megatron's rank order: t innermost)."""
+    """Tensor ``t``, pipeline ``p`` and data ``d`` degrees (Megatron's rank order: t innermost);
+    ``expert`` e: a mixture of experts' experts sharded e ways inside the data-parallel group."""
 
     tensor: int
     pipeline: int
     data: int
+    expert: int = 1
 
     @property
     def gpus(self) -> int:
         return self.tensor * self.pipeline * self.data
 
     def __str__(self) -> str:
-        return f"t={self.tensor} p={self.pipeline} d={self.data}"
+        return f"t={self.tensor} p={self.pipeline} d={self.data}" + (f" e={self.expert}" if self.expert > 1 else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +75,7 @@ class LlmSpace:
     tensor: int | None = None  # a fixed degree (--degrees); None: searched
     pipeline: int | None = None
     data: int | None = None
+    expert: int | None = None  # a mixture of experts: every e dividing the experts and d, or this one
     micro_batch: int | None = None
     recomputes: tuple[Recompute, ...] = tuple(Recompute)
     zeros: tuple[ZeroStage, ...] = tuple(ZeroStage)
@@ -124,12 +130,15 @@ def validate_micro_batch(b: int, batch: int, data: int) -> None:
 
 
 def candidates(space: LlmSpace, gpus: int, gpus_per_node: int, layers: int, batch: int,
-               heads: int = 0) -> list[Candidate]:
-    """Every candidate of ``space`` (in a fixed order: t, p, b, recompute, zero ascending)."""
+               heads: int = 0, experts: int = 0) -> list[Candidate]:
+    """Every candidate of ``space`` (in a fixed order: t, p, e, b, recompute, zero ascending);
+    ``experts``: a mixture of experts' experts a layer (0: dense, e = 1 only)."""
     max_tensor = space.tensor or space.max_tensor or gpus_per_node
     triples = [deg for deg in degree_triples(gpus, max_tensor, layers, batch, heads)
                if all(fixed in (None, got) for fixed, got in ((space.tensor, deg.tensor),
                                                                (space.pipeline, deg.pipeline), (space.data, deg.data)))]
+    triples = [Degrees(deg.tensor, deg.pipeline, deg.data, e) for deg in triples
+               for e in expert_degrees(experts, deg.data, space.expert)]
     out = []
     for deg in triples:
         if space.micro_batch is not None:
@@ -144,6 +153,13 @@ def candidates(space: LlmSpace, gpus: int, gpus_per_node: int, layers: int, batc
                     for z in space.zeros:
                         out.append(Candidate(deg, b, r, z, v))
     return out
+
+
+def expert_degrees(experts: int, data: int, fixed: int | None = None) -> list[int]:
+    """Expert degrees of a data degree: every e dividing the experts and ``data`` (1 when dense),
+    or ``fixed`` alone when it does."""
+    found = [e for e in divisors(math.gcd(experts, data))] if experts else [1]
+    return [e for e in found if fixed in (None, e)]
 
 
 def virtual_stages(pipeline: int, layers: int, microbatches: int) -> list[int]:

@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..solvers.llm_bounds import memory_floor_bytes, time_bound_s
-from ..solvers.llm_search import LlmSearchResult, search
+from ..solvers.llm_search import LlmSearchResult, expert_total, search
 from .llm_report import exact_decimal
 from .render import fmt_seconds
 
@@ -54,7 +54,7 @@ def check_llm(problem, space, progress=None) -> LlmCheck:
     bad = 0
     for s in full.evaluated:
         tf = time_bound_s(problem, s.candidate, full.floor_s)
-        mf = memory_floor_bytes(s.candidate, problem.params.total)
+        mf = memory_floor_bytes(s.candidate, problem.params.total, expert_total(problem))
         bad += tf > s.step_time_s or mf > s.evaluation.memory_bytes_per_accelerator
     c = problem.cluster
     return LlmCheck(problem.network.name, c.name, c.gpus, fast, full, bad)
@@ -65,7 +65,8 @@ def _best(r: LlmSearchResult) -> str:
         return "no layout fits"
     c = r.best.candidate
     v = f" v={c.virtual}" if c.virtual > 1 else ""  # interleaved 1F1B: model chunks a stage
-    return (f"{fmt_seconds(r.best.step_time_s)} (t={c.degrees.tensor} p={c.degrees.pipeline}{v} d={c.degrees.data}, "
+    e = f" e={c.degrees.expert}" if c.degrees.expert > 1 else ""  # a mixture of experts' expert degree
+    return (f"{fmt_seconds(r.best.step_time_s)} (t={c.degrees.tensor} p={c.degrees.pipeline}{v} d={c.degrees.data}{e}, "
             f"micro-batch {c.micro_batch}, recompute {c.recompute.value}, ZeRO {c.zero.value})")
 
 

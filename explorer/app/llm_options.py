@@ -21,7 +21,7 @@ LLM_OPTIONS = ("--gpus", "--layout", "--degrees", "--micro-batch", "--recompute"
 NOT_ON_CLUSTER = ("--space", "--objective", "--levels", "--solver", "--cap", "--weight-copies", "--pin",
                   "--forbid", "--constraints", "--workers", "--seed", "--dump-model", "--split", "--alpha-grid",
                   "--free", "--grid-only")
-DEGREE_NAMES = ("tensor", "pipeline", "data")
+DEGREE_NAMES = ("tensor", "pipeline", "data", "expert")
 DEFAULT_TIME_LIMIT_S = 300.0  # the search's wall-clock limit unless --time-limit (then: bound and gap)
 
 
@@ -50,12 +50,14 @@ class LlmRequest:
     zero: ZeroStage | None  # None: searched (--layout zero3: 3)
     time_limit_s: float
     memory_GiB: float | None = None  # --memory: each GPU's usable memory (headroom), instead of the cluster's
+    expert: int | None = None  # --degrees expert=E: a mixture of experts' expert-parallel degree (None: searched)
 
 
 def parse_degrees(text: str) -> dict[str, int]:
-    """``tensor=8,pipeline=8,data=16`` (any subset, any order; t/p/d as short names) -> degrees."""
+    """``tensor=8,pipeline=8,data=16`` (any subset, any order; t/p/d/e as short names; ``expert``
+    for a mixture of experts) -> degrees."""
     out: dict[str, int] = {}
-    short = {"t": "tensor", "p": "pipeline", "d": "data"}
+    short = {"t": "tensor", "p": "pipeline", "d": "data", "e": "expert", "ep": "expert"}
     if not text.strip():
         raise SpecError("--degrees", "empty; give e.g. tensor=8,pipeline=8,data=16")
     for part in text.split(","):
@@ -64,7 +66,7 @@ def parse_degrees(text: str) -> dict[str, int]:
             raise SpecError("--degrees", f"{shown(part.strip())} is not NAME=N (e.g. tensor=8,pipeline=8,data=16)")
         name = short.get(m.group(1), m.group(1))
         if name not in DEGREE_NAMES:
-            raise SpecError("--degrees", f"unknown degree {shown(m.group(1))} (tensor, pipeline, data)")
+            raise SpecError("--degrees", f"unknown degree {shown(m.group(1))} (tensor, pipeline, data, expert)")
         if name in out:
             raise SpecError("--degrees", f"{name} given twice")
         value = int(m.group(2))
@@ -98,7 +100,7 @@ def parse_request(model: str, cluster: str, gpus: int | None, batch: int | None,
         raise SpecError("--layout", "megatron needs --degrees tensor=T,pipeline=P,data=D")
     return LlmRequest(model, cluster, gpus, batch, seq, mode, deg.get("tensor"), deg.get("pipeline"), deg.get("data"),
                       micro_batch, rec, z, DEFAULT_TIME_LIMIT_S if time_limit_s is None else time_limit_s,
-                      _memory(memory_GiB))
+                      _memory(memory_GiB), deg.get("expert"))
 
 
 def _memory(memory_GiB: float | None) -> float | None:
@@ -113,7 +115,7 @@ def llm_options(fn):
     decorators = [
         click.option("--gpus", type=int, default=None, help="GPU cluster: GPUs of the instance (whole nodes, or part of one node); default: the cluster's."),
         click.option("--layout", type=click.Choice(["megatron", "zero3"]), default=None, help="GPU cluster: score this layout instead of searching: megatron (column- then row-parallel blocks, 1F1B; needs --degrees) or zero3 (pure data parallelism, ZeRO-3)."),
-        click.option("--degrees", type=str, default=None, metavar="tensor=T,pipeline=P,data=D", help="GPU cluster: fix these degrees (any of them; the rest are searched). Without it, tensor is at most the GPUs per node."),
+        click.option("--degrees", type=str, default=None, metavar="tensor=T,pipeline=P,data=D", help="GPU cluster: fix these degrees (any of them; the rest are searched). Without it, tensor is at most the GPUs per node. A mixture of experts also takes expert=E (experts sharded E ways inside the data-parallel group)."),
         click.option("--micro-batch", "micro_batch", type=int, default=None, help="GPU cluster: samples per micro-batch (must divide batch / data); default: searched."),
         click.option("--recompute", type=click.Choice(["none", "selective", "full", "search"]), default=None, help="GPU cluster: activation recomputation (Korthikanti et al.); default: search."),
         click.option("--zero", type=click.Choice(["0", "1", "3"]), default=None, help="GPU cluster: ZeRO stage (0: none, 1: optimizer state sharded, 3: all model states, weights gathered per layer); default: searched."),

@@ -44,6 +44,8 @@ class LlmReport:
     efficiency: Fraction  # the calibrated compute efficiency of the GPU kind
     notes: tuple[str, ...] = ()
     approximations: tuple[str, ...] = ()  # of the model file (also among the notes; the CLI says them on stderr)
+    experts: int = 0  # a mixture of experts: experts a layer (0: dense; then nothing says expert parallelism)
+    top_k: int = 0
 
     @property
     def ok(self) -> bool:
@@ -145,12 +147,14 @@ def schedule_words(c) -> str:
     return "1F1B" if c.virtual == 1 else f"interleaved 1F1B, {c.virtual} chunks a stage"
 
 
-def _plan_words(s: Scored, batch: int) -> str:
+def _plan_words(s: Scored, batch: int, moe: bool = False) -> str:
     c = s.candidate
     deg = c.degrees
     sp = s.layout.parallelism.sequence_parallel
     pipe = "p=1 (no pipeline)" if deg.pipeline == 1 else f"p={deg.pipeline} (pipeline, {schedule_words(c)})"
-    return (f"t={deg.tensor} (tensor), {pipe}, d={deg.data} (data), "
+    ep = "" if not moe else ("e=1 (no expert parallelism: every data rank holds every expert), " if deg.expert == 1
+                             else f"e={deg.expert} (expert parallel, EP: experts sharded {deg.expert} ways inside d), ")
+    return (f"t={deg.tensor} (tensor), {pipe}, d={deg.data} (data), {ep}"
             f"micro-batch {c.micro_batch} ({c.microbatches(batch)} per step), recompute {c.recompute.value}, "
             f"ZeRO stage {c.zero.value}, sequence parallel {'on' if sp and deg.tensor > 1 else 'off'}")
 
@@ -166,6 +170,8 @@ def _types_origin(report: LlmReport, best: Scored) -> str:
     mega = best.layout.tensor_types is None
     if report.mode != "search":
         return "Megatron's"
+    if report.experts:  # llm_search: the block DP is not run on a mixture of experts
+        return "Megatron's: a mixture of experts' block is not searched (its nodes hold the routed work, not the experts' weights)"
     return ("searched: Megatron's pattern, as fast as or faster than the block DP's pick" if mega
             else "searched: the block DP's pick, faster than Megatron's pattern")
 
@@ -179,7 +185,8 @@ def _status_line(report: LlmReport) -> str:
                 f"(micro-batch, recompute, ZeRO stage as asked; {r.scored:,} scored), wall {r.wall_s:.1f} s")
     if r.status is Status.OPTIMAL:
         return (f"status: optimal over the layouts (proven over {counts}), wall {r.wall_s:.1f} s; "
-                "its tensor-level block types: the better of two, not proven")
+                + ("its tensor-level block types: Megatron's" if report.experts else
+                   "its tensor-level block types: the better of two, not proven"))
     if r.status is Status.FEASIBLE:
         return (f"status: feasible, bound {fmt_seconds(r.bound_s)}, gap {pct(r.gap)} ({counts}, {r.unresolved:,} "
                 f"left at the time limit), wall {r.wall_s:.1f} s")
@@ -211,18 +218,22 @@ def render_llm(report: LlmReport) -> str:
     what = {"search": "search over t, p, d, micro-batch, recompute, ZeRO, stage cuts and tensor-level types",
             "megatron": "evaluate Megatron-LM's layout (micro-batch, recompute and ZeRO searched unless given)",
             "zero3": "evaluate ZeRO-3 data parallelism (micro-batch and recompute searched unless given)"}[report.mode]
+    moe = f", {report.experts} experts (top-{report.top_k}, routing assumed balanced)" if report.experts else ""
+    if report.experts and report.mode == "search":  # the expert degree is searched, the block's types are not
+        what = "search over t, p, d, e (expert), micro-batch, recompute, ZeRO and stage cuts (tensor-level types: Megatron's)"
     lines = [f"{report.model} on {report.cluster} ({report.gpus:,} x {report.gpu}, {report.gpus_per_node} per node), "
-             f"batch {report.batch:,}, sequence {report.sequence:,}, {report.layers} layers",
+             f"batch {report.batch:,}, sequence {report.sequence:,}, {report.layers} layers{moe}",
              f"{what}; {_micro_batch_words(r.space)}",
              _status_line(report)]
     lines += [f"note: {n}" for n in report.notes]
     if r.best is None:
         return "\n".join(lines) + "\n"
     best, ev = r.best, r.best.evaluation
-    lines += ["", "plan: " + _plan_words(best, report.batch),
+    a2a = f" (of it expert all-to-all {fmt_seconds(ev.expert_comm_s)})" if report.experts else ""
+    lines += ["", "plan: " + _plan_words(best, report.batch, bool(report.experts)),
               f"step time {fmt_seconds(ev.step_time_s)}, {safe_float(ev.tflops_per_gpu):.1f} TFLOP/s per GPU "
               f"(FLOPs executed, recompute included), MFU {pct(ev.mfu)}, pipeline bubble {pct(ev.bubble_fraction)}",
-              f"  compute {fmt_seconds(ev.compute_s)}, tensor comm {fmt_seconds(ev.tensor_comm_s)}, data comm "
+              f"  compute {fmt_seconds(ev.compute_s)}, tensor comm {fmt_seconds(ev.tensor_comm_s)}{a2a}, data comm "
               f"{fmt_seconds(ev.data_comm_s)}, pipeline comm {fmt_seconds(ev.pipeline_comm_s)}",
               f"memory per GPU {gib(ev.memory_bytes_per_accelerator)} of {gib(r.capacity_bytes)}",
               *_headroom_note(r.capacity_bytes - ev.memory_bytes_per_accelerator),
@@ -253,23 +264,27 @@ def render_runners_up(report: LlmReport) -> list[str]:
         return ["why not the others: the layout was given (without --layout the search compares them)"]
     if not r.runners_up:
         return ["why not the others: no other layout was scored"]
-    rows = [("t", "p", "d", "b", "v", "recompute", "ZeRO", "step time", "memory", "why not")]
+    e = ("e",) if report.experts else ()  # a mixture of experts: the expert degree too
+    rows = [("t", "p", "d", *e, "b", "v", "recompute", "ZeRO", "step time", "memory", "why not")]
     for s in r.runners_up:
         c, ev = s.candidate, s.evaluation
-        rows.append((str(c.degrees.tensor), str(c.degrees.pipeline), str(c.degrees.data), str(c.micro_batch), str(c.virtual),
-                     c.recompute.value, str(c.zero.value), fmt_seconds(ev.step_time_s),
+        ce = (str(c.degrees.expert),) if e else ()
+        rows.append((str(c.degrees.tensor), str(c.degrees.pipeline), str(c.degrees.data), *ce, str(c.micro_batch),
+                     str(c.virtual), c.recompute.value, str(c.zero.value), fmt_seconds(ev.step_time_s),
                      gib(ev.memory_bytes_per_accelerator), why_loses(s, r.best, r.capacity_bytes)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    out = ["why not the others (the best scored layout of each other t, p):"]
+    out = [f"why not the others (the best scored layout of each other t, p{', e' if e else ''}):"]
     for row in rows:
-        out.append("  " + "  ".join(cell.rjust(w) if i < 5 else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
+        out.append("  " + "  ".join(cell.rjust(w) if i < 5 + len(e) else cell.ljust(w)
+                                    for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
     return out
 
 
 def _scored_json(s: Scored, report: LlmReport) -> dict[str, Any]:
     c, ev = s.candidate, s.evaluation
     return {
-        "degrees": {"tensor": c.degrees.tensor, "pipeline": c.degrees.pipeline, "data": c.degrees.data},
+        "degrees": {"tensor": c.degrees.tensor, "pipeline": c.degrees.pipeline, "data": c.degrees.data,
+                    **({"expert": c.degrees.expert} if report.experts else {})},
         "micro_batch": c.micro_batch, "virtual_stages": c.virtual, "recompute": c.recompute.value, "zero": c.zero.value,
         "sequence_parallel": s.layout.parallelism.sequence_parallel and c.degrees.tensor > 1,  # as the table says
         "step_time_s": exact_decimal(ev.step_time_s), "tflops_per_gpu": exact_decimal(ev.tflops_per_gpu),
@@ -303,11 +318,12 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
                    "gpus_per_node": report.gpus_per_node, "batch": report.batch, "sequence": report.sequence,
                    "layers": report.layers, "mode": report.mode, "max_micro_batch": r.space.max_micro_batch,
                    "micro_batch": r.space.micro_batch,
-                   "efficiency": exact_decimal(report.efficiency)},
+                   "efficiency": exact_decimal(report.efficiency),
+                   **({"experts": report.experts, "top_k": report.top_k} if report.experts else {})},
         "status": r.status.value, "gap": None if r.gap is None else exact_decimal(r.gap),
         # what "optimal" covers: every (t, p, d, micro-batch, schedule, recompute, ZeRO) scored or pruned by a
         # proven bound; the block's tensor-level types are the better of the block DP's pick and Megatron's
-        "optimal_over": "layouts: t, p, d, micro-batch, schedule, recompute, ZeRO stage, stage cut",
+        "optimal_over": f"layouts: t, p, d, {'e, ' if report.experts else ''}micro-batch, schedule, recompute, ZeRO stage, stage cut",
         "tensor_types_proven": False,
         "bound": None if r.bound_s is None else exact_decimal(r.bound_s),
         "memory_capacity_bytes": exact_decimal(r.capacity_bytes),
@@ -327,6 +343,7 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
     out.update({
         "compute_s": exact_decimal(ev.compute_s), "tensor_comm_s": exact_decimal(ev.tensor_comm_s),
         "data_comm_s": exact_decimal(ev.data_comm_s), "pipeline_comm_s": exact_decimal(ev.pipeline_comm_s),
+        **({"expert_comm_s": exact_decimal(ev.expert_comm_s)} if report.experts else {}),
         "stages": stages_json(tuple(ev.stage_layers), best.candidate.virtual),
         "tensor_types": dict(zip(report.block_nodes, _types(best, report))),
         "runners_up": [{**_scored_json(s, report), "why_not": why_loses(s, best, r.capacity_bytes)}

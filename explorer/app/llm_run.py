@@ -33,7 +33,8 @@ def build(req: LlmRequest):
     if batch is None:
         raise SpecError("--batch", f"{src.source} (a Hugging Face config) gives no training batch: give --batch N")
     problem = llm_problem(src.shape, cluster, batch, src.sequence, src.name, src.source)
-    space = space_of(req, cluster.gpus, cluster.gpus_per_node, src.shape.layers, batch, problem.dims.head_groups)
+    space = space_of(req, cluster.gpus, cluster.gpus_per_node, src.shape.layers, batch, problem.dims.head_groups,
+                     problem.dims.experts)
     return problem, space, src.approximations
 
 
@@ -48,9 +49,11 @@ def with_memory(cluster, memory_GiB: float | None):
     return replace(cluster, gpu=gpu)
 
 
-def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch: int, heads: int) -> LlmSpace:
+def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch: int, heads: int,
+             experts: int = 0) -> LlmSpace:
     """The searched space of a request (SpecError naming --degrees or --micro-batch when it is empty);
-    ``heads``: what the tensor degree must divide (``TransformerDims.head_groups``)."""
+    ``heads``: what the tensor degree must divide (``TransformerDims.head_groups``); ``experts``: a
+    mixture of experts' experts a layer (0: dense)."""
     given = {"tensor": req.tensor, "pipeline": req.pipeline, "data": req.data}
     if req.layout is LayoutMode.ZERO3 and req.data is None:
         if batch % gpus:
@@ -58,6 +61,7 @@ def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch:
                                        "pure data parallelism, every GPU a data-parallel rank taking whole samples")
         given["data"] = gpus
     _check_given(given, gpus, layers, batch)
+    _check_expert(req.expert, experts, given["data"])
     if given["tensor"] is not None and heads % given["tensor"]:
         raise SpecError("--degrees", f"tensor={given['tensor']} does not divide {heads}, the gcd of the model's attention "
                                      "and key/value heads (Megatron splits whole heads and KV groups)")
@@ -67,13 +71,20 @@ def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch:
         data = gpus // (known[0] * known[1])
     if req.micro_batch is not None and data is not None:
         validate_micro_batch(req.micro_batch, batch, data)
-    space = LlmSpace(tensor=given["tensor"], pipeline=given["pipeline"], data=given["data"], micro_batch=req.micro_batch,
+    if experts and req.layout is not None and req.expert is None:
+        req = replace(req, expert=1)  # a given layout: no expert parallelism unless expert=E (zero3: pure data parallelism)
+    space = LlmSpace(tensor=given["tensor"], pipeline=given["pipeline"], data=given["data"], expert=req.expert,
+                     micro_batch=req.micro_batch,
                      recomputes=tuple(Recompute) if req.recompute is None else (req.recompute,),
                      zeros=tuple(ZeroStage) if req.zero is None else (req.zero,),
                      search_types=req.layout is None, interleave=req.layout is None)
-    if not candidates(space, gpus, gpus_per_node, layers, batch, heads):
+    if not candidates(space, gpus, gpus_per_node, layers, batch, heads, experts):
+        if req.expert is not None and candidates(replace(space, expert=None), gpus, gpus_per_node, layers, batch,
+                                                 heads, experts):
+            raise SpecError("--degrees", f"expert={req.expert} divides the data degree of no layout of {gpus:,} GPUs "
+                                         "with the other degrees given (experts are sharded inside the data-parallel group)")
         if req.micro_batch is not None and not candidates(replace(space, micro_batch=None), gpus, gpus_per_node,
-                                                          layers, batch, heads):
+                                                          layers, batch, heads, experts):
             raise SpecError("--degrees", f"{_given_text(given)}: no layout of {gpus:,} GPUs has these degrees")
         if req.micro_batch is not None:
             raise SpecError("--micro-batch", f"{req.micro_batch} divides batch / data ({batch:,} / d) for no data "
@@ -110,6 +121,23 @@ def _check_batch(space: LlmSpace, given: dict, gpus: int, gpus_per_node: int, la
 
 def _given_text(given: dict) -> str:
     return ",".join(f"{k}={v}" for k, v in given.items() if v is not None) or "(none)"
+
+
+def _check_expert(expert: int | None, experts: int, data: int | None) -> None:
+    """``--degrees expert=E`` against the model: a mixture of experts, E dividing its experts and
+    the data degree when that is given."""
+    if expert is None:
+        return
+    if not experts:
+        if expert != 1:
+            raise SpecError("--degrees", f"expert={expert} on a dense model (expert parallelism needs a mixture of "
+                                         "experts: experts/top_k in its shape, num_local_experts in a config.json)")
+        return
+    if experts % expert:
+        raise SpecError("--degrees", f"expert={expert} does not divide the model's {experts} experts")
+    if data is not None and data % expert:
+        raise SpecError("--degrees", f"expert={expert} does not divide data={data} (experts are sharded inside the "
+                                     "data-parallel group)")
 
 
 def _check_given(given: dict, gpus: int, layers: int, batch: int) -> None:
@@ -149,7 +177,7 @@ def run_llm(req: LlmRequest, progress=None) -> LlmReport:
     return LlmReport(problem.network.name, c.name, c.gpu.name, c.gpus, c.gpus_per_node, problem.dims.batch,
                      problem.dims.seq, problem.dims.layers, mode, result, block_nodes(problem.network),
                      tuple(str(t) for t in megatron_types(problem.network, problem.dims.layers)), eff, notes,
-                     approximations)
+                     approximations, problem.dims.experts, problem.dims.top_k)
 
 
 def run_llm_check(req: LlmRequest, progress=None):

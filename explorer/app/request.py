@@ -15,7 +15,7 @@ from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.problem import Problem
 from ..core.solution import SolveOptions
-from ..frontends import load_array, load_model
+from ..frontends import dense_only, load_array, load_model
 from ..frontends.constraints_yaml import ConstraintOptions, build_constraints
 from ..frontends.network_yaml import check_batch
 from ..solvers import REGISTRY
@@ -95,7 +95,7 @@ def build_problem(
     arr = array if isinstance(array, ArraySpec) else load_array(str(array))
     if batch is None:
         batch = arr.batch  # the array's evaluation batch, when it declares one
-    net = model if isinstance(model, Network) else load_model(str(model), batch, seq)
+    net = model if isinstance(model, Network) else dense_only(load_model(str(model), batch, seq), str(model))
     if batch is not None:
         net = net.with_batch(batch)
     if levels is not None:

@@ -59,15 +59,18 @@ class ZeroStage(enum.Enum):
 @dataclass(frozen=True, slots=True)
 class Parallelism:
     """Degrees: ``tensor`` t, ``pipeline`` p, ``data`` d; ``sequence_parallel``: Megatron's
-    sequence parallelism alongside tensor parallelism (Korthikanti et al. section 4)."""
+    sequence parallelism alongside tensor parallelism (Korthikanti et al. section 4);
+    ``expert`` e: a mixture of experts' experts sharded e ways inside the data-parallel group
+    (it divides d and the experts; 1: every data rank holds every expert)."""
 
     tensor: int = 1
     pipeline: int = 1
     data: int = 1
     sequence_parallel: bool = True
+    expert: int = 1
 
     def __post_init__(self):
-        for name in ("tensor", "pipeline", "data"):
+        for name in ("tensor", "pipeline", "data", "expert"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
@@ -192,3 +195,31 @@ def stage_memory(stage_parameters: int, stage_layers: int, tok: Tokens, par: Par
     per_layer = activation_bytes_per_layer(tok, par.tensor, par.sequence_parallel, recompute)
     held = in_flight_microbatches(stage, par.pipeline, microbatches)
     return MemoryBreakdown(weights, grads, opt, stage_layers * held * per_layer)
+
+
+def moe_activation_bytes_per_layer(tok: Tokens, kv_heads: int, ffn: int, experts: int, top_k: int,
+                                   tensor: int = 1, sequence_parallel: bool = True,
+                                   recompute: Recompute = Recompute.NONE) -> Fraction:
+    """Bytes a mixture-of-experts layer (Mixtral: the LLaMA layer of
+    ``gated_activation_bytes_per_layer`` with E SwiGLU experts of width ``ffn``, each token routed
+    to ``top_k`` k of them; balanced routing) stores for one micro-batch on one GPU, by the same
+    accounting:
+
+    - the k routed experts' SwiGLU tensors, as a dense MLP of width k ffn: 6 s b k ffn (split t
+      ways: tensor parallelism splits every expert);
+    - with the replicated tensors (divided by t under sequence parallelism): the dispatched
+      (permuted) copies of the routed tokens, the experts' inputs, 2 k s b h, and the experts'
+      outputs before the weighted combine (its backward needs them for the routing weights'
+      gradient), 2 k s b h; the router's softmax output in fp32, 4 s b E (the router's input is
+      the norm's output, already counted).
+
+    s b h (8 + 4k + 4E/h + 4 + 4 kv/a + 6 k ffn/h + 2 a s/h) / t with sequence parallelism;
+    full recomputation keeps the layer input only, 2 s b h (/ t), as for a dense layer. Expert
+    parallelism changes none of it: under balanced routing a rank computes k s b tokens' experts
+    whichever ranks they came from."""
+    dense = gated_activation_bytes_per_layer(tok, kv_heads, top_k * ffn, tensor, sequence_parallel, recompute)
+    if recompute is Recompute.FULL:
+        return dense
+    s, b, h = tok.sequence, tok.micro_batch, tok.hidden
+    routed = Fraction(4 * top_k * s * b * h + 4 * s * b * experts)
+    return dense + routed / (tensor if sequence_parallel else 1)

@@ -44,6 +44,11 @@ class ParameterCount:
     embedding: int
     head: int
     final_norm: int
+    expert_per_layer: int = 0  # of per_layer: a mixture of experts' expert weights (expert parallelism divides them)
+
+    def __post_init__(self):
+        if not 0 <= self.expert_per_layer <= self.per_layer:
+            raise ValueError(f"expert_per_layer: must be in 0..per_layer {self.per_layer}, got {self.expert_per_layer}")
 
     @property
     def total(self) -> int:
@@ -69,7 +74,8 @@ class TransformerDims:
     """The integers the closed forms need: ``layers`` l, ``hidden`` h, ``heads`` a, ``kv_heads``,
     ``ffn``, ``vocab`` V, ``seq`` s, ``batch`` B (global, samples of s tokens), and whether the
     LM head is tied to the token embedding (then the network leaves the logit layer out and the
-    step model adds its FLOPs explicitly)."""
+    step model adds its FLOPs explicitly); a mixture of experts: ``experts`` E per layer (0:
+    dense), each token routed to ``top_k`` k of them, each of width ``ffn``."""
 
     layers: int
     hidden: int
@@ -80,9 +86,19 @@ class TransformerDims:
     seq: int
     batch: int
     tied_head: bool = False
+    experts: int = 0
+    top_k: int = 0
 
     def __post_init__(self):
         _positive(self, ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq", "batch"))
+        if self.experts or self.top_k:
+            _positive(self, ("experts", "top_k"))
+            if self.top_k > self.experts:
+                raise ValueError(f"top_k: {self.top_k} is more than the {self.experts} experts")
+
+    @property
+    def moe(self) -> bool:
+        return self.experts > 0
 
     @property
     def head_groups(self) -> int:
@@ -136,7 +152,8 @@ class LlmEvaluation:
 
     ``step_time_s`` = ``compute_s + tensor_comm_s + pipeline_comm_s + bubble_s + data_comm_s``:
     the first three are the slowest stage's m micro-batches (its matmuls, its tensor-level
-    exchanges, its point-to-point sends), ``bubble_s`` the pipeline fill and drain,
+    exchanges (with a mixture of experts' all-to-alls, ``expert_comm_s`` of them), its
+    point-to-point sends), ``bubble_s`` the pipeline fill and drain,
     ``data_comm_s`` the data-level traffic (gradient all-reduce, ZeRO-3 gathers) and the
     tensor level's weight-gradient exchanges, not overlapped with compute."""
 
@@ -159,3 +176,4 @@ class LlmEvaluation:
     efficiency: Fraction  # the fraction of peak the matmuls reach (llm_calibration)
     calibrated: bool  # True: the GPU kind's calibrated efficiency; False: borrowed (no calibration row: "uncalibrated") or given
     notes: tuple[str, ...] = ()
+    expert_comm_s: Fraction = Fraction(0)  # of tensor_comm_s: the slowest stage's expert-parallel all-to-alls

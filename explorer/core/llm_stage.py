@@ -12,10 +12,11 @@ data-level time (not overlapped with compute).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from .comm import training_flops
+from .llm_experts import alltoall_seconds, check_experts, expert_params, routed_tensor_elements, router_layer
 from .llm_block import (TensorAmounts, block_parts, edge_types, forward_flops, megatron_types, tensor_amounts,
                         tied_head)
 from .llm_memory import Recompute, ZeroStage
@@ -88,6 +89,7 @@ def check_layout(problem: LlmProblem, layout: LlmLayout) -> None:
     if v > 1 and (any(n % v for n in sl) if sl is not None else dims.layers % (p * v)):
         raise ValueError(f"virtual_stages: {v} model chunks a stage need every stage's layers divisible by {v}"
                          + ("" if sl is not None else f" (the uniform cut: {dims.layers} layers = {p} x {v} x n)"))
+    check_experts(problem, layout)
 
 
 def recompute_forward(layer_nodes, batch: int, recompute: Recompute) -> int:
@@ -108,7 +110,7 @@ class Parts:
     block: PartCost
     pre: PartCost
     post: PartCost
-    block_nodes: tuple[Layer, ...]
+    block_nodes: tuple[Layer, ...]  # with a mixture of experts' router (``llm_experts.router_layer``)
     head_nodes: tuple[Layer, ...]  # the post part's nodes, with a tied head's logit layer
 
 
@@ -122,7 +124,7 @@ def part_costs(problem: LlmProblem, layout: LlmLayout, micro_batch: int | None =
     mode, sequence parallelism: a search scores many layouts that share them)."""
     b = micro_batch or layout.micro_batch
     key = (id(problem.network), id(problem.cluster), problem.dims, layout.parallelism.tensor,
-           layout.parallelism.sequence_parallel, b, layout.tensor_types, layout.recompute)
+           layout.parallelism.sequence_parallel, b, layout.tensor_types, layout.recompute, layout.parallelism.expert)
     hit = _MEMO.get(key)
     if hit is not None and hit[0] is problem.network and hit[1] is problem.cluster:
         return hit[2]
@@ -148,22 +150,25 @@ def _part_costs(problem: LlmProblem, layout: LlmLayout, b: int) -> Parts:
     lead = parts.blocks[0][-1] if two else (parts.pre[-1] if parts.pre else None)
     lead_t = types[-1] if two else (pre_t[-1] if parts.pre else None)
     nodes = tuple(net.layers[k] for k in blk)
+    flop_nodes = nodes + router_layer(problem)  # the router's FLOPs (its exchanges: none, it is replicated)
 
-    def cost(flops: int, amounts) -> PartCost:
-        return PartCost(flops, amounts.activations * BYTES / bw, amounts.weights * BYTES / bw)
+    def cost(flops: int, amounts, extra_s: Fraction = Fraction(0)) -> PartCost:
+        return PartCost(flops, amounts.activations * BYTES / bw + extra_s, amounts.weights * BYTES / bw)
 
     sp = layout.parallelism.sequence_parallel  # reduce-scatters into the token-split stream (fanout.level_amounts)
     amounts = tensor_amounts(net, blk, types, t, b, lead, lead_t, reduce_scatter=sp)
     if layout.recompute is Recompute.FULL:  # the recompute forward sends the forward's exchanges again
         amounts = TensorAmounts(amounts.activations + amounts.forward, amounts.weights, amounts.forward)
-    block = cost(sum(training_flops(x, b) for x in nodes) + recompute_forward(nodes, b, layout.recompute), amounts)
+    at_b = replace(layout, micro_batch=b)  # a mixture of experts: the all-to-alls, and the routed copies' tensor exchanges
+    block = cost(sum(training_flops(x, b) for x in flop_nodes) + recompute_forward(flop_nodes, b, layout.recompute),
+                 amounts, alltoall_seconds(problem, at_b) + routed_tensor_elements(problem, at_b) * BYTES / bw)
     pre = cost(sum(training_flops(net.layers[k], b) for k in parts.pre),
                tensor_amounts(net, parts.pre, pre_t, t, b, reduce_scatter=sp))
     post_nodes = tuple(net.layers[k] for k in parts.post) + head
     post = cost(sum(training_flops(x, b) for x in post_nodes),
                 tensor_amounts(net, parts.post, post_t, t, b, parts.blocks[-1][-1], types[-1], head,
                                (PartitionType.III,) * len(head), reduce_scatter=sp))
-    return Parts(block, pre, post, nodes, post_nodes)
+    return Parts(block, pre, post, flop_nodes, post_nodes)
 
 
 def stage_cut(layers: int, pipeline: int, per_layer: Fraction, extras: tuple[Fraction, ...]) -> tuple[int, ...]:
@@ -223,25 +228,35 @@ def p2p_sends(stage: int, pipeline: int, virtual: int) -> int:
     return 2 * virtual - (stage == pipeline - 1) - (stage == 0)
 
 
-def data_seconds(problem: LlmProblem, layout: LlmLayout, stage_params: int) -> Fraction:
+def data_seconds(problem: LlmProblem, layout: LlmLayout, stage_params: int | Fraction,
+                 stage_experts: int | Fraction = 0) -> Fraction:
     """Data-level traffic of one GPU of a stage holding ``stage_params`` parameters (its 1/t share
     sent), per step, at ``cluster.bandwidth_Bps(t d)`` (the data group spans t x d consecutive
     ranks): ZeRO 0 and 1, a ring all-reduce of the bf16 gradients, 2(d-1)/d of them (ZeRO-1's
     reduce-scatter + all-gather of the updated weights moves the same); ZeRO-3, a reduce-scatter
     of the gradients, (d-1)/d, once per step, plus an all-gather of the weights, (d-1)/d, in each
-    micro-batch's forward and backward (and its recompute forward under full recomputation)."""
+    micro-batch's forward and backward (and its recompute forward under full recomputation).
+    Of the ``stage_params``, ``stage_experts`` are a mixture's expert weights: under expert
+    parallelism e a GPU holds 1/(t e) of them, exchanged over the d / e ranks holding the same
+    experts (spread over the same t x d ranks)."""
     par = layout.parallelism
-    d, t = par.data, par.tensor
-    if d == 1:
+    d, t, e = par.data, par.tensor, par.expert
+    dense = Fraction(stage_params) - Fraction(stage_experts)
+    m = problem.dims.batch // (d * layout.micro_batch)
+    sent = _data_sent(layout, Fraction(BYTES) * dense / t, d, m)
+    sent += _data_sent(layout, Fraction(BYTES) * Fraction(stage_experts) / (t * e), d // e, m)
+    return sent / problem.cluster.bandwidth_Bps(t * d) if sent else Fraction(0)
+
+
+def _data_sent(layout: LlmLayout, share: Fraction, ranks: int, microbatches: int) -> Fraction:
+    """Bytes one GPU sends to exchange its ``share`` bytes of weights over ``ranks`` ranks."""
+    if ranks == 1 or not share:
         return Fraction(0)
-    share = Fraction(BYTES * stage_params, t)
-    ring = Fraction(d - 1, d)
+    ring = Fraction(ranks - 1, ranks)
     if layout.zero is ZeroStage.ZERO3:
         gathers = 3 if layout.recompute is Recompute.FULL else 2
-        sent = ring * share * (1 + gathers * (problem.dims.batch // (d * layout.micro_batch)))
-    else:
-        sent = 2 * ring * share
-    return sent / problem.cluster.bandwidth_Bps(t * d)
+        return ring * share * (1 + gathers * microbatches)
+    return 2 * ring * share
 
 
 def p2p_seconds(problem: LlmProblem, layout: LlmLayout) -> Fraction:
@@ -292,7 +307,7 @@ def step_parts(problem: LlmProblem, layout: LlmLayout, x: Fraction) -> StepParts
     data = []
     for s, n in enumerate(cut):
         w = n * parts.block.weights_s + (parts.pre.weights_s if s == 0 else 0) + (parts.post.weights_s if s == p - 1 else 0)
-        data.append(data_seconds(problem, layout, params[s]) + w)
+        data.append(data_seconds(problem, layout, params[s], expert_params(problem, n)) + w)
     whole = par.data * m  # micro-batches in the step, over all data ranks
     model = (dims.layers * sum(training_flops(x_, b) for x_ in parts.block_nodes)
              + (parts.pre.flops + parts.post.flops)) * whole

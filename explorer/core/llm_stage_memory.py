@@ -15,6 +15,9 @@ Added here, so that a plan is never reported as fitting on an under-count:
 - recomputation (selective or full): the one layer being recomputed for its backward holds its
   activations as without recomputation while it runs: per_layer(none) - per_layer(mode) more bytes
   on every stage that has a layer (one layer at a time, so once, not per micro-batch in flight);
+- a mixture of experts (``core.llm_experts``): ``llm_memory.moe_activation_bytes_per_layer``
+  per layer; the expert weights' model states divided by t x e (ZeRO 1/3 shard them over the
+  d / e ranks holding the same experts);
 - ZeRO-3: the all-gathered bf16 weights and the bf16 gradients of the largest unit the stage
   gathers at once (a layer, the embedding or the head), 4 bytes a parameter / t.
 """
@@ -25,7 +28,8 @@ from fractions import Fraction
 
 from .llm_block import has_gated_mlp
 from .llm_memory import (MemoryBreakdown, Recompute, Tokens, ZeroStage, activation_bytes_per_layer,
-                         gated_activation_bytes_per_layer, in_flight_microbatches, stage_memory)
+                         gated_activation_bytes_per_layer, in_flight_microbatches, model_state_bytes,
+                         moe_activation_bytes_per_layer, stage_memory)
 from .llm_problem import LlmLayout, LlmProblem
 
 
@@ -42,11 +46,11 @@ def stage_memories(problem: LlmProblem, layout: LlmLayout, cut: tuple[int, ...],
     transient = _recompute_transient(tok, dims, par, layout.recompute, gated)
     out = []
     for s, n in enumerate(cut):
-        mem = stage_memory(params[s], n, tok, par, m, stage=s, recompute=layout.recompute, zero=layout.zero)
+        experts = n * problem.params.expert_per_layer  # expert parallelism divides these (e ways)
+        mem = stage_memory(params[s] - experts, n, tok, par, m, stage=s, recompute=layout.recompute, zero=layout.zero)
         act = mem.activations
-        if gated:  # a LLaMA layer: its own count in place of the GPT layer's
-            act = n * in_flight_microbatches(s, p, m) * gated_activation_bytes_per_layer(
-                tok, dims.kv_heads, dims.ffn, t, par.sequence_parallel, layout.recompute)
+        if gated:  # a LLaMA layer (or a mixture of experts): its own count in place of the GPT layer's
+            act = n * in_flight_microbatches(s, p, m) * _gated_layer(tok, dims, par, layout.recompute)
         act *= interleave
         if n:
             act += transient
@@ -54,13 +58,22 @@ def stage_memories(problem: LlmProblem, layout: LlmLayout, cut: tuple[int, ...],
             act += sbh * in_flight_microbatches(0, p, m)
         if s == p - 1:
             act += 4 * sbh * (1 + Fraction(dims.vocab, dims.hidden))
-        weights, grads = mem.weights, mem.gradients
+        ew, eg, eo = model_state_bytes(Fraction(experts, t * par.expert), par.data // par.expert, layout.zero)
+        weights, grads = mem.weights + ew, mem.gradients + eg
         if layout.zero is ZeroStage.ZERO3 and par.data > 1:
-            unit = _largest_unit(problem, s, p)
-            weights += Fraction(2 * unit, t)
-            grads += Fraction(2 * unit, t)
-        out.append(MemoryBreakdown(weights, grads, mem.optimizer, act))
+            unit = _largest_unit(problem, s, p, par.expert)
+            weights += 2 * unit / t
+            grads += 2 * unit / t
+        out.append(MemoryBreakdown(weights, grads, mem.optimizer + eo, act))
     return tuple(out)
+
+
+def _gated_layer(tok: Tokens, dims, par, recompute: Recompute) -> Fraction:
+    """One LLaMA layer's (or mixture-of-experts layer's) activation bytes a micro-batch."""
+    if dims.moe:
+        return moe_activation_bytes_per_layer(tok, dims.kv_heads, dims.ffn, dims.experts, dims.top_k, par.tensor,
+                                              par.sequence_parallel, recompute)
+    return gated_activation_bytes_per_layer(tok, dims.kv_heads, dims.ffn, par.tensor, par.sequence_parallel, recompute)
 
 
 def _recompute_transient(tok: Tokens, dims, par, recompute: Recompute, gated: bool) -> Fraction:
@@ -68,14 +81,14 @@ def _recompute_transient(tok: Tokens, dims, par, recompute: Recompute, gated: bo
     less what ``recompute`` keeps of it (0 without recomputation)."""
     def per_layer(mode: Recompute) -> Fraction:
         if gated:
-            return gated_activation_bytes_per_layer(tok, dims.kv_heads, dims.ffn, par.tensor, par.sequence_parallel, mode)
+            return _gated_layer(tok, dims, par, mode)
         return activation_bytes_per_layer(tok, par.tensor, par.sequence_parallel, mode)
     return per_layer(Recompute.NONE) - per_layer(recompute)
 
 
-def _largest_unit(problem: LlmProblem, stage: int, pipeline: int) -> int:
+def _largest_unit(problem: LlmProblem, stage: int, pipeline: int, expert: int = 1) -> Fraction:
     pc = problem.params
-    units = [pc.per_layer]
+    units = [pc.per_layer - pc.expert_per_layer + Fraction(pc.expert_per_layer, expert)]
     if stage == 0:
         units.append(pc.embedding)
     if stage == pipeline - 1:

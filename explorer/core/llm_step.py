@@ -17,6 +17,10 @@ spans.
   the token-split residual stream (``level_amounts(..., reduce_scatter=True)``: 8 (t-1)/t s b h
   a GPT layer, Megatron's), all-reduced without it (12); under full recomputation the
   forward's exchanges (``llm_block.TensorAmounts.forward``) once more.
+- Mixture of experts (``core.llm_experts``): the router's FLOPs with the block's; under expert
+  parallelism e each layer's all-to-alls (dispatch and combine, forward and backward) with the
+  block's tensor-level time (``expert_comm_s`` of ``tensor_comm_s``), expert weights, gradients
+  and optimizer state divided by e, their gradients all-reduced over d / e ranks.
 - Pipeline: stage cuts given or the exact min-max cut (``llm_stage.stage_cut``); the embedding
   on the first stage, the head on the last; 1F1B (or interleaved with v chunks): step =
   (m + (p - 1)/v) x the slowest stage's micro-batch time; each stage boundary sends s b h
@@ -32,6 +36,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .llm_calibration import efficiency_for
+from .llm_experts import alltoall_seconds
 from .llm_problem import LlmEvaluation, LlmLayout, LlmProblem, ParameterCount, TransformerDims  # noqa: F401
 from .llm_stage import TERA, stage_params, step_parts
 from .llm_stage_memory import stage_memories
@@ -77,4 +82,5 @@ def evaluate_llm(problem: LlmProblem, layout: LlmLayout, efficiency: Fraction | 
         mfu=Fraction(sp.model_flops) / (step * gpus * peak * TERA),
         memory_bytes_per_accelerator=mems[worst].total, memory=mems[worst], memory_limit_bytes=limit,
         fits=mems[worst].total <= limit, stage_layers=sp.stage_layers, stage_times_s=times, microbatches=m,
-        efficiency=Fraction(efficiency), calibrated=calibrated, notes=tuple(notes))
+        efficiency=Fraction(efficiency), calibrated=calibrated, notes=tuple(notes),
+        expert_comm_s=m * sp.stage_layers[s] * alltoall_seconds(problem, layout))

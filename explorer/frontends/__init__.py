@@ -61,6 +61,18 @@ def load_model(ref: str, batch: int | None = None, sequence: int | None = None) 
     return load_network_path(path, None, sequence)
 
 
+def dense_only(net: Network, ref: str) -> Network:
+    """``net``, refused (SpecError naming --model) when it is a mixture of experts: that is planned
+    on a GPU cluster only (its nodes hold the routed experts' work, not the experts' weights,
+    which the accelerator-array model would under-count)."""
+    from .transformer import MOE_NOTE
+
+    if any(note.startswith(MOE_NOTE) for note in net.approximations):
+        raise SpecError("--model", f"{shown(ref)} is a mixture of experts: it is planned on a GPU cluster "
+                                   "(--array dgx-a100 or dgx-h100), not on an accelerator array")
+    return net
+
+
 def load_array(ref: str) -> ArraySpec:
     """A shipped array name or an array YAML; a GPU cluster here is a one-line ``SpecError``."""
     if _looks_like_path(ref):

@@ -9,10 +9,10 @@ Read fields, by ``model_type``:
   (default hidden / heads), ``tie_word_embeddings`` (default false, the classes' default).
 - ``gpt2``: ``n_layer``, ``n_embd``, ``n_head``, ``vocab_size``, ``n_positions`` (required);
   ``n_inner`` (null or absent: 4 x n_embd), ``tie_word_embeddings`` (default true).
-- ``mixtral`` is refused (``num_local_experts``): a mixture-of-experts layer routes each token
-  to ``num_experts_per_tok`` of its experts, chosen by the data; no node kind here holds
-  weights that only some tokens use, and expert parallelism (experts placed on different
-  devices, the all-to-all that dispatches tokens) is not a partition type of this model.
+- ``mixtral`` (llama family with a mixture of experts): the llama fields and
+  ``num_local_experts`` (experts a layer holds) and ``num_experts_per_tok`` (experts each token
+  is routed to), both required; ``intermediate_size`` is one expert's width. The same shape as a
+  zoo file's ``transformer: {family: llama, ..., experts: E, top_k: k}``.
 
 Tokens per sample: ``--seq``, else ``max_position_embeddings`` (gpt2: ``n_positions``).
 Batch: ``--batch``, else the array's batch, else ``DEFAULT_BATCH`` sequences. Any other field
@@ -39,9 +39,9 @@ _LLAMA_KEYS = {"layers": "num_hidden_layers", "hidden": "hidden_size", "heads": 
                "ffn": "intermediate_size", "vocab": "vocab_size"}
 _GPT2_KEYS = {"layers": "n_layer", "hidden": "n_embd", "heads": "n_head", "vocab": "vocab_size",
               "positions": "n_positions"}
-MODEL_TYPES = {"llama": True, "mistral": True, "qwen2": True, "gpt2": False}  # llama family?
-REFUSED = {"mixtral": ("num_local_experts", "mixture-of-experts layers (each token routed to num_experts_per_tok "
-                       "experts) have no node kind here, and expert parallelism is not a partition type")}
+MODEL_TYPES = {"llama": True, "mistral": True, "qwen2": True, "mixtral": True, "gpt2": False}  # llama family?
+REFUSED: dict[str, tuple[str, str]] = {}  # model_type -> (field, why): none at present
+_MOE_KEYS = {"experts": "num_local_experts", "top_k": "num_experts_per_tok"}
 
 
 def read_hf_shape(path: str | Path, sequence: int | None = None) -> tuple[TransformerShape, int, str, tuple[str, ...]]:
@@ -70,13 +70,12 @@ def _model_type(cfg: dict, src: str) -> str:
         field, why = REFUSED[mtype]
         raise SpecError(src, f"{field}: model_type {mtype!r} is not supported: {why}")
     if mtype not in MODEL_TYPES:
-        raise SpecError(src, f"model_type: must be one of {', '.join(MODEL_TYPES)} (mixtral is refused), "
-                             f"got {shown(mtype)}")
+        raise SpecError(src, f"model_type: must be one of {', '.join(MODEL_TYPES)}, got {shown(mtype)}")
     return mtype
 
 
 def _shape_and_sequence(cfg: dict, mtype: str, src: str, sequence: int | None) -> tuple[TransformerShape, int]:
-    shape, seq_key = _llama_shape(cfg, src) if MODEL_TYPES[mtype] else _gpt2_shape(cfg, src)
+    shape, seq_key = _llama_shape(cfg, src, mtype == "mixtral") if MODEL_TYPES[mtype] else _gpt2_shape(cfg, src)
     seq = sequence if sequence is not None else _int(cfg, seq_key, src)
     too_long = position_problem(shape, seq, "n_positions")
     if too_long:
@@ -158,11 +157,11 @@ def _checked(shape: TransformerShape, keys: dict[str, str], src: str) -> Transfo
     return shape
 
 
-def _llama_shape(cfg: dict, src: str) -> tuple[TransformerShape, str]:
-    f = {k: _int(cfg, key, src) for k, key in _LLAMA_KEYS.items()}
+def _llama_shape(cfg: dict, src: str, moe: bool = False) -> tuple[TransformerShape, str]:
+    f = {k: _int(cfg, key, src) for k, key in (_LLAMA_KEYS | (_MOE_KEYS if moe else {})).items()}
     kv = _int(cfg, "num_key_value_heads", src, f["heads"])
     head_dim = _int(cfg, "head_dim", src, 0) if cfg.get("head_dim") is not None else 0
-    keys = dict(_LLAMA_KEYS, kv_heads="num_key_value_heads", head_dim="head_dim")
+    keys = dict(_LLAMA_KEYS, kv_heads="num_key_value_heads", head_dim="head_dim", **_MOE_KEYS)
     shape = TransformerShape(Family.LLAMA, kv_heads=kv, head_dim=head_dim, tied_head=_tied(cfg, src, False), **f)
     return _checked(shape, keys, src), "max_position_embeddings"
 

@@ -25,6 +25,13 @@ rest of the zoo):
   node (``heads``, ``kv_heads``), O (heads*d x h), residual add, SwiGLU (gate and up h x ffn
   joined by an add-kind join for the product, down ffn x h), residual add. Rotary positions
   have no weights.
+- ``llama`` with ``experts: E, top_k: k`` (Mixtral): the MLP is a mixture of E SwiGLU experts
+  of width ``ffn``, each token routed to k of them. The nodes are what a token computes:
+  ``moe_gate``/``moe_up`` (h x k*ffn), their product, ``moe_down`` (k*ffn x h): the k active
+  experts side by side (FLOPs, activations and tensor-level exchanges of the routed tokens under
+  balanced routing). The E experts' weights and the router (h x E) are not nodes:
+  ``transformer_params.parameter_count`` counts them, and the step model adds the router's
+  FLOPs and the expert-parallel all-to-all (``core.llm_experts``).
 
 The LM head is an fc (h x V) when untied. A head tied to the token embedding (``tied_head``)
 shares its weights, which a network of separate layers cannot say: it is left out (as in
@@ -41,6 +48,7 @@ from ..core.network import LayerKind, Network
 from .fields import Fields
 
 
+MOE_NOTE = "mixture of experts:"  # how a network's approximations say it is one (frontends.load_model refuses it)
 MAX_LAYERS = 4096  # a bound on the nodes a short spec or config may ask for (about 11 per layer)
 
 
@@ -64,6 +72,17 @@ class TransformerShape:
     head_dim: int = 0
     positions: int = 0
     tied_head: bool = False
+    experts: int = 0  # mixture of experts (llama family): experts a layer holds (0: a dense MLP)
+    top_k: int = 0  # experts each token is routed to (with experts)
+
+    @property
+    def moe(self) -> bool:
+        return self.experts > 0
+
+    @property
+    def active_ffn(self) -> int:
+        """The MLP width a token's FLOPs see: ``ffn``, or the ``top_k`` routed experts' ``top_k x ffn``."""
+        return self.ffn * (self.top_k if self.moe else 1)
 
     @property
     def d_head(self) -> int:
@@ -90,7 +109,20 @@ class TransformerShape:
                 out.append(("positions", "the gpt family learns its positions: give their number"))
         elif self.positions:
             out.append(("positions", "the llama family has rotary positions (no weights): leave it out"))
-        return out
+        return out + self._moe_problems()
+
+    def _moe_problems(self) -> list[tuple[str, str]]:
+        if not self.experts and not self.top_k:
+            return []
+        if not self.experts:
+            return [("experts", f"top_k {self.top_k} given without experts (a mixture of experts needs both)")]
+        if not self.top_k:
+            return [("top_k", f"missing: experts each token is routed to (1 to {self.experts})")]
+        if self.top_k > self.experts:
+            return [("top_k", f"{self.top_k} experts a token is more than the {self.experts} experts")]
+        if self.family is not Family.LLAMA:
+            return [("experts", "mixture of experts is built for the llama family (Mixtral's SwiGLU experts)")]
+        return []
 
     def weights(self) -> int:
         """Weight elements of the built network (hand count; tests compare it with the nodes')."""
@@ -100,7 +132,7 @@ class TransformerShape:
             per_layer = h * 3 * h + h * h + 2 * h * self.ffn
             emb = (self.vocab + self.positions) * h
         else:
-            per_layer = h * q + 2 * h * kv + q * h + 3 * h * self.ffn
+            per_layer = h * q + 2 * h * kv + q * h + 3 * h * self.active_ffn
             emb = self.vocab * h
         return self.layers * per_layer + emb + (0 if self.tied_head else h * self.vocab)
 
@@ -116,7 +148,7 @@ def position_problem(shape: TransformerShape, sequence: int, table: str) -> str 
 
 
 TRANSFORMER_KEYS = {"family", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "positions",
-                    "tied_head"}
+                    "tied_head", "experts", "top_k"}
 _REQUIRED = {"family", "layers", "hidden", "heads", "ffn", "vocab"}
 
 
@@ -152,8 +184,12 @@ def build_transformer(shape: TransformerShape, name: str, batch: int, sequence: 
     b = _Nodes(sequence)
     x = _gpt_body(b, shape) if shape.family is Family.GPT else _llama_body(b, shape)
     notes: tuple[str, ...] = ()
+    if shape.moe:
+        notes += (f"{MOE_NOTE} each layer's moe_gate/moe_up/moe_down nodes are the {shape.top_k} routed "
+                  f"experts' work ({shape.top_k} x {shape.ffn} wide); the {shape.experts} experts' weights and the "
+                  f"router (h x {shape.experts}) are in the parameter count, not in these nodes",)
     if shape.tied_head:
-        notes = (f"LM head tied to the token embedding: its {shape.hidden} x {shape.vocab} product "
+        notes += (f"LM head tied to the token embedding: its {shape.hidden} x {shape.vocab} product "
                  f"(B*S*{shape.hidden}*{shape.vocab} forward MACs) is not modelled",)
     else:
         b.fc("lm_head", shape.hidden, shape.vocab, x)
@@ -210,6 +246,7 @@ def _llama_body(b: _Nodes, s: TransformerShape) -> str:
         qkv = [b.fc(f"l{i}_q", h, q, x), b.fc(f"l{i}_k", h, kv, x), b.fc(f"l{i}_v", h, kv, x)]
         att = b.join(f"l{i}_att", LayerKind.ATTENTION, qkv, heads=s.heads, kv_heads=gqa, channels=q if gqa else None)
         add1 = b.join(f"l{i}_add1", LayerKind.ADD, [x, b.fc(f"l{i}_o", q, h, att)])
-        mul = b.join(f"l{i}_mul", LayerKind.ADD, [b.fc(f"l{i}_gate", h, s.ffn, add1), b.fc(f"l{i}_up", h, s.ffn, add1)])
-        x = b.join(f"l{i}_add2", LayerKind.ADD, [add1, b.fc(f"l{i}_down", s.ffn, h, mul)])
+        m, f = (f"l{i}_moe_", s.active_ffn) if s.moe else (f"l{i}_", s.ffn)
+        mul = b.join(f"{m}mul", LayerKind.ADD, [b.fc(f"{m}gate", h, f, add1), b.fc(f"{m}up", h, f, add1)])
+        x = b.join(f"l{i}_add2", LayerKind.ADD, [add1, b.fc(f"{m}down", f, h, mul)])
     return x

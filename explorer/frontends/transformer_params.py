@@ -10,6 +10,11 @@ needs every parameter, so this adds them per family:
   layer norm (2h), which that formula leaves out.
 - ``llama`` (LLaMA 3): no biases; two RMSNorm weight vectors (h each) per layer and a final one
   (h). Qwen2's QKV biases are not counted (the shape does not say a model has them).
+- ``llama`` with experts (Mixtral): every expert's gate, up and down (E x 3 h ffn, kept apart
+  in ``ParameterCount.expert_per_layer``: expert parallelism divides them) and the router
+  (h x E) in place of the one MLP. Mixtral 8x7B: 46,702,792,704 parameters, 12,879,925,248
+  active (Mistral AI, "Mixtral of Experts", arXiv 2401.04088: 47B and 13B; their blog: 46.7B
+  total, 12.9B per token).
 
 ``parameter_count`` lives beside the shape because the core must not import a frontend
 (tests/test_layers.py); ``ParameterCount`` itself is in ``explorer.core.llm_problem`` (the step
@@ -32,8 +37,20 @@ def parameter_count(shape: TransformerShape) -> ParameterCount:
         extra = 3 * h + h + shape.ffn + h + 2 * 2 * h
         embedding, final_norm = (shape.vocab + shape.positions) * h, 2 * h
     else:
-        matmul = h * q + 2 * h * kv + q * h + 3 * h * shape.ffn
+        experts = shape.experts * 3 * h * shape.ffn  # a mixture: every expert's SwiGLU (0 when dense)
+        mlp = 3 * h * shape.ffn if not shape.moe else experts + h * shape.experts  # + the router
+        matmul = h * q + 2 * h * kv + q * h + mlp
         extra = 2 * h
         embedding, final_norm = shape.vocab * h, h
     head = 0 if shape.tied_head else h * shape.vocab
-    return ParameterCount(shape.layers, matmul + extra, embedding, head, final_norm)
+    return ParameterCount(shape.layers, matmul + extra, embedding, head, final_norm,
+                          experts if shape.family is Family.LLAMA else 0)
+
+
+def active_parameter_count(shape: TransformerShape) -> int:
+    """Parameters one token uses: all of them for a dense model; for a mixture of experts, the
+    ``top_k`` routed experts' of each layer instead of all ``experts`` (the router included)."""
+    pc = parameter_count(shape)
+    if not shape.moe:
+        return pc.total
+    return pc.total - shape.layers * (shape.experts - shape.top_k) * 3 * shape.hidden * shape.ffn

@@ -15,7 +15,8 @@ from .transformer_params import parameter_count
 def transformer_dims(shape: TransformerShape, batch: int, seq: int) -> TransformerDims:
     """The integers of ``shape`` at global ``batch`` samples of ``seq`` tokens."""
     return TransformerDims(layers=shape.layers, hidden=shape.hidden, heads=shape.heads, kv_heads=shape.kv,
-                           ffn=shape.ffn, vocab=shape.vocab, seq=seq, batch=batch, tied_head=shape.tied_head)
+                           ffn=shape.ffn, vocab=shape.vocab, seq=seq, batch=batch, tied_head=shape.tied_head,
+                           experts=shape.experts, top_k=shape.top_k)
 
 
 def llm_problem(shape: TransformerShape, cluster, batch: int, seq: int, name: str = "transformer",

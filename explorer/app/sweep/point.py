@@ -17,7 +17,7 @@ from typing import Any
 from ...core.errors import Refused, SpecError
 from ...core.network import Network
 from ...core.solution import SolveOptions
-from ...frontends import load_model
+from ...frontends import dense_only, load_model
 from ...frontends.network_yaml import check_batch
 from .mix import point_array
 from .spec import DEFAULT_ALPHA_GRID, SPLIT_TIME_LIMIT, defaults_for
@@ -121,7 +121,7 @@ class Outcome:
 
 @lru_cache(maxsize=64)
 def _network(ref: str, batch: int | None, seq: int | None = None) -> Network:
-    net = load_model(ref, batch, seq)
+    net = dense_only(load_model(ref, batch, seq), ref)
     return net.with_batch(batch) if batch is not None else net
 
 

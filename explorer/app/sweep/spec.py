@@ -340,7 +340,7 @@ def _hashable(v: Any) -> Any:
 def _check_refs(grid: dict, fixed: dict, extra: list[dict], base_dir: Path, errors: list[str]) -> dict:
     """Resolve every distinct file reference once and read each distinct model and array once
     (a file with an error is bad input, not a failed point); the resolved references by value."""
-    from ...frontends import is_cluster, load_array, load_model
+    from ...frontends import dense_only, is_cluster, load_array, load_model
 
     resolved: dict[tuple[str, str], str] = {}
     seen: set[tuple[str, str]] = set()
@@ -360,7 +360,7 @@ def _check_refs(grid: dict, fixed: dict, extra: list[dict], base_dir: Path, erro
             if key == "model":
                 for seq, seq_where in seqs.items():  # each seq the model is read with (--seq)
                     try:
-                        load_model(ref, None, seq)
+                        dense_only(load_model(ref, None, seq), value)  # a mixture of experts: GPU clusters only
                     except SpecError as err:
                         raise SpecError(f"{where} with {seq_where}" if seq_where else where, str(err)) from None
             elif key == "array":
