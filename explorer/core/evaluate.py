@@ -45,6 +45,7 @@ from .network import Network
 from .objective import Objective
 from .partition import ALL_TYPES, JOIN_NODE_TYPES, JOIN_TYPES, LAYER_TYPES, NodeTypes, Space
 from .plan import Plan
+from .split_amounts import split_amounts
 from .timing import compute_time_s, energy_J, level_times, step_time
 
 
@@ -283,13 +284,25 @@ def _leaf_times(flops: int, comm: Fraction, array: ArraySpec) -> tuple[tuple[Fra
 
 
 def evaluate_split(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0) -> Evaluation:
-    """The exact evaluation of a plan with split fractions, in Fractions, group by group (any
-    alphas; none given: every split 1/2). Per-level links of an H-tree only (``uneven.check_array``)."""
+    """The exact evaluation of a plan with split fractions (any alphas; none given: every split
+    1/2), group by group, in integers (``core.split_amounts``; the module docstring). Per-level links
+    of an H-tree only (``uneven.check_array``)."""
+    plan = _checked_split(network, array, plan)
+    return split_evaluation(network, array, *split_amounts(network, array, plan, weight_copies))
+
+
+def _checked_split(network: Network, array: ArraySpec, plan: Plan) -> Plan:
     check_split_array(array)
     check_split_network(network)
     if not plan.alphas:
         plan = Plan.even(plan)
     check_split_plan(network, array, plan)
+    return plan
+
+
+def evaluate_split_rational(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0) -> Evaluation:
+    """``evaluate_split`` in Fractions, straight from ``core.uneven``'s shares and amounts (the reference)."""
+    plan = _checked_split(network, array, plan)
     H = array.levels
     whole = whole_sizes(network)
     shares = level_shares(network, plan)

@@ -1,0 +1,110 @@
+"""The uneven split's integer table (``core.split_costs``) against the Fraction vectors it
+replaced, in the same process (issue 20, item 1).
+
+Table 1, solvers: ``exact_uneven`` and ``cpsat_uneven`` of today against the same functions at the
+baseline commit (``--baseline``, default 8529e4c: the last one computing Fraction vectors), whose
+``solvers/uneven.py`` is loaded from git into this process; wall seconds of each, their ratio,
+and whether the two answers are the same (status, step time, plan). Inputs: lenet-c, alexnet,
+vgg-a and resnet18 on tpu-mix-16 (both refuse every one of them at once: 1296 columns per layer,
+millions of column pairs; resnet18 is not a chain), then lenet-c on the top levels of tpu-mix-16
+(``tpu-mix-2``: v2 | v3; ``tpu-mix-4``: v2 v2 | v3 v3), where they prove (alexnet takes over a
+minute there even at alpha grid 1/4: the Pareto fronts grow, not the vectors' cost).
+
+Table 2, evaluator: ``evaluate_split`` (the integer pass) against ``evaluate_split_rational``
+(the Fraction reference) on the same plans: the proportional split and random plans with
+alphas from the grid, per network on tpu-mix-16; milliseconds per plan and the ratio.
+
+    python bench/bench_split_tables.py            # both tables
+    python bench/bench_split_tables.py --quick    # fewer rows
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import subprocess
+import sys
+import time
+import types
+from dataclasses import replace
+from pathlib import Path
+
+from explorer.core.errors import Refused
+from explorer.core.partition import Space
+from explorer.core.uneven import alpha_grid, alpha_space
+from explorer.frontends import load_array, load_model
+from explorer.solvers import uneven as current
+
+MODELS = ("lenet-c", "alexnet", "vgg-a", "resnet18")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def baseline(rev: str) -> types.ModuleType:
+    """``solvers/uneven.py`` at ``rev``, loaded as a module of this process (it imports explorer.core only)."""
+    src = subprocess.run(["git", "show", f"{rev}:solvers/uneven.py"], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    mod = types.ModuleType("baseline_uneven")
+    sys.modules[mod.__name__] = mod
+    exec(compile(src, f"{rev}:solvers/uneven.py", "exec"), mod.__dict__)
+    return mod
+
+
+def top_levels(array, H: int):
+    """The top H levels of an array: its first and last 2^(H-1) leaves (the two kinds of a mix)."""
+    n = 2 ** (H - 1)
+    return replace(array, name=f"{array.name.split('-')[0]}-mix-{2**H}", levels=H,
+                   bandwidth_GBps=array.bandwidth_GBps[:H], leaves=array.leaves[:n] + array.leaves[-n:])
+
+
+def timed(f, *args, **kw):
+    t0 = time.perf_counter()
+    try:
+        out = f(*args, **kw)
+    except Refused as e:
+        out = e
+    return out, time.perf_counter() - t0
+
+
+def same(a, b) -> bool:
+    if isinstance(a, Refused) or isinstance(b, Refused):
+        return str(a) == str(b)
+    return (a.status, a.step_time_s, a.bound_s, a.plan) == (b.status, b.step_time_s, b.bound_s, b.plan)
+
+
+def show(sol) -> str:
+    if isinstance(sol, Refused):
+        return "refused"
+    return f"{sol.status.value} {float(sol.step_time_s) * 1e3:.4f} ms"
+
+
+def solver_rows(models, arrays, old) -> None:
+    print("| solver | network | array | grid | baseline s | integer table s | ratio | answer | same |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for arr, grid, solvers in arrays:
+        for name in models:
+            net = load_model(name)
+            aspace = alpha_space(arr, alpha_grid(grid))
+            for solver, kw in solvers:
+                a, ta = timed(getattr(old, solver), net, arr, Space.ACCPAR, aspace, **kw)
+                b, tb = timed(getattr(current, solver), net, arr, Space.ACCPAR, aspace, **kw)
+                print(f"| {solver} | {name} | {arr.name} | 1/{grid} | {ta:.3f} | {tb:.3f} | {ta / tb:.1f}x | {show(b)} | "
+                      f"{'yes' if same(a, b) else 'NO'} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--baseline", default="8529e4c")
+    ap.add_argument("--only", choices=("solvers", "evaluator"))
+    args = ap.parse_args()
+    mix = load_array("tpu-mix-16")
+    if args.only != "evaluator":
+        old = baseline(args.baseline)
+        import ortools.sat.python.cp_model  # noqa: F401 - imported before either run is timed
+        both = [("exact_uneven", {}), ("cpsat_uneven", {})]
+        solver_rows(MODELS, [(mix, 16, both)], old)  # refused, both
+        proving = [(top_levels(mix, 1), 4, both), (top_levels(mix, 1), 8, both), (top_levels(mix, 2), 2, both)]
+        solver_rows(("lenet-c",), proving[:1] if args.quick else proving, old)
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""The integer pass of the split evaluator (``evaluate.evaluate_split``): one plan's per-group
+amounts, per-leaf compute and per-leaf memory, summed in integers and returned as the exact
+Fractions ``evaluate.split_evaluation`` takes.
+
+Group by group as the Fraction reference (``evaluate_split_rational``, from ``core.uneven``'s
+shares), but each share is an integer numerator over a power of D (the lcm of 2 and the plan's
+alpha denominators): at level h a group's share of a dimension is the product of its ancestors'
+side parts (k or D - k over D) at the levels whose type splits it, and those levels are the same
+for every group of the level, so the power of D under each share is one per (level, layer). In
+U = S * D^(H+1) units per element (``core.split_costs``, which derives it) every intra and
+re-layout amount is an integer, and a leaf's FLOPs and footprint are integers over D^H. The
+formulas are ``comm``'s (``edge_split``'s coefficients times D^2, ``held_elements``' rule,
+``training_flops``); the cost table of the solvers is not read.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from .array import ArraySpec
+from .comm import edge_split, training_flops
+from .network import Network
+from .partition import Dim, Size
+from .plan import Plan
+from .split_costs import SIZE_DIMS, alpha_denominator, edge_tensors
+from .uneven import spec_of
+
+_DIM = {Dim.B: 0, Dim.D_I: 1, Dim.D_O: 2, Dim.G: 3}
+_F_IN, _W = Size.F_IN.index, Size.WEIGHTS.index
+
+
+def _size_share(size: int):
+    """The product of a share tuple's numerators over the dimensions a size spans."""
+    i, j, k = SIZE_DIMS[size]
+    return lambda n: n[i] * n[j] * n[k]
+
+
+_PROD = tuple(_size_share(k) for k in range(len(Size)))
+
+
+def split_amounts(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0):
+    """(amounts [level][group] -> (side 0, side 1) elements, compute seconds per leaf, memory bytes
+    per leaf) of a checked plan with alphas, exact (module docstring)."""
+    H, L = array.levels, len(network.layers)
+    D = alpha_denominator(a for level in plan.alphas for row in level for a in row)
+    tensors, S = edge_tensors(network)
+    U = S * D ** (H + 1)
+    rows, exps = _numerators(network, plan, D)
+    coeff: dict = {}  # (node kinds, types, alphas) -> edge_split * D^2
+    amounts = []
+    for h in range(H):
+        intra, edges = _level_terms(network, plan, h, exps[h], D, S, U, tensors)
+        memo: dict = {}  # (numerators row, alphas) -> amounts: groups alike are scored once
+        row = []
+        for g, nums in enumerate(rows[h]):
+            key = (id(nums), plan.alphas[h][g])
+            if key not in memo:
+                memo[key] = _pair(network, plan.types[h], plan.alphas[h][g], nums, intra, edges, coeff, D, U)
+            row.append(memo[key])
+        amounts.append(tuple(row))
+    peaks = array.leaf_peaks_TFLOPS()
+    leaf = _leaf_terms(network, exps[H], D, H, weight_copies)
+    per_row: dict = {}  # id(leaf numerators) -> (FLOPs, footprint elements)
+    for nums in rows[H]:
+        if id(nums) not in per_row:
+            per_row[id(nums)] = _leaf(nums, leaf, D ** H)
+    compute = tuple(per_row[id(r)][0] / (peaks[i] * 10**12) for i, r in enumerate(rows[H]))
+    memory = tuple(per_row[id(r)][1] * array.dtype_bytes for r in rows[H])
+    assert len(rows[H]) == 2**H and all(len(r) == L for r in rows[H])
+    return tuple(amounts), compute, memory
+
+
+def _numerators(network: Network, plan: Plan, D: int):
+    """[level 0..H][group] -> per layer its (B, D_i, D_o, G) share numerators, and [level][layer]
+    -> the powers of D under them. Groups whose paths carry the same alphas share one row object."""
+    L = len(network.layers)
+    rows, exps = [[((1, 1, 1, 1),) * L]], [[(0, 0, 0, 0)] * L]
+    for h in range(plan.levels):
+        dims = [_DIM[spec_of(node, t).halves] for node, t in zip(network.layers, plan.types[h])]
+        exps.append([tuple(e + (i == d) for i, e in enumerate(es)) for es, d in zip(exps[h], dims)])
+        memo: dict = {}
+        nxt = []
+        for g, parent in enumerate(rows[h]):
+            alphas = plan.alphas[h][g]
+            ks = tuple(a.numerator * (D // a.denominator) for a in alphas)
+            for parts in (ks, tuple(D - k for k in ks)):
+                key = (id(parent), parts)
+                row = memo.get(key)
+                if row is None:
+                    row = memo[key] = tuple(_times(s, d, p) for s, d, p in zip(parent, dims, parts))
+                nxt.append(row)
+        rows.append(nxt)
+    return rows, exps
+
+
+def _times(s: tuple[int, ...], d: int, part: int) -> tuple[int, ...]:
+    x = list(s)
+    x[d] *= part
+    return tuple(x)
+
+
+def _level_terms(network: Network, plan: Plan, h: int, exps, D: int, S: int, U: int, tensors):
+    """A level's intra terms (layer, units per share numerator product, the product) and edge
+    terms (edge index, its consumer, units per F_in numerator product and per D^2 of the coefficient)."""
+    H, B = plan.levels, network.batch
+    intra = []
+    for l, (node, t) in enumerate(zip(network.layers, plan.types[h])):  # noqa: E741
+        tensor = spec_of(node, t).exchanges
+        if node.is_join or tensor is None:  # a join, a grouped conv's group split: no partial sums
+            continue
+        k = tensor.size.index
+        whole = (node.input_elements(B), node.weight_elements(), node.output_elements(B))[k]
+        intra.append((l, whole * S * D ** (H + 1 - sum(exps[l][i] for i in SIZE_DIMS[k])), _PROD[k]))
+    edges = []
+    for e, (u, v) in enumerate(network.edges):
+        e_fin = sum(exps[v][i] for i in SIZE_DIMS[_F_IN])
+        edges.append((e, u, v, int(tensors[e] * S) * D ** (H - 1 - e_fin)))
+    return intra, edges
+
+
+def _pair(network: Network, types, alphas, nums, intra, edges, coeff: dict, D: int, U: int) -> tuple[Fraction, Fraction]:
+    """(side 0, side 1) elements of one group: its layers' intra exchanges and its edges' re-layouts."""
+    x = sum(f * prod(nums[l]) for l, f, prod in intra)  # noqa: E741
+    s0 = s1 = x
+    layers, fin = network.layers, _PROD[_F_IN]
+    for _, u, v, f in edges:
+        U_, V_ = layers[u], layers[v]
+        key = (U_.node_types, types[u], alphas[u], V_.node_types, types[v], alphas[v])
+        c = coeff.get(key)
+        if c is None:
+            c = coeff[key] = _coefficient(U_, types[u], alphas[u], V_, types[v], alphas[v], D * D)
+        if c[0] or c[1]:
+            y = f * fin(nums[v])
+            s0 += c[0] * y
+            s1 += c[1] * y
+    return Fraction(s0, U), Fraction(s1, U)
+
+
+def _coefficient(U_, tu, a, V_, tv, b, d2: int) -> tuple[int, int]:
+    """``comm.edge_split`` times D^2: integers (degree <= 2 in the level's alphas)."""
+    c0, c1 = edge_split(U_, tu, a, V_, tv, b)
+    c0, c1 = c0 * d2, c1 * d2
+    assert c0.denominator == 1 and c1.denominator == 1
+    return int(c0), int(c1)
+
+
+def _leaf_terms(network: Network, exps, D: int, H: int, weight_copies: int):
+    """Per layer: its training FLOPs, and (non-join) its footprint terms: (2 + weight_copies) *
+    A(W) and A(F) each times D^(H - the power under its share), in units of 1/D^H element."""
+    B, c = network.batch, 2 + weight_copies
+    out = []
+    for node, es in zip(network.layers, exps):
+        if node.is_join:
+            out.append((training_flops(node, B), 0, 0))
+            continue
+        w = c * node.weight_elements() * D ** (H - sum(es[i] for i in SIZE_DIMS[_W]))
+        f = node.input_elements(B) * D ** (H - sum(es[i] for i in SIZE_DIMS[_F_IN]))
+        out.append((training_flops(node, B), w, f))
+    return out
+
+
+def _leaf(nums, terms, den: int) -> tuple[Fraction, Fraction]:
+    """(FLOPs, footprint elements) of one leaf, from its numerators over ``den`` = D^H."""
+    pw, pf = _PROD[_W], _PROD[_F_IN]
+    flops = sum(fl * n[0] * n[1] * n[2] * n[3] for (fl, _, _), n in zip(terms, nums))
+    held = sum(w * pw(n) + f * pf(n) for (_, w, f), n in zip(terms, nums) if w or f)
+    return Fraction(flops, den), Fraction(held, den)
