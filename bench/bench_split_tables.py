@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import random
+from fractions import Fraction
 import subprocess
 import sys
 import time
@@ -30,8 +31,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from explorer.core.errors import Refused
+from explorer.core.evaluate import evaluate_split, evaluate_split_rational
+from explorer.core.plan import Plan
 from explorer.core.partition import Space
-from explorer.core.uneven import alpha_grid, alpha_space
+from explorer.core.uneven import alpha_grid, alpha_space, proportional_alphas, round_to_whole_units, with_group_alphas
 from explorer.frontends import load_array, load_model
 from explorer.solvers import uneven as current
 
@@ -91,6 +94,47 @@ def solver_rows(models, arrays, old) -> None:
                       f"{'yes' if same(a, b) else 'NO'} |")
 
 
+def plans(net, arr, rng, n: int):
+    """(label, plan): the proportional split of a random plan's types (groups alike share rows),
+    then n random plans with an alpha of 1/16 .. 15/16 per level, group and layer (none alike)."""
+    H = arr.levels
+    types = tuple(tuple(rng.choice([t for t in Space.ACCPAR.types if x.offers(t, h)]) for x in net.layers) for h in range(H))
+    yield "proportional", round_to_whole_units(net, with_group_alphas(Plan(types), proportional_alphas(arr)))
+    for _ in range(n):
+        types = tuple(tuple(rng.choice([t for t in Space.ACCPAR.types if x.offers(t, h)]) for x in net.layers) for h in range(H))
+        alphas = tuple(tuple(tuple(Fraction(rng.randint(1, 15), 16) for _ in net.layers) for _ in range(2**h)) for h in range(H))
+        yield "random 1/16", round_to_whole_units(net, Plan(types, alphas))
+
+
+def per_plan_ms(f, net, arr, plan, wc: int, repeat: int) -> float:
+    f(net, arr, plan, wc)  # warm: the network's and the coefficients' memos
+    t0 = time.perf_counter()
+    for _ in range(repeat):
+        f(net, arr, plan, wc)
+    return (time.perf_counter() - t0) / repeat * 1e3
+
+
+def evaluator_rows(models, n: int, repeat: int) -> None:
+    arr = load_array("tpu-mix-16")
+    print()
+    print("evaluate_split on tpu-mix-16 (accpar types at random, 2 weight copies): ms per plan, same process")
+    print("| network | nodes | plans | Fraction pass ms | integer pass ms | ratio | equal |")
+    print("|---|---|---|---|---|---|---|")
+    rng = random.Random(20)
+    for name in models:
+        net = load_model(name)
+        rows: dict = {}
+        for label, plan in plans(net, arr, rng, n):
+            a = per_plan_ms(evaluate_split_rational, net, arr, plan, 2, repeat)
+            b = per_plan_ms(evaluate_split, net, arr, plan, 2, repeat)
+            eq = evaluate_split(net, arr, plan, 2) == evaluate_split_rational(net, arr, plan, 2)
+            r = rows.setdefault(label, [0.0, 0.0, 0, True])
+            r[0], r[1], r[2], r[3] = r[0] + a, r[1] + b, r[2] + 1, r[3] and eq
+        for label, (a, b, k, eq) in rows.items():
+            print(f"| {name} | {len(net.layers)} | {label} x{k} | {a / k:.2f} | {b / k:.2f} | {a / b:.1f}x | "
+                  f"{'yes' if eq else 'NO'} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -100,11 +144,16 @@ def main() -> None:
     mix = load_array("tpu-mix-16")
     if args.only != "evaluator":
         old = baseline(args.baseline)
-        import ortools.sat.python.cp_model  # noqa: F401 - imported before either run is timed
+        from ortools.sat.python import cp_model  # imported before either run is timed
+
+        assert cp_model
         both = [("exact_uneven", {}), ("cpsat_uneven", {})]
         solver_rows(MODELS, [(mix, 16, both)], old)  # refused, both
         proving = [(top_levels(mix, 1), 4, both), (top_levels(mix, 1), 8, both), (top_levels(mix, 2), 2, both)]
         solver_rows(("lenet-c",), proving[:1] if args.quick else proving, old)
+    if args.only != "solvers":
+        evaluator_rows(MODELS[:2] if args.quick else MODELS + ("resnet50", "vit-b16"), 2 if args.quick else 5,
+                       3 if args.quick else 5)
 
 if __name__ == "__main__":
     main()

@@ -15,10 +15,13 @@ Two exact passes compute the same ``Evaluation``:
 - ``evaluate_rational`` runs ``comm``'s functions in ``Fraction`` arithmetic on every layer;
   it is the reference the tests compare ``evaluate`` with (both spaces, random chains and
   graphs, sizes that become fractional elements at the lower levels).
-- ``evaluate_split`` scores a plan with split fractions (``Plan.alphas``) in Fractions, group by
-  group (``core.uneven``'s shares and amounts: the same formulas, of which the even coefficients
-  are the alpha = 1/2 case). ``evaluate`` hands it every uneven plan. At alpha = 1/2 it is the
-  reference for the per-leaf and per-group figures of the even passes (tests/test_one_model.py).
+- ``evaluate_split`` scores a plan with split fractions (``Plan.alphas``) group by group, in
+  integers (``core.split_amounts``: shares as numerators over powers of D, the lcm of 2 and the
+  alphas' denominators); ``evaluate_split_rational`` is its Fraction reference (``core.uneven``'s
+  shares and amounts: the same formulas, of which the even coefficients are the alpha = 1/2
+  case; tests/test_split_integer.py). ``evaluate`` hands them every uneven plan. At alpha = 1/2
+  they are the reference for the per-leaf and per-group figures of the even passes
+  (tests/test_one_model.py).
 
 One ``Evaluation`` for both: the per-layer amounts (``intra_units``, ``inter_units``,
 ``footprint_units``, ``final_counts``) are the even split's (every group alike) and are empty

@@ -9,8 +9,8 @@ side parts (k or D - k over D) at the levels whose type splits it, and those lev
 for every group of the level, so the power of D under each share is one per (level, layer). In
 U = S * D^(H+1) units per element (``core.split_costs``, which derives it) every intra and
 re-layout amount is an integer, and a leaf's FLOPs and footprint are integers over D^H. The
-formulas are ``comm``'s (``edge_split``'s coefficients times D^2, ``held_elements``' rule,
-``training_flops``); the cost table of the solvers is not read.
+formulas are the model's (``comm.edge_split``'s coefficients, ``partition.node_inter_split``,
+times D^2; ``comm.held_elements``' rule; ``comm.training_flops``); the solvers' table is not read.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .array import ArraySpec
-from .comm import edge_split, training_flops
+from .comm import training_flops
 from .network import Network
-from .partition import Dim, Size
+from .partition import Dim, Size, node_inter_split
 from .plan import Plan
 from .split_costs import SIZE_DIMS, alpha_denominator, edge_tensors
 from .uneven import spec_of
@@ -41,21 +41,22 @@ _PROD = tuple(_size_share(k) for k in range(len(Size)))
 def split_amounts(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0):
     """(amounts [level][group] -> (side 0, side 1) elements, compute seconds per leaf, memory bytes
     per leaf) of a checked plan with alphas, exact (module docstring)."""
-    H, L = array.levels, len(network.layers)
+    H = array.levels
     D = alpha_denominator(a for level in plan.alphas for row in level for a in row)
     tensors, S = edge_tensors(network)
     U = S * D ** (H + 1)
-    rows, exps = _numerators(network, plan, D)
-    coeff: dict = {}  # (node kinds, types, alphas) -> edge_split * D^2
+    rows, exps, parts = _numerators(network, plan, D)
     amounts = []
     for h in range(H):
-        intra, edges = _level_terms(network, plan, h, exps[h], D, S, U, tensors)
+        intra, edges = _level_terms(network, plan, h, exps[h], D, S, tensors)
         memo: dict = {}  # (numerators row, alphas) -> amounts: groups alike are scored once
+        coeff: dict = {}  # (edge kind, k_u, k_v) -> the edge's coefficients * D^2
         row = []
         for g, nums in enumerate(rows[h]):
-            key = (id(nums), plan.alphas[h][g])
+            ks = parts[h][g]
+            key = (id(nums), ks)
             if key not in memo:
-                memo[key] = _pair(network, plan.types[h], plan.alphas[h][g], nums, intra, edges, coeff, D, U)
+                memo[key] = _pair(ks, nums, intra, edges, coeff, D, U)
             row.append(memo[key])
         amounts.append(tuple(row))
     peaks = array.leaf_peaks_TFLOPS()
@@ -66,31 +67,32 @@ def split_amounts(network: Network, array: ArraySpec, plan: Plan, weight_copies:
             per_row[id(nums)] = _leaf(nums, leaf, D ** H)
     compute = tuple(per_row[id(r)][0] / (peaks[i] * 10**12) for i, r in enumerate(rows[H]))
     memory = tuple(per_row[id(r)][1] * array.dtype_bytes for r in rows[H])
-    assert len(rows[H]) == 2**H and all(len(r) == L for r in rows[H])
     return tuple(amounts), compute, memory
 
 
 def _numerators(network: Network, plan: Plan, D: int):
     """[level 0..H][group] -> per layer its (B, D_i, D_o, G) share numerators, and [level][layer]
-    -> the powers of D under them. Groups whose paths carry the same alphas share one row object."""
+    -> the powers of D under them, and [level][group] -> its alphas' numerators over D. Groups
+    whose paths carry the same alphas share one row object."""
     L = len(network.layers)
-    rows, exps = [[((1, 1, 1, 1),) * L]], [[(0, 0, 0, 0)] * L]
+    rows, exps, parts = [[((1, 1, 1, 1),) * L]], [[(0, 0, 0, 0)] * L], []
     for h in range(plan.levels):
         dims = [_DIM[spec_of(node, t).halves] for node, t in zip(network.layers, plan.types[h])]
         exps.append([tuple(e + (i == d) for i, e in enumerate(es)) for es, d in zip(exps[h], dims)])
         memo: dict = {}
-        nxt = []
+        nxt, level_parts = [], []
         for g, parent in enumerate(rows[h]):
-            alphas = plan.alphas[h][g]
-            ks = tuple(a.numerator * (D // a.denominator) for a in alphas)
-            for parts in (ks, tuple(D - k for k in ks)):
-                key = (id(parent), parts)
+            ks = tuple(a.numerator * (D // a.denominator) for a in plan.alphas[h][g])
+            level_parts.append(ks)
+            for side in (ks, tuple(D - k for k in ks)):
+                key = (id(parent), side)
                 row = memo.get(key)
                 if row is None:
-                    row = memo[key] = tuple(_times(s, d, p) for s, d, p in zip(parent, dims, parts))
+                    row = memo[key] = tuple(_times(s, d, p) for s, d, p in zip(parent, dims, side))
                 nxt.append(row)
         rows.append(nxt)
-    return rows, exps
+        parts.append(level_parts)
+    return rows, exps, parts
 
 
 def _times(s: tuple[int, ...], d: int, part: int) -> tuple[int, ...]:
@@ -99,12 +101,13 @@ def _times(s: tuple[int, ...], d: int, part: int) -> tuple[int, ...]:
     return tuple(x)
 
 
-def _level_terms(network: Network, plan: Plan, h: int, exps, D: int, S: int, U: int, tensors):
-    """A level's intra terms (layer, units per share numerator product, the product) and edge
-    terms (edge index, its consumer, units per F_in numerator product and per D^2 of the coefficient)."""
-    H, B = plan.levels, network.batch
+def _level_terms(network: Network, plan: Plan, h: int, exps, D: int, S: int, tensors):
+    """A level's intra terms (layer, units per product of its share numerators, that product) and
+    edge terms (producer, consumer, units per product of the consumer's F_in numerators and per
+    D^2 of the coefficient, the edge's kind: its nodes' behaviours and types at the level)."""
+    H, B, layers, types = plan.levels, network.batch, network.layers, plan.types[h]
     intra = []
-    for l, (node, t) in enumerate(zip(network.layers, plan.types[h])):  # noqa: E741
+    for l, (node, t) in enumerate(zip(layers, types)):  # noqa: E741
         tensor = spec_of(node, t).exchanges
         if node.is_join or tensor is None:  # a join, a grouped conv's group split: no partial sums
             continue
@@ -114,21 +117,22 @@ def _level_terms(network: Network, plan: Plan, h: int, exps, D: int, S: int, U: 
     edges = []
     for e, (u, v) in enumerate(network.edges):
         e_fin = sum(exps[v][i] for i in SIZE_DIMS[_F_IN])
-        edges.append((e, u, v, int(tensors[e] * S) * D ** (H - 1 - e_fin)))
+        kind = (layers[u].node_types, types[u], layers[v].node_types, types[v])
+        edges.append((u, v, int(tensors[e] * S) * D ** (H - 1 - e_fin), kind))
     return intra, edges
 
 
-def _pair(network: Network, types, alphas, nums, intra, edges, coeff: dict, D: int, U: int) -> tuple[Fraction, Fraction]:
-    """(side 0, side 1) elements of one group: its layers' intra exchanges and its edges' re-layouts."""
+def _pair(ks, nums, intra, edges, coeff: dict, D: int, U: int) -> tuple[Fraction, Fraction]:
+    """(side 0, side 1) elements of one group (``ks``: its alphas' numerators over D): its layers'
+    intra exchanges and its edges' re-layouts."""
     x = sum(f * prod(nums[l]) for l, f, prod in intra)  # noqa: E741
     s0 = s1 = x
-    layers, fin = network.layers, _PROD[_F_IN]
-    for _, u, v, f in edges:
-        U_, V_ = layers[u], layers[v]
-        key = (U_.node_types, types[u], alphas[u], V_.node_types, types[v], alphas[v])
+    fin = _PROD[_F_IN]
+    for u, v, f, kind in edges:
+        key = (id(kind), ks[u], ks[v])
         c = coeff.get(key)
         if c is None:
-            c = coeff[key] = _coefficient(U_, types[u], alphas[u], V_, types[v], alphas[v], D * D)
+            c = coeff[key] = _coefficient(kind, ks[u], ks[v], D)
         if c[0] or c[1]:
             y = f * fin(nums[v])
             s0 += c[0] * y
@@ -136,12 +140,22 @@ def _pair(network: Network, types, alphas, nums, intra, edges, coeff: dict, D: i
     return Fraction(s0, U), Fraction(s1, U)
 
 
-def _coefficient(U_, tu, a, V_, tv, b, d2: int) -> tuple[int, int]:
-    """``comm.edge_split`` times D^2: integers (degree <= 2 in the level's alphas)."""
-    c0, c1 = edge_split(U_, tu, a, V_, tv, b)
-    c0, c1 = c0 * d2, c1 * d2
-    assert c0.denominator == 1 and c1.denominator == 1
-    return int(c0), int(c1)
+_COEFF: dict = {}  # (edge kind, k_u, k_v, D) -> coefficients * D^2, for every plan of the process
+
+
+def _coefficient(kind, ku: int, kv: int, D: int) -> tuple[int, int]:
+    """``comm.edge_split`` times D^2 for alphas ku/D and kv/D: integers (degree <= 2 in them)."""
+    key = (kind, ku, kv, D)
+    c = _COEFF.get(key)
+    if c is None:
+        if len(_COEFF) > 100_000:
+            _COEFF.clear()
+        pt, tu, ct, tv = kind
+        c0, c1 = node_inter_split(tu, Fraction(ku, D), tv, Fraction(kv, D), pt, ct)
+        c0, c1 = c0 * D * D, c1 * D * D
+        assert c0.denominator == 1 and c1.denominator == 1
+        c = _COEFF[key] = (int(c0), int(c1))
+    return c
 
 
 def _leaf_terms(network: Network, exps, D: int, H: int, weight_copies: int):
