@@ -135,14 +135,52 @@ def evaluator_rows(models, n: int, repeat: int) -> None:
                   f"{'yes' if eq else 'NO'} |")
 
 
+# every module that holds its own reference to evaluate_split (``evaluate`` calls it by its global)
+_HOLDERS = ("explorer.core.evaluate", "explorer.app.split", "explorer.app.check_uneven", "explorer.solvers.uneven",
+            "explorer.solvers.uneven_levels", "explorer.solvers.brute")
+
+
+def run_rows(models) -> None:
+    """``explore split`` runs (search, optimal) with the evaluator's Fraction pass patched in
+    everywhere (the baseline) and with its integer pass, same process."""
+    import importlib
+    from unittest import mock
+
+    from explorer.app.split import Split, split_run
+
+    arr = load_array("tpu-mix-16")
+    split_run(load_model("lenet-c"), arr, Space.ACCPAR, Split.OPTIMAL)  # warm: imports, memos
+    print()
+    print("explore split on tpu-mix-16 (accpar): wall seconds with evaluate_split's Fraction pass and its integer pass")
+    print("| network | split | Fraction pass s | integer pass s | ratio | step ms | same |")
+    print("|---|---|---|---|---|---|---|")
+    for name in models:
+        net = load_model(name)
+        for split in (Split.SEARCH, Split.OPTIMAL):
+            with mock.patch.multiple(importlib.import_module(_HOLDERS[0]), evaluate_split=evaluate_split_rational):
+                patches = [mock.patch.object(importlib.import_module(m), "evaluate_split", evaluate_split_rational)
+                           for m in _HOLDERS[1:]]
+                for p in patches:
+                    p.start()
+                try:
+                    a, ta = timed(split_run, net, arr, Space.ACCPAR, split)
+                finally:
+                    for p in patches:
+                        p.stop()
+            b, tb = timed(split_run, net, arr, Space.ACCPAR, split)
+            ok = (a.status, a.step_time_s, a.plan, a.bound_s) == (b.status, b.step_time_s, b.plan, b.bound_s)
+            print(f"| {name} | {split.value} | {ta:.2f} | {tb:.2f} | {ta / tb:.1f}x | {float(b.step_time_s) * 1e3:.4f} | "
+                  f"{'yes' if ok else 'NO'} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--baseline", default="8529e4c")
-    ap.add_argument("--only", choices=("solvers", "evaluator"))
+    ap.add_argument("--only", choices=("solvers", "evaluator", "runs"))
     args = ap.parse_args()
     mix = load_array("tpu-mix-16")
-    if args.only != "evaluator":
+    if args.only in (None, "solvers"):
         old = baseline(args.baseline)
         from ortools.sat.python import cp_model  # imported before either run is timed
 
@@ -151,7 +189,9 @@ def main() -> None:
         solver_rows(MODELS, [(mix, 16, both)], old)  # refused, both
         proving = [(top_levels(mix, 1), 4, both), (top_levels(mix, 1), 8, both), (top_levels(mix, 2), 2, both)]
         solver_rows(("lenet-c",), proving[:1] if args.quick else proving, old)
-    if args.only != "solvers":
+    if args.only in (None, "runs"):
+        run_rows(MODELS[:2] if args.quick else MODELS)
+    if args.only in (None, "evaluator"):
         evaluator_rows(MODELS[:2] if args.quick else MODELS + ("resnet50", "vit-b16"), 2 if args.quick else 5,
                        3 if args.quick else 5)
 
