@@ -9,8 +9,9 @@ side parts (k or D - k over D) at the levels whose type splits it, and those lev
 for every group of the level, so the power of D under each share is one per (level, layer). In
 U = S * D^(H+1) units per element (``core.split_costs``, which derives it) every intra and
 re-layout amount is an integer, and a leaf's FLOPs and footprint are integers over D^H. The
-formulas are the model's (``comm.edge_split``'s coefficients, ``partition.node_inter_split``,
-times D^2; ``comm.held_elements``' rule; ``comm.training_flops``); the solvers' table is not read.
+formulas are the model's: the re-layout coefficients of ``comm.edge_split`` times D^2
+(``split_costs.edge_units``), ``comm.held_elements``' rule, ``comm.training_flops``; the
+solvers' table (``SplitCosts``) is not read.
 """
 
 from __future__ import annotations
@@ -20,12 +21,11 @@ from fractions import Fraction
 from .array import ArraySpec
 from .comm import training_flops
 from .network import Network
-from .partition import Dim, Size, node_inter_split
+from .partition import Size
 from .plan import Plan
-from .split_costs import SIZE_DIMS, alpha_denominator, edge_tensors
+from .split_costs import SHARE_POSITION, SIZE_DIMS, alpha_denominator, edge_tensors, edge_units, times
 from .uneven import spec_of
 
-_DIM = {Dim.B: 0, Dim.D_I: 1, Dim.D_O: 2, Dim.G: 3}
 _F_IN, _W = Size.F_IN.index, Size.WEIGHTS.index
 
 
@@ -77,7 +77,7 @@ def _numerators(network: Network, plan: Plan, D: int):
     L = len(network.layers)
     rows, exps, parts = [[((1, 1, 1, 1),) * L]], [[(0, 0, 0, 0)] * L], []
     for h in range(plan.levels):
-        dims = [_DIM[spec_of(node, t).halves] for node, t in zip(network.layers, plan.types[h])]
+        dims = [SHARE_POSITION[spec_of(node, t).halves] for node, t in zip(network.layers, plan.types[h])]
         exps.append([tuple(e + (i == d) for i, e in enumerate(es)) for es, d in zip(exps[h], dims)])
         memo: dict = {}
         nxt, level_parts = [], []
@@ -88,17 +88,11 @@ def _numerators(network: Network, plan: Plan, D: int):
                 key = (id(parent), side)
                 row = memo.get(key)
                 if row is None:
-                    row = memo[key] = tuple(_times(s, d, p) for s, d, p in zip(parent, dims, side))
+                    row = memo[key] = tuple(times(s, d, p) for s, d, p in zip(parent, dims, side))
                 nxt.append(row)
         rows.append(nxt)
         parts.append(level_parts)
     return rows, exps, parts
-
-
-def _times(s: tuple[int, ...], d: int, part: int) -> tuple[int, ...]:
-    x = list(s)
-    x[d] *= part
-    return tuple(x)
 
 
 def _level_terms(network: Network, plan: Plan, h: int, exps, D: int, S: int, tensors):
@@ -132,30 +126,12 @@ def _pair(ks, nums, intra, edges, coeff: dict, D: int, U: int) -> tuple[Fraction
         key = (id(kind), ks[u], ks[v])
         c = coeff.get(key)
         if c is None:
-            c = coeff[key] = _coefficient(kind, ks[u], ks[v], D)
+            c = coeff[key] = edge_units(kind, ks[u], ks[v], D)
         if c[0] or c[1]:
             y = f * fin(nums[v])
             s0 += c[0] * y
             s1 += c[1] * y
     return Fraction(s0, U), Fraction(s1, U)
-
-
-_COEFF: dict = {}  # (edge kind, k_u, k_v, D) -> coefficients * D^2, for every plan of the process
-
-
-def _coefficient(kind, ku: int, kv: int, D: int) -> tuple[int, int]:
-    """``comm.edge_split`` times D^2 for alphas ku/D and kv/D: integers (degree <= 2 in them)."""
-    key = (kind, ku, kv, D)
-    c = _COEFF.get(key)
-    if c is None:
-        if len(_COEFF) > 100_000:
-            _COEFF.clear()
-        pt, tu, ct, tv = kind
-        c0, c1 = node_inter_split(tu, Fraction(ku, D), tv, Fraction(kv, D), pt, ct)
-        c0, c1 = c0 * D * D, c1 * D * D
-        assert c0.denominator == 1 and c1.denominator == 1
-        c = _COEFF[key] = (int(c0), int(c1))
-    return c
 
 
 def _leaf_terms(network: Network, exps, D: int, H: int, weight_copies: int):

@@ -25,13 +25,13 @@ from fractions import Fraction
 from math import lcm, prod
 from typing import Iterable
 
-from .comm import edge_split, training_flops
+from .comm import training_flops
 from .network import Network
-from .partition import Dim, Size
+from .partition import Dim, Size, node_inter_split
 from .uneven import spec_of
 
-_DIM = {Dim.B: 0, Dim.D_I: 1, Dim.D_O: 2, Dim.G: 3}  # positions in a share tuple (S is never split)
-SIZE_DIMS = tuple(tuple(_DIM[d] for d in s.dims if d in _DIM) for s in Size)  # per size (``Size`` order)
+SHARE_POSITION = {Dim.B: 0, Dim.D_I: 1, Dim.D_O: 2, Dim.G: 3}  # in a share tuple (S is never split)
+SIZE_DIMS = tuple(tuple(SHARE_POSITION[d] for d in s.dims if d in SHARE_POSITION) for s in Size)  # per size
 _F_IN, _W = Size.F_IN.index, Size.WEIGHTS.index
 
 
@@ -82,15 +82,13 @@ class SplitCosts:
     D: int = field(init=False)
     unit: int = field(init=False)
     _edge_units: list = field(init=False, repr=False)  # per edge its tensor times S (an integer)
-    _coeff: dict = field(init=False, repr=False)  # (edge, types, alphas) -> (side 0, side 1) * D^2
-
+    
     def __post_init__(self) -> None:
         D = alpha_denominator(self.values)
         tensors, S = edge_tensors(self.network)
         object.__setattr__(self, "D", D)
         object.__setattr__(self, "unit", S * D ** (self.levels + 1))
         object.__setattr__(self, "_edge_units", [int(x * S) for x in tensors])
-        object.__setattr__(self, "_coeff", {})
 
     def to_elements(self, units: int) -> Fraction:
         return Fraction(units, self.unit)
@@ -101,14 +99,11 @@ class SplitCosts:
         D = self.D
         rows, exps = [[(1, 1, 1, 1)]], [(0, 0, 0, 0)]
         for h, (t, alphas) in enumerate(col):
-            d = _DIM[spec_of(node, t).halves]
+            d = SHARE_POSITION[spec_of(node, t).halves]
             nxt = []
             for s, a in zip(rows[h], alphas):
                 k = a.numerator * (D // a.denominator)
-                for part in (k, D - k):
-                    x = list(s)
-                    x[d] *= part
-                    nxt.append(tuple(x))
+                nxt += [times(s, d, k), times(s, d, D - k)]
             rows.append(nxt)
             e = list(exps[h])
             e[d] += 1
@@ -171,12 +166,33 @@ class SplitCosts:
         return tuple(out)
 
     def _pair(self, U, tu, a, V, tv, b) -> tuple[int, int]:
-        """``comm.edge_split`` times D^2 (integers: the coefficient has degree <= 2 in a, b)."""
-        key = (U.node_types, tu, a, V.node_types, tv, b)
-        c = self._coeff.get(key)
-        if c is None:
-            d2 = self.D**2
-            f0, f1 = edge_split(U, tu, a, V, tv, b)
-            assert (f0 * d2).denominator == 1 and (f1 * d2).denominator == 1
-            c = self._coeff[key] = (int(f0 * d2), int(f1 * d2))
-        return c
+        D = self.D
+        return edge_units((U.node_types, tu, V.node_types, tv), a.numerator * (D // a.denominator),
+                          b.numerator * (D // b.denominator), D)
+
+
+def times(s: tuple[int, ...], d: int, part: int) -> tuple[int, ...]:
+    """A share tuple with its position d multiplied by ``part``."""
+    x = list(s)
+    x[d] *= part
+    return tuple(x)
+
+
+_EDGE_UNITS: dict = {}  # (edge kind, k_u, k_v, D) -> coefficients * D^2, for every table and plan of the process
+
+
+def edge_units(kind, ku: int, kv: int, D: int) -> tuple[int, int]:
+    """``comm.edge_split`` (``partition.node_inter_split``) times D^2 for alphas ku/D and kv/D on an
+    edge of ``kind`` (producer behaviour, its type, consumer behaviour, its type): integers, the
+    coefficient having degree at most 2 in the two alphas."""
+    key = (kind, ku, kv, D)
+    c = _EDGE_UNITS.get(key)
+    if c is None:
+        if len(_EDGE_UNITS) > 100_000:
+            _EDGE_UNITS.clear()
+        pt, tu, ct, tv = kind
+        c0, c1 = node_inter_split(tu, Fraction(ku, D), tv, Fraction(kv, D), pt, ct)
+        c0, c1 = c0 * D * D, c1 * D * D
+        assert c0.denominator == 1 and c1.denominator == 1
+        c = _EDGE_UNITS[key] = (int(c0), int(c1))
+    return c
