@@ -13,9 +13,10 @@ minimise the step time of the slowest accelerator.
   in every one of these sums, so a partial plan whose sums are all >= another's with the same
   last column can never do better: the DP keeps, per last column, only the Pareto-minimal sum
   vectors. Exhaustive up to dominance, hence a proof: its answer is the optimum (OPTIMAL, bound =
-  objective). The sums are exact Fractions. Chains only (``is_path``: every node reads the one
-  before it; a join may sit in one, as an attention node over a fused QKV input does; a graph's
-  fan-in would need the columns of every open producer in the state).
+  objective). The sums are exact integers (``core.split_costs``, one unit for the space). Chains
+  only (``is_path``: every node reads the one before it; a join may sit in one, as an attention
+  node over a fused QKV input does; a graph's fan-in would need the columns of every open
+  producer in the state).
 """
 
 from __future__ import annotations
@@ -27,17 +28,12 @@ from fractions import Fraction
 from itertools import product
 
 from explorer.core.array import ArraySpec
-from explorer.core.comm import edge_split, held_elements, training_flops
 from explorer.core.uneven import (
     AlphaSpace,
     FreeAlphas,
     alpha_space,
-    ancestor_path,
     check_array,
     check_network,
-    side_share,
-    size_share,
-    spec_of,
     split_units,
     whole_units,
 )
@@ -45,7 +41,8 @@ from explorer.core.evaluate import evaluate_split
 from explorer.core.errors import Refused
 from explorer.core.network import Network
 from explorer.core.objective import Objective
-from explorer.core.partition import Dim, Size, Space
+from explorer.core.partition import Space
+from explorer.core.split_costs import SplitCosts, VectorLayout
 from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
@@ -77,39 +74,36 @@ def _columns(network: Network, space: Space, aspace: AlphaSpace, H: int, rules: 
 def _chain_columns(network: Network, array: ArraySpec, space: Space, alphas, solver: str,
                    free: FreeAlphas = FreeAlphas.UNLIKE, rules: SplitRules = TIME_ONLY):
     """What the joint solvers start from: a checked chain (``is_path``), its levels H, layers L,
-    the leaf layout and each layer's columns; Refused otherwise."""
+    the integer table of its columns (``core.split_costs``; its layout carries each leaf's
+    footprint only where a memory limit can bind) and each layer's columns; Refused otherwise."""
     check_array(array)
     check_network(network)
     if not is_path(network):
         raise Refused(f"{solver} (uneven splits): chains only")
     H = array.levels
-    columns = _columns(network, space, _space_of(array, alphas, free), H, rules)
-    return H, len(network.layers), _Layout(H, _memory_binds(network, array, H, columns, rules)), columns
+    aspace = _space_of(array, alphas, free)
+    columns = _columns(network, space, aspace, H, rules)
+    costs = _memory_costs(network, array, H, aspace, columns, rules)
+    if costs is None:
+        costs = SplitCosts(network, H, aspace.values(), VectorLayout(H), rules.weight_copies)
+    return H, len(network.layers), costs, columns
 
 
-def _memory_binds(network: Network, array: ArraySpec, H: int, columns, rules: SplitRules) -> bool:
-    """Whether some plan of these columns could exceed an accelerator's memory limit (each leaf's
-    footprint summed over the layers' largest columns); only then do the vectors carry it."""
+def _memory_costs(network: Network, array: ArraySpec, H: int, aspace: AlphaSpace, columns,
+                  rules: SplitRules) -> SplitCosts | None:
+    """The table with each leaf's footprint in its vectors if some plan of these columns could
+    exceed an accelerator's memory limit (each leaf's footprint summed over the layers' largest
+    columns), else None: only then do the vectors carry it."""
     if rules.leaf_memory_bytes is None or any(not c for c in columns):
-        return False
-    most = [Fraction(0)] * 2**H
+        return None
+    costs = SplitCosts(network, H, aspace.values(), VectorLayout(H, True), rules.weight_copies)
+    m = costs.layout.mem
+    most = [0] * 2**H
     for l, cols in enumerate(columns):  # noqa: E741
-        per = [_leaf_memory(network, l, c, H, rules.weight_copies) for c in cols]
-        most = [m + max(p[i] for p in per) for i, m in enumerate(most)]
-    return any(m * array.dtype_bytes > lim for m, lim in zip(most, rules.leaf_memory_bytes))
-
-
-def _leaf_memory(network: Network, l: int, col, H: int, weight_copies: int) -> list[Fraction]:  # noqa: E741
-    """Per leaf: layer l's footprint elements under column ``col`` (``uneven.leaf_footprint_elements``)."""
-    layer = network.layers[l]
-    B = network.batch
-    out = []
-    for i in range(2**H):
-        s = _path_shares(layer, col, H, i)
-        g = s[Dim.G]
-        out.append(held_elements(layer, layer.input_elements(B) * s[Dim.B] * s[Dim.D_I] * g,
-                                 layer.weight_elements() * s[Dim.D_I] * s[Dim.D_O] * g, weight_copies))
-    return out
+        per = [costs.layer(l, c)[m:] for c in cols]
+        most = [x + max(p[i] for p in per) for i, x in enumerate(most)]
+    binds = any(costs.to_elements(x) * array.dtype_bytes > lim for x, lim in zip(most, rules.leaf_memory_bytes))
+    return costs if binds else None
 
 
 def is_path(network: Network) -> bool:
@@ -124,77 +118,6 @@ def _columns_plan(cols, H: int) -> Plan:
     return Plan(tuple(tuple(cols[l][h][0] for l in range(L)) for h in range(H)),  # noqa: E741
                       tuple(tuple(tuple(cols[l][h][1][g] for l in range(L)) for g in range(2**h))  # noqa: E741
                             for h in range(H)))
-
-
-def _path_shares(node, col, level: int, group: int) -> dict:
-    s = {Dim.B: Fraction(1), Dim.D_I: Fraction(1), Dim.D_O: Fraction(1), Dim.G: Fraction(1)}
-    for k, anc, side in ancestor_path(level, group):
-        t, row = col[k]
-        s[spec_of(node, t).halves] *= side_share(row[anc], side)
-    return s
-
-
-def _column_shares(node, col, H: int):
-    """[level][group] -> {dim: share} of a layer (``node``) whose column is ``col``, and per leaf."""
-    out = [[_path_shares(node, col, h, g) for g in range(2**h)] for h in range(H)]
-    return out, [_path_shares(node, col, H, i) for i in range(2**H)]
-
-
-class _Layout:
-    """Positions in a sum vector: per leaf its FLOPs, then per (level, group) side 0 and side 1,
-    then (``memory``: where a limit can bind) per leaf its footprint elements from ``mem`` on."""
-
-    def __init__(self, H: int, memory: bool = False):
-        self.H = H
-        self.leaves = 2**H
-        self.pos = {}
-        i = self.leaves
-        for h in range(H):
-            for g in range(2**h):
-                self.pos[(h, g)] = i
-                i += 2
-        self.pos_end = i  # the sides end here
-        self.mem = i if memory else None
-        self.size = i + (self.leaves if memory else 0)
-
-
-def _layer_vector(network: Network, lay: _Layout, l: int, col, weight_copies: int = 0) -> tuple[Fraction, ...]:  # noqa: E741
-    layer = network.layers[l]
-    groups, leaves = _column_shares(layer, col, lay.H)
-    v = [Fraction(0)] * lay.size
-    flops = training_flops(layer, network.batch)
-    for i, s in enumerate(leaves):
-        v[i] = flops * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O] * s[Dim.G]
-    if lay.mem is not None:
-        v[lay.mem:] = _leaf_memory(network, l, col, lay.H, weight_copies)
-    if not layer.is_join:
-        whole = (layer.input_elements(network.batch), layer.weight_elements(), layer.output_elements(network.batch))
-        for h in range(lay.H):
-            tensor = spec_of(layer, col[h][0]).exchanges
-            if tensor is None:  # a grouped conv's group split: no partial sums
-                continue
-            size = tensor.size
-            for g, s in enumerate(groups[h]):
-                x = whole[size.index] * size_share(s, size)
-                p = lay.pos[(h, g)]
-                v[p] += x
-                v[p + 1] += x
-    return tuple(v)
-
-
-def _edge_vector(network: Network, lay: _Layout, u: int, v: int, share: Fraction, cu, cv) -> tuple[Fraction, ...]:
-    U, V = network.layers[u], network.layers[v]
-    groups, _ = _column_shares(V, cv, lay.H)
-    whole = V.input_elements(network.batch) * share
-    out = [Fraction(0)] * lay.size
-    for h in range(lay.H):
-        for g, s in enumerate(groups[h]):
-            c0, c1 = edge_split(U, cu[h][0], cu[h][1][g], V, cv[h][0], cv[h][1][g])
-            x = whole * size_share(s, Size.F_IN)
-            p = lay.pos[(h, g)]
-            out[p] += c0 * x
-            out[p + 1] += c1 * x
-    return tuple(out)
 
 
 def _add(a, b):
@@ -212,32 +135,33 @@ def _pareto_insert(front: list, vec, plan) -> None:
     front.append((vec, plan))
 
 
-def _step(array: ArraySpec, lay: _Layout, vec) -> Fraction:
+def _step(array: ArraySpec, costs: SplitCosts, vec) -> Fraction:
+    lay, U = costs.layout, costs.unit
     H = lay.H
     peaks = array.leaf_peaks_TFLOPS()
     comm = {}
     for (h, g), p in lay.pos.items():
-        comm[(h, g)] = max(vec[p], vec[p + 1]) * array.dtype_bytes / array.bandwidth_Bps(h)
+        comm[(h, g)] = Fraction(max(vec[p], vec[p + 1]), U) * array.dtype_bytes / array.bandwidth_Bps(h)
     worst = Fraction(0)
     for i in range(lay.leaves):
-        c = vec[i] / (peaks[i] * 10**12)
+        c = Fraction(vec[i], U) / (peaks[i] * 10**12)
         m = sum((comm[(h, i >> (H - h))] for h in range(H)), Fraction(0))
         worst = max(worst, step_time(c, m, array.overlap))
     return worst
 
 
-def _value(array: ArraySpec, lay: _Layout, vec, objective: Objective) -> Fraction:
-    """The objective of a complete plan's sum vector: its step time, or sum_h 2^h c_h with c_h the
-    level's busiest side (``core.split_rules``)."""
+def _value(array: ArraySpec, costs: SplitCosts, vec, objective: Objective) -> Fraction:
+    """The objective of a complete plan's sum vector (integer units of ``costs``): its step time,
+    or sum_h 2^h c_h with c_h the level's busiest side (``core.split_rules``)."""
     if objective is Objective.TIME:
-        return _step(array, lay, vec)
-    busiest = [Fraction(0)] * lay.H
-    for (h, _), p in lay.pos.items():
+        return _step(array, costs, vec)
+    busiest = [0] * costs.layout.H
+    for (h, _), p in costs.layout.pos.items():
         busiest[h] = max(busiest[h], vec[p], vec[p + 1])
-    return sum((2**h * c for h, c in enumerate(busiest)), Fraction(0))
+    return Fraction(sum(2**h * c for h, c in enumerate(busiest)), costs.unit)
 
 
-def _limits(array: ArraySpec, lay: _Layout, rules: SplitRules) -> list[tuple[int, Fraction]]:
+def _limits(array: ArraySpec, lay: VectorLayout, rules: SplitRules) -> list[tuple[int, Fraction]]:
     """(position, the most it may sum to): both sides of every capped level's pairs (cap / dtype),
     and each leaf's footprint where the vectors carry it (its limit / dtype). Every component is
     a sum of non-negative parts, so a partial plan over a limit stays over it."""
@@ -263,28 +187,27 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     dropped): OPTIMAL, or INFEASIBLE (no plan keeps to them); Refused beyond ``max_states`` kept
     states or ``time_limit_s`` seconds (no plan: it proves or nothing)."""
     t0 = time.perf_counter()
-    H, L, lay, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
+    H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
     if pairs > max_states:
         raise Refused(f"exact (uneven splits): {pairs} column pairs, more than {max_states}")
-    limits = _limits(array, lay, rules)
+    lay = costs.layout
+    limits = [(p, math.floor(most * costs.unit)) for p, most in _limits(array, lay, rules)]  # in units
     traffic = rules.objective is Objective.TRAFFIC  # compute does not count: keep it out of dominance
 
     def vector(v):
-        return (Fraction(0),) * lay.leaves + v[lay.leaves:] if traffic else v
+        return (0,) * lay.leaves + v[lay.leaves:] if traffic else v
 
-    wc = rules.weight_copies
     # fronts: column of the last layer -> [(vector, columns so far)]
-    fronts = {c: [(v, (c,))] for c in columns[0] if _within(v := vector(_layer_vector(network, lay, 0, c, wc)), limits)}
+    fronts = {c: [(v, (c,))] for c in columns[0] if _within(v := vector(costs.layer(0, c)), limits)}
     kept = len(fronts)
     for l in range(1, L):  # noqa: E741
-        share = network.edge_shares[l - 1]
         new: dict = {}
         for cv in columns[l]:
-            own = vector(_layer_vector(network, lay, l, cv, wc))
+            own = vector(costs.layer(l, cv))
             front: list = []
             for cu, items in fronts.items():
-                edge = _add(own, vector(_edge_vector(network, lay, l - 1, l, share, cu, cv)))
+                edge = _add(own, vector(costs.edge(l - 1, cu, cv)))
                 for vec, cols in items:
                     nxt = _add(vec, edge)
                     if _within(nxt, limits):
@@ -300,7 +223,7 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     best = None
     for items in fronts.values():
         for vec, cols in items:
-            t = _value(array, lay, vec, rules.objective)
+            t = _value(array, costs, vec, rules.objective)
             if best is None or t < best[0]:
                 best = (t, cols)
     wall = time.perf_counter() - t0
@@ -444,15 +367,6 @@ def _with_class_alpha(network: Network, plan: Plan, aspace: AlphaSpace, h: int, 
 # ---- CP-SAT (a third, independent proof on tiny chains) ---------------------------------------
 
 
-def _lcm_den(values) -> int:
-    from math import lcm
-
-    d = 1
-    for v in values:
-        d = lcm(d, Fraction(v).denominator)
-    return d
-
-
 def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                  time_limit_s: float = 60.0, max_columns: int = 2_000, free: FreeAlphas = FreeAlphas.UNLIKE,
                  max_pairs: int = 20_000, rules: SplitRules = TIME_ONLY) -> Solution:
@@ -466,7 +380,8 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
-    H, L, lay, columns = _chain_columns(network, array, space, alphas, "cpsat", free, rules)
+    H, L, costs, columns = _chain_columns(network, array, space, alphas, "cpsat", free, rules)
+    lay = costs.layout
     if any(not c for c in columns):
         return split_solution("cpsat", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
                               objective=rules.objective)
@@ -475,7 +390,7 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
     if pairs > max_pairs:  # one Boolean and one exact amount vector per pair: minutes beyond this
         raise Refused(f"cpsat (uneven splits): {pairs} column pairs, more than {max_pairs}")
-    own, edge, scale, ints, rate = _scaled_amounts(network, array, lay, columns, rules)
+    own, edge, scale, ints, rate = _scaled_amounts(array, costs, columns, rules)
     m = cp_model.CpModel()
     x, y = _column_booleans(m, columns, edge)
     exprs = _amount_terms(lay, own, edge, x, y, ints)
@@ -484,7 +399,7 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     for p, most in _limits(array, lay, rules):
         if p < lay.pos_end:
             m.Add(comp[p] <= math.floor(most * rate[p] * scale))
-    _memory_limits(m, array, lay, own, x, rules)
+    _memory_limits(m, array, costs, own, x, rules)
     if rules.objective is Objective.TRAFFIC:
         T = _traffic_var(m, lay, link, ub)
     else:
@@ -516,25 +431,30 @@ def _minimise(m, T, time_limit_s: float):
     return solver, st
 
 
-def _scaled_amounts(network: Network, array: ArraySpec, lay: _Layout, columns, rules: SplitRules = TIME_ONLY):
-    """Every column's and consecutive column pair's sum vector (``own``, ``edge``), the common
-    integer ``scale`` of seconds, ``ints``: a vector in integer units (seconds * scale), and the
-    rates (seconds per unit of each component; 0 for a leaf's footprint, ``_memory_limits``)."""
-    L = len(network.layers)
+def _scaled_amounts(array: ArraySpec, costs: SplitCosts, columns, rules: SplitRules = TIME_ONLY):
+    """Every column's and consecutive column pair's integer vector (``own``, ``edge``: the table's),
+    the least common integer ``scale`` of seconds (the one that makes every amount * rate an
+    integer), ``ints``: a vector in integer units (seconds * scale), and the rates (seconds per
+    element of each component; 0 for a leaf's footprint, ``_memory_limits``)."""
+    lay, L = costs.layout, len(columns)
     peaks = array.leaf_peaks_TFLOPS()
-    # seconds per unit of each vector component
+    # seconds per element of each vector component
     traffic = rules.objective is Objective.TRAFFIC  # then sides count elements, and compute nothing
     rate = [Fraction(0 if traffic else 1) / (peaks[i] * 10**12) for i in range(lay.leaves)] + [Fraction(0)] * (lay.size - lay.leaves)
     for (h, g), p in lay.pos.items():
         rate[p] = rate[p + 1] = Fraction(1) if traffic else array.dtype_bytes / array.bandwidth_Bps(h)
-    wc = rules.weight_copies
-    own = [{c: _layer_vector(network, lay, l, c, wc) for c in columns[l]} for l in range(L)]  # noqa: E741
-    edge = [{(cu, cv): _edge_vector(network, lay, l - 1, l, network.edge_shares[l - 1], cu, cv)
-             for cu in columns[l - 1] for cv in columns[l]} for l in range(1, L)]  # noqa: E741
-    terms = [x * r for vecs in own for v in vecs.values() for x, r in zip(v, rate)]
-    terms += [x * r for vecs in edge for v in vecs.values() for x, r in zip(v, rate)]
-    scale = _lcm_den(terms)
-    ints = lambda v: [int(x * r * scale) for x, r in zip(v, rate)]  # noqa: E731
+    own = [{c: costs.layer(l, c) for c in columns[l]} for l in range(L)]  # noqa: E741
+    edge = [{(cu, cv): costs.edge(l - 1, cu, cv) for cu in columns[l - 1] for cv in columns[l]} for l in range(1, L)]  # noqa: E741
+    common = [0] * lay.size  # per component: the gcd of its entries
+    for vecs in own + edge:
+        for v in vecs.values():
+            common = [math.gcd(c, x) for c, x in zip(common, v)]
+    # x units * (rate / U) is an integer times 1/scale for every entry x: per component, the
+    # denominator of rate / U over its gcd with the entries' gcd
+    per_unit = [r / costs.unit for r in rate]
+    scale = math.lcm(1, *(q.denominator // math.gcd(q.denominator, c) for q, c in zip(per_unit, common)))
+    factors = [(q * scale).as_integer_ratio() for q in per_unit]
+    ints = lambda v: [x * n // d for x, (n, d) in zip(v, factors)]  # noqa: E731
     return own, edge, scale, ints, rate
 
 
@@ -556,7 +476,7 @@ def _column_booleans(m, columns, edge):
     return x, y
 
 
-def _amount_terms(lay: _Layout, own, edge, x, y, ints) -> list[list]:
+def _amount_terms(lay: VectorLayout, own, edge, x, y, ints) -> list[list]:
     """Per vector component, the linear terms (integer amount * Boolean) of the plan's sum."""
     exprs = [[] for _ in range(lay.size)]
     for l in range(len(own)):  # noqa: E741
@@ -572,7 +492,7 @@ def _amount_terms(lay: _Layout, own, edge, x, y, ints) -> list[list]:
     return exprs
 
 
-def _amount_bound(lay: _Layout, own, edge, ints) -> int:
+def _amount_bound(lay: VectorLayout, own, edge, ints) -> int:
     """An upper bound on every component's integer sum; refused beyond 64-bit integers."""
     total_bound = 0
     for vecs in list(own) + list(edge):  # each vector scaled once (not once per component)
@@ -583,7 +503,7 @@ def _amount_bound(lay: _Layout, own, edge, ints) -> int:
     return total_bound
 
 
-def _component_vars(m, lay: _Layout, exprs, ub: int):
+def _component_vars(m, lay: VectorLayout, exprs, ub: int):
     """One integer per vector component (its linear sum) and per (level, group) max(side 0, side 1)."""
     comp = [0] * lay.size
     for k in range(lay.size):
@@ -596,20 +516,21 @@ def _component_vars(m, lay: _Layout, exprs, ub: int):
     return comp, link
 
 
-def _memory_limits(m, array: ArraySpec, lay: _Layout, own, x, rules: SplitRules) -> None:
+def _memory_limits(m, array: ArraySpec, costs: SplitCosts, own, x, rules: SplitRules) -> None:
     """Each leaf's footprint (its layers' columns) at most its limit / dtype: one linear constraint
-    per leaf in its own integer scale (the footprints' common denominator)."""
+    per leaf in its own integer scale (the footprints' common denominator in elements)."""
+    lay = costs.layout
     if lay.mem is None:
         return
     for i, lim in enumerate(rules.leaf_memory_bytes):
         k = lay.mem + i
         terms = [(v[k], x[l][c]) for l, vecs in enumerate(own) for c, v in vecs.items() if v[k]]  # noqa: E741
         most = lim / array.dtype_bytes
-        den = _lcm_den([a for a, _ in terms])
-        m.Add(sum(int(a * den) * var for a, var in terms) <= math.floor(most * den))
+        g = math.gcd(costs.unit, *(a for a, _ in terms))  # units per element / g: the common denominator
+        m.Add(sum((a // g) * var for a, var in terms) <= math.floor(most * (costs.unit // g)))
 
 
-def _step_time_var(m, array: ArraySpec, lay: _Layout, comp, link, ub: int):
+def _step_time_var(m, array: ArraySpec, lay: VectorLayout, comp, link, ub: int):
     """T >= every leaf's compute plus its groups' max(side 0, side 1) (with overlap: the max of the two)."""
     H = lay.H
     T = m.NewIntVar(0, ub, "T")
@@ -623,7 +544,7 @@ def _step_time_var(m, array: ArraySpec, lay: _Layout, comp, link, ub: int):
     return T
 
 
-def _traffic_var(m, lay: _Layout, link, ub: int):
+def _traffic_var(m, lay: VectorLayout, link, ub: int):
     """sum_h 2^h c_h (c_h: the level's busiest side; the sides then count elements * scale)."""
     busiest = {}
     for (h, g), v in link.items():

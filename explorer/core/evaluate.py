@@ -15,10 +15,13 @@ Two exact passes compute the same ``Evaluation``:
 - ``evaluate_rational`` runs ``comm``'s functions in ``Fraction`` arithmetic on every layer;
   it is the reference the tests compare ``evaluate`` with (both spaces, random chains and
   graphs, sizes that become fractional elements at the lower levels).
-- ``evaluate_split`` scores a plan with split fractions (``Plan.alphas``) in Fractions, group by
-  group (``core.uneven``'s shares and amounts: the same formulas, of which the even coefficients
-  are the alpha = 1/2 case). ``evaluate`` hands it every uneven plan. At alpha = 1/2 it is the
-  reference for the per-leaf and per-group figures of the even passes (tests/test_one_model.py).
+- ``evaluate_split`` scores a plan with split fractions (``Plan.alphas``) group by group, in
+  integers (``core.split_amounts``: shares as numerators over powers of D, the lcm of 2 and the
+  alphas' denominators); ``evaluate_split_rational`` is its Fraction reference (``core.uneven``'s
+  shares and amounts: the same formulas, of which the even coefficients are the alpha = 1/2
+  case; tests/test_split_integer.py). ``evaluate`` hands them every uneven plan. At alpha = 1/2
+  they are the reference for the per-leaf and per-group figures of the even passes
+  (tests/test_one_model.py).
 
 One ``Evaluation`` for both: the per-layer amounts (``intra_units``, ``inter_units``,
 ``footprint_units``, ``final_counts``) are the even split's (every group alike) and are empty
@@ -45,6 +48,7 @@ from .network import Network
 from .objective import Objective
 from .partition import ALL_TYPES, JOIN_NODE_TYPES, JOIN_TYPES, LAYER_TYPES, NodeTypes, Space
 from .plan import Plan
+from .split_amounts import split_amounts
 from .timing import compute_time_s, energy_J, level_times, step_time
 
 
@@ -283,13 +287,25 @@ def _leaf_times(flops: int, comm: Fraction, array: ArraySpec) -> tuple[tuple[Fra
 
 
 def evaluate_split(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0) -> Evaluation:
-    """The exact evaluation of a plan with split fractions, in Fractions, group by group (any
-    alphas; none given: every split 1/2). Per-level links of an H-tree only (``uneven.check_array``)."""
+    """The exact evaluation of a plan with split fractions (any alphas; none given: every split
+    1/2), group by group, in integers (``core.split_amounts``; the module docstring). Per-level links
+    of an H-tree only (``uneven.check_array``)."""
+    plan = _checked_split(network, array, plan)
+    return split_evaluation(network, array, *split_amounts(network, array, plan, weight_copies))
+
+
+def _checked_split(network: Network, array: ArraySpec, plan: Plan) -> Plan:
     check_split_array(array)
     check_split_network(network)
     if not plan.alphas:
         plan = Plan.even(plan)
     check_split_plan(network, array, plan)
+    return plan
+
+
+def evaluate_split_rational(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0) -> Evaluation:
+    """``evaluate_split`` in Fractions, straight from ``core.uneven``'s shares and amounts (the reference)."""
+    plan = _checked_split(network, array, plan)
     H = array.levels
     whole = whole_sizes(network)
     shares = level_shares(network, plan)

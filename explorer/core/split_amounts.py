@@ -1,0 +1,157 @@
+"""The integer pass of the split evaluator (``evaluate.evaluate_split``): one plan's per-group
+amounts, per-leaf compute and per-leaf memory, summed in integers and returned as the exact
+Fractions ``evaluate.split_evaluation`` takes.
+
+Group by group as the Fraction reference (``evaluate_split_rational``, from ``core.uneven``'s
+shares), but each share is an integer numerator over a power of D (the lcm of 2 and the plan's
+alpha denominators): at level h a group's share of a dimension is the product of its ancestors'
+side parts (k or D - k over D) at the levels whose type splits it, and those levels are the same
+for every group of the level, so the power of D under each share is one per (level, layer). In
+U = S * D^(H+1) units per element (``core.split_costs``, which derives it) every intra and
+re-layout amount is an integer, and a leaf's FLOPs and footprint are integers over D^H. The
+formulas are the model's: the re-layout coefficients of ``comm.edge_split`` times D^2
+(``split_costs.edge_units``), ``comm.held_elements``' rule, ``comm.training_flops``; the
+solvers' table (``SplitCosts``) is not read.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from .array import ArraySpec
+from .comm import training_flops
+from .network import Network
+from .partition import Size
+from .plan import Plan
+from .split_costs import SHARE_POSITION, SIZE_DIMS, alpha_denominator, edge_tensors, edge_units, times
+from .uneven import spec_of
+
+_F_IN, _W = Size.F_IN.index, Size.WEIGHTS.index
+
+
+def _size_share(size: int):
+    """The product of a share tuple's numerators over the dimensions a size spans."""
+    i, j, k = SIZE_DIMS[size]
+    return lambda n: n[i] * n[j] * n[k]
+
+
+_PROD = tuple(_size_share(k) for k in range(len(Size)))
+
+
+def split_amounts(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0):
+    """(amounts [level][group] -> (side 0, side 1) elements, compute seconds per leaf, memory bytes
+    per leaf) of a checked plan with alphas, exact (module docstring)."""
+    H = array.levels
+    D = alpha_denominator(a for level in plan.alphas for row in level for a in row)
+    tensors, S = edge_tensors(network)
+    U = S * D ** (H + 1)
+    rows, exps, parts = _numerators(network, plan, D)
+    amounts = []
+    for h in range(H):
+        intra, edges = _level_terms(network, plan, h, exps[h], D, S, tensors)
+        memo: dict = {}  # (numerators row, alphas) -> amounts: groups alike are scored once
+        coeff: dict = {}  # (edge kind, k_u, k_v) -> the edge's coefficients * D^2
+        row = []
+        for g, nums in enumerate(rows[h]):
+            ks = parts[h][g]
+            key = (id(nums), ks)
+            if key not in memo:
+                memo[key] = _pair(ks, nums, intra, edges, coeff, D, U)
+            row.append(memo[key])
+        amounts.append(tuple(row))
+    peaks = array.leaf_peaks_TFLOPS()
+    leaf = _leaf_terms(network, exps[H], D, H, weight_copies)
+    per_row: dict = {}  # id(leaf numerators) -> (FLOPs, footprint elements)
+    for nums in rows[H]:
+        if id(nums) not in per_row:
+            per_row[id(nums)] = _leaf(nums, leaf, D ** H)
+    compute = tuple(per_row[id(r)][0] / (peaks[i] * 10**12) for i, r in enumerate(rows[H]))
+    memory = tuple(per_row[id(r)][1] * array.dtype_bytes for r in rows[H])
+    return tuple(amounts), compute, memory
+
+
+def _numerators(network: Network, plan: Plan, D: int):
+    """[level 0..H][group] -> per layer its (B, D_i, D_o, G) share numerators, and [level][layer]
+    -> the powers of D under them, and [level][group] -> its alphas' numerators over D. Groups
+    whose paths carry the same alphas share one row object."""
+    L = len(network.layers)
+    rows, exps, parts = [[((1, 1, 1, 1),) * L]], [[(0, 0, 0, 0)] * L], []
+    for h in range(plan.levels):
+        dims = [SHARE_POSITION[spec_of(node, t).halves] for node, t in zip(network.layers, plan.types[h])]
+        exps.append([tuple(e + (i == d) for i, e in enumerate(es)) for es, d in zip(exps[h], dims)])
+        memo: dict = {}
+        nxt, level_parts = [], []
+        for g, parent in enumerate(rows[h]):
+            ks = tuple(a.numerator * (D // a.denominator) for a in plan.alphas[h][g])
+            level_parts.append(ks)
+            for side in (ks, tuple(D - k for k in ks)):
+                key = (id(parent), side)
+                row = memo.get(key)
+                if row is None:
+                    row = memo[key] = tuple(times(s, d, p) for s, d, p in zip(parent, dims, side))
+                nxt.append(row)
+        rows.append(nxt)
+        parts.append(level_parts)
+    return rows, exps, parts
+
+
+def _level_terms(network: Network, plan: Plan, h: int, exps, D: int, S: int, tensors):
+    """A level's intra terms (layer, units per product of its share numerators, that product) and
+    edge terms (producer, consumer, units per product of the consumer's F_in numerators and per
+    D^2 of the coefficient, the edge's kind: its nodes' behaviours and types at the level)."""
+    H, B, layers, types = plan.levels, network.batch, network.layers, plan.types[h]
+    intra = []
+    for l, (node, t) in enumerate(zip(layers, types)):  # noqa: E741
+        tensor = spec_of(node, t).exchanges
+        if node.is_join or tensor is None:  # a join, a grouped conv's group split: no partial sums
+            continue
+        k = tensor.size.index
+        whole = (node.input_elements(B), node.weight_elements(), node.output_elements(B))[k]
+        intra.append((l, whole * S * D ** (H + 1 - sum(exps[l][i] for i in SIZE_DIMS[k])), _PROD[k]))
+    edges = []
+    for e, (u, v) in enumerate(network.edges):
+        e_fin = sum(exps[v][i] for i in SIZE_DIMS[_F_IN])
+        kind = (layers[u].node_types, types[u], layers[v].node_types, types[v])
+        edges.append((u, v, int(tensors[e] * S) * D ** (H - 1 - e_fin), kind))
+    return intra, edges
+
+
+def _pair(ks, nums, intra, edges, coeff: dict, D: int, U: int) -> tuple[Fraction, Fraction]:
+    """(side 0, side 1) elements of one group (``ks``: its alphas' numerators over D): its layers'
+    intra exchanges and its edges' re-layouts."""
+    x = sum(f * prod(nums[l]) for l, f, prod in intra)  # noqa: E741
+    s0 = s1 = x
+    fin = _PROD[_F_IN]
+    for u, v, f, kind in edges:
+        key = (id(kind), ks[u], ks[v])
+        c = coeff.get(key)
+        if c is None:
+            c = coeff[key] = edge_units(kind, ks[u], ks[v], D)
+        if c[0] or c[1]:
+            y = f * fin(nums[v])
+            s0 += c[0] * y
+            s1 += c[1] * y
+    return Fraction(s0, U), Fraction(s1, U)
+
+
+def _leaf_terms(network: Network, exps, D: int, H: int, weight_copies: int):
+    """Per layer: its training FLOPs, and (non-join) its footprint terms: (2 + weight_copies) *
+    A(W) and A(F) each times D^(H - the power under its share), in units of 1/D^H element."""
+    B, c = network.batch, 2 + weight_copies
+    out = []
+    for node, es in zip(network.layers, exps):
+        if node.is_join:
+            out.append((training_flops(node, B), 0, 0))
+            continue
+        w = c * node.weight_elements() * D ** (H - sum(es[i] for i in SIZE_DIMS[_W]))
+        f = node.input_elements(B) * D ** (H - sum(es[i] for i in SIZE_DIMS[_F_IN]))
+        out.append((training_flops(node, B), w, f))
+    return out
+
+
+def _leaf(nums, terms, den: int) -> tuple[Fraction, Fraction]:
+    """(FLOPs, footprint elements) of one leaf, from its numerators over ``den`` = D^H."""
+    pw, pf = _PROD[_W], _PROD[_F_IN]
+    flops = sum(fl * n[0] * n[1] * n[2] * n[3] for (fl, _, _), n in zip(terms, nums))
+    held = sum(w * pw(n) + f * pf(n) for (_, w, f), n in zip(terms, nums) if w or f)
+    return Fraction(flops, den), Fraction(held, den)

@@ -1,0 +1,198 @@
+"""Integer cost table of uneven splits: what the uneven solvers sum, per layer column and per
+edge's column pair, as exact integers in one unit (docs/model-implemented.md, "Uneven splits in
+integers").
+
+A column is a layer's (type, alpha per group) at every level; its vector holds, per leaf, the
+layer's training FLOPs there, per (level, group) the elements side 0 and side 1 send (its intra
+exchange), and (``VectorLayout.mem``) per leaf its footprint elements; an edge's vector holds its
+re-layout per (level, group) side, for the producer's and the consumer's columns.
+
+The unit. Every alpha is k/D (D: the lcm of 2 and the alphas' denominators). A group's share
+of a dimension at level h is a product of at most h side parts (k/D or (D-k)/D, one per level
+above that splits the dimension), so an intra amount at level h is a whole number of elements
+over D^h; a re-layout multiplies the consumer's input share (over D^h) by a coefficient of
+degree at most 2 in the level's two alphas (a(1-b): over D^2), h + 2 <= H + 1; a leaf's FLOPs and
+footprint carry H parts. So in U = S * D^(H+1) units per element (per FLOP for compute), S the
+lcm of the edge tensors' denominators (1 unless an edge's share of its consumer's input is a
+fraction of an element), every entry is an exact integer: no floor, no slack. At D = 2 (the even
+split) U = 2^(H+1), and the even tables' unit 4 * 2^H is 2U.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from math import lcm, prod
+from typing import Iterable
+
+from .comm import training_flops
+from .network import Network
+from .partition import Dim, Size, node_inter_split
+from .uneven import spec_of
+
+SHARE_POSITION = {Dim.B: 0, Dim.D_I: 1, Dim.D_O: 2, Dim.G: 3}  # in a share tuple (S is never split)
+SIZE_DIMS = tuple(tuple(SHARE_POSITION[d] for d in s.dims if d in SHARE_POSITION) for s in Size)  # per size
+_F_IN, _W = Size.F_IN.index, Size.WEIGHTS.index
+
+
+class VectorLayout:
+    """Positions in a sum vector: per leaf its FLOPs, then per (level, group) side 0 and side 1,
+    then (``memory``: where a limit can bind) per leaf its footprint elements from ``mem`` on."""
+
+    def __init__(self, H: int, memory: bool = False):
+        self.H = H
+        self.leaves = 2**H
+        self.pos = {}
+        i = self.leaves
+        for h in range(H):
+            for g in range(2**h):
+                self.pos[(h, g)] = i
+                i += 2
+        self.pos_end = i  # the sides end here
+        self.mem = i if memory else None
+        self.size = i + (self.leaves if memory else 0)
+
+
+def alpha_denominator(alphas: Iterable[Fraction]) -> int:
+    """D: the lcm of 2 and the alphas' denominators (every side part is then k/D)."""
+    d = 2
+    for a in alphas:
+        d = lcm(d, a.denominator)
+    return d
+
+
+def edge_tensors(network: Network) -> tuple[list[Fraction], int]:
+    """Per edge the tensor it carries (its consumer's A(F) times its share, elements), and S: the
+    lcm of their denominators."""
+    B = network.batch
+    tensors = [network.layers[v].input_elements(B) * share for (_, v), share in zip(network.edges, network.edge_shares)]
+    return tensors, lcm(1, *(Fraction(x).denominator for x in tensors))
+
+
+@dataclass(frozen=True)
+class SplitCosts:
+    """The integer vectors of one network on H levels for alphas in ``values`` (the alpha space's
+    ``values()``), in ``unit`` units per element (module docstring); ``layout`` places them."""
+
+    network: Network
+    levels: int
+    values: tuple[Fraction, ...]
+    layout: VectorLayout
+    weight_copies: int = 0
+    D: int = field(init=False)
+    unit: int = field(init=False)
+    _edge_units: list = field(init=False, repr=False)  # per edge its tensor times S (an integer)
+    
+    def __post_init__(self) -> None:
+        D = alpha_denominator(self.values)
+        tensors, S = edge_tensors(self.network)
+        object.__setattr__(self, "D", D)
+        object.__setattr__(self, "unit", S * D ** (self.levels + 1))
+        object.__setattr__(self, "_edge_units", [int(x * S) for x in tensors])
+
+    def to_elements(self, units: int) -> Fraction:
+        return Fraction(units, self.unit)
+
+    def _shares(self, node, col) -> tuple[list[list[tuple[int, ...]]], list[tuple[int, ...]]]:
+        """[level 0..H][group] -> the numerators of its (B, D_i, D_o, G) shares, and [level] -> the
+        powers of D under them (the same for every group of a level)."""
+        D = self.D
+        rows, exps = [[(1, 1, 1, 1)]], [(0, 0, 0, 0)]
+        for h, (t, alphas) in enumerate(col):
+            d = SHARE_POSITION[spec_of(node, t).halves]
+            nxt = []
+            for s, a in zip(rows[h], alphas):
+                k = a.numerator * (D // a.denominator)
+                nxt += [times(s, d, k), times(s, d, D - k)]
+            rows.append(nxt)
+            e = list(exps[h])
+            e[d] += 1
+            exps.append(tuple(e))
+        return rows, exps
+
+    def _size_units(self, whole: int, size: int, nums: tuple[int, ...], exps: tuple[int, ...], extra: int = 0) -> int:
+        """``whole`` elements of a size times a group's share, in units; ``extra``: powers of D the
+        caller's coefficient carries (an edge's: 2)."""
+        dims = SIZE_DIMS[size]
+        return whole * prod(nums[i] for i in dims) * self.D ** (self.levels + 1 - extra - sum(exps[i] for i in dims))
+
+    def layer(self, l: int, col) -> tuple[int, ...]:  # noqa: E741
+        """Layer l's own vector under column ``col``: FLOPs per leaf, its intra exchange on both
+        sides of every group, its footprint per leaf (``layout.mem``)."""
+        lay, node, B = self.layout, self.network.layers[l], self.network.batch
+        rows, exps = self._shares(node, col)
+        H, D = self.levels, self.D
+        S = self.unit // D ** (H + 1)
+        v = [0] * lay.size
+        flops = training_flops(node, B) * S * D
+        for i, s in enumerate(rows[H]):
+            v[i] = flops * s[0] * s[1] * s[2] * s[3]
+        whole = (node.input_elements(B) * S, node.weight_elements() * S, node.output_elements(B) * S)
+        if lay.mem is not None and not node.is_join:
+            c = 2 + self.weight_copies
+            for i, s in enumerate(rows[H]):
+                v[lay.mem + i] = c * self._size_units(whole[_W], _W, s, exps[H]) + self._size_units(whole[_F_IN], _F_IN, s, exps[H])
+        if node.is_join:
+            return tuple(v)
+        for h, (t, _) in enumerate(col):
+            tensor = spec_of(node, t).exchanges
+            if tensor is None:  # a grouped conv's group split: no partial sums
+                continue
+            k = tensor.size.index
+            for g, s in enumerate(rows[h]):
+                x = self._size_units(whole[k], k, s, exps[h])
+                p = lay.pos[(h, g)]
+                v[p] = v[p + 1] = x
+        return tuple(v)
+
+    def edge(self, e: int, cu, cv) -> tuple[int, ...]:
+        """Edge e's re-layout vector, its producer under column ``cu``, its consumer under ``cv``."""
+        u, v = self.network.edges[e]
+        U, V = self.network.layers[u], self.network.layers[v]
+        lay = self.layout
+        rows, exps = self._shares(V, cv)
+        out = [0] * lay.size
+        x0 = self._edge_units[e]
+        for h in range(self.levels):
+            tu, au = cu[h]
+            tv, av = cv[h]
+            for g, s in enumerate(rows[h]):
+                c0, c1 = self._pair(U, tu, au[g], V, tv, av[g])
+                if c0 or c1:
+                    x = self._size_units(x0, _F_IN, s, exps[h], 2)
+                    p = lay.pos[(h, g)]
+                    out[p] = c0 * x
+                    out[p + 1] = c1 * x
+        return tuple(out)
+
+    def _pair(self, U, tu, a, V, tv, b) -> tuple[int, int]:
+        D = self.D
+        return edge_units((U.node_types, tu, V.node_types, tv), a.numerator * (D // a.denominator),
+                          b.numerator * (D // b.denominator), D)
+
+
+def times(s: tuple[int, ...], d: int, part: int) -> tuple[int, ...]:
+    """A share tuple with its position d multiplied by ``part``."""
+    x = list(s)
+    x[d] *= part
+    return tuple(x)
+
+
+_EDGE_UNITS: dict = {}  # (edge kind, k_u, k_v, D) -> coefficients * D^2, for every table and plan of the process
+
+
+def edge_units(kind, ku: int, kv: int, D: int) -> tuple[int, int]:
+    """``comm.edge_split`` (``partition.node_inter_split``) times D^2 for alphas ku/D and kv/D on an
+    edge of ``kind`` (producer behaviour, its type, consumer behaviour, its type): integers, the
+    coefficient having degree at most 2 in the two alphas."""
+    key = (kind, ku, kv, D)
+    c = _EDGE_UNITS.get(key)
+    if c is None:
+        if len(_EDGE_UNITS) > 100_000:
+            _EDGE_UNITS.clear()
+        pt, tu, ct, tv = kind
+        c0, c1 = node_inter_split(tu, Fraction(ku, D), tv, Fraction(kv, D), pt, ct)
+        c0, c1 = c0 * D * D, c1 * D * D
+        assert c0.denominator == 1 and c1.denominator == 1
+        c = _EDGE_UNITS[key] = (int(c0), int(c1))
+    return c
