@@ -235,6 +235,7 @@ class BlockTypes:
 
     options: tuple[LastTypeOption, ...]  # one per last type the block's last node takes
     relaxed: Fraction  # the block's least amount with its lead's type free (any last type)
+    megatron: tuple[PartitionType, ...]  # Megatron's pattern (what ``tensor_types=None`` means)
 
     def pareto(self) -> tuple[LastTypeOption, ...]:
         """The options no other beats on both the block's amount and the head's (at a fixed cut and
@@ -266,7 +267,7 @@ def block_types(problem, t: int, attention_batch_split: bool, sequence_parallel:
         options.append(LastTypeOption(last, picks[0], picks[1] if len(picks) > 1 else None, post))
     relaxed = min(kbest(model, last, lead, k=1)[0].amount for last in model.allowed[model.n]
                   for lead in model.lead_types())
-    return BlockTypes(tuple(options), relaxed)
+    return BlockTypes(tuple(options), relaxed, model.megatron)
 
 
 def step_amount(problem, types, t: int, micro_batch: int, sequence_parallel: bool, recompute: Recompute) -> Fraction:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core.solution import Status
 from ..core.units import safe_float
-from ..solvers.llm_search import LlmSearchResult, Scored
+from ..solvers.llm_search import LlmSearchResult, Scored, tensor_types_proven
 from ..solvers.llm_space import MAX_MICRO_BATCH
 from .render import fmt_seconds
 from .results import exact_number
@@ -161,11 +161,21 @@ def _types(s: Scored, report: LlmReport) -> tuple[str, ...]:
 def _types_origin(report: LlmReport, best: Scored) -> str:
     if best.candidate.degrees.tensor == 1:
         return "no tensor parallelism: the types split nothing"
-    mega = best.layout.tensor_types is None
-    if report.mode != "search":
+    if report.mode != "search" or not report.result.types_searched:
         return "Megatron's"
-    return ("searched: Megatron's pattern, as fast as or faster than the block DP's pick" if mega
-            else "searched: the block DP's pick, faster than Megatron's pattern")
+    mega = "Megatron's pattern" if best.layout.tensor_types is None else "not Megatron's pattern"
+    if tensor_types_proven(report.result):
+        return f"searched, proven fastest: {mega}"
+    return f"searched, not proven: {mega}"
+
+
+def _types_words(report: LlmReport) -> str:
+    r = report.result
+    if tensor_types_proven(r):
+        return "its tensor-level block types: proven"
+    if r.best is not None and r.best.types_proven:
+        return "its tensor-level block types: proven with the same types in every block, not across blocks"
+    return "its tensor-level block types: not proven"
 
 
 def _status_line(report: LlmReport) -> str:
@@ -176,8 +186,7 @@ def _status_line(report: LlmReport) -> str:
         return (f"status: optimal over the given layout's {r.candidates:,} variant{'s' if r.candidates != 1 else ''} "
                 f"(micro-batch, recompute, ZeRO stage as asked; {r.scored:,} scored), wall {r.wall_s:.1f} s")
     if r.status is Status.OPTIMAL:
-        return (f"status: optimal over the layouts (proven over {counts}), wall {r.wall_s:.1f} s; "
-                "its tensor-level block types: the better of two, not proven")
+        return f"status: optimal over the layouts (proven over {counts}), wall {r.wall_s:.1f} s; {_types_words(report)}"
     if r.status is Status.FEASIBLE:
         return (f"status: feasible, bound {fmt_seconds(r.bound_s)}, gap {pct(r.gap)} ({counts}, {r.unresolved:,} "
                 f"left at the time limit), wall {r.wall_s:.1f} s")
@@ -279,9 +288,11 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
                    "efficiency": exact_decimal(report.efficiency)},
         "status": r.status.value, "gap": None if r.gap is None else exact_decimal(r.gap),
         # what "optimal" covers: every (t, p, d, micro-batch, schedule, recompute, ZeRO) scored or pruned by a
-        # proven bound; the block's tensor-level types are the better of the block DP's pick and Megatron's
-        "optimal_over": "layouts: t, p, d, micro-batch, schedule, recompute, ZeRO stage, stage cut",
-        "tensor_types_proven": False,
+        # proven bound, each with its fastest block types (llm_search.Scored.types_bound); tensor_types_proven:
+        # the plan's types proven and every block at its own least exchange (llm_search.tensor_types_proven)
+        "optimal_over": ("layouts: t, p, d, micro-batch, schedule, recompute, ZeRO stage, stage cut"
+                         + (", tensor-level block types" if r.types_searched else "")),
+        "tensor_types_proven": tensor_types_proven(r),
         "bound": None if r.bound_s is None else exact_decimal(r.bound_s),
         "memory_capacity_bytes": exact_decimal(r.capacity_bytes),
         "search": {"candidates": r.candidates, "scored": r.scored, "pruned_time": r.pruned_time,
