@@ -137,6 +137,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
             progress("searching layouts", n + 1, len(fitting))
     if best is not None and space.search_types:
         scored, best = _settle_types(problem, scored, best, types, evaluate)
+        best = _certify(problem, best, types)
     bound = None
     if best is None:
         status = Status.UNKNOWN if unresolved else Status.INFEASIBLE
@@ -170,6 +171,15 @@ def _score(problem, cand: Candidate, types, evaluate) -> Scored:
     at_cuts = [x.evaluation if x.fits else raw for x, raw in tries]  # the least stage time over cuts that fit
     return replace(s, types_bound=quick_bound(problem, cand, layout, s.step_time_s, at_cuts),
                    blocks_certified=bt.blocks_certified(last))
+
+
+def _certify(problem, best: Scored, types) -> Scored:
+    """The best plan with ``blocks_certified``: its last type's periodic optimum at the relaxation's
+    minimum (``llm_types.BlockTypes.blocks_certified``); t = 1: nothing to certify."""
+    bt = types.block_types(best.candidate, best.layout)
+    if bt is None:
+        return best
+    return replace(best, blocks_certified=bt.blocks_certified((best.layout.tensor_types or bt.megatron)[-1]))
 
 
 def _with_cut(problem, cand: Candidate, layout, evaluate) -> tuple[Scored, object]:
@@ -215,8 +225,7 @@ def _refine(problem, s: Scored, types, evaluate, target: Fraction) -> Scored:
 
     bound, fastest = refine_bound(types, cand, layout, target, score)
     top = fastest if fastest is not None and _better(fastest, s) else s
-    last = (top.layout.tensor_types or bt.megatron)[-1]
-    return replace(top, types_bound=min(bound, top.step_time_s), blocks_certified=bt.blocks_certified(last))
+    return replace(top, types_bound=min(bound, top.step_time_s))
 
 
 def _uniform_key(c: Candidate) -> tuple[int, int]:

@@ -51,7 +51,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..core.fanout import scatter_targets
+from ..core.fanout import scatter_target
 from ..core.llm_block import edge_term, megatron_types, node_term, subnetwork
 from ..core.llm_memory import Recompute
 from ..core.llm_stage import block_amounts, post_amounts, template_block
@@ -129,9 +129,8 @@ class BlockModel:
     def _scatter(self, i: int, types: dict[int, PartitionType]):
         if not self.sp:
             return None
-        row = [types.get(j, self.allowed[j][0] if self.allowed[j] else PartitionType.III)
-               for j in range(len(self.sub.layers))]
-        return scatter_targets(self.sub, row)[i]
+        row = [types.get(j, PartitionType.III) for j in range(len(self.sub.layers))]  # only i's scope is read
+        return scatter_target(self.sub, row, i)
 
     def term(self, k: int, types: dict[int, PartitionType]) -> Fraction:
         """Term ``k`` under ``types`` (a type for every position of its scope): activations (with the
@@ -229,13 +228,22 @@ class LastTypeOption:
     post: Fraction
 
 
-@dataclass(frozen=True, slots=True)
 class BlockTypes:
-    """Everything the search needs about one (t, attention batch split, sequence parallel, recompute)."""
+    """Everything the search needs about one (t, attention batch split, sequence parallel, recompute):
+    ``options``, one per last type the block's last node takes; ``megatron``, Megatron's pattern
+    (what ``tensor_types=None`` means); ``relaxed``, the block's least amount with its lead's type
+    free (any last type), computed when first asked for."""
 
-    options: tuple[LastTypeOption, ...]  # one per last type the block's last node takes
-    relaxed: Fraction  # the block's least amount with its lead's type free (any last type)
-    megatron: tuple[PartitionType, ...]  # Megatron's pattern (what ``tensor_types=None`` means)
+    def __init__(self, options: tuple[LastTypeOption, ...], megatron: tuple[PartitionType, ...],
+                 model: BlockModel | None = None, relaxed: Fraction | None = None):
+        self.options, self.megatron, self._model, self._relaxed = options, megatron, model, relaxed
+
+    @property
+    def relaxed(self) -> Fraction:
+        if self._relaxed is None:
+            m = self._model
+            self._relaxed = min(kbest(m, last, lead, k=1)[0].amount for last in m.allowed[m.n] for lead in m.lead_types())
+        return self._relaxed
 
     def pareto(self) -> tuple[LastTypeOption, ...]:
         """The options no other beats on both the block's amount and the head's (at a fixed cut and
@@ -265,9 +273,7 @@ def block_types(problem, t: int, attention_batch_split: bool, sequence_parallel:
             continue
         post = post_amounts(problem, last, t, 1, sequence_parallel).activations
         options.append(LastTypeOption(last, picks[0], picks[1] if len(picks) > 1 else None, post))
-    relaxed = min(kbest(model, last, lead, k=1)[0].amount for last in model.allowed[model.n]
-                  for lead in model.lead_types())
-    return BlockTypes(tuple(options), relaxed, model.megatron)
+    return BlockTypes(tuple(options), model.megatron, model)
 
 
 def step_amount(problem, types, t: int, micro_batch: int, sequence_parallel: bool, recompute: Recompute) -> Fraction:

@@ -22,7 +22,7 @@ from explorer.frontends.transformer_source import load_transformer
 from explorer.solvers.llm_search import _with_cut, make_layout, search
 from explorer.solvers.llm_space import LlmSpace
 from explorer.solvers.llm_type_choice import data_floor_s
-from explorer.solvers.llm_types import BlockModel, block_types, kbest
+from explorer.solvers.llm_types import BlockModel, BlockTypes, block_types, kbest
 
 NONE, SEL, FULL = Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL
 
@@ -114,7 +114,7 @@ def test_certificate_refused_when_the_relaxation_is_lower():
     """A made-up relaxation below the periodic optimum: no last type is certified."""
     pr = problem("gpt3-1.7b", 16, 64)
     bt = block_types(pr, 4, False, True, NONE)
-    low = replace(bt, relaxed=bt.relaxed - 1)
+    low = BlockTypes(bt.options, bt.megatron, relaxed=bt.relaxed - 1)
     assert not any(low.blocks_certified(o.last) for o in low.options)
 
 
