@@ -136,7 +136,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
         if progress is not None and n % 8 == 0:
             progress("searching layouts", n + 1, len(fitting))
     if best is not None and space.search_types:
-        scored, best = _settle_types(problem, scored, best, types, evaluate)
+        scored, best = _settle_types(problem, scored, best, types, evaluate, deadline)
         best = _certify(problem, best, types)
     bound = None
     if best is None:
@@ -196,7 +196,8 @@ def _with_cut(problem, cand: Candidate, layout, evaluate) -> tuple[Scored, objec
     return (other if other.fits else s), s.evaluation
 
 
-def _settle_types(problem, scored: list[Scored], best: Scored, types, evaluate) -> tuple[list[Scored], Scored]:
+def _settle_types(problem, scored: list[Scored], best: Scored, types, evaluate,
+                  deadline: float | None = None) -> tuple[list[Scored], Scored]:
     """Candidates whose types bound is below the best step (plain 1F1B, whose cut moves with the
     block's time): score every last type's least amount and bound the rest at the next distinct
     amount (``llm_type_choice``); a faster plan found so becomes the best."""
@@ -207,6 +208,8 @@ def _settle_types(problem, scored: list[Scored], best: Scored, types, evaluate) 
         for i, s in enumerate(out):
             if s.types_bound is None or s.types_bound >= best.step_time_s or i in done:
                 continue
+            if deadline is not None and time.perf_counter() > deadline:
+                return out, best  # the bounds left stand: the status says feasible, with the gap
             done.add(i)
             s = out[i] = _refine(problem, s, types, evaluate, best.step_time_s)
             if s.fits and _better(s, best):

@@ -78,10 +78,6 @@ class TypeChooser:
             out.append(replace(layout, tensor_types=types))
         return out
 
-    def seconds(self, layout, types) -> Fraction:
-        """The block's tensor-level seconds per micro-batch under ``types`` (the step model's)."""
-        return part_costs(self.problem, replace(layout, tensor_types=types)).block.tensor_s
-
 
 def cut_is_fixed(cand) -> bool:
     return cand.degrees.pipeline == 1 or cand.virtual > 1

@@ -54,7 +54,7 @@ from fractions import Fraction
 from ..core.fanout import scatter_target
 from ..core.llm_block import edge_term, megatron_types, node_term, subnetwork
 from ..core.llm_memory import Recompute
-from ..core.llm_stage import block_amounts, post_amounts, template_block
+from ..core.llm_stage import post_amounts, template_block
 from ..core.network import LayerKind
 from ..core.partition import PartitionType, Size
 
@@ -100,7 +100,6 @@ class BlockModel:
         self.sub = sub = subnetwork(net, blk, (), lead, 1)
         self.n = len(blk)
         self.t, self.sp, self.full = t, sequence_parallel, recompute is Recompute.FULL
-        self.recompute = recompute
         b = t if attention_batch_split else 1  # only the attention node's type I reads it
         self.allowed = tuple(allowed_types(x, t, b) for x in sub.layers)
         self.megatron = tuple(megatron_types(net, problem.dims.layers))
@@ -274,9 +273,3 @@ def block_types(problem, t: int, attention_batch_split: bool, sequence_parallel:
         post = post_amounts(problem, last, t, 1, sequence_parallel).activations
         options.append(LastTypeOption(last, picks[0], picks[1] if len(picks) > 1 else None, post))
     return BlockTypes(tuple(options), model.megatron, model)
-
-
-def step_amount(problem, types, t: int, micro_batch: int, sequence_parallel: bool, recompute: Recompute) -> Fraction:
-    """The step model's own amount for ``types`` (``llm_stage.block_amounts``): the tests' oracle."""
-    a = block_amounts(problem, tuple(types), t, micro_batch, sequence_parallel, recompute)
-    return a.activations

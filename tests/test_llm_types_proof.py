@@ -207,3 +207,13 @@ def test_types_chosen_with_no_tensor_parallelism_are_trivially_proven():
     pr = problem("gpt3-1.7b", 8, 32)
     r = search(pr, LlmSpace(tensor=1, max_micro_batch=2))
     assert r.best.types_proven and r.best.blocks_certified
+
+
+def test_status_says_a_types_bound_keeps_the_search_feasible():
+    from explorer.core.solution import Status
+
+    pr = problem("gpt3-1.7b", 16, 32)
+    r = search(pr, LlmSpace(tensor=2, pipeline=2, max_micro_batch=2))
+    low = replace(r, status=Status.FEASIBLE, bound_s=r.best.step_time_s * Fraction(99, 100))
+    text = render_llm(_report(pr, low))
+    assert "gap 1.0%" in text and "the block types of a layout bounded, not settled" in text

@@ -188,8 +188,9 @@ def _status_line(report: LlmReport) -> str:
     if r.status is Status.OPTIMAL:
         return f"status: optimal over the layouts (proven over {counts}), wall {r.wall_s:.1f} s; {_types_words(report)}"
     if r.status is Status.FEASIBLE:
-        return (f"status: feasible, bound {fmt_seconds(r.bound_s)}, gap {pct(r.gap)} ({counts}, {r.unresolved:,} "
-                f"left at the time limit), wall {r.wall_s:.1f} s")
+        left = (f"{r.unresolved:,} left at the time limit" if r.unresolved
+                 else "the block types of a layout bounded, not settled")
+        return f"status: feasible, bound {fmt_seconds(r.bound_s)}, gap {pct(r.gap)} ({counts}, {left}), wall {r.wall_s:.1f} s"
     if r.status is Status.INFEASIBLE:
         least = "" if r.smallest_memory_bytes is None else f"; the least seen needs {gib(r.smallest_memory_bytes)}"
         floor = "" if r.memory_bound_bytes is None else f"; every layout needs at least {gib(r.memory_bound_bytes)}"
