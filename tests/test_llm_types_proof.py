@@ -217,3 +217,25 @@ def test_status_says_a_types_bound_keeps_the_search_feasible():
     low = replace(r, status=Status.FEASIBLE, bound_s=r.best.step_time_s * Fraction(99, 100))
     text = render_llm(_report(pr, low))
     assert "gap 1.0%" in text and "the block types of a layout bounded, not settled" in text
+
+
+@pytest.mark.parametrize("virtual, cut", [(1, (7, 6, 6, 5)), (2, None), (1, (3, 9, 9, 3))])
+def test_step_is_non_decreasing_in_the_block_and_head_amounts_at_a_fixed_cut(virtual, cut):
+    """What the proof rests on: at a fixed cut and schedule (given stage_layers, or the interleaved
+    schedule's uniform cut) an assignment that sends no less in the block and the head is no faster."""
+    from explorer.core.llm_memory import ZeroStage
+    from explorer.core.llm_stage import post_amounts
+    from explorer.solvers.llm_space import Candidate, Degrees
+
+    pr = problem("gpt3-1.7b", 32, 64)
+    cand = Candidate(Degrees(2, 4, 4), 1, FULL, ZeroStage.ZERO1, virtual)
+    lay = replace(make_layout(pr, cand, None), stage_layers=cut)
+    model = BlockModel(pr, 2, False, True, FULL)
+    rows = []
+    for combo in itertools.product(*model.allowed[1:]):
+        ev = evaluate_llm(pr, replace(lay, tensor_types=combo))
+        rows.append((model.amount(combo), post_amounts(pr, combo[-1], 2, 1, True).activations, ev.step_time_s))
+    for a1, p1, s1 in rows:
+        for a2, p2, s2 in rows:
+            if a1 <= a2 and p1 <= p2:
+                assert s1 <= s2
