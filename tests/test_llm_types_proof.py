@@ -44,7 +44,7 @@ def enumerate_block(pr, t, b, sp, rc):
 
 GPT_CASES = [(2, 1, True, NONE), (4, 4, True, FULL), (8, 1, False, SEL), (8, 8, True, FULL), (4, 2, False, FULL),
              (8, 2, True, NONE)]
-LLAMA_CASES = [(8, 1, True, SEL), (4, 4, False, FULL)]
+LLAMA_CASES = [(8, 1, True, FULL)]
 
 
 @pytest.mark.parametrize("model, t, b, sp, rc", [("gpt3-1.7b", *c) for c in GPT_CASES]
@@ -86,7 +86,7 @@ def test_minimiser_sees_reduce_scatter_and_recompute():
 
 
 @pytest.mark.parametrize("model, t, b, sp, rc", [("gpt3-1.7b", 4, 1, True, FULL), ("gpt3-1.7b", 8, 8, False, NONE),
-                                                 ("llama3-8b", 8, 1, True, SEL)])
+                                                 ("gpt3-1.7b", 2, 2, True, SEL)])
 def test_across_blocks_certificate(model, t, b, sp, rc):
     """The relaxation (the lead's type free) is at most every block cost with any lead type, attained;
     where the certificate is claimed the periodic optimum equals it and its last type minimises the
@@ -127,14 +127,14 @@ def test_kbest_lead_free_is_the_relaxation():
 
 def test_data_floor_is_at_most_every_cuts_data_time():
     """``data_floor_s`` is the least, over every contiguous cut, of the slowest stage's data-level time."""
-    pr = problem("gpt3-1.7b", 64, 256)
+    pr = problem("gpt3-1.7b", 48, 256)
     from explorer.solvers.llm_space import Candidate, Degrees
     from explorer.core.llm_memory import ZeroStage
     for zero in (ZeroStage.ZERO1, ZeroStage.ZERO3):
-        cand = Candidate(Degrees(2, 4, 8), 2, NONE, zero, 1)
+        cand = Candidate(Degrees(2, 3, 8), 2, NONE, zero, 1)
         lay = make_layout(pr, cand, None)
         floor = data_floor_s(pr, lay)
-        L, p, least = pr.dims.layers, 4, None
+        L, p, least = pr.dims.layers, 3, None
         for cuts in itertools.combinations(range(1, L), p - 1):
             cut = tuple(b - a for a, b in zip((0,) + cuts, cuts + (L,)))
             sp = step_parts(pr, replace(lay, stage_layers=cut), Fraction(1))
@@ -156,7 +156,7 @@ def every_assignment(pr, cand):
     return out
 
 
-@pytest.mark.parametrize("gpus, batch", [(16, 32), (32, 64)])
+@pytest.mark.parametrize("gpus, batch", [(32, 64)])
 def test_search_types_bound_against_every_assignment(gpus, batch):
     """Every scored candidate with t > 1 (a sample, plain 1F1B ones first): no assignment of its block
     types, scored by evaluate_llm with the search's cut rule, is faster than its types bound; the
@@ -164,12 +164,11 @@ def test_search_types_bound_against_every_assignment(gpus, batch):
     pr = problem("gpt3-1.7b", gpus, batch)
     r = search(pr, LlmSpace(max_micro_batch=4))
     assert r.best is not None
-    for s in r.evaluated:
-        if s.fits:
-            assert evaluate_llm(pr, s.layout).step_time_s == s.step_time_s
+    for s in (r.best, *r.runners_up):  # the plans reported, re-scored
+        assert evaluate_llm(pr, s.layout) == s.evaluation
     picked = [s for s in r.evaluated if s.fits and s.candidate.degrees.tensor > 1]
     picked.sort(key=lambda s: (s.candidate.degrees.pipeline == 1 or s.candidate.virtual > 1, s.step_time_s))
-    for s in picked[:4] + ([r.best] if r.best.candidate.degrees.tensor > 1 else []):
+    for s in picked[:2] + ([r.best] if r.best.candidate.degrees.tensor > 1 else []):
         steps = [x.step_time_s for x in every_assignment(pr, s.candidate) if x.fits]
         assert s.types_bound <= min(steps)
         if s.types_proven:
