@@ -167,15 +167,14 @@ def _score(problem, cand: Candidate, types, evaluate) -> Scored:
     s, _raw = min(tries, key=lambda x: (not x[0].fits, x[0].step_time_s))
     if not s.fits:  # memory does not depend on the types, nor, when no cut fits, the cut
         return s
-    last = (s.layout.tensor_types or bt.megatron)[-1]
     at_cuts = [x.evaluation if x.fits else raw for x, raw in tries]  # the least stage time over cuts that fit
-    return replace(s, types_bound=quick_bound(problem, cand, layout, s.step_time_s, at_cuts),
-                   blocks_certified=bt.blocks_certified(last))
+    return replace(s, types_bound=quick_bound(problem, cand, layout, s.step_time_s, at_cuts))
 
 
 def _certify(problem, best: Scored, types) -> Scored:
     """The best plan with ``blocks_certified``: its last type's periodic optimum at the relaxation's
-    minimum (``llm_types.BlockTypes.blocks_certified``); t = 1: nothing to certify."""
+    minimum (``llm_types.BlockTypes.blocks_certified``, whose relaxation is computed for it only);
+    t = 1 (nothing to certify) or types not searched: as scored."""
     bt = types.block_types(best.candidate, best.layout)
     if bt is None:
         return best
