@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
+from ..core.llm_memory import Recompute
 from ..core.llm_stage import data_seconds, part_costs, stage_cut, stage_params
 from .llm_types import BlockModel, BlockTypes, block_types, kbest
 
@@ -51,8 +52,16 @@ class TypeChooser:
 
     @staticmethod
     def key(cand, layout) -> tuple:
+        """What the block's amounts depend on: t, whether the attention node may split the batch,
+        sequence parallelism, and full recomputation (the re-send) or not (selective recomputes
+        the attention core's FLOPs, not its exchanges)."""
         t = cand.degrees.tensor
-        return (t, cand.micro_batch % t == 0, layout.parallelism.sequence_parallel, cand.recompute)
+        rc = Recompute.FULL if cand.recompute is Recompute.FULL else Recompute.NONE
+        return (t, cand.micro_batch % t == 0, layout.parallelism.sequence_parallel, rc)
+
+    def _terms(self, key: tuple) -> dict:
+        t, _att, sp, rc = key
+        return self.memo.setdefault(("terms", t, sp, rc), {})
 
     def block_types(self, cand, layout) -> BlockTypes | None:
         """None when the types are not searched or split nothing (t = 1)."""
@@ -60,13 +69,13 @@ class TypeChooser:
             return None
         key = self.key(cand, layout)
         if key not in self.memo:
-            self.memo[key] = block_types(self.problem, *key)
+            self.memo[key] = block_types(self.problem, *key, memo=self._terms(key))
         return self.memo[key]
 
     def model(self, cand, layout) -> BlockModel:
         key = ("model",) + self.key(cand, layout)
         if key not in self.memo:
-            self.memo[key] = BlockModel(self.problem, *self.key(cand, layout))
+            self.memo[key] = BlockModel(self.problem, *self.key(cand, layout), memo=self._terms(self.key(cand, layout)))
         return self.memo[key]
 
     def options(self, bt: BlockTypes, layout, every: bool = False) -> list:

@@ -92,7 +92,7 @@ class BlockModel:
     micro-batch 1, split into terms with their scopes. Positions: 0 the lead, 1..n the block's nodes."""
 
     def __init__(self, problem, t: int, attention_batch_split: bool, sequence_parallel: bool,
-                 recompute: Recompute):
+                 recompute: Recompute, memo: dict | None = None):
         net = problem.network
         blk, lead, self.lead_fixed = template_block(problem)
         if lead is None:
@@ -120,7 +120,7 @@ class BlockModel:
             self.terms.append((self._scat_scope[i], ("node", i)))
         for e, (u, v) in enumerate(sub.edges):
             self.terms.append((tuple(sorted(set(self._scat_scope[u]) | set(self._scat_scope[v]))), ("edge", e)))
-        self._memo: dict = {}
+        self._memo: dict = {} if memo is None else memo  # may be shared by models of the same t, sp, recompute
 
     def lead_types(self) -> tuple[PartitionType, ...]:
         return (self.lead_fixed,) if self.lead_fixed is not None else self.allowed[0]
@@ -135,7 +135,7 @@ class BlockModel:
         """Term ``k`` under ``types`` (a type for every position of its scope): activations (with the
         forward's again under full recomputation); weights must be 0 (no type I matmul)."""
         scope, (kind, i) = self.terms[k]
-        key = (k, tuple(types[j] for j in scope))
+        key = (k, scope, tuple(types[j] for j in scope))
         hit = self._memo.get(key)
         if hit is not None:
             return hit
@@ -262,9 +262,11 @@ class BlockTypes:
 
 
 def block_types(problem, t: int, attention_batch_split: bool, sequence_parallel: bool,
-                recompute: Recompute) -> BlockTypes:
-    """The exact per-last-type minima of the block's amount, the relaxation's minimum, the head's amounts."""
-    model = BlockModel(problem, t, attention_batch_split, sequence_parallel, recompute)
+                recompute: Recompute, memo: dict | None = None) -> BlockTypes:
+    """The exact per-last-type minima of the block's amount, the relaxation's minimum (when asked
+    for), the head's amounts; ``memo``: term values shared with models of the same t, sequence
+    parallelism and recompute."""
+    model = BlockModel(problem, t, attention_batch_split, sequence_parallel, recompute, memo)
     options = []
     for last in model.allowed[model.n]:
         picks = kbest(model, last)
