@@ -35,15 +35,17 @@ that the attention node takes type I only when t divides the micro-batch: with f
 than GPUs a batch split cuts a sample's sequence, and attention across the cut needs the keys
 and values of the other part, an exchange the model does not have.
 
-Across blocks (``relaxed_minimum``): every type-dependent term of the step is attributed to one
-block (its nodes' terms and the edges from the previous block's last node) or to the head part
-(the edge from the last block's last node). A block's cost with the type of its lead free (the
-previous block's last node) is at least ``relaxed_minimum``; when the periodic optimum's block
-amount equals it and its last type also minimises the head's, every block and the head are at
-their own minimum at once, so no per-block choice of types sends less in any block, and, the
-step time being non-decreasing in every stage's time and every block's exchange, none is faster
-at any stage cut and schedule (``llm_search`` says how the step model's own cut, which moves with
-the block's time, is covered).
+Across blocks (``BlockTypes.relaxed``): every type-dependent term of the step is attributed to
+one block (its nodes' terms and the edges from the previous block's last node) or to the head
+part (the edge from the last block's last node). No term of a block reads the next block's
+types: only its last node (a residual add, which exchanges nothing: ``BlockModel`` checks both)
+feeds nodes outside it, so the lead is the only neighbour to free. A block's amount with its
+lead's type free is at least ``relaxed``; when the periodic optimum's block amount equals it
+and its last type also minimises the head's, every block and the head are at their own minimum
+at once, so no per-block choice of types sends less in any block, and, the step time being
+non-decreasing in every stage's time at a fixed cut, none is faster at any stage cut and
+schedule (``llm_type_choice`` says how the step model's own cut, which moves with the block's
+time, is covered).
 """
 
 from __future__ import annotations
@@ -97,6 +99,10 @@ class BlockModel:
         blk, lead, self.lead_fixed = template_block(problem)
         if lead is None:
             raise ValueError("the block minimiser needs a block with a producer in front (an embedding)")
+        inside = set(blk)
+        if any(v not in inside for u, v in net.edges if u in inside and u != blk[-1]):
+            raise ValueError("a block node other than the last feeds a node outside the block: "
+                             "its terms would read the next block's types")
         self.sub = sub = subnetwork(net, blk, (), lead, 1)
         self.n = len(blk)
         self.t, self.sp, self.full = t, sequence_parallel, recompute is Recompute.FULL
