@@ -238,3 +238,30 @@ def test_step_is_non_decreasing_in_the_block_and_head_amounts_at_a_fixed_cut(vir
         for a2, p2, s2 in rows:
             if a1 <= a2 and p1 <= p2:
                 assert s1 <= s2
+
+
+def test_refinement_closes_a_bound_the_moving_cut_leaves_open():
+    """GPT 1.7B on 32 GPUs, t=2 p=4 d=4 plain 1F1B: the quick bound (the scored types' own stage
+    time + the least data-level time over all cuts) is below the step, since the min-max cut is not
+    the data-level term's best; walking the distinct amounts closes it at the true minimum over
+    every assignment (brute force through evaluate_llm)."""
+    from explorer.core.llm_memory import ZeroStage
+    from explorer.solvers.llm_search import _score
+    from explorer.solvers.llm_space import Candidate, Degrees
+    from explorer.solvers.llm_type_choice import TypeChooser, refine_bound
+
+    pr = problem("gpt3-1.7b", 32, 64)
+    cand = Candidate(Degrees(2, 4, 4), 1, NONE, ZeroStage.ZERO0, 1)
+    chooser = TypeChooser(pr, LlmSpace())
+    s = _score(pr, cand, chooser, evaluate_llm)
+    truth = min(x.step_time_s for x in every_assignment(pr, cand) if x.fits)
+    assert s.step_time_s == truth and s.types_bound < truth  # optimal, but the quick bound cannot tell
+    lay = make_layout(pr, cand, None)
+    bt = chooser.block_types(cand, lay)
+
+    def score(tt):
+        x, raw = _with_cut(pr, cand, replace(lay, tensor_types=None if tt == bt.megatron else tt), evaluate_llm)
+        return x, (x.evaluation if x.fits else raw)
+
+    bound, fastest = refine_bound(chooser, cand, lay, s.step_time_s, score)
+    assert bound == truth and fastest.step_time_s == truth
