@@ -2,18 +2,18 @@
 
 Joint search over the degrees (t, p, d), the micro-batch, recompute and the ZeRO stage
 (``llm_space`` says what is enumerated), with, for each candidate, the tensor-level types of one
-transformer block (the better, by the evaluator, of Megatron's pattern and the pick of the exact
-block DP of ``llm_types``, whose model is the all-reduce form: under sequence parallelism the
-step model reduce-scatters, which the DP does not see, so the types are not proven optimal
-then) and the stage cuts (the step model's exact min-max cut; when it does not fit, the fastest
-cut that does, ``llm_cuts``). Every candidate that is looked at is scored by the one evaluator,
+transformer block (``llm_type_choice``: the exact minima of what the step model charges for them,
+``llm_types``, with a lower bound over every other assignment, ``Scored.types_bound``) and the
+stage cuts (the step model's exact min-max cut; when it does not fit, the fastest cut that does,
+``llm_cuts``). Every candidate that is looked at is scored by the one evaluator,
 ``core.llm_step.evaluate_llm``: nothing here computes a time or a memory of its own.
 
 Branch and bound over an explicit list: each candidate gets a lower bound of its step time and
 of its memory (``llm_bounds``, proven there); candidates whose memory bound exceeds the GPU's
 memory cannot fit and are dropped; the rest are scored in increasing order of their time bound
 until the bound reaches the best fitting step time found (then no unscored candidate can beat it).
-Status ``optimal`` when that happens; ``feasible`` with the bound and the gap when the time limit
+Status ``optimal`` when that happens and no scored candidate's types bound is below the best
+step (``_settle_types`` refines those that are); ``feasible`` with the bound and the gap when the time limit
 stops it first; ``infeasible`` when no candidate fits (the smallest memory seen is reported).
 """
 
@@ -30,6 +30,7 @@ from ..core.llm_calibration import efficiency_for
 from .llm_bounds import compute_floor_s, memory_floor_bytes, network_flops, time_bound_s
 from .llm_cuts import memory_cut
 from .llm_space import Candidate, LlmSpace, candidates
+from .llm_type_choice import TypeChooser, quick_bound, refine_bound
 
 RUNNERS_UP = 5  # "why not the others": this many other uniform layouts in the report
 EXTRA_FOR_REPORT = 8  # at most this many unscored (t, p) pairs are scored for that list (not for the proof)
@@ -43,6 +44,13 @@ class Scored:
     candidate: Candidate
     layout: object  # core.llm_step.LlmLayout
     evaluation: object  # core.llm_step.LlmEvaluation
+    types_bound: Fraction | None = None  # no block types make this candidate faster (None: it does not fit)
+    blocks_certified: bool = False  # every block and the head at their own least exchange (llm_types)
+
+    @property
+    def types_proven(self) -> bool:
+        """Its block types are proven the fastest for its layout (the step model's types: one per node of a block)."""
+        return self.types_bound is not None and self.types_bound == self.evaluation.step_time_s
 
     @property
     def step_time_s(self) -> Fraction:
@@ -71,6 +79,7 @@ class LlmSearchResult:
     floor_s: Fraction | None = None  # the step's compute at the calibrated efficiency (the time bounds' unit)
     evaluated: tuple[Scored, ...] = ()  # every candidate scored for the proof, in scoring order
     memory_bound_bytes: Fraction | None = None  # no layout of the space (any cut) needs less memory a GPU
+    types_searched: bool = False  # the block types were part of the space (else Megatron's pattern)
 
     @property
     def gap(self) -> Fraction | None:
@@ -109,7 +118,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
                     for i, c in enumerate(cands)),
                    key=lambda x: (x[0], x[2]))
     fitting = [k for k in keyed if not (prune and k[1] > capacity)]
-    types = _TypeChooser(problem, space)
+    types = TypeChooser(problem, space)
     best: Scored | None = None
     scored: list[Scored] = []
     pruned_time = unresolved = 0
@@ -128,41 +137,99 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
             best = s
         if progress is not None and n % 8 == 0:
             progress("searching layouts", n + 1, len(fitting))
+    if best is not None and space.search_types:
+        scored, best = _settle_types(problem, scored, best, types, evaluate, deadline)
+        best = _certify(problem, best, types)
     bound = None
     if best is None:
         status = Status.UNKNOWN if unresolved else Status.INFEASIBLE
-    elif unresolved:
-        status, bound = Status.FEASIBLE, min(best.step_time_s, fitting[len(fitting) - unresolved][0])
     else:
-        status, bound = Status.OPTIMAL, best.step_time_s
+        typed = min((s.types_bound for s in scored if s.types_bound is not None), default=best.step_time_s)
+        bound = min(best.step_time_s, typed, fitting[len(fitting) - unresolved][0] if unresolved else best.step_time_s)
+        status = Status.OPTIMAL if bound == best.step_time_s else Status.FEASIBLE
     smallest = min((x.evaluation.memory_bytes_per_accelerator for x in scored), default=None) if best is None else None
     extra = _report_extra(problem, keyed, scored, types, evaluate, deadline)
     return LlmSearchResult(status, best, bound, len(cands), len(scored), pruned_time, len(keyed) - len(fitting),
                            unresolved, capacity, smallest, runners_up(best, scored + extra),
                            time.perf_counter() - start, space, floor, tuple(scored),
-                           min((k[1] for k in keyed), default=None))
+                           min((k[1] for k in keyed), default=None), space.search_types)
 
 
 def _score(problem, cand: Candidate, types, evaluate) -> Scored:
-    """The candidate with the better (by the evaluator) of Megatron's block types and the block DP's
-    (``llm_types``: exact for exchanges without reduce-scatter, which sequence parallelism adds),
-    and the step model's min-max cut; when that does not fit, the fastest cut that does
-    (``llm_cuts.memory_cut``), if any."""
+    """The candidate with the fastest of its block types (``llm_type_choice``: the exact per-last-type
+    minima of ``llm_types``, each scored by the evaluator) and a lower bound over every other
+    assignment (``types_bound``)."""
     layout = make_layout(problem, cand, None)
-    s = Scored(cand, layout, evaluate(problem, layout))
-    chosen = types.choose(cand)
-    if chosen is not None:
-        other = Scored(cand, replace(layout, tensor_types=chosen), evaluate(problem, replace(layout, tensor_types=chosen)))
-        if (not other.fits, other.step_time_s) < (not s.fits, s.step_time_s):
-            layout, s = other.layout, other
-    if s.fits or cand.degrees.pipeline == 1 or cand.virtual > 1:
+    bt = types.block_types(cand, layout)
+    if bt is None:  # t = 1 (types split nothing: proven) or types not searched (Megatron's)
+        s, _raw = _with_cut(problem, cand, layout, evaluate)
+        one = cand.degrees.tensor == 1
+        return replace(s, types_bound=s.step_time_s if s.fits and one else None, blocks_certified=one)
+    tries = [_with_cut(problem, cand, lay, evaluate) for lay in types.options(bt, layout)]
+    s, _raw = min(tries, key=lambda x: (not x[0].fits, x[0].step_time_s))
+    if not s.fits:  # memory does not depend on the types, nor, when no cut fits, the cut
         return s
+    at_cuts = [x.evaluation if x.fits else raw for x, raw in tries]  # the least stage time over cuts that fit
+    return replace(s, types_bound=quick_bound(problem, cand, layout, s.step_time_s, at_cuts))
+
+
+def _certify(problem, best: Scored, types) -> Scored:
+    """The best plan with ``blocks_certified``: its last type's periodic optimum at the relaxation's
+    minimum (``llm_types.BlockTypes.blocks_certified``, whose relaxation is computed for it only);
+    t = 1 (nothing to certify) or types not searched: as scored."""
+    bt = types.block_types(best.candidate, best.layout)
+    if bt is None:
+        return best
+    return replace(best, blocks_certified=bt.blocks_certified((best.layout.tensor_types or bt.megatron)[-1]))
+
+
+def _with_cut(problem, cand: Candidate, layout, evaluate) -> tuple[Scored, object]:
+    """``layout`` with the step model's min-max cut; when that does not fit, the fastest cut that
+    does (``llm_cuts.memory_cut``), if any. Also the evaluation at the min-max cut."""
+    s = Scored(cand, layout, evaluate(problem, layout))
+    if s.fits or cand.degrees.pipeline == 1 or cand.virtual > 1:
+        return s, s.evaluation
     cut = memory_cut(problem, layout, s.evaluation.efficiency)
     if cut is None or cut == s.evaluation.stage_layers:
-        return s
+        return s, s.evaluation
     moved = replace(layout, stage_layers=cut)
     other = Scored(cand, moved, evaluate(problem, moved))
-    return other if other.fits else s
+    return (other if other.fits else s), s.evaluation
+
+
+def _settle_types(problem, scored: list[Scored], best: Scored, types, evaluate,
+                  deadline: float | None = None) -> tuple[list[Scored], Scored]:
+    """Candidates whose types bound is below the best step (plain 1F1B, whose cut moves with the
+    block's time): score every last type's least amount and bound the rest at the next distinct
+    amount (``llm_type_choice``); a faster plan found so becomes the best."""
+    out, done = list(scored), set()
+    changed = True
+    while changed:
+        changed = False
+        for i, s in enumerate(out):
+            if s.types_bound is None or s.types_bound >= best.step_time_s or i in done:
+                continue
+            if deadline is not None and time.perf_counter() > deadline:
+                return out, best  # the bounds left stand: the status says feasible, with the gap
+            done.add(i)
+            s = out[i] = _refine(problem, s, types, evaluate, best.step_time_s)
+            if s.fits and _better(s, best):
+                best, changed = s, True
+    return out, best
+
+
+def _refine(problem, s: Scored, types, evaluate, target: Fraction) -> Scored:
+    cand = s.candidate
+    layout = make_layout(problem, cand, None)
+    bt = types.block_types(cand, layout)
+
+    def score(tt):
+        x, raw = _with_cut(problem, cand, replace(layout, tensor_types=None if tt == bt.megatron else tt), evaluate)
+        return x, (x.evaluation if x.fits else raw)
+
+    bound, fastest = refine_bound(types, cand, layout, target, score)
+    top = fastest if fastest is not None and _better(fastest, s) else s
+    return replace(top, types_bound=min(bound, top.step_time_s))
 
 
 def expert_total(problem) -> int:
@@ -208,31 +275,12 @@ def _rank(s: Scored):
     return (0, ev.step_time_s, ev.memory_bytes_per_accelerator) if ev.fits else (1, ev.memory_bytes_per_accelerator, ev.step_time_s)
 
 
-class _TypeChooser:
-    """Tensor-level types of one block per candidate (memoised on what they depend on)."""
-
-    def __init__(self, problem, space: LlmSpace):
-        self.problem, self.space = problem, space
-        self.memo: dict = {}
-
-    def choose(self, cand: Candidate):
-        if not self.space.search_types or cand.degrees.tensor == 1 or self.problem.dims.moe:
-            return None  # a mixture of experts: Megatron's pattern (the nodes hold the routed work, not the weights)
-        m = cand.microbatches(self.problem.dims.batch)
-        key = (cand.degrees.tensor, cand.micro_batch, m + cand.fill())
-        if key not in self.memo:
-            from .llm_types import best_block_types
-
-            found = best_block_types(self.problem, *key)
-            self.memo[key] = None if found == self.megatron(cand.degrees.tensor) else found
-        return self.memo[key]
-
-    def megatron(self, t: int):
-        from ..core.llm_block import megatron_types
-
-        if "megatron" not in self.memo:
-            self.memo["megatron"] = megatron_types(self.problem.network, self.problem.dims.layers)
-        return self.memo["megatron"]
+def tensor_types_proven(result: LlmSearchResult) -> bool:
+    """The best plan's block types are proven the fastest for its layout (``Scored.types_proven``) and
+    every block and the head are at their own least exchange (``llm_types``' across-blocks
+    certificate), so no per-block choice of types is faster at any stage cut either."""
+    best = result.best
+    return best is not None and best.types_proven and best.blocks_certified
 
 
 def _better(a: Scored, b: Scored) -> bool:

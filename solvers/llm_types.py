@@ -1,54 +1,67 @@
-"""Per-node types of one transformer block at the tensor level: an exact DP over the block's nodes.
+"""Per-node types of one transformer block at the tensor level: an exact minimiser of what the step
+model charges for them.
 
-For a fixed layout (fan-out ``t``, micro-batch ``b``, ``m`` micro-batches, ``p`` stages) the types
-of a block change only its tensor-level exchanges: per micro-batch the activations (partial sums
-of types II/III, re-layouts on edges; charged in every stage slot, ``m + p - 1`` of them with the
-bubble) and per step the weights (type I's weight-gradient all-reduce). Every block has the same
-types, so the block's share of the step is
+What the types change in the step model (``core.llm_stage``): the tensor-level exchanges of a
+layer (``llm_stage.block_amounts``: ``llm_block.tensor_amounts`` of the template block with its
+lead, the previous block's last node, whose type is the block's last node's since every block
+takes the same types; reduce-scattered under sequence parallelism; the forward's exchanges
+once more under full recomputation) and of the head part (``llm_stage.post_amounts``, which
+depends on the last node's type only). Nothing else: the FLOPs and the memory do not depend on
+them. Type I on a matmul is never offered (below), so a block's types send no weights: its
+amount A is activations, per micro-batch, linear in the micro-batch (the minimiser works at
+micro-batch 1).
 
-    cost(types) = (m + p - 1) * activations(types, b) + weights(types)
-
-elements at the tensor level's bandwidth (one factor for both). The exchanges are a sum of one
-term per node (``comm.exchange_amount``) and one per edge (``comm.edge_amount``, forward and
-backward re-layout), with the k-way sizes of ``fanout.level_amounts`` at a single level; the edge
-from the previous block's last node (whose type is this block's last node's: the same types
-repeat) closes the cycle. The DP takes the nodes in order and keeps, per assignment of the nodes
-an edge still needs (the residual stream, at most two or three nodes), the cheapest prefix: exact,
-3 x 3^(frontier + 1) states a node instead of 3^nodes (7 nodes for a GPT block, 11 for LLaMA).
-Ties go to Megatron's pattern (``llm_block.megatron_types``), then to the first in type order.
-
-The model here is the all-reduce form (``fanout.level_amounts`` with ``reduce_scatter=False``).
-The step model, under sequence parallelism, reduce-scatters partial sums into the token-split
-stream where every consumer takes one split layout (``fanout.scatter_targets``: a choice that
-depends on a node's type and all its consumers'), and under full recomputation sends the
-forward's exchanges again; neither is in this objective. So the search
-(``llm_search._score``) scores the DP's pick and Megatron's pattern with the step model and keeps
-the faster: the block's types are then the better of two, not a proven optimum.
+The amount is a sum of terms (``llm_block.node_term``, ``llm_block.edge_term``: the same terms
+``fanout.level_terms`` sums): a node's own exchange, which under sequence parallelism depends on
+its type and on whether it may reduce-scatter (``fanout.scatter_targets``: on its consumers'
+types for an output partial sum, its producers' for an input error), and an edge's re-layout,
+which depends on both ends' types and both ends' scatter decisions. Each term has a scope: the
+nodes whose types it reads. The DP takes the block's nodes in order, with the lead's and the
+last node's types fixed (one run per last type l; the lead takes l, or is fixed with one
+layer), charges a term when the last node of its scope is assigned, and keeps, per assignment
+of the nodes that still appear in an uncharged term's scope, the ``k`` cheapest distinct
+prefix costs: exact, the ``k`` least distinct amounts over every assignment with last type l
+(``kbest``). tests/test_llm_types_proof.py checks it against enumerating every assignment
+through the step model's own ``block_amounts``.
 
 Types a node cannot take are left out: those its kind does not offer, type II at fan-out t when
 t does not divide the node's heads (``fanout.check_rows``' rule), and type I for a node with
 weights (a matmul): type I splits the batch and keeps the whole weight matrix on each of the t
 GPUs, while the step model's memory (``llm_memory.stage_memory``) divides every parameter by t;
 offering it would buy the cheap weight-only exchange of data parallelism without paying its
-memory. Joins (attention, residual adds, the SwiGLU product) hold no weights and take all three,
-except that the attention node takes type I only when t divides the micro-batch: with fewer
-samples than GPUs a batch split cuts a sample's sequence, and attention across the cut needs the
-keys and values of the other part, an exchange the model does not have (the residual adds, which
-work token by token, may split it: Megatron's sequence parallelism does). tests/test_llm_search.py checks
-the DP against enumerating every assignment through ``llm_block.tensor_amounts``.
+memory (the step model's memory would have to depend on the types, which it does not).
+Joins (attention, residual adds, the SwiGLU product) hold no weights and take all three, except
+that the attention node takes type I only when t divides the micro-batch: with fewer samples
+than GPUs a batch split cuts a sample's sequence, and attention across the cut needs the keys
+and values of the other part, an exchange the model does not have.
+
+Across blocks (``BlockTypes.relaxed``): every type-dependent term of the step is attributed to
+one block (its nodes' terms and the edges from the previous block's last node) or to the head
+part (the edge from the last block's last node). No term of a block reads the next block's
+types: only its last node (a residual add, which exchanges nothing: ``BlockModel`` checks both)
+feeds nodes outside it, so the lead is the only neighbour to free. A block's amount with its
+lead's type free is at least ``relaxed``; when the periodic optimum's block amount equals it
+and its last type also minimises the head's, every block and the head are at their own minimum
+at once, so no per-block choice of types sends less in any block, and, the step time being
+non-decreasing in every stage's time at a fixed cut, none is faster at any stage cut and
+schedule (``llm_type_choice`` says how the step model's own cut, which moves with the block's
+time, is covered).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 
-from ..core.comm import WHOLE, divided_sizes, edge_amount, exchange_amount
-from ..core.llm_block import block_parts, edge_types, megatron_types
+from ..core.fanout import scatter_target
+from ..core.llm_block import edge_term, megatron_types, node_term, subnetwork
+from ..core.llm_memory import Recompute
+from ..core.llm_stage import post_amounts, template_block
 from ..core.network import LayerKind
 from ..core.partition import PartitionType, Size
 
 TYPES = tuple(PartitionType)
-_W = Size.WEIGHTS.index
+_OUT, _IN = Size.F_OUT.index, Size.F_IN.index
 
 
 def allowed_types(layer, t: int, micro_batch: int) -> tuple[PartitionType, ...]:
@@ -67,101 +80,204 @@ def allowed_types(layer, t: int, micro_batch: int) -> tuple[PartitionType, ...]:
     return tuple(out)
 
 
-class BlockTables:
-    """Unary and pairwise exchange amounts (elements) of one block at fan-out t, micro-batch b."""
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """One assignment of the block's types and its amount A (elements a GPU sends at the tensor
+    level for one layer and one micro-batch of 1 sample; the recompute re-send included)."""
 
-    def __init__(self, network, layers: int, t: int, micro_batch: int):
-        parts = block_parts(network, layers)
-        rep = 1 if layers > 1 else 0
-        self.nodes = parts.blocks[rep]
-        pos = {k: j for j, k in enumerate(self.nodes)}
-        if layers > 1:
-            self.lead, self.lead_fixed = parts.blocks[0][-1], None
+    types: tuple[PartitionType, ...]
+    amount: Fraction
+
+
+class BlockModel:
+    """The template block as the step model charges it (``llm_stage.block_amounts``) at fan-out t,
+    micro-batch 1, split into terms with their scopes. Positions: 0 the lead, 1..n the block's nodes."""
+
+    def __init__(self, problem, t: int, attention_batch_split: bool, sequence_parallel: bool,
+                 recompute: Recompute, memo: dict | None = None):
+        net = problem.network
+        blk, lead, self.lead_fixed = template_block(problem)
+        if lead is None:
+            raise ValueError("the block minimiser needs a block with a producer in front (an embedding)")
+        inside = set(blk)
+        if any(v not in inside for u, v in net.edges if u in inside and u != blk[-1]):
+            raise ValueError("a block node other than the last feeds a node outside the block: "
+                             "its terms would read the next block's types")
+        self.sub = sub = subnetwork(net, blk, (), lead, 1)
+        self.n = len(blk)
+        self.t, self.sp, self.full = t, sequence_parallel, recompute is Recompute.FULL
+        b = t if attention_batch_split else 1  # only the attention node's type I reads it
+        self.allowed = tuple(allowed_types(x, t, b) for x in sub.layers)
+        self.megatron = tuple(megatron_types(net, problem.dims.layers))
+        if any(sub.layers[0].node_types.exchanged[ty.index] is not None for ty in self.lead_types()):
+            raise ValueError(f"the lead {sub.layers[0].name} exchanges partial sums")
+        cons: list[set[int]] = [set() for _ in sub.layers]
+        prods: list[set[int]] = [set() for _ in sub.layers]
+        for u, v in sub.edges:
+            cons[u].add(v)
+            prods[v].add(u)
+        self._scat_scope = []
+        for i, x in enumerate(sub.layers):
+            ex = {x.node_types.exchanged[ty.index] for ty in self.allowed[i]} if self.sp else set()
+            self._scat_scope.append(tuple(sorted({i} | (cons[i] if _OUT in ex else set())
+                                                 | (prods[i] if _IN in ex else set()))))
+        self.terms: list[tuple[tuple[int, ...], tuple]] = []  # (scope, ("node", i) | ("edge", e))
+        for i in range(1, self.n + 1):
+            self.terms.append((self._scat_scope[i], ("node", i)))
+        for e, (u, v) in enumerate(sub.edges):
+            self.terms.append((tuple(sorted(set(self._scat_scope[u]) | set(self._scat_scope[v]))), ("edge", e)))
+        self._memo: dict = {} if memo is None else memo  # may be shared by models of the same t, sp, recompute
+
+    def lead_types(self) -> tuple[PartitionType, ...]:
+        return (self.lead_fixed,) if self.lead_fixed is not None else self.allowed[0]
+
+    def _scatter(self, i: int, types: dict[int, PartitionType]):
+        if not self.sp:
+            return None
+        row = [types.get(j, PartitionType.III) for j in range(len(self.sub.layers))]  # only i's scope is read
+        return scatter_target(self.sub, row, i)
+
+    def term(self, k: int, types: dict[int, PartitionType]) -> Fraction:
+        """Term ``k`` under ``types`` (a type for every position of its scope): activations (with the
+        forward's again under full recomputation); weights must be 0 (no type I matmul)."""
+        scope, (kind, i) = self.terms[k]
+        key = (k, scope, tuple(types[j] for j in scope))
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        if kind == "node":
+            a = node_term(self.sub, i, types[i], self.t, 1, self._scatter(i, types))
         else:
-            pre, _post = edge_types(network, parts)
-            self.lead, self.lead_fixed = (parts.pre[-1], pre[-1]) if parts.pre else (None, None)
-        L = network.layers
-        self.allowed = [allowed_types(L[k], t, micro_batch) for k in self.nodes]
-        self.unary: list[dict[PartitionType, tuple[Fraction, Fraction]]] = []
-        for k, allowed in zip(self.nodes, self.allowed):
-            sizes = divided_sizes(L[k], micro_batch, WHOLE)
-            row = {}
-            for ty in allowed:
-                a = exchange_amount(L[k], ty, sizes, t)
-                is_w = L[k].node_types.exchanged[ty.index] == _W
-                row[ty] = (Fraction(0), a) if is_w else (a, Fraction(0))
-            self.unary.append(row)
-        # edges into the block's nodes: (producer position, -1 for the lead; consumer position; table)
-        self.edges: list[tuple[int, int, dict]] = []
-        for e, (u, v) in enumerate(network.edges):
-            if v not in pos or (u not in pos and u != self.lead):
-                continue
-            pu = pos.get(u, -1)
-            f_in = divided_sizes(L[v], micro_batch, WHOLE).f_in
-            prod_types = self.allowed[pu] if pu >= 0 else (self._lead_types())
-            table = {(a, b): edge_amount(L[u].node_types, a, L[v].node_types, b, f_in, network.edge_shares[e], t)
-                     for a in prod_types for b in self.allowed[pos[v]]}
-            self.edges.append((pu, pos[v], table))
-        self.megatron = megatron_types(network, layers)
+            u, v = self.sub.edges[i]
+            a = edge_term(self.sub, i, types[u], types[v], self.t, 1, self._scatter(u, types), self._scatter(v, types))
+        if a.weights:
+            raise ValueError("a block's types send weights: the minimiser assumes none (no type I matmul)")
+        x = self._memo[key] = a.activations + (a.forward if self.full else 0)
+        return x
 
-    def _lead_types(self) -> tuple[PartitionType, ...]:
-        return (self.lead_fixed,) if self.lead_fixed is not None else self.allowed[-1]
-
-    def amounts(self, types) -> tuple[Fraction, Fraction]:
-        """(activations, weights) of ``types`` (the lead takes the last node's type, or its fixed one)."""
-        lead_t = self.lead_fixed if self.lead_fixed is not None else types[-1]
-        act = w = Fraction(0)
-        for j, ty in enumerate(types):
-            a, b = self.unary[j][ty]
-            act, w = act + a, w + b
-        for pu, pv, table in self.edges:
-            act += table[(types[pu] if pu >= 0 else lead_t, types[pv])]
-        return act, w
+    def amount(self, types: tuple[PartitionType, ...], lead: PartitionType | None = None) -> Fraction:
+        """The block's amount under ``types`` (positions 1..n), the lead of type ``lead`` (default:
+        the fixed one, else the last node's)."""
+        lead = lead or self.lead_fixed or types[-1]
+        full = {0: lead, **{j + 1: ty for j, ty in enumerate(types)}}
+        return sum((self.term(k, full) for k in range(len(self.terms))), Fraction(0))
 
 
-def best_types(tables: BlockTables, act_weight: int | Fraction, w_weight: int | Fraction = 1):
-    """(types, cost) minimising act_weight * activations + w_weight * weights over every assignment."""
-    n = len(tables.nodes)
-    last_use = [-1] * n
-    into: list[list[tuple[int, dict]]] = [[] for _ in range(n)]
-    for pu, pv, table in tables.edges:
-        into[pv].append((pu, table))
-        if pu >= 0:
-            last_use[pu] = max(last_use[pu], pv)
-    best = None
-    for lead_t in tables._lead_types():
-        states = {(): (Fraction(0), ())}
-        for j in range(n):
-            nxt: dict = {}
-            for cost, assign in states.values():
-                for ty in tables.allowed[j]:
-                    if tables.lead_fixed is None and j == n - 1 and ty is not lead_t:
-                        continue
-                    a, w = tables.unary[j][ty]
-                    c = cost + act_weight * a + w_weight * w
-                    for pu, table in into[j]:
-                        c += act_weight * table[(assign[pu] if pu >= 0 else lead_t, ty)]
-                    new = assign + (ty,)
-                    key = tuple((i, new[i]) for i in range(j + 1) if last_use[i] > j)
-                    if key not in nxt or (c, _order(new)) < (nxt[key][0], _order(nxt[key][1])):
-                        nxt[key] = (c, new)
-            states = nxt
-        for cost, assign in states.values():
-            if best is None or (cost, _order(assign)) < (best[1], _order(best[0])):
-                best = (assign, cost)
-    mega = tuple(tables.megatron)
-    if all(ty in allowed for ty, allowed in zip(mega, tables.allowed)):
-        a, w = tables.amounts(mega)
-        if act_weight * a + w_weight * w <= best[1]:
-            return mega, act_weight * a + w_weight * w
-    return best
+def kbest(model: BlockModel, last: PartitionType, lead: PartitionType | None = None, k: int = 2) -> list[Pick]:
+    """The ``k`` least distinct amounts over every assignment whose last node takes ``last`` (the lead
+    ``lead``; default the fixed one, else ``last``: the same types in every block), one assignment
+    each (on a tie Megatron's pattern, else the first in type order), cheapest first."""
+    n = model.n
+    fixed = {0: lead or model.lead_fixed or last, n: last}
+    free = [i for i in range(1, n + 1) if i not in fixed]
+    charge: dict[int | None, list[int]] = {}
+    for kk, (scope, _) in enumerate(model.terms):
+        f = [j for j in scope if j not in fixed]
+        charge.setdefault(max(f) if f else None, []).append(kk)
+    last_need = {}
+    for scope, _ in model.terms:
+        f = [j for j in scope if j not in fixed]
+        for j in f:
+            last_need[j] = max(last_need.get(j, j), max(f))
+    base = sum((model.term(kk, fixed) for kk in charge.get(None, ())), Fraction(0))
+    states: dict[tuple, list[tuple[Fraction, tuple]]] = {(): [(base, ())]}
+    live: list[int] = []
+    for idx, j in enumerate(free):
+        nxt_live = [i for i in live + [j] if last_need.get(i, i) > j]
+        nxt: dict[tuple, list[tuple[Fraction, tuple]]] = {}
+        for key, lst in states.items():
+            known = dict(fixed)
+            known.update(zip(live, key))
+            for ty in model.allowed[j]:
+                known[j] = ty
+                add = sum((model.term(kk, known) for kk in charge.get(j, ())), Fraction(0))
+                nk = tuple(known[i] for i in nxt_live)
+                bucket = nxt.setdefault(nk, [])
+                bucket.extend((c + add, assign + (ty,)) for c, assign in lst)
+        states = {key: _keep(lst, k) for key, lst in nxt.items()}
+        live = nxt_live
+    picks = _keep([x for lst in states.values() for x in lst], k)
+    out = []
+    for c, assign in picks:
+        full = dict(zip(free, assign))
+        full.update(fixed)
+        out.append(Pick(tuple(full[i] for i in range(1, n + 1)), c))
+    mega = model.megatron
+    if out and mega[-1] is last and all(ty in model.allowed[i + 1] for i, ty in enumerate(mega)) \
+            and model.amount(mega, fixed[0]) == out[0].amount:
+        out[0] = Pick(mega, out[0].amount)
+    return out
 
 
-def _order(types) -> tuple[int, ...]:
-    return tuple(ty.index for ty in types)
+def _keep(lst: list[tuple[Fraction, tuple]], k: int) -> list[tuple[Fraction, tuple]]:
+    """The ``k`` least distinct costs of ``lst``, each with its first assignment in type order."""
+    lst.sort(key=lambda x: (x[0], tuple(t.index for t in x[1])))
+    out: list[tuple[Fraction, tuple]] = []
+    for c, a in lst:
+        if out and out[-1][0] == c:
+            continue
+        out.append((c, a))
+        if len(out) == k:
+            break
+    return out
 
 
-def best_block_types(problem, t: int, micro_batch: int, slots) -> tuple[PartitionType, ...]:
-    """The block's cheapest types at fan-out ``t``, micro-batch ``micro_batch``, ``slots`` = m + (p - 1)/v."""
-    tables = BlockTables(problem.network, problem.dims.layers, t, micro_batch)
-    return best_types(tables, slots)[0]
+@dataclass(frozen=True, slots=True)
+class LastTypeOption:
+    """The block's cheapest types with last node of type ``last``; ``second``: the next distinct
+    amount (None: no other); ``post``: the head part's amount (micro-batch 1) after ``last``."""
+
+    last: PartitionType
+    best: Pick
+    second: Pick | None
+    post: Fraction
+
+
+class BlockTypes:
+    """Everything the search needs about one (t, attention batch split, sequence parallel, recompute):
+    ``options``, one per last type the block's last node takes; ``megatron``, Megatron's pattern
+    (what ``tensor_types=None`` means); ``relaxed``, the block's least amount with its lead's type
+    free (any last type), computed when first asked for."""
+
+    def __init__(self, options: tuple[LastTypeOption, ...], megatron: tuple[PartitionType, ...],
+                 model: BlockModel | None = None, relaxed: Fraction | None = None):
+        self.options, self.megatron, self._model, self._relaxed = options, megatron, model, relaxed
+
+    @property
+    def relaxed(self) -> Fraction:
+        if self._relaxed is None:
+            m = self._model
+            self._relaxed = min(kbest(m, last, lead, k=1)[0].amount for last in m.allowed[m.n] for lead in m.lead_types())
+        return self._relaxed
+
+    def pareto(self) -> tuple[LastTypeOption, ...]:
+        """The options no other beats on both the block's amount and the head's (at a fixed cut and
+        schedule the step is non-decreasing in both, so one of these is fastest)."""
+        out: list[LastTypeOption] = []
+        for o in self.options:
+            if not any(p.best.amount <= o.best.amount and p.post <= o.post
+                       and (p.best.amount < o.best.amount or p.post < o.post) for p in self.options) \
+                    and not any(p.best.amount == o.best.amount and p.post == o.post for p in out):
+                out.append(o)
+        return tuple(out)
+
+    def blocks_certified(self, last: PartitionType) -> bool:
+        """Every block and the head at their own minimum (lead free) with the periodic option ``last``."""
+        o = next(x for x in self.options if x.last is last)
+        return o.best.amount == self.relaxed and o.post == min(x.post for x in self.options)
+
+
+def block_types(problem, t: int, attention_batch_split: bool, sequence_parallel: bool,
+                recompute: Recompute, memo: dict | None = None) -> BlockTypes:
+    """The exact per-last-type minima of the block's amount, the relaxation's minimum (when asked
+    for), the head's amounts; ``memo``: term values shared with models of the same t, sequence
+    parallelism and recompute."""
+    model = BlockModel(problem, t, attention_batch_split, sequence_parallel, recompute, memo)
+    options = []
+    for last in model.allowed[model.n]:
+        picks = kbest(model, last)
+        if not picks:
+            continue
+        post = post_amounts(problem, last, t, 1, sequence_parallel).activations
+        options.append(LastTypeOption(last, picks[0], picks[1] if len(picks) > 1 else None, post))
+    return BlockTypes(tuple(options), model.megatron, model)

@@ -3,14 +3,12 @@ search against exhaustive scoring, and the report's helpers."""
 
 from __future__ import annotations
 
-import itertools
 import random
 from fractions import Fraction
 
 import pytest
 
 from explorer.core.errors import SpecError
-from explorer.core.llm_block import block_parts, megatron_types, tensor_amounts
 from explorer.core.llm_memory import Recompute, ZeroStage
 from explorer.frontends import load_cluster
 from explorer.frontends.transformer_problem import llm_problem
@@ -18,7 +16,6 @@ from explorer.frontends.transformer_source import load_transformer
 from explorer.app.llm_options import parse_degrees, parse_request
 from explorer.app.llm_report import stage_lines
 from explorer.solvers.llm_space import Degrees, LlmSpace, candidates, degree_triples, micro_batches, virtual_stages
-from explorer.solvers.llm_types import BlockTables, best_types
 
 
 def problem(model: str, gpus: int, batch: int | None = None, seq: int | None = None, cluster: str = "dgx-a100"):
@@ -93,50 +90,6 @@ def test_zero3_layout_refuses_tensor_and_pipeline():
         parse_request("gpt3-1.7b", "dgx-a100", None, None, None, "zero3", "tensor=8,data=2", None, None, None, None)
     req = parse_request("gpt3-1.7b", "dgx-a100", None, None, None, "zero3", None, None, None, None, None)
     assert (req.tensor, req.pipeline, req.data, req.zero) == (1, 1, None, ZeroStage.ZERO3)
-
-
-# ---- the block-type DP ---------------------------------------------------------------------
-
-@pytest.mark.parametrize("t, b, slots", [(2, 1, 1), (4, 2, 7), (8, 1, 100), (8, 4, 3)])
-def test_block_dp_equals_enumeration(t, b, slots):
-    """The DP's cost is the minimum over every assignment of the block's 7 GPT nodes, each scored by
-    llm_block.tensor_amounts (fanout.level_amounts of the block with its lead)."""
-    p = problem("gpt3-1.7b", 16)
-    net, L = p.network, p.dims.layers
-    parts = block_parts(net, L)
-    tables = BlockTables(net, L, t, b)
-    types, cost = best_types(tables, slots)
-    best = None
-    for combo in itertools.product(*tables.allowed):
-        a = tensor_amounts(net, parts.blocks[1], combo, t, b, lead=parts.blocks[0][-1], lead_type=combo[-1])
-        c = slots * a.activations + a.weights
-        best = c if best is None else min(best, c)
-    assert cost == best
-    a = tensor_amounts(net, parts.blocks[1], types, t, b, lead=parts.blocks[0][-1], lead_type=types[-1])
-    assert slots * a.activations + a.weights == cost
-
-
-def test_block_dp_llama_matches_tensor_amounts_and_beats_megatron():
-    p = problem("llama3-8b", 16)
-    net, L = p.network, p.dims.layers
-    parts = block_parts(net, L)
-    tables = BlockTables(net, L, 8, 1)
-    types, cost = best_types(tables, 5)
-    mega = megatron_types(net, L)
-    for combo in (types, mega):
-        a = tensor_amounts(net, parts.blocks[1], combo, 8, 1, lead=parts.blocks[0][-1], lead_type=combo[-1])
-        assert tables.amounts(combo) == (a.activations, a.weights)
-    am, wm = tables.amounts(mega)
-    assert cost <= 5 * am + wm
-
-
-def test_block_dp_ties_go_to_megatron():
-    """A zero weight on the activations makes every assignment without a type-I matmul (no weight
-    exchange) cost 0; of those ties, Megatron's pattern is returned."""
-    p = problem("gpt3-1.7b", 16)
-    tables = BlockTables(p.network, p.dims.layers, 4, 1)
-    types, cost = best_types(tables, 0)
-    assert cost == 0 and types == megatron_types(p.network, p.dims.layers)
 
 
 # ---- report helpers --------------------------------------------------------------------------

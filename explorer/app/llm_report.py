@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core.solution import Status
 from ..core.units import safe_float
-from ..solvers.llm_search import LlmSearchResult, Scored
+from ..solvers.llm_search import LlmSearchResult, Scored, tensor_types_proven
 from ..solvers.llm_space import MAX_MICRO_BATCH
 from .render import fmt_seconds
 from .results import exact_number
@@ -167,13 +167,25 @@ def _types(s: Scored, report: LlmReport) -> tuple[str, ...]:
 def _types_origin(report: LlmReport, best: Scored) -> str:
     if best.candidate.degrees.tensor == 1:
         return "no tensor parallelism: the types split nothing"
-    mega = best.layout.tensor_types is None
-    if report.mode != "search":
+    if report.mode != "search" or not report.result.types_searched:
         return "Megatron's"
-    if report.experts:  # llm_search: the block DP is not run on a mixture of experts
+    if report.experts:  # llm_search: the block types are not searched on a mixture of experts
         return "Megatron's: a mixture of experts' block is not searched (its nodes hold the routed work, not the experts' weights)"
-    return ("searched: Megatron's pattern, as fast as or faster than the block DP's pick" if mega
-            else "searched: the block DP's pick, faster than Megatron's pattern")
+    mega = "Megatron's pattern" if best.layout.tensor_types is None else "not Megatron's pattern"
+    if tensor_types_proven(report.result):
+        return f"searched, proven fastest: {mega}"
+    return f"searched, not proven: {mega}"
+
+
+def _types_words(report: LlmReport) -> str:
+    r = report.result
+    if report.experts:
+        return "its tensor-level block types: Megatron's"
+    if tensor_types_proven(r):
+        return "its tensor-level block types: proven"
+    if r.best is not None and r.best.types_proven:
+        return "its tensor-level block types: proven with the same types in every block, not across blocks"
+    return "its tensor-level block types: not proven"
 
 
 def _status_line(report: LlmReport) -> str:
@@ -184,12 +196,11 @@ def _status_line(report: LlmReport) -> str:
         return (f"status: optimal over the given layout's {r.candidates:,} variant{'s' if r.candidates != 1 else ''} "
                 f"(micro-batch, recompute, ZeRO stage as asked; {r.scored:,} scored), wall {r.wall_s:.1f} s")
     if r.status is Status.OPTIMAL:
-        return (f"status: optimal over the layouts (proven over {counts}), wall {r.wall_s:.1f} s; "
-                + ("its tensor-level block types: Megatron's" if report.experts else
-                   "its tensor-level block types: the better of two, not proven"))
+        return f"status: optimal over the layouts (proven over {counts}), wall {r.wall_s:.1f} s; {_types_words(report)}"
     if r.status is Status.FEASIBLE:
-        return (f"status: feasible, bound {fmt_seconds(r.bound_s)}, gap {pct(r.gap)} ({counts}, {r.unresolved:,} "
-                f"left at the time limit), wall {r.wall_s:.1f} s")
+        left = (f"{r.unresolved:,} left at the time limit" if r.unresolved
+                 else "the block types of a layout bounded, not settled")
+        return f"status: feasible, bound {fmt_seconds(r.bound_s)}, gap {pct(r.gap)} ({counts}, {left}), wall {r.wall_s:.1f} s"
     if r.status is Status.INFEASIBLE:
         least = "" if r.smallest_memory_bytes is None else f"; the least seen needs {gib(r.smallest_memory_bytes)}"
         floor = "" if r.memory_bound_bytes is None else f"; every layout needs at least {gib(r.memory_bound_bytes)}"
@@ -322,9 +333,12 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
                    **({"experts": report.experts, "top_k": report.top_k} if report.experts else {})},
         "status": r.status.value, "gap": None if r.gap is None else exact_decimal(r.gap),
         # what "optimal" covers: every (t, p, d, micro-batch, schedule, recompute, ZeRO) scored or pruned by a
-        # proven bound; the block's tensor-level types are the better of the block DP's pick and Megatron's
-        "optimal_over": f"layouts: t, p, d, {'e, ' if report.experts else ''}micro-batch, schedule, recompute, ZeRO stage, stage cut",
-        "tensor_types_proven": False,
+        # proven bound, each with its fastest block types (llm_search.Scored.types_bound); tensor_types_proven:
+        # the plan's types proven and every block at its own least exchange (llm_search.tensor_types_proven)
+        "optimal_over": (f"layouts: t, p, d, {'e, ' if report.experts else ''}micro-batch, schedule, recompute, "
+                         "ZeRO stage, stage cut"
+                         + (", tensor-level block types" if r.types_searched and not report.experts else "")),
+        "tensor_types_proven": tensor_types_proven(r) and not report.experts,
         "bound": None if r.bound_s is None else exact_decimal(r.bound_s),
         "memory_capacity_bytes": exact_decimal(r.capacity_bytes),
         "search": {"candidates": r.candidates, "scored": r.scored, "pruned_time": r.pruned_time,

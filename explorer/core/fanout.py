@@ -54,7 +54,7 @@ _W = Size.WEIGHTS.index
 
 __all__ = ["LevelAmounts", "LevelTerms", "allreduce_fraction", "check_rows", "level_amounts",
            "level_amounts_rational", "level_terms", "node_inter_fraction", "reduce_scatter_fraction",
-           "relayout_fraction", "scatter_targets", "scattered_layouts"]
+           "relayout_fraction", "scatter_target", "scatter_targets", "scattered_layouts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +138,12 @@ def scatter_targets(network: Network, row: Sequence[PartitionType]) -> tuple[Lay
     consumers needing different layouts: None. Type I's weight gradient is never scattered."""
     facts = _facts(network)
     return tuple(_target(facts, row, n) for n in range(len(facts.kinds)))
+
+
+def scatter_target(network: Network, row: Sequence[PartitionType], n: int) -> Layout | None:
+    """``scatter_targets(network, row)[n]`` alone: it reads the types of node n, of its consumers
+    (an output partial sum) or of its producers (an input error) only."""
+    return _target(_facts(network), row, n)
 
 
 _F_OUT, _F_IN = Size.F_OUT.index, Size.F_IN.index

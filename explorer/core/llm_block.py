@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .network import Layer, LayerKind, Network
-from .partition import PartitionType, Size, inter_fractions, scattered_layouts
+from .comm import WHOLE, divided_sizes, edge_amount, exchange_amount
+from .partition import Layout, PartitionType, Size, inter_fractions, scattered_layouts
 
 I, II, III = PartitionType.I, PartitionType.II, PartitionType.III
 
@@ -170,25 +171,50 @@ class TensorAmounts:
     forward: Fraction = Fraction(0)
 
 
+def node_term(sub: Network, n: int, ty: PartitionType, t: int, micro_batch: int,
+              scatter: Layout | None = None) -> TensorAmounts:
+    """Node ``n``'s own exchange at one tensor level of fan-out t (``comm.exchange_amount``, as
+    ``fanout.level_terms``' intra term), reduce-scattered when ``scatter`` (its
+    ``fanout.scatter_targets`` entry) is not None: activations (with their forward part, type II's
+    output partial sums F_{l+1}) or weights (type I's weight gradient)."""
+    node = sub.layers[n]
+    i = node.node_types.exchanged[ty.index]
+    if i is None:
+        return TensorAmounts(Fraction(0), Fraction(0))
+    x = exchange_amount(node, ty, divided_sizes(node, micro_batch, WHOLE), t, scatter=scatter is not None)
+    if i == Size.WEIGHTS.index:
+        return TensorAmounts(Fraction(0), x)
+    return TensorAmounts(x, Fraction(0), x if i == Size.F_OUT.index else Fraction(0))
+
+
+def edge_term(sub: Network, e: int, prev: PartitionType, nxt: PartitionType, t: int, micro_batch: int,
+              producer_scatter: Layout | None = None, consumer_scatter: Layout | None = None) -> TensorAmounts:
+    """Edge ``e``'s forward + backward re-layout (``comm.edge_amount``, as ``fanout.level_terms``'
+    inter term) with its forward part (``partition.inter_fractions(...).f`` of the total), the
+    producer of type ``prev``, the consumer of type ``nxt``, their reduce-scatters as given."""
+    u, v = sub.edges[e]
+    pu, pv = sub.layers[u].node_types, sub.layers[v].node_types
+    f_in = divided_sizes(sub.layers[v], micro_batch, WHOLE).f_in
+    x = edge_amount(pu, prev, pv, nxt, f_in, sub.edge_shares[e], t, producer_scatter, consumer_scatter)
+    if not x:
+        return TensorAmounts(Fraction(0), Fraction(0))
+    c = inter_fractions(scattered_layouts(pu, prev, producer_scatter), scattered_layouts(pv, nxt, consumer_scatter), t)
+    return TensorAmounts(x, Fraction(0), x * c.f / c.total)
+
+
 def _amounts(sub: Network, row, t: int, micro_batch: int, reduce_scatter: bool = False) -> TensorAmounts:
     """``fanout.level_amounts`` of ``sub`` at one level of fan-out t, with its forward part from
-    the same terms (``fanout.level_terms``): the exchanges of output partial sums (type II's
-    F_{l+1}) and each edge's forward re-layout (``partition.inter_fractions(...).f`` of the
+    the same terms (``node_term``, ``edge_term``): the exchanges of output partial sums (type
+    II's F_{l+1}) and each edge's forward re-layout (``partition.inter_fractions(...).f`` of the
     edge's forward + backward term). ``reduce_scatter``: as ``fanout.level_amounts``."""
-    from .fanout import level_amounts, level_terms, scatter_targets
+    from .fanout import level_amounts, scatter_targets
 
     row = tuple(row)
     (a,) = level_amounts(sub, micro_batch, (t,), (row,), reduce_scatter=reduce_scatter)
-    (terms,) = level_terms(sub, micro_batch, (t,), (row,), reduce_scatter=reduce_scatter)
     scat = scatter_targets(sub, row) if reduce_scatter else (None,) * len(row)
-    out_index = Size.F_OUT.index
-    forward = sum((x for node, ty, x in zip(sub.layers, row, terms.intra)
-                   if node.node_types.exchanged[ty.index] == out_index), Fraction(0))
-    for (u, v), x in zip(sub.edges, terms.inter):
-        c = inter_fractions(scattered_layouts(sub.layers[u].node_types, row[u], scat[u]),
-                            scattered_layouts(sub.layers[v].node_types, row[v], scat[v]), t)
-        if c.total:
-            forward += x * c.f / c.total
+    forward = sum((node_term(sub, n, ty, t, micro_batch, scat[n]).forward for n, ty in enumerate(row)), Fraction(0))
+    for e, (u, v) in enumerate(sub.edges):
+        forward += edge_term(sub, e, row[u], row[v], t, micro_batch, scat[u], scat[v]).forward
     return TensorAmounts(Fraction(a.activations), Fraction(a.weights), forward)
 
 

@@ -135,6 +135,46 @@ def part_costs(problem: LlmProblem, layout: LlmLayout, micro_batch: int | None =
     return parts
 
 
+def template_block(problem: LlmProblem) -> tuple[tuple[int, ...], int | None, PartitionType | None]:
+    """The block the step model charges for every layer (its nodes, its lead, the lead's type when
+    fixed): block 1 fed by block 0's last node (a residual add), whose type is the block's last
+    node's (the same types repeat: ``None`` here); with one layer, block 0 fed by the embedding's
+    last node with its Megatron type (``llm_block.edge_types``)."""
+    net, dims = problem.network, problem.dims
+    parts = block_parts(net, dims.layers)
+    if dims.layers > 1:
+        return parts.blocks[1], parts.blocks[0][-1], None
+    pre_t, _post_t = edge_types(net, parts)
+    return parts.blocks[0], (parts.pre[-1] if parts.pre else None), (pre_t[-1] if parts.pre else None)
+
+
+def block_amounts(problem: LlmProblem, types: tuple[PartitionType, ...], t: int, micro_batch: int,
+                  sequence_parallel: bool, recompute: Recompute) -> TensorAmounts:
+    """What one GPU sends at the tensor level for one layer and one micro-batch (``template_block``,
+    ``llm_block.tensor_amounts``, reduce-scattered under sequence parallelism); under full
+    recomputation the forward's exchanges once more (in ``activations``)."""
+    blk, lead, lead_fixed = template_block(problem)
+    lead_t = lead_fixed if lead_fixed is not None or lead is None else types[-1]
+    amounts = tensor_amounts(problem.network, blk, types, t, micro_batch, lead, lead_t,
+                             reduce_scatter=sequence_parallel)
+    if recompute is Recompute.FULL:  # the recompute forward sends the forward's exchanges again
+        amounts = TensorAmounts(amounts.activations + amounts.forward, amounts.weights, amounts.forward)
+    return amounts
+
+
+def post_amounts(problem: LlmProblem, last_type: PartitionType, t: int, micro_batch: int,
+                 sequence_parallel: bool) -> TensorAmounts:
+    """What one GPU sends at the tensor level for the part after the last block (final norm, head;
+    a tied head's logit layer as an explicit fc node of type III) for one micro-batch, fed by the
+    last block's last node of type ``last_type``."""
+    net, dims = problem.network, problem.dims
+    parts = block_parts(net, dims.layers)
+    _pre_t, post_t = edge_types(net, parts)
+    head = (tied_head(net, dims.hidden, dims.vocab),) if dims.tied_head else ()
+    return tensor_amounts(net, parts.post, post_t, t, micro_batch, parts.blocks[-1][-1], last_type, head,
+                          (PartitionType.III,) * len(head), reduce_scatter=sequence_parallel)
+
+
 def _part_costs(problem: LlmProblem, layout: LlmLayout, b: int) -> Parts:
     net, dims = problem.network, problem.dims
     t = layout.parallelism.tensor
@@ -143,12 +183,9 @@ def _part_costs(problem: LlmProblem, layout: LlmLayout, b: int) -> Parts:
     if len(types) != parts.block_len:
         raise ValueError(f"tensor_types: one type per node of a block ({parts.block_len}), got {len(types)}")
     bw = problem.cluster.bandwidth_Bps(t) if t > 1 else Fraction(1)
-    pre_t, post_t = edge_types(net, parts)
+    pre_t, _post_t = edge_types(net, parts)
     head = (tied_head(net, dims.hidden, dims.vocab),) if dims.tied_head else ()
-    two = dims.layers > 1  # the template block: block 1, fed by block 0's last node (a residual add)
-    blk = parts.blocks[1] if two else parts.blocks[0]
-    lead = parts.blocks[0][-1] if two else (parts.pre[-1] if parts.pre else None)
-    lead_t = types[-1] if two else (pre_t[-1] if parts.pre else None)
+    blk, _lead, _lead_fixed = template_block(problem)
     nodes = tuple(net.layers[k] for k in blk)
     flop_nodes = nodes + router_layer(problem)  # the router's FLOPs (its exchanges: none, it is replicated)
 
@@ -156,18 +193,14 @@ def _part_costs(problem: LlmProblem, layout: LlmLayout, b: int) -> Parts:
         return PartCost(flops, amounts.activations * BYTES / bw + extra_s, amounts.weights * BYTES / bw)
 
     sp = layout.parallelism.sequence_parallel  # reduce-scatters into the token-split stream (fanout.level_amounts)
-    amounts = tensor_amounts(net, blk, types, t, b, lead, lead_t, reduce_scatter=sp)
-    if layout.recompute is Recompute.FULL:  # the recompute forward sends the forward's exchanges again
-        amounts = TensorAmounts(amounts.activations + amounts.forward, amounts.weights, amounts.forward)
+    amounts = block_amounts(problem, types, t, b, sp, layout.recompute)
     at_b = replace(layout, micro_batch=b)  # a mixture of experts: the all-to-alls, and the routed copies' tensor exchanges
     block = cost(sum(training_flops(x, b) for x in flop_nodes) + recompute_forward(flop_nodes, b, layout.recompute),
                  amounts, alltoall_seconds(problem, at_b) + routed_tensor_elements(problem, at_b) * BYTES / bw)
     pre = cost(sum(training_flops(net.layers[k], b) for k in parts.pre),
                tensor_amounts(net, parts.pre, pre_t, t, b, reduce_scatter=sp))
     post_nodes = tuple(net.layers[k] for k in parts.post) + head
-    post = cost(sum(training_flops(x, b) for x in post_nodes),
-                tensor_amounts(net, parts.post, post_t, t, b, parts.blocks[-1][-1], types[-1], head,
-                               (PartitionType.III,) * len(head), reduce_scatter=sp))
+    post = cost(sum(training_flops(x, b) for x in post_nodes), post_amounts(problem, types[-1], t, b, sp))
     return Parts(block, pre, post, flop_nodes, post_nodes)
 
 
