@@ -190,7 +190,7 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
     if pairs > max_states:
-        raise Refused(f"exact (uneven splits): {pairs} column pairs, more than {max_states}")
+        raise Refused(f"exact (uneven splits): {pairs:,} column pairs, more than {max_states:,}")
     lay = costs.layout
     limits = [(p, math.floor(most * costs.unit)) for p, most in _limits(array, lay, rules)]  # in units
     traffic = rules.objective is Objective.TRAFFIC  # compute does not count: keep it out of dominance
@@ -216,9 +216,10 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                 new[cv] = front
             kept += len(front)
             if kept > max_states:
-                raise Refused(f"exact (uneven splits): more than {max_states} Pareto states")
+                raise Refused(f"exact (uneven splits): more than {max_states:,} Pareto states")
             if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
-                raise Refused(f"exact (uneven splits): no proof within {time_limit_s:g} s ({kept} Pareto states)")
+                return split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, kept,
+                                      objective=rules.objective)  # the time limit: no plan, no proof
         fronts = new
     best = None
     for items in fronts.values():
@@ -386,10 +387,10 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
         return split_solution("cpsat", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
                               objective=rules.objective)
     if sum(len(c) for c in columns) > max_columns:
-        raise Refused(f"cpsat (uneven splits): more than {max_columns} columns")
+        raise Refused(f"cpsat (uneven splits): {sum(len(c) for c in columns):,} columns, more than {max_columns:,}")
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
     if pairs > max_pairs:  # one Boolean and one exact amount vector per pair: minutes beyond this
-        raise Refused(f"cpsat (uneven splits): {pairs} column pairs, more than {max_pairs}")
+        raise Refused(f"cpsat (uneven splits): {pairs:,} column pairs, more than {max_pairs:,}")
     own, edge, scale, ints, rate = _scaled_amounts(array, costs, columns, rules)
     m = cp_model.CpModel()
     x, y = _column_booleans(m, columns, edge)

@@ -126,3 +126,28 @@ def test_a_heuristic_split_plan_that_breaks_memory_is_labelled_infeasible(tmp_pa
     code, out, err = run_cli(["--split", "search", "--model", "sfc", "--array", str(path), "--space", "accpar",
                               "--memory", "0.01"], capsys)
     assert code == 1 and out.splitlines()[0].endswith(", infeasible") and "does not fit in memory" in err
+
+
+def test_a_proving_solver_too_small_for_the_instance_names_what_takes_it(capsys):
+    """exact, cpsat and brute refusing tpu-mix-16's alexnet say so with thousands separators and name
+    the joint solver (brute used to send the user to exact, which refuses the same instance)."""
+    for solver in ("brute", "exact"):
+        code, out, err = run_cli(["--model", "alexnet", "--array", "tpu-mix-16", "--split", "optimal",
+                                  "--solver", solver], capsys)
+        assert code == 2 and err.count("\n") == 1 and "use --solver exact" not in err, err
+        assert "--split optimal without --solver (the joint solver) proves such instances" in err, err
+    code, out, err = run_cli(["--model", "alexnet", "--array", "tpu-mix-16", "--split", "optimal", "--solver",
+                              "cpsat", "--cap", "0=1GB"], capsys)
+    assert code == 2 and "5,184 columns, more than 2,000" not in err and "columns, more than 2,000; a coarser" in err, err
+
+
+def test_exact_out_of_time_is_unknown_not_bad_input(tmp_path, capsys):
+    """The Pareto DP hitting --time-limit: status unknown, exit 1, one line saying so (it was exit 2,
+    "error: ... no proof within", as if the input were bad)."""
+    path = tmp_path / "mix-2.yaml"
+    path.write_text(MIX2)
+    code, out, err = run_cli(["--model", "sfc", "--array", str(path), "--split", "optimal", "--solver", "exact",
+                              "--time-limit", "0.1", "--alpha-grid", "64"], capsys)
+    if code == 0:
+        pytest.skip("the DP proved within 0.1 s on this machine")
+    assert code == 1 and "unknown" in out.splitlines()[0] and err.startswith("explore: exact: no plan and no proof"), err

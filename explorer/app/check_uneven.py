@@ -166,9 +166,11 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     try:
         sol = _run(name, network, array, space, aspace, time_limit_s, rules)
     except Refused as err:
-        return SplitCheckRow(name, "refused", None, None, time.perf_counter() - t0, str(err), True)
+        return SplitCheckRow(name, "refused", None, None, time.perf_counter() - t0, str(err).split("; use --solver")[0], True)
     if sol.plan is None:
-        return SplitCheckRow(name, sol.status.value, None, None, sol.wall_s, "no plan keeps to the constraints", True)
+        why = ("no plan and no proof within the time limit" if sol.status is Status.UNKNOWN
+               else "no plan keeps to the constraints")
+        return SplitCheckRow(name, sol.status.value, None, None, sol.wall_s, why, True)
     ev = evaluate_split(network, array, sol.plan, rules.weight_copies)
     value = ev.step_time_s
     note = "" if value == sol.step_time_s else f"evaluator gives {value} s, the solver {sol.step_time_s} s"

@@ -505,7 +505,8 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_split(report)
     emit(text, output)
     if report.plan is None:
-        click.echo(f"explore: no plan satisfies the constraints: {report.note}", err=True)
+        why = report.note if report.status is Status.UNKNOWN else f"no plan satisfies the constraints: {report.note}"
+        click.echo(f"explore: {why}", err=True)
         sys.exit(1)
     if not report.memory_ok:
         over = "; ".join(f"{m.kind} needs {fmt_bytes(m.memory_bytes)} per accelerator, has {float(m.limit_bytes / 2**30):g} GiB"

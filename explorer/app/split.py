@@ -311,8 +311,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                 solver_wall_s=solver_wall)
     if plan is None:
         return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
-                           wall_s=time.perf_counter() - t0, note=f"{solver}: no plan of the declared space keeps to "
-                           "every pin, forbid, cap and memory limit (proven)", **base)
+                           wall_s=time.perf_counter() - t0, note=_no_plan_note(solver, status, time_limit_s), **base)
     say("split: scoring the plan")
     ev = evaluate_split(network, array, plan, weight_copies)
     value = rules.value(ev)
@@ -330,6 +329,13 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     broken = report.violations or not report.memory_ok  # a rule's plan that breaks a rule: infeasible, as the even DP's
     return replace(report, status=Status.INFEASIBLE) if broken else report
 
+
+
+def _no_plan_note(solver: str | None, status: Status, time_limit_s: float) -> str:
+    if status is Status.UNKNOWN:
+        return (f"{solver}: no plan and no proof within the time limit ({time_limit_s:g} s; --time-limit gives more, "
+                "or --split optimal without --solver runs the joint solver)")
+    return f"{solver}: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven)"
 
 
 def _conflict_report(network, array, space, split, grid, free, typed: Problem, wall_s: float) -> SplitReport:
@@ -527,15 +533,26 @@ def _by_solver(solver: str, network: Network, array: ArraySpec, space: Space, as
     from ..solvers.brute import solve_split as brute_split
     from ..solvers.uneven import cpsat_uneven, exact_uneven
 
-    if solver == "brute":
-        sol = brute_split(network, array, space, aspace, rules=rules)
-    elif solver == "exact":
-        sol = exact_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
-    elif solver == "cpsat":
-        sol = cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
-    else:
-        sol = levels_uneven(network, array, space, aspace, rules=rules, name="dp")
+    try:
+        if solver == "brute":
+            sol = brute_split(network, array, space, aspace, rules=rules)
+        elif solver == "exact":
+            sol = exact_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+        elif solver == "cpsat":
+            sol = cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+        else:
+            sol = levels_uneven(network, array, space, aspace, rules=rules, name="dp")
+    except Refused as err:  # too large for it: say what takes the instance instead
+        raise type(err)(str(err).split("; use --solver")[0] + _instead(solver, rules)) from None
     return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value
+
+
+def _instead(solver: str, rules: SplitRules) -> str:
+    """What to run when a proving solver refuses an uneven instance as too large."""
+    joint = not rules.constraints.caps and rules.objective is Objective.TIME
+    return ("; --split optimal without --solver (the joint solver) proves such instances" if joint else
+            "; a coarser --alpha-grid or fewer --levels makes the space smaller (the joint solver, --split optimal "
+            "without --solver, takes no caps or traffic objective)")
 
 
 def _count(x: Fraction) -> str:
