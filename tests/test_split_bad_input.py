@@ -118,14 +118,16 @@ def test_conflicting_pin_and_forbid_in_check_every_prover_says_infeasible(tmp_pa
     assert all(rows[s]["status"] == "infeasible" for s in ("brute", "exact", "cpsat", "joint"))
 
 
-def test_a_heuristic_split_plan_that_breaks_memory_is_labelled_infeasible(tmp_path, capsys):
-    """The search's plan over the memory limit: the header says infeasible, as the even DP's does
-    (it said "feasible" before, above a PLAN BREAKS line; tryout finding)."""
+def test_a_heuristic_split_plan_that_breaks_memory_says_so_in_its_header(tmp_path, capsys):
+    """The search's plan over the memory limit: the header says the plan breaks a rule, not proven
+    infeasible (a bare "feasible" above a PLAN BREAKS line misled; "infeasible" means proven no plan)."""
     path = tmp_path / "mix-2.yaml"
     path.write_text(MIX2)
     code, out, err = run_cli(["--split", "search", "--model", "sfc", "--array", str(path), "--space", "accpar",
                               "--memory", "0.01"], capsys)
-    assert code == 1 and out.splitlines()[0].endswith(", infeasible") and "does not fit in memory" in err
+    head = out.splitlines()[0]
+    assert code == 1 and head.endswith(", feasible by search (its plan breaks a rule; not proven infeasible)"), head
+    assert "does not fit in memory" in err
 
 
 def test_a_proving_solver_too_small_for_the_instance_names_what_takes_it(capsys):

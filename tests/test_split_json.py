@@ -18,7 +18,7 @@ from .test_results import key_paths
 SPLIT = {"schema_version", "network", "array", "space", "split", "alpha_grid", "grid_only", "status", "plan", "alphas",
          "step_time_s", "group_times_s", "idle_s", "compared", "wall_s", "bound_s", "gap", "equal_best_s", "memory",
          "weight_copies", "ok", "violations", "note", "free", "batch", "warnings", "objective", "objective_value",
-         "objective_bound", "constraints"}
+         "objective_bound", "constraints", "solver"}
 COMPARED = {"step_time_s", "speedup"}
 MEMORY = {"accelerators", "memory_bytes", "limit_bytes", "ok", "excess_bytes"}
 VIOLATION = {"constraint", "limit_bytes", "actual_bytes", "excess_bytes"}

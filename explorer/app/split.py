@@ -145,6 +145,7 @@ class SplitReport:
     objective_bound: Fraction | None = None  # a proven lower bound on it, if any
     violations: tuple = ()  # caps, pins and forbids the plan breaks (``core.evaluate.Violation``); memory: ``memory``
     rules: tuple[str, ...] = ()  # the side constraints the run took (caps, pins, forbids), by name
+    solver: str = ""  # what chose the plan (``method``): dp, joint, search, brute, exact or cpsat
 
     @property
     def memory_ok(self) -> bool:
@@ -209,7 +210,7 @@ class SplitReport:
             "network": self.network, "array": self.array, "space": str(self.space), "split": str(self.split),
             "alpha_grid": self.grid if self.uses_grid else None, "grid_only": self.grid_only,
             "free": str(self.free), "batch": self.batch,
-            "status": self.status.value,
+            "status": self.status.value, "solver": self.solver or None,
             "objective": str(self.objective), "objective_value": num(self.objective_value),
             "objective_bound": num(self.objective_bound), "constraints": list(self.rules),
             "plan": None if plan is None else [[t.value for t in row] for row in plan.types],
@@ -303,7 +304,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         plan, found, bound, equal_best, solver_wall, claimed = _split_plan(
             network, array, space, split, aspace, types, time_limit_s, say, _free_hint(array, grid, free), solver, rules)
         status = status if found is None else found
-    base = dict(compared=tuple(compared), layer_names=tuple(L.name for L in network.layers), alpha_space=aspace,
+    base = dict(solver=method(split, solver), compared=tuple(compared), layer_names=tuple(L.name for L in network.layers), alpha_space=aspace,
                 class_labels=class_labels(array, aspace), free=free, batch=network.batch, weight_copies=weight_copies,
                 warnings=tuple(w for w in (batch_warning(network.batch, array.accelerators),) if w),
                 objective=objective, rules=tuple(constraints.side_names()[: len(constraints.pins) + len(constraints.forbids)
@@ -322,13 +323,20 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     time_bound = bound if objective is Objective.TIME else None
     if split is Split.EQUAL or one_point:
         bound = None
-    report = SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
-                         wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best,
-                         memory=kind_memory(array, ev.leaf_memory_bytes, memory_GiB), note=note, objective_value=value,
-                         objective_bound=bound, violations=tuple(_broken(rules, ev, array, plan)), **base)
-    broken = report.violations or not report.memory_ok  # a rule's plan that breaks a rule: infeasible, as the even DP's
-    return replace(report, status=Status.INFEASIBLE) if broken else report
+    return SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
+                       wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best,
+                       memory=kind_memory(array, ev.leaf_memory_bytes, memory_GiB), note=note, objective_value=value,
+                       objective_bound=bound, violations=tuple(_broken(rules, ev, array, plan)), **base)
 
+
+
+def method(split: Split, solver: str | None) -> str:
+    """What chooses a split's plan: the --solver given, else the split's own (the even DP's types for
+    equal and proportional, the level DP for levels, the alpha search, the joint solver)."""
+    if solver:
+        return solver
+    return {Split.EQUAL: "dp", Split.PROPORTIONAL: "dp", Split.LEVELS: "dp", Split.SEARCH: "search",
+            Split.OPTIMAL: "joint"}[split]
 
 
 def _no_plan_note(solver: str | None, status: Status, time_limit_s: float) -> str:
@@ -541,10 +549,25 @@ def _by_solver(solver: str, network: Network, array: ArraySpec, space: Space, as
         elif solver == "cpsat":
             sol = cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
         else:
-            sol = levels_uneven(network, array, space, aspace, rules=rules, name="dp")
+            return _level_dp(network, array, space, aspace, rules)
     except Refused as err:  # too large for it: say what takes the instance instead
         raise type(err)(str(err).split("; use --solver")[0] + _instead(solver, rules)) from None
     return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value
+
+
+def _level_dp(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules):
+    """dp's uneven form: the level DP's plan, or the even DP's equal split where that is in the
+    declared space and ranks better (``SplitRules.rank``): level by level the DP may leave 1/2 at
+    a level for a ratio whose cost the levels below repay, so it is no better than the equal split
+    it contains (seen under the traffic objective). Same return as ``_by_solver``."""
+    sol = levels_uneven(network, array, space, aspace, rules=rules, name="dp")
+    types = _dp_plan(Problem(network, array, space, rules.objective, replace(rules.constraints, caps=())))
+    if sol.plan is None or types is None or not aspace.contains(equal := Plan.even(types)):
+        return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value
+    scored = [(rules.rank(evaluate_split(network, array, p, rules.weight_copies), array, p), k, p)
+              for k, p in enumerate((sol.plan, equal))]
+    (_, value), _, plan = min(scored, key=lambda x: (x[0], x[1]))
+    return plan, sol.status, sol.split_bound, sol.wall_s, value
 
 
 def _instead(solver: str, rules: SplitRules) -> str:
@@ -603,7 +626,10 @@ def render_split(r: SplitReport) -> str:
     grid = (f" (alpha grid 1/{r.grid}{' only' if r.grid_only else ' + proportional'}, free alphas {r.free})"
             if r.uses_grid else "")
     objective = "" if r.objective is Objective.TIME else f", objective {r.objective}"
-    lines = [f"{r.network} on {r.array}: split {r.split}{grid}, space {r.space}{objective}, batch {r.batch}, {r.status}"]
+    broken = "" if r.plan is None or (not r.violations and r.memory_ok) else " (its plan breaks a rule; not proven infeasible)"
+    by = f" by {r.solver}" if r.solver else ""
+    lines = [f"{r.network} on {r.array}: split {r.split}{grid}, space {r.space}{objective}, batch {r.batch}, "
+             f"{r.status}{by}{broken}"]
     lines += [f"warning: {w}" for w in r.warnings]
     if r.rules:
         lines.append("constraints: " + "; ".join(r.rules))
