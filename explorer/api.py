@@ -85,11 +85,11 @@ def check(
     ``SplitCheck`` (``rows``, ``optimum_s``, ``agree``, ``problems``, ``to_json()``) on the step time
     (``objective="time"`` or left out); ``levels``, caps, pins, forbids, constraints and (every
     kind's) ``memory_GiB`` bind the solvers that take them (the others' rows say they refuse);
-    ``workers`` and ``dump_model`` are refused (``SpecError``).
+    ``workers``, ``seed`` and ``dump_model`` are refused (``SpecError``).
     """
     check_solve_args(time_limit, workers, seed, dump_model, progress)
     if split is not None:
-        given = {"workers": workers is not None, "dump_model": dump_model is not None}
+        given = {"workers": workers is not None, "dump_model": dump_model is not None, "seed": seed != 0}
         return check_split(model, array, split, space=space, batch=batch, seq=seq,
                            solvers=None if solvers is JOINT_SOLVERS else solvers, time_limit=time_limit,
                            alpha_grid=alpha_grid, free=free, grid_only=grid_only, refused=[k for k, v in given.items() if v],

@@ -408,6 +408,9 @@ def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     check_array(array)
     check_network(network)
     aspace = alphas if isinstance(alphas, AlphaSpace) else alpha_space(array, alphas, free)
+    if any(not rules.types(network, space, h, n) for h in range(array.levels) for n in range(len(network.layers))):
+        return split_solution(name, Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
+                              objective=rules.objective)  # pins and forbids leave a layer no type: no plan at all
     coef = _Coefficients(aspace.values())
     traffic = rules.objective is Objective.TRAFFIC
     even = _EvenLevels(network, array, space, rules) if traffic or not array.overlap else None

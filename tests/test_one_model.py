@@ -209,8 +209,11 @@ def test_split_solver_refusals():
 
     with pytest.raises(SpecError, match="solver: exact: not with --split equal"):
         solve("lenet-c", "tpu-mix-16", split="equal", solver="exact")
-    with pytest.raises(SpecError, match="solver: nope: .*takes --solver brute, exact, cpsat"):
+    with pytest.raises(SpecError, match="solver: unknown solver 'nope' \\(choose from brute, exact, cpsat, dp\\)"):
         solve("lenet-c", "tpu-mix-16", split="optimal", solver="nope")
+    for kw in ({"workers": 2}, {"seed": 3}):  # the CLI refuses --workers and --seed with --split: the API too
+        with pytest.raises(SpecError, match=f"{next(iter(kw))}: not with split"):
+            solve("lenet-c", "tpu-mix-16", split="optimal", **kw)
 
 
 def test_a_sweep_split_optimal_point_takes_a_proving_solver(tmp_path):

@@ -163,7 +163,7 @@ def solve(
     """
     check_solve_args(time_limit, workers, seed, dump_model, progress)
     if split is not None:
-        others = {"dump_model": dump_model is not None}
+        others = {"dump_model": dump_model is not None, "workers": workers is not None, "seed": seed != 0}
         return solve_split(model, array, split, space=space, batch=batch, seq=seq, memory_GiB=memory_GiB,
                            weight_copies=weight_copies, time_limit=time_limit, alpha_grid=alpha_grid, free=free,
                            grid_only=grid_only, progress=progress, refused=[k for k, v in others.items() if v],

@@ -523,6 +523,8 @@ def check_split_solver(split: Split, solver: str | None) -> None:
         return
     if solver == "dp" and split in DP_SPLITS:
         return
+    if solver not in SPLIT_SOLVERS:
+        raise SpecError("--solver", f"unknown solver {solver!r} (choose from {', '.join(SPLIT_SOLVERS)})")
     if split is not Split.OPTIMAL or solver not in SPLIT_SOLVERS:
         raise SpecError("--solver", f"{solver}: not with --split {split}; --split optimal takes --solver "
                                     f"{', '.join(PROVING_SOLVERS)} (their uneven forms, small instances), dp (the level "
