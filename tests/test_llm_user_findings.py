@@ -1,7 +1,9 @@
 """What a new user of the LLM planner found on main (each test fails without its fix): the
 approximation notes of a model file on a GPU cluster, learned positions shorter than --seq, the
 option an error names, duplicate keys in a config.json, sweeps given a GPU cluster, the JSON's
-float companions, the header and the notes of the table."""
+float companions, the header and the notes of the table; and on a mixture of experts: Mixtral's
+sliding window, approx and notes in its JSON, parameter counts, check's array options on a
+cluster, the degrees' short names, a single expert, where explore list says a model is planned."""
 
 from __future__ import annotations
 
