@@ -1,7 +1,9 @@
 """What a new user of the LLM planner found on main (each test fails without its fix): the
 approximation notes of a model file on a GPU cluster, learned positions shorter than --seq, the
 option an error names, duplicate keys in a config.json, sweeps given a GPU cluster, the JSON's
-float companions, the header and the notes of the table."""
+float companions, the header and the notes of the table; and on a mixture of experts: Mixtral's
+sliding window, approx and notes in its JSON, parameter counts, check's array options on a
+cluster, the degrees' short names, a single expert, where explore list says a model is planned."""
 
 from __future__ import annotations
 
@@ -238,3 +240,154 @@ def test_the_python_example_of_llm_training_prints_its_comments():
     with contextlib.redirect_stdout(out):
         exec(compile(block, "llm-training.md", "exec"), {})
     assert said and out.getvalue().splitlines() == said
+
+
+# ---- 9. a mixture of experts, as a new user met it ----------------------------------------------
+
+# a Mixtral-shaped config small enough to plan in a fraction of a second
+MIXTRAL_TINY = dict(MISTRAL, model_type="mixtral", num_local_experts=4, num_experts_per_tok=2)
+MIXTRAL_RUN = ["--array", "dgx-a100", "--gpus", "8", "--batch", "8", "--seq", "32", *FAST]
+
+
+@pytest.mark.parametrize("window, noted", [(16, True), (None, False), (32, False)])
+def test_a_mixtral_sliding_window_is_noted_as_a_mistral_one(window, noted, tmp_path, capsys):
+    cfg = _write(tmp_path, "config.json", json.dumps(dict(MIXTRAL_TINY, sliding_window=window)))
+    code, out, err = run_cli(["--model", cfg, *MIXTRAL_RUN, "--format", "json"], capsys)
+    assert code == 0, err
+    assert (f"explore: approximation: {WINDOW_NOTE}\n" in err) is noted
+    assert (WINDOW_NOTE in json.loads(out)["notes"]) is noted
+
+
+def _exact_valued(doc: dict) -> set[str]:
+    """The keys of a JSON object holding an exact figure: a non-integer number or an exact string
+    (a decimal or "p/q"); integer counts (micro_batch, zero, ...) are not figures."""
+    def figure(v) -> bool:
+        if isinstance(v, str):
+            try:
+                Fraction(v)
+            except ValueError:
+                return False
+            return True
+        return isinstance(v, float)
+    return {k for k, v in doc.items() if figure(v)}
+
+
+def test_moe_json_approx_covers_every_exact_value_and_the_headroom_note(tmp_path, capsys):
+    cfg = _write(tmp_path, "config.json", json.dumps(MIXTRAL_TINY))
+    code, out, err = run_cli(["--model", cfg, *MIXTRAL_RUN, "--format", "json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and Fraction(doc["expert_comm_s"]) > 0
+    assert doc["approx"]["expert_comm_s"] == float(Fraction(doc["expert_comm_s"]))
+    for row in [doc] + doc["runners_up"]:
+        assert _exact_valued(row) <= set(row["approx"]), _exact_valued(row) - set(row["approx"])
+        for key, value in row["approx"].items():
+            assert value is None if row[key] is None else value == float(Fraction(row[key])), key
+    used = Fraction(doc["memory_bytes_per_accelerator"]) / 2**30
+    memory = str(float(used) + 0.5)  # half a GiB to spare: the note
+    code, table, _ = run_cli(["--model", cfg, *MIXTRAL_RUN, "--memory", memory], capsys)
+    code2, out, _ = run_cli(["--model", cfg, *MIXTRAL_RUN, "--memory", memory, "--format", "json"], capsys)
+    note = [line for line in table.splitlines() if "no framework reserve" in line]
+    assert code == code2 == 0 and len(note) == 1 and note[0].startswith("note: 0.5")
+    assert note[0].removeprefix("note: ") in json.loads(out)["notes"]  # one source: the table's words
+    for line in table.splitlines():  # and every table note is among the JSON's
+        if line.startswith("note: "):
+            assert line.removeprefix("note: ") in json.loads(out)["notes"]
+
+
+def test_parameter_counts_in_the_header_and_the_json(capsys):
+    from explorer.app.llm_report import count_words
+    from explorer.frontends.transformer_params import active_parameter_count, parameter_count
+    from explorer.frontends.transformer_source import load_transformer
+
+    assert [count_words(n) for n in (12_345, 125_000_000, 46_702_792_704, 10**12)] == [
+        "12,345", "125.0M", "46.7B", "1,000.0B"]
+    code, out, _ = run_cli(SMALL + FAST, capsys)
+    assert code == 0 and out.splitlines()[0].endswith(", 24 layers, 1.7B parameters")
+    code, out, _ = run_cli(SMALL + FAST + ["--format", "json"], capsys)
+    shape = load_transformer("gpt3-1.7b").shape
+    total = parameter_count(shape).total
+    assert json.loads(out)["inputs"]["parameters"] == json.loads(out)["inputs"]["active_parameters"] == total
+    moe = ["--model", "mixtral-8x7b", "--array", "dgx-h100", "--gpus", "16", "--batch", "64", "--seq", "1024",
+           "--layout", "megatron", "--degrees", "tensor=2,pipeline=4,data=2,expert=2", "--micro-batch", "1",
+           "--recompute", "selective", "--zero", "1"]
+    code, out, _ = run_cli(moe, capsys)
+    assert code == 0 and ", 32 layers, 46.7B parameters, 12.9B active, 8 experts (top-2" in out.splitlines()[0]
+    code, out, _ = run_cli(moe + ["--format", "json"], capsys)
+    inputs = json.loads(out)["inputs"]
+    shape = load_transformer("mixtral-8x7b").shape  # Mistral AI's published 46.7B total, 12.9B active
+    assert inputs["parameters"] == parameter_count(shape).total and round(inputs["parameters"] / 1e8) == 467
+    assert inputs["active_parameters"] == active_parameter_count(shape) and round(inputs["active_parameters"] / 1e8) == 129
+
+
+@pytest.mark.parametrize("option", [["--uneven"], ["--solvers", "exact"], ["--split", "optimal"], ["--grid-only"]])
+def test_check_refuses_the_array_options_on_a_gpu_cluster(option, capsys):
+    code, out, err = run_cli(["check", *option, "--model", "mixtral-8x7b", "--array", "dgx-h100", "--gpus", "8"],
+                             capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"explore: error: {option[0]}: not with a GPU cluster --array (dgx-h100)")
+
+
+def test_degree_aliases_tp_pp_dp_ep_are_the_long_names():
+    from explorer.app.llm_options import parse_degrees
+
+    long = {"tensor": 2, "pipeline": 4, "data": 2, "expert": 2}
+    assert parse_degrees("tp=2,pp=4,dp=2,ep=2") == parse_degrees("t=2,p=4,d=2,e=2") == long
+    assert parse_degrees("tensor=2,pipeline=4,data=2,expert=2") == long
+    with pytest.raises(Exception, match="tensor given twice"):
+        parse_degrees("tp=2,tensor=2")
+    with pytest.raises(Exception, match="unknown degree 'sp'"):
+        parse_degrees("sp=2")
+
+
+def test_degree_aliases_are_documented():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "commands.md").read_text()
+    assert "`tp`" in text and "`pp`" in text and "`dp`" in text and "`ep`" in text
+
+
+@pytest.mark.parametrize("experts, top_k", [(1, 1), (1, 2)])
+def test_a_single_expert_is_refused_naming_the_field(experts, top_k, tmp_path, capsys):
+    cfg = _write(tmp_path, "config.json", json.dumps(dict(MIXTRAL_TINY, num_local_experts=experts,
+                                                          num_experts_per_tok=top_k)))
+    code, out, err = run_cli(["--model", cfg, *MIXTRAL_RUN], capsys)
+    assert code == 2 and out == "" and err.splitlines() == [
+        f"explore: error: {cfg}: num_local_experts: must be at least 2, got 1 (a single expert is a dense FFN with "
+        "a router: describe a dense model instead)"]
+    spec = _write(tmp_path, "m.yaml", "version: 1\nname: m\nbatch: 8\nsequence: 32\ntransformer: {family: llama, "
+                                      f"layers: 2, hidden: 64, heads: 4, ffn: 64, vocab: 100, experts: {experts}, "
+                                      f"top_k: {top_k}}}\n")
+    code, out, err = run_cli(["--model", spec, *MIXTRAL_RUN], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "transformer.experts: must be at least 2, got 1" in err
+
+
+def test_explore_list_says_where_each_model_is_planned(capsys):
+    """Every zoo model's mark is what the planners do: "GPU clusters only" (a mixture of experts),
+    "also on GPU clusters" (a transformer: block), none (accelerator arrays only)."""
+    from explorer.core.errors import SpecError
+    from explorer.frontends import dense_only, load_model
+    from explorer.frontends.transformer_source import load_transformer
+
+    code, out, _ = run_cli(["list"], capsys)
+    assert code == 0
+    rows = {line.split()[0]: line for line in out.split("arrays:")[0].splitlines()[1:] if "layers" in line}
+    code, out, _ = run_cli(["list", "--format", "json"], capsys)
+    planned = {m["name"]: m["planned_on"] for m in json.loads(out)["models"]}
+    assert set(rows) == set(planned) and len(rows) > 30
+    for name, where in planned.items():
+        try:
+            dense_only(load_model(name), name)
+            on_array = True
+        except SpecError:
+            on_array = False
+        try:
+            load_transformer(name)
+            on_cluster = True
+        except SpecError:
+            on_cluster = False
+        assert where == ["accelerator-array"] * on_array + ["gpu-cluster"] * on_cluster, name
+        mark = {(True, True): "also on GPU clusters", (False, True): "GPU clusters only"}.get((on_array, on_cluster))
+        assert rows[name].endswith(mark) if mark else "GPU" not in rows[name], name
+    assert planned["mixtral-8x7b"] == planned["mixtral-8x22b"] == ["gpu-cluster"]
+    assert planned["gpt3-175b"] == planned["llama3-8b"] == ["accelerator-array", "gpu-cluster"]
+    assert planned["resnet50"] == planned["gpt2-small"] == ["accelerator-array"]

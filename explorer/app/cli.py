@@ -62,7 +62,7 @@ def problem_options(fn):
         objective_levels_options,
         click.option("--batch", type=int, default=None, help="Override the network's batch size."),
         click.option("--seq", type=int, default=None, expose_value=False, callback=_keep_seq,
-                     help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers: gpt3-*, llama3-*, gpt2-small) and a Hugging Face config.json's context length; at most a GPT's learned positions."),
+                     help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers: gpt3-*, llama3-*, mixtral-*, gpt2-small) and a Hugging Face config.json's context length; at most a GPT's learned positions."),
         click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object."),
         click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout; a symlink is written through, a device or FIFO written into, a regular file replaced atomically keeping its mode)."),
     ]
@@ -226,9 +226,10 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
 
 
 def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_limit, gpus, layout, degrees, micro_batch,
-                 recompute, zero, check: bool = False) -> bool:
+                 recompute, zero, check: bool = False, array_only: tuple[str, ...] = ()) -> bool:
     """Run the LLM planner (``check``: the planner against exhaustive scoring) when --array is a GPU
-    cluster (True); refuse its options otherwise."""
+    cluster (True); refuse its options otherwise. On a cluster, the accelerator-array options
+    (``NOT_ON_CLUSTER`` and the command's own ``array_only``) are refused."""
     from ..frontends import is_cluster
     from .llm_options import LLM_OPTIONS, NOT_ON_CLUSTER
 
@@ -242,7 +243,7 @@ def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_li
             raise InputError(f"{used[0]}: needs a GPU cluster --array (dgx-a100, dgx-h100 or a YAML with kind: "
                              f"gpu-cluster); {array} is an accelerator array")
         return False
-    refused = [o for o in NOT_ON_CLUSTER if o in given]
+    refused = [o for o in NOT_ON_CLUSTER + array_only if o in given]
     if refused:
         raise InputError(f"{refused[0]}: not with a GPU cluster --array ({array}): the LLM planner takes --model, "
                          "--batch, --seq, --gpus, --layout, --degrees, --micro-batch, --recompute, --zero, --memory, "
@@ -350,8 +351,8 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
 
     names = tuple(dict.fromkeys(x.strip() for x in solver_list.split(",") if x.strip()))  # each solver once
     given = _given_options(click.get_current_context())
-    if llm_dispatch(click.get_current_context(), given - {"--solvers", "--uneven"}, model, array, batch, fmt, output,
-                    time_limit, gpus, layout, degrees, micro_batch, recompute, zero, check=True):
+    if llm_dispatch(click.get_current_context(), given, model, array, batch, fmt, output, time_limit, gpus, layout,
+                    degrees, micro_batch, recompute, zero, check=True, array_only=("--uneven", "--solvers")):
         return
     if split is not None and split != "optimal":
         raise InputError(f"--split: check takes --split optimal (the proving solvers, compared), not {split!r}")
@@ -392,18 +393,22 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
 @fail_on_bad_input
 def list_cmd(fmt):
     """List the network zoo, the shipped arrays and the GPU clusters."""
-    from ..frontends.network_yaml import load_network_file
+    from ..frontends.network_yaml import parse_network
     from ..frontends.array_yaml import load_array_file
     from ..frontends.cluster_yaml import load_cluster_file
-    from .cluster_list import cluster_json, cluster_lines
+    from ..frontends.yamlio import load_yaml_file
+    from .cluster_list import PLANNED_WORDS, cluster_json, cluster_lines, planned_on
 
-    nets = [load_network_file(p) for p in zoo.zoo_files().values()]
+    specs = [(load_yaml_file(p), str(p)) for p in zoo.zoo_files().values()]
+    nets = [parse_network(data, src) for data, src in specs]
+    where = [planned_on(data, n) for (data, _), n in zip(specs, nets)]
     arrs = [load_array_file(p) for p in zoo.array_files().values()]
     clusters = [load_cluster_file(p) for p in zoo.cluster_files().values()]
     if fmt == "json":
         out = {
             "models": [{"name": n.name, "nodes": len(n.layers), "weighted_layers": sum(not L.is_join for L in n.layers),
-                        "graph": not n.is_chain, "batch": n.batch, "file": n.source} for n in nets],
+                        "graph": not n.is_chain, "batch": n.batch, "planned_on": list(w), "file": n.source}
+                       for n, w in zip(nets, where)],
             "aliases": dict(zoo.ALIASES),
             "arrays": [
                 {"name": a.name, "levels": a.levels, "accelerators": a.accelerators, "communication": a.communication.value,
@@ -414,12 +419,13 @@ def list_cmd(fmt):
         }
         click.echo(json.dumps(out, indent=2))
         return
-    click.echo("models (weighted layers, joins, default batch):")
+    click.echo("models (weighted layers, joins, default batch; planned on accelerator arrays unless marked):")
     width = max((len(n.name) for n in nets), default=0)  # long names keep the columns aligned
-    for n in nets:
+    for n, w in zip(nets, where):
         joins = sum(L.is_join for L in n.layers)
         shape = f"{joins:>3} joins" if joins else "  chain  "
-        click.echo(f"  {n.name:<{width}} {len(n.layers) - joins:>4} layers {shape}  batch {n.batch}")
+        mark = f"  {PLANNED_WORDS[w]}" if w in PLANNED_WORDS else ""
+        click.echo(f"  {n.name:<{width}} {len(n.layers) - joins:>4} layers {shape}  batch {n.batch:<5}{mark}".rstrip())
     click.echo("  aliases: " + ", ".join(f"{k} = {v}" for k, v in zoo.ALIASES.items()))
     click.echo("arrays:")
     awidth = max((len(a.name) for a in arrs), default=0)

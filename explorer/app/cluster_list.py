@@ -1,10 +1,26 @@
-"""The GPU clusters in ``explore list``: one table line and one JSON object per shipped cluster."""
+"""The GPU clusters in ``explore list``: one table line and one JSON object per shipped cluster;
+and where each zoo model is planned (accelerator arrays, GPU clusters or both)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..core.cluster import ClusterSpec
+from ..core.network import Network
+
+ARRAY, CLUSTER = "accelerator-array", "gpu-cluster"
+# the table's mark of a zoo model by where it is planned (none: accelerator arrays only)
+PLANNED_WORDS = {(ARRAY, CLUSTER): "also on GPU clusters", (CLUSTER,): "GPU clusters only"}
+
+
+def planned_on(data: dict, net: Network) -> tuple[str, ...]:
+    """Where a zoo model is planned: a spec with a ``transformer:`` block also on a GPU cluster (the
+    LLM planner takes its shape); a mixture of experts only there (``frontends.load_model`` refuses
+    it on an accelerator array)."""
+    from ..frontends.transformer import MOE_NOTE
+
+    moe = any(note.startswith(MOE_NOTE) for note in net.approximations)
+    return (() if moe else (ARRAY,)) + ((CLUSTER,) if isinstance(data, dict) and "transformer" in data else ())
 
 
 def _num(x) -> float | int:

@@ -54,10 +54,11 @@ class LlmRequest:
 
 
 def parse_degrees(text: str) -> dict[str, int]:
-    """``tensor=8,pipeline=8,data=16`` (any subset, any order; t/p/d/e as short names; ``expert``
-    for a mixture of experts) -> degrees."""
+    """``tensor=8,pipeline=8,data=16`` (any subset, any order; t/p/d/e and tp/pp/dp/ep as short
+    names; ``expert`` for a mixture of experts) -> degrees."""
     out: dict[str, int] = {}
-    short = {"t": "tensor", "p": "pipeline", "d": "data", "e": "expert", "ep": "expert"}
+    short = {"t": "tensor", "p": "pipeline", "d": "data", "e": "expert",  # and Megatron's names:
+             "tp": "tensor", "pp": "pipeline", "dp": "data", "ep": "expert"}
     if not text.strip():
         raise SpecError("--degrees", "empty; give e.g. tensor=8,pipeline=8,data=16")
     for part in text.split(","):
@@ -66,7 +67,8 @@ def parse_degrees(text: str) -> dict[str, int]:
             raise SpecError("--degrees", f"{shown(part.strip())} is not NAME=N (e.g. tensor=8,pipeline=8,data=16)")
         name = short.get(m.group(1), m.group(1))
         if name not in DEGREE_NAMES:
-            raise SpecError("--degrees", f"unknown degree {shown(m.group(1))} (tensor, pipeline, data, expert)")
+            raise SpecError("--degrees", f"unknown degree {shown(m.group(1))} (tensor, pipeline, data, expert; "
+                                            "t/tp, p/pp, d/dp, e/ep for short)")
         if name in out:
             raise SpecError("--degrees", f"{name} given twice")
         value = int(m.group(2))

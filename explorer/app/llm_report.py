@@ -46,10 +46,21 @@ class LlmReport:
     approximations: tuple[str, ...] = ()  # of the model file (also among the notes; the CLI says them on stderr)
     experts: int = 0  # a mixture of experts: experts a layer (0: dense; then nothing says expert parallelism)
     top_k: int = 0
+    parameters: int = 0  # every parameter of the model (0: not given)
+    active_parameters: int = 0  # those one token uses (a mixture of experts: its top_k routed experts'; else all)
 
     @property
     def ok(self) -> bool:
         return self.result.best is not None
+
+    @property
+    def all_notes(self) -> tuple[str, ...]:
+        """Every note of the report, the one source of the JSON's ``notes`` and the table's
+        ``note:`` lines: the model file's and the evaluator's, then the plan's headroom."""
+        best = self.result.best
+        if best is None:
+            return self.notes
+        return self.notes + headroom_notes(self.result.capacity_bytes - best.evaluation.memory_bytes_per_accelerator)
 
 
 def exact_decimal(x: Fraction | int) -> int | float | str:
@@ -216,12 +227,27 @@ def _micro_batch_words(space) -> str:
     return f"micro-batches up to {space.max_micro_batch if space else MAX_MICRO_BATCH}"
 
 
-def _headroom_note(headroom: Fraction) -> list[str]:
+def headroom_notes(headroom: Fraction) -> tuple[str, ...]:
     """A note when a plan fits with little to spare: the memory model reserves nothing for the framework."""
     if headroom >= HEADROOM_NOTE_BYTES:
-        return []
-    return [f"note: {gib(headroom)} to spare: the memory model takes no framework reserve (CUDA context, NCCL "
-            "buffers, allocator fragmentation) out of the usable memory (--memory GiB sets it)"]
+        return ()
+    return (f"{gib(headroom)} to spare: the memory model takes no framework reserve (CUDA context, NCCL "
+            "buffers, allocator fragmentation) out of the usable memory (--memory GiB sets it)",)
+
+
+def count_words(n: int) -> str:
+    """A parameter count for reading: 175.0B, 1,000.0B, 125.0M, 12,345."""
+    if n >= 10**9:
+        return f"{n / 10**9:,.1f}B"
+    return f"{n / 10**6:,.1f}M" if n >= 10**6 else f"{n:,}"
+
+
+def _parameter_words(report: LlmReport) -> str:
+    """", 175.0B parameters" (a mixture of experts: ", 46.7B parameters, 12.9B active")."""
+    if not report.parameters:
+        return ""
+    active = f", {count_words(report.active_parameters)} active" if report.experts else ""
+    return f", {count_words(report.parameters)} parameters{active}"
 
 
 def render_llm(report: LlmReport) -> str:
@@ -233,9 +259,11 @@ def render_llm(report: LlmReport) -> str:
     if report.experts and report.mode == "search":  # the expert degree is searched, the block's types are not
         what = "search over t, p, d, e (expert), micro-batch, recompute, ZeRO and stage cuts (tensor-level types: Megatron's)"
     lines = [f"{report.model} on {report.cluster} ({report.gpus:,} x {report.gpu}, {report.gpus_per_node} per node), "
-             f"batch {report.batch:,}, sequence {report.sequence:,}, {report.layers} layers{moe}",
+             f"batch {report.batch:,}, sequence {report.sequence:,}, {report.layers} layers"
+             f"{_parameter_words(report)}{moe}",
              f"{what}; {_micro_batch_words(r.space)}",
              _status_line(report)]
+    headroom = report.all_notes[len(report.notes):]  # said under the memory line
     lines += [f"note: {n}" for n in report.notes]
     if r.best is None:
         return "\n".join(lines) + "\n"
@@ -247,7 +275,7 @@ def render_llm(report: LlmReport) -> str:
               f"  compute {fmt_seconds(ev.compute_s)}, tensor comm {fmt_seconds(ev.tensor_comm_s)}{a2a}, data comm "
               f"{fmt_seconds(ev.data_comm_s)}, pipeline comm {fmt_seconds(ev.pipeline_comm_s)}",
               f"memory per GPU {gib(ev.memory_bytes_per_accelerator)} of {gib(r.capacity_bytes)}",
-              *_headroom_note(r.capacity_bytes - ev.memory_bytes_per_accelerator),
+              *(f"note: {n}" for n in headroom),
               "", "stages:"]
     if best.candidate.virtual > 1:
         lines += ["  " + x for x in interleaved_lines(report.layers, best.candidate.degrees.pipeline,
@@ -293,17 +321,20 @@ def render_runners_up(report: LlmReport) -> list[str]:
 
 def _scored_json(s: Scored, report: LlmReport) -> dict[str, Any]:
     c, ev = s.candidate, s.evaluation
+    exact = dict(step_time_s=ev.step_time_s, tflops_per_gpu=ev.tflops_per_gpu, mfu=ev.mfu,
+                 bubble_fraction=ev.bubble_fraction, memory_bytes_per_accelerator=ev.memory_bytes_per_accelerator)
     return {
         "degrees": {"tensor": c.degrees.tensor, "pipeline": c.degrees.pipeline, "data": c.degrees.data,
                     **({"expert": c.degrees.expert} if report.experts else {})},
         "micro_batch": c.micro_batch, "virtual_stages": c.virtual, "recompute": c.recompute.value, "zero": c.zero.value,
         "sequence_parallel": s.layout.parallelism.sequence_parallel and c.degrees.tensor > 1,  # as the table says
-        "step_time_s": exact_decimal(ev.step_time_s), "tflops_per_gpu": exact_decimal(ev.tflops_per_gpu),
-        "mfu": exact_decimal(ev.mfu), "bubble_fraction": exact_decimal(ev.bubble_fraction),
-        "memory_bytes_per_accelerator": exact_decimal(ev.memory_bytes_per_accelerator), "fits": ev.fits,
-        "approx": approx(step_time_s=ev.step_time_s, tflops_per_gpu=ev.tflops_per_gpu, mfu=ev.mfu,
-                         bubble_fraction=ev.bubble_fraction, memory_bytes_per_accelerator=ev.memory_bytes_per_accelerator),
+        **exact_values(exact), "fits": ev.fits, "approx": approx(**exact),
     }
+
+
+def exact_values(exact: dict[str, Fraction | int | None]) -> dict[str, int | float | str | None]:
+    """The exact JSON values of ``exact``; ``approx(**exact)`` gives their floats (one dict, both)."""
+    return {k: None if v is None else exact_decimal(v) for k, v in exact.items()}
 
 
 def approx(**exact) -> dict[str, float | None]:
@@ -330,6 +361,7 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
                    "layers": report.layers, "mode": report.mode, "max_micro_batch": r.space.max_micro_batch,
                    "micro_batch": r.space.micro_batch,
                    "efficiency": exact_decimal(report.efficiency),
+                   "parameters": report.parameters, "active_parameters": report.active_parameters,
                    **({"experts": report.experts, "top_k": report.top_k} if report.experts else {})},
         "status": r.status.value, "gap": None if r.gap is None else exact_decimal(r.gap),
         # what "optimal" covers: every (t, p, d, micro-batch, schedule, recompute, ZeRO) scored or pruned by a
@@ -343,7 +375,7 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         "memory_capacity_bytes": exact_decimal(r.capacity_bytes),
         "search": {"candidates": r.candidates, "scored": r.scored, "pruned_time": r.pruned_time,
                    "pruned_memory": r.pruned_memory, "unresolved": r.unresolved, "wall_s": round(r.wall_s, 3)},
-        "notes": list(report.notes),
+        "notes": list(report.all_notes),
     }
     top = approx(gap=r.gap, bound=r.bound_s, memory_capacity_bytes=r.capacity_bytes)
     if r.best is None:
@@ -354,15 +386,14 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         return out
     best, ev = r.best, r.best.evaluation
     out.update(_scored_json(best, report))
+    times = dict(compute_s=ev.compute_s, tensor_comm_s=ev.tensor_comm_s, data_comm_s=ev.data_comm_s,
+                 pipeline_comm_s=ev.pipeline_comm_s, **({"expert_comm_s": ev.expert_comm_s} if report.experts else {}))
     out.update({
-        "compute_s": exact_decimal(ev.compute_s), "tensor_comm_s": exact_decimal(ev.tensor_comm_s),
-        "data_comm_s": exact_decimal(ev.data_comm_s), "pipeline_comm_s": exact_decimal(ev.pipeline_comm_s),
-        **({"expert_comm_s": exact_decimal(ev.expert_comm_s)} if report.experts else {}),
+        **exact_values(times),
         "stages": stages_json(tuple(ev.stage_layers), best.candidate.virtual),
         "tensor_types": dict(zip(report.block_nodes, _types(best, report))),
         "runners_up": [{**_scored_json(s, report), "why_not": why_loses(s, best, r.capacity_bytes)}
                        for s in r.runners_up],
     })
-    out["approx"] = {**out.pop("approx"), **top, **approx(compute_s=ev.compute_s, tensor_comm_s=ev.tensor_comm_s,
-                                                         data_comm_s=ev.data_comm_s, pipeline_comm_s=ev.pipeline_comm_s)}
+    out["approx"] = {**out.pop("approx"), **top, **approx(**times)}
     return out

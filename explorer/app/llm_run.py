@@ -15,6 +15,7 @@ from ..core.errors import SpecError
 from ..core.llm_block import megatron_types
 from ..core.llm_memory import Recompute, ZeroStage
 from ..frontends import load_cluster
+from ..frontends.transformer_params import active_parameter_count
 from ..frontends.transformer_problem import llm_problem
 from ..frontends.transformer_source import load_transformer
 from ..solvers.llm_search import search
@@ -25,8 +26,8 @@ from .llm_report import LlmReport
 
 
 def build(req: LlmRequest):
-    """(problem, space, approximations) of a request, every option checked against the model and the
-    cluster; ``approximations``: what the model file asks for that the model does not follow."""
+    """(problem, space, source) of a request, every option checked against the model and the
+    cluster; ``source.approximations``: what the model file asks for that the model does not follow."""
     src = load_transformer(req.model, req.seq)
     cluster = with_memory(load_cluster(req.cluster, req.gpus), req.memory_GiB)
     batch = req.batch if req.batch is not None else src.batch
@@ -35,7 +36,7 @@ def build(req: LlmRequest):
     problem = llm_problem(src.shape, cluster, batch, src.sequence, src.name, src.source)
     space = space_of(req, cluster.gpus, cluster.gpus_per_node, src.shape.layers, batch, problem.dims.head_groups,
                      problem.dims.experts)
-    return problem, space, src.approximations
+    return problem, space, src
 
 
 def with_memory(cluster, memory_GiB: float | None):
@@ -164,7 +165,8 @@ def block_nodes(network, family_prefixes=("h0_", "l0_")) -> tuple[str, ...]:
 
 def run_llm(req: LlmRequest, progress=None) -> LlmReport:
     """The report of one LLM run (``progress(step, done, total)`` hears the search's steps)."""
-    problem, space, approximations = build(req)
+    problem, space, src = build(req)
+    approximations = src.approximations
     if progress is not None:
         progress("searching layouts")
     result = search(problem, space, time_limit_s=req.time_limit_s, progress=progress)
@@ -177,12 +179,13 @@ def run_llm(req: LlmRequest, progress=None) -> LlmReport:
     return LlmReport(problem.network.name, c.name, c.gpu.name, c.gpus, c.gpus_per_node, problem.dims.batch,
                      problem.dims.seq, problem.dims.layers, mode, result, block_nodes(problem.network),
                      tuple(str(t) for t in megatron_types(problem.network, problem.dims.layers)), eff, notes,
-                     approximations, problem.dims.experts, problem.dims.top_k)
+                     approximations, problem.dims.experts, problem.dims.top_k, problem.params.total,
+                     active_parameter_count(src.shape))
 
 
 def run_llm_check(req: LlmRequest, progress=None):
     """``explore check`` on a cluster: the search against scoring every layout of its space."""
     from .llm_check import check_llm
 
-    problem, space, approximations = build(req)
-    return replace(check_llm(problem, space, progress), approximations=approximations)
+    problem, space, src = build(req)
+    return replace(check_llm(problem, space, progress), approximations=src.approximations)

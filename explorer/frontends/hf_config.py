@@ -17,7 +17,7 @@ Read fields, by ``model_type``:
 Tokens per sample: ``--seq``, else ``max_position_embeddings`` (gpt2: ``n_positions``).
 Batch: ``--batch``, else the array's batch, else ``DEFAULT_BATCH`` sequences. Any other field
 is ignored (rotary settings, norms, dropout, biases: not modelled, as in the YAML zoo); a
-Mistral ``sliding_window`` shorter than the sequence is noted in the network's approximations
+Mistral or Mixtral ``sliding_window`` shorter than the sequence is noted in the network's approximations
 (attention is counted over every token).
 """
 
@@ -41,6 +41,7 @@ _GPT2_KEYS = {"layers": "n_layer", "hidden": "n_embd", "heads": "n_head", "vocab
               "positions": "n_positions"}
 MODEL_TYPES = {"llama": True, "mistral": True, "qwen2": True, "mixtral": True, "gpt2": False}  # llama family?
 REFUSED: dict[str, tuple[str, str]] = {}  # model_type -> (field, why): none at present
+WINDOWED = ("mistral", "mixtral")  # model types whose config may carry a sliding_window (null: none)
 _MOE_KEYS = {"experts": "num_local_experts", "top_k": "num_experts_per_tok"}
 
 
@@ -58,7 +59,7 @@ def read_hf_shape(path: str | Path, sequence: int | None = None) -> tuple[Transf
 def approximations(cfg: dict, mtype: str, seq: int) -> tuple[str, ...]:
     """What the config asks for that the model does not follow, one note each: the one source of
     these notes for ``explore`` on an accelerator array and on a GPU cluster."""
-    window = cfg.get("sliding_window") if mtype == "mistral" else None
+    window = cfg.get("sliding_window") if mtype in WINDOWED else None
     if isinstance(window, int) and not isinstance(window, bool) and 0 < window < seq:
         return (f"sliding_window {window} < sequence {seq}: attention is counted over all {seq} tokens",)
     return ()

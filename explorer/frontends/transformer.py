@@ -116,6 +116,9 @@ class TransformerShape:
             return []
         if not self.experts:
             return [("experts", f"top_k {self.top_k} given without experts (a mixture of experts needs both)")]
+        if self.experts < 2:
+            return [("experts", f"must be at least 2, got {self.experts} (a single expert is a dense FFN with "
+                                "a router: describe a dense model instead)")]
         if not self.top_k:
             return [("top_k", f"missing: experts each token is routed to (1 to {self.experts})")]
         if self.top_k > self.experts:

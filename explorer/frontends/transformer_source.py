@@ -15,8 +15,8 @@ from ..core.errors import SpecError, shown
 from . import zoo
 from .transformer import TransformerShape
 
-NOT_A_TRANSFORMER = ("the LLM planner takes the transformer zoo models (gpt3-*, llama3-*) and specs with a "
-                     "transformer: block, or a Hugging Face config.json")
+NOT_A_TRANSFORMER = ("the LLM planner takes the transformer zoo models (gpt3-*, llama3-*, mixtral-*: marked in "
+                     "explore list) and specs with a transformer: block, or a Hugging Face config.json")
 
 
 @dataclass(frozen=True, slots=True)
