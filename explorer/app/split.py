@@ -280,13 +280,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     t0 = time.perf_counter()
     constraints = replace(constraints or Constraints(), weight_copies=weight_copies)
     rules = SplitRules(objective, constraints, leaf_memory_limits(array, None if memory_GiB is None else memory_GiB * 2**30))
-    check_split_solver(split, solver)
-    check_split_rules(split, solver, rules)
-    check_array(array)
-    aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
-    if split is Split.SEARCH and len(aspace.free_classes()) > MAX_FREE_CLASSES:
-        raise SpecError("--split", f"search: array {array.name!r} has {len(aspace.free_classes())} free classes of groups, "
-                        f"more than {MAX_FREE_CLASSES} (one is searched at a time); use --split proportional or equal")
+    aspace = _declared_space(array, split, grid, free, grid_only, solver, rules)
     say("split: the equal-split DP plans (partition types)")
     typed = Problem(network, array, space, objective, replace(constraints, caps=()))
     types = _dp_plan(typed)
@@ -304,11 +298,11 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         plan, found, bound, equal_best, solver_wall, claimed = _split_plan(
             network, array, space, split, aspace, types, time_limit_s, say, _free_hint(array, grid, free), solver, rules)
         status = status if found is None else found
-    base = dict(solver=method(split, solver), compared=tuple(compared), layer_names=tuple(L.name for L in network.layers), alpha_space=aspace,
-                class_labels=class_labels(array, aspace), free=free, batch=network.batch, weight_copies=weight_copies,
-                warnings=tuple(w for w in (batch_warning(network.batch, array.accelerators),) if w),
-                objective=objective, rules=tuple(constraints.side_names()[: len(constraints.pins) + len(constraints.forbids)
-                                                                           + len(constraints.caps)]),
+    c = constraints
+    base = dict(solver=method(split, solver), compared=tuple(compared), layer_names=tuple(L.name for L in network.layers),
+                alpha_space=aspace, class_labels=class_labels(array, aspace), free=free, batch=network.batch,
+                weight_copies=weight_copies, warnings=tuple(w for w in (batch_warning(network.batch, array.accelerators),) if w),
+                objective=objective, rules=tuple(c.side_names()[: len(c.pins) + len(c.forbids) + len(c.caps)]),
                 solver_wall_s=solver_wall)
     if plan is None:
         return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
@@ -328,6 +322,19 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                        memory=kind_memory(array, ev.leaf_memory_bytes, memory_GiB), note=note, objective_value=value,
                        objective_bound=bound, violations=tuple(_broken(rules, ev, array, plan)), **base)
 
+
+
+def _declared_space(array: ArraySpec, split: Split, grid: int, free: FreeAlphas, grid_only: bool, solver: str | None,
+                    rules: SplitRules) -> AlphaSpace:
+    """The alpha space a split run searches, after refusing what does not fit the split (one line each)."""
+    check_split_solver(split, solver)
+    check_split_rules(split, solver, rules)
+    check_array(array)
+    aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
+    if split is Split.SEARCH and len(aspace.free_classes()) > MAX_FREE_CLASSES:
+        raise SpecError("--split", f"search: array {array.name!r} has {len(aspace.free_classes())} free classes of groups, "
+                        f"more than {MAX_FREE_CLASSES} (one is searched at a time); use --split proportional or equal")
+    return aspace
 
 
 def method(split: Split, solver: str | None) -> str:
