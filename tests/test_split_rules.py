@@ -10,6 +10,7 @@ import random
 from fractions import Fraction as F
 
 from explorer.core.constraints import Cap, Constraints, Forbid, Pin
+from explorer.core.errors import Refused
 from explorer.core.evaluate import evaluate, evaluate_split
 from explorer.core.objective import Objective
 from explorer.core.partition import PartitionType, Space
@@ -410,3 +411,26 @@ def test_traffic_ties_on_the_v2_v3_pair_give_one_step_time(tmp_path, capsys):
     assert {d["status"] for d in got.values()} == {"optimal"}
     assert {F(d["objective_value"]) for d in got.values()} == {9439744}
     assert {F(d["step_time_s"]) for d in got.values()} == {F(10482551, 5126953125)}
+
+
+def test_cpsat_under_traffic_is_optimal_only_when_the_tie_break_is_proven(monkeypatch):
+    """With the second stage (the least step time at the proven traffic) given no time, CP-SAT
+    keeps the first stage's plan: its traffic is the optimum, its status FEASIBLE, not OPTIMAL."""
+    import explorer.solvers.uneven as uneven
+
+    calls = []
+    real = uneven._minimise
+
+    def minimise(m, T, time_limit_s):
+        calls.append(T)
+        if len(calls) == 2:
+            raise Refused("no plan within the time limit")
+        return real(m, T, time_limit_s)
+
+    monkeypatch.setattr(uneven, "_minimise", minimise)
+    net, arr, space, aspace = _chain_instance(random.Random(2026))
+    rules = SplitRules(Objective.TRAFFIC)
+    sol = cpsat_uneven(net, arr, space, aspace, time_limit_s=20, rules=rules)
+    assert len(calls) == 2 and sol.status is Status.FEASIBLE
+    assert sol.split_value == brute_split(net, arr, space, aspace, rules=rules).split_value
+    assert rules.value(evaluate_split(net, arr, sol.plan)) == sol.split_value
