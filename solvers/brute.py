@@ -94,7 +94,8 @@ def solve_split(network: Network, array: ArraySpec, space: Space, alphas, max_pl
                 free: FreeAlphas = FreeAlphas.UNLIKE, rules: SplitRules = TIME_ONLY) -> Solution:
     """The least objective over every plan of the declared space (``alphas``: an AlphaSpace, or a
     grid declared with ``free``) of the types ``rules`` allow, each scored by ``evaluate_split``
-    and kept only if it keeps to every cap and memory limit (``SplitRules.violations``); OPTIMAL
+    and kept only if it keeps to every cap and memory limit (``SplitRules.violations``); under
+    traffic, ties go to the least step time (lexicographic (traffic, step time)); OPTIMAL
     (it is exhaustive), or INFEASIBLE when no plan keeps to them."""
     from .uneven import _columns, _columns_plan, _space_of
 
@@ -113,10 +114,10 @@ def solve_split(network: Network, array: ArraySpec, space: Space, alphas, max_pl
         ev = evaluate_split(network, array, plan, rules.weight_copies)
         if rules.side_constrained and not rules.feasible(ev, array, plan):
             continue
-        t = rules.value(ev)
+        t = (rules.value(ev), ev.step_time_s)  # traffic: ties to the least step time
         if best is None or t < best[0]:
             best = (t, plan)
     wall = time.perf_counter() - t0
     if best is None:
         return split_solution("brute", Status.INFEASIBLE, None, None, None, wall, n, objective=rules.objective)
-    return split_solution("brute", Status.OPTIMAL, best[1], best[0], best[0], wall, n, objective=rules.objective)
+    return split_solution("brute", Status.OPTIMAL, best[1], best[0][0], best[0][0], wall, n, objective=rules.objective)

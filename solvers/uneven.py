@@ -185,23 +185,75 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     """The proven optimum of a chain by the Pareto DP of the module docstring, under ``rules``
     (its objective; pins and forbids in the columns; a partial plan over a cap or a memory limit
     dropped): OPTIMAL, or INFEASIBLE (no plan keeps to them); Refused beyond ``max_states`` kept
-    states or ``time_limit_s`` seconds (no plan: it proves or nothing)."""
+    states (per pass) or ``time_limit_s`` seconds (no plan: it proves or nothing). Under the
+    traffic objective ties go to the least step time (``_exact_traffic``)."""
     t0 = time.perf_counter()
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
     if pairs > max_states:
         raise Refused(f"exact (uneven splits): {pairs:,} column pairs, more than {max_states:,}")
+    limits = [(p, math.floor(most * costs.unit)) for p, most in _limits(array, costs.layout, rules)]  # in units
+    if rules.objective is Objective.TRAFFIC:
+        return _exact_traffic(array, costs, columns, limits, max_states, time_limit_s, t0)
+    fronts, kept = _pareto_dp(costs, columns, limits, lambda v: v, max_states, time_limit_s, t0)
+    if fronts is None:
+        return split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, kept,
+                              objective=rules.objective)  # the time limit: no plan, no proof
+    best = min(((_step(array, costs, vec), cols) for items in fronts.values() for vec, cols in items),
+               key=lambda b: b[0], default=None)
+    return _exact_solution(best, H, kept, t0, rules.objective)
+
+
+def _exact_solution(best, H: int, kept: int, t0: float, objective: Objective) -> Solution:
+    wall = time.perf_counter() - t0
+    if best is None:
+        return split_solution("exact", Status.INFEASIBLE, None, None, None, wall, kept, objective=objective)
+    return split_solution("exact", Status.OPTIMAL, _columns_plan(best[1], H), best[0], best[0], wall, kept,
+                          objective=objective)
+
+
+def _exact_traffic(array: ArraySpec, costs: SplitCosts, columns, limits, max_states: int,
+                   time_limit_s: float | None, t0: float) -> Solution:
+    """The least traffic, ties to the least step time (lexicographic), in two passes. Pass 1: the
+    Pareto DP with compute out of the dominance (it does not count in the traffic): the least
+    traffic T*. Pass 2: the DP on the whole vectors (compute too; both the traffic and the step
+    time are non-decreasing in every component, so dominance keeps a lexicographic optimum),
+    dropping every partial plan whose traffic so far exceeds T* (a lower bound on its end's);
+    the least step time of the plans of traffic T*. Both passes count in ``kept``."""
     lay = costs.layout
-    limits = [(p, math.floor(most * costs.unit)) for p, most in _limits(array, lay, rules)]  # in units
-    traffic = rules.objective is Objective.TRAFFIC  # compute does not count: keep it out of dominance
+    objective = Objective.TRAFFIC
+    fronts, kept = _pareto_dp(costs, columns, limits, lambda v: (0,) * lay.leaves + v[lay.leaves:],
+                              max_states, time_limit_s, t0)
+    if fronts is None:
+        return split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, kept,
+                              objective=objective)
+    least = min((_value(array, costs, vec, objective) for items in fronts.values() for vec, _ in items), default=None)
+    if least is None:
+        return _exact_solution(None, lay.H, kept, t0, objective)
+    fronts, more = _pareto_dp(costs, columns, limits, lambda v: v, max_states, time_limit_s, t0,
+                              keep=lambda v: _value(array, costs, v, objective) <= least)
+    kept += more
+    if fronts is None:
+        return split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, kept,
+                              objective=objective)
+    ends = [(_step(array, costs, vec), cols) for items in fronts.values() for vec, cols in items
+            if _value(array, costs, vec, objective) == least]
+    _, cols = min(ends, key=lambda b: b[0])
+    return _exact_solution((least, cols), lay.H, kept, t0, objective)
 
-    def vector(v):
-        return (0,) * lay.leaves + v[lay.leaves:] if traffic else v
 
-    # fronts: column of the last layer -> [(vector, columns so far)]
-    fronts = {c: [(v, (c,))] for c in columns[0] if _within(v := vector(costs.layer(0, c)), limits)}
+def _pareto_dp(costs: SplitCosts, columns, limits, vector, max_states: int, time_limit_s: float | None,
+               t0: float, keep=None):
+    """Per last column, the Pareto-minimal ``vector``s of the partial plans (and their columns)
+    within ``limits`` and ``keep`` (a predicate on a partial sum vector; a partial plan it drops
+    has no completion it would keep); (fronts, states kept), fronts None past ``time_limit_s``;
+    Refused beyond ``max_states``."""
+    def fits(v):
+        return _within(v, limits) and (keep is None or keep(v))
+
+    fronts = {c: [(v, (c,))] for c in columns[0] if fits(v := vector(costs.layer(0, c)))}
     kept = len(fronts)
-    for l in range(1, L):  # noqa: E741
+    for l in range(1, len(columns)):  # noqa: E741
         new: dict = {}
         for cv in columns[l]:
             own = vector(costs.layer(l, cv))
@@ -210,7 +262,7 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                 edge = _add(own, vector(costs.edge(l - 1, cu, cv)))
                 for vec, cols in items:
                     nxt = _add(vec, edge)
-                    if _within(nxt, limits):
+                    if fits(nxt):
                         _pareto_insert(front, nxt, cols + (cv,))
             if front:
                 new[cv] = front
@@ -218,20 +270,9 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
             if kept > max_states:
                 raise Refused(f"exact (uneven splits): more than {max_states:,} Pareto states")
             if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
-                return split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, kept,
-                                      objective=rules.objective)  # the time limit: no plan, no proof
+                return None, kept
         fronts = new
-    best = None
-    for items in fronts.values():
-        for vec, cols in items:
-            t = _value(array, costs, vec, rules.objective)
-            if best is None or t < best[0]:
-                best = (t, cols)
-    wall = time.perf_counter() - t0
-    if best is None:
-        return split_solution("exact", Status.INFEASIBLE, None, None, None, wall, kept, objective=rules.objective)
-    plan = _columns_plan(best[1], H)
-    return split_solution("exact", Status.OPTIMAL, plan, best[0], best[0], wall, kept, objective=rules.objective)
+    return fronts, kept
 
 
 # ---- split search (no proof) ------------------------------------------------------------------
@@ -377,7 +418,10 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     groups' max(side 0, side 1) (or their max with overlap); minimise T, or (traffic) sum_h 2^h
     times the level's busiest side. ``rules``: pins and forbids in the columns, every side of a
     capped level at most its cap, every leaf's footprint at most its limit (linear constraints).
-    OPTIMAL only when CP-SAT proves it (objective == bound); INFEASIBLE when it proves no plan."""
+    OPTIMAL only when CP-SAT proves it (objective == bound); INFEASIBLE when it proves no plan.
+    Under traffic, ties go to the least step time: a second solve (``_tie_break``, within the
+    same time limit) with the traffic fixed at its proven optimum minimises the step time (its
+    own variables on the same Booleans); OPTIMAL only when both stages are proven."""
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
@@ -403,19 +447,53 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     _memory_limits(m, array, costs, own, x, rules)
     if rules.objective is Objective.TRAFFIC:
         T = _traffic_var(m, lay, link, ub)
+        S = _tie_step_time(m, array, costs, columns, x, y)
     else:
-        T = _step_time_var(m, array, lay, comp, link, ub)
+        T, S = _step_time_var(m, array, lay, comp, link, ub), None
     solver, st = _minimise(m, T, time_limit_s)
     if st == cp_model.INFEASIBLE:
         return split_solution("cpsat", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, len(columns),
                               objective=rules.objective)
-    cols = [next(c for c in columns[l] if solver.Value(x[l][c])) for l in range(L)]  # noqa: E741
-    plan = _columns_plan(cols, H)
     value = Fraction(int(round(solver.ObjectiveValue())), scale)
     bound = Fraction(int(round(solver.BestObjectiveBound())), scale)
-    status = Status.OPTIMAL if st == cp_model.OPTIMAL and value == bound else Status.FEASIBLE
+    proven = st == cp_model.OPTIMAL and value == bound
+    if S is not None and proven:  # stage 2: the traffic fixed at its proven optimum, the least step time
+        solver, proven = _tie_break(m, x, T, S, solver, time_limit_s - (time.perf_counter() - t0))
+    cols = [next(c for c in columns[l] if solver.Value(x[l][c])) for l in range(L)]  # noqa: E741
+    plan = _columns_plan(cols, H)
+    status = Status.OPTIMAL if proven else Status.FEASIBLE
     return split_solution("cpsat", status, plan, value, bound, time.perf_counter() - t0, len(columns),
                           objective=rules.objective)
+
+
+def _tie_step_time(m, array: ArraySpec, costs: SplitCosts, columns, x, y):
+    """Under traffic, the step time on the same Booleans (its own integer scale: the time's rates)."""
+    lay = costs.layout
+    own, edge, _, ints, _ = _scaled_amounts(array, costs, columns, TIME_ONLY)
+    ub = _amount_bound(lay, own, edge, ints) + 1
+    comp, link = _component_vars(m, lay, _amount_terms(lay, own, edge, x, y, ints), ub)
+    return _step_time_var(m, array, lay, comp, link, ub)
+
+
+def _tie_break(m, x, T, S, first, time_left_s: float):
+    """Fix T at the value ``first`` proved least, hint its plan and minimise S in the time left:
+    (the solver holding the plan, whether S's least is proven); on no answer in time, the first
+    plan (traffic optimal, the tie not proven)."""
+    from ortools.sat.python import cp_model
+
+    m.Add(T == int(first.Value(T)))
+    for layer in x:
+        for var in layer.values():
+            m.AddHint(var, first.Value(var))
+    if time_left_s <= 0:
+        return first, False
+    try:
+        solver, st = _minimise(m, S, time_left_s)
+    except Refused:
+        return first, False
+    if st != cp_model.OPTIMAL or solver.ObjectiveValue() != solver.BestObjectiveBound():
+        return (solver, False) if st == cp_model.FEASIBLE else (first, False)
+    return solver, True
 
 
 def _minimise(m, T, time_limit_s: float):
