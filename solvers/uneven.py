@@ -259,6 +259,8 @@ def _pareto_dp(costs: SplitCosts, columns, limits, vector, max_states: int, time
             own = vector(costs.layer(l, cv))
             front: list = []
             for cu, items in fronts.items():
+                if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
+                    return None, kept  # checked per column pair: a single column's merge may be long
                 edge = _add(own, vector(costs.edge(l - 1, cu, cv)))
                 for vec, cols in items:
                     nxt = _add(vec, edge)
@@ -450,7 +452,11 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
         S = _tie_step_time(m, array, costs, columns, x, y)
     else:
         T, S = _step_time_var(m, array, lay, comp, link, ub), None
-    solver, st = _minimise(m, T, time_limit_s)
+    try:
+        solver, st = _minimise(m, T, time_limit_s)
+    except Refused:  # no plan within the time limit: not bad input, no plan and no proof
+        return split_solution("cpsat", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, len(columns),
+                              objective=rules.objective)
     if st == cp_model.INFEASIBLE:
         return split_solution("cpsat", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, len(columns),
                               objective=rules.objective)

@@ -105,14 +105,14 @@ def _dp_types(name: str, network: Network, array: ArraySpec, space: Space, rules
         plan = get_solver("dp")(problem, SolveOptions()).plan
     except InstanceTooLarge as err:  # the search takes its types from the DP: refused, like the others
         raise Refused(f"{name}: no types from the DP ({str(err).split('; use --solver')[0]})") from None
-    if plan is None:  # the pins and forbids leave some layer no type at some level
-        raise Refused(f"{name}: no equal-split types keep to the pins and forbids (they conflict)")
-    return plan
+    return plan  # None: the pins and forbids leave some layer no type at some level (infeasible)
 
 
 def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules = TIME_ONLY) -> Solution:
     t0 = time.perf_counter()
     types = _dp_types("search", network, array, space, rules)
+    if types is None:
+        return split_solution("search", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0)
     sol = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace, rules=rules)
     return split_solution("search", Status.FEASIBLE, sol.plan, sol.step_time_s, None, time.perf_counter() - t0, sol.explored)
 
@@ -124,8 +124,10 @@ def _proportional(network: Network, array: ArraySpec, space: Space, aspace: Alph
     t0 = time.perf_counter()
     if not aspace.proportional:
         raise Refused("proportional: --grid-only leaves the proportional ratios out of the declared space")
-    plan = round_to_whole_units(network, with_group_alphas(_dp_types("proportional", network, array, space, rules),
-                                                           proportional_alphas(array)))
+    types = _dp_types("proportional", network, array, space, rules)
+    if types is None:
+        return split_solution("proportional", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0)
+    plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
     if not aspace.contains(plan):
         raise Refused("proportional: rounded to whole groups or heads, its plan leaves the declared space")
     step = evaluate_split(network, array, plan).step_time_s

@@ -317,10 +317,15 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     time_bound = bound if objective is Objective.TIME else None
     if split is Split.EQUAL or one_point:
         bound = None
-    return SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
-                       wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best,
-                       memory=kind_memory(array, ev.leaf_memory_bytes, memory_GiB), note=note, objective_value=value,
-                       objective_bound=bound, violations=tuple(_broken(rules, ev, array, plan)), **base)
+    report = SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
+                         wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best,
+                         memory=kind_memory(array, ev.leaf_memory_bytes, memory_GiB), note=note, objective_value=value,
+                         objective_bound=bound, violations=tuple(_broken(rules, ev, array, plan)), **base)
+    if status is Status.OPTIMAL and (report.violations or not report.memory_ok):
+        # the joint solver's optimum ignores memory: its bound still bounds the constrained problem (a
+        # relaxation), but its plan does not keep to it, so it is not an optimum of the run's problem
+        return replace(report, status=Status.FEASIBLE)
+    return report
 
 
 
@@ -357,14 +362,15 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
     """No types keep to the pins and forbids: infeasible, naming the conflicting rules as the even split does."""
     from ..solvers.cpsat import explain_infeasible
 
-    conflict = explain_infeasible(typed).get("conflict") or typed.constraints.side_names()
+    c = typed.constraints
+    conflict = explain_infeasible(typed).get("conflict") or c.side_names()
     aspace = alpha_space(array, alpha_grid(grid), free)
     return SplitReport(network.name, array.name, space, split, grid, Status.INFEASIBLE, None, None, None, None,
                        wall_s=wall_s, note="these conflict: " + "; ".join(conflict), compared=(),
                        layer_names=tuple(L.name for L in network.layers), alpha_space=aspace,
                        class_labels=class_labels(array, aspace), free=free, batch=network.batch,
                        weight_copies=typed.constraints.weight_copies, objective=typed.objective,
-                       rules=tuple(typed.constraints.side_names()))
+                       rules=tuple(c.side_names()[: len(c.pins) + len(c.forbids) + len(c.caps)]))
 
 
 def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, hint, solver, rules):
@@ -558,37 +564,22 @@ def _by_solver(solver: str, network: Network, array: ArraySpec, space: Space, as
         elif solver == "cpsat":
             sol = cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
         else:
-            return _level_dp(network, array, space, aspace, rules)
+            sol = levels_uneven(network, array, space, aspace, rules=rules, name="dp")
     except Refused as err:  # too large for it: say what takes the instance instead
         raise type(err)(str(err).split("; use --solver")[0] + _instead(solver, rules)) from None
     return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value
-
-
-def _level_dp(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules):
-    """dp's uneven form: the level DP's plan, or the even DP's equal split where that is in the
-    declared space and ranks better (``SplitRules.rank``): level by level the DP may leave 1/2 at
-    a level for a ratio whose cost the levels below repay, so it is no better than the equal split
-    it contains (seen under the traffic objective). Same return as ``_by_solver``."""
-    sol = levels_uneven(network, array, space, aspace, rules=rules, name="dp")
-    types = _dp_plan(Problem(network, array, space, rules.objective, replace(rules.constraints, caps=())))
-    if sol.plan is None or types is None or not aspace.contains(equal := Plan.even(types)):
-        return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value
-    scored = [(rules.rank(evaluate_split(network, array, p, rules.weight_copies), array, p), k, p)
-              for k, p in enumerate((sol.plan, equal))]
-    (_, value), _, plan = min(scored, key=lambda x: (x[0], x[1]))
-    return plan, sol.status, sol.split_bound, sol.wall_s, value
 
 
 def _instead(solver: str, rules: SplitRules) -> str:
     """What to run when a proving solver refuses an uneven instance as too large."""
     joint = not rules.constraints.caps and rules.objective is Objective.TIME
     return ("; --split optimal without --solver (the joint solver) proves such instances" if joint else
-            "; a coarser --alpha-grid or fewer --levels makes the space smaller (the joint solver, --split optimal "
-            "without --solver, takes no caps or traffic objective)")
+            "; a coarser --alpha-grid makes the space smaller (the joint solver, --split optimal without --solver, "
+            "takes no caps or traffic objective)")
 
 
 def _count(x: Fraction) -> str:
-    return format_count(x) if x.denominator == 1 else f"{safe_float(x):.7g}"
+    return format_count(x) if x.denominator == 1 else f"{safe_float(x):,.1f}"
 
 
 def _ms(x: Fraction) -> str:
