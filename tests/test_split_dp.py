@@ -243,3 +243,21 @@ def test_dp_is_never_worse_than_the_equal_split_it_contains(capsys):
     code2, eq, _ = _json([*base, "--split", "equal"], capsys)
     assert code == code2 == 0 and dp["solver"] == "dp" and dp["status"] == "feasible"
     assert F(dp["objective_value"]) <= F(eq["objective_value"]) == 110_103_008
+
+
+def test_the_levels_split_and_check_dp_row_keep_the_equal_split_when_it_is_better(capsys):
+    """``--split levels`` and ``check --uneven``'s dp row run the same level DP as ``--solver dp``:
+    none of them returns more traffic than the equal split on alexnet / tpu-mix-16 (trial 3)."""
+    base = ["--model", "alexnet", "--array", "tpu-mix-16", "--space", "accpar", "--objective", "traffic",
+            "--format", "json"]
+    _, lv, _ = _json([*base, "--split", "levels"], capsys)
+    assert F(lv["objective_value"]) <= 110_103_008
+
+
+def test_the_joint_optimum_that_breaks_memory_is_not_called_optimal(tmp_path, capsys):
+    """The joint solver ignores memory limits: a plan over the limit is feasible (its bound, of the
+    relaxation, still bounds the run's problem), never optimal (trial 3: it said optimal, ok false)."""
+    arr = _mix2(tmp_path)
+    code, r, _ = _json(["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "2", "--split",
+                        "optimal", "--memory", "0.0005", "--format", "json"], capsys)
+    assert code == 1 and r["ok"] is False and r["status"] == "feasible" and r["solver"] == "joint"
