@@ -153,3 +153,14 @@ def test_exact_out_of_time_is_unknown_not_bad_input(tmp_path, capsys):
     if code == 0:
         pytest.skip("the DP proved within 0.1 s on this machine")
     assert code == 1 and "unknown" in out.splitlines()[0] and err.startswith("explore: exact: no plan and no proof"), err
+
+
+def test_weight_copies_from_a_constraints_file_keep_the_split_range(tmp_path, capsys):
+    """``--weight-copies 50`` was refused with --split but ``weight_copies: 50`` in a constraints file
+    ran (trial 3): both are refused in one line, exit 2."""
+    path = tmp_path / "c.yaml"
+    path.write_text("version: 1\nweight_copies: 50\n")
+    code, out, err = run_cli(["--split", "search", "--model", "lenet-c", "--array", "tpu-mix-16", "--constraints",
+                              str(path)], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "weight_copies: must be between 0 and 16 with split, got 50 (from the --constraints file)" in err

@@ -221,6 +221,9 @@ def split_problem(problem: Problem, split: str, *, alpha_grid: int = 16, free: s
     from .split import Split, split_run
 
     c = problem.constraints
+    if not 0 <= c.weight_copies <= 16:  # a constraints file's value: the same range as --weight-copies
+        raise SpecError("weight_copies", f"must be between 0 and 16 with split, got {c.weight_copies} "
+                                         "(from the --constraints file)")
     memory = c.memory_bytes / 2**30 if c.memory_set else None
     return split_run(problem.network, problem.array, problem.space, Split(split), alpha_grid, FreeAlphas(free),
                      time_limit, memory, c.weight_copies, progress=progress, grid_only=grid_only, solver=solver,
