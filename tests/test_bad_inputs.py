@@ -467,3 +467,13 @@ def test_a_broken_kind_is_reported_once(case, tmp_path, capsys):
     code, out, err = run_cli(_expand(args, tmp_path), capsys)
     assert code == 2 and message in err
     assert "unknown kind" not in err and "; " not in err.split(message)[-1], err
+
+
+def test_dump_model_and_output_naming_one_file_is_refused(tmp_path, capsys):
+    """The report written over the CP-SAT model it was just asked to dump (trial 3): refused up front."""
+    from .conftest import run_cli
+
+    same = str(tmp_path / "same.txt")
+    code, out, err = run_cli(["--model", "lenet-c", "--solver", "cpsat", "--dump-model", same, "--output", same], capsys)
+    assert code == 2 and err.count("\n") == 1 and "is also --output" in err
+    assert not (tmp_path / "same.txt").exists()

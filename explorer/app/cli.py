@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import math
+import os
 import sys
 from typing import NamedTuple
 
@@ -104,12 +105,24 @@ def check_not_empty(**paths: str | None) -> None:
             raise InputError(f"--{name.replace('_', '-')}: must not be empty")
 
 
+def same_file(a: str, b: str) -> bool:
+    """Whether two destinations name one file (the same path once resolved, or one existing file)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
 def check_destinations(output: str | None, dump_model: str | None, solvers: tuple[str, ...],
                        inputs: dict[str, str | None] | None = None) -> None:
     """Bad destinations are bad input, said before any solving; ``inputs`` ({option: path or
     name}) are files a destination must not replace."""
     for option, path in (("--output", output), ("--dump-model", dump_model)):
         check_not_an_input(path, inputs or {}, option)
+    if output not in (None, "-") and dump_model is not None and same_file(output, dump_model):
+        raise InputError(f"--dump-model: {dump_model} is also --output: the report would replace the model")
     if dump_model is not None:
         if not any(s in MODEL_SOLVERS for s in solvers):
             raise InputError(f"--dump-model: {', '.join(solvers)} has no model to write; it is taken by --solver "
