@@ -435,11 +435,9 @@ def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                           objective=rules.objective)
 
 
-def _or_equal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules, plan: Plan) -> Plan:
-    """The better (``SplitRules.rank``; ties: ``plan``) of the level DP's plan and the even DP's equal
-    split, where that lies in the declared space: level by level the DP may leave 1/2 for a ratio
-    whose cost the levels below do not repay, so alone it can lose to the equal split it contains
-    (12.7% more traffic on alexnet / tpu-mix-16)."""
+def equal_types(network: Network, array: ArraySpec, space: Space, rules: SplitRules = TIME_ONLY):
+    """The even DP's plan (its types) for ``rules``' objective under its pins and forbids (caps and
+    memory aside); None when they leave a layer no type at some level; InstanceTooLarge from the DP."""
     from explorer.core.constraints import Constraints
     from explorer.core.problem import Problem
     from explorer.core.solution import SolveOptions
@@ -447,9 +445,17 @@ def _or_equal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpa
     from .dp import solve as even_dp
 
     c = rules.constraints
+    problem = Problem(network, array, space, rules.objective, Constraints(pins=c.pins, forbids=c.forbids))
+    return even_dp(problem, SolveOptions()).plan
+
+
+def _or_equal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules, plan: Plan) -> Plan:
+    """The better (``SplitRules.rank``; ties: ``plan``) of the level DP's plan and the even DP's equal
+    split, where that lies in the declared space: level by level the DP may leave 1/2 for a ratio
+    whose cost the levels below do not repay, so alone it can lose to the equal split it contains
+    (12.7% more traffic on alexnet / tpu-mix-16)."""
     try:
-        even = even_dp(Problem(network, array, space, rules.objective, Constraints(pins=c.pins, forbids=c.forbids)),
-                       SolveOptions()).plan
+        even = equal_types(network, array, space, rules)
     except Refused:  # a level too wide for the even DP: the level DP's plan alone
         return plan
     if even is None or not aspace.contains(equal := Plan.even(even)):

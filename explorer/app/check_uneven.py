@@ -36,16 +36,13 @@ from ..core.uneven import (
 )
 from ..core.evaluate import evaluate_split
 from ..core.network import Network
-from ..core.objective import Objective
 from ..core.partition import Space
-from ..core.problem import Problem
-from ..core.solution import Solution, SolveOptions, Status, split_solution
+from ..core.solution import Solution, Status, split_solution
 from ..core.split_rules import TIME_ONLY, SplitRules
-from ..solvers import get_solver
 from ..solvers.brute import solve_split as brute_split
 from ..solvers.uneven import cpsat_uneven, exact_uneven, search_level_alphas
 from ..solvers.uneven_joint import JointOptions, accpar_uneven, joint_uneven
-from ..solvers.uneven_levels import levels_uneven
+from ..solvers.uneven_levels import equal_types, levels_uneven
 from .results import SCHEMA_VERSION, exact_number
 from .split import search_start
 
@@ -99,10 +96,8 @@ class SplitCheck:
 
 def _dp_types(name: str, network: Network, array: ArraySpec, space: Space, rules: SplitRules = TIME_ONLY):
     """The DP's equal-split types under the pins and forbids of ``rules``."""
-    c = rules.constraints
-    problem = Problem(network, array, space, Objective.TIME, type(c)(pins=c.pins, forbids=c.forbids))
     try:
-        plan = get_solver("dp")(problem, SolveOptions()).plan
+        plan = equal_types(network, array, space, rules)
     except InstanceTooLarge as err:  # the search takes its types from the DP: refused, like the others
         raise Refused(f"{name}: no types from the DP ({str(err).split('; use --solver')[0]})") from None
     return plan  # None: the pins and forbids leave some layer no type at some level (infeasible)

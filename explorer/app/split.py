@@ -309,23 +309,26 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                            wall_s=time.perf_counter() - t0, note=_no_plan_note(solver, status, time_limit_s), **base)
     say("split: scoring the plan")
     ev = evaluate_split(network, array, plan, weight_copies)
-    value = rules.value(ev)
-    if claimed is not None and claimed != value:  # the solver's own scoring against the definition
-        what = "step time" if objective is Objective.TIME else "traffic"
-        raise EvaluatorMismatch(f"{solver or 'joint'}: {what} {claimed} does not re-score to {value}")
+    value = _rescored(rules, ev, claimed, solver)
     g0, g1, idle = ev.top_groups()
     time_bound = bound if objective is Objective.TIME else None
     if split is Split.EQUAL or one_point:
         bound = None
-    report = SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
-                         wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best,
-                         memory=kind_memory(array, ev.leaf_memory_bytes, memory_GiB), note=note, objective_value=value,
-                         objective_bound=bound, violations=tuple(_broken(rules, ev, array, plan)), **base)
-    if status is Status.OPTIMAL and (report.violations or not report.memory_ok):
-        # the joint solver's optimum ignores memory: its bound still bounds the constrained problem (a
-        # relaxation), but its plan does not keep to it, so it is not an optimum of the run's problem
-        return replace(report, status=Status.FEASIBLE)
-    return report
+    memory, broken = kind_memory(array, ev.leaf_memory_bytes, memory_GiB), tuple(_broken(rules, ev, array, plan))
+    if status is Status.OPTIMAL and (broken or not all(m.ok for m in memory)):
+        status = Status.FEASIBLE  # the joint solver ignores memory: its bound (a relaxation's) stands, not its plan
+    return SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
+                       wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best, memory=memory,
+                       note=note, objective_value=value, objective_bound=bound, violations=broken, **base)
+
+
+def _rescored(rules: SplitRules, ev, claimed: Fraction | None, solver: str | None) -> Fraction:
+    """The evaluator's value of the plan; EvaluatorMismatch where the solver claimed another."""
+    value = rules.value(ev)
+    if claimed is not None and claimed != value:
+        what = "step time" if rules.objective is Objective.TIME else "traffic"
+        raise EvaluatorMismatch(f"{solver or 'joint'}: {what} {claimed} does not re-score to {value}")
+    return value
 
 
 
