@@ -310,6 +310,8 @@ def test_exact_and_cpsat_refuse_in_one_line_when_too_large():
     arr = mix(2, [1, 1, 3, 3])
     late = exact_uneven(NET4, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(4), FreeAlphas.ALL), time_limit_s=0)
     assert late.status is Status.UNKNOWN and late.plan is None  # the time limit is not bad input: no plan, no proof
+    late = cpsat_uneven(NET4, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(2)), time_limit_s=1e-9)
+    assert late.status is Status.UNKNOWN and late.plan is None  # CP-SAT out of time alike (it raised Refused)
     with pytest.raises(Refused, match=r"cpsat \(uneven splits\): [\d,]+ column pairs, more than 100"):
         cpsat_uneven(NET4, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(4)), max_pairs=100)
 
