@@ -407,7 +407,9 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
         return Solution("dp", Status.INFEASIBLE, None, None, None, None, time.perf_counter() - t0, {"reason": str(err)})
     wall = time.perf_counter() - t0
     broken = problem.plan_violations_units(level_units, plan.types)
-    status = Status.INFEASIBLE if broken else Status.FEASIBLE if unproven else Status.LEVEL_OPTIMAL
+    # a heuristic plan that breaks a cap or the memory limit keeps its status (it proves no
+    # infeasibility); ``info['violations']`` names what it breaks (``Solution.violations``)
+    status = Status.FEASIBLE if unproven else Status.LEVEL_OPTIMAL
     info = {"violations": broken, "reason": "the DP does not enforce caps or memory; its plan breaks: " + "; ".join(broken)} if broken else {}
     if wide:
         note = _wide_note(wide, unproven)

@@ -217,7 +217,8 @@ def test_check_reports_a_conflict(capsys):
 
 def test_dp_violation_said_on_stderr(capsys):
     code, out, err = run(["--cap", "3=55MB", "--format", "json"], capsys)
-    assert code == 1 and json.loads(out)["status"] == "infeasible"
+    r = json.loads(out)
+    assert code == 1 and r["status"] == "level-optimal" and r["ok"] is False
     assert err == "explore: the dp plan breaks cap level 3 <= 55 MB (--cap) (--solver exact or cpsat enforces caps and memory)\n"
 
 

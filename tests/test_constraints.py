@@ -175,8 +175,9 @@ def test_cpsat_equals_brute_under_random_constraints(seed):
         assert violations(ev, p.constraints, p.array, sol.plan) == []
     d = dp.solve(p)
     if d.plan is not None:
-        rescore(p, d)  # the DP's status agrees with the evaluator's violations
-        if d.status is not Status.INFEASIBLE:
+        rescore(p, d)  # the DP names exactly the violations the evaluator finds
+        assert d.status is not Status.INFEASIBLE  # a heuristic's plan proves no infeasibility
+        if not d.violations:
             assert d.objective >= b.objective
     e = exact.solve(p)  # the exact solver enforces caps and memory too: the same answer, proven
     assert e.status is b.status and e.objective == b.objective == e.bound
@@ -187,8 +188,9 @@ def test_dp_names_violations_and_cpsat_honours_the_cap():
     p = Problem(load_model("vgg-a"), load_array("hypar-16"), Space.HYPAR,
                 constraints=Constraints(caps=(Cap(3, Fraction(55 * 10**6), "test"),)))
     d = dp.solve(p)
-    assert d.status is Status.INFEASIBLE and d.plan is not None
-    assert d.info["violations"] == ["cap level 3 <= 55 MB (test)"]
+    # the DP's plan breaks the cap: it keeps its status (not proven infeasible) and names what it breaks
+    assert d.status is Status.LEVEL_OPTIMAL and d.plan is not None
+    assert d.violations == ("cap level 3 <= 55 MB (test)",)
     ev, _ = rescore(p, d)
     (v,) = violations(ev, p.constraints, p.array, d.plan)
     assert v.actual_bytes == 14_857_920 * 4 and v.excess_bytes == 14_857_920 * 4 - 55 * 10**6
@@ -248,13 +250,13 @@ def test_cli_dp_violation_exit_1_and_json(capsys):
     code, out, _ = run(["--cap", "3=55MB", "--format", "json"], capsys)
     assert code == 1
     r = json.loads(out)
-    assert r["status"] == "infeasible" and r["plan"] is not None
+    assert r["status"] == "level-optimal" and r["ok"] is False and r["plan"] is not None
     (v,) = r["violations"]
     assert v["constraint"] == "cap level 3 <= 55 MB (--cap)"
     assert v["excess_bytes"] == 14_857_920 * 4 - 55 * 10**6
     code, out, _ = run(["--cap", "3=55MB", "--format", "json", "--solver", "cpsat", "--workers", "1"], capsys)
     r = json.loads(out)
-    assert code == 0 and r["status"] == "optimal" and r["violations"] == []
+    assert code == 0 and r["status"] == "optimal" and r["ok"] is True and r["violations"] == []
     assert {"step_time_s", "speedup_over_all_I", "memory_bytes_per_accelerator"} <= set(r)
 
 
@@ -264,7 +266,7 @@ def test_cli_check_with_constraints(capsys):
                         "--forbid", "ip2=III", "--workers", "1", "--format", "json"], capsys)
     assert code == 0
     r = json.loads(out)
-    assert r["agree"] and r["dp"]["status"] == "infeasible"
+    assert r["agree"] and r["dp"]["status"] == "level-optimal" and r["dp"]["ok"] is False
     assert r["solvers"]["cpsat"]["status"] == r["solvers"]["brute"]["status"] == "optimal"
     assert r["solvers"]["cpsat"]["objective"] == r["solvers"]["brute"]["objective"] == 1849764
     # the exact solver now enforces the cap on chains: it proves the same optimum, and check names its method

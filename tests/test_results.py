@@ -26,7 +26,7 @@ FIGURES = {"traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "ste
            "memory_bytes_per_accelerator", "violations"}
 VIOLATION = {"constraint", "limit_bytes", "actual_bytes", "excess_bytes"}
 BASELINE = FIGURES | {"traffic_ratio_to_all_I", "speedup_over_all_I"}
-RUN = {"solver", "status", "wall_s", "bound", "gap", "plan"}
+RUN = {"solver", "status", "ok", "wall_s", "bound", "gap", "plan"}  # ok: the plan keeps to every rule
 RUN_PLAN = RUN | FIGURES | {"level_cost_elements", "level_cost_units", "unit_elements", "objective_value", "baselines",
                             "traffic_ratio_to_all_I", "speedup_over_all_I", "comm_speedup_over_all_I"}
 
@@ -69,7 +69,8 @@ def test_explore_json_keys_dp_plan_breaking_a_cap(capsys):
     r = explore_json(["--model", "lenet-c", "--levels", "2", "--cap", "1=1kB"], capsys, 1)
     expected = HEADER | CAP_KEYS | RUN_PLAN | {"reason"} | under("violations[]", VIOLATION) | baselines(True)
     assert key_paths(r) == expected
-    assert r["status"] == "infeasible" and r["bound"] is None and r["gap"] is None
+    # the DP's plan breaks the cap: not proven infeasible, so it keeps its status; ok false, exit 1
+    assert r["status"] == "level-optimal" and r["ok"] is False and r["bound"] is None and r["gap"] is None
 
 
 TIME_TERMS = {"time_objective", "time_objective.step_time", "time_objective.compute_s"}
@@ -112,7 +113,7 @@ def test_explore_json_keys_with_energy(capsys, tmp_path):
     assert all_i["energy_efficiency_over_all_I"] == 1.0
 
 
-SOLVED = {"status", "wall_s", "objective", "plan", "bound", "gap"} | FIGURES
+SOLVED = {"status", "ok", "wall_s", "objective", "plan", "bound", "gap"} | FIGURES
 
 
 def test_check_json_keys(capsys):
@@ -141,7 +142,7 @@ def test_check_json_keys_infeasible(capsys):
     no_plan = {"status", "wall_s", "bound", "gap"}
     expected = HEADER | {"dp", "levels", "solvers", "optimum", "infeasible", "agree", "problems", "wall_s",
                          "conflict", "suggestion"}
-    # the DP cannot enforce memory: its plan is there, marked infeasible, with the violation and the reason
+    # the DP cannot enforce memory: its plan is there, ok false, with the violation and the reason
     expected |= under("dp", SOLVED | {"reason", "method"}) | under("dp.violations[]", VIOLATION)
     expected |= under("levels[]", {"level", "dp_cost_elements", "level_optimum_elements", "method", "dp_is_level_optimal"})
     expected |= {"solvers.cpsat", "solvers.exact", "solvers.brute"}

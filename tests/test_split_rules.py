@@ -362,6 +362,8 @@ def test_check_split_optimal_takes_caps_pins_and_memory(tmp_path, capsys):
     assert d["proven_by"] == ["brute", "exact", "cpsat"] and d["constraints"] == ["cap level 0 <= 19 MB (--cap)"]
     assert rows["joint"]["status"] == "refused" and rows["accpar"]["status"] == "refused"
     assert any(r["breaks"] and F(r["step_time_s"]) < F(d["optimum_s"]) for r in rows.values())
+    assert all(r["ok"] is (r["step_time_s"] is not None and not r["breaks"]) for r in rows.values())
+    assert rows["brute"]["ok"] and not rows["joint"]["ok"]  # a refusal has no plan
     code, d, _ = _run(base + ["--cap", "0=18MB"], capsys)
     assert code == 0 and d["agree"] and d["optimum_s"] is None
     assert [r["status"] for r in d["solvers"][:3]] == ["infeasible"] * 3

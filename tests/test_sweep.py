@@ -601,3 +601,14 @@ def test_progress_bar_on_a_terminal(tmp_path):
     text = buf.decode()
     assert "7/7 [" in text and "pt/s" in text and "invalid=1" in text and "failed=0" in text and "reused=0" in text, text
     assert "sweep s: 7 points (0 reused from the cache, 7 computed; 0 without a plan, 1 invalid, 0 failed)" in text
+
+
+def test_a_dp_plan_over_a_cap_keeps_its_status_with_violations(tmp_path, capsys):
+    """The DP's plan that breaks a cap is not proven infeasible: the row keeps the DP's status,
+    its figures and the broken rule in ``violations``, and it counts as a point with a plan."""
+    f = write(tmp_path / "s.yaml", 'version: 1\ngrid: {model: [lenet-c], levels: [2], caps: [["1=1kB"]]}\n')
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o"), "--workers", "1"], capsys)
+    assert code == 0 and "0 without a plan" in err
+    (row,) = read_csv(tmp_path / "o")
+    assert row["status"] == "level-optimal" and row["violations"] == "cap level 1 <= 1 kB (--cap)"
+    assert row["traffic_elements"] != ""

@@ -234,12 +234,12 @@ def _optimum(problem: Problem, dsol: Solution | None, verdict: _Verdict, names: 
         method=method_of(ref),
         methods=tuple((n, method_of(s)) for n, s in sorted(proven.items())),
         dp_objective=_real(problem, dsol.objective),
-        dp_satisfies_constraints=dsol.status is not Status.INFEASIBLE,
+        dp_satisfies_constraints=not dsol.violations,
         cells_differing=tuple(
             CellDiff(h, names[l], dsol.plan.at(h, l), ref.plan.at(h, l)) for h, l in dsol.plan.diff(ref.plan)  # noqa: E741
         ),
     )
-    if dsol.objective < optimum and dsol.status is not Status.INFEASIBLE:
+    if dsol.objective < optimum and not dsol.violations:
         problems_found.append("the DP beats the proven optimum")
     return best
 

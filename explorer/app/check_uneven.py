@@ -61,6 +61,11 @@ class SplitCheckRow:
     rescored: bool  # the evaluator gives the reported step time
     breaks: bool = False  # the plan breaks a cap, pin, forbid or memory limit of the run (note: which)
 
+    @property
+    def ok(self) -> bool:
+        """A plan that keeps to every rule of the run (as ``ok`` in explore's and check's JSON)."""
+        return self.step_time_s is not None and not self.breaks
+
 
 @dataclass(frozen=True)
 class SplitCheck:
@@ -89,7 +94,8 @@ class SplitCheck:
             "grid_only": self.grid_only, "free": str(self.free), "agree": self.agree, "problems": list(self.problems),
             "optimum_s": f(self.optimum_s), "proven_by": list(self.proven_by), "constraints": list(self.constraints),
             "solvers": [{"solver": r.solver, "status": r.status, "step_time_s": f(r.step_time_s), "bound_s": f(r.bound_s),
-                         "wall_s": round(r.wall_s, 6), "note": r.note, "rescored": r.rescored, "breaks": r.breaks}
+                         "wall_s": round(r.wall_s, 6), "note": r.note, "rescored": r.rescored, "breaks": r.breaks,
+                         "ok": r.ok}
                         for r in self.rows],
         }
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..core.plan import Plan
-from ..core.solution import Status
+from ..core.solution import BROKEN_PLAN_NOTE, Status
 from ..core.units import safe_float
 from .results import CheckReport, Inputs, RunResult, StepTerms
 
@@ -99,7 +99,7 @@ def render_table(result: RunResult) -> str:
     lines = [
         f"{i.model} on {i.array} ({i.accelerators} accelerators, {i.levels} level{'s' if i.levels != 1 else ''}), "
         f"space {i.space.value}, batch {i.batch}, {i.dtype_bytes}-byte elements",
-        f"solver {result.solver}: {result.status.value} (objective {i.objective.value}), "
+        f"solver {result.solver}: {result.status.value}{_broken_note(result)} (objective {i.objective.value}), "
         f"wall {fmt_seconds(result.wall_s)}",
         *(f"warning: {w}" for w in i.warnings),
         _constraints_line(i),
@@ -115,6 +115,11 @@ def render_table(result: RunResult) -> str:
     lines.append("")
     lines += _comparison_lines(result)
     return "\n".join(lines) + "\n"
+
+
+def _broken_note(result: RunResult) -> str:
+    """By the status of a plan that breaks a rule (the DP's): not proven infeasible (as ``explore split`` says)."""
+    return f" ({BROKEN_PLAN_NOTE})" if result.figures is not None and result.figures.violations else ""
 
 
 def _no_plan_lines(result: RunResult) -> list[str]:

@@ -368,8 +368,8 @@ class RunResult:
 
     def to_json(self) -> dict[str, Any]:
         out = self.inputs.to_json()
-        out.update(solver=self.solver, status=self.status.value, wall_s=self.wall_s, bound=_exact_or_none(self.bound),
-                   gap=self.gap)
+        out.update(solver=self.solver, status=self.status.value, ok=self.ok, wall_s=self.wall_s,
+                   bound=_exact_or_none(self.bound), gap=self.gap)
         for key in ("reason", "cpsat_status", "limit", "bound_method"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
@@ -431,6 +431,7 @@ class SolverReport:
         out: dict[str, Any] = {"status": self.status.value, "wall_s": self.wall_s}
         if self.plan is not None and self.figures is not None:
             out["objective"] = _exact_or_none(self.objective)
+            out["ok"] = self.figures.ok
             out.update(self.figures.to_json())
             out["plan"] = self.plan.to_lists()
         out["bound"] = _exact_or_none(self.bound)

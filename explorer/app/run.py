@@ -19,13 +19,16 @@ class EvaluatorMismatch(AssertionError):
 
 def rescore(problem: Problem, sol: Solution) -> tuple[Evaluation, PlanFigures]:
     """Re-score a solution's plan with the evaluator; raise if the solver's claim disagrees,
-    including a plan that breaks a constraint without the solver saying so."""
+    including a plan that breaks a constraint other than those the solver names
+    (``Solution.violations``: a heuristic's plan keeps its status, ``BROKEN_PLAN_NOTE``)."""
     ev, figs = plan_figures(problem, sol.plan)
-    if figs.violations and sol.status is not Status.INFEASIBLE:
-        names = "; ".join(v.constraint for v in figs.violations)
-        raise EvaluatorMismatch(f"{sol.solver}: plan marked {sol.status} breaks {names}")
-    if not figs.violations and sol.status is Status.INFEASIBLE:
-        raise EvaluatorMismatch(f"{sol.solver}: plan marked infeasible satisfies every constraint")
+    if sol.status is Status.INFEASIBLE:
+        raise EvaluatorMismatch(f"{sol.solver}: a plan marked infeasible (proven: no plan)")
+    broken = [v.constraint for v in figs.violations]
+    if broken != list(sol.violations):
+        said = "; ".join(sol.violations) or "nothing"
+        raise EvaluatorMismatch(f"{sol.solver}: plan marked {sol.status} breaks {'; '.join(broken) or 'nothing'}, "
+                                f"the solver says {said}")
     tables = problem.tables
     claimed = [tables.to_elements(u) for u in sol.level_units]
     if list(ev.level_cost) != claimed:

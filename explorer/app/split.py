@@ -56,7 +56,7 @@ from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.plan import Plan
 from ..core.problem import Problem
-from ..core.solution import SolveOptions, Status
+from ..core.solution import BROKEN_PLAN_NOTE, SolveOptions, Status
 from ..core.split_rules import SplitRules, leaf_memory_limits
 from ..core.units import format_count, safe_float
 from ..solvers import get_solver
@@ -629,7 +629,7 @@ def render_split(r: SplitReport) -> str:
     grid = (f" (alpha grid 1/{r.grid}{' only' if r.grid_only else ' + proportional'}, free alphas {r.free})"
             if r.uses_grid else "")
     objective = "" if r.objective is Objective.TIME else f", objective {r.objective}"
-    broken = "" if r.plan is None or (not r.violations and r.memory_ok) else " (its plan breaks a rule; not proven infeasible)"
+    broken = "" if r.plan is None or (not r.violations and r.memory_ok) else f" ({BROKEN_PLAN_NOTE})"
     by = f" by {r.solver}" if r.solver else ""
     lines = [f"{r.network} on {r.array}: split {r.split}{grid}, space {r.space}{objective}, batch {r.batch}, "
              f"{r.status}{by}{broken}"]

@@ -22,12 +22,18 @@ class Status(enum.Enum):
     OPTIMAL = "optimal"  # proven joint optimum for the objective (objective == bound)
     FEASIBLE = "feasible"  # a valid plan, optimality not proven; bound and gap reported
     LEVEL_OPTIMAL = "level-optimal"  # hierarchical DP: each level optimal given the levels above
-    INFEASIBLE = "infeasible"  # proven: no plan satisfies the constraints
+    INFEASIBLE = "infeasible"  # proven: no plan satisfies the constraints (never a plan that breaks one)
     UNKNOWN = "unknown"  # no plan found within the limits
     INTERRUPTED = "interrupted"  # stopped by the user (Ctrl-C): the best plan so far, if any, with its bound
 
     def __str__(self) -> str:
         return self.value
+
+
+# A heuristic's plan that breaks a cap, pin, forbid or memory limit (the DP enforces only pins
+# and forbids) keeps the solver's status: it is not proven infeasible. Reports say so with
+# ``ok`` false, the violations, this note by the status, and exit status 1 in the CLI.
+BROKEN_PLAN_NOTE = "its plan breaks a rule; not proven infeasible"
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,11 @@ class Solution:
     def phases(self) -> tuple[tuple[str, float], ...]:
         """The joint split solver: (phase, seconds)."""
         return self.info.get("phases", ())
+
+    @property
+    def violations(self) -> tuple[str, ...]:
+        """What the plan breaks, as the solver names it (a heuristic that does not enforce every rule)."""
+        return tuple(self.info.get("violations") or ())
 
     @property
     def gap(self) -> float | None:

@@ -1,0 +1,36 @@
+"""One vocabulary for the even and the uneven split (issue 20): status words, ``ok``, size and
+time limits, the sweep's commands, the LLM planner's JSON and check."""
+
+from __future__ import annotations
+
+import json
+
+from explorer import api
+from explorer.core.solution import BROKEN_PLAN_NOTE, Status
+
+from .conftest import run_cli
+
+
+# -- 1. a heuristic's plan that breaks a rule is not "infeasible" ------------------------------
+
+
+def test_even_and_split_dp_plans_over_a_cap_say_the_same(capsys):
+    """The DP's plan over a cap keeps its status on both paths: the same note by the status,
+    ``ok`` false in the JSON and exit status 1; never ``infeasible`` (nothing was proven)."""
+    even = ["--model", "vgg-a", "--cap", "0=1MB"]
+    split = even + ["--array", "tpu-mix-16", "--split", "equal"]
+    for args in (even, split):
+        code, out, _ = run_cli(args, capsys)
+        assert code == 1 and "level-optimal" in out.splitlines()[1 if args is even else 0], out
+        assert f"({BROKEN_PLAN_NOTE})" in out and "infeasible (" not in out
+        code, out, _ = run_cli(args + ["--format", "json"], capsys)
+        r = json.loads(out)
+        assert code == 1 and r["status"] == "level-optimal" and r["ok"] is False and r["violations"], args
+
+
+def test_api_solve_keeps_the_dp_status_with_ok_false():
+    r = api.solve("vgg-a", caps={3: "55MB"})
+    assert r.status is Status.LEVEL_OPTIMAL and r.ok is False and r.plan is not None
+    assert [v.constraint for v in r.figures.violations] == ["cap level 3 <= 55 MB (--cap)"]
+    assert r.to_json()["ok"] is False
+    assert api.solve("lenet-c", levels=2).to_json()["ok"] is True
