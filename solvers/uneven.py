@@ -179,8 +179,12 @@ def _within(vec, limits) -> bool:
     return all(vec[p] <= most for p, most in limits)
 
 
+# column pairs and kept Pareto states (per pass), in explore --split and check --uneven alike
+EXACT_MAX_STATES = 200_000
+
+
 def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
-                 max_states: int = 200_000, free: FreeAlphas = FreeAlphas.UNLIKE,
+                 max_states: int = EXACT_MAX_STATES, free: FreeAlphas = FreeAlphas.UNLIKE,
                  time_limit_s: float | None = None, rules: SplitRules = TIME_ONLY) -> Solution:
     """The proven optimum of a chain by the Pareto DP of the module docstring, under ``rules``
     (its objective; pins and forbids in the columns; a partial plan over a cap or a memory limit

@@ -34,3 +34,22 @@ def test_api_solve_keeps_the_dp_status_with_ok_false():
     assert [v.constraint for v in r.figures.violations] == ["cap level 3 <= 55 MB (--cap)"]
     assert r.to_json()["ok"] is False
     assert api.solve("lenet-c", levels=2).to_json()["ok"] is True
+
+
+# -- 2. one size limit per solver, explore --split and check --uneven alike ---------------------
+
+
+def test_brute_and_exact_refuse_above_the_same_size_in_explore_and_check(capsys):
+    from explorer.solvers.brute import SPLIT_MAX_PLANS
+    from explorer.solvers.uneven import EXACT_MAX_STATES
+
+    base = ["--model", "lenet-c", "--array", "tpu-mix-16", "--space", "accpar"]
+    code, _, err = run_cli(base + ["--split", "optimal", "--solver", "brute"], capsys)
+    assert code == 2 and f"exceeds its limit of {SPLIT_MAX_PLANS:,}" in err, err
+    code, _, err = run_cli(base + ["--split", "optimal", "--solver", "exact"], capsys)
+    assert code == 2 and f"more than {EXACT_MAX_STATES:,}" in err, err
+    code, out, _ = run_cli(["check", "--uneven", *base, "--solvers", "brute,exact", "--format", "json"], capsys)
+    rows = {r["solver"]: r for r in json.loads(out)["solvers"]}
+    assert rows["brute"]["status"] == rows["exact"]["status"] == "refused"
+    assert f"exceeds its limit of {SPLIT_MAX_PLANS:,}" in rows["brute"]["note"]
+    assert f"more than {EXACT_MAX_STATES:,}" in rows["exact"]["note"]

@@ -24,7 +24,8 @@ MEMORY = {"accelerators", "memory_bytes", "limit_bytes", "ok", "excess_bytes"}
 VIOLATION = {"constraint", "limit_bytes", "actual_bytes", "excess_bytes"}
 CHECK = {"schema_version", "network", "array", "space", "alpha_grid", "grid_only", "free", "agree", "problems", "optimum_s",
          "proven_by", "solvers", "solvers[].solver", "solvers[].status", "solvers[].step_time_s", "solvers[].bound_s",
-         "solvers[].wall_s", "solvers[].note", "solvers[].rescored", "solvers[].breaks", "constraints"}
+         "solvers[].wall_s", "solvers[].note", "solvers[].rescored", "solvers[].breaks", "solvers[].ok",
+         "constraints"}
 
 
 def split_keys(kinds=("v2", "v3"), violations: bool = False) -> set[str]:

@@ -139,9 +139,9 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
          rules: SplitRules = TIME_ONLY):
     c = rules.constraints
     if name == "brute":
-        return brute_split(network, array, space, aspace, max_plans=20_000, rules=rules)
+        return brute_split(network, array, space, aspace, rules=rules)  # explore --split's limit (SPLIT_MAX_PLANS)
     if name == "exact":
-        return exact_uneven(network, array, space, aspace, max_states=50_000, time_limit_s=time_limit_s, rules=rules)
+        return exact_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)  # EXACT_MAX_STATES
     if name == "cpsat":
         return cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
     if name == "joint":
