@@ -53,3 +53,31 @@ def test_brute_and_exact_refuse_above_the_same_size_in_explore_and_check(capsys)
     assert rows["brute"]["status"] == rows["exact"]["status"] == "refused"
     assert f"exceeds its limit of {SPLIT_MAX_PLANS:,}" in rows["brute"]["note"]
     assert f"more than {EXACT_MAX_STATES:,}" in rows["exact"]["note"]
+
+
+# -- 3. one minimum --time-limit, one message, every command ------------------------------------
+
+
+def test_every_command_refuses_a_short_time_limit_in_one_message(capsys, tmp_path):
+    from explorer.core.errors import SpecError
+    from explorer.core.solution import MIN_TIME_LIMIT_S
+
+    message = f"must be a finite number of seconds >= {MIN_TIME_LIMIT_S:g}, got 0.01"
+    mix = ["--model", "lenet-c", "--array", "tpu-mix-16"]
+    for args in (mix + ["--split", "optimal"], ["split", *mix], ["check", "--uneven", *mix],
+                 ["--model", "lenet-c", "--solver", "cpsat"], ["check", "--model", "lenet-c"]):
+        code, out, err = run_cli(args + ["--time-limit", "0.01"], capsys)
+        assert code == 2 and out == "" and err.startswith(f"explore: error: Invalid value for '--time-limit': {message}"), args
+    for kw in ({}, {"split": "optimal", "array": "tpu-mix-16"}):
+        try:
+            api.solve("lenet-c", time_limit=0.01, **kw)
+        except SpecError as err:
+            assert str(err) == f"time_limit: {message}", kw
+        else:
+            raise AssertionError(f"time_limit=0.01 accepted with {kw}")
+    for point in ("{solver: cpsat}", "{split: search}"):
+        f = tmp_path / "s.yaml"
+        f.write_text(f"version: 1\ngrid: {{model: [lenet-c]}}\nfixed: {{time_limit: 0.01}}\npoints:\n  - {point}\n")
+        code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o")], capsys)
+        assert code == 2 and f"time_limit: {message}" in err, err
+    assert run_cli(["--model", "lenet-c", "--solver", "cpsat", "--time-limit", "0.1", "--workers", "1"], capsys)[0] == 0

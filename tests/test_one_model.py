@@ -126,7 +126,7 @@ def test_split_options_are_refused_cleanly(capsys):
         (["--split", "equal", "--weight-copies", "17"], "--weight-copies: must be between 0 and 16"),
         (["--split", "equal", "--alpha-grid", "1"], "--alpha-grid"),
         (["--split", "sideways"], "--split"),
-        (["--split", "optimal", "--time-limit", "0.01"], "--time-limit: must be at least 0.1 s"),
+        (["--split", "optimal", "--time-limit", "0.01"], "'--time-limit': must be a finite number of seconds >= 0.1, got 0.01"),
         (["split", "--split", "search", "--solver", "exact"], "--solver: exact: not with --split search"),
     ]
     for args, text in cases:

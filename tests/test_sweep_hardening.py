@@ -208,7 +208,7 @@ def test_api_caps_as_mapping_or_strings():
         api.solve("lenet-c", pins=5)
     with pytest.raises(SpecError, match="weight_copies: must be an integer, got 'x'"):
         api.solve("lenet-c", weight_copies="x")
-    with pytest.raises(SpecError, match="time_limit: must be a finite number of seconds > 0, got .x."):
+    with pytest.raises(SpecError, match="time_limit: must be a finite number of seconds >= 0.1, got .x."):
         api.solve("lenet-c", solver="cpsat", time_limit="x")
 
 

@@ -333,7 +333,7 @@ def test_a_split_point_takes_memory_weight_copies_and_free_as_explore_split_does
 
 @pytest.mark.parametrize("body,message", [
     ("grid: {split: [search]}\nfixed: {time_limit: 0.01}",
-     "fixed.time_limit: must be at least 0.1 on a split point (explore split --time-limit's bound), got 0.01"),
+     "fixed.time_limit: must be a finite number of seconds >= 0.1, got 0.01"),
     ("grid: {split: [search]}\nfixed: {weight_copies: 17}", "fixed.weight_copies: must be at most 16 on a split point"),
     ("grid: {split: [search]}\nfixed: {memory_GiB: 1.0e+16}", "fixed.memory_GiB: must be at most 1e+15 on a split point"),
     ("grid: {split: [search]}\nfixed: {free: some}", "fixed.free: must be one of unlike, all, got 'some'"),

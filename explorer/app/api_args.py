@@ -7,11 +7,11 @@ accepted value the CLI refuses, such as ``time_limit=-1``).
 
 from __future__ import annotations
 
-import math
 from os import PathLike
 from typing import Any, Iterable
 
 from ..core.errors import SpecError, shown
+from ..core.solution import time_limit_problem
 
 MAX_WORKERS = 256  # as ``explore --workers``
 MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32 (``explore --seed``)
@@ -32,9 +32,9 @@ def check_int(value: Any, name: str, least: int, most: int | None = None) -> Non
 
 def check_solve_args(time_limit: Any, workers: Any, seed: Any, dump_model: Any, progress: Any) -> None:
     """The solver options of ``solve`` and ``check``, as ``explore``'s options check them."""
-    if time_limit is not None and (isinstance(time_limit, bool) or not isinstance(time_limit, (int, float))
-                                   or not math.isfinite(time_limit) or time_limit <= 0):
-        raise SpecError("time_limit", f"must be a finite number of seconds > 0, got {shown(time_limit)}")
+    problem = None if time_limit is None else time_limit_problem(time_limit)
+    if problem:
+        raise SpecError("time_limit", problem)
     check_int(workers, "workers", 1, MAX_WORKERS)
     check_int(seed, "seed", 0, MAX_SEED)
     if seed is None:

@@ -15,7 +15,7 @@ from ..solvers import REGISTRY
 
 from ..core.objective import Objective
 from ..core.partition import Space
-from ..core.solution import Status
+from ..core.solution import Status, time_limit_problem
 from ..frontends import zoo
 from .cli_common import EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input
 from .llm_options import llm_options
@@ -94,8 +94,10 @@ MODEL_SUFFIXES = ("pb", "txt", "pbtxt")  # CP-SAT writes text when the name ends
 
 
 def _check_time_limit(ctx, param, value):
-    if value is not None and not (math.isfinite(value) and value > 0):
-        raise click.BadParameter(f"must be a finite number of seconds > 0, got {value}")
+    """Every command's --time-limit, split or not: one check, one message (``time_limit_problem``)."""
+    problem = None if value is None else time_limit_problem(value)
+    if problem:
+        raise click.BadParameter(problem)
     return value
 
 
@@ -138,7 +140,7 @@ def check_destinations(output: str | None, dump_model: str | None, solvers: tupl
 def solver_options(fn):
     """Options for solvers that search (CP-SAT) or may refuse (exact, brute)."""
     decorators = [
-        click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number > 0: CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); with --solver cpsat under caps or memory, the exact method first takes up to half of it. GPU cluster: the LLM search's (default: 300 s; then the bound and the gap)."),
+        click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); with --solver cpsat under caps or memory, the exact method first takes up to half of it. GPU cluster: the LLM search's (default: 300 s; then the bound and the gap)."),
         click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help=f"CP-SAT worker threads, 1..{MAX_WORKERS} (default: one per core)."),
         click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True, help=f"CP-SAT random seed, 0..{MAX_SEED} (deterministic with --workers 1)."),
         click.option("--dump-model", "dump_model", type=str, default=None, metavar="FILE", help="Write the CP-SAT model to FILE (.pb binary, .txt or .pbtxt text; nothing else); --solver cpsat only."),
@@ -461,7 +463,7 @@ def list_cmd(fmt):
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="Alphas searched: multiples of 1/N, and each free class's proportional ratio.")
 @click.option("--grid-only", is_flag=True, help="Free classes choose from the multiples of 1/N alone (without their proportional ratio).")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="Which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
-@click.option("--time-limit", "split_limit", type=click.FloatRange(min=0.1), default=10.0, show_default=True, callback=_check_time_limit, help="Seconds for --split optimal, a finite number >= 0.1; then the best plan, a proven bound and the gap.")
+@click.option("--time-limit", "split_limit", type=float, default=10.0, show_default=True, callback=_check_time_limit, help="Seconds for --split optimal, a finite number >= 0.1; then the best plan, a proven bound and the gap.")
 @objective_levels_options
 @solver_option
 @constraint_options
@@ -510,8 +512,6 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
         raise InputError(f"--memory: must be a finite number of GiB in (0, 1e15], got {memory_GiB}")
     if weight_copies is not None and not 0 <= weight_copies <= 16:
         raise InputError(f"--weight-copies: must be between 0 and 16 with --split, got {weight_copies}")
-    if time_limit < 0.1:
-        raise InputError(f"--time-limit: must be at least 0.1 s with --split, got {time_limit}")
     check_not_empty(model=model, array=array, output=output, constraints=more.constraints_file)
     check_destinations(output, None, (), {"--model": model, "--array": array, "--constraints": more.constraints_file})
     check_split_solver(Split(split), solver)  # before any loading

@@ -9,11 +9,13 @@ explored, the best equal-split step time and its phases in ``info``."""
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, Protocol
 
 from .costs import plan_level_units
+from .errors import shown
 from .plan import Plan
 from .problem import Problem
 
@@ -34,6 +36,21 @@ class Status(enum.Enum):
 # and forbids) keeps the solver's status: it is not proven infeasible. Reports say so with
 # ``ok`` false, the violations, this note by the status, and exit status 1 in the CLI.
 BROKEN_PLAN_NOTE = "its plan breaks a rule; not proven infeasible"
+
+
+# The least --time-limit (seconds) of every command, split or not (explore, explore split, explore
+# check, --uneven, the LLM planner, sweeps, the API): below it the uneven joint solver's phases
+# cannot start (its search and bound take ~0.1 s on tiny inputs), and no solver gives anything useful.
+MIN_TIME_LIMIT_S = 0.1
+
+
+def time_limit_problem(value: Any) -> str | None:
+    """What is wrong with a wall-clock limit (None when fine): the one check and message of
+    ``--time-limit``, ``time_limit=`` and a sweep's ``time_limit``."""
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+            or value < MIN_TIME_LIMIT_S):
+        return f"must be a finite number of seconds >= {MIN_TIME_LIMIT_S:g}, got {shown(value)}"
+    return None
 
 
 @dataclass(frozen=True)

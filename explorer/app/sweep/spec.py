@@ -45,6 +45,7 @@ from ...core.array import MAX_LEVELS, MIN_LEVELS
 from ...core.errors import SpecError, shown
 from ...core.objective import Objective
 from ...core.partition import Space
+from ...core.solution import time_limit_problem
 from ...core.units import format_count, parse_amount
 from ...frontends import NETWORK_FORMATS, zoo
 from ...frontends.fields import MAX_INT, NAME_RULE
@@ -172,7 +173,7 @@ KEYS: dict[str, Callable[[Any], str | None]] = {
     "space": _check_choice(tuple(s.value for s in Space)),
     "solver": _check_choice(tuple(REGISTRY)),
     "objective": _check_choice(tuple(o.value for o in Objective)),
-    "time_limit": _check_pos_number,
+    "time_limit": time_limit_problem,  # explore --time-limit's check and message, split or not
     "seed": _check_seed,
     "memory_GiB": _check_pos_number,
     "weight_copies": _check_nonneg_int,
@@ -198,7 +199,7 @@ ONLY_WITH_SPLIT = ("alpha_grid", "grid_only", "free")
 SPLIT_SOLVERS = ("brute", "exact", "cpsat", "dp")  # a split optimal point may solve with these (explore --split optimal --solver)
 DP_SPLITS = ("equal", "proportional", "optimal", "levels")  # the splits that take solver dp (the level DP)
 # ``explore split``'s bounds where they are narrower than ``explore``'s: key -> (least, most, its option)
-SPLIT_BOUNDS = {"time_limit": (0.1, None, "--time-limit"), "weight_copies": (0, 16, "--weight-copies"),
+SPLIT_BOUNDS = {"weight_copies": (0, 16, "--weight-copies"),
                 "memory_GiB": (None, 1e15, "--memory")}
 DEFAULT_ALPHA_GRID = 16  # ``explore split --alpha-grid``'s default
 SPLIT_TIME_LIMIT = 10.0  # ``explore split --time-limit``'s default (seconds for --split optimal)
