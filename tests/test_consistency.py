@@ -81,3 +81,14 @@ def test_every_command_refuses_a_short_time_limit_in_one_message(capsys, tmp_pat
         code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o")], capsys)
         assert code == 2 and f"time_limit: {message}" in err, err
     assert run_cli(["--model", "lenet-c", "--solver", "cpsat", "--time-limit", "0.1", "--workers", "1"], capsys)[0] == 0
+
+
+# -- 4. explore sweep --help lists its merge command --------------------------------------------
+
+
+def test_sweep_help_lists_merge(capsys):
+    code, out, _ = run_cli(["sweep", "--help"], capsys)
+    assert code == 0 and out.startswith("Usage: explore sweep [OPTIONS] FILE")
+    commands = out.split("\nCommands:\n", 1)[1]
+    assert commands.split()[0] == "merge" and "Join the outputs of shards" in commands
+    assert "run " not in commands  # the sweep itself is hidden: it is `explore sweep FILE`

@@ -76,6 +76,16 @@ class _Default(click.Command):
         path = ctx.parent.command_path if ctx.parent else "explore sweep"
         formatter.write_usage(path, " ".join(self.collect_usage_pieces(ctx)))
 
+    def format_options(self, ctx, formatter) -> None:
+        """The options, then the group's other commands (``explore sweep --help`` shows this help)."""
+        super().format_options(ctx, formatter)
+        group = ctx.parent.command if ctx.parent else sweep_group
+        rows = [(name, cmd.get_short_help_str(limit=200)) for name, cmd in group.commands.items()
+                if not cmd.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
 
 @sweep_group.command("run", cls=_Default, hidden=True)
 @click.argument("file")
