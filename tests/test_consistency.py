@@ -92,3 +92,37 @@ def test_sweep_help_lists_merge(capsys):
     commands = out.split("\nCommands:\n", 1)[1]
     assert commands.split()[0] == "merge" and "Join the outputs of shards" in commands
     assert "run " not in commands  # the sweep itself is hidden: it is `explore sweep FILE`
+
+
+# -- 5 and 6. the LLM planner's JSON says ok; its check has schema_version, parameters, notes ----
+
+LLM = ["--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus", "8", "--batch", "32", "--seq", "512",
+       "--recompute", "selective", "--zero", "1"]
+
+
+def test_llm_json_says_ok_as_the_other_reports_and_keeps_fits(capsys):
+    code, out, _ = run_cli(LLM + ["--format", "json"], capsys)
+    r = json.loads(out)
+    assert code == 0 and r["ok"] is True and r["fits"] is True
+    assert r["runners_up"] and all(s["ok"] is s["fits"] for s in r["runners_up"])
+    code, out, _ = run_cli(LLM + ["--memory", "1", "--format", "json"], capsys)  # nothing fits in 1 GiB
+    r = json.loads(out)
+    assert code == 1 and r["status"] == "infeasible" and r["ok"] is False
+
+
+def test_llm_check_shows_the_planners_inputs_parameters_and_notes(capsys):
+    from explorer.app.llm_report import SCHEMA_VERSION
+
+    _, plan_table, _ = run_cli(LLM, capsys)
+    _, plan_json, _ = run_cli(LLM + ["--format", "json"], capsys)
+    code, table, _ = run_cli(["check", *LLM], capsys)
+    assert code == 0
+    first, *rest = plan_table.splitlines()
+    assert table.splitlines()[0] == "check: " + first and "1.7B parameters" in first
+    notes = [x for x in rest if x.startswith("note: ")]
+    assert notes and all(n in table.splitlines() for n in notes)
+    code, out, _ = run_cli(["check", *LLM, "--format", "json"], capsys)
+    c, p = json.loads(out), json.loads(plan_json)
+    assert code == 0 and c["schema_version"] == p["schema_version"] == SCHEMA_VERSION
+    assert c["inputs"] == p["inputs"] and c["inputs"]["parameters"] == 1_652_230_656
+    assert c["notes"] == p["notes"] and c["agree"] is True

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..solvers.llm_bounds import memory_floor_bytes, time_bound_s
 from ..solvers.llm_search import LlmSearchResult, expert_total, search
-from .llm_report import exact_decimal
+from .llm_report import SCHEMA_VERSION, LlmReport, exact_decimal, header_line, inputs_json
 from .render import fmt_seconds
 
 
@@ -28,6 +28,7 @@ class LlmCheck:
     exhaustive: LlmSearchResult
     bound_violations: int  # scored candidates whose time or memory lies below its bound
     approximations: tuple[str, ...] = ()  # of the model file (the CLI says them on stderr)
+    report: LlmReport | None = None  # the search's report (``llm_run.report_of``): the inputs, parameters and notes
 
     @property
     def same_optimum(self) -> bool:
@@ -72,7 +73,11 @@ def _best(r: LlmSearchResult) -> str:
 
 def render_llm_check(c: LlmCheck) -> str:
     s, e = c.search, c.exhaustive
-    lines = [f"check: {c.model} on {c.cluster} ({c.gpus:,} GPUs): the search against scoring every layout",
+    head = [f"check: {c.model} on {c.cluster} ({c.gpus:,} GPUs): the search against scoring every layout"]
+    if c.report is not None:  # the planner's first line and notes
+        head = [f"check: {header_line(c.report)}", "the search against scoring every layout",
+                *(f"note: {n}" for n in c.report.all_notes)]
+    lines = [*head,
              f"search:     {s.status.value}, {_best(s)}; scored {s.scored:,} of {s.candidates:,}, wall {s.wall_s:.1f} s",
              f"exhaustive: {_best(e)}; scored {e.scored:,} of {e.candidates:,} (every layout), wall {e.wall_s:.1f} s",
              f"bounds: {c.bound_violations} of {e.scored:,} scored layouts below their time or memory bound",
@@ -86,6 +91,8 @@ def llm_check_json(c: LlmCheck) -> dict[str, Any]:
                 "step_time_s": None if r.best is None else exact_decimal(r.best.step_time_s),
                 "bound": None if r.bound_s is None else exact_decimal(Fraction(r.bound_s)), "wall_s": round(r.wall_s, 3)}
 
-    return {"model": c.model, "cluster": c.cluster, "gpus": c.gpus, "search": side(c.search),
-            "exhaustive": side(c.exhaustive), "bound_violations": c.bound_violations, "same_optimum": c.same_optimum,
-            "agree": c.agree}
+    out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "model": c.model, "cluster": c.cluster, "gpus": c.gpus}
+    if c.report is not None:  # as the planner's JSON: its inputs (parameters among them) and notes
+        out.update(inputs=inputs_json(c.report), notes=list(c.report.all_notes))
+    return {**out, "search": side(c.search), "exhaustive": side(c.exhaustive), "bound_violations": c.bound_violations,
+            "same_optimum": c.same_optimum, "agree": c.agree}

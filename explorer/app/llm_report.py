@@ -250,17 +250,33 @@ def _parameter_words(report: LlmReport) -> str:
     return f", {count_words(report.parameters)} parameters{active}"
 
 
+def header_line(report: LlmReport) -> str:
+    """The report's first line (the planner's and ``explore check``'s): model, cluster, shape, parameters."""
+    moe = f", {report.experts} experts (top-{report.top_k}, routing assumed balanced)" if report.experts else ""
+    return (f"{report.model} on {report.cluster} ({report.gpus:,} x {report.gpu}, {report.gpus_per_node} per node), "
+            f"batch {report.batch:,}, sequence {report.sequence:,}, {report.layers} layers"
+            f"{_parameter_words(report)}{moe}")
+
+
+def inputs_json(report: LlmReport) -> dict[str, Any]:
+    """The JSON's ``inputs`` (the planner's and ``explore check``'s)."""
+    space = report.result.space
+    return {"model": report.model, "cluster": report.cluster, "gpu": report.gpu, "gpus": report.gpus,
+            "gpus_per_node": report.gpus_per_node, "batch": report.batch, "sequence": report.sequence,
+            "layers": report.layers, "mode": report.mode, "max_micro_batch": space.max_micro_batch,
+            "micro_batch": space.micro_batch, "efficiency": exact_decimal(report.efficiency),
+            "parameters": report.parameters, "active_parameters": report.active_parameters,
+            **({"experts": report.experts, "top_k": report.top_k} if report.experts else {})}
+
+
 def render_llm(report: LlmReport) -> str:
     r = report.result
     what = {"search": "search over t, p, d, micro-batch, recompute, ZeRO, stage cuts and tensor-level types",
             "megatron": "evaluate Megatron-LM's layout (micro-batch, recompute and ZeRO searched unless given)",
             "zero3": "evaluate ZeRO-3 data parallelism (micro-batch and recompute searched unless given)"}[report.mode]
-    moe = f", {report.experts} experts (top-{report.top_k}, routing assumed balanced)" if report.experts else ""
     if report.experts and report.mode == "search":  # the expert degree is searched, the block's types are not
         what = "search over t, p, d, e (expert), micro-batch, recompute, ZeRO and stage cuts (tensor-level types: Megatron's)"
-    lines = [f"{report.model} on {report.cluster} ({report.gpus:,} x {report.gpu}, {report.gpus_per_node} per node), "
-             f"batch {report.batch:,}, sequence {report.sequence:,}, {report.layers} layers"
-             f"{_parameter_words(report)}{moe}",
+    lines = [header_line(report),
              f"{what}; {_micro_batch_words(r.space)}",
              _status_line(report)]
     headroom = report.all_notes[len(report.notes):]  # said under the memory line
@@ -328,7 +344,8 @@ def _scored_json(s: Scored, report: LlmReport) -> dict[str, Any]:
                     **({"expert": c.degrees.expert} if report.experts else {})},
         "micro_batch": c.micro_batch, "virtual_stages": c.virtual, "recompute": c.recompute.value, "zero": c.zero.value,
         "sequence_parallel": s.layout.parallelism.sequence_parallel and c.degrees.tensor > 1,  # as the table says
-        **exact_values(exact), "fits": ev.fits, "approx": approx(**exact),
+        # ok: the layout keeps to the GPU's memory, as ``ok`` in explore's other reports; fits: its alias (kept)
+        **exact_values(exact), "ok": ev.fits, "fits": ev.fits, "approx": approx(**exact),
     }
 
 
@@ -356,13 +373,7 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
     r = report.result
     out: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "inputs": {"model": report.model, "cluster": report.cluster, "gpu": report.gpu, "gpus": report.gpus,
-                   "gpus_per_node": report.gpus_per_node, "batch": report.batch, "sequence": report.sequence,
-                   "layers": report.layers, "mode": report.mode, "max_micro_batch": r.space.max_micro_batch,
-                   "micro_batch": r.space.micro_batch,
-                   "efficiency": exact_decimal(report.efficiency),
-                   "parameters": report.parameters, "active_parameters": report.active_parameters,
-                   **({"experts": report.experts, "top_k": report.top_k} if report.experts else {})},
+        "inputs": inputs_json(report),
         "status": r.status.value, "gap": None if r.gap is None else exact_decimal(r.gap),
         # what "optimal" covers: every (t, p, d, micro-batch, schedule, recompute, ZeRO) scored or pruned by a
         # proven bound, each with its fastest block types (llm_search.Scored.types_bound); tensor_types_proven:
@@ -379,6 +390,7 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
     }
     top = approx(gap=r.gap, bound=r.bound_s, memory_capacity_bytes=r.capacity_bytes)
     if r.best is None:
+        out["ok"] = False  # no layout fits: no plan (as explore's ok without a plan)
         out["smallest_memory_bytes"] = None if r.smallest_memory_bytes is None else exact_decimal(r.smallest_memory_bytes)
         out["memory_bound_bytes"] = None if r.memory_bound_bytes is None else exact_decimal(r.memory_bound_bytes)
         out["approx"] = {**top, **approx(smallest_memory_bytes=r.smallest_memory_bytes,

@@ -166,10 +166,15 @@ def block_nodes(network, family_prefixes=("h0_", "l0_")) -> tuple[str, ...]:
 def run_llm(req: LlmRequest, progress=None) -> LlmReport:
     """The report of one LLM run (``progress(step, done, total)`` hears the search's steps)."""
     problem, space, src = build(req)
-    approximations = src.approximations
     if progress is not None:
         progress("searching layouts")
     result = search(problem, space, time_limit_s=req.time_limit_s, progress=progress)
+    return report_of(req, problem, src, result)
+
+
+def report_of(req: LlmRequest, problem, src, result) -> LlmReport:
+    """The report of a search's result: the planner's, and the header of ``explore check``'s."""
+    approximations = src.approximations
     c = problem.cluster
     mode = "search" if req.layout is None else req.layout.value
     eff = result.best.evaluation.efficiency if result.best else (result.runners_up[0].evaluation.efficiency
@@ -188,4 +193,5 @@ def run_llm_check(req: LlmRequest, progress=None):
     from .llm_check import check_llm
 
     problem, space, src = build(req)
-    return replace(check_llm(problem, space, progress), approximations=src.approximations)
+    checked = check_llm(problem, space, progress)
+    return replace(checked, approximations=src.approximations, report=report_of(req, problem, src, checked.search))
