@@ -195,7 +195,8 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     --gpus ... --zero options below; docs/llm-training.md, "Planning").
 
     Exit status: 0 with a plan that satisfies every constraint; 1 when there is none (no plan
-    exists, or the chosen solver's plan breaks a cap or the memory limit); 2 on bad input;
+    exists or none was found in time, or a heuristic's plan breaks a cap or the memory limit:
+    its status stays, it is not "infeasible", and the JSON says ok false); 2 on bad input;
     130 on Ctrl-C (CP-SAT's report then says "interrupted" and shows the plan so far).
     """
     if ctx.invoked_subcommand is not None:
