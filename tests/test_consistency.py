@@ -36,6 +36,31 @@ def test_api_solve_keeps_the_dp_status_with_ok_false():
     assert api.solve("lenet-c", levels=2).to_json()["ok"] is True
 
 
+def test_rescore_still_catches_a_plan_that_breaks_a_rule_the_solver_does_not_name():
+    """The DP's broken plan passes the evaluator only because it names what it breaks; a plan that
+    breaks a rule silently, or one marked infeasible, is a solver bug."""
+    from dataclasses import replace
+
+    import pytest
+
+    from explorer.app.run import EvaluatorMismatch, rescore
+    from explorer.core.constraints import Cap, Constraints
+    from explorer.core.partition import Space
+    from explorer.core.problem import Problem
+    from explorer.frontends import load_array, load_model
+    from explorer.solvers import dp
+    from fractions import Fraction
+
+    p = Problem(load_model("vgg-a"), load_array("hypar-16"), Space.HYPAR,
+                constraints=Constraints(caps=(Cap(3, Fraction(55 * 10**6), "test"),)))
+    d = dp.solve(p)
+    rescore(p, d)  # names its violation: fine
+    with pytest.raises(EvaluatorMismatch, match="breaks cap level 3"):
+        rescore(p, replace(d, info={}))
+    with pytest.raises(EvaluatorMismatch, match="marked infeasible"):
+        rescore(p, replace(d, status=Status.INFEASIBLE))
+
+
 # -- 2. one size limit per solver, explore --split and check --uneven alike ---------------------
 
 
