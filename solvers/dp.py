@@ -56,15 +56,6 @@ class NoPlan(ValueError):
 MAX_FRONTIER_STATES = 200_000
 
 
-def check_frontier(problem: Problem) -> None:
-    """Refuse at once a graph whose frontier ``graph_level`` could not hold (DenseNet-like blocks,
-    where every concat keeps all earlier outputs alive), instead of failing after minutes.
-    (``solve`` does not refuse: it hands such levels to CP-SAT, ``wide_levels``.)"""
-    wide = wide_levels(problem)
-    if wide:
-        raise InstanceTooLarge(next(iter(wide.values())) + "; use --solver cpsat")
-
-
 def wide_levels(problem: Problem) -> dict[int, str]:
     """The levels whose frontier ``graph_level`` could not hold, each with why.
 

@@ -57,12 +57,6 @@ def compute_floor_s(flops: int, gpus: int, peak_TFLOPS: Fraction, efficiency: Fr
     return Fraction(flops) / (gpus * Fraction(peak_TFLOPS) * TERA * Fraction(efficiency))
 
 
-def time_floor_s(cand: Candidate, batch: int, floor_s: Fraction) -> Fraction:
-    """A lower bound of the candidate's step time: the bubble factor (m + (p - 1)/v) / m times ``floor_s``."""
-    m = cand.microbatches(batch)
-    return floor_s * (m + cand.fill()) / m
-
-
 def data_floor_s(problem, cand: Candidate) -> Fraction:
     """A lower bound of the step's data-level time: ``llm_stage.data_seconds`` at the mean stage's parameters."""
     from ..core.llm_memory import Parallelism
@@ -97,7 +91,7 @@ def time_bound_s(problem, cand: Candidate, floor_s: Fraction) -> Fraction:
     """The search's lower bound of the candidate's step time: compute with its bubble, plus a mixture
     of experts' all-to-alls, plus data level."""
     m = cand.microbatches(problem.dims.batch)
-    compute = floor_s * (m + cand.fill()) / m  # time_floor_s
+    compute = floor_s * (m + cand.fill()) / m  # the bubble factor (m + (p - 1)/v) / m
     return compute + alltoall_floor_s(problem, cand) + data_floor_s(problem, cand)
 
 

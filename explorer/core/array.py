@@ -116,10 +116,6 @@ class ArraySpec:
             raise ValueError("a shared medium has no topology")
 
     @property
-    def memory_bytes(self) -> Fraction:
-        return self.memory_GiB * 2**30
-
-    @property
     def accelerators(self) -> int:
         return 2**self.levels
 
