@@ -219,29 +219,19 @@ def _finish(network: Network, array: ArraySpec, unit: int, intra, inter, footpri
     n = array.accelerators
     leaf_compute, leaf_time = _leaf_times(flops, comm, array)
     memory = Fraction(sum(footprint) * dtype, unit)
-    return Evaluation(
-        unit=unit,
-        intra_units=intra,
-        inter_units=inter,
-        footprint_units=footprint,
-        dtype_bytes=dtype,
-        level_cost=level_cost,
-        traffic_elements=traffic,
-        traffic_bytes=2 * dtype * traffic,
-        comm_time_s=comm,
-        level_time_s=level_time,
-        final_counts=tuple(counts),
-        memory_bytes=memory,
-        compute_s=compute,
-        step_time_s=step,
-        energy_J=energy_J(flops, 2 * dtype * traffic, step, array),
-        leaf_compute_s=leaf_compute,
-        leaf_comm_s=(comm,) * n,
-        leaf_time_s=leaf_time,
-        group_amounts=tuple(((c, c),) * 2**h for h, c in enumerate(level_cost)),
-        group_comm_s=tuple((t,) * 2**h for h, t in enumerate(level_time)),
-        leaf_memory_bytes=(memory,) * n,
-    )
+    return _evaluation(array, flops, step, 2 * traffic, intra_units=intra, inter_units=inter, footprint_units=footprint,
+                       level_cost=level_cost, comm_time_s=comm, level_time_s=level_time, final_counts=tuple(counts),
+                       memory_bytes=memory, compute_s=compute, leaf_compute_s=leaf_compute, leaf_comm_s=(comm,) * n,
+                       leaf_time_s=leaf_time, group_amounts=tuple(((c, c),) * 2**h for h, c in enumerate(level_cost)),
+                       group_comm_s=tuple((t,) * 2**h for h, t in enumerate(level_time)), leaf_memory_bytes=(memory,) * n)
+
+
+def _evaluation(array: ArraySpec, flops: int, step: Fraction, sent: Fraction, **fields) -> Evaluation:
+    """An Evaluation, with what both passes derive alike from the elements ``sent`` (every side of
+    every group) and the step time: traffic, its bytes, the energy."""
+    dtype = array.dtype_bytes
+    return Evaluation(unit=4 * 2**array.levels, dtype_bytes=dtype, traffic_elements=sent / 2, traffic_bytes=sent * dtype,
+                      step_time_s=step, energy_J=energy_J(flops, sent * dtype, step, array), **fields)
 
 
 def _leaf_times(flops: int, comm: Fraction, array: ArraySpec) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
@@ -314,31 +304,12 @@ def split_evaluation(network: Network, array: ArraySpec, amounts, compute, memor
     leaf_comm = tuple(above)
     leaf_time = tuple(step_time(c, m, array.overlap) for c, m in zip(compute, leaf_comm))
     sent = sum((s0 + s1 for row in amounts for s0, s1 in row), Fraction(0))  # elements, every side, every group
-    step = max(leaf_time)
     flops = sum(training_flops(layer, network.batch) for layer in network.layers)
-    return Evaluation(
-        unit=4 * 2**H,
-        intra_units=(),
-        inter_units=(),
-        footprint_units=(),
-        dtype_bytes=dtype,
-        level_cost=tuple(max(max(p) for p in row) for row in amounts),
-        traffic_elements=sent / 2,
-        traffic_bytes=sent * dtype,
-        comm_time_s=max(leaf_comm),
-        level_time_s=tuple(max(row) for row in comm),
-        final_counts=(),
-        memory_bytes=max(memory),
-        compute_s=max(compute),
-        step_time_s=step,
-        energy_J=energy_J(flops, sent * dtype, step, array),
-        leaf_compute_s=compute,
-        leaf_comm_s=leaf_comm,
-        leaf_time_s=leaf_time,
-        group_amounts=amounts,
-        group_comm_s=comm,
-        leaf_memory_bytes=memory,
-    )
+    return _evaluation(array, flops, max(leaf_time), sent, intra_units=(), inter_units=(), footprint_units=(),
+                       level_cost=tuple(max(max(p) for p in row) for row in amounts), comm_time_s=max(leaf_comm),
+                       level_time_s=tuple(max(row) for row in comm), final_counts=(), memory_bytes=max(memory),
+                       compute_s=max(compute), leaf_compute_s=compute, leaf_comm_s=leaf_comm, leaf_time_s=leaf_time,
+                       group_amounts=amounts, group_comm_s=comm, leaf_memory_bytes=memory)
 
 
 @dataclass(frozen=True, slots=True)
