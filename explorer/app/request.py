@@ -31,11 +31,8 @@ DEFAULT_ARRAY = "hypar-16"
 
 
 def _choice(enum_type, value, name: str):
-    try:
-        return enum_type(value)
-    except ValueError:
-        known = ", ".join(m.value for m in enum_type)
-        raise SpecError(name, f"unknown {name} {shown(value)} (choose from {known})") from None
+    """``value`` as a member of ``enum_type`` (a member, or its value), else a SpecError naming ``name``."""
+    return value if isinstance(value, enum_type) else enum_type(_choice_value(tuple(m.value for m in enum_type), value, name))
 
 
 def _check_types(**args: tuple[Any, type]) -> None:
