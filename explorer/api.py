@@ -88,18 +88,15 @@ def check(
     ``workers``, ``seed`` and ``dump_model`` are refused (``SpecError``).
     """
     check_solve_args(time_limit, workers, seed, dump_model, progress)
+    spec = dict(space=space, batch=batch, levels=levels, seq=seq, caps=caps, memory_GiB=memory_GiB,  # build_problem's
+                weight_copies=weight_copies, pins=pins, forbids=forbids, constraints=constraints)
     if split is not None:
         given = {"workers": workers is not None, "dump_model": dump_model is not None, "seed": seed != 0}
-        return check_split(model, array, split, space=space, batch=batch, seq=seq,
-                           solvers=None if solvers is JOINT_SOLVERS else solvers, time_limit=time_limit,
-                           alpha_grid=alpha_grid, free=free, grid_only=grid_only, refused=[k for k, v in given.items() if v],
-                           objective=objective, levels=levels, caps=caps,
-                           memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
-                           constraints=constraints)
+        return check_split(model, array, split, spec, solvers=None if solvers is JOINT_SOLVERS else solvers,
+                           time_limit=time_limit, alpha_grid=alpha_grid, free=free, grid_only=grid_only,
+                           refused=[k for k, v in given.items() if v], objective=objective)
     names = solver_names(solvers, JOINT_SOLVERS)
-    problem = build_problem(model, array, space=space, objective="traffic" if objective is None else objective, batch=batch,
-                            levels=levels, seq=seq, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies,
-                            pins=pins, forbids=forbids, constraints=constraints)
+    problem = build_problem(model, array, objective="traffic" if objective is None else objective, **spec)
     options = CheckOptions(
         solve=SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress),
         solvers=names,

@@ -1,32 +1,6 @@
 """Proven optima under link caps and the memory limit, on chains and graphs.
 
-A cap bounds one level's cost c_h (a sum of the exact DP's level-h terms); the memory limit
-bounds the sum over layers of a footprint that depends only on each layer's type vector. Both
-are resources g_k <= C_k that the exact DP cannot carry in its state, so:
-
-1. Lagrangian bound. For multipliers lam_k >= 0 (integers, in units of 1/D of the objective's
-   weights), the exact DP (chain or graph elimination) with level weights D*w_h + lam_h (and
-   lam_mem * footprint per layer) gives min_p D*f(p) + sum_k lam_k g_k(p); hence for every
-   feasible plan  f(p) >= ceil((that minimum - sum_k lam_k C_k) / D),  a proven lower bound at
-   every multiplier (exact integers throughout; D is chosen so that int64 cannot overflow).
-   Every plan the DP returns is re-scored from the tables; the feasible ones are incumbents.
-   The plan that least uses a resource proves infeasibility when even it breaks the limit.
-   Multipliers move one resource at a time by cutting planes on the concave dual.
-2. Closing the gap exactly. With the best multipliers, min-marginals (chains: forward +
-   backward values; graphs: ``elimination.graph_marginals``) give the least Lagrangian cost of a plan
-   through each (node, vector); only vectors within D*(U-1) + sum lam_k C_k (U: the incumbent)
-   can lie on a better feasible plan. On chains a label-setting pass (a constrained shortest
-   path) over them carries each partial plan's exact objective and resources, prunes with the
-   Lagrangian (at the best multipliers and at 0.5x and 2x them), objective-only and
-   per-resource completion bounds, and drops dominated labels; a beam pass first finds an
-   incumbent, then passes aim below targets between the bound and the incumbent (a pass that
-   finds nothing raises the bound to its target; one that finds a plan has found the optimum).
-   On graphs the label pass is a Pareto elimination (``solvers.labels``) over those vectors.
-   Where labels outgrow their limits (``MAX_LABELS``, ``MAX_GRAPH_ROWS``) CP-SAT searches the
-   0-1 model restricted to the vectors, in rounds that tighten the restriction as the incumbent
-   improves. ``--time-limit`` bounds the whole solve (``time_budget``). Status ``optimal`` only
-   when a pass finished (bound == objective); else ``feasible`` with the best proven bound,
-   ``unknown`` without a plan -- never a claim it cannot back.
+The full derivation is in the manual: docs/derivations.md, "Under constraints".
 """
 
 from __future__ import annotations

@@ -1,31 +1,6 @@
 """HyPar's hierarchical layer-wise dynamic program (model.md section 6, the paper's Algorithm 1-2).
 
-For h = 0..H-1 (top first), a chain DP over the layers minimises c_h given the choices
-already fixed at the levels above:
-    ``cost[l][t] = intra(l, t) + min over t' of (cost[l-1][t'] + inter(l, t', t))``.
-Ties: predecessor types are scanned in the order I, II, III keeping the first strict
-minimum; the last layer's type is picked the same way; then backtrack. O(H * L * K^2).
-``chain_level`` is this scan in Python integers, the reference; ``chain_level_vectorised``
-(used when int64 cannot overflow) computes the same prefix costs as a parallel min-plus scan
-in numpy and then the same back pointers, so plans and ties come out bit for bit the same
-(``tests/test_dp_vectorised.py``), 3-5x faster from 1,000 layers (``bench/bench_dp.py``).
-
-On graphs (residual adds, concats, attention) each level's problem is no longer a chain;
-``graph_level`` solves it exactly by variable elimination along the topological order: the
-state is the types of the "frontier" nodes (already placed, with an edge to a node not yet
-placed), so a level costs O(N * K^(width+1)) for frontier width ``width`` (2-5 on ResNets
-and BERT). On a chain the frontier is one node and this is Algorithm 1; chains keep the
-reference tie-breaking code path below.
-
-A level whose frontier would exceed ``MAX_FRONTIER_STATES`` (DenseNet blocks, where every concat
-keeps all earlier outputs alive) goes to CP-SAT instead (``dp_wide``: that level's 0-1 model,
-``WIDE_LEVEL_LIMIT_S`` per level or a share of ``--time-limit``); the solution names those
-levels, and is ``feasible`` rather than level-optimal when CP-SAT did not prove one in time.
-
-Greedy across levels: each level is optimal given the ones above, the whole plan need not
-be (``explore check`` measures the gap). The objective's level weights do not matter to it.
-Pins and forbids narrow each level's choices. Caps and memory limits are not enforced: the
-plan is still returned, with status ``infeasible`` and the constraints it breaks named.
+The full derivation is in the manual: docs/derivations.md, "The hierarchical DP".
 """
 
 from __future__ import annotations
@@ -54,15 +29,6 @@ class NoPlan(ValueError):
 # level): 3^11 = 177,147 states take 3.6 s and 200 MB, 3^13 = 1.6 M take 19 s and 1.5 GB (the
 # back-pointers keep every step's states), so the limit sits just above the first.
 MAX_FRONTIER_STATES = 200_000
-
-
-def check_frontier(problem: Problem) -> None:
-    """Refuse at once a graph whose frontier ``graph_level`` could not hold (DenseNet-like blocks,
-    where every concat keeps all earlier outputs alive), instead of failing after minutes.
-    (``solve`` does not refuse: it hands such levels to CP-SAT, ``wide_levels``.)"""
-    wide = wide_levels(problem)
-    if wide:
-        raise InstanceTooLarge(next(iter(wide.values())) + "; use --solver cpsat")
 
 
 def wide_levels(problem: Problem) -> dict[int, str]:

@@ -1,33 +1,6 @@
 """The joint partition problem as a 0-1 linear program, built from the shared cost tables.
 
-Solver-neutral: ``solvers.cpsat`` hands it to CP-SAT; ``bench/bench_exact.py`` hands the same
-rows to HiGHS as a MIP (the style of planner Alpa uses).
-
-Encoding. A layer's costs at level h depend on how many of each type it took at the levels
-above (its count state s, one count per type: (n_I, n_II, n_III)), so each layer is a layered flow over count
-states:
-  x[l,h,s,t] = 1  iff layer l reaches level h in state s and takes type t there.
-  level 0:   sum_t x[l,0,0,t] = 1  (the zero count state)
-  level h>0: sum_t x[l,h,s,t] = sum over (s',t') with s' + e_t' = s of x[l,h-1,s',t']
-The layer's type at level h is y[l,h,t] = sum_s x[l,h,s,t] (a linear expression).
-Intra-layer cost: sum w_h * intra(l,t,s) * x[l,h,s,t].
-
-Inter-layer cost on an edge u -> v at level h depends on u's type t' and on v's (s, t). The
-(s, t) pairs of v are grouped by their cost column (inter(e, t', t, s) over t'); exactly one
-group g is active. Pair variables z[e,h,t',g] couple the two one-hot choices with marginal
-constraints (the local polytope, tight on chains in practice):
-  sum_g z[e,h,t',g] = y[u,h,t']          sum_t' z[e,h,t',g] = sum_{(s,t) in g} x[v,h,s,t]
-Inter cost: sum w_h * cost(t', g) * z[e,h,t',g].
-
-Redundant exactly-one rows over each layer-level's x and each edge-level's z help
-propagation. The objective is integer (units of 1/(4*2^H) element times the level
-weights); ``gcd`` divides it out.
-
-Side constraints, each kept as a named group so CP-SAT can guard it with an assumption
-literal when explaining infeasibility:
-  pin / forbid:  the x variables of the excluded types are 0;
-  cap at level h:  c_h = sum intra * x[.,h,.,.] + sum inter * z[.,h,.,.] <= floor(cap * unit / dtype);
-  memory:  sum over layers and final-level (s, t) of footprint(l, s + e_t) * x[l,H-1,s,t] <= limit.
+The full derivation is in the manual: docs/derivations.md, "The 0-1 formulation".
 """
 
 from __future__ import annotations

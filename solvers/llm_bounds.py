@@ -1,39 +1,6 @@
 """Lower bounds the LLM search prunes with: never above what ``evaluate_llm`` reports.
 
-Time. The step model (``core.llm_step``) charges ``(m + p - 1) * max_s tau_s`` plus
-data-parallel communication, and every ``tau_s`` holds the compute of stage ``s`` for one
-micro-batch: ``F_s(b) / (t * peak * efficiency)`` plus communication >= 0. The stages' FLOPs
-add up to the network's, ``F(b)``, linear in ``b``, so ``max_s`` is at least their mean and
-
-    step >= (m + p - 1) * F(b) / (p t peak eff) = (m + p - 1) / m * F(B) / (G peak eff)
-
-with ``m = B / (d b)`` micro-batches and ``G = t p d`` GPUs: the calibrated compute of the whole
-step with no communication, times the bubble factor. ``F(B)`` here is the model's FLOPs without
-the recompute forward (recompute only adds work), so the bound holds for every recompute mode.
-Under the interleaved schedule (v chunks a stage) the fill is (p - 1)/v stage times: the factor
-is (m + (p - 1)/v) / m.
-
-A mixture of experts under expert parallelism: every stage's micro-batch time also holds its
-layers' all-to-alls, ``n_s`` x the same per-layer seconds, and the max over the stages of
-(compute + all-to-all) is at least the mean of both: the bound adds (m + (p - 1)/v) x (L / p) x
-the per-layer all-to-all.
-
-Data level. The step adds the slowest stage's data-level time (gradient all-reduce, or ZeRO-3's
-reduce-scatter and gathers: ``llm_stage.data_seconds``, linear in the stage's parameters, plus
-type I weight exchanges >= 0). The slowest stage holds at least the mean of the stages'
-parameters, so ``data_seconds`` at ``P / p`` is a lower bound of that term; it is added to the
-compute bound above (the two are separate terms of the step). A mixture of experts: its expert
-weights and the others are exchanged over different groups (d / e and d ranks), and
-``data_seconds`` is linear in each; every layer's expert weights lie in the stages' layers, so the
-slowest stage is again at least the function at the means (P / p and P_experts / p).
-
-Memory. The worst stage holds at least the mean of the stages; their model states add up to the
-whole model's (16 bytes a parameter, split ``t`` ways, ZeRO-sharded over ``d``), so the worst
-stage holds at least ``model_state_bytes(P / (t p), d, zero)``; activations add to that (>= 0).
-Expert weights count 1/e of theirs, sharded over d / e (``llm_stage_memory``).
-Tensor-level types other than Megatron's duplicate weights, which only adds.
-
-tests/test_llm_search.py checks both against every candidate scored on seeded instances.
+The full derivation is in the manual: docs/derivations.md, "LLM training: the search's types and bounds".
 """
 
 from __future__ import annotations
@@ -55,12 +22,6 @@ def network_flops(network) -> int:
 def compute_floor_s(flops: int, gpus: int, peak_TFLOPS: Fraction, efficiency: Fraction) -> Fraction:
     """``flops`` spread over ``gpus`` GPUs at the calibrated rate: no communication, no bubble."""
     return Fraction(flops) / (gpus * Fraction(peak_TFLOPS) * TERA * Fraction(efficiency))
-
-
-def time_floor_s(cand: Candidate, batch: int, floor_s: Fraction) -> Fraction:
-    """A lower bound of the candidate's step time: the bubble factor (m + (p - 1)/v) / m times ``floor_s``."""
-    m = cand.microbatches(batch)
-    return floor_s * (m + cand.fill()) / m
 
 
 def data_floor_s(problem, cand: Candidate) -> Fraction:
@@ -97,7 +58,7 @@ def time_bound_s(problem, cand: Candidate, floor_s: Fraction) -> Fraction:
     """The search's lower bound of the candidate's step time: compute with its bubble, plus a mixture
     of experts' all-to-alls, plus data level."""
     m = cand.microbatches(problem.dims.batch)
-    compute = floor_s * (m + cand.fill()) / m  # time_floor_s
+    compute = floor_s * (m + cand.fill()) / m  # the bubble factor (m + (p - 1)/v) / m
     return compute + alltoall_floor_s(problem, cand) + data_floor_s(problem, cand)
 
 

@@ -1,33 +1,6 @@
 """The block's tensor-level types for a search candidate, and the proof that no other types are faster.
 
-The types change the step only through the block's tensor-level seconds per micro-batch (c, the
-same in every layer), its weight exchanges per step (none: ``llm_types`` offers no type I
-matmul) and the head part's seconds (e, which depends on the block's last type); the FLOPs and
-the memory do not depend on them. At a fixed stage cut the step, (m + (p-1)/v) x the slowest
-stage's n_s c + e_s (+ fixed terms) + the slowest stage's data-level time, is non-decreasing in
-c and e; so the fastest types are among the per-last-type minima of ``llm_types`` that no other
-beats on both c and e (``BlockTypes.pareto``), which ``options`` gives, each scored by the
-evaluator.
-
-The cut is fixed when there is no pipeline or it is interleaved (the uniform cut): then the best
-of those is proven optimal. With plain 1F1B the step model cuts by stage time (the exact
-min-max cut), and the cut moves with c: another cut changes the data-level term (the slowest
-stage's parameters), which the min-max cut does not minimise. Then a lower bound over every
-assignment of types: the min-max stage time T*(c, e) is non-decreasing in c and e (every cut's
-stage times are), and the data-level time of any cut is at least ``data_floor_s`` (the exact
-min-max of the stages' data-level times over all cuts), so
-
-    step >= (m + (p-1)/v) T*(c, e) + data_floor_s.
-
-The cuts that fit are the same for every assignment (memory does not depend on the types), so
-T* may be taken over them (the fitting cut's stage time, ``llm_cuts.memory_cut`` when the
-min-max cut does not fit). ``quick_bound`` takes the bound at the options' own (c, e); when it
-falls short of the best step, ``refine_bound`` walks, for every last type, the distinct amounts
-in increasing order (``llm_types.kbest``): every assignment with the same amount gets the same cut
-and the same step, so each distinct amount is scored once, and all assignments above the i-th
-amount are bounded at it; it stops when that bound reaches the target (or after ``MAX_WALK``
-amounts: the bound then stays below, and the search says so). A candidate whose bound is below
-the best step keeps the search from ``optimal``.
+The full derivation is in the manual: docs/derivations.md, "LLM training: the search's types and bounds".
 """
 
 from __future__ import annotations

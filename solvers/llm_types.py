@@ -1,51 +1,7 @@
 """Per-node types of one transformer block at the tensor level: an exact minimiser of what the step
 model charges for them.
 
-What the types change in the step model (``core.llm_stage``): the tensor-level exchanges of a
-layer (``llm_stage.block_amounts``: ``llm_block.tensor_amounts`` of the template block with its
-lead, the previous block's last node, whose type is the block's last node's since every block
-takes the same types; reduce-scattered under sequence parallelism; the forward's exchanges
-once more under full recomputation) and of the head part (``llm_stage.post_amounts``, which
-depends on the last node's type only). Nothing else: the FLOPs and the memory do not depend on
-them. Type I on a matmul is never offered (below), so a block's types send no weights: its
-amount A is activations, per micro-batch, linear in the micro-batch (the minimiser works at
-micro-batch 1).
-
-The amount is a sum of terms (``llm_block.node_term``, ``llm_block.edge_term``: the same terms
-``fanout.level_terms`` sums): a node's own exchange, which under sequence parallelism depends on
-its type and on whether it may reduce-scatter (``fanout.scatter_targets``: on its consumers'
-types for an output partial sum, its producers' for an input error), and an edge's re-layout,
-which depends on both ends' types and both ends' scatter decisions. Each term has a scope: the
-nodes whose types it reads. The DP takes the block's nodes in order, with the lead's and the
-last node's types fixed (one run per last type l; the lead takes l, or is fixed with one
-layer), charges a term when the last node of its scope is assigned, and keeps, per assignment
-of the nodes that still appear in an uncharged term's scope, the ``k`` cheapest distinct
-prefix costs: exact, the ``k`` least distinct amounts over every assignment with last type l
-(``kbest``). tests/test_llm_types_proof.py checks it against enumerating every assignment
-through the step model's own ``block_amounts``.
-
-Types a node cannot take are left out: those its kind does not offer, type II at fan-out t when
-t does not divide the node's heads (``fanout.check_rows``' rule), and type I for a node with
-weights (a matmul): type I splits the batch and keeps the whole weight matrix on each of the t
-GPUs, while the step model's memory (``llm_memory.stage_memory``) divides every parameter by t;
-offering it would buy the cheap weight-only exchange of data parallelism without paying its
-memory (the step model's memory would have to depend on the types, which it does not).
-Joins (attention, residual adds, the SwiGLU product) hold no weights and take all three, except
-that the attention node takes type I only when t divides the micro-batch: with fewer samples
-than GPUs a batch split cuts a sample's sequence, and attention across the cut needs the keys
-and values of the other part, an exchange the model does not have.
-
-Across blocks (``BlockTypes.relaxed``): every type-dependent term of the step is attributed to
-one block (its nodes' terms and the edges from the previous block's last node) or to the head
-part (the edge from the last block's last node). No term of a block reads the next block's
-types: only its last node (a residual add, which exchanges nothing: ``BlockModel`` checks both)
-feeds nodes outside it, so the lead is the only neighbour to free. A block's amount with its
-lead's type free is at least ``relaxed``; when the periodic optimum's block amount equals it
-and its last type also minimises the head's, every block and the head are at their own minimum
-at once, so no per-block choice of types sends less in any block, and, the step time being
-non-decreasing in every stage's time at a fixed cut, none is faster at any stage cut and
-schedule (``llm_type_choice`` says how the step model's own cut, which moves with the block's
-time, is covered).
+The full derivation is in the manual: docs/derivations.md, "LLM training: the search's types and bounds".
 """
 
 from __future__ import annotations

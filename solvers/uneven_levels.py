@@ -1,51 +1,6 @@
 """AccPar's hierarchical DP for uneven splits: level by level, a type and an alpha per layer.
 
-AccPar (Song et al., HPCA 2020) partitions a heterogeneous array as HyPar does, level by level
-from the top, but at each level it splits the work between the two groups in a ratio and
-chooses every layer's partition by a DP over the cost of the two groups, computation plus
-communication. Here, on the uneven-split model of ``explorer.core.uneven``:
-
-**The per-level cost** (AccPar's; ours to write down exactly). Levels 0..h-1 are fixed, so every
-group g of level h knows each layer's shares of B, D_i and D_o. Choosing for a layer the type t
-(shared by the groups of the level, as in the model) and for each class of groups (the
-``AlphaSpace``) an alpha, side s of group g (s = 0, 1) takes, for that layer:
-
-    time_s = step_time(compute_s, exchange_s)        (sum, or max with overlap)
-    compute_s = FLOPs * share_B * share_Di * share_Do * (alpha or 1 - alpha) / peak of subgroup s
-    exchange_s = (X + sum over in-edges of what side s sends to re-lay the edge out) * dtype / b_h
-
-where the subgroup's peak is the sum of its accelerators' peaks (AccPar treats a subgroup as one
-accelerator of its aggregate capability), X the intra-layer partial sum (both sides send it) and
-the re-layouts are ``core.uneven.inter_split``. A layer costs max over groups and sides; the
-level costs the sum over its layers. The DP minimises this over the level's choices exactly
-(see below), then the next level is solved with these shares fixed.
-
-It is a heuristic for the step time, which is a max over accelerators of sums over layers and
-levels, not a sum of per-layer maxima, and the lower levels are not seen when the upper ones
-are chosen. Its plan is always re-scored by ``evaluate_split``: the step time reported is the
-evaluator's, never the DP's cost. Status FEASIBLE (no bound); ``explore split --split levels``.
-
-**Each level's DP.** A state of a node is a (type, alpha per class) candidate. Graphs are solved
-by frontier elimination as ``solvers.dp.graph_level`` does (on a chain the frontier is one node,
-and this is a chain DP): a node's cost depends on its own state and its producers' (the
-re-layouts of its in-edges), and the cost tensors are numpy float64 arrays. Blocks: when the
-frontier's tensors stay under ``MAX_CELLS`` the level is solved jointly over every type and every
-free class's alpha (level-optimal for its own cost, up to float rounding); otherwise by block
-coordinate descent from the proportional split (declared; its nearest grid value with
-``--grid-only``): (type, one class's alpha) blocks, or, still too wide, types alone then each class's alpha alone (under
-``MAX_CELLS_ALONE``, else refused), each block solved exactly given the others, until a round
-lowers the level cost no more. Ties: the first minimum
-in candidate order (types in the space's order, alphas ascending).
-
-The DP's own cost is computed in floating point (it only ranks candidates); every reported
-number is the evaluator's exact Fraction.
-
-**HyPar's DP is its even case** (``explore --split ... --solver dp``): a level whose declared
-alphas are all 1/2, below levels that split 1/2 everywhere, is solved by ``solvers.dp.dp_level``
-on the even split's integer tables (its c_h; the cost above equals c_h plus a constant there,
-under traffic and under time without overlap), so on an array of one kind the plan is the even
-DP's bit for bit. Under ``--objective traffic`` the cost above drops the compute and counts
-elements: each layer's busiest side, summed.
+The full derivation is in the manual: docs/derivations.md, "Uneven splits: the levels DP".
 """
 
 from __future__ import annotations
@@ -164,7 +119,7 @@ def _whole_units(network: Network, lv: _Level, n: int, cand) -> bool:
 def level_cost(network: Network, array: ArraySpec, plan: Plan, h: int) -> Fraction:
     """The DP's cost of level h of ``plan`` (the levels above as the plan has them), exactly:
     the sum over nodes of the max over the level's groups and their sides of
-    step_time(compute, exchange) (module docstring). The reference the DP is tested against."""
+    step_time(compute, exchange) (docs/derivations.md). The reference the DP is tested against."""
     H, peaks = array.levels, array.leaf_peaks_TFLOPS()
     n = 2 ** (H - h)
     per_elem = array.dtype_bytes / array.bandwidth_Bps(h)
@@ -396,7 +351,7 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
 
 def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                   free: FreeAlphas = FreeAlphas.UNLIKE, rules: SplitRules = TIME_ONLY, name: str = "levels") -> Solution:
-    """The level-by-level DP (module docstring): a plan in the declared alpha space, scored by the
+    """The level-by-level DP (docs/derivations.md): a plan in the declared alpha space, scored by the
     evaluator. ``alphas``: a grid or an AlphaSpace. ``rules``: the objective (time: AccPar's level
     cost; traffic: each layer's busiest side, no compute) and the types pins and forbids allow
     (caps and memory are the caller's to check). A level whose declared alphas are all 1/2, below

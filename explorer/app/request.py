@@ -31,11 +31,8 @@ DEFAULT_ARRAY = "hypar-16"
 
 
 def _choice(enum_type, value, name: str):
-    try:
-        return enum_type(value)
-    except ValueError:
-        known = ", ".join(m.value for m in enum_type)
-        raise SpecError(name, f"unknown {name} {shown(value)} (choose from {known})") from None
+    """``value`` as a member of ``enum_type`` (a member, or its value), else a SpecError naming ``name``."""
+    return value if isinstance(value, enum_type) else enum_type(_choice_value(tuple(m.value for m in enum_type), value, name))
 
 
 def _check_types(**args: tuple[Any, type]) -> None:
@@ -162,38 +159,33 @@ def solve(
     its plan breaks (no proof).
     """
     check_solve_args(time_limit, workers, seed, dump_model, progress)
+    spec = dict(space=space, batch=batch, levels=levels, seq=seq, caps=caps, memory_GiB=memory_GiB,  # build_problem's
+                weight_copies=weight_copies, pins=pins, forbids=forbids, constraints=constraints)
     if split is not None:
         others = {"dump_model": dump_model is not None, "workers": workers is not None, "seed": seed != 0}
-        return solve_split(model, array, split, space=space, batch=batch, seq=seq, memory_GiB=memory_GiB,
-                           weight_copies=weight_copies, time_limit=time_limit, alpha_grid=alpha_grid, free=free,
+        return solve_split(model, array, split, spec, time_limit=time_limit, alpha_grid=alpha_grid, free=free,
                            grid_only=grid_only, progress=progress, refused=[k for k, v in others.items() if v],
-                           solver=solver, objective=objective, levels=levels, caps=caps,
-                           pins=pins, forbids=forbids, constraints=constraints)
+                           solver=solver, objective=objective)
     solver = "dp" if solver is None else solver
     if solver not in REGISTRY:
         raise SpecError("solver", f"unknown solver {shown(solver)} (choose from {', '.join(REGISTRY)})")
-    problem = build_problem(model, array, space=space, objective="traffic" if objective is None else objective, batch=batch,
-                            levels=levels, seq=seq, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies,
-                            pins=pins, forbids=forbids, constraints=constraints)
+    problem = build_problem(model, array, objective="traffic" if objective is None else objective, **spec)
     if progress is not None:
         progress(f"solving {problem.network.name} on {problem.array.name} with {solver}")
     options = SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress)
     return run(problem, solver, options)
 
 
-def solve_split(model: ModelRef, array: ArrayRef, split: str, *, space: str | Space = "hypar", batch: int | None = None,
-                seq: int | None = None, memory_GiB: float | None = None, weight_copies: int | None = None,
-                time_limit: float | None = None, alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False,
-                progress: Progress | None = None, refused: Iterable[str] = (), solver: str | None = None,
-                objective: str | Objective | None = None, levels: int | None = None,
-                caps: Iterable[str] | Mapping[int, str] = (), pins: Iterable[str] = (), forbids: Iterable[str] = (),
-                constraints: str | PathLike | None = None):
+def solve_split(model: ModelRef, array: ArrayRef, split: str, spec: dict[str, Any], *, time_limit: float | None = None,
+                alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False, progress: Progress | None = None,
+                refused: Iterable[str] = (), solver: str | None = None, objective: str | Objective | None = None):
     """``solve(..., split=...)``: one split run (``explore --split``) and its report."""
     from .split import Split, check_split_solver
 
     refused = list(refused)
     if refused:
         raise SpecError(refused[0], "not with split (it takes no CP-SAT model of the even split)")
+    memory_GiB, weight_copies = spec["memory_GiB"], spec["weight_copies"]
     _check_types(weight_copies=(weight_copies, int), memory_GiB=(memory_GiB, float))
     sp = _choice_value(("equal", "proportional", "search", "optimal", "levels"), split, "split")
     fr = _alpha_args(alpha_grid, free)
@@ -205,9 +197,7 @@ def solve_split(model: ModelRef, array: ArrayRef, split: str, *, space: str | Sp
         check_split_solver(Split(sp), solver)
     except SpecError as err:
         raise SpecError("solver", str(err).split(": ", 1)[1]) from None
-    problem = build_problem(model, array, space=space, objective="time" if objective is None else objective, batch=batch,
-                            seq=seq, levels=levels, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies,
-                            pins=pins, forbids=forbids, constraints=constraints)
+    problem = build_problem(model, array, objective="time" if objective is None else objective, **spec)
     say = (lambda step, *a, **k: progress(step)) if progress is not None else None
     return split_problem(problem, sp, alpha_grid=alpha_grid, free=fr, grid_only=bool(grid_only),
                          time_limit=10.0 if time_limit is None else float(time_limit), solver=solver, progress=say)
@@ -239,13 +229,9 @@ def _alpha_args(alpha_grid: Any, free: Any) -> str:
     return fr
 
 
-def check_split(model: ModelRef, array: ArrayRef, split: Any, *, space: str | Space = "hypar", batch: int | None = None,
-                seq: int | None = None, solvers: Iterable[str] | None = None, time_limit: float | None = None,
-                alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False, refused: Iterable[str] = (),
-                objective: str | Objective | None = None, levels: int | None = None,
-                caps: Iterable[str] | Mapping[int, str] = (), memory_GiB: float | None = None,
-                weight_copies: int | None = None, pins: Iterable[str] = (), forbids: Iterable[str] = (),
-                constraints: str | PathLike | None = None):
+def check_split(model: ModelRef, array: ArrayRef, split: Any, spec: dict[str, Any], *, solvers: Iterable[str] | None = None,
+                time_limit: float | None = None, alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False,
+                refused: Iterable[str] = (), objective: str | Objective | None = None):
     """``check(..., split="optimal")`` (``explore check --split optimal``): the uneven-split
     solvers compared on the step time (``explorer.app.check_uneven.SplitCheck``), under the
     pins, forbids and caps given, and a memory limit where one is given (``memory_GiB`` or a
@@ -267,9 +253,7 @@ def check_split(model: ModelRef, array: ArrayRef, split: Any, *, space: str | Sp
     if unknown or not names:
         raise SpecError("solvers", f"unknown solver {shown(unknown[0]) if unknown else '(none)'} with split "
                                    f"(choose from {', '.join(UNEVEN_CHECK_NAMES)})")
-    problem = build_problem(model, array, space=space, objective="time", batch=batch, seq=seq, levels=levels, caps=caps,
-                            memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
-                            constraints=constraints)
+    problem = build_problem(model, array, objective="time", **spec)
     check_array(problem.array)
     check_network(problem.network)
     c = problem.constraints

@@ -1,50 +1,6 @@
 """Accelerator arrays: a binary hierarchy of 2^H accelerators (HyPar's H-tree), identical or of kinds.
 
-Spec (version 1)::
-
-    version: 1
-    name: hypar-htree-16
-    levels: 4                       # H: 2^H accelerators; level 0 splits the whole array
-    dtype_bytes: 4                  # element width (HyPar reports 32-bit traffic)
-    link_bandwidth_GBps: [25, 50, 100, 100]   # per level, top first, each way (or one number for all)
-    peak_TFLOPS: 0.5                # per accelerator
-    memory_GiB: 8                   # per accelerator
-    # optional:
-    cap_bytes_per_step: [2GB, null, null, null]    # per level: bytes per link per direction per step
-    cap_seconds_per_step: [null, 5ms, null, null]  # per level: a time budget, bytes = seconds * bandwidth
-    energy_pJ_per_FLOP: 1.0         # compute energy
-    link_energy_pJ_per_byte: 10     # link energy (both directions counted)
-    static_power_W: 2               # per accelerator, over the whole step
-    communication: per-level        # per-level (default) or shared (one medium for all traffic)
-    shared_bandwidth_GBps: 10       # with shared only (then no link_bandwidth_GBps): bytes/s, both ways
-    overlap: false                  # true: step = max(compute, comm); false (default): their sum
-    topology: htree                 # htree (default) or torus (2-D, see explorer.core.timing)
-    bandwidth_beyond: repeat        # repeat (default), halve or double: see below
-
-Accelerators of several kinds (AccPar's heterogeneous arrays) replace ``peak_TFLOPS`` and
-``memory_GiB`` by a table of kinds and the leaves' kinds in tree order (leaf i's path from the top
-is the binary spelling of i, the top level's bit first)::
-
-    kinds:
-      v2: {peak_TFLOPS: 45, memory_GiB: 16}       # more keys welcome: description, source
-      v3: {peak_TFLOPS: 123, memory_GiB: 32}
-    accelerators: [v2, v2, v2, v2, v2, v2, v2, v2, v3, v3, v3, v3, v3, v3, v3, v3]
-
-Under an equal split (alpha = 1/2 at every level, the only split the solvers make today) every
-accelerator gets the same share of every layer, so the slowest kind sets the compute time and the
-smallest memory the limit: ``peak_TFLOPS`` and ``memory_GiB`` of such an array are the minimum
-over its leaves, and an array of one kind is exactly the array written the old way.
-
-Energy (J) needs both per-FLOP and per-byte figures; static power is optional. The time and
-energy formulas live in ``explorer.core.timing``.
-
-Caps are amounts with their unit ("2GB", "512MiB", "2000000B", "5ms"), as everywhere an
-amount is given (``--cap``, a constraints file): a bare number is refused. ``null`` means no
-cap at that level; where both keys cap a level the tighter wins.
-
-Overriding ``levels`` (``--levels H``) keeps the first H bandwidths and, when H is larger
-than the list, continues below the last one as ``bandwidth_beyond`` says: ``repeat`` the last
-entry, ``halve`` it at each added level, or ``double`` it. A shared medium keeps its bandwidth.
+The full derivation is in the manual: docs/derivations.md, "Arrays".
 """
 
 from __future__ import annotations
@@ -114,10 +70,6 @@ class ArraySpec:
             raise ValueError("a shared medium needs shared_bandwidth_GBps, and only it")
         if self.communication is Communication.SHARED and self.topology is not Topology.HTREE:
             raise ValueError("a shared medium has no topology")
-
-    @property
-    def memory_bytes(self) -> Fraction:
-        return self.memory_GiB * 2**30
 
     @property
     def accelerators(self) -> int:

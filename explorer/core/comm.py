@@ -23,12 +23,10 @@ from .partition import (  # noqa: F401 - Counts, ZERO_COUNTS, add_type, advance,
     Counts,
     NodeTypes,
     PartitionType,
-    Size,
     add_type,
     advance,
     allreduce_fraction,
     halvings,
-    inter_coeff,  # noqa: F401 - re-exported
     inter_fractions,
     Layout,
     Pair,
@@ -47,9 +45,6 @@ class ScaledSizes:
     f_in: Fraction  # A(F_l) = A(E_l) = B * D_i * S_in
     weights: Fraction  # A(W_l) = A(dW_l) = D_i * D_o * k^2
     f_out: Fraction  # A(F_{l+1}) = A(E_{l+1}) = B * D_o * S_out
-
-    def of(self, size: Size) -> Fraction:
-        return (self.f_in, self.weights, self.f_out)[size.index]
 
 
 Divisors = tuple[int, int, int]  # what each size (``Size`` order) is divided by at a level

@@ -25,7 +25,6 @@ from .partition import (  # noqa: F401 - compositions is re-exported
     advance,
     allreduce_fraction,
     compositions,
-    inter_coeff,  # noqa: F401 - re-exported
     node_inter_coeff,
     zero_counts,
 )

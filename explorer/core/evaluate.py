@@ -1,33 +1,6 @@
 """The solver-independent evaluator: scores any plan exactly from the model, even or uneven.
 
-It uses the rational model of ``explorer.core.comm``, not the integer cost tables the solvers
-read, so a solver's claimed objective and this re-score are two computations of one model.
-
-Two exact passes compute the same ``Evaluation``:
-
-- ``evaluate`` (the default) works in integers in the unit 1/(4*2^H) element. Every amount
-  of the model is a sum of a layer's three tensor sizes (A(F_l), A(W_l), A(F_{l+1})), each
-  times a coefficient that depends only on the type(s), the counts and whether the nodes are
-  joins (the node's kind: ``Layer.node_types``). The coefficients come from ``comm``'s own functions, evaluated once per distinct
-  (types, counts) on probe nodes whose tensor sizes are (1, 0, 0), (0, 1, 0) and (0, 0, 1);
-  scaled by the unit they are integers, so every per-layer amount is three integer products.
-  Nothing is read from ``CostTables``, and the model's formulas stay in ``comm``.
-- ``evaluate_rational`` runs ``comm``'s functions in ``Fraction`` arithmetic on every layer;
-  it is the reference the tests compare ``evaluate`` with (both spaces, random chains and
-  graphs, sizes that become fractional elements at the lower levels).
-- ``evaluate_split`` scores a plan with split fractions (``Plan.alphas``) group by group, in
-  integers (``core.split_amounts``: shares as numerators over powers of D, the lcm of 2 and the
-  alphas' denominators); ``evaluate_split_rational`` is its Fraction reference (``core.uneven``'s
-  shares and amounts: the same formulas, of which the even coefficients are the alpha = 1/2
-  case; tests/test_split_integer.py). ``evaluate`` hands them every uneven plan. At alpha = 1/2
-  they are the reference for the per-leaf and per-group figures of the even passes
-  (tests/test_one_model.py).
-
-One ``Evaluation`` for both: the per-layer amounts (``intra_units``, ``inter_units``,
-``footprint_units``, ``final_counts``) are the even split's (every group alike) and are empty
-for an uneven plan, whose groups differ (``group_amounts``). The totals read the same either
-way: ``level_cost`` is the busiest side of a level's links, ``compute_s``, ``comm_time_s`` and
-``memory_bytes`` the most loaded accelerator's, ``step_time_s`` the slowest accelerator's.
+The full derivation is in the manual: docs/derivations.md, "The evaluator".
 """
 
 from __future__ import annotations
@@ -138,7 +111,7 @@ def check_plan(network: Network, array: ArraySpec, space: Space, plan: Plan, joi
 
 def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan, weight_copies: int = 0) -> Evaluation:
     """The exact evaluation of any plan: in integer units when every split is 1/2, else
-    ``evaluate_split`` (see the module docstring)."""
+    ``evaluate_split`` (docs/derivations.md, "The evaluator")."""
     if plan.alphas:
         check_plan(network, array, space, plan)
         check_split_plan(network, array, plan)  # the alphas' shape and range, whole groups
@@ -246,29 +219,19 @@ def _finish(network: Network, array: ArraySpec, unit: int, intra, inter, footpri
     n = array.accelerators
     leaf_compute, leaf_time = _leaf_times(flops, comm, array)
     memory = Fraction(sum(footprint) * dtype, unit)
-    return Evaluation(
-        unit=unit,
-        intra_units=intra,
-        inter_units=inter,
-        footprint_units=footprint,
-        dtype_bytes=dtype,
-        level_cost=level_cost,
-        traffic_elements=traffic,
-        traffic_bytes=2 * dtype * traffic,
-        comm_time_s=comm,
-        level_time_s=level_time,
-        final_counts=tuple(counts),
-        memory_bytes=memory,
-        compute_s=compute,
-        step_time_s=step,
-        energy_J=energy_J(flops, 2 * dtype * traffic, step, array),
-        leaf_compute_s=leaf_compute,
-        leaf_comm_s=(comm,) * n,
-        leaf_time_s=leaf_time,
-        group_amounts=tuple(((c, c),) * 2**h for h, c in enumerate(level_cost)),
-        group_comm_s=tuple((t,) * 2**h for h, t in enumerate(level_time)),
-        leaf_memory_bytes=(memory,) * n,
-    )
+    return _evaluation(array, flops, step, 2 * traffic, intra_units=intra, inter_units=inter, footprint_units=footprint,
+                       level_cost=level_cost, comm_time_s=comm, level_time_s=level_time, final_counts=tuple(counts),
+                       memory_bytes=memory, compute_s=compute, leaf_compute_s=leaf_compute, leaf_comm_s=(comm,) * n,
+                       leaf_time_s=leaf_time, group_amounts=tuple(((c, c),) * 2**h for h, c in enumerate(level_cost)),
+                       group_comm_s=tuple((t,) * 2**h for h, t in enumerate(level_time)), leaf_memory_bytes=(memory,) * n)
+
+
+def _evaluation(array: ArraySpec, flops: int, step: Fraction, sent: Fraction, **fields) -> Evaluation:
+    """An Evaluation, with what both passes derive alike from the elements ``sent`` (every side of
+    every group) and the step time: traffic, its bytes, the energy."""
+    dtype = array.dtype_bytes
+    return Evaluation(unit=4 * 2**array.levels, dtype_bytes=dtype, traffic_elements=sent / 2, traffic_bytes=sent * dtype,
+                      step_time_s=step, energy_J=energy_J(flops, sent * dtype, step, array), **fields)
 
 
 def _leaf_times(flops: int, comm: Fraction, array: ArraySpec) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
@@ -288,7 +251,7 @@ def _leaf_times(flops: int, comm: Fraction, array: ArraySpec) -> tuple[tuple[Fra
 
 def evaluate_split(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0) -> Evaluation:
     """The exact evaluation of a plan with split fractions (any alphas; none given: every split
-    1/2), group by group, in integers (``core.split_amounts``; the module docstring). Per-level links
+    1/2), group by group, in integers (``core.split_amounts``; docs/derivations.md, "The evaluator"). Per-level links
     of an H-tree only (``uneven.check_array``)."""
     plan = _checked_split(network, array, plan)
     return split_evaluation(network, array, *split_amounts(network, array, plan, weight_copies))
@@ -341,31 +304,12 @@ def split_evaluation(network: Network, array: ArraySpec, amounts, compute, memor
     leaf_comm = tuple(above)
     leaf_time = tuple(step_time(c, m, array.overlap) for c, m in zip(compute, leaf_comm))
     sent = sum((s0 + s1 for row in amounts for s0, s1 in row), Fraction(0))  # elements, every side, every group
-    step = max(leaf_time)
     flops = sum(training_flops(layer, network.batch) for layer in network.layers)
-    return Evaluation(
-        unit=4 * 2**H,
-        intra_units=(),
-        inter_units=(),
-        footprint_units=(),
-        dtype_bytes=dtype,
-        level_cost=tuple(max(max(p) for p in row) for row in amounts),
-        traffic_elements=sent / 2,
-        traffic_bytes=sent * dtype,
-        comm_time_s=max(leaf_comm),
-        level_time_s=tuple(max(row) for row in comm),
-        final_counts=(),
-        memory_bytes=max(memory),
-        compute_s=max(compute),
-        step_time_s=step,
-        energy_J=energy_J(flops, sent * dtype, step, array),
-        leaf_compute_s=compute,
-        leaf_comm_s=leaf_comm,
-        leaf_time_s=leaf_time,
-        group_amounts=amounts,
-        group_comm_s=comm,
-        leaf_memory_bytes=memory,
-    )
+    return _evaluation(array, flops, max(leaf_time), sent, intra_units=(), inter_units=(), footprint_units=(),
+                       level_cost=tuple(max(max(p) for p in row) for row in amounts), comm_time_s=max(leaf_comm),
+                       level_time_s=tuple(max(row) for row in comm), final_counts=(), memory_bytes=max(memory),
+                       compute_s=max(compute), leaf_compute_s=compute, leaf_comm_s=leaf_comm, leaf_time_s=leaf_time,
+                       group_amounts=amounts, group_comm_s=comm, leaf_memory_bytes=memory)
 
 
 @dataclass(frozen=True, slots=True)

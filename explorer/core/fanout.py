@@ -1,31 +1,6 @@
 """Levels of any fan-out: a level splits each group into k parts (HyPar's levels: k = 2).
 
-One formula set (docs/model-implemented.md, "Levels of any fan-out"). A type splits its
-dimension k ways (I: batch, II: input channels, III: output channels); the collectives are
-ring collectives (for powers of two, recursive halving/doubling moves the same bytes): per part
-and one way, an all-reduce sends 2(k-1)/k of the tensor, an all-gather (split -> duplicated)
-(k-1)/k, an all-to-all (row <-> col) (k-1)/k^2, the same layout or from duplicated nothing.
-At k = 2 they are 1, 1/2, 1/4: the binary model's numbers, and the binary helpers
-(``partition.relayout_cost``, ``partition.node_inter_coeff``, ``comm.intra_amount``,
-``comm.inter_amount``) are these functions at k = 2. Sizes at a level are divided by the
-fan-outs of the levels above whose chosen type splits one of their dimensions (the k-way form
-of the binary model's halvings): ``comm.divided_sizes``, ``comm.divide``.
-
-``level_amounts`` mirrors the evaluator's per-level c_h (``explorer.core.evaluate``): each
-node's own exchange (``comm.exchange_amount``) plus every edge's forward and backward re-layout
-on the consumer's input times the edge's share (``comm.edge_amount``), each node with its kind's
-behaviour (``Layer.node_types``: joins, grouped convs, embeddings, attention heads). With every
-fan-out 2 the sum of a level's two amounts is the evaluator's level cost exactly
-(tests/test_fanout.py).
-
-Amounts are per group and one way; a group at level h holds prod(fanouts[h+1:]) accelerators,
-which share its exchange. Megatron's tensor-parallel block (QKV III, attention II, projection II,
-fc1 III, fc2 II) costs 12 (k-1)/k * s*b*h per layer here against Megatron's 8 (k-1)/k * s*b*h:
-the residual adds are joins, always split, never replicated (tests/test_fanout.py,
-``test_megatron_block_at_tensor_eight``, says where the extra 4 (k-1)/k * s*b*h come from).
-With ``reduce_scatter=True`` (opt-in; ``scatter_targets``, ``level_amounts``) a II node's
-output and a III node's input error are reduce-scattered into the split layout their other
-ends all need, and the block costs Megatron's 8 (k-1)/k * s*b*h (sequence parallelism).
+Described in the manual: docs/model-implemented.md, "Levels of any fan-out".
 """
 
 from __future__ import annotations

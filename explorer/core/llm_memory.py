@@ -1,31 +1,6 @@
 """Training memory per GPU of a transformer under tensor / pipeline / data parallelism.
 
-Groundwork for issue 21 item 5 (not yet wired into the solvers or the CLI): pure functions in
-exact arithmetic; the formulas and their sources are in docs/llm-training.md.
-
-Model states (ZeRO, Rajbhandari et al., SC20, section 3.1 and Figure 1): mixed precision
-with Adam keeps 16 bytes per parameter: 2 (fp16/bf16 weights) + 2 (gradients) + 12 (fp32
-master weights, momentum, variance). ZeRO-1 shards the 12 optimizer bytes over the ``d``
-data-parallel ranks; ZeRO-3 shards all 16. (ZeRO-2, gradients sharded too, is not offered:
-the issue asks for 0, 1, 3.)
-
-Pipeline (1F1B, Narayanan et al., SC21, arXiv 2104.04473, section 2.2.1; Korthikanti et al.,
-section 4): stage ``i`` (0-based) of ``p`` holds at most ``p - i`` micro-batches in flight, so
-the first stage holds ``min(p, m)`` of the ``m`` micro-batches; with ``L/p`` layers per stage
-the first stage stores ``L`` layers' worth of activations. The interleaved schedule's extra
-factor ``1 + (p - 1)/(p v)`` is not modelled.
-
-Activations per transformer layer and micro-batch (Korthikanti et al., "Reducing Activation
-Recomputation in Large Transformer Models", MLSys 2023, arXiv 2205.05198, section 4, its
-summary table of per-layer activation memory), ``s`` sequence, ``b`` micro-batch, ``h``
-hidden, ``a`` heads, ``t`` tensor degree, 16-bit activations and 1-byte dropout masks
-(t = 1 gives s b h (34 + 5 a s/h) in both columns):
-
-| recompute | tensor parallel only            | tensor + sequence parallel |
-|-----------|---------------------------------|----------------------------|
-| none      | s b h (10 + 24/t + 5 a s/(h t)) | s b h (34 + 5 a s/h) / t   |
-| selective | s b h (10 + 24/t)               | 34 s b h / t               |
-| full      | 2 s b h                         | 2 s b h / t                |
+The full derivation is in the manual: docs/derivations.md, "LLM training".
 """
 
 from __future__ import annotations

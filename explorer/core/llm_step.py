@@ -1,34 +1,6 @@
 """The step model of LLM training (issue 21, items 5 to 7): ``evaluate_llm(problem, layout)``.
 
-One training step of a transformer under tensor (t), pipeline (p) and data (d) parallelism,
-exact (``Fraction``) throughout. Ranks follow Megatron's order: tensor innermost, then data,
-then pipeline; the bandwidth of a collective is ``cluster.bandwidth_Bps(span)`` of the ranks it
-spans.
-
-- Compute: FLOPs from the network's nodes (``comm.training_flops``, forward + backward), the
-  recompute forward (``llm_stage.recompute_forward``: full, every layer's forward again;
-  selective, the attention core's), a tied LM head's logit layer added explicitly (the network
-  leaves it out), divided over the t GPUs of a stage at ``peak x efficiency`` (one efficiency
-  per GPU kind, ``core.llm_calibration``).
-- Tensor level: ``fanout.level_amounts`` of each part at fan-out t (Megatron's column- then
-  row-parallel pattern unless ``LlmLayout.tensor_types`` says otherwise, ``core.llm_block``),
-  2 bytes an element, at ``bandwidth_Bps(t)``, per micro-batch; with sequence parallelism
-  (``Parallelism.sequence_parallel``, the default) the partial sums are reduce-scattered into
-  the token-split residual stream (``level_amounts(..., reduce_scatter=True)``: 8 (t-1)/t s b h
-  a GPT layer, Megatron's), all-reduced without it (12); under full recomputation the
-  forward's exchanges (``llm_block.TensorAmounts.forward``) once more.
-- Mixture of experts (``core.llm_experts``): the router's FLOPs with the block's; under expert
-  parallelism e each layer's all-to-alls (dispatch and combine, forward and backward) with the
-  block's tensor-level time (``expert_comm_s`` of ``tensor_comm_s``), expert weights, gradients
-  and optimizer state divided by e, their gradients all-reduced over d / e ranks.
-- Pipeline: stage cuts given or the exact min-max cut (``llm_stage.stage_cut``); the embedding
-  on the first stage, the head on the last; 1F1B (or interleaved with v chunks): step =
-  (m + (p - 1)/v) x the slowest stage's micro-batch time; each stage boundary sends s b h
-  2-byte elements per micro-batch each way, over the stage's t GPUs.
-- Data level: the slowest stage's gradient all-reduce (ZeRO 0/1) or ZeRO-3's reduce-scatter and
-  per-micro-batch weight all-gathers (``llm_stage.data_seconds``), not overlapped with compute.
-- Memory: ``core.llm_stage_memory`` per stage; ``fits`` when the worst stage is within the GPU's
-  memory.
+The full derivation is in the manual: docs/derivations.md, "LLM training".
 """
 
 from __future__ import annotations

@@ -1,51 +1,6 @@
 """Networks: weighted layers, join nodes and the edges between them, from the YAML network spec.
 
-Spec (version 1), one file per network::
-
-    version: 1
-    name: alexnet
-    batch: 512                 # default, overridable on the command line
-    layers:
-      - {name: conv1, kind: conv, in_channels: 3, out_channels: 96, kernel: 11, in_size: 224, out_size: 55}
-      - {name: fc1, kind: fc, in_features: 9216, out_features: 4096}
-
-``in_size``/``out_size`` are square spatial sizes or ``[h, w]``; ``kernel`` an int or
-``[kh, kw]``; all three are required for conv layers. They are given, not derived
-(model.md section 2). ``description`` is an optional top-level key. Shapes must chain: a
-conv's ``in_channels`` equals its input's channels; an fc reads its input flattened, so its
-``in_features`` is the input's channels times a spatial size from 1 to the input's own
-(pooling may sit between). A conv layer may say ``groups: G`` (grouped/depthwise).
-``sequence: S`` (top level) gives fc, embedding and attention nodes S tokens per sample
-(``tokens:`` per node overrides it). An embedding ``{name, kind: embedding, vocab: V,
-hidden: D}`` reads token ids from the network input.
-
-Graphs. Every node takes ``inputs: [names]`` (default: the node before it in the file; the
-first node, or ``inputs: []``, reads the network input). Weighted layers (conv, fc) take one
-input; join nodes (no weights) take two or more:
-
-    - {name: res1, kind: add, inputs: [conv2, proj1]}       # elementwise sum
-    - {name: cat1, kind: concat, inputs: [b1, b2]}          # channel concatenation
-    - {name: att1, kind: attention, inputs: [q1, k1, v1], heads: 12}   # attention core
-
-A join's channels and spatial size are derived from its inputs (add: all equal; concat:
-channels add up; attention: its input is Q, K and V together, its output the context, the
-last input's channels or a third of one fused QKV input, or ``channels:``); ``heads`` is
-optional; ``size`` sets the spatial size where pooling sits between an
-input and the join. The reserved input name ``input`` is the network's input (no edge). Nodes may be listed in any order; they are sorted topologically,
-and cycles or inputs naming no node are errors.
-
-How edges cost (extending model.md section 4 to graphs): every edge (producer -> consumer)
-carries a tensor and is charged the inter-layer re-layout of the chain model, with the
-consumer's scaled sizes. A join node has no weights and no intra-layer cost; it is an
-elementwise node that keeps one layout, chosen per level like a layer's type: I = split by
-batch (row layout throughout), II = split by channel (column layout throughout); III is not
-offered to joins. Its own choices scale its tensor like a layer's (I halves the batch, II
-the channels); an attention node with ``heads`` takes II only where it splits whole heads
-(``Layer.split_levels``). An edge into a concat or attention node carries the producer's
-share of its input (its channels / the node's); every other edge carries the consumer's
-whole input. Kinds that behave differently under a type (grouped conv, embedding, joins)
-say so through ``Layer.node_types`` (docs/model-implemented.md, "Per-node behaviour").
-A chain written with explicit ``inputs`` costs exactly what the same chain costs in file order.
+The full derivation is in the manual: docs/derivations.md, "Networks and graphs".
 """
 
 from __future__ import annotations

@@ -1,33 +1,6 @@
 """How a training step is timed and what it costs in energy: the one place for these formulas.
 
-The communication model (``comm.py``) gives the level costs c_h: what each of the two sibling
-groups of level h sends to the other, in elements, one way. This module turns them into time
-and energy. Every time formula is ``sum_h c_h * dtype_bytes / b_h`` with an *effective level
-bandwidth* b_h (bytes/s) that depends on how the array communicates:
-
-- ``communication: per-level`` on an ``htree`` (the default): the 2^h pairs of level h use
-  their own links, all pairs of a level in parallel: b_h = the level's link bandwidth.
-- ``communication: per-level`` on a ``torus`` (2-D, X = 2^ceil(H/2), Y = 2^floor(H/2)): level
-  h splits along one ring (levels alternate x, y, x, y, ..., top bit first), so every
-  accelerator exchanges its share c_h / 2^(H-h-1) with the partner at distance d = 2^k on a
-  ring of n accelerators; shortest-path routing, a tie (d = n/2) split evenly both ways. The
-  busiest directed link then carries ``ring_load(n, d)`` shares (d, or d/2 when d = n/2), so
-  b_h = link_bandwidth * 2^(H-h-1) / ring_load(n, d).
-- ``communication: shared``: every transfer of every level crosses one medium of bandwidth
-  B (bytes/s, both directions counted): time = traffic_bytes / B, i.e.
-  b_h = B / 2^(h+1). This is the time accounting HyPar's figures are consistent with.
-
-Any of these keeps the ``time`` objective linear in c_h (weights dtype / b_h).
-
-Compute (s): the training FLOPs of one accelerator's share at its peak. Under an equal split
-every accelerator gets FLOPs / 2^H, so the slowest accelerator is the slowest kind:
-compute_s = FLOPs / (2^H * min peak) (``compute_time_s``; uneven splits: ``core.uneven``).
-
-Step time: compute_s + comm_s, or max(compute_s, comm_s) with ``overlap: true``. It is the
-``time`` objective (``core.objective``): compute_s does not depend on the plan, so minimising
-comm_s minimises the step time (step_time is monotone in comm_s).
-Energy (J): FLOPs * pJ/FLOP + traffic bytes (both directions) * pJ/byte
-+ static W per accelerator * accelerators * step time.
+The full derivation is in the manual: docs/derivations.md, "Time and energy".
 """
 
 from __future__ import annotations

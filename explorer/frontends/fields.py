@@ -41,9 +41,6 @@ class Fields:
     def _p(self, key: str) -> str:
         return f"{self.path}.{key}" if self.path else key
 
-    def has(self, key: str) -> bool:
-        return key in self.data
-
     def error(self, key: str, msg: str) -> None:
         self.errors.append(f"{self._p(key)}: {msg}")
 

@@ -1,39 +1,6 @@
 """Import an ONNX model as a network: ``--model path/to/net.onnx``.
 
-Reads the graph and the initializers' SHAPES only (``onnx_read``: large weights are never
-loaded, external data files never opened), checks and sorts the graph and fills symbolic batch
-and sequence axes from ``--batch`` and ``--seq`` (``onnx_graph``), runs shape inference with
-data propagation and folds the constant shape subgraphs it leaves open (``onnx_fold``), then
-walks the nodes tracking which network node each activation comes from:
-
-- Conv (1-D, 2-D, 3-D: the spatial dims as a (height, width) plane, a volume D x H x W as
-  (D*H, W)), Gemm, and MatMul with a weight (an initializer, a Constant, or a tensor computed
-  from stored weights only: a Transpose of a shared weight, weight normalisation) become
-  weighted layers (conv, fc); Conv keeps its ``group``. An fc layer's tokens per sample are its
-  input's elements / (batch x input features): batch-first, sequence-first and folded layouts
-  all give the same sizes. Other weighted operators (ConvTranspose, RNNs, quantised ones) and
-  custom operators holding a weight are refused; mixture-of-experts products (a stored weight
-  of rank >= 3 gathered by a router's indices) are refused naming the operator.
-- Gather on a float matrix initializer is an embedding (vocabulary x hidden) reading the
-  network input. Indices that are constants (position ids) make a lookup shared by the batch:
-  costed as a per-token lookup, and listed in ``approximations``.
-- An operator reading one activation passes its producer through (activations, norms,
-  pooling, reshapes, transposes, Split/Slice, softmax, masks, ...); a Split/Slice cutting the
-  channel axis passes a channel slice (ShuffleNet's chunk), which joins and convs read as such.
-  An unknown custom operator passes its input through, with a note.
-- Attention: a MatMul/Einsum of two activations opens an attention node over its producers
-  (Q.K^T); a second MatMul that reads it with another producer (softmax.V) adds that producer
-  and closes it; a fused ``Attention``/``MultiHeadAttention`` node does both. Fused QKV
-  projections (Split or Slice of one MatMul) give one producer. The heads are the score
-  tensor's elements / (batch x tokens^2). A tensor of another producer added to the open
-  scores (T5's position bias, ALiBi) leaves them open, with a note.
-- Any other operator combining two or more producers is a join: Add, Sum, Sub, Mul, Div,
-  Max, Min, Mean -> add; Concat -> concat.
-- Tensors from integer graph inputs (token ids, attention masks), from inputs named like a
-  mask, and constants are not activations: ids feed embeddings, masks are side inputs.
-
-The graph goes through the same builder as YAML networks (``build_graph``), so the same checks
-apply. What is costed approximately is listed in ``Network.approximations``.
+Described in the manual: docs/specs.md, "ONNX".
 """
 
 from __future__ import annotations

@@ -1,41 +1,6 @@
 """Decoder-only transformers from their shape: one builder for the LLM zoo and ``--model config.json``.
 
-A zoo file may give a ``transformer:`` block instead of ``layers:`` (``models/gpt3-175b.yaml``)::
-
-    version: 1
-    name: llama3-8b
-    batch: 2048
-    sequence: 8192
-    transformer: {family: llama, layers: 32, hidden: 4096, heads: 32, kv_heads: 8, ffn: 14336,
-                  vocab: 128256, tied_head: false}
-
-and a Hugging Face ``config.json`` (``explorer.frontends.hf_config``) reads into the same
-``TransformerShape``; ``build_transformer`` turns either into the nodes a YAML ``layers:`` list
-would give (``network_yaml.build_graph``), so both build the same network as the hand-written
-zoo (``llama-7b.yaml``, ``gpt2-small.yaml``: tests/test_llm_zoo.py checks node for node).
-
-Families (what the nodes are; layer norms, biases and activations are not modelled, as in the
-rest of the zoo):
-
-- ``gpt`` (GPT-2, GPT-3, Megatron-LM GPT): token embedding wte (V x h) and learned positions wpe
-  (P x h) summed by an add; per layer a fused QKV projection (h x 3h) into an ``attention`` node
-  (``heads``), its output projection (h x h), residual add, MLP (h x ffn, ffn x h), residual add.
-- ``llama`` (LLaMA, Mistral, Qwen2): token embedding (V x h); per layer Q (h x heads*d), K and V
-  (h x kv_heads*d, grouped-query attention when kv_heads < heads; d = head_dim), the attention
-  node (``heads``, ``kv_heads``), O (heads*d x h), residual add, SwiGLU (gate and up h x ffn
-  joined by an add-kind join for the product, down ffn x h), residual add. Rotary positions
-  have no weights.
-- ``llama`` with ``experts: E, top_k: k`` (Mixtral): the MLP is a mixture of E SwiGLU experts
-  of width ``ffn``, each token routed to k of them. The nodes are what a token computes:
-  ``moe_gate``/``moe_up`` (h x k*ffn), their product, ``moe_down`` (k*ffn x h): the k active
-  experts side by side (FLOPs, activations and tensor-level exchanges of the routed tokens under
-  balanced routing). The E experts' weights and the router (h x E) are not nodes:
-  ``transformer_params.parameter_count`` counts them, and the step model adds the router's
-  FLOPs and the expert-parallel all-to-all (``core.llm_experts``).
-
-The LM head is an fc (h x V) when untied. A head tied to the token embedding (``tied_head``)
-shares its weights, which a network of separate layers cannot say: it is left out (as in
-``gpt2-small.yaml``) and ``Network.approximations`` names the forward work it leaves out.
+Described in the manual: docs/specs.md, "Transformer specs".
 """
 
 from __future__ import annotations

@@ -145,11 +145,16 @@ def run_single(params: dict[str, Any]) -> dict[str, Any]:
     if p.get("split") is not None:
         return run_split(p)
     opts = point_options(p)
-    result = api.solve(_network(p["model"], batch, p.get("seq")), point_array(p), space=p["space"], objective=p["objective"],
-                       solver=p["solver"], batch=batch, caps=p.get("caps") or (), memory_GiB=p.get("memory_GiB"),
-                       weight_copies=p.get("weight_copies"), pins=p.get("pins") or (), forbids=p.get("forbids") or (),
-                       constraints=p.get("constraints"), time_limit=opts.time_limit_s, workers=opts.workers, seed=opts.seed)
+    result = api.solve(_network(p["model"], batch, p.get("seq")), point_array(p), solver=p["solver"], **_problem_args(p),
+                       time_limit=opts.time_limit_s, workers=opts.workers, seed=opts.seed)
     return result.to_json()
+
+
+def _problem_args(p: dict[str, Any]) -> dict[str, Any]:
+    """A point's options that make its problem (``request.build_problem``'s keywords)."""
+    return {"space": p["space"], "objective": p["objective"], "batch": p.get("batch"), "caps": p.get("caps") or (),
+            "memory_GiB": p.get("memory_GiB"), "weight_copies": p.get("weight_copies"), "pins": p.get("pins") or (),
+            "forbids": p.get("forbids") or (), "constraints": p.get("constraints")}
 
 
 def run_split(p: dict[str, Any]) -> dict[str, Any]:
@@ -158,10 +163,7 @@ def run_split(p: dict[str, Any]) -> dict[str, Any]:
     from .. import request as api
 
     try:
-        problem = api.build_problem(_network(p["model"], p.get("batch"), p.get("seq")), point_array(p), space=p["space"],
-                                    objective=p["objective"], batch=p.get("batch"), caps=p.get("caps") or (),
-                                    memory_GiB=p.get("memory_GiB"), weight_copies=p.get("weight_copies"),
-                                    pins=p.get("pins") or (), forbids=p.get("forbids") or (), constraints=p.get("constraints"))
+        problem = api.build_problem(_network(p["model"], p.get("batch"), p.get("seq")), point_array(p), **_problem_args(p))
         report = api.split_problem(problem, p["split"], alpha_grid=p.get("alpha_grid") or DEFAULT_ALPHA_GRID,
                                    free=p.get("free") or "unlike", grid_only=bool(p.get("grid_only")),
                                    time_limit=float(p.get("time_limit") or SPLIT_TIME_LIMIT),

@@ -1,33 +1,6 @@
 """The sweep file: a grid of single-run options, fixed options and explicit points.
 
-Sweep file (version 1)::
-
-    version: 1
-    name: scale-vgg
-    description: optional text
-    grid:                        # every combination of these lists (last key varies fastest)
-      model: [vgg-a, alexnet]
-      levels: [1, 2, 3, 4]
-      solver: [dp, exact]
-    fixed:                       # the same for every point
-      array: hypar-16
-      batch: 256
-    points:                      # optional explicit points (fixed applies to them too)
-      - {model: resnet18, levels: 4, solver: cpsat}
-    reference: {...}             # optional, free-form: values to compare with (not read by the engine)
-
-Point keys are the single-run options: ``model``, ``array``, ``levels``, ``batch``, ``space``,
-``solver``, ``objective``, ``time_limit``, ``seed``, ``memory_GiB``, ``weight_copies``,
-``caps`` (list of ``LEVEL=AMOUNT``), ``pins``, ``forbids``, ``constraints`` (a file), ``seq``
-(``--seq``), and the
-array overrides ``link_bandwidth_GBps`` (one number, or a list with one per level) and
-``peak_TFLOPS``, the mix of an array of kinds (``mix: "8 v2 + 8 v3"`` or
-``accelerators_<kind>: K``, ``sweep.mix``), and ``split`` (equal, proportional, search: the
-point is an ``explore split`` run) with ``alpha_grid``, ``grid_only`` (true: ``--grid-only``) and ``free`` (unlike, all; ``--free``); a
-split point also takes ``memory_GiB`` (every kind's), ``weight_copies``, ``time_limit``, ``objective``
-(time unless given), ``caps``, ``pins``, ``forbids`` and ``constraints`` with ``explore --split``'s
-meaning and bounds. Relative paths resolve against the
-sweep file's folder.
+Described in the manual: docs/sweeps.md (the sweep file, its keys and their meaning).
 """
 
 from __future__ import annotations
