@@ -52,11 +52,7 @@ def check_scope(network: Network, array: ArraySpec, aspace: AlphaSpace) -> None:
 
 def _scale(m: _Model, Q: int) -> int:
     """2^k seconds^-1 such that Q times any plan's components stays below 2^58 (floats only size it)."""
-    ub = 0.0
-    for l, layer in enumerate(m.net.layers):  # noqa: E741
-        ub += max(m.whole[l]) * sum(float(r) for r in m.rate) + m.flops[l] / float(min(m.peak))
-    for e, (u, v) in enumerate(m.net.edges):
-        ub += 2 * m.whole[v][0] * float(m.net.edge_shares[e]) * sum(float(r) for r in m.rate)
+    ub = m.upper_s()
     k = 0
     while 2 * Q * ub * 2.0 ** (k + 1) < 2.0**58:
         k += 1
