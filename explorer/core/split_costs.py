@@ -113,23 +113,21 @@ class SplitCosts:
         side of ``part`` (k or D - k) under type t. The numerators may be numpy object arrays (one
         entry per alpha: the joint solver's tables)."""
         d = SHARE_POSITION[spec_of(node, t).halves]
-        e = list(exps)
-        e[d] += 1
-        return times(nums, d, part), tuple(e)
+        return times(nums, d, part), times(exps, d, 1, 1)
 
     def _shares(self, node, col) -> tuple[list[list[tuple[int, ...]]], list[tuple[int, ...]]]:
         """[level 0..H][group] -> the numerators of its (B, D_i, D_o, G) shares, and [level] -> the
-        powers of D under them (the same for every group of a level)."""
+        powers of D under them (the same for every group of a level): ``split_share`` group by group."""
         D = self.D
         rows, exps = [[ONE]], [ZERO]
         for h, (t, alphas) in enumerate(col):
+            d = SHARE_POSITION[spec_of(node, t).halves]
             nxt = []
             for s, a in zip(rows[h], alphas):
                 k = a.numerator * (D // a.denominator)
-                (s0, e), (s1, _) = self.split_share(node, t, s, exps[h], k), self.split_share(node, t, s, exps[h], D - k)
-                nxt += [s0, s1]
+                nxt += [times(s, d, k), times(s, d, D - k)]
             rows.append(nxt)
-            exps.append(e)
+            exps.append(times(exps[h], d, 1, 1))
         return rows, exps
 
     def _size_units(self, whole: int, size: int, nums: tuple[int, ...], exps: tuple[int, ...], extra: int = 0) -> int:
@@ -138,15 +136,18 @@ class SplitCosts:
         dims = SIZE_DIMS[size]
         return whole * prod(nums[i] for i in dims) * self.D ** (self.levels + 1 - extra - sum(exps[i] for i in dims))
 
-    def intra(self, l: int, t, nums: tuple, exps: tuple):  # noqa: E741
-        """What each side of a group with shares (``nums``, ``exps``) sends in layer l's intra
-        exchange under type t, in units: 0 for a join and a grouped conv's group split (no partial sums)."""
+    def _exchange(self, l: int, t) -> tuple[int, int] | None:  # noqa: E741
+        """(whole elements times S, size index) of layer l's intra exchange under t; None for a
+        join and a grouped conv's group split (no partial sums)."""
         node = self.network.layers[l]
         tensor = None if node.is_join else spec_of(node, t).exchanges
-        if tensor is None:
-            return 0
-        k = tensor.size.index
-        return self._size_units(self._whole[l][k], k, nums, exps)
+        return None if tensor is None else (self._whole[l][tensor.size.index], tensor.size.index)
+
+    def intra(self, l: int, t, nums: tuple, exps: tuple):  # noqa: E741
+        """What each side of a group with shares (``nums``, ``exps``) sends in layer l's intra
+        exchange under type t, in units (0: none)."""
+        x = self._exchange(l, t)
+        return 0 if x is None else self._size_units(*x, nums, exps)
 
     def leaf_flops(self, l: int, nums: tuple):  # noqa: E741
         """Layer l's training FLOPs on a leaf of share numerators ``nums`` (over D^H), in units."""
@@ -164,8 +165,9 @@ class SplitCosts:
         rows, exps = self._shares(node, col)
         H = self.levels
         v = [0] * lay.size
+        flops = self._flops[l]
         for i, s in enumerate(rows[H]):
-            v[i] = self.leaf_flops(l, s)
+            v[i] = flops * s[0] * s[1] * s[2] * s[3]
         whole = self._whole[l]
         if lay.mem is not None and not node.is_join:
             c = 2 + self.weight_copies
@@ -174,11 +176,10 @@ class SplitCosts:
         if node.is_join:
             return tuple(v)
         for h, (t, _) in enumerate(col):
-            for g, s in enumerate(rows[h]):
-                x = self.intra(l, t, s, exps[h])
-                if x:
-                    p = lay.pos[(h, g)]
-                    v[p] = v[p + 1] = x
+            x = self._exchange(l, t)
+            for g, s in enumerate(rows[h] if x else ()):
+                p = lay.pos[(h, g)]
+                v[p] = v[p + 1] = self._size_units(*x, s, exps[h])
         return tuple(v)
 
     def edge(self, e: int, cu, cv) -> tuple[int, ...]:
@@ -188,13 +189,14 @@ class SplitCosts:
         lay = self.layout
         rows, exps = self._shares(V, cv)
         out = [0] * lay.size
+        x0 = self._edge_units[e]
         for h in range(self.levels):
             tu, au = cu[h]
             tv, av = cv[h]
             for g, s in enumerate(rows[h]):
                 c0, c1 = self.coefficients(U, tu, au[g], V, tv, av[g])
                 if c0 or c1:
-                    x = self.relayout_share(e, s, exps[h])
+                    x = self._size_units(x0, _F_IN, s, exps[h], 2)  # relayout_share
                     p = lay.pos[(h, g)]
                     out[p] = c0 * x
                     out[p + 1] = c1 * x
@@ -211,10 +213,10 @@ class SplitCosts:
 ONE, ZERO = (1, 1, 1, 1), (0, 0, 0, 0)  # the root group's share numerators and powers of D
 
 
-def times(s: tuple[int, ...], d: int, part: int) -> tuple[int, ...]:
-    """A share tuple with its position d multiplied by ``part``."""
+def times(s: tuple[int, ...], d: int, part: int, add: int = 0) -> tuple[int, ...]:
+    """A share tuple with its position d multiplied by ``part`` (plus ``add``: a power of D one up)."""
     x = list(s)
-    x[d] = x[d] * part  # not *=: an entry may be a numpy array shared with the parent
+    x[d] = x[d] * part + add  # not *=: an entry may be a numpy array shared with the parent
     return tuple(x)
 
 
