@@ -88,8 +88,7 @@ class _Model:
         # side 0's first leaf and its groups; side 1's last leaf and its groups (every leaf of a side alike)
         self._at = tuple((leaf, tuple(lay.pos[(h, g(h))] for h in range(H)))
                          for leaf, g in ((0, lambda h: 0), (lay.leaves - 1, lambda h: 2**h - 1)))
-        self._memo_own: dict = {}
-        self._memo_edge: dict = {}
+        self._memo: dict = {}
         self.virtual = isinstance(network, _VirtualSource)  # node 0 and the first edges cost nothing
 
     def pinned(self, l: int, h: int, t: PartitionType) -> bool:  # noqa: E741
@@ -123,18 +122,29 @@ class _Model:
         for l in range(1 if self.virtual else 0, len(self.net.layers)):  # noqa: E741
             *whole, flops = self.costs.whole_units(l)
             ub += max(whole) * rate + flops * per_flop
-        return ub + sum(2 * self.costs.edge_units(e) * rate for e in range(len(self.net.edges)))
+        whole_edge = lambda e: self.costs.relayout_share(e, ONE, ZERO) * self.costs.D ** 2  # noqa: E731
+        return ub + sum(2 * whole_edge(e) * rate for e in range(len(self.net.edges)))
 
     # a whole plan, exactly
     def components(self, cols: list[int]) -> tuple[Fraction, Fraction, Fraction, Fraction]:
-        """(S_0, S_1, V_0, V_1) of a plan: its table vectors summed, in seconds (``seconds``)."""
-        tot = [0] * self.costs.layout.size
-        for l, c in enumerate(cols):  # noqa: E741
-            if not (self.virtual and l == 0):
-                tot = list(map(add, tot, self._own_col(l, c)))
+        """(S_0, S_1, V_0, V_1) of a plan: its table vectors summed, in seconds (``seconds``); the
+        virtual source and its edges cost nothing."""
+        tot, v0 = [0] * self.costs.layout.size, 1 if self.virtual else 0
+        for l in range(v0, len(cols)):  # noqa: E741
+            tot = list(map(add, tot, self._vector((l, cols[l]), lambda: self.costs.layer(l, self.column(cols[l])))))
         for e, (u, v) in enumerate(self.net.edges):
-            tot = list(map(add, tot, self._edge_cols(e, cols[u], cols[v])))
+            if u >= v0:
+                key = (e, cols[u], cols[v])
+                tot = list(map(add, tot, self._vector(key, lambda: self.costs.edge(e, *map(self.column, key[1:])))))
         return self.seconds(tot)
+
+    def _vector(self, key, make) -> tuple[int, ...]:
+        """A layer's (key (l, c)) or an edge's (key (e, c_u, c_v)) table vector (memo: the plans
+        scored share most columns)."""
+        got = self._memo.get(key)
+        if got is None:
+            got = self._memo[key] = make()
+        return got
 
     def seconds(self, vec) -> tuple[Fraction, Fraction, Fraction, Fraction]:
         """A sum vector's (S_0, S_1, V_0, V_1): what each side sends at the top, and a side's leaf
@@ -145,22 +155,6 @@ class _Model:
                                                      for h, p in enumerate(pos) if h)
                   for s, (leaf, pos) in enumerate(self._at))
         return S + V
-
-    def _own_col(self, l: int, c: int) -> tuple[int, ...]:  # noqa: E741
-        """Layer l's table vector at column c (memo: plans scored share most columns)."""
-        memo = self._memo_own
-        got = memo.get((l, c))
-        if got is None:
-            got = memo[(l, c)] = self.costs.layer(l, self.column(c))
-        return got
-
-    def _edge_cols(self, e: int, cu: int, cv: int) -> tuple[int, ...]:
-        """Edge e's table vector at producer column cu and consumer column cv (memo)."""
-        memo = self._memo_edge
-        got = memo.get((e, cu, cv))
-        if got is None:
-            got = memo[(e, cu, cv)] = self.costs.edge(e, self.column(cu), self.column(cv))
-        return got
 
     def plan(self, cols: list[int]) -> Plan:
         sp = [self.cols.split(c) for c in cols]

@@ -104,10 +104,6 @@ class SplitCosts:
         w, D = self.D ** self.levels, self.D
         return tuple(x * D * w for x in self._whole[l]) + (self._flops[l] * w,)
 
-    def edge_units(self, e: int) -> int:
-        """Edge e's whole tensor, in units."""
-        return self._edge_units[e] * self.D ** (self.levels + 1)
-
     def split_share(self, node, t, nums: tuple, exps: tuple, part) -> tuple[tuple, tuple]:
         """A group's (numerators, powers of D) of its (B, D_i, D_o, G) shares -> its child's on the
         side of ``part`` (k or D - k) under type t. The numerators may be numpy object arrays (one
