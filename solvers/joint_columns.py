@@ -214,13 +214,9 @@ class _Tables:
         key = (l, prefix)
         got = self._shares.get(key)
         if got is None:
-            node, C, costs = self.m.net.layers[l], self.m.cols, self.m.costs
-            t = C.types[prefix[-1]]
-            if len(prefix) == 1:
-                got = costs.split_share(node, t, ONE, ZERO, self._part)
-            else:
-                got = costs.split_share(node, t, *self._share(l, prefix[:-1]), costs.D // 2)
-            self._shares[key] = got
+            costs = self.m.costs
+            parent = (ONE, ZERO, self._part) if len(prefix) == 1 else (*self._share(l, prefix[:-1]), costs.D // 2)
+            got = self._shares[key] = costs.split_share(self.m.net.layers[l], self.m.cols.types[prefix[-1]], *parent)
         return got
 
     def _node(self, l: int) -> None:  # noqa: E741
@@ -240,31 +236,27 @@ class _Tables:
                 if not all(has[k] for k in lower):
                     continue
                 prefix = (it0,) + lower
-                V = self._compute(memo, l, prefix)
+                V = self._terms(memo, l, prefix)
                 for h in range(1, m.H):
-                    V = V + self._level(memo, l, prefix[:h], lower[h - 1], h)
+                    V = V + self._terms(memo, l, prefix[:h], lower[h - 1])
                 out[2:, it0, :, tau] = V
         node = out.reshape(4, C.n)
         node[:, ~self._allowed(l)] = INF
         self.node[l] = node
 
-    def _compute(self, memo: dict, l: int, prefix) -> np.ndarray:  # noqa: E741
-        """(2, A): a side's leaf's floored compute seconds (its FLOPs in units, per its kind's peak)."""
+    def _terms(self, memo: dict, l: int, prefix, k: int | None = None) -> np.ndarray:  # noqa: E741
+        """(2, A): the floored seconds of a side's group under ``prefix`` at level len(prefix): its
+        exchange under type index k, or (k None) a leaf's compute (its FLOPs per its kind's peak)."""
         nums, exps = self._share(l, prefix)
-        key = ("c", prefix[0], exps)
-        got = memo.get(key)
+        got = memo.get((prefix[0], exps, k))
         if got is None:
-            x = self.m.costs.leaf_flops(l, nums)
-            got = memo[key] = np.stack([self._floor(x, f)[s] for s, f in enumerate(self._fc)])
-        return got
-
-    def _level(self, memo: dict, l: int, prefix, k: int, h: int) -> np.ndarray:  # noqa: E741
-        """(2, A): the floored level-h exchange of type index k of a side's group under ``prefix``."""
-        nums, exps = self._share(l, prefix)
-        key = (prefix[0], exps, k)
-        got = memo.get(key)
-        if got is None:
-            got = memo[key] = self._floor(self.m.costs.intra(l, self.m.cols.types[k], nums, exps), self._f[h])
+            costs = self.m.costs
+            if k is None:
+                x = costs.leaf_flops(l, nums)
+                got = np.stack([self._floor(x, f)[s] for s, f in enumerate(self._fc)])
+            else:
+                got = self._floor(costs.intra(l, self.m.cols.types[k], nums, exps), self._f[len(prefix)])
+            memo[(prefix[0], exps, k)] = got
         return got
 
     def _allowed(self, l: int) -> np.ndarray:  # noqa: E741
