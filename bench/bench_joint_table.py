@@ -91,7 +91,8 @@ def main() -> None:
     arr = load_array("tpu-mix-16")
     print(f"tpu-mix-16, accpar, alpha grid 1/16, 10 s limit; baseline {args.baseline} vs this tree; "
           f"joint solver wall seconds (best of {args.repeat})")
-    print("| network | status | step time ms | baseline s | table s | table/baseline | same answer | baseline phases | table phases |")
+    print("| network | status | step time ms | baseline s | table s | table/baseline | same answer | baseline phases "
+          "| table phases |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name in args.networks.split(","):
         net = load_model(name)
