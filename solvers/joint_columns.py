@@ -1,25 +1,24 @@
 """The joint uneven-split solver's columns and terms (``solvers.uneven_joint``): a layer's column
-is its top cell (type t_0, alpha) and its types below; ``_Model`` gives each column's and each
-edge's exact terms (S_0, S_1, V_0, V_1 in seconds, Fractions) and ``_Tables`` their integer
-floors at scale 2^k (every DP value a proven lower bound), with the level-at-a-time reductions.
+is its top cell (type t_0, alpha) and its types below. Every amount comes from the one integer
+cost table (``core.split_costs.SplitCosts``): ``_Model`` sums a plan's table vectors into its
+exact components (S_0, S_1, V_0, V_1 in seconds, Fractions) and ``_Tables`` floors each term's
+seconds at scale 2^k (every DP value a proven lower bound), with the level-at-a-time reductions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from operator import add
 
 import numpy as np
 
 from explorer.core.array import ArraySpec
-from explorer.core.comm import edge_split, training_flops
-from explorer.core.uneven import AlphaSpace, side_share, size_share, spec_of, split_units, whole_units
 from explorer.core.network import Network
-from explorer.core.partition import Dim, PartitionType, Size, Space
+from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
-
-
-
+from explorer.core.split_costs import ONE, ZERO, SplitCosts, VectorLayout
+from explorer.core.uneven import AlphaSpace, split_units, whole_units
 
 INF = 2**60  # an impossible column (a join's type III) or an unreachable state
 
@@ -65,31 +64,11 @@ class _Columns:
 HALF = Fraction(1, 2)
 
 
-def _shares(node, t0: PartitionType, a: Fraction, side: int, lower: tuple[PartitionType, ...]) -> dict:
-    """A side-s group's share of each dimension below levels 0 .. len(lower) (``node``'s specs:
-    a grouped conv's II halves G)."""
-    s = {Dim.B: Fraction(1), Dim.D_I: Fraction(1), Dim.D_O: Fraction(1), Dim.G: Fraction(1)}
-    s[spec_of(node, t0).halves] *= side_share(a, side)
-    for t in lower:
-        s[spec_of(node, t).halves] /= 2
-    return s
-
-
-def _exchanged(node, t: PartitionType):
-    """The size of the node's intra exchange under t, None when it has none (a join, attention
-    included; a grouped conv's group split; an embedding's III, whose input has no error)."""
-    if node.is_join:
-        return None
-    tensor = spec_of(node, t).exchanges
-    return None if tensor is None else tensor.size
-
-
-def _halves(node, t: PartitionType) -> Dim:
-    return spec_of(node, t).halves
-
-
 class _Model:
-    """The exact terms of the four components, per layer column and per edge."""
+    """The joint solver's view of the one integer cost table (``core.split_costs.SplitCosts``):
+    which columns a layer may take, and a plan's four components exactly. The table's amounts are
+    integers in ``costs.unit`` units per element (per FLOP for compute); a level-h amount takes
+    ``per_unit[h]`` seconds per unit on the link, a side-s leaf's FLOPs ``per_flop[s]``."""
 
     def __init__(self, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types_allowed=None):
         """``types_allowed(level, layer)``: the types pins and forbids leave a layer of the
@@ -100,16 +79,17 @@ class _Model:
         self.H = H
         peaks = array.leaf_peaks_TFLOPS()
         self.peak = (peaks[0] * 10**12, peaks[-1] * 10**12)
-        self.rate = tuple(Fraction(array.dtype_bytes) / array.bandwidth_Bps(h) for h in range(H))
         self.cols = _Columns(space.types, aspace.choices(0, 0), H)
-        b = network.batch
-        self.whole = [(L.input_elements(b), L.weight_elements(), L.output_elements(b)) for L in network.layers]
-        self.flops = [training_flops(L, b) for L in network.layers]
-        self._memo_own: dict = {}
-        self._memo_edge: dict = {}
+        self.costs = SplitCosts(network, H, aspace.values(), VectorLayout(H))
+        U = self.costs.unit
+        self.per_unit = tuple(Fraction(array.dtype_bytes) / (array.bandwidth_Bps(h) * U) for h in range(H))
+        self.per_flop = tuple(1 / (p * U) for p in self.peak)
+        lay = self.costs.layout
+        # side 0's first leaf and its groups; side 1's last leaf and its groups (every leaf of a side alike)
+        self._at = tuple((leaf, tuple(lay.pos[(h, g(h))] for h in range(H)))
+                         for leaf, g in ((0, lambda h: 0), (lay.leaves - 1, lambda h: 2**h - 1)))
+        self._memo: dict = {}
         self.virtual = isinstance(network, _VirtualSource)  # node 0 and the first edges cost nothing
-        if self.virtual:
-            self.whole[0], self.flops[0] = (0, 0, 0), 0
 
     def pinned(self, l: int, h: int, t: PartitionType) -> bool:  # noqa: E741
         """Whether pins and forbids let layer l (of this model's network) take t at level h."""
@@ -130,78 +110,51 @@ class _Model:
             return False
         return split_units(node) is None or whole_units(node, types, [[a]] + [[HALF] * 2**h for h in range(1, self.H)])
 
-    def own(self, l: int, t0, a, lower) -> tuple[Fraction, Fraction, Fraction, Fraction]:  # noqa: E741
-        """(S0, S1, V0, V1) of layer l's own terms: intra exchanges and compute."""
-        if self.virtual and l == 0:
-            return (Fraction(0),) * 4
-        layer = self.net.layers[l]
-        size0 = _exchanged(layer, t0)
-        S = Fraction(0) if size0 is None else self.whole[l][size0.index] * self.rate[0]
-        V = []
-        for side in (0, 1):
-            v = self.flops[l] * side_share(a, side) / 2 ** (self.H - 1) / self.peak[side]
-            for h in range(1, self.H):
-                size = _exchanged(layer, lower[h - 1])
-                if size is not None:
-                    v += (self.whole[l][size.index] * size_share(_shares(layer, t0, a, side, lower[: h - 1]), size)
-                          * self.rate[h])
-            V.append(v)
-        return S, S, V[0], V[1]
+    def column(self, c: int) -> tuple:
+        """Column c as the table's column: (type, alphas of the level's groups) per level."""
+        t0, a, lower = self.cols.split(c)
+        return ((t0, (a,)),) + tuple((t, (HALF,) * 2**h) for h, t in enumerate(lower, 1))
 
-    def edge_top(self, e: int, tu, au, tv, av) -> tuple[Fraction, Fraction]:
-        if self.virtual and self.net.edges[e][0] == 0:
-            return Fraction(0), Fraction(0)
-        u, v = self.net.edges[e]
-        x = self.whole[v][0] * self.net.edge_shares[e] * self.rate[0]
-        c0, c1 = edge_split(self.net.layers[u], tu, au, self.net.layers[v], tv, av)
-        return c0 * x, c1 * x
-
-    def edge_level(self, e: int, h: int, tu: PartitionType, t0v, av, lower_v) -> tuple[Fraction, Fraction]:
-        """(V0, V1) terms of edge e at level h >= 1: the consumer's lower types t_1 .. t_h."""
-        if self.virtual and self.net.edges[e][0] == 0:
-            return Fraction(0), Fraction(0)
-        u, v = self.net.edges[e]
-        c, _ = edge_split(self.net.layers[u], tu, HALF, self.net.layers[v], lower_v[h - 1], HALF)
-        if c == 0:
-            return Fraction(0), Fraction(0)
-        x = self.whole[v][0] * self.net.edge_shares[e] * c * self.rate[h]
-        V = self.net.layers[v]
-        return tuple(x * size_share(_shares(V, t0v, av, side, lower_v[: h - 1]), Size.F_IN) for side in (0, 1))
+    def upper_s(self) -> float:
+        """Seconds above any plan's S_0 + S_1 + V_0 + V_1 (a float: it only sizes the tables' scale)."""
+        rate, per_flop = sum(float(f) for f in self.per_unit), float(max(self.per_flop))
+        ub = 0.0
+        for l in range(1 if self.virtual else 0, len(self.net.layers)):  # noqa: E741
+            *whole, flops = self.costs.whole_units(l)
+            ub += max(whole) * rate + flops * per_flop
+        whole_edge = lambda e: self.costs.relayout_share(e, ONE, ZERO) * self.costs.D ** 2  # noqa: E731
+        return ub + sum(2 * whole_edge(e) * rate for e in range(len(self.net.edges)))
 
     # a whole plan, exactly
     def components(self, cols: list[int]) -> tuple[Fraction, Fraction, Fraction, Fraction]:
-        tot = [Fraction(0)] * 4
-        for l, c in enumerate(cols):  # noqa: E741
-            for k, x in enumerate(self._own_col(l, c)):
-                tot[k] += x
+        """(S_0, S_1, V_0, V_1) of a plan: its table vectors summed, in seconds (``seconds``); the
+        virtual source and its edges cost nothing."""
+        tot, v0 = [0] * self.costs.layout.size, 1 if self.virtual else 0
+        for l in range(v0, len(cols)):  # noqa: E741
+            tot = list(map(add, tot, self._vector((l, cols[l]), lambda: self.costs.layer(l, self.column(cols[l])))))
         for e, (u, v) in enumerate(self.net.edges):
-            for k, x in enumerate(self._edge_cols(e, cols[u], cols[v])):
-                tot[k] += x
-        return tuple(tot)
+            if u >= v0:
+                key = (e, cols[u], cols[v])
+                tot = list(map(add, tot, self._vector(key, lambda: self.costs.edge(e, *map(self.column, key[1:])))))
+        return self.seconds(tot)
 
-    def _own_col(self, l: int, c: int) -> tuple[Fraction, ...]:  # noqa: E741
-        """``own`` of layer l at column c (memo: plans scored share most columns)."""
-        memo = self._memo_own
-        got = memo.get((l, c))
+    def _vector(self, key, make) -> tuple[int, ...]:
+        """A layer's (key (l, c)) or an edge's (key (e, c_u, c_v)) table vector (memo: the plans
+        scored share most columns)."""
+        got = self._memo.get(key)
         if got is None:
-            got = memo[(l, c)] = self.own(l, *self.cols.split(c))
+            got = self._memo[key] = make()
         return got
 
-    def _edge_cols(self, e: int, cu: int, cv: int) -> tuple[Fraction, ...]:
-        """Edge e's (S0, S1, V0, V1) terms at producer column cu and consumer column cv (memo)."""
-        memo = self._memo_edge
-        got = memo.get((e, cu, cv))
-        if got is None:
-            tu, au, lu = self.cols.split(cu)
-            tv, av, lv = self.cols.split(cv)
-            s0, s1 = self.edge_top(e, tu, au, tv, av)
-            v0 = v1 = Fraction(0)
-            for h in range(1, self.H):
-                a, b = self.edge_level(e, h, lu[h - 1], tv, av, lv)
-                v0 += a
-                v1 += b
-            got = memo[(e, cu, cv)] = (s0, s1, v0, v1)
-        return got
+    def seconds(self, vec) -> tuple[Fraction, Fraction, Fraction, Fraction]:
+        """A sum vector's (S_0, S_1, V_0, V_1): what each side sends at the top, and a side's leaf
+        compute plus its groups' exchanges below (each the busier of the group's two sides)."""
+        top = self._at[0][1][0]
+        S = tuple(vec[top + s] * self.per_unit[0] for s in (0, 1))
+        V = tuple(vec[leaf] * self.per_flop[s] + sum(max(vec[p], vec[p + 1]) * self.per_unit[h]
+                                                     for h, p in enumerate(pos) if h)
+                  for s, (leaf, pos) in enumerate(self._at))
+        return S + V
 
     def plan(self, cols: list[int]) -> Plan:
         sp = [self.cols.split(c) for c in cols]
@@ -217,15 +170,23 @@ def step_of(comp) -> Fraction:
 
 
 class _Tables:
-    """The terms floored at scale ``s`` (integers: seconds * s), in the factored layout. Each
-    distinct exact value is floored once (the same share recurs across columns)."""
+    """The four components' terms floored at scale ``s`` (integers: seconds * s), in the factored
+    layout, from the table's exact integer amounts: floor(amount * seconds per unit * s) in
+    integers, so every DP value is a lower bound. The amounts are taken with the alpha axis as
+    numpy object arrays (Python integers: side 0's alphas, then side 1's); a group's shares at a
+    level are fixed by the top cell and the powers of D under them, so amounts are computed once
+    per (top type, powers, type) and broadcast."""
 
     def __init__(self, m: _Model, scale: int):
         self.m, self.s = m, scale
-        C = m.cols
+        C, D = m.cols, m.costs.D
         L = len(m.net.layers)
-        self._sides = [[side_share(a, side) for a in C.alphas] for side in (0, 1)]
+        ks = [a.numerator * (D // a.denominator) for a in C.alphas]
+        self._part = np.array(ks + [D - k for k in ks], dtype=object)  # the top split's side parts
+        self._f = [(f.numerator * scale, f.denominator) for f in m.per_unit]
+        self._fc = [(f.numerator * scale, f.denominator) for f in m.per_flop]
         self._groups: dict = {}
+        self._shares: dict = {}
         self.node = np.zeros((L, 4, C.n), dtype=np.int64)
         for l in range(L):  # noqa: E741
             self._node(l)
@@ -240,59 +201,62 @@ class _Tables:
                     for a in self.lev[e]:
                         a[:] = 0
 
-    def _fl(self, x: Fraction, f: Fraction) -> int:
-        """floor(x * f * s), in integers."""
-        return (x.numerator * f.numerator * self.s) // (x.denominator * f.denominator)
+    def _floor(self, x, f) -> np.ndarray:
+        """(2, A): floor(x * f) per side and alpha; x an amount per (side, alpha) or one for all."""
+        num, den = f
+        if isinstance(x, np.ndarray):
+            return ((x * num) // den).astype(np.int64).reshape(2, -1)
+        return np.full((2, self.m.cols.A), (x * num) // den, dtype=np.int64)
 
-    def _fl_alphas(self, x: Fraction, j: int) -> np.ndarray:
-        """(2, A): floor(x * (alpha's side) / 2^j * s) per side and alpha of the grid, in integers."""
-        xn, xd = x.numerator * self.s, x.denominator << j
-        return np.array([[(xn * f.numerator) // (xd * f.denominator) for f in row] for row in self._sides])
+    def _share(self, l: int, prefix: tuple[int, ...]):  # noqa: E741
+        """Layer l's group shares (numerators, powers of D) on both sides at level len(prefix),
+        under the top type prefix[0] (its alphas' side parts) and the lower types prefix[1:] (1/2)."""
+        key = (l, prefix)
+        got = self._shares.get(key)
+        if got is None:
+            costs = self.m.costs
+            parent = (ONE, ZERO, self._part) if len(prefix) == 1 else (*self._share(l, prefix[:-1]), costs.D // 2)
+            got = self._shares[key] = costs.split_share(self.m.net.layers[l], self.m.cols.types[prefix[-1]], *parent)
+        return got
 
     def _node(self, l: int) -> None:  # noqa: E741
-        """Layer l's own floored terms per column (the exact terms of ``_Model.own``, factor by
-        factor): per top type and lower types, vectorised over the alphas."""
-        m, C = self.m, self.m.cols
+        """Layer l's own floored terms per column: S_s its top exchange, V_s a side-s leaf's
+        compute plus its exchanges below, per top type and lower types, vectorised over the alphas."""
+        m, C, costs = self.m, self.m.cols, self.m.costs
         layer = m.net.layers[l]
-        xs = [Fraction(w) for w in m.whole[l]]
-        unit = Fraction(m.flops[l]) / 2 ** (m.H - 1)
-        comp = np.stack([self._fl_alphas(unit / m.peak[side], 0)[side] for side in (0, 1)])
         out = np.zeros((4, C.K, C.A, C.n_tau), dtype=np.int64)
         memo: dict = {}
-        has = lambda t: layer.node_types.specs[t.index] is not None  # noqa: E731
+        has = [layer.node_types.specs[t.index] is not None for t in C.types]
         for it0, t0 in enumerate(C.types):
-            if not has(t0):
+            if not has[it0]:
                 continue  # INF below
-            size0 = _exchanged(layer, t0)
-            out[:2, it0] = 0 if size0 is None else self._fl(xs[size0.index], m.rate[0])
+            out[:2, it0] = (costs.intra(l, t0, ONE, ZERO) * self._f[0][0]) // self._f[0][1]
             for tau in range(C.n_tau):
-                lower = C.lower(tau)
-                if not all(has(t) for t in lower):
+                lower = _digits(tau, C.K, C.H - 1)
+                if not all(has[k] for k in lower):
                     continue
-                V = comp.copy()
+                prefix = (it0,) + lower
+                V = self._terms(memo, l, prefix)
                 for h in range(1, m.H):
-                    size = _exchanged(layer, lower[h - 1])
-                    if size is not None:
-                        j = sum(1 for t in lower[: h - 1] if _halves(layer, t) in size.dims)
-                        top_in = _halves(layer, t0) in size.dims
-                        V += self._level_terms(memo, xs[size.index], h, size.index, j, top_in)
+                    V = V + self._terms(memo, l, prefix[:h], lower[h - 1])
                 out[2:, it0, :, tau] = V
         node = out.reshape(4, C.n)
         node[:, ~self._allowed(l)] = INF
         self.node[l] = node
 
-    def _level_terms(self, memo: dict, x: Fraction, h: int, idx: int, j: int, top_in: bool) -> np.ndarray:
-        """(2, A): a level-h exchange of size x (index idx) with j lower halvings of it: per side and
-        alpha, floor(x * rate_h * (alpha's side if the top type halves it) / 2^j * s)."""
-        key = (h, idx, j, top_in)
-        got = memo.get(key)
+    def _terms(self, memo: dict, l: int, prefix, k: int | None = None) -> np.ndarray:  # noqa: E741
+        """(2, A): the floored seconds of a side's group under ``prefix`` at level len(prefix): its
+        exchange under type index k, or (k None) a leaf's compute (its FLOPs per its kind's peak)."""
+        nums, exps = self._share(l, prefix)
+        got = memo.get((prefix[0], exps, k))
         if got is None:
-            C, xr = self.m.cols, x * self.m.rate[h]
-            if top_in:
-                got = self._fl_alphas(xr, j)
+            costs = self.m.costs
+            if k is None:
+                x = costs.leaf_flops(l, nums)
+                got = np.stack([self._floor(x, f)[s] for s, f in enumerate(self._fc)])
             else:
-                got = np.full((2, C.A), self._fl(xr, Fraction(1, 2**j)), dtype=np.int64)
-            memo[key] = got
+                got = self._floor(costs.intra(l, self.m.cols.types[k], nums, exps), self._f[len(prefix)])
+            memo[(prefix[0], exps, k)] = got
         return got
 
     def _allowed(self, l: int) -> np.ndarray:  # noqa: E741
@@ -315,64 +279,72 @@ class _Tables:
         return ok
 
     def _edge_top(self, e: int) -> np.ndarray:
-        """(2, n_top, n_top): floor(x * c * s) for each side's coefficient c of ``edge_split`` on the
-        two top cells; the coefficients per pair of node behaviours are computed once."""
+        """(2, n_top, n_top): floor(c * x * s) for each side's re-layout coefficient c
+        (``SplitCosts.coefficients``) on the two top cells and x the edge's whole tensor; the
+        coefficients per pair of node behaviours are computed once."""
         m = self.m
         u, v = m.net.edges[e]
-        x = m.whole[v][0] * m.net.edge_shares[e] * m.rate[0]
+        x = m.costs.relayout_share(e, ONE, ZERO)
+        num, den = self._f[0]
         vals, index = self._pair_top(m.net.layers[u], m.net.layers[v])
-        return np.array([self._fl(x, c) if c else 0 for c in vals], dtype=np.int64)[index]
+        return np.array([(c * x * num) // den if c else 0 for c in vals], dtype=np.int64)[index]
 
     def _pair_top(self, U, V):
-        """The distinct ``edge_split`` coefficients of two nodes' top cells and (2, n_top, n_top)
-        indices into them (0 where a node does not offer the type: its node cost is INF)."""
-        C = self.m.cols
+        """The distinct coefficients of two nodes' top cells and (2, n_top, n_top) indices into
+        them (0 where a node does not offer the type: its node cost is INF)."""
+        C, costs = self.m.cols, self.m.costs
         offers = lambda node: tuple(node.offers(t, 0) for t in C.types)  # noqa: E731
         key = (U.node_types.name, V.node_types.name, offers(U), offers(V))
         got = self._pairs.get(key)
         if got is None:
-            uniq: dict = {Fraction(0): 0}
+            uniq: dict = {0: 0}
             index = np.zeros((2, C.n_top, C.n_top), dtype=np.int64)
             for iu in range(C.n_top):
                 tu, au = C.top(iu)
                 for iv in range(C.n_top):
                     tv, av = C.top(iv)
                     if U.offers(tu, 0) and V.offers(tv, 0):
-                        pair = edge_split(U, tu, au, V, tv, av)
+                        pair = costs.coefficients(U, tu, au, V, tv, av)
                         for k in (0, 1):
                             index[k, iu, iv] = uniq.setdefault(pair[k], len(uniq))
             got = self._pairs[key] = (list(uniq), index)
         return got
 
     def _edge_level(self, e: int, h: int) -> np.ndarray:
-        """(2, K, n_top * K^h): [side][t_hu][top_v, t_1v .. t_hv] = floor(base * c(t_hu, t_hv) *
-        share of F_in), the share being (alpha's side if the top type splits B or D_i) / 2^j."""
-        m, C = self.m, self.m.cols
+        """(2, K, n_top * K^h): [side][t_hu][top_v, t_1v .. t_hv] = floor(c(t_hu, t_hv) * x * s),
+        c the lesser of the two re-layout coefficients at alpha 1/2 (they are equal: a lower
+        bound either way) and x the edge's tensor times the consumer's F_in share at a side's
+        level-h group (``SplitCosts.relayout_share``)."""
+        m, C, costs = self.m, self.m.cols, self.m.costs
         u, v = m.net.edges[e]
         U, V = m.net.layers[u], m.net.layers[v]
-        half = Fraction(1, 2)
         ok = lambda node, t: node.node_types.specs[t.index] is not None  # noqa: E731
-        coef = [[edge_split(U, tu, half, V, tv, half)[0] if ok(U, tu) and ok(V, tv) else Fraction(0)
+        coef = [[min(costs.coefficients(U, tu, HALF, V, tv, HALF)) if ok(U, tu) and ok(V, tv) else 0
                  for tv in C.types] for tu in C.types]
-        base = m.whole[v][0] * m.net.edge_shares[e] * m.rate[h]
-        dims = Size.F_IN.dims
         Kp = C.K ** (h - 1)
         arr = np.zeros((2, C.K, C.K, C.A, Kp, C.K), dtype=np.int64)  # side, t_hu, top type, alpha, p, t_hv
-        # F_in spans B, D_i and G: a grouped conv's group split (G) counts as its II (D_i) would;
-        # a join's (attention's) and an embedding's types halve what the global types halve
-        js = np.array([sum(1 for t in _digits(p, C.K, h - 1, C.types) if t.spec.halves in dims) for p in range(Kp)])
-        top_in = [t.spec.halves in dims for t in C.types]
+        values = sorted({c for row in coef for c in row if c})
+        if not values:
+            return arr.reshape(2, C.K, C.n_top * Kp * C.K)
+        G = np.zeros((len(values), 2, C.K, C.A, Kp), dtype=np.int64)  # per coefficient: side, top type, alpha, p
+        memo: dict = {}
+        num, den = self._f[h]
+        for it0 in range(C.K):
+            for p in range(Kp):
+                prefix = (it0,) + _digits(p, C.K, h - 1)
+                if not all(ok(V, C.types[k]) for k in prefix):
+                    continue
+                nums, exps = self._share(v, prefix)
+                key = (it0, exps)
+                if key not in memo:
+                    x = costs.relayout_share(e, nums, exps)
+                    memo[key] = [self._floor(c * x, (num, den)) for c in values]
+                for i, f in enumerate(memo[key]):
+                    G[i, :, it0, :, p] = f
         for ku in range(C.K):
             for kv in range(C.K):
-                c = coef[ku][kv]
-                if not c:
-                    continue
-                for j in np.unique(js):
-                    flat = self._fl(base * c, Fraction(1, 2 ** int(j)))
-                    by_a = self._fl_alphas(base * c, int(j)) if any(top_in) else None
-                    for p in np.flatnonzero(js == j):
-                        for it, tin in enumerate(top_in):
-                            arr[:, ku, it, :, p, kv] = by_a if tin else flat
+                if coef[ku][kv]:
+                    arr[:, ku, :, :, :, kv] = G[values.index(coef[ku][kv])]
         return arr.reshape(2, C.K, C.n_top * Kp * C.K)
 
     def weighted_node(self, l: int, w) -> np.ndarray:  # noqa: E741
@@ -387,10 +359,11 @@ class _Tables:
         return top, lev
 
 
-def _digits(p: int, K: int, h: int, types) -> tuple[PartitionType, ...]:
+def _digits(p: int, K: int, h: int) -> tuple[int, ...]:
+    """The h base-K digits of p, most significant first (type indices of levels 1 .. h)."""
     out = []
     for _ in range(h):
-        out.append(types[p % K])
+        out.append(p % K)
         p //= K
     return tuple(reversed(out))
 

@@ -3,12 +3,13 @@
 Scope: only the top split is free (each half of the tree one kind, e.g. ``tpu-mix-16``), no
 overlap. Then T = max(S_0, S_1) + max(V_0, V_1) (S_s: what side s sends at the top; V_s: a
 side-s leaf's compute plus its exchanges below), sums of per-column and per-edge terms
-(``joint_columns``). Bound: for integer weights 0 <= l, m <= Q, Q*T >= l*S_0 + (Q-l)*S_1 +
-m*V_0 + (Q-m)*V_1, minimised by a DP (chains; on graphs over the cut nodes of a series-parallel
-decomposition, ``joint_blocks``) on floored integer terms, maximised over (l, m) by Kelley's
-cutting planes. Plans: every DP's argmin and an alpha descent, scored exactly. Closing the gap:
-label setting with completion bounds and dominance (``joint_close_chain``, ``joint_close_graph``);
-OPTIMAL only when it ends within its budget, else FEASIBLE with the proven bound and gap. The
+(``joint_columns``: the one integer table's amounts, ``core.split_costs``, in seconds). Bound:
+for integer weights 0 <= l, m <= Q, Q*T >= l*S_0 + (Q-l)*S_1 + m*V_0 + (Q-m)*V_1, minimised
+by a DP (chains; on graphs over the cut nodes of a series-parallel decomposition,
+``joint_blocks``) on floored integer terms, maximised over (l, m) by Kelley's cutting planes.
+Plans: every DP's argmin and an alpha descent, scored exactly. Closing the gap: label setting
+with completion bounds and dominance (``joint_close_chain``, ``joint_close_graph``); OPTIMAL
+only when it ends within its budget, else FEASIBLE with the proven bound and gap. The
 full description is in the manual: docs/uneven.md, "The joint solver".
 """
 
@@ -52,11 +53,7 @@ def check_scope(network: Network, array: ArraySpec, aspace: AlphaSpace) -> None:
 
 def _scale(m: _Model, Q: int) -> int:
     """2^k seconds^-1 such that Q times any plan's components stays below 2^58 (floats only size it)."""
-    ub = 0.0
-    for l, layer in enumerate(m.net.layers):  # noqa: E741
-        ub += max(m.whole[l]) * sum(float(r) for r in m.rate) + m.flops[l] / float(min(m.peak))
-    for e, (u, v) in enumerate(m.net.edges):
-        ub += 2 * m.whole[v][0] * float(m.net.edge_shares[e]) * sum(float(r) for r in m.rate)
+    ub = m.upper_s()
     k = 0
     while 2 * Q * ub * 2.0 ** (k + 1) < 2.0**58:
         k += 1

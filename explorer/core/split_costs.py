@@ -82,22 +82,40 @@ class SplitCosts:
     D: int = field(init=False)
     unit: int = field(init=False)
     _edge_units: list = field(init=False, repr=False)  # per edge its tensor times S (an integer)
-    
+    _whole: list = field(init=False, repr=False)  # per layer (A(F_in), A(W), A(F_out)) times S
+    _flops: list = field(init=False, repr=False)  # per layer its training FLOPs times S * D
+
     def __post_init__(self) -> None:
         D = alpha_denominator(self.values)
         tensors, S = edge_tensors(self.network)
+        B = self.network.batch
         object.__setattr__(self, "D", D)
         object.__setattr__(self, "unit", S * D ** (self.levels + 1))
         object.__setattr__(self, "_edge_units", [int(x * S) for x in tensors])
+        object.__setattr__(self, "_whole", [(n.input_elements(B) * S, n.weight_elements() * S, n.output_elements(B) * S)
+                                            for n in self.network.layers])
+        object.__setattr__(self, "_flops", [training_flops(n, B) * S * D for n in self.network.layers])
 
     def to_elements(self, units: int) -> Fraction:
         return Fraction(units, self.unit)
 
+    def whole_units(self, l: int) -> tuple[int, int, int, int]:  # noqa: E741
+        """Layer l's whole A(F_in), A(W), A(F_out) and its training FLOPs, in units."""
+        w, D = self.D ** self.levels, self.D
+        return tuple(x * D * w for x in self._whole[l]) + (self._flops[l] * w,)
+
+    def split_share(self, node, t, nums: tuple, exps: tuple, part) -> tuple[tuple, tuple]:
+        """A group's (numerators, powers of D) of its (B, D_i, D_o, G) shares -> its child's on the
+        side of ``part`` (k or D - k) under type t. The numerators may be numpy object arrays (one
+        entry per alpha: the joint solver's tables)."""
+        d = SHARE_POSITION[spec_of(node, t).halves]
+        return times(nums, d, part), times(exps, d, 1, 1)
+
     def _shares(self, node, col) -> tuple[list[list[tuple[int, ...]]], list[tuple[int, ...]]]:
         """[level 0..H][group] -> the numerators of its (B, D_i, D_o, G) shares, and [level] -> the
-        powers of D under them (the same for every group of a level)."""
+        powers of D under them (the same for every group of a level): ``split_share`` group by group."""
         D = self.D
-        rows, exps = [[(1, 1, 1, 1)]], [(0, 0, 0, 0)]
+        rows, exps = [[ONE]], [ZERO]
         for h, (t, alphas) in enumerate(col):
             d = SHARE_POSITION[spec_of(node, t).halves]
             nxt = []
@@ -105,9 +123,7 @@ class SplitCosts:
                 k = a.numerator * (D // a.denominator)
                 nxt += [times(s, d, k), times(s, d, D - k)]
             rows.append(nxt)
-            e = list(exps[h])
-            e[d] += 1
-            exps.append(tuple(e))
+            exps.append(times(exps[h], d, 1, 1))
         return rows, exps
 
     def _size_units(self, whole: int, size: int, nums: tuple[int, ...], exps: tuple[int, ...], extra: int = 0) -> int:
@@ -116,18 +132,39 @@ class SplitCosts:
         dims = SIZE_DIMS[size]
         return whole * prod(nums[i] for i in dims) * self.D ** (self.levels + 1 - extra - sum(exps[i] for i in dims))
 
+    def _exchange(self, l: int, t) -> tuple[int, int] | None:  # noqa: E741
+        """(whole elements times S, size index) of layer l's intra exchange under t; None for a
+        join and a grouped conv's group split (no partial sums)."""
+        node = self.network.layers[l]
+        tensor = None if node.is_join else spec_of(node, t).exchanges
+        return None if tensor is None else (self._whole[l][tensor.size.index], tensor.size.index)
+
+    def intra(self, l: int, t, nums: tuple, exps: tuple):  # noqa: E741
+        """What each side of a group with shares (``nums``, ``exps``) sends in layer l's intra
+        exchange under type t, in units (0: none)."""
+        x = self._exchange(l, t)
+        return 0 if x is None else self._size_units(*x, nums, exps)
+
+    def leaf_flops(self, l: int, nums: tuple):  # noqa: E741
+        """Layer l's training FLOPs on a leaf of share numerators ``nums`` (over D^H), in units."""
+        return self._flops[l] * nums[0] * nums[1] * nums[2] * nums[3]
+
+    def relayout_share(self, e: int, nums: tuple, exps: tuple):
+        """Edge e's tensor times its consumer's F_in share (``nums``, ``exps``) at a group, in units
+        per D^2 of the re-layout coefficient (``coefficients``): the re-layout is their product."""
+        return self._size_units(self._edge_units[e], _F_IN, nums, exps, 2)
+
     def layer(self, l: int, col) -> tuple[int, ...]:  # noqa: E741
         """Layer l's own vector under column ``col``: FLOPs per leaf, its intra exchange on both
         sides of every group, its footprint per leaf (``layout.mem``)."""
-        lay, node, B = self.layout, self.network.layers[l], self.network.batch
+        lay, node = self.layout, self.network.layers[l]
         rows, exps = self._shares(node, col)
-        H, D = self.levels, self.D
-        S = self.unit // D ** (H + 1)
+        H = self.levels
         v = [0] * lay.size
-        flops = training_flops(node, B) * S * D
+        flops = self._flops[l]
         for i, s in enumerate(rows[H]):
             v[i] = flops * s[0] * s[1] * s[2] * s[3]
-        whole = (node.input_elements(B) * S, node.weight_elements() * S, node.output_elements(B) * S)
+        whole = self._whole[l]
         if lay.mem is not None and not node.is_join:
             c = 2 + self.weight_copies
             for i, s in enumerate(rows[H]):
@@ -135,14 +172,10 @@ class SplitCosts:
         if node.is_join:
             return tuple(v)
         for h, (t, _) in enumerate(col):
-            tensor = spec_of(node, t).exchanges
-            if tensor is None:  # a grouped conv's group split: no partial sums
-                continue
-            k = tensor.size.index
-            for g, s in enumerate(rows[h]):
-                x = self._size_units(whole[k], k, s, exps[h])
+            x = self._exchange(l, t)
+            for g, s in enumerate(rows[h] if x else ()):
                 p = lay.pos[(h, g)]
-                v[p] = v[p + 1] = x
+                v[p] = v[p + 1] = self._size_units(*x, s, exps[h])
         return tuple(v)
 
     def edge(self, e: int, cu, cv) -> tuple[int, ...]:
@@ -157,24 +190,29 @@ class SplitCosts:
             tu, au = cu[h]
             tv, av = cv[h]
             for g, s in enumerate(rows[h]):
-                c0, c1 = self._pair(U, tu, au[g], V, tv, av[g])
+                c0, c1 = self.coefficients(U, tu, au[g], V, tv, av[g])
                 if c0 or c1:
-                    x = self._size_units(x0, _F_IN, s, exps[h], 2)
+                    x = self._size_units(x0, _F_IN, s, exps[h], 2)  # relayout_share
                     p = lay.pos[(h, g)]
                     out[p] = c0 * x
                     out[p + 1] = c1 * x
         return tuple(out)
 
-    def _pair(self, U, tu, a, V, tv, b) -> tuple[int, int]:
+    def coefficients(self, U, tu, a, V, tv, b) -> tuple[int, int]:
+        """The re-layout coefficients (side 0, side 1) times D^2 of an edge from node U under (tu,
+        alpha a) to node V under (tv, alpha b): integers (``edge_units``)."""
         D = self.D
         return edge_units((U.node_types, tu, V.node_types, tv), a.numerator * (D // a.denominator),
                           b.numerator * (D // b.denominator), D)
 
 
-def times(s: tuple[int, ...], d: int, part: int) -> tuple[int, ...]:
-    """A share tuple with its position d multiplied by ``part``."""
+ONE, ZERO = (1, 1, 1, 1), (0, 0, 0, 0)  # the root group's share numerators and powers of D
+
+
+def times(s: tuple[int, ...], d: int, part: int, add: int = 0) -> tuple[int, ...]:
+    """A share tuple with its position d multiplied by ``part`` (plus ``add``: a power of D one up)."""
     x = list(s)
-    x[d] *= part
+    x[d] = x[d] * part + add  # not *=: an entry may be a numpy array shared with the parent
     return tuple(x)
 
 
