@@ -8,6 +8,9 @@ best in enumeration order wins, refused above a plan limit (one ``InstanceTooLar
   optimal``): every plan of the declared alpha space (per layer a column: a type and an alpha per
   group at every level, ``solvers.uneven._columns``), each scored by the one evaluator
   (``evaluate_split``, the definition of the step time).
+
+Both honour a time limit (``--time-limit``): past it the enumeration stops and returns the best
+plan so far as ``feasible`` (no bound, never ``optimal``), or ``unknown`` when none was kept yet.
 """
 
 from __future__ import annotations
@@ -32,6 +35,28 @@ DEFAULT_MAX_PLANS = 300_000
 # uneven plans, in explore --split and check --uneven alike: each is a full evaluation, 0.5-1 ms
 # (lenet-c, tpu-mix-16, alpha grid 2 only: 65,536 plans in 35 s of CPU), so ~2-3 minutes at the limit
 SPLIT_MAX_PLANS = 200_000
+CLOCK_EVERY = 256  # plans between two reads of the clock (a few ms of uneven plans, well under 0.1 s)
+
+
+class _Clock:
+    """The time limit of one enumeration: ``over()`` reads the clock every ``CLOCK_EVERY`` calls."""
+
+    def __init__(self, t0: float, limit_s: float | None):
+        self.deadline = None if limit_s is None else t0 + limit_s
+        self.calls = 0
+        self.stopped = False
+
+    def over(self) -> bool:
+        if self.deadline is None:
+            return False
+        self.calls += 1
+        if self.calls % CLOCK_EVERY == 0 and time.perf_counter() > self.deadline:
+            self.stopped = True
+        return self.stopped
+
+
+def _stopped(solver: str, limit_s: float | None) -> str:
+    return f"{solver}: stopped at the time limit ({limit_s:g} s) before every plan was seen: no proof"
 
 
 def plan_count(problem: Problem) -> int:
@@ -56,6 +81,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     _check_size(n, options.max_plans or DEFAULT_MAX_PLANS,
                 f"{L} layers x {H} levels, up to {len(problem.space.types)} types each")
     t0 = time.perf_counter()
+    clock = _Clock(t0, options.time_limit_s)
     tables, weights = problem.tables, problem.weights.weights
     edges = tables.edges
     rows_by_level = [
@@ -65,12 +91,14 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
 
     def walk(h: int, counts: list, rows: list, levels: list, acc: int) -> None:
         if h == H:
-            if problem.plan_violations_units(levels, rows):
+            if clock.over() or problem.plan_violations_units(levels, rows):
                 return
             if best[0] is None or acc < best[0]:
                 best[0], best[1] = acc, list(rows)
             return
         for row in rows_by_level[h]:
+            if clock.stopped:
+                return
             c = 0
             for l in range(L):  # noqa: E741
                 c += tables.intra(l, row[l], counts[l])
@@ -85,20 +113,28 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     walk(0, zero_counts(L), [], [], 0)
     wall = time.perf_counter() - t0
     if best[0] is None:
+        if clock.stopped:
+            return Solution("brute", Status.UNKNOWN, None, None, None, None, wall,
+                            {"reason": _stopped("brute", options.time_limit_s), "plans": n})
         return Solution("brute", Status.INFEASIBLE, None, None, None, None, wall,
                         {"reason": "no plan satisfies the constraints", "plans": n})
-    sol = plan_solution("brute", problem, Plan(tuple(tuple(r) for r in best[1])), Status.OPTIMAL, wall)
+    status = Status.FEASIBLE if clock.stopped else Status.OPTIMAL
+    sol = plan_solution("brute", problem, Plan(tuple(tuple(r) for r in best[1])), status, wall)
     assert sol.objective == best[0]
-    return Solution(sol.solver, sol.status, sol.plan, sol.objective, sol.objective, sol.level_units, wall, {"plans": n})
+    info = {"plans": n, "reason": _stopped("brute", options.time_limit_s)} if clock.stopped else {"plans": n}
+    bound = None if clock.stopped else sol.objective
+    return Solution(sol.solver, sol.status, sol.plan, sol.objective, bound, sol.level_units, wall, info)
 
 
 def solve_split(network: Network, array: ArraySpec, space: Space, alphas, max_plans: int = SPLIT_MAX_PLANS,
-                free: FreeAlphas = FreeAlphas.UNLIKE, rules: SplitRules = TIME_ONLY) -> Solution:
+                free: FreeAlphas = FreeAlphas.UNLIKE, rules: SplitRules = TIME_ONLY,
+                time_limit_s: float | None = None) -> Solution:
     """The least objective over every plan of the declared space (``alphas``: an AlphaSpace, or a
     grid declared with ``free``) of the types ``rules`` allow, each scored by ``evaluate_split``
     and kept only if it keeps to every cap and memory limit (``SplitRules.violations``); under
     traffic, ties go to the least step time (lexicographic (traffic, step time)); OPTIMAL
-    (it is exhaustive), or INFEASIBLE when no plan keeps to them."""
+    (it is exhaustive), or INFEASIBLE when no plan keeps to them; past ``time_limit_s`` FEASIBLE
+    with the best plan so far and no bound, or UNKNOWN without one (module docstring)."""
     from .uneven import _columns, _columns_plan, _space_of
 
     t0 = time.perf_counter()
@@ -111,7 +147,10 @@ def solve_split(network: Network, array: ArraySpec, space: Space, alphas, max_pl
         n *= len(c)
     _check_size(n, max_plans, f"{len(columns)} layers, up to {max(map(len, columns))} columns each")
     best = None
+    clock = _Clock(t0, time_limit_s)
     for cols in itertools.product(*columns):
+        if clock.over():
+            break
         plan = _columns_plan(cols, H)
         ev = evaluate_split(network, array, plan, rules.weight_copies)
         if rules.side_constrained and not rules.feasible(ev, array, plan):
@@ -120,6 +159,9 @@ def solve_split(network: Network, array: ArraySpec, space: Space, alphas, max_pl
         if best is None or t < best[0]:
             best = (t, plan)
     wall = time.perf_counter() - t0
+    if clock.stopped:
+        return split_solution("brute", Status.UNKNOWN if best is None else Status.FEASIBLE, None if best is None else best[1],
+                              None if best is None else best[0][0], None, wall, n, objective=rules.objective)
     if best is None:
         return split_solution("brute", Status.INFEASIBLE, None, None, None, wall, n, objective=rules.objective)
     return split_solution("brute", Status.OPTIMAL, best[1], best[0][0], best[0][0], wall, n, objective=rules.objective)

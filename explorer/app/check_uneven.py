@@ -139,7 +139,8 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
          rules: SplitRules = TIME_ONLY):
     c = rules.constraints
     if name == "brute":
-        return brute_split(network, array, space, aspace, rules=rules)  # explore --split's limit (SPLIT_MAX_PLANS)
+        return brute_split(network, array, space, aspace, rules=rules,  # explore --split's limits (SPLIT_MAX_PLANS)
+                           time_limit_s=time_limit_s)
     if name == "exact":
         return exact_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)  # EXACT_MAX_STATES
     if name == "cpsat":

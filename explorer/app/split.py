@@ -298,6 +298,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         plan, found, bound, equal_best, solver_wall, claimed = _split_plan(
             network, array, space, split, aspace, types, time_limit_s, say, _free_hint(array, grid, free), solver, rules)
         status = status if found is None else found
+        note = _unproven_note(solver, status, time_limit_s) or note
     c = constraints
     base = dict(solver=method(split, solver), compared=tuple(compared), layer_names=tuple(L.name for L in network.layers),
                 alpha_space=aspace, class_labels=class_labels(array, aspace), free=free, batch=network.batch,
@@ -359,6 +360,14 @@ def _no_plan_note(solver: str | None, status: Status, time_limit_s: float) -> st
         return (f"{solver}: no plan and no proof within the time limit ({time_limit_s:g} s; --time-limit gives more, "
                 "or --split optimal without --solver runs the joint solver)")
     return f"{solver}: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven)"
+
+
+def _unproven_note(solver: str | None, status: Status, time_limit_s: float) -> str:
+    """A proving solver stopped by the time limit with a plan (status feasible): say it is unproven."""
+    if solver in PROVING_SOLVERS and status is Status.FEASIBLE:
+        return (f"{solver}: stopped at the time limit ({time_limit_s:g} s): the best plan found so far, not proven "
+                "optimal (--time-limit gives more)")
+    return ""
 
 
 def _conflict_report(network, array, space, split, grid, free, typed: Problem, wall_s: float) -> SplitReport:
@@ -561,7 +570,7 @@ def _by_solver(solver: str, network: Network, array: ArraySpec, space: Space, as
 
     try:
         if solver == "brute":
-            sol = brute_split(network, array, space, aspace, rules=rules)
+            sol = brute_split(network, array, space, aspace, rules=rules, time_limit_s=time_limit_s)
         elif solver == "exact":
             sol = exact_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
         elif solver == "cpsat":
