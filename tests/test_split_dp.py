@@ -33,7 +33,7 @@ from explorer.solvers.uneven_levels import levels_uneven
 
 from .conftest import run_cli
 from .test_split_pinned import PINNED
-from .test_split_rules import _mix2, _random_rules
+from .test_split_rules import MIX2, _mix2, _random_rules
 from .test_uneven_joint import _instance
 from .test_uneven_model import mix
 
@@ -255,9 +255,15 @@ def test_the_levels_split_and_check_dp_row_keep_the_equal_split_when_it_is_bette
 
 
 def test_the_joint_optimum_that_breaks_memory_is_not_called_optimal(tmp_path, capsys):
-    """The joint solver ignores memory limits: a plan over the limit is feasible (its bound, of the
-    relaxation, still bounds the run's problem), never optimal (trial 3: it said optimal, ok false)."""
+    """The joint solver ignores memory limits: --memory is refused with it as --cap is (trial 4), and
+    a plan over a kind's own memory is feasible with no bound or gap claimed, never optimal (trial 3:
+    it said optimal, ok false)."""
     arr = _mix2(tmp_path)
+    code, out, err = run_cli(["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "2", "--split",
+                              "optimal", "--memory", "0.0005", "--format", "json"], capsys)
+    assert code == 2 and out == "" and err.startswith("explore: error: --memory: the joint solver") and err.count("\n") == 1
+    arr = _mix2(tmp_path, MIX2.replace("memory_GiB: 16", "memory_GiB: 0.0005").replace("memory_GiB: 32", "memory_GiB: 0.0005"))
     code, r, _ = _json(["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "2", "--split",
-                        "optimal", "--memory", "0.0005", "--format", "json"], capsys)
+                        "optimal", "--format", "json"], capsys)
     assert code == 1 and r["ok"] is False and r["status"] == "feasible" and r["solver"] == "joint"
+    assert r["objective_bound"] is None and r["gap"] is None and r["bound_s"] is None

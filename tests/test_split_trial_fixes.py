@@ -65,3 +65,59 @@ def test_even_brute_honours_the_time_limit_too(monkeypatch):
     assert sol.status is Status.UNKNOWN and sol.plan is None
     full = brute.solve(problem, SolveOptions())
     assert full.status is Status.OPTIMAL and full.bound == full.objective
+
+
+# 2. the joint solver refuses --memory as it refuses --cap (it accepted it, then claimed gap 0 on a plan over it)
+
+JOINT = "the joint solver of --split optimal minimises the step time under pins and forbids, with no caps or memory"
+
+
+@pytest.mark.parametrize("extra", [["--memory", "0.0001"], ["--cap", "0=1MB"]])
+def test_the_joint_solver_refuses_memory_and_caps_alike(mix4, extra, capsys):
+    for cmd in (["--split", "optimal"], ["split", "--split", "optimal"]):
+        args = (["split"] if cmd[0] == "split" else []) + ["--model", "lenet-c", "--array", mix4, "--space", "accpar",
+                                                         "--split", "optimal", *extra]
+        code, out, err = run_cli(args, capsys)
+        assert code == 2 and out == "" and err.startswith(f"explore: error: {extra[0]}: {JOINT}")
+        assert err.count("\n") == 1 and "brute, exact or cpsat" in err
+
+
+def test_the_api_and_check_refuse_the_joint_solver_with_memory(mix4):
+    from explorer.api import check, solve
+    from explorer.core.errors import SpecError
+
+    with pytest.raises(SpecError, match="--memory: the joint solver"):
+        solve("lenet-c", mix4, space="accpar", split="optimal", memory_GiB=0.0001)
+    r = check("lenet-c", mix4, space="accpar", split="optimal", memory_GiB=0.0001, solvers=["joint", "exact"],
+              alpha_grid=2)
+    rows = {row.solver: row for row in r.rows}
+    assert rows["joint"].status == "refused" and "no caps or memory limit" in rows["joint"].note
+    ok = solve("lenet-c", mix4, space="accpar", split="optimal", memory_GiB=0.0001, solver="exact", alpha_grid=2)
+    assert ok.status is Status.INFEASIBLE
+
+
+def test_a_joint_plan_over_a_kinds_memory_claims_no_gap(tmp_path, capsys):
+    path = tmp_path / "small.yaml"
+    path.write_text(MIX4.replace("memory_GiB: 16", "memory_GiB: 0.001"))
+    code, out, err = run_cli(["--model", "lenet-c", "--array", str(path), "--space", "accpar", "--split", "optimal"],
+                             capsys)
+    assert code == 1 and "feasible by joint" in out and "proven bound" not in out and "no bound or gap is claimed" in out
+
+
+# 3. a cap refused by the joint solver names where it was given (it said --cap for a constraints file's)
+
+def test_a_refused_cap_names_the_constraints_file_and_field(mix4, tmp_path, capsys):
+    cfile = tmp_path / "c.yaml"
+    cfile.write_text("version: 1\ncaps:\n  1: 1MB\n")
+    code, out, err = run_cli(["--model", "lenet-c", "--array", mix4, "--split", "optimal", "--constraints", str(cfile)],
+                             capsys)
+    assert code == 2 and err.startswith(f"explore: error: {cfile}: caps.1: {JOINT}") and err.count("\n") == 1
+    mfile = tmp_path / "m.yaml"
+    mfile.write_text("version: 1\nmemory_GiB: 0.5\n")
+    code, out, err = run_cli(["--model", "lenet-c", "--array", mix4, "--split", "optimal", "--constraints", str(mfile)],
+                             capsys)
+    assert code == 2 and err.startswith(f"explore: error: {mfile}: memory_GiB: {JOINT}") and err.count("\n") == 1
+    arr = tmp_path / "capped.yaml"
+    arr.write_text(MIX4 + "cap_bytes_per_step: [1MB, null]\n")
+    code, out, err = run_cli(["--model", "lenet-c", "--array", str(arr), "--split", "optimal"], capsys)
+    assert code == 2 and err.startswith("explore: error: array 'mix4': cap_bytes_per_step/cap_seconds_per_step: "), err

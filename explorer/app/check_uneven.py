@@ -38,7 +38,7 @@ from ..core.evaluate import evaluate_split
 from ..core.network import Network
 from ..core.partition import Space
 from ..core.solution import Solution, Status, split_solution
-from ..core.split_rules import TIME_ONLY, SplitRules
+from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal
 from ..solvers.brute import solve_split as brute_split
 from ..solvers.uneven import cpsat_uneven, exact_uneven, search_level_alphas
 from ..solvers.uneven_joint import JointOptions, accpar_uneven, joint_uneven
@@ -146,8 +146,10 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if name == "cpsat":
         return cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
     if name == "joint":
-        if c.caps or rules.leaf_memory_bytes is not None:
-            raise Refused("joint: no caps or memory limits (it takes pins and forbids)")
+        refused = joint_refusal(c, rules.objective, array)
+        if refused or rules.leaf_memory_bytes is not None:
+            raise Refused("joint: takes pins and forbids only, no caps or memory limit (brute, exact and cpsat keep "
+                          "to them)")
         allowed = (lambda h, l: rules.types(network, space, h, l)) if rules.restricts_types else None  # noqa: E741
         return joint_uneven(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), types_allowed=allowed)
     if name == "accpar":

@@ -57,7 +57,7 @@ from ..core.partition import Space
 from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import BROKEN_PLAN_NOTE, SolveOptions, Status
-from ..core.split_rules import SplitRules, leaf_memory_limits
+from ..core.split_rules import SplitRules, joint_refusal, leaf_memory_limits
 from ..core.units import format_count, safe_float
 from ..solvers import get_solver
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
@@ -279,6 +279,9 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     say = progress or (lambda *a, **k: None)
     t0 = time.perf_counter()
     constraints = replace(constraints or Constraints(), weight_copies=weight_copies)
+    if memory_GiB is not None and not constraints.memory_set:  # one limit for every kind, given by the caller
+        constraints = replace(constraints, memory_bytes=Fraction(memory_GiB) * 2**30, memory_set=True,
+                              memory_origin="--memory")
     rules = SplitRules(objective, constraints, leaf_memory_limits(array, None if memory_GiB is None else memory_GiB * 2**30))
     aspace = _declared_space(array, split, grid, free, grid_only, solver, rules)
     say("split: the equal-split DP plans (partition types)")
@@ -316,8 +319,12 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     if split is Split.EQUAL or one_point:
         bound = None
     memory, broken = kind_memory(array, ev.leaf_memory_bytes, memory_GiB), tuple(_broken(rules, ev, array, plan))
-    if status is Status.OPTIMAL and (broken or not all(m.ok for m in memory)):
-        status = Status.FEASIBLE  # the joint solver ignores memory: its bound (a relaxation's) stands, not its plan
+    if broken or not all(m.ok for m in memory):  # the joint solver ignores each kind's memory: no proof, no gap
+        status = Status.FEASIBLE if status is Status.OPTIMAL else status
+        if bound is not None:
+            bound = time_bound = None
+            note = (f"{method(split, solver)}: its plan breaks a rule it does not keep to (each kind's memory), so no "
+                    "bound or gap is claimed; --solver brute, exact or cpsat keeps to it")
     return SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
                        wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best, memory=memory,
                        note=note, objective_value=value, objective_bound=bound, violations=broken, **base)
@@ -337,7 +344,7 @@ def _declared_space(array: ArraySpec, split: Split, grid: int, free: FreeAlphas,
                     rules: SplitRules) -> AlphaSpace:
     """The alpha space a split run searches, after refusing what does not fit the split (one line each)."""
     check_split_solver(split, solver)
-    check_split_rules(split, solver, rules)
+    check_split_rules(split, solver, rules, array)
     check_array(array)
     aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
     if split is Split.SEARCH and len(aspace.free_classes()) > MAX_FREE_CLASSES:
@@ -419,18 +426,14 @@ def _broken(rules: SplitRules, ev, array: ArraySpec, plan: Plan) -> list:
     return replace(rules, leaf_memory_bytes=None).violations(ev, array, plan) if rules.side_constrained else []
 
 
-def check_split_rules(split: Split, solver: str | None, rules: SplitRules) -> None:
+def check_split_rules(split: Split, solver: str | None, rules: SplitRules, array: ArraySpec) -> None:
     """SpecError where a split method does not take the run's objective or side constraints: the
-    joint solver (``--split optimal`` without ``--solver``) minimises the step time with no caps
-    (pins and forbids it takes)."""
-    c = rules.constraints
+    joint solver (``--split optimal`` without ``--solver``) takes pins and forbids only
+    (``core.split_rules.joint_refusal``, the one rule ``check --uneven`` applies too)."""
     if split is Split.OPTIMAL and solver is None:
-        given = [("--objective", "traffic: ")] * (rules.objective is not Objective.TIME) + [("--cap", "")] * bool(c.caps)
-        if given:
-            flag, head = given[0]
-            raise SpecError(flag, f"{head}the joint solver of --split optimal minimises the step time with no caps "
-                            "(it takes pins and forbids); add --solver brute, exact or cpsat (small chains), dp (the "
-                            "level DP, no proof), or use --split search")
+        refused = joint_refusal(rules.constraints, rules.objective, array)
+        if refused:
+            raise SpecError(*refused)
 
 
 def _compared(problem: Problem, say) -> list[tuple[str, Fraction]]:

@@ -63,6 +63,7 @@ class Constraints:
     memory_bytes: Fraction | None = None  # per accelerator
     weight_copies: int = 0  # extra weight-sized buffers per layer (optimizer state)
     memory_set: bool = False  # memory_bytes was given (--memory, a constraints file), not the array's
+    memory_origin: str = ""  # where a set memory came from: "--memory" or the constraints file's path
 
     @property
     def empty(self) -> bool:
@@ -93,6 +94,7 @@ class Constraints:
             None if name == self.memory_name else self.memory_bytes,
             self.weight_copies,
             self.memory_set and name != self.memory_name,
+            self.memory_origin if name != self.memory_name else "",
         )
 
     @property

@@ -102,4 +102,38 @@ class SplitRules:
         return broken, self.value(ev)
 
 
+JOINT_TAKES = ("the joint solver of --split optimal minimises the step time under pins and forbids, with no caps "
+               "or memory limit")
+JOINT_INSTEAD = ("add --solver brute, exact or cpsat (they keep to caps and memory; small chains), dp (the level DP, "
+                 "no proof), or use --split search")
+
+
+def joint_refusal(constraints: Constraints, objective: Objective, array: ArraySpec) -> tuple[str, str] | None:
+    """What the joint solver does not take, or None: (the option or file it came from, the field and
+    the problem). One rule for ``explore --split optimal``, ``check --uneven``, the API and sweeps:
+    the traffic objective, any cap (--cap, a constraints file's, the array's) and a memory limit
+    given for every kind (--memory, a constraints file's memory_GiB); each kind's own memory it
+    does not keep to either, and its plan is then reported as breaking it (no gap claimed)."""
+    if objective is not Objective.TIME:
+        return "--objective", f"traffic: {JOINT_TAKES}; {JOINT_INSTEAD}"
+    if constraints.caps:
+        cap = constraints.caps[0]
+        where = _cap_source(cap, array)
+        return where[0], f"{where[1]}{JOINT_TAKES}; {JOINT_INSTEAD}"
+    if constraints.memory_set:
+        origin = constraints.memory_origin or "--memory"
+        field_ = "" if origin == "--memory" else "memory_GiB: "
+        return origin, f"{field_}{JOINT_TAKES}; {JOINT_INSTEAD}"
+    return None
+
+
+def _cap_source(cap, array: ArraySpec) -> tuple[str, str]:
+    """Where a cap was given: (the option or file, the field prefix of the message)."""
+    if cap.origin in ("", "--cap"):
+        return "--cap", ""
+    if cap.origin == "array":
+        return f"array {array.name!r}", "cap_bytes_per_step/cap_seconds_per_step: "
+    return cap.origin, f"caps.{cap.level}: "
+
+
 TIME_ONLY = SplitRules()  # the step time, no side constraints (what the split solvers did before)

@@ -195,6 +195,7 @@ def build_constraints(net: Network, array: ArraySpec, space: Space, opts: Constr
     forbids: list[Forbid] = []
     memory_GiB = array.memory_GiB
     memory_set = False
+    memory_origin = ""
     copies = 0
     if opts.constraints_file:
         fcaps, fpins, fforbids, fmem, fcopies = _from_file(opts.constraints_file, net, array, space)
@@ -203,6 +204,7 @@ def build_constraints(net: Network, array: ArraySpec, space: Space, opts: Constr
         forbids += fforbids
         memory_GiB = fmem if fmem is not None else memory_GiB
         memory_set = fmem is not None
+        memory_origin = opts.constraints_file if memory_set else ""
         copies = fcopies if fcopies is not None else copies
     for flag, items in (("--cap", opts.caps), ("--pin", opts.pins), ("--forbid", opts.forbids)):
         errors: list[str] = []
@@ -231,11 +233,12 @@ def build_constraints(net: Network, array: ArraySpec, space: Space, opts: Constr
         if errors:
             raise SpecError("--memory", errors[0].split(": ", 1)[1])
         memory_GiB = m
-        memory_set = True
+        memory_set, memory_origin = True, "--memory"
     if opts.weight_copies is not None:
         if opts.weight_copies < 0:
             raise SpecError("--weight-copies", f"must be >= 0, got {opts.weight_copies}")
         if opts.weight_copies > MAX_INT:
             raise SpecError("--weight-copies", f"must be at most 2^40 = {MAX_INT:,}, got {format_count(opts.weight_copies)}")
         copies = opts.weight_copies
-    return Constraints(tuple(pins), tuple(forbids), tuple(tighten(caps)), Fraction(memory_GiB) * 2**30, copies, memory_set)
+    return Constraints(tuple(pins), tuple(forbids), tuple(tighten(caps)), Fraction(memory_GiB) * 2**30, copies, memory_set,
+                       memory_origin)
