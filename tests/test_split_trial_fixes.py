@@ -121,3 +121,31 @@ def test_a_refused_cap_names_the_constraints_file_and_field(mix4, tmp_path, caps
     arr.write_text(MIX4 + "cap_bytes_per_step: [1MB, null]\n")
     code, out, err = run_cli(["--model", "lenet-c", "--array", str(arr), "--split", "optimal"], capsys)
     assert code == 2 and err.startswith("explore: error: array 'mix4': cap_bytes_per_step/cap_seconds_per_step: "), err
+
+
+# 4. a refused input prints its one error line alone (the progress line "[explore] solving ..." came first)
+
+@pytest.mark.parametrize("args", [["--solver", "brute", "--model", "vgg-a"],
+                                  ["--solver", "exact", "--model", "resnet50", "--array", "array-1024", "--space", "accpar"]])
+def test_a_refused_instance_prints_one_line(args, capsys):
+    code, out, err = run_cli(args, capsys)
+    assert code == 2 and out == "" and err.startswith("explore: error: ") and err.count("\n") == 1, err
+
+
+def test_a_run_still_announces_its_step(capsys):
+    code, out, err = run_cli(["--solver", "exact", "--model", "lenet-c"], capsys)
+    assert code == 0 and err == "[explore] solving lenet-c on hypar-16 with exact\n"
+
+
+# 5. docs/commands.md shows the brute refusal as explore prints it, and says when the joint solver proves
+
+def test_the_documented_brute_refusal_is_the_real_one(capsys):
+    import re
+    from pathlib import Path
+
+    code, out, err = run_cli(["--array", "tpu-mix-16", "--split", "optimal", "--model", "alexnet", "--solver", "brute"],
+                             capsys)
+    assert code == 2 and err.count("\n") == 1
+    page = " ".join((Path(__file__).parent.parent / "docs" / "commands.md").read_text().split())
+    assert " ".join(err.strip().split()) in re.sub(r"`", "", page)
+    assert "proves such instances" not in err and "bound and the gap" in err

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import sys
+import threading
 from typing import NamedTuple
 
 import click
@@ -17,7 +18,7 @@ from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.solution import Status, time_limit_problem
 from ..frontends import zoo
-from .cli_common import EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input
+from .cli_common import BAD_INPUT, EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input
 from .llm_options import llm_options
 from .output import check_not_an_input, check_writable, inherited_fd, write_text
 
@@ -160,12 +161,52 @@ def emit(text: str, output: str | None) -> None:
         click.echo(f"wrote {output}", err=True)
 
 
-def progress(msg: str) -> None:
-    """Progress on stderr; a step (not a solver's own news, which starts with its name) is
-    remembered so that a Ctrl-C can say what it interrupted."""
-    if not msg.startswith(tuple(f"{name}: " for name in REGISTRY)):
-        _last_step[:] = [msg]
-    click.echo(f"[explore] {msg}", err=True)
+class HeldProgress:
+    """Progress on stderr (``[explore] ...``); a step (not a solver's own news, which starts with its
+    name) is remembered so that a Ctrl-C can say what it interrupted. The first line is held back
+    until the run is under way (``HOLD_S``, the next line, or the run's end) and dropped when the
+    run ends on bad input or a refusal: such a run prints its one error line alone."""
+
+    HOLD_S = 1.0
+
+    def __init__(self):
+        self._held: str | None = None
+        self._timer = None
+        self._started = False
+        self._lock = threading.Lock()
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, msg: str) -> None:
+        if not msg.startswith(tuple(f"{name}: " for name in REGISTRY)):
+            _last_step[:] = [msg]
+        with self._lock:
+            if not self._started:
+                self._started, self._held = True, msg
+                self._timer = threading.Timer(self.HOLD_S, self.release)
+                self._timer.daemon = True
+                self._timer.start()
+                return
+        self.release()
+        click.echo(f"[explore] {msg}", err=True)
+
+    def release(self) -> None:
+        """Print the held line now (once)."""
+        with self._lock:
+            held, self._held = self._held, None
+            if self._timer is not None:
+                self._timer.cancel()
+            if held is not None:
+                click.echo(f"[explore] {held}", err=True)
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None and issubclass(exc_type, BAD_INPUT):
+            with self._lock:
+                self._held = None
+                if self._timer is not None:
+                    self._timer.cancel()
+        self.release()
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -226,10 +267,11 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
     check_destinations(output, dump_model, (solver,), {"--model": model, "--array": array, "--constraints": constraints_file})
     seq = click.get_current_context().meta.get("seq")
-    result = api.solve(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels, seq=seq,
-                       caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins, forbids=forbids,
-                       constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
-                       dump_model=dump_model, progress=progress if solver != "dp" else None)
+    with HeldProgress() as say:
+        result = api.solve(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels,
+                           seq=seq, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins,
+                           forbids=forbids, constraints=constraints_file, time_limit=time_limit, workers=workers,
+                           seed=seed, dump_model=dump_model, progress=say if solver != "dp" else None)
     say_approximations(result.inputs.approximations)
     text = json.dumps(result.to_json(), indent=2) + "\n" if fmt == "json" else render_table(result)
     emit(text, output)
@@ -393,11 +435,12 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(JOINT_SOLVERS)})")
     check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
     check_destinations(output, dump_model, names, {"--model": model, "--array": array, "--constraints": constraints_file})
-    report = api.check(model, array, space=space, objective=objective, solvers=names, batch=batch, levels=levels,
-                       seq=click.get_current_context().meta.get("seq"), caps=caps, memory_GiB=memory_GiB,
-                       weight_copies=weight_copies, pins=pins, forbids=forbids,
-                       constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
-                       dump_model=dump_model, progress=progress)
+    with HeldProgress() as say:
+        report = api.check(model, array, space=space, objective=objective, solvers=names, batch=batch, levels=levels,
+                           seq=click.get_current_context().meta.get("seq"), caps=caps, memory_GiB=memory_GiB,
+                           weight_copies=weight_copies, pins=pins, forbids=forbids,
+                           constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
+                           dump_model=dump_model, progress=say)
     say_approximations(report.inputs.approximations)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check(report)
     emit(text, output)

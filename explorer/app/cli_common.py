@@ -42,6 +42,9 @@ class InputError(click.ClickException):
         click.echo(f"explore: error: {self.format_message()}", err=True)
 
 
+BAD_INPUT = (SpecError, Refused, OutputError, InputError)  # what ends a command with one line and exit 2
+
+
 class Interrupted(click.ClickException):
     """Ctrl-C: one line on stderr (what was running), exit status 130."""
 

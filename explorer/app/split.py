@@ -364,8 +364,7 @@ def method(split: Split, solver: str | None) -> str:
 
 def _no_plan_note(solver: str | None, status: Status, time_limit_s: float) -> str:
     if status is Status.UNKNOWN:
-        return (f"{solver}: no plan and no proof within the time limit ({time_limit_s:g} s; --time-limit gives more, "
-                "or --split optimal without --solver runs the joint solver)")
+        return f"{solver}: no plan and no proof within the time limit ({time_limit_s:g} s; --time-limit gives more)"
     return f"{solver}: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven)"
 
 
@@ -587,10 +586,11 @@ def _by_solver(solver: str, network: Network, array: ArraySpec, space: Space, as
 
 def _instead(solver: str, rules: SplitRules) -> str:
     """What to run when a proving solver refuses an uneven instance as too large."""
-    joint = not rules.constraints.caps and rules.objective is Objective.TIME
-    return ("; --split optimal without --solver (the joint solver) proves such instances" if joint else
+    joint = not rules.constraints.caps and not rules.constraints.memory_set and rules.objective is Objective.TIME
+    return ("; --split optimal without --solver (the joint solver; arrays with one kind per half of the tree) takes "
+            "such instances: a proven optimum, or at --time-limit its best plan with a proven bound and the gap" if joint else
             "; a coarser --alpha-grid makes the space smaller (the joint solver, --split optimal without --solver, "
-            "takes no caps or traffic objective)")
+            "takes no caps, memory limit or traffic objective)")
 
 
 def _count(x: Fraction) -> str:
