@@ -149,3 +149,47 @@ def test_the_documented_brute_refusal_is_the_real_one(capsys):
     page = " ".join((Path(__file__).parent.parent / "docs" / "commands.md").read_text().split())
     assert " ".join(err.strip().split()) in re.sub(r"`", "", page)
     assert "proves such instances" not in err and "bound and the gap" in err
+
+
+# 6. messages: a hint that is refused when followed, an array named twice, "1 points", one conflict of several
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan"), -1, 0, "0", "0.0", 1, 2.5, "3"])
+def test_an_amount_hint_is_accepted_when_followed(value):
+    from explorer.core.units import parse_amount
+
+    with pytest.raises(ValueError) as err:
+        parse_amount(value)
+    text = str(err.value)
+    if "write e.g. " in text:
+        hint = text.split("write e.g. ", 1)[1].split(" ", 1)[0]
+        assert parse_amount(hint)[1] == "bytes", text
+    else:
+        assert "finite number > 0 with a unit" in text
+
+
+def test_a_sweep_mix_error_names_the_array_once(tmp_path, capsys):
+    f = tmp_path / "s.yaml"
+    f.write_text("version: 1\ngrid: {mix: ['8 v2 + 8 v3', '8 v2 + 8 v4']}\nfixed: {array: tpu-mix-16}\n")
+    code, out, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "out")], capsys)
+    assert code == 2 and err.count("\n") == 1 and err.count("tpu-mix-16") == 1, err
+    f.write_text("version: 1\ngrid: {levels: [2]}\nfixed: {array: tpu-mix-16, accelerators_v4: 1}\n")
+    code, out, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "out")], capsys)
+    assert code == 2 and err.count("tpu-mix-16") == 1 and "levels 2" in err, err
+
+
+def test_one_point_is_singular(tmp_path, capsys):
+    from explorer.core.units import plural
+
+    assert plural(1, "point") == "1 point" and plural(2, "point") == "2 points" and plural(0, "point") == "0 points"
+    f = tmp_path / "s.yaml"
+    f.write_text("version: 1\npoints: [{model: lenet-c, levels: 1}]\n")
+    code, out, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "out")], capsys)
+    assert code == 0 and "sweep s: 1 point (0 reused" in err, err
+
+
+def test_a_split_conflict_says_when_more_rules_conflict(mix4, capsys):
+    code, out, err = run_cli(["--model", "lenet-c", "--array", mix4, "--space", "accpar", "--split", "search",
+                              "--pin", "conv1@0=II", "--forbid", "conv1=II", "--pin", "conv2@1=III",
+                              "--forbid", "conv2=III"], capsys)
+    assert code == 1 and "pin conv1@0=II; forbid conv1=II" in err
+    assert "the other constraints conflict among themselves too" in err

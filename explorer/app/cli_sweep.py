@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from .cli_common import InputError, fail_on_bad_input, since_start
+from ..core.units import plural
 
 
 class SweepGroup(click.Group):
@@ -127,7 +128,8 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, 
     except KeyboardInterrupt:
         interrupted = True  # later Ctrl-Cs stay ignored until the process has exited
         done = report.last.done if report.last else 0
-        click.echo(f"explore: interrupted; {done} points are cached in {out}: rerun the same command to resume", err=True)
+        click.echo(f"explore: interrupted; {plural(done, 'point is', 'points are')} cached in {out}: rerun the same "
+                   "command to resume", err=True)
         sys.exit(130)
     finally:
         if not interrupted:
@@ -138,7 +140,7 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, 
         reused = p.reused if p else 0
         invalid = sum(r["status"] == "invalid" for r in rows)
         no_plan = sum(r["status"] in ("infeasible", "unknown", "refused") for r in rows)
-        click.echo(f"sweep {sw.name}{f' shard {shard}' if shard else ''}: {len(rows)} points ({reused} reused from the cache, "
+        click.echo(f"sweep {sw.name}{f' shard {shard}' if shard else ''}: {plural(len(rows), 'point')} ({reused} reused from the cache, "
                    f"{len(rows) - reused} computed; {no_plan} without a plan, {invalid} invalid, {failed} failed) in "
                    f"{since_start():.1f} s (start-up included); wrote {Path(out) / 'results.csv'} and {Path(out) / 'plans.jsonl'}", err=True)
     sys.exit(1 if failed else 0)
@@ -173,10 +175,10 @@ def sweep_merge(dirs, out, pareto, force):
         manifest = replace(manifest, pareto=cols)
     Path(out).mkdir(parents=True, exist_ok=True)
     write_outputs(Path(out), manifest, entries)
-    click.echo(f"merged {len(dirs)} folders: {len(entries)} of {manifest.total} points into {Path(out) / 'results.csv'}", err=True)
+    click.echo(f"merged {plural(len(dirs), 'folder')}: {len(entries)} of {plural(manifest.total, 'point')} into {Path(out) / 'results.csv'}", err=True)
     if missing:
         shown = ", ".join(map(str, missing[:10])) + (", ..." if len(missing) > 10 else "")
-        click.echo(f"explore: {len(missing)} points missing: {shown}", err=True)
+        click.echo(f"explore: {plural(len(missing), 'point')} missing: {shown}", err=True)
         sys.exit(1)
 
 

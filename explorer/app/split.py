@@ -381,10 +381,13 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
     from ..solvers.cpsat import explain_infeasible
 
     c = typed.constraints
-    conflict = explain_infeasible(typed).get("conflict") or c.side_names()
+    why = explain_infeasible(typed)
+    conflict = why.get("conflict") or c.side_names()
+    more = (" (the other constraints conflict among themselves too: relaxing these alone is not enough)"
+            if why.get("more_conflicts") else "")
     aspace = alpha_space(array, alpha_grid(grid), free)
     return SplitReport(network.name, array.name, space, split, grid, Status.INFEASIBLE, None, None, None, None,
-                       wall_s=wall_s, note="these conflict: " + "; ".join(conflict), compared=(),
+                       wall_s=wall_s, note="these conflict: " + "; ".join(conflict) + more, compared=(),
                        layer_names=tuple(L.name for L in network.layers), alpha_space=aspace,
                        class_labels=class_labels(array, aspace), free=free, batch=network.batch,
                        weight_copies=typed.constraints.weight_copies, objective=typed.objective,

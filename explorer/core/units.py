@@ -22,6 +22,7 @@ BYTE_UNITS = {
 TIME_UNITS = {"s": Fraction(1), "ms": Fraction(1, 10**3), "us": Fraction(1, 10**6), "ns": Fraction(1, 10**9)}
 _AMOUNT = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]+)\s*$")
 _NUMBER = re.compile(r"^\s*[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?\s*$")
+_ZERO = re.compile(r"^\s*0+(?:\.0*)?(?:[eE][+-]?[0-9]+)?\s*$")  # a bare zero ('0', '0.0', '0e5'): no unit makes it an amount
 MAX_EXPONENT = 100  # '1e400000000B' would build a 400-million-digit integer: refused
 MAX_DIGITS = 40  # nor may '0.000...0001B' spell one out
 
@@ -32,6 +33,9 @@ def parse_amount(text: str) -> tuple[Fraction, str]:
         raise ValueError(f"cannot read {shown(text)} as an amount with a unit (e.g. 2GB, 512MiB, 3ms)")
     if not isinstance(text, (str, int, float)):  # a list or mapping (an anchor bomb too): never str() it
         raise ValueError(f"cannot read {shown(text)} as an amount with a unit (e.g. 2GB, 512MiB, 3ms)")
+    if (isinstance(text, float) and not math.isfinite(text) or isinstance(text, (int, float)) and text <= 0
+            or isinstance(text, str) and _ZERO.match(text)):
+        raise ValueError(f"{shown(text)} is not an amount: write a finite number > 0 with a unit (e.g. 2GB, 512MiB, 3ms)")
     if isinstance(text, (int, float)) or _NUMBER.match(str(text)):
         raise ValueError(f"{shown(text)} has no unit: write e.g. {text}B for bytes or {text}ms for a time budget")
     m = _AMOUNT.match(str(text))
@@ -52,6 +56,11 @@ def parse_amount(text: str) -> tuple[Fraction, str]:
         return value * TIME_UNITS[unit], "seconds"
     known = ", ".join(list(BYTE_UNITS) + list(TIME_UNITS))
     raise ValueError(f"unknown unit {shown(unit)} in {shown(text)} (known: {known})")
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """'1 point', '2 points', '1,234 points' (``many``: the plural when it is not ``word`` + 's')."""
+    return f"{format_count(n)} {word if n == 1 else (many or word + 's')}"
 
 
 def format_count(n: int) -> str:

@@ -19,7 +19,7 @@ from ...core.errors import SpecError, shown
 from ...core.objective import Objective
 from ...core.partition import Space
 from ...core.solution import time_limit_problem
-from ...core.units import format_count, parse_amount
+from ...core.units import format_count, parse_amount, plural
 from ...frontends import NETWORK_FORMATS, zoo
 from ...frontends.fields import MAX_INT, NAME_RULE
 from ...frontends.yamlio import load_yaml_file
@@ -371,8 +371,10 @@ def _check_arrays(merged: list[dict[str, Any]], where: dict[tuple[str, str], str
         try:
             point_array({**combo, "array": resolved["array", combo["array"]]})
         except SpecError as err:
-            errors.append(f"{_blame(err, combo, where)}: {err.problems[0] if err.problems else err} (array {combo['array']}"
-                          f"{', levels ' + str(combo['levels']) if combo['levels'] is not None else ''})")
+            problem = err.problems[0] if err.problems else str(err)
+            context = ([] if "array " in problem else [f"array {combo['array']}"])  # named once, not twice
+            context += [f"levels {combo['levels']}"] if combo["levels"] is not None else []
+            errors.append(f"{_blame(err, combo, where)}: {problem}" + (f" ({', '.join(context)})" if context else ""))
 
 
 def _blame(err: SpecError, combo: dict[str, Any], where: dict[tuple[str, str], str]) -> str:
@@ -451,7 +453,7 @@ def parse_sweep(data: dict, source: str, base_dir: str | Path, max_points: int =
     if total > max_points:
         sizes = " x ".join(str(len(v)) for v in grid.values()) or "0"
         raise SpecError(source or "sweep", f"{total:,} points (grid {sizes}, plus {len(extra)} listed) exceed the "
-                                           f"limit of {max_points:,} points (raise it with --max-points)")
+                                           f"limit of {plural(max_points, 'point')} (raise it with --max-points)")
     resolved = _check_refs(grid, fixed, extra, Path(base_dir), errors)
     if errors:
         raise _fail(source, errors)
