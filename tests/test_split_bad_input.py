@@ -63,7 +63,7 @@ def test_the_api_refuses_bad_split_arguments():
     for kwargs, name in (({"alpha_grid": 1}, "alpha_grid"), ({"alpha_grid": 1025}, "alpha_grid"),
                          ({"alpha_grid": "8"}, "alpha_grid"), ({"alpha_grid": True}, "alpha_grid"),
                          ({"caps": ["5=1MB"]}, "--cap"), ({"objective": "speed"}, "objective"),
-                         ({"memory_GiB": 0.0}, "memory_GiB"), ({"weight_copies": -1}, "weight_copies")):
+                         ({"memory_GiB": 0.0}, "memory"), ({"weight_copies": -1}, "weight.copies")):
         with pytest.raises(SpecError, match=name):
             solve("lenet-c", "tpu-mix-16", split="search", **kwargs)
 
@@ -137,7 +137,8 @@ def test_a_proving_solver_too_small_for_the_instance_names_what_takes_it(capsys)
         code, out, err = run_cli(["--model", "alexnet", "--array", "tpu-mix-16", "--split", "optimal",
                                   "--solver", solver], capsys)
         assert code == 2 and err.count("\n") == 1 and "use --solver exact" not in err, err
-        assert "--split optimal without --solver (the joint solver) proves such instances" in err, err
+        assert "--split optimal without --solver (the joint solver; arrays with one kind per half of the tree) takes such " \
+               "instances: a proven optimum, or at --time-limit its best plan with a proven bound and the gap" in err, err
     code, out, err = run_cli(["--model", "alexnet", "--array", "tpu-mix-16", "--split", "optimal", "--solver",
                               "cpsat", "--cap", "0=1GB"], capsys)
     assert code == 2 and "5,184 columns, more than 2,000" not in err and "columns, more than 2,000; a coarser" in err, err
@@ -152,12 +153,12 @@ def test_exact_out_of_time_is_unknown_not_bad_input(capsys):
     assert code == 1 and "unknown" in out.splitlines()[0] and err.startswith("explore: exact: no plan and no proof"), err
 
 
-def test_weight_copies_from_a_constraints_file_keep_the_split_range(tmp_path, capsys):
-    """``--weight-copies 50`` was refused with --split but ``weight_copies: 50`` in a constraints file
-    ran (trial 3): both are refused in one line, exit 2."""
+def test_weight_copies_from_a_constraints_file_keep_the_one_range(tmp_path, capsys):
+    """``--weight-copies`` and a constraints file's ``weight_copies`` have one range with or without
+    --split (0 to 2^40; trial 3 found two ranges): beyond it both are refused in one line, exit 2."""
     path = tmp_path / "c.yaml"
-    path.write_text("version: 1\nweight_copies: 50\n")
+    path.write_text(f"version: 1\nweight_copies: {2**40 + 1}\n")
     code, out, err = run_cli(["--split", "search", "--model", "lenet-c", "--array", "tpu-mix-16", "--constraints",
                               str(path)], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1
-    assert "weight_copies: must be between 0 and 16 with split, got 50 (from the --constraints file)" in err
+    assert f"{path}: weight_copies: must be a non-negative integer up to 2^40" in err

@@ -193,3 +193,36 @@ def test_a_split_conflict_says_when_more_rules_conflict(mix4, capsys):
                               "--forbid", "conv2=III"], capsys)
     assert code == 1 and "pin conv1@0=II; forbid conv1=II" in err
     assert "the other constraints conflict among themselves too" in err
+
+
+# 7. --memory and --weight-copies: one range and one check with and without --split (0-16 against 2^40 before)
+
+@pytest.mark.parametrize("option,value", [("--weight-copies", "17"), ("--weight-copies", str(2**40)),
+                                          ("--memory", "1e20"), ("--memory", "1e100")])
+def test_values_the_even_split_takes_the_split_takes(mix4, option, value, capsys):
+    base = ["--model", "lenet-c", "--array", mix4, option, value, "--format", "json"]
+    even, _, err_even = run_cli([*base, "--solver", "dp"], capsys)
+    split, out, err = run_cli([*base, "--split", "search"], capsys)
+    assert even in (0, 1) and split in (0, 1), (err_even, err)
+    assert _json(out)["weight_copies" if option == "--weight-copies" else "memory"] is not None
+
+
+@pytest.mark.parametrize("option,value,message", [
+    ("--weight-copies", "-1", "--weight-copies: must be >= 0, got -1"),
+    ("--weight-copies", str(2**40 + 1), "--weight-copies: must be at most 2^40"),
+    ("--memory", "0", "--memory: must be > 0, got 0.0"),
+    ("--memory", "1e101", "--memory: must be between 1e-30 and 1e100"),
+    ("--memory", "nan", "--memory: must be a finite number, got nan")])
+def test_values_the_even_split_refuses_the_split_refuses_alike(mix4, option, value, message, capsys):
+    for extra in ([], ["--split", "search"], ["--split", "optimal", "--solver", "exact"]):
+        code, out, err = run_cli(["--model", "lenet-c", "--array", mix4, option, value, *extra], capsys)
+        assert code == 2 and out == "" and err == f"explore: error: {message}" + err.split(message, 1)[1], (extra, err)
+        assert err.count("\n") == 1
+
+
+def test_a_constraints_file_weight_copies_has_the_same_range(mix4, tmp_path, capsys):
+    path = tmp_path / "c.yaml"
+    path.write_text("version: 1\nweight_copies: 17\n")
+    for extra in ([], ["--split", "search"]):
+        code, out, err = run_cli(["--model", "lenet-c", "--array", mix4, "--constraints", str(path), *extra], capsys)
+        assert code in (0, 1) and "error" not in err, err

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import json
-import math
 import os
 import sys
 import threading
@@ -552,10 +551,6 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     from .request import split_problem
     from .split import Split, check_split_solver, render_split
 
-    if memory_GiB is not None and not (math.isfinite(memory_GiB) and 0 < memory_GiB <= 1e15):
-        raise InputError(f"--memory: must be a finite number of GiB in (0, 1e15], got {memory_GiB}")
-    if weight_copies is not None and not 0 <= weight_copies <= 16:
-        raise InputError(f"--weight-copies: must be between 0 and 16 with --split, got {weight_copies}")
     check_not_empty(model=model, array=array, output=output, constraints=more.constraints_file)
     check_destinations(output, None, (), {"--model": model, "--array": array, "--constraints": more.constraints_file})
     check_split_solver(Split(split), solver)  # before any loading

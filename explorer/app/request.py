@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import math
 from os import PathLike
 from typing import Any, Callable, Iterable, Mapping
 
@@ -189,10 +188,6 @@ def solve_split(model: ModelRef, array: ArrayRef, split: str, spec: dict[str, An
     _check_types(weight_copies=(weight_copies, int), memory_GiB=(memory_GiB, float))
     sp = _choice_value(("equal", "proportional", "search", "optimal", "levels"), split, "split")
     fr = _alpha_args(alpha_grid, free)
-    if memory_GiB is not None and not (math.isfinite(memory_GiB) and 0 < memory_GiB <= 1e15):
-        raise SpecError("memory_GiB", f"must be a finite number of GiB in (0, 1e15], got {shown(memory_GiB)}")
-    if weight_copies is not None and not 0 <= weight_copies <= 16:
-        raise SpecError("weight_copies", f"must be between 0 and 16 with split, got {weight_copies}")
     try:
         check_split_solver(Split(sp), solver)
     except SpecError as err:
@@ -211,9 +206,6 @@ def split_problem(problem: Problem, split: str, *, alpha_grid: int = 16, free: s
     from .split import Split, split_run
 
     c = problem.constraints
-    if not 0 <= c.weight_copies <= 16:  # a constraints file's value: the same range as --weight-copies
-        raise SpecError("weight_copies", f"must be between 0 and 16 with split, got {c.weight_copies} "
-                                         "(from the --constraints file)")
     memory = c.memory_bytes / 2**30 if c.memory_set else None
     return split_run(problem.network, problem.array, problem.space, Split(split), alpha_grid, FreeAlphas(free),
                      time_limit, memory, c.weight_copies, progress=progress, grid_only=grid_only, solver=solver,

@@ -171,9 +171,6 @@ NOT_WITH_SPLIT = ("solver", "seed")
 ONLY_WITH_SPLIT = ("alpha_grid", "grid_only", "free")
 SPLIT_SOLVERS = ("brute", "exact", "cpsat", "dp")  # a split optimal point may solve with these (explore --split optimal --solver)
 DP_SPLITS = ("equal", "proportional", "optimal", "levels")  # the splits that take solver dp (the level DP)
-# ``explore split``'s bounds where they are narrower than ``explore``'s: key -> (least, most, its option)
-SPLIT_BOUNDS = {"weight_copies": (0, 16, "--weight-copies"),
-                "memory_GiB": (None, 1e15, "--memory")}
 DEFAULT_ALPHA_GRID = 16  # ``explore split --alpha-grid``'s default
 SPLIT_TIME_LIMIT = 10.0  # ``explore split --time-limit``'s default (seconds for --split optimal)
 MAX_ALPHA_GRID = 1024
@@ -407,11 +404,6 @@ def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str]
             say(key, "not with split (a split point is explore --split: it takes every key of a point but seed, "
                      "with split optimal solver brute, exact, cpsat or dp, with split equal, proportional or levels "
                      "solver dp)")
-        for key, (least, most, option) in SPLIT_BOUNDS.items():
-            v = m.get(key)
-            if v is not None and ((least is not None and v < least) or (most is not None and v > most)):
-                bound = f"at least {least:g}" if least is not None and v < least else f"at most {most:g}"
-                say(key, f"must be {bound} on a split point (explore split {option}'s bound), got {shown(v)}")
 
 
 def _split_solver(m: dict[str, Any]) -> bool:
