@@ -34,6 +34,7 @@ from explorer.core.units import format_count
 DEFAULT_MAX_PLANS = 300_000
 # uneven plans, in explore --split and check --uneven alike: each is a full evaluation, 0.5-1 ms
 # (lenet-c, tpu-mix-16, alpha grid 2 only: 65,536 plans in 35 s of CPU), so ~2-3 minutes at the limit
+# unless the time limit (a split run's: 10 s by default) stops it first
 SPLIT_MAX_PLANS = 200_000
 CLOCK_EVERY = 256  # plans between two reads of the clock (a few ms of uneven plans, well under 0.1 s)
 

@@ -140,7 +140,7 @@ def check_destinations(output: str | None, dump_model: str | None, solvers: tupl
 def solver_options(fn):
     """Options for solvers that search (CP-SAT) or may refuse (exact, brute)."""
     decorators = [
-        click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); with --solver cpsat under caps or memory, the exact method first takes up to half of it. GPU cluster: the LLM search's (default: 300 s; then the bound and the gap)."),
+        click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. GPU cluster: the LLM search's (default: 300 s; then the bound and the gap)."),
         click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help=f"CP-SAT worker threads, 1..{MAX_WORKERS} (default: one per core)."),
         click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True, help=f"CP-SAT random seed, 0..{MAX_SEED} (deterministic with --workers 1)."),
         click.option("--dump-model", "dump_model", type=str, default=None, metavar="FILE", help="Write the CP-SAT model to FILE (.pb binary, .txt or .pbtxt text; nothing else); --solver cpsat only."),
