@@ -192,3 +192,18 @@ def test_check_and_check_uneven_rows_share_their_keys(capsys):
     assert uneven["solvers"]["brute"] == {"status": "refused", "reason": uneven["solvers"]["brute"]["reason"]}
     assert set(uneven["optimum"]) <= set(even["optimum"]) and same_forms(even["optimum"], uneven["optimum"], ROW_EXACT) == []
     assert {k for k in HEADER if "." not in k} <= set(uneven)
+
+
+def test_split_json_without_a_plan_is_explores_without_a_plan(capsys):
+    """Pins and forbids that leave a layer no type: as explore, ``plan`` null and no figures; the
+    header's constraints are the run's (the cap too, though no solver ran under it)."""
+    args = ["--model", "sfc", "--array", "tpu-mix-16", "--pin", "fc1@0=I", "--forbid", "fc1=I", "--cap", "0=1GB",
+            "--format", "json"]
+    code, out, _ = run_cli(args + ["--split", "proportional"], capsys)
+    d = json.loads(out)
+    assert code == 1 and d["status"] == "infeasible" and d["plan"] is None and d["alphas"] is None and d["ok"] is False
+    assert not FIGURES & set(d) and d["constraints"]["caps"] == [{"level": 0, "bytes": 10**9, "from": "--cap"}]
+    assert d["constraints"]["pins"] == ["pin fc1@0=I"] and d["constraints"]["forbids"] == ["forbid fc1=I"]
+    code, out, _ = run_cli(args, capsys)
+    even = json.loads(out)
+    assert even["plan"] is None and not FIGURES & set(even) and even["constraints"]["caps"] == d["constraints"]["caps"]

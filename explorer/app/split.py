@@ -289,7 +289,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     typed = Problem(network, array, space, objective, replace(constraints, caps=()))
     types = _dp_plan(typed)
     if types is None:  # the pins and forbids alone leave some layer no type: nothing to split
-        return _conflict_report(network, array, space, split, grid, free, typed, time.perf_counter() - t0)
+        return _conflict_report(network, array, space, split, grid, free, typed, time.perf_counter() - t0, constraints)
     compared = _compared(Problem(network, array, space, Objective.TIME), say)
     equal = Plan.even(types)
     one_point = split in (Split.PROPORTIONAL, Split.SEARCH) and not aspace.free_classes()
@@ -375,7 +375,8 @@ def _no_plan_note(solver: str | None, status: Status, time_limit_s: float) -> st
     return f"{solver}: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven)"
 
 
-def _conflict_report(network, array, space, split, grid, free, typed: Problem, wall_s: float) -> SplitReport:
+def _conflict_report(network, array, space, split, grid, free, typed: Problem, wall_s: float,
+                     constraints: Constraints) -> SplitReport:
     """No types keep to the pins and forbids: infeasible, naming the conflicting rules as the even split does."""
     from ..solvers.cpsat import explain_infeasible
 
@@ -388,7 +389,7 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
                        class_labels=class_labels(array, aspace), free=free, batch=network.batch,
                        weight_copies=typed.constraints.weight_copies, objective=typed.objective,
                        rules=tuple(c.side_names()[: len(c.pins) + len(c.forbids) + len(c.caps)]),
-                       inputs=split_inputs(network, array, space, typed.objective, c, ()))
+                       inputs=split_inputs(network, array, space, typed.objective, constraints, ()))
 
 
 def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, hint, solver, rules):
