@@ -13,29 +13,17 @@ from itertools import product
 import numpy as np
 
 from explorer.core.array import ArraySpec
-from explorer.core.comm import edge_split, training_flops
-from explorer.core.uneven import (
-    HALF,
-    AlphaSpace,
-    FreeAlphas,
-    alpha_space,
-    check_array,
-    check_network,
-    group_shares,
-    spec_of,
-    split_units,
-    proportional_alphas,
-    side_share,
-    size_share,
-)
-from explorer.core.evaluate import evaluate_split
 from explorer.core.errors import Refused
+from explorer.core.evaluate import evaluate_split
 from explorer.core.network import Network
 from explorer.core.objective import Objective
-from explorer.core.partition import Dim, PartitionType, Size, Space
+from explorer.core.partition import Dim, PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
+from explorer.core.split_costs import SHARE_POSITION, SplitCosts, VectorLayout
 from explorer.core.split_rules import TIME_ONLY, SplitRules
+from explorer.core.uneven import (HALF, AlphaSpace, FreeAlphas, alpha_space, check_array, check_network, proportional_alphas,
+                                  spec_of, split_units)
 from explorer.core.timing import step_time
 
 
@@ -72,9 +60,10 @@ class _Level:
     # groups (grouped conv) or heads (attention with heads) there); None: other nodes
 
 
-def _level_inputs(network: Network, array: ArraySpec, types, alphas, h: int, aspace: AlphaSpace,
+def _level_inputs(network: Network, array: ArraySpec, costs: SplitCosts, types, alphas, h: int, aspace: AlphaSpace,
                   traffic: bool = False) -> _Level:
-    """``traffic``: the level's cost counts elements sent (no compute, one unit per element)."""
+    """Level h's terms from the integer table (``costs``), as floats; ``traffic``: the level's cost
+    counts elements sent (no compute, one unit per element)."""
     H = array.levels
     peaks = array.leaf_peaks_TFLOPS()
     n = 2 ** (H - h)
@@ -82,27 +71,20 @@ def _level_inputs(network: Network, array: ArraySpec, types, alphas, h: int, asp
     inv = np.array([[1 / float(sum(peaks[g * n + s * n // 2: g * n + (s + 1) * n // 2]) * 10**12) for s in (0, 1)]
                     for g in range(G)])
     per_elem = 1.0 if traffic else float(array.dtype_bytes / array.bandwidth_Bps(h))
-    partial = Plan(tuple(types), tuple(alphas))
-    b = network.batch
+    U = costs.unit  # int / int: the exact term, rounded once
     flops, intra, relayout, counts = [], [], [], []
     for l, layer in enumerate(network.layers):  # noqa: E741
-        shares = [group_shares(partial, h, g, l, layer) for g in range(G)]
-        f = training_flops(layer, b)
-        flops.append(np.array([0.0 if traffic else float(f * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O] * s[Dim.G])
-                               for s in shares]))
-        whole = (layer.input_elements(b), layer.weight_elements(), layer.output_elements(b))
+        rows, exps = costs.shares(layer, [(types[k][l], [row[l] for row in alphas[k]]) for k in range(h)])
+        shares, exp = rows[h], exps[h]
+        flops.append(np.array([0.0 if traffic else costs.group_flops(l, s, h) / U for s in shares]))
         intra.append({} if layer.is_join else {
-            t: np.array([_intra(layer, t, whole, s) * per_elem for s in shares])
+            t: np.array([costs.intra(l, t, s, exp) / U * per_elem for s in shares])
             for t in PartitionType if layer.node_types.specs[t.index] is not None})
-        relayout.append(np.array([float(whole[0] * size_share(s, Size.F_IN)) * per_elem for s in shares]))
+        relayout.append(np.array([costs.input_units(l, s, exp) / U * per_elem for s in shares]))
         units = split_units(layer)
-        counts.append(None if units is None else (units[1], [units[0] * s[units[1]] for s in shares]))
+        d = None if units is None else SHARE_POSITION[units[1]]
+        counts.append(None if units is None else (units[1], [Fraction(units[0] * s[d], costs.D ** exp[d]) for s in shares]))
     return _Level(h, aspace.group_class[h], inv, flops, intra, relayout, array.overlap and not traffic, counts)
-
-
-def _intra(layer, t: PartitionType, whole, s) -> float:
-    tensor = spec_of(layer, t).exchanges
-    return 0.0 if tensor is None else float(whole[tensor.size.index] * size_share(s, tensor.size))
 
 
 def _whole_units(network: Network, lv: _Level, n: int, cand) -> bool:
@@ -117,34 +99,35 @@ def _whole_units(network: Network, lv: _Level, n: int, cand) -> bool:
 
 
 def level_cost(network: Network, array: ArraySpec, plan: Plan, h: int) -> Fraction:
-    """The DP's cost of level h of ``plan`` (the levels above as the plan has them), exactly:
-    the sum over nodes of the max over the level's groups and their sides of
+    """The DP's cost of level h of ``plan`` (the levels above as the plan has them), exactly, from
+    the integer table: the sum over nodes of the max over the level's groups and their sides of
     step_time(compute, exchange) (docs/derivations.md). The reference the DP is tested against."""
     H, peaks = array.levels, array.leaf_peaks_TFLOPS()
-    n = 2 ** (H - h)
+    costs = SplitCosts(network, H, tuple({a for level in plan.alphas for row in level for a in row}), VectorLayout(H))
+    n, D, U = 2 ** (H - h), costs.D, costs.unit
     per_elem = array.dtype_bytes / array.bandwidth_Bps(h)
-    in_edges, _ = _graph(network)
-    b = network.batch
+    in_edges: list[list[int]] = [[] for _ in network.layers]
+    for e, (_, v) in enumerate(network.edges):
+        in_edges[v].append(e)
     total = Fraction(0)
     for l, layer in enumerate(network.layers):  # noqa: E741
         t = plan.types[h][l]
-        whole = (layer.input_elements(b), layer.weight_elements(), layer.output_elements(b))
+        rows, exps = costs.shares(layer, [(plan.types[k][l], [row[l] for row in plan.alphas[k]]) for k in range(h)])
         worst = Fraction(0)
-        for g in range(2**h):
-            s = group_shares(plan, h, g, l, layer)
+        for g, s in enumerate(rows[h]):
             a = plan.alphas[h][g][l]
-            tensor = None if layer.is_join else spec_of(layer, t).exchanges
-            x = 0 if tensor is None else whole[tensor.size.index] * size_share(s, tensor.size)
-            sent = [Fraction(x), Fraction(x)]
-            for u, share in in_edges[l]:
-                pair = edge_split(network.layers[u], plan.types[h][u], plan.alphas[h][g][u], layer, t, a)
-                for side in (0, 1):
-                    sent[side] += pair[side] * whole[0] * size_share(s, Size.F_IN) * share
-            flops = training_flops(layer, b) * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O] * s[Dim.G]
-            for side in (0, 1):
+            x = 0 if layer.is_join else costs.intra(l, t, s, exps[h])
+            sent = [x, x]
+            for e in in_edges[l]:
+                u = network.edges[e][0]
+                c = costs.coefficients(network.layers[u], plan.types[h][u], plan.alphas[h][g][u], layer, t, a)
+                r = costs.relayout_share(e, s, exps[h])
+                sent = [sent[0] + c[0] * r, sent[1] + c[1] * r]
+            part = a.numerator * (D // a.denominator)
+            for side, k in enumerate((part, D - part)):
                 peak = sum(peaks[g * n + side * n // 2: g * n + (side + 1) * n // 2]) * 10**12
-                compute = flops * side_share(a, side) / peak
-                worst = max(worst, step_time(compute, sent[side] * per_elem, array.overlap))
+                compute = Fraction(costs.group_flops(l, s, h) * k, D * U) / peak
+                worst = max(worst, step_time(compute, Fraction(sent[side], U) * per_elem, array.overlap))
         total += worst
     return total
 
@@ -153,24 +136,25 @@ def level_cost(network: Network, array: ArraySpec, plan: Plan, h: int) -> Fracti
 
 
 class _Coefficients:
-    """edge_split(producer, tu, a, consumer, tv, b) as float arrays [type u, alpha u, type v, alpha v, side],
-    one table per pair of node behaviours (``Layer.node_types``)."""
+    """The table's re-layout coefficients (``SplitCosts.coefficients``, over D^2) as float arrays
+    [type u, alpha u, type v, alpha v, side], one per pair of node behaviours (``Layer.node_types``)."""
 
-    def __init__(self, values: tuple[Fraction, ...]):
-        self.values = values
-        self.index = {a: i for i, a in enumerate(values)}
+    def __init__(self, costs: SplitCosts):
+        self.costs = costs
+        self.values = costs.values
+        self.index = {a: i for i, a in enumerate(self.values)}
         self._tables: dict[tuple[str, str], np.ndarray] = {}
 
     def table(self, U, V) -> np.ndarray:
         key = (U.node_types.name, V.node_types.name)
         if key not in self._tables:
-            T, A = len(PartitionType), len(self.values)
+            T, A, DD = len(PartitionType), len(self.values), self.costs.D ** 2
             out = np.zeros((T, A, T, A, 2))
             for (iu, tu), (ia, a), (iv, tv), (ib, b_) in product(enumerate(PartitionType), enumerate(self.values),
                                                                   enumerate(PartitionType), enumerate(self.values)):
                 if U.node_types.specs[tu.index] is None or V.node_types.specs[tv.index] is None:
                     continue
-                out[iu, ia, iv, ib] = [float(c) for c in edge_split(U, tu, a, V, tv, b_)]
+                out[iu, ia, iv, ib] = [c / DD for c in self.costs.coefficients(U, tu, a, V, tv, b_)]
             self._tables[key] = out
         return self._tables[key]
 
@@ -366,7 +350,8 @@ def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     if any(not rules.types(network, space, h, n) for h in range(array.levels) for n in range(len(network.layers))):
         return split_solution(name, Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
                               objective=rules.objective)  # pins and forbids leave a layer no type: no plan at all
-    coef = _Coefficients(aspace.values())
+    costs = SplitCosts(network, array.levels, aspace.values(), VectorLayout(array.levels))
+    coef = _Coefficients(costs)
     traffic = rules.objective is Objective.TRAFFIC
     even = _EvenLevels(network, array, space, rules) if traffic or not array.overlap else None
     types, group_alphas = [], []
@@ -378,7 +363,7 @@ def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
             types.append(row)
             group_alphas.append(tuple((HALF,) * len(row) for _ in aspace.group_class[h]))
             continue
-        lv = _level_inputs(network, array, types, group_alphas, h, aspace, traffic)
+        lv = _level_inputs(network, array, costs, types, group_alphas, h, aspace, traffic)
         chosen, _, used, _ = _solve_level(network, space, aspace, lv, _start_row(array, aspace, h), coef, rules)
         cells += used
         types.append(tuple(t for t, _ in chosen))

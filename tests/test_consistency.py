@@ -74,10 +74,10 @@ def test_brute_and_exact_refuse_above_the_same_size_in_explore_and_check(capsys)
     code, _, err = run_cli(base + ["--split", "optimal", "--solver", "exact"], capsys)
     assert code == 2 and f"more than {EXACT_MAX_STATES:,}" in err, err
     code, out, _ = run_cli(["check", "--uneven", *base, "--solvers", "brute,exact", "--format", "json"], capsys)
-    rows = {r["solver"]: r for r in json.loads(out)["solvers"]}
+    rows = json.loads(out)["solvers"]
     assert rows["brute"]["status"] == rows["exact"]["status"] == "refused"
-    assert f"exceeds its limit of {SPLIT_MAX_PLANS:,}" in rows["brute"]["note"]
-    assert f"more than {EXACT_MAX_STATES:,}" in rows["exact"]["note"]
+    assert f"exceeds its limit of {SPLIT_MAX_PLANS:,}" in rows["brute"]["reason"]
+    assert f"more than {EXACT_MAX_STATES:,}" in rows["exact"]["reason"]
 
 
 # -- 3. one minimum --time-limit, one message, every command ------------------------------------

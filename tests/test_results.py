@@ -154,7 +154,7 @@ def test_check_json_keys_infeasible(capsys):
 
 def test_schema_version_and_nodes(capsys):
     r = explore_json(["--model", "resnet18", "--levels", "1"], capsys, 0)
-    assert r["schema_version"] == SCHEMA_VERSION == 3  # 3: explore split's and check --uneven's exact numbers
+    assert r["schema_version"] == SCHEMA_VERSION == 4  # 4: one schema for the even and the uneven split
     assert [n["name"] for n in r["nodes"]] == r["layers"]
     nodes = {n["name"]: n for n in r["nodes"]}
     assert nodes["conv1"] == {"name": "conv1", "kind": "conv", "inputs": []}

@@ -47,7 +47,7 @@ def test_split_cli_table_and_json(capsys):
     code, out, err = run_cli(["split", "--model", "lenet-c", "--format", "json"], capsys)
     assert code == 0, err
     data = json.loads(out)
-    assert data["split"] == "search" and data["status"] == "feasible" and set(data["compared"]) == {"all-I", "trick", "hypar"}
+    assert data["split"] == "search" and data["status"] == "feasible" and set(data["baselines"]) == {"all-I", "trick", "hypar"}
 
 
 def test_split_refuses_a_shared_medium(capsys):
@@ -75,7 +75,7 @@ def test_split_models_attention_and_embeddings(capsys):
     assert code == 0, err
     data = json.loads(out)
     assert data["alphas"][0][0][0] == "15/56" and data["plan"][0][0] == "III"  # tok: its hidden width, unevenly
-    assert all(data["step_time_s"] < c["step_time_s"] for c in data["compared"].values()) and set(data["memory"]) == {"v2", "v3"}
+    assert all(data["step_time_s"] < c["step_time_s"] for c in data["baselines"].values()) and set(data["memory"]) == {"v2", "v3"}
     code, out, err = run_cli(["split", "--model", "bert-base", "--array", "hypar-paper"], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1 and "per-level links of an H-tree only" in err
 

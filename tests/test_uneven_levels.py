@@ -2,19 +2,23 @@
 level's DP against brute force over its own cost, plans in the declared space, re-scored by the
 evaluator and never better than the proven optimum."""
 
+import json
 import random
 from fractions import Fraction as F
 from itertools import product
+from pathlib import Path
 
 import pytest
 
 from explorer.api import solve
 from explorer.core.array import AcceleratorKind, ArraySpec, synthetic_array
 from explorer.core.errors import Refused
-from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space
+from explorer.core.comm import edge_split, training_flops
+from explorer.core.timing import step_time
+from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space, group_shares, side_share, size_share, spec_of
 from explorer.core.evaluate import evaluate_split
 from explorer.core.network import Layer, LayerKind, Network
-from explorer.core.partition import JOIN_TYPES, PartitionType, Space
+from explorer.core.partition import JOIN_TYPES, Dim, PartitionType, Size, Space
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain, random_dag_spec
 from explorer.core.solution import Status
@@ -248,3 +252,82 @@ def test_each_level_is_optimal_for_its_own_cost_with_grouped_convs():
         g = next(i for i, L in enumerate(network.layers) if L.groups > 1)
         split += any(sol.plan.types[h][g] is PartitionType.II for h in range(array.levels))
     assert split > 0
+
+
+# ---- the level DP reads the one integer table (core.split_costs): pinned against its former formulas ----
+
+PINNED = json.loads((Path(__file__).parent / "snapshots" / "level-dp-tpu-mix-16.json").read_text())
+
+
+@pytest.mark.parametrize("name", ["lenet-c", "alexnet", "vgg-a", "resnet18"])
+def test_tpu_mix_plans_are_those_of_the_levels_own_formulas(name):
+    """tests/snapshots/level-dp-tpu-mix-16.json: the plans and values the level DP found with its own
+    share/exchange/re-layout formulas (before it read ``SplitCosts``), alpha grid 1/16, both
+    spaces, time and traffic, the declared space and the proportional one: unchanged."""
+    from explorer.app.split import proportional_space
+    from explorer.core.objective import Objective
+    from explorer.core.split_rules import SplitRules
+
+    array, network = load_array("tpu-mix-16"), load_model(name)
+    aspace = alpha_space(array, alpha_grid(16))
+    for which, asp in (("opt", aspace), ("prop", proportional_space(array, aspace))):
+        for space, objective in product((Space.HYPAR, Space.ACCPAR), (Objective.TIME, Objective.TRAFFIC)):
+            want = PINNED[f"{which}|{name}|{space.value}|{objective.value}"]
+            plan = levels_uneven(network, array, space, asp, rules=SplitRules(objective), name="dp")
+            assert [" ".join(t.name for t in row) for row in plan.plan.types] == want["types"]
+            assert [[" ".join(str(a) for a in g) for g in lvl] for lvl in plan.plan.alphas] == want["alphas"]
+            assert str(plan.split_value) == want["value"]
+
+
+def _former_level_cost(network, array, plan, h):
+    """The level cost as the level DP computed it before the table: Fraction shares per group
+    (``core.uneven.group_shares``), ``comm.edge_split`` coefficients, ``comm.training_flops``."""
+    H, peaks = array.levels, array.leaf_peaks_TFLOPS()
+    n = 2 ** (H - h)
+    per_elem = array.dtype_bytes / array.bandwidth_Bps(h)
+    in_edges = [[] for _ in network.layers]
+    for (u, v), share in zip(network.edges, network.edge_shares):
+        in_edges[v].append((u, share))
+    b = network.batch
+    total = F(0)
+    for l, layer in enumerate(network.layers):  # noqa: E741
+        t = plan.types[h][l]
+        whole = (layer.input_elements(b), layer.weight_elements(), layer.output_elements(b))
+        worst = F(0)
+        for g in range(2**h):
+            s = group_shares(plan, h, g, l, layer)
+            a = plan.alphas[h][g][l]
+            tensor = None if layer.is_join else spec_of(layer, t).exchanges
+            x = 0 if tensor is None else whole[tensor.size.index] * size_share(s, tensor.size)
+            sent = [F(x), F(x)]
+            for u, share in in_edges[l]:
+                pair = edge_split(network.layers[u], plan.types[h][u], plan.alphas[h][g][u], layer, t, a)
+                for side in (0, 1):
+                    sent[side] += pair[side] * whole[0] * size_share(s, Size.F_IN) * share
+            flops = training_flops(layer, b) * s[Dim.B] * s[Dim.D_I] * s[Dim.D_O] * s[Dim.G]
+            for side in (0, 1):
+                peak = sum(peaks[g * n + side * n // 2: g * n + (side + 1) * n // 2]) * 10**12
+                compute = flops * side_share(a, side) / peak
+                worst = max(worst, step_time(compute, sent[side] * per_elem, array.overlap))
+        total += worst
+    return total
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_level_cost_from_the_table_equals_the_former_fraction_formulas(seed):
+    """Random chains and graphs, one to three levels, random plans with random alphas per group
+    (grid 1/8 and the proportional ratios: D not a power of 2), with and without overlap: the
+    table's level cost is the former formulas' exactly, at every level."""
+    rng = random.Random(500 + seed)
+    H = 1 + seed % 3
+    array = _random_mix(rng, H, overlap=seed % 4 == 3)
+    network = parse_network(random_dag_spec(seed, 5), "dag") if seed % 2 else random_chain(seed, 4, max_channels=16)
+    aspace = alpha_space(array, alpha_grid(8), FreeAlphas.ALL)
+    values = list(aspace.values()) + [F(1, 3), F(2, 5)]
+    for _ in range(4):
+        types = tuple(tuple(rng.choice([t for t in Space.HYPAR.types if not layer.is_join or t in JOIN_TYPES])
+                            for layer in network.layers) for _ in range(H))
+        alphas = tuple(tuple(tuple(rng.choice(values) for _ in network.layers) for _ in range(2**h)) for h in range(H))
+        plan = Plan(types, alphas)
+        for h in range(H):
+            assert level_cost(network, array, plan, h) == _former_level_cost(network, array, plan, h)

@@ -36,6 +36,8 @@ from ..core.uneven import (
 )
 from ..core.evaluate import evaluate_split
 from ..core.network import Network
+from ..core.objective import Objective
+from ..core.plan import Plan
 from ..core.partition import Space
 from ..core.solution import Solution, Status, split_solution
 from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal
@@ -43,8 +45,8 @@ from ..solvers.brute import solve_split as brute_split
 from ..solvers.uneven import cpsat_uneven, exact_uneven, search_level_alphas
 from ..solvers.uneven_joint import JointOptions, accpar_uneven, joint_uneven
 from ..solvers.uneven_levels import equal_types, levels_uneven
-from .results import SCHEMA_VERSION, exact_number
-from .split import search_start
+from .results import SCHEMA_VERSION, PlanFigures, batch_warning, exact_number
+from .split import search_start, split_inputs
 
 UNEVEN_CHECK_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "dp", "search", "proportional")  # by default
 UNEVEN_CHECK_NAMES = (*UNEVEN_CHECK_SOLVERS, "levels")  # levels: dp's uneven form under its split's name
@@ -60,6 +62,8 @@ class SplitCheckRow:
     note: str  # why refused, or the evaluator's disagreement
     rescored: bool  # the evaluator gives the reported step time
     breaks: bool = False  # the plan breaks a cap, pin, forbid or memory limit of the run (note: which)
+    plan: Plan | None = None
+    figures: PlanFigures | None = None  # the evaluator's figures of the plan, as in explore check's rows
 
     @property
     def ok(self) -> bool:
@@ -80,24 +84,44 @@ class SplitCheck:
     problems: tuple[str, ...]
     grid_only: bool = False  # the grid alone, without each free class's proportional ratio
     constraints: tuple[str, ...] = ()  # the side constraints the solvers were given, by name
+    inputs: Inputs | None = None  # the header, as explore check's
+    wall_s: float = 0.0
 
     @property
     def agree(self) -> bool:
         return not self.problems
 
     def to_json(self) -> dict[str, Any]:
-        """Step times and bounds as ``exact_number`` (int, exact float or "p/q"), as in ``check``'s JSON."""
-        f = lambda x: None if x is None else exact_number(x)  # noqa: E731
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "network": self.network, "array": self.array, "space": str(self.space), "alpha_grid": self.grid,
-            "grid_only": self.grid_only, "free": str(self.free), "agree": self.agree, "problems": list(self.problems),
-            "optimum_s": f(self.optimum_s), "proven_by": list(self.proven_by), "constraints": list(self.constraints),
-            "solvers": [{"solver": r.solver, "status": r.status, "step_time_s": f(r.step_time_s), "bound_s": f(r.bound_s),
-                         "wall_s": round(r.wall_s, 6), "note": r.note, "rescored": r.rescored, "breaks": r.breaks,
-                         "ok": r.ok}
-                        for r in self.rows],
-        }
+        """``explore check``'s schema (docs/commands.md, "JSON output"): its header, ``solvers`` by
+        name (each as check's: exact ``objective`` and ``bound``, the plan's figures, ``plan``; and
+        its ``alphas``), ``optimum``, ``infeasible``, ``agree``, ``problems``."""
+        out = self.inputs.to_json() if self.inputs is not None else {"schema_version": SCHEMA_VERSION}
+        out.update(split="optimal", alpha_grid=self.grid, grid_only=self.grid_only, free=str(self.free))
+        out["solvers"] = {r.solver: _row_json(r) for r in self.rows}
+        out["optimum"] = None if self.optimum_s is None else {"objective": exact_number(self.optimum_s),
+                                                             "proven_by": list(self.proven_by)}
+        out["infeasible"] = [r.solver for r in self.rows if r.status == Status.INFEASIBLE.value]
+        out.update(agree=self.agree, problems=list(self.problems), wall_s=self.wall_s)
+        return out
+
+
+def _row_json(r: SplitCheckRow) -> dict[str, Any]:
+    """One solver's row as ``explore check``'s (``results.SolverReport``), with the plan's alphas."""
+    if r.status == "refused":
+        return {"status": "refused", "reason": r.note}
+    out: dict[str, Any] = {"status": r.status, "wall_s": round(r.wall_s, 6)}
+    if r.plan is not None and r.figures is not None:
+        out["objective"] = exact_number(r.step_time_s)
+        out["ok"] = r.ok
+        out.update(r.figures.to_json())
+        out["plan"] = r.plan.to_lists()
+        out["alphas"] = [[[str(a) for a in row] for row in groups] for groups in r.plan.alphas]
+    out["bound"] = None if r.bound_s is None else exact_number(r.bound_s)
+    gap = None if r.bound_s is None or not r.step_time_s else float((r.step_time_s - r.bound_s) / r.step_time_s)
+    out.update(gap=gap, rescored=r.rescored, breaks=r.breaks)
+    if r.note:
+        out["reason"] = r.note
+    return out
 
 
 def _dp_types(name: str, network: Network, array: ArraySpec, space: Space, rules: SplitRules = TIME_ONLY):
@@ -186,7 +210,8 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     rescored = not note and not (broken and name in PROVING)
     if broken:
         note = (note + "; " if note else "") + "breaks " + "; ".join(v.constraint for v in broken)
-    return SplitCheckRow(name, sol.status.value, sol.step_time_s, sol.bound_s, sol.wall_s, note, rescored, bool(broken))
+    return SplitCheckRow(name, sol.status.value, sol.step_time_s, sol.bound_s, sol.wall_s, note, rescored, bool(broken),
+                         sol.plan, PlanFigures.of(ev, broken))
 
 
 def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = 16, free: FreeAlphas = FreeAlphas.UNLIKE,
@@ -195,6 +220,7 @@ def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = 1
     """The solvers side by side (module docstring); under ``rules`` (pins, forbids, caps, memory)
     each keeps to what it takes, a heuristic's plan that breaks one is reported (not compared),
     and the proving solvers must agree on the optimum or on there being no plan."""
+    t0 = time.perf_counter()
     aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
     rows = tuple(_row(n, network, array, space, aspace, time_limit_s, rules) for n in solvers)
     proven = [r for r in rows if r.status == Status.OPTIMAL.value]
@@ -217,8 +243,10 @@ def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = 1
     names = tuple(p.name for p in c.pins) + tuple(f.name for f in c.forbids) + tuple(x.name for x in c.caps)
     if rules.leaf_memory_bytes is not None:
         names += (c.memory_name or "memory per accelerator (each kind's)",)
+    warnings = tuple(w for w in (batch_warning(network.batch, array.accelerators),) if w)
     return SplitCheck(network.name, array.name, space, grid, free, rows, optimum,
-                       tuple(r.solver for r in proven if r.step_time_s == optimum), tuple(problems), grid_only, names)
+                      tuple(r.solver for r in proven if r.step_time_s == optimum), tuple(problems), grid_only, names,
+                      split_inputs(network, array, space, Objective.TIME, c, warnings), time.perf_counter() - t0)
 
 
 def _ms(x: Fraction | None) -> str:

@@ -26,10 +26,14 @@ from ..core.problem import Problem
 from ..core.solution import Status
 from ..core.units import safe_float
 
-SCHEMA_VERSION = 3  # bump when a key changes name, meaning or form (adding a key does not)
+SCHEMA_VERSION = 4  # bump when a key changes name, meaning or form (adding a key does not)
 # 2: the time objective (objective_value, bound, gap; check's objective, bound) is the step time
 # 3: explore split and check --uneven write exact quantities with exact_number (no float plus
 #    *_exact string twins) and carry schema_version; explore's and check's keys are those of 2
+# 4: one schema for both splits (docs/commands.md, "JSON output"): explore --split and check
+#    --uneven carry explore's header (model, layers, nodes, constraints as an object, ...), its
+#    plan figures (step_time_s and the other evaluator times as floats, exact objective_value and
+#    bound), baselines, and check's solvers object; explore's and check's own keys are those of 3
 
 
 def exact_number(x: Fraction | int) -> int | float | str:
@@ -144,10 +148,16 @@ class Inputs:
 
     @staticmethod
     def of(problem: Problem) -> "Inputs":
-        net, arr = problem.network, problem.array
-        return Inputs(__version__, net.name, net.source, arr.name, arr.source, problem.space, problem.objective,
-                      net.batch, arr.levels, arr.accelerators, arr.dtype_bytes, nodes_of(net), problem.constraints,
-                      input_warnings(problem), TimeModel.of(arr), net.sequence, net.approximations)
+        return Inputs.make(problem.network, problem.array, problem.space, problem.objective, problem.constraints,
+                           input_warnings(problem))
+
+    @staticmethod
+    def make(net: Network, arr: ArraySpec, space: Space, objective: Objective, constraints: Constraints,
+             warnings: tuple[str, ...]) -> "Inputs":
+        """The header of a run on ``net`` and ``arr`` (even or uneven split: one header)."""
+        return Inputs(__version__, net.name, net.source, arr.name, arr.source, space, objective, net.batch, arr.levels,
+                      arr.accelerators, arr.dtype_bytes, nodes_of(net), constraints, tuple(warnings), TimeModel.of(arr),
+                      net.sequence, net.approximations)
 
     @property
     def layers(self) -> tuple[str, ...]:

@@ -50,7 +50,7 @@ from ..core.uneven import (
     whole_units,
     with_group_alphas,
 )
-from ..core.evaluate import evaluate, evaluate_split
+from ..core.evaluate import Violation, evaluate, evaluate_split
 from ..core.network import Network
 from ..core.objective import Objective
 from ..core.partition import Space
@@ -64,7 +64,7 @@ from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from ..solvers.uneven_levels import levels_uneven
 from .baselines import baseline_plan
 from .render import fmt_bytes
-from .results import SCHEMA_VERSION, batch_warning, exact_number
+from .results import SCHEMA_VERSION, Inputs, PlanFigures, batch_warning, exact_number
 from .run import EvaluatorMismatch
 
 
@@ -146,6 +146,8 @@ class SplitReport:
     violations: tuple = ()  # caps, pins and forbids the plan breaks (``core.evaluate.Violation``); memory: ``memory``
     rules: tuple[str, ...] = ()  # the side constraints the run took (caps, pins, forbids), by name
     solver: str = ""  # what chose the plan (``method``): dp, joint, search, brute, exact or cpsat
+    inputs: Inputs | None = None  # the run's header, as explore's (``split_inputs``)
+    figures: PlanFigures | None = None  # the evaluator's figures of the plan, as explore's (``with_figures``)
 
     @property
     def memory_ok(self) -> bool:
@@ -201,40 +203,42 @@ class SplitReport:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        """Exact quantities (times, bytes) as ``exact_number`` (int, exact float or "p/q"), ratios
-        (speedup, gap) and wall time as floats, alphas as "p/q" strings, as in ``explore``'s JSON."""
-        num = lambda x: None if x is None else exact_number(x)  # noqa: E731
+        """``explore``'s schema (docs/commands.md, "JSON output"): its header (``inputs``), plan
+        figures (evaluator times as floats; elements and bytes with ``exact_number``), exact
+        ``objective_value`` and ``bound``, ``baselines``; then what only a split has: its alphas
+        ("p/q" strings, [level][group][layer]), the top groups' times, the memory per kind."""
+        f = lambda x: None if x is None else float(x)  # noqa: E731
+        out = self.inputs.to_json() if self.inputs is not None else {"schema_version": SCHEMA_VERSION}
+        out.update(split=str(self.split), alpha_grid=self.grid if self.uses_grid else None, grid_only=self.grid_only,
+                   free=str(self.free), solver=self.solver or None, status=self.status.value, ok=self.ok,
+                   wall_s=self.wall_s, bound=None if self.objective_bound is None else exact_number(self.objective_bound),
+                   gap=f(self.gap))
         plan = self.plan
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "network": self.network, "array": self.array, "space": str(self.space), "split": str(self.split),
-            "alpha_grid": self.grid if self.uses_grid else None, "grid_only": self.grid_only,
-            "free": str(self.free), "batch": self.batch,
-            "status": self.status.value, "solver": self.solver or None,
-            "objective": str(self.objective), "objective_value": num(self.objective_value),
-            "objective_bound": num(self.objective_bound), "constraints": list(self.rules),
-            "plan": None if plan is None else [[t.value for t in row] for row in plan.types],
-            "alphas": None if plan is None else [[[str(a) for a in row] for row in groups] for groups in plan.alphas],
-            "step_time_s": num(self.step_time_s),
-            "group_times_s": None if self.group_times_s is None else [exact_number(t) for t in self.group_times_s],
-            "idle_s": num(self.idle_s),
-            "compared": {name: {"step_time_s": exact_number(t),
-                                "speedup": None if self.step_time_s is None else float(t / self.step_time_s)}
-                         for name, t in self.compared},
-            "wall_s": self.wall_s,
-            "bound_s": num(self.bound_s),
-            "gap": None if self.gap is None else float(self.gap),
-            "equal_best_s": num(self.equal_best_s),
-            "memory": {m.kind: m.to_json() for m in self.memory}, "weight_copies": self.weight_copies,
-            "ok": self.ok,
-            "violations": [{"constraint": f"memory of {m.kind} <= {fmt_bytes(m.limit_bytes)} per accelerator",
-                            "limit_bytes": exact_number(m.limit_bytes), "actual_bytes": exact_number(m.memory_bytes),
-                            "excess_bytes": exact_number(m.memory_bytes - m.limit_bytes)} for m in self.memory if not m.ok]
-                          + [{"constraint": v.constraint, "limit_bytes": exact_number(v.limit_bytes),
-                              "actual_bytes": exact_number(v.actual_bytes), "excess_bytes": exact_number(v.excess_bytes)}
-                             for v in self.violations],
-            "note": self.note or None, "warnings": list(self.warnings),
-        }
+        out["plan"] = None if plan is None else plan.to_lists()
+        out["alphas"] = None if plan is None else [[[str(a) for a in row] for row in groups] for groups in plan.alphas]
+        if self.figures is not None:
+            out.update(self.figures.to_json())
+        out["objective_value"] = None if self.objective_value is None else exact_number(self.objective_value)
+        out["baselines"] = self._baselines_json()
+        if self.step_time_s and dict(self.compared).get("all-I") is not None:
+            out["speedup_over_all_I"] = float(dict(self.compared)["all-I"] / self.step_time_s)
+        out.update(group_times_s=None if self.group_times_s is None else [float(t) for t in self.group_times_s],
+                   idle_s=f(self.idle_s), equal_best_s=f(self.equal_best_s),
+                   memory={m.kind: m.to_json() for m in self.memory}, note=self.note or None)
+        return out
+
+    def _baselines_json(self) -> dict[str, Any]:
+        """The equal-split plans compared: each one's step time, its speedup over all-I (as in
+        ``explore``'s baselines) and the split plan's speedup over it (``split_speedup``)."""
+        all_i = dict(self.compared).get("all-I")
+        return {name: {"step_time_s": float(t), "speedup_over_all_I": None if all_i is None or not t else float(all_i / t),
+                       "split_speedup": None if not self.step_time_s else float(t / self.step_time_s)}
+                for name, t in self.compared}
+
+    def all_violations(self) -> tuple[Violation, ...]:
+        """The memory limits of kinds the plan exceeds, then the caps, pins and forbids it breaks."""
+        return tuple(Violation(f"memory of {m.kind} <= {fmt_bytes(m.limit_bytes)} per accelerator", m.limit_bytes,
+                               m.memory_bytes) for m in self.memory if not m.ok) + tuple(self.violations)
 
 
 def _runs(names) -> str:
@@ -288,7 +292,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     typed = Problem(network, array, space, objective, replace(constraints, caps=()))
     types = _dp_plan(typed)
     if types is None:  # the pins and forbids alone leave some layer no type: nothing to split
-        return _conflict_report(network, array, space, split, grid, free, typed, time.perf_counter() - t0)
+        return _conflict_report(network, array, space, split, grid, free, typed, time.perf_counter() - t0, constraints)
     compared = _compared(Problem(network, array, space, Objective.TIME), say)
     equal = Plan.even(types)
     one_point = split in (Split.PROPORTIONAL, Split.SEARCH) and not aspace.free_classes()
@@ -303,11 +307,12 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         status = status if found is None else found
         note = _unproven_note(solver, status, time_limit_s) or note
     c = constraints
+    warnings = tuple(w for w in (batch_warning(network.batch, array.accelerators),) if w)
     base = dict(solver=method(split, solver), compared=tuple(compared), layer_names=tuple(L.name for L in network.layers),
                 alpha_space=aspace, class_labels=class_labels(array, aspace), free=free, batch=network.batch,
-                weight_copies=weight_copies, warnings=tuple(w for w in (batch_warning(network.batch, array.accelerators),) if w),
+                weight_copies=weight_copies, warnings=warnings,
                 objective=objective, rules=tuple(c.side_names()[: len(c.pins) + len(c.forbids) + len(c.caps)]),
-                solver_wall_s=solver_wall)
+                solver_wall_s=solver_wall, inputs=split_inputs(network, array, space, objective, c, warnings))
     if plan is None:
         return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
                            wall_s=time.perf_counter() - t0, note=_no_plan_note(solver, status, time_limit_s), **base)
@@ -325,9 +330,18 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
             bound = time_bound = None
             note = (f"{method(split, solver)}: its plan breaks a rule it does not keep to (each kind's memory), so no "
                     "bound or gap is claimed; --solver brute, exact or cpsat keeps to it")
-    return SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
-                       wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best, memory=memory,
-                       note=note, objective_value=value, objective_bound=bound, violations=broken, **base)
+    report = SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
+                         wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best, memory=memory,
+                         note=note, objective_value=value, objective_bound=bound, violations=broken, **base)
+    return replace(report, figures=PlanFigures.of(ev, report.all_violations()))
+
+
+def split_inputs(network: Network, array: ArraySpec, space: Space, objective: Objective, constraints: Constraints,
+                 warnings: tuple[str, ...]) -> Inputs:
+    """explore's header for a split run: its constraints' memory_bytes is the limit given for
+    every kind (--memory, a constraints file), None when each kind keeps its own (``memory``)."""
+    c = constraints if constraints.memory_set else replace(constraints, memory_bytes=None)
+    return Inputs.make(network, array, space, objective, c, warnings)
 
 
 def _rescored(rules: SplitRules, ev, claimed: Fraction | None, solver: str | None) -> Fraction:
@@ -376,7 +390,8 @@ def _unproven_note(solver: str | None, status: Status, time_limit_s: float) -> s
     return ""
 
 
-def _conflict_report(network, array, space, split, grid, free, typed: Problem, wall_s: float) -> SplitReport:
+def _conflict_report(network, array, space, split, grid, free, typed: Problem, wall_s: float,
+                     constraints: Constraints) -> SplitReport:
     """No types keep to the pins and forbids: infeasible, naming the conflicting rules as the even split does."""
     from ..solvers.cpsat import explain_infeasible
 
@@ -391,7 +406,8 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
                        layer_names=tuple(L.name for L in network.layers), alpha_space=aspace,
                        class_labels=class_labels(array, aspace), free=free, batch=network.batch,
                        weight_copies=typed.constraints.weight_copies, objective=typed.objective,
-                       rules=tuple(c.side_names()[: len(c.pins) + len(c.forbids) + len(c.caps)]))
+                       rules=tuple(c.side_names()[: len(c.pins) + len(c.forbids) + len(c.caps)]),
+                       inputs=split_inputs(network, array, space, typed.objective, constraints, ()))
 
 
 def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, hint, solver, rules):

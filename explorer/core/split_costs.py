@@ -111,9 +111,10 @@ class SplitCosts:
         d = SHARE_POSITION[spec_of(node, t).halves]
         return times(nums, d, part), times(exps, d, 1, 1)
 
-    def _shares(self, node, col) -> tuple[list[list[tuple[int, ...]]], list[tuple[int, ...]]]:
-        """[level 0..H][group] -> the numerators of its (B, D_i, D_o, G) shares, and [level] -> the
-        powers of D under them (the same for every group of a level): ``split_share`` group by group."""
+    def shares(self, node, col) -> tuple[list[list[tuple[int, ...]]], list[tuple[int, ...]]]:
+        """[level 0..len(col)][group] -> the numerators of its (B, D_i, D_o, G) shares, and [level] ->
+        the powers of D under them (the same for every group of a level): ``split_share`` group by
+        group. ``col``: per level from the top (all H, or the levels above one) (type, alpha per group)."""
         D = self.D
         rows, exps = [[ONE]], [ZERO]
         for h, (t, alphas) in enumerate(col):
@@ -145,6 +146,16 @@ class SplitCosts:
         x = self._exchange(l, t)
         return 0 if x is None else self._size_units(*x, nums, exps)
 
+    def input_units(self, l: int, nums: tuple, exps: tuple):  # noqa: E741
+        """Layer l's A(F_in) times a group's F_in share (``nums``, ``exps``), in units: what a
+        re-layout coefficient of one moves into the group, before the edge's share."""
+        return self._size_units(self._whole[l][_F_IN], _F_IN, nums, exps)
+
+    def group_flops(self, l: int, nums: tuple, level: int):  # noqa: E741
+        """Layer l's training FLOPs in a level-``level`` group of share numerators ``nums`` (over
+        D^level), in units (``leaf_flops`` at level H)."""
+        return self.leaf_flops(l, nums) * self.D ** (self.levels - level)
+
     def leaf_flops(self, l: int, nums: tuple):  # noqa: E741
         """Layer l's training FLOPs on a leaf of share numerators ``nums`` (over D^H), in units."""
         return self._flops[l] * nums[0] * nums[1] * nums[2] * nums[3]
@@ -158,7 +169,7 @@ class SplitCosts:
         """Layer l's own vector under column ``col``: FLOPs per leaf, its intra exchange on both
         sides of every group, its footprint per leaf (``layout.mem``)."""
         lay, node = self.layout, self.network.layers[l]
-        rows, exps = self._shares(node, col)
+        rows, exps = self.shares(node, col)
         H = self.levels
         v = [0] * lay.size
         flops = self._flops[l]
@@ -183,7 +194,7 @@ class SplitCosts:
         u, v = self.network.edges[e]
         U, V = self.network.layers[u], self.network.layers[v]
         lay = self.layout
-        rows, exps = self._shares(V, cv)
+        rows, exps = self.shares(V, cv)
         out = [0] * lay.size
         x0 = self._edge_units[e]
         for h in range(self.levels):

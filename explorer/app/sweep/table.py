@@ -25,7 +25,8 @@ FIGURES = (
     "memory_bytes_per_accelerator", "speedup_over_all_I", "traffic_ratio_to_all_I", "energy_J", "energy_efficiency_over_all_I",
     "objective_value", "bound", "gap",
 )
-SPLIT_FIGURES = ("step_time_s", "bound", "gap")  # what explore split reports of FIGURES (bound, gap: a proving method)
+SPLIT_FIGURES = ("traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s", "memory_bytes_per_accelerator",
+                 "speedup_over_all_I", "objective_value", "bound", "gap")  # what explore --split reports of FIGURES
 TAIL = ("violations", "dp_gap", "wall_s", "cached", "error")
 ALPHA_PREFIX = "alpha_level"  # a split point's alpha per level: alpha_level0 (top), alpha_level1, ...
 PROVEN = {"optimal": "yes", "level-optimal": "level-optimal"}  # statuses that may be called Pareto-optimal
