@@ -267,4 +267,4 @@ def test_the_joint_optimum_that_breaks_memory_is_not_called_optimal(tmp_path, ca
     code, r, _ = _json(["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "2", "--split",
                         "optimal", "--format", "json"], capsys)
     assert code == 1 and r["ok"] is False and r["status"] == "feasible" and r["solver"] == "joint"
-    assert r["objective_bound"] is None and r["gap"] is None and r["bound_s"] is None
+    assert r["bound"] is None and r["gap"] is None

@@ -2,6 +2,7 @@
 on a small mix (two accelerators of speed v, two of 3v) and fails without its fix."""
 
 import json
+from fractions import Fraction
 
 import pytest
 
@@ -43,7 +44,7 @@ def test_brute_split_stops_at_the_time_limit_and_claims_no_proof(mix4, capsys):
     code, out, err = run_cli(["--model", "lenet-c", "--array", mix4, "--space", "accpar", "--split", "optimal",
                               "--solver", "brute", "--time-limit", "0.1", "--alpha-grid", "2", "--format", "json"], capsys)
     d = _json(out)
-    assert d["status"] == "feasible" and d["objective_bound"] is None and d["gap"] is None
+    assert d["status"] == "feasible" and d["bound"] is None and d["gap"] is None
     assert d["wall_s"] < 5  # the whole enumeration takes ~20 s
     assert "stopped at the time limit" in d["note"] and code == 0
 
@@ -204,7 +205,11 @@ def test_values_the_even_split_takes_the_split_takes(mix4, option, value, capsys
     even, _, err_even = run_cli([*base, "--solver", "dp"], capsys)
     split, out, err = run_cli([*base, "--split", "search"], capsys)
     assert even in (0, 1) and split in (0, 1), (err_even, err)
-    assert _json(out)["weight_copies" if option == "--weight-copies" else "memory"] is not None
+    d = _json(out)
+    if option == "--weight-copies":
+        assert d["constraints"]["weight_copies"] == int(value)
+    else:
+        assert d["constraints"]["memory_bytes"] == int(Fraction(value) * 2**30) and d["memory"]
 
 
 @pytest.mark.parametrize("option,value,message", [
