@@ -208,12 +208,14 @@ def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto,
     chart = plot.with_reference_axes(folder, chart)
     target = out or str(Path(folder) / plot.default_name(chart, pareto, plan))
     if plan is not None:
-        path = plot.plot_plan(folder, plan, target)
+        done = plot.plot_plan(folder, plan, target)
     elif pareto:
-        path = plot.plot_pareto(folder, chart, target)
+        done = plot.plot_pareto(folder, chart, target)
     else:
-        path = plot.plot_chart(folder, chart, target)
-    click.echo(f"wrote {path}", err=True)
+        done = plot.plot_chart(folder, chart, target)
+    for note in done.notes:  # also on the figure, under its title
+        click.echo(f"explore plot: warning: {note}", err=True)
+    click.echo(f"wrote {done.path}", err=True)
 
 
 def attach(group: click.Group) -> None:
