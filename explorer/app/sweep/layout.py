@@ -142,6 +142,26 @@ def legend_covers_data(ax) -> bool:
     return leg is not None and _covers(leg.get_window_extent(renderer), ax, renderer)
 
 
+def fit_title(ax) -> bool:
+    """Wrap a title wider than the figure (tight_layout never shrinks it); True when wrapped."""
+    import textwrap
+
+    title = ax.title
+    renderer = _renderer(ax.figure)
+    box, fig_width = title.get_window_extent(renderer), ax.figure.bbox.width
+    centre = (box.x0 + box.x1) / 2  # centred over the axes: room to the nearer edge of the figure, twice
+    width, room = box.width, 2 * min(centre, fig_width - centre) - 8
+    if width <= room or not title.get_text():
+        return False
+    lines = title.get_text().split("\n")
+    chars = max(20, int(max(map(len, lines)) * room / width))
+    wrapped = "\n".join(w for line in lines for w in (textwrap.wrap(line, chars) or [""]))
+    if wrapped == title.get_text():
+        return False
+    title.set_text(wrapped)
+    return True
+
+
 def finish(fig, categorical: dict | None = None) -> None:
     """Lay ``fig`` out, then fit every axes' x tick labels (``categorical``: axes -> True when its
     x axis names categories) and move legends off the data, until nothing changes."""
@@ -154,5 +174,6 @@ def finish(fig, categorical: dict | None = None) -> None:
                 continue
             changed |= fit_xticklabels(ax, categorical.get(ax, False))
             changed |= legend_out_of_the_way(ax)
+            changed |= fit_title(ax)
         if not changed:
             return
