@@ -219,3 +219,31 @@ def test_every_figure_column_is_mapped_with_its_unit():
                 assert axis.unit == unit.unit and axis.factor == unit.factor, column
         if "speedup" in column or "ratio" in column or "efficiency" in column:
             assert axis.unit == labels.TIMES, column
+
+
+REF_GB = """\
+version: 1
+name: ref
+grid: {model: [lenet-c, sfc]}
+fixed: {levels: 2}
+reference:
+  figure: 8
+  x: model
+  y: traffic_bytes
+  unit: GB
+  series:
+    HyPar: {lenet-c: 0.5, sfc: 2.5}
+"""
+
+
+def test_a_reference_in_gb_lands_on_the_gb_axis(tmp_path):
+    folder = _run(tmp_path, "ref", REF_GB)
+    chart = plot.with_reference_axes(folder, plot.Chart("bar", reference=True))
+    fig, _ = plot.chart_figure(folder, chart)
+    try:
+        ax = fig.axes[0]
+        paper = [line for line in ax.lines if line.get_label().startswith("paper:")]
+        assert [line.get_label() for line in paper] == ["paper: HyPar"]  # same unit: no "GB x 1e+09"
+        assert list(paper[0].get_ydata()) == [0.5, 2.5] and ax.get_ylabel() == "traffic (GB)"
+    finally:
+        _close(fig)

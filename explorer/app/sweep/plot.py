@@ -237,8 +237,8 @@ def _reference_points(folder, chart: Chart, cats) -> list[tuple[str, str, list[t
     ref = read_reference(folder)
     # a reference that plots another quantity than --y says which, in its legend entry
     other = f" ({ref.get('y')})" if ref.get("y") and str(ref.get("y")) != chart.y else ""
-    unit = reference_scale(ref.get("unit"), chart.y)
-    if unit != 1:
+    unit = reference_scale(ref.get("unit"), chart.y) * factor(chart.y)  # into the axis' unit (labels.py)
+    if abs(unit - 1) > 1e-12:
         other += f" ({ref.get('unit')} x {unit:g})"
     out = []
     for name, points in ref["series"].items():
@@ -254,7 +254,7 @@ def _reference_points(folder, chart: Chart, cats) -> list[tuple[str, str, list[t
             else:
                 x = float(cats.index(str(key))) if str(key) in cats else None
             if x is not None:
-                pts.append((x, v * unit * factor(chart.y)))
+                pts.append((x, v * unit))
         out.append((name, other, sorted(pts)))
     return out
 
