@@ -55,7 +55,7 @@ COLUMNS: dict[str, Axis] = {
     # a split point's figures
     "group0_time_s": Axis("top-level group 0's time", "s"),
     "group1_time_s": Axis("top-level group 1's time", "s"),
-    "idle_s": Axis("idle time of the faster group", "s"),
+    "idle_s": Axis("idle time of the faster group", "ms", Fraction(1000)),  # well under a millisecond
     "speedup_over_all_I_equal": Axis("speedup over data parallelism, equal split", TIMES),
     "speedup_over_trick_equal": Axis("speedup over the trick, equal split", TIMES),
     "speedup_over_hypar_equal": Axis("speedup over HyPar's plan, equal split", TIMES),
