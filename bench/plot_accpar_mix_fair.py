@@ -51,7 +51,9 @@ def main(accpar_dir: str, hypar_dir: str, out: str) -> None:
     ax.axhline(1, color="black", lw=0.8)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
+    from explorer.app.sweep import layout
+
+    layout.finish(fig)  # a legend over the lines moves beside the axes
     fig.savefig(out, dpi=90)
 
 

@@ -190,8 +190,8 @@ def sweep_merge(dirs, out, pareto, force):
 @click.option("--kind", type=click.Choice(["line", "bar", "scatter", "heatmap"]), default="line", show_default=True)
 @click.option("--z", "z", default=None, metavar="COL", help="Heatmap: the value in each (x, y) cell.")
 @click.option("--where", "where", multiple=True, metavar="COL=VALUE", help="Keep only rows where COL is VALUE. Repeatable.")
-@click.option("--logx", is_flag=True, help="Logarithmic x axis (base 2 for powers of two).")
-@click.option("--logy", is_flag=True, help="Logarithmic y axis.")
+@click.option("--logx", is_flag=True, help="Logarithmic x axis (base 2 for powers of two); points with x <= 0 are left out, with a warning.")
+@click.option("--logy", is_flag=True, help="Logarithmic y axis; points with y <= 0 are left out, with a warning.")
 @click.option("--title", default=None, help="Figure title.")
 @click.option("--plan", "plan", type=click.IntRange(min=0), default=None, metavar="ROW", help="Draw point ROW's plan: levels x layers coloured by type.")
 @click.option("--pareto", is_flag=True, help="Scatter the points on --x, --y and mark the Pareto front (both minimised).")
@@ -210,12 +210,14 @@ def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto,
     chart = plot.with_reference_axes(folder, chart)
     target = out or str(Path(folder) / plot.default_name(chart, pareto, plan))
     if plan is not None:
-        path = plot.plot_plan(folder, plan, target)
+        done = plot.plot_plan(folder, plan, target)
     elif pareto:
-        path = plot.plot_pareto(folder, chart, target)
+        done = plot.plot_pareto(folder, chart, target)
     else:
-        path = plot.plot_chart(folder, chart, target)
-    click.echo(f"wrote {path}", err=True)
+        done = plot.plot_chart(folder, chart, target)
+    for note in done.notes:  # also on the figure, under its title
+        click.echo(f"explore plot: warning: {note}", err=True)
+    click.echo(f"wrote {done.path}", err=True)
 
 
 def attach(group: click.Group) -> None:

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ...core.errors import SpecError, shown
+from . import layout
+from .labels import factor, label
 from .table import number, pareto_labels, read_rows
 
 KINDS = ("line", "bar", "scatter", "heatmap")
@@ -42,6 +44,14 @@ class Chart:
     reference: bool = False  # draw the paper's values from the sweep file's ``reference:`` beside ours
 
 
+@dataclass(frozen=True)
+class Plotted:
+    """An image written, and what it leaves out (points a log axis cannot show), for the CLI to say."""
+
+    path: Path
+    notes: tuple[str, ...] = ()
+
+
 def pyplot(command: str = "explore plot"):
     """matplotlib's pyplot on the Agg backend; one line naming ``command`` when it is missing."""
     try:
@@ -64,13 +74,28 @@ def _target(out: str | Path) -> Path:
     return path
 
 
-def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
+def _save(fig, path: Path, notes: tuple[str, ...] = ()) -> Plotted:
+    """Write a figure laid out by ``layout.finish`` (no layout here: what it checked is what is saved)."""
     fig.savefig(path, dpi=110)
     import matplotlib.pyplot as plt
 
     plt.close(fig)
-    return path
+    return Plotted(path, notes)
+
+
+def log_dropped(pts: list, chart: Chart, categorical: bool) -> tuple[list, tuple[str, ...]]:
+    """The points (x, y, ...) a log axis can draw, and a note of how many it cannot (x or y <= 0)."""
+    logx = chart.logx and not categorical
+    bad_x = [p for p in pts if logx and p[0] <= 0]
+    bad_y = [p for p in pts if chart.logy and p[1] <= 0 and not (logx and p[0] <= 0)]
+    parts = [f"{len(bad)} point{'' if len(bad) == 1 else 's'} with {col} <= 0 (log {name} axis)"
+             for bad, col, name in ((bad_x, chart.x, "x"), (bad_y, chart.y, "y")) if bad]
+    keep = [p for p in pts if not (logx and p[0] <= 0) and not (chart.logy and p[1] <= 0)]
+    return keep, (f"not drawn: {' and '.join(parts)}",) if parts else ()
+
+
+def _noted_title(ax, title: str, notes: tuple[str, ...]) -> None:
+    ax.set_title("\n".join((title, *notes)), fontsize=10)
 
 
 def parse_where(items: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -152,9 +177,8 @@ def _pow2(values) -> bool:
 
 
 def _axes_style(ax, chart: Chart, xs, cats) -> None:
-    if cats is not None:
-        ax.set_xticks(range(len(cats)))
-        ax.set_xticklabels(cats, rotation=30 if max(map(len, cats)) > 6 else 0, ha="right" if max(map(len, cats)) > 6 else "center")
+    if cats is not None:  # turned only if they would overlap (layout.finish)
+        ax.set_xticks(range(len(cats)), cats)
     if chart.logx and cats is None:
         ax.set_xscale("log", base=2 if _pow2(xs) else 10)
         if _pow2(xs):
@@ -165,8 +189,8 @@ def _axes_style(ax, chart: Chart, xs, cats) -> None:
         ax.set_xticks(sorted(set(xs)))  # integer options (levels, batch): no 1.5 ticks
     if chart.logy:
         ax.set_yscale("log")
-    ax.set_xlabel(chart.x)
-    ax.set_ylabel(chart.y)
+    ax.set_xlabel(label(chart.x))
+    ax.set_ylabel(label(chart.y))
     ax.grid(True, alpha=0.3, which="both" if chart.logy else "major")
 
 
@@ -208,14 +232,16 @@ def reference_scale(unit: Any, column: str | None) -> float:
     return factor if suffix and column and column.endswith(suffix) else 1
 
 
-def _draw_reference(ax, folder, chart: Chart, cats) -> None:
+def _reference_points(folder, chart: Chart, cats) -> list[tuple[str, str, list[tuple[float, float]]]]:
+    """The paper's series as (name, legend note, points in the axes' units)."""
     ref = read_reference(folder)
     # a reference that plots another quantity than --y says which, in its legend entry
     other = f" ({ref.get('y')})" if ref.get("y") and str(ref.get("y")) != chart.y else ""
-    scale = reference_scale(ref.get("unit"), chart.y)
-    if scale != 1:
-        other += f" ({ref.get('unit')} x {scale:g})"
-    for n, (name, points) in enumerate(ref["series"].items()):
+    unit = reference_scale(ref.get("unit"), chart.y) * factor(chart.y)  # into the axis' unit (labels.py)
+    if abs(unit - 1) > 1e-12:
+        other += f" ({ref.get('unit')} x {unit:g})"
+    out = []
+    for name, points in ref["series"].items():
         pts = []
         for key, value in points.items():
             where = f"--reference: reference.series.{name}.{key}"
@@ -224,21 +250,23 @@ def _draw_reference(ax, folder, chart: Chart, cats) -> None:
                 continue
             if cats is None:
                 x = _to_float(key, where)
+                x = None if x is None else x * factor(chart.x)
             else:
                 x = float(cats.index(str(key))) if str(key) in cats else None
             if x is not None:
-                pts.append((x, v * scale))
-        if not pts:
-            continue
-        pts.sort()
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], ls="--" if cats is None else "none", lw=1, marker="x",
-                ms=7, mew=2, color=f"C{n + 5}", label=f"paper: {name}{other}", zorder=6)
+                pts.append((x, v * unit))
+        out.append((name, other, sorted(pts)))
+    return out
 
 
-def plot_chart(folder: str | Path, chart: Chart, out: str | Path) -> Path:
-    """Draw a line, bar, scatter or heatmap chart of a sweep's results.csv into ``out`` (.png/.svg);
-    with ``chart.reference``, the paper's values from the sweep file's ``reference:`` beside ours."""
-    chart = with_reference_axes(folder, chart)
+def _draw_reference(ax, series, cats) -> None:
+    for n, (name, other, pts) in enumerate(series):
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], ls="--" if cats is None else "none", lw=1, marker="x",
+                    ms=7, mew=2, color=f"C{n + 5}", label=f"paper: {name}{other}", zorder=6)
+
+
+def _check_chart(chart: Chart) -> None:
     if chart.reference and chart.kind == "heatmap":
         raise SpecError("--reference", "draws on line, bar and scatter charts, not on a heatmap")
     if chart.kind not in KINDS:
@@ -247,38 +275,70 @@ def plot_chart(folder: str | Path, chart: Chart, out: str | Path) -> Path:
         raise SpecError("explore plot", "give --x and --y (or --plan ROW)")
     if chart.kind == "heatmap" and not chart.z:
         raise SpecError("--z", "a heatmap needs --z COL, the value shown in each cell")
+
+
+def plot_chart(folder: str | Path, chart: Chart, out: str | Path) -> Plotted:
+    """Draw a line, bar, scatter or heatmap chart of a sweep's results.csv into ``out`` (.png/.svg);
+    with ``chart.reference``, the paper's values from the sweep file's ``reference:`` beside ours."""
+    chart = with_reference_axes(folder, chart)
+    _check_chart(chart)
     path = _target(out)
+    fig, notes = chart_figure(folder, chart)
+    return _save(fig, path, notes)
+
+
+def chart_figure(folder: str | Path, chart: Chart):
+    """The chart's figure, laid out, and its notes (points a log axis leaves out)."""
+    _check_chart(chart)
     cols, rows = load_table(folder, chart)
     plt = pyplot()
     if chart.kind == "heatmap":
-        return _save(_heatmap(plt, cols, rows, chart), path)
+        return _heatmap(plt, cols, rows, chart), ()
     y_ok = [r for r in rows if number(r[chart.y]) is not None]
     if not y_ok:
         raise SpecError("--y", f"no row has a number in {chart.y} (statuses: {', '.join(sorted({r['status'] for r in rows}))})")
     if chart.kind != "scatter":
         _check_unique(y_ok, (*chart.hue, chart.x), cols, _params(cols))
-    fig, ax = plt.subplots(figsize=(7, 4.3))
     xs_all, cats = _xvalues(y_ok, chart.x, categorical=chart.kind == "bar")
+    fx, fy = (factor(chart.x) if cats is None else 1), factor(chart.y)
+    xs_all = [x * fx for x in xs_all]
     series = list(dict.fromkeys(_hue_of(r, chart.hue) for r in y_ok))
-    for n, s in enumerate(series):
-        label = s or ("ours" if chart.reference else None)
-        pts = sorted((x, float(number(r[chart.y]))) for x, r in zip(xs_all, y_ok) if _hue_of(r, chart.hue) == s)
-        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-        if chart.kind == "line":
-            ax.plot(xs, ys, marker="o", ms=4, label=label)
-        elif chart.kind == "scatter":
-            ax.scatter(xs, ys, s=22, label=label, alpha=0.85)
-        else:
-            width = 0.8 / len(series)
-            ax.bar([x - 0.4 + width * (n + 0.5) for x in xs], ys, width=width, label=label)
+    ours = [(x, float(number(r[chart.y])) * fy, _hue_of(r, chart.hue)) for x, r in zip(xs_all, y_ok)]
+    ours, notes = log_dropped(ours, chart, cats is not None)
+    ref_all = _reference_points(folder, chart, cats) if chart.reference else []
+    ref = [(name, other, log_dropped(pts, chart, cats is not None)[0]) for name, other, pts in ref_all]
+    dropped_ref = sum(len(p) for *_, p in ref_all) - sum(len(p) for *_, p in ref)
+    if not ours:
+        raise SpecError("--logy" if chart.logy else "--logx", f"no point left to draw: {notes[0].removeprefix('not drawn: ')}")
+    fig, ax = plt.subplots(figsize=(7, 4.3))
+    if len(series) > 10:  # more series than the default ten colours: no two share one
+        ax.set_prop_cycle(color=plt.get_cmap("tab20").colors)
+    _draw_series(ax, chart, series, ours)
     if chart.reference:
-        _draw_reference(ax, folder, chart, cats)
+        _draw_reference(ax, ref, cats)
+        if dropped_ref:
+            notes = (*notes, f"not drawn: {dropped_ref} of the paper's values <= 0 (log axis)")
     _axes_style(ax, chart, xs_all, cats)
     if any(series) or chart.reference:
         ax.legend(fontsize=8, title=" ".join(chart.hue) or None, title_fontsize=8)
     vs_paper = ", with the paper's values" if chart.reference else ""
-    ax.set_title(chart.title or f"{chart.y} vs {chart.x}{where_text(chart)}{vs_paper}", fontsize=10)
-    return _save(fig, path)
+    _noted_title(ax, chart.title or f"{chart.y} vs {chart.x}{where_text(chart)}{vs_paper}", notes)
+    layout.finish(fig, {ax: cats is not None})
+    return fig, notes
+
+
+def _draw_series(ax, chart: Chart, series: list[str], ours: list[tuple[float, float, str]]) -> None:
+    for n, s in enumerate(series):
+        label_ = s or ("ours" if chart.reference else None)
+        pts = sorted((x, y) for x, y, h in ours if h == s)
+        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        if chart.kind == "line":
+            ax.plot(xs, ys, marker="o", ms=4, label=label_)
+        elif chart.kind == "scatter":
+            ax.scatter(xs, ys, s=22, label=label_, alpha=0.85)
+        else:
+            width = 0.8 / len(series)
+            ax.bar([x - 0.4 + width * (n + 0.5) for x in xs], ys, width=width, label=label_)
 
 
 def _heatmap(plt, cols, rows, chart: Chart):
@@ -295,11 +355,11 @@ def _heatmap(plt, cols, rows, chart: Chart):
         if v is None:  # no value: say why (no plan), or n/a (e.g. no proven optimum to compare with)
             notes[(i, j)] = "n/a" if r["status"] in ("optimal", "level-optimal", "feasible") else r["status"]
         else:
-            grid[i, j] = float(v)
+            grid[i, j] = float(v) * factor(chart.z)
     fig, ax = plt.subplots(figsize=(max(5, 0.75 * len(xs) + 2.5), max(3, 0.45 * len(ys) + 1.6)))
     cmap = plt.get_cmap("viridis").with_extremes(bad="#dddddd")
     im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, aspect="auto")
-    fig.colorbar(im, ax=ax, label=chart.z)
+    fig.colorbar(im, ax=ax, label=label(chart.z))
     finite = grid[np.isfinite(grid)]
     mid = (finite.min() + finite.max()) / 2 if finite.size else 0
     for i in range(len(ys)):
@@ -309,13 +369,12 @@ def _heatmap(plt, cols, rows, chart: Chart):
             elif np.isfinite(grid[i, j]):
                 ax.text(j, i, f"{grid[i, j]:.3g}", ha="center", va="center", fontsize=7,
                         color="white" if grid[i, j] < mid else "black")
-    ax.set_xticks(range(len(xs)))
-    ax.set_xticklabels(xs)
-    ax.set_yticks(range(len(ys)))
-    ax.set_yticklabels(ys)
-    ax.set_xlabel(chart.x)
-    ax.set_ylabel(chart.y)
+    ax.set_xticks(range(len(xs)), xs)
+    ax.set_yticks(range(len(ys)), ys)
+    ax.set_xlabel(label(chart.x))
+    ax.set_ylabel(label(chart.y))
     ax.set_title(chart.title or f"{chart.z} by {chart.y} and {chart.x}{where_text(chart)}", fontsize=10)
+    layout.finish(fig, {ax: True})
     return fig
 
 
@@ -326,17 +385,28 @@ def _sorted_cats(values: list[str]) -> list[str]:
     return cats
 
 
-def plot_pareto(folder: str | Path, chart: Chart, out: str | Path) -> Path:
+def plot_pareto(folder: str | Path, chart: Chart, out: str | Path) -> Plotted:
     """Scatter every point with a valid plan on (x, y), both minimised, and mark the front: only
     proven-optimal points are called Pareto-optimal; DP points on the front are marked level-optimal."""
     if not chart.x or not chart.y:
         raise SpecError("--pareto", "give --x and --y, the two columns to minimise")
     path = _target(out)
+    fig, notes = pareto_figure(folder, chart)
+    return _save(fig, path, notes)
+
+
+def pareto_figure(folder: str | Path, chart: Chart):
+    """The Pareto figure, laid out, and its notes (points a log axis leaves out)."""
     _, rows = load_table(folder, chart)
-    labels = pareto_labels(rows, (chart.x, chart.y))
-    pts = [(float(number(r[chart.x])), float(number(r[chart.y])), lab, r) for r, lab in zip(rows, labels) if lab]
+    labels = pareto_labels(rows, (chart.x, chart.y))  # on every point: a log axis only hides some
+    fx, fy = factor(chart.x), factor(chart.y)
+    pts = [(float(number(r[chart.x])) * fx, float(number(r[chart.y])) * fy, lab, r)
+           for r, lab in zip(rows, labels) if lab]
     if not pts:
         raise SpecError("--pareto", f"no row has a valid plan with numbers in {chart.x} and {chart.y}")
+    pts, notes = log_dropped(pts, chart, False)
+    if not pts:
+        raise SpecError("--logy" if chart.logy else "--logx", "no point left to draw: every point has a value <= 0")
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     rest = [p for p in pts if p[2] == "no"]
@@ -357,8 +427,9 @@ def plot_pareto(folder: str | Path, chart: Chart, out: str | Path) -> Path:
             ax.annotate(", ".join(dict.fromkeys(names)), (x, y), fontsize=7, xytext=(5, 4), textcoords="offset points")
     _axes_style(ax, chart, [p[0] for p in pts], None)
     ax.legend(fontsize=8)
-    ax.set_title(chart.title or f"Pareto front: {chart.y} vs {chart.x} (both minimised){where_text(chart)}", fontsize=10)
-    return _save(fig, path)
+    _noted_title(ax, chart.title or f"Pareto front: {chart.y} vs {chart.x} (both minimised){where_text(chart)}", notes)
+    layout.finish(fig)
+    return fig, notes
 
 
 def read_plan(folder: str | Path, row: int) -> dict[str, Any]:
@@ -381,7 +452,7 @@ def read_plan(folder: str | Path, row: int) -> dict[str, Any]:
     raise SpecError("--plan", f"no point {row} in {path}")
 
 
-def plot_plan(folder: str | Path, row: int, out: str | Path) -> Path:
+def plot_plan(folder: str | Path, row: int, out: str | Path) -> Plotted:
     """One point's plan as a levels x layers grid coloured by partition type (HyPar Fig. 5)."""
     path = _target(out)
     d = read_plan(folder, row)
@@ -419,6 +490,7 @@ def plot_plan(folder: str | Path, row: int, out: str | Path) -> Path:
     ax.set_title(f"point {row}: {res['model']} on {res['accelerators']} accelerators ({res['array']}), {res['space']} space, "
                  f"batch {res['batch']}\n{res['solver']} {res['status']}, traffic {(_to_float(traffic, 'traffic_bytes') or 0) / 1e9:.3g} GB, "
                  f"step {res['step_time_s'] * 1e3:.3g} ms", fontsize=9)
+    layout.finish(fig, {ax: True})
     return _save(fig, path)
 
 

@@ -1,0 +1,87 @@
+"""Axis labels of results.csv's columns: the one mapping column -> (text, unit, factor) the plots
+use, so an axis reads "step time (s)" and "traffic (GB)", not step_time_s and traffic_bytes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+
+@dataclass(frozen=True)
+class Axis:
+    """How a column is drawn: its values times ``factor``, labelled "text (unit)"."""
+
+    text: str
+    unit: str = ""  # "" for counts (accelerators, levels): the text says what is counted
+    factor: Fraction = Fraction(1)
+
+    @property
+    def label(self) -> str:
+        return f"{self.text} ({self.unit})" if self.unit else self.text
+
+
+GB = Fraction(1, 10**9)  # the paper's unit of traffic (HyPar Fig. 8) and the plan figure's title
+MIB = Fraction(1, 2**20)
+TIMES = "×"  # ratios: "speedup over data parallelism (×)"
+
+COLUMNS: dict[str, Axis] = {
+    # the options of a point
+    "levels": Axis("levels"),
+    "batch": Axis("batch", "samples"),
+    "link_bandwidth_GBps": Axis("link bandwidth", "GB/s"),
+    "peak_TFLOPS": Axis("peak", "TFLOPS"),
+    "memory_GiB": Axis("memory limit", "GiB"),
+    "time_limit": Axis("time limit", "s"),
+    "weight_copies": Axis("weight copies"),
+    "seq": Axis("sequence length", "tokens"),
+    "alpha_grid": Axis("alpha grid", "steps"),
+    # the figures of an answer
+    "accelerators": Axis("accelerators"),
+    "traffic_elements": Axis("traffic", "M elements", Fraction(1, 10**6)),
+    "traffic_bytes": Axis("traffic", "GB", GB),
+    "comm_time_s": Axis("communication time", "s"),
+    "compute_s": Axis("compute time", "s"),
+    "step_time_s": Axis("step time", "s"),
+    "memory_bytes_per_accelerator": Axis("memory per accelerator", "MiB", MIB),
+    "speedup_over_all_I": Axis("speedup over data parallelism", TIMES),
+    "traffic_ratio_to_all_I": Axis("traffic relative to data parallelism", TIMES),
+    "energy_J": Axis("energy", "J"),
+    "energy_efficiency_over_all_I": Axis("energy efficiency over data parallelism", TIMES),
+    "objective_value": Axis("objective value"),  # elements or seconds, as the point's objective
+    "bound": Axis("proven bound on the objective"),
+    "gap": Axis("optimality gap", "%", Fraction(100)),
+    "dp_gap": Axis("DP's excess over the proven optimum", "%", Fraction(100)),
+    "wall_s": Axis("solve time", "s"),
+    # a split point's figures
+    "group0_time_s": Axis("top-level group 0's time", "s"),
+    "group1_time_s": Axis("top-level group 1's time", "s"),
+    "idle_s": Axis("idle time of the faster group", "ms", Fraction(1000)),  # well under a millisecond
+    "speedup_over_all_I_equal": Axis("speedup over data parallelism, equal split", TIMES),
+    "speedup_over_trick_equal": Axis("speedup over the trick, equal split", TIMES),
+    "speedup_over_hypar_equal": Axis("speedup over HyPar's plan, equal split", TIMES),
+}
+# a column not named above: its unit from its name's suffix (a sweep's own keys, accelerators_<kind>)
+SUFFIXES: dict[str, Axis] = {
+    "_s": Axis("", "s"), "_bytes": Axis("", "GB", GB), "_GBps": Axis("", "GB/s"), "_GiB": Axis("", "GiB"),
+    "_J": Axis("", "J"), "_TFLOPS": Axis("", "TFLOPS"),
+}
+
+
+def axis(column: str) -> Axis:
+    """How ``column`` is drawn: from COLUMNS, else its name with the unit its suffix says."""
+    if column in COLUMNS:
+        return COLUMNS[column]
+    if column.startswith("accelerators_"):  # accelerators_v3: how many of that kind
+        return Axis(f"{column.removeprefix('accelerators_')} accelerators")
+    for suffix, unit in SUFFIXES.items():
+        if column.endswith(suffix) and len(column) > len(suffix):
+            return Axis(column.removesuffix(suffix).replace("_", " "), unit.unit, unit.factor)
+    return Axis(column.replace("_", " "))
+
+
+def label(column: str) -> str:
+    return axis(column).label
+
+
+def factor(column: str) -> float:
+    return float(axis(column).factor)

@@ -1,0 +1,179 @@
+"""Layout checks of a drawn matplotlib figure: x tick labels that would overlap are turned or
+thinned, a legend that would cover data moves beside the axes. Called after the figure is
+drawn, on the final layout (``finish``), so what is checked is what is saved."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PAD = 4.0  # pixels kept between two tick labels
+ROTATIONS = ((0, "center", "default"), (45, "right", "anchor"), (90, "center", "default"))
+MIN_FONT = 5.0
+
+
+def _renderer(fig):
+    fig.canvas.draw()
+    return fig.canvas.get_renderer()
+
+
+def _boxes(texts, renderer) -> list:
+    return [t.get_window_extent(renderer) for t in texts]
+
+
+def _clash(a, b, pad: float = PAD) -> bool:
+    return a.x0 < b.x1 + pad and b.x0 < a.x1 + pad and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def shown_xticklabels(ax) -> list:
+    """The x tick labels that are drawn: visible, with text, inside the view (major and minor)."""
+    lo, hi = sorted(ax.get_xlim())
+    span = (hi - lo) * 1e-9
+    out = []
+    for tick in [*ax.xaxis.get_major_ticks(), *ax.xaxis.get_minor_ticks()]:
+        t = tick.label1
+        if t.get_visible() and t.get_text() and lo - span <= tick.get_loc() <= hi + span:
+            out.append(t)
+    return out
+
+
+def overlapping(texts, renderer) -> list[tuple[str, str]]:
+    """Pairs of texts whose boxes overlap (every pair, not only neighbours)."""
+    boxes = _boxes(texts, renderer)
+    return [(texts[i].get_text(), texts[j].get_text()) for i in range(len(texts)) for j in range(i + 1, len(texts))
+            if _clash(boxes[i], boxes[j])]
+
+
+def _in_view(ax, minor: bool) -> list[tuple[float, Any]]:
+    lo, hi = sorted(ax.get_xlim())
+    span = (hi - lo) * 1e-9
+    ticks = ax.xaxis.get_minor_ticks() if minor else ax.xaxis.get_major_ticks()
+    locs = ax.xaxis.get_minorticklocs() if minor else ax.xaxis.get_majorticklocs()
+    return [(loc, tick.label1) for loc, tick in zip(locs, ticks) if lo - span <= loc <= hi + span]
+
+
+def _thin(ax, renderer) -> None:
+    """Keep the labels that fit, major ones first, left to right; blank the rest (their ticks stay)."""
+    major, minor = _in_view(ax, False), _in_view(ax, True)
+    kept = []
+    for group in (major, minor):
+        for _, text in sorted(group, key=lambda p: p[0]):
+            if not text.get_text() or not text.get_visible():
+                continue
+            box = text.get_window_extent(renderer)
+            if all(not _clash(box, k) for k in kept):
+                kept.append(box)
+            else:
+                text.set_text("")
+    for group, is_minor in ((major, False), (minor, True)):
+        if group:  # freeze them: a redraw keeps the ticks and the blanks
+            ax.set_xticks([loc for loc, _ in group], [t.get_text() for _, t in group], minor=is_minor)
+
+
+def _turn(ax, fig, rotation: int, ha: str, mode: str, size: float | None = None) -> bool:
+    for t in shown_xticklabels(ax):
+        t.set_rotation(rotation)
+        t.set_horizontalalignment(ha)
+        t.set_rotation_mode(mode)
+        if size:
+            t.set_fontsize(size)
+    return not overlapping(shown_xticklabels(ax), _renderer(fig))
+
+
+def fit_xticklabels(ax, categorical: bool) -> bool:
+    """Make the x tick labels not overlap; True when something changed. Numbers: thin them out
+    (every other tick label is enough to read the axis). Categories: each is named, so turn them
+    45 then 90 degrees, then shrink the font, and thin them only when even that does not fit."""
+    fig = ax.figure
+    renderer = _renderer(fig)
+    if not overlapping(shown_xticklabels(ax), renderer):
+        return False
+    if categorical:
+        for rotation, ha, mode in ROTATIONS[1:]:
+            if _turn(ax, fig, rotation, ha, mode):
+                return True
+        size = shown_xticklabels(ax)[0].get_fontsize()
+        while size > MIN_FONT:
+            size = max(MIN_FONT, size - 1)
+            if _turn(ax, fig, 90, "center", "default", size):
+                return True
+    _thin(ax, _renderer(fig))
+    return True
+
+
+def _inside(box, xy) -> bool:
+    return bool(((xy[:, 0] >= box.x0) & (xy[:, 0] <= box.x1) & (xy[:, 1] >= box.y0) & (xy[:, 1] <= box.y1)).any())
+
+
+def _covers(box, ax, renderer) -> bool:
+    """Whether ``box`` (a legend's) covers a bar, a line, a marker of ``ax``."""
+    from matplotlib.path import Path
+
+    for patch in ax.patches:
+        b = patch.get_window_extent(renderer)
+        if b.width > 0.5 and b.height > 0.5 and _clash(box, b, 0):
+            return True
+    for line in ax.lines:
+        xy = line.get_transform().transform(line.get_xydata())
+        if len(xy) and (_inside(box, xy) or (len(xy) > 1 and Path(xy).intersects_bbox(box, filled=False))):
+            return True
+    for coll in ax.collections:
+        offsets = coll.get_offsets()
+        if len(offsets) and _inside(box, coll.get_offset_transform().transform(offsets)):
+            return True
+    return False
+
+
+def legend_out_of_the_way(ax) -> bool:
+    """A legend inside ``ax`` that covers its data moves beside it, on the right; True when moved."""
+    leg = ax.get_legend()
+    if leg is None or leg.get_bbox_to_anchor().bounds != ax.bbox.bounds:  # placed by hand: leave it
+        return False
+    renderer = _renderer(ax.figure)
+    if not _covers(leg.get_window_extent(renderer), ax, renderer):
+        return False
+    leg.set_loc("upper left")
+    leg.set_bbox_to_anchor((1.01, 1), transform=ax.transAxes)
+    return True
+
+
+def legend_covers_data(ax) -> bool:
+    leg = ax.get_legend()
+    renderer = _renderer(ax.figure)
+    return leg is not None and _covers(leg.get_window_extent(renderer), ax, renderer)
+
+
+def fit_title(ax) -> bool:
+    """Wrap a title wider than the figure (tight_layout never shrinks it); True when wrapped."""
+    import textwrap
+
+    title = ax.title
+    renderer = _renderer(ax.figure)
+    box, fig_width = title.get_window_extent(renderer), ax.figure.bbox.width
+    centre = (box.x0 + box.x1) / 2  # centred over the axes: room to the nearer edge of the figure, twice
+    width, room = box.width, 2 * min(centre, fig_width - centre) - 8
+    if width <= room or not title.get_text():
+        return False
+    lines = title.get_text().split("\n")
+    chars = max(20, int(max(map(len, lines)) * room / width))
+    wrapped = "\n".join(w for line in lines for w in (textwrap.wrap(line, chars) or [""]))
+    if wrapped == title.get_text():
+        return False
+    title.set_text(wrapped)
+    return True
+
+
+def finish(fig, categorical: dict | None = None) -> None:
+    """Lay ``fig`` out, then fit every axes' x tick labels (``categorical``: axes -> True when its
+    x axis names categories) and move legends off the data, until nothing changes."""
+    categorical = categorical or {}
+    for _ in range(4):
+        fig.tight_layout()
+        changed = False
+        for ax in fig.axes:
+            if ax.get_label() == "<colorbar>":
+                continue
+            changed |= fit_xticklabels(ax, categorical.get(ax, False))
+            changed |= legend_out_of_the_way(ax)
+            changed |= fit_title(ax)
+        if not changed:
+            return

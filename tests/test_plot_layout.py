@@ -1,0 +1,249 @@
+"""explore plot's layout: x tick labels never overlap, a legend never covers a bar, a log axis says
+how many points it leaves out, and every axis label comes from the one column -> label mapping,
+with its unit. Each check runs on the drawn figure (fig.canvas.draw(), Agg)."""
+
+from __future__ import annotations
+
+import csv
+from fractions import Fraction
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from explorer.api import sweep  # noqa: E402
+from explorer.app.sweep import labels, layout, plot  # noqa: E402
+from explorer.app.sweep.point import SPLIT_KEYS  # noqa: E402
+from explorer.app.sweep.table import FIGURES  # noqa: E402
+
+from .conftest import run_cli  # noqa: E402
+
+# fast DP points: eleven networks (long names), 2 to 1,024 accelerators, two memory limits
+WIDE = """\
+version: 1
+name: wide
+grid:
+  model: [sfc, sconv, lenet-c, cifar-c, alexnet, alexnet-paper, vgg-a, vgg-b, vgg-e, resnet18, efficientnet-b0]
+  levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+  memory_GiB: [0.015625, 1024]
+fixed: {batch: 128, solver: dp}
+"""
+# the DP's gap: 0 on some points, above 0 on others (ResNet-18 from 32 accelerators)
+GAPS = """\
+version: 1
+name: gaps
+grid:
+  model: [resnet18, alexnet]
+  levels: [3, 4, 5, 6]
+  solver: [dp, cpsat]
+fixed: {array: array-1024, space: hypar, objective: traffic, time_limit: 60}
+"""
+
+
+def _run(root, name, text):
+    (root / f"{name}.yaml").write_text(text)
+    list(sweep(root / f"{name}.yaml", root / name, workers=1))
+    return root / name
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory):
+    return _run(tmp_path_factory.mktemp("wide"), "wide", WIDE)
+
+
+# four networks on 2 to 16 accelerators: bars of like heights, where a legend inside has no free corner
+FEW = """\
+version: 1
+name: few
+grid:
+  model: [vgg-a, vgg-e, resnet18, alexnet]
+  levels: [1, 2, 3, 4]
+  memory_GiB: [0.015625, 1024]
+fixed: {batch: 128, solver: dp}
+"""
+
+
+@pytest.fixture(scope="module")
+def few(tmp_path_factory):
+    return _run(tmp_path_factory.mktemp("few"), "few", FEW)
+
+
+@pytest.fixture(scope="module")
+def gaps(tmp_path_factory):
+    return _run(tmp_path_factory.mktemp("gaps"), "gaps", GAPS)
+
+
+def _close(fig):
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+def _tick_overlaps(fig):
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    out = []
+    for ax in fig.axes:
+        texts = layout.shown_xticklabels(ax)
+        boxes = [t.get_window_extent(renderer) for t in texts]
+        out += [(texts[i].get_text(), texts[j].get_text()) for i in range(len(boxes)) for j in range(i + 1, len(boxes))
+                if boxes[i].overlaps(boxes[j])]
+    return out
+
+
+def _chart(kind, x, y, hue=(), z=None, where=(), logx=False, logy=False):
+    return plot.Chart(kind, x, y, tuple(hue), z, tuple(where), logx, logy)
+
+
+@pytest.mark.parametrize("sweep_,pareto,chart", [
+    ("wide", True, _chart("line", "accelerators", "step_time_s", where=[("model", "vgg-a"), ("memory_GiB", "1024")])),
+    # a log axis spanning less than a decade: matplotlib labels its minor ticks, 1.54e-2, 1.56e-2, ...
+    ("gaps", True, _chart("line", "step_time_s", "traffic_bytes", where=[("model", "resnet18")], logx=True, logy=True)),
+    ("wide", False, _chart("line", "accelerators", "step_time_s", hue=["model"], where=[("memory_GiB", "1024")])),
+    ("wide", False, _chart("heatmap", "model", "levels", z="step_time_s", where=[("memory_GiB", "1024")])),
+    ("wide", False, _chart("bar", "model", "speedup_over_all_I", hue=["levels"], where=[("memory_GiB", "1024")])),
+])
+def test_x_tick_labels_do_not_overlap(request, sweep_, pareto, chart):
+    wide = request.getfixturevalue(sweep_)
+    fig, _ = plot.pareto_figure(wide, chart) if pareto else plot.chart_figure(wide, chart)
+    try:
+        shown = [t.get_text() for t in layout.shown_xticklabels(fig.axes[0])]
+        assert len(shown) >= 2, shown  # the axis is still labelled
+        assert _tick_overlaps(fig) == []
+        if chart.kind in ("heatmap", "bar"):  # categories: every one is still named
+            cats = {r["model"] for r in csv.DictReader(open(wide / "results.csv"))}
+            assert set(shown) == cats
+    finally:
+        _close(fig)
+
+
+def test_categories_stay_level_when_they_fit(wide):
+    fig, _ = plot.chart_figure(wide, _chart("bar", "levels", "step_time_s", hue=["memory_GiB"], where=[("model", "vgg-a")]))
+    try:
+        assert {t.get_rotation() for t in layout.shown_xticklabels(fig.axes[0])} == {0.0}
+    finally:
+        _close(fig)
+
+
+@pytest.mark.parametrize("chart", [
+    _chart("bar", "levels", "traffic_ratio_to_all_I", hue=["memory_GiB"], where=[("model", "vgg-a")]),
+    _chart("bar", "levels", "speedup_over_all_I", hue=["model"], where=[("memory_GiB", "1024")]),
+    _chart("bar", "model", "speedup_over_all_I", hue=["levels"], where=[("memory_GiB", "1024")]),
+])
+def test_the_legend_covers_no_bar(few, chart):
+    fig, _ = plot.chart_figure(few, chart)
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        legend = ax.get_legend().get_window_extent(renderer)
+        bars = [p.get_window_extent(renderer) for p in ax.patches]
+        assert len(bars) >= 8
+        assert not [b for b in bars if b.height > 0.5 and b.overlaps(legend)]
+    finally:
+        _close(fig)
+
+
+def _zero_gaps(folder) -> int:
+    rows = [r for r in csv.DictReader(open(folder / "results.csv")) if r["solver"] == "dp" and r["dp_gap"]]
+    return sum(Fraction(r["dp_gap"]) == 0 for r in rows), len(rows)
+
+
+def test_logy_says_how_many_zeros_it_leaves_out(gaps, tmp_path, capsys):
+    zeros, total = _zero_gaps(gaps)
+    assert 0 < zeros < total  # the sweep has both
+    target = tmp_path / "gap.svg"
+    code, _, err = run_cli(["plot", str(gaps), "--x", "levels", "--y", "dp_gap", "--hue", "model", "--where", "solver=dp",
+                            "--logy", "--out", str(target)], capsys)
+    note = f"not drawn: {zeros} point{'s' * (zeros != 1)} with dp_gap <= 0 (log y axis)"
+    assert code == 0 and err.splitlines() == [f"explore plot: warning: {note}", f"wrote {target}"], err
+    assert note.replace("<", "&lt;") in target.read_text()  # on the figure too
+    fig, notes = plot.chart_figure(gaps, _chart("line", "levels", "dp_gap", hue=["model"], where=[("solver", "dp")],
+                                                logy=True))
+    try:
+        assert notes == (note,)
+        assert sum(len(line.get_xdata()) for line in fig.axes[0].lines) == total - zeros
+    finally:
+        _close(fig)
+    code, _, err = run_cli(["plot", str(gaps), "--x", "levels", "--y", "dp_gap", "--hue", "model", "--where", "solver=dp",
+                            "--out", str(target)], capsys)
+    assert code == 0 and err.splitlines() == [f"wrote {target}"]  # a linear axis draws them: no warning
+
+
+def test_logy_on_a_pareto_front_and_nothing_left(gaps, tmp_path, capsys):
+    zeros, _ = _zero_gaps(gaps)
+    code, _, err = run_cli(["plot", str(gaps), "--pareto", "--x", "levels", "--y", "dp_gap", "--logy",
+                            "--out", str(tmp_path / "p.png")], capsys)
+    assert code == 0 and f"warning: not drawn: {zeros} points with dp_gap <= 0 (log y axis)" in err
+    code, _, err = run_cli(["plot", str(gaps), "--x", "levels", "--y", "dp_gap", "--hue", "model", "--where",
+                            "solver=dp", "--where", "levels=3", "--logy"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "--logy: no point left to draw" in err, err
+
+
+def test_axis_labels_have_units_and_values_are_scaled(gaps):
+    fig, _ = plot.chart_figure(gaps, _chart("line", "levels", "traffic_bytes", hue=["model", "solver"]))
+    try:
+        ax = fig.axes[0]
+        assert (ax.get_xlabel(), ax.get_ylabel()) == ("levels", "traffic (GB)")
+        drawn = sorted(y for line in ax.lines for y in line.get_ydata())
+        rows = csv.DictReader(open(gaps / "results.csv"))
+        assert drawn == pytest.approx(sorted(int(r["traffic_bytes"]) / 1e9 for r in rows if r["traffic_bytes"]))
+    finally:
+        _close(fig)
+    fig, _ = plot.chart_figure(gaps, _chart("heatmap", "levels", "model", z="memory_bytes_per_accelerator",
+                                            where=[("solver", "dp")]))
+    try:
+        assert fig.axes[1].get_ylabel() == "memory per accelerator (MiB)"  # the colour bar
+    finally:
+        _close(fig)
+
+
+@pytest.mark.parametrize("column,text", [
+    ("step_time_s", "step time (s)"), ("traffic_bytes", "traffic (GB)"), ("idle_s", "idle time of the faster group (ms)"),
+    ("memory_bytes_per_accelerator", "memory per accelerator (MiB)"), ("link_bandwidth_GBps", "link bandwidth (GB/s)"),
+    ("dp_gap", "DP's excess over the proven optimum (%)"), ("accelerators", "accelerators"),
+    ("accelerators_v3", "v3 accelerators"), ("my_warmup_s", "my warmup (s)"), ("weights_bytes", "weights (GB)"),
+])
+def test_label_mapping(column, text):
+    assert labels.label(column) == text
+
+
+def test_every_figure_column_is_mapped_with_its_unit():
+    for column in (*FIGURES, *SPLIT_KEYS, "dp_gap", "wall_s"):
+        assert column in labels.COLUMNS, column
+        axis = labels.COLUMNS[column]
+        assert "_" not in axis.label and (axis.unit or column == "accelerators" or "objective" in column
+                                          or column == "bound"), column  # counts and the objective: no unit
+        for suffix, unit in labels.SUFFIXES.items():  # a unit in the name is on the axis, in the axis' scale
+            if column.endswith(suffix):
+                assert (axis.unit, axis.factor) in ((unit.unit, unit.factor), ("ms", 1000) if suffix == "_s" else ()), column
+        if "speedup" in column or "ratio" in column or "efficiency" in column:
+            assert axis.unit == labels.TIMES, column
+
+
+REF_GB = """\
+version: 1
+name: ref
+grid: {model: [lenet-c, sfc]}
+fixed: {levels: 2}
+reference:
+  figure: 8
+  x: model
+  y: traffic_bytes
+  unit: GB
+  series:
+    HyPar: {lenet-c: 0.5, sfc: 2.5}
+"""
+
+
+def test_a_reference_in_gb_lands_on_the_gb_axis(tmp_path):
+    folder = _run(tmp_path, "ref", REF_GB)
+    chart = plot.with_reference_axes(folder, plot.Chart("bar", reference=True))
+    fig, _ = plot.chart_figure(folder, chart)
+    try:
+        ax = fig.axes[0]
+        paper = [line for line in ax.lines if line.get_label().startswith("paper:")]
+        assert [line.get_label() for line in paper] == ["paper: HyPar"]  # same unit: no "GB x 1e+09"
+        assert list(paper[0].get_ydata()) == [0.5, 2.5] and ax.get_ylabel() == "traffic (GB)"
+    finally:
+        _close(fig)
