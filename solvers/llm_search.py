@@ -46,6 +46,7 @@ class Scored:
     evaluation: object  # core.llm_step.LlmEvaluation
     types_bound: Fraction | None = None  # no block types make this candidate faster (None: it does not fit)
     blocks_certified: bool = False  # every block and the head at their own least exchange (llm_types)
+    certificate_gap: str = ""  # why ``blocks_certified`` failed (empty when it holds or was not tried)
 
     @property
     def types_proven(self) -> bool:
@@ -180,7 +181,21 @@ def _certify(problem, best: Scored, types) -> Scored:
     bt = types.block_types(best.candidate, best.layout)
     if bt is None:
         return best
-    return replace(best, blocks_certified=bt.blocks_certified((best.layout.tensor_types or bt.megatron)[-1]))
+    last = (best.layout.tensor_types or bt.megatron)[-1]
+    ok = bt.blocks_certified(last)
+    return replace(best, blocks_certified=ok, certificate_gap="" if ok else certificate_gap(bt, last))
+
+
+def certificate_gap(bt, last) -> str:
+    """Why the across-blocks certificate fails for the periodic option ``last`` (``llm_types``)."""
+    o = next(x for x in bt.options if x.last is last)
+    if o.best.amount != bt.relaxed:
+        return (f"a block's least tensor-level amount with the previous block's last type free "
+                f"({float(bt.relaxed):.6g}) is below the plan's repeated block ({float(o.best.amount):.6g}): "
+                "blocks of different types might send less")
+    least = min(x.post for x in bt.options)
+    return (f"the head's tensor-level amount after the plan's last type ({float(o.post):.6g}) is above its "
+            f"least ({float(least):.6g}): a different last block might send less")
 
 
 def _with_cut(problem, cand: Candidate, layout, evaluate) -> tuple[Scored, object]:
@@ -212,9 +227,12 @@ def _settle_types(problem, scored: list[Scored], best: Scored, types, evaluate,
             if deadline is not None and time.perf_counter() > deadline:
                 return out, best  # the bounds left stand: the status says feasible, with the gap
             done.add(i)
+            was_best = s is best  # refined, the plan keeps its place with its settled bound
             s = out[i] = _refine(problem, s, types, evaluate, best.step_time_s)
-            if s.fits and _better(s, best):
-                best, changed = s, True
+            improved = s.fits and _better(s, best)
+            if was_best or improved:
+                best = s
+            changed = changed or improved
     return out, best
 
 

@@ -188,15 +188,33 @@ def _types_origin(report: LlmReport, best: Scored) -> str:
     return f"searched, not proven: {mega}"
 
 
-def _types_words(report: LlmReport) -> str:
+def types_proof(report: LlmReport) -> tuple[bool, str | None]:
+    """(the plan's tensor-level block types are proven the fastest for its layout, why not when they
+    are not): the JSON's ``tensor_types_proven`` and ``tensor_types_reason``, the status line's words."""
     r = report.result
+    best = r.best
+    if best is None:
+        return False, "no plan fits"
+    if best.candidate.degrees.tensor == 1:
+        return True, None  # the types split nothing
+    if report.experts:
+        return False, ("a mixture of experts' block types are Megatron's, not searched (its nodes hold the "
+                       "routed work, not the experts' weights)")
+    if report.mode != "search" or not r.types_searched:
+        return False, "a given layout: Megatron's block types, not searched"
+    if tensor_types_proven(r):
+        return True, None
+    if best.types_proven:
+        return False, ("proven with the same types in every block only, not across blocks: "
+                       + (best.certificate_gap or "the across-blocks certificate does not hold"))
+    return False, "the plan's block types bound is below its step: the types were not settled (see the status)"
+
+
+def _types_words(report: LlmReport) -> str:
     if report.experts:
         return "its tensor-level block types: Megatron's"
-    if tensor_types_proven(r):
-        return "its tensor-level block types: proven"
-    if r.best is not None and r.best.types_proven:
-        return "its tensor-level block types: proven with the same types in every block, not across blocks"
-    return "its tensor-level block types: not proven"
+    proven, why = types_proof(report)
+    return "its tensor-level block types: proven" if proven else f"its tensor-level block types: not proven ({why})"
 
 
 def _status_line(report: LlmReport) -> str:
@@ -369,6 +387,35 @@ def stages_json(stage_layers: tuple[int, ...], virtual: int) -> list[dict[str, A
             for s, n in enumerate(stage_layers)]
 
 
+def given_words(report: LlmReport) -> str:
+    """What a given layout's ``optimal`` covers: the degrees and schedule given, what of the rest was
+    searched (the block types are Megatron's, the stage cut the step model's)."""
+    space, best = report.result.space, report.result.best
+    c = best.candidate if best is not None else None
+    deg = str(c.degrees) if c is not None else ", ".join(
+        f"{k}={v}" for k, v in (("t", space.tensor), ("p", space.pipeline), ("d", space.data)) if v is not None)
+    sched = "plain 1F1B" if space.virtual in (None, 1) else f"interleaved 1F1B, {space.virtual} chunks a stage"
+    free = [name for name, fixed in (("micro-batch", space.micro_batch is not None),
+                                      ("recompute", len(space.recomputes) == 1), ("ZeRO stage", len(space.zeros) == 1))
+            if not fixed]
+    over = f"searched: {', '.join(free)}" if free else "nothing searched"
+    return (f"the given layout {deg} ({sched}, Megatron's block types, the step model's stage cut or the fastest "
+            f"that fits); {over}")
+
+
+def optimal_over(report: LlmReport) -> str:
+    """What ``optimal`` covers, precisely: the searched space, or the given layout and what of it
+    was searched."""
+    r = report.result
+    if report.mode != "search":
+        return given_words(report)
+    types = (", tensor-level block types (the same types repeated in every block; tensor_types_proven says whether "
+             "the plan's also beat different types per block)") if r.types_searched and not report.experts else \
+        ", tensor-level block types fixed to Megatron's"
+    return (f"layouts: t, p, d, {'e, ' if report.experts else ''}micro-batch, schedule, recompute, ZeRO stage, "
+            f"stage cut (the step model's min-max cut, or the fastest that fits){types}")
+
+
 def llm_json(report: LlmReport) -> dict[str, Any]:
     r = report.result
     out: dict[str, Any] = {
@@ -378,10 +425,9 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         # what "optimal" covers: every (t, p, d, micro-batch, schedule, recompute, ZeRO) scored or pruned by a
         # proven bound, each with its fastest block types (llm_search.Scored.types_bound); tensor_types_proven:
         # the plan's types proven and every block at its own least exchange (llm_search.tensor_types_proven)
-        "optimal_over": (f"layouts: t, p, d, {'e, ' if report.experts else ''}micro-batch, schedule, recompute, "
-                         "ZeRO stage, stage cut"
-                         + (", tensor-level block types" if r.types_searched and not report.experts else "")),
-        "tensor_types_proven": tensor_types_proven(r) and not report.experts,
+        "optimal_over": optimal_over(report),
+        "tensor_types_proven": types_proof(report)[0],
+        "tensor_types_reason": types_proof(report)[1],
         "bound": None if r.bound_s is None else exact_decimal(r.bound_s),
         "memory_capacity_bytes": exact_decimal(r.capacity_bytes),
         "search": {"candidates": r.candidates, "scored": r.scored, "pruned_time": r.pruned_time,
