@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from ..core.llm_calibration import TABLE5, calibration_for, range_notes
 from ..core.solution import Status
 from ..core.units import safe_float
 from ..solvers.llm_search import LlmSearchResult, Scored, tensor_types_proven
@@ -22,6 +23,7 @@ from .results import exact_number
 GiB = 2**30
 SCHEMA_VERSION = 1
 HEADROOM_NOTE_BYTES = 2 * GiB  # a plan that fits with less to spare says that no framework reserve is taken
+BUBBLE_NOTE = Fraction(1, 10)  # a plain-1F1B plan idling this much of its step says whether interleaving was possible
 MAX_STAGE_LINES = 6  # more stages than this: runs of stages with as many layers are said together
 
 
@@ -60,7 +62,8 @@ class LlmReport:
         best = self.result.best
         if best is None:
             return self.notes
-        return self.notes + headroom_notes(self.result.capacity_bytes - best.evaluation.memory_bytes_per_accelerator)
+        return (self.notes + headroom_notes(self.result.capacity_bytes - best.evaluation.memory_bytes_per_accelerator)
+                + bubble_notes(self))
 
 
 def exact_decimal(x: Fraction | int) -> int | float | str:
@@ -253,6 +256,27 @@ def headroom_notes(headroom: Fraction) -> tuple[str, ...]:
             "buffers, allocator fragmentation) out of the usable memory (--memory GiB sets it)",)
 
 
+def bubble_notes(report: LlmReport) -> tuple[str, ...]:
+    """A note when the plan idles a large part of its step in plain 1F1B's fill and drain: whether
+    Megatron's interleaved schedule was possible for its degrees and micro-batch, and why not."""
+    best = report.result.best
+    c = best.candidate
+    p = c.degrees.pipeline
+    if c.virtual > 1 or p == 1 or best.evaluation.bubble_fraction < BUBBLE_NOTE:
+        return ()
+    m = c.microbatches(report.batch)
+    why = [f"p={p} does not divide the {report.layers} layers"] if report.layers % p else []
+    why += [f"the {m:,} micro-batches a step are not a multiple of p={p}"] if m % p else []
+    head = f"pipeline bubble {pct(best.evaluation.bubble_fraction)} under plain 1F1B"
+    if why:
+        return (f"{head}: Megatron's interleaved schedule was impossible for this layout ({'; '.join(why)}; it needs "
+                "the layers in p x v equal chunks and the micro-batches a multiple of p)",)
+    if report.mode != "search":
+        return (f"{head} as given: --degrees virtual=V would interleave it (V dividing {report.layers // p}, "
+                "the layers a stage)",)
+    return (f"{head}: interleaving these degrees was possible and searched, and is not faster (or does not fit)",)
+
+
 def count_words(n: int) -> str:
     """A parameter count for reading: 175.0B, 1,000.0B, 125.0M, 12,345."""
     if n >= 10**9:
@@ -297,7 +321,7 @@ def render_llm(report: LlmReport) -> str:
     lines = [header_line(report),
              f"{what}; {_micro_batch_words(r.space)}",
              _status_line(report)]
-    headroom = report.all_notes[len(report.notes):]  # said under the memory line
+    headroom = report.all_notes[len(report.notes):]  # the plan's own notes: said under the memory line
     lines += [f"note: {n}" for n in report.notes]
     if r.best is None:
         return "\n".join(lines) + "\n"
@@ -307,7 +331,7 @@ def render_llm(report: LlmReport) -> str:
               f"step time {fmt_seconds(ev.step_time_s)}, {safe_float(ev.tflops_per_gpu):.1f} TFLOP/s per GPU "
               f"(FLOPs executed, recompute included), MFU {pct(ev.mfu)}, pipeline bubble {pct(ev.bubble_fraction)}",
               f"  compute {fmt_seconds(ev.compute_s)}, tensor comm {fmt_seconds(ev.tensor_comm_s)}{a2a}, data comm "
-              f"{fmt_seconds(ev.data_comm_s)}, pipeline comm {fmt_seconds(ev.pipeline_comm_s)}",
+              f"{fmt_seconds(ev.data_comm_s)}{' (not overlapped)' if ev.data_comm_s else ''}, pipeline comm {fmt_seconds(ev.pipeline_comm_s)}",
               f"memory per GPU {gib(ev.memory_bytes_per_accelerator)} of {gib(r.capacity_bytes)}",
               *(f"note: {n}" for n in headroom),
               "", "stages:"]
@@ -416,6 +440,18 @@ def optimal_over(report: LlmReport) -> str:
             f"stage cut (the step model's min-max cut, or the fastest that fits){types}")
 
 
+def calibration_json(report: LlmReport) -> dict[str, Any]:
+    """The JSON's ``calibration``: whether the GPU's efficiency is calibrated (its exact name), on
+    what, the model sizes of the rows fitted, and whether this prediction is inside them."""
+    cal = calibration_for(report.gpu)
+    used = cal or TABLE5  # an uncalibrated GPU borrows the A100's
+    outside = range_notes(report.gpu, report.parameters, report.experts) if report.parameters else ()
+    return {"calibrated": cal is not None, "efficiency": exact_decimal(used.efficiency),
+            "source": used.source, "gpu": used.gpu,
+            "parameters_range": [used.min_parameters, used.max_parameters],
+            "in_range": cal is not None and not outside, "outside": list(outside)}
+
+
 def llm_json(report: LlmReport) -> dict[str, Any]:
     r = report.result
     out: dict[str, Any] = {
@@ -429,6 +465,7 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         "tensor_types_proven": types_proof(report)[0],
         "tensor_types_reason": types_proof(report)[1],
         "bound": None if r.bound_s is None else exact_decimal(r.bound_s),
+        "calibration": calibration_json(report),
         "memory_capacity_bytes": exact_decimal(r.capacity_bytes),
         "search": {"candidates": r.candidates, "scored": r.scored, "pruned_time": r.pruned_time,
                    "pruned_memory": r.pruned_memory, "unresolved": r.unresolved, "wall_s": round(r.wall_s, 3)},
@@ -444,6 +481,7 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         return out
     best, ev = r.best, r.best.evaluation
     out.update(_scored_json(best, report))
+    out["data_comm_overlapped"] = False  # the step model adds the data level after the compute (Megatron SC21)
     times = dict(compute_s=ev.compute_s, tensor_comm_s=ev.tensor_comm_s, data_comm_s=ev.data_comm_s,
                  pipeline_comm_s=ev.pipeline_comm_s, **({"expert_comm_s": ev.expert_comm_s} if report.experts else {}))
     out.update({
