@@ -178,14 +178,25 @@ def _types(s: Scored, report: LlmReport) -> tuple[str, ...]:
     return report.megatron_types if tt is None else tuple(str(t) for t in tt)
 
 
+def unfused_nodes(report: LlmReport) -> bool:
+    """The block has LLaMA's separate q, k, v (or gate, up) nodes, each charged its own exchange,
+    where Megatron fuses them into one QKV (one gate/up) matmul."""
+    nodes = set(report.block_nodes)
+    return {"q", "k", "v"} <= nodes or {"gate", "up"} <= nodes or {"moe_gate", "moe_up"} <= nodes
+
+
 def _types_origin(report: LlmReport, best: Scored) -> str:
     if best.candidate.degrees.tensor == 1:
         return "no tensor parallelism: the types split nothing"
+    mega_name = ("Megatron's pattern, unfused gated MLP and q, k, v: each node sends its own exchange, more than "
+                 "Megatron's fused QKV and gate/up") if unfused_nodes(report) else "Megatron's"
     if report.mode != "search" or not report.result.types_searched:
-        return "Megatron's"
+        return mega_name
     if report.experts:  # llm_search: the block types are not searched on a mixture of experts
-        return "Megatron's: a mixture of experts' block is not searched (its nodes hold the routed work, not the experts' weights)"
+        return f"{mega_name}: a mixture of experts' block is not searched (its nodes hold the routed work, not the experts' weights)"
     mega = "Megatron's pattern" if best.layout.tensor_types is None else "not Megatron's pattern"
+    if unfused_nodes(report):
+        mega += " (on unfused q, k, v and gated-MLP nodes, each sending its own exchange)"
     if tensor_types_proven(report.result):
         return f"searched, proven fastest: {mega}"
     return f"searched, not proven: {mega}"
@@ -488,6 +499,7 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         **exact_values(times),
         "stages": stages_json(tuple(ev.stage_layers), best.candidate.virtual),
         "tensor_types": dict(zip(report.block_nodes, _types(best, report))),
+        "tensor_types_origin": _types_origin(report, best),  # the table's words (e.g. "..., unfused gated MLP ...")
         "runners_up": [{**_scored_json(s, report), "why_not": why_loses(s, best, r.capacity_bytes)}
                        for s in r.runners_up],
     })
