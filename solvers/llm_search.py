@@ -260,17 +260,20 @@ def _uniform_key(c: Candidate) -> tuple[int, int, int]:
 
 
 def _report_extra(problem, keyed, scored, types, evaluate, deadline) -> list[Scored]:
-    """For "why not the others": the lowest-bound candidate of (t, p) pairs no scored candidate has."""
+    """For "why not the others": the lowest-bound candidates of (t, p) pairs no scored candidate has,
+    each pair's best of those tied at its lowest bound (ZeRO 0 and 1 share a bound: a tie on time goes
+    to the smaller memory, as ``_better``'s)."""
     have = {_uniform_key(s.candidate) for s in scored}
     out: list[Scored] = []
-    for _tf, _mf, _i, cand in keyed:
+    for tf, _mf, _i, cand in keyed:
         pair = _uniform_key(cand)
         if pair in have:
             continue
         if len(out) >= EXTRA_FOR_REPORT or (deadline is not None and time.perf_counter() > deadline):
             break
         have.add(pair)
-        out.append(_score(problem, cand, types, evaluate))
+        tied = [c for t2, _m, _j, c in keyed if t2 == tf and _uniform_key(c) == pair]
+        out.append(min((_score(problem, c, types, evaluate) for c in tied), key=_rank))
     return out
 
 
