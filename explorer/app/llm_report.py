@@ -307,7 +307,7 @@ def header_line(report: LlmReport) -> str:
     """The report's first line (the planner's and ``explore check``'s): model, cluster, shape, parameters."""
     moe = f", {report.experts} experts (top-{report.top_k}, routing assumed balanced)" if report.experts else ""
     return (f"{report.model} on {report.cluster} ({report.gpus:,} x {report.gpu}, {report.gpus_per_node} per node), "
-            f"batch {report.batch:,}, sequence {report.sequence:,}, {report.layers} layers"
+            f"batch {report.batch:,}, sequence {report.sequence:,}, {report.layers:,} layers"
             f"{_parameter_words(report)}{moe}")
 
 
