@@ -114,12 +114,12 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     capacity = Fraction(cluster.gpu.memory_GiB) * GiB
     eff = efficiency_for(cluster.gpu.name)[0]  # the evaluator's (one per GPU kind)
     floor = compute_floor_s(network_flops(problem.network), cluster.gpus, cluster.gpu.peak_TFLOPS, eff)
-    keyed = sorted(((time_bound_s(problem, c, floor),
+    types = TypeChooser(problem, space)
+    keyed = sorted(((time_bound(problem, c, floor, types),
                      memory_floor_bytes(c, problem.params.total, expert_total(problem)), i, c)
                     for i, c in enumerate(cands)),
                    key=lambda x: (x[0], x[2]))
     fitting = [k for k in keyed if not (prune and k[1] > capacity)]
-    types = TypeChooser(problem, space)
     best: Scored | None = None
     scored: list[Scored] = []
     pruned_time = unresolved = 0
@@ -154,6 +154,33 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
                            unresolved, capacity, smallest, runners_up(best, scored + extra),
                            time.perf_counter() - start, space, floor, tuple(scored),
                            min((k[1] for k in keyed), default=None), space.search_types)
+
+
+def block_floor(problem, cand: Candidate, types) -> Fraction:
+    """At least what one layer sends at the tensor level for one sample under any block types of the
+    space (``llm_stage.block_amounts`` at micro-batch 1): the least of the periodic per-last-type
+    minima (``llm_types``: every layer is charged the template block with the same types), or
+    Megatron's block when the types are not searched; 0 at t = 1 and for a mixture of experts."""
+    if cand.degrees.tensor == 1 or problem.dims.moe:
+        return Fraction(0)
+    layout = make_layout(problem, cand, None)
+    bt = types.block_types(cand, layout)
+    if bt is not None:
+        return min(o.best.amount for o in bt.options)
+    key = ("megatron",) + types.key(cand, layout)
+    if key not in types.memo:
+        from ..core.llm_block import megatron_types
+        from ..core.llm_stage import block_amounts
+
+        mega = tuple(megatron_types(problem.network, problem.dims.layers))
+        types.memo[key] = block_amounts(problem, mega, cand.degrees.tensor, 1, layout.parallelism.sequence_parallel,
+                                        cand.recompute).activations
+    return types.memo[key]
+
+
+def time_bound(problem, cand: Candidate, floor: Fraction, types) -> Fraction:
+    """The candidate's time bound (``llm_bounds.time_bound_s``) with its tensor-level floor."""
+    return time_bound_s(problem, cand, floor, block_floor(problem, cand, types))
 
 
 def _score(problem, cand: Candidate, types, evaluate) -> Scored:

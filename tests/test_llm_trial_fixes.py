@@ -295,3 +295,57 @@ def test_data_comm_said_not_overlapped(capsys):
     assert _json(SMALL, capsys)["data_comm_overlapped"] is False
     code, out, _ = run_cli(SMALL + ["--layout", "megatron", "--degrees", "t=8,p=1,d=1"], capsys)
     assert "data comm 0 us," in out  # nothing to overlap: no words
+
+
+# ---- 12. --degrees t=16: the time bound counts the tensor level, so the search prunes -------------
+
+
+@pytest.mark.parametrize("model,gpus,batch,seq,given", [
+    ("gpt3-7.5b", 32, 64, 1024, "t=16"),
+    ("llama3-8b", 16, 32, 1024, None),
+    ("gpt3-1.7b", 16, 64, 512, None),
+])
+def test_tensor_floor_is_a_bound_and_agrees_with_exhaustive(model, gpus, batch, seq, given):
+    """Every scored layout's step is at least its time bound with the tensor-level floor, and the
+    floor is part of it (t > 1); the search and exhaustive scoring find the same optimum."""
+    from explorer.app.llm_check import check_llm
+    from explorer.solvers.llm_bounds import time_bound_s
+    from explorer.solvers.llm_search import block_floor, time_bound
+    from explorer.solvers.llm_type_choice import TypeChooser
+
+    problem, space, _r, _rep = _search(model, "dgx-a100", gpus, batch, seq, degrees=given)
+    checked = check_llm(problem, space)
+    assert checked.agree and checked.bound_violations == 0
+    types = TypeChooser(problem, space)
+    full = checked.exhaustive
+    raised = 0
+    for s in full.evaluated:
+        tb = time_bound(problem, s.candidate, full.floor_s, types)
+        assert tb <= s.step_time_s
+        if s.candidate.degrees.tensor > 1:
+            assert block_floor(problem, s.candidate, types) > 0
+            raised += tb > time_bound_s(problem, s.candidate, full.floor_s)
+    assert raised
+
+
+def test_megatron_given_layout_floor_is_megatrons_block():
+    from explorer.core.llm_block import megatron_types
+    from explorer.core.llm_stage import block_amounts
+    from explorer.solvers.llm_search import block_floor
+    from explorer.solvers.llm_type_choice import TypeChooser
+
+    problem, space, r, _rep = _search("llama3-8b", "dgx-a100", 16, 32, 1024, layout="megatron", degrees="t=4,p=2")
+    c = r.best.candidate
+    mega = tuple(megatron_types(problem.network, problem.dims.layers))
+    per_b = block_amounts(problem, mega, 4, c.micro_batch, True, c.recompute).activations
+    assert block_floor(problem, c, TypeChooser(problem, space)) * c.micro_batch == per_b
+
+
+def test_t16_search_prunes_by_the_tensor_level():
+    """gpt3-175b on 1,024 A100 with --degrees t=16 scored 2,108 of 2,493 layouts (9 s) before the
+    bound counted the tensor level (cross-node at t = 16); the optimum is unchanged."""
+    from fractions import Fraction
+
+    _p, _s, r, _rep = _search("gpt3-175b", "dgx-a100", 1024, 1536, 2048, degrees="t=16")
+    assert r.status.value == "optimal" and r.scored < 500
+    assert r.best.step_time_s == Fraction(8361257244831, 157041015625)
