@@ -54,12 +54,28 @@ def alltoall_floor_s(problem, cand: Candidate) -> Fraction:
     return (m + cand.fill()) * Fraction(problem.dims.layers, deg.pipeline) * alltoall_seconds(problem, layout)
 
 
-def time_bound_s(problem, cand: Candidate, floor_s: Fraction) -> Fraction:
-    """The search's lower bound of the candidate's step time: compute with its bubble, plus a mixture
-    of experts' all-to-alls, plus data level."""
+def tensor_floor_s(problem, cand: Candidate, block_elements: Fraction) -> Fraction:
+    """(m + (p - 1)/v) x the mean stage's L / p layers' tensor-level time a micro-batch, each layer
+    sending at least ``block_elements`` elements a sample (2 bytes each, at ``bandwidth_Bps(t)``; the
+    step model charges a layer ``llm_stage.block_amounts``, linear in the micro-batch); 0 at t = 1."""
+    t = cand.degrees.tensor
+    if t == 1 or not block_elements:
+        return Fraction(0)
+    from ..core.llm_stage import BYTES
+
+    m = cand.microbatches(problem.dims.batch)
+    per_layer = cand.micro_batch * Fraction(block_elements) * BYTES / problem.cluster.bandwidth_Bps(t)
+    return (m + cand.fill()) * Fraction(problem.dims.layers, cand.degrees.pipeline) * per_layer
+
+
+def time_bound_s(problem, cand: Candidate, floor_s: Fraction, block_elements: Fraction = Fraction(0)) -> Fraction:
+    """The search's lower bound of the candidate's step time: compute with its bubble, plus the
+    mean stage's tensor-level exchanges (``block_elements``: at least what a layer sends a sample,
+    whatever its types; 0: not counted) and a mixture of experts' all-to-alls, plus data level."""
     m = cand.microbatches(problem.dims.batch)
     compute = floor_s * (m + cand.fill()) / m  # the bubble factor (m + (p - 1)/v) / m
-    return compute + alltoall_floor_s(problem, cand) + data_floor_s(problem, cand)
+    return (compute + tensor_floor_s(problem, cand, block_elements) + alltoall_floor_s(problem, cand)
+            + data_floor_s(problem, cand))
 
 
 def memory_floor_bytes(cand: Candidate, parameters: int, expert_parameters: int = 0) -> Fraction:

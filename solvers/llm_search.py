@@ -46,6 +46,7 @@ class Scored:
     evaluation: object  # core.llm_step.LlmEvaluation
     types_bound: Fraction | None = None  # no block types make this candidate faster (None: it does not fit)
     blocks_certified: bool = False  # every block and the head at their own least exchange (llm_types)
+    certificate_gap: str = ""  # why ``blocks_certified`` failed (empty when it holds or was not tried)
 
     @property
     def types_proven(self) -> bool:
@@ -113,12 +114,12 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     capacity = Fraction(cluster.gpu.memory_GiB) * GiB
     eff = efficiency_for(cluster.gpu.name)[0]  # the evaluator's (one per GPU kind)
     floor = compute_floor_s(network_flops(problem.network), cluster.gpus, cluster.gpu.peak_TFLOPS, eff)
-    keyed = sorted(((time_bound_s(problem, c, floor),
+    types = TypeChooser(problem, space)
+    keyed = sorted(((time_bound(problem, c, floor, types),
                      memory_floor_bytes(c, problem.params.total, expert_total(problem)), i, c)
                     for i, c in enumerate(cands)),
                    key=lambda x: (x[0], x[2]))
     fitting = [k for k in keyed if not (prune and k[1] > capacity)]
-    types = TypeChooser(problem, space)
     best: Scored | None = None
     scored: list[Scored] = []
     pruned_time = unresolved = 0
@@ -155,6 +156,33 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
                            min((k[1] for k in keyed), default=None), space.search_types)
 
 
+def block_floor(problem, cand: Candidate, types) -> Fraction:
+    """At least what one layer sends at the tensor level for one sample under any block types of the
+    space (``llm_stage.block_amounts`` at micro-batch 1): the least of the periodic per-last-type
+    minima (``llm_types``: every layer is charged the template block with the same types), or
+    Megatron's block when the types are not searched; 0 at t = 1 and for a mixture of experts."""
+    if cand.degrees.tensor == 1 or problem.dims.moe:
+        return Fraction(0)
+    layout = make_layout(problem, cand, None)
+    bt = types.block_types(cand, layout)
+    if bt is not None:
+        return min(o.best.amount for o in bt.options)
+    key = ("megatron",) + types.key(cand, layout)
+    if key not in types.memo:
+        from ..core.llm_block import megatron_types
+        from ..core.llm_stage import block_amounts
+
+        mega = tuple(megatron_types(problem.network, problem.dims.layers))
+        types.memo[key] = block_amounts(problem, mega, cand.degrees.tensor, 1, layout.parallelism.sequence_parallel,
+                                        cand.recompute).activations
+    return types.memo[key]
+
+
+def time_bound(problem, cand: Candidate, floor: Fraction, types) -> Fraction:
+    """The candidate's time bound (``llm_bounds.time_bound_s``) with its tensor-level floor."""
+    return time_bound_s(problem, cand, floor, block_floor(problem, cand, types))
+
+
 def _score(problem, cand: Candidate, types, evaluate) -> Scored:
     """The candidate with the fastest of its block types (``llm_type_choice``: the exact per-last-type
     minima of ``llm_types``, each scored by the evaluator) and a lower bound over every other
@@ -180,7 +208,21 @@ def _certify(problem, best: Scored, types) -> Scored:
     bt = types.block_types(best.candidate, best.layout)
     if bt is None:
         return best
-    return replace(best, blocks_certified=bt.blocks_certified((best.layout.tensor_types or bt.megatron)[-1]))
+    last = (best.layout.tensor_types or bt.megatron)[-1]
+    ok = bt.blocks_certified(last)
+    return replace(best, blocks_certified=ok, certificate_gap="" if ok else certificate_gap(bt, last))
+
+
+def certificate_gap(bt, last) -> str:
+    """Why the across-blocks certificate fails for the periodic option ``last`` (``llm_types``)."""
+    o = next(x for x in bt.options if x.last is last)
+    if o.best.amount != bt.relaxed:
+        return (f"a block's least tensor-level amount with the previous block's last type free "
+                f"({float(bt.relaxed):.6g}) is below the plan's repeated block ({float(o.best.amount):.6g}): "
+                "blocks of different types might send less")
+    least = min(x.post for x in bt.options)
+    return (f"the head's tensor-level amount after the plan's last type ({float(o.post):.6g}) is above its "
+            f"least ({float(least):.6g}): a different last block might send less")
 
 
 def _with_cut(problem, cand: Candidate, layout, evaluate) -> tuple[Scored, object]:
@@ -212,9 +254,12 @@ def _settle_types(problem, scored: list[Scored], best: Scored, types, evaluate,
             if deadline is not None and time.perf_counter() > deadline:
                 return out, best  # the bounds left stand: the status says feasible, with the gap
             done.add(i)
+            was_best = s is best  # refined, the plan keeps its place with its settled bound
             s = out[i] = _refine(problem, s, types, evaluate, best.step_time_s)
-            if s.fits and _better(s, best):
-                best, changed = s, True
+            improved = s.fits and _better(s, best)
+            if was_best or improved:
+                best = s
+            changed = changed or improved
     return out, best
 
 
@@ -242,17 +287,20 @@ def _uniform_key(c: Candidate) -> tuple[int, int, int]:
 
 
 def _report_extra(problem, keyed, scored, types, evaluate, deadline) -> list[Scored]:
-    """For "why not the others": the lowest-bound candidate of (t, p) pairs no scored candidate has."""
+    """For "why not the others": the lowest-bound candidates of (t, p) pairs no scored candidate has,
+    each pair's best of those tied at its lowest bound (ZeRO 0 and 1 share a bound: a tie on time goes
+    to the smaller memory, as ``_better``'s)."""
     have = {_uniform_key(s.candidate) for s in scored}
     out: list[Scored] = []
-    for _tf, _mf, _i, cand in keyed:
+    for tf, _mf, _i, cand in keyed:
         pair = _uniform_key(cand)
         if pair in have:
             continue
         if len(out) >= EXTRA_FOR_REPORT or (deadline is not None and time.perf_counter() > deadline):
             break
         have.add(pair)
-        out.append(_score(problem, cand, types, evaluate))
+        tied = [c for t2, _m, _j, c in keyed if t2 == tf and _uniform_key(c) == pair]
+        out.append(min((_score(problem, c, types, evaluate) for c in tied), key=_rank))
     return out
 
 

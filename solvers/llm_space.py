@@ -83,6 +83,7 @@ class LlmSpace:
     max_micro_batch: int = MAX_MICRO_BATCH
     search_types: bool = True  # per-node types of a block at the tensor level (False: Megatron's)
     interleave: bool = True  # also Megatron's interleaved schedule, v chunks a stage (False: plain 1F1B)
+    virtual: int | None = None  # a fixed number of model chunks a stage (--degrees virtual=V); None: as interleave says
 
 
 def divisors(n: int) -> list[int]:
@@ -148,7 +149,7 @@ def candidates(space: LlmSpace, gpus: int, gpus_per_node: int, layers: int, batc
         else:
             bs = micro_batches(batch, deg.data, space.max_micro_batch)
         for b in bs:
-            for v in virtual_stages(deg.pipeline, layers, batch // (deg.data * b)) if space.interleave else (1,):
+            for v in schedules(space, deg.pipeline, layers, batch // (deg.data * b)):
                 for r in space.recomputes:
                     for z in space.zeros:
                         out.append(Candidate(deg, b, r, z, v))
@@ -160,6 +161,14 @@ def expert_degrees(experts: int, data: int, fixed: int | None = None) -> list[in
     or ``fixed`` alone when it does."""
     found = [e for e in divisors(math.gcd(experts, data))] if experts else [1]
     return [e for e in found if fixed in (None, e)]
+
+
+def schedules(space: LlmSpace, pipeline: int, layers: int, microbatches: int) -> list[int]:
+    """The model chunks a stage a candidate may take: ``space.virtual`` alone when given (and
+    possible), else every interleaving when ``space.interleave``, else plain 1F1B."""
+    if space.virtual is not None:
+        return [v for v in virtual_stages(pipeline, layers, microbatches) if v == space.virtual]
+    return virtual_stages(pipeline, layers, microbatches) if space.interleave else [1]
 
 
 def virtual_stages(pipeline: int, layers: int, microbatches: int) -> list[int]:

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from ..solvers.llm_bounds import memory_floor_bytes, time_bound_s
-from ..solvers.llm_search import LlmSearchResult, expert_total, search
+from ..solvers.llm_bounds import memory_floor_bytes
+from ..solvers.llm_search import LlmSearchResult, expert_total, search, time_bound
+from ..solvers.llm_type_choice import TypeChooser
 from .llm_report import SCHEMA_VERSION, LlmReport, exact_decimal, header_line, inputs_json
 from .render import fmt_seconds
 
@@ -53,8 +54,9 @@ def check_llm(problem, space, progress=None) -> LlmCheck:
         progress("scoring every layout (no pruning)")
     full = search(problem, space, prune=False, progress=progress)
     bad = 0
+    types = TypeChooser(problem, space)
     for s in full.evaluated:
-        tf = time_bound_s(problem, s.candidate, full.floor_s)
+        tf = time_bound(problem, s.candidate, full.floor_s, types)
         mf = memory_floor_bytes(s.candidate, problem.params.total, expert_total(problem))
         bad += tf > s.step_time_s or mf > s.evaluation.memory_bytes_per_accelerator
     c = problem.cluster

@@ -21,7 +21,7 @@ LLM_OPTIONS = ("--gpus", "--layout", "--degrees", "--micro-batch", "--recompute"
 NOT_ON_CLUSTER = ("--space", "--objective", "--levels", "--solver", "--cap", "--weight-copies", "--pin",
                   "--forbid", "--constraints", "--workers", "--seed", "--dump-model", "--split", "--alpha-grid",
                   "--free", "--grid-only")
-DEGREE_NAMES = ("tensor", "pipeline", "data", "expert")
+DEGREE_NAMES = ("tensor", "pipeline", "data", "expert", "virtual")
 DEFAULT_TIME_LIMIT_S = 300.0  # the search's wall-clock limit unless --time-limit (then: bound and gap)
 
 
@@ -51,14 +51,15 @@ class LlmRequest:
     time_limit_s: float
     memory_GiB: float | None = None  # --memory: each GPU's usable memory (headroom), instead of the cluster's
     expert: int | None = None  # --degrees expert=E: a mixture of experts' expert-parallel degree (None: searched)
+    virtual: int | None = None  # --degrees virtual=V: model chunks a pipeline stage (interleaved 1F1B when > 1)
 
 
 def parse_degrees(text: str) -> dict[str, int]:
     """``tensor=8,pipeline=8,data=16`` (any subset, any order; t/p/d/e and tp/pp/dp/ep as short
     names; ``expert`` for a mixture of experts) -> degrees."""
     out: dict[str, int] = {}
-    short = {"t": "tensor", "p": "pipeline", "d": "data", "e": "expert",  # and Megatron's names:
-             "tp": "tensor", "pp": "pipeline", "dp": "data", "ep": "expert"}
+    short = {"t": "tensor", "p": "pipeline", "d": "data", "e": "expert", "v": "virtual",  # and Megatron's names:
+             "tp": "tensor", "pp": "pipeline", "dp": "data", "ep": "expert", "vp": "virtual"}
     if not text.strip():
         raise SpecError("--degrees", "empty; give e.g. tensor=8,pipeline=8,data=16")
     for part in text.split(","):
@@ -67,8 +68,8 @@ def parse_degrees(text: str) -> dict[str, int]:
             raise SpecError("--degrees", f"{shown(part.strip())} is not NAME=N (e.g. tensor=8,pipeline=8,data=16)")
         name = short.get(m.group(1), m.group(1))
         if name not in DEGREE_NAMES:
-            raise SpecError("--degrees", f"unknown degree {shown(m.group(1))} (tensor, pipeline, data, expert; "
-                                            "t/tp, p/pp, d/dp, e/ep for short)")
+            raise SpecError("--degrees", f"unknown degree {shown(m.group(1))} (tensor, pipeline, data, expert, virtual; "
+                                            "t/tp, p/pp, d/dp, e/ep, v/vp for short)")
         if name in out:
             raise SpecError("--degrees", f"{name} given twice")
         value = int(m.group(2))
@@ -100,9 +101,14 @@ def parse_request(model: str, cluster: str, gpus: int | None, batch: int | None,
         z = ZeroStage.ZERO3
     elif mode is LayoutMode.MEGATRON and degrees is None:
         raise SpecError("--layout", "megatron needs --degrees tensor=T,pipeline=P,data=D")
+    elif mode is LayoutMode.MEGATRON and sum(k in deg for k in ("tensor", "pipeline", "data")) < 2:
+        given = ",".join(f"{k}={v}" for k, v in deg.items()) or "(none)"
+        raise SpecError("--degrees", f"{given} with --layout megatron, which scores one given layout: give tensor, "
+                                     "pipeline and data (any two, the third is GPUs / their product; without "
+                                     "--layout the search takes the rest)")
     return LlmRequest(model, cluster, gpus, batch, seq, mode, deg.get("tensor"), deg.get("pipeline"), deg.get("data"),
                       micro_batch, rec, z, DEFAULT_TIME_LIMIT_S if time_limit_s is None else time_limit_s,
-                      _memory(memory_GiB), deg.get("expert"))
+                      _memory(memory_GiB), deg.get("expert"), deg.get("virtual"))
 
 
 def _memory(memory_GiB: float | None) -> float | None:
@@ -117,7 +123,7 @@ def llm_options(fn):
     decorators = [
         click.option("--gpus", type=int, default=None, help="GPU cluster: GPUs of the instance (whole nodes, or part of one node); default: the cluster's."),
         click.option("--layout", type=click.Choice(["megatron", "zero3"]), default=None, help="GPU cluster: score this layout instead of searching: megatron (column- then row-parallel blocks, 1F1B; needs --degrees) or zero3 (pure data parallelism, ZeRO-3)."),
-        click.option("--degrees", type=str, default=None, metavar="tensor=T,pipeline=P,data=D", help="GPU cluster: fix these degrees (any of them; the rest are searched). Without it, tensor is at most the GPUs per node. A mixture of experts also takes expert=E (experts sharded E ways inside the data-parallel group)."),
+        click.option("--degrees", type=str, default=None, metavar="tensor=T,pipeline=P,data=D", help="GPU cluster: fix these degrees (the search: any of them, the rest searched; --layout megatron: tensor, pipeline and data, or two of them). Without it, tensor is at most the GPUs per node. virtual=V fixes the model chunks a pipeline stage (Megatron's interleaved 1F1B). A mixture of experts also takes expert=E (experts sharded E ways inside the data-parallel group)."),
         click.option("--micro-batch", "micro_batch", type=int, default=None, help="GPU cluster: samples per micro-batch (must divide batch / data); default: searched."),
         click.option("--recompute", type=click.Choice(["none", "selective", "full", "search"]), default=None, help="GPU cluster: activation recomputation (Korthikanti et al.); default: search."),
         click.option("--zero", type=click.Choice(["0", "1", "3"]), default=None, help="GPU cluster: ZeRO stage (0: none, 1: optimizer state sharded, 3: all model states, weights gathered per layer); default: searched."),

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from ..core.llm_calibration import TABLE5, calibration_for, range_notes
 from ..core.solution import Status
 from ..core.units import safe_float
 from ..solvers.llm_search import LlmSearchResult, Scored, tensor_types_proven
@@ -22,6 +23,7 @@ from .results import exact_number
 GiB = 2**30
 SCHEMA_VERSION = 1
 HEADROOM_NOTE_BYTES = 2 * GiB  # a plan that fits with less to spare says that no framework reserve is taken
+BUBBLE_NOTE = Fraction(1, 10)  # a plain-1F1B plan idling this much of its step says whether interleaving was possible
 MAX_STAGE_LINES = 6  # more stages than this: runs of stages with as many layers are said together
 
 
@@ -60,7 +62,8 @@ class LlmReport:
         best = self.result.best
         if best is None:
             return self.notes
-        return self.notes + headroom_notes(self.result.capacity_bytes - best.evaluation.memory_bytes_per_accelerator)
+        return (self.notes + headroom_notes(self.result.capacity_bytes - best.evaluation.memory_bytes_per_accelerator)
+                + bubble_notes(self))
 
 
 def exact_decimal(x: Fraction | int) -> int | float | str:
@@ -175,28 +178,57 @@ def _types(s: Scored, report: LlmReport) -> tuple[str, ...]:
     return report.megatron_types if tt is None else tuple(str(t) for t in tt)
 
 
+def unfused_nodes(report: LlmReport) -> bool:
+    """The block has LLaMA's separate q, k, v (or gate, up) nodes, each charged its own exchange,
+    where Megatron fuses them into one QKV (one gate/up) matmul."""
+    nodes = set(report.block_nodes)
+    return {"q", "k", "v"} <= nodes or {"gate", "up"} <= nodes or {"moe_gate", "moe_up"} <= nodes
+
+
 def _types_origin(report: LlmReport, best: Scored) -> str:
     if best.candidate.degrees.tensor == 1:
         return "no tensor parallelism: the types split nothing"
+    mega_name = ("Megatron's pattern, unfused gated MLP and q, k, v: each node sends its own exchange, more than "
+                 "Megatron's fused QKV and gate/up") if unfused_nodes(report) else "Megatron's"
     if report.mode != "search" or not report.result.types_searched:
-        return "Megatron's"
+        return mega_name
     if report.experts:  # llm_search: the block types are not searched on a mixture of experts
-        return "Megatron's: a mixture of experts' block is not searched (its nodes hold the routed work, not the experts' weights)"
+        return f"{mega_name}: a mixture of experts' block is not searched (its nodes hold the routed work, not the experts' weights)"
     mega = "Megatron's pattern" if best.layout.tensor_types is None else "not Megatron's pattern"
+    if unfused_nodes(report):
+        mega += " (on unfused q, k, v and gated-MLP nodes, each sending its own exchange)"
     if tensor_types_proven(report.result):
         return f"searched, proven fastest: {mega}"
     return f"searched, not proven: {mega}"
 
 
-def _types_words(report: LlmReport) -> str:
+def types_proof(report: LlmReport) -> tuple[bool, str | None]:
+    """(the plan's tensor-level block types are proven the fastest for its layout, why not when they
+    are not): the JSON's ``tensor_types_proven`` and ``tensor_types_reason``, the status line's words."""
     r = report.result
+    best = r.best
+    if best is None:
+        return False, "no plan fits"
+    if best.candidate.degrees.tensor == 1:
+        return True, None  # the types split nothing
+    if report.experts:
+        return False, ("a mixture of experts' block types are Megatron's, not searched (its nodes hold the "
+                       "routed work, not the experts' weights)")
+    if report.mode != "search" or not r.types_searched:
+        return False, "a given layout: Megatron's block types, not searched"
+    if tensor_types_proven(r):
+        return True, None
+    if best.types_proven:
+        return False, ("proven with the same types in every block only, not across blocks: "
+                       + (best.certificate_gap or "the across-blocks certificate does not hold"))
+    return False, "the plan's block types bound is below its step: the types were not settled (see the status)"
+
+
+def _types_words(report: LlmReport) -> str:
     if report.experts:
         return "its tensor-level block types: Megatron's"
-    if tensor_types_proven(r):
-        return "its tensor-level block types: proven"
-    if r.best is not None and r.best.types_proven:
-        return "its tensor-level block types: proven with the same types in every block, not across blocks"
-    return "its tensor-level block types: not proven"
+    proven, why = types_proof(report)
+    return "its tensor-level block types: proven" if proven else f"its tensor-level block types: not proven ({why})"
 
 
 def _status_line(report: LlmReport) -> str:
@@ -235,6 +267,27 @@ def headroom_notes(headroom: Fraction) -> tuple[str, ...]:
             "buffers, allocator fragmentation) out of the usable memory (--memory GiB sets it)",)
 
 
+def bubble_notes(report: LlmReport) -> tuple[str, ...]:
+    """A note when the plan idles a large part of its step in plain 1F1B's fill and drain: whether
+    Megatron's interleaved schedule was possible for its degrees and micro-batch, and why not."""
+    best = report.result.best
+    c = best.candidate
+    p = c.degrees.pipeline
+    if c.virtual > 1 or p == 1 or best.evaluation.bubble_fraction < BUBBLE_NOTE:
+        return ()
+    m = c.microbatches(report.batch)
+    why = [f"p={p} does not divide the {report.layers} layers"] if report.layers % p else []
+    why += [f"the {m:,} micro-batches a step are not a multiple of p={p}"] if m % p else []
+    head = f"pipeline bubble {pct(best.evaluation.bubble_fraction)} under plain 1F1B"
+    if why:
+        return (f"{head}: Megatron's interleaved schedule was impossible for this layout ({'; '.join(why)}; it needs "
+                "the layers in p x v equal chunks and the micro-batches a multiple of p)",)
+    if report.mode != "search":
+        return (f"{head} as given: --degrees virtual=V would interleave it (V dividing {report.layers // p}, "
+                "the layers a stage)",)
+    return (f"{head}: interleaving these degrees was possible and searched, and is not faster (or does not fit)",)
+
+
 def count_words(n: int) -> str:
     """A parameter count for reading: 175.0B, 1,000.0B, 125.0M, 12,345."""
     if n >= 10**9:
@@ -254,7 +307,7 @@ def header_line(report: LlmReport) -> str:
     """The report's first line (the planner's and ``explore check``'s): model, cluster, shape, parameters."""
     moe = f", {report.experts} experts (top-{report.top_k}, routing assumed balanced)" if report.experts else ""
     return (f"{report.model} on {report.cluster} ({report.gpus:,} x {report.gpu}, {report.gpus_per_node} per node), "
-            f"batch {report.batch:,}, sequence {report.sequence:,}, {report.layers} layers"
+            f"batch {report.batch:,}, sequence {report.sequence:,}, {report.layers:,} layers"
             f"{_parameter_words(report)}{moe}")
 
 
@@ -279,7 +332,7 @@ def render_llm(report: LlmReport) -> str:
     lines = [header_line(report),
              f"{what}; {_micro_batch_words(r.space)}",
              _status_line(report)]
-    headroom = report.all_notes[len(report.notes):]  # said under the memory line
+    headroom = report.all_notes[len(report.notes):]  # the plan's own notes: said under the memory line
     lines += [f"note: {n}" for n in report.notes]
     if r.best is None:
         return "\n".join(lines) + "\n"
@@ -289,7 +342,7 @@ def render_llm(report: LlmReport) -> str:
               f"step time {fmt_seconds(ev.step_time_s)}, {safe_float(ev.tflops_per_gpu):.1f} TFLOP/s per GPU "
               f"(FLOPs executed, recompute included), MFU {pct(ev.mfu)}, pipeline bubble {pct(ev.bubble_fraction)}",
               f"  compute {fmt_seconds(ev.compute_s)}, tensor comm {fmt_seconds(ev.tensor_comm_s)}{a2a}, data comm "
-              f"{fmt_seconds(ev.data_comm_s)}, pipeline comm {fmt_seconds(ev.pipeline_comm_s)}",
+              f"{fmt_seconds(ev.data_comm_s)}{' (not overlapped)' if ev.data_comm_s else ''}, pipeline comm {fmt_seconds(ev.pipeline_comm_s)}",
               f"memory per GPU {gib(ev.memory_bytes_per_accelerator)} of {gib(r.capacity_bytes)}",
               *(f"note: {n}" for n in headroom),
               "", "stages:"]
@@ -369,6 +422,47 @@ def stages_json(stage_layers: tuple[int, ...], virtual: int) -> list[dict[str, A
             for s, n in enumerate(stage_layers)]
 
 
+def given_words(report: LlmReport) -> str:
+    """What a given layout's ``optimal`` covers: the degrees and schedule given, what of the rest was
+    searched (the block types are Megatron's, the stage cut the step model's)."""
+    space, best = report.result.space, report.result.best
+    c = best.candidate if best is not None else None
+    deg = str(c.degrees) if c is not None else ", ".join(
+        f"{k}={v}" for k, v in (("t", space.tensor), ("p", space.pipeline), ("d", space.data)) if v is not None)
+    sched = "plain 1F1B" if space.virtual in (None, 1) else f"interleaved 1F1B, {space.virtual} chunks a stage"
+    free = [name for name, fixed in (("micro-batch", space.micro_batch is not None),
+                                      ("recompute", len(space.recomputes) == 1), ("ZeRO stage", len(space.zeros) == 1))
+            if not fixed]
+    over = f"searched: {', '.join(free)}" if free else "nothing searched"
+    return (f"the given layout {deg} ({sched}, Megatron's block types, the step model's stage cut or the fastest "
+            f"that fits); {over}")
+
+
+def optimal_over(report: LlmReport) -> str:
+    """What ``optimal`` covers, precisely: the searched space, or the given layout and what of it
+    was searched."""
+    r = report.result
+    if report.mode != "search":
+        return given_words(report)
+    types = (", tensor-level block types (the same types repeated in every block; tensor_types_proven says whether "
+             "the plan's also beat different types per block)") if r.types_searched and not report.experts else \
+        ", tensor-level block types fixed to Megatron's"
+    return (f"layouts: t, p, d, {'e, ' if report.experts else ''}micro-batch, schedule, recompute, ZeRO stage, "
+            f"stage cut (the step model's min-max cut, or the fastest that fits){types}")
+
+
+def calibration_json(report: LlmReport) -> dict[str, Any]:
+    """The JSON's ``calibration``: whether the GPU's efficiency is calibrated (its exact name), on
+    what, the model sizes of the rows fitted, and whether this prediction is inside them."""
+    cal = calibration_for(report.gpu)
+    used = cal or TABLE5  # an uncalibrated GPU borrows the A100's
+    outside = range_notes(report.gpu, report.parameters, report.experts) if report.parameters else ()
+    return {"calibrated": cal is not None, "efficiency": exact_decimal(used.efficiency),
+            "source": used.source, "gpu": used.gpu,
+            "parameters_range": [used.min_parameters, used.max_parameters],
+            "in_range": cal is not None and not outside, "outside": list(outside)}
+
+
 def llm_json(report: LlmReport) -> dict[str, Any]:
     r = report.result
     out: dict[str, Any] = {
@@ -378,11 +472,11 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         # what "optimal" covers: every (t, p, d, micro-batch, schedule, recompute, ZeRO) scored or pruned by a
         # proven bound, each with its fastest block types (llm_search.Scored.types_bound); tensor_types_proven:
         # the plan's types proven and every block at its own least exchange (llm_search.tensor_types_proven)
-        "optimal_over": (f"layouts: t, p, d, {'e, ' if report.experts else ''}micro-batch, schedule, recompute, "
-                         "ZeRO stage, stage cut"
-                         + (", tensor-level block types" if r.types_searched and not report.experts else "")),
-        "tensor_types_proven": tensor_types_proven(r) and not report.experts,
+        "optimal_over": optimal_over(report),
+        "tensor_types_proven": types_proof(report)[0],
+        "tensor_types_reason": types_proof(report)[1],
         "bound": None if r.bound_s is None else exact_decimal(r.bound_s),
+        "calibration": calibration_json(report),
         "memory_capacity_bytes": exact_decimal(r.capacity_bytes),
         "search": {"candidates": r.candidates, "scored": r.scored, "pruned_time": r.pruned_time,
                    "pruned_memory": r.pruned_memory, "unresolved": r.unresolved, "wall_s": round(r.wall_s, 3)},
@@ -398,12 +492,14 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         return out
     best, ev = r.best, r.best.evaluation
     out.update(_scored_json(best, report))
+    out["data_comm_overlapped"] = False  # the step model adds the data level after the compute (Megatron SC21)
     times = dict(compute_s=ev.compute_s, tensor_comm_s=ev.tensor_comm_s, data_comm_s=ev.data_comm_s,
                  pipeline_comm_s=ev.pipeline_comm_s, **({"expert_comm_s": ev.expert_comm_s} if report.experts else {}))
     out.update({
         **exact_values(times),
         "stages": stages_json(tuple(ev.stage_layers), best.candidate.virtual),
         "tensor_types": dict(zip(report.block_nodes, _types(best, report))),
+        "tensor_types_origin": _types_origin(report, best),  # the table's words (e.g. "..., unfused gated MLP ...")
         "runners_up": [{**_scored_json(s, report), "why_not": why_loses(s, best, r.capacity_bytes)}
                        for s in r.runners_up],
     })

@@ -61,6 +61,8 @@ def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch:
             raise SpecError("--batch", f"{batch:,} is not a multiple of the {gpus:,} GPUs (--gpus): --layout zero3 is "
                                        "pure data parallelism, every GPU a data-parallel rank taking whole samples")
         given["data"] = gpus
+    if req.layout is LayoutMode.MEGATRON:
+        given = _complete_degrees(given, gpus)
     _check_given(given, gpus, layers, batch)
     _check_expert(req.expert, experts, given["data"])
     if given["tensor"] is not None and heads % given["tensor"]:
@@ -78,8 +80,14 @@ def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch:
                      micro_batch=req.micro_batch,
                      recomputes=tuple(Recompute) if req.recompute is None else (req.recompute,),
                      zeros=tuple(ZeroStage) if req.zero is None else (req.zero,),
-                     search_types=req.layout is None, interleave=req.layout is None)
+                     search_types=req.layout is None, interleave=req.layout is None, virtual=req.virtual)
     if not candidates(space, gpus, gpus_per_node, layers, batch, heads, experts):
+        if req.virtual is not None and candidates(replace(space, virtual=None), gpus, gpus_per_node, layers, batch,
+                                                  heads, experts):
+            raise SpecError("--degrees", f"virtual={req.virtual}: no layout with the other degrees given can take "
+                                         f"{req.virtual} model chunks a stage (interleaving needs the pipeline degree "
+                                         f"to divide the {layers} layers, virtual to divide layers / pipeline, and the "
+                                         "micro-batches a step to be a multiple of the pipeline degree)")
         if req.expert is not None and candidates(replace(space, expert=None), gpus, gpus_per_node, layers, batch,
                                                  heads, experts):
             raise SpecError("--degrees", f"expert={req.expert} divides the data degree of no layout of {gpus:,} GPUs "
@@ -118,6 +126,20 @@ def _check_batch(space: LlmSpace, given: dict, gpus: int, gpus_per_node: int, la
     raise SpecError("--batch", f"{batch:,} {what} data degree of the layouts of {gpus:,} GPUs{with_given} ({shown_d}; "
                                f"d = GPUs / (t x p), t at most {max_tensor} dividing {heads}, p at most "
                                f"{layers} layers): every data-parallel rank takes whole samples")
+
+
+def _complete_degrees(given: dict, gpus: int) -> dict:
+    """--layout megatron: the three degrees, the missing one (at most one: llm_options) the GPUs over
+    the product of the other two."""
+    missing = [k for k, v in given.items() if v is None]
+    if not missing:
+        return given
+    known = [v for v in given.values() if v is not None]
+    product = known[0] * known[1]
+    if gpus % product:
+        raise SpecError("--degrees", f"{_given_text(given)}: {product:,} does not divide the cluster's {gpus:,} GPUs "
+                                     f"(--gpus), so no {missing[0]} degree completes the layout")
+    return {**given, missing[0]: gpus // product}
 
 
 def _given_text(given: dict) -> str:

@@ -18,22 +18,59 @@ and the evaluation says ``calibrated=False`` ("uncalibrated").
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 DIGITS = 4  # the stored constant: the exact root rounded to 4 decimal places
 EFFICIENCY_A100 = Fraction(1237, 2000)  # 0.6185: calibrate_efficiency(Table 5) = 0.6184544..., rounded
 # (0.6432 before the tensor level charged sequence parallelism's reduce-scatters, which lowered
 # the communication the efficiency had absorbed)
-CALIBRATED = {"A100": EFFICIENCY_A100}
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """One calibrated efficiency: the exact GPU name it was fitted on, its source and the range of
+    model sizes (every parameter) of the rows fitted (a prediction outside it is flagged, not refitted)."""
+
+    gpu: str
+    efficiency: Fraction
+    source: str
+    min_parameters: int
+    max_parameters: int
+
+
+TABLE5 = Calibration("A100-SXM4-80GB", EFFICIENCY_A100,
+                     "Korthikanti et al. (MLSys 2023) Table 5: GPT 22B to 1T on 8 to 512 A100-SXM4-80GB, t = 8, "
+                     "sequence 2,048", 22_074_273_792, 1_008_038_758_400)  # the rows' parameter_count (tested)
+CALIBRATIONS = {c.gpu: c for c in (TABLE5,)}  # by the cluster's exact GPU name (no substring: an A100-PCIE-40GB is not it)
+
+
+def calibration_for(gpu_name: str) -> Calibration | None:
+    """The calibration of the GPU named exactly ``gpu_name`` (None: none)."""
+    return CALIBRATIONS.get(gpu_name)
 
 
 def efficiency_for(gpu_name: str) -> tuple[Fraction, bool]:
-    """(efficiency, calibrated) of a GPU kind by name ('A100-SXM4-80GB' -> the A100's, calibrated;
-    any other kind -> the A100's, uncalibrated)."""
-    for kind, value in CALIBRATED.items():
-        if kind.lower() in gpu_name.lower():
-            return value, True
-    return EFFICIENCY_A100, False
+    """(efficiency, calibrated) of a GPU kind by its exact name ('A100-SXM4-80GB' -> the A100's,
+    calibrated; any other name, 'A100-PCIE-40GB' too -> the A100's, uncalibrated)."""
+    c = calibration_for(gpu_name)
+    return (c.efficiency, True) if c is not None else (EFFICIENCY_A100, False)
+
+
+def range_notes(gpu_name: str, parameters: int, experts: int = 0) -> tuple[str, ...]:
+    """Where a prediction is outside the calibration rows (flagged, never refitted): the GPU's
+    calibration, or the A100's that an uncalibrated GPU borrows."""
+    c = calibration_for(gpu_name) or TABLE5
+    out = []
+    if parameters < c.min_parameters or parameters > c.max_parameters:
+        side = "below" if parameters < c.min_parameters else "above"
+        out.append(f"outside the calibrated range: {parameters / 1e9:,.1f}B parameters, {side} the calibration "
+                   f"rows' {c.min_parameters / 1e9:,.1f}B to {c.max_parameters / 1e9:,.1f}B (one efficiency does not "
+                   "follow the matmul size: small models ran below it, large ones above; flagged, not refitted)")
+    if experts:
+        out.append("outside the calibrated range: a mixture of experts (the efficiency was fitted on dense GPTs; "
+                   "flagged, not refitted)")
+    return tuple(out)
 
 
 def calibrate_efficiency(rows: Sequence[tuple[object, object, Fraction]]) -> Fraction:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .llm_calibration import efficiency_for
+from .llm_calibration import calibration_for, efficiency_for, range_notes
 from .llm_experts import alltoall_seconds
 from .llm_problem import LlmEvaluation, LlmLayout, LlmProblem, ParameterCount, TransformerDims  # noqa: F401
 from .llm_stage import TERA, stage_params, step_parts
@@ -46,7 +46,13 @@ def evaluate_llm(problem: LlmProblem, layout: LlmLayout, efficiency: Fraction | 
     if given:
         notes.append(f"efficiency {efficiency} given (not the calibrated one)")
     elif not calibrated:
-        notes.append(f"{problem.cluster.gpu.name}: uncalibrated (no calibration row; the A100's efficiency is used)")
+        notes.append(f"{problem.cluster.gpu.name}: uncalibrated (no calibration row for this exact GPU name; the "
+                     "A100-SXM4-80GB's efficiency is used)")
+    else:
+        c = calibration_for(problem.cluster.gpu.name)
+        notes.append(f"{c.gpu}: efficiency {float(c.efficiency):g}, calibrated on {c.source}")
+    if not given:
+        notes.extend(range_notes(problem.cluster.gpu.name, problem.params.total, problem.dims.experts))
     return LlmEvaluation(
         step_time_s=step, compute_s=m * sp.a[s] * x, tensor_comm_s=m * sp.tensor[s], data_comm_s=max(sp.data),
         pipeline_comm_s=m * sp.p2p[s], bubble_s=sp.fill * times[s], bubble_fraction=sp.fill / (m + sp.fill),
