@@ -1,0 +1,59 @@
+"""Exact joint optimum by bound and prune (issue 23, item 3): the tree dual bound
+(``solvers.tree_dual``) and its incumbent, then, unless they already meet, an exact elimination
+over the type vectors whose marginal does not exceed the incumbent (``solvers.survivor_elim``):
+every plan at least as good as the incumbent uses only such vectors, so that elimination's
+optimum is the joint optimum. ``optimal`` only then; else ``feasible`` with the dual bound.
+Unconstrained problems without pins or forbids only (caps and memory: ``solvers.constrained``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from explorer.core.errors import Refused
+from explorer.core.problem import Problem
+from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
+
+from .elimination import vectors_plan
+from .exact import coupled
+from .survivor_elim import MAX_ENTRIES, eliminate
+from .tree_dual import dual_bound
+from .vectors import VectorCosts
+
+DEFAULT_TIME_S = 60.0
+
+
+def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 40,
+          max_entries: int = MAX_ENTRIES) -> Solution:
+    options = options or SolveOptions()
+    t0 = time.perf_counter()
+    vc = VectorCosts(problem)
+    if coupled(problem) or not vc.use_int64 or any(vc.blocked(n).any() for n in range(vc.N)):
+        raise Refused("pruned: caps, the memory limit, pins, forbids or int64 overflow; use --solver exact or cpsat")
+    limit = options.time_limit_s or DEFAULT_TIME_S
+    res = dual_bound(vc, rounds, deadline=t0 + 0.6 * limit)
+    info = {"method": "tree-dual+survivors", "dual_rounds": res.rounds, "dual_bound": res.bound}
+    vectors, bound = res.vectors, res.bound
+    if res.bound < res.incumbent:
+        domains = [np.flatnonzero(m <= res.incumbent) for m in res.marginals]
+        info["survivors_max"] = max(len(d) for d in domains)
+        info["survivors_total"] = sum(len(d) for d in domains)
+        found = eliminate(vc, domains, max_entries)
+        if found is not None:
+            if found[0] > res.incumbent:
+                raise AssertionError("pruned: the survivors' optimum is worse than the incumbent they contain")
+            bound, vectors = found
+    wall = time.perf_counter() - t0
+    status = Status.OPTIMAL if bound >= res.incumbent or bound == _cost(vc, vectors) else Status.FEASIBLE
+    sol = plan_solution("pruned", problem, vectors_plan(vc, vectors), status, wall, bound, info)
+    if status is Status.OPTIMAL and sol.objective != bound:
+        raise AssertionError(f"pruned: proven value {bound} != table re-score {sol.objective}")
+    return sol
+
+
+def _cost(vc: VectorCosts, vectors: list[int]) -> int:
+    from .tree_dual import plan_cost
+
+    return plan_cost(vc, vectors)
