@@ -10,7 +10,9 @@ Each evaluation is one sweep of tree messages, one ``reduce_producer`` / ``reduc
 edge (H * K^(H+1) work, K^H memory: the same steps as the exact chain). The multipliers move
 towards agreeing marginals at x and x' (the averaging step of dual decomposition, damped); the
 tree's Viterbi plan, improved node by node (ICM), is the incumbent. Every evaluation's marginals
-are valid, so the elementwise maximum over evaluations is kept.
+are valid, so the elementwise maximum over evaluations is kept. Vectors that pins, forbids or a
+node's kind exclude cost the incumbent's cost + 1 (``_penalised``): the optimum is unchanged,
+and their marginals mean nothing (callers drop them: ``VectorCosts.blocked``).
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ class DualResult:
 
 
 def spanning_tree(vc: VectorCosts) -> tuple[list[int], list[int]]:
-    """(tree edges, dropped edges): Kruskal, the edges carrying the largest tensors first."""
+    """(tree edges, dropped edges): Kruskal, the edges carrying the smallest tensors first, so the
+    largest (a residual block's shortcut) get the multipliers: measured on ResNet-50 at H = 8 this
+    closes the gap in 9 rounds, where keeping the largest in the tree left 0.02% after 40."""
     size = vc.tables._edge_base
     parent = list(range(vc.N))
 
@@ -46,7 +50,7 @@ def spanning_tree(vc: VectorCosts) -> tuple[list[int], list[int]]:
         return n
 
     tree, dropped = [], []
-    for e in sorted(range(len(vc.edges)), key=lambda e: (-size[e], e)):
+    for e in sorted(range(len(vc.edges)), key=lambda e: (size[e], e)):
         a, b = (root(n) for n in vc.edges[e])
         if a == b:
             dropped.append(e)
@@ -139,14 +143,42 @@ def improve(vc: VectorCosts, vectors: list[int], passes: int = 4) -> list[int]:
     return vectors
 
 
+def _penalised(vc: VectorCosts, n: int, incumbent) -> np.ndarray:
+    """Node n's costs with every excluded vector (``big``) at the incumbent's cost + 1 instead: with
+    that, every plan using one costs more than the incumbent, so the relaxed problem keeps the
+    optimum, and the int64 sums cannot overflow."""
+    vec = vc.intra_vec(n)
+    blocked = vec >= vc.big
+    if not blocked.any():
+        return vec
+    if incumbent is None:
+        raise ValueError("tree_dual: excluded vectors need an incumbent (its cost caps their penalty)")
+    return np.where(blocked, incumbent[0] + 1, vec)
+
+
+def _better(vc: VectorCosts, best, vectors: list[int]):
+    """The better of the incumbent and these vectors, improved by ICM when within 2% of it."""
+    cost = plan_cost(vc, vectors)
+    if best is not None and cost > best[0] * 1.02:
+        return best
+    vectors = improve(vc, vectors)
+    cost = plan_cost(vc, vectors)
+    return (cost, vectors) if best is None or cost < best[0] else best
+
+
+def _stalled(history: list[int], rounds: int = 4, share: float = 1e-5) -> bool:
+    """Whether the bound rose by less than ``share`` of itself over the last ``rounds`` rounds."""
+    return len(history) > rounds and history[-1] - history[-1 - rounds] <= share * abs(history[-1])
+
+
 def dual_bound(vc: VectorCosts, rounds: int = 30, deadline: float | None = None,
                incumbent: tuple[int, list[int]] | None = None) -> DualResult:
     """The bound, marginals and incumbent after up to ``rounds`` evaluations (or the deadline)."""
     tree, dropped = spanning_tree(vc)
     forest = _Tree(vc, tree)
-    base = [vc.intra_vec(n) for n in range(vc.N)]
+    base = [_penalised(vc, n, incumbent) for n in range(vc.N)]
     lam = {e: np.zeros(vc.dom[vc.edges[e][1]].V, dtype=np.int64) for e in dropped}
-    best_bound, best, marg_max, done = -1, incumbent, [None] * vc.N, 0
+    best_bound, best, marg_max, done, history = -1, incumbent, [None] * vc.N, 0, []
     for r in range(rounds):
         unary, leaf = [b.copy() for b in base], {}
         for e in dropped:
@@ -158,11 +190,9 @@ def dual_bound(vc: VectorCosts, rounds: int = 30, deadline: float | None = None,
         done = r + 1
         best_bound = max(best_bound, value)
         marg_max = [m if old is None else np.maximum(old, m) for old, m in zip(marg_max, marg)]
-        plan = improve(vc, choice)
-        cost = plan_cost(vc, plan)
-        if best is None or cost < best[0]:
-            best = (cost, plan)
-        if best_bound >= best[0] or (deadline is not None and time.perf_counter() > deadline):
+        best = _better(vc, best, choice)
+        history.append(best_bound)
+        if best_bound >= best[0] or (deadline is not None and time.perf_counter() > deadline) or _stalled(history):
             break
         step = STEP * max(1, r - 2)
         for e in dropped:
