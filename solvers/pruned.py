@@ -36,14 +36,14 @@ def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 4
     limit = options.time_limit_s or DEFAULT_TIME_S
     res = dual_bound(vc, rounds, deadline=t0 + 0.6 * limit, incumbent=_dp_start(problem, vc))
     info = {"method": "tree-dual+survivors", "dual_rounds": res.rounds, "dual_bound": res.bound}
-    res = _tighten(vc, res, max_entries)
+    res = _tighten(vc, res, max_entries, t0 + 0.8 * limit)
     info["incumbent_before_survivors"] = res.incumbent
     vectors, bound = res.vectors, res.bound
     if res.bound < res.incumbent:
         domains = [np.flatnonzero((m <= res.incumbent) & ~vc.blocked(n)) for n, m in enumerate(res.marginals)]
         info["survivors_max"] = max(len(d) for d in domains)
         info["survivors_total"] = sum(len(d) for d in domains)
-        found = eliminate(vc, domains, max_entries)
+        found = eliminate(vc, domains, max_entries, t0 + limit)
         if found is not None:
             if found[0] > res.incumbent:
                 raise AssertionError("pruned: the survivors' optimum is worse than the incumbent they contain")
@@ -56,14 +56,14 @@ def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 4
     return sol
 
 
-def _tighten(vc: VectorCosts, res: DualResult, max_entries: int) -> DualResult:
+def _tighten(vc: VectorCosts, res: DualResult, max_entries: int, deadline: float) -> DualResult:
     """A better incumbent (no proof): the elimination over each node's vectors within a small
     share of its least marginal, improved by ICM."""
     for share in (1e-4, 1e-3):
         if res.bound >= res.incumbent:
             break
         domains = [_near_least(m, ~vc.blocked(n), share * res.bound) for n, m in enumerate(res.marginals)]
-        found = eliminate(vc, domains, max_entries)
+        found = eliminate(vc, domains, max_entries, deadline)
         if found is not None:
             plan = improve(vc, found[1])
             cost = _cost(vc, plan)

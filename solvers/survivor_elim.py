@@ -6,11 +6,13 @@ table would pass ``max_entries``.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .vectors import VectorCosts
 
-MAX_ENTRIES = 30_000_000  # entries of one combined table (int64: 240 MB)
+MAX_ENTRIES = 30_000_000  # entries of one combined table, and of all tables held at once (int64: 240 MB)
 
 
 def _edge_table(vc: VectorCosts, e: int, su: np.ndarray, sx: np.ndarray) -> np.ndarray:
@@ -41,14 +43,16 @@ def _pick(alive: set[int], at: list[list], sizes: list[int]) -> tuple[int, int]:
     return best[1], best[0][2]
 
 
-def eliminate(vc: VectorCosts, domains: list[np.ndarray], max_entries: int = MAX_ENTRIES) -> tuple[int, list[int]] | None:
-    """(optimum, vectors) over the given domains (every domain non-empty), or None past the size limit."""
+def eliminate(vc: VectorCosts, domains: list[np.ndarray], max_entries: int = MAX_ENTRIES,
+              deadline: float | None = None) -> tuple[int, list[int]] | None:
+    """(optimum, vectors) over the given domains (every domain non-empty), or None past the size
+    limit (one table, or all edge tables and messages held at once) or the deadline."""
     sizes = [len(d) for d in domains]
+    if sum(sizes[u] * sizes[x] for u, x in vc.edges if min(sizes[u], sizes[x]) > 1) > max_entries:
+        return None
     at: list[list] = [[] for _ in range(vc.N)]
     factors = [((n,), vc.intra_vec(n)[domains[n]].astype(np.int64)) for n in range(vc.N)]
     for e, (u, x) in enumerate(vc.edges):
-        if sizes[u] * sizes[x] > max_entries:
-            return None
         table = _edge_table(vc, e, domains[u], domains[x])
         if sizes[u] == 1:  # a node with one vector left: its edges become its neighbours' node costs
             factors.append(((x,), table[0]))
@@ -60,9 +64,10 @@ def eliminate(vc: VectorCosts, domains: list[np.ndarray], max_entries: int = MAX
         for n in f[0]:
             at[n].append(f)
     alive, records, constant = set(range(vc.N)), [], 0
+    held = sum(f[1].size for f in factors)
     while alive:
         z, entries = _pick(alive, at, sizes)
-        if entries > max_entries:
+        if entries > max_entries or held > 2 * max_entries or (deadline is not None and time.perf_counter() > deadline):
             return None
         bucket = at[z]
         scope = sorted({n for f in bucket for n in f[0]})
@@ -76,6 +81,7 @@ def eliminate(vc: VectorCosts, domains: list[np.ndarray], max_entries: int = MAX
         rest = tuple(n for n in scope if n != z)
         records.append((z, rest, np.argmin(table, axis=axis)))
         message = np.min(table, axis=axis)
+        held += 2 * message.size - sum(f[1].size for f in bucket)  # the message and its argmin
         if rest:
             new = (rest, message)  # one object: it leaves every list by identity
             for n in rest:
