@@ -1,15 +1,15 @@
 """Exact joint optimum by bound and prune (issue 23, item 3): the tree dual bound
-(``solvers.tree_dual``) and its incumbent, then, unless they already meet, an exact elimination
-over the type vectors whose marginal does not exceed the incumbent (``solvers.survivor_elim``):
-every plan at least as good as the incumbent uses only such vectors, so that elimination's
-optimum is the joint optimum. ``optimal`` only then; else ``feasible`` with the dual bound.
+(``solvers.tree_dual``) and its incumbent (the DP's plan, improved), then, unless they already
+meet, exact eliminations over the type vectors whose marginal does not exceed a threshold U
+(``solvers.survivor_elim``), U rising from the bound towards the incumbent (``_Search``).
+``optimal`` only when a threshold's elimination finds a plan within it; else ``feasible`` with
+the highest bound proven.
 Pins and forbids are kept; caps and the memory limit are refused (``solvers.constrained``).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 from .elimination import vectors_plan
 from .exact import coupled
 from .survivor_elim import MAX_ENTRIES, eliminate
-from .tree_dual import DualResult, dual_bound, improve
+from .tree_dual import DualResult, dual_bound
 from .vectors import VectorCosts
 
 DEFAULT_TIME_S = 60.0
@@ -34,42 +34,63 @@ def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 4
     if coupled(problem) or not vc.use_int64:
         raise Refused("pruned: caps, the memory limit or int64 overflow; use --solver exact or cpsat")
     limit = options.time_limit_s or DEFAULT_TIME_S
-    res = dual_bound(vc, rounds, deadline=t0 + 0.6 * limit, incumbent=_dp_start(problem, vc))
-    info = {"method": "tree-dual+survivors", "dual_rounds": res.rounds, "dual_bound": res.bound}
-    res = _tighten(vc, res, max_entries, t0 + 0.8 * limit)
-    info["incumbent_before_survivors"] = res.incumbent
-    vectors, bound = res.vectors, res.bound
-    if res.bound < res.incumbent:
-        domains = [np.flatnonzero((m <= res.incumbent) & ~vc.blocked(n)) for n, m in enumerate(res.marginals)]
-        info["survivors_max"] = max(len(d) for d in domains)
-        info["survivors_total"] = sum(len(d) for d in domains)
-        found = eliminate(vc, domains, max_entries, t0 + limit)
-        if found is not None:
-            if found[0] > res.incumbent:
-                raise AssertionError("pruned: the survivors' optimum is worse than the incumbent they contain")
-            bound, vectors = found
-    wall = time.perf_counter() - t0
-    status = Status.OPTIMAL if bound >= res.incumbent or bound == _cost(vc, vectors) else Status.FEASIBLE
-    sol = plan_solution("pruned", problem, vectors_plan(vc, vectors), status, wall, bound, info)
-    if status is Status.OPTIMAL and sol.objective != bound:
-        raise AssertionError(f"pruned: proven value {bound} != table re-score {sol.objective}")
+    res = dual_bound(vc, rounds, deadline=t0 + DUAL_SHARE * limit, incumbent=_dp_start(problem, vc))
+    info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound}
+    search = _Search(vc, res, max_entries, t0 + limit)
+    proven = search.run()
+    info.update(thresholds=search.steps, survivors_max=search.survivors_max)
+    status = Status.OPTIMAL if proven else Status.FEASIBLE
+    bound = search.incumbent if proven else search.lo
+    sol = plan_solution("pruned", problem, vectors_plan(vc, search.vectors), status, time.perf_counter() - t0, bound, info)
+    if sol.objective != search.incumbent:
+        raise AssertionError(f"pruned: incumbent {search.incumbent} != table re-score {sol.objective}")
     return sol
 
 
-def _tighten(vc: VectorCosts, res: DualResult, max_entries: int, deadline: float) -> DualResult:
-    """A better incumbent (no proof): the elimination over each node's vectors within a small
-    share of its least marginal, improved by ICM."""
-    for share in (1e-4, 1e-3):
-        if res.bound >= res.incumbent:
-            break
-        domains = [_near_least(m, ~vc.blocked(n), share * res.bound) for n, m in enumerate(res.marginals)]
-        found = eliminate(vc, domains, max_entries, deadline)
-        if found is not None:
-            plan = improve(vc, found[1])
-            cost = _cost(vc, plan)
-            if cost < res.incumbent:
-                res = replace(res, incumbent=cost, vectors=plan)
-    return res
+DUAL_SHARE = 0.6  # of the time limit, for the dual rounds
+FIRST_STEP = 1 / 256  # the first threshold: lo + FIRST_STEP * (incumbent - lo); each next one doubles the step
+
+
+class _Search:
+    """Thresholds U between the proven bound ``lo`` and the incumbent: the elimination over the
+    vectors whose marginal is at most U either finds a plan of cost <= U (then optimal: every plan
+    of cost <= U uses only those vectors) or shows that none exists (then lo = U + 1); a plan it
+    finds above U may still be a better incumbent."""
+
+    def __init__(self, vc: VectorCosts, res: DualResult, max_entries: int, deadline: float):
+        self.vc, self.res, self.max_entries, self.deadline = vc, res, max_entries, deadline
+        self.lo, self.incumbent, self.vectors = res.bound, res.incumbent, res.vectors
+        self.steps, self.survivors_max = 0, 0
+
+    def run(self) -> bool:
+        """Whether the incumbent was proven optimal."""
+        step = max(1, int((self.incumbent - self.lo) * FIRST_STEP))
+        while self.lo < self.incumbent:
+            if self._try(min(self.incumbent, self.lo + step)) is None:
+                return False
+            step *= 2
+        return True
+
+    def _try(self, U: int) -> bool | None:
+        """One threshold: True when settled (a proof or a raised bound), None when too large."""
+        vc = self.vc
+        domains = [np.flatnonzero((m <= U) & ~vc.blocked(n)) for n, m in enumerate(self.res.marginals)]
+        self.steps += 1
+        if any(len(d) == 0 for d in domains):
+            self.lo = U + 1
+            return True
+        self.survivors_max = max(self.survivors_max, max(len(d) for d in domains))
+        found = eliminate(vc, domains, self.max_entries, self.deadline)
+        if found is None:
+            return None
+        value, vectors = found
+        if value < self.incumbent:
+            self.incumbent, self.vectors = value, vectors
+        if value <= U:
+            self.lo = value  # the restricted optimum is the optimum
+        else:
+            self.lo = U + 1
+        return True
 
 
 def _near_least(marginal: np.ndarray, allowed: np.ndarray, slack: float) -> np.ndarray:

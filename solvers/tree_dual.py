@@ -24,6 +24,7 @@ import numpy as np
 
 from .vectors import VectorCosts
 
+DECODE_EVERY = 3  # rounds between incumbents from the tree's plan (a decode costs half a round)
 STEP = 4  # the multipliers move by (A - B) / (STEP * max(1, round - 2))
 
 
@@ -91,8 +92,9 @@ class _Tree:
         u, _ = self.vc.edges[e]
         return (self.vc.reduce_producer if src == u else self.vc.reduce_consumer)(T[None, :], e)[0]
 
-    def solve(self, unary: list[np.ndarray]) -> tuple[int, list[np.ndarray], list[int]]:
-        """(optimum, min-marginals, an optimal plan's vectors) of the tree with these node costs."""
+    def solve(self, unary: list[np.ndarray], decode: bool = True) -> tuple[int, list[np.ndarray], list[int] | None]:
+        """(optimum, min-marginals, an optimal plan's vectors or None without ``decode``) of the
+        tree with these node costs."""
         vc, N = self.vc, self.vc.N
         up, msg, marg, choice, total = list(unary), [None] * N, [None] * N, [0] * N, 0
         for order in self.orders:
@@ -106,8 +108,9 @@ class _Tree:
             for n in order[1:]:
                 p, e = self.parent[n]
                 marg[n] = up[n] + self.send(p, e, marg[p] - msg[n])
-                choice[n] = int(np.argmin(up[n] + _given(vc, e, p, choice[p])))
-        return total, marg, choice
+                if decode:
+                    choice[n] = int(np.argmin(up[n] + _given(vc, e, p, choice[p])))
+        return total, marg, choice if decode else None
 
 
 def _given(vc: VectorCosts, e: int, n: int, v: int) -> np.ndarray:
@@ -157,9 +160,9 @@ def _penalised(vc: VectorCosts, n: int, incumbent) -> np.ndarray:
 
 
 def _better(vc: VectorCosts, best, vectors: list[int]):
-    """The better of the incumbent and these vectors, improved by ICM when within 2% of it."""
+    """The better of the incumbent and these vectors, improved by ICM when within 0.5% of it."""
     cost = plan_cost(vc, vectors)
-    if best is not None and cost > best[0] * 1.02:
+    if best is not None and cost > best[0] * 1.005:
         return best
     vectors = improve(vc, vectors)
     cost = plan_cost(vc, vectors)
@@ -186,11 +189,12 @@ def dual_bound(vc: VectorCosts, rounds: int = 30, deadline: float | None = None,
             leaf[e] = vc.reduce_consumer(lam[e][None, :], e)[0]  # the copy x' eliminated onto u
             unary[u] += leaf[e]
             unary[x] -= lam[e]
-        value, marg, choice = forest.solve(unary)
+        value, marg, choice = forest.solve(unary, decode=r % DECODE_EVERY == 0)
         done = r + 1
         best_bound = max(best_bound, value)
         marg_max = [m if old is None else np.maximum(old, m) for old, m in zip(marg_max, marg)]
-        best = _better(vc, best, choice)
+        if choice is not None:
+            best = _better(vc, best, choice)
         history.append(best_bound)
         if best_bound >= best[0] or (deadline is not None and time.perf_counter() > deadline) or _stalled(history):
             break
