@@ -9,15 +9,16 @@ Each (network, levels, method) runs in its own process, so the peak resident mem
   last level count on these graphs);
 - ``cpsat``: CP-SAT with the DP's plan as hint, ``--time-limit`` seconds for the whole solve;
 - ``pruned``: bound and prune (``solvers.pruned``): the tree dual bound of ``solvers.tree_dual``
-  (a Lagrangian bound: spanning tree plus multiplier-tied copies of the other edges), its ICM
-  incumbent, then an exact elimination over the vectors whose marginal stays within the
-  incumbent; ``optimal`` only when that closes.
+  (a Lagrangian bound: spanning tree plus multiplier-tied copies of the other edges) and its
+  incumbent (the DP's plan, improved), then exact eliminations over the vectors whose marginal
+  stays within a threshold rising from the bound; ``optimal`` only when one closes.
 
 The gap column is (incumbent - best bound of the row's network and H) / incumbent, where the
 best bound is the largest proven bound any method of that network and H reached (an exact optimum
 is its own bound).
 
-    python bench/bench_h10_proofs.py                          # resnet50 and bert-base, H = 8 and 10
+    python bench/bench_h10_proofs.py                          # the zoo graphs, H = 8 and 10 (~25 min)
+    python bench/bench_h10_proofs.py --levels 10 --methods dp,pruned
     python bench/bench_h10_proofs.py --nets resnet50 --levels 10 --methods dp,pruned
 """
 
@@ -56,7 +57,7 @@ out["peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps(out))
 """
 
-NETS = ["resnet50", "bert-base"]
+NETS = ["resnet50", "bert-base", "gpt2-small", "vit-b16", "mobilenet-v2", "efficientnet-b0", "llama-7b"]
 
 
 def run(name: str, levels: int, method: str, limit: float) -> dict:

@@ -65,10 +65,14 @@ class _Search:
     def run(self) -> bool:
         """Whether the incumbent was proven optimal."""
         step = max(1, int((self.incumbent - self.lo) * FIRST_STEP))
+        smallest = step // 64  # after a threshold too large to eliminate, the step halves down to this
         while self.lo < self.incumbent:
-            if self._try(min(self.incumbent, self.lo + step)) is None:
+            if self._try(min(self.incumbent, self.lo + step)) is not None:
+                step *= 2
+            elif step // 2 >= max(1, smallest) and time.perf_counter() < self.deadline:
+                step //= 2
+            else:
                 return False
-            step *= 2
         return True
 
     def _try(self, U: int) -> bool | None:
