@@ -34,7 +34,10 @@ def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 4
     if coupled(problem) or not vc.use_int64:
         raise Refused("pruned: caps, the memory limit or int64 overflow; use --solver exact or cpsat")
     limit = options.time_limit_s or DEFAULT_TIME_S
-    res = dual_bound(vc, rounds, deadline=t0 + DUAL_SHARE * limit, incumbent=_dp_start(problem, vc))
+    start = _dp_start(problem, vc)
+    if start[0] >= vc.big:
+        raise Refused("pruned: pins and forbids leave the DP no plan; use --solver exact or cpsat")
+    res = dual_bound(vc, rounds, deadline=t0 + DUAL_SHARE * limit, incumbent=start)
     info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound}
     search = _Search(vc, res, max_entries, t0 + limit)
     proven = search.run()
@@ -95,11 +98,6 @@ class _Search:
         else:
             self.lo = U + 1
         return True
-
-
-def _near_least(marginal: np.ndarray, allowed: np.ndarray, slack: float) -> np.ndarray:
-    least = marginal[allowed].min()
-    return np.flatnonzero(allowed & (marginal <= least + slack))
 
 
 def _dp_start(problem: Problem, vc: VectorCosts) -> tuple[int, list[int]]:

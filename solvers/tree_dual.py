@@ -28,7 +28,7 @@ DECODE_EVERY = 3  # rounds between incumbents from the tree's plan (a decode cos
 STEP = 4  # the multipliers move by (A - B) / (STEP * max(1, round - 2))
 
 
-@dataclass
+@dataclass(frozen=True)
 class DualResult:
     bound: int  # a proven lower bound on the joint optimum (weighted units)
     incumbent: int  # the best plan's cost
