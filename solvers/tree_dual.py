@@ -1,0 +1,206 @@
+"""A Lagrangian (dual decomposition) lower bound over type vectors that never builds a table wider
+than one node's vectors: the graph's maximum spanning tree (by edge tensor) keeps its edges; every
+other edge e = (u, x) goes to a private copy x' of its consumer, hung on u as a leaf, with the
+multipliers lam_e(x') on the copy and -lam_e(x) on x. For every integer lam, every plan (x' = x)
+costs the same in this relaxation as in the problem, so the relaxation's optimum is a lower
+bound, and its min-marginal at a node's vector v bounds every plan with that node at v: a vector
+whose marginal exceeds an incumbent's cost is in no plan better than the incumbent.
+
+Each evaluation is one sweep of tree messages, one ``reduce_producer`` / ``reduce_consumer`` per
+edge (H * K^(H+1) work, K^H memory: the same steps as the exact chain). The multipliers move
+towards agreeing marginals at x and x' (the averaging step of dual decomposition, damped); the
+tree's Viterbi plan, improved node by node (ICM), is the incumbent. Every evaluation's marginals
+are valid, so the elementwise maximum over evaluations is kept. Vectors that pins, forbids or a
+node's kind exclude cost the incumbent's cost + 1 (``_penalised``): the optimum is unchanged,
+and their marginals mean nothing (callers drop them: ``VectorCosts.blocked``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .vectors import VectorCosts
+
+DECODE_EVERY = 3  # rounds between incumbents from the tree's plan (a decode costs half a round)
+STEP = 4  # the multipliers move by (A - B) / (STEP * max(1, round - 2))
+
+
+@dataclass(frozen=True)
+class DualResult:
+    bound: int  # a proven lower bound on the joint optimum (weighted units)
+    incumbent: int  # the best plan's cost
+    vectors: list[int]  # the best plan's type vector per node
+    marginals: list[np.ndarray]  # per node: a lower bound on every plan with the node at each vector
+    rounds: int
+
+
+def spanning_tree(vc: VectorCosts) -> tuple[list[int], list[int]]:
+    """(tree edges, dropped edges): Kruskal, the edges carrying the smallest tensors first, so the
+    largest (a residual block's shortcut) get the multipliers: measured on ResNet-50 at H = 8 this
+    closes the gap in 9 rounds, where keeping the largest in the tree left 0.02% after 40."""
+    size = vc.tables._edge_base
+    parent = list(range(vc.N))
+
+    def root(n: int) -> int:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    tree, dropped = [], []
+    for e in sorted(range(len(vc.edges)), key=lambda e: (size[e], e)):
+        a, b = (root(n) for n in vc.edges[e])
+        if a == b:
+            dropped.append(e)
+        else:
+            parent[a] = b
+            tree.append(e)
+    return tree, dropped
+
+
+class _Tree:
+    """The spanning forest rooted once: per component its nodes in DFS order and each node's parent edge."""
+
+    def __init__(self, vc: VectorCosts, tree: list[int]):
+        self.vc = vc
+        adj: list[list[tuple[int, int]]] = [[] for _ in range(vc.N)]
+        for e in tree:
+            u, x = vc.edges[e]
+            adj[u].append((x, e))
+            adj[x].append((u, e))
+        self.parent: list[tuple[int, int] | None] = [None] * vc.N
+        self.orders: list[list[int]] = []
+        seen = [False] * vc.N
+        for r in range(vc.N):
+            if seen[r]:
+                continue
+            order, stack, seen[r] = [], [r], True
+            while stack:
+                n = stack.pop()
+                order.append(n)
+                for m, e in adj[n]:
+                    if not seen[m]:
+                        seen[m], self.parent[m] = True, (n, e)
+                        stack.append(m)
+            self.orders.append(order)
+
+    def send(self, src: int, e: int, T: np.ndarray) -> np.ndarray:
+        """min over src's vectors of T[src] + inter_e, for every vector of the edge's other node."""
+        u, _ = self.vc.edges[e]
+        return (self.vc.reduce_producer if src == u else self.vc.reduce_consumer)(T[None, :], e)[0]
+
+    def solve(self, unary: list[np.ndarray], decode: bool = True) -> tuple[int, list[np.ndarray], list[int] | None]:
+        """(optimum, min-marginals, an optimal plan's vectors or None without ``decode``) of the
+        tree with these node costs."""
+        vc, N = self.vc, self.vc.N
+        up, msg, marg, choice, total = list(unary), [None] * N, [None] * N, [0] * N, 0
+        for order in self.orders:
+            for n in reversed(order[1:]):
+                p, e = self.parent[n]
+                msg[n] = self.send(n, e, up[n])
+                up[p] = up[p] + msg[n]
+            r = order[0]
+            marg[r], choice[r] = up[r], int(np.argmin(up[r]))
+            total += int(up[r][choice[r]])
+            for n in order[1:]:
+                p, e = self.parent[n]
+                marg[n] = up[n] + self.send(p, e, marg[p] - msg[n])
+                if decode:
+                    choice[n] = int(np.argmin(up[n] + _given(vc, e, p, choice[p])))
+        return total, marg, choice if decode else None
+
+
+def _given(vc: VectorCosts, e: int, n: int, v: int) -> np.ndarray:
+    """Edge e's cost over its other node's vectors, node n fixed to vector v."""
+    return vc.edge_given_producer(e, v) if vc.edges[e][0] == n else vc.edge_given_consumer(e, v)
+
+
+def plan_cost(vc: VectorCosts, vectors: list[int]) -> int:
+    total = sum(int(vc.intra_vec(n)[v]) for n, v in enumerate(vectors))
+    for e, (u, x) in enumerate(vc.edges):
+        total += int(vc.edge_pairs(e, np.array([vectors[u]]), np.array([vectors[x]]))[0])
+    return total
+
+
+def improve(vc: VectorCosts, vectors: list[int], passes: int = 4) -> list[int]:
+    """Iterated conditional modes: each node in turn takes its best vector given its neighbours'."""
+    vectors = list(vectors)
+    around: list[list[tuple[int, int]]] = [[] for _ in range(vc.N)]
+    for e, (u, x) in enumerate(vc.edges):
+        around[u].append((e, x))
+        around[x].append((e, u))
+    for _ in range(passes):
+        changed = False
+        for n in range(vc.N):
+            cost = vc.intra_vec(n).copy()
+            for e, m in around[n]:
+                cost += _given(vc, e, m, vectors[m])
+            best = int(np.argmin(cost))
+            if cost[best] < cost[vectors[n]]:
+                vectors[n], changed = best, True
+        if not changed:
+            break
+    return vectors
+
+
+def _penalised(vc: VectorCosts, n: int, incumbent) -> np.ndarray:
+    """Node n's costs with every excluded vector (``big``) at the incumbent's cost + 1 instead: with
+    that, every plan using one costs more than the incumbent, so the relaxed problem keeps the
+    optimum, and the int64 sums cannot overflow."""
+    vec = vc.intra_vec(n)
+    blocked = vec >= vc.big
+    if not blocked.any():
+        return vec
+    if incumbent is None:
+        raise ValueError("tree_dual: excluded vectors need an incumbent (its cost caps their penalty)")
+    return np.where(blocked, incumbent[0] + 1, vec)
+
+
+def _better(vc: VectorCosts, best, vectors: list[int]):
+    """The better of the incumbent and these vectors, improved by ICM when within 0.5% of it."""
+    cost = plan_cost(vc, vectors)
+    if best is not None and cost > best[0] * 1.005:
+        return best
+    vectors = improve(vc, vectors)
+    cost = plan_cost(vc, vectors)
+    return (cost, vectors) if best is None or cost < best[0] else best
+
+
+def _stalled(history: list[int], rounds: int = 4, share: float = 1e-5) -> bool:
+    """Whether the bound rose by less than ``share`` of itself over the last ``rounds`` rounds."""
+    return len(history) > rounds and history[-1] - history[-1 - rounds] <= share * abs(history[-1])
+
+
+def dual_bound(vc: VectorCosts, rounds: int = 30, deadline: float | None = None,
+               incumbent: tuple[int, list[int]] | None = None) -> DualResult:
+    """The bound, marginals and incumbent after up to ``rounds`` evaluations (or the deadline)."""
+    tree, dropped = spanning_tree(vc)
+    forest = _Tree(vc, tree)
+    base = [_penalised(vc, n, incumbent) for n in range(vc.N)]
+    lam = {e: np.zeros(vc.dom[vc.edges[e][1]].V, dtype=np.int64) for e in dropped}
+    best_bound, best, marg_max, done, history = -1, incumbent, [None] * vc.N, 0, []
+    for r in range(rounds):
+        unary, leaf = [b.copy() for b in base], {}
+        for e in dropped:
+            u, x = vc.edges[e]
+            leaf[e] = vc.reduce_consumer(lam[e][None, :], e)[0]  # the copy x' eliminated onto u
+            unary[u] += leaf[e]
+            unary[x] -= lam[e]
+        value, marg, choice = forest.solve(unary, decode=r % DECODE_EVERY == 0)
+        done = r + 1
+        best_bound = max(best_bound, value)
+        marg_max = [m if old is None else np.maximum(old, m) for old, m in zip(marg_max, marg)]
+        if choice is not None:
+            best = _better(vc, best, choice)
+        history.append(best_bound)
+        if best_bound >= best[0] or (deadline is not None and time.perf_counter() > deadline) or _stalled(history):
+            break
+        step = STEP * max(1, r - 2)
+        for e in dropped:
+            u, x = vc.edges[e]
+            at_copy = lam[e] + vc.reduce_producer((marg[u] - leaf[e])[None, :], e)[0]
+            lam[e] += (marg[x] - at_copy) // step
+    return DualResult(best_bound, best[0], best[1], marg_max, done)
