@@ -459,9 +459,10 @@ def plot_plan(folder: str | Path, row: int, out: str | Path) -> Plotted:
     res = d["result"]
     if not res or not res.get("plan"):
         raise SpecError("--plan", f"point {row} has no plan (status {d['status']}: {d.get('error') or 'no plan'})")
-    if "layers" not in res:  # an explore split point: types and alphas, no layer names (it raised KeyError)
-        raise SpecError("--plan", f"point {row} is an explore split point (split {res.get('split')}): --plan draws "
-                                  f"the plans of explore's points; its types and alphas are in plans.jsonl")
+    if "layers" not in res:  # a split point of schema 3: types and alphas, no layer names (it raised KeyError)
+        raise SpecError(str(Path(folder) / "plans.jsonl"),
+                        f"point {row} was written by an older explore (schema_version {res.get('schema_version')}): its "
+                        "plan names no layers to draw; rerun explore sweep (the cache recomputes it)")
     plt = pyplot()
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
