@@ -287,3 +287,22 @@ def test_pareto_front_labels_do_not_overlap(tmp_path):
         assert drawn <= names and (not left or any(all(n in note for n in left) for note in notes)), (left, notes)
     finally:
         _close(fig)
+
+
+def test_labels_with_no_room_are_left_out_and_returned():
+    """More labels on one spot than the axes hold: those drawn never overlap, the others are not
+    drawn and are returned (for the figure's note)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(3, 2))
+    try:
+        ax.scatter([0, 1], [0, 1])
+        layout.finish(fig)
+        left = layout.place_labels(ax, [(0.5, 0.5, f"label {i}") for i in range(40)])
+        renderer = layout._renderer(fig)
+        boxes = [layout.label_box(t, renderer) for t in ax.texts]
+        assert left and len(boxes) + len(left) == 40 and len(boxes) >= 5
+        assert not [(i, j) for i in range(len(boxes)) for j in range(i) if boxes[i].overlaps(boxes[j])]
+        assert set(left).isdisjoint(t.get_text() for t in ax.texts)
+    finally:
+        _close(fig)
