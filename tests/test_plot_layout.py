@@ -247,3 +247,62 @@ def test_a_reference_in_gb_lands_on_the_gb_axis(tmp_path):
         assert list(paper[0].get_ydata()) == [0.5, 2.5] and ax.get_ylabel() == "traffic (GB)"
     finally:
         _close(fig)
+
+
+# three networks on 2 to 1,024 accelerators: the front's points lie within a few pixels of each other
+CLOSE = """\
+version: 1
+name: close
+grid:
+  model: [lenet-c, cifar-c, sfc]
+  levels: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+fixed: {array: array-1024, objective: time, solver: exact}
+"""
+
+
+def test_pareto_front_labels_do_not_overlap(tmp_path):
+    """--pareto --hue labels each front point; close points piled their labels on each other.
+    Every label drawn is clear of the others and of the legend, inside the axes; a label that
+    finds no free place is left out and the figure's notes say which."""
+    folder = _run(tmp_path, "close", CLOSE)
+    chart = _chart("scatter", "step_time_s", "memory_bytes_per_accelerator", hue=["model", "levels"])
+    fig, notes = plot.pareto_figure(folder, chart)
+    try:
+        ax = fig.axes[0]
+        renderer = layout._renderer(fig)
+        texts = [t for t in ax.texts if t.get_text()]
+        boxes = [layout.label_box(t, renderer) for t in texts]  # the text, without its leader line
+        assert len(texts) >= 5 and not [(i, j) for i in range(len(boxes)) for j in range(i) if boxes[i].overlaps(boxes[j])]
+        legend, page = ax.get_legend().get_window_extent(renderer), ax.bbox
+        for t, box in zip(texts, boxes):
+            assert not box.overlaps(legend) and page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 <= box.y1 <= page.y1
+            line = layout.leader(t, renderer)  # a label away from its point: its line crosses no other label
+            assert line is None or not any(line.intersects_bbox(b, filled=False) for b in boxes if b is not box)
+        _, rows = plot.load_table(folder, chart)
+        front = [r for r, lab in zip(rows, plot.pareto_labels(rows, (chart.x, chart.y))) if lab and lab != "no"]
+        names = {f"{r['model']} levels={r['levels']}" for r in front}
+        assert len(names) >= 8  # close points: lenet-c and cifar-c on 2 to 1,024 accelerators
+        drawn = {n for t in texts for n in t.get_text().split(", ")}
+        left = names - drawn
+        assert drawn <= names and (not left or any(all(n in note for n in left) for note in notes)), (left, notes)
+    finally:
+        _close(fig)
+
+
+def test_labels_with_no_room_are_left_out_and_returned():
+    """More labels on one spot than the axes hold: those drawn never overlap, the others are not
+    drawn and are returned (for the figure's note)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(3, 2))
+    try:
+        ax.scatter([0, 1], [0, 1])
+        layout.finish(fig)
+        left = layout.place_labels(ax, [(0.5, 0.5, f"label {i}") for i in range(40)])
+        renderer = layout._renderer(fig)
+        boxes = [layout.label_box(t, renderer) for t in ax.texts]
+        assert left and len(boxes) + len(left) == 40 and len(boxes) >= 5
+        assert not [(i, j) for i in range(len(boxes)) for j in range(i) if boxes[i].overlaps(boxes[j])]
+        assert set(left).isdisjoint(t.get_text() for t in ax.texts)
+    finally:
+        _close(fig)

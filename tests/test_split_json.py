@@ -164,7 +164,7 @@ def test_check_uneven_json_keys_and_exact_numbers(capsys):
     rows = d["solvers"]
     assert list(rows) == ["joint", "brute", "search"]
     expected = CHECK | {"solvers.joint", "solvers.brute", "solvers.search", "solvers.brute.status", "solvers.brute.reason"}
-    expected |= under("solvers.joint", SOLVED | ROW_OWN) | under("solvers.search", SOLVED | ROW_OWN)
+    expected |= under("solvers.joint", SOLVED | ROW_OWN | {"method"}) | under("solvers.search", SOLVED | ROW_OWN | {"method"})
     assert key_paths(d) == expected and d["schema_version"] == SCHEMA_VERSION and d["agree"] is True
     assert not set(RENAMED) & set(d)
     assert rows["brute"]["status"] == "refused" and "plan" not in rows["brute"]
@@ -188,7 +188,8 @@ def test_check_and_check_uneven_rows_share_their_keys(capsys):
     uneven = json.loads(out)
     assert code == code2 == 0, err
     e, u = even["solvers"]["exact"], uneven["solvers"]["joint"]
-    assert set(u) - ROW_OWN == set(e) - {"method"} and same_forms(e, u, ROW_EXACT) == []
+    assert set(u) - ROW_OWN == set(e) and same_forms(e, u, ROW_EXACT) == []
+    assert (e["method"], u["method"]) == ("exact:chain-dp", "joint:bound+label-setting")  # how each answer was reached
     assert uneven["solvers"]["brute"] == {"status": "refused", "reason": uneven["solvers"]["brute"]["reason"]}
     assert set(uneven["optimum"]) <= set(even["optimum"]) and same_forms(even["optimum"], uneven["optimum"], ROW_EXACT) == []
     assert {k for k in HEADER if "." not in k} <= set(uneven)
@@ -207,3 +208,52 @@ def test_split_json_without_a_plan_is_explores_without_a_plan(capsys):
     code, out, _ = run_cli(args, capsys)
     even = json.loads(out)
     assert even["plan"] is None and not FIGURES & set(even) and even["constraints"]["caps"] == d["constraints"]["caps"]
+    # the conflict as explore names it, in its keys (not only in the split's note)
+    assert (d["conflict"], d["suggestion"]) == (even["conflict"], even["suggestion"]) == (["pin fc1@0=I", "forbid fc1=I"], None)
+
+
+TINY = ["--memory", "0.00001"]  # 10.74 kB per accelerator: no plan of lenet-c fits
+
+
+def test_infeasible_explore_and_explore_split_share_their_keys(capsys):
+    """A proven infeasible run: explore --solver exact and explore --split optimal --solver exact
+    both write ``conflict`` and ``suggestion`` (the lone memory rule is the conflict; the split
+    has no suggestion: null), not the conflict in ``note`` alone."""
+    base = ["--model", "lenet-c", "--array", "tpu-mix-16", "--objective", "time", "--solver", "exact", *TINY,
+            "--format", "json"]
+    code, out, _ = run_cli(base, capsys)
+    even = json.loads(out)
+    code2, out, err = run_cli(base + ["--split", "optimal", "--alpha-grid", "4"], capsys)
+    uneven = json.loads(out)
+    assert code == code2 == 1 and even["status"] == uneven["status"] == "infeasible", err
+    assert {"conflict", "suggestion"} <= set(even) & set(uneven)
+    assert even["conflict"] == uneven["conflict"] == ["memory <= 10.74 kB per accelerator"]
+    assert "smallest feasible memory" in even["suggestion"] and uneven["suggestion"] is None
+    assert set(uneven) - set(even) == SPLIT_OWN | {"objective_value", "baselines"}  # null and {} without a plan
+    assert set(even) - set(uneven) == {"reason", "time_objective"}
+
+
+def test_infeasible_check_and_check_uneven_share_their_keys(capsys):
+    """A proven infeasible check: the rows of check and check --uneven have the same keys (the
+    uneven row adds its own), ``method`` among them, and both reports name the conflict."""
+    code, out, _ = run_cli(["check", "--model", "lenet-c", "--levels", "2", "--objective", "time", "--solvers",
+                            "exact,brute", "--workers", "1", *TINY, "--format", "json"], capsys)
+    even = json.loads(out)
+    code2, out, err = run_cli(["check", "--uneven", "--model", "lenet-c", "--array", "tpu-mix-16", "--solvers",
+                               "exact,brute", "--alpha-grid", "4", *TINY, "--format", "json"], capsys)
+    uneven = json.loads(out)
+    assert code == code2 == 0 and even["infeasible"] == ["exact", "brute"] and uneven["infeasible"] == ["exact"], err
+    e, u = even["solvers"]["exact"], uneven["solvers"]["exact"]
+    assert e["status"] == u["status"] == "infeasible" and set(u) - ROW_OWN == set(e)
+    assert (e["method"], u["method"]) == ("exact:least-resource", "exact:pareto-dp")
+    assert even["conflict"] == uneven["conflict"] == ["memory <= 10.74 kB per accelerator"]
+    assert uneven["suggestion"] is None and set(uneven) - set(even) == {"split", "alpha_grid", "grid_only", "free"}
+
+
+def test_several_rules_proven_infeasible_name_no_conflict():
+    """Under one rule that rule is the conflict; under several, which conflict is not known: null."""
+    from explorer.app.split import proven_conflict
+
+    assert proven_conflict(("cap 0 <= 1 GB",)).conflict == ("cap 0 <= 1 GB",)
+    assert proven_conflict(("cap 0 <= 1 GB", "memory <= 1 kB per accelerator")).conflict is None
+    assert proven_conflict(()).conflict is None

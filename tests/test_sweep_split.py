@@ -305,6 +305,25 @@ def test_plot_plan_of_a_split_point_draws_its_types(splits, capsys):
     assert (root / "plan.png").stat().st_size > 0
 
 
+def test_plot_plan_of_an_old_split_point_says_why_in_one_line(splits, capsys, tmp_path):
+    """plans.jsonl written by schema 3 (a split point's plan without layer names): refused in one
+    line naming the file, the point and why (it said "an explore split point", which now plot)."""
+    import shutil
+
+    root, _ = splits
+    old = tmp_path / "old"
+    shutil.copytree(root / "out", old)
+    lines = [json.loads(line) for line in (old / "plans.jsonl").read_text().splitlines()]
+    for d in lines:
+        del d["result"]["layers"]
+        d["result"]["schema_version"] = 3
+    (old / "plans.jsonl").write_text("".join(json.dumps(d) + "\n" for d in lines))
+    code, out, err = run_cli(["plot", str(old), "--plan", "0", "--out", str(tmp_path / "plan.png")], capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"explore: error: {old / 'plans.jsonl'}: point 0 ") and "schema_version 3" in err
+    assert "names no layers" in err and not (tmp_path / "plan.png").exists()
+
+
 def test_pareto_plot_with_tied_points(splits, capsys):
     """Points with the same figures and label on the front (every split rule on one kind gives the
     equal split) made `explore plot --pareto` compare two row dicts: TypeError, a traceback."""

@@ -46,10 +46,15 @@ from ..solvers.uneven import cpsat_uneven, exact_uneven, search_level_alphas
 from ..solvers.uneven_joint import JointOptions, accpar_uneven, joint_uneven
 from ..solvers.uneven_levels import equal_types, levels_uneven
 from .results import SCHEMA_VERSION, PlanFigures, batch_warning, exact_number
-from .split import search_start, split_inputs
+from .split import proven_conflict, rule_names, search_start, split_inputs
 
 UNEVEN_CHECK_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "dp", "search", "proportional")  # by default
 UNEVEN_CHECK_NAMES = (*UNEVEN_CHECK_SOLVERS, "levels")  # levels: dp's uneven form under its split's name
+METHODS = {  # how each row's answer is reached, as check's ``method`` (check.method_of: brute and cpsat the same)
+    "brute": "enumeration", "exact": "exact:pareto-dp", "cpsat": "cpsat", "joint": "joint:bound+label-setting",
+    "accpar": "accpar-dp", "dp": "hierarchical-dp", "levels": "hierarchical-dp", "search": "level-search",
+    "proportional": "proportional-rule",
+}
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,8 @@ class SplitCheck:
         out["optimum"] = None if self.optimum_s is None else {"objective": exact_number(self.optimum_s),
                                                              "proven_by": list(self.proven_by)}
         out["infeasible"] = [r.solver for r in self.rows if r.status == Status.INFEASIBLE.value]
+        if out["infeasible"] and self.agree:  # as check's: one rule alone conflicts (split.proven_conflict), several: null
+            out.update(proven_conflict(self.constraints).to_json())
         out.update(agree=self.agree, problems=list(self.problems), wall_s=self.wall_s)
         return out
 
@@ -109,7 +116,7 @@ def _row_json(r: SplitCheckRow) -> dict[str, Any]:
     """One solver's row as ``explore check``'s (``results.SolverReport``), with the plan's alphas."""
     if r.status == "refused":
         return {"status": "refused", "reason": r.note}
-    out: dict[str, Any] = {"status": r.status, "wall_s": round(r.wall_s, 6)}
+    out: dict[str, Any] = {"status": r.status, "wall_s": round(r.wall_s, 6), "method": METHODS[r.solver]}
     if r.plan is not None and r.figures is not None:
         out["objective"] = exact_number(r.step_time_s)
         out["ok"] = r.ok
@@ -240,9 +247,7 @@ def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = 1
     if "search" in found and found.get("proportional", found["search"]) < found["search"]:
         problems.append(f"search: {found['search']} slower than its start, the proportional split {found['proportional']}")
     c = rules.constraints
-    names = tuple(p.name for p in c.pins) + tuple(f.name for f in c.forbids) + tuple(x.name for x in c.caps)
-    if rules.leaf_memory_bytes is not None:
-        names += (c.memory_name or "memory per accelerator (each kind's)",)
+    names = rule_names(rules)
     warnings = tuple(w for w in (batch_warning(network.batch, array.accelerators),) if w)
     return SplitCheck(network.name, array.name, space, grid, free, rows, optimum,
                       tuple(r.solver for r in proven if r.step_time_s == optimum), tuple(problems), grid_only, names,

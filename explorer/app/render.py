@@ -39,16 +39,24 @@ def fmt_bytes(x: Fraction | float) -> str:
     return f"{v:.0f} B"
 
 
+def _milli_micro(v: float, unit: str, micro_digits: int) -> str | None:
+    """``v`` from a millionth up (or 0) in ``unit``, its milli- or its micro-unit; None below a
+    millionth or negative (each caller writes those its own way)."""
+    if v >= 1:
+        return f"{v:.3f} {unit}"
+    if v >= 1e-3:
+        return f"{v * 1e3:.2f} m{unit}"
+    if v >= 1e-6 or v == 0:
+        return f"{v * 1e6:.{micro_digits}f} u{unit}"
+    return None
+
+
 def fmt_seconds(x: Fraction | float) -> str:
     v = safe_float(x)
     if v >= 1e6:  # a million seconds and more: e-notation keeps the column narrow
         return f"{_sci(x)} s"
-    if v >= 1:
-        return f"{v:.3f} s"
-    if v >= 1e-3:
-        return f"{v * 1e3:.2f} ms"
-    if v >= 1e-6 or v == 0:
-        return f"{v * 1e6:.0f} us"
+    if (text := _milli_micro(v, "s", 0)) is not None:
+        return text
     if v >= 1e-9:  # below a microsecond: 3 significant digits, never a rounded-off "0 us"
         return f"{v * 1e9:.3g} ns"
     return f"{v:.3g} s"  # 11 characters at most, so the table columns stay aligned
@@ -56,13 +64,8 @@ def fmt_seconds(x: Fraction | float) -> str:
 
 def fmt_joules(x: Fraction | float) -> str:
     v = float(x)
-    if v >= 1:
-        return f"{v:.3f} J"
-    if v >= 1e-3:
-        return f"{v * 1e3:.2f} mJ"
-    if v >= 1e-6 or v == 0:
-        return f"{v * 1e6:.1f} uJ"
-    return f"{v:.3e} J"  # below a microjoule: never a rounded-off "0.0 uJ"
+    text = _milli_micro(v, "J", 1)
+    return f"{v:.3e} J" if text is None else text  # below a microjoule: never a rounded-off "0.0 uJ"
 
 
 def render_plan_grid(inputs: Inputs, plan: Plan, level_cost: tuple[Fraction, ...]) -> list[str]:

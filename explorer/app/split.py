@@ -64,7 +64,7 @@ from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from ..solvers.uneven_levels import levels_uneven
 from .baselines import baseline_plan
 from .render import fmt_bytes
-from .results import SCHEMA_VERSION, Inputs, PlanFigures, batch_warning, exact_number
+from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, batch_warning, exact_number
 from .run import EvaluatorMismatch
 
 
@@ -148,6 +148,7 @@ class SplitReport:
     solver: str = ""  # what chose the plan (``method``): dp, joint, search, brute, exact or cpsat
     inputs: Inputs | None = None  # the run's header, as explore's (``split_inputs``)
     figures: PlanFigures | None = None  # the evaluator's figures of the plan, as explore's (``with_figures``)
+    explanation: Explanation | None = None  # infeasible: the conflicting rules and a suggestion, where known
 
     @property
     def memory_ok(self) -> bool:
@@ -178,10 +179,6 @@ class SplitReport:
 
     def speedup(self, name: str) -> Fraction:
         return dict(self.compared)[name] / self.step_time_s
-
-    def level_alphas(self) -> list[dict[Fraction, list[str]]]:
-        """Per level: alpha -> the layers that take it in group 0 (one entry when the level is uniform)."""
-        return [self._alpha_layers(groups[0]) for groups in self.plan.alphas]
 
     def _alpha_layers(self, row) -> dict[Fraction, list[str]]:
         d: dict[Fraction, list[str]] = {}
@@ -225,6 +222,8 @@ class SplitReport:
         out.update(group_times_s=None if self.group_times_s is None else [float(t) for t in self.group_times_s],
                    idle_s=f(self.idle_s), equal_best_s=f(self.equal_best_s),
                    memory={m.kind: m.to_json() for m in self.memory}, note=self.note or None)
+        if self.status is Status.INFEASIBLE:  # as explore's: the conflicting rules (null: not named) and a suggestion
+            out.update((self.explanation or Explanation(None, None)).to_json())
         return out
 
     def _baselines_json(self) -> dict[str, Any]:
@@ -315,7 +314,8 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                 solver_wall_s=solver_wall, inputs=split_inputs(network, array, space, objective, c, warnings))
     if plan is None:
         return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
-                           wall_s=time.perf_counter() - t0, note=_no_plan_note(solver, status, time_limit_s), **base)
+                           wall_s=time.perf_counter() - t0, note=_no_plan_note(solver, status, time_limit_s),
+                           explanation=proven_conflict(rule_names(rules)) if status is Status.INFEASIBLE else None, **base)
     say("split: scoring the plan")
     ev = evaluate_split(network, array, plan, weight_copies)
     value = _rescored(rules, ev, claimed, solver)
@@ -376,6 +376,23 @@ def method(split: Split, solver: str | None) -> str:
             Split.OPTIMAL: "joint"}[split]
 
 
+def rule_names(rules: SplitRules) -> tuple[str, ...]:
+    """The side rules a split run keeps to, by name: pins, forbids, caps, then the memory limit
+    (the one given for every kind, or each kind's own)."""
+    c = rules.constraints
+    names = tuple(p.name for p in c.pins) + tuple(f.name for f in c.forbids) + tuple(x.name for x in c.caps)
+    if rules.leaf_memory_bytes is not None:
+        names += (c.memory_name or "memory per accelerator (each kind's)",)
+    return names
+
+
+def proven_conflict(names: tuple[str, ...]) -> Explanation:
+    """Why a proving solver found no plan, as explore's ``conflict``: a run under one rule alone
+    conflicts with that rule (without rules every layer has a type and every alpha a plan);
+    under several, which of them conflict is not named (null). ``names``: ``rule_names``."""
+    return Explanation(names if len(names) == 1 else None, None)
+
+
 def _no_plan_note(solver: str | None, status: Status, time_limit_s: float) -> str:
     if status is Status.UNKNOWN:
         return f"{solver}: no plan and no proof within the time limit ({time_limit_s:g} s; --time-limit gives more)"
@@ -403,6 +420,7 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
     aspace = alpha_space(array, alpha_grid(grid), free)
     return SplitReport(network.name, array.name, space, split, grid, Status.INFEASIBLE, None, None, None, None,
                        wall_s=wall_s, note="these conflict: " + "; ".join(conflict) + more, compared=(),
+                       explanation=Explanation(tuple(conflict), why.get("suggestion")),
                        layer_names=tuple(L.name for L in network.layers), alpha_space=aspace,
                        class_labels=class_labels(array, aspace), free=free, batch=network.batch,
                        weight_copies=typed.constraints.weight_copies, objective=typed.objective,

@@ -177,3 +177,97 @@ def finish(fig, categorical: dict | None = None) -> None:
             changed |= fit_title(ax)
         if not changed:
             return
+
+
+LABEL_ROW = 11.0  # points between two rows of a column of labels (7-point text)
+LABEL_ROWS = 12  # rows tried above and below the middle of a column
+COLUMN_GAP = 36.0  # points between the crowded points and their column of labels
+CROWDED = 12.0  # points: a point with another this near is labelled in a column, with a leader line
+BESIDE = ((5.0, 4.0, "left"), (5.0, -10.0, "left"), (-5.0, 4.0, "right"), (-5.0, -10.0, "right"))
+
+
+def _crowded(pixels, per_point: float) -> list[bool]:
+    near = CROWDED * per_point
+    return [any(j != i and abs(a[0] - b[0]) < near and abs(a[1] - b[1]) < near for j, b in enumerate(pixels))
+            for i, a in enumerate(pixels)]
+
+
+def _column(pixels, crowded, per_point: float) -> list[tuple[float, float, str, float]]:
+    """The places of a column of labels beside the crowded points, nearest their middle first:
+    (x, y) in pixels of the text's inner edge, its alignment and where its leader line meets it."""
+    xs = [p[0] for p, c in zip(pixels, crowded) if c]
+    ys = [p[1] for p, c in zip(pixels, crowded) if c]
+    if not xs:
+        return []
+    mid, gap, row = sum(ys) / len(ys), COLUMN_GAP * per_point, LABEL_ROW * per_point
+    rows = sorted(range(-LABEL_ROWS, LABEL_ROWS + 1), key=lambda k: (abs(k), -k))
+    return [(x, mid + k * row, ha, rel) for k in rows for x, ha, rel in ((max(xs) + gap, "left", 0.0),
+                                                                          (min(xs) - gap, "right", 1.0))]
+
+
+def label_box(ann, renderer):
+    """An annotation's text box, without its leader line."""
+    from matplotlib.text import Text
+
+    ann.update_positions(renderer)  # the text's place from its point and offset (else set at draw time)
+    return Text.get_window_extent(ann, renderer)
+
+
+def leader(ann, renderer):
+    """An annotation's leader line (its point, in data coordinates, to its text's centre) as a
+    straight segment, or None."""
+    from matplotlib.path import Path
+
+    if ann.arrow_patch is None:
+        return None
+    box = label_box(ann, renderer)
+    rx, ry = ann.arrowprops.get("relpos", (0.5, 0.5))
+    start = ann.axes.transData.transform(ann.xy)
+    return Path([tuple(start), (box.x0 + rx * box.width, box.y0 + ry * box.height)])
+
+
+def _free(box, line, taken, lines, page) -> bool:
+    """A label's text box inside ``page`` (the axes: off the tick labels), clear of the boxes taken and of their leader lines; its
+    own leader line crosses none of the boxes taken."""
+    inside = page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1
+    return (inside and not any(_clash(box, other, 2.0) for other in taken)
+            and not any(other.intersects_bbox(box, filled=False) for other in lines)
+            and (line is None or not any(line.intersects_bbox(other, filled=False) for other in taken)))
+
+
+def place_labels(ax, labels, fontsize: float = 7) -> list[str]:
+    """Annotate each (x, y, text) of ``labels`` where its text is clear of the labels placed
+    before it (their text and leader lines) and of the legend, inside the axes, and its own
+    leader line crosses no label: a point alone beside itself (``BESIDE``), crowded points (another
+    within ``CROWDED``) in a column beside them with leader lines, after the others. The texts
+    that find no such place are not drawn and are returned. Call after ``finish``: labels stay
+    out of the layout (they do not move the axes), so what is checked here is what is saved."""
+    renderer = _renderer(ax.figure)
+    per_point = ax.figure.dpi / 72
+    pixels = [tuple(ax.transData.transform((x, y))) for x, y, _ in labels]
+    crowded = _crowded(pixels, per_point)
+    column = _column(pixels, crowded, per_point)
+    legend = ax.get_legend()
+    taken = [legend.get_window_extent(renderer)] if legend is not None else []
+    lines: list = []
+    left_out = []
+    for n in sorted(range(len(labels)), key=lambda n: crowded[n]):
+        x, y, text = labels[n]
+        px, py = pixels[n]
+        places = [(dx, dy, ha, "baseline", None) for dx, dy, ha in ([] if crowded[n] else BESIDE)]
+        places += [((cx - px) / per_point, (cy - py) / per_point, ha, "center", (rel, 0.5)) for cx, cy, ha, rel in column]
+        for dx, dy, ha, va, meets in places:
+            lead = None if meets is None else dict(arrowstyle="-", lw=0.5, color="#999999", relpos=meets, shrinkA=0,
+                                                   shrinkB=2)
+            ann = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize, ha=ha,
+                              va=va, arrowprops=lead, annotation_clip=False)
+            ann.set_in_layout(False)
+            box, line = label_box(ann, renderer), leader(ann, renderer)
+            if _free(box, line, taken, lines, ax.bbox):
+                taken.append(box)
+                lines += [line] if line is not None else []
+                break
+            ann.remove()
+        else:
+            left_out.append(text)
+    return left_out

@@ -419,17 +419,40 @@ def pareto_figure(folder: str | Path, chart: Chart):
             ax.scatter([p[0] for p in sel], [p[1] for p in sel], s=(30, 80, 55)[n], marker=marker, label=text,
                        facecolors="#c44e52" if filled else "none", edgecolors="#c44e52", zorder=(5, 3, 4)[n],
                        alpha=(1, 0.45, 1)[n])
+    _axes_style(ax, chart, [p[0] for p in pts], None)
+    ax.legend(fontsize=8)
+    title = chart.title or f"Pareto front: {chart.y} vs {chart.x} (both minimised){where_text(chart)}"
+    _noted_title(ax, title, notes)
+    layout.finish(fig)
     if chart.hue:
         spots: dict[tuple[float, float], list[str]] = {}
         for x, y, _, r in front:
             spots.setdefault((x, y), []).append(_hue_of(r, chart.hue))
-        for (x, y), names in spots.items():
-            ax.annotate(", ".join(dict.fromkeys(names)), (x, y), fontsize=7, xytext=(5, 4), textcoords="offset points")
-    _axes_style(ax, chart, [p[0] for p in pts], None)
-    ax.legend(fontsize=8)
-    _noted_title(ax, chart.title or f"Pareto front: {chart.y} vs {chart.x} (both minimised){where_text(chart)}", notes)
-    layout.finish(fig)
+        notes = _label_front(ax, [(x, y, ", ".join(dict.fromkeys(names))) for (x, y), names in spots.items()],
+                             title, notes)
     return fig, notes
+
+
+def _label_front(ax, labels: list[tuple[float, float, str]], title: str, notes: tuple[str, ...]) -> tuple[str, ...]:
+    """Each front point's --hue label where it overlaps no other (``layout.place_labels``); the
+    labels left out are named under the title (then the layout is redone and the labels placed again)."""
+    titled = notes
+    for attempt in range(3):
+        left = layout.place_labels(ax, labels)
+        said = notes + ((_left_out_note(left),) if left else ())
+        if said == titled:
+            return said
+        _noted_title(ax, title, titled := said)
+        if attempt < 2:
+            for t in list(ax.texts):  # the labels: placed again on the new layout
+                t.remove()
+            layout.finish(ax.figure)
+    return said
+
+
+def _left_out_note(left: list[str]) -> str:
+    shown = ", ".join(left[:6]) + (f" and {len(left) - 6} more" if len(left) > 6 else "")
+    return f"{len(left)} front label{'' if len(left) == 1 else 's'} left out (no room clear of the others): {shown}"
 
 
 def read_plan(folder: str | Path, row: int) -> dict[str, Any]:
@@ -459,9 +482,10 @@ def plot_plan(folder: str | Path, row: int, out: str | Path) -> Plotted:
     res = d["result"]
     if not res or not res.get("plan"):
         raise SpecError("--plan", f"point {row} has no plan (status {d['status']}: {d.get('error') or 'no plan'})")
-    if "layers" not in res:  # an explore split point: types and alphas, no layer names (it raised KeyError)
-        raise SpecError("--plan", f"point {row} is an explore split point (split {res.get('split')}): --plan draws "
-                                  f"the plans of explore's points; its types and alphas are in plans.jsonl")
+    if "layers" not in res:  # a split point of schema 3: types and alphas, no layer names (it raised KeyError)
+        raise SpecError(str(Path(folder) / "plans.jsonl"),
+                        f"point {row} was written by an older explore (schema_version {res.get('schema_version')}): its "
+                        "plan names no layers to draw; rerun explore sweep (the cache recomputes it)")
     plt = pyplot()
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch

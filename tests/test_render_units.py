@@ -1,0 +1,29 @@
+"""fmt_seconds and fmt_joules share one milli/micro ladder (render._milli_micro): each keeps its
+own forms at the ends (e-notation, nanoseconds) and its own micro digits."""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import pytest
+
+from explorer.app.render import fmt_joules, fmt_seconds
+
+
+@pytest.mark.parametrize("v, seconds, joules", [
+    (0, "0 us", "0.0 uJ"),
+    (1e-12, "1e-12 s", "1.000e-12 J"),
+    (5e-9, "5 ns", "5.000e-09 J"),
+    (F(7, 10**8), "70 ns", "7.000e-08 J"),
+    (1e-6, "1 us", "1.0 uJ"),
+    (2.5e-6, "2 us", "2.5 uJ"),
+    (1e-3, "1.00 ms", "1.00 mJ"),
+    (F(1, 3), "333.33 ms", "333.33 mJ"),
+    (1, "1.000 s", "1.000 J"),
+    (999.9, "999.900 s", "999.900 J"),
+    (1e6, "1.000e+06 s", "1000000.000 J"),
+    (F(10**30), "1.000e+30 s", "1000000000000000019884624838656.000 J"),
+    (-2.0, "-2 s", "-2.000e+00 J"),
+])
+def test_seconds_and_joules_on_one_ladder(v, seconds, joules):
+    assert (fmt_seconds(v), fmt_joules(v)) == (seconds, joules)
