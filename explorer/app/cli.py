@@ -384,7 +384,7 @@ def _given_options(ctx: click.Context) -> set[str]:
 @problem_options
 @constraint_options
 @solver_options
-@click.option("--solvers", "solver_list", default="exact,cpsat,brute", show_default=True, help="Comma-separated joint solvers to run and compare.")
+@click.option("--solvers", "solver_list", default="exact,cpsat,brute", show_default=True, help="Comma-separated joint solvers to run and compare (exact, cpsat, brute; pruned on request).")
 @click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, dp (the level DP, as --split optimal --solver dp), search and the proportional split (explorer/app/check_uneven.py) on the step time, under --cap, --pin, --forbid, --constraints and --memory where given.")
 @click.option("--split", "split", default=None, metavar="optimal", help="--split optimal: the same as --uneven (the solvers that prove the optimal split, compared); the other splits are heuristics, not checked.")
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
@@ -403,7 +403,7 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     bad input, 130 on Ctrl-C.
     """
     from .. import api
-    from .check import JOINT_SOLVERS
+    from .check import CHECK_SOLVERS
     from .render import render_check
 
     names = tuple(dict.fromkeys(x.strip() for x in solver_list.split(",") if x.strip()))  # each solver once
@@ -429,9 +429,9 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
         if option in given:
             raise InputError(f"{option}: only with --uneven or --split optimal (uneven splits); plain check splits "
                              "every level equally")
-    unknown = [n for n in names if n not in JOINT_SOLVERS]
+    unknown = [n for n in names if n not in CHECK_SOLVERS]
     if unknown or not names:
-        raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(JOINT_SOLVERS)})")
+        raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(CHECK_SOLVERS)})")
     check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
     check_destinations(output, dump_model, names, {"--model": model, "--array": array, "--constraints": constraints_file})
     with HeldProgress() as say:
