@@ -51,7 +51,7 @@ def objective_levels_options(fn):
 
 def solver_option(fn):
     """--solver: ``explore`` and ``explore split`` (with a split: the uneven form of the solver, ``app.split.check_split_solver``)."""
-    return click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", help="dp (the default): HyPar's hierarchical DP; cpsat: proven joint optimum; exact: joint DP over type vectors (chains); brute: enumeration (tiny nets). With --split: optimal takes brute, exact, cpsat (their uneven forms: proofs) or dp (the level DP: types and alphas level by level, no proof; without --solver: the joint solver); equal, proportional and levels take dp (proportional: the level DP chooses the types at the proportional alphas).")(fn)
+    return click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", help="dp (the default): HyPar's hierarchical DP; cpsat: proven joint optimum; exact: joint DP over type vectors (chains); pruned: bound and prune over type vectors (large graphs; no caps); brute: enumeration (tiny nets). With --split: optimal takes brute, exact, cpsat (their uneven forms: proofs) or dp (the level DP: types and alphas level by level, no proof; without --solver: the joint solver); equal, proportional and levels take dp (proportional: the level DP chooses the types at the proportional alphas).")(fn)
 
 
 def problem_options(fn):
@@ -140,7 +140,7 @@ def check_destinations(output: str | None, dump_model: str | None, solvers: tupl
 def solver_options(fn):
     """Options for solvers that search (CP-SAT) or may refuse (exact, brute)."""
     decorators = [
-        click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. GPU cluster: the LLM search's (default: 300 s; then the bound and the gap)."),
+        click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); pruned's (default: 60 s, may overrun by one round; then the bound and the gap); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. GPU cluster: the LLM search's (default: 300 s; then the bound and the gap)."),
         click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help=f"CP-SAT worker threads, 1..{MAX_WORKERS} (default: one per core)."),
         click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True, help=f"CP-SAT random seed, 0..{MAX_SEED} (deterministic with --workers 1)."),
         click.option("--dump-model", "dump_model", type=str, default=None, metavar="FILE", help="Write the CP-SAT model to FILE (.pb binary, .txt or .pbtxt text; nothing else); --solver cpsat only."),
