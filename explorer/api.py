@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from .app.api_args import check_solve_args, check_sweep_args, solver_names
-from .app.check import JOINT_SOLVERS, CheckOptions
+from .app.check import CHECK_SOLVERS, JOINT_SOLVERS, CheckOptions
 from .app.check import check as _check
 from .app.request import DEFAULT_ARRAY, ArrayRef, ModelRef, Progress, build_problem, check_split, solve
 from .app.results import CheckReport, RunResult
@@ -74,7 +74,7 @@ def check(
     """Cross-check one problem: is the DP level-optimal, what is the proven joint optimum, do
     the exact solvers agree, and how far is the DP from the optimum (``explore check``).
 
-    ``solvers`` are the joint solvers to run and compare (cpsat, exact, brute); the other
+    ``solvers`` are the joint solvers to run and compare (cpsat, exact, brute; pruned on request); the other
     arguments are those of :func:`solve`. Returns a :class:`CheckReport`: ``levels`` (the DP
     level by level), ``solvers`` ((name, report) pairs; a refusal has status None and a
     reason), ``optimum`` (None when none was proven), ``agree`` and ``problems``.
@@ -95,7 +95,7 @@ def check(
         return check_split(model, array, split, spec, solvers=None if solvers is JOINT_SOLVERS else solvers,
                            time_limit=time_limit, alpha_grid=alpha_grid, free=free, grid_only=grid_only,
                            refused=[k for k, v in given.items() if v], objective=objective)
-    names = solver_names(solvers, JOINT_SOLVERS)
+    names = solver_names(solvers, CHECK_SOLVERS)
     problem = build_problem(model, array, objective="traffic" if objective is None else objective, **spec)
     options = CheckOptions(
         solve=SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress),

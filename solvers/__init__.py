@@ -11,6 +11,7 @@ REGISTRY: dict[str, str] = {
     "cpsat": "explorer.solvers.cpsat",
     "exact": "explorer.solvers.exact",
     "brute": "explorer.solvers.brute",
+    "pruned": "explorer.solvers.pruned",
 }
 
 

@@ -153,7 +153,7 @@ def _cheapest_step(vc: VectorCosts, alive: set[int], at: list[list[_Factor]]):
         V = max(d.V for d in vc.dom)
         raise InstanceTooLarge(
             f"exact: eliminating this graph would need a table beyond {MAX_GRAPH_TABLE:,} entries "
-            f"(up to {V:,} type vectors per node); use --solver cpsat"
+            f"(up to {V:,} type vectors per node); {instead(vc.problem)}"
         )
     return how, detail, z
 
@@ -279,3 +279,11 @@ def graph_peak_entries(vc: VectorCosts) -> int:
             for n in new_scope:
                 at[n].append(new)
     return peak
+
+
+def instead(problem) -> str:
+    """What takes a graph too large for the exact elimination: bound and prune (``solvers.pruned``)
+    where no link cap couples the layers (it checks the memory limit on its plan), and CP-SAT."""
+    if problem.network.is_chain or problem.constraints.caps:
+        return "use --solver cpsat"
+    return "use --solver pruned (bound and prune: a proven optimum, or a bound and the gap) or cpsat"

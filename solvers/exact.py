@@ -33,7 +33,7 @@ from explorer.core.plan import Plan
 from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
-from .elimination import chain_backtrack, chain_forward, graph_optimum, graph_peak_entries, vectors_plan
+from .elimination import chain_backtrack, chain_forward, graph_optimum, graph_peak_entries, instead, vectors_plan
 from .vectors import VectorCosts
 
 DEFAULT_MAX_STATES = 200_000  # type vectors per layer: 3^11 = 177,147 (accpar), 2^17 (hypar)
@@ -55,12 +55,12 @@ def check_size(problem: Problem, max_states: int | None = None) -> None:
     if L * n > MAX_STORED:
         raise InstanceTooLarge(
             f"exact: {L} layers x {n:,} type vectors = {L * n:,} stored values exceeds its limit "
-            f"of {MAX_STORED:,}; use --solver cpsat"
+            f"of {MAX_STORED:,}; {instead(problem)}"
         )
     need = memory_estimate(problem)
     if need > MAX_MEMORY:
         raise InstanceTooLarge(f"exact: about {need / 2**20:,.0f} MiB of arrays needed, beyond its limit of "
-                               f"{MAX_MEMORY / 2**20:,.0f} MiB; use --solver cpsat")
+                               f"{MAX_MEMORY / 2**20:,.0f} MiB; {instead(problem)}")
 
 
 def memory_estimate(problem: Problem) -> int:

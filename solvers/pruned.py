@@ -18,7 +18,6 @@ from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
 from .elimination import vectors_plan
-from .exact import coupled
 from .survivor_elim import MAX_ENTRIES, eliminate
 from .tree_dual import DualResult, dual_bound
 from .vectors import VectorCosts
@@ -30,9 +29,30 @@ def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 4
           max_entries: int = MAX_ENTRIES) -> Solution:
     options = options or SolveOptions()
     t0 = time.perf_counter()
+    if problem.constraints.caps:
+        raise Refused("pruned: link caps couple the layers (it takes pins and forbids only); use --solver exact or cpsat")
     vc = VectorCosts(problem)
-    if coupled(problem) or not vc.use_int64:
-        raise Refused("pruned: caps, the memory limit or int64 overflow; use --solver exact or cpsat")
+    if not vc.use_int64:
+        raise Refused("pruned: costs beyond int64 at these levels and batch; use --solver exact or cpsat")
+    sol = _solve_relaxed(problem, vc, options, t0, rounds, max_entries)
+    return _within_memory(problem, sol)
+
+
+def _within_memory(problem: Problem, sol: Solution) -> Solution:
+    """The memory limit (every array has one) is checked on the plan, not searched: the solve
+    ignores it, so its bound holds with it too, and a plan within it keeps its status (an
+    optimum of the relaxation that satisfies the limit is the optimum under it). A plan
+    beyond it is refused: the limit binds and couples the layers."""
+    broken = problem.plan_violations_units(sol.level_units, sol.plan.types)
+    if broken:
+        raise Refused(f"pruned: its plan breaks {'; '.join(broken)} (a binding memory limit couples the layers); "
+                      "use --solver exact or cpsat")
+    return sol
+
+
+def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0: float, rounds: int,
+                   max_entries: int) -> Solution:
+    """The bound-and-prune solve itself (caps and memory not seen)."""
     limit = options.time_limit_s or DEFAULT_TIME_S
     start = _dp_start(problem, vc)
     if start[0] >= vc.big:

@@ -4,6 +4,7 @@ the exact graph elimination and against enumeration."""
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 import random
 
 import numpy as np
@@ -95,9 +96,16 @@ def test_survivor_elimination_refuses_past_its_limit():
     assert eliminate(vc, [np.arange(vc.dom[n].V) for n in range(vc.N)], max_entries=10) is None
 
 
-def test_refuses_a_memory_limit():
-    from explorer.core.constraints import Constraints
+def test_memory_limit_checked_on_the_plan_caps_refused():
+    """A slack memory limit: the optimum (as exact's constrained method proves it); one the plan
+    breaks: refused (the limit binds); a cap: refused before solving."""
+    from explorer.core.constraints import Cap, Constraints
 
     problem = Problem(load_model("resnet18"), synthetic_array(3), Space.ACCPAR)
-    with pytest.raises(Refused, match="pruned: caps"):
-        pruned.solve(problem.with_constraints(Constraints(memory_bytes=10**9)))
+    slack = problem.with_constraints(Constraints(memory_bytes=10**9))
+    got, want = pruned.solve(slack), exact.solve(slack)
+    assert got.status is want.status is Status.OPTIMAL and got.objective == got.bound == want.objective
+    with pytest.raises(Refused, match="pruned: its plan breaks memory"):
+        pruned.solve(problem.with_constraints(Constraints(memory_bytes=10**4)))
+    with pytest.raises(Refused, match="pruned: link caps"):
+        pruned.solve(problem.with_constraints(Constraints(caps=(Cap(0, Fraction(10**12)),))))

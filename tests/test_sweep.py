@@ -70,7 +70,7 @@ def test_the_issue_example_is_accepted_as_written(tmp_path):
     ("version: 1\ngrid: {levels: 3}\n", "s.yaml: grid.levels: must be a non-empty list of values"),
     ("version: 1\ngrid:\n  levels: [1]\n  levels: [2]\n", "s.yaml: invalid YAML: duplicate key 'levels'"),
     ("version: 1\ngrid: {levels: [1]}\nfixed: {levels: 2}\n", "s.yaml: fixed.levels: also swept in grid"),
-    ("version: 1\ngrid: {solver: [dp, greedy]}\n", "s.yaml: grid.solver[1]: must be one of dp, cpsat, exact, brute, got 'greedy'"),
+    ("version: 1\ngrid: {solver: [dp, greedy]}\n", "s.yaml: grid.solver[1]: must be one of dp, cpsat, exact, brute, pruned, got 'greedy'"),
     ("version: 1\nfixed: {batch: 0}\ngrid: {levels: [1]}\n", "s.yaml: fixed.batch: must be a positive integer, got 0"),
     ("version: 1\ngrid: {model: [vgg-z]}\n", "s.yaml: grid.model[0]: unknown model 'vgg-z'"),
     ("version: 1\ngrid: {model: [nets/missing.yaml]}\n", "s.yaml: grid.model[0]: no such file"),

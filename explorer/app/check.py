@@ -19,6 +19,7 @@ from .results import (CellDiff, CheckReport, Explanation, Inputs, LevelCheck, Op
 from .run import EvaluatorMismatch, rescore
 
 JOINT_SOLVERS = ("exact", "cpsat", "brute")  # exact first: the fastest proof, then CP-SAT's hint
+CHECK_SOLVERS = (*JOINT_SOLVERS, "pruned")  # what --solvers takes (pruned: on request; it needs no caps)
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,7 @@ def _optimum(problem: Problem, dsol: Solution | None, verdict: _Verdict, names: 
     optimum, proven = verdict.optimum, verdict.proven
     if optimum is None or dsol is None or dsol.plan is None:
         return None
-    ref_name = next(n for n in ("exact", "brute", "cpsat") if n in proven)
+    ref_name = next(n for n in ("exact", "brute", "cpsat", "pruned") if n in proven)
     ref = proven[ref_name]
     best = Optimum(
         objective=_real(problem, optimum),

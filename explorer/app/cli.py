@@ -51,7 +51,7 @@ def objective_levels_options(fn):
 
 def solver_option(fn):
     """--solver: ``explore`` and ``explore split`` (with a split: the uneven form of the solver, ``app.split.check_split_solver``)."""
-    return click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", help="dp (the default): HyPar's hierarchical DP; cpsat: proven joint optimum; exact: joint DP over type vectors (chains); brute: enumeration (tiny nets). With --split: optimal takes brute, exact, cpsat (their uneven forms: proofs) or dp (the level DP: types and alphas level by level, no proof; without --solver: the joint solver); equal, proportional and levels take dp (proportional: the level DP chooses the types at the proportional alphas).")(fn)
+    return click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", help="dp (the default): HyPar's hierarchical DP; cpsat: proven joint optimum; exact: joint DP over type vectors (chains); pruned: bound and prune over type vectors (large graphs; no caps); brute: enumeration (tiny nets). With --split: optimal takes brute, exact, cpsat (their uneven forms: proofs) or dp (the level DP: types and alphas level by level, no proof; without --solver: the joint solver); equal, proportional and levels take dp (proportional: the level DP chooses the types at the proportional alphas).")(fn)
 
 
 def problem_options(fn):
@@ -140,7 +140,7 @@ def check_destinations(output: str | None, dump_model: str | None, solvers: tupl
 def solver_options(fn):
     """Options for solvers that search (CP-SAT) or may refuse (exact, brute)."""
     decorators = [
-        click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. GPU cluster: the LLM search's (default: 300 s; then the bound and the gap)."),
+        click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); pruned's (default: 60 s, may overrun by one round; then the bound and the gap); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. GPU cluster: the LLM search's (default: 300 s; then the bound and the gap)."),
         click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help=f"CP-SAT worker threads, 1..{MAX_WORKERS} (default: one per core)."),
         click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True, help=f"CP-SAT random seed, 0..{MAX_SEED} (deterministic with --workers 1)."),
         click.option("--dump-model", "dump_model", type=str, default=None, metavar="FILE", help="Write the CP-SAT model to FILE (.pb binary, .txt or .pbtxt text; nothing else); --solver cpsat only."),
@@ -384,7 +384,7 @@ def _given_options(ctx: click.Context) -> set[str]:
 @problem_options
 @constraint_options
 @solver_options
-@click.option("--solvers", "solver_list", default="exact,cpsat,brute", show_default=True, help="Comma-separated joint solvers to run and compare.")
+@click.option("--solvers", "solver_list", default="exact,cpsat,brute", show_default=True, help="Comma-separated joint solvers to run and compare (exact, cpsat, brute; pruned on request).")
 @click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, dp (the level DP, as --split optimal --solver dp), search and the proportional split (explorer/app/check_uneven.py) on the step time, under --cap, --pin, --forbid, --constraints and --memory where given.")
 @click.option("--split", "split", default=None, metavar="optimal", help="--split optimal: the same as --uneven (the solvers that prove the optimal split, compared); the other splits are heuristics, not checked.")
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
@@ -403,7 +403,7 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     bad input, 130 on Ctrl-C.
     """
     from .. import api
-    from .check import JOINT_SOLVERS
+    from .check import CHECK_SOLVERS
     from .render import render_check
 
     names = tuple(dict.fromkeys(x.strip() for x in solver_list.split(",") if x.strip()))  # each solver once
@@ -429,9 +429,9 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
         if option in given:
             raise InputError(f"{option}: only with --uneven or --split optimal (uneven splits); plain check splits "
                              "every level equally")
-    unknown = [n for n in names if n not in JOINT_SOLVERS]
+    unknown = [n for n in names if n not in CHECK_SOLVERS]
     if unknown or not names:
-        raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(JOINT_SOLVERS)})")
+        raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(CHECK_SOLVERS)})")
     check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
     check_destinations(output, dump_model, names, {"--model": model, "--array": array, "--constraints": constraints_file})
     with HeldProgress() as say:

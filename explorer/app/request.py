@@ -133,7 +133,7 @@ def solve(
 
     Arguments mirror ``explore``'s options: ``space`` hypar ({I, II}) or accpar ({I, II, III});
     ``objective`` traffic (sum_h 2^h c_h, elements) or time (sum_h c_h*dtype/bw_h, seconds);
-    ``solver`` dp (the default), cpsat, exact or brute; ``batch`` and ``levels`` override the network's and
+    ``solver`` dp (the default), cpsat, exact, brute or pruned; ``batch`` and ``levels`` override the network's and
     the array's; ``seq`` fills an ONNX model's symbolic sequence (or overrides a YAML spec's);
     ``caps`` are "LEVEL=AMOUNT" strings (["3=55MB", "2=5ms"]) or a mapping ({3: "55MB"}); ``pins``
     "LAYER@LEVEL=TYPE"; ``forbids`` "LAYER=TYPE"; ``constraints`` a constraints YAML file;

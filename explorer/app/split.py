@@ -576,6 +576,7 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
 
 PROVING_SOLVERS = ("brute", "exact", "cpsat")  # solvers with an uneven form that proves the optimum
 SPLIT_SOLVERS = (*PROVING_SOLVERS, "dp")  # every solver with an uneven form (--split ... --solver)
+EVEN_ONLY_SOLVERS = ("pruned",)  # registered solvers without an uneven form (refused with --split)
 DP_SPLITS = (Split.EQUAL, Split.PROPORTIONAL, Split.OPTIMAL, Split.LEVELS)  # the splits --solver dp takes
 
 
@@ -587,6 +588,10 @@ def check_split_solver(split: Split, solver: str | None) -> None:
         return
     if solver == "dp" and split in DP_SPLITS:
         return
+    if solver in EVEN_ONLY_SOLVERS:
+        raise SpecError("--solver", f"{solver}: no uneven form (it solves the even split only); --split optimal takes "
+                                    "--solver brute, exact, cpsat or dp (or, without --solver, the joint solver), "
+                                    "--split equal, proportional and levels take --solver dp")
     if solver not in SPLIT_SOLVERS:
         raise SpecError("--solver", f"unknown solver {solver!r} (choose from {', '.join(SPLIT_SOLVERS)})")
     if split is not Split.OPTIMAL or solver not in SPLIT_SOLVERS:
