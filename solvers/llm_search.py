@@ -14,7 +14,9 @@ memory cannot fit and are dropped; the rest are scored in increasing order of th
 until the bound reaches the best fitting step time found (then no unscored candidate can beat it).
 Status ``optimal`` when that happens and no scored candidate's types bound is below the best
 step (``_settle_types`` refines those that are); ``feasible`` with the bound and the gap when the time limit
-stops it first; ``infeasible`` when no candidate fits (the smallest memory seen is reported).
+stops it first; ``infeasible`` when no candidate fits (the smallest memory seen is reported);
+``unknown`` when the time limit stops it before any candidate that fits was found (``unresolved``
+candidates were neither scored nor pruned: nothing is proven about them).
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ class LlmSearchResult:
     evaluated: tuple[Scored, ...] = ()  # every candidate scored for the proof, in scoring order
     memory_bound_bytes: Fraction | None = None  # no layout of the space (any cut) needs less memory a GPU
     types_searched: bool = False  # the block types were part of the space (else Megatron's pattern)
+    time_limit_s: float | None = None  # the wall-clock limit the search was given (None: none)
 
     @property
     def gap(self) -> Fraction | None:
@@ -153,7 +156,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     return LlmSearchResult(status, best, bound, len(cands), len(scored), pruned_time, len(keyed) - len(fitting),
                            unresolved, capacity, smallest, runners_up(best, scored + extra),
                            time.perf_counter() - start, space, floor, tuple(scored),
-                           min((k[1] for k in keyed), default=None), space.search_types)
+                           min((k[1] for k in keyed), default=None), space.search_types, time_limit_s)
 
 
 def block_floor(problem, cand: Candidate, types) -> Fraction:

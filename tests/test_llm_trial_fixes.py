@@ -349,3 +349,124 @@ def test_t16_search_prunes_by_the_tensor_level():
     _p, _s, r, _rep = _search("gpt3-175b", "dgx-a100", 1024, 1536, 2048, degrees="t=16")
     assert r.status.value == "optimal" and r.scored < 500
     assert r.best.step_time_s == Fraction(8361257244831, 157041015625)
+
+
+# ---- trial 2 (/work/wt/findings-trial2.md), 1: what a search with choices fixed is optimal over ----
+
+
+def test_fixed_tensor_degree_is_said_and_recorded(capsys):
+    """--degrees tensor=4 said "optimal over t, p, d, ..." and the inputs did not record t fixed
+    (the free search is faster: 122.93 ms against 129.77 ms)."""
+    d = _json(SMALL + ["--degrees", "tensor=4"], capsys)
+    assert d["status"] == "optimal" and d["degrees"]["tensor"] == 4
+    assert d["inputs"]["fixed"] == {"tensor": 4}
+    assert d["optimal_over"].startswith("layouts with t=4 fixed: p, d, micro-batch, schedule, recompute, ZeRO stage, "
+                                        "stage cut")
+    code, out, _ = run_cli(SMALL + ["--degrees", "tensor=4"], capsys)
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[1] == ("search over p, d, micro-batch, recompute, ZeRO, stage cuts and tensor-level types with t=4 "
+                        "fixed; micro-batches up to 64")
+    assert lines[2].startswith("status: optimal over the layouts with t=4 fixed (proven over ")
+    free = _json(SMALL, capsys)
+    assert free["inputs"]["fixed"] == {} and free["optimal_over"].startswith("layouts: t, p, d, micro-batch, schedule, "
+                                                                             "recompute, ZeRO stage, stage cut")
+
+
+def test_fixed_zero_and_recompute_are_said_and_recorded(capsys):
+    args = SMALL + ["--degrees", "t=4", "--zero", "3", "--recompute", "full"]
+    d = _json(args, capsys)
+    assert d["zero"] == 3 and d["recompute"] == "full"
+    assert d["inputs"]["fixed"] == {"tensor": 4, "recompute": "full", "zero": 3}
+    assert d["optimal_over"].startswith("layouts with t=4, recompute full, ZeRO 3 fixed: p, d, micro-batch, schedule, "
+                                        "stage cut")
+    code, out, _ = run_cli(args, capsys)
+    assert code == 0 and ("search over p, d, micro-batch, stage cuts and tensor-level types with t=4, recompute full, "
+                          "ZeRO 3 fixed;") in out
+    assert "status: optimal over the layouts with t=4, recompute full, ZeRO 3 fixed (" in out
+
+
+def test_two_degrees_and_micro_batch_fixed_imply_the_third(capsys):
+    """t and p given: d is the GPUs over their product, neither searched nor given; a given
+    micro-batch is said once in the header ("(given)") and in the status among the fixed."""
+    args = SMALL + ["--degrees", "t=4,p=2", "--micro-batch", "2"]
+    d = _json(args, capsys)
+    assert d["inputs"]["fixed"] == {"tensor": 4, "pipeline": 2, "micro_batch": 2}
+    assert d["optimal_over"].startswith("layouts with t=4, p=2, d=1 (implied), micro-batch 2 fixed: schedule, "
+                                        "recompute, ZeRO stage, stage cut")
+    code, out, _ = run_cli(args, capsys)
+    assert code == 0 and ("search over recompute, ZeRO, stage cuts and tensor-level types with t=4, p=2, d=1 "
+                          "(implied) fixed; micro-batch 2 (given)\n") in out
+
+
+def test_moe_fixed_expert_degree_and_schedule(capsys):
+    args = ["--array", "dgx-h100", "--gpus", "16", "--model", "mixtral-8x7b", "--batch", "64", "--seq", "1024",
+            "--recompute", "selective", "--zero", "1", "--degrees", "e=2,v=2"]
+    d = _json(args, capsys)
+    assert d["degrees"]["expert"] == 2 and d["virtual_stages"] == 2
+    assert d["inputs"]["fixed"] == {"expert": 2, "virtual_stages": 2, "recompute": "selective", "zero": 1}
+    assert d["optimal_over"].startswith("layouts with e=2, v=2 (interleaved 1F1B), recompute selective, ZeRO 1 "
+                                        "fixed: t, p, d, micro-batch, stage cut")
+
+
+def test_given_layout_records_its_fixed_choices(capsys):
+    d = _json(SMALL + ["--layout", "megatron", "--degrees", "t=2,p=2", "--zero", "1"], capsys)
+    assert d["inputs"]["fixed"] == {"tensor": 2, "pipeline": 2, "data": 2, "virtual_stages": 1, "zero": 1}
+    z = _json(SMALL + ["--layout", "zero3"], capsys)
+    assert z["inputs"]["fixed"] == {"tensor": 1, "pipeline": 1, "data": 8, "virtual_stages": 1, "zero": 3}
+
+
+# ---- trial 2, 2: a run the time limit stops before any plan is not "no layout fits" ----------------
+
+
+def _stopped_at_once(monkeypatch):
+    """The CLI's search with a time limit that strikes after the first layout scored (gpt3-175b on
+    1,024 A100: the first, by the time bound, does not fit; t8/p8/d16 does, at 44 GiB)."""
+    import explorer.app.llm_run as llm_run
+
+    real = llm_run.search
+    monkeypatch.setattr(llm_run, "search", lambda *a, **k: real(*a, **{**k, "time_limit_s": 1e-9}))
+
+
+BIG = ["--array", "dgx-a100", "--gpus", "1024", "--model", "gpt3-175b"]
+
+
+def test_time_limit_without_a_plan_says_so(capsys, monkeypatch):
+    _stopped_at_once(monkeypatch)
+    code, out, err = run_cli(BIG, capsys)
+    assert code == 1
+    line = next(x for x in out.splitlines() if x.startswith("status:"))
+    assert line.startswith("status: unknown, no plan within the time limit (1e-09 s): ")
+    left = int(line.split("s): ")[1].split(" layouts unresolved")[0].replace(",", ""))
+    assert left > 1000 and f", {left:,} left at the time limit)" in line
+    assert "no layout fits" not in out + err
+    assert err.strip().endswith(f"explore: unknown: no plan within the time limit (1e-09 s): {left:,} layouts unresolved")
+
+
+def test_time_limit_without_a_plan_json_has_the_reason(capsys, monkeypatch):
+    _stopped_at_once(monkeypatch)
+    code, out, _ = run_cli(BIG + ["--format", "json"], capsys)
+    d = json.loads(out)
+    assert code == 1 and d["status"] == "unknown" and d["ok"] is False
+    n = d["search"]["unresolved"]
+    assert n > 1000 and d["search"]["time_limit_s"] == 1e-9
+    assert d["reason"] == f"no plan within the time limit (1e-09 s): {n:,} layouts unresolved"
+    assert d["tensor_types_reason"] == d["reason"]
+
+
+def test_cli_time_limit_stops_gpt3_175b_before_a_plan(capsys):
+    """The trial's command as given (--time-limit 0.1): the first layout scored takes longer than
+    that here; should a machine find a plan within it, the status is feasible and says so."""
+    code, out, err = run_cli(BIG + ["--time-limit", "0.1"], capsys)
+    assert "no layout fits" not in out + err
+    if code == 1:
+        assert "status: unknown, no plan within the time limit (0.1 s): " in out
+        assert "explore: unknown: no plan within the time limit (0.1 s): " in err
+
+
+def test_infeasible_run_keeps_its_reason(capsys):
+    code, out, err = run_cli(["--array", "dgx-a100", "--gpus", "1", "--model", "gpt3-175b", "--batch", "8",
+                              "--format", "json"], capsys)
+    d = json.loads(out)
+    assert code == 1 and d["status"] == "infeasible" and d["reason"] == "no layout fits in the GPU's memory"
+    assert "explore: infeasible: no layout fits in the GPU's memory" in err

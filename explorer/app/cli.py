@@ -306,7 +306,7 @@ def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_li
                          "--batch, --seq, --gpus, --layout, --degrees, --micro-batch, --recompute, --zero, --memory, "
                          "--time-limit, --format, --output")
     from .llm_options import parse_request
-    from .llm_report import llm_json, render_llm
+    from .llm_report import llm_json, no_plan_reason, render_llm
     from .llm_run import run_llm
 
     check_not_empty(model=model, array=array, output=output)
@@ -328,7 +328,7 @@ def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_li
     text = json.dumps(llm_json(report), indent=2) + "\n" if fmt == "json" else render_llm(report)
     emit(text, output)
     if not report.ok:
-        click.echo(f"explore: {report.result.status.value}: no layout fits in the GPU's memory", err=True)
+        click.echo(f"explore: {report.result.status.value}: {no_plan_reason(report)}", err=True)
     sys.exit(0 if report.ok else 1)
 
 

@@ -208,7 +208,7 @@ def types_proof(report: LlmReport) -> tuple[bool, str | None]:
     r = report.result
     best = r.best
     if best is None:
-        return False, "no plan fits"
+        return False, "no plan fits" if r.status is Status.INFEASIBLE else no_plan_reason(report)
     if best.candidate.degrees.tensor == 1:
         return True, None  # the types split nothing
     if report.experts:
@@ -238,18 +238,79 @@ def _status_line(report: LlmReport) -> str:
     if r.status is Status.OPTIMAL and report.mode != "search":
         return (f"status: optimal over the given layout's {r.candidates:,} variant{'s' if r.candidates != 1 else ''} "
                 f"(micro-batch, recompute, ZeRO stage as asked; {r.scored:,} scored), wall {r.wall_s:.1f} s")
+    fixed = _with_fixed(report)
     if r.status is Status.OPTIMAL:
-        return f"status: optimal over the layouts (proven over {counts}), wall {r.wall_s:.1f} s; {_types_words(report)}"
+        return (f"status: optimal over the layouts{fixed} (proven over {counts}), wall {r.wall_s:.1f} s; "
+                f"{_types_words(report)}")
     if r.status is Status.FEASIBLE:
         left = (f"{r.unresolved:,} left at the time limit" if r.unresolved
                  else "the block types of a layout bounded, not settled")
-        return f"status: feasible, bound {fmt_seconds(r.bound_s)}, gap {pct(r.gap)} ({counts}, {left}), wall {r.wall_s:.1f} s"
+        return (f"status: feasible{fixed}, bound {fmt_seconds(r.bound_s)}, gap {pct(r.gap)} ({counts}, {left}), "
+                f"wall {r.wall_s:.1f} s")
     if r.status is Status.INFEASIBLE:
         least = "" if r.smallest_memory_bytes is None else f"; the least seen needs {gib(r.smallest_memory_bytes)}"
         floor = "" if r.memory_bound_bytes is None else f"; every layout needs at least {gib(r.memory_bound_bytes)}"
-        return (f"status: infeasible, no layout fits in {gib(r.capacity_bytes)} per GPU{least}{floor} ({counts}), "
-                f"wall {r.wall_s:.1f} s")
-    return f"status: {r.status.value} ({counts}), wall {r.wall_s:.1f} s"
+        return (f"status: infeasible{fixed}, no layout fits in {gib(r.capacity_bytes)} per GPU{least}{floor} "
+                f"({counts}), wall {r.wall_s:.1f} s")
+    left = f", {r.unresolved:,} left at the time limit" if r.unresolved else ""
+    return f"status: {r.status.value}{fixed}, {no_plan_reason(report)} ({counts}{left}), wall {r.wall_s:.1f} s"
+
+
+def no_plan_reason(report: LlmReport) -> str | None:
+    """Why there is no plan (None: there is one): nothing fits (proven: status infeasible), or the
+    time limit struck before a layout that fits was found (status unknown: the layouts left were
+    neither scored nor pruned, so nothing is proven about them). The CLI's stderr line, the JSON's
+    ``reason`` and the status line's words."""
+    r = report.result
+    if r.best is not None:
+        return None
+    if r.status is Status.INFEASIBLE:
+        return "no layout fits in the GPU's memory"
+    if r.unresolved:
+        limit = "" if r.time_limit_s is None else f" ({r.time_limit_s:g} s)"
+        return (f"no plan within the time limit{limit}: {r.unresolved:,} layout{'s' if r.unresolved != 1 else ''} "
+                "unresolved")
+    return "no plan found"
+
+
+def choices(report: LlmReport) -> list[tuple[str, str, Any, str, bool]]:
+    """The choices of the space, in order: (name, JSON key, the fixed value or None when searched,
+    the fixed value's words, implied). With two of t, p, d fixed the third is implied (the GPUs
+    over their product): not searched, not given either."""
+    sp = report.result.space
+    rec = sp.recomputes[0].value if len(sp.recomputes) == 1 else None
+    zero = sp.zeros[0].value if len(sp.zeros) == 1 else None
+    v = sp.virtual if sp.virtual is not None else (None if sp.interleave else 1)
+    rows = [(n, k, x, f"{n}={x}", False) for n, k, x in (("t", "tensor", sp.tensor), ("p", "pipeline", sp.pipeline),
+                                                          ("d", "data", sp.data))]
+    given = [x for _n, _k, x, _w, _i in rows if x is not None]
+    if len(given) == 2:
+        rows = [r if r[2] is not None else (r[0], r[1], report.gpus // (given[0] * given[1]),
+                                            f"{r[0]}={report.gpus // (given[0] * given[1])} (implied)", True)
+                for r in rows]
+    rows += [("e", "expert", sp.expert, f"e={sp.expert}", False)] if report.experts else []
+    return rows + [("micro-batch", "micro_batch", sp.micro_batch, f"micro-batch {sp.micro_batch}", False),
+                   ("schedule", "virtual_stages", v, f"v={v} (plain 1F1B)" if v == 1 else f"v={v} (interleaved 1F1B)", False),
+                   ("recompute", "recompute", rec, f"recompute {rec}", False),
+                   ("ZeRO stage", "zero", zero, f"ZeRO {zero}", False)]
+
+
+def fixed_json(report: LlmReport) -> dict[str, Any]:
+    """The JSON's ``inputs.fixed``: each choice the request fixed (--degrees, --micro-batch,
+    --recompute, --zero, or the --layout given), by the plan's JSON key; empty: all searched."""
+    return {k: x for _n, k, x, _w, implied in choices(report) if x is not None and not implied}
+
+
+def _with_fixed(report: LlmReport, skip: tuple[str, ...] = ()) -> str:
+    """" with t=4, ZeRO 3 fixed" (a search with choices fixed), else empty."""
+    if report.mode != "search":
+        return ""
+    words = [w for n, _k, x, w, _i in choices(report) if x is not None and n not in skip]
+    return f" with {', '.join(words)} fixed" if words else ""
+
+
+def _searched(report: LlmReport) -> list[str]:
+    return [n for n, _k, x, _w, _i in choices(report) if x is None]
 
 
 def _micro_batch_words(space) -> str:
@@ -317,18 +378,29 @@ def inputs_json(report: LlmReport) -> dict[str, Any]:
     return {"model": report.model, "cluster": report.cluster, "gpu": report.gpu, "gpus": report.gpus,
             "gpus_per_node": report.gpus_per_node, "batch": report.batch, "sequence": report.sequence,
             "layers": report.layers, "mode": report.mode, "max_micro_batch": space.max_micro_batch,
-            "micro_batch": space.micro_batch, "efficiency": exact_decimal(report.efficiency),
+            "micro_batch": space.micro_batch, "fixed": fixed_json(report), "efficiency": exact_decimal(report.efficiency),
             "parameters": report.parameters, "active_parameters": report.active_parameters,
             **({"experts": report.experts, "top_k": report.top_k} if report.experts else {})}
 
 
+def search_words(report: LlmReport) -> str:
+    """The table's second line for a search: what is searched, then what was fixed ("search over p,
+    d, micro-batch, recompute, stage cuts and tensor-level types with t=4, ZeRO 3 fixed"); a given
+    micro-batch is said after it ("micro-batch 2 (given)")."""
+    short = {"e": "e (expert)", "ZeRO stage": "ZeRO"}
+    names = [short.get(n, n) for n in _searched(report) if n != "schedule"]
+    if report.experts:  # the expert degree is searched, the block's types are not
+        head = " and ".join(x for x in (", ".join(names), "stage cuts (tensor-level types: Megatron's)") if x)
+    else:
+        head = ", ".join(names + ["stage cuts and tensor-level types"])
+    return f"search over {head}{_with_fixed(report, skip=('micro-batch',))}"
+
+
 def render_llm(report: LlmReport) -> str:
     r = report.result
-    what = {"search": "search over t, p, d, micro-batch, recompute, ZeRO, stage cuts and tensor-level types",
+    what = {"search": search_words(report),
             "megatron": "evaluate Megatron-LM's layout (micro-batch, recompute and ZeRO searched unless given)",
             "zero3": "evaluate ZeRO-3 data parallelism (micro-batch and recompute searched unless given)"}[report.mode]
-    if report.experts and report.mode == "search":  # the expert degree is searched, the block's types are not
-        what = "search over t, p, d, e (expert), micro-batch, recompute, ZeRO and stage cuts (tensor-level types: Megatron's)"
     lines = [header_line(report),
              f"{what}; {_micro_batch_words(r.space)}",
              _status_line(report)]
@@ -447,8 +519,8 @@ def optimal_over(report: LlmReport) -> str:
     types = (", tensor-level block types (the same types repeated in every block; tensor_types_proven says whether "
              "the plan's also beat different types per block)") if r.types_searched and not report.experts else \
         ", tensor-level block types fixed to Megatron's"
-    return (f"layouts: t, p, d, {'e, ' if report.experts else ''}micro-batch, schedule, recompute, ZeRO stage, "
-            f"stage cut (the step model's min-max cut, or the fastest that fits){types}")
+    over = ", ".join(_searched(report) + ["stage cut (the step model's min-max cut, or the fastest that fits)"])
+    return f"layouts{_with_fixed(report)}: {over}{types}"
 
 
 def calibration_json(report: LlmReport) -> dict[str, Any]:
@@ -479,12 +551,14 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         "calibration": calibration_json(report),
         "memory_capacity_bytes": exact_decimal(r.capacity_bytes),
         "search": {"candidates": r.candidates, "scored": r.scored, "pruned_time": r.pruned_time,
-                   "pruned_memory": r.pruned_memory, "unresolved": r.unresolved, "wall_s": round(r.wall_s, 3)},
+                   "pruned_memory": r.pruned_memory, "unresolved": r.unresolved, "wall_s": round(r.wall_s, 3),
+                   "time_limit_s": r.time_limit_s},
         "notes": list(report.all_notes),
     }
     top = approx(gap=r.gap, bound=r.bound_s, memory_capacity_bytes=r.capacity_bytes)
     if r.best is None:
-        out["ok"] = False  # no layout fits: no plan (as explore's ok without a plan)
+        out["ok"] = False  # no plan (as explore's ok without a plan): nothing fits, or the time limit struck first
+        out["reason"] = no_plan_reason(report)
         out["smallest_memory_bytes"] = None if r.smallest_memory_bytes is None else exact_decimal(r.smallest_memory_bytes)
         out["memory_bound_bytes"] = None if r.memory_bound_bytes is None else exact_decimal(r.memory_bound_bytes)
         out["approx"] = {**top, **approx(smallest_memory_bytes=r.smallest_memory_bytes,
