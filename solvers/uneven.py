@@ -191,6 +191,7 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
         raise Refused(f"exact (uneven splits): {pairs:,} column pairs, more than {max_states:,}")
     limits = [(p, math.floor(most * costs.unit)) for p, most in _limits(array, costs.layout, rules)]  # in units
     run = _Run(t0, time_limit_s, max_states)
+    run.pruned = 0 if prune else None
     if prune and all(columns):
         run.rest = completion_rest(costs, columns, lambda v: v, run.expired)
         if run.rest is None:
