@@ -13,7 +13,8 @@ minimise the step time of the slowest accelerator.
   in every one of these sums, so a partial plan whose sums are all >= another's with the same
   last column can never do better: the DP keeps, per last column, only the Pareto-minimal sum
   vectors. Exhaustive up to dominance, hence a proof: its answer is the optimum (OPTIMAL, bound =
-  objective). The sums are exact integers (``core.split_costs``, one unit for the space). Chains
+  objective). It also drops a partial plan whose completion bound exceeds a greedy
+  plan's value or a limit (``solvers.uneven_prune``: exact, the same answer). The sums are exact integers (``core.split_costs``, one unit for the space). Chains
   only (``is_path``: every node reads the one before it; a join may sit in one, as an attention
   node over a fused QKV input does; a graph's fan-in would need the columns of every open
   producer in the state).
