@@ -314,10 +314,10 @@ def _pareto_dp(costs: SplitCosts, columns, limits, vector, run: _Run, keep=None,
         for cv in columns[l]:
             own = vector(costs.layer(l, cv))
             front: list = []
-            for cu, items in fronts.items():
+            for (cu, items), edge in zip(fronts.items(), costs.edges_into(l - 1, list(fronts), cv)):
                 if run.expired():
                     return None, kept  # checked per column pair: a single column's merge may be long
-                edge = _add(own, vector(costs.edge(l - 1, cu, cv)))
+                edge = _add(own, vector(edge))
                 for vec, cols in items:
                     nxt = _add(vec, edge)
                     if fits(l, cv, nxt):

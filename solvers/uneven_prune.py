@@ -46,15 +46,15 @@ def completion_rest(costs: SplitCosts, columns, vector, expired: Callable[[], bo
     rest: list[dict] = [{} for _ in range(L)]
     rest[L - 1] = {c: (0,) * size for c in columns[L - 1]}
     for l in range(L - 2, -1, -1):  # noqa: E741
-        tails = {cv: _add(vector(costs.layer(l + 1, cv)), rest[l + 1][cv]) for cv in columns[l + 1]}
-        for cu in columns[l]:
+        least: dict = {}
+        for cv in columns[l + 1]:
             if expired():
                 return None
-            least = None
-            for cv, tail in tails.items():
-                w = _add(tail, vector(costs.edge(l, cu, cv)))
-                least = w if least is None else tuple(map(min, least, w))
-            rest[l][cu] = least
+            tail = _add(vector(costs.layer(l + 1, cv)), rest[l + 1][cv])
+            for cu, edge in zip(columns[l], costs.edges_into(l, columns[l], cv)):
+                w = _add(tail, vector(edge))
+                least[cu] = w if cu not in least else tuple(map(min, least[cu], w))
+        rest[l] = least
     return rest
 
 
@@ -113,27 +113,33 @@ class Pruner:
         return ok
 
 
+GREEDY_WIDTH = 8  # the greedy incumbent extends each column from this many best states of the layer before
+
+
 def greedy_plan(costs: SplitCosts, columns, vector, fits, pruner: Pruner, expired: Callable[[], bool]):
     """An incumbent: the chain DP keeping one partial plan per column, the one of least bound score
-    among those ``fits`` and ``pruner`` allow; (its sum vector, its columns) of least score at the
-    end, or None (no plan survives, or ``expired()``). A heuristic: any plan it finds is a plan."""
-    states = {c: (v, (c,)) for c in columns[0] if fits(v := vector(costs.layer(0, c))) and pruner.allows(0, c, v)}
+    among those ``fits`` and ``pruner`` allow, extended from the ``GREEDY_WIDTH`` states of least
+    score only; (its sum vector, its columns) of least score at the end, or None (no plan
+    survives, or ``expired()``). A heuristic: any plan it finds is a plan of the space."""
+    states = [(pruner.score(pruner.bound(0, c, v)), v, (c,)) for c in columns[0]
+              if fits(v := vector(costs.layer(0, c))) and pruner.allows(0, c, v)]
     for l in range(1, len(columns)):  # noqa: E741
-        new = {}
+        states = sorted(states, key=lambda s: s[0])[:GREEDY_WIDTH]
+        new = []
         for cv in columns[l]:
             if expired():
                 return None
             own, best = vector(costs.layer(l, cv)), None
-            for cu, (v, cols) in states.items():
-                nxt = _add(_add(v, own), vector(costs.edge(l - 1, cu, cv)))
+            for (_, v, cols), edge in zip(states, costs.edges_into(l - 1, [s[2][-1] for s in states], cv)):
+                nxt = _add(_add(v, own), vector(edge))
                 if fits(nxt) and pruner.allows(l, cv, nxt):
                     key = pruner.score(pruner.bound(l, cv, nxt))
                     if best is None or key < best[0]:
                         best = (key, nxt, cols + (cv,))
             if best is not None:
-                new[cv] = best[1:]
+                new.append(best)
         states = new
-    return min(states.values(), key=lambda s: pruner.score(s[0]), default=None)
+    return min(((s[1], s[2]) for s in states), key=lambda s: pruner.score(s[0]), default=None)
 
 
 def plan_vector(costs: SplitCosts, cols) -> tuple:
