@@ -13,7 +13,8 @@ minimise the step time of the slowest accelerator.
   in every one of these sums, so a partial plan whose sums are all >= another's with the same
   last column can never do better: the DP keeps, per last column, only the Pareto-minimal sum
   vectors. Exhaustive up to dominance, hence a proof: its answer is the optimum (OPTIMAL, bound =
-  objective). The sums are exact integers (``core.split_costs``, one unit for the space). Chains
+  objective). It also drops a partial plan whose completion bound exceeds a greedy
+  plan's value or a limit (``solvers.uneven_prune``: exact, the same answer). The sums are exact integers (``core.split_costs``, one unit for the space). Chains
   only (``is_path``: every node reads the one before it; a join may sit in one, as an attention
   node over a fused QKV input does; a graph's fan-in would need the columns of every open
   producer in the state).
@@ -47,6 +48,8 @@ from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 from explorer.core.timing import step_time
+
+from .uneven_prune import Pruner, completion_rest, greedy_plan, plan_vector, time_score, traffic_score
 
 
 def _space_of(array: ArraySpec, alphas, free: FreeAlphas) -> AlphaSpace:
@@ -150,17 +153,6 @@ def _step(array: ArraySpec, costs: SplitCosts, vec) -> Fraction:
     return worst
 
 
-def _value(array: ArraySpec, costs: SplitCosts, vec, objective: Objective) -> Fraction:
-    """The objective of a complete plan's sum vector (integer units of ``costs``): its step time,
-    or sum_h 2^h c_h with c_h the level's busiest side (``core.split_rules``)."""
-    if objective is Objective.TIME:
-        return _step(array, costs, vec)
-    busiest = [0] * costs.layout.H
-    for (h, _), p in costs.layout.pos.items():
-        busiest[h] = max(busiest[h], vec[p], vec[p + 1])
-    return Fraction(sum(2**h * c for h, c in enumerate(busiest)), costs.unit)
-
-
 def _limits(array: ArraySpec, lay: VectorLayout, rules: SplitRules) -> list[tuple[int, Fraction]]:
     """(position, the most it may sum to): both sides of every capped level's pairs (cap / dtype),
     and each leaf's footprint where the vectors carry it (its limit / dtype). Every component is
@@ -185,97 +177,157 @@ EXACT_MAX_STATES = 200_000
 
 def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                  max_states: int = EXACT_MAX_STATES, free: FreeAlphas = FreeAlphas.UNLIKE,
-                 time_limit_s: float | None = None, rules: SplitRules = TIME_ONLY) -> Solution:
+                 time_limit_s: float | None = None, rules: SplitRules = TIME_ONLY, prune: bool = True) -> Solution:
     """The proven optimum of a chain by the Pareto DP of the module docstring, under ``rules``
     (its objective; pins and forbids in the columns; a partial plan over a cap or a memory limit
     dropped): OPTIMAL, or INFEASIBLE (no plan keeps to them); Refused beyond ``max_states`` kept
     states (per pass) or ``time_limit_s`` seconds (no plan: it proves or nothing). Under the
-    traffic objective ties go to the least step time (``_exact_traffic``)."""
+    traffic objective ties go to the least step time (``_exact_traffic``). ``prune``: drop the
+    partial plans whose completion bound exceeds an incumbent's value or a limit
+    (``solvers.uneven_prune``: the same answer, plan included; ``info["pruned"]`` counts them)."""
     t0 = time.perf_counter()
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
     if pairs > max_states:
         raise Refused(f"exact (uneven splits): {pairs:,} column pairs, more than {max_states:,}")
     limits = [(p, math.floor(most * costs.unit)) for p, most in _limits(array, costs.layout, rules)]  # in units
+    run = _Run(t0, time_limit_s, max_states)
+    run.pruned = 0 if prune else None
+    if prune and all(columns):
+        run.rest = completion_rest(costs, columns, lambda v: v, run.expired)
+        if run.rest is None:
+            return run.unknown(rules.objective)
     if rules.objective is Objective.TRAFFIC:
-        return _exact_traffic(array, costs, columns, limits, max_states, time_limit_s, t0)
-    fronts, kept = _pareto_dp(costs, columns, limits, lambda v: v, max_states, time_limit_s, t0)
+        return _exact_traffic(array, costs, columns, limits, run)
+    pruner = None
+    if run.rest is not None:
+        score = time_score(array, costs)
+        pruner = Pruner(run.rest, limits, score)
+        inc = greedy_plan(costs, columns, lambda v: v, lambda v: _within(v, limits), pruner, run.expired)
+        if run.expired():
+            return run.unknown(rules.objective)
+        if inc is not None:
+            pruner.checks.append((score, score(inc[0])))
+        pruner.dropped = 0
+    fronts, kept = _pareto_dp(costs, columns, limits, lambda v: v, run, pruner=pruner)
+    run.note(pruner)
     if fronts is None:
-        return split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, kept,
-                              objective=rules.objective)  # the time limit: no plan, no proof
+        return run.unknown(rules.objective, kept)  # the time limit: no plan, no proof
     best = min(((_step(array, costs, vec), cols) for items in fronts.values() for vec, cols in items),
                key=lambda b: b[0], default=None)
-    return _exact_solution(best, H, kept, t0, rules.objective)
+    return _exact_solution(best, H, kept, t0, rules.objective, run.pruned)
 
 
-def _exact_solution(best, H: int, kept: int, t0: float, objective: Objective) -> Solution:
+class _Run:
+    """One exact solve's clock, state limit, completion bounds (``rest``, when pruning) and pruned count."""
+
+    def __init__(self, t0: float, time_limit_s: float | None, max_states: int):
+        self.t0, self.time_limit_s, self.max_states = t0, time_limit_s, max_states
+        self.rest = None
+        self.pruned = None  # None: no pruning
+
+    def expired(self) -> bool:
+        return self.time_limit_s is not None and time.perf_counter() - self.t0 > self.time_limit_s
+
+    def note(self, pruner) -> None:
+        if pruner is not None:
+            self.pruned = (self.pruned or 0) + pruner.dropped
+
+    def unknown(self, objective: Objective, kept: int = 0) -> Solution:
+        return split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - self.t0, kept,
+                              objective=objective)
+
+
+def _exact_solution(best, H: int, kept: int, t0: float, objective: Objective, pruned: int | None = None) -> Solution:
     wall = time.perf_counter() - t0
     if best is None:
-        return split_solution("exact", Status.INFEASIBLE, None, None, None, wall, kept, objective=objective)
-    return split_solution("exact", Status.OPTIMAL, _columns_plan(best[1], H), best[0], best[0], wall, kept,
-                          objective=objective)
+        sol = split_solution("exact", Status.INFEASIBLE, None, None, None, wall, kept, objective=objective)
+    else:
+        sol = split_solution("exact", Status.OPTIMAL, _columns_plan(best[1], H), best[0], best[0], wall, kept,
+                             objective=objective)
+    if pruned is not None:
+        sol.info["pruned"] = pruned
+    return sol
 
 
-def _exact_traffic(array: ArraySpec, costs: SplitCosts, columns, limits, max_states: int,
-                   time_limit_s: float | None, t0: float) -> Solution:
+def _exact_traffic(array: ArraySpec, costs: SplitCosts, columns, limits, run: _Run) -> Solution:
     """The least traffic, ties to the least step time (lexicographic), in two passes. Pass 1: the
     Pareto DP with compute out of the dominance (it does not count in the traffic): the least
     traffic T*. Pass 2: the DP on the whole vectors (compute too; both the traffic and the step
     time are non-decreasing in every component, so dominance keeps a lexicographic optimum),
     dropping every partial plan whose traffic so far exceeds T* (a lower bound on its end's);
-    the least step time of the plans of traffic T*. Both passes count in ``kept``."""
+    the least step time of the plans of traffic T*. Both passes count in ``kept``. When pruning
+    (``run.rest``), pass 1 drops the partial plans whose traffic bound exceeds a greedy plan's,
+    pass 2 those whose traffic bound exceeds T* or whose step-time bound exceeds the step time
+    of pass 1's plan (a plan of traffic T*: the least step time among them is at most it)."""
     lay = costs.layout
     objective = Objective.TRAFFIC
-    fronts, kept = _pareto_dp(costs, columns, limits, lambda v: (0,) * lay.leaves + v[lay.leaves:],
-                              max_states, time_limit_s, t0)
+    project = lambda v: (0,) * lay.leaves + v[lay.leaves:]  # noqa: E731
+    traffic = traffic_score(lay)
+    first = None
+    if run.rest is not None:
+        first = Pruner([{c: project(r) for c, r in rl.items()} for rl in run.rest], limits, traffic)
+        inc = greedy_plan(costs, columns, project, lambda v: _within(v, limits), first, run.expired)
+        if run.expired():
+            return run.unknown(objective)
+        if inc is not None:
+            first.checks.append((traffic, traffic(inc[0])))
+        first.dropped = 0
+    fronts, kept = _pareto_dp(costs, columns, limits, project, run, pruner=first)
+    run.note(first)
     if fronts is None:
-        return split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, kept,
-                              objective=objective)
-    least = min((_value(array, costs, vec, objective) for items in fronts.values() for vec, _ in items), default=None)
-    if least is None:
-        return _exact_solution(None, lay.H, kept, t0, objective)
-    fronts, more = _pareto_dp(costs, columns, limits, lambda v: v, max_states, time_limit_s, t0,
-                              keep=lambda v: _value(array, costs, v, objective) <= least)
+        return run.unknown(objective, kept)
+    ends = [(traffic(vec), cols) for items in fronts.values() for vec, cols in items]
+    if not ends:
+        return _exact_solution(None, lay.H, kept, run.t0, objective, run.pruned)
+    least = min(t for t, _ in ends)
+    second = None
+    if run.rest is not None:
+        step = time_score(array, costs)
+        second = Pruner(run.rest, limits, step)
+        second.checks += [(traffic, least), (step, step(plan_vector(costs, next(c for t, c in ends if t == least))))]
+    fronts, more = _pareto_dp(costs, columns, limits, lambda v: v, run, keep=lambda v: traffic(v) <= least,
+                              pruner=second)
+    run.note(second)
     kept += more
     if fronts is None:
-        return split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, kept,
-                              objective=objective)
+        return run.unknown(objective, kept)
     ends = [(_step(array, costs, vec), cols) for items in fronts.values() for vec, cols in items
-            if _value(array, costs, vec, objective) == least]
+            if traffic(vec) == least]
     _, cols = min(ends, key=lambda b: b[0])
-    return _exact_solution((least, cols), lay.H, kept, t0, objective)
+    return _exact_solution((Fraction(least, costs.unit), cols), lay.H, kept, run.t0, objective, run.pruned)
 
 
-def _pareto_dp(costs: SplitCosts, columns, limits, vector, max_states: int, time_limit_s: float | None,
-               t0: float, keep=None):
+def _pareto_dp(costs: SplitCosts, columns, limits, vector, run: _Run, keep=None, pruner=None):
     """Per last column, the Pareto-minimal ``vector``s of the partial plans (and their columns)
     within ``limits`` and ``keep`` (a predicate on a partial sum vector; a partial plan it drops
-    has no completion it would keep); (fronts, states kept), fronts None past ``time_limit_s``;
-    Refused beyond ``max_states``."""
-    def fits(v):
-        return _within(v, limits) and (keep is None or keep(v))
+    has no completion it would keep) and that ``pruner`` allows (``solvers.uneven_prune``);
+    (fronts, states kept), fronts None past the run's time limit; Refused beyond its
+    ``max_states``."""
+    def fits(l, c, v):  # noqa: E741
+        return _within(v, limits) and (keep is None or keep(v)) and (pruner is None or pruner.allows(l, c, v))
 
-    fronts = {c: [(v, (c,))] for c in columns[0] if fits(v := vector(costs.layer(0, c)))}
+    fronts = {c: [(v, (c,))] for c in columns[0] if fits(0, c, v := vector(costs.layer(0, c)))}
     kept = len(fronts)
     for l in range(1, len(columns)):  # noqa: E741
         new: dict = {}
         for cv in columns[l]:
             own = vector(costs.layer(l, cv))
             front: list = []
-            for cu, items in fronts.items():
-                if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
+            for (cu, items), edge in zip(fronts.items(), costs.edges_into(l - 1, list(fronts), cv)):
+                if run.expired():
                     return None, kept  # checked per column pair: a single column's merge may be long
-                edge = _add(own, vector(costs.edge(l - 1, cu, cv)))
+                edge = _add(own, vector(edge))
                 for vec, cols in items:
                     nxt = _add(vec, edge)
-                    if fits(nxt):
+                    if fits(l, cv, nxt):
                         _pareto_insert(front, nxt, cols + (cv,))
             if front:
                 new[cv] = front
             kept += len(front)
-            if kept > max_states:
-                raise Refused(f"exact (uneven splits): more than {max_states:,} Pareto states")
-            if time_limit_s is not None and time.perf_counter() - t0 > time_limit_s:
+            if kept > run.max_states:
+                raise Refused(f"exact (uneven splits): more than {run.max_states:,} Pareto states")
+            if run.expired():
                 return None, kept
         fronts = new
     return fronts, kept

@@ -191,23 +191,33 @@ class SplitCosts:
 
     def edge(self, e: int, cu, cv) -> tuple[int, ...]:
         """Edge e's re-layout vector, its producer under column ``cu``, its consumer under ``cv``."""
+        return self.edges_into(e, (cu,), cv)[0]
+
+    def edges_into(self, e: int, cus, cv) -> list[tuple[int, ...]]:
+        """``edge(e, cu, cv)`` for every cu of ``cus`` in order (the consumer's shares computed once)."""
         u, v = self.network.edges[e]
         U, V = self.network.layers[u], self.network.layers[v]
         lay = self.layout
         rows, exps = self.shares(V, cv)
-        out = [0] * lay.size
         x0 = self._edge_units[e]
-        for h in range(self.levels):
-            tu, au = cu[h]
-            tv, av = cv[h]
-            for g, s in enumerate(rows[h]):
-                c0, c1 = self.coefficients(U, tu, au[g], V, tv, av[g])
-                if c0 or c1:
-                    x = self._size_units(x0, _F_IN, s, exps[h], 2)  # relayout_share
-                    p = lay.pos[(h, g)]
-                    out[p] = c0 * x
-                    out[p + 1] = c1 * x
-        return tuple(out)
+        moved = [[self._size_units(x0, _F_IN, s, exps[h], 2) for s in rows[h]] for h in range(self.levels)]  # relayout_share
+        D, ut, vt = self.D, U.node_types, V.node_types
+        kv = [[b.numerator * (D // b.denominator) for b in av] for _, av in cv]
+        outs = []
+        for cu in cus:
+            out = [0] * lay.size
+            for h in range(self.levels):
+                tu, au = cu[h]
+                kind = (ut, tu, vt, cv[h][0])
+                for g, x in enumerate(moved[h]):
+                    a = au[g]
+                    c0, c1 = edge_units(kind, a.numerator * (D // a.denominator), kv[h][g], D)  # coefficients
+                    if c0 or c1:
+                        p = lay.pos[(h, g)]
+                        out[p] = c0 * x
+                        out[p + 1] = c1 * x
+            outs.append(tuple(out))
+        return outs
 
     def coefficients(self, U, tu, a, V, tv, b) -> tuple[int, int]:
         """The re-layout coefficients (side 0, side 1) times D^2 of an edge from node U under (tu,

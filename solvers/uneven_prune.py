@@ -1,0 +1,150 @@
+"""Exact pruning of the uneven Pareto DP (``solvers.uneven._pareto_dp``): a completion bound per
+partial plan, integer scores of a sum vector, and an incumbent (docs/derivations.md, "Pruning
+the uneven exact solver").
+
+The completion bound. For layer l and its column c, ``rest[l][c]`` is, component by component,
+the least amount any completion of a partial plan ending in c adds: layers l+1 .. L-1 and the
+edges from l on (a shortest path per component, backwards over the column pairs). A completion
+adds a vector x >= ``rest[l][c]`` (each component of x is one path's sum, the least over paths is at
+most it), so the complete plan's vector v + x >= ``v + rest[l][c]`` componentwise, and its objective
+(non-decreasing in every component: the step time, the traffic) is >= the objective of
+``v + rest[l][c]``: a lower bound on every completion. A state whose bound exceeds an incumbent (the
+objective of a plan of the same space within the same limits) has no completion as good as the
+incumbent, so no optimal one: it is dropped. Likewise a state with v + rest over a cap or a
+memory limit has no completion within the limits.
+
+Why the DP's answer does not change, plan included. The bound is monotone in v (for one column)
+and consistent along a plan: ``rest[l-1][u] <= own(l, c) + edge(u, c) + rest[l][c]`` by the least
+over c, so a state's bound is at most its children's. Hence the states with bound <= incumbent
+are closed under dominance (a dominating state has a smaller bound) and under ancestors: the
+pruned DP keeps exactly the states of the plain DP whose bound is <= the incumbent, in the same
+order, and the optimal plans (bound <= optimum <= incumbent) are among them. The test is strict
+(bound > incumbent drops), so the optimal plans and their ties survive and the same one is chosen
+(the first of least objective, as before); under the traffic objective the second pass's ties (the
+least step time among the least-traffic plans) are kept the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Callable
+
+from explorer.core.array import ArraySpec
+from explorer.core.split_costs import SplitCosts, VectorLayout
+
+
+def _add(a, b):
+    return tuple(x + y for x, y in zip(a, b))
+
+
+def completion_rest(costs: SplitCosts, columns, vector, expired: Callable[[], bool]) -> list[dict] | None:
+    """rest[l][c]: per component, the least sum of ``vector`` over what any completion after column
+    c of layer l adds (the layers after l, the edges from l on); None if ``expired()`` turns true.
+    Every layer has a column (the caller's check)."""
+    L, size = len(columns), costs.layout.size
+    rest: list[dict] = [{} for _ in range(L)]
+    rest[L - 1] = {c: (0,) * size for c in columns[L - 1]}
+    for l in range(L - 2, -1, -1):  # noqa: E741
+        least: dict = {}
+        for cv in columns[l + 1]:
+            if expired():
+                return None
+            tail = _add(vector(costs.layer(l + 1, cv)), rest[l + 1][cv])
+            for cu, edge in zip(columns[l], costs.edges_into(l, columns[l], cv)):
+                w = _add(tail, vector(edge))
+                least[cu] = w if cu not in least else tuple(map(min, least[cu], w))
+        rest[l] = least
+    return rest
+
+
+def time_score(array: ArraySpec, costs: SplitCosts) -> Callable[[tuple], int]:
+    """score(w) = the step time of sum vector w times Q (``_step`` of ``solvers.uneven``), an exact
+    integer: Q is the lcm of the denominators of every component's seconds per unit."""
+    lay, U = costs.layout, costs.unit
+    comp = [Fraction(1, U) / (p * 10**12) for p in array.leaf_peaks_TFLOPS()]
+    comm = [Fraction(array.dtype_bytes, U) / array.bandwidth_Bps(h) for h in range(lay.H)]
+    Q = math.lcm(*(x.denominator for x in comp + comm))
+    a = [int(x * Q) for x in comp]
+    b = [int(x * Q) for x in comm]
+    sides = [[lay.pos[(h, g)] for g in range(2**h)] for h in range(lay.H)]
+    overlap = array.overlap
+
+    def score(w) -> int:
+        acc = [0]  # per group of the level: its ancestors' links, then each leaf's
+        for h, ps in enumerate(sides):
+            link = [acc[g] + b[h] * max(w[p], w[p + 1]) for g, p in enumerate(ps)]
+            acc = [link[j >> 1] for j in range(2 * len(link))]
+        if overlap:
+            return max(max(x * y for x, y in zip(a, w)), max(acc))
+        return max(x * w[i] + m for i, (x, m) in enumerate(zip(a, acc)))
+
+    score.scale = Q  # seconds = score / Q
+    return score
+
+
+def traffic_score(lay: VectorLayout) -> Callable[[tuple], int]:
+    """score(w) = sum_h 2^h c_h in units (c_h: the level's busiest side; ``_value`` times the unit)."""
+    sides = [[lay.pos[(h, g)] for g in range(2**h)] for h in range(lay.H)]
+
+    def score(w) -> int:
+        return sum(2**h * max(max(w[p], w[p + 1]) for p in ps) for h, ps in enumerate(sides))
+
+    return score
+
+
+class Pruner:
+    """Drops a partial plan (layer l, last column c, sum vector v) when its bound v + rest[l][c] is
+    over a limit or one of ``checks`` (score, most) has score(bound) > most; counts the drops.
+    ``score``: the objective's integer score (the greedy incumbent's key)."""
+
+    def __init__(self, rest: list[dict], limits, score: Callable[[tuple], int]):
+        self.rest, self.limits, self.score = rest, limits, score
+        self.checks: list[tuple[Callable[[tuple], int], int]] = []
+        self.dropped = 0
+
+    def bound(self, l: int, c, v) -> tuple:  # noqa: E741
+        return _add(v, self.rest[l][c])
+
+    def allows(self, l: int, c, v) -> bool:  # noqa: E741
+        w = self.bound(l, c, v)
+        ok = all(w[p] <= most for p, most in self.limits) and all(f(w) <= most for f, most in self.checks)
+        self.dropped += not ok
+        return ok
+
+
+GREEDY_WIDTH = 8  # the greedy incumbent extends each column from this many best states of the layer before
+
+
+def greedy_plan(costs: SplitCosts, columns, vector, fits, pruner: Pruner, expired: Callable[[], bool]):
+    """An incumbent: the chain DP keeping one partial plan per column, the one of least bound score
+    among those ``fits`` and ``pruner`` allow, extended from the ``GREEDY_WIDTH`` states of least
+    score only; (its sum vector, its columns) of least score at the end, or None (no plan
+    survives, or ``expired()``). A heuristic: any plan it finds is a plan of the space."""
+    states = [(pruner.score(pruner.bound(0, c, v)), v, (c,)) for c in columns[0]
+              if fits(v := vector(costs.layer(0, c))) and pruner.allows(0, c, v)]
+    for l in range(1, len(columns)):  # noqa: E741
+        states = sorted(states, key=lambda s: s[0])[:GREEDY_WIDTH]
+        new = []
+        for cv in columns[l]:
+            if expired():
+                return None
+            own, best = vector(costs.layer(l, cv)), None
+            for (_, v, cols), edge in zip(states, costs.edges_into(l - 1, [s[2][-1] for s in states], cv)):
+                nxt = _add(_add(v, own), vector(edge))
+                if fits(nxt) and pruner.allows(l, cv, nxt):
+                    key = pruner.score(pruner.bound(l, cv, nxt))
+                    if best is None or key < best[0]:
+                        best = (key, nxt, cols + (cv,))
+            if best is not None:
+                new.append(best)
+        states = new
+    return min(((s[1], s[2]) for s in states), key=lambda s: pruner.score(s[0]), default=None)
+
+
+def plan_vector(costs: SplitCosts, cols) -> tuple:
+    """The whole sum vector of the plan of columns ``cols`` (every component, compute included)."""
+    v = costs.layer(0, cols[0])
+    for l in range(1, len(cols)):  # noqa: E741
+        v = _add(_add(v, costs.layer(l, cols[l])), costs.edge(l - 1, cols[l - 1], cols[l]))
+    return v
