@@ -1,0 +1,37 @@
+"""Findings 3-12 of the second new-user trial, on the uneven split path: each test fails without its fix."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+from explorer.app.split import Split, split_run
+from explorer.core.evaluate import evaluate_split
+from explorer.core.partition import Space
+from explorer.frontends import load_array, load_model
+
+from .conftest import run_cli
+
+
+# -- 3: the uneven JSON's shared keys mean what the even JSON's do ------------------------------
+
+
+def test_split_compute_and_comm_are_the_critical_accelerators(capsys):
+    """compute_s + comm_time_s = step_time_s (tpu-mix-16 does not overlap) as in the even JSON:
+    the slowest accelerator's two terms, not each term's maximum over different accelerators."""
+    code, out, err = run_cli(["split", "--model", "alexnet", "--split", "optimal", "--format", "json"], capsys)
+    assert code == 0, err
+    d = json.loads(out)
+    r = split_run(load_model("alexnet"), load_array("tpu-mix-16"), Space.ACCPAR, Split.OPTIMAL)
+    ev = evaluate_split(load_model("alexnet"), load_array("tpu-mix-16"), r.plan)
+    assert max(ev.leaf_compute_s) + max(ev.leaf_comm_s) > ev.step_time_s  # the maxima come from different accelerators
+    f = r.figures
+    assert f.compute_s + f.comm_time_s == r.step_time_s
+    assert d["compute_s"] == float(f.compute_s) and d["comm_time_s"] == float(f.comm_time_s)
+    assert [Fraction(c) for c in d["level_cost_elements"]] == list(ev.level_cost)
+    all_i = d["baselines"]["all-I"]
+    assert set(d["baselines"]) == {"all-I", "all-II", "trick", "hypar"}
+    assert d["traffic_ratio_to_all_I"] == float(Fraction(d["traffic_elements"]) / Fraction(all_i["traffic_elements"]))
+    assert abs(d["comm_speedup_over_all_I"] - all_i["comm_time_s"] / d["comm_time_s"]) < 1e-12
+    for b in d["baselines"].values():  # equal splits: their two terms add up too
+        assert abs(b["compute_s"] + b["comm_time_s"] - b["step_time_s"]) < 1e-15
