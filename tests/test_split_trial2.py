@@ -8,6 +8,7 @@ from fractions import Fraction
 from explorer.app.split import Split, split_run
 from explorer.core.evaluate import evaluate_split
 from explorer.core.partition import Space
+from explorer.core.solution import Status
 from explorer.frontends import load_array, load_model
 
 from .conftest import run_cli
@@ -35,3 +36,15 @@ def test_split_compute_and_comm_are_the_critical_accelerators(capsys):
     assert abs(d["comm_speedup_over_all_I"] - all_i["comm_time_s"] / d["comm_time_s"]) < 1e-12
     for b in d["baselines"].values():  # equal splits: their two terms add up too
         assert abs(b["compute_s"] + b["comm_time_s"] - b["step_time_s"]) < 1e-15
+
+
+# -- 5: one run, one status --------------------------------------------------------------------
+
+
+def test_levels_is_optimal_solver_dp_with_its_status():
+    """--split levels and --split optimal --solver dp are the same run: the same plan and status
+    (level-optimal where every level is the even DP's, as on one kind)."""
+    net, arr = load_model("alexnet"), load_array("hypar-16")
+    levels = split_run(net, arr, Space.ACCPAR, Split.LEVELS)
+    dp = split_run(net, arr, Space.ACCPAR, Split.OPTIMAL, solver="dp")
+    assert levels.plan == dp.plan and levels.status is dp.status is Status.LEVEL_OPTIMAL

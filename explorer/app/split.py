@@ -424,7 +424,10 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
 
 def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, hint, solver, rules):
     """The plan of a split that is not the equal one: (plan, status or None, bound, equal_best,
-    solver wall, the solver's own value of its plan)."""
+    solver wall, the solver's own value of its plan). ``levels`` is ``optimal --solver dp``: the
+    same run, the same status."""
+    if split is Split.LEVELS:
+        solver = "dp"
     if solver is not None:  # optimal (brute, exact, cpsat, dp), levels or proportional (dp)
         alphas = proportional_space(array, aspace) if split is Split.PROPORTIONAL else aspace
         say(f"split: {split} ({solver}, uneven form)")
@@ -434,10 +437,7 @@ def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, 
         say("split: optimal (search, then the joint solver)")
         equal = Plan.even(types)
         return _optimal(network, array, space, aspace, equal, time_limit_s, say, hint, rules)
-    if split is Split.LEVELS:
-        say("split: levels (AccPar's level-by-level DP)")
-        plan = levels_uneven(network, array, space, aspace, rules=rules).plan
-    elif split is Split.SEARCH:
+    if split is Split.SEARCH:
         say("split: scoring the starting points")
         plan = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
                                    progress=_prefixed(say), rules=rules).plan
