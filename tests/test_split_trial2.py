@@ -48,3 +48,21 @@ def test_levels_is_optimal_solver_dp_with_its_status():
     levels = split_run(net, arr, Space.ACCPAR, Split.LEVELS)
     dp = split_run(net, arr, Space.ACCPAR, Split.OPTIMAL, solver="dp")
     assert levels.plan == dp.plan and levels.status is dp.status is Status.LEVEL_OPTIMAL
+
+
+# -- 7: --help says what the split commands do -------------------------------------------------
+
+
+def _help(args, capsys) -> str:
+    code, out, _ = run_cli([*args, "--help"], capsys)
+    assert code == 0
+    return " ".join(out.split())
+
+
+def test_help_gives_the_split_defaults(capsys):
+    split = _help(["split"], capsys)
+    assert "time (the default)" in split and "traffic (the default)" not in split and "dp (the default)" not in split
+    explore = _help([], capsys)
+    assert "With --split (and in check --uneven): the split's solver's (default: 10 s)" in explore
+    check = _help(["check"], capsys)
+    assert "[default: exact,cpsat,brute]" not in check and "with --uneven: all eight" in check
