@@ -66,3 +66,27 @@ def test_help_gives_the_split_defaults(capsys):
     assert "With --split (and in check --uneven): the split's solver's (default: 10 s)" in explore
     check = _help(["check"], capsys)
     assert "[default: exact,cpsat,brute]" not in check and "with --uneven: all eight" in check
+
+
+# -- 8: the API's errors name its arguments, the CLI's its options ------------------------------
+
+
+def test_api_errors_name_the_argument_and_the_cli_the_option(capsys):
+    import pytest
+
+    from explorer import api
+    from explorer.core.errors import SpecError
+
+    cases = [(dict(caps=["0=1MB"]), "caps: ", ["--cap", "0=1MB"], "--cap: "),
+             (dict(memory_GiB=float("nan")), "memory_GiB: ", ["--memory", "nan"], "--memory: "),
+             (dict(pins=["fc6@0=III"]), "pins: ", ["--pin", "fc6@0=III"], "--pin: ")]
+    for kwargs, arg, option, named in cases:
+        with pytest.raises(SpecError) as err:
+            api.solve("lenet-c", "tpu-mix-16", space="accpar", split="optimal", **kwargs)
+        assert str(err.value).startswith(arg) and "--" not in str(err.value)
+        code, _, stderr = run_cli(["split", "--model", "lenet-c", "--split", "optimal", *option], capsys)
+        assert code == 2 and stderr.startswith(f"explore: error: {named}")
+    with pytest.raises(SpecError, match="^memory_GiB: "):  # the even split and build_problem alike
+        api.solve("lenet-c", "hypar-16", memory_GiB=float("nan"))
+    with pytest.raises(SpecError, match="^caps: "):
+        api.build_problem("lenet-c", "hypar-16", caps=["9=1MB"])

@@ -288,7 +288,7 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     check_destinations(output, dump_model, (solver,), {"--model": model, "--array": array, "--constraints": constraints_file})
     seq = click.get_current_context().meta.get("seq")
     with HeldProgress() as say:
-        result = api.solve(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels,
+        result = api.solve.with_option_names(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels,
                            seq=seq, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins,
                            forbids=forbids, constraints=constraints_file, time_limit=time_limit, workers=workers,
                            seed=seed, dump_model=dump_model, progress=say if solver != "dp" else None)
@@ -383,7 +383,7 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} with --uneven "
                          f"(choose from {', '.join(UNEVEN_CHECK_NAMES)})")
-    report = api.check(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
+    report = api.check.with_option_names(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
                        solvers=names, time_limit=time_limit, split="optimal", alpha_grid=grid, free=free,
                        grid_only=grid_only, **(side or {}))
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check_uneven(report)
@@ -456,7 +456,7 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
     check_destinations(output, dump_model, names, {"--model": model, "--array": array, "--constraints": constraints_file})
     with HeldProgress() as say:
-        report = api.check(model, array, space=space, objective=objective, solvers=names, batch=batch, levels=levels,
+        report = api.check.with_option_names(model, array, space=space, objective=objective, solvers=names, batch=batch, levels=levels,
                            seq=click.get_current_context().meta.get("seq"), caps=caps, memory_GiB=memory_GiB,
                            weight_copies=weight_copies, pins=pins, forbids=forbids,
                            constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
@@ -575,7 +575,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     check_not_empty(model=model, array=array, output=output, constraints=more.constraints_file)
     check_destinations(output, None, (), {"--model": model, "--array": array, "--constraints": more.constraints_file})
     check_split_solver(Split(split), solver)  # before any loading
-    problem = api.build_problem(model, array, space=space, objective=more.objective, batch=batch, seq=seq,
+    problem = api.build_problem.with_option_names(model, array, space=space, objective=more.objective, batch=batch, seq=seq,
                                 levels=more.levels, caps=more.caps, memory_GiB=memory_GiB, weight_copies=weight_copies,
                                 pins=more.pins, forbids=more.forbids, constraints=more.constraints_file)
     with StepProgress() as say:

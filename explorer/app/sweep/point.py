@@ -19,6 +19,7 @@ from ...core.network import Network
 from ...core.solution import SolveOptions
 from ...frontends import dense_only, load_model
 from ...frontends.network_yaml import check_batch
+from ..api_args import arguments_for_options
 from .mix import point_array
 from .spec import DEFAULT_ALPHA_GRID, SPLIT_TIME_LIMIT, defaults_for
 
@@ -169,22 +170,8 @@ def run_split(p: dict[str, Any]) -> dict[str, Any]:
                                    time_limit=float(p.get("time_limit") or SPLIT_TIME_LIMIT),
                                    solver=p.get("solver"))
     except SpecError as err:  # explore split's messages name its options: name the sweep's keys
-        raise SpecError(_keys_for_options(err.source), [_keys_for_options(x) for x in err.problems]) from None
+        raise SpecError(arguments_for_options(err.source), [arguments_for_options(x) for x in err.problems]) from None
     return report.to_json()
-
-
-# explore split's options -> the sweep keys that set them (a split point's messages name the keys)
-SPLIT_OPTION_KEYS = {"--split": "split", "--solver": "solver", "--alpha-grid": "alpha_grid", "--free": "free",
-                     "--grid-only": "grid_only", "--time-limit": "time_limit", "--objective": "objective", "--cap": "caps",
-                     "--pin": "pins", "--forbid": "forbids", "--constraints": "constraints",
-                     "--memory": "memory_GiB", "--weight-copies": "weight_copies", "--seq": "seq", "--batch": "batch"}
-
-
-def _keys_for_options(text: str) -> str:
-    """``text`` with explore split's option names replaced by the sweep keys ('--split search' -> 'split search')."""
-    for option, key in SPLIT_OPTION_KEYS.items():
-        text = re.sub(rf"(?<![\w-]){re.escape(option)}(?![\w-])", key, text)
-    return text
 
 
 def answer_status(result: dict[str, Any]) -> tuple[str, str]:
