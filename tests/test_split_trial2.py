@@ -90,3 +90,26 @@ def test_api_errors_name_the_argument_and_the_cli_the_option(capsys):
         api.solve("lenet-c", "hypar-16", memory_GiB=float("nan"))
     with pytest.raises(SpecError, match="^caps: "):
         api.build_problem("lenet-c", "hypar-16", caps=["9=1MB"])
+
+
+# -- 10: a constraint names where it came from -------------------------------------------------
+
+
+def test_conflicting_pins_name_their_sources(capsys, tmp_path):
+    """A constraints file's pin against a --pin: infeasible (exit 1, as the even split), naming the
+    file and the option beside each pin."""
+    f = tmp_path / "cp.yaml"
+    f.write_text('version: 1\npins: ["fc6@*=II"]\n')
+    for cmd in (["split", "--split", "optimal"], ["--space", "accpar"]):
+        code, out, err = run_cli([*cmd, "--model", "alexnet", "--constraints", str(f), "--pin", "fc6@0=III"], capsys)
+        assert code == 1 and f"pin fc6@*=II ({f}); pin fc6@0=III (--pin)" in out + err
+
+
+def test_a_sweep_cap_names_the_sweep_key(tmp_path):
+    """A cap from a sweep file's ``caps`` (or the API's ``caps=``) is labelled caps, not --cap."""
+    from explorer import api
+    from explorer.app.sweep.point import run_single
+
+    row = run_single({"model": "alexnet", "split": "search", "array": "tpu-mix-16", "space": "accpar", "caps": ["0=1MB"]})
+    assert [v["constraint"] for v in row["violations"]] == ["cap level 0 <= 1 MB (caps)"]
+    assert api.build_problem("alexnet", "hypar-16", caps=["0=1MB"]).constraints.caps[0].name == "cap level 0 <= 1 MB (caps)"

@@ -13,18 +13,11 @@ from os import PathLike
 from typing import Any, Callable, Iterable
 
 from ..core.errors import SpecError, shown
+from ..core.names import OPTION_ARGUMENTS, arguments_named
 from ..core.solution import time_limit_problem
 
 MAX_WORKERS = 256  # as ``explore --workers``
 MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32 (``explore --seed``)
-
-
-# explore's options -> the API arguments (and sweep keys) that set them: an error raised under an
-# option's name is re-raised naming the argument (``named_arguments``, ``arguments_for_options``)
-OPTION_ARGUMENTS = {"--split": "split", "--solver": "solver", "--alpha-grid": "alpha_grid", "--free": "free",
-                    "--grid-only": "grid_only", "--time-limit": "time_limit", "--objective": "objective",
-                    "--cap": "caps", "--pin": "pins", "--forbid": "forbids", "--constraints": "constraints",
-                    "--memory": "memory_GiB", "--weight-copies": "weight_copies", "--seq": "seq", "--batch": "batch"}
 
 
 def arguments_for_options(text: str) -> str:
@@ -40,7 +33,8 @@ def named_arguments(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            with arguments_named():  # constraints record where they came from by the argument's name
+                return fn(*args, **kwargs)
         except SpecError as err:
             raise SpecError(arguments_for_options(err.source), [arguments_for_options(x) for x in err.problems]) from None
     wrapper.with_option_names = fn

@@ -37,6 +37,7 @@ from typing import Any
 from ..core.array import ArraySpec
 from ..core.constraints import Constraints
 from ..core.errors import InstanceTooLarge, Refused, SpecError
+from ..core.names import given_as
 from ..core.uneven import (
     AlphaSpace,
     HALF,
@@ -295,7 +296,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     constraints = replace(constraints or Constraints(), weight_copies=weight_copies)
     if memory_GiB is not None and not constraints.memory_set:  # one limit for every kind, given by the caller
         constraints = replace(constraints, memory_bytes=Fraction(memory_GiB) * 2**30, memory_set=True,
-                              memory_origin="--memory")
+                              memory_origin=given_as("--memory"))
     rules = SplitRules(objective, constraints, leaf_memory_limits(array, None if memory_GiB is None else memory_GiB * 2**30))
     aspace = _declared_space(array, split, grid, free, grid_only, solver, rules)
     say("split: the equal-split DP plans (partition types)")
@@ -409,7 +410,7 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
 
     c = typed.constraints
     why = explain_infeasible(typed)
-    conflict = why.get("conflict") or c.side_names()
+    conflict = c.with_sources(why.get("conflict") or c.side_names())
     more = (" (the other constraints conflict among themselves too: relaxing these alone is not enough)"
             if why.get("more_conflicts") else "")
     aspace = alpha_space(array, alpha_grid(grid), free)

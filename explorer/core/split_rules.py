@@ -21,6 +21,7 @@ from fractions import Fraction
 
 from .array import ArraySpec
 from .constraints import Constraints, format_bytes
+from .names import is_option
 from .evaluate import Evaluation, Violation, violations
 from .network import Network
 from .objective import Objective
@@ -121,15 +122,16 @@ def joint_refusal(constraints: Constraints, objective: Objective, array: ArraySp
         where = _cap_source(cap, array)
         return where[0], f"{where[1]}{JOINT_TAKES}; {JOINT_INSTEAD}"
     if constraints.memory_set:
-        origin = constraints.memory_origin or "--memory"
-        field_ = "" if origin == "--memory" else "memory_GiB: "
-        return origin, f"{field_}{JOINT_TAKES}; {JOINT_INSTEAD}"
+        origin = constraints.memory_origin
+        if is_option(origin, "--memory"):
+            return "--memory", f"{JOINT_TAKES}; {JOINT_INSTEAD}"
+        return origin, f"memory_GiB: {JOINT_TAKES}; {JOINT_INSTEAD}"
     return None
 
 
 def _cap_source(cap, array: ArraySpec) -> tuple[str, str]:
     """Where a cap was given: (the option or file, the field prefix of the message)."""
-    if cap.origin in ("", "--cap"):
+    if is_option(cap.origin, "--cap"):
         return "--cap", ""
     if cap.origin == "array":
         return f"array {array.name!r}", "cap_bytes_per_step/cap_seconds_per_step: "
