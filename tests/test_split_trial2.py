@@ -113,3 +113,29 @@ def test_a_sweep_cap_names_the_sweep_key(tmp_path):
     row = run_single({"model": "alexnet", "split": "search", "array": "tpu-mix-16", "space": "accpar", "caps": ["0=1MB"]})
     assert [v["constraint"] for v in row["violations"]] == ["cap level 0 <= 1 MB (caps)"]
     assert api.build_problem("alexnet", "hypar-16", caps=["0=1MB"]).constraints.caps[0].name == "cap level 0 <= 1 MB (caps)"
+
+
+# -- 6: one violation, one text ----------------------------------------------------------------
+
+
+def test_a_kind_over_its_memory_reads_the_same_in_explore_and_check(capsys, tmp_path):
+    base = ["--model", "sfc", "--array", "tpu-mix-16", "--space", "hypar", "--memory", "0.001", "--format", "json"]
+    code, out, _ = run_cli(["--split", "proportional", *base], capsys)
+    split = json.loads(out)["violations"]
+    code2, out, _ = run_cli(["check", "--split", "optimal", "--solvers", "proportional", *base], capsys)
+    row = json.loads(out)["solvers"]["proportional"]["violations"]
+    assert code == 1 and split == row and [v["constraint"] for v in row] == [
+        "memory of v2 <= 1.074 MB per accelerator", "memory of v3 <= 1.074 MB per accelerator"]
+
+
+def test_accpar_refuses_in_its_own_name():
+    import pytest
+
+    from explorer.core.errors import Refused
+    from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space
+    from explorer.solvers.uneven_joint import accpar_uneven
+
+    arr = load_array("tpu-mix-16")
+    aspace = alpha_space(arr, alpha_grid(16), FreeAlphas.ALL)
+    with pytest.raises(Refused, match=r"^accpar \(uneven splits\): only arrays"):
+        accpar_uneven(load_model("lenet-c"), arr, Space.ACCPAR, aspace)

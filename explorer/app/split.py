@@ -58,7 +58,7 @@ from ..core.partition import Space
 from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import BROKEN_PLAN_NOTE, SolveOptions, Status
-from ..core.split_rules import SplitRules, joint_refusal, leaf_memory_limits
+from ..core.split_rules import SplitRules, joint_refusal, kind_memory_violation, leaf_memory_limits
 from ..core.units import format_count, safe_float
 from ..solvers import get_solver
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
@@ -248,8 +248,8 @@ class SplitReport:
 
     def all_violations(self) -> tuple[Violation, ...]:
         """The memory limits of kinds the plan exceeds, then the caps, pins and forbids it breaks."""
-        return tuple(Violation(f"memory of {m.kind} <= {fmt_bytes(m.limit_bytes)} per accelerator", m.limit_bytes,
-                               m.memory_bytes) for m in self.memory if not m.ok) + tuple(self.violations)
+        return tuple(kind_memory_violation(m.kind, m.limit_bytes, m.memory_bytes) for m in self.memory
+                     if not m.ok) + tuple(self.violations)
 
 
 def _runs(names) -> str:

@@ -104,11 +104,9 @@ class Constraints:
         return f"memory <= {format_bytes(self.memory_bytes)} per accelerator" if self.memory_bytes is not None else ""
 
     def with_sources(self, names) -> list[str]:
-        """Constraint names (``side_names``) with where each pin, forbid and memory limit came from
-        ("pin fc6@0=III (--pin)"); a cap's name says it already."""
+        """Constraint names (``side_names``) with where each pin and forbid came from ("pin fc6@0=III
+        (--pin)"); a cap's name says it already, and a memory limit is one (``memory_origin``)."""
         origin = {p.name: p.origin for p in self.pins} | {f.name: f.origin for f in self.forbids}
-        if self.memory_bytes is not None:
-            origin[self.memory_name] = self.memory_origin
         return [f"{n} ({origin[n]})" if origin.get(n) else n for n in names]
 
     def side_names(self) -> list[str]:

@@ -85,12 +85,11 @@ class SplitRules:
         """Every cap, pin, forbid and per-accelerator memory limit the evaluated plan breaks."""
         out = violations(ev, replace(self.constraints, memory_bytes=None), array, plan)
         if self.leaf_memory_bytes is not None:
-            worst = max(range(len(ev.leaf_memory_bytes)),
-                        key=lambda i: (ev.leaf_memory_bytes[i] - self.leaf_memory_bytes[i], -i))
-            actual, limit = ev.leaf_memory_bytes[worst], self.leaf_memory_bytes[worst]
-            if actual > limit:
-                kind = f" ({array.leaves[worst].name})" if array.leaves else ""
-                out.append(Violation(f"memory of accelerator {worst}{kind} <= {format_bytes(limit)}", limit, actual))
+            kinds = [k.name for k in array.leaves] if array.leaves else ["acc"] * len(ev.leaf_memory_bytes)
+            worst: dict[str, tuple[Fraction, Fraction]] = {}  # kind -> (its largest footprint, its limit)
+            for kind, actual, limit in zip(kinds, ev.leaf_memory_bytes, self.leaf_memory_bytes):
+                worst[kind] = max(worst.get(kind, (actual, limit)), (actual, limit), key=lambda m: m[0] - m[1])
+            out += [kind_memory_violation(k, limit, actual) for k, (actual, limit) in worst.items() if actual > limit]
         return out
 
     def feasible(self, ev: Evaluation, array: ArraySpec, plan: Plan) -> bool:
@@ -107,6 +106,12 @@ JOINT_TAKES = ("the joint solver of --split optimal minimises the step time unde
                "or memory limit")
 JOINT_INSTEAD = ("add --solver brute, exact or cpsat (they keep to caps and memory; small chains), dp (the level DP, "
                  "no proof), or use --split search")
+
+
+def kind_memory_violation(kind: str, limit_bytes: Fraction, actual_bytes: Fraction) -> Violation:
+    """A kind over its memory, as every split path writes it: its most loaded accelerator's
+    footprint against the kind's limit ("memory of v3 <= 289.9 MB per accelerator")."""
+    return Violation(f"memory of {kind} <= {format_bytes(limit_bytes)} per accelerator", limit_bytes, actual_bytes)
 
 
 def joint_refusal(constraints: Constraints, objective: Objective, array: ArraySpec) -> tuple[str, str] | None:
