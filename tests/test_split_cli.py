@@ -47,7 +47,7 @@ def test_split_cli_table_and_json(capsys):
     code, out, err = run_cli(["split", "--model", "lenet-c", "--format", "json"], capsys)
     assert code == 0, err
     data = json.loads(out)
-    assert data["split"] == "search" and data["status"] == "feasible" and set(data["baselines"]) == {"all-I", "trick", "hypar"}
+    assert data["split"] == "search" and data["status"] == "feasible" and set(data["baselines"]) == {"all-I", "all-II", "trick", "hypar"}
 
 
 def test_split_refuses_a_shared_medium(capsys):

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from .names import is_option
 from .partition import PartitionType
 from .units import format_count, safe_float
 
@@ -104,9 +105,11 @@ class Constraints:
         return f"memory <= {format_bytes(self.memory_bytes)} per accelerator" if self.memory_bytes is not None else ""
 
     def with_sources(self, names) -> list[str]:
-        """Constraint names (``side_names``) with where each pin and forbid came from ("pin fc6@0=III
-        (--pin)"); a cap's name says it already, and a memory limit is one (``memory_origin``)."""
+        """Constraint names (``side_names``) with where each pin and forbid came from ("pin fc6@*=II
+        (cp.yaml); pin fc6@0=III (--pin)") when one came from a file; a cap's name says it already."""
         origin = {p.name: p.origin for p in self.pins} | {f.name: f.origin for f in self.forbids}
+        if all(is_option(origin.get(n, ""), "--pin") or is_option(origin.get(n, ""), "--forbid") for n in names):
+            return list(names)  # every one an option: the options say which
         return [f"{n} ({origin[n]})" if origin.get(n) else n for n in names]
 
     def side_names(self) -> list[str]:
