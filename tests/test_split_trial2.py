@@ -139,3 +139,27 @@ def test_accpar_refuses_in_its_own_name():
     aspace = alpha_space(arr, alpha_grid(16), FreeAlphas.ALL)
     with pytest.raises(Refused, match=r"^accpar \(uneven splits\): only arrays"):
         accpar_uneven(load_model("lenet-c"), arr, Space.ACCPAR, aspace)
+
+
+# -- 4: --plan on a split point draws its alphas -----------------------------------------------
+
+
+def test_plot_plan_writes_a_split_points_alphas(tmp_path, monkeypatch):
+    import pytest
+
+    pytest.importorskip("matplotlib")
+    from matplotlib.axes import Axes
+
+    from explorer import api
+    from explorer.app.sweep.plot import plot_plan
+
+    spec = {"version": 1, "name": "s", "grid": {"model": ["lenet-c"], "split": ["proportional"]},
+            "fixed": {"array": "tpu-mix-16", "space": "accpar"}}
+    list(api.sweep(spec, out=tmp_path / "o", workers=1))
+    texts: list[str] = []
+    real = Axes.text
+    monkeypatch.setattr(Axes, "text", lambda self, x, y, s, *a, **k: (texts.append(s), real(self, x, y, s, *a, **k))[1])
+    plot_plan(tmp_path / "o", 0, tmp_path / "p.png")
+    assert (tmp_path / "p.png").stat().st_size > 0
+    assert len(texts) == 4 * 4 and all(t.endswith("\n15/56") for t in texts[:4])  # lenet-c: 4 layers, level 0
+    assert all(t.endswith("\n1/2") for t in texts[4:])  # below the top split: the equal split
