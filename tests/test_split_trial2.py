@@ -163,3 +163,13 @@ def test_plot_plan_writes_a_split_points_alphas(tmp_path, monkeypatch):
     assert (tmp_path / "p.png").stat().st_size > 0
     assert len(texts) == 4 * 4 and all(t.endswith("\n15/56") for t in texts[:4])  # lenet-c: 4 layers, level 0
     assert all(t.endswith("\n1/2") for t in texts[4:])  # below the top split: the equal split
+
+
+# -- 11: the uneven table names its layers ----------------------------------------------------
+
+
+def test_split_table_names_the_layers_of_its_types(capsys):
+    code, out, err = run_cli(["split", "--model", "lenet-c", "--split", "proportional"], capsys)
+    assert code == 0, err
+    assert "level  conv1  conv2  ip1  ip2  c_h (elements)" in out
+    assert "0      I      I      II   II   330,101" in out

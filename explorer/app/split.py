@@ -64,7 +64,7 @@ from ..solvers import get_solver
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from ..solvers.uneven_levels import levels_uneven
 from .baselines import BASELINES, baseline_plan
-from .render import fmt_bytes
+from .render import fmt_bytes, render_plan_grid
 from .results import SCHEMA_VERSION, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EvaluatorMismatch
 
@@ -704,7 +704,11 @@ def render_split(r: SplitReport) -> str:
         else:
             for label, d in classes:
                 lines.append(f"  level {h} [{label}]: {_alphas_text(d)}")
-    lines.append("types per level: " + " | ".join(" ".join(t.value for t in row) for row in r.plan.types))
+    if r.inputs is not None and r.level_cost_elements:  # explore's grid: the layers named, c_h per level
+        lines += ["types per level and layer (c_h: the level's busiest side):",
+                  *render_plan_grid(r.inputs, r.plan, r.level_cost_elements)]
+    else:
+        lines.append("types per level: " + " | ".join(" ".join(t.value for t in row) for row in r.plan.types))
     lines += _memory_lines(r)
     if r.violations:
         lines.append("PLAN BREAKS: " + "; ".join(v.constraint + (f" by {fmt_bytes(v.excess_bytes)}" if v.limit_bytes else "")
