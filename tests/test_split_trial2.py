@@ -173,3 +173,20 @@ def test_split_table_names_the_layers_of_its_types(capsys):
     assert code == 0, err
     assert "level  conv1  conv2  ip1  ip2  c_h (elements)" in out
     assert "0      I      I      II   II   330,101" in out
+
+
+# -- 12: a file of the wrong kind says which kind it is ----------------------------------------
+
+
+def test_a_network_as_array_and_an_array_or_cluster_as_model(capsys):
+    from explorer.frontends import zoo
+
+    net = str(zoo.zoo_files()["alexnet"])
+    code, _, err = run_cli(["split", "--array", net], capsys)
+    assert code == 2 and "is a network file" in err and "give it as --model" in err and "unknown key" not in err
+    cluster = str(zoo.resolve_cluster("dgx-a100"))
+    code, _, err = run_cli(["split", "--model", cluster], capsys)
+    assert code == 2 and "is a GPU cluster file" in err and "give it as --array" in err and "unknown key" not in err
+    array = str(zoo.resolve_array("hypar-16"))
+    code, _, err = run_cli(["split", "--model", array], capsys)
+    assert code == 2 and "is an accelerator array file" in err and "unknown key" not in err
