@@ -190,3 +190,18 @@ def test_a_network_as_array_and_an_array_or_cluster_as_model(capsys):
     array = str(zoo.resolve_array("hypar-16"))
     code, _, err = run_cli(["split", "--model", array], capsys)
     assert code == 2 and "is an accelerator array file" in err and "unknown key" not in err
+
+
+# -- 9: sweeps.md says what a split point takes ------------------------------------------------
+
+
+def test_a_split_point_takes_weight_copies_beyond_16_as_sweeps_md_says():
+    from pathlib import Path
+
+    from explorer.app.sweep.point import run_single
+
+    row = run_single({"model": "lenet-c", "split": "proportional", "array": "tpu-mix-16", "space": "accpar",
+                      "weight_copies": 100})
+    assert row["constraints"]["weight_copies"] == 100
+    text = " ".join((Path(__file__).parent.parent / "docs" / "sweeps.md").read_text().split())
+    assert "`weight_copies` at most 16" not in text and "`weight_copies` up to 2^40, as on every point" in text
