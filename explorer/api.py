@@ -23,10 +23,11 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
-from .app.api_args import check_solve_args, check_sweep_args, solver_names
+from .app.api_args import check_solve_args, check_sweep_args, named_arguments, solver_names
 from .app.check import CHECK_SOLVERS, JOINT_SOLVERS, CheckOptions
 from .app.check import check as _check
-from .app.request import DEFAULT_ARRAY, ArrayRef, ModelRef, Progress, build_problem, check_split, solve
+from .app import request
+from .app.request import DEFAULT_ARRAY, ArrayRef, ModelRef, Progress, check_split
 from .app.results import CheckReport, RunResult
 from .core.errors import SpecError
 from .core.objective import Objective
@@ -44,7 +45,12 @@ MAX_POINTS = 100_000  # ``app.sweep.spec.MAX_POINTS`` (tested equal)
 
 __all__ = ["build_problem", "solve", "check", "sweep", "RunResult", "CheckReport"]
 
+# the API's errors name its arguments (caps, memory_GiB, pins), the CLI's its options (``.with_option_names``)
+build_problem = named_arguments(request.build_problem)
+solve = named_arguments(request.solve)
 
+
+@named_arguments
 def check(
     model: ModelRef,
     array: ArrayRef = DEFAULT_ARRAY,

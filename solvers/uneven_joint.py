@@ -36,19 +36,20 @@ from .joint_close_graph import _cut_backward, _pareto_graph
 from .joint_columns import JointOptions, _Model, _Tables, _VirtualSource, _weights, step_of
 
 
-def check_scope(network: Network, array: ArraySpec, aspace: AlphaSpace) -> None:
-    """Refused unless the declared space frees only the top split and compute does not overlap."""
+def check_scope(network: Network, array: ArraySpec, aspace: AlphaSpace, name: str = "joint") -> None:
+    """Refused (the message names the solver, ``name``) unless the declared space frees only the
+    top split and compute does not overlap."""
     check_array(array)
     check_network(network)
     if array.overlap:
-        raise Refused("joint (uneven splits): arrays that overlap compute and communication are not covered")
+        raise Refused(f"{name} (uneven splits): arrays that overlap compute and communication are not covered")
     if any(h > 0 for h, _ in aspace.free_classes()):
-        raise Refused("joint (uneven splits): only arrays whose alpha space frees the top split alone "
-                            "(each half of the tree one kind) are covered")
+        raise Refused(f"{name} (uneven splits): only arrays whose alpha space frees the top split alone "
+                      "(each half of the tree one kind) are covered")
     peaks = array.leaf_peaks_TFLOPS()
     n = len(peaks) // 2
     if len(set(peaks[:n])) > 1 or len(set(peaks[n:])) > 1:
-        raise Refused("joint (uneven splits): each half of the tree must be one kind")
+        raise Refused(f"{name} (uneven splits): each half of the tree must be one kind")
 
 
 def _scale(m: _Model, Q: int) -> int:
@@ -228,7 +229,7 @@ def accpar_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alph
     layer's and edge's cost its busier side (``_PerTermMax``), the plan scored exactly. No bound
     (FEASIBLE); same scope as ``joint_uneven``."""
     t0 = time.perf_counter()
-    check_scope(network, array, aspace)
+    check_scope(network, array, aspace, "accpar")
     net = _VirtualSource.of(network)  # several sources: as in joint_uneven
     m = _Model(net, array, space, aspace)
     tables = _Tables(m, _scale(m, 1))

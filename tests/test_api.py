@@ -8,6 +8,7 @@ from fractions import Fraction
 import pytest
 
 from explorer import api
+from explorer.app.api_args import arguments_for_options
 from explorer.app.results import CheckReport, RunResult
 from explorer.core.errors import Refused, SpecError
 from explorer.core.partition import Space
@@ -32,7 +33,9 @@ def test_solve_equals_the_cli(capsys):
     r = api.solve("lenet-c", space="accpar", levels=3, batch=64, solver="cpsat", workers=1, caps=["2=1MB"],
                   pins=["ip1@0=II"], forbids=["conv1=III"])
     assert isinstance(r, RunResult) and code == (0 if r.ok else 1)
-    assert without_wall(r.to_json()) == without_wall(json.loads(out))
+    # the same object, but that the API says where a constraint came from by its argument (caps), the CLI by --cap
+    assert without_wall(r.to_json()) == without_wall(json.loads(arguments_for_options(out)))
+    assert r.to_json()["constraints"]["caps"][0]["from"] == "caps" and '"from": "--cap"' in out
     assert r.inputs.constraints.pins[0].name == "pin ip1@0=II"
     assert r.plan.at(0, r.inputs.layers.index("ip1")).value == "II"
 
@@ -86,14 +89,14 @@ def test_bad_input_raises_spec_error():
 
 def test_the_cli_calls_the_api(capsys, monkeypatch):
     calls = []
-    for name in ("solve", "check"):
-        real = getattr(api, name)
+    for name in ("solve", "check"):  # the CLI's call: the API function whose errors name its options
+        real = getattr(api, name).with_option_names
 
         def spy(*args, _real=real, _name=name, **kwargs):
             calls.append((_name, args, kwargs))
             return _real(*args, **kwargs)
 
-        monkeypatch.setattr(api, name, spy)
+        monkeypatch.setattr(getattr(api, name), "with_option_names", spy)
     code, _, _ = run_cli(["--model", "sfc", "--levels", "1"], capsys)
     assert code == 0 and calls[-1][0] == "solve" and calls[-1][1] == ("sfc", "hypar-16")
     code, _, _ = run_cli(["check", "--model", "sfc", "--levels", "1", "--workers", "1"], capsys)

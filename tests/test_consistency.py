@@ -31,7 +31,7 @@ def test_even_and_split_dp_plans_over_a_cap_say_the_same(capsys):
 def test_api_solve_keeps_the_dp_status_with_ok_false():
     r = api.solve("vgg-a", caps={3: "55MB"})
     assert r.status is Status.LEVEL_OPTIMAL and r.ok is False and r.plan is not None
-    assert [v.constraint for v in r.figures.violations] == ["cap level 3 <= 55 MB (--cap)"]
+    assert [v.constraint for v in r.figures.violations] == ["cap level 3 <= 55 MB (caps)"]
     assert r.to_json()["ok"] is False
     assert api.solve("lenet-c", levels=2).to_json()["ok"] is True
 

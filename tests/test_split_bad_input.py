@@ -62,7 +62,7 @@ def test_the_api_refuses_bad_split_arguments():
 
     for kwargs, name in (({"alpha_grid": 1}, "alpha_grid"), ({"alpha_grid": 1025}, "alpha_grid"),
                          ({"alpha_grid": "8"}, "alpha_grid"), ({"alpha_grid": True}, "alpha_grid"),
-                         ({"caps": ["5=1MB"]}, "--cap"), ({"objective": "speed"}, "objective"),
+                         ({"caps": ["5=1MB"]}, "^caps: "), ({"objective": "speed"}, "objective"),
                          ({"memory_GiB": 0.0}, "memory"), ({"weight_copies": -1}, "weight.copies")):
         with pytest.raises(SpecError, match=name):
             solve("lenet-c", "tpu-mix-16", split="search", **kwargs)

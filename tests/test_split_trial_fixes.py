@@ -87,7 +87,7 @@ def test_the_api_and_check_refuse_the_joint_solver_with_memory(mix4):
     from explorer.api import check, solve
     from explorer.core.errors import SpecError
 
-    with pytest.raises(SpecError, match="--memory: the joint solver"):
+    with pytest.raises(SpecError, match="^memory_GiB: the joint solver"):
         solve("lenet-c", mix4, space="accpar", split="optimal", memory_GiB=0.0001)
     r = check("lenet-c", mix4, space="accpar", split="optimal", memory_GiB=0.0001, solvers=["joint", "exact"],
               alpha_grid=2)

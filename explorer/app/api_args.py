@@ -7,14 +7,38 @@ accepted value the CLI refuses, such as ``time_limit=-1``).
 
 from __future__ import annotations
 
+import functools
+import re
 from os import PathLike
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..core.errors import SpecError, shown
+from ..core.names import OPTION_ARGUMENTS, arguments_named
 from ..core.solution import time_limit_problem
 
 MAX_WORKERS = 256  # as ``explore --workers``
 MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32 (``explore --seed``)
+
+
+def arguments_for_options(text: str) -> str:
+    """``text`` with explore's option names replaced by the arguments ('--split search' -> 'split search')."""
+    for option, key in OPTION_ARGUMENTS.items():
+        text = re.sub(rf"(?<![\w-]){re.escape(option)}(?![\w-])", key, text)
+    return text
+
+
+def named_arguments(fn: Callable) -> Callable:
+    """``fn`` raising its ``SpecError`` with the API's argument names where the error names explore's
+    options; ``.with_option_names`` is ``fn`` itself (the CLI's call: its errors name its options)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            with arguments_named():  # constraints record where they came from by the argument's name
+                return fn(*args, **kwargs)
+        except SpecError as err:
+            raise SpecError(arguments_for_options(err.source), [arguments_for_options(x) for x in err.problems]) from None
+    wrapper.with_option_names = fn
+    return wrapper
 
 
 def _is_int(v: Any) -> bool:

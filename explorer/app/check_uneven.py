@@ -218,7 +218,7 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if broken:
         note = (note + "; " if note else "") + "breaks " + "; ".join(v.constraint for v in broken)
     return SplitCheckRow(name, sol.status.value, sol.step_time_s, sol.bound_s, sol.wall_s, note, rescored, bool(broken),
-                         sol.plan, PlanFigures.of(ev, broken))
+                         sol.plan, PlanFigures.of_split(ev, broken))
 
 
 def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = 16, free: FreeAlphas = FreeAlphas.UNLIKE,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
@@ -38,10 +39,24 @@ def _keep_seq(ctx, _param, value):
     return value
 
 
-def objective_levels_options(fn):
-    """--objective and --levels: every command that builds a problem (``problem_options``) and ``explore split``."""
+OBJECTIVE_HELP = ("traffic (the default): sum_h 2^h c_h; time: sum_h c_h*dtype/b_h (b_h: the array's time model). With "
+                  "--split the default is time (the slowest accelerator); traffic: c_h is a level's busiest side.")
+SPLIT_OBJECTIVE_HELP = ("time (the default): the slowest accelerator's step time; traffic: sum_h 2^h c_h, c_h a "
+                        "level's busiest side.")
+SOLVER_HELP = ("dp (the default): HyPar's hierarchical DP; cpsat: proven joint optimum; exact: joint DP over type vectors "
+               "(chains); pruned: bound and prune over type vectors (large graphs; no caps); brute: enumeration (tiny nets). ")
+SPLIT_SOLVER_HELP = ("With --split: optimal takes brute, exact, cpsat (their uneven forms: proofs) or dp (the level DP: "
+                     "types and alphas level by level, no proof; without --solver: the joint solver); equal, "
+                     "proportional and levels take dp (proportional: the level DP chooses the types at the "
+                     "proportional alphas); search takes none.")
+
+
+def objective_levels_options(fn, split: bool = False):
+    """--objective and --levels: every command that builds a problem (``problem_options``) and
+    ``explore split`` (``split``: its own default, time)."""
     decorators = [
-        click.option("--objective", type=click.Choice([o.value for o in Objective]), default="traffic", help="traffic (the default): sum_h 2^h c_h; time: sum_h c_h*dtype/b_h (b_h: the array's time model). With --split (and in 'explore split') the default is time (the slowest accelerator); traffic: c_h is a level's busiest side."),
+        click.option("--objective", type=click.Choice([o.value for o in Objective]), default="time" if split else "traffic",
+                     help=SPLIT_OBJECTIVE_HELP if split else OBJECTIVE_HELP),
         click.option("--levels", type=int, default=None, help="Override the array's number of levels H (2^H accelerators)."),
     ]
     for d in reversed(decorators):
@@ -49,9 +64,15 @@ def objective_levels_options(fn):
     return fn
 
 
-def solver_option(fn):
-    """--solver: ``explore`` and ``explore split`` (with a split: the uneven form of the solver, ``app.split.check_split_solver``)."""
-    return click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", help="dp (the default): HyPar's hierarchical DP; cpsat: proven joint optimum; exact: joint DP over type vectors (chains); pruned: bound and prune over type vectors (large graphs; no caps); brute: enumeration (tiny nets). With --split: optimal takes brute, exact, cpsat (their uneven forms: proofs) or dp (the level DP: types and alphas level by level, no proof; without --solver: the joint solver); equal, proportional and levels take dp (proportional: the level DP chooses the types at the proportional alphas).")(fn)
+def solver_option(fn, split: bool = False):
+    """--solver: ``explore`` and ``explore split`` (with a split: the uneven form of the solver,
+    ``app.split.check_split_solver``; ``split``: no default, the split's own method)."""
+    if split:
+        return click.option("--solver", type=click.Choice(list(REGISTRY)), default=None,
+                            help="The split's solver (default: its own method: the alpha search, the joint solver "
+                                 "for optimal, the level DP for levels, the even DP's types for equal and "
+                                 "proportional). " + SPLIT_SOLVER_HELP.removeprefix("With --split: "))(fn)
+    return click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", help=SOLVER_HELP + SPLIT_SOLVER_HELP)(fn)
 
 
 def problem_options(fn):
@@ -140,7 +161,7 @@ def check_destinations(output: str | None, dump_model: str | None, solvers: tupl
 def solver_options(fn):
     """Options for solvers that search (CP-SAT) or may refuse (exact, brute)."""
     decorators = [
-        click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); pruned's (default: 60 s, may overrun by one round; then the bound and the gap); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. GPU cluster: the LLM search's (default: 300 s; then the bound and the gap)."),
+        click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); pruned's (default: 60 s, may overrun by one round; then the bound and the gap); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. With --split (and in check --uneven): the split's solver's (default: 10 s). GPU cluster: the LLM search's (default: 300 s; then the bound and the gap)."),
         click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help=f"CP-SAT worker threads, 1..{MAX_WORKERS} (default: one per core)."),
         click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True, help=f"CP-SAT random seed, 0..{MAX_SEED} (deterministic with --workers 1)."),
         click.option("--dump-model", "dump_model", type=str, default=None, metavar="FILE", help="Write the CP-SAT model to FILE (.pb binary, .txt or .pbtxt text; nothing else); --solver cpsat only."),
@@ -267,7 +288,7 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     check_destinations(output, dump_model, (solver,), {"--model": model, "--array": array, "--constraints": constraints_file})
     seq = click.get_current_context().meta.get("seq")
     with HeldProgress() as say:
-        result = api.solve(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels,
+        result = api.solve.with_option_names(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels,
                            seq=seq, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins,
                            forbids=forbids, constraints=constraints_file, time_limit=time_limit, workers=workers,
                            seed=seed, dump_model=dump_model, progress=say if solver != "dp" else None)
@@ -362,7 +383,7 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} with --uneven "
                          f"(choose from {', '.join(UNEVEN_CHECK_NAMES)})")
-    report = api.check(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
+    report = api.check.with_option_names(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
                        solvers=names, time_limit=time_limit, split="optimal", alpha_grid=grid, free=free,
                        grid_only=grid_only, **(side or {}))
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check_uneven(report)
@@ -384,7 +405,7 @@ def _given_options(ctx: click.Context) -> set[str]:
 @problem_options
 @constraint_options
 @solver_options
-@click.option("--solvers", "solver_list", default="exact,cpsat,brute", show_default=True, help="Comma-separated joint solvers to run and compare (exact, cpsat, brute; pruned on request).")
+@click.option("--solvers", "solver_list", default="exact,cpsat,brute", help="Comma-separated joint solvers to run and compare (default: exact,cpsat,brute; with --uneven: all eight of --uneven; pruned on request).")
 @click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, dp (the level DP, as --split optimal --solver dp), search and the proportional split (explorer/app/check_uneven.py) on the step time, under --cap, --pin, --forbid, --constraints and --memory where given.")
 @click.option("--split", "split", default=None, metavar="optimal", help="--split optimal: the same as --uneven (the solvers that prove the optimal split, compared); the other splits are heuristics, not checked.")
 @click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
@@ -435,7 +456,7 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
     check_destinations(output, dump_model, names, {"--model": model, "--array": array, "--constraints": constraints_file})
     with HeldProgress() as say:
-        report = api.check(model, array, space=space, objective=objective, solvers=names, batch=batch, levels=levels,
+        report = api.check.with_option_names(model, array, space=space, objective=objective, solvers=names, batch=batch, levels=levels,
                            seq=click.get_current_context().meta.get("seq"), caps=caps, memory_GiB=memory_GiB,
                            weight_copies=weight_copies, pins=pins, forbids=forbids,
                            constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
@@ -507,8 +528,8 @@ def list_cmd(fmt):
 @click.option("--grid-only", is_flag=True, help="Free classes choose from the multiples of 1/N alone (without their proportional ratio).")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="Which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
 @click.option("--time-limit", "split_limit", type=float, default=10.0, show_default=True, callback=_check_time_limit, help="Seconds for --split optimal, a finite number >= 0.1; then the best plan, a proven bound and the gap.")
-@objective_levels_options
-@solver_option
+@functools.partial(objective_levels_options, split=True)
+@functools.partial(solver_option, split=True)
 @constraint_options
 @click.option("--batch", type=int, default=None, help="Override the network's batch size.")
 @click.option("--seq", type=int, default=None, help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers too) and a Hugging Face config.json's context length.")
@@ -554,7 +575,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     check_not_empty(model=model, array=array, output=output, constraints=more.constraints_file)
     check_destinations(output, None, (), {"--model": model, "--array": array, "--constraints": more.constraints_file})
     check_split_solver(Split(split), solver)  # before any loading
-    problem = api.build_problem(model, array, space=space, objective=more.objective, batch=batch, seq=seq,
+    problem = api.build_problem.with_option_names(model, array, space=space, objective=more.objective, batch=batch, seq=seq,
                                 levels=more.levels, caps=more.caps, memory_GiB=memory_GiB, weight_copies=weight_copies,
                                 pins=more.pins, forbids=more.forbids, constraints=more.constraints_file)
     with StepProgress() as say:

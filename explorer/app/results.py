@@ -10,7 +10,7 @@ JSON keys are a contract (``schema_version``); tests/test_results.py pins the fu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -239,6 +239,14 @@ class PlanFigures:
     def of(ev: Evaluation, broken: list[Violation] | tuple[Violation, ...]) -> "PlanFigures":
         return PlanFigures(ev.traffic_elements, ev.traffic_bytes, ev.comm_time_s, ev.compute_s, ev.step_time_s,
                            ev.memory_bytes, tuple(broken), ev.energy_J)
+
+    @staticmethod
+    def of_split(ev: Evaluation, broken: list[Violation] | tuple[Violation, ...]) -> "PlanFigures":
+        """A plan with split fractions: ``compute_s`` and ``comm_time_s`` are the critical
+        accelerator's (the slowest, the first in tree order on a tie), so they combine to
+        ``step_time_s`` as an even plan's do (their sum, or their max where the array overlaps)."""
+        i = max(range(len(ev.leaf_time_s)), key=lambda j: ev.leaf_time_s[j])
+        return replace(PlanFigures.of(ev, broken), compute_s=ev.leaf_compute_s[i], comm_time_s=ev.leaf_comm_s[i])
 
     @property
     def ok(self) -> bool:

@@ -148,7 +148,8 @@ def run(problem: Problem, solver: str, options: SolveOptions | None = None) -> R
             why = ({"infeasible": True, "conflict": info["conflict"], "suggestion": info.get("suggestion")}
                    if info.get("conflict") else explain_infeasible(problem, options.seed))
             if why.get("infeasible"):
-                return replace(base, explanation=Explanation.of(why))
+                named = why if not why.get("conflict") else {**why, "conflict": problem.constraints.with_sources(why["conflict"])}
+                return replace(base, explanation=Explanation.of(named))
         return base
     ev, figs = rescore(problem, sol)
     baselines = tuple((name, plan_figures(problem, baseline_plan(problem, name))[1]) for name in BASELINES)

@@ -37,6 +37,7 @@ from typing import Any
 from ..core.array import ArraySpec
 from ..core.constraints import Constraints
 from ..core.errors import InstanceTooLarge, Refused, SpecError
+from ..core.names import given_as
 from ..core.uneven import (
     AlphaSpace,
     HALF,
@@ -57,14 +58,14 @@ from ..core.partition import Space
 from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import BROKEN_PLAN_NOTE, SolveOptions, Status
-from ..core.split_rules import SplitRules, joint_refusal, leaf_memory_limits
+from ..core.split_rules import SplitRules, joint_refusal, kind_memory_violation, leaf_memory_limits
 from ..core.units import format_count, safe_float
 from ..solvers import get_solver
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from ..solvers.uneven_levels import levels_uneven
-from .baselines import baseline_plan
-from .render import fmt_bytes
-from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, batch_warning, exact_number
+from .baselines import BASELINES, baseline_plan
+from .render import fmt_bytes, render_plan_grid
+from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EvaluatorMismatch
 
 
@@ -149,6 +150,8 @@ class SplitReport:
     inputs: Inputs | None = None  # the run's header, as explore's (``split_inputs``)
     figures: PlanFigures | None = None  # the evaluator's figures of the plan, as explore's (``with_figures``)
     explanation: Explanation | None = None  # infeasible: the conflicting rules and a suggestion, where known
+    level_cost_elements: tuple[Fraction, ...] = ()  # c_h: per level, the busiest side of its groups (elements, one way)
+    baselines: tuple[tuple[str, PlanFigures], ...] = ()  # the equal-split plans' figures (all-I, all-II, trick, hypar)
 
     @property
     def memory_ok(self) -> bool:
@@ -214,11 +217,15 @@ class SplitReport:
         out["plan"] = None if plan is None else plan.to_lists()
         out["alphas"] = None if plan is None else [[[str(a) for a in row] for row in groups] for groups in plan.alphas]
         if self.figures is not None:
+            out["level_cost_elements"] = [exact_number(c) for c in self.level_cost_elements]
             out.update(self.figures.to_json())
         out["objective_value"] = None if self.objective_value is None else exact_number(self.objective_value)
         out["baselines"] = self._baselines_json()
-        if self.step_time_s and dict(self.compared).get("all-I") is not None:
-            out["speedup_over_all_I"] = float(dict(self.compared)["all-I"] / self.step_time_s)
+        all_i = dict(self.baselines).get("all-I")
+        if self.figures is not None and all_i is not None:
+            vs = Versus.of(self.figures, all_i)
+            out.update(traffic_ratio_to_all_I=vs.traffic_ratio_to_all_I, speedup_over_all_I=vs.speedup_over_all_I,
+                       comm_speedup_over_all_I=vs.comm_speedup_over_all_I)
         out.update(group_times_s=None if self.group_times_s is None else [float(t) for t in self.group_times_s],
                    idle_s=f(self.idle_s), equal_best_s=f(self.equal_best_s),
                    memory={m.kind: m.to_json() for m in self.memory}, note=self.note or None)
@@ -227,17 +234,21 @@ class SplitReport:
         return out
 
     def _baselines_json(self) -> dict[str, Any]:
-        """The equal-split plans compared: each one's step time, its speedup over all-I (as in
+        """The equal-split plans: each one's figures, traffic ratio and speedup over all-I (as
         ``explore``'s baselines) and the split plan's speedup over it (``split_speedup``)."""
-        all_i = dict(self.compared).get("all-I")
-        return {name: {"step_time_s": float(t), "speedup_over_all_I": None if all_i is None or not t else float(all_i / t),
-                       "split_speedup": None if not self.step_time_s else float(t / self.step_time_s)}
-                for name, t in self.compared}
+        all_i = dict(self.baselines).get("all-I")
+        out = {}
+        for name, figs in self.baselines:
+            vs = Versus.of(figs, all_i)
+            out[name] = {**figs.to_json(), "traffic_ratio_to_all_I": vs.traffic_ratio_to_all_I,
+                         "speedup_over_all_I": vs.speedup_over_all_I,
+                         "split_speedup": None if not self.step_time_s else float(figs.step_time_s / self.step_time_s)}
+        return out
 
     def all_violations(self) -> tuple[Violation, ...]:
         """The memory limits of kinds the plan exceeds, then the caps, pins and forbids it breaks."""
-        return tuple(Violation(f"memory of {m.kind} <= {fmt_bytes(m.limit_bytes)} per accelerator", m.limit_bytes,
-                               m.memory_bytes) for m in self.memory if not m.ok) + tuple(self.violations)
+        return tuple(kind_memory_violation(m.kind, m.limit_bytes, m.memory_bytes) for m in self.memory
+                     if not m.ok) + tuple(self.violations)
 
 
 def _runs(names) -> str:
@@ -284,7 +295,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     constraints = replace(constraints or Constraints(), weight_copies=weight_copies)
     if memory_GiB is not None and not constraints.memory_set:  # one limit for every kind, given by the caller
         constraints = replace(constraints, memory_bytes=Fraction(memory_GiB) * 2**30, memory_set=True,
-                              memory_origin="--memory")
+                              memory_origin=given_as("--memory"))
     rules = SplitRules(objective, constraints, leaf_memory_limits(array, None if memory_GiB is None else memory_GiB * 2**30))
     aspace = _declared_space(array, split, grid, free, grid_only, solver, rules)
     say("split: the equal-split DP plans (partition types)")
@@ -292,7 +303,8 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     types = _dp_plan(typed)
     if types is None:  # the pins and forbids alone leave some layer no type: nothing to split
         return _conflict_report(network, array, space, split, grid, free, typed, time.perf_counter() - t0, constraints)
-    compared = _compared(Problem(network, array, space, Objective.TIME), say)
+    baselines = _baselines(Problem(network, array, space, Objective.TIME, _baseline_rules(constraints)), say)
+    compared = [(name, dict(baselines)[name].step_time_s) for name in COMPARED]
     equal = Plan.even(types)
     one_point = split in (Split.PROPORTIONAL, Split.SEARCH) and not aspace.free_classes()
     status = Status.LEVEL_OPTIMAL if split is Split.EQUAL or one_point else Status.FEASIBLE
@@ -307,7 +319,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         note = _unproven_note(solver, status, time_limit_s) or note
     c = constraints
     warnings = tuple(w for w in (batch_warning(network.batch, array.accelerators),) if w)
-    base = dict(solver=method(split, solver), compared=tuple(compared), layer_names=tuple(L.name for L in network.layers),
+    base = dict(solver=method(split, solver), compared=tuple(compared), baselines=baselines, layer_names=tuple(L.name for L in network.layers),
                 alpha_space=aspace, class_labels=class_labels(array, aspace), free=free, batch=network.batch,
                 weight_copies=weight_copies, warnings=warnings,
                 objective=objective, rules=tuple(c.side_names()[: len(c.pins) + len(c.forbids) + len(c.caps)]),
@@ -333,7 +345,8 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     report = SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
                          wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best, memory=memory,
                          note=note, objective_value=value, objective_bound=bound, violations=broken, **base)
-    return replace(report, figures=PlanFigures.of(ev, report.all_violations()))
+    return replace(report, figures=PlanFigures.of_split(ev, report.all_violations()),
+                   level_cost_elements=tuple(ev.level_cost))
 
 
 def split_inputs(network: Network, array: ArraySpec, space: Space, objective: Objective, constraints: Constraints,
@@ -414,7 +427,7 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
 
     c = typed.constraints
     why = explain_infeasible(typed)
-    conflict = why.get("conflict") or c.side_names()
+    conflict = c.with_sources(why.get("conflict") or c.side_names())
     more = (" (the other constraints conflict among themselves too: relaxing these alone is not enough)"
             if why.get("more_conflicts") else "")
     aspace = alpha_space(array, alpha_grid(grid), free)
@@ -430,7 +443,10 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
 
 def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, hint, solver, rules):
     """The plan of a split that is not the equal one: (plan, status or None, bound, equal_best,
-    solver wall, the solver's own value of its plan)."""
+    solver wall, the solver's own value of its plan). ``levels`` is ``optimal --solver dp``: the
+    same run, the same status."""
+    if split is Split.LEVELS:
+        solver = "dp"
     if solver is not None:  # optimal (brute, exact, cpsat, dp), levels or proportional (dp)
         alphas = proportional_space(array, aspace) if split is Split.PROPORTIONAL else aspace
         say(f"split: {split} ({solver}, uneven form)")
@@ -440,10 +456,7 @@ def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, 
         say("split: optimal (search, then the joint solver)")
         equal = Plan.even(types)
         return _optimal(network, array, space, aspace, equal, time_limit_s, say, hint, rules)
-    if split is Split.LEVELS:
-        say("split: levels (AccPar's level-by-level DP)")
-        plan = levels_uneven(network, array, space, aspace, rules=rules).plan
-    elif split is Split.SEARCH:
+    if split is Split.SEARCH:
         say("split: scoring the starting points")
         plan = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
                                    progress=_prefixed(say), rules=rules).plan
@@ -472,16 +485,22 @@ def check_split_rules(split: Split, solver: str | None, rules: SplitRules, array
             raise SpecError(*refused)
 
 
-def _compared(problem: Problem, say) -> list[tuple[str, Fraction]]:
-    """The step times of the equal-split baselines: data parallelism and the trick in the
-    problem's space, and HyPar's time-optimal plan (hypar-space DP)."""
+def _baseline_rules(constraints: Constraints) -> Constraints:
+    """The rules the baselines are checked against: the caps, pins and forbids, and a memory
+    limit given for every kind (each kind's own limit is checked on the split plan only)."""
+    return constraints if constraints.memory_set else replace(constraints, memory_bytes=None)
+
+
+def _baselines(problem: Problem, say) -> tuple[tuple[str, PlanFigures], ...]:
+    """The equal-split baselines' figures, as explore's: data parallelism, model parallelism and
+    the trick in the problem's space, and HyPar's time-optimal plan (hypar-space DP); each checked
+    against the problem's caps and pins (memory: each kind's, on the split plan only)."""
     network, array = problem.network, problem.array
     hypar = _dp_plan(Problem(network, array, Space.HYPAR, Objective.TIME))
     say("split: scoring the equal-split plans")
-    compared = [(name, evaluate(network, array, problem.space, baseline_plan(problem, name)).step_time_s)
-                for name in COMPARED[:2]]
-    compared.append(("hypar", evaluate(network, array, Space.HYPAR, hypar).step_time_s))
-    return compared
+    out = [(name, plan_figures(problem, baseline_plan(problem, name))[1]) for name in BASELINES]
+    out.append(("hypar", plan_figures(replace(problem, space=Space.HYPAR), hypar)[1]))
+    return tuple(out)
 
 
 def nearest_choice(choices, target: Fraction) -> Fraction:
@@ -708,7 +727,11 @@ def render_split(r: SplitReport) -> str:
         else:
             for label, d in classes:
                 lines.append(f"  level {h} [{label}]: {_alphas_text(d)}")
-    lines.append("types per level: " + " | ".join(" ".join(t.value for t in row) for row in r.plan.types))
+    if r.inputs is not None and r.level_cost_elements:  # explore's grid: the layers named, c_h per level
+        lines += ["types per level and layer (c_h: the level's busiest side):",
+                  *render_plan_grid(r.inputs, r.plan, r.level_cost_elements)]
+    else:
+        lines.append("types per level: " + " | ".join(" ".join(t.value for t in row) for row in r.plan.types))
     lines += _memory_lines(r)
     if r.violations:
         lines.append("PLAN BREAKS: " + "; ".join(v.constraint + (f" by {fmt_bytes(v.excess_bytes)}" if v.limit_bytes else "")

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from .names import is_option
 from .partition import PartitionType
 from .units import format_count, safe_float
 
@@ -27,6 +28,7 @@ class Pin:
     level: int | None  # None: every level
     type: PartitionType
     label: str = ""
+    origin: str = ""  # where it came from (--pin, a constraints file)
 
     @property
     def name(self) -> str:
@@ -38,6 +40,7 @@ class Forbid:
     layer: int
     type: PartitionType
     label: str = ""
+    origin: str = ""  # where it came from (--forbid, a constraints file)
 
     @property
     def name(self) -> str:
@@ -100,6 +103,14 @@ class Constraints:
     @property
     def memory_name(self) -> str:
         return f"memory <= {format_bytes(self.memory_bytes)} per accelerator" if self.memory_bytes is not None else ""
+
+    def with_sources(self, names) -> list[str]:
+        """Constraint names (``side_names``) with where each pin and forbid came from ("pin fc6@*=II
+        (cp.yaml); pin fc6@0=III (--pin)") when one came from a file; a cap's name says it already."""
+        origin = {p.name: p.origin for p in self.pins} | {f.name: f.origin for f in self.forbids}
+        if all(is_option(origin.get(n, ""), "--pin") or is_option(origin.get(n, ""), "--forbid") for n in names):
+            return list(names)  # every one an option: the options say which
+        return [f"{n} ({origin[n]})" if origin.get(n) else n for n in names]
 
     def side_names(self) -> list[str]:
         names = [p.name for p in self.pins] + [f.name for f in self.forbids] + [c.name for c in self.caps]

@@ -21,6 +21,7 @@ from fractions import Fraction
 
 from .array import ArraySpec
 from .constraints import Constraints, format_bytes
+from .names import is_option
 from .evaluate import Evaluation, Violation, violations
 from .network import Network
 from .objective import Objective
@@ -84,12 +85,11 @@ class SplitRules:
         """Every cap, pin, forbid and per-accelerator memory limit the evaluated plan breaks."""
         out = violations(ev, replace(self.constraints, memory_bytes=None), array, plan)
         if self.leaf_memory_bytes is not None:
-            worst = max(range(len(ev.leaf_memory_bytes)),
-                        key=lambda i: (ev.leaf_memory_bytes[i] - self.leaf_memory_bytes[i], -i))
-            actual, limit = ev.leaf_memory_bytes[worst], self.leaf_memory_bytes[worst]
-            if actual > limit:
-                kind = f" ({array.leaves[worst].name})" if array.leaves else ""
-                out.append(Violation(f"memory of accelerator {worst}{kind} <= {format_bytes(limit)}", limit, actual))
+            kinds = [k.name for k in array.leaves] if array.leaves else ["acc"] * len(ev.leaf_memory_bytes)
+            worst: dict[str, tuple[Fraction, Fraction]] = {}  # kind -> (its largest footprint, its limit)
+            for kind, actual, limit in zip(kinds, ev.leaf_memory_bytes, self.leaf_memory_bytes):
+                worst[kind] = max(worst.get(kind, (actual, limit)), (actual, limit), key=lambda m: m[0] - m[1])
+            out += [kind_memory_violation(k, limit, actual) for k, (actual, limit) in worst.items() if actual > limit]
         return out
 
     def feasible(self, ev: Evaluation, array: ArraySpec, plan: Plan) -> bool:
@@ -108,6 +108,12 @@ JOINT_INSTEAD = ("add --solver brute, exact or cpsat (they keep to caps and memo
                  "no proof), or use --split search")
 
 
+def kind_memory_violation(kind: str, limit_bytes: Fraction, actual_bytes: Fraction) -> Violation:
+    """A kind over its memory, as every split path writes it: its most loaded accelerator's
+    footprint against the kind's limit ("memory of v3 <= 289.9 MB per accelerator")."""
+    return Violation(f"memory of {kind} <= {format_bytes(limit_bytes)} per accelerator", limit_bytes, actual_bytes)
+
+
 def joint_refusal(constraints: Constraints, objective: Objective, array: ArraySpec) -> tuple[str, str] | None:
     """What the joint solver does not take, or None: (the option or file it came from, the field and
     the problem). One rule for ``explore --split optimal``, ``check --uneven``, the API and sweeps:
@@ -121,15 +127,16 @@ def joint_refusal(constraints: Constraints, objective: Objective, array: ArraySp
         where = _cap_source(cap, array)
         return where[0], f"{where[1]}{JOINT_TAKES}; {JOINT_INSTEAD}"
     if constraints.memory_set:
-        origin = constraints.memory_origin or "--memory"
-        field_ = "" if origin == "--memory" else "memory_GiB: "
-        return origin, f"{field_}{JOINT_TAKES}; {JOINT_INSTEAD}"
+        origin = constraints.memory_origin
+        if is_option(origin, "--memory"):
+            return "--memory", f"{JOINT_TAKES}; {JOINT_INSTEAD}"
+        return origin, f"memory_GiB: {JOINT_TAKES}; {JOINT_INSTEAD}"
     return None
 
 
 def _cap_source(cap, array: ArraySpec) -> tuple[str, str]:
     """Where a cap was given: (the option or file, the field prefix of the message)."""
-    if cap.origin in ("", "--cap"):
+    if is_option(cap.origin, "--cap"):
         return "--cap", ""
     if cap.origin == "array":
         return f"array {array.name!r}", "cap_bytes_per_step/cap_seconds_per_step: "

@@ -53,6 +53,8 @@ def load_model(ref: str, batch: int | None = None, sequence: int | None = None) 
     """A zoo name or a path (YAML, ONNX or a Hugging Face config.json); ``batch`` fills an ONNX model's symbolic batch,
     ``sequence`` its symbolic sequence (or overrides a YAML spec's ``sequence``)."""
     if _looks_like_path(ref):
+        if Path(str(ref)).suffix.lower() in (".yaml", ".yml"):
+            _check_not_array_or_cluster(load_yaml_file(ref), ref)
         return load_network_path(ref, batch, sequence)
     path = zoo.resolve_model(ref)
     if path is None:
@@ -80,6 +82,9 @@ def load_array(ref: str) -> ArraySpec:
         if says_cluster(data):
             parse_cluster(data, ref)  # a bad cluster file says what is wrong with it first
             raise _not_an_array(ref)
+        if _says(data, NETWORK_KEYS) and not _says(data, ARRAY_KEYS):
+            raise SpecError("--array", f"{shown(ref)} is a network file (it has layers or transformer), not an "
+                                       "accelerator array: give it as --model; arrays: " + ", ".join(zoo.array_files()))
         return parse_array(data, ref)
     if zoo.resolve_cluster(ref) is not None:
         raise _not_an_array(ref)
@@ -90,6 +95,24 @@ def load_array(ref: str) -> ArraySpec:
         raise SpecError("--array", f"unknown array {shown(ref)} (known: {known}; GPU clusters: {clusters}; "
                         "or a path to a .yaml file)")
     return load_array_file(path)
+
+
+NETWORK_KEYS = ("layers", "transformer")  # a network file's own keys
+ARRAY_KEYS = ("levels", "kinds", "link_bandwidth_GBps", "accelerators")  # an array file's
+
+
+def _says(data, keys) -> bool:
+    return isinstance(data, dict) and any(k in data for k in keys)
+
+
+def _check_not_array_or_cluster(data, ref: str) -> None:
+    """A network path that holds a GPU cluster or an accelerator array: one line saying so."""
+    if says_cluster(data):
+        raise SpecError("--model", f"{shown(ref)} is a GPU cluster file (kind: gpu-cluster), not a network: give it "
+                                   "as --array")
+    if _says(data, ARRAY_KEYS) and not _says(data, NETWORK_KEYS):
+        raise SpecError("--model", f"{shown(ref)} is an accelerator array file (it has levels, kinds or links), not "
+                                   "a network: give it as --array")
 
 
 def _not_an_array(ref: str) -> SpecError:

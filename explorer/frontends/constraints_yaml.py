@@ -17,12 +17,13 @@ weight_copies from the command line override the file, which overrides the array
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from ..core.array import ArraySpec
 from ..core.constraints import Cap, Constraints, Forbid, Pin, tighten
 from ..core.errors import SpecError, shown
+from ..core.names import given_as
 from .fields import Fields, MAX_INT, check_pos_number
 from ..core.network import Network
 from ..core.partition import JOIN_TYPES, Space, parse_type
@@ -200,8 +201,8 @@ def build_constraints(net: Network, array: ArraySpec, space: Space, opts: Constr
     if opts.constraints_file:
         fcaps, fpins, fforbids, fmem, fcopies = _from_file(opts.constraints_file, net, array, space)
         caps += fcaps
-        pins += fpins
-        forbids += fforbids
+        pins += [replace(p, origin=opts.constraints_file) for p in fpins]
+        forbids += [replace(f, origin=opts.constraints_file) for f in fforbids]
         memory_GiB = fmem if fmem is not None else memory_GiB
         memory_set = fmem is not None
         memory_origin = opts.constraints_file if memory_set else ""
@@ -214,17 +215,17 @@ def build_constraints(net: Network, array: ArraySpec, space: Space, opts: Constr
                     errors.append(f"{shown(item)} is not LEVEL=AMOUNT (e.g. 0=2GB or 1=5ms)")
                     continue
                 lv, amount = item.split("=", 1)
-                c = parse_cap(lv, amount.strip(), array, repr(item), "--cap", errors)
+                c = parse_cap(lv, amount.strip(), array, repr(item), given_as("--cap"), errors)
                 if c:
                     caps.append(c)
             elif flag == "--pin":
                 p = parse_pin(item, net, space, array.levels, repr(item), errors)
                 if p:
-                    pins.append(p)
+                    pins.append(replace(p, origin=given_as("--pin")))
             else:
                 f = parse_forbid(item, net, space, repr(item), errors)
                 if f:
-                    forbids.append(f)
+                    forbids.append(replace(f, origin=given_as("--forbid")))
         if errors:
             raise SpecError(flag, _first(errors))
     if opts.memory_GiB is not None:
@@ -233,7 +234,7 @@ def build_constraints(net: Network, array: ArraySpec, space: Space, opts: Constr
         if errors:
             raise SpecError("--memory", errors[0].split(": ", 1)[1])
         memory_GiB = m
-        memory_set, memory_origin = True, "--memory"
+        memory_set, memory_origin = True, given_as("--memory")
     if opts.weight_copies is not None:
         if opts.weight_copies < 0:
             raise SpecError("--weight-copies", f"must be >= 0, got {opts.weight_copies}")

@@ -486,6 +486,11 @@ def plot_plan(folder: str | Path, row: int, out: str | Path) -> Plotted:
         raise SpecError(str(Path(folder) / "plans.jsonl"),
                         f"point {row} was written by an older explore (schema_version {res.get('schema_version')}): its "
                         "plan names no layers to draw; rerun explore sweep (the cache recomputes it)")
+    alphas = res.get("alphas")  # an explore split point: each cell's alpha is drawn under its type
+    if alphas and len(res["layers"]) > MAX_LABELLED_LAYERS:
+        raise SpecError("--plan", f"point {row} is an explore split point (split {res.get('split')}) of "
+                                  f"{len(res.get('layers') or ())} layers, more than the {MAX_LABELLED_LAYERS} whose "
+                                  "alphas --plan can write in their cells; its types and alphas are in plans.jsonl")
     plt = pyplot()
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
@@ -496,10 +501,11 @@ def plot_plan(folder: str | Path, row: int, out: str | Path) -> Plotted:
     H, L = len(plan), len(layers)
     fig, ax = plt.subplots(figsize=(min(22, max(6, 0.32 * L + 2.5)), max(2.6, 0.42 * H + 1.9)))
     ax.imshow(codes, cmap=ListedColormap(list(TYPE_COLOURS.values())), vmin=0, vmax=2, aspect="auto")
-    if L <= 40:
+    if L <= MAX_LABELLED_LAYERS:
         for h in range(H):
             for j in range(L):
-                ax.text(j, h, plan[h][j], ha="center", va="center", fontsize=7 if L <= 24 else 5, color="white")
+                label = plan[h][j] + ("" if not alphas else "\n" + cell_alpha(alphas[h], j))
+                ax.text(j, h, label, ha="center", va="center", fontsize=7 if L <= 24 else 5, color="white")
     ax.set_xticks(range(L))
     ax.set_xticklabels(layers, rotation=90, fontsize=7 if L <= 40 else 5)
     ax.set_yticks(range(H))
@@ -513,9 +519,20 @@ def plot_plan(folder: str | Path, row: int, out: str | Path) -> Plotted:
     traffic = res.get("traffic_bytes")
     ax.set_title(f"point {row}: {res['model']} on {res['accelerators']} accelerators ({res['array']}), {res['space']} space, "
                  f"batch {res['batch']}\n{res['solver']} {res['status']}, traffic {(_to_float(traffic, 'traffic_bytes') or 0) / 1e9:.3g} GB, "
-                 f"step {res['step_time_s'] * 1e3:.3g} ms", fontsize=9)
+                 f"step {res['step_time_s'] * 1e3:.3g} ms"
+                 + ("" if not alphas else f"\nsplit {res.get('split')}: under each type the alpha, subgroup 0's share "
+                                         "(a/b|c/d: the level's groups differ)"), fontsize=9)
     layout.finish(fig, {ax: True})
     return _save(fig, path)
+
+
+MAX_LABELLED_LAYERS = 40  # the most layers whose cells --plan labels (a split point's alphas need the labels)
+
+
+def cell_alpha(groups: list[list[str]], layer: int) -> str:
+    """A split plan's cell: the alpha every group of the level gives the layer, else the distinct
+    ones in group order joined by '|'."""
+    return "|".join(dict.fromkeys(g[layer] for g in groups))
 
 
 def _slug(text: str) -> str:

@@ -8,7 +8,6 @@ the next point.
 from __future__ import annotations
 
 import json
-import re
 import traceback
 from dataclasses import dataclass
 from functools import lru_cache
@@ -19,6 +18,7 @@ from ...core.network import Network
 from ...core.solution import SolveOptions
 from ...frontends import dense_only, load_model
 from ...frontends.network_yaml import check_batch
+from ..api_args import named_arguments
 from .mix import point_array
 from .spec import DEFAULT_ALPHA_GRID, SPLIT_TIME_LIMIT, defaults_for
 
@@ -130,8 +130,10 @@ def point_options(params: dict[str, Any]) -> SolveOptions:
     return SolveOptions(time_limit_s=params.get("time_limit"), workers=1, seed=params.get("seed") or 0)
 
 
+@named_arguments
 def run_single(params: dict[str, Any]) -> dict[str, Any]:
-    """The single-run result (``explore --format json``) for a point's resolved options.
+    """The single-run result (``explore --format json``) for a point's resolved options; its errors
+    and constraint origins name the sweep's keys (the API's arguments), not explore's options.
 
     The one call into the single-run pipeline: ``explorer.api.solve`` (``app.request.solve``), given
     this worker's parsed network and the point's array (with its overrides) as objects.
@@ -162,29 +164,11 @@ def run_split(p: dict[str, Any]) -> dict[str, Any]:
     objective, caps, pins, forbids and constraints file too, ``request.split_problem``)."""
     from .. import request as api
 
-    try:
-        problem = api.build_problem(_network(p["model"], p.get("batch"), p.get("seq")), point_array(p), **_problem_args(p))
-        report = api.split_problem(problem, p["split"], alpha_grid=p.get("alpha_grid") or DEFAULT_ALPHA_GRID,
-                                   free=p.get("free") or "unlike", grid_only=bool(p.get("grid_only")),
-                                   time_limit=float(p.get("time_limit") or SPLIT_TIME_LIMIT),
-                                   solver=p.get("solver"))
-    except SpecError as err:  # explore split's messages name its options: name the sweep's keys
-        raise SpecError(_keys_for_options(err.source), [_keys_for_options(x) for x in err.problems]) from None
+    problem = api.build_problem(_network(p["model"], p.get("batch"), p.get("seq")), point_array(p), **_problem_args(p))
+    report = api.split_problem(problem, p["split"], alpha_grid=p.get("alpha_grid") or DEFAULT_ALPHA_GRID,
+                               free=p.get("free") or "unlike", grid_only=bool(p.get("grid_only")),
+                               time_limit=float(p.get("time_limit") or SPLIT_TIME_LIMIT), solver=p.get("solver"))
     return report.to_json()
-
-
-# explore split's options -> the sweep keys that set them (a split point's messages name the keys)
-SPLIT_OPTION_KEYS = {"--split": "split", "--solver": "solver", "--alpha-grid": "alpha_grid", "--free": "free",
-                     "--grid-only": "grid_only", "--time-limit": "time_limit", "--objective": "objective", "--cap": "caps",
-                     "--pin": "pins", "--forbid": "forbids", "--constraints": "constraints",
-                     "--memory": "memory_GiB", "--weight-copies": "weight_copies", "--seq": "seq", "--batch": "batch"}
-
-
-def _keys_for_options(text: str) -> str:
-    """``text`` with explore split's option names replaced by the sweep keys ('--split search' -> 'split search')."""
-    for option, key in SPLIT_OPTION_KEYS.items():
-        text = re.sub(rf"(?<![\w-]){re.escape(option)}(?![\w-])", key, text)
-    return text
 
 
 def answer_status(result: dict[str, Any]) -> tuple[str, str]:
