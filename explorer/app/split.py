@@ -292,11 +292,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
 
     say = progress or (lambda *a, **k: None)
     t0 = time.perf_counter()
-    constraints = replace(constraints or Constraints(), weight_copies=weight_copies)
-    if memory_GiB is not None and not constraints.memory_set:  # one limit for every kind, given by the caller
-        constraints = replace(constraints, memory_bytes=Fraction(memory_GiB) * 2**30, memory_set=True,
-                              memory_origin=given_as("--memory"))
-    rules = SplitRules(objective, constraints, leaf_memory_limits(array, None if memory_GiB is None else memory_GiB * 2**30))
+    constraints, rules = _run_rules(array, objective, constraints, memory_GiB, weight_copies)
     aspace = _declared_space(array, split, grid, free, grid_only, solver, rules)
     say("split: the equal-split DP plans (partition types)")
     typed = Problem(network, array, space, objective, replace(constraints, caps=()))
@@ -317,13 +313,8 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
             network, array, space, split, aspace, types, time_limit_s, say, _free_hint(array, grid, free), solver, rules)
         status = status if found is None else found
         note = _unproven_note(solver, status, time_limit_s) or note
-    c = constraints
-    warnings = tuple(w for w in (batch_warning(network.batch, array.accelerators),) if w)
-    base = dict(solver=method(split, solver), compared=tuple(compared), baselines=baselines, layer_names=tuple(L.name for L in network.layers),
-                alpha_space=aspace, class_labels=class_labels(array, aspace), free=free, batch=network.batch,
-                weight_copies=weight_copies, warnings=warnings,
-                objective=objective, rules=tuple(c.side_names()[: len(c.pins) + len(c.forbids) + len(c.caps)]),
-                solver_wall_s=solver_wall, inputs=split_inputs(network, array, space, objective, c, warnings))
+    base = dict(_report_base(network, array, space, objective, constraints, aspace, free),
+                solver=method(split, solver), compared=tuple(compared), baselines=baselines, solver_wall_s=solver_wall)
     if plan is None:
         return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
                            wall_s=time.perf_counter() - t0, note=_no_plan_note(solver, status, time_limit_s),
@@ -347,6 +338,28 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                          note=note, objective_value=value, objective_bound=bound, violations=broken, **base)
     return replace(report, figures=PlanFigures.of_split(ev, report.all_violations()),
                    level_cost_elements=tuple(ev.level_cost))
+
+
+def _run_rules(array: ArraySpec, objective: Objective, constraints: Constraints | None, memory_GiB: Fraction | None,
+               weight_copies: int) -> tuple[Constraints, SplitRules]:
+    """The run's constraints (``memory_GiB``: one limit for every kind, given by the caller) and its split rules."""
+    constraints = replace(constraints or Constraints(), weight_copies=weight_copies)
+    if memory_GiB is not None and not constraints.memory_set:
+        constraints = replace(constraints, memory_bytes=Fraction(memory_GiB) * 2**30, memory_set=True,
+                              memory_origin=given_as("--memory"))
+    limits = leaf_memory_limits(array, None if memory_GiB is None else memory_GiB * 2**30)
+    return constraints, SplitRules(objective, constraints, limits)
+
+
+def _report_base(network: Network, array: ArraySpec, space: Space, objective: Objective, c: Constraints,
+                 aspace, free: FreeAlphas) -> dict:
+    """The fields of a split report that do not depend on its plan: the header and the rules."""
+    warnings = tuple(w for w in (batch_warning(network.batch, array.accelerators),) if w)
+    return dict(layer_names=tuple(L.name for L in network.layers), alpha_space=aspace,
+                class_labels=class_labels(array, aspace), free=free, batch=network.batch,
+                weight_copies=c.weight_copies, warnings=warnings, objective=objective,
+                rules=tuple(c.side_names()[: len(c.pins) + len(c.forbids) + len(c.caps)]),
+                inputs=split_inputs(network, array, space, objective, c, warnings))
 
 
 def split_inputs(network: Network, array: ArraySpec, space: Space, objective: Objective, constraints: Constraints,
