@@ -102,7 +102,7 @@ def check(
                            time_limit=time_limit, alpha_grid=alpha_grid, free=free, grid_only=grid_only,
                            refused=[k for k, v in given.items() if v], objective=objective)
     names = solver_names(solvers, CHECK_SOLVERS)
-    problem = build_problem(model, array, objective="traffic" if objective is None else objective, **spec)
+    problem = request.build_problem(model, array, objective="traffic" if objective is None else objective, **spec)
     options = CheckOptions(
         solve=SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress),
         solvers=names,

@@ -30,10 +30,10 @@ def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 4
     options = options or SolveOptions()
     t0 = time.perf_counter()
     if problem.constraints.caps:
-        raise Refused("pruned: link caps couple the layers (it takes pins and forbids only); use --solver exact or cpsat")
+        raise Refused("pruned: link caps couple the layers (it takes pins and forbids only); use --solver cpsat (or exact, on graphs it can eliminate)")
     vc = VectorCosts(problem)
     if not vc.use_int64:
-        raise Refused("pruned: costs beyond int64 at these levels and batch; use --solver exact or cpsat")
+        raise Refused("pruned: costs beyond int64 at these levels and batch; use --solver cpsat (or exact, on graphs it can eliminate)")
     sol = _solve_relaxed(problem, vc, options, t0, rounds, max_entries)
     return _within_memory(problem, sol)
 
@@ -46,7 +46,7 @@ def _within_memory(problem: Problem, sol: Solution) -> Solution:
     broken = problem.plan_violations_units(sol.level_units, sol.plan.types)
     if broken:
         raise Refused(f"pruned: its plan breaks {'; '.join(broken)} (a binding memory limit couples the layers); "
-                      "use --solver exact or cpsat")
+                      "use --solver cpsat (or exact, on graphs it can eliminate)")
     return sol
 
 
@@ -56,7 +56,7 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
     limit = options.time_limit_s or DEFAULT_TIME_S
     start = _dp_start(problem, vc)
     if start[0] >= vc.big:
-        raise Refused("pruned: pins and forbids leave the DP no plan; use --solver exact or cpsat")
+        raise Refused("pruned: pins and forbids leave the DP no plan; use --solver cpsat (or exact, on graphs it can eliminate)")
     res = dual_bound(vc, rounds, deadline=t0 + DUAL_SHARE * limit, incumbent=start)
     info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound}
     search = _Search(vc, res, max_entries, t0 + limit)

@@ -189,7 +189,7 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
     if pairs > max_states:
-        raise Refused(f"exact (uneven splits): {pairs:,} column pairs, more than {max_states:,}")
+        raise Refused(f"exact (uneven splits): {pairs:,} column pairs, more than {max_states:,} (a coarser --alpha-grid has fewer)")
     limits = [(p, math.floor(most * costs.unit)) for p, most in _limits(array, costs.layout, rules)]  # in units
     run = _Run(t0, time_limit_s, max_states)
     run.pruned = 0 if prune else None

@@ -205,3 +205,29 @@ def test_a_split_point_takes_weight_copies_beyond_16_as_sweeps_md_says():
     assert row["constraints"]["weight_copies"] == 100
     text = " ".join((Path(__file__).parent.parent / "docs" / "sweeps.md").read_text().split())
     assert "`weight_copies` at most 16" not in text and "`weight_copies` up to 2^40, as on every point" in text
+
+
+
+def test_check_errors_name_the_options_typed_and_the_api_its_arguments(capsys):
+    """explore check names --pin / --cap (what the user typed); api.check names pins (third trial)."""
+    import pytest
+
+    from explorer.api import check
+    from explorer.core.errors import SpecError
+
+    for args, option in ((["--pin", "nol@0=I"], "--pin"), (["--cap", "9=2GB"], "--cap")):
+        code, out, err = run_cli(["check", "--model", "alexnet", *args], capsys)
+        assert code == 2 and out == "" and err.startswith(f"explore: error: {option}:") and err.count("\n") == 1
+    with pytest.raises(SpecError) as e:
+        check("alexnet", pins=["nol@0=I"])
+    assert str(e.value).startswith("pins:")
+
+
+def test_unknown_model_names_every_kind_of_input():
+    import pytest
+
+    from explorer.core.errors import SpecError
+
+    with pytest.raises(SpecError) as e:
+        load_model("nosuch")
+    assert ".onnx" in str(e.value) and "config.json" in str(e.value)

@@ -381,8 +381,8 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
         names = UNEVEN_CHECK_SOLVERS
     unknown = [n for n in names if n not in UNEVEN_CHECK_NAMES]
     if unknown or not names:
-        raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} with --uneven "
-                         f"(choose from {', '.join(UNEVEN_CHECK_NAMES)})")
+        raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} with --uneven / --split optimal "
+                         f"(uneven splits; choose from {', '.join(UNEVEN_CHECK_NAMES)})")
     report = api.check.with_option_names(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
                        solvers=names, time_limit=time_limit, split="optimal", alpha_grid=grid, free=free,
                        grid_only=grid_only, **(side or {}))

@@ -59,7 +59,7 @@ def load_model(ref: str, batch: int | None = None, sequence: int | None = None) 
     path = zoo.resolve_model(ref)
     if path is None:
         known = ", ".join(zoo.zoo_files())
-        raise SpecError("--model", f"unknown model {shown(ref)} (known: {known}, vgg16, vgg19; or a path to a .yaml file)")
+        raise SpecError("--model", f"unknown model {shown(ref)} (known: {known}, vgg16, vgg19; or a path to a network .yaml, an .onnx model or a Hugging Face config.json)")
     return load_network_path(path, None, sequence)
 
 
