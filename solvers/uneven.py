@@ -47,7 +47,6 @@ from explorer.core.split_costs import SplitCosts, VectorLayout
 from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
-from explorer.core.timing import step_time
 
 from .uneven_prune import Pruner, completion_rest, greedy_plan, plan_vector, time_score, traffic_score
 
@@ -138,19 +137,10 @@ def _pareto_insert(front: list, vec, plan) -> None:
     front.append((vec, plan))
 
 
-def _step(array: ArraySpec, costs: SplitCosts, vec) -> Fraction:
-    lay, U = costs.layout, costs.unit
-    H = lay.H
-    peaks = array.leaf_peaks_TFLOPS()
-    comm = {}
-    for (h, g), p in lay.pos.items():
-        comm[(h, g)] = Fraction(max(vec[p], vec[p + 1]), U) * array.dtype_bytes / array.bandwidth_Bps(h)
-    worst = Fraction(0)
-    for i in range(lay.leaves):
-        c = Fraction(vec[i], U) / (peaks[i] * 10**12)
-        m = sum((comm[(h, i >> (H - h))] for h in range(H)), Fraction(0))
-        worst = max(worst, step_time(c, m, array.overlap))
-    return worst
+def _steps(array: ArraySpec, costs: SplitCosts):
+    """vec -> its step time in seconds, exact: the integer score of ``uneven_prune.time_score`` over its scale."""
+    score = time_score(array, costs)
+    return lambda vec: Fraction(score(vec), score.scale)
 
 
 def _limits(array: ArraySpec, lay: VectorLayout, rules: SplitRules) -> list[tuple[int, Fraction]]:
@@ -213,7 +203,8 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     run.note(pruner)
     if fronts is None:
         return run.unknown(rules.objective, kept)  # the time limit: no plan, no proof
-    best = min(((_step(array, costs, vec), cols) for items in fronts.values() for vec, cols in items),
+    step = _steps(array, costs)
+    best = min(((step(vec), cols) for items in fronts.values() for vec, cols in items),
                key=lambda b: b[0], default=None)
     return _exact_solution(best, H, kept, t0, rules.objective, run.pruned)
 
@@ -292,7 +283,8 @@ def _exact_traffic(array: ArraySpec, costs: SplitCosts, columns, limits, run: _R
     kept += more
     if fronts is None:
         return run.unknown(objective, kept)
-    ends = [(_step(array, costs, vec), cols) for items in fronts.values() for vec, cols in items
+    seconds = _steps(array, costs)
+    ends = [(seconds(vec), cols) for items in fronts.values() for vec, cols in items
             if traffic(vec) == least]
     _, cols = min(ends, key=lambda b: b[0])
     return _exact_solution((Fraction(least, costs.unit), cols), lay.H, kept, run.t0, objective, run.pruned)

@@ -17,7 +17,8 @@ from explorer.core.split_rules import TIME_ONLY, SplitRules
 from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_model
 from explorer.solvers.brute import solve_split as brute_split
-from explorer.solvers.uneven import _chain_columns, _step, exact_uneven
+from explorer.core.evaluate import evaluate_split
+from explorer.solvers.uneven import _chain_columns, _columns_plan, exact_uneven
 from explorer.solvers.uneven_prune import completion_rest, plan_vector, time_score, traffic_score
 
 from .test_split_rules import _chain_instance, _random_rules
@@ -82,7 +83,7 @@ def test_integer_scores_are_the_exact_objectives():
         for _ in range(5):
             cols = [rng.choice(c) for c in columns]
             v = plan_vector(costs, cols)
-            assert F(step(v), step.scale) == _step(arr, costs, v)
+            assert F(step(v), step.scale) == evaluate_split(net, arr, _columns_plan(cols, H)).step_time_s
             pos = costs.layout.pos
             busiest = [max(max(v[p], v[p + 1]) for (hh, _), p in pos.items() if hh == h) for h in range(H)]
             assert F(traffic(v), costs.unit) == F(sum(2**h * c for h, c in enumerate(busiest)), costs.unit)
