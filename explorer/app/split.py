@@ -216,6 +216,18 @@ class SplitReport:
         plan = self.plan
         out["plan"] = None if plan is None else plan.to_lists()
         out["alphas"] = None if plan is None else [[[str(a) for a in row] for row in groups] for groups in plan.alphas]
+        if plan is not None:  # as explore's: no plan, no figures, objective_value or baselines
+            out.update(self._plan_json())
+        out.update(group_times_s=None if self.group_times_s is None else [float(t) for t in self.group_times_s],
+                   idle_s=f(self.idle_s), equal_best_s=f(self.equal_best_s),
+                   memory={m.kind: m.to_json() for m in self.memory}, note=self.note or None)
+        if self.status is Status.INFEASIBLE:  # as explore's: the conflicting rules (null: not named) and a suggestion
+            out.update((self.explanation or Explanation(None, None)).to_json())
+        return out
+
+    def _plan_json(self) -> dict[str, Any]:
+        """The plan's figures, exact ``objective_value``, ``baselines`` and its ratios to all-I."""
+        out: dict[str, Any] = {}
         if self.figures is not None:
             out["level_cost_elements"] = [exact_number(c) for c in self.level_cost_elements]
             out.update(self.figures.to_json())
@@ -226,11 +238,6 @@ class SplitReport:
             vs = Versus.of(self.figures, all_i)
             out.update(traffic_ratio_to_all_I=vs.traffic_ratio_to_all_I, speedup_over_all_I=vs.speedup_over_all_I,
                        comm_speedup_over_all_I=vs.comm_speedup_over_all_I)
-        out.update(group_times_s=None if self.group_times_s is None else [float(t) for t in self.group_times_s],
-                   idle_s=f(self.idle_s), equal_best_s=f(self.equal_best_s),
-                   memory={m.kind: m.to_json() for m in self.memory}, note=self.note or None)
-        if self.status is Status.INFEASIBLE:  # as explore's: the conflicting rules (null: not named) and a suggestion
-            out.update((self.explanation or Explanation(None, None)).to_json())
         return out
 
     def _baselines_json(self) -> dict[str, Any]:
