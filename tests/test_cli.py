@@ -211,7 +211,7 @@ def test_check_reports_a_conflict(capsys):
     r = json.loads(out)
     assert code == 0 and r["agree"] and r["optimum"] is None
     assert r["infeasible"] == ["exact", "cpsat", "brute"]  # the exact solver proves it too (memory alone)
-    assert r["conflict"] == ["memory <= 107.4 kB per accelerator"]
+    assert r["conflict"] == ["memory <= 107.4 kB per accelerator (--memory)"]
     assert r["suggestion"].startswith("the smallest feasible memory is")
 
 

@@ -250,4 +250,7 @@ def _explain_infeasible(problem: Problem, options: CheckOptions, solutions: dict
     from ..solvers.cpsat import explain_infeasible
 
     named = [s.info for s in solutions.values() if s.info.get("conflict")]  # the exact solver's own proof
-    return Explanation.of(named[0] if named else explain_infeasible(problem, options.solve.seed))
+    why = named[0] if named else explain_infeasible(problem, options.solve.seed)
+    if why.get("conflict"):  # where each rule came from, as explore names it
+        why = {**why, "conflict": problem.constraints.with_sources(why["conflict"])}
+    return Explanation.of(why)

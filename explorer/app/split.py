@@ -415,8 +415,8 @@ def rule_names(rules: SplitRules) -> tuple[str, ...]:
     c = rules.constraints
     names = tuple(p.name for p in c.pins) + tuple(f.name for f in c.forbids) + tuple(x.name for x in c.caps)
     if rules.leaf_memory_bytes is not None:
-        names += (c.memory_name or "memory per accelerator (each kind's)",)
-    return names
+        names += (c.memory_name or "memory per accelerator (each kind's, array memory_GiB)",)
+    return tuple(c.with_sources(names))
 
 
 def proven_conflict(names: tuple[str, ...]) -> Explanation:

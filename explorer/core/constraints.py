@@ -104,12 +104,26 @@ class Constraints:
     def memory_name(self) -> str:
         return f"memory <= {format_bytes(self.memory_bytes)} per accelerator" if self.memory_bytes is not None else ""
 
+    @property
+    def memory_source(self) -> str:
+        """Where the memory limit came from, as a cap's name says it: the option ("--memory", or
+        the API's "memory_GiB"), a constraints file's field, or the array's field ("" unknown)."""
+        if not self.memory_set:
+            return "array memory_GiB"
+        if not self.memory_origin or is_option(self.memory_origin, "--memory"):
+            return self.memory_origin
+        return f"{self.memory_origin} memory_GiB"
+
     def with_sources(self, names) -> list[str]:
         """Constraint names (``side_names``) with where each pin and forbid came from ("pin fc6@*=II
-        (cp.yaml); pin fc6@0=III (--pin)") when one came from a file; a cap's name says it already."""
+        (cp.yaml); pin fc6@0=III (--pin)") when one came from a file, and where the memory limit came
+        from ("memory <= 1 GB per accelerator (--memory)"); a cap's name says it already."""
         origin = {p.name: p.origin for p in self.pins} | {f.name: f.origin for f in self.forbids}
-        if all(is_option(origin.get(n, ""), "--pin") or is_option(origin.get(n, ""), "--forbid") for n in names):
-            return list(names)  # every one an option: the options say which
+        if self.memory_name and self.memory_source:
+            origin[self.memory_name] = self.memory_source
+        options = ("--pin", "--forbid")
+        if all(n == self.memory_name or any(is_option(origin.get(n, ""), o) for o in options) for n in names):
+            origin = {n: o for n, o in origin.items() if n == self.memory_name}  # pins, forbids: the options say which
         return [f"{n} ({origin[n]})" if origin.get(n) else n for n in names]
 
     def side_names(self) -> list[str]:
