@@ -1,5 +1,6 @@
 """fmt_seconds and fmt_joules share one milli/micro ladder (render._milli_micro): each keeps its
-own forms at the ends (e-notation, nanoseconds) and its own micro digits."""
+own forms below a microunit (nanoseconds; e-notation) and its own micro digits, and both switch to
+e-notation from a million units up."""
 
 from __future__ import annotations
 
@@ -21,8 +22,10 @@ from explorer.app.render import fmt_joules, fmt_seconds
     (F(1, 3), "333.33 ms", "333.33 mJ"),
     (1, "1.000 s", "1.000 J"),
     (999.9, "999.900 s", "999.900 J"),
-    (1e6, "1.000e+06 s", "1000000.000 J"),
-    (F(10**30), "1.000e+30 s", "1000000000000000019884624838656.000 J"),
+    (999999.5, "999999.500 s", "999999.500 J"),
+    (1e6, "1.000e+06 s", "1.000e+06 J"),  # from a million up both switch to e-notation
+    (F(10**30), "1.000e+30 s", "1.000e+30 J"),
+    (F(10**400), "1.000e+400 s", "1.000e+400 J"),  # beyond a double: no OverflowError
     (-2.0, "-2 s", "-2.000e+00 J"),
 ])
 def test_seconds_and_joules_on_one_ladder(v, seconds, joules):

@@ -63,7 +63,9 @@ def fmt_seconds(x: Fraction | float) -> str:
 
 
 def fmt_joules(x: Fraction | float) -> str:
-    v = float(x)
+    v = safe_float(x)
+    if v >= 1e6:  # a million joules and more: e-notation, as fmt_seconds (no 31-digit "J" column, no overflow)
+        return f"{_sci(x)} J"
     text = _milli_micro(v, "J", 1)
     return f"{v:.3e} J" if text is None else text  # below a microjoule: never a rounded-off "0.0 uJ"
 
