@@ -129,3 +129,22 @@ def test_reference_needs_one(done, capsys):
 def test_bad_plot_requests(done, capsys, args, message):
     code, _, err = run_cli(["plot", str(done), *args], capsys)
     assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_plan_layer_names_stay_level_when_they_fit(done, tmp_path):
+    """Short names (lenet-c's conv1 .. ip2, alexnet's conv1 .. fc8) are written flat; a long row
+    of long names (vgg-e's 19) is turned, and no two overlap either way."""
+    from explorer.app.sweep import layout
+    from explorer.app.sweep.plot import plan_figure
+
+    for row in (0, 10):  # lenet-c, alexnet
+        fig = plan_figure(done, row)
+        labels = layout.shown_xticklabels(fig.axes[0])
+        assert "conv1" in [t.get_text() for t in labels] and {t.get_rotation() for t in labels} == {0.0}
+        assert not layout.overlapping(labels, fig.canvas.get_renderer())
+    (tmp_path / "s.yaml").write_text("version: 1\nname: long\ngrid: {model: [vgg-e], levels: [2], solver: [dp]}\n")
+    list(sweep(tmp_path / "s.yaml", tmp_path / "out", workers=1))
+    fig = plan_figure(tmp_path / "out", 0)
+    labels = layout.shown_xticklabels(fig.axes[0])
+    assert len(labels) == 19 and {t.get_rotation() for t in labels} != {0.0}
+    assert not layout.overlapping(labels, fig.canvas.get_renderer())

@@ -478,24 +478,18 @@ def read_plan(folder: str | Path, row: int) -> dict[str, Any]:
 def plot_plan(folder: str | Path, row: int, out: str | Path) -> Plotted:
     """One point's plan as a levels x layers grid coloured by partition type (HyPar Fig. 5)."""
     path = _target(out)
-    d = read_plan(folder, row)
-    res = d["result"]
-    if not res or not res.get("plan"):
-        raise SpecError("--plan", f"point {row} has no plan (status {d['status']}: {d.get('error') or 'no plan'})")
-    if "layers" not in res:  # a split point of schema 3: types and alphas, no layer names (it raised KeyError)
-        raise SpecError(str(Path(folder) / "plans.jsonl"),
-                        f"point {row} was written by an older explore (schema_version {res.get('schema_version')}): its "
-                        "plan names no layers to draw; rerun explore sweep (the cache recomputes it)")
-    alphas = res.get("alphas")  # an explore split point: each cell's alpha is drawn under its type
-    if alphas and len(res["layers"]) > MAX_LABELLED_LAYERS:
-        raise SpecError("--plan", f"point {row} is an explore split point (split {res.get('split')}) of "
-                                  f"{len(res.get('layers') or ())} layers, more than the {MAX_LABELLED_LAYERS} whose "
-                                  "alphas --plan can write in their cells; its types and alphas are in plans.jsonl")
+    return _save(plan_figure(folder, row), path)
+
+
+def plan_figure(folder: str | Path, row: int):
+    """Point ``row``'s plan figure, laid out: layer names stay level where they fit, turned only
+    where they would overlap (``layout.finish``)."""
+    res = _plan_result(folder, row)
     plt = pyplot()
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
 
-    plan, layers = res["plan"], res["layers"]
+    plan, layers, alphas = res["plan"], res["layers"], res.get("alphas")
     types = [t for t in TYPE_COLOURS if any(t in lvl for lvl in plan)]
     codes = [[list(TYPE_COLOURS).index(t) for t in lvl] for lvl in plan]
     H, L = len(plan), len(layers)
@@ -507,7 +501,7 @@ def plot_plan(folder: str | Path, row: int, out: str | Path) -> Plotted:
                 label = plan[h][j] + ("" if not alphas else "\n" + cell_alpha(alphas[h], j))
                 ax.text(j, h, label, ha="center", va="center", fontsize=7 if L <= 24 else 5, color="white")
     ax.set_xticks(range(L))
-    ax.set_xticklabels(layers, rotation=90, fontsize=7 if L <= 40 else 5)
+    ax.set_xticklabels(layers, rotation=0, fontsize=7 if L <= 40 else 5)  # layout.finish turns them if they overlap
     ax.set_yticks(range(H))
     ax.set_yticklabels([f"level {h}" for h in range(H)], fontsize=8)
     ax.set_xticks([j - 0.5 for j in range(1, L)], minor=True)
@@ -516,14 +510,35 @@ def plot_plan(folder: str | Path, row: int, out: str | Path) -> Plotted:
     ax.tick_params(which="minor", length=0)
     ax.legend(handles=[Patch(color=TYPE_COLOURS[t], label=f"type {t}") for t in types], loc="upper left",
               bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
-    traffic = res.get("traffic_bytes")
-    ax.set_title(f"point {row}: {res['model']} on {res['accelerators']} accelerators ({res['array']}), {res['space']} space, "
-                 f"batch {res['batch']}\n{res['solver']} {res['status']}, traffic {(_to_float(traffic, 'traffic_bytes') or 0) / 1e9:.3g} GB, "
-                 f"step {res['step_time_s'] * 1e3:.3g} ms"
-                 + ("" if not alphas else f"\nsplit {res.get('split')}: under each type the alpha, subgroup 0's share "
-                                         "(a/b|c/d: the level's groups differ)"), fontsize=9)
+    ax.set_title(_plan_title(res, row), fontsize=9)
     layout.finish(fig, {ax: True})
-    return _save(fig, path)
+    return fig
+
+
+def _plan_result(folder: str | Path, row: int) -> dict[str, Any]:
+    """Point ``row``'s single-run result, refused in one line when it has no plan to draw."""
+    d = read_plan(folder, row)
+    res = d["result"]
+    if not res or not res.get("plan"):
+        raise SpecError("--plan", f"point {row} has no plan (status {d['status']}: {d.get('error') or 'no plan'})")
+    if "layers" not in res:  # a split point of schema 3: types and alphas, no layer names (it raised KeyError)
+        raise SpecError(str(Path(folder) / "plans.jsonl"),
+                        f"point {row} was written by an older explore (schema_version {res.get('schema_version')}): its "
+                        "plan names no layers to draw; rerun explore sweep (the cache recomputes it)")
+    if res.get("alphas") and len(res["layers"]) > MAX_LABELLED_LAYERS:  # a split point: alphas in the cells
+        raise SpecError("--plan", f"point {row} is an explore split point (split {res.get('split')}) of "
+                                  f"{len(res.get('layers') or ())} layers, more than the {MAX_LABELLED_LAYERS} whose "
+                                  "alphas --plan can write in their cells; its types and alphas are in plans.jsonl")
+    return res
+
+
+def _plan_title(res: dict[str, Any], row: int) -> str:
+    traffic = (_to_float(res.get("traffic_bytes"), "traffic_bytes") or 0) / 1e9
+    return (f"point {row}: {res['model']} on {res['accelerators']} accelerators ({res['array']}), {res['space']} space, "
+            f"batch {res['batch']}\n{res['solver']} {res['status']}, traffic {traffic:.3g} GB, "
+            f"step {res['step_time_s'] * 1e3:.3g} ms"
+            + ("" if not res.get("alphas") else f"\nsplit {res.get('split')}: under each type the alpha, subgroup 0's "
+                                                "share (a/b|c/d: the level's groups differ)"))
 
 
 MAX_LABELLED_LAYERS = 40  # the most layers whose cells --plan labels (a split point's alphas need the labels)
