@@ -1,7 +1,8 @@
-"""Redraw every figure of the docs (docs/sweeps/*.png) from the shipped sweep files.
+"""Redraw every figure of the docs (docs/sweeps/*.png, docs/figures/hypar/) from the shipped sweep files.
 
 Each figure is one `explore plot` of one `explore sweep` (the commands the pages show, in
-docs/sweeps.md and docs/reproducing.md). Sweeps run into --runs (default runs/), cached there,
+docs/sweeps.md and docs/reproducing.md); HyPar's paper figures (`--only hypar`) are
+`explore reproduce hypar` under both accountings, copied into docs/figures/hypar/. Sweeps run into --runs (default runs/), cached there,
 so a second run only redraws; the images are written into docs/sweeps/ under the names the
 pages link to. Needs the plot extra (matplotlib).
 
@@ -73,7 +74,25 @@ FIGURES: dict[str, list[list[str]]] = {
 }
 
 
+# HyPar's paper figures (docs/reproducing.md, "The figures"): drawn by explore reproduce hypar
+# into --runs (with its point cache), then copied where the page links them
+PAPER = {"hypar": [("model", ("5", "6", "7", "8", "9", "10", "11", "12", "13"), "docs/figures/hypar"),
+                   ("hypar-figures", ("5", "6", "7", "8", "12"), "docs/figures/hypar/hypar-figures")]}
+
+
+def paper_commands(runs: str) -> list[list[str]]:
+    out = []
+    for accounting, numbers, dest in PAPER["hypar"]:
+        run = f"{runs}/hypar-{accounting}"
+        out.append(["explore", "reproduce", "hypar", *(a for n in numbers for a in ("--figure", n)),
+                    "--accounting", accounting, "--out", run])
+        out.append(["cp", *(f"{run}/hypar-fig{n}.png" for n in numbers), dest])
+    return out
+
+
 def commands(name: str, runs: str, workers: int | None) -> list[list[str]]:
+    if name in PAPER:
+        return paper_commands(runs)
     run = f"{runs}/{name}"
     sweep = ["explore", "sweep", f"spaces/{name}.yaml", "--out", run]
     if workers:
@@ -83,12 +102,12 @@ def commands(name: str, runs: str, workers: int | None) -> list[list[str]]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", action="append", choices=sorted(FIGURES), help="one sweep's figures (repeatable)")
+    ap.add_argument("--only", action="append", choices=sorted(FIGURES | PAPER), help="one sweep's figures (repeatable)")
     ap.add_argument("--runs", default="runs", help="folder of the sweeps' outputs and caches (default runs/)")
     ap.add_argument("--workers", type=int, default=None, help="sweep workers (default: one per core)")
     ap.add_argument("--list", action="store_true", help="print the commands, run nothing")
     args = ap.parse_args()
-    for name in args.only or list(FIGURES):
+    for name in args.only or [*FIGURES, *PAPER]:
         for cmd in commands(name, args.runs, args.workers):
             print("$", shlex.join(cmd), flush=True)
             if args.list:

@@ -193,3 +193,41 @@ def test_the_commands_figure_list_is_the_papers():
     from explorer.app.reproduce import cli, paper
 
     assert cli.FIGURES == paper.FIGURES
+
+
+def _boxes(f):
+    f.canvas.draw()
+    r = f.canvas.get_renderer()
+    ax = f.axes[0]
+    ticks = [t.get_window_extent(r) for t in ax.get_xticklabels() if t.get_text()]
+    return r, ax, ticks, f.legends[0].get_window_extent(r) if f.legends else ax.get_legend().get_window_extent(r)
+
+
+def test_figure_9_legend_covers_no_cell(tmp_path):
+    """Fig. 9's legend sat inside the heatmap, over its top-left cells: now it is under the axes,
+    clear of the image, the tick labels and the axis label."""
+    pytest.importorskip("matplotlib")
+    from explorer.app.reproduce.draw import render
+    from explorer.app.reproduce.hypar import Context, reproduce
+
+    f = render(reproduce(9, Context(Accounting.MODEL, tmp_path)), "model")
+    r, ax, ticks, legend = _boxes(f)
+    image = ax.images[0].get_window_extent(r)
+    assert not legend.overlaps(image) and all(not legend.overlaps(t) for t in ticks)
+    assert not legend.overlaps(ax.xaxis.label.get_window_extent(r)) and legend.y1 < image.y0
+
+
+@pytest.mark.parametrize("n", [6, 11])
+def test_bar_figure_legends_sit_just_under_the_tick_labels(tmp_path, n):
+    """Figs. 6-8, 11-13: the legend under the turned tick labels (or the axis label) with no empty
+    band between them (it was anchored at a fixed offset: a band of ~30 px at 90 dpi) and none below."""
+    pytest.importorskip("matplotlib")
+    from explorer.app.reproduce.draw import render
+    from explorer.app.reproduce.hypar import Context, reproduce
+
+    f = render(reproduce(n, Context(Accounting.MODEL, tmp_path)), "model")
+    f.set_dpi(90)
+    r, ax, ticks, legend = _boxes(f)
+    above = min([t.y0 for t in ticks] + ([ax.xaxis.label.get_window_extent(r).y0] if ax.xaxis.label.get_text() else []))
+    assert 0 <= above - legend.y1 <= 15, (above, legend.y1)  # pixels between the labels and the legend
+    assert legend.y0 <= 15  # and the legend at the figure's foot

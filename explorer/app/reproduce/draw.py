@@ -57,11 +57,17 @@ def _grouped_bars(ax, groups: dict[str, list[Row]], log: bool, clip: float | Non
     ax.grid(axis="y", alpha=0.3, which="both")
 
 
+def _legend_below(f, handles, labels, ncol: int) -> None:
+    """The legend under the axes and their tick labels, with no band between (constrained layout
+    makes room for it; a legend anchored at a fixed offset left a gap or overlapped the labels)."""
+    f.legend(handles, labels, fontsize=7, ncol=ncol, loc="outside lower center")
+
+
 def _bars(fig: Figure, ax) -> None:
     _grouped_bars(ax, _series(fig.rows), fig.chart.get("log", False), fig.chart.get("clip"), fig.chart.get("colours"),
                   fig.chart.get("labels"))
     ax.set_ylabel(fig.chart["ylabel"])
-    ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.22))
+    _legend_below(ax.figure, *ax.get_legend_handles_labels(), ncol=3)
 
 
 def _scalability(fig: Figure, ax) -> None:
@@ -81,7 +87,7 @@ def _scalability(fig: Figure, ax) -> None:
     right.set_ylabel("total communication / GB")
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = right.get_legend_handles_labels()
-    ax.legend(h1 + h2, l1 + l2, fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.18))
+    _legend_below(ax.figure, h1 + h2, l1 + l2, ncol=4)
 
 
 def _plans(fig: Figure, plt, title: str):
@@ -111,7 +117,7 @@ def _grid(fig: Figure, plt, title: str):
     a_codes = sorted({k[0] for k in grid})
     b_codes = sorted({k[1] for k in grid})
     values = [[grid[(a, b)] for b in b_codes] for a in a_codes]
-    f, ax = plt.subplots(figsize=(7.5, 6.5))
+    f, ax = plt.subplots(figsize=(7.5, 7), layout="constrained")
     im = ax.imshow(values, cmap="viridis", origin="lower")
     f.colorbar(im, ax=ax, label="performance over data parallelism")
     ax.set_xticks(range(len(b_codes)), b_codes, rotation=90, fontsize=7)
@@ -126,14 +132,14 @@ def _grid(fig: Figure, plt, title: str):
         style = {"c": colour} if marker == "x" else {"facecolor": "none", "edgecolor": colour}
         ax.scatter(b_codes.index(b), a_codes.index(a), marker=marker, s=110, linewidth=2, label=label, **style)
     perf = {r.series: r for r in fig.rows if r.x == "performance"}
-    ax.set_title(title + f"\nours: HyPar {float(perf['hypar'].ours):.2f}, peak {float(perf['peak'].ours):.2f}; "
+    f.suptitle(title + f"\nours: HyPar {float(perf['hypar'].ours):.2f}, peak {float(perf['peak'].ours):.2f}; "
                  f"paper: HyPar {perf['hypar'].paper}, peak {perf['peak'].paper}", fontsize=9)
-    ax.legend(fontsize=7, loc="upper left", framealpha=0.9)
+    _legend_below(f, *ax.get_legend_handles_labels(), ncol=4)  # inside the axes it covered the top-left cells
     return f
 
 
-def draw(fig: Figure, path: Path, accounting: str) -> None:
-    """Write the figure's PNG to ``path``."""
+def render(fig: Figure, accounting: str):
+    """The figure, laid out (a matplotlib Figure; ``draw`` saves it)."""
     plt = pyplot("explore reproduce")
     kind = fig.chart.get("kind")
     ours = f"hypar-paper array, one global calibration; accounting {accounting}"
@@ -144,9 +150,18 @@ def draw(fig: Figure, path: Path, accounting: str) -> None:
     elif kind == "grid":
         f = _grid(fig, plt, title)
     else:
-        f, ax = plt.subplots(figsize=(9, 4.8))
+        f, ax = plt.subplots(figsize=(9, 4.8), layout="constrained")
         (_scalability if kind == "scalability" else _bars)(fig, ax)
         ax.set_title(title, fontsize=9)
-    f.tight_layout()
+    if f.get_layout_engine() is None:
+        f.tight_layout()
+    return f
+
+
+def draw(fig: Figure, path: Path, accounting: str) -> None:
+    """Write the figure's PNG to ``path``."""
+    f = render(fig, accounting)
     f.savefig(path, dpi=90)
+    import matplotlib.pyplot as plt
+
     plt.close(f)
