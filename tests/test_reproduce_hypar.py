@@ -231,3 +231,23 @@ def test_bar_figure_legends_sit_just_under_the_tick_labels(tmp_path, n):
     above = min([t.y0 for t in ticks] + ([ax.xaxis.label.get_window_extent(r).y0] if ax.xaxis.label.get_text() else []))
     assert 0 <= above - legend.y1 <= 15, (above, legend.y1)  # pixels between the labels and the legend
     assert legend.y0 <= 15  # and the legend at the figure's foot
+
+
+def test_figure_5_names_level_where_they_fit(tmp_path):
+    """Fig. 5's panels: SFC's fc1 .. fc4 and VGG-A's names are written level (they fit); VGG-B's
+    13 names in a narrow panel are turned upright, every one kept; none overlap."""
+    pytest.importorskip("matplotlib")
+    from explorer.app.reproduce.draw import render
+    from explorer.app.reproduce.hypar import Context, reproduce
+    from explorer.app.sweep import layout
+
+    f = render(reproduce(5, Context(Accounting.MODEL, tmp_path)), "model")
+    f.canvas.draw()
+    panels = {ax.get_title().split(" (")[0]: layout.shown_xticklabels(ax) for ax in f.axes}
+    assert {t.get_rotation() for t in panels["SFC"]} == {t.get_rotation() for t in panels["VGG-A"]} == {0.0}
+    assert {t.get_rotation() for t in panels["VGG-B"]} == {90.0} and len(panels["VGG-B"]) == 13
+    r = f.canvas.get_renderer()
+    assert not layout.overlapping(panels["SFC"], r) and not layout.overlapping(panels["VGG-A"], r)
+    for labels in panels.values():  # turned ones may stand closer than the level ones' padding, never touch
+        boxes = sorted((t.get_window_extent(r) for t in labels), key=lambda b: b.x0)
+        assert all(a.x1 <= b.x0 for a, b in zip(boxes, boxes[1:]))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..sweep import layout
 from ..sweep.plot import pyplot
 from .hypar import Figure, Row
 
@@ -101,7 +102,7 @@ def _plans(fig: Figure, plt, title: str):
                 ax.scatter(li, -h, s=60, facecolor="black" if a == "1" else "white", edgecolor="black", zorder=2)
                 if a != b:
                     ax.scatter(li, -h, s=190, facecolor="none", edgecolor="red", linewidth=1.5, zorder=3)
-        ax.set_xticks(range(len(layers)), layers, rotation=90, fontsize=6)
+        ax.set_xticks(range(len(layers)), layers, rotation=0, fontsize=6)  # turned by finish where they overlap
         ax.set_yticks([0, -1, -2, -3], ["H1", "H2", "H3", "H4"], fontsize=7)
         ax.set_xlim(-0.7, len(layers) - 0.3)
         ax.set_ylim(-3.6, 0.6)
@@ -109,7 +110,22 @@ def _plans(fig: Figure, plt, title: str):
         ax.set_title(f"{name} ({differ} cell{' differs' if differ == 1 else 's differ'})", fontsize=8)
     f.suptitle(title + "\nfilled: model parallelism (II), open: data parallelism (I); red ring: the paper's Fig. 5 "
                "has the other type", fontsize=9)
+    _level_where_they_fit(f, axes.flat)
     return f
+
+
+def _level_where_they_fit(f, axes) -> None:
+    """Each panel's layer names level where they fit, else all turned upright (never thinned: each
+    names a column of marks)."""
+    f.tight_layout()
+    f.canvas.draw()
+    renderer = f.canvas.get_renderer()
+    for ax in axes:
+        labels = layout.shown_xticklabels(ax)
+        if layout.overlapping(labels, renderer):
+            for t in labels:
+                t.set_rotation(90)
+    f.tight_layout()
 
 
 def _grid(fig: Figure, plt, title: str):
@@ -153,9 +169,7 @@ def render(fig: Figure, accounting: str):
         f, ax = plt.subplots(figsize=(9, 4.8), layout="constrained")
         (_scalability if kind == "scalability" else _bars)(fig, ax)
         ax.set_title(title, fontsize=9)
-    if f.get_layout_engine() is None:
-        f.tight_layout()
-    return f
+    return f  # laid out: the plans by tight_layout, the others by their constrained layout
 
 
 def draw(fig: Figure, path: Path, accounting: str) -> None:
