@@ -1,4 +1,4 @@
-"""Redraw every figure of the docs (docs/sweeps/*.png, docs/figures/hypar/) from the shipped sweep files.
+"""Redraw every figure of the docs (docs/sweeps/*.png, docs/figures/hypar/) from the shipped files.
 
 Each figure is one `explore plot` of one `explore sweep` (the commands the pages show, in
 docs/sweeps.md and docs/reproducing.md); HyPar's paper figures (`--only hypar`) are

@@ -102,7 +102,7 @@ def _plans(fig: Figure, plt, title: str):
                 ax.scatter(li, -h, s=60, facecolor="black" if a == "1" else "white", edgecolor="black", zorder=2)
                 if a != b:
                     ax.scatter(li, -h, s=190, facecolor="none", edgecolor="red", linewidth=1.5, zorder=3)
-        ax.set_xticks(range(len(layers)), layers, rotation=0, fontsize=6)  # turned by finish where they overlap
+        ax.set_xticks(range(len(layers)), layers, rotation=0, fontsize=6)  # turned where they overlap
         ax.set_yticks([0, -1, -2, -3], ["H1", "H2", "H3", "H4"], fontsize=7)
         ax.set_xlim(-0.7, len(layers) - 0.3)
         ax.set_ylim(-3.6, 0.6)
