@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
-from itertools import chain, product
+from itertools import chain, product, repeat
+from operator import itemgetter, rshift
 
 from .network import Network
 from .partition import (  # noqa: F401 - compositions is re-exported
@@ -200,6 +201,67 @@ class CostTables:
             inter.append([[(x * fin) >> 2 for x in row] for row in q])
         return intra, inter
 
+    @cached_property
+    def _shift_tables(self):
+        """Every level's amounts at once (small networks), indexed by halvings: a layer's sizes at
+        any level depend only on how many times each was halved above it (0 to levels - 1), so one
+        table per layer and per edge serves every level.
+
+        Per layer: the tuple ``tab[k * H + s]``, type k's exchanged size halved s times (0 where
+        the type exchanges nothing), and its ``_LevelKeys``; per edge e: (a list of matrices, an
+        offset o) with the matrix at o + s the edge's inter matrix [prev][next] (nested tuples)
+        at its consumer's A(F) halved s times. The same shifts and products as ``intra`` and
+        ``inter``, computed along whole columns: each (producer kind, consumer kind) pair's
+        edges together, each distinct quarters value once."""
+        H, types = self.levels, self.types
+        K, rH = len(types), range(H)
+        sizes = [0 if i is None else base[i]
+                 for base, nt in zip(self._base, self._node_types) for i in (nt.exchanged[t.index] for t in types)]
+        n = len(sizes)
+        by_size = zip(*[list(map(rshift, sizes, repeat(s, n))) for s in rH])  # per (layer, type): over s
+        intra_tabs = list(zip(*[chain.from_iterable(by_size)] * (K * H)))
+        kinds: dict = {}
+        for nt in self._node_types:
+            if nt not in kinds:
+                kinds[nt] = _level_keys(nt, types, H)
+        keys = [kinds[nt] for nt in self._node_types]
+        return intra_tabs, keys, self._inter_by_halvings()
+
+    def _inter_by_halvings(self) -> list[tuple[list, int]]:
+        """``_shift_tables``' edge part: per edge (matrices, offset)."""
+        H, types, edge_base = self.levels, self.types, self._edge_base
+        K = len(types)
+        groups: dict[int, tuple[dict, list[int]]] = {}  # edge_quarters' dicts are shared per kind pair
+        for e, q in enumerate(self.edge_quarters):
+            groups.setdefault(id(q), (q, []))[1].append(e)
+        out: list = [None] * len(self.edges)
+        for q, es in groups.values():
+            fins = [edge_base[e] >> s for e in es for s in range(H)]
+            columns: dict[int, list[int]] = {}  # quarters value -> its entries over (edge, s)
+            for x in set(q.values()):
+                columns[x] = [(x * f) >> 2 for f in fins]
+            cols = [columns[q[(a, b)]] for a in types for b in types]
+            mats = list(zip(*[zip(*cols[a * K:(a + 1) * K]) for a in range(K)]))
+            for j, e in enumerate(es):
+                out[e] = (mats, j * H)
+        return out
+
+    def level_tuples(self, counts: list[Counts]) -> tuple[list, list]:
+        """``level_rows`` for readers: the same numbers, intra[l] a tuple over the space's types and
+        inter[e] nested tuples [prev][next], shared with the tables (small networks: looked up in
+        ``_shift_tables``; large ones: ``level_rows``' lists)."""
+        if len(counts) >= ROWS_IN_PYTHON_BELOW or not self.levels:
+            return self.level_rows(counts)
+        tabs, keys, inter = self._shift_tables
+        intra, fin = [], []
+        for d, tab, c in zip(keys, tabs, counts):
+            key = d[c]
+            if key is None:  # more halvings than the tables hold (counts past the last level)
+                return self._level_rows_python(counts)
+            intra.append(key[0](tab))
+            fin.append(key[1])
+        return intra, [mats[o + fin[v]] for (mats, o), (_, v) in zip(inter, self.edges)]
+
     def level_arrays(self, counts: list[Counts]):
         """``level_rows`` as int64 numpy arrays, intra [layer, k] and inter [edge, k_prev, k_next]
         (every entry below 2^62), or None when int64 could overflow."""
@@ -243,6 +305,36 @@ class CostTables:
             total += max(self.inter(e, a, b, ZERO_COUNTS) for a, b in product(self.types, self.types))
         return total
 
+
+
+class _LevelKeys(dict):
+    """counts -> (a function picking the intra row at those counts out of a layer's
+    ``_shift_tables`` entry, the halvings of A(F)), or None past the tables; one per (node kind,
+    space types, levels), filled as counts are met."""
+
+    def __init__(self, nt, types: tuple[PartitionType, ...], levels: int):
+        super().__init__()
+        self.nt, self.exchanged, self.levels = nt, [nt.exchanged[t.index] for t in types], levels
+
+    def __missing__(self, counts: Counts):
+        hv, H = self.nt.halvings(counts), self.levels
+        key = None
+        if max(hv) < H:
+            pos = [k * H + (0 if i is None else hv[i]) for k, i in enumerate(self.exchanged)]
+            key = (itemgetter(*pos) if len(pos) > 1 else (lambda tab, p=pos[0]: (tab[p],)), hv[_F_IN])
+        self[counts] = key
+        return key
+
+
+_LEVEL_KEYS: dict[tuple, _LevelKeys] = {}
+
+
+def _level_keys(nt, types: tuple[PartitionType, ...], levels: int) -> _LevelKeys:
+    key = (nt, types, levels)
+    keys = _LEVEL_KEYS.get(key)
+    if keys is None:
+        keys = _LEVEL_KEYS[key] = _LevelKeys(nt, types, levels)
+    return keys
 
 
 _QUARTERS: dict[tuple, dict[tuple[PartitionType, PartitionType], int]] = {}
