@@ -199,22 +199,20 @@ def _chain_scan_3(intra, inter) -> tuple[list[int], int]:
     """``_chain_scan`` for three types, unrolled (the same sums and comparisons)."""
     c0, c1, c2 = intra[0]
     back = []
-    for row, (m0, m1, m2) in zip(intra[1:], inter):
-        bp = []
-        new = []
-        for k in (0, 1, 2):
-            best, arg = c0 + m0[k], 0
-            c = c1 + m1[k]
-            if c < best:
-                best, arg = c, 1
-            c = c2 + m2[k]
-            if c < best:
-                best, arg = c, 2
-            new.append(best + row[k])
-            bp.append(arg)
-        c0, c1, c2 = new
-        back.append(bp)
+    for (r0, r1, r2), ((a0, a1, a2), (b0, b1, b2), (d0, d1, d2)) in zip(intra[1:], inter):
+        n0, p0 = _first_min_3(c0 + a0, c1 + b0, c2 + d0)
+        n1, p1 = _first_min_3(c0 + a1, c1 + b1, c2 + d1)
+        n2, p2 = _first_min_3(c0 + a2, c1 + b2, c2 + d2)
+        c0, c1, c2 = n0 + r0, n1 + r1, n2 + r2
+        back.append((p0, p1, p2))
     return _backtrack_chain(back, [c0, c1, c2])
+
+
+def _first_min_3(x: int, y: int, z: int) -> tuple[int, int]:
+    """The least of three and the position of its first occurrence."""
+    if y < x:
+        return (z, 2) if z < y else (y, 1)
+    return (z, 2) if z < x else (x, 0)
 
 
 _SCANS = {2: _chain_scan_2, 3: _chain_scan_3}

@@ -214,17 +214,15 @@ class CostTables:
         ``inter``, computed along whole columns: each (producer kind, consumer kind) pair's
         edges together, each distinct quarters value once."""
         H, types = self.levels, self.types
-        K, rH = len(types), range(H)
-        sizes = [0 if i is None else base[i]
-                 for base, nt in zip(self._base, self._node_types) for i in (nt.exchanged[t.index] for t in types)]
-        n = len(sizes)
-        by_size = zip(*[list(map(rshift, sizes, repeat(s, n))) for s in rH])  # per (layer, type): over s
-        intra_tabs = list(zip(*[chain.from_iterable(by_size)] * (K * H)))
-        kinds: dict = {}
+        kinds: dict = {}  # NodeTypes -> its _LevelKeys
         for nt in self._node_types:
             if nt not in kinds:
                 kinds[nt] = _level_keys(nt, types, H)
         keys = [kinds[nt] for nt in self._node_types]
+        sizes = [0 if i is None else base[i] for base, d in zip(self._base, keys) for i in d.exchanged]
+        rH = range(H)
+        flat = [x >> s for x in sizes for s in rH]
+        intra_tabs = list(zip(*[iter(flat)] * (len(types) * H)))
         return intra_tabs, keys, self._inter_by_halvings()
 
     def _inter_by_halvings(self) -> list[tuple[list, int]]:
@@ -237,10 +235,9 @@ class CostTables:
         out: list = [None] * len(self.edges)
         for q, es in groups.values():
             fins = [edge_base[e] >> s for e in es for s in range(H)]
-            columns: dict[int, list[int]] = {}  # quarters value -> its entries over (edge, s)
-            for x in set(q.values()):
-                columns[x] = [(x * f) >> 2 for f in fins]
-            cols = [columns[q[(a, b)]] for a in types for b in types]
+            qs = _quarters_flat(q, types)
+            columns = {x: [(x * f) >> 2 for f in fins] for x in set(qs)}  # each value's entries over (edge, s)
+            cols = [columns[x] for x in qs]
             mats = list(zip(*[zip(*cols[a * K:(a + 1) * K]) for a in range(K)]))
             for j, e in enumerate(es):
                 out[e] = (mats, j * H)
@@ -338,6 +335,16 @@ def _level_keys(nt, types: tuple[PartitionType, ...], levels: int) -> _LevelKeys
 
 
 _QUARTERS: dict[tuple, dict[tuple[PartitionType, PartitionType], int]] = {}
+_QUARTERS_FLAT: dict[int, list[int]] = {}
+
+
+def _quarters_flat(q: dict, types: tuple[PartitionType, ...]) -> list[int]:
+    """One of ``_quarters``' dicts as a list [prev * K + next] over ``types`` (the types it was
+    built for), once per process (the dicts live in ``_QUARTERS``, so their ids stay theirs)."""
+    flat = _QUARTERS_FLAT.get(id(q))
+    if flat is None:
+        flat = _QUARTERS_FLAT[id(q)] = [q[(a, b)] for a in types for b in types]
+    return flat
 
 
 def _quarters(producer, consumer, types) -> dict[tuple[PartitionType, PartitionType], int]:
