@@ -196,23 +196,29 @@ def _chain_scan_2(intra, inter) -> tuple[list[int], int]:
 
 
 def _chain_scan_3(intra, inter) -> tuple[list[int], int]:
-    """``_chain_scan`` for three types, unrolled (the same sums and comparisons)."""
+    """``_chain_scan`` for three types, unrolled (the same sums and comparisons: per next type k,
+    the first least of cost[0] + m[0][k], cost[1] + m[1][k], cost[2] + m[2][k])."""
     c0, c1, c2 = intra[0]
     back = []
     for (r0, r1, r2), ((a0, a1, a2), (b0, b1, b2), (d0, d1, d2)) in zip(intra[1:], inter):
-        n0, p0 = _first_min_3(c0 + a0, c1 + b0, c2 + d0)
-        n1, p1 = _first_min_3(c0 + a1, c1 + b1, c2 + d1)
-        n2, p2 = _first_min_3(c0 + a2, c1 + b2, c2 + d2)
-        c0, c1, c2 = n0 + r0, n1 + r1, n2 + r2
+        x, y, z = c0 + a0, c1 + b0, c2 + d0
+        if y < x:
+            n0, p0 = (z, 2) if z < y else (y, 1)
+        else:
+            n0, p0 = (z, 2) if z < x else (x, 0)
+        x, y, z = c0 + a1, c1 + b1, c2 + d1
+        if y < x:
+            n1, p1 = (z, 2) if z < y else (y, 1)
+        else:
+            n1, p1 = (z, 2) if z < x else (x, 0)
+        x, y, z = c0 + a2, c1 + b2, c2 + d2
+        if y < x:
+            c2, p2 = (z, 2) if z < y else (y, 1)
+        else:
+            c2, p2 = (z, 2) if z < x else (x, 0)
+        c0, c1, c2 = n0 + r0, n1 + r1, c2 + r2
         back.append((p0, p1, p2))
     return _backtrack_chain(back, [c0, c1, c2])
-
-
-def _first_min_3(x: int, y: int, z: int) -> tuple[int, int]:
-    """The least of three and the position of its first occurrence."""
-    if y < x:
-        return (z, 2) if z < y else (y, 1)
-    return (z, 2) if z < x else (x, 0)
 
 
 _SCANS = {2: _chain_scan_2, 3: _chain_scan_3}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property
+from .cached import cached_property
 from itertools import chain, product, repeat
 from operator import itemgetter, rshift
 

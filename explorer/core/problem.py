@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from functools import cached_property
+from .cached import cached_property
 
 from .array import ArraySpec
 from .comm import training_flops
