@@ -81,9 +81,12 @@ class CostTables:
     @cached_property
     def _edge_base(self) -> list[int]:
         """Per edge: the tensor it carries, in units (the consumer's A(F) times the edge's share)."""
-        out = []
+        out, base = [], self._base
         for (_, v), share in zip(self.edges, self.network.edge_shares):
-            x, rest = divmod(self._base[v][0] * share.numerator, share.denominator)
+            if share == 1:  # (an int or a Fraction) every edge but those into a concat
+                out.append(base[v][0])
+                continue
+            x, rest = divmod(base[v][0] * share.numerator, share.denominator)
             assert rest == 0, "edge tensors are whole elements"
             out.append(x)
         return out
@@ -102,8 +105,16 @@ class CostTables:
         """Per edge, 4 * (f + e) of the derived inter-layer coefficient: amounts in quarters of
         the edge's tensor. Depends on the producer's and consumer's ``NodeTypes`` (and the space):
         one dict per such pair, shared by every edge and every problem (``_quarters``)."""
-        types = self.types
-        return [_quarters(self._node_types[u], self._node_types[v], types) for u, v in self.edges]
+        types, nts = self.types, self._node_types
+        pairs: dict = {}  # (producer kind, consumer kind) -> its dict, looked up in _QUARTERS once
+        out = []
+        for u, v in self.edges:
+            key = (nts[u], nts[v])
+            q = pairs.get(key)
+            if q is None:
+                q = pairs[key] = _quarters(key[0], key[1], types)
+            out.append(q)
+        return out
 
     def intra(self, layer: int, t: PartitionType, counts: Counts) -> int:
         """``comm.intra_amount`` in units: the exchanged size shifted by its halvings."""
