@@ -133,7 +133,7 @@ def dp_level(problem: Problem, h: int, counts: list[Counts], chain: bool | None 
     ``chain``: whether the network is a chain, if the caller knows (it costs a pass over the network)."""
     if not (problem.network.is_chain if chain is None else chain):
         return graph_level(problem, h, counts)
-    fast = chain_level_vectorised(problem, h, counts)
+    fast = chain_level_vectorised(problem, h, counts) if problem.num_layers >= VECTORISE_FROM else None
     return fast if fast is not None else chain_level(problem, h, counts)
 
 

@@ -261,14 +261,11 @@ class CostTables:
         if len(counts) >= ROWS_IN_PYTHON_BELOW or not self.levels:
             return self.level_rows(counts)
         tabs, keys, inter = self._shift_tables
-        intra, fin = [], []
-        for d, tab, c in zip(keys, tabs, counts):
-            key = d[c]
-            if key is None:  # more halvings than the tables hold (counts past the last level)
-                return self._level_rows_python(counts)
-            intra.append(key[0](tab))
-            fin.append(key[1])
-        return intra, [mats[o + fin[v]] for (mats, o), (_, v) in zip(inter, self.edges)]
+        found = [d[c] for d, c in zip(keys, counts)]
+        if None in found:  # more halvings than the tables hold (counts past the last level)
+            return self._level_rows_python(counts)
+        return ([get(tab) for (get, _), tab in zip(found, tabs)],
+                [mats[o + found[v][1]] for (mats, o), (_, v) in zip(inter, self.edges)])
 
     def level_arrays(self, counts: list[Counts]):
         """``level_rows`` as int64 numpy arrays, intra [layer, k] and inter [edge, k_prev, k_next]
