@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from .cached import cached_property
-from itertools import chain, product, repeat
-from operator import itemgetter, rshift
+from itertools import chain, product
+from operator import itemgetter
 
+from .cached import cached_property
 from .network import Network
 from .partition import (  # noqa: F401 - compositions is re-exported
     NUM_TYPES,

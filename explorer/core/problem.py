@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from .cached import cached_property
 
 from .array import ArraySpec
+from .cached import cached_property
 from .comm import training_flops
 from .constraints import Constraints
 from .costs import CostTables, plan_final_counts
