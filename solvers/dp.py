@@ -60,7 +60,7 @@ def graph_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, i
     """Exact minimum of c_h over one level's choices on a graph (frontier elimination)."""
     types = problem.tables.types
     N = problem.num_layers
-    intra, inter = problem.tables.level_rows(counts)
+    intra, inter = problem.tables.level_tuples(counts)
     allowed = _allowed_indices(problem, h)
     in_edges: list[list[tuple[int, int]]] = [[] for _ in range(N)]  # (edge, producer)
     last_use = list(range(N))
@@ -133,7 +133,7 @@ def dp_level(problem: Problem, h: int, counts: list[Counts], chain: bool | None 
     ``chain``: whether the network is a chain, if the caller knows (it costs a pass over the network)."""
     if not (problem.network.is_chain if chain is None else chain):
         return graph_level(problem, h, counts)
-    fast = chain_level_vectorised(problem, h, counts)
+    fast = chain_level_vectorised(problem, h, counts) if problem.num_layers >= VECTORISE_FROM else None
     return fast if fast is not None else chain_level(problem, h, counts)
 
 
@@ -141,24 +141,34 @@ def chain_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, i
     """Algorithm 1 on a chain, layer by layer in Python integers (the reference tie-breaking)."""
     tables = problem.tables
     types = tables.types
-    K = len(types)
-    L = problem.num_layers
-    intra, inter = tables.level_rows(counts)
+    intra, inter = tables.level_tuples(counts)
     if not problem.constraints.empty or not problem.every_type_everywhere:
-        for l in range(L):  # noqa: E741
+        intra = list(intra)
+        for l in range(problem.num_layers):  # noqa: E741
             allowed = problem.allowed(h, l)
             if not allowed:
                 raise NoPlan(f"layer {problem.network.layers[l].name} has no allowed type at level {h}")
             intra[l] = [c if t in allowed else BLOCKED for c, t in zip(intra[l], types)]
+    scan = _SCANS.get(len(types), _chain_scan)
+    choice, best = scan(intra, inter)
+    if best >= BLOCKED:
+        raise NoPlan(f"no allowed plan at level {h}")
+    return [types[k] for k in choice], best
+
+
+def _chain_scan(intra, inter) -> tuple[list[int], int]:
+    """Algorithm 1's scan: cost[l][k] = intra[l][k] + min over k' of cost[l-1][k'] + inter[l-1][k'][k],
+    keeping the first strict minimum in the global type order (I, II, III); then the backtrack.
+    Returns (type index per layer, the least cost)."""
+    K = len(intra[0])
     rng = range(K)
     cost = intra[0]
-    back: list[list[int]] = [[-1] * K]
-    for l in range(1, L):  # noqa: E741
-        row, m = intra[l], inter[l - 1]
+    back: list[list[int]] = []
+    for row, m in zip(intra[1:], inter):
         new, bp = [0] * K, [0] * K
         for k in rng:
             best, arg = cost[0] + m[0][k], 0
-            for kp in range(1, K):  # global type order (I, II, III): keep the first strict minimum
+            for kp in range(1, K):
                 c = cost[kp] + m[kp][k]
                 if c < best:
                     best, arg = c, kp
@@ -166,17 +176,64 @@ def chain_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, i
             bp[k] = arg
         cost = new
         back.append(bp)
-    best, arg = cost[0], 0
-    for k in range(1, K):
-        if cost[k] < best:
-            best, arg = cost[k], k
-    if best >= BLOCKED:
-        raise NoPlan(f"no allowed plan at level {h}")
-    choice = [0] * L
-    choice[L - 1] = arg
-    for l in range(L - 1, 0, -1):  # noqa: E741
-        choice[l - 1] = back[l][choice[l]]
-    return [types[k] for k in choice], best
+    return _backtrack_chain(back, cost)
+
+
+def _chain_scan_2(intra, inter) -> tuple[list[int], int]:
+    """``_chain_scan`` for two types, unrolled (the same sums and comparisons)."""
+    c0, c1 = intra[0]
+    back = []
+    for (r0, r1), ((m00, m01), (m10, m11)) in zip(intra[1:], inter):
+        a, b = c0 + m00, c1 + m10
+        p0 = b < a
+        n0 = (b if p0 else a) + r0
+        a, b = c0 + m01, c1 + m11
+        p1 = b < a
+        c1 = (b if p1 else a) + r1
+        c0 = n0
+        back.append((int(p0), int(p1)))
+    return _backtrack_chain(back, [c0, c1])
+
+
+def _chain_scan_3(intra, inter) -> tuple[list[int], int]:
+    """``_chain_scan`` for three types, unrolled (the same sums and comparisons: per next type k,
+    the first least of cost[0] + m[0][k], cost[1] + m[1][k], cost[2] + m[2][k])."""
+    c0, c1, c2 = intra[0]
+    back = []
+    for (r0, r1, r2), ((a0, a1, a2), (b0, b1, b2), (d0, d1, d2)) in zip(intra[1:], inter):
+        x, y, z = c0 + a0, c1 + b0, c2 + d0
+        if y < x:
+            n0, p0 = (z, 2) if z < y else (y, 1)
+        else:
+            n0, p0 = (z, 2) if z < x else (x, 0)
+        x, y, z = c0 + a1, c1 + b1, c2 + d1
+        if y < x:
+            n1, p1 = (z, 2) if z < y else (y, 1)
+        else:
+            n1, p1 = (z, 2) if z < x else (x, 0)
+        x, y, z = c0 + a2, c1 + b2, c2 + d2
+        if y < x:
+            c2, p2 = (z, 2) if z < y else (y, 1)
+        else:
+            c2, p2 = (z, 2) if z < x else (x, 0)
+        c0, c1, c2 = n0 + r0, n1 + r1, c2 + r2
+        back.append((p0, p1, p2))
+    return _backtrack_chain(back, [c0, c1, c2])
+
+
+_SCANS = {2: _chain_scan_2, 3: _chain_scan_3}
+
+
+def _backtrack_chain(back, cost) -> tuple[list[int], int]:
+    """The last layer's first least type, then each back pointer in turn."""
+    best = min(cost)
+    k = cost.index(best)
+    choice = [k]
+    for bp in reversed(back):
+        k = bp[k]
+        choice.append(k)
+    choice.reverse()
+    return choice, best
 
 
 # Below this many layers the Python scan is as fast (array calls cost a few microseconds each).
@@ -341,7 +398,7 @@ WIDE_LEVEL_LIMIT_S = 10.0
 
 def _level_by_cpsat(problem: Problem, h: int, counts: list[Counts], time_limit_s, seed: int) -> tuple[list, int, bool]:
     types = problem.tables.types
-    intra, inter = problem.tables.level_rows(counts)
+    intra, inter = problem.tables.level_tuples(counts)
     found = level_by_cpsat(intra, inter, problem.tables.edges, _allowed_indices(problem, h), time_limit_s, seed)
     if found is None:
         raise InstanceTooLarge(f"dp: level {h} is too wide for the DP and its costs exceed CP-SAT's int64 range "

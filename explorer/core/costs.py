@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property
 from itertools import chain, product
+from operator import itemgetter
 
+from .cached import cached_property
 from .network import Network
 from .partition import (  # noqa: F401 - compositions is re-exported
     NUM_TYPES,
@@ -80,9 +81,12 @@ class CostTables:
     @cached_property
     def _edge_base(self) -> list[int]:
         """Per edge: the tensor it carries, in units (the consumer's A(F) times the edge's share)."""
-        out = []
+        out, base = [], self._base
         for (_, v), share in zip(self.edges, self.network.edge_shares):
-            x, rest = divmod(self._base[v][0] * share.numerator, share.denominator)
+            if share == 1:  # (an int or a Fraction) every edge but those into a concat
+                out.append(base[v][0])
+                continue
+            x, rest = divmod(base[v][0] * share.numerator, share.denominator)
             assert rest == 0, "edge tensors are whole elements"
             out.append(x)
         return out
@@ -101,8 +105,16 @@ class CostTables:
         """Per edge, 4 * (f + e) of the derived inter-layer coefficient: amounts in quarters of
         the edge's tensor. Depends on the producer's and consumer's ``NodeTypes`` (and the space):
         one dict per such pair, shared by every edge and every problem (``_quarters``)."""
-        types = self.types
-        return [_quarters(self._node_types[u], self._node_types[v], types) for u, v in self.edges]
+        types, nts = self.types, self._node_types
+        pairs: dict = {}  # (producer kind, consumer kind) -> its dict, looked up in _QUARTERS once
+        out = []
+        for u, v in self.edges:
+            key = (nts[u], nts[v])
+            q = pairs.get(key)
+            if q is None:
+                q = pairs[key] = _quarters(key[0], key[1], types)
+            out.append(q)
+        return out
 
     def intra(self, layer: int, t: PartitionType, counts: Counts) -> int:
         """``comm.intra_amount`` in units: the exchanged size shifted by its halvings."""
@@ -200,6 +212,61 @@ class CostTables:
             inter.append([[(x * fin) >> 2 for x in row] for row in q])
         return intra, inter
 
+    @cached_property
+    def _shift_tables(self):
+        """Every level's amounts at once (small networks), indexed by halvings: a layer's sizes at
+        any level depend only on how many times each was halved above it (0 to levels - 1), so one
+        table per layer and per edge serves every level.
+
+        Per layer: the tuple ``tab[k * H + s]``, type k's exchanged size halved s times (0 where
+        the type exchanges nothing), and its ``_LevelKeys``; per edge e: (a list of matrices, an
+        offset o) with the matrix at o + s the edge's inter matrix [prev][next] (nested tuples)
+        at its consumer's A(F) halved s times. The same shifts and products as ``intra`` and
+        ``inter``, computed along whole columns: each (producer kind, consumer kind) pair's
+        edges together, each distinct quarters value once."""
+        H, types = self.levels, self.types
+        kinds: dict = {}  # NodeTypes -> its _LevelKeys
+        for nt in self._node_types:
+            if nt not in kinds:
+                kinds[nt] = _level_keys(nt, types, H)
+        keys = [kinds[nt] for nt in self._node_types]
+        sizes = [0 if i is None else base[i] for base, d in zip(self._base, keys) for i in d.exchanged]
+        rH = range(H)
+        flat = [x >> s for x in sizes for s in rH]
+        intra_tabs = list(zip(*[iter(flat)] * (len(types) * H)))
+        return intra_tabs, keys, self._inter_by_halvings()
+
+    def _inter_by_halvings(self) -> list[tuple[list, int]]:
+        """``_shift_tables``' edge part: per edge (matrices, offset)."""
+        H, types, edge_base = self.levels, self.types, self._edge_base
+        K = len(types)
+        groups: dict[int, tuple[dict, list[int]]] = {}  # edge_quarters' dicts are shared per kind pair
+        for e, q in enumerate(self.edge_quarters):
+            groups.setdefault(id(q), (q, []))[1].append(e)
+        out: list = [None] * len(self.edges)
+        for q, es in groups.values():
+            fins = [edge_base[e] >> s for e in es for s in range(H)]
+            qs = _quarters_flat(q, types)
+            columns = {x: [(x * f) >> 2 for f in fins] for x in set(qs)}  # each value's entries over (edge, s)
+            cols = [columns[x] for x in qs]
+            mats = list(zip(*[zip(*cols[a * K:(a + 1) * K]) for a in range(K)]))
+            for j, e in enumerate(es):
+                out[e] = (mats, j * H)
+        return out
+
+    def level_tuples(self, counts: list[Counts]) -> tuple[list, list]:
+        """``level_rows`` for readers: the same numbers, intra[l] a tuple over the space's types and
+        inter[e] nested tuples [prev][next], shared with the tables (small networks: looked up in
+        ``_shift_tables``; large ones: ``level_rows``' lists)."""
+        if len(counts) >= ROWS_IN_PYTHON_BELOW or not self.levels:
+            return self.level_rows(counts)
+        tabs, keys, inter = self._shift_tables
+        found = [d[c] for d, c in zip(keys, counts)]
+        if None in found:  # more halvings than the tables hold (counts past the last level)
+            return self._level_rows_python(counts)
+        return ([get(tab) for (get, _), tab in zip(found, tabs)],
+                [mats[o + found[v][1]] for (mats, o), (_, v) in zip(inter, self.edges)])
+
     def level_arrays(self, counts: list[Counts]):
         """``level_rows`` as int64 numpy arrays, intra [layer, k] and inter [edge, k_prev, k_next]
         (every entry below 2^62), or None when int64 could overflow."""
@@ -245,7 +312,47 @@ class CostTables:
 
 
 
+class _LevelKeys(dict):
+    """counts -> (a function picking the intra row at those counts out of a layer's
+    ``_shift_tables`` entry, the halvings of A(F)), or None past the tables; one per (node kind,
+    space types, levels), filled as counts are met."""
+
+    def __init__(self, nt, types: tuple[PartitionType, ...], levels: int):
+        super().__init__()
+        self.nt, self.exchanged, self.levels = nt, [nt.exchanged[t.index] for t in types], levels
+
+    def __missing__(self, counts: Counts):
+        hv, H = self.nt.halvings(counts), self.levels
+        key = None
+        if max(hv) < H:
+            pos = [k * H + (0 if i is None else hv[i]) for k, i in enumerate(self.exchanged)]
+            key = (itemgetter(*pos) if len(pos) > 1 else (lambda tab, p=pos[0]: (tab[p],)), hv[_F_IN])
+        self[counts] = key
+        return key
+
+
+_LEVEL_KEYS: dict[tuple, _LevelKeys] = {}
+
+
+def _level_keys(nt, types: tuple[PartitionType, ...], levels: int) -> _LevelKeys:
+    key = (nt, types, levels)
+    keys = _LEVEL_KEYS.get(key)
+    if keys is None:
+        keys = _LEVEL_KEYS[key] = _LevelKeys(nt, types, levels)
+    return keys
+
+
 _QUARTERS: dict[tuple, dict[tuple[PartitionType, PartitionType], int]] = {}
+_QUARTERS_FLAT: dict[int, list[int]] = {}
+
+
+def _quarters_flat(q: dict, types: tuple[PartitionType, ...]) -> list[int]:
+    """One of ``_quarters``' dicts as a list [prev * K + next] over ``types`` (the types it was
+    built for), once per process (the dicts live in ``_QUARTERS``, so their ids stay theirs)."""
+    flat = _QUARTERS_FLAT.get(id(q))
+    if flat is None:
+        flat = _QUARTERS_FLAT[id(q)] = [q[(a, b)] for a in types for b in types]
+    return flat
 
 
 def _quarters(producer, consumer, types) -> dict[tuple[PartitionType, PartitionType], int]:

@@ -28,6 +28,10 @@ class LayerKind(enum.Enum):
 
 
 _JOIN_KINDS = frozenset({LayerKind.ADD.value, LayerKind.CONCAT.value, LayerKind.ATTENTION.value})
+# The members as module constants: reading ``LayerKind.X`` goes through the enum class's
+# attribute lookup, several times slower than a global (the per-layer properties run per problem).
+_CONV, _EMBEDDING, _ATTENTION = LayerKind.CONV, LayerKind.EMBEDDING, LayerKind.ATTENTION
+_TYPE_II = PartitionType.II
 
 
 def two_adic(n: int) -> int:
@@ -62,14 +66,14 @@ class Layer:
 
     @property
     def is_join(self) -> bool:
-        return self.kind.is_join
+        return self.kind._value_ in _JOIN_KINDS  # LayerKind.is_join, without a second property call
 
     @property
     def node_types(self) -> NodeTypes:
         """How the node behaves under each partition type (the per-layer hook of the type table)."""
         if self.is_join:
             return JOIN_NODE_TYPES
-        if self.kind is LayerKind.EMBEDDING:
+        if self.kind is _EMBEDDING:
             return EMBEDDING_TYPES
         return GROUPED_TYPES if self.groups > 1 else LAYER_TYPES
 
@@ -78,9 +82,9 @@ class Layer:
         """What type II must split whole: the groups of a grouped conv, the heads of an attention
         node with ``heads`` (under grouped-query attention a KV head with its group of query heads:
         ``kv_heads``; a part holding part of a group would need its K and V copied). None: no limit."""
-        if self.kind is LayerKind.CONV and self.groups > 1:
+        if self.kind is _CONV and self.groups > 1:
             return self.groups
-        if self.kind is LayerKind.ATTENTION and self.heads > 0:
+        if self.kind is _ATTENTION and self.heads > 0:
             return self.kv_heads or self.heads
         return None
 
@@ -98,7 +102,7 @@ class Layer:
         if self.node_types.specs[t.index] is None:
             return False
         limit = self.split_levels
-        return not (t is PartitionType.II and limit is not None and level >= limit)
+        return not (t is _TYPE_II and limit is not None and level >= limit)
 
     @property
     def kernel_area(self) -> int:
@@ -114,7 +118,7 @@ class Layer:
 
     def input_elements(self, batch: int) -> int:
         """A(F_l) = A(E_l) = B * D_i * S_in (embedding: its B * S token ids)."""
-        if self.kind is LayerKind.EMBEDDING:
+        if self.kind is _EMBEDDING:
             return batch * self.s_in
         return batch * self.in_channels * self.s_in
 
@@ -136,10 +140,10 @@ class Layer:
         head of its own width (shared by its group), so D_qk = D_v = D_o: 2 * B * S^2 * D_o too.
         (Halved last: exact unless B, S and D_i - D_o are all odd, a node whose Q and K differ.)
         0 for an embedding lookup and the other joins."""
-        if self.kind is LayerKind.ATTENTION:
+        if self.kind is _ATTENTION:
             qk2 = 2 * self.out_channels if self.kv_heads else self.in_channels - self.out_channels  # 2 * D_qk
             return batch * self.s_in * self.s_in * (qk2 + 2 * self.out_channels) // 2
-        if self.is_join or self.kind is LayerKind.EMBEDDING:
+        if self.is_join or self.kind is _EMBEDDING:
             return 0
         return batch * self.s_out * self.out_channels * self.in_channels * self.kernel_area // self.groups
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from functools import cached_property
 
 from .array import ArraySpec
+from .cached import cached_property
 from .comm import training_flops
 from .constraints import Constraints
 from .costs import CostTables, plan_final_counts
@@ -75,15 +75,14 @@ class Problem:
     def _level_type_rows(self) -> tuple[tuple[tuple[tuple[PartitionType, ...], ...], ...], dict]:
         """(per layer the row of ``level_types`` over the levels, the distinct rows): each row is
         computed once per distinct node behaviour (``NodeTypes``, ``split_levels``), not per layer."""
-        space_types, levels = self.space.types, self.levels
+        space, levels = self.space, self.levels
         rows: dict[tuple, tuple[tuple[PartitionType, ...], ...]] = {}
         out = []
         for node in self.network.layers:
             key = (node.node_types, node.split_levels)
             row = rows.get(key)
             if row is None:
-                offered = tuple(t for t in space_types if t in key[0].offered)
-                row = rows[key] = tuple(tuple(t for t in offered if node.offers(t, h)) for h in range(levels))
+                row = rows[key] = _type_rows(node, space, levels)
             out.append(row)
         return tuple(out), rows
 
@@ -141,3 +140,17 @@ class Problem:
 
     def with_weights(self, weights: tuple[int, ...] | None) -> "Problem":
         return replace(self, custom_weights=weights)
+
+
+_TYPE_ROWS: dict[tuple, tuple[tuple[PartitionType, ...], ...]] = {}
+
+
+def _type_rows(node, space: Space, levels: int) -> tuple[tuple[PartitionType, ...], ...]:
+    """``level_types`` over the levels for a node, memoised per (node behaviour, space, levels):
+    it depends on the node only through its ``NodeTypes`` and ``split_levels``."""
+    key = (node.node_types, node.split_levels, space, levels)
+    row = _TYPE_ROWS.get(key)
+    if row is None:
+        offered = tuple(t for t in space.types if t in key[0].offered)
+        row = _TYPE_ROWS[key] = tuple(tuple(t for t in offered if node.offers(t, h)) for h in range(levels))
+    return row
