@@ -75,8 +75,8 @@ def constrained_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     limits = unit_limits(array, costs, rules)
     run = _Run(t0, time_limit_s, max_states)
     objective = rules.objective
-    if not all(columns):  # pins and forbids leave a layer no column
-        return _tag(exact_run(array, costs, columns, limits, run, objective), None)
+    if not all(columns) or not limits:  # a layer without columns, or nothing that couples the layers
+        return _tag(exact_run(array, costs, columns, limits, run, objective), None, "labels")
     deadline = t0 + DUAL_SHARE * time_limit_s if time_limit_s is not None else float("inf")
     try:
         lag = _Lagrangian(array, costs, columns, limits, objective, run.expired)

@@ -32,7 +32,7 @@ TERM_BITS = 20  # a shifted table entry and an integer weight stay below 2^TERM_
 SUM_BITS = 62  # a DP value stays below 2^SUM_BITS (int64)
 ITERATIONS = 30  # Kelley rounds at most
 LAMBDA_MAX = 8.0  # a multiplier, in units of the objective's scale per limit
-CLOSE = 1e-6  # relative gap between the LP's value and the best bound that ends the search
+CLOSE = 1e-4  # relative gap between the LP's value and the best bound that ends the search
 
 
 def _rates(array: ArraySpec, costs: SplitCosts, objective: Objective) -> list[Fraction]:
@@ -159,12 +159,17 @@ class Dual:
         self.limits = [(p, c) for p, c in limits if c > 0]
         self.cuts: list[list[float]] = []  # per plan seen: its sum vector in objective units, as floats
         self.best: tuple[Fraction, Weights | None] = (Fraction(0), None)
-        self.scale = 1.0  # the LP's unit of the objective (a plan's value, once one is known)
+        self.scale = 1.0  # the LP's unit of the objective (the first plan's weighted total)
+        self.lp: _LP | None = None
 
     def add(self, vec) -> None:
-        """A plan's cut (its sum vector)."""
-        self.cuts.append([float(r * x) for r, x in zip(self.rate, vec)] + [float(vec[p]) / c - 1 if c else 0.0
-                                                                         for p, c in self.limits])
+        """A plan's cut (its sum vector) in the LP."""
+        cut = [float(r * x) for r, x in zip(self.rate, vec)] + [float(vec[p]) / c - 1 for p, c in self.limits]
+        self.cuts.append(cut)
+        if self.lp is None:
+            self.scale = max(sum(cut[:self.lay.size]), 1e-300)
+            self.lp = _LP(self, self.scale)
+        self.lp.add(cut)
 
     def evaluate(self, masses: list[Fraction], lam: list[Fraction]):
         """The exact bound at these masses and multipliers, the relaxed plan's columns."""
@@ -179,7 +184,7 @@ class Dual:
         """Integer weights: omega_k * rate_k * 2^shift_k * Z, floored; multipliers likewise."""
         per = [o * r * 2**s for o, r, s in zip(_omega(self.lay, masses, self.objective, self.overlap), self.rate, self.t.shift)]
         lam_unit = {p: x * Fraction(self.scale) / c * 2**self.t.shift[p] for (p, c), x in zip(self.limits, lam) if x}
-        top = max([x for x in per if x] + list(lam_unit.values()) + [Fraction(1)])
+        top = max([x for x in per if x] + list(lam_unit.values()), default=Fraction(1))
         Z = Fraction(2**TERM_BITS) / top
         W = [math.floor(x * Z) for x in per]
         lam_int = {p: math.floor(x * Z) for p, x in lam_unit.items()}
@@ -203,7 +208,7 @@ class Dual:
             self.add(offer(cols))
             if time.perf_counter() > deadline:
                 return
-            point = _master(self)
+            point = self.lp.solve()
             if point is None:
                 return
             top, masses, lam = point
@@ -258,42 +263,58 @@ def _omega(lay, masses: list[Fraction], objective: Objective, overlap: bool) -> 
     return out
 
 
-def _master(dual: Dual):
-    """The LP over the cuts: (its value, masses, multipliers) maximising the least cut; None when
-    GLOP fails. Its point is only a proposal: ``Dual.evaluate`` proves the bound there."""
-    from ortools.linear_solver import pywraplp
+class _LP:
+    """Kelley's master LP (GLOP), built once, one row per cut: max t with t <= the cut's weighted
+    sum at the masses (each side's weight linear in them) plus the multipliers' terms."""
 
-    lay, n = dual.lay, dual.lay.leaves
-    s = pywraplp.Solver.CreateSolver("GLOP")
-    if s is None:
-        return None
-    t = s.NumVar(-s.infinity(), s.infinity(), "t")
-    lam = [s.NumVar(0, LAMBDA_MAX, "") for _ in dual.limits]
-    scale = dual.scale = max(max(sum(c[:lay.size]) for c in dual.cuts), 1e-300)
-    side, comp, comm = {}, [], []  # side: position -> the LP weights of its two sides
-    if dual.objective is Objective.TRAFFIC:
-        for h in range(lay.H):
-            zs = {p: (s.NumVar(0, 1, ""), s.NumVar(0, 1, "")) for (hh, _), p in lay.pos.items() if hh == h}
-            s.Add(sum(a + b for a, b in zs.values()) == 1)
-            side.update({p: (2**h * a, 2**h * b, a, b) for p, (a, b) in zs.items()})
-    else:
-        comp = [s.NumVar(0, 1, "") for _ in range(n)]
-        comm = [s.NumVar(0, 1, "") for _ in range(n)] if dual.overlap else comp
-        s.Add(sum(comp) + (sum(comm) if dual.overlap else 0) == 1)
-        for h, g, p, below in _groups(lay):
-            u = s.NumVar(0, 1, "")
-            M = sum(comm[i] for i in below)
-            s.Add(u <= M)
-            side[p] = (u, M - u, u, None)
-    for c in dual.cuts:
-        expr = sum(comp[i] * (c[i] / scale) for i in range(len(comp)) if c[i])
-        expr += sum(a * (c[p] / scale) + b * (c[p + 1] / scale) for p, (a, b, _, _) in side.items() if c[p] or c[p + 1])
-        expr += sum(x * c[lay.size + j] for j, x in enumerate(lam))
-        s.Add(t <= expr)
-    s.Maximize(t)
-    if s.Solve() != pywraplp.Solver.OPTIMAL:
-        return None
-    return t.solution_value() * scale, _masses_of(dual, comp, comm, side), [_frac(x.solution_value()) for x in lam]
+    def __init__(self, dual: Dual, scale: float):
+        from ortools.linear_solver import pywraplp
+
+        self.dual, self.scale, lay, n = dual, scale, dual.lay, dual.lay.leaves
+        self.s = s = pywraplp.Solver.CreateSolver("GLOP")
+        self.t = s.NumVar(-s.infinity(), s.infinity(), "t")
+        self.lam = [s.NumVar(0, LAMBDA_MAX, "") for _ in dual.limits]
+        self.side, self.comp, self.comm = {}, [], []  # side: position -> ({var: coef} of side 0, of side 1)
+        if dual.objective is Objective.TRAFFIC:
+            for h in range(lay.H):
+                zs = {p: (s.NumVar(0, 1, ""), s.NumVar(0, 1, "")) for (hh, _), p in lay.pos.items() if hh == h}
+                s.Add(sum(a + b for a, b in zs.values()) == 1)
+                self.side.update({p: ({a: 2**h}, {b: 2**h}) for p, (a, b) in zs.items()})
+        else:
+            self.comp = [s.NumVar(0, 1, "") for _ in range(n)]
+            self.comm = [s.NumVar(0, 1, "") for _ in range(n)] if dual.overlap else self.comp
+            s.Add(sum(self.comp) + (sum(self.comm) if dual.overlap else 0) == 1)
+            for h, g, p, below in _groups(lay):
+                u = s.NumVar(0, 1, "")
+                s.Add(u <= sum(self.comm[i] for i in below))
+                self.side[p] = ({u: 1.0}, {u: -1.0, **{self.comm[i]: 1.0 for i in below}})
+        s.Maximize(self.t)
+
+    def add(self, c: list[float]) -> None:
+        coef: dict = {}
+        for i, v in enumerate(self.comp):
+            coef[v] = coef.get(v, 0.0) + c[i] / self.scale
+        for p, (a, b) in self.side.items():
+            for part, x in ((a, c[p]), (b, c[p + 1])):
+                if x:
+                    for v, k in part.items():
+                        coef[v] = coef.get(v, 0.0) + k * x / self.scale
+        for j, v in enumerate(self.lam):
+            coef[v] = c[self.dual.lay.size + j]
+        row = self.s.Constraint(-self.s.infinity(), 0.0)
+        row.SetCoefficient(self.t, 1.0)
+        for v, k in coef.items():
+            if k:
+                row.SetCoefficient(v, -k)
+
+    def solve(self):
+        """(the LP's value, masses, multipliers), or None when GLOP fails."""
+        from ortools.linear_solver import pywraplp
+
+        if self.s.Solve() != pywraplp.Solver.OPTIMAL:
+            return None
+        return (self.t.solution_value() * self.scale, _masses_of(self.dual, self.comp, self.comm, self.side),
+                [_frac(x.solution_value()) for x in self.lam])
 
 
 def _frac(x: float) -> Fraction:
@@ -306,7 +327,8 @@ def _masses_of(dual: Dual, comp, comm, side) -> list[Fraction]:
     if dual.objective is Objective.TRAFFIC:
         out = []
         for h in range(lay.H):
-            ws = [_frac(v.solution_value()) for (hh, _), p in lay.pos.items() if hh == h for v in side[p][2:]]
+            ws = [_frac(next(iter(part)).solution_value()) for (hh, _), p in lay.pos.items() if hh == h
+                  for part in side[p]]
             tot = sum(ws)
             out += [w / tot if tot else Fraction(1, len(ws)) for w in ws]
         return out
@@ -316,6 +338,6 @@ def _masses_of(dual: Dual, comp, comm, side) -> list[Fraction]:
     mass = leaf[lay.leaves:] if dual.overlap else leaf
     ys = []
     for h, g, p, below in _groups(lay):
-        M, u = sum(mass[i] for i in below), _frac(side[p][2].solution_value())
+        M, u = sum(mass[i] for i in below), _frac(next(iter(side[p][0])).solution_value())
         ys.append(min(Fraction(1), u / M) if M else Fraction(1, 2))
     return leaf + ys
