@@ -48,7 +48,8 @@ from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 
-from .uneven_prune import Pruner, completion_rest, greedy_plan, plan_vector, time_score, traffic_score
+from .uneven_prune import Pruner, greedy_plan, plan_vector, time_score, traffic_score
+from .uneven_tables import ColumnTables
 
 
 def _space_of(array: ArraySpec, alphas, free: FreeAlphas) -> AlphaSpace:
@@ -200,21 +201,23 @@ def exact_run(array: ArraySpec, costs: SplitCosts, columns, limits, run: _Run, o
     limit and (the constrained path, ``run.lagrangian``) plans and cuts."""
     run.pruned = 0 if prune else None
     if prune and all(columns):
-        run.rest = completion_rest(costs, columns, lambda v: v, run.expired)
-        if run.rest is None:
+        try:
+            run.tables = run.tables or ColumnTables(costs, columns, run.expired)
+        except TimeoutError:
             return run.unknown(objective)
+        run.rest = run.rest or run.tables.rest()
     if objective is Objective.TRAFFIC:
         return _exact_traffic(array, costs, columns, limits, run)
     pruner = None
     if run.rest is not None:
         score = time_score(array, costs)
         pruner = Pruner(run.rest, limits, score)
-        inc = greedy_plan(costs, columns, lambda v: v, lambda v: _within(v, limits), pruner, run.expired)
+        inc = greedy_plan(run.tables, columns, lambda v: v, lambda v: _within(v, limits), pruner, run.expired)
         if run.expired():
             return run.unknown(objective)
         run.incumbent(pruner, score, inc, Fraction(1, score.scale))
         pruner.dropped = 0
-    fronts, kept = _pareto_dp(costs, columns, limits, lambda v: v, run, pruner=pruner)
+    fronts, kept = _pareto_dp(run.tables or costs, columns, limits, lambda v: v, run, pruner=pruner)
     run.note(pruner)
     if fronts is None:
         return run.unknown(objective, kept)  # the time limit: no plan, no proof
@@ -230,6 +233,7 @@ class _Run:
     def __init__(self, t0: float, time_limit_s: float | None, max_states: int):
         self.t0, self.time_limit_s, self.max_states = t0, time_limit_s, max_states
         self.rest = None
+        self.tables = None  # the column tables (``solvers.uneven_tables``), built once
         self.pruned = None  # None: no pruning
         self.lagrangian = None  # the constrained path's plans and cuts (``solvers.uneven_constrained``)
 
@@ -286,12 +290,12 @@ def _exact_traffic(array: ArraySpec, costs: SplitCosts, columns, limits, run: _R
     first = None
     if run.rest is not None:
         first = Pruner([{c: project(r) for c, r in rl.items()} for rl in run.rest], limits, traffic)
-        inc = greedy_plan(costs, columns, project, lambda v: _within(v, limits), first, run.expired)
+        inc = greedy_plan(run.tables, columns, project, lambda v: _within(v, limits), first, run.expired)
         if run.expired():
             return run.unknown(objective)
         run.incumbent(first, traffic, inc, Fraction(1, costs.unit))
         first.dropped = 0
-    fronts, kept = _pareto_dp(costs, columns, limits, project, run, pruner=first)
+    fronts, kept = _pareto_dp(run.tables or costs, columns, limits, project, run, pruner=first)
     run.note(first)
     if fronts is None:
         return run.unknown(objective, kept)
@@ -303,10 +307,10 @@ def _exact_traffic(array: ArraySpec, costs: SplitCosts, columns, limits, run: _R
     if run.rest is not None:
         step = time_score(array, costs)
         second = Pruner(run.rest, limits, step)
-        second.checks += [(traffic, least), (step, step(plan_vector(costs, next(c for t, c in ends if t == least))))]
+        second.checks += [(traffic, least), (step, step(plan_vector(run.tables, next(c for t, c in ends if t == least))))]
         if run.lagrangian is not None:
             second.cuts.append(run.lagrangian.cut(Fraction(least, costs.unit)))
-    fronts, more = _pareto_dp(costs, columns, limits, lambda v: v, run, keep=lambda v: traffic(v) <= least,
+    fronts, more = _pareto_dp(run.tables or costs, columns, limits, lambda v: v, run, keep=lambda v: traffic(v) <= least,
                               pruner=second)
     run.note(second)
     kept += more
@@ -319,7 +323,7 @@ def _exact_traffic(array: ArraySpec, costs: SplitCosts, columns, limits, run: _R
     return _exact_solution((Fraction(least, costs.unit), cols), lay.H, kept, run.t0, objective, run.pruned)
 
 
-def _pareto_dp(costs: SplitCosts, columns, limits, vector, run: _Run, keep=None, pruner=None):
+def _pareto_dp(costs, columns, limits, vector, run: _Run, keep=None, pruner=None):
     """Per last column, the Pareto-minimal ``vector``s of the partial plans (and their columns)
     within ``limits`` and ``keep`` (a predicate on a partial sum vector; a partial plan it drops
     has no completion it would keep) and that ``pruner`` allows (``solvers.uneven_prune``);

@@ -30,7 +30,8 @@ from explorer.core.uneven import FreeAlphas
 
 from .uneven import EXACT_MAX_STATES, _chain_columns, _columns_plan, _Run, _within, check_pairs, exact_run, unit_limits
 from .uneven_lagrangian import Dual, Tables
-from .uneven_prune import plan_vector, time_score, traffic_score
+from .uneven_prune import _add, plan_vector, time_score, traffic_score
+from .uneven_tables import ColumnTables
 
 DUAL_SHARE = 0.3  # of the time limit the Lagrangian phase may take before the labels
 
@@ -38,9 +39,9 @@ DUAL_SHARE = 0.3  # of the time limit the Lagrangian phase may take before the l
 class _Lagrangian:
     """The bound's state as ``exact_run`` reads it: the feasible plans' vectors and the cut."""
 
-    def __init__(self, array: ArraySpec, costs, columns, limits, objective: Objective, expired):
-        self.costs, self.limits, self.objective = costs, limits, objective
-        self.tables = Tables(costs, columns, expired)
+    def __init__(self, array: ArraySpec, costs, tables: ColumnTables, limits, objective: Objective):
+        self.source, self.limits, self.objective = tables, limits, objective
+        self.tables = Tables(tables)
         self.dual = Dual(array, costs, self.tables, limits, objective)
         self.score = time_score(array, costs) if objective is Objective.TIME else traffic_score(costs.layout)
         self.per = Fraction(1, self.score.scale) if objective is Objective.TIME else Fraction(1, costs.unit)
@@ -48,7 +49,7 @@ class _Lagrangian:
         self.best: tuple[Fraction, tuple] | None = None  # (objective, columns) of the best feasible plan
 
     def offer(self, cols) -> tuple:
-        vec = plan_vector(self.costs, cols)
+        vec = plan_vector(self.source, cols)
         if _within(vec, self.limits):
             self.feasible.append(vec)
             value = self.score(vec) * self.per
@@ -79,9 +80,13 @@ def constrained_uneven(network: Network, array: ArraySpec, space: Space, alphas,
         return _tag(exact_run(array, costs, columns, limits, run, objective), None, "labels")
     deadline = t0 + DUAL_SHARE * time_limit_s if time_limit_s is not None else float("inf")
     try:
-        lag = _Lagrangian(array, costs, columns, limits, objective, run.expired)
+        run.tables = ColumnTables(costs, columns, run.expired)
     except TimeoutError:
         return run.unknown(objective)
+    run.rest = run.tables.rest()
+    if not any(_within(_add(run.tables.layer(0, c), run.rest[0][c]), limits) for c in columns[0]):
+        return _tag(exact_run(array, costs, columns, limits, run, objective), None, "least-resource")  # infeasible
+    lag = _Lagrangian(array, costs, run.tables, limits, objective)
     lag.dual.search(lag.offer, deadline)
     if objective is Objective.TIME and lag.best is not None and lag.best[0] <= lag.bound:
         return _tag(_answer(lag, H, Status.OPTIMAL, t0, lag.best[0]), lag, "lagrangian")

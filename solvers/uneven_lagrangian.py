@@ -28,6 +28,8 @@ from explorer.core.array import ArraySpec
 from explorer.core.objective import Objective
 from explorer.core.split_costs import SplitCosts
 
+from .uneven_tables import ColumnTables
+
 TERM_BITS = 20  # a shifted table entry and an integer weight stay below 2^TERM_BITS
 SUM_BITS = 62  # a DP value stays below 2^SUM_BITS (int64)
 ITERATIONS = 30  # Kelley rounds at most
@@ -50,31 +52,23 @@ def _rates(array: ArraySpec, costs: SplitCosts, objective: Objective) -> list[Fr
 
 
 class Tables:
-    """A chain's columns as integer arrays, each component shifted right by ``shift[k]``:
-    ``own[l]`` (columns x components), ``edge[l-1]`` (producer x consumer columns x sides)."""
+    """The column tables (``solvers.uneven_tables``) with each component shifted right by
+    ``shift[k]`` (exact floors, every entry then below 2^TERM_BITS, int64): ``own[l]``,
+    ``edge[l]`` as there; ``top[k]``: the most a plan's shifted component can sum to."""
 
-    def __init__(self, costs: SplitCosts, columns, expired):
-        lay = self.lay = costs.layout
-        self.columns = columns
-        self.index = [{c: i for i, c in enumerate(cols)} for cols in columns]
-        own = [_raw([costs.layer(l, c) for c in cols]) for l, cols in enumerate(columns)]  # noqa: E741
-        edge = []  # per edge: (consumer x producer) rows of its sides
-        for l in range(1, len(columns)):  # noqa: E741
-            rows = [r[lay.leaves:lay.pos_end] for cv in columns[l] for r in costs.edges_into(l - 1, columns[l - 1], cv)]
-            edge.append(_raw(rows))
-            if expired():
-                raise TimeoutError
+    def __init__(self, tables: ColumnTables):
+        lay = self.lay = tables.lay
+        self.columns, self.index = tables.columns, tables.index
         top = [0] * lay.size
-        for a in own:
+        for a in tables.own:
             top = [max(x, int(y)) for x, y in zip(top, a.max(axis=0))]
-        for a in edge:
-            top[lay.leaves:lay.pos_end] = [max(x, int(y)) for x, y in zip(top[lay.leaves:lay.pos_end], a.max(axis=0))]
+        for a in tables.edge_units:
+            if a.size:
+                top[lay.leaves:lay.pos_end] = [max(x, int(y)) for x, y in
+                                               zip(top[lay.leaves:lay.pos_end], a.max(axis=(0, 1)))]
         self.shift = [max(0, x.bit_length() - TERM_BITS) for x in top]
-        sides = self.shift[lay.leaves:lay.pos_end]
-        self.own = [_shift(a, self.shift) for a in own]
-        # edge[l][u, v, k]: from layer l's column u to layer l+1's column v, side component k
-        self.edge = [_shift(a, sides).reshape(len(columns[l + 1]), len(columns[l]), -1).transpose(1, 0, 2).copy()
-                     for l, a in enumerate(edge)]  # noqa: E741
+        self.own = [_shift(a, self.shift) for a in tables.own]
+        self.edge = [_shift(a, self.shift[lay.leaves:lay.pos_end]) for a in tables.edge_units]
         self.top = [sum(int(o[:, k].max()) for o in self.own) for k in range(lay.size)]
         for e in self.edge:
             for k in range(e.shape[2]):
@@ -114,19 +108,11 @@ class Tables:
         return beta
 
 
-def _raw(rows) -> np.ndarray:
-    """Rows of Python ints as int64 when they fit, else as Python ints (an object array)."""
-    try:
-        return np.array(rows, dtype=np.int64)
-    except OverflowError:
-        return np.array(rows, dtype=object)
-
-
 def _shift(a: np.ndarray, shift: list[int]) -> np.ndarray:
-    """Each component shifted right (exact floors), as int64 (every entry then < 2^TERM_BITS)."""
+    """Each component (the last axis) shifted right (exact floors), as int64."""
     if a.dtype == object:
-        return np.array([[int(x) >> s for x, s in zip(r, shift)] for r in a], dtype=np.int64).reshape(a.shape)
-    return np.right_shift(a, np.array(shift, dtype=np.int64)[None, :])
+        return np.vectorize(lambda x, s: int(x) >> int(s), otypes=[np.int64])(a, np.array(shift, dtype=object))
+    return np.right_shift(a, np.array(shift, dtype=np.int64))
 
 
 class Weights:
