@@ -110,8 +110,8 @@ class Tables:
 
 def _shift(a: np.ndarray, shift: list[int]) -> np.ndarray:
     """Each component (the last axis) shifted right (exact floors), as int64."""
-    if a.dtype == object:
-        return np.vectorize(lambda x, s: int(x) >> int(s), otypes=[np.int64])(a, np.array(shift, dtype=object))
+    if a.dtype == object:  # Python ints: shifted elementwise, then small enough for int64
+        return (a >> np.array(shift, dtype=object)).astype(np.int64)
     return np.right_shift(a, np.array(shift, dtype=np.int64))
 
 

@@ -32,14 +32,13 @@ class ColumnTables:
             edge.append([r[lay.leaves:lay.pos_end] for cv in columns[l] for r in costs.edges_into(l - 1, columns[l - 1], cv)])
             if expired():
                 raise TimeoutError
-        most = sum(max((max(r) for r in rows), default=0) for rows in own + edge)  # above any plan's component
-        dtype = np.int64 if most < INT64_SUMS else object
         self.layout = lay
         self._own = [dict(zip(cols, rows)) for cols, rows in zip(columns, own)]
-        self.own = [np.array(rows, dtype=dtype).reshape(len(rows), lay.size) for rows in own]
+        self.own = _exact(own, [(len(r), lay.size) for r in own])
         # edge_units[l][u, v, k]: consumer-major rows, transposed to producer x consumer
-        self.edge_units = [np.array(rows, dtype=dtype).reshape(len(columns[l + 1]), len(columns[l]), -1).transpose(1, 0, 2).copy()
-                     for l, rows in enumerate(edge)]  # noqa: E741
+        shapes = [(len(columns[l + 1]), len(columns[l]), lay.pos_end - lay.leaves) for l in range(len(edge))]  # noqa: E741
+        extra = sum(int(a[:, lay.leaves:lay.pos_end].max(initial=0)) for a in self.own)  # the layers' sides
+        self.edge_units = [a.transpose(1, 0, 2).copy() for a in _exact(edge, shapes, extra)]
 
     # the table's vectors, as ``SplitCosts`` gives them (what the exact DP reads)
     def layer(self, l: int, c) -> tuple[int, ...]:  # noqa: E741
@@ -67,8 +66,21 @@ class ColumnTables:
             out = np.empty((len(self.columns[l]), lay.size), dtype=tail.dtype)
             out[:] = tail.min(axis=0)[None, :]  # compute and footprint: no edge part
             e = self.edge_units[l]
+            sides = tail[:, s0:s1] if e.dtype == tail.dtype else tail[:, s0:s1].astype(e.dtype)  # (sums fit: _exact)
             step = max(1, CHUNK // max(1, e.shape[1] * e.shape[2]))
             for u0 in range(0, e.shape[0], step):
-                out[u0:u0 + step, s0:s1] = (e[u0:u0 + step] + tail[None, :, s0:s1]).min(axis=1)
+                out[u0:u0 + step, s0:s1] = (e[u0:u0 + step] + sides[None, :, :]).min(axis=1)
             arr[l] = out
         return [{c: tuple(int(x) for x in row) for c, row in zip(self.columns[l], a.tolist())} for l, a in enumerate(arr)]  # noqa: E741
+
+
+def _exact(rows: list[list[tuple]], shapes, extra: int = 0) -> list[np.ndarray]:
+    """The tables (``rows`` in ``shapes``) as int64 when every plan's sum of them (plus ``extra``)
+    stays below ``INT64_SUMS``, else as Python ints (object arrays)."""
+    try:
+        ints = [np.array(r, dtype=np.int64).reshape(sh) for r, sh in zip(rows, shapes)]
+        if extra + sum(int(a.max(initial=0)) for a in ints) < INT64_SUMS:
+            return ints
+    except OverflowError:
+        pass
+    return [np.array(r, dtype=object).reshape(sh) for r, sh in zip(rows, shapes)]
