@@ -77,7 +77,7 @@ def constrained_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     run = _Run(t0, time_limit_s, max_states)
     objective = rules.objective
     if not all(columns) or not limits:  # a layer without columns, or nothing that couples the layers
-        return _tag(exact_run(array, costs, columns, limits, run, objective), None, "labels")
+        return _tag(exact_run(array, costs, columns, limits, run, objective), None, "pareto-dp")
     deadline = t0 + DUAL_SHARE * time_limit_s if time_limit_s is not None else float("inf")
     try:
         run.tables = ColumnTables(costs, columns, run.expired)

@@ -132,3 +132,19 @@ def test_traffic_under_a_cap_keeps_the_least_step_time_among_ties():
         if a.plan is not None:
             assert evaluate_split(net, arr, a.plan).step_time_s == evaluate_split(net, arr, b.plan).step_time_s
         n += 1
+
+
+def test_check_split_optimal_runs_the_constrained_path_for_exact_under_a_cap(tmp_path, capsys):
+    """``explore check --split optimal`` with a cap: the exact row is the constrained path (its
+    method says so) and agrees with brute force and CP-SAT; without one, the Pareto DP."""
+    from .test_split_rules import CAP_19MB, _mix2, _run
+
+    arr = _mix2(tmp_path)
+    base = ["check", "--split", "optimal", "--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "2",
+            "--solvers", "brute,exact,cpsat"]
+    code, d, _ = _run(base + ["--cap", "0=19MB"], capsys)
+    assert code == 0 and d["agree"] and d["constraints"]["caps"] == [CAP_19MB]
+    assert d["solvers"]["exact"]["method"] == "exact:lagrangian+labels"
+    assert d["optimum"]["proven_by"] == ["brute", "exact", "cpsat"]
+    code, d, _ = _run(base, capsys)
+    assert code == 0 and d["agree"] and d["solvers"]["exact"]["method"] == "exact:pareto-dp"

@@ -649,9 +649,8 @@ def _by_solver(solver: str, network: Network, array: ArraySpec, space: Space, as
         if solver == "brute":
             sol = brute_split(network, array, space, aspace, rules=rules, time_limit_s=time_limit_s)
         elif solver == "exact":  # caps or memory: the constrained path, as the even split's exact solver
-            coupled = rules.constraints.caps or rules.leaf_memory_bytes is not None
-            sol = (constrained_uneven if coupled else exact_uneven)(network, array, space, aspace,
-                                                                    time_limit_s=time_limit_s, rules=rules)
+            sol = (constrained_uneven if rules.couples_layers else exact_uneven)(
+                network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
         elif solver == "cpsat":
             sol = cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
         else:
