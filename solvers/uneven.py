@@ -242,6 +242,8 @@ class _Run:
         constrained path's feasible plans; with the latter, its Lagrangian cut at that value
         (``per_score``: objective units per score unit)."""
         best = [score(inc[0])] if inc is not None else []
+        if self.lagrangian is not None and inc is not None:
+            self.lagrangian.offer(inc[1])  # its incumbent, should the labels not finish
         if self.lagrangian is not None:
             best += [score(v) for v in self.lagrangian.feasible]
         if best:

@@ -59,7 +59,7 @@ class _Lagrangian:
 
     @property
     def bound(self) -> Fraction:
-        return self.dual.best[0]
+        return max(self.dual.best[0], Fraction(0))
 
     def cut(self, most: Fraction):
         return self.dual.cut(most)
