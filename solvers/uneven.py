@@ -48,7 +48,8 @@ from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 
-from .uneven_prune import Pruner, completion_rest, greedy_plan, plan_vector, time_score, traffic_score
+from .uneven_prune import Pruner, greedy_plan, plan_vector, time_score, traffic_score
+from .uneven_tables import ColumnTables
 
 
 def _space_of(array: ArraySpec, alphas, free: FreeAlphas) -> AlphaSpace:
@@ -177,36 +178,53 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     (``solvers.uneven_prune``: the same answer, plan included; ``info["pruned"]`` counts them)."""
     t0 = time.perf_counter()
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
+    check_pairs(columns, max_states)
+    run = _Run(t0, time_limit_s, max_states)
+    return exact_run(array, costs, columns, unit_limits(array, costs, rules), run, rules.objective, prune)
+
+
+def check_pairs(columns, max_states: int) -> None:
+    """Refused beyond ``max_states`` column pairs (the tables of a pass)."""
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
     if pairs > max_states:
         raise Refused(f"exact (uneven splits): {pairs:,} column pairs, more than {max_states:,} (a coarser --alpha-grid has fewer)")
-    limits = [(p, math.floor(most * costs.unit)) for p, most in _limits(array, costs.layout, rules)]  # in units
-    run = _Run(t0, time_limit_s, max_states)
+
+
+def unit_limits(array: ArraySpec, costs: SplitCosts, rules: SplitRules) -> list[tuple[int, int]]:
+    """``_limits`` in the table's units (floored: a plan's integer sum is within iff within these)."""
+    return [(p, math.floor(most * costs.unit)) for p, most in _limits(array, costs.layout, rules)]
+
+
+def exact_run(array: ArraySpec, costs: SplitCosts, columns, limits, run: _Run, objective: Objective,
+              prune: bool = True) -> Solution:
+    """The Pareto DP of ``exact_uneven`` on its tables and limits, with ``run``'s clock, state
+    limit and (the constrained path, ``run.lagrangian``) plans and cuts."""
     run.pruned = 0 if prune else None
     if prune and all(columns):
-        run.rest = completion_rest(costs, columns, lambda v: v, run.expired)
-        if run.rest is None:
-            return run.unknown(rules.objective)
-    if rules.objective is Objective.TRAFFIC:
+        try:
+            run.tables = run.tables or ColumnTables(costs, columns, run.expired)
+        except TimeoutError:
+            return run.unknown(objective)
+        run.rest = run.rest or run.tables.rest()
+    if objective is Objective.TRAFFIC:
         return _exact_traffic(array, costs, columns, limits, run)
     pruner = None
     if run.rest is not None:
         score = time_score(array, costs)
         pruner = Pruner(run.rest, limits, score)
-        inc = greedy_plan(costs, columns, lambda v: v, lambda v: _within(v, limits), pruner, run.expired)
+        inc = greedy_plan(run.tables, columns, lambda v: v, lambda v: _within(v, limits), pruner, run.expired)
         if run.expired():
-            return run.unknown(rules.objective)
-        if inc is not None:
-            pruner.checks.append((score, score(inc[0])))
+            return run.unknown(objective)
+        run.incumbent(pruner, score, inc, Fraction(1, score.scale))
         pruner.dropped = 0
-    fronts, kept = _pareto_dp(costs, columns, limits, lambda v: v, run, pruner=pruner)
+    fronts, kept = _pareto_dp(run.tables or costs, columns, limits, lambda v: v, run, pruner=pruner)
     run.note(pruner)
     if fronts is None:
-        return run.unknown(rules.objective, kept)  # the time limit: no plan, no proof
+        return run.unknown(objective, kept)  # the time limit: no plan, no proof
     step = _steps(array, costs)
     best = min(((step(vec), cols) for items in fronts.values() for vec, cols in items),
                key=lambda b: b[0], default=None)
-    return _exact_solution(best, H, kept, t0, rules.objective, run.pruned)
+    return _exact_solution(best, costs.layout.H, kept, run.t0, objective, run.pruned)
 
 
 class _Run:
@@ -215,7 +233,23 @@ class _Run:
     def __init__(self, t0: float, time_limit_s: float | None, max_states: int):
         self.t0, self.time_limit_s, self.max_states = t0, time_limit_s, max_states
         self.rest = None
+        self.tables = None  # the column tables (``solvers.uneven_tables``), built once
         self.pruned = None  # None: no pruning
+        self.lagrangian = None  # the constrained path's plans and cuts (``solvers.uneven_constrained``)
+
+    def incumbent(self, pruner, score, inc, per_score: Fraction) -> None:
+        """The pruner's incumbent check: the least ``score`` of the greedy plan ``inc`` and of the
+        constrained path's feasible plans; with the latter, its Lagrangian cut at that value
+        (``per_score``: objective units per score unit)."""
+        best = [score(inc[0])] if inc is not None else []
+        if self.lagrangian is not None and inc is not None:
+            self.lagrangian.offer(inc[1])  # its incumbent, should the labels not finish
+        if self.lagrangian is not None:
+            best += [score(v) for v in self.lagrangian.feasible]
+        if best:
+            pruner.checks.append((score, min(best)))
+            if self.lagrangian is not None:
+                pruner.cuts.append(self.lagrangian.cut(min(best) * per_score))
 
     def expired(self) -> bool:
         return self.time_limit_s is not None and time.perf_counter() - self.t0 > self.time_limit_s
@@ -258,13 +292,12 @@ def _exact_traffic(array: ArraySpec, costs: SplitCosts, columns, limits, run: _R
     first = None
     if run.rest is not None:
         first = Pruner([{c: project(r) for c, r in rl.items()} for rl in run.rest], limits, traffic)
-        inc = greedy_plan(costs, columns, project, lambda v: _within(v, limits), first, run.expired)
+        inc = greedy_plan(run.tables, columns, project, lambda v: _within(v, limits), first, run.expired)
         if run.expired():
             return run.unknown(objective)
-        if inc is not None:
-            first.checks.append((traffic, traffic(inc[0])))
+        run.incumbent(first, traffic, inc, Fraction(1, costs.unit))
         first.dropped = 0
-    fronts, kept = _pareto_dp(costs, columns, limits, project, run, pruner=first)
+    fronts, kept = _pareto_dp(run.tables or costs, columns, limits, project, run, pruner=first)
     run.note(first)
     if fronts is None:
         return run.unknown(objective, kept)
@@ -276,8 +309,10 @@ def _exact_traffic(array: ArraySpec, costs: SplitCosts, columns, limits, run: _R
     if run.rest is not None:
         step = time_score(array, costs)
         second = Pruner(run.rest, limits, step)
-        second.checks += [(traffic, least), (step, step(plan_vector(costs, next(c for t, c in ends if t == least))))]
-    fronts, more = _pareto_dp(costs, columns, limits, lambda v: v, run, keep=lambda v: traffic(v) <= least,
+        second.checks += [(traffic, least), (step, step(plan_vector(run.tables, next(c for t, c in ends if t == least))))]
+        if run.lagrangian is not None:
+            second.cuts.append(run.lagrangian.cut(Fraction(least, costs.unit)))
+    fronts, more = _pareto_dp(run.tables or costs, columns, limits, lambda v: v, run, keep=lambda v: traffic(v) <= least,
                               pruner=second)
     run.note(second)
     kept += more
@@ -290,7 +325,7 @@ def _exact_traffic(array: ArraySpec, costs: SplitCosts, columns, limits, run: _R
     return _exact_solution((Fraction(least, costs.unit), cols), lay.H, kept, run.t0, objective, run.pruned)
 
 
-def _pareto_dp(costs: SplitCosts, columns, limits, vector, run: _Run, keep=None, pruner=None):
+def _pareto_dp(costs, columns, limits, vector, run: _Run, keep=None, pruner=None):
     """Per last column, the Pareto-minimal ``vector``s of the partial plans (and their columns)
     within ``limits`` and ``keep`` (a predicate on a partial sum vector; a partial plan it drops
     has no completion it would keep) and that ``pruner`` allows (``solvers.uneven_prune``);

@@ -4,7 +4,8 @@ the uneven exact solver").
 
 The completion bound. For layer l and its column c, ``rest[l][c]`` is, component by component,
 the least amount any completion of a partial plan ending in c adds: layers l+1 .. L-1 and the
-edges from l on (a shortest path per component, backwards over the column pairs). A completion
+edges from l on (a shortest path per component, backwards over the column pairs:
+``solvers.uneven_tables.ColumnTables.rest``). A completion
 adds a vector x >= ``rest[l][c]`` (each component of x is one path's sum, the least over paths is at
 most it), so the complete plan's vector v + x >= ``v + rest[l][c]`` componentwise, and its objective
 (non-decreasing in every component: the step time, the traffic) is >= the objective of
@@ -36,26 +37,6 @@ from explorer.core.split_costs import SplitCosts, VectorLayout
 
 def _add(a, b):
     return tuple(x + y for x, y in zip(a, b))
-
-
-def completion_rest(costs: SplitCosts, columns, vector, expired: Callable[[], bool]) -> list[dict] | None:
-    """rest[l][c]: per component, the least sum of ``vector`` over what any completion after column
-    c of layer l adds (the layers after l, the edges from l on); None if ``expired()`` turns true.
-    Every layer has a column (the caller's check)."""
-    L, size = len(columns), costs.layout.size
-    rest: list[dict] = [{} for _ in range(L)]
-    rest[L - 1] = {c: (0,) * size for c in columns[L - 1]}
-    for l in range(L - 2, -1, -1):  # noqa: E741
-        least: dict = {}
-        for cv in columns[l + 1]:
-            if expired():
-                return None
-            tail = _add(vector(costs.layer(l + 1, cv)), rest[l + 1][cv])
-            for cu, edge in zip(columns[l], costs.edges_into(l, columns[l], cv)):
-                w = _add(tail, vector(edge))
-                least[cu] = w if cu not in least else tuple(map(min, least[cu], w))
-        rest[l] = least
-    return rest
 
 
 def time_score(array: ArraySpec, costs: SplitCosts) -> Callable[[tuple], int]:
@@ -101,6 +82,7 @@ class Pruner:
     def __init__(self, rest: list[dict], limits, score: Callable[[tuple], int]):
         self.rest, self.limits, self.score = rest, limits, score
         self.checks: list[tuple[Callable[[tuple], int], int]] = []
+        self.cuts: list[Callable[[int, tuple, tuple], bool]] = []  # keep(l, c, v): Lagrangian cuts
         self.dropped = 0
 
     def bound(self, l: int, c, v) -> tuple:  # noqa: E741
@@ -108,7 +90,8 @@ class Pruner:
 
     def allows(self, l: int, c, v) -> bool:  # noqa: E741
         w = self.bound(l, c, v)
-        ok = all(w[p] <= most for p, most in self.limits) and all(f(w) <= most for f, most in self.checks)
+        ok = (all(w[p] <= most for p, most in self.limits) and all(f(w) <= most for f, most in self.checks)
+              and all(keep(l, c, v) for keep in self.cuts))
         self.dropped += not ok
         return ok
 

@@ -19,7 +19,8 @@ from explorer.frontends import load_model
 from explorer.solvers.brute import solve_split as brute_split
 from explorer.core.evaluate import evaluate_split
 from explorer.solvers.uneven import _chain_columns, _columns_plan, exact_uneven
-from explorer.solvers.uneven_prune import completion_rest, plan_vector, time_score, traffic_score
+from explorer.solvers.uneven_prune import plan_vector, time_score, traffic_score
+from explorer.solvers.uneven_tables import ColumnTables
 
 from .test_split_rules import _chain_instance, _random_rules
 from .test_uneven_model import mix
@@ -59,7 +60,7 @@ def test_completion_rest_is_the_least_of_every_completion():
     for _ in range(8):
         net, arr, space, aspace = _chain_instance(rng)
         H, L, costs, columns = _chain_columns(net, arr, space, aspace, "exact")
-        rest = completion_rest(costs, columns, lambda v: v, lambda: False)
+        rest = ColumnTables(costs, columns, lambda: False).rest()
         for l in range(L):  # noqa: E741
             for c in columns[l]:
                 adds = []

@@ -43,6 +43,7 @@ from ..core.solution import Solution, Status, split_solution
 from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal
 from ..solvers.brute import solve_split as brute_split
 from ..solvers.uneven import cpsat_uneven, exact_uneven, search_level_alphas
+from ..solvers.uneven_constrained import constrained_uneven
 from ..solvers.uneven_joint import JointOptions, accpar_uneven, joint_uneven
 from ..solvers.uneven_levels import equal_types, levels_uneven
 from .results import SCHEMA_VERSION, PlanFigures, batch_warning, exact_number
@@ -69,6 +70,7 @@ class SplitCheckRow:
     breaks: bool = False  # the plan breaks a cap, pin, forbid or memory limit of the run (note: which)
     plan: Plan | None = None
     figures: PlanFigures | None = None  # the evaluator's figures of the plan, as in explore check's rows
+    route: str | None = None  # the exact solver's route (``info["method"]``), as check's ``exact:<route>``
 
     @property
     def ok(self) -> bool:
@@ -116,7 +118,8 @@ def _row_json(r: SplitCheckRow) -> dict[str, Any]:
     """One solver's row as ``explore check``'s (``results.SolverReport``), with the plan's alphas."""
     if r.status == "refused":
         return {"status": "refused", "reason": r.note}
-    out: dict[str, Any] = {"status": r.status, "wall_s": round(r.wall_s, 6), "method": METHODS[r.solver]}
+    method = f"{r.solver}:{r.route}" if r.route else METHODS[r.solver]
+    out: dict[str, Any] = {"status": r.status, "wall_s": round(r.wall_s, 6), "method": method}
     if r.plan is not None and r.figures is not None:
         out["objective"] = exact_number(r.step_time_s)
         out["ok"] = r.ok
@@ -172,8 +175,9 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if name == "brute":
         return brute_split(network, array, space, aspace, rules=rules,  # explore --split's limits (SPLIT_MAX_PLANS)
                            time_limit_s=time_limit_s)
-    if name == "exact":
-        return exact_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)  # EXACT_MAX_STATES
+    if name == "exact":  # EXACT_MAX_STATES; caps or memory: the constrained path (as explore --split optimal)
+        solve = constrained_uneven if rules.couples_layers else exact_uneven
+        return solve(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
     if name == "cpsat":
         return cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
     if name == "joint":
@@ -207,7 +211,7 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if sol.plan is None:
         why = ("no plan and no proof within the time limit" if sol.status is Status.UNKNOWN
                else "no plan keeps to the constraints")
-        return SplitCheckRow(name, sol.status.value, None, None, sol.wall_s, why, True)
+        return SplitCheckRow(name, sol.status.value, None, None, sol.wall_s, why, True, route=_route(name, sol))
     ev = evaluate_split(network, array, sol.plan, rules.weight_copies)
     value = ev.step_time_s
     note = "" if value == sol.step_time_s else f"evaluator gives {value} s, the solver {sol.step_time_s} s"
@@ -218,7 +222,12 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if broken:
         note = (note + "; " if note else "") + "breaks " + "; ".join(v.constraint for v in broken)
     return SplitCheckRow(name, sol.status.value, sol.step_time_s, sol.bound_s, sol.wall_s, note, rescored, bool(broken),
-                         sol.plan, PlanFigures.of_split(ev, broken))
+                         sol.plan, PlanFigures.of_split(ev, broken), _route(name, sol))
+
+
+def _route(name: str, sol: Solution) -> str | None:
+    """The exact solver's route when it names one (the constrained path's), else None (``METHODS``)."""
+    return sol.info.get("method") if name == "exact" else None
 
 
 def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = 16, free: FreeAlphas = FreeAlphas.UNLIKE,

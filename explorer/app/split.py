@@ -650,12 +650,14 @@ def _by_solver(solver: str, network: Network, array: ArraySpec, space: Space, as
     it does not apply. (plan or None, status, bound, wall, its own objective value)."""
     from ..solvers.brute import solve_split as brute_split
     from ..solvers.uneven import cpsat_uneven, exact_uneven
+    from ..solvers.uneven_constrained import constrained_uneven
 
     try:
         if solver == "brute":
             sol = brute_split(network, array, space, aspace, rules=rules, time_limit_s=time_limit_s)
-        elif solver == "exact":
-            sol = exact_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+        elif solver == "exact":  # caps or memory: the constrained path, as the even split's exact solver
+            sol = (constrained_uneven if rules.couples_layers else exact_uneven)(
+                network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
         elif solver == "cpsat":
             sol = cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
         else:

@@ -67,6 +67,12 @@ class SplitRules:
         """Whether a plan can break one of these rules (pins, forbids, caps or memory)."""
         return self.restricts_types or bool(self.constraints.caps) or self.leaf_memory_bytes is not None
 
+    @property
+    def couples_layers(self) -> bool:
+        """Whether a cap or a memory limit is given: a sum over layers that the exact solver keeps to
+        by the constrained path (``solvers.uneven_constrained``), as the even split's."""
+        return bool(self.constraints.caps) or self.leaf_memory_bytes is not None
+
     def types(self, network: Network, space: Space, level: int, layer: int) -> tuple[PartitionType, ...]:
         """The types a solver may give ``layer`` at ``level``: offered by the node, allowed by pins and forbids."""
         node = network.layers[layer]

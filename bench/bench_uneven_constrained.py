@@ -1,0 +1,130 @@
+"""The uneven split under a cap or a memory limit, three solvers back to back in one process:
+"before", ``exact_uneven`` at the branch's base commit (``--baseline``: its ``solvers/uneven.py``
+and ``uneven_prune.py`` loaded from git, on today's ``core``); "exact", today's ``exact_uneven``
+(the Pareto DP on the shared column tables, ``solvers/uneven_tables.py``); "constrained", the
+constrained path (``solvers.uneven_constrained``: the Lagrangian bound, then the same labels
+pruned by its cut), which ``--split optimal --solver exact`` runs under caps or memory.
+
+tpu-mix-16 at alpha grid 1/2 (plus the proportional ratio), both spaces. The rules, from the
+unconstrained hypar optimum: ``cap`` = the deepest level capped at 3/4 of its c_h; ``memory`` =
+every accelerator at 3/4 of that plan's largest footprint. resnet18 is not a chain (refused by
+all), vgg-a accpar has more than 200,000 column pairs (refused by all).
+
+    python bench/bench_uneven_constrained.py            # the table of docs/benchmarks.md
+    python bench/bench_uneven_constrained.py --quick    # lenet-c only
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+import types
+from fractions import Fraction
+from pathlib import Path
+
+from explorer.core.constraints import Cap, Constraints
+from explorer.core.errors import Refused
+from explorer.core.evaluate import evaluate_split
+from explorer.core.partition import Space
+from explorer.core.split_rules import SplitRules
+from explorer.core.uneven import alpha_grid, alpha_space
+from explorer.frontends import load_array, load_model
+from explorer.solvers.uneven import exact_uneven
+from explorer.solvers.uneven_constrained import constrained_uneven
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARE = Fraction(3, 4)
+
+
+def baseline(rev: str):
+    """``exact_uneven`` of ``solvers/uneven.py`` at ``rev``, with that commit's ``uneven_prune``."""
+    def source(path):
+        return subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout
+
+    def module(name, path):
+        mod = types.ModuleType(name)
+        mod.__package__ = "explorer.solvers"
+        exec(compile(source(path), f"{rev}:{path}", "exec"), mod.__dict__)
+        return mod
+
+    key = "explorer.solvers.uneven_prune"
+    today = sys.modules[key]
+    sys.modules[key] = module("baseline_uneven_prune", "solvers/uneven_prune.py")
+    try:
+        return module("baseline_uneven", "solvers/uneven.py").exact_uneven
+    finally:
+        sys.modules[key] = today
+
+
+def rules_for(net, arr):
+    free = exact_uneven(net, arr, Space.HYPAR, alpha_space(arr, alpha_grid(2)))
+    ev = evaluate_split(net, arr, free.plan)
+    h = arr.levels - 1
+    cap = SplitRules(constraints=Constraints(caps=(Cap(h, ev.level_cost[h] * arr.dtype_bytes * SHARE),)))
+    memory = SplitRules(leaf_memory_bytes=tuple(max(ev.leaf_memory_bytes) * SHARE for _ in ev.leaf_memory_bytes))
+    return {"cap": cap, "memory": memory}
+
+
+def run(solve, net, arr, space, rules, limit: float):
+    t0 = time.perf_counter()
+    try:
+        sol = solve(net, arr, space, alpha_space(arr, alpha_grid(2)), time_limit_s=limit, rules=rules)
+    except Refused as e:
+        return e, time.perf_counter() - t0
+    return sol, time.perf_counter() - t0
+
+
+def cell(sol) -> str:
+    if isinstance(sol, Refused):
+        return "refused"
+    if sol.step_time_s is None:
+        return sol.status.value
+    text = f"{sol.status.value} {float(sol.step_time_s) * 1e3:.5f} ms"
+    if sol.status.value == "feasible" and sol.bound_s:
+        text += f" (gap {float(1 - sol.bound_s / sol.step_time_s) * 100:.2f}%)"
+    return text
+
+
+def states(sol) -> str:
+    return "-" if isinstance(sol, Refused) or "explored" not in sol.info else f"{sol.info['explored']:,}"
+
+
+def agree(*sols) -> str:
+    done = [s for s in sols if not isinstance(s, Refused) and s.status.value in ("optimal", "infeasible")]
+    if len(done) < len(sols) and all(isinstance(s, Refused) for s in sols):
+        return "yes (refused)"
+    return "yes" if len({(s.status, s.step_time_s) for s in done}) <= 1 else "NO"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--baseline", default="cc9b956")
+    args = ap.parse_args()
+    before = baseline(args.baseline)
+    arr = load_array("tpu-mix-16")
+    print("| network | space | rule | before s | exact s | constrained s | states (before / exact / constrained) "
+          "| exact | constrained | agree |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name in (["lenet-c"] if args.quick else ["alexnet", "lenet-c", "vgg-a", "resnet18"]):
+        net = load_model(name)
+        try:
+            rules = rules_for(net, arr)
+        except Refused as e:
+            print(f"| {name} | both | - | - | - | - | - | refused ({str(e).split(';')[0]}) | refused | yes |")
+            continue
+        for space in (Space.HYPAR, Space.ACCPAR):
+            for rule, r in rules.items():
+                a, ta = run(before, net, arr, space, r, args.time_limit)
+                b, tb = run(exact_uneven, net, arr, space, r, args.time_limit)
+                c, tc = run(constrained_uneven, net, arr, space, r, args.time_limit)
+                print(f"| {name} | {space.value} | {rule} | {ta:.2f} | {tb:.2f} | {tc:.2f} | "
+                      f"{states(a)} / {states(b)} / {states(c)} | {cell(b)} | {cell(c)} | {agree(a, b, c)} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""A chain's columns as integer arrays, read from the one integer table (``core.split_costs``):
+what the uneven exact DP's completion bound (``solvers.uneven_prune``) and the constrained
+path's Lagrangian DPs (``solvers.uneven_lagrangian``) compute on, built once per solve.
+
+``own[l]``: layer l's columns x every component; ``edge_units[l]``: the edge from layer l to l+1,
+producer x consumer columns x the side components (an edge moves data: no compute, no
+footprint). Entries are exact integers: int64 where every sum of a plan fits, else Python ints
+(object arrays, slower, the same values).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from explorer.core.split_costs import SplitCosts
+
+INT64_SUMS = 2**62  # beyond this a plan's sum may pass int64: Python ints instead
+CHUNK = 4_000_000  # entries of one temporary (producers x consumers x sides) at once
+
+
+class ColumnTables:
+    def __init__(self, costs: SplitCosts, columns, expired: Callable[[], bool]):
+        """Raises TimeoutError when ``expired()`` turns true (checked per edge)."""
+        lay = self.lay = costs.layout
+        self.columns = columns
+        self.index = [{c: i for i, c in enumerate(cols)} for cols in columns]
+        own = [[costs.layer(l, c) for c in cols] for l, cols in enumerate(columns)]  # noqa: E741
+        edge = []
+        for l in range(1, len(columns)):  # noqa: E741
+            edge.append([r[lay.leaves:lay.pos_end] for cv in columns[l] for r in costs.edges_into(l - 1, columns[l - 1], cv)])
+            if expired():
+                raise TimeoutError
+        self.layout = lay
+        self._own = [dict(zip(cols, rows)) for cols, rows in zip(columns, own)]
+        self.own = _exact(own, [(len(r), lay.size) for r in own])
+        # edge_units[l][u, v, k]: consumer-major rows, transposed to producer x consumer
+        shapes = [(len(columns[l + 1]), len(columns[l]), lay.pos_end - lay.leaves) for l in range(len(edge))]  # noqa: E741
+        extra = sum(int(a[:, lay.leaves:lay.pos_end].max(initial=0)) for a in self.own)  # the layers' sides
+        self.edge_units = [a.transpose(1, 0, 2).copy() for a in _exact(edge, shapes, extra)]
+
+    # the table's vectors, as ``SplitCosts`` gives them (what the exact DP reads)
+    def layer(self, l: int, c) -> tuple[int, ...]:  # noqa: E741
+        return self._own[l][c]
+
+    def edges_into(self, e: int, cus, cv) -> list[tuple[int, ...]]:
+        """``SplitCosts.edges_into`` for these columns (edge e joins layer e to e + 1), from the arrays."""
+        lay, ix = self.lay, self.index[e]
+        rows = self.edge_units[e][[ix[c] for c in cus], self.index[e + 1][cv]].tolist()
+        head, tail = (0,) * lay.leaves, (0,) * (lay.size - lay.pos_end)
+        return [head + tuple(r) + tail for r in rows]
+
+    def edge(self, e: int, cu, cv) -> tuple[int, ...]:
+        return self.edges_into(e, [cu], cv)[0]
+
+    def rest(self) -> list[dict]:
+        """rest[l][c]: per component, the least any completion after column c of layer l adds (the
+        layers after l, the edges from l on): a shortest path per component, backwards."""
+        lay, L = self.lay, len(self.own)
+        s0, s1 = lay.leaves, lay.pos_end
+        arr = [None] * L
+        arr[L - 1] = np.zeros_like(self.own[L - 1])
+        for l in range(L - 2, -1, -1):  # noqa: E741
+            tail = self.own[l + 1] + arr[l + 1]  # consumers x components
+            out = np.empty((len(self.columns[l]), lay.size), dtype=tail.dtype)
+            out[:] = tail.min(axis=0)[None, :]  # compute and footprint: no edge part
+            e = self.edge_units[l]
+            sides = tail[:, s0:s1] if e.dtype == tail.dtype else tail[:, s0:s1].astype(e.dtype)  # (sums fit: _exact)
+            step = max(1, CHUNK // max(1, e.shape[1] * e.shape[2]))
+            for u0 in range(0, e.shape[0], step):
+                out[u0:u0 + step, s0:s1] = (e[u0:u0 + step] + sides[None, :, :]).min(axis=1)
+            arr[l] = out
+        return [{c: tuple(int(x) for x in row) for c, row in zip(self.columns[l], a.tolist())} for l, a in enumerate(arr)]  # noqa: E741
+
+
+def _exact(rows: list[list[tuple]], shapes, extra: int = 0) -> list[np.ndarray]:
+    """The tables (``rows`` in ``shapes``) as int64 when every plan's sum of them (plus ``extra``)
+    stays below ``INT64_SUMS``, else as Python ints (object arrays)."""
+    try:
+        ints = [np.array(r, dtype=np.int64).reshape(sh) for r, sh in zip(rows, shapes)]
+        if extra + sum(int(a.max(initial=0)) for a in ints) < INT64_SUMS:
+            return ints
+    except OverflowError:
+        pass
+    return [np.array(r, dtype=object).reshape(sh) for r, sh in zip(rows, shapes)]
