@@ -40,7 +40,6 @@ _LLAMA_KEYS = {"layers": "num_hidden_layers", "hidden": "hidden_size", "heads": 
 _GPT2_KEYS = {"layers": "n_layer", "hidden": "n_embd", "heads": "n_head", "vocab": "vocab_size",
               "positions": "n_positions"}
 MODEL_TYPES = {"llama": True, "mistral": True, "qwen2": True, "mixtral": True, "gpt2": False}  # llama family?
-REFUSED: dict[str, tuple[str, str]] = {}  # model_type -> (field, why): none at present
 WINDOWED = ("mistral", "mixtral")  # model types whose config may carry a sliding_window (null: none)
 _MOE_KEYS = {"experts": "num_local_experts", "top_k": "num_experts_per_tok"}
 
@@ -67,9 +66,6 @@ def approximations(cfg: dict, mtype: str, seq: int) -> tuple[str, ...]:
 
 def _model_type(cfg: dict, src: str) -> str:
     mtype = cfg.get("model_type")
-    if mtype in REFUSED:
-        field, why = REFUSED[mtype]
-        raise SpecError(src, f"{field}: model_type {mtype!r} is not supported: {why}")
     if mtype not in MODEL_TYPES:
         raise SpecError(src, f"model_type: must be one of {', '.join(MODEL_TYPES)}, got {shown(mtype)}")
     return mtype
@@ -86,12 +82,8 @@ def _shape_and_sequence(cfg: dict, mtype: str, src: str, sequence: int | None) -
 
 def load_hf_config(path: str | Path, batch: int | None = None, sequence: int | None = None) -> Network:
     """The network a Hugging Face ``config.json`` describes (SpecError naming the file and field)."""
-    src = str(path)
-    cfg = _read_json(path)
-    mtype = _model_type(cfg, src)
-    shape, seq = _shape_and_sequence(cfg, mtype, src, sequence)
-    net = build_transformer(shape, _name(cfg, path), batch or DEFAULT_BATCH, seq, src)
-    notes = approximations(cfg, mtype, seq)
+    shape, seq, name, notes = read_hf_shape(path, sequence)
+    net = build_transformer(shape, name, batch or DEFAULT_BATCH, seq, str(path))
     if notes:
         net = Network(net.name, net.batch, net.layers, net.edges, net.source, net.edge_shares, net.sequence,
                       net.approximations + notes)
