@@ -53,7 +53,6 @@ def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
     component-wise prefix; dominance as in ``_pareto_filter``. Exhaustive up to dominance and
     bounds, hence a proof. (proven, best, labels kept)."""
     W, _, tables, alive = fw
-    C = m.cols
     w = np.array(_weights(*w_lm, Q), dtype=np.int64)
     Hc = _cut_backward(graph, W, tables)
     for n, ok in alive.items():  # the columns fixed out by every forward pass (reduced costs)
@@ -131,7 +130,6 @@ def _edge_sub(t: _Tables, e: int, us: np.ndarray, vv: np.ndarray) -> np.ndarray:
 def _cross_block(ctx, blk: Link, P, cols, Hc_exit):
     """The labels at the block's exit: (sums, exit columns, parent label, internal columns)."""
     m, t, W, w, Q, thr, slack, o, t_start, beam = ctx
-    C = m.cols
     nb = t.node[blk.exit]
     exit_rest = np.minimum(W.node[blk.exit] + Hc_exit, INF)
     empty = (np.zeros((0, 4), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
