@@ -17,14 +17,8 @@ from typing import Any, Iterable
 
 from ...core.errors import SpecError
 from ..output import OutputError, write_text
-from .point import ALPHAS_KEY, SPLIT_KEYS, Outcome
+from .point import ALPHAS_KEY, FIGURES, SPLIT_KEYS, Outcome
 
-# figures copied from the single-run JSON object, in this order
-FIGURES = (
-    "accelerators", "traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s",
-    "memory_bytes_per_accelerator", "speedup_over_all_I", "traffic_ratio_to_all_I", "energy_J", "energy_efficiency_over_all_I",
-    "objective_value", "bound", "gap",
-)
 SPLIT_FIGURES = ("traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s", "memory_bytes_per_accelerator",
                  "speedup_over_all_I", "objective_value", "bound", "gap")  # what explore --split reports of FIGURES
 TAIL = ("violations", "dp_gap", "wall_s", "cached", "error")
