@@ -1,24 +1,8 @@
 """``--model config.json``: a Hugging Face transformer configuration, read as plain JSON (no
 weights, no torch, no transformers), built by the LLM zoo's builder (``frontends/transformer.py``).
 
-Read fields, by ``model_type``:
-
-- ``llama``, ``mistral``, ``qwen2`` (llama family): ``num_hidden_layers``, ``hidden_size``,
-  ``num_attention_heads``, ``intermediate_size``, ``vocab_size`` (required);
-  ``num_key_value_heads`` (default: the heads, as the HF config classes do), ``head_dim``
-  (default hidden / heads), ``tie_word_embeddings`` (default false, the classes' default).
-- ``gpt2``: ``n_layer``, ``n_embd``, ``n_head``, ``vocab_size``, ``n_positions`` (required);
-  ``n_inner`` (null or absent: 4 x n_embd), ``tie_word_embeddings`` (default true).
-- ``mixtral`` (llama family with a mixture of experts): the llama fields and
-  ``num_local_experts`` (experts a layer holds) and ``num_experts_per_tok`` (experts each token
-  is routed to), both required; ``intermediate_size`` is one expert's width. The same shape as a
-  zoo file's ``transformer: {family: llama, ..., experts: E, top_k: k}``.
-
-Tokens per sample: ``--seq``, else ``max_position_embeddings`` (gpt2: ``n_positions``).
-Batch: ``--batch``, else the array's batch, else ``DEFAULT_BATCH`` sequences. Any other field
-is ignored (rotary settings, norms, dropout, biases: not modelled, as in the YAML zoo); a
-Mistral or Mixtral ``sliding_window`` shorter than the sequence is noted in the network's approximations
-(attention is counted over every token).
+Described in the manual: docs/specs.md, "Hugging Face config.json" (the fields read by
+``model_type``, the defaults, the sequence and batch, the name, ``sliding_window``).
 """
 
 from __future__ import annotations
