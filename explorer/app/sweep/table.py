@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterable
@@ -180,8 +180,7 @@ class Manifest:
     pareto: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "source": self.source, "digest": self.digest, "params": list(self.params),
-                "total": self.total, "shard": self.shard, "pareto": list(self.pareto)}
+        return asdict(self)  # (its tuples are JSON lists)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Manifest":
@@ -243,8 +242,7 @@ def merge_entries(folders: list[Path]) -> tuple[Manifest, list[tuple[dict[str, A
     if manifest is None:
         raise SpecError("merge", "no folders given")
     missing = [i for i in range(manifest.total) if i not in by_index]
-    merged = Manifest(manifest.name, manifest.source, manifest.digest, manifest.params, manifest.total, "", manifest.pareto)
-    return merged, [by_index[i] for i in sorted(by_index)], missing
+    return replace(manifest, shard=""), [by_index[i] for i in sorted(by_index)], missing
 
 
 def read_entries(folder: Path) -> tuple[Manifest, list[tuple[dict[str, Any], Outcome]]]:
