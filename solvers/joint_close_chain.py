@@ -262,15 +262,25 @@ def _pareto_chain(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
             return False, (UB, cols_best), total
         history.append((cols, par))
         total += len(cols)
-    f = np.maximum(P[:, 0], P[:, 1]) + np.maximum(P[:, 2], P[:, 3])
+    return True, _close(m, t, P, lambda i: _trace(history, i), UB, cols_best), total
+
+
+def _fP(P: np.ndarray) -> np.ndarray:
+    return np.maximum(P[:, 0], P[:, 1]) + np.maximum(P[:, 2], P[:, 3])
+
+
+def _close(m: _Model, t: _Tables, P: np.ndarray, trace, UB, cols_best):
+    """The final labels' plans (``trace(i)``), by their floor, scored exactly while the floor
+    stays below the incumbent: (UB, its columns)."""
+    f = _fP(P)
     for i in np.argsort(f, kind="stable"):
         if f[i] >= ceil(UB * t.s):
             break
-        plan_cols = _trace(history, int(i))
+        plan_cols = trace(int(i))
         val = step_of(m.components(plan_cols))
         if val < UB:
             UB, cols_best = val, plan_cols
-    return True, (UB, cols_best), total
+    return UB, cols_best
 
 
 def _chain_bounds(graph: _Graph, w: np.ndarray, L: int):
@@ -279,13 +289,17 @@ def _chain_bounds(graph: _Graph, w: np.ndarray, L: int):
     return Bw, [np.stack([Bc_[c][l] for c in range(4)]) for l in range(L)]  # noqa: E741
 
 
-def _beam(lab, vs, cands, bw, w, beam: int):
-    key = np.tensordot(cands, w, axes=([1], [0])) + bw[vs]
-    order = np.lexsort((key, vs))
-    vs_sorted = vs[order]
-    first = np.r_[0, np.flatnonzero(np.diff(vs_sorted)) + 1]
+def _beam_keep(key: np.ndarray, cols: np.ndarray, beam: int) -> np.ndarray:
+    """Per column, the indices of the ``beam`` entries of least key."""
+    order = np.lexsort((key, cols))
+    cs = cols[order]
+    first = np.r_[0, np.flatnonzero(np.diff(cs)) + 1]
     rank = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
-    keep = order[rank < beam]
+    return order[rank < beam]
+
+
+def _beam(lab, vs, cands, bw, w, beam: int):
+    keep = _beam_keep(np.tensordot(cands, w, axes=([1], [0])) + bw[vs], vs, beam)
     return lab[keep], vs[keep], cands[keep]
 
 

@@ -12,12 +12,8 @@ import numpy as np
 
 from .uneven_sp import Link, Series
 from .joint_blocks import _Graph, _Weighted, _back, _branch_rows
-from .joint_close_chain import _extend, _filter_by_column
-from .joint_columns import INF, JointOptions, _Columns, _Model, _Tables, _reduce, _reduce_back, _weights, step_of
-
-
-def _fP(P: np.ndarray) -> np.ndarray:
-    return np.maximum(P[:, 0], P[:, 1]) + np.maximum(P[:, 2], P[:, 3])
+from .joint_close_chain import _beam_keep, _close, _extend, _fP, _filter_by_column
+from .joint_columns import INF, JointOptions, _Columns, _Model, _Tables, _reduce, _reduce_back, _weights
 
 
 def _cut_backward(graph: _Graph, W: _Weighted, tables) -> dict:
@@ -53,7 +49,6 @@ def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
     component-wise prefix; dominance as in ``_pareto_filter``. Exhaustive up to dominance and
     bounds, hence a proof. (proven, best, labels kept)."""
     W, _, tables, alive = fw
-    C = m.cols
     w = np.array(_weights(*w_lm, Q), dtype=np.int64)
     Hc = _cut_backward(graph, W, tables)
     for n, ok in alive.items():  # the columns fixed out by every forward pass (reduced costs)
@@ -84,23 +79,7 @@ def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
             total += len(cols)
     except _Timeout:
         return False, (UB, cols_best), total
-    f = _fP(P)
-    for i in np.argsort(f, kind="stable"):
-        if f[i] >= ceil(UB * t.s):
-            break
-        plan_cols = _trace_graph(hist, int(i), len(m.net.layers))
-        val = step_of(m.components(plan_cols))
-        if val < UB:
-            UB, cols_best = val, plan_cols
-    return True, (UB, cols_best), total
-
-
-def _beam_keep(key: np.ndarray, cols: np.ndarray, beam: int) -> np.ndarray:
-    order = np.lexsort((key, cols))
-    cs = cols[order]
-    first = np.r_[0, np.flatnonzero(np.diff(cs)) + 1]
-    rank = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
-    return np.sort(order[rank < beam])
+    return True, _close(m, t, P, lambda i: _trace_graph(hist, i, len(m.net.layers)), UB, cols_best), total
 
 
 def _trace_graph(hist, i: int, L: int) -> list[int]:
@@ -131,7 +110,6 @@ def _edge_sub(t: _Tables, e: int, us: np.ndarray, vv: np.ndarray) -> np.ndarray:
 def _cross_block(ctx, blk: Link, P, cols, Hc_exit):
     """The labels at the block's exit: (sums, exit columns, parent label, internal columns)."""
     m, t, W, w, Q, thr, slack, o, t_start, beam = ctx
-    C = m.cols
     nb = t.node[blk.exit]
     exit_rest = np.minimum(W.node[blk.exit] + Hc_exit, INF)
     empty = (np.zeros((0, 4), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),

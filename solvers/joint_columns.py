@@ -23,9 +23,6 @@ from explorer.core.uneven import AlphaSpace, split_units, whole_units
 INF = 2**60  # an impossible column (a join's type III) or an unreachable state
 
 
-COMPONENTS = ("S0", "S1", "V0", "V1")
-
-
 @dataclass(frozen=True)
 class JointOptions:
     weight_scale: int = 1024  # Q: the Lagrangian weights are integers in [0, Q]
@@ -50,11 +47,7 @@ class _Columns:
         return self.types[top // self.A], self.alphas[top % self.A]
 
     def lower(self, tau: int) -> tuple[PartitionType, ...]:
-        out = []
-        for _ in range(self.H - 1):
-            out.append(self.types[tau % self.K])
-            tau //= self.K
-        return tuple(reversed(out))
+        return tuple(self.types[k] for k in _digits(tau, self.K, self.H - 1))
 
     def split(self, col: int) -> tuple[PartitionType, Fraction, tuple[PartitionType, ...]]:
         t0, a = self.top(col // self.n_tau)

@@ -1,21 +1,6 @@
-"""Stage cuts that fit: the exact min-max cut under a memory cap per stage.
+"""Stage cuts that fit: the exact min-max cut under a memory cap per stage (``memory_cut``).
 
-The step model cuts the layers by time alone (``llm_stage.stage_cut``, the exact min-max cut).
-When that cut does not fit, another may: the first stages hold more micro-batches in flight
-(1F1B: stage s holds min(p - s, m)), so moving layers from them to later stages can bring every
-stage under the GPU's memory (Llama 3 405B's run gives its first and last stages fewer layers).
-This finds the fastest cut among those that fit, from the step model's own pieces:
-
-- time: stage s of n layers takes ``n c + e_s`` a micro-batch (``StepParts.stage_times``; ``c``
-  and ``e_s`` read off two probe cuts and checked linear);
-- memory: stage s of n layers needs ``alpha_s + beta_s n`` bytes (``llm_stage_memory``: model
-  states and activations linear in its layers), read off probe cuts of 1 and of L // p layers a
-  stage, so its cap is the largest n within the GPU's memory;
-- the least T such that every stage takes min(cap_s, floor((T - e_s) / c)) >= 1 layers and they
-  add up to >= L (monotone in T; T is one of the values n c + e_s), then layers are taken from
-  the costliest stages (the first on a tie) down to L, as ``llm_stage.stage_cut`` does.
-
-Exact (``Fraction``); ``None`` when no cut fits (or the pipeline has one cut only).
+Derivation: docs/derivations.md, "LLM training: the search's types and bounds".
 """
 
 from __future__ import annotations

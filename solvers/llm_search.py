@@ -1,22 +1,12 @@
 """The LLM training planner: the fastest layout that fits, proven, or a bound and the gap.
 
 Joint search over the degrees (t, p, d), the micro-batch, recompute and the ZeRO stage
-(``llm_space`` says what is enumerated), with, for each candidate, the tensor-level types of one
-transformer block (``llm_type_choice``: the exact minima of what the step model charges for them,
-``llm_types``, with a lower bound over every other assignment, ``Scored.types_bound``) and the
-stage cuts (the step model's exact min-max cut; when it does not fit, the fastest cut that does,
-``llm_cuts``). Every candidate that is looked at is scored by the one evaluator,
-``core.llm_step.evaluate_llm``: nothing here computes a time or a memory of its own.
-
-Branch and bound over an explicit list: each candidate gets a lower bound of its step time and
-of its memory (``llm_bounds``, proven there); candidates whose memory bound exceeds the GPU's
-memory cannot fit and are dropped; the rest are scored in increasing order of their time bound
-until the bound reaches the best fitting step time found (then no unscored candidate can beat it).
-Status ``optimal`` when that happens and no scored candidate's types bound is below the best
-step (``_settle_types`` refines those that are); ``feasible`` with the bound and the gap when the time limit
-stops it first; ``infeasible`` when no candidate fits (the smallest memory seen is reported);
-``unknown`` when the time limit stops it before any candidate that fits was found (``unresolved``
-candidates were neither scored nor pruned: nothing is proven about them).
+(``llm_space``), with, for each candidate, the tensor-level types of one transformer block
+(``llm_type_choice``, ``llm_types``) and the stage cuts (``llm_cuts``), by branch and bound over
+an explicit list with the bounds of ``llm_bounds``. Every candidate that is looked at is scored
+by the one evaluator, ``core.llm_step.evaluate_llm``: nothing here computes a time or a memory
+of its own. The search and its statuses are described in the manual: docs/llm-training.md,
+"What is searched" and "Bounds and status".
 """
 
 from __future__ import annotations

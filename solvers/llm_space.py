@@ -1,23 +1,10 @@
 """The space the LLM planner searches: degrees (t, p, d), micro-batch, recompute, ZeRO stage.
 
-Every candidate is one ``(t, p, d, b, recompute, zero)``; the stage cuts and the tensor-level
-types of a block are chosen per candidate by the search (``llm_search``). What is enumerated:
-
-- ``(t, p, d)``: every factorisation ``t * p * d`` of the GPU count with ``t`` at most
-  ``max_tensor`` (default: the cluster's GPUs per node, so tensor parallelism stays on NVSwitch;
-  ``--degrees`` may ask for more) and dividing the attention heads (Megatron splits whole heads), ``p`` at most the transformer layers, and ``d`` dividing the
-  global batch (every data-parallel rank takes whole samples);
-- micro-batch ``b``: every divisor of ``B / d`` up to ``MAX_MICRO_BATCH`` (larger micro-batches
-  only lengthen the pipeline bubble and the activations in flight in this model, whose
-  efficiency does not grow with ``b``); ``m = B / (d b)`` micro-batches a step;
-- a mixture of experts: the expert degree ``e``, every divisor of the experts that divides ``d``
-  (experts sharded inside the data-parallel group); 1 for a dense model;
-- recompute none / selective / full and ZeRO 0 / 1 / 3, or the one given;
-- the schedule: plain 1F1B (v = 1) and, when p divides the layers and the micro-batches,
-  Megatron's interleaved 1F1B with v model chunks a stage for every v dividing L / p (the
-  uniform cut; Narayanan et al. SC21 section 2.2.2).
-
-Bad choices raise ``SpecError`` naming the option and the value (the CLI's exit 2).
+Every candidate is one ``(t, p, d, b, recompute, zero)`` (and the schedule, and a mixture of
+experts' expert degree); the stage cuts and the tensor-level types of a block are chosen per
+candidate by the search (``llm_search``). What is enumerated is described in the manual:
+docs/llm-training.md, "What is searched". Bad choices raise ``SpecError`` naming the option and
+the value (the CLI's exit 2).
 """
 
 from __future__ import annotations
@@ -29,7 +16,8 @@ from fractions import Fraction
 from ..core.errors import SpecError
 from ..core.llm_memory import Recompute, ZeroStage
 
-MAX_MICRO_BATCH = 64  # micro-batches searched: divisors of B/d up to this (stated in the report)
+MAX_MICRO_BATCH = 64  # micro-batches searched: divisors of B/d up to this (stated in the report); larger ones
+# only lengthen the bubble and the activations in flight (the efficiency does not grow with b)
 
 
 @dataclass(frozen=True, slots=True)

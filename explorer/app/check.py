@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from fractions import Fraction
 from typing import Callable
 
 from ..solvers import get_solver
@@ -29,11 +28,6 @@ class CheckOptions:
     level_brute_max_rows: int = 50_000  # per-level check by enumeration up to this many rows
 
 
-def _real(problem: Problem, units: int | None) -> Fraction | None:
-    """A weighted-unit objective or bound in elements (traffic) or step-time seconds (time)."""
-    return problem.real(units)
-
-
 def _solution_report(problem: Problem, sol: Solution, problems_found: list[str]) -> SolverReport:
     figs = None
     if sol.plan is not None:
@@ -46,8 +40,8 @@ def _solution_report(problem: Problem, sol: Solution, problems_found: list[str])
     return SolverReport(
         status=sol.status,
         wall_s=round(sol.wall_s, 6),
-        objective=_real(problem, sol.objective) if sol.plan is not None else None,
-        bound=_real(problem, sol.bound),
+        objective=problem.real(sol.objective) if sol.plan is not None else None,
+        bound=problem.real(sol.bound),
         gap=problem.gap(sol.objective, sol.bound),
         plan=sol.plan,
         figures=figs,
@@ -207,7 +201,7 @@ def _compare_joint(problem: Problem, solutions: dict[str, Solution], problems_fo
     values = {s.objective for s in proven.values()}
     if len(values) > 1:
         problems_found.append("exact solvers disagree: " + ", ".join(
-            f"{n}={exact_number(_real(problem, s.objective))}" for n, s in proven.items()))
+            f"{n}={exact_number(problem.real(s.objective))}" for n, s in proven.items()))
     optimum = min(values) if values else None
     for n, s in solutions.items():
         if optimum is not None and s.objective is not None and s.objective < optimum:
@@ -229,12 +223,12 @@ def _optimum(problem: Problem, dsol: Solution | None, verdict: _Verdict, names: 
     ref_name = next(n for n in ("exact", "brute", "cpsat", "pruned") if n in proven)
     ref = proven[ref_name]
     best = Optimum(
-        objective=_real(problem, optimum),
+        objective=problem.real(optimum),
         proven_by=tuple(sorted(proven)),
         plan_from=ref_name,
         method=method_of(ref),
         methods=tuple((n, method_of(s)) for n, s in sorted(proven.items())),
-        dp_objective=_real(problem, dsol.objective),
+        dp_objective=problem.real(dsol.objective),
         dp_satisfies_constraints=not dsol.violations,
         cells_differing=tuple(
             CellDiff(h, names[l], dsol.plan.at(h, l), ref.plan.at(h, l)) for h, l in dsol.plan.diff(ref.plan)  # noqa: E741

@@ -199,9 +199,8 @@ def report_of(req: LlmRequest, problem, src, result) -> LlmReport:
     approximations = src.approximations
     c = problem.cluster
     mode = "search" if req.layout is None else req.layout.value
-    eff = result.best.evaluation.efficiency if result.best else (result.runners_up[0].evaluation.efficiency
-                                                                 if result.runners_up else None)
     shown = result.best or (result.runners_up[0] if result.runners_up else None)
+    eff = shown.evaluation.efficiency if shown is not None else None
     notes = approximations + (tuple(shown.evaluation.notes) if shown is not None else ())
     return LlmReport(problem.network.name, c.name, c.gpu.name, c.gpus, c.gpus_per_node, problem.dims.batch,
                      problem.dims.seq, problem.dims.layers, mode, result, block_nodes(problem.network),

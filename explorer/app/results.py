@@ -344,6 +344,15 @@ class Versus:
         return Versus(_ratio(figs.traffic_elements, all_i.traffic_elements), _ratio(all_i.step_time_s, figs.step_time_s),
                       _ratio(all_i.comm_time_s, figs.comm_time_s), eff)
 
+    def to_json(self, comm: bool) -> dict[str, Any]:
+        """The ratios (the communication speedup when ``comm``; the energy one when modelled)."""
+        out = {"traffic_ratio_to_all_I": self.traffic_ratio_to_all_I, "speedup_over_all_I": self.speedup_over_all_I}
+        if comm:
+            out["comm_speedup_over_all_I"] = self.comm_speedup_over_all_I
+        if self.energy_efficiency_over_all_I is not None:
+            out["energy_efficiency_over_all_I"] = self.energy_efficiency_over_all_I
+        return out
+
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
@@ -404,19 +413,9 @@ class RunResult:
         out["unit_elements"] = f"1/{self.unit_per_element}"
         out.update(self.figures.to_json())
         out["objective_value"] = _exact_or_none(self.objective_value)
-        base = {}
-        for name, figs in self.baselines:
-            vs = self.versus(figs)
-            base[name] = {**figs.to_json(), "traffic_ratio_to_all_I": vs.traffic_ratio_to_all_I,
-                          "speedup_over_all_I": vs.speedup_over_all_I}
-            if vs.energy_efficiency_over_all_I is not None:
-                base[name]["energy_efficiency_over_all_I"] = vs.energy_efficiency_over_all_I
-        out["baselines"] = base
-        vs = self.versus(self.figures)
-        out.update(traffic_ratio_to_all_I=vs.traffic_ratio_to_all_I, speedup_over_all_I=vs.speedup_over_all_I,
-                   comm_speedup_over_all_I=vs.comm_speedup_over_all_I)
-        if vs.energy_efficiency_over_all_I is not None:
-            out["energy_efficiency_over_all_I"] = vs.energy_efficiency_over_all_I
+        out["baselines"] = {name: {**figs.to_json(), **self.versus(figs).to_json(comm=False)}
+                            for name, figs in self.baselines}
+        out.update(self.versus(self.figures).to_json(comm=True))
         return out
 
 

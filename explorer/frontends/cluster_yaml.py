@@ -1,24 +1,7 @@
 """The YAML GPU cluster spec (version 1, ``kind: gpu-cluster``) -> ``explorer.core.cluster.ClusterSpec``.
 
-::
-
-    version: 1
-    kind: gpu-cluster
-    name: dgx-a100
-    description: DGX A100 nodes on HDR InfiniBand       # optional
-    gpu: {name: A100-SXM4-80GB, peak_TFLOPS: 312, memory_GiB: 80, source: ...}   # dense BF16 peak, per GPU
-    gpus_per_node: 8
-    gpus: 1024            # the default instance size (--gpus N overrides): whole nodes, or a divisor of gpus_per_node
-    nvlink_GBps: 300      # per GPU, each way, between the GPUs of one node (tier "nvlink")
-    nic_GBps: 25          # per GPU, each way, between nodes (tier "network": the whole instance)
-    tiers:                # optional, between the node and the whole instance, innermost first
-      - {name: spine, size: 256, bandwidth_GBps: 25}
-
-Every bandwidth is per GPU and each way (a node's NICs divided by its GPUs); GB/s is 10^9 bytes/s,
-GiB 2^30 bytes. Tier sizes count GPUs, are multiples of ``gpus_per_node`` and increase outward;
-bandwidths never increase outward (nvlink >= tiers >= nic). ``ClusterSpec.source`` is the file. A collective among ``span``
-consecutive ranks runs on the first tier at least ``span`` GPUs wide. Bad input is one
-``SpecError`` naming the file, the field and the problem.
+Described in the manual: docs/specs.md, "GPU clusters" (the keys, per-GPU bandwidths each way,
+the tiers). Bad input is one ``SpecError`` naming the file, the field and the problem.
 """
 
 from __future__ import annotations

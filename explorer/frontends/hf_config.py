@@ -1,24 +1,8 @@
 """``--model config.json``: a Hugging Face transformer configuration, read as plain JSON (no
 weights, no torch, no transformers), built by the LLM zoo's builder (``frontends/transformer.py``).
 
-Read fields, by ``model_type``:
-
-- ``llama``, ``mistral``, ``qwen2`` (llama family): ``num_hidden_layers``, ``hidden_size``,
-  ``num_attention_heads``, ``intermediate_size``, ``vocab_size`` (required);
-  ``num_key_value_heads`` (default: the heads, as the HF config classes do), ``head_dim``
-  (default hidden / heads), ``tie_word_embeddings`` (default false, the classes' default).
-- ``gpt2``: ``n_layer``, ``n_embd``, ``n_head``, ``vocab_size``, ``n_positions`` (required);
-  ``n_inner`` (null or absent: 4 x n_embd), ``tie_word_embeddings`` (default true).
-- ``mixtral`` (llama family with a mixture of experts): the llama fields and
-  ``num_local_experts`` (experts a layer holds) and ``num_experts_per_tok`` (experts each token
-  is routed to), both required; ``intermediate_size`` is one expert's width. The same shape as a
-  zoo file's ``transformer: {family: llama, ..., experts: E, top_k: k}``.
-
-Tokens per sample: ``--seq``, else ``max_position_embeddings`` (gpt2: ``n_positions``).
-Batch: ``--batch``, else the array's batch, else ``DEFAULT_BATCH`` sequences. Any other field
-is ignored (rotary settings, norms, dropout, biases: not modelled, as in the YAML zoo); a
-Mistral or Mixtral ``sliding_window`` shorter than the sequence is noted in the network's approximations
-(attention is counted over every token).
+Described in the manual: docs/specs.md, "Hugging Face config.json" (the fields read by
+``model_type``, the defaults, the sequence and batch, the name, ``sliding_window``).
 """
 
 from __future__ import annotations
@@ -40,7 +24,6 @@ _LLAMA_KEYS = {"layers": "num_hidden_layers", "hidden": "hidden_size", "heads": 
 _GPT2_KEYS = {"layers": "n_layer", "hidden": "n_embd", "heads": "n_head", "vocab": "vocab_size",
               "positions": "n_positions"}
 MODEL_TYPES = {"llama": True, "mistral": True, "qwen2": True, "mixtral": True, "gpt2": False}  # llama family?
-REFUSED: dict[str, tuple[str, str]] = {}  # model_type -> (field, why): none at present
 WINDOWED = ("mistral", "mixtral")  # model types whose config may carry a sliding_window (null: none)
 _MOE_KEYS = {"experts": "num_local_experts", "top_k": "num_experts_per_tok"}
 
@@ -67,9 +50,6 @@ def approximations(cfg: dict, mtype: str, seq: int) -> tuple[str, ...]:
 
 def _model_type(cfg: dict, src: str) -> str:
     mtype = cfg.get("model_type")
-    if mtype in REFUSED:
-        field, why = REFUSED[mtype]
-        raise SpecError(src, f"{field}: model_type {mtype!r} is not supported: {why}")
     if mtype not in MODEL_TYPES:
         raise SpecError(src, f"model_type: must be one of {', '.join(MODEL_TYPES)}, got {shown(mtype)}")
     return mtype
@@ -86,12 +66,8 @@ def _shape_and_sequence(cfg: dict, mtype: str, src: str, sequence: int | None) -
 
 def load_hf_config(path: str | Path, batch: int | None = None, sequence: int | None = None) -> Network:
     """The network a Hugging Face ``config.json`` describes (SpecError naming the file and field)."""
-    src = str(path)
-    cfg = _read_json(path)
-    mtype = _model_type(cfg, src)
-    shape, seq = _shape_and_sequence(cfg, mtype, src, sequence)
-    net = build_transformer(shape, _name(cfg, path), batch or DEFAULT_BATCH, seq, src)
-    notes = approximations(cfg, mtype, seq)
+    shape, seq, name, notes = read_hf_shape(path, sequence)
+    net = build_transformer(shape, name, batch or DEFAULT_BATCH, seq, str(path))
     if notes:
         net = Network(net.name, net.batch, net.layers, net.edges, net.source, net.edge_shares, net.sequence,
                       net.approximations + notes)

@@ -5,6 +5,7 @@ Described in the manual: docs/specs.md, "ONNX".
 
 from __future__ import annotations
 
+from math import prod
 from pathlib import Path
 
 from ..core.errors import SpecError
@@ -26,13 +27,6 @@ KNOWN_DOMAINS = {"", "ai.onnx"}
 MS_PASS_THROUGH = {"Gelu", "FastGelu", "BiasGelu", "QuickGelu", "LayerNormalization", "SimplifiedLayerNormalization",
                    "SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "RotaryEmbedding", "BiasAdd",
                    "BiasSoftmax"}  # com.microsoft operators on activations without weights
-
-
-def _prod(xs) -> int:
-    out = 1
-    for x in xs:
-        out *= x
-    return out
 
 
 def load_onnx(path: str | Path, batch: int | None = None, sequence: int | None = None) -> Network:
@@ -58,15 +52,13 @@ class _Importer:
 
     # ---- reading --------------------------------------------------------------------------
     def read(self):
-        from .onnx_read import WireError, read_model_shapes
+        from .onnx_read import read_model_shapes
 
         try:
             model = read_model_shapes(self.src)
         except FileNotFoundError:
             raise self.fail("no such file") from None
-        except (WireError, ValueError, IndexError, OSError) as err:
-            raise self.fail(f"cannot read as ONNX: {str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
-        except Exception as err:  # protobuf DecodeError and others
+        except Exception as err:  # WireError, ValueError, IndexError, OSError, protobuf DecodeError and others
             raise self.fail(f"cannot read as ONNX: {str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
         if not model.graph.node:
             raise self.fail("cannot read as ONNX: no graph nodes")
@@ -363,13 +355,13 @@ class _Importer:
         out = known if known and all(known) else self.shape_of(node.output[0], desc)
         self.shapes[node.output[0]] = list(out)
         if broadcast:  # constant indices (positions): one lookup for the whole batch, broadcast
-            tokens = _prod(out) // hidden
+            tokens = prod(out) // hidden
             if len(out) >= 3 and out[0] == self.B and tokens % self.B == 0:
                 tokens //= self.B  # constant ids already expanded to the batch (token types)
             self.approx.append(f"{name}: embedding looked up with constant indices (positions) and broadcast over "
                                "the batch; costed as a per-token lookup of every sample")
         else:
-            tokens = self.per_sample(_prod(out), hidden, desc, "its output")
+            tokens = self.per_sample(prod(out), hidden, desc, "its output")
         spec = {"name": name, "path": desc, "kind": LayerKind.EMBEDDING, "inputs": [], "din": vocab, "dout": hidden,
                 "kernel": (1, 1), "s_in": (tokens, 1), "s_out": (tokens, 1), "broadcast": broadcast}
         self.add_node(spec, node.output[0])
@@ -403,7 +395,7 @@ class _Importer:
                 din, dout = (w[1], w[0]) if attrs.get("transB", 0) else (w[0], w[1])
             else:
                 din, dout = w
-            tokens = self.per_sample(_prod(xs), din, desc, f"its input {x!r}")
+            tokens = self.per_sample(prod(xs), din, desc, f"its input {x!r}")
             spec.update(kind=LayerKind.FC, din=din, dout=dout, kernel=(1, 1), s_in=(tokens, 1), s_out=(tokens, 1))
         self.add_node(spec, node.output[0])
 
@@ -438,10 +430,10 @@ class _Importer:
             raise self.fail(f"{desc}: attention reading the network input directly is not supported")
         tokens = _tokens(first)
         spec["tokens"] = tokens
-        ctx = _prod(self.shape_of(context, desc))
+        ctx = prod(self.shape_of(context, desc))
         spec["channels"] = self.per_sample(ctx, tokens, desc, "its context")
         if not spec["heads"] and spec["scores"] != context and spec["scores"] in self.shapes:
-            scores = _prod(self.shape_of(spec["scores"], desc))
+            scores = prod(self.shape_of(spec["scores"], desc))
             if scores % (self.B * tokens * tokens) == 0:
                 spec["heads"] = scores // (self.B * tokens * tokens)
         if not spec["heads"]:
@@ -465,17 +457,17 @@ class _Importer:
         c = sum(chans) if kind is LayerKind.CONCAT else max(chans)
         out = self.shapes.get(node.output[0])
         if kind is not LayerKind.CONCAT and (not out or not all(out)):  # broadcasting shape inference gave up
-            out = max((self.shape_of(x, desc) for x in acts), key=_prod)
+            out = max((self.shape_of(x, desc) for x in acts), key=prod)
             self.shapes[node.output[0]] = out
         out = self.shape_of(node.output[0], desc)
         if len(out) in (4, 5) and out[1] == c and out[0] == self.B:
             size = _plane(out[2:])
         else:
-            size = (self.per_sample(_prod(out), c, desc, "its output"), 1)
+            size = (self.per_sample(prod(out), c, desc, "its output"), 1)
         if kind is not LayerKind.CONCAT:
             broadcast_lookups = {n["name"] for _, n in self.nodes if n.get("broadcast")}  # already listed
             for x in acts:
-                if self.source[x] not in broadcast_lookups and _prod(self.shape_of(x, desc)) < _prod(out):
+                if self.source[x] not in broadcast_lookups and prod(self.shape_of(x, desc)) < prod(out):
                     self.approx.append(f"{name}: an input broadcast to the join's size; its edge is costed at the "
                                        "join's full tensor")
                     break
@@ -491,7 +483,7 @@ def _plane(dims) -> tuple[int, int]:
     dims = [int(d) for d in dims]
     if len(dims) == 1:
         return dims[0], 1
-    return _prod(dims[:-1]), dims[-1]
+    return prod(dims[:-1]), dims[-1]
 
 
 def _channels(spec: dict) -> int:

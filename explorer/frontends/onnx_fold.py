@@ -1,16 +1,7 @@
-"""Fold the constant subgraphs that compute shapes, so shape inference can finish.
-
-The TorchScript exporter writes a Reshape target or an Expand shape as arithmetic on
-``Shape(x)`` (Shape -> Gather -> Div -> Concat; Equal/Where to resolve a -1; Expand,
-ConstantOfShape, Range), and ONNX shape inference's data propagation stops at several of those
-ops, leaving tensors without a shape ("no inferred shape"). With the data inputs' axes filled
-from --batch / --seq every such value is a constant: ``fold_shapes`` evaluates them with numpy
-(one small handler per op below, opset-aware where the op changed), replaces the folded nodes by
-initializers, re-runs shape inference, and repeats while anything new folds.
-
-Only small values are folded (``MAX_ELEMENTS``), never a node reading a float tensor of rank
-2 or more that is stored (a weight or a table: embeddings stay lookups), and never a weighted
-operator: what folds is shape arithmetic and masks, not part of the network.
+"""Fold the constant subgraphs that compute shapes, so shape inference can finish: ``fold_shapes``
+evaluates them with numpy (one small handler per op below, opset-aware where the op changed),
+replaces the folded nodes by initializers and re-runs shape inference while anything new folds.
+Described in the manual: docs/specs.md, "ONNX" ("Shape subgraphs folded": what never folds).
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
-"""Parameters of a zoo transformer (``TransformerShape``) as a training run stores them.
-
-``TransformerShape.weights()`` counts the weights of the built network (matmuls and
-embeddings: the nodes have no layer norms or biases). Training memory (``core.llm_memory``)
-needs every parameter, so this adds them per family:
-
-- ``gpt`` (Megatron-LM GPT): per layer biases of the QKV (3h), attention output (h), MLP
-  (ffn, h) and two layer norms (2 x 2h): 12 h^2 + 13 h per layer with ffn = 4h, the count of
-  Narayanan et al. (SC21) P = 12 l h^2 (1 + 13/(12 h) + (V + s)/(12 l h)); plus the final
-  layer norm (2h), which that formula leaves out.
-- ``llama`` (LLaMA 3): no biases; two RMSNorm weight vectors (h each) per layer and a final one
-  (h). Qwen2's QKV biases are not counted (the shape does not say a model has them).
-- ``llama`` with experts (Mixtral): every expert's gate, up and down (E x 3 h ffn, kept apart
-  in ``ParameterCount.expert_per_layer``: expert parallelism divides them) and the router
-  (h x E) in place of the one MLP. Mixtral 8x7B: 46,702,792,704 parameters, 12,879,925,248
-  active (Mistral AI, "Mixtral of Experts", arXiv 2401.04088: 47B and 13B; their blog: 46.7B
-  total, 12.9B per token).
+"""Parameters of a zoo transformer (``TransformerShape``) as a training run stores them: the
+built network's weights plus, per family, the biases and norms its nodes leave out (Megatron-LM
+GPT, LLaMA 3, Mixtral's experts and routers). Described in the manual: docs/llm-training.md,
+"Parameters" and "Mixture of experts (Mixtral)".
 
 ``parameter_count`` lives beside the shape because the core must not import a frontend
 (tests/test_layers.py); ``ParameterCount`` itself is in ``explorer.core.llm_problem`` (the step

@@ -22,13 +22,13 @@ def _key(name: str) -> str:
     return name.lower().replace("-", "").replace("_", "")
 
 
-def zoo_dir() -> Path:
-    return _data_dir("explorer.models")
+def _files(package: str, folder: str = "") -> dict[str, Path]:
+    """Name -> YAML path of a data folder, sorted by name."""
+    return {p.stem: p for p in sorted((_data_dir(package) / folder).glob("*.yaml"))}
 
 
 def zoo_files() -> dict[str, Path]:
-    """Zoo name -> YAML path, sorted by name."""
-    return {p.stem: p for p in sorted(zoo_dir().glob("*.yaml"))}
+    return _files("explorer.models")
 
 
 def resolve_model(name: str) -> Path | None:
@@ -39,24 +39,16 @@ def resolve_model(name: str) -> Path | None:
     return files.get(key)
 
 
-def arrays_dir() -> Path:
-    return _data_dir("explorer.spaces") / "arrays"
-
-
 def array_files() -> dict[str, Path]:
-    return {p.stem: p for p in sorted(arrays_dir().glob("*.yaml"))}
+    return _files("explorer.spaces", "arrays")
 
 
 def resolve_array(name: str) -> Path | None:
     return array_files().get(name.lower())
 
 
-def clusters_dir() -> Path:
-    return _data_dir("explorer.spaces") / "clusters"
-
-
 def cluster_files() -> dict[str, Path]:
-    return {p.stem: p for p in sorted(clusters_dir().glob("*.yaml"))}
+    return _files("explorer.spaces", "clusters")
 
 
 def resolve_cluster(name: str) -> Path | None:

@@ -12,7 +12,7 @@ hierarchical DP, under the chosen accounting (``Accounting.MODEL``, the default,
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from itertools import product
 from pathlib import Path
 from typing import Any
@@ -36,8 +36,7 @@ class Row:
     error: float | int | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"series": self.series, "x": self.x, "ours": self.ours, "paper": self.paper, "unit": self.unit,
-                "error": self.error}
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,6 @@
-"""The sweep cache: one JSON file per finished point, keyed by a hash of its full inputs.
-
-The key covers what the answer depends on: the point's options, the CONTENTS of the network,
-array and constraints files it names (not just their names), the explorer version and a digest
-of the code itself (``code_digest``: every .py file of the explorer package and its solvers, read
-once per process), so rows cached by an older model are recomputed after a code change even
-when the version was not raised. A renamed copy of a network hits the cache; an edited file
-misses it. Entries are written
-atomically, so a sweep stopped at any moment leaves only whole entries behind.
+"""The sweep cache: one JSON file per finished point, keyed by a hash of its full inputs (the
+options, the contents of the files they name, the explorer version and ``code_digest``), written
+atomically. Described in the manual: docs/sweeps.md, "Resumable".
 """
 
 from __future__ import annotations

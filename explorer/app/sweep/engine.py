@@ -1,13 +1,7 @@
-"""Engines that solve sweep points in parallel, and the runner that puts them in grid order.
-
-An engine takes (index, options) tasks and yields Outcomes in whatever order they finish:
-
-- ``LocalEngine``: a process pool (``concurrent.futures``) of N workers on this machine;
-- ``DaskEngine``: a Dask distributed cluster (``pip install -e '.[dask]'``), either an
-  existing scheduler (``tcp://HOST:PORT``) or a LocalCluster started for the sweep.
-
-Every point runs CP-SAT with one search worker (``point_options``), so N pool workers use N
-cores. Workers keep parsed networks between points (``point._network``).
+"""Engines that solve sweep points in parallel (``LocalEngine``: a process pool; ``DaskEngine``:
+Dask distributed), and the runner that puts them in grid order. An engine takes (index, options)
+tasks and yields Outcomes in whatever order they finish. Described in the manual: docs/sweeps.md,
+"Engines".
 """
 
 from __future__ import annotations

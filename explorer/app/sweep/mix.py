@@ -1,17 +1,6 @@
-"""Sweep keys that change the mix of accelerator kinds of an array written with kinds.
-
-Two forms, both read against the point's array (its ``kinds``, its 2^levels leaves):
-
-- ``mix: "8 v2 + 8 v3"``: every kind and its count, in tree order (the first kind written
-  fills the first leaves); a kind may have 0 accelerators and need not be written; a kind's
-  name is the rest of its term, spaces included (``"8 tpu v2 + 8 tpu v3"``); a name with a
-  ``+`` cannot be written here: use ``accelerators_<kind>``;
-- ``accelerators_v3: 5`` (``accelerators_<kind>``, one key per kind): the count of that kind;
-  the one kind of the array left unnamed takes the rest, and the kinds fill the leaves in the
-  array's own order (the order they first appear in its ``accelerators`` list). A number, so
-  it is a plot's x axis as it is.
-
-The kind table (peak_TFLOPS, memory_GiB of each kind) is the array's; only the leaves change.
+"""Sweep keys that change the mix of accelerator kinds of an array written with kinds:
+``mix: "8 v2 + 8 v3"`` and ``accelerators_<kind>: K``, read against the point's array (its kind
+table stays; only the leaves change). Described in the manual: docs/sweeps.md.
 """
 
 from __future__ import annotations

@@ -28,12 +28,13 @@ INVALID = "invalid"  # the point's options do not fit together (e.g. a cap on a 
 ERROR = "error"  # anything else raised: a bug, recorded and not cached
 
 
-# the result keys a row shows (the rest stays in plans.jsonl)
-SUMMARY_KEYS = (
+# a row's figures, copied from the single-run JSON object, in this order
+FIGURES = (
     "accelerators", "traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s",
     "memory_bytes_per_accelerator", "speedup_over_all_I", "traffic_ratio_to_all_I", "energy_J", "energy_efficiency_over_all_I",
-    "objective_value", "bound", "gap", "violations", "wall_s",
+    "objective_value", "bound", "gap",
 )
+SUMMARY_KEYS = (*FIGURES, "violations", "wall_s")  # the result keys a row shows (the rest stays in plans.jsonl)
 
 
 # the figures of a split point's row, from ``explore split --format json``

@@ -64,25 +64,23 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _check_pos_int(v: Any) -> str | None:
-    if not _is_int(v) or v <= 0:
-        return f"must be a positive integer, got {shown(v)}"
-    if v > MAX_INT:  # as every spec's integers: said up front, not an invalid row per point
-        return f"must be at most 2^40 = {MAX_INT:,}, got {format_count(v)}"
-    return None
+def _check_int_from(low: int, word: str) -> Callable[[Any], str | None]:
+    def check(v: Any) -> str | None:
+        if not _is_int(v) or v < low:
+            return f"must be a {word} integer, got {shown(v)}"
+        if v > MAX_INT:  # as every spec's integers: said up front, not an invalid row per point
+            return f"must be at most 2^40 = {MAX_INT:,}, got {format_count(v)}"
+        return None
+
+    return check
+
+
+_check_pos_int, _check_nonneg_int = _check_int_from(1, "positive"), _check_int_from(0, "non-negative")
 
 
 def _check_levels(v: Any) -> str | None:
     if not _is_int(v) or not MIN_LEVELS <= v <= MAX_LEVELS:
         return f"must be an integer from {MIN_LEVELS} to {MAX_LEVELS}, got {shown(v)}"
-    return None
-
-
-def _check_nonneg_int(v: Any) -> str | None:
-    if not _is_int(v) or v < 0:
-        return f"must be a non-negative integer, got {shown(v)}"
-    if v > MAX_INT:
-        return f"must be at most 2^40 = {MAX_INT:,}, got {format_count(v)}"
     return None
 
 

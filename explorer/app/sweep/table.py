@@ -10,21 +10,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterable
 
 from ...core.errors import SpecError
 from ..output import OutputError, write_text
-from .point import ALPHAS_KEY, SPLIT_KEYS, Outcome
+from .point import ALPHAS_KEY, FIGURES, SPLIT_KEYS, Outcome
 
-# figures copied from the single-run JSON object, in this order
-FIGURES = (
-    "accelerators", "traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s",
-    "memory_bytes_per_accelerator", "speedup_over_all_I", "traffic_ratio_to_all_I", "energy_J", "energy_efficiency_over_all_I",
-    "objective_value", "bound", "gap",
-)
 SPLIT_FIGURES = ("traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s", "memory_bytes_per_accelerator",
                  "speedup_over_all_I", "objective_value", "bound", "gap")  # what explore --split reports of FIGURES
 TAIL = ("violations", "dp_gap", "wall_s", "cached", "error")
@@ -186,8 +180,7 @@ class Manifest:
     pareto: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "source": self.source, "digest": self.digest, "params": list(self.params),
-                "total": self.total, "shard": self.shard, "pareto": list(self.pareto)}
+        return asdict(self)  # (its tuples are JSON lists)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Manifest":
@@ -249,8 +242,7 @@ def merge_entries(folders: list[Path]) -> tuple[Manifest, list[tuple[dict[str, A
     if manifest is None:
         raise SpecError("merge", "no folders given")
     missing = [i for i in range(manifest.total) if i not in by_index]
-    merged = Manifest(manifest.name, manifest.source, manifest.digest, manifest.params, manifest.total, "", manifest.pareto)
-    return merged, [by_index[i] for i in sorted(by_index)], missing
+    return replace(manifest, shard=""), [by_index[i] for i in sorted(by_index)], missing
 
 
 def read_entries(folder: Path) -> tuple[Manifest, list[tuple[dict[str, Any], Outcome]]]:
