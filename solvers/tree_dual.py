@@ -169,9 +169,14 @@ def _better(vc: VectorCosts, best, vectors: list[int]):
     return (cost, vectors) if best is None or cost < best[0] else best
 
 
-def _stalled(history: list[int], rounds: int = 4, share: float = 1e-5) -> bool:
-    """Whether the bound rose by less than ``share`` of itself over the last ``rounds`` rounds."""
-    return len(history) > rounds and history[-1] - history[-1 - rounds] <= share * abs(history[-1])
+def _stalled(history: list[int], gap: int, rounds: int = 4, share: float = 1e-5, gap_share: float = 0.02) -> bool:
+    """Whether the bound rose by less than ``share`` of itself, or less than ``gap_share`` of the
+    gap to the incumbent, over the last ``rounds`` rounds (the eliminations over survivors close
+    the rest faster than more rounds: ResNet-50 at H = 10 rises 0.01% in its last 15 of 25)."""
+    if len(history) <= rounds:
+        return False
+    rise = history[-1] - history[-1 - rounds]
+    return rise <= share * abs(history[-1]) or rise <= gap_share * gap
 
 
 def dual_bound(vc: VectorCosts, rounds: int = 30, deadline: float | None = None,
@@ -196,7 +201,7 @@ def dual_bound(vc: VectorCosts, rounds: int = 30, deadline: float | None = None,
         if choice is not None:
             best = _better(vc, best, choice)
         history.append(best_bound)
-        if best_bound >= best[0] or (deadline is not None and time.perf_counter() > deadline) or _stalled(history):
+        if best_bound >= best[0] or (deadline is not None and time.perf_counter() > deadline) or _stalled(history, best[0] - best_bound):
             break
         step = STEP * max(1, r - 2)
         for e in dropped:
