@@ -20,6 +20,7 @@ except at the deadline: callers check a plan's size before running it.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,7 @@ from .vectors import VectorCosts
 
 MAX_ENTRIES = 80_000_000  # entries of all messages and one step's tables held at once (int64: 640 MB)
 ROW_BLOCK = 1 << 22  # entries of one block of a level step's rows spread over all of z's vectors
+DENSE_BLOCK = 1 << 20  # entries of one slice of a dense step's table
 
 
 @dataclass(frozen=True)
@@ -62,9 +64,10 @@ def _prod(sizes, nodes) -> int:
     return out
 
 
-def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[_F], cap: int):
+def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[_F], cap: int, level_first: bool = False):
     """(work, held entries, message entries, Step) of the cheapest way to eliminate z now whose
-    tables stay within ``cap`` entries (work infinite when none does)."""
+    tables stay within ``cap`` entries (work infinite when none does); ``level_first``: a level
+    step whenever one exists (tests)."""
     others = sorted({n for f in bucket for n in f.scope} - {z})
     table = _prod(sizes, others) * sizes[z]
     edges = sum(sizes[f.scope[0]] * sizes[f.scope[1]] for f in bucket if f.edge is not None)
@@ -81,7 +84,7 @@ def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[_F], cap: i
         edges = sum(sizes[f.scope[0]] * sizes[f.scope[1]] for f in bucket if f.edge is not None and f is not touching[0])
         work = float(A) * (sizes[z] * len(bucket) + Vz + _row_work(vc, z, b, touching[0].edge)) + 4 * vc.H * edges
         held = A * sizes[z] + block * Vz * vc.dom[z].K + A * sizes[b]
-        if work < best[0] and held <= cap:
+        if (work < best[0] or (level_first and best[3].how == "dense")) and held <= cap:
             best = (work, held, A * sizes[b], Step(z, "level", touching[0].edge, b, tuple(rest) + (b,)))
     return best
 
@@ -105,13 +108,13 @@ def _initial(vc: VectorCosts) -> list[list[_F]]:
     return at
 
 
-def plan(vc: VectorCosts, sizes: list[int], cap: int = MAX_ENTRIES) -> Plan:
+def plan(vc: VectorCosts, sizes: list[int], cap: int = MAX_ENTRIES, level_first: bool = False) -> Plan:
     """The elimination order and steps for domains of these sizes, greedily the cheapest step
     whose tables stay within ``cap`` entries first (a node's option is re-scored only when its
     bucket changes); infinite work when some step has no such way."""
     at = _initial(vc)
     alive = set(range(vc.N))
-    scored = {z: _options(vc, sizes, z, at[z], cap) for z in alive}
+    scored = {z: _options(vc, sizes, z, at[z], cap, level_first) for z in alive}
     steps, work, messages, temp = [], 0.0, 0, 0
     while alive:
         z = min(alive, key=lambda n: (scored[n][0], scored[n][2], n))
@@ -135,7 +138,7 @@ def plan(vc: VectorCosts, sizes: list[int], cap: int = MAX_ENTRIES) -> Plan:
                 at[n].append(new)
             touched.update(step.rest)
         for n in touched:
-            scored[n] = _options(vc, sizes, n, at[n], cap)
+            scored[n] = _options(vc, sizes, n, at[n], cap, level_first)
     return Plan(tuple(steps), work, messages + temp)
 
 
@@ -162,8 +165,40 @@ def _combine(vc: VectorCosts, scope: list[int], bucket: list[_F], domains: list[
     return table
 
 
-def _level(vc: VectorCosts, step: Step, bucket: list[_F], domains: list[np.ndarray]) -> np.ndarray:
-    """The level step's message over (R..., b)."""
+def _dense_min(vc: VectorCosts, rest: list[int], z: int, bucket: list[_F], domains: list[np.ndarray],
+               deadline: float | None) -> np.ndarray | None:
+    """min over z of the bucket's sum, as a table over ``rest``: built in slices of the first
+    rest node's domain (``DENSE_BLOCK`` entries each), never the whole table at once; None at
+    the deadline (checked between slices)."""
+    scope = rest + [z]
+    if not rest:
+        return _combine(vc, scope, bucket, domains).min(axis=0)
+    sizes = [len(domains[n]) for n in scope]
+    first = rest[0]
+    step = max(1, DENSE_BLOCK // max(1, _prod(sizes, range(1, len(sizes)))))
+    arrays = [(f, _array(vc, f, domains)) for f in bucket]
+    out = np.empty(sizes[:-1], dtype=np.int64)
+    for lo in range(0, sizes[0], step):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        hi = min(sizes[0], lo + step)
+        table = np.zeros([hi - lo] + sizes[1:], dtype=np.int64)
+        for k, (f, arr) in enumerate(arrays):
+            if first in f.scope:
+                arr = arr[tuple(slice(lo, hi) if n == first else slice(None) for n in f.scope)]
+            perm = sorted(range(len(f.scope)), key=lambda i: scope.index(f.scope[i]))
+            shape = [table.shape[i] if n in f.scope else 1 for i, n in enumerate(scope)]
+            table += arr.transpose(perm).reshape(shape)
+            if k % 2 == 1:  # every factor is at most big (2^61): three sums cannot overflow
+                vc.clamp(table)
+        out[lo:hi] = vc.clamp(table).min(axis=len(scope) - 1)
+    return out
+
+
+def _level(vc: VectorCosts, step: Step, bucket: list[_F], domains: list[np.ndarray], deadline: float | None,
+           workers: int = 1) -> np.ndarray | None:
+    """The level step's message over (R..., b); None at the deadline (checked between row
+    blocks). Row blocks go to ``workers`` threads (numpy leaves the interpreter lock in its loops)."""
     z, b, e = step.z, step.b, step.edge
     R = list(step.rest[:-1])
     F = _combine(vc, R + [z], [f for f in bucket if f.edge != e], domains)
@@ -173,15 +208,29 @@ def _level(vc: VectorCosts, step: Step, bucket: list[_F], domains: list[np.ndarr
     block = max(1, ROW_BLOCK // (Vz * vc.dom[z].K))
     out = np.empty((A, len(db)), dtype=np.int64)
     reduce = vc.reduce_producer if vc.edges[e][0] == z else vc.reduce_consumer
-    for lo in range(0, A, block):
-        rows = np.full((min(block, A - lo), Vz), vc.big, dtype=np.int64)
-        rows[:, dz] = F[lo:lo + block]
-        out[lo:lo + block] = reduce(rows, e)[:, db]
-    return out.reshape([len(domains[n]) for n in R] + [len(db)])
+    vc.raw_inter(e, 0)  # the edge's cost arrays cached before the threads read them
+    for h in range(vc.H):
+        vc.raw_inter(e, h)
+
+    def rows(lo: int) -> bool:
+        if deadline is not None and time.perf_counter() > deadline:
+            return False
+        spread = np.full((min(block, A - lo), Vz), vc.big, dtype=np.int64)
+        spread[:, dz] = F[lo:lo + block]
+        out[lo:lo + block] = reduce(spread, e)[:, db]
+        return True
+
+    starts = range(0, A, block)
+    if workers > 1 and len(starts) > 1:
+        with ThreadPoolExecutor(workers) as pool:
+            done = all(list(pool.map(rows, starts)))
+    else:
+        done = all(rows(lo) for lo in starts)
+    return out.reshape([len(domains[n]) for n in R] + [len(db)]) if done else None
 
 
 def eliminate(vc: VectorCosts, domains: list[np.ndarray], max_entries: int = MAX_ENTRIES,
-              deadline: float | None = None, steps: Plan | None = None) -> tuple[int, list[int]] | None:
+              deadline: float | None = None, steps: Plan | None = None, workers: int = 1) -> tuple[int, list[int]] | None:
     """(optimum, vectors) over the given domains (every domain non-empty), or None when the plan
     would hold more than ``max_entries`` entries, or at the deadline."""
     sizes = [len(d) for d in domains]
@@ -202,10 +251,11 @@ def eliminate(vc: VectorCosts, domains: list[np.ndarray], max_entries: int = MAX
                     at[n] = [g for g in at[n] if g is not f]
         records.append((z, bucket))
         if step.how == "level":
-            message = _level(vc, step, bucket, domains)
+            message = _level(vc, step, bucket, domains, deadline, workers)
         else:
-            scope = list(step.rest) + [z]
-            message = _combine(vc, scope, bucket, domains).min(axis=len(scope) - 1)
+            message = _dense_min(vc, list(step.rest), z, bucket, domains, deadline)
+        if message is None:
+            return None
         if step.rest:
             new = _F(step.rest, array=message)
             for n in step.rest:
