@@ -71,7 +71,7 @@ def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[_F], cap: i
     others = sorted({n for f in bucket for n in f.scope} - {z})
     table = _prod(sizes, others) * sizes[z]
     edges = sum(sizes[f.scope[0]] * sizes[f.scope[1]] for f in bucket if f.edge is not None)
-    work = float(table) * (len(bucket) + 1) + 4 * vc.H * edges if 2 * table <= cap else float("inf")
+    work = float(table) * (len(bucket) + 1) + vc.H * edges if 2 * table <= cap else float("inf")
     best = (work, 2 * table, table // sizes[z], Step(z, "dense", None, None, tuple(others)))
     Vz = vc.dom[z].V
     for b in others:
@@ -82,7 +82,7 @@ def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[_F], cap: i
         A = _prod(sizes, rest)
         block = min(A, max(1, ROW_BLOCK // (Vz * vc.dom[z].K)))
         edges = sum(sizes[f.scope[0]] * sizes[f.scope[1]] for f in bucket if f.edge is not None and f is not touching[0])
-        work = float(A) * (sizes[z] * len(bucket) + Vz + _row_work(vc, z, b, touching[0].edge)) + 4 * vc.H * edges
+        work = float(A) * (sizes[z] * len(bucket) + Vz + _row_work(vc, z, b, touching[0].edge)) + vc.H * edges
         held = A * sizes[z] + block * Vz * vc.dom[z].K + A * sizes[b]
         if (work < best[0] or (level_first and best[3].how == "dense")) and held <= cap:
             best = (work, held, A * sizes[b], Step(z, "level", touching[0].edge, b, tuple(rest) + (b,)))
@@ -143,8 +143,16 @@ def plan(vc: VectorCosts, sizes: list[int], cap: int = MAX_ENTRIES, level_first:
 
 
 def _edge_table(vc: VectorCosts, e: int, su: np.ndarray, sx: np.ndarray) -> np.ndarray:
-    vs, ws = np.repeat(su, len(sx)), np.tile(sx, len(su))
-    return vc.edge_pairs(e, vs, ws).reshape(len(su), len(sx))
+    """Edge e's weighted cost over (u's vectors su, x's vectors sx): per level, the cost of each
+    of u's types against each x, then one gather by u's type at that level."""
+    u, x = vc.edges[e]
+    du, dx = vc.dom[u], vc.dom[x]
+    out = np.zeros((len(su), len(sx)), dtype=np.int64)
+    for h in range(vc.H):
+        if vc.weights[h]:
+            by_type = vc.weights[h] * vc.raw_inter(e, h)[dx.pstate[h][sx][:, None], du.tix[None, :], dx.type_index[h][sx][:, None]]
+            out += by_type.T[du.digit[h][su]]  # (K_u, |sx|) rows picked by u's digit
+    return out
 
 
 def _array(vc: VectorCosts, f: _F, domains: list[np.ndarray]) -> np.ndarray:
