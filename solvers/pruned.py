@@ -9,6 +9,7 @@ Pins and forbids are kept; caps and the memory limit are refused (``solvers.cons
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -59,7 +60,7 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
         raise Refused("pruned: pins and forbids leave the DP no plan; use --solver cpsat (or exact, on graphs it can eliminate)")
     res = dual_bound(vc, rounds, deadline=t0 + DUAL_SHARE * limit, incumbent=start)
     info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound}
-    search = _Search(vc, res, max_entries, t0 + limit)
+    search = _Search(vc, res, max_entries, t0 + limit, _threads(options))
     proven = search.run()
     info.update(thresholds=search.steps, survivors_max=search.survivors_max)
     status = Status.OPTIMAL if proven else Status.FEASIBLE
@@ -85,8 +86,8 @@ class _Search:
     (``survivor_elim.plan``) fits the entries limit and half the time left (all of it for
     U = incumbent - 1, which settles the question at once)."""
 
-    def __init__(self, vc: VectorCosts, res: DualResult, max_entries: int, deadline: float):
-        self.vc, self.res, self.max_entries, self.deadline = vc, res, max_entries, deadline
+    def __init__(self, vc: VectorCosts, res: DualResult, max_entries: int, deadline: float, workers: int = 1):
+        self.vc, self.res, self.max_entries, self.deadline, self.workers = vc, res, max_entries, deadline, workers
         self.lo, self.incumbent, self.vectors = res.bound, res.incumbent, res.vectors
         self.steps, self.survivors_max = 0, 0
         self.sorted = [np.sort(m[~vc.blocked(n)]) for n, m in enumerate(res.marginals)]
@@ -140,7 +141,7 @@ class _Search:
             return True
         domains = [np.flatnonzero((m <= U) & ~vc.blocked(n)) for n, m in enumerate(self.res.marginals)]
         self.survivors_max = max(self.survivors_max, max(len(d) for d in domains))
-        found = eliminate(vc, domains, self.max_entries, self.deadline, steps)
+        found = eliminate(vc, domains, self.max_entries, self.deadline, steps, self.workers)
         if found is None:
             return None
         value, vectors = found
@@ -148,6 +149,12 @@ class _Search:
             self.incumbent, self.vectors = value, vectors
         self.lo = value if value <= U else U + 1  # within U: the restricted optimum is the optimum
         return True
+
+
+def _threads(options: SolveOptions) -> int:
+    """Threads for the level steps' row blocks: ``--workers``, else up to two (the cores this
+    project targets; numpy leaves the interpreter lock in its loops)."""
+    return max(1, options.workers or min(2, os.cpu_count() or 1))
 
 
 def _dp_start(problem: Problem, vc: VectorCosts) -> tuple[int, list[int]]:
