@@ -158,3 +158,20 @@ def test_time_limit_bounds_the_whole_solve():
     got = pruned.solve(problem, SolveOptions(time_limit_s=3.0))
     assert time.perf_counter() - t0 <= 3.3 + dp_time
     assert got.status is Status.FEASIBLE and got.bound <= got.objective
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_level_steps_in_row_blocks_over_threads_equal_enumeration(seed, monkeypatch):
+    """One row per block, two threads: the same least plan as enumeration."""
+    from explorer.solvers import survivor_elim
+
+    monkeypatch.setattr(survivor_elim, "ROW_BLOCK", 1)
+    rng = random.Random(900 + seed)
+    problem = _random_problem(seed, 3, rng.randint(4, 6))
+    vc = VectorCosts(problem)
+    domains = [np.sort(rng.sample(list(np.flatnonzero(~vc.blocked(n))), 1 + (n % 3))) for n in range(vc.N)]
+    steps = survivor_elim.plan(vc, [len(d) for d in domains], level_first=True)
+    assert any(s.how == "level" for s in steps.steps)
+    value, vectors = eliminate(vc, domains, steps=steps, workers=2)
+    want = min(plan_cost(vc, list(v)) for v in itertools.product(*(d.tolist() for d in domains)))
+    assert value == want == plan_cost(vc, vectors)
