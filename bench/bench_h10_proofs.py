@@ -11,7 +11,11 @@ Each (network, levels, method) runs in its own process, so the peak resident mem
 - ``pruned``: bound and prune (``solvers.pruned``): the tree dual bound of ``solvers.tree_dual``
   (a Lagrangian bound: spanning tree plus multiplier-tied copies of the other edges) and its
   incumbent (the DP's plan, improved), then exact eliminations over the vectors whose marginal
-  stays within a threshold rising from the bound; ``optimal`` only when one closes.
+  stays within a threshold U (``solvers.survivor_elim``: dense steps and level steps), each U
+  the largest whose planned work fits the time left; ``optimal`` only when one closes.
+
+``cpu s`` is the process's CPU time (all threads): on a machine shared with other jobs the wall
+time can be several times it.
 
 The gap column is (incumbent - best bound of the row's network and H) / incumbent, where the
 best bound is the largest proven bound any method of that network and H reached (an exact optimum
@@ -40,7 +44,7 @@ from explorer.frontends import load_model
 
 name, levels, method, limit = {name!r}, {levels!r}, {method!r}, {limit!r}
 problem = Problem(load_model(name), synthetic_array(levels), Space.ACCPAR)
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 out = {{"objective": None, "bound": None, "status": ""}}
 try:
     if method == "pruned":
@@ -52,7 +56,7 @@ try:
     out["objective"], out["bound"], out["status"] = sol.objective, sol.bound, sol.status.value
 except InstanceTooLarge as err:
     out["status"] = "refused: " + str(err)[:70]
-out["wall"] = time.perf_counter() - t0
+out["wall"], out["cpu"] = time.perf_counter() - t0, time.process_time() - c0
 out["peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps(out))
 """
@@ -65,7 +69,7 @@ def run(name: str, levels: int, method: str, limit: float) -> dict:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if done.returncode:
         return {"objective": None, "bound": None, "status": "error: " + done.stderr.strip().splitlines()[-1][:60],
-                "wall": 0.0, "peak": 0}
+                "wall": 0.0, "cpu": 0.0, "peak": 0}
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -76,7 +80,7 @@ def main() -> None:
     ap.add_argument("--methods", default="dp,exact,pruned,cpsat")
     ap.add_argument("--time-limit", type=float, default=60.0)
     args = ap.parse_args()
-    print(f"{'network':<16}{'H':>3} {'method':<8}{'incumbent':>20}{'bound':>20}{'gap':>9}{'wall s':>9}{'peak MiB':>10}  status")
+    print(f"{'network':<16}{'H':>3} {'method':<8}{'incumbent':>20}{'bound':>20}{'gap':>9}{'wall s':>9}{'cpu s':>8}{'peak MiB':>10}  status")
     for name in args.nets.split(","):
         for levels in (int(x) for x in args.levels.split(",")):
             rows = [(m, run(name, levels, m, args.time_limit)) for m in args.methods.split(",")]
@@ -86,7 +90,7 @@ def main() -> None:
                 gap = "-" if obj is None or best is None else f"{(obj - best) / obj:.3%}"
                 print(f"{name:<16}{levels:>3} {m:<8}{obj if obj is not None else '-':>20}"
                       f"{r['bound'] if r['bound'] is not None else '-':>20}{gap:>9}{r['wall']:>9.2f}"
-                      f"{r['peak'] / 2**20:>10.0f}  {r['status']}", flush=True)
+                      f"{r['cpu']:>8.2f}{r['peak'] / 2**20:>10.0f}  {r['status']}", flush=True)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ Pins and forbids are kept; caps and the memory limit are refused (``solvers.cons
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -18,7 +19,7 @@ from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
 from .elimination import vectors_plan
-from .survivor_elim import MAX_ENTRIES, eliminate
+from .survivor_elim import MAX_ENTRIES, eliminate, plan
 from .tree_dual import DualResult, dual_bound
 from .vectors import VectorCosts
 
@@ -59,7 +60,7 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
         raise Refused("pruned: pins and forbids leave the DP no plan; use --solver cpsat (or exact, on graphs it can eliminate)")
     res = dual_bound(vc, rounds, deadline=t0 + DUAL_SHARE * limit, incumbent=start)
     info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound}
-    search = _Search(vc, res, max_entries, t0 + limit)
+    search = _Search(vc, res, max_entries, t0 + limit, _threads(options))
     proven = search.run()
     info.update(thresholds=search.steps, survivors_max=search.survivors_max)
     status = Status.OPTIMAL if proven else Status.FEASIBLE
@@ -71,53 +72,89 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
 
 
 DUAL_SHARE = 0.6  # of the time limit, for the dual rounds
-FIRST_STEP = 1 / 256  # the first threshold: lo + FIRST_STEP * (incumbent - lo); each next one doubles the step
+RATE = 3.5e8  # element operations a second of one core, for the plan's work estimate (measured: 9.4e9 in 24 s CPU)
+PROBES = 14  # plans scored per threshold choice
+LAST_CHANCE = 1.5  # times the time left the last threshold's estimate may take (it is conservative)
+FIRST_SHARE = 0.1  # of the time left, for the first threshold when the last is beyond reach: a better incumbent, cheaply
 
 
 class _Search:
     """Thresholds U between the proven bound ``lo`` and the incumbent: the elimination over the
     vectors whose marginal is at most U either finds a plan of cost <= U (then optimal: every plan
     of cost <= U uses only those vectors) or shows that none exists (then lo = U + 1); a plan it
-    finds above U may still be a better incumbent."""
+    finds above U may still be a better incumbent. Each U is the largest whose elimination plan
+    (``survivor_elim.plan``) fits the entries limit and half the time left (all of it for
+    U = incumbent - 1, which settles the question at once)."""
 
-    def __init__(self, vc: VectorCosts, res: DualResult, max_entries: int, deadline: float):
-        self.vc, self.res, self.max_entries, self.deadline = vc, res, max_entries, deadline
+    def __init__(self, vc: VectorCosts, res: DualResult, max_entries: int, deadline: float, workers: int = 1):
+        self.vc, self.res, self.max_entries, self.deadline, self.workers = vc, res, max_entries, deadline, workers
         self.lo, self.incumbent, self.vectors = res.bound, res.incumbent, res.vectors
         self.steps, self.survivors_max = 0, 0
+        self.sorted = [np.sort(m[~vc.blocked(n)]) for n, m in enumerate(res.marginals)]
 
     def run(self) -> bool:
         """Whether the incumbent was proven optimal."""
-        step = max(1, int((self.incumbent - self.lo) * FIRST_STEP))
-        smallest = step // 64  # after a threshold too large to eliminate, the step halves down to this
         while self.lo < self.incumbent:
-            if self._try(min(self.incumbent, self.lo + step)) is not None:
-                step *= 2
-            elif step // 2 >= max(1, smallest) and time.perf_counter() < self.deadline:
-                step //= 2
-            else:
+            chosen = self._affordable()
+            if chosen is None or self._try(*chosen) is None:
                 return False
         return True
 
-    def _try(self, U: int) -> bool | None:
-        """One threshold: True when settled (a proof or a raised bound), None when too large."""
+    def _plan(self, U: int):
+        sizes = [int(np.searchsorted(s, U, side="right")) for s in self.sorted]
+        if min(sizes) == 0:
+            return sizes, None
+        return sizes, plan(self.vc, sizes, self.max_entries)
+
+    def _fits(self, found, share: float) -> bool:
+        left = self.deadline - time.perf_counter()
+        return found is None or (found.peak <= self.max_entries and found.work <= RATE * left * share)
+
+    def _affordable(self):
+        """(U, its plan or None when some node has no survivor) to try next, or None."""
+        top = self.incumbent - 1
+        sizes, found = self._plan(top)
+        if self._fits(found, 0.9):
+            return top, found
+        lo, hi, best = self.lo, top - 1, None
+        share = 0.5 if self.steps else FIRST_SHARE
+        for _ in range(PROBES):
+            if lo > hi or time.perf_counter() > self.deadline:
+                break
+            mid = (lo + hi) // 2
+            _, found = self._plan(mid)
+            if self._fits(found, share):
+                best, lo = (mid, found), mid + 1
+            else:
+                hi = mid - 1
+        if best is None and time.perf_counter() < self.deadline:  # nothing fits its share: the last threshold when it may finish in the time left
+            sizes, found = self._plan(top)
+            return (top, found) if self._fits(found, LAST_CHANCE) else None
+        return best
+
+    def _try(self, U: int, steps) -> bool | None:
+        """One threshold: True when settled (a proof or a raised bound), None when not finished."""
         vc = self.vc
-        domains = [np.flatnonzero((m <= U) & ~vc.blocked(n)) for n, m in enumerate(self.res.marginals)]
         self.steps += 1
-        if any(len(d) == 0 for d in domains):
+        if steps is None:
             self.lo = U + 1
             return True
+        domains = [np.flatnonzero((m <= U) & ~vc.blocked(n)) for n, m in enumerate(self.res.marginals)]
         self.survivors_max = max(self.survivors_max, max(len(d) for d in domains))
-        found = eliminate(vc, domains, self.max_entries, self.deadline)
+        found = eliminate(vc, domains, self.max_entries, self.deadline, steps, self.workers)
         if found is None:
             return None
         value, vectors = found
         if value < self.incumbent:
             self.incumbent, self.vectors = value, vectors
-        if value <= U:
-            self.lo = value  # the restricted optimum is the optimum
-        else:
-            self.lo = U + 1
+        self.lo = value if value <= U else U + 1  # within U: the restricted optimum is the optimum
         return True
+
+
+def _threads(options: SolveOptions) -> int:
+    """Threads for the level steps' row blocks: ``--workers``, else up to two (the cores this
+    project targets; numpy leaves the interpreter lock in its loops)."""
+    return max(1, options.workers or min(2, os.cpu_count() or 1))
 
 
 def _dp_start(problem: Problem, vc: VectorCosts) -> tuple[int, list[int]]:

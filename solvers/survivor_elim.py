@@ -1,94 +1,292 @@
 """Variable elimination over the type vectors a bound leaves (``solvers.tree_dual``): each node's
-domain is an explicit list of vector ids, every factor a dense table over its scope's lists, nodes
-eliminated greedily by the size of the table they make. Exact over those domains; None when a
-table would pass ``max_entries``.
+domain is an explicit list of vector ids, edges stay symbolic until a step needs them, and every
+message is a dense table over its scope's lists. Exact over those domains.
+
+A step eliminates one node z from the factors holding it (its bucket), in one of two ways:
+
+- ``dense``: the bucket summed into one table over z and its neighbours, minimised over z;
+- ``level``: when a neighbour b meets z only through one edge, the rest of the bucket is summed
+  over (the other neighbours R, z), z's rows spread back over all its vectors (the others cost
+  ``big``) and z eliminated across the edge one level at a time (``VectorCosts.reduce_producer``
+  / ``reduce_consumer``: H * K^(H+1) per row, never a z x b table), then b's survivors kept.
+  A node with 11,000 survivors between a join's 400 and another node's 11,000 costs 400 level
+  rows here, where the dense table would hold 5 * 10^10 entries.
+
+``plan`` orders the steps on the domain sizes alone (greedily, the cheapest step first) and
+estimates the work and the entries held; ``eliminate`` runs a plan. Nothing is refused mid-way
+except at the deadline: callers check a plan's size before running it.
 """
 
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
 from .vectors import VectorCosts
 
-MAX_ENTRIES = 30_000_000  # entries of one combined table, and of all tables held at once (int64: 240 MB)
+MAX_ENTRIES = 80_000_000  # entries of all messages and one step's tables held at once (int64: 640 MB)
+ROW_BLOCK = 1 << 22  # entries of one block of a level step's rows spread over all of z's vectors
+DENSE_BLOCK = 1 << 20  # entries of one slice of a dense step's table
+
+
+@dataclass(frozen=True)
+class Step:
+    z: int
+    how: str  # "dense" or "level"
+    edge: int | None  # level: the edge to b
+    b: int | None  # level: the neighbour reached across the edge
+    rest: tuple[int, ...]  # the message's scope (level: R then b)
+
+
+@dataclass(frozen=True)
+class Plan:
+    steps: tuple[Step, ...]
+    work: float  # estimated elementary operations
+    peak: int  # entries held at once: every message (kept for the backtrack) plus the largest step's tables
+
+
+class _F:
+    """A factor: a node's costs, an edge (symbolic until a dense step needs it) or a message."""
+
+    __slots__ = ("scope", "edge", "array")
+
+    def __init__(self, scope: tuple[int, ...], edge: int | None = None, array: np.ndarray | None = None):
+        self.scope, self.edge, self.array = scope, edge, array
+
+
+def _prod(sizes, nodes) -> int:
+    out = 1
+    for n in nodes:
+        out *= sizes[n]
+    return out
+
+
+def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[_F], cap: int, level_first: bool = False):
+    """(work, held entries, message entries, Step) of the cheapest way to eliminate z now whose
+    tables stay within ``cap`` entries (work infinite when none does); ``level_first``: a level
+    step whenever one exists (tests)."""
+    others = sorted({n for f in bucket for n in f.scope} - {z})
+    table = _prod(sizes, others) * sizes[z]
+    edges = sum(sizes[f.scope[0]] * sizes[f.scope[1]] for f in bucket if f.edge is not None)
+    work = float(table) * (len(bucket) + 1) + vc.H * edges if 2 * table <= cap else float("inf")
+    best = (work, 2 * table, table // sizes[z], Step(z, "dense", None, None, tuple(others)))
+    Vz = vc.dom[z].V
+    for b in others:
+        touching = [f for f in bucket if b in f.scope]
+        if len(touching) != 1 or touching[0].edge is None:
+            continue
+        rest = [n for n in others if n != b]
+        A = _prod(sizes, rest)
+        block = min(A, max(1, ROW_BLOCK // (Vz * vc.dom[z].K)))
+        edges = sum(sizes[f.scope[0]] * sizes[f.scope[1]] for f in bucket if f.edge is not None and f is not touching[0])
+        work = float(A) * (sizes[z] * len(bucket) + Vz + _row_work(vc, z, b, touching[0].edge)) + vc.H * edges
+        held = A * sizes[z] + block * Vz * vc.dom[z].K + A * sizes[b]
+        if (work < best[0] or (level_first and best[3].how == "dense")) and held <= cap:
+            best = (work, held, A * sizes[b], Step(z, "level", touching[0].edge, b, tuple(rest) + (b,)))
+    return best
+
+
+def _row_work(vc: VectorCosts, z: int, b: int, e: int) -> float:
+    """Element operations of one row of a level step across edge e (measured: the producer's
+    digit order runs about 1.6 times slower than the consumer's per element)."""
+    Kz, Kb, H = vc.dom[z].K, vc.dom[b].K, vc.H
+    elements = sum(Kz * Kb ** (j + 1) * Kz ** (H - j - 1) for j in range(H))
+    return 2 * elements * (1.6 if vc.edges[e][0] == z else 1.0)
+
+
+def _initial(vc: VectorCosts) -> list[list[_F]]:
+    at: list[list[_F]] = [[] for _ in range(vc.N)]
+    for n in range(vc.N):
+        at[n].append(_F((n,)))
+    for e, (u, x) in enumerate(vc.edges):
+        f = _F((u, x), edge=e)
+        at[u].append(f)
+        at[x].append(f)
+    return at
+
+
+def plan(vc: VectorCosts, sizes: list[int], cap: int = MAX_ENTRIES, level_first: bool = False) -> Plan:
+    """The elimination order and steps for domains of these sizes, greedily the cheapest step
+    whose tables stay within ``cap`` entries first (a node's option is re-scored only when its
+    bucket changes); infinite work when some step has no such way."""
+    at = _initial(vc)
+    alive = set(range(vc.N))
+    scored = {z: _options(vc, sizes, z, at[z], cap, level_first) for z in alive}
+    steps, work, messages, temp = [], 0.0, 0, 0
+    while alive:
+        z = min(alive, key=lambda n: (scored[n][0], scored[n][2], n))
+        w, held, size, step = scored.pop(z)
+        if w == float("inf"):
+            return Plan(tuple(steps), w, messages + temp)
+        steps.append(step)
+        work += w
+        temp = max(temp, held)
+        messages += size
+        touched = set()
+        for f in at[z]:
+            for n in f.scope:
+                if n != z:
+                    at[n] = [g for g in at[n] if g is not f]
+                    touched.add(n)
+        alive.discard(z)
+        if step.rest:
+            new = _F(step.rest)
+            for n in step.rest:
+                at[n].append(new)
+            touched.update(step.rest)
+        for n in touched:
+            scored[n] = _options(vc, sizes, n, at[n], cap, level_first)
+    return Plan(tuple(steps), work, messages + temp)
 
 
 def _edge_table(vc: VectorCosts, e: int, su: np.ndarray, sx: np.ndarray) -> np.ndarray:
-    vs, ws = np.repeat(su, len(sx)), np.tile(sx, len(su))
-    return vc.edge_pairs(e, vs, ws).reshape(len(su), len(sx))
+    """Edge e's weighted cost over (u's vectors su, x's vectors sx): per level, the cost of each
+    of u's types against each x, then one gather by u's type at that level."""
+    u, x = vc.edges[e]
+    du, dx = vc.dom[u], vc.dom[x]
+    out = np.zeros((len(su), len(sx)), dtype=np.int64)
+    for h in range(vc.H):
+        if vc.weights[h]:
+            by_type = vc.weights[h] * vc.raw_inter(e, h)[dx.pstate[h][sx][:, None], du.tix[None, :], dx.type_index[h][sx][:, None]]
+            out += by_type.T[du.digit[h][su]]  # (K_u, |sx|) rows picked by u's digit
+    return out
 
 
-def _combine(scope: list[int], bucket: list[tuple[tuple[int, ...], np.ndarray]], sizes: list[int]) -> np.ndarray:
+def _array(vc: VectorCosts, f: _F, domains: list[np.ndarray]) -> np.ndarray:
+    if f.array is None:  # an edge (a node's costs were set when the run began)
+        u, x = f.scope
+        f.array = _edge_table(vc, f.edge, domains[u], domains[x])
+    return f.array
+
+
+def _combine(vc: VectorCosts, scope: list[int], bucket: list[_F], domains: list[np.ndarray]) -> np.ndarray:
+    sizes = {n: len(domains[n]) for n in scope}
     table = np.zeros([sizes[n] for n in scope], dtype=np.int64)
-    for fscope, arr in bucket:
-        perm = sorted(range(len(fscope)), key=lambda k: scope.index(fscope[k]))
-        shape = [sizes[n] if n in fscope else 1 for n in scope]
-        table = table + arr.transpose(perm).reshape(shape)
+    for f in bucket:
+        arr = _array(vc, f, domains)
+        perm = sorted(range(len(f.scope)), key=lambda k: scope.index(f.scope[k]))
+        shape = [sizes[n] if n in f.scope else 1 for n in scope]
+        table = vc.clamp(table + arr.transpose(perm).reshape(shape))
     return table
 
 
-def _pick(alive: set[int], at: list[list], sizes: list[int]) -> tuple[int, int]:
-    """(the live node with the fewest neighbours, ties by the smallest message; its table's entries)."""
-    best = None
-    for z in sorted(alive):
-        scope = {n for f in at[z] for n in f[0]} - {z}
-        message = 1
-        for n in scope:
-            message *= sizes[n]
-        key = (len(scope), message, message * sizes[z])
-        if best is None or key < best[0]:
-            best = (key, z)
-    return best[1], best[0][2]
+def _dense_min(vc: VectorCosts, rest: list[int], z: int, bucket: list[_F], domains: list[np.ndarray],
+               deadline: float | None) -> np.ndarray | None:
+    """min over z of the bucket's sum, as a table over ``rest``: built in slices of the first
+    rest node's domain (``DENSE_BLOCK`` entries each), never the whole table at once; None at
+    the deadline (checked between slices)."""
+    scope = rest + [z]
+    if not rest:
+        return _combine(vc, scope, bucket, domains).min(axis=0)
+    sizes = [len(domains[n]) for n in scope]
+    first = rest[0]
+    step = max(1, DENSE_BLOCK // max(1, _prod(sizes, range(1, len(sizes)))))
+    arrays = [(f, _array(vc, f, domains)) for f in bucket]
+    out = np.empty(sizes[:-1], dtype=np.int64)
+    for lo in range(0, sizes[0], step):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        hi = min(sizes[0], lo + step)
+        table = np.zeros([hi - lo] + sizes[1:], dtype=np.int64)
+        for k, (f, arr) in enumerate(arrays):
+            if first in f.scope:
+                arr = arr[tuple(slice(lo, hi) if n == first else slice(None) for n in f.scope)]
+            perm = sorted(range(len(f.scope)), key=lambda i: scope.index(f.scope[i]))
+            shape = [table.shape[i] if n in f.scope else 1 for i, n in enumerate(scope)]
+            table += arr.transpose(perm).reshape(shape)
+            if k % 2 == 1:  # every factor is at most big (2^61): three sums cannot overflow
+                vc.clamp(table)
+        out[lo:hi] = vc.clamp(table).min(axis=len(scope) - 1)
+    return out
+
+
+def _level(vc: VectorCosts, step: Step, bucket: list[_F], domains: list[np.ndarray], deadline: float | None,
+           workers: int = 1) -> np.ndarray | None:
+    """The level step's message over (R..., b); None at the deadline (checked between row
+    blocks). Row blocks go to ``workers`` threads (numpy leaves the interpreter lock in its loops)."""
+    z, b, e = step.z, step.b, step.edge
+    R = list(step.rest[:-1])
+    F = _combine(vc, R + [z], [f for f in bucket if f.edge != e], domains)
+    A, dz, db = F.size // len(domains[z]), domains[z], domains[b]
+    F = F.reshape(A, len(dz))
+    Vz = vc.dom[z].V
+    block = max(1, ROW_BLOCK // (Vz * vc.dom[z].K))
+    out = np.empty((A, len(db)), dtype=np.int64)
+    reduce = vc.reduce_producer if vc.edges[e][0] == z else vc.reduce_consumer
+    vc.raw_inter(e, 0)  # the edge's cost arrays cached before the threads read them
+    for h in range(vc.H):
+        vc.raw_inter(e, h)
+
+    def rows(lo: int) -> bool:
+        if deadline is not None and time.perf_counter() > deadline:
+            return False
+        spread = np.full((min(block, A - lo), Vz), vc.big, dtype=np.int64)
+        spread[:, dz] = F[lo:lo + block]
+        out[lo:lo + block] = reduce(spread, e)[:, db]
+        return True
+
+    starts = range(0, A, block)
+    if workers > 1 and len(starts) > 1:
+        with ThreadPoolExecutor(workers) as pool:
+            done = all(list(pool.map(rows, starts)))
+    else:
+        done = all(rows(lo) for lo in starts)
+    return out.reshape([len(domains[n]) for n in R] + [len(db)]) if done else None
 
 
 def eliminate(vc: VectorCosts, domains: list[np.ndarray], max_entries: int = MAX_ENTRIES,
-              deadline: float | None = None) -> tuple[int, list[int]] | None:
-    """(optimum, vectors) over the given domains (every domain non-empty), or None past the size
-    limit (one table, or all edge tables and messages held at once) or the deadline."""
+              deadline: float | None = None, steps: Plan | None = None, workers: int = 1) -> tuple[int, list[int]] | None:
+    """(optimum, vectors) over the given domains (every domain non-empty), or None when the plan
+    would hold more than ``max_entries`` entries, or at the deadline."""
     sizes = [len(d) for d in domains]
-    if sum(sizes[u] * sizes[x] for u, x in vc.edges if min(sizes[u], sizes[x]) > 1) > max_entries:
+    steps = steps or plan(vc, sizes, max_entries)
+    if steps.peak > max_entries or steps.work == float("inf"):
         return None
-    at: list[list] = [[] for _ in range(vc.N)]
-    factors = [((n,), vc.intra_vec(n)[domains[n]].astype(np.int64)) for n in range(vc.N)]
-    for e, (u, x) in enumerate(vc.edges):
-        table = _edge_table(vc, e, domains[u], domains[x])
-        if sizes[u] == 1:  # a node with one vector left: its edges become its neighbours' node costs
-            factors.append(((x,), table[0]))
-        elif sizes[x] == 1:
-            factors.append(((u,), table[:, 0]))
-        else:
-            factors.append(((u, x), table))
-    for f in factors:
-        for n in f[0]:
-            at[n].append(f)
-    alive, records, constant = set(range(vc.N)), [], 0
-    held = sum(f[1].size for f in factors)
-    while alive:
-        z, entries = _pick(alive, at, sizes)
-        if entries > max_entries or held > 2 * max_entries or (deadline is not None and time.perf_counter() > deadline):
+    at = _initial(vc)
+    for n in range(vc.N):
+        at[n][0].array = vc.intra_vec(n)[domains[n]].astype(np.int64)
+    records, constant = [], 0
+    for step in steps.steps:
+        if deadline is not None and time.perf_counter() > deadline:
             return None
-        bucket = at[z]
-        scope = sorted({n for f in bucket for n in f[0]})
-        table = _combine(scope, bucket, sizes)
+        z, bucket = step.z, at[step.z]
         for f in bucket:
-            for n in f[0]:
+            for n in f.scope:
                 if n != z:
                     at[n] = [g for g in at[n] if g is not f]
-        alive.discard(z)
-        axis = scope.index(z)
-        rest = tuple(n for n in scope if n != z)
-        records.append((z, rest, np.argmin(table, axis=axis)))
-        message = np.min(table, axis=axis)
-        held += 2 * message.size - sum(f[1].size for f in bucket)  # the message and its argmin
-        if rest:
-            new = (rest, message)  # one object: it leaves every list by identity
-            for n in rest:
+        records.append((z, bucket))
+        if step.how == "level":
+            message = _level(vc, step, bucket, domains, deadline, workers)
+        else:
+            message = _dense_min(vc, list(step.rest), z, bucket, domains, deadline)
+        if message is None:
+            return None
+        if step.rest:
+            new = _F(step.rest, array=message)
+            for n in step.rest:
                 at[n].append(new)
         else:
-            constant += int(message)
-    chosen: dict[int, int] = {}
-    for z, rest, arg in reversed(records):
-        chosen[z] = int(arg[tuple(chosen[n] for n in rest)]) if rest else int(arg)
-    return constant, [int(domains[n][chosen[n]]) for n in range(vc.N)]
+            constant = min(constant + int(message), vc.big)
+    return constant, _backtrack(vc, records, domains)
+
+
+def _backtrack(vc: VectorCosts, records: list, domains: list[np.ndarray]) -> list[int]:
+    """Each node's best vector given the nodes eliminated after it (already chosen)."""
+    pos: dict[int, int] = {}
+    for z, bucket in reversed(records):
+        total = np.zeros(len(domains[z]), dtype=np.int64)
+        for f in bucket:
+            if f.array is None:  # an edge a level step crossed
+                u, x = f.scope
+                if u == z:
+                    part = vc.edge_given_consumer(f.edge, int(domains[x][pos[x]]))[domains[z]]
+                else:
+                    part = vc.edge_given_producer(f.edge, int(domains[u][pos[u]]))[domains[z]]
+            else:
+                part = f.array[tuple(slice(None) if n == z else pos[n] for n in f.scope)]
+            total = vc.clamp(total + part)
+        pos[z] = int(np.argmin(total))
+    return [int(domains[n][pos[n]]) for n in range(vc.N)]

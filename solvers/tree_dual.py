@@ -92,13 +92,16 @@ class _Tree:
         u, _ = self.vc.edges[e]
         return (self.vc.reduce_producer if src == u else self.vc.reduce_consumer)(T[None, :], e)[0]
 
-    def solve(self, unary: list[np.ndarray], decode: bool = True) -> tuple[int, list[np.ndarray], list[int] | None]:
+    def solve(self, unary: list[np.ndarray], decode: bool = True, deadline: float | None = None):
         """(optimum, min-marginals, an optimal plan's vectors or None without ``decode``) of the
-        tree with these node costs."""
+        tree with these node costs; None when the deadline passes mid-sweep (checked per node)."""
         vc, N = self.vc, self.vc.N
         up, msg, marg, choice, total = list(unary), [None] * N, [None] * N, [0] * N, 0
+        late = (lambda: False) if deadline is None else (lambda: time.perf_counter() > deadline)
         for order in self.orders:
             for n in reversed(order[1:]):
+                if late():
+                    return None
                 p, e = self.parent[n]
                 msg[n] = self.send(n, e, up[n])
                 up[p] = up[p] + msg[n]
@@ -106,6 +109,8 @@ class _Tree:
             marg[r], choice[r] = up[r], int(np.argmin(up[r]))
             total += int(up[r][choice[r]])
             for n in order[1:]:
+                if late():
+                    return None
                 p, e = self.parent[n]
                 marg[n] = up[n] + self.send(p, e, marg[p] - msg[n])
                 if decode:
@@ -125,8 +130,9 @@ def plan_cost(vc: VectorCosts, vectors: list[int]) -> int:
     return total
 
 
-def improve(vc: VectorCosts, vectors: list[int], passes: int = 4) -> list[int]:
-    """Iterated conditional modes: each node in turn takes its best vector given its neighbours'."""
+def improve(vc: VectorCosts, vectors: list[int], passes: int = 4, deadline: float | None = None) -> list[int]:
+    """Iterated conditional modes: each node in turn takes its best vector given its neighbours'
+    (until the deadline: every intermediate assignment is a plan)."""
     vectors = list(vectors)
     around: list[list[tuple[int, int]]] = [[] for _ in range(vc.N)]
     for e, (u, x) in enumerate(vc.edges):
@@ -135,6 +141,8 @@ def improve(vc: VectorCosts, vectors: list[int], passes: int = 4) -> list[int]:
     for _ in range(passes):
         changed = False
         for n in range(vc.N):
+            if deadline is not None and time.perf_counter() > deadline:
+                return vectors
             cost = vc.intra_vec(n).copy()
             for e, m in around[n]:
                 cost += _given(vc, e, m, vectors[m])
@@ -159,24 +167,31 @@ def _penalised(vc: VectorCosts, n: int, incumbent) -> np.ndarray:
     return np.where(blocked, incumbent[0] + 1, vec)
 
 
-def _better(vc: VectorCosts, best, vectors: list[int]):
+def _better(vc: VectorCosts, best, vectors: list[int], deadline: float | None = None):
     """The better of the incumbent and these vectors, improved by ICM when within 0.5% of it."""
     cost = plan_cost(vc, vectors)
     if best is not None and cost > best[0] * 1.005:
         return best
-    vectors = improve(vc, vectors)
+    vectors = improve(vc, vectors, deadline=deadline)
     cost = plan_cost(vc, vectors)
     return (cost, vectors) if best is None or cost < best[0] else best
 
 
-def _stalled(history: list[int], rounds: int = 4, share: float = 1e-5) -> bool:
-    """Whether the bound rose by less than ``share`` of itself over the last ``rounds`` rounds."""
-    return len(history) > rounds and history[-1] - history[-1 - rounds] <= share * abs(history[-1])
+def _stalled(history: list[int], gap: int, rounds: int = 4, share: float = 1e-5, gap_share: float = 0.02) -> bool:
+    """Whether the bound rose by less than ``share`` of itself, or less than ``gap_share`` of the
+    gap to the incumbent, over the last ``rounds`` rounds (the eliminations over survivors close
+    the rest faster than more rounds: ResNet-50 at H = 10 rises 0.01% in its last 15 of 25)."""
+    if len(history) <= rounds:
+        return False
+    rise = history[-1] - history[-1 - rounds]
+    return rise <= share * abs(history[-1]) or rise <= gap_share * gap
 
 
 def dual_bound(vc: VectorCosts, rounds: int = 30, deadline: float | None = None,
                incumbent: tuple[int, list[int]] | None = None) -> DualResult:
-    """The bound, marginals and incumbent after up to ``rounds`` evaluations (or the deadline)."""
+    """The bound, marginals and incumbent after up to ``rounds`` evaluations, or as many as end
+    before the deadline (a round it interrupts is dropped; with none, the bound 0 and zero
+    marginals: every cost is non-negative)."""
     tree, dropped = spanning_tree(vc)
     forest = _Tree(vc, tree)
     base = [_penalised(vc, n, incumbent) for n in range(vc.N)]
@@ -189,18 +204,23 @@ def dual_bound(vc: VectorCosts, rounds: int = 30, deadline: float | None = None,
             leaf[e] = vc.reduce_consumer(lam[e][None, :], e)[0]  # the copy x' eliminated onto u
             unary[u] += leaf[e]
             unary[x] -= lam[e]
-        value, marg, choice = forest.solve(unary, decode=r % DECODE_EVERY == 0)
+        swept = forest.solve(unary, decode=r % DECODE_EVERY == 0, deadline=deadline)
+        if swept is None:
+            break
+        value, marg, choice = swept
         done = r + 1
         best_bound = max(best_bound, value)
         marg_max = [m if old is None else np.maximum(old, m) for old, m in zip(marg_max, marg)]
         if choice is not None:
-            best = _better(vc, best, choice)
+            best = _better(vc, best, choice, deadline)
         history.append(best_bound)
-        if best_bound >= best[0] or (deadline is not None and time.perf_counter() > deadline) or _stalled(history):
+        if best_bound >= best[0] or (deadline is not None and time.perf_counter() > deadline) or _stalled(history, best[0] - best_bound):
             break
         step = STEP * max(1, r - 2)
         for e in dropped:
             u, x = vc.edges[e]
             at_copy = lam[e] + vc.reduce_producer((marg[u] - leaf[e])[None, :], e)[0]
             lam[e] += (marg[x] - at_copy) // step
+    if not done:
+        best_bound, marg_max = 0, [np.zeros(d.V, dtype=np.int64) for d in vc.dom]
     return DualResult(best_bound, best[0], best[1], marg_max, done)
