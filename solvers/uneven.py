@@ -167,8 +167,9 @@ def _within(vec, limits) -> bool:
 # re-layout vector each for the completion bounds): ``time_limit_s`` ends it, not a size limit.
 EXACT_MAX_BYTES = 2**30
 # The least CPU seconds one column pair costs per group of the array (the completion bounds compute
-# its re-layout vector, a few operations per group): about a fifth of what bench/bench_exact_prune.py
-# --pairs measures (2-4 us), so a run refused for it could not have finished within its time limit.
+# its re-layout vector, a few operations per group): a fifth to an eighth of what
+# bench/bench_exact_prune.py --pairs measures (about 4 us), so a run that ends at once for it
+# (``_short_of_time``) could not have finished within its time limit.
 PAIR_GROUP_S = 5e-7
 
 
@@ -180,7 +181,8 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     dropped): OPTIMAL, or INFEASIBLE (no plan keeps to them); Refused where its memory estimate
     exceeds ``max_bytes`` (before the DP or as its live states grow). At ``time_limit_s`` seconds:
     FEASIBLE with the greedy incumbent and a proven bound when the completion bounds are done
-    (the time objective, pruning), else UNKNOWN (no plan). Under the traffic objective ties go to
+    (the time objective, pruning), else UNKNOWN (no plan; at once, ``info["reason"]``, when the
+    column pairs cannot be done in time: ``_short_of_time``). Under the traffic objective ties go to
     the least step time (``_exact_traffic``). ``prune``: drop the partial plans whose completion
     bound exceeds an incumbent's value or a limit (``solvers.uneven_prune``: the same answer, plan
     included; ``info["pruned"]`` counts them)."""
@@ -189,8 +191,10 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     limits = [(p, math.floor(most * costs.unit)) for p, most in _limits(array, costs.layout, rules)]  # in units
     run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, rules.objective)
     run.pruned = 0 if prune else None
-    if prune:
-        _check_time(columns, H, time_limit_s)
+    if prune and (short := _short_of_time(columns, H, time_limit_s)):
+        sol = run.unknown(rules.objective)
+        sol.info["reason"] = short
+        return sol
     if prune and all(columns):
         run.rest = completion_rest(costs, columns, lambda v: v, run.expired)
         if run.rest is None:
@@ -241,15 +245,16 @@ def _stopped(run: "_Run", pruner, inc, H: int, kept: int) -> Solution:
     return sol
 
 
-def _check_time(columns, H: int, time_limit_s: float | None) -> None:
-    """Refused when the completion bounds alone (every column pair) need more than ``time_limit_s``
-    even at ``PAIR_GROUP_S`` a pair and group: such a run would end with no plan and no proof."""
+def _short_of_time(columns, H: int, time_limit_s: float | None) -> str:
+    """Why the run cannot end within ``time_limit_s`` (its completion bounds alone, every column pair
+    at ``PAIR_GROUP_S`` a pair and group, need more), or "": such a run ends at once, as it would at
+    the limit (UNKNOWN: no plan, no proof), without spending the time."""
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
     need = pairs * (2**H - 1) * PAIR_GROUP_S
-    if time_limit_s is not None and need > time_limit_s:
-        raise Refused(f"exact (uneven splits): {pairs:,} column pairs need at least ~{need:,.1f} s for the completion "
-                      f"bounds, beyond the time limit of {time_limit_s:g} s (--time-limit gives more; a coarser "
-                      "--alpha-grid has fewer)")
+    if time_limit_s is None or need <= time_limit_s:
+        return ""
+    return (f"{pairs:,} column pairs need at least ~{need:,.1f} s for the completion bounds, beyond the time limit "
+            f"of {time_limit_s:g} s")
 
 
 class _Run:

@@ -126,12 +126,10 @@ def test_time_limit_while_pruning_gives_no_plan(monkeypatch):
     assert late.status is Status.UNKNOWN and late.plan is None
 
 
-def test_a_time_limit_the_completion_bounds_cannot_meet_is_refused_at_once():
-    """Fewer seconds than the column pairs need at the least per-pair cost (``PAIR_GROUP_S``): refused
-    before any work, naming the pairs, the seconds and the limit; with no limit it is not refused."""
-    import pytest
-
-    from explorer.core.errors import Refused
+def test_a_time_limit_the_completion_bounds_cannot_meet_ends_at_once():
+    """Fewer seconds than the column pairs need at the least per-pair cost (``PAIR_GROUP_S``): UNKNOWN
+    at once, as at the limit (no plan, no proof; not a refusal: a time limit is not bad input), its
+    reason naming the pairs, the seconds and the limit; with no limit it is proven."""
     from explorer.solvers.uneven import PAIR_GROUP_S
 
     arr = mix(2, [1, 1, 3, 3])
@@ -139,9 +137,10 @@ def test_a_time_limit_the_completion_bounds_cannot_meet_is_refused_at_once():
     _H, _L, _c, cols = _chain_columns(net, arr, Space.ACCPAR, aspace, "exact")
     pairs = sum(len(a) * len(b) for a, b in zip(cols, cols[1:]))
     need = pairs * 3 * PAIR_GROUP_S
-    with pytest.raises(Refused, match=rf"{pairs:,} column pairs need at least ~[\d.,]+ s for the completion bounds, "
-                                      rf"beyond the time limit of {need / 2:g} s"):
-        exact_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=need / 2)
+    late = exact_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=need / 2)
+    assert late.status is Status.UNKNOWN and late.plan is None and late.wall_s < need / 2
+    assert late.info["reason"] == (f"{pairs:,} column pairs need at least ~{need:,.1f} s for the completion bounds, "
+                                   f"beyond the time limit of {need / 2:g} s")
     assert exact_uneven(net, arr, Space.ACCPAR, aspace).status is Status.OPTIMAL
 
 

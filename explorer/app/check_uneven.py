@@ -207,6 +207,8 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if sol.plan is None:
         why = ("no plan and no proof within the time limit" if sol.status is Status.UNKNOWN
                else "no plan keeps to the constraints")
+        if sol.info.get("reason"):  # exact ended at once: its column pairs need more than the limit
+            why += ": " + sol.info["reason"]
         return SplitCheckRow(name, sol.status.value, None, None, sol.wall_s, why, True)
     ev = evaluate_split(network, array, sol.plan, rules.weight_copies)
     value = ev.step_time_s
