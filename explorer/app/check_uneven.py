@@ -173,7 +173,7 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         return brute_split(network, array, space, aspace, rules=rules,  # explore --split's limits (SPLIT_MAX_PLANS)
                            time_limit_s=time_limit_s)
     if name == "exact":
-        return exact_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)  # EXACT_MAX_STATES
+        return exact_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)  # EXACT_MAX_BYTES
     if name == "cpsat":
         return cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
     if name == "joint":
