@@ -13,6 +13,13 @@ at grid 1/4; both spaces. The plain run stops at ``--time-limit`` (UNKNOWN, no p
     python bench/bench_exact_prune.py                 # the table of docs/benchmarks.md
     python bench/bench_exact_prune.py --quick         # lenet-c only
     python bench/bench_exact_prune.py --baseline HEAD # "before": today's solver, pruning off
+    python bench/bench_exact_prune.py --pairs         # time and peak memory against column pairs
+
+``--pairs``: tpu-mix-16, alexnet, lenet-c, vgg-a and resnet18 at alpha grids 1/2, 1/4, 1/8 and 1/16,
+both spaces, each run in its own process (``ru_maxrss`` before and after the solve): column pairs,
+whether the old 200,000-pair limit refused it, the memory estimate the guard compares with its limit
+(``uneven_prune.memory_estimate`` at the most live states seen), the measured rise, their ratio,
+wall and CPU seconds, the answer.
 """
 
 from __future__ import annotations
@@ -90,13 +97,89 @@ def rows(old, models, arr, grid: int, limit: float) -> None:
                   f"{states(a)} | {states(b)} | {pruned} | {cell(b)} | {agree(a, b)} |", flush=True)
 
 
+CHILD = r"""
+import json, resource, sys, time
+from explorer.core.errors import Refused
+from explorer.core.partition import Space
+from explorer.core.uneven import alpha_grid, alpha_space
+from explorer.frontends import load_array, load_model
+from explorer.solvers import uneven
+from explorer.solvers.uneven_prune import memory_estimate
+
+name, space, grid, limit, prune = {name!r}, Space({space!r}), {grid!r}, {limit!r}, {prune!r}
+net, arr = load_model(name), load_array("tpu-mix-16")
+aspace = alpha_space(arr, alpha_grid(grid))
+most = [0]
+check = uneven._Run.check_memory
+def spy(self, states):
+    most[0] = max(most[0], states)
+    return check(self, states)
+uneven._Run.check_memory = spy
+out = {{}}
+try:
+    H, L, costs, cols = uneven._chain_columns(net, arr, space, aspace, "exact")
+    out["pairs"] = sum(len(a) * len(b) for a, b in zip(cols, cols[1:]))
+except Refused as err:
+    print(json.dumps({{"status": "refused: " + str(err)}}))
+    sys.exit()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+c0, t0 = time.process_time(), time.perf_counter()
+try:
+    sol = uneven.exact_uneven(net, arr, space, aspace, time_limit_s=limit, prune=prune)
+    out["status"] = sol.status.value
+    out["ms"] = None if sol.step_time_s is None else float(sol.step_time_s) * 1e3
+    out["bound_ms"] = None if sol.bound_s is None else float(sol.bound_s) * 1e3
+    out["kept"] = sol.info.get("explored")
+except Refused as err:
+    out["status"] = "refused: " + str(err)
+out["wall"], out["cpu"] = time.perf_counter() - t0, time.process_time() - c0
+out["used"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+out["estimate"] = memory_estimate(cols, costs.layout.size, most[0])
+out["states"] = most[0]
+print(json.dumps(out))
+"""
+
+
+def pairs_table(cases, limit: float, prune: bool = True) -> None:
+    """``--pairs``: each (network, space, grid) in its own process (its peak memory its own)."""
+    print(f"tpu-mix-16, time limit {limit:g} s per run, one process each{'' if prune else ', no pruning'}")
+    print("| network | space | grid | column pairs | old limit | estimate MiB | used MiB | used / est | live states "
+          "| wall s | CPU s | answer |")
+    print("|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|")
+    for name, space, grid in cases:
+        row(name, space, grid, limit, prune)
+
+
+def row(name: str, space: str, grid: int, limit: float, prune: bool) -> None:
+    import json
+
+    code = CHILD.format(name=name, space=space, grid=grid, limit=limit, prune=prune)
+    r = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    if "pairs" not in r:
+        print(f"| {name} | {space} | 1/{grid} | - | - | - | - | - | - | - | - | {r['status']} |", flush=True)
+        return
+    est, used = r["estimate"] / 2**20, r["used"] / 2**20
+    ans = r["status"] if r.get("ms") is None else f"{r['status']} {r['ms']:.5f} ms"
+    if r.get("bound_ms") is not None and r["status"] == "feasible":
+        ans += f" (bound {r['bound_ms']:.5f})"
+    print(f"| {name} | {space} | 1/{grid} | {r['pairs']:,} | {'refused' if r['pairs'] > 200_000 else 'ran'} | "
+          f"{est:.1f} | {used:.1f} | {used / est:.2f} | {r['states']:,} | {r['wall']:.2f} | {r['cpu']:.2f} | "
+          f"{ans} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--pairs", action="store_true", help="time and memory against column pairs, grids 2 to 16")
+    ap.add_argument("--memory", action="store_true", help="the memory estimate against the peak, no pruning (many states)")
     ap.add_argument("--baseline", default="8971329", help="the commit of 'before' (default: the branch's base)")
     ap.add_argument("--time-limit", type=float, default=30.0, help="seconds per run (default 30)")
     args = ap.parse_args()
     models = ("lenet-c",) if args.quick else ("lenet-c", "alexnet", "vgg-a", "resnet18")
+    if args.pairs:
+        return pairs_table([(m, s, g) for m in models for s in ("accpar", "hypar") for g in (2, 4, 8, 16)], args.time_limit)
+    if args.memory:
+        return pairs_table([(m, "hypar", 2) for m in models[:3]] + [("lenet-c", "accpar", 2)], args.time_limit, False)
     old = baseline(args.baseline)
     print(f"exact_uneven before ({args.baseline}) and after pruning, same process (time limit {args.time_limit:g} s per run)")
     print("| network | array | space | grid | before s | after s | ratio | states before | states after | "

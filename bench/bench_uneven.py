@@ -82,7 +82,7 @@ def table_exact(max_layers: int) -> None:
             ev_ms = (time.perf_counter() - t0) * 1e3
             t0 = time.perf_counter()
             try:
-                e = exact_uneven(net, arr, Space.HYPAR, alpha_grid(grid), max_states=20_000)
+                e = exact_uneven(net, arr, Space.HYPAR, alpha_grid(grid), max_bytes=64 * 2**20)  # about 20,000 live states
             except Refused as err:
                 print(f"{H:>6} {L:>6} {grid:>5}  refused: {err}")
                 break

@@ -54,6 +54,23 @@ def alltoall_floor_s(problem, cand: Candidate) -> Fraction:
     return (m + cand.fill()) * Fraction(problem.dims.layers, deg.pipeline) * alltoall_seconds(problem, layout)
 
 
+def routed_floor_elements(problem, cand: Candidate) -> Fraction:
+    """A mixture of experts under expert and tensor parallelism: the elements a layer sends a sample
+    at the tensor level beyond its nodes' (the routed tokens' k - 1 extra copies gathered and
+    reduce-scattered, ``llm_experts.routed_tensor_elements`` at micro-batch 1: it is linear in the
+    micro-batch); 0 otherwise."""
+    deg = cand.degrees
+    if deg.expert == 1 or deg.tensor == 1 or not problem.dims.moe:
+        return Fraction(0)
+    from ..core.llm_experts import routed_tensor_elements
+    from ..core.llm_memory import Parallelism
+    from ..core.llm_problem import LlmLayout
+
+    layout = LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data, expert=deg.expert), 1, cand.recompute,
+                       cand.zero, virtual_stages=cand.virtual)
+    return routed_tensor_elements(problem, layout)
+
+
 def tensor_floor_s(problem, cand: Candidate, block_elements: Fraction) -> Fraction:
     """(m + (p - 1)/v) x the mean stage's L / p layers' tensor-level time a micro-batch, each layer
     sending at least ``block_elements`` elements a sample (2 bytes each, at ``bandwidth_Bps(t)``; the

@@ -19,7 +19,7 @@ from typing import Callable
 
 from ..core.solution import Status
 from ..core.llm_calibration import efficiency_for
-from .llm_bounds import compute_floor_s, memory_floor_bytes, network_flops, time_bound_s
+from .llm_bounds import compute_floor_s, memory_floor_bytes, network_flops, routed_floor_elements, time_bound_s
 from .llm_cuts import memory_cut
 from .llm_space import Candidate, LlmSpace, candidates
 from .llm_type_choice import TypeChooser, quick_bound, refine_bound
@@ -153,13 +153,19 @@ def block_floor(problem, cand: Candidate, types) -> Fraction:
     """At least what one layer sends at the tensor level for one sample under any block types of the
     space (``llm_stage.block_amounts`` at micro-batch 1): the least of the periodic per-last-type
     minima (``llm_types``: every layer is charged the template block with the same types), or
-    Megatron's block when the types are not searched; 0 at t = 1 and for a mixture of experts."""
-    if cand.degrees.tensor == 1 or problem.dims.moe:
+    Megatron's block when the types are not searched (always for a mixture of experts, whose layer
+    also sends its routed tokens' extra copies: ``llm_bounds.routed_floor_elements``); 0 at t = 1."""
+    if cand.degrees.tensor == 1:
         return Fraction(0)
     layout = make_layout(problem, cand, None)
     bt = types.block_types(cand, layout)
     if bt is not None:
         return min(o.best.amount for o in bt.options)
+    return _megatron_block(problem, cand, layout, types) + routed_floor_elements(problem, cand)
+
+
+def _megatron_block(problem, cand: Candidate, layout, types) -> Fraction:
+    """What Megatron's block sends at the tensor level a sample (micro-batch 1), memoised."""
     key = ("megatron",) + types.key(cand, layout)
     if key not in types.memo:
         from ..core.llm_block import megatron_types

@@ -4,7 +4,8 @@ meet, exact eliminations over the type vectors whose marginal does not exceed a 
 (``solvers.survivor_elim``), U rising from the bound towards the incumbent (``_Search``).
 ``optimal`` only when a threshold's elimination finds a plan within it; else ``feasible`` with
 the highest bound proven.
-Pins and forbids are kept; caps and the memory limit are refused (``solvers.constrained``).
+Pins and forbids are kept (when they leave a layer no type vector the run is ``infeasible``,
+as exact's); caps and the memory limit are refused (``solvers.constrained``).
 """
 
 from __future__ import annotations
@@ -35,8 +36,17 @@ def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 4
     vc = VectorCosts(problem)
     if not vc.use_int64:
         raise Refused("pruned: costs beyond int64 at these levels and batch; use --solver cpsat (or exact, on graphs it can eliminate)")
+    if any(vc.blocked(n).all() for n in range(vc.N)):
+        return _infeasible(t0)
     sol = _solve_relaxed(problem, vc, options, t0, rounds, max_entries)
     return _within_memory(problem, sol)
+
+
+def _infeasible(t0: float) -> Solution:
+    """Proven: a layer whose every type vector a pin or forbid excludes leaves no plan (any other
+    choice of allowed vectors is one, of finite cost); the report names the conflict as exact's."""
+    return Solution("pruned", Status.INFEASIBLE, None, None, None, None, time.perf_counter() - t0,
+                    {"reason": "pins and forbids leave no plan", "method": "proof"})
 
 
 def _within_memory(problem: Problem, sol: Solution) -> Solution:

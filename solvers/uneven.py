@@ -48,7 +48,7 @@ from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 
-from .uneven_prune import Pruner, greedy_plan, plan_vector, time_score, traffic_score
+from .uneven_prune import Pruner, greedy_plan, memory_estimate, plan_vector, time_score, traffic_score
 from .uneven_tables import ColumnTables
 
 
@@ -162,32 +162,37 @@ def _within(vec, limits) -> bool:
     return all(vec[p] <= most for p, most in limits)
 
 
-# column pairs and kept Pareto states (per pass), in explore --split and check --uneven alike
-EXACT_MAX_STATES = 200_000
+# Bytes the exact DP may hold by its estimate (``uneven_prune.memory_estimate``: the columns, their
+# completion bounds and the live Pareto states; bench/bench_exact_prune.py --pairs measures it within
+# 1.5x), in explore --split and check --uneven alike. Its time grows with the column pairs (one
+# re-layout vector each for the completion bounds): ``time_limit_s`` ends it, not a size limit.
+EXACT_MAX_BYTES = 2**30
+# The least CPU seconds one column pair costs per group of the array (the completion bounds compute
+# its re-layout vector, a few operations per group): a fifth to an eighth of what
+# bench/bench_exact_prune.py --pairs measures (about 4 us), so a run that ends at once for it
+# (``_short_of_time``) could not have finished within its time limit.
+PAIR_GROUP_S = 5e-7
 
 
 def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
-                 max_states: int = EXACT_MAX_STATES, free: FreeAlphas = FreeAlphas.UNLIKE,
+                 max_bytes: int = EXACT_MAX_BYTES, free: FreeAlphas = FreeAlphas.UNLIKE,
                  time_limit_s: float | None = None, rules: SplitRules = TIME_ONLY, prune: bool = True) -> Solution:
     """The proven optimum of a chain by the Pareto DP of the module docstring, under ``rules``
     (its objective; pins and forbids in the columns; a partial plan over a cap or a memory limit
-    dropped): OPTIMAL, or INFEASIBLE (no plan keeps to them); Refused beyond ``max_states`` kept
-    states (per pass) or ``time_limit_s`` seconds (no plan: it proves or nothing). Under the
-    traffic objective ties go to the least step time (``_exact_traffic``). ``prune``: drop the
-    partial plans whose completion bound exceeds an incumbent's value or a limit
-    (``solvers.uneven_prune``: the same answer, plan included; ``info["pruned"]`` counts them)."""
+    dropped): OPTIMAL, or INFEASIBLE (no plan keeps to them); Refused where its memory estimate
+    exceeds ``max_bytes`` (before the DP or as its live states grow). At ``time_limit_s`` seconds:
+    FEASIBLE with the greedy incumbent and a proven bound when the completion bounds are done
+    (the time objective, pruning), else UNKNOWN (no plan; at once, ``info["reason"]``, when the
+    column pairs cannot be done in time: ``_short_of_time``). Under the traffic objective ties go to
+    the least step time (``_exact_traffic``). ``prune``: drop the partial plans whose completion
+    bound exceeds an incumbent's value or a limit (``solvers.uneven_prune``: the same answer, plan
+    included; ``info["pruned"]`` counts them)."""
     t0 = time.perf_counter()
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
-    check_pairs(columns, max_states)
-    run = _Run(t0, time_limit_s, max_states)
+    run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, rules.objective)
+    if prune and (short := _short_of_time(columns, H, time_limit_s)):
+        return run.unknown(rules.objective, reason=short)
     return exact_run(array, costs, columns, unit_limits(array, costs, rules), run, rules.objective, prune)
-
-
-def check_pairs(columns, max_states: int) -> None:
-    """Refused beyond ``max_states`` column pairs (the tables of a pass)."""
-    pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
-    if pairs > max_states:
-        raise Refused(f"exact (uneven splits): {pairs:,} column pairs, more than {max_states:,} (a coarser --alpha-grid has fewer)")
 
 
 def unit_limits(array: ArraySpec, costs: SplitCosts, rules: SplitRules) -> list[tuple[int, int]]:
@@ -197,7 +202,7 @@ def unit_limits(array: ArraySpec, costs: SplitCosts, rules: SplitRules) -> list[
 
 def exact_run(array: ArraySpec, costs: SplitCosts, columns, limits, run: _Run, objective: Objective,
               prune: bool = True) -> Solution:
-    """The Pareto DP of ``exact_uneven`` on its tables and limits, with ``run``'s clock, state
+    """The Pareto DP of ``exact_uneven`` on its tables and limits, with ``run``'s clock, memory
     limit and (the constrained path, ``run.lagrangian``) plans and cuts."""
     run.pruned = 0 if prune else None
     if prune and all(columns):
@@ -208,34 +213,77 @@ def exact_run(array: ArraySpec, costs: SplitCosts, columns, limits, run: _Run, o
         run.rest = run.rest or run.tables.rest()
     if objective is Objective.TRAFFIC:
         return _exact_traffic(array, costs, columns, limits, run)
-    pruner = None
+    return _exact_time(array, costs, columns, limits, run)
+
+
+def _exact_time(array: ArraySpec, costs: SplitCosts, columns, limits, run: "_Run") -> Solution:
+    """The least step time (``exact_uneven``): the greedy incumbent, then the pruned Pareto DP; at the
+    time limit the incumbent with the DP's bound so far (``_stopped``)."""
+    pruner = inc = None
     if run.rest is not None:
         score = time_score(array, costs)
         pruner = Pruner(run.rest, limits, score)
         inc = greedy_plan(run.tables, columns, lambda v: v, lambda v: _within(v, limits), pruner, run.expired)
         if run.expired():
-            return run.unknown(objective)
+            return run.unknown(Objective.TIME)
         run.incumbent(pruner, score, inc, Fraction(1, score.scale))
         pruner.dropped = 0
     fronts, kept = _pareto_dp(run.tables or costs, columns, limits, lambda v: v, run, pruner=pruner)
     run.note(pruner)
     if fronts is None:
-        return run.unknown(objective, kept)  # the time limit: no plan, no proof
+        return _stopped(run, pruner, inc, costs.layout.H, kept)
     step = _steps(array, costs)
     best = min(((step(vec), cols) for items in fronts.values() for vec, cols in items),
                key=lambda b: b[0], default=None)
-    return _exact_solution(best, costs.layout.H, kept, run.t0, objective, run.pruned)
+    return _exact_solution(best, costs.layout.H, kept, run.t0, Objective.TIME, run.pruned)
+
+
+def _stopped(run: "_Run", pruner, inc, H: int, kept: int) -> Solution:
+    """The DP stopped by the time limit after the completion bounds and the incumbent: FEASIBLE with
+    the incumbent and, as bound, the least of its score and the bounds of the last layer's complete
+    fronts (every plan within the limits either beats the incumbent, so its prefix there is kept or
+    dominated by a kept one of no larger bound, or does not); UNKNOWN without an incumbent or with
+    the constrained path's plans (its pruning used their values: it answers with its own bound)."""
+    if inc is None or run.last is None or run.lagrangian is not None:
+        return run.unknown(Objective.TIME, kept)
+    l, fronts = run.last  # noqa: E741
+    value = pruner.score(inc[0])
+    low = min((pruner.score(pruner.bound(l, c, v)) for c, items in fronts.items() for v, _ in items), default=value)
+    Q = pruner.score.scale
+    status = Status.OPTIMAL if low >= value else Status.FEASIBLE  # no kept prefix can beat the incumbent
+    sol = split_solution("exact", status, _columns_plan(inc[1], H), Fraction(value, Q),
+                         Fraction(min(value, low), Q), time.perf_counter() - run.t0, kept, objective=Objective.TIME)
+    sol.info["pruned"] = run.pruned
+    return sol
+
+
+def _short_of_time(columns, H: int, time_limit_s: float | None) -> str:
+    """Why the run cannot end within ``time_limit_s`` (its completion bounds alone, every column pair
+    at ``PAIR_GROUP_S`` a pair and group, need more), or "": such a run ends at once, as it would at
+    the limit (UNKNOWN: no plan, no proof), without spending the time."""
+    pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
+    need = pairs * (2**H - 1) * PAIR_GROUP_S
+    if time_limit_s is None or need <= time_limit_s:
+        return ""
+    return (f"{pairs:,} column pairs need at least ~{need:,.1f} s for the completion bounds, beyond the time limit "
+            f"of {time_limit_s:g} s")
 
 
 class _Run:
-    """One exact solve's clock, state limit, completion bounds (``rest``, when pruning) and pruned count."""
+    """One exact solve's clock, memory limit, completion bounds (``rest``, when pruning), pruned count,
+    and the last layer whose Pareto fronts were complete when the time limit struck (``last``)."""
 
-    def __init__(self, t0: float, time_limit_s: float | None, max_states: int):
-        self.t0, self.time_limit_s, self.max_states = t0, time_limit_s, max_states
+    def __init__(self, t0: float, time_limit_s: float | None, max_bytes: int, columns, size: int,
+                 objective: Objective):
+        self.t0, self.time_limit_s, self.max_bytes = t0, time_limit_s, max_bytes
+        self.columns, self.size = columns, size
+        self.rest_copies = 2 if objective is Objective.TRAFFIC else 1  # the traffic pass projects a copy
         self.rest = None
         self.tables = None  # the column tables (``solvers.uneven_tables``), built once
         self.pruned = None  # None: no pruning
         self.lagrangian = None  # the constrained path's plans and cuts (``solvers.uneven_constrained``)
+        self.last = None
+        self.check_memory(0)
 
     def incumbent(self, pruner, score, inc, per_score: Fraction) -> None:
         """The pruner's incumbent check: the least ``score`` of the greedy plan ``inc`` and of the
@@ -254,13 +302,24 @@ class _Run:
     def expired(self) -> bool:
         return self.time_limit_s is not None and time.perf_counter() - self.t0 > self.time_limit_s
 
+    def check_memory(self, states: int) -> None:
+        """Refused when the estimate with ``states`` live Pareto states exceeds the limit."""
+        need = memory_estimate(self.columns, self.size, states, self.rest_copies)
+        if need > self.max_bytes:
+            raise Refused(f"exact (uneven splits): about {need / 2**20:,.0f} MiB of completion bounds and Pareto "
+                          f"states ({states:,} states), beyond its limit of {self.max_bytes / 2**20:,.0f} MiB "
+                          "(a coarser --alpha-grid has fewer columns)")
+
     def note(self, pruner) -> None:
         if pruner is not None:
             self.pruned = (self.pruned or 0) + pruner.dropped
 
-    def unknown(self, objective: Objective, kept: int = 0) -> Solution:
-        return split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - self.t0, kept,
-                              objective=objective)
+    def unknown(self, objective: Objective, kept: int = 0, reason: str = "") -> Solution:
+        sol = split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - self.t0, kept,
+                             objective=objective)
+        if reason:
+            sol.info["reason"] = reason
+        return sol
 
 
 def _exact_solution(best, H: int, kept: int, t0: float, objective: Objective, pruned: int | None = None) -> Solution:
@@ -329,15 +388,17 @@ def _pareto_dp(costs, columns, limits, vector, run: _Run, keep=None, pruner=None
     """Per last column, the Pareto-minimal ``vector``s of the partial plans (and their columns)
     within ``limits`` and ``keep`` (a predicate on a partial sum vector; a partial plan it drops
     has no completion it would keep) and that ``pruner`` allows (``solvers.uneven_prune``);
-    (fronts, states kept), fronts None past the run's time limit; Refused beyond its
-    ``max_states``."""
+    (fronts, states kept), fronts None past the run's time limit (``run.last``: the last layer's
+    complete fronts); Refused where the live states' memory estimate passes the run's limit."""
     def fits(l, c, v):  # noqa: E741
         return _within(v, limits) and (keep is None or keep(v)) and (pruner is None or pruner.allows(l, c, v))
 
     fronts = {c: [(v, (c,))] for c in columns[0] if fits(0, c, v := vector(costs.layer(0, c)))}
-    kept = len(fronts)
+    kept = alive = len(fronts)
     for l in range(1, len(columns)):  # noqa: E741
+        run.last = (l - 1, fronts)
         new: dict = {}
+        here = 0
         for cv in columns[l]:
             own = vector(costs.layer(l, cv))
             front: list = []
@@ -352,11 +413,11 @@ def _pareto_dp(costs, columns, limits, vector, run: _Run, keep=None, pruner=None
             if front:
                 new[cv] = front
             kept += len(front)
-            if kept > run.max_states:
-                raise Refused(f"exact (uneven splits): more than {run.max_states:,} Pareto states")
+            here += len(front)
+            run.check_memory(alive + here)
             if run.expired():
                 return None, kept
-        fronts = new
+        fronts, alive = new, here
     return fronts, kept
 
 

@@ -28,7 +28,7 @@ from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 from explorer.core.uneven import FreeAlphas
 
-from .uneven import EXACT_MAX_STATES, _chain_columns, _columns_plan, _Run, _within, check_pairs, exact_run, unit_limits
+from .uneven import EXACT_MAX_BYTES, _chain_columns, _columns_plan, _Run, _short_of_time, _within, exact_run, unit_limits
 from .uneven_lagrangian import Dual, Tables
 from .uneven_prune import _add, plan_vector, time_score, traffic_score
 from .uneven_tables import ColumnTables
@@ -66,16 +66,17 @@ class _Lagrangian:
 
 
 def constrained_uneven(network: Network, array: ArraySpec, space: Space, alphas,
-                       max_states: int = EXACT_MAX_STATES, free: FreeAlphas = FreeAlphas.UNLIKE,
+                       max_bytes: int = EXACT_MAX_BYTES, free: FreeAlphas = FreeAlphas.UNLIKE,
                        time_limit_s: float | None = None, rules: SplitRules = TIME_ONLY) -> Solution:
     """The proven optimum of a chain under ``rules`` by the constrained path (module docstring);
     the instances ``exact_uneven`` takes (chains, its column pairs), with the same answer."""
     t0 = time.perf_counter()
     H, _, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
-    check_pairs(columns, max_states)
     limits = unit_limits(array, costs, rules)
-    run = _Run(t0, time_limit_s, max_states)
     objective = rules.objective
+    run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, objective)
+    if short := _short_of_time(columns, H, time_limit_s):
+        return _tag(run.unknown(objective, reason=short), None, "pareto-dp")
     if not all(columns) or not limits:  # a layer without columns, or nothing that couples the layers
         return _tag(exact_run(array, costs, columns, limits, run, objective), None, "pareto-dp")
     deadline = t0 + DUAL_SHARE * time_limit_s if time_limit_s is not None else float("inf")

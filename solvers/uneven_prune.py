@@ -131,3 +131,21 @@ def plan_vector(costs: SplitCosts, cols) -> tuple:
     for l in range(1, len(cols)):  # noqa: E741
         v = _add(_add(v, costs.layer(l, cols[l])), costs.edge(l - 1, cols[l - 1], cols[l]))
     return v
+
+
+# CPython's bytes for the DP's objects (3.11, 64-bit): a tuple's header and its slot, an int of
+# up to 90 bits (the sums in units; 36 bytes, 40 in pymalloc's 8-byte steps), a dict entry with its
+# share of the table; the live states' allocator overhead (freed and reused blocks: measured 1.2-1.3x)
+TUPLE, SLOT, INT, ENTRY = 40, 8, 40, 100
+STATE_OVERHEAD = 5 / 4
+
+
+def memory_estimate(columns, size: int, states: int = 0, rest_copies: int = 1) -> int:
+    """Bytes the exact DP holds (bench/bench_exact_prune.py --pairs measures it within 1.5x): every
+    column (a tuple of its cells) and its completion bound (a ``size``-int vector in a dict;
+    ``rest_copies`` of them: the traffic objective projects one more), and ``states`` live Pareto
+    states, each a sum vector and the tuple of its columns in a (vector, columns) pair."""
+    n, L = sum(len(c) for c in columns), len(columns)
+    vector = TUPLE + (SLOT + INT) * size
+    per_state = vector + TUPLE + SLOT * L + TUPLE + 2 * SLOT + SLOT
+    return n * (TUPLE + SLOT * 8 + rest_copies * (vector + ENTRY)) + int(states * per_state * STATE_OVERHEAD)

@@ -117,7 +117,105 @@ def test_pruned_traffic_keeps_the_least_step_time_among_least_traffic_plans():
     assert on.info["pruned"] > 0
 
 
-def test_time_limit_while_pruning_gives_no_plan():
+def test_time_limit_while_pruning_gives_no_plan(monkeypatch):
+    """Stopped before the completion bounds are done: no incumbent, no bound (UNKNOWN, no plan)."""
+    from explorer.solvers import uneven
+
+    monkeypatch.setattr(uneven._Run, "expired", lambda self: True)
     arr = mix(2, [1, 1, 3, 3])
-    late = exact_uneven(load_model("lenet-c"), arr, Space.ACCPAR, alpha_space(arr, alpha_grid(4)), time_limit_s=0)
+    late = exact_uneven(load_model("lenet-c"), arr, Space.ACCPAR, alpha_space(arr, alpha_grid(4)), time_limit_s=1)
     assert late.status is Status.UNKNOWN and late.plan is None
+
+
+def test_a_time_limit_the_completion_bounds_cannot_meet_ends_at_once():
+    """Fewer seconds than the column pairs need at the least per-pair cost (``PAIR_GROUP_S``): UNKNOWN
+    at once, as at the limit (no plan, no proof; not a refusal: a time limit is not bad input), its
+    reason naming the pairs, the seconds and the limit; with no limit it is proven."""
+    from explorer.solvers.uneven import PAIR_GROUP_S
+
+    arr = mix(2, [1, 1, 3, 3])
+    net, aspace = load_model("lenet-c"), alpha_space(arr, alpha_grid(4))
+    _H, _L, _c, cols = _chain_columns(net, arr, Space.ACCPAR, aspace, "exact")
+    pairs = sum(len(a) * len(b) for a, b in zip(cols, cols[1:]))
+    need = pairs * 3 * PAIR_GROUP_S
+    late = exact_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=need / 2)
+    assert late.status is Status.UNKNOWN and late.plan is None and late.wall_s < need / 2
+    assert late.info["reason"] == (f"{pairs:,} column pairs need at least ~{need:,.1f} s for the completion bounds, "
+                                   f"beyond the time limit of {need / 2:g} s")
+    assert exact_uneven(net, arr, Space.ACCPAR, aspace).status is Status.OPTIMAL
+
+
+def _stop_after(monkeypatch, pairs: int) -> None:
+    """The run's clock: never expired before the DP (completion bounds, incumbent), then expired after
+    ``pairs`` more checks (one a column pair): a time limit striking mid-DP, deterministically."""
+    from explorer.solvers import uneven
+
+    calls = [0]
+
+    def expired(self) -> bool:
+        if self.last is None:
+            return False
+        calls[0] += 1
+        return calls[0] > pairs
+
+    monkeypatch.setattr(uneven._Run, "expired", expired)
+
+
+def test_time_limit_during_the_dp_gives_the_incumbent_and_a_proven_bound(monkeypatch):
+    """Stopped mid-DP: the greedy incumbent (a plan of the space, its step time the evaluator's) with
+    the least bound of the last complete layer's states: bound <= optimum <= value; OPTIMAL only
+    when no kept state can beat the incumbent, then it is the optimum."""
+    arr = mix(2, [40, 40, 120, 120], bw=70)
+    net = load_model("lenet-c")
+    aspace = alpha_space(arr, alpha_grid(2))
+    optimum = exact_uneven(net, arr, Space.ACCPAR, aspace).split_value
+    seen = set()
+    for pairs in (0, 5, 40, 300, 2000):
+        _stop_after(monkeypatch, pairs)
+        sol = exact_uneven(net, arr, Space.ACCPAR, aspace)
+        monkeypatch.undo()
+        seen.add(sol.status)
+        assert sol.status in (Status.FEASIBLE, Status.OPTIMAL) and sol.plan is not None
+        assert sol.split_bound <= optimum <= sol.split_value
+        assert evaluate_split(net, arr, sol.plan).step_time_s == sol.split_value
+        if sol.status is Status.OPTIMAL:
+            assert sol.split_value == sol.split_bound == optimum
+    assert Status.FEASIBLE in seen
+
+
+def test_more_than_200000_column_pairs_are_solved_not_refused():
+    """The old limit refused 200,000 column pairs; lenet-c on two levels (v v | 3v 3v) at alpha grid
+    1/32 has 233,523 and is proven in seconds (pruning keeps a few states a column): no refusal,
+    the optimum with the evaluator's step time, and the memory estimate well within its limit."""
+    from explorer.solvers.uneven import EXACT_MAX_BYTES
+    from explorer.solvers.uneven_prune import memory_estimate
+
+    arr = mix(2, [45, 45, 135, 135], bw=70)
+    net = load_model("lenet-c")
+    aspace = alpha_space(arr, alpha_grid(32))
+    H, _L, costs, cols = _chain_columns(net, arr, Space.ACCPAR, aspace, "exact")
+    assert sum(len(a) * len(b) for a, b in zip(cols, cols[1:])) > 200_000
+    assert memory_estimate(cols, costs.layout.size, 10_000) < EXACT_MAX_BYTES // 100
+    sol = exact_uneven(net, arr, Space.ACCPAR, aspace)
+    assert sol.status is Status.OPTIMAL and sol.split_bound == sol.split_value
+    assert evaluate_split(net, arr, sol.plan).step_time_s == sol.split_value
+
+
+def test_memory_guard_refuses_before_and_during_the_dp():
+    """The guard is the memory estimate: a limit below the completion bounds refuses at once, one just
+    above them refuses as the live Pareto states grow (without pruning: many), naming both."""
+    import pytest
+
+    from explorer.core.errors import Refused
+    from explorer.solvers.uneven_prune import memory_estimate
+
+    arr = mix(2, [40, 40, 120, 120], bw=70)
+    net = load_model("lenet-c")
+    aspace = alpha_space(arr, alpha_grid(2))
+    _H, _L, costs, cols = _chain_columns(net, arr, Space.ACCPAR, aspace, "exact")
+    base = memory_estimate(cols, costs.layout.size)
+    with pytest.raises(Refused, match=r"\(0 states\), beyond its limit of"):
+        exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=base - 1)
+    with pytest.raises(Refused, match=r"MiB of completion bounds and Pareto states \([\d,]+ states\)"):
+        exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=base + 100 * 2**10, prune=False)
+    assert exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=base + 100 * 2**10).status is Status.OPTIMAL

@@ -411,3 +411,37 @@ def test_search_equals_exhaustive_on_seeded_moe_instances(shape, gpus, batch, se
     assert {s.candidate.degrees.expert for s in chk.exhaustive.evaluated} > {1}
     if chk.search.best is not None:
         assert evaluate_llm(p, chk.search.best.layout) == chk.search.best.evaluation
+
+
+@pytest.mark.parametrize("recomputes", [(SEL,), (FULL,)])
+def test_moe_time_bound_counts_the_tensor_level_and_stays_a_bound(recomputes):
+    """The search's time bound with the tensor level of a mixture of experts (Megatron's block and,
+    under expert parallelism, the routed tokens' extra copies) is at most the scored step time of
+    every layout of a small MoE's space; at t > 1 the tensor term is there (it was 0) and equals
+    what the step model charges a layer (linear in the micro-batch), and it raises the bound."""
+    from explorer.core.llm_block import megatron_types
+    from explorer.core.llm_experts import routed_tensor_elements
+    from explorer.core.llm_stage import block_amounts
+    from explorer.solvers.llm_bounds import time_bound_s
+    from explorer.solvers.llm_search import block_floor, search, time_bound
+    from explorer.solvers.llm_space import LlmSpace
+    from explorer.solvers.llm_type_choice import TypeChooser
+
+    p = small_moe()
+    space = LlmSpace(max_micro_batch=4, zeros=(ZeroStage.ZERO1,), recomputes=recomputes)
+    full, types = search(p, space, prune=False), TypeChooser(p, space)
+    mega = tuple(megatron_types(p.network, p.dims.layers))
+    raised = routed = 0
+    for s in full.evaluated:
+        c, lay = s.candidate, s.layout
+        tb = time_bound(p, c, full.floor_s, types)
+        assert tb <= s.step_time_s
+        if c.degrees.tensor == 1:
+            continue
+        floor = block_floor(p, c, types)
+        charged = block_amounts(p, mega, c.degrees.tensor, c.micro_batch, lay.parallelism.sequence_parallel,
+                                c.recompute).activations + routed_tensor_elements(p, lay)
+        assert floor > 0 and floor * c.micro_batch == charged
+        raised += tb > time_bound_s(p, c, full.floor_s)
+        routed += c.degrees.expert > 1 and routed_tensor_elements(p, lay) > 0
+    assert raised and routed

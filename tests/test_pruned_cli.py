@@ -154,3 +154,39 @@ def test_exact_refusal_names_pruned_where_there_is_no_cap(capsys):
     code, out, err = run([*args, "--cap", "0=100GB"], capsys)
     _one_line_refusal(code, err, "exact: eliminating this graph", "use --solver cpsat")
     assert "pruned" not in err
+
+
+@pytest.mark.parametrize("args", [
+    ["--pin", "fc6@*=II", "--forbid", "fc6=II"],  # a chain (vgg-a on hypar-16)
+    [*SMALL, "--pin", "conv1@2=III", "--forbid", "conv1=III"],  # a graph
+    [*SMALL, "--forbid", "fc=I", "--forbid", "fc=II", "--forbid", "fc=III"],  # a layer with no type
+])
+def test_pins_and_forbids_without_a_plan_are_infeasible_as_exact_says(args, capsys):
+    """Not a refusal (nor a traceback): the same exit status, conflict and suggestion as exact's,
+    in the table and the JSON."""
+    code_e, exact, _ = _json([*args, "--solver", "exact"], capsys)
+    code_p, pruned, err = _json([*args, "--solver", "pruned"], capsys)
+    assert code_p == code_e == 1 and pruned["status"] == exact["status"] == "infeasible"
+    assert pruned["conflict"] == exact["conflict"] and pruned["conflict"]
+    assert pruned["suggestion"] == exact["suggestion"] and pruned["reason"] == exact["reason"]
+    assert {k: v for k, v in pruned.items() if k not in ("solver", "wall_s")} == \
+        {k: v for k, v in exact.items() if k not in ("solver", "wall_s")}
+    assert "these conflict: " in err and "Traceback" not in err
+    _, table_e, _ = run([*args, "--solver", "exact"], capsys)
+    code, table_p, _ = run([*args, "--solver", "pruned"], capsys)
+    assert code == 1 and "solver pruned: infeasible" in table_p
+    assert table_p.splitlines()[3:] == table_e.splitlines()[3:]  # the constraints and the conflict lines
+
+
+def test_api_pins_without_a_plan_give_an_infeasible_solution():
+    from explorer.core.constraints import Constraints, Forbid
+    from explorer.core.partition import PartitionType, Space
+    from explorer.core.problem import Problem
+    from explorer.core.array import synthetic_array
+    from explorer.frontends import load_model
+    from explorer.solvers import pruned as solver
+
+    problem = Problem(load_model("resnet18"), synthetic_array(3), Space.HYPAR)
+    bad = problem.with_constraints(Constraints(forbids=(Forbid(0, PartitionType.I), Forbid(0, PartitionType.II))))
+    sol = solver.solve(bad)
+    assert sol.status.value == "infeasible" and sol.plan is None and sol.bound is None

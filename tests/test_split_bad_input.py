@@ -133,8 +133,9 @@ def test_a_heuristic_split_plan_that_breaks_memory_says_so_in_its_header(tmp_pat
 
 def test_a_proving_solver_too_small_for_the_instance_names_what_takes_it(capsys):
     """exact, cpsat and brute refusing tpu-mix-16's alexnet say so with thousands separators and name
-    the joint solver (brute used to send the user to exact, which refuses the same instance)."""
-    for solver in ("brute", "exact"):
+    the joint solver (brute used to send the user to exact, which refuses the same instance). exact is
+    no longer capped by column pairs: on this instance it runs to its time limit."""
+    for solver in ("brute",):
         code, out, err = run_cli(["--model", "alexnet", "--array", "tpu-mix-16", "--split", "optimal",
                                   "--solver", solver], capsys)
         assert code == 2 and err.count("\n") == 1 and "use --solver exact" not in err, err

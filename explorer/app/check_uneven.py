@@ -175,7 +175,7 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if name == "brute":
         return brute_split(network, array, space, aspace, rules=rules,  # explore --split's limits (SPLIT_MAX_PLANS)
                            time_limit_s=time_limit_s)
-    if name == "exact":  # EXACT_MAX_STATES; caps or memory: the constrained path (as explore --split optimal)
+    if name == "exact":  # EXACT_MAX_BYTES; caps or memory: the constrained path (as explore --split optimal)
         solve = constrained_uneven if rules.couples_layers else exact_uneven
         return solve(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
     if name == "cpsat":
@@ -211,6 +211,8 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if sol.plan is None:
         why = ("no plan and no proof within the time limit" if sol.status is Status.UNKNOWN
                else "no plan keeps to the constraints")
+        if sol.info.get("reason"):  # exact ended at once: its column pairs need more than the limit
+            why += ": " + sol.info["reason"]
         return SplitCheckRow(name, sol.status.value, None, None, sol.wall_s, why, True, route=_route(name, sol))
     ev = evaluate_split(network, array, sol.plan, rules.weight_copies)
     value = ev.step_time_s

@@ -4,15 +4,19 @@ The search prunes with lower bounds (``solvers.llm_bounds``); the check scores e
 the same space without pruning (each through ``evaluate_llm``) and says whether the two agree:
 the same optimal step time (or both find nothing that fits), and the search's bound at most
 every scored step time (so the bound is a bound). Meant for small instances (gpt3-1.7b on 16
-GPUs scores about 900 layouts in a few seconds).
+GPUs scores about 900 layouts in a few seconds). A time limit ends both cleanly: the search gets at
+most half of it, the scoring the rest; what was scored is still compared (``complete`` says
+whether every layout was).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from ..core.solution import Status
 from ..solvers.llm_bounds import memory_floor_bytes
 from ..solvers.llm_search import LlmSearchResult, expert_total, search, time_bound
 from ..solvers.llm_type_choice import TypeChooser
@@ -30,6 +34,7 @@ class LlmCheck:
     bound_violations: int  # scored candidates whose time or memory lies below its bound
     approximations: tuple[str, ...] = ()  # of the model file (the CLI says them on stderr)
     report: LlmReport | None = None  # the search's report (``llm_run.report_of``): the inputs, parameters and notes
+    time_limit_s: float | None = None  # the whole check's (None: none)
 
     @property
     def same_optimum(self) -> bool:
@@ -39,20 +44,40 @@ class LlmCheck:
         return a.step_time_s == b.step_time_s
 
     @property
+    def complete(self) -> bool:
+        """Whether both ran to the end (no layout left unresolved at the time limit)."""
+        return self.search.unresolved == 0 and self.exhaustive.unresolved == 0
+
+    @property
     def agree(self) -> bool:
+        """No contradiction: every scored layout at or above its bounds and the search's bound, and
+        the same optimum when both are complete; else no scored layout beats a proven optimum."""
         bound_ok = self.search.bound_s is None or self.exhaustive.best is None or \
             self.search.bound_s <= self.exhaustive.best.step_time_s
-        return self.same_optimum and bound_ok and self.bound_violations == 0
+        if self.complete:
+            return self.same_optimum and bound_ok and self.bound_violations == 0
+        return bound_ok and self.bound_violations == 0 and not self._beaten
+
+    @property
+    def _beaten(self) -> bool:
+        """A scored layout better than what the search proved (its optimum, or that none fits)."""
+        a, b = self.search, self.exhaustive.best
+        if b is None or a.status not in (Status.OPTIMAL, Status.INFEASIBLE):
+            return False
+        return a.best is None or b.step_time_s < a.best.step_time_s
 
 
-def check_llm(problem, space, progress=None) -> LlmCheck:
-    """The search and exhaustive scoring of ``space`` on ``problem``, compared."""
+def check_llm(problem, space, progress=None, time_limit_s: float | None = None) -> LlmCheck:
+    """The search and exhaustive scoring of ``space`` on ``problem``, compared; ``time_limit_s``
+    bounds both (the search at most half, the scoring what is left; each scores one layout at least)."""
+    start = time.perf_counter()
     if progress is not None:
         progress("searching (with bounds)")
-    fast = search(problem, space)
+    fast = search(problem, space, time_limit_s=None if time_limit_s is None else time_limit_s / 2)
     if progress is not None:
         progress("scoring every layout (no pruning)")
-    full = search(problem, space, prune=False, progress=progress)
+    left = None if time_limit_s is None else max(0.0, time_limit_s - (time.perf_counter() - start))
+    full = search(problem, space, prune=False, progress=progress, time_limit_s=left)
     bad = 0
     types = TypeChooser(problem, space)
     for s in full.evaluated:
@@ -60,7 +85,7 @@ def check_llm(problem, space, progress=None) -> LlmCheck:
         mf = memory_floor_bytes(s.candidate, problem.params.total, expert_total(problem))
         bad += tf > s.step_time_s or mf > s.evaluation.memory_bytes_per_accelerator
     c = problem.cluster
-    return LlmCheck(problem.network.name, c.name, c.gpus, fast, full, bad)
+    return LlmCheck(problem.network.name, c.name, c.gpus, fast, full, bad, time_limit_s=time_limit_s)
 
 
 def _best(r: LlmSearchResult) -> str:
@@ -73,6 +98,21 @@ def _best(r: LlmSearchResult) -> str:
             f"micro-batch {c.micro_batch}, recompute {c.recompute.value}, ZeRO {c.zero.value})")
 
 
+def _every(r: LlmSearchResult, limit: float | None) -> str:
+    if r.unresolved:
+        of = "" if limit is None else f" of {limit:g} s"
+        return f" (stopped at the check's time limit{of}: {r.unresolved:,} not scored)"
+    return " (every layout)"
+
+
+def _verdict(c: LlmCheck) -> str:
+    if not c.agree:
+        return "agree: NO"
+    if c.complete:
+        return "agree: yes"
+    return "agree: yes, on what was checked (not every layout within the time limit; --time-limit gives more)"
+
+
 def render_llm_check(c: LlmCheck) -> str:
     s, e = c.search, c.exhaustive
     head = [f"check: {c.model} on {c.cluster} ({c.gpus:,} GPUs): the search against scoring every layout"]
@@ -81,9 +121,9 @@ def render_llm_check(c: LlmCheck) -> str:
                 *(f"note: {n}" for n in c.report.all_notes)]
     lines = [*head,
              f"search:     {s.status.value}, {_best(s)}; scored {s.scored:,} of {s.candidates:,}, wall {s.wall_s:.1f} s",
-             f"exhaustive: {_best(e)}; scored {e.scored:,} of {e.candidates:,} (every layout), wall {e.wall_s:.1f} s",
+             f"exhaustive: {_best(e)}; scored {e.scored:,} of {e.candidates:,}{_every(e, c.time_limit_s)}, wall {e.wall_s:.1f} s",
              f"bounds: {c.bound_violations} of {e.scored:,} scored layouts below their time or memory bound",
-             "agree: yes" if c.agree else "agree: NO"]
+             _verdict(c)]
     return "\n".join(lines) + "\n"
 
 
@@ -91,10 +131,12 @@ def llm_check_json(c: LlmCheck) -> dict[str, Any]:
     def side(r: LlmSearchResult) -> dict[str, Any]:
         return {"status": r.status.value, "scored": r.scored, "candidates": r.candidates,
                 "step_time_s": None if r.best is None else exact_decimal(r.best.step_time_s),
-                "bound": None if r.bound_s is None else exact_decimal(Fraction(r.bound_s)), "wall_s": round(r.wall_s, 3)}
+                "bound": None if r.bound_s is None else exact_decimal(Fraction(r.bound_s)), "wall_s": round(r.wall_s, 3),
+                "unresolved": r.unresolved}
 
-    out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "model": c.model, "cluster": c.cluster, "gpus": c.gpus}
+    out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "model": c.model, "cluster": c.cluster, "gpus": c.gpus,
+                           "time_limit_s": c.time_limit_s}
     if c.report is not None:  # as the planner's JSON: its inputs (parameters among them) and notes
         out.update(inputs=inputs_json(c.report), notes=list(c.report.all_notes))
     return {**out, "search": side(c.search), "exhaustive": side(c.exhaustive), "bound_violations": c.bound_violations,
-            "same_optimum": c.same_optimum, "agree": c.agree}
+            "same_optimum": c.same_optimum, "complete": c.complete, "agree": c.agree}

@@ -214,5 +214,5 @@ def run_llm_check(req: LlmRequest, progress=None):
     from .llm_check import check_llm
 
     problem, space, src = build(req)
-    checked = check_llm(problem, space, progress)
+    checked = check_llm(problem, space, progress, req.time_limit_s)
     return replace(checked, approximations=src.approximations, report=report_of(req, problem, src, checked.search))

@@ -1,0 +1,57 @@
+"""``explore check`` on a GPU cluster takes ``--time-limit`` as the planner does (same option, same
+minimum): the search and the exhaustive scoring stop there cleanly, and what was scored is compared."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from explorer.app.llm_check import check_llm, render_llm_check
+from explorer.core.solution import Status
+from explorer.solvers.llm_space import LlmSpace
+
+from .conftest import run_cli
+from .test_llm_planner import problem
+
+BIG = ["check", "--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus", "16"]  # 2,745 layouts, ~3 s to score all
+
+
+def test_time_limit_stops_the_scoring_cleanly_with_what_was_checked(capsys):
+    code, out, err = run_cli([*BIG, "--time-limit", "0.1", "--format", "json"], capsys)
+    r = json.loads(out)
+    assert code == 0 and "Traceback" not in err
+    assert r["time_limit_s"] == 0.1 and r["complete"] is False and r["agree"] is True
+    e = r["exhaustive"]
+    assert e["unresolved"] > 0 and e["scored"] >= 1 and e["scored"] + e["unresolved"] == e["candidates"]
+    code, out, _ = run_cli([*BIG, "--time-limit", "0.1"], capsys)
+    assert code == 0 and "(stopped at the check's time limit of 0.1 s: " in out
+    assert "agree: yes, on what was checked" in out
+
+
+def test_time_limit_minimum_as_the_planners(capsys):
+    code, _, err = run_cli([*BIG, "--time-limit", "0.05"], capsys)
+    code_p, _, err_p = run_cli([*BIG[1:], "--time-limit", "0.05"], capsys)
+    assert code == code_p == 2
+    assert err.split(" (see")[0] == err_p.split(" (see")[0] == \
+        "explore: error: Invalid value for '--time-limit': must be a finite number of seconds >= 0.1, got 0.05"
+
+
+def test_a_complete_check_is_unchanged_by_a_generous_limit():
+    p, space = problem("gpt3-1.7b", 8, 32, 512), LlmSpace(max_micro_batch=4)
+    c = check_llm(p, space, time_limit_s=600)
+    assert c.complete and c.agree and c.same_optimum and c.exhaustive.unresolved == 0
+    assert "agree: yes\n" in render_llm_check(c)
+
+
+def test_a_partial_check_disagrees_only_on_a_contradiction():
+    """Stopped early: agree while nothing scored contradicts the search; a scored layout faster than
+    an optimum the search claims proven is a disagreement."""
+    c = check_llm(problem("gpt3-1.7b", 8, 32, 512), LlmSpace(max_micro_batch=4))
+    partial = replace(c, exhaustive=replace(c.exhaustive, unresolved=5))
+    assert not partial.complete and partial.agree
+    slower = max((s for s in c.exhaustive.evaluated if s.fits), key=lambda s: s.step_time_s)
+    assert slower.step_time_s > c.exhaustive.best.step_time_s
+    wrong = replace(partial, search=replace(c.search, best=slower, bound_s=None, status=Status.OPTIMAL))
+    assert not wrong.agree and "agree: NO" in render_llm_check(wrong)
+    unproven = replace(wrong, search=replace(wrong.search, status=Status.FEASIBLE))
+    assert unproven.agree  # a search stopped early may hold a slower plan
