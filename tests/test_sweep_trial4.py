@@ -64,3 +64,66 @@ def test_a_sweep_without_batch_names_its_keys_not_explores_flags(exports, body, 
     assert "--batch" not in err and "--seq" not in err
     with pytest.raises(SpecError, match="set (batch|seq) in fixed or grid"):
         sweep(f)
+
+
+CSV_HEAD = "memory_GiB,solver,levels,status,traffic_bytes,memory_bytes_per_accelerator,violations,error\n"
+CSV_ROWS = [  # the DP's plan breaks the limit at 0.03 and 0.05 GiB; CP-SAT proves 0.03 infeasible
+    "0.03,dp,3,level-optimal,478,190,memory <= 32.21 MB per accelerator,",
+    "0.05,dp,3,level-optimal,478,190,memory <= 53.69 MB per accelerator,",
+    "1,dp,3,level-optimal,478,190,,",
+    "0.03,cpsat,3,infeasible,,,,",
+    "0.05,cpsat,3,optimal,1390,100,,",
+    "1,cpsat,3,optimal,450,191,,",
+]
+
+
+@pytest.fixture
+def limits(tmp_path):
+    (tmp_path / "results.csv").write_text(CSV_HEAD + "\n".join(CSV_ROWS) + "\n")
+    return tmp_path
+
+
+def _legend_texts(fig) -> list[str]:
+    return [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+
+
+@pytest.mark.parametrize("kind", ["line", "scatter", "bar"])
+def test_plans_over_a_limit_are_marked_in_charts(limits, kind):
+    pytest.importorskip("matplotlib")
+    from explorer.app.sweep import plot
+
+    chart = plot.Chart(kind, "memory_GiB", "traffic_bytes", ("solver",))
+    fig, notes = plot.chart_figure(limits, chart)
+    how = "hatched" if kind == "bar" else "crossed"
+    assert notes == (f"2 plans break a limit ({how}; see violations)",)
+    assert plot.BROKEN in _legend_texts(fig)
+    ax = fig.axes[0]
+    if kind == "bar":
+        assert sum(p.get_hatch() == "xx" for p in ax.patches) == 2
+    else:
+        crossed = [c for c in ax.collections if len(c.get_offsets()) and c.get_edgecolor().size and
+                   tuple(c.get_offsets()[:, 0]) == (0.03, 0.05) and c.get_facecolor()[0][:3].tolist() == [0, 0, 0]]
+        assert crossed, "the two DP plans over the limit carry a black cross"
+    assert notes[0] in ax.get_title()
+
+
+def test_heatmap_hatches_cells_over_a_limit_and_says_so(limits, capsys):
+    pytest.importorskip("matplotlib")
+    from explorer.app.sweep import plot
+
+    fig, notes = plot.chart_figure(limits, plot.Chart("heatmap", "memory_GiB", "levels", z="traffic_bytes",
+                                                      where=(("solver", "dp"),)))
+    assert notes == ("2 plans break a limit (hatched; see violations)",)
+    assert sum(p.get_hatch() == "xx" for p in fig.axes[0].patches) == 2
+    code, _, err = run_cli(["plot", str(limits), "--kind", "heatmap", "--x", "memory_GiB", "--y", "levels",
+                            "--z", "traffic_bytes", "--where", "solver=dp"], capsys)
+    assert code == 0 and "explore plot: warning: 2 plans break a limit (hatched; see violations)" in err
+
+
+def test_pareto_draws_plans_over_a_limit_crossed_off_the_front(limits):
+    pytest.importorskip("matplotlib")
+    from explorer.app.sweep import plot
+
+    fig, notes = plot.pareto_figure(limits, plot.Chart(x="traffic_bytes", y="memory_bytes_per_accelerator"))
+    assert notes == ("2 plans break a limit (crossed, not ranked; see violations)",)
+    assert plot.BROKEN + ", not ranked" in _legend_texts(fig)

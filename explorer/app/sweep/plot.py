@@ -21,6 +21,8 @@ from .table import number, pareto_labels, read_rows
 
 KINDS = ("line", "bar", "scatter", "heatmap")
 TYPE_COLOURS = {"I": "#4c72b0", "II": "#dd8452", "III": "#55a868"}
+BROKEN = "breaks a limit (see violations)"  # legend entry of a plan over the memory limit or a cap
+BROKEN_MARK = dict(marker="x", color="black", s=46, linewidths=1.6, zorder=6)  # drawn over such a point
 PARETO_STYLE = {  # label -> (legend text, marker, filled)
     "yes": ("Pareto-optimal (proven optimal)", "o", True),
     "level-optimal": ("Pareto front, level-optimal only (DP)", "s", True),
@@ -92,6 +94,16 @@ def log_dropped(pts: list, chart: Chart, categorical: bool) -> tuple[list, tuple
              for bad, col, name in ((bad_x, chart.x, "x"), (bad_y, chart.y, "y")) if bad]
     keep = [p for p in pts if not (logx and p[0] <= 0) and not (chart.logy and p[1] <= 0)]
     return keep, (f"not drawn: {' and '.join(parts)}",) if parts else ()
+
+
+def broken(r: dict[str, str]) -> bool:
+    """Whether a row's plan breaks the memory limit or a cap (its violations column is set)."""
+    return bool((r.get("violations") or "").strip())
+
+
+def broken_note(n: int, how: str) -> tuple[str, ...]:
+    """The note (under the title, and a warning line) of how many drawn plans break a limit."""
+    return (f"{n} plan{'' if n == 1 else 's'} {'breaks' if n == 1 else 'break'} a limit ({how}; see violations)",) if n else ()
 
 
 def _noted_title(ax, title: str, notes: tuple[str, ...]) -> None:
@@ -293,7 +305,7 @@ def chart_figure(folder: str | Path, chart: Chart):
     cols, rows = load_table(folder, chart)
     plt = pyplot()
     if chart.kind == "heatmap":
-        return _heatmap(plt, cols, rows, chart), ()
+        return _heatmap(plt, cols, rows, chart)
     y_ok = [r for r in rows if number(r[chart.y]) is not None]
     if not y_ok:
         raise SpecError("--y", f"no row has a number in {chart.y} (statuses: {', '.join(sorted({r['status'] for r in rows}))})")
@@ -303,8 +315,9 @@ def chart_figure(folder: str | Path, chart: Chart):
     fx, fy = (factor(chart.x) if cats is None else 1), factor(chart.y)
     xs_all = [x * fx for x in xs_all]
     series = list(dict.fromkeys(_hue_of(r, chart.hue) for r in y_ok))
-    ours = [(x, float(number(r[chart.y])) * fy, _hue_of(r, chart.hue)) for x, r in zip(xs_all, y_ok)]
+    ours = [(x, float(number(r[chart.y])) * fy, _hue_of(r, chart.hue), broken(r)) for x, r in zip(xs_all, y_ok)]
     ours, notes = log_dropped(ours, chart, cats is not None)
+    notes += broken_note(sum(p[3] for p in ours), "hatched" if chart.kind == "bar" else "crossed")
     ref_all = _reference_points(folder, chart, cats) if chart.reference else []
     ref = [(name, other, log_dropped(pts, chart, cats is not None)[0]) for name, other, pts in ref_all]
     dropped_ref = sum(len(p) for *_, p in ref_all) - sum(len(p) for *_, p in ref)
@@ -319,26 +332,49 @@ def chart_figure(folder: str | Path, chart: Chart):
         if dropped_ref:
             notes = (*notes, f"not drawn: {dropped_ref} of the paper's values <= 0 (log axis)")
     _axes_style(ax, chart, xs_all, cats)
-    if any(series) or chart.reference:
-        ax.legend(fontsize=8, title=" ".join(chart.hue) or None, title_fontsize=8)
+    extra = [broken_handle(chart.kind == "bar")] if any(p[3] for p in ours) else []
+    if any(series) or chart.reference or extra:
+        ax.legend(handles=ax.get_legend_handles_labels()[0] + extra, fontsize=8, title=" ".join(chart.hue) or None,
+                  title_fontsize=8)
     vs_paper = ", with the paper's values" if chart.reference else ""
     _noted_title(ax, chart.title or f"{chart.y} vs {chart.x}{where_text(chart)}{vs_paper}", notes)
     layout.finish(fig, {ax: cats is not None})
     return fig, notes
 
 
-def _draw_series(ax, chart: Chart, series: list[str], ours: list[tuple[float, float, str]]) -> None:
+def _draw_series(ax, chart: Chart, series: list[str], ours: list[tuple[float, float, str, bool]]) -> None:
+    """One series per hue value; a plan that breaks a limit is hollow and crossed (a bar: hatched),
+    with one legend entry saying so."""
     for n, s in enumerate(series):
         label_ = s or ("ours" if chart.reference else None)
-        pts = sorted((x, y) for x, y, h in ours if h == s)
+        pts = sorted((x, y, b) for x, y, h, b in ours if h == s)
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        bad = [p for p in pts if p[2]]
         if chart.kind == "line":
-            ax.plot(xs, ys, marker="o", ms=4, label=label_)
+            colour = ax.plot(xs, ys, marker="o", ms=4, label=label_)[0].get_color()
         elif chart.kind == "scatter":
-            ax.scatter(xs, ys, s=22, label=label_, alpha=0.85)
+            colour = ax.scatter(xs, ys, s=22, label=label_, alpha=0.85).get_facecolor()[0]
         else:
             width = 0.8 / len(series)
-            ax.bar([x - 0.4 + width * (n + 0.5) for x in xs], ys, width=width, label=label_)
+            at = [x - 0.4 + width * (n + 0.5) for x in xs]
+            ax.bar(at, ys, width=width, label=label_)
+            hatched = [(a, p[1]) for a, p in zip(at, pts) if p[2]]  # over the bar: its legend entry stays plain
+            if hatched:
+                ax.bar(*zip(*hatched), width=width, facecolor="none", edgecolor="black", hatch="xx", linewidth=0.5)
+            continue
+        if bad:
+            ax.scatter([p[0] for p in bad], [p[1] for p in bad], s=40, facecolors="white", edgecolors=[colour], zorder=5)
+            ax.scatter([p[0] for p in bad], [p[1] for p in bad], **BROKEN_MARK)
+
+
+def broken_handle(bar: bool):
+    """The legend entry of the plans that break a limit (a handle only: nothing drawn on the axes)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    if bar:
+        return Patch(facecolor="white", edgecolor="black", hatch="xx", label=BROKEN)
+    return Line2D([], [], ls="none", marker="x", color="black", mew=1.6, ms=7, label=BROKEN)
 
 
 def _heatmap(plt, cols, rows, chart: Chart):
@@ -349,6 +385,7 @@ def _heatmap(plt, cols, rows, chart: Chart):
     ys = _sorted_cats([r[chart.y] for r in rows])
     grid = np.full((len(ys), len(xs)), np.nan)
     notes = {}
+    hatched = [(ys.index(r[chart.y]), xs.index(r[chart.x])) for r in rows if broken(r) and number(r[chart.z]) is not None]
     for r in rows:
         i, j = ys.index(r[chart.y]), xs.index(r[chart.x])
         v = number(r[chart.z])
@@ -373,10 +410,22 @@ def _heatmap(plt, cols, rows, chart: Chart):
     ax.set_yticks(range(len(ys)), ys)
     ax.set_xlabel(label(chart.x))
     ax.set_ylabel(label(chart.y))
-    ax.set_title(chart.title or f"{chart.z} by {chart.y} and {chart.x}{where_text(chart)}", fontsize=10)
+    said = broken_note(len(hatched), "hatched")
+    _hatch_cells(ax, hatched)
+    _noted_title(ax, chart.title or f"{chart.z} by {chart.y} and {chart.x}{where_text(chart)}", said)
     layout.finish(fig, {ax: True})
-    return fig
+    return fig, said
 
+
+def _hatch_cells(ax, cells: list[tuple[int, int]]) -> None:
+    """Hatch the heatmap cells whose plan breaks a limit (the title says so); their numbers stay legible."""
+    from matplotlib.patches import Rectangle
+
+    for i, j in cells:
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="xx", edgecolor="black", lw=0, alpha=0.5))
+    for t in ax.texts:
+        if tuple(round(v) for v in t.get_position())[::-1] in cells:
+            t.set(color="black", bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.85))
 
 def _sorted_cats(values: list[str]) -> list[str]:
     cats = list(dict.fromkeys(values))
@@ -401,17 +450,21 @@ def pareto_figure(folder: str | Path, chart: Chart):
     labels = pareto_labels(rows, (chart.x, chart.y))  # on every point: a log axis only hides some
     fx, fy = factor(chart.x), factor(chart.y)
     pts = [(float(number(r[chart.x])) * fx, float(number(r[chart.y])) * fy, lab, r)
-           for r, lab in zip(rows, labels) if lab]
+           for r, lab in zip(rows, labels) if lab or _drawable_broken(r, chart)]
     if not pts:
         raise SpecError("--pareto", f"no row has a valid plan with numbers in {chart.x} and {chart.y}")
     pts, notes = log_dropped(pts, chart, False)
     if not pts:
         raise SpecError("--logy" if chart.logy else "--logx", "no point left to draw: every point has a value <= 0")
+    bad = [p for p in pts if not p[2]]  # plans over a limit: drawn crossed, never on the front
+    notes += broken_note(len(bad), "crossed, not ranked")
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     rest = [p for p in pts if p[2] == "no"]
     ax.scatter([p[0] for p in rest], [p[1] for p in rest], s=14, color="#bbbbbb", label="dominated")
-    front = sorted((p for p in pts if p[2] != "no"), key=lambda p: (p[0], p[1]))  # ties: never compare the rows
+    if bad:
+        ax.scatter([p[0] for p in bad], [p[1] for p in bad], **BROKEN_MARK, label=BROKEN + ", not ranked")
+    front = sorted((p for p in pts if p[2] not in ("no", "")), key=lambda p: (p[0], p[1]))  # ties: never compare the rows
     ax.step([p[0] for p in front], [p[1] for p in front], where="post", color="#c44e52", lw=1, alpha=0.7)
     for n, (lab, (text, marker, filled)) in enumerate(PARETO_STYLE.items()):
         sel = [p for p in front if p[2] == lab]
@@ -431,6 +484,12 @@ def pareto_figure(folder: str | Path, chart: Chart):
         notes = _label_front(ax, [(x, y, ", ".join(dict.fromkeys(names))) for (x, y), names in spots.items()],
                              title, notes)
     return fig, notes
+
+
+def _drawable_broken(r: dict[str, str], chart: Chart) -> bool:
+    """A row with a plan that breaks a limit and numbers in --x and --y (drawn crossed on a Pareto plot)."""
+    has_plan = r["status"] in ("optimal", "level-optimal", "feasible")
+    return has_plan and broken(r) and number(r[chart.x]) is not None and number(r[chart.y]) is not None
 
 
 def _label_front(ax, labels: list[tuple[float, float, str]], title: str, notes: tuple[str, ...]) -> tuple[str, ...]:
