@@ -127,3 +127,26 @@ def test_pareto_draws_plans_over_a_limit_crossed_off_the_front(limits):
     fig, notes = plot.pareto_figure(limits, plot.Chart(x="traffic_bytes", y="memory_bytes_per_accelerator"))
     assert notes == ("2 plans break a limit (crossed, not ranked; see violations)",)
     assert plot.BROKEN + ", not ranked" in _legend_texts(fig)
+
+
+def test_a_merge_with_points_missing_writes_nothing(tmp_path, capsys):
+    f = write(tmp_path / "s.yaml", "version: 1\ngrid: {model: [lenet-c], levels: [1, 2, 3]}\n")
+    for i in range(3):
+        assert run_cli(["sweep", str(f), "--out", str(tmp_path / f"s{i}"), "--shard", f"{i}/3", "--quiet"], capsys)[0] == 0
+    code, out, err = run_cli(["sweep", "merge", str(tmp_path / "s0"), str(tmp_path / "s2"), "--out", str(tmp_path / "m")],
+                             capsys)
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert "1 point missing: 1 (2 of 3 points found); nothing written: merge the folders of every shard" in err
+    assert not (tmp_path / "m").exists()
+
+
+def test_plot_refuses_a_partial_merge_of_an_older_explore(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    f = write(tmp_path / "s.yaml", "version: 1\ngrid: {model: [lenet-c], levels: [1, 2, 3]}\n")
+    assert run_cli(["sweep", str(f), "--out", str(tmp_path / "o"), "--quiet"], capsys)[0] == 0
+    for name in ("results.csv", "plans.jsonl"):  # as an older merge wrote it: 2 of 3 points, shard ""
+        path = tmp_path / "o" / name
+        path.write_text("".join(path.read_text().splitlines(keepends=True)[:-1]))
+    code, _, err = run_cli(["plot", str(tmp_path / "o"), "--x", "levels", "--y", "traffic_bytes"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "holds 2 of the sweep's 3 points (sweep.json): a partial merge" in err

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.errors import SpecError, shown
+from ...core.units import plural
 from . import layout
 from .labels import factor, label
 from .table import number, pareto_labels, read_rows
@@ -120,8 +121,23 @@ def parse_where(items: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def check_whole(folder: Path, rows: int) -> None:
+    """A folder whose sweep.json counts more points than results.csv holds (not a shard's: a merge
+    of some shards written by an older explore) is refused: its lines would run across the gaps."""
+    try:
+        m = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
+        total, shard = int(m["total"]), m["shard"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # a results.csv without a manifest: nothing to compare with
+    if not shard and rows < total:
+        raise SpecError(str(folder), f"holds {rows} of the sweep's {plural(total, 'point')} (sweep.json): a partial "
+                                     "merge; merge the folders of every shard (explore sweep merge)")
+
+
 def load_table(folder: str | Path, chart: Chart) -> tuple[list[str], list[dict[str, str]]]:
     cols, rows = read_rows(Path(folder))
+    if Path(folder).is_dir():
+        check_whole(Path(folder), len(rows))
     needed = [c for c in (chart.x, chart.y, chart.z, *chart.hue, *(k for k, _ in chart.where)) if c]
     unknown = [c for c in needed if c not in cols]
     if unknown:
