@@ -150,3 +150,19 @@ def test_plot_refuses_a_partial_merge_of_an_older_explore(tmp_path, capsys):
     code, _, err = run_cli(["plot", str(tmp_path / "o"), "--x", "levels", "--y", "traffic_bytes"], capsys)
     assert code == 2 and err.count("\n") == 1
     assert "holds 2 of the sweep's 3 points (sweep.json): a partial merge" in err
+
+
+@pytest.mark.parametrize("cmd", [["sweep", "{f}"], ["sweep", "merge", "{d}"]])
+def test_an_empty_out_is_refused_not_the_working_folder(tmp_path, capsys, monkeypatch, cmd):
+    f = write(tmp_path / "s.yaml", "version: 1\ngrid: {model: [lenet-c], levels: [1]}\n")
+    assert run_cli(["sweep", str(f), "--out", str(tmp_path / "d"), "--quiet"], capsys)[0] == 0
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    args = [a.format(f=f, d=tmp_path / "d") for a in cmd]
+    for empty in ("", " "):
+        code, _, err = run_cli([*args, "--out", empty], capsys)
+        assert code == 2 and err == "explore: error: --out: must not be empty (a folder for the sweep's outputs)\n"
+    assert list(work.iterdir()) == []
+    with pytest.raises(SpecError, match="--out: must not be empty"):
+        sweep(f, "")

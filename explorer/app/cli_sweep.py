@@ -163,8 +163,10 @@ def sweep_merge(dirs, out, pareto, force):
     """Join the outputs of shards (explore sweep FILE --shard I/N --out DIR_I) into one folder."""
     from dataclasses import replace
 
+    from .sweep.runner import check_out
     from .sweep.table import check_destination, check_pareto_columns, columns, merge_entries, write_outputs
 
+    check_out(out)
     manifest, entries, missing = merge_entries([Path(d) for d in dirs])
     if Path(out).exists() and not Path(out).is_dir():
         raise InputError(f"--out: {out} exists and is not a folder")
