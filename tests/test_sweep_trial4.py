@@ -166,3 +166,28 @@ def test_an_empty_out_is_refused_not_the_working_folder(tmp_path, capsys, monkey
     assert list(work.iterdir()) == []
     with pytest.raises(SpecError, match="--out: must not be empty"):
         sweep(f, "")
+
+
+@pytest.mark.parametrize("body,message", [
+    ("grid: {levels: [1, 2]}\nfixed: {model: lenet-c, batch: 64}\npoints: [{levels: 1}]\n",
+     "points[0]: the same point as grid point 0 (model=lenet-c, batch=64, levels=1): give it once"),
+    ("grid: {levels: [1, 2]}\nfixed: {model: lenet-c}\npoints: [{levels: 3}, {levels: 3, solver: dp}]\n",
+     "points[1]: the same point as points[0] (model=lenet-c, solver=dp, levels=3): give it once"),
+    ("grid: {model: [lenet-c, lenet-c]}\n",
+     "grid.model[1]: 'lenet-c' repeats grid.model[0] (each point would be computed twice)"),
+    ("grid: {model: [lenet-c], memory_GiB: [1, 2, 1.0]}\n",
+     "grid.memory_GiB[2]: 1.0 repeats grid.memory_GiB[0] (each point would be computed twice)"),
+])
+def test_duplicate_points_are_refused_up_front(tmp_path, capsys, body, message):
+    f = write(tmp_path / "s.yaml", "version: 1\n" + body)
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and err == f"explore: error: {f}: {message}\n"
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_points_key_overrides_fixed(tmp_path):
+    from explorer.app.sweep.spec import load_sweep
+
+    f = write(tmp_path / "s.yaml", "version: 1\ngrid: {levels: [1]}\nfixed: {model: lenet-c, batch: 64}\n"
+                                   "points: [{levels: 1, batch: 128}]\n")
+    assert [p.get("batch") for p in load_sweep(f).points] == [64, 128]

@@ -247,8 +247,36 @@ def _check_mapping(data: Any, where: str, errors: list[str], allow_lists: bool) 
             bad = check(v)
             if bad:
                 errors.append(f"{path}[{i}]: {bad}" if allow_lists else f"{path}: {bad}")
+        if allow_lists:
+            _check_repeats(values, path, errors)
         out[key] = value
     return out
+
+
+def _same(v: Any) -> str:
+    """A value as compared for repeats: 1 and 1.0 are one number."""
+    return _hashable(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+
+
+def _check_repeats(values: list, path: str, errors: list[str]) -> None:
+    """A grid list holding a value twice would compute every point with it twice: refused."""
+    first: dict[str, int] = {}
+    for i, v in enumerate(values):
+        j = first.setdefault(_same(v), i)
+        if j != i:
+            errors.append(f"{path}[{i}]: {shown(v)} repeats {path}[{j}] (each point would be computed twice)")
+
+
+def _check_duplicates(merged: list[dict[str, Any]], n_grid: int, errors: list[str]) -> None:
+    """A listed point equal to a grid point or to another listed one (after fixed and the
+    defaults) would be computed twice and make the sweep's plots ambiguous: refused."""
+    first: dict[str, int] = {}
+    for i, m in enumerate(merged):
+        j = first.setdefault(_hashable({k: _same(v) for k, v in m.items()}), i)
+        if j != i:
+            other = f"grid point {j}" if j < n_grid else f"points[{j - n_grid}]"
+            written = ", ".join(f"{k}={v}" for k, v in m.items())
+            errors.append(f"points[{i - n_grid}]: the same point as {other} ({written}): give it once")
 
 
 def _resolve_ref(key: str, value: str, base_dir: Path) -> tuple[str | None, str | None]:
@@ -521,6 +549,7 @@ def _build_points(grid: dict, fixed: dict, extra: list[dict], resolved: dict,
     where: dict[tuple[str, str], str] = {}
     for key, value, place in _places(grid, fixed, extra):
         where.setdefault((key, _hashable(value)), place)
+    _check_duplicates(merged, len(explicit) - len(extra), errors)
     _check_arrays(merged, where, resolved, errors)
     _check_split(explicit, where, errors)
     points = tuple(
