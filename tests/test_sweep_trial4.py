@@ -191,3 +191,30 @@ def test_a_points_key_overrides_fixed(tmp_path):
     f = write(tmp_path / "s.yaml", "version: 1\ngrid: {levels: [1]}\nfixed: {model: lenet-c, batch: 64}\n"
                                    "points: [{levels: 1, batch: 128}]\n")
     assert [p.get("batch") for p in load_sweep(f).points] == [64, 128]
+
+
+def _series_csv(folder: Path, models: list[str], levels: int) -> Path:
+    lines = [f"{m},{lv},optimal,{lv * 1000 + n},{lv / 10 + n / 100}," for n, m in enumerate(models) for lv in range(1, levels + 1)]
+    (folder / "results.csv").write_text("model,levels,status,traffic_bytes,step_time_s,violations\n" + "\n".join(lines) + "\n")
+    return folder
+
+
+def test_more_series_than_colours_are_refused_naming_where_and_hue(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    _series_csv(tmp_path, ["alexnet", "resnet18", "vgg-a"], 7)  # 21 series
+    code, _, err = run_cli(["plot", str(tmp_path), "--kind", "scatter", "--x", "traffic_bytes", "--y", "step_time_s",
+                            "--hue", "model,levels"], capsys)
+    assert code == 2 and err == ("explore: error: --hue: 21 series (model x levels), more than the 20 a plot can tell "
+                                 "apart by colour: keep fewer with --where COL=VALUE, or fewer --hue columns\n")
+
+
+def test_twenty_series_take_twenty_colours_and_the_legend_fits(tmp_path):
+    pytest.importorskip("matplotlib")
+    from explorer.app.sweep import plot
+
+    _series_csv(tmp_path, ["alexnet", "resnet18", "vgg-a", "vgg-e", "resnet50"], 4)
+    fig, _ = plot.chart_figure(tmp_path, plot.Chart("scatter", "traffic_bytes", "step_time_s", ("model", "levels")))
+    colours = {tuple(c.get_facecolor()[0]) for c in fig.axes[0].collections}
+    assert len(colours) == 20
+    leg = fig.axes[0].get_legend().get_window_extent(fig.canvas.get_renderer())
+    assert fig.bbox.contains(leg.x0, leg.y0) and fig.bbox.contains(leg.x1, leg.y1)

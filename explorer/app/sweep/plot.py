@@ -331,6 +331,7 @@ def chart_figure(folder: str | Path, chart: Chart):
     fx, fy = (factor(chart.x) if cats is None else 1), factor(chart.y)
     xs_all = [x * fx for x in xs_all]
     series = list(dict.fromkeys(_hue_of(r, chart.hue) for r in y_ok))
+    check_series(len(series), chart)
     ours = [(x, float(number(r[chart.y])) * fy, _hue_of(r, chart.hue), broken(r)) for x, r in zip(xs_all, y_ok)]
     ours, notes = log_dropped(ours, chart, cats is not None)
     notes += broken_note(sum(p[3] for p in ours), "hatched" if chart.kind == "bar" else "crossed")
@@ -356,6 +357,16 @@ def chart_figure(folder: str | Path, chart: Chart):
     _noted_title(ax, chart.title or f"{chart.y} vs {chart.x}{where_text(chart)}{vs_paper}", notes)
     layout.finish(fig, {ax: cats is not None})
     return fig, notes
+
+
+MAX_SERIES = 20  # tab20's colours: one each, and a legend that fits beside the axes
+
+
+def check_series(n: int, chart: Chart) -> None:
+    """More series than distinct colours (and legend rows) is refused, naming how to keep fewer."""
+    if n > MAX_SERIES:
+        raise SpecError("--hue", f"{n} series ({' x '.join(chart.hue)}), more than the {MAX_SERIES} a plot can tell "
+                                 "apart by colour: keep fewer with --where COL=VALUE, or fewer --hue columns")
 
 
 def _draw_series(ax, chart: Chart, series: list[str], ours: list[tuple[float, float, str, bool]]) -> None:
