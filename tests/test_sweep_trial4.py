@@ -218,3 +218,29 @@ def test_twenty_series_take_twenty_colours_and_the_legend_fits(tmp_path):
     assert len(colours) == 20
     leg = fig.axes[0].get_legend().get_window_extent(fig.canvas.get_renderer())
     assert fig.bbox.contains(leg.x0, leg.y0) and fig.bbox.contains(leg.x1, leg.y1)
+
+
+def _named_csv(folder: Path, name: str) -> Path:
+    (folder / "results.csv").write_text("model,levels,status,traffic_bytes,violations\n"
+                                        f"{name},1,optimal,10,\n{name},2,optimal,20,\n", encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("fallbacks,missing", [((), "2 characters (ᶁ网)"), (("STIXGeneral",), "1 character (网)")])
+def test_names_without_glyphs_fall_back_or_are_said_once(tmp_path, capsys, monkeypatch, fallbacks, missing):
+    import warnings
+
+    mpl = pytest.importorskip("matplotlib")
+    from explorer.app.sweep import fonts
+
+    monkeypatch.setitem(mpl.rcParams, "font.family", list(mpl.rcParams["font.family"]))  # restored afterwards
+    monkeypatch.setattr(fonts, "FALLBACKS", fallbacks)
+    _named_csv(tmp_path, "网ᶁ")  # CJK: in no font of FALLBACKS; U+1D81: in STIXGeneral, not in DejaVu Sans
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no raw matplotlib warning reaches the user
+        code, _, err = run_cli(["plot", str(tmp_path), "--x", "levels", "--y", "traffic_bytes", "--hue", "model"], capsys)
+    assert code == 0 and "Glyph" not in err and "UserWarning" not in err
+    assert [line for line in err.splitlines() if "have no glyph" in line] == [
+        f"explore plot: warning: {missing} have no glyph in the installed fonts and are drawn as boxes: install a "
+        "font that has them (e.g. Noto Sans CJK for Chinese or Japanese)"]
+    assert list(mpl.rcParams["font.family"])[1:] == list(fallbacks)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...core.errors import SpecError, shown
 from ...core.units import plural
-from . import layout
+from . import fonts, layout
 from .labels import factor, label
 from .table import number, pareto_labels, read_rows
 
@@ -64,6 +64,8 @@ def pyplot(command: str = "explore plot"):
                                  "(in a checkout: pip install -e '.[plot]')") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    fonts.use_fallbacks(matplotlib)
 
     return plt
 
@@ -311,8 +313,15 @@ def plot_chart(folder: str | Path, chart: Chart, out: str | Path) -> Plotted:
     chart = with_reference_axes(folder, chart)
     _check_chart(chart)
     path = _target(out)
-    fig, notes = chart_figure(folder, chart)
-    return _save(fig, path, notes)
+    with fonts.missing_glyphs() as missing:
+        fig, notes = chart_figure(folder, chart)
+        done = _save(fig, path, notes)
+    return _with_glyphs(done, missing)
+
+
+def _with_glyphs(done: Plotted, missing: set[str]) -> Plotted:
+    """The image written, with a note of the characters drawn as boxes (if any)."""
+    return Plotted(done.path, done.notes + fonts.glyph_note(missing))
 
 
 def chart_figure(folder: str | Path, chart: Chart):
@@ -467,8 +476,10 @@ def plot_pareto(folder: str | Path, chart: Chart, out: str | Path) -> Plotted:
     if not chart.x or not chart.y:
         raise SpecError("--pareto", "give --x and --y, the two columns to minimise")
     path = _target(out)
-    fig, notes = pareto_figure(folder, chart)
-    return _save(fig, path, notes)
+    with fonts.missing_glyphs() as missing:
+        fig, notes = pareto_figure(folder, chart)
+        done = _save(fig, path, notes)
+    return _with_glyphs(done, missing)
 
 
 def pareto_figure(folder: str | Path, chart: Chart):
@@ -564,6 +575,13 @@ def read_plan(folder: str | Path, row: int) -> dict[str, Any]:
 def plot_plan(folder: str | Path, row: int, out: str | Path) -> Plotted:
     """One point's plan as a levels x layers grid coloured by partition type (HyPar Fig. 5)."""
     path = _target(out)
+    with fonts.missing_glyphs() as missing:
+        done = _plan_figure(folder, row, path)
+    return _with_glyphs(done, missing)
+
+
+def _plan_figure(folder: str | Path, row: int, path: Path) -> Plotted:
+    """Draw and write the plan figure of ``plot_plan``."""
     d = read_plan(folder, row)
     res = d["result"]
     if not res or not res.get("plan"):
