@@ -244,3 +244,47 @@ def test_names_without_glyphs_fall_back_or_are_said_once(tmp_path, capsys, monke
         f"explore plot: warning: {missing} have no glyph in the installed fonts and are drawn as boxes: install a "
         "font that has them (e.g. Noto Sans CJK for Chinese or Japanese)"]
     assert list(mpl.rcParams["font.family"])[1:] == list(fallbacks)
+
+
+WHERE_CSV = ("model,memory_GiB,levels,link_bandwidth_GBps,status,step_time_s,violations\n"
+             "alexnet,1,1,10,optimal,0.5,\nalexnet,1,2,10;20,optimal,0.25,\nalexnet,8,1,10,optimal,0.4,\n")
+
+
+@pytest.mark.parametrize("where,kept", [
+    (["memory_GiB=1.0"], 2), (["model=AlexNet", "memory_GiB=8"], 1), (["memory_GiB=1", "levels=2.0"], 1)])
+def test_where_compares_numbers_as_numbers_and_ignores_case(tmp_path, where, kept):
+    from explorer.app.sweep import plot
+
+    (tmp_path / "results.csv").write_text(WHERE_CSV)
+    _, rows = plot.load_table(tmp_path, plot.Chart(x="levels", y="step_time_s", where=plot.parse_where(tuple(where))))
+    assert len(rows) == kept
+
+
+def test_where_names_the_filter_that_keeps_no_row(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "results.csv").write_text(WHERE_CSV)
+    code, _, err = run_cli(["plot", str(tmp_path), "--x", "levels", "--y", "step_time_s", "--where", "model=alexnet",
+                            "--where", "memory_GiB=2"], capsys)
+    assert code == 2 and err == "explore: error: --where memory_GiB=2: no row has it (values: 1, 8)\n"
+
+
+@pytest.mark.parametrize("column,row,cell", [("step_time_s", 3, "nan"), ("levels", 2, "abc")])
+def test_a_hand_edited_cell_that_is_not_a_number_is_refused(tmp_path, capsys, column, row, cell):
+    pytest.importorskip("matplotlib")
+    lines = WHERE_CSV.splitlines()
+    head = lines[0].split(",")
+    cells = lines[row].split(",")
+    cells[head.index(column)] = cell
+    lines[row] = ",".join(cells)
+    (tmp_path / "results.csv").write_text("\n".join(lines) + "\n")
+    code, _, err = run_cli(["plot", str(tmp_path), "--x", "levels", "--y", "step_time_s", "--hue", "memory_GiB"], capsys)
+    assert code == 2 and err == (f"explore: error: results.csv, row {row} of the plotted rows, column {column}: "
+                                 f"'{cell}' is not a number\n")
+
+
+def test_a_list_of_values_on_x_stays_a_category(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "results.csv").write_text(WHERE_CSV)
+    code, _, err = run_cli(["plot", str(tmp_path), "--kind", "bar", "--x", "link_bandwidth_GBps", "--y", "step_time_s",
+                            "--where", "memory_GiB=1"], capsys)
+    assert code == 0, err

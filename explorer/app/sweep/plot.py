@@ -144,13 +144,42 @@ def load_table(folder: str | Path, chart: Chart) -> tuple[list[str], list[dict[s
     unknown = [c for c in needed if c not in cols]
     if unknown:
         raise SpecError("explore plot", f"unknown column {', '.join(unknown)} (columns: {', '.join(cols)})")
-    rows = [r for r in rows if all(r[k] == v for k, v in chart.where)]
-    if not rows:
-        raise SpecError("--where", "no row matches")
+    rows = filter_rows(rows, chart.where)
     for col in dict.fromkeys(c for c in (chart.x, chart.y, chart.z) if c):
-        for n, r in enumerate(rows, 1):
-            _to_float(r[col], f"results.csv, row {n} of the plotted rows, column {col}")
+        _check_numbers(rows, col, measured=col == chart.z or (col == chart.y and chart.kind != "heatmap"))
     return cols, rows
+
+
+def _matches(cell: str, value: str) -> bool:
+    """A --where value matches a cell as text, as a number (1.0 is 1) or ignoring case (AlexNet)."""
+    if cell == value or cell.casefold() == value.casefold():
+        return True
+    a, b = number(cell), number(value)
+    return a is not None and a == b
+
+
+def filter_rows(rows: list[dict[str, str]], where: tuple[tuple[str, str], ...]) -> list[dict[str, str]]:
+    """The rows every --where filter keeps; the filter that keeps none is named with the values it could take."""
+    for k, v in where:
+        kept = [r for r in rows if _matches(r[k], v)]
+        if not kept:
+            values = _sorted_cats([r[k] for r in rows])
+            shown_ = ", ".join(x or "(empty)" for x in values[:12]) + (", ..." if len(values) > 12 else "")
+            raise SpecError(f"--where {k}={v}", f"no row has it (values: {shown_})" if rows else "no row left to filter")
+        rows = kept
+    return rows
+
+
+def _check_numbers(rows: list[dict[str, str]], col: str, measured: bool) -> None:
+    """Refuse a cell a plot would misread: beyond the float range; in a figure column (--y, --z) any
+    other text than a number or empty; on --x, text among numbers (a hand edit would turn the axis
+    into categories). A list of values (a;b, e.g. a bandwidth per level) is a category, not an error."""
+    numeric = any(number(r[col]) is not None for r in rows)
+    for n, r in enumerate(rows, 1):
+        where = f"results.csv, row {n} of the plotted rows, column {col}"
+        cell = r[col]
+        if _to_float(cell, where) is None and cell.strip() and numeric and (measured or ";" not in cell):
+            raise SpecError(where, f"{shown(cell)} is not a number")
 
 
 FLOAT_MAX = Fraction(sys.float_info.max)
