@@ -288,3 +288,14 @@ def test_a_list_of_values_on_x_stays_a_category(tmp_path, capsys):
     code, _, err = run_cli(["plot", str(tmp_path), "--kind", "bar", "--x", "link_bandwidth_GBps", "--y", "step_time_s",
                             "--where", "memory_GiB=1"], capsys)
     assert code == 0, err
+
+
+def test_a_cpsat_row_that_never_searched_says_so_in_results_csv(tmp_path, capsys):
+    import csv
+
+    f = write(tmp_path / "s.yaml", "version: 1\ngrid: {model: [alexnet], levels: [10]}\n"
+                                   "fixed: {array: array-1024, space: accpar, solver: cpsat, time_limit: 0.1}\n")
+    assert run_cli(["sweep", str(f), "--out", str(tmp_path / "o"), "--quiet"], capsys)[0] == 0
+    [row] = list(csv.DictReader(open(tmp_path / "o" / "results.csv")))
+    assert row["status"] == "feasible" and row["bound"] == ""
+    assert row["error"].startswith("the time limit ran out while building the CP-SAT model: the DP's plan, no bound")
