@@ -299,3 +299,13 @@ def test_a_cpsat_row_that_never_searched_says_so_in_results_csv(tmp_path, capsys
     [row] = list(csv.DictReader(open(tmp_path / "o" / "results.csv")))
     assert row["status"] == "feasible" and row["bound"] == ""
     assert row["error"].startswith("the time limit ran out while building the CP-SAT model: the DP's plan, no bound")
+
+
+def test_the_manuals_key_table_names_every_sweep_key():
+    from explorer.app.sweep.spec import KEYS
+
+    text = (Path(__file__).parent.parent / "docs" / "sweeps.md").read_text(encoding="utf-8")
+    table = text[text.index("| key | value | default | split points |"):]
+    table = table[: table.index("\n\n")]
+    written = {k.strip(" `") for line in table.splitlines()[2:] for k in line.split("|")[1].split(",")}
+    assert written == {*KEYS, "accelerators_<kind>"}
