@@ -36,6 +36,7 @@ def exports(tmp_path):
     "grid: {model: [cnn.onnx], levels: [1], batch: [8, 16]}\n",
     "grid: {model: [bert.onnx], levels: [1], seq: [8, 16]}\nfixed: {batch: 4}\n",
     "grid: {model: [lenet-c], levels: [1]}\npoints: [{model: bert.onnx, batch: 2, seq: 8}]\n",
+    "fixed: {model: cnn.onnx, levels: 1}\npoints: [{batch: 4}, {batch: 8}]\n",  # no grid: no grid point reads it
 ])
 def test_a_symbolic_batch_is_filled_by_the_sweeps_batch(exports, body, capsys):
     f = write(exports / "s.yaml", "version: 1\n" + body)

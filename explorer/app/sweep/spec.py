@@ -341,7 +341,7 @@ def _model_reads(grid: dict, fixed: dict, extra: list[dict]) -> dict[Any, dict[t
     (the first one given: any fills a symbolic batch alike); seq and batch reach the importer as
     explore's --seq and --batch do."""
     keys = [k for k in ("model", "batch", "seq") if k in grid]
-    combos = [{**fixed, **dict(zip(keys, vs))} for vs in itertools.product(*(grid[k] for k in keys))]
+    combos = [{**fixed, **dict(zip(keys, vs))} for vs in itertools.product(*(grid[k] for k in keys))] if grid else []
     reads: dict[Any, dict[tuple[bool, Any], Any]] = {}
     for c in combos + [{**fixed, **p} for p in extra]:
         if "model" in c:
