@@ -124,7 +124,7 @@ def test_reference_needs_one(done, capsys):
     (["--plan", "12"], "--plan: point 12 has no plan (status infeasible"),
     (["--plan", "99"], "--plan: no point 99"),
     (["--x", "levels", "--y", "model", "--kind", "heatmap"], "--z: a heatmap needs --z COL"),
-    (["--x", "levels", "--y", "traffic_bytes", "--where", "model=vgg-z"], "--where: no row matches"),
+    (["--x", "levels", "--y", "traffic_bytes", "--where", "model=vgg-z"], "--where model=vgg-z: no row has it (values: lenet-c, alexnet)"),
 ])
 def test_bad_plot_requests(done, capsys, args, message):
     code, _, err = run_cli(["plot", str(done), *args], capsys)

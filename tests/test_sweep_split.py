@@ -163,7 +163,7 @@ def test_mix_forms_fill_the_leaves_in_tree_order(tmp_path):
 @pytest.mark.parametrize("body,message", [
     ("grid: {mix: ['8 v2 + 8 v3', '8 v2 + 8 v4']}\nfixed: {array: tpu-mix-16}",
      "grid.mix[1]: unknown kind 'v4' (array 'tpu-mix-16' has kinds v2, v3)"),
-    ("grid: {mix: ['8 v2 + 8 v3', '8 v2 + 8 v3', '8 v2 + 8 v3', '8 v2 + 7 v3']}\nfixed: {array: tpu-mix-16}",
+    ("grid: {mix: ['8 v2 + 8 v3', '16 v2 + 0 v3', '4 v2 + 12 v3', '8 v2 + 7 v3']}\nfixed: {array: tpu-mix-16}",
      "grid.mix[3]: 8 v2 + 7 v3 is 15 accelerators, the array has 16 (2^4)"),
     ("grid: {mix: ['eight v2']}\nfixed: {array: tpu-mix-16}", "grid.mix[0]: 'eight v2' is not COUNT KIND"),
     ("grid: {mix: ['8 v2 + 8 v2']}\nfixed: {array: tpu-mix-16}", "grid.mix[0]: kind 'v2' written twice"),

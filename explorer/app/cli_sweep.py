@@ -163,8 +163,10 @@ def sweep_merge(dirs, out, pareto, force):
     """Join the outputs of shards (explore sweep FILE --shard I/N --out DIR_I) into one folder."""
     from dataclasses import replace
 
+    from .sweep.runner import check_out
     from .sweep.table import check_destination, check_pareto_columns, columns, merge_entries, write_outputs
 
+    check_out(out)
     manifest, entries, missing = merge_entries([Path(d) for d in dirs])
     if Path(out).exists() and not Path(out).is_dir():
         raise InputError(f"--out: {out} exists and is not a folder")
@@ -173,13 +175,14 @@ def sweep_merge(dirs, out, pareto, force):
         cols = _columns(pareto)
         check_pareto_columns(cols, columns(manifest.params))
         manifest = replace(manifest, pareto=cols)
+    if missing:  # a partial merge would plot as the whole sweep: nothing is written
+        shown = ", ".join(map(str, missing[:10])) + (", ..." if len(missing) > 10 else "")
+        click.echo(f"explore: {plural(len(missing), 'point')} missing: {shown} ({len(entries)} of "
+                   f"{plural(manifest.total, 'point')} found); nothing written: merge the folders of every shard", err=True)
+        sys.exit(1)
     Path(out).mkdir(parents=True, exist_ok=True)
     write_outputs(Path(out), manifest, entries)
     click.echo(f"merged {plural(len(dirs), 'folder')}: {len(entries)} of {plural(manifest.total, 'point')} into {Path(out) / 'results.csv'}", err=True)
-    if missing:
-        shown = ", ".join(map(str, missing[:10])) + (", ..." if len(missing) > 10 else "")
-        click.echo(f"explore: {plural(len(missing), 'point')} missing: {shown}", err=True)
-        sys.exit(1)
 
 
 @click.command("plot")

@@ -15,12 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from ...core.errors import SpecError, shown
-from . import layout
+from ...core.units import plural
+from . import fonts, layout
 from .labels import factor, label
 from .table import number, pareto_labels, read_rows
 
 KINDS = ("line", "bar", "scatter", "heatmap")
 TYPE_COLOURS = {"I": "#4c72b0", "II": "#dd8452", "III": "#55a868"}
+BROKEN = "breaks a limit (see violations)"  # legend entry of a plan over the memory limit or a cap
+BROKEN_MARK = dict(marker="x", color="black", s=46, linewidths=1.6, zorder=6)  # drawn over such a point
 PARETO_STYLE = {  # label -> (legend text, marker, filled)
     "yes": ("Pareto-optimal (proven optimal)", "o", True),
     "level-optimal": ("Pareto front, level-optimal only (DP)", "s", True),
@@ -62,6 +65,8 @@ def pyplot(command: str = "explore plot"):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    fonts.use_fallbacks(matplotlib)
+
     return plt
 
 
@@ -94,6 +99,16 @@ def log_dropped(pts: list, chart: Chart, categorical: bool) -> tuple[list, tuple
     return keep, (f"not drawn: {' and '.join(parts)}",) if parts else ()
 
 
+def broken(r: dict[str, str]) -> bool:
+    """Whether a row's plan breaks the memory limit or a cap (its violations column is set)."""
+    return bool((r.get("violations") or "").strip())
+
+
+def broken_note(n: int, how: str) -> tuple[str, ...]:
+    """The note (under the title, and a warning line) of how many drawn plans break a limit."""
+    return (f"{n} plan{'' if n == 1 else 's'} {'breaks' if n == 1 else 'break'} a limit ({how}; see violations)",) if n else ()
+
+
 def _noted_title(ax, title: str, notes: tuple[str, ...]) -> None:
     ax.set_title("\n".join((title, *notes)), fontsize=10)
 
@@ -108,19 +123,63 @@ def parse_where(items: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def check_whole(folder: Path, rows: int) -> None:
+    """A folder whose sweep.json counts more points than results.csv holds (not a shard's: a merge
+    of some shards written by an older explore) is refused: its lines would run across the gaps."""
+    try:
+        m = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
+        total, shard = int(m["total"]), m["shard"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # a results.csv without a manifest: nothing to compare with
+    if not shard and rows < total:
+        raise SpecError(str(folder), f"holds {rows} of the sweep's {plural(total, 'point')} (sweep.json): a partial "
+                                     "merge; merge the folders of every shard (explore sweep merge)")
+
+
 def load_table(folder: str | Path, chart: Chart) -> tuple[list[str], list[dict[str, str]]]:
     cols, rows = read_rows(Path(folder))
+    if Path(folder).is_dir():
+        check_whole(Path(folder), len(rows))
     needed = [c for c in (chart.x, chart.y, chart.z, *chart.hue, *(k for k, _ in chart.where)) if c]
     unknown = [c for c in needed if c not in cols]
     if unknown:
         raise SpecError("explore plot", f"unknown column {', '.join(unknown)} (columns: {', '.join(cols)})")
-    rows = [r for r in rows if all(r[k] == v for k, v in chart.where)]
-    if not rows:
-        raise SpecError("--where", "no row matches")
+    rows = filter_rows(rows, chart.where)
     for col in dict.fromkeys(c for c in (chart.x, chart.y, chart.z) if c):
-        for n, r in enumerate(rows, 1):
-            _to_float(r[col], f"results.csv, row {n} of the plotted rows, column {col}")
+        _check_numbers(rows, col, measured=col == chart.z or (col == chart.y and chart.kind != "heatmap"))
     return cols, rows
+
+
+def _matches(cell: str, value: str) -> bool:
+    """A --where value matches a cell as text, as a number (1.0 is 1) or ignoring case (AlexNet)."""
+    if cell == value or cell.casefold() == value.casefold():
+        return True
+    a, b = number(cell), number(value)
+    return a is not None and a == b
+
+
+def filter_rows(rows: list[dict[str, str]], where: tuple[tuple[str, str], ...]) -> list[dict[str, str]]:
+    """The rows every --where filter keeps; the filter that keeps none is named with the values it could take."""
+    for k, v in where:
+        kept = [r for r in rows if _matches(r[k], v)]
+        if not kept:
+            values = _sorted_cats([r[k] for r in rows])
+            shown_ = ", ".join(x or "(empty)" for x in values[:12]) + (", ..." if len(values) > 12 else "")
+            raise SpecError(f"--where {k}={v}", f"no row has it (values: {shown_})" if rows else "no row left to filter")
+        rows = kept
+    return rows
+
+
+def _check_numbers(rows: list[dict[str, str]], col: str, measured: bool) -> None:
+    """Refuse a cell a plot would misread: beyond the float range; in a figure column (--y, --z) any
+    other text than a number or empty; on --x, text among numbers (a hand edit would turn the axis
+    into categories). A list of values (a;b, e.g. a bandwidth per level) is a category, not an error."""
+    numeric = any(number(r[col]) is not None for r in rows)
+    for n, r in enumerate(rows, 1):
+        where = f"results.csv, row {n} of the plotted rows, column {col}"
+        cell = r[col]
+        if _to_float(cell, where) is None and cell.strip() and numeric and (measured or ";" not in cell):
+            raise SpecError(where, f"{shown(cell)} is not a number")
 
 
 FLOAT_MAX = Fraction(sys.float_info.max)
@@ -283,8 +342,15 @@ def plot_chart(folder: str | Path, chart: Chart, out: str | Path) -> Plotted:
     chart = with_reference_axes(folder, chart)
     _check_chart(chart)
     path = _target(out)
-    fig, notes = chart_figure(folder, chart)
-    return _save(fig, path, notes)
+    with fonts.missing_glyphs() as missing:
+        fig, notes = chart_figure(folder, chart)
+        done = _save(fig, path, notes)
+    return _with_glyphs(done, missing)
+
+
+def _with_glyphs(done: Plotted, missing: set[str]) -> Plotted:
+    """The image written, with a note of the characters drawn as boxes (if any)."""
+    return Plotted(done.path, done.notes + fonts.glyph_note(missing))
 
 
 def chart_figure(folder: str | Path, chart: Chart):
@@ -293,7 +359,7 @@ def chart_figure(folder: str | Path, chart: Chart):
     cols, rows = load_table(folder, chart)
     plt = pyplot()
     if chart.kind == "heatmap":
-        return _heatmap(plt, cols, rows, chart), ()
+        return _heatmap(plt, cols, rows, chart)
     y_ok = [r for r in rows if number(r[chart.y]) is not None]
     if not y_ok:
         raise SpecError("--y", f"no row has a number in {chart.y} (statuses: {', '.join(sorted({r['status'] for r in rows}))})")
@@ -303,8 +369,10 @@ def chart_figure(folder: str | Path, chart: Chart):
     fx, fy = (factor(chart.x) if cats is None else 1), factor(chart.y)
     xs_all = [x * fx for x in xs_all]
     series = list(dict.fromkeys(_hue_of(r, chart.hue) for r in y_ok))
-    ours = [(x, float(number(r[chart.y])) * fy, _hue_of(r, chart.hue)) for x, r in zip(xs_all, y_ok)]
+    check_series(len(series), chart)
+    ours = [(x, float(number(r[chart.y])) * fy, _hue_of(r, chart.hue), broken(r)) for x, r in zip(xs_all, y_ok)]
     ours, notes = log_dropped(ours, chart, cats is not None)
+    notes += broken_note(sum(p[3] for p in ours), "hatched" if chart.kind == "bar" else "crossed")
     ref_all = _reference_points(folder, chart, cats) if chart.reference else []
     ref = [(name, other, log_dropped(pts, chart, cats is not None)[0]) for name, other, pts in ref_all]
     dropped_ref = sum(len(p) for *_, p in ref_all) - sum(len(p) for *_, p in ref)
@@ -319,26 +387,59 @@ def chart_figure(folder: str | Path, chart: Chart):
         if dropped_ref:
             notes = (*notes, f"not drawn: {dropped_ref} of the paper's values <= 0 (log axis)")
     _axes_style(ax, chart, xs_all, cats)
-    if any(series) or chart.reference:
-        ax.legend(fontsize=8, title=" ".join(chart.hue) or None, title_fontsize=8)
+    extra = [broken_handle(chart.kind == "bar")] if any(p[3] for p in ours) else []
+    if any(series) or chart.reference or extra:
+        ax.legend(handles=ax.get_legend_handles_labels()[0] + extra, fontsize=8, title=" ".join(chart.hue) or None,
+                  title_fontsize=8)
     vs_paper = ", with the paper's values" if chart.reference else ""
     _noted_title(ax, chart.title or f"{chart.y} vs {chart.x}{where_text(chart)}{vs_paper}", notes)
     layout.finish(fig, {ax: cats is not None})
     return fig, notes
 
 
-def _draw_series(ax, chart: Chart, series: list[str], ours: list[tuple[float, float, str]]) -> None:
+MAX_SERIES = 20  # tab20's colours: one each, and a legend that fits beside the axes
+
+
+def check_series(n: int, chart: Chart) -> None:
+    """More series than distinct colours (and legend rows) is refused, naming how to keep fewer."""
+    if n > MAX_SERIES:
+        raise SpecError("--hue", f"{n} series ({' x '.join(chart.hue)}), more than the {MAX_SERIES} a plot can tell "
+                                 "apart by colour: keep fewer with --where COL=VALUE, or fewer --hue columns")
+
+
+def _draw_series(ax, chart: Chart, series: list[str], ours: list[tuple[float, float, str, bool]]) -> None:
+    """One series per hue value; a plan that breaks a limit is hollow and crossed (a bar: hatched),
+    with one legend entry saying so."""
     for n, s in enumerate(series):
         label_ = s or ("ours" if chart.reference else None)
-        pts = sorted((x, y) for x, y, h in ours if h == s)
+        pts = sorted((x, y, b) for x, y, h, b in ours if h == s)
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        bad = [p for p in pts if p[2]]
         if chart.kind == "line":
-            ax.plot(xs, ys, marker="o", ms=4, label=label_)
+            colour = ax.plot(xs, ys, marker="o", ms=4, label=label_)[0].get_color()
         elif chart.kind == "scatter":
-            ax.scatter(xs, ys, s=22, label=label_, alpha=0.85)
+            colour = ax.scatter(xs, ys, s=22, label=label_, alpha=0.85).get_facecolor()[0]
         else:
             width = 0.8 / len(series)
-            ax.bar([x - 0.4 + width * (n + 0.5) for x in xs], ys, width=width, label=label_)
+            at = [x - 0.4 + width * (n + 0.5) for x in xs]
+            ax.bar(at, ys, width=width, label=label_)
+            hatched = [(a, p[1]) for a, p in zip(at, pts) if p[2]]  # over the bar: its legend entry stays plain
+            if hatched:
+                ax.bar(*zip(*hatched), width=width, facecolor="none", edgecolor="black", hatch="xx", linewidth=0.5)
+            continue
+        if bad:
+            ax.scatter([p[0] for p in bad], [p[1] for p in bad], s=40, facecolors="white", edgecolors=[colour], zorder=5)
+            ax.scatter([p[0] for p in bad], [p[1] for p in bad], **BROKEN_MARK)
+
+
+def broken_handle(bar: bool):
+    """The legend entry of the plans that break a limit (a handle only: nothing drawn on the axes)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    if bar:
+        return Patch(facecolor="white", edgecolor="black", hatch="xx", label=BROKEN)
+    return Line2D([], [], ls="none", marker="x", color="black", mew=1.6, ms=7, label=BROKEN)
 
 
 def _heatmap(plt, cols, rows, chart: Chart):
@@ -349,6 +450,7 @@ def _heatmap(plt, cols, rows, chart: Chart):
     ys = _sorted_cats([r[chart.y] for r in rows])
     grid = np.full((len(ys), len(xs)), np.nan)
     notes = {}
+    hatched = [(ys.index(r[chart.y]), xs.index(r[chart.x])) for r in rows if broken(r) and number(r[chart.z]) is not None]
     for r in rows:
         i, j = ys.index(r[chart.y]), xs.index(r[chart.x])
         v = number(r[chart.z])
@@ -373,10 +475,22 @@ def _heatmap(plt, cols, rows, chart: Chart):
     ax.set_yticks(range(len(ys)), ys)
     ax.set_xlabel(label(chart.x))
     ax.set_ylabel(label(chart.y))
-    ax.set_title(chart.title or f"{chart.z} by {chart.y} and {chart.x}{where_text(chart)}", fontsize=10)
+    said = broken_note(len(hatched), "hatched")
+    _hatch_cells(ax, hatched)
+    _noted_title(ax, chart.title or f"{chart.z} by {chart.y} and {chart.x}{where_text(chart)}", said)
     layout.finish(fig, {ax: True})
-    return fig
+    return fig, said
 
+
+def _hatch_cells(ax, cells: list[tuple[int, int]]) -> None:
+    """Hatch the heatmap cells whose plan breaks a limit (the title says so); their numbers stay legible."""
+    from matplotlib.patches import Rectangle
+
+    for i, j in cells:
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="xx", edgecolor="black", lw=0, alpha=0.5))
+    for t in ax.texts:
+        if tuple(round(v) for v in t.get_position())[::-1] in cells:
+            t.set(color="black", bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.85))
 
 def _sorted_cats(values: list[str]) -> list[str]:
     cats = list(dict.fromkeys(values))
@@ -391,8 +505,10 @@ def plot_pareto(folder: str | Path, chart: Chart, out: str | Path) -> Plotted:
     if not chart.x or not chart.y:
         raise SpecError("--pareto", "give --x and --y, the two columns to minimise")
     path = _target(out)
-    fig, notes = pareto_figure(folder, chart)
-    return _save(fig, path, notes)
+    with fonts.missing_glyphs() as missing:
+        fig, notes = pareto_figure(folder, chart)
+        done = _save(fig, path, notes)
+    return _with_glyphs(done, missing)
 
 
 def pareto_figure(folder: str | Path, chart: Chart):
@@ -401,17 +517,21 @@ def pareto_figure(folder: str | Path, chart: Chart):
     labels = pareto_labels(rows, (chart.x, chart.y))  # on every point: a log axis only hides some
     fx, fy = factor(chart.x), factor(chart.y)
     pts = [(float(number(r[chart.x])) * fx, float(number(r[chart.y])) * fy, lab, r)
-           for r, lab in zip(rows, labels) if lab]
+           for r, lab in zip(rows, labels) if lab or _drawable_broken(r, chart)]
     if not pts:
         raise SpecError("--pareto", f"no row has a valid plan with numbers in {chart.x} and {chart.y}")
     pts, notes = log_dropped(pts, chart, False)
     if not pts:
         raise SpecError("--logy" if chart.logy else "--logx", "no point left to draw: every point has a value <= 0")
+    bad = [p for p in pts if not p[2]]  # plans over a limit: drawn crossed, never on the front
+    notes += broken_note(len(bad), "crossed, not ranked")
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     rest = [p for p in pts if p[2] == "no"]
     ax.scatter([p[0] for p in rest], [p[1] for p in rest], s=14, color="#bbbbbb", label="dominated")
-    front = sorted((p for p in pts if p[2] != "no"), key=lambda p: (p[0], p[1]))  # ties: never compare the rows
+    if bad:
+        ax.scatter([p[0] for p in bad], [p[1] for p in bad], **BROKEN_MARK, label=BROKEN + ", not ranked")
+    front = sorted((p for p in pts if p[2] not in ("no", "")), key=lambda p: (p[0], p[1]))  # ties: never compare the rows
     ax.step([p[0] for p in front], [p[1] for p in front], where="post", color="#c44e52", lw=1, alpha=0.7)
     for n, (lab, (text, marker, filled)) in enumerate(PARETO_STYLE.items()):
         sel = [p for p in front if p[2] == lab]
@@ -431,6 +551,12 @@ def pareto_figure(folder: str | Path, chart: Chart):
         notes = _label_front(ax, [(x, y, ", ".join(dict.fromkeys(names))) for (x, y), names in spots.items()],
                              title, notes)
     return fig, notes
+
+
+def _drawable_broken(r: dict[str, str], chart: Chart) -> bool:
+    """A row with a plan that breaks a limit and numbers in --x and --y (drawn crossed on a Pareto plot)."""
+    has_plan = r["status"] in ("optimal", "level-optimal", "feasible")
+    return has_plan and broken(r) and number(r[chart.x]) is not None and number(r[chart.y]) is not None
 
 
 def _label_front(ax, labels: list[tuple[float, float, str]], title: str, notes: tuple[str, ...]) -> tuple[str, ...]:
@@ -478,7 +604,9 @@ def read_plan(folder: str | Path, row: int) -> dict[str, Any]:
 def plot_plan(folder: str | Path, row: int, out: str | Path) -> Plotted:
     """One point's plan as a levels x layers grid coloured by partition type (HyPar Fig. 5)."""
     path = _target(out)
-    return _save(plan_figure(folder, row), path)
+    with fonts.missing_glyphs() as missing:
+        done = _save(plan_figure(folder, row), path)
+    return _with_glyphs(done, missing)
 
 
 def plan_figure(folder: str | Path, row: int):

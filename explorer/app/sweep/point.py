@@ -173,12 +173,14 @@ def run_split(p: dict[str, Any]) -> dict[str, Any]:
 
 
 def answer_status(result: dict[str, Any]) -> tuple[str, str]:
-    """(status, message) of a single-run result: why there is no plan, or what the plan breaks."""
+    """(status, message) of a single-run result: why there is no plan, or why a plan is not proven."""
     if result.get("plan") is None:
         if result.get("conflict"):
             why = "no plan satisfies the constraints; these conflict: " + "; ".join(result["conflict"])
             return result["status"], why + (f" ({result['suggestion']})" if result.get("suggestion") else "")
         return result["status"], result.get("reason") or "no plan"
+    if result["status"] == "feasible":  # why it is not proven (a CP-SAT that never searched: the DP's plan)
+        return result["status"], result.get("reason") or ""
     return result["status"], ""
 
 

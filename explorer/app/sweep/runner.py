@@ -35,10 +35,17 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
     return i, n
 
 
+def check_out(out: str | Path | None) -> None:
+    """An empty --out is refused (as ``explore --output ''``), not taken for the working folder."""
+    if isinstance(out, str) and not out.strip():
+        raise SpecError("--out", "must not be empty (a folder for the sweep's outputs)")
+
+
 def check_request(spec, out, shard, pareto, max_points: int = MAX_POINTS,
                   force: bool = False) -> tuple[Sweep, tuple[int, int] | None, tuple[str, ...]]:
     """Validate a sweep request before any work: (the sweep, the shard, the Pareto columns).
     ``force``: replace the outputs of another sweep found in ``out``."""
+    check_out(out)
     sw = as_sweep(spec, max_points)
     pareto = tuple(pareto)
     if pareto:

@@ -245,8 +245,36 @@ def _check_mapping(data: Any, where: str, errors: list[str], allow_lists: bool) 
             bad = check(v)
             if bad:
                 errors.append(f"{path}[{i}]: {bad}" if allow_lists else f"{path}: {bad}")
+        if allow_lists:
+            _check_repeats(values, path, errors)
         out[key] = value
     return out
+
+
+def _same(v: Any) -> str:
+    """A value as compared for repeats: 1 and 1.0 are one number."""
+    return _hashable(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+
+
+def _check_repeats(values: list, path: str, errors: list[str]) -> None:
+    """A grid list holding a value twice would compute every point with it twice: refused."""
+    first: dict[str, int] = {}
+    for i, v in enumerate(values):
+        j = first.setdefault(_same(v), i)
+        if j != i:
+            errors.append(f"{path}[{i}]: {shown(v)} repeats {path}[{j}] (each point would be computed twice)")
+
+
+def _check_duplicates(merged: list[dict[str, Any]], n_grid: int, errors: list[str]) -> None:
+    """A listed point equal to a grid point or to another listed one (after fixed and the
+    defaults) would be computed twice and make the sweep's plots ambiguous: refused."""
+    first: dict[str, int] = {}
+    for i, m in enumerate(merged):
+        j = first.setdefault(_hashable({k: _same(v) for k, v in m.items()}), i)
+        if j != i:
+            other = f"grid point {j}" if j < n_grid else f"points[{j - n_grid}]"
+            written = ", ".join(f"{k}={v}" for k, v in m.items())
+            errors.append(f"points[{i - n_grid}]: the same point as {other} ({written}): give it once")
 
 
 def _resolve_ref(key: str, value: str, base_dir: Path) -> tuple[str | None, str | None]:
@@ -306,17 +334,50 @@ def _hashable(v: Any) -> Any:
     return json.dumps(v, sort_keys=True, default=str)
 
 
+def _model_reads(grid: dict, fixed: dict, extra: list[dict]) -> dict[Any, dict[tuple[bool, Any], Any]]:
+    """Per model value written in the file: how its points read it, (batch given, seq) -> a batch
+    (the first one given: any fills a symbolic batch alike); seq and batch reach the importer as
+    explore's --seq and --batch do."""
+    keys = [k for k in ("model", "batch", "seq") if k in grid]
+    combos = [{**fixed, **dict(zip(keys, vs))} for vs in itertools.product(*(grid[k] for k in keys))] if grid else []
+    reads: dict[Any, dict[tuple[bool, Any], Any]] = {}
+    for c in combos + [{**fixed, **p} for p in extra]:
+        if "model" in c:
+            key = (c.get("batch") is not None, _hashable(c.get("seq")))
+            reads.setdefault(_hashable(c["model"]), {}).setdefault(key, (c.get("batch"), c.get("seq")))
+    return reads
+
+
+# the importer's advice names explore's flags; a sweep file's keys instead
+SWEEP_ADVICE = {": pass --batch": ": set batch in fixed or grid", ": pass --seq": ": set seq in fixed or grid"}
+
+
+def _check_model(ref: str, value: str, where: str, reads: dict, seq_places: dict) -> None:
+    """Read a model as each of its points does (batch, seq); a SpecError names the place."""
+    from ...frontends import dense_only, load_model
+
+    for batch, seq in reads.values():
+        try:
+            dense_only(load_model(ref, batch, seq), value)  # a mixture of experts: GPU clusters only
+        except SpecError as err:
+            text = str(err)
+            for cli, key in SWEEP_ADVICE.items():
+                text = text.replace(cli, key) if text.endswith(cli) else text
+            place = f"{where} with {seq_places[_hashable(seq)]}" if seq is not None else where
+            raise SpecError(place, text) from None
+
+
 def _check_refs(grid: dict, fixed: dict, extra: list[dict], base_dir: Path, errors: list[str]) -> dict:
     """Resolve every distinct file reference once and read each distinct model and array once
     (a file with an error is bad input, not a failed point); the resolved references by value."""
-    from ...frontends import dense_only, is_cluster, load_array, load_model
+    from ...frontends import is_cluster, load_array
 
     resolved: dict[tuple[str, str], str] = {}
     seen: set[tuple[str, str]] = set()
-    seqs: dict[Any, str] = {v: w for k, v, w in reversed(list(_places(grid, fixed, extra))) if k == "seq"}
-    if not seqs or not ("seq" in grid or "seq" in fixed):
-        seqs = {None: "", **seqs}  # some point reads the model without seq
-    for key, value, where in _places(grid, fixed, extra):
+    places = list(_places(grid, fixed, extra))
+    seq_places = {_hashable(v): w for k, v, w in reversed(places) if k == "seq"}
+    reads = _model_reads(grid, fixed, extra)
+    for key, value, where in places:
         if key not in PATH_KEYS or (key, value) in seen:
             continue
         seen.add((key, value))
@@ -327,11 +388,7 @@ def _check_refs(grid: dict, fixed: dict, extra: list[dict], base_dir: Path, erro
         resolved[key, value] = ref
         try:
             if key == "model":
-                for seq, seq_where in seqs.items():  # each seq the model is read with (--seq)
-                    try:
-                        dense_only(load_model(ref, None, seq), value)  # a mixture of experts: GPU clusters only
-                    except SpecError as err:
-                        raise SpecError(f"{where} with {seq_where}" if seq_where else where, str(err)) from None
+                _check_model(ref, value, where, reads.get(_hashable(value), {}), seq_places)
             elif key == "array":
                 if is_cluster(ref):
                     errors.append(f"{where}: {cluster_refused(value)}")
@@ -490,6 +547,7 @@ def _build_points(grid: dict, fixed: dict, extra: list[dict], resolved: dict,
     where: dict[tuple[str, str], str] = {}
     for key, value, place in _places(grid, fixed, extra):
         where.setdefault((key, _hashable(value)), place)
+    _check_duplicates(merged, len(explicit) - len(extra), errors)
     _check_arrays(merged, where, resolved, errors)
     _check_split(explicit, where, errors)
     points = tuple(
