@@ -129,3 +129,28 @@ def test_reference_needs_one(done, capsys):
 def test_bad_plot_requests(done, capsys, args, message):
     code, _, err = run_cli(["plot", str(done), *args], capsys)
     assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("kind", ["chart", "pareto", "plan"])
+@pytest.mark.parametrize("bad", ["folder", "slash", "proc", "empty"])
+def test_unwritable_out_is_one_line_before_any_work(done, tmp_path, capsys, monkeypatch, kind, bad):
+    from explorer.app.sweep import plot
+
+    def no_work(*a, **k):
+        raise AssertionError("read or drew before checking --out")
+
+    for name in ("plot_chart", "plot_pareto", "plot_plan", "with_reference_axes"):
+        monkeypatch.setattr(plot, name, no_work)
+    (tmp_path / "d.png").mkdir()
+    out, why = {"folder": (str(tmp_path / "d.png"), "is a directory"),
+                "slash": (str(tmp_path / "n.png") + "/", "names a folder (ends in /)"),
+                "proc": ("/proc/x.png", "folder /proc is not writable"),
+                "empty": ("", None)}[bad]
+    if bad == "proc" and not Path("/proc/self").is_dir():
+        pytest.skip("needs Linux /proc")
+    args = {"chart": ["--x", "levels", "--y", "traffic_bytes", "--where", "model=alexnet", "--where", "solver=dp"],
+            "pareto": ["--pareto", "--x", "step_time_s", "--y", "traffic_bytes"], "plan": ["--plan", "0"]}[kind]
+    code, _, err = run_cli(["plot", str(done), *args, "--out", out], capsys)
+    expected = f"--out: cannot write {out}: {why}" if why else "--out: must not be empty"
+    assert (code, err) == (2, f"explore: error: {expected}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.png"]

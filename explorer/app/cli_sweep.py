@@ -207,8 +207,10 @@ def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto,
     chart = plot.Chart(kind, x, y, _columns(hue), z, plot.parse_where(where), logx, logy, title, reference)
     if reference and (plan is not None or pareto):
         raise InputError("--reference: draws on a line, bar or scatter chart, not with --plan or --pareto")
+    if out is not None:
+        _check_out(out)
     chart = plot.with_reference_axes(folder, chart)
-    target = out or str(Path(folder) / plot.default_name(chart, pareto, plan))
+    target = out or _check_out(str(Path(folder) / plot.default_name(chart, pareto, plan)))
     if plan is not None:
         done = plot.plot_plan(folder, plan, target)
     elif pareto:
@@ -218,6 +220,16 @@ def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto,
     for note in done.notes:  # also on the figure, under its title
         click.echo(f"explore plot: warning: {note}", err=True)
     click.echo(f"wrote {done.path}", err=True)
+
+
+def _check_out(out: str) -> str:
+    """``--out`` (or the default image name) refused before anything is read or drawn."""
+    from .sweep import plot
+
+    if not out.strip():
+        raise InputError("--out: must not be empty")
+    plot.check_target(out)
+    return out
 
 
 def attach(group: click.Group) -> None:

@@ -66,20 +66,34 @@ def pyplot(command: str = "explore plot"):
 
 
 def _target(out: str | Path) -> Path:
+    """The image's path, refused (``--out: ...``) when it cannot be written: called before any work."""
+    from ..output import OutputError, check_writable
+
     path = Path(out)
     if path.suffix.lower() not in (".png", ".svg"):
         raise SpecError("--out", f"must end in .png or .svg, got {shown(str(out))}")
     if not path.parent.is_dir():
         raise SpecError("--out", f"no such folder {str(path.parent)!r}")
+    try:
+        check_writable(str(out), "--out")
+    except OutputError as err:
+        raise SpecError("--out", str(err).removeprefix("--out: ")) from None
     return path
+
+
+check_target = _target
 
 
 def _save(fig, path: Path, notes: tuple[str, ...] = ()) -> Plotted:
     """Write a figure laid out by ``layout.finish`` (no layout here: what it checked is what is saved)."""
-    fig.savefig(path, dpi=110)
     import matplotlib.pyplot as plt
 
-    plt.close(fig)
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as err:
+        raise SpecError("--out", f"cannot write {path}: {err.strerror or err}") from None
+    finally:
+        plt.close(fig)
     return Plotted(path, notes)
 
 
