@@ -504,11 +504,15 @@ class Optimum:
     methods: tuple[tuple[str, str], ...] = ()  # (solver, method) for every solver that proved it
 
     @property
-    def dp_gap(self) -> Fraction:
-        return self.dp_objective - self.objective
+    def dp_gap(self) -> Fraction | None:
+        """The DP's objective over the optimum; None when the DP's plan breaks the constraints
+        (a plan that breaks them is no answer to the problem: no gap, as a sweep's ``dp_gap``)."""
+        return self.dp_objective - self.objective if self.dp_satisfies_constraints else None
 
     @property
-    def dp_gap_percent(self) -> float:
+    def dp_gap_percent(self) -> float | None:
+        if self.dp_gap is None:
+            return None
         return float(100 * self.dp_gap / self.objective) if self.objective else 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -519,7 +523,7 @@ class Optimum:
             "method": self.method,
             "methods": dict(self.methods),
             "dp_objective": exact_number(self.dp_objective),
-            "dp_gap": exact_number(self.dp_gap),
+            "dp_gap": None if self.dp_gap is None else exact_number(self.dp_gap),
             "dp_gap_percent": self.dp_gap_percent,
             "cells_differing": [c.to_json() for c in self.cells_differing],
             "dp_satisfies_constraints": self.dp_satisfies_constraints,
