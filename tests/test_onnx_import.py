@@ -115,6 +115,31 @@ def test_gpt2_fused_qkv(tmp_path, split):
     rescore(p, sol)
 
 
+def _shape_of(net):
+    return [(L.kind, L.in_channels, L.out_channels, L.in_size) for L in net.layers], net.edges
+
+
+@pytest.mark.parametrize("head", ["tied", "tied_gemm"])
+def test_tied_lm_head_is_left_out_as_config_json_leaves_it(tmp_path, head):
+    # the same GPT as a config.json (tie_word_embeddings: true by default): one network, one answer
+    onnx_net = load_onnx(save(tmp_path, gpt2_block(head=head)))
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"model_type": "gpt2", "n_layer": 1, "n_embd": 64, "n_head": 4, "vocab_size": 100,
+                               "n_positions": 32}))
+    hf_net = load_model(str(cfg), batch=2, sequence=8)
+    assert _shape_of(onnx_net) == _shape_of(hf_net) == _shape_of(load_onnx(save(tmp_path, gpt2_block(), "b.onnx")))
+    note = next(a for a in onnx_net.approximations if "LM head" in a)
+    assert note == (f"node 'lm_head' ({'MatMul' if head == 'tied' else 'Gemm'}): LM head tied to the token embedding "
+                    "'wte': its 64 x 100 product (B*S*64*100 forward MACs) is not modelled")
+    assert any(a.startswith("LM head tied to the token embedding: its 64 x 100 product") for a in hf_net.approximations)
+
+
+def test_untied_lm_head_is_an_fc_layer(tmp_path):
+    net = load_onnx(save(tmp_path, gpt2_block(head="untied")))
+    assert kinds(net)[-1] == "fc" and (net.layers[-1].in_channels, net.layers[-1].out_channels) == (64, 100)
+    assert not any("LM head" in a for a in net.approximations)
+
+
 def test_sequence_first_attention_equals_batch_first(tmp_path):
     a = load_onnx(save(tmp_path, mha_encoder(seq_first=True), "sf.onnx"))
     b = load_onnx(save(tmp_path, mha_encoder(seq_first=False), "bf.onnx"))

@@ -51,6 +51,8 @@ class _Importer:
         self.part: dict[str, int] = {}  # tensor -> channels, when a channel slice of its producer's output
         self.experts: dict[str, str] = {}  # tensor -> the stored weight a router's indices select from
         self.folded: set[str] = set()  # constants computed by folding shape subgraphs
+        self.bases: dict[str, set[str]] = {}  # weight view (a Transpose of a stored weight) -> the stored weights
+        self.gathered: set[str] = set()  # tables an embedding Gather reads (a tied LM head shares one)
         self.approx: list[str] = []
 
     def fail(self, msg: str) -> SpecError:
@@ -126,6 +128,7 @@ class _Importer:
                 else:
                     self.source[inp.name] = NETWORK_INPUT
         self.helper = helper
+        self.gathered = {n.input[0] for n in graph.node if n.op_type == "Gather" and n.input and self.is_table(n.input[0])}
         for k, node in enumerate(graph.node):
             self.visit(first_out.get(node.output[0], k) if node.output else k, node)
         weighted = [n for _, n in self.nodes if not n["kind"].is_join]
@@ -308,9 +311,11 @@ class _Importer:
         reading it is a weighted layer."""
         from onnx import TensorProto
 
+        bases = set().union(*(self.bases.get(x, {x}) for x in node.input if x and self.is_weight(x)))
         for out in node.output:
             shape = self.shapes.get(out)
             if out and shape and all(shape) and len(shape) >= 2:
+                self.bases[out] = bases
                 t = TensorProto()
                 t.name, t.data_type = out, TensorProto.FLOAT
                 t.dims.extend(shape)
@@ -403,9 +408,24 @@ class _Importer:
                 din, dout = (w[1], w[0]) if attrs.get("transB", 0) else (w[0], w[1])
             else:
                 din, dout = w
+            if self.tied_head(node, desc, din, dout):
+                return
             tokens = self.per_sample(_prod(xs), din, desc, f"its input {x!r}")
             spec.update(kind=LayerKind.FC, din=din, dout=dout, kernel=(1, 1), s_in=(tokens, 1), s_out=(tokens, 1))
         self.add_node(spec, node.output[0])
+
+    def tied_head(self, node, desc: str, din: int, dout: int) -> bool:
+        """A product whose weight is (a view of) a table an embedding looks up: an LM head tied to
+        the token embedding. Left out, as the transformer specs and config.json leave it out (a
+        separate fc layer would count the shared weight's gradient and memory twice); its output
+        is its input's producer's. True when it was one."""
+        shared = sorted(self.bases.get(node.input[1], {node.input[1]}) & self.gathered)
+        if not shared:
+            return False
+        self.pass_through(node, node.input[0], self.source[node.input[0]])
+        self.approx.append(f"{desc}: LM head tied to the token embedding {printable(shared[0])!r}: its {din} x {dout} "
+                           f"product (B*S*{din}*{dout} forward MACs) is not modelled")
+        return True
 
     def attention_node(self, i: int, node, desc: str, producers: list[str], closes: bool) -> None:
         name = self.new_name(node, i)
