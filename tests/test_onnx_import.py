@@ -140,6 +140,41 @@ def test_untied_lm_head_is_an_fc_layer(tmp_path):
     assert not any("LM head" in a for a in net.approximations)
 
 
+def _local_function_net():
+    """Two ``pkg.torch.Linear`` calls (MatMul + Add in model.functions) around a local
+    ``pkg.torch.QuickGelu`` (x * Sigmoid(1.702 x), no weight) that calls a nested ``Scale``."""
+    f, d = "pkg.torch", helper.make_opsetid("", 17)
+    linear = helper.make_function(f, "Linear", ["x", "w", "b"], ["y"], [
+        helper.make_node("MatMul", ["x", "w"], ["t"]), helper.make_node("Add", ["t", "b"], ["y"])], [d])
+    scale = helper.make_function(f, "Scale", ["x"], ["y"], [
+        helper.make_node("Constant", [], ["k"], value=numpy_helper.from_array(np.array(1.702, np.float32))),
+        helper.make_node("Mul", ["x", "k"], ["y"])], [d])
+    gelu = helper.make_function(f, "QuickGelu", ["x"], ["y"], [
+        helper.make_node("Scale", ["x"], ["s"], domain=f), helper.make_node("Sigmoid", ["s"], ["g"]),
+        helper.make_node("Mul", ["x", "g"], ["y"])], [d, helper.make_opsetid(f, 1)])
+    inits = [numpy_helper.from_array(np.zeros(shape, np.float32), n)
+             for n, shape in (("w1", (16, 32)), ("b1", (32,)), ("w2", (32, 8)), ("b2", (8,)))]
+    nodes = [helper.make_node("Linear", ["x", "w1", "b1"], ["h"], name="fc1", domain=f),
+             helper.make_node("QuickGelu", ["h"], ["r"], name="act", domain=f),
+             helper.make_node("Linear", ["r", "w2", "b2"], ["y"], name="fc2", domain=f)]
+    graph = helper.make_graph(nodes, "funcs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8])], inits)
+    return helper.make_model(graph, opset_imports=[d, helper.make_opsetid(f, 1)], functions=[linear, scale, gelu])
+
+
+def test_model_local_functions_are_inlined(tmp_path):
+    model = _local_function_net()
+    onnx.checker.check_model(model, full_check=True)
+    net = load_onnx(save(tmp_path, model), batch=8)
+    assert [(L.name, L.kind.value, L.in_channels, L.out_channels) for L in net.layers] == \
+        [("fc1", "fc", 16, 32), ("fc2", "fc", 32, 8)]
+    assert net.edges == ((0, 1),) and net.approximations == ()  # the activation is walked, not a custom operator
+    plain = load_network_text("version: 1\nname: funcs\nbatch: 8\nlayers:\n"
+                              "  - {name: fc1, kind: fc, in_features: 16, out_features: 32}\n"
+                              "  - {name: fc2, kind: fc, in_features: 32, out_features: 8}\n", "plain.yaml")
+    assert net.layers == plain.layers and net.edges == plain.edges
+
+
 def test_sequence_first_attention_equals_batch_first(tmp_path):
     a = load_onnx(save(tmp_path, mha_encoder(seq_first=True), "sf.onnx"))
     b = load_onnx(save(tmp_path, mha_encoder(seq_first=False), "bf.onnx"))

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..core.errors import SpecError
 from ..core.network import NETWORK_INPUT, LayerKind, Network
 from .graph_build import build_graph
-from .onnx_graph import INT_TYPES, fill_dynamic_axes, node_label, ordered_nodes, printable
+from .onnx_graph import INT_TYPES, fill_dynamic_axes, inline_local_functions, node_label, ordered_nodes, printable
 
 JOIN_OPS = {
     "Add": LayerKind.ADD, "Sum": LayerKind.ADD, "Sub": LayerKind.ADD, "Mul": LayerKind.ADD, "Div": LayerKind.ADD,
@@ -104,7 +104,7 @@ class _Importer:
 
         from .onnx_fold import fold_shapes
 
-        model = self.read()
+        model = inline_local_functions(self.read(), self.src)
         graph = model.graph
         nodes = ordered_nodes(graph, self.src)  # dangling inputs and cycles refused here
         index = {id(n): k for k, n in enumerate(graph.node)}
