@@ -175,6 +175,28 @@ def test_model_local_functions_are_inlined(tmp_path):
     assert net.layers == plain.layers and net.edges == plain.edges
 
 
+def _learned_positions_net(rows=4):
+    """Token and learned position embeddings (positions Range(0, S) over the ids' shape), then an fc."""
+    from .onnx_nets import _G
+
+    g = _G()
+    s_len = g.op("Gather", [g.op("Shape", ["ids"]), g.const(1)], axis=0)
+    pos = g.op("Gather", [g.weight("wpe", rows, 8), g.op("Range", [g.const(0), s_len, g.const(1)])], name="wpe")
+    x = g.op("Add", [g.op("Gather", [g.weight("wte", 10, 8), "ids"], name="wte"), pos], name="emb")
+    y = g.linear("fc", x, 8, 8)
+    ins = [helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "seq"])]
+    return g.model("pos", ins, [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)])
+
+
+def test_a_sequence_beyond_the_learned_positions_is_refused(tmp_path):
+    f = save(tmp_path, _learned_positions_net(rows=4))
+    assert load_onnx(f, batch=2, sequence=4).sequence == 4
+    with pytest.raises(SpecError) as err:
+        load_onnx(f, batch=2, sequence=5)
+    assert str(err.value) == (f"{f}: node 'wpe' (Gather): looks up row 4 of table 'wpe', which has 4 rows "
+                              "(--seq 5: more than its 4 learned positions)")
+
+
 def test_sequence_first_attention_equals_batch_first(tmp_path):
     a = load_onnx(save(tmp_path, mha_encoder(seq_first=True), "sf.onnx"))
     b = load_onnx(save(tmp_path, mha_encoder(seq_first=False), "bf.onnx"))

@@ -66,6 +66,8 @@ class _Importer:
             model = read_model_shapes(self.src)
         except FileNotFoundError:
             raise self.fail("no such file") from None
+        except IsADirectoryError:
+            raise self.fail("is a directory, not a file") from None
         except (WireError, ValueError, IndexError, OSError) as err:
             raise self.fail(f"cannot read as ONNX: {str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
         except Exception as err:  # protobuf DecodeError and others
@@ -218,8 +220,7 @@ class _Importer:
             self.weighted(i, node, desc)
             return
         if op in ("Conv", "Gemm") or (op == "MatMul" and len(acts) == 1):
-            raise self.fail(f"{desc}: its weight (second input) is not a constant tensor; only products of an "
-                            "activation with a stored weight are weighted layers")
+            raise self.fail(f"{desc}: {self.weight_problem(node)}")
         if op in FUSED_ATTENTION:
             self.attention_node(i, node, desc, producers, closes=True)
             return
@@ -246,6 +247,15 @@ class _Importer:
             self.score_bias(open_att[0], node, producers)
             return
         self.join(i, node, desc, kind, producers, acts)
+
+    def weight_problem(self, node) -> str:
+        """Why a Conv/Gemm/MatMul is no weighted layer: a stored weight as its first input (W x),
+        or no stored weight at all."""
+        if node.input and node.input[0] in self.consts and len(node.input) > 1 and node.input[1] in self.source:
+            return ("its stored weight is its first input (weight times activation); only products of an activation "
+                    "with a stored weight as the second input are weighted layers")
+        return ("its weight (second input) is not a constant tensor; only products of an activation with a stored "
+                "weight are weighted layers")
 
     def custom_op(self, node, desc: str) -> bool:
         """An operator of another domain: True to walk it like a standard one (known fused
@@ -361,6 +371,7 @@ class _Importer:
             raise self.fail(f"{desc}: a Gather on a table along axis {axis} is not an embedding lookup")
         name = self.new_name(node, i)
         idx = node.input[1] if len(node.input) > 1 else ""
+        self.check_rows(idx, node.input[0], vocab, desc)
         broadcast = idx not in self.side and idx not in self.source
         known = self.shapes.get(node.output[0])
         if broadcast and (not known or any(not d for d in known)) and self.seq:
@@ -378,6 +389,22 @@ class _Importer:
         spec = {"name": name, "path": desc, "kind": LayerKind.EMBEDDING, "inputs": [], "din": vocab, "dout": hidden,
                 "kernel": (1, 1), "s_in": (tokens, 1), "s_out": (tokens, 1), "broadcast": broadcast}
         self.add_node(spec, node.output[0])
+
+    def check_rows(self, idx: str, table: str, rows: int, desc: str) -> None:
+        """Constant indices (positions 0..S-1 once --seq is filled) must name rows of the table:
+        a learned position table has no row beyond its size."""
+        from onnx import numpy_helper
+
+        t = self.consts.get(idx)
+        try:
+            ids = numpy_helper.to_array(t) if t is not None else None
+        except (ValueError, TypeError, OSError):
+            return
+        if ids is None or not ids.size or ids.dtype.kind not in "iu" or -rows <= int(ids.min()) <= int(ids.max()) < rows:
+            return
+        seq = f" (--seq {self.seq}: more than its {rows} learned positions)" if self.seq and int(ids.max()) == self.seq - 1 else ""
+        raise self.fail(f"{desc}: looks up row {int(ids.max())} of table {printable(table)!r}, which has {rows} "
+                        f"rows{seq}")
 
     def weighted(self, i: int, node, desc: str) -> None:
         name = self.new_name(node, i)
