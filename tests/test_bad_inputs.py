@@ -352,6 +352,7 @@ CASES = [
     ("cli-cap-level", {}, ["--cap", "9=2GB"], "level 9 is out of range 0..3"),
     ("cli-cap-form", {}, ["--cap", "2GB"], "'2GB' is not LEVEL=AMOUNT"),
     ("cli-cap-zero", {}, ["--cap", "0=0B"], "'0B' must be > 0"),
+    ("cli-cap-negative", {}, ["--cap", "0=-1GB"], "--cap: '0=-1GB': '-1GB' must be > 0"),
     ("cli-pin-join-III", {}, ["--model", "resnet18", "--space", "accpar", "--pin", "s1b1_add@0=III"],
      "--pin: 's1b1_add@0=III': 's1b1_add' is a join node (add)"),
     ("cli-pin-layer", {}, ["--pin", "fc9@0=I"], "--pin: 'fc9@0=I': unknown layer 'fc9'"),

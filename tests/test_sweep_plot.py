@@ -118,11 +118,12 @@ def test_reference_needs_one(done, capsys):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--x", "levels", "--y", "colour"], "unknown column colour"),
-    (["--x", "levels", "--y", "traffic_bytes"], "several rows for levels=1; these columns also vary: model, solver"),
+    (["--x", "levels", "--y", "colour"], "explore: error: --y: unknown column colour ("),
+    (["--x", "levels", "--y", "traffic_bytes"], "explore: error: --hue: several rows for levels=1; these columns also vary: model, solver"),
     (["--x", "levels", "--y", "traffic_bytes", "--out", "x.jpg"], "--out: must end in .png or .svg"),
     (["--plan", "12"], "--plan: point 12 has no plan (status infeasible"),
     (["--plan", "99"], "--plan: no point 99"),
+    (["--x", "levels", "--y", "traffic_bytes", "--where", "foo=1"], "explore: error: --where: unknown column foo ("),
     (["--x", "levels", "--y", "model", "--kind", "heatmap"], "--z: a heatmap needs --z COL"),
     (["--x", "levels", "--y", "traffic_bytes", "--where", "model=vgg-z"], "--where: no row matches"),
 ])

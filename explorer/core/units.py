@@ -39,6 +39,9 @@ def parse_amount(text: str) -> tuple[Fraction, str]:
     if isinstance(text, (int, float)) or _NUMBER.match(str(text)):
         raise ValueError(f"{shown(text)} has no unit: write e.g. {text}B for bytes or {text}ms for a time budget")
     m = _AMOUNT.match(str(text))
+    negative = re.match(r"^\s*-", str(text)) and _AMOUNT.match(str(text).replace("-", "", 1))
+    if negative:
+        raise ValueError(f"{shown(text)} must be > 0")
     if not m:
         raise ValueError(f"cannot read {shown(text)} as an amount with a unit (e.g. 2GB, 512MiB, 3ms)")
     number, unit = m.group(1), m.group(2)

@@ -124,10 +124,11 @@ def parse_where(items: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 
 def load_table(folder: str | Path, chart: Chart) -> tuple[list[str], list[dict[str, str]]]:
     cols, rows = read_rows(Path(folder))
-    needed = [c for c in (chart.x, chart.y, chart.z, *chart.hue, *(k for k, _ in chart.where)) if c]
-    unknown = [c for c in needed if c not in cols]
+    needed = [(o, c) for o, c in (("--x", chart.x), ("--y", chart.y), ("--z", chart.z), *(("--hue", h) for h in chart.hue),
+                                  *(("--where", k) for k, _ in chart.where)) if c]
+    unknown = [(o, c) for o, c in needed if c not in cols]
     if unknown:
-        raise SpecError("explore plot", f"unknown column {', '.join(unknown)} (columns: {', '.join(cols)})")
+        raise SpecError(unknown[0][0], f"unknown column {', '.join(c for _, c in unknown)} (columns: {', '.join(cols)})")
     rows = [r for r in rows if all(r[k] == v for k, v in chart.where)]
     if not rows:
         raise SpecError("--where", "no row matches")
@@ -166,7 +167,7 @@ def _check_unique(rows: list[dict[str, str]], keys: tuple[str, ...], cols: list[
         k = tuple(r[c] for c in keys)
         if k in seen:
             vary = [c for c in params if c not in keys and len({x[c] for x in rows}) > 1]
-            raise SpecError("explore plot", f"several rows for {', '.join(f'{c}={v}' for c, v in zip(keys, k))}; "
+            raise SpecError("--hue", f"several rows for {', '.join(f'{c}={v}' for c, v in zip(keys, k))}; "
                                             f"these columns also vary: {', '.join(vary) or '(none)'} "
                                             "(keep one value with --where COL=VALUE, or add them to --hue)")
         seen.add(k)
