@@ -497,7 +497,7 @@ def test_api_raises_spec_error_for_a_bad_file(tmp_path):
     f = write(tmp_path / "s.yaml", "version: 1\ngrid: {levels: [0]}\n")
     with pytest.raises(SpecError, match="grid.levels"):
         sweep(f)  # at the call, before any row
-    with pytest.raises(SpecError, match="--shard"):
+    with pytest.raises(SpecError, match="^shard: needs 0 <= I < N"):
         sweep(write(tmp_path / "t.yaml", "version: 1\ngrid: {levels: [1]}\n"), shard="3/2")
 
 

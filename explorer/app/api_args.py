@@ -104,6 +104,13 @@ def check_sweep_args(spec: Any, out: Any, workers: Any, engine: Any, scheduler: 
         raise SpecError("shard", f"must be 'I/N' (e.g. '0/4') or None, got {shown(shard)}")
     if isinstance(shard, tuple) and not (shard[1] >= 1 and 0 <= shard[0] < shard[1]):
         raise SpecError("shard", f"needs 0 <= I < N, got {shown(shard)}")
+    if isinstance(shard, str):
+        from .sweep.runner import parse_shard
+
+        try:
+            parse_shard(shard)
+        except SpecError as err:  # the CLI's wording, under the argument's name
+            raise SpecError("shard", err.problems) from None
     if not isinstance(pareto, (list, tuple)) or not all(isinstance(c, str) for c in pareto):
         raise SpecError("pareto", f"must be a list of column names, got {shown(pareto)}")
     check_callable(progress, "progress")

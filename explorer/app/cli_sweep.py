@@ -111,8 +111,10 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, 
     Join shard outputs with: explore sweep merge DIR... --out DIR.
     """
     from ..api import sweep
+    from .sweep.runner import parse_shard
     from .sweep.spec import MAX_POINTS, load_sweep
 
+    parse_shard(shard)  # named --shard here (the API names its argument)
     sw = load_sweep(file, max_points or MAX_POINTS)
     report = Reporter(quiet)
     rows = []
