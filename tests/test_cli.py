@@ -153,6 +153,15 @@ def test_check_without_given_constraints_has_no_constraints_line(capsys):
     assert code == 0 and "constraints:" not in out and "PLAN BREAKS" not in out
 
 
+def test_levels_beyond_the_array_are_a_warning(capsys):
+    code, out, _ = run(["--model", "alexnet", "--levels", "7", "--format", "json"], capsys)
+    assert code == 0 and json.loads(out)["warnings"] == [
+        "levels 4-6 are beyond the 4 levels array hypar-16 lists: their link bandwidth is the last listed level's "
+        "again (60 GB/s at level 4; the array's bandwidth_beyond: repeat)"]
+    code, out, _ = run(["--model", "alexnet", "--levels", "4"], capsys)
+    assert code == 0 and "warning:" not in out
+
+
 def test_check_table(capsys):
     code, out, _ = run(["check", "--model", "sfc", "--levels", "2", "--workers", "1"], capsys)
     assert code == 0

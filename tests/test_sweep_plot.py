@@ -155,3 +155,11 @@ def test_unwritable_out_is_one_line_before_any_work(done, tmp_path, capsys, monk
     expected = f"--out: cannot write {out}: {why}" if why else "--out: must not be empty"
     assert (code, err) == (2, f"explore: error: {expected}\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.png"]
+
+
+def test_a_file_is_not_a_sweep_folder_and_workers_are_bounded(tmp_path, capsys):
+    (tmp_path / "f.txt").write_text("x")
+    code, _, err = run_cli(["plot", str(tmp_path / "f.txt"), "--x", "a", "--y", "b"], capsys)
+    assert (code, err) == (2, f"explore: error: {tmp_path / 'f.txt'}: not a folder (explore plot reads a sweep output folder)\n")
+    code, _, err = run_cli(["sweep", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "o"), "--workers", "1000"], capsys)
+    assert code == 2 and "1000 is not in the range 1<=x<=256" in err

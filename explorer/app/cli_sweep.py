@@ -91,7 +91,7 @@ class _Default(click.Command):
 @sweep_group.command("run", cls=_Default, hidden=True)
 @click.argument("file")
 @click.option("--out", "out", required=True, metavar="DIR", help="Folder for results.csv, plans.jsonl, sweep.json and the cache.")
-@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes (default: one per core); with --engine dask and no scheduler, LocalCluster workers.")
+@click.option("--workers", type=click.IntRange(min=1, max=256), default=None, help="Processes, 1..256 (default: one per core); with --engine dask and no scheduler, LocalCluster workers.")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True, help="local: a process pool; dask: a Dask distributed cluster.")
 @click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="Dask scheduler to use (default: start a local cluster).")
 @click.option("--shard", default=None, metavar="I/N", help="Run only every N-th point from point I (0 <= I < N), e.g. for a job array.")
@@ -205,7 +205,9 @@ def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto,
     from .sweep import plot
 
     if not Path(folder).is_dir():
-        raise InputError(f"{folder}: no such sweep output folder")
+        what = ("not a folder (explore plot reads a sweep output folder)" if Path(folder).exists()
+                else "no such sweep output folder")
+        raise InputError(f"{folder}: {what}")
     chart = plot.Chart(kind, x, y, _columns(hue), z, plot.parse_where(where), logx, logy, title, reference)
     if reference and (plan is not None or pareto):
         raise InputError("--reference: draws on a line, bar or scatter chart, not with --plan or --pareto")

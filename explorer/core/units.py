@@ -91,3 +91,10 @@ def safe_float(x: Fraction | int | float) -> float:
         return float(x)
     except OverflowError:
         return math.inf if x > 0 else -math.inf
+
+
+def count_words(n: int) -> str:
+    """A parameter count for reading: 175.0B, 1,000.0B, 125.0M, 12,345."""
+    if n >= 10**9:
+        return f"{n / 10**9:,.1f}B"
+    return f"{n / 10**6:,.1f}M" if n >= 10**6 else f"{n:,}"
