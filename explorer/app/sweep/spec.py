@@ -257,6 +257,8 @@ def _resolve_ref(key: str, value: str, base_dir: Path) -> tuple[str | None, str 
     looks_like_path = "/" in value or "\\" in value or value.endswith(suffixes)
     candidate = Path(value) if Path(value).is_absolute() else base_dir / value
     if looks_like_path or key == "constraints" or candidate.exists():
+        if candidate.is_dir():
+            return None, f"{str(candidate)!r} is a directory, not a file"
         if not candidate.is_file():
             return None, f"no such file {str(candidate)!r}"
         return str(candidate.resolve()), None
