@@ -630,3 +630,9 @@ def test_a_folder_given_as_a_model_is_named_a_directory(tmp_path, capsys):
     f = write(tmp_path / "s.yaml", "version: 1\ngrid: {model: [adir], levels: [1]}\n")
     code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and err.endswith(f"grid.model[0]: {str(tmp_path / 'adir')!r} is a directory, not a file\n"), err
+
+
+def test_points_given_as_a_mapping_is_one_error(tmp_path, capsys):
+    f = write(tmp_path / "s.yaml", "version: 1\npoints: {model: lenet-c}\n")
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o")], capsys)
+    assert (code, err) == (2, f"explore: error: {f}: points: must be a list of mappings (- {{key: value}} each), got a dict\n")
