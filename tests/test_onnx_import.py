@@ -290,3 +290,18 @@ def test_fused_attention_op_and_einsum(tmp_path):
         assert kinds(net) == ["fc", "fc", "fc", "attention", "fc"], style
         att = net.layers[3]
         assert (att.in_channels, att.out_channels, att.heads, att.in_size) == (96, 32, 4, (6, 1)), style
+
+
+def test_sizes_beyond_2_40_are_refused_as_in_yaml(tmp_path):
+    from .onnx_nets import _ext
+
+    big = 2**41
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, big])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "huge", [x], [y],
+                              [_ext("w", big, 4)])
+    f = save(tmp_path, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    with pytest.raises(SpecError) as err:
+        load_onnx(f)
+    assert str(err.value) == (f"{f}: node 'mm' (MatMul): input features 2,199,023,255,552 is beyond 2^40 = "
+                              "1,099,511,627,776, the bound on a size")

@@ -361,8 +361,20 @@ class _Importer:
         return t is not None and len(t.dims) == 2 and t.data_type in FLOAT_TYPES and name not in self.folded
 
     def add_node(self, spec: dict, out: str) -> None:
+        self.check_sizes(spec)
         self.nodes.append((len(self.nodes), spec))
         self.source[out] = spec["name"]
+
+    def check_sizes(self, spec: dict) -> None:
+        """Every size at most 2^40, as a YAML network's (an exported dimension of 2^62 is no network)."""
+        from .fields import MAX_INT
+
+        sizes = {"input features": spec.get("din"), "output features": spec.get("dout"),
+                 "positions": _prod(spec.get("s_in") or (1,)), "output positions": _prod(spec.get("s_out") or (1,)),
+                 "kernel": _prod(spec.get("kernel") or (1,))}
+        for what, v in sizes.items():
+            if v is not None and v > MAX_INT:
+                raise self.fail(f"{spec['path']}: {what} {v:,} is beyond 2^40 = {MAX_INT:,}, the bound on a size")
 
     def embedding(self, i: int, node, desc: str) -> None:
         vocab, hidden = (int(d) for d in self.consts[node.input[0]].dims)
