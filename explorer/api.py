@@ -136,9 +136,14 @@ def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, wor
 
     Raises ``SpecError`` for a bad sweep file or option.
     """
-    from .app.sweep.runner import check_request, run_sweep
+    from .app.sweep.runner import check_request, parse_shard, run_sweep
 
     check_sweep_args(spec, out, workers, engine, scheduler, shard, pareto, progress, max_points, force)
+    if isinstance(shard, str):
+        try:
+            parse_shard(shard)
+        except SpecError as err:  # the CLI's wording, under the argument's name
+            raise SpecError("shard", err.problems) from None
     sw, _, _ = check_request(spec, out, shard, pareto, max_points, force)  # bad input raises here, not at the first row
     return run_sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
                      pareto=tuple(pareto), progress=progress, force=force)

@@ -250,10 +250,12 @@ def hf_bert(layers=2, hidden=64, heads=4, ffn=128, vocab=100, max_pos=64, seq="s
     return g.model("bert", ins, outs)
 
 
-def gpt2_block(hidden=64, heads=4, vocab=100, n_pos=32, seq=8, batch=2, split="Split") -> onnx.ModelProto:
+def gpt2_block(hidden=64, heads=4, vocab=100, n_pos=32, seq=8, batch=2, split="Split", head=None) -> onnx.ModelProto:
     """GPT2Model's first block as exported: wte/wpe embeddings (positions from Range over the
     input's shape), LayerNorm, fused c_attn (one MatMul to 3 x hidden) cut by Split (or three
-    Slices), heads, causal Where mask, softmax, context, c_proj, residual, MLP (c_fc, gelu, c_proj)."""
+    Slices), heads, causal Where mask, softmax, context, c_proj, residual, MLP (c_fc, gelu, c_proj).
+    ``head``: an LM head after it: "tied" (MatMul with Transpose(wte), as torch exports a tied
+    head), "tied_gemm" (Gemm on the flattened tokens with wte, transB=1) or "untied" (its own weight)."""
     g, dh = _G(), hidden // heads
     ids = "input_ids"
     s_len = g.op("Gather", [g.op("Shape", [ids]), g.const(1)], axis=0)
@@ -279,6 +281,12 @@ def gpt2_block(hidden=64, heads=4, vocab=100, n_pos=32, seq=8, batch=2, split="S
     m = g.linear("mlp_fc", g.layer_norm(x, hidden), hidden, 4 * hidden)
     m = g.op("Mul", [m, g.op("Sigmoid", [g.op("Mul", [m, g.const(1.702, np.float32)])])])
     x = g.op("Add", [g.linear("mlp_proj", m, 4 * hidden, hidden), x], name="res2")
+    if head == "tied":
+        x = g.op("MatMul", [x, g.op("Transpose", ["wte"], perm=[1, 0])], name="lm_head")
+    elif head == "tied_gemm":
+        x = g.op("Gemm", [g.op("Reshape", [x, g.const([batch * seq, hidden])]), "wte"], name="lm_head", transB=1)
+    elif head == "untied":
+        x = g.op("MatMul", [x, g.weight("lm_head.weight", hidden, vocab)], name="lm_head")
     ins = [helper.make_tensor_value_info(ids, TensorProto.INT64, [batch, seq])]
     return g.model("gpt2", ins, [helper.make_tensor_value_info(x, TensorProto.FLOAT, None)], opset=18)
 

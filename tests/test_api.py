@@ -79,10 +79,19 @@ def test_bad_input_raises_spec_error():
         api.solve("sfc", solver="magic")
     with pytest.raises(SpecError, match="solvers: unknown solver dp"):
         api.check("sfc", solvers=["dp"])
-    with pytest.raises(SpecError, match="--model: unknown model 'nope'"):
+    # one rule: the API's errors name its arguments (model, array, levels, shard), never explore's flags
+    with pytest.raises(SpecError, match="^model: unknown model 'nope'"):
         api.solve("nope")
-    with pytest.raises(SpecError, match="--levels: levels must be between"):
+    with pytest.raises(SpecError, match="^levels: levels must be between"):
         api.solve("sfc", levels=0)
+    with pytest.raises(SpecError, match="^model: must be a model name, a path or a Network, got None$"):
+        api.solve(None)
+    with pytest.raises(SpecError, match="^array: unknown array 'nosuch'"):
+        api.solve("sfc", "nosuch")
+    with pytest.raises(SpecError, match="^array: must be an array name, a path or an ArraySpec, got 3$"):
+        api.check("sfc", 3)
+    with pytest.raises(SpecError, match="^shard: needs 0 <= I < N, got '5/2'$"):
+        list(api.sweep({"version": 1}, shard="5/2"))
     with pytest.raises(Refused, match="exceeds its limit"):
         api.solve("lenet-c", space="accpar", solver="brute")
 

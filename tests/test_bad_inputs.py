@@ -179,6 +179,9 @@ CASES = [
     ("net-not-utf8", {"n.yaml": b"\xff\xfe\x00"}, ["--model", "{d}/n.yaml"], "cannot read"),
     ("net-missing-file", {}, ["--model", "{d}/none.yaml"], "none.yaml: no such file"),
     ("net-directory", {}, ["--model", "{d}"], "is a directory, not a file"),
+    ("net-directory-onnx", {"m.onnx/x": ""}, ["--model", "{d}/m.onnx", "--batch", "2"], "m.onnx: is a directory, not a file"),
+    ("net-directory-config", {"c/config.json/x": ""}, ["--model", "{d}/c/config.json"],
+     "config.json: is a directory, not a file"),
     ("net-layer-unknown-key", {"n.yaml": net("out_features: 2}", "out_features: 2, stride: 2}")}, ["--model", "{d}/n.yaml"],
      "layers[2].stride: unknown key"),
     ("net-unknown-model", {}, ["--model", "nope"], "--model: unknown model 'nope'"),
@@ -349,6 +352,7 @@ CASES = [
     ("cli-cap-level", {}, ["--cap", "9=2GB"], "level 9 is out of range 0..3"),
     ("cli-cap-form", {}, ["--cap", "2GB"], "'2GB' is not LEVEL=AMOUNT"),
     ("cli-cap-zero", {}, ["--cap", "0=0B"], "'0B' must be > 0"),
+    ("cli-cap-negative", {}, ["--cap", "0=-1GB"], "--cap: '0=-1GB': '-1GB' must be > 0"),
     ("cli-pin-join-III", {}, ["--model", "resnet18", "--space", "accpar", "--pin", "s1b1_add@0=III"],
      "--pin: 's1b1_add@0=III': 's1b1_add' is a join node (add)"),
     ("cli-pin-layer", {}, ["--pin", "fc9@0=I"], "--pin: 'fc9@0=I': unknown layer 'fc9'"),
@@ -404,7 +408,7 @@ CASES = [
     ("onnx-unsupported-join", {"m.onnx": lambda: onnx_bytes(onnx_nets.unsupported_net())}, ["--model", "{d}/m.onnx"],
      "is not a supported join"),
     ("onnx-weight-first", {"m.onnx": lambda: onnx_bytes(onnx_nets.weight_first_matmul_net())}, ["--model", "{d}/m.onnx"],
-     "is not a constant tensor"),
+     "its stored weight is its first input (weight times activation)"),
     ("onnx-activation-weight", {"m.onnx": _activation_weight}, ["--model", "{d}/m.onnx"], "is not a constant tensor"),
     ("onnx-no-weights", {"m.onnx": _no_weights}, ["--model", "{d}/m.onnx"], "no weighted layer"),
     ("onnx-fc-mismatch", {"m.onnx": _fc_mismatch_onnx}, ["--model", "{d}/m.onnx"], "in_features: 2 does not match the 6 outputs of its input 'fc1'"),
@@ -415,6 +419,7 @@ def _write(d, files):
     for name, content in files.items():
         content = content() if callable(content) else content
         p = d / name
+        p.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(content, bytes):
             p.write_bytes(content)
         else:

@@ -128,6 +128,40 @@ def test_check_agrees_and_reports_gap(capsys):
     assert o["cells_differing"]
 
 
+CHECK_MEMORY = ["check", "--model", "alexnet", "--space", "accpar", "--batch", "128", "--levels", "4", "--objective", "time",
+                "--memory", "0.05", "--solvers", "exact"]
+
+
+def test_check_under_memory_shows_the_limit_and_no_gap_for_a_plan_that_breaks_it(capsys):
+    # the DP's plan (0.1077 s) breaks 0.05 GiB; the proven optimum that fits is 0.1084 s: no "gap -0.58%"
+    code, out, _ = run(CHECK_MEMORY, capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[1] == "constraints: memory 0.05 GiB/accelerator (weight copies 0)"
+    dp_row = next(line for line in lines if line.startswith("  dp "))
+    assert dp_row.endswith("PLAN BREAKS: memory <= 0.05 GiB (53.69 MB) per accelerator")
+    assert "gap -" not in out and "-0.580%" not in out
+    assert "DP 1.077378e-01: no gap, its plan breaks memory <= 0.05 GiB (53.69 MB) per accelerator" in out
+    code, out, _ = run(CHECK_MEMORY + ["--format", "json"], capsys)
+    o = json.loads(out)["optimum"]
+    assert (o["dp_gap"], o["dp_gap_percent"], o["dp_satisfies_constraints"]) == (None, None, False)
+    assert Fraction(o["dp_objective"]) < Fraction(o["objective"])
+
+
+def test_check_without_given_constraints_has_no_constraints_line(capsys):
+    code, out, _ = run(["check", "--model", "sfc", "--levels", "2", "--solvers", "exact"], capsys)
+    assert code == 0 and "constraints:" not in out and "PLAN BREAKS" not in out
+
+
+def test_levels_beyond_the_array_are_a_warning(capsys):
+    code, out, _ = run(["--model", "alexnet", "--levels", "7", "--format", "json"], capsys)
+    assert code == 0 and json.loads(out)["warnings"] == [
+        "levels 4-6 are beyond the 4 levels array hypar-16 lists: their link bandwidth is the last listed level's "
+        "again (60 GB/s at level 4; the array's bandwidth_beyond: repeat)"]
+    code, out, _ = run(["--model", "alexnet", "--levels", "4"], capsys)
+    assert code == 0 and "warning:" not in out
+
+
 def test_check_table(capsys):
     code, out, _ = run(["check", "--model", "sfc", "--levels", "2", "--workers", "1"], capsys)
     assert code == 0
@@ -211,7 +245,7 @@ def test_check_reports_a_conflict(capsys):
     r = json.loads(out)
     assert code == 0 and r["agree"] and r["optimum"] is None
     assert r["infeasible"] == ["exact", "cpsat", "brute"]  # the exact solver proves it too (memory alone)
-    assert r["conflict"] == ["memory <= 107.4 kB per accelerator (--memory)"]
+    assert r["conflict"] == ["memory <= 0.0001 GiB (107.4 kB) per accelerator (--memory)"]
     assert r["suggestion"].startswith("the smallest feasible memory is")
 
 

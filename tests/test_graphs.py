@@ -262,7 +262,7 @@ def test_onnx_attention_and_errors(tmp_path):
     (dw,) = load_onnx_model(tmp_path, grouped_conv_net()).layers  # grouped convolutions import
     assert (dw.groups, dw.in_channels, dw.out_channels, dw.weight_elements()) == (8, 8, 8, 8 * 9)
     for model, message in ((unsupported_net(), "node 'cmp' (Greater): combines activations of fc1, fc2"),
-                           (weight_first_matmul_net(), "node 'wx' (MatMul): its weight (second input) is not a constant"),
+                           (weight_first_matmul_net(), "node 'wx' (MatMul): its stored weight is its first input (weight times activation)"),
                            (residual_net("N"), "input 'x' has a symbolic batch dimension 'N': pass --batch")):
         f = tmp_path / "bad.onnx"
         onnx.save(model, str(f))

@@ -148,6 +148,50 @@ def test_output_into_a_read_only_folder_is_refused_before_solving(tmp_path, caps
     assert code == 2 and "is not writable" in err
 
 
+def _no_solving(monkeypatch):
+    from explorer import api
+
+    def refuse(*a, **k):
+        raise AssertionError("solved before checking --output")
+
+    for name in ("solve", "check"):
+        monkeypatch.setattr(getattr(api, name), "with_option_names", refuse)
+
+
+@pytest.mark.parametrize("command", [[], ["check"]])
+def test_output_in_a_folder_that_takes_no_file_is_refused_before_solving(tmp_path, capsys, monkeypatch, command):
+    # permission bits do not tell (root passes os.access anywhere): the folder is probed
+    import tempfile
+
+    real = tempfile.mkstemp
+
+    def no_files_here(*a, dir=None, **k):
+        if str(dir) == str(tmp_path):
+            raise PermissionError(13, "Permission denied")
+        return real(*a, dir=dir, **k)
+
+    monkeypatch.setattr(tempfile, "mkstemp", no_files_here)
+    _no_solving(monkeypatch)
+    code, _, err = run_cli(command + SMALL + ["--output", str(tmp_path / "r.txt")], capsys)
+    assert (code, err) == (2, f"explore: error: --output: cannot write {tmp_path / 'r.txt'}: folder {tmp_path} is not writable\n")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
+@pytest.mark.parametrize("path", ["/proc/x.txt", "/proc/version"])
+def test_output_into_proc_is_refused_before_solving(capsys, monkeypatch, path):
+    _no_solving(monkeypatch)
+    code, _, err = run_cli(SMALL + ["--output", path], capsys)
+    assert (code, err) == (2, f"explore: error: --output: cannot write {path}: folder /proc is not writable\n")
+
+
+def test_output_checks_leave_nothing_behind(tmp_path, capsys):
+    (tmp_path / "old.txt").write_text("old")
+    code, _, err = run_cli(SMALL + ["--output", str(tmp_path / "sub") + "/"], capsys)
+    assert code == 2 and err.endswith("names a folder (ends in /)\n")
+    code, _, _ = run_cli(SMALL + ["--output", str(tmp_path / "old.txt")], capsys)
+    assert code == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["old.txt"], "no probe file is left"
+
+
 # --- --dump-model -----------------------------------------------------------------------------
 
 

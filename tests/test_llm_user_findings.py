@@ -391,3 +391,10 @@ def test_explore_list_says_where_each_model_is_planned(capsys):
     assert planned["mixtral-8x7b"] == planned["mixtral-8x22b"] == ["gpu-cluster"]
     assert planned["gpt3-175b"] == planned["llama3-8b"] == ["accelerator-array", "gpu-cluster"]
     assert planned["resnet50"] == planned["gpt2-small"] == ["accelerator-array"]
+
+
+def test_a_small_model_outside_the_calibration_is_counted_in_millions():
+    from explorer.core.llm_calibration import range_notes
+
+    note, = range_notes("A100-SXM4-80GB", 17_800_000)
+    assert note.startswith("outside the calibrated range: 17.8M parameters, below the calibration rows' 22.1B")

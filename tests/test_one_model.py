@@ -149,7 +149,7 @@ def test_the_api_takes_split():
     even = solve("lenet-c", objective="time")
     assert solve("lenet-c", split="equal").plan.types == even.plan.types  # one kind: the even split
     for kwargs, name in (({"caps": ["0=1GB"], "split": "optimal"}, "^caps: "), ({"solver": "exact"}, "solver"),
-                         ({"levels": 2}, "--levels"), ({"caps": ["9=1GB"]}, "^caps: "), ({"dump_model": "m.pb"}, "dump_model"),
+                         ({"levels": 2}, "^levels: "), ({"caps": ["9=1GB"]}, "^caps: "), ({"dump_model": "m.pb"}, "dump_model"),
                          ({"alpha_grid": 1}, "alpha_grid"), ({"memory_GiB": float("nan")}, "^memory_GiB: "),
                          ({"split": "sideways"}, "split"), ({"free": "some"}, "free")):
         with pytest.raises(SpecError, match=name):
@@ -343,7 +343,7 @@ def test_the_api_check_takes_split():
 
     r = check("lenet-c", "tpu-mix-16", space="hypar", split="optimal", solvers=["joint", "accpar", "search"])
     assert r.agree and r.optimum_s == F(1330477, 52500000000) and [x.solver for x in r.rows] == ["joint", "accpar", "search"]
-    for kwargs, name in (({"split": "equal"}, "split"), ({"caps": ["9=1GB"]}, "^caps: "), ({"levels": 2}, "--levels"),
+    for kwargs, name in (({"split": "equal"}, "split"), ({"caps": ["9=1GB"]}, "^caps: "), ({"levels": 2}, "^levels: "),
                          ({"memory_GiB": 0.0}, "memory"), ({"solvers": ["nosuch"]}, "solvers"), ({"workers": 2}, "workers"),
                          ({"objective": "traffic"}, "objective"),
                          ({"alpha_grid": 1}, "alpha_grid"), ({"free": "some"}, "free")):

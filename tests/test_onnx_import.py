@@ -115,6 +115,88 @@ def test_gpt2_fused_qkv(tmp_path, split):
     rescore(p, sol)
 
 
+def _shape_of(net):
+    return [(L.kind, L.in_channels, L.out_channels, L.in_size) for L in net.layers], net.edges
+
+
+@pytest.mark.parametrize("head", ["tied", "tied_gemm"])
+def test_tied_lm_head_is_left_out_as_config_json_leaves_it(tmp_path, head):
+    # the same GPT as a config.json (tie_word_embeddings: true by default): one network, one answer
+    onnx_net = load_onnx(save(tmp_path, gpt2_block(head=head)))
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"model_type": "gpt2", "n_layer": 1, "n_embd": 64, "n_head": 4, "vocab_size": 100,
+                               "n_positions": 32}))
+    hf_net = load_model(str(cfg), batch=2, sequence=8)
+    assert _shape_of(onnx_net) == _shape_of(hf_net) == _shape_of(load_onnx(save(tmp_path, gpt2_block(), "b.onnx")))
+    note = next(a for a in onnx_net.approximations if "LM head" in a)
+    assert note == (f"node 'lm_head' ({'MatMul' if head == 'tied' else 'Gemm'}): LM head tied to the token embedding "
+                    "'wte': its 64 x 100 product (B*S*64*100 forward MACs) is not modelled")
+    assert any(a.startswith("LM head tied to the token embedding: its 64 x 100 product") for a in hf_net.approximations)
+
+
+def test_untied_lm_head_is_an_fc_layer(tmp_path):
+    net = load_onnx(save(tmp_path, gpt2_block(head="untied")))
+    assert kinds(net)[-1] == "fc" and (net.layers[-1].in_channels, net.layers[-1].out_channels) == (64, 100)
+    assert not any("LM head" in a for a in net.approximations)
+
+
+def _local_function_net():
+    """Two ``pkg.torch.Linear`` calls (MatMul + Add in model.functions) around a local
+    ``pkg.torch.QuickGelu`` (x * Sigmoid(1.702 x), no weight) that calls a nested ``Scale``."""
+    f, d = "pkg.torch", helper.make_opsetid("", 17)
+    linear = helper.make_function(f, "Linear", ["x", "w", "b"], ["y"], [
+        helper.make_node("MatMul", ["x", "w"], ["t"]), helper.make_node("Add", ["t", "b"], ["y"])], [d])
+    scale = helper.make_function(f, "Scale", ["x"], ["y"], [
+        helper.make_node("Constant", [], ["k"], value=numpy_helper.from_array(np.array(1.702, np.float32))),
+        helper.make_node("Mul", ["x", "k"], ["y"])], [d])
+    gelu = helper.make_function(f, "QuickGelu", ["x"], ["y"], [
+        helper.make_node("Scale", ["x"], ["s"], domain=f), helper.make_node("Sigmoid", ["s"], ["g"]),
+        helper.make_node("Mul", ["x", "g"], ["y"])], [d, helper.make_opsetid(f, 1)])
+    inits = [numpy_helper.from_array(np.zeros(shape, np.float32), n)
+             for n, shape in (("w1", (16, 32)), ("b1", (32,)), ("w2", (32, 8)), ("b2", (8,)))]
+    nodes = [helper.make_node("Linear", ["x", "w1", "b1"], ["h"], name="fc1", domain=f),
+             helper.make_node("QuickGelu", ["h"], ["r"], name="act", domain=f),
+             helper.make_node("Linear", ["r", "w2", "b2"], ["y"], name="fc2", domain=f)]
+    graph = helper.make_graph(nodes, "funcs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8])], inits)
+    return helper.make_model(graph, opset_imports=[d, helper.make_opsetid(f, 1)], functions=[linear, scale, gelu])
+
+
+def test_model_local_functions_are_inlined(tmp_path):
+    model = _local_function_net()
+    onnx.checker.check_model(model, full_check=True)
+    net = load_onnx(save(tmp_path, model), batch=8)
+    assert [(L.name, L.kind.value, L.in_channels, L.out_channels) for L in net.layers] == \
+        [("fc1", "fc", 16, 32), ("fc2", "fc", 32, 8)]
+    assert net.edges == ((0, 1),) and net.approximations == ()  # the activation is walked, not a custom operator
+    plain = load_network_text("version: 1\nname: funcs\nbatch: 8\nlayers:\n"
+                              "  - {name: fc1, kind: fc, in_features: 16, out_features: 32}\n"
+                              "  - {name: fc2, kind: fc, in_features: 32, out_features: 8}\n", "plain.yaml")
+    assert net.layers == plain.layers and net.edges == plain.edges
+
+
+def _learned_positions_net(rows=4):
+    """Token and learned position embeddings (positions Range(0, S) over the ids' shape), then an fc."""
+    from .onnx_nets import _G
+
+    g = _G()
+    s_len = g.op("Gather", [g.op("Shape", ["ids"]), g.const(1)], axis=0)
+    pos = g.op("Gather", [g.weight("wpe", rows, 8), g.op("Range", [g.const(0), s_len, g.const(1)])], name="wpe")
+    x = g.op("Add", [g.op("Gather", [g.weight("wte", 10, 8), "ids"], name="wte"), pos], name="emb")
+    y = g.linear("fc", x, 8, 8)
+    ins = [helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "seq"])]
+    return g.model("pos", ins, [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)])
+
+
+def test_a_sequence_beyond_the_learned_positions_is_refused(tmp_path):
+    f = save(tmp_path, _learned_positions_net(rows=4))
+    assert load_onnx(f, batch=2, sequence=4).sequence == 4
+    with pytest.raises(SpecError) as err:
+        load_onnx(f, batch=2, sequence=5)
+    assert str(err.value) == (f"{f}: node 'wpe' (Gather): looks up row 4 of table 'wpe', which has 4 rows "
+                              "(--seq 5: more than its 4 learned positions)")
+
+
 def test_sequence_first_attention_equals_batch_first(tmp_path):
     a = load_onnx(save(tmp_path, mha_encoder(seq_first=True), "sf.onnx"))
     b = load_onnx(save(tmp_path, mha_encoder(seq_first=False), "bf.onnx"))
@@ -208,3 +290,18 @@ def test_fused_attention_op_and_einsum(tmp_path):
         assert kinds(net) == ["fc", "fc", "fc", "attention", "fc"], style
         att = net.layers[3]
         assert (att.in_channels, att.out_channels, att.heads, att.in_size) == (96, 32, 4, (6, 1)), style
+
+
+def test_sizes_beyond_2_40_are_refused_as_in_yaml(tmp_path):
+    from .onnx_nets import _ext
+
+    big = 2**41
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, big])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "huge", [x], [y],
+                              [_ext("w", big, 4)])
+    f = save(tmp_path, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    with pytest.raises(SpecError) as err:
+        load_onnx(f)
+    assert str(err.value) == (f"{f}: node 'mm' (MatMul): input features 2,199,023,255,552 is beyond 2^40 = "
+                              "1,099,511,627,776, the bound on a size")

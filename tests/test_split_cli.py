@@ -166,7 +166,7 @@ def test_split_reports_memory_per_kind_and_exits_1_over_it(capsys):
     d = json.loads(out)
     assert code == 1 and d["ok"] is False and d["memory"]["v2"]["ok"] is False and d["memory"]["v3"]["ok"] is True
     assert d["memory"]["v2"]["memory_bytes"] == 21564152576 and [v["constraint"] for v in d["violations"]] == [
-        "memory of v2 <= 17.18 GB per accelerator"]
+        "memory of v2 <= 16 GiB (17.18 GB) per accelerator"]
     # the proportional split gives the v2 chips 15/56 of the batch: it fits; --memory 8 (every kind) does not
     code, out, err = run_cli(args + ["--split", "proportional", "--format", "json"], capsys)
     d = json.loads(out)

@@ -92,7 +92,8 @@ def test_bad_sweep_files_are_one_line_errors(tmp_path, capsys, body, message):
 def test_bad_options_are_one_line_errors(tmp_path, capsys):
     f = write(tmp_path / "s.yaml", "version: 1\ngrid: {levels: [1]}\n")
     for args, message in ((["--shard", "2/2"], "--shard: needs 0 <= I < N"), (["--shard", "x"], "--shard: must be I/N"),
-                          (["--pareto", "step_time_s"], "--pareto: needs two or more columns"),
+                          (["--pareto", "step_time_s"], "--pareto: needs two or more different columns"),
+                          (["--pareto", "step_time_s,step_time_s"], "--pareto: needs two or more different columns"),
                           (["--pareto", "step_time_s,colour"], "--pareto: unknown column colour"),
                           (["--scheduler", "tcp://x:1"], "--scheduler: only with --engine dask")):
         code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o"), *args], capsys)
@@ -497,7 +498,7 @@ def test_api_raises_spec_error_for_a_bad_file(tmp_path):
     f = write(tmp_path / "s.yaml", "version: 1\ngrid: {levels: [0]}\n")
     with pytest.raises(SpecError, match="grid.levels"):
         sweep(f)  # at the call, before any row
-    with pytest.raises(SpecError, match="--shard"):
+    with pytest.raises(SpecError, match="^shard: needs 0 <= I < N"):
         sweep(write(tmp_path / "t.yaml", "version: 1\ngrid: {levels: [1]}\n"), shard="3/2")
 
 
@@ -614,3 +615,24 @@ def test_a_dp_plan_over_a_cap_keeps_its_status_with_violations(tmp_path, capsys)
     (row,) = read_csv(tmp_path / "o")
     assert row["status"] == "level-optimal" and row["violations"] == "cap level 1 <= 1 kB (caps)"
     assert row["traffic_elements"] != ""
+
+
+def test_merge_of_a_missing_folder_says_it_does_not_exist(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    code, _, err = run_cli(["sweep", "merge", str(tmp_path / "nonexist"), "--out", str(tmp_path / "o")], capsys)
+    assert (code, err) == (2, f"explore: error: {tmp_path / 'nonexist'}: no such folder\n")
+    code, _, err = run_cli(["sweep", "merge", str(tmp_path / "empty"), "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and err.endswith("empty: not a sweep output folder (no sweep.json)\n")
+
+
+def test_a_folder_given_as_a_model_is_named_a_directory(tmp_path, capsys):
+    (tmp_path / "adir").mkdir()
+    f = write(tmp_path / "s.yaml", "version: 1\ngrid: {model: [adir], levels: [1]}\n")
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and err.endswith(f"grid.model[0]: {str(tmp_path / 'adir')!r} is a directory, not a file\n"), err
+
+
+def test_points_given_as_a_mapping_is_one_error(tmp_path, capsys):
+    f = write(tmp_path / "s.yaml", "version: 1\npoints: {model: lenet-c}\n")
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o")], capsys)
+    assert (code, err) == (2, f"explore: error: {f}: points: must be a list of mappings (- {{key: value}} each), got a dict\n")

@@ -118,11 +118,12 @@ def test_reference_needs_one(done, capsys):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--x", "levels", "--y", "colour"], "unknown column colour"),
-    (["--x", "levels", "--y", "traffic_bytes"], "several rows for levels=1; these columns also vary: model, solver"),
+    (["--x", "levels", "--y", "colour"], "explore: error: --y: unknown column colour ("),
+    (["--x", "levels", "--y", "traffic_bytes"], "explore: error: --hue: several rows for levels=1; these columns also vary: model, solver"),
     (["--x", "levels", "--y", "traffic_bytes", "--out", "x.jpg"], "--out: must end in .png or .svg"),
     (["--plan", "12"], "--plan: point 12 has no plan (status infeasible"),
     (["--plan", "99"], "--plan: no point 99"),
+    (["--x", "levels", "--y", "traffic_bytes", "--where", "foo=1"], "explore: error: --where: unknown column foo ("),
     (["--x", "levels", "--y", "model", "--kind", "heatmap"], "--z: a heatmap needs --z COL"),
     (["--x", "levels", "--y", "traffic_bytes", "--where", "model=vgg-z"], "--where model=vgg-z: no row has it (values: lenet-c, alexnet)"),
 ])
@@ -148,3 +149,36 @@ def test_plan_layer_names_stay_level_when_they_fit(done, tmp_path):
     labels = layout.shown_xticklabels(fig.axes[0])
     assert len(labels) == 19 and {t.get_rotation() for t in labels} != {0.0}
     assert not layout.overlapping(labels, fig.canvas.get_renderer())
+
+
+@pytest.mark.parametrize("kind", ["chart", "pareto", "plan"])
+@pytest.mark.parametrize("bad", ["folder", "slash", "proc", "empty"])
+def test_unwritable_out_is_one_line_before_any_work(done, tmp_path, capsys, monkeypatch, kind, bad):
+    from explorer.app.sweep import plot
+
+    def no_work(*a, **k):
+        raise AssertionError("read or drew before checking --out")
+
+    for name in ("plot_chart", "plot_pareto", "plot_plan", "with_reference_axes"):
+        monkeypatch.setattr(plot, name, no_work)
+    (tmp_path / "d.png").mkdir()
+    out, why = {"folder": (str(tmp_path / "d.png"), "is a directory"),
+                "slash": (str(tmp_path / "n.png") + "/", "names a folder (ends in /)"),
+                "proc": ("/proc/x.png", "folder /proc is not writable"),
+                "empty": ("", None)}[bad]
+    if bad == "proc" and not Path("/proc/self").is_dir():
+        pytest.skip("needs Linux /proc")
+    args = {"chart": ["--x", "levels", "--y", "traffic_bytes", "--where", "model=alexnet", "--where", "solver=dp"],
+            "pareto": ["--pareto", "--x", "step_time_s", "--y", "traffic_bytes"], "plan": ["--plan", "0"]}[kind]
+    code, _, err = run_cli(["plot", str(done), *args, "--out", out], capsys)
+    expected = f"--out: cannot write {out}: {why}" if why else "--out: must not be empty"
+    assert (code, err) == (2, f"explore: error: {expected}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.png"]
+
+
+def test_a_file_is_not_a_sweep_folder_and_workers_are_bounded(tmp_path, capsys):
+    (tmp_path / "f.txt").write_text("x")
+    code, _, err = run_cli(["plot", str(tmp_path / "f.txt"), "--x", "a", "--y", "b"], capsys)
+    assert (code, err) == (2, f"explore: error: {tmp_path / 'f.txt'}: not a folder (explore plot reads a sweep output folder)\n")
+    code, _, err = run_cli(["sweep", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "o"), "--workers", "1000"], capsys)
+    assert code == 2 and "1000 is not in the range 1<=x<=256" in err

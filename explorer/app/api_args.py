@@ -94,7 +94,7 @@ def check_sweep_args(spec: Any, out: Any, workers: Any, engine: Any, scheduler: 
         raise SpecError("spec", f"must be a sweep file path, a mapping or a Sweep, got {shown(spec)}")
     if out is not None and not isinstance(out, (str, PathLike)):
         raise SpecError("out", f"must be a folder path or None, got {shown(out)}")
-    check_int(workers, "workers", 1)
+    check_int(workers, "workers", 1, MAX_WORKERS)
     if not isinstance(engine, str):
         raise SpecError("engine", f"must be 'local' or 'dask', got {shown(engine)}")
     if scheduler is not None and not isinstance(scheduler, str):

@@ -91,7 +91,7 @@ class _Default(click.Command):
 @sweep_group.command("run", cls=_Default, hidden=True)
 @click.argument("file")
 @click.option("--out", "out", required=True, metavar="DIR", help="Folder for results.csv, plans.jsonl, sweep.json and the cache.")
-@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes (default: one per core); with --engine dask and no scheduler, LocalCluster workers.")
+@click.option("--workers", type=click.IntRange(min=1, max=256), default=None, help="Processes, 1..256 (default: one per core); with --engine dask and no scheduler, LocalCluster workers.")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True, help="local: a process pool; dask: a Dask distributed cluster.")
 @click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="Dask scheduler to use (default: start a local cluster).")
 @click.option("--shard", default=None, metavar="I/N", help="Run only every N-th point from point I (0 <= I < N), e.g. for a job array.")
@@ -111,8 +111,10 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, 
     Join shard outputs with: explore sweep merge DIR... --out DIR.
     """
     from ..api import sweep
+    from .sweep.runner import parse_shard
     from .sweep.spec import MAX_POINTS, load_sweep
 
+    parse_shard(shard)  # named --shard here (the API names its argument)
     sw = load_sweep(file, max_points or MAX_POINTS)
     report = Reporter(quiet)
     rows = []
@@ -206,12 +208,16 @@ def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto,
     from .sweep import plot
 
     if not Path(folder).is_dir():
-        raise InputError(f"{folder}: no such sweep output folder")
+        what = ("not a folder (explore plot reads a sweep output folder)" if Path(folder).exists()
+                else "no such sweep output folder")
+        raise InputError(f"{folder}: {what}")
     chart = plot.Chart(kind, x, y, _columns(hue), z, plot.parse_where(where), logx, logy, title, reference)
     if reference and (plan is not None or pareto):
         raise InputError("--reference: draws on a line, bar or scatter chart, not with --plan or --pareto")
+    if out is not None:
+        _check_out(out)
     chart = plot.with_reference_axes(folder, chart)
-    target = out or str(Path(folder) / plot.default_name(chart, pareto, plan))
+    target = out or _check_out(str(Path(folder) / plot.default_name(chart, pareto, plan)))
     if plan is not None:
         done = plot.plot_plan(folder, plan, target)
     elif pareto:
@@ -221,6 +227,16 @@ def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto,
     for note in done.notes:  # also on the figure, under its title
         click.echo(f"explore plot: warning: {note}", err=True)
     click.echo(f"wrote {done.path}", err=True)
+
+
+def _check_out(out: str) -> str:
+    """``--out`` (or the default image name) refused before anything is read or drawn."""
+    from .sweep import plot
+
+    if not out.strip():
+        raise InputError("--out: must not be empty")
+    plot.check_target(out)
+    return out
 
 
 def attach(group: click.Group) -> None:

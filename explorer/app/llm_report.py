@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core.llm_calibration import TABLE5, calibration_for, range_notes
 from ..core.solution import Status
-from ..core.units import safe_float
+from ..core.units import count_words, safe_float
 from ..solvers.llm_search import LlmSearchResult, Scored, tensor_types_proven
 from ..solvers.llm_space import MAX_MICRO_BATCH
 from .render import fmt_seconds
@@ -347,13 +347,6 @@ def bubble_notes(report: LlmReport) -> tuple[str, ...]:
         return (f"{head} as given: --degrees virtual=V would interleave it (V dividing {report.layers // p}, "
                 "the layers a stage)",)
     return (f"{head}: interleaving these degrees was possible and searched, and is not faster (or does not fit)",)
-
-
-def count_words(n: int) -> str:
-    """A parameter count for reading: 175.0B, 1,000.0B, 125.0M, 12,345."""
-    if n >= 10**9:
-        return f"{n / 10**9:,.1f}B"
-    return f"{n / 10**6:,.1f}M" if n >= 10**6 else f"{n:,}"
 
 
 def _parameter_words(report: LlmReport) -> str:

@@ -20,6 +20,7 @@ Every failure is an ``OutputError`` whose text is one line naming the option and
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -117,7 +118,9 @@ def check_not_an_input(path: str | None, inputs: dict[str, str | None], option: 
 
 def check_writable(path: str, option: str = "--output") -> None:
     """Refuse, before any work, a destination that cannot be written (missing folder, a folder,
-    no permission), so a long solve never ends in a lost report."""
+    no permission), so a long solve never ends in a lost report. The folder is probed by creating
+    and removing a temp file there (as ``write_text`` will), since permission bits do not tell
+    (root passes ``os.access`` on /proc); the destination itself is neither created nor touched."""
     if path == "-":
         return
     fd = inherited_fd(path)
@@ -128,6 +131,8 @@ def check_writable(path: str, option: str = "--output") -> None:
             raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None
         return
     st = _existing(path, option)
+    if path.endswith("/"):
+        raise OutputError(f"{option}: cannot write {path}: names a folder (ends in /)")
     if st is not None and not stat.S_ISREG(st.st_mode):
         if not os.access(path, os.W_OK):
             raise OutputError(f"{option}: cannot write {path}: permission denied")
@@ -136,10 +141,21 @@ def check_writable(path: str, option: str = "--output") -> None:
     folder = target.parent
     if not folder.is_dir():
         raise OutputError(f"{option}: cannot write {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise OutputError(f"{option}: cannot write {path}: folder {folder} is not writable")
     if st is not None and not os.access(target, os.W_OK):
         raise OutputError(f"{option}: cannot write {path}: permission denied")
+    _probe_folder(path, folder, option)
+
+
+def _probe_folder(path: str, folder: Path, option: str) -> None:
+    """Create and remove a temp file in ``folder``; OutputError when it cannot take one."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".explore-probe.", suffix=".tmp")
+    except OSError as err:
+        if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT):
+            raise OutputError(f"{option}: cannot write {path}: folder {folder} is not writable") from None
+        raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None
+    os.close(fd)
+    os.unlink(tmp)
 
 
 def _umask() -> int:

@@ -10,7 +10,7 @@ from fractions import Fraction
 from ..core.plan import Plan
 from ..core.solution import BROKEN_PLAN_NOTE, Status
 from ..core.units import safe_float
-from .results import CheckReport, Inputs, RunResult, StepTerms
+from .results import CheckReport, Inputs, RunResult, SolverReport, StepTerms
 
 WIDE = 16  # more layers than this: one row per layer instead of one per level
 
@@ -96,6 +96,13 @@ def _constraints_line(inputs: Inputs) -> str:
         parts.append(f"memory {safe_float(cons.memory_bytes / 2**30):g} GiB/accelerator (weight copies {cons.weight_copies})")
     parts += [p.name for p in cons.pins] + [f.name for f in cons.forbids]
     return "constraints: " + ", ".join(parts)
+
+
+def _given_constraints(inputs: Inputs) -> bool:
+    """Constraints beyond the array's own memory (caps, --memory, pins, forbids): ``explore check``
+    shows them in its header."""
+    cons = inputs.constraints
+    return bool(cons.caps or cons.memory_set or cons.pins or cons.forbids)
 
 
 def render_table(result: RunResult) -> str:
@@ -209,6 +216,7 @@ def render_check(r: CheckReport) -> str:
         f"check: {i.model} on {i.array} ({i.accelerators} accelerators, {i.levels} level{'s' if i.levels != 1 else ''}), "
         f"space {i.space.value}, objective {i.objective.value}, batch {i.batch}",
         *(f"warning: {w}" for w in i.warnings),
+        *([_constraints_line(i)] if _given_constraints(i) else []),
         *([f"objective: step time = {_terms(r.time_terms, None)}"] if r.time_terms is not None else []),
         "",
         "DP level by level (each level must be optimal given the levels above):",
@@ -226,11 +234,30 @@ def render_check(r: CheckReport) -> str:
             lines.append(f"  {name:<8}{'refused':<15}  {s.reason}")
             continue
         lines.append(f"  {name:<8}{s.status.value:<15}{_fmt(i, s.objective):>22}{_fmt(i, s.bound):>22}  "
-                     f"{s.method or '':<30}{s.wall_s:>9.3f}s")
+                     f"{s.method or '':<30}{s.wall_s:>9.3f}s{_breaks(s)}")
     lines.append("")
     lines += _optimum_lines(r)
     lines.append("verdict: " + ("everything agrees with the model" if r.agree else "MISMATCH: " + "; ".join(r.problems)))
     return "\n".join(lines) + "\n"
+
+
+def _broken(s: SolverReport) -> tuple[str, ...]:
+    """What a solver's plan breaks (the DP's, under caps or memory it does not enforce)."""
+    return tuple(v.constraint for v in s.figures.violations) if s.figures is not None else ()
+
+
+def _breaks(s: SolverReport) -> str:
+    return f"  PLAN BREAKS: {'; '.join(_broken(s))}" if _broken(s) else ""
+
+
+def _dp_against(r: CheckReport) -> str:
+    """The DP's objective and its gap to the optimum; no gap when its plan breaks the constraints."""
+    i, o, unit = r.inputs, r.optimum, r.inputs.objective_unit
+    if o.dp_gap is None:
+        broken = "; ".join(_broken(r.dp)) or "the constraints"
+        return (f"DP {_fmt(i, o.dp_objective)}: no gap, its plan breaks {broken} "
+                "(the DP enforces only pins and forbids, not caps or memory)")
+    return f"DP {_fmt(i, o.dp_objective)}: gap {_fmt(i, o.dp_gap)} {unit} ({o.dp_gap_percent:.3f}%)"
 
 
 def _optimum_lines(r: CheckReport) -> list[str]:
@@ -249,13 +276,9 @@ def _optimum_lines(r: CheckReport) -> list[str]:
         return ["the DP refused this problem: no gap to report" if r.dp.refused
                 else "no solver proved the joint optimum within its limits"]
     lines = [
-        f"proven optimum {_fmt(i, o.objective)} {unit} ({', '.join(o.proven_by)}); "
-        f"DP {_fmt(i, o.dp_objective)}: gap {_fmt(i, o.dp_gap)} {unit} "
-        f"({o.dp_gap_percent:.3f}%)",
+        f"proven optimum {_fmt(i, o.objective)} {unit} ({', '.join(o.proven_by)}); " + _dp_against(r),
         f"the optimum was proven by {o.method} (" + ", ".join(f"{n}: {m}" for n, m in o.methods) + ")",
     ]
-    if not o.dp_satisfies_constraints:
-        lines.append("the DP's plan breaks the constraints (it enforces only pins and forbids): " + (r.dp.reason or ""))
     if o.cells_differing:
         cells = ", ".join(f"{c.layer}@{c.level} {c.dp.value}->{c.optimum.value}" for c in o.cells_differing)
         lines.append(f"cells where the DP differs from the optimum (layer@level dp->optimum): {cells}")

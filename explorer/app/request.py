@@ -53,6 +53,13 @@ def _strings(value: Any, name: str, form: str) -> tuple[str, ...]:
     raise SpecError(name, f"must be a list of {form} strings, got {shown(value)}")
 
 
+def _check_ref(value: Any, name: str, kind: type, what: str) -> None:
+    """``model`` or ``array``: a name or path (str, PathLike) or an object of ``kind``."""
+    if isinstance(value, (str, PathLike, kind)):
+        return
+    raise SpecError(name, f"must be {what}, got {shown(value)}")
+
+
 def _caps(value: Any) -> tuple[str, ...]:
     """``caps`` as a mapping {level: amount} ({3: "5MB"}) or "LEVEL=AMOUNT" strings (["3=5MB"])."""
     if isinstance(value, Mapping):
@@ -88,6 +95,8 @@ def build_problem(
         check_batch(batch)
     if seq is not None:
         check_batch(seq, "--seq")
+    _check_ref(model, "model", Network, "a model name, a path or a Network")
+    _check_ref(array, "array", ArraySpec, "an array name, a path or an ArraySpec")
     arr = array if isinstance(array, ArraySpec) else load_array(str(array))
     if batch is None:
         batch = arr.batch  # the array's evaluation batch, when it declares one

@@ -199,10 +199,25 @@ def batch_warning(batch: int, n: int) -> str | None:
             f"gives {Fraction(batch, n)} of a sample per accelerator (amounts are exact fractions, not whole samples)")
 
 
+_BEYOND = {"repeat": "the last listed level's again", "halve": "halved level by level",
+           "double": "doubled level by level"}
+
+
+def beyond_warning(arr: ArraySpec) -> str | None:
+    """The warning for --levels beyond the levels the array file lists bandwidths for."""
+    n = arr.listed_levels
+    if not n or arr.levels <= n:
+        return None
+    span = f"level {n} is" if arr.levels == n + 1 else f"levels {n}-{arr.levels - 1} are"
+    return (f"{span} beyond the {n} levels array {arr.name} lists: their link bandwidth is "
+            f"{_BEYOND[arr.bandwidth_beyond.value]} ({float(arr.bandwidth_GBps[n]):g} GB/s at level {n}; "
+            f"the array's bandwidth_beyond: {arr.bandwidth_beyond.value})")
+
+
 def input_warnings(problem: Problem) -> tuple[str, ...]:
     """What the user should know about the inputs."""
-    out = [w for w in (batch_warning(problem.network.batch, problem.array.accelerators),) if w]
     arr = problem.array
+    out = [w for w in (batch_warning(problem.network.batch, arr.accelerators), beyond_warning(arr)) if w]
     if arr.is_heterogeneous:
         smallest = arr.memory_GiB * 2**30
         limit = problem.constraints.memory_bytes
@@ -503,11 +518,15 @@ class Optimum:
     methods: tuple[tuple[str, str], ...] = ()  # (solver, method) for every solver that proved it
 
     @property
-    def dp_gap(self) -> Fraction:
-        return self.dp_objective - self.objective
+    def dp_gap(self) -> Fraction | None:
+        """The DP's objective over the optimum; None when the DP's plan breaks the constraints
+        (a plan that breaks them is no answer to the problem: no gap, as a sweep's ``dp_gap``)."""
+        return self.dp_objective - self.objective if self.dp_satisfies_constraints else None
 
     @property
-    def dp_gap_percent(self) -> float:
+    def dp_gap_percent(self) -> float | None:
+        if self.dp_gap is None:
+            return None
         return float(100 * self.dp_gap / self.objective) if self.objective else 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -518,7 +537,7 @@ class Optimum:
             "method": self.method,
             "methods": dict(self.methods),
             "dp_objective": exact_number(self.dp_objective),
-            "dp_gap": exact_number(self.dp_gap),
+            "dp_gap": None if self.dp_gap is None else exact_number(self.dp_gap),
             "dp_gap_percent": self.dp_gap_percent,
             "cells_differing": [c.to_json() for c in self.cells_differing],
             "dp_satisfies_constraints": self.dp_satisfies_constraints,

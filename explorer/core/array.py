@@ -53,6 +53,9 @@ class ArraySpec:
     # The batch this array's evaluation was made at (e.g. the paper's 256): the default when no
     # batch is given on the command line; None: the network's own default batch.
     batch: int | None = None
+    # The levels the array file lists bandwidths for, when --levels went beyond them (0: no level
+    # is beyond): the levels below took bandwidth_beyond's rule (input_warnings says so).
+    listed_levels: int = 0
 
     def __post_init__(self) -> None:
         if len(self.bandwidth_GBps) != self.levels:
@@ -110,7 +113,10 @@ class ArraySpec:
         caps = list(self.cap_bytes[:levels])
         if caps:
             caps += [None] * (levels - len(caps))
-        return replace(self, levels=levels, bandwidth_GBps=tuple(bw), cap_bytes=tuple(caps), leaves=leaves)
+        listed = self.listed_levels or self.levels
+        beyond = listed if levels > listed and self.shared_bandwidth_GBps is None else 0
+        return replace(self, levels=levels, bandwidth_GBps=tuple(bw), cap_bytes=tuple(caps), leaves=leaves,
+                       listed_levels=beyond)
 
 
 def check_levels(levels: object, source: str) -> int:

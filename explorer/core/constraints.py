@@ -102,7 +102,7 @@ class Constraints:
 
     @property
     def memory_name(self) -> str:
-        return f"memory <= {format_bytes(self.memory_bytes)} per accelerator" if self.memory_bytes is not None else ""
+        return f"memory <= {format_memory(self.memory_bytes)} per accelerator" if self.memory_bytes is not None else ""
 
     @property
     def memory_source(self) -> str:
@@ -152,3 +152,9 @@ def format_bytes(x: Fraction | int | float | None) -> str:
         if abs(v) >= scale:
             return f"{v / scale:.4g} {unit}"
     return f"{v:.4g} B"
+
+
+def format_memory(x: Fraction | int) -> str:
+    """A memory limit in GiB, the unit ``--memory`` and ``memory_GiB`` take, and in the tables'
+    decimal units beside it: '0.05 GiB (53.69 MB)'."""
+    return f"{safe_float(Fraction(x) / 2**30):.4g} GiB ({format_bytes(x)})"

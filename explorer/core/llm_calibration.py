@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from .units import count_words
+
 DIGITS = 4  # the stored constant: the exact root rounded to 4 decimal places
 EFFICIENCY_A100 = Fraction(1237, 2000)  # 0.6185: calibrate_efficiency(Table 5) = 0.6184544..., rounded
 # (0.6432 before the tensor level charged sequence parallelism's reduce-scatters, which lowered
@@ -64,8 +66,8 @@ def range_notes(gpu_name: str, parameters: int, experts: int = 0) -> tuple[str, 
     out = []
     if parameters < c.min_parameters or parameters > c.max_parameters:
         side = "below" if parameters < c.min_parameters else "above"
-        out.append(f"outside the calibrated range: {parameters / 1e9:,.1f}B parameters, {side} the calibration "
-                   f"rows' {c.min_parameters / 1e9:,.1f}B to {c.max_parameters / 1e9:,.1f}B (one efficiency does not "
+        out.append(f"outside the calibrated range: {count_words(parameters)} parameters, {side} the calibration "
+                   f"rows' {count_words(c.min_parameters)} to {count_words(c.max_parameters)} (one efficiency does not "
                    "follow the matmul size: small models ran below it, large ones above; flagged, not refitted)")
     if experts:
         out.append("outside the calibrated range: a mixture of experts (the efficiency was fitted on dense GPTs; "

@@ -12,7 +12,8 @@ from typing import Iterator
 OPTION_ARGUMENTS = {"--split": "split", "--solver": "solver", "--alpha-grid": "alpha_grid", "--free": "free",
                     "--grid-only": "grid_only", "--time-limit": "time_limit", "--objective": "objective",
                     "--cap": "caps", "--pin": "pins", "--forbid": "forbids", "--constraints": "constraints",
-                    "--memory": "memory_GiB", "--weight-copies": "weight_copies", "--seq": "seq", "--batch": "batch"}
+                    "--memory": "memory_GiB", "--weight-copies": "weight_copies", "--seq": "seq", "--batch": "batch",
+                    "--model": "model", "--array": "array", "--levels": "levels", "--space": "space"}
 
 _BY_ARGUMENT: ContextVar[bool] = ContextVar("by_argument", default=False)
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from .array import ArraySpec
-from .constraints import Constraints, format_bytes
+from .constraints import Constraints, format_memory
 from .names import is_option
 from .evaluate import Evaluation, Violation, violations
 from .network import Network
@@ -116,8 +116,8 @@ JOINT_INSTEAD = ("add --solver brute, exact or cpsat (they keep to caps and memo
 
 def kind_memory_violation(kind: str, limit_bytes: Fraction, actual_bytes: Fraction) -> Violation:
     """A kind over its memory, as every split path writes it: its most loaded accelerator's
-    footprint against the kind's limit ("memory of v3 <= 289.9 MB per accelerator")."""
-    return Violation(f"memory of {kind} <= {format_bytes(limit_bytes)} per accelerator", limit_bytes, actual_bytes)
+    footprint against the kind's limit ("memory of v3 <= 0.27 GiB (289.9 MB) per accelerator")."""
+    return Violation(f"memory of {kind} <= {format_memory(limit_bytes)} per accelerator", limit_bytes, actual_bytes)
 
 
 def joint_refusal(constraints: Constraints, objective: Objective, array: ArraySpec) -> tuple[str, str] | None:

@@ -39,6 +39,9 @@ def parse_amount(text: str) -> tuple[Fraction, str]:
     if isinstance(text, (int, float)) or _NUMBER.match(str(text)):
         raise ValueError(f"{shown(text)} has no unit: write e.g. {text}B for bytes or {text}ms for a time budget")
     m = _AMOUNT.match(str(text))
+    negative = re.match(r"^\s*-", str(text)) and _AMOUNT.match(str(text).replace("-", "", 1))
+    if negative:
+        raise ValueError(f"{shown(text)} must be > 0")
     if not m:
         raise ValueError(f"cannot read {shown(text)} as an amount with a unit (e.g. 2GB, 512MiB, 3ms)")
     number, unit = m.group(1), m.group(2)
@@ -88,3 +91,10 @@ def safe_float(x: Fraction | int | float) -> float:
         return float(x)
     except OverflowError:
         return math.inf if x > 0 else -math.inf
+
+
+def count_words(n: int) -> str:
+    """A parameter count for reading: 175.0B, 1,000.0B, 125.0M, 12,345."""
+    if n >= 10**9:
+        return f"{n / 10**9:,.1f}B"
+    return f"{n / 10**6:,.1f}M" if n >= 10**6 else f"{n:,}"

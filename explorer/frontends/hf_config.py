@@ -83,6 +83,8 @@ def _read_json(path: str | Path) -> dict:
     except _DuplicateKey as e:
         raise SpecError(str(path), f"duplicate key {shown(e.args[0])} (give each key once: readers differ on "
                                    "which one counts)") from None
+    except IsADirectoryError:
+        raise SpecError(str(path), "is a directory, not a file") from None
     except OSError as e:
         raise SpecError(str(path), f"cannot read: {e.strerror or e}") from None
     except (UnicodeDecodeError, ValueError) as e:  # JSONDecodeError; an integer beyond Python's digit limit

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..core.errors import SpecError
 from ..core.network import NETWORK_INPUT, LayerKind, Network
 from .graph_build import build_graph
-from .onnx_graph import INT_TYPES, fill_dynamic_axes, node_label, ordered_nodes, printable
+from .onnx_graph import INT_TYPES, fill_dynamic_axes, inline_local_functions, node_label, ordered_nodes, printable
 
 JOIN_OPS = {
     "Add": LayerKind.ADD, "Sum": LayerKind.ADD, "Sub": LayerKind.ADD, "Mul": LayerKind.ADD, "Div": LayerKind.ADD,
@@ -45,6 +45,8 @@ class _Importer:
         self.part: dict[str, int] = {}  # tensor -> channels, when a channel slice of its producer's output
         self.experts: dict[str, str] = {}  # tensor -> the stored weight a router's indices select from
         self.folded: set[str] = set()  # constants computed by folding shape subgraphs
+        self.bases: dict[str, set[str]] = {}  # weight view (a Transpose of a stored weight) -> the stored weights
+        self.gathered: set[str] = set()  # tables an embedding Gather reads (a tied LM head shares one)
         self.approx: list[str] = []
 
     def fail(self, msg: str) -> SpecError:
@@ -58,6 +60,8 @@ class _Importer:
             model = read_model_shapes(self.src)
         except FileNotFoundError:
             raise self.fail("no such file") from None
+        except IsADirectoryError:
+            raise self.fail("is a directory, not a file") from None
         except Exception as err:  # WireError, ValueError, IndexError, OSError, protobuf DecodeError and others
             raise self.fail(f"cannot read as ONNX: {str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
         if not model.graph.node:
@@ -94,7 +98,7 @@ class _Importer:
 
         from .onnx_fold import fold_shapes
 
-        model = self.read()
+        model = inline_local_functions(self.read(), self.src)
         graph = model.graph
         nodes = ordered_nodes(graph, self.src)  # dangling inputs and cycles refused here
         index = {id(n): k for k, n in enumerate(graph.node)}
@@ -118,6 +122,7 @@ class _Importer:
                 else:
                     self.source[inp.name] = NETWORK_INPUT
         self.helper = helper
+        self.gathered = {n.input[0] for n in graph.node if n.op_type == "Gather" and n.input and self.is_table(n.input[0])}
         for k, node in enumerate(graph.node):
             self.visit(first_out.get(node.output[0], k) if node.output else k, node)
         weighted = [n for _, n in self.nodes if not n["kind"].is_join]
@@ -207,8 +212,7 @@ class _Importer:
             self.weighted(i, node, desc)
             return
         if op in ("Conv", "Gemm") or (op == "MatMul" and len(acts) == 1):
-            raise self.fail(f"{desc}: its weight (second input) is not a constant tensor; only products of an "
-                            "activation with a stored weight are weighted layers")
+            raise self.fail(f"{desc}: {self.weight_problem(node)}")
         if op in FUSED_ATTENTION:
             self.attention_node(i, node, desc, producers, closes=True)
             return
@@ -235,6 +239,15 @@ class _Importer:
             self.score_bias(open_att[0], node, producers)
             return
         self.join(i, node, desc, kind, producers, acts)
+
+    def weight_problem(self, node) -> str:
+        """Why a Conv/Gemm/MatMul is no weighted layer: a stored weight as its first input (W x),
+        or no stored weight at all."""
+        if node.input and node.input[0] in self.consts and len(node.input) > 1 and node.input[1] in self.source:
+            return ("its stored weight is its first input (weight times activation); only products of an activation "
+                    "with a stored weight as the second input are weighted layers")
+        return ("its weight (second input) is not a constant tensor; only products of an activation with a stored "
+                "weight are weighted layers")
 
     def custom_op(self, node, desc: str) -> bool:
         """An operator of another domain: True to walk it like a standard one (known fused
@@ -300,9 +313,11 @@ class _Importer:
         reading it is a weighted layer."""
         from onnx import TensorProto
 
+        bases = set().union(*(self.bases.get(x, {x}) for x in node.input if x and self.is_weight(x)))
         for out in node.output:
             shape = self.shapes.get(out)
             if out and shape and all(shape) and len(shape) >= 2:
+                self.bases[out] = bases
                 t = TensorProto()
                 t.name, t.data_type = out, TensorProto.FLOAT
                 t.dims.extend(shape)
@@ -338,8 +353,20 @@ class _Importer:
         return t is not None and len(t.dims) == 2 and t.data_type in FLOAT_TYPES and name not in self.folded
 
     def add_node(self, spec: dict, out: str) -> None:
+        self.check_sizes(spec)
         self.nodes.append((len(self.nodes), spec))
         self.source[out] = spec["name"]
+
+    def check_sizes(self, spec: dict) -> None:
+        """Every size at most 2^40, as a YAML network's (an exported dimension of 2^62 is no network)."""
+        from .fields import MAX_INT
+
+        sizes = {"input features": spec.get("din"), "output features": spec.get("dout"),
+                 "positions": prod(spec.get("s_in") or (1,)), "output positions": prod(spec.get("s_out") or (1,)),
+                 "kernel": prod(spec.get("kernel") or (1,))}
+        for what, v in sizes.items():
+            if v is not None and v > MAX_INT:
+                raise self.fail(f"{spec['path']}: {what} {v:,} is beyond 2^40 = {MAX_INT:,}, the bound on a size")
 
     def embedding(self, i: int, node, desc: str) -> None:
         vocab, hidden = (int(d) for d in self.consts[node.input[0]].dims)
@@ -348,6 +375,7 @@ class _Importer:
             raise self.fail(f"{desc}: a Gather on a table along axis {axis} is not an embedding lookup")
         name = self.new_name(node, i)
         idx = node.input[1] if len(node.input) > 1 else ""
+        self.check_rows(idx, node.input[0], vocab, desc)
         broadcast = idx not in self.side and idx not in self.source
         known = self.shapes.get(node.output[0])
         if broadcast and (not known or any(not d for d in known)) and self.seq:
@@ -365,6 +393,22 @@ class _Importer:
         spec = {"name": name, "path": desc, "kind": LayerKind.EMBEDDING, "inputs": [], "din": vocab, "dout": hidden,
                 "kernel": (1, 1), "s_in": (tokens, 1), "s_out": (tokens, 1), "broadcast": broadcast}
         self.add_node(spec, node.output[0])
+
+    def check_rows(self, idx: str, table: str, rows: int, desc: str) -> None:
+        """Constant indices (positions 0..S-1 once --seq is filled) must name rows of the table:
+        a learned position table has no row beyond its size."""
+        from onnx import numpy_helper
+
+        t = self.consts.get(idx)
+        try:
+            ids = numpy_helper.to_array(t) if t is not None else None
+        except (ValueError, TypeError, OSError):
+            return
+        if ids is None or not ids.size or ids.dtype.kind not in "iu" or -rows <= int(ids.min()) <= int(ids.max()) < rows:
+            return
+        seq = f" (--seq {self.seq}: more than its {rows} learned positions)" if self.seq and int(ids.max()) == self.seq - 1 else ""
+        raise self.fail(f"{desc}: looks up row {int(ids.max())} of table {printable(table)!r}, which has {rows} "
+                        f"rows{seq}")
 
     def weighted(self, i: int, node, desc: str) -> None:
         name = self.new_name(node, i)
@@ -395,9 +439,24 @@ class _Importer:
                 din, dout = (w[1], w[0]) if attrs.get("transB", 0) else (w[0], w[1])
             else:
                 din, dout = w
+            if self.tied_head(node, desc, din, dout):
+                return
             tokens = self.per_sample(prod(xs), din, desc, f"its input {x!r}")
             spec.update(kind=LayerKind.FC, din=din, dout=dout, kernel=(1, 1), s_in=(tokens, 1), s_out=(tokens, 1))
         self.add_node(spec, node.output[0])
+
+    def tied_head(self, node, desc: str, din: int, dout: int) -> bool:
+        """A product whose weight is (a view of) a table an embedding looks up: an LM head tied to
+        the token embedding. Left out, as the transformer specs and config.json leave it out (a
+        separate fc layer would count the shared weight's gradient and memory twice); its output
+        is its input's producer's. True when it was one."""
+        shared = sorted(self.bases.get(node.input[1], {node.input[1]}) & self.gathered)
+        if not shared:
+            return False
+        self.pass_through(node, node.input[0], self.source[node.input[0]])
+        self.approx.append(f"{desc}: LM head tied to the token embedding {printable(shared[0])!r}: its {din} x {dout} "
+                           f"product (B*S*{din}*{dout} forward MACs) is not modelled")
+        return True
 
     def attention_node(self, i: int, node, desc: str, producers: list[str], closes: bool) -> None:
         name = self.new_name(node, i)

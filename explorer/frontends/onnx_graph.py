@@ -127,3 +127,41 @@ def fill_dynamic_axes(graph, src: str, batch_arg: int | None, seq_arg: int | Non
         fixed = f" (its sequence is fixed at {seq})" if seq is not None else ""
         raise SpecError(src, f"--seq: no input has a symbolic sequence axis for --seq {seq_arg} to fill{fixed}")
     return batch, seq
+
+
+def _key(node_or_function) -> tuple[str, str, str]:
+    name = node_or_function.op_type if hasattr(node_or_function, "op_type") else node_or_function.name
+    return node_or_function.domain, name, getattr(node_or_function, "overload", "")
+
+
+def _expanded(node, functions: dict, depth: int = 0) -> int:
+    """How many nodes ``node`` becomes once its model-local function calls are inlined."""
+    body = functions.get(_key(node))
+    if body is None or depth > 100:
+        return 1
+    return sum(_expanded(n, functions, depth + 1) for n in body.node)
+
+
+def inline_local_functions(model, src: str):
+    """The model with its model-local functions (``model.functions``: torch.onnx.dynamo_export's
+    and onnxscript's ``pkg.torch.Linear`` ...) inlined, so their bodies (MatMul, Add, ...) are
+    walked as standard operators. Each inlined node is named after the call it came from (``fc1``
+    rather than ``MatMul_0``); the walk makes repeated names unique."""
+    if not model.functions:
+        return model
+    from onnx.inliner import inline_local_functions as inline
+
+    functions = {_key(f): f for f in model.functions}
+    calls = [(n.name, _expanded(n, functions) if _key(n) in functions else 0) for n in model.graph.node]
+    try:
+        flat = inline(model)
+    except Exception as err:  # the inliner's own checks (a recursive function, a missing attribute)
+        why = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise SpecError(src, f"cannot inline its model-local functions: {why}") from None
+    if len(flat.graph.node) == sum(k or 1 for _, k in calls):  # the order is the calls' order: name them
+        at = 0
+        for name, k in calls:
+            for node in flat.graph.node[at:at + k]:
+                node.name = name
+            at += k or 1
+    return flat

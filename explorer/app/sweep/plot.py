@@ -71,20 +71,34 @@ def pyplot(command: str = "explore plot"):
 
 
 def _target(out: str | Path) -> Path:
+    """The image's path, refused (``--out: ...``) when it cannot be written: called before any work."""
+    from ..output import OutputError, check_writable
+
     path = Path(out)
     if path.suffix.lower() not in (".png", ".svg"):
         raise SpecError("--out", f"must end in .png or .svg, got {shown(str(out))}")
     if not path.parent.is_dir():
         raise SpecError("--out", f"no such folder {str(path.parent)!r}")
+    try:
+        check_writable(str(out), "--out")
+    except OutputError as err:
+        raise SpecError("--out", str(err).removeprefix("--out: ")) from None
     return path
+
+
+check_target = _target
 
 
 def _save(fig, path: Path, notes: tuple[str, ...] = ()) -> Plotted:
     """Write a figure laid out by ``layout.finish`` (no layout here: what it checked is what is saved)."""
-    fig.savefig(path, dpi=110)
     import matplotlib.pyplot as plt
 
-    plt.close(fig)
+    try:
+        fig.savefig(path, dpi=110)
+    except OSError as err:
+        raise SpecError("--out", f"cannot write {path}: {err.strerror or err}") from None
+    finally:
+        plt.close(fig)
     return Plotted(path, notes)
 
 
@@ -140,10 +154,11 @@ def load_table(folder: str | Path, chart: Chart) -> tuple[list[str], list[dict[s
     cols, rows = read_rows(Path(folder))
     if Path(folder).is_dir():
         check_whole(Path(folder), len(rows))
-    needed = [c for c in (chart.x, chart.y, chart.z, *chart.hue, *(k for k, _ in chart.where)) if c]
-    unknown = [c for c in needed if c not in cols]
+    needed = [(o, c) for o, c in (("--x", chart.x), ("--y", chart.y), ("--z", chart.z), *(("--hue", h) for h in chart.hue),
+                                  *(("--where", k) for k, _ in chart.where)) if c]
+    unknown = [(o, c) for o, c in needed if c not in cols]
     if unknown:
-        raise SpecError("explore plot", f"unknown column {', '.join(unknown)} (columns: {', '.join(cols)})")
+        raise SpecError(unknown[0][0], f"unknown column {', '.join(c for _, c in unknown)} (columns: {', '.join(cols)})")
     rows = filter_rows(rows, chart.where)
     for col in dict.fromkeys(c for c in (chart.x, chart.y, chart.z) if c):
         _check_numbers(rows, col, measured=col == chart.z or (col == chart.y and chart.kind != "heatmap"))
@@ -211,7 +226,7 @@ def _check_unique(rows: list[dict[str, str]], keys: tuple[str, ...], cols: list[
         k = tuple(r[c] for c in keys)
         if k in seen:
             vary = [c for c in params if c not in keys and len({x[c] for x in rows}) > 1]
-            raise SpecError("explore plot", f"several rows for {', '.join(f'{c}={v}' for c, v in zip(keys, k))}; "
+            raise SpecError("--hue", f"several rows for {', '.join(f'{c}={v}' for c, v in zip(keys, k))}; "
                                             f"these columns also vary: {', '.join(vary) or '(none)'} "
                                             "(keep one value with --where COL=VALUE, or add them to --hue)")
         seen.add(k)

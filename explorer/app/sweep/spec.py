@@ -283,6 +283,8 @@ def _resolve_ref(key: str, value: str, base_dir: Path) -> tuple[str | None, str 
     looks_like_path = "/" in value or "\\" in value or value.endswith(suffixes)
     candidate = Path(value) if Path(value).is_absolute() else base_dir / value
     if looks_like_path or key == "constraints" or candidate.exists():
+        if candidate.is_dir():
+            return None, f"{str(candidate)!r} is a directory, not a file"
         if not candidate.is_file():
             return None, f"no such file {str(candidate)!r}"
         return str(candidate.resolve()), None
@@ -488,11 +490,12 @@ def parse_sweep(data: dict, source: str, base_dir: str | Path, max_points: int =
     for key in sorted(set(grid) & set(fixed)):
         errors.append(f"fixed.{key}: also swept in grid (give it in one of them)")
     raw_points = data.get("points", [])
-    if not isinstance(raw_points, list):
-        errors.append("points: must be a list of mappings")
+    points_ok = isinstance(raw_points, list)
+    if not points_ok:
+        errors.append(f"points: must be a list of mappings (- {{key: value}} each), got a {type(raw_points).__name__}")
         raw_points = []
     extra = [_check_mapping(p, f"points[{i}]", errors, allow_lists=False) for i, p in enumerate(raw_points)]
-    if not data.get("grid") and not raw_points:  # (a grid whose keys all failed is said above)
+    if not data.get("grid") and not raw_points and points_ok:  # (a grid whose keys all failed is said above)
         errors.append("grid: a sweep needs a grid or points")
     if errors:
         raise _fail(source, errors)

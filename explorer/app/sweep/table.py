@@ -119,8 +119,8 @@ def numeric_columns(available: Iterable[str]) -> list[str]:
 
 
 def check_pareto_columns(cols: tuple[str, ...], available: list[str], source: str = "--pareto") -> None:
-    if len(cols) < 2:
-        raise SpecError(source, f"needs two or more columns, got {','.join(cols) or '(none)'}")
+    if len(set(cols)) < 2:
+        raise SpecError(source, f"needs two or more different columns, got {','.join(cols) or '(none)'}")
     unknown = [c for c in cols if c not in available]
     if unknown:
         raise SpecError(source, f"unknown column {', '.join(unknown)} (columns: {', '.join(available)})")
@@ -251,6 +251,8 @@ def read_entries(folder: Path) -> tuple[Manifest, list[tuple[dict[str, Any], Out
         manifest = Manifest.from_json(json.loads((folder / "sweep.json").read_text(encoding="utf-8")))
         lines = (folder / "plans.jsonl").read_text(encoding="utf-8").splitlines()
     except FileNotFoundError as err:
+        if not folder.exists():
+            raise SpecError(str(folder), "no such folder") from None
         raise SpecError(str(folder), f"not a sweep output folder (no {Path(err.filename).name})") from None
     except (OSError, ValueError, KeyError) as err:
         raise SpecError(str(folder), f"cannot read the sweep output: {err}") from None
