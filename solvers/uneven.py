@@ -163,10 +163,16 @@ def _within(vec, limits) -> bool:
 
 
 # Bytes the exact DP may hold by its estimate (``uneven_prune.memory_estimate``: the columns, their
-# completion bounds and the live Pareto states; bench/bench_exact_prune.py --pairs measures it within
-# 1.5x), in explore --split and check --uneven alike. Its time grows with the column pairs (one
+# completion bounds, the live Pareto states and, when pruning, the column tables, about 2 kB a
+# column pair; bench/bench_exact_prune.py --pairs measures it within 1.5x), in explore --split and
+# check --uneven alike. Its time grows with the column pairs (one
 # re-layout vector each for the completion bounds): ``time_limit_s`` ends it, not a size limit.
-EXACT_MAX_BYTES = 2**30
+EXACT_MAX_BYTES = 4 * 2**30
+
+
+def table_sides(lay) -> int:
+    """The side components of a column pair's re-layout vector (what the column tables hold a pair)."""
+    return lay.pos_end - lay.leaves
 # The least CPU seconds one column pair costs per group of the array (the completion bounds compute
 # its re-layout vector, a few operations per group): a fifth to an eighth of what
 # bench/bench_exact_prune.py --pairs measures (about 4 us), so a run that ends at once for it
@@ -189,7 +195,8 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     included; ``info["pruned"]`` counts them)."""
     t0 = time.perf_counter()
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
-    run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, rules.objective)
+    run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, rules.objective,
+               table_sides(costs.layout) if prune else 0)
     if prune and (short := _short_of_time(columns, H, time_limit_s)):
         return run.unknown(rules.objective, reason=short)
     return exact_run(array, costs, columns, unit_limits(array, costs, rules), run, rules.objective, prune)
@@ -274,9 +281,9 @@ class _Run:
     and the last layer whose Pareto fronts were complete when the time limit struck (``last``)."""
 
     def __init__(self, t0: float, time_limit_s: float | None, max_bytes: int, columns, size: int,
-                 objective: Objective):
+                 objective: Objective, sides: int = 0):
         self.t0, self.time_limit_s, self.max_bytes = t0, time_limit_s, max_bytes
-        self.columns, self.size = columns, size
+        self.columns, self.size, self.sides = columns, size, sides  # sides: the column tables' (0: none built)
         self.rest_copies = 2 if objective is Objective.TRAFFIC else 1  # the traffic pass projects a copy
         self.rest = None
         self.tables = None  # the column tables (``solvers.uneven_tables``), built once
@@ -304,9 +311,9 @@ class _Run:
 
     def check_memory(self, states: int) -> None:
         """Refused when the estimate with ``states`` live Pareto states exceeds the limit."""
-        need = memory_estimate(self.columns, self.size, states, self.rest_copies)
+        need = memory_estimate(self.columns, self.size, states, self.rest_copies, self.sides)
         if need > self.max_bytes:
-            raise Refused(f"exact (uneven splits): about {need / 2**20:,.0f} MiB of completion bounds and Pareto "
+            raise Refused(f"exact (uneven splits): about {need / 2**20:,.0f} MiB of column tables, completion bounds and Pareto "
                           f"states ({states:,} states), beyond its limit of {self.max_bytes / 2**20:,.0f} MiB "
                           "(a coarser --alpha-grid has fewer columns)")
 

@@ -28,7 +28,7 @@ from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 from explorer.core.uneven import FreeAlphas
 
-from .uneven import EXACT_MAX_BYTES, _chain_columns, _columns_plan, _Run, _short_of_time, _within, exact_run, unit_limits
+from .uneven import EXACT_MAX_BYTES, _chain_columns, _columns_plan, _Run, _short_of_time, _within, exact_run, table_sides, unit_limits
 from .uneven_lagrangian import Dual, Tables
 from .uneven_prune import _add, plan_vector, time_score, traffic_score
 from .uneven_tables import ColumnTables
@@ -74,7 +74,7 @@ def constrained_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     H, _, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
     limits = unit_limits(array, costs, rules)
     objective = rules.objective
-    run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, objective)
+    run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, objective, table_sides(costs.layout))
     if short := _short_of_time(columns, H, time_limit_s):
         return _tag(run.unknown(objective, reason=short), None, "pareto-dp")
     if not all(columns) or not limits:  # a layer without columns, or nothing that couples the layers

@@ -66,21 +66,21 @@ def test_rescore_still_catches_a_plan_that_breaks_a_rule_the_solver_does_not_nam
 
 def test_brute_and_exact_refuse_above_the_same_size_in_explore_and_check(capsys):
     """brute refuses above its plan count alike in explore and check; exact, no longer capped by its
-    column pairs, ends at once as unknown (exit 1) where its pairs cannot be done within the time
-    limit (lenet-c accpar: 5,038,848 pairs, ~38 s at the least cost a pair, against 10 s), alike."""
+    column pairs, refuses where its memory estimate passes its limit: lenet-c accpar at the default
+    grid has 5,038,848 pairs, whose column tables alone (about 2 kB a pair) need ~9.9 GB, alike."""
     from explorer.solvers.brute import SPLIT_MAX_PLANS
 
     base = ["--model", "lenet-c", "--array", "tpu-mix-16", "--space", "accpar"]
     code, _, err = run_cli(base + ["--split", "optimal", "--solver", "brute"], capsys)
     assert code == 2 and f"exceeds its limit of {SPLIT_MAX_PLANS:,}" in err, err
     code, out, err = run_cli(base + ["--split", "optimal", "--solver", "exact"], capsys)
-    assert code == 1 and "unknown by exact" in out.splitlines()[0], out
-    assert err.startswith("explore: exact: no plan and no proof within the time limit (10 s"), err
+    assert code == 2 and "MiB of column tables, completion bounds and Pareto states" in err, err
+    assert "a coarser --alpha-grid has fewer columns" in err and len(err.strip().splitlines()) == 1, err
     code, out, _ = run_cli(["check", "--uneven", *base, "--solvers", "brute,exact", "--format", "json"], capsys)
     rows = json.loads(out)["solvers"]
-    assert rows["brute"]["status"] == "refused" and rows["exact"]["status"] == "unknown"
+    assert rows["brute"]["status"] == "refused" and rows["exact"]["status"] == "refused"
     assert f"exceeds its limit of {SPLIT_MAX_PLANS:,}" in rows["brute"]["reason"]
-    assert rows["exact"]["wall_s"] < 5  # at once, not at the 10 s limit
+    assert "MiB of column tables" in rows["exact"]["reason"]
 
 
 # -- 3. one minimum --time-limit, one message, every command ------------------------------------

@@ -187,7 +187,7 @@ def test_more_than_200000_column_pairs_are_solved_not_refused():
     """The old limit refused 200,000 column pairs; lenet-c on two levels (v v | 3v 3v) at alpha grid
     1/32 has 233,523 and is proven in seconds (pruning keeps a few states a column): no refusal,
     the optimum with the evaluator's step time, and the memory estimate well within its limit."""
-    from explorer.solvers.uneven import EXACT_MAX_BYTES
+    from explorer.solvers.uneven import EXACT_MAX_BYTES, table_sides
     from explorer.solvers.uneven_prune import memory_estimate
 
     arr = mix(2, [45, 45, 135, 135], bw=70)
@@ -195,7 +195,7 @@ def test_more_than_200000_column_pairs_are_solved_not_refused():
     aspace = alpha_space(arr, alpha_grid(32))
     H, _L, costs, cols = _chain_columns(net, arr, Space.ACCPAR, aspace, "exact")
     assert sum(len(a) * len(b) for a, b in zip(cols, cols[1:])) > 200_000
-    assert memory_estimate(cols, costs.layout.size, 10_000) < EXACT_MAX_BYTES // 100
+    assert memory_estimate(cols, costs.layout.size, 10_000, 1, table_sides(costs.layout)) < EXACT_MAX_BYTES // 4
     sol = exact_uneven(net, arr, Space.ACCPAR, aspace)
     assert sol.status is Status.OPTIMAL and sol.split_bound == sol.split_value
     assert evaluate_split(net, arr, sol.plan).step_time_s == sol.split_value
@@ -207,6 +207,7 @@ def test_memory_guard_refuses_before_and_during_the_dp():
     import pytest
 
     from explorer.core.errors import Refused
+    from explorer.solvers.uneven import table_sides
     from explorer.solvers.uneven_prune import memory_estimate
 
     arr = mix(2, [40, 40, 120, 120], bw=70)
@@ -216,6 +217,12 @@ def test_memory_guard_refuses_before_and_during_the_dp():
     base = memory_estimate(cols, costs.layout.size)
     with pytest.raises(Refused, match=r"\(0 states\), beyond its limit of"):
         exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=base - 1)
-    with pytest.raises(Refused, match=r"MiB of completion bounds and Pareto states \([\d,]+ states\)"):
+    with pytest.raises(Refused, match=r"MiB of column tables, completion bounds and Pareto states \([\d,]+ states\)"):
         exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=base + 100 * 2**10, prune=False)
-    assert exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=base + 100 * 2**10).status is Status.OPTIMAL
+    # pruning builds the column tables (about 2 kB a column pair): the estimate counts them
+    tables = memory_estimate(cols, costs.layout.size, 0, 1, table_sides(costs.layout))
+    pairs = sum(len(a) * len(b) for a, b in zip(cols, cols[1:]))
+    assert tables - base >= pairs * 2 * 8 * table_sides(costs.layout)  # at least its two int64 copies
+    with pytest.raises(Refused, match=r"\(0 states\), beyond its limit of"):
+        exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=tables - 1)
+    assert exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=tables + 100 * 2**10).status is Status.OPTIMAL
