@@ -154,3 +154,12 @@ def test_llm_check_shows_the_planners_inputs_parameters_and_notes(capsys):
     assert code == 0 and c["schema_version"] == p["schema_version"] == SCHEMA_VERSION
     assert c["inputs"] == p["inputs"] and c["inputs"]["parameters"] == 1_652_230_656
     assert c["notes"] == p["notes"] and c["agree"] is True
+
+
+def test_explore_split_says_why_exact_ended_at_once(capsys):
+    """exact ends at once where its column pairs cannot be done within the time limit: explore
+    --split says so (the reason check --uneven prints), not a bare 'within the time limit'."""
+    base = ["--model", "alexnet", "--array", "tpu-mix-16", "--space", "accpar", "--alpha-grid", "4"]
+    code, out, err = run_cli(base + ["--split", "optimal", "--solver", "exact", "--time-limit", "5"], capsys)
+    assert code == 1 and "unknown by exact" in out.splitlines()[0], out
+    assert "734,832 column pairs need at least" in err and "beyond the time limit of 5 s" in err, err

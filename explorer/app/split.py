@@ -314,9 +314,9 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     note = ("no free class of groups (every split is between identical subtrees): the declared space is the equal "
             "split alone, so this is the equal-split plan" if one_point else "")
     if split is Split.EQUAL or one_point:
-        plan, bound, equal_best, solver_wall, claimed = equal, None, None, None, None
+        plan, bound, equal_best, solver_wall, claimed, why = equal, None, None, None, None, ""
     else:
-        plan, found, bound, equal_best, solver_wall, claimed = _split_plan(
+        plan, found, bound, equal_best, solver_wall, claimed, why = _split_plan(
             network, array, space, split, aspace, types, time_limit_s, say, _free_hint(array, grid, free), solver, rules)
         status = status if found is None else found
         note = _unproven_note(solver, status, time_limit_s) or note
@@ -324,7 +324,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                 solver=method(split, solver), compared=tuple(compared), baselines=baselines, solver_wall_s=solver_wall)
     if plan is None:
         return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
-                           wall_s=time.perf_counter() - t0, note=_no_plan_note(solver, status, time_limit_s),
+                           wall_s=time.perf_counter() - t0, note=_no_plan_note(solver, status, time_limit_s, why),
                            explanation=proven_conflict(rule_names(rules)) if status is Status.INFEASIBLE else None, **base)
     say("split: scoring the plan")
     ev = evaluate_split(network, array, plan, weight_copies)
@@ -426,7 +426,9 @@ def proven_conflict(names: tuple[str, ...]) -> Explanation:
     return Explanation(names if len(names) == 1 else None, None)
 
 
-def _no_plan_note(solver: str | None, status: Status, time_limit_s: float) -> str:
+def _no_plan_note(solver: str | None, status: Status, time_limit_s: float, why: str = "") -> str:
+    if status is Status.UNKNOWN and why:  # the solver ended at once, saying why (exact: its column pairs)
+        return f"{solver}: no plan and no proof within the time limit: {why}"
     if status is Status.UNKNOWN:
         return f"{solver}: no plan and no proof within the time limit ({time_limit_s:g} s; --time-limit gives more)"
     return f"{solver}: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven)"
@@ -463,26 +465,26 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
 
 def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, hint, solver, rules):
     """The plan of a split that is not the equal one: (plan, status or None, bound, equal_best,
-    solver wall, the solver's own value of its plan). ``levels`` is ``optimal --solver dp``: the
+    solver wall, the solver's own value of its plan, why a proving solver ended without a plan or ""). ``levels`` is ``optimal --solver dp``: the
     same run, the same status."""
     if split is Split.LEVELS:
         solver = "dp"
     if solver is not None:  # optimal (brute, exact, cpsat, dp), levels or proportional (dp)
         alphas = proportional_space(array, aspace) if split is Split.PROPORTIONAL else aspace
         say(f"split: {split} ({solver}, uneven form)")
-        plan, status, bound, wall, claimed = _by_solver(solver, network, array, space, alphas, time_limit_s, rules)
-        return plan, status, bound, None, wall, claimed
+        plan, status, bound, wall, claimed, why = _by_solver(solver, network, array, space, alphas, time_limit_s, rules)
+        return plan, status, bound, None, wall, claimed, why
     if split is Split.OPTIMAL:
         say("split: optimal (search, then the joint solver)")
         equal = Plan.even(types)
-        return _optimal(network, array, space, aspace, equal, time_limit_s, say, hint, rules)
+        return (*_optimal(network, array, space, aspace, equal, time_limit_s, say, hint, rules), "")
     if split is Split.SEARCH:
         say("split: scoring the starting points")
         plan = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
                                    progress=_prefixed(say), rules=rules).plan
     else:
         plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
-    return plan, None, None, None, None, None
+    return plan, None, None, None, None, None, ""
 
 
 def proportional_space(array: ArraySpec, aspace: AlphaSpace) -> AlphaSpace:
@@ -647,7 +649,7 @@ def _by_solver(solver: str, network: Network, array: ArraySpec, space: Space, as
     and prove the optimum; dp (the level-by-level DP, ``solvers.uneven_levels``) keeps to pins and
     forbids, its plan's broken caps and memory are reported by the caller, and it proves nothing
     (status feasible; level-optimal where every level is the even DP's). Refused (one line) where
-    it does not apply. (plan or None, status, bound, wall, its own objective value)."""
+    it does not apply. (plan or None, status, bound, wall, its own objective value, its reason or "")."""
     from ..solvers.brute import solve_split as brute_split
     from ..solvers.uneven import cpsat_uneven, exact_uneven
     from ..solvers.uneven_constrained import constrained_uneven
@@ -664,7 +666,7 @@ def _by_solver(solver: str, network: Network, array: ArraySpec, space: Space, as
             sol = levels_uneven(network, array, space, aspace, rules=rules, name="dp")
     except Refused as err:  # too large for it: say what takes the instance instead
         raise type(err)(str(err).split("; use --solver")[0] + _instead(solver, rules)) from None
-    return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value
+    return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value, sol.info.get("reason") or ""
 
 
 def _instead(solver: str, rules: SplitRules) -> str:
