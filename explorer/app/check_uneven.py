@@ -46,7 +46,7 @@ from ..solvers.uneven import cpsat_uneven, exact_uneven, search_level_alphas
 from ..solvers.uneven_constrained import constrained_uneven
 from ..solvers.uneven_joint import JointOptions, accpar_uneven, joint_uneven
 from ..solvers.uneven_levels import equal_types, levels_uneven
-from .results import SCHEMA_VERSION, PlanFigures, batch_warning, exact_number
+from .results import SCHEMA_VERSION, Inputs, PlanFigures, batch_warning, exact_number
 from .split import proven_conflict, rule_names, search_start, split_inputs
 
 UNEVEN_CHECK_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "dp", "search", "proportional")  # by default

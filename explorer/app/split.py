@@ -51,7 +51,7 @@ from ..core.uneven import (
     whole_units,
     with_group_alphas,
 )
-from ..core.evaluate import Violation, evaluate, evaluate_split
+from ..core.evaluate import Violation, evaluate_split
 from ..core.network import Network
 from ..core.objective import Objective
 from ..core.partition import Space
