@@ -163,3 +163,15 @@ def test_explore_split_says_why_exact_ended_at_once(capsys):
     code, out, err = run_cli(base + ["--split", "optimal", "--solver", "exact", "--time-limit", "5"], capsys)
     assert code == 1 and "unknown by exact" in out.splitlines()[0], out
     assert "734,832 column pairs need at least" in err and "beyond the time limit of 5 s" in err, err
+
+
+def test_infeasible_split_text_names_the_conflict_as_its_json_does(capsys):
+    """explore --split with a memory limit no plan meets: the text names the conflicting rule (as
+    explore's text and the split's JSON do), not only the generic note."""
+    base = ["--model", "lenet-c", "--array", "tpu-mix-16", "--alpha-grid", "2", "--memory", "0.00001",
+            "--split", "optimal", "--solver", "exact"]
+    code, out, _ = run_cli(base, capsys)
+    conflict = "memory <= 1e-05 GiB (10.74 kB) per accelerator (--memory)"
+    assert code == 1 and f"no plan satisfies the constraints; these conflict: {conflict}" in out, out
+    code, js, _ = run_cli(base + ["--format", "json"], capsys)
+    assert code == 1 and json.loads(js)["conflict"] == [conflict]

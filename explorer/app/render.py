@@ -136,11 +136,17 @@ def _broken_note(result: RunResult) -> str:
 
 def _no_plan_lines(result: RunResult) -> list[str]:
     """Why there is no plan: the constraints that conflict (and what to change), or the reason."""
-    why = result.explanation
-    if why is not None and why.conflict:
-        lines = ["no plan satisfies the constraints; these conflict: " + "; ".join(why.conflict)]
-        return lines + ([why.suggestion] if why.suggestion else [])
-    return [f"reason: {result.reason}"] if result.reason else []
+    lines = conflict_lines(result.explanation)
+    return lines or ([f"reason: {result.reason}"] if result.reason else [])
+
+
+def conflict_lines(why) -> list[str]:
+    """An infeasible run's explanation (``results.Explanation`` or None): the constraints that
+    conflict and what to change, as explore and explore --split print them; [] when none is named."""
+    if why is None or not why.conflict:
+        return []
+    return ["no plan satisfies the constraints; these conflict: " + "; ".join(why.conflict)] + (
+        [why.suggestion] if why.suggestion else [])
 
 
 def _status_lines(result: RunResult) -> list[str]:

@@ -64,7 +64,7 @@ from ..solvers import get_solver
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from ..solvers.uneven_levels import levels_uneven
 from .baselines import BASELINES, baseline_plan
-from .render import fmt_bytes, render_plan_grid
+from .render import conflict_lines, fmt_bytes, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EvaluatorMismatch
 
@@ -736,7 +736,7 @@ def render_split(r: SplitReport) -> str:
     if r.note:
         lines.append(f"note: {r.note}")
     if r.plan is None:
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines + conflict_lines(r.explanation)) + "\n"
     if r.objective is Objective.TRAFFIC:
         lines.append(f"traffic {_count(r.objective_value)} elements (sum_h 2^h c_h, c_h the level's busiest side)"
                      + ("" if r.objective_bound is None else f"; proven bound {_count(r.objective_bound)}, "
