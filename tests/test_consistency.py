@@ -175,3 +175,17 @@ def test_infeasible_split_text_names_the_conflict_as_its_json_does(capsys):
     assert code == 1 and f"no plan satisfies the constraints; these conflict: {conflict}" in out, out
     code, js, _ = run_cli(base + ["--format", "json"], capsys)
     assert code == 1 and json.loads(js)["conflict"] == [conflict]
+
+
+def test_split_table_marks_a_baseline_that_breaks_a_limit(capsys):
+    """Under --memory the equal-split baselines that break it (data parallelism here) say so in the
+    text, as their JSON violations do; those that fit carry no mark."""
+    base = ["--model", "lenet-c", "--array", "tpu-mix-16", "--alpha-grid", "2", "--memory", "0.0015",
+            "--split", "optimal", "--solver", "exact"]
+    code, out, _ = run_cli(base, capsys)
+    rows = {line.split()[0]: line for line in out.splitlines()[out.splitlines().index("speedup over equal-split plans:") + 1:]}
+    assert code == 0 and "BREAKS memory <= 0.0015 GiB (1.611 MB) per accelerator" in rows["data"], out
+    assert "BREAKS" not in rows["the"] + rows["HyPar's"]
+    code, js, _ = run_cli(base + ["--format", "json"], capsys)
+    b = json.loads(js)["baselines"]
+    assert b["all-I"]["violations"] and not b["trick"]["violations"] and not b["hypar"]["violations"]

@@ -766,6 +766,8 @@ def render_split(r: SplitReport) -> str:
                      f"{_times(r.equal_best_s / r.step_time_s)}")
     lines.append("speedup over equal-split plans:")
     labels = {"all-I": "data parallelism", "trick": "the trick (conv I, fc II)", "hypar": "HyPar's plan (hypar DP, time)"}
+    broken = {name: figs.violations for name, figs in r.baselines if figs.violations}
     for name, t in r.compared:
-        lines.append(f"  {labels[name]:<32} {_ms(t):>12}  {_times(t / r.step_time_s)}")
+        mark = "" if name not in broken else "  BREAKS " + "; ".join(v.constraint for v in broken[name])
+        lines.append(f"  {labels[name]:<32} {_ms(t):>12}  {_times(t / r.step_time_s)}{mark}")
     return "\n".join(lines) + "\n"
