@@ -165,7 +165,9 @@ def _status_lines(result: RunResult) -> list[str]:
         lines.append(f"objective: step time {fmt_seconds(result.objective_value)} = {_terms(terms, terms.communication_s)}")
     if result.bound is not None and result.status is not Status.OPTIMAL:
         of = "" if terms is None or terms.bound_communication_s is None else f" (communication {fmt_seconds(terms.bound_communication_s)})"
-        lines.append(f"bound {float(result.bound):.6g} {i.objective_unit}{of}, gap {100 * result.gap:.3f}%")
+        plan = ("" if terms is not None or result.objective_value is None
+                else f"plan {float(result.objective_value):.6g} {i.objective_unit}, ")  # the gap's two ends, one unit
+        lines.append(f"{plan}bound {float(result.bound):.6g} {i.objective_unit}{of}, gap {100 * result.gap:.3f}%")
     return lines
 
 
