@@ -310,3 +310,17 @@ def test_the_manuals_key_table_names_every_sweep_key():
     table = table[: table.index("\n\n")]
     written = {k.strip(" `") for line in table.splitlines()[2:] for k in line.split("|")[1].split(",")}
     assert written == {*KEYS, "accelerators_<kind>"}
+
+
+def test_plan_figure_of_a_plan_that_breaks_a_limit_says_so_in_its_title(tmp_path):
+    """--plan of a DP point over the memory limit: its title names what the plan breaks (the charts
+    mark such points; the plan figure did not)."""
+    pytest.importorskip("matplotlib")
+    from explorer.app.sweep.plot import plan_figure
+
+    spec = write(tmp_path / "s.yaml", "version: 1\nname: tight\nfixed: {model: lenet-c, levels: 2, solver: dp}\n"
+                                      "grid: {memory_GiB: [0.0001, 4]}\n")
+    list(sweep(spec, tmp_path / "out", workers=1))
+    titles = [plan_figure(tmp_path / "out", row).axes[0].get_title() for row in (0, 1)]
+    assert "PLAN BREAKS: memory <= 0.0001 GiB" in titles[0], titles[0]
+    assert "PLAN BREAKS" not in titles[1]

@@ -681,7 +681,14 @@ def _plan_title(res: dict[str, Any], row: int) -> str:
             f"batch {res['batch']}\n{res['solver']} {res['status']}, traffic {traffic:.3g} GB, "
             f"step {res['step_time_s'] * 1e3:.3g} ms"
             + ("" if not res.get("alphas") else f"\nsplit {res.get('split')}: under each type the alpha, subgroup 0's "
-                                                "share (a/b|c/d: the level's groups differ)"))
+                                                "share (a/b|c/d: the level's groups differ)")
+            + _broken_title(res))
+
+
+def _broken_title(res: dict[str, Any]) -> str:
+    """A plan that breaks a cap or the memory limit says so in its title (as the charts mark it)."""
+    broken = [v.get("constraint", "?") if isinstance(v, dict) else str(v) for v in res.get("violations") or ()]
+    return "" if not broken else "\nPLAN BREAKS: " + "; ".join(broken)
 
 
 MAX_LABELLED_LAYERS = 40  # the most layers whose cells --plan labels (a split point's alphas need the labels)
