@@ -96,7 +96,8 @@ def test_plans_over_a_limit_are_marked_in_charts(limits, kind):
     chart = plot.Chart(kind, "memory_GiB", "traffic_bytes", ("solver",))
     fig, notes = plot.chart_figure(limits, chart)
     how = "hatched" if kind == "bar" else "crossed"
-    assert notes == (f"2 plans break a limit ({how}; see violations)",)
+    assert notes == (f"2 plans break a limit ({how}; see violations)",
+                     "not drawn: 1 point with no traffic_bytes (1 infeasible)")
     assert plot.BROKEN in _legend_texts(fig)
     ax = fig.axes[0]
     if kind == "bar":
@@ -324,3 +325,21 @@ def test_plan_figure_of_a_plan_that_breaks_a_limit_says_so_in_its_title(tmp_path
     titles = [plan_figure(tmp_path / "out", row).axes[0].get_title() for row in (0, 1)]
     assert "PLAN BREAKS: memory <= 0.0001 GiB" in titles[0], titles[0]
     assert "PLAN BREAKS" not in titles[1]
+
+
+def test_points_without_a_plan_are_counted_not_dropped_silently(tmp_path, capsys):
+    """A chart of a sweep whose exact points are infeasible under a cap: they are not drawn, and the
+    plot says how many and why (under the title and in a warning line); the no-cap category of a
+    list column is labelled '(none)', not left blank."""
+    pytest.importorskip("matplotlib")
+    from explorer.app.sweep.plot import Chart, chart_figure
+
+    spec = write(tmp_path / "s.yaml", "version: 1\nname: cap\nfixed: {model: alexnet, levels: 3, objective: traffic}\n"
+                                      "grid: {caps: [[], ['2=1MB']], solver: [dp, exact]}\n")
+    list(sweep(spec, tmp_path / "out", workers=1))
+    fig, notes = chart_figure(tmp_path / "out", Chart(x="caps", y="traffic_bytes", hue=("solver",), kind="bar"))
+    assert "not drawn: 1 point with no traffic_bytes (1 infeasible)" in notes, notes
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["(none)", "2=1MB"]
+    code, _, err = run_cli(["plot", str(tmp_path / "out"), "--x", "caps", "--y", "traffic_bytes", "--hue", "solver",
+                            "--kind", "bar", "--out", str(tmp_path / "c.png")], capsys)
+    assert code == 0 and "warning: not drawn: 1 point with no traffic_bytes (1 infeasible)" in err, err

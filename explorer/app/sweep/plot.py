@@ -123,6 +123,18 @@ def broken_note(n: int, how: str) -> tuple[str, ...]:
     return (f"{n} plan{'' if n == 1 else 's'} {'breaks' if n == 1 else 'break'} a limit ({how}; see violations)",) if n else ()
 
 
+def no_value_note(rows: list[dict[str, str]], y: str) -> tuple[str, ...]:
+    """The note of the points with nothing to draw in ``y`` (no plan: infeasible, unknown, refused,
+    an error), counted by status, so that they do not vanish from a chart silently."""
+    if not rows:
+        return ()
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r.get("status") or "no status"] = counts.get(r.get("status") or "no status", 0) + 1
+    by = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    return (f"not drawn: {plural(len(rows), 'point')} with no {y} ({by})",)
+
+
 def _noted_title(ax, title: str, notes: tuple[str, ...]) -> None:
     ax.set_title("\n".join((title, *notes)), fontsize=10)
 
@@ -243,7 +255,7 @@ def _xvalues(rows, x, categorical: bool = False):
     if not categorical and all(v is not None for v in nums):
         return [float(v) for v in nums], None
     cats = _sorted_cats([r[x] for r in rows])
-    return [float(cats.index(r[x])) for r in rows], cats
+    return [float(cats.index(r[x])) for r in rows], [c if c != "" else "(none)" for c in cats]
 
 
 def _pow2(values) -> bool:
@@ -388,6 +400,7 @@ def chart_figure(folder: str | Path, chart: Chart):
     ours = [(x, float(number(r[chart.y])) * fy, _hue_of(r, chart.hue), broken(r)) for x, r in zip(xs_all, y_ok)]
     ours, notes = log_dropped(ours, chart, cats is not None)
     notes += broken_note(sum(p[3] for p in ours), "hatched" if chart.kind == "bar" else "crossed")
+    notes += no_value_note([r for r in rows if number(r[chart.y]) is None], chart.y)
     ref_all = _reference_points(folder, chart, cats) if chart.reference else []
     ref = [(name, other, log_dropped(pts, chart, cats is not None)[0]) for name, other, pts in ref_all]
     dropped_ref = sum(len(p) for *_, p in ref_all) - sum(len(p) for *_, p in ref)
