@@ -146,12 +146,12 @@ def memory_estimate(columns, size: int, states: int = 0, rest_copies: int = 1, s
     ``rest_copies`` of them: the traffic objective projects one more), ``states`` live Pareto
     states, each a sum vector and the tuple of its columns in a (vector, columns) pair, and, when
     the column tables are built (``sides`` > 0: ``solvers.uneven_tables``), every column pair's
-    re-layout vector of ``sides`` ints, read as a tuple and held twice in int64 arrays (measured
-    1.78-1.92 kB a pair at 30 sides on tpu-mix-16: this counts 1.97 kB)."""
+    re-layout vector of ``sides`` ints in an int64 array, and the largest edge's once more while it
+    is built (its pairs as tuples, read, then transposed)."""
     n, L = sum(len(c) for c in columns), len(columns)
     vector = TUPLE + (SLOT + INT) * size
     per_state = vector + TUPLE + SLOT * L + TUPLE + 2 * SLOT + SLOT
-    pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:])) if sides else 0
-    per_pair = TUPLE + (SLOT + INT) * sides + 2 * 8 * sides + SLOT
+    edges = [len(a) * len(b) for a, b in zip(columns, columns[1:])] if sides else [0]
+    building = max(edges, default=0) * (TUPLE + (SLOT + INT) * sides + SLOT + 2 * 8 * sides)
     return (n * (TUPLE + SLOT * 8 + rest_copies * (vector + ENTRY)) + int(states * per_state * STATE_OVERHEAD)
-            + pairs * per_pair)
+            + sum(edges) * 8 * sides + building)

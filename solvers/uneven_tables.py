@@ -27,18 +27,11 @@ class ColumnTables:
         self.columns = columns
         self.index = [{c: i for i, c in enumerate(cols)} for cols in columns]
         own = [[costs.layer(l, c) for c in cols] for l, cols in enumerate(columns)]  # noqa: E741
-        edge = []
-        for l in range(1, len(columns)):  # noqa: E741
-            edge.append([r[lay.leaves:lay.pos_end] for cv in columns[l] for r in costs.edges_into(l - 1, columns[l - 1], cv)])
-            if expired():
-                raise TimeoutError
         self.layout = lay
         self._own = [dict(zip(cols, rows)) for cols, rows in zip(columns, own)]
         self.own = _exact(own, [(len(r), lay.size) for r in own])
-        # edge_units[l][u, v, k]: consumer-major rows, transposed to producer x consumer
-        shapes = [(len(columns[l + 1]), len(columns[l]), lay.pos_end - lay.leaves) for l in range(len(edge))]  # noqa: E741
         extra = sum(int(a[:, lay.leaves:lay.pos_end].max(initial=0)) for a in self.own)  # the layers' sides
-        self.edge_units = [a.transpose(1, 0, 2).copy() for a in _exact(edge, shapes, extra)]
+        self.edge_units = _exact_arrays([_edge_units(costs, columns, l, expired) for l in range(1, len(columns))], extra)  # noqa: E741
 
     # the table's vectors, as ``SplitCosts`` gives them (what the exact DP reads)
     def layer(self, l: int, c) -> tuple[int, ...]:  # noqa: E741
@@ -72,6 +65,30 @@ class ColumnTables:
                 out[u0:u0 + step, s0:s1] = (e[u0:u0 + step] + sides[None, :, :]).min(axis=1)
             arr[l] = out
         return [{c: tuple(int(x) for x in row) for c, row in zip(self.columns[l], a.tolist())} for l, a in enumerate(arr)]  # noqa: E741
+
+
+def _edge_units(costs: SplitCosts, columns, l: int, expired: Callable[[], bool]) -> np.ndarray:  # noqa: E741
+    """edge_units[l - 1][u, v, k]: the edge into layer l, producer x consumer columns x side components
+    (read consumer-major, then transposed); built one edge at a time, so that only this edge's rows
+    are ever held as Python tuples. Raises TimeoutError when ``expired()``."""
+    lay = costs.layout
+    rows = [r[lay.leaves:lay.pos_end] for cv in columns[l] for r in costs.edges_into(l - 1, columns[l - 1], cv)]
+    if expired():
+        raise TimeoutError
+    shape = (len(columns[l]), len(columns[l - 1]), lay.pos_end - lay.leaves)
+    try:
+        table = np.array(rows, dtype=np.int64).reshape(shape)
+    except OverflowError:
+        table = np.array(rows, dtype=object).reshape(shape)
+    return table.transpose(1, 0, 2).copy()
+
+
+def _exact_arrays(tables: list[np.ndarray], extra: int) -> list[np.ndarray]:
+    """``tables`` as int64 when all are and every plan's sum of them (plus ``extra``) stays below
+    ``INT64_SUMS``, else all as Python ints (object arrays: the same values)."""
+    if all(t.dtype == np.int64 for t in tables) and extra + sum(int(t.max(initial=0)) for t in tables) < INT64_SUMS:
+        return tables
+    return [t.astype(object) for t in tables]
 
 
 def _exact(rows: list[list[tuple]], shapes, extra: int = 0) -> list[np.ndarray]:

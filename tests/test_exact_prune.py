@@ -222,7 +222,27 @@ def test_memory_guard_refuses_before_and_during_the_dp():
     # pruning builds the column tables (about 2 kB a column pair): the estimate counts them
     tables = memory_estimate(cols, costs.layout.size, 0, 1, table_sides(costs.layout))
     pairs = sum(len(a) * len(b) for a, b in zip(cols, cols[1:]))
-    assert tables - base >= pairs * 2 * 8 * table_sides(costs.layout)  # at least its two int64 copies
+    assert tables - base >= pairs * 8 * table_sides(costs.layout)  # at least one int64 a side and pair
     with pytest.raises(Refused, match=r"\(0 states\), beyond its limit of"):
         exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=tables - 1)
     assert exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=tables + 100 * 2**10).status is Status.OPTIMAL
+
+
+def test_column_tables_built_edge_by_edge_keep_exact_values_in_both_forms(monkeypatch):
+    """The tables are read one edge at a time: every entry equals SplitCosts' own re-layout vector,
+    and where a plan's sums might pass int64 (forced here) every table is Python ints, with the same
+    values and the same completion bounds."""
+    from explorer.solvers import uneven_tables
+
+    arr = mix(2, [40, 40, 120, 120], bw=70)
+    _H, _L, costs, cols = _chain_columns(load_model("lenet-c"), arr, Space.ACCPAR, alpha_space(arr, alpha_grid(2)), "exact")
+    fast = ColumnTables(costs, cols, lambda: False)
+    assert all(t.dtype.kind == "i" for t in fast.edge_units)
+    for e in range(len(cols) - 1):
+        for cv in cols[e + 1][:5]:
+            assert fast.edges_into(e, cols[e], cv) == costs.edges_into(e, cols[e], cv)
+    monkeypatch.setattr(uneven_tables, "INT64_SUMS", 1)
+    slow = ColumnTables(costs, cols, lambda: False)
+    assert all(t.dtype == object for t in slow.edge_units)
+    assert [t.tolist() for t in slow.edge_units] == [t.tolist() for t in fast.edge_units]
+    assert slow.rest() == fast.rest()
