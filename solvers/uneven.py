@@ -673,12 +673,9 @@ def _scaled_amounts(array: ArraySpec, costs: SplitCosts, columns, rules: SplitRu
     integer), ``ints``: a vector in integer units (seconds * scale), and the rates (seconds per
     element of each component; 0 for a leaf's footprint, ``_memory_limits``)."""
     lay, L = costs.layout, len(columns)
-    peaks = array.leaf_peaks_TFLOPS()
-    # seconds per element of each vector component
-    traffic = rules.objective is Objective.TRAFFIC  # then sides count elements, and compute nothing
-    rate = [Fraction(0 if traffic else 1) / (peaks[i] * 10**12) for i in range(lay.leaves)] + [Fraction(0)] * (lay.size - lay.leaves)
-    for (h, g), p in lay.pos.items():
-        rate[p] = rate[p + 1] = Fraction(1) if traffic else array.dtype_bytes / array.bandwidth_Bps(h)
+    # per unit and per element of each vector component: seconds (elements under traffic, which counts no compute)
+    per_unit = costs.unit_rates(array, rules.objective is Objective.TRAFFIC)
+    rate = [q * costs.unit for q in per_unit]
     own = [{c: costs.layer(l, c) for c in columns[l]} for l in range(L)]  # noqa: E741
     edge = [{(cu, cv): costs.edge(l - 1, cu, cv) for cu in columns[l - 1] for cv in columns[l]} for l in range(1, L)]  # noqa: E741
     common = [0] * lay.size  # per component: the gcd of its entries
@@ -687,7 +684,6 @@ def _scaled_amounts(array: ArraySpec, costs: SplitCosts, columns, rules: SplitRu
             common = [math.gcd(c, x) for c, x in zip(common, v)]
     # x units * (rate / U) is an integer times 1/scale for every entry x: per component, the
     # denominator of rate / U over its gcd with the entries' gcd
-    per_unit = [r / costs.unit for r in rate]
     scale = math.lcm(1, *(q.denominator // math.gcd(q.denominator, c) for q, c in zip(per_unit, common)))
     factors = [(q * scale).as_integer_ratio() for q in per_unit]
     ints = lambda v: [x * n // d for x, (n, d) in zip(v, factors)]  # noqa: E731

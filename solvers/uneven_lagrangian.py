@@ -37,20 +37,6 @@ LAMBDA_MAX = 8.0  # a multiplier, in units of the objective's scale per limit
 CLOSE = 1e-4  # relative gap between the LP's value and the best bound that ends the search
 
 
-def _rates(array: ArraySpec, costs: SplitCosts, objective: Objective) -> list[Fraction]:
-    """Per component, the objective's units (seconds; elements under traffic) per table unit."""
-    lay, U = costs.layout, costs.unit
-    if objective is Objective.TRAFFIC:
-        rate = [Fraction(0)] * lay.leaves
-    else:
-        rate = [Fraction(1, U) / (p * 10**12) for p in array.leaf_peaks_TFLOPS()]
-    rate += [Fraction(0)] * (lay.size - lay.leaves)
-    for (h, _), p in lay.pos.items():
-        side = Fraction(1, U) if objective is Objective.TRAFFIC else Fraction(array.dtype_bytes, U) / array.bandwidth_Bps(h)
-        rate[p] = rate[p + 1] = side
-    return rate
-
-
 class Tables:
     """The column tables (``solvers.uneven_tables``) with each component shifted right by
     ``shift[k]`` (exact floors, every entry then below 2^TERM_BITS, int64): ``own[l]``,
@@ -141,7 +127,7 @@ class Dual:
     def __init__(self, array: ArraySpec, costs: SplitCosts, tables: Tables, limits, objective: Objective):
         self.t, self.objective, self.overlap = tables, objective, array.overlap and objective is Objective.TIME
         self.lay = costs.layout
-        self.rate = _rates(array, costs, objective)
+        self.rate = costs.unit_rates(array, objective is Objective.TRAFFIC)
         self.limits = [(p, c) for p, c in limits if c > 0]
         self.cuts: list[list[float]] = []  # per plan seen: its sum vector in objective units, as floats
         self.best: tuple[Fraction, Weights | None] = (Fraction(0), None)

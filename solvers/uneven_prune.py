@@ -28,7 +28,6 @@ least step time among the least-traffic plans) are kept the same way.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Callable
 
 from explorer.core.array import ArraySpec
@@ -42,9 +41,9 @@ def _add(a, b):
 def time_score(array: ArraySpec, costs: SplitCosts) -> Callable[[tuple], int]:
     """score(w) = the step time of sum vector w times Q (``_step`` of ``solvers.uneven``), an exact
     integer: Q is the lcm of the denominators of every component's seconds per unit."""
-    lay, U = costs.layout, costs.unit
-    comp = [Fraction(1, U) / (p * 10**12) for p in array.leaf_peaks_TFLOPS()]
-    comm = [Fraction(array.dtype_bytes, U) / array.bandwidth_Bps(h) for h in range(lay.H)]
+    lay = costs.layout
+    rates = costs.unit_rates(array, traffic=False)
+    comp, comm = rates[:lay.leaves], [rates[lay.pos[(h, 0)]] for h in range(lay.H)]
     Q = math.lcm(*(x.denominator for x in comp + comm))
     a = [int(x * Q) for x in comp]
     b = [int(x * Q) for x in comm]

@@ -23,12 +23,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import lcm, prod
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from .comm import training_flops
 from .network import Network
 from .partition import Dim, Size, node_inter_split
 from .uneven import spec_of
+
+if TYPE_CHECKING:
+    from .array import ArraySpec
 
 SHARE_POSITION = {Dim.B: 0, Dim.D_I: 1, Dim.D_O: 2, Dim.G: 3}  # in a share tuple (S is never split)
 SIZE_DIMS = tuple(tuple(SHARE_POSITION[d] for d in s.dims if d in SHARE_POSITION) for s in Size)  # per size
@@ -98,6 +101,18 @@ class SplitCosts:
 
     def to_elements(self, units: int) -> Fraction:
         return Fraction(units, self.unit)
+
+    def unit_rates(self, array: "ArraySpec", traffic: bool) -> list[Fraction]:
+        """Per component of a vector, the objective's amount per table unit, exact: a leaf's compute
+        in seconds (1 / (unit * its peak FLOP/s); nothing under the traffic objective), a link side
+        in seconds (dtype bytes / (unit * the level's bandwidth)) or in elements under traffic
+        (1 / unit); 0 for the rest (footprints). The one place the solvers turn units into time."""
+        lay, U = self.layout, self.unit
+        rate = [Fraction(0) if traffic else Fraction(1, U) / (p * 10**12) for p in array.leaf_peaks_TFLOPS()]
+        rate += [Fraction(0)] * (lay.size - lay.leaves)
+        for (h, _), p in lay.pos.items():
+            rate[p] = rate[p + 1] = Fraction(1, U) if traffic else Fraction(array.dtype_bytes, U) / array.bandwidth_Bps(h)
+        return rate
 
     def whole_units(self, l: int) -> tuple[int, int, int, int]:  # noqa: E741
         """Layer l's whole A(F_in), A(W), A(F_out) and its training FLOPs, in units."""
