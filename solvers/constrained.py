@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
 
 from explorer.core.constraints import format_bytes
 from explorer.core.problem import Problem
-from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
+from explorer.core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status, plan_solution
 
 from .chain_labels import _label_setting
 from .elimination import chain_backward, graph_marginals, vectors_plan
@@ -31,11 +32,27 @@ LOCAL_STARTS = 3  # cheapest limit-breaking plans a local search repairs (and th
 
 
 def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts | None = None) -> Solution:
+    """The proven optimum under the caps and memory limit (or, when ``time_budget`` runs out,
+    the best plan met and the best bound proven, ``feasible`` or ``unknown``)."""
     t0 = time.perf_counter()
     ch = _Chain(problem, vc)
+    ch.deadline = t0 + time_budget(options)
     info: dict = {"type_vectors_per_layer": ch.vc.dom[0].V, "method": "lagrangian"}
     if options.hint is not None:
         ch.offer(options.hint)
+    try:
+        return _solve(problem, ch, t0, info, options)
+    except TimeoutError:  # TimeUp (graphs: between two steps of an elimination or the label pass), BuildTimeout
+        info["reason"] = (f"the time limit ({time_budget(options):g} s) ran out before the gap closed "
+                          f"({info['method']}, {ch.evaluations} relaxed solves): the best plan met and the best "
+                          "bound proven; raise --time-limit")
+        return _result(problem, ch, ch.proven_bound, t0, info, proven=False)
+    except KeyboardInterrupt:  # Ctrl-C: the best plan met and the best bound so far, as CP-SAT reports them
+        info["reason"] = INTERRUPTED_WITH_PLAN if ch.incumbent is not None else "stopped by Ctrl-C before any plan"
+        return replace(_result(problem, ch, ch.proven_bound, t0, info, proven=False), status=Status.INTERRUPTED)
+
+
+def _solve(problem: Problem, ch: _Chain, t0: float, info: dict, options: SolveOptions) -> Solution:
     # unconstrained optimum: optimal when it satisfies every limit
     lam = [0] * len(ch.res)
     value, plan, alphas = ch.relaxed(lam)
@@ -44,6 +61,7 @@ def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts |
         return _result(problem, ch, None, t0, info, "pins and forbids leave no plan", infeasible=True)
     ch.offer(plan)
     best = (ch.bound(value, lam), list(lam), alphas)  # (bound, multipliers, forward values)
+    ch.proven_bound = best[0]
     if _closed(ch, best[0]):
         info["method"] = "graph-elimination" if ch.graph else "chain-dp"
         return _result(problem, ch, best[0], t0, info)
@@ -69,8 +87,9 @@ def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts |
 def time_budget(options: SolveOptions) -> float:
     """Seconds a constrained solve may take: ``--time-limit`` bounds the whole solve, else
     ``DEFAULT_TIME_LIMIT``. The Lagrangian phase and label passes run to their end (each is a
-    bounded number of exact DPs); the CP-SAT rounds that close a graph's gap get what is left,
-    and a run stopped by the limit reports ``feasible`` with its proven bound and gap."""
+    bounded number of exact DPs; on graphs they stop between elimination steps at the limit);
+    the CP-SAT rounds that close a graph's gap get what is left, and a run stopped by the limit
+    reports ``feasible`` (or ``unknown``) with its proven bound and gap."""
     return float(options.time_limit_s) if options.time_limit_s is not None else DEFAULT_TIME_LIMIT
 
 
@@ -102,6 +121,7 @@ def _raise_dual(ch: _Chain, best: tuple) -> tuple[tuple, bool]:
             for b, l_, a in _line_search(ch, k, best_lam, best_bound):
                 if b > best_bound:
                     best_bound, best_lam, best_alphas = b, list(l_), a
+                    ch.proven_bound = b
             if _closed(ch, best_bound):
                 return (best_bound, best_lam, best_alphas), True
         if best_lam == before or len(ch.res) == 1:
@@ -178,7 +198,7 @@ def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, 
     better plan it finds tightens the restriction before the next round. Used on graphs, and on
     chains whose label pass outgrew its limit."""
     if marg is None:  # (graphs: from the multipliers' elimination record when kept)
-        _, marg = graph_marginals(ch.vc, *_wx(ch, lam), solved=solved)
+        _, marg = graph_marginals(ch.vc, *_wx(ch, lam), solved=solved, deadline=ch.deadline)
     slack = sum(x * r.limit for x, r in zip(lam, ch.res))
     if ch.graph and ch.incumbent is not None:
         done = _close_with_graph_labels(problem, ch, marg, slack, t0, info)
@@ -223,7 +243,7 @@ def _close_with_graph_labels(problem: Problem, ch: _Chain, marg: list[np.ndarray
         return _result(problem, ch, U, t0, info)
     resources = [ch.resource_weights(k) for k in range(len(ch.res))]
     try:
-        vectors = least_plan(ch.vc, survivors, resources, [r.limit for r in ch.res], U, MAX_GRAPH_ROWS)
+        vectors = least_plan(ch.vc, survivors, resources, [r.limit for r in ch.res], U, MAX_GRAPH_ROWS, ch.deadline)
     except LabelsOverflow:
         info["labels"] = "outgrew the label limit"
         return None

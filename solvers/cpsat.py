@@ -35,7 +35,7 @@ from explorer.core.problem import Problem
 from explorer.core.units import format_count
 
 from . import dp
-from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
+from explorer.core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status, plan_solution
 from .formulation import BuildTimeout, Formulation, assignment, build, extract_plan
 
 INT64_SAFE = 2**62
@@ -301,8 +301,7 @@ def _bound_method(options: SolveOptions, bound: int, g: int) -> str:
 def _interrupted(problem: Problem, f: Formulation, solver, xs, status, wall: float, info: dict) -> Solution:
     """The best plan found before Ctrl-C (if any) with its proven bound, status ``interrupted``."""
     found = status == cp_model.FEASIBLE
-    info["reason"] = ("stopped by Ctrl-C after " + (f"{wall:.1f} s; the best plan so far, optimality not proven"
-                                                    if found else f"{wall:.1f} s, before any plan was found"))
+    info["reason"] = INTERRUPTED_WITH_PLAN if found else "stopped by Ctrl-C before any plan was found"
     if not found:
         return Solution("cpsat", Status.INTERRUPTED, None, None, None, None, wall, info)
     plan = extract_plan(problem, f, lambda v: solver.value(xs[v]))

@@ -6,6 +6,8 @@ weights ``W`` and per-node ``extras``; nothing here knows about caps or memory.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from explorer.core.errors import InstanceTooLarge
@@ -90,10 +92,21 @@ def _plan_step(vc: VectorCosts, z: int, bucket: list[_Factor]):
     return best
 
 
-def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = None) -> tuple[int, list[int] | None, int]:
+class TimeUp(TimeoutError):
+    """The deadline passed between two elimination steps."""
+
+
+def check_deadline(deadline: float | None) -> None:
+    if deadline is not None and time.perf_counter() > deadline:
+        raise TimeUp
+
+
+def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = None,
+                  deadline: float | None = None) -> tuple[int, list[int] | None, int]:
     """min over plans of sum_h W_h c_h (+ per-node ``extras``) on a graph, its vectors (None when
     pins and forbids leave no plan), and the most nodes one elimination step combined. With a
-    ``steps`` list, every elimination step is recorded there (for ``graph_marginals``)."""
+    ``steps`` list, every elimination step is recorded there (for ``graph_marginals``). ``TimeUp``
+    once ``deadline`` (a ``time.perf_counter()`` value) passes between two steps."""
     at = _node_factors(vc, W, extras)
     alive = set(range(vc.N))
     constant = 0
@@ -102,6 +115,7 @@ def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = Non
     order = vc.elimination_order  # (later eliminations of the same graph repeat the first one's order)
     chosen_order: list[int] = []
     while alive:
+        check_deadline(deadline)
         if order is not None:
             z = order[len(chosen_order)]
             _, how, detail = _plan_step(vc, z, at[z])
@@ -192,7 +206,8 @@ def _graph_backtrack(vc: VectorCosts, records: list[tuple[int, list[_Factor]]], 
     return chosen
 
 
-def graph_marginals(vc: VectorCosts, W=None, extras=None, solved: tuple | None = None) -> tuple[int, list[np.ndarray]]:
+def graph_marginals(vc: VectorCosts, W=None, extras=None, solved: tuple | None = None,
+                    deadline: float | None = None) -> tuple[int, list[np.ndarray]]:
     """The optimum and, for every node n and vector v, the least cost of a plan with n at v
     (min-marginals): the elimination forward, then outside messages back down its bucket tree.
 
@@ -200,10 +215,11 @@ def graph_marginals(vc: VectorCosts, W=None, extras=None, solved: tuple | None =
     the bucket's factors plus the message's outside table; a child's outside table is that sum
     without the child's message, minimised down to the child's scope. A "chain" clique (a, z, b)
     never forms its V^3 table: b goes first, across its edge, one level at a time. ``solved``:
-    (total, vectors, steps) of ``graph_optimum`` at the same weights, when already run."""
+    (total, vectors, steps) of ``graph_optimum`` at the same weights, when already run. ``TimeUp``
+    once ``deadline`` passes between two steps."""
     if solved is None:
         steps: list = []
-        total, vectors, _ = graph_optimum(vc, W, extras, steps)
+        total, vectors, _ = graph_optimum(vc, W, extras, steps, deadline)
     else:
         total, vectors, steps = solved
     marg: list[np.ndarray | None] = [None] * vc.N
@@ -212,6 +228,7 @@ def graph_marginals(vc: VectorCosts, W=None, extras=None, solved: tuple | None =
     outside: dict[int, np.ndarray] = {}
     produced = {id(st[5]) for st in steps if st[5] is not None}
     for z, bucket, how, detail, scope, new, const in reversed(steps):
+        check_deadline(deadline)
         out = outside.pop(id(new)) if new is not None else np.array(total - const, dtype=vc.dtype)
         if how == "chain":
             a, b, edge_f = detail

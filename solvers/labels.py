@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .elimination import check_deadline
 from .vectors import VectorCosts
 
 
@@ -34,10 +35,11 @@ class _Rows:
 
 
 def least_plan(vc: VectorCosts, survivors: list[np.ndarray], resources: list[tuple], limits: list[int],
-               target: int, max_rows: int) -> list[int] | None:
+               target: int, max_rows: int, deadline: float | None = None) -> list[int] | None:
     """The vectors of a least-objective plan with objective < ``target`` and every resource within
     its limit, each node taking only its ``survivors``; None when there is none. ``resources``
-    holds per resource (level weights, per-node extras or None), as ``VectorCosts`` weighs them."""
+    holds per resource (level weights, per-node extras or None), as ``VectorCosts`` weighs them.
+    ``TimeUp`` once ``deadline`` (a ``time.perf_counter()`` value) passes between two joins."""
     sizes = [len(s) for s in survivors]
     factors = []
     for n, S in enumerate(survivors):
@@ -59,6 +61,7 @@ def least_plan(vc: VectorCosts, survivors: list[np.ndarray], resources: list[tup
         bucket.sort(key=lambda r: len(r.f))
         joined = bucket[0]
         for r in bucket[1:]:
+            check_deadline(deadline)
             joined = _pareto(_prune(_join(joined, r, sizes), target, limits), sizes)
             if len(joined.f) > max_rows:
                 raise LabelsOverflow

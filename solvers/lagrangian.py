@@ -57,6 +57,8 @@ class _Chain:
         self.seen: list[tuple[int, list[int]]] = []  # (objective, resources) of every plan met
         self.plans: list[tuple[int, int, Plan]] = []  # (excess over the limits, objective, plan)
         self._backward: dict = {}  # multipliers (None: the objective alone) -> backward values
+        self.deadline: float | None = None  # graphs' eliminations stop with ``TimeUp`` past it
+        self.proven_bound: int | None = None  # the best Lagrangian bound evaluated so far
 
     # scaled weights -----------------------------------------------------------------------------
     def weights(self, lam) -> tuple[int, ...]:
@@ -108,7 +110,7 @@ class _Chain:
         the elimination's (value, vectors, steps) for ``graph_marginals`` at the same weights."""
         if self.graph:
             steps: list | None = [] if record else None
-            value, vectors, _ = graph_optimum(self.vc, W, ex, steps)
+            value, vectors, _ = graph_optimum(self.vc, W, ex, steps, self.deadline)
             plan = None if vectors is None else vectors_plan(self.vc, vectors)
             return value, plan, (value, vectors, steps) if record else None
         alphas = chain_forward(self.vc, W, ex)

@@ -23,8 +23,8 @@ class _Restricted:
         from .formulation import build
 
         self.problem, self.ch = problem, ch
-        self.f = build(problem)
-        self.model, self.xs, _ = to_cp_model(self.f)
+        self.f = build(problem, ch.deadline)  # (``BuildTimeout`` past the constrained solve's deadline)
+        self.model, self.xs, _ = to_cp_model(self.f, deadline=ch.deadline)
         self.fixed: set[int] = set()
         self.allowed: set | None = None
         self.solver = None
@@ -37,9 +37,11 @@ class _Restricted:
                 self.fixed.add(var)
 
     def solve(self, U: int | None, seconds: float, options: SolveOptions):
-        """One round, hinted with the incumbent when it lies in the model; returns the status."""
+        """One round, hinted with the incumbent when it lies in the model; returns the status
+        (``KeyboardInterrupt`` after Ctrl-C stopped the round)."""
         from ortools.sat.python import cp_model
 
+        from .cpsat import run_solver
         from .formulation import assignment
 
         ch = self.ch
@@ -51,7 +53,10 @@ class _Restricted:
         solver.parameters.num_workers = options.workers or 2
         solver.parameters.random_seed = options.seed
         solver.parameters.max_time_in_seconds = seconds
-        return solver.solve(self.model)
+        status, interrupted = run_solver(solver, self.model)
+        if interrupted:
+            raise KeyboardInterrupt
+        return status
 
     def plan(self) -> Plan:
         from .formulation import extract_plan

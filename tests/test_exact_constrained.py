@@ -259,6 +259,23 @@ def test_explore_cpsat_runs_the_exact_method_first_and_names_the_bound():
             rescore(q, s)
 
 
+def test_ctrl_c_in_a_cpsat_round_ends_the_constrained_solve_with_its_plan_so_far(monkeypatch):
+    from explorer.solvers import cpsat as cpsat_module
+
+    monkeypatch.setattr(constrained, "MAX_GRAPH_ROWS", 0)  # CP-SAT rounds close the gap
+    for seed in range(3, 400, 4):
+        q = random_instance(seed)
+        if q.constraints.caps and q.constraints.memory_bytes is None:
+            if exact.solve(q, ONE).info.get("method") == "lagrangian+cpsat":
+                break
+    real = cpsat_module.run_solver
+    monkeypatch.setattr(cpsat_module, "run_solver", lambda solver, model, cb=None: (real(solver, model, cb)[0], True))
+    s = exact.solve(q, ONE)  # (a round's Ctrl-C used to be CP-SAT's own: the next round went on)
+    assert s.status is Status.INTERRUPTED and "stopped by Ctrl-C" in s.info["reason"]
+    if s.plan is not None:
+        rescore(q, s)
+
+
 def test_the_time_limit_bounds_the_whole_constrained_solve(monkeypatch):
     # a graph whose gap CP-SAT must close: with --time-limit the rounds get what the Lagrangian
     # phase left; with no time left the answer is feasible with its proven bound, never optimal
@@ -278,6 +295,8 @@ def test_the_time_limit_bounds_the_whole_constrained_solve(monkeypatch):
     if s.status is Status.FEASIBLE:
         assert s.bound < s.objective and "time limit" in s.info["reason"]
         rescore(p, s)
+    elif s.status is Status.UNKNOWN:  # the limit passed before the first relaxed DP
+        assert s.plan is None and s.bound is None and "time limit" in s.info["reason"]
     else:  # the local search found the optimum before any CP-SAT round
         assert s.status is Status.OPTIMAL and s.objective == full.objective == s.bound
 

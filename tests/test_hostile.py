@@ -391,7 +391,8 @@ def test_ctrl_c_during_cpsat_reports_the_plan_so_far():
     r = json.loads(out)
     assert r["status"] == "interrupted" and r["plan"] is not None and r["violations"] == []
     assert "stopped by Ctrl-C" in r["reason"] and Fraction(r["objective_value"]) > 0 and r["gap"] is not None
-    assert err.rstrip().splitlines()[-1].startswith("explore: interrupted: stopped by Ctrl-C after")
+    last = err.rstrip().splitlines()[-1]
+    assert last.startswith("explore: interrupted after ") and last.endswith(": stopped by Ctrl-C; the best plan so far, optimality not proven")
 
 
 def test_ctrl_c_during_checks_level_phase():
@@ -421,3 +422,14 @@ def test_fc_inputs_chain_like_conv_ones():
     load_network_text(fcs + "  - {name: b, kind: fc, in_features: 4, out_features: 1}\n")
     with pytest.raises(SpecError, match=r"in_features: 5 does not match the 4 outputs of its input 'a'"):
         load_network_text(fcs + "  - {name: b, kind: fc, in_features: 5, out_features: 1}\n")
+
+
+def test_ctrl_c_during_cpsats_exact_first_step_reports_its_plan_so_far():
+    # under a memory limit, cpsat runs the exact constrained method first (minutes on this graph)
+    code, out, err = _interrupt(LONG_SOLVE + ["--memory", "0.2", "--solver", "cpsat", "--format", "json"],
+                                "solving", 4.0)
+    assert code == 130 and "Traceback" not in err
+    r = json.loads(out)
+    assert r["status"] == "interrupted" and "stopped by Ctrl-C" in r["reason"]
+    assert (r["plan"] is None) == ("before any plan" in r["reason"]) and (r["plan"] is None or r["violations"] == [])
+    assert err.rstrip().splitlines()[-1].startswith("explore: interrupted after ")

@@ -79,3 +79,39 @@ def test_no_plan_in_the_time_left_gives_the_hint(monkeypatch):
     assert result.plan == dp.solve(p).plan and "its hint (the DP's plan)" in result.reason
     without_limit = cpsat.solve(p, SolveOptions(workers=1))
     assert without_limit.status is Status.UNKNOWN and without_limit.plan is None
+
+
+# the exact constrained method (graphs under a memory limit: what `cpsat` runs first) -------------
+def memory_problem(levels=7, gib=0.2):
+    from explorer.core.constraints import Constraints
+
+    p = Problem(load_model("resnet50"), synthetic_array(levels), Space.ACCPAR)
+    return p.with_constraints(Constraints(memory_bytes=int(gib * 2**30)))
+
+
+def test_passed_deadlines_stop_the_eliminations_and_the_label_pass():
+    import numpy as np
+
+    from explorer.solvers.elimination import TimeUp, graph_optimum
+    from explorer.solvers.labels import least_plan
+    from explorer.solvers.vectors import VectorCosts
+
+    vc = VectorCosts(problem("resnet18", 2))
+    with pytest.raises(TimeUp):
+        graph_optimum(vc, deadline=time.perf_counter() - 1)
+    survivors = [np.arange(d.V) for d in vc.dom]
+    with pytest.raises(TimeUp):
+        least_plan(vc, survivors, [], [], 10**30, 10**6, deadline=time.perf_counter() - 1)
+    assert graph_optimum(vc, deadline=time.perf_counter() + 60)[0] == graph_optimum(vc)[0]
+
+
+def test_the_exact_constrained_method_stops_at_the_limit_with_its_best_plan_and_bound():
+    p = memory_problem()
+    t0 = time.perf_counter()
+    result = run(p, "exact", SolveOptions(time_limit_s=1.0, workers=1))  # re-scored by the evaluator
+    took = time.perf_counter() - t0
+    assert result.status in (Status.FEASIBLE, Status.UNKNOWN)  # (unbounded, this run takes minutes)
+    assert "time limit (1 s) ran out before the gap closed" in result.reason
+    assert result.wall_s < 3.0 and took < 6.0  # one elimination step past the limit at most
+    if result.status is Status.FEASIBLE:
+        assert result.violations == [] and result.bound is not None and result.bound <= result.objective_value

@@ -296,7 +296,8 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     text = json.dumps(result.to_json(), indent=2) + "\n" if fmt == "json" else render_table(result)
     emit(text, output)
     if result.status is Status.INTERRUPTED:
-        click.echo(f"explore: interrupted: {result.reason or 'the search was stopped'}", err=True)
+        click.echo(f"explore: interrupted after {result.wall_s:.1f} s: {result.reason or 'the search was stopped'}",
+                   err=True)
         sys.exit(EXIT_INTERRUPTED)
     if not result.ok:
         click.echo(f"explore: {why_not_ok(result)}", err=True)

@@ -109,6 +109,8 @@ def solve_with(problem: Problem, solver: str, options: SolveOptions) -> Solution
         if limit is not None:
             options = replace(options, time_limit_s=max(limit - (time.perf_counter() - t0), MIN_LEFT_SHARE * limit))
         options, pre = exact_first(problem, options)
+        if pre is not None and pre.status is Status.INTERRUPTED:  # Ctrl-C during the exact method
+            return replace(pre, wall_s=time.perf_counter() - t0)
         if limit is not None:
             options = replace(options, time_limit_s=max(limit - (time.perf_counter() - t0), MIN_LEFT_SHARE * limit))
     sol = solve(problem, options)

@@ -32,6 +32,9 @@ class Status(enum.Enum):
         return self.value
 
 
+INTERRUPTED_WITH_PLAN = "stopped by Ctrl-C; the best plan so far, optimality not proven"  # (the reason)
+
+
 # A heuristic's plan that breaks a cap, pin, forbid or memory limit (the DP enforces only pins
 # and forbids) keeps the solver's status: it is not proven infeasible. Reports say so with
 # ``ok`` false, the violations, this note by the status, and exit status 1 in the CLI.
