@@ -166,12 +166,13 @@ def sweep_merge(dirs, out, pareto, force):
     from dataclasses import replace
 
     from .sweep.runner import check_out
-    from .sweep.table import check_destination, check_pareto_columns, columns, merge_entries, write_outputs
+    from .sweep.table import check_destination, check_outputs, check_pareto_columns, columns, merge_entries, write_outputs
 
     check_out(out)
     manifest, entries, missing = merge_entries([Path(d) for d in dirs])
     if Path(out).exists() and not Path(out).is_dir():
         raise InputError(f"--out: {out} exists and is not a folder")
+    check_outputs(Path(out))
     check_destination(Path(out), manifest.name, force)
     if pareto is not None:
         cols = _columns(pareto)

@@ -10,7 +10,7 @@ from ...core.errors import SpecError, shown
 from .cache import Cache
 from .engine import Progress, make_engine, run_points
 from .spec import MAX_POINTS, Sweep, load_sweep, parse_sweep
-from .table import Manifest, check_destination, check_pareto_columns, columns, finish_rows, make_row, write_outputs
+from .table import Manifest, check_destination, check_outputs, check_pareto_columns, columns, finish_rows, make_row, write_outputs
 
 
 def as_sweep(spec: Sweep | str | Path | dict, max_points: int = MAX_POINTS) -> Sweep:
@@ -55,6 +55,7 @@ def check_request(spec, out, shard, pareto, max_points: int = MAX_POINTS,
         raise SpecError("--out", f"{out} exists and is not a folder")
     if out is not None:
         Cache(out).check()
+        check_outputs(Path(out))
         check_destination(Path(out), sw.name, force)
     return sw, cut, pareto
 

@@ -158,6 +158,24 @@ def csv_text(rows: list[dict[str, Any]], cols: list[str]) -> str:
     return buf.getvalue()
 
 
+OUTPUT_FILES = ("plans.jsonl", "results.csv", "sweep.json")  # what write_outputs writes into the folder
+
+
+def check_outputs(out_dir: Path) -> None:
+    """SpecError, before any point is solved, when an output file of the folder cannot be written
+    (a folder in its place, no permission, a folder that cannot be made): nothing is written then."""
+    from ..output import check_folder_writable, check_writable
+
+    try:
+        if not out_dir.is_dir():
+            check_folder_writable(str(out_dir), "--out")
+            return
+        for name in OUTPUT_FILES:
+            check_writable(str(out_dir / name), "--out")
+    except OutputError as err:
+        raise SpecError("--out", str(err).removeprefix("--out: ")) from None
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` atomically; a new file gets 0666 less the umask (as the shell would),
     an existing one keeps its mode (``explorer.app.output.write_text``)."""

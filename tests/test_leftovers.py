@@ -1,0 +1,59 @@
+"""Left-over new-user findings: output paths checked before any work (sweep, merge, reproduce),
+approximation notes in sweeps, the shapes the ONNX importer read, one way errors name options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import run_cli
+
+SWEEP = "version: 1\nname: s1\ngrid: {model: [lenet-c], levels: [1, 2]}\nfixed: {batch: 64}\n"
+
+
+def sweep_file(tmp_path: Path, text: str = SWEEP) -> str:
+    f = tmp_path / "s.yaml"
+    f.write_text(text)
+    return str(f)
+
+
+@pytest.mark.parametrize("blocked", ["results.csv", "plans.jsonl", "sweep.json"])
+def test_an_output_file_that_is_a_folder_is_refused_before_any_point(tmp_path, capsys, blocked):
+    f = sweep_file(tmp_path)
+    out = tmp_path / "o"
+    (out / blocked).mkdir(parents=True)
+    if blocked != "sweep.json":  # a folder of this sweep (else it holds results of no sweep)
+        (out / "sweep.json").write_text('{"name": "s1"}')
+    code, _, err = run_cli(["sweep", f, "--out", str(out), "--workers", "1"], capsys)
+    assert code == 2
+    assert err.strip().splitlines() == [f"explore: error: --out: cannot write {out / blocked}: is a directory"]
+    assert sorted(p.name for p in out.iterdir()) == sorted({blocked, "sweep.json"})  # no cache, nothing written
+
+
+def test_an_out_folder_that_cannot_be_made_is_refused_in_one_line(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    code, _, err = run_cli(["sweep", sweep_file(tmp_path), "--out", str(tmp_path / "afile" / "o")], capsys)
+    assert code == 2
+    assert err.strip() == f"explore: error: --out: cannot write {tmp_path}/afile/o: {tmp_path}/afile is not a folder"
+    code, _, err = run_cli(["sweep", sweep_file(tmp_path), "--out", "/proc/sweep-out"], capsys)
+    assert code == 2
+    assert err.strip() == "explore: error: --out: cannot write /proc/sweep-out: folder /proc is not writable"
+
+
+def test_merge_checks_its_output_files_before_writing(tmp_path, capsys):
+    f = sweep_file(tmp_path)
+    assert run_cli(["sweep", f, "--out", str(tmp_path / "a"), "--workers", "1"], capsys)[0] == 0
+    out = tmp_path / "m"
+    (out / "results.csv").mkdir(parents=True)
+    code, _, err = run_cli(["sweep", "merge", str(tmp_path / "a"), "--out", str(out)], capsys)
+    assert code == 2
+    assert err.strip() == f"explore: error: --out: cannot write {out / 'results.csv'}: is a directory"
+    assert [p.name for p in out.iterdir()] == ["results.csv"]  # plans.jsonl not written first
+
+
+def test_reproduce_out_that_is_a_file_says_so(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    code, _, err = run_cli(["reproduce", "hypar", "--figure", "5", "--out", str(tmp_path / "afile")], capsys)
+    assert code == 2
+    assert err.strip() == f"explore: error: --out: cannot write {tmp_path}/afile: {tmp_path}/afile is not a folder"
