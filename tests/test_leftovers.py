@@ -57,3 +57,33 @@ def test_reproduce_out_that_is_a_file_says_so(tmp_path, capsys):
     code, _, err = run_cli(["reproduce", "hypar", "--figure", "5", "--out", str(tmp_path / "afile")], capsys)
     assert code == 2
     assert err.strip() == f"explore: error: --out: cannot write {tmp_path}/afile: {tmp_path}/afile is not a folder"
+
+
+def test_the_uneven_bench_scripts_share_one_timed_solve():
+    import ast
+    import sys
+
+    bench = Path(__file__).resolve().parent.parent / "bench"
+    for script in ("bench_exact_prune.py", "bench_uneven_constrained.py"):
+        defined = {n.name for n in ast.parse((bench / script).read_text()).body if isinstance(n, ast.FunctionDef)}
+        assert not defined & {"run", "cell", "states"}, script
+    sys.path.insert(0, str(bench))
+    try:
+        import uneven_runs
+    finally:
+        sys.path.remove(str(bench))
+    from explorer.core.errors import Refused
+
+    def refuse(*args, **kw):
+        raise Refused("too large")
+
+    def answer(net, arr, space, alphas, time_limit_s, **kw):
+        return (net, space, time_limit_s, kw)
+
+    from explorer.frontends import load_array
+
+    arr = load_array("tpu-mix-16")
+    sol, wall = uneven_runs.timed_solve(refuse, None, arr, None, 2, 1.0)
+    assert isinstance(sol, Refused) and wall >= 0 and uneven_runs.cell(sol) == "refused"
+    sol, _ = uneven_runs.timed_solve(answer, "net", arr, "space", 2, 3.0, rules="r")
+    assert sol == ("net", "space", 3.0, {"rules": "r"})
