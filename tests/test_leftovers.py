@@ -87,3 +87,39 @@ def test_the_uneven_bench_scripts_share_one_timed_solve():
     assert isinstance(sol, Refused) and wall >= 0 and uneven_runs.cell(sol) == "refused"
     sol, _ = uneven_runs.timed_solve(answer, "net", arr, "space", 2, 3.0, rules="r")
     assert sol == ("net", "space", 3.0, {"rules": "r"})
+
+
+def tied_gpt2(folder: Path) -> Path:
+    """A two-block GPT-2 config.json: its tied LM head is an approximation note."""
+    import json
+
+    cfg = json.loads((Path(__file__).parent / "hf_configs" / "gpt2.json").read_text())
+    cfg.update(n_layer=2, n_embd=64, n_head=4, vocab_size=1000, n_positions=128)
+    path = folder / "config.json"
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+def test_a_sweep_carries_the_approximation_notes_explore_prints(tmp_path, capsys):
+    import csv
+
+    from explorer.api import sweep
+
+    tied_gpt2(tmp_path)
+    f = sweep_file(tmp_path, "version: 1\nname: hf\ngrid: {model: [config.json, lenet-c], levels: [1]}\n"
+                             "fixed: {batch: 8}\npoints: [{model: config.json, levels: 2, batch: 8, seq: 32}]\n")
+    code, _, err = run_cli(["sweep", f, "--out", str(tmp_path / "o"), "--workers", "1"], capsys)
+    assert code == 0, err
+    note = "LM head tied to the token embedding: its 64 x 1000 product (B*S*64*1000 forward MACs) is not modelled"
+    assert err.splitlines()[-1] == f"explore: approximation: {note} (2 of 3 points; see the approximations column)"
+    with open(tmp_path / "o" / "results.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["approximations"] for r in rows] == [note, "", note]
+    assert [r["approximations"] for r in sweep(f)] == [note, None, note]  # the API's rows too
+
+
+def test_approximation_counts_split_notes_that_hold_semicolons():
+    from explorer.app.sweep.table import approximation_counts
+
+    rows = [{"approximations": "a; b | c"}, {"approximations": None}, {"approximations": "c"}]
+    assert approximation_counts(rows) == {"a; b": 1, "c": 2}

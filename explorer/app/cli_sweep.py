@@ -145,7 +145,17 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, 
         click.echo(f"sweep {sw.name}{f' shard {shard}' if shard else ''}: {plural(len(rows), 'point')} ({reused} reused from the cache, "
                    f"{len(rows) - reused} computed; {no_plan} without a plan, {invalid} invalid, {failed} failed) in "
                    f"{since_start():.1f} s (start-up included); wrote {Path(out) / 'results.csv'} and {Path(out) / 'plans.jsonl'}", err=True)
+        say_approximations(rows)
     sys.exit(1 if failed else 0)
+
+
+def say_approximations(rows) -> None:
+    """``explore: approximation: NOTE (N of M points; ...)`` on stderr, once a note, as ``explore`` says it for one point."""
+    from .sweep.table import approximation_counts
+
+    for note, n in approximation_counts(rows).items():
+        click.echo(f"explore: approximation: {note} ({n} of {plural(len(rows), 'point')}; see the approximations "
+                   "column)", err=True)
 
 
 def _first_interrupt(signum, frame):

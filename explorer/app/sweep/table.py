@@ -21,8 +21,9 @@ from .point import ALPHAS_KEY, FIGURES, SPLIT_KEYS, Outcome
 
 SPLIT_FIGURES = ("traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s", "memory_bytes_per_accelerator",
                  "speedup_over_all_I", "objective_value", "bound", "gap")  # what explore --split reports of FIGURES
-TAIL = ("violations", "dp_gap", "wall_s", "cached", "error")
+TAIL = ("violations", "approximations", "dp_gap", "wall_s", "cached", "error")
 ALPHA_PREFIX = "alpha_level"  # a split point's alpha per level: alpha_level0 (top), alpha_level1, ...
+NOTE_JOIN = " | "  # between a row's approximation notes (a note may hold '; ')
 PROVEN = {"optimal": "yes", "level-optimal": "level-optimal"}  # statuses that may be called Pareto-optimal
 
 
@@ -54,11 +55,23 @@ def make_row(params: Iterable[str], point: dict[str, Any], out: Outcome) -> dict
         for h, alphas in enumerate(res.get(ALPHAS_KEY) or []):
             row[f"{ALPHA_PREFIX}{h}"] = alphas
     row["violations"] = "; ".join(v["constraint"] for v in res.get("violations") or []) or None
+    row["approximations"] = NOTE_JOIN.join(res.get("approximations") or []) or None
     row["dp_gap"] = None
     row["wall_s"] = round(res.get("wall_s", out.wall_s), 6)
     row["cached"] = out.cached
     row["error"] = out.error or None
     return row
+
+
+def approximation_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """Each approximation note of the rows (what a model's importer could not follow) and how
+    many points carry it, in order of first appearance."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        for note in dict.fromkeys((r.get("approximations") or "").split(NOTE_JOIN)):
+            if note:
+                counts[note] = counts.get(note, 0) + 1
+    return counts
 
 
 def number(v: Any) -> Fraction | None:
@@ -111,7 +124,7 @@ def pareto_labels(rows: list[dict[str, Any]], cols: tuple[str, ...]) -> list[str
 
 # columns that never hold a number: a Pareto front over them means nothing
 NOT_NUMERIC = frozenset({"model", "array", "space", "solver", "objective", "caps", "pins", "forbids", "constraints", "mix", "split",
-                         "status", "violations", "cached", "error", "pareto"})
+                         "status", "violations", "approximations", "cached", "error", "pareto"})
 
 
 def numeric_columns(available: Iterable[str]) -> list[str]:
