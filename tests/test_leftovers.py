@@ -123,3 +123,33 @@ def test_approximation_counts_split_notes_that_hold_semicolons():
 
     rows = [{"approximations": "a; b | c"}, {"approximations": None}, {"approximations": "c"}]
     assert approximation_counts(rows) == {"a; b": 1, "c": 2}
+
+
+def test_explore_shows_the_shapes_the_onnx_importer_read(tmp_path, capsys):
+    import json
+
+    onnx = pytest.importorskip("onnx")
+    from .onnx_nets import hf_bert, residual_net
+
+    onnx.save(residual_net("batch_size"), tmp_path / "cnn.onnx")
+    onnx.save(hf_bert(), tmp_path / "bert.onnx")
+    code, out, _ = run_cli(["--model", str(tmp_path / "cnn.onnx"), "--batch", "8", "--levels", "2"], capsys)
+    assert code == 0 and out.splitlines()[1] == "input 'x': 8 x 8 x 8 x 8 (batch_size = 8)"
+    code, out, _ = run_cli(["check", "--model", str(tmp_path / "cnn.onnx"), "--batch", "8", "--levels", "1"], capsys)
+    assert code == 0 and out.splitlines()[1] == "input 'x': 8 x 8 x 8 x 8 (batch_size = 8)"
+    code, out, _ = run_cli(["--model", str(tmp_path / "bert.onnx"), "--batch", "4", "--seq", "16", "--levels", "1",
+                            "--format", "json"], capsys)
+    assert code == 0
+    assert json.loads(out)["input_shapes"][0] == {
+        "name": "input_ids", "shape": [4, 16],
+        "symbolic": [{"axis": 0, "dim": "batch", "value": 4}, {"axis": 1, "dim": "sequence", "value": 16}]}
+    code, out, _ = run_cli(["--model", "lenet-c", "--format", "json"], capsys)
+    assert code == 0 and json.loads(out)["input_shapes"] == []  # a YAML network has no importer's shapes
+
+
+def test_a_fixed_batch_input_follows_the_batch_used():
+    from explorer.core.network import InputShape
+
+    s = InputShape("x", (2, 8, 8, 8), (), 0)
+    assert s.with_batch(8).describe() == "input 'x': 8 x 8 x 8 x 8"
+    assert InputShape("ids", (4, 16), ((1, "seq"),), None).with_batch(8).shape == (4, 16)

@@ -105,7 +105,7 @@ class _Importer:
         first_out = {n.output[0]: index[id(n)] for n in nodes if n.output}
         del graph.node[:]
         graph.node.extend(nodes)
-        self.B, seq = fill_dynamic_axes(graph, self.src, self.batch_arg, self.seq_arg)
+        self.B, seq, input_shapes = fill_dynamic_axes(graph, self.src, self.batch_arg, self.seq_arg)
         self.seq = seq
         model, self.folded = fold_shapes(self.assume_custom_shapes(model), self.infer)
         graph = model.graph
@@ -137,7 +137,7 @@ class _Importer:
         seq = seq or (tokens[0] if tokens else None)
         approx = tuple(dict.fromkeys(self.approx))
         return build_graph(printable(graph.name) or Path(self.src).stem, self.B, self.nodes, self.src, sequence=seq,
-                           approximations=approx)
+                           approximations=approx, input_shapes=input_shapes)
 
     def check_open_attention(self) -> None:
         """A product of two activations never closed by a second one must still read as an

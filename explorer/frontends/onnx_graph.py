@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from ..core.errors import SpecError
+from ..core.network import InputShape
 from .graph_build import kahn_order
 
 BATCH_NAMES = re.compile(r"^(n|b|bs|batch.*|.*_batch|.*batch_size)$", re.IGNORECASE)
@@ -83,13 +84,16 @@ def _is_sequence_axis(name: str, axis: int, rank: int, integer: bool) -> bool:
     return integer or (rank == 3 and axis < 2)
 
 
-def fill_dynamic_axes(graph, src: str, batch_arg: int | None, seq_arg: int | None) -> tuple[int, int | None]:
+def fill_dynamic_axes(graph, src: str, batch_arg: int | None,
+                      seq_arg: int | None) -> tuple[int, int | None, tuple[InputShape, ...]]:
     """Set symbolic axes of the data inputs: a batch-named axis (or axis 0) from --batch, a
-    sequence axis from --seq. Returns (batch, sequence or None). SpecError for a zero or negative
-    dimension, a symbolic feature or spatial axis, and a --seq nothing takes."""
+    sequence axis from --seq. Returns (batch, sequence or None, the inputs' shapes as filled).
+    SpecError for a zero or negative dimension, a symbolic feature or spatial axis, and a --seq
+    nothing takes."""
     inits = {t.name for t in graph.initializer}
     batch = seq = None
     filled = False
+    shapes = []
     for inp in graph.input:
         if inp.name in inits:
             continue
@@ -98,8 +102,12 @@ def fill_dynamic_axes(graph, src: str, batch_arg: int | None, seq_arg: int | Non
         dims = ttype.shape.dim
         integer = ttype.elem_type in INT_TYPES
         named_batch = any(x.dim_param and BATCH_NAMES.match(x.dim_param) for x in dims)
+        symbolic, batch_axis = [], None
         for axis, d in enumerate(dims):
             is_batch = bool(d.dim_param and BATCH_NAMES.match(d.dim_param)) or (axis == 0 and not named_batch)
+            batch_axis = axis if is_batch and batch_axis is None else batch_axis
+            if not d.HasField("dim_value"):
+                symbolic.append((axis, printable(d.dim_param) if d.dim_param else "?"))
             if d.HasField("dim_value"):
                 if d.dim_value <= 0:
                     raise SpecError(src, f"{label}: dimension {axis} is {d.dim_value} (a dimension must be positive)")
@@ -121,12 +129,13 @@ def fill_dynamic_axes(graph, src: str, batch_arg: int | None, seq_arg: int | Non
             else:
                 raise SpecError(src, f"{label}: axis {axis} of {len(dims)} is symbolic ({sym!r}) and is a feature or "
                                      "spatial axis, not a batch or sequence: export the model with that axis fixed")
+        shapes.append(InputShape(printable(inp.name), tuple(d.dim_value for d in dims), tuple(symbolic), batch_axis))
     if batch is None:
         raise SpecError(src, "no data input with a batch dimension")
     if seq_arg is not None and not filled:  # said, not ignored
         fixed = f" (its sequence is fixed at {seq})" if seq is not None else ""
         raise SpecError(src, f"--seq: no input has a symbolic sequence axis for --seq {seq_arg} to fill{fixed}")
-    return batch, seq
+    return batch, seq, tuple(shapes)
 
 
 def _key(node_or_function) -> tuple[str, str, str]:
