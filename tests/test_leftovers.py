@@ -153,3 +153,33 @@ def test_a_fixed_batch_input_follows_the_batch_used():
     s = InputShape("x", (2, 8, 8, 8), (), 0)
     assert s.with_batch(8).describe() == "input 'x': 8 x 8 x 8 x 8"
     assert InputShape("ids", (4, 16), ((1, "seq"),), None).with_batch(8).shape == (4, 16)
+
+
+DOC_MESSAGES = [  # (a file to write, the command, what docs/commands.md quotes with FILE for the file)
+    ("m.yaml", (Path(__file__).resolve().parent.parent / "models" / "lenet-c.yaml").read_text().replace("version: 1", "version: 2"), ["--model", "{f}"],
+     "FILE: version: unsupported version 2 (this explorer reads version 1)"),
+    ("s.yaml", "version: 2\nname: s\ngrid: {model: [lenet-c]}\n", ["sweep", "{f}", "--out", "{d}/o"],
+     "FILE: version: must be 1, got 2"),
+    ("c.yaml", "version: 2\npins: []\n", ["--model", "lenet-c", "--constraints", "{f}"],
+     "FILE: version: must be 1, got 2"),
+]
+
+
+@pytest.mark.parametrize("name,text,args,quoted", DOC_MESSAGES)
+def test_the_messages_commands_md_quotes_are_the_ones_printed(tmp_path, capsys, name, text, args, quoted):
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "commands.md").read_text()
+    assert f"`{quoted}`" in doc
+    f = tmp_path / name
+    f.write_text(text)
+    code, _, err = run_cli([a.format(f=f, d=tmp_path) for a in args], capsys)
+    assert code == 2 and err.strip() == f"explore: error: {quoted.replace('FILE', str(f))}"
+
+
+def test_plot_help_names_every_default_image_name():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "explorer.app.cli", "plot", "--help"], capture_output=True, text=True).stdout
+    help_text = " ".join(out.split())
+    for part in ("[-vs-paper][-logx|-logy|-logxy].png", "heatmap-<z>-by-<y>-vs-<x>", "pareto-...", "plan-ROW.png"):
+        assert part in help_text

@@ -212,7 +212,7 @@ def sweep_merge(dirs, out, pareto, force):
 @click.option("--plan", "plan", type=click.IntRange(min=0), default=None, metavar="ROW", help="Draw point ROW's plan: levels x layers coloured by type.")
 @click.option("--pareto", is_flag=True, help="Scatter the points on --x, --y and mark the Pareto front (both minimised).")
 @click.option("--reference", is_flag=True, help="Draw the paper's values (the sweep file's reference: series) beside ours; --x/--y default to the columns it names.")
-@click.option("--out", "out", default=None, metavar="FILE", help="Image to write, .png or .svg (default: DIR/<kind>-<y>-vs-<x>[-by-<hue>][-<COL=VALUE>...].png: distinct for each --y, --hue and --where).")
+@click.option("--out", "out", default=None, metavar="FILE", help="Image to write, .png or .svg (default: DIR/<kind>-<y>-vs-<x>[-by-<hue>][-<COL=VALUE>...][-vs-paper][-logx|-logy|-logxy].png, a heatmap's DIR/heatmap-<z>-by-<y>-vs-<x>..., --pareto's DIR/pareto-..., --plan's DIR/plan-ROW.png: distinct for each --y, --hue and --where).")
 @fail_on_bad_input
 def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto, reference, out):
     """Plot a finished sweep's results.csv (or one point's plan from plans.jsonl)."""
