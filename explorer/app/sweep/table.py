@@ -143,12 +143,38 @@ def check_pareto_columns(cols: tuple[str, ...], available: list[str], source: st
                                 f"{', '.join(numeric_columns(available))})")
 
 
-def finish_rows(rows: list[dict[str, Any]], params: list[str], pareto: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    """Add the columns computed across points: dp_gap, and pareto when asked."""
+def check_pareto_by(by: tuple[str, ...], pareto: tuple[str, ...], params: Iterable[str], source: str = "--pareto-by") -> None:
+    """``by``: keys of the sweep (swept or fixed) whose every combination gets its own front."""
+    if not by:
+        return
+    if not pareto:
+        raise SpecError(source, "groups the Pareto front: give the front's columns (pareto) too")
+    params = list(params)
+    unknown = [c for c in by if c not in params]
+    if unknown:
+        raise SpecError(source, f"unknown key {', '.join(unknown)} (the sweep's keys: {', '.join(params)})")
+    both = [c for c in by if c in pareto]
+    if both:
+        raise SpecError(source, f"{', '.join(both)} is also a column of the front (pareto)")
+
+
+def pareto_groups(rows: list[dict[str, Any]], by: tuple[str, ...]) -> list[list[int]]:
+    """Row indices grouped by their values of ``by`` (one group, every row, without ``by``)."""
+    groups: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        groups.setdefault(json.dumps([r.get(k) for k in by], default=str), []).append(i)
+    return list(groups.values())
+
+
+def finish_rows(rows: list[dict[str, Any]], params: list[str], pareto: tuple[str, ...] = (),
+                pareto_by: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Add the columns computed across points: dp_gap, and pareto when asked (a front within
+    each combination of the ``pareto_by`` keys' values, else one over every row)."""
     add_dp_gap(rows, params)
     if pareto:
-        for r, label in zip(rows, pareto_labels(rows, pareto)):
-            r["pareto"] = label
+        for group in pareto_groups(rows, pareto_by):
+            for i, label in zip(group, pareto_labels([rows[i] for i in group], pareto)):
+                rows[i]["pareto"] = label
     return rows
 
 
@@ -209,13 +235,15 @@ class Manifest:
     total: int  # points in the whole sweep
     shard: str  # "I/N" or ""
     pareto: tuple[str, ...]
+    pareto_by: tuple[str, ...] = ()  # keys whose every combination gets its own front
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)  # (its tuples are JSON lists)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Manifest":
-        return cls(d["name"], d["source"], d["digest"], tuple(d["params"]), d["total"], d["shard"], tuple(d["pareto"]))
+        return cls(d["name"], d["source"], d["digest"], tuple(d["params"]), d["total"], d["shard"], tuple(d["pareto"]),
+                   tuple(d.get("pareto_by") or ()))
 
 
 def check_destination(out_dir: Path, name: str, force: bool = False) -> None:
@@ -252,7 +280,8 @@ def write_outputs(out_dir: Path, manifest: Manifest, entries: list[tuple[dict[st
     """Write results.csv, plans.jsonl and sweep.json (each atomically) for entries in point order;
     ``rows``: their finished rows, if already made. Returns the rows."""
     if rows is None:
-        rows = finish_rows([make_row(manifest.params, p, o) for p, o in entries], list(manifest.params), manifest.pareto)
+        rows = finish_rows([make_row(manifest.params, p, o) for p, o in entries], list(manifest.params), manifest.pareto,
+                           manifest.pareto_by)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(out_dir / "plans.jsonl", "".join(plan_line(p, o) + "\n" for p, o in entries))
     write_atomic(out_dir / "results.csv", csv_text(rows, columns(manifest.params, manifest.pareto, rows)))
