@@ -30,6 +30,7 @@ from .app import request
 from .app.request import DEFAULT_ARRAY, ArrayRef, ModelRef, Progress, check_split
 from .app.results import CheckReport, RunResult
 from .core.errors import SpecError, shown
+from .core.names import Frontend, named_for
 from .core.objective import Objective
 from .core.partition import Space
 from .core.solution import SolveOptions
@@ -148,11 +149,7 @@ def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, wor
             parse_shard(shard)
         except SpecError as err:  # the CLI's wording, under the argument's name
             raise SpecError("shard", err.problems) from None
-    try:
+    with named_for(Frontend.API):  # pareto_by's messages name the API's arguments
         sw, _, _ = check_request(spec, out, shard, pareto, max_points, force, tuple(pareto_by))  # bad input raises here
-    except SpecError as err:
-        if err.source != "--pareto-by":
-            raise
-        raise SpecError("pareto_by", err.problems) from None  # the error's field, as the API names it
     return run_sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
                      pareto=tuple(pareto), progress=progress, force=force, pareto_by=tuple(pareto_by))

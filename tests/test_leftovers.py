@@ -183,3 +183,96 @@ def test_plot_help_names_every_default_image_name():
     help_text = " ".join(out.split())
     for part in ("[-vs-paper][-logx|-logy|-logxy].png", "heatmap-<z>-by-<y>-vs-<x>", "pareto-...", "plan-ROW.png"):
         assert part in help_text
+
+
+def test_messages_name_inputs_as_the_running_front_end_does(tmp_path):
+    from explorer.core.errors import SpecError
+    from explorer.core.names import Frontend, given_as, how_to_set, named_for
+
+    onnx = pytest.importorskip("onnx")
+    from explorer.frontends.onnx import load_onnx
+
+    from .onnx_nets import residual_net
+
+    onnx.save(residual_net("batch_size"), tmp_path / "cnn.onnx")
+    said = {}
+    for where in Frontend:
+        with named_for(where), pytest.raises(SpecError) as ex:
+            load_onnx(tmp_path / "cnn.onnx")  # the message is made in the front end's words, never rewritten
+        said[where] = str(ex.value).rsplit(": ", 1)[1]
+        with named_for(where):
+            assert how_to_set("--batch") == said[where]
+    assert said == {Frontend.CLI: "pass --batch", Frontend.API: "pass batch", Frontend.SWEEP: "set batch in fixed or grid"}
+    assert given_as("--pareto-by") == "--pareto-by"
+    with named_for(Frontend.API):
+        assert given_as("--pareto-by") == "pareto_by" and given_as("--memory") == "memory_GiB"
+
+
+def test_the_api_renames_an_errors_source_not_its_text():
+    from explorer import api
+    from explorer.core.errors import SpecError
+
+    with pytest.raises(SpecError) as ex:
+        api.solve("lenet-c", seq=16)  # a network without a sequence: the message names seq as the API does
+    assert ex.value.problems == ["seq: the spec declares no sequence (no top-level sequence: for seq to override), got seq 16"]
+    with pytest.raises(SpecError) as ex:
+        api.solve("lenet-c", levels=0)  # the error's source, renamed by the API
+    assert ex.value.source == "levels"
+
+
+PF = "version: 1\nname: pf\ngrid: {model: [lenet-c, alexnet], levels: [1, 2, 3], solver: [dp]}\nfixed: {objective: time}\n"
+FRONT = ["--pareto", "step_time_s,memory_bytes_per_accelerator"]
+
+
+def pareto_column(folder: Path) -> list[tuple[str, str, str]]:
+    import csv
+
+    with open(folder / "results.csv", newline="") as fh:
+        return [(r["model"], r["levels"], r["pareto"]) for r in csv.DictReader(fh)]
+
+
+def test_pareto_by_gives_one_front_per_model(tmp_path, capsys):
+    import json
+
+    f = sweep_file(tmp_path, PF)
+    code, _, err = run_cli(["sweep", f, "--out", str(tmp_path / "all"), "--workers", "1", *FRONT], capsys)
+    assert code == 0, err
+    whole = pareto_column(tmp_path / "all")
+    assert [p for m, _, p in whole if m == "alexnet"] == ["no", "no", "no"]  # lenet-c dominates every alexnet point
+    code, _, err = run_cli(["sweep", f, "--out", str(tmp_path / "by"), "--workers", "1", *FRONT, "--pareto-by", "model"],
+                           capsys)
+    assert code == 0, err
+    by = pareto_column(tmp_path / "by")
+    assert [p for m, _, p in by if m == "lenet-c"] == [p for m, _, p in whole if m == "lenet-c"]
+    assert "level-optimal" in [p for m, _, p in by if m == "alexnet"]
+    assert json.loads((tmp_path / "by" / "sweep.json").read_text())["pareto_by"] == ["model"]
+    for i in (0, 1):  # shards keep the grouping; merge uses it, or --pareto-by '' for one front
+        run_cli(["sweep", f, "--out", str(tmp_path / f"s{i}"), "--shard", f"{i}/2", *FRONT, "--pareto-by", "model",
+                 "--quiet"], capsys)
+    assert run_cli(["sweep", "merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(tmp_path / "m")], capsys)[0] == 0
+    assert pareto_column(tmp_path / "m") == by
+    assert run_cli(["sweep", "merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(tmp_path / "m"),
+                    "--pareto-by", ""], capsys)[0] == 0
+    assert pareto_column(tmp_path / "m") == whole
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--pareto-by", "model"], "--pareto-by: groups the Pareto front: give --pareto COL,COL too"),
+    ([*FRONT, "--pareto-by", "batch"], "--pareto-by: unknown key batch (the sweep's keys: model, levels, solver, objective)"),
+    (["--pareto", "step_time_s,levels", "--pareto-by", "levels"], "--pareto-by: levels is also a --pareto column"),
+])
+def test_pareto_by_refusals(tmp_path, capsys, args, message):
+    code, _, err = run_cli(["sweep", sweep_file(tmp_path, PF), "--out", str(tmp_path / "o"), *args], capsys)
+    assert code == 2 and err.strip() == f"explore: error: {message}"
+    assert not (tmp_path / "o").exists()
+
+
+def test_pareto_by_in_the_api(tmp_path):
+    from explorer.api import sweep
+    from explorer.core.errors import SpecError
+
+    f = sweep_file(tmp_path, PF)
+    rows = list(sweep(f, pareto=FRONT[1].split(","), pareto_by=["model"]))
+    assert "level-optimal" in [r["pareto"] for r in rows if r["model"] == "alexnet"]
+    with pytest.raises(SpecError, match="^pareto_by: groups the Pareto front: give pareto COL,COL too$"):
+        sweep(f, pareto_by=["model"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from ..core.errors import SpecError
+from ..core.names import given_as, how_to_set
 from ..core.network import InputShape
 from .graph_build import kahn_order
 
@@ -119,11 +120,11 @@ def fill_dynamic_axes(graph, src: str, batch_arg: int | None,
             sym = printable(d.dim_param) if d.dim_param else "?"
             if is_batch:
                 if batch_arg is None:
-                    raise SpecError(src, f"{label} has a symbolic batch dimension {sym!r}: pass --batch")
+                    raise SpecError(src, f"{label} has a symbolic batch dimension {sym!r}: {how_to_set('--batch')}")
                 d.dim_value = batch = batch_arg
             elif _is_sequence_axis(d.dim_param, axis, len(dims), integer):
                 if seq_arg is None:
-                    raise SpecError(src, f"{label} has a symbolic sequence dimension {sym!r} (axis {axis}): pass --seq")
+                    raise SpecError(src, f"{label} has a symbolic sequence dimension {sym!r} (axis {axis}): {how_to_set('--seq')}")
                 d.dim_value = seq = seq_arg
                 filled = True
             else:
@@ -134,7 +135,8 @@ def fill_dynamic_axes(graph, src: str, batch_arg: int | None,
         raise SpecError(src, "no data input with a batch dimension")
     if seq_arg is not None and not filled:  # said, not ignored
         fixed = f" (its sequence is fixed at {seq})" if seq is not None else ""
-        raise SpecError(src, f"--seq: no input has a symbolic sequence axis for --seq {seq_arg} to fill{fixed}")
+        option = given_as("--seq")
+        raise SpecError(src, f"{option}: no input has a symbolic sequence axis for {option} {seq_arg} to fill{fixed}")
     return batch, seq, tuple(shapes)
 
 

@@ -143,19 +143,22 @@ def check_pareto_columns(cols: tuple[str, ...], available: list[str], source: st
                                 f"{', '.join(numeric_columns(available))})")
 
 
-def check_pareto_by(by: tuple[str, ...], pareto: tuple[str, ...], params: Iterable[str], source: str = "--pareto-by") -> None:
+def check_pareto_by(by: tuple[str, ...], pareto: tuple[str, ...], params: Iterable[str]) -> None:
     """``by``: keys of the sweep (swept or fixed) whose every combination gets its own front."""
+    from ...core.names import given_as
+
+    source = given_as("--pareto-by")
     if not by:
         return
     if not pareto:
-        raise SpecError(source, "groups the Pareto front: give the front's columns (pareto) too")
+        raise SpecError(source, f"groups the Pareto front: give {given_as('--pareto')} COL,COL too")
     params = list(params)
     unknown = [c for c in by if c not in params]
     if unknown:
         raise SpecError(source, f"unknown key {', '.join(unknown)} (the sweep's keys: {', '.join(params)})")
     both = [c for c in by if c in pareto]
     if both:
-        raise SpecError(source, f"{', '.join(both)} is also a column of the front (pareto)")
+        raise SpecError(source, f"{', '.join(both)} is also a {given_as('--pareto')} column")
 
 
 def pareto_groups(rows: list[dict[str, Any]], by: tuple[str, ...]) -> list[list[int]]:
