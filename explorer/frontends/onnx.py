@@ -9,6 +9,7 @@ from math import prod
 from pathlib import Path
 
 from ..core.errors import SpecError
+from ..core.names import given_as
 from ..core.network import NETWORK_INPUT, LayerKind, Network
 from .graph_build import build_graph
 from .onnx_graph import INT_TYPES, fill_dynamic_axes, inline_local_functions, node_label, ordered_nodes, printable
@@ -406,7 +407,7 @@ class _Importer:
             return
         if ids is None or not ids.size or ids.dtype.kind not in "iu" or -rows <= int(ids.min()) <= int(ids.max()) < rows:
             return
-        seq = f" (--seq {self.seq}: more than its {rows} learned positions)" if self.seq and int(ids.max()) == self.seq - 1 else ""
+        seq = f" ({given_as('--seq')} {self.seq}: more than its {rows} learned positions)" if self.seq and int(ids.max()) == self.seq - 1 else ""
         raise self.fail(f"{desc}: looks up row {int(ids.max())} of table {printable(table)!r}, which has {rows} "
                         f"rows{seq}")
 
