@@ -4,7 +4,9 @@ message names the option it refers to through ``given_as`` (and says how to give
 ``how_to_set``) when it is made, and the front end running the code decides the wording: the
 CLI's by default, the API's inside ``named_for(Frontend.API)`` (``app.api_args.named_arguments``),
 a sweep file's inside ``named_for(Frontend.SWEEP)``. An error also carries the option it is about
-as its ``source``, which a front end renames with ``renamed_source``; its text is never rewritten."""
+as its ``source``, which a front end renames with ``renamed_source``. (Left: the free text of the
+split's solver rules in ``app/split*`` and of the solvers' refusals still names the CLI's options;
+the API maps those words with ``app.api_args.arguments_for_options`` until they use ``given_as``.)"""
 
 from __future__ import annotations
 
@@ -29,10 +31,6 @@ OPTION_ARGUMENTS = {"--split": "split", "--solver": "solver", "--alpha-grid": "a
                     "--pareto": "pareto", "--pareto-by": "pareto_by", "--shard": "shard", "--out": "out"}
 
 _FRONTEND: ContextVar[Frontend] = ContextVar("frontend", default=Frontend.CLI)
-
-
-def frontend() -> Frontend:
-    return _FRONTEND.get()
 
 
 def given_as(option: str) -> str:
@@ -66,8 +64,3 @@ def named_for(where: Frontend) -> Iterator[None]:
         yield
     finally:
         _FRONTEND.reset(token)
-
-
-def arguments_named():
-    """The API's naming (``named_for(Frontend.API)``)."""
-    return named_for(Frontend.API)

@@ -85,6 +85,15 @@ def _is_sequence_axis(name: str, axis: int, rank: int, integer: bool) -> bool:
     return integer or (rank == 3 and axis < 2)
 
 
+def _read_shape(name: str, dims, named_batch: bool) -> InputShape:
+    """An input's symbolic axes (axis, name) and its batch axis, before they are filled (no sizes yet)."""
+    symbolic = tuple((axis, printable(d.dim_param) if d.dim_param else "?") for axis, d in enumerate(dims)
+                     if not d.HasField("dim_value"))
+    batch_axis = next((axis for axis, d in enumerate(dims) if (d.dim_param and BATCH_NAMES.match(d.dim_param))
+                       or (axis == 0 and not named_batch)), None)
+    return InputShape(printable(name), (), symbolic, batch_axis)
+
+
 def fill_dynamic_axes(graph, src: str, batch_arg: int | None,
                       seq_arg: int | None) -> tuple[int, int | None, tuple[InputShape, ...]]:
     """Set symbolic axes of the data inputs: a batch-named axis (or axis 0) from --batch, a
@@ -103,12 +112,9 @@ def fill_dynamic_axes(graph, src: str, batch_arg: int | None,
         dims = ttype.shape.dim
         integer = ttype.elem_type in INT_TYPES
         named_batch = any(x.dim_param and BATCH_NAMES.match(x.dim_param) for x in dims)
-        symbolic, batch_axis = [], None
+        read = _read_shape(inp.name, dims, named_batch)
         for axis, d in enumerate(dims):
             is_batch = bool(d.dim_param and BATCH_NAMES.match(d.dim_param)) or (axis == 0 and not named_batch)
-            batch_axis = axis if is_batch and batch_axis is None else batch_axis
-            if not d.HasField("dim_value"):
-                symbolic.append((axis, printable(d.dim_param) if d.dim_param else "?"))
             if d.HasField("dim_value"):
                 if d.dim_value <= 0:
                     raise SpecError(src, f"{label}: dimension {axis} is {d.dim_value} (a dimension must be positive)")
@@ -130,7 +136,7 @@ def fill_dynamic_axes(graph, src: str, batch_arg: int | None,
             else:
                 raise SpecError(src, f"{label}: axis {axis} of {len(dims)} is symbolic ({sym!r}) and is a feature or "
                                      "spatial axis, not a batch or sequence: export the model with that axis fixed")
-        shapes.append(InputShape(printable(inp.name), tuple(d.dim_value for d in dims), tuple(symbolic), batch_axis))
+        shapes.append(InputShape(read.name, tuple(d.dim_value for d in dims), read.symbolic, read.batch_axis))
     if batch is None:
         raise SpecError(src, "no data input with a batch dimension")
     if seq_arg is not None and not filled:  # said, not ignored
