@@ -121,7 +121,8 @@ def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, wor
     ``spec`` is a sweep file (YAML, version 1), its parsed mapping (relative paths then resolve
     against the working folder) or a loaded ``Sweep``. Each row holds the point's options as
     written, then ``status``, the figures of the single-run answer (``traffic_elements``,
-    ``step_time_s``, ``memory_bytes_per_accelerator``, ``bound``, ``gap``, ...), ``wall_s``,
+    ``step_time_s``, ``memory_bytes_per_accelerator``, ``bound``, ``gap``, ...), ``violations``,
+    ``approximations`` (the model file's notes, `` | ``-joined), ``wall_s``,
     ``cached`` and ``error``. A point that is infeasible, refused or raises is a row with its
     status and message; the sweep goes on.
 
