@@ -27,16 +27,15 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-import time
 import types
 from dataclasses import replace
 from pathlib import Path
 
 from explorer.core.errors import Refused
 from explorer.core.partition import Space
-from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_array, load_model
 from explorer.solvers.uneven import exact_uneven
+from uneven_runs import cell, states, timed_solve  # bench/uneven_runs.py (this folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,21 +61,6 @@ def mix4():
     return replace(a, name="mix4", levels=2, bandwidth_GBps=a.bandwidth_GBps[:2], leaves=(v, v, fast, fast))
 
 
-def run(solve, net, arr, space, grid: int, limit: float):
-    t0 = time.perf_counter()
-    try:
-        sol = solve(net, arr, space, alpha_space(arr, alpha_grid(grid)), time_limit_s=limit)
-    except Refused as e:
-        return e, time.perf_counter() - t0
-    return sol, time.perf_counter() - t0
-
-
-def cell(sol) -> str:
-    if isinstance(sol, Refused):
-        return "refused"
-    return f"{sol.status.value} {float(sol.step_time_s) * 1e3:.5f} ms" if sol.step_time_s is not None else sol.status.value
-
-
 def agree(a, b) -> str:
     if isinstance(a, Refused) or isinstance(b, Refused):
         return "yes" if str(a) == str(b) else "NO"
@@ -89,9 +73,8 @@ def rows(old, models, arr, grid: int, limit: float) -> None:
     for name in models:
         net = load_model(name)
         for space in (Space.ACCPAR, Space.HYPAR):
-            a, ta = run(old, net, arr, space, grid, limit)
-            b, tb = run(exact_uneven, net, arr, space, grid, limit)
-            states = lambda s: "-" if isinstance(s, Refused) else f"{s.info['explored']:,}"  # noqa: E731
+            a, ta = timed_solve(old, net, arr, space, grid, limit)
+            b, tb = timed_solve(exact_uneven, net, arr, space, grid, limit)
             pruned = "-" if isinstance(b, Refused) else f"{b.info.get('pruned', 0):,}"
             print(f"| {name} | {arr.name} | {space.value} | 1/{grid} | {ta:.2f} | {tb:.2f} | {ta / tb:.1f}x | "
                   f"{states(a)} | {states(b)} | {pruned} | {cell(b)} | {agree(a, b)} |", flush=True)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-import time
 import types
 from fractions import Fraction
 from pathlib import Path
@@ -33,6 +32,7 @@ from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_array, load_model
 from explorer.solvers.uneven import exact_uneven
 from explorer.solvers.uneven_constrained import constrained_uneven
+from uneven_runs import cell, states, timed_solve  # bench/uneven_runs.py (this folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARE = Fraction(3, 4)
@@ -68,30 +68,6 @@ def rules_for(net, arr):
     return {"cap": cap, "memory": memory}
 
 
-def run(solve, net, arr, space, rules, limit: float):
-    t0 = time.perf_counter()
-    try:
-        sol = solve(net, arr, space, alpha_space(arr, alpha_grid(2)), time_limit_s=limit, rules=rules)
-    except Refused as e:
-        return e, time.perf_counter() - t0
-    return sol, time.perf_counter() - t0
-
-
-def cell(sol) -> str:
-    if isinstance(sol, Refused):
-        return "refused"
-    if sol.step_time_s is None:
-        return sol.status.value
-    text = f"{sol.status.value} {float(sol.step_time_s) * 1e3:.5f} ms"
-    if sol.status.value == "feasible" and sol.bound_s:
-        text += f" (gap {float(1 - sol.bound_s / sol.step_time_s) * 100:.2f}%)"
-    return text
-
-
-def states(sol) -> str:
-    return "-" if isinstance(sol, Refused) or "explored" not in sol.info else f"{sol.info['explored']:,}"
-
-
 def agree(*sols) -> str:
     done = [s for s in sols if not isinstance(s, Refused) and s.status.value in ("optimal", "infeasible")]
     if len(done) < len(sols) and all(isinstance(s, Refused) for s in sols):
@@ -119,11 +95,11 @@ def main() -> None:
             continue
         for space in (Space.HYPAR, Space.ACCPAR):
             for rule, r in rules.items():
-                a, ta = run(before, net, arr, space, r, args.time_limit)
-                b, tb = run(exact_uneven, net, arr, space, r, args.time_limit)
-                c, tc = run(constrained_uneven, net, arr, space, r, args.time_limit)
+                a, ta = timed_solve(before, net, arr, space, 2, args.time_limit, rules=r)
+                b, tb = timed_solve(exact_uneven, net, arr, space, 2, args.time_limit, rules=r)
+                c, tc = timed_solve(constrained_uneven, net, arr, space, 2, args.time_limit, rules=r)
                 print(f"| {name} | {space.value} | {rule} | {ta:.2f} | {tb:.2f} | {tc:.2f} | "
-                      f"{states(a)} / {states(b)} / {states(c)} | {cell(b)} | {cell(c)} | {agree(a, b, c)} |", flush=True)
+                      f"{states(a)} / {states(b)} / {states(c)} | {cell(b, gap=True)} | {cell(c, gap=True)} | {agree(a, b, c)} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ from .app.check import check as _check
 from .app import request
 from .app.request import DEFAULT_ARRAY, ArrayRef, ModelRef, Progress, check_split
 from .app.results import CheckReport, RunResult
-from .core.errors import SpecError
+from .core.errors import SpecError, shown
+from .core.names import Frontend, named_for
 from .core.objective import Objective
 from .core.partition import Space
 from .core.solution import SolveOptions
@@ -113,13 +114,15 @@ def check(
 def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, workers: int | None = None,
           engine: str = "local", scheduler: str | None = None, shard: str | None = None,
           pareto: tuple[str, ...] | list[str] = (), progress: Callable[[SweepProgress], None] | None = None,
-          max_points: int = MAX_POINTS, force: bool = False) -> Iterator[dict[str, Any]]:
+          max_points: int = MAX_POINTS, force: bool = False,
+          pareto_by: tuple[str, ...] | list[str] = ()) -> Iterator[dict[str, Any]]:
     """Run a design-space sweep and yield one row per point, in the sweep's point order.
 
     ``spec`` is a sweep file (YAML, version 1), its parsed mapping (relative paths then resolve
     against the working folder) or a loaded ``Sweep``. Each row holds the point's options as
     written, then ``status``, the figures of the single-run answer (``traffic_elements``,
-    ``step_time_s``, ``memory_bytes_per_accelerator``, ``bound``, ``gap``, ...), ``wall_s``,
+    ``step_time_s``, ``memory_bytes_per_accelerator``, ``bound``, ``gap``, ...), ``violations``,
+    ``approximations`` (the model file's notes, `` | ``-joined), ``wall_s``,
     ``cached`` and ``error``. A point that is infeasible, refused or raises is a row with its
     status and message; the sweep goes on.
 
@@ -128,7 +131,8 @@ def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, wor
     written. ``engine``: ``"local"`` (a process pool of ``workers``, default one per core) or
     ``"dask"`` (``scheduler="tcp://HOST:PORT"``, or a LocalCluster of ``workers`` processes).
     ``shard="I/N"`` runs every N-th point from point I. ``pareto``: two or more numeric columns
-    to minimise together. The columns computed across points (``dp_gap``, ``pareto``) are filled
+    to minimise together; ``pareto_by``: keys of the sweep (e.g. ``["model", "batch"]``) whose every
+    combination of values gets its own front. The columns computed across points (``dp_gap``, ``pareto``) are filled
     into the yielded row dicts once the last point is done. ``progress`` is called with a
     ``Progress(done, total, reused, failed, invalid)`` after every point (failed: raised).
     A sweep of more than ``max_points`` points is refused before any point is built. A folder
@@ -139,11 +143,14 @@ def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, wor
     from .app.sweep.runner import check_request, parse_shard, run_sweep
 
     check_sweep_args(spec, out, workers, engine, scheduler, shard, pareto, progress, max_points, force)
+    if not isinstance(pareto_by, (list, tuple)) or not all(isinstance(c, str) for c in pareto_by):
+        raise SpecError("pareto_by", f"must be a list of sweep keys, got {shown(pareto_by)}")
     if isinstance(shard, str):
         try:
             parse_shard(shard)
         except SpecError as err:  # the CLI's wording, under the argument's name
             raise SpecError("shard", err.problems) from None
-    sw, _, _ = check_request(spec, out, shard, pareto, max_points, force)  # bad input raises here, not at the first row
+    with named_for(Frontend.API):  # pareto_by's messages name the API's arguments
+        sw, _, _ = check_request(spec, out, shard, pareto, max_points, force, tuple(pareto_by))  # bad input raises here
     return run_sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
-                     pareto=tuple(pareto), progress=progress, force=force)
+                     pareto=tuple(pareto), progress=progress, force=force, pareto_by=tuple(pareto_by))

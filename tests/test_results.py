@@ -19,7 +19,7 @@ HEADER = {
     "nodes[].inputs", "constraints", "constraints.caps", "constraints.memory_bytes", "constraints.weight_copies",
     "constraints.pins", "constraints.forbids", "warnings", "time_model", "time_model.communication",
     "time_model.topology", "time_model.overlap", "time_model.bandwidth_beyond", "time_model.shared_bandwidth_GBps",
-    "time_model.level_bandwidth_GBps", "sequence", "approximations",
+    "time_model.level_bandwidth_GBps", "sequence", "approximations", "input_shapes",
 }
 CAP_KEYS = {"constraints.caps[].level", "constraints.caps[].bytes", "constraints.caps[].from"}
 FIGURES = {"traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s",

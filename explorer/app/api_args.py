@@ -13,7 +13,7 @@ from os import PathLike
 from typing import Any, Callable, Iterable
 
 from ..core.errors import SpecError, shown
-from ..core.names import OPTION_ARGUMENTS, arguments_named
+from ..core.names import OPTION_ARGUMENTS, Frontend, named_for, renamed_source
 from ..core.solution import time_limit_problem
 
 MAX_WORKERS = 256  # as ``explore --workers``
@@ -21,24 +21,34 @@ MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32 (``explore --seed``)
 
 
 def arguments_for_options(text: str) -> str:
-    """``text`` with explore's option names replaced by the arguments ('--split search' -> 'split search')."""
+    """``text`` with explore's option names replaced by the arguments ('--split search' -> 'split search').
+
+    Only for the free text of messages made outside the naming of ``core.names`` (the split's
+    solver rules in ``app/split*`` and ``core/split_rules``, the solvers' refusals); every other
+    message names its option when it is made."""
     for option, key in OPTION_ARGUMENTS.items():
         text = re.sub(rf"(?<![\w-]){re.escape(option)}(?![\w-])", key, text)
     return text
 
 
-def named_arguments(fn: Callable) -> Callable:
-    """``fn`` raising its ``SpecError`` with the API's argument names where the error names explore's
-    options; ``.with_option_names`` is ``fn`` itself (the CLI's call: its errors name its options)."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            with arguments_named():  # constraints record where they came from by the argument's name
-                return fn(*args, **kwargs)
-        except SpecError as err:
-            raise SpecError(arguments_for_options(err.source), [arguments_for_options(x) for x in err.problems]) from None
-    wrapper.with_option_names = fn
-    return wrapper
+def named_as(where: Frontend) -> Callable[[Callable], Callable]:
+    """``fn`` run under ``where``'s naming (``core.names``): its messages, constraint origins and
+    errors' sources name the inputs as ``where`` does; ``.with_option_names`` is ``fn`` itself (the
+    CLI's call: its errors name its options)."""
+    def wrap(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with named_for(where):
+                try:
+                    return fn(*args, **kwargs)
+                except SpecError as err:  # the error's field as this front end calls it
+                    raise SpecError(renamed_source(err.source), [arguments_for_options(x) for x in err.problems]) from None
+        wrapper.with_option_names = fn
+        return wrapper
+    return wrap
+
+
+named_arguments = named_as(Frontend.API)  # the Python API's naming
 
 
 def _is_int(v: Any) -> bool:

@@ -96,12 +96,13 @@ class _Default(click.Command):
 @click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="Dask scheduler to use (default: start a local cluster).")
 @click.option("--shard", default=None, metavar="I/N", help="Run only every N-th point from point I (0 <= I < N), e.g. for a job array.")
 @click.option("--pareto", default=None, metavar="COL,COL[,...]", help="Add a pareto column: the front of these numeric columns, all minimised.")
+@click.option("--pareto-by", "pareto_by", default=None, metavar="KEY[,KEY...]", help="One Pareto front per combination of these sweep keys' values (e.g. model,batch) instead of one over every point.")
 @click.option("--max-points", "max_points", type=click.IntRange(min=1), default=None, metavar="N",
               help="Refuse a sweep of more than N points (default 100,000); counted before any point is built.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary line.")
 @click.option("--force", is_flag=True, help="Replace the outputs of another sweep found in DIR (refused without it).")
 @fail_on_bad_input
-def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, quiet, force):
+def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, max_points, quiet, force):
     """Run every point of the sweep FILE and write DIR/results.csv and DIR/plans.jsonl.
 
     Finished points are cached in DIR: a rerun (after Ctrl-C, a crash or an edit of the sweep)
@@ -113,9 +114,11 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, 
     from ..api import sweep
     from .sweep.runner import parse_shard
     from .sweep.spec import MAX_POINTS, load_sweep
+    from .sweep.table import check_pareto_by
 
     parse_shard(shard)  # named --shard here (the API names its argument)
     sw = load_sweep(file, max_points or MAX_POINTS)
+    check_pareto_by(_columns(pareto_by), _columns(pareto), sw.columns)  # named --pareto-by here
     report = Reporter(quiet)
     rows = []
     previous = signal.signal(signal.SIGINT, _first_interrupt)
@@ -123,7 +126,7 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, 
     try:
         try:
             for row in sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
-                             pareto=_columns(pareto), progress=report, force=force):
+                             pareto=_columns(pareto), progress=report, force=force, pareto_by=_columns(pareto_by)):
                 rows.append(row)
         finally:
             report.close()
@@ -145,7 +148,17 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, max_points, 
         click.echo(f"sweep {sw.name}{f' shard {shard}' if shard else ''}: {plural(len(rows), 'point')} ({reused} reused from the cache, "
                    f"{len(rows) - reused} computed; {no_plan} without a plan, {invalid} invalid, {failed} failed) in "
                    f"{since_start():.1f} s (start-up included); wrote {Path(out) / 'results.csv'} and {Path(out) / 'plans.jsonl'}", err=True)
+        say_approximations(rows)
     sys.exit(1 if failed else 0)
+
+
+def say_approximations(rows) -> None:
+    """``explore: approximation: NOTE (N of M points; ...)`` on stderr, once a note, as ``explore`` says it for one point."""
+    from .sweep.table import approximation_counts
+
+    for note, n in approximation_counts(rows).items():
+        click.echo(f"explore: approximation: {note} ({n} of {plural(len(rows), 'point')}; see the approximations "
+                   "column)", err=True)
 
 
 def _first_interrupt(signum, frame):
@@ -159,24 +172,29 @@ def _first_interrupt(signum, frame):
 @click.argument("dirs", nargs=-1, required=True)
 @click.option("--out", "out", required=True, metavar="DIR", help="Folder for the merged results.csv and plans.jsonl.")
 @click.option("--pareto", default=None, metavar="COL,COL[,...]", help="Pareto columns (default: those the shards were run with).")
+@click.option("--pareto-by", "pareto_by", default=None, metavar="KEY[,KEY...]", help="One front per combination of these keys' values (default: as the shards were run; '' for one front).")
 @click.option("--force", is_flag=True, help="Replace the outputs of another sweep found in DIR (refused without it).")
 @fail_on_bad_input
-def sweep_merge(dirs, out, pareto, force):
+def sweep_merge(dirs, out, pareto, pareto_by, force):
     """Join the outputs of shards (explore sweep FILE --shard I/N --out DIR_I) into one folder."""
     from dataclasses import replace
 
     from .sweep.runner import check_out
-    from .sweep.table import check_destination, check_pareto_columns, columns, merge_entries, write_outputs
+    from .sweep.table import check_destination, check_outputs, check_pareto_by, check_pareto_columns, columns, merge_entries, write_outputs
 
     check_out(out)
     manifest, entries, missing = merge_entries([Path(d) for d in dirs])
     if Path(out).exists() and not Path(out).is_dir():
         raise InputError(f"--out: {out} exists and is not a folder")
+    check_outputs(Path(out))
     check_destination(Path(out), manifest.name, force)
     if pareto is not None:
         cols = _columns(pareto)
         check_pareto_columns(cols, columns(manifest.params))
         manifest = replace(manifest, pareto=cols)
+    if pareto_by is not None:
+        manifest = replace(manifest, pareto_by=_columns(pareto_by))
+    check_pareto_by(manifest.pareto_by, manifest.pareto, manifest.params)
     if missing:  # a partial merge would plot as the whole sweep: nothing is written
         shown = ", ".join(map(str, missing[:10])) + (", ..." if len(missing) > 10 else "")
         click.echo(f"explore: {plural(len(missing), 'point')} missing: {shown} ({len(entries)} of "
@@ -201,7 +219,7 @@ def sweep_merge(dirs, out, pareto, force):
 @click.option("--plan", "plan", type=click.IntRange(min=0), default=None, metavar="ROW", help="Draw point ROW's plan: levels x layers coloured by type.")
 @click.option("--pareto", is_flag=True, help="Scatter the points on --x, --y and mark the Pareto front (both minimised).")
 @click.option("--reference", is_flag=True, help="Draw the paper's values (the sweep file's reference: series) beside ours; --x/--y default to the columns it names.")
-@click.option("--out", "out", default=None, metavar="FILE", help="Image to write, .png or .svg (default: DIR/<kind>-<y>-vs-<x>[-by-<hue>][-<COL=VALUE>...].png: distinct for each --y, --hue and --where).")
+@click.option("--out", "out", default=None, metavar="FILE", help="Image to write, .png or .svg (default: DIR/<kind>-<y>-vs-<x>[-by-<hue>][-<COL=VALUE>...][-vs-paper][-logx|-logy|-logxy].png, a heatmap's DIR/heatmap-<z>-by-<y>-vs-<x>..., --pareto's DIR/pareto-..., --plan's DIR/plan-ROW.png: distinct for each --y, --hue and --where).")
 @fail_on_bad_input
 def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto, reference, out):
     """Plot a finished sweep's results.csv (or one point's plan from plans.jsonl)."""

@@ -146,6 +146,18 @@ def check_writable(path: str, option: str = "--output") -> None:
     _probe_folder(path, folder, option)
 
 
+def check_folder_writable(path: str, option: str) -> None:
+    """Refuse, before any work, a folder that cannot be made or written: ``path`` itself when it
+    is a folder, else the nearest folder above it that exists (where it will be made); probed by
+    creating and removing a temp file there."""
+    here = Path(os.path.abspath(path))
+    while not here.exists():
+        here = here.parent
+    if not here.is_dir():
+        raise OutputError(f"{option}: cannot write {path}: {here} is not a folder")
+    _probe_folder(path, here, option)
+
+
 def _probe_folder(path: str, folder: Path, option: str) -> None:
     """Create and remove a temp file in ``folder``; OutputError when it cannot take one."""
     try:

@@ -111,6 +111,7 @@ def render_table(result: RunResult) -> str:
     lines = [
         f"{i.model} on {i.array} ({i.accelerators} accelerators, {i.levels} level{'s' if i.levels != 1 else ''}), "
         f"space {i.space.value}, batch {i.batch}, {i.dtype_bytes}-byte elements",
+        *(s.describe() for s in i.input_shapes),
         f"solver {result.solver}: {result.status.value}{_broken_note(result)} (objective {i.objective.value}), "
         f"wall {fmt_seconds(result.wall_s)}",
         *(f"warning: {w}" for w in i.warnings),
@@ -223,6 +224,7 @@ def render_check(r: CheckReport) -> str:
     lines = [
         f"check: {i.model} on {i.array} ({i.accelerators} accelerators, {i.levels} level{'s' if i.levels != 1 else ''}), "
         f"space {i.space.value}, objective {i.objective.value}, batch {i.batch}",
+        *(s.describe() for s in i.input_shapes),
         *(f"warning: {w}" for w in i.warnings),
         *([_constraints_line(i)] if _given_constraints(i) else []),
         *([f"objective: step time = {_terms(r.time_terms, None)}"] if r.time_terms is not None else []),

@@ -18,7 +18,7 @@ from .. import __version__
 from ..core.array import ArraySpec
 from ..core.constraints import Constraints
 from ..core.evaluate import Evaluation, Violation, evaluate, violations
-from ..core.network import LayerKind, Network
+from ..core.network import InputShape, LayerKind, Network
 from ..core.objective import Objective
 from ..core.partition import PartitionType, Space
 from ..core.plan import Plan
@@ -145,6 +145,7 @@ class Inputs:
     time_model: TimeModel | None = None
     sequence: int | None = None  # tokens per sample, when the network has a sequence axis
     approximations: tuple[str, ...] = ()  # what an importer could not model exactly (Network.approximations)
+    input_shapes: tuple[InputShape, ...] = ()  # the data inputs an importer read, axes filled (ONNX)
 
     @staticmethod
     def of(problem: Problem) -> "Inputs":
@@ -157,7 +158,7 @@ class Inputs:
         """The header of a run on ``net`` and ``arr`` (even or uneven split: one header)."""
         return Inputs(__version__, net.name, net.source, arr.name, arr.source, space, objective, net.batch, arr.levels,
                       arr.accelerators, arr.dtype_bytes, nodes_of(net), constraints, tuple(warnings), TimeModel.of(arr),
-                      net.sequence, net.approximations)
+                      net.sequence, net.approximations, net.input_shapes)
 
     @property
     def layers(self) -> tuple[str, ...]:
@@ -188,6 +189,7 @@ class Inputs:
             "warnings": list(self.warnings),
             "time_model": None if self.time_model is None else self.time_model.to_json(),
             "approximations": list(self.approximations),
+            "input_shapes": [s.to_json() for s in self.input_shapes],
         }
 
 

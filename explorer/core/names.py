@@ -1,26 +1,54 @@
-"""What an input is called where it was given: explore's options, or the Python API's arguments
-(and the sweep file's keys, the same names). Errors and constraint origins name the one the user
-wrote: the CLI's by default, the API's inside ``arguments_named`` (``app.api_args.named_arguments``)."""
+"""What an input is called where it was given: explore's options, the Python API's arguments,
+or a sweep file's keys (the same names as the API's). One mechanism for every front end: a
+message names the option it refers to through ``given_as`` (and says how to give it through
+``how_to_set``) when it is made, and the front end running the code decides the wording: the
+CLI's by default, the API's inside ``named_for(Frontend.API)`` (``app.api_args.named_arguments``),
+a sweep file's inside ``named_for(Frontend.SWEEP)``. An error also carries the option it is about
+as its ``source``, which a front end renames with ``renamed_source``. (Left: the free text of the
+split's solver rules in ``app/split*`` and of the solvers' refusals still names the CLI's options;
+the API maps those words with ``app.api_args.arguments_for_options`` until they use ``given_as``.)"""
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
+from enum import Enum
 from typing import Iterator
+
+
+class Frontend(Enum):
+    CLI = "cli"  # explore's options: --batch
+    API = "api"  # explorer.api's arguments: batch
+    SWEEP = "sweep"  # a sweep file's keys: batch (in fixed, grid or points)
+
 
 # explore's options -> the API arguments (and sweep keys) that set them
 OPTION_ARGUMENTS = {"--split": "split", "--solver": "solver", "--alpha-grid": "alpha_grid", "--free": "free",
                     "--grid-only": "grid_only", "--time-limit": "time_limit", "--objective": "objective",
                     "--cap": "caps", "--pin": "pins", "--forbid": "forbids", "--constraints": "constraints",
                     "--memory": "memory_GiB", "--weight-copies": "weight_copies", "--seq": "seq", "--batch": "batch",
-                    "--model": "model", "--array": "array", "--levels": "levels", "--space": "space"}
+                    "--model": "model", "--array": "array", "--levels": "levels", "--space": "space",
+                    "--pareto": "pareto", "--pareto-by": "pareto_by", "--shard": "shard", "--out": "out"}
 
-_BY_ARGUMENT: ContextVar[bool] = ContextVar("by_argument", default=False)
+_FRONTEND: ContextVar[Frontend] = ContextVar("frontend", default=Frontend.CLI)
 
 
 def given_as(option: str) -> str:
-    """``option`` (e.g. "--cap") as the user gave it: the option, or inside ``arguments_named`` the argument."""
-    return OPTION_ARGUMENTS.get(option, option) if _BY_ARGUMENT.get() else option
+    """``option`` (e.g. "--cap") as the running front end calls it: the option, or the argument/key."""
+    return option if _FRONTEND.get() is Frontend.CLI else OPTION_ARGUMENTS.get(option, option)
+
+
+def how_to_set(option: str) -> str:
+    """How the user gives ``option`` in the running front end: 'pass --batch', 'pass batch', 'set batch in fixed or grid'."""
+    where = _FRONTEND.get()
+    if where is Frontend.SWEEP:
+        return f"set {given_as(option)} in fixed or grid"
+    return f"pass {given_as(option)}"
+
+
+def renamed_source(source: str) -> str:
+    """An error's ``source`` (the option it is about, or a file) as the running front end calls it."""
+    return given_as(source)
 
 
 def is_option(origin: str, option: str) -> bool:
@@ -29,9 +57,10 @@ def is_option(origin: str, option: str) -> bool:
 
 
 @contextmanager
-def arguments_named() -> Iterator[None]:
-    token = _BY_ARGUMENT.set(True)
+def named_for(where: Frontend) -> Iterator[None]:
+    """Messages and constraint origins made inside name inputs as ``where`` does."""
+    token = _FRONTEND.set(where)
     try:
         yield
     finally:
-        _BY_ARGUMENT.reset(token)
+        _FRONTEND.reset(token)

@@ -149,6 +149,32 @@ class Layer:
 
 
 @dataclass(frozen=True, slots=True)
+class InputShape:
+    """A data input as an importer read it (ONNX): its shape with the symbolic axes filled, and
+    which axes were symbolic (axis, dimension name), so a user sees the batch and sequence used."""
+
+    name: str
+    shape: tuple[int, ...]
+    symbolic: tuple[tuple[int, str], ...] = ()
+    batch_axis: int | None = None
+
+    def with_batch(self, batch: int) -> "InputShape":
+        if self.batch_axis is None:
+            return self
+        shape = self.shape[:self.batch_axis] + (batch,) + self.shape[self.batch_axis + 1:]
+        return InputShape(self.name, shape, self.symbolic, self.batch_axis)
+
+    def describe(self) -> str:
+        """'input 'x': 8 x 3 x 32 x 32 (batch_size = 8)'."""
+        filled = ", ".join(f"{dim} = {self.shape[axis]}" for axis, dim in self.symbolic)
+        return f"input {self.name!r}: {' x '.join(map(str, self.shape))}" + (f" ({filled})" if filled else "")
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "shape": list(self.shape),
+                "symbolic": [{"axis": axis, "dim": dim, "value": self.shape[axis]} for axis, dim in self.symbolic]}
+
+
+@dataclass(frozen=True, slots=True)
 class Network:
     """Nodes in topological order plus edges (producer index -> consumer index).
 
@@ -163,6 +189,7 @@ class Network:
     edge_shares: tuple[Fraction, ...] = ()
     sequence: int | None = None  # tokens per sample, when the network has a sequence axis
     approximations: tuple[str, ...] = ()  # what the importer could not model exactly
+    input_shapes: tuple[InputShape, ...] = ()  # the data inputs an importer read (ONNX), axes filled
 
     def __post_init__(self) -> None:
         n = len(self.layers)
@@ -190,7 +217,7 @@ class Network:
 
     def with_batch(self, batch: int) -> "Network":
         return Network(self.name, batch, self.layers, self.edges, self.source, self.edge_shares, self.sequence,
-                       self.approximations)
+                       self.approximations, tuple(s.with_batch(batch) for s in self.input_shapes))
 
     @staticmethod
     def chain(name: str, batch: int, layers: list[Layer] | tuple[Layer, ...], source: str = "") -> "Network":

@@ -21,7 +21,7 @@ from fractions import Fraction
 
 from .array import ArraySpec
 from .constraints import Constraints, format_memory
-from .names import is_option
+from .names import given_as, is_option
 from .evaluate import Evaluation, Violation, violations
 from .network import Network
 from .objective import Objective
@@ -108,10 +108,12 @@ class SplitRules:
         return broken, self.value(ev)
 
 
-JOINT_TAKES = ("the joint solver of --split optimal minimises the step time under pins and forbids, with no caps "
-               "or memory limit")
-JOINT_INSTEAD = ("add --solver brute, exact or cpsat (they keep to caps and memory; small chains), dp (the level DP, "
-                 "no proof), or use --split search")
+def _joint_note() -> str:
+    """What the joint solver takes and what to use instead, in the running front end's words."""
+    split, solver = given_as("--split"), given_as("--solver")
+    return (f"the joint solver of {split} optimal minimises the step time under pins and forbids, with no caps or "
+            f"memory limit; add {solver} brute, exact or cpsat (they keep to caps and memory; small chains), dp (the "
+            f"level DP, no proof), or use {split} search")
 
 
 def kind_memory_violation(kind: str, limit_bytes: Fraction, actual_bytes: Fraction) -> Violation:
@@ -127,16 +129,16 @@ def joint_refusal(constraints: Constraints, objective: Objective, array: ArraySp
     given for every kind (--memory, a constraints file's memory_GiB); each kind's own memory it
     does not keep to either, and its plan is then reported as breaking it (no gap claimed)."""
     if objective is not Objective.TIME:
-        return "--objective", f"traffic: {JOINT_TAKES}; {JOINT_INSTEAD}"
+        return "--objective", f"traffic: {_joint_note()}"
     if constraints.caps:
         cap = constraints.caps[0]
         where = _cap_source(cap, array)
-        return where[0], f"{where[1]}{JOINT_TAKES}; {JOINT_INSTEAD}"
+        return where[0], f"{where[1]}{_joint_note()}"
     if constraints.memory_set:
         origin = constraints.memory_origin
         if is_option(origin, "--memory"):
-            return "--memory", f"{JOINT_TAKES}; {JOINT_INSTEAD}"
-        return origin, f"memory_GiB: {JOINT_TAKES}; {JOINT_INSTEAD}"
+            return "--memory", _joint_note()
+        return origin, f"memory_GiB: {_joint_note()}"
     return None
 
 

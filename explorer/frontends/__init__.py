@@ -16,6 +16,7 @@ from pathlib import Path
 from ..core.array import ArraySpec
 from ..core.cluster import ClusterSpec
 from ..core.errors import SpecError, shown
+from ..core.names import given_as
 from ..core.network import Network
 from . import zoo
 from .array_yaml import load_array_file, parse_array
@@ -71,7 +72,7 @@ def dense_only(net: Network, ref: str) -> Network:
 
     if any(note.startswith(MOE_NOTE) for note in net.approximations):
         raise SpecError("--model", f"{shown(ref)} is a mixture of experts: it is planned on a GPU cluster "
-                                   "(--array dgx-a100 or dgx-h100), not on an accelerator array")
+                                   f"({given_as('--array')} dgx-a100 or dgx-h100), not on an accelerator array")
     return net
 
 
@@ -84,7 +85,7 @@ def load_array(ref: str) -> ArraySpec:
             raise _not_an_array(ref)
         if _says(data, NETWORK_KEYS) and not _says(data, ARRAY_KEYS):
             raise SpecError("--array", f"{shown(ref)} is a network file (it has layers or transformer), not an "
-                                       "accelerator array: give it as --model; arrays: " + ", ".join(zoo.array_files()))
+                                       f"accelerator array: give it as {given_as('--model')}; arrays: " + ", ".join(zoo.array_files()))
         return parse_array(data, ref)
     if zoo.resolve_cluster(ref) is not None:
         raise _not_an_array(ref)
@@ -109,10 +110,10 @@ def _check_not_array_or_cluster(data, ref: str) -> None:
     """A network path that holds a GPU cluster or an accelerator array: one line saying so."""
     if says_cluster(data):
         raise SpecError("--model", f"{shown(ref)} is a GPU cluster file (kind: gpu-cluster), not a network: give it "
-                                   "as --array")
+                                   f"as {given_as('--array')}")
     if _says(data, ARRAY_KEYS) and not _says(data, NETWORK_KEYS):
         raise SpecError("--model", f"{shown(ref)} is an accelerator array file (it has levels, kinds or links), not "
-                                   "a network: give it as --array")
+                                   f"a network: give it as {given_as('--array')}")
 
 
 def _not_an_array(ref: str) -> SpecError:

@@ -12,14 +12,15 @@ from ..core.errors import SpecError, shown
 from ..core.network import NETWORK_INPUT, Layer, LayerKind, Network
 
 def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: str, sequence: int | None = None,
-                approximations: tuple[str, ...] = ()) -> Network:
+                approximations: tuple[str, ...] = (), input_shapes: tuple = ()) -> Network:
     """Resolve inputs, sort topologically, derive join sizes, check channels; SpecError on problems."""
     names = [n["name"] for _, n in nodes]
     preds = _resolve_inputs(nodes, names, source)
     order = _topological_order(preds, names, source)
     layers = _build_layers(nodes, preds, order, source)
     edges, shares = _edges(order, preds, layers, nodes)
-    return Network(name, batch, tuple(layers[k] for k in order), edges, source, shares, sequence, approximations)
+    return Network(name, batch, tuple(layers[k] for k in order), edges, source, shares, sequence, approximations,
+                   input_shapes)
 
 
 def _resolve_inputs(nodes: list[tuple[int, dict]], names: list[str], source: str) -> list[list[int]]:

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from ..core.errors import SpecError, shown
+from ..core.names import given_as
 from ..core.network import Network
 from .fields import check_pos_int
 from .transformer import Family, TransformerShape, build_transformer, position_problem
@@ -60,7 +61,7 @@ def _shape_and_sequence(cfg: dict, mtype: str, src: str, sequence: int | None) -
     seq = sequence if sequence is not None else _int(cfg, seq_key, src)
     too_long = position_problem(shape, seq, "n_positions")
     if too_long:
-        raise SpecError(src, f"--seq: {too_long}")
+        raise SpecError(src, f"{given_as('--seq')}: {too_long}")
     return shape, seq
 
 

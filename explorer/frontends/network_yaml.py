@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.errors import SpecError, shown
+from ..core.names import given_as
 from ..core.network import NETWORK_INPUT, LayerKind, Network
 from .fields import Fields, check_pos_int
 from .graph_build import article as _article, build_graph
@@ -59,7 +60,7 @@ def _parse_transformer(data: dict, name: str | None, batch: int | None, seq: int
         raise SpecError(source, errors)
     too_long = position_problem(shape, seq, "transformer.positions")
     if too_long:
-        raise SpecError(source, f"{'--seq' if seq_given else 'sequence'}: {too_long}")
+        raise SpecError(source, f"{given_as('--seq') if seq_given else 'sequence'}: {too_long}")
     return build_transformer(shape, name, batch, seq, source)
 
 
@@ -73,8 +74,9 @@ def _parse_top(data: dict, sequence: int | None, errors: list[str]) -> tuple[str
     batch = top.pos_int("batch", 1)
     spec_seq = top.pos_int("sequence")
     if sequence is not None and "sequence" not in data:  # a CNN's fc layers would read S tokens per sample
-        errors.append(f"--seq: the spec declares no sequence (no top-level sequence: for --seq to override), "
-                      f"got --seq {sequence}")
+        seq_option = given_as("--seq")
+        errors.append(f"{seq_option}: the spec declares no sequence (no top-level sequence: for {seq_option} to "
+                      f"override), got {seq_option} {sequence}")
     return name, batch, (sequence if sequence is not None else spec_seq)
 
 

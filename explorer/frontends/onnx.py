@@ -9,6 +9,7 @@ from math import prod
 from pathlib import Path
 
 from ..core.errors import SpecError
+from ..core.names import given_as
 from ..core.network import NETWORK_INPUT, LayerKind, Network
 from .graph_build import build_graph
 from .onnx_graph import INT_TYPES, fill_dynamic_axes, inline_local_functions, node_label, ordered_nodes, printable
@@ -105,7 +106,7 @@ class _Importer:
         first_out = {n.output[0]: index[id(n)] for n in nodes if n.output}
         del graph.node[:]
         graph.node.extend(nodes)
-        self.B, seq = fill_dynamic_axes(graph, self.src, self.batch_arg, self.seq_arg)
+        self.B, seq, input_shapes = fill_dynamic_axes(graph, self.src, self.batch_arg, self.seq_arg)
         self.seq = seq
         model, self.folded = fold_shapes(self.assume_custom_shapes(model), self.infer)
         graph = model.graph
@@ -137,7 +138,7 @@ class _Importer:
         seq = seq or (tokens[0] if tokens else None)
         approx = tuple(dict.fromkeys(self.approx))
         return build_graph(printable(graph.name) or Path(self.src).stem, self.B, self.nodes, self.src, sequence=seq,
-                           approximations=approx)
+                           approximations=approx, input_shapes=input_shapes)
 
     def check_open_attention(self) -> None:
         """A product of two activations never closed by a second one must still read as an
@@ -406,7 +407,7 @@ class _Importer:
             return
         if ids is None or not ids.size or ids.dtype.kind not in "iu" or -rows <= int(ids.min()) <= int(ids.max()) < rows:
             return
-        seq = f" (--seq {self.seq}: more than its {rows} learned positions)" if self.seq and int(ids.max()) == self.seq - 1 else ""
+        seq = f" ({given_as('--seq')} {self.seq}: more than its {rows} learned positions)" if self.seq and int(ids.max()) == self.seq - 1 else ""
         raise self.fail(f"{desc}: looks up row {int(ids.max())} of table {printable(table)!r}, which has {rows} "
                         f"rows{seq}")
 

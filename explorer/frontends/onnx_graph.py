@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 
 from ..core.errors import SpecError
+from ..core.names import given_as, how_to_set
+from ..core.network import InputShape
 from .graph_build import kahn_order
 
 BATCH_NAMES = re.compile(r"^(n|b|bs|batch.*|.*_batch|.*batch_size)$", re.IGNORECASE)
@@ -83,13 +85,25 @@ def _is_sequence_axis(name: str, axis: int, rank: int, integer: bool) -> bool:
     return integer or (rank == 3 and axis < 2)
 
 
-def fill_dynamic_axes(graph, src: str, batch_arg: int | None, seq_arg: int | None) -> tuple[int, int | None]:
+def _read_shape(name: str, dims, named_batch: bool) -> InputShape:
+    """An input's symbolic axes (axis, name) and its batch axis, before they are filled (no sizes yet)."""
+    symbolic = tuple((axis, printable(d.dim_param) if d.dim_param else "?") for axis, d in enumerate(dims)
+                     if not d.HasField("dim_value"))
+    batch_axis = next((axis for axis, d in enumerate(dims) if (d.dim_param and BATCH_NAMES.match(d.dim_param))
+                       or (axis == 0 and not named_batch)), None)
+    return InputShape(printable(name), (), symbolic, batch_axis)
+
+
+def fill_dynamic_axes(graph, src: str, batch_arg: int | None,
+                      seq_arg: int | None) -> tuple[int, int | None, tuple[InputShape, ...]]:
     """Set symbolic axes of the data inputs: a batch-named axis (or axis 0) from --batch, a
-    sequence axis from --seq. Returns (batch, sequence or None). SpecError for a zero or negative
-    dimension, a symbolic feature or spatial axis, and a --seq nothing takes."""
+    sequence axis from --seq. Returns (batch, sequence or None, the inputs' shapes as filled).
+    SpecError for a zero or negative dimension, a symbolic feature or spatial axis, and a --seq
+    nothing takes."""
     inits = {t.name for t in graph.initializer}
     batch = seq = None
     filled = False
+    shapes = []
     for inp in graph.input:
         if inp.name in inits:
             continue
@@ -98,6 +112,7 @@ def fill_dynamic_axes(graph, src: str, batch_arg: int | None, seq_arg: int | Non
         dims = ttype.shape.dim
         integer = ttype.elem_type in INT_TYPES
         named_batch = any(x.dim_param and BATCH_NAMES.match(x.dim_param) for x in dims)
+        read = _read_shape(inp.name, dims, named_batch)
         for axis, d in enumerate(dims):
             is_batch = bool(d.dim_param and BATCH_NAMES.match(d.dim_param)) or (axis == 0 and not named_batch)
             if d.HasField("dim_value"):
@@ -111,22 +126,24 @@ def fill_dynamic_axes(graph, src: str, batch_arg: int | None, seq_arg: int | Non
             sym = printable(d.dim_param) if d.dim_param else "?"
             if is_batch:
                 if batch_arg is None:
-                    raise SpecError(src, f"{label} has a symbolic batch dimension {sym!r}: pass --batch")
+                    raise SpecError(src, f"{label} has a symbolic batch dimension {sym!r}: {how_to_set('--batch')}")
                 d.dim_value = batch = batch_arg
             elif _is_sequence_axis(d.dim_param, axis, len(dims), integer):
                 if seq_arg is None:
-                    raise SpecError(src, f"{label} has a symbolic sequence dimension {sym!r} (axis {axis}): pass --seq")
+                    raise SpecError(src, f"{label} has a symbolic sequence dimension {sym!r} (axis {axis}): {how_to_set('--seq')}")
                 d.dim_value = seq = seq_arg
                 filled = True
             else:
                 raise SpecError(src, f"{label}: axis {axis} of {len(dims)} is symbolic ({sym!r}) and is a feature or "
                                      "spatial axis, not a batch or sequence: export the model with that axis fixed")
+        shapes.append(InputShape(read.name, tuple(d.dim_value for d in dims), read.symbolic, read.batch_axis))
     if batch is None:
         raise SpecError(src, "no data input with a batch dimension")
     if seq_arg is not None and not filled:  # said, not ignored
         fixed = f" (its sequence is fixed at {seq})" if seq is not None else ""
-        raise SpecError(src, f"--seq: no input has a symbolic sequence axis for --seq {seq_arg} to fill{fixed}")
-    return batch, seq
+        option = given_as("--seq")
+        raise SpecError(src, f"{option}: no input has a symbolic sequence axis for {option} {seq_arg} to fill{fixed}")
+    return batch, seq, tuple(shapes)
 
 
 def _key(node_or_function) -> tuple[str, str, str]:

@@ -25,7 +25,13 @@ DEFAULT_OUT = "runs/hypar-figures"
 
 def _out_dir(out: str) -> Path:
     """The output folder, made if missing; one line (exit 2) when it cannot be written."""
+    from ..output import OutputError, check_folder_writable
+
     path = Path(out)
+    try:
+        check_folder_writable(out, "--out")
+    except OutputError as err:
+        raise InputError(str(err)) from None
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:

@@ -18,7 +18,8 @@ from ...core.network import Network
 from ...core.solution import SolveOptions
 from ...frontends import dense_only, load_model
 from ...frontends.network_yaml import check_batch
-from ..api_args import named_arguments
+from ...core.names import Frontend
+from ..api_args import named_as
 from .mix import point_array
 from .spec import DEFAULT_ALPHA_GRID, SPLIT_TIME_LIMIT, defaults_for
 
@@ -34,7 +35,7 @@ FIGURES = (
     "memory_bytes_per_accelerator", "speedup_over_all_I", "traffic_ratio_to_all_I", "energy_J", "energy_efficiency_over_all_I",
     "objective_value", "bound", "gap",
 )
-SUMMARY_KEYS = (*FIGURES, "violations", "wall_s")  # the result keys a row shows (the rest stays in plans.jsonl)
+SUMMARY_KEYS = (*FIGURES, "violations", "approximations", "wall_s")  # the result keys a row shows (the rest stays in plans.jsonl)
 
 
 # the figures of a split point's row, from ``explore split --format json``
@@ -131,7 +132,7 @@ def point_options(params: dict[str, Any]) -> SolveOptions:
     return SolveOptions(time_limit_s=params.get("time_limit"), workers=1, seed=params.get("seed") or 0)
 
 
-@named_arguments
+@named_as(Frontend.SWEEP)
 def run_single(params: dict[str, Any]) -> dict[str, Any]:
     """The single-run result (``explore --format json``) for a point's resolved options; its errors
     and constraint origins name the sweep's keys (the API's arguments), not explore's options.

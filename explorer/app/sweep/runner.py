@@ -10,7 +10,7 @@ from ...core.errors import SpecError, shown
 from .cache import Cache
 from .engine import Progress, make_engine, run_points
 from .spec import MAX_POINTS, Sweep, load_sweep, parse_sweep
-from .table import Manifest, check_destination, check_pareto_columns, columns, finish_rows, make_row, write_outputs
+from .table import Manifest, check_destination, check_outputs, check_pareto_by, check_pareto_columns, columns, finish_rows, make_row, write_outputs
 
 
 def as_sweep(spec: Sweep | str | Path | dict, max_points: int = MAX_POINTS) -> Sweep:
@@ -41,20 +41,23 @@ def check_out(out: str | Path | None) -> None:
         raise SpecError("--out", "must not be empty (a folder for the sweep's outputs)")
 
 
-def check_request(spec, out, shard, pareto, max_points: int = MAX_POINTS,
-                  force: bool = False) -> tuple[Sweep, tuple[int, int] | None, tuple[str, ...]]:
+def check_request(spec, out, shard, pareto, max_points: int = MAX_POINTS, force: bool = False,
+                  pareto_by: tuple[str, ...] = ()) -> tuple[Sweep, tuple[int, int] | None, tuple[str, ...]]:
     """Validate a sweep request before any work: (the sweep, the shard, the Pareto columns).
-    ``force``: replace the outputs of another sweep found in ``out``."""
+    ``force``: replace the outputs of another sweep found in ``out``; ``pareto_by``: keys whose
+    every combination gets its own front."""
     check_out(out)
     sw = as_sweep(spec, max_points)
     pareto = tuple(pareto)
     if pareto:
         check_pareto_columns(pareto, columns(sw.columns, rows=[p.as_dict() for p in sw.points]))
+    check_pareto_by(tuple(pareto_by), pareto, sw.columns)
     cut = parse_shard(shard) if isinstance(shard, str) or shard is None else shard
     if out is not None and Path(out).exists() and not Path(out).is_dir():
         raise SpecError("--out", f"{out} exists and is not a folder")
     if out is not None:
         Cache(out).check()
+        check_outputs(Path(out))
         check_destination(Path(out), sw.name, force)
     return sw, cut, pareto
 
@@ -62,9 +65,10 @@ def check_request(spec, out, shard, pareto, max_points: int = MAX_POINTS,
 def run_sweep(spec: Sweep | str | Path | dict, out: str | Path | None = None, *, workers: int | None = None,
               engine: str = "local", scheduler: str | None = None, shard: str | tuple[int, int] | None = None,
               pareto: tuple[str, ...] = (), progress: Callable[[Progress], None] | None = None,
-              force: bool = False) -> Iterator[dict[str, Any]]:
+              force: bool = False, pareto_by: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
     """Yield one row per point in point order; with ``out``, cache there and write the outputs at the end."""
-    sw, cut, pareto = check_request(spec, out, shard, pareto, force=force)
+    sw, cut, pareto = check_request(spec, out, shard, pareto, force=force, pareto_by=pareto_by)
+    pareto_by = tuple(pareto_by)
     points = sw.shard(*cut) if cut else sw.points
     out_dir = Path(out) if out is not None else None
     eng = make_engine(engine, workers, scheduler)  # an unreachable scheduler fails before DIR exists
@@ -86,8 +90,8 @@ def run_sweep(spec: Sweep | str | Path | dict, out: str | Path | None = None, *,
             yield row
     finally:
         eng.close()
-    finish_rows(rows, list(sw.columns), pareto)  # the yielded dicts gain dp_gap and pareto
+    finish_rows(rows, list(sw.columns), pareto, pareto_by)  # the yielded dicts gain dp_gap and pareto
     if out_dir is not None:
         manifest = Manifest(sw.name, sw.source, sw.digest, sw.columns, len(sw.points),
-                            f"{cut[0]}/{cut[1]}" if cut else "", pareto)
+                            f"{cut[0]}/{cut[1]}" if cut else "", pareto, pareto_by)
         write_outputs(out_dir, manifest, entries, rows)

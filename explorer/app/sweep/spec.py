@@ -350,21 +350,17 @@ def _model_reads(grid: dict, fixed: dict, extra: list[dict]) -> dict[Any, dict[t
     return reads
 
 
-# the importer's advice names explore's flags; a sweep file's keys instead
-SWEEP_ADVICE = {": pass --batch": ": set batch in fixed or grid", ": pass --seq": ": set seq in fixed or grid"}
-
-
 def _check_model(ref: str, value: str, where: str, reads: dict, seq_places: dict) -> None:
     """Read a model as each of its points does (batch, seq); a SpecError names the place."""
+    from ...core.names import Frontend, named_for
     from ...frontends import dense_only, load_model
 
     for batch, seq in reads.values():
         try:
-            dense_only(load_model(ref, batch, seq), value)  # a mixture of experts: GPU clusters only
+            with named_for(Frontend.SWEEP):  # its messages name the sweep file's keys
+                dense_only(load_model(ref, batch, seq), value)  # a mixture of experts: GPU clusters only
         except SpecError as err:
             text = str(err)
-            for cli, key in SWEEP_ADVICE.items():
-                text = text.replace(cli, key) if text.endswith(cli) else text
             place = f"{where} with {seq_places[_hashable(seq)]}" if seq is not None else where
             raise SpecError(place, text) from None
 

@@ -21,8 +21,9 @@ from .point import ALPHAS_KEY, FIGURES, SPLIT_KEYS, Outcome
 
 SPLIT_FIGURES = ("traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s", "memory_bytes_per_accelerator",
                  "speedup_over_all_I", "objective_value", "bound", "gap")  # what explore --split reports of FIGURES
-TAIL = ("violations", "dp_gap", "wall_s", "cached", "error")
+TAIL = ("violations", "approximations", "dp_gap", "wall_s", "cached", "error")
 ALPHA_PREFIX = "alpha_level"  # a split point's alpha per level: alpha_level0 (top), alpha_level1, ...
+NOTE_JOIN = " | "  # between a row's approximation notes (a note may hold '; ')
 PROVEN = {"optimal": "yes", "level-optimal": "level-optimal"}  # statuses that may be called Pareto-optimal
 
 
@@ -54,11 +55,23 @@ def make_row(params: Iterable[str], point: dict[str, Any], out: Outcome) -> dict
         for h, alphas in enumerate(res.get(ALPHAS_KEY) or []):
             row[f"{ALPHA_PREFIX}{h}"] = alphas
     row["violations"] = "; ".join(v["constraint"] for v in res.get("violations") or []) or None
+    row["approximations"] = NOTE_JOIN.join(res.get("approximations") or []) or None
     row["dp_gap"] = None
     row["wall_s"] = round(res.get("wall_s", out.wall_s), 6)
     row["cached"] = out.cached
     row["error"] = out.error or None
     return row
+
+
+def approximation_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """Each approximation note of the rows (what a model's importer could not follow) and how
+    many points carry it, in order of first appearance."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        for note in dict.fromkeys((r.get("approximations") or "").split(NOTE_JOIN)):
+            if note:
+                counts[note] = counts.get(note, 0) + 1
+    return counts
 
 
 def number(v: Any) -> Fraction | None:
@@ -111,7 +124,7 @@ def pareto_labels(rows: list[dict[str, Any]], cols: tuple[str, ...]) -> list[str
 
 # columns that never hold a number: a Pareto front over them means nothing
 NOT_NUMERIC = frozenset({"model", "array", "space", "solver", "objective", "caps", "pins", "forbids", "constraints", "mix", "split",
-                         "status", "violations", "cached", "error", "pareto"})
+                         "status", "violations", "approximations", "cached", "error", "pareto"})
 
 
 def numeric_columns(available: Iterable[str]) -> list[str]:
@@ -130,12 +143,41 @@ def check_pareto_columns(cols: tuple[str, ...], available: list[str], source: st
                                 f"{', '.join(numeric_columns(available))})")
 
 
-def finish_rows(rows: list[dict[str, Any]], params: list[str], pareto: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    """Add the columns computed across points: dp_gap, and pareto when asked."""
+def check_pareto_by(by: tuple[str, ...], pareto: tuple[str, ...], params: Iterable[str]) -> None:
+    """``by``: keys of the sweep (swept or fixed) whose every combination gets its own front."""
+    from ...core.names import given_as
+
+    source = given_as("--pareto-by")
+    if not by:
+        return
+    if not pareto:
+        raise SpecError(source, f"groups the Pareto front: give {given_as('--pareto')} COL,COL too")
+    params = list(params)
+    unknown = [c for c in by if c not in params]
+    if unknown:
+        raise SpecError(source, f"unknown key {', '.join(unknown)} (the sweep's keys: {', '.join(params)})")
+    both = [c for c in by if c in pareto]
+    if both:
+        raise SpecError(source, f"{', '.join(both)} is also a {given_as('--pareto')} column")
+
+
+def pareto_groups(rows: list[dict[str, Any]], by: tuple[str, ...]) -> list[list[int]]:
+    """Row indices grouped by their values of ``by`` (one group, every row, without ``by``)."""
+    groups: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        groups.setdefault(json.dumps([r.get(k) for k in by], default=str), []).append(i)
+    return list(groups.values())
+
+
+def finish_rows(rows: list[dict[str, Any]], params: list[str], pareto: tuple[str, ...] = (),
+                pareto_by: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Add the columns computed across points: dp_gap, and pareto when asked (a front within
+    each combination of the ``pareto_by`` keys' values, else one over every row)."""
     add_dp_gap(rows, params)
     if pareto:
-        for r, label in zip(rows, pareto_labels(rows, pareto)):
-            r["pareto"] = label
+        for group in pareto_groups(rows, pareto_by):
+            for i, label in zip(group, pareto_labels([rows[i] for i in group], pareto)):
+                rows[i]["pareto"] = label
     return rows
 
 
@@ -158,6 +200,24 @@ def csv_text(rows: list[dict[str, Any]], cols: list[str]) -> str:
     return buf.getvalue()
 
 
+OUTPUT_FILES = ("plans.jsonl", "results.csv", "sweep.json")  # what write_outputs writes into the folder
+
+
+def check_outputs(out_dir: Path) -> None:
+    """SpecError, before any point is solved, when an output file of the folder cannot be written
+    (a folder in its place, no permission, a folder that cannot be made): nothing is written then."""
+    from ..output import check_folder_writable, check_writable
+
+    try:
+        if not out_dir.is_dir():
+            check_folder_writable(str(out_dir), "--out")
+            return
+        for name in OUTPUT_FILES:
+            check_writable(str(out_dir / name), "--out")
+    except OutputError as err:
+        raise SpecError("--out", str(err).removeprefix("--out: ")) from None
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` atomically; a new file gets 0666 less the umask (as the shell would),
     an existing one keeps its mode (``explorer.app.output.write_text``)."""
@@ -178,13 +238,15 @@ class Manifest:
     total: int  # points in the whole sweep
     shard: str  # "I/N" or ""
     pareto: tuple[str, ...]
+    pareto_by: tuple[str, ...] = ()  # keys whose every combination gets its own front
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)  # (its tuples are JSON lists)
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Manifest":
-        return cls(d["name"], d["source"], d["digest"], tuple(d["params"]), d["total"], d["shard"], tuple(d["pareto"]))
+        return cls(d["name"], d["source"], d["digest"], tuple(d["params"]), d["total"], d["shard"], tuple(d["pareto"]),
+                   tuple(d.get("pareto_by") or ()))
 
 
 def check_destination(out_dir: Path, name: str, force: bool = False) -> None:
@@ -221,7 +283,8 @@ def write_outputs(out_dir: Path, manifest: Manifest, entries: list[tuple[dict[st
     """Write results.csv, plans.jsonl and sweep.json (each atomically) for entries in point order;
     ``rows``: their finished rows, if already made. Returns the rows."""
     if rows is None:
-        rows = finish_rows([make_row(manifest.params, p, o) for p, o in entries], list(manifest.params), manifest.pareto)
+        rows = finish_rows([make_row(manifest.params, p, o) for p, o in entries], list(manifest.params), manifest.pareto,
+                           manifest.pareto_by)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(out_dir / "plans.jsonl", "".join(plan_line(p, o) + "\n" for p, o in entries))
     write_atomic(out_dir / "results.csv", csv_text(rows, columns(manifest.params, manifest.pareto, rows)))
