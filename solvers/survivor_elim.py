@@ -97,6 +97,13 @@ def _row_work(vc: VectorCosts, z: int, b: int, e: int) -> float:
     return 2 * elements * (1.6 if vc.edges[e][0] == z else 1.0)
 
 
+def round_work(vc: VectorCosts) -> float:
+    """Element operations of one round of the tree dual (``solvers.tree_dual``): every edge
+    reduced once each way (a tree edge's messages up and down; a dropped edge's copy and its
+    multiplier update), one row each."""
+    return sum(_row_work(vc, u, x, e) + _row_work(vc, x, u, e) for e, (u, x) in enumerate(vc.edges))
+
+
 def _initial(vc: VectorCosts) -> list[list[_F]]:
     at: list[list[_F]] = [[] for _ in range(vc.N)]
     for n in range(vc.N):
