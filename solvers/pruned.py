@@ -97,14 +97,14 @@ class _Search:
     finds above U may still be a better incumbent. U = incumbent - 1 (which settles the question
     at once) is tried whenever its plan (``survivor_elim.plan``) is estimated to end in the time
     left; else the largest U whose plan fits a share of it. Estimates are planned work over
-    ``rate``: the last finished elimination's measured rate (work / wall: the machine's load as it
-    is), before any the dual rounds'. ``why`` says why the search stopped short of a proof."""
+    ``rate``: the largest finished elimination's measured rate (work / wall: the machine's load
+    as it is), before any the dual rounds'. ``why`` says why the search stopped short of a proof."""
 
     def __init__(self, vc: VectorCosts, res: DualResult, max_entries: int, deadline: float, workers: int = 1,
                  rate: float = RATE):
         self.vc, self.res, self.max_entries, self.deadline, self.workers = vc, res, max_entries, deadline, workers
         self.lo, self.incumbent, self.vectors = res.bound, res.incumbent, res.vectors
-        self.steps, self.survivors_max, self.log, self.rate, self.why = 0, 0, [], rate, ""
+        self.steps, self.survivors_max, self.log, self.rate, self.why, self.rated_work = 0, 0, [], rate, "", 0.0
         self.sorted = [np.sort(m[~vc.blocked(n)]) for n, m in enumerate(res.marginals)]
 
     def run(self) -> bool:
@@ -173,8 +173,8 @@ class _Search:
         if found is None:
             self.why = f"the elimination estimated at {estimate:.1f} s was cut at the time limit after {wall:.1f} s"
             return None
-        if wall >= MEASURED_S:
-            self.rate = steps.work / wall
+        if wall >= MEASURED_S and steps.work >= self.rated_work:  # the largest elimination so far: the most representative
+            self.rate, self.rated_work = steps.work / wall, steps.work
         value, vectors = found
         if value < self.incumbent:
             self.incumbent, self.vectors = value, vectors
