@@ -87,6 +87,7 @@ DUAL_SHARE = 0.6  # of the time limit, for the dual rounds
 RATE = 3.5e8  # planned element operations a wall second when nothing was measured yet (see _Search.rate)
 DUAL_RATE_SHARE = 1.0  # of the dual rounds' measured rate, for the first elimination (measured: 0.7 left it 0.4-0.9 of the wall)
 PROBES = 14  # plans scored per threshold choice
+LAST_CHANCE = 1.3  # times the time left the last threshold's estimate may be when nothing else fits (estimates: 0.9-1.3 of the wall)
 FIRST_SHARE = 0.1  # of the time left, for the first threshold when the last is beyond reach: a better incumbent, cheaply
 
 
@@ -96,7 +97,8 @@ class _Search:
     of cost <= U uses only those vectors) or shows that none exists (then lo = U + 1); a plan it
     finds above U may still be a better incumbent. U = incumbent - 1 (which settles the question
     at once) is tried whenever its plan (``survivor_elim.plan``) is estimated to end in the time
-    left; else the largest U whose plan fits a share of it. Estimates are planned work over
+    left; else the largest U whose plan fits a share of it; else, rather than leave the time
+    unused, U = incumbent - 1 again when estimated within ``LAST_CHANCE`` times it. Estimates are planned work over
     ``rate``: the largest finished elimination's measured rate (work / wall: the machine's load
     as it is), before any the dual rounds'. ``why`` says why the search stopped short of a proof."""
 
@@ -144,6 +146,8 @@ class _Search:
                 best, lo = (mid, found), mid + 1
             else:
                 hi = mid - 1
+        if best is None and self._fits(last, LAST_CHANCE):  # the time would go unused: a chance at the proof
+            return top, last
         if best is None:
             self.why = self._short(last)
         return best

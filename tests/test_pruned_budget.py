@@ -128,3 +128,16 @@ def test_every_node_allowed_gives_the_dp_a_finite_plan(seed):
         return
     cost, vectors = pruned._dp_start(constrained, vc)
     assert cost < vc.big and not any(vc.blocked(n)[v] for n, v in enumerate(vectors))
+
+
+@pytest.mark.parametrize("over,tried", [(1.2, True), (1.5, False)])
+def test_last_threshold_tried_when_nothing_else_fits_and_it_nearly_does(monkeypatch, over, tried):
+    """No intermediate threshold (no probes): the last one estimated at 1.2 times the time left
+    is tried (the time would go unused), at 1.5 times not (the reason says so)."""
+    monkeypatch.setattr(pruned, "PROBES", 0)
+    search = _search(_problem(1), rate=1.0)
+    _, last = search._plan(search.incumbent - 1)
+    search.rate = last.work / (over * (search.deadline - time.perf_counter()))
+    chosen = search._affordable()
+    assert (chosen is not None and chosen[0] == search.incumbent - 1) is tried
+    assert (search.why == "") is tried and (tried or search.why.startswith("next elimination estimated at "))
