@@ -1,7 +1,8 @@
 """How well does ``--solver pruned`` plan its time (issue 23)? Per zoo graph and level count: the
 start (tables, DP), the dual rounds, then every threshold's elimination with its estimated
-seconds (planned work / ``pruned.RATE``, or the rate the run measured) against the measured wall
-and CPU seconds, and how the run ended (status, wall, reason).
+seconds (planned work over the rate the run measured: the dual rounds' for the first, then the
+largest finished elimination's) against the measured wall and CPU seconds, and how the run ended
+(status, wall, the reason when not proven).
 
 Each (network, H) runs in its own process. ``ratio`` is measured wall / estimate.
 
