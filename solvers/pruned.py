@@ -20,7 +20,7 @@ from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
 from .elimination import vectors_plan
-from .survivor_elim import MAX_ENTRIES, eliminate, plan
+from .survivor_elim import MAX_ENTRIES, eliminate, plan, round_work
 from .tree_dual import DualResult, dual_bound
 from .vectors import VectorCosts
 
@@ -65,14 +65,16 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
                    max_entries: int) -> Solution:
     """The bound-and-prune solve itself (caps and memory not seen)."""
     limit = options.time_limit_s or DEFAULT_TIME_S
-    start = _dp_start(problem, vc)
-    if start[0] >= vc.big:
-        raise Refused("pruned: pins and forbids leave the DP no plan; use --solver cpsat (or exact, on graphs it can eliminate)")
-    res = dual_bound(vc, rounds, deadline=t0 + DUAL_SHARE * limit, incumbent=start)
-    info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound}
-    search = _Search(vc, res, max_entries, t0 + limit, _threads(options))
+    start = _dp_start(problem, vc)  # finite: ``solve`` returned infeasible when some node had no allowed vector
+    t_dual = time.perf_counter()
+    res = dual_bound(vc, rounds, deadline=t0 + DUAL_SHARE * limit, incumbent=start, enough=_final_is_cheap(vc, max_entries))
+    info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound,
+            "start_s": t_dual - t0, "dual_s": time.perf_counter() - t_dual}
+    search = _Search(vc, res, max_entries, t0 + limit, _threads(options), _dual_rate(vc, res, info["dual_s"]))
     proven = search.run()
-    info.update(thresholds=search.steps, survivors_max=search.survivors_max)
+    info.update(thresholds=search.steps, survivors_max=search.survivors_max, eliminations=search.log)
+    if not proven:
+        info["reason"] = search.why
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     bound = search.incumbent if proven else search.lo
     sol = plan_solution("pruned", problem, vectors_plan(vc, search.vectors), status, time.perf_counter() - t0, bound, info)
@@ -82,9 +84,10 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
 
 
 DUAL_SHARE = 0.6  # of the time limit, for the dual rounds
-RATE = 3.5e8  # element operations a second of one core, for the plan's work estimate (measured: 9.4e9 in 24 s CPU)
+RATE = 3.5e8  # planned element operations a wall second when nothing was measured yet (see _Search.rate)
+DUAL_RATE_SHARE = 1.0  # of the dual rounds' measured rate, for the first elimination (measured: 0.7 left it 0.4-0.9 of the wall)
 PROBES = 14  # plans scored per threshold choice
-LAST_CHANCE = 1.5  # times the time left the last threshold's estimate may take (it is conservative)
+LAST_CHANCE = 1.3  # times the time left the last threshold's estimate may be when nothing else fits (estimates: 0.9-1.3 of the wall)
 FIRST_SHARE = 0.1  # of the time left, for the first threshold when the last is beyond reach: a better incumbent, cheaply
 
 
@@ -92,14 +95,18 @@ class _Search:
     """Thresholds U between the proven bound ``lo`` and the incumbent: the elimination over the
     vectors whose marginal is at most U either finds a plan of cost <= U (then optimal: every plan
     of cost <= U uses only those vectors) or shows that none exists (then lo = U + 1); a plan it
-    finds above U may still be a better incumbent. Each U is the largest whose elimination plan
-    (``survivor_elim.plan``) fits the entries limit and half the time left (all of it for
-    U = incumbent - 1, which settles the question at once)."""
+    finds above U may still be a better incumbent. U = incumbent - 1 (which settles the question
+    at once) is tried whenever its plan (``survivor_elim.plan``) is estimated to end in the time
+    left; else the largest U whose plan fits a share of it; else, rather than leave the time
+    unused, U = incumbent - 1 again when estimated within ``LAST_CHANCE`` times it. Estimates are planned work over
+    ``rate``: the largest finished elimination's measured rate (work / wall: the machine's load
+    as it is), before any the dual rounds'. ``why`` says why the search stopped short of a proof."""
 
-    def __init__(self, vc: VectorCosts, res: DualResult, max_entries: int, deadline: float, workers: int = 1):
+    def __init__(self, vc: VectorCosts, res: DualResult, max_entries: int, deadline: float, workers: int = 1,
+                 rate: float = RATE):
         self.vc, self.res, self.max_entries, self.deadline, self.workers = vc, res, max_entries, deadline, workers
         self.lo, self.incumbent, self.vectors = res.bound, res.incumbent, res.vectors
-        self.steps, self.survivors_max = 0, 0
+        self.steps, self.survivors_max, self.log, self.rate, self.why, self.rated_work = 0, 0, [], rate, "", 0.0
         self.sorted = [np.sort(m[~vc.blocked(n)]) for n, m in enumerate(res.marginals)]
 
     def run(self) -> bool:
@@ -116,20 +123,22 @@ class _Search:
             return sizes, None
         return sizes, plan(self.vc, sizes, self.max_entries)
 
+    def _left(self) -> float:
+        return self.deadline - time.perf_counter()
+
     def _fits(self, found, share: float) -> bool:
-        left = self.deadline - time.perf_counter()
-        return found is None or (found.peak <= self.max_entries and found.work <= RATE * left * share)
+        return found is None or (found.peak <= self.max_entries and found.work <= self.rate * self._left() * share)
 
     def _affordable(self):
-        """(U, its plan or None when some node has no survivor) to try next, or None."""
+        """(U, its plan or None when some node has no survivor) to try next, or None (``why`` set)."""
         top = self.incumbent - 1
-        sizes, found = self._plan(top)
-        if self._fits(found, 0.9):
-            return top, found
+        _, last = self._plan(top)
+        if self._fits(last, 1.0):
+            return top, last
         lo, hi, best = self.lo, top - 1, None
         share = 0.5 if self.steps else FIRST_SHARE
         for _ in range(PROBES):
-            if lo > hi or time.perf_counter() > self.deadline:
+            if lo > hi or self._left() <= 0:
                 break
             mid = (lo + hi) // 2
             _, found = self._plan(mid)
@@ -137,10 +146,19 @@ class _Search:
                 best, lo = (mid, found), mid + 1
             else:
                 hi = mid - 1
-        if best is None and time.perf_counter() < self.deadline:  # nothing fits its share: the last threshold when it may finish in the time left
-            sizes, found = self._plan(top)
-            return (top, found) if self._fits(found, LAST_CHANCE) else None
+        if best is None and self._fits(last, LAST_CHANCE):  # the time would go unused: a chance at the proof
+            return top, last
+        if best is None:
+            self.why = self._short(last)
         return best
+
+    def _short(self, last) -> str:
+        left = max(0.0, self._left())
+        if last.peak > self.max_entries:
+            return f"the next elimination needs {last.peak:,} table entries, more than the {self.max_entries:,} allowed"
+        if last.work == float("inf"):
+            return "the next elimination has no order whose tables stay within the entries allowed"
+        return f"next elimination estimated at {last.work / self.rate:.1f} s, {left:.1f} s left"
 
     def _try(self, U: int, steps) -> bool | None:
         """One threshold: True when settled (a proof or a raised bound), None when not finished."""
@@ -151,14 +169,54 @@ class _Search:
             return True
         domains = [np.flatnonzero((m <= U) & ~vc.blocked(n)) for n, m in enumerate(self.res.marginals)]
         self.survivors_max = max(self.survivors_max, max(len(d) for d in domains))
+        estimate, w0, c0 = steps.work / self.rate, time.perf_counter(), time.process_time()
         found = eliminate(vc, domains, self.max_entries, self.deadline, steps, self.workers)
+        wall = time.perf_counter() - w0
+        self.log.append({"work": steps.work, "rate": self.rate, "estimate_s": estimate, "wall_s": wall, "cpu_s": time.process_time() - c0,
+                         "done": found is not None, "level_steps": sum(s.how == "level" for s in steps.steps)})
         if found is None:
+            self.why = f"the elimination estimated at {estimate:.1f} s was cut at the time limit after {wall:.1f} s"
             return None
+        if wall >= MEASURED_S and steps.work >= self.rated_work:  # the largest elimination so far: the most representative
+            self.rate, self.rated_work = steps.work / wall, steps.work
         value, vectors = found
         if value < self.incumbent:
             self.incumbent, self.vectors = value, vectors
         self.lo = value if value <= U else U + 1  # within U: the restricted optimum is the optimum
         return True
+
+
+MEASURED_S = 0.3  # an elimination at least this long sets the rate for the next estimates
+
+
+def _final_is_cheap(vc: VectorCosts, max_entries: int):
+    """Whether the last threshold's elimination (the incumbent's cost - 1) over these marginals'
+    survivors plans at most one dual round's work (within the entries allowed): then it ends the
+    search sooner than another round would (EfficientNet-B0 at H = 9: 40 rounds, 23 s, then a
+    0.1 s elimination), so the dual stops."""
+    allowed = [~vc.blocked(n) for n in range(vc.N)]
+    budget = FINISH_ROUNDS * round_work(vc)
+
+    def enough(marginals: list[np.ndarray], incumbent: int) -> bool:
+        sizes = [int(np.count_nonzero(m[a] <= incumbent - 1)) for m, a in zip(marginals, allowed)]
+        if min(sizes) == 0:
+            return True
+        found = plan(vc, sizes, max_entries)
+        return found.peak <= max_entries and found.work <= budget
+
+    return enough
+
+
+FINISH_ROUNDS = 1.0  # dual rounds' work the last elimination may plan for the dual to stop
+
+
+def _dual_rate(vc: VectorCosts, res: DualResult, seconds: float) -> float:
+    """The first elimination's rate (planned operations a wall second): the dual rounds' measured
+    one (their decodes and improvements uncounted, so it errs low), scaled by ``DUAL_RATE_SHARE``;
+    ``RATE`` when they took too little time to measure."""
+    if seconds < MEASURED_S or not res.rounds:
+        return RATE
+    return DUAL_RATE_SHARE * res.rounds * round_work(vc) / seconds
 
 
 def _threads(options: SolveOptions) -> int:

@@ -28,7 +28,7 @@ import numpy as np
 from .vectors import VectorCosts
 
 MAX_ENTRIES = 80_000_000  # entries of all messages and one step's tables held at once (int64: 640 MB)
-ROW_BLOCK = 1 << 22  # entries of one block of a level step's rows spread over all of z's vectors
+ROW_BLOCK = 1 << 19  # entries of one block of a level step's rows spread over all of z's vectors (measured: 2-3 rows of 3^10 run 1.8x faster a row than 24, their tables stay in cache)
 DENSE_BLOCK = 1 << 20  # entries of one slice of a dense step's table
 
 
@@ -97,6 +97,13 @@ def _row_work(vc: VectorCosts, z: int, b: int, e: int) -> float:
     return 2 * elements * (1.6 if vc.edges[e][0] == z else 1.0)
 
 
+def round_work(vc: VectorCosts) -> float:
+    """Element operations of one round of the tree dual (``solvers.tree_dual``): every edge
+    reduced once each way (a tree edge's messages up and down; a dropped edge's copy and its
+    multiplier update), one row each."""
+    return sum(_row_work(vc, u, x, e) + _row_work(vc, x, u, e) for e, (u, x) in enumerate(vc.edges))
+
+
 def _initial(vc: VectorCosts) -> list[list[_F]]:
     at: list[list[_F]] = [[] for _ in range(vc.N)]
     for n in range(vc.N):
@@ -142,65 +149,69 @@ def plan(vc: VectorCosts, sizes: list[int], cap: int = MAX_ENTRIES, level_first:
     return Plan(tuple(steps), work, messages + temp)
 
 
-def _edge_table(vc: VectorCosts, e: int, su: np.ndarray, sx: np.ndarray) -> np.ndarray:
+class _Late(Exception):
+    """The deadline passed inside a step (raised between its pieces, caught by ``eliminate``)."""
+
+
+def _check(deadline: float | None) -> None:
+    if deadline is not None and time.perf_counter() > deadline:
+        raise _Late
+
+
+def _edge_table(vc: VectorCosts, e: int, su: np.ndarray, sx: np.ndarray, deadline: float | None = None) -> np.ndarray:
     """Edge e's weighted cost over (u's vectors su, x's vectors sx): per level, the cost of each
-    of u's types against each x, then one gather by u's type at that level."""
+    of u's types against each x, then one gather by u's type at that level (the deadline checked
+    between levels)."""
     u, x = vc.edges[e]
     du, dx = vc.dom[u], vc.dom[x]
     out = np.zeros((len(su), len(sx)), dtype=np.int64)
     for h in range(vc.H):
+        _check(deadline)
         if vc.weights[h]:
             by_type = vc.weights[h] * vc.raw_inter(e, h)[dx.pstate[h][sx][:, None], du.tix[None, :], dx.type_index[h][sx][:, None]]
             out += by_type.T[du.digit[h][su]]  # (K_u, |sx|) rows picked by u's digit
     return out
 
 
-def _array(vc: VectorCosts, f: _F, domains: list[np.ndarray]) -> np.ndarray:
+def _array(vc: VectorCosts, f: _F, domains: list[np.ndarray], deadline: float | None = None) -> np.ndarray:
     if f.array is None:  # an edge (a node's costs were set when the run began)
         u, x = f.scope
-        f.array = _edge_table(vc, f.edge, domains[u], domains[x])
+        f.array = _edge_table(vc, f.edge, domains[u], domains[x], deadline)
     return f.array
 
 
-def _combine(vc: VectorCosts, scope: list[int], bucket: list[_F], domains: list[np.ndarray]) -> np.ndarray:
-    sizes = {n: len(domains[n]) for n in scope}
-    table = np.zeros([sizes[n] for n in scope], dtype=np.int64)
-    for f in bucket:
-        arr = _array(vc, f, domains)
-        perm = sorted(range(len(f.scope)), key=lambda k: scope.index(f.scope[k]))
-        shape = [sizes[n] if n in f.scope else 1 for n in scope]
-        table = vc.clamp(table + arr.transpose(perm).reshape(shape))
-    return table
-
-
-def _dense_min(vc: VectorCosts, rest: list[int], z: int, bucket: list[_F], domains: list[np.ndarray],
-               deadline: float | None) -> np.ndarray | None:
-    """min over z of the bucket's sum, as a table over ``rest``: built in slices of the first
-    rest node's domain (``DENSE_BLOCK`` entries each), never the whole table at once; None at
-    the deadline (checked between slices)."""
-    scope = rest + [z]
-    if not rest:
-        return _combine(vc, scope, bucket, domains).min(axis=0)
+def _combine(vc: VectorCosts, scope: list[int], bucket: list[_F], domains: list[np.ndarray],
+             deadline: float | None = None, reduce_last: bool = False) -> np.ndarray:
+    """The bucket's sum as a table over ``scope`` (``reduce_last``: its min over the last scope
+    node), built in slices of the first node's domain (``DENSE_BLOCK`` entries each), never a
+    whole dense step's table at once; the deadline checked between slices (``_Late``)."""
     sizes = [len(domains[n]) for n in scope]
-    first = rest[0]
     step = max(1, DENSE_BLOCK // max(1, _prod(sizes, range(1, len(sizes)))))
-    arrays = [(f, _array(vc, f, domains)) for f in bucket]
-    out = np.empty(sizes[:-1], dtype=np.int64)
+    arrays = [(f, _array(vc, f, domains, deadline)) for f in bucket]
+    out = np.empty(sizes[:-1] if reduce_last else sizes, dtype=np.int64)
     for lo in range(0, sizes[0], step):
-        if deadline is not None and time.perf_counter() > deadline:
-            return None
+        _check(deadline)
         hi = min(sizes[0], lo + step)
         table = np.zeros([hi - lo] + sizes[1:], dtype=np.int64)
         for k, (f, arr) in enumerate(arrays):
-            if first in f.scope:
-                arr = arr[tuple(slice(lo, hi) if n == first else slice(None) for n in f.scope)]
+            if scope[0] in f.scope:
+                arr = arr[tuple(slice(lo, hi) if n == scope[0] else slice(None) for n in f.scope)]
             perm = sorted(range(len(f.scope)), key=lambda i: scope.index(f.scope[i]))
             shape = [table.shape[i] if n in f.scope else 1 for i, n in enumerate(scope)]
             table += arr.transpose(perm).reshape(shape)
             if k % 2 == 1:  # every factor is at most big (2^61): three sums cannot overflow
                 vc.clamp(table)
-        out[lo:hi] = vc.clamp(table).min(axis=len(scope) - 1)
+        vc.clamp(table)
+        out[lo:hi] = table.min(axis=len(scope) - 1) if reduce_last else table
     return out
+
+
+def _dense_min(vc: VectorCosts, rest: list[int], z: int, bucket: list[_F], domains: list[np.ndarray],
+               deadline: float | None) -> np.ndarray:
+    """min over z of the bucket's sum, as a table over ``rest``."""
+    if not rest:
+        return _combine(vc, [z], bucket, domains, deadline).min(axis=0)
+    return _combine(vc, rest + [z], bucket, domains, deadline, reduce_last=True)
 
 
 def _level(vc: VectorCosts, step: Step, bucket: list[_F], domains: list[np.ndarray], deadline: float | None,
@@ -209,7 +220,7 @@ def _level(vc: VectorCosts, step: Step, bucket: list[_F], domains: list[np.ndarr
     blocks). Row blocks go to ``workers`` threads (numpy leaves the interpreter lock in its loops)."""
     z, b, e = step.z, step.b, step.edge
     R = list(step.rest[:-1])
-    F = _combine(vc, R + [z], [f for f in bucket if f.edge != e], domains)
+    F = _combine(vc, R + [z], [f for f in bucket if f.edge != e], domains, deadline)
     A, dz, db = F.size // len(domains[z]), domains[z], domains[b]
     F = F.reshape(A, len(dz))
     Vz = vc.dom[z].V
@@ -258,10 +269,13 @@ def eliminate(vc: VectorCosts, domains: list[np.ndarray], max_entries: int = MAX
                 if n != z:
                     at[n] = [g for g in at[n] if g is not f]
         records.append((z, bucket))
-        if step.how == "level":
-            message = _level(vc, step, bucket, domains, deadline, workers)
-        else:
-            message = _dense_min(vc, list(step.rest), z, bucket, domains, deadline)
+        try:
+            if step.how == "level":
+                message = _level(vc, step, bucket, domains, deadline, workers)
+            else:
+                message = _dense_min(vc, list(step.rest), z, bucket, domains, deadline)
+        except _Late:
+            return None
         if message is None:
             return None
         if step.rest:

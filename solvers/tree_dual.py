@@ -188,10 +188,11 @@ def _stalled(history: list[int], gap: int, rounds: int = 4, share: float = 1e-5,
 
 
 def dual_bound(vc: VectorCosts, rounds: int = 30, deadline: float | None = None,
-               incumbent: tuple[int, list[int]] | None = None) -> DualResult:
+               incumbent: tuple[int, list[int]] | None = None, enough=None) -> DualResult:
     """The bound, marginals and incumbent after up to ``rounds`` evaluations, or as many as end
     before the deadline (a round it interrupts is dropped; with none, the bound 0 and zero
-    marginals: every cost is non-negative)."""
+    marginals: every cost is non-negative), or once ``enough(marginals, incumbent's cost)`` says
+    the rest is cheaper done otherwise."""
     tree, dropped = spanning_tree(vc)
     forest = _Tree(vc, tree)
     base = [_penalised(vc, n, incumbent) for n in range(vc.N)]
@@ -215,6 +216,8 @@ def dual_bound(vc: VectorCosts, rounds: int = 30, deadline: float | None = None,
             best = _better(vc, best, choice, deadline)
         history.append(best_bound)
         if best_bound >= best[0] or (deadline is not None and time.perf_counter() > deadline) or _stalled(history, best[0] - best_bound):
+            break
+        if enough is not None and enough(marg_max, best[0]):
             break
         step = STEP * max(1, r - 2)
         for e in dropped:

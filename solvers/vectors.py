@@ -189,6 +189,15 @@ class VectorCosts:
         return a
 
     # one-level-at-a-time eliminations --------------------------------------------------------
+    def _level_terms(self, e: int, j: int, w) -> np.ndarray:
+        """[consumer prefix (levels < j), producer type, consumer type] -> w * inter cost of edge e at
+        level j: weighted on the few count states, then spread over the prefixes (one gather; a
+        row of the dual's messages spent half its time here when the spread came first)."""
+        u, x = self.edges[e]
+        du, dx = self.dom[u], self.dom[x]
+        small = w * self.raw_inter(e, j)[:, du.tix[:, None], dx.tix[None, :]]  # (count states, Ku, Kx)
+        return small[dx.prefix_state[j]]
+
     def reduce_producer(self, T: np.ndarray, e: int, W=None) -> np.ndarray:
         """out[a, x] = min over u of T[a, u] + inter_e(u, x), for edge e = (u, x); T is (A, V_u).
 
@@ -200,7 +209,7 @@ class VectorCosts:
         A, Ku, Kx, H = T.shape[0], du.K, dx.K, self.H
         cur = T.reshape(A, 1, Ku, du.V // Ku)
         for j in range(H):
-            g = W[j] * self.raw_inter(e, j)[dx.prefix_state[j]][:, du.tix][:, :, dx.tix]  # (P, Ku, Kx)
+            g = self._level_terms(e, j, W[j])  # (P, Ku, Kx)
             out = None
             for k in range(Ku):
                 term = cur[:, :, k, None, :] + g[None, :, k, :, None]  # (A, P, Kx, rest)
@@ -220,7 +229,7 @@ class VectorCosts:
         A, Kx, H = T.shape[0], dx.K, self.H
         cur = T.reshape(A, dx.V // Kx, Kx, 1)
         for j in range(H - 1, -1, -1):
-            g = W[j] * self.raw_inter(e, j)[dx.prefix_state[j]][:, du.tix][:, :, dx.tix]  # (P, Ku, Kx)
+            g = self._level_terms(e, j, W[j])  # (P, Ku, Kx)
             out = None
             for k in range(Kx):
                 term = cur[:, :, k, None, :] + g[None, :, :, k, None]  # (A, P, Ku, rest)

@@ -159,7 +159,7 @@ def _status_lines(result: RunResult) -> list[str]:
             for v in figs.violations) + " (use --solver exact or cpsat to enforce caps and memory)")
     if result.status is Status.INTERRUPTED:
         lines.append(f"INTERRUPTED: {result.reason or 'stopped by Ctrl-C'}")
-    elif result.solver == "dp" and result.reason and not figs.violations:  # levels solved by CP-SAT
+    elif result.solver in ("dp", "pruned") and result.reason and not figs.violations:  # dp: levels by CP-SAT; pruned: why not proven
         lines.append(f"note: {result.reason}")
     terms = result.time_terms
     if terms is not None and result.objective_value is not None:

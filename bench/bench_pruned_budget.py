@@ -1,0 +1,74 @@
+"""How well does ``--solver pruned`` plan its time (issue 23)? Per zoo graph and level count: the
+start (tables, DP), the dual rounds, then every threshold's elimination with its estimated
+seconds (planned work over the rate the run measured: the dual rounds' for the first, then the
+largest finished elimination's) against the measured wall and CPU seconds, and how the run ended
+(status, wall, the reason when not proven).
+
+Each (network, H) runs in its own process. ``ratio`` is measured wall / estimate.
+
+    python bench/bench_pruned_budget.py                       # zoo graphs, H = 8, 9, 10
+    python bench/bench_pruned_budget.py --nets resnet50 --levels 10 --time-limit 15
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+CHILD = r"""
+import json, time
+from explorer.core.array import synthetic_array
+from explorer.core.partition import Space
+from explorer.core.problem import Problem
+from explorer.core.solution import SolveOptions
+from explorer.frontends import load_model
+from explorer.solvers.pruned import solve
+
+problem = Problem(load_model({name!r}), synthetic_array({levels!r}), Space.ACCPAR)
+t0, c0 = time.perf_counter(), time.process_time()
+sol = solve(problem, SolveOptions(time_limit_s={limit!r}, workers=2))
+info = dict(sol.info)
+print(json.dumps({{"status": sol.status.value, "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0,
+                  "info": {{k: info.get(k) for k in ("start_s", "dual_s", "dual_rounds", "eliminations", "reason")}}}}))
+"""
+
+NETS = ["resnet50", "bert-base", "gpt2-small", "vit-b16", "mobilenet-v2", "efficientnet-b0", "llama-7b"]
+
+
+def run(name: str, levels: int, limit: float) -> dict:
+    done = subprocess.run([sys.executable, "-c", CHILD.format(name=name, levels=levels, limit=limit)],
+                          capture_output=True, text=True)
+    if done.returncode:
+        return {"error": done.stderr.strip().splitlines()[-1][:80]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nets", default=",".join(NETS))
+    ap.add_argument("--levels", default="8,9,10")
+    ap.add_argument("--time-limit", type=float, default=60.0)
+    args = ap.parse_args()
+    print(f"{'network':<16}{'H':>3} {'step':<8}{'work':>10}{'est s':>8}{'wall s':>8}{'cpu s':>8}{'ratio':>7}  note")
+    for name in args.nets.split(","):
+        for levels in (int(x) for x in args.levels.split(",")):
+            r = run(name, levels, args.time_limit)
+            if "error" in r:
+                print(f"{name:<16}{levels:>3} error: {r['error']}", flush=True)
+                continue
+            info = r["info"]
+            print(f"{name:<16}{levels:>3} {'start':<8}{'':>10}{'':>8}{info['start_s']:>8.2f}")
+            print(f"{name:<16}{levels:>3} {'dual':<8}{'':>10}{'':>8}{info['dual_s']:>8.2f}{'':>8}{'':>7}  {info['dual_rounds']} rounds")
+            for k, e in enumerate(info["eliminations"] or []):
+                ratio = e["wall_s"] / e["estimate_s"] if e["estimate_s"] else float("nan")
+                note = ("" if e["done"] else "cut at the deadline") + f" {e['level_steps']} level steps"
+                print(f"{name:<16}{levels:>3} {'elim ' + str(k + 1):<8}{e['work']:>10.2e}{e['estimate_s']:>8.2f}"
+                      f"{e['wall_s']:>8.2f}{e['cpu_s']:>8.2f}{ratio:>7.2f}  {note}")
+            print(f"{name:<16}{levels:>3} {'total':<8}{'':>10}{'':>8}{r['wall']:>8.2f}{r['cpu']:>8.2f}{'':>7}  "
+                  f"{r['status']} {info.get('reason') or ''}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""``--solver pruned``'s time budget (issue 23): the deadline held inside eliminations, the measured
+rate, the reason of an early stop, and infeasibility found before any search."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+
+import pytest
+
+from explorer.core.array import synthetic_array
+from explorer.core.constraints import Constraints, Forbid, Pin
+from explorer.core.partition import PartitionType, Space
+from explorer.core.problem import Problem
+from explorer.core.solution import SolveOptions, Status
+from explorer.frontends import load_model
+from explorer.solvers import pruned
+from explorer.solvers.survivor_elim import MAX_ENTRIES
+from explorer.solvers.tree_dual import dual_bound
+from explorer.solvers.vectors import VectorCosts
+
+from .conftest import run_cli as run
+from .test_pruned import _random_problem
+
+
+def _problem(seed: int, levels: int = 5, nodes: int = 10) -> Problem:
+    """Seed 1 at these sizes: one dual round leaves a gap."""
+    return _random_problem(seed, levels, nodes)
+
+
+@pytest.fixture(scope="module")
+def resnet50_h9():
+    """ResNet-50 at H = 9 after two dual rounds: its eliminations take 10-40 s."""
+    problem = Problem(load_model("resnet50"), synthetic_array(9), Space.ACCPAR)
+    vc = VectorCosts(problem)
+    return vc, dual_bound(vc, 2, incumbent=pruned._dp_start(problem, vc))
+
+
+@pytest.mark.parametrize("limit", [0.5, 2.0])
+def test_forced_small_limit_is_held_inside_the_elimination(resnet50_h9, limit):
+    """Every elimination estimated to take no time (a rate of 10^15 a second): the search starts
+    one and the deadline inside it (between row blocks, slices, factors, levels of an edge
+    table) ends it within 10% of the limit (+ 30 ms), the reason saying so."""
+    vc, res = resnet50_h9
+    t0 = time.perf_counter()
+    search = pruned._Search(vc, res, MAX_ENTRIES, t0 + limit, workers=2, rate=1e15)
+    assert not search.run()
+    assert time.perf_counter() - t0 <= limit * 1.1 + 0.03
+    assert search.log and not search.log[-1]["done"]
+    assert re.fullmatch(r"the elimination estimated at 0\.0 s was cut at the time limit after [\d.]+ s", search.why)
+
+
+def test_early_stop_says_the_next_estimate_and_the_time_left(monkeypatch):
+    """Nothing fits (one operation a second): feasible, and the reason gives the next
+    elimination's estimate (its planned work over the rate) and the time left."""
+    monkeypatch.setattr(pruned, "RATE", 1.0)
+    problem = _problem(1)
+    got = pruned.solve(problem, SolveOptions(time_limit_s=30.0), rounds=1)
+    assert got.status is Status.FEASIBLE and got.bound < got.objective and not got.info["eliminations"]
+    m = re.fullmatch(r"next elimination estimated at ([\d.]+) s, ([\d.]+) s left", got.info["reason"])
+    assert m, got.info["reason"]
+    search = _search(problem, rate=1.0)
+    _, last = search._plan(search.incumbent - 1)
+    assert m.group(1) == f"{last.work:.1f}" and 0 < float(m.group(2)) <= 30.0
+
+
+def test_cli_shows_the_reason_of_an_early_stop(monkeypatch, capsys):
+    monkeypatch.setattr(pruned, "_dual_rate", lambda *a: 1.0)
+    monkeypatch.setattr(pruned, "DUAL_SHARE", 0.0)  # no dual round: the gap stays open
+    args = ["--model", "resnet18", "--array", "array-1024", "--levels", "4", "--space", "accpar", "--solver", "pruned"]
+    _, out, _ = run(args + ["--format", "json"], capsys)
+    got = json.loads(out)
+    assert got["status"] == "feasible" and got["reason"].startswith("next elimination estimated at ")
+    _, text, _ = run(args, capsys)
+    assert "next elimination estimated at " in text
+
+
+def _search(problem: Problem, rate: float) -> pruned._Search:
+    vc = VectorCosts(problem)
+    res = dual_bound(vc, 1, incumbent=pruned._dp_start(problem, vc))
+    return pruned._Search(vc, res, MAX_ENTRIES, time.perf_counter() + 60, rate=rate)
+
+
+def test_rate_is_measured_from_the_largest_finished_elimination(monkeypatch):
+    monkeypatch.setattr(pruned, "MEASURED_S", 0.0)
+    search = _search(_problem(1), rate=1e12)
+    assert search.run()
+    first = search.log[0]
+    assert first["rate"] == 1e12 and first["estimate_s"] == first["work"] / 1e12 and first["done"]
+    biggest = max(search.log, key=lambda e: e["work"])
+    assert search.rate == biggest["work"] / biggest["wall_s"]
+
+
+def test_short_eliminations_leave_the_rate_alone():
+    search = _search(_problem(1), rate=1e12)
+    assert search.run() and search.log[0]["wall_s"] < pruned.MEASURED_S
+    assert search.rate == 1e12
+
+
+def test_infeasible_is_decided_before_the_dp_start(monkeypatch):
+    """A layer left no type: infeasible from ``solve``'s check, the DP never started (it used to
+    have a refusal of its own for this, now gone)."""
+    def no_dp(*a):
+        raise AssertionError("the DP's start was reached")
+
+    monkeypatch.setattr(pruned, "_dp_start", no_dp)
+    problem = _problem(4)
+    bad = problem.with_constraints(Constraints(pins=(Pin(1, 0, PartitionType.I),), forbids=(Forbid(1, PartitionType.I),)))
+    got = pruned.solve(bad)
+    assert got.status is Status.INFEASIBLE and got.info["reason"] == "pins and forbids leave no plan"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_every_node_allowed_gives_the_dp_a_finite_plan(seed):
+    """Why the refusal could go: when pins and forbids leave every node a vector, the DP's plan
+    (the search's first incumbent) has a finite cost."""
+    rng = random.Random(seed)
+    problem = _problem(seed, levels=rng.randint(2, 4), nodes=rng.randint(4, 9))
+    types = list(PartitionType)
+    pins = tuple(Pin(rng.randrange(problem.num_layers), rng.choice([None, 0, 1]), rng.choice(types)) for _ in range(3))
+    forbids = tuple(Forbid(rng.randrange(problem.num_layers), rng.choice(types)) for _ in range(4))
+    constrained = problem.with_constraints(Constraints(pins=pins, forbids=forbids))
+    vc = VectorCosts(constrained)
+    if any(vc.blocked(n).all() for n in range(vc.N)):
+        assert pruned.solve(constrained).status is Status.INFEASIBLE
+        return
+    cost, vectors = pruned._dp_start(constrained, vc)
+    assert cost < vc.big and not any(vc.blocked(n)[v] for n, v in enumerate(vectors))
+
+
+@pytest.mark.parametrize("over,tried", [(1.2, True), (1.5, False)])
+def test_last_threshold_tried_when_nothing_else_fits_and_it_nearly_does(monkeypatch, over, tried):
+    """No intermediate threshold (no probes): the last one estimated at 1.2 times the time left
+    is tried (the time would go unused), at 1.5 times not (the reason says so)."""
+    monkeypatch.setattr(pruned, "PROBES", 0)
+    search = _search(_problem(1), rate=1.0)
+    _, last = search._plan(search.incumbent - 1)
+    search.rate = last.work / (over * (search.deadline - time.perf_counter()))
+    chosen = search._affordable()
+    assert (chosen is not None and chosen[0] == search.incumbent - 1) is tried
+    assert (search.why == "") is tried and (tried or search.why.startswith("next elimination estimated at "))
