@@ -5,13 +5,12 @@ The full derivation is in the manual: docs/derivations.md, "Under constraints".
 
 from __future__ import annotations
 
-import math
 import time
 from fractions import Fraction
 
 import numpy as np
 
-from explorer.core.constraints import format_bytes
+from explorer.core.constraints import limit_suggestion
 from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
@@ -160,15 +159,7 @@ def _explanation(problem: Problem, ch: _Chain, k: int, least: int) -> dict:
     if free.optimum(*free.resource_weights(k))[0] <= r.limit:
         return {}  # pins or forbids are part of the conflict
     need = Fraction(least * problem.array.dtype_bytes, problem.tables.unit_per_element)
-    if r.level is not None:
-        text = (f"the smallest feasible cap at level {r.level} is {format_bytes(need)} "
-                f"({float(need):.0f} bytes): try --cap {r.level}={math.ceil(need)}B")
-    else:
-        gib = float(need) / 2**30
-        digits = max(0, 3 - math.floor(math.log10(gib)))  # four significant digits, rounded up
-        text = (f"the smallest feasible memory is {format_bytes(need)} per accelerator "
-                f"({gib:.4g} GiB): try --memory {math.ceil(gib * 10**digits) / 10**digits}")
-    return {"conflict": [r.name], "suggestion": text}
+    return {"conflict": [r.name], "suggestion": limit_suggestion(r.level, need)}
 
 
 def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, t0: float, info: dict,

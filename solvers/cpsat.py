@@ -29,7 +29,7 @@ from fractions import Fraction
 from ortools.sat.python import cp_model
 
 from explorer.core.comm import add_type
-from explorer.core.constraints import format_bytes
+from explorer.core.constraints import limit_suggestion
 from explorer.core.errors import InstanceTooLarge, SpecError
 from explorer.core.problem import Problem
 from explorer.core.units import format_count
@@ -370,16 +370,10 @@ def _nearest_limit(problem: Problem, name: str, seed: int) -> str | None:
             if sol.status is not Status.OPTIMAL:
                 return None
             need = Fraction(sol.level_units[cap.level] * problem.array.dtype_bytes, problem.tables.unit_per_element)
-            return (f"the smallest feasible cap at level {cap.level} is {format_bytes(need)} "
-                    f"({float(need):.0f} bytes): try --cap {cap.level}={math.ceil(need)}B")
+            return limit_suggestion(cap.level, need)
     if name == cons.memory_name:
         need = _least_memory(relaxed, seed)
-        if need is None:
-            return None
-        gib = float(need) / 2**30
-        digits = max(0, 3 - math.floor(math.log10(gib)))  # four significant digits, rounded up
-        return (f"the smallest feasible memory is {format_bytes(need)} per accelerator "
-                f"({gib:.4g} GiB): try --memory {math.ceil(gib * 10**digits) / 10**digits}")
+        return None if need is None else limit_suggestion(None, need)
     return None
 
 

@@ -585,6 +585,8 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     emit(text, output)
     if report.plan is None:
         why = report.note if report.status is Status.UNKNOWN else f"no plan satisfies the constraints: {report.note}"
+        suggestion = report.explanation.suggestion if report.explanation is not None else None
+        why += f" ({suggestion})" if suggestion else ""
         click.echo(f"explore: {why}", err=True)
         sys.exit(1)
     if not report.memory_ok:

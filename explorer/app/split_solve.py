@@ -1,0 +1,73 @@
+"""The uneven ``cpsat`` under a cap or a memory limit: the exact constrained path first, as the even
+split's ``cpsat`` runs ``app.run.exact_first`` (docs/uneven.md, "CP-SAT after the exact path")."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from ..core.array import ArraySpec
+from ..core.errors import Refused
+from ..core.network import Network
+from ..core.objective import Objective
+from ..core.partition import Space
+from ..core.solution import Solution, Status
+from ..core.split_rules import SplitRules
+from ..core.uneven import AlphaSpace
+from .run import EXACT_SHARE, MIN_LEFT_SHARE
+
+
+def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
+                      rules: SplitRules) -> Solution:
+    """CP-SAT's uneven form; under a cap or a memory limit (``SplitRules.couples_layers``) the exact
+    constrained path runs first within ``EXACT_SHARE`` of the time limit: its proof (optimal or
+    infeasible) is the answer, else CP-SAT gets the time left and the answer is the better plan
+    with the higher proven bound (optimal under the time objective when they meet: both bounds
+    are proofs; under traffic only CP-SAT's own proof, which settles the ties too).
+    ``info["proved_by"]`` names what proved the bound (``exact:<route>``, ``cpsat``)."""
+    from ..solvers.uneven import cpsat_uneven
+    from ..solvers.uneven_constrained import constrained_uneven
+
+    t0 = time.perf_counter()
+    pre = None
+    if rules.couples_layers:
+        try:
+            pre = constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s * EXACT_SHARE, rules=rules)
+        except Refused:  # beyond the exact path's memory guard: CP-SAT alone (it refuses what it cannot take)
+            pre = None
+    if pre is not None and pre.status in (Status.OPTIMAL, Status.INFEASIBLE):
+        return _tagged(pre, f"exact:{pre.info.get('method', 'pareto-dp')}", pre, t0)
+    left = max(time_limit_s - (time.perf_counter() - t0), MIN_LEFT_SHARE * time_limit_s)
+    sol = cpsat_uneven(network, array, space, aspace, time_limit_s=left, rules=rules)
+    if pre is None or pre.plan is None or sol.status in (Status.OPTIMAL, Status.INFEASIBLE):
+        return _tagged(sol, "cpsat" if sol.split_bound is not None or sol.status is Status.INFEASIBLE else "", pre, t0)
+    return _combined(sol, pre, rules.objective, t0)
+
+
+def _combined(sol: Solution, pre: Solution, objective: Objective, t0: float) -> Solution:
+    """Neither proved alone: the better plan (CP-SAT's on a tie) and the higher bound; optimal when
+    they meet under the time objective."""
+    best = pre if sol.plan is None or pre.split_value < sol.split_value else sol
+    bounds = [(b, by) for b, by in ((pre.split_bound, f"exact:{pre.info.get('method', 'pareto-dp')}"),
+                                    (sol.split_bound, "cpsat")) if b is not None]
+    bound, by = max(bounds, key=lambda b: b[0]) if bounds else (None, "")
+    met = objective is Objective.TIME and bound is not None and bound >= best.split_value
+    status = Status.OPTIMAL if met else Status.FEASIBLE
+    value = best.split_value
+    if objective is Objective.TRAFFIC:
+        info = dict(best.info, value=value, bound=bound)
+        out = replace(best, status=status, info=info)
+    else:
+        out = replace(best, status=status, step_time_s=value, bound_s=value if met else bound, info=dict(best.info))
+    return _tagged(out, by, pre, t0)
+
+
+def _tagged(sol: Solution, proved_by: str, pre: Solution | None, t0: float) -> Solution:
+    """``sol`` as CP-SAT's answer (the whole run's wall time), naming what proved its bound and
+    what the exact path found first (``exact_first``, as the even cpsat's JSON)."""
+    info = dict(sol.info)
+    if proved_by:
+        info["proved_by"] = proved_by
+    if pre is not None:
+        info["exact_first"] = {"status": pre.status.value, "method": pre.info.get("method"), "wall_s": round(pre.wall_s, 6)}
+    return replace(sol, solver="cpsat", wall_s=time.perf_counter() - t0, info=info)

@@ -1,0 +1,99 @@
+"""The least value a cap or the memory limit of an uneven run could take with every other rule kept:
+what an infeasible run suggests, as the even split's (``cpsat.explain_infeasible``,
+``core.constraints.limit_suggestion``). CP-SAT over the exact DP's columns and the one integer
+table (``core.split_costs``): minimise the busiest side of the cap's level (or the largest leaf
+footprint) under the pins, forbids and the other limits; a value only when CP-SAT proves it."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+from explorer.core.array import ArraySpec
+from explorer.core.network import Network
+from explorer.core.partition import Space
+from explorer.core.split_costs import SplitCosts, VectorLayout
+from explorer.core.split_rules import SplitRules
+from explorer.core.uneven import AlphaSpace, check_array, check_network
+
+from .uneven import _column_booleans, _columns, is_path, unit_limits
+
+
+@dataclass(frozen=True)
+class LeastLimit:
+    """One cap (``level``) or the memory limit (``level`` None) of an infeasible run: the least value
+    (bytes) that would admit a plan with every other rule kept (None: none proven, e.g. the others
+    conflict too), and whether it conflicts alone (no plan keeps to it, whatever the other rules)."""
+
+    level: int | None
+    need_bytes: Fraction | None
+    alone: bool
+
+
+def least_limits(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
+                 time_limit_s: float = 10.0) -> list[LeastLimit]:
+    """Per cap, then the memory limit (``rule_names``' order): its ``LeastLimit``. Empty on a graph
+    (the columns need a chain) or where pins and forbids leave a layer no column; CP-SAT gets
+    ``time_limit_s`` shared among the solves, and what it does not prove is left out (None, False)."""
+    check_array(array)
+    check_network(network)
+    if not is_path(network):
+        return []
+    H, c = array.levels, rules.constraints
+    columns = _columns(network, space, aspace, H, rules)
+    free = _columns(network, space, aspace, H, SplitRules(rules.objective))
+    if not all(columns):
+        return []
+    memory = rules.leaf_memory_bytes is not None
+    costs = SplitCosts(network, H, aspace.values(), VectorLayout(H, memory), rules.weight_copies)
+    lay = costs.layout
+    tried = [(cap.level, cap.bytes, replace(rules, constraints=replace(c, caps=tuple(x for x in c.caps if x is not cap))),
+              [p + s for (h, _), p in lay.pos.items() if h == cap.level for s in (0, 1)]) for cap in c.caps]
+    if memory:
+        tried.append((None, min(rules.leaf_memory_bytes), rules, list(range(lay.mem, lay.size))))
+    every = unit_limits(array, costs, rules)
+    deadline = time.perf_counter() + time_limit_s
+    out = []
+    for k, (level, limit, others, positions) in enumerate(tried):
+        share = (deadline - time.perf_counter()) / (2 * (len(tried) - k))
+        limits = [(p, most) for p, most in unit_limits(array, costs, others) if p not in positions]
+        proven, least = _least(costs, columns, positions, limits, share)
+        need = None if least is None else costs.to_elements(least) * array.dtype_bytes
+        alone, _ = _least(costs, free, positions, [(p, most) for p, most in every if p in positions], share)
+        out.append(LeastLimit(level, need if need is not None and need > limit else None, alone and _ is None))
+    return out
+
+
+def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_s: float) -> tuple[bool, int | None]:
+    """The least, over the plans of ``columns`` within ``limits`` (position, most units), of the
+    largest component at ``positions`` (table units): (proven, that value; None: no plan)."""
+    from ortools.sat.python import cp_model
+
+    L = len(columns)
+    own = [{col: costs.layer(l, col) for col in columns[l]} for l in range(L)]  # noqa: E741
+    edge = [{(a, b): costs.edge(l - 1, a, b) for a in columns[l - 1] for b in columns[l]} for l in range(1, L)]  # noqa: E741
+    used = sorted(set(positions) | {p for p, _ in limits})
+    g = math.gcd(*(v[p] for vecs in own + edge for v in vecs.values() for p in used)) or 1
+    ub = max(sum(max(v[p] for v in vecs.values()) for vecs in own + edge) // g for p in used)
+    if ub * len(used) >= 2**62:
+        return False, None  # beyond CP-SAT's int64: no suggestion rather than a wrong one
+    m = cp_model.CpModel()
+    x, y = _column_booleans(m, columns, edge)
+    comp = {p: m.NewIntVar(0, ub, "") for p in used}
+    for p in used:
+        m.Add(comp[p] == sum(v[p] // g * b[key] for vecs, b in zip(own + edge, x + y) for key, v in vecs.items() if v[p]))
+    for p, most in limits:
+        m.Add(comp[p] <= most // g)
+    top = m.NewIntVar(0, ub, "least")
+    for p in positions:
+        m.Add(top >= comp[p])
+    m.Minimize(top)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = max(time_limit_s, 0.01)
+    status = solver.Solve(m)
+    if status == cp_model.INFEASIBLE:
+        return True, None
+    return (True, solver.Value(top) * g) if status == cp_model.OPTIMAL else (False, None)
