@@ -197,8 +197,19 @@ def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, 
         if done is not None:
             return done
         improved = ch.incumbent is not None and (U is None or ch.incumbent[0] < U)
-    info["reason"] = "CP-SAT did not finish the restricted search within its time limit; raise --time-limit"
+    info["reason"] = _out_of_time_reason(rounds, time.perf_counter() - t0, options)
     return _result(problem, ch, bound, t0, info, proven=False)
+
+
+def _out_of_time_reason(rounds: int, spent_s: float, options: SolveOptions) -> str:
+    """Why the CP-SAT fallback stopped without a proof: its rounds ran out of time, or none could
+    start (the bound and the labels took the whole limit); the limit given, or the default one."""
+    limit = ("--time-limit" if options.time_limit_s is not None
+             else f"the default limit of {DEFAULT_TIME_LIMIT:g} s (--time-limit sets another)")
+    if rounds == 0:
+        return (f"the Lagrangian bound and the labels took the whole time limit ({spent_s:.1f} s of {limit}) before "
+                "CP-SAT's restricted search could start; a longer limit lets it run")
+    return f"CP-SAT did not finish the restricted search ({rounds} round{'s' * (rounds > 1)}) within {limit}; a longer limit lets it continue"
 
 
 def _close_with_graph_labels(problem: Problem, ch: _Chain, marg: list[np.ndarray], slack: int, t0: float,

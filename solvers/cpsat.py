@@ -195,9 +195,22 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
             info["reason"] = ("CP-SAT found no plan in the time the build left: its hint (the DP's plan), no bound "
                               "(raise --time-limit for a search)")
             return plan_solution("cpsat", problem, hint, Status.FEASIBLE, wall, info=info)
-        info["reason"] = f"CP-SAT found no plan within its limits (status {solver.status_name(status)}); raise --time-limit"
+        info["reason"] = no_plan_reason(solver.status_name(status), deadline is not None,
+                                        options.deterministic_time_limit is not None)
         return Solution("cpsat", Status.UNKNOWN, None, None, None, None, wall, info)
     return _found(problem, options, f, solver, xs, status, wall, info)
+
+
+def no_plan_reason(status_name: str, time_limited: bool, deterministic: bool = False) -> str:
+    """Why CP-SAT returned no plan: its time limit (raising it may help) only when one was set and
+    the status is UNKNOWN; an invalid model is a bug, and without a time limit the limit is not why."""
+    if status_name == "UNKNOWN" and time_limited:
+        return "CP-SAT found no plan within the time limit (status UNKNOWN); raise --time-limit"
+    if status_name == "UNKNOWN" and deterministic:
+        return "CP-SAT found no plan within its deterministic time limit (status UNKNOWN); raise that limit"
+    if status_name == "MODEL_INVALID":
+        return "CP-SAT rejected the model (status MODEL_INVALID): a bug in the formulation, not a limit; please report it"
+    return f"CP-SAT found no plan (status {status_name}) and no time limit stopped it: a longer --time-limit would not help"
 
 
 def _out_of_time(problem: Problem, options: SolveOptions, t0: float) -> Solution:
