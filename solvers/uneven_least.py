@@ -66,21 +66,36 @@ def least_limits(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     return out
 
 
+MAX_PAIRS = 20_000  # column pairs: one Boolean and one vector each (uneven cpsat's limit)
+
+
+def _one_column(m, columns) -> list[dict]:
+    """x[l][column]: exactly one column per layer (no pair Booleans: nothing reads the edges)."""
+    x = [{c: m.NewBoolVar("") for c in cols} for cols in columns]
+    for row in x:
+        m.AddExactlyOne(row.values())
+    return x
+
+
 def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_s: float) -> tuple[bool, int | None]:
     """The least, over the plans of ``columns`` within ``limits`` (position, most units), of the
     largest component at ``positions`` (table units): (proven, that value; None: no plan)."""
     from ortools.sat.python import cp_model
 
     L = len(columns)
-    own = [{col: costs.layer(l, col) for col in columns[l]} for l in range(L)]  # noqa: E741
-    edge = [{(a, b): costs.edge(l - 1, a, b) for a in columns[l - 1] for b in columns[l]} for l in range(1, L)]  # noqa: E741
     used = sorted(set(positions) | {p for p, _ in limits})
+    sides = any(p < costs.layout.pos_end for p in used)  # a footprint is a layer's own: no edge vectors needed
+    if sides and sum(len(a) * len(b) for a, b in zip(columns, columns[1:])) > MAX_PAIRS:
+        return False, None
+    own = [{col: costs.layer(l, col) for col in columns[l]} for l in range(L)]  # noqa: E741
+    edge = [{(a, b): v for b in columns[l] for a, v in zip(columns[l - 1], costs.edges_into(l - 1, columns[l - 1], b))}
+            for l in range(1, L)] if sides else []  # noqa: E741
     g = math.gcd(*(v[p] for vecs in own + edge for v in vecs.values() for p in used)) or 1
     ub = max(sum(max(v[p] for v in vecs.values()) for vecs in own + edge) // g for p in used)
     if ub * len(used) >= 2**62:
         return False, None  # beyond CP-SAT's int64: no suggestion rather than a wrong one
     m = cp_model.CpModel()
-    x, y = _column_booleans(m, columns, edge)
+    x, y = _column_booleans(m, columns, edge) if sides else (_one_column(m, columns), [])
     comp = {p: m.NewIntVar(0, ub, "") for p in used}
     for p in used:
         m.Add(comp[p] == sum(v[p] // g * b[key] for vecs, b in zip(own + edge, x + y) for key, v in vecs.items() if v[p]))

@@ -665,8 +665,9 @@ SPLIT_SOLVERS = (*PROVING_SOLVERS, "dp")  # every solver with an uneven form (--
 EVEN_ONLY_SOLVERS = ("pruned",)  # registered solvers without an uneven form (refused with --split)
 DP_SPLITS = (Split.EQUAL, Split.PROPORTIONAL, Split.OPTIMAL, Split.LEVELS)  # the splits --solver dp takes
 PROVING_SPLITS = (Split.OPTIMAL, Split.PROPORTIONAL)  # the splits brute, exact and cpsat take
-SOLVER_SPLITS = ("--split optimal and proportional take --solver brute, exact, cpsat (their uneven forms, small "
-                 "instances) or dp (the level DP, no proof); --split equal and levels take --solver dp")
+SOLVER_SPLITS = ("--split optimal and proportional take --solver brute, exact, cpsat or dp (the first three: their "
+                 "uneven forms, proofs on small instances; dp: the level DP, no proof); --split equal and levels take "
+                 "--solver dp")
 
 
 def check_split_solver(split: Split, solver: str | None) -> None:
