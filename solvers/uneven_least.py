@@ -18,7 +18,7 @@ from explorer.core.split_costs import SplitCosts, VectorLayout
 from explorer.core.split_rules import SplitRules
 from explorer.core.uneven import AlphaSpace, check_array, check_network
 
-from .uneven import _column_booleans, _columns, is_path, unit_limits
+from .uneven import _columns, _pareto_insert, is_path, unit_limits
 
 
 @dataclass(frozen=True)
@@ -55,18 +55,67 @@ def least_limits(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         tried.append((None, min(rules.leaf_memory_bytes), rules, list(range(lay.mem, lay.size))))
     every = unit_limits(array, costs, rules)
     deadline = time.perf_counter() + time_limit_s
+    own = _own(costs, columns)
     out = []
     for k, (level, limit, others, positions) in enumerate(tried):
         share = (deadline - time.perf_counter()) / (2 * (len(tried) - k))
-        limits = [(p, most) for p, most in unit_limits(array, costs, others) if p not in positions]
+        limits = _binding(costs, own, [(p, most) for p, most in unit_limits(array, costs, others) if p not in positions])
         proven, least = _least(costs, columns, positions, limits, share)
         need = None if least is None else costs.to_elements(least) * array.dtype_bytes
-        alone, _ = _least(costs, free, positions, [(p, most) for p, most in every if p in positions], share)
-        out.append(LeastLimit(level, need if need is not None and need > limit else None, alone and _ is None))
+        if c.pins or c.forbids or limits:  # the limit alone: no pins, forbids or other limits
+            proven, least = _least(costs, free, positions, [(p, most) for p, most in every if p in positions], share)
+        out.append(LeastLimit(level, need if need is not None and need > limit else None,
+                              proven and (least is None or costs.to_elements(least) * array.dtype_bytes > limit)))
     return out
 
 
-MAX_PAIRS = 20_000  # column pairs: one Boolean and one vector each (uneven cpsat's limit)
+def _own(costs: SplitCosts, columns) -> list[dict]:
+    return [{col: costs.layer(l, col) for col in cols} for l, cols in enumerate(columns)]  # noqa: E741
+
+
+def _binding(costs: SplitCosts, own, limits) -> list[tuple[int, int]]:
+    """The limits that can bind: a footprint (a layer's own part, no edge part) whose largest sum is
+    within its limit never does; every side limit is kept."""
+    return [(p, most) for p, most in limits
+            if p < costs.layout.pos_end or sum(max(v[p] for v in d.values()) for d in own) > most]
+
+
+MAX_STATES = 200_000  # Pareto vectors kept at a layer by ``_least_pareto`` (beyond: no suggestion)
+
+
+def _least_pareto(costs: SplitCosts, columns, own, positions: list[int], limits, deadline: float) -> tuple[bool, int | None]:
+    """``_least`` where sides count (a cap's level, or caps kept): the exact DP's Pareto fronts per
+    last column over the few components that matter (the positions and the limits), a partial plan
+    over a limit dropped (every component is a sum of non-negative parts); (False, None) past the
+    deadline or ``MAX_STATES``."""
+    comps = sorted(set(positions) | {p for p, _ in limits})
+    top = [comps.index(p) for p in positions]
+    most = [(comps.index(p), m) for p, m in limits]
+
+    def proj(v):
+        return tuple(v[p] for p in comps)
+
+    def within(w):
+        return all(w[i] <= m for i, m in most)
+
+    fronts = {c: [(w, None)] for c, v in own[0].items() if within(w := proj(v))}
+    for l in range(1, len(columns)):  # noqa: E741
+        new = {}
+        for b in columns[l]:
+            ob, front = proj(own[l][b]), []
+            for a, e in zip(columns[l - 1], costs.edges_into(l - 1, columns[l - 1], b)):
+                pe = proj(e)
+                for v, _ in fronts.get(a, ()):
+                    w = tuple(x + y + z for x, y, z in zip(v, pe, ob))
+                    if within(w):
+                        _pareto_insert(front, w, None)
+            if front:
+                new[b] = front
+        fronts = new
+        if time.perf_counter() > deadline or sum(map(len, fronts.values())) > MAX_STATES:
+            return False, None
+    values = [max(w[i] for i in top) for f in fronts.values() for w, _ in f]
+    return True, min(values, default=None)
 
 
 def _one_column(m, columns) -> list[dict]:
@@ -82,23 +131,20 @@ def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_
     largest component at ``positions`` (table units): (proven, that value; None: no plan)."""
     from ortools.sat.python import cp_model
 
-    L = len(columns)
+    own = _own(costs, columns)
+    limits = _binding(costs, own, limits)
     used = sorted(set(positions) | {p for p, _ in limits})
-    sides = any(p < costs.layout.pos_end for p in used)  # a footprint is a layer's own: no edge vectors needed
-    if sides and sum(len(a) * len(b) for a, b in zip(columns, columns[1:])) > MAX_PAIRS:
-        return False, None
-    own = [{col: costs.layer(l, col) for col in columns[l]} for l in range(L)]  # noqa: E741
-    edge = [{(a, b): v for b in columns[l] for a, v in zip(columns[l - 1], costs.edges_into(l - 1, columns[l - 1], b))}
-            for l in range(1, L)] if sides else []  # noqa: E741
-    g = math.gcd(*(v[p] for vecs in own + edge for v in vecs.values() for p in used)) or 1
-    ub = max(sum(max(v[p] for v in vecs.values()) for vecs in own + edge) // g for p in used)
+    if any(p < costs.layout.pos_end for p in used):
+        return _least_pareto(costs, columns, own, positions, limits, time.perf_counter() + time_limit_s)
+    g = math.gcd(*(v[p] for vecs in own for v in vecs.values() for p in used)) or 1
+    ub = max(sum(max(v[p] for v in vecs.values()) for vecs in own) // g for p in used)
     if ub * len(used) >= 2**62:
         return False, None  # beyond CP-SAT's int64: no suggestion rather than a wrong one
     m = cp_model.CpModel()
-    x, y = _column_booleans(m, columns, edge) if sides else (_one_column(m, columns), [])
+    x = _one_column(m, columns)
     comp = {p: m.NewIntVar(0, ub, "") for p in used}
     for p in used:
-        m.Add(comp[p] == sum(v[p] // g * b[key] for vecs, b in zip(own + edge, x + y) for key, v in vecs.items() if v[p]))
+        m.Add(comp[p] == sum(v[p] // g * b[key] for vecs, b in zip(own, x) for key, v in vecs.items() if v[p]))
     for p, most in limits:
         m.Add(comp[p] <= most // g)
     top = m.NewIntVar(0, ub, "least")

@@ -425,6 +425,9 @@ def rule_names(rules: SplitRules) -> tuple[str, ...]:
     return tuple(c.with_sources(names))
 
 
+SUGGEST_S = 30.0  # seconds the smallest-feasible-limit search of an infeasible run may take (or --time-limit if longer)
+
+
 def _infeasible_explanation(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
                             time_limit_s: float) -> Explanation:
     """A proven infeasible run's ``proven_conflict`` with, as the even split's, the smallest feasible
@@ -436,7 +439,7 @@ def _infeasible_explanation(network: Network, array: ArraySpec, space: Space, as
     names = rule_names(rules)
     c = rules.constraints
     try:
-        least = least_limits(network, array, space, aspace, rules, time_limit_s)
+        least = least_limits(network, array, space, aspace, rules, max(time_limit_s, SUGGEST_S))
     except Refused:
         least = []
     limits = names[len(c.pins) + len(c.forbids):]  # the caps, then the memory limit: least_limits' order
