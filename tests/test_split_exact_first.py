@@ -184,3 +184,32 @@ def test_least_limits_are_the_smallest_feasible_on_seeded_instances():
                     moved = replace(rules, constraints=replace(c, caps=caps))
                 assert brute_split(net, arr, space, aspace, rules=moved).status is status
     assert suggested >= 3, suggested
+
+
+def test_sweep_and_api_take_proportional_with_a_proving_solver(tmp_path, capsys):
+    """One rule for explore --split, sweeps and the API: a proportional point with solver exact
+    runs (the same proven value as explore's); a search point with a solver is still refused."""
+    from explorer.api import solve, sweep
+    from explorer.core.errors import SpecError
+
+    from .conftest import run_cli
+
+    arr = _mix2(tmp_path)
+    f = tmp_path / "s.yaml"
+    f.write_text(f"version: 1\npoints:\n  - {{model: sfc, array: {arr}, space: hypar, split: proportional, solver: exact, "
+                 "caps: ['0=30MB']}\n")
+    (row,) = list(sweep(str(f), tmp_path / "out", workers=1))
+    d = _run(["--model", "sfc", "--array", arr, "--space", "hypar", "--split", "proportional", "--solver", "exact",
+              "--cap", "0=30MB"], capsys)[1]
+    assert row["status"] == d["status"] == "optimal" and row["objective_value"] == d["objective_value"]
+    r = solve("sfc", arr, space="hypar", split="proportional", solver="cpsat", caps={0: "30MB"})
+    assert r.status.value == "optimal" and r.objective_value == F(d["objective_value"])
+    f.write_text(f"version: 1\npoints:\n  - {{model: sfc, array: {arr}, split: search, solver: exact}}\n")
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o2")], capsys)
+    assert code == 2 and "points[0].solver: not with split" in err and err.count("\n") == 1
+    try:
+        solve("sfc", arr, split="search", solver="exact")
+    except SpecError as err:
+        assert "solver" in str(err)
+    else:
+        raise AssertionError("solve(split='search', solver='exact') was not refused")
