@@ -213,3 +213,35 @@ def test_sweep_and_api_take_proportional_with_a_proving_solver(tmp_path, capsys)
         assert "solver" in str(err)
     else:
         raise AssertionError("solve(split='search', solver='exact') was not refused")
+
+
+def test_the_note_says_what_proved_the_answer_or_why_not():
+    from explorer.app.split import _proof_note
+
+    first = _proof_note("cpsat", Status.OPTIMAL, 10, {"proved_by": "exact:lagrangian+labels", "exact_first": "optimal"})
+    assert "proven by the exact constrained path (exact:lagrangian+labels)" in first and "not needed" in first
+    both = _proof_note("cpsat", Status.OPTIMAL, 10, {"proved_by": "exact:lagrangian", "exact_first": "feasible"})
+    assert "the two together" in both
+    assert _proof_note("cpsat", Status.OPTIMAL, 10, {"proved_by": "cpsat", "exact_first": "feasible"}) == ""
+    state = _proof_note("exact", Status.FEASIBLE, 10, {"method": "lagrangian (the labels did not finish: state limit)"})
+    assert "state limit" in state and "--time-limit does not lift" in state and "gives more" not in state
+    clock = _proof_note("exact", Status.FEASIBLE, 10, {"method": "lagrangian (the labels did not finish: time limit)"})
+    assert "stopped at the time limit (10 s)" in clock and "--time-limit gives more" in clock
+
+
+def test_cpsat_reasons_say_raise_the_time_limit_only_where_it_helps():
+    """The even cpsat's and the constrained path's CP-SAT fallback's reasons (issue 20, item 4)."""
+    from explorer.core.solution import SolveOptions
+    from explorer.solvers.constrained import _out_of_time_reason
+    from explorer.solvers.cpsat import no_plan_reason
+
+    assert no_plan_reason("UNKNOWN", True).endswith("raise --time-limit")
+    for text in (no_plan_reason("MODEL_INVALID", True), no_plan_reason("UNKNOWN", False)):
+        assert "raise --time-limit" not in text
+    assert "would not help" in no_plan_reason("UNKNOWN", False) and "a bug" in no_plan_reason("MODEL_INVALID", True)
+    assert "deterministic" in no_plan_reason("UNKNOWN", False, True)
+    never = _out_of_time_reason(0, 5.04, SolveOptions(time_limit_s=5.0))
+    assert "before CP-SAT's restricted search could start" in never and "did not finish" not in never
+    assert "(5.0 s of --time-limit)" in never
+    ran = _out_of_time_reason(3, 60.1, SolveOptions())
+    assert "3 rounds" in ran and "the default limit of 60 s (--time-limit sets another)" in ran

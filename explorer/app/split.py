@@ -472,9 +472,12 @@ def _proof_note(solver: str | None, status: Status, time_limit_s: float, info: d
     feasible: unproven, and why: the time limit, or the exact labels' state limit, which more time
     does not lift), or the uneven cpsat's answer proven by the exact path it ran first."""
     by = info.get("proved_by") or ""
-    if solver == "cpsat" and by.startswith("exact:") and status is not Status.FEASIBLE:
+    if solver == "cpsat" and by.startswith("exact:") and info.get("exact_first") == status.value:
         return (f"cpsat: proven by the exact constrained path ({by}), run first within {EXACT_SHARE:.0%} of the time "
                 "limit as the even split's cpsat does under caps or memory; CP-SAT was not needed")
+    if solver == "cpsat" and by.startswith("exact:") and status is Status.OPTIMAL:
+        return (f"cpsat: the plan meets the bound the exact constrained path ({by}) proved before CP-SAT ran: "
+                "optimal by the two together")
     if solver not in PROVING_SOLVERS or status is not Status.FEASIBLE:
         return ""
     if "state limit" in info.get("method", ""):
@@ -723,7 +726,9 @@ def _proof_info(solver: str, sol) -> dict:
     by = sol.info.get("proved_by")
     if by is None and solver in PROVING_SOLVERS and (sol.split_bound is not None or sol.status is Status.INFEASIBLE):
         by = f"exact:{sol.info['method']}" if solver == "exact" and sol.info.get("method") else solver
-    return {"reason": sol.info.get("reason") or "", "proved_by": by, "method": sol.info.get("method") or ""}
+    first = (sol.info.get("exact_first") or {}).get("status")
+    return {"reason": sol.info.get("reason") or "", "proved_by": by, "method": sol.info.get("method") or "",
+            "exact_first": first}
 
 
 def _instead(solver: str, rules: SplitRules, split: Split = Split.OPTIMAL) -> str:
