@@ -9,9 +9,12 @@ import random
 from dataclasses import replace
 from fractions import Fraction as F
 
+import pytest
+
 from explorer.app.split import proportional_space
 from explorer.app.split_solve import cpsat_after_exact
 from explorer.core.constraints import Cap
+from explorer.core.errors import Refused
 from explorer.core.evaluate import evaluate_split
 from explorer.core.solution import Status, split_solution
 from explorer.core.objective import Objective
@@ -90,6 +93,17 @@ def test_cpsat_after_an_unproven_exact_path_is_optimal_only_when_proven(monkeypa
         c = cpsat_after_exact(net, arr, space, aspace, 20.0, rules)
         assert c.status is Status.FEASIBLE and c.split_value == v and c.split_bound == v / 2
         assert c.info["proved_by"].startswith("exact:lagrangian") and c.plan == truth.plan
+
+        def too_large(*a, **k):
+            raise Refused("cpsat (uneven splits): 45,927 column pairs, more than 20,000")
+
+        monkeypatch.setattr("explorer.solvers.uneven.cpsat_uneven", too_large)  # CP-SAT refuses: the exact answer
+        c = cpsat_after_exact(net, arr, space, aspace, 20.0, rules)
+        assert c.status is Status.FEASIBLE and c.solver == "cpsat" and c.split_bound == v / 2
+        assert "CP-SAT refused the instance" in c.info["reason"]
+        monkeypatch.setattr(uneven_constrained, "constrained_uneven", _stub(Status.UNKNOWN))
+        with pytest.raises(Refused):  # nothing from the exact path: CP-SAT's refusal stands
+            cpsat_after_exact(net, arr, space, aspace, 20.0, rules)
         monkeypatch.undo()
 
 

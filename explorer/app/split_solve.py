@@ -21,7 +21,8 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
                       rules: SplitRules) -> Solution:
     """CP-SAT's uneven form; under a cap or a memory limit (``SplitRules.couples_layers``) the exact
     constrained path runs first within ``EXACT_SHARE`` of the time limit: its proof (optimal or
-    infeasible) is the answer, else CP-SAT gets the time left and the answer is the better plan
+    infeasible) is the answer, else CP-SAT gets the time left (the exact path's answer where CP-SAT
+    refuses the instance as too large) and the answer is the better plan
     with the higher proven bound (optimal under the time objective when they meet: both bounds
     are proofs; under traffic only CP-SAT's own proof, which settles the ties too).
     ``info["proved_by"]`` names what proved the bound (``exact:<route>``, ``cpsat``)."""
@@ -38,7 +39,13 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
     if pre is not None and pre.status in (Status.OPTIMAL, Status.INFEASIBLE):
         return _tagged(pre, f"exact:{pre.info.get('method', 'pareto-dp')}", pre, t0)
     left = max(time_limit_s - (time.perf_counter() - t0), MIN_LEFT_SHARE * time_limit_s)
-    sol = cpsat_uneven(network, array, space, aspace, time_limit_s=left, rules=rules)
+    try:
+        sol = cpsat_uneven(network, array, space, aspace, time_limit_s=left, rules=rules)
+    except Refused as err:  # too large for CP-SAT: the exact path's plan and bound, if it found one
+        if pre is None or pre.plan is None:
+            raise
+        return _tagged(replace(pre, info=dict(pre.info, reason=f"CP-SAT refused the instance ({err})")),
+                       f"exact:{pre.info.get('method', 'pareto-dp')}" if pre.split_bound is not None else "", pre, t0)
     if pre is None or pre.plan is None or sol.status in (Status.OPTIMAL, Status.INFEASIBLE):
         return _tagged(sol, "cpsat" if sol.split_bound is not None or sol.status is Status.INFEASIBLE else "", pre, t0)
     return _combined(sol, pre, rules.objective, t0)
