@@ -42,12 +42,11 @@ from ..core.partition import Space
 from ..core.solution import Solution, Status, split_solution
 from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal
 from ..solvers.brute import solve_split as brute_split
-from ..solvers.uneven import exact_uneven, search_level_alphas
+from ..solvers.uneven import cpsat_uneven, exact_uneven, search_level_alphas
 from ..solvers.uneven_constrained import constrained_uneven
 from ..solvers.uneven_joint import JointOptions, accpar_uneven, joint_uneven
 from ..solvers.uneven_levels import equal_types, levels_uneven
 from .results import SCHEMA_VERSION, Inputs, PlanFigures, batch_warning, exact_number
-from .split_solve import cpsat_after_exact
 from .split import proven_conflict, rule_names, search_start, split_inputs
 
 UNEVEN_CHECK_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "dp", "search", "proportional")  # by default
@@ -179,8 +178,8 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if name == "exact":  # EXACT_MAX_BYTES; caps or memory: the constrained path (as explore --split optimal)
         solve = constrained_uneven if rules.couples_layers else exact_uneven
         return solve(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
-    if name == "cpsat":  # caps or memory: the exact path first (as explore --split optimal --solver cpsat)
-        return cpsat_after_exact(network, array, space, aspace, time_limit_s, rules)
+    if name == "cpsat":  # alone (not after the exact path as explore --split's): an independent cross-check
+        return cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
     if name == "joint":
         refused = joint_refusal(c, rules.objective, array)
         if refused or rules.leaf_memory_bytes is not None:
