@@ -62,11 +62,11 @@ from ..core.split_rules import SplitRules, joint_refusal, kind_memory_violation,
 from ..core.units import format_count, safe_float
 from ..solvers import get_solver
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
-from ..solvers.uneven_levels import levels_uneven
 from .baselines import BASELINES, baseline_plan
 from .render import conflict_lines, fmt_bytes, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EXACT_SHARE, EvaluatorMismatch
+from .split_solve import PROVING_SOLVERS, solve_by
 
 
 class Split(enum.Enum):
@@ -480,6 +480,9 @@ def _proof_note(solver: str | None, status: Status, time_limit_s: float, info: d
                 "optimal by the two together")
     if solver not in PROVING_SOLVERS or status is not Status.FEASIBLE:
         return ""
+    if info.get("reason", "").startswith("CP-SAT refused"):
+        return (f"cpsat: {info['reason']}: the exact constrained path's plan, stopped at its share of the time limit "
+                f"({EXACT_SHARE:.0%}), not proven optimal (--time-limit gives it more)")
     if "state limit" in info.get("method", ""):
         return (f"{solver}: the exact labels outgrew their state limit: the best plan found, not proven optimal (a "
                 "coarser --alpha-grid makes the space smaller; --time-limit does not lift the state limit)")
@@ -517,8 +520,8 @@ def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, 
     if solver is not None:  # optimal or proportional (brute, exact, cpsat, dp), levels (dp)
         alphas = _searched(array, split, aspace, solver)
         say(f"split: {split} ({solver}, uneven form)")
-        plan, status, bound, wall, claimed, info = _by_solver(solver, network, array, space, alphas, time_limit_s, rules,
-                                                              split)
+        plan, status, bound, wall, claimed, info = solve_by(solver, network, array, space, alphas, time_limit_s, rules,
+                                                            split is Split.PROPORTIONAL)
         return plan, status, bound, None, wall, claimed, info
     if split is Split.OPTIMAL:
         say("split: optimal (search, then the joint solver)")
@@ -666,7 +669,6 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     return sol.plan, sol.status, sol.bound_s, sol.equal_best_s, sol.wall_s, sol.step_time_s
 
 
-PROVING_SOLVERS = ("brute", "exact", "cpsat")  # solvers with an uneven form that proves the optimum
 SPLIT_SOLVERS = (*PROVING_SOLVERS, "dp")  # every solver with an uneven form (--split ... --solver)
 EVEN_ONLY_SOLVERS = ("pruned",)  # registered solvers without an uneven form (refused with --split)
 DP_SPLITS = (Split.EQUAL, Split.PROPORTIONAL, Split.OPTIMAL, Split.LEVELS)  # the splits --solver dp takes
@@ -690,56 +692,6 @@ def check_split_solver(split: Split, solver: str | None) -> None:
         raise SpecError("--solver", f"unknown solver {solver!r} (choose from {', '.join(SPLIT_SOLVERS)})")
     raise SpecError("--solver", f"{solver}: not with --split {split}; {SOLVER_SPLITS} (--split optimal without "
                                 "--solver: the joint solver)")
-
-
-def _by_solver(solver: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-               rules: SplitRules, split: Split = Split.OPTIMAL):
-    """``--split optimal --solver brute|exact|cpsat|dp``: the uneven form of that solver over the
-    declared space under ``rules``: brute, exact and cpsat keep to caps, memory, pins and forbids
-    and prove the optimum; dp (the level-by-level DP, ``solvers.uneven_levels``) keeps to pins and
-    forbids, its plan's broken caps and memory are reported by the caller, and it proves nothing
-    (status feasible; level-optimal where every level is the even DP's). Refused (one line) where
-    it does not apply. (plan or None, status, bound, wall, its own objective value, ``_proof_info``)."""
-    from ..solvers.brute import solve_split as brute_split
-    from ..solvers.uneven import exact_uneven
-    from ..solvers.uneven_constrained import constrained_uneven
-    from .split_solve import cpsat_after_exact
-
-    try:
-        if solver == "brute":
-            sol = brute_split(network, array, space, aspace, rules=rules, time_limit_s=time_limit_s)
-        elif solver == "exact":  # caps or memory: the constrained path, as the even split's exact solver
-            sol = (constrained_uneven if rules.couples_layers else exact_uneven)(
-                network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
-        elif solver == "cpsat":  # caps or memory: the exact path first, as the even split's cpsat
-            sol = cpsat_after_exact(network, array, space, aspace, time_limit_s, rules)
-        else:
-            sol = levels_uneven(network, array, space, aspace, rules=rules, name="dp")
-    except Refused as err:  # too large for it: say what takes the instance instead
-        raise type(err)(str(err).split("; use --solver")[0] + _instead(solver, rules, split)) from None
-    return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value, _proof_info(solver, sol)
-
-
-def _proof_info(solver: str, sol) -> dict:
-    """What a split report keeps of a solver's info: why it ended without a plan (``reason``) and
-    the method that proved its bound (``proved_by``: the uneven cpsat names its own, exact its route)."""
-    by = sol.info.get("proved_by")
-    if by is None and solver in PROVING_SOLVERS and (sol.split_bound is not None or sol.status is Status.INFEASIBLE):
-        by = f"exact:{sol.info['method']}" if solver == "exact" and sol.info.get("method") else solver
-    first = (sol.info.get("exact_first") or {}).get("status")
-    return {"reason": sol.info.get("reason") or "", "proved_by": by, "method": sol.info.get("method") or "",
-            "exact_first": first}
-
-
-def _instead(solver: str, rules: SplitRules, split: Split = Split.OPTIMAL) -> str:
-    """What to run when a proving solver refuses an uneven instance as too large."""
-    if split is Split.PROPORTIONAL:
-        return "; --solver exact (the exact DP over the types at the proportional alphas) or dp (the level DP, no proof)"
-    joint = not rules.constraints.caps and not rules.constraints.memory_set and rules.objective is Objective.TIME
-    return ("; --split optimal without --solver (the joint solver; arrays with one kind per half of the tree) takes "
-            "such instances: a proven optimum, or at --time-limit its best plan with a proven bound and the gap" if joint else
-            "; a coarser --alpha-grid makes the space smaller (the joint solver, --split optimal without --solver, "
-            "takes no caps, memory limit or traffic objective)")
 
 
 def _count(x: Fraction) -> str:

@@ -1,4 +1,5 @@
-"""The uneven ``cpsat`` under a cap or a memory limit: the exact constrained path first, as the even
+"""``--split optimal|proportional --solver``: the uneven form of that solver (``solve_by``); the
+uneven ``cpsat`` under a cap or a memory limit runs the exact constrained path first, as the even
 split's ``cpsat`` runs ``app.run.exact_first`` (docs/uneven.md, "CP-SAT after the exact path")."""
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from ..core.solution import Solution, Status
 from ..core.split_rules import SplitRules
 from ..core.uneven import AlphaSpace
 from .run import EXACT_SHARE, MIN_LEFT_SHARE
+
+PROVING_SOLVERS = ("brute", "exact", "cpsat")  # solvers with an uneven form that proves the optimum
 
 
 def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
@@ -78,3 +81,53 @@ def _tagged(sol: Solution, proved_by: str, pre: Solution | None, t0: float) -> S
     if pre is not None:
         info["exact_first"] = {"status": pre.status.value, "method": pre.info.get("method"), "wall_s": round(pre.wall_s, 6)}
     return replace(sol, solver="cpsat", wall_s=time.perf_counter() - t0, info=info)
+
+
+def solve_by(solver: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
+             rules: SplitRules, proportional: bool = False):
+    """``--split optimal --solver brute|exact|cpsat|dp``: the uneven form of that solver over the
+    declared space under ``rules``: brute, exact and cpsat keep to caps, memory, pins and forbids
+    and prove the optimum; dp (the level-by-level DP, ``solvers.uneven_levels``) keeps to pins and
+    forbids, its plan's broken caps and memory are reported by the caller, and it proves nothing
+    (status feasible; level-optimal where every level is the even DP's). Refused (one line) where
+    it does not apply. (plan or None, status, bound, wall, its own objective value, ``_proof_info``)."""
+    from ..solvers.brute import solve_split as brute_split
+    from ..solvers.uneven import exact_uneven
+    from ..solvers.uneven_levels import levels_uneven
+    from ..solvers.uneven_constrained import constrained_uneven
+
+    try:
+        if solver == "brute":
+            sol = brute_split(network, array, space, aspace, rules=rules, time_limit_s=time_limit_s)
+        elif solver == "exact":  # caps or memory: the constrained path, as the even split's exact solver
+            sol = (constrained_uneven if rules.couples_layers else exact_uneven)(
+                network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+        elif solver == "cpsat":  # caps or memory: the exact path first, as the even split's cpsat
+            sol = cpsat_after_exact(network, array, space, aspace, time_limit_s, rules)
+        else:
+            sol = levels_uneven(network, array, space, aspace, rules=rules, name="dp")
+    except Refused as err:  # too large for it: say what takes the instance instead
+        raise type(err)(str(err).split("; use --solver")[0] + _instead(solver, rules, proportional)) from None
+    return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value, _proof_info(solver, sol)
+
+
+def _proof_info(solver: str, sol) -> dict:
+    """What a split report keeps of a solver's info: why it ended without a plan (``reason``) and
+    the method that proved its bound (``proved_by``: the uneven cpsat names its own, exact its route)."""
+    by = sol.info.get("proved_by")
+    if by is None and solver in PROVING_SOLVERS and (sol.split_bound is not None or sol.status is Status.INFEASIBLE):
+        by = f"exact:{sol.info['method']}" if solver == "exact" and sol.info.get("method") else solver
+    first = (sol.info.get("exact_first") or {}).get("status")
+    return {"reason": sol.info.get("reason") or "", "proved_by": by, "method": sol.info.get("method") or "",
+            "exact_first": first}
+
+
+def _instead(solver: str, rules: SplitRules, proportional: bool = False) -> str:
+    """What to run when a proving solver refuses an uneven instance as too large."""
+    if proportional:
+        return "; --solver exact (the exact DP over the types at the proportional alphas) or dp (the level DP, no proof)"
+    joint = not rules.constraints.caps and not rules.constraints.memory_set and rules.objective is Objective.TIME
+    return ("; --split optimal without --solver (the joint solver; arrays with one kind per half of the tree) takes "
+            "such instances: a proven optimum, or at --time-limit its best plan with a proven bound and the gap" if joint else
+            "; a coarser --alpha-grid makes the space smaller (the joint solver, --split optimal without --solver, "
+            "takes no caps, memory limit or traffic objective)")
