@@ -5,14 +5,13 @@ The full derivation is in the manual: docs/derivations.md, "Under constraints".
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
 
-from explorer.core.constraints import format_bytes
+from explorer.core.constraints import limit_suggestion
 from explorer.core.problem import Problem
 from explorer.core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status, plan_solution
 
@@ -180,15 +179,7 @@ def _explanation(problem: Problem, ch: _Chain, k: int, least: int) -> dict:
     if free.optimum(*free.resource_weights(k))[0] <= r.limit:
         return {}  # pins or forbids are part of the conflict
     need = Fraction(least * problem.array.dtype_bytes, problem.tables.unit_per_element)
-    if r.level is not None:
-        text = (f"the smallest feasible cap at level {r.level} is {format_bytes(need)} "
-                f"({float(need):.0f} bytes): try --cap {r.level}={math.ceil(need)}B")
-    else:
-        gib = float(need) / 2**30
-        digits = max(0, 3 - math.floor(math.log10(gib)))  # four significant digits, rounded up
-        text = (f"the smallest feasible memory is {format_bytes(need)} per accelerator "
-                f"({gib:.4g} GiB): try --memory {math.ceil(gib * 10**digits) / 10**digits}")
-    return {"conflict": [r.name], "suggestion": text}
+    return {"conflict": [r.name], "suggestion": limit_suggestion(r.level, need)}
 
 
 def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, t0: float, info: dict,
@@ -226,8 +217,19 @@ def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, 
         if done is not None:
             return done
         improved = ch.incumbent is not None and (U is None or ch.incumbent[0] < U)
-    info["reason"] = "CP-SAT did not finish the restricted search within its time limit; raise --time-limit"
+    info["reason"] = _out_of_time_reason(rounds, time.perf_counter() - t0, options)
     return _result(problem, ch, bound, t0, info, proven=False)
+
+
+def _out_of_time_reason(rounds: int, spent_s: float, options: SolveOptions) -> str:
+    """Why the CP-SAT fallback stopped without a proof: its rounds ran out of time, or none could
+    start (the bound and the labels took the whole limit); the limit given, or the default one."""
+    limit = ("--time-limit" if options.time_limit_s is not None
+             else f"the default limit of {DEFAULT_TIME_LIMIT:g} s (--time-limit sets another)")
+    if rounds == 0:
+        return (f"the Lagrangian bound and the labels took the whole time limit ({spent_s:.1f} s of {limit}) before "
+                "CP-SAT's restricted search could start; a longer limit lets it run")
+    return f"CP-SAT did not finish the restricted search ({rounds} round{'s' * (rounds > 1)}) within {limit}; a longer limit lets it continue"
 
 
 def _close_with_graph_labels(problem: Problem, ch: _Chain, marg: list[np.ndarray], slack: int, t0: float,

@@ -29,7 +29,7 @@ from fractions import Fraction
 from ortools.sat.python import cp_model
 
 from explorer.core.comm import add_type
-from explorer.core.constraints import format_bytes
+from explorer.core.constraints import limit_suggestion
 from explorer.core.errors import InstanceTooLarge, SpecError
 from explorer.core.problem import Problem
 from explorer.core.units import format_count
@@ -195,9 +195,22 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
             info["reason"] = ("CP-SAT found no plan in the time the build left: its hint (the DP's plan), no bound "
                               "(raise --time-limit for a search)")
             return plan_solution("cpsat", problem, hint, Status.FEASIBLE, wall, info=info)
-        info["reason"] = f"CP-SAT found no plan within its limits (status {solver.status_name(status)}); raise --time-limit"
+        info["reason"] = no_plan_reason(solver.status_name(status), deadline is not None,
+                                        options.deterministic_time_limit is not None)
         return Solution("cpsat", Status.UNKNOWN, None, None, None, None, wall, info)
     return _found(problem, options, f, solver, xs, status, wall, info)
+
+
+def no_plan_reason(status_name: str, time_limited: bool, deterministic: bool = False) -> str:
+    """Why CP-SAT returned no plan: its time limit (raising it may help) only when one was set and
+    the status is UNKNOWN; an invalid model is a bug, and without a time limit the limit is not why."""
+    if status_name == "UNKNOWN" and time_limited:
+        return "CP-SAT found no plan within the time limit (status UNKNOWN); raise --time-limit"
+    if status_name == "UNKNOWN" and deterministic:
+        return "CP-SAT found no plan within its deterministic time limit (status UNKNOWN); raise that limit"
+    if status_name == "MODEL_INVALID":
+        return "CP-SAT rejected the model (status MODEL_INVALID): a bug in the formulation, not a limit; please report it"
+    return f"CP-SAT found no plan (status {status_name}) and no time limit stopped it: a longer --time-limit would not help"
 
 
 def _out_of_time(problem: Problem, options: SolveOptions, t0: float) -> Solution:
@@ -369,16 +382,10 @@ def _nearest_limit(problem: Problem, name: str, seed: int) -> str | None:
             if sol.status is not Status.OPTIMAL:
                 return None
             need = Fraction(sol.level_units[cap.level] * problem.array.dtype_bytes, problem.tables.unit_per_element)
-            return (f"the smallest feasible cap at level {cap.level} is {format_bytes(need)} "
-                    f"({float(need):.0f} bytes): try --cap {cap.level}={math.ceil(need)}B")
+            return limit_suggestion(cap.level, need)
     if name == cons.memory_name:
         need = _least_memory(relaxed, seed)
-        if need is None:
-            return None
-        gib = float(need) / 2**30
-        digits = max(0, 3 - math.floor(math.log10(gib)))  # four significant digits, rounded up
-        return (f"the smallest feasible memory is {format_bytes(need)} per accelerator "
-                f"({gib:.4g} GiB): try --memory {math.ceil(gib * 10**digits) / 10**digits}")
+        return None if need is None else limit_suggestion(None, need)
     return None
 
 

@@ -187,7 +187,7 @@ def test_dp_reports_the_cap_its_plan_breaks(tmp_path, capsys):
 
 @pytest.mark.parametrize("args, text", [
     (["split", "--split", "search", "--solver", "dp"], "--solver: dp: not with --split search"),
-    (["--split", "proportional", "--solver", "exact"], "--solver: exact: not with --split proportional"),
+    (["--split", "levels", "--solver", "exact"], "--solver: exact: not with --split levels"),
     (["split", "--memory", "nan"], "--memory: must be a finite number"),
     (["split", "--weight-copies", "-1"], "--weight-copies: must be >= 0"),
     (["split", "--cap", "7=1GB"], "--cap"),

@@ -219,8 +219,8 @@ TINY = ["--memory", "0.00001"]  # 10.74 kB per accelerator: no plan of lenet-c f
 
 def test_infeasible_explore_and_explore_split_share_their_keys(capsys):
     """A proven infeasible run: explore --solver exact and explore --split optimal --solver exact
-    both write ``conflict`` and ``suggestion`` (the lone memory rule is the conflict; the split
-    has no suggestion: null), not the conflict in ``note`` alone."""
+    both write ``conflict`` and ``suggestion`` (the lone memory rule is the conflict; the same
+    smallest feasible memory), not the conflict in ``note`` alone."""
     base = ["--model", "lenet-c", "--array", "tpu-mix-16", "--objective", "time", "--solver", "exact", *TINY,
             "--format", "json"]
     code, out, _ = run_cli(base, capsys)
@@ -230,8 +230,9 @@ def test_infeasible_explore_and_explore_split_share_their_keys(capsys):
     assert code == code2 == 1 and even["status"] == uneven["status"] == "infeasible", err
     assert {"conflict", "suggestion"} <= set(even) & set(uneven)
     assert even["conflict"] == uneven["conflict"] == ["memory <= 1e-05 GiB (10.74 kB) per accelerator (--memory)"]
-    assert "smallest feasible memory" in even["suggestion"] and uneven["suggestion"] is None
-    assert set(uneven) - set(even) == SPLIT_OWN  # no objective_value or baselines without a plan, as explore
+    assert "smallest feasible memory" in even["suggestion"] and uneven["suggestion"] == even["suggestion"]
+    # no objective_value or baselines without a plan, as explore; the split names what proved there is none
+    assert set(uneven) - set(even) == SPLIT_OWN | {"bound_method"} and uneven["bound_method"] == "exact:least-resource"
     assert set(even) - set(uneven) == {"reason", "time_objective"}
 
 

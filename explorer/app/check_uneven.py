@@ -178,7 +178,7 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if name == "exact":  # EXACT_MAX_BYTES; caps or memory: the constrained path (as explore --split optimal)
         solve = constrained_uneven if rules.couples_layers else exact_uneven
         return solve(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
-    if name == "cpsat":
+    if name == "cpsat":  # alone (not after the exact path as explore --split's): an independent cross-check
         return cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
     if name == "joint":
         refused = joint_refusal(c, rules.objective, array)

@@ -45,10 +45,10 @@ SPLIT_OBJECTIVE_HELP = ("time (the default): the slowest accelerator's step time
                         "level's busiest side.")
 SOLVER_HELP = ("dp (the default): HyPar's hierarchical DP; cpsat: proven joint optimum; exact: joint DP over type vectors "
                "(chains); pruned: bound and prune over type vectors (large graphs; no caps); brute: enumeration (tiny nets). ")
-SPLIT_SOLVER_HELP = ("With --split: optimal takes brute, exact, cpsat (their uneven forms: proofs) or dp (the level DP: "
-                     "types and alphas level by level, no proof; without --solver: the joint solver); equal, "
-                     "proportional and levels take dp (proportional: the level DP chooses the types at the "
-                     "proportional alphas); search takes none.")
+SPLIT_SOLVER_HELP = ("With --split: optimal takes brute, exact, cpsat (their uneven forms: proofs; cpsat under caps or "
+                     "memory runs exact first) or dp (the level DP: types and alphas level by level, no proof; without "
+                     "--solver: the joint solver); proportional takes the same four (the types at the proportional "
+                     "alphas); equal and levels take dp; search takes none.")
 
 
 def objective_levels_options(fn, split: bool = False):
@@ -586,6 +586,8 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     emit(text, output)
     if report.plan is None:
         why = report.note if report.status is Status.UNKNOWN else f"no plan satisfies the constraints: {report.note}"
+        suggestion = report.explanation.suggestion if report.explanation is not None else None
+        why += f" ({suggestion})" if suggestion else ""
         click.echo(f"explore: {why}", err=True)
         sys.exit(1)
     if not report.memory_ok:

@@ -62,11 +62,11 @@ from ..core.split_rules import SplitRules, joint_refusal, kind_memory_violation,
 from ..core.units import format_count, safe_float
 from ..solvers import get_solver
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
-from ..solvers.uneven_levels import levels_uneven
 from .baselines import BASELINES, baseline_plan
 from .render import conflict_lines, fmt_bytes, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
-from .run import EvaluatorMismatch
+from .run import EXACT_SHARE, EvaluatorMismatch
+from .split_solve import PROVING_SOLVERS, solve_by
 
 
 class Split(enum.Enum):
@@ -152,6 +152,7 @@ class SplitReport:
     explanation: Explanation | None = None  # infeasible: the conflicting rules and a suggestion, where known
     level_cost_elements: tuple[Fraction, ...] = ()  # c_h: per level, the busiest side of its groups (elements, one way)
     baselines: tuple[tuple[str, PlanFigures], ...] = ()  # the equal-split plans' figures (all-I, all-II, trick, hypar)
+    bound_method: str | None = None  # --solver brute, exact, cpsat: what proved the bound (or no plan), e.g. exact:lagrangian+labels
 
     @property
     def memory_ok(self) -> bool:
@@ -221,6 +222,8 @@ class SplitReport:
         out.update(group_times_s=None if self.group_times_s is None else [float(t) for t in self.group_times_s],
                    idle_s=f(self.idle_s), equal_best_s=f(self.equal_best_s),
                    memory={m.kind: m.to_json() for m in self.memory}, note=self.note or None)
+        if self.bound_method is not None:  # as explore's: only where a proving solver names one
+            out["bound_method"] = self.bound_method
         if self.status is Status.INFEASIBLE:  # as explore's: the conflicting rules (null: not named) and a suggestion
             out.update((self.explanation or Explanation(None, None)).to_json())
         return out
@@ -314,18 +317,21 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     note = ("no free class of groups (every split is between identical subtrees): the declared space is the equal "
             "split alone, so this is the equal-split plan" if one_point else "")
     if split is Split.EQUAL or one_point:
-        plan, bound, equal_best, solver_wall, claimed, why = equal, None, None, None, None, ""
+        plan, bound, equal_best, solver_wall, claimed, info = equal, None, None, None, None, {}
     else:
-        plan, found, bound, equal_best, solver_wall, claimed, why = _split_plan(
+        plan, found, bound, equal_best, solver_wall, claimed, info = _split_plan(
             network, array, space, split, aspace, types, time_limit_s, say, _free_hint(array, grid, free), solver, rules)
         status = status if found is None else found
-        note = _unproven_note(solver, status, time_limit_s) or note
+        note = _proof_note(solver, status, time_limit_s, info) or note
     base = dict(_report_base(network, array, space, objective, constraints, aspace, free),
-                solver=method(split, solver), compared=tuple(compared), baselines=baselines, solver_wall_s=solver_wall)
+                solver=method(split, solver), compared=tuple(compared), baselines=baselines, solver_wall_s=solver_wall,
+                bound_method=info.get("proved_by"))
     if plan is None:
+        why = _infeasible_explanation(network, array, space, _searched(array, split, aspace, solver), rules,
+                                      time_limit_s) if status is Status.INFEASIBLE else None
         return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
-                           wall_s=time.perf_counter() - t0, note=_no_plan_note(solver, status, time_limit_s, why),
-                           explanation=proven_conflict(rule_names(rules)) if status is Status.INFEASIBLE else None, **base)
+                           wall_s=time.perf_counter() - t0, explanation=why, **base,
+                           note=_no_plan_note(solver, status, time_limit_s, info))
     say("split: scoring the plan")
     ev = evaluate_split(network, array, plan, weight_copies)
     value = _rescored(rules, ev, claimed, solver)
@@ -419,6 +425,29 @@ def rule_names(rules: SplitRules) -> tuple[str, ...]:
     return tuple(c.with_sources(names))
 
 
+SUGGEST_S = 30.0  # seconds the smallest-feasible-limit search of an infeasible run may take (or --time-limit if longer)
+
+
+def _infeasible_explanation(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
+                            time_limit_s: float) -> Explanation:
+    """A proven infeasible run's ``proven_conflict`` with, as the even split's, the smallest feasible
+    value of each cap or memory limit that alone would admit a plan (the others kept;
+    ``solvers.uneven_least``, ``core.constraints.limit_suggestion``), None where none is proven."""
+    from ..core.constraints import limit_suggestion
+    from ..solvers.uneven_least import least_limits
+
+    names = rule_names(rules)
+    c = rules.constraints
+    try:
+        least = least_limits(network, array, space, aspace, rules, max(time_limit_s, SUGGEST_S))
+    except Refused:
+        least = []
+    limits = names[len(c.pins) + len(c.forbids):]  # the caps, then the memory limit: least_limits' order
+    alone = [name for name, x in zip(limits, least) if x.alone][:1]  # a conflict by itself (a minimal one)
+    text = "; or ".join(limit_suggestion(x.level, x.need_bytes) for x in least if x.need_bytes is not None)
+    return Explanation(tuple(alone), text or None) if alone else replace(proven_conflict(names), suggestion=text or None)
+
+
 def proven_conflict(names: tuple[str, ...]) -> Explanation:
     """Why a proving solver found no plan, as explore's ``conflict``: a run under one rule alone
     conflicts with that rule (without rules every layer has a type and every alpha a plan);
@@ -426,7 +455,11 @@ def proven_conflict(names: tuple[str, ...]) -> Explanation:
     return Explanation(names if len(names) == 1 else None, None)
 
 
-def _no_plan_note(solver: str | None, status: Status, time_limit_s: float, why: str = "") -> str:
+def _no_plan_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:
+    why, by = info.get("reason", ""), info.get("proved_by") or ""
+    if status is Status.INFEASIBLE and solver == "cpsat" and by.startswith("exact:"):
+        return (f"cpsat: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven by "
+                f"the exact constrained path, {by}, run first)")
     if status is Status.UNKNOWN and why:  # the solver ended at once, saying why (exact: its column pairs)
         return f"{solver}: no plan and no proof within the time limit: {why}"
     if status is Status.UNKNOWN:
@@ -434,12 +467,27 @@ def _no_plan_note(solver: str | None, status: Status, time_limit_s: float, why: 
     return f"{solver}: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven)"
 
 
-def _unproven_note(solver: str | None, status: Status, time_limit_s: float) -> str:
-    """A proving solver stopped by the time limit with a plan (status feasible): say it is unproven."""
-    if solver in PROVING_SOLVERS and status is Status.FEASIBLE:
-        return (f"{solver}: stopped at the time limit ({time_limit_s:g} s): the best plan found so far, not proven "
-                "optimal (--time-limit gives more)")
-    return ""
+def _proof_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:
+    """A proving solver's answer where it is not the obvious: stopped with a plan (status
+    feasible: unproven, and why: the time limit, or the exact labels' state limit, which more time
+    does not lift), or the uneven cpsat's answer proven by the exact path it ran first."""
+    by = info.get("proved_by") or ""
+    if solver == "cpsat" and by.startswith("exact:") and info.get("exact_first") == status.value:
+        return (f"cpsat: proven by the exact constrained path ({by}), run first within {EXACT_SHARE:.0%} of the time "
+                "limit as the even split's cpsat does under caps or memory; CP-SAT was not needed")
+    if solver == "cpsat" and by.startswith("exact:") and status is Status.OPTIMAL:
+        return (f"cpsat: the plan meets the bound the exact constrained path ({by}) proved before CP-SAT ran: "
+                "optimal by the two together")
+    if solver not in PROVING_SOLVERS or status is not Status.FEASIBLE:
+        return ""
+    if info.get("reason", "").startswith("CP-SAT refused"):
+        return (f"cpsat: {info['reason']}: the exact constrained path's plan, stopped at its share of the time limit "
+                f"({EXACT_SHARE:.0%}), not proven optimal (--time-limit gives it more)")
+    if "state limit" in info.get("method", ""):
+        return (f"{solver}: the exact labels outgrew their state limit: the best plan found, not proven optimal (a "
+                "coarser --alpha-grid makes the space smaller; --time-limit does not lift the state limit)")
+    return (f"{solver}: stopped at the time limit ({time_limit_s:g} s): the best plan found so far, not proven "
+            "optimal (--time-limit gives more)" + (f"; bound by {by}" if by else ""))
 
 
 def _conflict_report(network, array, space, split, grid, free, typed: Problem, wall_s: float,
@@ -465,26 +513,32 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
 
 def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, hint, solver, rules):
     """The plan of a split that is not the equal one: (plan, status or None, bound, equal_best,
-    solver wall, the solver's own value of its plan, why a proving solver ended without a plan or ""). ``levels`` is ``optimal --solver dp``: the
+    solver wall, the solver's own value of its plan, ``_proof_info`` of a proving solver or {}). ``levels`` is ``optimal --solver dp``: the
     same run, the same status."""
     if split is Split.LEVELS:
         solver = "dp"
-    if solver is not None:  # optimal (brute, exact, cpsat, dp), levels or proportional (dp)
-        alphas = proportional_space(array, aspace) if split is Split.PROPORTIONAL else aspace
+    if solver is not None:  # optimal or proportional (brute, exact, cpsat, dp), levels (dp)
+        alphas = _searched(array, split, aspace, solver)
         say(f"split: {split} ({solver}, uneven form)")
-        plan, status, bound, wall, claimed, why = _by_solver(solver, network, array, space, alphas, time_limit_s, rules)
-        return plan, status, bound, None, wall, claimed, why
+        plan, status, bound, wall, claimed, info = solve_by(solver, network, array, space, alphas, time_limit_s, rules,
+                                                            split is Split.PROPORTIONAL)
+        return plan, status, bound, None, wall, claimed, info
     if split is Split.OPTIMAL:
         say("split: optimal (search, then the joint solver)")
         equal = Plan.even(types)
-        return (*_optimal(network, array, space, aspace, equal, time_limit_s, say, hint, rules), "")
+        return (*_optimal(network, array, space, aspace, equal, time_limit_s, say, hint, rules), {})
     if split is Split.SEARCH:
         say("split: scoring the starting points")
         plan = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
                                    progress=_prefixed(say), rules=rules).plan
     else:
         plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
-    return plan, None, None, None, None, None, ""
+    return plan, None, None, None, None, None, {}
+
+
+def _searched(array: ArraySpec, split: Split, aspace: AlphaSpace, solver: str | None) -> AlphaSpace:
+    """The alphas a --solver chooses from: the proportional split's alone for ``proportional``."""
+    return proportional_space(array, aspace) if split is Split.PROPORTIONAL and solver is not None else aspace
 
 
 def proportional_space(array: ArraySpec, aspace: AlphaSpace) -> AlphaSpace:
@@ -615,67 +669,29 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     return sol.plan, sol.status, sol.bound_s, sol.equal_best_s, sol.wall_s, sol.step_time_s
 
 
-PROVING_SOLVERS = ("brute", "exact", "cpsat")  # solvers with an uneven form that proves the optimum
 SPLIT_SOLVERS = (*PROVING_SOLVERS, "dp")  # every solver with an uneven form (--split ... --solver)
 EVEN_ONLY_SOLVERS = ("pruned",)  # registered solvers without an uneven form (refused with --split)
 DP_SPLITS = (Split.EQUAL, Split.PROPORTIONAL, Split.OPTIMAL, Split.LEVELS)  # the splits --solver dp takes
+PROVING_SPLITS = (Split.OPTIMAL, Split.PROPORTIONAL)  # the splits brute, exact and cpsat take
+SOLVER_SPLITS = ("--split optimal and proportional take --solver brute, exact, cpsat or dp (the first three: their "
+                 "uneven forms, proofs on small instances; dp: the level DP, no proof); --split equal and levels take "
+                 "--solver dp")
 
 
 def check_split_solver(split: Split, solver: str | None) -> None:
-    """SpecError naming --solver unless it fits the split: brute, exact or cpsat with optimal only;
-    dp (the level DP) with equal (the even DP itself), proportional (the level DP chooses the types
-    at the proportional alphas), optimal and levels (types and alphas, level by level)."""
+    """SpecError naming --solver unless it fits the split: brute, exact or cpsat with optimal (types
+    and alphas) or proportional (the types at the proportional alphas, ``proportional_space``); dp
+    (the level DP) with equal (the even DP itself), proportional, optimal and levels."""
     if solver is None:
         return
-    if solver == "dp" and split in DP_SPLITS:
+    if (solver == "dp" and split in DP_SPLITS) or (solver in PROVING_SOLVERS and split in PROVING_SPLITS):
         return
     if solver in EVEN_ONLY_SOLVERS:
-        raise SpecError("--solver", f"{solver}: no uneven form (it solves the even split only); --split optimal takes "
-                                    "--solver brute, exact, cpsat or dp (or, without --solver, the joint solver), "
-                                    "--split equal, proportional and levels take --solver dp")
+        raise SpecError("--solver", f"{solver}: no uneven form (it solves the even split only); {SOLVER_SPLITS}")
     if solver not in SPLIT_SOLVERS:
         raise SpecError("--solver", f"unknown solver {solver!r} (choose from {', '.join(SPLIT_SOLVERS)})")
-    if split is not Split.OPTIMAL or solver not in SPLIT_SOLVERS:
-        raise SpecError("--solver", f"{solver}: not with --split {split}; --split optimal takes --solver "
-                                    f"{', '.join(PROVING_SOLVERS)} (their uneven forms, small instances), dp (the level "
-                                    "DP, no proof) or, without --solver, the joint solver; --split equal, proportional "
-                                    "and levels take --solver dp")
-
-
-def _by_solver(solver: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-               rules: SplitRules):
-    """``--split optimal --solver brute|exact|cpsat|dp``: the uneven form of that solver over the
-    declared space under ``rules``: brute, exact and cpsat keep to caps, memory, pins and forbids
-    and prove the optimum; dp (the level-by-level DP, ``solvers.uneven_levels``) keeps to pins and
-    forbids, its plan's broken caps and memory are reported by the caller, and it proves nothing
-    (status feasible; level-optimal where every level is the even DP's). Refused (one line) where
-    it does not apply. (plan or None, status, bound, wall, its own objective value, its reason or "")."""
-    from ..solvers.brute import solve_split as brute_split
-    from ..solvers.uneven import cpsat_uneven, exact_uneven
-    from ..solvers.uneven_constrained import constrained_uneven
-
-    try:
-        if solver == "brute":
-            sol = brute_split(network, array, space, aspace, rules=rules, time_limit_s=time_limit_s)
-        elif solver == "exact":  # caps or memory: the constrained path, as the even split's exact solver
-            sol = (constrained_uneven if rules.couples_layers else exact_uneven)(
-                network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
-        elif solver == "cpsat":
-            sol = cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
-        else:
-            sol = levels_uneven(network, array, space, aspace, rules=rules, name="dp")
-    except Refused as err:  # too large for it: say what takes the instance instead
-        raise type(err)(str(err).split("; use --solver")[0] + _instead(solver, rules)) from None
-    return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value, sol.info.get("reason") or ""
-
-
-def _instead(solver: str, rules: SplitRules) -> str:
-    """What to run when a proving solver refuses an uneven instance as too large."""
-    joint = not rules.constraints.caps and not rules.constraints.memory_set and rules.objective is Objective.TIME
-    return ("; --split optimal without --solver (the joint solver; arrays with one kind per half of the tree) takes "
-            "such instances: a proven optimum, or at --time-limit its best plan with a proven bound and the gap" if joint else
-            "; a coarser --alpha-grid makes the space smaller (the joint solver, --split optimal without --solver, "
-            "takes no caps, memory limit or traffic objective)")
+    raise SpecError("--solver", f"{solver}: not with --split {split}; {SOLVER_SPLITS} (--split optimal without "
+                                "--solver: the joint solver)")
 
 
 def _count(x: Fraction) -> str:

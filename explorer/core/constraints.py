@@ -14,6 +14,8 @@ plan violates.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -152,6 +154,19 @@ def format_bytes(x: Fraction | int | float | None) -> str:
         if abs(v) >= scale:
             return f"{v / scale:.4g} {unit}"
     return f"{v:.4g} B"
+
+
+def limit_suggestion(level: int | None, need_bytes: Fraction) -> str:
+    """What an infeasible run suggests for a limit that conflicts: the smallest feasible cap at
+    ``level`` (bytes, rounded up), or with ``level`` None the smallest feasible memory per
+    accelerator (GiB, four significant digits rounded up); the even and uneven splits alike."""
+    if level is not None:
+        return (f"the smallest feasible cap at level {level} is {format_bytes(need_bytes)} "
+                f"({float(need_bytes):.0f} bytes): try --cap {level}={math.ceil(need_bytes)}B")
+    gib = float(need_bytes) / 2**30
+    digits = max(0, 3 - math.floor(math.log10(gib)))  # four significant digits, rounded up
+    return (f"the smallest feasible memory is {format_bytes(need_bytes)} per accelerator "
+            f"({gib:.4g} GiB): try --memory {math.ceil(gib * 10**digits) / 10**digits}")
 
 
 def format_memory(x: Fraction | int) -> str:

@@ -164,11 +164,9 @@ KEYS: dict[str, Callable[[Any], str | None]] = {
 COUNT_KEY = "accelerators_KIND"  # accelerators_<kind>: how many of that kind (sweep.mix)
 # keys a split point (``explore --split``) does not take: CP-SAT's seed of the even split's model, a
 # solver that does not fit the split (``app.split.check_split_solver``: brute, exact, cpsat or dp with
-# split optimal; dp with equal, proportional or levels)
+# split optimal or proportional; dp with equal or levels)
 NOT_WITH_SPLIT = ("solver", "seed")
 ONLY_WITH_SPLIT = ("alpha_grid", "grid_only", "free")
-SPLIT_SOLVERS = ("brute", "exact", "cpsat", "dp")  # a split optimal point may solve with these (explore --split optimal --solver)
-DP_SPLITS = ("equal", "proportional", "optimal", "levels")  # the splits that take solver dp (the level DP)
 DEFAULT_ALPHA_GRID = 16  # ``explore split --alpha-grid``'s default
 SPLIT_TIME_LIMIT = 10.0  # ``explore split --time-limit``'s default (seconds for --split optimal)
 MAX_ALPHA_GRID = 1024
@@ -455,13 +453,20 @@ def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str]
         bad = [k for k in NOT_WITH_SPLIT if m.get(k) is not None and not (k == "solver" and _split_solver(m))]
         for key in bad:
             say(key, "not with split (a split point is explore --split: it takes every key of a point but seed, "
-                     "with split optimal solver brute, exact, cpsat or dp, with split equal, proportional or levels "
+                     "with split optimal or proportional solver brute, exact, cpsat or dp, with split equal or levels "
                      "solver dp)")
 
 
 def _split_solver(m: dict[str, Any]) -> bool:
-    """Whether a split point's solver fits its split (``explore --split ... --solver``)."""
-    return (m.get("split") == "optimal" and m["solver"] in SPLIT_SOLVERS) or (m["solver"] == "dp" and m.get("split") in DP_SPLITS)
+    """Whether a split point's solver fits its split: ``explore --split ... --solver``'s one rule
+    (``app.split.check_split_solver``)."""
+    from ..split import Split, check_split_solver
+
+    try:
+        check_split_solver(Split(m.get("split")), m["solver"])
+    except (SpecError, ValueError):
+        return False
+    return True
 
 
 def count_points(grid: dict[str, list], extra: list) -> int:

@@ -1,0 +1,134 @@
+"""``--split optimal|proportional --solver``: the uneven form of that solver (``solve_by``); the
+uneven ``cpsat`` under a cap or a memory limit runs the exact constrained path first, as the even
+split's ``cpsat`` runs ``app.run.exact_first`` (docs/uneven.md, "CP-SAT after the exact path")."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from ..core.array import ArraySpec
+from ..core.errors import Refused
+from ..core.network import Network
+from ..core.objective import Objective
+from ..core.partition import Space
+from ..core.solution import Solution, Status
+from ..core.split_rules import SplitRules
+from ..core.uneven import AlphaSpace
+from .run import EXACT_SHARE, MIN_LEFT_SHARE
+
+PROVING_SOLVERS = ("brute", "exact", "cpsat")  # solvers with an uneven form that proves the optimum
+
+
+def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
+                      rules: SplitRules) -> Solution:
+    """CP-SAT's uneven form; under a cap or a memory limit (``SplitRules.couples_layers``) the exact
+    constrained path runs first within ``EXACT_SHARE`` of the time limit: its proof (optimal or
+    infeasible) is the answer, else CP-SAT gets the time left (the exact path's answer where CP-SAT
+    refuses the instance as too large) and the answer is the better plan
+    with the higher proven bound (optimal under the time objective when they meet: both bounds
+    are proofs; under traffic only CP-SAT's own proof, which settles the ties too).
+    ``info["proved_by"]`` names what proved the bound (``exact:<route>``, ``cpsat``)."""
+    from ..solvers.uneven import cpsat_uneven
+    from ..solvers.uneven_constrained import constrained_uneven
+
+    t0 = time.perf_counter()
+    pre = None
+    if rules.couples_layers:
+        try:
+            pre = constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s * EXACT_SHARE, rules=rules)
+        except Refused:  # beyond the exact path's memory guard: CP-SAT alone (it refuses what it cannot take)
+            pre = None
+    if pre is not None and pre.status in (Status.OPTIMAL, Status.INFEASIBLE):
+        return _tagged(pre, f"exact:{pre.info.get('method', 'pareto-dp')}", pre, t0)
+    left = max(time_limit_s - (time.perf_counter() - t0), MIN_LEFT_SHARE * time_limit_s)
+    try:
+        sol = cpsat_uneven(network, array, space, aspace, time_limit_s=left, rules=rules)
+    except Refused as err:  # too large for CP-SAT: the exact path's plan and bound, if it found one
+        if pre is None or pre.plan is None:
+            raise
+        return _tagged(replace(pre, info=dict(pre.info, reason=f"CP-SAT refused the instance ({err})")),
+                       f"exact:{pre.info.get('method', 'pareto-dp')}" if pre.split_bound is not None else "", pre, t0)
+    if pre is None or pre.plan is None or sol.status in (Status.OPTIMAL, Status.INFEASIBLE):
+        return _tagged(sol, "cpsat" if sol.split_bound is not None or sol.status is Status.INFEASIBLE else "", pre, t0)
+    return _combined(sol, pre, rules.objective, t0)
+
+
+def _combined(sol: Solution, pre: Solution, objective: Objective, t0: float) -> Solution:
+    """Neither proved alone: the better plan (CP-SAT's on a tie) and the higher bound; optimal when
+    they meet under the time objective."""
+    best = pre if sol.plan is None or pre.split_value < sol.split_value else sol
+    bounds = [(b, by) for b, by in ((pre.split_bound, f"exact:{pre.info.get('method', 'pareto-dp')}"),
+                                    (sol.split_bound, "cpsat")) if b is not None]
+    bound, by = max(bounds, key=lambda b: b[0]) if bounds else (None, "")
+    met = objective is Objective.TIME and bound is not None and bound >= best.split_value
+    status = Status.OPTIMAL if met else Status.FEASIBLE
+    value = best.split_value
+    if objective is Objective.TRAFFIC:
+        info = dict(best.info, value=value, bound=bound)
+        out = replace(best, status=status, info=info)
+    else:
+        out = replace(best, status=status, step_time_s=value, bound_s=value if met else bound, info=dict(best.info))
+    return _tagged(out, by, pre, t0)
+
+
+def _tagged(sol: Solution, proved_by: str, pre: Solution | None, t0: float) -> Solution:
+    """``sol`` as CP-SAT's answer (the whole run's wall time), naming what proved its bound and
+    what the exact path found first (``exact_first``, as the even cpsat's JSON)."""
+    info = dict(sol.info)
+    if proved_by:
+        info["proved_by"] = proved_by
+    if pre is not None:
+        info["exact_first"] = {"status": pre.status.value, "method": pre.info.get("method"), "wall_s": round(pre.wall_s, 6)}
+    return replace(sol, solver="cpsat", wall_s=time.perf_counter() - t0, info=info)
+
+
+def solve_by(solver: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
+             rules: SplitRules, proportional: bool = False):
+    """``--split optimal --solver brute|exact|cpsat|dp``: the uneven form of that solver over the
+    declared space under ``rules``: brute, exact and cpsat keep to caps, memory, pins and forbids
+    and prove the optimum; dp (the level-by-level DP, ``solvers.uneven_levels``) keeps to pins and
+    forbids, its plan's broken caps and memory are reported by the caller, and it proves nothing
+    (status feasible; level-optimal where every level is the even DP's). Refused (one line) where
+    it does not apply. (plan or None, status, bound, wall, its own objective value, ``_proof_info``)."""
+    from ..solvers.brute import solve_split as brute_split
+    from ..solvers.uneven import exact_uneven
+    from ..solvers.uneven_levels import levels_uneven
+    from ..solvers.uneven_constrained import constrained_uneven
+
+    try:
+        if solver == "brute":
+            sol = brute_split(network, array, space, aspace, rules=rules, time_limit_s=time_limit_s)
+        elif solver == "exact":  # caps or memory: the constrained path, as the even split's exact solver
+            sol = (constrained_uneven if rules.couples_layers else exact_uneven)(
+                network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+        elif solver == "cpsat":  # caps or memory: the exact path first, as the even split's cpsat
+            sol = cpsat_after_exact(network, array, space, aspace, time_limit_s, rules)
+        else:
+            sol = levels_uneven(network, array, space, aspace, rules=rules, name="dp")
+    except Refused as err:  # too large for it: say what takes the instance instead
+        raise type(err)(str(err).split("; use --solver")[0] + _instead(solver, rules, proportional)) from None
+    return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value, _proof_info(solver, sol)
+
+
+def _proof_info(solver: str, sol) -> dict:
+    """What a split report keeps of a solver's info: why it ended without a plan (``reason``) and
+    the method that proved its bound (``proved_by``: the uneven cpsat names its own, exact its route)."""
+    by = sol.info.get("proved_by")
+    if by is None and solver in PROVING_SOLVERS and (sol.split_bound is not None or sol.status is Status.INFEASIBLE):
+        by = f"exact:{sol.info['method']}" if solver == "exact" and sol.info.get("method") else solver
+    first = (sol.info.get("exact_first") or {}).get("status")
+    return {"reason": sol.info.get("reason") or "", "proved_by": by, "method": sol.info.get("method") or "",
+            "exact_first": first}
+
+
+def _instead(solver: str, rules: SplitRules, proportional: bool = False) -> str:
+    """What to run when a proving solver refuses an uneven instance as too large."""
+    if proportional:  # one point per class: the exact DP takes what brute force and CP-SAT cannot
+        return ("; --solver dp (the level DP, no proof) takes it" if solver == "exact" else
+                "; --solver exact (the exact DP over the types at the proportional alphas) or dp (the level DP, no proof)")
+    joint = not rules.constraints.caps and not rules.constraints.memory_set and rules.objective is Objective.TIME
+    return ("; --split optimal without --solver (the joint solver; arrays with one kind per half of the tree) takes "
+            "such instances: a proven optimum, or at --time-limit its best plan with a proven bound and the gap" if joint else
+            "; a coarser --alpha-grid makes the space smaller (the joint solver, --split optimal without --solver, "
+            "takes no caps, memory limit or traffic objective)")

@@ -1,0 +1,160 @@
+"""The least value a cap or the memory limit of an uneven run could take with every other rule kept:
+what an infeasible run suggests, as the even split's (``cpsat.explain_infeasible``,
+``core.constraints.limit_suggestion``). CP-SAT over the exact DP's columns and the one integer
+table (``core.split_costs``): minimise the busiest side of the cap's level (or the largest leaf
+footprint) under the pins, forbids and the other limits; a value only when CP-SAT proves it."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+from explorer.core.array import ArraySpec
+from explorer.core.network import Network
+from explorer.core.partition import Space
+from explorer.core.split_costs import SplitCosts, VectorLayout
+from explorer.core.split_rules import SplitRules
+from explorer.core.uneven import AlphaSpace, check_array, check_network
+
+from .uneven import _columns, _pareto_insert, is_path, unit_limits
+
+
+@dataclass(frozen=True)
+class LeastLimit:
+    """One cap (``level``) or the memory limit (``level`` None) of an infeasible run: the least value
+    (bytes) that would admit a plan with every other rule kept (None: none proven, e.g. the others
+    conflict too), and whether it conflicts alone (no plan keeps to it, whatever the other rules)."""
+
+    level: int | None
+    need_bytes: Fraction | None
+    alone: bool
+
+
+def least_limits(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
+                 time_limit_s: float = 10.0) -> list[LeastLimit]:
+    """Per cap, then the memory limit (``rule_names``' order): its ``LeastLimit``. Empty on a graph
+    (the columns need a chain) or where pins and forbids leave a layer no column; CP-SAT gets
+    ``time_limit_s`` shared among the solves, and what it does not prove is left out (None, False)."""
+    check_array(array)
+    check_network(network)
+    if not is_path(network):
+        return []
+    H, c = array.levels, rules.constraints
+    columns = _columns(network, space, aspace, H, rules)
+    free = _columns(network, space, aspace, H, SplitRules(rules.objective))
+    if not all(columns):
+        return []
+    memory = rules.leaf_memory_bytes is not None
+    costs = SplitCosts(network, H, aspace.values(), VectorLayout(H, memory), rules.weight_copies)
+    lay = costs.layout
+    tried = [(cap.level, cap.bytes, replace(rules, constraints=replace(c, caps=tuple(x for x in c.caps if x is not cap))),
+              [p + s for (h, _), p in lay.pos.items() if h == cap.level for s in (0, 1)]) for cap in c.caps]
+    if memory:
+        tried.append((None, min(rules.leaf_memory_bytes), rules, list(range(lay.mem, lay.size))))
+    every = unit_limits(array, costs, rules)
+    deadline = time.perf_counter() + time_limit_s
+    own = _own(costs, columns)
+    out = []
+    for k, (level, limit, others, positions) in enumerate(tried):
+        share = (deadline - time.perf_counter()) / (2 * (len(tried) - k))
+        limits = _binding(costs, own, [(p, most) for p, most in unit_limits(array, costs, others) if p not in positions])
+        proven, least = _least(costs, columns, positions, limits, share)
+        need = None if least is None else costs.to_elements(least) * array.dtype_bytes
+        if c.pins or c.forbids or limits:  # the limit alone: no pins, forbids or other limits
+            proven, least = _least(costs, free, positions, [(p, most) for p, most in every if p in positions], share)
+        out.append(LeastLimit(level, need if need is not None and need > limit else None,
+                              proven and (least is None or costs.to_elements(least) * array.dtype_bytes > limit)))
+    return out
+
+
+def _own(costs: SplitCosts, columns) -> list[dict]:
+    return [{col: costs.layer(l, col) for col in cols} for l, cols in enumerate(columns)]  # noqa: E741
+
+
+def _binding(costs: SplitCosts, own, limits) -> list[tuple[int, int]]:
+    """The limits that can bind: a footprint (a layer's own part, no edge part) whose largest sum is
+    within its limit never does; every side limit is kept."""
+    return [(p, most) for p, most in limits
+            if p < costs.layout.pos_end or sum(max(v[p] for v in d.values()) for d in own) > most]
+
+
+MAX_STATES = 200_000  # Pareto vectors kept at a layer by ``_least_pareto`` (beyond: no suggestion)
+
+
+def _least_pareto(costs: SplitCosts, columns, own, positions: list[int], limits, deadline: float) -> tuple[bool, int | None]:
+    """``_least`` where sides count (a cap's level, or caps kept): the exact DP's Pareto fronts per
+    last column over the few components that matter (the positions and the limits), a partial plan
+    over a limit dropped (every component is a sum of non-negative parts); (False, None) past the
+    deadline or ``MAX_STATES``."""
+    comps = sorted(set(positions) | {p for p, _ in limits})
+    top = [comps.index(p) for p in positions]
+    most = [(comps.index(p), m) for p, m in limits]
+
+    def proj(v):
+        return tuple(v[p] for p in comps)
+
+    def within(w):
+        return all(w[i] <= m for i, m in most)
+
+    fronts = {c: [(w, None)] for c, v in own[0].items() if within(w := proj(v))}
+    for l in range(1, len(columns)):  # noqa: E741
+        new = {}
+        for b in columns[l]:
+            ob, front = proj(own[l][b]), []
+            for a, e in zip(columns[l - 1], costs.edges_into(l - 1, columns[l - 1], b)):
+                pe = proj(e)
+                for v, _ in fronts.get(a, ()):
+                    w = tuple(x + y + z for x, y, z in zip(v, pe, ob))
+                    if within(w):
+                        _pareto_insert(front, w, None)
+            if front:
+                new[b] = front
+        fronts = new
+        if time.perf_counter() > deadline or sum(map(len, fronts.values())) > MAX_STATES:
+            return False, None
+    values = [max(w[i] for i in top) for f in fronts.values() for w, _ in f]
+    return True, min(values, default=None)
+
+
+def _one_column(m, columns) -> list[dict]:
+    """x[l][column]: exactly one column per layer (no pair Booleans: nothing reads the edges)."""
+    x = [{c: m.NewBoolVar("") for c in cols} for cols in columns]
+    for row in x:
+        m.AddExactlyOne(row.values())
+    return x
+
+
+def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_s: float) -> tuple[bool, int | None]:
+    """The least, over the plans of ``columns`` within ``limits`` (position, most units), of the
+    largest component at ``positions`` (table units): (proven, that value; None: no plan)."""
+    from ortools.sat.python import cp_model
+
+    own = _own(costs, columns)
+    limits = _binding(costs, own, limits)
+    used = sorted(set(positions) | {p for p, _ in limits})
+    if any(p < costs.layout.pos_end for p in used):
+        return _least_pareto(costs, columns, own, positions, limits, time.perf_counter() + time_limit_s)
+    g = math.gcd(*(v[p] for vecs in own for v in vecs.values() for p in used)) or 1
+    ub = max(sum(max(v[p] for v in vecs.values()) for vecs in own) // g for p in used)
+    if ub * len(used) >= 2**62:
+        return False, None  # beyond CP-SAT's int64: no suggestion rather than a wrong one
+    m = cp_model.CpModel()
+    x = _one_column(m, columns)
+    comp = {p: m.NewIntVar(0, ub, "") for p in used}
+    for p in used:
+        m.Add(comp[p] == sum(v[p] // g * b[key] for vecs, b in zip(own, x) for key, v in vecs.items() if v[p]))
+    for p, most in limits:
+        m.Add(comp[p] <= most // g)
+    top = m.NewIntVar(0, ub, "least")
+    for p in positions:
+        m.Add(top >= comp[p])
+    m.Minimize(top)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = max(time_limit_s, 0.01)
+    status = solver.Solve(m)
+    if status == cp_model.INFEASIBLE:
+        return True, None
+    return (True, solver.Value(top) * g) if status == cp_model.OPTIMAL else (False, None)
