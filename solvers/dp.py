@@ -377,6 +377,7 @@ def small_chain_levels(problem: Problem) -> tuple[list[list[int]], list[int]] | 
     data = chain_sizes(problem.network, problem.levels, problem.space) if scan else None
     if data is None:
         return None
+    scan = _UNIFORM_SCANS.get(data.pattern, scan)
     choices, units = [], []
     for _ in range(problem.levels):
         choice, best = scan(data)
@@ -464,6 +465,82 @@ def _sized_scan_3(data: ChainSizes) -> tuple[list[int], int]:
 
 
 _SIZED_SCANS = {2: _sized_scan_2, 3: _sized_scan_3}
+
+
+def _uniform_scan_2(data: ChainSizes) -> tuple[list[int], int]:
+    """``_sized_scan_2`` where every edge's matrix is [[0, v], [v, v]] (conv, fc and embedding
+    layers under HyPar's types): the same sums less the zero entries, the same comparisons."""
+    s, (e0, e1) = data.first
+    c0 = s[e0]
+    c1 = s[e1]
+    back = []
+    append = back.append
+    for s, e0, e1, _, q in data.steps:
+        v = (q * s[0]) >> 2
+        n0 = c0
+        p0 = 0
+        y = c1 + v
+        if y < n0:
+            n0 = y
+            p0 = 1
+        n1 = c0 + v
+        p1 = 0
+        if y < n1:
+            n1 = y
+            p1 = 1
+        c0 = n0 + s[e0]
+        c1 = n1 + s[e1]
+        append((p0, p1))
+    return _backtrack_chain(back, [c0, c1])
+
+
+def _uniform_scan_3(data: ChainSizes) -> tuple[list[int], int]:
+    """``_sized_scan_3`` where every edge's matrix is [[0, v, v], [v, v, 0], [v, 0, v]] (conv, fc
+    and embedding layers under AccPar's types): the same sums less the zero entries (each sum
+    with v computed once), the same comparisons."""
+    s, (e0, e1, e2) = data.first
+    c0 = s[e0]
+    c1 = s[e1]
+    c2 = s[e2]
+    back = []
+    append = back.append
+    for s, e0, e1, e2, _, q in data.steps:
+        v = (q * s[0]) >> 2
+        n0 = c0  # next type 0: c0, c1 + v, c2 + v
+        p0 = 0
+        y = c1 + v
+        z = c2 + v
+        if y < n0:
+            n0 = y
+            p0 = 1
+        if z < n0:
+            n0 = z
+            p0 = 2
+        n1 = c0 + v  # next type 1: c0 + v, c1 + v, c2
+        p1 = 0
+        if y < n1:
+            n1 = y
+            p1 = 1
+        if c2 < n1:
+            n1 = c2
+            p1 = 2
+        n2 = c0 + v  # next type 2: c0 + v, c1, c2 + v
+        p2 = 0
+        if c1 < n2:
+            n2 = c1
+            p2 = 1
+        if z < n2:
+            n2 = z
+            p2 = 2
+        c0 = n0 + s[e0]
+        c1 = n1 + s[e1]
+        c2 = n2 + s[e2]
+        append((p0, p1, p2))
+    return _backtrack_chain(back, [c0, c1, c2])
+
+
+# Edge patterns (``ChainSizes.pattern``) with a scan of their own
+_UNIFORM_SCANS = {(0, 1, 1, 1): _uniform_scan_2, (0, 1, 1, 1, 1, 0, 1, 0, 1): _uniform_scan_3}
 
 
 def hierarchical_dp(problem: Problem) -> tuple[Plan, list[int]]:

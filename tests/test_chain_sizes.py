@@ -73,29 +73,46 @@ def test_chain_sizes_give_the_tables_amounts_at_every_level(space):
             counts = advance(counts, [space.types[k] for k in choice])
 
 
-def random_sizes(rng: random.Random, K: int, L: int, top: int) -> ChainSizes:
-    """A ``ChainSizes`` of random small amounts, exchanged positions and 0/q patterns."""
+def random_sizes(rng: random.Random, K: int, L: int, top: int, pattern: tuple | None = None) -> ChainSizes:
+    """A ``ChainSizes`` of random small amounts, exchanged positions and 0/q patterns (each
+    edge its own, or ``pattern`` on every edge)."""
     sizes = [[rng.randint(0, top) for _ in range(3)] + [0] for _ in range(L)]
     ex = [tuple(rng.choice([0, 1, 2, ZERO]) for _ in range(K)) for _ in range(L)]
     steps = []
     for s, e in zip(sizes[1:], ex[1:]):
-        pattern = [rng.randint(0, 1) for _ in range(K * K)]
-        steps.append((s, *e, itemgetter(*pattern), rng.choice([0, 2, 4, 6])))
-    return ChainSizes(sizes, (sizes[0], ex[0]), steps, [((0,),) * K] * L)
+        p = pattern or tuple(rng.randint(0, 1) for _ in range(K * K))
+        steps.append((s, *e, itemgetter(*p), rng.choice([0, 2, 4, 6])))
+    return ChainSizes(sizes, (sizes[0], ex[0]), steps, [((0,),) * K] * L, pattern)
+
+
+def check_scan(scan, K: int, pattern: tuple | None = None) -> int:
+    """``scan`` against the reference scan on 600 random levels; returns how many had equal sums."""
+    ties = 0
+    for seed in range(600):
+        rng = random.Random(seed)
+        data = random_sizes(rng, K, rng.randint(1, 12), rng.choice([1, 2, 3, 10**6]), pattern)
+        intra, inter = level_rows(data, K)
+        assert scan(data) == reference_scan(intra, inter)
+        costs = [sum(r) for r in intra] + [sum(map(sum, m)) for m in inter]
+        ties += len(set(costs)) < len(costs) and len(intra) > 1
+    return ties
 
 
 @pytest.mark.parametrize("K", [2, 3])
 def test_sized_scans_equal_the_reference_scan(K):
-    ties = 0
-    for seed in range(600):
-        rng = random.Random(seed)
-        data = random_sizes(rng, K, rng.randint(1, 12), rng.choice([1, 2, 3, 10**6]))
-        intra, inter = level_rows(data, K)
-        want = reference_scan(intra, inter)
-        assert dp._SIZED_SCANS[K](data) == want
-        costs = [sum(r) for r in intra] + [sum(map(sum, m)) for m in inter]
-        ties += len(set(costs)) < len(costs) and len(intra) > 1
-    assert ties > 200
+    assert check_scan(dp._SIZED_SCANS[K], K) > 200
+
+
+@pytest.mark.parametrize("pattern", list(dp._UNIFORM_SCANS), ids=len)
+def test_uniform_scans_equal_the_reference_scan(pattern):
+    assert check_scan(dp._UNIFORM_SCANS[pattern], {4: 2, 9: 3}[len(pattern)], pattern) > 200
+
+
+@pytest.mark.parametrize("space", list(Space), ids=str)
+def test_conv_fc_chains_share_the_uniform_pattern(space):
+    data = chain_sizes(random_chain(5, 6), 3, space)
+    assert data.pattern in dp._UNIFORM_SCANS
+    assert chain_sizes(random_chain(5, 1), 3, space).pattern is None  # no edges
 
 
 @pytest.mark.parametrize("space", list(Space), ids=str)

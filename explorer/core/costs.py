@@ -364,12 +364,14 @@ class ChainSizes:
       the inter matrix of edge (l - 1, l) at the current level, flattened [prev * K + next],
       is ``getter((0, (q * sizes[l][0]) >> 2))`` (every entry of its quarters is 0 or q).
     - ``halves[l][k]``: the positions in sizes[l] that type k (space order) halves.
+    - ``pattern``: where every edge's matrix has its q entries: the tuple of 0/1 (flattened
+      [prev * K + next], 1 for q) that all edges share, or None where edges differ (or there are none).
     """
 
-    __slots__ = ("sizes", "first", "steps", "halves")
+    __slots__ = ("sizes", "first", "steps", "halves", "pattern")
 
-    def __init__(self, sizes, first, steps, halves):
-        self.sizes, self.first, self.steps, self.halves = sizes, first, steps, halves
+    def __init__(self, sizes, first, steps, halves, pattern):
+        self.sizes, self.first, self.steps, self.halves, self.pattern = sizes, first, steps, halves, pattern
 
     def halve(self, choice: list[int]) -> None:
         """Advance to the next level: every layer's sizes after it took type ``choice[l]``."""
@@ -389,7 +391,7 @@ def chain_sizes(network: Network, levels: int, space: Space) -> ChainSizes | Non
     kinds, pairs = _chain_kinds(space)
     u, b = 4 << levels, network.batch
     sizes, steps, halves = [], [], []
-    prev = first = None
+    prev = first = pattern = None
     for layer in layers:
         nt = layer.node_types
         kind = kinds.get(nt)
@@ -409,9 +411,10 @@ def chain_sizes(network: Network, levels: int, space: Space) -> ChainSizes | Non
                 pair = pairs[(prev, nt)] = _chain_pair(prev, nt, space.types)
             if not pair:
                 return None
-            steps.append((s, *kind[0], *pair))
+            steps.append((s, *kind[0], pair[0], pair[1]))
+            pattern = pair[2] if len(steps) == 1 or pattern == pair[2] else None
         prev = nt
-    return ChainSizes(sizes, first, steps, halves)
+    return ChainSizes(sizes, first, steps, halves, pattern)
 
 
 _CHAIN_KINDS: dict = {}  # space -> ({NodeTypes: _chain_kind}, {(producer, consumer): _chain_pair})
@@ -434,13 +437,14 @@ def _chain_kind(nt, types: tuple[PartitionType, ...]) -> tuple:
 
 
 def _chain_pair(producer, consumer, types: tuple[PartitionType, ...]) -> tuple:
-    """(getter, q) of an edge between two kinds (``ChainSizes.steps``), or () when its quarters
+    """(getter, q, pattern) of an edge between two kinds (``ChainSizes``), or () when its quarters
     hold more than one non-zero value."""
     flat = _quarters_flat(_quarters(producer, consumer, types), types)
     values = sorted(set(flat) | {0})
     if len(values) > 2:
         return ()
-    return itemgetter(*[values.index(x) for x in flat]), values[-1]
+    pattern = tuple(values.index(x) for x in flat)
+    return itemgetter(*pattern), values[-1], pattern
 
 
 _QUARTERS: dict[tuple, dict[tuple[PartitionType, PartitionType], int]] = {}
