@@ -128,6 +128,18 @@ def test_small_chain_levels_equal_the_per_level_dp(space):
 
 
 @pytest.mark.parametrize("space", list(Space), ids=str)
+def test_long_chains_equal_the_vectorised_per_level_dp(space):
+    """Chains from ``VECTORISE_FROM`` layers, where ``dp_level`` scans numpy arrays; tiny shapes
+    (ties) and int64-sized amounts (Python integers on the sized path)."""
+    nets = [random_chain(7, 300, batch=2, max_channels=2, max_size=1), random_chain(8, 700)]
+    nets.append(Network.chain("big", 2**14, [Layer(f"fc{i}", LayerKind.FC, 2**26, 2**26) for i in range(160)]))
+    for net in nets:
+        problem = Problem(net, synthetic_array(6), space)
+        assert problem.num_layers >= dp.VECTORISE_FROM
+        assert dp.small_chain_levels(problem) == per_level(problem)
+
+
+@pytest.mark.parametrize("space", list(Space), ids=str)
 def test_ties_break_as_the_per_level_dp(space):
     """Identical layers of one element: every level is all ties (the first least type wins)."""
     net = Network.chain("same", 1, [Layer(f"fc{i}", LayerKind.FC, 1, 1) for i in range(6)])
