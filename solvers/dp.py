@@ -6,6 +6,7 @@ The full derivation is in the manual: docs/derivations.md, "The hierarchical DP"
 from __future__ import annotations
 
 import time
+from operator import itemgetter
 
 from explorer.core.comm import Counts, advance, zero_counts
 from explorer.core.costs import CHAIN_SIZES_BELOW, ChainSizes, chain_sizes
@@ -552,11 +553,13 @@ def hierarchical_dp(problem: Problem) -> tuple[Plan, list[int]]:
 def _hierarchical(problem: Problem, wide, time_limit_s: float | None = None, seed: int = 0) -> tuple[Plan, list[int], list[int]]:
     """``hierarchical_dp`` with the levels in ``wide`` solved by CP-SAT (``dp_wide``); also the
     levels CP-SAT did not prove optimal within its time."""
+    L = problem.num_layers
     fast = None if wide else small_chain_levels(problem)
     if fast is not None:
-        types = problem.space.types.__getitem__
-        return Plan(tuple([tuple(map(types, choice)) for choice in fast[0]])), fast[1], []
-    L = problem.num_layers
+        types = problem.space.types
+        if L == 1:
+            return Plan(tuple([(types[choice[0]],) for choice in fast[0]])), fast[1], []
+        return Plan(tuple([itemgetter(*choice)(types) for choice in fast[0]])), fast[1], []
     counts = zero_counts(L)
     rows, level_units, unproven = [], [], []
     chain = problem.network.is_chain
