@@ -380,9 +380,10 @@ def small_chain_levels(problem: Problem) -> tuple[list[list[int]], list[int]] | 
         return None
     scan = _UNIFORM_SCANS.get(data.pattern, scan)
     choices, units = [], []
-    for _ in range(problem.levels):
+    for h in range(problem.levels):
+        if h:
+            data.halve(choice)  # the sizes at level h (none needed after the last level)
         choice, best = scan(data)
-        data.halve(choice)
         choices.append(choice)
         units.append(best)
     return choices, units
