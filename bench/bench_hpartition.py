@@ -4,20 +4,23 @@ The C++ is the published AccPar program (github.com/linghaosong/AccPar, MIT lice
 part of this repository. Give a checkout with ``--accpar DIR``: its ``src/accpar.cpp`` and
 ``src/helper.cpp`` are compiled (g++ -O3, as its Makefile) with a small timing harness written
 here, which reads a network in the program's own text format, runs ``h_partition`` R times and
-prints the best time per call with the partitions and per-level costs of the last call.
+prints the median and best time per call with the partitions and per-level costs of the last call.
 
 Nets: the program's AlexNet and VGG-11 (its ``networks/`` files, batch 512, 7 levels, as
 ``tests/test_reference_program.py``) and seeded random conv/fc chains of 1,000 and 10,000 layers
-at 10 levels, written in both formats. Per net and space (HyPar: 2 types, AccPar: 3), best of R:
+at 10 levels, written in both formats. Per net and space (HyPar: 2 types, AccPar: 3), the
+median of R calls (R = ``--repeat`` on AlexNet/VGG-11, fewer on the long chains):
 
 - ``c++``: one ``h_partition`` call (it copies the layers and runs the per-level DP);
 - ``ours whole``: ``Problem(...)`` from a built ``Network`` and ``hierarchical_dp`` (the cost
-  tables built inside, as a fresh problem does);
-- ``ours dp``: ``hierarchical_dp`` again on the same problem (tables already built);
-- the ratios to the C++ and ``same``: every level's partition equal and every c_h equal (the
-  C++ sums doubles: equal within 1e-12 relative; ``exact`` when every double is an integer equal to ours).
+  tables built inside, as a fresh problem does; chains under 128 layers build none: the DP
+  computes each level's amounts as it goes, ``costs.chain_sizes``);
+- ``ratio``: ours whole / c++ (medians), ``best``: the same of the best calls;
+- ``ours dp``: ``hierarchical_dp`` again on the same problem (tables already built where used);
+- ``same``: every level's partition equal and every c_h equal (the C++ sums doubles: equal
+  within 1e-12 relative; ``exact`` when every double is an integer equal to ours).
 
-    python bench/bench_hpartition.py --accpar ~/src/AccPar            # best of 20
+    python bench/bench_hpartition.py --accpar ~/src/AccPar            # median of 200
     python bench/bench_hpartition.py --accpar ~/src/AccPar --quick    # no 10,000-layer chain
 
 Without a checkout the script says so and times our side alone.
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,9 +44,11 @@ from explorer.core.problem import Problem
 from explorer.solvers.dp import hierarchical_dp
 
 HARNESS = r"""
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 #include "accpar.h"
 #include "helper.h"
 
@@ -54,15 +60,15 @@ int main(int argc, char ** argv) {
     int ** parts = new int*[H];
     for (int h = 0; h < H; ++h) parts[h] = new int[n];
     double * cost = new double[H];
-    double best = 1e30;
+    std::vector<double> times;
     for (int r = 0; r < R; ++r) {
         auto t0 = std::chrono::steady_clock::now();
         h_partition(H, n, layers, parts, cost, K);
         auto t1 = std::chrono::steady_clock::now();
-        double s = std::chrono::duration<double>(t1 - t0).count();
-        if (s < best) best = s;
+        times.push_back(std::chrono::duration<double>(t1 - t0).count());
     }
-    printf("%.9f\n", best);
+    std::sort(times.begin(), times.end());
+    printf("%.9f %.9f\n", times[R / 2], times[0]);
     for (int h = 0; h < H; ++h) {
         printf("%.17g ", cost[h]);
         for (int l = 0; l < n; ++l) printf("%d", parts[h][l]);
@@ -140,19 +146,20 @@ def build_harness(accpar: Path, work: Path) -> Path | None:
 
 
 def run_cpp(exe: Path, rows, work: Path, batch: int, levels: int, types: int, repeat: int):
-    """(best seconds per h_partition call, [(c_h as float, partition string)] per level)."""
+    """((median, best) seconds per h_partition call, [(c_h as float, partition string)] per level)."""
     path = work / "net.txt"
     path.write_text(program_text(rows), encoding="utf-8")
     out = subprocess.run([str(exe), str(path), str(batch), str(levels), str(types), str(repeat)],
                          check=True, capture_output=True, text=True).stdout.split("\n")
     levels_out = [line.split() for line in out[1:1 + levels]]
-    return float(out[0]), [(float(c), p) for c, p in levels_out]
+    median, best = map(float, out[0].split())
+    return (median, best), [(float(c), p) for c, p in levels_out]
 
 
 def time_ours(net: Network, levels: int, space: Space, repeat: int):
-    """(best whole seconds, best DP-alone seconds, plan, level units, unit per element)."""
+    """((median, best) whole seconds, median DP-alone seconds, plan, level units, unit per element)."""
     array = synthetic_array(levels)
-    whole = dp = float("inf")
+    whole, dp = [], []
     for _ in range(repeat):
         t0 = time.perf_counter()
         problem = Problem(net, array, space)
@@ -160,8 +167,9 @@ def time_ours(net: Network, levels: int, space: Space, repeat: int):
         t1 = time.perf_counter()
         hierarchical_dp(problem)
         t2 = time.perf_counter()
-        whole, dp = min(whole, t1 - t0), min(dp, t2 - t1)
-    return whole, dp, plan, units, problem.tables.unit_per_element
+        whole.append(t1 - t0)
+        dp.append(t2 - t1)
+    return (statistics.median(whole), min(whole)), statistics.median(dp), plan, units, problem.tables.unit_per_element
 
 
 def same_answer(cpp, plan, units, unit) -> str:
@@ -176,13 +184,15 @@ def same_answer(cpp, plan, units, unit) -> str:
 
 
 def fmt(seconds: float) -> str:
+    if seconds < 1e-4:
+        return f"{seconds * 1e6:.1f} us"
     return f"{seconds * 1e6:,.0f} us" if seconds < 0.1 else f"{seconds:.3f} s"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--accpar", type=Path, help="a checkout of github.com/linghaosong/AccPar (the C++ program)")
-    ap.add_argument("--repeat", type=int, default=20, help="calls per case; the best is kept")
+    ap.add_argument("--repeat", type=int, default=200, help="calls per case on AlexNet/VGG-11 (the median is shown)")
     ap.add_argument("--quick", action="store_true", help="skip the 10,000-layer chain")
     args = ap.parse_args()
     nets = [("AlexNet", ALEXNET, 512, 7), ("VGG-11", VGG11, 512, 7), ("chain 1,000", random_chain(1, 1000), 32, 10)]
@@ -193,18 +203,21 @@ def main() -> None:
         exe = build_harness(args.accpar, work) if args.accpar else None
         if exe is None:
             print("no AccPar checkout (--accpar DIR): timing our side alone", file=sys.stderr)
-        print(f"{'net':<14}{'space':<8}{'H':>3}{'c++':>11}{'ours whole':>13}{'ratio':>9}{'ours dp':>11}{'ratio':>9}  same")
+        print(f"{'net':<14}{'space':<8}{'H':>3}{'c++':>11}{'ours whole':>13}{'ratio':>8}{'best':>7}{'ours dp':>11}"
+              f"{'ratio':>8}  same")
         for name, rows, batch, levels in nets:
             net = network(name, rows, batch)
             for space, k in ((Space.HYPAR, 2), (Space.ACCPAR, 3)):
-                whole, dp, plan, units, unit = time_ours(net, levels, space, max(3, args.repeat // (1 + len(rows) // 1000)))
+                repeat = max(3, args.repeat // (1 + len(rows) // 100))
+                (whole, whole_best), dp, plan, units, unit = time_ours(net, levels, space, repeat)
                 if exe is None:
-                    print(f"{name:<14}{space.value:<8}{levels:>3}{'-':>11}{fmt(whole):>13}{'-':>9}{fmt(dp):>11}{'-':>9}  -")
+                    print(f"{name:<14}{space.value:<8}{levels:>3}{'-':>11}{fmt(whole):>13}{'-':>8}{'-':>7}{fmt(dp):>11}"
+                          f"{'-':>8}  -")
                     continue
-                cpp_s, cpp = run_cpp(exe, rows, work, batch, levels, k, args.repeat)
+                (cpp_s, cpp_best), cpp = run_cpp(exe, rows, work, batch, levels, k, repeat)
                 same = same_answer(cpp, plan, units, unit)
-                print(f"{name:<14}{space.value:<8}{levels:>3}{fmt(cpp_s):>11}{fmt(whole):>13}{whole / cpp_s:>8.0f}x"
-                      f"{fmt(dp):>11}{dp / cpp_s:>8.0f}x  {same}")
+                print(f"{name:<14}{space.value:<8}{levels:>3}{fmt(cpp_s):>11}{fmt(whole):>13}{whole / cpp_s:>7.0f}x"
+                      f"{whole_best / cpp_best:>6.0f}x{fmt(dp):>11}{dp / cpp_s:>7.0f}x  {same}")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,10 @@ The full derivation is in the manual: docs/derivations.md, "The hierarchical DP"
 from __future__ import annotations
 
 import time
+from operator import itemgetter
 
 from explorer.core.comm import Counts, advance, zero_counts
+from explorer.core.costs import CHAIN_SIZES_BELOW, ChainSizes, chain_sizes
 from explorer.core.errors import InstanceTooLarge
 from explorer.core.units import format_count
 from explorer.core.plan import Plan
@@ -363,6 +365,186 @@ def _mat_mat(A, B):
     return np.minimum(out, SATURATED, out=out)
 
 
+def small_chain_levels(problem: Problem) -> tuple[list[list[int]], list[int]] | None:
+    """Every level of a small chain's DP (below ``CHAIN_SIZES_BELOW`` layers, no pins or forbids,
+    every type everywhere) in one pass over ``chain_sizes``, without cost tables: per level the
+    unrolled scan of ``chain_level`` (the same sums, comparisons and tie-breaking), then the
+    sizes halved by its choices. (type index per layer per level, c_h per level), or None where
+    it does not apply (then ``dp_level`` per level)."""
+    L = problem.num_layers
+    if L >= CHAIN_SIZES_BELOW or not problem.levels or not problem.constraints.empty:
+        return None
+    scan = _SIZED_SCANS.get(len(problem.space.types))
+    data = chain_sizes(problem.network, problem.levels, problem.space) if scan else None
+    if data is None:
+        return None
+    scan = _UNIFORM_SCANS.get(data.pattern, scan)
+    choices, units = [], []
+    for h in range(problem.levels):
+        if h:
+            data.halve(choice)  # the sizes at level h (none needed after the last level)
+        choice, best = scan(data)
+        choices.append(choice)
+        units.append(best)
+    return choices, units
+
+
+def _sized_scan_2(data: ChainSizes) -> tuple[list[int], int]:
+    """``_chain_scan_2`` on one level of ``data`` (its rows and matrices read as the scan goes):
+    per next type, the first least of the two sums in type order."""
+    s, (e0, e1) = data.first
+    c0 = s[e0]
+    c1 = s[e1]
+    back = []
+    append = back.append
+    for s, e0, e1, get, q in data.steps:
+        m00, m01, m10, m11 = get((0, (q * s[0]) >> 2))
+        n0 = c0 + m00
+        p0 = 0
+        y = c1 + m10
+        if y < n0:
+            n0 = y
+            p0 = 1
+        n1 = c0 + m01
+        p1 = 0
+        y = c1 + m11
+        if y < n1:
+            n1 = y
+            p1 = 1
+        c0 = n0 + s[e0]
+        c1 = n1 + s[e1]
+        append((p0, p1))
+    return _backtrack_chain(back, [c0, c1])
+
+
+def _sized_scan_3(data: ChainSizes) -> tuple[list[int], int]:
+    """``_chain_scan_3`` on one level of ``data`` (its rows and matrices read as the scan goes):
+    per next type, the first least of the three sums in type order (plain statements: the
+    fastest form measured)."""
+    s, (e0, e1, e2) = data.first
+    c0 = s[e0]
+    c1 = s[e1]
+    c2 = s[e2]
+    back = []
+    append = back.append
+    for s, e0, e1, e2, get, q in data.steps:
+        a0, a1, a2, b0, b1, b2, d0, d1, d2 = get((0, (q * s[0]) >> 2))
+        n0 = c0 + a0
+        p0 = 0
+        y = c1 + b0
+        z = c2 + d0
+        if y < n0:
+            n0 = y
+            p0 = 1
+        if z < n0:
+            n0 = z
+            p0 = 2
+        n1 = c0 + a1
+        p1 = 0
+        y = c1 + b1
+        z = c2 + d1
+        if y < n1:
+            n1 = y
+            p1 = 1
+        if z < n1:
+            n1 = z
+            p1 = 2
+        n2 = c0 + a2
+        p2 = 0
+        y = c1 + b2
+        z = c2 + d2
+        if y < n2:
+            n2 = y
+            p2 = 1
+        if z < n2:
+            n2 = z
+            p2 = 2
+        c0 = n0 + s[e0]
+        c1 = n1 + s[e1]
+        c2 = n2 + s[e2]
+        append((p0, p1, p2))
+    return _backtrack_chain(back, [c0, c1, c2])
+
+
+_SIZED_SCANS = {2: _sized_scan_2, 3: _sized_scan_3}
+
+
+def _uniform_scan_2(data: ChainSizes) -> tuple[list[int], int]:
+    """``_sized_scan_2`` where every edge's matrix is [[0, v], [v, v]] (conv, fc and embedding
+    layers under HyPar's types): the same sums less the zero entries, the same comparisons."""
+    s, (e0, e1) = data.first
+    c0 = s[e0]
+    c1 = s[e1]
+    back = []
+    append = back.append
+    for s, e0, e1, _, q in data.steps:
+        v = (q * s[0]) >> 2
+        n0 = c0
+        p0 = 0
+        y = c1 + v
+        if y < n0:
+            n0 = y
+            p0 = 1
+        n1 = c0 + v
+        p1 = 0
+        if y < n1:
+            n1 = y
+            p1 = 1
+        c0 = n0 + s[e0]
+        c1 = n1 + s[e1]
+        append((p0, p1))
+    return _backtrack_chain(back, [c0, c1])
+
+
+def _uniform_scan_3(data: ChainSizes) -> tuple[list[int], int]:
+    """``_sized_scan_3`` where every edge's matrix is [[0, v, v], [v, v, 0], [v, 0, v]] (conv, fc
+    and embedding layers under AccPar's types): the same sums less the zero entries (each sum
+    with v computed once), the same comparisons."""
+    s, (e0, e1, e2) = data.first
+    c0 = s[e0]
+    c1 = s[e1]
+    c2 = s[e2]
+    back = []
+    append = back.append
+    for s, e0, e1, e2, _, q in data.steps:
+        v = (q * s[0]) >> 2
+        n0 = c0  # next type 0: c0, c1 + v, c2 + v
+        p0 = 0
+        y = c1 + v
+        z = c2 + v
+        if y < n0:
+            n0 = y
+            p0 = 1
+        if z < n0:
+            n0 = z
+            p0 = 2
+        n1 = c0 + v  # next type 1: c0 + v, c1 + v, c2
+        p1 = 0
+        if y < n1:
+            n1 = y
+            p1 = 1
+        if c2 < n1:
+            n1 = c2
+            p1 = 2
+        n2 = c0 + v  # next type 2: c0 + v, c1, c2 + v
+        p2 = 0
+        if c1 < n2:
+            n2 = c1
+            p2 = 1
+        if z < n2:
+            n2 = z
+            p2 = 2
+        c0 = n0 + s[e0]
+        c1 = n1 + s[e1]
+        c2 = n2 + s[e2]
+        append((p0, p1, p2))
+    return _backtrack_chain(back, [c0, c1, c2])
+
+
+# Edge patterns (``ChainSizes.pattern``) with a scan of their own
+_UNIFORM_SCANS = {(0, 1, 1, 1): _uniform_scan_2, (0, 1, 1, 1, 1, 0, 1, 0, 1): _uniform_scan_3}
+
+
 def hierarchical_dp(problem: Problem) -> tuple[Plan, list[int]]:
     """The DP's plan and its per-level costs (units)."""
     plan, level_units, _ = _hierarchical(problem, set())
@@ -373,6 +555,12 @@ def _hierarchical(problem: Problem, wide, time_limit_s: float | None = None, see
     """``hierarchical_dp`` with the levels in ``wide`` solved by CP-SAT (``dp_wide``); also the
     levels CP-SAT did not prove optimal within its time."""
     L = problem.num_layers
+    fast = None if wide else small_chain_levels(problem)
+    if fast is not None:
+        types = problem.space.types
+        if L == 1:
+            return Plan(tuple([(types[choice[0]],) for choice in fast[0]])), fast[1], []
+        return Plan(tuple([itemgetter(*choice)(types) for choice in fast[0]])), fast[1], []
     counts = zero_counts(L)
     rows, level_units, unproven = [], [], []
     chain = problem.network.is_chain

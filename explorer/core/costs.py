@@ -4,7 +4,8 @@ Every amount of model.md is an integer multiple of 1/(4*2^H) element (section 7)
 tables hold integers in that unit ("units"). They are built once per problem from the
 layer sizes and the derived inter-layer coefficients of ``explorer.core.partition``; lookups are
 shifts, so solvers can afford them in inner loops. ``tests/test_costs.py`` checks every
-lookup against the rational model of ``explorer.core.comm``.
+lookup against the rational model of ``explorer.core.comm``. ``chain_sizes`` gives the DP on a
+chain the same amounts computed level by level instead (cheaper than the tables there).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from itertools import chain, product
 from operator import itemgetter
 
 from .cached import cached_property
-from .network import Network
+from .network import Network, chain_edges
 from .partition import (  # noqa: F401 - compositions is re-exported
     NUM_TYPES,
     ZERO_COUNTS,
@@ -340,6 +341,113 @@ def _level_keys(nt, types: tuple[PartitionType, ...], levels: int) -> _LevelKeys
     if keys is None:
         keys = _LEVEL_KEYS[key] = _LevelKeys(nt, types, levels)
     return keys
+
+
+# Below this many layers a chain's DP reads ``chain_sizes`` (amounts computed as the levels go, in
+# Python integers) instead of the tables: building them costs more than the levels read. Measured
+# at 10 levels (whole DP, CPU time): 200 layers 1.6-1.9 ms vs 3.3-4.5 ms with tables (numpy rows and
+# scan), 1,000 layers 4.3-5.5 vs 9-10 ms, 4,000 layers 19-26 vs 23-35 ms, 10,000 layers 79-82 vs 60-90 ms.
+CHAIN_SIZES_BELOW = 4096
+
+# The zero slot: ``ChainSizes.sizes[l][ZERO]`` is 0 (the "size" of a type that exchanges nothing).
+ZERO = len(Size)
+
+
+class ChainSizes:
+    """A chain's level amounts computed as the levels go, without tables (``chain_sizes``): the
+    same shifts and products as ``CostTables.intra`` and ``inter``, each entry computed once at
+    the level that reads it (a small chain's tables hold every level's entries, and building
+    them costs more than the DP's reads).
+
+    - ``sizes[l]``: layer l's [A(F_l), A(W_l), A(F_{l+1}), 0] in units at the current level
+      (each halved once per earlier choice of a type that halves it; ``halve`` after a level).
+    - ``first``: (sizes[0], layer 0's positions in it of the exchanged size per space type,
+      ``ZERO`` where the type exchanges nothing): its intra row is sizes[0][e] per position e.
+    - ``steps[l - 1]`` for layer l >= 1: (sizes[l], its K exchanged positions, getter, q):
+      the inter matrix of edge (l - 1, l) at the current level, flattened [prev * K + next],
+      is ``getter((0, (q * sizes[l][0]) >> 2))`` (every entry of its quarters is 0 or q).
+    - ``halves[l][k]``: the positions in sizes[l] that type k (space order) halves.
+    - ``pattern``: where every edge's matrix has its q entries: the tuple of 0/1 (flattened
+      [prev * K + next], 1 for q) that all edges share, or None where edges differ (or there are none).
+    """
+
+    __slots__ = ("sizes", "first", "steps", "halves", "pattern")
+
+    def __init__(self, sizes, first, steps, halves, pattern):
+        self.sizes, self.first, self.steps, self.halves, self.pattern = sizes, first, steps, halves, pattern
+
+    def halve(self, choice: list[int]) -> None:
+        """Advance to the next level: every layer's sizes after it took type ``choice[l]``."""
+        for s, hv, k in zip(self.sizes, self.halves, choice):
+            for i in hv[k]:
+                s[i] >>= 1
+
+
+def chain_sizes(network: Network, levels: int, space: Space) -> ChainSizes | None:
+    """``ChainSizes`` of a chain where every layer takes every type of the space at every level,
+    or None where that does not hold: not a chain (``Network.is_chain``), a kind without some
+    type, type II limited to the first ``split_levels`` levels, an edge carrying part of a
+    tensor, quarters with two non-zero values."""
+    layers = network.layers
+    if network.edges != chain_edges(len(layers)) or not network.whole_edges:
+        return None
+    kinds, pairs = _chain_kinds(space)
+    u, b = 4 << levels, network.batch
+    sizes, steps, halves = [], [], []
+    prev = first = pattern = None
+    for layer in layers:
+        nt = layer.node_types
+        kind = kinds.get(nt)
+        if kind is None:
+            kind = kinds[nt] = _chain_kind(nt, space.types)
+        split = layer.split_levels
+        if not kind or (split is not None and split < levels):
+            return None
+        s = [layer.input_elements(b) * u, layer.weight_elements() * u, layer.output_elements(b) * u, 0]
+        sizes.append(s)
+        halves.append(kind[1])
+        if prev is None:
+            first = (s, kind[0])
+        else:
+            pair = pairs.get((prev, nt))
+            if pair is None:
+                pair = pairs[(prev, nt)] = _chain_pair(prev, nt, space.types)
+            if not pair:
+                return None
+            steps.append((s, *kind[0], pair[0], pair[1]))
+            pattern = pair[2] if len(steps) == 1 or pattern == pair[2] else None
+        prev = nt
+    return ChainSizes(sizes, first, steps, halves, pattern)
+
+
+_CHAIN_KINDS: dict = {}  # space -> ({NodeTypes: _chain_kind}, {(producer, consumer): _chain_pair})
+
+
+def _chain_kinds(space: Space) -> tuple[dict, dict]:
+    found = _CHAIN_KINDS.get(space)
+    if found is None:
+        found = _CHAIN_KINDS[space] = ({}, {})
+    return found
+
+
+def _chain_kind(nt, types: tuple[PartitionType, ...]) -> tuple:
+    """(exchanged position per type, positions each type halves), or () when the kind lacks a type
+    of the space or is a join."""
+    if nt.join or any(nt.specs[t.index] is None for t in types):
+        return ()
+    exchanged = tuple(ZERO if (i := nt.exchanged[t.index]) is None else i for t in types)
+    return exchanged, tuple(tuple(s for s, hb in enumerate(nt.halved_by) if t.index in hb) for t in types)
+
+
+def _chain_pair(producer, consumer, types: tuple[PartitionType, ...]) -> tuple:
+    """(getter, q, pattern) of an edge between two kinds (``ChainSizes``), or () when its quarters
+    hold more than one non-zero value."""
+    flat = _quarters_flat(_quarters(producer, consumer, types), types)
+    values = sorted(set(flat) | {0})
+    if len(values) > 2:
+        return ()
+    pattern = tuple(values.index(x) for x in flat)
+    return itemgetter(*pattern), values[-1], pattern
 
 
 _QUARTERS: dict[tuple, dict[tuple[PartitionType, PartitionType], int]] = {}

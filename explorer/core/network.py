@@ -8,10 +8,14 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 from .partition import EMBEDDING_TYPES, GROUPED_TYPES, JOIN_NODE_TYPES, LAYER_TYPES, NodeTypes, PartitionType
 
 NETWORK_INPUT = "input"  # reserved input name: the network's input (no edge)
+# The share of an edge carrying its consumer's whole input (every edge but those into a concat or
+# attention): one object, so that a check over many shares can compare them by identity first.
+WHOLE = Fraction(1)
 
 
 class LayerKind(enum.Enum):
@@ -199,13 +203,19 @@ class Network:
             if not (0 <= u < v < n):
                 raise ValueError(f"bad edge {u}->{v}: nodes must be in topological order")
         if not self.edge_shares:
-            object.__setattr__(self, "edge_shares", tuple(Fraction(1) for _ in self.edges))
+            object.__setattr__(self, "edge_shares", (WHOLE,) * len(self.edges))
         if len(self.edge_shares) != len(self.edges):
             raise ValueError("one share per edge")
 
     @property
     def is_chain(self) -> bool:
-        return not self.has_joins and self.edges == tuple((i - 1, i) for i in range(1, len(self.layers)))
+        return not self.has_joins and self.edges == chain_edges(len(self.layers))
+
+    @property
+    def whole_edges(self) -> bool:
+        """Whether every edge carries its consumer's whole input (share 1)."""
+        shares = self.edge_shares
+        return shares == (WHOLE,) * len(shares) or all(s == 1 for s in shares)
 
     @property
     def has_joins(self) -> bool:
@@ -221,6 +231,13 @@ class Network:
 
     @staticmethod
     def chain(name: str, batch: int, layers: list[Layer] | tuple[Layer, ...], source: str = "") -> "Network":
-        return Network(name, batch, tuple(layers), tuple((i - 1, i) for i in range(1, len(layers))), source)
+        return Network(name, batch, tuple(layers), chain_edges(len(layers)), source)
+
+
+@lru_cache(maxsize=16)
+def chain_edges(layers: int) -> tuple[tuple[int, int], ...]:
+    """A chain's edges: (0, 1), (1, 2), ... (one tuple per length, shared: ``Network.is_chain``
+    compares a network's edges with it, element by element, identical ones at once)."""
+    return tuple((i - 1, i) for i in range(1, layers))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from .array import ArraySpec
@@ -16,13 +16,17 @@ from .objective import LevelWeights, Objective, level_weights
 from .partition import PartitionType, Space
 
 
+# The constraints of a problem given none: one shared instance (they are frozen), not one built per problem.
+NO_CONSTRAINTS = Constraints()
+
+
 @dataclass(frozen=True)
 class Problem:
     network: Network
     array: ArraySpec
     space: Space = Space.HYPAR
     objective: Objective = Objective.TRAFFIC
-    constraints: Constraints = field(default_factory=Constraints)
+    constraints: Constraints = NO_CONSTRAINTS
     # Replaces the objective's level weights (e.g. (0, 1, 0) scores level 1 alone); value in units.
     custom_weights: tuple[int, ...] | None = None
 

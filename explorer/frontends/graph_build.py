@@ -9,7 +9,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from ..core.errors import SpecError, shown
-from ..core.network import NETWORK_INPUT, Layer, LayerKind, Network
+from ..core.network import NETWORK_INPUT, WHOLE, Layer, LayerKind, Network
 
 def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: str, sequence: int | None = None,
                 approximations: tuple[str, ...] = (), input_shapes: tuple = ()) -> Network:
@@ -202,7 +202,7 @@ def _edges(order: list[int], preds: list[list[int]], layers: dict[int, Layer], n
             edges.append((position[p], position[k]))
             consumer = layers[k]
             share = (Fraction(_part(layers[p], nodes[k][1]).out_channels, consumer.in_channels)
-                     if consumer.kind in (LayerKind.CONCAT, LayerKind.ATTENTION) else Fraction(1))
+                     if consumer.kind in (LayerKind.CONCAT, LayerKind.ATTENTION) else WHOLE)
             shares.append(share)
     pairs = sorted(zip(edges, shares))
     return tuple(e for e, _ in pairs), tuple(s for _, s in pairs)
