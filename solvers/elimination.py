@@ -235,49 +235,82 @@ def graph_marginals(vc: VectorCosts, W=None, extras=None, solved: tuple | None =
     return total, marg
 
 
-def graph_peak_entries(vc: VectorCosts) -> int:
-    """The most array entries ``graph_optimum`` holds at once beyond the nodes' own vectors: the
-    messages alive plus the step's tables, replaying its elimination order on scopes alone."""
+def graph_peak_entries(vc) -> int:
+    """The most array entries ``graph_optimum`` holds at once beyond the nodes' own cached vectors,
+    replaying its elimination order on scopes alone (``vc`` needs only ``dom[n].V``/``.K``, ``H``,
+    ``N``, ``edges``): every message it has made (the records keep them for the backtrack) plus
+    the step's tables (``_dense_peak``, ``_reduce_peak``). ``bench/bench_memory_guard.py``."""
     V = [d.V for d in vc.dom]
-    at = [[] for _ in range(vc.N)]
+    at: list[list[_Factor]] = [[_Factor((n,))] for n in range(vc.N)]  # the order of ``_node_factors``
     for e, (u, v) in enumerate(vc.edges):
         f = _Factor((u, v), edge=e)
         at[u].append(f)
         at[v].append(f)
-    for n in range(vc.N):
-        f = _Factor((n,), None)
-        at[n].append(f)
-    alive, live, peak = set(range(vc.N)), 0, 0
-
-    def size(scope) -> int:
-        out = 1
-        for n in scope:
-            out *= V[n]
-        return out
-
+    alive, held, peak = set(range(vc.N)), 0, 0
     while alive:
         how, detail, z = _cheapest_step(vc, alive, at)
         bucket = at[z]
         scope = sorted({n for f in bucket for n in f.scope})
         if how == "chain":
-            a, b, _ = detail
-            temp, new_scope = 5 * V[a] * max(V[z], V[b]) * max(vc.dom[b].K, vc.dom[z].K), (a, b)
+            a, b, edge_f = detail
+            F, temp = _dense_peak(V, [a, z], [f for f in bucket if f is not edge_f])
+            u, x = vc.edges[edge_f.edge]
+            temp = max(temp, F + _reduce_peak(vc, V[a], z if u == z else b, x if u == z else z, u == z))
+            new_scope: tuple[int, ...] = (a, b)
         else:
+            S, temp = _dense_peak(V, scope, bucket)
+            temp = max(temp, S + S // V[z])
             new_scope = tuple(n for n in scope if n != z)
-            temp = 2 * size(scope)
-        peak = max(peak, live + temp)
+        peak = max(peak, held + temp)
         for f in bucket:
-            if f.array is not None:  # a message: freed once used
-                live -= size(f.scope)
             for n in f.scope:
                 if n != z:
                     at[n].remove(f)
         alive.discard(z)
         if new_scope:
+            held += _size(V, new_scope)
             new = _Factor(new_scope, np.empty(0))
-            live += size(new_scope)
             for n in new_scope:
                 at[n].append(new)
+    return peak
+
+
+def _size(V: list[int], scope) -> int:
+    out = 1
+    for n in scope:
+        out *= V[n]
+    return out
+
+
+def _dense_peak(V: list[int], scope: list[int], bucket: list[_Factor]) -> tuple[int, int]:
+    """(entries of ``_dense``'s table, the most entries it holds at once): the table grows factor
+    by factor (old and new table alive together); an edge's matrix is built with two temporaries."""
+    table, covered, peak = 1, set(), 0
+    for f in bucket:
+        arr = _size(V, f.scope) if f.edge is not None else 0  # intra vectors and messages are held already
+        peak = max(peak, table + 3 * arr)
+        covered |= set(f.scope)
+        new = _size(V, covered)
+        peak = max(peak, table + arr + new)
+        table = new
+    return table, peak
+
+
+def _reduce_peak(vc, A: int, u: int, x: int, producer: bool) -> int:
+    """The most entries ``reduce_producer`` (``producer``) or ``reduce_consumer`` holds at once
+    beyond its input (A rows): per level a table of A x (digits so far) entries, built from the
+    previous one as a running minimum (the previous table, its last term, the minimum and a new term)."""
+    H, Ku, Kx = vc.H, vc.dom[u].K, vc.dom[x].K
+    if producer:
+        sizes = [A * Kx ** (j + 1) * Ku ** (H - 1 - j) for j in range(H)]
+        K = Ku
+    else:
+        sizes = [A * Kx ** j * Ku ** (H - j) for j in range(H - 1, -1, -1)]
+        K = Kx
+    peak, prev = 0, 0
+    for t in sizes:  # first level: the input (a view) is the previous table, held by the caller
+        peak = max(peak, 2 * prev + t if K == 1 else max(2 * prev + t, prev + 3 * t))
+        prev = t
     return peak
 
 

@@ -6,7 +6,7 @@ The full derivation is in the manual: docs/derivations.md, "Networks and graphs"
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from .partition import EMBEDDING_TYPES, GROUPED_TYPES, JOIN_NODE_TYPES, LAYER_TYPES, NodeTypes, PartitionType
@@ -163,6 +163,9 @@ class Network:
     edge_shares: tuple[Fraction, ...] = ()
     sequence: int | None = None  # tokens per sample, when the network has a sequence axis
     approximations: tuple[str, ...] = ()  # what the importer could not model exactly
+    # ``is_chain``, computed on first use (every field it reads is immutable); not a field of
+    # equality, hashing or the repr, and never passed: ``dataclasses.replace`` starts it afresh
+    _chain: bool | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n = len(self.layers)
@@ -178,7 +181,12 @@ class Network:
 
     @property
     def is_chain(self) -> bool:
-        return not self.has_joins and self.edges == tuple((i - 1, i) for i in range(1, len(self.layers)))
+        """No joins and every edge from one node to the next (computed once per network)."""
+        if self._chain is None:
+            edges = self.edges
+            chain = len(edges) == len(self.layers) - 1 and all(e == (i, i + 1) for i, e in enumerate(edges))
+            object.__setattr__(self, "_chain", chain and not self.has_joins)
+        return self._chain
 
     @property
     def has_joins(self) -> bool:
