@@ -11,7 +11,7 @@ import numpy as np
 from explorer.core.errors import InstanceTooLarge
 from explorer.core.plan import Plan
 
-from .vectors import VectorCosts
+from .vectors import VectorCosts, reduce_peak
 
 MAX_GRAPH_TABLE = 20_000_000  # entries of one dense elimination table on graphs (int64: 160 MB)
 
@@ -239,7 +239,7 @@ def graph_peak_entries(vc) -> int:
     """The most array entries ``graph_optimum`` holds at once beyond the nodes' own cached vectors,
     replaying its elimination order on scopes alone (``vc`` needs only ``dom[n].V``/``.K``, ``H``,
     ``N``, ``edges``): every message it has made (the records keep them for the backtrack) plus
-    the step's tables (``_dense_peak``, ``_reduce_peak``). ``bench/bench_memory_guard.py``."""
+    the step's tables (``_dense_peak``, ``vectors.reduce_peak``). ``bench/bench_memory_guard.py``."""
     V = [d.V for d in vc.dom]
     at: list[list[_Factor]] = [[_Factor((n,))] for n in range(vc.N)]  # the order of ``_node_factors``
     for e, (u, v) in enumerate(vc.edges):
@@ -255,7 +255,7 @@ def graph_peak_entries(vc) -> int:
             a, b, edge_f = detail
             F, temp = _dense_peak(V, [a, z], [f for f in bucket if f is not edge_f])
             u, x = vc.edges[edge_f.edge]
-            temp = max(temp, F + _reduce_peak(vc, V[a], z if u == z else b, x if u == z else z, u == z))
+            temp = max(temp, F + reduce_peak(vc.H, vc.dom[u].K, vc.dom[x].K, V[a], u == z))
             new_scope: tuple[int, ...] = (a, b)
         else:
             S, temp = _dense_peak(V, scope, bucket)
@@ -294,24 +294,6 @@ def _dense_peak(V: list[int], scope: list[int], bucket: list[_Factor]) -> tuple[
         peak = max(peak, table + arr + new)
         table = new
     return table, peak
-
-
-def _reduce_peak(vc, A: int, u: int, x: int, producer: bool) -> int:
-    """The most entries ``reduce_producer`` (``producer``) or ``reduce_consumer`` holds at once
-    beyond its input (A rows): per level a table of A x (digits so far) entries, built from the
-    previous one as a running minimum (the previous table, its last term, the minimum and a new term)."""
-    H, Ku, Kx = vc.H, vc.dom[u].K, vc.dom[x].K
-    if producer:
-        sizes = [A * Kx ** (j + 1) * Ku ** (H - 1 - j) for j in range(H)]
-        K = Ku
-    else:
-        sizes = [A * Kx ** j * Ku ** (H - j) for j in range(H - 1, -1, -1)]
-        K = Kx
-    peak, prev = 0, 0
-    for t in sizes:  # first level: the input (a view) is the previous table, held by the caller
-        peak = max(peak, 2 * prev + t if K == 1 else max(2 * prev + t, prev + 3 * t))
-        prev = t
-    return peak
 
 
 def instead(problem) -> str:
