@@ -92,12 +92,14 @@ def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[_F], cap: i
 
 
 def _dense_entries(sizes: list[int], rest: list[int], z: int, built: list[int]) -> int:
-    """Entries ``_dense_min`` holds at once beyond the messages and edge tables: its output, one
-    slice of the table and the slice's minimum; or, while an edge table is built, its gather."""
+    """Entries ``_dense_min`` holds at once beyond the messages and edge tables: its output, a
+    slice of the table (two while the next replaces the last) and the slice's minimum; or, while
+    an edge table is built, its gather."""
     if not rest:
         return 2 * sizes[z] + max(built, default=0)
     inner = _prod(sizes, rest[1:]) * sizes[z]
-    piece = min(sizes[rest[0]], max(1, DENSE_BLOCK // max(1, inner))) * inner
+    rows = min(sizes[rest[0]], max(1, DENSE_BLOCK // max(1, inner)))
+    piece = rows * inner * (2 if rows < sizes[rest[0]] else 1)
     out = _prod(sizes, rest)
     return out + max(piece + piece // sizes[z], max(built, default=0))
 
