@@ -1,13 +1,22 @@
-"""Do the memory guards hold? ``exact``'s estimate against the peak it measurably uses (issue 23, item 5).
+"""Do the memory guards hold? Each solver's estimate against the memory it measurably uses (issue 23, item 5).
 
-Each case runs in its own process: it builds the problem, notes the process's peak resident
-memory so far (``ru_maxrss``: the interpreter, numpy and the network), runs the solver and
-notes the peak again. The table prints the estimate the guard compares with its limit
-(``exact.memory_estimate``), the measured increase and their ratio; the guard holds where the
-ratio (measured / estimate) stays at or below 1.5. Cases the guard refuses print its message.
+Every case runs in its own process. The guards and what is measured:
 
-    python bench/bench_memory_guard.py            # chains at H = 9-11 and zoo graphs at H = 6-8
-    python bench/bench_memory_guard.py --quick    # the small cases only
+- ``exact`` (even splits): ``exact.memory_estimate``, compared with ``exact.MAX_MEMORY`` before
+  anything is allocated; measured: the rise of the process's peak resident memory over the solve,
+  after the problem is built (``VmHWM``, reset just before the solve through ``clear_refs``).
+  ``--beyond`` also runs cases the guard refuses (with its limit lifted) to measure them.
+- ``pruned``: each elimination's plan (``survivor_elim.plan``: 8 bytes an entry), compared with
+  ``survivor_elim.MAX_ENTRIES`` before the elimination runs; measured: the peak of the memory
+  the elimination allocates (``tracemalloc``, numpy's arrays included), the largest plan shown.
+- ``exact`` (uneven splits): ``uneven_prune.memory_estimate`` at the most live states the DP's
+  guard saw (``uneven.EXACT_MAX_BYTES``); measured: the rise of the peak resident memory, as for ``exact``.
+
+The guard holds where measured / estimate stays within [0.67, 1.5].
+
+    python bench/bench_memory_guard.py            # all cases (about 3-4 minutes on a quiet machine)
+    python bench/bench_memory_guard.py --quick    # small cases only (about 30 s)
+    python bench/bench_memory_guard.py --beyond   # add ResNet-50 and BERT-base at H = 9 (4 GiB, minutes)
 """
 
 from __future__ import annotations
@@ -16,56 +25,162 @@ import argparse
 import json
 import subprocess
 import sys
+from pathlib import Path
 
-CHILD = r"""
-import json, resource, sys, time
+PRELUDE = r"""
+import json, sys, time, tracemalloc
 sys.path.insert(0, {bench!r})
 from bench_hpartition import network, random_chain
 from explorer.core.array import synthetic_array
-from explorer.core.errors import InstanceTooLarge
+from explorer.core.errors import Refused
 from explorer.core.partition import Space
 from explorer.core.problem import Problem
+from explorer.core.randnet import random_dag_spec
+from explorer.core.solution import SolveOptions
 from explorer.frontends import load_model
-from explorer.solvers import exact
+from explorer.frontends.network_yaml import parse_network
 
-kind, name, levels = {kind!r}, {name!r}, {levels!r}
-net = network("chain", random_chain(1, int(name)), 32) if kind == "chain" else load_model(name)
-problem = Problem(net, synthetic_array(levels), Space.ACCPAR)
-problem.tables.level_rows
-estimate = exact.memory_estimate(problem)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-t0 = time.perf_counter()
-try:
-    sol = exact.solve(problem)
-    status = sol.status.value
-except InstanceTooLarge as err:
-    status = "refused: " + str(err)
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({{"estimate": estimate, "used": (after - before) * 1024, "status": status,
-                  "wall": time.perf_counter() - t0}}))
+kind, name, levels, beyond = {kind!r}, {name!r}, {levels!r}, {beyond!r}
+if kind == "chain":
+    net = network("chain", random_chain(1, int(name)), 32)
+elif kind == "split":
+    net = load_model(name.split(":")[0])
+elif kind == "dag":
+    seed, nodes = map(int, name.split("x"))
+    net = parse_network(random_dag_spec(seed, nodes, batch=8), "dag")
+else:
+    net = load_model(name)
+def _status(key):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key))
+def mark():  # resident bytes now, the peak reset to them (ru_maxrss would start at the parent's
+    # size: Linux keeps it across fork and exec; VmHWM is this process's own)
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return _status("VmRSS:")
+    except OSError:
+        return _status("VmHWM:")
+def peak():
+    return _status("VmHWM:")
 """
 
-CASES = [("chain", "200", 11), ("chain", "2000", 9), ("chain", "60", 11), ("chain", "1000", 8),
-         ("graph", "resnet18", 8), ("graph", "mobilenet-v2", 7), ("graph", "bert-base", 7), ("graph", "resnet50", 7)]
-QUICK = [("chain", "200", 9), ("chain", "1000", 7), ("graph", "resnet18", 6), ("graph", "mobilenet-v2", 6)]
+EXACT = r"""
+from explorer.solvers import exact
+problem = Problem(net, synthetic_array(levels), Space.ACCPAR)
+problem.tables.level_rows
+try:
+    estimate = exact.memory_estimate(problem)
+except Refused as err:  # no elimination order within the table limit
+    print(json.dumps({"estimate": 0, "used": 0, "status": "refused: " + str(err), "guard": False, "wall": 0}))
+    sys.exit()
+refused = estimate > exact.MAX_MEMORY
+if beyond:
+    exact.MAX_MEMORY = 1 << 40
+before, t0 = mark(), time.perf_counter()
+try:
+    status = exact.solve(problem).status.value
+except Refused as err:
+    status = "refused: " + str(err)
+print(json.dumps({"estimate": estimate, "used": peak() - before, "status": status, "guard": refused,
+                  "wall": time.perf_counter() - t0}))
+"""
+
+PRUNED = r"""
+from explorer.solvers import pruned, survivor_elim
+problem = Problem(net, synthetic_array(levels), Space.ACCPAR)
+problem.tables.level_rows
+seen = []
+run = survivor_elim.eliminate
+def spy(vc, domains, max_entries=survivor_elim.MAX_ENTRIES, deadline=None, steps=None, workers=1):
+    steps = steps or survivor_elim.plan(vc, [len(d) for d in domains], max_entries)
+    tracemalloc.start()
+    found = run(vc, domains, max_entries, deadline, steps, workers)
+    if found is not None:  # (one the deadline stopped never reached its peak)
+        seen.append((8 * steps.peak, tracemalloc.get_traced_memory()[1]))
+    tracemalloc.stop()
+    return found
+pruned.eliminate = spy
+t0 = time.perf_counter()
+sol = pruned.solve(problem, SolveOptions(time_limit_s=30.0))
+est, used = max(seen) if seen else (0, 0)
+ratios = [u / e for e, u in seen if e]
+print(json.dumps({"estimate": est, "used": used, "status": f"{sol.status.value}, {len(seen)} eliminations finished, "
+                  f"used/est {min(ratios, default=0):.2f}-{max(ratios, default=0):.2f}", "guard": False,
+                  "wall": time.perf_counter() - t0}))
+"""
+
+UNEVEN = r"""
+from explorer.core.uneven import alpha_grid, alpha_space
+from explorer.frontends import load_array
+from explorer.solvers import uneven
+from explorer.solvers.uneven_prune import memory_estimate
+space, grid = Space(name.split(":")[1]), levels
+arr = load_array("tpu-mix-16")
+aspace = alpha_space(arr, alpha_grid(grid))
+most = [0]
+def spy(self, states):
+    need = memory_estimate(self.columns, self.size, states, self.rest_copies, self.sides)
+    most[0] = max(most[0], need)
+    if need > self.max_bytes:
+        raise Refused("refused by the guard")
+uneven._Run.check_memory = spy
+before, t0 = mark(), time.perf_counter()
+try:
+    status = uneven.exact_uneven(net, arr, space, aspace, time_limit_s=60.0).status.value
+except Refused as err:
+    status = "refused: " + str(err)
+print(json.dumps({"estimate": most[0], "used": peak() - before, "status": status, "guard": False,
+                  "wall": time.perf_counter() - t0}))
+"""
+
+# (solver, kind, name, levels): kind "chain" (name: layers), "dag" (name: seed x nodes), "zoo",
+# "split" (name: network:space, levels: the alpha grid)
+CASES = [
+    ("exact", "chain", "200", 11), ("exact", "chain", "2000", 9), ("exact", "chain", "60", 11),
+    ("exact", "chain", "1000", 8),
+    ("exact", "zoo", "resnet18", 8), ("exact", "zoo", "mobilenet-v2", 7), ("exact", "zoo", "bert-base", 7),
+    ("exact", "zoo", "resnet50", 8), ("exact", "zoo", "vit-b16", 7), ("exact", "zoo", "llama-7b", 7),
+    ("exact", "dag", "4x10", 7), ("exact", "dag", "5x14", 7), ("exact", "dag", "9x8", 8), ("exact", "dag", "11x14", 7),
+    ("exact", "zoo", "resnet18", 9),
+    ("pruned", "zoo", "resnet50", 9), ("pruned", "zoo", "bert-base", 9), ("pruned", "zoo", "llama-7b", 8),
+    ("uneven", "split", "lenet-c:hypar", 8), ("uneven", "split", "alexnet:hypar", 4), ("uneven", "split", "alexnet:accpar", 2),
+]
+QUICK = [("exact", "chain", "200", 9), ("exact", "chain", "1000", 7), ("exact", "zoo", "resnet18", 6),
+         ("exact", "zoo", "mobilenet-v2", 6), ("exact", "dag", "4x10", 6), ("pruned", "zoo", "bert-base", 8),
+         ("uneven", "split", "lenet-c:hypar", 4)]
+BEYOND = [("exact", "zoo", "resnet50", 9), ("exact", "zoo", "bert-base", 9)]
+CHILDREN = {"exact": EXACT, "pruned": PRUNED, "uneven": UNEVEN}
+
+
+def measure(solver: str, kind: str, name: str, levels: int, beyond: bool = False) -> dict:
+    """One case in a fresh process: estimate and used (bytes), status, whether the guard refuses it, wall."""
+    bench = str(Path(__file__).resolve().parent)
+    code = PRELUDE.format(bench=bench, kind=kind, name=name, levels=levels, beyond=beyond) + CHILDREN[solver]
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if proc.returncode:
+        return {"error": (proc.stderr.strip().splitlines() or ["no output"])[-1]}
+    return json.loads(proc.stdout)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--beyond", action="store_true", help="also cases the guard refuses, with its limit lifted")
     args = ap.parse_args()
-    bench = __file__.rsplit("/", 1)[0]
-    print(f"{'case':<22}{'H':>3}{'estimate MiB':>14}{'used MiB':>10}{'used/est':>10}{'wall s':>8}  status")
-    for kind, name, levels in QUICK if args.quick else CASES:
-        code = CHILD.format(bench=bench, kind=kind, name=name, levels=levels)
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-        if proc.returncode:
-            print(f"{name}: {proc.stderr.strip().splitlines()[-1]}")
+    cases = QUICK if args.quick else CASES + (BEYOND if args.beyond else [])
+    print(f"{'solver':<8}{'case':<22}{'H/grid':>7}{'estimate MiB':>14}{'used MiB':>10}{'used/est':>10}{'wall s':>8}  status")
+    for solver, kind, name, levels in cases:
+        r = measure(solver, kind, name, levels, args.beyond)
+        label = f"chain {int(name):,}" if kind == "chain" else f"dag {name}" if kind == "dag" else name
+        if "error" in r:
+            print(f"{solver:<8}{label:<22}{levels:>7}  {r['error']}")
             continue
-        r = json.loads(proc.stdout)
-        label = f"chain {int(name):,}" if kind == "chain" else name
         est, used = r["estimate"] / 2**20, r["used"] / 2**20
-        print(f"{label:<22}{levels:>3}{est:>14,.1f}{used:>10,.1f}{used / est:>9.2f}x{r['wall']:>8.2f}  {r['status'][:70]}")
+        ratio = f"{used / est:>9.2f}x" if est and used else f"{'-':>10}"
+        status = r["status"] + (" (the guard refuses it)" if r["guard"] else "")
+        print(f"{solver:<8}{label:<22}{levels:>7}{est:>14,.1f}{used:>10,.1f}{ratio}{r['wall']:>8.2f}  {status[:80]}",
+              flush=True)
 
 
 if __name__ == "__main__":

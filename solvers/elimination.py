@@ -13,7 +13,7 @@ import numpy as np
 from explorer.core.errors import InstanceTooLarge
 from explorer.core.plan import Plan
 
-from .vectors import VectorCosts
+from .vectors import VectorCosts, reduce_peak
 
 MAX_GRAPH_TABLE = 20_000_000  # entries of one dense elimination table on graphs (int64: 160 MB)
 
@@ -252,50 +252,65 @@ def graph_marginals(vc: VectorCosts, W=None, extras=None, solved: tuple | None =
     return total, marg
 
 
-def graph_peak_entries(vc: VectorCosts) -> int:
-    """The most array entries ``graph_optimum`` holds at once beyond the nodes' own vectors: the
-    messages alive plus the step's tables, replaying its elimination order on scopes alone."""
+def graph_peak_entries(vc) -> int:
+    """The most array entries ``graph_optimum`` holds at once beyond the nodes' own cached vectors,
+    replaying its elimination order on scopes alone (``vc`` needs only ``dom[n].V``/``.K``, ``H``,
+    ``N``, ``edges``): every message it has made (the records keep them for the backtrack) plus
+    the step's tables (``_dense_peak``, ``vectors.reduce_peak``). ``bench/bench_memory_guard.py``."""
     V = [d.V for d in vc.dom]
-    at = [[] for _ in range(vc.N)]
+    at: list[list[_Factor]] = [[_Factor((n,))] for n in range(vc.N)]  # the order of ``_node_factors``
     for e, (u, v) in enumerate(vc.edges):
         f = _Factor((u, v), edge=e)
         at[u].append(f)
         at[v].append(f)
-    for n in range(vc.N):
-        f = _Factor((n,), None)
-        at[n].append(f)
-    alive, live, peak = set(range(vc.N)), 0, 0
-
-    def size(scope) -> int:
-        out = 1
-        for n in scope:
-            out *= V[n]
-        return out
-
+    alive, held, peak = set(range(vc.N)), 0, 0
     while alive:
         how, detail, z = _cheapest_step(vc, alive, at)
         bucket = at[z]
         scope = sorted({n for f in bucket for n in f.scope})
         if how == "chain":
-            a, b, _ = detail
-            temp, new_scope = 5 * V[a] * max(V[z], V[b]) * max(vc.dom[b].K, vc.dom[z].K), (a, b)
+            a, b, edge_f = detail
+            F, temp = _dense_peak(V, [a, z], [f for f in bucket if f is not edge_f])
+            u, x = vc.edges[edge_f.edge]
+            temp = max(temp, F + reduce_peak(vc.H, vc.dom[u].K, vc.dom[x].K, V[a], u == z))
+            new_scope: tuple[int, ...] = (a, b)
         else:
+            S, temp = _dense_peak(V, scope, bucket)
+            temp = max(temp, S + S // V[z])
             new_scope = tuple(n for n in scope if n != z)
-            temp = 2 * size(scope)
-        peak = max(peak, live + temp)
+        peak = max(peak, held + temp)
         for f in bucket:
-            if f.array is not None:  # a message: freed once used
-                live -= size(f.scope)
             for n in f.scope:
                 if n != z:
                     at[n].remove(f)
         alive.discard(z)
         if new_scope:
+            held += _size(V, new_scope)
             new = _Factor(new_scope, np.empty(0))
-            live += size(new_scope)
             for n in new_scope:
                 at[n].append(new)
     return peak
+
+
+def _size(V: list[int], scope) -> int:
+    out = 1
+    for n in scope:
+        out *= V[n]
+    return out
+
+
+def _dense_peak(V: list[int], scope: list[int], bucket: list[_Factor]) -> tuple[int, int]:
+    """(entries of ``_dense``'s table, the most entries it holds at once): the table grows factor
+    by factor (old and new table alive together); an edge's matrix is built with two temporaries."""
+    table, covered, peak = 1, set(), 0
+    for f in bucket:
+        arr = _size(V, f.scope) if f.edge is not None else 0  # intra vectors and messages are held already
+        peak = max(peak, table + 3 * arr)
+        covered |= set(f.scope)
+        new = _size(V, covered)
+        peak = max(peak, table + arr + new)
+        table = new
+    return table, peak
 
 
 def instead(problem) -> str:

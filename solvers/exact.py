@@ -64,27 +64,43 @@ def check_size(problem: Problem, max_states: int | None = None) -> None:
 
 
 def memory_estimate(problem: Problem) -> int:
-    """Bytes of numpy arrays an unconstrained solve holds at its peak (``bench/bench_memory_guard.py``
-    measures it within 1.5x): per node its vectors' forward values (chains) or cached intra costs,
-    the per-level intra arrays while ``VectorCosts`` keeps them, each domain's digit and prefix
-    tables, and the largest step's tables (a chain step's few V-sized temporaries; on graphs up to
-    four times ``MAX_GRAPH_TABLE``, the chain-step peak ``_plan_step`` allows)."""
+    """Bytes an unconstrained solve holds at its peak (``bench/bench_memory_guard.py`` measures
+    it within 1.5x), from the node sizes alone (nothing is allocated): per node its vectors'
+    objective costs, pins-and-forbids mask and (while ``VectorCosts`` keeps them) per-level intra
+    arrays; each domain's digit, type and prefix tables; on chains the forward values and one
+    step's temporaries; on graphs every message the elimination makes (kept for the backtrack)
+    plus the largest step's tables (``elimination.graph_peak_entries``), and ``BASE_BYTES``."""
     from .vectors import LEVEL_CACHE_ENTRIES
 
-    H = problem.levels
-    sizes = [len(problem.node_types(n)) ** H for n in range(problem.num_layers)]
+    shape = _Shape(problem)
+    sizes = [d.V for d in shape.dom]
     total = sum(sizes)
-    per_node = 2 * total + (H * total if H * total <= LEVEL_CACHE_ENTRIES else 0)  # values + intra cache (+ levels)
-    domains = sum((3 * H + 3) * V for V in set(sizes))
+    per_node = total + total // 8 + (shape.H * total if shape.H * total <= LEVEL_CACHE_ENTRIES else 0)
+    domains = sum((3 * shape.H + 2) * V for V in set(sizes))
     if problem.network.is_chain:
-        step = 8 * max(sizes, default=0)
+        step = total + 5 * max(sizes)  # the forward values; a step's running minimum and its terms
     else:
-        step = graph_peak_entries(VectorCosts(problem))
-    return 8 * (per_node + domains + step) + GRAPH_OVERHEAD * (not problem.network.is_chain)
+        step = graph_peak_entries(shape)
+    return 8 * (per_node + domains + step) + BASE_BYTES
 
 
-# Bytes beyond the arrays a graph solve holds (edge tables per level, the elimination's records).
-GRAPH_OVERHEAD = 32 * 2**20
+BASE_BYTES = 4 * 2**20  # what a solve allocates beyond its arrays (records, cost rows, allocator slack)
+
+
+class _Dom:
+    __slots__ = ("K", "V")
+
+    def __init__(self, K: int, H: int):
+        self.K, self.V = K, K**H
+
+
+class _Shape:
+    """What ``graph_peak_entries`` reads of a ``VectorCosts`` (domain sizes, edges), without its arrays."""
+
+    def __init__(self, problem: Problem):
+        self.problem, self.H, self.N = problem, problem.levels, problem.num_layers
+        self.edges = problem.network.edges
+        self.dom = [_Dom(len(problem.node_types(n)), self.H) for n in range(self.N)]
 
 
 def coupled(problem: Problem) -> bool:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .vectors import VectorCosts
+from .vectors import VectorCosts, reduce_peak
 
 MAX_ENTRIES = 80_000_000  # entries of all messages and one step's tables held at once (int64: 640 MB)
 ROW_BLOCK = 1 << 19  # entries of one block of a level step's rows spread over all of z's vectors (measured: 2-3 rows of 3^10 run 1.8x faster a row than 24, their tables stay in cache)
@@ -45,7 +45,7 @@ class Step:
 class Plan:
     steps: tuple[Step, ...]
     work: float  # estimated elementary operations
-    peak: int  # entries held at once: every message (kept for the backtrack) plus the largest step's tables
+    peak: int  # most entries held at once: the messages and edge tables so far (kept for the backtrack) plus a step's tables
 
 
 class _F:
@@ -65,14 +65,17 @@ def _prod(sizes, nodes) -> int:
 
 
 def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[_F], cap: int, level_first: bool = False):
-    """(work, held entries, message entries, Step) of the cheapest way to eliminate z now whose
-    tables stay within ``cap`` entries (work infinite when none does); ``level_first``: a level
-    step whenever one exists (tests)."""
+    """(work, step entries, message entries, edge-table entries, Step) of the cheapest way to
+    eliminate z now whose step tables stay within ``cap`` entries (work infinite when none does);
+    ``level_first``: a level step whenever one exists (tests). Step entries: what the step holds
+    beyond the messages and edge tables (``_dense_entries``, ``_level_entries``); the message and
+    the edge tables it builds stay (the backtrack reads them)."""
     others = sorted({n for f in bucket for n in f.scope} - {z})
     table = _prod(sizes, others) * sizes[z]
-    edges = sum(sizes[f.scope[0]] * sizes[f.scope[1]] for f in bucket if f.edge is not None)
-    work = float(table) * (len(bucket) + 1) + vc.H * edges if 2 * table <= cap else float("inf")
-    best = (work, 2 * table, table // sizes[z], Step(z, "dense", None, None, tuple(others)))
+    built = [sizes[f.scope[0]] * sizes[f.scope[1]] for f in bucket if f.edge is not None]
+    held = _dense_entries(sizes, others, z, built)
+    work = float(table) * (len(bucket) + 1) + vc.H * sum(built) if held <= cap else float("inf")
+    best = (work, held, table // sizes[z], sum(built), Step(z, "dense", None, None, tuple(others)))
     Vz = vc.dom[z].V
     for b in others:
         touching = [f for f in bucket if b in f.scope]
@@ -80,13 +83,44 @@ def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[_F], cap: i
             continue
         rest = [n for n in others if n != b]
         A = _prod(sizes, rest)
-        block = min(A, max(1, ROW_BLOCK // (Vz * vc.dom[z].K)))
-        edges = sum(sizes[f.scope[0]] * sizes[f.scope[1]] for f in bucket if f.edge is not None and f is not touching[0])
-        work = float(A) * (sizes[z] * len(bucket) + Vz + _row_work(vc, z, b, touching[0].edge)) + vc.H * edges
-        held = A * sizes[z] + block * Vz * vc.dom[z].K + A * sizes[b]
-        if (work < best[0] or (level_first and best[3].how == "dense")) and held <= cap:
-            best = (work, held, A * sizes[b], Step(z, "level", touching[0].edge, b, tuple(rest) + (b,)))
+        built = [sizes[f.scope[0]] * sizes[f.scope[1]] for f in bucket if f.edge is not None and f is not touching[0]]
+        work = float(A) * (sizes[z] * len(bucket) + Vz + _row_work(vc, z, b, touching[0].edge)) + vc.H * sum(built)
+        held = _level_entries(vc, sizes, A, z, b, touching[0].edge, built)
+        if (work < best[0] or (level_first and best[4].how == "dense")) and held <= cap:
+            best = (work, held, A * sizes[b], sum(built), Step(z, "level", touching[0].edge, b, tuple(rest) + (b,)))
     return best
+
+
+def _dense_entries(sizes: list[int], rest: list[int], z: int, built: list[int]) -> int:
+    """Entries ``_dense_min`` holds at once beyond the messages and edge tables: its output, a
+    slice of the table (two while the next replaces the last) and the slice's minimum; or, while
+    an edge table is built, its gather."""
+    if not rest:
+        return 2 * sizes[z] + max(built, default=0)
+    inner = _prod(sizes, rest[1:]) * sizes[z]
+    rows = min(sizes[rest[0]], max(1, DENSE_BLOCK // max(1, inner)))
+    piece = rows * inner * (2 if rows < sizes[rest[0]] else 1)
+    out = _prod(sizes, rest)
+    return out + max(piece + piece // sizes[z], max(built, default=0))
+
+
+def _level_entries(vc: VectorCosts, sizes: list[int], A: int, z: int, b: int, e: int, built: list[int]) -> int:
+    """Entries ``_level`` holds at once beyond the messages and edge tables: the bucket's sum over
+    (R, z) (two while it is summed; an edge table's gather while built), its output over (R, b),
+    and the row blocks in flight (``_rows_in_flight`` rows in all): each spread over z's vectors,
+    the one-level-at-a-time reduction's tables (``reduce_peak``) and the gather of b's survivors."""
+    F, out = A * sizes[z], A * sizes[b]
+    u, x = vc.edges[e]
+    rows = min(A, _rows_in_flight(vc.dom[z]))
+    blocks = rows * vc.dom[z].V + max(reduce_peak(vc.H, vc.dom[u].K, vc.dom[x].K, rows, u == z),
+                                      rows * (vc.dom[b].V + sizes[b]))
+    return max(F + max(F, max(built, default=0)), F + out + blocks)
+
+
+def _rows_in_flight(dz) -> int:
+    """Rows of a level step spread over all of z's vectors at once, over all threads (each thread's
+    block is ``ROW_BLOCK`` entries shared out among the threads)."""
+    return max(1, ROW_BLOCK // (dz.V * dz.K))
 
 
 def _row_work(vc: VectorCosts, z: int, b: int, e: int) -> float:
@@ -122,16 +156,16 @@ def plan(vc: VectorCosts, sizes: list[int], cap: int = MAX_ENTRIES, level_first:
     at = _initial(vc)
     alive = set(range(vc.N))
     scored = {z: _options(vc, sizes, z, at[z], cap, level_first) for z in alive}
-    steps, work, messages, temp = [], 0.0, 0, 0
+    steps, work, kept, peak = [], 0.0, sum(sizes), sum(sizes)  # kept: node costs, messages, edge tables
     while alive:
         z = min(alive, key=lambda n: (scored[n][0], scored[n][2], n))
-        w, held, size, step = scored.pop(z)
+        w, held, size, built, step = scored.pop(z)
         if w == float("inf"):
-            return Plan(tuple(steps), w, messages + temp)
+            return Plan(tuple(steps), w, max(peak, kept + held))
         steps.append(step)
         work += w
-        temp = max(temp, held)
-        messages += size
+        peak = max(peak, kept + built + held)
+        kept += size + built
         touched = set()
         for f in at[z]:
             for n in f.scope:
@@ -146,7 +180,7 @@ def plan(vc: VectorCosts, sizes: list[int], cap: int = MAX_ENTRIES, level_first:
             touched.update(step.rest)
         for n in touched:
             scored[n] = _options(vc, sizes, n, at[n], cap, level_first)
-    return Plan(tuple(steps), work, messages + temp)
+    return Plan(tuple(steps), work, max(peak, kept))
 
 
 class _Late(Exception):
@@ -224,7 +258,8 @@ def _level(vc: VectorCosts, step: Step, bucket: list[_F], domains: list[np.ndarr
     A, dz, db = F.size // len(domains[z]), domains[z], domains[b]
     F = F.reshape(A, len(dz))
     Vz = vc.dom[z].V
-    block = max(1, ROW_BLOCK // (Vz * vc.dom[z].K))
+    threads = max(1, min(workers, A, _rows_in_flight(vc.dom[z])))
+    block = _rows_in_flight(vc.dom[z]) // threads  # the rows in flight shared out among the threads
     out = np.empty((A, len(db)), dtype=np.int64)
     reduce = vc.reduce_producer if vc.edges[e][0] == z else vc.reduce_consumer
     vc.raw_inter(e, 0)  # the edge's cost arrays cached before the threads read them
@@ -240,8 +275,8 @@ def _level(vc: VectorCosts, step: Step, bucket: list[_F], domains: list[np.ndarr
         return True
 
     starts = range(0, A, block)
-    if workers > 1 and len(starts) > 1:
-        with ThreadPoolExecutor(workers) as pool:
+    if threads > 1 and len(starts) > 1:
+        with ThreadPoolExecutor(threads) as pool:
             done = all(list(pool.map(rows, starts)))
     else:
         done = all(rows(lo) for lo in starts)

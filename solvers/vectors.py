@@ -237,3 +237,20 @@ class VectorCosts:
             P, rest = out.shape[1], out.shape[2] * out.shape[3]
             cur = out.reshape(A, P // Kx, Kx, rest) if j > 0 else out.reshape(A, -1)
         return self.clamp(np.ascontiguousarray(cur).reshape(A, du.V))
+
+
+def reduce_peak(H: int, Ku: int, Kx: int, A: int, producer: bool) -> int:
+    """The most entries ``reduce_producer`` (``producer``) or ``reduce_consumer`` holds at once
+    beyond its input of A rows (its output included): per level a table of A x (digits so far),
+    built from the previous one as a running minimum over one digit, with the previous table,
+    its last term, the running minimum and a new term alive together."""
+    if producer:
+        sizes = [A * Kx ** (j + 1) * Ku ** (H - 1 - j) for j in range(H)]
+    else:
+        sizes = [A * Kx ** j * Ku ** (H - j) for j in range(H - 1, -1, -1)]
+    K = Ku if producer else Kx
+    peak, prev = 0, 0
+    for t in sizes:  # first level: the previous table is the input (a view), held by the caller
+        peak = max(peak, 2 * prev + t if K == 1 else max(2 * prev + t, prev + 3 * t))
+        prev = t
+    return peak

@@ -315,3 +315,27 @@ def test_onnx_resnet18_equals_the_zoo_yaml(tmp_path):
     assert from_onnx.layers == zoo.layers
     assert from_onnx.edges == zoo.edges and from_onnx.edge_shares == zoo.edge_shares
     assert from_onnx.batch == zoo.batch == 512
+
+
+def test_is_chain_is_computed_once_and_stays_right():
+    """``Network.is_chain`` is cached on the instance (it cost ~2 ms a call on a 10,000-layer chain):
+    the cached answer equals a fresh computation, a replaced network computes its own, and the
+    cache takes no part in equality, hashing, the repr or pickling."""
+    import dataclasses
+    import pickle
+
+    from explorer.core.network import Network
+
+    chain = load_model("alexnet")
+    graph = load_model("resnet18")
+    assert chain.is_chain and not graph.is_chain
+    assert chain._chain is True and graph._chain is False  # cached after the first call
+    assert chain.is_chain and not graph.is_chain
+    rewired = dataclasses.replace(chain, edges=chain.edges[:-1] + ((0, len(chain.layers) - 1),))
+    assert rewired._chain is None and not rewired.is_chain
+    skipped = Network("x", 1, chain.layers[:3], ((0, 1), (1, 2), (0, 2)))
+    assert not skipped.is_chain
+    fresh = Network(chain.name, chain.batch, chain.layers, chain.edges, chain.source, chain.edge_shares)
+    assert fresh == chain and hash(fresh) == hash(chain) and repr(fresh) == repr(chain)
+    assert "_chain" not in repr(chain) and pickle.loads(pickle.dumps(chain)).is_chain
+    assert chain.with_batch(2).is_chain and not graph.with_batch(2).is_chain

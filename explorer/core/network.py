@@ -6,7 +6,7 @@ The full derivation is in the manual: docs/derivations.md, "Networks and graphs"
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
@@ -194,6 +194,9 @@ class Network:
     sequence: int | None = None  # tokens per sample, when the network has a sequence axis
     approximations: tuple[str, ...] = ()  # what the importer could not model exactly
     input_shapes: tuple[InputShape, ...] = ()  # the data inputs an importer read (ONNX), axes filled
+    # ``is_chain``, computed on first use (every field it reads is immutable); not a field of
+    # equality, hashing or the repr, and never passed: ``dataclasses.replace`` starts it afresh
+    _chain: bool | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         n = len(self.layers)
@@ -209,7 +212,10 @@ class Network:
 
     @property
     def is_chain(self) -> bool:
-        return not self.has_joins and self.edges == chain_edges(len(self.layers))
+        """No joins and every edge from one node to the next (computed once per network)."""
+        if self._chain is None:
+            object.__setattr__(self, "_chain", not self.has_joins and self.edges == chain_edges(len(self.layers)))
+        return self._chain
 
     @property
     def whole_edges(self) -> bool:

@@ -1,0 +1,165 @@
+"""The memory guards hold (issue 23, item 5): each estimate a guard compares with its limit is within
+[0.67, 1.5] of what the solver measurably holds, and a guard refuses before anything is allocated.
+
+Peak resident memory is measured in a fresh process per instance (``bench/bench_memory_guard.py``,
+whose child programs these tests run); the pruned eliminations in-process with ``tracemalloc``
+(numpy's arrays included), which counts only what the elimination allocates."""
+
+from __future__ import annotations
+
+import random
+import sys
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from explorer.core.array import synthetic_array
+from explorer.core.partition import Space
+from explorer.core.problem import Problem
+from explorer.core.randnet import random_dag_spec
+from explorer.frontends import load_model
+from explorer.frontends.network_yaml import parse_network
+from explorer.solvers import exact, survivor_elim, vectors
+from explorer.solvers.vectors import VectorCosts
+
+from .conftest import run_cli
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+LOW, HIGH = 0.67, 1.5
+
+
+def _bench():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import bench_memory_guard
+    finally:
+        sys.path.remove(str(BENCH))
+    return bench_memory_guard
+
+
+@pytest.mark.parametrize("solver,kind,name,levels", [
+    ("exact", "chain", "200", 8),  # forward values and a step's temporaries
+    ("exact", "zoo", "resnet18", 6),  # messages kept for the backtrack
+    ("exact", "dag", "4x10", 6),
+    ("uneven", "split", "lenet-c:hypar", 4),
+])
+def test_estimate_within_bounds_of_the_measured_peak(solver, kind, name, levels):
+    r = _bench().measure(solver, kind, name, levels)
+    assert "error" not in r, r
+    assert r["status"] == "optimal"
+    assert LOW <= r["used"] / r["estimate"] <= HIGH, r
+
+
+def _random_vc(seed: int, levels: int, nodes: int) -> VectorCosts:
+    net = parse_network(random_dag_spec(seed, nodes, batch=random.Random(seed).choice([1, 8])), "dag")
+    return VectorCosts(Problem(net, synthetic_array(levels), Space.ACCPAR))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pruned_elimination_plan_holds(seed):
+    """``survivor_elim.plan``'s peak (the entries ``MAX_ENTRIES`` limits) against what ``eliminate``
+    allocates over random survivor subsets, level and dense steps (two threads); 0.3-60 MB."""
+    vc = _random_vc(seed, 7, 10)
+    rng = np.random.default_rng(seed)
+    domains = [np.sort(rng.choice(d.V, size=max(1, d.V // 3), replace=False)) for d in vc.dom]
+    steps = survivor_elim.plan(vc, [len(d) for d in domains])
+    for n in range(vc.N):  # the objective's cost vectors exist before any elimination (the dual made them)
+        vc.intra_vec(n)
+    for e in range(len(vc.edges)):
+        for h in range(vc.H):
+            vc.raw_inter(e, h)
+    tracemalloc.start()
+    try:
+        found = survivor_elim.eliminate(vc, domains, steps=steps, workers=2)
+        used = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found is not None and {s.how for s in steps.steps} == {"level", "dense"}
+    assert LOW <= used / (8 * steps.peak) <= HIGH, (used, 8 * steps.peak)
+
+
+@pytest.mark.parametrize("H,Ku,Kx,producer", [(5, 3, 3, True), (5, 2, 3, True), (5, 3, 2, False), (4, 2, 2, False)])
+def test_reduce_peak_is_what_the_reduction_holds(H, Ku, Kx, producer):
+    """``vectors.reduce_peak`` counts the running minimum's tables of ``reduce_producer`` /
+    ``reduce_consumer`` (beyond them: numpy's iteration buffers, 64 kB each, and small index arrays)."""
+    from explorer.core.network import Layer, LayerKind, Network
+
+    kinds = {3: LayerKind.FC, 2: LayerKind.ADD}
+    u = Layer("u", kinds[Ku], 64, 64, in_size=(8, 1), out_size=(8, 1))
+    x = Layer("x", kinds[Kx], 64, 64, in_size=(8, 1), out_size=(8, 1))
+    vc = VectorCosts(Problem(Network("t", 8, (u, x), ((0, 1),)), synthetic_array(H), Space.ACCPAR))
+    A = 512
+    T = np.zeros((A, vc.dom[0 if producer else 1].V), dtype=np.int64)
+    for h in range(H):
+        vc.raw_inter(0, h)
+    tracemalloc.start()
+    try:
+        (vc.reduce_producer if producer else vc.reduce_consumer)(T, 0)
+        used = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    want = 8 * vectors.reduce_peak(H, vc.dom[0].K, vc.dom[1].K, A, producer)
+    assert want <= used <= want + 256 * 1024
+
+
+def test_exact_estimate_allocates_nothing(monkeypatch):
+    """The guard's estimate reads node sizes only: no domain or cost array is built (ResNet-50 at
+    H = 9, 4 GiB by the estimate: the measured peak of that solve is 4,241 MiB)."""
+    def no(*a, **k):
+        raise AssertionError("allocated")
+
+    monkeypatch.setattr(vectors.Domain, "__init__", no)
+    monkeypatch.setattr(vectors.VectorCosts, "__init__", no)
+    need = exact.memory_estimate(Problem(load_model("resnet50"), synthetic_array(9), Space.ACCPAR))
+    assert 3.5 * 2**30 < need < 5 * 2**30
+    chain = exact.memory_estimate(Problem(load_model("alexnet"), synthetic_array(8), Space.ACCPAR))
+    assert 0 < chain < exact.MAX_MEMORY
+
+
+def test_cli_refuses_in_one_line_before_allocating(monkeypatch, capsys, tmp_path):
+    """Above the limit the CLI says so in one line, exit 2, before any vector array is built."""
+    def no(*a, **k):
+        raise AssertionError("allocated")
+
+    monkeypatch.setattr(vectors.VectorCosts, "__init__", no)
+    monkeypatch.setattr(exact, "MAX_MEMORY", 2**20)
+    code, out, err = run_cli(["--model", "resnet18", "--array", "hypar-16", "--space", "accpar", "--solver", "exact"], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "exact: about" in err and "MiB of arrays needed, beyond its limit of 1 MiB" in err
+
+
+def _rows(scope, hidden, n, sizes, rng):
+    from explorer.solvers.labels import _Rows
+
+    cols = np.stack([rng.integers(0, sizes[s], n) for s in scope], axis=1)
+    return _Rows(scope, cols, rng.integers(0, 1000, n), [rng.integers(0, 1000, n)], hidden,
+                 rng.integers(0, 50, (n, len(hidden))))
+
+
+def test_graph_label_join_bytes_hold_and_refuse_before_building():
+    """The graph label pass's joins (``labels._join``, then ``_prune``): ``join_bytes`` against what
+    they allocate (tracemalloc), and ``LabelsOverflow`` before building a join beyond ``max_bytes``
+    (ResNet-18 at H = 6 under a binding memory limit joined 3.4 M rows of 27 columns: 1.5 GB)."""
+    from explorer.solvers import labels
+
+    rng = np.random.default_rng(0)
+    sizes = [40, 30, 20] + [50] * 20
+    a = _rows([0, 1], list(range(3, 13)), 6_000, sizes, rng)
+    b = _rows([1, 2], list(range(13, 23)), 3_000, sizes, rng)
+    tracemalloc.start()
+    try:
+        joined = labels._prune(labels._join(a, b, sizes), 10**9, [10**9])
+        used = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    want = labels.join_bytes(len(joined.f), len(joined.scope) + len(joined.hidden), 1)
+    assert len(joined.f) > 400_000 and LOW <= used / want <= HIGH, (used, want)
+    tracemalloc.start()
+    try:
+        with pytest.raises(labels.LabelsOverflow):
+            labels._join(a, b, sizes, max_bytes=want // 2)
+        assert tracemalloc.get_traced_memory()[1] < want // 20  # refused before the pairs were built
+    finally:
+        tracemalloc.stop()
