@@ -277,7 +277,28 @@ def groups(vc: VectorCosts, ps: list[Piece]) -> list[int]:
 
 # tables ------------------------------------------------------------------------------------
 def _pairs(vc: VectorCosts, e: int, n: int, Dn: np.ndarray, Dm: np.ndarray) -> np.ndarray:
-    """Edge e's weighted cost over (n's vectors Dn, the other end's vectors Dm), n's as rows."""
+    """Edge e's weighted cost over (n's vectors Dn, the other end's vectors Dm), n's as rows: one
+    gather per level, or rows over one side's domain against all the other's vectors
+    (``_hub_rows``), whichever moves fewer elements."""
+    u, x = vc.edges[e]
+    m = x if u == n else u
+    over_m, over_n = len(Dn) * vc.dom[m].V, len(Dm) * vc.dom[n].V
+    if 2 * min(over_m, over_n) < vc.H * len(Dn) * len(Dm):
+        if over_m <= over_n:
+            return _rows_against(vc, e, Dn, m, Dm)
+        return np.ascontiguousarray(_rows_against(vc, e, Dm, n, Dn).T)
+    return _gathered(vc, e, n, Dn, Dm)
+
+
+def _rows_against(vc: VectorCosts, e: int, rows: np.ndarray, m: int, Dm: np.ndarray) -> np.ndarray:
+    out = np.empty((len(rows), len(Dm)), dtype=np.int64)
+    block = max(1, ROW_BLOCK // vc.dom[m].V)
+    for lo in range(0, len(rows), block):
+        out[lo:lo + block] = _hub_rows(vc, e, rows[lo:lo + block], m)[:, Dm]
+    return out
+
+
+def _gathered(vc: VectorCosts, e: int, n: int, Dn: np.ndarray, Dm: np.ndarray) -> np.ndarray:
     u, x = vc.edges[e]
     du, dx = vc.dom[u], vc.dom[x]
     su, sx = (Dn, Dm) if u == n else (Dm, Dn)
@@ -338,20 +359,20 @@ def _between(vc: VectorCosts, p: Piece, n: int, m: int, Dn: np.ndarray, Dm: np.n
 
 @dataclass
 class Table:
+    """A piece's exact cost given both ends, T[a, b] over (Da, Db) (built once per identical piece)."""
     Da: np.ndarray
     Db: np.ndarray
-    T: np.ndarray  # [a, b] over (Da, Db)
+    T: np.ndarray
     Dc: np.ndarray | None = None
     A: np.ndarray | None = None  # [hub, a]: hub cost + c-a edges + a-spokes
     B: np.ndarray | None = None  # [hub, b]
+    TT: np.ndarray | None = None  # T transposed, made by the chain's first use
 
 
-def table(vc: VectorCosts, p: Piece, Da: np.ndarray, Db: np.ndarray, Dc: np.ndarray | None,
-          deadline: float | None = None) -> Table:
-    """The piece's exact cost given both ends, over (Da, Db), the hub within Dc."""
-    E = _between(vc, p, p.a, p.b, Da, Db)
-    if p.hub is None:
-        return Table(Da, Db, E)
+def _sides(vc: VectorCosts, p: Piece, Dc: np.ndarray, Da: np.ndarray, Db: np.ndarray,
+           deadline: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """(A [hub, a], B [hub, b]): the hub's cost, its edges to that end and that end's spokes'
+    minima (spokes of equal costs and roles computed once)."""
     c = p.hub
     A = vc.clamp(_between(vc, p, c, p.a, Dc, Da) + vc.intra_vec(c)[Dc][:, None])
     B = _between(vc, p, c, p.b, Dc, Db)
@@ -365,13 +386,24 @@ def table(vc: VectorCosts, p: Piece, Da: np.ndarray, Db: np.ndarray, Dc: np.ndar
             A = vc.clamp(A + done[key])
         else:
             B = vc.clamp(B + done[key])
+    return A, B
+
+
+def table(vc: VectorCosts, p: Piece, Da: np.ndarray, Db: np.ndarray, Dc: np.ndarray | None,
+          deadline: float | None = None) -> Table:
+    """The piece's exact cost given both ends, over (Da, Db), the hub within Dc."""
+    E = _between(vc, p, p.a, p.b, Da, Db)
+    if p.hub is None:
+        return Table(Da, Db, E)
+    A, B = _sides(vc, p, Dc, Da, Db, deadline)
     return Table(Da, Db, vc.clamp(E + _min_plus(A, B, deadline)), Dc, A, B)
 
 
 def _spoke_key(vc: VectorCosts, s: Spoke, side_node: int):
     """Spokes with the same costs and edge roles share their rows (q, k, v; gate, up): compared
     exactly (the node's weighted costs and both edges' per-level arrays, as bytes)."""
-    parts = [s.side, vc.edges[s.hub_edge][0] == s.n, vc.edges[s.side_edge][0] == s.n, vc.intra_vec(s.n).tobytes()]
+    parts = [s.side, vc.edges[s.hub_edge][0] == s.n, vc.edges[s.side_edge][0] == s.n, vc.dom[s.n].types,
+             vc.intra_vec(s.n).tobytes()]
     for e in (s.hub_edge, s.side_edge):
         parts += [arr.tobytes() for arr in _edge_arrays(vc, e)]
     return tuple(parts)
@@ -389,11 +421,66 @@ def _min_plus(A: np.ndarray, B: np.ndarray, deadline: float | None) -> np.ndarra
     return out
 
 
+# pieces met once: the chain's message carried through them, no table ------------------------
+def _ab_edges(vc: VectorCosts, p: Piece) -> list[int]:
+    return [e for e in p.edges if set(vc.edges[e]) == {p.a, p.b}]
+
+
+def direct(vc: VectorCosts, p: Piece) -> bool:
+    """Whether the chain's message can cross the piece without its table: at most one a-b edge
+    (and a hub, or that edge)."""
+    ab = len(_ab_edges(vc, p))
+    return ab <= 1 and (p.hub is not None or ab == 1)
+
+
+def _across(vc: VectorCosts, p: Piece, rows: np.ndarray) -> np.ndarray:
+    """rows [r, a] -> [r, b]: min over a of rows + the a-b edge (one level at a time), or the
+    row minima (every b) without one."""
+    ab = _ab_edges(vc, p)
+    if not ab:
+        return np.repeat(rows.min(axis=1)[:, None], vc.dom[p.b].V, axis=1)
+    reduce = vc.reduce_producer if vc.edges[ab[0]][0] == p.a else vc.reduce_consumer
+    return reduce(rows, ab[0])
+
+
+def _direct_forward(vc: VectorCosts, p: Piece, f: np.ndarray, Dc: np.ndarray | None, Db: np.ndarray,
+                    deadline: float | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """(g over Db: min over a, hub and spokes of f[a] + the piece's cost, the best hub's index
+    in Dc for each b (None without a hub)), in blocks of hub vectors."""
+    if p.hub is None:
+        return _across(vc, p, f[None, :])[0][Db], None
+    Va = np.arange(vc.dom[p.a].V)
+    best, arg = np.full(len(Db), vc.big, dtype=np.int64), np.zeros(len(Db), dtype=np.int64)
+    block = max(1, ROW_BLOCK // (len(Va) * vc.dom[p.a].K))
+    for lo in range(0, len(Dc), block):
+        _check(deadline)
+        A, B = _sides(vc, p, Dc[lo:lo + block], Va, Db, deadline)
+        G = vc.clamp(_across(vc, p, vc.clamp(A + f[None, :]))[:, Db] + B)
+        k = np.argmin(G, axis=0)
+        val = G[k, np.arange(len(Db))]
+        better = val < best
+        best[better], arg[better] = val[better], lo + k[better]
+    return best, arg
+
+
+def _direct_back(vc: VectorCosts, p: Piece, f: np.ndarray, hub: int | None, vb: int) -> int:
+    """The entry's best vector given the exit's vb (and the hub's, with one)."""
+    cost = f.copy()
+    for e in _ab_edges(vc, p):
+        cost = cost + _given(vc, e, vb, p.a)
+    if hub is not None:
+        A, _ = _sides(vc, p, np.array([hub]), np.arange(vc.dom[p.a].V), np.array([vb]), None)
+        cost = cost + A[0]
+    return int(np.argmin(cost))
+
+
 # the chain ---------------------------------------------------------------------------------
-def _domains_of(ps: list[Piece], owner: list[int], domains: list[np.ndarray]):
+def _domains_of(ps: list[Piece], owner: list[int], domains: list[np.ndarray], tabled: list[bool]):
     """Per table owner, the union of its pieces' (Da, Db, Dc) domains."""
     out: dict[int, list] = {}
-    for p, o in zip(ps, owner):
+    for p, o, t in zip(ps, owner, tabled):
+        if not t:
+            continue
         doms = [domains[p.a], domains[p.b], None if p.hub is None else domains[p.hub]]
         if o not in out:
             out[o] = doms
@@ -402,31 +489,42 @@ def _domains_of(ps: list[Piece], owner: list[int], domains: list[np.ndarray]):
     return out
 
 
+def _tabled(vc: VectorCosts, ps: list[Piece], owner: list[int]) -> list[bool]:
+    """Which pieces go by a table: those sharing one, and those the message cannot cross directly."""
+    count = [0] * len(ps)
+    for o in owner:
+        count[o] += 1
+    return [count[o] > 1 or not direct(vc, p) for p, o in zip(ps, owner)]
+
+
 def solve(vc: VectorCosts, domains: list[np.ndarray], deadline: float | None = None,
           max_table: int = MAX_TABLE) -> ChainResult | None:
     """The optimum over a set of plans holding every plan whose chain ends and hubs take vectors
-    in ``domains`` (the module's docstring says which more it may hold), or None when the graph is not a chain of pieces, a table would exceed
-    ``max_table`` entries, or at the deadline."""
-    sizes = [len(d) for d in domains]
-    ps = pieces(vc, sizes)
-    if ps is None:
-        return None
+    in ``domains`` (the module's docstring says which more it may hold), or None when the graph
+    is not a chain of pieces, a table would exceed ``max_table`` entries, or at the deadline."""
+    ps = pieces(vc, [len(d) for d in domains])
+    return None if ps is None else _solve(vc, domains, ps, groups(vc, ps), deadline, max_table)
+
+
+def _solve(vc: VectorCosts, domains: list[np.ndarray], ps: list[Piece], owner: list[int], deadline: float | None,
+           max_table: int) -> ChainResult | None:
     if any(len(domains[n]) == 0 for p in ps for n in (p.a, p.b, p.hub) if n is not None):
         return ChainResult(vc.big, None, len(ps), 0, 0)
-    owner = groups(vc, ps)
-    doms = _domains_of(ps, owner, domains)
+    tabled = _tabled(vc, ps, owner)
+    doms = _domains_of(ps, owner, domains, tabled)
     if any(len(Da) * len(Db) > max_table or (Dc is not None and len(Dc) * (len(Da) + len(Db)) > max_table)
            for Da, Db, Dc in doms.values()):
         return None
     try:
         tables = {o: table(vc, ps[o], *doms[o], deadline=deadline) for o in doms}
-        value, ends = _forward(vc, ps, [tables[o] for o in owner], domains, deadline)
+        tabs = [tables[o] if t else None for o, t in zip(owner, tabled)]
+        value, ends, hubs = _forward(vc, ps, tabs, domains, deadline)
     except _Deadline:
         return None
     entries = sum(t.T.size for t in tables.values())
     if value >= vc.big:
         return ChainResult(vc.big, None, len(ps), len(tables), entries)
-    vectors = _decode(vc, ps, [tables[o] for o in owner], ends)
+    vectors = _decode(vc, ps, tabs, ends, hubs)
     from .tree_dual import plan_cost
 
     if plan_cost(vc, vectors) != value:
@@ -434,9 +532,10 @@ def solve(vc: VectorCosts, domains: list[np.ndarray], deadline: float | None = N
     return ChainResult(value, vectors, len(ps), len(tables), entries)
 
 
-def _forward(vc: VectorCosts, ps: list[Piece], tabs: list[Table], domains: list[np.ndarray], deadline):
-    """(optimum, each piece's (a, b) vectors): f over the first piece's entry, then per piece
-    g[b] = min_a f[a] + T[a, b] (+ b's own cost), restricted to each piece's own domains."""
+def _forward(vc: VectorCosts, ps: list[Piece], tabs: list[Table | None], domains: list[np.ndarray], deadline):
+    """(optimum, each piece's (a, b) vectors, each direct piece's hub or None): f over the first
+    piece's entry, then per piece g[b] = min_a f[a] + T[a, b] (or carried directly), plus b's
+    own cost, every end within its own domain."""
     big = vc.big
     f = np.full(vc.dom[ps[0].a].V, big, dtype=np.int64)
     d0 = domains[ps[0].a]
@@ -444,41 +543,115 @@ def _forward(vc: VectorCosts, ps: list[Piece], tabs: list[Table], domains: list[
     back = []
     for p, t in zip(ps, tabs):
         _check(deadline)
-        total = f[t.Da][:, None] + t.T  # f <= big, T <= big: no overflow
-        arg = np.argmin(total, axis=0)
-        g = np.full(vc.dom[p.b].V, big, dtype=np.int64)
-        g[t.Db] = np.minimum(total[arg, np.arange(len(t.Db))], big)
-        own = np.full(vc.dom[p.b].V, big, dtype=np.int64)
-        own[domains[p.b]] = vc.intra_vec(p.b)[domains[p.b]]
-        f = vc.clamp(g + own)
-        back.append(arg)
+        Db = domains[p.b]
+        if t is None:
+            gb, arg = _direct_forward(vc, p, f, None if p.hub is None else domains[p.hub], Db, deadline)
+            back.append((f, arg))
+        else:
+            if t.TT is None:  # [b, a]: the minimum over a along rows (shared by a table's pieces)
+                t.TT = np.ascontiguousarray(t.T.T)
+            rows = np.searchsorted(t.Db, Db)
+            total = t.TT[rows] + f[t.Da][None, :]  # f <= big, T <= big: no overflow
+            arg = np.argmin(total, axis=1)
+            gb = total[np.arange(len(Db)), arg]
+            back.append((None, arg))
+        f = np.full(vc.dom[p.b].V, big, dtype=np.int64)
+        f[Db] = vc.clamp(gb + vc.intra_vec(p.b)[Db])
     vb = int(np.argmin(f))
     value = int(f[vb])
-    ends = []
-    for p, t, arg in zip(reversed(ps), reversed(tabs), reversed(back)):
-        ib = int(np.searchsorted(t.Db, vb))
-        va = int(t.Da[arg[ib]])
+    ends, hubs = [], []
+    for p, t, (fa, arg) in zip(reversed(ps), reversed(tabs), reversed(back)):
+        ib = int(np.searchsorted(domains[p.b], vb))
+        if t is None:
+            hub = None if p.hub is None else int(domains[p.hub][arg[ib]])
+            va = _direct_back(vc, p, fa, hub, vb)
+        else:
+            hub, va = None, int(t.Da[arg[ib]])
         ends.append((va, vb))
+        hubs.append(hub)
         vb = va
-    return value, ends[::-1]
+    return value, ends[::-1], hubs[::-1]
 
 
-def _decode(vc: VectorCosts, ps: list[Piece], tabs: list[Table], ends) -> list[int]:
-    """Every node's vector: the ends from the chain, each hub the best given both ends, each
-    spoke the best given its hub and end."""
+def _decode(vc: VectorCosts, ps: list[Piece], tabs: list[Table | None], ends, hubs) -> list[int]:
+    """Every node's vector: the ends from the chain, each hub the best given both ends (or the
+    direct pass's), each spoke the best given its hub and end."""
     vectors = [-1] * vc.N
-    for p, t, (va, vb) in zip(ps, tabs, ends):
+    for p, t, (va, vb), hub in zip(ps, tabs, ends, hubs):
         vectors[p.a], vectors[p.b] = va, vb
         if p.hub is None:
             continue
-        ia, ib = int(np.searchsorted(t.Da, va)), int(np.searchsorted(t.Db, vb))
-        vectors[p.hub] = int(t.Dc[int(np.argmin(t.A[:, ia] + t.B[:, ib]))])
+        if hub is None:
+            ia, ib = int(np.searchsorted(t.Da, va)), int(np.searchsorted(t.Db, vb))
+            hub = int(t.Dc[int(np.argmin(t.A[:, ia] + t.B[:, ib]))])
+        vectors[p.hub] = hub
         for s in p.spokes:
             side = p.a if s.side == 0 else p.b
-            cost = vc.intra_vec(s.n) + _given(vc, s.hub_edge, p.hub, vectors[p.hub]) + _given(vc, s.side_edge, side, vectors[side])
+            cost = vc.intra_vec(s.n) + _given(vc, s.hub_edge, hub, s.n) + _given(vc, s.side_edge, vectors[side], s.n)
             vectors[s.n] = int(np.argmin(cost))
     return vectors
 
 
-def _given(vc: VectorCosts, e: int, n: int, v: int) -> np.ndarray:
-    return vc.edge_given_producer(e, v) if vc.edges[e][0] == n else vc.edge_given_consumer(e, v)
+def _given(vc: VectorCosts, e: int, v: int, n: int) -> np.ndarray:
+    """Edge e's cost over n's vectors, its other end fixed to vector v."""
+    return _hub_rows(vc, e, np.array([v]), n)[0]
+
+
+# bound and prune's use ---------------------------------------------------------------------
+RATE = 3.5e8  # element operations a second of one core (as solvers.pruned's plan estimate)
+
+
+def _row(vc: VectorCosts, z: int, b: int) -> float:
+    """Element operations of one row eliminating z's vectors onto b's, one level at a time."""
+    Kz, Kb, H = vc.dom[z].K, vc.dom[b].K, vc.H
+    return 2.0 * sum(Kz * Kb ** (j + 1) * Kz ** (H - j - 1) for j in range(H))
+
+
+def _spokes_work(vc: VectorCosts, p: Piece, rows: int) -> float:
+    return sum(rows * (3.0 * vc.dom[s.n].V + _row(vc, s.n, p.a if s.side == 0 else p.b)) for s in p.spokes)
+
+
+def work(vc: VectorCosts, ps: list[Piece], owner: list[int], domains: list[np.ndarray]) -> float:
+    """Estimated element operations of the tables and the chain."""
+    tabled = _tabled(vc, ps, owner)
+    total = 0.0
+    for o, (Da, Db, Dc) in _domains_of(ps, owner, domains, tabled).items():
+        total += (vc.H + 2) * len(Da) * len(Db)
+        if Dc is not None:
+            total += 2.0 * len(Dc) * len(Da) * len(Db) + _spokes_work(vc, ps[o], len(Dc))
+    for p, t in zip(ps, tabled):
+        if not t:
+            rows = 1 if p.hub is None else len(domains[p.hub])
+            total += rows * (3.0 * vc.dom[p.a].V + _row(vc, p.a, p.b)) + (_spokes_work(vc, p, rows) if p.hub is not None else 0)
+    return total
+
+
+def settle(search, deadline: float) -> dict:
+    """Try to settle bound and prune's question at once (``solvers.pruned._Search``): the chain
+    over the vectors whose marginal is at most U = incumbent - 1. A result <= U is the optimum
+    (search's incumbent and bound set to it), a result > U proves the incumbent optimal (bound
+    set to it). Nothing changes when the graph is not a chain of pieces, or the estimated work
+    does not fit the time left, or at the deadline. Returns what to add to the run's info."""
+    vc, U = search.vc, search.incumbent - 1
+    if search.lo > U:
+        return {}
+    domains = [np.flatnonzero((m <= U) & ~vc.blocked(n)) for n, m in enumerate(search.res.marginals)]
+    sizes = [len(d) for d in domains]
+    ps = pieces(vc, sizes)
+    if ps is None:
+        return {}
+    owner = groups(vc, ps)
+    estimate = work(vc, ps, owner, domains)
+    if estimate > RATE * (deadline - time.perf_counter()):
+        return {"block_chain": f"skipped: {estimate:.3g} operations estimated"}
+    found = _solve(vc, domains, ps, owner, deadline, MAX_TABLE)
+    if found is None:
+        return {"block_chain": "not finished"}
+    if found.value <= U:
+        search.incumbent, search.vectors, search.lo = found.value, found.vectors, found.value
+    else:
+        search.lo = search.incumbent
+    joins = [sizes[p.b] for p in ps]
+    return {"method": "tree-dual+block-chain", "block_chain": {
+        "pieces": found.pieces, "tables": found.tables, "table_entries": found.table_entries,
+        "survivors_max_end": max(joins), "estimate": estimate}}

@@ -19,6 +19,7 @@ from explorer.core.errors import Refused
 from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
+from . import block_chain
 from .elimination import vectors_plan
 from .survivor_elim import MAX_ENTRIES, eliminate, plan
 from .tree_dual import DualResult, dual_bound
@@ -71,6 +72,7 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
     res = dual_bound(vc, rounds, deadline=t0 + DUAL_SHARE * limit, incumbent=start)
     info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound}
     search = _Search(vc, res, max_entries, t0 + limit, _threads(options))
+    info.update(block_chain.settle(search, t0 + limit))  # a chain of blocks: settled at once (or left as it was)
     proven = search.run()
     info.update(thresholds=search.steps, survivors_max=search.survivors_max)
     status = Status.OPTIMAL if proven else Status.FEASIBLE
