@@ -40,6 +40,7 @@ from .vectors import VectorCosts
 MAX_TABLE = 40_000_000  # entries of one piece's table (and of its hub rows): int64, 320 MB
 ROW_BLOCK = 1 << 22  # entries of one block of spoke rows spread over the spoke's vectors
 CANDIDATES = 64  # end nodes tried for a chain end without a cut vertex
+SAMPLE = 61  # every SAMPLE-th entry of a node's costs goes into a piece's digest
 
 
 @dataclass(frozen=True)
@@ -221,13 +222,13 @@ def _edge_arrays(vc: VectorCosts, e: int) -> list[np.ndarray]:
 
 def _signature(vc: VectorCosts, p: Piece) -> tuple:
     """A digest of the piece's structure and costs (its ends' own costs excluded: the chain adds
-    them); equal digests are then compared element by element (``_same``)."""
+    them; node costs sampled); equal digests are then compared element by element (``_same``)."""
     pos = {n: i for i, n in enumerate(p.nodes)}
     h = hashlib.blake2b(digest_size=16)
     for n in p.nodes:
         h.update(repr(vc.dom[n].types).encode())
-        if n not in (p.a, p.b):
-            h.update(vc.intra_vec(n).tobytes())
+        if n not in (p.a, p.b):  # a sample of the costs: the digest only sorts pieces into candidates
+            h.update(vc.intra_vec(n)[::SAMPLE].tobytes())
     for e in p.edges:
         u, x = vc.edges[e]
         h.update(repr((pos[u], pos[x])).encode())
@@ -598,7 +599,8 @@ def _given(vc: VectorCosts, e: int, v: int, n: int) -> np.ndarray:
 
 
 # bound and prune's use ---------------------------------------------------------------------
-RATE = 3.5e8  # element operations a second of one core (as solvers.pruned's plan estimate)
+RATE = 3.5e8  # element operations a second of one core (as solvers.pruned's plan estimate; 3-3.5x pessimistic here)
+SHARE = 0.5  # of the time limit, for the chain over every vector before the dual bound
 
 
 def _row(vc: VectorCosts, z: int, b: int) -> float:
@@ -624,6 +626,31 @@ def work(vc: VectorCosts, ps: list[Piece], owner: list[int], domains: list[np.nd
             rows = 1 if p.hub is None else len(domains[p.hub])
             total += rows * (3.0 * vc.dom[p.a].V + _row(vc, p.a, p.b)) + (_spokes_work(vc, p, rows) if p.hub is not None else 0)
     return total
+
+
+def solve_whole(problem, vc: VectorCosts, t0: float, deadline: float):
+    """Bound and prune's first try (``solvers.pruned``): when the graph is a chain of pieces and
+    the chain over every allowed vector is estimated to end before the deadline, its exact
+    optimum as an optimal Solution (no bound needed); else None (also at the deadline)."""
+    from explorer.core.solution import Status, plan_solution
+
+    from .elimination import vectors_plan
+
+    domains = [np.flatnonzero(~vc.blocked(n)) for n in range(vc.N)]
+    ps = pieces(vc, [len(d) for d in domains])
+    if ps is None:
+        return None
+    owner = groups(vc, ps)
+    estimate = work(vc, ps, owner, domains)
+    if estimate > RATE * (deadline - time.perf_counter()):
+        return None
+    found = _solve(vc, domains, ps, owner, deadline, MAX_TABLE)
+    if found is None or found.vectors is None:
+        return None
+    info = {"method": "block-chain", "block_chain": {"pieces": found.pieces, "tables": found.tables,
+                                                     "table_entries": found.table_entries, "estimate": estimate}}
+    return plan_solution("pruned", problem, vectors_plan(vc, found.vectors), Status.OPTIMAL,
+                         time.perf_counter() - t0, found.value, info)
 
 
 def settle(search, deadline: float) -> dict:

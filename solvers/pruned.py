@@ -66,6 +66,9 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
                    max_entries: int) -> Solution:
     """The bound-and-prune solve itself (caps and memory not seen)."""
     limit = options.time_limit_s or DEFAULT_TIME_S
+    chained = block_chain.solve_whole(problem, vc, t0, t0 + block_chain.SHARE * limit)  # a chain of blocks: exact at once
+    if chained is not None:
+        return chained
     start = _dp_start(problem, vc)
     if start[0] >= vc.big:
         raise Refused("pruned: pins and forbids leave the DP no plan; use --solver cpsat (or exact, on graphs it can eliminate)")
