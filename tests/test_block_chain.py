@@ -167,3 +167,36 @@ def test_empty_domains_mean_no_plan():
     domains = [d[:0] if n == hub else d for n, d in enumerate(free)]
     got = block_chain.solve(vc, domains)
     assert got is not None and got.value == vc.big and got.vectors is None
+
+
+def test_pruned_solves_a_chain_at_once():
+    problem = _llama(3, 4)
+    got = pruned.solve(problem)
+    assert got.status is Status.OPTIMAL and got.info["method"] == "block-chain"
+    assert got.objective == got.bound == exact.solve(problem).objective
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_settle_after_the_dual(seed):
+    """After one dual round, with the DP's plan (or a worse one) as incumbent: the chain over the
+    vectors whose marginal is at most incumbent - 1 gives the optimum (or proves the incumbent)."""
+    from types import SimpleNamespace
+
+    from explorer.solvers.pruned import _dp_start
+    from explorer.solvers.tree_dual import dual_bound
+
+    problem = _repeated(seed, levels=3) if seed % 2 else _llama(2 + seed % 3, 3)
+    vc = VectorCosts(problem)
+    start = _dp_start(problem, vc)
+    res = dual_bound(vc, rounds=1, incumbent=start)
+    want = exact.solve(problem).objective
+    incumbent = want if seed % 3 == 0 else start[0]  # the optimum itself as incumbent: a proof that no plan is below it
+    search = SimpleNamespace(vc=vc, res=res, lo=res.bound, incumbent=incumbent, vectors=None)
+    info = block_chain.settle(search, time.perf_counter() + 60)
+    if res.bound >= incumbent:
+        assert info == {}
+        return
+    assert info["method"] == "tree-dual+block-chain"
+    assert search.lo == search.incumbent == want
+    if search.vectors is not None:
+        assert plan_cost(vc, search.vectors) == want
