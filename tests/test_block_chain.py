@@ -200,3 +200,17 @@ def test_settle_after_the_dual(seed):
     assert search.lo == search.incumbent == want
     if search.vectors is not None:
         assert plan_cost(vc, search.vectors) == want
+
+
+@pytest.mark.parametrize("name,levels", [("llama-7b", 4), ("vit-b16", 5), ("mobilenet-v2", 5)])
+def test_pruned_on_chains_without_the_chain_equals_it(name, levels, monkeypatch):
+    """The zoo chains go by the chain now; the dual and thresholds still prove the same optimum
+    on them with the chain switched off (they keep their coverage)."""
+    problem = Problem(load_model(name), synthetic_array(levels), Space.ACCPAR)
+    with_chain = pruned.solve(problem)
+    monkeypatch.setattr(block_chain, "solve_whole", lambda *args: None)
+    monkeypatch.setattr(block_chain, "settle", lambda *args: {})
+    without = pruned.solve(problem)
+    assert with_chain.status is without.status is Status.OPTIMAL
+    assert with_chain.objective == without.objective == without.bound
+    assert with_chain.info["method"] == "block-chain" and without.info["method"] == "tree-dual+thresholds"
