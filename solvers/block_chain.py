@@ -261,6 +261,19 @@ def _same(vc: VectorCosts, p: Piece, q: Piece) -> bool:
     return True
 
 
+def shape_groups(vc: VectorCosts, ps: list[Piece]) -> list[int]:
+    """Per piece, the first piece of the same shape (positions and domains, costs not read): a
+    first work estimate before ``groups`` reads the costs."""
+    first: dict[tuple, int] = {}
+    out = []
+    for i, p in enumerate(ps):
+        pos = {n: k for k, n in enumerate(p.nodes)}
+        key = (tuple(vc.dom[n].types for n in p.nodes), tuple((pos[vc.edges[e][0]], pos[vc.edges[e][1]]) for e in p.edges),
+               pos[p.a], pos[p.b], None if p.hub is None else pos[p.hub])
+        out.append(first.setdefault(key, i))
+    return out
+
+
 def groups(vc: VectorCosts, ps: list[Piece]) -> list[int]:
     """Per piece, the index of the first identical piece (its table's owner)."""
     owner, seen = [], {}
@@ -486,7 +499,7 @@ def _domains_of(ps: list[Piece], owner: list[int], domains: list[np.ndarray], ta
         if o not in out:
             out[o] = doms
         else:
-            out[o] = [d if d is None else np.union1d(d, e) for d, e in zip(out[o], doms)]
+            out[o] = [d if d is None or d is e or np.array_equal(d, e) else np.union1d(d, e) for d, e in zip(out[o], doms)]
     return out
 
 
@@ -640,7 +653,7 @@ def solve_whole(problem, vc: VectorCosts, t0: float, deadline: float):
 
     domains = [np.flatnonzero(~vc.blocked(n)) for n in range(vc.N)]
     ps = pieces(vc, [len(d) for d in domains])
-    if ps is None:
+    if ps is None or work(vc, ps, shape_groups(vc, ps), domains) > RATE * (deadline - time.perf_counter()):
         return None
     owner = groups(vc, ps)
     estimate = work(vc, ps, owner, domains)
