@@ -214,3 +214,23 @@ def test_pruned_on_chains_without_the_chain_equals_it(name, levels, monkeypatch)
     assert with_chain.status is without.status is Status.OPTIMAL
     assert with_chain.objective == without.objective == without.bound
     assert with_chain.info["method"] == "block-chain" and without.info["method"] == "tree-dual+thresholds"
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pins_and_forbids_equal_exact(seed):
+    """A pin or forbid on some layers makes their block differ from its repeats (its costs are
+    ``big`` there): the chain shares only what is still equal and keeps the exact optimum."""
+    from explorer.core.constraints import Constraints, Forbid, Pin
+
+    rng = random.Random(900 + seed)
+    base = _llama(3, 3) if seed % 2 else _repeated(seed, levels=3)
+    n, H, types = base.num_layers, base.levels, base.space.types
+    pins = tuple(Pin(rng.randrange(n), rng.choice([None] + list(range(H))), rng.choice(types)) for _ in range(rng.randint(0, 2)))
+    forbids = tuple(Forbid(rng.randrange(n), rng.choice(types)) for _ in range(rng.randint(1, 2)))
+    problem = base.with_constraints(Constraints(pins, forbids))
+    vc = VectorCosts(problem)
+    if any(vc.blocked(m).all() for m in range(vc.N)):
+        pytest.skip("the draw leaves a layer no type")
+    got = block_chain.solve(vc, _free(vc))
+    assert got is not None and got.value == exact.solve(problem).objective
+    assert plan_cost(vc, got.vectors) == got.value
