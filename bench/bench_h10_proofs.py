@@ -24,6 +24,11 @@ is its own bound).
     python bench/bench_h10_proofs.py                          # the zoo graphs, H = 8 and 10 (~25 min)
     python bench/bench_h10_proofs.py --levels 10 --methods dp,pruned
     python bench/bench_h10_proofs.py --nets resnet50 --levels 10 --methods dp,pruned
+    python bench/bench_h10_proofs.py --levels 10 --methods pruned --base /tmp/base/.venv/bin/python
+
+``--base PYTHON``: each method also runs under that interpreter (say, a venv with the commit
+before a change installed), its rows marked ``@base``, interleaved with this one's: before and
+after in the same run, under the same load.
 """
 
 from __future__ import annotations
@@ -64,9 +69,9 @@ print(json.dumps(out))
 NETS = ["resnet50", "bert-base", "gpt2-small", "vit-b16", "mobilenet-v2", "efficientnet-b0", "llama-7b"]
 
 
-def run(name: str, levels: int, method: str, limit: float) -> dict:
+def run(name: str, levels: int, method: str, limit: float, python: str = sys.executable) -> dict:
     code = CHILD.format(name=name, levels=levels, method=method, limit=limit)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True)
     if done.returncode:
         return {"objective": None, "bound": None, "status": "error: " + done.stderr.strip().splitlines()[-1][:60],
                 "wall": 0.0, "cpu": 0.0, "peak": 0}
@@ -79,16 +84,21 @@ def main() -> None:
     ap.add_argument("--levels", default="8,10")
     ap.add_argument("--methods", default="dp,exact,pruned,cpsat")
     ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--base", help="another Python interpreter whose rows (marked @base) run beside each method's")
     args = ap.parse_args()
-    print(f"{'network':<16}{'H':>3} {'method':<8}{'incumbent':>20}{'bound':>20}{'gap':>9}{'wall s':>9}{'cpu s':>8}{'peak MiB':>10}  status")
+    print(f"{'network':<16}{'H':>3} {'method':<12}{'incumbent':>20}{'bound':>20}{'gap':>9}{'wall s':>9}{'cpu s':>8}{'peak MiB':>10}  status")
     for name in args.nets.split(","):
         for levels in (int(x) for x in args.levels.split(",")):
-            rows = [(m, run(name, levels, m, args.time_limit)) for m in args.methods.split(",")]
+            rows = []
+            for m in args.methods.split(","):
+                if args.base:
+                    rows.append((m + "@base", run(name, levels, m, args.time_limit, args.base)))
+                rows.append((m, run(name, levels, m, args.time_limit)))
             best = max((r["bound"] for _, r in rows if r["bound"] is not None), default=None)
             for m, r in rows:
                 obj = r["objective"]
                 gap = "-" if obj is None or best is None else f"{(obj - best) / obj:.3%}"
-                print(f"{name:<16}{levels:>3} {m:<8}{obj if obj is not None else '-':>20}"
+                print(f"{name:<16}{levels:>3} {m:<12}{obj if obj is not None else '-':>20}"
                       f"{r['bound'] if r['bound'] is not None else '-':>20}{gap:>9}{r['wall']:>9.2f}"
                       f"{r['cpu']:>8.2f}{r['peak'] / 2**20:>10.0f}  {r['status']}", flush=True)
 

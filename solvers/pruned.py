@@ -19,6 +19,7 @@ from explorer.core.errors import Refused
 from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
+from . import block_chain
 from .elimination import vectors_plan
 from .survivor_elim import MAX_ENTRIES, eliminate, plan, round_work
 from .tree_dual import DualResult, dual_bound
@@ -65,12 +66,16 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
                    max_entries: int) -> Solution:
     """The bound-and-prune solve itself (caps and memory not seen)."""
     limit = options.time_limit_s or DEFAULT_TIME_S
+    chained = block_chain.solve_whole(problem, vc, t0, t0 + block_chain.SHARE * limit)  # a chain of blocks: exact at once
+    if chained is not None:
+        return chained
     start = _dp_start(problem, vc)  # finite: ``solve`` returned infeasible when some node had no allowed vector
     t_dual = time.perf_counter()
     res = dual_bound(vc, rounds, deadline=t0 + DUAL_SHARE * limit, incumbent=start, enough=_final_is_cheap(vc, max_entries))
     info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound,
             "start_s": t_dual - t0, "dual_s": time.perf_counter() - t_dual}
     search = _Search(vc, res, max_entries, t0 + limit, _threads(options), _dual_rate(vc, res, info["dual_s"]))
+    info.update(block_chain.settle(search, t0 + limit))  # a chain of blocks: settled at once (or left as it was)
     proven = search.run()
     info.update(thresholds=search.steps, survivors_max=search.survivors_max, eliminations=search.log)
     if not proven:
