@@ -6,12 +6,12 @@ from fractions import Fraction
 from typing import Any
 
 from ..core.errors import shown
+from ..core.network_check import MAX_INT, check_pos_int  # noqa: F401  (the spec parsers' import)
 from ..core.units import format_count
 
 # Ranges that keep every derived figure finite as a float and every exact one printable:
 # a size, count or batch up to 2^40; a real quantity (bandwidth, TFLOPS, GiB, pJ) in
 # [1e-30, 1e100]. A limit beyond any plan's reach is still no limit (1e12 GiB is fine).
-MAX_INT = 2**40
 MIN_NUMBER, MAX_NUMBER = Fraction(1, 10**30), Fraction(10**100)
 
 
@@ -90,19 +90,6 @@ class Fields:
         n0 = len(self.errors)
         a = check_pos_int(v, self._p(key), self.errors)
         return (a, a) if len(self.errors) == n0 else default
-
-
-def check_pos_int(v: Any, path: str, errors: list[str]) -> int | None:
-    if isinstance(v, bool) or not isinstance(v, int):
-        errors.append(f"{path}: must be a positive integer, got {shown(v)}")
-        return None
-    if v <= 0:
-        errors.append(f"{path}: must be > 0, got {v}")
-        return None
-    if v > MAX_INT:
-        errors.append(f"{path}: must be at most 2^40 = {MAX_INT:,}, got {format_count(v)}")
-        return None
-    return v
 
 
 def check_pos_number(v: Any, path: str, errors: list[str]) -> Fraction | None:

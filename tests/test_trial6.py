@@ -1,0 +1,71 @@
+"""Trial 6's findings (docs/… user trial of v0.2.0): each test fails without its fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.api import solve
+from explorer.core.errors import SpecError
+from explorer.core.network import Layer, LayerKind, Network
+from explorer.frontends.network_yaml import load_network_text
+
+
+def _fc(name: str, din: int, dout: int) -> Layer:
+    return Layer(name, LayerKind.FC, din, dout)
+
+
+# findings 1-3, 24, 26: a built Network gets the validation a YAML network gets
+@pytest.mark.parametrize("net, message", [
+    (Network.chain("m", 8, [_fc("a", -4, 4), _fc("b", 4, 4)]), "network 'm': layers[0].in_features: must be > 0, got -4"),
+    (Network.chain("m", 0, [_fc("a", 4, 4)]), "network 'm': batch: must be > 0, got 0"),
+    (Network.chain("m", 8, [_fc("a", 4, 4), _fc("b", 5, 4)]),
+     "network 'm': layers[1].in_features: 5 does not match the 4 outputs of its input 'a'"),
+    (Network.chain("m", 8, [Layer("c", LayerKind.CONV, 3, 8, (3, 3), (32, 32), (64, 64))]),
+     "network 'm': layers[0].out_size: 64x64 cannot come out of a 3x3 conv on 32x32"),
+    (Network.chain("m", 8, [Layer("c", LayerKind.CONV, 4, 8, (3, 3), (8, 8), (8, 8), groups=3)]),
+     "network 'm': layers[0].groups: 3 groups must divide in_channels 4 and out_channels 8"),
+])
+@pytest.mark.parametrize("split", [None, "optimal"])
+def test_api_validates_a_built_network(net, message, split):
+    with pytest.raises(SpecError) as err:
+        solve(net, levels=2, split=split)
+    assert str(err.value).startswith(message)
+    assert "\n" not in str(err.value)
+
+
+def test_api_checks_the_network_after_the_batch_override():
+    r = solve(Network.chain("m", 0, [_fc("a", 4, 4)]), levels=1, batch=8)  # the override replaces batch 0
+    assert r.ok
+
+
+def test_empty_chain_is_a_spec_error():
+    with pytest.raises(SpecError, match=r"^network 'm': layers: must be a non-empty list$"):
+        Network.chain("m", 8, [])
+
+
+def test_built_join_channels_are_checked():
+    a, b = _fc("a", 4, 4), _fc("b", 4, 6)
+    add = Layer("s", LayerKind.ADD, 4, 4)
+    net = Network("m", 8, (a, b, add), ((0, 1), (0, 2), (1, 2)))
+    with pytest.raises(SpecError, match=r"layers\[2\]\.channels: add node 's' of 4 channels reads inputs of \[4, 6\]"):
+        solve(net, levels=1)
+
+
+def test_yaml_conv_geometry_is_checked():
+    text = """version: 1
+name: g
+layers:
+  - {name: c, kind: conv, in_channels: 3, out_channels: 8, kernel: 3, in_size: 32, out_size: 64}
+"""
+    with pytest.raises(SpecError, match=r"^<string>: layers\[0\]\.out_size: 64x64 cannot come out of a 3x3 conv on 32x32"):
+        load_network_text(text)
+    # a 'same' conv with a kernel wider than its input is possible (padding 49): accepted
+    load_network_text(text.replace("kernel: 3", "kernel: 99").replace("out_size: 64", "out_size: 32"))
+
+
+# finding 25: pins, forbids and caps given as one string are refused, as in a constraints file
+@pytest.mark.parametrize("arg, value", [("pins", "fc6@0=III"), ("forbids", "fc6=III"), ("caps", "0=5MB")])
+def test_api_refuses_a_bare_string_for_a_list(arg, value):
+    with pytest.raises(SpecError, match=rf"^{arg}: must be a list of .* strings, got the string '{value}' \(write \['{value}'\]\)$"):
+        solve("alexnet", space="accpar", **{arg: value})
+    assert solve("alexnet", space="accpar", **{arg: [value]}).plan is not None
