@@ -69,3 +69,36 @@ def test_api_refuses_a_bare_string_for_a_list(arg, value):
     with pytest.raises(SpecError, match=rf"^{arg}: must be a list of .* strings, got the string '{value}' \(write \['{value}'\]\)$"):
         solve("alexnet", space="accpar", **{arg: value})
     assert solve("alexnet", space="accpar", **{arg: [value]}).plan is not None
+
+
+# findings 4 and 9: sweep overrides take the array file's range and the constraints file's hint
+@pytest.mark.parametrize("key, value, problem", [
+    ("link_bandwidth_GBps", 1e-300, "must be between 1e-30 and 1e100, got 1e-300"),
+    ("peak_TFLOPS", 1e300, "must be between 1e-30 and 1e100, got 1e+300"),
+    ("memory_GiB", 1e101, "must be between 1e-30 and 1e100, got 1e+101"),
+    ("link_bandwidth_GBps", "2e3", "must be a positive number, got '2e3' (YAML reads a bare 2e3 as text: write 2.0e+3)"),
+    ("link_bandwidth_GBps", [1.0, 1e-300], "must be a positive number or a non-empty list of them (one per level); level 1's bandwidth must be "
+     "between 1e-30 and 1e100, got 1e-300"),
+])
+def test_sweep_override_ranges(key, value, problem):
+    from explorer.app.sweep.spec import validator
+
+    assert validator(key)(value) == problem
+
+
+def test_sweep_file_2e3_hint(tmp_path):
+    from explorer.app.sweep.spec import load_sweep
+
+    f = tmp_path / "b.yaml"
+    f.write_text("version: 1\ngrid: {model: [alexnet], link_bandwidth_GBps: [2e3]}\n")
+    with pytest.raises(SpecError, match=r"grid\.link_bandwidth_GBps\[0\]: must be a positive number, got '2e3' "
+                                        r"\(YAML reads a bare 2e3 as text: write 2\.0e\+3\)"):
+        load_sweep(f)
+
+
+def test_constraints_file_hint_is_the_same_function(tmp_path):
+    from explorer.frontends.fields import check_pos_number
+
+    errors: list[str] = []
+    check_pos_number("1e30", "memory_GiB", errors)
+    assert errors == ["memory_GiB: must be a positive number, got '1e30' (YAML reads a bare 1e30 as text: write 1.0e+30)"]

@@ -94,25 +94,45 @@ class Fields:
 
 def check_pos_number(v: Any, path: str, errors: list[str]) -> Fraction | None:
     """A positive int or float, kept exact as a Fraction of its decimal spelling."""
+    problem = pos_number_problem(v)
+    if problem:
+        errors.append(f"{path}: {problem}")
+        return None
+    return Fraction(str(v)) if isinstance(v, float) else Fraction(v)
+
+
+def pos_number_problem(v: Any) -> str | None:
+    """Why ``v`` is not a positive number in [1e-30, 1e100] (every spec's real quantities:
+    bandwidth, TFLOPS, GiB, pJ), or None; a YAML ``2e3`` read as text gets the hint."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        hint = ""
-        if isinstance(v, str) and "e" in v.lower():
-            try:
-                float(v)
-                hint = " (YAML reads a bare 1e30 as text: write 1.0e+30)"
-            except ValueError:
-                pass
-        errors.append(f"{path}: must be a positive number, got {shown(v)}{hint}")
-        return None
+        return f"must be a positive number, got {shown(v)}{_exponent_hint(v)}"
     if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
-        errors.append(f"{path}: must be a finite number, got {shown(v)}")
-        return None
+        return f"must be a finite number, got {shown(v)}"
     if v <= 0:
-        errors.append(f"{path}: must be > 0, got {v}")
-        return None
+        return f"must be > 0, got {v}"
     x = Fraction(str(v)) if isinstance(v, float) else Fraction(v)
     if not MIN_NUMBER <= x <= MAX_NUMBER:
         text = f"{v:.3g}" if isinstance(v, float) else format_count(v)
-        errors.append(f"{path}: must be between 1e-30 and 1e100, got {text}")
-        return None
-    return x
+        return f"must be between 1e-30 and 1e100, got {text}"
+    return None
+
+
+def _exponent_hint(v: Any) -> str:
+    """The hint for a number YAML read as text: PyYAML wants a dot and a signed exponent."""
+    if isinstance(v, str) and "e" in v.lower():
+        try:
+            float(v)
+            return f" (YAML reads a bare {v.strip()} as text: write {_yaml_float(v)})"
+        except ValueError:
+            pass
+    return ""
+
+
+def _yaml_float(text: str) -> str:
+    """``text`` (a number PyYAML read as a string, such as 2e3) spelled as PyYAML reads a float: 2.0e+3."""
+    mant, _, exp = text.strip().lower().partition("e")
+    if "." not in mant:
+        mant += ".0"
+    if exp[:1] not in "+-":
+        exp = "+" + exp
+    return f"{mant}e{exp}"
