@@ -102,3 +102,41 @@ def test_constraints_file_hint_is_the_same_function(tmp_path):
     errors: list[str] = []
     check_pos_number("1e30", "memory_GiB", errors)
     assert errors == ["memory_GiB: must be a positive number, got '1e30' (YAML reads a bare 1e30 as text: write 1.0e+30)"]
+
+
+# finding 7: every shipped figure sweep's --reference plots the columns it names; 21: the paper's x get ticks
+def test_shipped_reference_axes_are_columns():
+    from explorer.app.sweep.point import FIGURES
+    from explorer.frontends.yamlio import load_yaml_file
+
+    from pathlib import Path
+
+    names = 0
+    root = Path(__file__).resolve().parent.parent / "spaces"
+    for path in sorted(root.rglob("*.yaml")):
+        name = path.name
+        ref = load_yaml_file(path).get("reference")
+        if ref and "series" in ref:
+            data = load_yaml_file(path)
+            swept = {*data.get("grid", {}), *data.get("fixed", {}), *FIGURES}
+            assert ref["x"] in swept and ref["y"] in swept, (name, ref["x"], ref["y"])
+            names += 1
+    assert names >= 3
+
+
+def test_fig11_reference_plots_with_ticks_for_the_papers_x(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import shutil
+
+    from explorer.api import sweep
+    from explorer.app.sweep.plot import Chart, chart_figure, plot_chart
+    from pathlib import Path
+
+    spec = tmp_path / "fig11.yaml"
+    shutil.copy(Path(__file__).resolve().parent.parent / "spaces/hypar-2019/fig11-scalability.yaml", spec)
+    list(sweep(spec, tmp_path / "f11", workers=1))
+    done = plot_chart(tmp_path / "f11", Chart(reference=True), tmp_path / "f.png")
+    assert done.path.stat().st_size > 0
+    spec.write_text(spec.read_text().replace("{2: 1.026", "{1: 1.0, 2: 1.026"))
+    fig, _ = chart_figure(tmp_path / "f11", Chart(x="accelerators", y="speedup_over_all_I", logx=True, reference=True))
+    assert 1.0 in list(fig.axes[0].get_xticks())

@@ -414,7 +414,7 @@ def chart_figure(folder: str | Path, chart: Chart):
         _draw_reference(ax, ref, cats)
         if dropped_ref:
             notes = (*notes, f"not drawn: {dropped_ref} of the paper's values <= 0 (log axis)")
-    _axes_style(ax, chart, xs_all, cats)
+    _axes_style(ax, chart, [*xs_all, *(p[0] for *_, pts in ref for p in pts)], cats)  # the paper's x get ticks too
     extra = [broken_handle(chart.kind == "bar")] if any(p[3] for p in ours) else []
     if any(series) or chart.reference or extra:
         ax.legend(handles=ax.get_legend_handles_labels()[0] + extra, fontsize=8, title=" ".join(chart.hue) or None,
