@@ -140,3 +140,17 @@ def test_fig11_reference_plots_with_ticks_for_the_papers_x(tmp_path, monkeypatch
     spec.write_text(spec.read_text().replace("{2: 1.026", "{1: 1.0, 2: 1.026"))
     fig, _ = chart_figure(tmp_path / "f11", Chart(x="accelerators", y="speedup_over_all_I", logx=True, reference=True))
     assert 1.0 in list(fig.axes[0].get_xticks())
+
+
+# finding 10: --y on a text column says so, not the statuses
+def test_plot_y_text_column(tmp_path):
+    pytest.importorskip("matplotlib")
+    from explorer.api import sweep
+    from explorer.app.sweep.plot import Chart, chart_figure
+
+    (tmp_path / "s.yaml").write_text("version: 1\ngrid: {model: [lenet-c], levels: [1, 2]}\n")
+    list(sweep(tmp_path / "s.yaml", tmp_path / "o", workers=1))
+    with pytest.raises(SpecError, match=r"^--y: model is a text column; numeric columns: levels, accelerators, "):
+        chart_figure(tmp_path / "o", Chart(x="levels", y="model"))
+    with pytest.raises(SpecError, match=r"^--y: no row has a number in bound \(statuses: level-optimal\)$"):
+        chart_figure(tmp_path / "o", Chart(x="levels", y="bound"))

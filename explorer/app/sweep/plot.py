@@ -18,7 +18,7 @@ from ...core.errors import SpecError, shown
 from ...core.units import plural
 from . import fonts, layout
 from .labels import factor, label
-from .table import number, pareto_labels, read_rows
+from .table import number, numeric_columns, pareto_labels, read_rows
 
 KINDS = ("line", "bar", "scatter", "heatmap")
 TYPE_COLOURS = {"I": "#4c72b0", "II": "#dd8452", "III": "#55a868"}
@@ -244,6 +244,15 @@ def _check_unique(rows: list[dict[str, str]], keys: tuple[str, ...], cols: list[
         seen.add(k)
 
 
+def _no_number(y: str, cols: list[str], rows: list[dict[str, str]]) -> SpecError:
+    """--y names a column without a number: a text column (say which columns are numeric), or a
+    numeric one that no row filled (say the rows' statuses)."""
+    if any(r[y] not in ("", None) for r in rows):  # values, none of them a number
+        numeric = [c for c in numeric_columns(cols) if any(number(r[c]) is not None for r in rows)]
+        return SpecError("--y", f"{y} is a text column; numeric columns: {', '.join(numeric) or '(none)'}")
+    return SpecError("--y", f"no row has a number in {y} (statuses: {', '.join(sorted({r['status'] for r in rows}))})")
+
+
 def _params(cols: list[str]) -> list[str]:
     return cols[: cols.index("status")] if "status" in cols else cols
 
@@ -389,7 +398,7 @@ def chart_figure(folder: str | Path, chart: Chart):
         return _heatmap(plt, cols, rows, chart)
     y_ok = [r for r in rows if number(r[chart.y]) is not None]
     if not y_ok:
-        raise SpecError("--y", f"no row has a number in {chart.y} (statuses: {', '.join(sorted({r['status'] for r in rows}))})")
+        raise _no_number(chart.y, cols, rows)
     if chart.kind != "scatter":
         _check_unique(y_ok, (*chart.hue, chart.x), cols, _params(cols))
     xs_all, cats = _xvalues(y_ok, chart.x, categorical=chart.kind == "bar")
