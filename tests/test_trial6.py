@@ -154,3 +154,14 @@ def test_plot_y_text_column(tmp_path):
         chart_figure(tmp_path / "o", Chart(x="levels", y="model"))
     with pytest.raises(SpecError, match=r"^--y: no row has a number in bound \(statuses: level-optimal\)$"):
         chart_figure(tmp_path / "o", Chart(x="levels", y="bound"))
+
+
+# finding 12: a time-budget cap is shown as given, with the bytes it comes to
+def test_time_cap_is_shown_as_given(capsys):
+    from .conftest import run_cli
+
+    code, out, err = run_cli(["--model", "vgg-a", "--cap", "0=1ms"], capsys)
+    assert "constraints: cap level 0 1 ms (60.000 MB at 60 GB/s)," in out
+    assert "cap level 0 <= 1 ms (60 MB at 60 GB/s) (--cap)" in out + err
+    code, out, _ = run_cli(["--model", "vgg-a", "--cap", "0=60MB"], capsys)
+    assert "constraints: cap level 0 60.000 MB," in out

@@ -91,7 +91,7 @@ def render_plan_grid(inputs: Inputs, plan: Plan, level_cost: tuple[Fraction, ...
 
 def _constraints_line(inputs: Inputs) -> str:
     cons = inputs.constraints
-    parts = [f"cap level {c.level} {fmt_bytes(c.bytes)}" for c in cons.caps]
+    parts = [f"cap level {c.level} {c.amount(fmt_bytes)}" for c in cons.caps]
     if cons.memory_bytes is not None:
         parts.append(f"memory {safe_float(cons.memory_bytes / 2**30):g} GiB/accelerator (weight copies {cons.weight_copies})")
     parts += [p.name for p in cons.pins] + [f.name for f in cons.forbids]
