@@ -165,3 +165,19 @@ def test_time_cap_is_shown_as_given(capsys):
     assert "cap level 0 <= 1 ms (60 MB at 60 GB/s) (--cap)" in out + err
     code, out, _ = run_cli(["--model", "vgg-a", "--cap", "0=60MB"], capsys)
     assert "constraints: cap level 0 60.000 MB," in out
+
+
+# finding 13: check --uneven's table says `breaks` for a plan that breaks a rule; the JSON keeps explore's status
+def test_check_uneven_table_says_breaks():
+    from fractions import Fraction
+
+    from explorer.app.check_uneven import SplitCheck, SplitCheckRow, _row_json, render_check_uneven
+    from explorer.core.partition import Space
+    from explorer.core.uneven import FreeAlphas
+
+    row = SplitCheckRow("dp", "feasible", Fraction(1, 1000), None, 0.1, "breaks cap level 0 <= 2 MB (--cap)", True, True)
+    ok = SplitCheckRow("search", "feasible", Fraction(2, 1000), None, 0.1, "", True, False)
+    text = render_check_uneven(SplitCheck("sfc", "tpu-mix-16", Space.ACCPAR, 4, FreeAlphas.UNLIKE, (row, ok), None, (), ()))
+    lines = text.splitlines()
+    assert lines[2].split()[:2] == ["dp", "breaks"] and lines[3].split()[:2] == ["search", "feasible"]
+    assert _row_json(row)["status"] == "feasible" and _row_json(row)["breaks"] is True
