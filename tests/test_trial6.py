@@ -181,3 +181,14 @@ def test_check_uneven_table_says_breaks():
     lines = text.splitlines()
     assert lines[2].split()[:2] == ["dp", "breaks"] and lines[3].split()[:2] == ["search", "feasible"]
     assert _row_json(row)["status"] == "feasible" and _row_json(row)["breaks"] is True
+
+
+# finding 14: cells that differ at gap 0 are a tie, said so
+def test_check_says_tie_at_gap_zero():
+    from explorer.api import check
+    from explorer.app.render import render_check
+
+    r = check("resnet50", space="accpar", solvers=["exact"], time_limit=5)
+    assert r.optimum is not None and r.optimum.dp_gap == 0 and r.optimum.cells_differing
+    line = next(x for x in render_check(r).splitlines() if x.startswith("cells where"))
+    assert line.endswith("(a tie: the DP's plan is an equally good optimum)")

@@ -289,7 +289,8 @@ def _optimum_lines(r: CheckReport) -> list[str]:
     ]
     if o.cells_differing:
         cells = ", ".join(f"{c.layer}@{c.level} {c.dp.value}->{c.optimum.value}" for c in o.cells_differing)
-        lines.append(f"cells where the DP differs from the optimum (layer@level dp->optimum): {cells}")
+        tie = " (a tie: the DP's plan is an equally good optimum)" if o.dp_gap == 0 else ""
+        lines.append(f"cells where the DP differs from the optimum (layer@level dp->optimum): {cells}{tie}")
     else:
         lines.append("the DP's plan is the optimum")
     return lines
