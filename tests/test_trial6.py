@@ -192,3 +192,35 @@ def test_check_says_tie_at_gap_zero():
     assert r.optimum is not None and r.optimum.dp_gap == 0 and r.optimum.cells_differing
     line = next(x for x in render_check(r).splitlines() if x.startswith("cells where"))
     assert line.endswith("(a tie: the DP's plan is an equally good optimum)")
+
+
+# finding 17: explore reproduce says where AccPar's reproduction is
+def test_reproduce_points_to_accpar(capsys):
+    from .conftest import run_cli
+
+    code, out, _ = run_cli(["reproduce", "--help"], capsys)
+    assert code == 0 and "AccPar's TPU-v2/v3 mixes" in out and "spaces/accpar-mix.yaml" in out
+    code, _, err = run_cli(["reproduce", "accpar"], capsys)
+    assert code == 2 and err.startswith("explore: error: explore reproduce accpar: AccPar's figures are a sweep")
+    assert len(err.strip().splitlines()) == 1
+
+
+# findings 15, 16: the getting-started suite time agrees with the README; the constraints-file example runs as the page says
+def test_docs_suite_time_and_constraints_example(tmp_path, capsys):
+    import re
+    from pathlib import Path
+
+    from .conftest import run_cli
+
+    root = Path(__file__).resolve().parent.parent
+    readme = re.search(r"test suite \(about ([^,)]+)", (root / "README.md").read_text()).group(1)
+    guide = re.search(r"test suite \(about ([^,)]+)", (root / "docs/getting-started.md").read_text()).group(1)
+    assert readme.split()[:2] == guide.split()[:2], (readme, guide)
+    page = (root / "docs/constraints.md").read_text()
+    block = page.split("## Constraints file", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "c.yaml").write_text(block)
+    assert "--space accpar --constraints c.yaml" in page
+    code, _, err = run_cli(["--model", "vgg-a", "--space", "accpar", "--constraints", str(tmp_path / "c.yaml")], capsys)
+    assert code == 0, err
+    code, _, err = run_cli(["--model", "vgg-a", "--constraints", str(tmp_path / "c.yaml")], capsys)
+    assert code == 2 and "forbids[0]: type III is not in the hypar space (I, II)" in err
