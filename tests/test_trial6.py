@@ -224,3 +224,25 @@ def test_docs_suite_time_and_constraints_example(tmp_path, capsys):
     assert code == 0, err
     code, _, err = run_cli(["--model", "vgg-a", "--constraints", str(tmp_path / "c.yaml")], capsys)
     assert code == 2 and "forbids[0]: type III is not in the hypar space (I, II)" in err
+
+
+# finding 19: a rerun with another grid removes the plots explore plot drew from the old results, and nothing else
+def test_rerun_with_another_grid_removes_our_stale_plots(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from .conftest import run_cli
+
+    spec, out = tmp_path / "s1.yaml", tmp_path / "r1"
+    spec.write_text("version: 1\nname: s1\ngrid: {model: [lenet-c, alexnet], levels: [1, 2]}\n")
+    assert run_cli(["sweep", str(spec), "--out", str(out), "--quiet"], capsys)[0] == 0
+    assert run_cli(["plot", str(out), "--plan", "3"], capsys)[0] == 0
+    assert run_cli(["plot", str(out), "--x", "levels", "--y", "traffic_bytes", "--hue", "model"], capsys)[0] == 0
+    elsewhere = tmp_path / "kept.png"
+    assert run_cli(["plot", str(out), "--plan", "0", "--out", str(elsewhere)], capsys)[0] == 0
+    (out / "mine.png").write_bytes(b"not ours")
+    assert run_cli(["sweep", str(spec), "--out", str(out), "--quiet"], capsys)[0] == 0  # same points: plots kept
+    assert (out / "plan-3.png").exists()
+    spec.write_text("version: 1\nname: s1\ngrid: {model: [lenet-c], levels: [1, 2]}\n")
+    code, _, err = run_cli(["sweep", str(spec), "--out", str(out), "--quiet"], capsys)
+    assert code == 0 and "removed 2 plots drawn from an older grid of this sweep" in err
+    assert not (out / "plan-3.png").exists() and not (out / "line-traffic_bytes-vs-levels-by-model.png").exists()
+    assert (out / "mine.png").exists() and elsewhere.exists()
