@@ -246,3 +246,15 @@ def test_rerun_with_another_grid_removes_our_stale_plots(tmp_path, capsys):
     assert code == 0 and "removed 2 plots drawn from an older grid of this sweep" in err
     assert not (out / "plan-3.png").exists() and not (out / "line-traffic_bytes-vs-levels-by-model.png").exists()
     assert (out / "mine.png").exists() and elsewhere.exists()
+
+
+# finding 23: 'an A100'
+def test_gpu_memory_error_article(capsys):
+    from explorer.frontends.graph_build import article
+
+    from .conftest import run_cli
+
+    code, _, err = run_cli(["--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus", "8", "--memory", "200"], capsys)
+    assert code == 2 and "200 GiB is more than an A100-SXM4-80GB's 80 GiB" in err
+    assert [article(w) for w in ("add", "concat", "H100", "V100", "MI250X", "T4", "attention")] == \
+        ["an", "a", "an", "a", "an", "a", "an"]

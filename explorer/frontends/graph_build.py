@@ -200,4 +200,9 @@ def _edges(order: list[int], preds: list[list[int]], layers: dict[int, Layer], n
 
 
 def article(word: str) -> str:
-    return "an" if word[0] in "aeiou" else "a"
+    """'a' or 'an' before ``word``: by its first vowel for a word ('an add', 'a concat'), by how the
+    letter is said for a name starting with a capital before a digit or capital ('an A100', 'an
+    H100', 'an MI250X', 'a V100', 'a T4')."""
+    if len(word) > 1 and word[0].isupper() and (word[1].isdigit() or word[1].isupper()):
+        return "an" if word[0] in "AEFHILMNORSX" else "a"
+    return "an" if word[:1].lower() in ("a", "e", "i", "o", "u") else "a"
