@@ -258,3 +258,21 @@ def test_gpu_memory_error_article(capsys):
     assert code == 2 and "200 GiB is more than an A100-SXM4-80GB's 80 GiB" in err
     assert [article(w) for w in ("add", "concat", "H100", "V100", "MI250X", "T4", "attention")] == \
         ["an", "a", "an", "a", "an", "a", "an"]
+
+
+# findings 20, 22: a series equal to another says so and stays visible; a categorical x is not joined by a line
+def test_identical_series_and_categorical_x(tmp_path):
+    pytest.importorskip("matplotlib")
+    from explorer.api import sweep
+    from explorer.app.sweep.plot import Chart, chart_figure
+
+    (tmp_path / "s.yaml").write_text("version: 1\ngrid: {model: [lenet-c, sfc], levels: [1, 2], solver: [dp, exact]}\n")
+    list(sweep(tmp_path / "s.yaml", tmp_path / "o", workers=1))
+    fig, _ = chart_figure(tmp_path / "o", Chart(x="levels", y="traffic_bytes", hue=("model", "solver")))
+    lines = {ln.get_label(): ln for ln in fig.axes[0].get_lines()}
+    assert "lenet-c exact (same as lenet-c dp)" in lines and "sfc exact (same as sfc dp)" in lines
+    assert lines["lenet-c exact (same as lenet-c dp)"].get_linestyle() == "--"
+    assert lines["lenet-c exact (same as lenet-c dp)"].get_markerfacecolor() == "none"
+    assert lines["lenet-c dp"].get_linestyle() == "-"
+    fig, _ = chart_figure(tmp_path / "o", Chart(x="model", y="traffic_bytes", hue=("solver",), where=(("levels", "2"),)))
+    assert all(ln.get_linestyle() == "None" for ln in fig.axes[0].get_lines())

@@ -418,7 +418,7 @@ def chart_figure(folder: str | Path, chart: Chart):
     fig, ax = plt.subplots(figsize=(7, 4.3))
     if len(series) > 10:  # more series than the default ten colours: no two share one
         ax.set_prop_cycle(color=plt.get_cmap("tab20").colors)
-    _draw_series(ax, chart, series, ours)
+    _draw_series(ax, chart, series, ours, joined=cats is None)
     if chart.reference:
         _draw_reference(ax, ref, cats)
         if dropped_ref:
@@ -444,18 +444,28 @@ def check_series(n: int, chart: Chart) -> None:
                                  "apart by colour: keep fewer with --where COL=VALUE, or fewer --hue columns")
 
 
-def _draw_series(ax, chart: Chart, series: list[str], ours: list[tuple[float, float, str, bool]]) -> None:
+def _draw_series(ax, chart: Chart, series: list[str], ours: list[tuple[float, float, str, bool]],
+                 joined: bool = True) -> None:
     """One series per hue value; a plan that breaks a limit is hollow and crossed (a bar: hatched),
-    with one legend entry saying so."""
+    with one legend entry saying so. ``joined``: a line chart joins its points (not across
+    categories: independent networks are points). A series equal to an earlier one point for
+    point is drawn dashed with hollow markers and says so in its legend entry (it would hide)."""
+    seen: dict[tuple, str] = {}
     for n, s in enumerate(series):
         label_ = s or ("ours" if chart.reference else None)
         pts = sorted((x, y, b) for x, y, h, b in ours if h == s)
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
         bad = [p for p in pts if p[2]]
-        if chart.kind == "line":
-            colour = ax.plot(xs, ys, marker="o", ms=4, label=label_)[0].get_color()
-        elif chart.kind == "scatter":
-            colour = ax.scatter(xs, ys, s=22, label=label_, alpha=0.85).get_facecolor()[0]
+        same = seen.get((tuple(xs), tuple(ys))) if chart.kind != "bar" else None
+        seen.setdefault((tuple(xs), tuple(ys)), s)
+        style = {"ls": "--" if joined else "none", "mfc": "none", "ms": 7} if same is not None else \
+            {"ls": "-" if joined else "none", "ms": 4}
+        if same is not None:
+            label_ = f"{label_} (same as {same})"
+        if chart.kind in ("line", "scatter"):  # (a scatter as unjoined markers: one colour cycle for both kinds)
+            if chart.kind == "scatter":
+                style = {**style, "ls": "none", "ms": 7 if same is not None else 5, "alpha": 1 if same is not None else 0.85}
+            colour = ax.plot(xs, ys, marker="o", label=label_, **style)[0].get_color()
         else:
             width = 0.8 / len(series)
             at = [x - 0.4 + width * (n + 0.5) for x in xs]
