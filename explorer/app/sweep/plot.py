@@ -462,10 +462,14 @@ def _draw_series(ax, chart: Chart, series: list[str], ours: list[tuple[float, fl
             {"ls": "-" if joined else "none", "ms": 4}
         if same is not None:
             label_ = f"{label_} (same as {same})"
-        if chart.kind in ("line", "scatter"):  # (a scatter as unjoined markers: one colour cycle for both kinds)
-            if chart.kind == "scatter":
-                style = {**style, "ls": "none", "ms": 7 if same is not None else 5, "alpha": 1 if same is not None else 0.85}
+        if chart.kind == "line":
             colour = ax.plot(xs, ys, marker="o", label=label_, **style)[0].get_color()
+        elif chart.kind == "scatter":
+            dots = ax.scatter(xs, ys, s=22 if same is None else 60, label=label_, alpha=0.85 if same is None else 1)
+            colour = dots.get_facecolor()[0]  # the colour cycle's next: a hollow twin keeps it as its edge
+            if same is not None:
+                dots.set_facecolor("none")
+                dots.set_edgecolor(colour)
         else:
             width = 0.8 / len(series)
             at = [x - 0.4 + width * (n + 0.5) for x in xs]
