@@ -313,9 +313,10 @@ class _Run:
         """Refused when the estimate with ``states`` live Pareto states exceeds the limit."""
         need = memory_estimate(self.columns, self.size, states, self.rest_copies, self.sides)
         if need > self.max_bytes:
-            raise Refused(f"exact (uneven splits): about {need / 2**20:,.0f} MiB of column tables, completion bounds and Pareto "
-                          f"states ({states:,} states), beyond its limit of {self.max_bytes / 2**20:,.0f} MiB "
-                          "(a coarser --alpha-grid has fewer columns)")
+            what = (f"column tables, completion bounds and {states:,} Pareto states" if states
+                    else "column tables and completion bounds, before any Pareto state")  # (checked up front too)
+            raise Refused(f"exact (uneven splits): about {need / 2**20:,.0f} MiB of {what}, beyond its limit of "
+                          f"{self.max_bytes / 2**20:,.0f} MiB (a coarser --alpha-grid has fewer columns)")
 
     def note(self, pruner) -> None:
         if pruner is not None:

@@ -62,7 +62,7 @@ def test_model_accounting_is_the_evaluator_and_the_dp(seed):
     plans and the dp solver's plan on seeded random chains."""
     import random
 
-    net = random_chain(seed, 2 + seed % 5)
+    net = random_chain(seed, 2 + seed % 5, consistent=True)
     levels = 1 + seed % 3
     p = build_problem(net, "hypar-paper", batch=net.batch, levels=levels, memory_GiB=10**6)
     rng = random.Random(seed)

@@ -361,7 +361,7 @@ def test_a_split_point_takes_memory_weight_copies_and_free_as_explore_split_does
     ("grid: {split: [search]}\nfixed: {time_limit: 0.01}",
      "fixed.time_limit: must be a finite number of seconds >= 0.1, got 0.01"),
     ("grid: {split: [search]}\nfixed: {weight_copies: -1}", "fixed.weight_copies: must be a non-negative integer"),
-    ("grid: {split: [search]}\nfixed: {memory_GiB: 0}", "fixed.memory_GiB: must be a positive number, got 0"),
+    ("grid: {split: [search]}\nfixed: {memory_GiB: 0}", "fixed.memory_GiB: must be > 0, got 0"),
     ("grid: {split: [search]}\nfixed: {free: some}", "fixed.free: must be one of unlike, all, got 'some'"),
     ("grid: {levels: [2]}\nfixed: {free: all}", "fixed.free: only with split"),
     ("grid: {split: [search], seq: [0]}", "grid.seq[0]: must be a positive integer, got 0"),

@@ -43,7 +43,7 @@ def _instance(rng):
         arr = mix(H, peaks, bw=rng.choice([1, 10, 100]), dtype=rng.choice([1, 2, 4]))
         seed = rng.randrange(10**6)
         net = parse_network(random_dag_spec(seed, rng.choice([3, 4])), "dag") if graph else \
-            random_chain(seed, L, max_channels=16, max_size=4)
+            random_chain(seed, L, max_channels=16, max_size=4, consistent=True)
         # the declared space: the grid and each free class's proportional ratio, or the grid alone
         aspace = alpha_space(arr, alpha_grid(grid), free, proportional=rng.random() < 0.7)
         n = 1

@@ -277,7 +277,8 @@ def render_check_uneven(r: SplitCheck) -> str:
              f"{'solver':<12} {'status':<9} {'step ms':>12} {'bound ms':>12} {'gap':>8} {'wall s':>8}  note"]
     for row in r.rows:
         gap = "-" if row.bound_s is None or not row.step_time_s else f"{float(1 - row.bound_s / row.step_time_s) * 100:.3f}%"
-        lines.append(f"{row.solver:<12} {row.status:<9} {_ms(row.step_time_s):>12} {_ms(row.bound_s):>12} {gap:>8} "
+        status = "breaks" if row.breaks else row.status  # its plan breaks a rule of the run (the note: which)
+        lines.append(f"{row.solver:<12} {status:<9} {_ms(row.step_time_s):>12} {_ms(row.bound_s):>12} {gap:>8} "
                      f"{row.wall_s:>8.3f}  {row.note}".rstrip())
     if r.optimum_s is not None:
         lines.append(f"proven optimum {_ms(r.optimum_s)} ms ({', '.join(r.proven_by)})")

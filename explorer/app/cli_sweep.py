@@ -114,11 +114,12 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
     from ..api import sweep
     from .sweep.runner import parse_shard
     from .sweep.spec import MAX_POINTS, load_sweep
-    from .sweep.table import check_pareto_by
+    from .sweep.table import check_pareto_by, stale_plots
 
     parse_shard(shard)  # named --shard here (the API names its argument)
     sw = load_sweep(file, max_points or MAX_POINTS)
     check_pareto_by(_columns(pareto_by), _columns(pareto), sw.columns)  # named --pareto-by here
+    stale = stale_plots(Path(out), sw.digest) if Path(out).is_dir() else []  # (removed on writing)
     report = Reporter(quiet)
     rows = []
     previous = signal.signal(signal.SIGINT, _first_interrupt)
@@ -149,6 +150,9 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
                    f"{len(rows) - reused} computed; {no_plan} without a plan, {invalid} invalid, {failed} failed) in "
                    f"{since_start():.1f} s (start-up included); wrote {Path(out) / 'results.csv'} and {Path(out) / 'plans.jsonl'}", err=True)
         say_approximations(rows)
+    if stale:
+        click.echo(f"explore sweep: removed {plural(len(stale), 'plot')} drawn from an older grid of this sweep "
+                   f"({', '.join(p.name for p in stale[:5])}{', ...' if len(stale) > 5 else ''}); other files are kept", err=True)
     sys.exit(1 if failed else 0)
 
 
@@ -224,6 +228,7 @@ def sweep_merge(dirs, out, pareto, pareto_by, force):
 def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto, reference, out):
     """Plot a finished sweep's results.csv (or one point's plan from plans.jsonl)."""
     from .sweep import plot
+    from .sweep.table import record_plot
 
     if not Path(folder).is_dir():
         what = ("not a folder (explore plot reads a sweep output folder)" if Path(folder).exists()
@@ -244,6 +249,7 @@ def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto,
         done = plot.plot_chart(folder, chart, target)
     for note in done.notes:  # also on the figure, under its title
         click.echo(f"explore plot: warning: {note}", err=True)
+    record_plot(Path(folder), Path(done.path))  # a rerun with another grid removes it (sweep.json lists it)
     click.echo(f"wrote {done.path}", err=True)
 
 

@@ -15,6 +15,7 @@ from ..core.errors import SpecError
 from ..core.llm_block import megatron_types
 from ..core.llm_memory import Recompute, ZeroStage
 from ..frontends import load_cluster
+from ..frontends.graph_build import article
 from ..frontends.transformer_params import active_parameter_count
 from ..frontends.transformer_problem import llm_problem
 from ..frontends.transformer_source import load_transformer
@@ -45,7 +46,7 @@ def with_memory(cluster, memory_GiB: float | None):
     if memory_GiB is None:
         return cluster
     if memory_GiB > cluster.gpu.memory_GiB:
-        raise SpecError("--memory", f"{memory_GiB:g} GiB is more than a {cluster.gpu.name}'s {float(cluster.gpu.memory_GiB):g} GiB")
+        raise SpecError("--memory", f"{memory_GiB:g} GiB is more than {article(cluster.gpu.name)} {cluster.gpu.name}'s {float(cluster.gpu.memory_GiB):g} GiB")
     gpu = replace(cluster.gpu, memory_GiB=Fraction(str(memory_GiB)))
     return replace(cluster, gpu=gpu)
 

@@ -91,7 +91,7 @@ def render_plan_grid(inputs: Inputs, plan: Plan, level_cost: tuple[Fraction, ...
 
 def _constraints_line(inputs: Inputs) -> str:
     cons = inputs.constraints
-    parts = [f"cap level {c.level} {fmt_bytes(c.bytes)}" for c in cons.caps]
+    parts = [f"cap level {c.level} {c.amount(fmt_bytes)}" for c in cons.caps]
     if cons.memory_bytes is not None:
         parts.append(f"memory {safe_float(cons.memory_bytes / 2**30):g} GiB/accelerator (weight copies {cons.weight_copies})")
     parts += [p.name for p in cons.pins] + [f.name for f in cons.forbids]
@@ -291,7 +291,8 @@ def _optimum_lines(r: CheckReport) -> list[str]:
     ]
     if o.cells_differing:
         cells = ", ".join(f"{c.layer}@{c.level} {c.dp.value}->{c.optimum.value}" for c in o.cells_differing)
-        lines.append(f"cells where the DP differs from the optimum (layer@level dp->optimum): {cells}")
+        tie = " (a tie: the DP's plan is an equally good optimum)" if o.dp_gap == 0 else ""
+        lines.append(f"cells where the DP differs from the optimum (layer@level dp->optimum): {cells}{tie}")
     else:
         lines.append("the DP's plan is the optimum")
     return lines

@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ..core.array import ArraySpec, check_levels
 from ..core.errors import SpecError, shown
 from ..core.network import Network
+from ..core.network_check import check_network
 from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.problem import Problem
@@ -43,11 +44,12 @@ def _check_types(**args: tuple[Any, type]) -> None:
 
 
 def _strings(value: Any, name: str, form: str) -> tuple[str, ...]:
-    """An argument taking one string or a list of strings (each like ``form``)."""
+    """An argument taking a list of strings (each like ``form``), as a constraints file's ``pins``,
+    ``forbids`` (a bare string is refused there too: it would read as a list of characters)."""
     if value is None:
         return ()
     if isinstance(value, str):
-        return (value,)
+        raise SpecError(name, f"must be a list of {form} strings, got the string {shown(value)} (write [{shown(value)}])")
     if isinstance(value, (list, tuple)) and all(isinstance(x, str) for x in value):
         return tuple(value)
     raise SpecError(name, f"must be a list of {form} strings, got {shown(value)}")
@@ -103,6 +105,8 @@ def build_problem(
     net = model if isinstance(model, Network) else dense_only(load_model(str(model), batch, seq), str(model))
     if batch is not None:
         net = net.with_batch(batch)
+    if isinstance(model, Network):  # a built network gets the checks a loaded one got from its front end
+        check_network(net)
     if levels is not None:
         arr = arr.with_levels(check_levels(levels, "--levels"))
     sp = _choice(Space, space, "space")

@@ -54,10 +54,17 @@ class Cap:
     level: int
     bytes: Fraction  # per link, per direction, per training step
     origin: str = ""  # where it came from (array spec, --cap, constraints file)
+    seconds: Fraction | None = None  # given as a time budget (5ms): bytes = seconds x the level's bandwidth
 
     @property
     def name(self) -> str:
-        return f"cap level {self.level} <= {format_bytes(self.bytes)}" + (f" ({self.origin})" if self.origin else "")
+        return f"cap level {self.level} <= {self.amount(format_bytes)}" + (f" ({self.origin})" if self.origin else "")
+
+    def amount(self, fmt) -> str:
+        """The cap in bytes (``fmt``), or as given: '1 ms (60 MB at 60 GB/s)'."""
+        if not self.seconds:
+            return fmt(self.bytes)
+        return f"{format_seconds(self.seconds)} ({fmt(self.bytes)} at {format_bytes(self.bytes / self.seconds)}/s)"
 
 
 @dataclass(frozen=True)
@@ -173,3 +180,12 @@ def format_memory(x: Fraction | int) -> str:
     """A memory limit in GiB, the unit ``--memory`` and ``memory_GiB`` take, and in the tables'
     decimal units beside it: '0.05 GiB (53.69 MB)'."""
     return f"{safe_float(Fraction(x) / 2**30):.4g} GiB ({format_bytes(x)})"
+
+
+def format_seconds(x: Fraction) -> str:
+    """A time budget as a user writes one: '1 ms', '2.5 us', '3 s'."""
+    v = safe_float(x)
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if v >= scale:
+            return f"{v / scale:.4g} {unit}"
+    return f"{v / 1e-9:.4g} ns"

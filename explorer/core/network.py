@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
+from .errors import SpecError, shown
 from .partition import EMBEDDING_TYPES, GROUPED_TYPES, JOIN_NODE_TYPES, LAYER_TYPES, NodeTypes, PartitionType
 
 NETWORK_INPUT = "input"  # reserved input name: the network's input (no edge)
@@ -200,8 +201,8 @@ class Network:
 
     def __post_init__(self) -> None:
         n = len(self.layers)
-        if n == 0:
-            raise ValueError("a network needs at least one layer")
+        if n == 0:  # a SpecError (a ValueError): the one-line message every front end gives
+            raise SpecError(self.source or f"network {shown(self.name)}", "layers: must be a non-empty list")
         for u, v in self.edges:
             if not (0 <= u < v < n):
                 raise ValueError(f"bad edge {u}->{v}: nodes must be in topological order")

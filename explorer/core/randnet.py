@@ -7,21 +7,31 @@ import random
 from .network import Layer, LayerKind, Network
 
 
-def random_chain(seed: int, layers: int, batch: int | None = None, max_channels: int = 64, max_size: int = 16) -> Network:
-    """A chain of random conv and fc layers with small shapes (sizes are not made consistent)."""
+def random_chain(seed: int, layers: int, batch: int | None = None, max_channels: int = 64, max_size: int = 16,
+                 consistent: bool = False) -> Network:
+    """A chain of random conv and fc layers with small shapes. Its sizes are not made consistent
+    (the solvers do not need them to be; the benchmarks' chains stay as measured) unless
+    ``consistent``: then each layer reads what its input outputs, as ``core.network_check`` (and
+    so the Python API) requires: a conv after a conv takes its channels, an fc its channels times
+    a spatial size up to its own (the random draws are the same)."""
     rng = random.Random(seed)
     batch = batch or rng.choice([1, 2, 4, 8, 16, 32])
-    out = []
+    out: list[Layer] = []
     for i in range(layers):
+        p = out[-1] if out else None
         if rng.random() < 0.6:
             k = rng.choice([1, 3, 5])
             s_in = rng.randint(1, max_size)
             s_out = rng.randint(1, s_in)
-            out.append(
-                Layer(f"conv{i}", LayerKind.CONV, rng.randint(1, max_channels), rng.randint(1, max_channels), (k, k), (s_in, s_in), (s_out, s_out))
-            )
+            din = rng.randint(1, max_channels)
+            if consistent and p is not None and p.kind is LayerKind.CONV:
+                din = p.out_channels
+            out.append(Layer(f"conv{i}", LayerKind.CONV, din, rng.randint(1, max_channels), (k, k), (s_in, s_in), (s_out, s_out)))
         else:
-            out.append(Layer(f"fc{i}", LayerKind.FC, rng.randint(1, 4 * max_channels), rng.randint(1, 4 * max_channels)))
+            din = rng.randint(1, 4 * max_channels)
+            if consistent and p is not None:
+                din = p.out_channels * (1 + din % p.s_out)
+            out.append(Layer(f"fc{i}", LayerKind.FC, din, rng.randint(1, 4 * max_channels)))
     return Network.chain(f"random-{seed}-{layers}", batch, out)
 
 

@@ -136,7 +136,7 @@ def parse_cap(level_text, amount, array: ArraySpec, where: str, origin: str, err
         errors.append(f"{where}: {err}")
         return None
     if kind == "seconds":
-        value = value * array.bandwidth_Bps(h)
+        return Cap(h, value * array.bandwidth_Bps(h), origin, seconds=value)
     return Cap(h, value, origin)
 
 

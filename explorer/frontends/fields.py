@@ -6,12 +6,12 @@ from fractions import Fraction
 from typing import Any
 
 from ..core.errors import shown
+from ..core.network_check import MAX_INT, check_pos_int  # noqa: F401  (the spec parsers' import)
 from ..core.units import format_count
 
 # Ranges that keep every derived figure finite as a float and every exact one printable:
 # a size, count or batch up to 2^40; a real quantity (bandwidth, TFLOPS, GiB, pJ) in
 # [1e-30, 1e100]. A limit beyond any plan's reach is still no limit (1e12 GiB is fine).
-MAX_INT = 2**40
 MIN_NUMBER, MAX_NUMBER = Fraction(1, 10**30), Fraction(10**100)
 
 
@@ -92,40 +92,47 @@ class Fields:
         return (a, a) if len(self.errors) == n0 else default
 
 
-def check_pos_int(v: Any, path: str, errors: list[str]) -> int | None:
-    if isinstance(v, bool) or not isinstance(v, int):
-        errors.append(f"{path}: must be a positive integer, got {shown(v)}")
-        return None
-    if v <= 0:
-        errors.append(f"{path}: must be > 0, got {v}")
-        return None
-    if v > MAX_INT:
-        errors.append(f"{path}: must be at most 2^40 = {MAX_INT:,}, got {format_count(v)}")
-        return None
-    return v
-
-
 def check_pos_number(v: Any, path: str, errors: list[str]) -> Fraction | None:
     """A positive int or float, kept exact as a Fraction of its decimal spelling."""
+    problem = pos_number_problem(v)
+    if problem:
+        errors.append(f"{path}: {problem}")
+        return None
+    return Fraction(str(v)) if isinstance(v, float) else Fraction(v)
+
+
+def pos_number_problem(v: Any) -> str | None:
+    """Why ``v`` is not a positive number in [1e-30, 1e100] (every spec's real quantities:
+    bandwidth, TFLOPS, GiB, pJ), or None; a YAML ``2e3`` read as text gets the hint."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        hint = ""
-        if isinstance(v, str) and "e" in v.lower():
-            try:
-                float(v)
-                hint = " (YAML reads a bare 1e30 as text: write 1.0e+30)"
-            except ValueError:
-                pass
-        errors.append(f"{path}: must be a positive number, got {shown(v)}{hint}")
-        return None
+        return f"must be a positive number, got {shown(v)}{_exponent_hint(v)}"
     if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
-        errors.append(f"{path}: must be a finite number, got {shown(v)}")
-        return None
+        return f"must be a finite number, got {shown(v)}"
     if v <= 0:
-        errors.append(f"{path}: must be > 0, got {v}")
-        return None
+        return f"must be > 0, got {v}"
     x = Fraction(str(v)) if isinstance(v, float) else Fraction(v)
     if not MIN_NUMBER <= x <= MAX_NUMBER:
         text = f"{v:.3g}" if isinstance(v, float) else format_count(v)
-        errors.append(f"{path}: must be between 1e-30 and 1e100, got {text}")
-        return None
-    return x
+        return f"must be between 1e-30 and 1e100, got {text}"
+    return None
+
+
+def _exponent_hint(v: Any) -> str:
+    """The hint for a number YAML read as text: PyYAML wants a dot and a signed exponent."""
+    if isinstance(v, str) and "e" in v.lower():
+        try:
+            float(v)
+            return f" (YAML reads a bare {v.strip()} as text: write {_yaml_float(v)})"
+        except ValueError:
+            pass
+    return ""
+
+
+def _yaml_float(text: str) -> str:
+    """``text`` (a number PyYAML read as a string, such as 2e3) spelled as PyYAML reads a float: 2.0e+3."""
+    mant, _, exp = text.strip().lower().partition("e")
+    if "." not in mant:
+        mant += ".0"
+    if exp[:1] not in "+-":
+        exp = "+" + exp
+    return f"{mant}e{exp}"

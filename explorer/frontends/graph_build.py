@@ -10,6 +10,7 @@ from fractions import Fraction
 
 from ..core.errors import SpecError, shown
 from ..core.network import NETWORK_INPUT, WHOLE, Layer, LayerKind, Network
+from ..core.network_check import check_network
 
 def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: str, sequence: int | None = None,
                 approximations: tuple[str, ...] = (), input_shapes: tuple = ()) -> Network:
@@ -19,8 +20,10 @@ def build_graph(name: str, batch: int, nodes: list[tuple[int, dict]], source: st
     order = _topological_order(preds, names, source)
     layers = _build_layers(nodes, preds, order, source)
     edges, shares = _edges(order, preds, layers, nodes)
-    return Network(name, batch, tuple(layers[k] for k in order), edges, source, shares, sequence, approximations,
-                   input_shapes)
+    net = Network(name, batch, tuple(layers[k] for k in order), edges, source, shares, sequence, approximations,
+                  input_shapes)
+    reads = [[_part(layers[p], nodes[k][1]) for p in preds[k]] for k in order]
+    return check_network(net, [nodes[k][1]["path"] for k in order], reads)
 
 
 def _resolve_inputs(nodes: list[tuple[int, dict]], names: list[str], source: str) -> list[list[int]]:
@@ -86,11 +89,10 @@ def _build_layers(nodes: list[tuple[int, dict]], preds: list[list[int]], order: 
         n = nodes[k][1]
         if any(p not in layers for p in preds[k]):
             continue  # an input already failed; its error is reported
-        ins = [_part(layers[p], n) for p in preds[k]]
         if n["kind"].is_join:
-            layer = _join_layer(n, ins, errors)
+            layer = _join_layer(n, [_part(layers[p], n) for p in preds[k]], errors)
         else:
-            layer = _plain_layer(n, ins[0] if ins else None, errors)
+            layer = _plain_layer(n)
         if layer is not None:
             layers[k] = layer
     if errors:
@@ -177,19 +179,9 @@ def _context_channels(chans: list[int], heads: int, kv: int) -> int:
     return chans[-1] if len(chans) > 1 else (c // 3 if c % 3 == 0 else 0)
 
 
-def _plain_layer(n: dict, p: Layer | None, errors: list[str]) -> Layer:
-    """A conv, fc or embedding node's Layer, its input width checked against its input ``p``'s output."""
-    kind = n["kind"]
-    layer = Layer(n["name"], kind, n["din"], n["dout"], n["kernel"], n["s_in"], n["s_out"], groups=n.get("groups", 1))
-    if kind is LayerKind.CONV and p is not None:
-        if p.kind is not LayerKind.FC and p.out_channels != layer.in_channels:
-            errors.append(f"{n['path']}.in_channels: {layer.in_channels} does not match the {p.out_channels} "
-                          f"channels of its input {shown(p.name)}")
-    if kind is LayerKind.FC and p is not None:
-        problem = fc_input_mismatch(layer, p)
-        if problem:
-            errors.append(f"{n['path']}.in_features: {problem}")
-    return layer
+def _plain_layer(n: dict) -> Layer:
+    """A conv, fc or embedding node's Layer (``check_network`` checks it and its input width)."""
+    return Layer(n["name"], n["kind"], n["din"], n["dout"], n["kernel"], n["s_in"], n["s_out"], groups=n.get("groups", 1))
 
 
 def _edges(order: list[int], preds: list[list[int]], layers: dict[int, Layer], nodes: list[tuple[int, dict]]
@@ -208,21 +200,10 @@ def _edges(order: list[int], preds: list[list[int]], layers: dict[int, Layer], n
     return tuple(e for e, _ in pairs), tuple(s for _, s in pairs)
 
 
-def fc_input_mismatch(layer: Layer, p: Layer) -> str | None:
-    """Why an fc's in_features cannot be what its producer ``p`` outputs, or None.
-
-    The fc reads the producer's output flattened: channels x spatial size. Pooling may sit
-    between (sizes are given, not derived: AlexNet's conv5 is 256 x 13x13, its fc6 reads the
-    pooled 256 x 6x6 = 9,216), so in_features must be the producer's channels times a
-    spatial size from 1 (global pooling) up to the producer's own."""
-    c, s = p.out_channels, p.s_out
-    if layer.in_channels % c == 0 and 1 <= layer.in_channels // c <= s:
-        return None
-    if s == 1:
-        return f"{layer.in_channels} does not match the {c} outputs of its input {shown(p.name)}"
-    return (f"{layer.in_channels} does not match its input {shown(p.name)} ({c} channels x {p.out_size[0]}x{p.out_size[1]}): "
-            f"it must be {c} x a spatial size of at most {s} (flattened, pooling allowed)")
-
-
 def article(word: str) -> str:
-    return "an" if word[0] in "aeiou" else "a"
+    """'a' or 'an' before ``word``: by its first vowel for a word ('an add', 'a concat'), by how the
+    letter is said for a name starting with a capital before a digit or capital ('an A100', 'an
+    H100', 'an MI250X', 'a V100', 'a T4')."""
+    if len(word) > 1 and word[0].isupper() and (word[1].isdigit() or word[1].isupper()):
+        return "an" if word[0] in "AEFHILMNORSX" else "a"
+    return "an" if word[:1].lower() in ("a", "e", "i", "o", "u") else "a"

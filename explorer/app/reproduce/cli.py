@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ...core.paper_accounting import Accounting
+from ...core.errors import SpecError
 from ..cli_common import InputError, fail_on_bad_input
 
 if TYPE_CHECKING:
@@ -69,7 +70,23 @@ def table(fig: Figure, png: Path) -> str:
 
 @click.group("reproduce")
 def reproduce_group():
-    """Regenerate a paper's figures: our numbers beside the paper's (explore reproduce hypar --figure 6)."""
+    """Regenerate a paper's figures: our numbers beside the paper's (explore reproduce hypar --figure 6).
+
+    HyPar (HPCA 2019) is the one paper with a command. AccPar's TPU-v2/v3 mixes are a sweep:
+    explore sweep spaces/accpar-mix.yaml --out runs/accpar-mix (about 200 s; then explore plot
+    runs/accpar-mix ...; docs: "Reproducing HyPar and AccPar"); its partitions are checked against
+    AccPar's reference program by the tests.
+    """
+
+
+@reproduce_group.command("accpar", hidden=True, context_settings={"ignore_unknown_options": True,
+                                                                   "allow_extra_args": True})
+@fail_on_bad_input
+def reproduce_accpar():
+    """AccPar has no command of its own: say where its reproduction is (exit 2)."""
+    raise SpecError("explore reproduce accpar", "AccPar's figures are a sweep, not a reproduce command: explore sweep "
+                    "spaces/accpar-mix.yaml --out runs/accpar-mix (docs: Reproducing HyPar and AccPar, "
+                    "'Mixes of TPU-v2 and TPU-v3')")
 
 
 @reproduce_group.command("hypar")

@@ -18,7 +18,7 @@ from ...core.errors import SpecError, shown
 from ...core.units import plural
 from . import fonts, layout
 from .labels import factor, label
-from .table import number, pareto_labels, read_rows
+from .table import number, numeric_columns, pareto_labels, read_rows
 
 KINDS = ("line", "bar", "scatter", "heatmap")
 TYPE_COLOURS = {"I": "#4c72b0", "II": "#dd8452", "III": "#55a868"}
@@ -244,6 +244,15 @@ def _check_unique(rows: list[dict[str, str]], keys: tuple[str, ...], cols: list[
         seen.add(k)
 
 
+def _no_number(y: str, cols: list[str], rows: list[dict[str, str]]) -> SpecError:
+    """--y names a column without a number: a text column (say which columns are numeric), or a
+    numeric one that no row filled (say the rows' statuses)."""
+    if any(r[y] not in ("", None) for r in rows):  # values, none of them a number
+        numeric = [c for c in numeric_columns(cols) if any(number(r[c]) is not None for r in rows)]
+        return SpecError("--y", f"{y} is a text column; numeric columns: {', '.join(numeric) or '(none)'}")
+    return SpecError("--y", f"no row has a number in {y} (statuses: {', '.join(sorted({r['status'] for r in rows}))})")
+
+
 def _params(cols: list[str]) -> list[str]:
     return cols[: cols.index("status")] if "status" in cols else cols
 
@@ -389,7 +398,7 @@ def chart_figure(folder: str | Path, chart: Chart):
         return _heatmap(plt, cols, rows, chart)
     y_ok = [r for r in rows if number(r[chart.y]) is not None]
     if not y_ok:
-        raise SpecError("--y", f"no row has a number in {chart.y} (statuses: {', '.join(sorted({r['status'] for r in rows}))})")
+        raise _no_number(chart.y, cols, rows)
     if chart.kind != "scatter":
         _check_unique(y_ok, (*chart.hue, chart.x), cols, _params(cols))
     xs_all, cats = _xvalues(y_ok, chart.x, categorical=chart.kind == "bar")
@@ -409,12 +418,12 @@ def chart_figure(folder: str | Path, chart: Chart):
     fig, ax = plt.subplots(figsize=(7, 4.3))
     if len(series) > 10:  # more series than the default ten colours: no two share one
         ax.set_prop_cycle(color=plt.get_cmap("tab20").colors)
-    _draw_series(ax, chart, series, ours)
+    _draw_series(ax, chart, series, ours, joined=cats is None)
     if chart.reference:
         _draw_reference(ax, ref, cats)
         if dropped_ref:
             notes = (*notes, f"not drawn: {dropped_ref} of the paper's values <= 0 (log axis)")
-    _axes_style(ax, chart, xs_all, cats)
+    _axes_style(ax, chart, [*xs_all, *(p[0] for *_, pts in ref for p in pts)], cats)  # the paper's x get ticks too
     extra = [broken_handle(chart.kind == "bar")] if any(p[3] for p in ours) else []
     if any(series) or chart.reference or extra:
         ax.legend(handles=ax.get_legend_handles_labels()[0] + extra, fontsize=8, title=" ".join(chart.hue) or None,
@@ -435,18 +444,32 @@ def check_series(n: int, chart: Chart) -> None:
                                  "apart by colour: keep fewer with --where COL=VALUE, or fewer --hue columns")
 
 
-def _draw_series(ax, chart: Chart, series: list[str], ours: list[tuple[float, float, str, bool]]) -> None:
+def _draw_series(ax, chart: Chart, series: list[str], ours: list[tuple[float, float, str, bool]],
+                 joined: bool = True) -> None:
     """One series per hue value; a plan that breaks a limit is hollow and crossed (a bar: hatched),
-    with one legend entry saying so."""
+    with one legend entry saying so. ``joined``: a line chart joins its points (not across
+    categories: independent networks are points). A series equal to an earlier one point for
+    point is drawn dashed with hollow markers and says so in its legend entry (it would hide)."""
+    seen: dict[tuple, str] = {}
     for n, s in enumerate(series):
         label_ = s or ("ours" if chart.reference else None)
         pts = sorted((x, y, b) for x, y, h, b in ours if h == s)
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
         bad = [p for p in pts if p[2]]
+        same = seen.get((tuple(xs), tuple(ys))) if chart.kind != "bar" else None
+        seen.setdefault((tuple(xs), tuple(ys)), s)
+        style = {"ls": "--" if joined else "none", "mfc": "none", "ms": 7} if same is not None else \
+            {"ls": "-" if joined else "none", "ms": 4}
+        if same is not None:
+            label_ = f"{label_} (same as {same})"
         if chart.kind == "line":
-            colour = ax.plot(xs, ys, marker="o", ms=4, label=label_)[0].get_color()
+            colour = ax.plot(xs, ys, marker="o", label=label_, **style)[0].get_color()
         elif chart.kind == "scatter":
-            colour = ax.scatter(xs, ys, s=22, label=label_, alpha=0.85).get_facecolor()[0]
+            dots = ax.scatter(xs, ys, s=22 if same is None else 60, label=label_, alpha=0.85 if same is None else 1)
+            colour = dots.get_facecolor()[0]  # the colour cycle's next: a hollow twin keeps it as its edge
+            if same is not None:
+                dots.set_facecolor("none")
+                dots.set_edgecolor(colour)
         else:
             width = 0.8 / len(series)
             at = [x - 0.4 + width * (n + 0.5) for x in xs]

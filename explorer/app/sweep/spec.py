@@ -21,7 +21,7 @@ from ...core.partition import Space
 from ...core.solution import time_limit_problem
 from ...core.units import format_count, parse_amount, plural
 from ...frontends import NETWORK_FORMATS, zoo
-from ...frontends.fields import MAX_INT, NAME_RULE
+from ...frontends.fields import MAX_INT, NAME_RULE, pos_number_problem
 from ...frontends.yamlio import load_yaml_file
 from ...solvers import REGISTRY
 from .mix import check_count, check_mix, is_count_key, point_array
@@ -85,9 +85,8 @@ def _check_levels(v: Any) -> str | None:
 
 
 def _check_pos_number(v: Any) -> str | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"),) or v <= 0:
-        return f"must be a positive number, got {shown(v)}"
-    return None
+    """A spec's real quantity: the range an array file's (bandwidth, TFLOPS, GiB in [1e-30, 1e100]) and its hint."""
+    return pos_number_problem(v)
 
 
 MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32 (explore --seed)
@@ -123,9 +122,11 @@ def _check_caps(v: Any) -> str | None:
 
 def _check_bandwidth(v: Any) -> str | None:
     if isinstance(v, list):
-        if not v or any(_check_pos_number(x) for x in v):
+        if not v:
             return f"must be a positive number or a non-empty list of positive numbers (one per level), got {shown(v)}"
-        return None
+        bad = [(i, p) for i, p in enumerate(map(_check_pos_number, v)) if p]
+        return (f"must be a positive number or a non-empty list of them (one per level); level {bad[0][0]}'s "
+                f"bandwidth {bad[0][1]}") if bad else None
     return _check_pos_number(v)
 
 

@@ -286,10 +286,51 @@ def write_outputs(out_dir: Path, manifest: Manifest, entries: list[tuple[dict[st
         rows = finish_rows([make_row(manifest.params, p, o) for p, o in entries], list(manifest.params), manifest.pareto,
                            manifest.pareto_by)
     out_dir.mkdir(parents=True, exist_ok=True)
+    held = _held(out_dir)
+    plots = [n for n in held.get(PLOTS_KEY, []) if _plot_name(n)] if held.get("digest") == manifest.digest else []
+    for stale in stale_plots(out_dir, manifest.digest):  # drawn from another grid's results: no longer true
+        stale.unlink(missing_ok=True)
     write_atomic(out_dir / "plans.jsonl", "".join(plan_line(p, o) + "\n" for p, o in entries))
     write_atomic(out_dir / "results.csv", csv_text(rows, columns(manifest.params, manifest.pareto, rows)))
-    write_atomic(out_dir / "sweep.json", json.dumps(manifest.to_json(), indent=2) + "\n")
+    write_atomic(out_dir / "sweep.json", json.dumps({**manifest.to_json(), PLOTS_KEY: plots}, indent=2) + "\n")
     return rows
+
+
+PLOTS_KEY = "plots"  # sweep.json: the images explore plot drew into the folder, by name
+
+
+def _held(out_dir: Path) -> dict[str, Any]:
+    """The folder's sweep.json as a mapping ({} when there is none or it cannot be read)."""
+    try:
+        held = json.loads((out_dir / "sweep.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return held if isinstance(held, dict) else {}
+
+
+def _plot_name(name: Any) -> bool:
+    """A name explore plot records: an image file directly in the folder (no path: nothing outside it)."""
+    return isinstance(name, str) and Path(name).name == name and Path(name).suffix.lower() in (".png", ".svg")
+
+
+def stale_plots(out_dir: Path, digest: str) -> list[Path]:
+    """The images explore plot drew into ``out_dir`` (sweep.json lists them) from the results of
+    another grid than ``digest``'s, still there: a sweep that replaces those results removes them
+    (only these: files it did not draw are never touched)."""
+    held = _held(out_dir)
+    if not held or held.get("digest") == digest:
+        return []
+    return [out_dir / n for n in held.get(PLOTS_KEY, []) if _plot_name(n) and (out_dir / n).is_file()]
+
+
+def record_plot(folder: Path, image: Path) -> None:
+    """List ``image`` in ``folder``'s sweep.json when explore plot drew it into the folder itself."""
+    held = _held(folder)
+    if not held or image.parent.resolve() != folder.resolve() or not _plot_name(image.name):
+        return
+    names = [n for n in held.get(PLOTS_KEY, []) if _plot_name(n)]
+    if image.name not in names:
+        write_atomic(folder / "sweep.json", json.dumps({**held, PLOTS_KEY: [*names, image.name]}, indent=2) + "\n")
 
 
 def merge_entries(folders: list[Path]) -> tuple[Manifest, list[tuple[dict[str, Any], Outcome]], list[int]]:
