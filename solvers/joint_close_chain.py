@@ -1,6 +1,6 @@
-"""Better plans and the closing enumeration on chains for the joint uneven-split solver
-(``solvers.uneven_joint``): the alpha descent, the Pareto filters, and the label setting that
-proves the incumbent optimal (or leaves a proven bound and gap).
+"""Better plans and the labels' parts for the joint uneven-split solver (``solvers.uneven_joint``):
+the alpha descent, the Pareto filters, extending and closing labels (the label setting itself,
+on chains and graphs alike: ``joint_close_graph``).
 """
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ from math import ceil
 
 import numpy as np
 
-from .joint_blocks import _Graph, _Weighted
-from .joint_columns import INF, JointOptions, _Columns, _Model, _Tables, _reduce_back, _weights, step_of
+from .joint_columns import INF, JointOptions, _Columns, _Model, _Tables, step_of
 
 
 def _edge_terms(t: _Tables, e: int, cu, cv) -> np.ndarray:
@@ -88,22 +87,6 @@ def _alpha_descent(t: _Tables, cols: list[int], rounds: int = 3) -> list[int]:
         if not changed:
             break
     return cols
-
-
-def _edge_matrix(t: _Tables, e: int) -> np.ndarray:
-    """(4, n_u, n_v): the edge's floored components for every pair of columns."""
-    C = t.m.cols
-    idx = np.arange(C.n)
-    out = np.empty((4, C.n, C.n), dtype=np.int64)
-    for k in (0, 1):
-        out[k] = np.repeat(np.repeat(t.top[e][k], C.n_tau, axis=0), C.n_tau, axis=1)
-    out[2:] = 0
-    for h in range(1, C.H):
-        t_hu = (idx % C.n_tau) // C.K ** (C.H - 1 - h) % C.K
-        rep = C.K ** (C.H - 1 - h)
-        for side in (0, 1):
-            out[2 + side] += np.repeat(t.lev[e][h - 1][side], rep, axis=1)[t_hu]
-    return out
 
 
 def _pareto_filter(P: np.ndarray, slack: int) -> np.ndarray:
@@ -209,62 +192,6 @@ def _pareto_batch(cand, lo: np.ndarray, size: np.ndarray, m: int, slack: int, ke
         rank[a + sub] = np.arange(len(sub))
 
 
-def _chain_backward(graph: _Graph, w) -> list[np.ndarray]:
-    """B[l][c]: the least weighted sum of everything after layer l given its column (a chain)."""
-    W = _Weighted(graph.t, w)
-    L = len(W.node)
-    out = [np.zeros(graph.C.n, dtype=np.int64) for _ in range(L)]
-    for l in range(L - 2, -1, -1):  # noqa: E741
-        nxt = np.minimum(out[l + 1] + W.node[l + 1], INF)
-        out[l] = _reduce_back(nxt[None, :], graph.C, *W.edge[l])[0]
-    return out
-
-
-def _pareto_chain(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: JointOptions, t_start: float,
-                  beam: int | None = None, bounds=None):
-    """Label setting on a chain: per layer and column, the (S0, S1, V0, V1) prefix sums that can
-    still beat the incumbent (completion bounds: the weighted and the component-wise least
-    suffixes, backward DPs), Pareto-filtered (a label dominated with a margin of one floor per
-    term is never better). Exhaustive up to dominance and bounds, hence a proof.
-    (proven, best, labels kept)."""
-    L, C = len(t.node), m.cols
-    w = np.array(_weights(*w_lm, Q), dtype=np.int64)
-    node = [np.where(t.node[l] >= INF, INF, t.node[l]) for l in range(L)]  # noqa: E741
-    Bw, Bc = bounds or _chain_bounds(graph, w, L)
-    slack = L + len(m.net.edges) * m.H + 4  # floors per component: one per term
-    UB, cols_best = best
-    thr = ceil(UB * t.s)
-    cols = np.flatnonzero(node[0][0] < INF)
-    P = node[0][:, cols].T.copy()
-    ok = _lb(P, Bc[0][:, cols].T, Bw[0][cols], w, Q, thr)
-    P, cols = P[ok], cols[ok]
-    history = [(cols, np.full(len(cols), -1))]
-    total = len(cols)
-    for l in range(1, L):  # noqa: E741
-        if time.perf_counter() - t_start > o.time_limit_s or total > o.enum_budget:
-            return False, (UB, cols_best), total
-        if len(P) == 0:
-            return True, (UB, cols_best), total
-        vv = np.flatnonzero(node[l][0] < INF)
-        Ev = _edge_matrix(t, l - 1)
-        if len(vv) < C.n:
-            Ev = Ev[:, :, vv]
-        lab, vs, cands = _extend(P, cols, Ev, node[l][:, vv], Bc[l][:, vv], Bw[l][vv], w, Q, thr)
-        del Ev
-        if time.perf_counter() - t_start > o.time_limit_s:
-            return False, (UB, cols_best), total
-        if len(lab) == 0:
-            return True, (UB, cols_best), total
-        if beam is not None:  # a heuristic: per next column, the labels of least weighted bound only
-            lab, vs, cands = _beam(lab, vs, cands, Bw[l][vv], w, beam)
-        P, cols, par = _filter_by_column(lab, vs, cands, vv, None if beam else slack, o, t_start)
-        if P is None:
-            return False, (UB, cols_best), total
-        history.append((cols, par))
-        total += len(cols)
-    return True, _close(m, t, P, lambda i: _trace(history, i), UB, cols_best), total
-
-
 def _fP(P: np.ndarray) -> np.ndarray:
     return np.maximum(P[:, 0], P[:, 1]) + np.maximum(P[:, 2], P[:, 3])
 
@@ -283,12 +210,6 @@ def _close(m: _Model, t: _Tables, P: np.ndarray, trace, UB, cols_best):
     return UB, cols_best
 
 
-def _chain_bounds(graph: _Graph, w: np.ndarray, L: int):
-    Bw = _chain_backward(graph, tuple(w))
-    Bc_ = [_chain_backward(graph, tuple(int(i == c) for i in range(4))) for c in range(4)]
-    return Bw, [np.stack([Bc_[c][l] for c in range(4)]) for l in range(L)]  # noqa: E741
-
-
 def _beam_keep(key: np.ndarray, cols: np.ndarray, beam: int) -> np.ndarray:
     """Per column, the indices of the ``beam`` entries of least key."""
     order = np.lexsort((key, cols))
@@ -296,11 +217,6 @@ def _beam_keep(key: np.ndarray, cols: np.ndarray, beam: int) -> np.ndarray:
     first = np.r_[0, np.flatnonzero(np.diff(cs)) + 1]
     rank = np.arange(len(order)) - np.repeat(first, np.diff(np.r_[first, len(order)]))
     return order[rank < beam]
-
-
-def _beam(lab, vs, cands, bw, w, beam: int):
-    keep = _beam_keep(np.tensordot(cands, w, axes=([1], [0])) + bw[vs], vs, beam)
-    return lab[keep], vs[keep], cands[keep]
 
 
 def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int):
@@ -322,7 +238,7 @@ def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int):
 
 
 def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: float):
-    """Per column (``vv[vs]``), the labels ``_pareto_filter`` keeps (all when ``slack`` is None), by
+    """Per column (``vv[vs]``), the labels ``_pareto_filter`` keeps, by
     column, then in the filter's order: (sums, columns, ``lab`` of each); (None, None, None) past
     the time limit. Columns of one label are kept without a filter."""
     order = np.argsort(vs, kind="stable")
@@ -331,40 +247,24 @@ def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: f
     ends = np.r_[starts[1:], len(vs)]
     rank = np.zeros(len(vs), dtype=np.int64)
     keep = np.ones(len(vs), dtype=bool)
-    if slack is not None:
-        sizes = ends - starts
-        big = sizes > PARETO_BATCH[-1]
-        for lo, hi in zip(starts[big], ends[big]):
-            if time.perf_counter() - t_start > o.time_limit_s:
-                return None, None, None
-            sub = _pareto_filter(cand[lo:hi], slack)
-            keep[lo:hi] = False
-            keep[lo + sub] = True
-            rank[lo + sub] = np.arange(len(sub))
-        lower = 1
-        for m in PARETO_BATCH:  # the small groups, batched by size
-            sel = np.flatnonzero((sizes > lower) & (sizes <= m))
-            step = max(1, PARETO_BATCH_CELLS // (m * m))
-            for i in range(0, len(sel), step):
-                _pareto_batch(cand, starts[sel[i : i + step]], sizes[sel[i : i + step]], m, slack, keep, rank)
-            lower = m
-    else:
-        rank = np.arange(len(vs)) - np.repeat(starts, ends - starts)
+    sizes = ends - starts
+    big = sizes > PARETO_BATCH[-1]
+    for lo, hi in zip(starts[big], ends[big]):
+        if time.perf_counter() - t_start > o.time_limit_s:
+            return None, None, None
+        sub = _pareto_filter(cand[lo:hi], slack)
+        keep[lo:hi] = False
+        keep[lo + sub] = True
+        rank[lo + sub] = np.arange(len(sub))
+    lower = 1
+    for m in PARETO_BATCH:  # the small groups, batched by size
+        sel = np.flatnonzero((sizes > lower) & (sizes <= m))
+        step = max(1, PARETO_BATCH_CELLS // (m * m))
+        for i in range(0, len(sel), step):
+            _pareto_batch(cand, starts[sel[i : i + step]], sizes[sel[i : i + step]], m, slack, keep, rank)
+        lower = m
     idx = np.flatnonzero(keep)
     idx = idx[np.lexsort((rank[idx], vs[idx]))]
     return cand[idx], vv[vs[idx]], lab[idx]
 
 
-def _lb(P: np.ndarray, Bc: np.ndarray, Bw, w: np.ndarray, Q: int, thr: int) -> np.ndarray:
-    """Whether labels P (N, 4) with completion bounds may still beat the incumbent (thr = ceil(UB*s))."""
-    comp = np.maximum(P[:, 0] + Bc[:, 0], P[:, 1] + Bc[:, 1]) + np.maximum(P[:, 2] + Bc[:, 2], P[:, 3] + Bc[:, 3])
-    weighted = P @ w + Bw
-    return (comp < thr) & (weighted < Q * thr)
-
-
-def _trace(history, i: int) -> list[int]:
-    out = []
-    for cols, par in reversed(history):
-        out.append(int(cols[i]))
-        i = int(par[i])
-    return out[::-1]

@@ -31,7 +31,7 @@ from explorer.core.solution import Solution, Status, split_solution
 
 from .uneven_sp import blocks
 from .joint_blocks import _Graph, _PerTermMax
-from .joint_close_chain import _chain_bounds, _descend, _pareto_chain
+from .joint_close_chain import _descend
 from .joint_close_graph import _cut_backward, _pareto_graph
 from .joint_columns import JointOptions, _Model, _Tables, _VirtualSource, _weights, step_of
 
@@ -103,26 +103,16 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         cols = _plan_columns(m, p)
         if cols is not None:
             best = min(best, (step_of(m.components(cols)), cols), key=lambda b: b[0])
-    type_sets = [best[1]] + [c for c in (_plan_columns(m, p, True) for p in starts) if c is not None]
     clock.mark("starts")
     best_bound, best_w, best, seen, fw = _dual(m, graph, Q, o, t_start, best)
     clock.mark("bound")
-    chain = all(b.direct for b in blks)
-    # on graphs the beam passes below find the plans; the descent from the incumbent's types only
-    best = _descend(m, tables, best, type_sets + seen if chain or fw is None else [])
+    # the beam passes below find the plans; the descent from the incumbent's types only
+    best = _descend(m, tables, best, seen if fw is None else [])
     clock.mark("plans")
     bound = Fraction(best_bound, Q * tables.s)
     proven = bound >= best[0]
     explored = 0
-    if not proven and chain and time.perf_counter() - t_start < o.time_limit_s:
-        w = np.array(_weights(*best_w, Q), dtype=np.int64)
-        bounds = _chain_bounds(graph, w, len(m.net.layers))
-        for beam in (4, 12):  # plans first (no proof), then the proof from the best of them
-            best = _pareto_chain(m, tables, graph, best, best_w, Q, o, t_start, beam, bounds)[1]
-        clock.mark("beam")
-        proven, best, explored = _pareto_chain(m, tables, graph, best, best_w, Q, o, t_start, None, bounds)
-        clock.mark("labels")
-    elif not proven and fw is not None and time.perf_counter() - t_start < o.time_limit_s:
+    if not proven and fw is not None and time.perf_counter() - t_start < o.time_limit_s:
         for beam in o.graph_beams:  # plans first (no proof), then the proof from the best of them
             best = _pareto_graph(m, tables, graph, best, best_w, Q, o, t_start, fw, beam)[1]
         clock.mark("beam")
@@ -150,14 +140,13 @@ class _Clock:
         self.t = now
 
 
-def _plan_columns(m: _Model, plan: Plan, types_only: bool = False) -> list[int] | None:
-    """The columns of a plan of the declared space (None if a type is not in the space);
-    ``types_only``: the top alpha replaced by the grid's first."""
+def _plan_columns(m: _Model, plan: Plan) -> list[int] | None:
+    """The columns of a plan of the declared space (None if a type is not in the space)."""
     C = m.cols
     out = []
     for l in range(len(m.net.layers)):  # noqa: E741
         try:
-            a = 0 if types_only else C.alphas.index(plan.alphas[0][0][l])
+            a = C.alphas.index(plan.alphas[0][0][l])
             top = C.types.index(plan.types[0][l]) * C.A + a
             tau = 0
             for h in range(1, m.H):
