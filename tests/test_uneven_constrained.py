@@ -149,3 +149,85 @@ def test_check_split_optimal_runs_the_constrained_path_for_exact_under_a_cap(tmp
     assert d["optimum"]["proven_by"] == ["brute", "exact", "cpsat"]
     code, d, _ = _run(base, capsys)
     assert code == 0 and d["agree"] and d["solvers"]["exact"]["method"] == "exact:pareto-dp"
+
+
+def _levels_capped():
+    """lenet-c hypar at grid 2 with the level-1 cap the level DP's own plan needs: that plan keeps it."""
+    from explorer.solvers.uneven_levels import levels_uneven
+
+    arr, net = load_array("tpu-mix-16"), load_model("lenet-c")
+    aspace = alpha_space(arr, alpha_grid(2))
+    plan = levels_uneven(net, arr, Space.HYPAR, aspace).plan
+    c1 = evaluate_split(net, arr, plan).level_cost[1]
+    rules = SplitRules(constraints=Constraints(caps=(Cap(1, c1 * arr.dtype_bytes),)))
+    return net, arr, aspace, rules, evaluate_split(net, arr, plan).step_time_s
+
+
+def test_the_level_dp_and_search_plans_are_incumbents_when_they_keep_the_limits(monkeypatch):
+    net, arr, aspace, rules, level_s = _levels_capped()
+    opt = exact_uneven(net, arr, Space.HYPAR, aspace, rules=rules).step_time_s
+    monkeypatch.setattr(uneven_constrained.Dual, "search", lambda self, offer, deadline: None)  # no relaxed plans
+    monkeypatch.setattr(uneven_constrained, "exact_run", lambda *a, **k: a[4].unknown(a[5]))  # labels stopped
+    sol = constrained_uneven(net, arr, Space.HYPAR, aspace, rules=rules)
+    assert sol.status is Status.FEASIBLE and opt <= sol.step_time_s <= level_s
+    ev = evaluate_split(net, arr, sol.plan)
+    assert rules.violations(ev, arr, sol.plan) == [] and ev.step_time_s == sol.step_time_s and aspace.contains(sol.plan)
+
+
+def test_without_the_column_tables_the_cheap_plan_is_the_answer(monkeypatch):
+    net, arr, aspace, rules, level_s = _levels_capped()
+
+    def late(*a, **k):
+        raise TimeoutError
+
+    monkeypatch.setattr(uneven_constrained, "ColumnTables", late)
+    sol = constrained_uneven(net, arr, Space.HYPAR, aspace, rules=rules)
+    assert sol.status is Status.FEASIBLE and sol.step_time_s <= level_s and sol.bound_s is None
+    assert sol.info["method"] == "cheap plans (the column tables did not finish)"
+    monkeypatch.setattr(uneven_constrained, "_cheap_columns", lambda *a: [])
+    assert constrained_uneven(net, arr, Space.HYPAR, aspace, rules=rules).status is Status.UNKNOWN
+
+
+def test_a_cheap_plan_outside_the_declared_columns_is_not_an_incumbent():
+    net, arr, aspace, rules, _ = _levels_capped()
+    from explorer.solvers.uneven import _chain_columns
+
+    columns = _chain_columns(net, arr, Space.HYPAR, aspace, "exact", rules=rules)[3]
+    assert uneven_constrained._cheap_columns(net, arr, Space.HYPAR, aspace, rules, columns)
+    narrow = [cols[: len(cols) // 2] for cols in columns]
+    got = uneven_constrained._cheap_columns(net, arr, Space.HYPAR, aspace, rules, narrow)
+    full = uneven_constrained._cheap_columns(net, arr, Space.HYPAR, aspace, rules, columns)
+    assert len(got) < len(full) and all(all(c in set(cs) for c, cs in zip(cols, narrow)) for cols in got)
+
+
+def test_no_plan_still_reports_the_lagrangian_bound(monkeypatch, capsys):
+    net, arr, aspace, _, rules = _lenet_capped(F(3, 4))
+    opt = exact_uneven(net, arr, Space.HYPAR, aspace, rules=rules).step_time_s
+    real_offer = uneven_constrained._Lagrangian.offer
+    monkeypatch.setattr(uneven_constrained, "_cheap_columns", lambda *a: [])
+    monkeypatch.setattr(uneven_constrained._Lagrangian, "offer",
+                        lambda self, cols: real_offer(replace_limits(self), cols))
+    monkeypatch.setattr(uneven_constrained, "exact_run", lambda *a, **k: a[4].unknown(a[5]))
+    sol = constrained_uneven(net, arr, Space.HYPAR, aspace, rules=rules)
+    assert sol.status is Status.UNKNOWN and sol.plan is None and 0 < sol.bound_s <= opt
+    assert sol.bound_s == sol.info["lagrangian_bound"]
+
+    from .conftest import run_cli
+
+    monkeypatch.setattr(uneven_constrained, "constrained_uneven", lambda *a, **k: sol)
+    args = ["split", "--model", "lenet-c", "--space", "hypar", "--alpha-grid", "2", "--split", "optimal",
+            "--solver", "exact", "--cap", "1=1MB"]
+    code, out, err = run_cli(args, capsys)
+    assert code == 1 and "unknown by exact" in out, (out, err)
+    assert f"proven bound {float(sol.bound_s) * 1e3:.4g} ms (no plan)" in out
+    code, out, err = run_cli(args + ["--format", "json"], capsys)
+    got = json.loads(out)
+    assert got["status"] == "unknown" and got["plan"] is None and F(got["bound"]) == sol.bound_s
+
+
+def replace_limits(lag):
+    """A view of the Lagrangian's state whose limits no plan keeps (offers record nothing)."""
+    view = type("View", (), {})()
+    view.source, view.score, view.per, view.feasible, view.best = lag.source, lag.score, lag.per, [], None
+    view.limits = [(p, -1) for p, _ in lag.limits]
+    return view
