@@ -10,7 +10,7 @@ from math import ceil
 
 import numpy as np
 
-from .joint_columns import INF, JointOptions, _Columns, _Model, _Tables, step_of
+from .joint_columns import INF, JointOptions, _Columns, _Model, _Tables, better
 
 
 def _edge_terms(t: _Tables, e: int, cu, cv) -> np.ndarray:
@@ -47,16 +47,13 @@ def _descend(m: _Model, t: _Tables, best, type_sets=()):
     alpha, then coordinate descent over single layers' top alphas, on the floored components;
     a result replaces the incumbent only if its exact step time is lower."""
     C = m.cols
-    for base in [best[1], *type_sets]:
+    for base in [b for b in (best[1], *type_sets) if b is not None]:
         ok = lambda cs: all(t.node[l][0, c] < INF for l, c in enumerate(cs))  # noqa: E731, E741
         starts = [cs for cs in (_with_alpha(C, base, a) for a in range(C.A)) if ok(cs)]
         if not starts:
             continue
         cols = min(starts, key=lambda cs: _f(_comps_floor(t, cs)))
-        cols = _alpha_descent(t, list(cols))
-        val = step_of(m.components(cols))
-        if val < best[0]:
-            best = (val, cols)
+        best = better(m, best, _alpha_descent(t, list(cols)))
     return best
 
 
@@ -96,17 +93,17 @@ def _pareto_filter(P: np.ndarray, slack: int) -> np.ndarray:
     being within ``slack`` of the floored ones. A dominator's component sum is smaller, so rows
     are scanned by increasing sum: a row is kept when no kept row before it dominates it; from
     ``PARETO_CHUNK`` rows on, a chunk of rows at a time (``_pareto_chunks``)."""
-    order = np.argsort(P.sum(axis=1), kind="stable")
+    order = np.argsort(P[:, :4].sum(axis=1), kind="stable")
     if len(P) >= PARETO_CHUNK:
         return _pareto_chunks(P[order], slack, order)
-    kept = np.zeros((len(P), 4), dtype=np.int64)
+    kept = np.zeros(P.shape, dtype=np.int64)
     idx: list[int] = []
     for i in order:
         p = P[i]
         if idx:
             K = kept[: len(idx)]
             g = np.maximum(K[:, 0] - p[0], K[:, 1] - p[1]) + np.maximum(K[:, 2] - p[2], K[:, 3] - p[3])
-            if g.min() <= -2 * slack:
+            if ((g <= -2 * slack) & (K[:, 4:] + slack <= p[4:]).all(axis=1)).any():
                 continue
         kept[len(idx)] = p
         idx.append(int(i))
@@ -120,12 +117,12 @@ def _pareto_chunks(Q: np.ndarray, slack: int, order: np.ndarray) -> np.ndarray:
     """``_pareto_filter``'s scan on rows Q (already in scan order; ``order`` their indices), a chunk
     at a time: a chunk's rows dominated by a row kept before the chunk are dropped, the others
     decided among themselves in rounds as in ``_pareto_batch`` (row by row if rounds do not end)."""
-    kept = np.zeros((len(Q), 4), dtype=np.int64)
+    kept = np.zeros(Q.shape, dtype=np.int64)
     nk = 0
     out: list[np.ndarray] = []
     dom_of = lambda A, B: ((np.maximum(A[:, None, 0] - B[None, :, 0], A[:, None, 1] - B[None, :, 1])  # noqa: E731
                             + np.maximum(A[:, None, 2] - B[None, :, 2], A[:, None, 3] - B[None, :, 3]))
-                           <= -2 * slack)  # [a, b]: a dominates b
+                           <= -2 * slack) & (A[:, None, 4:] + slack <= B[None, :, 4:]).all(axis=2)  # [a, b]: a dominates b
     for c0 in range(0, len(Q), PARETO_CHUNK):
         X = Q[c0 : c0 + PARETO_CHUNK]
         m = len(X)
@@ -161,12 +158,13 @@ def _pareto_batch(cand, lo: np.ndarray, size: np.ndarray, m: int, slack: int, ke
     G, pos = len(lo), np.arange(m)
     valid = pos[None, :] < size[:, None]
     X = cand[np.where(valid, lo[:, None] + pos[None, :], lo[:, None])]  # (G, m, 4)
-    key = np.where(valid, X.sum(axis=2), np.iinfo(np.int64).max)
+    key = np.where(valid, X[:, :, :4].sum(axis=2), np.iinfo(np.int64).max)
     order = np.argsort(key, axis=1, kind="stable")
     X = np.take_along_axis(X, order[:, :, None], axis=1)
     vs = np.take_along_axis(valid, order, axis=1)
     dom = ((np.maximum(X[:, :, None, 0] - X[:, None, :, 0], X[:, :, None, 1] - X[:, None, :, 1])
             + np.maximum(X[:, :, None, 2] - X[:, None, :, 2], X[:, :, None, 3] - X[:, None, :, 3])) <= -2 * slack)
+    dom &= (X[:, :, None, 4:] + slack <= X[:, None, :, 4:]).all(axis=3)  # the limits' terms (none without limits)
     dom &= np.tri(m, k=-1, dtype=bool).T[None] & vs[:, :, None] & vs[:, None, :]  # [g, j, i]: j before i dominates i
     kept, dropped = np.zeros((G, m), dtype=bool), ~vs
     for _ in range(12):
@@ -198,15 +196,12 @@ def _fP(P: np.ndarray) -> np.ndarray:
 
 def _close(m: _Model, t: _Tables, P: np.ndarray, trace, UB, cols_best):
     """The final labels' plans (``trace(i)``), by their floor, scored exactly while the floor
-    stays below the incumbent: (UB, its columns)."""
+    stays below the incumbent (and, under limits, checked exactly: ``better``): (UB, its columns)."""
     f = _fP(P)
     for i in np.argsort(f, kind="stable"):
         if f[i] >= ceil(UB * t.s):
             break
-        plan_cols = trace(int(i))
-        val = step_of(m.components(plan_cols))
-        if val < UB:
-            UB, cols_best = val, plan_cols
+        UB, cols_best = better(m, (UB, cols_best), trace(int(i)))
     return UB, cols_best
 
 
@@ -219,9 +214,10 @@ def _beam_keep(key: np.ndarray, cols: np.ndarray, beam: int) -> np.ndarray:
     return order[rank < beam]
 
 
-def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int):
+def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int, lim):
     """Every label extended by every next column, kept where both completion bounds stay below
-    the incumbent: (label index, next column position, sums)."""
+    the incumbent and its limits' terms (with ``bc``'s, when it has them) within ``lim``: (label
+    index, next column position, sums)."""
     lab, vs, cands = [], [], []
     step = max(1, 4_000_000 // max(1, Ev.shape[2]))
     for i0 in range(0, len(P), step):
@@ -230,7 +226,9 @@ def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int):
         comp = (np.maximum(cand[:, 0] + bc[0], cand[:, 1] + bc[1])
                 + np.maximum(cand[:, 2] + bc[2], cand[:, 3] + bc[3]))
         weighted = np.tensordot(cand, w, axes=([1], [0])) + bw
-        li, vi = np.nonzero((comp < thr) & (weighted < Q * thr))
+        fits = (cand[:, 4:] + bc[4:][None] <= lim[None, :, None]).all(axis=1) if len(bc) > 4 else \
+            (cand[:, 4:] <= lim[None, :, None]).all(axis=1)
+        li, vi = np.nonzero((comp < thr) & (weighted < Q * thr) & fits)
         lab.append(ids[li])
         vs.append(vi)
         cands.append(cand[li, :, vi])
