@@ -184,7 +184,8 @@ def with_limits(t: "_Tables", caps: dict[int, int], memory: tuple[int, int] | No
     or a side's group's below) and two for memory (a side's leaf footprint), each the exact amount
     floored over 2^k (every plan's sum below 2^56): a label over its floored limit is over the
     limit; dominance among them allows ``slack`` (``_pareto_filter``). ``caps``: level -> most units
-    a side sends; ``memory``: most footprint units on a leaf of each side."""
+    a side sends; ``memory``: most footprint units on a leaf of each side (left out where no plan
+    can exceed it: each layer's largest footprint summed)."""
     m = t.m
     k = max(0, m.upper_units().bit_length() - 56)
     rows, lim = [t.node], []
@@ -194,8 +195,9 @@ def with_limits(t: "_Tables", caps: dict[int, int], memory: tuple[int, int] | No
         t.extra.append((x, sl))
         rows.append(x.node[:, sl])
         lim += [most >> k] * 2
-    if memory is not None:
-        rows.append((t.footprints() // 2**k).astype(np.int64))
+    foot = None if memory is None else t.footprints()
+    if foot is not None and any(f > most for f, most in zip(foot.max(axis=2).sum(axis=0), memory)):  # it can bind
+        rows.append((foot // 2**k).astype(np.int64))
         lim += [most >> k for most in memory]
     t.lnode, t.lim = np.concatenate(rows, axis=1), np.array(lim, dtype=np.int64)
 

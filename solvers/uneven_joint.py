@@ -185,6 +185,8 @@ def _limit_terms(m: _Model, t: _Tables, network: Network, array: ArraySpec, rule
     caps = {h: floor(c * U) for h in range(m.H) if (c := rules.cap_elements(array, h)) is not None}
     lm = rules.leaf_memory_bytes
     with_limits(t, caps, None if lm is None else tuple(floor(x / array.dtype_bytes * U) for x in (lm[0], lm[-1])))
+    if not len(t.lim):  # none can bind
+        return
 
     def keeps(cols) -> bool:
         plan = m.plan(cols[v0:])
