@@ -2,8 +2,9 @@
 "before", ``exact_uneven`` at the branch's base commit (``--baseline``: its ``solvers/uneven.py``
 and ``uneven_prune.py`` loaded from git, on today's ``core``); "exact", today's ``exact_uneven``
 (the Pareto DP on the shared column tables, ``solvers/uneven_tables.py``); "constrained", the
-constrained path (``solvers.uneven_constrained``: the Lagrangian bound, then the same labels
-pruned by its cut), which ``--split optimal --solver exact`` runs under caps or memory.
+constrained path (``solvers.uneven_constrained``: the joint solver with the limits' terms in its
+labels where it applies, else the Pareto DP), which ``--split optimal --solver exact`` runs under
+caps or memory.
 
 tpu-mix-16 at alpha grid 1/2 (plus the proportional ratio), both spaces. The rules, from the
 unconstrained hypar optimum: ``cap`` = the deepest level capped at 3/4 of its c_h; ``memory`` =

@@ -1,6 +1,6 @@
-"""Better plans and the closing enumeration on chains for the joint uneven-split solver
-(``solvers.uneven_joint``): the alpha descent, the Pareto filters, and the label setting that
-proves the incumbent optimal (or leaves a proven bound and gap).
+"""Better plans and the labels' parts for the joint uneven-split solver (``solvers.uneven_joint``):
+the alpha descent, the Pareto filters, extending and closing labels (the label setting itself,
+on chains and graphs alike: ``joint_close_graph``).
 """
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ from math import ceil
 
 import numpy as np
 
-from .joint_blocks import _Graph, _Weighted
-from .joint_columns import INF, JointOptions, _Columns, _Model, _Tables, _reduce_back, _weights, step_of
+from .joint_columns import INF, JointOptions, _Columns, _Model, _Tables, better
 
 
 def _edge_terms(t: _Tables, e: int, cu, cv) -> np.ndarray:
@@ -48,16 +47,13 @@ def _descend(m: _Model, t: _Tables, best, type_sets=()):
     alpha, then coordinate descent over single layers' top alphas, on the floored components;
     a result replaces the incumbent only if its exact step time is lower."""
     C = m.cols
-    for base in [best[1], *type_sets]:
+    for base in [b for b in (best[1], *type_sets) if b is not None]:
         ok = lambda cs: all(t.node[l][0, c] < INF for l, c in enumerate(cs))  # noqa: E731, E741
         starts = [cs for cs in (_with_alpha(C, base, a) for a in range(C.A)) if ok(cs)]
         if not starts:
             continue
         cols = min(starts, key=lambda cs: _f(_comps_floor(t, cs)))
-        cols = _alpha_descent(t, list(cols))
-        val = step_of(m.components(cols))
-        if val < best[0]:
-            best = (val, cols)
+        best = better(m, best, _alpha_descent(t, list(cols)))
     return best
 
 
@@ -90,22 +86,6 @@ def _alpha_descent(t: _Tables, cols: list[int], rounds: int = 3) -> list[int]:
     return cols
 
 
-def _edge_matrix(t: _Tables, e: int) -> np.ndarray:
-    """(4, n_u, n_v): the edge's floored components for every pair of columns."""
-    C = t.m.cols
-    idx = np.arange(C.n)
-    out = np.empty((4, C.n, C.n), dtype=np.int64)
-    for k in (0, 1):
-        out[k] = np.repeat(np.repeat(t.top[e][k], C.n_tau, axis=0), C.n_tau, axis=1)
-    out[2:] = 0
-    for h in range(1, C.H):
-        t_hu = (idx % C.n_tau) // C.K ** (C.H - 1 - h) % C.K
-        rep = C.K ** (C.H - 1 - h)
-        for side in (0, 1):
-            out[2 + side] += np.repeat(t.lev[e][h - 1][side], rep, axis=1)[t_hu]
-    return out
-
-
 def _pareto_filter(P: np.ndarray, slack: int) -> np.ndarray:
     """Indices of rows of P (k, 4) not dominated by another kept row. A dominates B when
     max(A0 - B0, A1 - B1) + max(A2 - B2, A3 - B3) <= -2 * slack: then for every completion R,
@@ -113,17 +93,17 @@ def _pareto_filter(P: np.ndarray, slack: int) -> np.ndarray:
     being within ``slack`` of the floored ones. A dominator's component sum is smaller, so rows
     are scanned by increasing sum: a row is kept when no kept row before it dominates it; from
     ``PARETO_CHUNK`` rows on, a chunk of rows at a time (``_pareto_chunks``)."""
-    order = np.argsort(P.sum(axis=1), kind="stable")
+    order = np.argsort(P[:, :4].sum(axis=1), kind="stable")
     if len(P) >= PARETO_CHUNK:
         return _pareto_chunks(P[order], slack, order)
-    kept = np.zeros((len(P), 4), dtype=np.int64)
+    kept = np.zeros(P.shape, dtype=np.int64)
     idx: list[int] = []
     for i in order:
         p = P[i]
         if idx:
             K = kept[: len(idx)]
             g = np.maximum(K[:, 0] - p[0], K[:, 1] - p[1]) + np.maximum(K[:, 2] - p[2], K[:, 3] - p[3])
-            if g.min() <= -2 * slack:
+            if ((g <= -2 * slack) & (K[:, 4:] + slack <= p[4:]).all(axis=1)).any():
                 continue
         kept[len(idx)] = p
         idx.append(int(i))
@@ -137,12 +117,12 @@ def _pareto_chunks(Q: np.ndarray, slack: int, order: np.ndarray) -> np.ndarray:
     """``_pareto_filter``'s scan on rows Q (already in scan order; ``order`` their indices), a chunk
     at a time: a chunk's rows dominated by a row kept before the chunk are dropped, the others
     decided among themselves in rounds as in ``_pareto_batch`` (row by row if rounds do not end)."""
-    kept = np.zeros((len(Q), 4), dtype=np.int64)
+    kept = np.zeros(Q.shape, dtype=np.int64)
     nk = 0
     out: list[np.ndarray] = []
     dom_of = lambda A, B: ((np.maximum(A[:, None, 0] - B[None, :, 0], A[:, None, 1] - B[None, :, 1])  # noqa: E731
                             + np.maximum(A[:, None, 2] - B[None, :, 2], A[:, None, 3] - B[None, :, 3]))
-                           <= -2 * slack)  # [a, b]: a dominates b
+                           <= -2 * slack) & (A[:, None, 4:] + slack <= B[None, :, 4:]).all(axis=2)  # [a, b]: a dominates b
     for c0 in range(0, len(Q), PARETO_CHUNK):
         X = Q[c0 : c0 + PARETO_CHUNK]
         m = len(X)
@@ -178,12 +158,13 @@ def _pareto_batch(cand, lo: np.ndarray, size: np.ndarray, m: int, slack: int, ke
     G, pos = len(lo), np.arange(m)
     valid = pos[None, :] < size[:, None]
     X = cand[np.where(valid, lo[:, None] + pos[None, :], lo[:, None])]  # (G, m, 4)
-    key = np.where(valid, X.sum(axis=2), np.iinfo(np.int64).max)
+    key = np.where(valid, X[:, :, :4].sum(axis=2), np.iinfo(np.int64).max)
     order = np.argsort(key, axis=1, kind="stable")
     X = np.take_along_axis(X, order[:, :, None], axis=1)
     vs = np.take_along_axis(valid, order, axis=1)
     dom = ((np.maximum(X[:, :, None, 0] - X[:, None, :, 0], X[:, :, None, 1] - X[:, None, :, 1])
             + np.maximum(X[:, :, None, 2] - X[:, None, :, 2], X[:, :, None, 3] - X[:, None, :, 3])) <= -2 * slack)
+    dom &= (X[:, :, None, 4:] + slack <= X[:, None, :, 4:]).all(axis=3)  # the limits' terms (none without limits)
     dom &= np.tri(m, k=-1, dtype=bool).T[None] & vs[:, :, None] & vs[:, None, :]  # [g, j, i]: j before i dominates i
     kept, dropped = np.zeros((G, m), dtype=bool), ~vs
     for _ in range(12):
@@ -209,84 +190,19 @@ def _pareto_batch(cand, lo: np.ndarray, size: np.ndarray, m: int, slack: int, ke
         rank[a + sub] = np.arange(len(sub))
 
 
-def _chain_backward(graph: _Graph, w) -> list[np.ndarray]:
-    """B[l][c]: the least weighted sum of everything after layer l given its column (a chain)."""
-    W = _Weighted(graph.t, w)
-    L = len(W.node)
-    out = [np.zeros(graph.C.n, dtype=np.int64) for _ in range(L)]
-    for l in range(L - 2, -1, -1):  # noqa: E741
-        nxt = np.minimum(out[l + 1] + W.node[l + 1], INF)
-        out[l] = _reduce_back(nxt[None, :], graph.C, *W.edge[l])[0]
-    return out
-
-
-def _pareto_chain(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: JointOptions, t_start: float,
-                  beam: int | None = None, bounds=None):
-    """Label setting on a chain: per layer and column, the (S0, S1, V0, V1) prefix sums that can
-    still beat the incumbent (completion bounds: the weighted and the component-wise least
-    suffixes, backward DPs), Pareto-filtered (a label dominated with a margin of one floor per
-    term is never better). Exhaustive up to dominance and bounds, hence a proof.
-    (proven, best, labels kept)."""
-    L, C = len(t.node), m.cols
-    w = np.array(_weights(*w_lm, Q), dtype=np.int64)
-    node = [np.where(t.node[l] >= INF, INF, t.node[l]) for l in range(L)]  # noqa: E741
-    Bw, Bc = bounds or _chain_bounds(graph, w, L)
-    slack = L + len(m.net.edges) * m.H + 4  # floors per component: one per term
-    UB, cols_best = best
-    thr = ceil(UB * t.s)
-    cols = np.flatnonzero(node[0][0] < INF)
-    P = node[0][:, cols].T.copy()
-    ok = _lb(P, Bc[0][:, cols].T, Bw[0][cols], w, Q, thr)
-    P, cols = P[ok], cols[ok]
-    history = [(cols, np.full(len(cols), -1))]
-    total = len(cols)
-    for l in range(1, L):  # noqa: E741
-        if time.perf_counter() - t_start > o.time_limit_s or total > o.enum_budget:
-            return False, (UB, cols_best), total
-        if len(P) == 0:
-            return True, (UB, cols_best), total
-        vv = np.flatnonzero(node[l][0] < INF)
-        Ev = _edge_matrix(t, l - 1)
-        if len(vv) < C.n:
-            Ev = Ev[:, :, vv]
-        lab, vs, cands = _extend(P, cols, Ev, node[l][:, vv], Bc[l][:, vv], Bw[l][vv], w, Q, thr)
-        del Ev
-        if time.perf_counter() - t_start > o.time_limit_s:
-            return False, (UB, cols_best), total
-        if len(lab) == 0:
-            return True, (UB, cols_best), total
-        if beam is not None:  # a heuristic: per next column, the labels of least weighted bound only
-            lab, vs, cands = _beam(lab, vs, cands, Bw[l][vv], w, beam)
-        P, cols, par = _filter_by_column(lab, vs, cands, vv, None if beam else slack, o, t_start)
-        if P is None:
-            return False, (UB, cols_best), total
-        history.append((cols, par))
-        total += len(cols)
-    return True, _close(m, t, P, lambda i: _trace(history, i), UB, cols_best), total
-
-
 def _fP(P: np.ndarray) -> np.ndarray:
     return np.maximum(P[:, 0], P[:, 1]) + np.maximum(P[:, 2], P[:, 3])
 
 
 def _close(m: _Model, t: _Tables, P: np.ndarray, trace, UB, cols_best):
     """The final labels' plans (``trace(i)``), by their floor, scored exactly while the floor
-    stays below the incumbent: (UB, its columns)."""
+    stays below the incumbent (and, under limits, checked exactly: ``better``): (UB, its columns)."""
     f = _fP(P)
     for i in np.argsort(f, kind="stable"):
         if f[i] >= ceil(UB * t.s):
             break
-        plan_cols = trace(int(i))
-        val = step_of(m.components(plan_cols))
-        if val < UB:
-            UB, cols_best = val, plan_cols
+        UB, cols_best = better(m, (UB, cols_best), trace(int(i)))
     return UB, cols_best
-
-
-def _chain_bounds(graph: _Graph, w: np.ndarray, L: int):
-    Bw = _chain_backward(graph, tuple(w))
-    Bc_ = [_chain_backward(graph, tuple(int(i == c) for i in range(4))) for c in range(4)]
-    return Bw, [np.stack([Bc_[c][l] for c in range(4)]) for l in range(L)]  # noqa: E741
 
 
 def _beam_keep(key: np.ndarray, cols: np.ndarray, beam: int) -> np.ndarray:
@@ -298,14 +214,10 @@ def _beam_keep(key: np.ndarray, cols: np.ndarray, beam: int) -> np.ndarray:
     return order[rank < beam]
 
 
-def _beam(lab, vs, cands, bw, w, beam: int):
-    keep = _beam_keep(np.tensordot(cands, w, axes=([1], [0])) + bw[vs], vs, beam)
-    return lab[keep], vs[keep], cands[keep]
-
-
-def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int):
+def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int, lim):
     """Every label extended by every next column, kept where both completion bounds stay below
-    the incumbent: (label index, next column position, sums)."""
+    the incumbent and its limits' terms (with ``bc``'s, when it has them) within ``lim``: (label
+    index, next column position, sums)."""
     lab, vs, cands = [], [], []
     step = max(1, 4_000_000 // max(1, Ev.shape[2]))
     for i0 in range(0, len(P), step):
@@ -314,7 +226,9 @@ def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int):
         comp = (np.maximum(cand[:, 0] + bc[0], cand[:, 1] + bc[1])
                 + np.maximum(cand[:, 2] + bc[2], cand[:, 3] + bc[3]))
         weighted = np.tensordot(cand, w, axes=([1], [0])) + bw
-        li, vi = np.nonzero((comp < thr) & (weighted < Q * thr))
+        fits = (cand[:, 4:] + bc[4:][None] <= lim[None, :, None]).all(axis=1) if len(bc) > 4 else \
+            (cand[:, 4:] <= lim[None, :, None]).all(axis=1)
+        li, vi = np.nonzero((comp < thr) & (weighted < Q * thr) & fits)
         lab.append(ids[li])
         vs.append(vi)
         cands.append(cand[li, :, vi])
@@ -322,7 +236,7 @@ def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int):
 
 
 def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: float):
-    """Per column (``vv[vs]``), the labels ``_pareto_filter`` keeps (all when ``slack`` is None), by
+    """Per column (``vv[vs]``), the labels ``_pareto_filter`` keeps, by
     column, then in the filter's order: (sums, columns, ``lab`` of each); (None, None, None) past
     the time limit. Columns of one label are kept without a filter."""
     order = np.argsort(vs, kind="stable")
@@ -331,40 +245,24 @@ def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: f
     ends = np.r_[starts[1:], len(vs)]
     rank = np.zeros(len(vs), dtype=np.int64)
     keep = np.ones(len(vs), dtype=bool)
-    if slack is not None:
-        sizes = ends - starts
-        big = sizes > PARETO_BATCH[-1]
-        for lo, hi in zip(starts[big], ends[big]):
-            if time.perf_counter() - t_start > o.time_limit_s:
-                return None, None, None
-            sub = _pareto_filter(cand[lo:hi], slack)
-            keep[lo:hi] = False
-            keep[lo + sub] = True
-            rank[lo + sub] = np.arange(len(sub))
-        lower = 1
-        for m in PARETO_BATCH:  # the small groups, batched by size
-            sel = np.flatnonzero((sizes > lower) & (sizes <= m))
-            step = max(1, PARETO_BATCH_CELLS // (m * m))
-            for i in range(0, len(sel), step):
-                _pareto_batch(cand, starts[sel[i : i + step]], sizes[sel[i : i + step]], m, slack, keep, rank)
-            lower = m
-    else:
-        rank = np.arange(len(vs)) - np.repeat(starts, ends - starts)
+    sizes = ends - starts
+    big = sizes > PARETO_BATCH[-1]
+    for lo, hi in zip(starts[big], ends[big]):
+        if time.perf_counter() - t_start > o.time_limit_s:
+            return None, None, None
+        sub = _pareto_filter(cand[lo:hi], slack)
+        keep[lo:hi] = False
+        keep[lo + sub] = True
+        rank[lo + sub] = np.arange(len(sub))
+    lower = 1
+    for m in PARETO_BATCH:  # the small groups, batched by size
+        sel = np.flatnonzero((sizes > lower) & (sizes <= m))
+        step = max(1, PARETO_BATCH_CELLS // (m * m))
+        for i in range(0, len(sel), step):
+            _pareto_batch(cand, starts[sel[i : i + step]], sizes[sel[i : i + step]], m, slack, keep, rank)
+        lower = m
     idx = np.flatnonzero(keep)
     idx = idx[np.lexsort((rank[idx], vs[idx]))]
     return cand[idx], vv[vs[idx]], lab[idx]
 
 
-def _lb(P: np.ndarray, Bc: np.ndarray, Bw, w: np.ndarray, Q: int, thr: int) -> np.ndarray:
-    """Whether labels P (N, 4) with completion bounds may still beat the incumbent (thr = ceil(UB*s))."""
-    comp = np.maximum(P[:, 0] + Bc[:, 0], P[:, 1] + Bc[:, 1]) + np.maximum(P[:, 2] + Bc[:, 2], P[:, 3] + Bc[:, 3])
-    weighted = P @ w + Bw
-    return (comp < thr) & (weighted < Q * thr)
-
-
-def _trace(history, i: int) -> list[int]:
-    out = []
-    for cols, par in reversed(history):
-        out.append(int(cols[i]))
-        i = int(par[i])
-    return out[::-1]

@@ -49,7 +49,7 @@ def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
     component-wise prefix; dominance as in ``_pareto_filter``. Exhaustive up to dominance and
     bounds, hence a proof. (proven, best, labels kept)."""
     W, _, tables, alive = fw
-    w = np.array(_weights(*w_lm, Q), dtype=np.int64)
+    w = np.r_[np.array(_weights(*w_lm, Q), dtype=np.int64), np.zeros(len(t.lim), dtype=np.int64)]  # limits: no weight
     Hc = _cut_backward(graph, W, tables)
     for n, ok in alive.items():  # the columns fixed out by every forward pass (reduced costs)
         Hc[n] = np.where(ok, Hc[n], INF)
@@ -58,8 +58,8 @@ def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
     thr = ceil(UB * t.s)
     first = graph.blocks[0].entry
     cols = np.flatnonzero(t.node[first][0] < INF)
-    P = t.node[first][:, cols].T.copy()
-    ok = (_fP(P) < thr) & (P @ w + Hc[first][cols] < Q * thr)
+    P = t.lnode[first][:, cols].T.copy()
+    ok = (_fP(P) < thr) & (P @ w + Hc[first][cols] < Q * thr) & (P[:, 4:] <= t.lim).all(axis=1)
     P, cols = P[ok], cols[ok]
     hist = [(first, cols, None, np.zeros((len(cols), 0), dtype=np.int64), ())]
     total = len(cols)
@@ -94,7 +94,14 @@ def _trace_graph(hist, i: int, L: int) -> list[int]:
 
 
 def _edge_sub(t: _Tables, e: int, us: np.ndarray, vv: np.ndarray) -> np.ndarray:
-    """(4, len(us), len(vv)): ``_edge_matrix(t, e)[:, us][:, :, vv]`` without the whole matrix."""
+    """(4 + limits' terms, len(us), len(vv)): edge e's terms from producer columns ``us`` to
+    consumer columns ``vv`` (``with_limits``' after the four components)."""
+    rows = [_edge_terms4(t, e, us, vv)] + [_edge_terms4(x, e, us, vv)[sl] for x, sl in t.extra]
+    mem = 4 + len(t.lim) - 4 - 2 * len(t.extra)  # an edge holds no footprint
+    return np.concatenate(rows + [np.zeros((mem, len(us), len(vv)), dtype=np.int64)])
+
+
+def _edge_terms4(t: _Tables, e: int, us: np.ndarray, vv: np.ndarray) -> np.ndarray:
     C = t.m.cols
     out = np.zeros((4, len(us), len(vv)), dtype=np.int64)
     tu, tv = (us // C.n_tau)[:, None], (vv // C.n_tau)[None, :]
@@ -110,17 +117,16 @@ def _edge_sub(t: _Tables, e: int, us: np.ndarray, vv: np.ndarray) -> np.ndarray:
 def _cross_block(ctx, blk: Link, P, cols, Hc_exit):
     """The labels at the block's exit: (sums, exit columns, parent label, internal columns)."""
     m, t, W, w, Q, thr, slack, o, t_start, beam = ctx
-    nb = t.node[blk.exit]
+    nb, k = t.lnode[blk.exit], 4 + len(t.lim)
     exit_rest = np.minimum(W.node[blk.exit] + Hc_exit, INF)
-    empty = (np.zeros((0, 4), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+    empty = (np.zeros((0, k), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
              np.zeros((0, len(blk.inodes)), dtype=np.int64))
     if not blk.direct:
-        res = _cross_link(ctx, blk, P, cols, np.zeros(4, dtype=np.int64), 0, nb, Hc_exit, None)
+        res = _cross_link(ctx, blk, P, cols, np.zeros(k, dtype=np.int64), 0, nb, Hc_exit, None)
         return empty if res is None else res
     vv = np.flatnonzero((nb[0] < INF) & (exit_rest < INF))
     vv, Ev, pos = _live_edge(ctx, blk.edge, P, cols, vv, exit_rest)
-    zero_bc = np.zeros((4, len(vv)), dtype=np.int64)
-    lab, vs, cand = _extend(P, pos, Ev, nb[:, vv], zero_bc, Hc_exit[vv], w, Q, thr)
+    lab, vs, cand = _extend(P, pos, Ev, nb[:, vv], np.zeros((4, len(vv)), dtype=np.int64), Hc_exit[vv], w, Q, thr, t.lim)
     if len(lab) == 0:
         return empty
     nP, ncols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start)
@@ -151,10 +157,10 @@ def _cross_link(ctx, link: Link, X, xcols, pre_min, pre_minw: int, add, rest, bc
         Y, ycols, yint = R
         if add is not None:
             Y = Y + add[:, ycols].T
-        cand = (Xc[:, None, :] + Y[None, :, :]).reshape(-1, 4)
+        cand = (Xc[:, None, :] + Y[None, :, :]).reshape(-1, X.shape[1])
         yc = np.tile(ycols, len(ids))
         known = cand + pre_min if bc_extra is None else cand + pre_min + bc_extra[:, yc].T
-        keep = (_fP(known) < thr) & (pre_minw + cand @ w + rest[yc] < Q * thr)
+        keep = (_fP(known) < thr) & (pre_minw + cand @ w + rest[yc] < Q * thr) & (known[:, 4:] <= t.lim).all(axis=1)
         coll[0].append(cand[keep])
         coll[1].append(yc[keep])
         coll[2].append(np.repeat(ids, len(ycols))[keep])
@@ -180,7 +186,7 @@ def _branches_labels(ctx, link: Link, c: int, after, smin, sminw: int):
         us = np.array([c])
         pw = W.links[("pw", id(link), c)] = [_branch_rows(W, m.cols, br, us)[0] for br in link.branches]
     sum_w = np.minimum(np.sum(pw, axis=0), INF)
-    nb = t.node[link.exit]
+    nb = t.lnode[link.exit]
     R = None
     for q, br in enumerate(link.branches):
         after_q = np.minimum(sum_w - pw[q] + after, INF)  # the other branches, then what follows
@@ -202,7 +208,8 @@ def _edge_labels(ctx, e: int, c: int, after, smin, sminw: int, nb):
     m, t, W, w, Q, thr = ctx[:6]
     vv = np.flatnonzero((nb[0] < INF) & (after < INF))
     E = _edge_sub(t, e, np.array([c]), vv)[:, 0, :].T
-    keep = (_fP(E + smin + nb[:, vv].T) < thr) & (sminw + E @ w + after[vv] < Q * thr)
+    known = E + smin + nb[:, vv].T
+    keep = (_fP(known) < thr) & (sminw + E @ w + after[vv] < Q * thr) & (known[:, 4:] <= t.lim).all(axis=1)
     if not keep.any():
         return None
     return E[keep], vv[keep], np.zeros((int(keep.sum()), 0), dtype=np.int64)
@@ -218,14 +225,14 @@ def _series_labels(ctx, S: Series, a: int, after, smin, sminw: int, nb):
     rests = W.links.get(key)
     if rests is None:
         rests = W.links[key] = _series_rests(W, m.cols, S, after)
-    X, xcols, xint = np.zeros((1, 4), dtype=np.int64), np.array([a]), np.zeros((1, 0), dtype=np.int64)
+    X, xcols, xint = np.zeros((1, 4 + len(t.lim)), dtype=np.int64), np.array([a]), np.zeros((1, 0), dtype=np.int64)
     for i, link in enumerate(S.links):
         inner = i < len(S.nodes)
         tgt, rest = (S.nodes[i], rests[i]) if inner else (S.exit, after)
         if link.direct:
             res = _edge_step(ctx, link.edge, X, xcols, tgt, inner, rest, smin, sminw)
         else:
-            res = _cross_link(ctx, link, X, xcols, smin, sminw, t.node[tgt] if inner else None, rest,
+            res = _cross_link(ctx, link, X, xcols, smin, sminw, t.lnode[tgt] if inner else None, rest,
                               None if inner else nb)
         if res is None:
             return None
@@ -241,7 +248,7 @@ def _edge_step(ctx, e: int, X, xcols, tgt: int, inner: bool, rest, smin, sminw: 
     """Labels extended along one edge to node ``tgt`` (its terms added when ``inner``, else only
     bounding): (sums, columns, parent label, no inner columns), None when nothing survives."""
     m, t, W, w, Q, thr, slack, o, t_start, beam = ctx
-    nd = t.node[tgt]
+    nd = t.lnode[tgt]
     vv = np.flatnonzero((nd[0] < INF) & (rest < INF))
     if len(vv) == 0:
         return None
@@ -251,8 +258,8 @@ def _edge_step(ctx, e: int, X, xcols, tgt: int, inner: bool, rest, smin, sminw: 
     if inner:
         nodev, bc = nd[:, vv], np.repeat(smin[:, None], len(vv), axis=1)
     else:
-        nodev, bc = np.zeros((4, len(vv)), dtype=np.int64), smin[:, None] + nd[:, vv]
-    lab, vs, cand = _extend(X, pos, Ev, nodev, bc, sminw + rest[vv], w, Q, thr)
+        nodev, bc = np.zeros((len(nd), len(vv)), dtype=np.int64), smin[:, None] + nd[:, vv]
+    lab, vs, cand = _extend(X, pos, Ev, nodev, bc, sminw + rest[vv], w, Q, thr, t.lim)
     if len(lab) == 0:
         return None
     X, cols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start)

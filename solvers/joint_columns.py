@@ -8,6 +8,7 @@ seconds at scale 2^k (every DP value a proven lower bound), with the level-at-a-
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import product
 from fractions import Fraction
 from operator import add
 
@@ -63,7 +64,8 @@ class _Model:
     integers in ``costs.unit`` units per element (per FLOP for compute); a level-h amount takes
     ``per_unit[h]`` seconds per unit on the link, a side-s leaf's FLOPs ``per_flop[s]``."""
 
-    def __init__(self, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types_allowed=None):
+    def __init__(self, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types_allowed=None,
+                 weight_copies: int = 0):
         """``types_allowed(level, layer)``: the types pins and forbids leave a layer of the
         original network (None: every type its node offers)."""
         self.net, self.array = network, array
@@ -73,7 +75,7 @@ class _Model:
         peaks = array.leaf_peaks_TFLOPS()
         self.peak = (peaks[0] * 10**12, peaks[-1] * 10**12)
         self.cols = _Columns(space.types, aspace.choices(0, 0), H)
-        self.costs = SplitCosts(network, H, aspace.values(), VectorLayout(H))
+        self.costs = SplitCosts(network, H, aspace.values(), VectorLayout(H), weight_copies)
         U = self.costs.unit
         self.per_unit = tuple(Fraction(array.dtype_bytes) / (array.bandwidth_Bps(h) * U) for h in range(H))
         self.per_flop = tuple(1 / (p * U) for p in self.peak)
@@ -83,6 +85,7 @@ class _Model:
                          for leaf, g in ((0, lambda h: 0), (lay.leaves - 1, lambda h: 2**h - 1)))
         self._memo: dict = {}
         self.virtual = isinstance(network, _VirtualSource)  # node 0 and the first edges cost nothing
+        self.keeps = None  # columns -> whether that plan keeps the limits (exactly); None: no limits
 
     def pinned(self, l: int, h: int, t: PartitionType) -> bool:  # noqa: E741
         """Whether pins and forbids let layer l (of this model's network) take t at level h."""
@@ -107,6 +110,12 @@ class _Model:
         """Column c as the table's column: (type, alphas of the level's groups) per level."""
         t0, a, lower = self.cols.split(c)
         return ((t0, (a,)),) + tuple((t, (HALF,) * 2**h) for h, t in enumerate(lower, 1))
+
+    def upper_units(self) -> int:
+        """Above any plan's sum of one amount or footprint in table units (sizes ``with_limits``' floors)."""
+        costs = self.costs
+        ub = sum((3 + costs.weight_copies) * max(costs.whole_units(l)[:3]) for l in range(len(self.net.layers)))  # noqa: E741
+        return ub + sum(2 * costs.relayout_share(e, ONE, ZERO) * costs.D ** 2 for e in range(len(self.net.edges)))
 
     def upper_s(self) -> float:
         """Seconds above any plan's S_0 + S_1 + V_0 + V_1 (a float: it only sizes the tables' scale)."""
@@ -162,6 +171,40 @@ def step_of(comp) -> Fraction:
     return max(comp[0], comp[1]) + max(comp[2], comp[3])
 
 
+def better(m: _Model, best, cols, value: Fraction | None = None):
+    """``best`` (step time, columns), or the plan of ``cols`` where its step time (``value``) is less
+    and it keeps the limits (``m.keeps``: an exact check; None without limits)."""
+    value = step_of(m.components(cols)) if value is None else value
+    return (value, cols) if value < best[0] and (m.keeps is None or m.keeps(cols)) else best
+
+
+def with_limits(t: "_Tables", caps: dict[int, int], memory: tuple[int, int] | None) -> None:
+    """The labels' terms of the limits after the four components (``t.lnode``; ``t.extra``: their
+    edge tables, each (tables, its two rows); ``t.lim``): two per capped level (a top side's amount,
+    or a side's group's below) and two for memory (a side's leaf footprint), each the exact amount
+    floored over 2^k (every plan's sum below 2^56): a label over its floored limit is over the
+    limit; dominance among them allows ``slack`` (``_pareto_filter``). ``caps``: level -> most units
+    a side sends; ``memory``: most footprint units on a leaf of each side (left out where no plan
+    can exceed it: each layer's largest footprint summed)."""
+    m = t.m
+    k = max(0, m.upper_units().bit_length() - 56)
+    rows, lim = [t.node], []
+    for h, most in sorted(caps.items()):
+        x = _Tables(m, 1, ([Fraction(int(i == h), 2**k) for i in range(m.H)], (ZERO_F, ZERO_F)))
+        sl = slice(0, 2) if h == 0 else slice(2, 4)
+        t.extra.append((x, sl))
+        rows.append(x.node[:, sl])
+        lim += [most >> k] * 2
+    foot = None if memory is None else t.footprints()
+    if foot is not None and any(f > most for f, most in zip(foot.max(axis=2).sum(axis=0), memory)):  # it can bind
+        rows.append((foot // 2**k).astype(np.int64))
+        lim += [most >> k for most in memory]
+    t.lnode, t.lim = np.concatenate(rows, axis=1), np.array(lim, dtype=np.int64)
+
+
+ZERO_F = Fraction(0)
+
+
 class _Tables:
     """The four components' terms floored at scale ``s`` (integers: seconds * s), in the factored
     layout, from the table's exact integer amounts: floor(amount * seconds per unit * s) in
@@ -170,20 +213,24 @@ class _Tables:
     level are fixed by the top cell and the powers of D under them, so amounts are computed once
     per (top type, powers, type) and broadcast."""
 
-    def __init__(self, m: _Model, scale: int):
+    def __init__(self, m: _Model, scale: int, rates=None):
+        """``rates``: (seconds per unit per level, per FLOP per side) other than the model's (a
+        limit's exact amounts: 1 on its level, 0 elsewhere, at scale 1)."""
         self.m, self.s = m, scale
+        per_unit, per_flop = rates or (m.per_unit, m.per_flop)
         C, D = m.cols, m.costs.D
         L = len(m.net.layers)
         ks = [a.numerator * (D // a.denominator) for a in C.alphas]
         self._part = np.array(ks + [D - k for k in ks], dtype=object)  # the top split's side parts
-        self._f = [(f.numerator * scale, f.denominator) for f in m.per_unit]
-        self._fc = [(f.numerator * scale, f.denominator) for f in m.per_flop]
+        self._f = [(f.numerator * scale, f.denominator) for f in per_unit]
+        self._fc = [(f.numerator * scale, f.denominator) for f in per_flop]
         self._groups: dict = {}
         self._shares: dict = {}
         self.node = np.zeros((L, 4, C.n), dtype=np.int64)
         for l in range(L):  # noqa: E741
             self._node(l)
         self._pairs: dict = {}
+        self.lnode, self.extra, self.lim = self.node, [], np.zeros(0, dtype=np.int64)  # the labels' terms: ``with_limits``
         self.top = [self._edge_top(e) for e in range(len(m.net.edges))]  # [e] (2, n_top_u, n_top_v)
         self.lev = [[self._edge_level(e, h) for h in range(1, m.H)] for e in range(len(m.net.edges))]
         if m.virtual:  # the virtual source: every column, no terms, nor on its edges
@@ -193,6 +240,22 @@ class _Tables:
                     self.top[e][:] = 0
                     for a in self.lev[e]:
                         a[:] = 0
+
+    def footprints(self) -> np.ndarray:
+        """(L, 2, n): a side-s leaf's footprint per column (``SplitCosts.footprint``, exact units;
+        none for a join, the virtual source or a type its node does not offer)."""
+        m, C = self.m, self.m.cols
+        out = np.zeros((len(self.node), 2, C.K, C.A, C.n_tau), dtype=object)
+        for l, layer in enumerate(m.net.layers):  # noqa: E741
+            has = [layer.node_types.specs[t.index] is not None for t in C.types]
+            if layer.is_join or (m.virtual and l == 0):
+                continue
+            for it0, tau in product(range(C.K), range(C.n_tau)):
+                prefix = (it0,) + _digits(tau, C.K, C.H - 1)
+                if all(has[k] for k in prefix):
+                    f = m.costs.footprint(l, *self._share(l, prefix))
+                    out[l, :, it0, :, tau] = np.broadcast_to(np.asarray(f, dtype=object), (2 * C.A,)).reshape(2, C.A)
+        return out.reshape(len(self.node), 2, C.n)
 
     def _floor(self, x, f) -> np.ndarray:
         """(2, A): floor(x * f) per side and alpha; x an amount per (side, alpha) or one for all."""

@@ -209,8 +209,7 @@ def unit_limits(array: ArraySpec, costs: SplitCosts, rules: SplitRules) -> list[
 
 def exact_run(array: ArraySpec, costs: SplitCosts, columns, limits, run: _Run, objective: Objective,
               prune: bool = True) -> Solution:
-    """The Pareto DP of ``exact_uneven`` on its tables and limits, with ``run``'s clock, memory
-    limit and (the constrained path, ``run.lagrangian``) plans and cuts."""
+    """The Pareto DP of ``exact_uneven`` on its tables and limits, with ``run``'s clock and memory limit."""
     run.pruned = 0 if prune else None
     if prune and all(columns):
         try:
@@ -233,7 +232,7 @@ def _exact_time(array: ArraySpec, costs: SplitCosts, columns, limits, run: "_Run
         inc = greedy_plan(run.tables, columns, lambda v: v, lambda v: _within(v, limits), pruner, run.expired)
         if run.expired():
             return run.unknown(Objective.TIME)
-        run.incumbent(pruner, score, inc, Fraction(1, score.scale))
+        run.incumbent(pruner, score, inc)
         pruner.dropped = 0
     fronts, kept = _pareto_dp(run.tables or costs, columns, limits, lambda v: v, run, pruner=pruner)
     run.note(pruner)
@@ -249,9 +248,8 @@ def _stopped(run: "_Run", pruner, inc, H: int, kept: int) -> Solution:
     """The DP stopped by the time limit after the completion bounds and the incumbent: FEASIBLE with
     the incumbent and, as bound, the least of its score and the bounds of the last layer's complete
     fronts (every plan within the limits either beats the incumbent, so its prefix there is kept or
-    dominated by a kept one of no larger bound, or does not); UNKNOWN without an incumbent or with
-    the constrained path's plans (its pruning used their values: it answers with its own bound)."""
-    if inc is None or run.last is None or run.lagrangian is not None:
+    dominated by a kept one of no larger bound, or does not); UNKNOWN without an incumbent."""
+    if inc is None or run.last is None:
         return run.unknown(Objective.TIME, kept)
     l, fronts = run.last  # noqa: E741
     value = pruner.score(inc[0])
@@ -288,23 +286,13 @@ class _Run:
         self.rest = None
         self.tables = None  # the column tables (``solvers.uneven_tables``), built once
         self.pruned = None  # None: no pruning
-        self.lagrangian = None  # the constrained path's plans and cuts (``solvers.uneven_constrained``)
         self.last = None
         self.check_memory(0)
 
-    def incumbent(self, pruner, score, inc, per_score: Fraction) -> None:
-        """The pruner's incumbent check: the least ``score`` of the greedy plan ``inc`` and of the
-        constrained path's feasible plans; with the latter, its Lagrangian cut at that value
-        (``per_score``: objective units per score unit)."""
-        best = [score(inc[0])] if inc is not None else []
-        if self.lagrangian is not None and inc is not None:
-            self.lagrangian.offer(inc[1])  # its incumbent, should the labels not finish
-        if self.lagrangian is not None:
-            best += [score(v) for v in self.lagrangian.feasible]
-        if best:
-            pruner.checks.append((score, min(best)))
-            if self.lagrangian is not None:
-                pruner.cuts.append(self.lagrangian.cut(min(best) * per_score))
+    def incumbent(self, pruner, score, inc) -> None:
+        """The pruner's incumbent check: the score of the greedy plan ``inc``, if any."""
+        if inc is not None:
+            pruner.checks.append((score, score(inc[0])))
 
     def expired(self) -> bool:
         return self.time_limit_s is not None and time.perf_counter() - self.t0 > self.time_limit_s
@@ -362,7 +350,7 @@ def _exact_traffic(array: ArraySpec, costs: SplitCosts, columns, limits, run: _R
         inc = greedy_plan(run.tables, columns, project, lambda v: _within(v, limits), first, run.expired)
         if run.expired():
             return run.unknown(objective)
-        run.incumbent(first, traffic, inc, Fraction(1, costs.unit))
+        run.incumbent(first, traffic, inc)
         first.dropped = 0
     fronts, kept = _pareto_dp(run.tables or costs, columns, limits, project, run, pruner=first)
     run.note(first)
@@ -377,8 +365,6 @@ def _exact_traffic(array: ArraySpec, costs: SplitCosts, columns, limits, run: _R
         step = time_score(array, costs)
         second = Pruner(run.rest, limits, step)
         second.checks += [(traffic, least), (step, step(plan_vector(run.tables, next(c for t, c in ends if t == least))))]
-        if run.lagrangian is not None:
-            second.cuts.append(run.lagrangian.cut(Fraction(least, costs.unit)))
     fronts, more = _pareto_dp(run.tables or costs, columns, limits, lambda v: v, run, keep=lambda v: traffic(v) <= least,
                               pruner=second)
     run.note(second)

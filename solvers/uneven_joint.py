@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from fractions import Fraction
-from math import ceil
+from math import ceil, floor
 
 import numpy as np
 
@@ -27,13 +27,16 @@ from explorer.core.uneven import AlphaSpace, check_array, check_network
 from explorer.core.network import Network
 from explorer.core.partition import Space
 from explorer.core.plan import Plan
+from explorer.core.evaluate import evaluate_split
+from explorer.core.objective import Objective
 from explorer.core.solution import Solution, Status, split_solution
+from explorer.core.split_rules import SplitRules
 
 from .uneven_sp import blocks
-from .joint_blocks import _Graph, _PerTermMax
-from .joint_close_chain import _chain_bounds, _descend, _pareto_chain
+from .joint_blocks import _Graph, _PerTermMax, _Weighted
+from .joint_close_chain import _descend
 from .joint_close_graph import _cut_backward, _pareto_graph
-from .joint_columns import JointOptions, _Model, _Tables, _VirtualSource, _weights, step_of
+from .joint_columns import INF, JointOptions, _Model, _Tables, _VirtualSource, _weights, better, step_of, with_limits
 
 
 def check_scope(network: Network, array: ArraySpec, aspace: AlphaSpace, name: str = "joint") -> None:
@@ -77,60 +80,119 @@ def _kelley(points: list, Q: int):
 
 def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
                  options: JointOptions | None = None, starts: tuple[Plan, ...] = (),
-                 types_allowed=None) -> Solution:
+                 types_allowed=None, rules: SplitRules | None = None) -> Solution:
     """The best plan found, a proven lower bound, OPTIMAL only when they meet (module docstring).
     ``starts``: plans to begin from (those outside the declared space are ignored).
     ``types_allowed(level, layer)``: the types pins and forbids leave each layer (``SplitRules.types``;
-    a column with another type costs INF, as one its node does not offer)."""
+    a column with another type costs INF, as one its node does not offer). ``rules``: caps and
+    memory limits (``_limit_terms``; the time objective only): every plan it returns keeps them,
+    INFEASIBLE when the labels prove none does, UNKNOWN (with the bound) when they end first."""
     o = options or JointOptions()
     t_start = time.perf_counter()
     clock = _Clock(t_start)
     check_scope(network, array, aspace)
+    if rules is not None and rules.objective is not Objective.TIME:
+        raise Refused("joint (uneven splits): the step time only (the traffic objective: --solver exact)")
     if _no_type_left(network, array, types_allowed):  # pins and forbids conflict: no plan at all
         return split_solution("joint", Status.INFEASIBLE, None, None, None, time.perf_counter() - t_start, 0)
     net = _VirtualSource.of(network)
     blks = blocks(net)
-    m = _Model(net, array, space, aspace, types_allowed)
+    m = _Model(net, array, space, aspace, types_allowed, 0 if rules is None else rules.weight_copies)
     v0 = 1 if m.virtual else 0
+    if rules is not None and rules.couples_layers:
+        starts = starts + _cheap_plans(network, array, space, aspace, rules)
     starts = tuple(_VirtualSource.plan(m.cols, p) if v0 else p for p in starts if aspace.contains(p))
     Q = o.weight_scale
     tables = _Tables(m, _scale(m, Q))
     graph = _Graph(tables, blks)
+    _limit_terms(m, tables, network, array, rules)
     clock.mark("tables")
-    best = _equal_best(m, graph, Q)
-    equal_s = best[0] if Fraction(1, 2) in m.cols.alphas else None
+    equal = _equal_best(m, graph, Q)
+    equal_s = equal[0] if Fraction(1, 2) in m.cols.alphas else None
+    best = better(m, (Fraction(2**61 // Q, tables.s), None), equal[1], equal[0])  # (no plan yet: above every plan)
     for p in starts:
         cols = _plan_columns(m, p)
         if cols is not None:
-            best = min(best, (step_of(m.components(cols)), cols), key=lambda b: b[0])
-    type_sets = [best[1]] + [c for c in (_plan_columns(m, p, True) for p in starts) if c is not None]
+            best = better(m, best, cols)
+    best = _penalised(m, graph, Q, best, equal[0])
     clock.mark("starts")
-    best_bound, best_w, best, seen, fw = _dual(m, graph, Q, o, t_start, best)
+    best_bound, best_w, best, seen, fw = _dual(m, graph, Q, o, t_start, best, equal[1])
     clock.mark("bound")
-    chain = all(b.direct for b in blks)
-    # on graphs the beam passes below find the plans; the descent from the incumbent's types only
-    best = _descend(m, tables, best, type_sets + seen if chain or fw is None else [])
+    # the beam passes below find the plans; the descent from the incumbent's types only
+    best = _descend(m, tables, best, seen if fw is None else [])
     clock.mark("plans")
     bound = Fraction(best_bound, Q * tables.s)
     proven = bound >= best[0]
     explored = 0
-    if not proven and chain and time.perf_counter() - t_start < o.time_limit_s:
-        w = np.array(_weights(*best_w, Q), dtype=np.int64)
-        bounds = _chain_bounds(graph, w, len(m.net.layers))
-        for beam in (4, 12):  # plans first (no proof), then the proof from the best of them
-            best = _pareto_chain(m, tables, graph, best, best_w, Q, o, t_start, beam, bounds)[1]
-        clock.mark("beam")
-        proven, best, explored = _pareto_chain(m, tables, graph, best, best_w, Q, o, t_start, None, bounds)
-        clock.mark("labels")
-    elif not proven and fw is not None and time.perf_counter() - t_start < o.time_limit_s:
+    if not proven and fw is not None and time.perf_counter() - t_start < o.time_limit_s:
         for beam in o.graph_beams:  # plans first (no proof), then the proof from the best of them
             best = _pareto_graph(m, tables, graph, best, best_w, Q, o, t_start, fw, beam)[1]
         clock.mark("beam")
         proven, best, explored = _pareto_graph(m, tables, graph, best, best_w, Q, o, t_start, fw)
         clock.mark("labels")
+    wall = time.perf_counter() - t_start
+    if best[1] is None:  # under limits: none kept (proven), or none found yet
+        return split_solution("joint", Status.INFEASIBLE if proven else Status.UNKNOWN, None, None,
+                              None if proven else bound, wall, explored, equal_s, tuple(clock.phases))
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     return split_solution("joint", status, m.plan(best[1][v0:]), best[0], best[0] if proven else bound,
-                          time.perf_counter() - t_start, explored, equal_s, tuple(clock.phases))
+                          wall, explored, equal_s, tuple(clock.phases))
+
+
+def _cheap_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules) -> tuple:
+    """Under limits, starts that may keep them: the level DP's plan (``solvers.uneven_levels``) and
+    the alpha search's from it (``search_level_alphas``: rules broken first, then the step time)."""
+    from .uneven import search_level_alphas
+    from .uneven_levels import levels_uneven
+
+    try:
+        level = levels_uneven(network, array, space, aspace, rules=rules).plan
+        return level, search_level_alphas(network, array, level, aspace, rules=rules).plan
+    except Refused:  # e.g. a level the level DP cannot take
+        return ()
+
+
+PENALTY_ROUNDS = 12  # weighted DPs at most in ``_penalised``
+
+
+def _penalised(m: _Model, graph: _Graph, Q: int, best, step: Fraction):
+    """Under limits, plans that tend to keep them (incumbents, ``better``): the weighted DP with each
+    limit term weighted by mu_r times the step time ``step`` over its limit, mu_r doubled while the
+    plan is over that limit and lowered while under (a heuristic: floats size the weights only)."""
+    t = graph.t
+    if not len(t.lim):
+        return best
+    share = t.lnode[:, 4:, :].astype(float) / np.maximum(t.lim, 1)[None, :, None]  # (L, limits, n)
+    mu, base, top = np.ones(len(t.lim)), float(Q * step * t.s), 2**50 // len(t.node)  # top: a plan's sum stays below INF
+    for _ in range(PENALTY_ROUNDS):
+        W = _Weighted(t, _weights(Q // 2, Q // 2, Q))
+        for l, n in enumerate(W.node):  # noqa: E741
+            W.node[l] = np.minimum(n + np.minimum((mu @ share[l]) * base, top).astype(np.int64), INF)
+        _, G, tbls = graph.forward(None, W=W)
+        cols = graph.backtrack(W, G, tbls)
+        best = better(m, best, cols)
+        used = sum(share[l][:, c] for l, c in enumerate(cols))  # noqa: E741  (node terms: the caps' edges left out)
+        mu = np.where(used > 1, mu * 2, mu * 0.7)
+    return best
+
+
+def _limit_terms(m: _Model, t: _Tables, network: Network, array: ArraySpec, rules: SplitRules | None) -> None:
+    """Under caps or memory limits: their terms in the labels (``with_limits``; limits in table
+    units, floored) and ``m.keeps``, the exact check of a plan (the evaluator's violations)."""
+    if rules is None or not rules.couples_layers:
+        return
+    U, v0 = m.costs.unit, 1 if m.virtual else 0
+    caps = {h: floor(c * U) for h in range(m.H) if (c := rules.cap_elements(array, h)) is not None}
+    lm = rules.leaf_memory_bytes
+    with_limits(t, caps, None if lm is None else tuple(floor(x / array.dtype_bytes * U) for x in (lm[0], lm[-1])))
+    if not len(t.lim):  # none can bind
+        return
+
+    def keeps(cols) -> bool:
+        plan = m.plan(cols[v0:])
+        return not rules.violations(evaluate_split(network, array, plan, rules.weight_copies), array, plan)
+
+    m.keeps = keeps
 
 
 def _no_type_left(network: Network, array: ArraySpec, types_allowed) -> bool:
@@ -150,14 +212,13 @@ class _Clock:
         self.t = now
 
 
-def _plan_columns(m: _Model, plan: Plan, types_only: bool = False) -> list[int] | None:
-    """The columns of a plan of the declared space (None if a type is not in the space);
-    ``types_only``: the top alpha replaced by the grid's first."""
+def _plan_columns(m: _Model, plan: Plan) -> list[int] | None:
+    """The columns of a plan of the declared space (None if a type is not in the space)."""
     C = m.cols
     out = []
     for l in range(len(m.net.layers)):  # noqa: E741
         try:
-            a = 0 if types_only else C.alphas.index(plan.alphas[0][0][l])
+            a = C.alphas.index(plan.alphas[0][0][l])
             top = C.types.index(plan.types[0][l]) * C.A + a
             tau = 0
             for h in range(1, m.H):
@@ -183,15 +244,16 @@ def _equal_best(m: _Model, graph: _Graph, Q: int):
     return step_of(m.components(cols)), cols
 
 
-def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, best):
-    """Kelley's cutting planes on (l, m); (best bound in units Q*s, its (l, m), best plan seen)."""
+def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, best, first):
+    """Kelley's cutting planes on (l, m) from the plan of columns ``first``; (best bound in units
+    Q*s, its (l, m), best plan seen that keeps the limits)."""
     graph_ = not all(b.direct for b in graph.blocks)
     if graph_:  # a descended incumbent first: the first pass's tables skip what cannot beat it
         best = _descend(m, graph.t, best, [])
     # first weights: V's at the balance of the two kinds' peaks (mu * V0 + (1 - mu) * V1 flat in alpha)
     lam, mu = Q // 2, round(Q * m.peak[0] / (m.peak[0] + m.peak[1]))
     best_bound, best_w, fw = -1, (lam, mu), None
-    seen = [tuple(float(x) for x in m.components(best[1]))]
+    seen = [tuple(float(x) for x in m.components(first))]
     plans = []
     last = graph.blocks[-1].exit
     alive: dict = {}
@@ -202,8 +264,7 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, bes
         cols = graph.backtrack(W, G, tbls)
         plans.append(cols)
         comp = m.components(cols)
-        if step_of(comp) < best[0]:
-            best = (step_of(comp), cols)
+        best = better(m, best, cols, step_of(comp))
         if graph_:  # reduced-cost fixing at the cut nodes (graphs), from a descended incumbent
             if k == 0:
                 best = _descend(m, graph.t, best, [cols])

@@ -81,7 +81,6 @@ class Pruner:
     def __init__(self, rest: list[dict], limits, score: Callable[[tuple], int]):
         self.rest, self.limits, self.score = rest, limits, score
         self.checks: list[tuple[Callable[[tuple], int], int]] = []
-        self.cuts: list[Callable[[int, tuple, tuple], bool]] = []  # keep(l, c, v): Lagrangian cuts
         self.dropped = 0
 
     def bound(self, l: int, c, v) -> tuple:  # noqa: E741
@@ -89,8 +88,7 @@ class Pruner:
 
     def allows(self, l: int, c, v) -> bool:  # noqa: E741
         w = self.bound(l, c, v)
-        ok = (all(w[p] <= most for p, most in self.limits) and all(f(w) <= most for f, most in self.checks)
-              and all(keep(l, c, v) for keep in self.cuts))
+        ok = all(w[p] <= most for p, most in self.limits) and all(f(w) <= most for f, most in self.checks)
         self.dropped += not ok
         return ok
 

@@ -1,6 +1,5 @@
 """A chain's columns as integer arrays, read from the one integer table (``core.split_costs``):
-what the uneven exact DP's completion bound (``solvers.uneven_prune``) and the constrained
-path's Lagrangian DPs (``solvers.uneven_lagrangian``) compute on, built once per solve.
+what the uneven exact DP's completion bound (``solvers.uneven_prune``) computes on, built once per solve.
 
 ``own[l]``: layer l's columns x every component; ``edge_units[l]``: the edge from layer l to l+1,
 producer x consumer columns x the side components (an edge moves data: no compute, no

@@ -65,15 +65,23 @@ def test_rescore_still_catches_a_plan_that_breaks_a_rule_the_solver_does_not_nam
 
 
 def test_brute_and_exact_refuse_above_the_same_size_in_explore_and_check(capsys):
-    """brute refuses above its plan count alike in explore and check; exact, no longer capped by its
-    column pairs, refuses where its memory estimate passes its limit: lenet-c accpar at the default
-    grid has 5,038,848 pairs, whose column tables alone (about 2 kB a pair) need ~9.9 GB, alike."""
+    """brute refuses above its plan count alike in explore and check; exact's Pareto DP, no longer
+    capped by its column pairs, refuses where its memory estimate passes its limit: lenet-c accpar
+    at the default grid has 5,038,848 pairs, whose column tables alone (about 2 kB a pair) need
+    ~9.9 GB (explore under traffic, check's row). Under the time objective explore's exact keeps
+    each kind's memory: the constrained path (the joint solver's labels) proves the default
+    ``--split optimal``'s optimum."""
     from explorer.solvers.brute import SPLIT_MAX_PLANS
 
     base = ["--model", "lenet-c", "--array", "tpu-mix-16", "--space", "accpar"]
     code, _, err = run_cli(base + ["--split", "optimal", "--solver", "brute"], capsys)
     assert code == 2 and f"exceeds its limit of {SPLIT_MAX_PLANS:,}" in err, err
-    code, out, err = run_cli(base + ["--split", "optimal", "--solver", "exact"], capsys)
+    code, out, err = run_cli(base + ["--split", "optimal", "--solver", "exact", "--format", "json"], capsys)
+    got = json.loads(out)
+    code, out, err = run_cli(base + ["--split", "optimal", "--format", "json"], capsys)
+    joint = json.loads(out)
+    assert got["status"] == joint["status"] == "optimal" and got["objective_value"] == joint["objective_value"]
+    code, out, err = run_cli(base + ["--split", "optimal", "--solver", "exact", "--objective", "traffic"], capsys)
     assert code == 2 and "MiB of column tables and completion bounds, before any Pareto state" in err, err
     assert "a coarser --alpha-grid has fewer columns" in err and len(err.strip().splitlines()) == 1, err
     code, out, _ = run_cli(["check", "--uneven", *base, "--solvers", "brute,exact", "--format", "json"], capsys)
@@ -157,9 +165,10 @@ def test_llm_check_shows_the_planners_inputs_parameters_and_notes(capsys):
 
 
 def test_explore_split_says_why_exact_ended_at_once(capsys):
-    """exact ends at once where its column pairs cannot be done within the time limit: explore
-    --split says so (the reason check --uneven prints), not a bare 'within the time limit'."""
-    base = ["--model", "alexnet", "--array", "tpu-mix-16", "--space", "accpar", "--alpha-grid", "4"]
+    """exact's Pareto DP (the traffic objective: outside the joint solver's labels) ends at once
+    where its column pairs cannot be done within the time limit: explore --split says so (the
+    reason check --uneven prints), not a bare 'within the time limit'."""
+    base = ["--model", "alexnet", "--array", "tpu-mix-16", "--space", "accpar", "--alpha-grid", "4", "--objective", "traffic"]
     code, out, err = run_cli(base + ["--split", "optimal", "--solver", "exact", "--time-limit", "5"], capsys)
     assert code == 1 and "unknown by exact" in out.splitlines()[0], out
     assert "734,832 column pairs need at least" in err and "beyond the time limit of 5 s" in err, err

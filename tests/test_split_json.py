@@ -248,7 +248,7 @@ def test_infeasible_check_and_check_uneven_share_their_keys(capsys):
     assert code == code2 == 0 and even["infeasible"] == ["exact", "brute"] and uneven["infeasible"] == ["exact"], err
     e, u = even["solvers"]["exact"], uneven["solvers"]["exact"]
     assert e["status"] == u["status"] == "infeasible" and set(u) - ROW_OWN == set(e)
-    assert e["method"] == u["method"] == "exact:least-resource"  # one route: the constrained path on both
+    assert e["method"] == "exact:least-resource" and u["method"] == "exact:joint:bound+labels"  # the constrained paths
     assert even["conflict"] == uneven["conflict"] == ["memory <= 1e-05 GiB (10.74 kB) per accelerator (--memory)"]
     assert uneven["suggestion"] is None and set(uneven) - set(even) == {"split", "alpha_grid", "grid_only", "free"}
 

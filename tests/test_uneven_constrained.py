@@ -1,7 +1,8 @@
-"""The constrained path on uneven splits (``solvers.uneven_constrained``): the same answers as
-the exact Pareto DP and brute force under caps, memory, pins and forbids and both objectives;
-its Lagrangian bound never above the optimum; ``explore --split optimal --solver exact`` with a
-cap runs it; a run whose labels cannot finish reports its bound and gap, never optimal."""
+"""The exact solver under caps and memory limits (``solvers.uneven_constrained``): the joint
+solver's bound and labels with the limits' terms in its labels (``solvers.uneven_joint``) where it
+applies, chains and graphs, else the exact Pareto DP; the same answers as brute force and the Pareto
+DP under caps, memory, pins and forbids; a run whose labels cannot finish reports its bound and gap,
+never optimal, and its bound also without a plan."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import replace
 from fractions import Fraction as F
 
 from explorer.core.constraints import Cap, Constraints
+from explorer.core.errors import Refused
 from explorer.core.evaluate import evaluate_split
 from explorer.core.objective import Objective
 from explorer.core.partition import Space
@@ -18,17 +20,20 @@ from explorer.core.solution import Status
 from explorer.core.split_rules import SplitRules
 from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_array, load_model
-from explorer.solvers import uneven_constrained
+from explorer.solvers import uneven_constrained, uneven_joint
 from explorer.solvers.brute import solve_split as brute_split
 from explorer.solvers.uneven import exact_uneven
 from explorer.solvers.uneven_constrained import constrained_uneven
+from explorer.solvers.uneven_joint import JointOptions, check_scope, joint_uneven
 
 from .test_split_rules import _chain_instance, _random_rules
+from .test_uneven_joint import _instance, _nested, _plans
+from .test_uneven_model import mix
 
 
-def test_the_constrained_path_agrees_with_exact_and_brute_on_random_instances():
+def test_exact_under_limits_agrees_with_the_pareto_dp_and_brute_on_random_chains():
     rng = random.Random(2026)
-    seen = {"infeasible": 0, "lagrangian": 0, "traffic": 0, "time": 0, "bound below": 0, "overlap": 0}
+    seen = {"infeasible": 0, "joint": 0, "pareto-dp": 0, "traffic": 0, "time": 0, "overlap": 0}
     for k in range(60):
         net, arr, space, aspace = _chain_instance(rng)
         arr = replace(arr, overlap=k % 3 == 0)  # the step time's other form: max(compute, exchanges)
@@ -40,16 +45,81 @@ def test_the_constrained_path_agrees_with_exact_and_brute_on_random_instances():
         assert len({s.split_value for s in sols}) == 1, [(s.solver, s.split_value) for s in sols]
         seen[rules.objective.value] += 1
         c = sols[2]
+        seen["joint" if c.info["method"].startswith("joint") else "pareto-dp"] += 1
         if c.status is Status.INFEASIBLE:
             seen["infeasible"] += 1
             continue
         ev = evaluate_split(net, arr, c.plan, rules.weight_copies)
         assert rules.violations(ev, arr, c.plan) == [] and rules.value(ev) == c.split_value
-        if c.info["method"].startswith("lagrangian"):
-            seen["lagrangian"] += 1
-            assert 0 < c.info["lagrangian_bound"] <= c.split_value
-            seen["bound below"] += c.info["lagrangian_bound"] < c.split_value
-    assert seen["infeasible"] >= 3 and seen["lagrangian"] >= 12 and min(seen["traffic"], seen["time"]) >= 15, seen
+    assert seen["infeasible"] >= 3 and seen["joint"] >= 8 and seen["pareto-dp"] >= 20, seen
+    assert min(seen["traffic"], seen["time"]) >= 15, seen
+
+
+def _joint_case(net, arr, space, aspace, rules):
+    """(brute force's answer, the joint solver's under ``rules``), or None outside its scope."""
+    try:
+        got = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=60),
+                           types_allowed=lambda h, l: rules.types(net, space, h, l), rules=rules)  # noqa: E741
+    except Refused:
+        return None
+    want = brute_split(net, arr, space, aspace, rules=rules)
+    assert (got.status, got.step_time_s) == (want.status, want.step_time_s), (got.status, want.status, rules)
+    if got.plan is not None:
+        ev = evaluate_split(net, arr, got.plan, rules.weight_copies)
+        assert rules.violations(ev, arr, got.plan) == [] and ev.step_time_s == got.step_time_s
+        assert got.bound_s == got.step_time_s  # proven
+    return want
+
+
+def test_the_joint_solver_under_caps_memory_pins_and_forbids_agrees_with_brute_force():
+    """Seeded random instances in the joint solver's scope, chains and graphs, under random pins,
+    forbids, caps and memory limits (the step time): its status and value are brute force's."""
+    rng = random.Random(6)
+    seen = {"done": 0, "graphs": 0, "infeasible": 0, "binding": 0, "caps": 0, "memory": 0}
+    while seen["done"] < 80:
+        net, arr, space, aspace = _instance(rng)
+        try:
+            check_scope(net, arr, aspace)
+        except Refused:
+            continue
+        rules = replace(_random_rules(rng, net, arr, space, aspace), objective=Objective.TIME)
+        if not rules.couples_layers or (want := _joint_case(net, arr, space, aspace, rules)) is None:
+            continue
+        seen["done"] += 1
+        seen["graphs"] += not net.is_chain
+        seen["infeasible"] += want.status is Status.INFEASIBLE
+        seen["caps"] += bool(rules.constraints.caps)
+        seen["memory"] += rules.leaf_memory_bytes is not None
+        seen["binding"] += want.status is Status.OPTIMAL and want.step_time_s > brute_split(net, arr, space, aspace).step_time_s
+    assert seen["graphs"] >= 5 and seen["infeasible"] >= 10 and seen["binding"] >= 5, seen
+    assert min(seen["caps"], seen["memory"]) >= 30, seen
+
+
+def test_the_joint_solver_under_limits_on_nested_graphs_agrees_with_brute_force():
+    """Nested series-parallel graphs under a cap or a memory limit just below what their free
+    optimum needs: the labels keep the limits' terms across nested links; brute force's answer."""
+    rng = random.Random(99)
+    seen = {"done": 0, "binding": 0, "caps": 0}
+    while seen["done"] < 16:
+        net = _nested(rng, seen["done"])
+        p, q = rng.sample([1, 2, 3, 5], 2)
+        arr = mix(1, [p, q], bw=rng.choice([1, 10]), dtype=2)
+        space = rng.choice([Space.HYPAR, Space.ACCPAR])
+        aspace = alpha_space(arr, alpha_grid(rng.choice([2, 3])))
+        if _plans(net, space, aspace, 1) > 600:
+            continue
+        free = brute_split(net, arr, space, aspace)
+        ev = evaluate_split(net, arr, free.plan)
+        share = F(rng.choice([3, 4, 5]), 5)
+        if rng.random() < 0.5:
+            rules = SplitRules(constraints=Constraints(caps=(Cap(0, ev.level_cost[0] * arr.dtype_bytes * share),)))
+        else:
+            rules = SplitRules(leaf_memory_bytes=tuple(max(ev.leaf_memory_bytes) * share for _ in ev.leaf_memory_bytes))
+        want = _joint_case(net, arr, space, aspace, rules)
+        seen["done"] += 1
+        seen["caps"] += bool(rules.constraints.caps)
+        seen["binding"] += want.status is Status.OPTIMAL and want.step_time_s > free.step_time_s
+    assert seen["binding"] >= 4 and 3 <= seen["caps"] <= 13, seen
 
 
 def _lenet_capped(fraction):
@@ -60,41 +130,70 @@ def _lenet_capped(fraction):
     return net, arr, aspace, free, SplitRules(constraints=Constraints(caps=(Cap(1, c1 * arr.dtype_bytes * fraction),)))
 
 
-def test_on_tpu_mix_16_a_binding_cap_gives_exacts_optimum_and_a_bound_below_it():
+def test_on_tpu_mix_16_a_binding_cap_gives_the_pareto_dps_optimum():
     net, arr, aspace, free, rules = _lenet_capped(F(3, 4))
     a = exact_uneven(net, arr, Space.HYPAR, aspace, rules=rules)
     b = constrained_uneven(net, arr, Space.HYPAR, aspace, rules=rules)
     assert a.status is b.status is Status.OPTIMAL and a.step_time_s == b.step_time_s > free.step_time_s
-    assert b.info["method"] == "lagrangian+labels" and b.info["pruned"] > 0
-    assert free.step_time_s / 2 < b.info["lagrangian_bound"] <= b.step_time_s
+    assert b.info["method"] == "joint:bound+labels" and b.solver == "exact" and b.bound_s == b.step_time_s
 
 
-def test_labels_stopped_by_the_state_limit_report_the_bound_and_the_gap_never_optimal(monkeypatch):
-    from explorer.core.errors import Refused
-
-    net, arr, aspace, _, rules = _lenet_capped(F(3, 4))
+def test_labels_stopped_report_the_bound_and_the_gap_never_optimal(monkeypatch):
+    net, arr, aspace, rules, level_s = _levels_capped()  # the level DP's plan keeps the cap: an incumbent
     opt = exact_uneven(net, arr, Space.HYPAR, aspace, rules=rules).step_time_s
-
-    def outgrown(*a, **k):  # the labels beyond their state limit
-        raise Refused("exact (uneven splits): more than 1 Pareto states")
-
-    monkeypatch.setattr(uneven_constrained, "exact_run", outgrown)
+    monkeypatch.setattr(uneven_joint, "_pareto_graph", lambda m, t, g, best, *a, **k: (False, best, 0))
     sol = constrained_uneven(net, arr, Space.HYPAR, aspace, rules=rules)
-    assert sol.status is Status.FEASIBLE and sol.info["method"].endswith("(the labels did not finish: state limit)")
-    assert sol.bound_s <= opt <= sol.step_time_s and sol.bound_s < sol.step_time_s
-
-
-def test_labels_stopped_by_the_time_limit_report_the_bound_and_the_gap(monkeypatch):
-    net, arr, aspace, _, rules = _lenet_capped(F(3, 4))
-    opt = exact_uneven(net, arr, Space.HYPAR, aspace, rules=rules).step_time_s
-
-    def stopped(*a, **k):  # the labels' pass at its time limit: no plan, no proof
-        return a[4].unknown(a[5])
-
-    monkeypatch.setattr(uneven_constrained, "exact_run", stopped)
+    assert sol.status is (Status.OPTIMAL if sol.bound_s == sol.step_time_s else Status.FEASIBLE)
+    assert sol.bound_s <= opt <= sol.step_time_s <= level_s
+    net, arr, aspace, free, rules = _lenet_capped(F(3, 4))  # no plan before the labels keeps this cap
     sol = constrained_uneven(net, arr, Space.HYPAR, aspace, rules=rules)
-    assert sol.status is Status.FEASIBLE and sol.info["method"].endswith("(the labels did not finish: time limit)")
-    assert sol.bound_s <= opt <= sol.step_time_s and sol.bound_s < sol.step_time_s
+    assert sol.status is Status.UNKNOWN and sol.plan is None and 0 < sol.bound_s <= free.step_time_s
+
+
+def test_no_plan_still_reports_the_bound(monkeypatch, capsys):
+    net, arr, aspace, free, rules = _lenet_capped(F(3, 4))
+    monkeypatch.setattr(uneven_joint, "_pareto_graph", lambda m, t, g, best, *a, **k: (False, best, 0))
+    monkeypatch.setattr(uneven_joint, "better", lambda m, best, *a: best)  # no plan found keeps the limits
+    sol = constrained_uneven(net, arr, Space.HYPAR, aspace, rules=rules)
+    assert sol.status is Status.UNKNOWN and sol.plan is None and 0 < sol.bound_s <= free.step_time_s
+
+    from .conftest import run_cli
+
+    monkeypatch.setattr(uneven_constrained, "constrained_uneven", lambda *a, **k: sol)
+    args = ["split", "--model", "lenet-c", "--space", "hypar", "--alpha-grid", "2", "--split", "optimal",
+            "--solver", "exact", "--cap", "1=1MB"]
+    code, out, err = run_cli(args, capsys)
+    assert code == 1 and "unknown by exact" in out, (out, err)
+    assert f"proven bound {float(sol.bound_s) * 1e3:.4g} ms (no plan)" in out
+    code, out, err = run_cli(args + ["--format", "json"], capsys)
+    got = json.loads(out)
+    assert got["status"] == "unknown" and got["plan"] is None and F(got["bound"]) == sol.bound_s
+
+
+def _levels_capped():
+    """lenet-c hypar at grid 2 with the level-1 cap the level DP's own plan needs: that plan keeps it."""
+    from explorer.solvers.uneven_levels import levels_uneven
+
+    arr, net = load_array("tpu-mix-16"), load_model("lenet-c")
+    aspace = alpha_space(arr, alpha_grid(2))
+    plan = levels_uneven(net, arr, Space.HYPAR, aspace).plan
+    c1 = evaluate_split(net, arr, plan).level_cost[1]
+    rules = SplitRules(constraints=Constraints(caps=(Cap(1, c1 * arr.dtype_bytes),)))
+    return net, arr, aspace, rules, evaluate_split(net, arr, plan).step_time_s
+
+
+def test_the_level_dp_and_search_plans_are_starts_when_they_keep_the_limits(monkeypatch):
+    net, arr, aspace, rules, level_s = _levels_capped()
+    plans = uneven_joint._cheap_plans(net, arr, Space.HYPAR, aspace, rules)
+    assert len(plans) == 2 and all(aspace.contains(p) for p in plans)
+    assert rules.violations(evaluate_split(net, arr, plans[0]), arr, plans[0]) == []
+    seen = []
+    real = uneven_joint.better
+    monkeypatch.setattr(uneven_joint, "better", lambda m, best, cols, *a: seen.append(cols) or real(m, best, cols, *a))
+    sol = constrained_uneven(net, arr, Space.HYPAR, aspace, rules=rules)
+    assert sol.status is Status.OPTIMAL and sol.step_time_s <= level_s
+    starts = [uneven_joint._plan_columns(uneven_joint._Model(net, arr, Space.HYPAR, aspace), p) for p in plans]
+    assert all(s in seen for s in starts)
 
 
 def test_explore_split_optimal_solver_exact_with_a_cap_runs_the_constrained_path(monkeypatch, capsys):
@@ -145,7 +244,9 @@ def test_check_split_optimal_runs_the_constrained_path_for_exact_under_a_cap(tmp
             "--solvers", "brute,exact,cpsat"]
     code, d, _ = _run(base + ["--cap", "0=19MB"], capsys)
     assert code == 0 and d["agree"] and d["constraints"]["caps"] == [CAP_19MB]
-    assert d["solvers"]["exact"]["method"] == "exact:lagrangian+labels"
+    assert d["solvers"]["exact"]["method"] in ("exact:joint:bound+labels", "exact:pareto-dp")
     assert d["optimum"]["proven_by"] == ["brute", "exact", "cpsat"]
     code, d, _ = _run(base, capsys)
     assert code == 0 and d["agree"] and d["solvers"]["exact"]["method"] == "exact:pareto-dp"
+
+

@@ -331,7 +331,8 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                                       time_limit_s) if status is Status.INFEASIBLE else None
         return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
                            wall_s=time.perf_counter() - t0, explanation=why, **base,
-                           note=_no_plan_note(solver, status, time_limit_s, info))
+                           note=_no_plan_note(solver, status, time_limit_s, info),
+                           bound_s=bound if objective is Objective.TIME else None, objective_bound=bound)
     say("split: scoring the plan")
     ev = evaluate_split(network, array, plan, weight_copies)
     value = _rescored(rules, ev, claimed, solver)
@@ -752,7 +753,9 @@ def render_split(r: SplitReport) -> str:
     if r.note:
         lines.append(f"note: {r.note}")
     if r.plan is None:
-        return "\n".join(lines + conflict_lines(r.explanation)) + "\n"
+        b = r.objective_bound
+        bound = [] if b is None else [f"proven bound {_ms(b) if r.objective is Objective.TIME else _count(b)} (no plan)"]
+        return "\n".join(lines + bound + conflict_lines(r.explanation)) + "\n"
     if r.objective is Objective.TRAFFIC:
         lines.append(f"traffic {_count(r.objective_value)} elements (sum_h 2^h c_h, c_h the level's busiest side)"
                      + ("" if r.objective_bound is None else f"; proven bound {_count(r.objective_bound)}, "

@@ -180,6 +180,13 @@ class SplitCosts:
         per D^2 of the re-layout coefficient (``coefficients``): the re-layout is their product."""
         return self._size_units(self._edge_units[e], _F_IN, nums, exps, 2)
 
+    def footprint(self, l: int, nums: tuple, exps: tuple):  # noqa: E741
+        """Layer l's footprint on a leaf of shares (``nums``, ``exps``), in units: its weights, their
+        gradient and ``weight_copies`` more, and its input (a join's: none, the caller's to skip)."""
+        whole = self._whole[l]
+        return ((2 + self.weight_copies) * self._size_units(whole[_W], _W, nums, exps)
+                + self._size_units(whole[_F_IN], _F_IN, nums, exps))
+
     def layer(self, l: int, col) -> tuple[int, ...]:  # noqa: E741
         """Layer l's own vector under column ``col``: FLOPs per leaf, its intra exchange on both
         sides of every group, its footprint per leaf (``layout.mem``)."""
@@ -190,11 +197,9 @@ class SplitCosts:
         flops = self._flops[l]
         for i, s in enumerate(rows[H]):
             v[i] = flops * s[0] * s[1] * s[2] * s[3]
-        whole = self._whole[l]
         if lay.mem is not None and not node.is_join:
-            c = 2 + self.weight_copies
             for i, s in enumerate(rows[H]):
-                v[lay.mem + i] = c * self._size_units(whole[_W], _W, s, exps[H]) + self._size_units(whole[_F_IN], _F_IN, s, exps[H])
+                v[lay.mem + i] = self.footprint(l, s, exps[H])
         if node.is_join:
             return tuple(v)
         for h, (t, _) in enumerate(col):
