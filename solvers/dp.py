@@ -382,7 +382,7 @@ def small_chain_levels(problem: Problem) -> tuple[list[list[int]], list[int]] | 
     choices, units = [], []
     for h in range(problem.levels):
         if h:
-            data.halve(choice)  # the sizes at level h (none needed after the last level)
+            data.halve(choices[-1])  # the sizes at level h (none needed after the last level)
         choice, best = scan(data)
         choices.append(choice)
         units.append(best)
