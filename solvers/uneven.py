@@ -590,8 +590,8 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
         S = _tie_step_time(m, array, costs, columns, x, y)
     else:
         T, S = _step_time_var(m, array, lay, comp, link, ub), None
-    try:
-        solver, st = _minimise(m, T, time_limit_s)
+    try:  # the search gets what the build left of the limit (at least 2% of it): the limit bounds the whole
+        solver, st = _minimise(m, T, max(time_limit_s - (time.perf_counter() - t0), 0.02 * time_limit_s))
     except Refused:  # no plan within the time limit: not bad input, no plan and no proof
         return split_solution("cpsat", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, len(columns),
                               objective=rules.objective)
@@ -664,7 +664,7 @@ def _scaled_amounts(array: ArraySpec, costs: SplitCosts, columns, rules: SplitRu
     per_unit = costs.unit_rates(array, rules.objective is Objective.TRAFFIC)
     rate = [q * costs.unit for q in per_unit]
     own = [{c: costs.layer(l, c) for c in columns[l]} for l in range(L)]  # noqa: E741
-    edge = [{(cu, cv): costs.edge(l - 1, cu, cv) for cu in columns[l - 1] for cv in columns[l]} for l in range(1, L)]  # noqa: E741
+    edge = [_edge_vectors(costs, l - 1, columns[l - 1], columns[l]) for l in range(1, L)]  # noqa: E741
     common = [0] * lay.size  # per component: the gcd of its entries
     for vecs in own + edge:
         for v in vecs.values():
@@ -677,6 +677,13 @@ def _scaled_amounts(array: ArraySpec, costs: SplitCosts, columns, rules: SplitRu
     return own, edge, scale, ints, rate
 
 
+def _edge_vectors(costs: SplitCosts, e: int, cols_u, cols_v) -> dict:
+    """{(cu, cv): edge e's vector} in row-major order (cu, then cv): the consumer's shares computed
+    once per cv (``edges_into``), not once per pair."""
+    by_v = [costs.edges_into(e, cols_u, cv) for cv in cols_v]
+    return {(cu, cv): by_v[j][i] for i, cu in enumerate(cols_u) for j, cv in enumerate(cols_v)}
+
+
 def _column_booleans(m, columns, edge):
     """x[l][column]: exactly one column per layer; y[l-1][(cu, cv)]: the pair of consecutive
     columns chosen, consistent with x on both sides."""
@@ -686,11 +693,12 @@ def _column_booleans(m, columns, edge):
         m.AddExactlyOne(x[l].values())
     y = []
     for l in range(1, L):  # noqa: E741
-        yl = {k: m.NewBoolVar("") for k in edge[l - 1]}
-        for cu in columns[l - 1]:
-            m.Add(sum(yl[(cu, cv)] for cv in columns[l]) == x[l - 1][cu])
-        for cv in columns[l]:
-            m.Add(sum(yl[(cu, cv)] for cu in columns[l - 1]) == x[l][cv])
+        yl = {k: m.NewBoolVar("") for k in edge[l - 1]}  # (row-major: ``_edge_vectors``; by position, not by key)
+        ys, nv = list(yl.values()), len(columns[l])
+        for i, xu in enumerate(x[l - 1].values()):
+            m.Add(sum(ys[i * nv:(i + 1) * nv]) == xu)
+        for j, xv in enumerate(x[l].values()):
+            m.Add(sum(ys[j::nv]) == xv)
         y.append(yl)
     return x, y
 
@@ -698,16 +706,13 @@ def _column_booleans(m, columns, edge):
 def _amount_terms(lay: VectorLayout, own, edge, x, y, ints) -> list[list]:
     """Per vector component, the linear terms (integer amount * Boolean) of the plan's sum."""
     exprs = [[] for _ in range(lay.size)]
-    for l in range(len(own)):  # noqa: E741
-        for c, v in own[l].items():
+    # (x and y were built in the order of own's and edge's keys: zipped, not looked up, as a column
+    # key is a tuple of Fractions whose hashes cost more than the rest of the model's build)
+    for vecs, bools in list(zip(own, x)) + list(zip(edge, y)):
+        for v, b in zip(vecs.values(), bools.values()):
             for k, a in enumerate(ints(v)):
                 if a:
-                    exprs[k].append(a * x[l][c])
-    for l in range(1, len(own)):  # noqa: E741
-        for key, v in edge[l - 1].items():
-            for k, a in enumerate(ints(v)):
-                if a:
-                    exprs[k].append(a * y[l - 1][key])
+                    exprs[k].append(a * b)
     return exprs
 
 

@@ -115,3 +115,16 @@ def test_the_exact_constrained_method_stops_at_the_limit_with_its_best_plan_and_
     assert result.wall_s < 3.0 and took < 6.0  # one elimination step past the limit at most
     if result.status is Status.FEASIBLE:
         assert result.violations == [] and result.bound is not None and result.bound <= result.objective_value
+
+
+def test_uneven_cpsat_gives_its_search_what_the_build_left(capsys):
+    # check --uneven's cpsat row on lenet-c (4,096-column pairs per edge) used to build for 6-13 s
+    # (a tuple-of-Fractions key hashed per term) and then search for the whole limit: 16 s on 10 s
+    import json
+
+    from .conftest import run_cli
+
+    code, out, err = run_cli(["check", "--uneven", "--model", "lenet-c", "--array", "tpu-mix-16", "--alpha-grid", "4",
+                              "--time-limit", "2", "--solvers", "cpsat", "--format", "json"], capsys)
+    row = json.loads(out)["solvers"]["cpsat"]
+    assert row["status"] in ("unknown", "feasible", "optimal") and row["wall_s"] < 4.0, row
