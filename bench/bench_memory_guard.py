@@ -110,6 +110,50 @@ print(json.dumps({"estimate": est, "used": used, "status": f"{sol.status.value},
                   "wall": time.perf_counter() - t0}))
 """
 
+LIMIT = r"""
+from fractions import Fraction
+from explorer.core.evaluate import evaluate
+from explorer.solvers import exact
+base = Problem(net, synthetic_array(levels), Space.ACCPAR)
+free = exact.solve(base)
+what, share = beyond
+if what == "memory":
+    print(evaluate(base.network, base.array, Space.ACCPAR, free.plan).memory_bytes * Fraction(share))
+else:
+    print(Fraction(free.level_units[int(what[3:])]) * Fraction(share) * 4 / Fraction(base.tables.unit_per_element))
+"""
+
+CONSTRAINED = r"""
+from fractions import Fraction
+from explorer.core.constraints import Cap, Constraints
+from explorer.solvers import exact
+from explorer.solvers.lagrangian import _Chain
+what, share, limit = beyond
+base = Problem(net, synthetic_array(levels), Space.ACCPAR)
+if what == "memory":
+    problem = base.with_constraints(Constraints(memory_bytes=Fraction(limit)))
+else:
+    problem = base.with_constraints(Constraints(caps=(Cap(int(what[3:]), Fraction(limit), "bench"),)))
+problem.tables.level_rows
+estimate = exact.constrained_estimate(problem)
+most = [estimate]
+fits = _Chain.fits
+def spy(self, need):  # the most a label pass was let hold
+    ok = fits(self, need)
+    if ok:
+        most[0] = max(most[0], self.held + need)
+    return ok
+_Chain.fits = spy
+before, t0 = mark(), time.perf_counter()
+try:
+    sol = exact.solve(problem, SolveOptions(time_limit_s=60.0, workers=1, seed=0))
+    status = sol.status.value + ", " + sol.info.get("method", "") + (", labels " + sol.info["labels"] if "labels" in sol.info else "")
+except Refused as err:
+    status = "refused: " + str(err)
+print(json.dumps({"estimate": most[0], "used": peak() - before, "status": status, "guard": estimate > exact.MAX_MEMORY,
+                  "wall": time.perf_counter() - t0}))
+"""
+
 UNEVEN = r"""
 from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_array
@@ -150,12 +194,19 @@ QUICK = [("exact", "chain", "200", 9), ("exact", "chain", "1000", 7), ("exact", 
          ("exact", "zoo", "mobilenet-v2", 6), ("exact", "dag", "4x10", 6), ("pruned", "zoo", "bert-base", 8),
          ("uneven", "split", "lenet-c:hypar", 4)]
 BEYOND = [("exact", "zoo", "resnet50", 9), ("exact", "zoo", "bert-base", 9)]
-CHILDREN = {"exact": EXACT, "pruned": PRUNED, "uneven": UNEVEN}
+CHILDREN = {"exact": EXACT, "constrained": CONSTRAINED, "pruned": PRUNED, "uneven": UNEVEN}
 
 
 def measure(solver: str, kind: str, name: str, levels: int, beyond: bool = False) -> dict:
     """One case in a fresh process: estimate and used (bytes), status, whether the guard refuses it, wall."""
     bench = str(Path(__file__).resolve().parent)
+    if solver == "constrained":  # the limit (a share of the free optimum's), from another process
+        what, share = beyond
+        code = PRELUDE.format(bench=bench, kind=kind, name=name, levels=levels, beyond=beyond) + LIMIT
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        if proc.returncode:
+            return {"error": (proc.stderr.strip().splitlines() or ["no output"])[-1]}
+        beyond = (what, share, proc.stdout.strip())
     code = PRELUDE.format(bench=bench, kind=kind, name=name, levels=levels, beyond=beyond) + CHILDREN[solver]
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if proc.returncode:
