@@ -20,7 +20,7 @@ from .elimination import chain_backward, graph_marginals, vectors_plan
 from .labels import LabelsOverflow, least_plan
 from .lagrangian import _Chain, _closed, _line_search, _wx
 from .repair import _local_search
-from .restricted import _Restricted
+from .restricted import _Restricted, model_bytes
 from .vectors import VectorCosts
 
 MAX_GRAPH_ROWS = 5_000_000  # rows of one factor in the graph label pass before it gives up
@@ -204,6 +204,10 @@ def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, 
         if done is not None:
             return done
     info["method"] = info["method"] + "+cpsat" if not ch.graph else "lagrangian+cpsat"
+    if not ch.fits(model_bytes(problem)):  # (the labels' arrays are gone by now)
+        info["reason"] = ("CP-SAT's restricted model would pass the exact solver's memory limit: the best plan met "
+                          "and the best bound proven; --solver cpsat searches without it")
+        return _result(problem, ch, bound, t0, info, proven=False)
     search = _Restricted(problem, ch)
     deadline = t0 + time_budget(options)
     rounds, improved = 0, True
