@@ -140,15 +140,18 @@ if what == "memory":
 else:
     problem = base.with_constraints(Constraints(caps=(Cap(int(what[3:]), Fraction(limit), "bench"),)))
 problem.tables.level_rows
-estimate = exact.constrained_estimate(problem)
+if hasattr(exact, "constrained_estimate"):
+    estimate = exact.constrained_estimate(problem)
+    fits = _Chain.fits
+    def spy(self, need):  # the most a label pass was let hold
+        ok = fits(self, need)
+        if ok:
+            most[0] = max(most[0], self.held + need)
+        return ok
+    _Chain.fits = spy
+else:  # (before it: the plain solve's estimate guarded the constrained one)
+    estimate = exact.memory_estimate(problem)
 most = [estimate]
-fits = _Chain.fits
-def spy(self, need):  # the most a label pass was let hold
-    ok = fits(self, need)
-    if ok:
-        most[0] = max(most[0], self.held + need)
-    return ok
-_Chain.fits = spy
 before, t0 = mark(), time.perf_counter()
 try:
     sol = exact.solve(problem, SolveOptions(time_limit_s=60.0, workers=1, seed=0))
