@@ -40,7 +40,10 @@ DEFAULT_MAX_STATES = 200_000  # type vectors per layer: 3^11 = 177,147 (accpar),
 MAX_STORED = 40_000_000  # layers * K^H forward values kept for backtracking (int64: 320 MB)
 
 
-MAX_MEMORY = 2**30  # bytes the estimate (``memory_estimate``) may reach
+MAX_MEMORY = 2**30  # bytes the estimate (``memory_estimate``, ``constrained_estimate``) may reach
+# bytes a constrained solve's label passes and restricted CP-SAT model may bring it to (``_Chain.fits``):
+# ResNet-18 at H = 6 under a binding memory limit proves its optimum by labels in 1.5 GB (8 s; CP-SAT: 15-50 s)
+MAX_LABEL_MEMORY = 2 * 2**30
 
 
 def check_size(problem: Problem, max_states: int | None = None) -> None:
@@ -86,7 +89,7 @@ def memory_estimate(problem: Problem) -> int:
 
 def constrained_estimate(problem: Problem) -> int:
     """Bytes a solve under caps or a memory limit holds before its label passes (which then check
-    their own bytes against ``MAX_MEMORY`` as they grow: ``_Chain.fits``): ``memory_estimate``,
+    their own bytes against ``MAX_LABEL_MEMORY`` as they grow: ``_Chain.fits``): ``memory_estimate``,
     and per vector of every node its footprint and each resource's intra part; on chains the
     forward values at the best multipliers, the backward values kept per multiplier (the best,
     the objective alone and ``SCALES``'s) and each resource's completion bounds; on graphs a
@@ -135,7 +138,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
         if coupled(problem):
             from .constrained import solve_constrained
 
-            return solve_constrained(problem, options, None, constrained_estimate(problem), MAX_MEMORY)
+            return solve_constrained(problem, options, None, constrained_estimate(problem), MAX_LABEL_MEMORY)
         return solve_chain(problem, options)
     return solve_graph(problem, options)
 
@@ -161,7 +164,7 @@ def solve_graph(problem: Problem, options: SolveOptions) -> Solution:
     if coupled(problem):
         from .constrained import solve_constrained
 
-        return solve_constrained(problem, options, vc, constrained_estimate(problem), MAX_MEMORY)
+        return solve_constrained(problem, options, vc, constrained_estimate(problem), MAX_LABEL_MEMORY)
     value, vectors, widest = graph_optimum(vc)
     if vectors is None:
         return _infeasible(t0, "pins and forbids leave no plan")

@@ -217,7 +217,7 @@ def test_label_passes_give_up_before_building_beyond_the_limit(monkeypatch):
     _, capped = _capped_chain()
     roomy = exact.solve(capped)
     assert roomy.status.value == "optimal" and roomy.info["method"] == "lagrangian+labels"
-    monkeypatch.setattr(exact, "MAX_MEMORY", exact.constrained_estimate(capped))
+    monkeypatch.setattr(exact, "MAX_LABEL_MEMORY", exact.constrained_estimate(capped))
     monkeypatch.setattr(chain_labels, "_extend", lambda *a, **k: pytest.fail("extended"))
     monkeypatch.setattr(restricted._Restricted, "__init__", lambda *a, **k: pytest.fail("built"))
     tight = exact.solve(capped)
