@@ -19,7 +19,7 @@ Every case runs in its own process. The guards and what is measured:
 
 The guard holds where measured / estimate stays within [0.67, 1.5].
 
-    python bench/bench_memory_guard.py            # all cases (about 7 minutes on a quiet machine)
+    python bench/bench_memory_guard.py            # all cases (about 8 minutes on a quiet machine)
     python bench/bench_memory_guard.py --quick    # small cases only (about 30 s)
     python bench/bench_memory_guard.py --beyond   # add ResNet-50 and BERT-base at H = 9 (4 GiB, minutes)
 """
