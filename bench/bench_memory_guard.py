@@ -9,12 +9,17 @@ Every case runs in its own process. The guards and what is measured:
 - ``pruned``: each elimination's plan (``survivor_elim.plan``: 8 bytes an entry), compared with
   ``survivor_elim.MAX_ENTRIES`` before the elimination runs; measured: the peak of the memory
   the elimination allocates (``tracemalloc``, numpy's arrays included), the largest plan shown.
+- ``constrained``: ``exact`` (even splits) under a binding memory limit or cap (a share of the free
+  optimum's, found in another process): ``exact.constrained_estimate`` (the Lagrangian phase's
+  arrays, compared with ``exact.MAX_MEMORY`` before anything is allocated), raised to the most a
+  label pass or the restricted CP-SAT search was let hold (``_Chain.fits``: the label passes and
+  the CP-SAT fallback check their bytes before they build); measured as for ``exact``.
 - ``exact`` (uneven splits): ``uneven_prune.memory_estimate`` at the most live states the DP's
   guard saw (``uneven.EXACT_MAX_BYTES``); measured: the rise of the peak resident memory, as for ``exact``.
 
 The guard holds where measured / estimate stays within [0.67, 1.5].
 
-    python bench/bench_memory_guard.py            # all cases (about 3-4 minutes on a quiet machine)
+    python bench/bench_memory_guard.py            # all cases (about 8 minutes on a quiet machine)
     python bench/bench_memory_guard.py --quick    # small cases only (about 30 s)
     python bench/bench_memory_guard.py --beyond   # add ResNet-50 and BERT-base at H = 9 (4 GiB, minutes)
 """
@@ -110,6 +115,53 @@ print(json.dumps({"estimate": est, "used": used, "status": f"{sol.status.value},
                   "wall": time.perf_counter() - t0}))
 """
 
+LIMIT = r"""
+from fractions import Fraction
+from explorer.core.evaluate import evaluate
+from explorer.solvers import exact
+base = Problem(net, synthetic_array(levels), Space.ACCPAR)
+free = exact.solve(base)
+what, share = beyond
+if what == "memory":
+    print(evaluate(base.network, base.array, Space.ACCPAR, free.plan).memory_bytes * Fraction(share))
+else:
+    print(Fraction(free.level_units[int(what[3:])]) * Fraction(share) * 4 / Fraction(base.tables.unit_per_element))
+"""
+
+CONSTRAINED = r"""
+from fractions import Fraction
+from explorer.core.constraints import Cap, Constraints
+from explorer.solvers import exact
+from explorer.solvers.lagrangian import _Chain
+what, share, limit = beyond
+base = Problem(net, synthetic_array(levels), Space.ACCPAR)
+if what == "memory":
+    problem = base.with_constraints(Constraints(memory_bytes=Fraction(limit)))
+else:
+    problem = base.with_constraints(Constraints(caps=(Cap(int(what[3:]), Fraction(limit), "bench"),)))
+problem.tables.level_rows
+if hasattr(exact, "constrained_estimate"):
+    estimate = exact.constrained_estimate(problem)
+    fits = _Chain.fits
+    def spy(self, need):  # the most a label pass was let hold
+        ok = fits(self, need)
+        if ok:
+            most[0] = max(most[0], self.held + need)
+        return ok
+    _Chain.fits = spy
+else:  # (before it: the plain solve's estimate guarded the constrained one)
+    estimate = exact.memory_estimate(problem)
+most = [estimate]
+before, t0 = mark(), time.perf_counter()
+try:
+    sol = exact.solve(problem, SolveOptions(time_limit_s=60.0, workers=1, seed=0))
+    status = sol.status.value + ", " + sol.info.get("method", "") + (", labels " + sol.info["labels"] if "labels" in sol.info else "")
+except Refused as err:
+    status = "refused: " + str(err)
+print(json.dumps({"estimate": most[0], "used": peak() - before, "status": status, "guard": estimate > exact.MAX_MEMORY,
+                  "wall": time.perf_counter() - t0}))
+"""
+
 UNEVEN = r"""
 from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_array
@@ -134,6 +186,14 @@ print(json.dumps({"estimate": most[0], "used": peak() - before, "status": status
                   "wall": time.perf_counter() - t0}))
 """
 
+# constrained: (..., (limit, share)): a memory limit ("memory") or a cap on a level ("cap<h>") at that
+# share of the free optimum's
+CONSTRAINED_CASES = [
+    ("constrained", "chain", "200", 8, ("memory", "9/10")), ("constrained", "chain", "200", 8, ("cap3", "8/10")),
+    ("constrained", "chain", "1000", 7, ("memory", "9/10")), ("constrained", "chain", "60", 9, ("memory", "9/10")),
+    ("constrained", "zoo", "resnet18", 6, ("memory", "9/10")), ("constrained", "zoo", "resnet18", 6, ("cap2", "8/10")),
+    ("constrained", "dag", "4x10", 6, ("memory", "9/10")), ("constrained", "dag", "5x14", 7, ("memory", "9/10")),
+]
 # (solver, kind, name, levels): kind "chain" (name: layers), "dag" (name: seed x nodes), "zoo",
 # "split" (name: network:space, levels: the alpha grid)
 CASES = [
@@ -145,17 +205,25 @@ CASES = [
     ("exact", "zoo", "resnet18", 9),
     ("pruned", "zoo", "resnet50", 9), ("pruned", "zoo", "bert-base", 9), ("pruned", "zoo", "llama-7b", 8),
     ("uneven", "split", "lenet-c:hypar", 8), ("uneven", "split", "alexnet:hypar", 4), ("uneven", "split", "alexnet:accpar", 2),
-]
+] + CONSTRAINED_CASES
 QUICK = [("exact", "chain", "200", 9), ("exact", "chain", "1000", 7), ("exact", "zoo", "resnet18", 6),
          ("exact", "zoo", "mobilenet-v2", 6), ("exact", "dag", "4x10", 6), ("pruned", "zoo", "bert-base", 8),
-         ("uneven", "split", "lenet-c:hypar", 4)]
+         ("uneven", "split", "lenet-c:hypar", 4), ("constrained", "chain", "200", 8, ("cap3", "8/10")),
+         ("constrained", "dag", "4x10", 6, ("memory", "9/10"))]
 BEYOND = [("exact", "zoo", "resnet50", 9), ("exact", "zoo", "bert-base", 9)]
-CHILDREN = {"exact": EXACT, "pruned": PRUNED, "uneven": UNEVEN}
+CHILDREN = {"exact": EXACT, "constrained": CONSTRAINED, "pruned": PRUNED, "uneven": UNEVEN}
 
 
 def measure(solver: str, kind: str, name: str, levels: int, beyond: bool = False) -> dict:
     """One case in a fresh process: estimate and used (bytes), status, whether the guard refuses it, wall."""
     bench = str(Path(__file__).resolve().parent)
+    if solver == "constrained":  # the limit (a share of the free optimum's), from another process
+        what, share = beyond
+        code = PRELUDE.format(bench=bench, kind=kind, name=name, levels=levels, beyond=beyond) + LIMIT
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        if proc.returncode:
+            return {"error": (proc.stderr.strip().splitlines() or ["no output"])[-1]}
+        beyond = (what, share, proc.stdout.strip())
     code = PRELUDE.format(bench=bench, kind=kind, name=name, levels=levels, beyond=beyond) + CHILDREN[solver]
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if proc.returncode:
@@ -169,17 +237,19 @@ def main() -> None:
     ap.add_argument("--beyond", action="store_true", help="also cases the guard refuses, with its limit lifted")
     args = ap.parse_args()
     cases = QUICK if args.quick else CASES + (BEYOND if args.beyond else [])
-    print(f"{'solver':<8}{'case':<22}{'H/grid':>7}{'estimate MiB':>14}{'used MiB':>10}{'used/est':>10}{'wall s':>8}  status")
-    for solver, kind, name, levels in cases:
-        r = measure(solver, kind, name, levels, args.beyond)
+    print(f"{'solver':<12}{'case':<26}{'H/grid':>7}{'estimate MiB':>14}{'used MiB':>10}{'used/est':>10}{'wall s':>8}  status")
+    for solver, kind, name, levels, *limit in cases:
+        r = measure(solver, kind, name, levels, limit[0] if limit else args.beyond)
         label = f"chain {int(name):,}" if kind == "chain" else f"dag {name}" if kind == "dag" else name
+        if limit:
+            label += f", {limit[0][0]} {limit[0][1]}"
         if "error" in r:
-            print(f"{solver:<8}{label:<22}{levels:>7}  {r['error']}")
+            print(f"{solver:<12}{label:<26}{levels:>7}  {r['error']}")
             continue
         est, used = r["estimate"] / 2**20, r["used"] / 2**20
         ratio = f"{used / est:>9.2f}x" if est and used else f"{'-':>10}"
         status = r["status"] + (" (the guard refuses it)" if r["guard"] else "")
-        print(f"{solver:<8}{label:<22}{levels:>7}{est:>14,.1f}{used:>10,.1f}{ratio}{r['wall']:>8.2f}  {status[:80]}",
+        print(f"{solver:<12}{label:<26}{levels:>7}{est:>14,.1f}{used:>10,.1f}{ratio}{r['wall']:>8.2f}  {status[:80]}",
               flush=True)
 
 

@@ -97,7 +97,10 @@ def _label_setting(ch: _Chain, lam: list[int], alphas: list[np.ndarray], complet
         S = b.survivors[n]
         if beam is None and (len(vec) > MAX_LABELS or len(vec) * len(S) > MAX_PAIRS):
             return None
-        labels = _dominance(*_extend(b, n, *labels[:3]))
+        uv, inv = np.unique(vec, return_inverse=True)
+        if not ch.fits(label_bytes(sum(len(v) for v in vecs), len(vec), len(uv), len(S), len(ch.res))):
+            return None  # (beam passes too: the bytes, unlike the counts, bound them)
+        labels = _dominance(*_extend(b, n, *labels[:3], uv, inv))
         if beam is not None and len(labels[0]) > beam:
             top = np.argsort(_lagrangian(b, n, *labels[:3]), kind="stable")[:beam]
             labels = labels[0][top], labels[1][top], [x[top] for x in labels[2]], labels[3][top]
@@ -109,12 +112,23 @@ def _label_setting(ch: _Chain, lam: list[int], alphas: list[np.ndarray], complet
     return "found"
 
 
-def _extend(b: _LabelBounds, n: int, vec, f, g):
+def label_bytes(stored: int, labels: int, producers: int, vectors: int, resources: int) -> int:
+    """Bytes a chain label pass holds while it extends ``labels`` (at ``producers`` distinct vectors)
+    by ``vectors`` survivors, with ``stored`` labels kept at earlier layers (a vector and a parent
+    each): the labels (vector, objective, resources, parent), the edge's pair costs (producer and
+    consumer indices, objective and resources, a temporary) and one chunk of candidates with its
+    pruned copies, all int64."""
+    per = 3 + resources
+    pairs = producers * vectors * (per + 2)
+    chunk = 2 * min(CHUNK, labels * vectors) * per
+    return 8 * (2 * stored + labels * per + pairs + chunk)
+
+
+def _extend(b: _LabelBounds, n: int, vec, f, g, uv, inv):
     """Layer n's labels from layer n-1's (``vec``, ``f``, ``g``): every label times every surviving
     vector, formed in chunks and pruned as they come; a new label's parent is its label's index."""
     ch, vc, nres = b.ch, b.ch.vc, len(b.ch.res)
     S = b.survivors[n]
-    uv, inv = np.unique(vec, return_inverse=True)
     ef, eg = _pair_costs(ch, n - 1, uv, S)
     intra_f = vc.intra_vec(n)[S]
     intra_g = [b.res_intra[k][n][S] for k in range(nres)]

@@ -20,7 +20,7 @@ from .elimination import chain_backward, graph_marginals, vectors_plan
 from .labels import LabelsOverflow, least_plan
 from .lagrangian import _Chain, _closed, _line_search, _wx
 from .repair import _local_search
-from .restricted import _Restricted
+from .restricted import _Restricted, model_bytes
 from .vectors import VectorCosts
 
 MAX_GRAPH_ROWS = 5_000_000  # rows of one factor in the graph label pass before it gives up
@@ -34,11 +34,15 @@ BEAM = 64
 LOCAL_STARTS = 3  # cheapest limit-breaking plans a local search repairs (and the incumbent)
 
 
-def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts | None = None) -> Solution:
+def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts | None = None, held: int = 0,
+                      max_bytes: int | None = None) -> Solution:
     """The proven optimum under the caps and memory limit (or, when ``time_budget`` runs out,
-    the best plan met and the best bound proven, ``feasible`` or ``unknown``)."""
+    the best plan met and the best bound proven, ``feasible`` or ``unknown``). ``held``: the bytes
+    the solve holds before its label passes (``exact.constrained_estimate``); a label pass that
+    would bring it past ``max_bytes`` gives up (CP-SAT then searches)."""
     t0 = time.perf_counter()
     ch = _Chain(problem, vc)
+    ch.held, ch.max_bytes = held, max_bytes
     ch.deadline = t0 + time_budget(options)
     info: dict = {"type_vectors_per_layer": ch.vc.dom[0].V, "method": "lagrangian"}
     if options.hint is not None:
@@ -200,6 +204,10 @@ def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, 
         if done is not None:
             return done
     info["method"] = info["method"] + "+cpsat" if not ch.graph else "lagrangian+cpsat"
+    if not ch.fits(model_bytes(problem)):  # (the labels' arrays are gone by now)
+        info["reason"] = ("CP-SAT's restricted model would pass the exact solver's memory limit: the best plan met "
+                          "and the best bound proven; --solver cpsat searches without it")
+        return _result(problem, ch, bound, t0, info, proven=False)
     search = _Restricted(problem, ch)
     deadline = t0 + time_budget(options)
     rounds, improved = 0, True
@@ -251,7 +259,7 @@ def _close_with_graph_labels(problem: Problem, ch: _Chain, marg: list[np.ndarray
     resources = [ch.resource_weights(k) for k in range(len(ch.res))]
     try:
         vectors = least_plan(ch.vc, survivors, resources, [r.limit for r in ch.res], U, MAX_GRAPH_ROWS,
-                             MAX_GRAPH_LABEL_BYTES, ch.deadline)
+                             MAX_GRAPH_LABEL_BYTES, ch.deadline, ch.fits)
     except LabelsOverflow:
         info["labels"] = "outgrew the label limit"
         return None

@@ -40,7 +40,10 @@ DEFAULT_MAX_STATES = 200_000  # type vectors per layer: 3^11 = 177,147 (accpar),
 MAX_STORED = 40_000_000  # layers * K^H forward values kept for backtracking (int64: 320 MB)
 
 
-MAX_MEMORY = 2**30  # bytes the estimate (``memory_estimate``) may reach
+MAX_MEMORY = 2**30  # bytes the estimate (``memory_estimate``, ``constrained_estimate``) may reach
+# bytes a constrained solve's label passes and restricted CP-SAT model may bring it to (``_Chain.fits``):
+# ResNet-18 at H = 6 under a binding memory limit proves its optimum by labels in 1.5 GB (8 s; CP-SAT: 15-50 s)
+MAX_LABEL_MEMORY = 2 * 2**30
 
 
 def check_size(problem: Problem, max_states: int | None = None) -> None:
@@ -57,7 +60,7 @@ def check_size(problem: Problem, max_states: int | None = None) -> None:
             f"exact: {L} layers x {n:,} type vectors = {L * n:,} stored values exceeds its limit "
             f"of {MAX_STORED:,}; {instead(problem)}"
         )
-    need = memory_estimate(problem)
+    need = constrained_estimate(problem) if coupled(problem) else memory_estimate(problem)
     if need > MAX_MEMORY:
         raise InstanceTooLarge(f"exact: about {need / 2**20:,.0f} MiB of arrays needed, beyond its limit of "
                                f"{MAX_MEMORY / 2**20:,.0f} MiB; {instead(problem)}")
@@ -82,6 +85,26 @@ def memory_estimate(problem: Problem) -> int:
     else:
         step = graph_peak_entries(shape)
     return 8 * (per_node + domains + step) + BASE_BYTES
+
+
+def constrained_estimate(problem: Problem) -> int:
+    """Bytes a solve under caps or a memory limit holds before its label passes (which then check
+    their own bytes against ``MAX_LABEL_MEMORY`` as they grow: ``_Chain.fits``): ``memory_estimate``,
+    and per vector of every node its footprint and each resource's intra part; on chains the
+    forward values at the best multipliers, the backward values kept per multiplier (the best,
+    the objective alone and ``SCALES``'s) and each resource's completion bounds; on graphs a
+    second elimination record (the best multipliers' and the trial's) and the min-marginals."""
+    from .chain_labels import SCALES
+
+    shape = _Shape(problem)
+    total = sum(d.V for d in shape.dom)
+    cons = problem.constraints
+    res = len(cons.caps) + (cons.memory_bytes is not None)
+    per_vector = res + (cons.memory_bytes is not None)
+    if problem.network.is_chain:
+        per_vector += 1 + (2 + len(SCALES)) + res
+        return memory_estimate(problem) + 8 * total * per_vector
+    return memory_estimate(problem) + 8 * (total * (per_vector + 1) + graph_peak_entries(shape))
 
 
 BASE_BYTES = 4 * 2**20  # what a solve allocates beyond its arrays (records, cost rows, allocator slack)
@@ -115,7 +138,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
         if coupled(problem):
             from .constrained import solve_constrained
 
-            return solve_constrained(problem, options)
+            return solve_constrained(problem, options, None, constrained_estimate(problem), MAX_LABEL_MEMORY)
         return solve_chain(problem, options)
     return solve_graph(problem, options)
 
@@ -141,7 +164,7 @@ def solve_graph(problem: Problem, options: SolveOptions) -> Solution:
     if coupled(problem):
         from .constrained import solve_constrained
 
-        return solve_constrained(problem, options, vc)
+        return solve_constrained(problem, options, vc, constrained_estimate(problem), MAX_LABEL_MEMORY)
     value, vectors, widest = graph_optimum(vc)
     if vectors is None:
         return _infeasible(t0, "pins and forbids leave no plan")

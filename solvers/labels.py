@@ -36,12 +36,13 @@ class _Rows:
 
 def least_plan(vc: VectorCosts, survivors: list[np.ndarray], resources: list[tuple], limits: list[int],
                target: int, max_rows: int, max_bytes: int | None = None,
-               deadline: float | None = None) -> list[int] | None:
+               deadline: float | None = None, fits=None) -> list[int] | None:
     """The vectors of a least-objective plan with objective < ``target`` and every resource within
     its limit, each node taking only its ``survivors``; None when there is none. ``resources``
     holds per resource (level weights, per-node extras or None), as ``VectorCosts`` weighs them.
     ``LabelsOverflow`` when a factor keeps more than ``max_rows`` rows, or before a join whose
-    arrays would pass ``max_bytes`` by ``join_bytes``; ``TimeUp`` once ``deadline`` (a
+    arrays would pass ``max_bytes`` by ``join_bytes`` (or, with ``fits``, when ``fits`` refuses the
+    bytes the factors hold with the join's: ``_Chain.fits``); ``TimeUp`` once ``deadline`` (a
     ``time.perf_counter()`` value) passes between two joins."""
     sizes = [len(s) for s in survivors]
     factors = []
@@ -65,7 +66,8 @@ def least_plan(vc: VectorCosts, survivors: list[np.ndarray], resources: list[tup
         joined = bucket[0]
         for r in bucket[1:]:
             check_deadline(deadline)
-            joined = _pareto(_prune(_join(joined, r, sizes, max_bytes), target, limits), sizes)
+            held = sum(_bytes(x) for x in factors) + _bytes(joined) + _bytes(r)
+            joined = _pareto(_prune(_join(joined, r, sizes, max_bytes, held, fits), target, limits), sizes)
             if len(joined.f) > max_rows:
                 raise LabelsOverflow
         factors.append(_pareto(_eliminate(joined, z), sizes))
@@ -96,6 +98,10 @@ def _key(cols: np.ndarray, positions: list[int], radix: list[int]) -> np.ndarray
     return key
 
 
+def _bytes(r: _Rows) -> int:
+    return r.cols.nbytes + r.hcols.nbytes + 8 * len(r.f) * (1 + len(r.g))
+
+
 def join_bytes(rows: int, columns: int, resources: int) -> int:
     """Bytes ``_join`` and the pruning after it hold at once for ``rows`` joined rows of ``columns``
     scope and hidden columns: the pair indices (six row vectors at most), the columns with their
@@ -104,9 +110,9 @@ def join_bytes(rows: int, columns: int, resources: int) -> int:
     return 8 * rows * (6 + 2 * columns + 3 * (1 + resources))
 
 
-def _join(a: _Rows, b: _Rows, sizes: list[int], max_bytes: int | None = None) -> _Rows:
+def _join(a: _Rows, b: _Rows, sizes: list[int], max_bytes: int | None = None, held: int = 0, fits=None) -> _Rows:
     """Every pair of rows of a and b that agree on their shared nodes (``LabelsOverflow`` before
-    building them when they would pass ``max_bytes``)."""
+    building them when they would pass ``max_bytes``, or ``fits`` refuses them with ``held``)."""
     shared = [n for n in a.scope if n in b.scope]
     radix = [sizes[n] for n in shared]
     ka = _key(a.cols, [a.scope.index(n) for n in shared], radix)
@@ -118,7 +124,8 @@ def _join(a: _Rows, b: _Rows, sizes: list[int], max_bytes: int | None = None) ->
     cnt = hi - lo
     extra = [n for n in b.scope if n not in a.scope]
     width = len(a.scope) + len(extra) + len(a.hidden) + len(b.hidden)
-    if max_bytes is not None and join_bytes(int(cnt.sum()), width, len(a.g)) > max_bytes:
+    need = join_bytes(int(cnt.sum()), width, len(a.g))
+    if (max_bytes is not None and need > max_bytes) or (fits is not None and not fits(held + need)):
         raise LabelsOverflow
     ia = np.repeat(np.arange(len(ka)), cnt)
     offset = np.arange(len(ia)) - np.repeat(np.cumsum(cnt) - cnt, cnt)

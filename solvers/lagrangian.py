@@ -59,6 +59,14 @@ class _Chain:
         self._backward: dict = {}  # multipliers (None: the objective alone) -> backward values
         self.deadline: float | None = None  # graphs' eliminations stop with ``TimeUp`` past it
         self.proven_bound: int | None = None  # the best Lagrangian bound evaluated so far
+        self.held = 0  # bytes the solve holds before a label pass (``exact.constrained_estimate``)
+        self.max_bytes: int | None = None  # bytes a label pass may bring the solve to (else it gives up)
+
+    def fits(self, need: int) -> bool:
+        """Whether a label pass may add ``need`` bytes to what the solve holds (``held``) within
+        ``max_bytes``; checked before its arrays are built (``chain_labels.label_bytes``,
+        ``labels.join_bytes``), so that a pass that would outgrow the limit gives up first."""
+        return self.max_bytes is None or self.held + need <= self.max_bytes
 
     # scaled weights -----------------------------------------------------------------------------
     def weights(self, lam) -> tuple[int, ...]:
@@ -213,9 +221,9 @@ def _evaluate_dual(ch: _Chain, trial: list[int], out: list) -> int:
     value, plan, alphas = ch.relaxed(trial)
     ch.offer(plan)
     b = ch.bound(value, trial)
-    if ch.graph and out and b <= max(t[0] for t in out):
-        alphas = None  # (a graph's elimination record is kept for the best evaluation only)
-    elif ch.graph:
+    if out and b <= max(t[0] for t in out):
+        alphas = None  # (forward values, or a graph's elimination record, are kept for the best evaluation only)
+    else:
         out[:] = [(t[0], t[1], None) for t in out]
     out.append((b, trial, alphas))
     return value

@@ -14,6 +14,19 @@ from explorer.core.solution import SolveOptions
 from .lagrangian import _Chain
 
 
+MODEL_BASE_BYTES = 60 * 2**20  # OR-Tools loaded and an empty model (measured)
+CELL_BYTES = 6_000  # per formulation cell: its variables, constraints and CP-SAT's search over them (measured)
+
+
+def model_bytes(problem: Problem) -> int:
+    """Bytes the restricted CP-SAT search holds, from the formulation's cells (layer, level, count
+    state, type), counted without building it; measured on chains and ResNet-18 (``bench/bench_memory_guard.py``)."""
+    tables = problem.tables
+    per_layer = sum(len(tables.states(h)) for h in range(problem.levels))
+    cells = sum(len(problem.node_types(n)) for n in range(problem.num_layers)) * per_layer
+    return MODEL_BASE_BYTES + CELL_BYTES * cells
+
+
 class _Restricted:
     """The CP-SAT model of the formulation, with the cells no surviving vector uses fixed to 0
     (fixings only accumulate), and the solver of its latest round."""

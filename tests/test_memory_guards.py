@@ -163,3 +163,64 @@ def test_graph_label_join_bytes_hold_and_refuse_before_building():
         assert tracemalloc.get_traced_memory()[1] < want // 20  # refused before the pairs were built
     finally:
         tracemalloc.stop()
+
+
+@pytest.mark.parametrize("kind,name,levels,limit", [
+    ("dag", "4x10", 6, ("memory", "9/10")),  # the Lagrangian phase, then the graph label pass
+    ("chain", "200", 8, ("cap3", "8/10")),  # forward, backward and completion values per multiplier
+])
+def test_constrained_estimate_within_bounds_of_the_measured_peak(kind, name, levels, limit):
+    """Under a binding limit the guard's estimate (``exact.constrained_estimate``, raised to what the
+    label passes were let hold) is within [0.67, 1.5] of the measured peak (the plain
+    ``memory_estimate`` that guarded it before: 30 MiB for 57 used on the graph, 107 for 167 on the chain)."""
+    r = _bench().measure("constrained", kind, name, levels, limit)
+    assert "error" not in r, r
+    assert r["status"].startswith("optimal"), r
+    assert LOW <= r["used"] / r["estimate"] <= HIGH, r
+
+
+def _capped_chain():
+    from fractions import Fraction
+
+    from explorer.core.constraints import Constraints
+    from explorer.core.evaluate import evaluate
+
+    sys.path.insert(0, str(BENCH))
+    try:
+        from bench_hpartition import network, random_chain
+    finally:
+        sys.path.remove(str(BENCH))
+    base = Problem(network("chain", random_chain(1, 20), 32), synthetic_array(5), Space.ACCPAR)
+    mem = evaluate(base.network, base.array, Space.ACCPAR, exact.solve(base).plan).memory_bytes
+    return base, base.with_constraints(Constraints(memory_bytes=mem * Fraction(9, 10)))
+
+
+def test_constrained_guard_counts_the_lagrangian_arrays(monkeypatch):
+    """The size check uses ``constrained_estimate`` when limits couple the layers: a limit between
+    the plain estimate and it refuses the capped chain (before any array is built), not the free one."""
+    base, capped = _capped_chain()
+    plain, need = exact.memory_estimate(capped), exact.constrained_estimate(capped)
+    assert need > plain
+    monkeypatch.setattr(exact, "MAX_MEMORY", (plain + need) // 2)
+    assert exact.solve(base).status.value == "optimal"
+    monkeypatch.setattr(vectors.VectorCosts, "__init__", lambda *a, **k: pytest.fail("allocated"))
+    with pytest.raises(exact.InstanceTooLarge, match="MiB of arrays needed"):
+        exact.solve(capped)
+
+
+def test_label_passes_give_up_before_building_beyond_the_limit(monkeypatch):
+    """With the limit at what the Lagrangian phase holds, the chain label pass gives up before
+    extending any labels, and so does the CP-SAT fallback before building its model: the best plan
+    met and the proven bound, ``feasible``, saying why (the answer with room: optimal by labels)."""
+    from explorer.solvers import chain_labels, restricted
+
+    _, capped = _capped_chain()
+    roomy = exact.solve(capped)
+    assert roomy.status.value == "optimal" and roomy.info["method"] == "lagrangian+labels"
+    monkeypatch.setattr(exact, "MAX_LABEL_MEMORY", exact.constrained_estimate(capped))
+    monkeypatch.setattr(chain_labels, "_extend", lambda *a, **k: pytest.fail("extended"))
+    monkeypatch.setattr(restricted._Restricted, "__init__", lambda *a, **k: pytest.fail("built"))
+    tight = exact.solve(capped)
+    assert tight.info["labels"] == "outgrew the label limit" and "memory limit" in tight.info["reason"]
+    assert tight.status.value in ("feasible", "unknown")
+    assert tight.bound <= roomy.objective and (tight.objective is None or tight.objective >= roomy.objective)
