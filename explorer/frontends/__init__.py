@@ -54,8 +54,12 @@ def load_model(ref: str, batch: int | None = None, sequence: int | None = None) 
     """A zoo name or a path (YAML, ONNX or a Hugging Face config.json); ``batch`` fills an ONNX model's symbolic batch,
     ``sequence`` its symbolic sequence (or overrides a YAML spec's ``sequence``)."""
     if _looks_like_path(ref):
-        if Path(str(ref)).suffix.lower() in (".yaml", ".yml"):
-            _check_not_array_or_cluster(load_yaml_file(ref), ref)
+        if Path(str(ref)).suffix.lower() in (".yaml", ".yml"):  # parsed once: checked, then read as a network
+            from .network_yaml import parse_network
+
+            data = load_yaml_file(ref)
+            _check_not_array_or_cluster(data, ref)
+            return parse_network(data, str(ref), sequence)
         return load_network_path(ref, batch, sequence)
     path = zoo.resolve_model(ref)
     if path is None:
