@@ -127,8 +127,9 @@ def _instead(solver: str, rules: SplitRules, proportional: bool = False) -> str:
     if proportional:  # one point per class: the exact DP takes what brute force and CP-SAT cannot
         return ("; --solver dp (the level DP, no proof) takes it" if solver == "exact" else
                 "; --solver exact (the exact DP over the types at the proportional alphas) or dp (the level DP, no proof)")
-    joint = not rules.constraints.caps and not rules.constraints.memory_set and rules.objective is Objective.TIME
-    return ("; --split optimal without --solver (the joint solver; arrays with one kind per half of the tree) takes "
-            "such instances: a proven optimum, or at --time-limit its best plan with a proven bound and the gap" if joint else
+    joint = rules.objective is Objective.TIME
+    return ("; --split optimal without --solver (the joint solver; arrays with one kind per half of the tree; pins, "
+            "forbids, caps and memory) takes such instances: a proven optimum, or at --time-limit its best plan with "
+            "a proven bound and the gap" if joint else
             "; a coarser --alpha-grid makes the space smaller (the joint solver, --split optimal without --solver, "
-            "takes no caps, memory limit or traffic objective)")
+            "minimises the step time only)")
