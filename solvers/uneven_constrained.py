@@ -46,6 +46,7 @@ def joint_under(network: Network, array: ArraySpec, space: Space, aspace: AlphaS
     ``--split optimal`` with or without ``--solver exact``. Its status, plan and bound as it proves
     them (optimal; feasible with the bound; infeasible; unknown); Refused outside its scope."""
     sol = joint_uneven(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=starts,
-                       types_allowed=lambda h, l: rules.types(network, space, h, l), rules=rules)  # noqa: E741
+                       types_allowed=(lambda h, l: rules.types(network, space, h, l)) if rules.restricts_types else None,  # noqa: E741
+                       rules=rules)
     sol.info["method"] = "joint:bound+labels"
     return sol

@@ -99,13 +99,13 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     blks = blocks(net)
     m = _Model(net, array, space, aspace, types_allowed, 0 if rules is None else rules.weight_copies)
     v0 = 1 if m.virtual else 0
-    if rules is not None and rules.couples_layers:
-        starts = starts + _cheap_plans(network, array, space, aspace, rules)
-    starts = tuple(_VirtualSource.plan(m.cols, p) if v0 else p for p in starts if aspace.contains(p))
     Q = o.weight_scale
     tables = _Tables(m, _scale(m, Q))
     graph = _Graph(tables, blks)
     _limit_terms(m, tables, network, array, rules)
+    if len(tables.lim):  # a cap or a memory limit can bind: starts that may keep it
+        starts = starts + _cheap_plans(network, array, space, aspace, rules)
+    starts = tuple(_VirtualSource.plan(m.cols, p) if v0 else p for p in starts if aspace.contains(p))
     clock.mark("tables")
     equal = _equal_best(m, graph, Q)
     equal_s = equal[0] if Fraction(1, 2) in m.cols.alphas else None
