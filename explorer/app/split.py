@@ -15,16 +15,17 @@ k/n is rarely declared): there the search's start gives that layer 1/2 instead, 
 may not hold. ``--grid-only`` declares the grid alone (proportional then moves to its nearest grid value
 as a start, and may beat the search and the optimum); for these three the partition types are those
 of the time-optimal equal-split plan of the hierarchical DP in the chosen space. ``optimal``
-chooses types and alphas jointly (``solvers.uneven_joint``: a proof, or the best plan with a
-proven bound and the gap; arrays with one kind per half only). ``levels`` (= ``optimal --solver dp``):
+chooses types and alphas jointly under pins, forbids, caps and memory (``solvers.uneven_joint`` by
+``uneven_constrained.joint_under``, as ``--solver exact``: a proof, or the best plan with a proven
+bound and the gap; arrays with one kind per half only). ``levels`` (= ``optimal --solver dp``):
 the level DP, HyPar's DP in its uneven form, chooses every layer's type and alpha level by level
 (``solvers.uneven_levels``: a heuristic, no proof); ``proportional --solver dp``: its types at the
 proportional alphas.
 Every step time is the slowest accelerator's (``core.uneven``).
 Memory: per kind, its most loaded accelerator's footprint under the plan's shares
 (``core.uneven.leaf_footprint_elements``) against the kind's memory_GiB (or ``--memory``); a
-plan over it is reported as such (``ok`` false, the violations, exit 1 in the CLI), not avoided:
-no split chooses alphas for memory.
+plan over it is reported as such (``ok`` false, the violations, exit 1 in the CLI); ``optimal``
+and the proving solvers keep to it, the heuristic splits do not choose alphas for it.
 """
 
 from __future__ import annotations
@@ -341,12 +342,9 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     if split is Split.EQUAL or one_point:
         bound = None
     memory, broken = kind_memory(array, ev.leaf_memory_bytes, memory_GiB), tuple(_broken(rules, ev, array, plan))
-    if broken or not all(m.ok for m in memory):  # the joint solver ignores each kind's memory: no proof, no gap
-        status = Status.FEASIBLE if status is Status.OPTIMAL else status
-        if bound is not None:
-            bound = time_bound = None
-            note = (f"{method(split, solver)}: its plan breaks a rule it does not keep to (each kind's memory), so no "
-                    "bound or gap is claimed; --solver brute, exact or cpsat keeps to it")
+    if bound is not None and (broken or not all(m.ok for m in memory)):  # every proving route keeps every rule
+        raise EvaluatorMismatch(f"{method(split, solver)}: its plan with a proven bound breaks "
+                                + "; ".join(v.constraint for v in rules.violations(ev, array, plan)))
     report = SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
                          wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best, memory=memory,
                          note=note, objective_value=value, objective_bound=bound, violations=broken, **base)
