@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import subprocess
 import sys
 import tempfile
@@ -27,9 +28,10 @@ from explorer.app.split import Split, split_run
 from explorer.core.partition import Space
 from explorer.frontends import load_array, load_model
 import explorer.solvers.uneven_joint as current
+import explorer.solvers.uneven_constrained as route  # split_run reaches the joint solver through it
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ("uneven_sp", "joint_columns", "joint_blocks", "joint_close_chain", "joint_close_graph", "uneven_joint")
+MODULES = ("uneven_sp", "joint_columns", "joint_blocks", "joint_labels", "joint_close_graph", "uneven_joint")
 NETWORKS = ("lenet-c", "alexnet", "vgg-a", "resnet18", "vgg-e", "resnet50")
 
 
@@ -41,20 +43,26 @@ def baseline(rev: str):
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     for name in MODULES:
-        src = subprocess.run(["git", "show", f"{rev}:solvers/{name}.py"], cwd=ROOT, capture_output=True,
-                             text=True, check=True).stdout
-        (pkg / f"{name}.py").write_text(src)
+        src = _source(rev, name)
+        if src is None and name == "joint_labels":  # before its rename
+            src = _source(rev, "joint_close_chain")
+        (pkg / f"{name}.py").write_text(src.replace(".joint_close_chain import", ".joint_labels import"))
     sys.path.insert(0, str(tmp))
     return importlib.import_module("baseline_joint.uneven_joint")
+
+
+def _source(rev: str, name: str) -> str | None:
+    r = subprocess.run(["git", "show", f"{rev}:solvers/{name}.py"], cwd=ROOT, capture_output=True, text=True)
+    return r.stdout if r.returncode == 0 else None
 
 
 def run(mod, net, arr, repeat: int):
     """The best of ``repeat`` runs of ``split_run`` with ``mod.joint_uneven`` patched in: (report,
     the joint solver's wall seconds, its phases)."""
-    saved = current.joint_uneven
+    saved = route.joint_uneven
     got = []
     try:
-        current.joint_uneven = _recording(mod.joint_uneven, got)
+        route.joint_uneven = _recording(mod.joint_uneven, got)
         best = None
         for _ in range(repeat):
             rep = split_run(net, arr, Space.ACCPAR, Split.OPTIMAL)
@@ -62,12 +70,16 @@ def run(mod, net, arr, repeat: int):
                 best = (rep, rep.solver_wall_s, got[-1].phases)
         return best
     finally:
-        current.joint_uneven = saved
+        route.joint_uneven = saved
 
 
 def _recording(f, got: list):
+    """``f`` recording its answers; a baseline without ``rules`` (before the joint solver took caps and
+    memory) is called without them (these runs have no limit that binds)."""
+    takes_rules = "rules" in inspect.signature(f).parameters
+
     def wrapped(*args, **kw):
-        sol = f(*args, **kw)
+        sol = f(*args, **(kw if takes_rules else {k: v for k, v in kw.items() if k != "rules"}))
         got.append(sol)
         return sol
     return wrapped

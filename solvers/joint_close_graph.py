@@ -12,7 +12,7 @@ import numpy as np
 
 from .uneven_sp import Link, Series
 from .joint_blocks import _Graph, _Weighted, _back, _branch_rows
-from .joint_close_chain import _beam_keep, _close, _extend, _fP, _filter_by_column
+from .joint_labels import _beam_keep, _close, _extend, _fP, _filter_by_column
 from .joint_columns import INF, JointOptions, _Columns, _Model, _Tables, _reduce, _reduce_back, _weights
 
 

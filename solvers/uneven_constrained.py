@@ -1,7 +1,8 @@
-"""The exact solver on uneven splits under caps or memory limits (``--split optimal --solver exact``,
-``check``'s exact row; docs/uneven.md, "Caps and memory"): the joint solver's bound and labels
-(``solvers.uneven_joint``, the limits' terms in its labels) on the arrays and networks it takes
-(chains and series-parallel graphs, the top split free, the step time), else the exact Pareto DP
+"""The uneven splits under caps or memory limits (docs/uneven.md, "Caps and memory"): ``joint_under``,
+the joint solver's bound and labels (``solvers.uneven_joint``, the limits' terms in its labels) on
+the arrays and networks it takes (chains and series-parallel graphs, the top split free, the step
+time): ``--split optimal`` with or without ``--solver exact``; and ``constrained_uneven``
+(``--solver exact``, ``check``'s exact row): it, else the exact Pareto DP
 (``solvers.uneven.exact_uneven``, chains: the traffic objective, deeper free levels, overlap).
 Both prove the same optimum; ``info["method"]`` says which ran."""
 
@@ -15,7 +16,8 @@ from explorer.core.network import Network
 from explorer.core.partition import Space
 from explorer.core.solution import Solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
-from explorer.core.uneven import FreeAlphas
+from explorer.core.plan import Plan
+from explorer.core.uneven import AlphaSpace, FreeAlphas
 
 from .uneven import EXACT_MAX_BYTES, _space_of, exact_uneven
 from .uneven_joint import JointOptions, joint_uneven
@@ -30,11 +32,21 @@ def constrained_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     (its plan's status, value and bound, named ``exact``), else ``exact_uneven``."""
     aspace = _space_of(array, alphas, free)
     try:
-        sol = joint_uneven(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s or DEFAULT_LIMIT_S),
-                           types_allowed=lambda h, l: rules.types(network, space, h, l), rules=rules)  # noqa: E741
+        sol = joint_under(network, array, space, aspace, time_limit_s or DEFAULT_LIMIT_S, rules)
     except Refused:  # outside its scope: the Pareto DP (chains)
         sol = exact_uneven(network, array, space, aspace, max_bytes, free, time_limit_s, rules)
         sol.info["method"] = "pareto-dp"
         return sol
-    sol.info["method"] = "joint:bound+labels"
     return replace(sol, solver="exact")
+
+
+def joint_under(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
+                rules: SplitRules, starts: tuple[Plan, ...] = ()) -> Solution:
+    """The joint solver under ``rules`` (pins, forbids, caps, memory; the step time): the one route of
+    ``--split optimal`` with or without ``--solver exact``. Its status, plan and bound as it proves
+    them (optimal; feasible with the bound; infeasible; unknown); Refused outside its scope."""
+    sol = joint_uneven(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=starts,
+                       types_allowed=(lambda h, l: rules.types(network, space, h, l)) if rules.restricts_types else None,  # noqa: E741
+                       rules=rules)
+    sol.info["method"] = "joint:bound+labels"
+    return sol

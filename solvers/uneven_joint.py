@@ -8,7 +8,7 @@ for integer weights 0 <= l, m <= Q, Q*T >= l*S_0 + (Q-l)*S_1 + m*V_0 + (Q-m)*V_1
 by a DP (chains; on graphs over the cut nodes of a series-parallel decomposition,
 ``joint_blocks``) on floored integer terms, maximised over (l, m) by Kelley's cutting planes.
 Plans: every DP's argmin and an alpha descent, scored exactly. Closing the gap: label setting
-with completion bounds and dominance (``joint_close_chain``, ``joint_close_graph``); OPTIMAL
+with completion bounds and dominance (``joint_labels``: its parts, ``joint_close_graph``: the setting); OPTIMAL
 only when it ends within its budget, else FEASIBLE with the proven bound and gap. The
 full description is in the manual: docs/uneven.md, "The joint solver".
 """
@@ -34,7 +34,7 @@ from explorer.core.split_rules import SplitRules
 
 from .uneven_sp import blocks
 from .joint_blocks import _Graph, _PerTermMax, _Weighted
-from .joint_close_chain import _descend
+from .joint_labels import _descend
 from .joint_close_graph import _cut_backward, _pareto_graph
 from .joint_columns import INF, JointOptions, _Model, _Tables, _VirtualSource, _weights, better, step_of, with_limits
 
@@ -99,13 +99,13 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     blks = blocks(net)
     m = _Model(net, array, space, aspace, types_allowed, 0 if rules is None else rules.weight_copies)
     v0 = 1 if m.virtual else 0
-    if rules is not None and rules.couples_layers:
-        starts = starts + _cheap_plans(network, array, space, aspace, rules)
-    starts = tuple(_VirtualSource.plan(m.cols, p) if v0 else p for p in starts if aspace.contains(p))
     Q = o.weight_scale
     tables = _Tables(m, _scale(m, Q))
     graph = _Graph(tables, blks)
     _limit_terms(m, tables, network, array, rules)
+    if len(tables.lim):  # a cap or a memory limit can bind: starts that may keep it
+        starts = starts + _cheap_plans(network, array, space, aspace, rules)
+    starts = tuple(_VirtualSource.plan(m.cols, p) if v0 else p for p in starts if aspace.contains(p))
     clock.mark("tables")
     equal = _equal_best(m, graph, Q)
     equal_s = equal[0] if Fraction(1, 2) in m.cols.alphas else None

@@ -14,7 +14,7 @@ from explorer.core.solution import Status
 from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space
 from explorer.frontends.network_yaml import parse_network
 from explorer.solvers.brute import solve_split as brute_split
-from explorer.solvers.joint_close_chain import _comps_floor
+from explorer.solvers.joint_labels import _comps_floor
 from explorer.solvers.joint_columns import INF, _Model, _Tables, _VirtualSource, step_of
 from explorer.solvers.uneven_joint import _scale, joint_uneven
 

@@ -140,8 +140,8 @@ def test_a_proving_solver_too_small_for_the_instance_names_what_takes_it(capsys)
         code, out, err = run_cli(["--model", "alexnet", "--array", "tpu-mix-16", "--split", "optimal",
                                   "--solver", solver], capsys)
         assert code == 2 and err.count("\n") == 1 and "use --solver exact" not in err, err
-        assert "--split optimal without --solver (the joint solver; arrays with one kind per half of the tree) takes such " \
-               "instances: a proven optimum, or at --time-limit its best plan with a proven bound and the gap" in err, err
+        assert "--split optimal without --solver (the joint solver; arrays with one kind per half of the tree; pins, " \
+               "forbids, caps and memory) takes such instances: a proven optimum, or at --time-limit its best plan with a proven bound and the gap" in err, err
     # cpsat under a cap runs the exact path first (the joint solver takes caps): proven before CP-SAT's
     # column limit (it used to refuse in one line: "... columns, more than 2,000; a coarser ...")
     code, out, err = run_cli(["--model", "alexnet", "--array", "tpu-mix-16", "--split", "optimal", "--solver",

@@ -300,9 +300,9 @@ def test_split_optimal_stops_when_the_joint_solver_misreports_its_plan(monkeypat
     import pytest
 
     from explorer.app.run import EvaluatorMismatch
-    from explorer.solvers import uneven_joint
+    from explorer.solvers import uneven_constrained
 
-    real = uneven_joint.joint_uneven
+    real = uneven_constrained.joint_uneven  # the route split_run takes to the joint solver
 
     def lying(*args, **kwargs):
         sol = real(*args, **kwargs)
@@ -311,7 +311,7 @@ def test_split_optimal_stops_when_the_joint_solver_misreports_its_plan(monkeypat
     net, arr = load_model("lenet-c"), load_array("tpu-mix-16")
     honest = split_run(net, arr, Space.HYPAR, Split.OPTIMAL, grid=4)
     assert honest.step_time_s == evaluate_split(net, arr, honest.plan).step_time_s
-    monkeypatch.setattr(uneven_joint, "joint_uneven", lying)
+    monkeypatch.setattr(uneven_constrained, "joint_uneven", lying)
     with pytest.raises(EvaluatorMismatch, match="joint: step time .* does not re-score"):
         split_run(net, arr, Space.HYPAR, Split.OPTIMAL, grid=4)
 

@@ -195,7 +195,7 @@ def test_dp_reports_the_cap_its_plan_breaks(tmp_path, capsys):
     (["split", "--constraints", "/nonexistent.yaml"], "/nonexistent.yaml"),
     (["split", "--levels", "2"], "--levels"),
     (["split", "--objective", "sideways"], "--objective"),
-    (["split", "--split", "optimal", "--cap", "0=1GB"], "--cap: the joint solver of --split optimal"),
+    (["split", "--split", "optimal", "--objective", "traffic"], "--objective: traffic: the joint solver of --split optimal"),
     (["--array", "tpu-mix-16", "--split", "optimal", "--solver", "dp", "--cap", "9=1GB"], "--cap"),
     (["--array", "tpu-mix-16", "--split", "proportional", "--solver", "dp", "--pin", "conv1@9=I"], "--pin"),
     (["--array", "tpu-mix-16", "--split", "levels", "--solver", "dp", "--forbid", "nosuch=I"], "--forbid"),
@@ -255,16 +255,20 @@ def test_the_levels_split_and_check_dp_row_keep_the_equal_split_when_it_is_bette
     assert F(lv["objective_value"]) <= 110_103_008
 
 
-def test_the_joint_optimum_that_breaks_memory_is_not_called_optimal(tmp_path, capsys):
-    """The joint solver ignores memory limits: --memory is refused with it as --cap is (trial 4), and
-    a plan over a kind's own memory is feasible with no bound or gap claimed, never optimal (trial 3:
-    it said optimal, ok false)."""
+def test_the_joint_optimum_keeps_to_memory(tmp_path, capsys):
+    """The joint solver keeps to memory limits (--memory, each kind's own), as --solver exact: its
+    answer is exact's (trial 3: it said optimal with a plan over a kind's memory; then it refused
+    --memory; now it keeps to it)."""
     arr = _mix2(tmp_path)
-    code, out, err = run_cli(["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "2", "--split",
-                              "optimal", "--memory", "0.0005", "--format", "json"], capsys)
-    assert code == 2 and out == "" and err.startswith("explore: error: --memory: the joint solver") and err.count("\n") == 1
+    base = ["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "2", "--split", "optimal"]
+    code, r, _ = _json([*base, "--memory", "0.0005", "--format", "json"], capsys)
+    code2, r2, _ = _json([*base, "--memory", "0.0005", "--solver", "exact", "--format", "json"], capsys)
+    assert (code, r["status"], r.get("objective_value"), r["bound"]) == (code2, r2["status"], r2.get("objective_value"),
+                                                                        r2["bound"])
     arr = _mix2(tmp_path, MIX2.replace("memory_GiB: 16", "memory_GiB: 0.0005").replace("memory_GiB: 32", "memory_GiB: 0.0005"))
     code, r, _ = _json(["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "2", "--split",
                         "optimal", "--format", "json"], capsys)
-    assert code == 1 and r["ok"] is False and r["status"] == "feasible" and r["solver"] == "joint"
-    assert r["bound"] is None and r["gap"] is None
+    assert r["solver"] == "joint" and r["status"] in ("optimal", "infeasible")
+    assert r["ok"] is (r["status"] == "optimal") and (code == 0) is r["ok"]
+    if r["plan"] is not None:
+        assert r["bound"] == r["objective_value"] and not r["violations"]

@@ -232,7 +232,7 @@ def test_infeasible_explore_and_explore_split_share_their_keys(capsys):
     assert even["conflict"] == uneven["conflict"] == ["memory <= 1e-05 GiB (10.74 kB) per accelerator (--memory)"]
     assert "smallest feasible memory" in even["suggestion"] and uneven["suggestion"] == even["suggestion"]
     # no objective_value or baselines without a plan, as explore; the split names what proved there is none
-    assert set(uneven) - set(even) == SPLIT_OWN | {"bound_method"} and uneven["bound_method"].startswith("exact:")
+    assert set(uneven) - set(even) == SPLIT_OWN | {"bound_method"} and uneven["bound_method"] == "exact:joint:bound+labels"
     assert set(even) - set(uneven) == {"reason", "time_objective"}
 
 

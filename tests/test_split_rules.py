@@ -356,21 +356,21 @@ def test_split_optimal_on_tpu_mix_16_keeps_a_pin(capsys):
 
 def test_check_split_optimal_takes_caps_pins_and_memory(tmp_path, capsys):
     """``explore check --split optimal`` under side constraints: the proving solvers agree (on the
-    optimum, or that no plan exists), the joint solver takes pins and refuses a cap, a heuristic's
+    optimum, or that no plan exists), the joint solver takes pins and caps, a heuristic's
     plan that breaks a cap is marked, not counted as beating the optimum; exit 0 when they agree."""
     arr = _mix2(tmp_path)
     base = ["check", "--split", "optimal", "--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "2"]
     code, d, _ = _run(base + ["--cap", "0=19MB"], capsys)
     rows = d["solvers"]
     assert code == 0 and d["agree"] and F(d["optimum"]["objective"]) == F(67175251, 25634765625)
-    assert d["optimum"]["proven_by"] == ["brute", "exact", "cpsat"] and d["constraints"]["caps"] == [CAP_19MB]
-    assert rows["joint"]["status"] == "refused" and rows["accpar"]["status"] == "refused"
+    assert d["optimum"]["proven_by"] == ["brute", "exact", "cpsat", "joint"] and d["constraints"]["caps"] == [CAP_19MB]
+    assert rows["joint"]["status"] == "optimal" and rows["accpar"]["status"] == "refused"
     assert any(r.get("breaks") and F(r["objective"]) < F(d["optimum"]["objective"]) for r in rows.values())
     assert all(r["ok"] is (not r["breaks"]) for r in rows.values() if "plan" in r)
-    assert rows["brute"]["ok"] and rows["joint"] == {"status": "refused", "reason": rows["joint"]["reason"]}  # no plan
+    assert rows["brute"]["ok"] and rows["accpar"] == {"status": "refused", "reason": rows["accpar"]["reason"]}  # no plan
     code, d, _ = _run(base + ["--cap", "0=18MB"], capsys)
     assert code == 0 and d["agree"] and d["optimum"] is None
-    assert [r["status"] for r in list(d["solvers"].values())[:3]] == ["infeasible"] * 3 == [d["solvers"][s]["status"] for s in d["infeasible"]]
+    assert [r["status"] for r in list(d["solvers"].values())[:4]] == ["infeasible"] * 4 == [d["solvers"][s]["status"] for s in d["infeasible"]]
     code, d, _ = _run(base + ["--pin", "fc1@0=I", "--solvers", "joint,brute,exact,cpsat"], capsys)
     assert code == 0 and d["agree"] and d["optimum"]["proven_by"] == ["joint", "brute", "exact", "cpsat"]
     code, d, _ = _run(base + ["--memory", "0.3"], capsys)

@@ -77,7 +77,8 @@ def test_api_errors_name_the_argument_and_the_cli_the_option(capsys):
     from explorer import api
     from explorer.core.errors import SpecError
 
-    cases = [(dict(caps=["0=1MB"]), "caps: ", ["--cap", "0=1MB"], "--cap: "),
+    cases = [(dict(caps=["9=1MB"]), "caps: ", ["--cap", "9=1MB"], "--cap: "),
+             (dict(objective="traffic"), "objective: ", ["--objective", "traffic"], "--objective: "),
              (dict(memory_GiB=float("nan")), "memory_GiB: ", ["--memory", "nan"], "--memory: "),
              (dict(pins=["fc6@0=III"]), "pins: ", ["--pin", "fc6@0=III"], "--pin: ")]
     for kwargs, arg, option, named in cases:

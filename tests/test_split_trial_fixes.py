@@ -68,60 +68,63 @@ def test_even_brute_honours_the_time_limit_too(monkeypatch):
     assert full.status is Status.OPTIMAL and full.bound == full.objective
 
 
-# 2. the joint solver refuses --memory as it refuses --cap (it accepted it, then claimed gap 0 on a plan over it)
-
-JOINT = "the joint solver of --split optimal minimises the step time under pins and forbids, with no caps or memory"
-
+# 2. the joint solver keeps to --memory and caps (it accepted --memory, then claimed gap 0 on a plan over it;
+#    then it refused both; now it keeps to them, as --solver exact: tests/test_split_joint_limits.py)
 
 @pytest.mark.parametrize("extra", [["--memory", "0.0001"], ["--cap", "0=1MB"]])
-def test_the_joint_solver_refuses_memory_and_caps_alike(mix4, extra, capsys):
-    for cmd in (["--split", "optimal"], ["split", "--split", "optimal"]):
-        args = (["split"] if cmd[0] == "split" else []) + ["--model", "lenet-c", "--array", mix4, "--space", "accpar",
-                                                         "--split", "optimal", *extra]
+def test_the_joint_solver_takes_memory_and_caps_alike(mix4, extra, capsys):
+    outs = []
+    for cmd in ([], ["split"], ["--solver", "exact"]):
+        args = (cmd if cmd == ["split"] else []) + ["--model", "lenet-c", "--array", mix4, "--space", "accpar",
+                                                    "--split", "optimal", *extra, *(cmd if cmd != ["split"] else []),
+                                                    "--format", "json"]
         code, out, err = run_cli(args, capsys)
-        assert code == 2 and out == "" and err.startswith(f"explore: error: {extra[0]}: {JOINT}")
-        assert err.count("\n") == 1 and "brute, exact or cpsat" in err
+        got = json.loads(out)
+        outs.append((code, got["status"], got.get("objective_value"), got["bound"]))
+    assert outs[0] == outs[1] == outs[2] and outs[0][1] in ("optimal", "infeasible"), outs
 
 
-def test_the_api_and_check_refuse_the_joint_solver_with_memory(mix4):
+def test_the_api_and_check_run_the_joint_solver_with_memory(mix4):
     from explorer.api import check, solve
-    from explorer.core.errors import SpecError
 
-    with pytest.raises(SpecError, match="^memory_GiB: the joint solver"):
-        solve("lenet-c", mix4, space="accpar", split="optimal", memory_GiB=0.0001)
+    plain = solve("lenet-c", mix4, space="accpar", split="optimal", memory_GiB=0.0001, alpha_grid=2)
     r = check("lenet-c", mix4, space="accpar", split="optimal", memory_GiB=0.0001, solvers=["joint", "exact"],
               alpha_grid=2)
     rows = {row.solver: row for row in r.rows}
-    assert rows["joint"].status == "refused" and "no caps or memory limit" in rows["joint"].note
+    assert r.agree and rows["joint"].status == rows["exact"].status == "infeasible"
     ok = solve("lenet-c", mix4, space="accpar", split="optimal", memory_GiB=0.0001, solver="exact", alpha_grid=2)
-    assert ok.status is Status.INFEASIBLE
+    assert ok.status is plain.status is Status.INFEASIBLE
 
 
-def test_a_joint_plan_over_a_kinds_memory_claims_no_gap(tmp_path, capsys):
+def test_a_joint_plan_keeps_each_kinds_memory(tmp_path, capsys):
     path = tmp_path / "small.yaml"
     path.write_text(MIX4.replace("memory_GiB: 16", "memory_GiB: 0.001"))
-    code, out, err = run_cli(["--model", "lenet-c", "--array", str(path), "--space", "accpar", "--split", "optimal"],
-                             capsys)
-    assert code == 1 and "feasible by joint" in out and "proven bound" not in out and "no bound or gap is claimed" in out
+    args = ["--model", "lenet-c", "--array", str(path), "--space", "accpar", "--split", "optimal", "--format", "json"]
+    code, out, err = run_cli(args, capsys)
+    code2, out2, _ = run_cli([*args, "--solver", "exact"], capsys)
+    got, want = json.loads(out), json.loads(out2)
+    assert code == code2 and (got["status"], got.get("objective_value"), got["bound"]) == (
+        want["status"], want.get("objective_value"), want["bound"])
+    assert got["status"] in ("optimal", "infeasible") and got["ok"] is (got["status"] == "optimal")
 
 
-# 3. a cap refused by the joint solver names where it was given (it said --cap for a constraints file's)
+# 3. a constraints file's and an array's caps and memory run the joint solver too
 
-def test_a_refused_cap_names_the_constraints_file_and_field(mix4, tmp_path, capsys):
+def test_a_constraints_files_and_an_arrays_caps_run_the_joint_solver(mix4, tmp_path, capsys):
     cfile = tmp_path / "c.yaml"
     cfile.write_text("version: 1\ncaps:\n  1: 1MB\n")
-    code, out, err = run_cli(["--model", "lenet-c", "--array", mix4, "--split", "optimal", "--constraints", str(cfile)],
-                             capsys)
-    assert code == 2 and err.startswith(f"explore: error: {cfile}: caps.1: {JOINT}") and err.count("\n") == 1
     mfile = tmp_path / "m.yaml"
     mfile.write_text("version: 1\nmemory_GiB: 0.5\n")
-    code, out, err = run_cli(["--model", "lenet-c", "--array", mix4, "--split", "optimal", "--constraints", str(mfile)],
-                             capsys)
-    assert code == 2 and err.startswith(f"explore: error: {mfile}: memory_GiB: {JOINT}") and err.count("\n") == 1
     arr = tmp_path / "capped.yaml"
     arr.write_text(MIX4 + "cap_bytes_per_step: [1MB, null]\n")
-    code, out, err = run_cli(["--model", "lenet-c", "--array", str(arr), "--split", "optimal"], capsys)
-    assert code == 2 and err.startswith("explore: error: array 'mix4': cap_bytes_per_step/cap_seconds_per_step: "), err
+    for array, extra in ((mix4, ["--constraints", str(cfile)]), (mix4, ["--constraints", str(mfile)]), (str(arr), [])):
+        args = ["--model", "lenet-c", "--array", array, "--split", "optimal", "--alpha-grid", "4", *extra, "--format", "json"]
+        code, out, err = run_cli(args, capsys)
+        code2, out2, _ = run_cli([*args, "--solver", "exact"], capsys)
+        got, want = json.loads(out), json.loads(out2)
+        assert code == code2 and got["solver"] == "joint" and got["constraints"] == want["constraints"]
+        assert (got["status"], got.get("objective_value"), got["bound"]) == (
+            want["status"], want.get("objective_value"), want["bound"]), extra
 
 
 # 4. a refused input prints its one error line alone (the progress line "[explore] solving ..." came first)

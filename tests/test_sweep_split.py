@@ -382,7 +382,7 @@ def test_an_invalid_split_row_names_the_sweep_keys_not_the_cli_options():
                           "free": "all", "alpha_grid": 4})
     assert out.status == "invalid", out
     assert out.error.startswith("split: optimal: ") and "--" not in out.error, out.error
-    assert "free all" in out.error and "use split search" in out.error, out.error
+    assert "free all" in out.error and "or split search" in out.error, out.error
 
 
 def test_seq_key_reads_the_model_with_that_sequence(tmp_path):

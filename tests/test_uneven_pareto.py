@@ -5,7 +5,7 @@ by increasing component sum, each kept unless a kept row before it dominates it.
 import numpy as np
 import pytest
 
-from explorer.solvers.joint_close_chain import _filter_by_column, _pareto_filter
+from explorer.solvers.joint_labels import _filter_by_column, _pareto_filter
 from explorer.solvers.joint_columns import JointOptions
 
 

@@ -43,8 +43,8 @@ from ..core.solution import Solution, Status, split_solution
 from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal
 from ..solvers.brute import solve_split as brute_split
 from ..solvers.uneven import cpsat_uneven, exact_uneven, search_level_alphas
-from ..solvers.uneven_constrained import constrained_uneven
-from ..solvers.uneven_joint import JointOptions, accpar_uneven, joint_uneven
+from ..solvers.uneven_constrained import constrained_uneven, joint_under
+from ..solvers.uneven_joint import accpar_uneven
 from ..solvers.uneven_levels import equal_types, levels_uneven
 from .results import SCHEMA_VERSION, Inputs, PlanFigures, batch_warning, exact_number
 from .split import proven_conflict, rule_names, search_start, split_inputs
@@ -171,7 +171,6 @@ def _proportional(network: Network, array: ArraySpec, space: Space, aspace: Alph
 
 def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
          rules: SplitRules = TIME_ONLY):
-    c = rules.constraints
     if name == "brute":
         return brute_split(network, array, space, aspace, rules=rules,  # explore --split's limits (SPLIT_MAX_PLANS)
                            time_limit_s=time_limit_s)
@@ -181,12 +180,9 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if name == "cpsat":  # alone (not after the exact path as explore --split's): an independent cross-check
         return cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
     if name == "joint":
-        refused = joint_refusal(c, rules.objective, array)
-        if refused or rules.leaf_memory_bytes is not None:
-            raise Refused("joint: takes pins and forbids only, no caps or memory limit (brute, exact and cpsat keep "
-                          "to them)")
-        allowed = (lambda h, l: rules.types(network, space, h, l)) if rules.restricts_types else None  # noqa: E741
-        return joint_uneven(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), types_allowed=allowed)
+        if joint_refusal(rules.objective):
+            raise Refused("joint: the step time only (the traffic objective: brute, exact and cpsat)")
+        return joint_under(network, array, space, aspace, time_limit_s, rules)  # as explore --split optimal
     if name == "accpar":
         if rules.side_constrained:
             raise Refused("accpar: no side constraints")

@@ -15,16 +15,17 @@ k/n is rarely declared): there the search's start gives that layer 1/2 instead, 
 may not hold. ``--grid-only`` declares the grid alone (proportional then moves to its nearest grid value
 as a start, and may beat the search and the optimum); for these three the partition types are those
 of the time-optimal equal-split plan of the hierarchical DP in the chosen space. ``optimal``
-chooses types and alphas jointly (``solvers.uneven_joint``: a proof, or the best plan with a
-proven bound and the gap; arrays with one kind per half only). ``levels`` (= ``optimal --solver dp``):
+chooses types and alphas jointly under pins, forbids, caps and memory (``solvers.uneven_joint`` by
+``uneven_constrained.joint_under``, as ``--solver exact``: a proof, or the best plan with a proven
+bound and the gap; arrays with one kind per half only). ``levels`` (= ``optimal --solver dp``):
 the level DP, HyPar's DP in its uneven form, chooses every layer's type and alpha level by level
 (``solvers.uneven_levels``: a heuristic, no proof); ``proportional --solver dp``: its types at the
 proportional alphas.
 Every step time is the slowest accelerator's (``core.uneven``).
 Memory: per kind, its most loaded accelerator's footprint under the plan's shares
 (``core.uneven.leaf_footprint_elements``) against the kind's memory_GiB (or ``--memory``); a
-plan over it is reported as such (``ok`` false, the violations, exit 1 in the CLI), not avoided:
-no split chooses alphas for memory.
+plan over it is reported as such (``ok`` false, the violations, exit 1 in the CLI); ``optimal``
+and the proving solvers keep to it, the heuristic splits do not choose alphas for it.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ from ..core.partition import Space
 from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import BROKEN_PLAN_NOTE, SolveOptions, Status
-from ..core.split_rules import SplitRules, joint_refusal, kind_memory_violation, leaf_memory_limits
+from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal, kind_memory_violation, leaf_memory_limits
 from ..core.units import format_count, safe_float
 from ..solvers import get_solver
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
@@ -66,7 +67,7 @@ from .baselines import BASELINES, baseline_plan
 from .render import conflict_lines, fmt_bytes, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EXACT_SHARE, EvaluatorMismatch
-from .split_solve import PROVING_SOLVERS, solve_by
+from .split_solve import PROVING_SOLVERS, proof_info, solve_by
 
 
 class Split(enum.Enum):
@@ -331,7 +332,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                                       time_limit_s) if status is Status.INFEASIBLE else None
         return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
                            wall_s=time.perf_counter() - t0, explanation=why, **base,
-                           note=_no_plan_note(solver, status, time_limit_s, info),
+                           note=_no_plan_note(method(split, solver), status, time_limit_s, info),
                            bound_s=bound if objective is Objective.TIME else None, objective_bound=bound)
     say("split: scoring the plan")
     ev = evaluate_split(network, array, plan, weight_copies)
@@ -341,12 +342,9 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     if split is Split.EQUAL or one_point:
         bound = None
     memory, broken = kind_memory(array, ev.leaf_memory_bytes, memory_GiB), tuple(_broken(rules, ev, array, plan))
-    if broken or not all(m.ok for m in memory):  # the joint solver ignores each kind's memory: no proof, no gap
-        status = Status.FEASIBLE if status is Status.OPTIMAL else status
-        if bound is not None:
-            bound = time_bound = None
-            note = (f"{method(split, solver)}: its plan breaks a rule it does not keep to (each kind's memory), so no "
-                    "bound or gap is claimed; --solver brute, exact or cpsat keeps to it")
+    if bound is not None and (broken or not all(m.ok for m in memory)):  # every proving route keeps every rule
+        raise EvaluatorMismatch(f"{method(split, solver)}: its plan with a proven bound breaks "
+                                + "; ".join(v.constraint for v in rules.violations(ev, array, plan)))
     report = SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
                          wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best, memory=memory,
                          note=note, objective_value=value, objective_bound=bound, violations=broken, **base)
@@ -514,7 +512,7 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
 
 def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, hint, solver, rules):
     """The plan of a split that is not the equal one: (plan, status or None, bound, equal_best,
-    solver wall, the solver's own value of its plan, ``_proof_info`` of a proving solver or {}). ``levels`` is ``optimal --solver dp``: the
+    solver wall, the solver's own value of its plan, ``proof_info`` of a proving solver or {}). ``levels`` is ``optimal --solver dp``: the
     same run, the same status."""
     if split is Split.LEVELS:
         solver = "dp"
@@ -526,8 +524,7 @@ def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, 
         return plan, status, bound, None, wall, claimed, info
     if split is Split.OPTIMAL:
         say("split: optimal (search, then the joint solver)")
-        equal = Plan.even(types)
-        return (*_optimal(network, array, space, aspace, equal, time_limit_s, say, hint, rules), {})
+        return _optimal(network, array, space, aspace, Plan.even(types), time_limit_s, say, hint, rules)
     if split is Split.SEARCH:
         say("split: scoring the starting points")
         plan = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
@@ -553,11 +550,11 @@ def _broken(rules: SplitRules, ev, array: ArraySpec, plan: Plan) -> list:
 
 
 def check_split_rules(split: Split, solver: str | None, rules: SplitRules, array: ArraySpec) -> None:
-    """SpecError where a split method does not take the run's objective or side constraints: the
-    joint solver (``--split optimal`` without ``--solver``) takes pins and forbids only
-    (``core.split_rules.joint_refusal``, the one rule ``check --uneven`` applies too)."""
+    """SpecError where a split method does not take the run's objective: the joint solver
+    (``--split optimal`` without ``--solver``) minimises the step time, under pins, forbids, caps
+    and memory limits (``core.split_rules.joint_refusal``, the one rule ``check --uneven`` applies too)."""
     if split is Split.OPTIMAL and solver is None:
-        refused = joint_refusal(rules.constraints, rules.objective, array)
+        refused = joint_refusal(rules.objective)
         if refused:
             raise SpecError(*refused)
 
@@ -649,25 +646,23 @@ def _free_hint(array: ArraySpec, grid: int, free: FreeAlphas) -> str:
 
 
 def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: Plan,
-             time_limit_s: float, say=lambda *a, **k: None, free_hint: str = "", rules: SplitRules | None = None):
-    """``--split optimal``: the joint solver from the equal-split and the search plans (both of the
-    types pins and forbids allow, as the joint solver's columns); a one-line error where it does
-    not apply. (plan, status, bound, best equal-split step time, wall, the solver's own step time
-    of the plan)."""
-    from ..solvers.uneven_joint import JointOptions, joint_uneven
+             time_limit_s: float, say=lambda *a, **k: None, free_hint: str = "", rules: SplitRules = TIME_ONLY):
+    """``--split optimal``: the joint solver under ``rules`` (``solvers.uneven_constrained.joint_under``,
+    the route of ``--solver exact`` under caps or memory) from the equal-split and the search plans; a
+    one-line error where it does not apply. (plan or None, status, bound, best equal-split step
+    time, wall, the solver's own step time of the plan, ``proof_info``)."""
+    from ..solvers.uneven_constrained import joint_under
 
     search = search_level_alphas(network, array, search_start(network, array, equal.plan, aspace), aspace,
                                  progress=_prefixed(say)).plan
     say(f"split: optimal (the joint solver, up to {time_limit_s:g} s)")
     try:
-        allowed = None if rules is None or not rules.restricts_types else (
-            lambda h, l: rules.types(network, space, h, l))  # noqa: E741
-        sol = joint_uneven(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=(equal, search),
-                           types_allowed=allowed)
+        sol = joint_under(network, array, space, aspace, time_limit_s, rules, starts=(equal, search))
     except Refused as err:
         hint = free_hint if "frees the top split alone" in str(err) else ""
-        raise SpecError("--split", f"optimal: {err}{hint}; use --split search" + (" or --free unlike" if hint else "")) from None
-    return sol.plan, sol.status, sol.bound_s, sol.equal_best_s, sol.wall_s, sol.step_time_s
+        raise SpecError("--split", f"optimal: {err}{hint}; use --solver exact (chains; caps, memory), brute or cpsat "
+                        "(small instances), or --split search" + (" or --free unlike" if hint else "")) from None
+    return sol.plan, sol.status, sol.split_bound, sol.equal_best_s, sol.wall_s, sol.split_value, proof_info("joint", sol)
 
 
 SPLIT_SOLVERS = (*PROVING_SOLVERS, "dp")  # every solver with an uneven form (--split ... --solver)

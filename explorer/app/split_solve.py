@@ -90,7 +90,7 @@ def solve_by(solver: str, network: Network, array: ArraySpec, space: Space, aspa
     and prove the optimum; dp (the level-by-level DP, ``solvers.uneven_levels``) keeps to pins and
     forbids, its plan's broken caps and memory are reported by the caller, and it proves nothing
     (status feasible; level-optimal where every level is the even DP's). Refused (one line) where
-    it does not apply. (plan or None, status, bound, wall, its own objective value, ``_proof_info``)."""
+    it does not apply. (plan or None, status, bound, wall, its own objective value, ``proof_info``)."""
     from ..solvers.brute import solve_split as brute_split
     from ..solvers.uneven import exact_uneven
     from ..solvers.uneven_levels import levels_uneven
@@ -108,10 +108,10 @@ def solve_by(solver: str, network: Network, array: ArraySpec, space: Space, aspa
             sol = levels_uneven(network, array, space, aspace, rules=rules, name="dp")
     except Refused as err:  # too large for it: say what takes the instance instead
         raise type(err)(str(err).split("; use --solver")[0] + _instead(solver, rules, proportional)) from None
-    return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value, _proof_info(solver, sol)
+    return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value, proof_info(solver, sol)
 
 
-def _proof_info(solver: str, sol) -> dict:
+def proof_info(solver: str, sol) -> dict:
     """What a split report keeps of a solver's info: why it ended without a plan (``reason``) and
     the method that proved its bound (``proved_by``: the uneven cpsat names its own, exact its route)."""
     by = sol.info.get("proved_by")
@@ -127,8 +127,9 @@ def _instead(solver: str, rules: SplitRules, proportional: bool = False) -> str:
     if proportional:  # one point per class: the exact DP takes what brute force and CP-SAT cannot
         return ("; --solver dp (the level DP, no proof) takes it" if solver == "exact" else
                 "; --solver exact (the exact DP over the types at the proportional alphas) or dp (the level DP, no proof)")
-    joint = not rules.constraints.caps and not rules.constraints.memory_set and rules.objective is Objective.TIME
-    return ("; --split optimal without --solver (the joint solver; arrays with one kind per half of the tree) takes "
-            "such instances: a proven optimum, or at --time-limit its best plan with a proven bound and the gap" if joint else
+    joint = rules.objective is Objective.TIME
+    return ("; --split optimal without --solver (the joint solver; arrays with one kind per half of the tree; pins, "
+            "forbids, caps and memory) takes such instances: a proven optimum, or at --time-limit its best plan with "
+            "a proven bound and the gap" if joint else
             "; a coarser --alpha-grid makes the space smaller (the joint solver, --split optimal without --solver, "
-            "takes no caps, memory limit or traffic objective)")
+            "minimises the step time only)")

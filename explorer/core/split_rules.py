@@ -21,7 +21,7 @@ from fractions import Fraction
 
 from .array import ArraySpec
 from .constraints import Constraints, format_memory
-from .names import given_as, is_option
+from .names import given_as
 from .evaluate import Evaluation, Violation, violations
 from .network import Network
 from .objective import Objective
@@ -108,47 +108,21 @@ class SplitRules:
         return broken, self.value(ev)
 
 
-def _joint_note() -> str:
-    """What the joint solver takes and what to use instead, in the running front end's words."""
-    split, solver = given_as("--split"), given_as("--solver")
-    return (f"the joint solver of {split} optimal minimises the step time under pins and forbids, with no caps or "
-            f"memory limit; add {solver} brute, exact or cpsat (they keep to caps and memory; small chains), dp (the "
-            f"level DP, no proof), or use {split} search")
-
-
 def kind_memory_violation(kind: str, limit_bytes: Fraction, actual_bytes: Fraction) -> Violation:
     """A kind over its memory, as every split path writes it: its most loaded accelerator's
     footprint against the kind's limit ("memory of v3 <= 0.27 GiB (289.9 MB) per accelerator")."""
     return Violation(f"memory of {kind} <= {format_memory(limit_bytes)} per accelerator", limit_bytes, actual_bytes)
 
 
-def joint_refusal(constraints: Constraints, objective: Objective, array: ArraySpec) -> tuple[str, str] | None:
-    """What the joint solver does not take, or None: (the option or file it came from, the field and
-    the problem). One rule for ``explore --split optimal``, ``check --uneven``, the API and sweeps:
-    the traffic objective, any cap (--cap, a constraints file's, the array's) and a memory limit
-    given for every kind (--memory, a constraints file's memory_GiB); each kind's own memory it
-    does not keep to either, and its plan is then reported as breaking it (no gap claimed)."""
-    if objective is not Objective.TIME:
-        return "--objective", f"traffic: {_joint_note()}"
-    if constraints.caps:
-        cap = constraints.caps[0]
-        where = _cap_source(cap, array)
-        return where[0], f"{where[1]}{_joint_note()}"
-    if constraints.memory_set:
-        origin = constraints.memory_origin
-        if is_option(origin, "--memory"):
-            return "--memory", _joint_note()
-        return origin, f"memory_GiB: {_joint_note()}"
-    return None
-
-
-def _cap_source(cap, array: ArraySpec) -> tuple[str, str]:
-    """Where a cap was given: (the option or file, the field prefix of the message)."""
-    if is_option(cap.origin, "--cap"):
-        return "--cap", ""
-    if cap.origin == "array":
-        return f"array {array.name!r}", "cap_bytes_per_step/cap_seconds_per_step: "
-    return cap.origin, f"caps.{cap.level}: "
+def joint_refusal(objective: Objective) -> tuple[str, str] | None:
+    """What the joint solver does not take, or None: (the option, the problem). One rule for
+    ``explore --split optimal``, ``check --uneven``, the API and sweeps: the traffic objective (caps,
+    memory limits, pins and forbids it keeps to, as ``--solver exact``)."""
+    if objective is Objective.TIME:
+        return None
+    split, solver = given_as("--split"), given_as("--solver")
+    return "--objective", (f"traffic: the joint solver of {split} optimal minimises the step time; add {solver} "
+                           f"exact (chains), brute or cpsat (small instances), or dp (the level DP, no proof)")
 
 
 TIME_ONLY = SplitRules()  # the step time, no side constraints (what the split solvers did before)

@@ -1,6 +1,7 @@
-"""Better plans and the labels' parts for the joint uneven-split solver (``solvers.uneven_joint``):
-the alpha descent, the Pareto filters, extending and closing labels (the label setting itself,
-on chains and graphs alike: ``joint_close_graph``).
+"""The labels' shared parts for the joint uneven-split solver (``solvers.uneven_joint``): floored
+components of columns and edges, the alpha descent (better incumbents), the Pareto filters,
+extending, closing and beam-trimming labels. The label setting itself, on chains and graphs
+alike, is ``joint_close_graph``.
 """
 
 from __future__ import annotations
