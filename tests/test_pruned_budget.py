@@ -32,13 +32,13 @@ def _problem(seed: int, levels: int = 5, nodes: int = 10) -> Problem:
 
 @pytest.fixture(scope="module")
 def resnet50_h9():
-    """ResNet-50 at H = 9 after two dual rounds: its eliminations take 10-40 s."""
+    """ResNet-50 at H = 9 after two dual rounds: its last elimination takes 2.8 s (quiet, 2 threads) to 40 s."""
     problem = Problem(load_model("resnet50"), synthetic_array(9), Space.ACCPAR)
     vc = VectorCosts(problem)
     return vc, dual_bound(vc, 2, incumbent=pruned._dp_start(problem, vc))
 
 
-@pytest.mark.parametrize("limit", [0.5, 2.0])
+@pytest.mark.parametrize("limit", [0.3, 1.0])  # (the elimination takes 2.8 s on a quiet machine, 2 threads)
 def test_forced_small_limit_is_held_inside_the_elimination(resnet50_h9, limit):
     """Every elimination estimated to take no time (a rate of 10^15 a second): the search starts
     one and the deadline inside it (between row blocks, slices, factors, levels of an edge
