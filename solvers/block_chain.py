@@ -654,22 +654,27 @@ def work(vc: VectorCosts, ps: list[Piece], owner: list[int], domains: list[np.nd
     return total
 
 
-def solve_whole(problem, vc: VectorCosts, t0: float, deadline: float):
+def solve_whole(problem, vc: VectorCosts, t0: float, deadline: float, skipped: dict | None = None):
     """Bound and prune's first try (``solvers.pruned``): when the graph is a chain of pieces and
     the chain over every allowed vector is estimated to end before the deadline, its exact
-    optimum as an optimal Solution (no bound needed); else None (also at the deadline)."""
+    optimum as an optimal Solution (no bound needed); else None (also at the deadline). A chain
+    skipped for time leaves its estimate in ``skipped`` ("estimate_s")."""
     from explorer.core.solution import Status, plan_solution
 
     from .elimination import vectors_plan
 
     domains = [np.flatnonzero(~vc.blocked(n)) for n in range(vc.N)]
     ps = pieces(vc, [len(d) for d in domains])
-    if ps is None or work(vc, ps, shape_groups(vc, ps), domains, by_shape=True) > RATE * (deadline - time.perf_counter()):
+    if ps is None:
         return None
-    owner = groups(vc, ps)
-    estimate = work(vc, ps, owner, domains)
-    if estimate > RATE * (deadline - time.perf_counter()):
-        return None
+    for estimate in (work(vc, ps, shape_groups(vc, ps), domains, by_shape=True), None):
+        if estimate is None:  # (the shape-only estimate first: cheap; then the exact one)
+            owner = groups(vc, ps)
+            estimate = work(vc, ps, owner, domains)
+        if estimate > RATE * (deadline - time.perf_counter()):
+            if skipped is not None:
+                skipped["estimate_s"] = estimate / RATE
+            return None
     found = _solve(vc, domains, ps, owner, deadline, MAX_TABLE)
     if found is None or found.vectors is None:
         return None

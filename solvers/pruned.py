@@ -62,11 +62,21 @@ def _within_memory(problem: Problem, sol: Solution) -> Solution:
     return sol
 
 
+def _chain_hint(skipped: dict, limit: float) -> str:
+    """When the chain of blocks (exact at once) was skipped for time: what limit would let it run."""
+    if "estimate_s" not in skipped:
+        return ""
+    need = skipped["estimate_s"] / block_chain.SHARE
+    return (f"; this graph is a chain of blocks, solved exactly at once in an estimated {skipped['estimate_s']:.1f} s, "
+            f"more than half of --time-limit {limit:g} s: raise it to about {max(need * 1.5, limit + 1):.0f} s")
+
+
 def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0: float, rounds: int,
                    max_entries: int) -> Solution:
     """The bound-and-prune solve itself (caps and memory not seen)."""
     limit = options.time_limit_s or DEFAULT_TIME_S
-    chained = block_chain.solve_whole(problem, vc, t0, t0 + block_chain.SHARE * limit)  # a chain of blocks: exact at once
+    skipped: dict = {}
+    chained = block_chain.solve_whole(problem, vc, t0, t0 + block_chain.SHARE * limit, skipped)  # a chain of blocks: exact at once
     if chained is not None:
         return chained
     start = _dp_start(problem, vc)  # finite: ``solve`` returned infeasible when some node had no allowed vector
@@ -79,7 +89,7 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
     proven = search.run()
     info.update(thresholds=search.steps, survivors_max=search.survivors_max, eliminations=search.log)
     if not proven:
-        info["reason"] = search.why
+        info["reason"] = search.why + _chain_hint(skipped, limit)
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     bound = search.incumbent if proven else search.lo
     sol = plan_solution("pruned", problem, vectors_plan(vc, search.vectors), status, time.perf_counter() - t0, bound, info)

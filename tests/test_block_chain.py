@@ -234,3 +234,26 @@ def test_pins_and_forbids_equal_exact(seed):
     got = block_chain.solve(vc, _free(vc))
     assert got is not None and got.value == exact.solve(problem).objective
     assert plan_cost(vc, got.vectors) == got.value
+
+
+def test_a_run_that_skipped_the_chain_for_time_says_what_limit_would_run_it(monkeypatch):
+    """A chain of blocks whose exact chain does not fit half the limit goes to the dual; when that
+    stops short, the reason says the chain was skipped for time and what limit would run it (it
+    used to name only the entries limit of the next elimination, as if more time would not help)."""
+    from explorer.core.solution import SolveOptions
+
+    problem = _llama(2, 5)
+    monkeypatch.setattr(block_chain, "RATE", 1e-3)  # every chain estimated beyond any limit
+    monkeypatch.setattr(block_chain, "settle", lambda *args: {})
+    s = pruned.solve(problem, SolveOptions(time_limit_s=30.0), max_entries=1)  # no elimination fits either
+    assert s.status is Status.FEASIBLE
+    assert "this graph is a chain of blocks, solved exactly at once in an estimated" in s.info["reason"]
+    assert s.info["reason"].endswith("more than half of --time-limit 30 s: raise it to about "
+                                     f"{block_chain.work(*_whole_work_args(problem)) / 1e-3 / 0.5 * 1.5:.0f} s")
+
+
+def _whole_work_args(problem):
+    vc = VectorCosts(problem)
+    domains = [np.flatnonzero(~vc.blocked(n)) for n in range(vc.N)]
+    ps = block_chain.pieces(vc, [len(d) for d in domains])
+    return vc, ps, block_chain.groups(vc, ps), domains
