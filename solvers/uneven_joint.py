@@ -108,7 +108,8 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     starts = tuple(_VirtualSource.plan(m.cols, p) if v0 else p for p in starts if aspace.contains(p))
     clock.mark("tables")
     equal = _equal_best(m, graph, Q)
-    equal_s = equal[0] if Fraction(1, 2) in m.cols.alphas else None
+    # (reported only where no cap or memory limit can bind: the equal-split DP does not keep them)
+    equal_s = equal[0] if Fraction(1, 2) in m.cols.alphas and not len(tables.lim) else None
     best = better(m, (Fraction(2**61 // Q, tables.s), None), equal[1], equal[0])  # (no plan yet: above every plan)
     for p in starts:
         cols = _plan_columns(m, p)

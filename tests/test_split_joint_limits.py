@@ -133,3 +133,15 @@ def test_the_proven_tpu_mix_16_step_times_are_unchanged(model, step, capsys):
     code, out, err = run_cli(["split", "--model", model, "--split", "optimal", "--format", "json"], capsys)
     got = json.loads(out)
     assert code == 0 and got["status"] == "optimal" and F(got["objective_value"]) == F(got["bound"]) == step
+
+
+def test_the_best_equal_split_line_is_left_out_where_a_limit_can_bind(mix4, capsys):
+    # the joint solver's equal-split DP does not keep caps or memory: its "best equal-split plan"
+    # (shown as a speedup) was reported beside a cap its plan broke (trial 7)
+    base = ["--model", "lenet-c", "--array", mix4, "--space", "accpar", "--split", "optimal", "--alpha-grid", "4",
+            "--format", "json"]
+    free = json.loads(run_cli(base, capsys)[1])
+    capped = json.loads(run_cli([*base, "--cap", "0=1MB"], capsys)[1])
+    assert free["equal_best_s"] is not None and capped["status"] == "optimal" and capped["equal_best_s"] is None
+    code, out, err = run_cli(base[:-2] + ["--cap", "0=1MB"], capsys)
+    assert code == 0 and "best equal-split plan" not in out
