@@ -15,17 +15,16 @@ import pytest
 
 from explorer.app.split import Split, split_run
 from explorer.core.constraints import Cap, Constraints
-from explorer.core.errors import Refused, SpecError
+from explorer.core.errors import SpecError
 from explorer.core.evaluate import evaluate_split
 from explorer.core.objective import Objective
 from explorer.core.solution import Status
 from explorer.core.split_rules import SplitRules
 from explorer.solvers.brute import solve_split as brute_split
-from explorer.solvers.uneven_joint import check_scope
 
 from .conftest import run_cli
 from .test_split_trial_fixes import MIX4
-from .test_uneven_joint import _instance
+from .test_uneven_joint import in_scope_instances
 
 
 def _limits(rng, net, arr, space, aspace):
@@ -43,12 +42,9 @@ def _limits(rng, net, arr, space, aspace):
 def test_plain_optimal_under_limits_equals_solver_exact_and_brute_force():
     rng = random.Random(20)
     seen = {"done": 0, "infeasible": 0, "binding": 0, "caps": 0, "memory": 0}
-    while seen["done"] < 14:
-        net, arr, space, aspace = _instance(rng)
-        try:
-            check_scope(net, arr, aspace)
-        except Refused:
-            continue
+    for net, arr, space, aspace in in_scope_instances(rng):
+        if seen["done"] == 14:
+            break
         c, memory_GiB = _limits(rng, net, arr, space, aspace)
         kw = dict(grid=len(aspace.grid) + 1, free=aspace.free, grid_only=not aspace.proportional, constraints=c,
                   memory_GiB=memory_GiB, time_limit_s=60)

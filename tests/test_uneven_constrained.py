@@ -24,10 +24,10 @@ from explorer.solvers import uneven_constrained, uneven_joint
 from explorer.solvers.brute import solve_split as brute_split
 from explorer.solvers.uneven import exact_uneven
 from explorer.solvers.uneven_constrained import constrained_uneven
-from explorer.solvers.uneven_joint import JointOptions, check_scope, joint_uneven
+from explorer.solvers.uneven_joint import JointOptions, joint_uneven
 
 from .test_split_rules import _chain_instance, _random_rules
-from .test_uneven_joint import _instance, _nested, _plans
+from .test_uneven_joint import _nested, _plans, in_scope_instances
 from .test_uneven_model import mix
 
 
@@ -76,12 +76,9 @@ def test_the_joint_solver_under_caps_memory_pins_and_forbids_agrees_with_brute_f
     forbids, caps and memory limits (the step time): its status and value are brute force's."""
     rng = random.Random(6)
     seen = {"done": 0, "graphs": 0, "infeasible": 0, "binding": 0, "caps": 0, "memory": 0}
-    while seen["done"] < 80:
-        net, arr, space, aspace = _instance(rng)
-        try:
-            check_scope(net, arr, aspace)
-        except Refused:
-            continue
+    for net, arr, space, aspace in in_scope_instances(rng):
+        if seen["done"] == 80:
+            break
         rules = replace(_random_rules(rng, net, arr, space, aspace), objective=Objective.TIME)
         if not rules.couples_layers or (want := _joint_case(net, arr, space, aspace, rules)) is None:
             continue

@@ -53,6 +53,17 @@ def _instance(rng):
             return net, arr, space, aspace
 
 
+def in_scope_instances(rng: random.Random):
+    """``_instance`` draws the joint solver takes (``check_scope``), one after another, endlessly."""
+    while True:
+        net, arr, space, aspace = _instance(rng)
+        try:
+            check_scope(net, arr, aspace)
+        except Refused:
+            continue
+        yield net, arr, space, aspace
+
+
 def test_joint_equals_brute_exact_cpsat_on_300_random_instances():
     rng = random.Random(2013)
     ran = {"joint": 0, "exact": 0, "cpsat": 0, "graphs": 0, "uneven wins": 0, "not top-split": 0}
