@@ -1,31 +1,8 @@
 """``explore split``: a plan with uneven splits on an array of kinds, against equal-split plans.
 
-``--split equal`` keeps alpha = 1/2 everywhere (what ``explore`` does on any array), ``proportional``
-sets each group's alpha to its subgroup 0's part of the group's peak compute (any mix; a grouped
-conv's or an attention node's split of its groups or heads rounded to whole ones,
-``core.uneven.round_to_whole_units``), ``search``
-starts from the better of those two (``search_start``) and moves one free class's alpha at a time
-over the declared space while the step time drops (``solvers.uneven.search_level_alphas``: no
-proof). The declared space (``core.uneven.alpha_space``) gives each free class the multiples of
-1/grid and its own proportional ratio (e.g. 15/56), so both starts lie in it when the grid is even
-and optimal <= search <= min(equal, proportional); an odd grid lacks 1/2: search starts from the
-proportional split and the equal one moved to the nearest grid value, so it is <= proportional
-only. A layer whose proportional split is rounded to whole groups or heads leaves the space (its
-k/n is rarely declared): there the search's start gives that layer 1/2 instead, and the invariant
-may not hold. ``--grid-only`` declares the grid alone (proportional then moves to its nearest grid value
-as a start, and may beat the search and the optimum); for these three the partition types are those
-of the time-optimal equal-split plan of the hierarchical DP in the chosen space. ``optimal``
-chooses types and alphas jointly under pins, forbids, caps and memory (``solvers.uneven_joint`` by
-``uneven_constrained.joint_under``, as ``--solver exact``: a proof, or the best plan with a proven
-bound and the gap; arrays with one kind per half only). ``levels`` (= ``optimal --solver dp``):
-the level DP, HyPar's DP in its uneven form, chooses every layer's type and alpha level by level
-(``solvers.uneven_levels``: a heuristic, no proof); ``proportional --solver dp``: its types at the
-proportional alphas.
-Every step time is the slowest accelerator's (``core.uneven``).
-Memory: per kind, its most loaded accelerator's footprint under the plan's shares
-(``core.uneven.leaf_footprint_elements``) against the kind's memory_GiB (or ``--memory``); a
-plan over it is reported as such (``ok`` false, the violations, exit 1 in the CLI); ``optimal``
-and the proving solvers keep to it, the heuristic splits do not choose alphas for it.
+The policies (``equal``, ``proportional``, ``search``, ``optimal``, ``levels``), the declared alpha
+space and the per-kind memory check are described in docs/commands.md (``explore split``) and
+docs/uneven.md. Every step time is the slowest accelerator's (``core.uneven``).
 """
 
 from __future__ import annotations
@@ -396,7 +373,7 @@ def _declared_space(array: ArraySpec, split: Split, grid: int, free: FreeAlphas,
                     rules: SplitRules) -> AlphaSpace:
     """The alpha space a split run searches, after refusing what does not fit the split (one line each)."""
     check_split_solver(split, solver)
-    check_split_rules(split, solver, rules, array)
+    check_split_rules(split, solver, rules)
     check_array(array)
     aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
     if split is Split.SEARCH and len(aspace.free_classes()) > MAX_FREE_CLASSES:
@@ -549,7 +526,7 @@ def _broken(rules: SplitRules, ev, array: ArraySpec, plan: Plan) -> list:
     return replace(rules, leaf_memory_bytes=None).violations(ev, array, plan) if rules.side_constrained else []
 
 
-def check_split_rules(split: Split, solver: str | None, rules: SplitRules, array: ArraySpec) -> None:
+def check_split_rules(split: Split, solver: str | None, rules: SplitRules) -> None:
     """SpecError where a split method does not take the run's objective: the joint solver
     (``--split optimal`` without ``--solver``) minimises the step time, under pins, forbids, caps
     and memory limits (``core.split_rules.joint_refusal``, the one rule ``check --uneven`` applies too)."""
