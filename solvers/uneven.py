@@ -1,23 +1,7 @@
 """Solvers for uneven splits (``explorer.core.uneven``): an exact Pareto DP, CP-SAT and the
 alpha search (brute force is ``solvers.brute.solve_split``).
 
-The proofs choose, for every layer at every level, a partition type and an alpha from the declared
-finite set (``AlphaSpace.choices``: the grid and each free class's proportional ratio), and
-minimise the step time of the slowest accelerator.
-
-- ``exact_uneven``: a chain's layers in order; a layer's *column* is its (type, alpha) at every
-  level. Everything a plan costs is a sum of per-layer and per-edge parts: each accelerator's
-  compute, and at each level each group's amount sent by each side (intra of a layer, re-layout
-  of an edge: the edge part depends on the two columns). The step time is
-  max over leaves of step_time(compute, sum_h max(side 0, side 1) * dtype / b_h), non-decreasing
-  in every one of these sums, so a partial plan whose sums are all >= another's with the same
-  last column can never do better: the DP keeps, per last column, only the Pareto-minimal sum
-  vectors. Exhaustive up to dominance, hence a proof: its answer is the optimum (OPTIMAL, bound =
-  objective). It also drops a partial plan whose completion bound exceeds a greedy
-  plan's value or a limit (``solvers.uneven_prune``: exact, the same answer). The sums are exact integers (``core.split_costs``, one unit for the space). Chains
-  only (``is_path``: every node reads the one before it; a join may sit in one, as an attention
-  node over a fused QKV input does; a graph's fan-in would need the columns of every open
-  producer in the state).
+The derivation: docs/derivations.md, "Uneven splits: brute force, exact and CP-SAT".
 """
 
 from __future__ import annotations
