@@ -2,27 +2,7 @@
 partial plan, integer scores of a sum vector, and an incumbent (docs/derivations.md, "Pruning
 the uneven exact solver").
 
-The completion bound. For layer l and its column c, ``rest[l][c]`` is, component by component,
-the least amount any completion of a partial plan ending in c adds: layers l+1 .. L-1 and the
-edges from l on (a shortest path per component, backwards over the column pairs:
-``solvers.uneven_tables.ColumnTables.rest``). A completion
-adds a vector x >= ``rest[l][c]`` (each component of x is one path's sum, the least over paths is at
-most it), so the complete plan's vector v + x >= ``v + rest[l][c]`` componentwise, and its objective
-(non-decreasing in every component: the step time, the traffic) is >= the objective of
-``v + rest[l][c]``: a lower bound on every completion. A state whose bound exceeds an incumbent (the
-objective of a plan of the same space within the same limits) has no completion as good as the
-incumbent, so no optimal one: it is dropped. Likewise a state with v + rest over a cap or a
-memory limit has no completion within the limits.
-
-Why the DP's answer does not change, plan included. The bound is monotone in v (for one column)
-and consistent along a plan: ``rest[l-1][u] <= own(l, c) + edge(u, c) + rest[l][c]`` by the least
-over c, so a state's bound is at most its children's. Hence the states with bound <= incumbent
-are closed under dominance (a dominating state has a smaller bound) and under ancestors: the
-pruned DP keeps exactly the states of the plain DP whose bound is <= the incumbent, in the same
-order, and the optimal plans (bound <= optimum <= incumbent) are among them. The test is strict
-(bound > incumbent drops), so the optimal plans and their ties survive and the same one is chosen
-(the first of least objective, as before); under the traffic objective the second pass's ties (the
-least step time among the least-traffic plans) are kept the same way.
+The derivation: docs/derivations.md, "`solvers.uneven_prune`".
 """
 
 from __future__ import annotations
