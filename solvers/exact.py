@@ -1,26 +1,7 @@
 """Exact joint optimum without CP-SAT: DPs and eliminations over type vectors (a node's type at
 every level; K^H of them, 2^H for a join, which takes only I and II).
 
-Chains (``solve_chain``). For consecutive layers u -> v with vectors sigma (u) and tau (v),
-    total = sum_l intra_vec[l](tau_l) + sum_edges inter(sigma, tau),
-    inter(sigma, tau) = sum_h w_h * inter(e, sigma_h, tau_h, counts(tau_<h)).
-The naive transition is K^H x K^H per layer. Because the level-h term depends on sigma only
-through sigma_h, sigma is eliminated one level at a time (``VectorCosts.reduce_producer``):
-H * K^(H+1) per layer. The optimum's vectors are recovered backwards from the stored forward
-values (one K^H edge column per layer), so nothing but L value vectors is kept.
-
-Graphs (``solve_graph``): variable elimination over the same vectors, one factor per node (its
-intra costs) and per edge (kept symbolic), nodes eliminated greedily by the work they cost.
-Eliminating z between two neighbours a and b, where z meets b only through one edge, is the
-chain step with a as an extra index: (V_a x V_z) -> (V_a x V_b) in V_a * H * K^(H+1), never a
-V^3 table. On ResNets and BERT every block's input and output are joins (2^H vectors), so
-eliminating a block's layers costs 2^H times a chain step. Dense tables are used only where
-they are small; an order that would need a large one is refused.
-
-Link caps and the memory limit couple all layers: they go to ``solvers.constrained``
-(Lagrangian bound, then label setting over the vectors the bound leaves, on chains and graphs;
-CP-SAT only when the labels outgrow their limits; proven optima, or ``feasible`` with an honest
-bound when the time runs out).
+The derivation: docs/derivations.md, "The exact joint DP".
 """
 
 from __future__ import annotations
