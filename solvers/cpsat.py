@@ -1,21 +1,6 @@
 """The joint optimum with OR-Tools CP-SAT, over the 0-1 formulation of ``solvers.formulation``.
 
-Hinted with the hierarchical DP's plan (a complete hint: every variable). The objective is
-the integer formulation objective divided by the gcd of its coefficients; a model whose
-worst-case objective could still overflow int64 is refused. Status ``optimal`` only when
-CP-SAT reports OPTIMAL *and* the plan's exact objective equals the proven integer bound
-(``inner_objective_lower_bound``, an exact int64) with no gap limit in force; otherwise
-``feasible`` with that bound and the relative gap. Deterministic with ``workers=1`` and a
-fixed seed; with more workers the plan among equal optima may vary, the optimum does not.
-
-Presolve is off by default: on the zoo at 16 and 128 accelerators it made proofs 2-3x
-slower (VGG-E, accpar, 128: 4.5 s with, 1.7 s without), and without it the DP hint is the
-first solution, so a time-limited run always has a plan to report.
-
-Ctrl-C stops the search (``run_solver``): the best plan so far comes back with status
-``interrupted``, its objective and the bound proven by then. CP-SAT never gets a constant
-beyond int64: a limit no plan can reach has no row (``formulation._le_rows``), a row or
-objective that could overflow is refused, and seed and workers are checked as int32.
+The derivation: docs/derivations.md, "CP-SAT".
 """
 
 from __future__ import annotations
