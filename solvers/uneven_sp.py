@@ -1,19 +1,6 @@
 """The series-parallel decomposition of a network's graph, for the joint uneven-split solver.
 
-A *link* joins two nodes (its entry and its exit) by parallel *branches*; a branch is one edge or
-a *series*: nodes n_1 .. n_k (k >= 1) joined by links (entry -> n_1, n_i -> n_{i+1}, n_k -> exit),
-each of which may again hold parallel branches. A ResNet block is a link of two branches (the
-residual path, a series whose links are single edges, and the shortcut edge); an EfficientNet
-MBConv block with a residual add nests a squeeze-excite link inside its residual path; a
-transformer's attention block nests a fan-out into one join node (q, k, v -> att) at the start of
-its residual path.
-
-``blocks`` cuts the graph at its global cut nodes (no edge passes over them in layer order) into
-top-level links, then decomposes each link recursively: the direct edges entry -> exit are
-branches; the other nodes fall into connected components (edges among them), each of which must
-be a series with at least one cut node of its own (no edge of the component passes over it);
-between consecutive cut nodes, the same again. A graph that is not series-parallel (a bridge
-between two branches) is refused in one line.
+The derivation: docs/derivations.md, "Uneven splits: series-parallel graphs".
 """
 
 from __future__ import annotations
