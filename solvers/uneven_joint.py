@@ -1,16 +1,6 @@
 """A proven joint optimum (types and alphas per layer) for arrays split by kind at the top.
 
-Scope: only the top split is free (each half of the tree one kind, e.g. ``tpu-mix-16``), no
-overlap. Then T = max(S_0, S_1) + max(V_0, V_1) (S_s: what side s sends at the top; V_s: a
-side-s leaf's compute plus its exchanges below), sums of per-column and per-edge terms
-(``joint_columns``: the one integer table's amounts, ``core.split_costs``, in seconds). Bound:
-for integer weights 0 <= l, m <= Q, Q*T >= l*S_0 + (Q-l)*S_1 + m*V_0 + (Q-m)*V_1, minimised
-by a DP (chains; on graphs over the cut nodes of a series-parallel decomposition,
-``joint_blocks``) on floored integer terms, maximised over (l, m) by Kelley's cutting planes.
-Plans: every DP's argmin and an alpha descent, scored exactly. Closing the gap: label setting
-with completion bounds and dominance (``joint_labels``: its parts, ``joint_close_graph``: the setting); OPTIMAL
-only when it ends within its budget, else FEASIBLE with the proven bound and gap. The
-full description is in the manual: docs/uneven.md, "The joint solver".
+The derivation: docs/derivations.md, "`solvers.uneven_joint`".
 """
 
 from __future__ import annotations
