@@ -2,24 +2,7 @@
 L identical blocks, the nodes after the last (LM head); per part its training FLOPs and its
 tensor-level exchanges (``fanout.level_amounts``) at fan-out t. Used by ``core.llm_step``.
 
-The parts are found from the structure ``explorer.frontends.transformer.build_transformer``
-gives (nodes in topological order): the pre part ends before the first fc node, the post part
-starts after the last add node, and the rest splits into ``layers`` runs of equal length
-whose node kinds repeat. A tied LM head (the network leaves it out, ``Network.approximations``)
-comes back here as an explicit fc node of ``hidden x vocab`` on the post part, so the logit
-layer's FLOPs and exchanges are counted.
-
-Megatron's tensor-parallel pattern (Shoeybi et al., 2019, section 3) in the types of the model
-(``explorer.core.partition``): column-parallel matmuls (QKV, fc1; LLaMA's q, k, v, gate, up)
-are type III (split output channels), the attention node and the matmuls after it (proj, fc2,
-LLaMA's o and down) type II (split input channels, partial sums reduced), the SwiGLU product a
-type II join; the residual adds type I (split by token: Megatron's sequence-parallel region).
-The token embedding is type II (Megatron's vocabulary-parallel embedding, its output reduced),
-learned positions type III (split hidden, no exchange), the LM head type III (column-parallel
-over the vocabulary). With sequence parallelism the exchanges are ``fanout.level_amounts``'
-``reduce_scatter=True`` (``tensor_amounts``' keyword; ``llm_stage`` passes
-``Parallelism.sequence_parallel``): II outputs and III input errors reduce-scattered into the
-token-split stream.
+The derivation: docs/derivations.md, "`explorer.core.llm_block`".
 """
 
 from __future__ import annotations
