@@ -1,25 +1,6 @@
 """Memory per GPU of each pipeline stage under a layout (``core.llm_step``).
 
-``llm_memory.stage_memory`` gives the model states (16 bytes a parameter, ZeRO 0/1/3) and the
-transformer layers' activations (Korthikanti et al.'s closed forms, 1F1B in flight); a block with
-a gated MLP (LLaMA: SwiGLU, grouped-query attention) stores
-``llm_memory.gated_activation_bytes_per_layer`` instead (the same accounting on its tensors).
-Added here, so that a plan is never reported as fitting on an under-count:
-
-- the interleaved schedule (v > 1): activations x (1 + (p - 1)/(p v)) (Korthikanti et al.,
-  section 4.2.3, the first stage's factor; applied to every stage, an upper bound for the others);
-- the first stage: the embedding's dropout mask, s b h p / t bytes (Korthikanti et al., section
-  4.3, with min(p, m) micro-batches in flight);
-- the last stage: the output layer, 4 s b h / t (1 + V / h) bytes (Korthikanti et al., section 4.3:
-  the final layer norm's and the logit layer's inputs, and the fp32 logits of the loss);
-- recomputation (selective or full): the one layer being recomputed for its backward holds its
-  activations as without recomputation while it runs: per_layer(none) - per_layer(mode) more bytes
-  on every stage that has a layer (one layer at a time, so once, not per micro-batch in flight);
-- a mixture of experts (``core.llm_experts``): ``llm_memory.moe_activation_bytes_per_layer``
-  per layer; the expert weights' model states divided by t x e (ZeRO 1/3 shard them over the
-  d / e ranks holding the same experts);
-- ZeRO-3: the all-gathered bf16 weights and the bf16 gradients of the largest unit the stage
-  gathers at once (a layer, the embedding or the head), 4 bytes a parameter / t.
+The derivation: docs/derivations.md, "`explorer.core.llm_stage_memory`".
 """
 
 from __future__ import annotations
