@@ -1,23 +1,6 @@
 """FLOPs per training iteration of a GPT and the throughput figures derived from them.
 
-Groundwork for issue 21 item 6 (not yet wired into the solvers or the CLI); formulas and
-sources in docs/llm-training.md. Exact integers and fractions throughout.
-
-Narayanan et al. (SC21, arXiv 2104.04473, the appendix on floating-point operations) count, for a GPT with
-``l`` layers, hidden ``h``, vocabulary ``V``, sequence ``s``, batch ``B`` (MLP 4h, one
-multiply-add = 2 FLOPs): a layer's forward is 24 B s h^2 + 4 B s^2 h, the logit layer's
-2 B s h V; backward is twice the forward; full recomputation adds one more forward of every
-layer (not the logit layer). Hence
-
-- with full recomputation (the count Megatron-LM reports): 96 B s l h^2 (1 + s/(6h) + V/(16 l h))
-  = 96 B s l h^2 + 16 B s^2 l h + 6 B s h V;
-- without recomputation (model FLOPs): 72 B s l h^2 (1 + s/(6h) + V/(12 l h))
-  = 72 B s l h^2 + 12 B s^2 l h + 6 B s h V (note V/(12 l h), not V/(16 l h));
-- selective recomputation (Korthikanti et al., MLSys 2023, section 5) recomputes only
-  Q K^T and the attention over V: + 4 B s^2 h per layer.
-
-The formula assumes Megatron's GPT (fused QKV of 3h, MLP of 4h, heads x head size = h);
-grouped-query attention and SwiGLU (LLaMA) need their own count.
+The derivation: docs/derivations.md, "`explorer.core.llm_flops`".
 """
 
 from __future__ import annotations
