@@ -1,18 +1,6 @@
 """The one efficiency per GPU kind of the LLM step model: the fraction of peak its matmuls reach.
 
-A100 (``EFFICIENCY_A100``): calibrated once on Korthikanti et al., "Reducing Activation
-Recomputation in Large Transformer Models" (MLSys 2023, arXiv 2205.05198), Table 5: the 8
-iteration times (22B, 175B, 530B and 1T GPT on 8 to 512 A100-80GB, full recomputation and
-sequence parallelism + selective recomputation; ``spaces/llm-validation/korthikanti-table5.yaml``)
-under the step model (``core.llm_step``) on the ``dgx-a100`` cluster with each run's layout
-(uniform stage cuts, Megatron's interleaved schedule for 175B and 530B). Criterion: the mean
-over the 8 rows of predicted / measured time is exactly 1 (one equation in x = 1/efficiency;
-each row's predicted time is convex and piecewise linear in x, so Newton's method from above
-lands on the exact rational root), rounded to ``DIGITS`` decimal places. ``calibrate_efficiency``
-recomputes it (``bench/calibrate_llm.py`` prints it; a test checks the constant equals it).
-
-H100: no row in Table 5 and no other calibration run here, so the A100's efficiency is used
-and the evaluation says ``calibrated=False`` ("uncalibrated").
+The derivation: docs/derivations.md, "`explorer.core.llm_calibration`".
 """
 
 from __future__ import annotations
