@@ -1,18 +1,6 @@
 """Partition types described once, partition spaces, and the inter-layer table derived from layouts.
 
-The type table (``TYPE_SPECS``) is the one place a partition type is described: which
-dimension of the layer it halves, which tensor its intra-layer exchange carries, the
-layouts it produces and needs (as a layer and as a join node), and its spellings. Everything
-else is derived from it: the global type order, count vectors (one entry per type), which
-tensor sizes each earlier choice halves, the reachable count states, the join types, and the
-inter-layer table.
-
-model.md section 4: a tensor between two layers is row-split (by batch), column-split
-(by channel) or duplicated across the two sibling groups of a level. Re-laying it out
-costs, per group and one way, a quarter of the tensor for row<->column, a half for
-split->duplicated, nothing from duplicated or to the same layout. Each partition type
-says which layout it produces and needs for the forward activation F and the backward
-error E; the inter-layer table is the sum of the forward and backward re-layouts.
+The derivation: docs/derivations.md, "Partition types and layouts".
 """
 
 from __future__ import annotations
