@@ -1,17 +1,6 @@
 """Uneven splits: group shares and amounts of plans with split fractions, the alpha space and the split rules.
 
-At level h every group splits each layer's dimension its type splits (I -> B, II -> D_i, III ->
-D_o; a grouped conv's II -> G) between its two subgroups alpha : (1 - alpha) (``Plan.alphas``;
-empty = every alpha 1/2, the even split). A group's share of a dimension is the product of its
-ancestors' parts; the amounts are the one formula set of ``core.partition``/``core.comm``
-(``relayout_split``, ``edge_split``, ``held_elements``, ``share_flops``), of which the even
-coefficients are the alpha = 1/2 case. A pair's exchange takes max(side 0, side 1) * dtype / b_h;
-a leaf's step time is ``timing.step_time`` of its compute and its groups' exchanges; the array's
-is the slowest leaf's (``core.evaluate.evaluate_split``, the one evaluator's form for uneven
-plans). ``AlphaSpace`` declares what the solvers choose from (classes of identical subtrees share
-one alpha per layer; free classes take the grid and their proportional ratio).
-The full derivation (amounts from layouts, grouped convs and whole units, attention and
-embeddings, memory, speed) is in the manual: docs/uneven.md, "The model".
+The derivation: docs/derivations.md, "`explorer.core.uneven`".
 """
 
 from __future__ import annotations
