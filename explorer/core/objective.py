@@ -1,17 +1,6 @@
 """Objectives (model.md section 5): what the solvers minimise, and what it is worth in real terms.
 
-The solvers minimise a weighted sum of the level costs, sum_h w_h * c_h (integers, in the cost
-tables' unit). ``LevelWeights.real`` turns that integer (an objective or a bound) into the
-objective's quantity; it is the one place the two differ:
-
-- ``traffic``: HyPar's total communication, sum_h 2^h c_h elements = scale * sum_h w_h c_h.
-- ``time``: the step time of the slowest accelerator, step_time(compute_s, comm_s) with
-  comm_s = sum_h c_h * dtype_bytes / b_h = scale * sum_h w_h c_h and compute_s that
-  accelerator's training FLOPs at its peak (``timing.compute_time_s``): compute + comm, or
-  max(compute, comm) when the array overlaps them (``timing.step_time``). compute_s does not
-  depend on the plan (a homogeneous array, or an equal split on an array of kinds), and
-  step_time is monotone in comm_s, so a proven comm optimum is a proven step-time optimum and
-  a comm bound gives the step-time bound step_time(compute_s, bound).
+The derivation: docs/derivations.md, "Objectives".
 """
 
 from __future__ import annotations
