@@ -1,8 +1,7 @@
 """Exact pruning of the uneven Pareto DP (``solvers.uneven._pareto_dp``): a completion bound per
-partial plan, integer scores of a sum vector, and an incumbent (docs/derivations.md, "Pruning
-the uneven exact solver").
+partial plan, integer scores of a sum vector, and an incumbent.
 
-The derivation: docs/derivations.md, "`solvers.uneven_prune`".
+The derivation: docs/derivations.md, "Uneven splits: pruning the exact Pareto DP".
 """
 
 from __future__ import annotations
