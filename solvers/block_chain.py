@@ -1,30 +1,7 @@
 """Exact joint optimum over given type-vector domains for graphs that are a chain of blocks
 (issue 23, item 3: LLaMA-7B at H = 10), each block's table built once per identical block.
 
-The graph's biconnected components must form a path: C_1 - s_1 - C_2 - ... - C_m, where the cut
-vertex s_i is shared by C_i and C_{i+1} only (a transformer: attention block, its first residual
-add, feed-forward block, the second add, ...). Each component is a *piece* with an entry a and
-an exit b (its cut vertices; at the chain's ends any node that fits) and, when it has other
-nodes, a hub c: every other node (a spoke) has one edge to c and one edge to a or to b, and
-nothing else (attention: c = the attention node, spokes q, k, v on a and o on b; feed-forward:
-c = the gated product, spokes gate, up on a and down on b). Given c's vector the spokes are
-independent, so the piece's exact cost given both ends is
-
-    T[a, b] = E_ab[a, b] + min_c ( intra_c[c] + A[c, a] + B[c, b] ),
-
-where A sums the c-a edges and each a-spoke's minimum over its own vectors (one row per hub
-vector, the spoke eliminated across its edge to a one level at a time:
-``VectorCosts.reduce_producer`` / ``reduce_consumer``), B likewise for b. The chain is then a
-min-plus product of vectors by these tables (the cut vertices' own costs added between them).
-
-Pieces whose structure and costs are identical (every node's weighted cost vector, every edge's
-per-level cost arrays, same positions: compared element by element, never by name) share one
-table, built over the union of their ends' and hubs' domains (the chain then keeps each end
-within its own domain; a hub may take any vector of its table's union); spokes are never
-restricted. So the result is the exact optimum over a set of plans that holds every plan whose
-ends and hubs lie in the given domains: with the domains of the vectors whose dual marginal is at
-most U, a result <= U is the optimum, and a result > U proves every plan costs more than U. Every cost is read from ``VectorCosts`` (the
-shared cost tables); the decoded plan is re-scored there and must equal the chain's value.
+The method and its proof: docs/solvers.md, "Chains of identical blocks (`pruned`'s first step)".
 """
 
 from __future__ import annotations
