@@ -1,27 +1,7 @@
 """Accountings that HyPar's published figures imply, as NAMED options beside the model.
 
-The model (model.md, ``comm.py``) is the default everywhere and reproduces the AccPar
-reference program bit for bit. HyPar's own figures (HPCA 2019) were produced by the authors'
-simulator, whose plans and model-parallel traffic differ from the model in a way one
-accounting explains (docs/reproducing.md):
-
-``Accounting.HYPAR_FIGURES``
-  - type II's partial-sum exchange carries the layer's output AFTER pooling (the next
-    layer's input, with this layer's batch share), not the convolution's output;
-  - a re-layout out of a type-II layer (II -> II, II -> I) costs nothing: II leaves its
-    output duplicated, and the backward error's gather is not counted;
-  - I -> II costs F/4 + E/4 and I -> I nothing, as in the model.
-
-``Accounting.MODEL`` is model.md's own table, computed by the same code: the tests check it
-equals the evaluator (``evaluate``) and the DP solver on chains, which is what ties this small
-second implementation to the model.
-
-Only chains of conv/fc layers in the {I, II} space (HyPar's setting). Amounts are exact
-rationals, per sibling group and one way, as in ``comm``. Nothing here is used by a solver.
-
-Also here, for HyPar's Fig. 12: ``torus_uniform_level_bandwidths``, the level bandwidths of
-a 2-D torus whose links all have one bandwidth, each level's group exchange crossing one
-path of such links.
+The accounting, what it explains and how it is tied to the model: docs/reproducing.md, "The
+accounting HyPar's figures imply". Nothing here is used by a solver.
 """
 
 from __future__ import annotations
