@@ -1,27 +1,8 @@
 """A mixture of experts in the LLM step model (Mixtral): the router, expert parallelism's
 all-to-all, and the expert weights expert parallelism divides.
 
-A mixture-of-experts layer (``TransformerDims.experts`` E > 0) is attention as in a dense layer,
-a router (an h x E matmul, replicated on the tensor ranks), and E SwiGLU experts of width
-``ffn``, each token routed to ``top_k`` k of them. Routing is assumed balanced (every expert gets
-tokens x k / E of a micro-batch) with capacity factor 1: no token is dropped and no expert waits
-for a busier one. The network's nodes (``frontends.transformer``) hold what a token computes,
-the k routed experts side by side; the parameters (``ParameterCount.expert_per_layer``) every
-expert.
-
-Expert parallelism e (``Parallelism.expert``, dividing d and E): the experts of a layer are
-sharded e ways over e ranks of the data-parallel group (the same tensor rank, consecutive data
-ranks: the group spans t x e consecutive ranks). Per layer and micro-batch each rank dispatches
-its routed tokens to the ranks holding their experts and gets the outputs back: two all-to-alls
-forward (dispatch, combine), two backward (their errors), two more under full recomputation.
-Each is ``fanout.relayout_fraction(ROW, COL, e)`` of the e ranks' tokens: a rank keeps 1/e of
-its k s b h / t routed token-vectors (t: sequence parallelism splits the tokens over the tensor
-ranks, as Megatron-Core requires with tensor-parallel experts) and sends (e - 1)/e of them.
-With tensor parallelism too (t > 1), the dispatched tokens are then all-gathered over the tensor
-ranks and the outputs reduce-scattered, k copies of a token where a dense MLP moves one
-(``routed_tensor_elements``). Expert weights, their gradients and optimizer state are divided by e (and by t: tensor
-parallelism splits every expert); their gradients are all-reduced over the d / e ranks holding
-the same experts (``llm_stage.data_seconds``).
+The model (balanced routing, the all-to-alls, the divided weights): docs/llm-training.md,
+"Mixture of experts (Mixtral)".
 """
 
 from __future__ import annotations
