@@ -1,21 +1,8 @@
 """Where a report goes: ``--output PATH`` written safely, and ``--dump-model`` checked early.
 
-``--output``:
-- ``-`` is standard output;
-- a symlink is written *through* (its target gets the text, the link stays a link);
-- anything that is not a regular file (a character device such as /dev/null or /dev/stdout,
-  a FIFO, a socket) is opened for writing, never replaced;
-- a regular file is replaced atomically: a temp file in the same folder, written, flushed,
-  given the old file's mode (a new file: 0666 less the umask, as the shell would) and its owner
-  and group, then renamed over it. A failure leaves the old file as it was. When the owner
-  cannot be kept (another user's file, writable by us, in a folder we may write), the file is
-  written in place instead, as the shell's ``>`` would, so it stays its owner's.
-
-``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N`` and ``/proc/self/fd/N`` name a descriptor this
-process already holds: the text is written to that descriptor, exactly like printing (so
-``--output /dev/stdout > file`` or ``>> file`` behaves as the redirection says).
-
-Every failure is an ``OutputError`` whose text is one line naming the option and the path.
+The rules (symlinks, devices, descriptors, atomic replacement keeping mode and owner):
+docs/commands.md, "Where the report goes". Every failure is an ``OutputError`` whose text is one
+line naming the option and the path.
 """
 
 from __future__ import annotations
