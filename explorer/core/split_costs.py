@@ -7,15 +7,8 @@ layer's training FLOPs there, per (level, group) the elements side 0 and side 1 
 exchange), and (``VectorLayout.mem``) per leaf its footprint elements; an edge's vector holds its
 re-layout per (level, group) side, for the producer's and the consumer's columns.
 
-The unit. Every alpha is k/D (D: the lcm of 2 and the alphas' denominators). A group's share
-of a dimension at level h is a product of at most h side parts (k/D or (D-k)/D, one per level
-above that splits the dimension), so an intra amount at level h is a whole number of elements
-over D^h; a re-layout multiplies the consumer's input share (over D^h) by a coefficient of
-degree at most 2 in the level's two alphas (a(1-b): over D^2), h + 2 <= H + 1; a leaf's FLOPs and
-footprint carry H parts. So in U = S * D^(H+1) units per element (per FLOP for compute), S the
-lcm of the edge tensors' denominators (1 unless an edge's share of its consumer's input is a
-fraction of an element), every entry is an exact integer: no floor, no slack. At D = 2 (the even
-split) U = 2^(H+1), and the even tables' unit 4 * 2^H is 2U.
+The unit, U = S * D^(H+1) per element, makes every entry an exact integer (no floor, no slack):
+the derivation is on that page.
 """
 
 from __future__ import annotations
