@@ -1,19 +1,6 @@
 """``explore check --uneven``: the uneven-split solvers side by side on an array of kinds.
 
-Each solver that applies runs on the same declared alpha space (``core.uneven.alpha_space``):
-brute force (tiny cases), the exact Pareto DP (chains, tiny), CP-SAT (chains, small), the joint
-solver (``solvers.uneven_joint``: arrays with one kind per half), the AccPar-style DP (each
-layer's and edge's busier side summed: a heuristic, same scope), AccPar's hierarchical DP
-(``solvers.uneven_levels``: level by level, any mix; a heuristic; the row ``dp``, as ``explore
---split optimal --solver dp``; ``levels`` is the same solver under its split's name) and the level-by-level search
-from the hierarchical DP's types, started at the better of the equal and the proportional split
-(``split.search_start``, as ``explore split --split search``: a heuristic, no bound), and the
-proportional split itself (a rule, on the DP's types; it must not beat a proven optimum, and the
-search must not be slower than it). The declared
-space holds each free class's proportional ratio (unless ``--grid-only``), so no proven optimum
-may exceed the proportional split. Every plan is re-scored by
-``evaluate_split``. They agree when every proven optimum is the same, no plan beats it, no
-bound exceeds it, and every reported step time is the evaluator's.
+Which solvers run, on which space, and when they agree: docs/commands.md, "explore check --uneven".
 """
 
 from __future__ import annotations
