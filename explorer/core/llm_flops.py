@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .llm_memory import Recompute
+from .llm_memory import Recompute, check_positive
 
 TERA = 10**12
 
@@ -25,10 +25,7 @@ class GptIteration:
     vocab: int
 
     def __post_init__(self):
-        for name in ("batch", "sequence", "layers", "hidden", "vocab"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
+        check_positive(self, ("batch", "sequence", "layers", "hidden", "vocab"))
 
 
 def model_flops(it: GptIteration) -> int:

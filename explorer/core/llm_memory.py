@@ -31,6 +31,14 @@ class ZeroStage(enum.Enum):
     ZERO3 = 3
 
 
+def check_positive(obj, names) -> None:
+    """ValueError naming the first of ``obj``'s fields ``names`` that is not an integer >= 1."""
+    for name in names:
+        value = getattr(obj, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class Parallelism:
     """Degrees: ``tensor`` t, ``pipeline`` p, ``data`` d; ``sequence_parallel``: Megatron's
@@ -45,10 +53,7 @@ class Parallelism:
     expert: int = 1
 
     def __post_init__(self):
-        for name in ("tensor", "pipeline", "data", "expert"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
+        check_positive(self, ("tensor", "pipeline", "data", "expert"))
 
     @property
     def gpus(self) -> int:
@@ -66,10 +71,7 @@ class Tokens:
     heads: int
 
     def __post_init__(self):
-        for name in ("sequence", "micro_batch", "hidden", "heads"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
+        check_positive(self, ("sequence", "micro_batch", "hidden", "heads"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,19 +18,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from .llm_memory import MemoryBreakdown, Parallelism, Recompute, ZeroStage
+from .llm_memory import MemoryBreakdown, Parallelism, Recompute, ZeroStage, check_positive
 from .network import Network
 from .partition import PartitionType
 
 if TYPE_CHECKING:  # the cluster spec (explorer.core.cluster); evaluate_llm reads only what the interface names
     from .cluster import ClusterSpec
-
-
-def _positive(obj, names) -> None:
-    for name in names:
-        value = getattr(obj, name)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +83,9 @@ class TransformerDims:
     top_k: int = 0
 
     def __post_init__(self):
-        _positive(self, ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq", "batch"))
+        check_positive(self, ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq", "batch"))
         if self.experts or self.top_k:
-            _positive(self, ("experts", "top_k"))
+            check_positive(self, ("experts", "top_k"))
             if self.top_k > self.experts:
                 raise ValueError(f"top_k: {self.top_k} is more than the {self.experts} experts")
 
@@ -143,7 +136,7 @@ class LlmLayout:
     virtual_stages: int = 1
 
     def __post_init__(self):
-        _positive(self, ("micro_batch", "virtual_stages"))
+        check_positive(self, ("micro_batch", "virtual_stages"))
 
 
 @dataclass(frozen=True, slots=True)
