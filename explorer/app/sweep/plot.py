@@ -231,7 +231,7 @@ def _hue_of(r: dict[str, str], hue: tuple[str, ...]) -> str:
     return " ".join(_label(r[h], h) for h in hue) if hue else ""
 
 
-def _check_unique(rows: list[dict[str, str]], keys: tuple[str, ...], cols: list[str], params: list[str]) -> None:
+def _check_unique(rows: list[dict[str, str]], keys: tuple[str, ...], params: list[str]) -> None:
     """One row per (keys): otherwise say which other options vary, so the user can pick."""
     seen = set()
     for r in rows:
@@ -400,7 +400,7 @@ def chart_figure(folder: str | Path, chart: Chart):
     if not y_ok:
         raise _no_number(chart.y, cols, rows)
     if chart.kind != "scatter":
-        _check_unique(y_ok, (*chart.hue, chart.x), cols, _params(cols))
+        _check_unique(y_ok, (*chart.hue, chart.x), _params(cols))
     xs_all, cats = _xvalues(y_ok, chart.x, categorical=chart.kind == "bar")
     fx, fy = (factor(chart.x) if cats is None else 1), factor(chart.y)
     xs_all = [x * fx for x in xs_all]
@@ -496,7 +496,7 @@ def broken_handle(bar: bool):
 def _heatmap(plt, cols, rows, chart: Chart):
     import numpy as np
 
-    _check_unique(rows, (chart.y, chart.x), cols, _params(cols))
+    _check_unique(rows, (chart.y, chart.x), _params(cols))
     xs = _sorted_cats([r[chart.x] for r in rows])
     ys = _sorted_cats([r[chart.y] for r in rows])
     grid = np.full((len(ys), len(xs)), np.nan)
