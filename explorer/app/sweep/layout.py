@@ -136,12 +136,6 @@ def legend_out_of_the_way(ax) -> bool:
     return True
 
 
-def legend_covers_data(ax) -> bool:
-    leg = ax.get_legend()
-    renderer = _renderer(ax.figure)
-    return leg is not None and _covers(leg.get_window_extent(renderer), ax, renderer)
-
-
 def fit_title(ax) -> bool:
     """Wrap a title wider than the figure (tight_layout never shrinks it); True when wrapped."""
     import textwrap
