@@ -270,12 +270,12 @@ def graph_peak_entries(vc) -> int:
         scope = sorted({n for f in bucket for n in f.scope})
         if how == "chain":
             a, b, edge_f = detail
-            F, temp = _dense_peak(V, [a, z], [f for f in bucket if f is not edge_f])
+            F, temp = _dense_peak(V, [f for f in bucket if f is not edge_f])
             u, x = vc.edges[edge_f.edge]
             temp = max(temp, F + reduce_peak(vc.H, vc.dom[u].K, vc.dom[x].K, V[a], u == z))
             new_scope: tuple[int, ...] = (a, b)
         else:
-            S, temp = _dense_peak(V, scope, bucket)
+            S, temp = _dense_peak(V, bucket)
             temp = max(temp, S + S // V[z])
             new_scope = tuple(n for n in scope if n != z)
         peak = max(peak, held + temp)
@@ -299,7 +299,7 @@ def _size(V: list[int], scope) -> int:
     return out
 
 
-def _dense_peak(V: list[int], scope: list[int], bucket: list[_Factor]) -> tuple[int, int]:
+def _dense_peak(V: list[int], bucket: list[_Factor]) -> tuple[int, int]:
     """(entries of ``_dense``'s table, the most entries it holds at once): the table grows factor
     by factor (old and new table alive together); an edge's matrix is built with two temporaries."""
     table, covered, peak = 1, set(), 0
