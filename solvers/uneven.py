@@ -563,7 +563,7 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     m = cp_model.CpModel()
     x, y = _column_booleans(m, columns, edge)
     exprs = _amount_terms(lay, own, edge, x, y, ints)
-    ub = _amount_bound(lay, own, edge, ints) + 1
+    ub = _amount_bound(own, edge, ints) + 1
     comp, link = _component_vars(m, lay, exprs, ub)
     for p, most in _limits(array, lay, rules):
         if p < lay.pos_end:
@@ -598,7 +598,7 @@ def _tie_step_time(m, array: ArraySpec, costs: SplitCosts, columns, x, y):
     """Under traffic, the step time on the same Booleans (its own integer scale: the time's rates)."""
     lay = costs.layout
     own, edge, _, ints, _ = _scaled_amounts(array, costs, columns, TIME_ONLY)
-    ub = _amount_bound(lay, own, edge, ints) + 1
+    ub = _amount_bound(own, edge, ints) + 1
     comp, link = _component_vars(m, lay, _amount_terms(lay, own, edge, x, y, ints), ub)
     return _step_time_var(m, array, lay, comp, link, ub)
 
@@ -700,7 +700,7 @@ def _amount_terms(lay: VectorLayout, own, edge, x, y, ints) -> list[list]:
     return exprs
 
 
-def _amount_bound(lay: VectorLayout, own, edge, ints) -> int:
+def _amount_bound(own, edge, ints) -> int:
     """An upper bound on every component's integer sum; refused beyond 64-bit integers."""
     total_bound = 0
     for vecs in list(own) + list(edge):  # each vector scaled once (not once per component)
