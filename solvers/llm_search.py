@@ -133,7 +133,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
             progress("searching layouts", n + 1, len(fitting))
     if best is not None and space.search_types:
         scored, best = _settle_types(problem, scored, best, types, evaluate, deadline)
-        best = _certify(problem, best, types)
+        best = _certify(best, types)
     bound = None
     if best is None:
         status = Status.UNKNOWN if unresolved else Status.INFEASIBLE
@@ -200,7 +200,7 @@ def _score(problem, cand: Candidate, types, evaluate) -> Scored:
     return replace(s, types_bound=quick_bound(problem, cand, layout, s.step_time_s, at_cuts))
 
 
-def _certify(problem, best: Scored, types) -> Scored:
+def _certify(best: Scored, types) -> Scored:
     """The best plan with ``blocks_certified``: its last type's periodic optimum at the relaxation's
     minimum (``llm_types.BlockTypes.blocks_certified``, whose relaxation is computed for it only);
     t = 1 (nothing to certify) or types not searched: as scored."""
