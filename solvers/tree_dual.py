@@ -1,18 +1,11 @@
 """A Lagrangian (dual decomposition) lower bound over type vectors that never builds a table wider
-than one node's vectors: the graph's maximum spanning tree (by edge tensor) keeps its edges; every
-other edge e = (u, x) goes to a private copy x' of its consumer, hung on u as a leaf, with the
-multipliers lam_e(x') on the copy and -lam_e(x) on x. For every integer lam, every plan (x' = x)
-costs the same in this relaxation as in the problem, so the relaxation's optimum is a lower
-bound, and its min-marginal at a node's vector v bounds every plan with that node at v: a vector
-whose marginal exceeds an incumbent's cost is in no plan better than the incumbent.
+than one node's vectors: a spanning tree of the graph (``spanning_tree``) keeps its edges, every
+other edge goes to a private copy of its consumer tied to it by integer multipliers; a vector
+whose min-marginal exceeds an incumbent's cost is in no better plan.
 
-Each evaluation is one sweep of tree messages, one ``reduce_producer`` / ``reduce_consumer`` per
-edge (H * K^(H+1) work, K^H memory: the same steps as the exact chain). The multipliers move
-towards agreeing marginals at x and x' (the averaging step of dual decomposition, damped); the
-tree's Viterbi plan, improved node by node (ICM), is the incumbent. Every evaluation's marginals
-are valid, so the elementwise maximum over evaluations is kept. Vectors that pins, forbids or a
-node's kind exclude cost the incumbent's cost + 1 (``_penalised``): the optimum is unchanged,
-and their marginals mean nothing (callers drop them: ``VectorCosts.blocked``).
+The method: docs/benchmarks.md ("How `pruned` proves") and docs/solvers.md. Vectors that pins,
+forbids or a node's kind exclude cost the incumbent's cost + 1 (``_penalised``): the optimum is
+unchanged, and their marginals mean nothing (callers drop them: ``VectorCosts.blocked``).
 """
 
 from __future__ import annotations
