@@ -1,18 +1,6 @@
 """Build the Constraints of a problem from the array spec, a constraints file and CLI options.
 
-Constraints file (version 1)::
-
-    version: 1
-    caps:                  # level -> bytes per link per direction per step, or a time budget
-      0: 2GB
-      2: 5ms
-    memory_GiB: 8          # per accelerator (overrides the array's)
-    weight_copies: 2       # optimizer state buffers per weight (Adam: 2)
-    pins: ["fc6@*=II", "conv1_1@0=I"]     # LAYER@LEVEL=TYPE, LEVEL may be *
-    forbids: ["fc8=III"]                  # LAYER=TYPE
-
-Precedence: caps from every source are combined (the tightest per level wins); memory and
-weight_copies from the command line override the file, which overrides the array.
+The file's format (version 1) and the precedence of the sources: docs/constraints.md, "Constraints file".
 """
 
 from __future__ import annotations
