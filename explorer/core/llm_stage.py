@@ -111,7 +111,6 @@ class Parts:
     pre: PartCost
     post: PartCost
     block_nodes: tuple[Layer, ...]  # with a mixture of experts' router (``llm_experts.router_layer``)
-    head_nodes: tuple[Layer, ...]  # the post part's nodes, with a tied head's logit layer
 
 
 _MEMO: dict = {}  # (id(network), id(cluster), dims, t, sequence_parallel, b, types, recompute) -> (network, cluster, Parts)
@@ -201,7 +200,7 @@ def _part_costs(problem: LlmProblem, layout: LlmLayout, b: int) -> Parts:
                tensor_amounts(net, parts.pre, pre_t, t, b, reduce_scatter=sp))
     post_nodes = tuple(net.layers[k] for k in parts.post) + head
     post = cost(sum(training_flops(x, b) for x in post_nodes), post_amounts(problem, types[-1], t, b, sp))
-    return Parts(block, pre, post, flop_nodes, post_nodes)
+    return Parts(block, pre, post, flop_nodes)
 
 
 def stage_cut(layers: int, pipeline: int, per_layer: Fraction, extras: tuple[Fraction, ...]) -> tuple[int, ...]:
