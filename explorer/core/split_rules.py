@@ -1,17 +1,7 @@
 """What a plan with split fractions must satisfy and what it minimises: the even split's side
-constraints and objectives, read on the uneven model (docs/uneven.md, "Constraints and objectives").
-
-- Pins and forbids act cell by cell, as in the even split: the types a solver may give a layer
-  at a level are the space's types the node offers there (``Layer.offers``) less
-  the forbidden ones, or the pinned one (``SplitRules.types``).
-- c_h of a split plan is its level's busiest side: the most elements any side of any pair of
-  level h sends (``Evaluation.level_cost`` of ``evaluate_split``); with every alpha 1/2 every
-  side sends the same, the even split's c_h. A cap binds on it: c_h * dtype_bytes <= cap_h.
-- Memory is per accelerator against its kind's memory (or one limit for every kind, ``--memory``):
-  a leaf's footprint (``uneven.leaf_footprint_elements``) * dtype_bytes <= its limit.
-- ``Objective.TIME``: the step time of the slowest accelerator (max over sides and leaves);
-  ``Objective.TRAFFIC``: sum_h 2^h c_h elements, the even split's weights on the busiest sides
-  (with every alpha 1/2: the even split's traffic objective).
+constraints and objectives, read on the uneven model (pins and forbids per cell, a cap on a
+level's busiest side, memory per kind, the time and traffic objectives): docs/uneven.md,
+"Constraints and objectives".
 """
 
 from __future__ import annotations
