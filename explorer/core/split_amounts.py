@@ -1,17 +1,9 @@
 """The integer pass of the split evaluator (``evaluate.evaluate_split``): one plan's per-group
 amounts, per-leaf compute and per-leaf memory, summed in integers and returned as the exact
-Fractions ``evaluate.split_evaluation`` takes.
+Fractions ``evaluate.split_evaluation`` takes. The solvers' table (``SplitCosts``) is not read.
 
-Group by group as the Fraction reference (``evaluate_split_rational``, from ``core.uneven``'s
-shares), but each share is an integer numerator over a power of D (the lcm of 2 and the plan's
-alpha denominators): at level h a group's share of a dimension is the product of its ancestors'
-side parts (k or D - k over D) at the levels whose type splits it, and those levels are the same
-for every group of the level, so the power of D under each share is one per (level, layer). In
-U = S * D^(H+1) units per element (``core.split_costs``, which derives it) every intra and
-re-layout amount is an integer, and a leaf's FLOPs and footprint are integers over D^H. The
-formulas are the model's: the re-layout coefficients of ``comm.edge_split`` times D^2
-(``split_costs.edge_units``), ``comm.held_elements``' rule, ``comm.training_flops``; the
-solvers' table (``SplitCosts``) is not read.
+Why every share is an integer over a power of D, and the reference it is tested against:
+docs/model-implemented.md, "Uneven splits in integers".
 """
 
 from __future__ import annotations
