@@ -1,16 +1,8 @@
 """A GPU cluster: GPUs in nodes, nodes in bandwidth tiers (issue 21, item 3).
 
-A cluster is ``gpus`` GPUs of one kind (``GpuKind``: dense BF16 peak, memory), ``gpus_per_node``
-to a node, and a list of bandwidth tiers, innermost first (``Tier``). A tier is a domain size
-in GPUs and the bandwidth each GPU has, each way, to the GPUs of its domain that are not in a
-smaller one: tier 0 is the node (NVLink through NVSwitch, ``size == gpus_per_node``), the
-outermost tier is the whole instance (InfiniBand, ``size == gpus``), and optional tiers in
-between (e.g. a leaf-spine domain of 256 GPUs) describe an oversubscribed network.
-
-Ranks fill a node first (Megatron's rank order), so a collective among ``span`` consecutive
-ranks runs at the bandwidth of the first tier whose size is at least ``span``
-(``ClusterSpec.bandwidth_Bps``); a span larger than every tier size uses the outermost tier.
-Everything is exact (``Fraction``); GB/s is 10^9 bytes/s and GiB is 2^30 bytes.
+What a cluster and its tiers are, and which tier a collective of ``span`` consecutive ranks runs
+at (``ClusterSpec.bandwidth_Bps``): docs/specs.md, "GPU clusters". Everything is exact
+(``Fraction``); GB/s is 10^9 bytes/s and GiB is 2^30 bytes.
 """
 
 from __future__ import annotations
