@@ -1,16 +1,9 @@
 """Exhaustive enumeration, the oracle of last resort, for both splits: every plan, the first
 best in enumeration order wins, refused above a plan limit (one ``InstanceTooLarge`` line).
-
-- ``solve`` (the even split; ``--solver brute``, ``explore check``): every type plan, level by
-  level (each level's row in I < II < III order), its objective summed from the shared cost
-  tables; every constraint the problem carries is checked per plan (pins and forbids prune).
-- ``solve_split`` (an uneven split; ``--split optimal --solver brute``, ``explore check --split
-  optimal``): every plan of the declared alpha space (per layer a column: a type and an alpha per
-  group at every level, ``solvers.uneven._columns``), each scored by the one evaluator
-  (``evaluate_split``, the definition of the step time).
-
-Both honour a time limit (``--time-limit``): past it the enumeration stops and returns the best
-plan so far as ``feasible`` (no bound, never ``optimal``), or ``unknown`` when none was kept yet.
+``solve``: the even split's type plans, level by level, from the shared cost tables;
+``solve_split``: an uneven split's types and declared alphas, each plan scored by
+``evaluate_split`` (docs/solvers.md). Past a time limit both return the best plan so far as
+``feasible`` (no bound, never ``optimal``), or ``unknown`` when none was kept yet.
 """
 
 from __future__ import annotations
