@@ -260,6 +260,10 @@ def test_pareto_by_gives_one_front_per_model(tmp_path, capsys):
     (["--pareto-by", "model"], "--pareto-by: groups the Pareto front: give --pareto COL,COL too"),
     ([*FRONT, "--pareto-by", "batch"], "--pareto-by: unknown key batch (the sweep's keys: model, levels, solver, objective)"),
     (["--pareto", "step_time_s,levels", "--pareto-by", "levels"], "--pareto-by: levels is also a --pareto column"),
+    ([*FRONT, "--pareto-by", "step_time_s"], "--pareto-by: step_time_s is a --pareto column (a result), not a sweep key "
+                                             "to group by (the sweep's keys: model, levels, solver, objective)"),
+    ([*FRONT, "--pareto-by", "status"], "--pareto-by: status is a result column, not a sweep key to group by "
+                                        "(the sweep's keys: model, levels, solver, objective)"),
 ])
 def test_pareto_by_refusals(tmp_path, capsys, args, message):
     code, _, err = run_cli(["sweep", sweep_file(tmp_path, PF), "--out", str(tmp_path / "o"), *args], capsys)
