@@ -106,7 +106,7 @@ def table_gap(count: int) -> None:
             kinds = {p: AcceleratorKind(f"k{p}", Fraction(p), Fraction(16)) for p in set(peaks)}
             arr = ArraySpec("two-kinds", H, 2, (Fraction(rng.choice([1, 10, 100, 2000])),) * H, Fraction(min(peaks)),
                             Fraction(16), leaves=tuple(kinds[p] for p in peaks))
-            net = random_chain(seed, rng.randint(2, 4) if H == 1 else 2, max_channels=32, max_size=4)
+            net = random_chain(seed, rng.randint(2, 4) if H == 1 else 2, max_channels=32, max_size=4, consistent=False)
             aspace = alpha_space(arr, alpha_grid(4))
             t0 = time.perf_counter()
             lv = levels_uneven(net, arr, Space.HYPAR, aspace)

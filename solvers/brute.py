@@ -15,6 +15,7 @@ from explorer.core.array import ArraySpec
 from explorer.core.comm import advance, zero_counts
 from explorer.core.errors import InstanceTooLarge
 from explorer.core.evaluate import evaluate_split
+from explorer.core.names import given_as
 from explorer.core.uneven import FreeAlphas, check_array, check_network
 from explorer.core.network import Network
 from explorer.core.partition import Space
@@ -65,7 +66,7 @@ def plan_count(problem: Problem) -> int:
 def _check_size(n: int, limit: int, shape: str) -> None:
     if n > limit:
         raise InstanceTooLarge(f"brute: {format_count(n)} plans ({shape}) exceeds its limit of {limit:,}; "
-                               "use --solver exact or cpsat")
+                               f"use {given_as('--solver')} exact or cpsat")
 
 
 def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:

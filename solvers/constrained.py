@@ -12,6 +12,7 @@ from fractions import Fraction
 import numpy as np
 
 from explorer.core.constraints import limit_suggestion
+from explorer.core.names import given_as
 from explorer.core.problem import Problem
 from explorer.core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status, plan_solution
 
@@ -52,7 +53,7 @@ def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts |
     except TimeoutError:  # TimeUp (graphs: between two steps of an elimination or the label pass), BuildTimeout
         info["reason"] = (f"the time limit ({time_budget(options):g} s) ran out before the gap closed "
                           f"({info['method']}, {ch.evaluations} relaxed solves): the best plan met and the best "
-                          "bound proven; raise --time-limit")
+                          f"bound proven; raise {given_as('--time-limit')}")
         return _result(problem, ch, ch.proven_bound, t0, info, proven=False)
     except KeyboardInterrupt:  # Ctrl-C: the best plan met and the best bound so far, as CP-SAT reports them
         info["reason"] = INTERRUPTED_WITH_PLAN if ch.incumbent is not None else "stopped by Ctrl-C before any plan"
@@ -206,7 +207,7 @@ def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, 
     info["method"] = info["method"] + "+cpsat" if not ch.graph else "lagrangian+cpsat"
     if not ch.fits(model_bytes(problem)):  # (the labels' arrays are gone by now)
         info["reason"] = ("CP-SAT's restricted model would pass the exact solver's memory limit: the best plan met "
-                          "and the best bound proven; --solver cpsat searches without it")
+                          f"and the best bound proven; {given_as('--solver')} cpsat searches without it")
         return _result(problem, ch, bound, t0, info, proven=False)
     search = _Restricted(problem, ch)
     deadline = t0 + time_budget(options)
@@ -236,8 +237,8 @@ def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, 
 def _out_of_time_reason(rounds: int, spent_s: float, options: SolveOptions) -> str:
     """Why the CP-SAT fallback stopped without a proof: its rounds ran out of time, or none could
     start (the bound and the labels took the whole limit); the limit given, or the default one."""
-    limit = ("--time-limit" if options.time_limit_s is not None
-             else f"the default limit of {DEFAULT_TIME_LIMIT:g} s (--time-limit sets another)")
+    limit = (given_as("--time-limit") if options.time_limit_s is not None
+             else f"the default limit of {DEFAULT_TIME_LIMIT:g} s ({given_as('--time-limit')} sets another)")
     if rounds == 0:
         return (f"the Lagrangian bound and the labels took the whole time limit ({spent_s:.1f} s of {limit}) before "
                 "CP-SAT's restricted search could start; a longer limit lets it run")

@@ -16,6 +16,7 @@ from ortools.sat.python import cp_model
 from explorer.core.comm import add_type
 from explorer.core.constraints import limit_suggestion
 from explorer.core.errors import InstanceTooLarge, SpecError
+from explorer.core.names import given_as
 from explorer.core.problem import Problem
 from explorer.core.units import format_count
 
@@ -138,9 +139,9 @@ class _Progress(cp_model.CpSolverSolutionCallback):
 def _check_int32(options: SolveOptions) -> None:
     """CP-SAT's seed and worker count are int32 parameters: out of range is bad input, not a TypeError."""
     if not 0 <= options.seed < 2**31:
-        raise SpecError("--seed", f"must be between 0 and {2**31 - 1}, got {format_count(options.seed)}")
+        raise SpecError(given_as("--seed"), f"must be between 0 and {2**31 - 1}, got {format_count(options.seed)}")
     if options.workers is not None and not 1 <= options.workers < 2**31:
-        raise SpecError("--workers", f"must be between 1 and {2**31 - 1}, got {format_count(options.workers)}")
+        raise SpecError(given_as("--workers"), f"must be between 1 and {2**31 - 1}, got {format_count(options.workers)}")
 
 
 def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
@@ -157,7 +158,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     except BuildTimeout:
         return _out_of_time(problem, options, t0)
     if options.dump_model and not model.export_to_file(options.dump_model):
-        raise SpecError("--dump-model", f"CP-SAT could not write the model to {options.dump_model}")
+        raise SpecError(given_as("--dump-model"), f"CP-SAT could not write the model to {options.dump_model}")
     solver = _configured_solver(options)
     if deadline is not None:  # the search gets what the build left
         solver.parameters.max_time_in_seconds = max(deadline - time.perf_counter(), MIN_SEARCH_SHARE * limit)
@@ -178,7 +179,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         if status == cp_model.UNKNOWN and hint is not None and options.lower_bound is None and deadline is not None:
             info["reason"] = ("CP-SAT found no plan in the time the build left: its hint (the DP's plan), no bound "
-                              "(raise --time-limit for a search)")
+                              f"(raise {given_as('--time-limit')} for a search)")
             return plan_solution("cpsat", problem, hint, Status.FEASIBLE, wall, info=info)
         info["reason"] = no_plan_reason(solver.status_name(status), deadline is not None,
                                         options.deterministic_time_limit is not None)
@@ -190,12 +191,13 @@ def no_plan_reason(status_name: str, time_limited: bool, deterministic: bool = F
     """Why CP-SAT returned no plan: its time limit (raising it may help) only when one was set and
     the status is UNKNOWN; an invalid model is a bug, and without a time limit the limit is not why."""
     if status_name == "UNKNOWN" and time_limited:
-        return "CP-SAT found no plan within the time limit (status UNKNOWN); raise --time-limit"
+        return f"CP-SAT found no plan within the time limit (status UNKNOWN); raise {given_as('--time-limit')}"
     if status_name == "UNKNOWN" and deterministic:
         return "CP-SAT found no plan within its deterministic time limit (status UNKNOWN); raise that limit"
     if status_name == "MODEL_INVALID":
         return "CP-SAT rejected the model (status MODEL_INVALID): a bug in the formulation, not a limit; please report it"
-    return f"CP-SAT found no plan (status {status_name}) and no time limit stopped it: a longer --time-limit would not help"
+    return (f"CP-SAT found no plan (status {status_name}) and no time limit stopped it: a longer "
+            f"{given_as('--time-limit')} would not help")
 
 
 def _out_of_time(problem: Problem, options: SolveOptions, t0: float) -> Solution:
@@ -207,9 +209,9 @@ def _out_of_time(problem: Problem, options: SolveOptions, t0: float) -> Solution
     wall = time.perf_counter() - t0
     why = "the time limit ran out while building the CP-SAT model"
     if plan is None:
-        info = {"reason": why + ", before any plan: raise --time-limit"}
+        info = {"reason": why + f", before any plan: raise {given_as('--time-limit')}"}
         return Solution("cpsat", Status.UNKNOWN, None, None, None, None, wall, info)
-    info = {"reason": why + ": the DP's plan, no bound (raise --time-limit for a search)"}
+    info = {"reason": why + f": the DP's plan, no bound (raise {given_as('--time-limit')} for a search)"}
     return plan_solution("cpsat", problem, plan, Status.FEASIBLE, wall, info=info)
 
 

@@ -11,6 +11,7 @@ from operator import itemgetter
 from explorer.core.comm import Counts, advance, zero_counts
 from explorer.core.costs import CHAIN_SIZES_BELOW, ChainSizes, chain_sizes
 from explorer.core.errors import InstanceTooLarge
+from explorer.core.names import given_as
 from explorer.core.units import format_count
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
@@ -590,7 +591,7 @@ def _level_by_cpsat(problem: Problem, h: int, counts: list[Counts], time_limit_s
     found = level_by_cpsat(intra, inter, problem.tables.edges, _allowed_indices(problem, h), time_limit_s, seed)
     if found is None:
         raise InstanceTooLarge(f"dp: level {h} is too wide for the DP and its costs exceed CP-SAT's int64 range "
-                               "(or CP-SAT found no plan in its time); use --solver cpsat")
+                               f"(or CP-SAT found no plan in its time); use {given_as('--solver')} cpsat")
     choice, cost, proven = found
     return [types[k] for k in choice], cost, proven
 

@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 from explorer.core.errors import InstanceTooLarge
+from explorer.core.names import given_as
 from explorer.core.plan import Plan
 
 from .vectors import VectorCosts, reduce_peak
@@ -317,5 +318,5 @@ def instead(problem) -> str:
     """What takes a graph too large for the exact elimination: bound and prune (``solvers.pruned``)
     where no link cap couples the layers (it checks the memory limit on its plan), and CP-SAT."""
     if problem.network.is_chain or problem.constraints.caps:
-        return "use --solver cpsat"
-    return "use --solver pruned (bound and prune: a proven optimum, or a bound and the gap) or cpsat"
+        return f"use {given_as('--solver')} cpsat"
+    return f"use {given_as('--solver')} pruned (bound and prune: a proven optimum, or a bound and the gap) or cpsat"

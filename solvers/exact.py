@@ -10,6 +10,7 @@ import time
 
 
 from explorer.core.errors import InstanceTooLarge
+from explorer.core.names import given_as
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
@@ -34,7 +35,7 @@ def check_size(problem: Problem, max_states: int | None = None) -> None:
     if n > limit:
         raise InstanceTooLarge(
             f"exact: {K}^{H} = {n:,} type vectors per layer ({problem.space} space, {H} levels) exceeds its limit "
-            f"of {limit:,}; use --solver cpsat"
+            f"of {limit:,}; use {given_as('--solver')} cpsat"
         )
     if L * n > MAX_STORED:
         raise InstanceTooLarge(

@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from explorer.core.errors import Refused
+from explorer.core.names import given_as
 from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
@@ -28,15 +29,19 @@ from .vectors import VectorCosts
 DEFAULT_TIME_S = 60.0
 
 
+def _instead() -> str:
+    return f"use {given_as('--solver')} cpsat (or exact, on graphs it can eliminate)"
+
+
 def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 40,
           max_entries: int = MAX_ENTRIES) -> Solution:
     options = options or SolveOptions()
     t0 = time.perf_counter()
     if problem.constraints.caps:
-        raise Refused("pruned: link caps couple the layers (it takes pins and forbids only); use --solver cpsat (or exact, on graphs it can eliminate)")
+        raise Refused(f"pruned: link caps couple the layers (it takes pins and forbids only); {_instead()}")
     vc = VectorCosts(problem)
     if not vc.use_int64:
-        raise Refused("pruned: costs beyond int64 at these levels and batch; use --solver cpsat (or exact, on graphs it can eliminate)")
+        raise Refused(f"pruned: costs beyond int64 at these levels and batch; {_instead()}")
     if any(vc.blocked(n).all() for n in range(vc.N)):
         return _infeasible(t0)
     sol = _solve_relaxed(problem, vc, options, t0, rounds, max_entries)
@@ -58,7 +63,7 @@ def _within_memory(problem: Problem, sol: Solution) -> Solution:
     broken = problem.plan_violations_units(sol.level_units, sol.plan.types)
     if broken:
         raise Refused(f"pruned: its plan breaks {'; '.join(broken)} (a binding memory limit couples the layers); "
-                      "use --solver cpsat (or exact, on graphs it can eliminate)")
+                      f"{_instead()}")
     return sol
 
 
@@ -68,7 +73,7 @@ def _chain_hint(skipped: dict, limit: float) -> str:
         return ""
     need = skipped["estimate_s"] / block_chain.SHARE
     return (f"; this graph is a chain of blocks, solved exactly at once in an estimated {skipped['estimate_s']:.1f} s, "
-            f"more than half of --time-limit {limit:g} s: raise it to about {max(need * 1.5, limit + 1):.0f} s")
+            f"more than half of {given_as('--time-limit')} {limit:g} s: raise it to about {max(need * 1.5, limit + 1):.0f} s")
 
 
 def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0: float, rounds: int,

@@ -193,3 +193,14 @@ def test_network_chain_checks():
     assert not Network("n", 1, net.layers, ((0, 1), (1, 2), (2, 3), (2, 4))).is_chain
     assert not Network("n", 1, net.layers, net.edges, edge_shares=(Fraction(1),) * 3 + (Fraction(1, 2),)).whole_edges
     assert Network("n", 1, net.layers, net.edges, edge_shares=(Fraction(1),) * 4).whole_edges
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_default_random_chain_passes_the_network_check(seed):
+    """random_chain's defaults give a chain whose every layer reads what its input outputs (the API
+    refuses anything else); consistent=False keeps the benchmarks' unchecked draws."""
+    from explorer.core.network_check import network_problems
+
+    assert network_problems(random_chain(seed, 1 + seed % 9)) == []
+    assert network_problems(random_chain(seed, 1 + seed % 9, max_channels=4, max_size=2)) == []
+    assert network_problems(random_chain(1, 5, consistent=False))  # the drawn sizes, as they were

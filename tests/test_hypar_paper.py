@@ -123,6 +123,7 @@ def test_sweep_references_are_the_papers_numbers():
     ref11 = load_yaml_file(SWEEPS / "fig11-scalability.yaml")["reference"]["series"]
     ratio = {n: h / d for n, h, d in zip(data.FIG11_ACCELERATORS, data.FIG11_HYPAR, data.FIG11_DP) if n > 1}
     assert ref11["HyPar / data parallel"] == {n: round(r, 3) for n, r in ratio.items()}
+    assert ref11["data parallel"] == {n: d / d for n, d in zip(data.FIG11_ACCELERATORS, data.FIG11_DP) if n > 1}
     ref7 = load_yaml_file(SWEEPS / "fig7-energy.yaml")["reference"]
     assert ref7["gmean"] == {"HyPar": data.FIG7_GMEAN, "model parallel": data.FIG7_MP_GMEAN}
     assert ref7["series"]["HyPar"] == {model_of[n]: v for n, v in data._per_network(7, "hypar").items()}

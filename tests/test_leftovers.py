@@ -220,6 +220,35 @@ def test_the_api_renames_an_errors_source_not_its_text():
     assert ex.value.source == "levels"
 
 
+def test_solver_refusals_name_the_options_as_the_front_end_does(tmp_path, capsys):
+    """A refusal made in solvers/ says what to use in the words of the front end running it: the
+    CLI's options, the API's arguments, a sweep row's keys (core.names), never rewritten after."""
+    import csv
+
+    from explorer import api
+    from explorer.core.errors import Refused
+    from explorer.core.names import Frontend, named_for
+    from explorer.solvers.cpsat import no_plan_reason
+
+    code, _, err = run_cli(["--model", "lenet-c", "--solver", "pruned", "--cap", "0=1GB"], capsys)
+    assert code == 2 and err.strip().endswith("; use --solver cpsat (or exact, on graphs it can eliminate)")
+    with pytest.raises(Refused) as ex:
+        api.solve("lenet-c", solver="pruned", caps={0: "1GB"})
+    assert str(ex.value).endswith("; use solver cpsat (or exact, on graphs it can eliminate)")
+    with pytest.raises(Refused) as ex:
+        api.solve("vgg-a", solver="brute")
+    assert str(ex.value).endswith("; use solver exact or cpsat")
+    f = sweep_file(tmp_path, "version: 1\nname: r\ngrid: {levels: [2]}\n"
+                             "fixed: {model: lenet-c, solver: pruned, caps: ['0=1GB']}\n")
+    assert run_cli(["sweep", f, "--out", str(tmp_path / "o"), "--workers", "1", "--quiet"], capsys)[0] == 0
+    with open(tmp_path / "o" / "results.csv", newline="") as fh:
+        row, = csv.DictReader(fh)
+    assert row["status"] == "refused" and row["error"].endswith("; use solver cpsat (or exact, on graphs it can eliminate)")
+    with named_for(Frontend.API):  # a reason in a result, too
+        assert no_plan_reason("UNKNOWN", True).endswith("; raise time_limit")
+    assert no_plan_reason("UNKNOWN", True).endswith("; raise --time-limit")
+
+
 PF = "version: 1\nname: pf\ngrid: {model: [lenet-c, alexnet], levels: [1, 2, 3], solver: [dp]}\nfixed: {objective: time}\n"
 FRONT = ["--pareto", "step_time_s,memory_bytes_per_accelerator"]
 
@@ -260,6 +289,10 @@ def test_pareto_by_gives_one_front_per_model(tmp_path, capsys):
     (["--pareto-by", "model"], "--pareto-by: groups the Pareto front: give --pareto COL,COL too"),
     ([*FRONT, "--pareto-by", "batch"], "--pareto-by: unknown key batch (the sweep's keys: model, levels, solver, objective)"),
     (["--pareto", "step_time_s,levels", "--pareto-by", "levels"], "--pareto-by: levels is also a --pareto column"),
+    ([*FRONT, "--pareto-by", "step_time_s"], "--pareto-by: step_time_s is a --pareto column (a result), not a sweep key "
+                                             "to group by (the sweep's keys: model, levels, solver, objective)"),
+    ([*FRONT, "--pareto-by", "status"], "--pareto-by: status is a result column, not a sweep key to group by "
+                                        "(the sweep's keys: model, levels, solver, objective)"),
 ])
 def test_pareto_by_refusals(tmp_path, capsys, args, message):
     code, _, err = run_cli(["sweep", sweep_file(tmp_path, PF), "--out", str(tmp_path / "o"), *args], capsys)

@@ -73,6 +73,18 @@ def test_explore_json_keys_dp_plan_breaking_a_cap(capsys):
     assert r["status"] == "level-optimal" and r["ok"] is False and r["bound"] is None and r["gap"] is None
 
 
+@pytest.mark.parametrize("args", [["--model", "lenet-c", "--array", "hypar-paper", "--levels", "2"],
+                                  ["split"]], ids=["even", "uneven"])
+def test_a_cap_given_as_a_time_carries_its_seconds(capsys, args):
+    """--cap 0=1ms: the bytes (seconds x the level's bandwidth, as the text shows) and the seconds,
+    the same in an even and an uneven run's JSON; a cap in bytes has no seconds."""
+    code, out, _ = run([*args, "--cap", "0=1ms", "--cap", "1=2MB", "--format", "json"], capsys)
+    caps = json.loads(out)["constraints"]["caps"]
+    b = json.loads(out)["time_model"]["level_bandwidth_GBps"][0]
+    assert caps[0] == {"level": 0, "bytes": Fraction(str(b)) * 10**9 / 1000, "seconds": "1/1000", "from": "--cap"}
+    assert caps[1] == {"level": 1, "bytes": 2 * 10**6, "from": "--cap"}
+
+
 TIME_TERMS = {"time_objective", "time_objective.step_time", "time_objective.compute_s"}
 
 

@@ -270,7 +270,7 @@ def test_failures_are_rows_in_grid_order_and_errors_are_not_cached(tmp_path, mon
     outs = list(run_points(sw.points, sw.base_dir, InProcess(), cache))
     assert [o.index for o in outs] == list(range(6))  # grid order although the engine ran backwards
     assert [o.status for o in outs] == ["level-optimal", "optimal", "refused", "infeasible", "invalid", "error"]
-    assert "use --solver cpsat" in outs[2].error
+    assert "use solver cpsat" in outs[2].error  # the sweep's key, not explore's option
     assert "these conflict: memory" in outs[3].error
     assert "level 5 is out of range" in outs[4].error
     assert outs[5].error.startswith("RuntimeError: boom")

@@ -24,8 +24,8 @@ def arguments_for_options(text: str) -> str:
     """``text`` with explore's option names replaced by the arguments ('--split search' -> 'split search').
 
     Only for the free text of messages made outside the naming of ``core.names`` (the split's
-    solver rules in ``app/split*`` and ``core/split_rules``, the solvers' refusals); every other
-    message names its option when it is made."""
+    solver rules in ``app/split*``, the uneven solvers' refusals in ``solvers/uneven*``); every
+    other message names its option when it is made."""
     for option, key in OPTION_ARGUMENTS.items():
         text = re.sub(rf"(?<![\w-]){re.escape(option)}(?![\w-])", key, text)
     return text

@@ -11,7 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..core.array import ArraySpec
-from ..core.errors import InstanceTooLarge, Refused
+from ..core.errors import InstanceTooLarge, Refused, refusal_reason
 from ..core.uneven import (
     AlphaSpace,
     FreeAlphas,
@@ -190,7 +190,7 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     try:
         sol = _run(name, network, array, space, aspace, time_limit_s, rules)
     except Refused as err:
-        return SplitCheckRow(name, "refused", None, None, time.perf_counter() - t0, str(err).split("; use --solver")[0], True)
+        return SplitCheckRow(name, "refused", None, None, time.perf_counter() - t0, refusal_reason(err), True)
     if sol.plan is None:
         why = ("no plan and no proof within the time limit" if sol.status is Status.UNKNOWN
                else "no plan keeps to the constraints")

@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import __version__
 from ..core.array import ArraySpec
-from ..core.constraints import Constraints
+from ..core.constraints import Cap, Constraints
 from ..core.evaluate import Evaluation, Violation, evaluate, violations
 from ..core.network import InputShape, LayerKind, Network
 from ..core.objective import Objective
@@ -77,9 +77,16 @@ def nodes_of(network: Network) -> tuple[Node, ...]:
     return tuple(Node(n, L.kind, tuple(p)) for n, L, p in zip(names, network.layers, producers))
 
 
+def cap_json(cap: Cap) -> dict[str, Any]:
+    """A cap: its level, bytes and origin, and its seconds where it was given as a time budget
+    (bytes = seconds x the level's bandwidth, as the text says '1 ms (60 MB at 60 GB/s)')."""
+    seconds = {"seconds": exact_number(cap.seconds)} if cap.seconds else {}
+    return {"level": cap.level, "bytes": exact_number(cap.bytes), **seconds, "from": cap.origin}
+
+
 def constraints_json(c: Constraints) -> dict[str, Any]:
     return {
-        "caps": [{"level": cap.level, "bytes": exact_number(cap.bytes), "from": cap.origin} for cap in c.caps],
+        "caps": [cap_json(cap) for cap in c.caps],
         "memory_bytes": _exact_or_none(c.memory_bytes),
         "weight_copies": c.weight_copies,
         "pins": [p.name for p in c.pins],

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core.array import ArraySpec
 from ..core.constraints import Constraints
-from ..core.errors import InstanceTooLarge, Refused, SpecError
+from ..core.errors import InstanceTooLarge, Refused, SpecError, refusal_reason
 from ..core.names import given_as
 from ..core.uneven import (
     AlphaSpace,
@@ -608,7 +608,7 @@ def _dp_plan(problem: Problem):
     try:
         return get_solver("dp")(problem, SolveOptions()).plan
     except InstanceTooLarge as err:
-        why = str(err).split("; use --solver")[0]
+        why = refusal_reason(err)
         raise InstanceTooLarge(f"{why}; explore split takes its partition types from the hierarchical DP, so it cannot "
                                f"split this graph in space {problem.space}: a --space with fewer types (hypar: I and II) "
                                "may fit") from None

@@ -8,7 +8,7 @@ import time
 from dataclasses import replace
 
 from ..core.array import ArraySpec
-from ..core.errors import Refused
+from ..core.errors import Refused, refusal_reason
 from ..core.network import Network
 from ..core.objective import Objective
 from ..core.partition import Space
@@ -107,7 +107,7 @@ def solve_by(solver: str, network: Network, array: ArraySpec, space: Space, aspa
         else:
             sol = levels_uneven(network, array, space, aspace, rules=rules, name="dp")
     except Refused as err:  # too large for it: say what takes the instance instead
-        raise type(err)(str(err).split("; use --solver")[0] + _instead(solver, rules, proportional)) from None
+        raise type(err)(refusal_reason(err) + _instead(solver, rules, proportional)) from None
     return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value, proof_info(solver, sol)
 
 

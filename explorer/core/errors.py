@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .names import given_as
+
 
 class SpecError(ValueError):
     """Bad input: a spec file or an option that cannot be used.
@@ -23,6 +25,12 @@ class Refused(ValueError):
 
 class InstanceTooLarge(Refused):
     """A solver refuses an instance beyond its documented size limit."""
+
+
+def refusal_reason(err: Refused) -> str:
+    """A solver's refusal without its closing '; use --solver ...' (what to run instead), as the
+    running front end names the option (``core.names``)."""
+    return str(err).split(f"; use {given_as('--solver')}")[0]
 
 
 SHOWN_CHARS = 80  # the most of a user's value an error message shows

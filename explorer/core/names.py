@@ -4,9 +4,11 @@ message names the option it refers to through ``given_as`` (and says how to give
 ``how_to_set``) when it is made, and the front end running the code decides the wording: the
 CLI's by default, the API's inside ``named_for(Frontend.API)`` (``app.api_args.named_arguments``),
 a sweep file's inside ``named_for(Frontend.SWEEP)``. An error also carries the option it is about
-as its ``source``, which a front end renames with ``renamed_source``. (Left: the free text of the
-split's solver rules in ``app/split*`` and of the solvers' refusals still names the CLI's options;
-the API maps those words with ``app.api_args.arguments_for_options`` until they use ``given_as``.)"""
+as its ``source``, which a front end renames with ``renamed_source``. The solvers' refusals and
+reasons use ``given_as`` too. (Left: the free text of the split's solver rules in ``app/split*``
+and of the uneven solvers' refusals (``solvers/uneven*``) still names the CLI's options; the API
+maps those words in a ``SpecError`` with ``app.api_args.arguments_for_options`` until they use
+``given_as``.)"""
 
 from __future__ import annotations
 
@@ -28,7 +30,8 @@ OPTION_ARGUMENTS = {"--split": "split", "--solver": "solver", "--alpha-grid": "a
                     "--cap": "caps", "--pin": "pins", "--forbid": "forbids", "--constraints": "constraints",
                     "--memory": "memory_GiB", "--weight-copies": "weight_copies", "--seq": "seq", "--batch": "batch",
                     "--model": "model", "--array": "array", "--levels": "levels", "--space": "space",
-                    "--pareto": "pareto", "--pareto-by": "pareto_by", "--shard": "shard", "--out": "out"}
+                    "--pareto": "pareto", "--pareto-by": "pareto_by", "--shard": "shard", "--out": "out",
+                    "--seed": "seed", "--workers": "workers", "--dump-model": "dump_model"}
 
 _FRONTEND: ContextVar[Frontend] = ContextVar("frontend", default=Frontend.CLI)
 

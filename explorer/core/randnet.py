@@ -8,12 +8,12 @@ from .network import Layer, LayerKind, Network
 
 
 def random_chain(seed: int, layers: int, batch: int | None = None, max_channels: int = 64, max_size: int = 16,
-                 consistent: bool = False) -> Network:
-    """A chain of random conv and fc layers with small shapes. Its sizes are not made consistent
-    (the solvers do not need them to be; the benchmarks' chains stay as measured) unless
-    ``consistent``: then each layer reads what its input outputs, as ``core.network_check`` (and
-    so the Python API) requires: a conv after a conv takes its channels, an fc its channels times
-    a spatial size up to its own (the random draws are the same)."""
+                 consistent: bool = True) -> Network:
+    """A chain of random conv and fc layers with small shapes. Each layer reads what its input
+    outputs, as ``core.network_check`` (and so the Python API) requires: a conv after a conv takes
+    its channels, an fc its channels times a spatial size up to its own. ``consistent=False``
+    keeps the drawn input sizes as they are (the solvers do not need them consistent; the
+    benchmarks' chains stay as measured); the random draws are the same either way."""
     rng = random.Random(seed)
     batch = batch or rng.choice([1, 2, 4, 8, 16, 32])
     out: list[Layer] = []

@@ -154,8 +154,13 @@ def check_pareto_by(by: tuple[str, ...], pareto: tuple[str, ...], params: Iterab
         raise SpecError(source, f"groups the Pareto front: give {given_as('--pareto')} COL,COL too")
     params = list(params)
     unknown = [c for c in by if c not in params]
+    keys = f"(the sweep's keys: {', '.join(params)})"
+    results = [c for c in unknown if c in pareto or c in columns(params)]
+    if results:  # a result (a --pareto column, step_time_s...), not a key whose values group the points
+        kind = f"a {given_as('--pareto')} column (a result)" if set(results) <= set(pareto) else "a result column"
+        raise SpecError(source, f"{', '.join(results)} is {kind}, not a sweep key to group by {keys}")
     if unknown:
-        raise SpecError(source, f"unknown key {', '.join(unknown)} (the sweep's keys: {', '.join(params)})")
+        raise SpecError(source, f"unknown key {', '.join(unknown)} {keys}")
     both = [c for c in by if c in pareto]
     if both:
         raise SpecError(source, f"{', '.join(both)} is also a {given_as('--pareto')} column")
