@@ -62,21 +62,25 @@ def _within_memory(problem: Problem, sol: Solution) -> Solution:
     return sol
 
 
-def _chain_hint(skipped: dict, limit: float) -> str:
-    """When the chain of blocks (exact at once) was skipped for time: what limit would let it run."""
-    if "estimate_s" not in skipped:
+def _chain_hint(kept: block_chain.Kept, limit: float) -> str:
+    """When the chain of blocks (exact at once) did not run or end: what limit would let it."""
+    if kept.estimate_s is None:
         return ""
-    need = skipped["estimate_s"] / block_chain.SHARE
-    return (f"; this graph is a chain of blocks, solved exactly at once in an estimated {skipped['estimate_s']:.1f} s, "
-            f"more than half of --time-limit {limit:g} s: raise it to about {max(need * 1.5, limit + 1):.0f} s")
+    said = (f"; this graph is a chain of blocks, solved exactly at once in an estimated {kept.estimate_s:.1f} s"
+            + (f" (at the {kept.share:.0%} of a core this process got)" if kept.share < 1 else ""))
+    if kept.cut_s is not None:
+        return f"{said}, cut at the time limit after {kept.cut_s:.1f} s: raise --time-limit {limit:g} s"
+    need = kept.spent_s + kept.estimate_s
+    return (f"{said}, more than the {max(0.0, limit - kept.spent_s):.1f} s of --time-limit {limit:g} s left: "
+            f"raise it to about {max(need * 1.5, limit + 1):.0f} s")
 
 
 def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0: float, rounds: int,
                    max_entries: int) -> Solution:
     """The bound-and-prune solve itself (caps and memory not seen)."""
     limit = options.time_limit_s or DEFAULT_TIME_S
-    skipped: dict = {}
-    chained = block_chain.solve_whole(problem, vc, t0, t0 + block_chain.SHARE * limit, skipped)  # a chain of blocks: exact at once
+    kept = block_chain.Kept()
+    chained = block_chain.solve_whole(problem, vc, t0, t0 + limit, kept)  # a chain of blocks: exact at once
     if chained is not None:
         return chained
     start = _dp_start(problem, vc)  # finite: ``solve`` returned infeasible when some node had no allowed vector
@@ -85,11 +89,11 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
     info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound,
             "start_s": t_dual - t0, "dual_s": time.perf_counter() - t_dual}
     search = _Search(vc, res, max_entries, t0 + limit, _threads(options), _dual_rate(vc, res, info["dual_s"]))
-    info.update(block_chain.settle(search, t0 + limit))  # a chain of blocks: settled at once (or left as it was)
+    info.update(block_chain.settle(search, t0 + limit, kept))  # a chain of blocks: settled at once (or left as it was)
     proven = search.run()
     info.update(thresholds=search.steps, survivors_max=search.survivors_max, eliminations=search.log)
     if not proven:
-        info["reason"] = search.why + _chain_hint(skipped, limit)
+        info["reason"] = search.why + _chain_hint(kept, limit)
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     bound = search.incumbent if proven else search.lo
     sol = plan_solution("pruned", problem, vectors_plan(vc, search.vectors), status, time.perf_counter() - t0, bound, info)
