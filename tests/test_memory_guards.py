@@ -140,7 +140,7 @@ def _rows(scope, hidden, n, sizes, rng):
 
 def test_graph_label_join_bytes_hold_and_refuse_before_building():
     """The graph label pass's joins (``labels._join``, then ``_prune``): ``join_bytes`` against what
-    they allocate (tracemalloc), and ``LabelsOverflow`` before building a join beyond ``max_bytes``
+    they allocate (tracemalloc), and ``LabelsOverflow`` before building a join ``fits`` refuses
     (ResNet-18 at H = 6 under a binding memory limit joined 3.4 M rows of 27 columns: 1.5 GB)."""
     from explorer.solvers import labels
 
@@ -159,10 +159,28 @@ def test_graph_label_join_bytes_hold_and_refuse_before_building():
     tracemalloc.start()
     try:
         with pytest.raises(labels.LabelsOverflow):
-            labels._join(a, b, sizes, max_bytes=want // 2)
+            labels._join(a, b, sizes, held=want // 4, fits=lambda need: need <= want // 2)
         assert tracemalloc.get_traced_memory()[1] < want // 20  # refused before the pairs were built
     finally:
         tracemalloc.stop()
+
+
+def test_graph_label_pass_checks_the_disconnected_parts_last_joins():
+    """The joins of a graph's disconnected parts ask ``fits`` too (with what the parts hold): they
+    had only the per-join ``MAX_GRAPH_LABEL_BYTES``, now gone (every other join was already checked
+    by ``fits`` with what is held against the same 2 GiB, so that limit could never fire first)."""
+    from explorer.solvers import labels
+
+    layers = [{"name": f"fc{i}", "kind": "fc", "in_features": 4, "out_features": 4, "inputs": []} for i in range(3)]
+    net = parse_network({"version": 1, "name": "apart", "batch": 2, "layers": layers}, "apart")
+    vc = VectorCosts(Problem(net, synthetic_array(2), Space.ACCPAR))
+    survivors = [np.arange(d.V) for d in vc.dom]
+    asked: list[int] = []
+    got = labels.least_plan(vc, survivors, [], [], 10**30, 10**6, fits=lambda need: asked.append(need) or True)
+    assert got is not None and len(asked) == 2  # three parts, no edge: only the parts' joins
+    assert asked[1] > labels.join_bytes(1, 3, 0)  # the last join: one row (each part's least), three columns, and what is held
+    with pytest.raises(labels.LabelsOverflow):
+        labels.least_plan(vc, survivors, [], [], 10**30, 10**6, fits=lambda need: need < asked[1])
 
 
 @pytest.mark.parametrize("kind,name,levels,limit", [
