@@ -242,3 +242,51 @@ def test_label_passes_give_up_before_building_beyond_the_limit(monkeypatch):
     assert tight.info["labels"] == "outgrew the label limit" and "memory limit" in tight.info["reason"]
     assert tight.status.value in ("feasible", "unknown")
     assert tight.bound <= roomy.objective and (tight.objective is None or tight.objective >= roomy.objective)
+
+
+def _dense(blocks: int, levels: int = 2) -> Problem:
+    import yaml
+
+    from .test_bad_inputs import densenet_yaml
+
+    return Problem(parse_network(yaml.safe_load(densenet_yaml(blocks)), "dense"), synthetic_array(levels), Space.ACCPAR)
+
+
+def test_dp_frontier_bytes_within_bounds_of_the_measured_peak():
+    """``dp.frontier_bytes`` (the DP's byte guard: every step's back-pointers, the states and the new
+    ones) against what one level of ``graph_level`` allocates (tracemalloc): a DenseNet-like block
+    of 7 concats, 3^8 states at its widest step (measured 1.06x; 1.05x at 10 concats, 150 MiB)."""
+    from explorer.core.comm import zero_counts
+    from explorer.solvers import dp
+
+    problem = _dense(7)
+    counts = zero_counts(problem.num_layers)
+    problem.tables.level_tuples(counts)
+    want = dp.frontier_bytes([s[:3] for s in dp._frontier_steps(problem, 0)])
+    tracemalloc.start()
+    try:
+        dp.graph_level(problem, 0, counts)
+        used = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert want > 4 * 2**20 and LOW <= used / want <= HIGH, (used, want)
+
+
+def test_dp_byte_guard_sends_a_level_to_cpsat(monkeypatch):
+    """Within the count a step may hold but beyond the bytes the level would hold: the level goes to
+    CP-SAT (labelled, as a level too wide by count), never allocated (the count alone let every
+    step's back-pointers pile up)."""
+    from explorer.core.comm import zero_counts
+    from explorer.solvers import dp
+
+    problem = _dense(6)
+    need = dp.frontier_bytes([s[:3] for s in dp._frontier_steps(problem, 0)])
+    assert max(s[0] for s in dp._frontier_steps(problem, 0)) <= dp.MAX_FRONTIER_STATES and not dp.wide_levels(problem)
+    monkeypatch.setattr(dp, "MAX_FRONTIER_BYTES", need - 1)
+    wide = dp.wide_levels(problem)
+    assert sorted(wide) == [0, 1] and wide[0] == (f"dp: its states over the graph would hold about {need / 2**20:,.0f} MiB "
+                                                  f"(limit {(need - 1) / 2**20:,.0f} MiB): too wide for the DP")
+    with pytest.raises(NotImplementedError):
+        dp.graph_level(problem, 0, zero_counts(problem.num_layers))
+    got = dp.solve(problem)
+    assert got.info["levels_by_cpsat"] == [0, 1] and "solved by CP-SAT" in got.info["reason"]
