@@ -69,7 +69,7 @@ def _chain_hint(kept: block_chain.Kept, limit: float) -> str:
     said = (f"; this graph is a chain of blocks, solved exactly at once in an estimated {kept.estimate_s:.1f} s"
             + (f" (at the {kept.share:.0%} of a core this process got)" if kept.share < 1 else ""))
     if kept.cut_s is not None:
-        return f"{said}, cut at the time limit after {kept.cut_s:.1f} s: raise --time-limit {limit:g} s"
+        return f"{said}, cut at the time limit after {kept.cut_s:.1f} s: raise --time-limit from {limit:g} s"
     need = kept.spent_s + kept.estimate_s
     return (f"{said}, more than the {max(0.0, limit - kept.spent_s):.1f} s of --time-limit {limit:g} s left: "
             f"raise it to about {max(need * 1.5, limit + 1):.0f} s")

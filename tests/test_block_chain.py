@@ -296,7 +296,7 @@ def test_chain_cut_at_the_deadline_holds_the_limit(monkeypatch):
     assert time.perf_counter() - t0 <= 2.2
     assert got.status is Status.FEASIBLE and got.bound <= got.objective
     assert re.search(r"chain of blocks, solved exactly at once in an estimated [\d.]+ s(?: \(at the \d+% of a core "
-                     r"this process got\))?, cut at the time limit after [\d.]+ s: raise --time-limit 2 s$", got.info["reason"])
+                     r"this process got\))?, cut at the time limit after [\d.]+ s: raise --time-limit from 2 s$", got.info["reason"])
 
 
 def test_settle_reads_what_the_chain_before_the_dual_kept(monkeypatch):
