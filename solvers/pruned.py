@@ -146,8 +146,9 @@ class _Search:
         if min(sizes) == 0:
             return sizes, None
         greedy = plan(self.vc, sizes, self.max_entries)
-        self.known.pop(greedy.steps, None)
-        self.known[greedy.steps] = greedy  # the latest last: the oldest go first
+        if len(greedy.steps) == self.vc.N:  # (a plan cut short at a step beyond the entries has no use elsewhere)
+            self.known.pop(greedy.steps, None)
+            self.known[greedy.steps] = greedy  # the latest last: the oldest go first
         while len(self.known) > KNOWN:
             del self.known[next(iter(self.known))]
         tried = [rescore(self.vc, sizes, p, self.max_entries) for k, p in self.known.items() if k != greedy.steps]

@@ -225,7 +225,9 @@ def _apply(at: list[list[_F]], z: int, step: Step) -> set[int]:
 def rescore(vc: VectorCosts, sizes: list[int], p: Plan, cap: int = MAX_ENTRIES) -> Plan:
     """The same steps scored at other sizes (the order and each step's way depend on the graph
     only, so any plan runs at any sizes; exact over them as ``plan``'s own); infinite work when
-    some step's tables pass ``cap``."""
+    some step's tables pass ``cap``, or the plan stopped short of the last node (``plan`` with none)."""
+    if len(p.steps) < vc.N:
+        return Plan(p.steps, float("inf"), p.peak, p.shapes)
     work, kept, peak = 0.0, sum(sizes), sum(sizes)
     for step, shape in zip(p.steps, p.shapes):
         w, held, size, built = _cost(vc, sizes, step, shape)

@@ -175,3 +175,20 @@ def test_producer_weight_is_the_measured_one():
     u, x = vc.edges[e]
     ratio = survivor_elim._row_work(vc, u, x, e) / survivor_elim._row_work(vc, x, u, e)
     assert ratio == pytest.approx(survivor_elim.PRODUCER_WEIGHT) and 0.9 <= ratio <= 1.2
+
+
+def test_a_plan_cut_short_is_never_taken_at_other_counts():
+    """``plan`` stops at the first step with no way within the entries (its steps then do not reach
+    every node): scored again at other counts it is not a plan (infinite work), and the search
+    does not keep it (GPT-2 at H = 10 ran such a plan and failed in its read-back)."""
+    from explorer.solvers.survivor_elim import plan, rescore
+
+    vc = VectorCosts(_problem(1))
+    full = [vc.dom[n].V for n in range(vc.N)]
+    short = plan(vc, full, cap=1)
+    assert short.work == float("inf") and len(short.steps) < vc.N
+    assert rescore(vc, [1] * vc.N, short).work == float("inf")
+    search = _search(_problem(1), rate=1e12)
+    search.max_entries = 1
+    search._plan(search.incumbent - 1)
+    assert not search.known
