@@ -14,6 +14,10 @@ Every case runs in its own process. The guards and what is measured:
   arrays, compared with ``exact.MAX_MEMORY`` before anything is allocated), raised to the most a
   label pass or the restricted CP-SAT search was let hold (``_Chain.fits``: the label passes and
   the CP-SAT fallback check their bytes before they build); measured as for ``exact``.
+- ``dp``: ``dp.frontier_bytes`` (every step's back-pointers, the states and the new ones) of
+  one level of ``graph_level`` (``dp.MAX_FRONTIER_BYTES``, checked before the level runs);
+  measured: the rise of the peak resident memory over that level, as for ``exact``. Case kind
+  ``dense``: a DenseNet-like block of that many concats (every output stays alive).
 - ``exact`` (uneven splits): ``uneven_prune.memory_estimate`` at the most live states the DP's
   guard saw (``uneven.EXACT_MAX_BYTES``); measured: the rise of the peak resident memory, as for ``exact``.
 
@@ -53,6 +57,14 @@ elif kind == "split":
 elif kind == "dag":
     seed, nodes = map(int, name.split("x"))
     net = parse_network(random_dag_spec(seed, nodes, batch=8), "dag")
+elif kind == "dense":  # DenseNet-like: every concat reads the stem and every earlier block's output
+    layers = [{{"name": "c0", "kind": "conv", "in_channels": 3, "out_channels": 16, "kernel": 3, "in_size": 8, "out_size": 8}}]
+    for i in range(1, int(name) + 1):
+        prev = "c0" if i == 1 else f"cat{{i - 1}}"
+        layers.append({{"name": f"c{{i}}", "kind": "conv", "in_channels": 8 + 8 * i, "out_channels": 8, "kernel": 3,
+                       "in_size": 8, "out_size": 8, "inputs": [prev]}})
+        layers.append({{"name": f"cat{{i}}", "kind": "concat", "inputs": ["c0"] + [f"c{{j}}" for j in range(1, i + 1)]}})
+    net = parse_network({{"version": 1, "name": "dense", "batch": 8, "layers": layers}}, "dense")
 else:
     net = load_model(name)
 def _status(key):
@@ -162,6 +174,21 @@ print(json.dumps({"estimate": most[0], "used": peak() - before, "status": status
                   "wall": time.perf_counter() - t0}))
 """
 
+DP = r"""
+from explorer.core.comm import zero_counts
+from explorer.solvers import dp
+problem = Problem(net, synthetic_array(levels), Space.ACCPAR)
+counts = zero_counts(problem.num_layers)
+problem.tables.level_tuples(counts)
+estimate = dp.frontier_bytes([s[:3] for s in dp._frontier_steps(problem, 0)])
+guard = dp.too_wide(problem, 0)
+dp.MAX_FRONTIER_STATES, dp.MAX_FRONTIER_BYTES = 1 << 60, 1 << 60  # measured whatever the guard says
+before, t0 = mark(), time.perf_counter()
+dp.graph_level(problem, 0, counts)
+print(json.dumps({"estimate": estimate, "used": peak() - before, "status": "level 0", "guard": guard is not None,
+                  "wall": time.perf_counter() - t0}))
+"""
+
 UNEVEN = r"""
 from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_array
@@ -205,13 +232,14 @@ CASES = [
     ("exact", "zoo", "resnet18", 9),
     ("pruned", "zoo", "resnet50", 9), ("pruned", "zoo", "bert-base", 9), ("pruned", "zoo", "llama-7b", 8),
     ("uneven", "split", "lenet-c:hypar", 8), ("uneven", "split", "alexnet:hypar", 4), ("uneven", "split", "alexnet:accpar", 2),
+    ("dp", "dense", "8", 2), ("dp", "dense", "10", 2),
 ] + CONSTRAINED_CASES
 QUICK = [("exact", "chain", "200", 9), ("exact", "chain", "1000", 7), ("exact", "zoo", "resnet18", 6),
          ("exact", "zoo", "mobilenet-v2", 6), ("exact", "dag", "4x10", 6), ("pruned", "zoo", "bert-base", 8),
          ("uneven", "split", "lenet-c:hypar", 4), ("constrained", "chain", "200", 8, ("cap3", "8/10")),
-         ("constrained", "dag", "4x10", 6, ("memory", "9/10"))]
+         ("constrained", "dag", "4x10", 6, ("memory", "9/10")), ("dp", "dense", "8", 2)]
 BEYOND = [("exact", "zoo", "resnet50", 9), ("exact", "zoo", "bert-base", 9)]
-CHILDREN = {"exact": EXACT, "constrained": CONSTRAINED, "pruned": PRUNED, "uneven": UNEVEN}
+CHILDREN = {"exact": EXACT, "constrained": CONSTRAINED, "pruned": PRUNED, "uneven": UNEVEN, "dp": DP}
 
 
 def measure(solver: str, kind: str, name: str, levels: int, beyond: bool = False) -> dict:
@@ -240,7 +268,8 @@ def main() -> None:
     print(f"{'solver':<12}{'case':<26}{'H/grid':>7}{'estimate MiB':>14}{'used MiB':>10}{'used/est':>10}{'wall s':>8}  status")
     for solver, kind, name, levels, *limit in cases:
         r = measure(solver, kind, name, levels, limit[0] if limit else args.beyond)
-        label = f"chain {int(name):,}" if kind == "chain" else f"dag {name}" if kind == "dag" else name
+        label = f"chain {int(name):,}" if kind == "chain" else f"dag {name}" if kind == "dag" else \
+            f"dense {name} concats" if kind == "dense" else name
         if limit:
             label += f", {limit[0][0]} {limit[0][1]}"
         if "error" in r:

@@ -8,6 +8,12 @@ Each (network, H) runs in its own process. ``ratio`` is measured wall / estimate
 
     python bench/bench_pruned_budget.py                       # zoo graphs, H = 8, 9, 10
     python bench/bench_pruned_budget.py --nets resnet50 --levels 10 --time-limit 15
+    python bench/bench_pruned_budget.py --ratio --nets resnet50,llama-7b --levels 10
+
+``--ratio``: the producer direction's measured cost per planned element over the consumer's
+(``VectorCosts.reduce_producer`` / ``reduce_consumer`` on rows of a level step's block, every
+edge of the graph whose ends both have K types, the median of three timings each way), the
+weight ``survivor_elim.PRODUCER_WEIGHT`` stands for.
 """
 
 from __future__ import annotations
@@ -34,6 +40,55 @@ print(json.dumps({{"status": sol.status.value, "wall": time.perf_counter() - t0,
                   "info": {{k: info.get(k) for k in ("start_s", "dual_s", "dual_rounds", "eliminations", "reason")}}}}))
 """
 
+RATIO_CHILD = r"""
+import json, statistics, time
+import numpy as np
+from explorer.core.array import synthetic_array
+from explorer.core.partition import Space
+from explorer.core.problem import Problem
+from explorer.frontends import load_model
+from explorer.solvers.survivor_elim import _rows_in_flight
+from explorer.solvers.vectors import VectorCosts
+
+vc = VectorCosts(Problem(load_model({name!r}), synthetic_array({levels!r}), Space.ACCPAR))
+rng = np.random.default_rng(0)
+times = {{"producer": 0.0, "consumer": 0.0}}
+edges = [e for e, (u, x) in enumerate(vc.edges) if vc.dom[u].K == vc.dom[x].K][:{edges!r}]
+for e in edges:
+    u, x = vc.edges[e]
+    for side, n, reduce in (("producer", u, vc.reduce_producer), ("consumer", x, vc.reduce_consumer)):
+        rows = _rows_in_flight(vc.dom[n])
+        T = rng.integers(0, 1 << 40, (rows, vc.dom[n].V), dtype=np.int64)
+        laps = []
+        for _ in range(3):
+            t = time.perf_counter()
+            reduce(T, e)
+            laps.append(time.perf_counter() - t)
+        times[side] += statistics.median(laps)
+print(json.dumps({{"edges": len(edges), **times}}))
+"""
+
+
+def ratio(name: str, levels: int, edges: int = 40) -> dict:
+    done = subprocess.run([sys.executable, "-c", RATIO_CHILD.format(name=name, levels=levels, edges=edges)],
+                          capture_output=True, text=True)
+    if done.returncode:
+        return {"error": done.stderr.strip().splitlines()[-1][:80]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main_ratio(nets: list[str], levels: list[int]) -> None:
+    print(f"{'network':<16}{'H':>3}{'edges':>7}{'producer s':>12}{'consumer s':>12}{'ratio':>7}")
+    for name in nets:
+        for h in levels:
+            r = ratio(name, h)
+            if "error" in r:
+                print(f"{name:<16}{h:>3} error: {r['error']}", flush=True)
+                continue
+            print(f"{name:<16}{h:>3}{r['edges']:>7}{r['producer']:>12.3f}{r['consumer']:>12.3f}"
+                  f"{r['producer'] / r['consumer']:>7.2f}", flush=True)
+
+
 NETS = ["resnet50", "bert-base", "gpt2-small", "vit-b16", "mobilenet-v2", "efficientnet-b0", "llama-7b"]
 
 
@@ -50,7 +105,11 @@ def main() -> None:
     ap.add_argument("--nets", default=",".join(NETS))
     ap.add_argument("--levels", default="8,9,10")
     ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--ratio", action="store_true", help="the producer direction's cost per element over the consumer's")
     args = ap.parse_args()
+    if args.ratio:
+        main_ratio(args.nets.split(","), [int(x) for x in args.levels.split(",")])
+        return
     print(f"{'network':<16}{'H':>3} {'step':<8}{'work':>10}{'est s':>8}{'wall s':>8}{'cpu s':>8}{'ratio':>7}  note")
     for name in args.nets.split(","):
         for levels in (int(x) for x in args.levels.split(",")):

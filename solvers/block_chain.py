@@ -497,19 +497,50 @@ def solve(vc: VectorCosts, domains: list[np.ndarray], deadline: float | None = N
     return None if ps is None else _solve(vc, domains, ps, groups(vc, ps), deadline, max_table)
 
 
+def _covers(t: Table, Da: np.ndarray, Db: np.ndarray, Dc: np.ndarray | None) -> bool:
+    """Whether a table built over wider domains serves these: every entry is the piece's exact
+    cost given its ends (the hub over a wider domain: the set of plans only grows)."""
+    return bool(np.isin(Da, t.Da).all() and np.isin(Db, t.Db).all()
+                and (Dc is None or np.isin(Dc, t.Dc).all()))
+
+
+def _reusable(kept: dict | None, doms: dict) -> dict:
+    """The kept tables (``Kept.tables``) that serve these domains, by owner."""
+    kept = kept or {}
+    return {o: kept[o] for o, d in doms.items() if o in kept and _covers(kept[o], *d)}
+
+
+def _held(doms: dict, have: dict) -> list[tuple[int, int]]:
+    """Per table, (entries of it with its transpose, those and its hub rows); a kept one at its own size."""
+    out = []
+    for o, (Da, Db, Dc) in doms.items():
+        if o in have:
+            Da, Db, Dc = have[o].Da, have[o].Db, have[o].Dc
+        pair = 2 * len(Da) * len(Db)
+        out.append((pair, pair + (0 if Dc is None else len(Dc) * (len(Da) + len(Db)))))
+    return out
+
+
 def _solve(vc: VectorCosts, domains: list[np.ndarray], ps: list[Piece], owner: list[int], deadline: float | None,
-           max_table: int) -> ChainResult | None:
+           max_table: int, kept: dict | None = None) -> ChainResult | None:
+    """As ``solve``; ``kept``: tables by owner, read where they serve these domains (never rebuilt)
+    and added to as each new one is finished (so a run cut at the deadline leaves them)."""
     if not vc.use_int64:
         return None
     if any(len(domains[n]) == 0 for p in ps for n in (p.a, p.b, p.hub) if n is not None):
         return ChainResult(vc.big, None, len(ps), 0, 0)
     tabled = _tabled(vc, ps, owner)
     doms = _domains_of(ps, owner, domains, tabled)
-    held = [2 * len(Da) * len(Db) + (0 if Dc is None else len(Dc) * (len(Da) + len(Db))) for Da, Db, Dc in doms.values()]
-    if sum(held) > 2 * max_table or any(2 * len(Da) * len(Db) > max_table for Da, Db, _ in doms.values()):
+    tables = _reusable(kept, doms)
+    held = _held(doms, tables)
+    if sum(h for _, h in held) > 2 * max_table or any(pair > max_table for pair, _ in held):
         return None  # every table is kept with its transpose and hub rows until the plan is read back
     try:
-        tables = {o: table(vc, ps[o], *doms[o], deadline=deadline) for o in doms}
+        for o in doms:
+            if o not in tables:
+                tables[o] = table(vc, ps[o], *doms[o], deadline=deadline)
+                if kept is not None:
+                    kept[o] = tables[o]
         tabs = [tables[o] if t else None for o, t in zip(owner, tabled)]
         value, ends, hubs = _forward(vc, ps, tabs, domains, deadline)
     except _Deadline:
@@ -592,7 +623,23 @@ def _given(vc: VectorCosts, e: int, v: int, n: int) -> np.ndarray:
 
 # bound and prune's use ---------------------------------------------------------------------
 RATE = 1e9  # element operations a second the estimate counts on (measured on LLaMA-7B at H = 10: 1.1e9 a CPU second)
-SHARE = 0.5  # of the time limit, for the chain over every vector before the dual bound
+
+
+class Kept:
+    """What the chain before the dual (``solve_whole``) leaves the one after it (``settle``): the
+    pieces and their owners (``groups`` reads every cost: 2.6 s on LLaMA-7B at H = 10, loaded),
+    the tables it finished (over every allowed vector: they serve any narrower domains), and
+    why it did not end: ``estimate_s`` (wall seconds at ``share`` of a core) when skipped for
+    time, with ``cut_s`` when cut at the deadline."""
+
+    def __init__(self) -> None:
+        self.ps: list[Piece] | None = None
+        self.owner: list[int] | None = None
+        self.tables: dict[int, Table] = {}
+        self.estimate_s: float | None = None
+        self.cut_s: float | None = None
+        self.spent_s: float | None = None  # the solve's seconds when the chain was skipped
+        self.share = 1.0  # of a core the process got while the owners were found (``_cpu_share``)
 
 
 def _row(vc: VectorCosts, z: int, b: int) -> float:
@@ -615,14 +662,17 @@ def _spokes_work(vc: VectorCosts, p: Piece, rows: int, by_shape: bool) -> float:
     return total
 
 
-def work(vc: VectorCosts, ps: list[Piece], owner: list[int], domains: list[np.ndarray], by_shape: bool = False) -> float:
+def work(vc: VectorCosts, ps: list[Piece], owner: list[int], domains: list[np.ndarray], by_shape: bool = False,
+         kept: dict | None = None) -> float:
     """Estimated element operations of the tables and the chain (``by_shape``: before the
-    costs are read, owners from ``shape_groups``)."""
+    costs are read, owners from ``shape_groups``; ``kept``: tables not to build again)."""
     tabled = _tabled(vc, ps, owner)
+    doms = _domains_of(ps, owner, domains, tabled)
+    have = _reusable(kept, doms)
     total = 0.0
-    for o, (Da, Db, Dc) in _domains_of(ps, owner, domains, tabled).items():
+    for o, (Da, Db, Dc) in doms.items():
         total += (vc.H + 2) * len(Da) * len(Db)
-        if Dc is not None:
+        if Dc is not None and o not in have:
             total += 2.0 * len(Dc) * len(Da) * len(Db) + _spokes_work(vc, ps[o], len(Dc), by_shape)
     for p, t in zip(ps, tabled):
         if not t:
@@ -631,29 +681,62 @@ def work(vc: VectorCosts, ps: list[Piece], owner: list[int], domains: list[np.nd
     return total
 
 
-def solve_whole(problem, vc: VectorCosts, t0: float, deadline: float, skipped: dict | None = None):
+def _fits(estimate: float, deadline: float, share: float = 1.0) -> bool:
+    """Whether ``estimate`` operations end by the deadline at ``RATE`` a CPU second, the process
+    getting ``share`` of a core."""
+    return estimate <= RATE * share * (deadline - time.perf_counter())
+
+
+MEASURED_S = 0.3  # wall seconds of a sample long enough to measure the process's share of a core
+
+
+def _cpu_share(w0: float, c0: float) -> float:
+    """The share of a core the process got since (``perf_counter``, ``process_time``) = (w0, c0),
+    single-threaded work (a machine shared with other jobs: 0.5-0.6 measured under a load of 5 on
+    2 cores); 1 when too short to tell."""
+    wall = time.perf_counter() - w0
+    return 1.0 if wall < MEASURED_S else min(1.0, (time.process_time() - c0) / wall)
+
+
+def _whole_plan(vc: VectorCosts, domains: list[np.ndarray], deadline: float, kept: Kept, t0: float):
+    """(pieces, owners, estimate) when the chain over ``domains`` is estimated to end by the
+    deadline (the shape-only estimate first: cheap; then the exact one, at the share of a core
+    measured while the owners were found); else None, the estimate and the seconds spent left in
+    ``kept``. The pieces and owners go into ``kept`` (``settle`` needs them too)."""
+    ps = pieces(vc, [len(d) for d in domains])
+    if ps is None:
+        return None
+    estimate = work(vc, ps, shape_groups(vc, ps), domains, by_shape=True)
+    if _fits(estimate, deadline):
+        w0, c0 = time.perf_counter(), time.process_time()
+        kept.ps, kept.owner = ps, groups(vc, ps)
+        estimate, kept.share = work(vc, ps, kept.owner, domains), _cpu_share(w0, c0)
+        if _fits(estimate, deadline, kept.share):
+            return ps, kept.owner, estimate
+    kept.estimate_s, kept.spent_s = estimate / (RATE * kept.share), time.perf_counter() - t0
+    return None
+
+
+def solve_whole(problem, vc: VectorCosts, t0: float, deadline: float, kept: Kept | None = None):
     """Bound and prune's first try (``solvers.pruned``): when the graph is a chain of pieces and
-    the chain over every allowed vector is estimated to end before the deadline, its exact
-    optimum as an optimal Solution (no bound needed); else None (also at the deadline). A chain
-    skipped for time leaves its estimate in ``skipped`` ("estimate_s")."""
+    the chain over every allowed vector is estimated to end before the deadline (the whole time
+    left: it is exact, nothing else would use the time better), its exact optimum as an optimal
+    Solution (no bound needed); else None (also at the deadline: ``kept.cut_s`` then says when)."""
     from explorer.core.solution import Status, plan_solution
 
     from .elimination import vectors_plan
 
+    kept = kept if kept is not None else Kept()
     domains = [np.flatnonzero(~vc.blocked(n)) for n in range(vc.N)]
-    ps = pieces(vc, [len(d) for d in domains])
-    if ps is None:
+    planned = _whole_plan(vc, domains, deadline, kept, t0)
+    if planned is None:
         return None
-    for estimate in (work(vc, ps, shape_groups(vc, ps), domains, by_shape=True), None):
-        if estimate is None:  # (the shape-only estimate first: cheap; then the exact one)
-            owner = groups(vc, ps)
-            estimate = work(vc, ps, owner, domains)
-        if estimate > RATE * (deadline - time.perf_counter()):
-            if skipped is not None:
-                skipped["estimate_s"] = estimate / RATE
-            return None
-    found = _solve(vc, domains, ps, owner, deadline, MAX_TABLE)
+    ps, owner, estimate = planned
+    w0 = time.perf_counter()
+    found = _solve(vc, domains, ps, owner, deadline, MAX_TABLE, kept.tables)
     if found is None or found.vectors is None:
+        if time.perf_counter() >= deadline:
+            kept.estimate_s, kept.cut_s = estimate / (RATE * kept.share), time.perf_counter() - w0
         return None
     info = {"method": "block-chain", "block_chain": {"pieces": found.pieces, "tables": found.tables,
                                                      "table_entries": found.table_entries, "estimate": estimate}}
@@ -661,32 +744,48 @@ def solve_whole(problem, vc: VectorCosts, t0: float, deadline: float, skipped: d
                          time.perf_counter() - t0, found.value, info)
 
 
-def settle(search, deadline: float) -> dict:
+def _structure(vc: VectorCosts, sizes: list[int], kept: Kept | None):
+    """(pieces, owners) for domains of these sizes: the kept ones when the pieces are the same
+    (their owners then need not be found again), else found anew; None when not a chain."""
+    ps = pieces(vc, sizes)
+    if ps is None:
+        return None
+    if kept is not None and kept.ps == ps:
+        return ps, kept.owner
+    if kept is not None:
+        kept.tables = {}  # (owned by other pieces)
+    return ps, groups(vc, ps)
+
+
+def settle(search, deadline: float, kept: Kept | None = None) -> dict:
     """Try to settle bound and prune's question at once (``solvers.pruned._Search``): the chain
     over the vectors whose marginal is at most U = incumbent - 1. A result <= U is the optimum
     (search's incumbent and bound set to it), a result > U proves the incumbent optimal (bound
     set to it). Nothing changes when the graph is not a chain of pieces, or the estimated work
-    does not fit the time left, or at the deadline. Returns what to add to the run's info."""
+    does not fit the time left, or at the deadline. What ``solve_whole`` kept is used, not
+    rebuilt. Returns what to add to the run's info."""
     vc, U = search.vc, search.incumbent - 1
     if search.lo > U:
         return {}
     domains = [np.flatnonzero((m <= U) & ~vc.blocked(n)) for n, m in enumerate(search.res.marginals)]
     sizes = [len(d) for d in domains]
-    ps = pieces(vc, sizes)
-    if ps is None:
+    found = _structure(vc, sizes, kept)
+    if found is None:
         return {}
-    owner = groups(vc, ps)
-    estimate = work(vc, ps, owner, domains)
-    if estimate > RATE * (deadline - time.perf_counter()):
+    ps, owner = found
+    tables = {} if kept is None else kept.tables
+    estimate = work(vc, ps, owner, domains, kept=tables)
+    if not _fits(estimate, deadline):
         return {"block_chain": f"skipped: {estimate:.3g} operations estimated"}
-    found = _solve(vc, domains, ps, owner, deadline, MAX_TABLE)
+    if kept is not None:
+        kept.tables = _reusable(tables, _domains_of(ps, owner, domains, _tabled(vc, ps, owner)))  # the others freed
+    found = _solve(vc, domains, ps, owner, deadline, MAX_TABLE, None if kept is None else kept.tables)
     if found is None:
         return {"block_chain": "not finished"}
     if found.value <= U:
         search.incumbent, search.vectors, search.lo = found.value, found.vectors, found.value
     else:
         search.lo = search.incumbent
-    joins = [sizes[p.b] for p in ps]
     return {"method": "tree-dual+block-chain", "block_chain": {
         "pieces": found.pieces, "tables": found.tables, "table_entries": found.table_entries,
-        "survivors_max_end": max(joins), "estimate": estimate}}
+        "survivors_max_end": max(sizes[p.b] for p in ps), "estimate": estimate}}

@@ -25,10 +25,9 @@ from .restricted import _Restricted, model_bytes
 from .vectors import VectorCosts
 
 MAX_GRAPH_ROWS = 5_000_000  # rows of one factor in the graph label pass before it gives up
-# Bytes one join of the graph label pass may hold (``labels.join_bytes``) before it gives up (CP-SAT
-# then searches): ResNet-18 at H = 6 under a binding memory limit joins 3.4 M rows, 1.8 GB by the
-# estimate, 1.5 GB measured; the row limit alone let a join of 5 M wider rows pass
-MAX_GRAPH_LABEL_BYTES = 2 * 2**30
+# (its joins' bytes are checked by ``_Chain.fits``: ``labels.join_bytes`` with what the factors and
+# the solve hold, against ``max_bytes``; ResNet-18 at H = 6 under a binding memory limit joins
+# 3.4 M rows, 1.8 GB by the estimate, 1.5 GB measured)
 CPSAT_ROUND = 15.0  # seconds per CP-SAT round before the model is restricted again
 DEFAULT_TIME_LIMIT = 60.0  # seconds for a whole constrained solve without --time-limit (what CP-SAT gets is what is left)
 BEAM = 64
@@ -40,7 +39,8 @@ def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts |
     """The proven optimum under the caps and memory limit (or, when ``time_budget`` runs out,
     the best plan met and the best bound proven, ``feasible`` or ``unknown``). ``held``: the bytes
     the solve holds before its label passes (``exact.constrained_estimate``); a label pass that
-    would bring it past ``max_bytes`` gives up (CP-SAT then searches)."""
+    would bring it past ``max_bytes`` gives up (CP-SAT then searches; None: no byte limit, which
+    no caller asks: ``exact`` passes ``MAX_LABEL_MEMORY``)."""
     t0 = time.perf_counter()
     ch = _Chain(problem, vc)
     ch.held, ch.max_bytes = held, max_bytes
@@ -249,8 +249,8 @@ def _close_with_graph_labels(problem: Problem, ch: _Chain, marg: list[np.ndarray
                              info: dict) -> Solution | None:
     """Labels on the graph (``solvers.labels``): the least feasible plan below the incumbent over the
     vectors whose min-marginal leaves room for one; the incumbent is optimal when there is none.
-    None when the labels outgrow ``MAX_GRAPH_ROWS`` or a join ``MAX_GRAPH_LABEL_BYTES`` (CP-SAT then
-    searches those vectors)."""
+    None when the labels outgrow ``MAX_GRAPH_ROWS`` or a join the bytes ``ch.fits`` allows (CP-SAT
+    then searches those vectors)."""
     U = ch.incumbent[0]
     survivors = [np.flatnonzero(m <= ch.D * (U - 1) + slack) for m in marg]
     info["vectors_left"] = int(sum(len(s) for s in survivors))
@@ -260,7 +260,7 @@ def _close_with_graph_labels(problem: Problem, ch: _Chain, marg: list[np.ndarray
     resources = [ch.resource_weights(k) for k in range(len(ch.res))]
     try:
         vectors = least_plan(ch.vc, survivors, resources, [r.limit for r in ch.res], U, MAX_GRAPH_ROWS,
-                             MAX_GRAPH_LABEL_BYTES, ch.deadline, ch.fits)
+                             ch.deadline, ch.fits)
     except LabelsOverflow:
         info["labels"] = "outgrew the label limit"
         return None

@@ -28,34 +28,78 @@ class NoPlan(ValueError):
     """Pins and forbids leave some layer at some level without a type."""
 
 
-# States one step of ``graph_level`` may hold. Measured on DenseNet-like blocks (accpar, one
-# level): 3^11 = 177,147 states take 3.6 s and 200 MB, 3^13 = 1.6 M take 19 s and 1.5 GB (the
-# back-pointers keep every step's states), so the limit sits just above the first.
+# States one step of ``graph_level`` may hold (a time guard: the step's work is its states times
+# the node's types). Measured on DenseNet-like blocks (accpar, one level): 3^11 = 177,147 states
+# take 3.6 s, 3^13 = 1.6 M take 19 s, so the limit sits just above the first.
 MAX_FRONTIER_STATES = 200_000
+# Bytes ``graph_level`` may hold at once (``frontier_bytes``: the back-pointers of every step so
+# far, the states and the step's new ones), the memory guard: the count alone bounds one step,
+# never the sum over the steps (3^11 states at the 11th concat of a DenseNet-like block: 469 MiB
+# held). Measured / estimated: see ``bench/bench_memory_guard.py`` (dp cases).
+MAX_FRONTIER_BYTES = 2**30
+DICT_ENTRY = 48  # bytes of one dict entry (its slot and index at the dict's average fill)
+INT_BYTES = 32  # a cost (a Python int below 2^60)
+
+
+def _tuple_bytes(k: int) -> int:
+    return 40 + 8 * k
+
+
+def frontier_bytes(steps: list[tuple[int, int, int]]) -> int:
+    """The most bytes ``graph_level`` holds at once over its steps (states, kept width, full
+    width): per step its back-pointers (a dict entry, the key tuple and the full assignment's
+    tuple per state) are kept to the end; the states before the step (a dict entry and a cost
+    per state) and the new ones (a cost each; their keys are the back-pointers') live with them."""
+    held, peak, before = 0, 0, DICT_ENTRY + INT_BYTES
+    for states, kept, full in steps:
+        back = states * (DICT_ENTRY + _tuple_bytes(kept) + _tuple_bytes(full))
+        peak = max(peak, held + before + back + states * (DICT_ENTRY + INT_BYTES))
+        held, before = held + back, states * (DICT_ENTRY + INT_BYTES)
+    return peak
 
 
 def wide_levels(problem: Problem) -> dict[int, str]:
-    """The levels whose frontier ``graph_level`` could not hold, each with why.
+    """The levels whose frontier ``graph_level`` could not hold, each with why (``too_wide``)."""
+    out: dict[int, str] = {}
+    for h in range(problem.levels):
+        why = too_wide(problem, h)
+        if why is not None:
+            out[h] = why
+    return out
 
-    Mirrors ``graph_level``: after placing node i its states are the type combinations of the
-    placed nodes still read later, so their number is the product of their allowed types."""
+
+def too_wide(problem: Problem, h: int) -> str | None:
+    """Why ``graph_level`` could not hold level h, or None: after placing node i its states are the
+    type combinations of the placed nodes still read later (their allowed types' product), at
+    most ``MAX_FRONTIER_STATES`` a step and ``MAX_FRONTIER_BYTES`` held (``frontier_bytes``)."""
+    steps = _frontier_steps(problem, h)
+    for states, kept, _, i in steps:
+        if states > MAX_FRONTIER_STATES:
+            return (f"dp: after node {problem.network.layers[i].name!r} the graph keeps {kept} outputs alive, "
+                    f"{format_count(states)} type combinations (limit {MAX_FRONTIER_STATES:,}): too wide for the DP")
+    need = frontier_bytes([s[:3] for s in steps])
+    if need > MAX_FRONTIER_BYTES:
+        return (f"dp: its states over the graph would hold about {need / 2**20:,.0f} MiB "
+                f"(limit {MAX_FRONTIER_BYTES / 2**20:,.0f} MiB): too wide for the DP")
+    return None
+
+
+def _frontier_steps(problem: Problem, h: int) -> list[tuple[int, int, int, int]]:
+    """Per node in ``graph_level``'s order: (states after placing it, kept width, full width, node)."""
     N = problem.num_layers
     last_use = list(range(N))
     for u, v in problem.tables.edges:
         last_use[u] = max(last_use[u], v)
-    out: dict[int, str] = {}
-    for h in range(problem.levels):
-        sizes = [len(problem.allowed(h, n)) or 1 for n in range(N)]
-        live: list[int] = []
-        for i in range(N):
-            live = [n for n in live + [i] if last_use[n] > i]
-            states = 1
-            for n in live:
-                states *= sizes[n]
-            if states > MAX_FRONTIER_STATES:
-                out[h] = (f"dp: after node {problem.network.layers[i].name!r} the graph keeps {len(live)} outputs alive, "
-                          f"{format_count(states)} type combinations (limit {MAX_FRONTIER_STATES:,}): too wide for the DP")
-                break
+    sizes = [len(problem.allowed(h, n)) or 1 for n in range(N)]
+    live: list[int] = []
+    out = []
+    for i in range(N):
+        full = len(live) + 1
+        live = [n for n in live + [i] if last_use[n] > i]
+        states = 1
+        for n in live:
+            states *= sizes[n]
+        out.append((states, len(live), full, i))
     return out
 
 
@@ -70,6 +114,9 @@ def graph_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, i
     for e, (u, v) in enumerate(problem.tables.edges):
         in_edges[v].append((e, u))
         last_use[u] = max(last_use[u], v)
+    why = too_wide(problem, h)  # (before anything is held)
+    if why is not None:
+        raise NotImplementedError(f"level {h}: {why}")
     frontier: list[int] = []
     states: dict[tuple, int] = {(): 0}
     back: list[tuple[list[int], dict]] = []  # per node: (frontier incl. node, new state -> full assignment)
@@ -79,8 +126,6 @@ def graph_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, i
         terms = [(pos[u], inter[e]) for e, u in in_edges[i]]
         keep = [j for j, n in enumerate(full_nodes) if last_use[n] > i]
         best, arg = _eliminate(states, allowed[i], intra[i], terms, keep)
-        if len(best) > MAX_FRONTIER_STATES:
-            raise NotImplementedError(f"level {h}: frontier of {len(keep)} nodes is too wide for the DP")
         back.append((full_nodes, arg))
         frontier = [full_nodes[j] for j in keep]
         states = best

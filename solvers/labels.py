@@ -35,14 +35,13 @@ class _Rows:
 
 
 def least_plan(vc: VectorCosts, survivors: list[np.ndarray], resources: list[tuple], limits: list[int],
-               target: int, max_rows: int, max_bytes: int | None = None,
-               deadline: float | None = None, fits=None) -> list[int] | None:
+               target: int, max_rows: int, deadline: float | None = None, fits=None) -> list[int] | None:
     """The vectors of a least-objective plan with objective < ``target`` and every resource within
     its limit, each node taking only its ``survivors``; None when there is none. ``resources``
     holds per resource (level weights, per-node extras or None), as ``VectorCosts`` weighs them.
-    ``LabelsOverflow`` when a factor keeps more than ``max_rows`` rows, or before a join whose
-    arrays would pass ``max_bytes`` by ``join_bytes`` (or, with ``fits``, when ``fits`` refuses the
-    bytes the factors hold with the join's: ``_Chain.fits``); ``TimeUp`` once ``deadline`` (a
+    ``LabelsOverflow`` when a factor keeps more than ``max_rows`` rows, or before a join (the
+    disconnected parts' last ones too) when ``fits`` refuses the bytes the factors hold with the
+    join's (``join_bytes``): ``_Chain.fits``; ``TimeUp`` once ``deadline`` (a
     ``time.perf_counter()`` value) passes between two joins."""
     sizes = [len(s) for s in survivors]
     factors = []
@@ -67,14 +66,15 @@ def least_plan(vc: VectorCosts, survivors: list[np.ndarray], resources: list[tup
         for r in bucket[1:]:
             check_deadline(deadline)
             held = sum(_bytes(x) for x in factors) + _bytes(joined) + _bytes(r)
-            joined = _pareto(_prune(_join(joined, r, sizes, max_bytes, held, fits), target, limits), sizes)
+            joined = _pareto(_prune(_join(joined, r, sizes, held, fits), target, limits), sizes)
             if len(joined.f) > max_rows:
                 raise LabelsOverflow
         factors.append(_pareto(_eliminate(joined, z), sizes))
         alive.discard(z)
     final = factors[0]
-    for r in factors[1:]:  # (disconnected parts)
-        final = _pareto(_prune(_join(final, r, sizes, max_bytes), target, limits), sizes)
+    for i, r in enumerate(factors[1:], 2):  # (disconnected parts)
+        held = sum(_bytes(x) for x in factors[i:]) + _bytes(final) + _bytes(r)
+        final = _pareto(_prune(_join(final, r, sizes, held, fits), target, limits), sizes)
     if len(final.f) == 0:
         return None
     i = int(np.argmin(final.f))
@@ -110,9 +110,9 @@ def join_bytes(rows: int, columns: int, resources: int) -> int:
     return 8 * rows * (6 + 2 * columns + 3 * (1 + resources))
 
 
-def _join(a: _Rows, b: _Rows, sizes: list[int], max_bytes: int | None = None, held: int = 0, fits=None) -> _Rows:
+def _join(a: _Rows, b: _Rows, sizes: list[int], held: int = 0, fits=None) -> _Rows:
     """Every pair of rows of a and b that agree on their shared nodes (``LabelsOverflow`` before
-    building them when they would pass ``max_bytes``, or ``fits`` refuses them with ``held``)."""
+    building them when ``fits`` refuses their bytes with ``held``)."""
     shared = [n for n in a.scope if n in b.scope]
     radix = [sizes[n] for n in shared]
     ka = _key(a.cols, [a.scope.index(n) for n in shared], radix)
@@ -125,7 +125,7 @@ def _join(a: _Rows, b: _Rows, sizes: list[int], max_bytes: int | None = None, he
     extra = [n for n in b.scope if n not in a.scope]
     width = len(a.scope) + len(extra) + len(a.hidden) + len(b.hidden)
     need = join_bytes(int(cnt.sum()), width, len(a.g))
-    if (max_bytes is not None and need > max_bytes) or (fits is not None and not fits(held + need)):
+    if fits is not None and not fits(held + need):
         raise LabelsOverflow
     ia = np.repeat(np.arange(len(ka)), cnt)
     offset = np.arange(len(ia)) - np.repeat(np.cumsum(cnt) - cnt, cnt)

@@ -32,10 +32,19 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Shape:
+    """What a step's cost depends on besides the sizes: its bucket's factor count and the edge
+    tables it builds (node pairs). Fixed by the order alone, so a plan can be scored again at other sizes."""
+    factors: int
+    built: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
 class Plan:
     steps: tuple[Step, ...]
     work: float  # estimated elementary operations
     peak: int  # most entries held at once: the messages and edge tables so far (kept for the backtrack) plus a step's tables
+    shapes: tuple[Shape, ...] = ()  # per step (``rescore``)
 
 
 class _F:
@@ -55,30 +64,47 @@ def _prod(sizes, nodes) -> int:
 
 
 def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[_F], cap: int, level_first: bool = False):
-    """(work, step entries, message entries, edge-table entries, Step) of the cheapest way to
+    """(work, step entries, message entries, edge-table entries, Step, Shape) of the cheapest way to
     eliminate z now whose step tables stay within ``cap`` entries (work infinite when none does);
     ``level_first``: a level step whenever one exists (tests). Step entries: what the step holds
     beyond the messages and edge tables (``_dense_entries``, ``_level_entries``); the message and
     the edge tables it builds stay (the backtrack reads them)."""
+    ways = _ways(z, bucket)
+    w, held, size, built = _cost(vc, sizes, *ways[0])
+    best = (w if held <= cap else float("inf"), held, size, built) + ways[0]
+    for step, shape in ways[1:]:
+        w, held, size, built = _cost(vc, sizes, step, shape)
+        if (w < best[0] or (level_first and best[4].how == "dense")) and held <= cap:
+            best = (w, held, size, built, step, shape)
+    return best
+
+
+def _ways(z: int, bucket: list[_F]) -> list[tuple[Step, Shape]]:
+    """Every way to eliminate z from its bucket, the dense step first, with its shape."""
     others = sorted({n for f in bucket for n in f.scope} - {z})
-    table = _prod(sizes, others) * sizes[z]
-    built = [sizes[f.scope[0]] * sizes[f.scope[1]] for f in bucket if f.edge is not None]
-    held = _dense_entries(sizes, others, z, built)
-    work = float(table) * (len(bucket) + 1) + vc.H * sum(built) if held <= cap else float("inf")
-    best = (work, held, table // sizes[z], sum(built), Step(z, "dense", None, None, tuple(others)))
-    Vz = vc.dom[z].V
+    edges = [f for f in bucket if f.edge is not None]
+    out = [(Step(z, "dense", None, None, tuple(others)), Shape(len(bucket), tuple(f.scope for f in edges)))]
     for b in others:
         touching = [f for f in bucket if b in f.scope]
         if len(touching) != 1 or touching[0].edge is None:
             continue
-        rest = [n for n in others if n != b]
-        A = _prod(sizes, rest)
-        built = [sizes[f.scope[0]] * sizes[f.scope[1]] for f in bucket if f.edge is not None and f is not touching[0]]
-        work = float(A) * (sizes[z] * len(bucket) + Vz + _row_work(vc, z, b, touching[0].edge)) + vc.H * sum(built)
-        held = _level_entries(vc, sizes, A, z, b, touching[0].edge, built)
-        if (work < best[0] or (level_first and best[4].how == "dense")) and held <= cap:
-            best = (work, held, A * sizes[b], sum(built), Step(z, "level", touching[0].edge, b, tuple(rest) + (b,)))
-    return best
+        rest = tuple(n for n in others if n != b)
+        built = tuple(f.scope for f in edges if f is not touching[0])
+        out.append((Step(z, "level", touching[0].edge, b, rest + (b,)), Shape(len(bucket), built)))
+    return out
+
+
+def _cost(vc: VectorCosts, sizes: list[int], step: Step, shape: Shape) -> tuple[float, int, int, int]:
+    """(work, step entries, message entries, edge-table entries) of this step at these sizes."""
+    z = step.z
+    built = [sizes[u] * sizes[x] for u, x in shape.built]
+    if step.how == "dense":
+        table = _prod(sizes, step.rest) * sizes[z]
+        held = _dense_entries(sizes, list(step.rest), z, built)
+        return float(table) * (shape.factors + 1) + vc.H * sum(built), held, table // sizes[z], sum(built)
+    A, b = _prod(sizes, step.rest[:-1]), step.b
+    work = float(A) * (sizes[z] * shape.factors + vc.dom[z].V + _row_work(vc, z, b, step.edge)) + vc.H * sum(built)
+    return work, _level_entries(vc, sizes, A, z, b, step.edge, built), A * sizes[b], sum(built)
 
 
 def _dense_entries(sizes: list[int], rest: list[int], z: int, built: list[int]) -> int:
@@ -113,12 +139,18 @@ def _rows_in_flight(dz) -> int:
     return max(1, ROW_BLOCK // (dz.V * dz.K))
 
 
+# The producer direction's cost per element over the consumer's (``reduce_producer`` /
+# ``reduce_consumer``): measured 0.9-1.2 by ``bench/bench_pruned_budget.py --ratio`` (ResNet-50,
+# LLaMA-7B, BERT-base at H = 9, 10; 1.6 was the weight since the level steps came in, a44d4c8).
+PRODUCER_WEIGHT = 1.1
+
+
 def _row_work(vc: VectorCosts, z: int, b: int, e: int) -> float:
-    """Element operations of one row of a level step across edge e (measured: the producer's
-    digit order runs about 1.6 times slower than the consumer's per element)."""
+    """Element operations of one row of a level step across edge e (``PRODUCER_WEIGHT`` when z
+    is the edge's producer)."""
     Kz, Kb, H = vc.dom[z].K, vc.dom[b].K, vc.H
     elements = sum(Kz * Kb ** (j + 1) * Kz ** (H - j - 1) for j in range(H))
-    return 2 * elements * (1.6 if vc.edges[e][0] == z else 1.0)
+    return 2 * elements * (PRODUCER_WEIGHT if vc.edges[e][0] == z else 1.0)
 
 
 def round_work(vc: VectorCosts) -> float:
@@ -142,35 +174,59 @@ def _initial(vc: VectorCosts) -> list[list[_F]]:
 def plan(vc: VectorCosts, sizes: list[int], cap: int = MAX_ENTRIES, level_first: bool = False) -> Plan:
     """The elimination order and steps for domains of these sizes, greedily the cheapest step
     whose tables stay within ``cap`` entries first (a node's option is re-scored only when its
-    bucket changes); infinite work when some step has no such way."""
+    bucket changes); infinite work when some step has no such way. Greedy: domains smaller
+    everywhere can get a costlier plan (``rescore`` scores a known plan at other sizes)."""
     at = _initial(vc)
     alive = set(range(vc.N))
     scored = {z: _options(vc, sizes, z, at[z], cap, level_first) for z in alive}
-    steps, work, kept, peak = [], 0.0, sum(sizes), sum(sizes)  # kept: node costs, messages, edge tables
+    steps, shapes, work, kept, peak = [], [], 0.0, sum(sizes), sum(sizes)  # kept: node costs, messages, edge tables
     while alive:
         z = min(alive, key=lambda n: (scored[n][0], scored[n][2], n))
-        w, held, size, built, step = scored.pop(z)
+        w, held, size, built, step, shape = scored.pop(z)
         if w == float("inf"):
-            return Plan(tuple(steps), w, max(peak, kept + held))
+            return Plan(tuple(steps), w, max(peak, kept + held), tuple(shapes))
         steps.append(step)
+        shapes.append(shape)
         work += w
         peak = max(peak, kept + built + held)
         kept += size + built
-        touched = set()
-        for f in at[z]:
-            for n in f.scope:
-                if n != z:
-                    at[n] = [g for g in at[n] if g is not f]
-                    touched.add(n)
         alive.discard(z)
-        if step.rest:
-            new = _F(step.rest)
-            for n in step.rest:
-                at[n].append(new)
-            touched.update(step.rest)
-        for n in touched:
+        for n in _apply(at, z, step):
             scored[n] = _options(vc, sizes, n, at[n], cap, level_first)
-    return Plan(tuple(steps), work, max(peak, kept))
+    return Plan(tuple(steps), work, max(peak, kept), tuple(shapes))
+
+
+def _apply(at: list[list[_F]], z: int, step: Step) -> set[int]:
+    """z's bucket replaced by the step's message in its neighbours' buckets; the nodes touched."""
+    touched = set()
+    for f in at[z]:
+        for n in f.scope:
+            if n != z:
+                at[n] = [g for g in at[n] if g is not f]
+                touched.add(n)
+    if step.rest:
+        new = _F(step.rest)
+        for n in step.rest:
+            at[n].append(new)
+        touched.update(step.rest)
+    return touched
+
+
+def rescore(vc: VectorCosts, sizes: list[int], p: Plan, cap: int = MAX_ENTRIES) -> Plan:
+    """The same steps scored at other sizes (the order and each step's way depend on the graph
+    only, so any plan runs at any sizes; exact over them as ``plan``'s own); infinite work when
+    some step's tables pass ``cap``, or the plan stopped short of the last node (``plan`` with none)."""
+    if len(p.steps) < vc.N:
+        return Plan(p.steps, float("inf"), p.peak, p.shapes)
+    work, kept, peak = 0.0, sum(sizes), sum(sizes)
+    for step, shape in zip(p.steps, p.shapes):
+        w, held, size, built = _cost(vc, sizes, step, shape)
+        if held > cap:
+            return Plan(p.steps, float("inf"), max(peak, kept + held), p.shapes)
+        work += w
+        peak = max(peak, kept + built + held)
+        kept += size + built
+    return Plan(p.steps, work, max(peak, kept), p.shapes)
 
 
 class _Late(Exception):

@@ -5,6 +5,7 @@ identical blocks (exact: by costs, never by name)."""
 from __future__ import annotations
 
 import random
+import re
 import time
 
 import numpy as np
@@ -237,19 +238,103 @@ def test_pins_and_forbids_equal_exact(seed):
 
 
 def test_a_run_that_skipped_the_chain_for_time_says_what_limit_would_run_it(monkeypatch):
-    """A chain of blocks whose exact chain does not fit half the limit goes to the dual; when that
+    """A chain of blocks whose exact chain does not fit the time left goes to the dual; when that
     stops short, the reason says the chain was skipped for time and what limit would run it (it
     used to name only the entries limit of the next elimination, as if more time would not help)."""
     from explorer.core.solution import SolveOptions
 
     problem = _llama(2, 5)
     monkeypatch.setattr(block_chain, "RATE", 1e-3)  # every chain estimated beyond any limit
+    monkeypatch.setattr(block_chain, "_cpu_share", lambda *a: 1.0)
     monkeypatch.setattr(block_chain, "settle", lambda *args: {})
     s = pruned.solve(problem, SolveOptions(time_limit_s=30.0), max_entries=1)  # no elimination fits either
     assert s.status is Status.FEASIBLE
-    assert "this graph is a chain of blocks, solved exactly at once in an estimated" in s.info["reason"]
-    assert s.info["reason"].endswith("more than half of --time-limit 30 s: raise it to about "
-                                     f"{block_chain.work(*_whole_work_args(problem)) / 1e-3 / 0.5 * 1.5:.0f} s")
+    m = re.search(r"this graph is a chain of blocks, solved exactly at once in an estimated ([\d.]+) s, more than the "
+                  r"([\d.]+) s of --time-limit 30 s left: raise it to about (\d+) s$", s.info["reason"])
+    estimate = block_chain.work(*_whole_work_args(problem)) / 1e-3
+    assert m and m.group(1) == f"{estimate:.1f}" and 29 < float(m.group(2)) <= 30, s.info["reason"]
+    assert abs(int(m.group(3)) - 1.5 * (estimate + 30 - float(m.group(2)))) <= 1
+
+
+def test_chain_runs_when_it_fits_the_time_left_not_half_the_limit(monkeypatch):
+    """Estimated at 70% of the limit (more than the half it used to be allowed): it runs, optimal
+    at once (LLaMA-7B at H = 10 under --time-limit 10 went to the dual and ended feasible)."""
+    from explorer.core.solution import SolveOptions
+
+    problem = _llama(3, 4)
+    monkeypatch.setattr(block_chain, "RATE", block_chain.work(*_whole_work_args(problem)) / 21.0)  # 21 s of 30
+    monkeypatch.setattr(block_chain, "_cpu_share", lambda *a: 1.0)
+    got = pruned.solve(problem, SolveOptions(time_limit_s=30.0))
+    assert got.status is Status.OPTIMAL and got.info["method"] == "block-chain"
+    monkeypatch.setattr(block_chain, "_cpu_share", lambda *a: 0.5)  # half a core: 42 s, beyond the time left
+    got = pruned.solve(problem, SolveOptions(time_limit_s=30.0))
+    assert got.info["method"] != "block-chain" and got.status is Status.OPTIMAL
+
+
+def test_cpu_share_measured_over_a_sample():
+    t = time.perf_counter()
+    assert block_chain._cpu_share(t, time.process_time()) == 1.0  # too short to tell
+    w0, c0 = time.perf_counter(), time.process_time()
+    time.sleep(0.4)  # the process idle: far below a core
+    assert block_chain._cpu_share(w0, c0) < 0.5
+
+
+def test_chain_cut_at_the_deadline_holds_the_limit(monkeypatch):
+    """Estimated to fit but slower than that (each table taking until the deadline): cut there,
+    the run ends within 10% of the limit (the DP's start after it), feasible, and says so."""
+    from explorer.core.solution import SolveOptions
+
+    def slow(vc, p, Da, Db, Dc, deadline=None):
+        while True:
+            block_chain._check(deadline)
+            time.sleep(0.01)
+
+    monkeypatch.setattr(block_chain, "table", slow)
+    problem = _llama(3, 4)
+    t0 = time.perf_counter()
+    got = pruned.solve(problem, SolveOptions(time_limit_s=2.0))
+    assert time.perf_counter() - t0 <= 2.2
+    assert got.status is Status.FEASIBLE and got.bound <= got.objective
+    assert re.search(r"chain of blocks, solved exactly at once in an estimated [\d.]+ s(?: \(at the \d+% of a core "
+                     r"this process got\))?, cut at the time limit after [\d.]+ s: raise --time-limit from 2 s$", got.info["reason"])
+
+
+def test_settle_reads_what_the_chain_before_the_dual_kept(monkeypatch):
+    """The chain before the dual cut after its first table: after the dual, ``settle`` takes its
+    pieces, owners and that table (over every vector: it serves the survivors too), builds only
+    the others, and finds what a settle from nothing finds."""
+    from types import SimpleNamespace
+
+    from explorer.solvers.tree_dual import dual_bound
+
+    problem = _llama(3, 4)
+    vc = VectorCosts(problem)
+    start = pruned._dp_start(problem, vc)
+    res = dual_bound(vc, rounds=1, incumbent=start)
+    fresh = SimpleNamespace(vc=vc, res=res, lo=res.bound, incumbent=start[0], vectors=None)
+    want = block_chain.settle(fresh, time.perf_counter() + 60)
+    built, real = [], block_chain.table
+
+    def first_only(*args, **kw):
+        if built:
+            raise block_chain._Deadline
+        built.append(args[1])
+        return real(*args, **kw)
+
+    kept = block_chain.Kept()
+    with monkeypatch.context() as m:
+        m.setattr(block_chain, "table", first_only)
+        assert block_chain.solve_whole(problem, vc, time.perf_counter(), time.perf_counter() + 60, kept) is None
+    assert len(kept.tables) == 1 and kept.ps is not None
+    again = []
+    monkeypatch.setattr(block_chain, "groups", lambda *a: pytest.fail("owners found again"))
+    monkeypatch.setattr(block_chain, "table", lambda *a, **kw: again.append(a[1]) or real(*a, **kw))
+    search = SimpleNamespace(vc=vc, res=res, lo=res.bound, incumbent=start[0], vectors=None)
+    info = block_chain.settle(search, time.perf_counter() + 60, kept)
+    assert again and built[0] not in again and len(again) == want["block_chain"]["tables"] - 1
+    assert info["block_chain"]["estimate"] < want["block_chain"]["estimate"]
+    assert want["method"] == info["method"] == "tree-dual+block-chain"
+    assert (search.lo, search.incumbent) == (fresh.lo, fresh.incumbent) and search.lo == search.incumbent
 
 
 def _whole_work_args(problem):

@@ -140,7 +140,7 @@ def _rows(scope, hidden, n, sizes, rng):
 
 def test_graph_label_join_bytes_hold_and_refuse_before_building():
     """The graph label pass's joins (``labels._join``, then ``_prune``): ``join_bytes`` against what
-    they allocate (tracemalloc), and ``LabelsOverflow`` before building a join beyond ``max_bytes``
+    they allocate (tracemalloc), and ``LabelsOverflow`` before building a join ``fits`` refuses
     (ResNet-18 at H = 6 under a binding memory limit joined 3.4 M rows of 27 columns: 1.5 GB)."""
     from explorer.solvers import labels
 
@@ -159,10 +159,28 @@ def test_graph_label_join_bytes_hold_and_refuse_before_building():
     tracemalloc.start()
     try:
         with pytest.raises(labels.LabelsOverflow):
-            labels._join(a, b, sizes, max_bytes=want // 2)
+            labels._join(a, b, sizes, held=want // 4, fits=lambda need: need <= want // 2)
         assert tracemalloc.get_traced_memory()[1] < want // 20  # refused before the pairs were built
     finally:
         tracemalloc.stop()
+
+
+def test_graph_label_pass_checks_the_disconnected_parts_last_joins():
+    """The joins of a graph's disconnected parts ask ``fits`` too (with what the parts hold): they
+    had only the per-join ``MAX_GRAPH_LABEL_BYTES``, now gone (every other join was already checked
+    by ``fits`` with what is held against the same 2 GiB, so that limit could never fire first)."""
+    from explorer.solvers import labels
+
+    layers = [{"name": f"fc{i}", "kind": "fc", "in_features": 4, "out_features": 4, "inputs": []} for i in range(3)]
+    net = parse_network({"version": 1, "name": "apart", "batch": 2, "layers": layers}, "apart")
+    vc = VectorCosts(Problem(net, synthetic_array(2), Space.ACCPAR))
+    survivors = [np.arange(d.V) for d in vc.dom]
+    asked: list[int] = []
+    got = labels.least_plan(vc, survivors, [], [], 10**30, 10**6, fits=lambda need: asked.append(need) or True)
+    assert got is not None and len(asked) == 2  # three parts, no edge: only the parts' joins
+    assert asked[1] > labels.join_bytes(1, 3, 0)  # the last join: one row (each part's least), three columns, and what is held
+    with pytest.raises(labels.LabelsOverflow):
+        labels.least_plan(vc, survivors, [], [], 10**30, 10**6, fits=lambda need: need < asked[1])
 
 
 @pytest.mark.parametrize("kind,name,levels,limit", [
@@ -224,3 +242,51 @@ def test_label_passes_give_up_before_building_beyond_the_limit(monkeypatch):
     assert tight.info["labels"] == "outgrew the label limit" and "memory limit" in tight.info["reason"]
     assert tight.status.value in ("feasible", "unknown")
     assert tight.bound <= roomy.objective and (tight.objective is None or tight.objective >= roomy.objective)
+
+
+def _dense(blocks: int, levels: int = 2) -> Problem:
+    import yaml
+
+    from .test_bad_inputs import densenet_yaml
+
+    return Problem(parse_network(yaml.safe_load(densenet_yaml(blocks)), "dense"), synthetic_array(levels), Space.ACCPAR)
+
+
+def test_dp_frontier_bytes_within_bounds_of_the_measured_peak():
+    """``dp.frontier_bytes`` (the DP's byte guard: every step's back-pointers, the states and the new
+    ones) against what one level of ``graph_level`` allocates (tracemalloc): a DenseNet-like block
+    of 7 concats, 3^8 states at its widest step (measured 1.06x; 1.05x at 10 concats, 150 MiB)."""
+    from explorer.core.comm import zero_counts
+    from explorer.solvers import dp
+
+    problem = _dense(7)
+    counts = zero_counts(problem.num_layers)
+    problem.tables.level_tuples(counts)
+    want = dp.frontier_bytes([s[:3] for s in dp._frontier_steps(problem, 0)])
+    tracemalloc.start()
+    try:
+        dp.graph_level(problem, 0, counts)
+        used = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert want > 4 * 2**20 and LOW <= used / want <= HIGH, (used, want)
+
+
+def test_dp_byte_guard_sends_a_level_to_cpsat(monkeypatch):
+    """Within the count a step may hold but beyond the bytes the level would hold: the level goes to
+    CP-SAT (labelled, as a level too wide by count), never allocated (the count alone let every
+    step's back-pointers pile up)."""
+    from explorer.core.comm import zero_counts
+    from explorer.solvers import dp
+
+    problem = _dense(6)
+    need = dp.frontier_bytes([s[:3] for s in dp._frontier_steps(problem, 0)])
+    assert max(s[0] for s in dp._frontier_steps(problem, 0)) <= dp.MAX_FRONTIER_STATES and not dp.wide_levels(problem)
+    monkeypatch.setattr(dp, "MAX_FRONTIER_BYTES", need - 1)
+    wide = dp.wide_levels(problem)
+    assert sorted(wide) == [0, 1] and wide[0] == (f"dp: its states over the graph would hold about {need / 2**20:,.0f} MiB "
+                                                  f"(limit {(need - 1) / 2**20:,.0f} MiB): too wide for the DP")
+    with pytest.raises(NotImplementedError):
+        dp.graph_level(problem, 0, zero_counts(problem.num_layers))
+    got = dp.solve(problem)
+    assert got.info["levels_by_cpsat"] == [0, 1] and "solved by CP-SAT" in got.info["reason"]
