@@ -79,15 +79,21 @@ def _item_run(lines: list[str]) -> tuple[int, int, list[str]] | None:
     return head + 1, end, items
 
 
+class _Values(dict):
+    """Token -> its value, constructed on first use (a lookup in C after that)."""
+
+    def __init__(self, scalar: Callable[[str], Any]):
+        super().__init__()
+        self.scalar = scalar
+
+    def __missing__(self, token: str) -> Any:
+        value = self[token] = self.scalar(token)
+        return value
+
+
 def _layers(items: list[str], scalar: Callable[[str], Any]) -> list[dict] | None:
     """The items as mappings; None on a key written twice (the strict loader's error)."""
-    memo: dict[str, Any] = {}
-
-    def value(tok: str) -> Any:
-        if tok not in memo:
-            memo[tok] = scalar(tok)
-        return memo[tok]
-
+    value = _Values(scalar).__getitem__
     out = []
     for inner in items:
         pairs = _PAIRS.findall(inner)
