@@ -419,6 +419,7 @@ class _Coefficients:
         self._inter: dict = {}
         self._intra: dict = {}
         self._advance: dict = {}
+        self._footprints: dict = {}
 
     def _units(self, x: Fraction) -> int:
         return _to_units(Fraction(x), self.unit)
@@ -451,9 +452,13 @@ class _Coefficients:
 
     def footprint(self, c: _Column, weight_copies: int) -> tuple[int, int, int]:
         k = c.footprints.get(weight_copies)
-        if k is None:
-            k = c.footprints[weight_copies] = tuple(
-                self._units(footprint_elements(p, self.batch, c.final_counts, weight_copies)) for p in self._probes[c.join])
+        if k is None:  # it depends on the final counts alone: shared by every column that ends with them
+            key = (c.final_counts, c.join, weight_copies)
+            k = self._footprints.get(key)
+            if k is None:
+                k = self._footprints[key] = tuple(
+                    self._units(footprint_elements(p, self.batch, c.final_counts, weight_copies)) for p in self._probes[c.join])
+            c.footprints[weight_copies] = k
         return k
 
     def edge(self, prev: tuple[int, ...], nxt: tuple[int, ...], prev_join: bool, next_join: bool) -> list[int]:
