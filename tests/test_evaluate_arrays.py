@@ -71,7 +71,7 @@ def test_overflow_risk_falls_back_to_python_integers(monkeypatch):
 
 
 def test_small_networks_never_import_the_numpy_pass():
-    net = load_network_text(chain_spec(4, EA.VECTORISE_FROM - 1))
+    net = load_network_text(chain_spec(4, E.VECTORISE_FROM - 1))
     assert E._network_facts(net).arrays is None
 
 

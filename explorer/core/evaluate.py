@@ -25,6 +25,11 @@ from .split_amounts import split_amounts
 from .timing import compute_time_s, energy_J, level_times, step_time
 
 
+# layers from which the integer pass runs across layers with numpy (``evaluate_arrays``): the cost
+# tables' ``ROWS_IN_PYTHON_BELOW``, so that a smaller network's run never imports numpy
+VECTORISE_FROM = 128
+
+
 class PlanError(ValueError):
     """The plan does not fit the problem (shape, or a type outside the space)."""
 
@@ -201,11 +206,9 @@ def _network_facts(network: Network) -> _Facts:
 def _arrays(network: Network, sizes: list, joins: list[NodeTypes], edge_f: list[int] | None) -> tuple | None:
     """(sizes, node ids, node types, edges, edge tensors) as arrays for ``_amounts_arrays``; None for
     small networks, or sizes int64 cannot hold."""
-    from .evaluate_arrays import VECTORISE_FROM
-
     if len(sizes) < VECTORISE_FROM or edge_f is None:
         return None
-    from .evaluate_arrays import as_arrays
+    from .evaluate_arrays import as_arrays  # numpy: only for networks this large
 
     return as_arrays(sizes, joins, network.edges, edge_f)
 

@@ -1,5 +1,5 @@
-"""``evaluate``'s integer pass across layers with numpy, for networks of ``VECTORISE_FROM`` layers
-or more (the DP has imported numpy for them already; smaller ones never import it).
+"""``evaluate``'s integer pass across layers with numpy, for networks of ``evaluate.VECTORISE_FROM``
+layers or more (the DP has imported numpy for them already; smaller ones never import it).
 
 The same coefficients as the per-layer loop (``evaluate._Coefficients``, one call per distinct
 column of types and per distinct pair of columns an edge joins), multiplied by the tensor sizes
@@ -14,7 +14,6 @@ from itertools import chain
 
 import numpy as np
 
-VECTORISE_FROM = 128  # layers; the cost tables' ``ROWS_IN_PYTHON_BELOW``
 _LIMIT = 2**62
 _KEY_BITS = 2  # per level in a column's key: a type's position in ALL_TYPES (< 4)
 _KEY_KINDS_BITS = 14  # a node kind's position in the key, above the levels'
