@@ -1,13 +1,18 @@
 """Time what a user waits for: whole ``explore`` processes, as ratios to ``python -c "import numpy"``.
 
 Every case runs as a separate process, round robin (one run of each case per round, so load
-from other processes hits every case alike), best of N rounds, wall-clock time and CPU time (user + system: what the
-process itself used, less sensitive to other load on the machine). The baseline is the
-same interpreter importing numpy. Cases and targets (issue 8, item 5; tightened by issue 23,
+from other processes hits every case alike), the median (or ``--stat best``: the best) of N rounds, wall-clock
+time and CPU time (user + system: what the process itself used, less sensitive to other load on the
+machine). The baseline is the same interpreter importing numpy. One untimed warm-up round comes
+first, and the processes may write bytecode caches (``PYTHONDONTWRITEBYTECODE`` is taken out of
+their environment), as an installed package has them: with it set, every run of an editable
+install compiled each of its ~100 modules again (numpy, installed with its caches, did not), about
+0.1 s a run. ``--no-bytecode-cache`` keeps the variable as it is. Cases and targets (issue 8, item 5; tightened by issue 23,
 item 1), judged on wall time:
 
 - ``explore --help`` and ``explore list``: <= 3x the baseline;
 - ``explore --model NAME`` (table output, dp, the default array) on every zoo network: <= 2x;
+- ``explore --model NAME --array CLUSTER`` (the LLM planner) on two zoo transformers: <= 2x;
 - a 1,000-layer chain on 1,024 accelerators (H = 10) in the accpar space: <= 3x;
 - a 10,000-layer chain, same array and space: <= 10x (and <= 2 s wall on a quiet machine).
 
@@ -18,7 +23,7 @@ table adds its wall time and the speedup (before / after) of each case.
 The chains are seeded random networks with consistent shapes, written as YAML network specs
 to a temporary directory (``write_chain``), so the YAML loader is part of what is timed.
 
-    python bench/bench_whole_runs.py              # best of 5
+    python bench/bench_whole_runs.py              # median of 5
     python bench/bench_whole_runs.py --repeat 3 --quick   # skip the 10,000-layer chain
     python bench/bench_whole_runs.py --before /tmp/base-venv/bin/explore   # before/after columns
 """
@@ -26,9 +31,11 @@ to a temporary directory (``write_chain``), so the YAML loader is part of what i
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,6 +45,8 @@ from pathlib import Path
 from explorer.frontends import zoo
 
 BIG_ARRAY = "array-1024"  # H = 10
+# LLM training plans on a GPU cluster (the planner's search over t, p, d, micro-batch, ...)
+CLUSTER_RUNS = (("gpt3-1.7b", "dgx-a100"), ("llama3-8b", "dgx-h100"))
 
 
 def chain_spec(seed: int, layers: int, batch: int = 32) -> str:
@@ -89,11 +98,19 @@ def array_models() -> list[str]:
             if not any(note.startswith(MOE_NOTE) for note in load_model(name).approximations)]
 
 
-def run_once(cmd: list[str]) -> tuple[float, float]:
+def child_env(bytecode_cache: bool) -> dict[str, str]:
+    """The processes' environment: ours, without PYTHONDONTWRITEBYTECODE unless told to keep it."""
+    env = dict(os.environ)
+    if bytecode_cache:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def run_once(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
     """(wall seconds, CPU seconds: user + system) of one process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     # 1: a plan was printed but breaks a limit (LLaMA-7B's memory); a traceback is a broken run
@@ -105,7 +122,10 @@ def run_once(cmd: list[str]) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=5, help="rounds; each case's best is kept")
+    ap.add_argument("--repeat", type=int, default=5, help="rounds; each case's median (or best) is kept")
+    ap.add_argument("--stat", choices=("median", "best"), default="median", help="what of the rounds is shown")
+    ap.add_argument("--no-bytecode-cache", action="store_true",
+                    help="keep PYTHONDONTWRITEBYTECODE (every run then compiles the explorer's modules again)")
     ap.add_argument("--quick", action="store_true", help="skip the 10,000-layer chain")
     ap.add_argument("--before", metavar="EXPLORE", help="another explore script, timed alongside (before/after)")
     args = ap.parse_args()
@@ -121,6 +141,8 @@ def main() -> None:
         ]
         for name in array_models():
             cases.append((f"explore --model {name}", ["--model", name], "x", 2))
+        for model, cluster in CLUSTER_RUNS:
+            cases.append((f"{model} on {cluster}", ["--model", model, "--array", cluster], "x", 2))
         c1k = write_chain(d, 1, 1000)
         cases.append(("chain 1,000 x H=10 accpar", ["--model", str(c1k), "--array", BIG_ARRAY, "--space", "accpar"], "x", 3))
         if not args.quick:
@@ -128,14 +150,27 @@ def main() -> None:
             cases.append(("chain 10,000 x H=10 accpar", ["--model", str(c10k), "--array", BIG_ARRAY, "--space", "accpar"], "x", 10))
         commands = [cmd if i == 0 else explore + cmd for i, (_, cmd, _, _) in enumerate(cases)]
         old = [None] + [before + cmd for _, cmd, _, _ in cases[1:]] if before else [None] * len(cases)
-        best, cpu, best_old = [float("inf")] * len(cases), [float("inf")] * len(cases), [float("inf")] * len(cases)
-        for _ in range(args.repeat):
-            for i, cmd in enumerate(commands):
-                wall, used = run_once(cmd)
-                best[i], cpu[i] = min(best[i], wall), min(cpu[i], used)
-                if old[i] is not None:
-                    best_old[i] = min(best_old[i], run_once(old[i])[0])
+        walls, cpus, walls_old = rounds(commands, old, args.repeat, child_env(not args.no_bytecode_cache))
+    pick = statistics.median if args.stat == "median" else min
+    best, cpu = [pick(w) for w in walls], [pick(c) for c in cpus]
+    best_old = [pick(w) if w else float("inf") for w in walls_old]
     print_table(cases, best, cpu, best_old if before else None)
+
+
+def rounds(commands: list[list[str]], old: list, repeat: int, env: dict[str, str]):
+    """Per case, its wall and CPU times over the rounds (and the ``--before`` script's wall times),
+    after one untimed warm-up round."""
+    for cmd in commands + [c for c in old if c is not None]:
+        run_once(cmd, env)
+    walls, cpus, walls_old = [[] for _ in commands], [[] for _ in commands], [[] for _ in commands]
+    for _ in range(repeat):
+        for i, cmd in enumerate(commands):
+            wall, used = run_once(cmd, env)
+            walls[i].append(wall)
+            cpus[i].append(used)
+            if old[i] is not None:
+                walls_old[i].append(run_once(old[i], env)[0])
+    return walls, cpus, walls_old
 
 
 def print_table(cases, best, cpu, best_old) -> None:

@@ -672,6 +672,6 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
         note = _wide_note(wide, unproven)
         info["levels_by_cpsat"] = sorted(wide)
         info["reason"] = note + ("; " + info["reason"] if "reason" in info else "")
-    sol = plan_solution("dp", problem, plan, status, wall, info=info)
-    assert list(sol.level_units) == level_units, "DP bookkeeping disagrees with the cost tables"
-    return sol
+    # the levels' costs as the DP summed them (not summed again from the tables): the evaluator's
+    # re-score of the plan (``app.run.rescore``) checks them
+    return plan_solution("dp", problem, plan, status, wall, info=info, level_units=level_units)

@@ -42,3 +42,36 @@ def test_a_small_network_runs_without_numpy():
     proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), "--model", "vgg-a"],
                           capture_output=True, text=True, check=True)
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_run_skips_what_only_other_paths_need():
+    # importlib.resources (the zoo's folders: found next to their __init__.py) and tempfile (only
+    # --output writes through a temp file) pulled in tempfile, shutil, zipfile, random: ~8 ms a run
+    lazy = ("importlib.resources", "tempfile")
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=lazy), "--model", "vgg-a"],
+                          capture_output=True, text=True, check=True)
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+GC_PROBE = """
+import gc, sys
+collections = []
+gc.callbacks.append(lambda phase, info: phase == "stop" and collections.append(info["generation"]))
+import explorer.app.cli as cli
+print("GC", len(collections), gc.get_threshold() == cli.GC_THRESHOLDS, file=sys.stderr)
+sys.argv = ["explore", "list"]
+try:
+    cli.main()
+except SystemExit:
+    pass
+print("GC", gc.get_freeze_count() > 0, file=sys.stderr)
+"""
+
+
+def test_the_collector_is_set_before_the_imports_and_spares_them():
+    # the CLI's imports ran ~15 collections at the default thresholds; a run of its own
+    # (argv from the command line) freezes what they built: the collector does not rescan it
+    proc = subprocess.run([sys.executable, "-c", GC_PROBE], capture_output=True, text=True, check=True)
+    head, tail = [line.split()[1:] for line in proc.stderr.splitlines() if line.startswith("GC ")]
+    (count, thresholds), (frozen,) = head, tail
+    assert int(count) <= 3 and thresholds == "True" and frozen == "True"

@@ -12,7 +12,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 from pathlib import Path
 
 
@@ -147,6 +146,8 @@ def check_folder_writable(path: str, option: str) -> None:
 
 def _probe_folder(path: str, folder: Path, option: str) -> None:
     """Create and remove a temp file in ``folder``; OutputError when it cannot take one."""
+    import tempfile  # only with --output: not part of every run's start-up
+
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".explore-probe.", suffix=".tmp")
     except OSError as err:
@@ -200,6 +201,8 @@ def write_text(path: str, text: str, option: str = "--output") -> None:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
             return
+        import tempfile  # only with --output
+
         target = resolve_target(path)
         mode = stat.S_IMODE(st.st_mode) if st is not None else new_file_mode()
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")

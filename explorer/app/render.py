@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ..core.partition import PartitionType
 from ..core.plan import Plan
 from ..core.solution import BROKEN_PLAN_NOTE, Status
 from ..core.units import safe_float
@@ -77,8 +78,9 @@ def render_plan_grid(inputs: Inputs, plan: Plan, level_cost: tuple[Fraction, ...
         kinds = [n.kind.value for n in inputs.nodes]
         w = max(len(n) for n in names)
         lines = [f"{'layer':<{w}}  {'kind':<9}  " + "  ".join(f"L{h:<3}" for h in range(plan.levels))]
-        for l, (n, k) in enumerate(zip(names, kinds)):  # noqa: E741
-            lines.append(f"{n:<{w}}  {k:<9}  " + "  ".join(f"{plan.at(h, l).value:<4}" for h in range(plan.levels)))
+        cell = {id(t): f"{t.value:<4}" for t in PartitionType}  # keyed by id: Enum.__hash__ is slow
+        for n, k, col in zip(names, kinds, zip(*plan.types)):
+            lines.append(f"{n:<{w}}  {k:<9}  " + "  ".join(map(cell.__getitem__, map(id, col))))
         lines.append("c_h (elements): " + ", ".join(f"L{h} {float(c):,.0f}" for h, c in enumerate(level_cost)))
         return lines
     widths = [max(3, len(n)) for n in names]

@@ -6,6 +6,7 @@ import time
 from dataclasses import replace
 
 from ..core.evaluate import Evaluation
+from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import Solution, SolveOptions, Status
 from ..solvers import get_solver
@@ -37,6 +38,21 @@ def rescore(problem: Problem, sol: Solution) -> tuple[Evaluation, PlanFigures]:
     if problem.custom_weights is None and problem.real(sol.objective) != value:
         raise EvaluatorMismatch(f"{sol.solver}: objective {sol.objective} does not re-score to {value}")
     return ev, figs
+
+
+def baseline_figures(problem: Problem, scored: list[tuple[Plan, PlanFigures]]) -> tuple[tuple[str, PlanFigures], ...]:
+    """Each baseline's figures; a plan already evaluated (in ``scored``: the solver's, or an earlier
+    baseline: conv-only networks' trick is all-I) is not evaluated again. Plans compare as tuples
+    of types (identity first, in C; hashing them would call ``Enum.__hash__`` per entry)."""
+    out = []
+    for name in BASELINES:
+        plan = baseline_plan(problem, name)
+        figs = next((f for p, f in scored if p == plan), None)
+        if figs is None:
+            figs = plan_figures(problem, plan)[1]
+            scored.append((plan, figs))
+        out.append((name, figs))
+    return tuple(out)
 
 
 def _bound_method(sol: Solution) -> str | None:
@@ -154,7 +170,7 @@ def run(problem: Problem, solver: str, options: SolveOptions | None = None) -> R
                 return replace(base, explanation=Explanation.of(named))
         return base
     ev, figs = rescore(problem, sol)
-    baselines = tuple((name, plan_figures(problem, baseline_plan(problem, name))[1]) for name in BASELINES)
+    baselines = baseline_figures(problem, [(sol.plan, figs)])
     return replace(
         base,
         plan=sol.plan,

@@ -25,6 +25,11 @@ from .split_amounts import split_amounts
 from .timing import compute_time_s, energy_J, level_times, step_time
 
 
+# layers from which the integer pass runs across layers with numpy (``evaluate_arrays``): the cost
+# tables' ``ROWS_IN_PYTHON_BELOW``, so that a smaller network's run never imports numpy
+VECTORISE_FROM = 128
+
+
 class PlanError(ValueError):
     """The plan does not fit the problem (shape, or a type outside the space)."""
 
@@ -86,16 +91,14 @@ class Evaluation:
         return t0, t1, abs(t0 - t1)
 
 
-def check_plan(network: Network, array: ArraySpec, space: Space, plan: Plan, join_layers: list[int] | None = None) -> None:
+def check_plan(network: Network, array: ArraySpec, space: Space, plan: Plan) -> None:
     """PlanError unless the plan has the problem's shape and only types the space (and joins) allow."""
     H, L = array.levels, len(network.layers)
     if plan.levels != H or any(len(row) != L for row in plan.types):
         raise PlanError(f"plan has shape {plan.levels}x{plan.layers}, problem needs {H} levels x {L} layers")
     types = space.types
-    joins = [l for l, x in enumerate(network.layers) if x.is_join] if join_layers is None else join_layers  # noqa: E741
-    # nodes whose kind limits their types beyond joins (grouped conv, attention heads, embedding)
-    limited = [l for l, x in enumerate(network.layers)  # noqa: E741
-               if x.node_types not in (LAYER_TYPES, JOIN_NODE_TYPES) or x.split_levels is not None]
+    facts = _network_facts(network)
+    joins, limited = facts.join_layers, facts.limited
     for h, row in enumerate(plan.types):
         if not all(map(types.__contains__, row)):
             l = next(l for l, t in enumerate(row) if t not in types)  # noqa: E741
@@ -118,16 +121,26 @@ def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan, weigh
         if not plan.is_even:
             return evaluate_split(network, array, plan, weight_copies)
     facts = _network_facts(network)
-    check_plan(network, array, space, plan, facts.join_layers)
+    check_plan(network, array, space, plan)
     if facts.edge_f is None:  # an edge tensor that is not a whole number of elements
         return evaluate_rational(network, array, space, plan, weight_copies)
-    H, B = array.levels, network.batch
+    H = array.levels
     unit = 4 * 2**H
-    joins = facts.joins
-    # A layer's amounts depend on its column of types (one per level) and whether it is a join;
-    # the coefficients are memoised per column, per (type, counts) and per edge's pair of columns.
+    coeff = _coefficients(unit, network.batch, H)
+    amounts = _amounts_arrays(facts, plan, coeff, weight_copies) if facts.arrays is not None else None
+    if amounts is None:
+        amounts = _amounts(network, facts, plan, coeff, weight_copies)
+    intra, inter, footprint, final = amounts
+    level_units = [sum(a) + sum(b) for a, b in zip(intra, inter)]
+    return _finish(network, array, unit, intra, inter, footprint, level_units, final, facts.flops)
+
+
+def _amounts(network: Network, facts: "_Facts", plan: Plan, coeff: "_Coefficients", weight_copies: int):
+    """(intra [level][layer], inter [level][edge], footprint [layer], final counts [layer]) in units.
+    A layer's amounts depend on its column of types (one per level) and whether it is a join;
+    the coefficients are memoised per column, per (type, counts) and per edge's pair of columns."""
     columns = _columns(plan)
-    coeff = _coefficients(unit, B, H)
+    joins = facts.joins
     intra_cols, footprint, final = [], [], []
     for (f, w, o), col, j in zip(facts.sizes, columns, joins):
         c = coeff.column(col, j)
@@ -137,10 +150,18 @@ def evaluate(network: Network, array: ArraySpec, space: Space, plan: Plan, weigh
         final.append(c.final_counts)
     inter_cols = [[e * k for k in coeff.edge(columns[u], columns[v], joins[u], joins[v])]
                   for (u, v), e in zip(network.edges, facts.edge_f)]
+    H = plan.levels
     intra = tuple(zip(*intra_cols)) if intra_cols else ((),) * H
     inter = tuple(zip(*inter_cols)) if inter_cols else ((),) * H
-    level_units = [sum(a) + sum(b) for a, b in zip(intra, inter)]
-    return _finish(network, array, unit, intra, inter, tuple(footprint), level_units, final, facts.flops)
+    return intra, inter, tuple(footprint), final
+
+
+def _amounts_arrays(facts: "_Facts", plan: Plan, coeff: "_Coefficients", weight_copies: int):
+    """``_amounts`` with numpy across layers (``evaluate_arrays``); None where int64 might overflow."""
+    from .evaluate_arrays import layer_amounts, plan_codes
+
+    sizes, node_ids, node_types, edges, edge_f = facts.arrays
+    return layer_amounts(sizes, node_ids, node_types, edges, edge_f, plan_codes(plan.types, _CODE), coeff, weight_copies)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,8 +171,10 @@ class _Facts:
     sizes: list[tuple[int, int, int]]  # per node: A(F_l), A(W_l), A(F_{l+1}) in elements
     joins: list[NodeTypes]  # per node: its kind's behaviour (join, layer, grouped conv, embedding)
     join_layers: list[int]
+    limited: list[int]  # nodes whose kind limits their types beyond joins (grouped conv, heads, embedding)
     edge_f: list[int] | None  # per edge: its tensor in elements; None when one is not whole
     flops: int  # training FLOPs of one step
+    arrays: tuple | None  # the same as numpy arrays (``_amounts_arrays``), for large networks
 
 
 # id(network) -> (network, facts) for the last few networks: a run scores four plans of one
@@ -173,9 +196,21 @@ def _network_facts(network: Network) -> _Facts:
             edge_f = None
             break
         edge_f.append(x // share.denominator)
-    facts = _Facts(sizes, joins, [n for n, x in enumerate(network.layers) if x.is_join], edge_f,
-                   sum(training_flops(layer, B) for layer in network.layers))
+    limited = [n for n, (x, nt) in enumerate(zip(network.layers, joins))
+               if nt not in (LAYER_TYPES, JOIN_NODE_TYPES) or x.split_levels is not None]
+    facts = _Facts(sizes, joins, [n for n, x in enumerate(network.layers) if x.is_join], limited, edge_f,
+                   sum(training_flops(layer, B) for layer in network.layers), _arrays(network, sizes, joins, edge_f))
     return _FACTS.put(network, facts)
+
+
+def _arrays(network: Network, sizes: list, joins: list[NodeTypes], edge_f: list[int] | None) -> tuple | None:
+    """(sizes, node ids, node types, edges, edge tensors) as arrays for ``_amounts_arrays``; None for
+    small networks, or sizes int64 cannot hold."""
+    if len(sizes) < VECTORISE_FROM or edge_f is None:
+        return None
+    from .evaluate_arrays import as_arrays  # numpy: only for networks this large
+
+    return as_arrays(sizes, joins, network.edges, edge_f)
 
 
 def evaluate_rational(network: Network, array: ArraySpec, space: Space, plan: Plan, weight_copies: int = 0) -> Evaluation:
@@ -387,6 +422,7 @@ class _Coefficients:
         self._inter: dict = {}
         self._intra: dict = {}
         self._advance: dict = {}
+        self._footprints: dict = {}
 
     def _units(self, x: Fraction) -> int:
         return _to_units(Fraction(x), self.unit)
@@ -419,9 +455,13 @@ class _Coefficients:
 
     def footprint(self, c: _Column, weight_copies: int) -> tuple[int, int, int]:
         k = c.footprints.get(weight_copies)
-        if k is None:
-            k = c.footprints[weight_copies] = tuple(
-                self._units(footprint_elements(p, self.batch, c.final_counts, weight_copies)) for p in self._probes[c.join])
+        if k is None:  # it depends on the final counts alone: shared by every column that ends with them
+            key = (c.final_counts, c.join, weight_copies)
+            k = self._footprints.get(key)
+            if k is None:
+                k = self._footprints[key] = tuple(
+                    self._units(footprint_elements(p, self.batch, c.final_counts, weight_copies)) for p in self._probes[c.join])
+            c.footprints[weight_copies] = k
         return k
 
     def edge(self, prev: tuple[int, ...], nxt: tuple[int, ...], prev_join: bool, next_join: bool) -> list[int]:

@@ -12,7 +12,7 @@ import enum
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
 from .costs import plan_level_units
 from .errors import shown
@@ -136,9 +136,12 @@ def plan_solution(
     wall_s: float,
     bound: int | None = None,
     info: dict[str, Any] | None = None,
+    level_units: Sequence[int] | None = None,
 ) -> Solution:
-    """A Solution for a plan, with its objective summed from the shared cost tables."""
-    level_units = tuple(plan_level_units(problem.tables, plan.types))
+    """A Solution for a plan, with its objective summed from the shared cost tables (or from
+    ``level_units``, the solver's own c_h in units, when it has them: the plan is not summed
+    twice; ``app.run.rescore`` compares them with the evaluator's)."""
+    level_units = tuple(plan_level_units(problem.tables, plan.types) if level_units is None else level_units)
     return Solution(
         solver=solver,
         status=status,

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from ..core.errors import SpecError
+from .yaml_layers import split_layers
 
 
 MAX_SPEC_BYTES = 64 * 2**20
@@ -90,10 +91,34 @@ _FastStrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG
 HAVE_LIBYAML = _FastBase is not None
 
 
+def _plain_scalars():
+    """A plain scalar's value as the strict loader constructs it (its resolver and constructors)."""
+    loader = _StrictLoader("")
+
+    def value(text: str) -> Any:
+        tag = loader.resolve(yaml.ScalarNode, text, (True, False))
+        return loader.construct_object(yaml.ScalarNode(tag, text))
+
+    return value
+
+
+def _fast_layers(text: str) -> dict | None:
+    """``yaml_layers.split_layers`` (a long ``layers:`` list of one-line flow mappings), else None:
+    the whole text is then parsed the ordinary way, which also reports any error."""
+    try:
+        return split_layers(text, lambda rest: yaml.load(rest, Loader=_FastStrictLoader),  # noqa: S506
+                            _plain_scalars())
+    except Exception:  # noqa: BLE001 - an optimisation only: the ordinary parse decides and reports
+        return None
+
+
 def _parse(text: str, fast: bool = True) -> Any:
     """The document's data; on a YAML error, the pure-Python loader's error (same on every install)."""
     if not (fast and HAVE_LIBYAML):
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - SafeLoader subclass
+    data = _fast_layers(text)
+    if data is not None:
+        return data
     try:
         return yaml.load(text, Loader=_FastStrictLoader)  # noqa: S506 - CSafeLoader subclass
     except yaml.YAMLError as fast_err:
