@@ -206,7 +206,8 @@ def test_heuristic_splits_keep_pins_and_report_a_cap_they_break(tmp_path, capsys
         code, d, err = _run(base + ["--split", split, "--cap", "0=3MB"], capsys)
         assert code == 1 and d["ok"] is False and d["plan"][0][0] == "I"
         assert [v["constraint"] for v in d["violations"]] == ["cap level 0 <= 3 MB (--cap)"]
-        assert err == f"explore: the {split} plan breaks cap level 0 <= 3 MB (--cap) (--split optimal --solver brute, " \
+        which = "proportional (its alphas) or optimal" if split == "proportional" else "optimal"
+        assert err == f"explore: the {split} plan breaks cap level 0 <= 3 MB (--cap) (--split {which} --solver brute, " \
                       "exact or cpsat keeps to caps and pins)\n"
     code, out, _ = run_cli(base + ["--split", "search", "--cap", "0=3MB"], capsys)
     assert "constraints: pin fc1@0=I; cap level 0 <= 3 MB (--cap)" in out and "PLAN BREAKS: cap level 0 <= 3 MB" in out

@@ -571,7 +571,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     from .. import api
     from .render import fmt_bytes
     from .request import split_problem
-    from .split import Split, check_split_solver, render_split
+    from .split import Split, check_split_solver, keepers, render_split
 
     check_not_empty(model=model, array=array, output=output, constraints=more.constraints_file)
     check_destinations(output, None, (), {"--model": model, "--array": array, "--constraints": more.constraints_file})
@@ -597,7 +597,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
         sys.exit(1)
     if report.violations:
         click.echo(f"explore: the {_whose(report.split, solver)} plan breaks " + "; ".join(v.constraint for v in report.violations)
-                   + " (--split optimal --solver brute, exact or cpsat keeps to caps and pins)", err=True)
+                   + f" ({keepers(report.split)} keeps to caps and pins)", err=True)
         sys.exit(1)
 
 

@@ -64,7 +64,7 @@ from ..core.units import format_count, safe_float
 from ..solvers import get_solver
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from .baselines import BASELINES, baseline_plan
-from .render import conflict_lines, fmt_bytes, render_plan_grid
+from .render import conflict_lines, fmt_bytes, memory_phrase, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EXACT_SHARE, EvaluatorMismatch
 from .split_solve import PROVING_SOLVERS, proof_info, solve_by
@@ -720,6 +720,13 @@ def _gib(x: Fraction) -> str:
     return f"{safe_float(x / 2**30):g} GiB"
 
 
+def keepers(split: Split) -> str:
+    """The runs that keep to caps, pins and memory, for a plan of ``split`` that breaks one: with
+    ``proportional`` its proving solvers too (the same alphas, the types chosen under the rules)."""
+    which = "proportional (its alphas) or optimal" if split is Split.PROPORTIONAL else "optimal"
+    return f"--split {which} --solver brute, exact or cpsat"
+
+
 def _memory_lines(r: SplitReport) -> list[str]:
     wc = f", weight copies {r.weight_copies}" if r.weight_copies else ""
     lines = [f"memory per accelerator (the most loaded of each kind{wc}):"]
@@ -730,7 +737,7 @@ def _memory_lines(r: SplitReport) -> list[str]:
     if over:
         lines.append("PLAN BREAKS: " + "; ".join(f"memory of {m.kind} <= {_gib(m.limit_bytes)} per accelerator "
                                                  f"by {fmt_bytes(m.memory_bytes - m.limit_bytes)}" for m in over)
-                     + " (--split optimal --solver brute, exact or cpsat keeps to each kind's memory)")
+                     + f" ({keepers(r.split)} keeps to each kind's memory)")
     return lines
 
 
@@ -743,8 +750,9 @@ def render_split(r: SplitReport) -> str:
     lines = [f"{r.network} on {r.array}: split {r.split}{grid}, space {r.space}{objective}, batch {r.batch}, "
              f"{r.status}{by}{broken}"]
     lines += [f"warning: {w}" for w in r.warnings]
-    if r.rules:
-        lines.append("constraints: " + "; ".join(r.rules))
+    memory = r.inputs is not None and r.inputs.constraints.memory_bytes is not None  # given for every kind
+    if r.rules or memory:
+        lines.append("constraints: " + "; ".join(r.rules + ((memory_phrase(r.inputs.constraints),) if memory else ())))
     if r.note:
         lines.append(f"note: {r.note}")
     if r.plan is None:
@@ -774,7 +782,7 @@ def render_split(r: SplitReport) -> str:
     if r.violations:
         lines.append("PLAN BREAKS: " + "; ".join(v.constraint + (f" by {fmt_bytes(v.excess_bytes)}" if v.limit_bytes else "")
                                                  for v in r.violations)
-                     + " (--split optimal --solver brute, exact or cpsat keeps to caps, pins and memory)")
+                     + f" ({keepers(r.split)} keeps to caps, pins and memory)")
     if r.equal_best_s is not None:
         lines.append(f"best equal-split plan (every alpha 1/2, types chosen for it): {_ms(r.equal_best_s)}, "
                      f"{_times(r.equal_best_s / r.step_time_s)}")
