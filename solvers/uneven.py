@@ -74,6 +74,37 @@ def _columns(network: Network, space: Space, aspace: AlphaSpace, H: int, rules: 
     return out
 
 
+def _column_counts(network: Network, space: Space, aspace: AlphaSpace, H: int, rules: SplitRules) -> list[int]:
+    """Per layer, how many columns ``_columns`` gives it, without building them (a product of the
+    levels' cells; a grouped conv or an attention node with heads: its whole-units columns counted one by one)."""
+    rows = [aspace.level_rows(h) for h in range(H)]
+    out = []
+    for l, node in enumerate(network.layers):  # noqa: E741
+        cells = [[(t, r) for t in rules.types(network, space, h, l) for r in rows[h]] for h in range(H)]
+        out.append(math.prod(map(len, cells)) if split_units(node) is None else
+                   sum(1 for c in product(*cells) if whole_units(node, [t for t, _ in c], [r for _, r in c])))
+    return out
+
+
+def cpsat_size_check(network: Network, array: ArraySpec, space: Space, alphas, free: FreeAlphas = FreeAlphas.UNLIKE,
+                     rules: SplitRules = TIME_ONLY, max_columns: int = 2_000, max_pairs: int = 20_000) -> None:
+    """Refused where ``cpsat_uneven``'s model would hold more than ``max_columns`` columns or
+    ``max_pairs`` pairs of consecutive columns, counted before any column or table is built (a
+    refusal at once); nothing where a layer has no column (no plan: not a size question)."""
+    check_array(array)
+    check_network(network)
+    if not is_path(network):
+        raise Refused("cpsat (uneven splits): chains only")
+    counts = _column_counts(network, space, _space_of(array, alphas, free), array.levels, rules)
+    if 0 in counts:
+        return
+    if sum(counts) > max_columns:
+        raise Refused(f"cpsat (uneven splits): {sum(counts):,} columns, more than {max_columns:,}")
+    pairs = sum(a * b for a, b in zip(counts, counts[1:]))
+    if pairs > max_pairs:  # one Boolean and one exact amount vector per pair: minutes beyond this
+        raise Refused(f"cpsat (uneven splits): {pairs:,} column pairs, more than {max_pairs:,}")
+
+
 def _chain_columns(network: Network, array: ArraySpec, space: Space, alphas, solver: str,
                    free: FreeAlphas = FreeAlphas.UNLIKE, rules: SplitRules = TIME_ONLY):
     """What the joint solvers start from: a checked chain (``is_path``), its levels H, layers L,
@@ -565,16 +596,12 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
+    cpsat_size_check(network, array, space, alphas, free, rules, max_columns, max_pairs)
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "cpsat", free, rules)
     lay = costs.layout
     if any(not c for c in columns):
         return split_solution("cpsat", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
                               objective=rules.objective)
-    if sum(len(c) for c in columns) > max_columns:
-        raise Refused(f"cpsat (uneven splits): {sum(len(c) for c in columns):,} columns, more than {max_columns:,}")
-    pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
-    if pairs > max_pairs:  # one Boolean and one exact amount vector per pair: minutes beyond this
-        raise Refused(f"cpsat (uneven splits): {pairs:,} column pairs, more than {max_pairs:,}")
     own, edge, scale, ints, rate = _scaled_amounts(array, costs, columns, rules)
     m = cp_model.CpModel()
     x, y = _column_booleans(m, columns, edge)

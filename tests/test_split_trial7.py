@@ -34,3 +34,36 @@ def test_a_proportional_plan_that_breaks_a_cap_names_proportionals_proving_solve
     assert code == 1 and hint in err and hint in out
     code, out, err = run_cli([*MIX, "--split", "search", "--cap", "0=1KB"], capsys)
     assert code == 1 and "(--split optimal --solver brute, exact or cpsat keeps to caps" in err
+
+
+def test_cpsat_refuses_too_many_columns_before_the_exact_path_and_the_build(monkeypatch):
+    """alexnet's full space on tpu-mix-16 has 2,048 columns: refused at once, with the build's
+    message, neither the exact path nor the column tables run (they took seconds)."""
+    from fractions import Fraction
+
+    import pytest
+
+    from explorer.app.split_solve import cpsat_after_exact
+    from explorer.core.constraints import Cap, Constraints
+    from explorer.core.errors import Refused
+    from explorer.core.objective import Objective
+    from explorer.core.partition import Space
+    from explorer.core.split_rules import SplitRules
+    from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space
+    from explorer.frontends import load_array, load_model
+    from explorer.solvers import uneven, uneven_constrained
+
+    def never(*a, **k):
+        raise AssertionError("built or solved before the size refusal")
+
+    monkeypatch.setattr(uneven, "_chain_columns", never)
+    monkeypatch.setattr(uneven_constrained, "constrained_uneven", never)
+    net, arr = load_model("alexnet"), load_array("tpu-mix-16")
+    aspace = alpha_space(arr, alpha_grid(16), FreeAlphas.UNLIKE)
+    rules = SplitRules(Objective.TIME, Constraints(caps=(Cap(1, Fraction(5 * 10**6)),)))
+    for solve in (lambda: cpsat_after_exact(net, arr, Space.HYPAR, aspace, 10.0, rules),
+                  lambda: uneven.cpsat_uneven(net, arr, Space.HYPAR, aspace, 10.0, rules=rules)):
+        with pytest.raises(Refused, match=r"^cpsat \(uneven splits\): 2,048 columns, more than 2,000$"):
+            solve()
+    with pytest.raises(Refused, match=r"^cpsat \(uneven splits\): 458,752 column pairs, more than 1,000$"):
+        uneven.cpsat_size_check(net, arr, Space.HYPAR, aspace, rules=rules, max_columns=10**6, max_pairs=1000)

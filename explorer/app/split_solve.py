@@ -24,15 +24,16 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
                       rules: SplitRules) -> Solution:
     """CP-SAT's uneven form; under a cap or a memory limit (``SplitRules.couples_layers``) the exact
     constrained path runs first within ``EXACT_SHARE`` of the time limit: its proof (optimal or
-    infeasible) is the answer, else CP-SAT gets the time left (the exact path's answer where CP-SAT
-    refuses the instance as too large) and the answer is the better plan
+    infeasible) is the answer, else CP-SAT gets the time left (the exact path's answer where CP-SAT's
+    build refuses the instance; too many columns are refused at once, before the exact path) and the answer is the better plan
     with the higher proven bound (optimal under the time objective when they meet: both bounds
     are proofs; under traffic only CP-SAT's own proof, which settles the ties too).
     ``info["proved_by"]`` names what proved the bound (``exact:<route>``, ``cpsat``)."""
-    from ..solvers.uneven import cpsat_uneven
+    from ..solvers.uneven import cpsat_size_check, cpsat_uneven
     from ..solvers.uneven_constrained import constrained_uneven
 
     t0 = time.perf_counter()
+    cpsat_size_check(network, array, space, aspace, rules=rules)  # too large for CP-SAT: refused at once
     pre = None
     if rules.couples_layers:
         try:
