@@ -617,24 +617,36 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
         S = _tie_step_time(m, array, costs, columns, x, y)
     else:
         T, S = _step_time_var(m, array, lay, comp, link, ub), None
-    try:  # the search gets what the build left of the limit (at least 2% of it): the limit bounds the whole
-        solver, st = _minimise(m, T, max(time_limit_s - (time.perf_counter() - t0), 0.02 * time_limit_s))
-    except Refused:  # no plan within the time limit: not bad input, no plan and no proof
-        return split_solution("cpsat", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, len(columns),
-                              objective=rules.objective)
+    # the search gets what the build left of the limit (at least 2% of it): the limit bounds the whole
+    solver, st, stopped = _minimise(m, T, max(time_limit_s - (time.perf_counter() - t0), 0.02 * time_limit_s))
+
+    def done(status: Status, plan=None, value=None, bound=None) -> Solution:
+        return _cpsat_answer(status, plan, value, bound, time.perf_counter() - t0, len(columns), rules, stopped)
+
     if st == cp_model.INFEASIBLE:
-        return split_solution("cpsat", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, len(columns),
-                              objective=rules.objective)
+        return done(Status.INFEASIBLE)
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):  # no plan within the time limit (or before Ctrl-C)
+        return done(Status.UNKNOWN)
     value = Fraction(int(round(solver.ObjectiveValue())), scale)
     bound = Fraction(int(round(solver.BestObjectiveBound())), scale)
     proven = st == cp_model.OPTIMAL and value == bound
-    if S is not None and proven:  # stage 2: the traffic fixed at its proven optimum, the least step time
-        solver, proven = _tie_break(m, x, T, S, solver, time_limit_s - (time.perf_counter() - t0))
+    if S is not None and proven and not stopped:  # stage 2: the traffic fixed at its proven optimum, the least step time
+        solver, proven, stopped = _tie_break(m, x, T, S, solver, time_limit_s - (time.perf_counter() - t0))
     cols = [next(c for c in columns[l] if solver.Value(x[l][c])) for l in range(L)]  # noqa: E741
-    plan = _columns_plan(cols, H)
-    status = Status.OPTIMAL if proven else Status.FEASIBLE
-    return split_solution("cpsat", status, plan, value, bound, time.perf_counter() - t0, len(columns),
-                          objective=rules.objective)
+    return done(Status.OPTIMAL if proven else Status.FEASIBLE, _columns_plan(cols, H), value, bound)
+
+
+def _cpsat_answer(status: Status, plan, value, bound, wall_s: float, explored: int, rules: SplitRules,
+                  stopped: bool) -> Solution:
+    """CP-SAT's split solution; stopped by Ctrl-C (``cpsat.run_solver``) without a proof: status
+    interrupted, the best plan so far (if any) with its bound, and why (as the even cpsat's)."""
+    from explorer.core.solution import INTERRUPTED_WITH_PLAN
+
+    if stopped and status in (Status.FEASIBLE, Status.UNKNOWN):
+        sol = split_solution("cpsat", Status.INTERRUPTED, plan, value, bound, wall_s, explored, objective=rules.objective)
+        sol.info["reason"] = INTERRUPTED_WITH_PLAN if plan is not None else "stopped by Ctrl-C before any plan"
+        return sol
+    return split_solution("cpsat", status, plan, value, bound, wall_s, explored, objective=rules.objective)
 
 
 def _tie_step_time(m, array: ArraySpec, costs: SplitCosts, columns, x, y):
@@ -648,8 +660,8 @@ def _tie_step_time(m, array: ArraySpec, costs: SplitCosts, columns, x, y):
 
 def _tie_break(m, x, T, S, first, time_left_s: float):
     """Fix T at the value ``first`` proved least, hint its plan and minimise S in the time left:
-    (the solver holding the plan, whether S's least is proven); on no answer in time, the first
-    plan (traffic optimal, the tie not proven)."""
+    (the solver holding the plan, whether S's least is proven, whether Ctrl-C stopped it); on no
+    answer in time, the first plan (traffic optimal, the tie not proven)."""
     from ortools.sat.python import cp_model
 
     m.Add(T == int(first.Value(T)))
@@ -657,28 +669,26 @@ def _tie_break(m, x, T, S, first, time_left_s: float):
         for var in layer.values():
             m.AddHint(var, first.Value(var))
     if time_left_s <= 0:
-        return first, False
-    try:
-        solver, st = _minimise(m, S, time_left_s)
-    except Refused:
-        return first, False
+        return first, False, False
+    solver, st, stopped = _minimise(m, S, time_left_s)
     if st != cp_model.OPTIMAL or solver.ObjectiveValue() != solver.BestObjectiveBound():
-        return (solver, False) if st == cp_model.FEASIBLE else (first, False)
-    return solver, True
+        return (solver, False, stopped) if st == cp_model.FEASIBLE else (first, False, stopped)
+    return solver, True, stopped
 
 
 def _minimise(m, T, time_limit_s: float):
-    """Minimise T (one worker); the solver and its status, refused without a plan."""
+    """Minimise T (one worker) as the even cpsat solves (``cpsat.run_solver``: a Ctrl-C stops the
+    search gracefully); the solver, its status and whether Ctrl-C stopped it."""
     from ortools.sat.python import cp_model
+
+    from .cpsat import run_solver
 
     m.Minimize(T)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit_s
     solver.parameters.num_workers = 1
-    st = solver.Solve(m)
-    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE):
-        raise Refused(f"cpsat (uneven splits): no plan within {time_limit_s} s")
-    return solver, st
+    st, stopped = run_solver(solver, m)
+    return solver, st, stopped
 
 
 def _scaled_amounts(array: ArraySpec, costs: SplitCosts, columns, rules: SplitRules = TIME_ONLY):

@@ -67,3 +67,53 @@ def test_cpsat_refuses_too_many_columns_before_the_exact_path_and_the_build(monk
             solve()
     with pytest.raises(Refused, match=r"^cpsat \(uneven splits\): 458,752 column pairs, more than 1,000$"):
         uneven.cpsat_size_check(net, arr, Space.HYPAR, aspace, rules=rules, max_columns=10**6, max_pairs=1000)
+
+
+def _stopped_after_the_first_plan(monkeypatch):
+    """A simulated Ctrl-C (as test_exact_constrained's): CP-SAT stops at its first plan and
+    ``cpsat.run_solver`` says it was interrupted."""
+    from explorer.solvers import cpsat as cpsat_module
+
+    real = cpsat_module.run_solver
+
+    def interrupted(solver, model, callback=None):
+        solver.parameters.stop_after_first_solution = True
+        return real(solver, model, callback)[0], True
+
+    monkeypatch.setattr(cpsat_module, "run_solver", interrupted)
+
+
+def test_ctrl_c_during_the_uneven_cpsat_gives_its_plan_so_far(monkeypatch):
+    import random
+
+    from explorer.core.evaluate import evaluate_split
+    from explorer.core.solution import Status
+    from explorer.solvers.uneven import cpsat_uneven
+
+    from .test_split_rules import _chain_instance
+
+    net, arr, space, aspace = _chain_instance(random.Random(2026))
+    assert cpsat_uneven(net, arr, space, aspace, time_limit_s=20).status is Status.OPTIMAL
+    _stopped_after_the_first_plan(monkeypatch)
+    sol = cpsat_uneven(net, arr, space, aspace, time_limit_s=20)
+    assert sol.status is Status.INTERRUPTED and sol.info["reason"].startswith("stopped by Ctrl-C")
+    assert sol.plan is not None and evaluate_split(net, arr, sol.plan).step_time_s == sol.step_time_s
+
+
+def test_ctrl_c_during_split_cpsat_reports_the_plan_so_far_and_exits_130(monkeypatch, tmp_path, capsys):
+    from explorer.core.errors import Refused
+    from explorer.solvers import uneven_constrained
+
+    from .test_split_rules import _mix2
+
+    def beyond_the_guard(*a, **k):  # the exact path first would prove it: CP-SAT alone, as past its memory guard
+        raise Refused("beyond the memory guard")
+
+    monkeypatch.setattr(uneven_constrained, "constrained_uneven", beyond_the_guard)
+    _stopped_after_the_first_plan(monkeypatch)
+    args = ["--model", "sfc", "--array", _mix2(tmp_path), "--alpha-grid", "4", "--split", "optimal", "--solver", "cpsat"]
+    code, out, err = run_cli([*args, "--format", "json"], capsys)
+    r = json.loads(out)
+    assert code == 130 and r["status"] == "interrupted" and r["plan"] is not None and r["ok"]
+    assert r["note"] == "cpsat: stopped by Ctrl-C; the best plan so far, optimality not proven"
+    assert err.splitlines()[-1].startswith("explore: interrupted after ") and "Traceback" not in err

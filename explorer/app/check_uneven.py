@@ -204,6 +204,8 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         sol = _run(name, network, array, space, aspace, time_limit_s, rules)
     except Refused as err:
         return SplitCheckRow(name, "refused", None, None, time.perf_counter() - t0, str(err).split("; use --solver")[0], True)
+    if sol.status is Status.INTERRUPTED:
+        raise KeyboardInterrupt  # Ctrl-C during CP-SAT's search: the CLI says which row it stopped
     if sol.plan is None:
         why = ("no plan and no proof within the time limit" if sol.status is Status.UNKNOWN
                else "no plan keeps to the constraints")

@@ -584,6 +584,9 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
                                solver=solver, progress=say)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_split(report)
     emit(text, output)
+    if report.status is Status.INTERRUPTED:  # Ctrl-C during CP-SAT: its plan so far was reported
+        click.echo(f"explore: interrupted after {report.wall_s:.1f} s: {report.note}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     if report.plan is None:
         why = report.note if report.status is Status.UNKNOWN else f"no plan satisfies the constraints: {report.note}"
         suggestion = report.explanation.suggestion if report.explanation is not None else None

@@ -456,6 +456,8 @@ def proven_conflict(names: tuple[str, ...]) -> Explanation:
 
 def _no_plan_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:
     why, by = info.get("reason", ""), info.get("proved_by") or ""
+    if status is Status.INTERRUPTED:
+        return f"{solver}: {why or 'stopped by Ctrl-C'}"
     if status is Status.INFEASIBLE and solver == "cpsat" and by.startswith("exact:"):
         return (f"cpsat: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven by "
                 f"the exact constrained path, {by}, run first)")
@@ -471,6 +473,8 @@ def _proof_note(solver: str | None, status: Status, time_limit_s: float, info: d
     feasible: unproven, and why: the time limit, or the exact labels' state limit, which more time
     does not lift), or the uneven cpsat's answer proven by the exact path it ran first."""
     by = info.get("proved_by") or ""
+    if status is Status.INTERRUPTED:
+        return f"{solver}: {info.get('reason') or 'stopped by Ctrl-C'}"
     if solver == "cpsat" and by.startswith("exact:") and info.get("exact_first") == status.value:
         return (f"cpsat: proven by the exact constrained path ({by}), run first within {EXACT_SHARE:.0%} of the time "
                 "limit as the even split's cpsat does under caps or memory; CP-SAT was not needed")

@@ -12,7 +12,7 @@ from ..core.errors import Refused
 from ..core.network import Network
 from ..core.objective import Objective
 from ..core.partition import Space
-from ..core.solution import Solution, Status
+from ..core.solution import INTERRUPTED_WITH_PLAN, Solution, Status
 from ..core.split_rules import SplitRules
 from ..core.uneven import AlphaSpace
 from .run import EXACT_SHARE, MIN_LEFT_SHARE
@@ -63,13 +63,16 @@ def _combined(sol: Solution, pre: Solution, objective: Objective, t0: float) -> 
                                     (sol.split_bound, "cpsat")) if b is not None]
     bound, by = max(bounds, key=lambda b: b[0]) if bounds else (None, "")
     met = objective is Objective.TIME and bound is not None and bound >= best.split_value
-    status = Status.OPTIMAL if met else Status.FEASIBLE
+    stopped = sol.status is Status.INTERRUPTED  # Ctrl-C during CP-SAT: the better plan so far
+    status = Status.OPTIMAL if met else Status.INTERRUPTED if stopped else Status.FEASIBLE
     value = best.split_value
     if objective is Objective.TRAFFIC:
         info = dict(best.info, value=value, bound=bound)
         out = replace(best, status=status, info=info)
     else:
         out = replace(best, status=status, step_time_s=value, bound_s=value if met else bound, info=dict(best.info))
+    if status is Status.INTERRUPTED:
+        out = replace(out, info=dict(out.info, reason=INTERRUPTED_WITH_PLAN))
     return _tagged(out, by, pre, t0)
 
 
