@@ -582,7 +582,7 @@ def _with_class_alpha(network: Network, plan: Plan, aspace: AlphaSpace, h: int, 
 
 def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                  time_limit_s: float = 60.0, max_columns: int = 2_000, free: FreeAlphas = FreeAlphas.UNLIKE,
-                 max_pairs: int = 20_000, rules: SplitRules = TIME_ONLY) -> Solution:
+                 max_pairs: int = 20_000, rules: SplitRules = TIME_ONLY, hint: Plan | None = None) -> Solution:
     """CP-SAT over the same columns as the Pareto DP: one Boolean per layer column, one per
     pair of consecutive columns; every leaf's compute and every group side's amount are linear
     in them, scaled to seconds times one common integer; T >= each leaf's compute plus its
@@ -592,7 +592,8 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     OPTIMAL only when CP-SAT proves it (objective == bound); INFEASIBLE when it proves no plan.
     Under traffic, ties go to the least step time: a second solve (``_tie_break``, within the
     same time limit) with the traffic fixed at its proven optimum minimises the step time (its
-    own variables on the same Booleans); OPTIMAL only when both stages are proven."""
+    own variables on the same Booleans); OPTIMAL only when both stages are proven. ``hint``: a plan
+    given to CP-SAT as its first solution to try (``_hint_plan``: a start, not a proof)."""
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
@@ -605,6 +606,8 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     own, edge, scale, ints, rate = _scaled_amounts(array, costs, columns, rules)
     m = cp_model.CpModel()
     x, y = _column_booleans(m, columns, edge)
+    if hint is not None:
+        _hint_plan(m, x, y, hint, H)
     exprs = _amount_terms(lay, own, edge, x, y, ints)
     ub = _amount_bound(lay, own, edge, ints) + 1
     comp, link = _component_vars(m, lay, exprs, ub)
@@ -634,6 +637,22 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
         solver, proven, stopped = _tie_break(m, x, T, S, solver, time_limit_s - (time.perf_counter() - t0))
     cols = [next(c for c in columns[l] if solver.Value(x[l][c])) for l in range(L)]  # noqa: E741
     return done(Status.OPTIMAL if proven else Status.FEASIBLE, _columns_plan(cols, H), value, bound)
+
+
+def _hint_plan(m, x, y, plan: Plan, H: int) -> None:
+    """``plan``'s columns (and their pairs) as CP-SAT's solution hint, every other Boolean 0; a
+    layer whose column the model lacks (outside the declared space or the rules) is left unhinted."""
+    at = []  # per layer: its column's position, or None
+    for l, xl in enumerate(x):  # noqa: E741
+        col = tuple((plan.types[h][l], tuple(plan.alphas[h][g][l] for g in range(2**h))) for h in range(H))
+        at.append(list(xl).index(col) if col in xl else None)
+        for i, var in enumerate(xl.values()):
+            if at[l] is not None:
+                m.AddHint(var, i == at[l])
+    for l, pairs in enumerate(y):  # noqa: E741
+        if at[l] is not None and at[l + 1] is not None:
+            for (i, j), var in pairs.items():
+                m.AddHint(var, i == at[l] and j == at[l + 1])
 
 
 def _cpsat_answer(status: Status, plan, value, bound, wall_s: float, explored: int, rules: SplitRules,
@@ -687,6 +706,8 @@ def _minimise(m, T, time_limit_s: float):
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit_s
     solver.parameters.num_workers = 1
+    solver.parameters.cp_model_probing_level = 0  # its probing of these wide sums took the whole limit (lenet-c)
+    solver.parameters.cp_model_presolve = False
     st, stopped = run_solver(solver, m)
     return solver, st, stopped
 
@@ -715,22 +736,23 @@ def _scaled_amounts(array: ArraySpec, costs: SplitCosts, columns, rules: SplitRu
 
 
 def _edge_vectors(costs: SplitCosts, e: int, cols_u, cols_v) -> dict:
-    """{(cu, cv): edge e's vector} in row-major order (cu, then cv): the consumer's shares computed
-    once per cv (``edges_into``), not once per pair."""
+    """{(i, j): edge e's vector from column i of ``cols_u`` to column j of ``cols_v``} in row-major
+    order: the consumer's shares computed once per cv (``edges_into``), not once per pair; keyed by
+    position (a column's tuple of Fractions costs more to hash than the rest of the build)."""
     by_v = [costs.edges_into(e, cols_u, cv) for cv in cols_v]
-    return {(cu, cv): by_v[j][i] for i, cu in enumerate(cols_u) for j, cv in enumerate(cols_v)}
+    return {(i, j): by_v[j][i] for i in range(len(cols_u)) for j in range(len(cols_v))}
 
 
 def _column_booleans(m, columns, edge):
-    """x[l][column]: exactly one column per layer; y[l-1][(cu, cv)]: the pair of consecutive
-    columns chosen, consistent with x on both sides."""
+    """x[l][column]: exactly one column per layer; y[l-1][(i, j)]: the pair of consecutive
+    columns chosen (by position), consistent with x on both sides."""
     L = len(columns)
     x = [{c: m.NewBoolVar("") for c in columns[l]} for l in range(L)]  # noqa: E741
     for l in range(L):  # noqa: E741
         m.AddExactlyOne(x[l].values())
     y = []
     for l in range(1, L):  # noqa: E741
-        yl = {k: m.NewBoolVar("") for k in edge[l - 1]}  # (row-major: ``_edge_vectors``; by position, not by key)
+        yl = {k: m.NewBoolVar("") for k in edge[l - 1]}  # (row-major: ``_edge_vectors``)
         ys, nv = list(yl.values()), len(columns[l])
         for i, xu in enumerate(x[l - 1].values()):
             m.Add(sum(ys[i * nv:(i + 1) * nv]) == xu)
@@ -740,16 +762,17 @@ def _column_booleans(m, columns, edge):
     return x, y
 
 
-def _amount_terms(lay: VectorLayout, own, edge, x, y, ints) -> list[list]:
-    """Per vector component, the linear terms (integer amount * Boolean) of the plan's sum."""
-    exprs = [[] for _ in range(lay.size)]
+def _amount_terms(lay: VectorLayout, own, edge, x, y, ints) -> list[tuple[list, list]]:
+    """Per vector component, the linear terms of the plan's sum: (Booleans, their integer amounts)."""
+    exprs = [([], []) for _ in range(lay.size)]
     # (x and y were built in the order of own's and edge's keys: zipped, not looked up, as a column
     # key is a tuple of Fractions whose hashes cost more than the rest of the model's build)
     for vecs, bools in list(zip(own, x)) + list(zip(edge, y)):
         for v, b in zip(vecs.values(), bools.values()):
             for k, a in enumerate(ints(v)):
                 if a:
-                    exprs[k].append(a * b)
+                    exprs[k][0].append(b)
+                    exprs[k][1].append(a)
     return exprs
 
 
@@ -766,10 +789,12 @@ def _amount_bound(lay: VectorLayout, own, edge, ints) -> int:
 
 def _component_vars(m, lay: VectorLayout, exprs, ub: int):
     """One integer per vector component (its linear sum) and per (level, group) max(side 0, side 1)."""
+    from ortools.sat.python import cp_model
+
     comp = [0] * lay.size
     for k in range(lay.size):
         comp[k] = m.NewIntVar(0, ub, "")
-        m.Add(comp[k] == sum(exprs[k]))
+        m.Add(comp[k] == cp_model.LinearExpr.weighted_sum(*exprs[k]))  # (a sum of products: 10x slower to build)
     link = {}
     for (h, g), p in lay.pos.items():
         link[(h, g)] = m.NewIntVar(0, ub, "")

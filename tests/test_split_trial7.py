@@ -117,3 +117,39 @@ def test_ctrl_c_during_split_cpsat_reports_the_plan_so_far_and_exits_130(monkeyp
     assert code == 130 and r["status"] == "interrupted" and r["plan"] is not None and r["ok"]
     assert r["note"] == "cpsat: stopped by Ctrl-C; the best plan so far, optimality not proven"
     assert err.splitlines()[-1].startswith("explore: interrupted after ") and "Traceback" not in err
+
+
+def test_cpsat_starts_from_the_hinted_plan_and_check_hints_the_level_dps(monkeypatch):
+    """A hint is CP-SAT's first solution (stopped there: the hinted plan, not proven); check
+    --uneven's cpsat row hints the level DP's plan and still proves on its own."""
+    import random
+
+    from explorer.app import check_uneven
+    from explorer.core.plan import Plan
+    from explorer.core.solution import Status
+    from explorer.solvers.uneven import cpsat_uneven
+    from explorer.solvers.uneven_levels import levels_uneven
+
+    from .test_split_rules import _chain_instance
+
+    net, arr, space, aspace = _chain_instance(random.Random(2026))
+    best = cpsat_uneven(net, arr, space, aspace, time_limit_s=20)
+    worse = Plan.even(levels_uneven(net, arr, space, aspace, name="dp").plan)  # every alpha 1/2
+    from explorer.core.evaluate import evaluate_split
+
+    assert aspace.contains(worse) and evaluate_split(net, arr, worse).step_time_s > best.step_time_s
+    _stopped_after_the_first_plan(monkeypatch)
+    first = cpsat_uneven(net, arr, space, aspace, time_limit_s=20, hint=worse)
+    assert first.plan == worse and first.status is Status.INTERRUPTED
+    monkeypatch.undo()
+    seen = {}
+    real = check_uneven.cpsat_uneven
+
+    def spy(*a, **k):
+        seen["hint"] = k["hint"]
+        return real(*a, **k)
+
+    monkeypatch.setattr(check_uneven, "cpsat_uneven", spy)
+    row = check_uneven._row("cpsat", net, arr, space, aspace, 20.0)
+    assert seen["hint"] == levels_uneven(net, arr, space, aspace, name="dp").plan
+    assert row.status == "optimal" and row.step_time_s == best.step_time_s
