@@ -24,8 +24,8 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
                       rules: SplitRules) -> Solution:
     """CP-SAT's uneven form; under a cap or a memory limit (``SplitRules.couples_layers``) the exact
     constrained path runs first within ``EXACT_SHARE`` of the time limit: its proof (optimal or
-    infeasible) is the answer, else CP-SAT gets the time left (the exact path's answer where CP-SAT's
-    build refuses the instance; too many columns are refused at once, before the exact path) and the answer is the better plan
+    infeasible) is the answer, else CP-SAT gets the time left (the exact path's answer where CP-SAT
+    refuses the instance as too large, its columns counted before any is built) and the answer is the better plan
     with the higher proven bound (optimal under the time objective when they meet: both bounds
     are proofs; under traffic only CP-SAT's own proof, which settles the ties too).
     ``info["proved_by"]`` names what proved the bound (``exact:<route>``, ``cpsat``)."""
@@ -33,7 +33,11 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
     from ..solvers.uneven_constrained import constrained_uneven
 
     t0 = time.perf_counter()
-    cpsat_size_check(network, array, space, aspace, rules=rules)  # too large for CP-SAT: refused at once
+    try:  # counted before anything is built: too large for CP-SAT, its model is never built
+        cpsat_size_check(network, array, space, aspace, rules=rules)
+        too_large = None
+    except Refused as err:
+        too_large = err
     pre = None
     if rules.couples_layers:
         try:
@@ -44,6 +48,8 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
         return _tagged(pre, f"exact:{pre.info.get('method', 'pareto-dp')}", pre, t0)
     left = max(time_limit_s - (time.perf_counter() - t0), MIN_LEFT_SHARE * time_limit_s)
     try:
+        if too_large is not None:
+            raise too_large
         sol = cpsat_uneven(network, array, space, aspace, time_limit_s=left, rules=rules)
     except Refused as err:  # too large for CP-SAT: the exact path's plan and bound, if it found one
         if pre is None or pre.plan is None:
