@@ -156,3 +156,51 @@ def test_cpsat_starts_from_the_hinted_plan_and_check_hints_the_level_dps(monkeyp
     row = check_uneven._row("cpsat", net, arr, space, aspace, 20.0)
     assert seen["hint"] == levels_uneven(net, arr, space, aspace, name="dp").plan
     assert row.status == "optimal" and row.step_time_s == best.step_time_s
+
+
+def test_a_run_without_a_plan_or_a_suggestion_says_why_in_one_line(capsys):
+    """Unknown (no proof within the limit): no smallest feasible limit, and the note says why."""
+    code, out, err = run_cli(["--array", "tpu-mix-16", "--model", "alexnet", "--split", "optimal", "--cap", "1=5MB",
+                              "--time-limit", "1"], capsys)
+    why = "no smallest feasible cap or memory is suggested: that follows a proof that no plan keeps to them"
+    assert code == 1 and "unknown by joint" in out and why in out and len(err.splitlines()) == 1 and why in err
+
+
+def test_no_suggestion_says_why_a_proven_infeasible_graph_has_none():
+    from explorer.app.split import _no_suggestion
+    from explorer.app.results import Explanation
+    from explorer.core.constraints import Cap, Constraints
+    from explorer.core.network import Network
+    from explorer.core.solution import Status
+    from explorer.core.split_rules import SplitRules
+
+    from .conftest import fc
+
+    rules = SplitRules(constraints=Constraints(caps=(Cap(0, 1),)))
+    graph = Network("g", 2, (fc("a", 4, 4), fc("b", 4, 4), fc("c", 4, 4)), ((0, 1), (0, 2)))
+    chain = Network.chain("c", 2, [fc("a", 4, 4), fc("b", 4, 4)])
+    assert _no_suggestion(graph, rules, Status.INFEASIBLE, Explanation(None, None)).endswith("its search takes chains only")
+    assert "time and state limits" in _no_suggestion(chain, rules, Status.INFEASIBLE, None)
+    assert _no_suggestion(chain, rules, Status.INFEASIBLE, Explanation(None, "try --cap 0=2B")) == ""
+    assert _no_suggestion(chain, SplitRules(), Status.UNKNOWN, None) == ""
+
+
+def test_the_least_cap_over_one_column_per_prefix_is_the_least_over_all(monkeypatch):
+    """A level-h side depends on levels 0..h only: the least cap found over one column per prefix
+    of those levels is the one found over every column."""
+    from fractions import Fraction
+
+    from explorer.core.constraints import Cap, Constraints
+    from explorer.core.partition import Space
+    from explorer.core.split_rules import SplitRules
+    from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space
+    from explorer.frontends import load_array, load_model
+    from explorer.solvers import uneven_least
+
+    net, arr = load_model("lenet-c"), load_array("tpu-mix-16")
+    aspace = alpha_space(arr, alpha_grid(4), FreeAlphas.UNLIKE)
+    rules = SplitRules(constraints=Constraints(caps=(Cap(1, Fraction(1000)),)))
+    fast = uneven_least.least_limits(net, arr, Space.HYPAR, aspace, rules, 60.0)
+    monkeypatch.setattr(uneven_least, "_depth", lambda lay, used: lay.H)
+    every = uneven_least.least_limits(net, arr, Space.HYPAR, aspace, rules, 60.0)
+    assert fast == every and fast[0].need_bytes == 322460

@@ -332,7 +332,8 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                                       time_limit_s) if status is Status.INFEASIBLE else None
         return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
                            wall_s=time.perf_counter() - t0, explanation=why, **base,
-                           note=_no_plan_note(method(split, solver), status, time_limit_s, info),
+                           note=_no_plan_note(method(split, solver), status, time_limit_s, info)
+                           + _no_suggestion(network, rules, status, why),
                            bound_s=bound if objective is Objective.TIME else None, objective_bound=bound)
     say("split: scoring the plan")
     ev = evaluate_split(network, array, plan, weight_copies)
@@ -452,6 +453,20 @@ def proven_conflict(names: tuple[str, ...]) -> Explanation:
     conflicts with that rule (without rules every layer has a type and every alpha a plan);
     under several, which of them conflict is not named (null). ``names``: ``rule_names``."""
     return Explanation(names if len(names) == 1 else None, None)
+
+
+def _no_suggestion(network: Network, rules: SplitRules, status: Status, why: Explanation | None) -> str:
+    """Why a run without a plan under a cap or a memory limit suggests no smallest feasible one
+    ('' where it does, or where no such limit was given): no proof, or its search found none."""
+    from ..solvers.uneven import is_path
+
+    if not rules.couples_layers or (why is not None and why.suggestion) or status not in (Status.UNKNOWN, Status.INFEASIBLE):
+        return ""
+    if status is Status.UNKNOWN:
+        return "; no smallest feasible cap or memory is suggested: that follows a proof that no plan keeps to them"
+    return "; no smallest feasible cap or memory is suggested: " + (
+        "its search takes chains only" if not is_path(network) else
+        "its search proved none within its time and state limits (or no one limit's change admits a plan)")
 
 
 def _no_plan_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:
