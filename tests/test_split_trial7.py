@@ -1,5 +1,8 @@
 """Trial 7's uneven-split findings: the constraints line names --memory as the even split does,
-the PLAN BREAKS hint names --split proportional's proving solvers where they apply."""
+the PLAN BREAKS hint names --split proportional's proving solvers where they apply, CP-SAT's size
+refusal comes before its columns are built, Ctrl-C during the uneven CP-SAT gives its plan so far,
+check --uneven hints CP-SAT the level DP's plan, and a run without a plan says why it suggests no
+smallest feasible limit."""
 
 from __future__ import annotations
 
