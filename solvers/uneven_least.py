@@ -111,11 +111,22 @@ def _least_pareto(costs: SplitCosts, columns, own, positions: list[int], limits,
                         _pareto_insert(front, w, None)
             if front:
                 new[b] = front
+            if time.perf_counter() > deadline:  # per column: a layer's fronts can take minutes
+                return False, None
         fronts = new
-        if time.perf_counter() > deadline or sum(map(len, fronts.values())) > MAX_STATES:
+        if sum(map(len, fronts.values())) > MAX_STATES:
             return False, None
     values = [max(w[i] for i in top) for f in fronts.values() for w, _ in f]
     return True, min(values, default=None)
+
+
+def _depth(lay: VectorLayout, used: list[int]) -> int:
+    """How many levels, from the top, the components at ``used`` depend on: a side of a level-h
+    group, on levels 0..h (the shares its ancestors give it, its own type and alpha); a leaf's
+    compute or footprint, on every level."""
+    if any(p < lay.leaves or p >= lay.pos_end for p in used):  # a leaf's compute or footprint
+        return lay.H
+    return 1 + max((h for (h, _), p in lay.pos.items() if p in used or p + 1 in used), default=lay.H - 1)
 
 
 def _one_column(m, columns) -> list[dict]:
@@ -134,6 +145,10 @@ def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_
     own = _own(costs, columns)
     limits = _binding(costs, own, limits)
     used = sorted(set(positions) | {p for p, _ in limits})
+    depth = _depth(costs.layout, used)
+    if depth < costs.levels:  # the levels below leave these sides as they are: one column per prefix
+        columns = [list({col[:depth]: col for col in reversed(cols)}.values()) for cols in columns]
+        own = _own(costs, columns)
     if any(p < costs.layout.pos_end for p in used):
         return _least_pareto(costs, columns, own, positions, limits, time.perf_counter() + time_limit_s)
     g = math.gcd(*(v[p] for vecs in own for v in vecs.values() for p in used)) or 1

@@ -165,7 +165,7 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         solve = constrained_uneven if rules.couples_layers else exact_uneven
         return solve(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
     if name == "cpsat":  # alone (not after the exact path as explore --split's): an independent cross-check
-        return cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+        return _cpsat_hinted(network, array, space, aspace, time_limit_s, rules)
     if name == "joint":
         if joint_refusal(rules.objective):
             raise Refused("joint: the step time only (the traffic objective: brute, exact and cpsat)")
@@ -181,6 +181,16 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     return _search(network, array, space, aspace, rules)
 
 
+def _cpsat_hinted(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
+                  rules: SplitRules) -> Solution:
+    """CP-SAT's row, its search started from the level DP's plan (a hint: CP-SAT still proves, or
+    finds no better, on its own; the DP's time counts against the row's limit)."""
+    t0 = time.perf_counter()
+    hint = levels_uneven(network, array, space, aspace, rules=rules, name="dp").plan
+    return cpsat_uneven(network, array, space, aspace, time_limit_s=max(time_limit_s - (time.perf_counter() - t0), 0.0),
+                        rules=rules, hint=hint)
+
+
 PROVING = ("brute", "exact", "cpsat", "joint")  # they keep to every rule they take: a plan that breaks one is a bug
 
 
@@ -191,6 +201,8 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         sol = _run(name, network, array, space, aspace, time_limit_s, rules)
     except Refused as err:
         return SplitCheckRow(name, "refused", None, None, time.perf_counter() - t0, refusal_reason(err), True)
+    if sol.status is Status.INTERRUPTED:
+        raise KeyboardInterrupt  # Ctrl-C during CP-SAT's search: the CLI says which row it stopped
     if sol.plan is None:
         why = ("no plan and no proof within the time limit" if sol.status is Status.UNKNOWN
                else "no plan keeps to the constraints")

@@ -580,7 +580,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     from .. import api
     from .render import fmt_bytes
     from .request import split_problem
-    from .split import Split, check_split_solver, render_split
+    from .split import Split, check_split_solver, keepers, render_split
 
     check_not_empty(model=model, array=array, output=output, constraints=more.constraints_file)
     check_destinations(output, None, (), {"--model": model, "--array": array, "--constraints": more.constraints_file})
@@ -593,6 +593,9 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
                                solver=solver, progress=say)
     text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_split(report)
     emit(text, output)
+    if report.status is Status.INTERRUPTED:  # Ctrl-C during CP-SAT: its plan so far was reported
+        click.echo(f"explore: interrupted after {report.wall_s:.1f} s: {report.note}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     if report.plan is None:
         why = report.note if report.status is Status.UNKNOWN else f"no plan satisfies the constraints: {report.note}"
         suggestion = report.explanation.suggestion if report.explanation is not None else None
@@ -606,7 +609,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
         sys.exit(1)
     if report.violations:
         click.echo(f"explore: the {_whose(report.split, solver)} plan breaks " + "; ".join(v.constraint for v in report.violations)
-                   + " (--split optimal --solver brute, exact or cpsat keeps to caps and pins)", err=True)
+                   + f" ({keepers(report.split)} keeps to caps and pins)", err=True)
         sys.exit(1)
 
 

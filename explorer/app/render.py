@@ -95,9 +95,14 @@ def _constraints_line(inputs: Inputs) -> str:
     cons = inputs.constraints
     parts = [f"cap level {c.level} {c.amount(fmt_bytes)}" for c in cons.caps]
     if cons.memory_bytes is not None:
-        parts.append(f"memory {safe_float(cons.memory_bytes / 2**30):g} GiB/accelerator (weight copies {cons.weight_copies})")
+        parts.append(memory_phrase(cons))
     parts += [p.name for p in cons.pins] + [f.name for f in cons.forbids]
     return "constraints: " + ", ".join(parts)
+
+
+def memory_phrase(cons) -> str:
+    """A memory limit given for every accelerator, as a constraints line words it (even and split runs)."""
+    return f"memory {safe_float(cons.memory_bytes / 2**30):g} GiB/accelerator (weight copies {cons.weight_copies})"
 
 
 def _given_constraints(inputs: Inputs) -> bool:

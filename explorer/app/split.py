@@ -41,7 +41,7 @@ from ..core.units import format_count, safe_float
 from ..solvers import get_solver
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from .baselines import BASELINES, baseline_plan
-from .render import conflict_lines, fmt_bytes, render_plan_grid
+from .render import conflict_lines, fmt_bytes, memory_phrase, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EXACT_SHARE, EvaluatorMismatch
 from .split_solve import PROVING_SOLVERS, proof_info, solve_by
@@ -309,7 +309,8 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                                       time_limit_s) if status is Status.INFEASIBLE else None
         return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
                            wall_s=time.perf_counter() - t0, explanation=why, **base,
-                           note=_no_plan_note(method(split, solver), status, time_limit_s, info),
+                           note=_no_plan_note(method(split, solver), status, time_limit_s, info)
+                           + _no_suggestion(network, rules, status, why),
                            bound_s=bound if objective is Objective.TIME else None, objective_bound=bound)
     say("split: scoring the plan")
     ev = evaluate_split(network, array, plan, weight_copies)
@@ -431,8 +432,24 @@ def proven_conflict(names: tuple[str, ...]) -> Explanation:
     return Explanation(names if len(names) == 1 else None, None)
 
 
+def _no_suggestion(network: Network, rules: SplitRules, status: Status, why: Explanation | None) -> str:
+    """Why a run without a plan under a cap or a memory limit suggests no smallest feasible one
+    ('' where it does, or where no such limit was given): no proof, or its search found none."""
+    from ..solvers.uneven import is_path
+
+    if not rules.couples_layers or (why is not None and why.suggestion) or status not in (Status.UNKNOWN, Status.INFEASIBLE):
+        return ""
+    if status is Status.UNKNOWN:
+        return "; no smallest feasible cap or memory is suggested: that follows a proof that no plan keeps to them"
+    return "; no smallest feasible cap or memory is suggested: " + (
+        "its search takes chains only" if not is_path(network) else
+        "its search proved none within its time and state limits (or no one limit's change admits a plan)")
+
+
 def _no_plan_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:
     why, by = info.get("reason", ""), info.get("proved_by") or ""
+    if status is Status.INTERRUPTED:
+        return f"{solver}: {why or 'stopped by Ctrl-C'}"
     if status is Status.INFEASIBLE and solver == "cpsat" and by.startswith("exact:"):
         return (f"cpsat: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven by "
                 f"the exact constrained path, {by}, run first)")
@@ -448,6 +465,8 @@ def _proof_note(solver: str | None, status: Status, time_limit_s: float, info: d
     feasible: unproven, and why: the time limit, or the exact labels' state limit, which more time
     does not lift), or the uneven cpsat's answer proven by the exact path it ran first."""
     by = info.get("proved_by") or ""
+    if status is Status.INTERRUPTED:
+        return f"{solver}: {info.get('reason') or 'stopped by Ctrl-C'}"
     if solver == "cpsat" and by.startswith("exact:") and info.get("exact_first") == status.value:
         return (f"cpsat: proven by the exact constrained path ({by}), run first within {EXACT_SHARE:.0%} of the time "
                 "limit as the even split's cpsat does under caps or memory; CP-SAT was not needed")
@@ -697,6 +716,13 @@ def _gib(x: Fraction) -> str:
     return f"{safe_float(x / 2**30):g} GiB"
 
 
+def keepers(split: Split) -> str:
+    """The runs that keep to caps, pins and memory, for a plan of ``split`` that breaks one: with
+    ``proportional`` its proving solvers too (the same alphas, the types chosen under the rules)."""
+    which = "proportional (its alphas) or optimal" if split is Split.PROPORTIONAL else "optimal"
+    return f"--split {which} --solver brute, exact or cpsat"
+
+
 def _memory_lines(r: SplitReport) -> list[str]:
     wc = f", weight copies {r.weight_copies}" if r.weight_copies else ""
     lines = [f"memory per accelerator (the most loaded of each kind{wc}):"]
@@ -707,7 +733,7 @@ def _memory_lines(r: SplitReport) -> list[str]:
     if over:
         lines.append("PLAN BREAKS: " + "; ".join(f"memory of {m.kind} <= {_gib(m.limit_bytes)} per accelerator "
                                                  f"by {fmt_bytes(m.memory_bytes - m.limit_bytes)}" for m in over)
-                     + " (--split optimal --solver brute, exact or cpsat keeps to each kind's memory)")
+                     + f" ({keepers(r.split)} keeps to each kind's memory)")
     return lines
 
 
@@ -720,8 +746,9 @@ def render_split(r: SplitReport) -> str:
     lines = [f"{r.network} on {r.array}: split {r.split}{grid}, space {r.space}{objective}, batch {r.batch}, "
              f"{r.status}{by}{broken}"]
     lines += [f"warning: {w}" for w in r.warnings]
-    if r.rules:
-        lines.append("constraints: " + "; ".join(r.rules))
+    memory = r.inputs is not None and r.inputs.constraints.memory_bytes is not None  # given for every kind
+    if r.rules or memory:
+        lines.append("constraints: " + "; ".join(r.rules + ((memory_phrase(r.inputs.constraints),) if memory else ())))
     if r.note:
         lines.append(f"note: {r.note}")
     if r.plan is None:
@@ -751,7 +778,7 @@ def render_split(r: SplitReport) -> str:
     if r.violations:
         lines.append("PLAN BREAKS: " + "; ".join(v.constraint + (f" by {fmt_bytes(v.excess_bytes)}" if v.limit_bytes else "")
                                                  for v in r.violations)
-                     + " (--split optimal --solver brute, exact or cpsat keeps to caps, pins and memory)")
+                     + f" ({keepers(r.split)} keeps to caps, pins and memory)")
     if r.equal_best_s is not None:
         lines.append(f"best equal-split plan (every alpha 1/2, types chosen for it): {_ms(r.equal_best_s)}, "
                      f"{_times(r.equal_best_s / r.step_time_s)}")

@@ -12,7 +12,7 @@ from ..core.errors import Refused, refusal_reason
 from ..core.network import Network
 from ..core.objective import Objective
 from ..core.partition import Space
-from ..core.solution import Solution, Status
+from ..core.solution import INTERRUPTED_WITH_PLAN, Solution, Status
 from ..core.split_rules import SplitRules
 from ..core.uneven import AlphaSpace
 from .run import EXACT_SHARE, MIN_LEFT_SHARE
@@ -25,14 +25,19 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
     """CP-SAT's uneven form; under a cap or a memory limit (``SplitRules.couples_layers``) the exact
     constrained path runs first within ``EXACT_SHARE`` of the time limit: its proof (optimal or
     infeasible) is the answer, else CP-SAT gets the time left (the exact path's answer where CP-SAT
-    refuses the instance as too large) and the answer is the better plan
+    refuses the instance as too large, its columns counted before any is built) and the answer is the better plan
     with the higher proven bound (optimal under the time objective when they meet: both bounds
     are proofs; under traffic only CP-SAT's own proof, which settles the ties too).
     ``info["proved_by"]`` names what proved the bound (``exact:<route>``, ``cpsat``)."""
-    from ..solvers.uneven import cpsat_uneven
+    from ..solvers.uneven import cpsat_size_check, cpsat_uneven
     from ..solvers.uneven_constrained import constrained_uneven
 
     t0 = time.perf_counter()
+    try:  # counted before anything is built: too large for CP-SAT, its model is never built
+        cpsat_size_check(network, array, space, aspace, rules=rules)
+        too_large = None
+    except Refused as err:
+        too_large = err
     pre = None
     if rules.couples_layers:
         try:
@@ -43,6 +48,8 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
         return _tagged(pre, f"exact:{pre.info.get('method', 'pareto-dp')}", pre, t0)
     left = max(time_limit_s - (time.perf_counter() - t0), MIN_LEFT_SHARE * time_limit_s)
     try:
+        if too_large is not None:
+            raise too_large
         sol = cpsat_uneven(network, array, space, aspace, time_limit_s=left, rules=rules)
     except Refused as err:  # too large for CP-SAT: the exact path's plan and bound, if it found one
         if pre is None or pre.plan is None:
@@ -62,13 +69,16 @@ def _combined(sol: Solution, pre: Solution, objective: Objective, t0: float) -> 
                                     (sol.split_bound, "cpsat")) if b is not None]
     bound, by = max(bounds, key=lambda b: b[0]) if bounds else (None, "")
     met = objective is Objective.TIME and bound is not None and bound >= best.split_value
-    status = Status.OPTIMAL if met else Status.FEASIBLE
+    stopped = sol.status is Status.INTERRUPTED  # Ctrl-C during CP-SAT: the better plan so far
+    status = Status.OPTIMAL if met else Status.INTERRUPTED if stopped else Status.FEASIBLE
     value = best.split_value
     if objective is Objective.TRAFFIC:
         info = dict(best.info, value=value, bound=bound)
         out = replace(best, status=status, info=info)
     else:
         out = replace(best, status=status, step_time_s=value, bound_s=value if met else bound, info=dict(best.info))
+    if status is Status.INTERRUPTED:
+        out = replace(out, info=dict(out.info, reason=INTERRUPTED_WITH_PLAN))
     return _tagged(out, by, pre, t0)
 
 
