@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import gc
 import json
 import os
@@ -18,8 +17,7 @@ from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.solution import Status, time_limit_problem
 from ..frontends import zoo
-from .cli_common import BAD_INPUT, EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input
-from .llm_options import llm_options
+from .cli_common import BAD_INPUT, EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input, options
 from .output import check_not_an_input, check_writable, inherited_fd, write_text
 
 DEFAULT_MODEL = "vgg-a"
@@ -51,61 +49,61 @@ SPLIT_SOLVER_HELP = ("With --split: optimal takes brute, exact, cpsat (their une
                      "alphas); equal and levels take dp; search takes none.")
 
 
-def objective_levels_options(fn, split: bool = False):
+def objective_levels_options(split: bool = False):
     """--objective and --levels: every command that builds a problem (``problem_options``) and
     ``explore split`` (``split``: its own default, time)."""
-    decorators = [
+    return options(
         click.option("--objective", type=click.Choice([o.value for o in Objective]), default="time" if split else "traffic",
                      help=SPLIT_OBJECTIVE_HELP if split else OBJECTIVE_HELP),
         click.option("--levels", type=int, default=None, help="Override the array's number of levels H (2^H accelerators)."),
-    ]
-    for d in reversed(decorators):
-        fn = d(fn)
-    return fn
+    )
 
 
-def solver_option(fn, split: bool = False):
+def solver_option(split: bool = False):
     """--solver: ``explore`` and ``explore split`` (with a split: the uneven form of the solver,
     ``app.split.check_split_solver``; ``split``: no default, the split's own method)."""
     if split:
         return click.option("--solver", type=click.Choice(list(REGISTRY)), default=None,
                             help="The split's solver (default: its own method: the alpha search, the joint solver "
                                  "for optimal, the level DP for levels, the even DP's types for equal and "
-                                 "proportional). " + SPLIT_SOLVER_HELP.removeprefix("With --split: "))(fn)
-    return click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", help=SOLVER_HELP + SPLIT_SOLVER_HELP)(fn)
+                                 "proportional). " + SPLIT_SOLVER_HELP.removeprefix("With --split: "))
+    return click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", help=SOLVER_HELP + SPLIT_SOLVER_HELP)
 
 
-def problem_options(fn):
-    """Options shared by every command that builds a problem."""
-    decorators = [
-        click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML, an ONNX model or a Hugging Face config.json."),
-        click.option("--array", "array", default=DEFAULT_ARRAY, show_default=True, help="Shipped array name or path to an array YAML."),
-        click.option("--space", type=click.Choice([s.value for s in Space]), default="hypar", show_default=True, help="Partition types: " + ", ".join(f"{s} = {{{', '.join(map(str, s.types))}}}" for s in Space) + "."),
-        objective_levels_options,
-        click.option("--batch", type=int, default=None, help="Override the network's batch size."),
-        click.option("--seq", type=int, default=None, expose_value=False, callback=_keep_seq,
-                     help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers: gpt3-*, llama3-*, mixtral-*, gpt2-small) and a Hugging Face config.json's context length; at most a GPT's learned positions."),
-        click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object."),
-        click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout; a symlink is written through, a device or FIFO written into, a regular file replaced atomically keeping its mode)."),
-    ]
-    for d in reversed(decorators):
-        fn = d(fn)
-    return fn
+# Options shared by every command that builds a problem.
+problem_options = options(
+    click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML, an ONNX model or a Hugging Face config.json."),
+    click.option("--array", "array", default=DEFAULT_ARRAY, show_default=True, help="Shipped array name or path to an array YAML."),
+    click.option("--space", type=click.Choice([s.value for s in Space]), default="hypar", show_default=True, help="Partition types: " + ", ".join(f"{s} = {{{', '.join(map(str, s.types))}}}" for s in Space) + "."),
+    objective_levels_options(),
+    click.option("--batch", type=int, default=None, help="Override the network's batch size."),
+    click.option("--seq", type=int, default=None, expose_value=False, callback=_keep_seq,
+                 help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers: gpt3-*, llama3-*, mixtral-*, gpt2-small) and a Hugging Face config.json's context length; at most a GPT's learned positions."),
+    click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object."),
+    click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout; a symlink is written through, a device or FIFO written into, a regular file replaced atomically keeping its mode)."),
+)
 
 
-def constraint_options(fn):
-    """Side constraints: caps, memory, pins, forbids (also from a constraints file)."""
-    decorators = [
-        click.option("--cap", "caps", multiple=True, metavar="LEVEL=AMOUNT", help="Cap the bytes one link carries per direction per step at LEVEL (e.g. 0=2GB, 1=512MiB, or a time budget 2=5ms). Repeatable; adds to or tightens the array's caps."),
-        click.option("--memory", "memory_GiB", type=float, default=None, metavar="GiB", help="Per-accelerator memory limit (overrides the array's memory_GiB). On a GPU cluster: each GPU's usable memory, at most the GPU's own (a headroom setting, e.g. 76 to leave room for the CUDA context and NCCL)."),
-        click.option("--weight-copies", "weight_copies", type=int, default=None, help="Extra weight-sized buffers per layer for optimizer state (momentum 1, Adam 2; default 0)."),
-        click.option("--pin", "pins", multiple=True, metavar="LAYER@LEVEL=TYPE", help="Fix a layer's type at a level (LEVEL may be *). Repeatable."),
-        click.option("--forbid", "forbids", multiple=True, metavar="LAYER=TYPE", help="Never give a layer this type. Repeatable."),
-        click.option("--constraints", "constraints_file", type=str, default=None, metavar="FILE", help="YAML file of caps, memory_GiB, weight_copies, pins, forbids."),
-    ]
-    for d in reversed(decorators):
-        fn = d(fn)
-    return fn
+# Side constraints: caps, memory, pins, forbids (also from a constraints file).
+constraint_options = options(
+    click.option("--cap", "caps", multiple=True, metavar="LEVEL=AMOUNT", help="Cap the bytes one link carries per direction per step at LEVEL (e.g. 0=2GB, 1=512MiB, or a time budget 2=5ms). Repeatable; adds to or tightens the array's caps."),
+    click.option("--memory", "memory_GiB", type=float, default=None, metavar="GiB", help="Per-accelerator memory limit (overrides the array's memory_GiB). On a GPU cluster: each GPU's usable memory, at most the GPU's own (a headroom setting, e.g. 76 to leave room for the CUDA context and NCCL)."),
+    click.option("--weight-copies", "weight_copies", type=int, default=None, help="Extra weight-sized buffers per layer for optimizer state (momentum 1, Adam 2; default 0)."),
+    click.option("--pin", "pins", multiple=True, metavar="LAYER@LEVEL=TYPE", help="Fix a layer's type at a level (LEVEL may be *). Repeatable."),
+    click.option("--forbid", "forbids", multiple=True, metavar="LAYER=TYPE", help="Never give a layer this type. Repeatable."),
+    click.option("--constraints", "constraints_file", type=str, default=None, metavar="FILE", help="YAML file of caps, memory_GiB, weight_copies, pins, forbids."),
+)
+
+
+# The LLM planner's options (taken when --array is a GPU cluster: explorer/app/llm_*.py).
+llm_options = options(
+    click.option("--gpus", type=int, default=None, help="GPU cluster: GPUs of the instance (whole nodes, or part of one node); default: the cluster's."),
+    click.option("--layout", type=click.Choice(["megatron", "zero3"]), default=None, help="GPU cluster: score this layout instead of searching: megatron (column- then row-parallel blocks, 1F1B; needs --degrees) or zero3 (pure data parallelism, ZeRO-3)."),
+    click.option("--degrees", type=str, default=None, metavar="tensor=T,pipeline=P,data=D", help="GPU cluster: fix these degrees (the search: any of them, the rest searched; --layout megatron: tensor, pipeline and data, or two of them). Without it, tensor is at most the GPUs per node. virtual=V fixes the model chunks a pipeline stage (Megatron's interleaved 1F1B). A mixture of experts also takes expert=E (experts sharded E ways inside the data-parallel group)."),
+    click.option("--micro-batch", "micro_batch", type=int, default=None, help="GPU cluster: samples per micro-batch (must divide batch / data); default: searched."),
+    click.option("--recompute", type=click.Choice(["none", "selective", "full", "search"]), default=None, help="GPU cluster: activation recomputation (Korthikanti et al.); default: search."),
+    click.option("--zero", type=click.Choice(["0", "1", "3"]), default=None, help="GPU cluster: ZeRO stage (0: none, 1: optimizer state sharded, 3: all model states, weights gathered per layer); default: searched."),
+)
 
 
 MAX_WORKERS = 256
@@ -158,17 +156,13 @@ def check_destinations(output: str | None, dump_model: str | None, solvers: tupl
         check_writable(output, "--output")
 
 
-def solver_options(fn):
-    """Options for solvers that search (CP-SAT) or may refuse (exact, brute)."""
-    decorators = [
-        click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); pruned's (default: 60 s, may overrun by one round; then the bound and the gap); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. With --split (and in check --uneven): the split's solver's (default: 10 s). GPU cluster: the LLM search's (default: 300 s; then the bound and the gap); check's search and exhaustive scoring together (the search at most half; what was scored is compared)."),
-        click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help=f"CP-SAT worker threads, 1..{MAX_WORKERS} (default: one per core)."),
-        click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True, help=f"CP-SAT random seed, 0..{MAX_SEED} (deterministic with --workers 1)."),
-        click.option("--dump-model", "dump_model", type=str, default=None, metavar="FILE", help="Write the CP-SAT model to FILE (.pb binary, .txt or .pbtxt text; nothing else); --solver cpsat only."),
-    ]
-    for d in reversed(decorators):
-        fn = d(fn)
-    return fn
+# Options for solvers that search (CP-SAT) or may refuse (exact, brute).
+solver_options = options(
+    click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); pruned's (default: 60 s, may overrun by one round; then the bound and the gap); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. With --split (and in check --uneven): the split's solver's (default: 10 s). GPU cluster: the LLM search's (default: 300 s; then the bound and the gap); check's search and exhaustive scoring together (the search at most half; what was scored is compared)."),
+    click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help=f"CP-SAT worker threads, 1..{MAX_WORKERS} (default: one per core)."),
+    click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True, help=f"CP-SAT random seed, 0..{MAX_SEED} (deterministic with --workers 1)."),
+    click.option("--dump-model", "dump_model", type=str, default=None, metavar="FILE", help="Write the CP-SAT model to FILE (.pb binary, .txt or .pbtxt text; nothing else); --solver cpsat only."),
+)
 
 
 def emit(text: str, output: str | None) -> None:
@@ -231,7 +225,7 @@ class HeldProgress:
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @problem_options
-@solver_option
+@solver_option()
 @constraint_options
 @solver_options
 @click.option("--split", "split", type=click.Choice(SPLITS), default=None, help="Split fractions between the two subgroups of every group (arrays of kinds): " + SPLIT_HELP + " Takes --objective (time by default), --cap (on a level's busiest side), --memory (per kind), --pin, --forbid and --constraints: --solver brute, exact and cpsat keep to them, the other splits (and --solver dp) keep pins and forbids and report a cap or memory limit they break. Without --split every split is 1/2 (the even split); 'explore split' is the same with its own defaults.")
@@ -529,8 +523,8 @@ def list_cmd(fmt):
 @click.option("--grid-only", is_flag=True, help="Free classes choose from the multiples of 1/N alone (without their proportional ratio).")
 @click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="Which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
 @click.option("--time-limit", "split_limit", type=float, default=10.0, show_default=True, callback=_check_time_limit, help="Seconds for --split optimal, a finite number >= 0.1; then the best plan, a proven bound and the gap.")
-@functools.partial(objective_levels_options, split=True)
-@functools.partial(solver_option, split=True)
+@objective_levels_options(split=True)
+@solver_option(split=True)
 @constraint_options
 @click.option("--batch", type=int, default=None, help="Override the network's batch size.")
 @click.option("--seq", type=int, default=None, help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers too) and a Hugging Face config.json's context length.")
