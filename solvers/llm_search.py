@@ -26,7 +26,6 @@ from .llm_type_choice import TypeChooser, quick_bound, refine_bound
 
 RUNNERS_UP = 5  # "why not the others": this many other uniform layouts in the report
 EXTRA_FOR_REPORT = 8  # at most this many unscored (t, p) pairs are scored for that list (not for the proof)
-GiB = 2**30
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +103,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     dims, cluster = problem.dims, problem.cluster
     cands = candidates(space, cluster.gpus, cluster.gpus_per_node, dims.layers, dims.batch, dims.head_groups,
                        dims.experts)
-    capacity = Fraction(cluster.gpu.memory_GiB) * GiB
+    capacity = cluster.gpu.memory_bytes
     eff = efficiency_for(cluster.gpu.name)[0]  # the evaluator's (one per GPU kind)
     floor = compute_floor_s(network_flops(problem.network), cluster.gpus, cluster.gpu.peak_TFLOPS, eff)
     types = TypeChooser(problem, space)

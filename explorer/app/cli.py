@@ -563,6 +563,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
               output, solver: str | None = None, more: SplitConstraints = SplitConstraints()) -> None:
     """``explore --split`` and ``explore split``: one split run, its report, its exit status."""
     from .. import api
+    from ..core.units import gib_text
     from .render import fmt_bytes
     from .request import split_problem
     from .split import Split, check_split_solver, render_split
@@ -585,7 +586,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
         click.echo(f"explore: {why}", err=True)
         sys.exit(1)
     if not report.memory_ok:
-        over = "; ".join(f"{m.kind} needs {fmt_bytes(m.memory_bytes)} per accelerator, has {float(m.limit_bytes / 2**30):g} GiB"
+        over = "; ".join(f"{m.kind} needs {fmt_bytes(m.memory_bytes)} per accelerator, has {gib_text(m.limit_bytes)}"
                          for m in report.memory if not m.ok)
         click.echo(f"explore: the {_whose(report.split, solver)} plan does not fit in memory: {over}", err=True)
         sys.exit(1)

@@ -14,13 +14,12 @@ from typing import Any
 
 from ..core.llm_calibration import TABLE5, calibration_for, range_notes
 from ..core.solution import Status
-from ..core.units import count_words, safe_float
+from ..core.units import GiB, count_words, safe_float
 from ..solvers.llm_search import LlmSearchResult, Scored, tensor_types_proven
 from ..solvers.llm_space import MAX_MICRO_BATCH
 from .render import fmt_seconds
 from .results import exact_number
 
-GiB = 2**30
 SCHEMA_VERSION = 1
 HEADROOM_NOTE_BYTES = 2 * GiB  # a plan that fits with less to spare says that no framework reserve is taken
 BUBBLE_NOTE = Fraction(1, 10)  # a plain-1F1B plan idling this much of its step says whether interleaving was possible

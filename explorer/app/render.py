@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from ..core.plan import Plan
 from ..core.solution import BROKEN_PLAN_NOTE, Status
-from ..core.units import safe_float
+from ..core.units import gib_text, safe_float
 from .results import CheckReport, Inputs, RunResult, SolverReport, StepTerms
 
 WIDE = 16  # more layers than this: one row per layer instead of one per level
@@ -93,7 +93,7 @@ def _constraints_line(inputs: Inputs) -> str:
     cons = inputs.constraints
     parts = [f"cap level {c.level} {c.amount(fmt_bytes)}" for c in cons.caps]
     if cons.memory_bytes is not None:
-        parts.append(f"memory {safe_float(cons.memory_bytes / 2**30):g} GiB/accelerator (weight copies {cons.weight_copies})")
+        parts.append(f"memory {gib_text(cons.memory_bytes)}/accelerator (weight copies {cons.weight_copies})")
     parts += [p.name for p in cons.pins] + [f.name for f in cons.forbids]
     return "constraints: " + ", ".join(parts)
 

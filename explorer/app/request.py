@@ -14,6 +14,7 @@ from ..core.network_check import check_network
 from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.problem import Problem
+from ..core.units import GiB
 from ..core.solution import SolveOptions
 from ..frontends import dense_only, load_array, load_model
 from ..frontends.constraints_yaml import ConstraintOptions, build_constraints
@@ -219,7 +220,7 @@ def split_problem(problem: Problem, split: str, *, alpha_grid: int = 16, free: s
     from .split import Split, split_run
 
     c = problem.constraints
-    memory = c.memory_bytes / 2**30 if c.memory_set else None
+    memory = c.memory_bytes / GiB if c.memory_set else None
     return split_run(problem.network, problem.array, problem.space, Split(split), alpha_grid, FreeAlphas(free),
                      time_limit, memory, c.weight_copies, progress=progress, grid_only=grid_only, solver=solver,
                      objective=problem.objective, constraints=c)

@@ -24,7 +24,7 @@ from ..core.partition import PartitionType, Space
 from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import Status
-from ..core.units import safe_float
+from ..core.units import GiB, gib_text, safe_float
 
 SCHEMA_VERSION = 4  # bump when a key changes name, meaning or form (adding a key does not)
 # 2: the time objective (objective_value, bound, gap; check's objective, bound) is the step time
@@ -221,11 +221,11 @@ def input_warnings(problem: Problem) -> tuple[str, ...]:
     arr = problem.array
     out = [w for w in (batch_warning(problem.network.batch, arr.accelerators), beyond_warning(arr)) if w]
     if arr.is_heterogeneous:
-        smallest = arr.memory_GiB * 2**30
+        smallest = arr.memory_GiB * GiB
         limit = problem.constraints.memory_bytes
         memory = (f"the memory limit the smallest ({float(arr.memory_GiB):g} GiB)" if limit == smallest else
                   f"the memory limit would be the smallest ({float(arr.memory_GiB):g} GiB; "
-                  + ("none is set" if limit is None else f"{float(limit / 2**30):g} GiB is set instead") + ")")
+                  + ("none is set" if limit is None else f"{gib_text(limit)} is set instead") + ")")
         out.append(f"accelerators of {len(arr.kinds)} kinds: every split is equal (alpha 1/2), so the compute time is the "
                    f"slowest kind's ({float(arr.peak_TFLOPS):g} TFLOPS) and {memory}; uneven splits: explore split")
     return tuple(out)

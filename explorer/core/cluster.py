@@ -11,10 +11,9 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from .errors import SpecError
-from .units import format_count
+from .units import GiB, format_count
 
 GB = 10**9   # bandwidths: GB/s = 10^9 bytes/s
-GiB = 2**30  # memory
 MAX_GPUS = 2**40  # the specs' bound on any count
 
 
@@ -31,7 +30,7 @@ class GpuKind:
 
     @property
     def memory_bytes(self) -> Fraction:
-        return self.memory_GiB * GiB
+        return Fraction(self.memory_GiB) * GiB
 
 
 @dataclass(frozen=True, slots=True)
