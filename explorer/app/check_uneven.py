@@ -113,7 +113,7 @@ def _row_json(r: SplitCheckRow) -> dict[str, Any]:
         out.update(r.figures.to_json())
         out["plan"] = r.plan.to_lists()
         out["alphas"] = [[[str(a) for a in row] for row in groups] for groups in r.plan.alphas]
-    out["bound"] = None if r.bound_s is None else exact_number(r.bound_s)
+    out["bound"] = exact_number(r.bound_s)
     gap = None if r.bound_s is None or not r.step_time_s else float((r.step_time_s - r.bound_s) / r.step_time_s)
     out.update(gap=gap, rescored=r.rescored, breaks=r.breaks)
     if r.note:

@@ -65,9 +65,9 @@ class LlmReport:
                 + bubble_notes(self))
 
 
-def exact_decimal(x: Fraction | int) -> int | float | str:
-    """An exact JSON value: ``exact_number``'s int or exact float; else the decimal string when the
-    fraction's expansion ends ("4.90371083904"), else "p/q"."""
+def exact_decimal(x: Fraction | int | None) -> int | float | str | None:
+    """An exact JSON value: ``exact_number``'s int or exact float (or None); else the decimal string
+    when the fraction's expansion ends ("4.90371083904"), else "p/q"."""
     out = exact_number(x)
     if not isinstance(out, str):
         return out
@@ -468,7 +468,7 @@ def _scored_json(s: Scored, report: LlmReport) -> dict[str, Any]:
 
 def exact_values(exact: dict[str, Fraction | int | None]) -> dict[str, int | float | str | None]:
     """The exact JSON values of ``exact``; ``approx(**exact)`` gives their floats (one dict, both)."""
-    return {k: None if v is None else exact_decimal(v) for k, v in exact.items()}
+    return {k: exact_decimal(v) for k, v in exact.items()}
 
 
 def approx(**exact) -> dict[str, float | None]:
@@ -532,14 +532,14 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
     out: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "inputs": inputs_json(report),
-        "status": r.status.value, "gap": None if r.gap is None else exact_decimal(r.gap),
+        "status": r.status.value, "gap": exact_decimal(r.gap),
         # what "optimal" covers: every (t, p, d, micro-batch, schedule, recompute, ZeRO) scored or pruned by a
         # proven bound, each with its fastest block types (llm_search.Scored.types_bound); tensor_types_proven:
         # the plan's types proven and every block at its own least exchange (llm_search.tensor_types_proven)
         "optimal_over": optimal_over(report),
         "tensor_types_proven": types_proof(report)[0],
         "tensor_types_reason": types_proof(report)[1],
-        "bound": None if r.bound_s is None else exact_decimal(r.bound_s),
+        "bound": exact_decimal(r.bound_s),
         "calibration": calibration_json(report),
         "memory_capacity_bytes": exact_decimal(r.capacity_bytes),
         "search": {"candidates": r.candidates, "scored": r.scored, "pruned_time": r.pruned_time,
@@ -551,8 +551,8 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
     if r.best is None:
         out["ok"] = False  # no plan (as explore's ok without a plan): nothing fits, or the time limit struck first
         out["reason"] = no_plan_reason(report)
-        out["smallest_memory_bytes"] = None if r.smallest_memory_bytes is None else exact_decimal(r.smallest_memory_bytes)
-        out["memory_bound_bytes"] = None if r.memory_bound_bytes is None else exact_decimal(r.memory_bound_bytes)
+        out["smallest_memory_bytes"] = exact_decimal(r.smallest_memory_bytes)
+        out["memory_bound_bytes"] = exact_decimal(r.memory_bound_bytes)
         out["approx"] = {**top, **approx(smallest_memory_bytes=r.smallest_memory_bytes,
                                          memory_bound_bytes=r.memory_bound_bytes)}
         return out
