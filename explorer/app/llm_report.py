@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core.llm_calibration import TABLE5, calibration_for, range_notes
 from ..core.solution import Status
-from ..core.units import GiB, count_words, safe_float
+from ..core.units import GiB, count_words, plural, safe_float
 from ..solvers.llm_search import LlmSearchResult, Scored, tensor_types_proven
 from ..solvers.llm_space import MAX_MICRO_BATCH
 from .render import fmt_seconds
@@ -235,7 +235,7 @@ def _status_line(report: LlmReport) -> str:
     counts = (f"{r.candidates:,} layouts: {r.scored:,} scored, {r.pruned_time:,} pruned by the time bound, "
               f"{r.pruned_memory:,} by the memory bound")
     if r.status is Status.OPTIMAL and report.mode != "search":
-        return (f"status: optimal over the given layout's {r.candidates:,} variant{'s' if r.candidates != 1 else ''} "
+        return (f"status: optimal over the given layout's {plural(r.candidates, 'variant')} "
                 f"(micro-batch, recompute, ZeRO stage as asked; {r.scored:,} scored), wall {r.wall_s:.1f} s")
     fixed = _with_fixed(report)
     if r.status is Status.OPTIMAL:
@@ -267,7 +267,7 @@ def no_plan_reason(report: LlmReport) -> str | None:
         return "no layout fits in the GPU's memory"
     if r.unresolved:
         limit = "" if r.time_limit_s is None else f" ({r.time_limit_s:g} s)"
-        return (f"no plan within the time limit{limit}: {r.unresolved:,} layout{'s' if r.unresolved != 1 else ''} "
+        return (f"no plan within the time limit{limit}: {plural(r.unresolved, 'layout')} "
                 "unresolved")
     return "no plan found"
 

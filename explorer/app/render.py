@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from ..core.plan import Plan
 from ..core.solution import BROKEN_PLAN_NOTE, Status
-from ..core.units import gib_text, safe_float
+from ..core.units import gib_text, plural, safe_float
 from .results import CheckReport, Inputs, RunResult, SolverReport, StepTerms
 
 WIDE = 16  # more layers than this: one row per layer instead of one per level
@@ -109,7 +109,7 @@ def render_table(result: RunResult) -> str:
     """``explore``'s table: the plan grid and the plan against the three baselines."""
     i = result.inputs
     lines = [
-        f"{i.model} on {i.array} ({i.accelerators} accelerators, {i.levels} level{'s' if i.levels != 1 else ''}), "
+        f"{i.model} on {i.array} ({i.accelerators} accelerators, {plural(i.levels, 'level')}), "
         f"space {i.space.value}, batch {i.batch}, {i.dtype_bytes}-byte elements",
         *(s.describe() for s in i.input_shapes),
         f"solver {result.solver}: {result.status.value}{_broken_note(result)} (objective {i.objective.value}), "
@@ -222,7 +222,7 @@ def render_check(r: CheckReport) -> str:
     i = r.inputs
     unit = i.objective_unit
     lines = [
-        f"check: {i.model} on {i.array} ({i.accelerators} accelerators, {i.levels} level{'s' if i.levels != 1 else ''}), "
+        f"check: {i.model} on {i.array} ({i.accelerators} accelerators, {plural(i.levels, 'level')}), "
         f"space {i.space.value}, objective {i.objective.value}, batch {i.batch}",
         *(s.describe() for s in i.input_shapes),
         *(f"warning: {w}" for w in i.warnings),
