@@ -15,9 +15,8 @@ from typing import Any, Callable, Iterable
 from ..core.errors import SpecError, shown
 from ..core.names import OPTION_ARGUMENTS, Frontend, named_for, renamed_source
 from ..core.solution import time_limit_problem
+from ..solvers import MAX_SEED, MAX_WORKERS
 
-MAX_WORKERS = 256  # as ``explore --workers``
-MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32 (``explore --seed``)
 
 
 def arguments_for_options(text: str) -> str:

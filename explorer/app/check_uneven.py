@@ -13,6 +13,7 @@ from typing import Any
 from ..core.array import ArraySpec
 from ..core.errors import InstanceTooLarge, Refused
 from ..core.uneven import (
+    DEFAULT_ALPHA_GRID,
     AlphaSpace,
     FreeAlphas,
     alpha_grid,
@@ -215,7 +216,7 @@ def _route(name: str, sol: Solution) -> str | None:
     return sol.info.get("method") if name == "exact" else None
 
 
-def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = 16, free: FreeAlphas = FreeAlphas.UNLIKE,
+def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = DEFAULT_ALPHA_GRID, free: FreeAlphas = FreeAlphas.UNLIKE,
                  solvers: tuple[str, ...] = UNEVEN_CHECK_SOLVERS, time_limit_s: float = 10.0,
                  grid_only: bool = False, rules: SplitRules = TIME_ONLY) -> SplitCheck:
     """The solvers side by side (module docstring); under ``rules`` (pins, forbids, caps, memory)

@@ -11,10 +11,11 @@ from typing import NamedTuple
 
 import click
 
-from ..solvers import REGISTRY
+from ..solvers import MAX_SEED, MAX_WORKERS, REGISTRY
 
 from ..core.objective import Objective
 from ..core.partition import Space
+from ..core.uneven import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, FreeAlphas
 from ..core.solution import Status, time_limit_problem
 from ..frontends import zoo
 from .cli_common import BAD_INPUT, EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input, options
@@ -106,8 +107,8 @@ llm_options = options(
 )
 
 
-MAX_WORKERS = 256
-MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32
+ALPHA_GRID = click.IntRange(min=MIN_ALPHA_GRID, max=MAX_ALPHA_GRID)  # every --alpha-grid
+FREE = click.Choice([f.value for f in FreeAlphas])  # every --free
 MODEL_SOLVERS = ("cpsat",)  # solvers with a model --dump-model can write
 MODEL_SUFFIXES = ("pb", "txt", "pbtxt")  # CP-SAT writes text when the name ends in txt, else binary
 
@@ -229,8 +230,8 @@ class HeldProgress:
 @constraint_options
 @solver_options
 @click.option("--split", "split", type=click.Choice(SPLITS), default=None, help="Split fractions between the two subgroups of every group (arrays of kinds): " + SPLIT_HELP + " Takes --objective (time by default), --cap (on a level's busiest side), --memory (per kind), --pin, --forbid and --constraints: --solver brute, exact and cpsat keep to them, the other splits (and --solver dp) keep pins and forbids and report a cap or memory limit they break. Without --split every split is 1/2 (the even split); 'explore split' is the same with its own defaults.")
-@click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --split: alphas searched are multiples of 1/N, and each free class's proportional ratio.")
-@click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --split: which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
+@click.option("--alpha-grid", "grid", type=ALPHA_GRID, default=DEFAULT_ALPHA_GRID, show_default=True, help="With --split: alphas searched are multiples of 1/N, and each free class's proportional ratio.")
+@click.option("--free", "free", type=FREE, default=FreeAlphas.UNLIKE.value, show_default=True, help="With --split: which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
 @click.option("--grid-only", is_flag=True, help="With --split: free classes choose from the multiples of 1/N alone (without their proportional ratio).")
 @llm_options
 @click.version_option(package_name="hypar-explorer")
@@ -403,8 +404,8 @@ def _given_options(ctx: click.Context) -> set[str]:
 @click.option("--solvers", "solver_list", default="exact,cpsat,brute", help="Comma-separated joint solvers to run and compare (default: exact,cpsat,brute; with --uneven: all eight of --uneven; pruned on request).")
 @click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, dp (the level DP, as --split optimal --solver dp), search and the proportional split (explorer/app/check_uneven.py) on the step time, under --cap, --pin, --forbid, --constraints and --memory where given.")
 @click.option("--split", "split", default=None, metavar="optimal", help="--split optimal: the same as --uneven (the solvers that prove the optimal split, compared); the other splits are heuristics, not checked.")
-@click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
-@click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --uneven: which classes of groups choose alpha.")
+@click.option("--alpha-grid", "grid", type=ALPHA_GRID, default=DEFAULT_ALPHA_GRID, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
+@click.option("--free", "free", type=FREE, default=FreeAlphas.UNLIKE.value, show_default=True, help="With --uneven: which classes of groups choose alpha.")
 @click.option("--grid-only", is_flag=True, help="With --uneven: free classes choose from the grid alone (without their proportional ratio).")
 @llm_options
 @fail_on_bad_input
@@ -519,9 +520,9 @@ def list_cmd(fmt):
 @click.option("--array", "array", default="tpu-mix-16", show_default=True, help="Shipped array name or path to an array YAML (accelerators of kinds).")
 @click.option("--space", type=click.Choice([s.value for s in Space]), default="accpar", show_default=True, help="Partition types of the plan.")
 @click.option("--split", "split", type=click.Choice(SPLITS), default="search", show_default=True, help=SPLIT_HELP)
-@click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="Alphas searched: multiples of 1/N, and each free class's proportional ratio.")
+@click.option("--alpha-grid", "grid", type=ALPHA_GRID, default=DEFAULT_ALPHA_GRID, show_default=True, help="Alphas searched: multiples of 1/N, and each free class's proportional ratio.")
 @click.option("--grid-only", is_flag=True, help="Free classes choose from the multiples of 1/N alone (without their proportional ratio).")
-@click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="Which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
+@click.option("--free", "free", type=FREE, default=FreeAlphas.UNLIKE.value, show_default=True, help="Which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
 @click.option("--time-limit", "split_limit", type=float, default=10.0, show_default=True, callback=_check_time_limit, help="Seconds for --split optimal, a finite number >= 0.1; then the best plan, a proven bound and the gap.")
 @objective_levels_options(split=True)
 @solver_option(split=True)

@@ -14,6 +14,7 @@ from ..core.network_check import check_network
 from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.problem import Problem
+from ..core.uneven import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, FreeAlphas
 from ..core.units import GiB
 from ..core.solution import SolveOptions
 from ..frontends import dense_only, load_array, load_model
@@ -139,7 +140,7 @@ def solve(
     dump_model: str | None = None,
     progress: Progress | None = None,
     split: str | None = None,
-    alpha_grid: int = 16,
+    alpha_grid: int = DEFAULT_ALPHA_GRID,
     free: str = "unlike",
     grid_only: bool = False,
 ) -> RunResult:
@@ -190,7 +191,7 @@ def solve(
 
 
 def solve_split(model: ModelRef, array: ArrayRef, split: str, spec: dict[str, Any], *, time_limit: float | None = None,
-                alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False, progress: Progress | None = None,
+                alpha_grid: int = DEFAULT_ALPHA_GRID, free: str = "unlike", grid_only: bool = False, progress: Progress | None = None,
                 refused: Iterable[str] = (), solver: str | None = None, objective: str | Objective | None = None):
     """``solve(..., split=...)``: one split run (``explore --split``) and its report."""
     from .split import Split, check_split_solver
@@ -212,7 +213,7 @@ def solve_split(model: ModelRef, array: ArrayRef, split: str, spec: dict[str, An
                          time_limit=10.0 if time_limit is None else float(time_limit), solver=solver, progress=say)
 
 
-def split_problem(problem: Problem, split: str, *, alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False,
+def split_problem(problem: Problem, split: str, *, alpha_grid: int = DEFAULT_ALPHA_GRID, free: str = "unlike", grid_only: bool = False,
                   time_limit: float = 10.0, solver: str | None = None, progress=None):
     """The split run of a built problem: its objective, and its constraints read on split plans
     (memory: each kind's own unless ``--memory`` or a constraints file gave one for every kind)."""
@@ -229,14 +230,14 @@ def split_problem(problem: Problem, split: str, *, alpha_grid: int = 16, free: s
 def _alpha_args(alpha_grid: Any, free: Any) -> str:
     """SpecError unless the alpha grid and ``free`` are valid; ``free``'s value."""
     _check_types(alpha_grid=(alpha_grid, int))
-    fr = _choice_value(("unlike", "all"), free, "free")
-    if not 2 <= alpha_grid <= 1024:
-        raise SpecError("alpha_grid", f"must be between 2 and 1024, got {alpha_grid}")
+    fr = _choice_value(tuple(f.value for f in FreeAlphas), free, "free")
+    if not MIN_ALPHA_GRID <= alpha_grid <= MAX_ALPHA_GRID:
+        raise SpecError("alpha_grid", f"must be between {MIN_ALPHA_GRID} and {MAX_ALPHA_GRID}, got {alpha_grid}")
     return fr
 
 
 def check_split(model: ModelRef, array: ArrayRef, split: Any, spec: dict[str, Any], *, solvers: Iterable[str] | None = None,
-                time_limit: float | None = None, alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False,
+                time_limit: float | None = None, alpha_grid: int = DEFAULT_ALPHA_GRID, free: str = "unlike", grid_only: bool = False,
                 refused: Iterable[str] = (), objective: str | Objective | None = None):
     """``check(..., split="optimal")`` (``explore check --split optimal``): the uneven-split
     solvers compared on the step time (``explorer.app.check_uneven.SplitCheck``), under the

@@ -21,7 +21,8 @@ from ...frontends.network_yaml import check_batch
 from ...core.names import Frontend
 from ..api_args import named_as
 from .mix import point_array
-from .spec import DEFAULT_ALPHA_GRID, SPLIT_TIME_LIMIT, defaults_for
+from ...core.uneven import DEFAULT_ALPHA_GRID
+from .spec import SPLIT_TIME_LIMIT, defaults_for
 
 # Statuses a row can have beyond the solver's own (optimal, level-optimal, feasible, infeasible, unknown)
 REFUSED = "refused"  # the solver declined the instance (too large, a constraint it cannot enforce)

@@ -19,11 +19,12 @@ from ...core.errors import SpecError, shown
 from ...core.objective import Objective
 from ...core.partition import Space
 from ...core.solution import time_limit_problem
+from ...core.uneven import MAX_ALPHA_GRID, MIN_ALPHA_GRID, FreeAlphas
 from ...core.units import format_count, parse_amount, plural
 from ...frontends import NETWORK_FORMATS, zoo
 from ...frontends.fields import MAX_INT, NAME_RULE, pos_number_problem
 from ...frontends.yamlio import load_yaml_file
-from ...solvers import REGISTRY
+from ...solvers import MAX_SEED, REGISTRY
 from .mix import check_count, check_mix, is_count_key, point_array
 
 TOP_KEYS = ("version", "name", "description", "grid", "fixed", "points", "reference")
@@ -89,9 +90,6 @@ def _check_pos_number(v: Any) -> str | None:
     return pos_number_problem(v)
 
 
-MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32 (explore --seed)
-
-
 def _check_seed(v: Any) -> str | None:
     if not _is_int(v) or not 0 <= v <= MAX_SEED:
         return f"must be an integer from 0 to {MAX_SEED:,}, got {shown(v) if not _is_int(v) else format_count(v)}"
@@ -131,8 +129,8 @@ def _check_bandwidth(v: Any) -> str | None:
 
 
 def _check_alpha_grid(v: Any) -> str | None:
-    if not _is_int(v) or not 2 <= v <= MAX_ALPHA_GRID:
-        return f"must be an integer from 2 to {MAX_ALPHA_GRID} (alphas are multiples of 1/N), got {shown(v)}"
+    if not _is_int(v) or not MIN_ALPHA_GRID <= v <= MAX_ALPHA_GRID:
+        return f"must be an integer from {MIN_ALPHA_GRID} to {MAX_ALPHA_GRID} (alphas are multiples of 1/N), got {shown(v)}"
     return None
 
 
@@ -158,7 +156,7 @@ KEYS: dict[str, Callable[[Any], str | None]] = {
     "mix": check_mix,
     "split": lambda v: _check_choice(split_methods())(v),
     "alpha_grid": _check_alpha_grid,
-    "free": _check_choice(("unlike", "all")),
+    "free": _check_choice(tuple(f.value for f in FreeAlphas)),
     "seq": _check_pos_int,
     "grid_only": lambda v: None if isinstance(v, bool) else f"must be true or false, got {shown(v)}",
 }
@@ -168,9 +166,7 @@ COUNT_KEY = "accelerators_KIND"  # accelerators_<kind>: how many of that kind (s
 # split optimal or proportional; dp with equal or levels)
 NOT_WITH_SPLIT = ("solver", "seed")
 ONLY_WITH_SPLIT = ("alpha_grid", "grid_only", "free")
-DEFAULT_ALPHA_GRID = 16  # ``explore split --alpha-grid``'s default
 SPLIT_TIME_LIMIT = 10.0  # ``explore split --time-limit``'s default (seconds for --split optimal)
-MAX_ALPHA_GRID = 1024
 
 
 def split_methods() -> tuple[str, ...]:
