@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ...core.array import MAX_LEVELS, MIN_LEVELS
-from ...core.errors import SpecError, shown
+from ...core.errors import SpecError, is_int, shown
 from ...core.objective import Objective
 from ...core.partition import Space
 from ...core.solution import time_limit_problem
@@ -61,13 +61,10 @@ def _check_choice(choices: tuple[str, ...]) -> Callable[[Any], str | None]:
     return check
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
 
 def _check_int_from(low: int, word: str) -> Callable[[Any], str | None]:
     def check(v: Any) -> str | None:
-        if not _is_int(v) or v < low:
+        if not is_int(v) or v < low:
             return f"must be a {word} integer, got {shown(v)}"
         if v > MAX_INT:  # as every spec's integers: said up front, not an invalid row per point
             return f"must be at most 2^40 = {MAX_INT:,}, got {format_count(v)}"
@@ -80,7 +77,7 @@ _check_pos_int, _check_nonneg_int = _check_int_from(1, "positive"), _check_int_f
 
 
 def _check_levels(v: Any) -> str | None:
-    if not _is_int(v) or not MIN_LEVELS <= v <= MAX_LEVELS:
+    if not is_int(v) or not MIN_LEVELS <= v <= MAX_LEVELS:
         return f"must be an integer from {MIN_LEVELS} to {MAX_LEVELS}, got {shown(v)}"
     return None
 
@@ -91,8 +88,8 @@ def _check_pos_number(v: Any) -> str | None:
 
 
 def _check_seed(v: Any) -> str | None:
-    if not _is_int(v) or not 0 <= v <= MAX_SEED:
-        return f"must be an integer from 0 to {MAX_SEED:,}, got {shown(v) if not _is_int(v) else format_count(v)}"
+    if not is_int(v) or not 0 <= v <= MAX_SEED:
+        return f"must be an integer from 0 to {MAX_SEED:,}, got {shown(v) if not is_int(v) else format_count(v)}"
     return None
 
 
@@ -129,7 +126,7 @@ def _check_bandwidth(v: Any) -> str | None:
 
 
 def _check_alpha_grid(v: Any) -> str | None:
-    if not _is_int(v) or not MIN_ALPHA_GRID <= v <= MAX_ALPHA_GRID:
+    if not is_int(v) or not MIN_ALPHA_GRID <= v <= MAX_ALPHA_GRID:
         return f"must be an integer from {MIN_ALPHA_GRID} to {MAX_ALPHA_GRID} (alphas are multiples of 1/N), got {shown(v)}"
     return None
 
