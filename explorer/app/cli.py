@@ -176,6 +176,15 @@ def emit(text: str, output: str | None) -> None:
         click.echo(f"wrote {output}", err=True)
 
 
+def emit_report(report, fmt: str, output: str | None, render, to_json=None) -> None:
+    """``report`` as --format asks: one JSON object (``to_json(report)``, else its ``to_json()``) or
+    ``render(report)``'s table; then ``emit``."""
+    if fmt == "json":
+        emit(json.dumps(to_json(report) if to_json else report.to_json(), indent=2) + "\n", output)
+    else:
+        emit(render(report), output)
+
+
 class HeldProgress:
     """Progress on stderr (``[explore] ...``); a step (not a solver's own news, which starts with its
     name) is remembered so that a Ctrl-C can say what it interrupted. The first line is held back
@@ -288,8 +297,7 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
                            forbids=forbids, constraints=constraints_file, time_limit=time_limit, workers=workers,
                            seed=seed, dump_model=dump_model, progress=say if solver != "dp" else None)
     say_approximations(result.inputs.approximations)
-    text = json.dumps(result.to_json(), indent=2) + "\n" if fmt == "json" else render_table(result)
-    emit(text, output)
+    emit_report(result, fmt, output, render_table)
     if result.status is Status.INTERRUPTED:
         click.echo(f"explore: interrupted after {result.wall_s:.1f} s: {result.reason or 'the search was stopped'}",
                    err=True)
@@ -337,13 +345,12 @@ def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_li
         with StepProgress() as say:
             result = run_llm_check(req, progress=say)
         say_approximations(result.approximations)
-        emit(json.dumps(llm_check_json(result), indent=2) + "\n" if fmt == "json" else render_llm_check(result), output)
+        emit_report(result, fmt, output, render_llm_check, llm_check_json)
         sys.exit(0 if result.agree else 1)
     with StepProgress() as say:
         report = run_llm(req, progress=say)
     say_approximations(report.approximations)
-    text = json.dumps(llm_json(report), indent=2) + "\n" if fmt == "json" else render_llm(report)
-    emit(text, output)
+    emit_report(report, fmt, output, render_llm, llm_json)
     if not report.ok:
         click.echo(f"explore: {report.result.status.value}: {no_plan_reason(report)}", err=True)
     sys.exit(0 if report.ok else 1)
@@ -382,8 +389,7 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
     report = api.check.with_option_names(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
                        solvers=names, time_limit=time_limit, split="optimal", alpha_grid=grid, free=free,
                        grid_only=grid_only, **(side or {}))
-    text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check_uneven(report)
-    emit(text, output)
+    emit_report(report, fmt, output, render_check_uneven)
     sys.exit(0 if report.agree else 1)
 
 
@@ -458,8 +464,7 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
                            constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
                            dump_model=dump_model, progress=say)
     say_approximations(report.inputs.approximations)
-    text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check(report)
-    emit(text, output)
+    emit_report(report, fmt, output, render_check)
     sys.exit(0 if report.agree else 1)
 
 
@@ -578,8 +583,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     with StepProgress() as say:
         report = split_problem(problem, split, alpha_grid=grid, free=free, grid_only=grid_only, time_limit=time_limit,
                                solver=solver, progress=say)
-    text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_split(report)
-    emit(text, output)
+    emit_report(report, fmt, output, render_split)
     if report.plan is None:
         why = report.note if report.status is Status.UNKNOWN else f"no plan satisfies the constraints: {report.note}"
         suggestion = report.explanation.suggestion if report.explanation is not None else None
