@@ -30,6 +30,7 @@ SPLIT_HELP = ("equal: alpha 1/2 everywhere; proportional: each group's peak comp
               "half); levels: AccPar's hierarchical DP, a type and an alpha per layer level by level (no proof).")
 # options of ``explore`` that ``--split`` does not take (CP-SAT's options of the even split's model)
 NOT_WITH_SPLIT = ("--workers", "--seed", "--dump-model")
+ALPHA_OPTIONS = ("--alpha-grid", "--free", "--grid-only")  # the uneven split's own options
 
 
 def _keep_seq(ctx, _param, value):
@@ -271,14 +272,10 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
                     recompute, zero):
         return
     if split is None:
-        for option in ("--alpha-grid", "--free", "--grid-only"):
-            if option in given:
-                raise InputError(f"{option}: only with --split (uneven splits); without it every split is 1/2")
+        refuse_given(given, ALPHA_OPTIONS, "only with --split (uneven splits); without it every split is 1/2")
     else:
-        refused = [o for o in NOT_WITH_SPLIT if o in given]
-        if refused:
-            raise InputError(f"{refused[0]}: not with --split (an option of the even split's CP-SAT model; "
-                             "--split optimal --solver cpsat builds its own)")
+        refuse_given(given, NOT_WITH_SPLIT, "not with --split (an option of the even split's CP-SAT model; "
+                                            "--split optimal --solver cpsat builds its own)")
         run_split(model, array, space, split, grid, free, grid_only, 10.0 if time_limit is None else time_limit,
                   memory_GiB, weight_copies, batch, ctx.meta.get("seq"), fmt, output,
                   solver if "--solver" in given else None,
@@ -316,20 +313,17 @@ def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_li
     from .llm_options import LLM_OPTIONS, NOT_ON_CLUSTER
 
     if not is_cluster(array):
-        used = [o for o in LLM_OPTIONS if o in given]
-        if used:
+        if given & set(LLM_OPTIONS):
             from ..frontends import load_array
 
             check_not_empty(array=array)
             load_array(array)  # an unknown array or a bad file: that first (not the LLM option)
-            raise InputError(f"{used[0]}: needs a GPU cluster --array (dgx-a100, dgx-h100 or a YAML with kind: "
-                             f"gpu-cluster); {array} is an accelerator array")
+            refuse_given(given, LLM_OPTIONS, "needs a GPU cluster --array (dgx-a100, dgx-h100 or a YAML with kind: "
+                                             f"gpu-cluster); {array} is an accelerator array")
         return False
-    refused = [o for o in NOT_ON_CLUSTER + array_only if o in given]
-    if refused:
-        raise InputError(f"{refused[0]}: not with a GPU cluster --array ({array}): the LLM planner takes --model, "
-                         "--batch, --seq, --gpus, --layout, --degrees, --micro-batch, --recompute, --zero, --memory, "
-                         "--time-limit, --format, --output")
+    refuse_given(given, NOT_ON_CLUSTER + array_only, f"not with a GPU cluster --array ({array}): the LLM planner takes "
+                 "--model, --batch, --seq, --gpus, --layout, --degrees, --micro-batch, --recompute, --zero, --memory, "
+                 "--time-limit, --format, --output")
     from .llm_options import parse_request
     from .llm_report import llm_json, no_plan_reason, render_llm
     from .llm_run import run_llm
@@ -397,6 +391,13 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
 NOT_WITH_UNEVEN = ("--objective", "--workers", "--seed", "--dump-model")
 
 
+def refuse_given(given: set[str], options, why: str) -> None:
+    """Bad input naming the first of ``options`` written on the command line: '<option>: <why>'."""
+    first = next((o for o in options if o in given), None)
+    if first is not None:
+        raise InputError(f"{first}: {why}")
+
+
 def _given_options(ctx: click.Context) -> set[str]:
     """The options written on the command line (not left at their defaults), by their flag."""
     return {p.opts[0] for p in ctx.command.params
@@ -438,20 +439,16 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
         raise InputError(f"--split: check takes --split optimal (the proving solvers, compared), not {split!r}")
     if uneven or split:
         flag = "--uneven" if uneven else "--split optimal"
-        refused = [o for o in NOT_WITH_UNEVEN if o in given and not (o == "--objective" and objective == "time")]
-        if refused:
-            raise InputError(f"{refused[0]}: not with {flag} (it compares the uneven-split solvers on the step "
-                             f"time)")
+        refuse_given(given - ({"--objective"} if objective == "time" else set()), NOT_WITH_UNEVEN,
+                     f"not with {flag} (it compares the uneven-split solvers on the step time)")
         check_not_empty(model=model, array=array, output=output, constraints=constraints_file)
         check_destinations(output, None, (), {"--model": model, "--array": array, "--constraints": constraints_file})
         check_uneven_cmd(model, array, space, batch, fmt, output, names, grid, free, time_limit, grid_only,
                          dict(levels=levels, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins,
                               forbids=forbids, constraints=constraints_file))
         return
-    for option in ("--alpha-grid", "--free", "--grid-only"):
-        if option in given:
-            raise InputError(f"{option}: only with --uneven or --split optimal (uneven splits); plain check splits "
-                             "every level equally")
+    refuse_given(given, ALPHA_OPTIONS, "only with --uneven or --split optimal (uneven splits); plain check splits "
+                                       "every level equally")
     unknown = [n for n in names if n not in CHECK_SOLVERS]
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(CHECK_SOLVERS)})")
