@@ -138,12 +138,14 @@ def same_file(a: str, b: str) -> bool:
         return False
 
 
-def check_destinations(output: str | None, dump_model: str | None, solvers: tuple[str, ...],
-                       inputs: dict[str, str | None] | None = None) -> None:
-    """Bad destinations are bad input, said before any solving; ``inputs`` ({option: path or
-    name}) are files a destination must not replace."""
+def check_files(model: str, array: str, output: str | None, constraints: str | None = None,
+                dump_model: str | None = None, solvers: tuple[str, ...] = ()) -> None:
+    """Bad file options are bad input, said before any loading or solving: none is empty, and no
+    destination replaces an input (--model, --array, --constraints) or the other destination."""
+    check_not_empty(model=model, array=array, constraints=constraints, output=output, dump_model=dump_model)
+    inputs = {"--model": model, "--array": array, "--constraints": constraints}
     for option, path in (("--output", output), ("--dump-model", dump_model)):
-        check_not_an_input(path, inputs or {}, option)
+        check_not_an_input(path, inputs, option)
     if output not in (None, "-") and dump_model is not None and same_file(output, dump_model):
         raise InputError(f"--dump-model: {dump_model} is also --output: the report would replace the model")
     if dump_model is not None:
@@ -285,8 +287,7 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     from .. import api
     from .render import render_table
 
-    check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
-    check_destinations(output, dump_model, (solver,), {"--model": model, "--array": array, "--constraints": constraints_file})
+    check_files(model, array, output, constraints_file, dump_model, (solver,))
     seq = click.get_current_context().meta.get("seq")
     with HeldProgress() as say:
         result = api.solve.with_option_names(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels,
@@ -328,8 +329,7 @@ def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_li
     from .llm_report import llm_json, no_plan_reason, render_llm
     from .llm_run import run_llm
 
-    check_not_empty(model=model, array=array, output=output)
-    check_destinations(output, None, (), {"--model": model, "--array": array})
+    check_files(model, array, output)
     req = parse_request(model, array, gpus, batch, ctx.meta.get("seq"), layout, degrees, micro_batch, recompute, zero,
                         time_limit, ctx.params.get("memory_GiB"))
     if check:
@@ -441,8 +441,7 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
         flag = "--uneven" if uneven else "--split optimal"
         refuse_given(given - ({"--objective"} if objective == "time" else set()), NOT_WITH_UNEVEN,
                      f"not with {flag} (it compares the uneven-split solvers on the step time)")
-        check_not_empty(model=model, array=array, output=output, constraints=constraints_file)
-        check_destinations(output, None, (), {"--model": model, "--array": array, "--constraints": constraints_file})
+        check_files(model, array, output, constraints_file)
         check_uneven_cmd(model, array, space, batch, fmt, output, names, grid, free, time_limit, grid_only,
                          dict(levels=levels, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins,
                               forbids=forbids, constraints=constraints_file))
@@ -452,8 +451,7 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     unknown = [n for n in names if n not in CHECK_SOLVERS]
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(CHECK_SOLVERS)})")
-    check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
-    check_destinations(output, dump_model, names, {"--model": model, "--array": array, "--constraints": constraints_file})
+    check_files(model, array, output, constraints_file, dump_model, names)
     with HeldProgress() as say:
         report = api.check.with_option_names(model, array, space=space, objective=objective, solvers=names, batch=batch, levels=levels,
                            seq=click.get_current_context().meta.get("seq"), caps=caps, memory_GiB=memory_GiB,
@@ -571,8 +569,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     from .request import split_problem
     from .split import Split, check_split_solver, render_split
 
-    check_not_empty(model=model, array=array, output=output, constraints=more.constraints_file)
-    check_destinations(output, None, (), {"--model": model, "--array": array, "--constraints": more.constraints_file})
+    check_files(model, array, output, more.constraints_file)
     check_split_solver(Split(split), solver)  # before any loading
     problem = api.build_problem.with_option_names(model, array, space=space, objective=more.objective, batch=batch, seq=seq,
                                 levels=more.levels, caps=more.caps, memory_GiB=memory_GiB, weight_copies=weight_copies,
