@@ -359,9 +359,10 @@ def say_approximations(notes) -> None:
 def why_not_ok(result) -> str:
     """One line on stderr: why ``explore`` exits 1."""
     why = result.explanation
+    from .results import conflict_line
+
     if why is not None and why.conflict:
-        text = "no plan satisfies the constraints; these conflict: " + "; ".join(why.conflict)
-        return text + (f" ({why.suggestion})" if why.suggestion else "")
+        return conflict_line(why.conflict, why.suggestion)
     if result.figures is not None:
         text = f"the {result.solver} plan breaks " + "; ".join(v.constraint for v in result.figures.violations)
         return text + " (--solver exact or cpsat enforces caps and memory)"

@@ -10,7 +10,7 @@ from fractions import Fraction
 from ..core.plan import Plan
 from ..core.solution import BROKEN_PLAN_NOTE, Status
 from ..core.units import gib_text, plural, safe_float
-from .results import CheckReport, Inputs, RunResult, SolverReport, StepTerms
+from .results import CheckReport, Inputs, RunResult, SolverReport, StepTerms, conflict_line
 
 WIDE = 16  # more layers than this: one row per layer instead of one per level
 
@@ -146,8 +146,7 @@ def conflict_lines(why) -> list[str]:
     conflict and what to change, as explore and explore --split print them; [] when none is named."""
     if why is None or not why.conflict:
         return []
-    return ["no plan satisfies the constraints; these conflict: " + "; ".join(why.conflict)] + (
-        [why.suggestion] if why.suggestion else [])
+    return [conflict_line(why.conflict)] + ([why.suggestion] if why.suggestion else [])
 
 
 def _status_lines(result: RunResult) -> list[str]:

@@ -290,6 +290,13 @@ def plan_figures(problem: Problem, plan: Plan) -> tuple[Evaluation, PlanFigures]
     return ev, PlanFigures.of(ev, broken)
 
 
+def conflict_line(conflict, suggestion: str | None = None) -> str:
+    """An infeasible run in one line (explore's stderr, a sweep point's message, the table's first
+    line): the constraints that conflict and, in parentheses, what to change."""
+    return "no plan satisfies the constraints; these conflict: " + "; ".join(conflict) + (
+        f" ({suggestion})" if suggestion else "")
+
+
 @dataclass(frozen=True, slots=True)
 class Explanation:
     """Why no plan exists: a minimal conflicting set of constraints and the nearest feasible limit."""
