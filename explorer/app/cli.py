@@ -17,7 +17,6 @@ from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.uneven import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, FreeAlphas
 from ..core.solution import Status, time_limit_problem
-from ..frontends import zoo
 from .cli_common import BAD_INPUT, EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input, options
 from .output import check_not_an_input, check_writable, inherited_fd, write_text
 
@@ -469,52 +468,9 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
 @fail_on_bad_input
 def list_cmd(fmt):
     """List the network zoo, the shipped arrays and the GPU clusters."""
-    from ..frontends.network_yaml import parse_network
-    from ..frontends.array_yaml import load_array_file
-    from ..frontends.cluster_yaml import load_cluster_file
-    from ..frontends.yamlio import load_yaml_file
-    from .cluster_list import PLANNED_WORDS, cluster_json, cluster_lines, planned_on
+    from .listing import list_text
 
-    specs = [(load_yaml_file(p), str(p)) for p in zoo.zoo_files().values()]
-    nets = [parse_network(data, src) for data, src in specs]
-    where = [planned_on(data, n) for (data, _), n in zip(specs, nets)]
-    arrs = [load_array_file(p) for p in zoo.array_files().values()]
-    clusters = [load_cluster_file(p) for p in zoo.cluster_files().values()]
-    if fmt == "json":
-        out = {
-            "models": [{"name": n.name, "nodes": len(n.layers), "weighted_layers": sum(not L.is_join for L in n.layers),
-                        "graph": not n.is_chain, "batch": n.batch, "planned_on": list(w), "file": n.source}
-                       for n, w in zip(nets, where)],
-            "aliases": dict(zoo.ALIASES),
-            "arrays": [
-                {"name": a.name, "levels": a.levels, "accelerators": a.accelerators, "communication": a.communication.value,
-                 "topology": a.topology.value, "overlap": a.overlap, "file": a.source,
-                 **({"kinds": {k.name: a.leaves.count(k) for k in a.kinds}} if a.leaves else {})} for a in arrs
-            ],
-            "clusters": [cluster_json(c) for c in clusters],
-        }
-        click.echo(json.dumps(out, indent=2))
-        return
-    click.echo("models (weighted layers, joins, default batch; planned on accelerator arrays unless marked):")
-    width = max((len(n.name) for n in nets), default=0)  # long names keep the columns aligned
-    for n, w in zip(nets, where):
-        joins = sum(L.is_join for L in n.layers)
-        shape = f"{joins:>3} joins" if joins else "  chain  "
-        mark = f"  {PLANNED_WORDS[w]}" if w in PLANNED_WORDS else ""
-        click.echo(f"  {n.name:<{width}} {len(n.layers) - joins:>4} layers {shape}  batch {n.batch:<5}{mark}".rstrip())
-    click.echo("  aliases: " + ", ".join(f"{k} = {v}" for k, v in zoo.ALIASES.items()))
-    click.echo("arrays:")
-    awidth = max((len(a.name) for a in arrs), default=0)
-    for a in arrs:
-        if a.shared_bandwidth_GBps is not None:
-            links = f"one shared medium {float(a.shared_bandwidth_GBps):g} GB/s"
-        else:
-            links = f"{a.topology} links " + "/".join(f"{float(b):g}" for b in a.bandwidth_GBps) + " GB/s"
-        kinds = (", kinds " + " ".join(f"{k.name} x{a.leaves.count(k)}" for k in a.kinds)) if a.is_heterogeneous else ""
-        click.echo(f"  {a.name:<{awidth}} H={a.levels:<2} {a.accelerators:>5} accelerators  {links}" + (", overlapped" if a.overlap else "") + kinds)
-    for line in cluster_lines(clusters):
-        click.echo(line)
-
+    click.echo(list_text(fmt), nl=False)
 
 @cli.command("split")
 @click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML, an ONNX model or a Hugging Face config.json.")
