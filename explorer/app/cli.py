@@ -17,11 +17,10 @@ from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.uneven import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, FreeAlphas
 from ..core.solution import Status, time_limit_problem
+from ..frontends.zoo import DEFAULT_ARRAY, DEFAULT_MODEL
 from .cli_common import BAD_INPUT, EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input, options
 from .output import check_not_an_input, check_writable, inherited_fd, write_text
 
-DEFAULT_MODEL = "vgg-a"
-DEFAULT_ARRAY = "hypar-16"
 SPLITS = ("equal", "proportional", "search", "optimal", "levels")
 SPLIT_HELP = ("equal: alpha 1/2 everywhere; proportional: each group's peak compute ratio; search: each free class's "
               "alpha in the declared space (the grid and its proportional ratio), from the better of those two (no "

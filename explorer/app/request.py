@@ -20,6 +20,7 @@ from ..core.solution import SolveOptions
 from ..frontends import dense_only, load_array, load_model
 from ..frontends.constraints_yaml import ConstraintOptions, build_constraints
 from ..frontends.network_yaml import check_batch
+from ..frontends.zoo import DEFAULT_ARRAY
 from ..solvers import REGISTRY
 from .api_args import check_solve_args
 from .results import RunResult
@@ -28,8 +29,6 @@ from .run import run
 ModelRef = str | PathLike | Network
 ArrayRef = str | PathLike | ArraySpec
 Progress = Callable[[str], None]
-
-DEFAULT_ARRAY = "hypar-16"
 
 
 def _choice(enum_type, value, name: str):

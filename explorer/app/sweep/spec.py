@@ -35,7 +35,8 @@ PATH_KEYS = ("model", "array", "constraints")  # values that may name a file
 MAX_POINTS = 100_000
 MAX_SHOWN_ERRORS = 10  # a sweep file's problems listed in one message; the rest are counted
 
-DEFAULTS: dict[str, Any] = {"model": "vgg-a", "array": "hypar-16", "space": "hypar", "solver": "dp", "objective": "traffic"}
+DEFAULTS: dict[str, Any] = {"model": zoo.DEFAULT_MODEL, "array": zoo.DEFAULT_ARRAY, "space": "hypar", "solver": "dp",
+                            "objective": "traffic"}
 # a split point's (explore --split's): the step time; no solver (the split's own: the joint solver for
 # optimal, the even DP's types for the others), ``solver: dp`` the level DP (``app.split.check_split_solver``)
 SPLIT_DEFAULTS: dict[str, Any] = {**DEFAULTS, "objective": "time", "solver": None}
