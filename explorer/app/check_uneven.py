@@ -14,6 +14,7 @@ from ..core.array import ArraySpec
 from ..core.errors import InstanceTooLarge, Refused
 from ..core.uneven import (
     DEFAULT_ALPHA_GRID,
+    SPLIT_TIME_LIMIT,
     AlphaSpace,
     FreeAlphas,
     alpha_grid,
@@ -217,7 +218,7 @@ def _route(name: str, sol: Solution) -> str | None:
 
 
 def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = DEFAULT_ALPHA_GRID, free: FreeAlphas = FreeAlphas.UNLIKE,
-                 solvers: tuple[str, ...] = UNEVEN_CHECK_SOLVERS, time_limit_s: float = 10.0,
+                 solvers: tuple[str, ...] = UNEVEN_CHECK_SOLVERS, time_limit_s: float = SPLIT_TIME_LIMIT,
                  grid_only: bool = False, rules: SplitRules = TIME_ONLY) -> SplitCheck:
     """The solvers side by side (module docstring); under ``rules`` (pins, forbids, caps, memory)
     each keeps to what it takes, a heuristic's plan that breaks one is reported (not compared),

@@ -15,7 +15,7 @@ from ..solvers import MAX_SEED, MAX_WORKERS, REGISTRY
 
 from ..core.objective import Objective
 from ..core.partition import Space
-from ..core.uneven import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, FreeAlphas
+from ..core.uneven import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SPLIT_TIME_LIMIT, FreeAlphas
 from ..core.solution import Status, time_limit_problem
 from ..frontends.zoo import DEFAULT_ARRAY, DEFAULT_MODEL
 from .cli_common import BAD_INPUT, EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input, options
@@ -276,7 +276,7 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     else:
         refuse_given(given, NOT_WITH_SPLIT, "not with --split (an option of the even split's CP-SAT model; "
                                             "--split optimal --solver cpsat builds its own)")
-        run_split(model, array, space, split, grid, free, grid_only, 10.0 if time_limit is None else time_limit,
+        run_split(model, array, space, split, grid, free, grid_only, SPLIT_TIME_LIMIT if time_limit is None else time_limit,
                   memory_GiB, weight_copies, batch, ctx.meta.get("seq"), fmt, output,
                   solver if "--solver" in given else None,
                   SplitConstraints(objective if "--objective" in given else "time", levels, caps, pins, forbids,
@@ -479,7 +479,7 @@ def list_cmd(fmt):
 @click.option("--alpha-grid", "grid", type=ALPHA_GRID, default=DEFAULT_ALPHA_GRID, show_default=True, help="Alphas searched: multiples of 1/N, and each free class's proportional ratio.")
 @click.option("--grid-only", is_flag=True, help="Free classes choose from the multiples of 1/N alone (without their proportional ratio).")
 @click.option("--free", "free", type=FREE, default=FreeAlphas.UNLIKE.value, show_default=True, help="Which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
-@click.option("--time-limit", "split_limit", type=float, default=10.0, show_default=True, callback=_check_time_limit, help="Seconds for --split optimal, a finite number >= 0.1; then the best plan, a proven bound and the gap.")
+@click.option("--time-limit", "split_limit", type=float, default=SPLIT_TIME_LIMIT, show_default=True, callback=_check_time_limit, help="Seconds for --split optimal, a finite number >= 0.1; then the best plan, a proven bound and the gap.")
 @objective_levels_options(split=True)
 @solver_option(split=True)
 @constraint_options

@@ -14,7 +14,7 @@ from ..core.network_check import check_network
 from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.problem import Problem
-from ..core.uneven import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, FreeAlphas
+from ..core.uneven import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SPLIT_TIME_LIMIT, FreeAlphas
 from ..core.units import GiB
 from ..core.solution import SolveOptions
 from ..frontends import dense_only, load_array, load_model
@@ -209,11 +209,11 @@ def solve_split(model: ModelRef, array: ArrayRef, split: str, spec: dict[str, An
     problem = build_problem(model, array, objective="time" if objective is None else objective, **spec)
     say = (lambda step, *a, **k: progress(step)) if progress is not None else None
     return split_problem(problem, sp, alpha_grid=alpha_grid, free=fr, grid_only=bool(grid_only),
-                         time_limit=10.0 if time_limit is None else float(time_limit), solver=solver, progress=say)
+                         time_limit=SPLIT_TIME_LIMIT if time_limit is None else float(time_limit), solver=solver, progress=say)
 
 
 def split_problem(problem: Problem, split: str, *, alpha_grid: int = DEFAULT_ALPHA_GRID, free: str = "unlike", grid_only: bool = False,
-                  time_limit: float = 10.0, solver: str | None = None, progress=None):
+                  time_limit: float = SPLIT_TIME_LIMIT, solver: str | None = None, progress=None):
     """The split run of a built problem: its objective, and its constraints read on split plans
     (memory: each kind's own unless ``--memory`` or a constraints file gave one for every kind)."""
     from ..core.uneven import FreeAlphas
@@ -265,7 +265,7 @@ def check_split(model: ModelRef, array: ArrayRef, split: Any, spec: dict[str, An
     c = problem.constraints
     rules = SplitRules(Objective.TIME, c, leaf_memory_limits(problem.array, c.memory_bytes) if c.memory_set else None)
     return check_uneven(problem.network, problem.array, problem.space, alpha_grid, FreeAlphas(fr), names,
-                        10.0 if time_limit is None else float(time_limit), bool(grid_only), rules)
+                        SPLIT_TIME_LIMIT if time_limit is None else float(time_limit), bool(grid_only), rules)
 
 
 def _choice_value(known: tuple[str, ...], value: Any, name: str) -> str:

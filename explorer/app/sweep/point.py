@@ -22,8 +22,8 @@ from ...core.names import Frontend
 from ..api_args import named_as
 from ..results import conflict_line
 from .mix import point_array
-from ...core.uneven import DEFAULT_ALPHA_GRID
-from .spec import SPLIT_TIME_LIMIT, defaults_for
+from ...core.uneven import DEFAULT_ALPHA_GRID, SPLIT_TIME_LIMIT
+from .spec import defaults_for
 
 # Statuses a row can have beyond the solver's own (optimal, level-optimal, feasible, infeasible, unknown)
 REFUSED = "refused"  # the solver declined the instance (too large, a constraint it cannot enforce)

@@ -164,7 +164,6 @@ COUNT_KEY = "accelerators_KIND"  # accelerators_<kind>: how many of that kind (s
 # split optimal or proportional; dp with equal or levels)
 NOT_WITH_SPLIT = ("solver", "seed")
 ONLY_WITH_SPLIT = ("alpha_grid", "grid_only", "free")
-SPLIT_TIME_LIMIT = 10.0  # ``explore split --time-limit``'s default (seconds for --split optimal)
 
 
 def split_methods() -> tuple[str, ...]:
