@@ -70,16 +70,21 @@ def solver_option(split: bool = False):
     return click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", help=SOLVER_HELP + SPLIT_SOLVER_HELP)
 
 
+# explore's and explore split's (the others of problem_options differ in their defaults or help there)
+MODEL_OPTION = click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML, an ONNX model or a Hugging Face config.json.")
+BATCH_OPTION = click.option("--batch", type=int, default=None, help="Override the network's batch size.")
+FORMAT_OPTION = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object.")
+
 # Options shared by every command that builds a problem.
 problem_options = options(
-    click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML, an ONNX model or a Hugging Face config.json."),
+    MODEL_OPTION,
     click.option("--array", "array", default=DEFAULT_ARRAY, show_default=True, help="Shipped array name or path to an array YAML."),
     click.option("--space", type=click.Choice([s.value for s in Space]), default="hypar", show_default=True, help="Partition types: " + ", ".join(f"{s} = {{{', '.join(map(str, s.types))}}}" for s in Space) + "."),
     objective_levels_options(),
-    click.option("--batch", type=int, default=None, help="Override the network's batch size."),
+    BATCH_OPTION,
     click.option("--seq", type=int, default=None, expose_value=False, callback=_keep_seq,
                  help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers: gpt3-*, llama3-*, mixtral-*, gpt2-small) and a Hugging Face config.json's context length; at most a GPT's learned positions."),
-    click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object."),
+    FORMAT_OPTION,
     click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout; a symlink is written through, a device or FIFO written into, a regular file replaced atomically keeping its mode)."),
 )
 
@@ -472,7 +477,7 @@ def list_cmd(fmt):
     click.echo(list_text(fmt), nl=False)
 
 @cli.command("split")
-@click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML, an ONNX model or a Hugging Face config.json.")
+@MODEL_OPTION
 @click.option("--array", "array", default="tpu-mix-16", show_default=True, help="Shipped array name or path to an array YAML (accelerators of kinds).")
 @click.option("--space", type=click.Choice([s.value for s in Space]), default="accpar", show_default=True, help="Partition types of the plan.")
 @click.option("--split", "split", type=click.Choice(SPLITS), default="search", show_default=True, help=SPLIT_HELP)
@@ -483,9 +488,9 @@ def list_cmd(fmt):
 @objective_levels_options(split=True)
 @solver_option(split=True)
 @constraint_options
-@click.option("--batch", type=int, default=None, help="Override the network's batch size.")
+@BATCH_OPTION
 @click.option("--seq", type=int, default=None, help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers too) and a Hugging Face config.json's context length.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object.")
+@FORMAT_OPTION
 @click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout.")
 @click.pass_context
 @fail_on_bad_input
