@@ -34,6 +34,7 @@ from .core.names import Frontend, named_for
 from .core.objective import Objective
 from .core.partition import Space
 from .core.solution import SolveOptions
+from .core.uneven import DEFAULT_ALPHA_GRID
 
 if TYPE_CHECKING:
     from .app.check_uneven import SplitCheck
@@ -74,7 +75,7 @@ def check(
     dump_model: str | None = None,
     progress: Progress | None = None,
     split: str | None = None,
-    alpha_grid: int = 16,
+    alpha_grid: int = DEFAULT_ALPHA_GRID,
     free: str = "unlike",
     grid_only: bool = False,
 ) -> CheckReport | SplitCheck:

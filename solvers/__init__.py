@@ -5,6 +5,9 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Callable
 
+MAX_WORKERS = 256  # --workers (CP-SAT's threads; a sweep's processes)
+MAX_SEED = 2**31 - 1  # --seed: CP-SAT's random_seed is an int32
+
 # name -> module holding ``solve``; imported on use so that ``explore`` starts fast.
 REGISTRY: dict[str, str] = {
     "dp": "explorer.solvers.dp",

@@ -22,6 +22,7 @@ from explorer.core.units import format_count
 
 from . import dp
 from explorer.core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status, plan_solution
+from .deadline import check_deadline
 from .formulation import BuildTimeout, Formulation, assignment, build, extract_plan
 
 INT64_SAFE = 2**62
@@ -36,16 +37,16 @@ def to_cp_model(f: Formulation, guarded: bool = False, objective: bool = True,
     xs = []
     for i in range(0, len(f.names), 16384):
         xs += [m.new_bool_var(name) for name in f.names[i:i + 16384]]
-        _check_deadline(deadline)
+        check_deadline(deadline, BuildTimeout)
     weighted = cp_model.LinearExpr.weighted_sum  # builds the same rows as sum(c * x), 2-3x faster
     for i, (vars_, coefs, rhs) in enumerate(f.eq_rows):
         m.add(weighted([xs[v] for v in vars_], coefs) == rhs)
         if i % 2048 == 0:
-            _check_deadline(deadline)
+            check_deadline(deadline, BuildTimeout)
     for i, group in enumerate(f.exactly_one):
         m.add_exactly_one(xs[v] for v in group)
         if i % 2048 == 0:
-            _check_deadline(deadline)
+            check_deadline(deadline, BuildTimeout)
     for v in f.fixed_zero:
         m.add(xs[v] == 0)
     guards = []
@@ -76,11 +77,6 @@ def to_cp_model(f: Formulation, guarded: bool = False, objective: bool = True,
     used = [v for v, c in enumerate(f.objective) if c]
     m.minimize(weighted([xs[v] for v in used], [f.objective[v] // g for v in used]))
     return m, xs, guards
-
-
-def _check_deadline(deadline: float | None) -> None:
-    if deadline is not None and time.perf_counter() > deadline:
-        raise BuildTimeout
 
 
 # CP-SAT's share of the limit when the build left (almost) nothing: enough to load the model and
@@ -154,7 +150,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
         f = build(problem, deadline)
         model, xs, _ = to_cp_model(f, deadline=deadline)
         hint = _add_bound_and_hint(problem, options, f, model, xs)
-        _check_deadline(deadline)
+        check_deadline(deadline, BuildTimeout)
     except BuildTimeout:
         return _out_of_time(problem, options, t0)
     if options.dump_model and not model.export_to_file(options.dump_model):

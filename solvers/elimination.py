@@ -6,14 +6,13 @@ weights ``W`` and per-node ``extras``; nothing here knows about caps or memory.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from explorer.core.errors import InstanceTooLarge
 from explorer.core.names import given_as
 from explorer.core.plan import Plan
 
+from .deadline import check_deadline
 from .vectors import VectorCosts, reduce_peak
 
 MAX_GRAPH_TABLE = 20_000_000  # entries of one dense elimination table on graphs (int64: 160 MB)
@@ -97,11 +96,6 @@ class TimeUp(TimeoutError):
     """The deadline passed between two elimination steps."""
 
 
-def check_deadline(deadline: float | None) -> None:
-    if deadline is not None and time.perf_counter() > deadline:
-        raise TimeUp
-
-
 def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = None,
                   deadline: float | None = None) -> tuple[int, list[int] | None, int]:
     """min over plans of sum_h W_h c_h (+ per-node ``extras``) on a graph, its vectors (None when
@@ -116,7 +110,7 @@ def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = Non
     order = vc.elimination_order  # (later eliminations of the same graph repeat the first one's order)
     chosen_order: list[int] = []
     while alive:
-        check_deadline(deadline)
+        check_deadline(deadline, TimeUp)
         if order is not None:
             z = order[len(chosen_order)]
             _, how, detail = _plan_step(vc, z, at[z])
@@ -229,7 +223,7 @@ def graph_marginals(vc: VectorCosts, W=None, extras=None, solved: tuple | None =
     outside: dict[int, np.ndarray] = {}
     produced = {id(st[5]) for st in steps if st[5] is not None}
     for z, bucket, how, detail, scope, new, const in reversed(steps):
-        check_deadline(deadline)
+        check_deadline(deadline, TimeUp)
         out = outside.pop(id(new)) if new is not None else np.array(total - const, dtype=vc.dtype)
         if how == "chain":
             a, b, edge_f = detail

@@ -5,14 +5,14 @@ The full derivation is in the manual: docs/derivations.md, "The 0-1 formulation"
 
 from __future__ import annotations
 
-import time
-
 from dataclasses import dataclass, field
 from math import gcd
 
 from explorer.core.comm import ZERO_COUNTS, add_type, advance, zero_counts
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
+
+from .deadline import check_deadline
 
 
 @dataclass
@@ -49,22 +49,17 @@ class BuildTimeout(TimeoutError):
     """The deadline passed while the formulation was being built."""
 
 
-def _check(deadline: float | None) -> None:
-    if deadline is not None and time.perf_counter() > deadline:
-        raise BuildTimeout
-
-
 def build(problem: Problem, deadline: float | None = None) -> Formulation:
     """The formulation; ``deadline`` (a ``time.perf_counter()`` value): ``BuildTimeout`` once it
     has passed (checked after every layer and edge)."""
     f = Formulation()
     for l in range(problem.num_layers):  # noqa: E741 -- the choice flow per layer
         _layer_choices(problem, f, l)
-        _check(deadline)
+        check_deadline(deadline, BuildTimeout)
     for e, (u, v) in enumerate(problem.tables.edges):  # pair variables on every edge at every level
         for h in range(problem.levels):
             _edge_pairs(problem, f, e, u, v, h)
-        _check(deadline)
+        check_deadline(deadline, BuildTimeout)
     nonzero = [c for c in f.objective if c]
     f.objective_gcd = gcd(*nonzero) if nonzero else 1
     add_side_constraints(problem, f)

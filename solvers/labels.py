@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .elimination import check_deadline
+from .deadline import check_deadline
+from .elimination import TimeUp
 from .vectors import VectorCosts
 
 
@@ -64,7 +65,7 @@ def least_plan(vc: VectorCosts, survivors: list[np.ndarray], resources: list[tup
         bucket.sort(key=lambda r: len(r.f))
         joined = bucket[0]
         for r in bucket[1:]:
-            check_deadline(deadline)
+            check_deadline(deadline, TimeUp)
             held = sum(_bytes(x) for x in factors) + _bytes(joined) + _bytes(r)
             joined = _pareto(_prune(_join(joined, r, sizes, held, fits), target, limits), sizes)
             if len(joined.f) > max_rows:

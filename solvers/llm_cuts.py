@@ -11,7 +11,6 @@ from fractions import Fraction
 from ..core.llm_stage import stage_params, step_parts
 from ..core.llm_stage_memory import stage_memories
 
-GiB = 2**30
 
 
 def _memories(problem, layout, cut: tuple[int, ...]) -> tuple[Fraction, ...]:
@@ -68,7 +67,7 @@ def memory_cut(problem, layout, efficiency: Fraction) -> tuple[int, ...] | None:
     if costs is None:
         return None
     c, e = costs
-    mem = memory_caps(problem, layout, Fraction(problem.cluster.gpu.memory_GiB) * GiB)
+    mem = memory_caps(problem, layout, problem.cluster.gpu.memory_bytes)
     if min(mem) < 1 or sum(mem) < L:
         return None
 

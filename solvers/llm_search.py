@@ -19,6 +19,7 @@ from typing import Callable
 
 from ..core.solution import Status
 from ..core.llm_calibration import efficiency_for
+from .deadline import past
 from .llm_bounds import compute_floor_s, memory_floor_bytes, network_flops, routed_floor_elements, time_bound_s
 from .llm_cuts import memory_cut
 from .llm_space import Candidate, LlmSpace, candidates
@@ -26,7 +27,6 @@ from .llm_type_choice import TypeChooser, quick_bound, refine_bound
 
 RUNNERS_UP = 5  # "why not the others": this many other uniform layouts in the report
 EXTRA_FOR_REPORT = 8  # at most this many unscored (t, p) pairs are scored for that list (not for the proof)
-GiB = 2**30
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     dims, cluster = problem.dims, problem.cluster
     cands = candidates(space, cluster.gpus, cluster.gpus_per_node, dims.layers, dims.batch, dims.head_groups,
                        dims.experts)
-    capacity = Fraction(cluster.gpu.memory_GiB) * GiB
+    capacity = cluster.gpu.memory_bytes
     eff = efficiency_for(cluster.gpu.name)[0]  # the evaluator's (one per GPU kind)
     floor = compute_floor_s(network_flops(problem.network), cluster.gpus, cluster.gpu.peak_TFLOPS, eff)
     types = TypeChooser(problem, space)
@@ -120,7 +120,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
         if prune and best is not None and tf > best.step_time_s:  # strict: a tie may need less memory
             pruned_time = len(fitting) - n
             break
-        if deadline is not None and time.perf_counter() > deadline and scored:
+        if past(deadline) and scored:
             unresolved = len(fitting) - n
             break
         s = _score(problem, cand, types, evaluate)
@@ -250,7 +250,7 @@ def _settle_types(problem, scored: list[Scored], best: Scored, types, evaluate,
         for i, s in enumerate(out):
             if s.types_bound is None or s.types_bound >= best.step_time_s or i in done:
                 continue
-            if deadline is not None and time.perf_counter() > deadline:
+            if past(deadline):
                 return out, best  # the bounds left stand: the status says feasible, with the gap
             done.add(i)
             was_best = s is best  # refined, the plan keeps its place with its settled bound
@@ -295,7 +295,7 @@ def _report_extra(problem, keyed, scored, types, evaluate, deadline) -> list[Sco
         pair = _uniform_key(cand)
         if pair in have:
             continue
-        if len(out) >= EXTRA_FOR_REPORT or (deadline is not None and time.perf_counter() > deadline):
+        if len(out) >= EXTRA_FOR_REPORT or (past(deadline)):
             break
         have.add(pair)
         tied = [c for t2, _m, _j, c in keyed if t2 == tf and _uniform_key(c) == pair]

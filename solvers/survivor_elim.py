@@ -9,12 +9,12 @@ the domain sizes, ``eliminate`` runs a plan. Measured: docs/benchmarks.md (ResNe
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
+from .deadline import check_deadline, past
 from .vectors import VectorCosts, reduce_peak
 
 MAX_ENTRIES = 80_000_000  # entries of all messages and one step's tables held at once (int64: 640 MB)
@@ -233,11 +233,6 @@ class _Late(Exception):
     """The deadline passed inside a step (raised between its pieces, caught by ``eliminate``)."""
 
 
-def _check(deadline: float | None) -> None:
-    if deadline is not None and time.perf_counter() > deadline:
-        raise _Late
-
-
 def _edge_table(vc: VectorCosts, e: int, su: np.ndarray, sx: np.ndarray, deadline: float | None = None) -> np.ndarray:
     """Edge e's weighted cost over (u's vectors su, x's vectors sx): per level, the cost of each
     of u's types against each x, then one gather by u's type at that level (the deadline checked
@@ -246,7 +241,7 @@ def _edge_table(vc: VectorCosts, e: int, su: np.ndarray, sx: np.ndarray, deadlin
     du, dx = vc.dom[u], vc.dom[x]
     out = np.zeros((len(su), len(sx)), dtype=np.int64)
     for h in range(vc.H):
-        _check(deadline)
+        check_deadline(deadline, _Late)
         if vc.weights[h]:
             by_type = vc.weights[h] * vc.raw_inter(e, h)[dx.pstate[h][sx][:, None], du.tix[None, :], dx.type_index[h][sx][:, None]]
             out += by_type.T[du.digit[h][su]]  # (K_u, |sx|) rows picked by u's digit
@@ -270,7 +265,7 @@ def _combine(vc: VectorCosts, scope: list[int], bucket: list[_F], domains: list[
     arrays = [(f, _array(vc, f, domains, deadline)) for f in bucket]
     out = np.empty(sizes[:-1] if reduce_last else sizes, dtype=np.int64)
     for lo in range(0, sizes[0], step):
-        _check(deadline)
+        check_deadline(deadline, _Late)
         hi = min(sizes[0], lo + step)
         table = np.zeros([hi - lo] + sizes[1:], dtype=np.int64)
         for k, (f, arr) in enumerate(arrays):
@@ -313,7 +308,7 @@ def _level(vc: VectorCosts, step: Step, bucket: list[_F], domains: list[np.ndarr
         vc.raw_inter(e, h)
 
     def rows(lo: int) -> bool:
-        if deadline is not None and time.perf_counter() > deadline:
+        if past(deadline):
             return False
         spread = np.full((min(block, A - lo), Vz), vc.big, dtype=np.int64)
         spread[:, dz] = F[lo:lo + block]
@@ -342,7 +337,7 @@ def eliminate(vc: VectorCosts, domains: list[np.ndarray], max_entries: int = MAX
         at[n][0].array = vc.intra_vec(n)[domains[n]].astype(np.int64)
     records, constant = [], 0
     for step in steps.steps:
-        if deadline is not None and time.perf_counter() > deadline:
+        if past(deadline):
             return None
         z, bucket = step.z, at[step.z]
         for f in bucket:

@@ -10,11 +10,11 @@ unchanged, and their marginals mean nothing (callers drop them: ``VectorCosts.bl
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
+from .deadline import past
 from .vectors import VectorCosts
 
 DECODE_EVERY = 3  # rounds between incumbents from the tree's plan (a decode costs half a round)
@@ -90,10 +90,9 @@ class _Tree:
         tree with these node costs; None when the deadline passes mid-sweep (checked per node)."""
         vc, N = self.vc, self.vc.N
         up, msg, marg, choice, total = list(unary), [None] * N, [None] * N, [0] * N, 0
-        late = (lambda: False) if deadline is None else (lambda: time.perf_counter() > deadline)
         for order in self.orders:
             for n in reversed(order[1:]):
-                if late():
+                if past(deadline):
                     return None
                 p, e = self.parent[n]
                 msg[n] = self.send(n, e, up[n])
@@ -102,7 +101,7 @@ class _Tree:
             marg[r], choice[r] = up[r], int(np.argmin(up[r]))
             total += int(up[r][choice[r]])
             for n in order[1:]:
-                if late():
+                if past(deadline):
                     return None
                 p, e = self.parent[n]
                 marg[n] = up[n] + self.send(p, e, marg[p] - msg[n])
@@ -134,7 +133,7 @@ def improve(vc: VectorCosts, vectors: list[int], passes: int = 4, deadline: floa
     for _ in range(passes):
         changed = False
         for n in range(vc.N):
-            if deadline is not None and time.perf_counter() > deadline:
+            if past(deadline):
                 return vectors
             cost = vc.intra_vec(n).copy()
             for e, m in around[n]:
@@ -208,7 +207,7 @@ def dual_bound(vc: VectorCosts, rounds: int = 30, deadline: float | None = None,
         if choice is not None:
             best = _better(vc, best, choice, deadline)
         history.append(best_bound)
-        if best_bound >= best[0] or (deadline is not None and time.perf_counter() > deadline) or _stalled(history, best[0] - best_bound):
+        if best_bound >= best[0] or (past(deadline)) or _stalled(history, best[0] - best_bound):
             break
         if enough is not None and enough(marg_max, best[0]):
             break

@@ -30,3 +30,16 @@ from explorer.app.render import fmt_joules, fmt_seconds
 ])
 def test_seconds_and_joules_on_one_ladder(v, seconds, joules):
     assert (fmt_seconds(v), fmt_joules(v)) == (seconds, joules)
+
+
+def test_gib_text_is_the_one_gib_form_of_the_reports():
+    """core.units.gib_text: the memory limits explore writes in GiB (render, results, the split's
+    refusal), exact Fractions and huge values alike."""
+    from explorer.core.cluster import GpuKind
+    from explorer.core.units import GiB, gib_text
+
+    assert gib_text(80 * GiB) == "80 GiB"
+    assert gib_text(F(GiB, 20)) == "0.05 GiB"
+    assert gib_text(10**400) == "inf GiB"  # no OverflowError
+    mem = GpuKind("g", F(1), 80).memory_bytes  # an int memory_GiB still gives exact Fraction bytes
+    assert mem == 80 * GiB and isinstance(mem, F)

@@ -193,6 +193,14 @@ def test_exact_number_form():
     assert Fraction(exact_number(Fraction(65677, 23437500))) == Fraction(65677, 23437500)
 
 
+def test_exact_forms_write_a_missing_number_as_null():
+    """exact_number and exact_decimal take None (JSON null), so no report spells the test out."""
+    from explorer.app.llm_report import exact_decimal
+
+    assert exact_number(None) is None and exact_decimal(None) is None
+    assert exact_decimal(Fraction(49, 10)) == "4.9" and exact_decimal(Fraction(1, 3)) == "1/3"
+
+
 def test_one_exact_form_for_objective_and_bound_in_both_commands(capsys):
     """explore's bound and objective_value and check's objective and bound: the same exact form."""
     args = ["--model", "lenet-c", "--levels", "2", "--objective", "time", "--workers", "1", "--format", "json"]

@@ -143,3 +143,11 @@ def test_scalar_bandwidth_and_level_override(tmp_path):
     arr = load_array_file(write(tmp_path, ARRAY, "arr2.yaml"))
     assert [float(b) for b in arr.with_levels(4).bandwidth_GBps] == [10, 20, 20, 20]
     assert [float(b) for b in arr.with_levels(1).bandwidth_GBps] == [10]
+
+
+def test_is_int_is_the_one_integer_check_of_user_values():
+    """core.errors.is_int: YAML's true is no integer (every spec, the sweep file and the API)."""
+    from explorer.core.errors import is_int
+
+    assert is_int(3) and is_int(-1) and is_int(10**50)
+    assert not is_int(True) and not is_int(3.0) and not is_int("3") and not is_int(None)

@@ -169,3 +169,22 @@ def test_weight_copies_from_a_constraints_file_keep_the_one_range(tmp_path, caps
                               str(path)], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert f"{path}: weight_copies: must be a non-negative integer up to 2^40" in err
+
+
+def test_one_alpha_grid_range_and_free_choice_for_cli_api_and_sweep():
+    """--alpha-grid's range and --free's choices are core.uneven's, read by the CLI's options, the
+    API's checks and the sweep file's validators alike."""
+    from explorer.app import cli
+    from explorer.app.request import _alpha_args
+    from explorer.app.sweep.spec import validator
+    from explorer.core.errors import SpecError
+    from explorer.core.uneven import MAX_ALPHA_GRID, MIN_ALPHA_GRID, FreeAlphas
+
+    assert (cli.ALPHA_GRID.min, cli.ALPHA_GRID.max) == (MIN_ALPHA_GRID, MAX_ALPHA_GRID)
+    assert list(cli.FREE.choices) == [f.value for f in FreeAlphas]
+    for bad in (MIN_ALPHA_GRID - 1, MAX_ALPHA_GRID + 1):
+        assert f"from {MIN_ALPHA_GRID} to {MAX_ALPHA_GRID}" in validator("alpha_grid")(bad)
+        with pytest.raises(SpecError, match=f"between {MIN_ALPHA_GRID} and {MAX_ALPHA_GRID}"):
+            _alpha_args(bad, "unlike")
+    assert validator("alpha_grid")(MAX_ALPHA_GRID) is None and _alpha_args(MAX_ALPHA_GRID, "all") == "all"
+    assert validator("free")("some") and validator("free")("all") is None

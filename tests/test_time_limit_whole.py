@@ -128,3 +128,15 @@ def test_uneven_cpsat_gives_its_search_what_the_build_left(capsys):
                               "--time-limit", "2", "--solvers", "cpsat", "--format", "json"], capsys)
     row = json.loads(out)["solvers"]["cpsat"]
     assert row["status"] in ("unknown", "feasible", "optimal") and row["wall_s"] < 4.0, row
+
+
+def test_one_deadline_check_for_the_solvers():
+    """solvers.deadline: None never passes; a past deadline raises the solver's own error."""
+    import time
+
+    from explorer.solvers.deadline import check_deadline, past
+
+    assert not past(None) and past(time.perf_counter() - 1) and not past(time.perf_counter() + 60)
+    check_deadline(None, BuildTimeout)
+    with pytest.raises(BuildTimeout):
+        check_deadline(time.perf_counter() - 1, BuildTimeout)

@@ -12,12 +12,11 @@ import re
 from os import PathLike
 from typing import Any, Callable, Iterable
 
-from ..core.errors import SpecError, shown
+from ..core.errors import SpecError, is_int, shown
 from ..core.names import OPTION_ARGUMENTS, Frontend, named_for, renamed_source
 from ..core.solution import time_limit_problem
+from ..solvers import MAX_SEED, MAX_WORKERS
 
-MAX_WORKERS = 256  # as ``explore --workers``
-MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32 (``explore --seed``)
 
 
 def arguments_for_options(text: str) -> str:
@@ -51,15 +50,12 @@ def named_as(where: Frontend) -> Callable[[Callable], Callable]:
 named_arguments = named_as(Frontend.API)  # the Python API's naming
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
 
 def check_int(value: Any, name: str, least: int, most: int | None = None) -> None:
     """None, or an integer in [least, most]."""
     if value is None:
         return
-    if not _is_int(value) or value < least or (most is not None and value > most):
+    if not is_int(value) or value < least or (most is not None and value > most):
         span = f"from {least:,} to {most:,}" if most is not None else f">= {least:,}"
         raise SpecError(name, f"must be an integer {span}, got {shown(value)}")
 
@@ -110,7 +106,7 @@ def check_sweep_args(spec: Any, out: Any, workers: Any, engine: Any, scheduler: 
     if scheduler is not None and not isinstance(scheduler, str):
         raise SpecError("scheduler", f"must be an address tcp://HOST:PORT or None, got {shown(scheduler)}")
     if shard is not None and not isinstance(shard, str) and not (
-            isinstance(shard, tuple) and len(shard) == 2 and all(_is_int(x) for x in shard)):
+            isinstance(shard, tuple) and len(shard) == 2 and all(is_int(x) for x in shard)):
         raise SpecError("shard", f"must be 'I/N' (e.g. '0/4') or None, got {shown(shard)}")
     if isinstance(shard, tuple) and not (shard[1] >= 1 and 0 <= shard[0] < shard[1]):
         raise SpecError("shard", f"needs 0 <= I < N, got {shown(shard)}")

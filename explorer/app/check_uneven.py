@@ -13,6 +13,8 @@ from typing import Any
 from ..core.array import ArraySpec
 from ..core.errors import InstanceTooLarge, Refused, refusal_reason
 from ..core.uneven import (
+    DEFAULT_ALPHA_GRID,
+    SPLIT_TIME_LIMIT,
     AlphaSpace,
     FreeAlphas,
     alpha_grid,
@@ -113,7 +115,7 @@ def _row_json(r: SplitCheckRow) -> dict[str, Any]:
         out.update(r.figures.to_json())
         out["plan"] = r.plan.to_lists()
         out["alphas"] = [[[str(a) for a in row] for row in groups] for groups in r.plan.alphas]
-    out["bound"] = None if r.bound_s is None else exact_number(r.bound_s)
+    out["bound"] = exact_number(r.bound_s)
     gap = None if r.bound_s is None or not r.step_time_s else float((r.step_time_s - r.bound_s) / r.step_time_s)
     out.update(gap=gap, rescored=r.rescored, breaks=r.breaks)
     if r.note:
@@ -227,8 +229,8 @@ def _route(name: str, sol: Solution) -> str | None:
     return sol.info.get("method") if name == "exact" else None
 
 
-def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = 16, free: FreeAlphas = FreeAlphas.UNLIKE,
-                 solvers: tuple[str, ...] = UNEVEN_CHECK_SOLVERS, time_limit_s: float = 10.0,
+def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = DEFAULT_ALPHA_GRID, free: FreeAlphas = FreeAlphas.UNLIKE,
+                 solvers: tuple[str, ...] = UNEVEN_CHECK_SOLVERS, time_limit_s: float = SPLIT_TIME_LIMIT,
                  grid_only: bool = False, rules: SplitRules = TIME_ONLY) -> SplitCheck:
     """The solvers side by side (module docstring); under ``rules`` (pins, forbids, caps, memory)
     each keeps to what it takes, a heuristic's plan that breaks one is reported (not compared),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import gc
 
 # A run is one short process that builds large acyclic structures (a 10,000-layer spec, cost
@@ -21,18 +20,16 @@ from typing import NamedTuple  # noqa: E402
 
 import click
 
-from ..solvers import REGISTRY
+from ..solvers import MAX_SEED, MAX_WORKERS, REGISTRY
 
 from ..core.objective import Objective
 from ..core.partition import Space
+from ..core.uneven import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SPLIT_TIME_LIMIT, FreeAlphas
 from ..core.solution import Status, time_limit_problem
-from ..frontends import zoo
-from .cli_common import BAD_INPUT, EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input
-from .llm_options import llm_options
+from ..frontends.zoo import DEFAULT_ARRAY, DEFAULT_MODEL
+from .cli_common import BAD_INPUT, EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input, options
 from .output import check_not_an_input, check_writable, inherited_fd, write_text
 
-DEFAULT_MODEL = "vgg-a"
-DEFAULT_ARRAY = "hypar-16"
 SPLITS = ("equal", "proportional", "search", "optimal", "levels")
 SPLIT_HELP = ("equal: alpha 1/2 everywhere; proportional: each group's peak compute ratio; search: each free class's "
               "alpha in the declared space (the grid and its proportional ratio), from the better of those two (no "
@@ -40,6 +37,7 @@ SPLIT_HELP = ("equal: alpha 1/2 everywhere; proportional: each group's peak comp
               "half); levels: AccPar's hierarchical DP, a type and an alpha per layer level by level (no proof).")
 # options of ``explore`` that ``--split`` does not take (CP-SAT's options of the even split's model)
 NOT_WITH_SPLIT = ("--workers", "--seed", "--dump-model")
+ALPHA_OPTIONS = ("--alpha-grid", "--free", "--grid-only")  # the uneven split's own options
 
 
 def _keep_seq(ctx, _param, value):
@@ -60,65 +58,70 @@ SPLIT_SOLVER_HELP = ("With --split: optimal takes brute, exact, cpsat (their une
                      "alphas); equal and levels take dp; search takes none.")
 
 
-def objective_levels_options(fn, split: bool = False):
+def objective_levels_options(split: bool = False):
     """--objective and --levels: every command that builds a problem (``problem_options``) and
     ``explore split`` (``split``: its own default, time)."""
-    decorators = [
+    return options(
         click.option("--objective", type=click.Choice([o.value for o in Objective]), default="time" if split else "traffic",
                      help=SPLIT_OBJECTIVE_HELP if split else OBJECTIVE_HELP),
         click.option("--levels", type=int, default=None, help="Override the array's number of levels H (2^H accelerators)."),
-    ]
-    for d in reversed(decorators):
-        fn = d(fn)
-    return fn
+    )
 
 
-def solver_option(fn, split: bool = False):
+def solver_option(split: bool = False):
     """--solver: ``explore`` and ``explore split`` (with a split: the uneven form of the solver,
     ``app.split.check_split_solver``; ``split``: no default, the split's own method)."""
     if split:
         return click.option("--solver", type=click.Choice(list(REGISTRY)), default=None,
                             help="The split's solver (default: its own method: the alpha search, the joint solver "
                                  "for optimal, the level DP for levels, the even DP's types for equal and "
-                                 "proportional). " + SPLIT_SOLVER_HELP.removeprefix("With --split: "))(fn)
-    return click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", help=SOLVER_HELP + SPLIT_SOLVER_HELP)(fn)
+                                 "proportional). " + SPLIT_SOLVER_HELP.removeprefix("With --split: "))
+    return click.option("--solver", type=click.Choice(list(REGISTRY)), default="dp", help=SOLVER_HELP + SPLIT_SOLVER_HELP)
 
 
-def problem_options(fn):
-    """Options shared by every command that builds a problem."""
-    decorators = [
-        click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML, an ONNX model or a Hugging Face config.json."),
-        click.option("--array", "array", default=DEFAULT_ARRAY, show_default=True, help="Shipped array name or path to an array YAML."),
-        click.option("--space", type=click.Choice([s.value for s in Space]), default="hypar", show_default=True, help="Partition types: " + ", ".join(f"{s} = {{{', '.join(map(str, s.types))}}}" for s in Space) + "."),
-        objective_levels_options,
-        click.option("--batch", type=int, default=None, help="Override the network's batch size."),
-        click.option("--seq", type=int, default=None, expose_value=False, callback=_keep_seq,
-                     help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers: gpt3-*, llama3-*, mixtral-*, gpt2-small) and a Hugging Face config.json's context length; at most a GPT's learned positions."),
-        click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object."),
-        click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout; a symlink is written through, a device or FIFO written into, a regular file replaced atomically keeping its mode)."),
-    ]
-    for d in reversed(decorators):
-        fn = d(fn)
-    return fn
+# explore's and explore split's (the others of problem_options differ in their defaults or help there)
+MODEL_OPTION = click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML, an ONNX model or a Hugging Face config.json.")
+BATCH_OPTION = click.option("--batch", type=int, default=None, help="Override the network's batch size.")
+FORMAT_OPTION = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object.")
+
+# Options shared by every command that builds a problem.
+problem_options = options(
+    MODEL_OPTION,
+    click.option("--array", "array", default=DEFAULT_ARRAY, show_default=True, help="Shipped array name or path to an array YAML."),
+    click.option("--space", type=click.Choice([s.value for s in Space]), default="hypar", show_default=True, help="Partition types: " + ", ".join(f"{s} = {{{', '.join(map(str, s.types))}}}" for s in Space) + "."),
+    objective_levels_options(),
+    BATCH_OPTION,
+    click.option("--seq", type=int, default=None, expose_value=False, callback=_keep_seq,
+                 help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers: gpt3-*, llama3-*, mixtral-*, gpt2-small) and a Hugging Face config.json's context length; at most a GPT's learned positions."),
+    FORMAT_OPTION,
+    click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout; a symlink is written through, a device or FIFO written into, a regular file replaced atomically keeping its mode)."),
+)
 
 
-def constraint_options(fn):
-    """Side constraints: caps, memory, pins, forbids (also from a constraints file)."""
-    decorators = [
-        click.option("--cap", "caps", multiple=True, metavar="LEVEL=AMOUNT", help="Cap the bytes one link carries per direction per step at LEVEL (e.g. 0=2GB, 1=512MiB, or a time budget 2=5ms). Repeatable; adds to or tightens the array's caps."),
-        click.option("--memory", "memory_GiB", type=float, default=None, metavar="GiB", help="Per-accelerator memory limit (overrides the array's memory_GiB). On a GPU cluster: each GPU's usable memory, at most the GPU's own (a headroom setting, e.g. 76 to leave room for the CUDA context and NCCL)."),
-        click.option("--weight-copies", "weight_copies", type=int, default=None, help="Extra weight-sized buffers per layer for optimizer state (momentum 1, Adam 2; default 0)."),
-        click.option("--pin", "pins", multiple=True, metavar="LAYER@LEVEL=TYPE", help="Fix a layer's type at a level (LEVEL may be *). Repeatable."),
-        click.option("--forbid", "forbids", multiple=True, metavar="LAYER=TYPE", help="Never give a layer this type. Repeatable."),
-        click.option("--constraints", "constraints_file", type=str, default=None, metavar="FILE", help="YAML file of caps, memory_GiB, weight_copies, pins, forbids."),
-    ]
-    for d in reversed(decorators):
-        fn = d(fn)
-    return fn
+# Side constraints: caps, memory, pins, forbids (also from a constraints file).
+constraint_options = options(
+    click.option("--cap", "caps", multiple=True, metavar="LEVEL=AMOUNT", help="Cap the bytes one link carries per direction per step at LEVEL (e.g. 0=2GB, 1=512MiB, or a time budget 2=5ms). Repeatable; adds to or tightens the array's caps."),
+    click.option("--memory", "memory_GiB", type=float, default=None, metavar="GiB", help="Per-accelerator memory limit (overrides the array's memory_GiB). On a GPU cluster: each GPU's usable memory, at most the GPU's own (a headroom setting, e.g. 76 to leave room for the CUDA context and NCCL)."),
+    click.option("--weight-copies", "weight_copies", type=int, default=None, help="Extra weight-sized buffers per layer for optimizer state (momentum 1, Adam 2; default 0)."),
+    click.option("--pin", "pins", multiple=True, metavar="LAYER@LEVEL=TYPE", help="Fix a layer's type at a level (LEVEL may be *). Repeatable."),
+    click.option("--forbid", "forbids", multiple=True, metavar="LAYER=TYPE", help="Never give a layer this type. Repeatable."),
+    click.option("--constraints", "constraints_file", type=str, default=None, metavar="FILE", help="YAML file of caps, memory_GiB, weight_copies, pins, forbids."),
+)
 
 
-MAX_WORKERS = 256
-MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32
+# The LLM planner's options (taken when --array is a GPU cluster: explorer/app/llm_*.py).
+llm_options = options(
+    click.option("--gpus", type=int, default=None, help="GPU cluster: GPUs of the instance (whole nodes, or part of one node); default: the cluster's."),
+    click.option("--layout", type=click.Choice(["megatron", "zero3"]), default=None, help="GPU cluster: score this layout instead of searching: megatron (column- then row-parallel blocks, 1F1B; needs --degrees) or zero3 (pure data parallelism, ZeRO-3)."),
+    click.option("--degrees", type=str, default=None, metavar="tensor=T,pipeline=P,data=D", help="GPU cluster: fix these degrees (the search: any of them, the rest searched; --layout megatron: tensor, pipeline and data, or two of them). Without it, tensor is at most the GPUs per node. virtual=V fixes the model chunks a pipeline stage (Megatron's interleaved 1F1B). A mixture of experts also takes expert=E (experts sharded E ways inside the data-parallel group)."),
+    click.option("--micro-batch", "micro_batch", type=int, default=None, help="GPU cluster: samples per micro-batch (must divide batch / data); default: searched."),
+    click.option("--recompute", type=click.Choice(["none", "selective", "full", "search"]), default=None, help="GPU cluster: activation recomputation (Korthikanti et al.); default: search."),
+    click.option("--zero", type=click.Choice(["0", "1", "3"]), default=None, help="GPU cluster: ZeRO stage (0: none, 1: optimizer state sharded, 3: all model states, weights gathered per layer); default: searched."),
+)
+
+
+ALPHA_GRID = click.IntRange(min=MIN_ALPHA_GRID, max=MAX_ALPHA_GRID)  # every --alpha-grid
+FREE = click.Choice([f.value for f in FreeAlphas])  # every --free
 MODEL_SOLVERS = ("cpsat",)  # solvers with a model --dump-model can write
 MODEL_SUFFIXES = ("pb", "txt", "pbtxt")  # CP-SAT writes text when the name ends in txt, else binary
 
@@ -147,12 +150,14 @@ def same_file(a: str, b: str) -> bool:
         return False
 
 
-def check_destinations(output: str | None, dump_model: str | None, solvers: tuple[str, ...],
-                       inputs: dict[str, str | None] | None = None) -> None:
-    """Bad destinations are bad input, said before any solving; ``inputs`` ({option: path or
-    name}) are files a destination must not replace."""
+def check_files(model: str, array: str, output: str | None, constraints: str | None = None,
+                dump_model: str | None = None, solvers: tuple[str, ...] = ()) -> None:
+    """Bad file options are bad input, said before any loading or solving: none is empty, and no
+    destination replaces an input (--model, --array, --constraints) or the other destination."""
+    check_not_empty(model=model, array=array, constraints=constraints, output=output, dump_model=dump_model)
+    inputs = {"--model": model, "--array": array, "--constraints": constraints}
     for option, path in (("--output", output), ("--dump-model", dump_model)):
-        check_not_an_input(path, inputs or {}, option)
+        check_not_an_input(path, inputs, option)
     if output not in (None, "-") and dump_model is not None and same_file(output, dump_model):
         raise InputError(f"--dump-model: {dump_model} is also --output: the report would replace the model")
     if dump_model is not None:
@@ -167,17 +172,13 @@ def check_destinations(output: str | None, dump_model: str | None, solvers: tupl
         check_writable(output, "--output")
 
 
-def solver_options(fn):
-    """Options for solvers that search (CP-SAT) or may refuse (exact, brute)."""
-    decorators = [
-        click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); pruned's (default: 60 s, may overrun by one round; then the bound and the gap); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. With --split (and in check --uneven): the split's solver's (default: 10 s). GPU cluster: the LLM search's (default: 300 s; then the bound and the gap); check's search and exhaustive scoring together (the search at most half; what was scored is compared)."),
-        click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help=f"CP-SAT worker threads, 1..{MAX_WORKERS} (default: one per core)."),
-        click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True, help=f"CP-SAT random seed, 0..{MAX_SEED} (deterministic with --workers 1)."),
-        click.option("--dump-model", "dump_model", type=str, default=None, metavar="FILE", help="Write the CP-SAT model to FILE (.pb binary, .txt or .pbtxt text; nothing else); --solver cpsat only."),
-    ]
-    for d in reversed(decorators):
-        fn = d(fn)
-    return fn
+# Options for solvers that search (CP-SAT) or may refuse (exact, brute).
+solver_options = options(
+    click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); pruned's (default: 60 s, may overrun by one round; then the bound and the gap); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. With --split (and in check --uneven): the split's solver's (default: 10 s). GPU cluster: the LLM search's (default: 300 s; then the bound and the gap); check's search and exhaustive scoring together (the search at most half; what was scored is compared)."),
+    click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help=f"CP-SAT worker threads, 1..{MAX_WORKERS} (default: one per core)."),
+    click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True, help=f"CP-SAT random seed, 0..{MAX_SEED} (deterministic with --workers 1)."),
+    click.option("--dump-model", "dump_model", type=str, default=None, metavar="FILE", help="Write the CP-SAT model to FILE (.pb binary, .txt or .pbtxt text; nothing else); --solver cpsat only."),
+)
 
 
 def emit(text: str, output: str | None) -> None:
@@ -188,6 +189,15 @@ def emit(text: str, output: str | None) -> None:
     write_text(output, text)
     if inherited_fd(output) is None:
         click.echo(f"wrote {output}", err=True)
+
+
+def emit_report(report, fmt: str, output: str | None, render, to_json=None) -> None:
+    """``report`` as --format asks: one JSON object (``to_json(report)``, else its ``to_json()``) or
+    ``render(report)``'s table; then ``emit``."""
+    if fmt == "json":
+        emit(json.dumps(to_json(report) if to_json else report.to_json(), indent=2) + "\n", output)
+    else:
+        emit(render(report), output)
 
 
 class HeldProgress:
@@ -240,12 +250,12 @@ class HeldProgress:
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @problem_options
-@solver_option
+@solver_option()
 @constraint_options
 @solver_options
 @click.option("--split", "split", type=click.Choice(SPLITS), default=None, help="Split fractions between the two subgroups of every group (arrays of kinds): " + SPLIT_HELP + " Takes --objective (time by default), --cap (on a level's busiest side), --memory (per kind), --pin, --forbid and --constraints: --solver brute, exact and cpsat keep to them, the other splits (and --solver dp) keep pins and forbids and report a cap or memory limit they break. Without --split every split is 1/2 (the even split); 'explore split' is the same with its own defaults.")
-@click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --split: alphas searched are multiples of 1/N, and each free class's proportional ratio.")
-@click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --split: which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
+@click.option("--alpha-grid", "grid", type=ALPHA_GRID, default=DEFAULT_ALPHA_GRID, show_default=True, help="With --split: alphas searched are multiples of 1/N, and each free class's proportional ratio.")
+@click.option("--free", "free", type=FREE, default=FreeAlphas.UNLIKE.value, show_default=True, help="With --split: which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
 @click.option("--grid-only", is_flag=True, help="With --split: free classes choose from the multiples of 1/N alone (without their proportional ratio).")
 @llm_options
 @click.version_option(package_name="hypar-explorer")
@@ -276,15 +286,11 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
                     recompute, zero):
         return
     if split is None:
-        for option in ("--alpha-grid", "--free", "--grid-only"):
-            if option in given:
-                raise InputError(f"{option}: only with --split (uneven splits); without it every split is 1/2")
+        refuse_given(given, ALPHA_OPTIONS, "only with --split (uneven splits); without it every split is 1/2")
     else:
-        refused = [o for o in NOT_WITH_SPLIT if o in given]
-        if refused:
-            raise InputError(f"{refused[0]}: not with --split (an option of the even split's CP-SAT model; "
-                             "--split optimal --solver cpsat builds its own)")
-        run_split(model, array, space, split, grid, free, grid_only, 10.0 if time_limit is None else time_limit,
+        refuse_given(given, NOT_WITH_SPLIT, "not with --split (an option of the even split's CP-SAT model; "
+                                            "--split optimal --solver cpsat builds its own)")
+        run_split(model, array, space, split, grid, free, grid_only, SPLIT_TIME_LIMIT if time_limit is None else time_limit,
                   memory_GiB, weight_copies, batch, ctx.meta.get("seq"), fmt, output,
                   solver if "--solver" in given else None,
                   SplitConstraints(objective if "--objective" in given else "time", levels, caps, pins, forbids,
@@ -293,8 +299,7 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     from .. import api
     from .render import render_table
 
-    check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
-    check_destinations(output, dump_model, (solver,), {"--model": model, "--array": array, "--constraints": constraints_file})
+    check_files(model, array, output, constraints_file, dump_model, (solver,))
     seq = click.get_current_context().meta.get("seq")
     with HeldProgress() as say:
         result = api.solve.with_option_names(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels,
@@ -302,8 +307,7 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
                            forbids=forbids, constraints=constraints_file, time_limit=time_limit, workers=workers,
                            seed=seed, dump_model=dump_model, progress=say if solver != "dp" else None)
     say_approximations(result.inputs.approximations)
-    text = json.dumps(result.to_json(), indent=2) + "\n" if fmt == "json" else render_table(result)
-    emit(text, output)
+    emit_report(result, fmt, output, render_table)
     if result.status is Status.INTERRUPTED:
         click.echo(f"explore: interrupted after {result.wall_s:.1f} s: {result.reason or 'the search was stopped'}",
                    err=True)
@@ -322,26 +326,22 @@ def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_li
     from .llm_options import LLM_OPTIONS, NOT_ON_CLUSTER
 
     if not is_cluster(array):
-        used = [o for o in LLM_OPTIONS if o in given]
-        if used:
+        if given & set(LLM_OPTIONS):
             from ..frontends import load_array
 
             check_not_empty(array=array)
             load_array(array)  # an unknown array or a bad file: that first (not the LLM option)
-            raise InputError(f"{used[0]}: needs a GPU cluster --array (dgx-a100, dgx-h100 or a YAML with kind: "
-                             f"gpu-cluster); {array} is an accelerator array")
+            refuse_given(given, LLM_OPTIONS, "needs a GPU cluster --array (dgx-a100, dgx-h100 or a YAML with kind: "
+                                             f"gpu-cluster); {array} is an accelerator array")
         return False
-    refused = [o for o in NOT_ON_CLUSTER + array_only if o in given]
-    if refused:
-        raise InputError(f"{refused[0]}: not with a GPU cluster --array ({array}): the LLM planner takes --model, "
-                         "--batch, --seq, --gpus, --layout, --degrees, --micro-batch, --recompute, --zero, --memory, "
-                         "--time-limit, --format, --output")
+    refuse_given(given, NOT_ON_CLUSTER + array_only, f"not with a GPU cluster --array ({array}): the LLM planner takes "
+                 "--model, --batch, --seq, --gpus, --layout, --degrees, --micro-batch, --recompute, --zero, --memory, "
+                 "--time-limit, --format, --output")
     from .llm_options import parse_request
     from .llm_report import llm_json, no_plan_reason, render_llm
     from .llm_run import run_llm
 
-    check_not_empty(model=model, array=array, output=output)
-    check_destinations(output, None, (), {"--model": model, "--array": array})
+    check_files(model, array, output)
     req = parse_request(model, array, gpus, batch, ctx.meta.get("seq"), layout, degrees, micro_batch, recompute, zero,
                         time_limit, ctx.params.get("memory_GiB"))
     if check:
@@ -351,13 +351,12 @@ def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_li
         with StepProgress() as say:
             result = run_llm_check(req, progress=say)
         say_approximations(result.approximations)
-        emit(json.dumps(llm_check_json(result), indent=2) + "\n" if fmt == "json" else render_llm_check(result), output)
+        emit_report(result, fmt, output, render_llm_check, llm_check_json)
         sys.exit(0 if result.agree else 1)
     with StepProgress() as say:
         report = run_llm(req, progress=say)
     say_approximations(report.approximations)
-    text = json.dumps(llm_json(report), indent=2) + "\n" if fmt == "json" else render_llm(report)
-    emit(text, output)
+    emit_report(report, fmt, output, render_llm, llm_json)
     if not report.ok:
         click.echo(f"explore: {report.result.status.value}: {no_plan_reason(report)}", err=True)
     sys.exit(0 if report.ok else 1)
@@ -372,9 +371,10 @@ def say_approximations(notes) -> None:
 def why_not_ok(result) -> str:
     """One line on stderr: why ``explore`` exits 1."""
     why = result.explanation
+    from .results import conflict_line
+
     if why is not None and why.conflict:
-        text = "no plan satisfies the constraints; these conflict: " + "; ".join(why.conflict)
-        return text + (f" ({why.suggestion})" if why.suggestion else "")
+        return conflict_line(why.conflict, why.suggestion)
     if result.figures is not None:
         text = f"the {result.solver} plan breaks " + "; ".join(v.constraint for v in result.figures.violations)
         return text + " (--solver exact or cpsat enforces caps and memory)"
@@ -396,13 +396,19 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
     report = api.check.with_option_names(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
                        solvers=names, time_limit=time_limit, split="optimal", alpha_grid=grid, free=free,
                        grid_only=grid_only, **(side or {}))
-    text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check_uneven(report)
-    emit(text, output)
+    emit_report(report, fmt, output, render_check_uneven)
     sys.exit(0 if report.agree else 1)
 
 
 # options of ``explore check`` that ``check --uneven`` does not take (it would ignore them)
 NOT_WITH_UNEVEN = ("--objective", "--workers", "--seed", "--dump-model")
+
+
+def refuse_given(given: set[str], options, why: str) -> None:
+    """Bad input naming the first of ``options`` written on the command line: '<option>: <why>'."""
+    first = next((o for o in options if o in given), None)
+    if first is not None:
+        raise InputError(f"{first}: {why}")
 
 
 def _given_options(ctx: click.Context) -> set[str]:
@@ -418,8 +424,8 @@ def _given_options(ctx: click.Context) -> set[str]:
 @click.option("--solvers", "solver_list", default="exact,cpsat,brute", help="Comma-separated joint solvers to run and compare (default: exact,cpsat,brute; with --uneven: all eight of --uneven; pruned on request).")
 @click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, dp (the level DP, as --split optimal --solver dp), search and the proportional split (explorer/app/check_uneven.py) on the step time, under --cap, --pin, --forbid, --constraints and --memory where given.")
 @click.option("--split", "split", default=None, metavar="optimal", help="--split optimal: the same as --uneven (the solvers that prove the optimal split, compared); the other splits are heuristics, not checked.")
-@click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
-@click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="With --uneven: which classes of groups choose alpha.")
+@click.option("--alpha-grid", "grid", type=ALPHA_GRID, default=DEFAULT_ALPHA_GRID, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
+@click.option("--free", "free", type=FREE, default=FreeAlphas.UNLIKE.value, show_default=True, help="With --uneven: which classes of groups choose alpha.")
 @click.option("--grid-only", is_flag=True, help="With --uneven: free classes choose from the grid alone (without their proportional ratio).")
 @llm_options
 @fail_on_bad_input
@@ -446,25 +452,19 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
         raise InputError(f"--split: check takes --split optimal (the proving solvers, compared), not {split!r}")
     if uneven or split:
         flag = "--uneven" if uneven else "--split optimal"
-        refused = [o for o in NOT_WITH_UNEVEN if o in given and not (o == "--objective" and objective == "time")]
-        if refused:
-            raise InputError(f"{refused[0]}: not with {flag} (it compares the uneven-split solvers on the step "
-                             f"time)")
-        check_not_empty(model=model, array=array, output=output, constraints=constraints_file)
-        check_destinations(output, None, (), {"--model": model, "--array": array, "--constraints": constraints_file})
+        refuse_given(given - ({"--objective"} if objective == "time" else set()), NOT_WITH_UNEVEN,
+                     f"not with {flag} (it compares the uneven-split solvers on the step time)")
+        check_files(model, array, output, constraints_file)
         check_uneven_cmd(model, array, space, batch, fmt, output, names, grid, free, time_limit, grid_only,
                          dict(levels=levels, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins,
                               forbids=forbids, constraints=constraints_file))
         return
-    for option in ("--alpha-grid", "--free", "--grid-only"):
-        if option in given:
-            raise InputError(f"{option}: only with --uneven or --split optimal (uneven splits); plain check splits "
-                             "every level equally")
+    refuse_given(given, ALPHA_OPTIONS, "only with --uneven or --split optimal (uneven splits); plain check splits "
+                                       "every level equally")
     unknown = [n for n in names if n not in CHECK_SOLVERS]
     if unknown or not names:
         raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(CHECK_SOLVERS)})")
-    check_not_empty(model=model, array=array, constraints=constraints_file, output=output, dump_model=dump_model)
-    check_destinations(output, dump_model, names, {"--model": model, "--array": array, "--constraints": constraints_file})
+    check_files(model, array, output, constraints_file, dump_model, names)
     with HeldProgress() as say:
         report = api.check.with_option_names(model, array, space=space, objective=objective, solvers=names, batch=batch, levels=levels,
                            seq=click.get_current_context().meta.get("seq"), caps=caps, memory_GiB=memory_GiB,
@@ -472,8 +472,7 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
                            constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
                            dump_model=dump_model, progress=say)
     say_approximations(report.inputs.approximations)
-    text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_check(report)
-    emit(text, output)
+    emit_report(report, fmt, output, render_check)
     sys.exit(0 if report.agree else 1)
 
 
@@ -482,68 +481,25 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
 @fail_on_bad_input
 def list_cmd(fmt):
     """List the network zoo, the shipped arrays and the GPU clusters."""
-    from ..frontends.network_yaml import parse_network
-    from ..frontends.array_yaml import load_array_file
-    from ..frontends.cluster_yaml import load_cluster_file
-    from ..frontends.yamlio import load_yaml_file
-    from .cluster_list import PLANNED_WORDS, cluster_json, cluster_lines, planned_on
+    from .listing import list_text
 
-    specs = [(load_yaml_file(p), str(p)) for p in zoo.zoo_files().values()]
-    nets = [parse_network(data, src) for data, src in specs]
-    where = [planned_on(data, n) for (data, _), n in zip(specs, nets)]
-    arrs = [load_array_file(p) for p in zoo.array_files().values()]
-    clusters = [load_cluster_file(p) for p in zoo.cluster_files().values()]
-    if fmt == "json":
-        out = {
-            "models": [{"name": n.name, "nodes": len(n.layers), "weighted_layers": sum(not L.is_join for L in n.layers),
-                        "graph": not n.is_chain, "batch": n.batch, "planned_on": list(w), "file": n.source}
-                       for n, w in zip(nets, where)],
-            "aliases": dict(zoo.ALIASES),
-            "arrays": [
-                {"name": a.name, "levels": a.levels, "accelerators": a.accelerators, "communication": a.communication.value,
-                 "topology": a.topology.value, "overlap": a.overlap, "file": a.source,
-                 **({"kinds": {k.name: a.leaves.count(k) for k in a.kinds}} if a.leaves else {})} for a in arrs
-            ],
-            "clusters": [cluster_json(c) for c in clusters],
-        }
-        click.echo(json.dumps(out, indent=2))
-        return
-    click.echo("models (weighted layers, joins, default batch; planned on accelerator arrays unless marked):")
-    width = max((len(n.name) for n in nets), default=0)  # long names keep the columns aligned
-    for n, w in zip(nets, where):
-        joins = sum(L.is_join for L in n.layers)
-        shape = f"{joins:>3} joins" if joins else "  chain  "
-        mark = f"  {PLANNED_WORDS[w]}" if w in PLANNED_WORDS else ""
-        click.echo(f"  {n.name:<{width}} {len(n.layers) - joins:>4} layers {shape}  batch {n.batch:<5}{mark}".rstrip())
-    click.echo("  aliases: " + ", ".join(f"{k} = {v}" for k, v in zoo.ALIASES.items()))
-    click.echo("arrays:")
-    awidth = max((len(a.name) for a in arrs), default=0)
-    for a in arrs:
-        if a.shared_bandwidth_GBps is not None:
-            links = f"one shared medium {float(a.shared_bandwidth_GBps):g} GB/s"
-        else:
-            links = f"{a.topology} links " + "/".join(f"{float(b):g}" for b in a.bandwidth_GBps) + " GB/s"
-        kinds = (", kinds " + " ".join(f"{k.name} x{a.leaves.count(k)}" for k in a.kinds)) if a.is_heterogeneous else ""
-        click.echo(f"  {a.name:<{awidth}} H={a.levels:<2} {a.accelerators:>5} accelerators  {links}" + (", overlapped" if a.overlap else "") + kinds)
-    for line in cluster_lines(clusters):
-        click.echo(line)
-
+    click.echo(list_text(fmt), nl=False)
 
 @cli.command("split")
-@click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML, an ONNX model or a Hugging Face config.json.")
+@MODEL_OPTION
 @click.option("--array", "array", default="tpu-mix-16", show_default=True, help="Shipped array name or path to an array YAML (accelerators of kinds).")
 @click.option("--space", type=click.Choice([s.value for s in Space]), default="accpar", show_default=True, help="Partition types of the plan.")
 @click.option("--split", "split", type=click.Choice(SPLITS), default="search", show_default=True, help=SPLIT_HELP)
-@click.option("--alpha-grid", "grid", type=click.IntRange(min=2, max=1024), default=16, show_default=True, help="Alphas searched: multiples of 1/N, and each free class's proportional ratio.")
+@click.option("--alpha-grid", "grid", type=ALPHA_GRID, default=DEFAULT_ALPHA_GRID, show_default=True, help="Alphas searched: multiples of 1/N, and each free class's proportional ratio.")
 @click.option("--grid-only", is_flag=True, help="Free classes choose from the multiples of 1/N alone (without their proportional ratio).")
-@click.option("--free", "free", type=click.Choice(["unlike", "all"]), default="unlike", show_default=True, help="Which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
-@click.option("--time-limit", "split_limit", type=float, default=10.0, show_default=True, callback=_check_time_limit, help="Seconds for --split optimal, a finite number >= 0.1; then the best plan, a proven bound and the gap.")
-@functools.partial(objective_levels_options, split=True)
-@functools.partial(solver_option, split=True)
+@click.option("--free", "free", type=FREE, default=FreeAlphas.UNLIKE.value, show_default=True, help="Which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
+@click.option("--time-limit", "split_limit", type=float, default=SPLIT_TIME_LIMIT, show_default=True, callback=_check_time_limit, help="Seconds for --split optimal, a finite number >= 0.1; then the best plan, a proven bound and the gap.")
+@objective_levels_options(split=True)
+@solver_option(split=True)
 @constraint_options
-@click.option("--batch", type=int, default=None, help="Override the network's batch size.")
+@BATCH_OPTION
 @click.option("--seq", type=int, default=None, help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers too) and a Hugging Face config.json's context length.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object.")
+@FORMAT_OPTION
 @click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout.")
 @click.pass_context
 @fail_on_bad_input
@@ -578,12 +534,12 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
               output, solver: str | None = None, more: SplitConstraints = SplitConstraints()) -> None:
     """``explore --split`` and ``explore split``: one split run, its report, its exit status."""
     from .. import api
+    from ..core.units import gib_text
     from .render import fmt_bytes
     from .request import split_problem
     from .split import Split, check_split_solver, keepers, render_split
 
-    check_not_empty(model=model, array=array, output=output, constraints=more.constraints_file)
-    check_destinations(output, None, (), {"--model": model, "--array": array, "--constraints": more.constraints_file})
+    check_files(model, array, output, more.constraints_file)
     check_split_solver(Split(split), solver)  # before any loading
     problem = api.build_problem.with_option_names(model, array, space=space, objective=more.objective, batch=batch, seq=seq,
                                 levels=more.levels, caps=more.caps, memory_GiB=memory_GiB, weight_copies=weight_copies,
@@ -591,8 +547,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     with StepProgress() as say:
         report = split_problem(problem, split, alpha_grid=grid, free=free, grid_only=grid_only, time_limit=time_limit,
                                solver=solver, progress=say)
-    text = json.dumps(report.to_json(), indent=2) + "\n" if fmt == "json" else render_split(report)
-    emit(text, output)
+    emit_report(report, fmt, output, render_split)
     if report.status is Status.INTERRUPTED:  # Ctrl-C during CP-SAT: its plan so far was reported
         click.echo(f"explore: interrupted after {report.wall_s:.1f} s: {report.note}", err=True)
         sys.exit(EXIT_INTERRUPTED)
@@ -603,7 +558,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
         click.echo(f"explore: {why}", err=True)
         sys.exit(1)
     if not report.memory_ok:
-        over = "; ".join(f"{m.kind} needs {fmt_bytes(m.memory_bytes)} per accelerator, has {float(m.limit_bytes / 2**30):g} GiB"
+        over = "; ".join(f"{m.kind} needs {fmt_bytes(m.memory_bytes)} per accelerator, has {gib_text(m.limit_bytes)}"
                          for m in report.memory if not m.ok)
         click.echo(f"explore: the {_whose(report.split, solver)} plan does not fit in memory: {over}", err=True)
         sys.exit(1)

@@ -57,6 +57,18 @@ class Interrupted(click.ClickException):
 _last_step: list[str] = []  # the last step announced, to say what a Ctrl-C interrupted
 
 
+def options(*decorators):
+    """One decorator applying click options (or other decorators) in the order listed, the first
+    topmost (as ``--help`` lists them)."""
+
+    def apply(fn):
+        for d in reversed(decorators):
+            fn = d(fn)
+        return fn
+
+    return apply
+
+
 def fail_on_bad_input(fn):
     @wraps(fn)
     def wrapper(*args, **kwargs):

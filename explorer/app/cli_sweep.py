@@ -11,6 +11,7 @@ import click
 
 from .cli_common import InputError, fail_on_bad_input, since_start
 from ..core.units import plural
+from ..solvers import MAX_WORKERS
 
 
 class SweepGroup(click.Group):
@@ -91,7 +92,7 @@ class _Default(click.Command):
 @sweep_group.command("run", cls=_Default, hidden=True)
 @click.argument("file")
 @click.option("--out", "out", required=True, metavar="DIR", help="Folder for results.csv, plans.jsonl, sweep.json and the cache.")
-@click.option("--workers", type=click.IntRange(min=1, max=256), default=None, help="Processes, 1..256 (default: one per core); with --engine dask and no scheduler, LocalCluster workers.")
+@click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help="Processes, 1..256 (default: one per core); with --engine dask and no scheduler, LocalCluster workers.")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True, help="local: a process pool; dask: a Dask distributed cluster.")
 @click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="Dask scheduler to use (default: start a local cluster).")
 @click.option("--shard", default=None, metavar="I/N", help="Run only every N-th point from point I (0 <= I < N), e.g. for a job array.")

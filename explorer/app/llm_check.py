@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 from ..core.solution import Status
@@ -131,7 +130,7 @@ def llm_check_json(c: LlmCheck) -> dict[str, Any]:
     def side(r: LlmSearchResult) -> dict[str, Any]:
         return {"status": r.status.value, "scored": r.scored, "candidates": r.candidates,
                 "step_time_s": None if r.best is None else exact_decimal(r.best.step_time_s),
-                "bound": None if r.bound_s is None else exact_decimal(Fraction(r.bound_s)), "wall_s": round(r.wall_s, 3),
+                "bound": exact_decimal(r.bound_s), "wall_s": round(r.wall_s, 3),
                 "unresolved": r.unresolved}
 
     out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "model": c.model, "cluster": c.cluster, "gpus": c.gpus,

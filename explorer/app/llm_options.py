@@ -10,8 +10,6 @@ import enum
 import re
 from dataclasses import dataclass
 
-import click
-
 from ..core.errors import SpecError, shown
 from ..core.llm_memory import Recompute, ZeroStage
 
@@ -117,17 +115,3 @@ def _memory(memory_GiB: float | None) -> float | None:
         raise SpecError("--memory", f"must be a finite number of GiB > 0, got {memory_GiB}")
     return memory_GiB
 
-
-def llm_options(fn):
-    """The LLM planner's options (taken when --array is a GPU cluster: explorer/app/llm_*.py)."""
-    decorators = [
-        click.option("--gpus", type=int, default=None, help="GPU cluster: GPUs of the instance (whole nodes, or part of one node); default: the cluster's."),
-        click.option("--layout", type=click.Choice(["megatron", "zero3"]), default=None, help="GPU cluster: score this layout instead of searching: megatron (column- then row-parallel blocks, 1F1B; needs --degrees) or zero3 (pure data parallelism, ZeRO-3)."),
-        click.option("--degrees", type=str, default=None, metavar="tensor=T,pipeline=P,data=D", help="GPU cluster: fix these degrees (the search: any of them, the rest searched; --layout megatron: tensor, pipeline and data, or two of them). Without it, tensor is at most the GPUs per node. virtual=V fixes the model chunks a pipeline stage (Megatron's interleaved 1F1B). A mixture of experts also takes expert=E (experts sharded E ways inside the data-parallel group)."),
-        click.option("--micro-batch", "micro_batch", type=int, default=None, help="GPU cluster: samples per micro-batch (must divide batch / data); default: searched."),
-        click.option("--recompute", type=click.Choice(["none", "selective", "full", "search"]), default=None, help="GPU cluster: activation recomputation (Korthikanti et al.); default: search."),
-        click.option("--zero", type=click.Choice(["0", "1", "3"]), default=None, help="GPU cluster: ZeRO stage (0: none, 1: optimizer state sharded, 3: all model states, weights gathered per layer); default: searched."),
-    ]
-    for d in reversed(decorators):
-        fn = d(fn)
-    return fn

@@ -14,13 +14,12 @@ from typing import Any
 
 from ..core.llm_calibration import TABLE5, calibration_for, range_notes
 from ..core.solution import Status
-from ..core.units import count_words, safe_float
+from ..core.units import GiB, count_words, plural, safe_float
 from ..solvers.llm_search import LlmSearchResult, Scored, tensor_types_proven
 from ..solvers.llm_space import MAX_MICRO_BATCH
 from .render import fmt_seconds
 from .results import exact_number
 
-GiB = 2**30
 SCHEMA_VERSION = 1
 HEADROOM_NOTE_BYTES = 2 * GiB  # a plan that fits with less to spare says that no framework reserve is taken
 BUBBLE_NOTE = Fraction(1, 10)  # a plain-1F1B plan idling this much of its step says whether interleaving was possible
@@ -66,9 +65,9 @@ class LlmReport:
                 + bubble_notes(self))
 
 
-def exact_decimal(x: Fraction | int) -> int | float | str:
-    """An exact JSON value: ``exact_number``'s int or exact float; else the decimal string when the
-    fraction's expansion ends ("4.90371083904"), else "p/q"."""
+def exact_decimal(x: Fraction | int | None) -> int | float | str | None:
+    """An exact JSON value: ``exact_number``'s int or exact float (or None); else the decimal string
+    when the fraction's expansion ends ("4.90371083904"), else "p/q"."""
     out = exact_number(x)
     if not isinstance(out, str):
         return out
@@ -236,7 +235,7 @@ def _status_line(report: LlmReport) -> str:
     counts = (f"{r.candidates:,} layouts: {r.scored:,} scored, {r.pruned_time:,} pruned by the time bound, "
               f"{r.pruned_memory:,} by the memory bound")
     if r.status is Status.OPTIMAL and report.mode != "search":
-        return (f"status: optimal over the given layout's {r.candidates:,} variant{'s' if r.candidates != 1 else ''} "
+        return (f"status: optimal over the given layout's {plural(r.candidates, 'variant')} "
                 f"(micro-batch, recompute, ZeRO stage as asked; {r.scored:,} scored), wall {r.wall_s:.1f} s")
     fixed = _with_fixed(report)
     if r.status is Status.OPTIMAL:
@@ -268,7 +267,7 @@ def no_plan_reason(report: LlmReport) -> str | None:
         return "no layout fits in the GPU's memory"
     if r.unresolved:
         limit = "" if r.time_limit_s is None else f" ({r.time_limit_s:g} s)"
-        return (f"no plan within the time limit{limit}: {r.unresolved:,} layout{'s' if r.unresolved != 1 else ''} "
+        return (f"no plan within the time limit{limit}: {plural(r.unresolved, 'layout')} "
                 "unresolved")
     return "no plan found"
 
@@ -469,7 +468,7 @@ def _scored_json(s: Scored, report: LlmReport) -> dict[str, Any]:
 
 def exact_values(exact: dict[str, Fraction | int | None]) -> dict[str, int | float | str | None]:
     """The exact JSON values of ``exact``; ``approx(**exact)`` gives their floats (one dict, both)."""
-    return {k: None if v is None else exact_decimal(v) for k, v in exact.items()}
+    return {k: exact_decimal(v) for k, v in exact.items()}
 
 
 def approx(**exact) -> dict[str, float | None]:
@@ -533,14 +532,14 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
     out: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "inputs": inputs_json(report),
-        "status": r.status.value, "gap": None if r.gap is None else exact_decimal(r.gap),
+        "status": r.status.value, "gap": exact_decimal(r.gap),
         # what "optimal" covers: every (t, p, d, micro-batch, schedule, recompute, ZeRO) scored or pruned by a
         # proven bound, each with its fastest block types (llm_search.Scored.types_bound); tensor_types_proven:
         # the plan's types proven and every block at its own least exchange (llm_search.tensor_types_proven)
         "optimal_over": optimal_over(report),
         "tensor_types_proven": types_proof(report)[0],
         "tensor_types_reason": types_proof(report)[1],
-        "bound": None if r.bound_s is None else exact_decimal(r.bound_s),
+        "bound": exact_decimal(r.bound_s),
         "calibration": calibration_json(report),
         "memory_capacity_bytes": exact_decimal(r.capacity_bytes),
         "search": {"candidates": r.candidates, "scored": r.scored, "pruned_time": r.pruned_time,
@@ -552,8 +551,8 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
     if r.best is None:
         out["ok"] = False  # no plan (as explore's ok without a plan): nothing fits, or the time limit struck first
         out["reason"] = no_plan_reason(report)
-        out["smallest_memory_bytes"] = None if r.smallest_memory_bytes is None else exact_decimal(r.smallest_memory_bytes)
-        out["memory_bound_bytes"] = None if r.memory_bound_bytes is None else exact_decimal(r.memory_bound_bytes)
+        out["smallest_memory_bytes"] = exact_decimal(r.smallest_memory_bytes)
+        out["memory_bound_bytes"] = exact_decimal(r.memory_bound_bytes)
         out["approx"] = {**top, **approx(smallest_memory_bytes=r.smallest_memory_bytes,
                                          memory_bound_bytes=r.memory_bound_bytes)}
         return out

@@ -10,8 +10,8 @@ from fractions import Fraction
 from ..core.partition import PartitionType
 from ..core.plan import Plan
 from ..core.solution import BROKEN_PLAN_NOTE, Status
-from ..core.units import safe_float
-from .results import CheckReport, Inputs, RunResult, SolverReport, StepTerms
+from ..core.units import gib_text, plural, safe_float
+from .results import CheckReport, Inputs, RunResult, SolverReport, StepTerms, conflict_line
 
 WIDE = 16  # more layers than this: one row per layer instead of one per level
 
@@ -102,7 +102,7 @@ def _constraints_line(inputs: Inputs) -> str:
 
 def memory_phrase(cons) -> str:
     """A memory limit given for every accelerator, as a constraints line words it (even and split runs)."""
-    return f"memory {safe_float(cons.memory_bytes / 2**30):g} GiB/accelerator (weight copies {cons.weight_copies})"
+    return f"memory {gib_text(cons.memory_bytes)}/accelerator (weight copies {cons.weight_copies})"
 
 
 def _given_constraints(inputs: Inputs) -> bool:
@@ -116,7 +116,7 @@ def render_table(result: RunResult) -> str:
     """``explore``'s table: the plan grid and the plan against the three baselines."""
     i = result.inputs
     lines = [
-        f"{i.model} on {i.array} ({i.accelerators} accelerators, {i.levels} level{'s' if i.levels != 1 else ''}), "
+        f"{i.model} on {i.array} ({i.accelerators} accelerators, {plural(i.levels, 'level')}), "
         f"space {i.space.value}, batch {i.batch}, {i.dtype_bytes}-byte elements",
         *(s.describe() for s in i.input_shapes),
         f"solver {result.solver}: {result.status.value}{_broken_note(result)} (objective {i.objective.value}), "
@@ -153,8 +153,7 @@ def conflict_lines(why) -> list[str]:
     conflict and what to change, as explore and explore --split print them; [] when none is named."""
     if why is None or not why.conflict:
         return []
-    return ["no plan satisfies the constraints; these conflict: " + "; ".join(why.conflict)] + (
-        [why.suggestion] if why.suggestion else [])
+    return [conflict_line(why.conflict)] + ([why.suggestion] if why.suggestion else [])
 
 
 def _status_lines(result: RunResult) -> list[str]:
@@ -229,7 +228,7 @@ def render_check(r: CheckReport) -> str:
     i = r.inputs
     unit = i.objective_unit
     lines = [
-        f"check: {i.model} on {i.array} ({i.accelerators} accelerators, {i.levels} level{'s' if i.levels != 1 else ''}), "
+        f"check: {i.model} on {i.array} ({i.accelerators} accelerators, {plural(i.levels, 'level')}), "
         f"space {i.space.value}, objective {i.objective.value}, batch {i.batch}",
         *(s.describe() for s in i.input_shapes),
         *(f"warning: {w}" for w in i.warnings),

@@ -14,10 +14,13 @@ from ..core.network_check import check_network
 from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.problem import Problem
+from ..core.uneven import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SPLIT_TIME_LIMIT, FreeAlphas
+from ..core.units import GiB
 from ..core.solution import SolveOptions
 from ..frontends import dense_only, load_array, load_model
 from ..frontends.constraints_yaml import ConstraintOptions, build_constraints
 from ..frontends.network_yaml import check_batch
+from ..frontends.zoo import DEFAULT_ARRAY
 from ..solvers import REGISTRY
 from .api_args import check_solve_args
 from .results import RunResult
@@ -26,8 +29,6 @@ from .run import run
 ModelRef = str | PathLike | Network
 ArrayRef = str | PathLike | ArraySpec
 Progress = Callable[[str], None]
-
-DEFAULT_ARRAY = "hypar-16"
 
 
 def _choice(enum_type, value, name: str):
@@ -138,7 +139,7 @@ def solve(
     dump_model: str | None = None,
     progress: Progress | None = None,
     split: str | None = None,
-    alpha_grid: int = 16,
+    alpha_grid: int = DEFAULT_ALPHA_GRID,
     free: str = "unlike",
     grid_only: bool = False,
 ) -> RunResult:
@@ -189,7 +190,7 @@ def solve(
 
 
 def solve_split(model: ModelRef, array: ArrayRef, split: str, spec: dict[str, Any], *, time_limit: float | None = None,
-                alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False, progress: Progress | None = None,
+                alpha_grid: int = DEFAULT_ALPHA_GRID, free: str = "unlike", grid_only: bool = False, progress: Progress | None = None,
                 refused: Iterable[str] = (), solver: str | None = None, objective: str | Objective | None = None):
     """``solve(..., split=...)``: one split run (``explore --split``) and its report."""
     from .split import Split, check_split_solver
@@ -208,18 +209,18 @@ def solve_split(model: ModelRef, array: ArrayRef, split: str, spec: dict[str, An
     problem = build_problem(model, array, objective="time" if objective is None else objective, **spec)
     say = (lambda step, *a, **k: progress(step)) if progress is not None else None
     return split_problem(problem, sp, alpha_grid=alpha_grid, free=fr, grid_only=bool(grid_only),
-                         time_limit=10.0 if time_limit is None else float(time_limit), solver=solver, progress=say)
+                         time_limit=SPLIT_TIME_LIMIT if time_limit is None else float(time_limit), solver=solver, progress=say)
 
 
-def split_problem(problem: Problem, split: str, *, alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False,
-                  time_limit: float = 10.0, solver: str | None = None, progress=None):
+def split_problem(problem: Problem, split: str, *, alpha_grid: int = DEFAULT_ALPHA_GRID, free: str = "unlike", grid_only: bool = False,
+                  time_limit: float = SPLIT_TIME_LIMIT, solver: str | None = None, progress=None):
     """The split run of a built problem: its objective, and its constraints read on split plans
     (memory: each kind's own unless ``--memory`` or a constraints file gave one for every kind)."""
     from ..core.uneven import FreeAlphas
     from .split import Split, split_run
 
     c = problem.constraints
-    memory = c.memory_bytes / 2**30 if c.memory_set else None
+    memory = c.memory_bytes / GiB if c.memory_set else None
     return split_run(problem.network, problem.array, problem.space, Split(split), alpha_grid, FreeAlphas(free),
                      time_limit, memory, c.weight_copies, progress=progress, grid_only=grid_only, solver=solver,
                      objective=problem.objective, constraints=c)
@@ -228,14 +229,14 @@ def split_problem(problem: Problem, split: str, *, alpha_grid: int = 16, free: s
 def _alpha_args(alpha_grid: Any, free: Any) -> str:
     """SpecError unless the alpha grid and ``free`` are valid; ``free``'s value."""
     _check_types(alpha_grid=(alpha_grid, int))
-    fr = _choice_value(("unlike", "all"), free, "free")
-    if not 2 <= alpha_grid <= 1024:
-        raise SpecError("alpha_grid", f"must be between 2 and 1024, got {alpha_grid}")
+    fr = _choice_value(tuple(f.value for f in FreeAlphas), free, "free")
+    if not MIN_ALPHA_GRID <= alpha_grid <= MAX_ALPHA_GRID:
+        raise SpecError("alpha_grid", f"must be between {MIN_ALPHA_GRID} and {MAX_ALPHA_GRID}, got {alpha_grid}")
     return fr
 
 
 def check_split(model: ModelRef, array: ArrayRef, split: Any, spec: dict[str, Any], *, solvers: Iterable[str] | None = None,
-                time_limit: float | None = None, alpha_grid: int = 16, free: str = "unlike", grid_only: bool = False,
+                time_limit: float | None = None, alpha_grid: int = DEFAULT_ALPHA_GRID, free: str = "unlike", grid_only: bool = False,
                 refused: Iterable[str] = (), objective: str | Objective | None = None):
     """``check(..., split="optimal")`` (``explore check --split optimal``): the uneven-split
     solvers compared on the step time (``explorer.app.check_uneven.SplitCheck``), under the
@@ -264,7 +265,7 @@ def check_split(model: ModelRef, array: ArrayRef, split: Any, spec: dict[str, An
     c = problem.constraints
     rules = SplitRules(Objective.TIME, c, leaf_memory_limits(problem.array, c.memory_bytes) if c.memory_set else None)
     return check_uneven(problem.network, problem.array, problem.space, alpha_grid, FreeAlphas(fr), names,
-                        10.0 if time_limit is None else float(time_limit), bool(grid_only), rules)
+                        SPLIT_TIME_LIMIT if time_limit is None else float(time_limit), bool(grid_only), rules)
 
 
 def _choice_value(known: tuple[str, ...], value: Any, name: str) -> str:

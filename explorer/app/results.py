@@ -24,7 +24,7 @@ from ..core.partition import PartitionType, Space
 from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import Status
-from ..core.units import safe_float
+from ..core.units import GiB, gib_text, safe_float
 
 SCHEMA_VERSION = 4  # bump when a key changes name, meaning or form (adding a key does not)
 # 2: the time objective (objective_value, bound, gap; check's objective, bound) is the step time
@@ -36,17 +36,15 @@ SCHEMA_VERSION = 4  # bump when a key changes name, meaning or form (adding a ke
 #    bound), baselines, and check's solvers object; explore's and check's own keys are those of 3
 
 
-def exact_number(x: Fraction | int) -> int | float | str:
-    """An exact JSON number: int when integral, float when the float is exact, else 'p/q'."""
+def exact_number(x: Fraction | int | None) -> int | float | str | None:
+    """An exact JSON number: int when integral, float when the float is exact, else 'p/q' (None: null)."""
+    if x is None:
+        return None
     x = Fraction(x)
     if x.denominator == 1:
         return int(x)
     f = safe_float(x)
     return f if Fraction(f) == x else f"{x.numerator}/{x.denominator}"
-
-
-def _exact_or_none(x: Fraction | int | None) -> int | float | str | None:
-    return None if x is None else exact_number(x)
 
 
 def _ratio(a: Fraction, b: Fraction) -> float | None:
@@ -87,7 +85,7 @@ def cap_json(cap: Cap) -> dict[str, Any]:
 def constraints_json(c: Constraints) -> dict[str, Any]:
     return {
         "caps": [cap_json(cap) for cap in c.caps],
-        "memory_bytes": _exact_or_none(c.memory_bytes),
+        "memory_bytes": exact_number(c.memory_bytes),
         "weight_copies": c.weight_copies,
         "pins": [p.name for p in c.pins],
         "forbids": [f.name for f in c.forbids],
@@ -228,11 +226,11 @@ def input_warnings(problem: Problem) -> tuple[str, ...]:
     arr = problem.array
     out = [w for w in (batch_warning(problem.network.batch, arr.accelerators), beyond_warning(arr)) if w]
     if arr.is_heterogeneous:
-        smallest = arr.memory_GiB * 2**30
+        smallest = arr.memory_GiB * GiB
         limit = problem.constraints.memory_bytes
         memory = (f"the memory limit the smallest ({float(arr.memory_GiB):g} GiB)" if limit == smallest else
                   f"the memory limit would be the smallest ({float(arr.memory_GiB):g} GiB; "
-                  + ("none is set" if limit is None else f"{float(limit / 2**30):g} GiB is set instead") + ")")
+                  + ("none is set" if limit is None else f"{gib_text(limit)} is set instead") + ")")
         out.append(f"accelerators of {len(arr.kinds)} kinds: every split is equal (alpha 1/2), so the compute time is the "
                    f"slowest kind's ({float(arr.peak_TFLOPS):g} TFLOPS) and {memory}; uneven splits: explore split")
     return tuple(out)
@@ -297,6 +295,13 @@ def plan_figures(problem: Problem, plan: Plan) -> tuple[Evaluation, PlanFigures]
     ev = evaluate(problem.network, problem.array, problem.space, plan, problem.constraints.weight_copies)
     broken = violations(ev, problem.constraints, problem.array, plan)
     return ev, PlanFigures.of(ev, broken)
+
+
+def conflict_line(conflict, suggestion: str | None = None) -> str:
+    """An infeasible run in one line (explore's stderr, a sweep point's message, the table's first
+    line): the constraints that conflict and, in parentheses, what to change."""
+    return "no plan satisfies the constraints; these conflict: " + "; ".join(conflict) + (
+        f" ({suggestion})" if suggestion else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,7 +425,7 @@ class RunResult:
     def to_json(self) -> dict[str, Any]:
         out = self.inputs.to_json()
         out.update(solver=self.solver, status=self.status.value, ok=self.ok, wall_s=self.wall_s,
-                   bound=_exact_or_none(self.bound), gap=self.gap)
+                   bound=exact_number(self.bound), gap=self.gap)
         for key in ("reason", "cpsat_status", "limit", "bound_method"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
@@ -436,7 +441,7 @@ class RunResult:
         out["level_cost_units"] = list(self.level_cost_units)
         out["unit_elements"] = f"1/{self.unit_per_element}"
         out.update(self.figures.to_json())
-        out["objective_value"] = _exact_or_none(self.objective_value)
+        out["objective_value"] = exact_number(self.objective_value)
         out["baselines"] = {name: {**figs.to_json(), **self.versus(figs).to_json(comm=False)}
                             for name, figs in self.baselines}
         out.update(self.versus(self.figures).to_json(comm=True))
@@ -471,11 +476,11 @@ class SolverReport:
             return {"status": "refused", "reason": self.reason}
         out: dict[str, Any] = {"status": self.status.value, "wall_s": self.wall_s}
         if self.plan is not None and self.figures is not None:
-            out["objective"] = _exact_or_none(self.objective)
+            out["objective"] = exact_number(self.objective)
             out["ok"] = self.figures.ok
             out.update(self.figures.to_json())
             out["plan"] = self.plan.to_lists()
-        out["bound"] = _exact_or_none(self.bound)
+        out["bound"] = exact_number(self.bound)
         out["gap"] = self.gap
         for key in ("method", "cpsat_status", "variables", "reason"):
             if getattr(self, key) is not None:
@@ -546,7 +551,7 @@ class Optimum:
             "method": self.method,
             "methods": dict(self.methods),
             "dp_objective": exact_number(self.dp_objective),
-            "dp_gap": None if self.dp_gap is None else exact_number(self.dp_gap),
+            "dp_gap": exact_number(self.dp_gap),
             "dp_gap_percent": self.dp_gap_percent,
             "cells_differing": [c.to_json() for c in self.cells_differing],
             "dp_satisfies_constraints": self.dp_satisfies_constraints,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from .errors import SpecError
+from .errors import SpecError, is_int
 from .timing import BandwidthBeyond, Communication, Topology, extend_bandwidths, level_bandwidth_Bps, shared_level_bandwidths
 
 MIN_LEVELS = 1
@@ -120,7 +120,7 @@ class ArraySpec:
 
 
 def check_levels(levels: object, source: str) -> int:
-    if isinstance(levels, bool) or not isinstance(levels, int):
+    if not is_int(levels):
         raise SpecError(source, f"must be an integer number of levels, got {levels!r}")
     if not MIN_LEVELS <= levels <= MAX_LEVELS:
         raise SpecError(

@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from .errors import SpecError
-from .units import format_count
+from .errors import SpecError, is_int
+from .units import GiB, format_count
 
 GB = 10**9   # bandwidths: GB/s = 10^9 bytes/s
-GiB = 2**30  # memory
 MAX_GPUS = 2**40  # the specs' bound on any count
 
 
@@ -31,7 +30,7 @@ class GpuKind:
 
     @property
     def memory_bytes(self) -> Fraction:
-        return self.memory_GiB * GiB
+        return Fraction(self.memory_GiB) * GiB
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +78,7 @@ class ClusterSpec:
 
     def tier(self, span: int) -> Tier:
         """The tier a collective among ``span`` consecutive ranks runs on: the first whose size >= span."""
-        if isinstance(span, bool) or not isinstance(span, int) or span < 1:
+        if not is_int(span) or span < 1:
             raise ValueError(f"span must be a positive integer, got {span!r}")
         for t in self.tiers:
             if t.size >= span:
@@ -105,7 +104,7 @@ class ClusterSpec:
 
 def gpu_count_problem(n: object, gpus_per_node: int) -> str | None:
     """Why ``n`` GPUs cannot be an instance with ``gpus_per_node`` to a node (None when it can)."""
-    if isinstance(n, bool) or not isinstance(n, int):
+    if not is_int(n):
         return f"must be a positive integer, got {n!r}"
     if n < 1:
         return f"must be >= 1, got {n}"
@@ -124,7 +123,7 @@ def gpu_count_problem(n: object, gpus_per_node: int) -> str | None:
 
 def tiers_problem(tiers: tuple[Tier, ...], gpus_per_node: int) -> str | None:
     """Why ``tiers`` cannot describe nodes of ``gpus_per_node`` GPUs (None when they can)."""
-    if isinstance(gpus_per_node, bool) or not isinstance(gpus_per_node, int) or gpus_per_node < 1:
+    if not is_int(gpus_per_node) or gpus_per_node < 1:
         return f"gpus_per_node must be a positive integer, got {gpus_per_node!r}"
     if not tiers:
         return "needs at least one tier (the node)"

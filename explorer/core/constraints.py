@@ -21,7 +21,7 @@ from fractions import Fraction
 
 from .names import is_option
 from .partition import PartitionType
-from .units import format_count, safe_float
+from .units import GiB, format_count, safe_float
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +170,7 @@ def limit_suggestion(level: int | None, need_bytes: Fraction) -> str:
     if level is not None:
         return (f"the smallest feasible cap at level {level} is {format_bytes(need_bytes)} "
                 f"({float(need_bytes):.0f} bytes): try --cap {level}={math.ceil(need_bytes)}B")
-    gib = float(need_bytes) / 2**30
+    gib = float(need_bytes) / GiB
     digits = max(0, 3 - math.floor(math.log10(gib)))  # four significant digits, rounded up
     return (f"the smallest feasible memory is {format_bytes(need_bytes)} per accelerator "
             f"({gib:.4g} GiB): try --memory {math.ceil(gib * 10**digits) / 10**digits}")
@@ -179,7 +179,7 @@ def limit_suggestion(level: int | None, need_bytes: Fraction) -> str:
 def format_memory(x: Fraction | int) -> str:
     """A memory limit in GiB, the unit ``--memory`` and ``memory_GiB`` take, and in the tables'
     decimal units beside it: '0.05 GiB (53.69 MB)'."""
-    return f"{safe_float(Fraction(x) / 2**30):.4g} GiB ({format_bytes(x)})"
+    return f"{safe_float(Fraction(x) / GiB):.4g} GiB ({format_bytes(x)})"
 
 
 def format_seconds(x: Fraction) -> str:

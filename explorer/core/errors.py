@@ -36,6 +36,11 @@ def refusal_reason(err: Refused) -> str:
 SHOWN_CHARS = 80  # the most of a user's value an error message shows
 
 
+def is_int(value: object) -> bool:
+    """An integer a user gave (YAML, JSON, the API): a bool is not one."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     """A user's value for an error message: its repr, cut to ``limit`` characters.
 

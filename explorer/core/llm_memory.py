@@ -9,6 +9,8 @@ import enum
 from dataclasses import dataclass
 from fractions import Fraction
 
+from .errors import is_int
+
 BYTES_WEIGHTS = 2  # fp16/bf16 weights
 BYTES_GRADIENTS = 2  # fp16/bf16 gradients
 BYTES_OPTIMIZER = 12  # fp32 master weights (4), Adam momentum (4) and variance (4)
@@ -35,7 +37,7 @@ def check_positive(obj, names) -> None:
     """ValueError naming the first of ``obj``'s fields ``names`` that is not an integer >= 1."""
     for name in names:
         value = getattr(obj, name)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if not is_int(value) or value < 1:
             raise ValueError(f"{name}: must be an integer >= 1, got {value!r}")
 
 

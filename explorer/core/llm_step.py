@@ -15,7 +15,6 @@ from .llm_stage_memory import stage_memories
 
 __all__ = ["LlmEvaluation", "LlmLayout", "LlmProblem", "ParameterCount", "TransformerDims", "evaluate_llm"]
 
-GiB = 2**30
 
 
 def evaluate_llm(problem: LlmProblem, layout: LlmLayout, efficiency: Fraction | None = None) -> LlmEvaluation:
@@ -38,7 +37,7 @@ def evaluate_llm(problem: LlmProblem, layout: LlmLayout, efficiency: Fraction | 
     mems = stage_memories(problem, layout, sp.stage_layers, stage_params(problem, sp.stage_layers))
     worst = max(range(len(mems)), key=lambda k: mems[k].total)
     gpus, peak = problem.cluster.gpus, Fraction(problem.cluster.gpu.peak_TFLOPS)
-    limit = Fraction(problem.cluster.gpu.memory_GiB) * GiB
+    limit = problem.cluster.gpu.memory_bytes
     step = sp.step_time(x)
     notes = []
     if sp.tied_head:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Sequence
 
-from .errors import SpecError, shown
+from .errors import SpecError, is_int, shown
 from .network import Layer, LayerKind, Network
 from .units import format_count
 
@@ -22,7 +22,7 @@ _WIDTH_NAMES = {LayerKind.FC: ("in_features", "out_features"), LayerKind.EMBEDDI
 
 def check_pos_int(v: Any, path: str, errors: list[str]) -> int | None:
     """``v`` if it is an integer in [1, 2^40]; otherwise None and a problem for ``path``."""
-    if isinstance(v, bool) or not isinstance(v, int):
+    if not is_int(v):
         errors.append(f"{path}: must be a positive integer, got {shown(v)}")
         return None
     if v <= 0:

@@ -22,6 +22,10 @@ from .timing import Communication, Topology
 _DIMS = (Dim.B, Dim.D_I, Dim.D_O, Dim.G)
 
 
+MIN_ALPHA_GRID, MAX_ALPHA_GRID, DEFAULT_ALPHA_GRID = 2, 1024, 16  # --alpha-grid N: alphas are multiples of 1/N
+SPLIT_TIME_LIMIT = 10.0  # seconds a split's solver takes unless --time-limit (then its best plan, bound and gap)
+
+
 def alpha_grid(denominator: int) -> tuple[Fraction, ...]:
     """The declared alpha set: k / denominator for k = 1 .. denominator - 1 (1/2 among them when even)."""
     if denominator < 2:

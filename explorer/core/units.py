@@ -15,9 +15,10 @@ from fractions import Fraction
 
 from .errors import shown
 
+GiB = 2**30  # the unit of memory (--memory, memory_GiB)
 BYTE_UNITS = {
     "B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-    "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
+    "KiB": 2**10, "MiB": 2**20, "GiB": GiB, "TiB": 2**40,
 }
 TIME_UNITS = {"s": Fraction(1), "ms": Fraction(1, 10**3), "us": Fraction(1, 10**6), "ns": Fraction(1, 10**9)}
 _AMOUNT = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]+)\s*$")
@@ -91,6 +92,11 @@ def safe_float(x: Fraction | int | float) -> float:
         return float(x)
     except OverflowError:
         return math.inf if x > 0 else -math.inf
+
+
+def gib_text(x: Fraction | int) -> str:
+    """Bytes as the GiB a user gives --memory in: '80 GiB', '0.05 GiB'."""
+    return f"{safe_float(Fraction(x) / GiB):g} GiB"
 
 
 def count_words(n: int) -> str:

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 from ..core.array import ArraySpec
 from ..core.constraints import Cap, Constraints, Forbid, Pin, tighten
-from ..core.errors import SpecError, shown
+from ..core.errors import SpecError, is_int, shown
 from ..core.names import given_as
 from .fields import Fields, MAX_INT, check_pos_number
 from ..core.network import Network
@@ -170,8 +170,8 @@ def _from_file(path: str, net: Network, array: ArraySpec, space: Space):
     if "memory_GiB" in data:
         memory = check_pos_number(data["memory_GiB"], "memory_GiB", errors)
     copies = data.get("weight_copies")
-    if copies is not None and (isinstance(copies, bool) or not isinstance(copies, int) or not 0 <= copies <= MAX_INT):
-        errors.append(f"weight_copies: must be a non-negative integer up to 2^40, got {shown(copies) if isinstance(copies, bool) or not isinstance(copies, int) else format_count(copies)}")
+    if copies is not None and (not is_int(copies) or not 0 <= copies <= MAX_INT):
+        errors.append(f"weight_copies: must be a non-negative integer up to 2^40, got {shown(copies) if not is_int(copies) else format_count(copies)}")
         copies = None
     if errors:
         raise SpecError(path, _first(errors))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..core.errors import SpecError, shown
+from ..core.errors import SpecError, is_int, shown
 from ..core.names import given_as
 from ..core.network import Network
 from .fields import check_pos_int
@@ -44,7 +44,7 @@ def approximations(cfg: dict, mtype: str, seq: int) -> tuple[str, ...]:
     """What the config asks for that the model does not follow, one note each: the one source of
     these notes for ``explore`` on an accelerator array and on a GPU cluster."""
     window = cfg.get("sliding_window") if mtype in WINDOWED else None
-    if isinstance(window, int) and not isinstance(window, bool) and 0 < window < seq:
+    if is_int(window) and 0 < window < seq:
         return (f"sliding_window {window} < sequence {seq}: attention is counted over all {seq} tokens",)
     return ()
 

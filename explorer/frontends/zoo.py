@@ -12,6 +12,7 @@ import importlib
 from pathlib import Path
 
 ALIASES = {"vgg16": "vgg-d", "vgg19": "vgg-e"}
+DEFAULT_MODEL, DEFAULT_ARRAY = "vgg-a", "hypar-16"  # a run that names neither (explore, the API, a sweep point)
 
 
 def _data_dir(package: str) -> Path:

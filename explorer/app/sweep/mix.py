@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from ...core.array import AcceleratorKind, ArraySpec, check_levels
-from ...core.errors import SpecError, shown
+from ...core.errors import SpecError, is_int, shown
 from ...frontends import load_array
 
 MIX_KEY = "mix"
@@ -51,7 +51,7 @@ def check_mix(value: Any) -> str | None:
 
 
 def check_count(value: Any) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if not is_int(value) or value < 0:
         return f"must be a non-negative integer (a number of accelerators), got {shown(value)}"
     return None
 

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ...core.errors import SpecError, shown
 from ...core.units import plural
@@ -70,7 +70,7 @@ def pyplot(command: str = "explore plot"):
     return plt
 
 
-def _target(out: str | Path) -> Path:
+def check_target(out: str | Path) -> Path:
     """The image's path, refused (``--out: ...``) when it cannot be written: called before any work."""
     from ..output import OutputError, check_writable
 
@@ -86,20 +86,22 @@ def _target(out: str | Path) -> Path:
     return path
 
 
-check_target = _target
-
-
-def _save(fig, path: Path, notes: tuple[str, ...] = ()) -> Plotted:
-    """Write a figure laid out by ``layout.finish`` (no layout here: what it checked is what is saved)."""
+def _draw(out: str | Path, make: Callable[[], tuple[Any, tuple[str, ...]]]) -> Plotted:
+    """Every plot's one path: check ``out`` before any work, make the figure (laid out by
+    ``layout.finish``; no layout here: what it checked is what is saved) and its notes, write it,
+    and add a note of the characters drawn as boxes (if any)."""
     import matplotlib.pyplot as plt
 
-    try:
-        fig.savefig(path, dpi=110)
-    except OSError as err:
-        raise SpecError("--out", f"cannot write {path}: {err.strerror or err}") from None
-    finally:
-        plt.close(fig)
-    return Plotted(path, notes)
+    path = check_target(out)
+    with fonts.missing_glyphs() as missing:
+        fig, notes = make()
+        try:
+            fig.savefig(path, dpi=110)
+        except OSError as err:
+            raise SpecError("--out", f"cannot write {path}: {err.strerror or err}") from None
+        finally:
+            plt.close(fig)
+    return Plotted(path, notes + fonts.glyph_note(missing))
 
 
 def log_dropped(pts: list, chart: Chart, categorical: bool) -> tuple[list, tuple[str, ...]]:
@@ -377,16 +379,7 @@ def plot_chart(folder: str | Path, chart: Chart, out: str | Path) -> Plotted:
     with ``chart.reference``, the paper's values from the sweep file's ``reference:`` beside ours."""
     chart = with_reference_axes(folder, chart)
     _check_chart(chart)
-    path = _target(out)
-    with fonts.missing_glyphs() as missing:
-        fig, notes = chart_figure(folder, chart)
-        done = _save(fig, path, notes)
-    return _with_glyphs(done, missing)
-
-
-def _with_glyphs(done: Plotted, missing: set[str]) -> Plotted:
-    """The image written, with a note of the characters drawn as boxes (if any)."""
-    return Plotted(done.path, done.notes + fonts.glyph_note(missing))
+    return _draw(out, lambda: chart_figure(folder, chart))
 
 
 def chart_figure(folder: str | Path, chart: Chart):
@@ -555,11 +548,7 @@ def plot_pareto(folder: str | Path, chart: Chart, out: str | Path) -> Plotted:
     proven-optimal points are called Pareto-optimal; DP points on the front are marked level-optimal."""
     if not chart.x or not chart.y:
         raise SpecError("--pareto", "give --x and --y, the two columns to minimise")
-    path = _target(out)
-    with fonts.missing_glyphs() as missing:
-        fig, notes = pareto_figure(folder, chart)
-        done = _save(fig, path, notes)
-    return _with_glyphs(done, missing)
+    return _draw(out, lambda: pareto_figure(folder, chart))
 
 
 def pareto_figure(folder: str | Path, chart: Chart):
@@ -654,10 +643,7 @@ def read_plan(folder: str | Path, row: int) -> dict[str, Any]:
 
 def plot_plan(folder: str | Path, row: int, out: str | Path) -> Plotted:
     """One point's plan as a levels x layers grid coloured by partition type (HyPar Fig. 5)."""
-    path = _target(out)
-    with fonts.missing_glyphs() as missing:
-        done = _save(plan_figure(folder, row), path)
-    return _with_glyphs(done, missing)
+    return _draw(out, lambda: (plan_figure(folder, row), ()))
 
 
 def plan_figure(folder: str | Path, row: int):

@@ -20,8 +20,10 @@ from ...frontends import dense_only, load_model
 from ...frontends.network_yaml import check_batch
 from ...core.names import Frontend
 from ..api_args import named_as
+from ..results import conflict_line
 from .mix import point_array
-from .spec import DEFAULT_ALPHA_GRID, SPLIT_TIME_LIMIT, defaults_for
+from ...core.uneven import DEFAULT_ALPHA_GRID, SPLIT_TIME_LIMIT
+from .spec import defaults_for
 
 # Statuses a row can have beyond the solver's own (optimal, level-optimal, feasible, infeasible, unknown)
 REFUSED = "refused"  # the solver declined the instance (too large, a constraint it cannot enforce)
@@ -177,8 +179,7 @@ def answer_status(result: dict[str, Any]) -> tuple[str, str]:
     """(status, message) of a single-run result: why there is no plan, or why a plan is not proven."""
     if result.get("plan") is None:
         if result.get("conflict"):
-            why = "no plan satisfies the constraints; these conflict: " + "; ".join(result["conflict"])
-            return result["status"], why + (f" ({result['suggestion']})" if result.get("suggestion") else "")
+            return result["status"], conflict_line(result["conflict"], result.get("suggestion"))
         return result["status"], result.get("reason") or "no plan"
     if result["status"] == "feasible":  # why it is not proven (a CP-SAT that never searched: the DP's plan)
         return result["status"], result.get("reason") or ""

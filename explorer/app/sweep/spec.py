@@ -15,15 +15,16 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ...core.array import MAX_LEVELS, MIN_LEVELS
-from ...core.errors import SpecError, shown
+from ...core.errors import SpecError, is_int, shown
 from ...core.objective import Objective
 from ...core.partition import Space
 from ...core.solution import time_limit_problem
+from ...core.uneven import MAX_ALPHA_GRID, MIN_ALPHA_GRID, FreeAlphas
 from ...core.units import format_count, parse_amount, plural
 from ...frontends import NETWORK_FORMATS, zoo
 from ...frontends.fields import MAX_INT, NAME_RULE, pos_number_problem
 from ...frontends.yamlio import load_yaml_file
-from ...solvers import REGISTRY
+from ...solvers import MAX_SEED, REGISTRY
 from .mix import check_count, check_mix, is_count_key, point_array
 
 TOP_KEYS = ("version", "name", "description", "grid", "fixed", "points", "reference")
@@ -34,7 +35,8 @@ PATH_KEYS = ("model", "array", "constraints")  # values that may name a file
 MAX_POINTS = 100_000
 MAX_SHOWN_ERRORS = 10  # a sweep file's problems listed in one message; the rest are counted
 
-DEFAULTS: dict[str, Any] = {"model": "vgg-a", "array": "hypar-16", "space": "hypar", "solver": "dp", "objective": "traffic"}
+DEFAULTS: dict[str, Any] = {"model": zoo.DEFAULT_MODEL, "array": zoo.DEFAULT_ARRAY, "space": "hypar", "solver": "dp",
+                            "objective": "traffic"}
 # a split point's (explore --split's): the step time; no solver (the split's own: the joint solver for
 # optimal, the even DP's types for the others), ``solver: dp`` the level DP (``app.split.check_split_solver``)
 SPLIT_DEFAULTS: dict[str, Any] = {**DEFAULTS, "objective": "time", "solver": None}
@@ -60,13 +62,10 @@ def _check_choice(choices: tuple[str, ...]) -> Callable[[Any], str | None]:
     return check
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
 
 def _check_int_from(low: int, word: str) -> Callable[[Any], str | None]:
     def check(v: Any) -> str | None:
-        if not _is_int(v) or v < low:
+        if not is_int(v) or v < low:
             return f"must be a {word} integer, got {shown(v)}"
         if v > MAX_INT:  # as every spec's integers: said up front, not an invalid row per point
             return f"must be at most 2^40 = {MAX_INT:,}, got {format_count(v)}"
@@ -79,7 +78,7 @@ _check_pos_int, _check_nonneg_int = _check_int_from(1, "positive"), _check_int_f
 
 
 def _check_levels(v: Any) -> str | None:
-    if not _is_int(v) or not MIN_LEVELS <= v <= MAX_LEVELS:
+    if not is_int(v) or not MIN_LEVELS <= v <= MAX_LEVELS:
         return f"must be an integer from {MIN_LEVELS} to {MAX_LEVELS}, got {shown(v)}"
     return None
 
@@ -89,12 +88,9 @@ def _check_pos_number(v: Any) -> str | None:
     return pos_number_problem(v)
 
 
-MAX_SEED = 2**31 - 1  # CP-SAT's random_seed is an int32 (explore --seed)
-
-
 def _check_seed(v: Any) -> str | None:
-    if not _is_int(v) or not 0 <= v <= MAX_SEED:
-        return f"must be an integer from 0 to {MAX_SEED:,}, got {shown(v) if not _is_int(v) else format_count(v)}"
+    if not is_int(v) or not 0 <= v <= MAX_SEED:
+        return f"must be an integer from 0 to {MAX_SEED:,}, got {shown(v) if not is_int(v) else format_count(v)}"
     return None
 
 
@@ -131,8 +127,8 @@ def _check_bandwidth(v: Any) -> str | None:
 
 
 def _check_alpha_grid(v: Any) -> str | None:
-    if not _is_int(v) or not 2 <= v <= MAX_ALPHA_GRID:
-        return f"must be an integer from 2 to {MAX_ALPHA_GRID} (alphas are multiples of 1/N), got {shown(v)}"
+    if not is_int(v) or not MIN_ALPHA_GRID <= v <= MAX_ALPHA_GRID:
+        return f"must be an integer from {MIN_ALPHA_GRID} to {MAX_ALPHA_GRID} (alphas are multiples of 1/N), got {shown(v)}"
     return None
 
 
@@ -158,7 +154,7 @@ KEYS: dict[str, Callable[[Any], str | None]] = {
     "mix": check_mix,
     "split": lambda v: _check_choice(split_methods())(v),
     "alpha_grid": _check_alpha_grid,
-    "free": _check_choice(("unlike", "all")),
+    "free": _check_choice(tuple(f.value for f in FreeAlphas)),
     "seq": _check_pos_int,
     "grid_only": lambda v: None if isinstance(v, bool) else f"must be true or false, got {shown(v)}",
 }
@@ -168,9 +164,6 @@ COUNT_KEY = "accelerators_KIND"  # accelerators_<kind>: how many of that kind (s
 # split optimal or proportional; dp with equal or levels)
 NOT_WITH_SPLIT = ("solver", "seed")
 ONLY_WITH_SPLIT = ("alpha_grid", "grid_only", "free")
-DEFAULT_ALPHA_GRID = 16  # ``explore split --alpha-grid``'s default
-SPLIT_TIME_LIMIT = 10.0  # ``explore split --time-limit``'s default (seconds for --split optimal)
-MAX_ALPHA_GRID = 1024
 
 
 def split_methods() -> tuple[str, ...]:
