@@ -103,8 +103,8 @@ class SplitCheck:
 
 def _row_json(r: SplitCheckRow) -> dict[str, Any]:
     """One solver's row as ``explore check``'s (``results.SolverReport``), with the plan's alphas."""
-    if r.status == "refused":
-        return {"status": "refused", "reason": r.note}
+    if r.status == Status.REFUSED.value:
+        return {"status": Status.REFUSED.value, "reason": r.note}
     method = f"{r.solver}:{r.route}" if r.route else METHODS[r.solver]
     out: dict[str, Any] = {"status": r.status, "wall_s": round(r.wall_s, 6), "method": method}
     if r.plan is not None and r.figures is not None:
@@ -190,7 +190,7 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     try:
         sol = _run(name, network, array, space, aspace, time_limit_s, rules)
     except Refused as err:
-        return SplitCheckRow(name, "refused", None, None, time.perf_counter() - t0, refusal_reason(err), True)
+        return SplitCheckRow(name, Status.REFUSED.value, None, None, time.perf_counter() - t0, refusal_reason(err), True)
     if sol.plan is None:
         why = ("no plan and no proof within the time limit" if sol.status is Status.UNKNOWN
                else "no plan keeps to the constraints")
