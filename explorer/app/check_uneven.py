@@ -157,13 +157,14 @@ def _proportional(network: Network, array: ArraySpec, space: Space, aspace: Alph
 
 
 def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-         rules: SplitRules = TIME_ONLY):
+         rules: SplitRules = TIME_ONLY, seeds: tuple = ()):
     if name == "brute":
         return brute_split(network, array, space, aspace, rules=rules,  # explore --split's limits (SPLIT_MAX_PLANS)
                            time_limit_s=time_limit_s)
     if name == "exact":  # EXACT_MAX_BYTES; caps or memory: the constrained path (as explore --split optimal)
-        solve = constrained_uneven if rules.couples_layers else exact_uneven
-        return solve(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+        if rules.couples_layers:
+            return constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+        return exact_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
     if name == "cpsat":  # alone (not after the exact path as explore --split's): an independent cross-check
         return cpsat_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
     if name == "joint":
@@ -181,14 +182,15 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     return _search(network, array, space, aspace, rules)
 
 
+CHEAP = ("dp", "search", "proportional")  # run first: their plans seed exact's (``exact_uneven``'s ``seeds``)
 PROVING = ("brute", "exact", "cpsat", "joint")  # they keep to every rule they take: a plan that breaks one is a bug
 
 
 def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-         rules: SplitRules = TIME_ONLY) -> SplitCheckRow:
+         rules: SplitRules = TIME_ONLY, seeds: tuple = ()) -> SplitCheckRow:
     t0 = time.perf_counter()
     try:
-        sol = _run(name, network, array, space, aspace, time_limit_s, rules)
+        sol = _run(name, network, array, space, aspace, time_limit_s, rules, seeds)
     except Refused as err:
         return SplitCheckRow(name, Status.REFUSED.value, None, None, time.perf_counter() - t0, refusal_reason(err), True)
     if sol.plan is None:
@@ -223,7 +225,9 @@ def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = 1
     and the proving solvers must agree on the optimum or on there being no plan."""
     t0 = time.perf_counter()
     aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
-    rows = tuple(_row(n, network, array, space, aspace, time_limit_s, rules) for n in solvers)
+    cheap = {n: _row(n, network, array, space, aspace, time_limit_s, rules) for n in solvers if n in CHEAP}
+    seeds = tuple(r.plan for r in cheap.values() if r.plan is not None and not r.breaks)  # exact starts from them
+    rows = tuple(cheap.get(n) or _row(n, network, array, space, aspace, time_limit_s, rules, seeds) for n in solvers)
     proven = [r for r in rows if r.status == Status.OPTIMAL.value]
     none = [r for r in rows if r.status == Status.INFEASIBLE.value]
     optimum = min((r.step_time_s for r in proven), default=None)
