@@ -43,6 +43,10 @@ def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 4
     check_size(problem)
     if not fits_int64(problem):
         raise Refused(f"pruned: costs beyond int64 at these levels and batch; {_instead()}")
+    limit = options.time_limit_s or DEFAULT_TIME_S
+    setup = setup_estimate_s(problem)
+    if setup > limit and not (problem.constraints.pins or problem.constraints.forbids):
+        return _within_memory(problem, _dp_instead(problem, t0, setup, limit))
     vc = VectorCosts(problem)
     if not vc.use_int64:  # (``fits_int64`` says the same, before the arrays)
         raise Refused(f"pruned: costs beyond int64 at these levels and batch; {_instead()}")
@@ -90,6 +94,31 @@ def memory_estimate(problem: Problem) -> int:
     per_node = 3 * total + total // 8 + (H * total if H * total <= LEVEL_CACHE_ENTRIES else 0)
     domains = sum((3 * H + 2) * V for V in set(sizes))
     return 8 * (per_node + domains) + BASE_BYTES
+
+
+SETUP_RATE = 4e7  # entries a second that making the type vectors and their per-level costs reaches (measured
+# 14-23 M/s on a loaded 2-core machine, AlexNet at 12 levels: 57 M entries in 2.5-4 s): errs towards running
+
+
+def setup_estimate_s(problem: Problem) -> float:
+    """Seconds to make the type vectors (each domain's digit, type and count-state tables) and each
+    node's per-level intra costs, before any bound: their entries over ``SETUP_RATE``."""
+    H = problem.levels
+    sizes = [len(problem.node_types(n)) ** H for n in range(problem.num_layers)]
+    return H * (sum(set(sizes)) + sum(sizes)) / SETUP_RATE
+
+
+def _dp_instead(problem: Problem, t0: float, setup: float, limit: float) -> Solution:
+    """The DP's plan, ``feasible`` with the trivial bound 0, when the set-up alone is estimated
+    beyond the limit (then no bound could be proven within it)."""
+    from .dp import hierarchical_dp
+
+    plan, _ = hierarchical_dp(problem)
+    K = max(len(problem.node_types(n)) for n in range(problem.num_layers))
+    why = (f"setting up {K}^{problem.levels} type vectors per layer is estimated at {setup:.1f} s, beyond "
+           f"{given_as('--time-limit')} {limit:g} s: the DP's plan, no bound; raise {given_as('--time-limit')}")
+    return plan_solution("pruned", problem, plan, Status.FEASIBLE, time.perf_counter() - t0, 0,
+                         {"method": "dp-start", "reason": why})
 
 
 def fits_int64(problem: Problem) -> bool:
@@ -151,6 +180,8 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
         return chained
     start = _dp_start(problem, vc)  # finite: ``solve`` returned infeasible when some node had no allowed vector
     t_dual = time.perf_counter()
+    if t_dual >= t0 + limit:  # the set-up alone took the limit: no dual round, no threshold (they ran 1.5 s past it)
+        return _dp_only(problem, vc, start, t0, limit, _chain_hint(kept, limit))
     res = dual_bound(vc, rounds, deadline=t0 + DUAL_SHARE * limit, incumbent=start, enough=_final_is_cheap(vc, max_entries))
     info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound,
             "start_s": t_dual - t0, "dual_s": time.perf_counter() - t_dual}
@@ -165,6 +196,19 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
     sol = plan_solution("pruned", problem, vectors_plan(vc, search.vectors), status, time.perf_counter() - t0, bound, info)
     if sol.objective != search.incumbent:
         raise AssertionError(f"pruned: incumbent {search.incumbent} != table re-score {sol.objective}")
+    return sol
+
+
+def _dp_only(problem: Problem, vc: VectorCosts, start: tuple[int, list[int]], t0: float, limit: float,
+             hint: str) -> Solution:
+    """The DP's plan, ``feasible`` with the trivial bound 0, when setting up the type vectors and
+    scoring the DP's plan took the whole limit (AlexNet at 12 levels: 3.5 s on a loaded machine)."""
+    why = (f"the time limit ({limit:g} s) ran out while setting up the {vc.dom[0].V:,} type vectors per layer "
+           f"and the DP's starting plan: raise {given_as('--time-limit')}{hint}")
+    sol = plan_solution("pruned", problem, vectors_plan(vc, start[1]), Status.FEASIBLE, time.perf_counter() - t0, 0,
+                        {"method": "tree-dual+thresholds", "dual_rounds": 0, "reason": why})
+    if sol.objective != start[0]:
+        raise AssertionError(f"pruned: DP start {start[0]} != table re-score {sol.objective}")
     return sol
 
 

@@ -75,3 +75,26 @@ def test_cli_refuses_20_levels_in_one_line_at_once(capsys):
     assert code == 2 and out == ""
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert "3^20 = 3,486,784,401 type vectors per layer" in err
+
+
+def test_a_set_up_beyond_the_limit_gives_the_dp_plan_at_once(monkeypatch):
+    """Making the type vectors alone estimated beyond the limit (AlexNet at 12 levels: 2.7 s on a 1 s
+    limit): the DP's plan, feasible with bound 0 and the reason, no arrays made."""
+    from explorer.core.solution import SolveOptions, Status
+    from explorer.solvers.dp import hierarchical_dp
+
+    _no_arrays(monkeypatch)
+    monkeypatch.setattr(pruned, "SETUP_RATE", 1e3)
+    problem = Problem(load_model("alexnet"), synthetic_array(5), Space.ACCPAR)
+    sol = pruned.solve(problem, SolveOptions(time_limit_s=1.0))
+    assert sol.status is Status.FEASIBLE and sol.bound == 0 and sol.wall_s < 1.0
+    assert sol.plan == hierarchical_dp(problem)[0]
+    assert "setting up 3^5 type vectors per layer is estimated at" in sol.info["reason"]
+    assert "beyond --time-limit 1 s: the DP's plan, no bound" in sol.info["reason"]
+
+
+def test_the_set_up_estimate_lets_usual_instances_run():
+    from explorer.app.request import build_problem
+
+    assert pruned.setup_estimate_s(build_problem("alexnet", levels=11, space="accpar")) < 1
+    assert pruned.setup_estimate_s(build_problem("resnet50", "array-1024", space="accpar")) < 2
