@@ -49,23 +49,23 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     rows = table_rows()
     wall = time.perf_counter() - t0
-    head = ["table", "model", "GPUs", "t", "p", "d", "b", "recompute", "role", "measure", "measured", "predicted",
+    head = ["table", "model", "GPUs", "t", "p", "d", "b", "v", "recompute", "role", "measure", "measured", "predicted",
             "error", "bubble", "fits"]
     lines = []
     for row, pr in rows:
         par = row.parallelism
         if pr is None:
-            lines.append([row.table, row.model, f"{row.gpus:,}", par.tensor, par.pipeline, par.data, "", "", row.role,
+            lines.append([row.table, row.model, f"{row.gpus:,}", par.tensor, par.pipeline, par.data, "", "", "", row.role,
                           UNITS[row.measure], _fmt(row.measured), "not modelled", "", "", ""])
             continue
         ev, lay = pr.evaluation, pr.layout
         lines.append([row.table, row.model, f"{row.gpus:,}", par.tensor, par.pipeline, par.data, lay.micro_batch,
-                      lay.recompute.value, row.role + ("" if row.verified else " (unverified)"), UNITS[row.measure],
+                      lay.virtual_stages, lay.recompute.value, row.role + ("" if row.verified else " (unverified)"), UNITS[row.measure],
                       _fmt(row.measured), _fmt(pr.value), f"{float(pr.error):+.1%}", f"{float(ev.bubble_fraction):.1%}",
                       "yes" if ev.fits else "NO"])
     if args.markdown:
         print("| " + " | ".join(head) + " |")
-        print("|" + "|".join("---" if i < 2 or i in (7, 8, 9) else "---:" for i in range(len(head))) + "|")
+        print("|" + "|".join("---" if i < 2 or i in (8, 9, 10) else "---:" for i in range(len(head))) + "|")
         for cells in lines:
             print("| " + " | ".join(str(c) for c in cells) + " |")
     else:

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 # ``sweep`` when it runs: ``explore`` imports this module for every single run
 MAX_POINTS = 100_000  # ``app.sweep.spec.MAX_POINTS`` (tested equal)
 
-__all__ = ["build_problem", "solve", "check", "sweep", "RunResult", "CheckReport"]
+__all__ = ["build_problem", "solve", "check", "sweep", "plan_llm", "RunResult", "CheckReport"]
 
 # the API's errors name its arguments (caps, memory_GiB, pins), the CLI's its options (``.with_option_names``)
 build_problem = named_arguments(request.build_problem)
@@ -110,6 +110,65 @@ def check(
         solvers=names,
     )
     return _check(problem, options, progress=progress)
+
+
+LLM_ARGUMENTS = {"--gpus": "gpus", "--layout": "layout", "--degrees": "degrees", "--micro-batch": "micro_batch",
+                 "--recompute": "recompute", "--zero": "zero"}  # the LLM planner's options -> plan_llm's arguments
+
+
+@named_arguments
+def plan_llm(model: str, array: str = "dgx-a100", *, gpus: int | None = None, batch: int | None = None,
+             seq: int | None = None, layout: str | None = None, degrees: str | Mapping[str, int] | None = None,
+             micro_batch: int | None = None, recompute: str | None = None, zero: int | str | None = None,
+             time_limit: float | None = None, memory_GiB: float | None = None, progress: Callable | None = None):
+    """What ``explore --model M --array <GPU cluster>`` does (docs/llm-training.md): the LLM
+    planner's search over tensor, pipeline and data parallelism (or, with ``layout``, one given
+    layout scored), returned as the ``LlmReport`` the CLI prints (``explorer.app.llm_report``:
+    ``render_llm`` draws its table, ``llm_json`` its ``--format json`` object). ``degrees`` is
+    ``"tensor=8,pipeline=8"`` or ``{"tensor": 8, "pipeline": 8}``; ``zero`` 0, 1 or 3;
+    ``recompute`` none, selective, full or search. Bad input: ``SpecError`` naming the argument."""
+    from .app.llm_options import parse_request
+    from .app.llm_run import run_llm
+    from .frontends import is_cluster
+
+    _check_llm_args(model, array, layout, recompute, zero, time_limit, progress,
+                    {"gpus": gpus, "batch": batch, "seq": seq, "micro_batch": micro_batch})
+    if not is_cluster(array):
+        raise SpecError("array", f"{shown(array)} is not a GPU cluster (dgx-a100, dgx-h100 or a YAML with kind: "
+                                 "gpu-cluster): solve() plans accelerator arrays")
+    if isinstance(degrees, Mapping):
+        degrees = ",".join(f"{k}={v}" for k, v in degrees.items())
+    try:
+        req = parse_request(model, array, gpus, batch, seq, layout, degrees, micro_batch, recompute,
+                            None if zero is None else str(zero), time_limit, memory_GiB)
+        return run_llm(req, progress=progress)
+    except SpecError as err:  # the LLM options as arguments (names.OPTION_ARGUMENTS has the rest)
+        text = [_llm_arguments(p) for p in err.problems]
+        raise SpecError(LLM_ARGUMENTS.get(err.source, err.source), text) from None
+
+
+def _llm_arguments(text: str) -> str:
+    import re
+
+    for option, key in LLM_ARGUMENTS.items():
+        text = re.sub(rf"(?<![\w-]){re.escape(option)}(?![\w-])", key, text)
+    return text
+
+
+def _check_llm_args(model, array, layout, recompute, zero, time_limit, progress, counts: dict) -> None:
+    """``plan_llm``'s arguments, as the CLI's option types check them."""
+    for name, value in (("model", model), ("array", array)):
+        if not isinstance(value, str) or not value:
+            raise SpecError(name, f"must be a name or a path, got {shown(value)}")
+    for name, value in counts.items():
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise SpecError(name, f"must be an integer, got {shown(value)}")
+    for name, value, allowed in (("layout", layout, ("megatron", "zero3")),
+                                 ("recompute", recompute, ("none", "selective", "full", "search")),
+                                 ("zero", None if zero is None else str(zero), ("0", "1", "3"))):
+        if value is not None and value not in allowed:
+            raise SpecError(name, f"must be one of {', '.join(allowed)}, got {shown(value)}")
+    check_solve_args(time_limit, None, 0, None, progress)
 
 
 def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, workers: int | None = None,

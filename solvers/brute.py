@@ -30,6 +30,7 @@ DEFAULT_MAX_PLANS = 300_000
 # (lenet-c, tpu-mix-16, alpha grid 2 only: 65,536 plans in 35 s of CPU), so ~2-3 minutes at the limit
 # unless the time limit (a split run's: 10 s by default) stops it first
 SPLIT_MAX_PLANS = 200_000
+RATE_PROBE = 256  # uneven plans scored before the rest is sized by their measured rate (``_Rate``)
 CLOCK_EVERY = 256  # plans between two reads of the clock (a few ms of uneven plans, well under 0.1 s)
 
 
@@ -52,6 +53,30 @@ class _Clock:
 
 def _stopped(solver: str, limit_s: float | None) -> str:
     return f"{solver}: stopped at the time limit ({limit_s:g} s) before every plan was seen: no proof"
+
+
+class _Rate:
+    """Sizes an uneven enumeration by what it finishes in its time limit: after ``RATE_PROBE``
+    plans, refused (``InstanceTooLarge``, the count and the measured rate) when the plans left at
+    that rate would end past the limit (trial 8: 104,976 plans at ~10k plans/s under the
+    200,000-plan limit ran its 10 s and ended unknown in every check)."""
+
+    def __init__(self, n: int, shape: str, limit_s: float | None):
+        self.n, self.shape, self.limit_s, self.done = n, shape, limit_s, 0
+        self.start = time.perf_counter()
+
+    def scored(self, t0: float) -> None:
+        self.done += 1
+        if self.limit_s is None or self.done != RATE_PROBE or self.n <= RATE_PROBE:
+            return
+        now = time.perf_counter()
+        rate = RATE_PROBE / max(now - self.start, 1e-9)
+        if (now - t0) + (self.n - RATE_PROBE) / rate > self.limit_s:
+            within = max(0, int(rate * self.limit_s))
+            raise InstanceTooLarge(
+                f"brute: {self.n:,} plans ({self.shape}) exceeds the {within:,} it scores in "
+                f"{given_as('--time-limit')} {self.limit_s:g} s ({rate:,.0f} plans/s measured); "
+                f"use {given_as('--solver')} exact or cpsat")
 
 
 def plan_count(problem: Problem) -> int:
@@ -129,7 +154,9 @@ def solve_split(network: Network, array: ArraySpec, space: Space, alphas, max_pl
     and kept only if it keeps to every cap and memory limit (``SplitRules.violations``); under
     traffic, ties go to the least step time (lexicographic (traffic, step time)); OPTIMAL
     (it is exhaustive), or INFEASIBLE when no plan keeps to them; past ``time_limit_s`` FEASIBLE
-    with the best plan so far and no bound, or UNKNOWN without one (module docstring)."""
+    with the best plan so far and no bound, or UNKNOWN without one (module docstring). With a time
+    limit, refused once the first ``RATE_PROBE`` plans' measured rate says the rest
+    would not end within it (``_Rate``)."""
     from .uneven import _columns, _columns_plan, _space_of
 
     t0 = time.perf_counter()
@@ -140,12 +167,15 @@ def solve_split(network: Network, array: ArraySpec, space: Space, alphas, max_pl
     n = 1
     for c in columns:
         n *= len(c)
-    _check_size(n, max_plans, f"{len(columns)} layers, up to {max(map(len, columns))} columns each")
+    shape = f"{len(columns)} layers, up to {max(map(len, columns))} columns each"
+    _check_size(n, max_plans, shape)
     best = None
     clock = _Clock(t0, time_limit_s)
+    rate = _Rate(n, shape, time_limit_s)
     for cols in itertools.product(*columns):
         if clock.over():
             break
+        rate.scored(t0)
         plan = _columns_plan(cols, H)
         ev = evaluate_split(network, array, plan, rules.weight_copies)
         if rules.side_constrained and not rules.feasible(ev, array, plan):

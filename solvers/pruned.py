@@ -15,8 +15,9 @@ import time
 
 import numpy as np
 
-from explorer.core.errors import Refused
+from explorer.core.errors import InstanceTooLarge, Refused
 from explorer.core.names import given_as
+from explorer.core.partition import compositions
 from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
@@ -39,13 +40,102 @@ def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 4
     t0 = time.perf_counter()
     if problem.constraints.caps:
         raise Refused(f"pruned: link caps couple the layers (it takes pins and forbids only); {_instead()}")
+    check_size(problem)
+    if not fits_int64(problem):
+        raise Refused(f"pruned: costs beyond int64 at these levels and batch; {_instead()}")
+    limit = options.time_limit_s or DEFAULT_TIME_S
+    setup = setup_estimate_s(problem)
+    if setup > limit and not (problem.constraints.pins or problem.constraints.forbids):
+        return _within_memory(problem, _dp_instead(problem, t0, setup, limit))
     vc = VectorCosts(problem)
-    if not vc.use_int64:
+    if not vc.use_int64:  # (``fits_int64`` says the same, before the arrays)
         raise Refused(f"pruned: costs beyond int64 at these levels and batch; {_instead()}")
     if any(vc.blocked(n).all() for n in range(vc.N)):
         return _infeasible(t0)
     sol = _solve_relaxed(problem, vc, options, t0, rounds, max_entries)
     return _within_memory(problem, sol)
+
+
+MAX_VECTORS = 3**12  # type vectors per layer: 531,441 (accpar at 12 levels; 2^19 in hypar); alexnet at 12: 4.3 s, at 13: 15 s before any search
+MAX_MEMORY = 2 * 2**30  # bytes ``memory_estimate`` may reach
+BASE_BYTES = 4 * 2**20
+
+
+def _beyond() -> str:
+    """What runs where pruned refuses up front: CP-SAT, or the DP's plan (no bound) at once."""
+    return f"use {given_as('--solver')} cpsat, or dp for a plan without a bound"
+
+
+def check_size(problem: Problem) -> None:
+    """Refuse, before any array is made, an instance whose type vectors per layer or arrays are
+    beyond what ``pruned`` builds within a usual time limit (measured, accpar: alexnet at 13
+    levels spent 8 s making its domains alone, at 16 levels 14 GB; at 20 levels numpy failed to
+    allocate the 26 GiB of one domain)."""
+    K, H = max(len(problem.node_types(n)) for n in range(problem.num_layers)), problem.levels
+    if K**H > MAX_VECTORS:
+        raise InstanceTooLarge(f"pruned: {K}^{H} = {K**H:,} type vectors per layer ({problem.space} space, {H} levels) "
+                               f"exceeds its limit of {MAX_VECTORS:,}; {_beyond()}")
+    need = memory_estimate(problem)
+    if need > MAX_MEMORY:
+        raise InstanceTooLarge(f"pruned: about {need / 2**20:,.0f} MiB of arrays needed, beyond its limit of "
+                               f"{MAX_MEMORY / 2**20:,.0f} MiB; {_beyond()}")
+
+
+def memory_estimate(problem: Problem) -> int:
+    """Bytes of the arrays ``VectorCosts`` and the dual hold (the eliminations have their own
+    limit, ``MAX_ENTRIES``): per node its vectors' costs, marginals and a working copy, the
+    pins-and-forbids mask and (while kept) per-level intra arrays; each domain's digit, type and
+    prefix tables."""
+    from .vectors import LEVEL_CACHE_ENTRIES
+
+    H = problem.levels
+    sizes = [len(problem.node_types(n)) ** H for n in range(problem.num_layers)]
+    total = sum(sizes)
+    per_node = 3 * total + total // 8 + (H * total if H * total <= LEVEL_CACHE_ENTRIES else 0)
+    domains = sum((3 * H + 2) * V for V in set(sizes))
+    return 8 * (per_node + domains) + BASE_BYTES
+
+
+SETUP_RATE = 4e7  # entries a second that making the type vectors and their per-level costs reaches (measured
+# 14-23 M/s on a loaded 2-core machine, AlexNet at 12 levels: 57 M entries in 2.5-4 s): errs towards running
+
+
+def setup_estimate_s(problem: Problem) -> float:
+    """Seconds to make the type vectors (each domain's digit, type and count-state tables) and each
+    node's per-level intra costs, before any bound: their entries over ``SETUP_RATE``."""
+    H = problem.levels
+    sizes = [len(problem.node_types(n)) ** H for n in range(problem.num_layers)]
+    return H * (sum(set(sizes)) + sum(sizes)) / SETUP_RATE
+
+
+def _dp_instead(problem: Problem, t0: float, setup: float, limit: float) -> Solution:
+    """The DP's plan, ``feasible`` with the trivial bound 0, when the set-up alone is estimated
+    beyond the limit (then no bound could be proven within it)."""
+    from .dp import hierarchical_dp
+
+    plan, _ = hierarchical_dp(problem)
+    K = max(len(problem.node_types(n)) for n in range(problem.num_layers))
+    why = (f"setting up {K}^{problem.levels} type vectors per layer is estimated at {setup:.1f} s, beyond "
+           f"{given_as('--time-limit')} {limit:g} s: the DP's plan, no bound; raise {given_as('--time-limit')}")
+    return plan_solution("pruned", problem, plan, Status.FEASIBLE, time.perf_counter() - t0, 0,
+                         {"method": "dp-start", "reason": why})
+
+
+def fits_int64(problem: Problem) -> bool:
+    """``VectorCosts.use_int64`` from the tables alone (before its arrays): weighted level costs
+    and, under a memory limit, the worst footprint (each node's largest over the count states
+    its types reach) within int64 with room to add."""
+    tables = problem.tables
+    if sum(problem.weights.weights) * tables.max_level_cost() >= 2**60:
+        return False
+    if problem.constraints.memory_bytes is None:
+        return True
+    wc, space, worst = problem.constraints.weight_copies, problem.space.types, 0
+    finals = compositions(problem.levels, problem.space)
+    for n in range(problem.num_layers):
+        out = [t.index for t in space if t not in problem.node_types(n)]
+        worst += max(tables.footprint_units(n, c, wc) for c in finals if all(c[i] == 0 for i in out))
+    return worst < 2**56
 
 
 def _infeasible(t0: float) -> Solution:
@@ -90,6 +180,8 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
         return chained
     start = _dp_start(problem, vc)  # finite: ``solve`` returned infeasible when some node had no allowed vector
     t_dual = time.perf_counter()
+    if t_dual >= t0 + limit:  # the set-up alone took the limit: no dual round, no threshold (they ran 1.5 s past it)
+        return _dp_only(problem, vc, start, t0, limit, _chain_hint(kept, limit))
     res = dual_bound(vc, rounds, deadline=t0 + DUAL_SHARE * limit, incumbent=start, enough=_final_is_cheap(vc, max_entries))
     info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound,
             "start_s": t_dual - t0, "dual_s": time.perf_counter() - t_dual}
@@ -104,6 +196,19 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
     sol = plan_solution("pruned", problem, vectors_plan(vc, search.vectors), status, time.perf_counter() - t0, bound, info)
     if sol.objective != search.incumbent:
         raise AssertionError(f"pruned: incumbent {search.incumbent} != table re-score {sol.objective}")
+    return sol
+
+
+def _dp_only(problem: Problem, vc: VectorCosts, start: tuple[int, list[int]], t0: float, limit: float,
+             hint: str) -> Solution:
+    """The DP's plan, ``feasible`` with the trivial bound 0, when setting up the type vectors and
+    scoring the DP's plan took the whole limit (AlexNet at 12 levels: 3.5 s on a loaded machine)."""
+    why = (f"the time limit ({limit:g} s) ran out while setting up the {vc.dom[0].V:,} type vectors per layer "
+           f"and the DP's starting plan: raise {given_as('--time-limit')}{hint}")
+    sol = plan_solution("pruned", problem, vectors_plan(vc, start[1]), Status.FEASIBLE, time.perf_counter() - t0, 0,
+                        {"method": "tree-dual+thresholds", "dual_rounds": 0, "reason": why})
+    if sol.objective != start[0]:
+        raise AssertionError(f"pruned: DP start {start[0]} != table re-score {sol.objective}")
     return sol
 
 

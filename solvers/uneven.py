@@ -197,7 +197,8 @@ PAIR_GROUP_S = 5e-7
 
 def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                  max_bytes: int = EXACT_MAX_BYTES, free: FreeAlphas = FreeAlphas.UNLIKE,
-                 time_limit_s: float | None = None, rules: SplitRules = TIME_ONLY, prune: bool = True) -> Solution:
+                 time_limit_s: float | None = None, rules: SplitRules = TIME_ONLY, prune: bool = True,
+                 seeds: tuple[Plan, ...] = ()) -> Solution:
     """The proven optimum of a chain by the Pareto DP of the module docstring, under ``rules``
     (its objective; pins and forbids in the columns; a partial plan over a cap or a memory limit
     dropped): OPTIMAL, or INFEASIBLE (no plan keeps to them); Refused where its memory estimate
@@ -207,14 +208,38 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     column pairs cannot be done in time: ``_short_of_time``). Under the traffic objective ties go to
     the least step time (``_exact_traffic``). ``prune``: drop the partial plans whose completion
     bound exceeds an incumbent's value or a limit (``solvers.uneven_prune``: the same answer, plan
-    included; ``info["pruned"]`` counts them)."""
+    included; ``info["pruned"]`` counts them). ``seeds``: plans already known (a check's level DP,
+    search and proportional plans): a run stopped at the time limit returns the best of its
+    incumbent and those within the space and the rules (``_seeded``), never a worse plan."""
     t0 = time.perf_counter()
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
     run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, rules.objective,
                table_sides(costs.layout) if prune else 0)
     if prune and (short := _short_of_time(columns, H, time_limit_s)):
         return run.unknown(rules.objective, reason=short)
-    return exact_run(array, costs, columns, unit_limits(array, costs, rules), run, rules.objective, prune)
+    sol = exact_run(array, costs, columns, unit_limits(array, costs, rules), run, rules.objective, prune)
+    return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
+
+
+def _seeded(sol: Solution, network: Network, array: ArraySpec, alphas, rules: SplitRules, seeds) -> Solution:
+    """A time-limited step-time run's FEASIBLE plan replaced by the least seed plan that beats it
+    (in the declared space, within the rules), its proven bound kept (OPTIMAL when the two meet)."""
+    if sol.status is not Status.FEASIBLE or rules.objective is not Objective.TIME or sol.step_time_s is None:
+        return sol
+    best = None
+    for plan in seeds:
+        ev = evaluate_split(network, array, plan, rules.weight_copies)
+        if not alphas.contains(plan) or (rules.side_constrained and not rules.feasible(ev, array, plan)):
+            continue
+        if ev.step_time_s < (sol.step_time_s if best is None else best[0]):
+            best = (ev.step_time_s, plan)
+    if best is None:
+        return sol
+    status = Status.OPTIMAL if sol.bound_s is not None and best[0] <= sol.bound_s else Status.FEASIBLE
+    out = split_solution("exact", status, best[1], best[0], sol.bound_s, sol.wall_s, sol.info.get("explored", 0),
+                         objective=Objective.TIME)
+    out.info.update({k: v for k, v in sol.info.items() if k not in out.info}, incumbent="a seed plan (the check's)")
+    return out
 
 
 def unit_limits(array: ArraySpec, costs: SplitCosts, rules: SplitRules) -> list[tuple[int, int]]:

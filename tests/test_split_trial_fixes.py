@@ -40,7 +40,8 @@ def _json(out: str) -> dict:
 
 # 1. brute's uneven branch honours --time-limit (it ran 45 s at --time-limit 1)
 
-def test_brute_split_stops_at_the_time_limit_and_claims_no_proof(mix4, capsys):
+def test_brute_split_stops_at_the_time_limit_and_claims_no_proof(mix4, capsys, monkeypatch):
+    monkeypatch.setattr(brute, "RATE_PROBE", 10**9)  # the clock alone (the rate's refusal: tests/test_brute_split_rate.py)
     code, out, err = run_cli(["--model", "lenet-c", "--array", mix4, "--space", "accpar", "--split", "optimal",
                               "--solver", "brute", "--time-limit", "0.1", "--alpha-grid", "2", "--format", "json"], capsys)
     d = _json(out)

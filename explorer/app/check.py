@@ -150,7 +150,7 @@ def _run_dp(problem: Problem, options: CheckOptions, lookup, say, problems_found
         dsol = lookup("dp")(problem, options.solve)
         return dsol, _solution_report(problem, dsol, problems_found)
     except Refused as err:  # e.g. costs beyond CP-SAT's int64 range on a wide level: reported, the joint solvers still run
-        return None, SolverReport(status=None, reason=str(err))
+        return None, SolverReport(status=Status.REFUSED, reason=str(err))
 
 
 def _level_checks(problem: Problem, dsol: Solution | None, options: CheckOptions, lookup, say, to_elements,
@@ -179,7 +179,7 @@ def _joint_solves(problem: Problem, options: CheckOptions, lookup, say, problems
         try:
             sol = lookup(name)(problem, opts)
         except Refused as err:
-            reports.append((name, SolverReport(status=None, reason=str(err))))
+            reports.append((name, SolverReport(status=Status.REFUSED, reason=str(err))))
             continue
         if sol.status is Status.INTERRUPTED:
             raise KeyboardInterrupt  # Ctrl-C during a joint solve: the CLI says which

@@ -105,8 +105,8 @@ class SplitCheck:
 
 def _row_json(r: SplitCheckRow) -> dict[str, Any]:
     """One solver's row as ``explore check``'s (``results.SolverReport``), with the plan's alphas."""
-    if r.status == "refused":
-        return {"status": "refused", "reason": r.note}
+    if r.status == Status.REFUSED.value:
+        return {"status": Status.REFUSED.value, "reason": r.note}
     method = f"{r.solver}:{r.route}" if r.route else METHODS[r.solver]
     out: dict[str, Any] = {"status": r.status, "wall_s": round(r.wall_s, 6), "method": method}
     if r.plan is not None and r.figures is not None:
@@ -159,13 +159,14 @@ def _proportional(network: Network, array: ArraySpec, space: Space, aspace: Alph
 
 
 def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-         rules: SplitRules = TIME_ONLY):
+         rules: SplitRules = TIME_ONLY, seeds: tuple = ()):
     if name == "brute":
         return brute_split(network, array, space, aspace, rules=rules,  # explore --split's limits (SPLIT_MAX_PLANS)
                            time_limit_s=time_limit_s)
     if name == "exact":  # EXACT_MAX_BYTES; caps or memory: the constrained path (as explore --split optimal)
-        solve = constrained_uneven if rules.couples_layers else exact_uneven
-        return solve(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+        if rules.couples_layers:
+            return constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+        return exact_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
     if name == "cpsat":  # alone (not after the exact path as explore --split's): an independent cross-check
         return _cpsat_hinted(network, array, space, aspace, time_limit_s, rules)
     if name == "joint":
@@ -193,16 +194,17 @@ def _cpsat_hinted(network: Network, array: ArraySpec, space: Space, aspace: Alph
                         rules=rules, hint=hint)
 
 
+CHEAP = ("dp", "search", "proportional")  # run first: their plans seed exact's (``exact_uneven``'s ``seeds``)
 PROVING = ("brute", "exact", "cpsat", "joint")  # they keep to every rule they take: a plan that breaks one is a bug
 
 
 def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-         rules: SplitRules = TIME_ONLY) -> SplitCheckRow:
+         rules: SplitRules = TIME_ONLY, seeds: tuple = ()) -> SplitCheckRow:
     t0 = time.perf_counter()
     try:
-        sol = _run(name, network, array, space, aspace, time_limit_s, rules)
+        sol = _run(name, network, array, space, aspace, time_limit_s, rules, seeds)
     except Refused as err:
-        return SplitCheckRow(name, "refused", None, None, time.perf_counter() - t0, refusal_reason(err), True)
+        return SplitCheckRow(name, Status.REFUSED.value, None, None, time.perf_counter() - t0, refusal_reason(err), True)
     if sol.status is Status.INTERRUPTED:
         raise KeyboardInterrupt  # Ctrl-C during CP-SAT's search: the CLI says which row it stopped
     if sol.plan is None:
@@ -237,7 +239,9 @@ def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = D
     and the proving solvers must agree on the optimum or on there being no plan."""
     t0 = time.perf_counter()
     aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
-    rows = tuple(_row(n, network, array, space, aspace, time_limit_s, rules) for n in solvers)
+    cheap = {n: _row(n, network, array, space, aspace, time_limit_s, rules) for n in solvers if n in CHEAP}
+    seeds = tuple(r.plan for r in cheap.values() if r.plan is not None and not r.breaks)  # exact starts from them
+    rows = tuple(cheap.get(n) or _row(n, network, array, space, aspace, time_limit_s, rules, seeds) for n in solvers)
     proven = [r for r in rows if r.status == Status.OPTIMAL.value]
     none = [r for r in rows if r.status == Status.INFEASIBLE.value]
     optimum = min((r.step_time_s for r in proven), default=None)

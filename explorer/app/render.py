@@ -246,7 +246,7 @@ def render_check(r: CheckReport) -> str:
     lines += ["", f"joint optimum ({'step time, ' if r.time_terms is not None else ''}{unit}):",
               f"  {'solver':<8}{'status':<15}{'objective':>22}{'bound':>22}  {'method':<30}{'wall':>10}"]
     for name, s in (("dp", r.dp), *r.solvers):
-        if s.status is None:
+        if s.refused:
             lines.append(f"  {name:<8}{'refused':<15}  {s.reason}")
             continue
         lines.append(f"  {name:<8}{s.status.value:<15}{_fmt(i, s.objective):>22}{_fmt(i, s.bound):>22}  "

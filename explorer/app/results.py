@@ -453,9 +453,9 @@ class RunResult:
 
 @dataclass(frozen=True, slots=True)
 class SolverReport:
-    """One solver's answer inside a check. ``status`` None: the solver refused (``reason`` says why)."""
+    """One solver's answer inside a check. ``status`` ``Status.REFUSED``: the solver declined (``reason`` says why)."""
 
-    status: Status | None
+    status: Status
     wall_s: float | None = None
     objective: Fraction | None = None  # elements (traffic) or step-time seconds (time)
     bound: Fraction | None = None
@@ -469,10 +469,10 @@ class SolverReport:
 
     @property
     def refused(self) -> bool:
-        return self.status is None
+        return self.status is Status.REFUSED
 
     def to_json(self) -> dict[str, Any]:
-        if self.status is None:
+        if self.refused:
             return {"status": "refused", "reason": self.reason}
         out: dict[str, Any] = {"status": self.status.value, "wall_s": self.wall_s}
         if self.plan is not None and self.figures is not None:

@@ -27,6 +27,7 @@ class Status(enum.Enum):
     INFEASIBLE = "infeasible"  # proven: no plan satisfies the constraints (never a plan that breaks one)
     UNKNOWN = "unknown"  # no plan found within the limits
     INTERRUPTED = "interrupted"  # stopped by the user (Ctrl-C): the best plan so far, if any, with its bound
+    REFUSED = "refused"  # in reports only (a check's row, a sweep's status): the solver declined the instance; no solver returns it
 
     def __str__(self) -> str:
         return self.value

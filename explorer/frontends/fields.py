@@ -118,13 +118,17 @@ def pos_number_problem(v: Any) -> str | None:
 
 
 def _exponent_hint(v: Any) -> str:
-    """The hint for a number YAML read as text: PyYAML wants a dot and a signed exponent."""
+    """The hint for a number YAML read as text: PyYAML wants a dot and a signed exponent. Given
+    only when the number, so written, would be taken (positive, in [1e-30, 1e100]); else the range
+    (``1e400`` spelled ``1.0e+400`` is infinite: refused again)."""
     if isinstance(v, str) and "e" in v.lower():
         try:
-            float(v)
-            return f" (YAML reads a bare {v.strip()} as text: write {_yaml_float(v)})"
+            x = float(v)
         except ValueError:
-            pass
+            return ""
+        if x == x and x not in (float("inf"), float("-inf")) and MIN_NUMBER <= Fraction(str(x)) <= MAX_NUMBER:
+            return f" (YAML reads a bare {v.strip()} as text: write {_yaml_float(v)})"
+        return " (a number between 1e-30 and 1e100, written as YAML reads a float, such as 2.0e+3)"
     return ""
 
 

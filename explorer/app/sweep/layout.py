@@ -165,12 +165,37 @@ def finish(fig, categorical: dict | None = None) -> None:
         changed = False
         for ax in fig.axes:
             if ax.get_label() == "<colorbar>":
+                changed |= fit_colorbar_label(fig, ax)
                 continue
             changed |= fit_xticklabels(ax, categorical.get(ax, False))
             changed |= legend_out_of_the_way(ax)
             changed |= fit_title(ax)
         if not changed:
             return
+
+
+def fit_colorbar_label(fig, ax) -> bool:
+    """Wrap a colour bar's label into lines until it is no taller than the figure (less a margin):
+    a long one ran past the image's edges (trial 8: "speedup over data parallelism, equal split
+    (×)" on a two-row heatmap). Whether it changed."""
+    import textwrap
+
+    text = ax.yaxis.label
+    words = " ".join(text.get_text().split())
+    if not words:
+        return False
+    fig.canvas.draw()
+    room = fig.bbox.height * 0.92
+    if text.get_window_extent(fig.canvas.get_renderer()).height <= room:
+        return False
+    width = len(words)
+    while width > 8:
+        width = max(8, int(width * 0.8))
+        text.set_text("\n".join(textwrap.wrap(words, width)))
+        fig.canvas.draw()
+        if text.get_window_extent(fig.canvas.get_renderer()).height <= room:
+            break
+    return True
 
 
 LABEL_ROW = 11.0  # points between two rows of a column of labels (7-point text)

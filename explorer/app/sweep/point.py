@@ -15,7 +15,7 @@ from typing import Any
 
 from ...core.errors import Refused, SpecError
 from ...core.network import Network
-from ...core.solution import SolveOptions
+from ...core.solution import SolveOptions, Status
 from ...frontends import dense_only, load_model
 from ...frontends.network_yaml import check_batch
 from ...core.names import Frontend
@@ -26,7 +26,7 @@ from ...core.uneven import DEFAULT_ALPHA_GRID, SPLIT_TIME_LIMIT
 from .spec import defaults_for
 
 # Statuses a row can have beyond the solver's own (optimal, level-optimal, feasible, infeasible, unknown)
-REFUSED = "refused"  # the solver declined the instance (too large, a constraint it cannot enforce)
+REFUSED = Status.REFUSED.value  # the solver declined the instance (too large, a constraint it cannot enforce)
 INVALID = "invalid"  # the point's options do not fit together (e.g. a cap on a level it lacks)
 ERROR = "error"  # anything else raised: a bug, recorded and not cached
 
