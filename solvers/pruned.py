@@ -157,6 +157,9 @@ def _within_memory(problem: Problem, sol: Solution) -> Solution:
     return sol
 
 
+CHAIN_HINT_MAX_S = 600.0  # a chain estimated beyond this (x1.5) is not suggested (alexnet at 13 levels: ~4,000 s)
+
+
 def _chain_hint(kept: block_chain.Kept, limit: float) -> str:
     """When the chain of blocks (exact at once) did not run or end: what limit would let it."""
     if kept.estimate_s is None:
@@ -166,6 +169,8 @@ def _chain_hint(kept: block_chain.Kept, limit: float) -> str:
     if kept.cut_s is not None:
         return f"{said}, cut at the time limit after {kept.cut_s:.1f} s: raise {given_as('--time-limit')} from {limit:g} s"
     need = kept.spent_s + kept.estimate_s
+    if need * 1.5 > CHAIN_HINT_MAX_S:  # an hour's chain is no advice: the dual is the way there
+        return ""
     return (f"{said}, more than the {max(0.0, limit - kept.spent_s):.1f} s of {given_as('--time-limit')} {limit:g} s left: "
             f"raise it to about {max(need * 1.5, limit + 1):.0f} s")
 

@@ -244,14 +244,15 @@ def test_a_run_that_skipped_the_chain_for_time_says_what_limit_would_run_it(monk
     from explorer.core.solution import SolveOptions
 
     problem = _llama(2, 5)
-    monkeypatch.setattr(block_chain, "RATE", 1e-3)  # every chain estimated beyond any limit
+    rate = block_chain.work(*_whole_work_args(problem)) / 100.0  # the chain: 100 s, beyond a 30 s limit
+    monkeypatch.setattr(block_chain, "RATE", rate)
     monkeypatch.setattr(block_chain, "_cpu_share", lambda *a: 1.0)
     monkeypatch.setattr(block_chain, "settle", lambda *args: {})
     s = pruned.solve(problem, SolveOptions(time_limit_s=30.0), max_entries=1)  # no elimination fits either
     assert s.status is Status.FEASIBLE
     m = re.search(r"this graph is a chain of blocks, solved exactly at once in an estimated ([\d.]+) s, more than the "
                   r"([\d.]+) s of --time-limit 30 s left: raise it to about (\d+) s$", s.info["reason"])
-    estimate = block_chain.work(*_whole_work_args(problem)) / 1e-3
+    estimate = block_chain.work(*_whole_work_args(problem)) / rate
     assert m and m.group(1) == f"{estimate:.1f}" and 29 < float(m.group(2)) <= 30, s.info["reason"]
     assert abs(int(m.group(3)) - 1.5 * (estimate + 30 - float(m.group(2)))) <= 1
 
@@ -342,3 +343,20 @@ def _whole_work_args(problem):
     domains = [np.flatnonzero(~vc.blocked(n)) for n in range(vc.N)]
     ps = block_chain.pieces(vc, [len(d) for d in domains])
     return vc, ps, block_chain.groups(vc, ps), domains
+
+
+def test_a_chain_estimated_beyond_ten_minutes_is_not_suggested(monkeypatch):
+    """A chain of blocks estimated at hours (alexnet's at 13 levels: ~4,000 s) is no advice: the
+    reason does not tell the user to raise --time-limit to it (trial 8)."""
+    from explorer.core.solution import SolveOptions
+
+    problem = _llama(2, 5)
+    estimate = block_chain.work(*_whole_work_args(problem))
+    monkeypatch.setattr(block_chain, "RATE", estimate / 1000.0)  # the chain: 1,000 s
+    monkeypatch.setattr(block_chain, "_cpu_share", lambda *a: 1.0)
+    monkeypatch.setattr(block_chain, "settle", lambda *args: {})
+    s = pruned.solve(problem, SolveOptions(time_limit_s=30.0), max_entries=1)
+    assert s.status is Status.FEASIBLE and "raise it to about" not in s.info["reason"], s.info["reason"]
+    monkeypatch.setattr(block_chain, "RATE", estimate / 100.0)  # 100 s: suggested
+    s = pruned.solve(problem, SolveOptions(time_limit_s=30.0), max_entries=1)
+    assert "chain of blocks" in s.info["reason"] and "raise it to about" in s.info["reason"], s.info["reason"]
