@@ -52,3 +52,15 @@ def test_bad_arguments_are_named_as_arguments(kwargs, message):
 def test_an_accelerator_array_is_refused_naming_solve():
     with pytest.raises(SpecError, match="array: 'hypar-16' is not a GPU cluster .*solve\\(\\) plans accelerator arrays"):
         api.plan_llm("gpt3-1.7b", "hypar-16")
+
+
+def test_solve_on_a_cluster_points_an_api_user_at_plan_llm():
+    """explorer.api.solve refuses a GPU cluster (it plans on accelerator arrays); its one line names
+    the API function that plans on a cluster (trial 8 item 5)."""
+    import pytest
+
+    from explorer.api import solve
+    from explorer.core.errors import SpecError
+
+    with pytest.raises(SpecError, match=r"^array: .* is a GPU cluster .*explorer\.api\.plan_llm plans on it"):
+        solve("gpt3-1.7b", array="dgx-a100")

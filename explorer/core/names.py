@@ -41,6 +41,11 @@ def given_as(option: str) -> str:
     return option if _FRONTEND.get() is Frontend.CLI else OPTION_ARGUMENTS.get(option, option)
 
 
+def running() -> Frontend:
+    """The front end running the code (the CLI unless ``named_for`` says otherwise)."""
+    return _FRONTEND.get()
+
+
 def how_to_set(option: str) -> str:
     """How the user gives ``option`` in the running front end: 'pass --batch', 'pass batch', 'set batch in fixed or grid'."""
     where = _FRONTEND.get()

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..core.array import ArraySpec
 from ..core.cluster import ClusterSpec
 from ..core.errors import SpecError, shown
-from ..core.names import given_as
+from ..core.names import Frontend, given_as, running
 from ..core.network import Network
 from . import zoo
 from .array_yaml import load_array_file, parse_array
@@ -121,8 +121,9 @@ def _check_not_array_or_cluster(data, ref: str) -> None:
 
 
 def _not_an_array(ref: str) -> SpecError:
+    planner = "explorer.api.plan_llm plans on it" if running() is Frontend.API else "docs/llm-training.md"
     return SpecError("--array", f"{shown(ref)} is a GPU cluster (kind: gpu-cluster), not an accelerator array: "
-                     "a cluster takes a transformer to plan (docs/llm-training.md); arrays: " + ", ".join(zoo.array_files()))
+                     f"a cluster takes a transformer to plan ({planner}); arrays: " + ", ".join(zoo.array_files()))
 
 
 def is_cluster(ref: str) -> bool:
