@@ -169,7 +169,11 @@ def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.max_time_in_seconds = max(time_limit_s, 0.01)
-    status = solver.Solve(m)
+    from .cpsat import run_solver
+
+    status, interrupted = run_solver(solver, m)
+    if interrupted:  # Ctrl-C: the user's, not a time limit's (CP-SAT's own handler would swallow it)
+        raise KeyboardInterrupt
     if status == cp_model.INFEASIBLE:
         return True, None
     return (True, solver.Value(top) * g) if status == cp_model.OPTIMAL else (False, None)

@@ -259,3 +259,32 @@ def test_cpsat_reasons_say_raise_the_time_limit_only_where_it_helps():
     assert "(5.0 s of --time-limit)" in never
     ran = _out_of_time_reason(3, 60.1, SolveOptions())
     assert "3 rounds" in ran and "the default limit of 60 s (--time-limit sets another)" in ran
+
+
+def test_a_ctrl_c_in_the_least_limit_search_reaches_the_cli(monkeypatch):
+    """The smallest-feasible search's CP-SAT runs through ``cpsat.run_solver``: a Ctrl-C there is
+    the user's and is raised (CP-SAT's own SIGINT handler used to end it as at a time limit, the
+    run going on with no suggestion and no trace of the Ctrl-C)."""
+    from explorer.solvers import cpsat
+
+    calls = []
+
+    def stopped(solver, model, callback=None):
+        calls.append(1)
+        return 0, True  # UNKNOWN, interrupted
+
+    monkeypatch.setattr(cpsat, "run_solver", stopped)
+    rng = random.Random(2020)
+    for _ in range(40):
+        net, arr, space, aspace = _chain_instance(rng)
+        rules = _random_rules(rng, net, arr, space, aspace)
+        if brute_split(net, arr, space, aspace, rules=rules).status is not Status.INFEASIBLE:
+            continue
+        before = len(calls)
+        try:
+            least_limits(net, arr, space, aspace, rules)
+        except KeyboardInterrupt:
+            assert len(calls) == before + 1
+        else:
+            assert len(calls) == before  # this instance's search did not reach CP-SAT
+    assert calls, "no seeded instance reached the CP-SAT search"
