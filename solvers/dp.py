@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from operator import itemgetter
 
+from explorer.core import thresholds
 from explorer.core.comm import Counts, advance, zero_counts
 from explorer.core.costs import CHAIN_SIZES_BELOW, ChainSizes, chain_sizes
 from explorer.core.errors import InstanceTooLarge
@@ -181,7 +182,7 @@ def dp_level(problem: Problem, h: int, counts: list[Counts], chain: bool | None 
     ``chain``: whether the network is a chain, if the caller knows (it costs a pass over the network)."""
     if not (problem.network.is_chain if chain is None else chain):
         return graph_level(problem, h, counts)
-    fast = chain_level_vectorised(problem, h, counts) if problem.num_layers >= VECTORISE_FROM else None
+    fast = chain_level_vectorised(problem, h, counts) if problem.num_layers >= thresholds.NUMPY_FROM_LAYERS else None
     return fast if fast is not None else chain_level(problem, h, counts)
 
 
@@ -284,18 +285,15 @@ def _backtrack_chain(back, cost) -> tuple[list[int], int]:
     return choice, best
 
 
-# Below this many layers the Python scan is as fast (array calls cost a few microseconds each).
-VECTORISE_FROM = 128
-
 # Headroom of the int64 scan: real path costs stay below 2^60, a blocked choice (and any sum
 # through one) saturates at 2^61, so no sum of two entries reaches 2^63.
 REAL_LIMIT = 1 << 60
 SATURATED = 1 << 61
 
 
-def chain_level_vectorised(problem: Problem, h: int, counts: list[Counts], min_layers: int = VECTORISE_FROM) -> tuple[list, int] | None:
+def chain_level_vectorised(problem: Problem, h: int, counts: list[Counts], min_layers: int | None = None) -> tuple[list, int] | None:
     """``chain_level`` as a min-plus scan over numpy int64 arrays; None on short chains (below
-    ``min_layers``) and where int64 could overflow.
+    ``min_layers``, by default ``thresholds.NUMPY_FROM_LAYERS``) and where int64 could overflow.
 
     The same plan and cost, bit for bit: every prefix cost cost[l][k] is computed exactly (a
     parallel prefix of min-plus matrix products, saturating at SATURATED for blocked choices),
@@ -303,7 +301,7 @@ def chain_level_vectorised(problem: Problem, h: int, counts: list[Counts], min_l
     keeps the first, as the reference's strict ``<`` does), the last layer's type likewise,
     and the backtrack is the reference's.
     """
-    if problem.num_layers < min_layers:
+    if problem.num_layers < (thresholds.NUMPY_FROM_LAYERS if min_layers is None else min_layers):
         return None
     tables = problem.tables
     arrays = tables.level_arrays(counts)

@@ -71,13 +71,13 @@ SOLVER_IMPORTS = {"dp": ("numpy",)}
 
 def warm_imports(solver: str, problem: Problem | None = None) -> None:
     """Import ``SOLVER_IMPORTS[solver]``; for the DP only when the problem is large enough for its
-    numpy paths (from ``ROWS_IN_PYTHON_BELOW`` = 128 layers): below, the DP, the cost tables and the
+    numpy paths (from ``thresholds.NUMPY_FROM_LAYERS`` layers): below, the DP, the cost tables and the
     plan scoring run in Python integers and a run never imports numpy (a third of a zoo run's time)."""
     import importlib
 
-    from ..core.costs import ROWS_IN_PYTHON_BELOW
+    from ..core import thresholds
 
-    if solver == "dp" and problem is not None and problem.num_layers < ROWS_IN_PYTHON_BELOW:
+    if solver == "dp" and problem is not None and problem.num_layers < thresholds.NUMPY_FROM_LAYERS:
         return
     for name in SOLVER_IMPORTS.get(solver, ()):
         importlib.import_module(name)

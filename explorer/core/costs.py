@@ -15,6 +15,7 @@ from fractions import Fraction
 from itertools import chain, product
 from operator import itemgetter
 
+from . import thresholds
 from .cached import cached_property
 from .network import Network, chain_edges
 from .partition import (  # noqa: F401 - compositions is re-exported
@@ -37,10 +38,6 @@ _F_IN, _W = Size.F_IN.index, Size.WEIGHTS.index
 # the edge quarters come from ``node_inter_coeff``, which is ``inter_fractions`` at k = 2.
 assert allreduce_fraction(2) == 1, "intra = the exchanged size times the k = 2 all-reduce fraction"
 
-# Below this many layers ``level_rows`` (and ``plan_level_units``) compute in Python integers: numpy's
-# per-call cost dominates, and a run on such a network never imports numpy (its import is 60-80 ms, more
-# than the Python rows cost on a 114-node BERT-base). The DP's vectorised chain scan starts here too.
-ROWS_IN_PYTHON_BELOW = 128
 
 
 @dataclass(frozen=True)
@@ -180,7 +177,7 @@ class CostTables:
     def level_rows(self, counts: list[Counts]) -> tuple[list[list[int]], list[list[list[int]]]]:
         """A whole level at once: intra[l][k] and inter[e][k_prev][k_next] over the space's types,
         given every layer's counts. The same numbers as ``intra``/``inter``, vectorised."""
-        if len(counts) < ROWS_IN_PYTHON_BELOW:
+        if len(counts) < thresholds.NUMPY_FROM_LAYERS:  # Python integers, no numpy import
             return self._level_rows_python(counts)
         arrays = self.level_arrays(counts)
         if arrays is None:
@@ -259,7 +256,7 @@ class CostTables:
         """``level_rows`` for readers: the same numbers, intra[l] a tuple over the space's types and
         inter[e] nested tuples [prev][next], shared with the tables (small networks: looked up in
         ``_shift_tables``; large ones: ``level_rows``' lists)."""
-        if len(counts) >= ROWS_IN_PYTHON_BELOW or not self.levels:
+        if len(counts) >= thresholds.NUMPY_FROM_LAYERS or not self.levels:
             return self.level_rows(counts)
         tabs, keys, inter = self._shift_tables
         found = [d[c] for d, c in zip(keys, counts)]
@@ -486,7 +483,7 @@ def plan_level_units(tables: CostTables, plan_types: tuple[tuple[PartitionType, 
     L = len(tables.network.layers)
     counts = zero_counts(L)
     out = []
-    vectorise = L >= ROWS_IN_PYTHON_BELOW  # small networks: Python integers, and no numpy import at all
+    vectorise = L >= thresholds.NUMPY_FROM_LAYERS  # small networks: Python integers, and no numpy import at all
     for row in plan_types:
         c = _row_units_vectorised(tables, row, counts) if vectorise else None
         if c is None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
+from . import thresholds
 from .array import ArraySpec
 from .comm import ZERO_COUNTS, Counts, add_type, advance, footprint_elements, inter_amount, intra_amount, training_flops
 from .constraints import Constraints
@@ -23,11 +24,6 @@ from .partition import ALL_TYPES, JOIN_NODE_TYPES, JOIN_TYPES, LAYER_TYPES, Node
 from .plan import Plan
 from .split_amounts import split_amounts
 from .timing import compute_time_s, energy_J, level_times, step_time
-
-
-# layers from which the integer pass runs across layers with numpy (``evaluate_arrays``): the cost
-# tables' ``ROWS_IN_PYTHON_BELOW``, so that a smaller network's run never imports numpy
-VECTORISE_FROM = 128
 
 
 class PlanError(ValueError):
@@ -206,7 +202,7 @@ def _network_facts(network: Network) -> _Facts:
 def _arrays(network: Network, sizes: list, joins: list[NodeTypes], edge_f: list[int] | None) -> tuple | None:
     """(sizes, node ids, node types, edges, edge tensors) as arrays for ``_amounts_arrays``; None for
     small networks, or sizes int64 cannot hold."""
-    if len(sizes) < VECTORISE_FROM or edge_f is None:
+    if len(sizes) < thresholds.NUMPY_FROM_LAYERS or edge_f is None:
         return None
     from .evaluate_arrays import as_arrays  # numpy: only for networks this large
 

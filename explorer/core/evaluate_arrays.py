@@ -1,4 +1,4 @@
-"""``evaluate``'s integer pass across layers with numpy, for networks of ``evaluate.VECTORISE_FROM``
+"""``evaluate``'s integer pass across layers with numpy, for networks of ``thresholds.NUMPY_FROM_LAYERS``
 layers or more (the DP has imported numpy for them already; smaller ones never import it).
 
 The same coefficients as the per-layer loop (``evaluate._Coefficients``, one call per distinct
