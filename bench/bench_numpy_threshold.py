@@ -33,7 +33,7 @@ def main() -> None:
     env = child_env(True)
     with tempfile.TemporaryDirectory() as tmp:
         nets = [(f"chain {n}", str(write_chain(Path(tmp), 1, int(n)))) for n in args.layers.split(",")]
-        nets += [(m, m) for m in args.models.split(",")]
+        nets += [(m, m) for m in args.models.split(",") if m]
         cases = [(f"{label} {where}", ["--model", model] + extra) for label, model in nets for where, extra in ARRAYS]
         times = {(c, m): [] for c, _ in cases for m, _ in MODES}
         for r in range(args.repeat + 1):  # round 0: warm-up

@@ -6,6 +6,11 @@ from explorer.core.partition import Space
 from explorer.core.problem import Problem
 from explorer.frontends.zoo import zoo_files
 
+# The numpy paths' threshold these tests were written against: modules whose mid-sized networks (a few
+# hundred layers) are meant to take the numpy paths set it explicitly (``numpy_from``), so that they test
+# them whatever the shipped default (``thresholds.NUMPY_FROM_LAYERS``) is.
+TEST_NUMPY_FROM = 128
+
 # The LLM zoo (specs with a ``transformer:`` block, tests/test_llm_zoo.py) and the rest: the
 # suite's every-network sweeps run the rest (an exact solve of llama3-405b takes minutes).
 LLM_ZOO = sorted(n for n, p in zoo_files().items() if "\ntransformer:" in p.read_text())
@@ -53,3 +58,14 @@ def run_cli(args, capsys):
         main(args)
     out, err = capsys.readouterr()
     return ex.value.code, out, err
+
+
+def numpy_from(monkeypatch, layers: int = TEST_NUMPY_FROM) -> None:
+    """Networks of ``layers`` layers or more take the numpy paths (tables, evaluate, the DP's chain scan);
+    the evaluator's per-network memo is fresh, so no network keeps facts computed at another threshold."""
+    import explorer.core.evaluate as E
+    from explorer.core import thresholds
+    from explorer.core.network_memo import NetworkMemo
+
+    monkeypatch.setattr(thresholds, "NUMPY_FROM_LAYERS", layers)
+    monkeypatch.setattr(E, "_FACTS", NetworkMemo(E._FACTS.size))

@@ -19,7 +19,10 @@ from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.partition import PartitionType, Space
 from explorer.core.problem import Problem
 from explorer.core.randnet import random_chain
+from explorer.core import thresholds
 from explorer.solvers import dp
+
+from .conftest import TEST_NUMPY_FROM, numpy_from
 
 from .test_level_tables import reference_scan
 
@@ -127,15 +130,18 @@ def test_small_chain_levels_equal_the_per_level_dp(space):
         assert [[space.types.index(t) for t in row] for row in plan.types] == fast[0] and units == fast[1]
 
 
+@pytest.mark.parametrize("vectorised", [True, False], ids=["numpy", "python"])
 @pytest.mark.parametrize("space", list(Space), ids=str)
-def test_long_chains_equal_the_vectorised_per_level_dp(space):
-    """Chains from ``VECTORISE_FROM`` layers, where ``dp_level`` scans numpy arrays; tiny shapes
-    (ties) and int64-sized amounts (Python integers on the sized path)."""
+def test_long_chains_equal_the_vectorised_per_level_dp(space, vectorised, monkeypatch):
+    """Chains from ``thresholds.NUMPY_FROM_LAYERS`` layers, where ``dp_level`` scans numpy arrays (and,
+    with the threshold above them, the Python scan); tiny shapes (ties) and int64-sized amounts
+    (Python integers on the sized path)."""
+    numpy_from(monkeypatch, TEST_NUMPY_FROM if vectorised else 10**6)
     nets = [random_chain(7, 300, batch=2, max_channels=2, max_size=1), random_chain(8, 700)]
     nets.append(Network.chain("big", 2**14, [Layer(f"fc{i}", LayerKind.FC, 2**26, 2**26) for i in range(160)]))
     for net in nets:
         problem = Problem(net, synthetic_array(6), space)
-        assert problem.num_layers >= dp.VECTORISE_FROM
+        assert (problem.num_layers >= thresholds.NUMPY_FROM_LAYERS) == vectorised
         assert dp.small_chain_levels(problem) == per_level(problem)
 
 

@@ -7,6 +7,7 @@ import random
 import numpy as np
 import pytest
 
+from explorer.core import thresholds
 from explorer.core.comm import advance, zero_counts
 from explorer.core.constraints import Constraints, Forbid, Pin
 from explorer.core.network import Layer, LayerKind, Network
@@ -17,8 +18,13 @@ from explorer.solvers import dp
 
 from explorer.core.array import synthetic_array
 
-from .conftest import make_array
+from .conftest import make_array, numpy_from
 from .test_reference_program import ALEXNET, REFERENCE, VGG11, network
+
+
+@pytest.fixture(autouse=True)
+def _numpy_from(monkeypatch):
+    numpy_from(monkeypatch)  # this module's long chains take the numpy paths
 
 
 def vectorised(problem, h, counts):
@@ -81,7 +87,7 @@ def test_overflow_risk_falls_back_to_python():
     assert vectorised(problem, 0, counts) is None
     assert dp.dp_level(problem, 0, counts) == dp.chain_level(problem, 0, counts)
     long = Problem(Network.chain("long", 2**14, big * 4), make_array(4), Space.ACCPAR)  # 160 layers
-    assert long.num_layers >= dp.VECTORISE_FROM and dp.chain_level_vectorised(long, 0, zero_counts(160)) is None
+    assert long.num_layers >= thresholds.NUMPY_FROM_LAYERS and dp.chain_level_vectorised(long, 0, zero_counts(160)) is None
     # beyond int64 in the tables themselves: no arrays at all
     huge = Problem(Network.chain("huge", 2**40, big[:2]), make_array(4), Space.ACCPAR)
     assert huge.tables.level_arrays(zero_counts(2)) is None
@@ -117,15 +123,15 @@ def test_vectorised_scan_reproduces_the_reference_program(key):
 
 
 def test_long_chains_take_the_vectorised_scan():
-    problem = Problem(random_chain(3, dp.VECTORISE_FROM), make_array(3), Space.ACCPAR)
+    problem = Problem(random_chain(3, thresholds.NUMPY_FROM_LAYERS), make_array(3), Space.ACCPAR)
     counts = zero_counts(problem.num_layers)
     assert dp.chain_level_vectorised(problem, 0, counts) is not None
-    assert dp.chain_level_vectorised(Problem(random_chain(3, dp.VECTORISE_FROM - 1), make_array(3)), 0, counts[1:]) is None
+    assert dp.chain_level_vectorised(Problem(random_chain(3, thresholds.NUMPY_FROM_LAYERS - 1), make_array(3)), 0, counts[1:]) is None
 
 
 @pytest.mark.parametrize("seed", range(8))
 def test_plan_level_units_equals_table_lookups(seed):
-    # plan_level_units sums a level from level_arrays (from ROWS_IN_PYTHON_BELOW layers; below, the
+    # plan_level_units sums a level from level_arrays (from thresholds.NUMPY_FROM_LAYERS layers; below, the
     # lookups); the per-entry lookups are the reference for both
     from explorer.core.costs import _row_units_vectorised, plan_level_units
     from explorer.core.randnet import random_dag_spec

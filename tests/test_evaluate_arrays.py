@@ -11,6 +11,7 @@ import pytest
 
 import explorer.core.evaluate as E
 import explorer.core.evaluate_arrays as EA
+from explorer.core import thresholds
 from explorer.app.baselines import baseline_plan
 from explorer.app.request import build_problem
 from explorer.core.partition import Space
@@ -18,10 +19,15 @@ from explorer.core.plan import Plan
 from explorer.core.randnet import random_dag_spec
 from explorer.frontends.network_yaml import load_network_text, parse_network
 
-from .conftest import make_array
+from .conftest import make_array, numpy_from
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from bench_whole_runs import chain_spec  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _numpy_from(monkeypatch):
+    numpy_from(monkeypatch)  # this module's long chains take the numpy paths
 
 
 def random_plan(rng: random.Random, problem) -> Plan:
@@ -71,7 +77,7 @@ def test_overflow_risk_falls_back_to_python_integers(monkeypatch):
 
 
 def test_small_networks_never_import_the_numpy_pass():
-    net = load_network_text(chain_spec(4, E.VECTORISE_FROM - 1))
+    net = load_network_text(chain_spec(4, thresholds.NUMPY_FROM_LAYERS - 1))
     assert E._network_facts(net).arrays is None
 
 

@@ -16,6 +16,8 @@ from explorer.frontends import load_model
 from explorer.frontends.network_yaml import parse_network
 from explorer.solvers import dp
 
+from .conftest import numpy_from
+
 
 def as_lists(intra, inter):
     return [list(r) for r in intra], [[list(r) for r in m] for m in inter]
@@ -69,7 +71,8 @@ def test_level_tuples_equal_per_level_rows_on_every_node_kind(model, space):
     check_tables(CostTables(load_model(model), 6, space), random.Random(3))
 
 
-def test_large_networks_get_the_level_rows():
+def test_large_networks_get_the_level_rows(monkeypatch):
+    numpy_from(monkeypatch)  # 200 layers: past the threshold
     net = random_chain(1, 200)
     tables = CostTables(net, 4, Space.ACCPAR)
     counts = zero_counts(200)

@@ -18,6 +18,8 @@ from explorer.core.costs import plan_level_units
 from explorer.core.evaluate import evaluate
 from explorer.frontends.network_yaml import load_network_text
 
+from .conftest import TEST_NUMPY_FROM, numpy_from
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from bench_whole_runs import chain_spec  # noqa: E402
 
@@ -28,8 +30,10 @@ def problems():
     yield build_problem(load_network_text(chain_spec(5, 300)), "array-1024", space="accpar")
 
 
+@pytest.mark.parametrize("vectorised", [True, False], ids=["numpy", "python"])
 @pytest.mark.parametrize("k", range(3))
-def test_the_dp_reports_the_costs_the_tables_and_the_evaluator_give(k):
+def test_the_dp_reports_the_costs_the_tables_and_the_evaluator_give(k, vectorised, monkeypatch):
+    numpy_from(monkeypatch, TEST_NUMPY_FROM if vectorised else 10**6)  # the 300-layer chain: both paths
     problem = list(problems())[k]
     sol = dp.solve(problem)
     assert list(sol.level_units) == plan_level_units(problem.tables, sol.plan.types)
