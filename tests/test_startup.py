@@ -5,8 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+from explorer.core.thresholds import NUMPY_FROM_LAYERS
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 HEAVY = ("numpy", "ortools", "onnx")
 
@@ -28,20 +33,36 @@ def test_no_heavy_imports(args):
     assert loaded == [], f"explore {' '.join(args)} imported {loaded}"
 
 
-def test_a_run_still_gets_numpy_when_it_needs_it():
-    # the probe is able to see an import: a DP run on a network of 128 layers or more builds the
-    # vectorised level rows with numpy
-    proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), "--model", "gpt3-1.7b"],
-                          capture_output=True, text=True, check=True)
-    assert "numpy" in json.loads(proc.stdout.strip().splitlines()[-1])
+def probe_numpy(*args: str) -> bool:
+    """Whether ``explore ARGS`` imported numpy."""
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=("numpy",)), *args], capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1]) == ["numpy"]
 
 
-def test_a_small_network_runs_without_numpy():
-    # below ROWS_IN_PYTHON_BELOW layers the DP, its tables and the plan scoring are Python integers
-    # (issue 23: numpy's import was a third of such a run)
-    proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), "--model", "vgg-a"],
-                          capture_output=True, text=True, check=True)
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+def chain_file(tmp_path, layers: int) -> str:
+    from bench_whole_runs import chain_spec
+
+    path = tmp_path / f"chain-{layers}.yaml"
+    path.write_text(chain_spec(1, layers), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("layers", [NUMPY_FROM_LAYERS, NUMPY_FROM_LAYERS - 1])
+def test_numpy_is_imported_exactly_from_the_threshold(tmp_path, layers):
+    # the probe is able to see an import: a DP run on a network of thresholds.NUMPY_FROM_LAYERS
+    # layers or more builds the vectorised level rows with numpy; one layer fewer never imports it
+    path = chain_file(tmp_path, layers)
+    assert probe_numpy("--model", path, "--array", "array-1024", "--space", "accpar") == (layers >= NUMPY_FROM_LAYERS)
+
+
+@pytest.mark.parametrize("args", [["--model", "vgg-a"], ["--model", "gpt3-1.7b"], ["--model", "llama-7b"],
+                                  ["--model", "gpt3-1t", "--array", "array-1024", "--space", "accpar"],
+                                  ["--model", "llama3-405b"]], ids=" ".join)
+def test_networks_below_the_threshold_run_without_numpy(args):
+    # below thresholds.NUMPY_FROM_LAYERS layers (every zoo net: the largest, llama3-405b, has 1,388)
+    # the DP, its tables and the plan scoring are Python integers (issue 23: numpy's import was a third
+    # of a small run, and more than the Python paths cost up to a few thousand layers)
+    assert not probe_numpy(*args)
 
 
 def test_a_run_skips_what_only_other_paths_need():
