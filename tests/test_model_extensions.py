@@ -20,7 +20,7 @@ from explorer.frontends.network_yaml import load_network_text
 from explorer.solvers import brute, cpsat, dp, exact
 from explorer.core.solution import SolveOptions, Status
 
-from .conftest import make_array
+from .conftest import make_array, numpy_from
 
 ONE = SolveOptions(workers=1, seed=0)
 
@@ -216,8 +216,9 @@ def test_integer_evaluator_equals_rational_on_every_kind():
             assert evaluate(net, p.array, space, plan, 1) == evaluate_rational(net, p.array, space, plan, 1)
 
 
-def test_long_chain_dp_honours_group_limits():
-    # 130 layers: the DP's vectorised scan (from 128 layers) must block II where groups run out
+def test_long_chain_dp_honours_group_limits(monkeypatch):
+    # 130 layers: the DP's vectorised scan (here from 128 layers) must block II where groups run out
+    numpy_from(monkeypatch)
     lines = ["version: 1", "name: long", "batch: 8", "layers:"]
     for i in range(130):
         g = ", groups: 2" if i % 2 else ""
