@@ -13,7 +13,7 @@ median of R calls (R = ``--repeat`` on AlexNet/VGG-11, fewer on the long chains)
 
 - ``c++``: one ``h_partition`` call (it copies the layers and runs the per-level DP);
 - ``ours whole``: ``Problem(...)`` from a built ``Network`` and ``hierarchical_dp`` (the cost
-  tables built inside, as a fresh problem does; chains under 128 layers build none: the DP
+  tables built inside, as a fresh problem does; chains under 4,096 layers build none (``costs.CHAIN_SIZES_BELOW``): the DP
   computes each level's amounts as it goes, ``costs.chain_sizes``);
 - ``ratio``: ours whole / c++ (medians), ``best``: the same of the best calls;
 - ``ours dp``: ``hierarchical_dp`` again on the same problem (tables already built where used);
