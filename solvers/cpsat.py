@@ -310,73 +310,118 @@ def _interrupted(problem: Problem, f: Formulation, solver, xs, status, wall: flo
     return Solution("cpsat", Status.INTERRUPTED, plan, sol.objective, bound, sol.level_units, wall, info)
 
 
-def _feasible(model: cp_model.CpModel, lits: list, workers: int = 1, seed: int = 0) -> tuple[cp_model.CpSolver, int]:
+def _feasible(model: cp_model.CpModel, lits: list, workers: int = 1, seed: int = 0,
+              deadline: float | None = None) -> tuple[cp_model.CpSolver, int]:
+    """CP-SAT on ``model`` under the assumptions ``lits``; with ``deadline`` (a ``perf_counter``
+    value) it stops there (status UNKNOWN; at once if it has passed)."""
     model.clear_assumptions()
     model.add_assumptions(lits)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = workers
     solver.parameters.random_seed = seed
+    if deadline is not None:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return solver, cp_model.UNKNOWN
+        solver.parameters.max_time_in_seconds = left
     status, interrupted = run_solver(solver, model)
     if interrupted:
         raise KeyboardInterrupt
     return solver, status
 
 
-def explain_infeasible(problem: Problem, seed: int = 0) -> dict:
+def explain_infeasible(problem: Problem, seed: int = 0, deadline: float | None = None) -> dict:
     """A small set of side constraints that cannot hold together, and (when it is a single cap or
     the memory limit) the nearest limit that would be feasible.
 
     Every side constraint is guarded by an assumption literal; CP-SAT's
     ``sufficient_assumptions_for_infeasibility`` gives a core (one worker), which a deletion
-    pass then shrinks to a minimal one (each member is needed for the conflict).
+    pass then shrinks to a minimal one (each member is needed for the conflict). ``deadline`` (a
+    ``perf_counter`` value) bounds the whole: a step it stops leaves its part unsettled, and
+    ``note`` says what (``wall_s``: the explanation's own time).
     """
-    f = build(problem)
-    model, _, guards = to_cp_model(f, guarded=True, objective=False)
+    t0, missing = time.perf_counter(), []
+    out = _explain(problem, seed, deadline, missing)
+    if missing:
+        out["note"] = "cut short by the time limit: " + "; ".join(missing)
+    out["wall_s"] = round(time.perf_counter() - t0, 6)
+    return out
+
+
+def _explain(problem: Problem, seed: int, deadline: float | None, missing: list[str]) -> dict:
+    try:
+        f = build(problem, deadline)
+        model, _, guards = to_cp_model(f, guarded=True, objective=False, deadline=deadline)
+    except BuildTimeout:
+        missing.append("no conflicting set named")
+        return {"infeasible": True, "conflict": None, "suggestion": None}
     names = [sc.name for sc in f.side]
-    solver, status = _feasible(model, guards, seed=seed)
+    solver, status = _feasible(model, guards, seed=seed, deadline=deadline)
+    if status == cp_model.UNKNOWN:
+        missing.append("no conflicting set named")
+        return {"infeasible": True, "conflict": None, "suggestion": None}
     if status != cp_model.INFEASIBLE:
         return {"infeasible": False}
     core = list(solver.sufficient_assumptions_for_infeasibility())
     index = {g.index: i for i, g in enumerate(guards)}
-    members = [index[c] for c in core if c in index] or list(range(len(guards)))
-    i = 0
-    while i < len(members):  # deletion filter: drop any member the conflict does not need
-        trial = members[:i] + members[i + 1 :]
-        _, st = _feasible(model, [guards[j] for j in trial], seed=seed)
-        if st == cp_model.INFEASIBLE:
-            members = trial
-        else:
-            i += 1
+    members = _deletion_filter(model, guards, [index[c] for c in core if c in index] or list(range(len(guards))),
+                               seed, deadline, missing)
     conflict = [names[j] for j in members]
     others = [g for j, g in enumerate(guards) if j not in members]
-    _, st = _feasible(model, others, seed=seed)
-    out: dict = {"infeasible": True, "conflict": conflict, "suggestion": None, "more_conflicts": st == cp_model.INFEASIBLE}
-    if len(conflict) == 1 and not out["more_conflicts"]:
-        out["suggestion"] = _nearest_limit(problem, conflict[0], seed)
-    elif out["more_conflicts"]:
+    _, st = _feasible(model, others, seed=seed, deadline=deadline)
+    more = None if st == cp_model.UNKNOWN else st == cp_model.INFEASIBLE
+    out: dict = {"infeasible": True, "conflict": conflict, "suggestion": None, "more_conflicts": more}
+    if more is None:
+        missing.append("whether the other constraints conflict among themselves too is not settled")
+    elif len(conflict) == 1 and not more:
+        out["suggestion"] = _nearest_limit(problem, conflict[0], seed, deadline)
+        if out["suggestion"] is None and deadline is not None and time.perf_counter() >= deadline:
+            missing.append("the nearest feasible limit was not found")
+    elif more:
         out["suggestion"] = "the other constraints conflict among themselves too: relaxing these alone is not enough"
     return out
 
 
-def _nearest_limit(problem: Problem, name: str, seed: int) -> str | None:
+def _deletion_filter(model, guards: list, members: list[int], seed: int, deadline: float | None,
+                     missing: list[str]) -> list[int]:
+    """Drop any member the conflict does not need; one the deadline leaves unsettled stays (the set
+    is then a conflict, maybe not a minimal one)."""
+    i, unsettled = 0, False
+    while i < len(members):
+        trial = members[:i] + members[i + 1 :]
+        _, st = _feasible(model, [guards[j] for j in trial], seed=seed, deadline=deadline)
+        if st == cp_model.INFEASIBLE:
+            members = trial
+        else:
+            unsettled |= st == cp_model.UNKNOWN
+            i += 1
+    if unsettled:
+        missing.append("the conflicting set may not be minimal")
+    return members
+
+
+def _nearest_limit(problem: Problem, name: str, seed: int, deadline: float | None = None) -> str | None:
     """For a lone cap (or memory limit) in conflict: the least value that would be feasible."""
     cons = problem.constraints
     relaxed = problem.with_constraints(cons.without(name))
+    left = None if deadline is None else deadline - time.perf_counter()
+    if left is not None and left <= 0:
+        return None
     for cap in cons.caps:
         if cap.name == name:
             weights = tuple(1 if h == cap.level else 0 for h in range(problem.levels))
-            sol = solve(relaxed.with_weights(weights), SolveOptions(workers=1, seed=seed))
+            sol = solve(relaxed.with_weights(weights), SolveOptions(workers=1, seed=seed, time_limit_s=left))
             if sol.status is not Status.OPTIMAL:
                 return None
             need = Fraction(sol.level_units[cap.level] * problem.array.dtype_bytes, problem.tables.unit_per_element)
             return limit_suggestion(cap.level, need)
     if name == cons.memory_name:
-        need = _least_memory(relaxed, seed)
+        need = _least_memory(relaxed, seed, left)
         return None if need is None else limit_suggestion(None, need)
     return None
 
 
-def _least_memory(problem: Problem, seed: int) -> Fraction | None:
+def _least_memory(problem: Problem, seed: int, time_limit_s: float | None = None) -> Fraction | None:
     """The least per-accelerator memory (bytes) any plan needs under the problem's constraints."""
     f = build(problem)
     model, xs, _ = to_cp_model(f, objective=False)
@@ -394,6 +439,8 @@ def _least_memory(problem: Problem, seed: int) -> Fraction | None:
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = seed
+    if time_limit_s is not None:
+        solver.parameters.max_time_in_seconds = time_limit_s
     status, interrupted = run_solver(solver, model)
     if interrupted:
         raise KeyboardInterrupt

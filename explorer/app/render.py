@@ -138,7 +138,15 @@ def _broken_note(result: RunResult) -> str:
 def _no_plan_lines(result: RunResult) -> list[str]:
     """Why there is no plan: the constraints that conflict (and what to change), or the reason."""
     lines = conflict_lines(result.explanation)
-    return lines or ([f"reason: {result.reason}"] if result.reason else [])
+    return (lines or ([f"reason: {result.reason}"] if result.reason else [])) + explanation_time(result.explanation)
+
+
+def explanation_time(why) -> list[str]:
+    """The explanation's own time after the solve (not in the solver's wall), and what the time
+    limit left unsettled; [] when the solver named the conflict itself."""
+    if why is None or why.wall_s is None:
+        return []
+    return [f"explanation: {fmt_seconds(why.wall_s)} after the solve" + (f"; {why.note}" if why.note else "")]
 
 
 def conflict_lines(why) -> list[str]:
@@ -281,7 +289,7 @@ def _optimum_lines(r: CheckReport) -> list[str]:
             lines.append("these conflict: " + "; ".join(why.conflict))
         if why is not None and why.suggestion:
             lines.append(why.suggestion)
-        return lines
+        return lines + explanation_time(why)
     if o is None:
         return ["the DP refused this problem: no gap to report" if r.dp.refused
                 else "no solver proved the joint optimum within its limits"]

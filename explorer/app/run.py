@@ -123,6 +123,19 @@ def solve_with(problem: Problem, solver: str, options: SolveOptions) -> Solution
     return replace(sol, info=info)
 
 
+EXPLAIN_MIN_SHARE = 0.1  # the explanation's least share of the limit when the solve used it all
+
+
+def explain_deadline(options: SolveOptions, spent_s: float) -> float:
+    """When an infeasible run's explanation (``cpsat.explain_infeasible``) stops, as a
+    ``perf_counter`` value: what the limit (``--time-limit``, else the constrained solve's default)
+    leaves after the solve's ``spent_s`` seconds, and at least ``EXPLAIN_MIN_SHARE`` of it."""
+    from ..solvers.constrained import DEFAULT_TIME_LIMIT
+
+    limit = options.time_limit_s if options.time_limit_s is not None else DEFAULT_TIME_LIMIT
+    return time.perf_counter() + max(limit - spent_s, EXPLAIN_MIN_SHARE * limit)
+
+
 def run(problem: Problem, solver: str, options: SolveOptions | None = None) -> RunResult:
     """Solve, re-score with the evaluator, and compare with the baselines."""
     options = options or SolveOptions()
@@ -148,7 +161,7 @@ def run(problem: Problem, solver: str, options: SolveOptions | None = None) -> R
 
             # the exact solver names a lone infeasible limit itself; else CP-SAT finds the conflict
             why = ({"infeasible": True, "conflict": info["conflict"], "suggestion": info.get("suggestion")}
-                   if info.get("conflict") else explain_infeasible(problem, options.seed))
+                   if info.get("conflict") else explain_infeasible(problem, options.seed, explain_deadline(options, sol.wall_s)))
             if why.get("infeasible"):
                 named = why if not why.get("conflict") else {**why, "conflict": problem.constraints.with_sources(why["conflict"])}
                 return replace(base, explanation=Explanation.of(named))

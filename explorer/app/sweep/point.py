@@ -178,7 +178,8 @@ def answer_status(result: dict[str, Any]) -> tuple[str, str]:
     if result.get("plan") is None:
         if result.get("conflict"):
             why = "no plan satisfies the constraints; these conflict: " + "; ".join(result["conflict"])
-            return result["status"], why + (f" ({result['suggestion']})" if result.get("suggestion") else "")
+            why += f" ({result['suggestion']})" if result.get("suggestion") else ""
+            return result["status"], why + (f"; explanation {result['explanation_note']}" if result.get("explanation_note") else "")
         return result["status"], result.get("reason") or "no plan"
     if result["status"] == "feasible":  # why it is not proven (a CP-SAT that never searched: the DP's plan)
         return result["status"], result.get("reason") or ""
