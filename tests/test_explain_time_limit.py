@@ -67,7 +67,8 @@ def test_run_gives_the_explanation_what_the_limit_leaves(monkeypatch):
     assert result.status is Status.INFEASIBLE
     assert 0 < seen["left"] <= 3  # not unbounded: at most the limit
     text = render(result)
-    assert "explanation: 250.00 ms after the solve; cut short by the time limit: the nearest feasible limit" in text
+    assert ("explanation searched after the solve, wall 250.00 ms\n"
+            "explanation cut short by the time limit: the nearest feasible limit was not found\n") in text
     assert result.to_json()["explanation_wall_s"] == 0.25
     result = run_module.run(vgg_a_capped(), "exact", SolveOptions())  # no --time-limit: the default 60 s
     assert 0 < seen["left"] <= 60

@@ -146,7 +146,8 @@ def explanation_time(why) -> list[str]:
     limit left unsettled; [] when the solver named the conflict itself."""
     if why is None or why.wall_s is None:
         return []
-    return [f"explanation: {fmt_seconds(why.wall_s)} after the solve" + (f"; {why.note}" if why.note else "")]
+    return [f"explanation searched after the solve, wall {fmt_seconds(why.wall_s)}"] + (
+        [f"explanation {why.note}"] if why.note else [])
 
 
 def conflict_lines(why) -> list[str]:
