@@ -12,7 +12,7 @@ from explorer.core.partition import Space
 from explorer.core.problem import Problem
 from explorer.core.solution import SolveOptions, Status
 from explorer.frontends import load_array, load_model
-from explorer.solvers import cpsat
+from explorer.solvers import cpsat, exact
 from explorer.solvers.cpsat import explain_infeasible
 
 
@@ -54,6 +54,22 @@ def test_without_a_deadline_nothing_is_cut():
     assert "89.77 MB" in why["suggestion"]
 
 
+def lenet_memory_short() -> Problem:
+    """LeNet-C, memory 0.0001 GiB (no plan fits) and a loose cap: the exact solver leaves the
+    least memory under a cap to CP-SAT's explanation."""
+    return Problem(load_model("lenet-c"), load_array("hypar-16"), Space.HYPAR,
+                   constraints=Constraints(caps=(Cap(0, Fraction(10**12), "--cap"),), memory_bytes=Fraction(2**30 // 10**4)))
+
+
+def test_exact_names_a_cap_no_plan_meets_under_other_limits_itself():
+    # trial 8 item 7: resnet18 --memory 0.3 --cap 1=20MB: CP-SAT's explanation ran for minutes
+    e = exact.solve(vgg_a_capped(), SolveOptions(time_limit_s=30))
+    assert e.status is Status.INFEASIBLE
+    assert e.info["conflict"] == ["cap level 0 <= 50 MB (--cap)"]
+    assert e.info["suggestion"] == explain_infeasible(vgg_a_capped())["suggestion"]
+    assert "try --cap 0=89774848B" in e.info["suggestion"]
+
+
 def test_run_gives_the_explanation_what_the_limit_leaves(monkeypatch):
     seen = {}
 
@@ -63,12 +79,12 @@ def test_run_gives_the_explanation_what_the_limit_leaves(monkeypatch):
                 "note": "cut short by the time limit: the nearest feasible limit was not found", "wall_s": 0.25}
 
     monkeypatch.setattr(cpsat, "explain_infeasible", record)
-    result = run_module.run(vgg_a_capped(), "exact", SolveOptions(time_limit_s=3))
+    result = run_module.run(lenet_memory_short(), "exact", SolveOptions(time_limit_s=3))
     assert result.status is Status.INFEASIBLE
     assert 0 < seen["left"] <= 3  # not unbounded: at most the limit
     text = render(result)
     assert ("explanation searched after the solve, wall 250.00 ms\n"
             "explanation cut short by the time limit: the nearest feasible limit was not found\n") in text
     assert result.to_json()["explanation_wall_s"] == 0.25
-    result = run_module.run(vgg_a_capped(), "exact", SolveOptions())  # no --time-limit: the default 60 s
+    result = run_module.run(lenet_memory_short(), "exact", SolveOptions())  # no --time-limit: the default 60 s
     assert 0 < seen["left"] <= 60
