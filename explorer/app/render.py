@@ -168,8 +168,8 @@ def _status_lines(result: RunResult) -> list[str]:
             for v in figs.violations) + " (use --solver exact or cpsat to enforce caps and memory)")
     if result.status is Status.INTERRUPTED:
         lines.append(f"INTERRUPTED: {result.reason or 'stopped by Ctrl-C'}")
-    elif result.solver in ("dp", "pruned") and result.reason and not figs.violations:  # dp: levels by CP-SAT; pruned: why not proven
-        lines.append(f"note: {result.reason}")
+    elif result.reason and not figs.violations and (result.solver in ("dp", "pruned") or result.status is Status.FEASIBLE):
+        lines.append(f"note: {result.reason}")  # dp: levels by CP-SAT; a feasible plan: why it is not proven
     terms = result.time_terms
     if terms is not None and result.objective_value is not None:
         lines.append(f"objective: step time {fmt_seconds(result.objective_value)} = {_terms(terms, terms.communication_s)}")
