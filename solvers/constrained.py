@@ -51,9 +51,10 @@ def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts |
     try:
         return _solve(problem, ch, t0, info, options)
     except TimeoutError:  # TimeUp (graphs: between two steps of an elimination or the label pass), BuildTimeout
+        found = ("the best plan met and the best bound proven" if ch.incumbent is not None
+                 else "no plan found; a lower bound proven" if ch.proven_bound is not None else "no plan and no bound")
         info["reason"] = (f"the time limit ({time_budget(options):g} s) ran out before the gap closed "
-                          f"({info['method']}, {ch.evaluations} relaxed solves): the best plan met and the best "
-                          f"bound proven; raise {given_as('--time-limit')}")
+                          f"({info['method']}, {ch.evaluations} relaxed solves): {found}; raise {given_as('--time-limit')}")
         return _result(problem, ch, ch.proven_bound, t0, info, proven=False)
     except KeyboardInterrupt:  # Ctrl-C: the best plan met and the best bound so far, as CP-SAT reports them
         info["reason"] = INTERRUPTED_WITH_PLAN if ch.incumbent is not None else "stopped by Ctrl-C before any plan"

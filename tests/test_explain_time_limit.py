@@ -88,3 +88,22 @@ def test_run_gives_the_explanation_what_the_limit_leaves(monkeypatch):
     assert result.to_json()["explanation_wall_s"] == 0.25
     result = run_module.run(lenet_memory_short(), "exact", SolveOptions())  # no --time-limit: the default 60 s
     assert 0 < seen["left"] <= 60
+
+
+def test_unknown_with_a_bound_says_no_plan_and_prints_the_bound(monkeypatch):
+    # trial 8 item 1: the time limit ran out after the Lagrangian bound, before any plan met the limits
+    from explorer.solvers import constrained
+
+    from .test_exact_constrained import _capped_chain
+
+    p, opt, _ = _capped_chain()
+
+    def out_of_time(*args):
+        raise TimeoutError
+
+    monkeypatch.setattr(constrained, "_least_resources", out_of_time)
+    result = run_module.run(p, "exact", SolveOptions(time_limit_s=30))
+    assert result.status is Status.UNKNOWN and result.plan is None
+    assert result.bound is not None and result.bound <= p.real(opt.objective)
+    assert "no plan found; a lower bound proven" in result.reason and "best plan met" not in result.reason
+    assert f"no plan found; lower bound {float(result.bound):.6g} elements proven (by exact:lagrangian)" in render(result)

@@ -137,8 +137,11 @@ def _broken_note(result: RunResult) -> str:
 
 def _no_plan_lines(result: RunResult) -> list[str]:
     """Why there is no plan: the constraints that conflict (and what to change), or the reason."""
-    lines = conflict_lines(result.explanation)
-    return (lines or ([f"reason: {result.reason}"] if result.reason else [])) + explanation_time(result.explanation)
+    lines = conflict_lines(result.explanation) or ([f"reason: {result.reason}"] if result.reason else [])
+    if result.bound is not None:  # a time-limited run's proven lower bound: its one result
+        lines.append(f"no plan found; lower bound {float(result.bound):.6g} {result.inputs.objective_unit} proven"
+                     + (f" (by {result.bound_method})" if result.bound_method else ""))
+    return lines + explanation_time(result.explanation)
 
 
 def explanation_time(why) -> list[str]:
