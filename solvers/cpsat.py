@@ -22,7 +22,7 @@ from explorer.core.units import format_count
 
 from . import dp
 from explorer.core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status, plan_solution
-from .formulation import BuildTimeout, Formulation, assignment, build, extract_plan
+from .formulation import BuildTimeout, Formulation, assignment, build, extract_plan, memory_row_reach
 
 INT64_SAFE = 2**62
 
@@ -57,10 +57,7 @@ def to_cp_model(f: Formulation, guarded: bool = False, objective: bool = True,
             if lit is not None:
                 ct.only_enforce_if(lit)
         for vars_, coefs, rhs in sc.le_rows:
-            worst = sum(abs(c) for c in coefs)
-            if worst >= INT64_SAFE:
-                raise InstanceTooLarge(f"cpsat: the row of {sc.name!r} can reach {format_count(worst)}, beyond CP-SAT's int64 range "
-                                       "(2^62); use fewer levels or a smaller batch")
+            _check_row_range(sc.name, sum(abs(c) for c in coefs))
             ct = m.add(weighted([xs[v] for v in vars_], coefs) <= rhs)
             if lit is not None:
                 ct.only_enforce_if(lit)
@@ -76,6 +73,12 @@ def to_cp_model(f: Formulation, guarded: bool = False, objective: bool = True,
     used = [v for v, c in enumerate(f.objective) if c]
     m.minimize(weighted([xs[v] for v in used], [f.objective[v] // g for v in used]))
     return m, xs, guards
+
+
+def _check_row_range(name: str, worst: int) -> None:
+    if worst >= INT64_SAFE:
+        raise InstanceTooLarge(f"cpsat: the row of {name!r} can reach {format_count(worst)}, beyond CP-SAT's int64 range "
+                               "(2^62); use fewer levels or a smaller batch")
 
 
 def _check_deadline(deadline: float | None) -> None:
@@ -154,6 +157,8 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     t0 = time.perf_counter()
     limit = options.time_limit_s
     deadline = None if limit is None else t0 + limit
+    if problem.constraints.memory_bytes is not None:  # refused before the build (seconds at 20 levels), as to_cp_model would
+        _check_row_range(problem.constraints.memory_name, memory_row_reach(problem))
     try:  # --time-limit bounds the whole solve: the model's build, the hint and the search
         f = build(problem, deadline)
         model, xs, _ = to_cp_model(f, deadline=deadline)
