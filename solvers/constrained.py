@@ -189,22 +189,20 @@ def _explanation(problem: Problem, ch: _Chain, k: int, least: int) -> dict:
     if free.optimum(*free.resource_weights(k))[0] <= r.limit:
         return {}  # pins or forbids are part of the conflict
     if len(ch.res) != 1:  # a cap no plan meets, whatever the other limits: they bound the least cap that does
-        return {"conflict": [r.name], "suggestion": _least_cap(problem, r, ch.deadline)}
+        return {"conflict": [r.name], "suggestion": _least_cap(problem, r, ch.deadline, ch.held, ch.max_bytes)}
     need = Fraction(least * problem.array.dtype_bytes, problem.tables.unit_per_element)
     return {"conflict": [r.name], "suggestion": limit_suggestion(r.level, need)}
 
 
-def _least_cap(problem: Problem, r, deadline: float) -> str | None:
-    """The least traffic at the cap's level under the other limits (an exact solve in the time left,
-    as ``cpsat._nearest_limit``): its suggestion; None when the time ran out first."""
-    from .exact import solve
-
+def _least_cap(problem: Problem, r, deadline: float, held: int, max_bytes: int | None) -> str | None:
+    """The least traffic at the cap's level under the other limits (a constrained solve in the time
+    left, as ``cpsat._nearest_limit``): its suggestion; None when the time ran out first."""
     left = deadline - time.perf_counter()
     if left <= 0:
         return None
     weights = tuple(1 if h == r.level else 0 for h in range(problem.levels))
     relaxed = problem.with_constraints(problem.constraints.without(r.name)).with_weights(weights)
-    sol = solve(relaxed, SolveOptions(time_limit_s=left))
+    sol = solve_constrained(relaxed, SolveOptions(time_limit_s=left), None, held, max_bytes)
     if sol.status is Status.INFEASIBLE:
         return "the other constraints conflict among themselves too: relaxing these alone is not enough"
     if sol.status is not Status.OPTIMAL:

@@ -198,8 +198,8 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
 
 def no_bound_reason(problem: Problem, from_hint: bool, searched: bool, deterministic: bool = False) -> str:
     """Why a time-limited CP-SAT run's plan has no bound (the one text of ``explore`` and a sweep's
-    row): its hint (the DP's plan) or the best plan it met, and ``--solver exact`` when the
-    exact method takes an instance of this size (it often proves what CP-SAT cannot bound)."""
+    row): its hint (the DP's plan) or the best plan it met (``app.run.solve_with`` adds
+    ``--solver exact`` when the exact method takes an instance of this size)."""
     raise_it = given_as("--time-limit")
     if not searched:
         text = f"CP-SAT found no plan in the time the build left: its hint (the DP's plan), no bound (raise {raise_it} for a search)"
@@ -207,19 +207,7 @@ def no_bound_reason(problem: Problem, from_hint: bool, searched: bool, determini
         plan = "no plan better than its hint (the DP's plan)" if from_hint else "a plan (not shown optimal)"
         text = (f"CP-SAT found {plan} and proved no bound within "
                 + ("its deterministic time limit (raise that limit)" if deterministic else f"the time limit (raise {raise_it})"))
-    return text + ("; the exact solver takes this instance and may prove it sooner: try "
-                   f"{given_as('--solver')} exact" if _exact_takes(problem) else "")
-
-
-def _exact_takes(problem: Problem) -> bool:
-    """Whether ``exact`` accepts the instance's size (its up-front check, no solve)."""
-    from . import exact
-
-    try:
-        exact.check_size(problem)
-    except InstanceTooLarge:
-        return False
-    return True
+    return text
 
 
 def no_plan_reason(status_name: str, time_limited: bool, deterministic: bool = False) -> str:

@@ -93,6 +93,24 @@ def exact_first(problem: Problem, options: SolveOptions) -> tuple[SolveOptions, 
                    lower_bound_by=method, time_limit_s=left), pre
 
 
+def _suggest_exact(problem: Problem, sol: Solution) -> Solution:
+    """A CP-SAT plan with no bound proven: its reason names ``--solver exact`` when the exact
+    method takes an instance of this size (its up-front check, no solve; it often proves what
+    CP-SAT could not bound)."""
+    from ..core.errors import InstanceTooLarge
+    from ..core.names import given_as
+    from ..solvers import exact
+
+    if sol.plan is None or sol.bound is not None or not sol.info.get("reason"):
+        return sol
+    try:
+        exact.check_size(problem)
+    except InstanceTooLarge:
+        return sol
+    reason = sol.info["reason"] + f"; the exact solver takes this instance and may prove it: try {given_as('--solver')} exact"
+    return replace(sol, info=dict(sol.info, reason=reason))
+
+
 # CP-SAT's share of --time-limit when the steps before it took (almost) all of it
 MIN_LEFT_SHARE = 0.02
 
@@ -115,7 +133,7 @@ def solve_with(problem: Problem, solver: str, options: SolveOptions) -> Solution
             options = replace(options, time_limit_s=max(limit - (time.perf_counter() - t0), MIN_LEFT_SHARE * limit))
     sol = solve(problem, options)
     if solver == "cpsat":  # its wall time: the whole of what --time-limit bounds
-        sol = replace(sol, wall_s=time.perf_counter() - t0)
+        sol = _suggest_exact(problem, replace(sol, wall_s=time.perf_counter() - t0))
     if pre is None:
         return sol
     info = dict(sol.info, exact_first={"status": pre.status.value, "method": pre.info.get("method"),
