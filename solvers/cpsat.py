@@ -308,7 +308,8 @@ def _found(problem: Problem, options: SolveOptions, f: Formulation, solver, xs, 
     if bound > objective:
         raise AssertionError(f"cpsat: bound {bound} above the value {objective} of a plan it found")
     proven = status == cp_model.OPTIMAL and objective == bound
-    if not proven and bound <= 0 < objective:  # every plan costs >= 0: nothing proven, shown as no bound
+    if not proven and bound <= 0 < objective and problem.real(bound) <= 0:  # every plan costs >= 0: nothing proven
+        # (under the time objective the compute time is a bound by itself: kept)
         info.pop("bound_method")
         info["reason"] = no_bound_reason(problem, from_hint=plan == hint and options.hint is None, searched=True,
                                          deterministic=options.time_limit_s is None)
