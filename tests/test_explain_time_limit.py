@@ -107,3 +107,14 @@ def test_unknown_with_a_bound_says_no_plan_and_prints_the_bound(monkeypatch):
     assert result.bound is not None and result.bound <= p.real(opt.objective)
     assert "no plan found; a lower bound proven" in result.reason and "best plan met" not in result.reason
     assert f"no plan found; lower bound {float(result.bound):.6g} elements proven (by exact:lagrangian)" in render(result)
+
+
+def test_cpsat_keeps_the_conflict_its_exact_first_step_named(monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("CP-SAT searched the explanation the exact method had named")
+
+    monkeypatch.setattr(cpsat, "explain_infeasible", never)
+    result = run_module.run(vgg_a_capped(), "cpsat", SolveOptions(time_limit_s=30, workers=1))
+    assert result.status is Status.INFEASIBLE
+    assert result.explanation.conflict == ("cap level 0 <= 50 MB (--cap)",)
+    assert "try --cap 0=89774848B" in result.explanation.suggestion

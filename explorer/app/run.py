@@ -138,6 +138,8 @@ def solve_with(problem: Problem, solver: str, options: SolveOptions) -> Solution
         return sol
     info = dict(sol.info, exact_first={"status": pre.status.value, "method": pre.info.get("method"),
                                        "bound": pre.bound, "wall_s": round(pre.wall_s, 6)})
+    if sol.status is Status.INFEASIBLE and pre.status is Status.INFEASIBLE and pre.info.get("conflict"):
+        info.update(conflict=pre.info["conflict"], suggestion=pre.info.get("suggestion"))  # the exact method named it
     return replace(sol, info=info)
 
 
