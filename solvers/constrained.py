@@ -51,9 +51,10 @@ def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts |
     try:
         return _solve(problem, ch, t0, info, options)
     except TimeoutError:  # TimeUp (graphs: between two steps of an elimination or the label pass), BuildTimeout
+        found = ("the best plan met and the best bound proven" if ch.incumbent is not None
+                 else "no plan found; a lower bound proven" if ch.proven_bound is not None else "no plan and no bound")
         info["reason"] = (f"the time limit ({time_budget(options):g} s) ran out before the gap closed "
-                          f"({info['method']}, {ch.evaluations} relaxed solves): the best plan met and the best "
-                          f"bound proven; raise {given_as('--time-limit')}")
+                          f"({info['method']}, {ch.evaluations} relaxed solves): {found}; raise {given_as('--time-limit')}")
         return _result(problem, ch, ch.proven_bound, t0, info, proven=False)
     except KeyboardInterrupt:  # Ctrl-C: the best plan met and the best bound so far, as CP-SAT reports them
         info["reason"] = INTERRUPTED_WITH_PLAN if ch.incumbent is not None else "stopped by Ctrl-C before any plan"
@@ -180,15 +181,34 @@ def _explanation(problem: Problem, ch: _Chain, k: int, least: int) -> dict:
     """When the problem's only cap (or memory limit) is infeasible by itself, pins and forbids aside,
     name it as the conflict and say the least limit that would do (what ``cpsat.explain_infeasible``
     says, without its CP-SAT runs); otherwise nothing (the caller asks CP-SAT)."""
-    if len(ch.res) != 1:
-        return {}
     r, cons = ch.res[k], problem.constraints
+    if len(ch.res) != 1 and r.level is None:
+        return {}  # the least memory under the caps: CP-SAT's (``cpsat._least_memory``)
     free = _Chain(problem.with_constraints(type(cons)(caps=cons.caps, memory_bytes=cons.memory_bytes,
                                                        weight_copies=cons.weight_copies)))
     if free.optimum(*free.resource_weights(k))[0] <= r.limit:
         return {}  # pins or forbids are part of the conflict
+    if len(ch.res) != 1:  # a cap no plan meets, whatever the other limits: they bound the least cap that does
+        return {"conflict": [r.name], "suggestion": _least_cap(problem, r, ch.deadline, ch.held, ch.max_bytes)}
     need = Fraction(least * problem.array.dtype_bytes, problem.tables.unit_per_element)
     return {"conflict": [r.name], "suggestion": limit_suggestion(r.level, need)}
+
+
+def _least_cap(problem: Problem, r, deadline: float, held: int, max_bytes: int | None) -> str | None:
+    """The least traffic at the cap's level under the other limits (a constrained solve in the time
+    left, as ``cpsat._nearest_limit``): its suggestion; None when the time ran out first."""
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        return None
+    weights = tuple(1 if h == r.level else 0 for h in range(problem.levels))
+    relaxed = problem.with_constraints(problem.constraints.without(r.name)).with_weights(weights)
+    sol = solve_constrained(relaxed, SolveOptions(time_limit_s=left), None, held, max_bytes)
+    if sol.status is Status.INFEASIBLE:
+        return "the other constraints conflict among themselves too: relaxing these alone is not enough"
+    if sol.status is not Status.OPTIMAL:
+        return None
+    need = Fraction(sol.level_units[r.level] * problem.array.dtype_bytes, problem.tables.unit_per_element)
+    return limit_suggestion(r.level, need)
 
 
 def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, t0: float, info: dict,

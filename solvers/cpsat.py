@@ -23,7 +23,7 @@ from explorer.core.units import format_count
 from . import dp
 from explorer.core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status, plan_solution
 from .deadline import check_deadline
-from .formulation import BuildTimeout, Formulation, assignment, build, extract_plan
+from .formulation import BuildTimeout, Formulation, assignment, build, extract_plan, memory_row_reach
 
 INT64_SAFE = 2**62
 
@@ -58,10 +58,7 @@ def to_cp_model(f: Formulation, guarded: bool = False, objective: bool = True,
             if lit is not None:
                 ct.only_enforce_if(lit)
         for vars_, coefs, rhs in sc.le_rows:
-            worst = sum(abs(c) for c in coefs)
-            if worst >= INT64_SAFE:
-                raise InstanceTooLarge(f"cpsat: the row of {sc.name!r} can reach {format_count(worst)}, beyond CP-SAT's int64 range "
-                                       "(2^62); use fewer levels or a smaller batch")
+            _check_row_range(sc.name, sum(abs(c) for c in coefs))
             ct = m.add(weighted([xs[v] for v in vars_], coefs) <= rhs)
             if lit is not None:
                 ct.only_enforce_if(lit)
@@ -79,9 +76,19 @@ def to_cp_model(f: Formulation, guarded: bool = False, objective: bool = True,
     return m, xs, guards
 
 
+def _check_row_range(name: str, worst: int) -> None:
+    if worst >= INT64_SAFE:
+        raise InstanceTooLarge(f"cpsat: the row of {name!r} can reach {format_count(worst)}, beyond CP-SAT's int64 range "
+                               "(2^62); use fewer levels or a smaller batch")
+
+
 # CP-SAT's share of the limit when the build left (almost) nothing: enough to load the model and
 # return the hint (its first solution with presolve off), small enough to stay within 10%.
 MIN_SEARCH_SHARE = 0.02
+# kept back from the search for what follows its limit: CP-SAT stops up to ~7% of a 5 s limit past
+# its max_time on a loaded machine (alexnet at 12 levels, accpar: 4.60 s on 4.29 s), then the plan's
+# extraction and re-scoring
+SEARCH_MARGIN, SEARCH_MARGIN_MAX_S = 0.08, 1.0
 
 
 def run_solver(solver: cp_model.CpSolver, model: cp_model.CpModel, callback=None) -> tuple[int, bool]:
@@ -146,6 +153,8 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     t0 = time.perf_counter()
     limit = options.time_limit_s
     deadline = None if limit is None else t0 + limit
+    if problem.constraints.memory_bytes is not None:  # refused before the build (seconds at 20 levels), as to_cp_model would
+        _check_row_range(problem.constraints.memory_name, memory_row_reach(problem))
     try:  # --time-limit bounds the whole solve: the model's build, the hint and the search
         f = build(problem, deadline)
         model, xs, _ = to_cp_model(f, deadline=deadline)
@@ -156,8 +165,9 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     if options.dump_model and not model.export_to_file(options.dump_model):
         raise SpecError(given_as("--dump-model"), f"CP-SAT could not write the model to {options.dump_model}")
     solver = _configured_solver(options)
-    if deadline is not None:  # the search gets what the build left
-        solver.parameters.max_time_in_seconds = max(deadline - time.perf_counter(), MIN_SEARCH_SHARE * limit)
+    if deadline is not None:  # the search gets what the build left, less what CP-SAT overruns its own limit by
+        left = deadline - time.perf_counter() - min(SEARCH_MARGIN * limit, SEARCH_MARGIN_MAX_S)
+        solver.parameters.max_time_in_seconds = max(left, MIN_SEARCH_SHARE * limit)
     callback = None
     if options.progress:
         # the time objective's solver value is the communication; the step time adds the compute
@@ -174,13 +184,26 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
         return Solution("cpsat", Status.INFEASIBLE, None, None, None, None, wall, info)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         if status == cp_model.UNKNOWN and hint is not None and options.lower_bound is None and deadline is not None:
-            info["reason"] = ("CP-SAT found no plan in the time the build left: its hint (the DP's plan), no bound "
-                              f"(raise {given_as('--time-limit')} for a search)")
+            info["reason"] = no_bound_reason(problem, from_hint=True, searched=False)
             return plan_solution("cpsat", problem, hint, Status.FEASIBLE, wall, info=info)
         info["reason"] = no_plan_reason(solver.status_name(status), deadline is not None,
                                         options.deterministic_time_limit is not None)
         return Solution("cpsat", Status.UNKNOWN, None, None, None, None, wall, info)
-    return _found(problem, options, f, solver, xs, status, wall, info)
+    return _found(problem, options, f, solver, xs, status, wall, info, hint)
+
+
+def no_bound_reason(problem: Problem, from_hint: bool, searched: bool, deterministic: bool = False) -> str:
+    """Why a time-limited CP-SAT run's plan has no bound (the one text of ``explore`` and a sweep's
+    row): its hint (the DP's plan) or the best plan it met (``app.run.solve_with`` adds
+    ``--solver exact`` when the exact method takes an instance of this size)."""
+    raise_it = given_as("--time-limit")
+    if not searched:
+        text = f"CP-SAT found no plan in the time the build left: its hint (the DP's plan), no bound (raise {raise_it} for a search)"
+    else:
+        plan = "no plan better than its hint (the DP's plan)" if from_hint else "a plan (not shown optimal)"
+        text = (f"CP-SAT found {plan} and proved no bound within "
+                + ("its deterministic time limit (raise that limit)" if deterministic else f"the time limit (raise {raise_it})"))
+    return text
 
 
 def no_plan_reason(status_name: str, time_limited: bool, deterministic: bool = False) -> str:
@@ -266,7 +289,7 @@ def _configured_solver(options: SolveOptions) -> cp_model.CpSolver:
 
 
 def _found(problem: Problem, options: SolveOptions, f: Formulation, solver, xs, status, wall: float,
-           info: dict) -> Solution:
+           info: dict, hint=None) -> Solution:
     """The plan CP-SAT found, re-scored on the tables (which must agree with the model's
     objective), with its bound: OPTIMAL only when CP-SAT proved it and the bound equals it."""
     g = f.objective_gcd
@@ -281,6 +304,12 @@ def _found(problem: Problem, options: SolveOptions, f: Formulation, solver, xs, 
     if bound > objective:
         raise AssertionError(f"cpsat: bound {bound} above the value {objective} of a plan it found")
     proven = status == cp_model.OPTIMAL and objective == bound
+    if not proven and bound <= 0 < objective and problem.real(bound) <= 0:  # every plan costs >= 0: nothing proven
+        # (under the time objective the compute time is a bound by itself: kept)
+        info.pop("bound_method")
+        info["reason"] = no_bound_reason(problem, from_hint=plan == hint and options.hint is None, searched=True,
+                                         deterministic=options.time_limit_s is None)
+        return Solution("cpsat", Status.FEASIBLE, plan, objective, None, sol.level_units, wall, info)
     return Solution("cpsat", Status.OPTIMAL if proven else Status.FEASIBLE, plan, objective, bound,
                     sol.level_units, wall, info)
 
@@ -306,73 +335,118 @@ def _interrupted(problem: Problem, f: Formulation, solver, xs, status, wall: flo
     return Solution("cpsat", Status.INTERRUPTED, plan, sol.objective, bound, sol.level_units, wall, info)
 
 
-def _feasible(model: cp_model.CpModel, lits: list, workers: int = 1, seed: int = 0) -> tuple[cp_model.CpSolver, int]:
+def _feasible(model: cp_model.CpModel, lits: list, workers: int = 1, seed: int = 0,
+              deadline: float | None = None) -> tuple[cp_model.CpSolver, int]:
+    """CP-SAT on ``model`` under the assumptions ``lits``; with ``deadline`` (a ``perf_counter``
+    value) it stops there (status UNKNOWN; at once if it has passed)."""
     model.clear_assumptions()
     model.add_assumptions(lits)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = workers
     solver.parameters.random_seed = seed
+    if deadline is not None:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return solver, cp_model.UNKNOWN
+        solver.parameters.max_time_in_seconds = left
     status, interrupted = run_solver(solver, model)
     if interrupted:
         raise KeyboardInterrupt
     return solver, status
 
 
-def explain_infeasible(problem: Problem, seed: int = 0) -> dict:
+def explain_infeasible(problem: Problem, seed: int = 0, deadline: float | None = None) -> dict:
     """A small set of side constraints that cannot hold together, and (when it is a single cap or
     the memory limit) the nearest limit that would be feasible.
 
     Every side constraint is guarded by an assumption literal; CP-SAT's
     ``sufficient_assumptions_for_infeasibility`` gives a core (one worker), which a deletion
-    pass then shrinks to a minimal one (each member is needed for the conflict).
+    pass then shrinks to a minimal one (each member is needed for the conflict). ``deadline`` (a
+    ``perf_counter`` value) bounds the whole: a step it stops leaves its part unsettled, and
+    ``note`` says what (``wall_s``: the explanation's own time).
     """
-    f = build(problem)
-    model, _, guards = to_cp_model(f, guarded=True, objective=False)
+    t0, missing = time.perf_counter(), []
+    out = _explain(problem, seed, deadline, missing)
+    if missing:
+        out["note"] = "cut short by the time limit: " + "; ".join(missing)
+    out["wall_s"] = round(time.perf_counter() - t0, 6)
+    return out
+
+
+def _explain(problem: Problem, seed: int, deadline: float | None, missing: list[str]) -> dict:
+    try:
+        f = build(problem, deadline)
+        model, _, guards = to_cp_model(f, guarded=True, objective=False, deadline=deadline)
+    except BuildTimeout:
+        missing.append("no conflicting set named")
+        return {"infeasible": True, "conflict": None, "suggestion": None}
     names = [sc.name for sc in f.side]
-    solver, status = _feasible(model, guards, seed=seed)
+    solver, status = _feasible(model, guards, seed=seed, deadline=deadline)
+    if status == cp_model.UNKNOWN:
+        missing.append("no conflicting set named")
+        return {"infeasible": True, "conflict": None, "suggestion": None}
     if status != cp_model.INFEASIBLE:
         return {"infeasible": False}
     core = list(solver.sufficient_assumptions_for_infeasibility())
     index = {g.index: i for i, g in enumerate(guards)}
-    members = [index[c] for c in core if c in index] or list(range(len(guards)))
-    i = 0
-    while i < len(members):  # deletion filter: drop any member the conflict does not need
-        trial = members[:i] + members[i + 1 :]
-        _, st = _feasible(model, [guards[j] for j in trial], seed=seed)
-        if st == cp_model.INFEASIBLE:
-            members = trial
-        else:
-            i += 1
+    members = _deletion_filter(model, guards, [index[c] for c in core if c in index] or list(range(len(guards))),
+                               seed, deadline, missing)
     conflict = [names[j] for j in members]
     others = [g for j, g in enumerate(guards) if j not in members]
-    _, st = _feasible(model, others, seed=seed)
-    out: dict = {"infeasible": True, "conflict": conflict, "suggestion": None, "more_conflicts": st == cp_model.INFEASIBLE}
-    if len(conflict) == 1 and not out["more_conflicts"]:
-        out["suggestion"] = _nearest_limit(problem, conflict[0], seed)
-    elif out["more_conflicts"]:
+    _, st = _feasible(model, others, seed=seed, deadline=deadline)
+    more = None if st == cp_model.UNKNOWN else st == cp_model.INFEASIBLE
+    out: dict = {"infeasible": True, "conflict": conflict, "suggestion": None, "more_conflicts": more}
+    if more is None:
+        missing.append("whether the other constraints conflict among themselves too is not settled")
+    elif len(conflict) == 1 and not more:
+        out["suggestion"] = _nearest_limit(problem, conflict[0], seed, deadline)
+        if out["suggestion"] is None and deadline is not None and time.perf_counter() >= deadline:
+            missing.append("the nearest feasible limit was not found")
+    elif more:
         out["suggestion"] = "the other constraints conflict among themselves too: relaxing these alone is not enough"
     return out
 
 
-def _nearest_limit(problem: Problem, name: str, seed: int) -> str | None:
+def _deletion_filter(model, guards: list, members: list[int], seed: int, deadline: float | None,
+                     missing: list[str]) -> list[int]:
+    """Drop any member the conflict does not need; one the deadline leaves unsettled stays (the set
+    is then a conflict, maybe not a minimal one)."""
+    i, unsettled = 0, False
+    while i < len(members):
+        trial = members[:i] + members[i + 1 :]
+        _, st = _feasible(model, [guards[j] for j in trial], seed=seed, deadline=deadline)
+        if st == cp_model.INFEASIBLE:
+            members = trial
+        else:
+            unsettled |= st == cp_model.UNKNOWN
+            i += 1
+    if unsettled:
+        missing.append("the conflicting set may not be minimal")
+    return members
+
+
+def _nearest_limit(problem: Problem, name: str, seed: int, deadline: float | None = None) -> str | None:
     """For a lone cap (or memory limit) in conflict: the least value that would be feasible."""
     cons = problem.constraints
     relaxed = problem.with_constraints(cons.without(name))
+    left = None if deadline is None else deadline - time.perf_counter()
+    if left is not None and left <= 0:
+        return None
     for cap in cons.caps:
         if cap.name == name:
             weights = tuple(1 if h == cap.level else 0 for h in range(problem.levels))
-            sol = solve(relaxed.with_weights(weights), SolveOptions(workers=1, seed=seed))
+            sol = solve(relaxed.with_weights(weights), SolveOptions(workers=1, seed=seed, time_limit_s=left))
             if sol.status is not Status.OPTIMAL:
                 return None
             need = Fraction(sol.level_units[cap.level] * problem.array.dtype_bytes, problem.tables.unit_per_element)
             return limit_suggestion(cap.level, need)
     if name == cons.memory_name:
-        need = _least_memory(relaxed, seed)
+        need = _least_memory(relaxed, seed, left)
         return None if need is None else limit_suggestion(None, need)
     return None
 
 
-def _least_memory(problem: Problem, seed: int) -> Fraction | None:
+def _least_memory(problem: Problem, seed: int, time_limit_s: float | None = None) -> Fraction | None:
     """The least per-accelerator memory (bytes) any plan needs under the problem's constraints."""
     f = build(problem)
     model, xs, _ = to_cp_model(f, objective=False)
@@ -390,6 +464,8 @@ def _least_memory(problem: Problem, seed: int) -> Fraction | None:
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = seed
+    if time_limit_s is not None:
+        solver.parameters.max_time_in_seconds = time_limit_s
     status, interrupted = run_solver(solver, model)
     if interrupted:
         raise KeyboardInterrupt

@@ -13,7 +13,7 @@ from explorer.core.names import given_as
 from explorer.core.plan import Plan
 
 from .deadline import check_deadline
-from .vectors import VectorCosts, reduce_peak
+from .vectors import TimeUp, VectorCosts, reduce_peak  # noqa: F401 (TimeUp: re-exported)
 
 MAX_GRAPH_TABLE = 20_000_000  # entries of one dense elimination table on graphs (int64: 160 MB)
 
@@ -92,8 +92,7 @@ def _plan_step(vc: VectorCosts, z: int, bucket: list[_Factor]):
     return best
 
 
-class TimeUp(TimeoutError):
-    """The deadline passed between two elimination steps."""
+# TimeUp: ``vectors`` (a step's edge reduction checks between levels too)
 
 
 def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = None,
@@ -129,7 +128,7 @@ def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = Non
         step = [z, bucket, how, detail, scope, None, 0]  # ..., the message produced, the constant added
         if steps is not None:
             steps.append(step)
-        new, const = _eliminate(vc, z, bucket, how, detail, scope, W)
+        new, const = _eliminate(vc, z, bucket, how, detail, scope, W, deadline)
         if new is None:
             constant = min(constant + const, vc.big)
             step[6] = const
@@ -167,15 +166,16 @@ def _cheapest_step(vc: VectorCosts, alive: set[int], at: list[list[_Factor]]):
     return how, detail, z
 
 
-def _eliminate(vc: VectorCosts, z: int, bucket: list[_Factor], how: str, detail, scope: list[int], W):
+def _eliminate(vc: VectorCosts, z: int, bucket: list[_Factor], how: str, detail, scope: list[int], W,
+               deadline: float | None = None):
     """Minimise z out of its bucket: (the message, 0), or (None, the constant) when nothing is left."""
     if how == "chain":
         a, b, edge_f = detail
         F = _dense(vc, [a, z], [f for f in bucket if f is not edge_f], W)
         if vc.edges[edge_f.edge][0] == z:
-            out = vc.reduce_producer(F, edge_f.edge, W)
+            out = vc.reduce_producer(F, edge_f.edge, W, deadline)
         else:
-            out = vc.reduce_consumer(F, edge_f.edge, W)
+            out = vc.reduce_consumer(F, edge_f.edge, W, deadline)
         return _Factor((a, b), out), 0
     table = _dense(vc, scope, bucket, W)
     reduced = table.min(axis=scope.index(z))

@@ -180,13 +180,30 @@ def add_side_constraints(problem: Problem, f: Formulation) -> None:
                     coefs.append(tables.inter(e, tp, types[k0], s0))
         f.side.append(SideConstraint(cap.name, le_rows=_le_rows(vars_, coefs, problem.cap_units(h))))
     if cons.memory_bytes is not None:
-        vars_, coefs = [], []
-        for l in range(L):  # noqa: E741
-            for s in tables.states(H - 1):
-                for k, t in enumerate(types):
-                    vars_.append(f.x[(l, H - 1, s, k)])
-                    coefs.append(tables.footprint_units(l, add_type(s, t), cons.weight_copies))
-        f.side.append(SideConstraint(cons.memory_name, le_rows=_le_rows(vars_, coefs, problem.memory_units)))
+        keys, coefs = _memory_coefs(problem)
+        f.side.append(SideConstraint(cons.memory_name, le_rows=_le_rows([f.x[x] for x in keys], coefs, problem.memory_units)))
+
+
+def _memory_coefs(problem: Problem) -> tuple[list[tuple], list[int]]:
+    """The memory row's x keys (layer, last level, count state, type) and footprints."""
+    tables, H, w = problem.tables, problem.levels, problem.constraints.weight_copies
+    keys, coefs = [], []
+    for l in range(problem.num_layers):  # noqa: E741
+        for s in tables.states(H - 1):
+            for k, t in enumerate(tables.types):
+                keys.append((l, H - 1, s, k))
+                coefs.append(tables.footprint_units(l, add_type(s, t), w))
+    return keys, coefs
+
+
+def memory_row_reach(problem: Problem) -> int:
+    """The most the memory row (as ``build`` writes it: scaled by its gcd) can reach, from the
+    tables alone (before the build; 0 when there is no limit or no row)."""
+    if problem.constraints.memory_bytes is None:
+        return 0
+    keys, coefs = _memory_coefs(problem)
+    rows = _le_rows(list(range(len(keys))), coefs, problem.memory_units)
+    return sum(abs(c) for _, row, _ in rows for c in row)
 
 
 def assignment(problem: Problem, f: Formulation, plan: Plan) -> list[int]:

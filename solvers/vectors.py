@@ -16,6 +16,8 @@ import numpy as np
 from explorer.core.comm import add_type
 from explorer.core.problem import Problem
 
+from .deadline import check_deadline
+
 
 # Entries of per-level intra arrays ``VectorCosts`` keeps (int64: 160 MB).
 LEVEL_CACHE_ENTRIES = 20_000_000
@@ -198,7 +200,7 @@ class VectorCosts:
         small = w * self.raw_inter(e, j)[:, du.tix[:, None], dx.tix[None, :]]  # (count states, Ku, Kx)
         return small[dx.prefix_state[j]]
 
-    def reduce_producer(self, T: np.ndarray, e: int, W=None) -> np.ndarray:
+    def reduce_producer(self, T: np.ndarray, e: int, W=None, deadline: float | None = None) -> np.ndarray:
         """out[a, x] = min over u of T[a, u] + inter_e(u, x), for edge e = (u, x); T is (A, V_u).
 
         Level j's term depends on u only through u_j, so u's digits go one by one: after step j
@@ -209,6 +211,7 @@ class VectorCosts:
         A, Ku, Kx, H = T.shape[0], du.K, dx.K, self.H
         cur = T.reshape(A, 1, Ku, du.V // Ku)
         for j in range(H):
+            check_deadline(deadline, TimeUp)  # (one level of a large table: up to ~1 s, resnet50 at 7 levels)
             g = self._level_terms(e, j, W[j])  # (P, Ku, Kx)
             out = None
             for k in range(Ku):
@@ -218,7 +221,7 @@ class VectorCosts:
             cur = out.reshape(A, P, Ku, rest // Ku) if j < H - 1 else out.reshape(A, -1)
         return self.clamp(np.ascontiguousarray(cur).reshape(A, dx.V))
 
-    def reduce_consumer(self, T: np.ndarray, e: int, W=None) -> np.ndarray:
+    def reduce_consumer(self, T: np.ndarray, e: int, W=None, deadline: float | None = None) -> np.ndarray:
         """out[a, u] = min over x of T[a, x] + inter_e(u, x), for edge e = (u, x); T is (A, V_x).
 
         Level j's term depends on x_<=j and u_j, so x's digits go from the last: after step j
@@ -229,6 +232,7 @@ class VectorCosts:
         A, Kx, H = T.shape[0], dx.K, self.H
         cur = T.reshape(A, dx.V // Kx, Kx, 1)
         for j in range(H - 1, -1, -1):
+            check_deadline(deadline, TimeUp)
             g = self._level_terms(e, j, W[j])  # (P, Ku, Kx)
             out = None
             for k in range(Kx):
@@ -254,3 +258,8 @@ def reduce_peak(H: int, Ku: int, Kx: int, A: int, producer: bool) -> int:
         peak = max(peak, 2 * prev + t if K == 1 else max(2 * prev + t, prev + 3 * t))
         prev = t
     return peak
+
+
+class TimeUp(TimeoutError):
+    """The deadline passed between two elimination steps (or two levels of one)."""
+

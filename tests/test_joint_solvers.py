@@ -72,8 +72,12 @@ def test_time_limited_cpsat_reports_feasible_with_valid_bound():
     for budget in (0.05, 1.2):
         sol = cpsat.solve(p, SolveOptions(workers=1, seed=0, deterministic_time_limit=budget))
         assert sol.status in (Status.FEASIBLE, Status.OPTIMAL)
-        assert sol.plan is not None and sol.bound is not None
+        assert sol.plan is not None
         rescore(p, sol)
+        if sol.bound is None:  # nothing proven (CP-SAT's trivial bound 0): said so, not shown as bound 0
+            assert sol.status is Status.FEASIBLE and "proved no bound" in sol.info["reason"]
+            feasible += 1
+            continue
         assert sol.bound <= opt <= sol.objective
         if sol.status is Status.FEASIBLE:
             feasible += 1

@@ -15,7 +15,7 @@ from ..core.errors import Refused
 from ..core.problem import Problem
 from .results import (CellDiff, CheckReport, Explanation, Inputs, LevelCheck, Optimum, SolverReport, StepTerms,
                       exact_number, plan_figures)
-from .run import EvaluatorMismatch, rescore
+from .run import EvaluatorMismatch, explain_deadline, rescore
 
 JOINT_SOLVERS = ("exact", "cpsat", "brute")  # exact first: the fastest proof, then CP-SAT's hint
 CHECK_SOLVERS = (*JOINT_SOLVERS, "pruned")  # what --solvers takes (pruned: on request; it needs no caps)
@@ -244,7 +244,8 @@ def _explain_infeasible(problem: Problem, options: CheckOptions, solutions: dict
     from ..solvers.cpsat import explain_infeasible
 
     named = [s.info for s in solutions.values() if s.info.get("conflict")]  # the exact solver's own proof
-    why = named[0] if named else explain_infeasible(problem, options.solve.seed)
+    spent = max((s.wall_s for s in solutions.values()), default=0.0)
+    why = named[0] if named else explain_infeasible(problem, options.solve.seed, explain_deadline(options.solve, spent))
     if why.get("conflict"):  # where each rule came from, as explore names it
         why = {**why, "conflict": problem.constraints.with_sources(why["conflict"])}
     return Explanation.of(why)

@@ -144,8 +144,20 @@ def _broken_note(result: RunResult) -> str:
 
 def _no_plan_lines(result: RunResult) -> list[str]:
     """Why there is no plan: the constraints that conflict (and what to change), or the reason."""
-    lines = conflict_lines(result.explanation)
-    return lines or ([f"reason: {result.reason}"] if result.reason else [])
+    lines = conflict_lines(result.explanation) or ([f"reason: {result.reason}"] if result.reason else [])
+    if result.bound is not None:  # a time-limited run's proven lower bound: its one result
+        lines.append(f"no plan found; lower bound {float(result.bound):.6g} {result.inputs.objective_unit} proven"
+                     + (f" (by {result.bound_method})" if result.bound_method else ""))
+    return lines + explanation_time(result.explanation)
+
+
+def explanation_time(why) -> list[str]:
+    """The explanation's own time after the solve (not in the solver's wall), and what the time
+    limit left unsettled; [] when the solver named the conflict itself."""
+    if why is None or why.wall_s is None:
+        return []
+    return [f"explanation searched after the solve, wall {fmt_seconds(why.wall_s)}"] + (
+        [f"explanation {why.note}"] if why.note else [])
 
 
 def conflict_lines(why) -> list[str]:
@@ -165,8 +177,8 @@ def _status_lines(result: RunResult) -> list[str]:
             for v in figs.violations) + " (use --solver exact or cpsat to enforce caps and memory)")
     if result.status is Status.INTERRUPTED:
         lines.append(f"INTERRUPTED: {result.reason or 'stopped by Ctrl-C'}")
-    elif result.solver in ("dp", "pruned") and result.reason and not figs.violations:  # dp: levels by CP-SAT; pruned: why not proven
-        lines.append(f"note: {result.reason}")
+    elif result.reason and not figs.violations and (result.solver in ("dp", "pruned") or result.status is Status.FEASIBLE):
+        lines.append(f"note: {result.reason}")  # dp: levels by CP-SAT; a feasible plan: why it is not proven
     terms = result.time_terms
     if terms is not None and result.objective_value is not None:
         lines.append(f"objective: step time {fmt_seconds(result.objective_value)} = {_terms(terms, terms.communication_s)}")
@@ -287,7 +299,7 @@ def _optimum_lines(r: CheckReport) -> list[str]:
             lines.append("these conflict: " + "; ".join(why.conflict))
         if why is not None and why.suggestion:
             lines.append(why.suggestion)
-        return lines
+        return lines + explanation_time(why)
     if o is None:
         return ["the DP refused this problem: no gap to report" if r.dp.refused
                 else "no solver proved the joint optimum within its limits"]

@@ -310,14 +310,20 @@ class Explanation:
 
     conflict: tuple[str, ...] | None
     suggestion: str | None
+    note: str | None = None  # what the time limit left unsettled (``cpsat.explain_infeasible``)
+    wall_s: float | None = None  # the explanation's own time, after the solve (None: none was searched)
 
     @staticmethod
     def of(why: dict[str, Any]) -> "Explanation":
         conflict = why.get("conflict")
-        return Explanation(None if conflict is None else tuple(conflict), why.get("suggestion"))
+        return Explanation(None if conflict is None else tuple(conflict), why.get("suggestion"), why.get("note"),
+                           why.get("wall_s"))
 
     def to_json(self) -> dict[str, Any]:
-        return {"conflict": None if self.conflict is None else list(self.conflict), "suggestion": self.suggestion}
+        out = {"conflict": None if self.conflict is None else list(self.conflict), "suggestion": self.suggestion}
+        if self.wall_s is not None:  # searched after the solve (not when the solver named the conflict itself)
+            out.update(explanation_wall_s=self.wall_s, explanation_note=self.note)
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -109,6 +109,24 @@ def exact_first(problem: Problem, options: SolveOptions) -> tuple[SolveOptions, 
                    lower_bound_by=method, time_limit_s=left), pre
 
 
+def _suggest_exact(problem: Problem, sol: Solution) -> Solution:
+    """A CP-SAT plan with no bound proven: its reason names ``--solver exact`` when the exact
+    method takes an instance of this size (its up-front check, no solve; it often proves what
+    CP-SAT could not bound)."""
+    from ..core.errors import InstanceTooLarge
+    from ..core.names import given_as
+    from ..solvers import exact
+
+    if sol.plan is None or sol.bound is not None or not sol.info.get("reason"):
+        return sol
+    try:
+        exact.check_size(problem)
+    except InstanceTooLarge:
+        return sol
+    reason = sol.info["reason"] + f"; the exact solver takes this instance and may prove it: try {given_as('--solver')} exact"
+    return replace(sol, info=dict(sol.info, reason=reason))
+
+
 # CP-SAT's share of --time-limit when the steps before it took (almost) all of it
 MIN_LEFT_SHARE = 0.02
 
@@ -131,12 +149,27 @@ def solve_with(problem: Problem, solver: str, options: SolveOptions) -> Solution
             options = replace(options, time_limit_s=max(limit - (time.perf_counter() - t0), MIN_LEFT_SHARE * limit))
     sol = solve(problem, options)
     if solver == "cpsat":  # its wall time: the whole of what --time-limit bounds
-        sol = replace(sol, wall_s=time.perf_counter() - t0)
+        sol = _suggest_exact(problem, replace(sol, wall_s=time.perf_counter() - t0))
     if pre is None:
         return sol
     info = dict(sol.info, exact_first={"status": pre.status.value, "method": pre.info.get("method"),
                                        "bound": pre.bound, "wall_s": round(pre.wall_s, 6)})
+    if sol.status is Status.INFEASIBLE and pre.status is Status.INFEASIBLE and pre.info.get("conflict"):
+        info.update(conflict=pre.info["conflict"], suggestion=pre.info.get("suggestion"))  # the exact method named it
     return replace(sol, info=info)
+
+
+EXPLAIN_MIN_SHARE = 0.1  # the explanation's least share of the limit when the solve used it all
+
+
+def explain_deadline(options: SolveOptions, spent_s: float) -> float:
+    """When an infeasible run's explanation (``cpsat.explain_infeasible``) stops, as a
+    ``perf_counter`` value: what the limit (``--time-limit``, else the constrained solve's default)
+    leaves after the solve's ``spent_s`` seconds, and at least ``EXPLAIN_MIN_SHARE`` of it."""
+    from ..solvers.constrained import DEFAULT_TIME_LIMIT
+
+    limit = options.time_limit_s if options.time_limit_s is not None else DEFAULT_TIME_LIMIT
+    return time.perf_counter() + max(limit - spent_s, EXPLAIN_MIN_SHARE * limit)
 
 
 def run(problem: Problem, solver: str, options: SolveOptions | None = None) -> RunResult:
@@ -164,7 +197,7 @@ def run(problem: Problem, solver: str, options: SolveOptions | None = None) -> R
 
             # the exact solver names a lone infeasible limit itself; else CP-SAT finds the conflict
             why = ({"infeasible": True, "conflict": info["conflict"], "suggestion": info.get("suggestion")}
-                   if info.get("conflict") else explain_infeasible(problem, options.seed))
+                   if info.get("conflict") else explain_infeasible(problem, options.seed, explain_deadline(options, sol.wall_s)))
             if why.get("infeasible"):
                 named = why if not why.get("conflict") else {**why, "conflict": problem.constraints.with_sources(why["conflict"])}
                 return replace(base, explanation=Explanation.of(named))

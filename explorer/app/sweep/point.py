@@ -179,7 +179,8 @@ def answer_status(result: dict[str, Any]) -> tuple[str, str]:
     """(status, message) of a single-run result: why there is no plan, or why a plan is not proven."""
     if result.get("plan") is None:
         if result.get("conflict"):
-            return result["status"], conflict_line(result["conflict"], result.get("suggestion"))
+            why = conflict_line(result["conflict"], result.get("suggestion"))
+            return result["status"], why + (f"; explanation {result['explanation_note']}" if result.get("explanation_note") else "")
         return result["status"], result.get("reason") or "no plan"
     if result["status"] == "feasible":  # why it is not proven (a CP-SAT that never searched: the DP's plan)
         return result["status"], result.get("reason") or ""
