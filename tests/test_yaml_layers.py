@@ -110,3 +110,17 @@ def test_the_fast_path_reports_no_error_of_its_own():
     text = spec(plain() + ["  - {name: x, kind: fc, name: y}"])
     with pytest.raises(SpecError, match=r"duplicate key 'name' \(line 69\)"):
         yamlio.load_yaml_text(text, "f.yaml")
+
+
+@pytest.mark.parametrize("odd", ["\x85", "\u2028", "\u2029", "\x00", "\x07", "\x1b", "\x7f", "\ufffe"])
+def test_line_breaks_and_characters_pyyaml_treats_its_own_way_take_the_strict_loader(odd):
+    """PyYAML breaks lines at NEL/LS/PS and rejects non-printable characters; the fast reader saw
+    neither (a comment's NEL hid a layer behind it; a bell in a comment loaded): such a text takes
+    the strict loader, its data or its error (trial 9)."""
+    items = plain(70)
+    items[20] += f" # note{odd}  - {{name: extra, kind: fc, in_features: 4, out_features: 4}}"
+    text = spec(items)
+    assert yamlio._fast_layers(text) is None
+    same_as_strict(text)
+    quoted = spec(plain(70), head=f"version: 1\n# c{odd}description: \"abc\nbatch: 4\n", tail=f"# d{odd}  tail\"\n")
+    same_as_strict(quoted)

@@ -23,6 +23,9 @@ _ITEM = re.compile(rf"( *)- +\{{ *({_PAIR}(?: *, *{_PAIR})*) *\}} *(?: #.*)?")
 _PAIRS = re.compile(_PAIR)
 _TOKENS = re.compile(_TOKEN)
 _SKIP = re.compile(r" *(?:#.*)?")  # a blank or comment line
+# what PyYAML's reader breaks lines at besides "\n" (NEL, LS, PS: "." above would swallow them) or
+# rejects (its NON_PRINTABLE): such a document takes the strict loader, for its data or its error
+_UNUSUAL = re.compile("[\x85\u2028\u2029]|[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
 # characters that may open a construct spanning lines (a quoted scalar, a flow collection): in the
 # rest of the document they could swallow the ``layers:`` line; such documents take the slow path
 _MULTILINE_OPENERS = ("'", '"', "[", "{")
@@ -32,7 +35,7 @@ MIN_ITEMS = 64  # below, the ordinary loader is as fast
 def split_layers(text: str, parse_rest: Callable[[str], Any], scalar: Callable[[str], Any]) -> dict | None:
     """The document's data, or None when it is not of the shape above. ``parse_rest`` parses YAML
     text strictly; ``scalar`` is a plain scalar's value as the strict loader would construct it."""
-    if "\r" in text or "\t" in text:
+    if "\r" in text or "\t" in text or _UNUSUAL.search(text):
         return None
     lines = text.split("\n")
     found = _item_run(lines)
