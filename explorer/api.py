@@ -129,11 +129,15 @@ def plan_llm(model: str, array: str = "dgx-a100", *, gpus: int | None = None, ba
     ``recompute`` none, selective, full or search. Bad input: ``SpecError`` naming the argument."""
     from .app.llm_options import parse_request
     from .app.llm_run import run_llm
-    from .frontends import is_cluster
+    from .frontends import is_cluster, load_array
 
     _check_llm_args(model, array, layout, recompute, zero, time_limit, progress,
                     {"gpus": gpus, "batch": batch, "seq": seq, "micro_batch": micro_batch})
     if not is_cluster(array):
+        try:
+            load_array(array)  # an unknown name or an unreadable file: its own error
+        except SpecError as err:
+            raise SpecError(LLM_ARGUMENTS.get(err.source, err.source), [_llm_arguments(p) for p in err.problems]) from None
         raise SpecError("array", f"{shown(array)} is not a GPU cluster (dgx-a100, dgx-h100 or a YAML with kind: "
                                  "gpu-cluster): solve() plans accelerator arrays")
     if isinstance(degrees, Mapping):

@@ -64,3 +64,19 @@ def test_solve_on_a_cluster_points_an_api_user_at_plan_llm():
 
     with pytest.raises(SpecError, match=r"^array: .* is a GPU cluster .*explorer\.api\.plan_llm plans on it"):
         solve("gpt3-1.7b", array="dgx-a100")
+
+
+def test_plan_llm_on_an_unknown_array_or_a_missing_file_says_so(tmp_path):
+    """An array that is no array at all gets the loader's own error (it used to be told solve()
+    plans accelerator arrays); an accelerator array still points at solve() (trial 9 item 3)."""
+    import pytest
+
+    from explorer.api import plan_llm
+    from explorer.core.errors import SpecError
+
+    with pytest.raises(SpecError, match=r"^array: unknown array 'nosuch' \(known: "):
+        plan_llm("gpt3-1.7b", "nosuch")
+    with pytest.raises(SpecError, match=r"none\.yaml: no such file$"):
+        plan_llm("gpt3-1.7b", str(tmp_path / "none.yaml"))
+    with pytest.raises(SpecError, match=r"^array: 'hypar-16' is not a GPU cluster .*solve\(\) plans accelerator arrays"):
+        plan_llm("gpt3-1.7b", "hypar-16")
