@@ -118,3 +118,19 @@ def test_cpsat_keeps_the_conflict_its_exact_first_step_named(monkeypatch):
     assert result.status is Status.INFEASIBLE
     assert result.explanation.conflict == ("cap level 0 <= 50 MB (--cap)",)
     assert "try --cap 0=89774848B" in result.explanation.suggestion
+
+
+def test_a_proven_infeasible_run_whose_explanation_ran_out_says_it_is_proven():
+    """explore's last line for an infeasible run with no conflict named (the explanation cut short)
+    says the solver proved it and what would name the conflict (was "cpsat found no plan"; trial 9)."""
+    from types import SimpleNamespace
+
+    from explorer.app.cli import why_not_ok
+    from explorer.core.solution import Status
+
+    cut = SimpleNamespace(explanation=SimpleNamespace(conflict=()), figures=None, reason=None, solver="cpsat",
+                          status=Status.INFEASIBLE)
+    assert why_not_ok(cut) == ("cpsat proved that no plan satisfies the constraints; a larger --time-limit lets the "
+                               "explanation name the conflicting ones")
+    unknown = SimpleNamespace(explanation=None, figures=None, reason=None, solver="cpsat", status=Status.UNKNOWN)
+    assert why_not_ok(unknown) == "cpsat found no plan"

@@ -378,7 +378,12 @@ def why_not_ok(result) -> str:
     if result.figures is not None:
         text = f"the {result.solver} plan breaks " + "; ".join(v.constraint for v in result.figures.violations)
         return text + " (--solver exact or cpsat enforces caps and memory)"
-    return result.reason or f"{result.solver} found no plan"
+    if result.reason:
+        return result.reason
+    if result.status is Status.INFEASIBLE:  # proven, its conflict not named (the explanation ran out of time)
+        return (f"{result.solver} proved that no plan satisfies the constraints; a larger "
+                "--time-limit lets the explanation name the conflicting ones")
+    return f"{result.solver} found no plan"
 
 
 def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, free: str, time_limit,
