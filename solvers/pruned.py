@@ -45,7 +45,7 @@ def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 4
         raise Refused(f"pruned: costs beyond int64 at these levels and batch; {_instead()}")
     limit = options.time_limit_s or DEFAULT_TIME_S
     setup = setup_estimate_s(problem)
-    if setup > limit and not (problem.constraints.pins or problem.constraints.forbids):
+    if setup > limit:
         return _within_memory(problem, _dp_instead(problem, t0, setup, limit))
     vc = VectorCosts(problem)
     if not vc.use_int64:  # (``fits_int64`` says the same, before the arrays)
@@ -111,9 +111,12 @@ def setup_estimate_s(problem: Problem) -> float:
 def _dp_instead(problem: Problem, t0: float, setup: float, limit: float) -> Solution:
     """The DP's plan, ``feasible`` with the trivial bound 0, when the set-up alone is estimated
     beyond the limit (then no bound could be proven within it)."""
-    from .dp import hierarchical_dp
+    from .dp import NoPlan, hierarchical_dp
 
-    plan, _ = hierarchical_dp(problem)
+    try:
+        plan, _ = hierarchical_dp(problem)  # (it keeps pins and forbids: a layer they leave no type has none)
+    except NoPlan:
+        return _infeasible(t0)
     K = max(len(problem.node_types(n)) for n in range(problem.num_layers))
     why = (f"setting up {K}^{problem.levels} type vectors per layer is estimated at {setup:.1f} s, beyond "
            f"{given_as('--time-limit')} {limit:g} s: the DP's plan, no bound; raise {given_as('--time-limit')}")
@@ -150,6 +153,8 @@ def _within_memory(problem: Problem, sol: Solution) -> Solution:
     ignores it, so its bound holds with it too, and a plan within it keeps its status (an
     optimum of the relaxation that satisfies the limit is the optimum under it). A plan
     beyond it is refused: the limit binds and couples the layers."""
+    if sol.plan is None:
+        return sol
     broken = problem.plan_violations_units(sol.level_units, sol.plan.types)
     if broken:
         raise Refused(f"pruned: its plan breaks {'; '.join(broken)} (a binding memory limit couples the layers); "

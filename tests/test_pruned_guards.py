@@ -98,3 +98,23 @@ def test_the_set_up_estimate_lets_usual_instances_run():
 
     assert pruned.setup_estimate_s(build_problem("alexnet", levels=11, space="accpar")) < 1
     assert pruned.setup_estimate_s(build_problem("resnet50", "array-1024", space="accpar")) < 2
+
+
+def test_a_set_up_beyond_the_limit_keeps_pins_and_forbids(monkeypatch):
+    """With pins or forbids too (they used to run the whole set-up: 1.6 s on a 0.1 s limit; trial 9):
+    the DP's plan, which keeps them, at once; pins and forbids that leave a layer no type: infeasible."""
+    from explorer.core.constraints import Forbid, Pin
+    from explorer.core.partition import PartitionType
+    from explorer.core.solution import SolveOptions, Status
+    from explorer.solvers.dp import hierarchical_dp
+
+    _no_arrays(monkeypatch)
+    monkeypatch.setattr(pruned, "SETUP_RATE", 1e3)
+    base = Problem(load_model("alexnet"), synthetic_array(5), Space.ACCPAR)
+    kept = base.with_constraints(Constraints(pins=(Pin(0, 2, PartitionType.II),), forbids=(Forbid(3, PartitionType.I),)))
+    sol = pruned.solve(kept, SolveOptions(time_limit_s=1.0))
+    assert sol.status is Status.FEASIBLE and sol.info["method"] == "dp-start" and sol.wall_s < 1.0
+    assert sol.plan == hierarchical_dp(kept)[0]
+    assert sol.plan.types[2][0] is PartitionType.II and all(sol.plan.types[h][3] is not PartitionType.I for h in range(5))
+    none_left = base.with_constraints(Constraints(forbids=tuple(Forbid(0, t) for t in base.node_types(0))))
+    assert pruned.solve(none_left, SolveOptions(time_limit_s=1.0)).status is Status.INFEASIBLE
