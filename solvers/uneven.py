@@ -216,22 +216,27 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, rules.objective,
                table_sides(costs.layout) if prune else 0)
     if prune and (short := _short_of_time(columns, H, time_limit_s)):
-        return run.unknown(rules.objective, reason=short)
+        return _seeded(run.unknown(rules.objective, reason=short), network, array, _space_of(array, alphas, free),
+                       rules, seeds)
     sol = exact_run(array, costs, columns, unit_limits(array, costs, rules), run, rules.objective, prune)
     return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
 
 
 def _seeded(sol: Solution, network: Network, array: ArraySpec, alphas, rules: SplitRules, seeds) -> Solution:
-    """A time-limited step-time run's FEASIBLE plan replaced by the least seed plan that beats it
-    (in the declared space, within the rules), its proven bound kept (OPTIMAL when the two meet)."""
-    if sol.status is not Status.FEASIBLE or rules.objective is not Objective.TIME or sol.step_time_s is None:
+    """A time-limited step-time run's FEASIBLE plan (or an UNKNOWN run's none) replaced by the least
+    seed plan that beats it (in the declared space, within the rules), its proven bound kept
+    (OPTIMAL when the two meet; FEASIBLE with no bound after an UNKNOWN run)."""
+    if sol.status not in (Status.FEASIBLE, Status.UNKNOWN) or rules.objective is not Objective.TIME:
+        return sol
+    if sol.status is Status.FEASIBLE and sol.step_time_s is None:
         return sol
     best = None
     for plan in seeds:
         ev = evaluate_split(network, array, plan, rules.weight_copies)
         if not alphas.contains(plan) or (rules.side_constrained and not rules.feasible(ev, array, plan)):
             continue
-        if ev.step_time_s < (sol.step_time_s if best is None else best[0]):
+        beat = best[0] if best is not None else sol.step_time_s
+        if beat is None or ev.step_time_s < beat:
             best = (ev.step_time_s, plan)
     if best is None:
         return sol

@@ -54,3 +54,16 @@ def test_no_seed_better_keeps_the_incumbent(mix4b, monkeypatch):  # noqa: F811
     monkeypatch.setattr(uneven, "exact_run", _stopped_with(dp.plan, dp.step_time_s, Fraction(0)))
     sol = uneven.exact_uneven(net, arr, Space.ACCPAR, asp, time_limit_s=10, seeds=(worse.plan,))
     assert sol.status is Status.FEASIBLE and sol.plan == dp.plan and sol.bound_s == 0
+
+
+def test_a_run_stopped_with_no_plan_takes_the_best_seed_without_a_bound(mix4b, monkeypatch):  # noqa: F811
+    """Stopped before any incumbent (UNKNOWN), the check's cheap plans are still plans: the best one,
+    FEASIBLE with no bound (check --uneven at --time-limit 2 showed exact with none; trial 9)."""
+    net, arr, asp = _setup(mix4b)
+    dp = cu._run("dp", net, arr, Space.ACCPAR, asp, 10)
+    worse = cu._run("proportional", net, arr, Space.ACCPAR, asp, 10)
+    nothing = lambda *a, **k: split_solution("exact", Status.UNKNOWN, None, None, None, 10.0, 7)  # noqa: E731
+    monkeypatch.setattr(uneven, "exact_run", nothing)
+    sol = uneven.exact_uneven(net, arr, Space.ACCPAR, asp, time_limit_s=10, seeds=(worse.plan, dp.plan))
+    assert sol.status is Status.FEASIBLE and sol.plan == dp.plan and sol.bound_s is None
+    assert uneven.exact_uneven(net, arr, Space.ACCPAR, asp, time_limit_s=10).status is Status.UNKNOWN
