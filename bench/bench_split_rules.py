@@ -25,7 +25,8 @@ from explorer.core.randnet import random_chain
 from explorer.core.split_rules import TIME_ONLY, SplitRules, leaf_memory_limits
 from explorer.frontends import load_model
 from explorer.solvers.brute import solve_split
-from explorer.solvers.uneven import cpsat_uneven, exact_uneven
+from explorer.solvers.uneven import exact_uneven
+from explorer.solvers.uneven_cpsat import cpsat_uneven
 
 SOLVERS = {"exact": exact_uneven, "cpsat": cpsat_uneven, "brute": solve_split}
 

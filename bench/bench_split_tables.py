@@ -36,9 +36,10 @@ from explorer.core.plan import Plan
 from explorer.core.partition import Space
 from explorer.core.uneven import alpha_grid, alpha_space, proportional_alphas, round_to_whole_units, with_group_alphas
 from explorer.frontends import load_array, load_model
-from explorer.solvers import uneven as current
+from explorer.solvers import uneven, uneven_cpsat
 
 MODELS = ("lenet-c", "alexnet", "vgg-a", "resnet18")
+CURRENT = {"exact_uneven": uneven.exact_uneven, "cpsat_uneven": uneven_cpsat.cpsat_uneven}
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -89,7 +90,7 @@ def solver_rows(models, arrays, old) -> None:
             aspace = alpha_space(arr, alpha_grid(grid))
             for solver, kw in solvers:
                 a, ta = timed(getattr(old, solver), net, arr, Space.ACCPAR, aspace, **kw)
-                b, tb = timed(getattr(current, solver), net, arr, Space.ACCPAR, aspace, **kw)
+                b, tb = timed(CURRENT[solver], net, arr, Space.ACCPAR, aspace, **kw)
                 print(f"| {solver} | {name} | {arr.name} | 1/{grid} | {ta:.3f} | {tb:.3f} | {ta / tb:.1f}x | {show(b)} | "
                       f"{'yes' if same(a, b) else 'NO'} |")
 

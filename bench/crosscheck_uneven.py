@@ -17,7 +17,8 @@ from explorer.core.errors import Refused
 from explorer.core.evaluate import evaluate_split
 from explorer.core.solution import Status
 from explorer.solvers.brute import solve_split as brute_split
-from explorer.solvers.uneven import cpsat_uneven, exact_uneven
+from explorer.solvers.uneven import exact_uneven
+from explorer.solvers.uneven_cpsat import cpsat_uneven
 from explorer.solvers.uneven_joint import joint_uneven
 
 sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])

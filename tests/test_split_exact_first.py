@@ -19,7 +19,8 @@ from explorer.core.evaluate import evaluate_split
 from explorer.core.solution import Status, split_solution
 from explorer.core.objective import Objective
 from explorer.solvers.brute import solve_split as brute_split
-from explorer.solvers.uneven import cpsat_uneven, exact_uneven
+from explorer.solvers.uneven import exact_uneven
+from explorer.solvers.uneven_cpsat import cpsat_uneven
 from explorer.solvers.uneven_constrained import constrained_uneven
 from explorer.solvers.uneven_least import least_limits
 from explorer.solvers.uneven_levels import levels_uneven
@@ -88,7 +89,7 @@ def test_cpsat_after_an_unproven_exact_path_is_optimal_only_when_proven(monkeypa
         assert c.status is Status.OPTIMAL and c.split_value == c.split_bound == v
         # CP-SAT without a proof (out of time) and an exact bound below the plan: never optimal
         monkeypatch.setattr(uneven_constrained, "constrained_uneven", _stub(Status.FEASIBLE, v, v / 2, truth.plan))
-        monkeypatch.setattr("explorer.solvers.uneven.cpsat_uneven",
+        monkeypatch.setattr("explorer.solvers.uneven_cpsat.cpsat_uneven",
                             lambda *a, **k: split_solution("cpsat", Status.UNKNOWN, None, None, None, 0.0, 0))
         c = cpsat_after_exact(net, arr, space, aspace, 20.0, rules)
         assert c.status is Status.FEASIBLE and c.split_value == v and c.split_bound == v / 2
@@ -97,7 +98,7 @@ def test_cpsat_after_an_unproven_exact_path_is_optimal_only_when_proven(monkeypa
         def too_large(*a, **k):
             raise Refused("cpsat (uneven splits): 45,927 column pairs, more than 20,000")
 
-        monkeypatch.setattr("explorer.solvers.uneven.cpsat_uneven", too_large)  # CP-SAT refuses: the exact answer
+        monkeypatch.setattr("explorer.solvers.uneven_cpsat.cpsat_uneven", too_large)  # CP-SAT refuses: the exact answer
         c = cpsat_after_exact(net, arr, space, aspace, 20.0, rules)
         assert c.status is Status.FEASIBLE and c.solver == "cpsat" and c.split_bound == v / 2
         assert "CP-SAT refused the instance" in c.info["reason"]

@@ -18,7 +18,8 @@ from explorer.core.plan import Plan
 from explorer.core.solution import Status
 from explorer.core.split_rules import SplitRules, leaf_memory_limits, traffic_elements
 from explorer.solvers.brute import solve_split as brute_split
-from explorer.solvers.uneven import cpsat_uneven, exact_uneven
+from explorer.solvers.uneven import exact_uneven
+from explorer.solvers.uneven_cpsat import cpsat_uneven
 
 from .test_uneven_joint import _instance
 
@@ -423,10 +424,10 @@ def test_traffic_ties_on_the_v2_v3_pair_give_one_step_time(tmp_path, capsys):
 def test_cpsat_under_traffic_is_optimal_only_when_the_tie_break_is_proven(monkeypatch):
     """With the second stage (the least step time at the proven traffic) given no time, CP-SAT
     keeps the first stage's plan: its traffic is the optimum, its status FEASIBLE, not OPTIMAL."""
-    import explorer.solvers.uneven as uneven
+    import explorer.solvers.uneven_cpsat as uneven_cpsat
 
     calls = []
-    real = uneven._minimise
+    real = uneven_cpsat._minimise
 
     def minimise(m, T, time_limit_s):
         calls.append(T)
@@ -436,7 +437,7 @@ def test_cpsat_under_traffic_is_optimal_only_when_the_tie_break_is_proven(monkey
             return cp_model.CpSolver(), cp_model.UNKNOWN, False
         return real(m, T, time_limit_s)
 
-    monkeypatch.setattr(uneven, "_minimise", minimise)
+    monkeypatch.setattr(uneven_cpsat, "_minimise", minimise)
     net, arr, space, aspace = _chain_instance(random.Random(2026))
     rules = SplitRules(Objective.TRAFFIC)
     sol = cpsat_uneven(net, arr, space, aspace, time_limit_s=20, rules=rules)

@@ -56,23 +56,24 @@ def test_cpsat_refuses_too_many_columns_before_the_exact_path_and_the_build(monk
     from explorer.core.split_rules import SplitRules
     from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space
     from explorer.frontends import load_array, load_model
-    from explorer.solvers import uneven, uneven_constrained
+    from explorer.solvers import uneven, uneven_constrained, uneven_cpsat
 
     def never(*a, **k):
         raise AssertionError("built or solved before the size refusal")
 
     monkeypatch.setattr(uneven, "_chain_columns", never)
+    monkeypatch.setattr(uneven_cpsat, "_chain_columns", never)
     monkeypatch.setattr(uneven_constrained, "constrained_uneven",
                         lambda *a, **k: split_solution("exact", Status.UNKNOWN, None, None, None, 0.0, 0))
     net, arr = load_model("alexnet"), load_array("tpu-mix-16")
     aspace = alpha_space(arr, alpha_grid(16), FreeAlphas.UNLIKE)
     rules = SplitRules(Objective.TIME, Constraints(caps=(Cap(1, Fraction(5 * 10**6)),)))
     for solve in (lambda: cpsat_after_exact(net, arr, Space.HYPAR, aspace, 10.0, rules),
-                  lambda: uneven.cpsat_uneven(net, arr, Space.HYPAR, aspace, 10.0, rules=rules)):
+                  lambda: uneven_cpsat.cpsat_uneven(net, arr, Space.HYPAR, aspace, 10.0, rules=rules)):
         with pytest.raises(Refused, match=r"^cpsat \(uneven splits\): 2,048 columns, more than 2,000$"):
             solve()
     with pytest.raises(Refused, match=r"^cpsat \(uneven splits\): 458,752 column pairs, more than 1,000$"):
-        uneven.cpsat_size_check(net, arr, Space.HYPAR, aspace, rules=rules, max_columns=10**6, max_pairs=1000)
+        uneven_cpsat.cpsat_size_check(net, arr, Space.HYPAR, aspace, rules=rules, max_columns=10**6, max_pairs=1000)
 
 
 def _stopped_after_the_first_plan(monkeypatch):
@@ -94,7 +95,7 @@ def test_ctrl_c_during_the_uneven_cpsat_gives_its_plan_so_far(monkeypatch):
 
     from explorer.core.evaluate import evaluate_split
     from explorer.core.solution import Status
-    from explorer.solvers.uneven import cpsat_uneven
+    from explorer.solvers.uneven_cpsat import cpsat_uneven
 
     from .test_split_rules import _chain_instance
 
@@ -133,7 +134,7 @@ def test_cpsat_starts_from_the_hinted_plan_and_check_hints_the_level_dps(monkeyp
     from explorer.app import check_uneven
     from explorer.core.plan import Plan
     from explorer.core.solution import Status
-    from explorer.solvers.uneven import cpsat_uneven
+    from explorer.solvers.uneven_cpsat import cpsat_uneven
     from explorer.solvers.uneven_levels import levels_uneven
 
     from .test_split_rules import _chain_instance

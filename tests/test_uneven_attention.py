@@ -27,7 +27,8 @@ from explorer.core.solution import Status
 from explorer.frontends import load_model
 from explorer.frontends.network_yaml import parse_network
 from explorer.solvers.brute import solve_split as brute_split
-from explorer.solvers.uneven import _columns, cpsat_uneven, exact_uneven, search_level_alphas
+from explorer.solvers.uneven import _columns, exact_uneven, search_level_alphas
+from explorer.solvers.uneven_cpsat import cpsat_uneven
 from explorer.solvers.uneven_joint import accpar_uneven, check_scope, joint_uneven
 from explorer.solvers.uneven_levels import levels_uneven
 

@@ -18,7 +18,8 @@ from explorer.core.solution import Status
 from explorer.frontends import load_array, load_model
 from explorer.frontends.network_yaml import parse_network
 from explorer.solvers.brute import solve_split as brute_split
-from explorer.solvers.uneven import cpsat_uneven, exact_uneven
+from explorer.solvers.uneven import exact_uneven
+from explorer.solvers.uneven_cpsat import cpsat_uneven
 from explorer.solvers.uneven_joint import JointOptions, accpar_uneven, check_scope, joint_uneven
 
 from .conftest import run_cli

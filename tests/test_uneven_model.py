@@ -28,7 +28,8 @@ from explorer.frontends import load_array, load_model
 from .conftest import CLASSIC_ZOO
 from explorer.core.solution import Status
 from explorer.solvers.brute import solve_split as brute_split
-from explorer.solvers.uneven import cpsat_uneven, exact_uneven
+from explorer.solvers.uneven import exact_uneven
+from explorer.solvers.uneven_cpsat import cpsat_uneven
 from explorer.solvers.uneven_levels import levels_uneven
 
 I, II, III = PartitionType.I, PartitionType.II, PartitionType.III

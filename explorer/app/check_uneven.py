@@ -31,7 +31,8 @@ from ..core.partition import Space
 from ..core.solution import Solution, Status, split_solution
 from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal
 from ..solvers.brute import solve_split as brute_split
-from ..solvers.uneven import cpsat_uneven, exact_uneven, search_level_alphas
+from ..solvers.uneven import exact_uneven, search_level_alphas
+from ..solvers.uneven_cpsat import cpsat_uneven
 from ..solvers.uneven_constrained import constrained_uneven, joint_under
 from ..solvers.uneven_joint import accpar_uneven
 from ..solvers.uneven_levels import equal_types, levels_uneven

@@ -29,7 +29,7 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
     with the higher proven bound (optimal under the time objective when they meet: both bounds
     are proofs; under traffic only CP-SAT's own proof, which settles the ties too).
     ``info["proved_by"]`` names what proved the bound (``exact:<route>``, ``cpsat``)."""
-    from ..solvers.uneven import cpsat_size_check, cpsat_uneven
+    from ..solvers.uneven_cpsat import cpsat_size_check, cpsat_uneven
     from ..solvers.uneven_constrained import constrained_uneven
 
     t0 = time.perf_counter()
