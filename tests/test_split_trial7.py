@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from .test_brute_split_rate import mix4b  # noqa: F401 (the fixture)
 from .conftest import run_cli
 
 MIX = ["--array", "tpu-mix-16", "--model", "lenet-c"]
@@ -208,3 +209,28 @@ def test_the_least_cap_over_one_column_per_prefix_is_the_least_over_all(monkeypa
     monkeypatch.setattr(uneven_least, "_depth", lambda lay, used: lay.H)
     every = uneven_least.least_limits(net, arr, Space.HYPAR, aspace, rules, 60.0)
     assert fast == every and fast[0].need_bytes == 322460
+
+
+def test_a_check_with_a_dp_row_hints_its_plan_without_running_the_dp_again(monkeypatch, mix4b):  # noqa: F811
+    """check --uneven runs the cheap rows first: CP-SAT's hint is the dp row's plan, the level DP
+    run once (it used to run again inside the cpsat row)."""
+    from explorer.app import check_uneven
+    from explorer.core.partition import Space
+    from explorer.frontends import load_array, load_model
+
+    runs, seen = [], {}
+    real_dp, real_cpsat = check_uneven.levels_uneven, check_uneven.cpsat_uneven
+
+    def counted(*a, **k):
+        runs.append(1)
+        return real_dp(*a, **k)
+
+    def spy(*a, **k):
+        seen["hint"] = k["hint"]
+        return real_cpsat(*a, **k)
+
+    monkeypatch.setattr(check_uneven, "levels_uneven", counted)
+    monkeypatch.setattr(check_uneven, "cpsat_uneven", spy)
+    report = check_uneven.check_uneven(load_model("sfc"), load_array(mix4b), Space.ACCPAR, grid=2, solvers=("cpsat", "dp"))
+    dp = next(r for r in report.rows if r.solver == "dp")
+    assert len(runs) == 1 and seen["hint"] == dp.plan and [r.solver for r in report.rows] == ["cpsat", "dp"]

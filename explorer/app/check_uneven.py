@@ -160,7 +160,7 @@ def _proportional(network: Network, array: ArraySpec, space: Space, aspace: Alph
 
 
 def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-         rules: SplitRules = TIME_ONLY, seeds: tuple = ()):
+         rules: SplitRules = TIME_ONLY, seeds: tuple = (), hint: Plan | None = None):
     if name == "brute":
         return brute_split(network, array, space, aspace, rules=rules,  # explore --split's limits (SPLIT_MAX_PLANS)
                            time_limit_s=time_limit_s)
@@ -169,7 +169,7 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
             return constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
         return exact_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
     if name == "cpsat":  # alone (not after the exact path as explore --split's): an independent cross-check
-        return _cpsat_hinted(network, array, space, aspace, time_limit_s, rules)
+        return _cpsat_hinted(network, array, space, aspace, time_limit_s, rules, hint)
     if name == "joint":
         if joint_refusal(rules.objective):
             raise Refused("joint: the step time only (the traffic objective: brute, exact and cpsat)")
@@ -186,11 +186,13 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
 
 
 def _cpsat_hinted(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-                  rules: SplitRules) -> Solution:
+                  rules: SplitRules, hint: Plan | None = None) -> Solution:
     """CP-SAT's row, its search started from the level DP's plan (a hint: CP-SAT still proves, or
-    finds no better, on its own; the DP's time counts against the row's limit)."""
+    finds no better, on its own): the check's ``dp`` row's, else run here (its time counts against
+    the row's limit)."""
     t0 = time.perf_counter()
-    hint = levels_uneven(network, array, space, aspace, rules=rules, name="dp").plan
+    if hint is None:
+        hint = levels_uneven(network, array, space, aspace, rules=rules, name="dp").plan
     return cpsat_uneven(network, array, space, aspace, time_limit_s=max(time_limit_s - (time.perf_counter() - t0), 0.0),
                         rules=rules, hint=hint)
 
@@ -200,10 +202,10 @@ PROVING = ("brute", "exact", "cpsat", "joint")  # they keep to every rule they t
 
 
 def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-         rules: SplitRules = TIME_ONLY, seeds: tuple = ()) -> SplitCheckRow:
+         rules: SplitRules = TIME_ONLY, seeds: tuple = (), hint: Plan | None = None) -> SplitCheckRow:
     t0 = time.perf_counter()
     try:
-        sol = _run(name, network, array, space, aspace, time_limit_s, rules, seeds)
+        sol = _run(name, network, array, space, aspace, time_limit_s, rules, seeds, hint)
     except Refused as err:
         return SplitCheckRow(name, Status.REFUSED.value, None, None, time.perf_counter() - t0, refusal_reason(err), True)
     if sol.status is Status.INTERRUPTED:
@@ -242,7 +244,9 @@ def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = D
     aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
     cheap = {n: _row(n, network, array, space, aspace, time_limit_s, rules) for n in solvers if n in CHEAP}
     seeds = tuple(r.plan for r in cheap.values() if r.plan is not None and not r.breaks)  # exact starts from them
-    rows = tuple(cheap.get(n) or _row(n, network, array, space, aspace, time_limit_s, rules, seeds) for n in solvers)
+    hint = cheap["dp"].plan if "dp" in cheap else None  # CP-SAT's first plan (not run twice)
+    rows = tuple(cheap.get(n) or _row(n, network, array, space, aspace, time_limit_s, rules, seeds, hint)
+                 for n in solvers)
     proven = [r for r in rows if r.status == Status.OPTIMAL.value]
     none = [r for r in rows if r.status == Status.INFEASIBLE.value]
     optimum = min((r.step_time_s for r in proven), default=None)
