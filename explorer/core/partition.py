@@ -298,12 +298,6 @@ def _compositions(h: int, space: Space) -> tuple[Counts, ...]:
 # ---- layouts and the derived inter-layer table -----------------------------------------------
 
 JOIN_TYPES: tuple[PartitionType, ...] = tuple(t for t in ALL_TYPES if TYPE_SPECS[t].join_layouts is not None)
-LAYOUTS: dict[PartitionType, TypeLayouts] = {t: TYPE_SPECS[t].layouts for t in ALL_TYPES}
-JOIN_LAYOUTS: dict[PartitionType, TypeLayouts] = {t: TYPE_SPECS[t].join_layouts for t in JOIN_TYPES}
-
-
-def layouts(t: PartitionType, join: bool = False) -> TypeLayouts:
-    return JOIN_LAYOUTS[t] if join else LAYOUTS[t]
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,25 +318,16 @@ def inter_coeff(prev: PartitionType, nxt: PartitionType, prev_join: bool = False
 
     Forward: the producer's F_out layout must become the consumer's needed F_in layout.
     Backward: the consumer's produced E_in layout must become the producer's needed E_out layout.
-    ``prev_join``/``next_join``: the node is a join (``JOIN_LAYOUTS``).
+    ``prev_join``/``next_join``: the node is a join (``JOIN_NODE_TYPES``).
     """
-    return _even_coeff(layouts(prev, prev_join), layouts(nxt, next_join))
-
-
-def inter_relayouts(p: TypeLayouts, a: Fraction, n: TypeLayouts, b: Fraction) -> tuple[Pair, Pair]:
-    """The forward (F) and backward (E) re-layouts on an edge from a producer laid out ``p``
-    (split a : 1-a) to a consumer laid out ``n`` (split b : 1-b), as fractions of the consumer's
-    A(F) = A(E): (side 0, side 1) each."""
-    return (relayout_split(p.f_out_produced, a, n.f_in_needed, b),
-            relayout_split(n.e_in_produced, b, p.e_out_needed, a))
+    return node_inter_coeff(prev, nxt, _node_types(prev_join), _node_types(next_join))
 
 
 def inter_split(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fraction,
                 prev_join: bool = False, next_join: bool = False) -> Pair:
     """``inter_coeff`` with uneven splits: forward F plus backward E re-layout on an edge,
     (side 0, side 1) as fractions of A(F) (= A(E)) of the consumer's input."""
-    (f0, f1), (e0, e1) = inter_relayouts(layouts(prev, prev_join), a, layouts(nxt, next_join), b)
-    return f0 + e0, f1 + e1
+    return node_inter_split(prev, a, nxt, b, _node_types(prev_join), _node_types(next_join))
 
 
 def inter_fractions(p: TypeLayouts, n: TypeLayouts, k: int) -> InterCoeff:
@@ -352,15 +337,6 @@ def inter_fractions(p: TypeLayouts, n: TypeLayouts, k: int) -> InterCoeff:
     producer's needed output error), each ``relayout_fraction``."""
     return InterCoeff(f=relayout_fraction(p.f_out_produced, n.f_in_needed, k),
                       e=relayout_fraction(n.e_in_produced, p.e_out_needed, k))
-
-
-def _even_coeff(p: TypeLayouts, n: TypeLayouts) -> InterCoeff:
-    return inter_fractions(p, n, 2)
-
-
-INTER: dict[tuple[PartitionType, PartitionType], InterCoeff] = {
-    (a, b): inter_coeff(a, b) for a in ALL_TYPES for b in ALL_TYPES
-}
 
 
 # ---- per-node behaviour: the one hook for layers whose types act differently ------------------
@@ -419,6 +395,10 @@ EMBEDDING_TYPES = NodeTypes("embedding", tuple(
     EMBEDDING_III if t is PartitionType.III else TYPE_SPECS[t] for t in ALL_TYPES))
 
 
+def _node_types(join: bool) -> NodeTypes:
+    return JOIN_NODE_TYPES if join else LAYER_TYPES
+
+
 def scattered_layouts(node_types: NodeTypes, t: PartitionType, scatter: Layout | None) -> TypeLayouts:
     """The layouts of a node of kind ``node_types`` under type t whose partial-sum exchange is a
     reduce-scatter into ``scatter`` (ROW or COL; None: today's all-reduce, the type's own
@@ -444,7 +424,12 @@ _SCATTERED: dict[tuple[int, int, Layout], TypeLayouts] = {}  # NodeTypes are mod
 
 def node_inter_coeff(prev: PartitionType, nxt: PartitionType, producer: NodeTypes, consumer: NodeTypes) -> InterCoeff:
     """``inter_coeff`` between two nodes of any behaviour (layouts from their ``NodeTypes``)."""
-    return _even_coeff(producer.layouts(prev), consumer.layouts(nxt))
+    return inter_fractions(producer.layouts(prev), consumer.layouts(nxt), 2)
+
+
+INTER: dict[tuple[PartitionType, PartitionType], InterCoeff] = {
+    (a, b): inter_coeff(a, b) for a in ALL_TYPES for b in ALL_TYPES
+}
 
 
 def node_inter_fraction(prev: PartitionType, nxt: PartitionType, producer: NodeTypes, consumer: NodeTypes,
@@ -460,7 +445,7 @@ def node_inter_split(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fr
     consumer b : 1-b), (side 0, side 1) as fractions of A(F) of the consumer's input; at a = b =
     1/2 each side sends ``node_inter_coeff(...).total``."""
     p, n = producer.layouts(prev), consumer.layouts(nxt)
-    f0, f1 = relayout_split(p.f_out_produced, a, n.f_in_needed, b)  # (inter_relayouts, inlined: the evaluator's inner loop)
+    f0, f1 = relayout_split(p.f_out_produced, a, n.f_in_needed, b)  # forward F, then backward E
     e0, e1 = relayout_split(n.e_in_produced, b, p.e_out_needed, a)
     return f0 + e0, f1 + e1
 
