@@ -480,9 +480,9 @@ def test_local_engine_reports_a_dead_worker_as_an_error_row():
 
             raise BrokenProcessPool("killed")
 
-    from explorer.app.sweep.engine import _outcome
+    from explorer.app.sweep.engine import _outcomes
 
-    out = _outcome(Dead(), 3)
+    (out,) = _outcomes(Dead(), [3])
     assert out.status == "error" and "BrokenProcessPool" in out.error and out.index == 3
     assert LocalEngine(2).workers == 2
 

@@ -90,7 +90,7 @@ class LocalEngine:
                 except BrokenProcessPool as err:  # a worker died: the rest cannot run here
                     rest = [*(t[0] for t in batch), *(t[0] for t in reversed(queue))]
                     queue.clear()
-                    return [Outcome.make(i, None, ERROR, f"worker failed: BrokenProcessPool: {err}", 0.0) for i in rest]
+                    return _failed(rest, err)
             return []
 
         lost = top_up()
@@ -148,11 +148,11 @@ class DaskEngine:
     def run(self, tasks: list[Task]) -> Iterator[Outcome]:
         from distributed import as_completed
 
-        futures = {self.client.submit(solve_point, i, p, pure=False): i for i, p in tasks}
+        futures = {self.client.submit(solve_points, [(i, p)], pure=False): i for i, p in tasks}
         self._pending = set(futures)
         for fut in as_completed(list(futures)):
             self._pending.discard(fut)
-            yield _outcome(fut, futures[fut])
+            yield from _outcomes(fut, [futures[fut]])
 
     def close(self) -> None:
         if self._pending:  # stopped early: the cluster drops what is left
@@ -167,16 +167,12 @@ def _outcomes(fut, indices: list[int]) -> list[Outcome]:
     """A finished batch's Outcomes; a worker that died is an error row for each of its points."""
     try:
         return fut.result()
-    except Exception as err:  # noqa: BLE001 - e.g. BrokenProcessPool
-        return [Outcome.make(i, None, ERROR, f"worker failed: {type(err).__name__}: {err}", 0.0) for i in indices]
-
-
-def _outcome(fut, index: int) -> Outcome:
-    """A finished future's Outcome; a worker that died is an error row for its point."""
-    try:
-        return fut.result()
     except Exception as err:  # noqa: BLE001 - e.g. BrokenProcessPool, a killed Dask worker
-        return Outcome.make(index, None, ERROR, f"worker failed: {type(err).__name__}: {err}", 0.0)
+        return _failed(indices, err)
+
+
+def _failed(indices: list[int], err: BaseException) -> list[Outcome]:
+    return [Outcome.make(i, None, ERROR, f"worker failed: {type(err).__name__}: {err}", 0.0) for i in indices]
 
 
 def make_engine(engine: str = "local", workers: int | None = None, scheduler: str | None = None) -> Engine:

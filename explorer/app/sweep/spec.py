@@ -62,7 +62,6 @@ def _check_choice(choices: tuple[str, ...]) -> Callable[[Any], str | None]:
     return check
 
 
-
 def _check_int_from(low: int, word: str) -> Callable[[Any], str | None]:
     def check(v: Any) -> str | None:
         if not is_int(v) or v < low:
@@ -81,11 +80,6 @@ def _check_levels(v: Any) -> str | None:
     if not is_int(v) or not MIN_LEVELS <= v <= MAX_LEVELS:
         return f"must be an integer from {MIN_LEVELS} to {MAX_LEVELS}, got {shown(v)}"
     return None
-
-
-def _check_pos_number(v: Any) -> str | None:
-    """A spec's real quantity: the range an array file's (bandwidth, TFLOPS, GiB in [1e-30, 1e100]) and its hint."""
-    return pos_number_problem(v)
 
 
 def _check_seed(v: Any) -> str | None:
@@ -120,10 +114,10 @@ def _check_bandwidth(v: Any) -> str | None:
     if isinstance(v, list):
         if not v:
             return f"must be a positive number or a non-empty list of positive numbers (one per level), got {shown(v)}"
-        bad = [(i, p) for i, p in enumerate(map(_check_pos_number, v)) if p]
+        bad = [(i, p) for i, p in enumerate(map(pos_number_problem, v)) if p]
         return (f"must be a positive number or a non-empty list of them (one per level); level {bad[0][0]}'s "
                 f"bandwidth {bad[0][1]}") if bad else None
-    return _check_pos_number(v)
+    return pos_number_problem(v)
 
 
 def _check_alpha_grid(v: Any) -> str | None:
@@ -143,14 +137,14 @@ KEYS: dict[str, Callable[[Any], str | None]] = {
     "objective": _check_choice(tuple(o.value for o in Objective)),
     "time_limit": time_limit_problem,  # explore --time-limit's check and message, split or not
     "seed": _check_seed,
-    "memory_GiB": _check_pos_number,
+    "memory_GiB": pos_number_problem,
     "weight_copies": _check_nonneg_int,
     "caps": _check_caps,
     "pins": _check_str_list,
     "forbids": _check_str_list,
     "constraints": _check_str,
     "link_bandwidth_GBps": _check_bandwidth,
-    "peak_TFLOPS": _check_pos_number,
+    "peak_TFLOPS": pos_number_problem,
     "mix": check_mix,
     "split": lambda v: _check_choice(split_methods())(v),
     "alpha_grid": _check_alpha_grid,
