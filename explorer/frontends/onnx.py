@@ -227,9 +227,6 @@ class _Importer:
         if len(producers) == 1:
             self.pass_through(node, acts[0], producers[0])
             return
-        if op == "MatMul":
-            raise self.fail(f"{desc}: its weight (second input) is not a constant tensor; only products of an "
-                            "activation with a stored weight are weighted layers")
         kind = JOIN_OPS.get(op)
         if kind is None:
             raise self.fail(f"{desc}: combines activations of {', '.join(map(printable, producers))} and is not a "
@@ -350,8 +347,7 @@ class _Importer:
         return not acts or all(x in self.experts for x in acts)
 
     def is_table(self, name: str) -> bool:
-        t = self.consts.get(name)
-        return t is not None and len(t.dims) == 2 and t.data_type in FLOAT_TYPES and name not in self.folded
+        return self.is_weight(name) and len(self.consts[name].dims) == 2
 
     def add_node(self, spec: dict, out: str) -> None:
         self.check_sizes(spec)
