@@ -10,10 +10,8 @@ from ..core.array import AcceleratorKind, ArraySpec, check_levels
 from ..core.timing import BandwidthBeyond, Communication, Topology, shared_level_bandwidths
 from ..core.errors import SpecError, shown
 from ..core.units import parse_amount
-from .fields import NAME_RULE, Fields, check_pos_number, printable_name
+from .fields import NAME_RULE, Fields, check_pos_number
 from .yamlio import load_yaml_file
-
-SPEC_VERSION = 1
 
 _KEYS = {"version", "name", "description", "levels", "dtype_bytes", "link_bandwidth_GBps", "peak_TFLOPS", "memory_GiB",
          "cap_bytes_per_step", "cap_seconds_per_step", "energy_pJ_per_FLOP", "link_energy_pJ_per_byte",
@@ -69,7 +67,7 @@ def _kinds(data: dict, errors: list[str]) -> dict[str, AcceleratorKind]:
         if not isinstance(name, str) or not name.strip():
             errors.append(f"kinds: a kind's name must be a non-empty string, got {shown(name)}")
             continue
-        if not printable_name(name):
+        if not name.isprintable():
             errors.append(f"kinds: a kind's name {NAME_RULE}, got {shown(name)}")
             continue
         if not isinstance(body, dict):
@@ -127,8 +125,7 @@ def parse_array(data: dict, source: str) -> ArraySpec:
     with_kinds = "kinds" in data or "accelerators" in data
     f = Fields(data, "", errors, _KEYS, _required_keys(shared, with_kinds))
     medium = _medium(data, shared, errors)
-    if "version" in data and data["version"] != SPEC_VERSION:
-        errors.append(f"version: unsupported version {shown(data['version'])} (this explorer reads version {SPEC_VERSION})")
+    f.version()
     name = f.name("name", "?")
     description = f.string("description", "")
     levels = _levels(data, errors)

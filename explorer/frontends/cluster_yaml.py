@@ -14,7 +14,6 @@ from ..core.errors import SpecError, shown
 from .fields import Fields
 from .yamlio import load_yaml_file
 
-SPEC_VERSION = 1
 KIND = "gpu-cluster"
 NODE_TIER, NETWORK_TIER = "nvlink", "network"
 
@@ -83,8 +82,7 @@ def _outward(nvlink: Fraction | None, middle: list[Tier] | None, nic: Fraction |
 def parse_cluster(data: dict, source: str) -> ClusterSpec:
     errors: list[str] = []
     f = Fields(data, "", errors, _KEYS, _REQUIRED)
-    if "version" in data and data["version"] != SPEC_VERSION:
-        errors.append(f"version: unsupported version {shown(data['version'])} (this explorer reads version {SPEC_VERSION})")
+    f.version()
     if "kind" in data and data["kind"] != KIND:
         errors.append(f"kind: must be {KIND}, got {shown(data['kind'])}")
     name = f.name("name", "?")

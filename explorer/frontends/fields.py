@@ -15,13 +15,9 @@ from ..core.units import format_count
 MIN_NUMBER, MAX_NUMBER = Fraction(1, 10**30), Fraction(10**100)
 
 
+# a name prints as itself on one line (``str.isprintable``: letters, marks, symbols, punctuation, the ASCII space)
 NAME_RULE = "must be printable (no control, format or separator characters but the ASCII space)"
-
-
-def printable_name(v: str) -> bool:
-    """Whether ``v`` prints as itself on one line (``str.isprintable``: letters, marks, symbols,
-    punctuation and the ASCII space)."""
-    return v.isprintable()
+SPEC_VERSION = 1  # the version of the network, array and cluster specs this explorer reads
 
 
 class Fields:
@@ -44,6 +40,12 @@ class Fields:
     def error(self, key: str, msg: str) -> None:
         self.errors.append(f"{self._p(key)}: {msg}")
 
+    def version(self) -> None:
+        """A spec's ``version`` other than ``SPEC_VERSION`` is an error (a missing one: ``required``)."""
+        if "version" in self.data and self.data["version"] != SPEC_VERSION:
+            self.error("version", f"unsupported version {shown(self.data['version'])} (this explorer reads version "
+                                  f"{SPEC_VERSION})")
+
     def pos_int(self, key: str, default: int | None = None) -> int | None:
         if key not in self.data:
             return default
@@ -64,7 +66,7 @@ class Fields:
         v = self.string(key, None)
         if v is None:
             return default
-        if not printable_name(v):
+        if not v.isprintable():
             self.error(key, f"{NAME_RULE}, got {shown(v)}")
             return default
         return v

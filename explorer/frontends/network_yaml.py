@@ -15,8 +15,6 @@ from .fields import Fields, check_pos_int
 from .graph_build import article as _article, build_graph
 from .yamlio import load_yaml_file, load_yaml_text
 
-SPEC_VERSION = 1
-
 _TOP_KEYS = {"version", "name", "batch", "layers", "description", "sequence", "transformer"}
 _CONV_KEYS = {"name", "kind", "in_channels", "out_channels", "kernel", "in_size", "out_size"}
 _FC_KEYS = {"name", "kind", "in_features", "out_features"}
@@ -67,8 +65,7 @@ def _parse_transformer(data: dict, name: str | None, batch: int | None, seq: int
 def _parse_top(data: dict, sequence: int | None, errors: list[str]) -> tuple[str | None, int | None, int | None]:
     """The spec's top-level fields: its name, batch and sequence (``sequence`` overrides the spec's)."""
     top = Fields(data, "", errors, _TOP_KEYS, {"version", "name", "layers"})
-    if "version" in data and data["version"] != SPEC_VERSION:
-        errors.append(f"version: unsupported version {shown(data['version'])} (this explorer reads version {SPEC_VERSION})")
+    top.version()
     name = top.name("name", "?")
     top.string("description")
     batch = top.pos_int("batch", 1)
