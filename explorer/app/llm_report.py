@@ -107,14 +107,14 @@ def _layers_text(a: int, b: int) -> str:
     return f"layer {a}" if b - a == 1 else f"layers {a}-{b - 1}"
 
 
-def stage_lines(stage_layers: tuple[int, ...], head: bool = True) -> list[str]:
+def stage_lines(stage_layers: tuple[int, ...]) -> list[str]:
     """"stage 0: embedding + layers 0-11", ...; long pipelines: runs of equal stages on one line."""
     spans = stage_spans(stage_layers)
     last = len(spans) - 1
 
     def one(i: int, a: int, b: int) -> str:
         parts = (["embedding"] if i == 0 else []) + ([_layers_text(a, b)] if b > a or i not in (0, last) else [])
-        parts += ["final norm + head" if head else "final norm"] if i == last else []
+        parts += ["final norm + head"] if i == last else []
         return f"stage {i}: " + " + ".join(parts)
 
     if len(spans) <= MAX_STAGE_LINES:

@@ -313,21 +313,20 @@ class InterCoeff:
         return self.f + self.e
 
 
-def inter_coeff(prev: PartitionType, nxt: PartitionType, prev_join: bool = False, next_join: bool = False) -> InterCoeff:
-    """Derived inter-layer re-layout between a producer of type prev and a consumer of type nxt.
+def inter_coeff(prev: PartitionType, nxt: PartitionType) -> InterCoeff:
+    """Derived inter-layer re-layout between a layer of type prev and a layer of type nxt
+    (``node_inter_coeff`` for nodes of any behaviour).
 
     Forward: the producer's F_out layout must become the consumer's needed F_in layout.
     Backward: the consumer's produced E_in layout must become the producer's needed E_out layout.
-    ``prev_join``/``next_join``: the node is a join (``JOIN_NODE_TYPES``).
     """
-    return node_inter_coeff(prev, nxt, _node_types(prev_join), _node_types(next_join))
+    return node_inter_coeff(prev, nxt, LAYER_TYPES, LAYER_TYPES)
 
 
-def inter_split(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fraction,
-                prev_join: bool = False, next_join: bool = False) -> Pair:
+def inter_split(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fraction) -> Pair:
     """``inter_coeff`` with uneven splits: forward F plus backward E re-layout on an edge,
     (side 0, side 1) as fractions of A(F) (= A(E)) of the consumer's input."""
-    return node_inter_split(prev, a, nxt, b, _node_types(prev_join), _node_types(next_join))
+    return node_inter_split(prev, a, nxt, b, LAYER_TYPES, LAYER_TYPES)
 
 
 def inter_fractions(p: TypeLayouts, n: TypeLayouts, k: int) -> InterCoeff:
@@ -393,10 +392,6 @@ GROUPED_TYPES = NodeTypes("grouped conv", tuple(
     GROUP_SPLIT if t is PartitionType.II else TYPE_SPECS[t] if t is PartitionType.I else None for t in ALL_TYPES))
 EMBEDDING_TYPES = NodeTypes("embedding", tuple(
     EMBEDDING_III if t is PartitionType.III else TYPE_SPECS[t] for t in ALL_TYPES))
-
-
-def _node_types(join: bool) -> NodeTypes:
-    return JOIN_NODE_TYPES if join else LAYER_TYPES
 
 
 def scattered_layouts(node_types: NodeTypes, t: PartitionType, scatter: Layout | None) -> TypeLayouts:

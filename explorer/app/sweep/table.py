@@ -131,16 +131,16 @@ def numeric_columns(available: Iterable[str]) -> list[str]:
     return [c for c in available if c not in NOT_NUMERIC]
 
 
-def check_pareto_columns(cols: tuple[str, ...], available: list[str], source: str = "--pareto") -> None:
+def check_pareto_columns(cols: tuple[str, ...], available: list[str]) -> None:
     if len(set(cols)) < 2:
-        raise SpecError(source, f"needs two or more different columns, got {','.join(cols) or '(none)'}")
+        raise SpecError("--pareto", f"needs two or more different columns, got {','.join(cols) or '(none)'}")
     unknown = [c for c in cols if c not in available]
     if unknown:
-        raise SpecError(source, f"unknown column {', '.join(unknown)} (columns: {', '.join(available)})")
+        raise SpecError("--pareto", f"unknown column {', '.join(unknown)} (columns: {', '.join(available)})")
     words = [c for c in cols if c in NOT_NUMERIC]
     if words:
-        raise SpecError(source, f"column {', '.join(words)} is not numeric (numeric columns: "
-                                f"{', '.join(numeric_columns(available))})")
+        raise SpecError("--pareto", f"column {', '.join(words)} is not numeric (numeric columns: "
+                                    f"{', '.join(numeric_columns(available))})")
 
 
 def check_pareto_by(by: tuple[str, ...], pareto: tuple[str, ...], params: Iterable[str]) -> None:
