@@ -12,7 +12,7 @@ data-level time (not overlapped with compute).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 
 from .comm import training_flops
@@ -117,17 +117,17 @@ _MEMO: dict = {}  # (id(network), id(cluster), dims, t, sequence_parallel, b, ty
 _MEMO_SIZE = 4096
 
 
-def part_costs(problem: LlmProblem, layout: LlmLayout, micro_batch: int | None = None) -> Parts:
-    """The cost of one micro-batch (``layout.micro_batch`` unless given) of each part; memoised
-    (a pure function of the network, the cluster's bandwidth, t, b, the types and the recompute
-    mode, sequence parallelism: a search scores many layouts that share them)."""
-    b = micro_batch or layout.micro_batch
+def part_costs(problem: LlmProblem, layout: LlmLayout) -> Parts:
+    """The cost of one micro-batch of each part; memoised (a pure function of the network, the
+    cluster's bandwidth, t, b, the types and the recompute mode, sequence parallelism: a search
+    scores many layouts that share them)."""
     key = (id(problem.network), id(problem.cluster), problem.dims, layout.parallelism.tensor,
-           layout.parallelism.sequence_parallel, b, layout.tensor_types, layout.recompute, layout.parallelism.expert)
+           layout.parallelism.sequence_parallel, layout.micro_batch, layout.tensor_types, layout.recompute,
+           layout.parallelism.expert)
     hit = _MEMO.get(key)
     if hit is not None and hit[0] is problem.network and hit[1] is problem.cluster:
         return hit[2]
-    parts = _part_costs(problem, layout, b)
+    parts = _part_costs(problem, layout)
     if len(_MEMO) >= _MEMO_SIZE:
         _MEMO.clear()
     _MEMO[key] = (problem.network, problem.cluster, parts)
@@ -174,9 +174,9 @@ def post_amounts(problem: LlmProblem, last_type: PartitionType, t: int, micro_ba
                           (PartitionType.III,) * len(head), reduce_scatter=sequence_parallel)
 
 
-def _part_costs(problem: LlmProblem, layout: LlmLayout, b: int) -> Parts:
+def _part_costs(problem: LlmProblem, layout: LlmLayout) -> Parts:
     net, dims = problem.network, problem.dims
-    t = layout.parallelism.tensor
+    t, b = layout.parallelism.tensor, layout.micro_batch
     parts = block_parts(net, dims.layers)
     types = tuple(layout.tensor_types or megatron_types(net, dims.layers))
     if len(types) != parts.block_len:
@@ -193,9 +193,9 @@ def _part_costs(problem: LlmProblem, layout: LlmLayout, b: int) -> Parts:
 
     sp = layout.parallelism.sequence_parallel  # reduce-scatters into the token-split stream (fanout.level_amounts)
     amounts = block_amounts(problem, types, t, b, sp, layout.recompute)
-    at_b = replace(layout, micro_batch=b)  # a mixture of experts: the all-to-alls, and the routed copies' tensor exchanges
+    # a mixture of experts: the all-to-alls, and the routed copies' tensor exchanges
     block = cost(sum(training_flops(x, b) for x in flop_nodes) + recompute_forward(flop_nodes, b, layout.recompute),
-                 amounts, alltoall_seconds(problem, at_b) + routed_tensor_elements(problem, at_b) * BYTES / bw)
+                 amounts, alltoall_seconds(problem, layout) + routed_tensor_elements(problem, layout) * BYTES / bw)
     pre = cost(sum(training_flops(net.layers[k], b) for k in parts.pre),
                tensor_amounts(net, parts.pre, pre_t, t, b, reduce_scatter=sp))
     post_nodes = tuple(net.layers[k] for k in parts.post) + head
