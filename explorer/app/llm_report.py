@@ -16,7 +16,6 @@ from ..core.llm_calibration import TABLE5, calibration_for, range_notes
 from ..core.solution import Status
 from ..core.units import GiB, count_words, plural, safe_float
 from ..solvers.llm_search import LlmSearchResult, Scored, tensor_types_proven
-from ..solvers.llm_space import MAX_MICRO_BATCH
 from .render import fmt_seconds
 from .results import exact_number
 
@@ -314,9 +313,9 @@ def _searched(report: LlmReport) -> list[str]:
 
 def _micro_batch_words(space) -> str:
     """What the header says of the micro-batch: the given one, or the searched range."""
-    if space is not None and space.micro_batch is not None:
+    if space.micro_batch is not None:
         return f"micro-batch {space.micro_batch} (given)"
-    return f"micro-batches up to {space.max_micro_batch if space else MAX_MICRO_BATCH}"
+    return f"micro-batches up to {space.max_micro_batch}"
 
 
 def headroom_notes(headroom: Fraction) -> tuple[str, ...]:
