@@ -8,7 +8,6 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from ..core.errors import SpecError
 from ..core.network import LayerKind, Network
 from .fields import Fields
 
@@ -161,8 +160,6 @@ def build_transformer(shape: TransformerShape, name: str, batch: int, sequence: 
                  f"(B*S*{shape.hidden}*{shape.vocab} forward MACs) is not modelled",)
     else:
         b.fc("lm_head", shape.hidden, shape.vocab, x)
-    if not b.nodes:
-        raise SpecError(source, "no nodes")
     return build_graph(name, batch, list(enumerate(b.nodes)), source, sequence=sequence, approximations=notes)
 
 
