@@ -38,6 +38,7 @@ class _Importer:
     def __init__(self, src: str, batch: int | None, sequence: int | None):
         self.src, self.batch_arg, self.seq_arg = src, batch, sequence
         self.nodes: list[tuple[int, dict]] = []
+        self.by_name: dict[str, dict] = {}  # the same specs by node name
         self.used_names: set[str] = {NETWORK_INPUT}
         self.source: dict[str, str] = {}  # activation tensor -> producing network node
         self.side: set[str] = set()  # tensors derived from integer inputs only (ids, masks)
@@ -144,11 +145,10 @@ class _Importer:
         """A product of two activations never closed by a second one must still read as an
         attention (its context = the last input's channels, or a third of one fused input);
         otherwise it is refused here, not with a YAML field an ONNX user cannot give."""
-        by_name = {n["name"]: n for _, n in self.nodes}
         for name, att in self.attention.items():
             if not att["open"]:
                 continue
-            chans = [_channels(by_name[p]) for p in att["inputs"] if p in by_name]
+            chans = [_channels(self.by_name[p]) for p in att["inputs"] if p in self.by_name]
             c = sum(chans)
             out = chans[-1] if len(chans) > 1 else (c // 3 if c % 3 == 0 else 0)
             if not out or out > c or (att["heads"] and out % att["heads"]):
@@ -288,7 +288,7 @@ class _Importer:
     def producer_channels(self, producer: str) -> int | None:
         if producer == NETWORK_INPUT:
             return None
-        spec = next(n for _, n in reversed(self.nodes) if n["name"] == producer)
+        spec = self.by_name[producer]
         return None if spec["kind"] is LayerKind.ATTENTION and "channels" not in spec else _channels(spec)
 
     def score_bias(self, name: str, node, producers: list[str]) -> None:
@@ -352,6 +352,7 @@ class _Importer:
     def add_node(self, spec: dict, out: str) -> None:
         self.check_sizes(spec)
         self.nodes.append((len(self.nodes), spec))
+        self.by_name[spec["name"]] = spec
         self.source[out] = spec["name"]
 
     def check_sizes(self, spec: dict) -> None:
@@ -480,8 +481,7 @@ class _Importer:
         """Context channels and heads from the shapes: tokens S from the first input's producer
         (its tokens per sample), channels = context elements / (B x S), heads = score elements
         / (B x S^2)."""
-        by_name = {n["name"]: n for _, n in self.nodes}
-        first = by_name.get(spec["inputs"][0])
+        first = self.by_name.get(spec["inputs"][0])
         if first is None:
             raise self.fail(f"{desc}: attention reading the network input directly is not supported")
         tokens = _tokens(first)
@@ -501,11 +501,10 @@ class _Importer:
 
     def join(self, i: int, node, desc: str, kind: LayerKind, producers: list[str], acts: list[str]) -> None:
         name = self.new_name(node, i)
-        by_name = {n["name"]: n for _, n in self.nodes}
         parts = {p: sum(self.part.get(x, 0) for x in dict.fromkeys(acts) if self.source[x] == p) for p in producers}
         whole = {p for p in producers if any(self.source[x] == p and x not in self.part for x in acts)}
         cut = {p: c for p, c in parts.items() if p not in whole and p != NETWORK_INPUT and c}
-        chans = [cut.get(p) or _channels(by_name[p]) for p in producers if p != NETWORK_INPUT]
+        chans = [cut.get(p) or _channels(self.by_name[p]) for p in producers if p != NETWORK_INPUT]
         if NETWORK_INPUT in producers:
             first = next(x for x in acts if self.source[x] == NETWORK_INPUT)
             xs = self.shape_of(first, desc)
