@@ -58,13 +58,15 @@ class Cap:
 
     @property
     def name(self) -> str:
-        return f"cap level {self.level} <= {self.amount(format_bytes)}" + (f" ({self.origin})" if self.origin else "")
+        """The one text of a cap, in every report, constraints line and conflict line, even split or
+        uneven: 'cap level 0 <= 20 MB (--cap)', 'cap level 0 <= 1 ms (60 MB at 60 GB/s) (--cap)'."""
+        return f"cap level {self.level} <= {self.amount()}" + (f" ({self.origin})" if self.origin else "")
 
-    def amount(self, fmt) -> str:
-        """The cap in bytes (``fmt``), or as given: '1 ms (60 MB at 60 GB/s)'."""
+    def amount(self) -> str:
+        """The cap in bytes, or as given: '1 ms (60 MB at 60 GB/s)'."""
         if not self.seconds:
-            return fmt(self.bytes)
-        return f"{format_seconds(self.seconds)} ({fmt(self.bytes)} at {format_bytes(self.bytes / self.seconds)}/s)"
+            return format_bytes(self.bytes)
+        return f"{format_seconds(self.seconds)} ({format_bytes(self.bytes)} at {format_bytes(self.bytes / self.seconds)}/s)"
 
 
 @dataclass(frozen=True)
