@@ -379,8 +379,7 @@ def _declared_space(array: ArraySpec, split: Split, grid: int, free: FreeAlphas,
     aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
     if split is Split.SEARCH and len(aspace.free_classes()) > MAX_FREE_CLASSES:
         raise SpecError("--split", f"search: array {array.name!r} has {len(aspace.free_classes())} free classes of groups, "
-                        f"more than {MAX_FREE_CLASSES} (one is searched at a time); use {given_as('--split')} "
-                        "proportional or equal")
+                        f"more than {MAX_FREE_CLASSES} (one is searched at a time); use {given_as('--split')} proportional or equal")
     return aspace
 
 
@@ -481,8 +480,7 @@ def _proof_note(solver: str | None, status: Status, time_limit_s: float, info: d
                 f"({EXACT_SHARE:.0%}), not proven optimal ({given_as('--time-limit')} gives it more)")
     if "state limit" in info.get("method", ""):
         return (f"{solver}: the exact labels outgrew their state limit: the best plan found, not proven optimal (a "
-                f"coarser {given_as('--alpha-grid')} makes the space smaller; {given_as('--time-limit')} does not lift "
-                "the state limit)")
+                f"coarser {given_as('--alpha-grid')} makes the space smaller; {given_as('--time-limit')} does not lift the state limit)")
     return (f"{solver}: stopped at the time limit ({time_limit_s:g} s): the best plan found so far, not proven "
             f"optimal ({given_as('--time-limit')} gives more)" + (f"; bound by {by}" if by else ""))
 
@@ -631,8 +629,7 @@ def _dp_plan(problem: Problem):
     except InstanceTooLarge as err:
         why = refusal_reason(err)
         raise InstanceTooLarge(f"{why}; explore split takes its partition types from the hierarchical DP, so it cannot "
-                               f"split this graph in space {problem.space}: a {given_as('--space')} with fewer types "
-                               "(hypar: I and II) "
+                               f"split this graph in space {problem.space}: a {given_as('--space')} with fewer types (hypar: I and II) "
                                "may fit") from None
 
 
@@ -641,9 +638,8 @@ def _free_hint(array: ArraySpec, grid: int, free: FreeAlphas) -> str:
     ('' when --free unlike's space frees more too, or --free is unlike)."""
     if free is not FreeAlphas.ALL or any(h > 0 for h, _ in alpha_space(array, alpha_grid(grid), FreeAlphas.UNLIKE).free_classes()):
         return ""
-    free_ = given_as("--free")
-    return (f" ({free_} all frees every class of groups below the top split too; {free_} unlike frees the top split "
-            "alone here)")
+    f = given_as("--free")
+    return f" ({f} all frees every class of groups below the top split too; {f} unlike frees the top split alone here)"
 
 
 def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: Plan,
