@@ -112,10 +112,6 @@ def check(
     return _check(problem, options, progress=progress)
 
 
-LLM_ARGUMENTS = {"--gpus": "gpus", "--layout": "layout", "--degrees": "degrees", "--micro-batch": "micro_batch",
-                 "--recompute": "recompute", "--zero": "zero"}  # the LLM planner's options -> plan_llm's arguments
-
-
 @named_arguments
 def plan_llm(model: str, array: str = "dgx-a100", *, gpus: int | None = None, batch: int | None = None,
              seq: int | None = None, layout: str | None = None, degrees: str | Mapping[str, int] | None = None,
@@ -134,29 +130,14 @@ def plan_llm(model: str, array: str = "dgx-a100", *, gpus: int | None = None, ba
     _check_llm_args(model, array, layout, recompute, zero, time_limit, progress,
                     {"gpus": gpus, "batch": batch, "seq": seq, "micro_batch": micro_batch})
     if not is_cluster(array):
-        try:
-            load_array(array)  # an unknown name or an unreadable file: its own error
-        except SpecError as err:
-            raise SpecError(LLM_ARGUMENTS.get(err.source, err.source), [_llm_arguments(p) for p in err.problems]) from None
+        load_array(array)  # an unknown name or an unreadable file: its own error
         raise SpecError("array", f"{shown(array)} is not a GPU cluster (dgx-a100, dgx-h100 or a YAML with kind: "
                                  "gpu-cluster): solve() plans accelerator arrays")
     if isinstance(degrees, Mapping):
         degrees = ",".join(f"{k}={v}" for k, v in degrees.items())
-    try:
-        req = parse_request(model, array, gpus, batch, seq, layout, degrees, micro_batch, recompute,
-                            None if zero is None else str(zero), time_limit, memory_GiB)
-        return run_llm(req, progress=progress)
-    except SpecError as err:  # the LLM options as arguments (names.OPTION_ARGUMENTS has the rest)
-        text = [_llm_arguments(p) for p in err.problems]
-        raise SpecError(LLM_ARGUMENTS.get(err.source, err.source), text) from None
-
-
-def _llm_arguments(text: str) -> str:
-    import re
-
-    for option, key in LLM_ARGUMENTS.items():
-        text = re.sub(rf"(?<![\w-]){re.escape(option)}(?![\w-])", key, text)
-    return text
+    req = parse_request(model, array, gpus, batch, seq, layout, degrees, micro_batch, recompute,
+                        None if zero is None else str(zero), time_limit, memory_GiB)
+    return run_llm(req, progress=progress)
 
 
 def _check_llm_args(model, array, layout, recompute, zero, time_limit, progress, counts: dict) -> None:

@@ -63,14 +63,15 @@ def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
     P, cols = P[ok], cols[ok]
     hist = [(first, cols, None, np.zeros((len(cols), 0), dtype=np.int64), ())]
     total = len(cols)
+    rests = _limit_rests(t, graph, slack)
     try:
-        for blk in graph.blocks:
+        for blk, rest in zip(graph.blocks, rests):
             if len(P) == 0:
                 return True, (UB, cols_best), total
             if time.perf_counter() - t_start > o.time_limit_s or total > o.enum_budget:
                 return False, (UB, cols_best), total
             ctx = (m, t, W, w, Q, thr, slack, o, t_start, beam)
-            P, cols, par, internal = _cross_block(ctx, blk, P, cols, Hc[blk.exit])
+            P, cols, par, internal = _cross_block(ctx, blk, P, cols, Hc[blk.exit], rest)
             if beam is not None and len(P):  # a heuristic: per column, the labels of least weighted bound only
                 keep = np.union1d(_beam_keep(P @ w, cols, beam), _beam_keep(_fP(P), cols, beam))
                 P, cols, par, internal = P[keep], cols[keep], par[keep], internal[keep]
@@ -114,34 +115,68 @@ def _edge_terms4(t: _Tables, e: int, us: np.ndarray, vv: np.ndarray) -> np.ndarr
     return out
 
 
-def _cross_block(ctx, blk: Link, P, cols, Hc_exit):
-    """The labels at the block's exit: (sums, exit columns, parent label, internal columns)."""
+def _limit_rests(t: _Tables, graph: _Graph, slack: int) -> list:
+    """Per block, what the layers after its exit add to the labels' limit terms there: (free
+    floors, least) for a memory limit, (None, zeros) without one. ``least``: the least they must
+    add (each layer's least footprint over its columns; 0 for a cap's terms), a completion bound.
+    Free floors: a memory term at most its limit minus the most they can add (each layer's largest
+    footprint) minus ``slack`` keeps the limit exactly under every completion (the floors lose
+    less than one unit a layer), so its amount no longer matters to dominance (``_limits_kept``);
+    -1 (none) for a cap's terms."""
+    mem = len(t.lim) - 2 * len(t.extra)  # the memory terms come last (``with_limits``)
+    if mem == 0:
+        return [(None, np.zeros(len(t.lim), dtype=np.int64))] * len(graph.blocks)
+    lo = len(t.lim) - mem
+    ok = [t.node[n][0] < INF for n in range(len(t.node))]
+    most = np.array([np.max(np.where(ok[n], t.lnode[n][4 + lo:], 0), axis=1) for n in range(len(t.node))])
+    least = np.array([np.min(np.where(ok[n], t.lnode[n][4 + lo:], INF), axis=1) if ok[n].any() else
+                      np.zeros(mem, dtype=np.int64) for n in range(len(t.node))])  # (L, mem) each
+    done = [graph.blocks[0].entry]
+    out = []
+    for blk in graph.blocks:
+        done += [*blk.inodes, blk.exit]
+        after = np.setdiff1d(np.arange(len(t.node)), done)
+        free = np.full(len(t.lim), -1, dtype=np.int64)
+        free[lo:] = t.lim[lo:] - most[after].sum(axis=0) - slack
+        rest = np.zeros(len(t.lim), dtype=np.int64)
+        rest[lo:] = least[after].sum(axis=0)
+        out.append((free, rest))
+    return out
+
+
+def _cross_block(ctx, blk: Link, P, cols, Hc_exit, rest):
+    """The labels at the block's exit: (sums, exit columns, parent label, internal columns);
+    ``rest``: what the layers after it add to the limit terms (``_limit_rests``)."""
     m, t, W, w, Q, thr, slack, o, t_start, beam = ctx
     nb, k = t.lnode[blk.exit], 4 + len(t.lim)
+    free, least = rest
+    after = np.r_[np.zeros(4, dtype=np.int64), least]  # below what follows: the limits' least
     exit_rest = np.minimum(W.node[blk.exit] + Hc_exit, INF)
     empty = (np.zeros((0, k), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
              np.zeros((0, len(blk.inodes)), dtype=np.int64))
     if not blk.direct:
-        res = _cross_link(ctx, blk, P, cols, np.zeros(k, dtype=np.int64), 0, nb, Hc_exit, None)
+        res = _cross_link(ctx, blk, P, cols, after, 0, nb, Hc_exit, None, free)
         return empty if res is None else res
     vv = np.flatnonzero((nb[0] < INF) & (exit_rest < INF))
     vv, Ev, pos = _live_edge(ctx, blk.edge, P, cols, vv, exit_rest)
-    lab, vs, cand = _extend(P, pos, Ev, nb[:, vv], np.zeros((4, len(vv)), dtype=np.int64), Hc_exit[vv], w, Q, thr, t.lim)
+    lab, vs, cand = _extend(P, pos, Ev, nb[:, vv], np.repeat(after[:, None], len(vv), axis=1), Hc_exit[vv], w, Q, thr,
+                            t.lim)
     if len(lab) == 0:
         return empty
-    nP, ncols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start)
+    nP, ncols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start, free)
     if nP is None:
         raise _Timeout
     return nP, ncols, par, np.zeros((len(ncols), 0), dtype=np.int64)
 
 
-def _cross_link(ctx, link: Link, X, xcols, pre_min, pre_minw: int, add, rest, bc_extra):
+def _cross_link(ctx, link: Link, X, xcols, pre_min, pre_minw: int, add, rest, bc_extra, free=None):
     """Labels X (partial sums from some start, columns ``xcols`` of the link's entry) extended
     across the link: per entry column, its branches' labels to every exit column, summed, added
     to X; ``add``: the exit node's own terms added too (None: not); bounds: ``pre_min`` and
     ``pre_minw`` below everything before X, ``rest`` the weighted least of everything after
     (the exit's own terms included when they are not added), ``bc_extra`` terms known to follow
-    (the exit's own when not added). Pareto per exit column: (sums, exit columns, parent label,
+    (the exit's own when not added); ``free``: the free floors where X holds every layer before
+    the link (``_free_floors``), else None. Pareto per exit column: (sums, exit columns, parent label,
     inner columns in ``link.inodes`` order), None when nothing survives."""
     m, t, W, w, Q, thr, slack, o, t_start, beam = ctx
     after = np.minimum(rest + W.node[link.exit], INF) if add is not None else rest
@@ -170,7 +205,7 @@ def _cross_link(ctx, link: Link, X, xcols, pre_min, pre_minw: int, add, rest, bc
     cand, yc, par, yint = (np.concatenate(x) for x in coll)
     if len(cand) == 0:
         return None
-    nP, ncols, sel = _filter_by_column(np.arange(len(cand)), yc, cand, np.arange(m.cols.n), slack, o, t_start)
+    nP, ncols, sel = _filter_by_column(np.arange(len(cand)), yc, cand, np.arange(m.cols.n), slack, o, t_start, free)
     if nP is None:
         raise _Timeout
     return nP, ncols, par[sel], yint[sel]

@@ -87,16 +87,26 @@ def _alpha_descent(t: _Tables, cols: list[int], rounds: int = 3) -> list[int]:
     return cols
 
 
-def _pareto_filter(P: np.ndarray, slack: int) -> np.ndarray:
+def _limits_kept(A: np.ndarray, B: np.ndarray, slack: int, free) -> np.ndarray:
+    """Whether labels whose limit terms are A keep the limits under every completion that keeps
+    them for labels of terms B (per term: A's exact amount at most B's, as A + slack <= B on the
+    floors; or A at most ``free``, where no completion can take A over: ``_raised_floors``)."""
+    if free is None:
+        return (A + slack <= B).all(axis=-1)
+    return ((A + slack <= B) | (A <= free)).all(axis=-1)
+
+
+def _pareto_filter(P: np.ndarray, slack: int, free=None) -> np.ndarray:
     """Indices of rows of P (k, 4) not dominated by another kept row. A dominates B when
     max(A0 - B0, A1 - B1) + max(A2 - B2, A3 - B3) <= -2 * slack: then for every completion R,
     step(A + R) <= step(B + R) (max(x + d, y + e) <= max(x, y) + max(d, e)), the exact sums
-    being within ``slack`` of the floored ones. A dominator's component sum is smaller, so rows
+    being within ``slack`` of the floored ones, and its limit terms keep the limits where B's do
+    (``_limits_kept``; ``free``: its per-term free floors, None for none). A dominator's component sum is smaller, so rows
     are scanned by increasing sum: a row is kept when no kept row before it dominates it; from
     ``PARETO_CHUNK`` rows on, a chunk of rows at a time (``_pareto_chunks``)."""
     order = np.argsort(P[:, :4].sum(axis=1), kind="stable")
     if len(P) >= PARETO_CHUNK:
-        return _pareto_chunks(P[order], slack, order)
+        return _pareto_chunks(P[order], slack, order, free)
     kept = np.zeros(P.shape, dtype=np.int64)
     idx: list[int] = []
     for i in order:
@@ -104,7 +114,7 @@ def _pareto_filter(P: np.ndarray, slack: int) -> np.ndarray:
         if idx:
             K = kept[: len(idx)]
             g = np.maximum(K[:, 0] - p[0], K[:, 1] - p[1]) + np.maximum(K[:, 2] - p[2], K[:, 3] - p[3])
-            if ((g <= -2 * slack) & (K[:, 4:] + slack <= p[4:]).all(axis=1)).any():
+            if ((g <= -2 * slack) & _limits_kept(K[:, 4:], p[4:], slack, free)).any():
                 continue
         kept[len(idx)] = p
         idx.append(int(i))
@@ -114,7 +124,7 @@ def _pareto_filter(P: np.ndarray, slack: int) -> np.ndarray:
 PARETO_CHUNK = 64  # rows per step of the chunked scan
 
 
-def _pareto_chunks(Q: np.ndarray, slack: int, order: np.ndarray) -> np.ndarray:
+def _pareto_chunks(Q: np.ndarray, slack: int, order: np.ndarray, free=None) -> np.ndarray:
     """``_pareto_filter``'s scan on rows Q (already in scan order; ``order`` their indices), a chunk
     at a time: a chunk's rows dominated by a row kept before the chunk are dropped, the others
     decided among themselves in rounds as in ``_pareto_batch`` (row by row if rounds do not end)."""
@@ -123,7 +133,7 @@ def _pareto_chunks(Q: np.ndarray, slack: int, order: np.ndarray) -> np.ndarray:
     out: list[np.ndarray] = []
     dom_of = lambda A, B: ((np.maximum(A[:, None, 0] - B[None, :, 0], A[:, None, 1] - B[None, :, 1])  # noqa: E731
                             + np.maximum(A[:, None, 2] - B[None, :, 2], A[:, None, 3] - B[None, :, 3]))
-                           <= -2 * slack) & (A[:, None, 4:] + slack <= B[None, :, 4:]).all(axis=2)  # [a, b]: a dominates b
+                           <= -2 * slack) & _limits_kept(A[:, None, 4:], B[None, :, 4:], slack, free)  # [a, b]: a dominates b
     for c0 in range(0, len(Q), PARETO_CHUNK):
         X = Q[c0 : c0 + PARETO_CHUNK]
         m = len(X)
@@ -150,7 +160,7 @@ PARETO_BATCH = (4, 8, 16, 32, 64, 128)  # group sizes that ``_filter_by_column``
 PARETO_BATCH_CELLS = 2_000_000  # pairs of rows per batch
 
 
-def _pareto_batch(cand, lo: np.ndarray, size: np.ndarray, m: int, slack: int, keep, rank) -> None:
+def _pareto_batch(cand, lo: np.ndarray, size: np.ndarray, m: int, slack: int, keep, rank, free=None) -> None:
     """``_pareto_filter`` on each group of rows ``cand[lo:lo + size]`` (sizes at most m), padded to
     m rows and decided together: a row all of whose dominators (before it) are dropped is kept,
     one with a kept dominator dropped, each round deciding at least each group's first undecided
@@ -165,7 +175,7 @@ def _pareto_batch(cand, lo: np.ndarray, size: np.ndarray, m: int, slack: int, ke
     vs = np.take_along_axis(valid, order, axis=1)
     dom = ((np.maximum(X[:, :, None, 0] - X[:, None, :, 0], X[:, :, None, 1] - X[:, None, :, 1])
             + np.maximum(X[:, :, None, 2] - X[:, None, :, 2], X[:, :, None, 3] - X[:, None, :, 3])) <= -2 * slack)
-    dom &= (X[:, :, None, 4:] + slack <= X[:, None, :, 4:]).all(axis=3)  # the limits' terms (none without limits)
+    dom &= _limits_kept(X[:, :, None, 4:], X[:, None, :, 4:], slack, free)  # the limits' terms (none without limits)
     dom &= np.tri(m, k=-1, dtype=bool).T[None] & vs[:, :, None] & vs[:, None, :]  # [g, j, i]: j before i dominates i
     kept, dropped = np.zeros((G, m), dtype=bool), ~vs
     for _ in range(12):
@@ -185,7 +195,7 @@ def _pareto_batch(cand, lo: np.ndarray, size: np.ndarray, m: int, slack: int, ke
     keep[rows] = True
     rank[rows] = r[g, p]
     for a, n in zip(lo[~done], size[~done]):
-        sub = _pareto_filter(cand[a : a + n], slack)
+        sub = _pareto_filter(cand[a : a + n], slack, free)
         keep[a : a + n] = False
         keep[a + sub] = True
         rank[a + sub] = np.arange(len(sub))
@@ -236,8 +246,8 @@ def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int, lim):
     return np.concatenate(lab), np.concatenate(vs), np.concatenate(cands)
 
 
-def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: float):
-    """Per column (``vv[vs]``), the labels ``_pareto_filter`` keeps, by
+def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: float, free=None):
+    """Per column (``vv[vs]``), the labels ``_pareto_filter`` keeps (``free``: its free floors), by
     column, then in the filter's order: (sums, columns, ``lab`` of each); (None, None, None) past
     the time limit. Columns of one label are kept without a filter."""
     order = np.argsort(vs, kind="stable")
@@ -251,7 +261,7 @@ def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: f
     for lo, hi in zip(starts[big], ends[big]):
         if time.perf_counter() - t_start > o.time_limit_s:
             return None, None, None
-        sub = _pareto_filter(cand[lo:hi], slack)
+        sub = _pareto_filter(cand[lo:hi], slack, free)
         keep[lo:hi] = False
         keep[lo + sub] = True
         rank[lo + sub] = np.arange(len(sub))
@@ -260,7 +270,7 @@ def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: f
         sel = np.flatnonzero((sizes > lower) & (sizes <= m))
         step = max(1, PARETO_BATCH_CELLS // (m * m))
         for i in range(0, len(sel), step):
-            _pareto_batch(cand, starts[sel[i : i + step]], sizes[sel[i : i + step]], m, slack, keep, rank)
+            _pareto_batch(cand, starts[sel[i : i + step]], sizes[sel[i : i + step]], m, slack, keep, rank, free)
         lower = m
     idx = np.flatnonzero(keep)
     idx = idx[np.lexsort((rank[idx], vs[idx]))]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..core.errors import SpecError
+from ..core.names import given_as
 from ..core.llm_memory import Recompute, ZeroStage
 
 MAX_MICRO_BATCH = 64  # micro-batches searched: divisors of B/d up to this (stated in the report); larger ones
@@ -103,11 +104,11 @@ def validate_degrees(deg: Degrees, gpus: int, layers: int, batch: int, option: s
     """A fixed layout's degrees: SpecError naming ``option`` and the value when they cannot run."""
     if deg.gpus != gpus:
         raise SpecError(option, f"tensor={deg.tensor} x pipeline={deg.pipeline} x data={deg.data} = {deg.gpus:,} GPUs, "
-                                f"but the cluster has {gpus:,} (--gpus)")
+                                f"but the cluster has {gpus:,} ({given_as('--gpus')})")
     if deg.pipeline > layers:
         raise SpecError(option, f"pipeline={deg.pipeline} is deeper than the model's {layers} transformer layers")
     if batch % deg.data:
-        raise SpecError(option, f"data={deg.data} does not divide the batch {batch} (--batch): every data-parallel "
+        raise SpecError(option, f"data={deg.data} does not divide the batch {batch} ({given_as('--batch')}): every data-parallel "
                                 "rank takes whole samples")
 
 

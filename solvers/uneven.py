@@ -24,6 +24,7 @@ from explorer.core.uneven import (
 )
 from explorer.core.evaluate import evaluate_split
 from explorer.core.errors import Refused
+from explorer.core.names import given_as
 from explorer.core.network import Network
 from explorer.core.objective import Objective
 from explorer.core.partition import Space
@@ -332,7 +333,7 @@ class _Run:
             what = (f"column tables, completion bounds and {states:,} Pareto states" if states
                     else "column tables and completion bounds, before any Pareto state")  # (checked up front too)
             raise Refused(f"exact (uneven splits): about {need / 2**20:,.0f} MiB of {what}, beyond its limit of "
-                          f"{self.max_bytes / 2**20:,.0f} MiB (a coarser --alpha-grid has fewer columns)")
+                          f"{self.max_bytes / 2**20:,.0f} MiB (a coarser {given_as('--alpha-grid')} has fewer columns)")
 
     def note(self, pruner) -> None:
         if pruner is not None:

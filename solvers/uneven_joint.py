@@ -13,6 +13,7 @@ import numpy as np
 
 from explorer.core.array import ArraySpec
 from explorer.core.errors import Refused
+from explorer.core.names import given_as
 from explorer.core.uneven import AlphaSpace, check_array, check_network
 from explorer.core.network import Network
 from explorer.core.partition import Space
@@ -82,7 +83,7 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     clock = _Clock(t_start)
     check_scope(network, array, aspace)
     if rules is not None and rules.objective is not Objective.TIME:
-        raise Refused("joint (uneven splits): the step time only (the traffic objective: --solver exact)")
+        raise Refused(f"joint (uneven splits): the step time only (the traffic objective: {given_as('--solver')} exact)")
     if _no_type_left(network, array, types_allowed):  # pins and forbids conflict: no plan at all
         return split_solution("joint", Status.INFEASIBLE, None, None, None, time.perf_counter() - t_start, 0)
     net = _VirtualSource.of(network)

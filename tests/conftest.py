@@ -1,6 +1,9 @@
+import re
+
 import pytest
 
 from explorer.core.array import ArraySpec, synthetic_array
+from explorer.core.names import OPTION_ARGUMENTS
 from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.partition import Space
 from explorer.core.problem import Problem
@@ -69,3 +72,12 @@ def numpy_from(monkeypatch, layers: int = TEST_NUMPY_FROM) -> None:
 
     monkeypatch.setattr(thresholds, "NUMPY_FROM_LAYERS", layers)
     monkeypatch.setattr(E, "_FACTS", NetworkMemo(E._FACTS.size))
+
+
+def arguments_for_options(text: str) -> str:
+    """``text`` with explore's option names replaced by the API's arguments ('--split search' ->
+    'split search'): the CLI's output as the API's, to compare the two (the library names its
+    inputs for the running front end when it makes a message, ``core.names``)."""
+    for option, key in OPTION_ARGUMENTS.items():
+        text = re.sub(rf"(?<![\w-]){re.escape(option)}(?![\w-])", key, text)
+    return text

@@ -8,14 +8,13 @@ from fractions import Fraction
 import pytest
 
 from explorer import api
-from explorer.app.api_args import arguments_for_options
 from explorer.app.results import CheckReport, RunResult
 from explorer.core.errors import Refused, SpecError
 from explorer.core.partition import Space
 from explorer.core.solution import Status
 from explorer.frontends import load_array, load_model
 
-from .conftest import fc, run_cli
+from .conftest import arguments_for_options, fc, run_cli
 
 
 def without_wall(obj):

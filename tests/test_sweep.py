@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from explorer.app.api_args import arguments_for_options
 from explorer.api import sweep
 from explorer.app.sweep import cache as cache_mod
 from explorer.app.sweep import point as point_mod
@@ -22,7 +21,7 @@ from explorer.app.sweep.table import FIGURES, add_dp_gap, pareto_labels
 from explorer.core.errors import SpecError
 from explorer.frontends import zoo
 
-from .conftest import run_cli
+from .conftest import arguments_for_options, run_cli
 
 ISSUE_EXAMPLE = """\
 version: 1

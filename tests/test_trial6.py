@@ -161,10 +161,28 @@ def test_time_cap_is_shown_as_given(capsys):
     from .conftest import run_cli
 
     code, out, err = run_cli(["--model", "vgg-a", "--cap", "0=1ms"], capsys)
-    assert "constraints: cap level 0 1 ms (60.000 MB at 60 GB/s)," in out
-    assert "cap level 0 <= 1 ms (60 MB at 60 GB/s) (--cap)" in out + err
+    assert "constraints: cap level 0 <= 1 ms (60 MB at 60 GB/s) (--cap)," in out
+    assert "PLAN BREAKS: cap level 0 <= 1 ms (60 MB at 60 GB/s) (--cap) by" in out
     code, out, _ = run_cli(["--model", "vgg-a", "--cap", "0=60MB"], capsys)
-    assert "constraints: cap level 0 60.000 MB," in out
+    assert "constraints: cap level 0 <= 60 MB (--cap)," in out
+
+
+def test_a_cap_reads_the_same_in_even_and_uneven_reports_and_conflict_lines(capsys):
+    # one text of a cap (core.constraints.Cap.name): the even split's constraints line said
+    # 'cap level 0 1 ms (767.200 kB at 767.2 MB/s)', the uneven one 'cap level 0 <= 1 ms (...) (--cap)',
+    # and the constraints line '20.000 MB' where the conflict line said '20 MB'
+    from .conftest import run_cli
+
+    base = ["--model", "lenet-c", "--array", "tpu-mix-16", "--objective", "time"]
+    for cap, text in (("0=1ms", "cap level 0 <= 1 ms (70 MB at 70 GB/s) (--cap)"), ("0=20MB", "cap level 0 <= 20 MB (--cap)")):
+        _, even, _ = run_cli([*base, "--cap", cap], capsys)
+        _, uneven, _ = run_cli([*base, "--split", "proportional", "--cap", cap], capsys)
+        for out in (even, uneven):
+            line = next(x for x in out.splitlines() if x.startswith("constraints: "))
+            assert text in line and "(--cap)," in line + "," and ".000" not in line, line
+    code, out, err = run_cli(["--model", "alexnet", "--array", "hypar-16", "--cap", "0=50MB", "--solver", "exact"],
+                             capsys)
+    assert code == 1 and "these conflict: cap level 0 <= 50 MB (--cap)" in err
 
 
 # finding 13: check --uneven's table says `breaks` for a plan that breaks a rule; the JSON keeps explore's status

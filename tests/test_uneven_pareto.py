@@ -51,3 +51,19 @@ def test_batched_filter_equals_scan(seed):
     P = np.array([[5, 5, 5, 5], [1, 1, 1, 1], [1, 1, 1, 2]], dtype=np.int64)
     kept = _filter_by_column(np.arange(3), np.zeros(3, dtype=np.int64), P, np.array([9]), 0, o, 0.0)[0]
     assert kept.tolist() == [[1, 1, 1, 1]]
+
+
+def test_a_label_whose_limit_term_is_free_dominates_whatever_that_term():
+    # free floors (joint_close_graph._limit_rests): a memory term at most its free floor keeps the
+    # limit under every completion, so a label better in the components dominates whatever its term
+    P = np.array([[1, 1, 1, 1, 90], [9, 9, 9, 9, 10]], dtype=np.int64)  # the first: more memory
+    assert sorted(_pareto_filter(P, 1).tolist()) == [0, 1]  # no free floor: both kept
+    assert _pareto_filter(P, 1, np.array([90])).tolist() == [0]  # at its free floor: the second dropped
+    assert sorted(_pareto_filter(P, 1, np.array([89])).tolist()) == [0, 1]  # above it: both kept
+    many = np.repeat(P, [70, 1], axis=0)  # the chunked scan and the batched groups alike
+    o = JointOptions(time_limit_s=1e9)
+    for n in (3, 71):
+        for free, kept in ((np.array([90]), {1}), (np.array([89]), {1, 9})):
+            got = _filter_by_column(np.arange(n), np.zeros(n, dtype=np.int64), many[-n:], np.array([0]), 1, o, 0.0,
+                                    free)[0]
+            assert set(got[:, 0].tolist()) == kept

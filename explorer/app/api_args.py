@@ -8,26 +8,14 @@ accepted value the CLI refuses, such as ``time_limit=-1``).
 from __future__ import annotations
 
 import functools
-import re
 from os import PathLike
 from typing import Any, Callable, Iterable
 
 from ..core.errors import SpecError, is_int, shown
-from ..core.names import OPTION_ARGUMENTS, Frontend, named_for, renamed_source
+from ..core.names import Frontend, named_for, renamed_source
 from ..core.solution import time_limit_problem
 from ..solvers import MAX_SEED, MAX_WORKERS
 
-
-
-def arguments_for_options(text: str) -> str:
-    """``text`` with explore's option names replaced by the arguments ('--split search' -> 'split search').
-
-    Only for the free text of messages made outside the naming of ``core.names`` (the split's
-    solver rules in ``app/split*``, the uneven solvers' refusals in ``solvers/uneven*``); every
-    other message names its option when it is made."""
-    for option, key in OPTION_ARGUMENTS.items():
-        text = re.sub(rf"(?<![\w-]){re.escape(option)}(?![\w-])", key, text)
-    return text
 
 
 def named_as(where: Frontend) -> Callable[[Callable], Callable]:
@@ -41,7 +29,7 @@ def named_as(where: Frontend) -> Callable[[Callable], Callable]:
                 try:
                     return fn(*args, **kwargs)
                 except SpecError as err:  # the error's field as this front end calls it
-                    raise SpecError(renamed_source(err.source), [arguments_for_options(x) for x in err.problems]) from None
+                    raise SpecError(renamed_source(err.source), err.problems) from None
         wrapper.with_option_names = fn
         return wrapper
     return wrap

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..core.array import ArraySpec
 from ..core.errors import InstanceTooLarge, Refused, refusal_reason
+from ..core.names import given_as
 from ..core.uneven import (
     DEFAULT_ALPHA_GRID,
     SPLIT_TIME_LIMIT,
@@ -129,7 +130,7 @@ def _dp_types(name: str, network: Network, array: ArraySpec, space: Space, rules
     try:
         plan = equal_types(network, array, space, rules)
     except InstanceTooLarge as err:  # the search takes its types from the DP: refused, like the others
-        raise Refused(f"{name}: no types from the DP ({str(err).split('; use --solver')[0]})") from None
+        raise Refused(f"{name}: no types from the DP ({refusal_reason(err)})") from None
     return plan  # None: the pins and forbids leave some layer no type at some level (infeasible)
 
 
@@ -148,7 +149,7 @@ def _proportional(network: Network, array: ArraySpec, space: Space, aspace: Alph
     the declared space unless ``--grid-only``, so no proven optimum may exceed it."""
     t0 = time.perf_counter()
     if not aspace.proportional:
-        raise Refused("proportional: --grid-only leaves the proportional ratios out of the declared space")
+        raise Refused(f"proportional: {given_as('--grid-only')} leaves the proportional ratios out of the declared space")
     types = _dp_types("proportional", network, array, space, rules)
     if types is None:
         return split_solution("proportional", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0)

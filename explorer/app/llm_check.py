@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.names import given_as
 from ..core.solution import Status
 from ..solvers.llm_bounds import memory_floor_bytes
 from ..solvers.llm_search import LlmSearchResult, expert_total, search, time_bound
@@ -109,7 +110,7 @@ def _verdict(c: LlmCheck) -> str:
         return "agree: NO"
     if c.complete:
         return "agree: yes"
-    return "agree: yes, on what was checked (not every layout within the time limit; --time-limit gives more)"
+    return f"agree: yes, on what was checked (not every layout within the time limit; {given_as('--time-limit')} gives more)"
 
 
 def render_llm_check(c: LlmCheck) -> str:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from ..core.errors import SpecError, shown
+from ..core.names import given_as
 from ..core.llm_memory import Recompute, ZeroStage
 
 # the options only the LLM planner takes (refused with an accelerator array)
@@ -91,19 +92,19 @@ def parse_request(model: str, cluster: str, gpus: int | None, batch: int | None,
     if mode is LayoutMode.ZERO3:
         extra = [f"{k}={v}" for k, v in deg.items() if k != "data" and v != 1]
         if extra:
-            raise SpecError("--degrees", f"{', '.join(extra)} with --layout zero3: ZeRO-3 is pure data parallelism "
-                                         "(give data=N, or --layout megatron)")
+            raise SpecError("--degrees", f"{', '.join(extra)} with {given_as('--layout')} zero3: ZeRO-3 is pure data "
+                                         f"parallelism (give data=N, or {given_as('--layout')} megatron)")
         if z not in (None, ZeroStage.ZERO3):
-            raise SpecError("--zero", f"{z.value} with --layout zero3 (it is ZeRO stage 3)")
+            raise SpecError("--zero", f"{z.value} with {given_as('--layout')} zero3 (it is ZeRO stage 3)")
         deg = {"tensor": 1, "pipeline": 1, **({"data": deg["data"]} if "data" in deg else {})}
         z = ZeroStage.ZERO3
     elif mode is LayoutMode.MEGATRON and degrees is None:
-        raise SpecError("--layout", "megatron needs --degrees tensor=T,pipeline=P,data=D")
+        raise SpecError("--layout", f"megatron needs {given_as('--degrees')} tensor=T,pipeline=P,data=D")
     elif mode is LayoutMode.MEGATRON and sum(k in deg for k in ("tensor", "pipeline", "data")) < 2:
         given = ",".join(f"{k}={v}" for k, v in deg.items()) or "(none)"
-        raise SpecError("--degrees", f"{given} with --layout megatron, which scores one given layout: give tensor, "
-                                     "pipeline and data (any two, the third is GPUs / their product; without "
-                                     "--layout the search takes the rest)")
+        raise SpecError("--degrees", f"{given} with {given_as('--layout')} megatron, which scores one given layout: "
+                                     "give tensor, pipeline and data (any two, the third is GPUs / their product; "
+                                     f"without {given_as('--layout')} the search takes the rest)")
     return LlmRequest(model, cluster, gpus, batch, seq, mode, deg.get("tensor"), deg.get("pipeline"), deg.get("data"),
                       micro_batch, rec, z, DEFAULT_TIME_LIMIT_S if time_limit_s is None else time_limit_s,
                       _memory(memory_GiB), deg.get("expert"), deg.get("virtual"))

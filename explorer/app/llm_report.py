@@ -8,11 +8,12 @@ exact decimal string when the expansion ends, else "p/q"); the table rounds for 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from ..core.llm_calibration import TABLE5, calibration_for, range_notes
+from ..core.names import Frontend, given_as, named_for, running
 from ..core.solution import Status
 from ..core.units import GiB, count_words, plural, safe_float
 from ..solvers.llm_search import LlmSearchResult, Scored, tensor_types_proven
@@ -48,6 +49,7 @@ class LlmReport:
     top_k: int = 0
     parameters: int = 0  # every parameter of the model (0: not given)
     active_parameters: int = 0  # those one token uses (a mixture of experts: its top_k routed experts'; else all)
+    named: Frontend = field(default_factory=running)  # the front end that asked: its notes name its inputs
 
     @property
     def ok(self) -> bool:
@@ -60,8 +62,9 @@ class LlmReport:
         best = self.result.best
         if best is None:
             return self.notes
-        return (self.notes + headroom_notes(self.result.capacity_bytes - best.evaluation.memory_bytes_per_accelerator)
-                + bubble_notes(self))
+        with named_for(self.named):
+            return (self.notes + headroom_notes(self.result.capacity_bytes - best.evaluation.memory_bytes_per_accelerator)
+                    + bubble_notes(self))
 
 
 def exact_decimal(x: Fraction | int | None) -> int | float | str | None:
@@ -323,7 +326,8 @@ def headroom_notes(headroom: Fraction) -> tuple[str, ...]:
     if headroom >= HEADROOM_NOTE_BYTES:
         return ()
     return (f"{gib(headroom)} to spare: the memory model takes no framework reserve (CUDA context, NCCL "
-            "buffers, allocator fragmentation) out of the usable memory (--memory GiB sets it)",)
+            f"buffers, allocator fragmentation) out of the usable memory ({given_as('--memory')}"
+            f"{' GiB' if running() is Frontend.CLI else ''} sets it)",)
 
 
 def bubble_notes(report: LlmReport) -> tuple[str, ...]:
@@ -342,7 +346,7 @@ def bubble_notes(report: LlmReport) -> tuple[str, ...]:
         return (f"{head}: Megatron's interleaved schedule was impossible for this layout ({'; '.join(why)}; it needs "
                 "the layers in p x v equal chunks and the micro-batches a multiple of p)",)
     if report.mode != "search":
-        return (f"{head} as given: --degrees virtual=V would interleave it (V dividing {report.layers // p}, "
+        return (f"{head} as given: {given_as('--degrees')} virtual=V would interleave it (V dividing {report.layers // p}, "
                 "the layers a stage)",)
     return (f"{head}: interleaving these degrees was possible and searched, and is not faster (or does not fit)",)
 
@@ -432,7 +436,8 @@ def why_loses(s: Scored, best: Scored, capacity: Fraction) -> str:
 def render_runners_up(report: LlmReport) -> list[str]:
     r = report.result
     if report.mode != "search":
-        return ["why not the others: the layout was given (without --layout the search compares them)"]
+        with named_for(report.named):
+            return [f"why not the others: the layout was given (without {given_as('--layout')} the search compares them)"]
     if not r.runners_up:
         return ["why not the others: no other layout was scored"]
     e = ("e",) if report.experts else ()  # a mixture of experts: the expert degree too

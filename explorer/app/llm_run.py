@@ -12,6 +12,7 @@ from fractions import Fraction
 from dataclasses import replace
 
 from ..core.errors import SpecError
+from ..core.names import given_as
 from ..core.llm_block import megatron_types
 from ..core.llm_memory import Recompute, ZeroStage
 from ..frontends import load_cluster
@@ -33,7 +34,7 @@ def build(req: LlmRequest):
     cluster = with_memory(load_cluster(req.cluster, req.gpus), req.memory_GiB)
     batch = req.batch if req.batch is not None else src.batch
     if batch is None:
-        raise SpecError("--batch", f"{src.source} (a Hugging Face config) gives no training batch: give --batch N")
+        raise SpecError("--batch", f"{src.source} (a Hugging Face config) gives no training batch: give {given_as('--batch')} N")
     problem = llm_problem(src.shape, cluster, batch, src.sequence, src.name, src.source)
     space = space_of(req, cluster.gpus, cluster.gpus_per_node, src.shape.layers, batch, problem.dims.head_groups,
                      problem.dims.experts)
@@ -59,7 +60,8 @@ def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch:
     given = {"tensor": req.tensor, "pipeline": req.pipeline, "data": req.data}
     if req.layout is LayoutMode.ZERO3 and req.data is None:
         if batch % gpus:
-            raise SpecError("--batch", f"{batch:,} is not a multiple of the {gpus:,} GPUs (--gpus): --layout zero3 is "
+            raise SpecError("--batch", f"{batch:,} is not a multiple of the {gpus:,} GPUs ({given_as('--gpus')}): "
+                                       f"{given_as('--layout')} zero3 is "
                                        "pure data parallelism, every GPU a data-parallel rank taking whole samples")
         given["data"] = gpus
     if req.layout is LayoutMode.MEGATRON:
@@ -139,7 +141,7 @@ def _complete_degrees(given: dict, gpus: int) -> dict:
     product = known[0] * known[1]
     if gpus % product:
         raise SpecError("--degrees", f"{_given_text(given)}: {product:,} does not divide the cluster's {gpus:,} GPUs "
-                                     f"(--gpus), so no {missing[0]} degree completes the layout")
+                                     f"({given_as('--gpus')}), so no {missing[0]} degree completes the layout")
     return {**given, missing[0]: gpus // product}
 
 
@@ -170,11 +172,11 @@ def _check_given(given: dict, gpus: int, layers: int, batch: int) -> None:
         return
     for name, value in given.items():
         if value is not None and gpus % value:
-            raise SpecError("--degrees", f"{name}={value} does not divide the cluster's {gpus:,} GPUs (--gpus)")
+            raise SpecError("--degrees", f"{name}={value} does not divide the cluster's {gpus:,} GPUs ({given_as('--gpus')})")
     if given["pipeline"] is not None and given["pipeline"] > layers:
         raise SpecError("--degrees", f"pipeline={given['pipeline']} is deeper than the model's {layers} transformer layers")
     if given["data"] is not None and batch % given["data"]:
-        raise SpecError("--degrees", f"data={given['data']} does not divide the batch {batch:,} (--batch)")
+        raise SpecError("--degrees", f"data={given['data']} does not divide the batch {batch:,} ({given_as('--batch')})")
 
 
 def block_nodes(network, family_prefixes=("h0_", "l0_")) -> tuple[str, ...]:

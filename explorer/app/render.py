@@ -93,7 +93,7 @@ def render_plan_grid(inputs: Inputs, plan: Plan, level_cost: tuple[Fraction, ...
 
 def _constraints_line(inputs: Inputs) -> str:
     cons = inputs.constraints
-    parts = [f"cap level {c.level} {c.amount(fmt_bytes)}" for c in cons.caps]
+    parts = [c.name for c in cons.caps]
     if cons.memory_bytes is not None:
         parts.append(memory_phrase(cons))
     parts += [p.name for p in cons.pins] + [f.name for f in cons.forbids]

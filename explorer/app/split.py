@@ -379,7 +379,7 @@ def _declared_space(array: ArraySpec, split: Split, grid: int, free: FreeAlphas,
     aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
     if split is Split.SEARCH and len(aspace.free_classes()) > MAX_FREE_CLASSES:
         raise SpecError("--split", f"search: array {array.name!r} has {len(aspace.free_classes())} free classes of groups, "
-                        f"more than {MAX_FREE_CLASSES} (one is searched at a time); use --split proportional or equal")
+                        f"more than {MAX_FREE_CLASSES} (one is searched at a time); use {given_as('--split')} proportional or equal")
     return aspace
 
 
@@ -456,7 +456,7 @@ def _no_plan_note(solver: str | None, status: Status, time_limit_s: float, info:
     if status is Status.UNKNOWN and why:  # the solver ended at once, saying why (exact: its column pairs)
         return f"{solver}: no plan and no proof within the time limit: {why}"
     if status is Status.UNKNOWN:
-        return f"{solver}: no plan and no proof within the time limit ({time_limit_s:g} s; --time-limit gives more)"
+        return f"{solver}: no plan and no proof within the time limit ({time_limit_s:g} s; {given_as('--time-limit')} gives more)"
     return f"{solver}: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven)"
 
 
@@ -477,12 +477,12 @@ def _proof_note(solver: str | None, status: Status, time_limit_s: float, info: d
         return ""
     if info.get("reason", "").startswith("CP-SAT refused"):
         return (f"cpsat: {info['reason']}: the exact constrained path's plan, stopped at its share of the time limit "
-                f"({EXACT_SHARE:.0%}), not proven optimal (--time-limit gives it more)")
+                f"({EXACT_SHARE:.0%}), not proven optimal ({given_as('--time-limit')} gives it more)")
     if "state limit" in info.get("method", ""):
         return (f"{solver}: the exact labels outgrew their state limit: the best plan found, not proven optimal (a "
-                "coarser --alpha-grid makes the space smaller; --time-limit does not lift the state limit)")
+                f"coarser {given_as('--alpha-grid')} makes the space smaller; {given_as('--time-limit')} does not lift the state limit)")
     return (f"{solver}: stopped at the time limit ({time_limit_s:g} s): the best plan found so far, not proven "
-            "optimal (--time-limit gives more)" + (f"; bound by {by}" if by else ""))
+            f"optimal ({given_as('--time-limit')} gives more)" + (f"; bound by {by}" if by else ""))
 
 
 def _conflict_report(network, array, space, split, grid, free, typed: Problem, wall_s: float,
@@ -629,7 +629,7 @@ def _dp_plan(problem: Problem):
     except InstanceTooLarge as err:
         why = refusal_reason(err)
         raise InstanceTooLarge(f"{why}; explore split takes its partition types from the hierarchical DP, so it cannot "
-                               f"split this graph in space {problem.space}: a --space with fewer types (hypar: I and II) "
+                               f"split this graph in space {problem.space}: a {given_as('--space')} with fewer types (hypar: I and II) "
                                "may fit") from None
 
 
@@ -638,7 +638,8 @@ def _free_hint(array: ArraySpec, grid: int, free: FreeAlphas) -> str:
     ('' when --free unlike's space frees more too, or --free is unlike)."""
     if free is not FreeAlphas.ALL or any(h > 0 for h, _ in alpha_space(array, alpha_grid(grid), FreeAlphas.UNLIKE).free_classes()):
         return ""
-    return " (--free all frees every class of groups below the top split too; --free unlike frees the top split alone here)"
+    f = given_as("--free")
+    return f" ({f} all frees every class of groups below the top split too; {f} unlike frees the top split alone here)"
 
 
 def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: Plan,
@@ -656,8 +657,9 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
         sol = joint_under(network, array, space, aspace, time_limit_s, rules, starts=(equal, search))
     except Refused as err:
         hint = free_hint if "frees the top split alone" in str(err) else ""
-        raise SpecError("--split", f"optimal: {err}{hint}; use --solver exact (chains; caps, memory), brute or cpsat "
-                        "(small instances), or --split search" + (" or --free unlike" if hint else "")) from None
+        split, solver, free = (given_as(o) for o in ("--split", "--solver", "--free"))
+        raise SpecError("--split", f"optimal: {err}{hint}; use {solver} exact (chains; caps, memory), brute or cpsat "
+                        f"(small instances), or {split} search" + (f" or {free} unlike" if hint else "")) from None
     return sol.plan, sol.status, sol.split_bound, sol.equal_best_s, sol.wall_s, sol.split_value, proof_info("joint", sol)
 
 
@@ -665,9 +667,14 @@ SPLIT_SOLVERS = (*PROVING_SOLVERS, "dp")  # every solver with an uneven form (--
 EVEN_ONLY_SOLVERS = ("pruned",)  # registered solvers without an uneven form (refused with --split)
 DP_SPLITS = (Split.EQUAL, Split.PROPORTIONAL, Split.OPTIMAL, Split.LEVELS)  # the splits --solver dp takes
 PROVING_SPLITS = (Split.OPTIMAL, Split.PROPORTIONAL)  # the splits brute, exact and cpsat take
-SOLVER_SPLITS = ("--split optimal and proportional take --solver brute, exact, cpsat or dp (the first three: their "
-                 "uneven forms, proofs on small instances; dp: the level DP, no proof); --split equal and levels take "
-                 "--solver dp")
+
+
+def solver_splits() -> str:
+    """Which splits take which --solver, naming the options as the running front end does."""
+    split, solver = given_as("--split"), given_as("--solver")
+    return (f"{split} optimal and proportional take {solver} brute, exact, cpsat or dp (the first three: their "
+            f"uneven forms, proofs on small instances; dp: the level DP, no proof); {split} equal and levels take "
+            f"{solver} dp")
 
 
 def check_split_solver(split: Split, solver: str | None) -> None:
@@ -679,11 +686,12 @@ def check_split_solver(split: Split, solver: str | None) -> None:
     if (solver == "dp" and split in DP_SPLITS) or (solver in PROVING_SOLVERS and split in PROVING_SPLITS):
         return
     if solver in EVEN_ONLY_SOLVERS:
-        raise SpecError("--solver", f"{solver}: no uneven form (it solves the even split only); {SOLVER_SPLITS}")
+        raise SpecError("--solver", f"{solver}: no uneven form (it solves the even split only); {solver_splits()}")
     if solver not in SPLIT_SOLVERS:
         raise SpecError("--solver", f"unknown solver {solver!r} (choose from {', '.join(SPLIT_SOLVERS)})")
-    raise SpecError("--solver", f"{solver}: not with --split {split}; {SOLVER_SPLITS} (--split optimal without "
-                                "--solver: the joint solver)")
+    split_, solver_ = given_as("--split"), given_as("--solver")
+    raise SpecError("--solver", f"{solver}: not with {split_} {split}; {solver_splits()} ({split_} optimal without "
+                                f"{solver_}: the joint solver)")
 
 
 def _count(x: Fraction) -> str:
@@ -720,7 +728,7 @@ def keepers(split: Split) -> str:
     """The runs that keep to caps, pins and memory, for a plan of ``split`` that breaks one: with
     ``proportional`` its proving solvers too (the same alphas, the types chosen under the rules)."""
     which = "proportional (its alphas) or optimal" if split is Split.PROPORTIONAL else "optimal"
-    return f"--split {which} --solver brute, exact or cpsat"
+    return f"{given_as('--split')} {which} {given_as('--solver')} brute, exact or cpsat"
 
 
 def _memory_lines(r: SplitReport) -> list[str]:

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from ..core.array import ArraySpec
 from ..core.errors import Refused, refusal_reason
+from ..core.names import given_as
 from ..core.network import Network
 from ..core.objective import Objective
 from ..core.partition import Space
@@ -134,12 +135,13 @@ def proof_info(solver: str, sol) -> dict:
 
 def _instead(solver: str, rules: SplitRules, proportional: bool = False) -> str:
     """What to run when a proving solver refuses an uneven instance as too large."""
+    split, by, limit, grid = (given_as(o) for o in ("--split", "--solver", "--time-limit", "--alpha-grid"))
     if proportional:  # one point per class: the exact DP takes what brute force and CP-SAT cannot
-        return ("; --solver dp (the level DP, no proof) takes it" if solver == "exact" else
-                "; --solver exact (the exact DP over the types at the proportional alphas) or dp (the level DP, no proof)")
+        return (f"; {by} dp (the level DP, no proof) takes it" if solver == "exact" else
+                f"; {by} exact (the exact DP over the types at the proportional alphas) or dp (the level DP, no proof)")
     joint = rules.objective is Objective.TIME
-    return ("; --split optimal without --solver (the joint solver; arrays with one kind per half of the tree; pins, "
-            "forbids, caps and memory) takes such instances: a proven optimum, or at --time-limit its best plan with "
+    return (f"; {split} optimal without {by} (the joint solver; arrays with one kind per half of the tree; pins, "
+            f"forbids, caps and memory) takes such instances: a proven optimum, or at {limit} its best plan with "
             "a proven bound and the gap" if joint else
-            "; a coarser --alpha-grid makes the space smaller (the joint solver, --split optimal without --solver, "
+            f"; a coarser {grid} makes the space smaller (the joint solver, {split} optimal without {by}, "
             "minimises the step time only)")

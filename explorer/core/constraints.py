@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .names import is_option
+from .names import is_option, setting
 from .partition import PartitionType
 from .units import GiB, format_count, safe_float
 
@@ -58,13 +58,15 @@ class Cap:
 
     @property
     def name(self) -> str:
-        return f"cap level {self.level} <= {self.amount(format_bytes)}" + (f" ({self.origin})" if self.origin else "")
+        """The one text of a cap, in every report, constraints line and conflict line, even split or
+        uneven: 'cap level 0 <= 20 MB (--cap)', 'cap level 0 <= 1 ms (60 MB at 60 GB/s) (--cap)'."""
+        return f"cap level {self.level} <= {self.amount()}" + (f" ({self.origin})" if self.origin else "")
 
-    def amount(self, fmt) -> str:
-        """The cap in bytes (``fmt``), or as given: '1 ms (60 MB at 60 GB/s)'."""
+    def amount(self) -> str:
+        """The cap in bytes, or as given: '1 ms (60 MB at 60 GB/s)'."""
         if not self.seconds:
-            return fmt(self.bytes)
-        return f"{format_seconds(self.seconds)} ({fmt(self.bytes)} at {format_bytes(self.bytes / self.seconds)}/s)"
+            return format_bytes(self.bytes)
+        return f"{format_seconds(self.seconds)} ({format_bytes(self.bytes)} at {format_bytes(self.bytes / self.seconds)}/s)"
 
 
 @dataclass(frozen=True)
@@ -169,11 +171,11 @@ def limit_suggestion(level: int | None, need_bytes: Fraction) -> str:
     accelerator (GiB, four significant digits rounded up); the even and uneven splits alike."""
     if level is not None:
         return (f"the smallest feasible cap at level {level} is {format_bytes(need_bytes)} "
-                f"({float(need_bytes):.0f} bytes): try --cap {level}={math.ceil(need_bytes)}B")
+                f"({float(need_bytes):.0f} bytes): try {setting('--cap', f'{level}={math.ceil(need_bytes)}B', listed=True)}")
     gib = float(need_bytes) / GiB
     digits = max(0, 3 - math.floor(math.log10(gib)))  # four significant digits, rounded up
     return (f"the smallest feasible memory is {format_bytes(need_bytes)} per accelerator "
-            f"({gib:.4g} GiB): try --memory {math.ceil(gib * 10**digits) / 10**digits}")
+            f"({gib:.4g} GiB): try {setting('--memory', str(math.ceil(gib * 10**digits) / 10**digits))}")
 
 
 def format_memory(x: Fraction | int) -> str:

@@ -5,10 +5,8 @@ message names the option it refers to through ``given_as`` (and says how to give
 CLI's by default, the API's inside ``named_for(Frontend.API)`` (``app.api_args.named_arguments``),
 a sweep file's inside ``named_for(Frontend.SWEEP)``. An error also carries the option it is about
 as its ``source``, which a front end renames with ``renamed_source``. The solvers' refusals and
-reasons use ``given_as`` too. (Left: the free text of the split's solver rules in ``app/split*``
-and of the uneven solvers' refusals (``solvers/uneven*``) still names the CLI's options; the API
-maps those words in a ``SpecError`` with ``app.api_args.arguments_for_options`` until they use
-``given_as``.)"""
+reasons, the split's rules, the LLM planner's checks and the limits' suggestions (``setting``: an
+option with its value) use them too: no message is renamed after it is made."""
 
 from __future__ import annotations
 
@@ -31,7 +29,10 @@ OPTION_ARGUMENTS = {"--split": "split", "--solver": "solver", "--alpha-grid": "a
                     "--memory": "memory_GiB", "--weight-copies": "weight_copies", "--seq": "seq", "--batch": "batch",
                     "--model": "model", "--array": "array", "--levels": "levels", "--space": "space",
                     "--pareto": "pareto", "--pareto-by": "pareto_by", "--shard": "shard", "--out": "out",
-                    "--seed": "seed", "--workers": "workers", "--dump-model": "dump_model"}
+                    "--seed": "seed", "--workers": "workers", "--dump-model": "dump_model",
+                    # the LLM planner's (explorer.api.plan_llm's arguments)
+                    "--gpus": "gpus", "--layout": "layout", "--degrees": "degrees", "--micro-batch": "micro_batch",
+                    "--recompute": "recompute", "--zero": "zero"}
 
 _FRONTEND: ContextVar[Frontend] = ContextVar("frontend", default=Frontend.CLI)
 
@@ -52,6 +53,19 @@ def how_to_set(option: str) -> str:
     if where is Frontend.SWEEP:
         return f"set {given_as(option)} in fixed or grid"
     return f"pass {given_as(option)}"
+
+
+def setting(option: str, value: str, listed: bool = False) -> str:
+    """``option`` given ``value`` as the running front end writes it: '--cap 0=2GB' (CLI),
+    'caps=["0=2GB"]' (API), 'caps: [0=2GB]' (a sweep file's key); ``listed``: the argument or key
+    takes a list (caps, pins, forbids)."""
+    where = _FRONTEND.get()
+    if where is Frontend.CLI:
+        return f"{option} {value}"
+    name = given_as(option)
+    if where is Frontend.API:
+        return f'{name}=["{value}"]' if listed else f"{name}={value}"
+    return f"{name}: [{value}]" if listed else f"{name}: {value}"
 
 
 def renamed_source(source: str) -> str:

@@ -1,0 +1,123 @@
+"""One naming helper (``core.names``) for every message: the split's rules, the uneven solvers'
+refusals, the LLM planner's checks and the limits' suggestions name an input as the front end
+running the code calls it (explore's ``--option``, the API's argument, a sweep file's key), when
+the message is made; nothing renames a message afterwards."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from explorer import api
+from explorer.core.constraints import limit_suggestion
+from explorer.core.errors import Refused, SpecError
+from explorer.core.names import Frontend, named_for, setting
+from explorer.core.objective import Objective
+from explorer.core.partition import Space
+from explorer.core.split_rules import SplitRules
+from explorer.core.uneven import alpha_grid, alpha_space
+from explorer.frontends import load_array, load_model
+from explorer.solvers.uneven_joint import joint_uneven
+
+from .conftest import run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+OPTION = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
+
+
+def test_a_setting_is_written_as_each_front_end_writes_it():
+    assert setting("--cap", "0=2GB", listed=True) == "--cap 0=2GB"
+    assert setting("--memory", "0.3") == "--memory 0.3"
+    with named_for(Frontend.API):
+        assert setting("--cap", "0=2GB", listed=True) == 'caps=["0=2GB"]'
+        assert setting("--memory", "0.3") == "memory_GiB=0.3"
+    with named_for(Frontend.SWEEP):
+        assert setting("--cap", "0=2GB", listed=True) == "caps: [0=2GB]"
+        assert setting("--memory", "0.3") == "memory_GiB: 0.3"
+
+
+def test_the_least_limit_suggestion_names_the_running_front_ends_input():
+    assert limit_suggestion(0, 2**20).endswith("try --cap 0=1048576B")
+    with named_for(Frontend.API):
+        assert limit_suggestion(0, 2**20).endswith('try caps=["0=1048576B"]')
+        assert limit_suggestion(None, 2**30).endswith("try memory_GiB=1.0")
+    with named_for(Frontend.SWEEP):
+        assert limit_suggestion(0, 2**20).endswith("try caps: [0=1048576B]")
+
+
+def test_an_infeasible_cap_suggests_a_cap_as_the_cli_the_api_and_a_sweep_row_set_it(capsys, tmp_path):
+    code, _, err = run_cli(["--model", "alexnet", "--array", "hypar-16", "--cap", "0=50MB", "--solver", "exact"], capsys)
+    assert code == 1 and "try --cap 0=51634304B" in err
+    r = api.solve("alexnet", "hypar-16", caps={0: "50MB"}, solver="exact")
+    assert r.explanation.suggestion.endswith('try caps=["0=51634304B"]')
+    spec = {"version": 1, "name": "cap", "fixed": {"model": "alexnet", "array": "hypar-16", "solver": "exact",
+                                                  "caps": ["0=50MB"]}, "grid": {"space": ["hypar"]}}
+    row = next(iter(api.sweep(spec, workers=1)))
+    assert row["status"] == "infeasible" and row["error"].endswith("try caps: [0=51634304B])")
+
+
+def test_the_splits_solver_rule_names_the_apis_arguments():
+    with pytest.raises(SpecError) as e:
+        api.solve("lenet-c", "tpu-mix-16", split="equal", solver="exact")
+    assert e.value.source == "solver" and "--" not in str(e.value)
+    assert "not with split equal; split optimal and proportional take solver brute" in str(e.value)
+    assert "(split optimal without solver: the joint solver)" in str(e.value)
+
+
+def test_a_split_refusal_in_a_sweep_row_names_the_sweeps_keys(capsys):
+    point = {"model": "lenet-c", "array": "tpu-mix-16", "split": "optimal", "free": "all", "memory_GiB": 1}
+    row = next(iter(api.sweep({"version": 1, "name": "free", "fixed": point, "grid": {"space": ["hypar"]}}, workers=1)))
+    assert row["status"] == "invalid" and "--" not in row["error"]
+    assert row["error"].endswith("use solver exact (chains; caps, memory), brute or cpsat (small instances), or split "
+                                 "search or free unlike")
+    code, _, err = run_cli(["--model", "lenet-c", "--array", "tpu-mix-16", "--split", "optimal", "--free", "all",
+                            "--memory", "1"], capsys)
+    assert code == 2 and err.rstrip().endswith("or --split search or --free unlike")
+
+
+def test_the_llm_planners_checks_name_plan_llms_arguments(capsys):
+    code, _, err = run_cli(["--model", "gpt3-1.3b", "--array", "dgx-a100", "--layout", "zero3", "--degrees", "tensor=2"],
+                           capsys)
+    assert code == 2 and "--degrees: tensor=2 with --layout zero3" in err and "or --layout megatron" in err
+    with pytest.raises(SpecError) as e:
+        api.plan_llm("gpt3-1.3b", layout="zero3", degrees="tensor=2")
+    assert e.value.source == "degrees" and "--" not in str(e.value)
+    assert "tensor=2 with layout zero3" in str(e.value) and "or layout megatron" in str(e.value)
+
+
+def test_the_joint_solvers_refusal_names_the_apis_solver():
+    net, arr = load_model("lenet-c"), load_array("tpu-mix-16")
+    aspace, traffic = alpha_space(arr, alpha_grid(2)), SplitRules(objective=Objective.TRAFFIC)
+    with named_for(Frontend.API), pytest.raises(Refused, match=r"the traffic objective: solver exact\)"):
+        joint_uneven(net, arr, Space.HYPAR, aspace, rules=traffic)
+    with pytest.raises(Refused, match=r"the traffic objective: --solver exact\)"):
+        joint_uneven(net, arr, Space.HYPAR, aspace, rules=traffic)
+
+
+NAMED = ["solvers", "explorer/core", "explorer/api.py", "explorer/app/split.py", "explorer/app/split_solve.py",
+         "explorer/app/check_uneven.py", "explorer/app/llm_check.py", "explorer/app/llm_options.py",
+         "explorer/app/llm_report.py", "explorer/app/llm_run.py"]
+
+
+def _messages(path: Path):
+    """String constants of ``path`` that are not docstrings, with their lines."""
+    tree = ast.parse(path.read_text())
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs:
+            yield n.lineno, n.value
+
+
+def test_no_library_message_spells_an_option_itself():
+    # an option alone ("--cap") is a name given_as, how_to_set or setting turns into the front end's;
+    # an option inside a message's text would reach the API and sweeps as the CLI's
+    files = [p for x in NAMED for p in (sorted((ROOT / x).rglob("*.py")) if (ROOT / x).is_dir() else [ROOT / x])]
+    assert len(files) > 60
+    found = [f"{p.relative_to(ROOT)}:{line}: {text[:60]!r}" for p in files if p.name != "names.py"
+             for line, text in _messages(p) if OPTION.search(text) and not OPTION.fullmatch(text)]
+    assert found == []
