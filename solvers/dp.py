@@ -6,6 +6,7 @@ The full derivation is in the manual: docs/derivations.md, "The hierarchical DP"
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 from operator import itemgetter
 
 from explorer.core import thresholds
@@ -60,10 +61,13 @@ def frontier_bytes(steps: list[tuple[int, int, int]]) -> int:
 
 
 def wide_levels(problem: Problem) -> dict[int, str]:
-    """The levels whose frontier ``graph_level`` could not hold, each with why (``too_wide``)."""
+    """The levels whose frontier ``graph_level`` could not hold, each with why (``too_wide``);
+    levels whose nodes allow as many types as an earlier level's share its answer."""
     out: dict[int, str] = {}
+    seen: dict[tuple[int, ...], str | None] = {}
     for h in range(problem.levels):
-        why = too_wide(problem, h)
+        sizes = tuple(_level_sizes(problem, h))
+        why = seen[sizes] = seen[sizes] if sizes in seen else _too_wide(problem, sizes)
         if why is not None:
             out[h] = why
     return out
@@ -73,7 +77,11 @@ def too_wide(problem: Problem, h: int) -> str | None:
     """Why ``graph_level`` could not hold level h, or None: after placing node i its states are the
     type combinations of the placed nodes still read later (their allowed types' product), at
     most ``MAX_FRONTIER_STATES`` a step and ``MAX_FRONTIER_BYTES`` held (``frontier_bytes``)."""
-    steps = _frontier_steps(problem, h)
+    return _too_wide(problem, _level_sizes(problem, h))
+
+
+def _too_wide(problem: Problem, sizes) -> str | None:
+    steps = _steps_of(problem, sizes)
     for states, kept, _, i in steps:
         if states > MAX_FRONTIER_STATES:
             return (f"dp: after node {problem.network.layers[i].name!r} the graph keeps {kept} outputs alive, "
@@ -87,101 +95,170 @@ def too_wide(problem: Problem, h: int) -> str | None:
 
 def _frontier_steps(problem: Problem, h: int) -> list[tuple[int, int, int, int]]:
     """Per node in ``graph_level``'s order: (states after placing it, kept width, full width, node)."""
-    N = problem.num_layers
-    last_use = list(range(N))
-    for u, v in problem.tables.edges:
-        last_use[u] = max(last_use[u], v)
-    sizes = [len(problem.allowed(h, n)) or 1 for n in range(N)]
-    live: list[int] = []
+    return _steps_of(problem, _level_sizes(problem, h))
+
+
+def _steps_of(problem: Problem, sizes) -> list[tuple[int, int, int, int]]:
     out = []
-    for i in range(N):
-        full = len(live) + 1
-        live = [n for n in live + [i] if last_use[n] > i]
+    for i, (full_nodes, _, keep, _, _) in enumerate(_order(problem.num_layers, problem.tables.edges)):
         states = 1
-        for n in live:
-            states *= sizes[n]
-        out.append((states, len(live), full, i))
+        for j in keep:
+            states *= sizes[full_nodes[j]]
+        out.append((states, len(keep), len(full_nodes), i))
     return out
 
 
-def graph_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, int]:
-    """Exact minimum of c_h over one level's choices on a graph (frontier elimination)."""
-    types = problem.tables.types
-    N = problem.num_layers
-    intra, inter = problem.tables.level_tuples(counts)
-    allowed = _allowed_indices(problem, h)
+def _level_sizes(problem: Problem, h: int) -> list[int]:
+    """Per node the number of types it may take at level h (1 for none: ``graph_level`` refuses those)."""
+    return [len(a) or 1 for a in _allowed_lists(problem, h)]
+
+
+@lru_cache(maxsize=8)
+def _order(N: int, edges: tuple[tuple[int, int], ...]) -> tuple[tuple[list[int], list[tuple[int, int]], list[int], bool, object], ...]:
+    """``graph_level``'s elimination order, the same at every level: per node i, the frontier with
+    i appended (``full_nodes``), its in-edges as (edge, position of the producer in it), the
+    positions kept after i (the nodes read later), whether i itself is kept, and the projection
+    of a state (the frontier's types) onto the kept positions before i (``_project``)."""
     in_edges: list[list[tuple[int, int]]] = [[] for _ in range(N)]  # (edge, producer)
     last_use = list(range(N))
-    for e, (u, v) in enumerate(problem.tables.edges):
+    for e, (u, v) in enumerate(edges):
         in_edges[v].append((e, u))
         last_use[u] = max(last_use[u], v)
-    why = too_wide(problem, h)  # (before anything is held)
-    if why is not None:
-        raise NotImplementedError(f"level {h}: {why}")
     frontier: list[int] = []
-    states: dict[tuple, int] = {(): 0}
-    back: list[tuple[list[int], dict]] = []  # per node: (frontier incl. node, new state -> full assignment)
+    out = []
     for i in range(N):
         full_nodes = frontier + [i]
         pos = {n: j for j, n in enumerate(full_nodes)}
-        terms = [(pos[u], inter[e]) for e, u in in_edges[i]]
         keep = [j for j, n in enumerate(full_nodes) if last_use[n] > i]
-        best, arg = _eliminate(states, allowed[i], intra[i], terms, keep)
-        back.append((full_nodes, arg))
+        kept = last_use[i] > i
+        proj = _project(keep[:-1] if kept else keep, len(frontier))
+        out.append((full_nodes, [(e, pos[u]) for e, u in in_edges[i]], keep, kept, proj))
         frontier = [full_nodes[j] for j in keep]
-        states = best
+    return tuple(out)
+
+
+def graph_level(problem: Problem, h: int, counts: list[Counts], checked: bool = False) -> tuple[list, int]:
+    """Exact minimum of c_h over one level's choices on a graph (frontier elimination).
+    ``checked``: the caller has asked ``too_wide`` (``wide_levels``) of this level already."""
+    types = problem.tables.types
+    intra, inter = problem.tables.level_tuples(counts)
+    allowed = _allowed_indices(problem, h)
+    if not checked:
+        why = too_wide(problem, h)  # (before anything is held)
+        if why is not None:
+            raise NotImplementedError(f"level {h}: {why}")
+    states: dict[tuple, int] = {(): 0}
+    back: list[dict] = []  # per node: new state -> full assignment (the frontier's types, then the node's)
+    for i, (_, in_edges, _, kept, proj) in enumerate(_order(problem.num_layers, problem.tables.edges)):
+        terms = [(j, inter[e]) for e, j in in_edges]
+        states, arg = (_eliminate_kept if kept else _eliminate_dropped)(states, allowed[i], intra[i], terms, proj)
+        back.append(arg)
     (final_cost,) = states.values()
-    return [types[k] for k in _backtrack(back, N)], final_cost
+    return [types[k] for k in _backtrack(back)], final_cost
 
 
 def _allowed_indices(problem: Problem, h: int) -> list[list[int]]:
     """Per node, the indices of the types it may take at level h (NoPlan when it may take none)."""
-    types = problem.tables.types
-    allowed = []
-    for n in range(problem.num_layers):
-        a = problem.allowed(h, n)
+    allowed = _allowed_lists(problem, h)
+    for n, a in enumerate(allowed):
         if not a:
             raise NoPlan(f"layer {problem.network.layers[n].name} has no allowed type at level {h}")
-        allowed.append([k for k, t in enumerate(types) if t in a])
     return allowed
 
 
-def _eliminate(states: dict[tuple, int], allowed: list[int], intra, terms, keep: list[int]) -> tuple[dict, dict]:
-    """One node added to the frontier: every state times every allowed type, its cost (the node's
-    intra row plus its in-edges' terms), kept per projection onto ``keep`` at least cost."""
+def _allowed_lists(problem: Problem, h: int) -> list[list[int]]:
+    """Per node, the indices of the types it may take at level h (possibly none), one list per
+    distinct tuple of allowed types (shared: callers do not change them)."""
+    types = problem.tables.types
+    lists: dict[tuple, list[int]] = {}
+    out = []
+    for n in range(problem.num_layers):
+        a = problem.allowed(h, n)
+        idx = lists.get(a)
+        if idx is None:
+            idx = lists[a] = [k for k, t in enumerate(types) if t in a]
+        out.append(idx)
+    return out
+
+
+def _project(keep: list[int], width: int):
+    """A function taking a state (a tuple of ``width`` type indices) to its entries at ``keep``."""
+    if len(keep) == width:
+        return None  # every entry: the state itself
+    if len(keep) > 1:
+        return itemgetter(*keep)
+    if keep:
+        j = keep[0]
+        return lambda st: (st[j],)
+    return lambda st: ()
+
+
+# The elimination of one node (``graph_level``): every state times every allowed type k, its cost
+# (the state's, the node's intra row at k, the in-edges' terms), kept per projection onto the
+# positions kept at least cost, the first in (state, k) order on ties (the reference order: every
+# state in order, every k in order, a strictly smaller cost replaces). Two cases, the same result:
+# the node kept (every k its own key) or dropped (the state's least over k first, then compared).
+
+
+def _eliminate_kept(states: dict[tuple, int], allowed: list[int], intra, terms, proj) -> tuple[dict, dict]:
+    """The node is read later: the new state is the state's kept entries, then k."""
     best: dict[tuple, int] = {}
     arg: dict[tuple, tuple] = {}
     for st, c0 in states.items():
+        rows = [m[st[j]] for j, m in terms]
+        base = st if proj is None else proj(st)
         for k in allowed:
-            full = st + (k,)
             c = c0 + intra[k]
-            for j, m in terms:
-                c += m[full[j]][k]
-            key = tuple(full[j] for j in keep)
-            if key not in best or c < best[key]:
-                best[key], arg[key] = c, full
+            for r in rows:
+                c += r[k]
+            key = base + (k,)
+            old = best.get(key)
+            if old is None or c < old:
+                best[key] = c
+                arg[key] = key if proj is None else st + (k,)
     return best, arg
 
 
-def _backtrack(back: list[tuple[list[int], dict]], N: int) -> list[int]:
-    """Every node's type index, read back from the last node's record to the first."""
-    choice = [0] * N
+def _eliminate_dropped(states: dict[tuple, int], allowed: list[int], intra, terms, proj) -> tuple[dict, dict]:
+    """The node is read no more: each state's least cost over k (the first on ties) competes for
+    its projection."""
+    best: dict[tuple, int] = {}
+    arg: dict[tuple, tuple] = {}
+    for st, c0 in states.items():
+        rows = [m[st[j]] for j, m in terms]
+        bc = bk = None
+        for k in allowed:
+            c = c0 + intra[k]
+            for r in rows:
+                c += r[k]
+            if bk is None or c < bc:
+                bc, bk = c, k
+        key = st if proj is None else proj(st)
+        old = best.get(key)
+        if old is None or bc < old:
+            best[key] = bc
+            arg[key] = st + (bk,)
+    return best, arg
+
+
+def _backtrack(back: list[dict]) -> list[int]:
+    """Every node's type index, read back from the last node's record to the first: node i's type
+    is the last entry of its record's full assignment, the rest is the previous record's key."""
+    choice = [0] * len(back)
     key: tuple = ()
-    for i in range(N - 1, -1, -1):
-        full_nodes, arg = back[i]
-        full = arg[key]
-        for n, k in zip(full_nodes, full):
-            choice[n] = k
-        prev_frontier = full_nodes[:-1]
-        key = tuple(full[j] for j in range(len(prev_frontier)))
+    for i in range(len(back) - 1, -1, -1):
+        full = back[i][key]
+        choice[i] = full[-1]
+        key = full[:-1]
     return choice
 
 
-def dp_level(problem: Problem, h: int, counts: list[Counts], chain: bool | None = None) -> tuple[list, int]:
+def dp_level(problem: Problem, h: int, counts: list[Counts], chain: bool | None = None, checked: bool = False) -> tuple[list, int]:
     """Optimal choices of level h given each layer's counts; returns (types per layer, c_h units).
-    ``chain``: whether the network is a chain, if the caller knows (it costs a pass over the network)."""
+    ``chain``: whether the network is a chain, if the caller knows (it costs a pass over the network);
+    ``checked``: the caller has asked ``too_wide`` of this level (``graph_level``)."""
     if not (problem.network.is_chain if chain is None else chain):
-        return graph_level(problem, h, counts)
+        return graph_level(problem, h, counts, checked)
     fast = chain_level_vectorised(problem, h, counts) if problem.num_layers >= thresholds.NUMPY_FROM_LAYERS else None
     return fast if fast is not None else chain_level(problem, h, counts)
 
@@ -595,9 +672,11 @@ def hierarchical_dp(problem: Problem) -> tuple[Plan, list[int]]:
     return plan, level_units
 
 
-def _hierarchical(problem: Problem, wide, time_limit_s: float | None = None, seed: int = 0) -> tuple[Plan, list[int], list[int]]:
+def _hierarchical(problem: Problem, wide, time_limit_s: float | None = None, seed: int = 0,
+                  checked: bool = False) -> tuple[Plan, list[int], list[int]]:
     """``hierarchical_dp`` with the levels in ``wide`` solved by CP-SAT (``dp_wide``); also the
-    levels CP-SAT did not prove optimal within its time."""
+    levels CP-SAT did not prove optimal within its time. ``checked``: ``wide`` is ``wide_levels``
+    (every other level was asked ``too_wide``)."""
     L = problem.num_layers
     fast = None if wide else small_chain_levels(problem)
     if fast is not None:
@@ -615,7 +694,7 @@ def _hierarchical(problem: Problem, wide, time_limit_s: float | None = None, see
             if not proven:
                 unproven.append(h)
         else:
-            row, c = dp_level(problem, h, counts, chain)
+            row, c = dp_level(problem, h, counts, chain, checked)
         rows.append(tuple(row))
         level_units.append(c)
         counts = advance(counts, row)
@@ -657,7 +736,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     t0 = time.perf_counter()
     wide = {} if problem.network.is_chain else wide_levels(problem)
     try:
-        plan, level_units, unproven = _hierarchical(problem, wide, options.time_limit_s, options.seed)
+        plan, level_units, unproven = _hierarchical(problem, wide, options.time_limit_s, options.seed, checked=True)
     except NoPlan as err:
         return Solution("dp", Status.INFEASIBLE, None, None, None, None, time.perf_counter() - t0, {"reason": str(err)})
     wall = time.perf_counter() - t0
