@@ -6,7 +6,6 @@ The full derivation is in the manual: docs/derivations.md, "The hierarchical DP"
 from __future__ import annotations
 
 import time
-from functools import lru_cache
 from operator import itemgetter
 
 from explorer.core import thresholds
@@ -20,6 +19,7 @@ from explorer.core.problem import Problem
 
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
+from .dp_graph import eliminate, elimination_order
 from .dp_wide import level_by_cpsat
 
 # Cost of a disallowed choice: larger than any real cost (those stay far below 2^100 units).
@@ -100,7 +100,7 @@ def _frontier_steps(problem: Problem, h: int) -> list[tuple[int, int, int, int]]
 
 def _steps_of(problem: Problem, sizes) -> list[tuple[int, int, int, int]]:
     out = []
-    for i, (full_nodes, _, keep, _, _) in enumerate(_order(problem.num_layers, problem.tables.edges)):
+    for i, (full_nodes, _, keep, *_) in enumerate(elimination_order(problem.num_layers, problem.tables.edges)):
         states = 1
         for j in keep:
             states *= sizes[full_nodes[j]]
@@ -113,30 +113,6 @@ def _level_sizes(problem: Problem, h: int) -> list[int]:
     return [len(a) or 1 for a in _allowed_lists(problem, h)]
 
 
-@lru_cache(maxsize=8)
-def _order(N: int, edges: tuple[tuple[int, int], ...]) -> tuple[tuple[list[int], list[tuple[int, int]], list[int], bool, object], ...]:
-    """``graph_level``'s elimination order, the same at every level: per node i, the frontier with
-    i appended (``full_nodes``), its in-edges as (edge, position of the producer in it), the
-    positions kept after i (the nodes read later), whether i itself is kept, and the projection
-    of a state (the frontier's types) onto the kept positions before i (``_project``)."""
-    in_edges: list[list[tuple[int, int]]] = [[] for _ in range(N)]  # (edge, producer)
-    last_use = list(range(N))
-    for e, (u, v) in enumerate(edges):
-        in_edges[v].append((e, u))
-        last_use[u] = max(last_use[u], v)
-    frontier: list[int] = []
-    out = []
-    for i in range(N):
-        full_nodes = frontier + [i]
-        pos = {n: j for j, n in enumerate(full_nodes)}
-        keep = [j for j, n in enumerate(full_nodes) if last_use[n] > i]
-        kept = last_use[i] > i
-        proj = _project(keep[:-1] if kept else keep, len(frontier))
-        out.append((full_nodes, [(e, pos[u]) for e, u in in_edges[i]], keep, kept, proj))
-        frontier = [full_nodes[j] for j in keep]
-    return tuple(out)
-
-
 def graph_level(problem: Problem, h: int, counts: list[Counts], checked: bool = False) -> tuple[list, int]:
     """Exact minimum of c_h over one level's choices on a graph (frontier elimination).
     ``checked``: the caller has asked ``too_wide`` (``wide_levels``) of this level already."""
@@ -147,14 +123,8 @@ def graph_level(problem: Problem, h: int, counts: list[Counts], checked: bool = 
         why = too_wide(problem, h)  # (before anything is held)
         if why is not None:
             raise NotImplementedError(f"level {h}: {why}")
-    states: dict[tuple, int] = {(): 0}
-    back: list[dict] = []  # per node: new state -> full assignment (the frontier's types, then the node's)
-    for i, (_, in_edges, _, kept, proj) in enumerate(_order(problem.num_layers, problem.tables.edges)):
-        terms = [(j, inter[e]) for e, j in in_edges]
-        states, arg = (_eliminate_kept if kept else _eliminate_dropped)(states, allowed[i], intra[i], terms, proj)
-        back.append(arg)
-    (final_cost,) = states.values()
-    return [types[k] for k in _backtrack(back)], final_cost
+    choice, cost = eliminate(problem.num_layers, problem.tables.edges, allowed, intra, inter)
+    return [types[k] for k in choice], cost
 
 
 def _allowed_indices(problem: Problem, h: int) -> list[list[int]]:
@@ -168,89 +138,21 @@ def _allowed_indices(problem: Problem, h: int) -> list[list[int]]:
 
 def _allowed_lists(problem: Problem, h: int) -> list[list[int]]:
     """Per node, the indices of the types it may take at level h (possibly none), one list per
-    distinct tuple of allowed types (shared: callers do not change them)."""
+    distinct tuple of allowed types (shared: callers do not change them). With no pins or forbids
+    they are ``level_types``' tuples, shared by the problem's nodes: looked up by identity."""
     types = problem.tables.types
-    lists: dict[tuple, list[int]] = {}
+    if not problem.constraints.empty:
+        allowed = [problem.allowed(h, n) for n in range(problem.num_layers)]
+    else:
+        allowed = [row[h] for row in problem.types_by_layer]
+    lists: dict[int, tuple[tuple, list[int]]] = {}  # id -> (the tuple, held while its id is a key; its indices)
     out = []
-    for n in range(problem.num_layers):
-        a = problem.allowed(h, n)
-        idx = lists.get(a)
-        if idx is None:
-            idx = lists[a] = [k for k, t in enumerate(types) if t in a]
-        out.append(idx)
+    for a in allowed:
+        found = lists.get(id(a))
+        if found is None:
+            found = lists[id(a)] = (a, [k for k, t in enumerate(types) if t in a])
+        out.append(found[1])
     return out
-
-
-def _project(keep: list[int], width: int):
-    """A function taking a state (a tuple of ``width`` type indices) to its entries at ``keep``."""
-    if len(keep) == width:
-        return None  # every entry: the state itself
-    if len(keep) > 1:
-        return itemgetter(*keep)
-    if keep:
-        j = keep[0]
-        return lambda st: (st[j],)
-    return lambda st: ()
-
-
-# The elimination of one node (``graph_level``): every state times every allowed type k, its cost
-# (the state's, the node's intra row at k, the in-edges' terms), kept per projection onto the
-# positions kept at least cost, the first in (state, k) order on ties (the reference order: every
-# state in order, every k in order, a strictly smaller cost replaces). Two cases, the same result:
-# the node kept (every k its own key) or dropped (the state's least over k first, then compared).
-
-
-def _eliminate_kept(states: dict[tuple, int], allowed: list[int], intra, terms, proj) -> tuple[dict, dict]:
-    """The node is read later: the new state is the state's kept entries, then k."""
-    best: dict[tuple, int] = {}
-    arg: dict[tuple, tuple] = {}
-    for st, c0 in states.items():
-        rows = [m[st[j]] for j, m in terms]
-        base = st if proj is None else proj(st)
-        for k in allowed:
-            c = c0 + intra[k]
-            for r in rows:
-                c += r[k]
-            key = base + (k,)
-            old = best.get(key)
-            if old is None or c < old:
-                best[key] = c
-                arg[key] = key if proj is None else st + (k,)
-    return best, arg
-
-
-def _eliminate_dropped(states: dict[tuple, int], allowed: list[int], intra, terms, proj) -> tuple[dict, dict]:
-    """The node is read no more: each state's least cost over k (the first on ties) competes for
-    its projection."""
-    best: dict[tuple, int] = {}
-    arg: dict[tuple, tuple] = {}
-    for st, c0 in states.items():
-        rows = [m[st[j]] for j, m in terms]
-        bc = bk = None
-        for k in allowed:
-            c = c0 + intra[k]
-            for r in rows:
-                c += r[k]
-            if bk is None or c < bc:
-                bc, bk = c, k
-        key = st if proj is None else proj(st)
-        old = best.get(key)
-        if old is None or bc < old:
-            best[key] = bc
-            arg[key] = st + (bk,)
-    return best, arg
-
-
-def _backtrack(back: list[dict]) -> list[int]:
-    """Every node's type index, read back from the last node's record to the first: node i's type
-    is the last entry of its record's full assignment, the rest is the previous record's key."""
-    choice = [0] * len(back)
-    key: tuple = ()
-    for i in range(len(back) - 1, -1, -1):
-        full = back[i][key]
-        choice[i] = full[-1]
-        key = full[:-1]
-    return choice
 
 
 def dp_level(problem: Problem, h: int, counts: list[Counts], chain: bool | None = None, checked: bool = False) -> tuple[list, int]:

@@ -29,8 +29,13 @@ def reference_level(problem: Problem, h: int, counts) -> tuple[list, int]:
     types, N = problem.tables.types, problem.num_layers
     intra, inter = problem.tables.level_tuples(counts)
     allowed = [[k for k, t in enumerate(types) if t in problem.allowed(h, n)] for n in range(N)]
+    choice, cost = reference_eliminate(N, problem.tables.edges, allowed, intra, inter)
+    return [types[k] for k in choice], cost
+
+
+def reference_eliminate(N, edges, allowed, intra, inter) -> tuple[list[int], int]:
     in_edges, last_use = [[] for _ in range(N)], list(range(N))
-    for e, (u, v) in enumerate(problem.tables.edges):
+    for e, (u, v) in enumerate(edges):
         in_edges[v].append((e, u))
         last_use[u] = max(last_use[u], v)
     frontier, states, back = [], {(): 0}, []
@@ -56,7 +61,7 @@ def reference_level(problem: Problem, h: int, counts) -> tuple[list, int]:
             choice[n] = k
         key = full[:-1]
     (cost,) = states.values()
-    return [types[k] for k in choice], cost
+    return choice, cost
 
 
 def blocks_spec(seed: int, blocks: int) -> dict:
@@ -162,3 +167,65 @@ def test_solve_asks_too_wide_once_per_distinct_level(monkeypatch):
     monkeypatch.setattr(dp, "MAX_FRONTIER_STATES", 1)
     with pytest.raises(NotImplementedError):
         dp.graph_level(p, 0, zero_counts(p.num_layers))
+
+
+def block_edges(rng: random.Random, blocks: int) -> tuple[int, list[tuple[int, int]]]:
+    """Edges of ``blocks`` blocks, each a copy of one of two random blocks of the same size (nodes
+    read the block's input or earlier nodes of the block; the block's last node reads its input
+    too, so the cut is one node)."""
+    m = rng.randint(1, 4)
+
+    def template():
+        t = [sorted(set(rng.sample(range(-1, j), min(j + 1, rng.randint(1, 3))))) for j in range(m)]
+        t[-1] = sorted(set(t[-1]) | {-1})
+        return t
+
+    templates = [template(), template()]
+    edges, first = [], 1
+    for _ in range(blocks):
+        for j, ins in enumerate(rng.choice(templates)):
+            edges += [(first - 1 if i < 0 else first + i, first + j) for i in ins]
+        first += m
+    return first, sorted(edges, key=lambda e: (e[1], e[0]))
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_eliminate_equals_the_reference_on_rows_drawn_from_a_few(seed):
+    """``dp_graph.eliminate`` on its own: repeated blocks whose rows are drawn from a pool of one
+    to three (many equal segments, many ties, and segments equal but for one thing: an intra
+    row, an in-edge's inter row, a node's allowed types, which positions its in-edges read, or
+    the costs they are entered with), against the plain elimination."""
+    from explorer.solvers.dp_graph import eliminate
+
+    rng = random.Random(seed)
+    K = rng.choice([2, 3])
+    N, edges = block_edges(rng, rng.randint(2, 7))
+    pool_intra = [tuple(rng.randint(0, 3) for _ in range(K)) for _ in range(rng.randint(1, 3))]
+    pool_inter = [tuple(tuple(rng.randint(0, 3) for _ in range(K)) for _ in range(K)) for _ in range(rng.randint(1, 3))]
+    pool_allowed = [list(range(K))] + ([[0], sorted(rng.sample(range(K), 2))] if seed % 4 == 0 else [])
+    intra = [rng.choice(pool_intra) for _ in range(N)]
+    inter = [rng.choice(pool_inter) for _ in edges]
+    allowed = [rng.choice(pool_allowed) for _ in range(N)]
+    if seed % 2:  # the large networks' form: lists
+        intra, inter = [list(r) for r in intra], [[list(r) for r in m] for m in inter]
+    assert eliminate(N, tuple(edges), allowed, intra, inter) == reference_eliminate(N, edges, allowed, intra, inter)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_eliminate_tells_apart_blocks_that_read_other_positions(seed):
+    """Two blocks alike in every row, width and kept position, but one node reads the block's
+    input in one and the node before it in the other: a segment of one must not stand for the other."""
+    from explorer.solvers.dp_graph import eliminate
+
+    rng = random.Random(seed)
+    reads = {"A": [[-1], [-1], [-1, 0, 1]], "B": [[-1], [0], [-1, 0, 1]]}  # a <- x; b <- x or a; c <- x, a, b
+    edges, first = [], 1
+    for name in rng.choices("AB", k=6):
+        for j, ins in enumerate(reads[name]):
+            edges += [(first - 1 if i < 0 else first + i, first + j) for i in ins]
+        first += 3
+    K = 2
+    intra = [(rng.randint(0, 3), rng.randint(0, 3))] * first
+    inter = [tuple(tuple(rng.randint(0, 5) for _ in range(K)) for _ in range(K))] * len(edges)
+    allowed = [[0, 1]] * first
+    assert eliminate(first, tuple(edges), allowed, intra, inter) == reference_eliminate(first, edges, allowed, intra, inter)
