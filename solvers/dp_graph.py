@@ -102,19 +102,22 @@ def eliminate(N: int, edges, allowed: list[list[int]], intra, inter) -> tuple[li
 
 def _step_signatures(order, allowed, intra, inter) -> list[int]:
     """Per step a number, equal for two steps exactly when their shapes, allowed types, intra rows
-    and in-edges' inter rows are equal (rows taken as tuples)."""
+    and in-edges' inter rows are equal (rows by value, as tuples; allowed lists by identity: equal
+    lists that are distinct objects only lose a reuse)."""
+    if intra and type(intra[0]) is not tuple:  # the large networks' form: lists
+        intra, inter = [_frozen(r) for r in intra], [_frozen(m) for m in inter]
+    rows: dict[tuple, int] = {}
+    ri = [rows.setdefault(r, len(rows)) for r in intra]
+    mi = [rows.setdefault(m, len(rows)) for m in inter]
+    lists: dict[int, int] = {}
+    ai = [lists.setdefault(id(a), len(lists)) for a in allowed]  # (each list held by ``allowed``)
     ids: dict[tuple, int] = {}
-    out = []
-    for i, step in enumerate(order):
-        sig = (step[5], tuple(allowed[i]), _frozen(intra[i]), tuple([_frozen(inter[e]) for e, _ in step[1]]))
-        out.append(ids.setdefault(sig, len(ids)))
-    return out
+    return [ids.setdefault((step[5], ai[i], ri[i], tuple([mi[e] for e, _ in step[1]])), len(ids))
+            for i, step in enumerate(order)]
 
 
 def _frozen(row):
-    """A row (a tuple, or a list of ints or of lists: the tables' large-network form) as a tuple."""
-    if type(row) is tuple:
-        return row
+    """A row (a list of ints or of lists) as nested tuples."""
     return tuple([_frozen(x) if type(x) is list else x for x in row])
 
 
