@@ -51,9 +51,17 @@ def frontier_bytes(steps: list[tuple[int, int, int]]) -> int:
     """The most bytes ``graph_level`` holds at once over its steps (states, kept width, full
     width): per step its back-pointers (a dict entry, the key tuple and the full assignment's
     tuple per state) are kept to the end; the states before the step (a dict entry and a cost
-    per state) and the new ones (a cost each; their keys are the back-pointers') live with them."""
+    per state) and the new ones (a cost each; their keys are the back-pointers') live with them.
+    A step that keeps every node (kept = full: ``dp_graph``'s fresh step) keeps its new states
+    themselves as its record (a dict entry, the key tuple and a cost per state): they are then
+    held to the end, and the next step's states are among them."""
     held, peak, before = 0, 0, DICT_ENTRY + INT_BYTES
     for states, kept, full in steps:
+        if kept == full:
+            back = states * (DICT_ENTRY + _tuple_bytes(full) + INT_BYTES)
+            peak = max(peak, held + before + back)
+            held, before = held + back, 0
+            continue
         back = states * (DICT_ENTRY + _tuple_bytes(kept) + _tuple_bytes(full))
         peak = max(peak, held + before + back + states * (DICT_ENTRY + INT_BYTES))
         held, before = held + back, states * (DICT_ENTRY + INT_BYTES)
@@ -155,7 +163,8 @@ def _allowed_lists(problem: Problem, h: int) -> list[list[int]]:
     return out
 
 
-def dp_level(problem: Problem, h: int, counts: list[Counts], chain: bool | None = None, checked: bool = False) -> tuple[list, int]:
+def dp_level(problem: Problem, h: int, counts: list[Counts], chain: bool | None = None,
+             checked: bool = False) -> tuple[list, int]:
     """Optimal choices of level h given each layer's counts; returns (types per layer, c_h units).
     ``chain``: whether the network is a chain, if the caller knows (it costs a pass over the network);
     ``checked``: the caller has asked ``too_wide`` of this level (``graph_level``)."""
