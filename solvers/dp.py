@@ -19,6 +19,7 @@ from explorer.core.problem import Problem
 
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
+from .dp_graph import eliminate, elimination_order
 from .dp_wide import level_by_cpsat
 
 # Cost of a disallowed choice: larger than any real cost (those stay far below 2^100 units).
@@ -50,9 +51,17 @@ def frontier_bytes(steps: list[tuple[int, int, int]]) -> int:
     """The most bytes ``graph_level`` holds at once over its steps (states, kept width, full
     width): per step its back-pointers (a dict entry, the key tuple and the full assignment's
     tuple per state) are kept to the end; the states before the step (a dict entry and a cost
-    per state) and the new ones (a cost each; their keys are the back-pointers') live with them."""
+    per state) and the new ones (a cost each; their keys are the back-pointers') live with them.
+    A step that keeps every node (kept = full: ``dp_graph``'s fresh step) keeps its new states
+    themselves as its record (a dict entry, the key tuple and a cost per state): they are then
+    held to the end, and the next step's states are among them."""
     held, peak, before = 0, 0, DICT_ENTRY + INT_BYTES
     for states, kept, full in steps:
+        if kept == full:
+            back = states * (DICT_ENTRY + _tuple_bytes(full) + INT_BYTES)
+            peak = max(peak, held + before + back)
+            held, before = held + back, 0
+            continue
         back = states * (DICT_ENTRY + _tuple_bytes(kept) + _tuple_bytes(full))
         peak = max(peak, held + before + back + states * (DICT_ENTRY + INT_BYTES))
         held, before = held + back, states * (DICT_ENTRY + INT_BYTES)
@@ -60,10 +69,13 @@ def frontier_bytes(steps: list[tuple[int, int, int]]) -> int:
 
 
 def wide_levels(problem: Problem) -> dict[int, str]:
-    """The levels whose frontier ``graph_level`` could not hold, each with why (``too_wide``)."""
+    """The levels whose frontier ``graph_level`` could not hold, each with why (``too_wide``);
+    levels whose nodes allow as many types as an earlier level's share its answer."""
     out: dict[int, str] = {}
+    seen: dict[tuple[int, ...], str | None] = {}
     for h in range(problem.levels):
-        why = too_wide(problem, h)
+        sizes = tuple(_level_sizes(problem, h))
+        why = seen[sizes] = seen[sizes] if sizes in seen else _too_wide(problem, sizes)
         if why is not None:
             out[h] = why
     return out
@@ -73,7 +85,11 @@ def too_wide(problem: Problem, h: int) -> str | None:
     """Why ``graph_level`` could not hold level h, or None: after placing node i its states are the
     type combinations of the placed nodes still read later (their allowed types' product), at
     most ``MAX_FRONTIER_STATES`` a step and ``MAX_FRONTIER_BYTES`` held (``frontier_bytes``)."""
-    steps = _frontier_steps(problem, h)
+    return _too_wide(problem, _level_sizes(problem, h))
+
+
+def _too_wide(problem: Problem, sizes) -> str | None:
+    steps = _steps_of(problem, sizes)
     for states, kept, _, i in steps:
         if states > MAX_FRONTIER_STATES:
             return (f"dp: after node {problem.network.layers[i].name!r} the graph keeps {kept} outputs alive, "
@@ -87,101 +103,73 @@ def too_wide(problem: Problem, h: int) -> str | None:
 
 def _frontier_steps(problem: Problem, h: int) -> list[tuple[int, int, int, int]]:
     """Per node in ``graph_level``'s order: (states after placing it, kept width, full width, node)."""
-    N = problem.num_layers
-    last_use = list(range(N))
-    for u, v in problem.tables.edges:
-        last_use[u] = max(last_use[u], v)
-    sizes = [len(problem.allowed(h, n)) or 1 for n in range(N)]
-    live: list[int] = []
+    return _steps_of(problem, _level_sizes(problem, h))
+
+
+def _steps_of(problem: Problem, sizes) -> list[tuple[int, int, int, int]]:
     out = []
-    for i in range(N):
-        full = len(live) + 1
-        live = [n for n in live + [i] if last_use[n] > i]
+    for i, (full_nodes, _, keep, *_) in enumerate(elimination_order(problem.num_layers, problem.tables.edges)):
         states = 1
-        for n in live:
-            states *= sizes[n]
-        out.append((states, len(live), full, i))
+        for j in keep:
+            states *= sizes[full_nodes[j]]
+        out.append((states, len(keep), len(full_nodes), i))
     return out
 
 
-def graph_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, int]:
-    """Exact minimum of c_h over one level's choices on a graph (frontier elimination)."""
+def _level_sizes(problem: Problem, h: int) -> list[int]:
+    """Per node the number of types it may take at level h (1 for none: ``graph_level`` refuses those)."""
+    return [len(a) or 1 for a in _allowed_lists(problem, h)]
+
+
+def graph_level(problem: Problem, h: int, counts: list[Counts], checked: bool = False) -> tuple[list, int]:
+    """Exact minimum of c_h over one level's choices on a graph (frontier elimination).
+    ``checked``: the caller has asked ``too_wide`` (``wide_levels``) of this level already."""
     types = problem.tables.types
-    N = problem.num_layers
     intra, inter = problem.tables.level_tuples(counts)
     allowed = _allowed_indices(problem, h)
-    in_edges: list[list[tuple[int, int]]] = [[] for _ in range(N)]  # (edge, producer)
-    last_use = list(range(N))
-    for e, (u, v) in enumerate(problem.tables.edges):
-        in_edges[v].append((e, u))
-        last_use[u] = max(last_use[u], v)
-    why = too_wide(problem, h)  # (before anything is held)
-    if why is not None:
-        raise NotImplementedError(f"level {h}: {why}")
-    frontier: list[int] = []
-    states: dict[tuple, int] = {(): 0}
-    back: list[tuple[list[int], dict]] = []  # per node: (frontier incl. node, new state -> full assignment)
-    for i in range(N):
-        full_nodes = frontier + [i]
-        pos = {n: j for j, n in enumerate(full_nodes)}
-        terms = [(pos[u], inter[e]) for e, u in in_edges[i]]
-        keep = [j for j, n in enumerate(full_nodes) if last_use[n] > i]
-        best, arg = _eliminate(states, allowed[i], intra[i], terms, keep)
-        back.append((full_nodes, arg))
-        frontier = [full_nodes[j] for j in keep]
-        states = best
-    (final_cost,) = states.values()
-    return [types[k] for k in _backtrack(back, N)], final_cost
+    if not checked:
+        why = too_wide(problem, h)  # (before anything is held)
+        if why is not None:
+            raise NotImplementedError(f"level {h}: {why}")
+    choice, cost = eliminate(problem.num_layers, problem.tables.edges, allowed, intra, inter)
+    return [types[k] for k in choice], cost
 
 
 def _allowed_indices(problem: Problem, h: int) -> list[list[int]]:
     """Per node, the indices of the types it may take at level h (NoPlan when it may take none)."""
-    types = problem.tables.types
-    allowed = []
-    for n in range(problem.num_layers):
-        a = problem.allowed(h, n)
+    allowed = _allowed_lists(problem, h)
+    for n, a in enumerate(allowed):
         if not a:
             raise NoPlan(f"layer {problem.network.layers[n].name} has no allowed type at level {h}")
-        allowed.append([k for k, t in enumerate(types) if t in a])
     return allowed
 
 
-def _eliminate(states: dict[tuple, int], allowed: list[int], intra, terms, keep: list[int]) -> tuple[dict, dict]:
-    """One node added to the frontier: every state times every allowed type, its cost (the node's
-    intra row plus its in-edges' terms), kept per projection onto ``keep`` at least cost."""
-    best: dict[tuple, int] = {}
-    arg: dict[tuple, tuple] = {}
-    for st, c0 in states.items():
-        for k in allowed:
-            full = st + (k,)
-            c = c0 + intra[k]
-            for j, m in terms:
-                c += m[full[j]][k]
-            key = tuple(full[j] for j in keep)
-            if key not in best or c < best[key]:
-                best[key], arg[key] = c, full
-    return best, arg
+def _allowed_lists(problem: Problem, h: int) -> list[list[int]]:
+    """Per node, the indices of the types it may take at level h (possibly none), one list per
+    distinct tuple of allowed types (shared: callers do not change them). With no pins or forbids
+    they are ``level_types``' tuples, shared by the problem's nodes: looked up by identity."""
+    types = problem.tables.types
+    if not problem.constraints.empty:
+        allowed = [problem.allowed(h, n) for n in range(problem.num_layers)]
+    else:
+        allowed = [row[h] for row in problem.types_by_layer]
+    lists: dict[int, tuple[tuple, list[int]]] = {}  # id -> (the tuple, held while its id is a key; its indices)
+    out = []
+    for a in allowed:
+        found = lists.get(id(a))
+        if found is None:
+            found = lists[id(a)] = (a, [k for k, t in enumerate(types) if t in a])
+        out.append(found[1])
+    return out
 
 
-def _backtrack(back: list[tuple[list[int], dict]], N: int) -> list[int]:
-    """Every node's type index, read back from the last node's record to the first."""
-    choice = [0] * N
-    key: tuple = ()
-    for i in range(N - 1, -1, -1):
-        full_nodes, arg = back[i]
-        full = arg[key]
-        for n, k in zip(full_nodes, full):
-            choice[n] = k
-        prev_frontier = full_nodes[:-1]
-        key = tuple(full[j] for j in range(len(prev_frontier)))
-    return choice
-
-
-def dp_level(problem: Problem, h: int, counts: list[Counts], chain: bool | None = None) -> tuple[list, int]:
+def dp_level(problem: Problem, h: int, counts: list[Counts], chain: bool | None = None,
+             checked: bool = False) -> tuple[list, int]:
     """Optimal choices of level h given each layer's counts; returns (types per layer, c_h units).
-    ``chain``: whether the network is a chain, if the caller knows (it costs a pass over the network)."""
+    ``chain``: whether the network is a chain, if the caller knows (it costs a pass over the network);
+    ``checked``: the caller has asked ``too_wide`` of this level (``graph_level``)."""
     if not (problem.network.is_chain if chain is None else chain):
-        return graph_level(problem, h, counts)
+        return graph_level(problem, h, counts, checked)
     fast = chain_level_vectorised(problem, h, counts) if problem.num_layers >= thresholds.NUMPY_FROM_LAYERS else None
     return fast if fast is not None else chain_level(problem, h, counts)
 
@@ -595,9 +583,11 @@ def hierarchical_dp(problem: Problem) -> tuple[Plan, list[int]]:
     return plan, level_units
 
 
-def _hierarchical(problem: Problem, wide, time_limit_s: float | None = None, seed: int = 0) -> tuple[Plan, list[int], list[int]]:
+def _hierarchical(problem: Problem, wide, time_limit_s: float | None = None, seed: int = 0,
+                  checked: bool = False) -> tuple[Plan, list[int], list[int]]:
     """``hierarchical_dp`` with the levels in ``wide`` solved by CP-SAT (``dp_wide``); also the
-    levels CP-SAT did not prove optimal within its time."""
+    levels CP-SAT did not prove optimal within its time. ``checked``: ``wide`` is ``wide_levels``
+    (every other level was asked ``too_wide``)."""
     L = problem.num_layers
     fast = None if wide else small_chain_levels(problem)
     if fast is not None:
@@ -615,7 +605,7 @@ def _hierarchical(problem: Problem, wide, time_limit_s: float | None = None, see
             if not proven:
                 unproven.append(h)
         else:
-            row, c = dp_level(problem, h, counts, chain)
+            row, c = dp_level(problem, h, counts, chain, checked)
         rows.append(tuple(row))
         level_units.append(c)
         counts = advance(counts, row)
@@ -657,7 +647,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     t0 = time.perf_counter()
     wide = {} if problem.network.is_chain else wide_levels(problem)
     try:
-        plan, level_units, unproven = _hierarchical(problem, wide, options.time_limit_s, options.seed)
+        plan, level_units, unproven = _hierarchical(problem, wide, options.time_limit_s, options.seed, checked=True)
     except NoPlan as err:
         return Solution("dp", Status.INFEASIBLE, None, None, None, None, time.perf_counter() - t0, {"reason": str(err)})
     wall = time.perf_counter() - t0

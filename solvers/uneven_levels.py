@@ -431,7 +431,7 @@ class _EvenLevels:
         if not halves or h in self.wide or any(aspace.choices(h, c) != (HALF,) for c in range(len(aspace.class_free[h]))):
             return None
         try:
-            row, _ = dp_level(self.problem, h, self.counts, self.chain)
+            row, _ = dp_level(self.problem, h, self.counts, self.chain, checked=True)  # (not in self.wide)
         except NoPlan as err:
             raise Refused(f"levels (uneven splits): {err}") from None
         self.counts = advance(self.counts, row)

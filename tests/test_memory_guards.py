@@ -255,7 +255,7 @@ def _dense(blocks: int, levels: int = 2) -> Problem:
 def test_dp_frontier_bytes_within_bounds_of_the_measured_peak():
     """``dp.frontier_bytes`` (the DP's byte guard: every step's back-pointers, the states and the new
     ones) against what one level of ``graph_level`` allocates (tracemalloc): a DenseNet-like block
-    of 7 concats, 3^8 states at its widest step (measured 1.06x; 1.05x at 10 concats, 150 MiB)."""
+    of 7 concats, 3^8 states at its widest step (measured 0.83x; 1.04x at 10 concats, 130 MiB)."""
     from explorer.core.comm import zero_counts
     from explorer.solvers import dp
 

@@ -317,13 +317,21 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     sys.exit(0 if result.ok else 1)
 
 
+# the options only the LLM planner takes (refused with an accelerator array; kept here, not in
+# llm_options, so that a run on an accelerator array does not import the planner's modules)
+LLM_OPTIONS = ("--gpus", "--layout", "--degrees", "--micro-batch", "--recompute", "--zero")
+# the options of the HyPar/AccPar path a GPU cluster does not take
+NOT_ON_CLUSTER = ("--space", "--objective", "--levels", "--solver", "--cap", "--weight-copies", "--pin",
+                  "--forbid", "--constraints", "--workers", "--seed", "--dump-model", "--split", "--alpha-grid",
+                  "--free", "--grid-only")
+
+
 def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_limit, gpus, layout, degrees, micro_batch,
                  recompute, zero, check: bool = False, array_only: tuple[str, ...] = ()) -> bool:
     """Run the LLM planner (``check``: the planner against exhaustive scoring) when --array is a GPU
     cluster (True); refuse its options otherwise. On a cluster, the accelerator-array options
     (``NOT_ON_CLUSTER`` and the command's own ``array_only``) are refused."""
     from ..frontends import is_cluster
-    from .llm_options import LLM_OPTIONS, NOT_ON_CLUSTER
 
     if not is_cluster(array):
         if given & set(LLM_OPTIONS):

@@ -14,12 +14,6 @@ from ..core.errors import SpecError, shown
 from ..core.names import given_as
 from ..core.llm_memory import Recompute, ZeroStage
 
-# the options only the LLM planner takes (refused with an accelerator array)
-LLM_OPTIONS = ("--gpus", "--layout", "--degrees", "--micro-batch", "--recompute", "--zero")
-# the options of the HyPar/AccPar path a GPU cluster does not take
-NOT_ON_CLUSTER = ("--space", "--objective", "--levels", "--solver", "--cap", "--weight-copies", "--pin",
-                  "--forbid", "--constraints", "--workers", "--seed", "--dump-model", "--split", "--alpha-grid",
-                  "--free", "--grid-only")
 DEGREE_NAMES = ("tensor", "pipeline", "data", "expert", "virtual")
 DEFAULT_TIME_LIMIT_S = 300.0  # the search's wall-clock limit unless --time-limit (then: bound and gap)
 
