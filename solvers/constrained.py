@@ -62,6 +62,9 @@ def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts |
 
 
 def _solve(problem: Problem, ch: _Chain, t0: float, info: dict, options: SolveOptions) -> Solution:
+    refused = _memory_refused(problem, ch, t0, info)  # milliseconds: before the first elimination
+    if refused is not None:
+        return refused
     # unconstrained optimum: optimal when it satisfies every limit
     lam = [0] * len(ch.res)
     value, plan, alphas = ch.relaxed(lam)
@@ -110,14 +113,31 @@ def _least_resources(problem: Problem, ch: _Chain, t0: float, info: dict) -> tup
         W, ex = ch.resource_weights(k)
         least, p, _ = ch.optimum(W, ex)
         if least > r.limit:
-            info["method"] = "least-resource"
-            info.update(_explanation(problem, ch, k, least))
-            reason = f"{r.name} cannot hold: every plan needs more"
-            return completion, _result(problem, ch, None, t0, info, reason, infeasible=True)
+            return completion, _cannot_hold(problem, ch, k, least, t0, info)
         ch.offer(p)
         if not ch.graph:
             completion.append(chain_backward(ch.vc, W, ex))
     return completion, None
+
+
+def _memory_refused(problem: Problem, ch: _Chain, t0: float, info: dict) -> Solution | None:
+    """The infeasible Solution when the memory limit is below every plan's footprint, found from
+    ``least_footprint`` (separable, no elimination: a graph's relaxed optimum before it could take
+    longer than the time limit and end ``unknown`` where the limit was proven infeasible)."""
+    for k, r in enumerate(ch.res):
+        if r.level is None:
+            least = ch.least_footprint()
+            if least > r.limit:
+                return _cannot_hold(problem, ch, k, least, t0, info)
+    return None
+
+
+def _cannot_hold(problem: Problem, ch: _Chain, k: int, least: int, t0: float, info: dict) -> Solution:
+    """Resource ``k`` needs ``least`` units at the least, above its limit: the infeasible Solution."""
+    info["method"] = "least-resource"
+    info.update(_explanation(problem, ch, k, least))
+    reason = f"{ch.res[k].name} cannot hold: every plan needs more"
+    return _result(problem, ch, None, t0, info, reason, infeasible=True)
 
 
 def _raise_dual(ch: _Chain, best: tuple) -> tuple[tuple, bool]:
@@ -184,10 +204,12 @@ def _explanation(problem: Problem, ch: _Chain, k: int, least: int) -> dict:
     r, cons = ch.res[k], problem.constraints
     if len(ch.res) != 1 and r.level is None:
         return {}  # the least memory under the caps: CP-SAT's (``cpsat._least_memory``)
-    free = _Chain(problem.with_constraints(type(cons)(caps=cons.caps, memory_bytes=cons.memory_bytes,
-                                                       weight_copies=cons.weight_copies)))
-    if free.optimum(*free.resource_weights(k))[0] <= r.limit:
-        return {}  # pins or forbids are part of the conflict
+    if cons.pins or cons.forbids:
+        free = _Chain(problem.with_constraints(type(cons)(caps=cons.caps, memory_bytes=cons.memory_bytes,
+                                                           weight_copies=cons.weight_copies)))
+        free_least = free.least_footprint() if r.level is None else free.optimum(*free.resource_weights(k))[0]
+        if free_least <= r.limit:
+            return {}  # pins or forbids are part of the conflict
     if len(ch.res) != 1:  # a cap no plan meets, whatever the other limits: they bound the least cap that does
         return {"conflict": [r.name], "suggestion": _least_cap(problem, r, ch.deadline, ch.held, ch.max_bytes)}
     need = Fraction(least * problem.array.dtype_bytes, problem.tables.unit_per_element)
