@@ -17,6 +17,7 @@ from explorer.core.problem import Problem
 from explorer.core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status, plan_solution
 
 from .chain_labels import _label_setting
+from .deadline import MIN_LEFT_SHARE, origin
 from .elimination import chain_backward, graph_marginals, vectors_plan
 from .labels import LabelsOverflow, least_plan
 from .lagrangian import _Chain, _closed, _line_search, _wx
@@ -41,10 +42,10 @@ def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts |
     the solve holds before its label passes (``exact.constrained_estimate``); a label pass that
     would bring it past ``max_bytes`` gives up (CP-SAT then searches; None: no byte limit, which
     no caller asks: ``exact`` passes ``MAX_LABEL_MEMORY``)."""
-    t0 = time.perf_counter()
+    t0 = origin(options)  # (``exact.solve``'s start or the process's: its checks and cost tables count)
     ch = _Chain(problem, vc)
     ch.held, ch.max_bytes = held, max_bytes
-    ch.deadline = t0 + time_budget(options)
+    ch.deadline = max(t0 + time_budget(options), time.perf_counter() + MIN_LEFT_SHARE * time_budget(options))
     info: dict = {"type_vectors_per_layer": ch.vc.dom[0].V, "method": "lagrangian"}
     if options.hint is not None:
         ch.offer(options.hint)
@@ -97,7 +98,8 @@ def _solve(problem: Problem, ch: _Chain, t0: float, info: dict, options: SolveOp
 
 
 def time_budget(options: SolveOptions) -> float:
-    """Seconds a constrained solve may take: ``--time-limit`` bounds the whole solve, else
+    """Seconds a constrained solve may take, from ``deadline.origin`` (at least ``MIN_LEFT_SHARE``
+    of them from its own start): ``--time-limit`` bounds the whole solve, else
     ``DEFAULT_TIME_LIMIT``. The Lagrangian phase and label passes run to their end (each is a
     bounded number of exact DPs; on graphs they stop between elimination steps at the limit);
     the CP-SAT rounds that close a graph's gap get what is left, and a run stopped by the limit

@@ -7,6 +7,7 @@ The derivation: docs/derivations.md, "The exact joint DP".
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 
 from explorer.core.errors import InstanceTooLarge
@@ -28,7 +29,9 @@ MAX_MEMORY = 2**30  # bytes the estimate (``memory_estimate``, ``constrained_est
 MAX_LABEL_MEMORY = 2 * 2**30
 
 
-def check_size(problem: Problem, max_states: int | None = None) -> None:
+def check_size(problem: Problem, max_states: int | None = None) -> int:
+    """Refuse an instance beyond the limits; else the bytes its solve is estimated to hold
+    (``constrained_estimate`` under caps or memory, else ``memory_estimate``)."""
     K, H, L = len(problem.space.types), problem.levels, problem.num_layers
     limit = max_states or DEFAULT_MAX_STATES
     n = K**H
@@ -46,6 +49,7 @@ def check_size(problem: Problem, max_states: int | None = None) -> None:
     if need > MAX_MEMORY:
         raise InstanceTooLarge(f"exact: about {need / 2**20:,.0f} MiB of arrays needed, beyond its limit of "
                                f"{MAX_MEMORY / 2**20:,.0f} MiB; {instead(problem)}")
+    return need
 
 
 def memory_estimate(problem: Problem) -> int:
@@ -115,14 +119,16 @@ def coupled(problem: Problem) -> bool:
 
 def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     options = options or SolveOptions()
-    check_size(problem, options.max_states)
+    if options.started is None:  # a time limit counts the checks and cost tables before the constrained solve
+        options = replace(options, started=time.perf_counter())
+    need = check_size(problem, options.max_states)
     if problem.network.is_chain:
         if coupled(problem):
             from .constrained import solve_constrained
 
-            return solve_constrained(problem, options, None, constrained_estimate(problem), MAX_LABEL_MEMORY)
+            return solve_constrained(problem, options, None, need, MAX_LABEL_MEMORY)
         return solve_chain(problem, options)
-    return solve_graph(problem, options)
+    return solve_graph(problem, options, need)
 
 
 # chains ------------------------------------------------------------------------------------------
@@ -139,14 +145,16 @@ def solve_chain(problem: Problem, options: SolveOptions) -> Solution:
 
 
 # graphs ------------------------------------------------------------------------------------------
-def solve_graph(problem: Problem, options: SolveOptions) -> Solution:
-    """Exact joint optimum on a graph: variable elimination over type vectors (see module doc)."""
+def solve_graph(problem: Problem, options: SolveOptions, held: int | None = None) -> Solution:
+    """Exact joint optimum on a graph: variable elimination over type vectors (see module doc).
+    ``held``: ``constrained_estimate`` when ``check_size`` made it (under caps or memory)."""
     t0 = time.perf_counter()
     vc = VectorCosts(problem)
     if coupled(problem):
         from .constrained import solve_constrained
 
-        return solve_constrained(problem, options, vc, constrained_estimate(problem), MAX_LABEL_MEMORY)
+        held = constrained_estimate(problem) if held is None else held
+        return solve_constrained(problem, options, vc, held, MAX_LABEL_MEMORY)
     value, vectors, widest = graph_optimum(vc)
     if vectors is None:
         return _infeasible(t0, "pins and forbids leave no plan")

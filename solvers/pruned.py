@@ -22,6 +22,7 @@ from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
 from . import block_chain
+from .deadline import origin
 from .elimination import vectors_plan
 from .survivor_elim import MAX_ENTRIES, eliminate, plan, rescore, round_work
 from .tree_dual import DualResult, dual_bound
@@ -37,7 +38,7 @@ def _instead() -> str:
 def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 40,
           max_entries: int = MAX_ENTRIES) -> Solution:
     options = options or SolveOptions()
-    t0 = time.perf_counter()
+    t0 = origin(options)  # (``explore``: its process's start; the limit counts what came before the solve)
     if problem.constraints.caps:
         raise Refused(f"pruned: link caps couple the layers (it takes pins and forbids only); {_instead()}")
     check_size(problem)
@@ -45,7 +46,7 @@ def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 4
         raise Refused(f"pruned: costs beyond int64 at these levels and batch; {_instead()}")
     limit = options.time_limit_s or DEFAULT_TIME_S
     setup = setup_estimate_s(problem)
-    if setup > limit:
+    if setup > limit - (time.perf_counter() - t0):
         return _within_memory(problem, _dp_instead(problem, t0, setup, limit))
     vc = VectorCosts(problem)
     if not vc.use_int64:  # (``fits_int64`` says the same, before the arrays)

@@ -16,6 +16,7 @@ import json  # noqa: E402 - after the collector's thresholds
 import os  # noqa: E402
 import sys  # noqa: E402
 import threading  # noqa: E402
+import time  # noqa: E402
 from typing import NamedTuple  # noqa: E402
 
 import click
@@ -27,7 +28,7 @@ from ..core.partition import Space
 from ..core.uneven import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SPLIT_TIME_LIMIT, FreeAlphas
 from ..core.solution import Status, time_limit_problem
 from ..frontends.zoo import DEFAULT_ARRAY, DEFAULT_MODEL
-from .cli_common import BAD_INPUT, EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input, options
+from .cli_common import BAD_INPUT, EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input, options, since_start
 from .output import check_not_an_input, check_writable, inherited_fd, write_text
 
 SPLITS = ("equal", "proportional", "search", "optimal", "levels")
@@ -305,7 +306,8 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
         result = api.solve.with_option_names(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels,
                            seq=seq, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins,
                            forbids=forbids, constraints=constraints_file, time_limit=time_limit, workers=workers,
-                           seed=seed, dump_model=dump_model, progress=say if solver != "dp" else None)
+                           seed=seed, dump_model=dump_model, progress=say if solver != "dp" else None,
+                           started=time.perf_counter() - since_start())  # the limit counts the process's start-up
     say_approximations(result.inputs.approximations)
     emit_report(result, fmt, output, render_table)
     if result.status is Status.INTERRUPTED:
