@@ -25,7 +25,7 @@ from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 from explorer.core.units import format_count
 
-from .deadline import origin
+from .deadline import MIN_LEFT_SHARE, origin
 
 DEFAULT_MAX_PLANS = 300_000
 # uneven plans, in explore --split and check --uneven alike: each is a full evaluation, 0.5-1 ms
@@ -40,7 +40,7 @@ class _Clock:
     """The time limit of one enumeration: ``over()`` reads the clock every ``CLOCK_EVERY`` calls."""
 
     def __init__(self, t0: float, limit_s: float | None):
-        self.deadline = None if limit_s is None else t0 + limit_s
+        self.deadline = None if limit_s is None else max(t0 + limit_s, time.perf_counter() + MIN_LEFT_SHARE * limit_s)
         self.calls = 0
         self.stopped = False
 

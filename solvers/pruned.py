@@ -45,9 +45,9 @@ def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 4
     if not fits_int64(problem):
         raise Refused(f"pruned: costs beyond int64 at these levels and batch; {_instead()}")
     limit = options.time_limit_s or DEFAULT_TIME_S
-    setup = setup_estimate_s(problem)
-    if setup > limit - (time.perf_counter() - t0):
-        return _within_memory(problem, _dp_instead(problem, t0, setup, limit))
+    setup, left = setup_estimate_s(problem), limit - (time.perf_counter() - t0)
+    if setup > left:
+        return _within_memory(problem, _dp_instead(problem, t0, setup, limit, left))
     vc = VectorCosts(problem)
     if not vc.use_int64:  # (``fits_int64`` says the same, before the arrays)
         raise Refused(f"pruned: costs beyond int64 at these levels and batch; {_instead()}")
@@ -109,7 +109,7 @@ def setup_estimate_s(problem: Problem) -> float:
     return H * (sum(set(sizes)) + sum(sizes)) / SETUP_RATE
 
 
-def _dp_instead(problem: Problem, t0: float, setup: float, limit: float) -> Solution:
+def _dp_instead(problem: Problem, t0: float, setup: float, limit: float, left: float) -> Solution:
     """The DP's plan, ``feasible`` with the trivial bound 0, when the set-up alone is estimated
     beyond the limit (then no bound could be proven within it)."""
     from .dp import NoPlan, hierarchical_dp
@@ -119,8 +119,9 @@ def _dp_instead(problem: Problem, t0: float, setup: float, limit: float) -> Solu
     except NoPlan:
         return _infeasible(t0)
     K = max(len(problem.node_types(n)) for n in range(problem.num_layers))
-    why = (f"setting up {K}^{problem.levels} type vectors per layer is estimated at {setup:.1f} s, beyond "
-           f"{given_as('--time-limit')} {limit:g} s: the DP's plan, no bound; raise {given_as('--time-limit')}")
+    why = (f"setting up {K}^{problem.levels} type vectors per layer is estimated at {setup:.1f} s, beyond the "
+           f"{max(left, 0.0):.1f} s {given_as('--time-limit')} {limit:g} s leaves: the DP's plan, no bound; "
+           f"raise {given_as('--time-limit')}")
     return plan_solution("pruned", problem, plan, Status.FEASIBLE, time.perf_counter() - t0, 0,
                          {"method": "dp-start", "reason": why})
 
