@@ -129,7 +129,7 @@ def _memory_refused(problem: Problem, ch: _Chain, t0: float, info: dict) -> Solu
     for k, r in enumerate(ch.res):
         if r.level is None:
             least = ch.least_footprint()
-            if least > r.limit:
+            if r.limit < least < ch.vc.big:  # (``big``: pins and forbids leave no plan, which the relaxed solve says)
                 return _cannot_hold(problem, ch, k, least, t0, info)
     return None
 
