@@ -55,16 +55,14 @@ def check_size(problem: Problem, max_states: int | None = None) -> int:
 def memory_estimate(problem: Problem) -> int:
     """Bytes an unconstrained solve holds at its peak (``bench/bench_memory_guard.py`` measures
     it within 1.5x), from the node sizes alone (nothing is allocated): per node its vectors'
-    objective costs, pins-and-forbids mask and (while ``VectorCosts`` keeps them) per-level intra
-    arrays; each domain's digit, type and prefix tables; on chains the forward values and one
+    objective costs and pins-and-forbids mask (no per-level intra arrays: ``intra_vec`` builds the
+    sum prefix by prefix); each domain's digit, type and prefix tables; on chains the forward values and one
     step's temporaries; on graphs every message the elimination makes (kept for the backtrack)
     plus the largest step's tables (``elimination.graph_peak_entries``), and ``BASE_BYTES``."""
-    from .vectors import LEVEL_CACHE_ENTRIES
-
     shape = _Shape(problem)
     sizes = [d.V for d in shape.dom]
     total = sum(sizes)
-    per_node = total + total // 8 + (shape.H * total if shape.H * total <= LEVEL_CACHE_ENTRIES else 0)
+    per_node = total + total // 8
     domains = sum((3 * shape.H + 2) * V for V in set(sizes))
     if problem.network.is_chain:
         step = total + 5 * max(sizes)  # the forward values; a step's running minimum and its terms

@@ -85,14 +85,11 @@ def check_size(problem: Problem) -> None:
 def memory_estimate(problem: Problem) -> int:
     """Bytes of the arrays ``VectorCosts`` and the dual hold (the eliminations have their own
     limit, ``MAX_ENTRIES``): per node its vectors' costs, marginals and a working copy, the
-    pins-and-forbids mask and (while kept) per-level intra arrays; each domain's digit, type and
-    prefix tables."""
-    from .vectors import LEVEL_CACHE_ENTRIES
-
+    pins-and-forbids mask; each domain's digit, type and prefix tables."""
     H = problem.levels
     sizes = [len(problem.node_types(n)) ** H for n in range(problem.num_layers)]
     total = sum(sizes)
-    per_node = 3 * total + total // 8 + (H * total if H * total <= LEVEL_CACHE_ENTRIES else 0)
+    per_node = 3 * total + total // 8
     domains = sum((3 * H + 2) * V for V in set(sizes))
     return 8 * (per_node + domains) + BASE_BYTES
 

@@ -19,9 +19,6 @@ from explorer.core.problem import Problem
 from .deadline import check_deadline
 
 
-# Entries of per-level intra arrays ``VectorCosts`` keeps (int64: 160 MB).
-LEVEL_CACHE_ENTRIES = 20_000_000
-
 
 class Domain:
     """The type vectors of nodes that may take ``types`` at every level."""
@@ -96,11 +93,7 @@ class VectorCosts:
         self.dtype = np.int64 if self.use_int64 else object
         self.big = 2**61 if self.use_int64 else 1 << 400
         self._raw: dict[tuple[int, int], np.ndarray] = {}
-        self._intra: dict[tuple[int, int], np.ndarray] = {}
         self._intra_rows: dict[tuple[int, int], np.ndarray] = {}
-        # per-level intra arrays are kept only while they stay small (H of them per node: a
-        # 200-layer chain at H = 11 would keep 3 GB of them); else each call gathers them again
-        self.cache_levels = self.H * sum(d.V for d in self.dom) <= LEVEL_CACHE_ENTRIES
         self._blocked: dict[int, np.ndarray] = {}
         self._intra_vec: dict[tuple, np.ndarray] = {}
         self.elimination_order: list[int] | None = None  # graphs: the first elimination's (it depends on sizes only)
@@ -113,16 +106,6 @@ class VectorCosts:
             t = self.tables
             self._raw[key] = np.array([t.inter_matrix(e, s) for s in t.states(h)], dtype=self.dtype)
         return self._raw[key]
-
-    def intra_level(self, n: int, h: int) -> np.ndarray:
-        """Node n's intra cost at level h for each of its vectors (unweighted)."""
-        key = (n, h)
-        if key in self._intra:
-            return self._intra[key]
-        out = np.repeat(self._intra_prefix(n, h), self.dom[n].K ** (self.H - 1 - h))
-        if self.cache_levels:
-            self._intra[key] = out
-        return out
 
     def _intra_prefix(self, n: int, h: int) -> np.ndarray:
         """Node n's intra cost at level h for each prefix of h + 1 levels (it depends on no later

@@ -104,9 +104,9 @@ CASES = [  # (model, levels, space, pins, forbids, memory GiB)
 
 @pytest.mark.parametrize("model,levels,space,pins,forbids,memory", CASES)
 def test_vector_costs_equal_the_per_vector_gathers(model, levels, space, pins, forbids, memory):
-    """``intra_level``, ``intra_vec`` and ``blocked`` are built prefix by prefix: each equals the
-    gather over every vector's count state and type (the implementation before), pins and forbids
-    (``big``), the objective's weights, arbitrary multipliers and a footprint extra included."""
+    """``intra_vec`` and ``blocked`` are built prefix by prefix: each equals the gather over every
+    vector's count state and type (the implementation before), pins and forbids (``big``), each
+    level alone, the objective's weights, arbitrary multipliers and a footprint extra included."""
     from explorer.api import build_problem
     from solvers.vectors import VectorCosts
 
@@ -116,7 +116,8 @@ def test_vector_costs_equal_the_per_vector_gathers(model, levels, space, pins, f
     for n in range(vc.N):
         assert same(vc.blocked(n), old_blocked(vc, n))
         for h in range(vc.H):
-            assert same(vc.intra_level(n, h), old_intra_level(vc, n, h))
+            W = tuple(int(j == h) for j in range(vc.H))
+            assert same(vc.intra_vec(n, W), old_intra_vec(vc, n, W))
         assert same(vc.intra_vec(n), old_intra_vec(vc, n, vc.weights))
         W = tuple(int(x) for x in rng.integers(0, 5, vc.H))
         extra = vc.footprint(n) * 3
