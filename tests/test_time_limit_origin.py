@@ -69,11 +69,19 @@ def test_exact_under_memory_counts_from_started():
     assert took < 3.5 and sol.wall_s >= 4.9  # wall_s counts from the origin
 
 
-def test_the_floor_when_the_origin_took_all_the_limit():
+def test_the_floor_when_the_origin_took_all_the_limit(monkeypatch):
     """Start-up beyond the whole limit: the constrained solve still gets ``MIN_LEFT_SHARE`` of it
-    (here the separable memory proof needs none of it: proven infeasible all the same)."""
-    sol = constrained.solve_constrained(_resnet50(0.05), SolveOptions(time_limit_s=1.0, started=time.perf_counter() - 10))
-    assert sol.status is Status.INFEASIBLE
+    from its own start; an origin inside the limit sets the deadline at origin + limit."""
+    from explorer.solvers.deadline import MIN_LEFT_SHARE
+
+    seen = []
+    monkeypatch.setattr(constrained, "_solve", lambda problem, ch, *a: seen.append(ch.deadline) or None)
+    problem = _resnet50(0.2)
+    t = time.perf_counter()
+    constrained.solve_constrained(problem, SolveOptions(time_limit_s=10.0, started=t - 100))
+    assert seen[-1] >= t + MIN_LEFT_SHARE * 10.0
+    constrained.solve_constrained(problem, SolveOptions(time_limit_s=10.0, started=t - 4))
+    assert seen[-1] == t - 4 + 10.0
 
 
 def _explore(*args: str) -> tuple[float, dict, subprocess.CompletedProcess]:
