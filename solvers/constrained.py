@@ -209,7 +209,11 @@ def _explanation(problem: Problem, ch: _Chain, k: int, least: int) -> dict:
     if cons.pins or cons.forbids:
         free = _Chain(problem.with_constraints(type(cons)(caps=cons.caps, memory_bytes=cons.memory_bytes,
                                                            weight_copies=cons.weight_copies)))
-        free_least = free.least_footprint() if r.level is None else free.optimum(*free.resource_weights(k))[0]
+        free.deadline = ch.deadline  # (an elimination on a graph: it stops there)
+        try:
+            free_least = free.least_footprint() if r.level is None else free.optimum(*free.resource_weights(k))[0]
+        except TimeoutError:
+            return {}  # cut short: the caller's explanation (CP-SAT, in what the limit leaves) names the conflict
         if free_least <= r.limit:
             return {}  # pins or forbids are part of the conflict
     if len(ch.res) != 1:  # a cap no plan meets, whatever the other limits: they bound the least cap that does

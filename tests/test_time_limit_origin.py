@@ -128,3 +128,25 @@ def test_the_process_start_is_the_origin_of_a_single_run(monkeypatch):
     monkeypatch.setattr(request, "run", lambda problem, solver, options: seen.append(options.started) or real(problem, solver, options))
     request.solve("alexnet", solver="brute", levels=1, time_limit=5, started=12.5)
     assert seen == [12.5]
+
+
+def test_the_explanation_without_pins_stops_at_the_deadline(monkeypatch):
+    """A cap no plan meets, with pins: the check without the pins (an elimination on a graph)
+    looks at the solve's deadline; cut short, the infeasible answer stands without the explanation."""
+    import explorer.solvers.constrained as c
+
+    problem = build_problem("resnet18", "array-1024", space="accpar", levels=4, caps=["0=1kB"], pins=["conv1@0=I"])
+    deadlines, first = [], []
+    real = lagrangian.graph_optimum
+
+    def spy(vc, W=None, extras=None, steps=None, deadline=None):
+        deadlines.append(deadline)
+        first.append(first[0] if first else vc)
+        if vc is not first[0]:  # the free chain's (its own vector costs): as if the time ran out there
+            raise TimeoutError
+        return real(vc, W, extras, steps, deadline)
+
+    monkeypatch.setattr(lagrangian, "graph_optimum", spy)
+    sol = c.solve_constrained(problem, SolveOptions(time_limit_s=30.0))
+    assert sol.status is Status.INFEASIBLE and "conflict" not in sol.info
+    assert len(deadlines) >= 3 and all(d is not None for d in deadlines)
