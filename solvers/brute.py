@@ -25,6 +25,8 @@ from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 from explorer.core.units import format_count
 
+from .deadline import MIN_LEFT_SHARE, origin
+
 DEFAULT_MAX_PLANS = 300_000
 # uneven plans, in explore --split and check --uneven alike: each is a full evaluation, 0.5-1 ms
 # (lenet-c, tpu-mix-16, alpha grid 2 only: 65,536 plans in 35 s of CPU), so ~2-3 minutes at the limit
@@ -38,7 +40,7 @@ class _Clock:
     """The time limit of one enumeration: ``over()`` reads the clock every ``CLOCK_EVERY`` calls."""
 
     def __init__(self, t0: float, limit_s: float | None):
-        self.deadline = None if limit_s is None else t0 + limit_s
+        self.deadline = None if limit_s is None else max(t0 + limit_s, time.perf_counter() + MIN_LEFT_SHARE * limit_s)
         self.calls = 0
         self.stopped = False
 
@@ -100,7 +102,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     L, H = problem.num_layers, problem.levels
     _check_size(n, options.max_plans or DEFAULT_MAX_PLANS,
                 f"{L} layers x {H} levels, up to {len(problem.space.types)} types each")
-    t0 = time.perf_counter()
+    t0 = origin(options)
     clock = _Clock(t0, options.time_limit_s)
     tables, weights = problem.tables, problem.weights.weights
     edges = tables.edges

@@ -17,6 +17,7 @@ from explorer.core.problem import Problem
 from explorer.core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status, plan_solution
 
 from .chain_labels import _label_setting
+from .deadline import MIN_LEFT_SHARE, origin
 from .elimination import chain_backward, graph_marginals, vectors_plan
 from .labels import LabelsOverflow, least_plan
 from .lagrangian import _Chain, _closed, _line_search, _wx
@@ -41,10 +42,10 @@ def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts |
     the solve holds before its label passes (``exact.constrained_estimate``); a label pass that
     would bring it past ``max_bytes`` gives up (CP-SAT then searches; None: no byte limit, which
     no caller asks: ``exact`` passes ``MAX_LABEL_MEMORY``)."""
-    t0 = time.perf_counter()
+    t0 = origin(options)  # (``exact.solve``'s start or the process's: its checks and cost tables count)
     ch = _Chain(problem, vc)
     ch.held, ch.max_bytes = held, max_bytes
-    ch.deadline = t0 + time_budget(options)
+    ch.deadline = max(t0 + time_budget(options), time.perf_counter() + MIN_LEFT_SHARE * time_budget(options))
     info: dict = {"type_vectors_per_layer": ch.vc.dom[0].V, "method": "lagrangian"}
     if options.hint is not None:
         ch.offer(options.hint)
@@ -62,6 +63,9 @@ def solve_constrained(problem: Problem, options: SolveOptions, vc: VectorCosts |
 
 
 def _solve(problem: Problem, ch: _Chain, t0: float, info: dict, options: SolveOptions) -> Solution:
+    refused = _memory_refused(problem, ch, t0, info)  # milliseconds: before the first elimination
+    if refused is not None:
+        return refused
     # unconstrained optimum: optimal when it satisfies every limit
     lam = [0] * len(ch.res)
     value, plan, alphas = ch.relaxed(lam)
@@ -94,7 +98,8 @@ def _solve(problem: Problem, ch: _Chain, t0: float, info: dict, options: SolveOp
 
 
 def time_budget(options: SolveOptions) -> float:
-    """Seconds a constrained solve may take: ``--time-limit`` bounds the whole solve, else
+    """Seconds a constrained solve may take, from ``deadline.origin`` (at least ``MIN_LEFT_SHARE``
+    of them from its own start): ``--time-limit`` bounds the whole solve, else
     ``DEFAULT_TIME_LIMIT``. The Lagrangian phase and label passes run to their end (each is a
     bounded number of exact DPs; on graphs they stop between elimination steps at the limit);
     the CP-SAT rounds that close a graph's gap get what is left, and a run stopped by the limit
@@ -110,14 +115,31 @@ def _least_resources(problem: Problem, ch: _Chain, t0: float, info: dict) -> tup
         W, ex = ch.resource_weights(k)
         least, p, _ = ch.optimum(W, ex)
         if least > r.limit:
-            info["method"] = "least-resource"
-            info.update(_explanation(problem, ch, k, least))
-            reason = f"{r.name} cannot hold: every plan needs more"
-            return completion, _result(problem, ch, None, t0, info, reason, infeasible=True)
+            return completion, _cannot_hold(problem, ch, k, least, t0, info)
         ch.offer(p)
         if not ch.graph:
             completion.append(chain_backward(ch.vc, W, ex))
     return completion, None
+
+
+def _memory_refused(problem: Problem, ch: _Chain, t0: float, info: dict) -> Solution | None:
+    """The infeasible Solution when the memory limit is below every plan's footprint, found from
+    ``least_footprint`` (separable, no elimination: a graph's relaxed optimum before it could take
+    longer than the time limit and end ``unknown`` where the limit was proven infeasible)."""
+    for k, r in enumerate(ch.res):
+        if r.level is None:
+            least = ch.least_footprint()
+            if r.limit < least < ch.vc.big:  # (``big``: pins and forbids leave no plan, which the relaxed solve says)
+                return _cannot_hold(problem, ch, k, least, t0, info)
+    return None
+
+
+def _cannot_hold(problem: Problem, ch: _Chain, k: int, least: int, t0: float, info: dict) -> Solution:
+    """Resource ``k`` needs ``least`` units at the least, above its limit: the infeasible Solution."""
+    info["method"] = "least-resource"
+    info.update(_explanation(problem, ch, k, least))
+    reason = f"{ch.res[k].name} cannot hold: every plan needs more"
+    return _result(problem, ch, None, t0, info, reason, infeasible=True)
 
 
 def _raise_dual(ch: _Chain, best: tuple) -> tuple[tuple, bool]:
@@ -184,10 +206,16 @@ def _explanation(problem: Problem, ch: _Chain, k: int, least: int) -> dict:
     r, cons = ch.res[k], problem.constraints
     if len(ch.res) != 1 and r.level is None:
         return {}  # the least memory under the caps: CP-SAT's (``cpsat._least_memory``)
-    free = _Chain(problem.with_constraints(type(cons)(caps=cons.caps, memory_bytes=cons.memory_bytes,
-                                                       weight_copies=cons.weight_copies)))
-    if free.optimum(*free.resource_weights(k))[0] <= r.limit:
-        return {}  # pins or forbids are part of the conflict
+    if cons.pins or cons.forbids:
+        free = _Chain(problem.with_constraints(type(cons)(caps=cons.caps, memory_bytes=cons.memory_bytes,
+                                                           weight_copies=cons.weight_copies)))
+        free.deadline = ch.deadline  # (an elimination on a graph: it stops there)
+        try:
+            free_least = free.least_footprint() if r.level is None else free.optimum(*free.resource_weights(k))[0]
+        except TimeoutError:
+            return {}  # cut short: the caller's explanation (CP-SAT, in what the limit leaves) names the conflict
+        if free_least <= r.limit:
+            return {}  # pins or forbids are part of the conflict
     if len(ch.res) != 1:  # a cap no plan meets, whatever the other limits: they bound the least cap that does
         return {"conflict": [r.name], "suggestion": _least_cap(problem, r, ch.deadline, ch.held, ch.max_bytes)}
     need = Fraction(least * problem.array.dtype_bytes, problem.tables.unit_per_element)

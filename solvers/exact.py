@@ -7,6 +7,7 @@ The derivation: docs/derivations.md, "The exact joint DP".
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 
 from explorer.core.errors import InstanceTooLarge
@@ -28,7 +29,9 @@ MAX_MEMORY = 2**30  # bytes the estimate (``memory_estimate``, ``constrained_est
 MAX_LABEL_MEMORY = 2 * 2**30
 
 
-def check_size(problem: Problem, max_states: int | None = None) -> None:
+def check_size(problem: Problem, max_states: int | None = None) -> int:
+    """Refuse an instance beyond the limits; else the bytes its solve is estimated to hold
+    (``constrained_estimate`` under caps or memory, else ``memory_estimate``)."""
     K, H, L = len(problem.space.types), problem.levels, problem.num_layers
     limit = max_states or DEFAULT_MAX_STATES
     n = K**H
@@ -46,21 +49,20 @@ def check_size(problem: Problem, max_states: int | None = None) -> None:
     if need > MAX_MEMORY:
         raise InstanceTooLarge(f"exact: about {need / 2**20:,.0f} MiB of arrays needed, beyond its limit of "
                                f"{MAX_MEMORY / 2**20:,.0f} MiB; {instead(problem)}")
+    return need
 
 
 def memory_estimate(problem: Problem) -> int:
     """Bytes an unconstrained solve holds at its peak (``bench/bench_memory_guard.py`` measures
     it within 1.5x), from the node sizes alone (nothing is allocated): per node its vectors'
-    objective costs, pins-and-forbids mask and (while ``VectorCosts`` keeps them) per-level intra
-    arrays; each domain's digit, type and prefix tables; on chains the forward values and one
+    objective costs and pins-and-forbids mask (no per-level intra arrays: ``intra_vec`` builds the
+    sum prefix by prefix); each domain's digit, type and prefix tables; on chains the forward values and one
     step's temporaries; on graphs every message the elimination makes (kept for the backtrack)
     plus the largest step's tables (``elimination.graph_peak_entries``), and ``BASE_BYTES``."""
-    from .vectors import LEVEL_CACHE_ENTRIES
-
     shape = _Shape(problem)
     sizes = [d.V for d in shape.dom]
     total = sum(sizes)
-    per_node = total + total // 8 + (shape.H * total if shape.H * total <= LEVEL_CACHE_ENTRIES else 0)
+    per_node = total + total // 8
     domains = sum((3 * shape.H + 2) * V for V in set(sizes))
     if problem.network.is_chain:
         step = total + 5 * max(sizes)  # the forward values; a step's running minimum and its terms
@@ -115,14 +117,16 @@ def coupled(problem: Problem) -> bool:
 
 def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     options = options or SolveOptions()
-    check_size(problem, options.max_states)
+    if options.started is None:  # a time limit counts the checks and cost tables before the constrained solve
+        options = replace(options, started=time.perf_counter())
+    need = check_size(problem, options.max_states)
     if problem.network.is_chain:
         if coupled(problem):
             from .constrained import solve_constrained
 
-            return solve_constrained(problem, options, None, constrained_estimate(problem), MAX_LABEL_MEMORY)
+            return solve_constrained(problem, options, None, need, MAX_LABEL_MEMORY)
         return solve_chain(problem, options)
-    return solve_graph(problem, options)
+    return solve_graph(problem, options, need)
 
 
 # chains ------------------------------------------------------------------------------------------
@@ -139,14 +143,16 @@ def solve_chain(problem: Problem, options: SolveOptions) -> Solution:
 
 
 # graphs ------------------------------------------------------------------------------------------
-def solve_graph(problem: Problem, options: SolveOptions) -> Solution:
-    """Exact joint optimum on a graph: variable elimination over type vectors (see module doc)."""
+def solve_graph(problem: Problem, options: SolveOptions, held: int | None = None) -> Solution:
+    """Exact joint optimum on a graph: variable elimination over type vectors (see module doc).
+    ``held``: ``constrained_estimate`` when ``check_size`` made it (under caps or memory)."""
     t0 = time.perf_counter()
     vc = VectorCosts(problem)
     if coupled(problem):
         from .constrained import solve_constrained
 
-        return solve_constrained(problem, options, vc, constrained_estimate(problem), MAX_LABEL_MEMORY)
+        held = constrained_estimate(problem) if held is None else held
+        return solve_constrained(problem, options, vc, held, MAX_LABEL_MEMORY)
     value, vectors, widest = graph_optimum(vc)
     if vectors is None:
         return _infeasible(t0, "pins and forbids leave no plan")

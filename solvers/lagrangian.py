@@ -125,6 +125,15 @@ class _Chain:
         value = int(alphas[-1].min())
         return value, vectors_plan(self.vc, chain_backtrack(self.vc, alphas, W)), alphas
 
+    def least_footprint(self) -> int:
+        """The least memory footprint over plans (units; ``vc.big`` when pins and forbids leave no
+        plan): ``optimum`` at the memory's weights, which are zero on every level, so that no edge
+        term is left and the minimum is each node's own, summed (no elimination: milliseconds)."""
+        total = 0
+        for n in range(self.L):
+            total = min(total + int(self.vc.intra_vec(n, (0,) * self.H, self.foot[n]).min()), self.vc.big)
+        return total
+
     def backward(self, lam) -> list[np.ndarray]:
         """The relaxed chain DP's backward values at multipliers ``lam`` (kept: label passes reuse them)."""
         key = tuple(lam)

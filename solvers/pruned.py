@@ -22,6 +22,7 @@ from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
 from . import block_chain
+from .deadline import origin
 from .elimination import vectors_plan
 from .survivor_elim import MAX_ENTRIES, eliminate, plan, rescore, round_work
 from .tree_dual import DualResult, dual_bound
@@ -37,16 +38,16 @@ def _instead() -> str:
 def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 40,
           max_entries: int = MAX_ENTRIES) -> Solution:
     options = options or SolveOptions()
-    t0 = time.perf_counter()
+    t0 = origin(options)  # (``explore``: its process's start; the limit counts what came before the solve)
     if problem.constraints.caps:
         raise Refused(f"pruned: link caps couple the layers (it takes pins and forbids only); {_instead()}")
     check_size(problem)
     if not fits_int64(problem):
         raise Refused(f"pruned: costs beyond int64 at these levels and batch; {_instead()}")
     limit = options.time_limit_s or DEFAULT_TIME_S
-    setup = setup_estimate_s(problem)
-    if setup > limit:
-        return _within_memory(problem, _dp_instead(problem, t0, setup, limit))
+    setup, left = setup_estimate_s(problem), limit - (time.perf_counter() - t0)
+    if setup > left:
+        return _within_memory(problem, _dp_instead(problem, t0, setup, limit, left))
     vc = VectorCosts(problem)
     if not vc.use_int64:  # (``fits_int64`` says the same, before the arrays)
         raise Refused(f"pruned: costs beyond int64 at these levels and batch; {_instead()}")
@@ -84,14 +85,11 @@ def check_size(problem: Problem) -> None:
 def memory_estimate(problem: Problem) -> int:
     """Bytes of the arrays ``VectorCosts`` and the dual hold (the eliminations have their own
     limit, ``MAX_ENTRIES``): per node its vectors' costs, marginals and a working copy, the
-    pins-and-forbids mask and (while kept) per-level intra arrays; each domain's digit, type and
-    prefix tables."""
-    from .vectors import LEVEL_CACHE_ENTRIES
-
+    pins-and-forbids mask; each domain's digit, type and prefix tables."""
     H = problem.levels
     sizes = [len(problem.node_types(n)) ** H for n in range(problem.num_layers)]
     total = sum(sizes)
-    per_node = 3 * total + total // 8 + (H * total if H * total <= LEVEL_CACHE_ENTRIES else 0)
+    per_node = 3 * total + total // 8
     domains = sum((3 * H + 2) * V for V in set(sizes))
     return 8 * (per_node + domains) + BASE_BYTES
 
@@ -108,7 +106,7 @@ def setup_estimate_s(problem: Problem) -> float:
     return H * (sum(set(sizes)) + sum(sizes)) / SETUP_RATE
 
 
-def _dp_instead(problem: Problem, t0: float, setup: float, limit: float) -> Solution:
+def _dp_instead(problem: Problem, t0: float, setup: float, limit: float, left: float) -> Solution:
     """The DP's plan, ``feasible`` with the trivial bound 0, when the set-up alone is estimated
     beyond the limit (then no bound could be proven within it)."""
     from .dp import NoPlan, hierarchical_dp
@@ -118,8 +116,9 @@ def _dp_instead(problem: Problem, t0: float, setup: float, limit: float) -> Solu
     except NoPlan:
         return _infeasible(t0)
     K = max(len(problem.node_types(n)) for n in range(problem.num_layers))
-    why = (f"setting up {K}^{problem.levels} type vectors per layer is estimated at {setup:.1f} s, beyond "
-           f"{given_as('--time-limit')} {limit:g} s: the DP's plan, no bound; raise {given_as('--time-limit')}")
+    why = (f"setting up {K}^{problem.levels} type vectors per layer is estimated at {setup:.1f} s, beyond the "
+           f"{max(left, 0.0):.1f} s {given_as('--time-limit')} {limit:g} s leaves: the DP's plan, no bound; "
+           f"raise {given_as('--time-limit')}")
     return plan_solution("pruned", problem, plan, Status.FEASIBLE, time.perf_counter() - t0, 0,
                          {"method": "dp-start", "reason": why})
 

@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.core.comm import add_type
+from explorer.core.comm import ZERO_COUNTS
 from explorer.core.problem import Problem
 
 from .deadline import check_deadline
 
-
-# Entries of per-level intra arrays ``VectorCosts`` keeps (int64: 160 MB).
-LEVEL_CACHE_ENTRIES = 20_000_000
 
 
 class Domain:
@@ -29,21 +26,44 @@ class Domain:
     def __init__(self, problem: Problem, types: tuple):
         tables, H = problem.tables, problem.levels
         self.types, self.K, self.H = types, len(types), H
-        self.V = self.K**H
+        K = self.K
+        self.V = K**H
         self.tix = np.array([tables.types.index(t) for t in types], dtype=np.int64)
-        vec = np.arange(self.V)
-        self.digit = [(vec // self.K ** (H - 1 - h)) % self.K for h in range(H)]
+        # vector v's digit at level h is (v // K^(H-1-h)) % K: runs of K^(H-1-h) equal digits
+        self.digit = [np.tile(np.repeat(np.arange(K, dtype=np.int64), K ** (H - 1 - h)), K**h) for h in range(H)]
         self.type_index = [self.tix[d] for d in self.digit]
+        # each prefix's counts, one key per prefix (the count of types[j] in base H + 1, digit j);
+        # the prefixes of h + 1 levels are each prefix of h levels followed by each type
+        place = (H + 1) ** np.arange(K, dtype=np.int64)
+        keys = np.zeros(1, dtype=np.int64)
         self.prefix_state = []  # level h: count-state index of each prefix (K^h of them)
-        counts = [tables.states(0)[0]]
         for h in range(H):
             index = {s: i for i, s in enumerate(tables.states(h))}
-            self.prefix_state.append(np.array([index[c] for c in counts], dtype=np.int64))
-            counts = [add_type(c, t) for c in counts for t in types]
-        final = {s: i for i, s in enumerate(dict.fromkeys(counts))}
-        self.final_states = list(final)
-        self.final_state = np.array([final[c] for c in counts], dtype=np.int64)
-        self.pstate = [self.prefix_state[h][vec // self.K ** (H - h)] for h in range(H)]
+            self.prefix_state.append(self._states(keys, index, None))
+            keys = (keys[:, None] + place[None, :]).ravel()
+        self.final_states: list = []
+        self.final_state = self._states(keys, None, self.final_states)
+        self.pstate = [np.repeat(self.prefix_state[h], K ** (H - h)) for h in range(H)]
+
+    def _states(self, keys: np.ndarray, index: dict | None, first_seen: list | None) -> np.ndarray:
+        """Each key's count state: its index in ``index`` (a level's ``tables.states``), or (final
+        states) in the order the keys first appear, the states appended to ``first_seen``."""
+        unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        counts = [self._counts(int(k)) for k in unique]
+        if index is not None:
+            return np.array([index[c] for c in counts], dtype=np.int64)[inverse.ravel()]
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(len(unique), dtype=np.int64)
+        rank[order] = np.arange(len(unique), dtype=np.int64)
+        first_seen.extend(counts[i] for i in order)
+        return rank[inverse.ravel()]
+
+    def _counts(self, key: int) -> tuple[int, ...]:
+        """The count tuple (global type order, as ``add_type`` makes it) of a prefix's key."""
+        counts = list(ZERO_COUNTS)
+        for t in self.types:
+            key, counts[t.index] = divmod(key, self.H + 1)
+        return tuple(counts)
 
     def digits(self, v: int) -> list[int]:
         return [int(self.digit[h][v]) for h in range(self.H)]
@@ -73,11 +93,7 @@ class VectorCosts:
         self.dtype = np.int64 if self.use_int64 else object
         self.big = 2**61 if self.use_int64 else 1 << 400
         self._raw: dict[tuple[int, int], np.ndarray] = {}
-        self._intra: dict[tuple[int, int], np.ndarray] = {}
         self._intra_rows: dict[tuple[int, int], np.ndarray] = {}
-        # per-level intra arrays are kept only while they stay small (H of them per node: a
-        # 200-layer chain at H = 11 would keep 3 GB of them); else each call gathers them again
-        self.cache_levels = self.H * sum(d.V for d in self.dom) <= LEVEL_CACHE_ENTRIES
         self._blocked: dict[int, np.ndarray] = {}
         self._intra_vec: dict[tuple, np.ndarray] = {}
         self.elimination_order: list[int] | None = None  # graphs: the first elimination's (it depends on sizes only)
@@ -91,28 +107,23 @@ class VectorCosts:
             self._raw[key] = np.array([t.inter_matrix(e, s) for s in t.states(h)], dtype=self.dtype)
         return self._raw[key]
 
-    def intra_level(self, n: int, h: int) -> np.ndarray:
-        """Node n's intra cost at level h for each of its vectors (unweighted)."""
-        key = (n, h)
-        if key in self._intra:
-            return self._intra[key]
-        rows = self._intra_rows.get(key)
+    def _intra_prefix(self, n: int, h: int) -> np.ndarray:
+        """Node n's intra cost at level h for each prefix of h + 1 levels (it depends on no later
+        digit: vector v's is its prefix's, v // K^(H-1-h)), one gather of K^(h+1) entries."""
+        rows = self._intra_rows.get((n, h))
         if rows is None:  # [count state, space type]: small, always kept
             t = self.tables
-            rows = self._intra_rows[key] = np.array([t.intra_row(n, s) for s in t.states(h)], dtype=self.dtype)
+            rows = self._intra_rows[(n, h)] = np.array([t.intra_row(n, s) for s in t.states(h)], dtype=self.dtype)
         d = self.dom[n]
-        out = rows[d.pstate[h], d.type_index[h]]
-        if self.cache_levels:
-            self._intra[key] = out
-        return out
+        return rows[d.prefix_state[h][:, None], d.tix[None, :]].ravel()
 
     def blocked(self, n: int) -> np.ndarray:
-        if n not in self._blocked:
+        if n not in self._blocked:  # built prefix by prefix, as ``intra_vec``
             d = self.dom[n]
-            out = np.zeros(d.V, dtype=bool)
+            out = np.zeros(1, dtype=bool)
             for h in range(self.H):
                 allowed = self.problem.allowed(h, n)
-                out |= np.array([t not in allowed for t in d.types])[d.digit[h]]
+                out = (out[:, None] | np.array([t not in allowed for t in d.types])[None, :]).ravel()
             self._blocked[n] = out
         return self._blocked[n]
 
@@ -129,10 +140,14 @@ class VectorCosts:
         key = (n, W) if extra is None and (W == self.weights or max(W) <= 1) else None  # the objective's, a level's
         if key is not None and key in self._intra_vec:
             return self._intra_vec[key]
-        vec = np.zeros(self.dom[n].V, dtype=self.dtype)
+        # prefix by prefix: the sum over levels < h + 1 for each prefix of h + 1 levels, each prefix
+        # of h levels followed by each type (12 levels: 1.5 K^H entries made, not 3 H K^H)
+        K = self.dom[n].K
+        vec = np.zeros(1, dtype=self.dtype)
         for h in range(self.H):
+            vec = np.repeat(vec, K)
             if W[h]:
-                vec = vec + W[h] * self.intra_level(n, h)
+                vec = vec + W[h] * self._intra_prefix(n, h)
         if extra is not None:
             vec = vec + extra
         vec[self.blocked(n)] = self.big

@@ -185,7 +185,10 @@ def test_graph_label_pass_checks_the_disconnected_parts_last_joins():
 
 @pytest.mark.parametrize("kind,name,levels,limit", [
     ("dag", "4x10", 6, ("memory", "9/10")),  # the Lagrangian phase, then the graph label pass
-    ("chain", "200", 8, ("cap3", "8/10")),  # forward, backward and completion values per multiplier
+    # forward, backward and completion values per multiplier: at 7/10 the label pass runs (at 8/10 the
+    # Lagrangian closes first and the solve holds 0.58 of the estimate: the pass's arrays are never made;
+    # 84 MB of per-level intra arrays filled that gap until ``intra_vec`` built its sums prefix by prefix)
+    ("chain", "200", 8, ("cap3", "7/10")),
 ])
 def test_constrained_estimate_within_bounds_of_the_measured_peak(kind, name, levels, limit):
     """Under a binding limit the guard's estimate (``exact.constrained_estimate``, raised to what the

@@ -5,6 +5,7 @@ beyond its limit, arrays beyond its memory limit and costs beyond int64, all bef
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 import pytest
@@ -90,7 +91,22 @@ def test_a_set_up_beyond_the_limit_gives_the_dp_plan_at_once(monkeypatch):
     assert sol.status is Status.FEASIBLE and sol.bound == 0 and sol.wall_s < 1.0
     assert sol.plan == hierarchical_dp(problem)[0]
     assert "setting up 3^5 type vectors per layer is estimated at" in sol.info["reason"]
-    assert "beyond --time-limit 1 s: the DP's plan, no bound" in sol.info["reason"]
+    assert "beyond the 1.0 s --time-limit 1 s leaves: the DP's plan, no bound" in sol.info["reason"]
+
+
+def test_the_limit_counts_from_started(monkeypatch):
+    """``SolveOptions.started`` (``explore``: its process's start) is the limit's origin: a set-up
+    that fits the whole limit but not what start-up left gives the DP's plan at once."""
+    import time
+
+    from explorer.core.solution import SolveOptions, Status
+
+    _no_arrays(monkeypatch)
+    problem = Problem(load_model("alexnet"), synthetic_array(5), Space.ACCPAR)
+    monkeypatch.setattr(pruned, "SETUP_RATE", pruned.setup_estimate_s(problem) * pruned.SETUP_RATE / 0.5)  # 0.5 s
+    sol = pruned.solve(problem, SolveOptions(time_limit_s=1.0, started=time.perf_counter() - 0.8))
+    assert sol.status is Status.FEASIBLE and sol.bound == 0 and sol.wall_s >= 0.8
+    assert re.search(r"beyond the 0\.[0-2] s --time-limit 1 s leaves", sol.info["reason"])  # (0.2 s less the checks)
 
 
 def test_the_set_up_estimate_lets_usual_instances_run():

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 from os import PathLike
 from typing import Any, Callable, Iterable, Mapping
 
@@ -142,6 +143,7 @@ def solve(
     alpha_grid: int = DEFAULT_ALPHA_GRID,
     free: str = "unlike",
     grid_only: bool = False,
+    started: float | None = None,
 ) -> RunResult:
     """Solve one problem with one solver, re-score the plan and compare it with the baselines.
 
@@ -152,7 +154,9 @@ def solve(
     ``caps`` are "LEVEL=AMOUNT" strings (["3=55MB", "2=5ms"]) or a mapping ({3: "55MB"}); ``pins``
     "LAYER@LEVEL=TYPE"; ``forbids`` "LAYER=TYPE"; ``constraints`` a constraints YAML file;
     ``time_limit`` (s), ``workers``, ``seed`` and ``dump_model`` control CP-SAT. ``progress``
-    receives one-line messages while solving.
+    receives one-line messages while solving. ``started``: the ``time.perf_counter()`` value
+    ``time_limit`` counts from (``explore`` passes its process's start, so that start-up and
+    imports count; default: the solve's start; not with ``split``, whose limit counts from its solve).
 
     Returns a :class:`RunResult`: ``status``, ``plan`` (None when there is none),
     ``objective_value`` and ``bound`` (exact), ``figures`` and ``baselines``; ``result.ok`` is
@@ -172,6 +176,8 @@ def solve(
     its plan breaks (no proof).
     """
     check_solve_args(time_limit, workers, seed, dump_model, progress)
+    if started is not None and (not isinstance(started, (int, float)) or isinstance(started, bool) or not math.isfinite(started)):
+        raise SpecError("started", f"must be a time.perf_counter() value or None, got {shown(started)}")
     spec = dict(space=space, batch=batch, levels=levels, seq=seq, caps=caps, memory_GiB=memory_GiB,  # build_problem's
                 weight_copies=weight_copies, pins=pins, forbids=forbids, constraints=constraints)
     if split is not None:
@@ -185,7 +191,8 @@ def solve(
     problem = build_problem(model, array, objective="traffic" if objective is None else objective, **spec)
     if progress is not None:
         progress(f"solving {problem.network.name} on {problem.array.name} with {solver}")
-    options = SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress)
+    options = SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress,
+                           started=started)
     return run(problem, solver, options)
 
 

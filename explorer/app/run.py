@@ -10,6 +10,7 @@ from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import Solution, SolveOptions, Status
 from ..solvers import get_solver
+from ..solvers.deadline import MIN_LEFT_SHARE, origin
 from .baselines import BASELINES, baseline_plan
 from .results import Explanation, Inputs, PlanFigures, RunResult, StepTerms, plan_figures
 
@@ -98,7 +99,7 @@ def exact_first(problem: Problem, options: SolveOptions) -> tuple[SolveOptions, 
         return options, None
     share = None if options.time_limit_s is None else options.time_limit_s * EXACT_SHARE
     try:
-        pre = exact.solve(problem, replace(options, time_limit_s=share, progress=None))
+        pre = exact.solve(problem, replace(options, time_limit_s=share, progress=None, started=None))  # (share: of what is left)
     except (InstanceTooLarge, NotImplementedError, OverflowError):  # CP-SAT alone (it names sizes beyond int64 itself)
         return options, None
     if pre.bound is None:  # infeasible or no bound: CP-SAT on its own
@@ -127,15 +128,13 @@ def _suggest_exact(problem: Problem, sol: Solution) -> Solution:
     return replace(sol, info=dict(sol.info, reason=reason))
 
 
-# CP-SAT's share of --time-limit when the steps before it took (almost) all of it
-MIN_LEFT_SHARE = 0.02
-
-
 def solve_with(problem: Problem, solver: str, options: SolveOptions) -> Solution:
     """The solver's answer; CP-SAT on a problem with caps or memory runs after ``exact_first``
-    (its wall time includes the exact method's). ``--time-limit`` counts from here: the solver's
-    import (OR-Tools takes about a second), the exact method and CP-SAT's build and search."""
-    t0 = time.perf_counter()
+    (its wall time includes the exact method's). ``--time-limit`` counts from ``options.started``
+    (``explore``: its process's start), else from here: the solver's import (OR-Tools takes about a
+    second), the exact method and CP-SAT's build and search; CP-SAT's ``wall_s`` is all of it."""
+    t0 = origin(options)
+    options = replace(options, started=t0)
     limit = options.time_limit_s
     solve = get_solver(solver)
     pre = None
@@ -172,6 +171,12 @@ def explain_deadline(options: SolveOptions, spent_s: float) -> float:
     return time.perf_counter() + max(limit - spent_s, EXPLAIN_MIN_SHARE * limit)
 
 
+def _explain(problem: Problem, options: SolveOptions, spent_s: float) -> dict:
+    from ..solvers.cpsat import explain_infeasible
+
+    return explain_infeasible(problem, options.seed, explain_deadline(options, spent_s))
+
+
 def run(problem: Problem, solver: str, options: SolveOptions | None = None) -> RunResult:
     """Solve, re-score with the evaluator, and compare with the baselines."""
     options = options or SolveOptions()
@@ -193,11 +198,10 @@ def run(problem: Problem, solver: str, options: SolveOptions | None = None) -> R
     )
     if sol.plan is None:
         if sol.status is Status.INFEASIBLE:
-            from ..solvers.cpsat import explain_infeasible
-
             # the exact solver names a lone infeasible limit itself; else CP-SAT finds the conflict
+            # (imported only then: OR-Tools and pandas take 0.5-1.3 s)
             why = ({"infeasible": True, "conflict": info["conflict"], "suggestion": info.get("suggestion")}
-                   if info.get("conflict") else explain_infeasible(problem, options.seed, explain_deadline(options, sol.wall_s)))
+                   if info.get("conflict") else _explain(problem, options, sol.wall_s))
             if why.get("infeasible"):
                 named = why if not why.get("conflict") else {**why, "conflict": problem.constraints.with_sources(why["conflict"])}
                 return replace(base, explanation=Explanation.of(named))

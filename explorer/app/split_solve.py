@@ -16,7 +16,8 @@ from ..core.partition import Space
 from ..core.solution import INTERRUPTED_WITH_PLAN, Solution, Status
 from ..core.split_rules import SplitRules
 from ..core.uneven import AlphaSpace
-from .run import EXACT_SHARE, MIN_LEFT_SHARE
+from ..solvers.deadline import MIN_LEFT_SHARE
+from .run import EXACT_SHARE
 
 PROVING_SOLVERS = ("brute", "exact", "cpsat")  # solvers with an uneven form that proves the optimum
 

@@ -71,6 +71,8 @@ class SolveOptions:
     progress: Callable[[str], None] | None = None
     lower_bound: int | None = None  # cpsat: a lower bound another method proved (weighted units), a constraint
     lower_bound_by: str | None = None  # the method that proved ``lower_bound`` (reported as the bound's method)
+    started: float | None = None  # the ``time.perf_counter()`` value ``time_limit_s`` counts from (``explore``: its
+    # process's start); None: the solve's own start. Solvers read it through ``solvers.deadline.origin``
 
 
 @dataclass(frozen=True)
