@@ -311,6 +311,20 @@ CASES = [
     # --seq on a spec without a sequence made a CNN's fc layers read S tokens per sample (S x the traffic)
     ("seq-on-a-cnn", {}, ["--model", "lenet-c", "--seq", "5"], "lenet-c.yaml: --seq: the spec declares no sequence"),
     ("split-seq-on-a-cnn", {}, ["split", "--model", "lenet-c", "--seq", "5"], "--seq: the spec declares no sequence"),
+    # trial 10, finding 17: the zoo's learned position tables bound --seq as GPT-3's do; ViT's tokens come from the image
+    ("seq-beyond-bert-positions", {}, ["--model", "bert-base", "--seq", "100000", "--memory", "1000"],
+     "bert-base.yaml: --seq: 100,000 tokens is more than the 512 learned positions (layers[3].vocab, 'emb_pos': positions: true)"),
+    ("seq-beyond-gpt2-positions", {}, ["--model", "gpt2-small", "--seq", "1025", "--memory", "1000"],
+     "gpt2-small.yaml: --seq: 1,025 tokens is more than the 1,024 learned positions (layers[1].vocab, 'wpe': positions: true)"),
+    ("seq-on-vit", {}, ["--model", "vit-b16", "--seq", "1000"],
+     "vit-b16.yaml: --seq: vit-b16's 197 tokens are fixed by its input's size (224 x 224 into the conv 'patch': an image "
+     "or signal, not token ids), so --seq does not apply; got --seq 1000"),
+    ("net-positions-not-bool", {"n.yaml": "version: 1\nname: t\nsequence: 4\nlayers:\n"
+                                          "  - {name: e, kind: embedding, vocab: 8, hidden: 4, positions: 1}\n"},
+     ["--model", "{d}/n.yaml"], "layers[0].positions: must be true or false, got 1"),
+    ("net-sequence-beyond-positions", {"n.yaml": "version: 1\nname: t\nsequence: 9\nlayers:\n"
+                                                 "  - {name: e, kind: embedding, vocab: 8, hidden: 4, positions: true}\n"},
+     ["--model", "{d}/n.yaml"], "n.yaml: sequence: 9 tokens is more than the 8 learned positions (layers[0].vocab, 'e'"),
     ("seq-on-a-fixed-onnx", {"m.onnx": lambda: onnx_bytes(onnx_nets.residual_net(batch=4))}, ["--model", "{d}/m.onnx", "--seq", "5"],
      "m.onnx: --seq: no input has a symbolic sequence axis for --seq 5 to fill"),
     ("kinds-name-newline", {"a.yaml": kinds_array("  a: {", '  "a\\nX": {', "[a, a, b, b]", '["a\\nX", "a\\nX", b, b]')},
