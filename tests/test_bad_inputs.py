@@ -311,6 +311,9 @@ CASES = [
     # --seq on a spec without a sequence made a CNN's fc layers read S tokens per sample (S x the traffic)
     ("seq-on-a-cnn", {}, ["--model", "lenet-c", "--seq", "5"], "lenet-c.yaml: --seq: the spec declares no sequence"),
     ("split-seq-on-a-cnn", {}, ["split", "--model", "lenet-c", "--seq", "5"], "--seq: the spec declares no sequence"),
+    # trial 10, finding 18: the pin form given to --forbid was called an unknown layer 'fc6@*'
+    ("forbid-pin-form", {}, ["--forbid", "fc6@*=I"],
+     "'fc6@*=I' is not LAYER=TYPE (a forbid has no level: it holds at every level; LAYER@LEVEL=TYPE is a pin's form)"),
     # trial 10, finding 17: the zoo's learned position tables bound --seq as GPT-3's do; ViT's tokens come from the image
     ("seq-beyond-bert-positions", {}, ["--model", "bert-base", "--seq", "100000", "--memory", "1000"],
      "bert-base.yaml: --seq: 100,000 tokens is more than the 512 learned positions (layers[3].vocab, 'emb_pos': positions: true)"),
