@@ -422,3 +422,13 @@ def test_a_grid_crossing_split_with_solver_makes_the_misfits_invalid_rows(tmp_pa
     assert code == 2 and err.count("\n") == 1, err
     assert "fixed.solver: not with split (split equal with solver exact; no split point" in err
     assert err.count("exact") == 2, err  # the pair and the rule, not once per model
+
+
+def test_sweep_out_is_made_with_its_parents_unlike_a_report_file(tmp_path, capsys):
+    """Trial 10, finding 18: `sweep --out` makes missing parents (a folder the sweep owns, as
+    documented in docs/sweeps.md), while `--output FILE` refuses a missing folder."""
+    f = write(tmp_path / "s.yaml", "version: 1\ngrid: {levels: [1]}\nfixed: {model: lenet-c}\n")
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "no" / "such" / "o"), "--quiet"], capsys)
+    assert code == 0 and (tmp_path / "no" / "such" / "o" / "results.csv").is_file(), err
+    code, _, err = run_cli(["--model", "lenet-c", "--levels", "1", "--output", str(tmp_path / "none" / "r.txt")], capsys)
+    assert code == 2 and "does not exist" in err, err
