@@ -408,7 +408,7 @@ CASES = [
     ("check-solvers", {}, ["check", "--solvers", "cpsat,magic"], "--solvers: unknown solver magic"),
     ("check-dump-model", {}, ["check", "--solvers", "exact", "--dump-model", "{d}/m.pb"], "--dump-model: exact has no model to write"),
     ("brute-huge-count", {}, ["--model", "bert-base", "--levels", "7", "--space", "accpar", "--solver", "brute"],
-     "brute: 6.929e+315 plans (114 layers x 7 levels, up to 3 types each) exceeds its limit of 300,000; use --solver exact or cpsat"),
+     "brute: 6.929e+315 plans (114 nodes (76 layers, 38 joins) x 7 levels, up to 3 types each) exceeds its limit of 300,000; use --solver exact or cpsat"),
     ("exact-too-big", {}, ["--solver", "exact", "--space", "accpar", "--levels", "13"], "exact: 3^13 = 1,594,323 type vectors"),
     ("cpsat-int64", {}, ["--solver", "cpsat", "--weight-copies", str(10**12)], "beyond CP-SAT's int64 range (2^62); use fewer levels"),
     ("cli-batch-huge", {}, ["--batch", "1" + "0" * 4250], "--batch: must be at most 2^40 = 1,099,511,627,776, got 1.000e+4250"),
