@@ -196,12 +196,7 @@ class _Importer:
             return
         if node.domain not in KNOWN_DOMAINS and not self.custom_op(node, desc):
             return
-        if op in WEIGHTED_UNSUPPORTED:
-            raise self.fail(f"{desc}: {op} holds a weight and is not supported (supported weighted operators: Conv, "
-                            "Gemm, MatMul or Einsum with a stored weight, Gather on a table)")
-        if op in CONTROL_FLOW and _body_products(node):
-            raise self.fail(f"{desc}: its body graph holds {_body_products(node)}, and control-flow bodies are not "
-                            "walked: export with the loop unrolled or the branch taken")
+        self.refuse_unread_weights(node, desc)
         if op == "Gather" and node.input and self.is_table(node.input[0]):
             self.embedding(i, node, desc)
             return
@@ -246,6 +241,17 @@ class _Importer:
             self.score_bias(open_att[0], node, producers)
             return
         self.join(i, node, desc, kind, producers, acts)
+
+    def refuse_unread_weights(self, node, desc: str) -> None:
+        """A standard operator holding a weight this importer does not read, or a control-flow
+        node whose body (not walked) holds a product: refused, never dropped."""
+        op = node.op_type
+        if op in WEIGHTED_UNSUPPORTED:
+            raise self.fail(f"{desc}: {op} holds a weight and is not supported (supported weighted operators: Conv, "
+                            "Gemm, MatMul or Einsum with a stored weight, Gather on a table)")
+        if op in CONTROL_FLOW and _body_products(node):
+            raise self.fail(f"{desc}: its body graph holds {_body_products(node)}, and control-flow bodies are not "
+                            "walked: export with the loop unrolled or the branch taken")
 
     def weight_problem(self, node) -> str:
         """Why a Conv/Gemm/MatMul is no weighted layer: a stored weight as its first input (W x),
