@@ -88,8 +88,9 @@ def fc(name, din, dout, src, tokens=None):
     return f"  - {{name: {name}, kind: fc, in_features: {din}, out_features: {dout}{tok}, inputs: [{src}]}}"
 
 
-def emb(name, vocab, hidden):
-    return f"  - {{name: {name}, kind: embedding, vocab: {vocab}, hidden: {hidden}}}"
+def emb(name, vocab, hidden, positions=False):
+    flag = ", positions: true" if positions else ""
+    return f"  - {{name: {name}, kind: embedding, vocab: {vocab}, hidden: {hidden}{flag}}}"
 
 
 def join(name, kind, inputs, extra=""):
@@ -99,7 +100,7 @@ def join(name, kind, inputs, extra=""):
 def bert(layers: int = 12, hidden: int = 768, ffn: int = 3072, heads: int = 12, vocab: int = 30522, positions: int = 512,
          sequence: int = 512, batch: int = 32) -> str:
     lines = [emb("emb_word", vocab, hidden), emb("emb_type", 2, hidden), join("emb_add1", "add", ["emb_word", "emb_type"]),
-             emb("emb_pos", positions, hidden), join("emb_add2", "add", ["emb_add1", "emb_pos"])]
+             emb("emb_pos", positions, hidden, positions=True), join("emb_add2", "add", ["emb_add1", "emb_pos"])]
     x = "emb_add2"
     for i in range(layers):
         for m in "qkv":
@@ -130,7 +131,7 @@ GPT2_HEADER = """# GPT-2 small: Radford et al., "Language Models are Unsupervise
 
 def gpt2(layers: int = 12, hidden: int = 768, heads: int = 12, vocab: int = 50257, positions: int = 1024,
          sequence: int = 1024, batch: int = 8) -> str:
-    lines = [emb("wte", vocab, hidden), emb("wpe", positions, hidden), join("emb", "add", ["wte", "wpe"])]
+    lines = [emb("wte", vocab, hidden), emb("wpe", positions, hidden, positions=True), join("emb", "add", ["wte", "wpe"])]
     x = "emb"
     for i in range(layers):
         lines.append(fc(f"h{i}_c_attn", hidden, 3 * hidden, x))

@@ -150,8 +150,8 @@ def _check_llm_args(model, array, layout, recompute, zero, time_limit, progress,
             raise SpecError(name, f"must be an integer, got {shown(value)}")
     for name, value, allowed in (("layout", layout, ("megatron", "zero3")),
                                  ("recompute", recompute, ("none", "selective", "full", "search")),
-                                 ("zero", None if zero is None else str(zero), ("0", "1", "3"))):
-        if value is not None and value not in allowed:
+                                 ("zero", zero, ("0", "1", "3"))):
+        if value is not None and str(value) not in allowed:  # zero: 3 or "3"
             raise SpecError(name, f"must be one of {', '.join(allowed)}, got {shown(value)}")
     check_solve_args(time_limit, None, 0, None, progress)
 

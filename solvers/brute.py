@@ -101,7 +101,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     n = plan_count(problem)
     L, H = problem.num_layers, problem.levels
     _check_size(n, options.max_plans or DEFAULT_MAX_PLANS,
-                f"{L} layers x {H} levels, up to {len(problem.space.types)} types each")
+                f"{problem.network.node_words} x {H} levels, up to {len(problem.space.types)} types each")
     t0 = origin(options)
     clock = _Clock(t0, options.time_limit_s)
     tables, weights = problem.tables, problem.weights.weights

@@ -42,7 +42,7 @@ def check_size(problem: Problem, max_states: int | None = None) -> int:
         )
     if L * n > MAX_STORED:
         raise InstanceTooLarge(
-            f"exact: {L} layers x {n:,} type vectors = {L * n:,} stored values exceeds its limit "
+            f"exact: {problem.network.node_words} x {n:,} type vectors = {L * n:,} stored values exceeds its limit "
             f"of {MAX_STORED:,}; {instead(problem)}"
         )
     need = constrained_estimate(problem) if coupled(problem) else memory_estimate(problem)

@@ -311,6 +311,23 @@ CASES = [
     # --seq on a spec without a sequence made a CNN's fc layers read S tokens per sample (S x the traffic)
     ("seq-on-a-cnn", {}, ["--model", "lenet-c", "--seq", "5"], "lenet-c.yaml: --seq: the spec declares no sequence"),
     ("split-seq-on-a-cnn", {}, ["split", "--model", "lenet-c", "--seq", "5"], "--seq: the spec declares no sequence"),
+    # trial 10, finding 18: the pin form given to --forbid was called an unknown layer 'fc6@*'
+    ("forbid-pin-form", {}, ["--forbid", "fc6@*=I"],
+     "'fc6@*=I' is not LAYER=TYPE (a forbid has no level: it holds at every level; LAYER@LEVEL=TYPE is a pin's form)"),
+    # trial 10, finding 17: the zoo's learned position tables bound --seq as GPT-3's do; ViT's tokens come from the image
+    ("seq-beyond-bert-positions", {}, ["--model", "bert-base", "--seq", "100000", "--memory", "1000"],
+     "bert-base.yaml: --seq: 100,000 tokens is more than the 512 learned positions (layers[3].vocab, 'emb_pos': positions: true)"),
+    ("seq-beyond-gpt2-positions", {}, ["--model", "gpt2-small", "--seq", "1025", "--memory", "1000"],
+     "gpt2-small.yaml: --seq: 1,025 tokens is more than the 1,024 learned positions (layers[1].vocab, 'wpe': positions: true)"),
+    ("seq-on-vit", {}, ["--model", "vit-b16", "--seq", "1000"],
+     "vit-b16.yaml: --seq: vit-b16's 197 tokens are fixed by its input's size (224 x 224 into the conv 'patch': an image "
+     "or signal, not token ids), so --seq does not apply; got --seq 1000"),
+    ("net-positions-not-bool", {"n.yaml": "version: 1\nname: t\nsequence: 4\nlayers:\n"
+                                          "  - {name: e, kind: embedding, vocab: 8, hidden: 4, positions: 1}\n"},
+     ["--model", "{d}/n.yaml"], "layers[0].positions: must be true or false, got 1"),
+    ("net-sequence-beyond-positions", {"n.yaml": "version: 1\nname: t\nsequence: 9\nlayers:\n"
+                                                 "  - {name: e, kind: embedding, vocab: 8, hidden: 4, positions: true}\n"},
+     ["--model", "{d}/n.yaml"], "n.yaml: sequence: 9 tokens is more than the 8 learned positions (layers[0].vocab, 'e'"),
     ("seq-on-a-fixed-onnx", {"m.onnx": lambda: onnx_bytes(onnx_nets.residual_net(batch=4))}, ["--model", "{d}/m.onnx", "--seq", "5"],
      "m.onnx: --seq: no input has a symbolic sequence axis for --seq 5 to fill"),
     ("kinds-name-newline", {"a.yaml": kinds_array("  a: {", '  "a\\nX": {', "[a, a, b, b]", '["a\\nX", "a\\nX", b, b]')},
@@ -391,7 +408,7 @@ CASES = [
     ("check-solvers", {}, ["check", "--solvers", "cpsat,magic"], "--solvers: unknown solver magic"),
     ("check-dump-model", {}, ["check", "--solvers", "exact", "--dump-model", "{d}/m.pb"], "--dump-model: exact has no model to write"),
     ("brute-huge-count", {}, ["--model", "bert-base", "--levels", "7", "--space", "accpar", "--solver", "brute"],
-     "brute: 6.929e+315 plans (114 layers x 7 levels, up to 3 types each) exceeds its limit of 300,000; use --solver exact or cpsat"),
+     "brute: 6.929e+315 plans (114 nodes (76 layers, 38 joins) x 7 levels, up to 3 types each) exceeds its limit of 300,000; use --solver exact or cpsat"),
     ("exact-too-big", {}, ["--solver", "exact", "--space", "accpar", "--levels", "13"], "exact: 3^13 = 1,594,323 type vectors"),
     ("cpsat-int64", {}, ["--solver", "cpsat", "--weight-copies", str(10**12)], "beyond CP-SAT's int64 range (2^62); use fewer levels"),
     ("cli-batch-huge", {}, ["--batch", "1" + "0" * 4250], "--batch: must be at most 2^40 = 1,099,511,627,776, got 1.000e+4250"),

@@ -403,3 +403,43 @@ def test_mix_writes_kind_names_with_spaces(tmp_path):
     rows = list(sweep(f, tmp_path / "out", workers=1))
     assert [r["status"] for r in rows] == ["feasible", "feasible"], rows
     assert N(rows[0]["step_time_s"]) < N(rows[1]["step_time_s"])  # more of the fast kind
+
+
+def test_a_grid_crossing_split_with_solver_makes_the_misfits_invalid_rows(tmp_path, capsys):
+    """Trial 10, finding 15: split [equal, optimal] x solver [dp, exact, ...] was refused whole,
+    every solver value called incompatible with split (exact fits optimal). The misfits (by
+    check_split_solver, the CLI's rule, whatever it admits) are invalid rows naming the rule and the
+    sweep goes on; a sweep with no fitting split point is refused once, naming the pair."""
+    from explorer.app.split import Split, check_split_solver
+    from explorer.core.errors import SpecError
+
+    def fits(split, solver):
+        try:
+            check_split_solver(Split(split), solver)
+        except SpecError:
+            return False
+        return True
+
+    f = write(tmp_path / "s.yaml", "version: 1\ngrid: {split: [levels, optimal], solver: [dp, exact, pruned]}\n"
+                                   "fixed: {model: lenet-c, array: tpu-mix-16, alpha_grid: 2, space: accpar}\n")
+    rows = {(r["split"], r["solver"]): r for r in sweep(str(f), tmp_path / "out", workers=1)}
+    invalid = {k for k, r in rows.items() if r["status"] == "invalid"}
+    assert invalid == {k for k in rows if not fits(*k)} >= {("levels", "exact"), ("optimal", "pruned")}, \
+        {k: r["error"] for k, r in rows.items()}
+    assert rows["levels", "exact"]["error"].startswith("solver: exact: not with split levels; split optimal and proportional")
+    assert rows["optimal", "exact"]["status"] == "optimal"
+    f.write_text("version: 1\ngrid: {model: [lenet-c, sfc]}\nfixed: {array: tpu-mix-16, split: levels, solver: exact}\n")
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o2")], capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "fixed.solver: not with split (split levels with solver exact; no split point" in err
+    assert err.count("exact") == 2, err  # the pair and the rule, not once per model
+
+
+def test_sweep_out_is_made_with_its_parents_unlike_a_report_file(tmp_path, capsys):
+    """Trial 10, finding 18: `sweep --out` makes missing parents (a folder the sweep owns, as
+    documented in docs/sweeps.md), while `--output FILE` refuses a missing folder."""
+    f = write(tmp_path / "s.yaml", "version: 1\ngrid: {levels: [1]}\nfixed: {model: lenet-c}\n")
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "no" / "such" / "o"), "--quiet"], capsys)
+    assert code == 0 and (tmp_path / "no" / "such" / "o" / "results.csv").is_file(), err
+    code, _, err = run_cli(["--model", "lenet-c", "--levels", "1", "--output", str(tmp_path / "none" / "r.txt")], capsys)
+    assert code == 2 and "does not exist" in err, err

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from fractions import Fraction
 
@@ -264,3 +265,15 @@ def test_split_optimal_says_free_all_is_why_it_refuses(capsys):
     code, out, err = run_cli(["split", "--model", "lenet-c", "--split", "optimal", "--free", "unlike", "--alpha-grid", "4",
                               "--time-limit", "5"], capsys)
     assert code == 0, err
+
+
+def test_check_uneven_status_column_fits_level_optimal(capsys):
+    """Trial 10, finding 12: 'level-optimal' (13 characters) overflowed the 9-wide status column
+    and pushed its row's figures one character right of the header and the other rows."""
+    code, out, _ = run_cli(["check", "--uneven", "--model", "alexnet"], capsys)
+    lines = out.splitlines()
+    header = next(x for x in lines if x.startswith("solver"))
+    rows = [x for x in lines if x.split()[:1] in (["dp"], ["exact"], ["joint"])]
+    assert any("level-optimal" in x for x in rows), out
+    step_end = header.index("step ms") + len("step ms")
+    assert all(list(re.finditer(r"\S+", x))[2].end() == step_end for x in rows), out  # one right edge for the column

@@ -277,15 +277,16 @@ def _ms(x: Fraction | None) -> str:
 
 
 def render_check_uneven(r: SplitCheck) -> str:
+    statuses = ["breaks" if row.breaks else str(row.status) for row in r.rows]  # breaks: its plan breaks a rule (the note: which)
+    w = max(9, *map(len, statuses))  # level-optimal (13) widens the column, not its row
     lines = [f"check (uneven splits): {r.network} on {r.array}, space {r.space}, alpha grid 1/{r.grid}"
              f"{' only' if r.grid_only else ' + proportional'}, "
              f"free alphas {r.free}, objective step time",
              *(["constraints: " + "; ".join(r.constraints)] if r.constraints else []),
-             f"{'solver':<12} {'status':<9} {'step ms':>12} {'bound ms':>12} {'gap':>8} {'wall s':>8}  note"]
-    for row in r.rows:
+             f"{'solver':<12} {'status':<{w}} {'step ms':>12} {'bound ms':>12} {'gap':>8} {'wall s':>8}  note"]
+    for row, status in zip(r.rows, statuses):
         gap = "-" if row.bound_s is None or not row.step_time_s else f"{float(1 - row.bound_s / row.step_time_s) * 100:.3f}%"
-        status = "breaks" if row.breaks else row.status  # its plan breaks a rule of the run (the note: which)
-        lines.append(f"{row.solver:<12} {status:<9} {_ms(row.step_time_s):>12} {_ms(row.bound_s):>12} {gap:>8} "
+        lines.append(f"{row.solver:<12} {status:<{w}} {_ms(row.step_time_s):>12} {_ms(row.bound_s):>12} {gap:>8} "
                      f"{row.wall_s:>8.3f}  {row.note}".rstrip())
     if r.optimum_s is not None:
         lines.append(f"proven optimum {_ms(r.optimum_s)} ms ({', '.join(r.proven_by)})")

@@ -93,7 +93,7 @@ problem_options = options(
     objective_levels_options(),
     BATCH_OPTION,
     click.option("--seq", type=int, default=None, expose_value=False, callback=_keep_seq,
-                 help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers: gpt3-*, llama3-*, mixtral-*, gpt2-small) and a Hugging Face config.json's context length; at most a GPT's learned positions."),
+                 help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers: gpt3-*, llama3-*, mixtral-*, gpt2-small) and a Hugging Face config.json's context length; at most a learned position table's rows (GPT, BERT); not on an image net (ViT: fixed by the image)."),
     FORMAT_OPTION,
     click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout; a symlink is written through, a device or FIFO written into, a regular file replaced atomically keeping its mode)."),
 )

@@ -229,6 +229,14 @@ class Network:
         return any(L.is_join for L in self.layers)
 
     @property
+    def node_words(self) -> str:
+        """Its nodes in words, as ``explore list`` counts them: '8 layers' (a chain) or '29 nodes
+        (21 layers, 8 joins)' (joins are nodes the solvers choose a type for, not weighted layers)."""
+        joins = sum(L.is_join for L in self.layers)
+        n = len(self.layers)
+        return f"{n} layers" if not joins else f"{n} nodes ({n - joins} layers, {joins} joins)"
+
+    @property
     def layer_names(self) -> list[str]:
         return [layer.name for layer in self.layers]
 

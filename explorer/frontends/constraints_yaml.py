@@ -106,6 +106,10 @@ def parse_forbid(text: str, net: Network, space: Space, where: str, errors: list
     except ValueError:
         errors.append(f"{where}: {shown(text)} is not LAYER=TYPE (e.g. fc8=III)")
         return None
+    if "@" in layer and layer.strip() not in net.layer_names:  # the pin form LAYER@LEVEL=TYPE
+        errors.append(f"{where}: {shown(text)} is not LAYER=TYPE (a forbid has no level: it holds at every level; "
+                      "LAYER@LEVEL=TYPE is a pin's form)")
+        return None
     n = len(errors)
     l = _layer_index(net, layer.strip(), where, errors)  # noqa: E741
     t = _type(typ, space, where, errors)

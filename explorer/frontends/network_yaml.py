@@ -39,7 +39,27 @@ def parse_network(data: dict, source: str, sequence: int | None = None) -> Netwo
             nodes.append((i, node))
     if errors:
         raise SpecError(source, errors)
+    _check_sequence([n for _, n in nodes], name, data.get("sequence"), seq, sequence is not None, source)
     return build_graph(name, batch, nodes, source, sequence=seq)
+
+
+def _check_sequence(nodes: list[dict], name: str, spec_seq, seq: int | None, seq_given: bool, source: str) -> None:
+    """The sequence against what fixes it: a learned position table (an embedding with
+    ``positions: true``) has no row beyond its ``vocab``; a network whose input a conv reads (an
+    image or audio stem) has its tokens fixed by the input's size, so ``--seq`` cannot change them."""
+    option = given_as("--seq") if seq_given else "sequence"
+    for node in nodes:
+        if node.get("positions") and seq and seq > node["din"]:
+            raise SpecError(source, f"{option}: {seq:,} tokens is more than the {node['din']:,} learned positions "
+                                    f"({node['path']}.vocab, {node['name']!r}: positions: true): a learned position "
+                                    f"table has no row beyond its size (at most {node['din']:,})")
+    stem = next((n for k, n in enumerate(nodes) if n["kind"] is LayerKind.CONV
+                 and (n["inputs"] == [NETWORK_INPUT] or (k == 0 and n["inputs"] is None))), None)
+    if seq_given and stem is not None and seq != spec_seq:
+        h, w = stem["s_in"]
+        raise SpecError(source, f"{option}: {name}'s {spec_seq} tokens are fixed by its input's size ({h} x {w} into "
+                                f"the conv {stem['name']!r}: an image or signal, not token ids), so {option} does not "
+                                f"apply; got {option} {seq}")
 
 
 def _parse_transformer(data: dict, name: str | None, batch: int | None, seq: int | None, source: str,
@@ -139,8 +159,11 @@ def _conv_fields(raw: dict, path: str, node: dict, errors: list[str]) -> Fields:
 
 
 def _embedding_fields(raw: dict, path: str, seq: int | None, node: dict, errors: list[str]) -> tuple[Fields, dict]:
-    f = Fields(raw, path, errors, _EMB_KEYS | {"inputs", "tokens"}, _EMB_KEYS)
+    f = Fields(raw, path, errors, _EMB_KEYS | {"inputs", "tokens", "positions"}, _EMB_KEYS)
     tok = f.pos_int("tokens", seq or 1)
+    node["positions"] = raw.get("positions", False)  # a learned position table: the sequence <= vocab
+    if not isinstance(node["positions"], bool):
+        f.error("positions", f"must be true or false, got {shown(node['positions'])}")
     node.update(din=f.pos_int("vocab"), dout=f.pos_int("hidden"), kernel=(1, 1), s_in=(tok, 1), s_out=(tok, 1))
     if raw.get("inputs", []) not in ([], [NETWORK_INPUT]):
         f.error("inputs", "an embedding reads token ids: the network input ([] or [input])")

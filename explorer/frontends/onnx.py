@@ -24,6 +24,9 @@ SHAPE_OPS = {"Shape", "Size", "Constant", "ConstantOfShape", "Range", "NonZero"}
 FLOAT_TYPES = {1, 10, 11, 16}  # float float16 double bfloat16
 WEIGHTED_UNSUPPORTED = {"ConvTranspose", "LSTM", "GRU", "RNN", "ConvInteger", "MatMulInteger", "QLinearConv",
                         "QLinearMatMul", "DeformConv"}  # operators holding a weight this importer does not read
+CONTROL_FLOW = {"If", "Loop", "Scan"}  # their bodies (subgraphs) are not walked
+PRODUCTS = {"Conv", "Gemm", "MatMul", "Einsum", "Attention"} | WEIGHTED_UNSUPPORTED
+QUANTISED_TYPES = {2, 3, 21, 22}  # uint8 int8 uint4 int4: a custom operator's packed weights
 KNOWN_DOMAINS = {"", "ai.onnx"}
 MS_PASS_THROUGH = {"Gelu", "FastGelu", "BiasGelu", "QuickGelu", "LayerNormalization", "SimplifiedLayerNormalization",
                    "SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "RotaryEmbedding", "BiasAdd",
@@ -129,7 +132,7 @@ class _Importer:
             self.visit(first_out.get(node.output[0], k) if node.output else k, node)
         weighted = [n for _, n in self.nodes if not n["kind"].is_join]
         if not weighted:
-            raise self.fail("no weighted layer (Conv, Gemm, MatMul with a weight, or Gather on a table) found")
+            raise self.fail("no weighted layer (Conv, Gemm, MatMul or Einsum with a weight, or Gather on a table) found")
         for name, att in self.attention.items():
             if att["open"]:
                 self.approx.append(f"{name}: a product of two activations without a second product (softmax.V); "
@@ -193,9 +196,7 @@ class _Importer:
             return
         if node.domain not in KNOWN_DOMAINS and not self.custom_op(node, desc):
             return
-        if op in WEIGHTED_UNSUPPORTED:
-            raise self.fail(f"{desc}: {op} holds a weight and is not supported (supported weighted operators: Conv, "
-                            "Gemm, MatMul with a stored weight, Gather on a table)")
+        self.refuse_unread_weights(node, desc)
         if op == "Gather" and node.input and self.is_table(node.input[0]):
             self.embedding(i, node, desc)
             return
@@ -211,6 +212,9 @@ class _Importer:
             return  # constants, shape arithmetic, ids and masks are not activations
         if op in ("Conv", "Gemm", "MatMul") and len(node.input) > 1 and node.input[1] in self.consts:
             self.weighted(i, node, desc)
+            return
+        if op == "Einsum" and any(self.is_weight(x) for x in node.input if x):
+            self.einsum(i, node, desc, acts)
             return
         if op in ("Conv", "Gemm") or (op == "MatMul" and len(acts) == 1):
             raise self.fail(f"{desc}: {self.weight_problem(node)}")
@@ -238,6 +242,17 @@ class _Importer:
             return
         self.join(i, node, desc, kind, producers, acts)
 
+    def refuse_unread_weights(self, node, desc: str) -> None:
+        """A standard operator holding a weight this importer does not read, or a control-flow
+        node whose body (not walked) holds a product: refused, never dropped."""
+        op = node.op_type
+        if op in WEIGHTED_UNSUPPORTED:
+            raise self.fail(f"{desc}: {op} holds a weight and is not supported (supported weighted operators: Conv, "
+                            "Gemm, MatMul or Einsum with a stored weight, Gather on a table)")
+        if op in CONTROL_FLOW and _body_products(node):
+            raise self.fail(f"{desc}: its body graph holds {_body_products(node)}, and control-flow bodies are not "
+                            "walked: export with the loop unrolled or the branch taken")
+
     def weight_problem(self, node) -> str:
         """Why a Conv/Gemm/MatMul is no weighted layer: a stored weight as its first input (W x),
         or no stored weight at all."""
@@ -252,10 +267,12 @@ class _Importer:
         attention and com.microsoft operators on activations), False to skip it (reads no
         activation); SpecError when it holds a weight; an approximation note otherwise."""
         op, domain = node.op_type, node.domain
-        if op in FUSED_ATTENTION or (domain == "com.microsoft" and op in MS_PASS_THROUGH):
-            return True
         weights = [x for x in node.input if x in self.consts and len(self.consts[x].dims) >= 2
-                   and self.consts[x].data_type in FLOAT_TYPES]
+                   and self.consts[x].data_type in FLOAT_TYPES | QUANTISED_TYPES]
+        if op == "Attention" and node.input[1:2] and node.input[1] in weights:
+            weights = weights[weights.index(node.input[1]):]  # com.microsoft's Attention: input, QKV weight, ...
+        elif op in FUSED_ATTENTION or (domain == "com.microsoft" and op in MS_PASS_THROUGH):
+            return True
         if weights:
             raise self.fail(f"{desc}: custom operator {printable(domain)}.{printable(op)} holds a weight "
                             f"({printable(weights[0])!r}) and is not supported: export without custom operators "
@@ -437,21 +454,50 @@ class _Importer:
                 din, dout = (w[1], w[0]) if attrs.get("transB", 0) else (w[0], w[1])
             else:
                 din, dout = w
-            if self.tied_head(node, desc, din, dout):
+            if self.tied_head(node, desc, din, dout, x, node.input[1]):
                 return
-            tokens = self.per_sample(prod(xs), din, desc, f"its input {x!r}")
-            spec.update(kind=LayerKind.FC, din=din, dout=dout, kernel=(1, 1), s_in=(tokens, 1), s_out=(tokens, 1))
+            self.fc(spec, desc, x, din, dout)
         self.add_node(spec, node.output[0])
 
-    def tied_head(self, node, desc: str, din: int, dout: int) -> bool:
+    def fc(self, spec: dict, desc: str, x: str, din: int, dout: int) -> None:
+        tokens = self.per_sample(prod(self.shape_of(x, desc)), din, desc, f"its input {x!r}")
+        spec.update(kind=LayerKind.FC, din=din, dout=dout, kernel=(1, 1), s_in=(tokens, 1), s_out=(tokens, 1))
+
+    def einsum(self, i: int, node, desc: str, acts: list[str]) -> None:
+        """An Einsum reading a stored weight: an fc layer when its equation is a plain contraction
+        of one activation with the weight (onnx_einsum.py), else refused naming the equation."""
+        from .onnx_einsum import einsum_fc
+
+        equation = self.attrs(node).get("equation", b"")
+        equation = equation.decode(errors="replace") if isinstance(equation, bytes) else str(equation)
+        ins = [x for x in node.input if x]
+        weights = [x for x in ins if self.is_weight(x)]
+        why = "it reads more than one activation or weight" if len(ins) != 2 or len(acts) != 1 else \
+            einsum_fc(equation, ins[0] in weights, [int(d) for d in self.consts[weights[0]].dims])
+        if isinstance(why, str):
+            raise self.fail(f"{desc}: Einsum {printable(equation)!r} with the stored weight {printable(weights[0])!r} is "
+                            f"not a plain contraction of an activation with a weight ({why}); only those are read "
+                            "(as fc layers)")
+        din, dout = why
+        x = acts[0]
+        name = self.new_name(node, i)
+        spec: dict = {"name": name, "path": desc, "inputs": [self.source[x]], "size": None}
+        if x in self.part:
+            spec["input_channels"] = {self.source[x]: self.part[x]}
+        if self.tied_head(node, desc, din, dout, x, weights[0]):
+            return
+        self.fc(spec, desc, x, din, dout)
+        self.add_node(spec, node.output[0])
+
+    def tied_head(self, node, desc: str, din: int, dout: int, x: str, weight: str) -> bool:
         """A product whose weight is (a view of) a table an embedding looks up: an LM head tied to
         the token embedding. Left out, as the transformer specs and config.json leave it out (a
         separate fc layer would count the shared weight's gradient and memory twice); its output
         is its input's producer's. True when it was one."""
-        shared = sorted(self.bases.get(node.input[1], {node.input[1]}) & self.gathered)
+        shared = sorted(self.bases.get(weight, {weight}) & self.gathered)
         if not shared:
             return False
-        self.pass_through(node, node.input[0], self.source[node.input[0]])
+        self.pass_through(node, x, self.source[x])
         self.approx.append(f"{desc}: LM head tied to the token embedding {printable(shared[0])!r}: its {din} x {dout} "
                            f"product (B*S*{din}*{dout} forward MACs) is not modelled")
         return True
@@ -530,6 +576,20 @@ class _Importer:
         if cut:
             spec["input_channels"] = cut
         self.add_node(spec, node.output[0])
+
+
+def _body_products(node) -> str:
+    """The first product or weighted operator in a control-flow node's subgraphs (nested ones
+    too), as 'Op 'name'', or '' when they hold none."""
+    for attr in node.attribute:
+        for graph in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+            for inner in graph.node:
+                if inner.op_type in PRODUCTS:
+                    return f"{printable(inner.op_type)} {printable(inner.name)!r}"
+                found = _body_products(inner)
+                if found:
+                    return found
+    return ""
 
 
 def _plane(dims) -> tuple[int, int]:

@@ -153,10 +153,9 @@ KEYS: dict[str, Callable[[Any], str | None]] = {
     "grid_only": lambda v: None if isinstance(v, bool) else f"must be true or false, got {shown(v)}",
 }
 COUNT_KEY = "accelerators_KIND"  # accelerators_<kind>: how many of that kind (sweep.mix)
-# keys a split point (``explore --split``) does not take: CP-SAT's seed of the even split's model, a
-# solver that does not fit the split (``app.split.check_split_solver``: brute, exact, cpsat or dp with
-# split optimal or proportional; dp with equal or levels)
-NOT_WITH_SPLIT = ("solver", "seed")
+# a split point (``explore --split``) takes no seed (CP-SAT's seed of the even split's model); a solver
+# that does not fit its split (``app.split.check_split_solver``) makes the point an invalid row, and is
+# refused up front only when no split point of the sweep fits (_check_split)
 ONLY_WITH_SPLIT = ("alpha_grid", "grid_only", "free")
 
 
@@ -425,6 +424,8 @@ def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str]
     """A split point takes the options of ``explore --split`` (its objective is the step time unless
     given), within that command's bounds."""
     seen: set[str] = set()
+    fits: dict[str, str] = {}  # split points whose solver fits (or who have none)
+    misfits: dict[str, str] = {}  # 'split S with solver X' check_split_solver refuses -> where the solver is written
 
     def say(key: str, problem: str) -> None:
         place = where.get((key, _hashable(m[key])), key)
@@ -438,11 +439,25 @@ def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str]
                 if m.get(key) is not None:
                     say(key, "only with split")
             continue
-        bad = [k for k in NOT_WITH_SPLIT if m.get(k) is not None and not (k == "solver" and _split_solver(m))]
-        for key in bad:
-            say(key, "not with split (a split point is explore --split: it takes every key of a point but seed, "
-                     "with split optimal or proportional solver brute, exact, cpsat or dp, with split equal or levels "
-                     "solver dp)")
+        if m.get("seed") is not None:
+            say("seed", "not with split (a split point is explore --split: it takes every key of a point but seed)")
+        pair = f"split {m['split']} with solver {m['solver']}" if m.get("solver") is not None else ""
+        if not pair or _split_solver(m):
+            fits.setdefault(pair, "")
+        else:
+            misfits.setdefault(pair, where.get(("solver", _hashable(m["solver"])), "solver"))
+    if misfits and not fits:  # no split point of the sweep fits: said once, up front
+        pairs = list(misfits)
+        errors.append(f"{next(iter(misfits.values()))}: not with split ({', '.join(pairs[:4])}"
+                      f"{f' and {len(pairs) - 4} more' if len(pairs) > 4 else ''}; no split point of the sweep has a "
+                      f"solver that fits its split): {split_solver_rule()}")
+
+
+def split_solver_rule() -> str:
+    """``explore --split``'s rule for its solver, in a sweep's words (split and solver keys)."""
+    from ..split import SOLVER_SPLITS
+
+    return SOLVER_SPLITS.replace("--split ", "split ").replace("--solver ", "solver ")
 
 
 def _split_solver(m: dict[str, Any]) -> bool:
