@@ -455,9 +455,11 @@ def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str]
 
 def split_solver_rule() -> str:
     """``explore --split``'s rule for its solver, in a sweep's words (split and solver keys)."""
-    from ..split import SOLVER_SPLITS
+    from ...core.names import Frontend, named_for
+    from ..split import solver_splits
 
-    return SOLVER_SPLITS.replace("--split ", "split ").replace("--solver ", "solver ")
+    with named_for(Frontend.SWEEP):
+        return solver_splits()
 
 
 def _split_solver(m: dict[str, Any]) -> bool:
