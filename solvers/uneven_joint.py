@@ -95,7 +95,7 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     graph = _Graph(tables, blks)
     _limit_terms(m, tables, network, array, rules)
     if len(tables.lim):  # a cap or a memory limit can bind: starts that may keep it
-        starts = starts + _cheap_plans(network, array, space, aspace, rules)
+        starts = starts + _cheap_plans(network, array, space, aspace, rules, o.time_limit_s * EVEN_SEED_SHARE)
     starts = tuple(_VirtualSource.plan(m.cols, p) if v0 else p for p in starts if aspace.contains(p))
     clock.mark("tables")
     equal = _equal_best(m, graph, Q)
@@ -131,17 +131,27 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
                           wall, explored, equal_s, tuple(clock.phases))
 
 
-def _cheap_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules) -> tuple:
-    """Under limits, starts that may keep them: the level DP's plan (``solvers.uneven_levels``) and
-    the alpha search's from it (``search_level_alphas``: rules broken first, then the step time)."""
+EVEN_SEED_SHARE = 0.2  # of the time limit: the even exact solve under the limits (``_cheap_plans``)
+
+
+def _cheap_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
+                 even_limit_s: float) -> tuple:
+    """Under limits, starts that may keep them: the even exact solve's plan under the same limits
+    where 1/2 is declared (``solvers.uneven_seed``, within ``even_limit_s``: a plan that keeps them
+    whenever the even split has one the even solve finds), the level DP's plan
+    (``solvers.uneven_levels``) and the alpha search's from it (``search_level_alphas``: rules
+    broken first, then the step time)."""
     from .uneven import search_level_alphas
     from .uneven_levels import levels_uneven
+    from .uneven_seed import even_under_limits
 
+    even = even_under_limits(network, array, space, aspace, rules, even_limit_s)
+    seeds = () if even is None else (even,)
     try:
         level = levels_uneven(network, array, space, aspace, rules=rules).plan
-        return level, search_level_alphas(network, array, level, aspace, rules=rules).plan
+        return seeds + (level, search_level_alphas(network, array, level, aspace, rules=rules).plan)
     except Refused:  # e.g. a level the level DP cannot take
-        return ()
+        return seeds
 
 
 PENALTY_ROUNDS = 12  # weighted DPs at most in ``_penalised``

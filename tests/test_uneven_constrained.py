@@ -20,7 +20,7 @@ from explorer.core.solution import Status
 from explorer.core.split_rules import SplitRules
 from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_array, load_model
-from explorer.solvers import uneven_constrained, uneven_joint
+from explorer.solvers import uneven_constrained, uneven_joint, uneven_seed
 from explorer.solvers.brute import solve_split as brute_split
 from explorer.solvers.uneven import exact_uneven
 from explorer.solvers.uneven_constrained import constrained_uneven
@@ -142,7 +142,10 @@ def test_labels_stopped_report_the_bound_and_the_gap_never_optimal(monkeypatch):
     sol = constrained_uneven(net, arr, Space.HYPAR, aspace, rules=rules)
     assert sol.status is (Status.OPTIMAL if sol.bound_s == sol.step_time_s else Status.FEASIBLE)
     assert sol.bound_s <= opt <= sol.step_time_s <= level_s
-    net, arr, aspace, free, rules = _lenet_capped(F(3, 4))  # no plan before the labels keeps this cap
+    net, arr, aspace, free, rules = _lenet_capped(F(3, 4))  # only the even seed keeps this cap before the labels
+    sol = constrained_uneven(net, arr, Space.HYPAR, aspace, rules=rules)
+    assert sol.status is Status.FEASIBLE and sol.plan is not None and 0 < sol.bound_s <= free.step_time_s < sol.step_time_s
+    monkeypatch.setattr(uneven_seed, "even_under_limits", lambda *a, **k: None)
     sol = constrained_uneven(net, arr, Space.HYPAR, aspace, rules=rules)
     assert sol.status is Status.UNKNOWN and sol.plan is None and 0 < sol.bound_s <= free.step_time_s
 
@@ -181,9 +184,9 @@ def _levels_capped():
 
 def test_the_level_dp_and_search_plans_are_starts_when_they_keep_the_limits(monkeypatch):
     net, arr, aspace, rules, level_s = _levels_capped()
-    plans = uneven_joint._cheap_plans(net, arr, Space.HYPAR, aspace, rules)
-    assert len(plans) == 2 and all(aspace.contains(p) for p in plans)
-    assert rules.violations(evaluate_split(net, arr, plans[0]), arr, plans[0]) == []
+    plans = uneven_joint._cheap_plans(net, arr, Space.HYPAR, aspace, rules, 10)  # the even seed, level DP, search
+    assert len(plans) == 3 and all(aspace.contains(p) for p in plans)
+    assert all(rules.violations(evaluate_split(net, arr, p), arr, p) == [] for p in plans[:2])
     seen = []
     real = uneven_joint.better
     monkeypatch.setattr(uneven_joint, "better", lambda m, best, cols, *a: seen.append(cols) or real(m, best, cols, *a))

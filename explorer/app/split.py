@@ -467,7 +467,8 @@ def _proof_note(solver: str | None, status: Status, time_limit_s: float, info: d
     by = info.get("proved_by") or ""
     if status is Status.INTERRUPTED:
         return f"{solver}: {info.get('reason') or 'stopped by Ctrl-C'}"
-    if solver == "cpsat" and by.startswith("exact:") and info.get("exact_first") == status.value:
+    if solver == "cpsat" and by.startswith("exact:") and info.get("exact_first") == status.value and \
+            status in (Status.OPTIMAL, Status.INFEASIBLE):  # a proof; feasible: the exact path's plan, unproven
         return (f"cpsat: proven by the exact constrained path ({by}), run first within {EXACT_SHARE:.0%} of the time "
                 "limit as the even split's cpsat does under caps or memory; CP-SAT was not needed")
     if solver == "cpsat" and by.startswith("exact:") and status is Status.OPTIMAL:
