@@ -291,10 +291,11 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     compared = [(name, dict(baselines)[name].step_time_s) for name in COMPARED]
     equal = Plan.even(types)
     one_point = split in (Split.PROPORTIONAL, Split.SEARCH) and not aspace.free_classes()
-    status = Status.LEVEL_OPTIMAL if split is Split.EQUAL or one_point else Status.FEASIBLE
+    heuristic_equal = (split is Split.EQUAL and solver in (None, "dp")) or one_point  # the even DP's plan itself
+    status = Status.LEVEL_OPTIMAL if heuristic_equal else Status.FEASIBLE
     note = ("no free class of groups (every split is between identical subtrees): the declared space is the equal "
             "split alone, so this is the equal-split plan" if one_point else "")
-    if split is Split.EQUAL or one_point:
+    if heuristic_equal:
         plan, bound, equal_best, solver_wall, claimed, info = equal, None, None, None, None, {}
     else:
         plan, found, bound, equal_best, solver_wall, claimed, info = _split_plan(
@@ -305,8 +306,9 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                 solver=method(split, solver), compared=tuple(compared), baselines=baselines, solver_wall_s=solver_wall,
                 bound_method=info.get("proved_by"))
     if plan is None:
-        why = _infeasible_explanation(network, array, space, _searched(array, split, aspace, solver), rules,
-                                      time_limit_s) if status is Status.INFEASIBLE else None
+        why = info.get("explanation") or (_infeasible_explanation(
+            network, array, space, _searched(array, split, aspace, solver), rules, time_limit_s)
+            if status is Status.INFEASIBLE and split is not Split.EQUAL else None)
         return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
                            wall_s=time.perf_counter() - t0, explanation=why, **base,
                            note=_no_plan_note(method(split, solver), status, time_limit_s, info)
@@ -317,7 +319,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     value = _rescored(rules, ev, claimed, solver)
     g0, g1, idle = ev.top_groups()
     time_bound = bound if objective is Objective.TIME else None
-    if split is Split.EQUAL or one_point:
+    if heuristic_equal:
         bound = None
     memory, broken = kind_memory(array, ev.leaf_memory_bytes, memory_GiB), tuple(_broken(rules, ev, array, plan))
     if bound is not None and (broken or not all(m.ok for m in memory)):  # every proving route keeps every rule
@@ -467,6 +469,8 @@ def _proof_note(solver: str | None, status: Status, time_limit_s: float, info: d
     by = info.get("proved_by") or ""
     if status is Status.INTERRUPTED:
         return f"{solver}: {info.get('reason') or 'stopped by Ctrl-C'}"
+    if info.get("even"):  # --split equal: the even solver's own words, as explore without --split
+        return f"{solver}: {info['reason']}" if info.get("reason") else ""
     if solver == "cpsat" and by.startswith("exact:") and info.get("exact_first") == status.value:
         return (f"cpsat: proven by the exact constrained path ({by}), run first within {EXACT_SHARE:.0%} of the time "
                 "limit as the even split's cpsat does under caps or memory; CP-SAT was not needed")
@@ -512,6 +516,9 @@ def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, 
     same run, the same status."""
     if split is Split.LEVELS:
         solver = "dp"
+    if split is Split.EQUAL:  # exact, cpsat, brute, pruned: the even split's own solver (alpha 1/2 everywhere)
+        say(f"split: equal ({solver}, the even split's solver)")
+        return even_solve(network, array, space, solver, time_limit_s, rules)
     if solver is not None:  # optimal or proportional (brute, exact, cpsat, dp), levels (dp)
         alphas = _searched(array, split, aspace, solver)
         say(f"split: {split} ({solver}, uneven form)")
@@ -528,6 +535,22 @@ def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, 
     else:
         plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
     return plan, None, None, None, None, None, {}
+
+
+def even_solve(network: Network, array: ArraySpec, space: Space, solver: str, time_limit_s: float, rules: SplitRules):
+    """``--split equal --solver exact|cpsat|brute|pruned``: the even split is the alpha = 1/2 case of
+    the one model, so the even solver answers it (``app.run.run``: its status, plan, proven bound and,
+    with no plan, its explanation), on the problem ``explore`` without ``--split`` solves. Its
+    objective value is the even evaluator's (traffic, or the time objective: the slowest kind's
+    compute plus sum_h c_h * dtype / b_h), which the caller checks against ``evaluate_split``'s
+    (the step time of the slowest accelerator at alpha 1/2). The tuple of ``_split_plan``."""
+    from .run import run
+
+    problem = Problem(network, array, space, rules.objective, rules.constraints)
+    r = run(problem, solver, SolveOptions(time_limit_s=time_limit_s))
+    info = {"reason": r.reason or "", "proved_by": r.bound_method, "method": "", "exact_first": None,
+            "explanation": r.explanation, "even": True}
+    return r.plan, r.status, r.bound, None, r.wall_s, r.objective_value, info
 
 
 def _searched(array: ArraySpec, split: Split, aspace: AlphaSpace, solver: str | None) -> AlphaSpace:
@@ -662,19 +685,22 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
 
 
 SPLIT_SOLVERS = (*PROVING_SOLVERS, "dp")  # every solver with an uneven form (--split ... --solver)
-EVEN_ONLY_SOLVERS = ("pruned",)  # registered solvers without an uneven form (refused with --split)
+EVEN_ONLY_SOLVERS = ("pruned",)  # registered solvers without an uneven form (with --split: equal only)
 DP_SPLITS = (Split.EQUAL, Split.PROPORTIONAL, Split.OPTIMAL, Split.LEVELS)  # the splits --solver dp takes
-PROVING_SPLITS = (Split.OPTIMAL, Split.PROPORTIONAL)  # the splits brute, exact and cpsat take
+PROVING_SPLITS = (Split.OPTIMAL, Split.PROPORTIONAL)  # the splits brute, exact and cpsat take (and equal: the even ones)
 SOLVER_SPLITS = ("--split optimal and proportional take --solver brute, exact, cpsat or dp (the first three: their "
-                 "uneven forms, proofs on small instances; dp: the level DP, no proof); --split equal and levels take "
-                 "--solver dp")
+                 "uneven forms, proofs on small instances; dp: the level DP, no proof); --split equal takes every "
+                 "solver (the even split's own); --split levels takes --solver dp")
 
 
 def check_split_solver(split: Split, solver: str | None) -> None:
     """SpecError naming --solver unless it fits the split: brute, exact or cpsat with optimal (types
     and alphas) or proportional (the types at the proportional alphas, ``proportional_space``); dp
-    (the level DP) with equal (the even DP itself), proportional, optimal and levels."""
+    (the level DP) with proportional, optimal and levels; every even solver with equal (the even
+    split itself, ``even_solve``)."""
     if solver is None:
+        return
+    if split is Split.EQUAL and solver in (*SPLIT_SOLVERS, *EVEN_ONLY_SOLVERS):
         return
     if (solver == "dp" and split in DP_SPLITS) or (solver in PROVING_SOLVERS and split in PROVING_SPLITS):
         return

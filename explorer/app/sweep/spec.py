@@ -155,7 +155,7 @@ KEYS: dict[str, Callable[[Any], str | None]] = {
 COUNT_KEY = "accelerators_KIND"  # accelerators_<kind>: how many of that kind (sweep.mix)
 # keys a split point (``explore --split``) does not take: CP-SAT's seed of the even split's model, a
 # solver that does not fit the split (``app.split.check_split_solver``: brute, exact, cpsat or dp with
-# split optimal or proportional; dp with equal or levels)
+# split optimal or proportional; every solver with equal; dp with levels)
 NOT_WITH_SPLIT = ("solver", "seed")
 ONLY_WITH_SPLIT = ("alpha_grid", "grid_only", "free")
 
@@ -441,8 +441,8 @@ def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str]
         bad = [k for k in NOT_WITH_SPLIT if m.get(k) is not None and not (k == "solver" and _split_solver(m))]
         for key in bad:
             say(key, "not with split (a split point is explore --split: it takes every key of a point but seed, "
-                     "with split optimal or proportional solver brute, exact, cpsat or dp, with split equal or levels "
-                     "solver dp)")
+                     "with split optimal or proportional solver brute, exact, cpsat or dp, with split equal every "
+                     "solver, with split levels solver dp)")
 
 
 def _split_solver(m: dict[str, Any]) -> bool:
