@@ -439,7 +439,10 @@ def _no_suggestion(network: Network, rules: SplitRules, status: Status, why: Exp
     ('' where it does, or where no such limit was given): no proof, or its search found none."""
     from ..solvers.uneven import is_path
 
+    c = rules.constraints
     if not rules.couples_layers or (why is not None and why.suggestion) or status not in (Status.UNKNOWN, Status.INFEASIBLE):
+        return ""
+    if status is Status.UNKNOWN and not (c.caps or c.memory_set):  # no cap or memory given: nothing to suggest
         return ""
     if status is Status.UNKNOWN:
         return "; no smallest feasible cap or memory is suggested: that follows a proof that no plan keeps to them"
@@ -523,7 +526,8 @@ def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, 
         alphas = _searched(array, split, aspace, solver)
         say(f"split: {split} ({solver}, uneven form)")
         plan, status, bound, wall, claimed, info = solve_by(solver, network, array, space, alphas, time_limit_s, rules,
-                                                            split is Split.PROPORTIONAL)
+                                                            split is Split.PROPORTIONAL,
+                                                            seed_plans(network, array, space, alphas, types, rules))
         return plan, status, bound, None, wall, claimed, info
     if split is Split.OPTIMAL:
         say("split: optimal (search, then the joint solver)")
@@ -535,6 +539,18 @@ def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, 
     else:
         plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
     return plan, None, None, None, None, None, {}
+
+
+def seed_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types, rules: SplitRules):
+    """The plans a time-limited exact run falls back on (a generator: computed only when it
+    stops): the equal-split DP's, then the level DP's (``--solver dp``'s) over ``aspace``."""
+    from ..solvers.uneven_levels import levels_uneven
+
+    yield Plan.even(types)
+    try:
+        yield levels_uneven(network, array, space, aspace, rules=rules, name="dp").plan
+    except Refused:
+        return
 
 
 def even_solve(network: Network, array: ArraySpec, space: Space, solver: str, time_limit_s: float, rules: SplitRules):

@@ -94,13 +94,15 @@ def _tagged(sol: Solution, proved_by: str, pre: Solution | None, t0: float) -> S
 
 
 def solve_by(solver: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-             rules: SplitRules, proportional: bool = False):
+             rules: SplitRules, proportional: bool = False, seeds=()):
     """``--split optimal --solver brute|exact|cpsat|dp``: the uneven form of that solver over the
     declared space under ``rules``: brute, exact and cpsat keep to caps, memory, pins and forbids
     and prove the optimum; dp (the level-by-level DP, ``solvers.uneven_levels``) keeps to pins and
     forbids, its plan's broken caps and memory are reported by the caller, and it proves nothing
     (status feasible; level-optimal where every level is the even DP's). Refused (one line) where
-    it does not apply. (plan or None, status, bound, wall, its own objective value, ``proof_info``)."""
+    it does not apply. ``seeds`` (plans, or a generator of them): what exact's Pareto DP returns
+    when the time limit stops it with no better plan (``solvers.uneven.exact_uneven``). (plan or
+    None, status, bound, wall, its own objective value, ``proof_info``)."""
     from ..solvers.brute import solve_split as brute_split
     from ..solvers.uneven import exact_uneven
     from ..solvers.uneven_levels import levels_uneven
@@ -111,7 +113,7 @@ def solve_by(solver: str, network: Network, array: ArraySpec, space: Space, aspa
             sol = brute_split(network, array, space, aspace, rules=rules, time_limit_s=time_limit_s)
         elif solver == "exact":  # caps or memory: the constrained path, as the even split's exact solver
             sol = (constrained_uneven if rules.couples_layers else exact_uneven)(
-                network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+                network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
         elif solver == "cpsat":  # caps or memory: the exact path first, as the even split's cpsat
             sol = cpsat_after_exact(network, array, space, aspace, time_limit_s, rules)
         else:
