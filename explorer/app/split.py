@@ -424,7 +424,24 @@ def _infeasible_explanation(network: Network, array: ArraySpec, space: Space, as
     limits = names[len(c.pins) + len(c.forbids):]  # the caps, then the memory limit: least_limits' order
     alone = [name for name, x in zip(limits, least) if x.alone][:1]  # a conflict by itself (a minimal one)
     text = "; or ".join(limit_suggestion(x.level, x.need_bytes) for x in least if x.need_bytes is not None)
-    return Explanation(tuple(alone), text or None) if alone else replace(proven_conflict(names), suggestion=text or None)
+    why = Explanation(tuple(alone), text or None) if alone else replace(proven_conflict(names), suggestion=text or None)
+    return replace(why, note=None if text else _gave_up(least, max(time_limit_s, SUGGEST_S)))
+
+
+GAVE_UP = {"time": "its search ran out of time ({s:g} s shared by the limits; a --time-limit above that gives more)",
+           "states": "its search outgrew its state limit ({n:,} Pareto states a layer)",
+           "int64": "its search's sums exceed CP-SAT's int64 range",
+           "none": "no value of it alone admits a plan (the other rules conflict with it)"}
+
+
+def _gave_up(least, limit_s: float) -> str | None:
+    """Why no smallest feasible value was found, per limit: 'cap at level 1: its search ran out of
+    its 30 s ...' (None where ``least`` says nothing)."""
+    from ..solvers.uneven_least import MAX_STATES
+
+    parts = [f"{'memory' if x.level is None else f'cap at level {x.level}'}: "
+             + GAVE_UP[x.why].format(s=limit_s, n=MAX_STATES) for x in least if x.why in GAVE_UP]
+    return "; ".join(parts) or None
 
 
 def proven_conflict(names: tuple[str, ...]) -> Explanation:
@@ -447,8 +464,8 @@ def _no_suggestion(network: Network, rules: SplitRules, status: Status, why: Exp
     if status is Status.UNKNOWN:
         return "; no smallest feasible cap or memory is suggested: that follows a proof that no plan keeps to them"
     return "; no smallest feasible cap or memory is suggested: " + (
-        "its search takes chains only" if not is_path(network) else
-        "its search proved none within its time and state limits (or no one limit's change admits a plan)")
+        "its search takes chains only" if not is_path(network) else (why.note if why is not None and why.note else
+        "its search proved none within its time and state limits (or no one limit's change admits a plan)"))
 
 
 def _no_plan_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:
