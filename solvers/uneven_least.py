@@ -85,35 +85,42 @@ def _binding(costs: SplitCosts, own, limits) -> list[tuple[int, int]]:
 
 MAX_STATES = 200_000  # Pareto vectors kept at a layer by ``_least_pareto`` (beyond: no suggestion)
 BEAM = 4  # states per column of ``_least_pareto``'s first, incomplete pass (its incumbent)
+CACHE_PAIRS = 500_000  # column pairs up to which the passes share their projected edge vectors (memory)
 
 
 def _least_pareto(costs: SplitCosts, columns, own, positions: list[int], limits, deadline: float) -> tuple[bool, int | None, str]:
     """``_least`` where sides count (a cap's level, or caps kept): the exact DP's Pareto fronts per
     last column over the few components that matter (the positions and the limits), a partial plan
     over a limit dropped (every component is a sum of non-negative parts). A first pass keeping
-    ``BEAM`` states per column (the least largest position) finds a plan of some value U; the exact
+    ``BEAM`` states per column (the least largest position; more than two components) finds a plan of some value U; the exact
     pass then keeps only partial plans whose positions are all below U (a plan of value U exists,
     so any better one has every position below it), which leaves it far fewer states.
     (False, None, "time") past the deadline, (False, None, "states") beyond ``MAX_STATES``."""
     comps = sorted(set(positions) | {p for p, _ in limits})
     top = [comps.index(p) for p in positions]
     most = [(comps.index(p), m) for p, m in limits]
-    done, found, why = _fronts(costs, columns, own, comps, top, most, deadline, BEAM)
+    pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
+    cache = {} if pairs <= CACHE_PAIRS else None
+    if len(comps) <= 2:  # a two-component front is a staircase, small: the exact pass alone
+        return _fronts(costs, columns, own, comps, top, most, deadline)
+    done, found, why = _fronts(costs, columns, own, comps, top, most, deadline, BEAM, cache)
     if not done:
         return False, None, why
     if found is None:  # no plan within the limits even among the beam's: the exact pass says whether any
-        return _fronts(costs, columns, own, comps, top, most, deadline)
-    done, better, why = _fronts(costs, columns, own, comps, top, most + [(i, found - 1) for i in top], deadline)
+        return _fronts(costs, columns, own, comps, top, most, deadline, None, cache)
+    done, better, why = _fronts(costs, columns, own, comps, top, most + [(i, found - 1) for i in top], deadline,
+                                None, cache)
     return (True, found if better is None else better, "") if done else (False, None, why)
 
 
 def _fronts(costs: SplitCosts, columns, own, comps: list[int], top: list[int], most, deadline: float,
-            beam: int | None = None) -> tuple[bool, int | None, str]:
+            beam: int | None = None, cache: dict | None = None) -> tuple[bool, int | None, str]:
     """The Pareto DP of ``_least_pareto`` on the components ``comps`` within ``most`` (index, most
     units): (finished, the least largest component at ``top`` over the plans left (None: none),
     why it did not finish: "time" or "states").
     ``beam``: keep at most that many states per column, those of least largest ``top`` component
-    (not exact: a plan's value, an upper bound on the least)."""
+    (not exact: a plan's value, an upper bound on the least). ``cache``: the projected edge
+    vectors into each column, kept for the next pass (None: computed in each)."""
     def proj(v):
         return tuple(v[p] for p in comps)
 
@@ -128,8 +135,12 @@ def _fronts(costs: SplitCosts, columns, own, comps: list[int], top: list[int], m
         new = {}
         for b in columns[l]:
             ob, front = proj(own[l][b]), []
-            for a, e in zip(columns[l - 1], costs.edges_into(l - 1, columns[l - 1], b)):
-                pe = proj(e)
+            edges = None if cache is None else cache.get((l, b))
+            if edges is None:
+                edges = [proj(e) for e in costs.edges_into(l - 1, columns[l - 1], b)]
+                if cache is not None:
+                    cache[(l, b)] = edges
+            for a, pe in zip(columns[l - 1], edges):
                 for v, _ in fronts.get(a, ()):
                     w = tuple(x + y + z for x, y, z in zip(v, pe, ob))
                     if not within(w):
