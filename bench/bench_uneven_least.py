@@ -9,14 +9,12 @@ import argparse
 import statistics
 import tempfile
 import time
-from fractions import Fraction
 from pathlib import Path
 
-from explorer.core.constraints import Cap, Constraints
 from explorer.core.objective import Objective
 from explorer.core.partition import Space
+from explorer.core.split_rules import SplitRules
 from explorer.core.split_costs import SplitCosts, VectorLayout
-from explorer.core.split_rules import SplitRules, leaf_memory_limits
 from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space
 from explorer.frontends import load_array, load_model
 from explorer.solvers import uneven_least as UL
@@ -29,7 +27,6 @@ MIX4 = ("version: 1\nname: mix-4\nlevels: 2\ndtype_bytes: 2\nkinds:\n  v2: {peak
 def _case(model: str, array: str, grid: int, level: int):
     net, arr = load_model(model), load_array(array)
     aspace = alpha_space(arr, alpha_grid(grid), FreeAlphas.UNLIKE, proportional=True)
-    rules = SplitRules(Objective.TIME, Constraints(caps=(Cap(level, Fraction(1)),)), leaf_memory_limits(arr, None))
     columns = _columns(net, Space.ACCPAR, aspace, arr.levels, SplitRules(Objective.TIME))
     costs = SplitCosts(net, arr.levels, aspace.values(), VectorLayout(arr.levels, True), 0)
     positions = [p + s for (h, _), p in costs.layout.pos.items() if h == level for s in (0, 1)]
