@@ -44,7 +44,8 @@ from .baselines import BASELINES, baseline_plan
 from .render import conflict_lines, fmt_bytes, memory_phrase, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EXACT_SHARE, EvaluatorMismatch
-from .split_solve import PROVING_SOLVERS, proof_info, solve_by
+from .split_kinds import KindMemory, class_labels, kind_memory
+from .split_solve import PROVING_SOLVERS, even_solve, proof_info, seed_plans, solve_by
 
 
 class Split(enum.Enum):
@@ -59,38 +60,6 @@ class Split(enum.Enum):
 
 
 COMPARED = ("all-I", "trick", "hypar")  # data parallelism, the trick, HyPar's DP plan: each with an equal split
-
-
-@dataclass(frozen=True)
-class KindMemory:
-    """One kind's memory under a plan: the largest footprint of its accelerators (bytes) and its limit."""
-
-    kind: str
-    accelerators: int
-    memory_bytes: Fraction
-    limit_bytes: Fraction
-
-    @property
-    def ok(self) -> bool:
-        return self.memory_bytes <= self.limit_bytes
-
-    def to_json(self) -> dict[str, Any]:
-        return {"accelerators": self.accelerators, "memory_bytes": exact_number(self.memory_bytes),
-                "limit_bytes": exact_number(self.limit_bytes), "ok": self.ok,
-                "excess_bytes": exact_number(max(self.memory_bytes - self.limit_bytes, Fraction(0)))}
-
-
-def kind_memory(array: ArraySpec, leaf_memory_bytes, memory_GiB: Fraction | None = None) -> tuple[KindMemory, ...]:
-    """Per kind (order of first appearance; "acc" on an array of one kind written the old way):
-    its accelerators' largest footprint and its memory limit (``memory_GiB`` overrides every kind's)."""
-    kinds = array.leaves or (None,) * array.accelerators
-    out: dict = {}
-    for k, m in zip(kinds, leaf_memory_bytes):
-        name = k.name if k is not None else "acc"
-        gib = memory_GiB if memory_GiB is not None else (k.memory_GiB if k is not None else array.memory_GiB)
-        n, worst, limit = out.get(name, (0, Fraction(0), Fraction(gib) * 2**30))
-        out[name] = (n + 1, max(worst, m), limit)
-    return tuple(KindMemory(name, n, worst, limit) for name, (n, worst, limit) in out.items())
 
 
 @dataclass(frozen=True)
@@ -237,31 +206,6 @@ class SplitReport:
         """The memory limits of kinds the plan exceeds, then the caps, pins and forbids it breaks."""
         return tuple(kind_memory_violation(m.kind, m.limit_bytes, m.memory_bytes) for m in self.memory
                      if not m.ok) + tuple(self.violations)
-
-
-def _runs(names) -> str:
-    out: list[list] = []
-    for n in names:
-        if out and out[-1][0] == n:
-            out[-1][1] += 1
-        else:
-            out.append([n, 1])
-    return " ".join(f"{n}x{k}" for n, k in out)
-
-
-def class_labels(array: ArraySpec, aspace: AlphaSpace) -> tuple[tuple[str, ...], ...]:
-    """Per level per class: its subgroups' kinds, run-length coded ("v2x4|v3x4")."""
-    names = [k.name for k in array.leaves] if array.leaves else ["acc"] * array.accelerators
-    out = []
-    for h, classes in enumerate(aspace.group_class):
-        n = 2 ** (array.levels - h)
-        row = []
-        for c in range(max(classes) + 1):
-            g = classes.index(c)
-            leaves = names[g * n : (g + 1) * n]
-            row.append(_runs(leaves[: n // 2]) + "|" + _runs(leaves[n // 2 :]))
-        out.append(tuple(row))
-    return tuple(out)
 
 
 def split_run(network: Network, array: ArraySpec, space: Space, split: Split, grid: int = 16,
@@ -413,7 +357,7 @@ def _infeasible_explanation(network: Network, array: ArraySpec, space: Space, as
     value of each cap or memory limit that alone would admit a plan (the others kept;
     ``solvers.uneven_least``, ``core.constraints.limit_suggestion``), None where none is proven."""
     from ..core.constraints import limit_suggestion
-    from ..solvers.uneven_least import least_limits
+    from ..solvers.uneven_least import gave_up_text, least_limits
 
     names = rule_names(rules)
     c = rules.constraints
@@ -425,23 +369,7 @@ def _infeasible_explanation(network: Network, array: ArraySpec, space: Space, as
     alone = [name for name, x in zip(limits, least) if x.alone][:1]  # a conflict by itself (a minimal one)
     text = "; or ".join(limit_suggestion(x.level, x.need_bytes) for x in least if x.need_bytes is not None)
     why = Explanation(tuple(alone), text or None) if alone else replace(proven_conflict(names), suggestion=text or None)
-    return replace(why, note=None if text else _gave_up(least, max(time_limit_s, SUGGEST_S)))
-
-
-GAVE_UP = {"time": "its search ran out of time ({s:g} s shared by the limits; a --time-limit above that gives more)",
-           "states": "its search outgrew its state limit ({n:,} Pareto states a layer)",
-           "int64": "its search's sums exceed CP-SAT's int64 range",
-           "none": "no value of it alone admits a plan (the other rules conflict with it)"}
-
-
-def _gave_up(least, limit_s: float) -> str | None:
-    """Why no smallest feasible value was found, per limit: 'cap at level 1: its search ran out of
-    its 30 s ...' (None where ``least`` says nothing)."""
-    from ..solvers.uneven_least import MAX_STATES
-
-    parts = [f"{'memory' if x.level is None else f'cap at level {x.level}'}: "
-             + GAVE_UP[x.why].format(s=limit_s, n=MAX_STATES) for x in least if x.why in GAVE_UP]
-    return "; ".join(parts) or None
+    return replace(why, note=None if text else gave_up_text(least, max(time_limit_s, SUGGEST_S)))
 
 
 def proven_conflict(names: tuple[str, ...]) -> Explanation:
@@ -556,34 +484,6 @@ def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, 
     else:
         plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
     return plan, None, None, None, None, None, {}
-
-
-def seed_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types, rules: SplitRules):
-    """The plans a time-limited exact run falls back on (a generator: computed only when it
-    stops): the equal-split DP's, then the level DP's (``--solver dp``'s) over ``aspace``."""
-    from ..solvers.uneven_levels import levels_uneven
-
-    yield Plan.even(types)
-    try:
-        yield levels_uneven(network, array, space, aspace, rules=rules, name="dp").plan
-    except Refused:
-        return
-
-
-def even_solve(network: Network, array: ArraySpec, space: Space, solver: str, time_limit_s: float, rules: SplitRules):
-    """``--split equal --solver exact|cpsat|brute|pruned``: the even split is the alpha = 1/2 case of
-    the one model, so the even solver answers it (``app.run.run``: its status, plan, proven bound and,
-    with no plan, its explanation), on the problem ``explore`` without ``--split`` solves. Its
-    objective value is the even evaluator's (traffic, or the time objective: the slowest kind's
-    compute plus sum_h c_h * dtype / b_h), which the caller checks against ``evaluate_split``'s
-    (the step time of the slowest accelerator at alpha 1/2). The tuple of ``_split_plan``."""
-    from .run import run
-
-    problem = Problem(network, array, space, rules.objective, rules.constraints)
-    r = run(problem, solver, SolveOptions(time_limit_s=time_limit_s))
-    info = {"reason": r.reason or "", "proved_by": r.bound_method, "method": "", "exact_first": None,
-            "explanation": r.explanation, "even": True}
-    return r.plan, r.status, r.bound, None, r.wall_s, r.objective_value, info
 
 
 def _searched(array: ArraySpec, split: Split, aspace: AlphaSpace, solver: str | None) -> AlphaSpace:

@@ -12,7 +12,9 @@ from ..core.errors import Refused, refusal_reason
 from ..core.network import Network
 from ..core.objective import Objective
 from ..core.partition import Space
-from ..core.solution import INTERRUPTED_WITH_PLAN, Solution, Status
+from ..core.plan import Plan
+from ..core.problem import Problem
+from ..core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status
 from ..core.split_rules import SplitRules
 from ..core.uneven import AlphaSpace
 from .run import EXACT_SHARE, MIN_LEFT_SHARE
@@ -145,3 +147,32 @@ def _instead(solver: str, rules: SplitRules, proportional: bool = False) -> str:
             "a proven bound and the gap" if joint else
             "; a coarser --alpha-grid makes the space smaller (the joint solver, --split optimal without --solver, "
             "minimises the step time only)")
+
+
+def seed_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types: Plan, rules: SplitRules):
+    """The plans a time-limited exact run falls back on (a generator: computed only when it
+    stops): the equal-split DP's (``types``' with every alpha 1/2), then the level DP's
+    (``--solver dp``'s) over ``aspace``."""
+    from ..solvers.uneven_levels import levels_uneven
+
+    yield Plan.even(types)
+    try:
+        yield levels_uneven(network, array, space, aspace, rules=rules, name="dp").plan
+    except Refused:
+        return
+
+
+def even_solve(network: Network, array: ArraySpec, space: Space, solver: str, time_limit_s: float, rules: SplitRules):
+    """``--split equal --solver exact|cpsat|brute|pruned``: the even split is the alpha = 1/2 case of
+    the one model, so the even solver answers it (``app.run.run``: its status, plan, proven bound and,
+    with no plan, its explanation), on the problem ``explore`` without ``--split`` solves. Its
+    objective value is the even evaluator's (traffic, or the time objective: the slowest kind's
+    compute plus sum_h c_h * dtype / b_h), which the caller checks against ``evaluate_split``'s
+    (the step time of the slowest accelerator at alpha 1/2). The tuple of ``split._split_plan``."""
+    from .run import run
+
+    problem = Problem(network, array, space, rules.objective, rules.constraints)
+    r = run(problem, solver, SolveOptions(time_limit_s=time_limit_s))
+    info = {"reason": r.reason or "", "proved_by": r.bound_method, "method": "", "exact_first": None,
+            "explanation": r.explanation, "even": True}
+    return r.plan, r.status, r.bound, None, r.wall_s, r.objective_value, info
