@@ -34,7 +34,6 @@ from .core.names import Frontend, named_for
 from .core.objective import Objective
 from .core.partition import Space
 from .core.solution import SolveOptions
-from .core.uneven import DEFAULT_ALPHA_GRID
 
 if TYPE_CHECKING:
     from .app.check_uneven import SplitCheck
@@ -75,8 +74,8 @@ def check(
     dump_model: str | None = None,
     progress: Progress | None = None,
     split: str | None = None,
-    alpha_grid: int = DEFAULT_ALPHA_GRID,
-    free: str = "unlike",
+    alpha_grid: int | None = None,
+    free: str | None = None,
     grid_only: bool = False,
 ) -> CheckReport | SplitCheck:
     """Cross-check one problem: is the DP level-optimal, what is the proven joint optimum, do
@@ -89,20 +88,26 @@ def check(
 
     ``split="optimal"`` (``explore check --split optimal``): the uneven-split solvers (``solvers``
     from brute, exact, cpsat, joint, accpar, levels, search, proportional; default all) on the
-    step time, with ``alpha_grid``, ``free`` and ``grid_only`` as in :func:`solve`; it returns a
+    step time, with ``alpha_grid``, ``free`` and ``grid_only`` as in :func:`solve` (only with split
+    optimal: elsewhere ``SpecError`` naming them); it returns a
     ``SplitCheck`` (``rows``, ``optimum_s``, ``agree``, ``problems``, ``to_json()``) on the step time
     (``objective="time"`` or left out); ``levels``, caps, pins, forbids, constraints and (every
     kind's) ``memory_GiB`` bind the solvers that take them (the others' rows say they refuse);
-    ``workers``, ``seed`` and ``dump_model`` are refused (``SpecError``).
+    ``workers``, ``seed`` and ``dump_model`` are refused (``SpecError``). ``split="equal"`` (every
+    alpha 1/2) is the even split: the check above, on the step time unless ``objective`` is given.
     """
     check_solve_args(time_limit, workers, seed, dump_model, progress)
     spec = dict(space=space, batch=batch, levels=levels, seq=seq, caps=caps, memory_GiB=memory_GiB,  # build_problem's
                 weight_copies=weight_copies, pins=pins, forbids=forbids, constraints=constraints)
+    if split == "equal":  # the even split (alpha 1/2): the even solvers compared, on solve(split=...)'s objective
+        split, objective = None, "time" if objective is None else objective
     if split is not None:
         given = {"workers": workers is not None, "dump_model": dump_model is not None, "seed": seed != 0}
         return check_split(model, array, split, spec, solvers=None if solvers is JOINT_SOLVERS else solvers,
                            time_limit=time_limit, alpha_grid=alpha_grid, free=free, grid_only=grid_only,
                            refused=[k for k, v in given.items() if v], objective=objective)
+    request.split_only(alpha_grid, free, grid_only, "only with split optimal (uneven splits); check without it "
+                                                    "splits every level equally")
     names = solver_names(solvers, CHECK_SOLVERS)
     problem = request.build_problem(model, array, objective="traffic" if objective is None else objective, **spec)
     options = CheckOptions(

@@ -193,8 +193,9 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     the least step time (``_exact_traffic``). ``prune``: drop the partial plans whose completion
     bound exceeds an incumbent's value or a limit (``solvers.uneven_prune``: the same answer, plan
     included; ``info["pruned"]`` counts them). ``seeds``: plans already known (a check's level DP,
-    search and proportional plans): a run stopped at the time limit returns the best of its
-    incumbent and those within the space and the rules (``_seeded``), never a worse plan."""
+    search and proportional plans; explore's equal-split and level DP plans, a generator computing
+    them only when asked): a run stopped at the time limit returns the best of its incumbent and
+    those within the space and the rules (``_seeded``), never a worse plan."""
     t0 = time.perf_counter()
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
     run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, rules.objective,
@@ -207,27 +208,30 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
 
 
 def _seeded(sol: Solution, network: Network, array: ArraySpec, alphas, rules: SplitRules, seeds) -> Solution:
-    """A time-limited step-time run's FEASIBLE plan (or an UNKNOWN run's none) replaced by the least
-    seed plan that beats it (in the declared space, within the rules), its proven bound kept
-    (OPTIMAL when the two meet; FEASIBLE with no bound after an UNKNOWN run)."""
-    if sol.status not in (Status.FEASIBLE, Status.UNKNOWN) or rules.objective is not Objective.TIME:
+    """A time-limited run's FEASIBLE plan (or an UNKNOWN run's none) replaced by the seed plan of
+    least objective value (``rules.value``: step time or traffic) that beats it (in the declared
+    space, within the rules), its proven bound kept (OPTIMAL when the two meet; FEASIBLE with no
+    bound after an UNKNOWN run). ``seeds`` may be a generator: it is read only here."""
+    if sol.status not in (Status.FEASIBLE, Status.UNKNOWN):
         return sol
-    if sol.status is Status.FEASIBLE and sol.step_time_s is None:
+    value, bound = sol.split_value, sol.split_bound
+    if sol.status is Status.FEASIBLE and value is None:
         return sol
     best = None
     for plan in seeds:
         ev = evaluate_split(network, array, plan, rules.weight_copies)
         if not alphas.contains(plan) or (rules.side_constrained and not rules.feasible(ev, array, plan)):
             continue
-        beat = best[0] if best is not None else sol.step_time_s
-        if beat is None or ev.step_time_s < beat:
-            best = (ev.step_time_s, plan)
+        beat = best[0] if best is not None else value
+        if beat is None or rules.value(ev) < beat:
+            best = (rules.value(ev), plan)
     if best is None:
         return sol
-    status = Status.OPTIMAL if sol.bound_s is not None and best[0] <= sol.bound_s else Status.FEASIBLE
-    out = split_solution("exact", status, best[1], best[0], sol.bound_s, sol.wall_s, sol.info.get("explored", 0),
-                         objective=Objective.TIME)
-    out.info.update({k: v for k, v in sol.info.items() if k not in out.info}, incumbent="a seed plan (the check's)")
+    status = Status.OPTIMAL if bound is not None and best[0] <= bound else Status.FEASIBLE
+    out = split_solution("exact", status, best[1], best[0], bound, sol.wall_s, sol.info.get("explored", 0),
+                         objective=rules.objective)
+    out.info.update({k: v for k, v in sol.info.items() if k not in out.info and k not in ("value", "bound")},
+                    incumbent="a seed plan (the level DP's, the equal split's or the check's)")
     return out
 
 

@@ -27,14 +27,15 @@ DEFAULT_LIMIT_S = 60.0  # the joint solver's time limit when none is given
 
 def constrained_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                        max_bytes: int = EXACT_MAX_BYTES, free: FreeAlphas = FreeAlphas.UNLIKE,
-                       time_limit_s: float | None = None, rules: SplitRules = TIME_ONLY) -> Solution:
+                       time_limit_s: float | None = None, rules: SplitRules = TIME_ONLY, seeds=()) -> Solution:
     """The proven optimum under ``rules`` (module docstring): the joint solver where it applies
-    (its plan's status, value and bound, named ``exact``), else ``exact_uneven``."""
+    (its plan's status, value and bound, named ``exact``), else ``exact_uneven`` (stopped at the
+    time limit: the best of its incumbent and ``seeds``)."""
     aspace = _space_of(array, alphas, free)
     try:
         sol = joint_under(network, array, space, aspace, time_limit_s or DEFAULT_LIMIT_S, rules)
     except Refused:  # outside its scope: the Pareto DP (chains)
-        sol = exact_uneven(network, array, space, aspace, max_bytes, free, time_limit_s, rules)
+        sol = exact_uneven(network, array, space, aspace, max_bytes, free, time_limit_s, rules, seeds=seeds)
         sol.info["method"] = "pareto-dp"
         return sol
     return replace(sol, solver="exact")

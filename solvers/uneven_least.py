@@ -30,6 +30,7 @@ class LeastLimit:
     level: int | None
     need_bytes: Fraction | None
     alone: bool
+    why: str = ""  # need_bytes None: why ("time", "states", "int64": the search gave up; "none": no value admits a plan)
 
 
 def least_limits(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
@@ -60,12 +61,14 @@ def least_limits(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     for k, (level, limit, others, positions) in enumerate(tried):
         share = (deadline - time.perf_counter()) / (2 * (len(tried) - k))
         limits = _binding(costs, own, [(p, most) for p, most in unit_limits(array, costs, others) if p not in positions])
-        proven, least = _least(costs, columns, positions, limits, share)
+        proven, least, why = _least(costs, columns, positions, limits, share)
         need = None if least is None else costs.to_elements(least) * array.dtype_bytes
+        need = need if need is not None and need > limit else None
+        why = why or ("none" if need is None else "")
         if c.pins or c.forbids or limits:  # the limit alone: no pins, forbids or other limits
-            proven, least = _least(costs, free, positions, [(p, most) for p, most in every if p in positions], share)
-        out.append(LeastLimit(level, need if need is not None and need > limit else None,
-                              proven and (least is None or costs.to_elements(least) * array.dtype_bytes > limit)))
+            proven, least, _ = _least(costs, free, positions, [(p, most) for p, most in every if p in positions], share)
+        out.append(LeastLimit(level, need, proven and (least is None or costs.to_elements(least) * array.dtype_bytes > limit),
+                              why))
     return out
 
 
@@ -81,43 +84,79 @@ def _binding(costs: SplitCosts, own, limits) -> list[tuple[int, int]]:
 
 
 MAX_STATES = 200_000  # Pareto vectors kept at a layer by ``_least_pareto`` (beyond: no suggestion)
+BEAM = 4  # states per column of ``_least_pareto``'s first, incomplete pass (its incumbent)
+CACHE_PAIRS = 500_000  # column pairs up to which the passes share their projected edge vectors (memory)
 
 
-def _least_pareto(costs: SplitCosts, columns, own, positions: list[int], limits, deadline: float) -> tuple[bool, int | None]:
+def _least_pareto(costs: SplitCosts, columns, own, positions: list[int], limits, deadline: float) -> tuple[bool, int | None, str]:
     """``_least`` where sides count (a cap's level, or caps kept): the exact DP's Pareto fronts per
     last column over the few components that matter (the positions and the limits), a partial plan
-    over a limit dropped (every component is a sum of non-negative parts); (False, None) past the
-    deadline or ``MAX_STATES``."""
+    over a limit dropped (every component is a sum of non-negative parts). A first pass keeping
+    ``BEAM`` states per column (the least largest position; more than two components) finds a plan of some value U; the exact
+    pass then keeps only partial plans whose positions are all below U (a plan of value U exists,
+    so any better one has every position below it), which leaves it far fewer states.
+    (False, None, "time") past the deadline, (False, None, "states") beyond ``MAX_STATES``."""
     comps = sorted(set(positions) | {p for p, _ in limits})
     top = [comps.index(p) for p in positions]
     most = [(comps.index(p), m) for p, m in limits]
+    pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
+    cache = {} if pairs <= CACHE_PAIRS else None
+    if len(comps) <= 2:  # a two-component front is a staircase, small: the exact pass alone
+        return _fronts(costs, columns, own, comps, top, most, deadline)
+    done, found, why = _fronts(costs, columns, own, comps, top, most, deadline, BEAM, cache)
+    if not done:
+        return False, None, why
+    if found is None:  # no plan within the limits even among the beam's: the exact pass says whether any
+        return _fronts(costs, columns, own, comps, top, most, deadline, None, cache)
+    done, better, why = _fronts(costs, columns, own, comps, top, most + [(i, found - 1) for i in top], deadline,
+                                None, cache)
+    return (True, found if better is None else better, "") if done else (False, None, why)
 
+
+def _fronts(costs: SplitCosts, columns, own, comps: list[int], top: list[int], most, deadline: float,
+            beam: int | None = None, cache: dict | None = None) -> tuple[bool, int | None, str]:
+    """The Pareto DP of ``_least_pareto`` on the components ``comps`` within ``most`` (index, most
+    units): (finished, the least largest component at ``top`` over the plans left (None: none),
+    why it did not finish: "time" or "states").
+    ``beam``: keep at most that many states per column, those of least largest ``top`` component
+    (not exact: a plan's value, an upper bound on the least). ``cache``: the projected edge
+    vectors into each column, kept for the next pass (None: computed in each)."""
     def proj(v):
         return tuple(v[p] for p in comps)
 
     def within(w):
         return all(w[i] <= m for i, m in most)
 
+    def value(w):
+        return max(w[i] for i in top)
+
     fronts = {c: [(w, None)] for c, v in own[0].items() if within(w := proj(v))}
     for l in range(1, len(columns)):  # noqa: E741
         new = {}
         for b in columns[l]:
             ob, front = proj(own[l][b]), []
-            for a, e in zip(columns[l - 1], costs.edges_into(l - 1, columns[l - 1], b)):
-                pe = proj(e)
+            edges = None if cache is None else cache.get((l, b))
+            if edges is None:
+                edges = [proj(e) for e in costs.edges_into(l - 1, columns[l - 1], b)]
+                if cache is not None:
+                    cache[(l, b)] = edges
+            for a, pe in zip(columns[l - 1], edges):
                 for v, _ in fronts.get(a, ()):
                     w = tuple(x + y + z for x, y, z in zip(v, pe, ob))
-                    if within(w):
+                    if not within(w):
+                        continue
+                    if beam is None:
                         _pareto_insert(front, w, None)
+                    else:  # no dominance test (quadratic in the front): the least values are kept below
+                        front.append((w, None))
             if front:
-                new[b] = front
+                new[b] = front if beam is None else sorted(front, key=lambda f: (value(f[0]), sum(f[0])))[:beam]
             if time.perf_counter() > deadline:  # per column: a layer's fronts can take minutes
-                return False, None
+                return False, None, "time"
         fronts = new
         if sum(map(len, fronts.values())) > MAX_STATES:
-            return False, None
-    values = [max(w[i] for i in top) for f in fronts.values() for w, _ in f]
-    return True, min(values, default=None)
+            return False, None, "states"
+    return True, min((value(w) for f in fronts.values() for w, _ in f), default=None), ""
 
 
 def _depth(lay: VectorLayout, used: list[int]) -> int:
@@ -137,9 +176,10 @@ def _one_column(m, columns) -> list[dict]:
     return x
 
 
-def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_s: float) -> tuple[bool, int | None]:
+def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_s: float) -> tuple[bool, int | None, str]:
     """The least, over the plans of ``columns`` within ``limits`` (position, most units), of the
-    largest component at ``positions`` (table units): (proven, that value; None: no plan)."""
+    largest component at ``positions`` (table units): (proven, that value (None: no plan), why
+    not proven: "time", "states" or "int64")."""
     from ortools.sat.python import cp_model
 
     own = _own(costs, columns)
@@ -154,7 +194,7 @@ def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_
     g = math.gcd(*(v[p] for vecs in own for v in vecs.values() for p in used)) or 1
     ub = max(sum(max(v[p] for v in vecs.values()) for vecs in own) // g for p in used)
     if ub * len(used) >= 2**62:
-        return False, None  # beyond CP-SAT's int64: no suggestion rather than a wrong one
+        return False, None, "int64"  # beyond CP-SAT's int64: no suggestion rather than a wrong one
     m = cp_model.CpModel()
     x = _one_column(m, columns)
     comp = {p: m.NewIntVar(0, ub, "") for p in used}
@@ -175,5 +215,19 @@ def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_
     if interrupted:  # Ctrl-C: the user's, not a time limit's (CP-SAT's own handler would swallow it)
         raise KeyboardInterrupt
     if status == cp_model.INFEASIBLE:
-        return True, None
-    return (True, solver.Value(top) * g) if status == cp_model.OPTIMAL else (False, None)
+        return True, None, ""
+    return (True, solver.Value(top) * g, "") if status == cp_model.OPTIMAL else (False, None, "time")
+
+
+GAVE_UP = {"time": "its search ran out of time ({s:g} s shared by the limits; a --time-limit above that gives more)",
+           "states": "its search outgrew its state limit ({n:,} Pareto states a layer)",
+           "int64": "its search's sums exceed CP-SAT's int64 range",
+           "none": "no value of it alone admits a plan (the other rules conflict with it)"}
+
+
+def gave_up_text(least: list[LeastLimit], limit_s: float) -> str | None:
+    """Why no smallest feasible value was found, per limit ('cap at level 1: its search ran out of
+    time ...'), from ``least_limits``' answer (``limit_s``: its time limit); None where it says nothing."""
+    parts = [f"{'memory' if x.level is None else f'cap at level {x.level}'}: "
+             + GAVE_UP[x.why].format(s=limit_s, n=MAX_STATES) for x in least if x.why in GAVE_UP]
+    return "; ".join(parts) or None

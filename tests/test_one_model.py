@@ -117,7 +117,7 @@ def test_split_options_are_refused_cleanly(capsys):
         (["--split", "equal", "--cap", "7=1GB"], "--cap"),
         (["--split", "equal", "--pin", "nosuch@0=I"], "--pin"),
         (["--split", "equal", "--constraints", "/nonexistent.yaml"], "/nonexistent.yaml"),
-        (["--split", "equal", "--solver", "exact"], "--solver: exact: not with --split equal"),
+        (["--split", "levels", "--solver", "exact"], "--solver: exact: not with --split levels"),
         (["--split", "search", "--solver", "dp"], "--solver: dp: not with --split search"),
         (["--alpha-grid", "8"], "--alpha-grid: only with --split"),
         (["--grid-only"], "--grid-only: only with --split"),
@@ -148,7 +148,7 @@ def test_the_api_takes_split():
     assert evaluate_split(load_model("lenet-c"), load_array("tpu-mix-16"), r.plan).step_time_s == r.step_time_s
     even = solve("lenet-c", objective="time")
     assert solve("lenet-c", split="equal").plan.types == even.plan.types  # one kind: the even split
-    for kwargs, name in (({"objective": "traffic", "split": "optimal"}, "^objective: "), ({"solver": "exact"}, "solver"),
+    for kwargs, name in (({"objective": "traffic", "split": "optimal"}, "^objective: "), ({"solver": "nosuch"}, "^solver: "),
                          ({"levels": 2}, "^levels: "), ({"caps": ["9=1GB"]}, "^caps: "), ({"dump_model": "m.pb"}, "dump_model"),
                          ({"alpha_grid": 1}, "alpha_grid"), ({"memory_GiB": float("nan")}, "^memory_GiB: "),
                          ({"split": "sideways"}, "split"), ({"free": "some"}, "free")):
@@ -207,8 +207,8 @@ def test_split_solver_refusals():
     from explorer.api import solve
     from explorer.core.errors import SpecError
 
-    with pytest.raises(SpecError, match="solver: exact: not with split equal"):
-        solve("lenet-c", "tpu-mix-16", split="equal", solver="exact")
+    with pytest.raises(SpecError, match="solver: exact: not with split levels"):  # equal: the even solvers
+        solve("lenet-c", "tpu-mix-16", split="levels", solver="exact")
     with pytest.raises(SpecError, match="solver: unknown solver 'nope' \\(choose from brute, exact, cpsat, dp\\)"):
         solve("lenet-c", "tpu-mix-16", split="optimal", solver="nope")
     for kw in ({"workers": 2}, {"seed": 3}):  # the CLI refuses --workers and --seed with --split: the API too
@@ -325,7 +325,7 @@ def test_check_takes_split_optimal(capsys):
         runs.append([(n, s["status"], s.get("objective"), s.get("bound")) for n, s in r["solvers"].items()]
                     + [r["optimum"]["objective"]])
     assert runs[0] == runs[1] and runs[0][-1] == "1330477/52500000000"
-    for extra, text in ((["--split", "equal"], "--split: check takes --split optimal"),
+    for extra, text in ((["--split", "search"], "--split: check takes --split optimal"),
                         (["--split", "optimal", "--cap", "7=1MB"], "--cap: '7=1MB': level 7 is out of range"),
                         (["--split", "optimal", "--workers", "2"], "--workers: not with --split optimal")):
         code, out, err = run_cli(["check", "--model", "lenet-c", *extra], capsys)
@@ -343,7 +343,7 @@ def test_the_api_check_takes_split():
 
     r = check("lenet-c", "tpu-mix-16", space="hypar", split="optimal", solvers=["joint", "accpar", "search"])
     assert r.agree and r.optimum_s == F(1330477, 52500000000) and [x.solver for x in r.rows] == ["joint", "accpar", "search"]
-    for kwargs, name in (({"split": "equal"}, "split"), ({"caps": ["9=1GB"]}, "^caps: "), ({"levels": 2}, "^levels: "),
+    for kwargs, name in (({"split": "search"}, "^split: "), ({"caps": ["9=1GB"]}, "^caps: "), ({"levels": 2}, "^levels: "),
                          ({"memory_GiB": 0.0}, "memory"), ({"solvers": ["nosuch"]}, "solvers"), ({"workers": 2}, "workers"),
                          ({"objective": "traffic"}, "objective"),
                          ({"alpha_grid": 1}, "alpha_grid"), ({"free": "some"}, "free")):

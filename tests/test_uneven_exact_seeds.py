@@ -67,3 +67,56 @@ def test_a_run_stopped_with_no_plan_takes_the_best_seed_without_a_bound(mix4b, m
     sol = uneven.exact_uneven(net, arr, Space.ACCPAR, asp, time_limit_s=10, seeds=(worse.plan, dp.plan))
     assert sol.status is Status.FEASIBLE and sol.plan == dp.plan and sol.bound_s is None
     assert uneven.exact_uneven(net, arr, Space.ACCPAR, asp, time_limit_s=10).status is Status.UNKNOWN
+
+
+def _unknown(objective):
+    """``exact_run`` as if the time limit struck before any incumbent (the column tables unbuilt)."""
+    return lambda *a, **k: split_solution("exact", Status.UNKNOWN, None, None, None, 10.0, 0, objective=objective)
+
+
+def test_a_stopped_traffic_run_takes_the_seed_of_least_traffic(mix4b, monkeypatch):  # noqa: F811
+    """Under the traffic objective too (trial 10, finding 8): the seeds compare on the traffic."""
+    from explorer.core.evaluate import evaluate_split
+    from explorer.core.objective import Objective
+    from explorer.core.split_rules import SplitRules
+
+    net, arr, asp = _setup(mix4b)
+    rules = SplitRules(Objective.TRAFFIC)
+    plans = [cu._run(n, net, arr, Space.ACCPAR, asp, 10).plan for n in ("dp", "proportional")]
+    traffic = [rules.value(evaluate_split(net, arr, p)) for p in plans]
+    assert traffic[0] != traffic[1]
+    monkeypatch.setattr(uneven, "exact_run", _unknown(Objective.TRAFFIC))
+    sol = uneven.exact_uneven(net, arr, Space.ACCPAR, asp, time_limit_s=10, rules=rules, seeds=iter(plans))
+    best = min(range(2), key=traffic.__getitem__)
+    assert sol.status is Status.FEASIBLE and sol.plan == plans[best]
+    assert sol.split_value == traffic[best] and sol.split_bound is None and sol.step_time_s is None
+
+
+def test_explore_split_exact_stopped_with_no_plan_reports_the_dp_plan(monkeypatch):
+    """``explore --split optimal --objective traffic --solver exact`` stopped before any plan
+    (trial 10, finding 8: lenet-c, grid 4, status unknown and a sentence on caps none were given):
+    feasible with the better of the equal-split and level-DP plans, no bound, no such sentence."""
+    from explorer.api import solve
+    from explorer.core.objective import Objective
+
+    monkeypatch.setattr(uneven, "exact_run", _unknown(Objective.TRAFFIC))
+    kw = dict(space="accpar", split="optimal", objective="traffic", alpha_grid=4)
+    r = solve("lenet-c", "tpu-mix-16", solver="exact", time_limit=1, **kw)
+    dp = solve("lenet-c", "tpu-mix-16", solver="dp", **kw)
+    equal = solve("lenet-c", "tpu-mix-16", space="accpar", split="equal", objective="traffic")
+    assert r.status is Status.FEASIBLE and r.ok and r.objective_bound is None
+    assert r.objective_value == min(dp.objective_value, equal.objective_value)
+    assert "stopped at the time limit" in r.note and "cap" not in r.note and "memory" not in r.note
+
+
+def test_no_sentence_on_caps_or_memory_none_were_given():
+    from explorer.app.split import _no_suggestion
+    from explorer.core.constraints import Cap, Constraints
+    from explorer.core.objective import Objective
+    from explorer.core.split_rules import SplitRules, leaf_memory_limits
+
+    net, arr = load_model("lenet-c"), load_array("tpu-mix-16")
+    own = SplitRules(Objective.TIME, Constraints(), leaf_memory_limits(arr, None))  # each kind's own memory only
+    assert own.couples_layers and _no_suggestion(net, own, Status.UNKNOWN, None) == ""
+    capped = SplitRules(Objective.TIME, Constraints(caps=(Cap(0, Fraction(10**6)),)), leaf_memory_limits(arr, None))
+    assert "no smallest feasible cap or memory" in _no_suggestion(net, capped, Status.UNKNOWN, None)

@@ -438,7 +438,7 @@ def _given_options(ctx: click.Context) -> set[str]:
 @solver_options
 @click.option("--solvers", "solver_list", default="exact,cpsat,brute", help="Comma-separated joint solvers to run and compare (default: exact,cpsat,brute; with --uneven: all eight of --uneven; pruned on request).")
 @click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, dp (the level DP, as --split optimal --solver dp), search and the proportional split (explorer/app/check_uneven.py) on the step time, under --cap, --pin, --forbid, --constraints and --memory where given.")
-@click.option("--split", "split", default=None, metavar="optimal", help="--split optimal: the same as --uneven (the solvers that prove the optimal split, compared); the other splits are heuristics, not checked.")
+@click.option("--split", "split", default=None, metavar="optimal|equal", help="--split optimal: the same as --uneven (the solvers that prove the optimal split, compared); --split equal: the even split (alpha 1/2), the plain check on the step time unless --objective says otherwise; the other splits are heuristics, not checked.")
 @click.option("--alpha-grid", "grid", type=ALPHA_GRID, default=DEFAULT_ALPHA_GRID, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
 @click.option("--free", "free", type=FREE, default=FreeAlphas.UNLIKE.value, show_default=True, help="With --uneven: which classes of groups choose alpha.")
 @click.option("--grid-only", is_flag=True, help="With --uneven: free classes choose from the grid alone (without their proportional ratio).")
@@ -463,8 +463,11 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     if llm_dispatch(click.get_current_context(), given, model, array, batch, fmt, output, time_limit, gpus, layout,
                     degrees, micro_batch, recompute, zero, check=True, array_only=("--uneven", "--solvers")):
         return
+    if split == "equal":  # the even split (alpha 1/2): the plain check, on explore --split's objective (time unless given)
+        split, objective = None, objective if "--objective" in given else "time"
     if split is not None and split != "optimal":
-        raise InputError(f"--split: check takes --split optimal (the proving solvers, compared), not {split!r}")
+        raise InputError(f"--split: check takes --split optimal (the proving solvers, compared) or equal (the even "
+                         f"split's check), not {split!r}")
     if uneven or split:
         flag = "--uneven" if uneven else "--split optimal"
         refuse_given(given - ({"--objective"} if objective == "time" else set()), NOT_WITH_UNEVEN,

@@ -140,8 +140,8 @@ def solve(
     dump_model: str | None = None,
     progress: Progress | None = None,
     split: str | None = None,
-    alpha_grid: int = DEFAULT_ALPHA_GRID,
-    free: str = "unlike",
+    alpha_grid: int | None = None,
+    free: str | None = None,
     grid_only: bool = False,
     started: float | None = None,
 ) -> RunResult:
@@ -185,6 +185,7 @@ def solve(
         return solve_split(model, array, split, spec, time_limit=time_limit, alpha_grid=alpha_grid, free=free,
                            grid_only=grid_only, progress=progress, refused=[k for k, v in others.items() if v],
                            solver=solver, objective=objective)
+    split_only(alpha_grid, free, grid_only, "only with split (uneven splits); without it every split is 1/2")
     solver = "dp" if solver is None else solver
     if solver not in REGISTRY:
         raise SpecError("solver", f"unknown solver {shown(solver)} (choose from {', '.join(REGISTRY)})")
@@ -196,12 +197,25 @@ def solve(
     return run(problem, solver, options)
 
 
+def split_only(alpha_grid: Any, free: Any, grid_only: Any, why: str) -> None:
+    """SpecError naming the first split-only argument given (``alpha_grid``, ``free``, a true
+    ``grid_only``), as the CLI refuses --alpha-grid, --free and --grid-only without --split."""
+    given = {"alpha_grid": alpha_grid is not None, "free": free is not None, "grid_only": grid_only not in (None, False)}
+    first = next((name for name, g in given.items() if g), None)
+    if first is not None:
+        raise SpecError(first, why)
+
+
 def solve_split(model: ModelRef, array: ArrayRef, split: str, spec: dict[str, Any], *, time_limit: float | None = None,
-                alpha_grid: int = DEFAULT_ALPHA_GRID, free: str = "unlike", grid_only: bool = False, progress: Progress | None = None,
-                refused: Iterable[str] = (), solver: str | None = None, objective: str | Objective | None = None):
-    """``solve(..., split=...)``: one split run (``explore --split``) and its report."""
+                alpha_grid: int | None = None, free: str | None = None, grid_only: bool = False,
+                progress: Progress | None = None, refused: Iterable[str] = (), solver: str | None = None,
+                objective: str | Objective | None = None):
+    """``solve(..., split=...)``: one split run (``explore --split``) and its report (``alpha_grid``
+    and ``free`` None: their defaults, 16 and unlike)."""
     from .split import Split, check_split_solver
 
+    alpha_grid = DEFAULT_ALPHA_GRID if alpha_grid is None else alpha_grid
+    free = "unlike" if free is None else free
     refused = list(refused)
     if refused:
         raise SpecError(refused[0], "not with split (it takes no CP-SAT model of the even split)")
@@ -243,8 +257,8 @@ def _alpha_args(alpha_grid: Any, free: Any) -> str:
 
 
 def check_split(model: ModelRef, array: ArrayRef, split: Any, spec: dict[str, Any], *, solvers: Iterable[str] | None = None,
-                time_limit: float | None = None, alpha_grid: int = DEFAULT_ALPHA_GRID, free: str = "unlike", grid_only: bool = False,
-                refused: Iterable[str] = (), objective: str | Objective | None = None):
+                time_limit: float | None = None, alpha_grid: int | None = None, free: str | None = None,
+                grid_only: bool = False, refused: Iterable[str] = (), objective: str | Objective | None = None):
     """``check(..., split="optimal")`` (``explore check --split optimal``): the uneven-split
     solvers compared on the step time (``explorer.app.check_uneven.SplitCheck``), under the
     pins, forbids and caps given, and a memory limit where one is given (``memory_GiB`` or a
@@ -257,15 +271,13 @@ def check_split(model: ModelRef, array: ArrayRef, split: Any, spec: dict[str, An
     if refused:
         raise SpecError(refused[0], "not with split (check compares the uneven-split solvers' plans, not CP-SAT's "
                                     "model of the even split)")
-    _choice_value(("optimal",), split, "split")
+    _choice_value(("optimal", "equal"), split, "split")  # equal: the even check (``api.check``)
+    alpha_grid = DEFAULT_ALPHA_GRID if alpha_grid is None else alpha_grid
+    free = "unlike" if free is None else free
     if objective is not None and _choice(Objective, objective, "objective") is not Objective.TIME:
         raise SpecError("objective", "check with split compares step times: objective time only")
     fr = _alpha_args(alpha_grid, free)
-    names = UNEVEN_CHECK_SOLVERS if solvers is None else tuple(dict.fromkeys(solvers))
-    unknown = [n for n in names if n not in UNEVEN_CHECK_NAMES]
-    if unknown or not names:
-        raise SpecError("solvers", f"unknown solver {shown(unknown[0]) if unknown else '(none)'} with split "
-                                   f"(choose from {', '.join(UNEVEN_CHECK_NAMES)})")
+    names = UNEVEN_CHECK_SOLVERS if solvers is None else _split_solver_names(solvers, UNEVEN_CHECK_NAMES)
     problem = build_problem(model, array, objective="time", **spec)
     check_array(problem.array)
     check_network(problem.network)
@@ -273,6 +285,19 @@ def check_split(model: ModelRef, array: ArrayRef, split: Any, spec: dict[str, An
     rules = SplitRules(Objective.TIME, c, leaf_memory_limits(problem.array, c.memory_bytes) if c.memory_set else None)
     return check_uneven(problem.network, problem.array, problem.space, alpha_grid, FreeAlphas(fr), names,
                         SPLIT_TIME_LIMIT if time_limit is None else float(time_limit), bool(grid_only), rules)
+
+
+def _split_solver_names(solvers: Any, known: tuple[str, ...]) -> tuple[str, ...]:
+    """``check(split=...)``'s ``solvers``: one name or a list of names (as without ``split``), each
+    one of ``known``, at least one."""
+    names = (solvers,) if isinstance(solvers, str) else solvers
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise SpecError("solvers", f"must be a solver name or a list of them ({', '.join(known)}), got {shown(solvers)}")
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise SpecError("solvers", f"unknown solver {shown(unknown[0]) if unknown else '(none)'} with split "
+                                   f"(choose from {', '.join(known)})")
+    return tuple(dict.fromkeys(names))
 
 
 def _choice_value(known: tuple[str, ...], value: Any, name: str) -> str:

@@ -44,7 +44,8 @@ from .baselines import BASELINES, baseline_plan
 from .render import conflict_lines, fmt_bytes, memory_phrase, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EXACT_SHARE, EvaluatorMismatch
-from .split_solve import PROVING_SOLVERS, proof_info, solve_by
+from .split_kinds import KindMemory, class_labels, kind_memory
+from .split_solve import PROVING_SOLVERS, even_solve, proof_info, seed_plans, solve_by
 
 
 class Split(enum.Enum):
@@ -59,38 +60,6 @@ class Split(enum.Enum):
 
 
 COMPARED = ("all-I", "trick", "hypar")  # data parallelism, the trick, HyPar's DP plan: each with an equal split
-
-
-@dataclass(frozen=True)
-class KindMemory:
-    """One kind's memory under a plan: the largest footprint of its accelerators (bytes) and its limit."""
-
-    kind: str
-    accelerators: int
-    memory_bytes: Fraction
-    limit_bytes: Fraction
-
-    @property
-    def ok(self) -> bool:
-        return self.memory_bytes <= self.limit_bytes
-
-    def to_json(self) -> dict[str, Any]:
-        return {"accelerators": self.accelerators, "memory_bytes": exact_number(self.memory_bytes),
-                "limit_bytes": exact_number(self.limit_bytes), "ok": self.ok,
-                "excess_bytes": exact_number(max(self.memory_bytes - self.limit_bytes, Fraction(0)))}
-
-
-def kind_memory(array: ArraySpec, leaf_memory_bytes, memory_GiB: Fraction | None = None) -> tuple[KindMemory, ...]:
-    """Per kind (order of first appearance; "acc" on an array of one kind written the old way):
-    its accelerators' largest footprint and its memory limit (``memory_GiB`` overrides every kind's)."""
-    kinds = array.leaves or (None,) * array.accelerators
-    out: dict = {}
-    for k, m in zip(kinds, leaf_memory_bytes):
-        name = k.name if k is not None else "acc"
-        gib = memory_GiB if memory_GiB is not None else (k.memory_GiB if k is not None else array.memory_GiB)
-        n, worst, limit = out.get(name, (0, Fraction(0), Fraction(gib) * 2**30))
-        out[name] = (n + 1, max(worst, m), limit)
-    return tuple(KindMemory(name, n, worst, limit) for name, (n, worst, limit) in out.items())
 
 
 @dataclass(frozen=True)
@@ -239,31 +208,6 @@ class SplitReport:
                      if not m.ok) + tuple(self.violations)
 
 
-def _runs(names) -> str:
-    out: list[list] = []
-    for n in names:
-        if out and out[-1][0] == n:
-            out[-1][1] += 1
-        else:
-            out.append([n, 1])
-    return " ".join(f"{n}x{k}" for n, k in out)
-
-
-def class_labels(array: ArraySpec, aspace: AlphaSpace) -> tuple[tuple[str, ...], ...]:
-    """Per level per class: its subgroups' kinds, run-length coded ("v2x4|v3x4")."""
-    names = [k.name for k in array.leaves] if array.leaves else ["acc"] * array.accelerators
-    out = []
-    for h, classes in enumerate(aspace.group_class):
-        n = 2 ** (array.levels - h)
-        row = []
-        for c in range(max(classes) + 1):
-            g = classes.index(c)
-            leaves = names[g * n : (g + 1) * n]
-            row.append(_runs(leaves[: n // 2]) + "|" + _runs(leaves[n // 2 :]))
-        out.append(tuple(row))
-    return tuple(out)
-
-
 def split_run(network: Network, array: ArraySpec, space: Space, split: Split, grid: int = 16,
               free: FreeAlphas = FreeAlphas.UNLIKE, time_limit_s: float = 10.0, memory_GiB: Fraction | None = None,
               weight_copies: int = 0, progress=None, grid_only: bool = False, solver: str | None = None,
@@ -291,10 +235,11 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     compared = [(name, dict(baselines)[name].step_time_s) for name in COMPARED]
     equal = Plan.even(types)
     one_point = split in (Split.PROPORTIONAL, Split.SEARCH) and not aspace.free_classes()
-    status = Status.LEVEL_OPTIMAL if split is Split.EQUAL or one_point else Status.FEASIBLE
+    heuristic_equal = (split is Split.EQUAL and solver in (None, "dp")) or one_point  # the even DP's plan itself
+    status = Status.LEVEL_OPTIMAL if heuristic_equal else Status.FEASIBLE
     note = ("no free class of groups (every split is between identical subtrees): the declared space is the equal "
             "split alone, so this is the equal-split plan" if one_point else "")
-    if split is Split.EQUAL or one_point:
+    if heuristic_equal:
         plan, bound, equal_best, solver_wall, claimed, info = equal, None, None, None, None, {}
     else:
         plan, found, bound, equal_best, solver_wall, claimed, info = _split_plan(
@@ -305,8 +250,9 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                 solver=method(split, solver), compared=tuple(compared), baselines=baselines, solver_wall_s=solver_wall,
                 bound_method=info.get("proved_by"))
     if plan is None:
-        why = _infeasible_explanation(network, array, space, _searched(array, split, aspace, solver), rules,
-                                      time_limit_s) if status is Status.INFEASIBLE else None
+        why = info.get("explanation") or (_infeasible_explanation(
+            network, array, space, _searched(array, split, aspace, solver), rules, time_limit_s)
+            if status is Status.INFEASIBLE and split is not Split.EQUAL else None)
         return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
                            wall_s=time.perf_counter() - t0, explanation=why, **base,
                            note=_no_plan_note(method(split, solver), status, time_limit_s, info)
@@ -317,7 +263,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     value = _rescored(rules, ev, claimed, solver)
     g0, g1, idle = ev.top_groups()
     time_bound = bound if objective is Objective.TIME else None
-    if split is Split.EQUAL or one_point:
+    if heuristic_equal:
         bound = None
     memory, broken = kind_memory(array, ev.leaf_memory_bytes, memory_GiB), tuple(_broken(rules, ev, array, plan))
     if bound is not None and (broken or not all(m.ok for m in memory)):  # every proving route keeps every rule
@@ -411,7 +357,7 @@ def _infeasible_explanation(network: Network, array: ArraySpec, space: Space, as
     value of each cap or memory limit that alone would admit a plan (the others kept;
     ``solvers.uneven_least``, ``core.constraints.limit_suggestion``), None where none is proven."""
     from ..core.constraints import limit_suggestion
-    from ..solvers.uneven_least import least_limits
+    from ..solvers.uneven_least import gave_up_text, least_limits
 
     names = rule_names(rules)
     c = rules.constraints
@@ -422,7 +368,8 @@ def _infeasible_explanation(network: Network, array: ArraySpec, space: Space, as
     limits = names[len(c.pins) + len(c.forbids):]  # the caps, then the memory limit: least_limits' order
     alone = [name for name, x in zip(limits, least) if x.alone][:1]  # a conflict by itself (a minimal one)
     text = "; or ".join(limit_suggestion(x.level, x.need_bytes) for x in least if x.need_bytes is not None)
-    return Explanation(tuple(alone), text or None) if alone else replace(proven_conflict(names), suggestion=text or None)
+    why = Explanation(tuple(alone), text or None) if alone else replace(proven_conflict(names), suggestion=text or None)
+    return replace(why, note=None if text else gave_up_text(least, max(time_limit_s, SUGGEST_S)))
 
 
 def proven_conflict(names: tuple[str, ...]) -> Explanation:
@@ -437,13 +384,16 @@ def _no_suggestion(network: Network, rules: SplitRules, status: Status, why: Exp
     ('' where it does, or where no such limit was given): no proof, or its search found none."""
     from ..solvers.uneven import is_path
 
+    c = rules.constraints
     if not rules.couples_layers or (why is not None and why.suggestion) or status not in (Status.UNKNOWN, Status.INFEASIBLE):
+        return ""
+    if status is Status.UNKNOWN and not (c.caps or c.memory_set):  # no cap or memory given: nothing to suggest
         return ""
     if status is Status.UNKNOWN:
         return "; no smallest feasible cap or memory is suggested: that follows a proof that no plan keeps to them"
     return "; no smallest feasible cap or memory is suggested: " + (
-        "its search takes chains only" if not is_path(network) else
-        "its search proved none within its time and state limits (or no one limit's change admits a plan)")
+        "its search takes chains only" if not is_path(network) else (why.note if why is not None and why.note else
+        "its search proved none within its time and state limits (or no one limit's change admits a plan)"))
 
 
 def _no_plan_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:
@@ -467,6 +417,8 @@ def _proof_note(solver: str | None, status: Status, time_limit_s: float, info: d
     by = info.get("proved_by") or ""
     if status is Status.INTERRUPTED:
         return f"{solver}: {info.get('reason') or 'stopped by Ctrl-C'}"
+    if info.get("even"):  # --split equal: the even solver's own words, as explore without --split
+        return f"{solver}: {info['reason']}" if info.get("reason") else ""
     if solver == "cpsat" and by.startswith("exact:") and info.get("exact_first") == status.value and \
             status in (Status.OPTIMAL, Status.INFEASIBLE):  # a proof; feasible: the exact path's plan, unproven
         return (f"cpsat: proven by the exact constrained path ({by}), run first within {EXACT_SHARE:.0%} of the time "
@@ -513,11 +465,15 @@ def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, 
     same run, the same status."""
     if split is Split.LEVELS:
         solver = "dp"
+    if split is Split.EQUAL:  # exact, cpsat, brute, pruned: the even split's own solver (alpha 1/2 everywhere)
+        say(f"split: equal ({solver}, the even split's solver)")
+        return even_solve(network, array, space, solver, time_limit_s, rules)
     if solver is not None:  # optimal or proportional (brute, exact, cpsat, dp), levels (dp)
         alphas = _searched(array, split, aspace, solver)
         say(f"split: {split} ({solver}, uneven form)")
         plan, status, bound, wall, claimed, info = solve_by(solver, network, array, space, alphas, time_limit_s, rules,
-                                                            split is Split.PROPORTIONAL)
+                                                            split is Split.PROPORTIONAL,
+                                                            seed_plans(network, array, space, alphas, types, rules))
         return plan, status, bound, None, wall, claimed, info
     if split is Split.OPTIMAL:
         say("split: optimal (search, then the joint solver)")
@@ -665,24 +621,27 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
 
 
 SPLIT_SOLVERS = (*PROVING_SOLVERS, "dp")  # every solver with an uneven form (--split ... --solver)
-EVEN_ONLY_SOLVERS = ("pruned",)  # registered solvers without an uneven form (refused with --split)
+EVEN_ONLY_SOLVERS = ("pruned",)  # registered solvers without an uneven form (with --split: equal only)
 DP_SPLITS = (Split.EQUAL, Split.PROPORTIONAL, Split.OPTIMAL, Split.LEVELS)  # the splits --solver dp takes
-PROVING_SPLITS = (Split.OPTIMAL, Split.PROPORTIONAL)  # the splits brute, exact and cpsat take
+PROVING_SPLITS = (Split.OPTIMAL, Split.PROPORTIONAL)  # the splits brute, exact and cpsat take (and equal: the even ones)
 
 
 def solver_splits() -> str:
     """Which splits take which --solver, naming the options as the running front end does."""
     split, solver = given_as("--split"), given_as("--solver")
     return (f"{split} optimal and proportional take {solver} brute, exact, cpsat or dp (the first three: their "
-            f"uneven forms, proofs on small instances; dp: the level DP, no proof); {split} equal and levels take "
-            f"{solver} dp")
+            f"uneven forms, proofs on small instances; dp: the level DP, no proof); {split} equal takes every "
+            f"solver (the even split's own); {split} levels takes {solver} dp")
 
 
 def check_split_solver(split: Split, solver: str | None) -> None:
     """SpecError naming --solver unless it fits the split: brute, exact or cpsat with optimal (types
     and alphas) or proportional (the types at the proportional alphas, ``proportional_space``); dp
-    (the level DP) with equal (the even DP itself), proportional, optimal and levels."""
+    (the level DP) with proportional, optimal and levels; every even solver with equal (the even
+    split itself, ``even_solve``)."""
     if solver is None:
+        return
+    if split is Split.EQUAL and solver in (*SPLIT_SOLVERS, *EVEN_ONLY_SOLVERS):
         return
     if (solver == "dp" and split in DP_SPLITS) or (solver in PROVING_SOLVERS and split in PROVING_SPLITS):
         return

@@ -13,7 +13,9 @@ from ..core.names import given_as
 from ..core.network import Network
 from ..core.objective import Objective
 from ..core.partition import Space
-from ..core.solution import INTERRUPTED_WITH_PLAN, Solution, Status
+from ..core.plan import Plan
+from ..core.problem import Problem
+from ..core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status
 from ..core.split_rules import SplitRules
 from ..core.uneven import AlphaSpace
 from ..solvers.deadline import MIN_LEFT_SHARE
@@ -96,13 +98,15 @@ def _tagged(sol: Solution, proved_by: str, pre: Solution | None, t0: float) -> S
 
 
 def solve_by(solver: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-             rules: SplitRules, proportional: bool = False):
+             rules: SplitRules, proportional: bool = False, seeds=()):
     """``--split optimal --solver brute|exact|cpsat|dp``: the uneven form of that solver over the
     declared space under ``rules``: brute, exact and cpsat keep to caps, memory, pins and forbids
     and prove the optimum; dp (the level-by-level DP, ``solvers.uneven_levels``) keeps to pins and
     forbids, its plan's broken caps and memory are reported by the caller, and it proves nothing
     (status feasible; level-optimal where every level is the even DP's). Refused (one line) where
-    it does not apply. (plan or None, status, bound, wall, its own objective value, ``proof_info``)."""
+    it does not apply. ``seeds`` (plans, or a generator of them): what exact's Pareto DP returns
+    when the time limit stops it with no better plan (``solvers.uneven.exact_uneven``). (plan or
+    None, status, bound, wall, its own objective value, ``proof_info``)."""
     from ..solvers.brute import solve_split as brute_split
     from ..solvers.uneven import exact_uneven
     from ..solvers.uneven_levels import levels_uneven
@@ -113,7 +117,7 @@ def solve_by(solver: str, network: Network, array: ArraySpec, space: Space, aspa
             sol = brute_split(network, array, space, aspace, rules=rules, time_limit_s=time_limit_s)
         elif solver == "exact":  # caps or memory: the constrained path, as the even split's exact solver
             sol = (constrained_uneven if rules.couples_layers else exact_uneven)(
-                network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+                network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
         elif solver == "cpsat":  # caps or memory: the exact path first, as the even split's cpsat
             sol = cpsat_after_exact(network, array, space, aspace, time_limit_s, rules)
         else:
@@ -146,3 +150,32 @@ def _instead(solver: str, rules: SplitRules, proportional: bool = False) -> str:
             "a proven bound and the gap" if joint else
             f"; a coarser {grid} makes the space smaller (the joint solver, {split} optimal without {by}, "
             "minimises the step time only)")
+
+
+def seed_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types: Plan, rules: SplitRules):
+    """The plans a time-limited exact run falls back on (a generator: computed only when it
+    stops): the equal-split DP's (``types``' with every alpha 1/2), then the level DP's
+    (``--solver dp``'s) over ``aspace``."""
+    from ..solvers.uneven_levels import levels_uneven
+
+    yield Plan.even(types)
+    try:
+        yield levels_uneven(network, array, space, aspace, rules=rules, name="dp").plan
+    except Refused:
+        return
+
+
+def even_solve(network: Network, array: ArraySpec, space: Space, solver: str, time_limit_s: float, rules: SplitRules):
+    """``--split equal --solver exact|cpsat|brute|pruned``: the even split is the alpha = 1/2 case of
+    the one model, so the even solver answers it (``app.run.run``: its status, plan, proven bound and,
+    with no plan, its explanation), on the problem ``explore`` without ``--split`` solves. Its
+    objective value is the even evaluator's (traffic, or the time objective: the slowest kind's
+    compute plus sum_h c_h * dtype / b_h), which the caller checks against ``evaluate_split``'s
+    (the step time of the slowest accelerator at alpha 1/2). The tuple of ``split._split_plan``."""
+    from .run import run
+
+    problem = Problem(network, array, space, rules.objective, rules.constraints)
+    r = run(problem, solver, SolveOptions(time_limit_s=time_limit_s))
+    info = {"reason": r.reason or "", "proved_by": r.bound_method, "method": "", "exact_first": None,
+            "explanation": r.explanation, "even": True}
+    return r.plan, r.status, r.bound, None, r.wall_s, r.objective_value, info

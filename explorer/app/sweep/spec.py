@@ -154,8 +154,9 @@ KEYS: dict[str, Callable[[Any], str | None]] = {
 }
 COUNT_KEY = "accelerators_KIND"  # accelerators_<kind>: how many of that kind (sweep.mix)
 # a split point (``explore --split``) takes no seed (CP-SAT's seed of the even split's model); a solver
-# that does not fit its split (``app.split.check_split_solver``) makes the point an invalid row, and is
-# refused up front only when no split point of the sweep fits (_check_split)
+# that does not fit its split (``app.split.check_split_solver``: brute, exact, cpsat or dp with split
+# optimal or proportional; every solver with equal; dp with levels) makes the point an invalid row, and
+# is refused up front only when no split point of the sweep fits (_check_split)
 ONLY_WITH_SPLIT = ("alpha_grid", "grid_only", "free")
 
 
