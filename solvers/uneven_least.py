@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from explorer.core.array import ArraySpec
+from explorer.core.names import given_as
 from explorer.core.network import Network
 from explorer.core.partition import Space
 from explorer.core.split_costs import SplitCosts, VectorLayout
@@ -219,7 +220,7 @@ def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_
     return (True, solver.Value(top) * g, "") if status == cp_model.OPTIMAL else (False, None, "time")
 
 
-GAVE_UP = {"time": "its search ran out of time ({s:g} s shared by the limits; a --time-limit above that gives more)",
+GAVE_UP = {"time": "its search ran out of time ({s:g} s shared by the limits; a {time_limit} above that gives more)",
            "states": "its search outgrew its state limit ({n:,} Pareto states a layer)",
            "int64": "its search's sums exceed CP-SAT's int64 range",
            "none": "no value of it alone admits a plan (the other rules conflict with it)"}
@@ -229,5 +230,5 @@ def gave_up_text(least: list[LeastLimit], limit_s: float) -> str | None:
     """Why no smallest feasible value was found, per limit ('cap at level 1: its search ran out of
     time ...'), from ``least_limits``' answer (``limit_s``: its time limit); None where it says nothing."""
     parts = [f"{'memory' if x.level is None else f'cap at level {x.level}'}: "
-             + GAVE_UP[x.why].format(s=limit_s, n=MAX_STATES) for x in least if x.why in GAVE_UP]
+             + GAVE_UP[x.why].format(s=limit_s, n=MAX_STATES, time_limit=given_as("--time-limit")) for x in least if x.why in GAVE_UP]
     return "; ".join(parts) or None

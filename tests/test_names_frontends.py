@@ -61,9 +61,9 @@ def test_an_infeasible_cap_suggests_a_cap_as_the_cli_the_api_and_a_sweep_row_set
 
 def test_the_splits_solver_rule_names_the_apis_arguments():
     with pytest.raises(SpecError) as e:
-        api.solve("lenet-c", "tpu-mix-16", split="equal", solver="exact")
+        api.solve("lenet-c", "tpu-mix-16", split="levels", solver="exact")
     assert e.value.source == "solver" and "--" not in str(e.value)
-    assert "not with split equal; split optimal and proportional take solver brute" in str(e.value)
+    assert "not with split levels; split optimal and proportional take solver brute" in str(e.value)
     assert "(split optimal without solver: the joint solver)" in str(e.value)
 
 
