@@ -78,6 +78,7 @@ def check(
     alpha_grid: int = DEFAULT_ALPHA_GRID,
     free: str = "unlike",
     grid_only: bool = False,
+    started: float | None = None,
 ) -> CheckReport | SplitCheck:
     """Cross-check one problem: is the DP level-optimal, what is the proven joint optimum, do
     the exact solvers agree, and how far is the DP from the optimum (``explore check``).
@@ -94,8 +95,13 @@ def check(
     (``objective="time"`` or left out); ``levels``, caps, pins, forbids, constraints and (every
     kind's) ``memory_GiB`` bind the solvers that take them (the others' rows say they refuse);
     ``workers``, ``seed`` and ``dump_model`` are refused (``SpecError``).
+
+    ``time_limit`` bounds the whole check (the DP, its level checks and the joint solvers in turn,
+    each getting what the steps before it left), counted from ``started`` (a ``time.perf_counter()``
+    value; ``explore check`` passes its process's start) or else from the call; not with ``split``.
     """
     check_solve_args(time_limit, workers, seed, dump_model, progress)
+    request.check_started(started)
     spec = dict(space=space, batch=batch, levels=levels, seq=seq, caps=caps, memory_GiB=memory_GiB,  # build_problem's
                 weight_copies=weight_copies, pins=pins, forbids=forbids, constraints=constraints)
     if split is not None:
@@ -106,7 +112,8 @@ def check(
     names = solver_names(solvers, CHECK_SOLVERS)
     problem = request.build_problem(model, array, objective="traffic" if objective is None else objective, **spec)
     options = CheckOptions(
-        solve=SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress),
+        solve=SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress,
+                           started=started),
         solvers=names,
     )
     return _check(problem, options, progress=progress)
