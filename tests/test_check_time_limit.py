@@ -131,3 +131,21 @@ def test_explore_check_at_h10_keeps_to_the_limit():
     wall = time.perf_counter() - t
     assert done.returncode == 0, done.stderr
     assert "elimination" in done.stdout and wall < 5.0
+
+
+def test_on_a_wide_graph_cpsat_starts_from_the_dp_plan(wide, monkeypatch):
+    """CP-SAT makes no DP hint of its own on a graph too wide for the DP: the check gives it the DP's
+    plan (a short limit left it with no plan, 'unknown', where the DP had one)."""
+    hints = []
+
+    def lookup(name):
+        real = get_solver(name)
+
+        def solve(problem, options):
+            if name == "cpsat" and sum(problem.weights.weights) != 1:  # (the joint solve, not a level's)
+                hints.append(options.hint)
+            return real(problem, options)
+        return solve
+
+    report = check(wide, CheckOptions(solve=SolveOptions(time_limit_s=60.0), solvers=("cpsat",)), lookup=lookup)
+    assert hints == [report.dp.plan] and hints[0] is not None

@@ -171,7 +171,8 @@ def check(
     problems_found: list[str] = []  # every check appends here, in the order the checks run
     dsol, dp_report = _run_dp(problem, options, lookup, say, problems_found, clock)
     levels = _level_checks(problem, dsol, options, lookup, say, to_elements, problems_found, clock)
-    joint = _joint_solves(problem, options, lookup, say, problems_found, clock)
+    wide_dp = dsol if dsol is not None and dsol.info.get("levels_by_cpsat") and not dsol.violations else None
+    joint = _joint_solves(problem, options, lookup, say, problems_found, clock, wide_dp)
     verdict = _compare_joint(problem, joint.solutions, problems_found)
     best = _optimum(problem, dsol, verdict, names, problems_found)
     explanation = None
@@ -280,9 +281,11 @@ def _level_checks(problem: Problem, dsol: Solution | None, options: CheckOptions
 
 
 def _joint_solves(problem: Problem, options: CheckOptions, lookup, say, problems_found: list[str],
-                  clock: Clock) -> _JointRuns:
+                  clock: Clock, wide_dp: Solution | None = None) -> _JointRuns:
     """Run each joint solver in turn, each within what the steps before it left of the time limit
-    (its import counted); one that refuses is reported with its reason."""
+    (its import counted); one that refuses is reported with its reason. ``wide_dp``: the DP's plan
+    on a graph too wide for its elimination (CP-SAT makes no DP hint of its own there), CP-SAT's
+    hint where the exact solver gives none."""
     solutions: dict[str, Solution] = {}
     reports: list[tuple[str, SolverReport]] = []
     for name in options.solvers:
@@ -292,7 +295,7 @@ def _joint_solves(problem: Problem, options: CheckOptions, lookup, say, problems
             reports.append((name, SolverReport(status=Status.UNKNOWN, reason=skip)))
             continue
         solve = lookup(name)  # (its import counts)
-        opts = _with_exact_hint(name, options.solve, solutions.get("exact"))
+        opts = _with_exact_hint(name, options.solve, solutions.get("exact") or wide_dp)
         if clock.limit is not None:
             opts = replace(opts, time_limit_s=clock.left())
         try:
