@@ -149,3 +149,24 @@ def test_on_a_wide_graph_cpsat_starts_from_the_dp_plan(wide, monkeypatch):
 
     report = check(wide, CheckOptions(solve=SolveOptions(time_limit_s=60.0), solvers=("cpsat",)), lookup=lookup)
     assert hints == [report.dp.plan] and hints[0] is not None
+
+
+def test_under_a_time_limit_the_elimination_comes_before_exact():
+    """exact on a level's problem took 5-13 s a level (ResNet-50 at 7-8 levels) and has no time limit:
+    under --time-limit narrow levels go to the elimination first; without one, exact proves them."""
+    problem = build_problem("resnet18", "hypar-16", space="accpar")
+
+    def no_level_exact(name):
+        real = get_solver(name)
+
+        def solve(p, options):
+            if name == "exact" and sum(p.weights.weights) == 1:
+                raise AssertionError("exact ran on a level's problem under a time limit")
+            return real(p, options)
+        return solve
+
+    limited = check(problem, CheckOptions(solve=SolveOptions(time_limit_s=60.0), solvers=()), lookup=no_level_exact)
+    assert [lv.method for lv in limited.levels] == ["elimination"] * 4
+    plain = check(problem, CheckOptions(solvers=()))
+    assert [lv.method for lv in plain.levels] == ["exact"] * 4
+    assert [lv.level_optimum_elements for lv in plain.levels] == [lv.level_optimum_elements for lv in limited.levels]
