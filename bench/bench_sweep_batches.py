@@ -7,6 +7,12 @@ time (the parent's and the pool workers', user + system), which a shared machine
 Every run's answers are checked equal.
 
     python bench/bench_sweep_batches.py
+    python bench/bench_sweep_batches.py --whole --repeat 5 [--before DIR]
+
+``--whole``: trial 10's sweep (alexnet, lenet-c, resnet18 x levels 2, 3, 4 x dp, exact on
+hypar-16, accpar; 18 points) as whole ``explore sweep ... --workers W --quiet`` processes, 1 and 2
+workers alternated, ``--repeat`` rounds: median and range of the wall time. ``--before DIR`` also
+runs ``python -m explorer.app.cli`` with ``PYTHONPATH=DIR`` (an older tree) in the same rounds.
 """
 
 from __future__ import annotations
@@ -64,5 +70,56 @@ def main() -> None:
           "(one point per task / batched)")
 
 
+TRIAL10 = """version: 1
+name: small
+grid:
+  model: [alexnet, lenet-c, resnet18]
+  levels: [2, 3, 4]
+  solver: [dp, exact]
+fixed:
+  space: accpar
+  array: hypar-16
+"""
+
+
+def whole(repeat: int, before: str | None) -> None:
+    """Trial 10's 18 cheap points as whole processes, 1 and 2 workers alternated."""
+    import statistics
+    import subprocess
+    import tempfile
+
+    runs = [("after", None)] + ([("before", dict(os.environ, PYTHONPATH=before))] if before else [])
+    walls: dict[tuple[str, int], list[float]] = {(n, w): [] for n, _ in runs for w in (1, 2)}
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = os.path.join(tmp, "sw.yaml")
+        with open(spec, "w") as f:
+            f.write(TRIAL10)
+        print(f"load before: {os.getloadavg()[0]:.1f}")
+        for r in range(repeat):
+            for name, env in runs:
+                for w in (1, 2):
+                    out = os.path.join(tmp, f"out-{name}-{w}-{r}")
+                    t = time.perf_counter()
+                    subprocess.run([sys.executable, "-m", "explorer.app.cli", "sweep", spec, "--out", out, "--workers",
+                                    str(w), "--quiet"], check=True, capture_output=True, env=env)
+                    walls[(name, w)].append(time.perf_counter() - t)
+    print(f"{'run':<8}{'1 worker s':>12}{'2 workers s':>13}{'2 vs 1':>8}   (medians of {repeat}; ranges)")
+    for name, _ in runs:
+        m1, m2 = statistics.median(walls[(name, 1)]), statistics.median(walls[(name, 2)])
+        print(f"{name:<8}{m1:>12.2f}{m2:>13.2f}{m2 / m1:>7.2f}x   1: {min(walls[(name, 1)]):.2f}-{max(walls[(name, 1)]):.2f}"
+              f"  2: {min(walls[(name, 2)]):.2f}-{max(walls[(name, 2)]):.2f}")
+    print(f"load after: {os.getloadavg()[0]:.1f}")
+
+
 if __name__ == "__main__":
-    main()
+    if "--whole" in sys.argv:
+        import argparse
+
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--whole", action="store_true")
+        ap.add_argument("--repeat", type=int, default=5)
+        ap.add_argument("--before", metavar="DIR")
+        a = ap.parse_args()
+        whole(a.repeat, a.before)
+    else:
+        main()

@@ -77,6 +77,7 @@ def check(
     alpha_grid: int | None = None,
     free: str | None = None,
     grid_only: bool = False,
+    started: float | None = None,
 ) -> CheckReport | SplitCheck:
     """Cross-check one problem: is the DP level-optimal, what is the proven joint optimum, do
     the exact solvers agree, and how far is the DP from the optimum (``explore check``).
@@ -95,8 +96,14 @@ def check(
     kind's) ``memory_GiB`` bind the solvers that take them (the others' rows say they refuse);
     ``workers``, ``seed`` and ``dump_model`` are refused (``SpecError``). ``split="equal"`` (every
     alpha 1/2) is the even split: the check above, on the step time unless ``objective`` is given.
+
+    ``time_limit`` bounds the whole check (the DP, its level checks and the joint solvers in turn,
+    each getting what the steps before it left), counted from ``started`` (a ``time.perf_counter()``
+    value; ``explore check`` passes its process's start) or else from the call; not with ``split``
+    (other than ``"equal"``).
     """
     check_solve_args(time_limit, workers, seed, dump_model, progress)
+    request.check_started(started)
     spec = dict(space=space, batch=batch, levels=levels, seq=seq, caps=caps, memory_GiB=memory_GiB,  # build_problem's
                 weight_copies=weight_copies, pins=pins, forbids=forbids, constraints=constraints)
     if split == "equal":  # the even split (alpha 1/2): the even solvers compared, on solve(split=...)'s objective
@@ -111,7 +118,8 @@ def check(
     names = solver_names(solvers, CHECK_SOLVERS)
     problem = request.build_problem(model, array, objective="traffic" if objective is None else objective, **spec)
     options = CheckOptions(
-        solve=SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress),
+        solve=SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress,
+                           started=started),
         solvers=names,
     )
     return _check(problem, options, progress=progress)

@@ -659,6 +659,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     if wide:
         note = _wide_note(wide, unproven)
         info["levels_by_cpsat"] = sorted(wide)
+        info["levels_note"] = note  # (the reason without what the plan breaks: for a solver that starts from it)
         info["reason"] = note + ("; " + info["reason"] if "reason" in info else "")
     # the levels' costs as the DP summed them (not summed again from the tables): the evaluator's
     # re-score of the plan (``app.run.rescore``) checks them

@@ -28,9 +28,15 @@ def memory_caps(problem, layout, limit: Fraction) -> list[int]:
     if k >= 2:  # every stage's memory is linear in its layers: two probes give every slope
         many = _memories(problem, layout, (k,) * p)
         slopes = [(many[s] - ones[s]) / (k - 1) for s in range(p)]
-    else:
-        slopes = [(_memories(problem, layout, tuple(big if j == s else 1 for j in range(p)))[s] - ones[s]) / (big - 1)
-                  if big > 1 else Fraction(0) for s in range(p)]
+    else:  # L < 2p: probes giving 2 layers to at most L - p stages at once (was one probe per stage: p = 64
+        # stages of LLaMA-3-405B's 126 layers made one candidate's score 0.5-1.4 s, past --time-limit)
+        slopes = [Fraction(0)] * p
+        room = L - p  # (big - 1: the layers beyond one a stage that one probe may add)
+        for first in range(0, p, max(room, 1)) if room > 0 else ():
+            group = range(first, min(first + room, p))
+            two = _memories(problem, layout, tuple(2 if j in group else 1 for j in range(p)))
+            for j in group:
+                slopes[j] = two[j] - ones[j]
     caps = []
     for s in range(p):
         if ones[s] > limit:

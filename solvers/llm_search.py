@@ -95,12 +95,16 @@ def make_layout(problem, cand: Candidate, tensor_types):
 
 
 def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = None, evaluate=None,
-           progress: Progress | None = None, prune: bool = True) -> LlmSearchResult:
-    """The joint optimum of ``space`` on ``problem`` (``prune=False``: score every candidate)."""
+           progress: Progress | None = None, prune: bool = True, started: float | None = None) -> LlmSearchResult:
+    """The joint optimum of ``space`` on ``problem`` (``prune=False``: score every candidate).
+    ``time_limit_s`` counts from ``started`` (a ``time.perf_counter()`` value: ``explore`` passes its
+    process's start) or else from here; no candidate is started that its predecessors' cost says would
+    end past it (``_Pace``)."""
     if evaluate is None:
         from ..core.llm_step import evaluate_llm as evaluate
     start = time.perf_counter()
-    deadline = None if time_limit_s is None else start + time_limit_s
+    deadline = None if time_limit_s is None else (start if started is None else started) + time_limit_s
+    pace = _Pace(deadline)
     dims, cluster = problem.dims, problem.cluster
     cands = candidates(space, cluster.gpus, cluster.gpus_per_node, dims.layers, dims.batch, dims.head_groups,
                        dims.experts)
@@ -120,10 +124,10 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
         if prune and best is not None and tf > best.step_time_s:  # strict: a tie may need less memory
             pruned_time = len(fitting) - n
             break
-        if past(deadline) and scored:
+        if scored and pace.over():
             unresolved = len(fitting) - n
             break
-        s = _score(problem, cand, types, evaluate)
+        s = pace.timed(_score, problem, cand, types, evaluate)
         if s.evaluation.efficiency != eff:
             raise ValueError(f"evaluate_llm used efficiency {s.evaluation.efficiency}, the bounds {eff}")
         scored.append(s)
@@ -142,7 +146,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
         bound = min(best.step_time_s, typed, fitting[len(fitting) - unresolved][0] if unresolved else best.step_time_s)
         status = Status.OPTIMAL if bound == best.step_time_s else Status.FEASIBLE
     smallest = min((x.evaluation.memory_bytes_per_accelerator for x in scored), default=None) if best is None else None
-    extra = _report_extra(problem, keyed, scored, types, evaluate, deadline)
+    extra = _report_extra(problem, keyed, scored, types, evaluate, pace)
     return LlmSearchResult(status, best, bound, len(cands), len(scored), pruned_time, len(keyed) - len(fitting),
                            unresolved, capacity, smallest, runners_up(best, scored + extra),
                            time.perf_counter() - start, space, floor, tuple(scored),
@@ -285,22 +289,52 @@ def _uniform_key(c: Candidate) -> tuple[int, int, int]:
     return (c.degrees.tensor, c.degrees.pipeline, c.degrees.expert)
 
 
-def _report_extra(problem, keyed, scored, types, evaluate, deadline) -> list[Scored]:
+def _report_extra(problem, keyed, scored, types, evaluate, pace: "_Pace | float | None") -> list[Scored]:
     """For "why not the others": the lowest-bound candidates of (t, p) pairs no scored candidate has,
     each pair's best of those tied at its lowest bound (ZeRO 0 and 1 share a bound: a tie on time goes
-    to the smaller memory, as ``_better``'s)."""
+    to the smaller memory, as ``_better``'s); none started that would end past the deadline (a pair
+    cut there keeps what was scored of it). ``pace``: the search's, or a deadline (None: none)."""
+    pace = pace if isinstance(pace, _Pace) else _Pace(pace)
     have = {_uniform_key(s.candidate) for s in scored}
     out: list[Scored] = []
     for tf, _mf, _i, cand in keyed:
         pair = _uniform_key(cand)
         if pair in have:
             continue
-        if len(out) >= EXTRA_FOR_REPORT or (past(deadline)):
+        if len(out) >= EXTRA_FOR_REPORT or pace.over():
             break
         have.add(pair)
-        tied = [c for t2, _m, _j, c in keyed if t2 == tf and _uniform_key(c) == pair]
-        out.append(min((_score(problem, c, types, evaluate) for c in tied), key=_rank))
+        tied, got = [c for t2, _m, _j, c in keyed if t2 == tf and _uniform_key(c) == pair], []
+        for c in tied:
+            if got and pace.over():
+                break
+            got.append(pace.timed(_score, problem, c, types, evaluate))
+        out.append(min(got, key=_rank))
     return out
+
+
+class _Pace:
+    """The search's deadline (None: none) and what scoring a candidate costs: the costliest of the
+    last ``PACE_WINDOW`` scores (a candidate's cost varies with its pipeline degree; a score past
+    the deadline ran 0.3-0.7 s over it on a loaded machine)."""
+
+    def __init__(self, deadline: float | None):
+        self.deadline, self.costs = deadline, []
+
+    def timed(self, fn, *args):
+        t = time.perf_counter()
+        out = fn(*args)
+        self.costs = (self.costs + [time.perf_counter() - t])[-PACE_WINDOW:]
+        return out
+
+    def over(self) -> bool:
+        """Whether the next score, at the recent cost, would end past the deadline."""
+        if self.deadline is None:
+            return False
+        return time.perf_counter() + (max(self.costs) if self.costs else 0.0) > self.deadline
+
+
+PACE_WINDOW = 4
 
 
 def runners_up(best: Scored | None, scored: list[Scored], n: int = RUNNERS_UP) -> tuple[Scored, ...]:

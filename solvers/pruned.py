@@ -18,6 +18,7 @@ import numpy as np
 from explorer.core.errors import InstanceTooLarge, Refused
 from explorer.core.names import given_as
 from explorer.core.partition import compositions
+from explorer.core.plan import Plan
 from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
@@ -109,18 +110,37 @@ def setup_estimate_s(problem: Problem) -> float:
 def _dp_instead(problem: Problem, t0: float, setup: float, limit: float, left: float) -> Solution:
     """The DP's plan, ``feasible`` with the trivial bound 0, when the set-up alone is estimated
     beyond the limit (then no bound could be proven within it)."""
-    from .dp import NoPlan, hierarchical_dp
-
-    try:
-        plan, _ = hierarchical_dp(problem)  # (it keeps pins and forbids: a layer they leave no type has none)
-    except NoPlan:
+    plan, note = dp_plan(problem, t0 + limit)
+    if plan is None:  # (the DP keeps pins and forbids: a layer they leave no type has none)
         return _infeasible(t0)
     K = max(len(problem.node_types(n)) for n in range(problem.num_layers))
     why = (f"setting up {K}^{problem.levels} type vectors per layer is estimated at {setup:.1f} s, beyond the "
            f"{max(left, 0.0):.1f} s {given_as('--time-limit')} {limit:g} s leaves: the DP's plan, no bound; "
            f"raise {given_as('--time-limit')}")
     return plan_solution("pruned", problem, plan, Status.FEASIBLE, time.perf_counter() - t0, 0,
-                         {"method": "dp-start", "reason": why})
+                         {"method": "dp-start", "reason": why + note})
+
+
+# Of the time left, what the DP's starting plan may take on a graph too wide for its elimination
+# (``dp.solve`` solves those levels by CP-SAT, sharing this), and the least it gets
+DP_START_SHARE = 0.25
+DP_START_MIN_S = 0.1
+
+
+def dp_plan(problem: Problem, deadline: float) -> tuple[Plan | None, str]:
+    """The DP's plan, as ``--solver dp`` gives it (None: pins and forbids leave a layer no type),
+    and '' or, where levels too wide for its elimination were solved by CP-SAT within
+    ``DP_START_SHARE`` of the time left, '; the DP's plan it starts from: <the DP's note>'.
+    Refused (one line) where the DP cannot give one (costs beyond CP-SAT's int64, or no plan in time)."""
+    from .dp import solve as dp_solve
+
+    share = max(DP_START_SHARE * (deadline - time.perf_counter()), DP_START_MIN_S)
+    try:
+        sol = dp_solve(problem, SolveOptions(time_limit_s=share))
+    except InstanceTooLarge as err:
+        raise Refused(f"pruned: no starting plan: {err}") from None
+    note = sol.info.get("levels_note")
+    return sol.plan, f"; the DP's plan it starts from: {note}" if note else ""
 
 
 def fits_int64(problem: Problem) -> bool:
@@ -187,10 +207,10 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
     chained = block_chain.solve_whole(problem, vc, t0, t0 + limit, kept)  # a chain of blocks: exact at once
     if chained is not None:
         return chained
-    start = _dp_start(problem, vc)  # finite: ``solve`` returned infeasible when some node had no allowed vector
+    *start, note = _dp_start(problem, vc, t0 + limit)  # finite: ``solve`` returned infeasible when some node had no allowed vector
     t_dual = time.perf_counter()
     if t_dual >= t0 + limit:  # the set-up alone took the limit: no dual round, no threshold (they ran 1.5 s past it)
-        return _dp_only(problem, vc, start, t0, limit, _chain_hint(kept, limit))
+        return _dp_only(problem, vc, start, t0, limit, _chain_hint(kept, limit) + note)
     res = dual_bound(vc, rounds, deadline=t0 + DUAL_SHARE * limit, incumbent=start, enough=_final_is_cheap(vc, max_entries))
     info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound,
             "start_s": t_dual - t0, "dual_s": time.perf_counter() - t_dual}
@@ -199,7 +219,9 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
     proven = search.run()
     info.update(thresholds=search.steps, survivors_max=search.survivors_max, eliminations=search.log)
     if not proven:
-        info["reason"] = search.why + _chain_hint(kept, limit)
+        info["reason"] = search.why + _chain_hint(kept, limit) + note
+    elif note:
+        info["reason"] = note.removeprefix("; ")
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     bound = search.incumbent if proven else search.lo
     sol = plan_solution("pruned", problem, vectors_plan(vc, search.vectors), status, time.perf_counter() - t0, bound, info)
@@ -376,11 +398,11 @@ def _threads(options: SolveOptions) -> int:
     return max(1, options.workers or min(2, os.cpu_count() or 1))
 
 
-def _dp_start(problem: Problem, vc: VectorCosts) -> tuple[int, list[int]]:
-    """The DP's plan as type vectors, and its cost."""
-    from .dp import hierarchical_dp
-
-    plan, _ = hierarchical_dp(problem)
+def _dp_start(problem: Problem, vc: VectorCosts, deadline: float) -> tuple[int, list[int], str]:
+    """The DP's plan as type vectors, its cost, and the note on its levels (``dp_plan``)."""
+    plan, note = dp_plan(problem, deadline)
+    if plan is None:  # (``solve`` returned infeasible before, where a node has no allowed vector)
+        raise AssertionError("pruned: the DP found no plan where every node has an allowed type vector")
     vectors = []
     for n in range(vc.N):
         d = vc.dom[n]
@@ -388,7 +410,7 @@ def _dp_start(problem: Problem, vc: VectorCosts) -> tuple[int, list[int]]:
         for h in range(vc.H):
             v = v * d.K + d.types.index(plan.types[h][n])
         vectors.append(v)
-    return _cost(vc, vectors), vectors
+    return _cost(vc, vectors), vectors, note
 
 
 def _cost(vc: VectorCosts, vectors: list[int]) -> int:

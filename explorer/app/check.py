@@ -3,12 +3,18 @@ optimum, do the exact solvers agree, and how far is the DP from it?"""
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, replace
 from typing import Callable
 
 from ..solvers import get_solver
-from ..core.solution import Solution, SolveOptions, Status
+from ..solvers.deadline import MIN_LEFT_SHARE, origin
+from ..solvers.dp import graph_level, too_wide, wide_levels
+from ..core.comm import advance, zero_counts
+from ..core.names import given_as
+from ..core.plan import Plan
+from ..core.solution import Solution, SolveOptions, Status, plan_solution
 
 from ..core.constraints import Constraints, Pin
 from ..core.errors import Refused
@@ -60,36 +66,96 @@ def method_of(sol: Solution) -> str:
 
 
 def level_optimum(problem: Problem, plan_rows, h: int, options: CheckOptions, lookup=get_solver) -> tuple[int, str]:
+    """min c_h (units) with every other level pinned to plan_rows, proven (``level_result`` without a
+    time limit), and the method that proved it."""
+    res = level_result(problem, plan_rows, h, options, lookup)
+    if res.value is None:
+        raise RuntimeError(f"level {h}: {res.method} did not prove the level optimum ({res.cut_short})")
+    return res.value, res.method
+
+
+@dataclass(frozen=True)
+class LevelResult:
+    """A level's optimum given the other levels (units; None: not proven), how, and, where the time
+    limit cut the proof short, the least level cost found, the bound and why."""
+    value: int | None
+    method: str
+    found: int | None = None
+    bound: int | None = None
+    cut_short: str | None = None
+
+
+def level_result(problem: Problem, plan_rows, h: int, options: CheckOptions, lookup=get_solver,
+                 time_limit_s: float | None = None, skip: str | None = None) -> LevelResult:
     """min c_h (units) with every other level pinned to plan_rows: by enumeration when small, else the
-    exact DP (CP-SAT where it refuses)."""
-    L = problem.num_layers
-    # the DP enforces pins and forbids only: its level optimum is over that relaxation
-    pins = tuple(Pin(l, hh, plan_rows[hh][l]) for hh in range(problem.levels) if hh != h for l in range(L))  # noqa: E741
-    constraints = Constraints(pins=problem.constraints.pins + pins, forbids=problem.constraints.forbids,
-                              weight_copies=problem.constraints.weight_copies)
-    weights = tuple(1 if hh == h else 0 for hh in range(problem.levels))
-    sub = problem.with_constraints(constraints).with_weights(weights)
+    exact DP over type vectors, else (where it refuses) the frontier elimination of one level
+    (``dp.graph_level``, exact; on a graph it is the DP's own, on a chain not; under a time limit,
+    ``time_limit_s`` given, it comes first), else, on a level too wide for that, CP-SAT within
+    ``time_limit_s`` (from the DP's plan; cut short: not proven), or not at all where ``skip`` says
+    why (``Clock.no_time_for``)."""
+    sub = _level_problem(problem, plan_rows, h)
     rows = 1
-    for l in range(L):  # noqa: E741
+    for l in range(problem.num_layers):  # noqa: E741
         rows *= len(sub.allowed(h, l))
     if rows <= options.level_brute_max_rows:
         sol = lookup("brute")(sub, SolveOptions(max_plans=options.level_brute_max_rows))
         method = "enumeration"
     else:
         sol, method = None, "exact"
-        try:  # the exact DP over type vectors (pins only: no caps or memory here) is the fastest proof
-            sol = lookup("exact")(sub, SolveOptions())
+        narrow = too_wide(sub, h) is None
+        if narrow and time_limit_s is not None:  # under a time limit the elimination first: milliseconds,
+            sol, method = _eliminated(sub, plan_rows, h), "elimination"  # where exact took 5-13 s a level
+        try:  # (ResNet-50 at 7-8 levels) the exact DP over type vectors (pins only: no caps or memory here)
+            sol = sol or lookup("exact")(sub, SolveOptions())  # is an independent proof
         except Refused:
             pass
+        if (sol is None or sol.status is not Status.OPTIMAL) and narrow:
+            sol, method = _eliminated(sub, plan_rows, h), "elimination"
+        if (sol is None or sol.status is not Status.OPTIMAL) and skip is not None:
+            return LevelResult(None, "cpsat", cut_short=skip)
         if sol is None or sol.status is not Status.OPTIMAL:
-            sol = lookup("cpsat")(sub, SolveOptions(workers=options.solve.workers, seed=options.solve.seed))
+            sol = lookup("cpsat")(sub, SolveOptions(time_limit_s=time_limit_s, workers=options.solve.workers,
+                                                    seed=options.solve.seed, hint=Plan(tuple(plan_rows))))
             method = "cpsat"
         if sol.status is Status.INTERRUPTED:
             raise KeyboardInterrupt  # Ctrl-C: the CLI says which level it stopped
         if sol.status is not Status.OPTIMAL:
-            raise RuntimeError(f"level {h}: {method} did not prove the level optimum ({sol.status})")
+            if time_limit_s is None:
+                raise RuntimeError(f"level {h}: {method} did not prove the level optimum ({sol.status})")
+            if sol.plan is not None:
+                rescore(sub, sol)
+            why = (f"{method} did not prove the level optimum within its {time_limit_s:.2f} s of "
+                   f"{given_as('--time-limit')} ({sol.status.value})")
+            return LevelResult(None, method, sol.objective if sol.plan is not None else None, sol.bound, why)
     rescore(sub, sol)  # the level optimum's plan, too, is re-scored by the evaluator
-    return sol.objective, method
+    return LevelResult(sol.objective, method)
+
+
+def _level_problem(problem: Problem, plan_rows, h: int) -> Problem:
+    """The problem with every level but h pinned to plan_rows and the objective c_h alone (the
+    DP enforces pins and forbids only: its level optimum is over that relaxation)."""
+    L = problem.num_layers
+    pins = tuple(Pin(l, hh, plan_rows[hh][l]) for hh in range(problem.levels) if hh != h for l in range(L))  # noqa: E741
+    constraints = Constraints(pins=problem.constraints.pins + pins, forbids=problem.constraints.forbids,
+                              weight_copies=problem.constraints.weight_copies)
+    weights = tuple(1 if hh == h else 0 for hh in range(problem.levels))
+    return problem.with_constraints(constraints).with_weights(weights)
+
+
+def _eliminated(sub: Problem, plan_rows, h: int) -> Solution:
+    """Level h's optimum by the frontier elimination, given the counts of plan_rows' levels above it,
+    as a plan (plan_rows with row h replaced) whose tables' score must equal the elimination's."""
+    t0 = time.perf_counter()
+    counts = zero_counts(sub.num_layers)
+    for row in plan_rows[:h]:
+        counts = advance(counts, row)
+    row, cost = graph_level(sub, h, counts)
+    rows = list(plan_rows)
+    rows[h] = tuple(row)
+    sol = plan_solution("elimination", sub, Plan(tuple(rows)), Status.OPTIMAL, time.perf_counter() - t0)
+    if sol.objective != cost:
+        raise AssertionError(f"level {h}: the elimination's c_h {cost} != the tables' {sol.objective}")
+    return Solution(sol.solver, sol.status, sol.plan, sol.objective, sol.objective, sol.level_units, sol.wall_s, sol.info)
 
 
 def check(
@@ -101,18 +167,21 @@ def check(
     """Run the cross-checks; ``lookup`` maps a solver name to its solve function."""
     options = options or CheckOptions()
     say = progress or (lambda msg: None)
-    t0 = time.perf_counter()
+    clock = Clock(origin(options.solve), options.solve.time_limit_s)
+    t0 = clock.t0
+    options = replace(options, solve=replace(options.solve, started=None))  # each step: the time ``clock`` leaves it
     names = problem.network.layer_names
     to_elements = problem.tables.to_elements
     problems_found: list[str] = []  # every check appends here, in the order the checks run
-    dsol, dp_report = _run_dp(problem, options, lookup, say, problems_found)
-    levels = _level_checks(problem, dsol, options, lookup, say, to_elements, problems_found)
-    joint = _joint_solves(problem, options, lookup, say, problems_found)
+    dsol, dp_report = _run_dp(problem, options, lookup, say, problems_found, clock)
+    levels = _level_checks(problem, dsol, options, lookup, say, to_elements, problems_found, clock)
+    wide_dp = dsol if dsol is not None and dsol.info.get("levels_by_cpsat") and not dsol.violations else None
+    joint = _joint_solves(problem, options, lookup, say, problems_found, clock, wide_dp)
     verdict = _compare_joint(problem, joint.solutions, problems_found)
     best = _optimum(problem, dsol, verdict, names, problems_found)
     explanation = None
     if verdict.infeasible and not problems_found:
-        explanation = _explain_infeasible(problem, options, joint.solutions)
+        explanation = _explain_infeasible(problem, options, joint.solutions, clock)
     return CheckReport(
         inputs=Inputs.of(problem),
         dp=dp_report,
@@ -125,6 +194,42 @@ def check(
         explanation=explanation,
         time_terms=StepTerms.of(problem),
     )
+
+
+# Of the time left (``--time-limit``): the DP's (its levels too wide for its elimination go to
+# CP-SAT), then the level checks' that need CP-SAT; the joint solvers take what is left, in turn
+DP_SHARE = 0.25
+LEVELS_SHARE = 0.5
+CPSAT_IMPORT_S = 0.5  # OR-Tools' import (with pandas): 0.5-1.3 s measured; CP-SAT is not started with less left
+
+
+@dataclass(frozen=True)
+class Clock:
+    """The check's ``--time-limit`` (None: none) counted from ``t0`` (``SolveOptions.started``:
+    ``explore``'s process start; else the check's): the DP, the level checks and the joint solvers
+    share it, each step getting what the steps before it left (at least ``MIN_LEFT_SHARE`` of it)."""
+    t0: float
+    limit: float | None
+
+    def left(self, share: float = 1.0) -> float | None:
+        if self.limit is None:
+            return None
+        return max(share * (self.limit - (time.perf_counter() - self.t0)), MIN_LEFT_SHARE * self.limit)
+
+    def no_time_for(self, name: str, left: float | None = None) -> str | None:
+        """Why solver ``name`` is not run (None: it runs): the limit is spent (brute runs: it refuses by
+        size at once or stops at ``MIN_LEFT_SHARE``), or CP-SAT would start with less of it ``left``
+        (default: all that is left) than OR-Tools' import takes."""
+        if self.limit is None:
+            return None
+        spent = time.perf_counter() - self.t0
+        if spent >= self.limit and name != "brute":  # (brute refuses by size at once, else stops at its 2%)
+            return f"not run: {given_as('--time-limit')} {self.limit:g} s was spent before it ({spent:.1f} s)"
+        left = self.limit - spent if left is None else left
+        if name == "cpsat" and "ortools.sat.python.cp_model" not in sys.modules and left < CPSAT_IMPORT_S:
+            return (f"not run: {left:.2f} s of {given_as('--time-limit')} {self.limit:g} s left for it, less than "
+                    f"OR-Tools' import (about {CPSAT_IMPORT_S:g} s)")
+        return None
 
 
 @dataclass(frozen=True)
@@ -142,42 +247,63 @@ class _Verdict:
     infeasible: list[str]
 
 
-def _run_dp(problem: Problem, options: CheckOptions, lookup, say, problems_found: list[str]
+def _run_dp(problem: Problem, options: CheckOptions, lookup, say, problems_found: list[str], clock: Clock
             ) -> tuple[Solution | None, SolverReport]:
     """The hierarchical DP's solution (None if it refuses) and its report."""
     say("hierarchical DP")
     try:
-        dsol = lookup("dp")(problem, options.solve)
+        dsol = lookup("dp")(problem, replace(options.solve, time_limit_s=clock.left(DP_SHARE)))
         return dsol, _solution_report(problem, dsol, problems_found)
     except Refused as err:  # e.g. costs beyond CP-SAT's int64 range on a wide level: reported, the joint solvers still run
         return None, SolverReport(status=Status.REFUSED, reason=str(err))
 
 
 def _level_checks(problem: Problem, dsol: Solution | None, options: CheckOptions, lookup, say, to_elements,
-                  problems_found: list[str]) -> list[LevelCheck]:
-    """Is the DP's plan level-optimal at each level, given its other levels?"""
+                  problems_found: list[str], clock: Clock) -> list[LevelCheck]:
+    """Is the DP's plan level-optimal at each level, given its other levels? The levels too wide for
+    the elimination (CP-SAT's) share ``LEVELS_SHARE`` of the time left, each what the others left."""
     levels: list[LevelCheck] = []
     if dsol is None or dsol.plan is None:
         return levels
+    wide = set() if problem.network.is_chain else set(wide_levels(problem))
+    until = None if clock.limit is None else time.perf_counter() + clock.left(LEVELS_SHARE)
     for h in range(problem.levels):
         say(f"level {h}: level-wise optimum given the DP's levels above")
-        opt, method = level_optimum(problem, dsol.plan.types, h, options, lookup)
-        lv = LevelCheck(h, to_elements(dsol.level_units[h]), to_elements(opt), method)
-        if not lv.dp_is_level_optimal:
+        share = None
+        if until is not None:
+            share = max((until - time.perf_counter()) / max(1, len([w for w in wide if w >= h])),
+                        MIN_LEFT_SHARE * clock.limit)
+        res = level_result(problem, dsol.plan.types, h, options, lookup, share,
+                           None if share is None or h not in wide else clock.no_time_for("cpsat", share))
+        lv = LevelCheck(h, to_elements(dsol.level_units[h]), None if res.value is None else to_elements(res.value),
+                        res.method, None if res.found is None else to_elements(res.found),
+                        None if res.bound is None else to_elements(res.bound), res.cut_short)
+        if lv.dp_is_level_optimal is False:
             problems_found.append(f"DP is not level-optimal at level {h}")
         levels.append(lv)
     return levels
 
 
-def _joint_solves(problem: Problem, options: CheckOptions, lookup, say, problems_found: list[str]) -> _JointRuns:
-    """Run each joint solver in turn; one that refuses is reported with its reason."""
+def _joint_solves(problem: Problem, options: CheckOptions, lookup, say, problems_found: list[str],
+                  clock: Clock, wide_dp: Solution | None = None) -> _JointRuns:
+    """Run each joint solver in turn, each within what the steps before it left of the time limit
+    (its import counted); one that refuses is reported with its reason. ``wide_dp``: the DP's plan
+    on a graph too wide for its elimination (CP-SAT makes no DP hint of its own there), CP-SAT's
+    hint where the exact solver gives none."""
     solutions: dict[str, Solution] = {}
     reports: list[tuple[str, SolverReport]] = []
     for name in options.solvers:
         say(f"joint optimum: {name}")
-        opts = _with_exact_hint(name, options.solve, solutions.get("exact"))
+        skip = clock.no_time_for(name)
+        if skip is not None:  # (the limit is the whole check's)
+            reports.append((name, SolverReport(status=Status.UNKNOWN, reason=skip)))
+            continue
+        solve = lookup(name)  # (its import counts)
+        opts = _with_exact_hint(name, options.solve, solutions.get("exact") or wide_dp)
+        if clock.limit is not None:
+            opts = replace(opts, time_limit_s=clock.left())
         try:
-            sol = lookup(name)(problem, opts)
+            sol = solve(problem, opts)
         except Refused as err:
             reports.append((name, SolverReport(status=Status.REFUSED, reason=str(err))))
             continue
@@ -239,12 +365,13 @@ def _optimum(problem: Problem, dsol: Solution | None, verdict: _Verdict, names: 
     return best
 
 
-def _explain_infeasible(problem: Problem, options: CheckOptions, solutions: dict[str, Solution]) -> Explanation:
+def _explain_infeasible(problem: Problem, options: CheckOptions, solutions: dict[str, Solution],
+                        clock: Clock) -> Explanation:
     """Why no plan exists: the exact solver's own proof if it named one, else CP-SAT's explanation."""
     from ..solvers.cpsat import explain_infeasible
 
     named = [s.info for s in solutions.values() if s.info.get("conflict")]  # the exact solver's own proof
-    spent = max((s.wall_s for s in solutions.values()), default=0.0)
+    spent = time.perf_counter() - clock.t0
     why = named[0] if named else explain_infeasible(problem, options.solve.seed, explain_deadline(options.solve, spent))
     if why.get("conflict"):  # where each rule came from, as explore names it
         why = {**why, "conflict": problem.constraints.with_sources(why["conflict"])}

@@ -175,7 +175,7 @@ def check_files(model: str, array: str, output: str | None, constraints: str | N
 
 # Options for solvers that search (CP-SAT) or may refuse (exact, brute).
 solver_options = options(
-    click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not); a run without --split counts it from the process's start (its start-up and imports count): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); pruned's (default: 60 s, may overrun by one round; then the bound and the gap); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. With --split (and in check --uneven): the split's solver's (default: 10 s). GPU cluster: the LLM search's (default: 300 s; then the bound and the gap); check's search and exhaustive scoring together (the search at most half; what was scored is compared)."),
+    click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not); a run without --split counts it from the process's start (its start-up and imports count): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); pruned's (default: 60 s, may overrun by one round; then the bound and the gap); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. explore check: the whole check (the DP, its level checks, the joint solvers in turn, each with what is left). With --split (and in check --uneven): the split's solver's (default: 10 s). GPU cluster: the LLM search's, from the process's start (default: 300 s; then the bound and the gap); check's search and exhaustive scoring together (the search at most half; what was scored is compared)."),
     click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help=f"CP-SAT worker threads, 1..{MAX_WORKERS} (default: one per core)."),
     click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True, help=f"CP-SAT random seed, 0..{MAX_SEED} (deterministic with --workers 1)."),
     click.option("--dump-model", "dump_model", type=str, default=None, metavar="FILE", help="Write the CP-SAT model to FILE (.pb binary, .txt or .pbtxt text; nothing else); --solver cpsat only."),
@@ -359,17 +359,17 @@ def llm_dispatch(ctx, given: set[str], model, array, batch, fmt, output, time_li
         from .llm_run import run_llm_check
 
         with StepProgress() as say:
-            result = run_llm_check(req, progress=say)
+            result = run_llm_check(req, progress=say, started=_limit_origin())  # (the process's start)
         say_approximations(result.approximations)
         emit_report(result, fmt, output, render_llm_check, llm_check_json)
-        sys.exit(0 if result.agree else 1)
+        _finish_run(0 if result.agree else 1)
     with StepProgress() as say:
-        report = run_llm(req, progress=say)
+        report = run_llm(req, progress=say, started=_limit_origin())  # (the process's start)
     say_approximations(report.approximations)
     emit_report(report, fmt, output, render_llm, llm_json)
     if not report.ok:
         click.echo(f"explore: {report.result.status.value}: {no_plan_reason(report)}", err=True)
-    sys.exit(0 if report.ok else 1)
+    _finish_run(0 if report.ok else 1)
 
 
 def say_approximations(notes) -> None:
@@ -488,10 +488,10 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
                            seq=click.get_current_context().meta.get("seq"), caps=caps, memory_GiB=memory_GiB,
                            weight_copies=weight_copies, pins=pins, forbids=forbids,
                            constraints=constraints_file, time_limit=time_limit, workers=workers, seed=seed,
-                           dump_model=dump_model, progress=say)
+                           dump_model=dump_model, progress=say, started=_limit_origin())  # (the process's start)
     say_approximations(report.inputs.approximations)
     emit_report(report, fmt, output, render_check)
-    sys.exit(0 if report.agree else 1)
+    _finish_run(0 if report.agree else 1)
 
 
 @cli.command("list")

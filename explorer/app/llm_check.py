@@ -67,13 +67,14 @@ class LlmCheck:
         return a.best is None or b.step_time_s < a.best.step_time_s
 
 
-def check_llm(problem, space, progress=None, time_limit_s: float | None = None) -> LlmCheck:
+def check_llm(problem, space, progress=None, time_limit_s: float | None = None, started: float | None = None) -> LlmCheck:
     """The search and exhaustive scoring of ``space`` on ``problem``, compared; ``time_limit_s``
-    bounds both (the search at most half, the scoring what is left; each scores one layout at least)."""
-    start = time.perf_counter()
+    bounds both (the search at most half, the scoring what is left; each scores one layout at least),
+    counted from ``started`` (``explore check``: its process's start) or else from here."""
+    start = time.perf_counter() if started is None else started
     if progress is not None:
         progress("searching (with bounds)")
-    fast = search(problem, space, time_limit_s=None if time_limit_s is None else time_limit_s / 2)
+    fast = search(problem, space, time_limit_s=None if time_limit_s is None else time_limit_s / 2, started=start)
     if progress is not None:
         progress("scoring every layout (no pruning)")
     left = None if time_limit_s is None else max(0.0, time_limit_s - (time.perf_counter() - start))

@@ -188,12 +188,14 @@ def block_nodes(network, family_prefixes=("h0_", "l0_")) -> tuple[str, ...]:
     return ()
 
 
-def run_llm(req: LlmRequest, progress=None) -> LlmReport:
-    """The report of one LLM run (``progress(step, done, total)`` hears the search's steps)."""
+def run_llm(req: LlmRequest, progress=None, started: float | None = None) -> LlmReport:
+    """The report of one LLM run (``progress(step, done, total)`` hears the search's steps); its time
+    limit counts from ``started`` (``explore``: its process's start, so that start-up and loading
+    count) or else from the search's start."""
     problem, space, src = build(req)
     if progress is not None:
         progress("searching layouts")
-    result = search(problem, space, time_limit_s=req.time_limit_s, progress=progress)
+    result = search(problem, space, time_limit_s=req.time_limit_s, progress=progress, started=started)
     return report_of(req, problem, src, result)
 
 
@@ -212,10 +214,11 @@ def report_of(req: LlmRequest, problem, src, result) -> LlmReport:
                      active_parameter_count(src.shape))
 
 
-def run_llm_check(req: LlmRequest, progress=None):
-    """``explore check`` on a cluster: the search against scoring every layout of its space."""
+def run_llm_check(req: LlmRequest, progress=None, started: float | None = None):
+    """``explore check`` on a cluster: the search against scoring every layout of its space (the
+    limit counted from ``started``, as ``run_llm``'s)."""
     from .llm_check import check_llm
 
     problem, space, src = build(req)
-    checked = check_llm(problem, space, progress, req.time_limit_s)
+    checked = check_llm(problem, space, progress, req.time_limit_s, started)
     return replace(checked, approximations=src.approximations, report=report_of(req, problem, src, checked.search))

@@ -251,15 +251,13 @@ def render_check(r: CheckReport) -> str:
         f"  {'level':<6}{'DP c_h':>20}{'level optimum':>20}  {'method':<12} ok",
     ]
     for lv in r.levels:
-        lines.append(
-            f"  {lv.level:<6}{float(lv.dp_cost_elements):>20,.2f}"
-            f"{float(lv.level_optimum_elements):>20,.2f}  {lv.method:<12} {'yes' if lv.dp_is_level_optimal else 'NO'}"
-        )
+        lines.append(_level_line(lv))
+    lines += [f"  level {lv.level}: {lv.cut_short}" for lv in r.levels if lv.cut_short]
     lines += ["", f"joint optimum ({'step time, ' if r.time_terms is not None else ''}{unit}):",
               f"  {'solver':<8}{'status':<15}{'objective':>22}{'bound':>22}  {'method':<30}{'wall':>10}"]
     for name, s in (("dp", r.dp), *r.solvers):
-        if s.refused:
-            lines.append(f"  {name:<8}{'refused':<15}  {s.reason}")
+        if s.refused or (s.plan is None and s.status is Status.UNKNOWN and s.reason):
+            lines.append(f"  {name:<8}{s.status.value:<15}  {s.reason}")  # refused, or not run (the time limit)
             continue
         lines.append(f"  {name:<8}{s.status.value:<15}{_fmt(i, s.objective):>22}{_fmt(i, s.bound):>22}  "
                      f"{s.method or '':<30}{s.wall_s:>9.3f}s{_breaks(s)}")
@@ -267,6 +265,19 @@ def render_check(r: CheckReport) -> str:
     lines += _optimum_lines(r)
     lines.append("verdict: " + ("everything agrees with the model" if r.agree else "MISMATCH: " + "; ".join(r.problems)))
     return "\n".join(lines) + "\n"
+
+
+def _level_line(lv) -> str:
+    """One row of check's level-by-level table; a level cut short shows its bound and '?' (or NO
+    where a plan below the DP's was found)."""
+    ok = {True: "yes", False: "NO", None: "? (cut short)"}[lv.dp_is_level_optimal]
+    if lv.level_optimum_elements is not None:
+        shown = f"{float(lv.level_optimum_elements):>20,.2f}"
+    elif lv.found_elements is not None and lv.found_elements < lv.dp_cost_elements:
+        shown = f"{'<= ' + format(float(lv.found_elements), ',.2f'):>20}"
+    else:
+        shown = f"{'>= ' + format(float(lv.bound_elements), ',.2f') if lv.bound_elements is not None else '-':>20}"
+    return f"  {lv.level:<6}{float(lv.dp_cost_elements):>20,.2f}{shown}  {lv.method:<12} {ok}"
 
 
 def _broken(s: SolverReport) -> tuple[str, ...]:

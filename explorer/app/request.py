@@ -176,8 +176,7 @@ def solve(
     its plan breaks (no proof).
     """
     check_solve_args(time_limit, workers, seed, dump_model, progress)
-    if started is not None and (not isinstance(started, (int, float)) or isinstance(started, bool) or not math.isfinite(started)):
-        raise SpecError("started", f"must be a time.perf_counter() value or None, got {shown(started)}")
+    check_started(started)
     spec = dict(space=space, batch=batch, levels=levels, seq=seq, caps=caps, memory_GiB=memory_GiB,  # build_problem's
                 weight_copies=weight_copies, pins=pins, forbids=forbids, constraints=constraints)
     if split is not None:
@@ -254,6 +253,12 @@ def _alpha_args(alpha_grid: Any, free: Any) -> str:
     if not MIN_ALPHA_GRID <= alpha_grid <= MAX_ALPHA_GRID:
         raise SpecError("alpha_grid", f"must be between {MIN_ALPHA_GRID} and {MAX_ALPHA_GRID}, got {alpha_grid}")
     return fr
+
+
+def check_started(started: Any) -> None:
+    """``started`` (where ``time_limit`` counts from): a finite ``time.perf_counter()`` value or None."""
+    if started is not None and (not isinstance(started, (int, float)) or isinstance(started, bool) or not math.isfinite(started)):
+        raise SpecError("started", f"must be a time.perf_counter() value or None, got {shown(started)}")
 
 
 def check_split(model: ModelRef, array: ArrayRef, split: Any, spec: dict[str, Any], *, solvers: Iterable[str] | None = None,

@@ -496,21 +496,35 @@ class SolverReport:
 
 @dataclass(frozen=True, slots=True)
 class LevelCheck:
-    """The DP's cost at one level against the level's optimum given the DP's levels above."""
+    """The DP's cost at one level against the level's optimum given the DP's levels above; a check
+    cut short by the time limit has no optimum (None), the best level cost it found and its bound."""
 
     level: int
     dp_cost_elements: Fraction
-    level_optimum_elements: Fraction
-    method: str  # enumeration or cpsat
+    level_optimum_elements: Fraction | None  # None: not proven (``cut_short`` says why)
+    method: str  # enumeration, exact, elimination or cpsat
+    found_elements: Fraction | None = None  # cut short: the least level cost found (None: none)
+    bound_elements: Fraction | None = None  # cut short: the proven lower bound (None: none)
+    cut_short: str | None = None  # why the level's proof was not completed
 
     @property
-    def dp_is_level_optimal(self) -> bool:
-        return self.dp_cost_elements == self.level_optimum_elements
+    def dp_is_level_optimal(self) -> bool | None:
+        """True or False where proven (a plan found below the DP's cost proves False); None: unknown."""
+        if self.level_optimum_elements is not None:
+            return self.dp_cost_elements == self.level_optimum_elements
+        if self.found_elements is not None and self.found_elements < self.dp_cost_elements:
+            return False
+        return None
 
     def to_json(self) -> dict[str, Any]:
-        return {"level": self.level, "dp_cost_elements": exact_number(self.dp_cost_elements),
-                "level_optimum_elements": exact_number(self.level_optimum_elements), "method": self.method,
-                "dp_is_level_optimal": self.dp_is_level_optimal}
+        out = {"level": self.level, "dp_cost_elements": exact_number(self.dp_cost_elements),
+               "level_optimum_elements": None if self.level_optimum_elements is None else exact_number(self.level_optimum_elements),
+               "method": self.method, "dp_is_level_optimal": self.dp_is_level_optimal}
+        if self.cut_short is not None:
+            out.update(found_elements=None if self.found_elements is None else exact_number(self.found_elements),
+                       bound_elements=None if self.bound_elements is None else exact_number(self.bound_elements),
+                       cut_short=self.cut_short)
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,81 @@
+"""Does ``--time-limit`` bound the whole process of ``explore check`` and the LLM planner? (trial 10,
+items 1 and 5; issue 23, item 2: within 10%, start-up included.)
+
+Each case runs as a process ``--repeat`` times; printed: the limit, the whole process's wall time
+(median and range), its ratio to the limit, and the statuses seen (the planner's JSON ``status``;
+check: ``agree`` and each level's method). ``--before DIR`` also runs ``python -m explorer.app.cli``
+with ``PYTHONPATH=DIR`` (a tree whose ``explorer`` package holds an older commit, its ``solvers``,
+``models`` and ``spaces`` linked inside it) in the same rounds, one run after the other.
+
+    python bench/bench_check_limits.py --repeat 3
+    python bench/bench_check_limits.py --groups llm --repeat 5 --before /tmp/old-tree
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+H10 = ["--array", "array-1024", "--space", "accpar"]
+LLAMA = ["--model", "llama3-405b", "--array", "dgx-h100", "--gpus", "16384", "--batch", "2048", "--seq", "8192"]
+GPT3 = ["--model", "gpt3-175b", "--array", "dgx-h100", "--gpus", "1024", "--batch", "1536"]
+GROUPS = {
+    "check": [("check resnet50 H10", 2.0, ["check", "--model", "resnet50"] + H10),
+              ("check resnet50 H10", 5.0, ["check", "--model", "resnet50"] + H10)],
+    "llm": [("llama3-405b 16384", 1.0, LLAMA), ("llama3-405b 16384", 3.0, LLAMA),
+            ("gpt3-175b 1024", 0.5, GPT3), ("check gpt3-175b 1024", 2.0, ["check"] + GPT3)],
+}
+
+
+def status_of(out: dict) -> str:
+    if "agree" in out and "levels" in out:
+        methods = sorted({lv["method"] for lv in out["levels"]})
+        return f"agree={out['agree']} levels:{'/'.join(methods)}"
+    if "agree" in out:
+        return f"agree={out['agree']}"
+    return str(out.get("status", "?"))
+
+
+def run_once(cmd: list[str], env: dict | None, args: list[str], limit: float) -> tuple[float, str]:
+    full = cmd + args + ["--time-limit", str(limit), "--format", "json"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(full, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(full)} exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
+    return wall, status_of(json.loads(proc.stdout))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--groups", nargs="+", choices=sorted(GROUPS), default=sorted(GROUPS))
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--before", metavar="DIR", help="a tree with an older explorer package, run in the same rounds")
+    args = ap.parse_args()
+    runs = [("after", [sys.executable, "-m", "explorer.app.cli"], None)]
+    if args.before:
+        runs.append(("before", [sys.executable, "-m", "explorer.app.cli"], dict(os.environ, PYTHONPATH=args.before)))
+    print(f"load before: {os.getloadavg()[0]:.1f}")
+    print(f"{'case':<24}{'limit':>6}  {'run':<7}{'median':>8}{'range':>16}{'ratio':>7}  statuses")
+    for group in args.groups:
+        for label, limit, case in GROUPS[group]:
+            seen: dict[str, tuple[list[float], set[str]]] = {name: ([], set()) for name, _, _ in runs}
+            for _ in range(args.repeat):
+                for name, cmd, env in runs:
+                    wall, status = run_once(cmd, env, case, limit)
+                    seen[name][0].append(wall)
+                    seen[name][1].add(status)
+            for name, (walls, statuses) in seen.items():
+                med = statistics.median(walls)
+                print(f"{label:<24}{limit:>6g}  {name:<7}{med:>7.2f}s  {min(walls):>6.2f}-{max(walls):<6.2f}s"
+                      f"{med / limit:>6.2f}x  {'; '.join(sorted(statuses))}")
+    print(f"load after: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

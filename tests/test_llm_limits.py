@@ -1,0 +1,90 @@
+"""The LLM planner keeps to ``--time-limit`` (trial 10, item 5: 1 s ran 1.4 s in process, 2.07 s
+whole): the limit counts from ``started`` (``explore``: its process's start), no candidate is
+started that the recent scores' cost says would end past it (also the report's extra layouts), and
+a candidate whose stage cut must fit the memory no longer probes one cut per stage (p = 64 stages
+of 126 layers: 65 probes, 0.5-1.4 s per candidate)."""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+
+import pytest
+
+from explorer.app.llm_options import parse_request
+from explorer.app.llm_run import build, run_llm
+from explorer.solvers import llm_cuts, llm_search
+from explorer.solvers.llm_search import make_layout
+from explorer.solvers.llm_space import candidates
+
+
+def _llama(limit=None):
+    return parse_request("llama3-405b", "dgx-h100", 16384, 2048, 8192, None, None, None, None, None, limit)
+
+
+def _one_probe_per_stage(problem, layout, limit):
+    """``memory_caps`` as it was: a probe cut per stage when L < 2p (the reference)."""
+    p, L = layout.parallelism.pipeline, problem.dims.layers
+    big = L - p + 1
+    ones = llm_cuts._memories(problem, layout, (1,) * p)
+    slopes = [(llm_cuts._memories(problem, layout, tuple(big if j == s else 1 for j in range(p)))[s] - ones[s])
+              / (big - 1) if big > 1 else Fraction(0) for s in range(p)]
+    return [0 if ones[s] > limit else big if slopes[s] <= 0 else min(big, 1 + int((limit - ones[s]) // slopes[s]))
+            for s in range(p)]
+
+
+def test_memory_caps_with_few_layers_a_stage_take_two_probes_and_agree(monkeypatch):
+    problem, space, _ = build(_llama())
+    L = problem.dims.layers
+    cands = [c for c in candidates(space, problem.cluster.gpus, problem.cluster.gpus_per_node, L, problem.dims.batch,
+                                   problem.dims.head_groups, problem.dims.experts)
+             if c.degrees.pipeline > 1 and L // c.degrees.pipeline < 2 and c.virtual == 1]
+    assert cands
+    probes = []
+    real = llm_cuts._memories
+    for cand in cands[:6]:
+        layout = make_layout(problem, cand, None)
+        for limit in (problem.cluster.gpu.memory_bytes, problem.cluster.gpu.memory_bytes / 3):
+            probes.clear()
+            monkeypatch.setattr(llm_cuts, "_memories", lambda *a: probes.append(a[2]) or real(*a))
+            caps = llm_cuts.memory_caps(problem, layout, limit)
+            monkeypatch.setattr(llm_cuts, "_memories", real)
+            assert caps == _one_probe_per_stage(problem, layout, limit)
+            p = cand.degrees.pipeline
+            assert len(probes) <= 1 + -(-p // max(L - p, 1)) and all(sum(c) <= L for c in probes)
+
+
+def test_the_search_counts_from_started():
+    """Started 100 s ago with a 5 s limit: one candidate scored (the search scores one at least), the rest left."""
+    problem, space, _ = build(_llama(5.0))
+    res = llm_search.search(problem, space, time_limit_s=5.0, started=time.perf_counter() - 100)
+    assert res.scored == 1 and res.unresolved > 0
+
+
+def test_run_llm_passes_started():
+    report = run_llm(_llama(5.0), started=time.perf_counter() - 100)
+    assert report.result.scored == 1 and report.result.unresolved > 0
+
+
+def test_no_score_is_started_that_would_end_past_the_deadline():
+    pace = llm_search._Pace(time.perf_counter() + 0.5)
+    assert not pace.over()  # nothing scored yet: the first runs
+    pace.timed(time.sleep, 0.05)
+    assert not pace.over()
+    pace.costs.append(1.0)  # a score that took 1 s: the next would end past the deadline
+    assert pace.over()
+    assert not llm_search._Pace(None).over()
+
+
+def test_the_report_extras_stop_at_the_pace():
+    """With the deadline as good as spent, the report's extra layouts score none (they scored up to 8
+    pairs past it, 1.6 s on llama3-405b at a 3 s limit)."""
+    problem, space, _ = build(_llama())
+    res = llm_search.search(problem, space, time_limit_s=None)
+    keyed = [(s.step_time_s, 0, i, s.candidate) for i, s in enumerate(res.evaluated)]
+    called = []
+    pace = llm_search._Pace(time.perf_counter() + 0.2)
+    pace.costs.append(1.0)
+    extra = llm_search._report_extra(problem, keyed, [], llm_search.TypeChooser(problem, space),
+                                     lambda *a: called.append(a) or pytest.fail("scored past the pace"), pace)
+    assert extra == [] and not called
