@@ -4,6 +4,8 @@ identical blocks (exact: by costs, never by name)."""
 
 from __future__ import annotations
 
+import math
+
 import random
 import re
 import time
@@ -188,7 +190,7 @@ def test_settle_after_the_dual(seed):
 
     problem = _repeated(seed, levels=3) if seed % 2 else _llama(2 + seed % 3, 3)
     vc = VectorCosts(problem)
-    start = _dp_start(problem, vc)
+    start = _dp_start(problem, vc, math.inf)[:2]
     res = dual_bound(vc, rounds=1, incumbent=start)
     want = exact.solve(problem).objective
     incumbent = want if seed % 3 == 0 else start[0]  # the optimum itself as incumbent: a proof that no plan is below it
@@ -310,7 +312,7 @@ def test_settle_reads_what_the_chain_before_the_dual_kept(monkeypatch):
 
     problem = _llama(3, 4)
     vc = VectorCosts(problem)
-    start = pruned._dp_start(problem, vc)
+    start = pruned._dp_start(problem, vc, math.inf)[:2]
     res = dual_bound(vc, rounds=1, incumbent=start)
     fresh = SimpleNamespace(vc=vc, res=res, lo=res.bound, incumbent=start[0], vectors=None)
     want = block_chain.settle(fresh, time.perf_counter() + 60)

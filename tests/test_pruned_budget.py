@@ -4,6 +4,7 @@ rate, the reason of an early stop, and infeasibility found before any search."""
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import time
@@ -36,7 +37,7 @@ def resnet50_h9():
     """ResNet-50 at H = 9 after two dual rounds: its last elimination takes 2.8 s (quiet, 2 threads) to 40 s."""
     problem = Problem(load_model("resnet50"), synthetic_array(9), Space.ACCPAR)
     vc = VectorCosts(problem)
-    return vc, dual_bound(vc, 2, incumbent=pruned._dp_start(problem, vc))
+    return vc, dual_bound(vc, 2, incumbent=pruned._dp_start(problem, vc, math.inf)[:2])
 
 
 @pytest.mark.parametrize("limit", [0.3, 1.0])  # (the elimination takes 2.8 s on a quiet machine, 2 threads)
@@ -80,7 +81,7 @@ def test_cli_shows_the_reason_of_an_early_stop(monkeypatch, capsys):
 
 def _search(problem: Problem, rate: float) -> pruned._Search:
     vc = VectorCosts(problem)
-    res = dual_bound(vc, 1, incumbent=pruned._dp_start(problem, vc))
+    res = dual_bound(vc, 1, incumbent=pruned._dp_start(problem, vc, math.inf)[:2])
     return pruned._Search(vc, res, MAX_ENTRIES, time.perf_counter() + 60, rate=rate)
 
 
@@ -127,7 +128,7 @@ def test_every_node_allowed_gives_the_dp_a_finite_plan(seed):
     if any(vc.blocked(n).all() for n in range(vc.N)):
         assert pruned.solve(constrained).status is Status.INFEASIBLE
         return
-    cost, vectors = pruned._dp_start(constrained, vc)
+    cost, vectors = pruned._dp_start(constrained, vc, math.inf)[:2]
     assert cost < vc.big and not any(vc.blocked(n)[v] for n, v in enumerate(vectors))
 
 

@@ -37,12 +37,12 @@ def _run(args, capsys):
 
 @pytest.mark.parametrize("objective", ["traffic", "time"])
 def test_split_equal_takes_the_even_solvers(objective, mix4, capsys):
-    """exact, cpsat and brute with --split equal give the run without --split: status, plan,
+    """exact, cpsat, brute and pruned with --split equal give the run without --split: status, plan,
     objective value, bound and the method that proved it; the split report's value is
     evaluate_split's at alpha 1/2 (the time objective: the slowest accelerator's step time, which
     is the even split's compute of the slowest kind plus sum_h c_h * dtype / b_h)."""
     common = ["--model", "lenet-c", "--array", mix4, "--space", "accpar", "--objective", objective]
-    for solver in ("exact", "cpsat", "brute"):
+    for solver in ("exact", "cpsat", "brute", "pruned"):
         code_e, even, _ = _run([*common, "--solver", solver], capsys)
         code_s, split, err = _run([*common, "--split", "equal", "--solver", solver], capsys)
         assert code_e == code_s == 0, (solver, err)
