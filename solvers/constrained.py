@@ -100,10 +100,12 @@ def _solve(problem: Problem, ch: _Chain, t0: float, info: dict, options: SolveOp
 def time_budget(options: SolveOptions) -> float:
     """Seconds a constrained solve may take, from ``deadline.origin`` (at least ``MIN_LEFT_SHARE``
     of them from its own start): ``--time-limit`` bounds the whole solve, else
-    ``DEFAULT_TIME_LIMIT``. The Lagrangian phase and label passes run to their end (each is a
-    bounded number of exact DPs; on graphs they stop between elimination steps at the limit);
+    ``DEFAULT_TIME_LIMIT``. The Lagrangian phase stops between elimination steps at the limit
+    (on graphs; a chain's DP is a few vector sweeps), the label passes between joins or layers,
+    chunks of candidates and every ``labels.CHECK_EVERY`` comparisons of their dominance scans;
     the CP-SAT rounds that close a graph's gap get what is left, and a run stopped by the limit
-    reports ``feasible`` (or ``unknown``) with its proven bound and gap."""
+    reports ``feasible`` (or ``unknown``) with its proven bound (a chain's label passes raise it
+    past the Lagrangian's as they find no plan below their targets) and gap."""
     return float(options.time_limit_s) if options.time_limit_s is not None else DEFAULT_TIME_LIMIT
 
 
@@ -195,7 +197,7 @@ def _close_with_labels(problem: Problem, ch: _Chain, best: tuple, completion: li
             if found == "none" and ch.incumbent is None:
                 return _result(problem, ch, None, t0, info, "no plan satisfies the constraints", infeasible=True)
             return _result(problem, ch, ch.incumbent[0], t0, info)
-        lo = target  # no feasible plan below the target
+        lo = ch.proven_bound = target  # no feasible plan below the target (the bound a cut run reports)
     return _result(problem, ch, lo, t0, info)
 
 
