@@ -13,6 +13,8 @@ Exact integers throughout (the caller's dtype: int64 or Python ints)."""
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+
 import numpy as np
 
 from .deadline import check_deadline
@@ -180,26 +182,62 @@ def _pareto(r: _Rows, sizes: list[int], deadline: float | None = None) -> _Rows:
 def dominance_scan(key: np.ndarray, f: np.ndarray, g: list[np.ndarray], deadline: float | None = None) -> np.ndarray:
     """The sorted indices of the rows no other row of the same ``key`` matches or beats in ``f`` and
     every ``g`` (of rows equal everywhere, the first): per key, rows in (f, g) order, each kept
-    unless a kept one has every resource at most its own. ``TimeUp`` once ``deadline`` passes,
-    looked at every ``CHECK_EVERY`` comparisons."""
-    keys, fs, gs = key.tolist(), f.tolist(), list(zip(*(x.tolist() for x in g)))  # (Python values: 5x faster)
-    order = sorted(range(len(fs)), key=lambda i: (keys[i], fs[i], *gs[i]))
+    unless a kept one has every resource at most its own (two resources: ``_staircase``).
+    ``TimeUp`` once ``deadline`` passes, looked at every ``CHECK_EVERY`` rows or comparisons."""
+    keys, fs = key.tolist(), f.tolist()  # (Python values, not numpy scalars)
+    gs = list(zip(*(x.tolist() for x in g))) if g else [()] * len(fs)
+    if f.dtype == object or any(x.dtype == object for x in g):
+        order = sorted(range(len(fs)), key=lambda i: (keys[i], fs[i], *gs[i]))
+    else:  # (the same order: both sorts are stable)
+        order = np.lexsort((*g[::-1], f, key)).tolist()
+    scan = _staircase if len(g) == 2 else _front
     kept: list[int] = []
-    start, work = 0, 0
+    start, work = 0, [0]
     for i in range(1, len(order) + 1):
         if i == len(order) or keys[order[i]] != keys[order[start]]:
-            front: list[tuple[int, tuple]] = []
-            for j in order[start:i]:
-                gj = gs[j]
-                if not any(all(a <= b for a, b in zip(gq, gj)) for _, gq in front):
-                    front.append((j, gj))
-                work += len(front)
-                if work >= CHECK_EVERY:
-                    work = 0
-                    check_deadline(deadline, TimeUp)
-            kept += [j for j, _ in front]
+            kept += scan(order[start:i], gs, deadline, work)
             start = i
-    return np.array(sorted(kept), dtype=np.int64)
+    return np.sort(np.array(kept, dtype=np.int64))
+
+
+def _front(rows: list[int], gs: list[tuple], deadline: float | None, work: list[int]) -> list[int]:
+    """The rows (one key's, in scan order) no kept row matches or beats in every resource."""
+    front: list[tuple[int, tuple]] = []
+    for j in rows:
+        gj = gs[j]
+        if not any(all(a <= b for a, b in zip(gq, gj)) for _, gq in front):
+            front.append((j, gj))
+        work[0] += len(front)
+        if work[0] >= CHECK_EVERY:
+            work[0] = 0
+            check_deadline(deadline, TimeUp)
+    return [j for j, _ in front]
+
+
+def _staircase(rows: list[int], gs: list[tuple], deadline: float | None, work: list[int]) -> list[int]:
+    """``_front`` for two resources in O(n log n): the kept rows' least points (first resource
+    ascending, second strictly descending); a row is matched or beaten by a kept one exactly when
+    the last of them with a first resource at most its own has a second at most its own."""
+    xs: list = []
+    ys: list = []
+    kept = []
+    for j in rows:
+        work[0] += 1
+        if work[0] >= CHECK_EVERY:
+            work[0] = 0
+            check_deadline(deadline, TimeUp)
+        a, b = gs[j]
+        i = bisect_right(xs, a)
+        if i and ys[i - 1] <= b:
+            continue
+        kept.append(j)
+        lo = bisect_left(xs, a)
+        hi = lo
+        while hi < len(xs) and ys[hi] >= b:  # the points the new one matches or beats
+            hi += 1
+        xs[lo:hi], ys[lo:hi] = [a], [b]
+        work[0] += hi - lo
+    return kept
 
 
 def _segment_min_accumulate(a: np.ndarray, group: np.ndarray) -> np.ndarray:
