@@ -21,6 +21,7 @@ from .deadline import check_deadline
 from .elimination import TimeUp
 from .vectors import VectorCosts
 
+JOIN_CHUNK = 1_000_000  # joined rows built at once (ResNet-18's largest joins: tens of millions, 1-3 s)
 CHECK_EVERY = 20_000  # row comparisons of the many-resource dominance scan between two looks at the clock
 # (~5 ms of Python: ResNet-18 at H = 5 under a cap and the memory limit, the time objective, scans
 # 0.4 M rows per join in 0.5-5 s; one scan ran 28 s past a 60 s limit before it looked at the clock)
@@ -74,7 +75,7 @@ def least_plan(vc: VectorCosts, survivors: list[np.ndarray], resources: list[tup
         for r in bucket[1:]:
             check_deadline(deadline, TimeUp)
             held = sum(_bytes(x) for x in factors) + _bytes(joined) + _bytes(r)
-            joined = _prune(_join(joined, r, sizes, held, fits), target, limits)
+            joined = _prune(_join(joined, r, sizes, held, fits, deadline), target, limits)
             check_deadline(deadline, TimeUp)
             joined = _pareto(joined, sizes, deadline)
             if len(joined.f) > max_rows:
@@ -85,7 +86,7 @@ def least_plan(vc: VectorCosts, survivors: list[np.ndarray], resources: list[tup
     for i, r in enumerate(factors[1:], 2):  # (disconnected parts)
         check_deadline(deadline, TimeUp)
         held = sum(_bytes(x) for x in factors[i:]) + _bytes(final) + _bytes(r)
-        final = _pareto(_prune(_join(final, r, sizes, held, fits), target, limits), sizes, deadline)
+        final = _pareto(_prune(_join(final, r, sizes, held, fits, deadline), target, limits), sizes, deadline)
     if len(final.f) == 0:
         return None
     i = int(np.argmin(final.f))
@@ -121,9 +122,10 @@ def join_bytes(rows: int, columns: int, resources: int) -> int:
     return 8 * rows * (6 + 2 * columns + 3 * (1 + resources))
 
 
-def _join(a: _Rows, b: _Rows, sizes: list[int], held: int = 0, fits=None) -> _Rows:
+def _join(a: _Rows, b: _Rows, sizes: list[int], held: int = 0, fits=None, deadline: float | None = None) -> _Rows:
     """Every pair of rows of a and b that agree on their shared nodes (``LabelsOverflow`` before
-    building them when ``fits`` refuses their bytes with ``held``)."""
+    building them when ``fits`` refuses their bytes with ``held``), built ``JOIN_CHUNK`` rows at a
+    time into the result's arrays (``TimeUp`` between two chunks once ``deadline`` passes)."""
     shared = [n for n in a.scope if n in b.scope]
     radix = [sizes[n] for n in shared]
     ka = _key(a.cols, [a.scope.index(n) for n in shared], radix)
@@ -131,19 +133,32 @@ def _join(a: _Rows, b: _Rows, sizes: list[int], held: int = 0, fits=None) -> _Ro
     order = np.argsort(kb, kind="stable")
     kbs = kb[order]
     lo = np.searchsorted(kbs, ka, side="left")
-    hi = np.searchsorted(kbs, ka, side="right")
-    cnt = hi - lo
-    extra = [n for n in b.scope if n not in a.scope]
+    cnt = np.searchsorted(kbs, ka, side="right") - lo
+    extra = [b.scope.index(n) for n in b.scope if n not in a.scope]
     width = len(a.scope) + len(extra) + len(a.hidden) + len(b.hidden)
-    need = join_bytes(int(cnt.sum()), width, len(a.g))
-    if fits is not None and not fits(held + need):
+    total = int(cnt.sum())
+    if fits is not None and not fits(held + join_bytes(total, width, len(a.g))):
         raise LabelsOverflow
-    ia = np.repeat(np.arange(len(ka)), cnt)
-    offset = np.arange(len(ia)) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-    ib = order[np.repeat(lo, cnt) + offset]
-    cols = np.concatenate([a.cols[ia], b.cols[ib][:, [b.scope.index(n) for n in extra]]], axis=1)
-    return _Rows(a.scope + extra, cols, a.f[ia] + b.f[ib], [x[ia] + y[ib] for x, y in zip(a.g, b.g)],
-                 a.hidden + b.hidden, np.concatenate([a.hcols[ia], b.hcols[ib]], axis=1))
+    out = _Rows(a.scope + [b.scope[i] for i in extra], np.empty((total, len(a.scope) + len(extra)), dtype=np.int64),
+                np.empty(total, dtype=np.result_type(a.f, b.f)), [np.empty(total, dtype=np.result_type(x, y))
+                                                                   for x, y in zip(a.g, b.g)],
+                a.hidden + b.hidden, np.empty((total, len(a.hidden) + len(b.hidden)), dtype=np.int64))
+    ends = np.cumsum(cnt)
+    starts = ends - cnt
+    i0, na, ha = 0, len(a.scope), len(a.hidden)
+    while i0 < len(ka):
+        check_deadline(deadline, TimeUp)
+        i1 = max(i0 + 1, int(np.searchsorted(ends, starts[i0] + JOIN_CHUNK, side="right")))
+        r0, r1, c = int(starts[i0]), int(ends[i1 - 1]), cnt[i0:i1]
+        ia = np.repeat(np.arange(i0, i1), c)
+        ib = order[np.repeat(lo[i0:i1], c) + np.arange(r1 - r0) - np.repeat(starts[i0:i1] - r0, c)]
+        out.cols[r0:r1, :na], out.cols[r0:r1, na:] = a.cols[ia], b.cols[ib[:, None], extra]
+        out.f[r0:r1] = a.f[ia] + b.f[ib]
+        for o, x, y in zip(out.g, a.g, b.g):
+            o[r0:r1] = x[ia] + y[ib]
+        out.hcols[r0:r1, :ha], out.hcols[r0:r1, ha:] = a.hcols[ia], b.hcols[ib]
+        i0 = i1
+    return out
 
 
 def _eliminate(r: _Rows, z: int) -> _Rows:

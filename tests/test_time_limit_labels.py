@@ -112,3 +112,55 @@ def test_a_chain_label_pass_stops_at_the_deadline_and_keeps_the_bound_the_passes
     assert calls[-1][1] == "none" and proved is not None
     assert cut.info["lagrangian_bound"] < proved == cut.bound <= full.objective <= cut.objective
     rescore(p, cut)
+
+
+def _plain_join(a, b, sizes):
+    """The join before (every pair at once): the reference the chunked ``_join`` must equal."""
+    shared = [n for n in a.scope if n in b.scope]
+    radix = [sizes[n] for n in shared]
+    ka = labels._key(a.cols, [a.scope.index(n) for n in shared], radix)
+    kb = labels._key(b.cols, [b.scope.index(n) for n in shared], radix)
+    order = np.argsort(kb, kind="stable")
+    lo, hi = np.searchsorted(kb[order], ka, side="left"), np.searchsorted(kb[order], ka, side="right")
+    cnt = hi - lo
+    extra = [n for n in b.scope if n not in a.scope]
+    ia = np.repeat(np.arange(len(ka)), cnt)
+    ib = order[np.repeat(lo, cnt) + np.arange(len(ia)) - np.repeat(np.cumsum(cnt) - cnt, cnt)]
+    cols = np.concatenate([a.cols[ia], b.cols[ib][:, [b.scope.index(n) for n in extra]]], axis=1)
+    return (a.scope + extra, cols, a.f[ia] + b.f[ib], [x[ia] + y[ib] for x, y in zip(a.g, b.g)],
+            a.hidden + b.hidden, np.concatenate([a.hcols[ia], b.hcols[ib]], axis=1))
+
+
+def _factor(scope, hidden, n, sizes, rng, dtype):
+    cols = np.stack([rng.integers(0, sizes[s], n) for s in scope], axis=1).astype(np.int64)
+    big = 2**70 if dtype is object else 0
+    f = np.array([big + int(x) for x in rng.integers(0, 1000, n)], dtype=dtype)
+    g = [np.array([big + int(x) for x in rng.integers(0, 1000, n)], dtype=dtype) for _ in range(2)]
+    return labels._Rows(scope, cols, f, g, hidden, rng.integers(0, 50, (n, len(hidden))).astype(np.int64))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, object])
+@pytest.mark.parametrize("chunk", [1, 7, 1000, 10**9])
+def test_the_chunked_join_builds_the_rows_the_plain_join_built(monkeypatch, chunk, dtype):
+    monkeypatch.setattr(labels, "JOIN_CHUNK", chunk)
+    rng = np.random.default_rng(chunk)
+    sizes = [4, 3, 5, 6, 2, 7]
+    for scopes in (([0, 1], [1, 2]), ([0, 1, 2], [2, 1, 3]), ([0], [3]), ([0, 1], [0, 1])):
+        a = _factor(scopes[0], [4], int(rng.integers(0, 40)), sizes, rng, dtype)
+        b = _factor(scopes[1], [5], int(rng.integers(0, 40)), sizes, rng, dtype)
+        got = labels._join(a, b, sizes, deadline=time.perf_counter() + 60)
+        scope, cols, f, g, hidden, hcols = _plain_join(a, b, sizes)
+        assert got.scope == scope and got.hidden == hidden
+        assert np.array_equal(got.cols, cols) and np.array_equal(got.hcols, hcols)
+        assert np.array_equal(got.f, f) and all(np.array_equal(x, y) for x, y in zip(got.g, g))
+        assert got.f.dtype == f.dtype
+
+
+def test_a_passed_deadline_stops_a_join_between_its_chunks(monkeypatch):
+    monkeypatch.setattr(labels, "JOIN_CHUNK", 10)
+    rng = np.random.default_rng(1)
+    sizes = [3, 3, 3]
+    a = _factor([0, 1], [], 50, sizes, rng, np.int64)
+    b = _factor([1, 2], [], 50, sizes, rng, np.int64)
+    with pytest.raises(TimeUp):
+        labels._join(a, b, sizes, deadline=time.perf_counter() - 1)
