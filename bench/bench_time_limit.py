@@ -10,6 +10,7 @@ each after the other, so that both see the same load.
     python bench/bench_time_limit.py                                  # every group, 5 runs each
     python bench/bench_time_limit.py --groups exact pruned --repeat 5 --before /tmp/base-venv/bin/explore
     python bench/bench_time_limit.py --groups cpsat --repeat 1        # ResNet-50 and BERT-base at H=10, 5 s and 20 s
+    python bench/bench_time_limit.py --groups cap --limit 60          # exact under a cap, each case at 60 s
 """
 
 from __future__ import annotations
@@ -27,11 +28,16 @@ from bench_whole_runs import explore_command  # noqa: E402
 H10 = ["--array", "array-1024", "--space", "accpar"]
 H12 = ["--array", "array-1024", "--levels", "12", "--space", "accpar", "--solver", "pruned"]
 MEM = ["--model", "resnet50", "--array", "accpar-128", "--space", "accpar", "--solver", "exact"]
+CAP = ["--model", "resnet18", "--levels", "5", "--space", "accpar", "--solver", "exact", "--cap", "4=5MB"]
 # group -> (label, limit s, arguments)
 GROUPS = {
     "exact": [  # resnet50 under memory, 7 levels: a limit no plan meets (proven), one the solve cannot settle in time
         ("resnet50 mem 0.05 exact", 3.0, MEM + ["--memory", "0.05"]),
         ("resnet50 mem 0.2 exact", 3.0, MEM + ["--memory", "0.2"]),
+    ],
+    "cap": [  # trial 10, finding 16: a graph label pass under a cap and the memory limit (two resources)
+        ("resnet18 H5 cap time", 10.0, CAP + ["--objective", "time"]),
+        ("resnet18 H5 cap traffic", 5.0, CAP),
     ],
     "pruned": [  # 3^12 type vectors per layer
         ("lenet-c H12 pruned", 2.0, ["--model", "lenet-c"] + H12),
@@ -73,11 +79,13 @@ def main() -> None:
     ap.add_argument("--groups", nargs="+", choices=list(GROUPS), default=list(GROUPS))
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--before", metavar="EXPLORE", help="another explore script, timed in the same rounds")
+    ap.add_argument("--limit", type=float, help="every case at this limit instead of its own")
     args = ap.parse_args()
     scripts = [("after" if args.before else "", explore_command())] + ([("before", [args.before])] if args.before else [])
     print(f"{'case':<26}{'limit':>6}{'':>8}{'process':>10}{'range':>14}{'/limit':>8}{'wall_s':>9}  status")
     for group in args.groups:
         for label, limit, case in GROUPS[group]:
+            limit = args.limit or limit
             runs: dict[str, list] = {who: [] for who, _ in scripts}
             for _ in range(args.repeat):
                 for who, explore in scripts:

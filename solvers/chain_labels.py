@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .elimination import vectors_plan
+from .deadline import check_deadline
+from .elimination import TimeUp, vectors_plan
+from .labels import dominance_scan
 from .lagrangian import _Chain
 
 MAX_LABELS = 1_000_000  # labels kept at one layer before the exact pass gives up
@@ -84,7 +86,8 @@ def _label_setting(ch: _Chain, lam: list[int], alphas: list[np.ndarray], complet
     Returns None when it gave up, "none" when no feasible plan lies below it (or exists), else
     "found" (the incumbent is then the least plan below it, hence the optimum). With ``beam`` it keeps only that many
     labels per layer (least Lagrangian bound first): a heuristic for incumbents, proving nothing.
-    A layer's labels are (vectors, objectives, [resource amounts], parent labels)."""
+    A layer's labels are (vectors, objectives, [resource amounts], parent labels). ``TimeUp`` once
+    ``ch.deadline`` passes: looked at per layer, per chunk of candidates and inside the dominance scan."""
     b = _label_bounds(ch, lam, alphas, completion, () if beam is not None else SCALES, target)
     vec = b.survivors[0]
     g = [b.res_intra[k][0][vec] for k in range(len(ch.res))]
@@ -97,10 +100,11 @@ def _label_setting(ch: _Chain, lam: list[int], alphas: list[np.ndarray], complet
         S = b.survivors[n]
         if beam is None and (len(vec) > MAX_LABELS or len(vec) * len(S) > MAX_PAIRS):
             return None
+        check_deadline(ch.deadline, TimeUp)
         uv, inv = np.unique(vec, return_inverse=True)
         if not ch.fits(label_bytes(sum(len(v) for v in vecs), len(vec), len(uv), len(S), len(ch.res))):
             return None  # (beam passes too: the bytes, unlike the counts, bound them)
-        labels = _dominance(*_extend(b, n, *labels[:3], uv, inv))
+        labels = _dominance(*_extend(b, n, *labels[:3], uv, inv), deadline=ch.deadline)
         if beam is not None and len(labels[0]) > beam:
             top = np.argsort(_lagrangian(b, n, *labels[:3]), kind="stable")[:beam]
             labels = labels[0][top], labels[1][top], [x[top] for x in labels[2]], labels[3][top]
@@ -135,6 +139,7 @@ def _extend(b: _LabelBounds, n: int, vec, f, g, uv, inv):
     parts = []
     step = max(1, CHUNK // max(1, len(S)))
     for i0 in range(0, len(vec), step):  # label x vector pairs in chunks, pruned as they come
+        check_deadline(ch.deadline, TimeUp)
         sl = slice(i0, i0 + step)
         m = len(vec[sl])
         nf = (f[sl, None] + ef[inv[sl]] + intra_f[None, :]).reshape(-1)
@@ -202,8 +207,9 @@ def _prune(b: _LabelBounds, n: int, vec, f, g, parent):
     return vec, f, g, parent
 
 
-def _dominance(vec, f, g, parent):
-    """Drop labels another label at the same vector matches or beats in objective and every resource."""
+def _dominance(vec, f, g, parent, deadline: float | None = None):
+    """Drop labels another label at the same vector matches or beats in objective and every resource
+    (``TimeUp`` past ``deadline`` inside the many-resource scan)."""
     if len(vec) <= 1:
         return vec, f, g, parent
     if len(g) == 1 and f.dtype != object:
@@ -218,16 +224,5 @@ def _dominance(vec, f, g, parent):
         keep = np.r_[True, key[1:] < prev[:-1]]  # the first of a group always passes
         idx = order[keep]
         return vec[idx], f[idx], [g[0][idx]], parent[idx]
-    order = sorted(range(len(vec)), key=lambda i: (int(vec[i]), f[i], *(x[i] for x in g)))
-    kept: list[int] = []
-    start = 0
-    for i in range(1, len(order) + 1):
-        if i == len(order) or vec[order[i]] != vec[order[start]]:
-            front: list[int] = []
-            for j in order[start:i]:
-                if not any(all(g[k][q] <= g[k][j] for k in range(len(g))) for q in front):
-                    front.append(j)
-            kept += front
-            start = i
-    idx = np.array(sorted(kept), dtype=np.int64)
+    idx = dominance_scan(vec, f, g, deadline)
     return vec[idx], f[idx], [x[idx] for x in g], parent[idx]

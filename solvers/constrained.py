@@ -100,10 +100,13 @@ def _solve(problem: Problem, ch: _Chain, t0: float, info: dict, options: SolveOp
 def time_budget(options: SolveOptions) -> float:
     """Seconds a constrained solve may take, from ``deadline.origin`` (at least ``MIN_LEFT_SHARE``
     of them from its own start): ``--time-limit`` bounds the whole solve, else
-    ``DEFAULT_TIME_LIMIT``. The Lagrangian phase and label passes run to their end (each is a
-    bounded number of exact DPs; on graphs they stop between elimination steps at the limit);
-    the CP-SAT rounds that close a graph's gap get what is left, and a run stopped by the limit
-    reports ``feasible`` (or ``unknown``) with its proven bound and gap."""
+    ``DEFAULT_TIME_LIMIT``. The Lagrangian phase stops between elimination steps at the limit
+    (on graphs; a chain's DP is a few vector sweeps), the label passes between joins or layers,
+    chunks of candidates and every ``labels.CHECK_EVERY`` comparisons of their dominance scans;
+    the CP-SAT rounds that close a gap get what is left less ``cpsat``'s margin (CP-SAT stops a
+    little past its own limit; its plan is re-scored after it), and a run stopped by the limit
+    reports ``feasible`` (or ``unknown``) with its proven bound (a chain's label passes raise it
+    past the Lagrangian's as they find no plan below their targets) and gap."""
     return float(options.time_limit_s) if options.time_limit_s is not None else DEFAULT_TIME_LIMIT
 
 
@@ -195,7 +198,7 @@ def _close_with_labels(problem: Problem, ch: _Chain, best: tuple, completion: li
             if found == "none" and ch.incumbent is None:
                 return _result(problem, ch, None, t0, info, "no plan satisfies the constraints", infeasible=True)
             return _result(problem, ch, ch.incumbent[0], t0, info)
-        lo = target  # no feasible plan below the target
+        lo = ch.proven_bound = target  # no feasible plan below the target (the bound a cut run reports)
     return _result(problem, ch, lo, t0, info)
 
 
@@ -257,8 +260,12 @@ def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, 
         info["reason"] = ("CP-SAT's restricted model would pass the exact solver's memory limit: the best plan met "
                           f"and the best bound proven; {given_as('--solver')} cpsat searches without it")
         return _result(problem, ch, bound, t0, info, proven=False)
+    from .cpsat import SEARCH_MARGIN, SEARCH_MARGIN_MAX_S  # (OR-Tools: ``_Restricted`` imports it anyway)
+
     search = _Restricted(problem, ch)
-    deadline = t0 + time_budget(options)
+    # CP-SAT stops a little past its own limit, and its plan is extracted and re-scored after it:
+    # the rounds end this much before the deadline (``cpsat.solve`` keeps back the same)
+    deadline = t0 + time_budget(options) - min(SEARCH_MARGIN * time_budget(options), SEARCH_MARGIN_MAX_S)
     rounds, improved = 0, True
     while True:
         U = ch.incumbent[0] if ch.incumbent is not None else None
