@@ -434,6 +434,8 @@ def _proof_note(solver: str | None, status: Status, time_limit_s: float, info: d
     if "state limit" in info.get("method", ""):
         return (f"{solver}: the exact labels outgrew their state limit: the best plan found, not proven optimal (a "
                 f"coarser {given_as('--alpha-grid')} makes the space smaller; {given_as('--time-limit')} does not lift the state limit)")
+    if "column pairs need" in info.get("reason", ""):  # ended at once (exact's Pareto DP): why, and the seed plan
+        return (f"{solver}: ended at once: {info['reason']}: the best seed plan, not proven optimal")
     return (f"{solver}: stopped at the time limit ({time_limit_s:g} s): the best plan found so far, not proven "
             f"optimal ({given_as('--time-limit')} gives more)" + (f"; bound by {by}" if by else ""))
 
