@@ -142,12 +142,12 @@ EVEN_SEED_SHARE = 0.2  # of the time limit: the even exact solve under the limit
 
 
 def _cheap_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
-                 even_limit_s: float, deadline: float) -> tuple:
+                 even_limit_s: float, deadline: float | None = None) -> tuple:
     """Under limits, starts that may keep them: the even exact solve's plan under the same limits
     where 1/2 is declared (``solvers.uneven_seed``, within ``even_limit_s``: a plan that keeps them
     whenever the even split has one the even solve finds), the level DP's plan
     (``solvers.uneven_levels``) and the alpha search's from it (``search_level_alphas``: rules
-    broken first, then the step time); each only while the clock is before ``deadline``."""
+    broken first, then the step time); each only while the clock is before ``deadline`` (None: always)."""
     from .uneven import search_level_alphas
     from .uneven_levels import levels_uneven
     from .uneven_seed import even_under_limits
@@ -155,10 +155,10 @@ def _cheap_plans(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     even = even_under_limits(network, array, space, aspace, rules, even_limit_s)
     seeds = () if even is None else (even,)
     try:
-        if time.perf_counter() > deadline:
+        if deadline is not None and time.perf_counter() > deadline:
             return seeds
         seeds += (levels_uneven(network, array, space, aspace, rules=rules).plan,)
-        if time.perf_counter() > deadline:
+        if deadline is not None and time.perf_counter() > deadline:
             return seeds
         return seeds + (search_level_alphas(network, array, seeds[-1], aspace, rules=rules).plan,)
     except Refused:  # e.g. a level the level DP cannot take
