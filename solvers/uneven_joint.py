@@ -126,16 +126,24 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         clock.mark("beam")
         proven, best, explored = _pareto_graph(m, tables, graph, best, best_w, Q, o, t_start, fw)
         clock.mark("labels")
-    wall = time.perf_counter() - t_start
+    report = (time.perf_counter() - t_start, explored, equal_s, tuple(clock.phases))
+    return _answer(m, best, bound, proven, report, deadline, o.time_limit_s)
+
+
+def _answer(m: _Model, best, bound: Fraction | None, proven: bool, report: tuple, deadline: float,
+            limit_s: float) -> Solution:
+    """OPTIMAL when proven, else FEASIBLE with the bound (None: no bounding pass ended); without a
+    plan INFEASIBLE (proven) or UNKNOWN with the bound, and the reason when ``deadline`` passed.
+    ``report``: (wall, explored, equal_s, phases)."""
     if best[1] is None:  # under limits: none kept (proven), or none found yet
         sol = split_solution("joint", Status.INFEASIBLE if proven else Status.UNKNOWN, None, None,
-                             None if proven else bound, wall, explored, equal_s, tuple(clock.phases))
+                             None if proven else bound, *report)
         if not proven and time.perf_counter() > deadline:
-            sol.info["reason"] = f"the time limit ({o.time_limit_s:g} s) ran out before a plan was found"
+            sol.info["reason"] = f"the time limit ({limit_s:g} s) ran out before a plan was found"
         return sol
     status = Status.OPTIMAL if proven else Status.FEASIBLE
-    return split_solution("joint", status, m.plan(best[1][v0:]), best[0], best[0] if proven else bound,
-                          wall, explored, equal_s, tuple(clock.phases))
+    return split_solution("joint", status, m.plan(best[1][1 if m.virtual else 0:]), best[0],
+                          best[0] if proven else bound, *report)
 
 
 EVEN_SEED_SHARE = 0.2  # of the time limit: the even exact solve under the limits (``_cheap_plans``)
