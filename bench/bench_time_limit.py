@@ -11,6 +11,7 @@ each after the other, so that both see the same load.
     python bench/bench_time_limit.py --groups exact pruned --repeat 5 --before /tmp/base-venv/bin/explore
     python bench/bench_time_limit.py --groups cpsat --repeat 1        # ResNet-50 and BERT-base at H=10, 5 s and 20 s
     python bench/bench_time_limit.py --groups cap --limit 60          # exact under a cap, each case at 60 s
+    python bench/bench_time_limit.py --groups uneven --repeat 3       # ResNet-50 on tpu-mix-16, 1 GiB, split optimal
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ H10 = ["--array", "array-1024", "--space", "accpar"]
 H12 = ["--array", "array-1024", "--levels", "12", "--space", "accpar", "--solver", "pruned"]
 MEM = ["--model", "resnet50", "--array", "accpar-128", "--space", "accpar", "--solver", "exact"]
 CAP = ["--model", "resnet18", "--levels", "5", "--space", "accpar", "--solver", "exact", "--cap", "4=5MB"]
+UNEVEN_MEM = ["--model", "resnet50", "--array", "tpu-mix-16", "--space", "accpar", "--split", "optimal",
+              "--memory", "1", "--weight-copies", "2"]
 # group -> (label, limit s, arguments)
 GROUPS = {
     "exact": [  # resnet50 under memory, 7 levels: a limit no plan meets (proven), one the solve cannot settle in time
@@ -43,6 +46,10 @@ GROUPS = {
         ("lenet-c H12 pruned", 2.0, ["--model", "lenet-c"] + H12),
         ("alexnet H12 pruned", 2.0, ["--model", "alexnet"] + H12),
         ("alexnet H12 pruned", 4.0, ["--model", "alexnet"] + H12),
+    ],
+    "uneven": [  # the uneven joint solver under memory (its penalised passes ~4 s each)
+        ("resnet50 mix mem 1 joint", 10.0, UNEVEN_MEM),
+        ("resnet50 mix mem 1 joint", 2.0, UNEVEN_MEM),
     ],
     "cpsat": [
         ("resnet50 cpsat", 5.0, ["--model", "resnet50", "--solver", "cpsat"] + H10),

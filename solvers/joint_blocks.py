@@ -6,6 +6,8 @@ links through their own tables, crossed by min-plus products), the backward rest
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .uneven_sp import Link, Series
@@ -233,19 +235,27 @@ def _branch_back(W, C: _Columns, br, r: np.ndarray, inner=None) -> np.ndarray:
     return r
 
 
+def _check(deadline: float | None) -> None:
+    """TimeoutError once ``time.perf_counter()`` is past ``deadline`` (None: no deadline)."""
+    if deadline is not None and time.perf_counter() > deadline:
+        raise TimeoutError("the time limit")
+
+
 class _Graph:
     def __init__(self, t: _Tables, blocks: list[Link]):
         self.t, self.blocks, self.C = t, blocks, t.m.cols
         L = len(t.node)
         self.allowed = [np.flatnonzero(t.node[l, 0] < INF) for l in range(L)]  # noqa: E741
 
-    def forward(self, w, mask=None, W=None, alive=None, cap=None):
+    def forward(self, w, mask=None, W=None, alive=None, cap=None, deadline=None):
         """Weighted forward values at the cut nodes (and the block tables kept for backtracking);
         ``W``: tables weighted otherwise (``_PerTermMax``); ``alive``: cut node -> columns still
         allowed there (reduced-cost fixing; the others cost INF); ``cap``: a weighted value no
         better plan reaches (the incumbent's): a block's table skips the entry columns whose
         forward value plus ``_relaxed_rests`` exceeds it (their rows stay out of the tables, so
-        ``_cut_backward`` fixes them out; the least plan, at most the incumbent, keeps its rows)."""
+        ``_cut_backward`` fixes them out; the least plan, at most the incumbent, keeps its rows).
+        ``deadline``: a ``time.perf_counter()`` value; TimeoutError once past it (checked per block
+        and per chunk of entry columns: a pass on a wide graph takes seconds)."""
         W = W or _Weighted(self.t, w, mask)
         for n, ok in (alive or {}).items():
             W.node[n] = np.where(ok, W.node[n], INF)
@@ -253,6 +263,7 @@ class _Graph:
         G = {self.blocks[0].entry: W.node[self.blocks[0].entry]}
         tables = {}
         for k, blk in enumerate(self.blocks):
+            _check(deadline)
             g = G[blk.entry]
             if blk.direct:
                 nxt = _reduce(g[None, :], self.C, *W.edge[blk.edge])[0]
@@ -262,6 +273,7 @@ class _Graph:
                     ent = ent[g[ent] + LB[blk.entry][ent] <= cap]
                 tbl = np.zeros((len(ent), self.C.n), dtype=np.int64)
                 for i in range(0, len(ent), CHUNK):
+                    _check(deadline)
                     prune = None if LB is None else (g[ent[i : i + CHUNK]], inner, cap)
                     tbl[i : i + CHUNK] = _link_rows(W, self.C, blk, ent[i : i + CHUNK], True, prune)
                 tables[k] = (ent, tbl)

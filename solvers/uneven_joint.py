@@ -77,9 +77,12 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     ``types_allowed(level, layer)``: the types pins and forbids leave each layer (``SplitRules.types``;
     a column with another type costs INF, as one its node does not offer). ``rules``: caps and
     memory limits (``_limit_terms``; the time objective only): every plan it returns keeps them,
-    INFEASIBLE when the labels prove none does, UNKNOWN (with the bound) when they end first."""
+    INFEASIBLE when the labels prove none does, UNKNOWN (with the bound) when they end first.
+    ``options.time_limit_s`` bounds every phase (``deadline``): cut, it returns the best plan so far
+    with the bound so far (none before the first bounding pass ends; UNKNOWN without a plan)."""
     o = options or JointOptions()
     t_start = time.perf_counter()
+    deadline = t_start + o.time_limit_s
     clock = _Clock(t_start)
     check_scope(network, array, aspace)
     if rules is not None and rules.objective is not Objective.TIME:
@@ -95,26 +98,27 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     graph = _Graph(tables, blks)
     _limit_terms(m, tables, network, array, rules)
     if len(tables.lim):  # a cap or a memory limit can bind: starts that may keep it
-        starts = starts + _cheap_plans(network, array, space, aspace, rules, o.time_limit_s * EVEN_SEED_SHARE)
+        starts = starts + _cheap_plans(network, array, space, aspace, rules, o.time_limit_s * EVEN_SEED_SHARE, deadline)
     starts = tuple(_VirtualSource.plan(m.cols, p) if v0 else p for p in starts if aspace.contains(p))
     clock.mark("tables")
-    equal = _equal_best(m, graph, Q)
+    equal = _equal_best(m, graph, Q, deadline)  # None: cut by the deadline
     # (reported only where no cap or memory limit can bind: the equal-split DP does not keep them)
-    equal_s = equal[0] if Fraction(1, 2) in m.cols.alphas and not len(tables.lim) else None
-    best = better(m, (Fraction(2**61 // Q, tables.s), None), equal[1], equal[0])  # (no plan yet: above every plan)
-    for p in starts:
-        cols = _plan_columns(m, p)
+    equal_s = equal[0] if equal and Fraction(1, 2) in m.cols.alphas and not len(tables.lim) else None
+    best = (Fraction(2**61 // Q, tables.s), None)  # (no plan yet: above every plan)
+    for cols in ([equal[1]] if equal else []) + [_plan_columns(m, p) for p in starts]:
         if cols is not None:
             best = better(m, best, cols)
-    best = _penalised(m, graph, Q, best, equal[0])
-    clock.mark("starts")
-    best_bound, best_w, best, seen, fw = _dual(m, graph, Q, o, t_start, best, equal[1])
+    best_bound, best_w, seen, fw = -1, None, [], None  # -1: no bound (no bounding pass ended)
+    if equal is not None:
+        best = _penalised(m, graph, Q, best, equal[0], t_start + o.time_limit_s * PENALTY_SHARE)
+        clock.mark("starts")
+        best_bound, best_w, best, seen, fw = _dual(m, graph, Q, o, deadline, best, equal[1])
     clock.mark("bound")
     # the beam passes below find the plans; the descent from the incumbent's types only
     best = _descend(m, tables, best, seen if fw is None else [])
     clock.mark("plans")
-    bound = Fraction(best_bound, Q * tables.s)
-    proven = bound >= best[0]
+    bound = Fraction(best_bound, Q * tables.s) if best_bound >= 0 else None
+    proven = bound is not None and bound >= best[0]
     explored = 0
     if not proven and fw is not None and time.perf_counter() - t_start < o.time_limit_s:
         for beam in o.graph_beams:  # plans first (no proof), then the proof from the best of them
@@ -122,25 +126,36 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         clock.mark("beam")
         proven, best, explored = _pareto_graph(m, tables, graph, best, best_w, Q, o, t_start, fw)
         clock.mark("labels")
-    wall = time.perf_counter() - t_start
+    report = (time.perf_counter() - t_start, explored, equal_s, tuple(clock.phases))
+    return _answer(m, best, bound, proven, report, deadline, o.time_limit_s)
+
+
+def _answer(m: _Model, best, bound: Fraction | None, proven: bool, report: tuple, deadline: float,
+            limit_s: float) -> Solution:
+    """OPTIMAL when proven, else FEASIBLE with the bound (None: no bounding pass ended); without a
+    plan INFEASIBLE (proven) or UNKNOWN with the bound, and the reason when ``deadline`` passed.
+    ``report``: (wall, explored, equal_s, phases)."""
     if best[1] is None:  # under limits: none kept (proven), or none found yet
-        return split_solution("joint", Status.INFEASIBLE if proven else Status.UNKNOWN, None, None,
-                              None if proven else bound, wall, explored, equal_s, tuple(clock.phases))
+        sol = split_solution("joint", Status.INFEASIBLE if proven else Status.UNKNOWN, None, None,
+                             None if proven else bound, *report)
+        if not proven and time.perf_counter() > deadline:
+            sol.info["reason"] = f"the time limit ({limit_s:g} s) ran out before a plan was found"
+        return sol
     status = Status.OPTIMAL if proven else Status.FEASIBLE
-    return split_solution("joint", status, m.plan(best[1][v0:]), best[0], best[0] if proven else bound,
-                          wall, explored, equal_s, tuple(clock.phases))
+    return split_solution("joint", status, m.plan(best[1][1 if m.virtual else 0:]), best[0],
+                          best[0] if proven else bound, *report)
 
 
 EVEN_SEED_SHARE = 0.2  # of the time limit: the even exact solve under the limits (``_cheap_plans``)
 
 
 def _cheap_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
-                 even_limit_s: float) -> tuple:
+                 even_limit_s: float, deadline: float | None = None) -> tuple:
     """Under limits, starts that may keep them: the even exact solve's plan under the same limits
     where 1/2 is declared (``solvers.uneven_seed``, within ``even_limit_s``: a plan that keeps them
     whenever the even split has one the even solve finds), the level DP's plan
     (``solvers.uneven_levels``) and the alpha search's from it (``search_level_alphas``: rules
-    broken first, then the step time)."""
+    broken first, then the step time); each only while the clock is before ``deadline`` (None: always)."""
     from .uneven import search_level_alphas
     from .uneven_levels import levels_uneven
     from .uneven_seed import even_under_limits
@@ -148,19 +163,27 @@ def _cheap_plans(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     even = even_under_limits(network, array, space, aspace, rules, even_limit_s)
     seeds = () if even is None else (even,)
     try:
-        level = levels_uneven(network, array, space, aspace, rules=rules).plan
-        return seeds + (level, search_level_alphas(network, array, level, aspace, rules=rules).plan)
+        if deadline is not None and time.perf_counter() > deadline:
+            return seeds
+        seeds += (levels_uneven(network, array, space, aspace, rules=rules).plan,)
+        if deadline is not None and time.perf_counter() > deadline:
+            return seeds
+        return seeds + (search_level_alphas(network, array, seeds[-1], aspace, rules=rules).plan,)
     except Refused:  # e.g. a level the level DP cannot take
         return seeds
 
 
 PENALTY_ROUNDS = 12  # weighted DPs at most in ``_penalised``
+# of the time limit (from the start): ``_penalised`` ends by then, leaving the rest to the bound
+PENALTY_SHARE = 0.5
 
 
-def _penalised(m: _Model, graph: _Graph, Q: int, best, step: Fraction):
+def _penalised(m: _Model, graph: _Graph, Q: int, best, step: Fraction, deadline: float):
     """Under limits, plans that tend to keep them (incumbents, ``better``): the weighted DP with each
     limit term weighted by mu_r times the step time ``step`` over its limit, mu_r doubled while the
-    plan is over that limit and lowered while under (a heuristic: floats size the weights only)."""
+    plan is over that limit and lowered while under (a heuristic: floats size the weights only).
+    Until ``deadline`` (a pass cut by it is dropped): each pass takes seconds on wide graphs
+    (4 s on ResNet-50, tpu-mix-16, accpar 1/16)."""
     t = graph.t
     if not len(t.lim):
         return best
@@ -170,7 +193,10 @@ def _penalised(m: _Model, graph: _Graph, Q: int, best, step: Fraction):
         W = _Weighted(t, _weights(Q // 2, Q // 2, Q))
         for l, n in enumerate(W.node):  # noqa: E741
             W.node[l] = np.minimum(n + np.minimum((mu @ share[l]) * base, top).astype(np.int64), INF)
-        _, G, tbls = graph.forward(None, W=W)
+        try:
+            _, G, tbls = graph.forward(None, W=W, deadline=deadline)
+        except TimeoutError:
+            return best
         cols = graph.backtrack(W, G, tbls)
         best = better(m, best, cols)
         used = sum(share[l][:, c] for l, c in enumerate(cols))  # noqa: E741  (node terms: the caps' edges left out)
@@ -231,24 +257,28 @@ def _plan_columns(m: _Model, plan: Plan) -> list[int] | None:
     return out
 
 
-def _equal_best(m: _Model, graph: _Graph, Q: int):
+def _equal_best(m: _Model, graph: _Graph, Q: int, deadline: float):
     """The least step time with every alpha 1/2 (a linear objective then: S_0 = S_1 and V_0 - V_1 is
     the plan-independent compute difference); a floored DP, scored exactly. Without 1/2 on the grid:
-    the least plan of that weighting over every alpha (a start only)."""
+    the least plan of that weighting over every alpha (a start only). None when cut by ``deadline``."""
     C = m.cols
     half = Fraction(1, 2)
     idx = np.arange(C.n)
     mask = (idx // C.n_tau) % C.A == C.alphas.index(half) if half in C.alphas else None
     slow = 0 if m.peak[0] <= m.peak[1] else 1
     w = (Q // 2, Q - Q // 2, Q if slow == 0 else 0, Q if slow == 1 else 0)
-    W, G, tb = graph.forward(w, mask)
+    try:
+        W, G, tb = graph.forward(w, mask, deadline=deadline)
+    except TimeoutError:
+        return None
     cols = graph.backtrack(W, G, tb)
     return step_of(m.components(cols)), cols
 
 
-def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, best, first):
+def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, deadline: float, best, first):
     """Kelley's cutting planes on (l, m) from the plan of columns ``first``; (best bound in units
-    Q*s, its (l, m), best plan seen that keeps the limits)."""
+    Q*s, -1 when the first pass is cut by ``deadline``; its (l, m), best plan seen that keeps the
+    limits; the passes' plans; the best bound's pass)."""
     graph_ = not all(b.direct for b in graph.blocks)
     if graph_:  # a descended incumbent first: the first pass's tables skip what cannot beat it
         best = _descend(m, graph.t, best, [])
@@ -261,7 +291,10 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, bes
     alive: dict = {}
     for k in range(o.dual_rounds):
         cap = Q * ceil(best[0] * graph.t.s) if graph_ else None
-        W, G, tbls = graph.forward(_weights(lam, mu, Q), alive=alive, cap=cap)
+        try:
+            W, G, tbls = graph.forward(_weights(lam, mu, Q), alive=alive, cap=cap, deadline=deadline)
+        except TimeoutError:  # the bound so far
+            break
         g = int(G[last].min())
         cols = graph.backtrack(W, G, tbls)
         plans.append(cols)
@@ -281,7 +314,7 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, t_start: float, bes
         nl, nm, zhat = _kelley(seen, Q)
         # on graphs the label pass proves: stop once Kelley's estimate is within graph_dual_tol
         tol = 1 + (o.graph_dual_tol * best_bound if graph_ else 0)
-        if (nl, nm) == (lam, mu) or zhat * Q * graph.t.s <= best_bound + tol or time.perf_counter() - t_start > o.time_limit_s:
+        if (nl, nm) == (lam, mu) or zhat * Q * graph.t.s <= best_bound + tol or time.perf_counter() > deadline:
             break
         lam, mu = nl, nm
     return best_bound, best_w, best, plans, fw
