@@ -85,29 +85,36 @@ def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch:
                      zeros=tuple(ZeroStage) if req.zero is None else (req.zero,),
                      search_types=req.layout is None, interleave=req.layout is None, virtual=req.virtual)
     if not candidates(space, gpus, gpus_per_node, layers, batch, heads, experts):
-        if req.virtual is not None and candidates(replace(space, virtual=None), gpus, gpus_per_node, layers, batch,
-                                                  heads, experts):
-            raise SpecError("--degrees", f"virtual={req.virtual}: no layout with the other degrees given can take "
-                                         f"{req.virtual} model chunks a stage (interleaving needs the pipeline degree "
-                                         f"to divide the {layers} layers, virtual to divide layers / pipeline, and the "
-                                         "micro-batches a step to be a multiple of the pipeline degree)")
-        if req.expert is not None and candidates(replace(space, expert=None), gpus, gpus_per_node, layers, batch,
-                                                 heads, experts):
-            raise SpecError("--degrees", f"expert={req.expert} divides the data degree of no layout of {gpus:,} GPUs "
-                                         "with the other degrees given (experts are sharded inside the data-parallel group)")
-        if req.micro_batch is not None and not candidates(replace(space, micro_batch=None), gpus, gpus_per_node,
-                                                          layers, batch, heads, experts):
-            raise SpecError("--degrees", f"{_given_text(given)}: no layout of {gpus:,} GPUs has these degrees")
-        if req.micro_batch is not None:
-            raise SpecError("--micro-batch", f"{req.micro_batch} divides batch / data ({batch:,} / d) for no data "
-                                             f"degree d of the layouts of {gpus:,} GPUs")
-        _check_batch(space, given, gpus, gpus_per_node, layers, batch, heads)
-        named, what = ("--degrees", f"{_given_text(given)}: no layout of {gpus:,} GPUs has these degrees") if known else \
-            ("--gpus", f"{gpus:,}: no layout of {gpus:,} GPUs and batch {batch:,} exists")
-        raise SpecError(named, f"{what} "
-                                     f"(tensor at most {gpus_per_node} unless given, dividing {heads} (the heads' and KV heads' gcd), pipeline at most {layers} layers, "
-                                     f"data dividing the batch {batch:,})")
+        _refuse_empty(req, space, given, gpus, gpus_per_node, layers, batch, heads, experts)
     return space
+
+
+def _refuse_empty(req: LlmRequest, space: LlmSpace, given: dict, gpus: int, gpus_per_node: int, layers: int,
+                  batch: int, heads: int, experts: int) -> None:
+    """SpecError saying why ``space`` holds no layout: the given degree, expert, virtual or micro-batch
+    that empties it, else the batch, else the degrees (or GPUs) with the rules a layout keeps."""
+    known = [v for v in given.values() if v is not None]
+    if req.virtual is not None and candidates(replace(space, virtual=None), gpus, gpus_per_node, layers, batch,
+                                              heads, experts):
+        raise SpecError("--degrees", f"virtual={req.virtual}: no layout with the other degrees given can take "
+                                     f"{req.virtual} model chunks a stage (interleaving needs the pipeline degree "
+                                     f"to divide the {layers} layers, virtual to divide layers / pipeline, and the "
+                                     "micro-batches a step to be a multiple of the pipeline degree)")
+    if req.expert is not None and candidates(replace(space, expert=None), gpus, gpus_per_node, layers, batch,
+                                             heads, experts):
+        raise SpecError("--degrees", f"expert={req.expert} divides the data degree of no layout of {gpus:,} GPUs "
+                                     "with the other degrees given (experts are sharded inside the data-parallel group)")
+    if req.micro_batch is not None and not candidates(replace(space, micro_batch=None), gpus, gpus_per_node,
+                                                      layers, batch, heads, experts):
+        raise SpecError("--degrees", f"{_given_text(given)}: no layout of {gpus:,} GPUs has these degrees")
+    if req.micro_batch is not None:
+        raise SpecError("--micro-batch", f"{req.micro_batch} divides batch / data ({batch:,} / d) for no data "
+                                         f"degree d of the layouts of {gpus:,} GPUs")
+    _check_batch(space, given, gpus, gpus_per_node, layers, batch, heads)
+    named, what = ("--degrees", f"{_given_text(given)}: no layout of {gpus:,} GPUs has these degrees") if known else \
+        ("--gpus", f"{gpus:,}: no layout of {gpus:,} GPUs and batch {batch:,} exists")
+    raise SpecError(named, f"{what} (tensor at most {gpus_per_node} unless given, dividing {heads} (the heads' and "
+                           f"KV heads' gcd), pipeline at most {layers} layers, data dividing the batch {batch:,})")
 
 
 def _check_batch(space: LlmSpace, given: dict, gpus: int, gpus_per_node: int, layers: int, batch: int,

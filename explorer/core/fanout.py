@@ -163,43 +163,50 @@ def level_amounts(network: Network, batch: int, fanouts: tuple[int, ...],
     re-layouts it touches stay 0); equal when no II/III node has such consumers/producers."""
     check_rows(network, fanouts, rows)
     facts = _facts(network)
-    kinds = facts.kinds
     sizes = [(x.input_elements(batch), x.weight_elements(), x.output_elements(batch)) for x in network.layers]
-    divisors: list[Divisors] = [WHOLE] * len(kinds)
+    divisors: list[Divisors] = [WHOLE] * len(facts.kinds)
     out = []
     for k, row in zip(fanouts, rows):
         if k == 1:  # one part: nothing to exchange, nothing divided
             out.append(LevelAmounts(Fraction(0), Fraction(0)))
             continue
-        intra_w: dict[int, int] = {}  # divisor -> sum of the sizes exchanged with it (weights)
-        intra_a: dict[int, int] = {}  # the same, activations
-        intra_s: dict[int, int] = {}  # the same, activations reduce-scattered
         scat = scatter_targets(network, row) if reduce_scatter else None
-        inter: dict[int, int] = {}  # divisor -> sum of m * edge tensor (times the share's numerator)
-        for n, (nt, t, size, d) in enumerate(zip(kinds, row, sizes, divisors)):
-            i = nt.exchanged[t.index]
-            if i is not None:
-                acc = intra_w if i == _W else intra_s if scat and scat[n] is not None else intra_a
-                acc[d[i]] = acc.get(d[i], 0) + size[i]
-        multipliers = _MULTIPLIERS
-        for u, v, num, den in facts.edges:
-            if scat and (scat[u] is not None or scat[v] is not None):
-                m = _scattered_multiplier(kinds[u], row[u], scat[u], kinds[v], row[v], scat[v], k)
-            else:
-                key = (id(kinds[u]), row[u].index, id(kinds[v]), row[v].index, k)
-                m = multipliers.get(key)
-                if m is None:
-                    m = _multiplier(kinds[u], row[u], kinds[v], row[v], k)
-            if m:
-                den *= divisors[v][0]
-                inter[den] = inter.get(den, 0) + m * sizes[v][0] * num
-        unit = Fraction(k - 1, k * k)  # the all-to-all block: every amount is a whole number of them
-        m_ar = allreduce_fraction(k) / unit  # 2k
-        m_rs = reduce_scatter_fraction(k) / unit  # k
-        out.append(LevelAmounts(activations=unit * (m_ar * _sum(intra_a) + m_rs * _sum(intra_s) + _sum(inter)),
-                                weights=unit * m_ar * _sum(intra_w)))
-        divisors = [_divide(nt, d, t, k) for nt, d, t in zip(kinds, divisors, row)]
+        out.append(_level_amount(facts, sizes, divisors, row, k, scat))
+        divisors = [_divide(nt, d, t, k) for nt, d, t in zip(facts.kinds, divisors, row)]
     return tuple(out)
+
+
+def _level_amount(facts, sizes, divisors: list[Divisors], row: Sequence[PartitionType], k: int,
+                  scat) -> LevelAmounts:
+    """One level of ``level_amounts`` at fan-out ``k`` > 1: its sizes over their ``divisors`` summed
+    per divisor in integers, then times the all-to-all block (k-1)/k^2."""
+    kinds = facts.kinds
+    intra_w: dict[int, int] = {}  # divisor -> sum of the sizes exchanged with it (weights)
+    intra_a: dict[int, int] = {}  # the same, activations
+    intra_s: dict[int, int] = {}  # the same, activations reduce-scattered
+    inter: dict[int, int] = {}  # divisor -> sum of m * edge tensor (times the share's numerator)
+    for n, (nt, t, size, d) in enumerate(zip(kinds, row, sizes, divisors)):
+        i = nt.exchanged[t.index]
+        if i is not None:
+            acc = intra_w if i == _W else intra_s if scat and scat[n] is not None else intra_a
+            acc[d[i]] = acc.get(d[i], 0) + size[i]
+    multipliers = _MULTIPLIERS
+    for u, v, num, den in facts.edges:
+        if scat and (scat[u] is not None or scat[v] is not None):
+            m = _scattered_multiplier(kinds[u], row[u], scat[u], kinds[v], row[v], scat[v], k)
+        else:
+            key = (id(kinds[u]), row[u].index, id(kinds[v]), row[v].index, k)
+            m = multipliers.get(key)
+            if m is None:
+                m = _multiplier(kinds[u], row[u], kinds[v], row[v], k)
+        if m:
+            den *= divisors[v][0]
+            inter[den] = inter.get(den, 0) + m * sizes[v][0] * num
+    unit = Fraction(k - 1, k * k)  # the all-to-all block: every amount is a whole number of them
+    m_ar = allreduce_fraction(k) / unit  # 2k
+    m_rs = reduce_scatter_fraction(k) / unit  # k
+    return LevelAmounts(activations=unit * (m_ar * _sum(intra_a) + m_rs * _sum(intra_s) + _sum(inter)),
+                        weights=unit * m_ar * _sum(intra_w))
 
 
 _DIVIDED: dict[tuple, Divisors] = {}
