@@ -94,6 +94,17 @@ def make_layout(problem, cand: Candidate, tensor_types):
                      cand.recompute, cand.zero, tensor_types=tensor_types, virtual_stages=cand.virtual)
 
 
+def _status_bound(best: Scored | None, scored: list[Scored], fitting: list, unresolved: int):
+    """The search's status and proven bound: UNKNOWN (candidates left unscored) or INFEASIBLE with no
+    plan; else the least of the plan, the types' bounds and the first unscored candidate's time bound,
+    OPTIMAL when that is the plan's own step time."""
+    if best is None:
+        return (Status.UNKNOWN if unresolved else Status.INFEASIBLE), None
+    typed = min((s.types_bound for s in scored if s.types_bound is not None), default=best.step_time_s)
+    bound = min(best.step_time_s, typed, fitting[len(fitting) - unresolved][0] if unresolved else best.step_time_s)
+    return (Status.OPTIMAL if bound == best.step_time_s else Status.FEASIBLE), bound
+
+
 def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = None, evaluate=None,
            progress: Progress | None = None, prune: bool = True, started: float | None = None) -> LlmSearchResult:
     """The joint optimum of ``space`` on ``problem`` (``prune=False``: score every candidate).
@@ -138,13 +149,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     if best is not None and space.search_types:
         scored, best = _settle_types(problem, scored, best, types, evaluate, deadline)
         best = _certify(best, types)
-    bound = None
-    if best is None:
-        status = Status.UNKNOWN if unresolved else Status.INFEASIBLE
-    else:
-        typed = min((s.types_bound for s in scored if s.types_bound is not None), default=best.step_time_s)
-        bound = min(best.step_time_s, typed, fitting[len(fitting) - unresolved][0] if unresolved else best.step_time_s)
-        status = Status.OPTIMAL if bound == best.step_time_s else Status.FEASIBLE
+    status, bound = _status_bound(best, scored, fitting, unresolved)
     smallest = min((x.evaluation.memory_bytes_per_accelerator for x in scored), default=None) if best is None else None
     extra = _report_extra(problem, keyed, scored, types, evaluate, pace)
     return LlmSearchResult(status, best, bound, len(cands), len(scored), pruned_time, len(keyed) - len(fitting),

@@ -45,6 +45,26 @@ def cpsat_size_check(network: Network, array: ArraySpec, space: Space, alphas, f
 # ---- CP-SAT (a third, independent proof on tiny chains) ---------------------------------------
 
 
+def _build(m, array: ArraySpec, costs, columns, rules: SplitRules, hint: Plan | None, H: int):
+    """``cpsat_uneven``'s model on ``m``: the column Booleans (with the hint), the components, the caps,
+    the memory limits and the objective T (S: traffic's tie-break step time, else None); and the scale."""
+    lay = costs.layout
+    own, edge, scale, ints, rate = _scaled_amounts(array, costs, columns, rules)
+    x, y = _column_booleans(m, columns, edge)
+    if hint is not None:
+        _hint_plan(m, x, y, hint, H)
+    exprs = _amount_terms(lay, own, edge, x, y, ints)
+    ub = _amount_bound(own, edge, ints) + 1
+    comp, link = _component_vars(m, lay, exprs, ub)
+    for p, most in _limits(array, lay, rules):
+        if p < lay.pos_end:
+            m.Add(comp[p] <= math.floor(most * rate[p] * scale))
+    _memory_limits(m, array, costs, own, x, rules)
+    if rules.objective is Objective.TRAFFIC:
+        return m, x, y, _traffic_var(m, lay, link, ub), _tie_step_time(m, array, costs, columns, x, y), scale
+    return m, x, y, _step_time_var(m, array, lay, comp, link, ub), None, scale
+
+
 def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                  time_limit_s: float = 60.0, max_columns: int = 2_000, free: FreeAlphas = FreeAlphas.UNLIKE,
                  max_pairs: int = 20_000, rules: SplitRules = TIME_ONLY, hint: Plan | None = None) -> Solution:
@@ -64,27 +84,10 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     t0 = time.perf_counter()
     cpsat_size_check(network, array, space, alphas, free, rules, max_columns, max_pairs)
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "cpsat", free, rules)
-    lay = costs.layout
     if any(not c for c in columns):
         return split_solution("cpsat", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
                               objective=rules.objective)
-    own, edge, scale, ints, rate = _scaled_amounts(array, costs, columns, rules)
-    m = cp_model.CpModel()
-    x, y = _column_booleans(m, columns, edge)
-    if hint is not None:
-        _hint_plan(m, x, y, hint, H)
-    exprs = _amount_terms(lay, own, edge, x, y, ints)
-    ub = _amount_bound(own, edge, ints) + 1
-    comp, link = _component_vars(m, lay, exprs, ub)
-    for p, most in _limits(array, lay, rules):
-        if p < lay.pos_end:
-            m.Add(comp[p] <= math.floor(most * rate[p] * scale))
-    _memory_limits(m, array, costs, own, x, rules)
-    if rules.objective is Objective.TRAFFIC:
-        T = _traffic_var(m, lay, link, ub)
-        S = _tie_step_time(m, array, costs, columns, x, y)
-    else:
-        T, S = _step_time_var(m, array, lay, comp, link, ub), None
+    m, x, y, T, S, scale = _build(cp_model.CpModel(), array, costs, columns, rules, hint, H)
     # the search gets what the build left of the limit (at least 2% of it): the limit bounds the whole
     solver, st, stopped = _minimise(m, T, max(time_limit_s - (time.perf_counter() - t0), 0.02 * time_limit_s))
 
