@@ -410,9 +410,9 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
                          f"(uneven splits; choose from {', '.join(UNEVEN_CHECK_NAMES)})")
     report = api.check.with_option_names(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
                        solvers=names, time_limit=time_limit, split="optimal", alpha_grid=grid, free=free,
-                       grid_only=grid_only, **(side or {}))
+                       grid_only=grid_only, started=_limit_origin(), **(side or {}))  # (the process's start)
     emit_report(report, fmt, output, render_check_uneven)
-    sys.exit(0 if report.agree else 1)
+    _finish_run(0 if report.agree else 1)
 
 
 # options of ``explore check`` that ``check --uneven`` does not take (it would ignore them)
@@ -564,7 +564,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
                                 pins=more.pins, forbids=more.forbids, constraints=more.constraints_file)
     with StepProgress() as say:
         report = split_problem(problem, split, alpha_grid=grid, free=free, grid_only=grid_only, time_limit=time_limit,
-                               solver=solver, progress=say)
+                               solver=solver, progress=say, started=_limit_origin())  # (the process's start)
     emit_report(report, fmt, output, render_split)
     if report.status is Status.INTERRUPTED:  # Ctrl-C during CP-SAT: its plan so far was reported
         click.echo(f"explore: interrupted after {report.wall_s:.1f} s: {report.note}", err=True)
@@ -574,16 +574,17 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
         suggestion = report.explanation.suggestion if report.explanation is not None else None
         why += f" ({suggestion})" if suggestion else ""
         click.echo(f"explore: {why}", err=True)
-        sys.exit(1)
+        _finish_run(1)
     if not report.memory_ok:
         over = "; ".join(f"{m.kind} needs {fmt_bytes(m.memory_bytes)} per accelerator, has {gib_text(m.limit_bytes)}"
                          for m in report.memory if not m.ok)
         click.echo(f"explore: the {_whose(report.split, solver)} plan does not fit in memory: {over}", err=True)
-        sys.exit(1)
+        _finish_run(1)
     if report.violations:
         click.echo(f"explore: the {_whose(report.split, solver)} plan breaks " + "; ".join(v.constraint for v in report.violations)
                    + f" ({keepers(report.split)} keeps to caps and pins)", err=True)
-        sys.exit(1)
+        _finish_run(1)
+    _finish_run(0)
 
 
 def _whose(split, solver: str | None) -> str:
