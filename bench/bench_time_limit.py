@@ -12,6 +12,7 @@ each after the other, so that both see the same load.
     python bench/bench_time_limit.py --groups cpsat --repeat 1        # ResNet-50 and BERT-base at H=10, 5 s and 20 s
     python bench/bench_time_limit.py --groups cap --limit 60          # exact under a cap, each case at 60 s
     python bench/bench_time_limit.py --groups uneven --repeat 3       # ResNet-50 on tpu-mix-16, 1 GiB, split optimal
+    python bench/bench_time_limit.py --groups split check-uneven --repeat 3   # the uneven split (arrays of kinds)
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ MEM = ["--model", "resnet50", "--array", "accpar-128", "--space", "accpar", "--s
 CAP = ["--model", "resnet18", "--levels", "5", "--space", "accpar", "--solver", "exact", "--cap", "4=5MB"]
 UNEVEN_MEM = ["--model", "resnet50", "--array", "tpu-mix-16", "--space", "accpar", "--split", "optimal",
               "--memory", "1", "--weight-copies", "2"]
+SPLIT = ["--model", "resnet50", "--array", "tpu-mix-16", "--space", "accpar", "--split", "optimal"]
+UNEVEN = ["check", "--uneven", "--model", "resnet50", "--array", "tpu-mix-16", "--space", "accpar"]
 # group -> (label, limit s, arguments)
 GROUPS = {
     "exact": [  # resnet50 under memory, 7 levels: a limit no plan meets (proven), one the solve cannot settle in time
@@ -57,6 +60,11 @@ GROUPS = {
         ("bert-base cpsat", 5.0, ["--model", "bert-base", "--solver", "cpsat"] + H10),
         ("bert-base cpsat", 20.0, ["--model", "bert-base", "--solver", "cpsat"] + H10),
     ],
+    "split": [  # resnet50 on two kinds (tpu-mix-16): the joint solver, then each --solver (brute refuses it)
+        *(("resnet50 split optimal", t, SPLIT) for t in (0.1, 2.0, 5.0)),
+        *((f"resnet50 split {s}", t, SPLIT + ["--solver", s]) for s in ("exact", "cpsat", "dp") for t in (2.0, 5.0)),
+    ],
+    "check-uneven": [("resnet50 check --uneven", t, UNEVEN) for t in (0.1, 2.0, 5.0)],
 }
 
 
@@ -69,6 +77,9 @@ def run_once(explore: list[str], args: list[str], limit: float) -> tuple[float, 
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
     out = json.loads(proc.stdout)
+    if "status" not in out:  # check --uneven: proven or not, and how many rows the limit left unrun
+        late = sum("spent before it" in r.get("reason", "") for r in out["solvers"].values())
+        return process, out["wall_s"], ("optimum" if out["optimum"] else "no optimum") + (f", {late} not run" if late else "")
     gap = "" if out.get("gap") is None else f" {100 * out['gap']:.0f}%"
     return process, out["wall_s"], out["status"] + gap
 

@@ -99,8 +99,8 @@ def check(
 
     ``time_limit`` bounds the whole check (the DP, its level checks and the joint solvers in turn,
     each getting what the steps before it left), counted from ``started`` (a ``time.perf_counter()``
-    value; ``explore check`` passes its process's start) or else from the call; not with ``split``
-    (other than ``"equal"``).
+    value; ``explore check`` passes its process's start) or else from the call; with ``split`` too
+    (the uneven solvers in turn, each getting what the rows before it left).
     """
     check_solve_args(time_limit, workers, seed, dump_model, progress)
     request.check_started(started)
@@ -112,7 +112,7 @@ def check(
         given = {"workers": workers is not None, "dump_model": dump_model is not None, "seed": seed != 0}
         return check_split(model, array, split, spec, solvers=None if solvers is JOINT_SOLVERS else solvers,
                            time_limit=time_limit, alpha_grid=alpha_grid, free=free, grid_only=grid_only,
-                           refused=[k for k, v in given.items() if v], objective=objective)
+                           refused=[k for k, v in given.items() if v], objective=objective, started=started)
     request.split_only(alpha_grid, free, grid_only, "only with split optimal (uneven splits); check without it "
                                                     "splits every level equally")
     names = solver_names(solvers, CHECK_SOLVERS)

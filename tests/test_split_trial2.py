@@ -63,7 +63,7 @@ def test_help_gives_the_split_defaults(capsys):
     split = _help(["split"], capsys)
     assert "time (the default)" in split and "traffic (the default)" not in split and "dp (the default)" not in split
     explore = _help([], capsys)
-    assert "With --split (and in check --uneven): the split's solver's (default: 10 s)" in explore
+    assert "With --split and in check --uneven (default: 10 s): the whole run from the process's start too" in explore
     check = _help(["check"], capsys)
     assert "[default: exact,cpsat,brute]" not in check and "with --uneven: all eight" in check
 

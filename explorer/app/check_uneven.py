@@ -38,6 +38,7 @@ from ..solvers.uneven_constrained import constrained_uneven, joint_under
 from ..solvers.uneven_joint import accpar_uneven
 from ..solvers.uneven_levels import equal_types, levels_uneven
 from .results import SCHEMA_VERSION, Inputs, PlanFigures, batch_warning, exact_number
+from .check import Clock
 from .split import proven_conflict, rule_names, search_start, split_inputs
 
 UNEVEN_CHECK_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "dp", "search", "proportional")  # by default
@@ -161,7 +162,7 @@ def _proportional(network: Network, array: ArraySpec, space: Space, aspace: Alph
 
 
 def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-         rules: SplitRules = TIME_ONLY, seeds: tuple = (), hint: Plan | None = None):
+         rules: SplitRules = TIME_ONLY, seeds: tuple = (), hint: Plan | bool | None = None):
     if name == "brute":
         return brute_split(network, array, space, aspace, rules=rules,  # explore --split's limits (SPLIT_MAX_PLANS)
                            time_limit_s=time_limit_s)
@@ -187,12 +188,14 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
 
 
 def _cpsat_hinted(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-                  rules: SplitRules, hint: Plan | None = None) -> Solution:
+                  rules: SplitRules, hint: Plan | bool | None = None) -> Solution:
     """CP-SAT's row, its search started from the level DP's plan (a hint: CP-SAT still proves, or
     finds no better, on its own): the check's ``dp`` row's, else run here (its time counts against
-    the row's limit)."""
+    the row's limit); ``False``: none (the check's time limit was spent before the DP's row)."""
     t0 = time.perf_counter()
-    if hint is None:
+    if hint is False:
+        hint = None
+    elif hint is None:
         hint = levels_uneven(network, array, space, aspace, rules=rules, name="dp").plan
     return cpsat_uneven(network, array, space, aspace, time_limit_s=max(time_limit_s - (time.perf_counter() - t0), 0.0),
                         rules=rules, hint=hint)
@@ -202,11 +205,17 @@ CHEAP = ("dp", "search", "proportional")  # run first: their plans seed exact's 
 PROVING = ("brute", "exact", "cpsat", "joint")  # they keep to every rule they take: a plan that breaks one is a bug
 
 
-def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-         rules: SplitRules = TIME_ONLY, seeds: tuple = (), hint: Plan | None = None) -> SplitCheckRow:
+def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, clock: Clock,
+         rules: SplitRules = TIME_ONLY, seeds: tuple = (), hint: Plan | bool | None = None) -> SplitCheckRow:
+    """One solver's row, with what the rows before it left of the check's time limit (``clock``);
+    not run (status unknown, the note says why) once the limit is spent: most rows have no limit
+    of their own (brute runs: it refuses by size at once or stops at ``MIN_LEFT_SHARE``)."""
     t0 = time.perf_counter()
+    late = clock.no_time_for(name)
+    if late is not None:
+        return SplitCheckRow(name, Status.UNKNOWN.value, None, None, 0.0, late, True)
     try:
-        sol = _run(name, network, array, space, aspace, time_limit_s, rules, seeds, hint)
+        sol = _run(name, network, array, space, aspace, clock.left(), rules, seeds, hint)
     except Refused as err:
         return SplitCheckRow(name, Status.REFUSED.value, None, None, time.perf_counter() - t0, refusal_reason(err), True)
     if sol.status is Status.INTERRUPTED:
@@ -237,16 +246,19 @@ def _route(name: str, sol: Solution) -> str | None:
 
 def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = DEFAULT_ALPHA_GRID, free: FreeAlphas = FreeAlphas.UNLIKE,
                  solvers: tuple[str, ...] = UNEVEN_CHECK_SOLVERS, time_limit_s: float = SPLIT_TIME_LIMIT,
-                 grid_only: bool = False, rules: SplitRules = TIME_ONLY) -> SplitCheck:
+                 grid_only: bool = False, rules: SplitRules = TIME_ONLY, started: float | None = None) -> SplitCheck:
     """The solvers side by side (module docstring); under ``rules`` (pins, forbids, caps, memory)
     each keeps to what it takes, a heuristic's plan that breaks one is reported (not compared),
-    and the proving solvers must agree on the optimum or on there being no plan."""
+    and the proving solvers must agree on the optimum or on there being no plan. ``time_limit_s``
+    bounds the whole check, counted from ``started`` (``time.perf_counter()``; ``explore check``
+    passes its process's start) or else from the call: the rows in turn, each with what is left."""
     t0 = time.perf_counter()
+    clock = Clock(t0 if started is None else started, time_limit_s)
     aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
-    cheap = {n: _row(n, network, array, space, aspace, time_limit_s, rules) for n in solvers if n in CHEAP}
+    cheap = {n: _row(n, network, array, space, aspace, clock, rules) for n in solvers if n in CHEAP}
     seeds = tuple(r.plan for r in cheap.values() if r.plan is not None and not r.breaks)  # exact starts from them
-    hint = cheap["dp"].plan if "dp" in cheap else None  # CP-SAT's first plan (not run twice)
-    rows = tuple(cheap.get(n) or _row(n, network, array, space, aspace, time_limit_s, rules, seeds, hint)
+    hint = (False if cheap["dp"].plan is None else cheap["dp"].plan) if "dp" in cheap else None  # CP-SAT's first plan (not run twice)
+    rows = tuple(cheap.get(n) or _row(n, network, array, space, aspace, clock, rules, seeds, hint)
                  for n in solvers)
     proven = [r for r in rows if r.status == Status.OPTIMAL.value]
     none = [r for r in rows if r.status == Status.INFEASIBLE.value]

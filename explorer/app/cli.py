@@ -175,7 +175,7 @@ def check_files(model: str, array: str, output: str | None, constraints: str | N
 
 # Options for solvers that search (CP-SAT) or may refuse (exact, brute).
 solver_options = options(
-    click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not); a run without --split counts it from the process's start (its start-up and imports count): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); pruned's (default: 60 s, may overrun by one round; then the bound and the gap); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. explore check: the whole check (the DP, its level checks, the joint solvers in turn, each with what is left). With --split (and in check --uneven): the split's solver's (default: 10 s). GPU cluster: the LLM search's, from the process's start (default: 300 s; then the bound and the gap); check's search and exhaustive scoring together (the search at most half; what was scored is compared)."),
+    click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not); a run without --split counts it from the process's start (its start-up and imports count): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); pruned's (default: 60 s, may overrun by one round; then the bound and the gap); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. explore check: the whole check (the DP, its level checks, the joint solvers in turn, each with what is left). With --split and in check --uneven (default: 10 s): the whole run from the process's start too, each step (the search, the split's solver; check: the solvers in turn) with what the steps before it left; a step with no limit of its own is not started once it is spent. GPU cluster: the LLM search's, from the process's start (default: 300 s; then the bound and the gap); check's search and exhaustive scoring together (the search at most half; what was scored is compared)."),
     click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help=f"CP-SAT worker threads, 1..{MAX_WORKERS} (default: one per core)."),
     click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True, help=f"CP-SAT random seed, 0..{MAX_SEED} (deterministic with --workers 1)."),
     click.option("--dump-model", "dump_model", type=str, default=None, metavar="FILE", help="Write the CP-SAT model to FILE (.pb binary, .txt or .pbtxt text; nothing else); --solver cpsat only."),
@@ -410,9 +410,9 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
                          f"(uneven splits; choose from {', '.join(UNEVEN_CHECK_NAMES)})")
     report = api.check.with_option_names(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
                        solvers=names, time_limit=time_limit, split="optimal", alpha_grid=grid, free=free,
-                       grid_only=grid_only, **(side or {}))
+                       grid_only=grid_only, started=_limit_origin(), **(side or {}))  # (the process's start)
     emit_report(report, fmt, output, render_check_uneven)
-    sys.exit(0 if report.agree else 1)
+    _finish_run(0 if report.agree else 1)
 
 
 # options of ``explore check`` that ``check --uneven`` does not take (it would ignore them)
@@ -564,7 +564,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
                                 pins=more.pins, forbids=more.forbids, constraints=more.constraints_file)
     with StepProgress() as say:
         report = split_problem(problem, split, alpha_grid=grid, free=free, grid_only=grid_only, time_limit=time_limit,
-                               solver=solver, progress=say)
+                               solver=solver, progress=say, started=_limit_origin())  # (the process's start)
     emit_report(report, fmt, output, render_split)
     if report.status is Status.INTERRUPTED:  # Ctrl-C during CP-SAT: its plan so far was reported
         click.echo(f"explore: interrupted after {report.wall_s:.1f} s: {report.note}", err=True)
@@ -574,16 +574,17 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
         suggestion = report.explanation.suggestion if report.explanation is not None else None
         why += f" ({suggestion})" if suggestion else ""
         click.echo(f"explore: {why}", err=True)
-        sys.exit(1)
+        _finish_run(1)
     if not report.memory_ok:
         over = "; ".join(f"{m.kind} needs {fmt_bytes(m.memory_bytes)} per accelerator, has {gib_text(m.limit_bytes)}"
                          for m in report.memory if not m.ok)
         click.echo(f"explore: the {_whose(report.split, solver)} plan does not fit in memory: {over}", err=True)
-        sys.exit(1)
+        _finish_run(1)
     if report.violations:
         click.echo(f"explore: the {_whose(report.split, solver)} plan breaks " + "; ".join(v.constraint for v in report.violations)
                    + f" ({keepers(report.split)} keeps to caps and pins)", err=True)
-        sys.exit(1)
+        _finish_run(1)
+    _finish_run(0)
 
 
 def _whose(split, solver: str | None) -> str:

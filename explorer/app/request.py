@@ -156,7 +156,7 @@ def solve(
     ``time_limit`` (s), ``workers``, ``seed`` and ``dump_model`` control CP-SAT. ``progress``
     receives one-line messages while solving. ``started``: the ``time.perf_counter()`` value
     ``time_limit`` counts from (``explore`` passes its process's start, so that start-up and
-    imports count; default: the solve's start; not with ``split``, whose limit counts from its solve).
+    imports count; default: the solve's start; with ``split`` too).
 
     Returns a :class:`RunResult`: ``status``, ``plan`` (None when there is none),
     ``objective_value`` and ``bound`` (exact), ``figures`` and ``baselines``; ``result.ok`` is
@@ -183,7 +183,7 @@ def solve(
         others = {"dump_model": dump_model is not None, "workers": workers is not None, "seed": seed != 0}
         return solve_split(model, array, split, spec, time_limit=time_limit, alpha_grid=alpha_grid, free=free,
                            grid_only=grid_only, progress=progress, refused=[k for k, v in others.items() if v],
-                           solver=solver, objective=objective)
+                           solver=solver, objective=objective, started=started)
     split_only(alpha_grid, free, grid_only, "only with split (uneven splits); without it every split is 1/2")
     solver = "dp" if solver is None else solver
     if solver not in REGISTRY:
@@ -208,7 +208,7 @@ def split_only(alpha_grid: Any, free: Any, grid_only: Any, why: str) -> None:
 def solve_split(model: ModelRef, array: ArrayRef, split: str, spec: dict[str, Any], *, time_limit: float | None = None,
                 alpha_grid: int | None = None, free: str | None = None, grid_only: bool = False,
                 progress: Progress | None = None, refused: Iterable[str] = (), solver: str | None = None,
-                objective: str | Objective | None = None):
+                objective: str | Objective | None = None, started: float | None = None):
     """``solve(..., split=...)``: one split run (``explore --split``) and its report (``alpha_grid``
     and ``free`` None: their defaults, 16 and unlike)."""
     from .split import Split, check_split_solver
@@ -229,13 +229,16 @@ def solve_split(model: ModelRef, array: ArrayRef, split: str, spec: dict[str, An
     problem = build_problem(model, array, objective="time" if objective is None else objective, **spec)
     say = (lambda step, *a, **k: progress(step)) if progress is not None else None
     return split_problem(problem, sp, alpha_grid=alpha_grid, free=fr, grid_only=bool(grid_only),
-                         time_limit=SPLIT_TIME_LIMIT if time_limit is None else float(time_limit), solver=solver, progress=say)
+                         time_limit=SPLIT_TIME_LIMIT if time_limit is None else float(time_limit), solver=solver, progress=say,
+                         started=started)
 
 
 def split_problem(problem: Problem, split: str, *, alpha_grid: int = DEFAULT_ALPHA_GRID, free: str = "unlike", grid_only: bool = False,
-                  time_limit: float = SPLIT_TIME_LIMIT, solver: str | None = None, progress=None):
+                  time_limit: float = SPLIT_TIME_LIMIT, solver: str | None = None, progress=None,
+                  started: float | None = None):
     """The split run of a built problem: its objective, and its constraints read on split plans
-    (memory: each kind's own unless ``--memory`` or a constraints file gave one for every kind)."""
+    (memory: each kind's own unless ``--memory`` or a constraints file gave one for every kind);
+    ``time_limit`` counts from ``started`` (``time.perf_counter()``; None: the call)."""
     from ..core.uneven import FreeAlphas
     from .split import Split, split_run
 
@@ -243,7 +246,7 @@ def split_problem(problem: Problem, split: str, *, alpha_grid: int = DEFAULT_ALP
     memory = c.memory_bytes / GiB if c.memory_set else None
     return split_run(problem.network, problem.array, problem.space, Split(split), alpha_grid, FreeAlphas(free),
                      time_limit, memory, c.weight_copies, progress=progress, grid_only=grid_only, solver=solver,
-                     objective=problem.objective, constraints=c)
+                     objective=problem.objective, constraints=c, started=started)
 
 
 def _alpha_args(alpha_grid: Any, free: Any) -> str:
@@ -263,7 +266,8 @@ def check_started(started: Any) -> None:
 
 def check_split(model: ModelRef, array: ArrayRef, split: Any, spec: dict[str, Any], *, solvers: Iterable[str] | None = None,
                 time_limit: float | None = None, alpha_grid: int | None = None, free: str | None = None,
-                grid_only: bool = False, refused: Iterable[str] = (), objective: str | Objective | None = None):
+                grid_only: bool = False, refused: Iterable[str] = (), objective: str | Objective | None = None,
+                started: float | None = None):
     """``check(..., split="optimal")`` (``explore check --split optimal``): the uneven-split
     solvers compared on the step time (``explorer.app.check_uneven.SplitCheck``), under the
     pins, forbids and caps given, and a memory limit where one is given (``memory_GiB`` or a
@@ -289,7 +293,8 @@ def check_split(model: ModelRef, array: ArrayRef, split: Any, spec: dict[str, An
     c = problem.constraints
     rules = SplitRules(Objective.TIME, c, leaf_memory_limits(problem.array, c.memory_bytes) if c.memory_set else None)
     return check_uneven(problem.network, problem.array, problem.space, alpha_grid, FreeAlphas(fr), names,
-                        SPLIT_TIME_LIMIT if time_limit is None else float(time_limit), bool(grid_only), rules)
+                        SPLIT_TIME_LIMIT if time_limit is None else float(time_limit), bool(grid_only), rules,
+                        started=started)
 
 
 def _split_solver_names(solvers: Any, known: tuple[str, ...]) -> tuple[str, ...]:

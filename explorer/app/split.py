@@ -41,6 +41,7 @@ from ..core.units import format_count, safe_float
 from ..solvers import get_solver
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from .baselines import BASELINES, baseline_plan
+from .check import Clock
 from .render import conflict_lines, fmt_bytes, memory_phrase, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EXACT_SHARE, EvaluatorMismatch
@@ -211,7 +212,8 @@ class SplitReport:
 def split_run(network: Network, array: ArraySpec, space: Space, split: Split, grid: int = 16,
               free: FreeAlphas = FreeAlphas.UNLIKE, time_limit_s: float = 10.0, memory_GiB: Fraction | None = None,
               weight_copies: int = 0, progress=None, grid_only: bool = False, solver: str | None = None,
-              objective: Objective = Objective.TIME, constraints: Constraints | None = None) -> SplitReport:
+              objective: Objective = Objective.TIME, constraints: Constraints | None = None,
+              started: float | None = None) -> SplitReport:
     """One ``explore split`` run on any mix of kinds (module docstring). ``progress(step, done=None,
     total=None)`` names each step as it starts (and counts the search's evaluations). ``solver``
     (``explore --split optimal --solver``): brute, exact or cpsat prove the optimum over the same
@@ -219,11 +221,14 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     (no proof; with ``proportional`` it chooses the types at the proportional alphas); None: the
     joint solver (optimal), the even DP's types (the other splits).
     ``objective`` and ``constraints`` (pins, forbids, caps; its memory is ``memory_GiB``, None: each
-    kind's own) are the even split's, read on split plans (``core.split_rules``)."""
+    kind's own) are the even split's, read on split plans (``core.split_rules``). ``time_limit_s``
+    counts from ``started`` (a ``time.perf_counter()`` value; ``explore`` passes its process's
+    start) or else from the call: the set-up, the search and the solver share it (``check.Clock``)."""
     import time
 
     say = progress or (lambda *a, **k: None)
     t0 = time.perf_counter()
+    clock = Clock(t0 if started is None else started, time_limit_s)
     constraints, rules = _run_rules(array, objective, constraints, memory_GiB, weight_copies)
     aspace = _declared_space(array, split, grid, free, grid_only, solver, rules)
     say("split: the equal-split DP plans (partition types)")
@@ -243,9 +248,9 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         plan, bound, equal_best, solver_wall, claimed, info = equal, None, None, None, None, {}
     else:
         plan, found, bound, equal_best, solver_wall, claimed, info = _split_plan(
-            network, array, space, split, aspace, types, time_limit_s, say, _free_hint(array, grid, free), solver, rules)
+            network, array, space, split, aspace, types, clock, say, _free_hint(array, grid, free), solver, rules)
         status = status if found is None else found
-        note = _proof_note(solver, status, time_limit_s, info) or note
+        note = _proof_note(solver, status, time_limit_s, info) or info.get("not_run") or note
     base = dict(_report_base(network, array, space, objective, constraints, aspace, free),
                 solver=method(split, solver), compared=tuple(compared), baselines=baselines, solver_wall_s=solver_wall,
                 bound_method=info.get("proved_by"))
@@ -461,25 +466,25 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
                        inputs=split_inputs(network, array, space, typed.objective, constraints, ()))
 
 
-def _split_plan(network, array, space, split, aspace, types, time_limit_s, say, hint, solver, rules):
+def _split_plan(network, array, space, split, aspace, types, clock, say, hint, solver, rules):
     """The plan of a split that is not the equal one: (plan, status or None, bound, equal_best,
     solver wall, the solver's own value of its plan, ``proof_info`` of a proving solver or {}). ``levels`` is ``optimal --solver dp``: the
-    same run, the same status."""
+    same run, the same status. The solver gets what ``clock`` (the run's ``--time-limit``) leaves."""
     if split is Split.LEVELS:
         solver = "dp"
     if split is Split.EQUAL:  # exact, cpsat, brute, pruned: the even split's own solver (alpha 1/2 everywhere)
         say(f"split: equal ({solver}, the even split's solver)")
-        return even_solve(network, array, space, solver, time_limit_s, rules)
+        return even_solve(network, array, space, solver, clock, rules)
     if solver is not None:  # optimal or proportional (brute, exact, cpsat, dp), levels (dp)
         alphas = _searched(array, split, aspace, solver)
         say(f"split: {split} ({solver}, uneven form)")
-        plan, status, bound, wall, claimed, info = solve_by(solver, network, array, space, alphas, time_limit_s, rules,
+        plan, status, bound, wall, claimed, info = solve_by(solver, network, array, space, alphas, clock.left(), rules,
                                                             split is Split.PROPORTIONAL,
                                                             seed_plans(network, array, space, alphas, types, rules))
         return plan, status, bound, None, wall, claimed, info
     if split is Split.OPTIMAL:
         say("split: optimal (search, then the joint solver)")
-        return _optimal(network, array, space, aspace, Plan.even(types), time_limit_s, say, hint, rules)
+        return _optimal(network, array, space, aspace, Plan.even(types), clock, say, hint, rules)
     if split is Split.SEARCH:
         say("split: scoring the starting points")
         plan = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
@@ -602,18 +607,25 @@ def _free_hint(array: ArraySpec, grid: int, free: FreeAlphas) -> str:
 
 
 def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: Plan,
-             time_limit_s: float, say=lambda *a, **k: None, free_hint: str = "", rules: SplitRules = TIME_ONLY):
+             clock: Clock, say=lambda *a, **k: None, free_hint: str = "", rules: SplitRules = TIME_ONLY):
     """``--split optimal``: the joint solver under ``rules`` (``solvers.uneven_constrained.joint_under``,
-    the route of ``--solver exact`` under caps or memory) from the equal-split and the search plans; a
-    one-line error where it does not apply. (plan or None, status, bound, best equal-split step
-    time, wall, the solver's own step time of the plan, ``proof_info``)."""
+    the route of ``--solver exact`` under caps or memory) from the equal-split and the search plans
+    (the search only while ``clock`` has time left: it has no limit of its own), with what the steps
+    before it left of the time limit; a one-line error where it does not apply. (plan or None,
+    status, bound, best equal-split step time, wall, the solver's own step time of the plan, ``proof_info``)."""
     from ..solvers.uneven_constrained import joint_under
 
-    search = search_level_alphas(network, array, search_start(network, array, equal.plan, aspace), aspace,
-                                 progress=_prefixed(say)).plan
-    say(f"split: optimal (the joint solver, up to {time_limit_s:g} s)")
+    late = clock.no_time_for("joint")  # its column build has no clock: not started with nothing left
+    if late is not None:
+        return equal, Status.FEASIBLE, None, None, None, None, {"not_run": f"joint: {late}; the equal-split plan (no proof)"}
+    starts = (equal,)
+    if clock.no_time_for("search") is None:
+        starts += (search_level_alphas(network, array, search_start(network, array, equal.plan, aspace), aspace,
+                                       progress=_prefixed(say)).plan,)
+    left = clock.left()
+    say(f"split: optimal (the joint solver, up to {left:.3g} s)")
     try:
-        sol = joint_under(network, array, space, aspace, time_limit_s, rules, starts=(equal, search))
+        sol = joint_under(network, array, space, aspace, left, rules, starts=starts)
     except Refused as err:
         hint = free_hint if "frees the top split alone" in str(err) else ""
         split, solver, free = (given_as(o) for o in ("--split", "--solver", "--free"))

@@ -165,17 +165,18 @@ def seed_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSp
         return
 
 
-def even_solve(network: Network, array: ArraySpec, space: Space, solver: str, time_limit_s: float, rules: SplitRules):
+def even_solve(network: Network, array: ArraySpec, space: Space, solver: str, clock, rules: SplitRules):
     """``--split equal --solver exact|cpsat|brute|pruned``: the even split is the alpha = 1/2 case of
     the one model, so the even solver answers it (``app.run.run``: its status, plan, proven bound and,
     with no plan, its explanation), on the problem ``explore`` without ``--split`` solves. Its
     objective value is the even evaluator's (traffic, or the time objective: the slowest kind's
     compute plus sum_h c_h * dtype / b_h), which the caller checks against ``evaluate_split``'s
-    (the step time of the slowest accelerator at alpha 1/2). The tuple of ``split._split_plan``."""
+    (the step time of the slowest accelerator at alpha 1/2). ``clock`` (``check.Clock``): the run's
+    time limit and its origin, as ``SolveOptions.started``. The tuple of ``split._split_plan``."""
     from .run import run
 
     problem = Problem(network, array, space, rules.objective, rules.constraints)
-    r = run(problem, solver, SolveOptions(time_limit_s=time_limit_s))
+    r = run(problem, solver, SolveOptions(time_limit_s=clock.limit, started=clock.t0))
     info = {"reason": r.reason or "", "proved_by": r.bound_method, "method": "", "exact_first": None,
             "explanation": r.explanation, "even": True}
     return r.plan, r.status, r.bound, None, r.wall_s, r.objective_value, info
