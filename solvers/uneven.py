@@ -303,8 +303,8 @@ def _short_of_time(columns, H: int, time_limit_s: float | None) -> str:
     need = pairs * (2**H - 1) * PAIR_GROUP_S
     if time_limit_s is None or need <= time_limit_s:
         return ""
-    return (f"{pairs:,} column pairs need at least ~{need:,.1f} s for the completion bounds, beyond the time limit "
-            f"of {time_limit_s:g} s")
+    return (f"{pairs:,} column pairs need at least ~{need:,.1f} s for the completion bounds, beyond the "
+            f"{time_limit_s:.3g} s the time limit leaves")
 
 
 class _Run:

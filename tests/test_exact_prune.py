@@ -141,7 +141,7 @@ def test_a_time_limit_the_completion_bounds_cannot_meet_ends_at_once():
     late = exact_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=need / 2)
     assert late.status is Status.UNKNOWN and late.plan is None and late.wall_s < need / 2
     assert late.info["reason"] == (f"{pairs:,} column pairs need at least ~{need:,.1f} s for the completion bounds, "
-                                   f"beyond the time limit of {need / 2:g} s")
+                                   f"beyond the {need / 2:.3g} s the time limit leaves")
     assert exact_uneven(net, arr, Space.ACCPAR, aspace).status is Status.OPTIMAL
 
 
