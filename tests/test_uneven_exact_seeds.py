@@ -101,7 +101,7 @@ def test_explore_split_exact_stopped_with_no_plan_reports_the_dp_plan(monkeypatc
 
     monkeypatch.setattr(uneven, "exact_run", _unknown(Objective.TRAFFIC))
     kw = dict(space="accpar", split="optimal", objective="traffic", alpha_grid=4)
-    r = solve("lenet-c", "tpu-mix-16", solver="exact", time_limit=1, **kw)
+    r = solve("lenet-c", "tpu-mix-16", solver="exact", time_limit=60, **kw)
     dp = solve("lenet-c", "tpu-mix-16", solver="dp", **kw)
     equal = solve("lenet-c", "tpu-mix-16", space="accpar", split="equal", objective="traffic")
     assert r.status is Status.FEASIBLE and r.ok and r.objective_bound is None
