@@ -199,6 +199,8 @@ def _hint_solution(problem: Problem, options: SolveOptions, f: Formulation, hint
     if options.lower_bound is not None:
         bound = -((-options.lower_bound) // f.objective_gcd) * f.objective_gcd
         info["bound_method"] = options.lower_bound_by or "given"
+    elif options.time_limit_s is None and options.deterministic_time_limit is None:  # (no limit of the user's stopped it)
+        info["reason"] = "CP-SAT stopped (status UNKNOWN) with no plan better than its hint and no bound"
     else:
         info["reason"] = no_bound_reason(problem, from_hint=options.hint is None, searched=True,
                                          deterministic=options.time_limit_s is None)
