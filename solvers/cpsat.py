@@ -187,7 +187,8 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
             return _hint_solution(problem, options, f, hint, wall, info)
         info["reason"] = no_plan_reason(solver.status_name(status), deadline is not None,
                                         options.deterministic_time_limit is not None)
-        return Solution("cpsat", Status.UNKNOWN, None, None, None, None, wall, info)
+        bound = _given_bound(options, f, info)  # (the bound handed over stands: a fallback plan reports it)
+        return Solution("cpsat", Status.UNKNOWN, None, None, bound, None, wall, info)
     return _found(problem, options, f, solver, xs, status, wall, info, hint)
 
 
@@ -195,13 +196,11 @@ def _hint_solution(problem: Problem, options: SolveOptions, f: Formulation, hint
     """CP-SAT ended UNKNOWN (a limit stopped it before it loaded or bettered its hint): the hint
     (the DP's plan or the one given, which keeps every rule), ``feasible`` with the bound handed
     to CP-SAT when there is one (rounded up to the objective's gcd, as CP-SAT's own), else none."""
-    bound = None
-    if options.lower_bound is not None:
-        bound = -((-options.lower_bound) // f.objective_gcd) * f.objective_gcd
-        info["bound_method"] = options.lower_bound_by or "given"
-    elif options.time_limit_s is None and options.deterministic_time_limit is None:  # (no limit of the user's stopped it)
+    bound = _given_bound(options, f, info)
+    unlimited = options.time_limit_s is None and options.deterministic_time_limit is None
+    if bound is None and unlimited:  # (no limit of the user's stopped it)
         info["reason"] = "CP-SAT stopped (status UNKNOWN) with no plan better than its hint and no bound"
-    else:
+    elif bound is None:
         info["reason"] = no_bound_reason(problem, from_hint=options.hint is None, searched=True,
                                          deterministic=options.time_limit_s is None)
     sol = plan_solution("cpsat", problem, hint, Status.FEASIBLE, wall, info=info)
@@ -209,6 +208,15 @@ def _hint_solution(problem: Problem, options: SolveOptions, f: Formulation, hint
         raise AssertionError(f"cpsat: bound {bound} above the value {sol.objective} of its hint")
     status = Status.OPTIMAL if bound == sol.objective else Status.FEASIBLE
     return Solution("cpsat", status, hint, sol.objective, bound, sol.level_units, wall, sol.info)
+
+
+def _given_bound(options: SolveOptions, f: Formulation, info: dict) -> int | None:
+    """The proven bound handed to CP-SAT (``options.lower_bound``), rounded up to the objective's
+    gcd as CP-SAT's own (every plan's value is a multiple of it), its method in ``info``; else None."""
+    if options.lower_bound is None:
+        return None
+    info["bound_method"] = options.lower_bound_by or "given"
+    return -((-options.lower_bound) // f.objective_gcd) * f.objective_gcd
 
 
 def no_bound_reason(problem: Problem, from_hint: bool, searched: bool, deterministic: bool = False) -> str:

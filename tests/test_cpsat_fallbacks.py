@@ -124,3 +124,13 @@ def test_an_evaluator_mismatch_is_one_line_in_the_cli(monkeypatch, capsys):
     assert err.strip().splitlines() == [
         "explore: internal error, the evaluator contradicts the solver: dp: plan marked feasible breaks memory, "
         "the solver says nothing; please report it"]
+
+
+def test_unknown_without_a_hint_keeps_the_bound_handed_over_for_the_fallback(monkeypatch):
+    # the exact method's proven bound (CP-SAT's lower bound) stays with the baseline CP-SAT falls back to
+    unknown(monkeypatch)
+    p = alexnet(MEMORY)
+    sol = cpsat.solve(p, SolveOptions(workers=1, time_limit_s=5, lower_bound=1000, lower_bound_by="exact:lagrangian"))
+    assert sol.plan is None and 1000 <= sol.bound and sol.info["bound_method"] == "exact:lagrangian"
+    seeded = seed_fallback(p, sol)
+    assert seeded.plan == baseline_plan(p, "all-II") and seeded.bound == sol.bound
