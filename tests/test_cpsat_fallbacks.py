@@ -134,3 +134,14 @@ def test_unknown_without_a_hint_keeps_the_bound_handed_over_for_the_fallback(mon
     assert sol.plan is None and 1000 <= sol.bound and sol.info["bound_method"] == "exact:lagrangian"
     seeded = seed_fallback(p, sol)
     assert seeded.plan == baseline_plan(p, "all-II") and seeded.bound == sol.bound
+
+
+def test_finding_1_exact_first_bound_then_cpsat_unknown_keeps_the_plan(monkeypatch):
+    # vgg-e on array-1024 has a 32 GiB memory limit, so the exact method runs first and hands CP-SAT
+    # its plan and bound; a CP-SAT that then ended UNKNOWN dropped both (1 run in 6-8 at 1.3 s)
+    unknown(monkeypatch)
+    p = alexnet(4 * 2**30)  # a limit every plan keeps: the exact method proves the optimum at once
+    result = run(p, "cpsat", SolveOptions(workers=1, time_limit_s=30))
+    assert result.plan is not None and result.ok
+    assert result.status is Status.OPTIMAL and result.bound == result.objective_value
+    assert result.bound_method.startswith("exact:")
