@@ -183,13 +183,40 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     if status == cp_model.INFEASIBLE:
         return Solution("cpsat", Status.INFEASIBLE, None, None, None, None, wall, info)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        if status == cp_model.UNKNOWN and hint is not None and options.lower_bound is None and deadline is not None:
-            info["reason"] = no_bound_reason(problem, from_hint=True, searched=False)
-            return plan_solution("cpsat", problem, hint, Status.FEASIBLE, wall, info=info)
+        if status == cp_model.UNKNOWN and hint is not None:  # (the hint keeps every rule: ``_add_bound_and_hint``)
+            return _hint_solution(problem, options, f, hint, wall, info)
         info["reason"] = no_plan_reason(solver.status_name(status), deadline is not None,
                                         options.deterministic_time_limit is not None)
-        return Solution("cpsat", Status.UNKNOWN, None, None, None, None, wall, info)
+        bound = _given_bound(options, f, info)  # (the bound handed over stands: a fallback plan reports it)
+        return Solution("cpsat", Status.UNKNOWN, None, None, bound, None, wall, info)
     return _found(problem, options, f, solver, xs, status, wall, info, hint)
+
+
+def _hint_solution(problem: Problem, options: SolveOptions, f: Formulation, hint, wall: float, info: dict) -> Solution:
+    """CP-SAT ended UNKNOWN (a limit stopped it before it loaded or bettered its hint): the hint
+    (the DP's plan or the one given, which keeps every rule), ``feasible`` with the bound handed
+    to CP-SAT when there is one (rounded up to the objective's gcd, as CP-SAT's own), else none."""
+    bound = _given_bound(options, f, info)
+    unlimited = options.time_limit_s is None and options.deterministic_time_limit is None
+    if bound is None and unlimited:  # (no limit of the user's stopped it)
+        info["reason"] = "CP-SAT stopped (status UNKNOWN) with no plan better than its hint and no bound"
+    elif bound is None:
+        info["reason"] = no_bound_reason(problem, from_hint=options.hint is None, searched=True,
+                                         deterministic=options.time_limit_s is None)
+    sol = plan_solution("cpsat", problem, hint, Status.FEASIBLE, wall, info=info)
+    if bound is not None and bound > sol.objective:
+        raise AssertionError(f"cpsat: bound {bound} above the value {sol.objective} of its hint")
+    status = Status.OPTIMAL if bound == sol.objective else Status.FEASIBLE
+    return Solution("cpsat", status, hint, sol.objective, bound, sol.level_units, wall, sol.info)
+
+
+def _given_bound(options: SolveOptions, f: Formulation, info: dict) -> int | None:
+    """The proven bound handed to CP-SAT (``options.lower_bound``), rounded up to the objective's
+    gcd as CP-SAT's own (every plan's value is a multiple of it), its method in ``info``; else None."""
+    if options.lower_bound is None:
+        return None
+    info["bound_method"] = options.lower_bound_by or "given"
+    return -((-options.lower_bound) // f.objective_gcd) * f.objective_gcd
 
 
 def no_bound_reason(problem: Problem, from_hint: bool, searched: bool, deterministic: bool = False) -> str:
@@ -222,9 +249,7 @@ def no_plan_reason(status_name: str, time_limited: bool, deterministic: bool = F
 def _out_of_time(problem: Problem, options: SolveOptions, t0: float) -> Solution:
     """The time limit ran out before the search could start: the hint (or the DP's plan when it
     satisfies every constraint) as a ``feasible`` plan without a bound, else no plan."""
-    plan = options.hint
-    if plan is None:
-        plan = _dp_plan(problem)
+    plan = _kept_hint(problem, options)
     wall = time.perf_counter() - t0
     why = "the time limit ran out while building the CP-SAT model"
     if plan is None:
@@ -244,15 +269,21 @@ def _dp_plan(problem: Problem):
         dsol = dp.solve(problem)
     except (InstanceTooLarge, NotImplementedError):
         return None
-    return dsol.plan if dsol.status is not Status.INFEASIBLE else None
+    return dsol.plan if dsol.status is not Status.INFEASIBLE and not problem.plan_breaks(dsol.plan) else None
+
+
+def _kept_hint(problem: Problem, options: SolveOptions):
+    """The given hint when it keeps every rule (caps, memory, pins, forbids), else the DP's plan
+    when it does (``_dp_plan``), else None: a hint or fallback that breaks a rule is no plan."""
+    if options.hint is not None and not problem.plan_breaks(options.hint):
+        return options.hint
+    return _dp_plan(problem)
 
 
 def _add_bound_and_hint(problem: Problem, options: SolveOptions, f: Formulation, model, xs):
     """A proven lower bound (``options.lower_bound``) as a constraint, and a hint: the given plan,
     else the DP's when it satisfies every constraint (none for a graph too wide for the DP)."""
-    hint = options.hint
-    if hint is None:
-        hint = _dp_plan(problem)
+    hint = _kept_hint(problem, options)
     if options.lower_bound is not None:  # a proven bound: no plan lies below it, so CP-SAT need not look there
         g = f.objective_gcd
         model.add(sum((c // g) * xs[v] for v, c in enumerate(f.objective) if c) >= -((-options.lower_bound) // g))

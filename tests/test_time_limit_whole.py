@@ -77,8 +77,9 @@ def test_no_plan_in_the_time_left_gives_the_hint(monkeypatch):
     result = run(p, "cpsat", SolveOptions(time_limit_s=30, workers=1))
     assert result.status is Status.FEASIBLE and result.bound is None
     assert result.plan == dp.solve(p).plan and "its hint (the DP's plan)" in result.reason
-    without_limit = cpsat.solve(p, SolveOptions(workers=1))
-    assert without_limit.status is Status.UNKNOWN and without_limit.plan is None
+    without_limit = cpsat.solve(p, SolveOptions(workers=1))  # UNKNOWN with its hint at hand: the hint (trial 11 finding 1)
+    assert without_limit.status is Status.FEASIBLE and without_limit.plan == result.plan and without_limit.bound is None
+    assert without_limit.info["reason"].startswith("CP-SAT stopped (status UNKNOWN) with no plan better than its hint")
 
 
 # the exact constrained method (graphs under a memory limit: what `cpsat` runs first) -------------
@@ -130,7 +131,8 @@ def test_the_exact_constrained_method_stops_at_the_limit_with_its_best_plan_and_
     assert "time limit (1 s) ran out before the gap closed" in result.reason
     assert result.wall_s < 3.0 and took < 6.0  # one elimination step past the limit at most
     if result.status is Status.FEASIBLE:
-        assert result.violations == [] and result.bound is not None and result.bound <= result.objective_value
+        # (the exact method's incumbent, or the cheapest baseline that keeps the limit: trial 11 finding 3)
+        assert result.ok and (result.bound is None or result.bound <= result.objective_value)
 
 
 def test_uneven_cpsat_gives_its_search_what_the_build_left(capsys):

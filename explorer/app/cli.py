@@ -26,6 +26,7 @@ from ..solvers import MAX_SEED, MAX_WORKERS, REGISTRY
 from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.uneven import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SPLIT_TIME_LIMIT, FreeAlphas
+from ..core.errors import EvaluatorMismatch
 from ..core.solution import Status, time_limit_problem
 from ..frontends.zoo import DEFAULT_ARRAY, DEFAULT_MODEL
 from .cli_common import BAD_INPUT, EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input, options, since_start
@@ -699,6 +700,9 @@ def _main(argv: list[str] | None) -> None:
         click.echo("explore: interrupted (Ctrl-C); no report written", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except BrokenPipeError:
+        sys.exit(1)
+    except EvaluatorMismatch as err:  # a solver's claim the evaluator contradicts: a bug, one line, no traceback
+        click.echo(f"explore: internal error, the evaluator contradicts the solver: {err}; please report it", err=True)
         sys.exit(1)
     sys.exit(rv if isinstance(rv, int) else 0)
 

@@ -5,18 +5,17 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from ..core.errors import EvaluatorMismatch
 from ..core.evaluate import Evaluation
 from ..core.plan import Plan
 from ..core.problem import Problem
-from ..core.solution import Solution, SolveOptions, Status
+from ..core.solution import Solution, SolveOptions, Status, plan_solution
 from ..solvers import get_solver
 from ..solvers.deadline import MIN_LEFT_SHARE, origin
 from .baselines import BASELINES, baseline_plan
 from .results import Explanation, Inputs, PlanFigures, RunResult, StepTerms, plan_figures
 
 
-class EvaluatorMismatch(AssertionError):
-    """A solver's claimed cost disagrees with the independent evaluator: a bug, never input."""
 
 
 def rescore(problem: Problem, sol: Solution) -> tuple[Evaluation, PlanFigures]:
@@ -102,8 +101,8 @@ def exact_first(problem: Problem, options: SolveOptions) -> tuple[SolveOptions, 
         pre = exact.solve(problem, replace(options, time_limit_s=share, progress=None, started=None))  # (share: of what is left)
     except (InstanceTooLarge, NotImplementedError, OverflowError):  # CP-SAT alone (it names sizes beyond int64 itself)
         return options, None
-    if pre.bound is None:  # infeasible or no bound: CP-SAT on its own
-        return options, pre
+    if pre.bound is None:  # infeasible or no bound: CP-SAT on its own (from the exact method's plan, if it met one)
+        return (options if pre.plan is None or options.hint is not None else replace(options, hint=pre.plan)), pre
     left = None if options.time_limit_s is None else max(options.time_limit_s - pre.wall_s, 0.1 * options.time_limit_s)
     method = f"exact:{pre.info.get('method', 'dp')}"
     return replace(options, hint=pre.plan if pre.plan is not None else options.hint, lower_bound=pre.bound,
@@ -128,6 +127,32 @@ def _suggest_exact(problem: Problem, sol: Solution) -> Solution:
     return replace(sol, info=dict(sol.info, reason=reason))
 
 
+def seed_fallback(problem: Problem, sol: Solution) -> Solution:
+    """An ``unknown`` answer without a plan (a limit stopped the solver first): the cheapest of
+    the seeds at hand that keeps every rule (the baselines the report lists; ``Problem.plan_breaks``),
+    ``feasible`` with the solver's bound (``optimal`` only when the bound meets it); unchanged when
+    none keeps them. (CP-SAT's own fallback, the DP's plan, is taken inside ``cpsat.solve``.)"""
+    if sol.plan is not None or sol.status is not Status.UNKNOWN:
+        return sol
+    best = None
+    for name in BASELINES:
+        plan = baseline_plan(problem, name)
+        if problem.plan_breaks(plan):
+            continue
+        seeded = plan_solution(sol.solver, problem, plan, Status.FEASIBLE, sol.wall_s, bound=sol.bound, info=sol.info)
+        if best is None or seeded.objective < best[1].objective:
+            best = (name, seeded)
+    if best is None:
+        return sol
+    name, seeded = best
+    if sol.bound is not None and sol.bound > seeded.objective:
+        raise EvaluatorMismatch(f"{sol.solver}: bound {sol.bound} above the value {seeded.objective} of the {name} plan")
+    why = sol.info.get("reason") or "no plan found within the limit"
+    info = dict(sol.info, seed=name, reason=f"{why}; yet the {name} baseline keeps every limit: it is the plan shown, not proven optimal")
+    status = Status.OPTIMAL if sol.bound == seeded.objective else Status.FEASIBLE
+    return replace(seeded, status=status, info=info)
+
+
 def solve_with(problem: Problem, solver: str, options: SolveOptions) -> Solution:
     """The solver's answer; CP-SAT on a problem with caps or memory runs after ``exact_first``
     (its wall time includes the exact method's). ``--time-limit`` counts from ``options.started``
@@ -146,7 +171,7 @@ def solve_with(problem: Problem, solver: str, options: SolveOptions) -> Solution
             return replace(pre, wall_s=time.perf_counter() - t0)
         if limit is not None:
             options = replace(options, time_limit_s=max(limit - (time.perf_counter() - t0), MIN_LEFT_SHARE * limit))
-    sol = solve(problem, options)
+    sol = seed_fallback(problem, solve(problem, options))
     if solver == "cpsat":  # its wall time: the whole of what --time-limit bounds
         sol = _suggest_exact(problem, replace(sol, wall_s=time.perf_counter() - t0))
     if pre is None:

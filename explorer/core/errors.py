@@ -19,6 +19,11 @@ class SpecError(ValueError):
         super().__init__(f"{source}: " + "; ".join(self.problems))
 
 
+class EvaluatorMismatch(AssertionError):
+    """A solver's claimed cost or status disagrees with the independent evaluator: a bug, never
+    input (``app.run.rescore`` raises it; ``explore`` reports it in one line, exit status 1)."""
+
+
 class Refused(ValueError):
     """A solver declines an instance it cannot solve exactly; the message says why and what to use."""
 

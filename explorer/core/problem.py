@@ -10,7 +10,7 @@ from .array import ArraySpec
 from .cached import cached_property
 from .comm import training_flops
 from .constraints import Constraints
-from .costs import CostTables, plan_final_counts
+from .costs import CostTables, plan_final_counts, plan_level_units
 from .network import Network
 from .objective import LevelWeights, Objective, level_weights
 from .partition import PartitionType, Space
@@ -133,6 +133,17 @@ class Problem:
             if used > self.memory_units:
                 out.append(self.constraints.memory_name)
         return out
+
+    def plan_breaks(self, plan) -> list[str]:
+        """What a plan breaks of the problem's rules: a type a level does not offer or a pin or
+        forbid excludes, and the caps and memory limit (``plan_violations_units``); empty when it
+        keeps them all (a fallback plan is offered only then)."""
+        rows = plan.types
+        if len(rows) != self.levels or any(len(row) != self.num_layers for row in rows):
+            return ["the plan's shape"]
+        if any(t not in self.allowed(h, n) for h, row in enumerate(rows) for n, t in enumerate(row)):
+            return ["pins, forbids or the types a level offers"]
+        return self.plan_violations_units(plan_level_units(self.tables, rows), rows)
 
     def footprint_units(self, rows) -> int:
         counts = plan_final_counts(tuple(tuple(r) for r in rows), self.num_layers)
