@@ -129,3 +129,18 @@ def test_split_only_arguments_without_split_are_refused(kw):
     with pytest.raises(SpecError, match=f"^{name}: only with split optimal"):
         check("lenet-c", "tpu-mix-16", split="equal", **kw)
     assert solve("lenet-c", "tpu-mix-16", space="accpar", split="proportional", **kw).plan is not None
+
+
+@pytest.mark.parametrize("option, value", [("--alpha-grid", "4"), ("--free", "all"), ("--grid-only", None)])
+def test_split_equal_refuses_the_alpha_options(option, value, capsys):
+    """--split equal has every alpha 1/2: --alpha-grid, --free and --grid-only are refused as without
+    --split (trial 11, finding 8: they were accepted and dropped), in the CLI and the API."""
+    from explorer.api import solve
+    from explorer.core.errors import SpecError
+
+    args = ["--model", "alexnet", "--array", "tpu-mix-16", "--split", "equal", option, *([value] if value else [])]
+    code, out, err = run_cli(args, capsys)
+    assert code == 2 and out == "" and err.strip() == f"explore: error: {option}: not with --split equal (every split is 1/2)"
+    name = option[2:].replace("-", "_")
+    with pytest.raises(SpecError, match=f"{name}: not with split equal"):
+        solve("alexnet", "tpu-mix-16", split="equal", **{name: True if value is None else (int(value) if value.isdigit() else value)})

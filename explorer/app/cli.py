@@ -292,6 +292,8 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     else:
         refuse_given(given, NOT_WITH_SPLIT, "not with --split (an option of the even split's CP-SAT model; "
                                             "--split optimal --solver cpsat builds its own)")
+        if split == "equal":
+            refuse_given(given, ALPHA_OPTIONS, "not with --split equal (every split is 1/2)")
         run_split(model, array, space, split, grid, free, grid_only, SPLIT_TIME_LIMIT if time_limit is None else time_limit,
                   memory_GiB, weight_copies, batch, ctx.meta.get("seq"), fmt, output,
                   solver if "--solver" in given else None,

@@ -179,6 +179,8 @@ def solve(
     check_started(started)
     spec = dict(space=space, batch=batch, levels=levels, seq=seq, caps=caps, memory_GiB=memory_GiB,  # build_problem's
                 weight_copies=weight_copies, pins=pins, forbids=forbids, constraints=constraints)
+    if split == "equal":
+        split_only(alpha_grid, free, grid_only, "not with split equal (every split is 1/2)")
     if split is not None:
         others = {"dump_model": dump_model is not None, "workers": workers is not None, "seed": seed != 0}
         return solve_split(model, array, split, spec, time_limit=time_limit, alpha_grid=alpha_grid, free=free,
