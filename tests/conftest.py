@@ -81,3 +81,16 @@ def arguments_for_options(text: str) -> str:
     for option, key in OPTION_ARGUMENTS.items():
         text = re.sub(rf"(?<![\w-]){re.escape(option)}(?![\w-])", key, text)
     return text
+
+
+# A two-level array of kinds (one v2, three v3), the trials' mix-4.yaml: its halves are not one kind each
+MIX4 = """version: 1
+name: mix-4
+levels: 2
+dtype_bytes: 2
+kinds:
+  v2: {peak_TFLOPS: 45, memory_GiB: 16}
+  v3: {peak_TFLOPS: 123, memory_GiB: 32}
+accelerators: [v2, v3, v3, v3]
+link_bandwidth_GBps: [70, 50]
+"""

@@ -9,19 +9,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from .conftest import run_cli
-
-MIX4 = """version: 1
-name: mix-4
-levels: 2
-dtype_bytes: 2
-kinds:
-  v2: {peak_TFLOPS: 45, memory_GiB: 16}
-  v3: {peak_TFLOPS: 123, memory_GiB: 32}
-accelerators: [v2, v3, v3, v3]
-link_bandwidth_GBps: [70, 50]
-"""
-
+from .conftest import MIX4, run_cli
 
 @pytest.fixture
 def mix4(tmp_path):

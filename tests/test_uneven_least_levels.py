@@ -16,16 +16,7 @@ from explorer.frontends import load_array, load_model
 from explorer.solvers import uneven_least
 from explorer.solvers.uneven_constrained import constrained_uneven
 
-MIX4 = """version: 1
-name: mix-4
-levels: 2
-dtype_bytes: 2
-kinds:
-  v2: {peak_TFLOPS: 45, memory_GiB: 16}
-  v3: {peak_TFLOPS: 123, memory_GiB: 32}
-accelerators: [v2, v3, v3, v3]
-link_bandwidth_GBps: [70, 50]
-"""
+from .conftest import MIX4
 
 
 def _rules(arr, level: int, cap_bytes) -> SplitRules:
