@@ -11,6 +11,7 @@ import pytest
 
 from .conftest import MIX4, run_cli
 
+
 @pytest.fixture
 def mix4(tmp_path):
     path = tmp_path / "mix-4.yaml"
