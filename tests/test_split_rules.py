@@ -202,6 +202,8 @@ def test_heuristic_splits_keep_pins_and_report_a_cap_they_break(tmp_path, capsys
     arr = _mix2(tmp_path)
     base = ["--model", "sfc", "--array", arr, "--space", "hypar", "--alpha-grid", "4", "--pin", "fc1@0=I"]
     for split in ("equal", "proportional", "search", "levels"):
+        base = base[:4] + (["--space", "hypar", "--pin", "fc1@0=I"] if split == "equal" else  # every alpha 1/2
+                           ["--space", "hypar", "--alpha-grid", "4", "--pin", "fc1@0=I"])
         code, d, err = _run(base + ["--split", split], capsys)
         assert code == 0 and d["ok"] and d["plan"][0][0] == "I", split
         code, d, err = _run(base + ["--split", split, "--cap", "0=3MB"], capsys)
