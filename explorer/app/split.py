@@ -255,30 +255,45 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                 solver=method(split, solver), compared=tuple(compared), baselines=baselines, solver_wall_s=solver_wall,
                 bound_method=info.get("proved_by"))
     if plan is None:
-        why = info.get("explanation") or (_infeasible_explanation(
-            network, array, space, _searched(array, split, aspace, solver), rules, time_limit_s)
-            if status is Status.INFEASIBLE and split is not Split.EQUAL else None)
-        return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
-                           wall_s=time.perf_counter() - t0, explanation=why, **base,
-                           note=_no_plan_note(method(split, solver), status, time_limit_s, info)
-                           + _no_suggestion(network, rules, status, why),
-                           bound_s=bound if objective is Objective.TIME else None, objective_bound=bound)
+        return _no_plan_report(network, array, space, split, grid, aspace, solver, rules, status, bound, info,
+                               time_limit_s, time.perf_counter() - t0, base)
     say("split: scoring the plan")
     ev = evaluate_split(network, array, plan, weight_copies)
+    return _plan_report(network, array, space, split, grid, solver, rules, ev, plan, status, claimed,
+                        None if heuristic_equal else bound, bound if objective is Objective.TIME else None,
+                        equal_best, memory_GiB, note, time.perf_counter() - t0, base)
+
+
+def _plan_report(network, array, space, split: Split, grid: int, solver: str | None, rules: SplitRules, ev,
+                 plan: Plan, status: Status, claimed, bound, time_bound, equal_best, memory_GiB, note: str,
+                 wall_s: float, base: dict) -> SplitReport:
+    """``split_run``'s report of a plan, re-scored (``ev``: ``evaluate_split``'s): a plan with a
+    proven ``bound`` that breaks a rule is the evaluator contradicting the solver."""
     value = _rescored(rules, ev, claimed, solver)
     g0, g1, idle = ev.top_groups()
-    time_bound = bound if objective is Objective.TIME else None
-    if heuristic_equal:
-        bound = None
     memory, broken = kind_memory(array, ev.leaf_memory_bytes, memory_GiB), tuple(_broken(rules, ev, array, plan))
     if bound is not None and (broken or not all(m.ok for m in memory)):  # every proving route keeps every rule
         raise EvaluatorMismatch(f"{method(split, solver)}: its plan with a proven bound breaks "
                                 + "; ".join(v.constraint for v in rules.violations(ev, array, plan)))
     report = SplitReport(network.name, array.name, space, split, grid, status, plan, ev.step_time_s, (g0, g1), idle,
-                         wall_s=time.perf_counter() - t0, bound_s=time_bound, equal_best_s=equal_best, memory=memory,
+                         wall_s=wall_s, bound_s=time_bound, equal_best_s=equal_best, memory=memory,
                          note=note, objective_value=value, objective_bound=bound, violations=broken, **base)
     return replace(report, figures=PlanFigures.of_split(ev, report.all_violations()),
                    level_cost_elements=tuple(ev.level_cost))
+
+
+def _no_plan_report(network, array, space, split: Split, grid: int, aspace, solver: str | None, rules: SplitRules,
+                    status: Status, bound, info: dict, time_limit_s: float, wall_s: float, base: dict) -> SplitReport:
+    """``split_run``'s report of a run with no plan: why (the conflict of a proven infeasible run),
+    the note and the bound it proved."""
+    why = info.get("explanation") or (_infeasible_explanation(
+        network, array, space, _searched(array, split, aspace, solver), rules, time_limit_s)
+        if status is Status.INFEASIBLE and split is not Split.EQUAL else None)
+    return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
+                       wall_s=wall_s, explanation=why, **base,
+                       note=_no_plan_note(method(split, solver), status, time_limit_s, info)
+                       + _no_suggestion(network, rules, status, why),
+                       bound_s=bound if rules.objective is Objective.TIME else None, objective_bound=bound)
 
 
 def _run_rules(array: ArraySpec, objective: Objective, constraints: Constraints | None, memory_GiB: Fraction | None,
