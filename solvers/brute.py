@@ -9,6 +9,7 @@ best in enumeration order wins, refused above a plan limit (one ``InstanceTooLar
 from __future__ import annotations
 
 import itertools
+import math
 import time
 
 from explorer.core.array import ArraySpec
@@ -159,13 +160,16 @@ def solve_split(network: Network, array: ArraySpec, space: Space, alphas, max_pl
     with the best plan so far and no bound, or UNKNOWN without one (module docstring). With a time
     limit, refused once the first ``RATE_PROBE`` plans' measured rate says the rest
     would not end within it (``_Rate``)."""
-    from .uneven import _columns, _columns_plan, _space_of
+    from .uneven import _columns, _columns_plan, _space_of, least_column_counts
 
     t0 = time.perf_counter()
     check_array(array)
     check_network(network)
     H = array.levels
-    columns = _columns(network, space, _space_of(array, alphas, free), H, rules)
+    aspace = _space_of(array, alphas, free)
+    least = least_column_counts(network, space, aspace, H, rules)  # counted before the columns are built
+    _check_size(math.prod(least), max_plans, f"{len(least)} layers, up to {max(least):,} columns each")
+    columns = _columns(network, space, aspace, H, rules)
     n = 1
     for c in columns:
         n *= len(c)

@@ -33,7 +33,7 @@ from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 
-from .uneven_prune import Pruner, greedy_plan, memory_estimate, plan_vector, time_score, traffic_score
+from .uneven_prune import SLOT, TUPLE, Pruner, greedy_plan, memory_estimate, plan_vector, time_score, traffic_score
 from .uneven_tables import ColumnTables
 
 
@@ -71,6 +71,29 @@ def _column_counts(network: Network, space: Space, aspace: AlphaSpace, H: int, r
     return out
 
 
+
+
+def least_column_counts(network: Network, space: Space, aspace: AlphaSpace, H: int, rules: SplitRules) -> list[int]:
+    """Per layer, how many columns ``_columns`` gives it, counted without building or enumerating
+    them: exact, but 1 for a layer whose columns must be enumerated to be counted (whole units), so
+    that sums and products of them are lower bounds (a refusal on them is never wrong)."""
+    rows = [len(aspace.level_rows(h)) for h in range(H)]
+    return [math.prod(len(rules.types(network, space, h, l)) * rows[h] for h in range(H))  # noqa: E741
+            if split_units(node) is None else 1 for l, node in enumerate(network.layers)]  # noqa: E741
+
+
+def _columns_fit(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
+                 max_bytes: int) -> None:
+    """Refused before any column is built where the columns alone (each a tuple of its cells: the
+    least ``memory_estimate`` counts for a column) exceed ``max_bytes``: ``--free all`` on a 4-level
+    array of kinds has billions (lenet-c on tpu-mix-16 at grid 16: 2.9 G a layer; building them was
+    killed for its memory)."""
+    n = sum(least_column_counts(network, space, aspace, array.levels, rules))
+    need = n * (TUPLE + SLOT * 8)
+    if need > max_bytes:
+        raise Refused(f"exact (uneven splits): {n:,} columns, at least {need / 2**20:,.0f} MiB before any table, "
+                      f"beyond its limit of {max_bytes / 2**20:,.0f} MiB (a coarser {given_as('--alpha-grid')} or "
+                      f"{given_as('--free')} unlike has fewer)")
 
 
 def _chain_columns(network: Network, array: ArraySpec, space: Space, alphas, solver: str,
@@ -197,6 +220,7 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     them only when asked): a run stopped at the time limit returns the best of its incumbent and
     those within the space and the rules (``_seeded``), never a worse plan."""
     t0 = time.perf_counter()
+    _columns_fit(network, array, space, _space_of(array, alphas, free), rules, max_bytes)
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
     run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, rules.objective,
                table_sides(costs.layout) if prune else 0)
