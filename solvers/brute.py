@@ -173,7 +173,7 @@ def solve_split(network: Network, array: ArraySpec, space: Space, alphas, max_pl
     n = 1
     for c in columns:
         n *= len(c)
-    shape = f"{len(columns)} layers, up to {max(map(len, columns))} columns each"
+    shape = f"{len(columns)} layers, up to {max(map(len, columns)):,} columns each"
     _check_size(n, max_plans, shape)
     best = None
     clock = _Clock(t0, time_limit_s)
