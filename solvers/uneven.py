@@ -60,14 +60,14 @@ def _columns(network: Network, space: Space, aspace: AlphaSpace, H: int, rules: 
 
 
 def _column_counts(network: Network, space: Space, aspace: AlphaSpace, H: int, rules: SplitRules) -> list[int]:
-    """Per layer, how many columns ``_columns`` gives it, without building them (a product of the
-    levels' cells; a grouped conv or an attention node with heads: its whole-units columns counted one by one)."""
+    """Per layer, how many columns ``_columns`` gives it, without building them: ``least_column_counts``,
+    a grouped conv or an attention node with heads counted one by one (its whole-units columns)."""
     rows = [aspace.level_rows(h) for h in range(H)]
-    out = []
+    out = least_column_counts(network, space, aspace, H, rules)
     for l, node in enumerate(network.layers):  # noqa: E741
-        cells = [[(t, r) for t in rules.types(network, space, h, l) for r in rows[h]] for h in range(H)]
-        out.append(math.prod(map(len, cells)) if split_units(node) is None else
-                   sum(1 for c in product(*cells) if whole_units(node, [t for t, _ in c], [r for _, r in c])))
+        if split_units(node) is not None:
+            cells = [[(t, r) for t in rules.types(network, space, h, l) for r in rows[h]] for h in range(H)]
+            out[l] = sum(1 for c in product(*cells) if whole_units(node, [t for t, _ in c], [r for _, r in c]))
     return out
 
 

@@ -21,7 +21,7 @@ from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 
-from .uneven import _chain_columns, _column_counts, _columns_plan, _limits, _space_of, is_path
+from .uneven import _chain_columns, _column_counts, _columns_plan, _limits, _space_of, is_path, least_column_counts
 
 def cpsat_size_check(network: Network, array: ArraySpec, space: Space, alphas, free: FreeAlphas = FreeAlphas.UNLIKE,
                      rules: SplitRules = TIME_ONLY, max_columns: int = 2_000, max_pairs: int = 20_000) -> None:
@@ -32,7 +32,11 @@ def cpsat_size_check(network: Network, array: ArraySpec, space: Space, alphas, f
     check_network(network)
     if not is_path(network):
         raise Refused("cpsat (uneven splits): chains only")
-    counts = _column_counts(network, space, _space_of(array, alphas, free), array.levels, rules)
+    aspace = _space_of(array, alphas, free)
+    least = sum(least_column_counts(network, space, aspace, array.levels, rules))  # before enumerating any
+    if least > max_columns:
+        raise Refused(f"cpsat (uneven splits): {least:,} columns, more than {max_columns:,}")
+    counts = _column_counts(network, space, aspace, array.levels, rules)
     if 0 in counts:
         return
     if sum(counts) > max_columns:

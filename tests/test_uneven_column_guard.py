@@ -51,3 +51,17 @@ def test_the_least_counts_are_the_columns_counts_where_no_layer_needs_whole_unit
         aspace = alpha_space(arr, alpha_grid(rng.choice((2, 4))), rng.choice(list(FreeAlphas)))
         built = [len(c) for c in uneven._columns(net, Space.ACCPAR, aspace, levels, TIME_ONLY)]
         assert uneven.least_column_counts(net, Space.ACCPAR, aspace, levels, TIME_ONLY) == built
+
+
+def test_cpsat_refuses_on_the_least_counts_before_enumerating_any_layer(monkeypatch):
+    """CP-SAT's size check counts a whole-units layer (attention with heads) by enumerating its
+    columns: billions under --free all; the least counts refuse first."""
+    from explorer.solvers import uneven_cpsat
+
+    def enumerated(*a, **k):
+        raise AssertionError("the columns were enumerated")
+    monkeypatch.setattr(uneven_cpsat, "_column_counts", enumerated)
+    net, arr = load_model("lenet-c"), load_array("tpu-mix-16")
+    with pytest.raises(Refused, match=r"cpsat \(uneven splits\): 11,664,000,000 columns, more than 2,000"):
+        uneven_cpsat.cpsat_size_check(net, arr, Space.HYPAR, alpha_space(arr, alpha_grid(16), FreeAlphas.ALL),
+                                      FreeAlphas.ALL, TIME_ONLY, 2_000, 20_000)
