@@ -30,7 +30,6 @@ from .app import request
 from .app.request import DEFAULT_ARRAY, ArrayRef, ModelRef, Progress, check_split
 from .app.results import CheckReport, RunResult
 from .core.errors import SpecError, shown
-from .core.names import Frontend, named_for
 from .core.objective import Objective
 from .core.partition import Space
 from .core.solution import SolveOptions
@@ -169,6 +168,7 @@ def _check_llm_args(model, array, layout, recompute, zero, time_limit, progress,
     check_solve_args(time_limit, None, 0, None, progress)
 
 
+@named_arguments
 def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, workers: int | None = None,
           engine: str = "local", scheduler: str | None = None, shard: str | None = None,
           pareto: tuple[str, ...] | list[str] = (), progress: Callable[[SweepProgress], None] | None = None,
@@ -198,17 +198,23 @@ def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, wor
 
     Raises ``SpecError`` for a bad sweep file or option.
     """
-    from .app.sweep.runner import check_request, parse_shard, run_sweep
+    from .app.sweep.runner import run_sweep
+
+    sw = _check_sweep(spec, out, workers, engine, scheduler, shard, pareto, progress, max_points, force, pareto_by)
+    return run_sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
+                     pareto=tuple(pareto), progress=progress, force=force, pareto_by=tuple(pareto_by))
+
+
+def _check_sweep(spec, out, workers, engine, scheduler, shard, pareto, progress, max_points, force, pareto_by) -> Sweep:
+    """``sweep``'s bad input, refused before any point is built, in the API's words; the sweep."""
+    from .app.sweep.engine import check_engine
+    from .app.sweep.runner import check_request, parse_shard
 
     check_sweep_args(spec, out, workers, engine, scheduler, shard, pareto, progress, max_points, force)
     if not isinstance(pareto_by, (list, tuple)) or not all(isinstance(c, str) for c in pareto_by):
         raise SpecError("pareto_by", f"must be a list of sweep keys, got {shown(pareto_by)}")
     if isinstance(shard, str):
-        try:
-            parse_shard(shard)
-        except SpecError as err:  # the CLI's wording, under the argument's name
-            raise SpecError("shard", err.problems) from None
-    with named_for(Frontend.API):  # pareto_by's messages name the API's arguments
-        sw, _, _ = check_request(spec, out, shard, pareto, max_points, force, tuple(pareto_by))  # bad input raises here
-    return run_sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
-                     pareto=tuple(pareto), progress=progress, force=force, pareto_by=tuple(pareto_by))
+        parse_shard(shard)
+    sw, _, _ = check_request(spec, out, shard, pareto, max_points, force, tuple(pareto_by))
+    check_engine(engine, scheduler)
+    return sw

@@ -127,7 +127,7 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
     interrupted = False
     try:
         try:
-            for row in sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
+            for row in sweep.with_option_names(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
                              pareto=_columns(pareto), progress=report, force=force, pareto_by=_columns(pareto_by)):
                 rows.append(row)
         finally:

@@ -16,7 +16,14 @@ from pathlib import Path
 
 
 class OutputError(ValueError):
-    """A destination that cannot be written: one line, bad input (exit 2)."""
+    """A destination that cannot be written: one line '<option>: <problem>', bad input (exit 2)."""
+
+    def __init__(self, option: str, problem: str):
+        super().__init__(f"{option}: {problem}")
+        self.option, self.problem = option, problem
+
+    def __reduce__(self):
+        return OutputError, (self.option, self.problem)
 
 
 _STD_PATHS = {"/dev/stdout": 1, "/dev/stderr": 2}
@@ -62,9 +69,9 @@ def _existing(path: str, option: str) -> os.stat_result | None:
     except FileNotFoundError:
         return None
     except OSError as err:
-        raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None
+        raise OutputError(option, f"cannot write {path}: {_why(err)}") from None
     if stat.S_ISDIR(st.st_mode):
-        raise OutputError(f"{option}: cannot write {path}: is a directory")
+        raise OutputError(option, f"cannot write {path}: is a directory")
     return st
 
 
@@ -98,7 +105,7 @@ def check_not_an_input(path: str | None, inputs: dict[str, str | None], option: 
         except (OSError, ValueError):
             continue
         if same:
-            raise OutputError(f"{option}: {path} is the {name} file; writing there would replace it "
+            raise OutputError(option, f"{path} is the {name} file; writing there would replace it "
                               "(choose another file)")
 
 
@@ -114,21 +121,21 @@ def check_writable(path: str, option: str = "--output") -> None:
         try:
             os.fstat(fd)
         except OSError as err:
-            raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None
+            raise OutputError(option, f"cannot write {path}: {_why(err)}") from None
         return
     st = _existing(path, option)
     if path.endswith("/"):
-        raise OutputError(f"{option}: cannot write {path}: names a folder (ends in /)")
+        raise OutputError(option, f"cannot write {path}: names a folder (ends in /)")
     if st is not None and not stat.S_ISREG(st.st_mode):
         if not os.access(path, os.W_OK):
-            raise OutputError(f"{option}: cannot write {path}: permission denied")
+            raise OutputError(option, f"cannot write {path}: permission denied")
         return
     target = resolve_target(path)
     folder = target.parent
     if not folder.is_dir():
-        raise OutputError(f"{option}: cannot write {path}: folder {folder} does not exist")
+        raise OutputError(option, f"cannot write {path}: folder {folder} does not exist")
     if st is not None and not os.access(target, os.W_OK):
-        raise OutputError(f"{option}: cannot write {path}: permission denied")
+        raise OutputError(option, f"cannot write {path}: permission denied")
     _probe_folder(path, folder, option)
 
 
@@ -140,7 +147,7 @@ def check_folder_writable(path: str, option: str) -> None:
     while not here.exists():
         here = here.parent
     if not here.is_dir():
-        raise OutputError(f"{option}: cannot write {path}: {here} is not a folder")
+        raise OutputError(option, f"cannot write {path}: {here} is not a folder")
     _probe_folder(path, here, option)
 
 
@@ -152,8 +159,8 @@ def _probe_folder(path: str, folder: Path, option: str) -> None:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".explore-probe.", suffix=".tmp")
     except OSError as err:
         if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT):
-            raise OutputError(f"{option}: cannot write {path}: folder {folder} is not writable") from None
-        raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None
+            raise OutputError(option, f"cannot write {path}: folder {folder} is not writable") from None
+        raise OutputError(option, f"cannot write {path}: {_why(err)}") from None
     os.close(fd)
     os.unlink(tmp)
 
@@ -193,7 +200,7 @@ def write_text(path: str, text: str, option: str = "--output") -> None:
             _write_fd(fd, text)
             return
     except OSError as err:
-        raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None
+        raise OutputError(option, f"cannot write {path}: {_why(err)}") from None
     st = _existing(path, option)
     try:
         if st is not None and not stat.S_ISREG(st.st_mode):
@@ -225,4 +232,4 @@ def write_text(path: str, text: str, option: str = "--output") -> None:
                 pass
             raise
     except OSError as err:
-        raise OutputError(f"{option}: cannot write {path}: {_why(err)}") from None
+        raise OutputError(option, f"cannot write {path}: {_why(err)}") from None

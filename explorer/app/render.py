@@ -8,6 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..core.partition import PartitionType
+from ..core.names import given_as
 from ..core.plan import Plan
 from ..core.solution import BROKEN_PLAN_NOTE, Status
 from ..core.units import gib_text, plural, safe_float
@@ -174,7 +175,7 @@ def _status_lines(result: RunResult) -> list[str]:
     if figs.violations:
         lines.append("PLAN BREAKS: " + "; ".join(
             f"{v.constraint} by {fmt_bytes(v.excess_bytes)}" if v.limit_bytes else v.constraint
-            for v in figs.violations) + " (use --solver exact or cpsat to enforce caps and memory)")
+            for v in figs.violations) + f" (use {given_as('--solver')} exact or cpsat to enforce caps and memory)")
     if result.status is Status.INTERRUPTED:
         lines.append(f"INTERRUPTED: {result.reason or 'stopped by Ctrl-C'}")
     elif result.reason and not figs.violations and (result.solver in ("dp", "pruned") or result.status is Status.FEASIBLE):

@@ -30,6 +30,8 @@ OPTION_ARGUMENTS = {"--split": "split", "--solver": "solver", "--alpha-grid": "a
                     "--model": "model", "--array": "array", "--levels": "levels", "--space": "space",
                     "--pareto": "pareto", "--pareto-by": "pareto_by", "--shard": "shard", "--out": "out",
                     "--seed": "seed", "--workers": "workers", "--dump-model": "dump_model",
+                    # explore sweep's (explorer.api.sweep's arguments)
+                    "--max-points": "max_points", "--force": "force", "--engine": "engine", "--scheduler": "scheduler",
                     # the LLM planner's (explorer.api.plan_llm's arguments)
                     "--gpus": "gpus", "--layout": "layout", "--degrees": "degrees", "--micro-batch": "micro_batch",
                     "--recompute": "recompute", "--zero": "zero"}
@@ -66,6 +68,15 @@ def setting(option: str, value: str, listed: bool = False) -> str:
     if where is Frontend.API:
         return f'{name}=["{value}"]' if listed else f"{name}={value}"
     return f"{name}: [{value}]" if listed else f"{name}: {value}"
+
+
+def flag_set(option: str) -> str:
+    """A flag ``option`` turned on as the running front end writes it: '--force' (CLI),
+    'force=True' (API), 'force: true' (a sweep file's key)."""
+    where = _FRONTEND.get()
+    if where is Frontend.CLI:
+        return option
+    return f"{given_as(option)}=True" if where is Frontend.API else f"{given_as(option)}: true"
 
 
 def renamed_source(source: str) -> str:

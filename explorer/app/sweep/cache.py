@@ -15,6 +15,7 @@ from typing import Any
 
 from ... import __version__
 from ...core.errors import SpecError
+from ...core.names import given_as
 from ...frontends import zoo
 from ..output import new_file_mode
 from .point import ERROR, Outcome
@@ -119,7 +120,7 @@ class Cache:
         """SpecError, before any work, when the cache folder is something else (a file)."""
         if self.dir.exists() and not self.dir.is_dir():
             raise SpecError("--out", f"{self.dir} is not a folder (the sweep keeps its cache there): move it away "
-                                     "or choose another --out")
+                                     f"or choose another {given_as('--out')}")
 
     def _path(self, key: str) -> Path:
         return self.dir / key[:2] / f"{key}.json"

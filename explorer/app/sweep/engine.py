@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from ...core.errors import SpecError
+from ...core.names import given_as
 from .cache import Cache, point_key
 from .point import ERROR, INVALID, Outcome, solve_point
 from .spec import Point, defaults_for, resolve_paths
@@ -199,14 +200,17 @@ def _failed(indices: list[int], err: BaseException) -> list[Outcome]:
     return [Outcome.make(i, None, ERROR, f"worker failed: {type(err).__name__}: {err}", 0.0) for i in indices]
 
 
+def check_engine(engine: str, scheduler: str | None) -> None:
+    """SpecError for an unknown engine, or a scheduler without dask."""
+    if engine not in ("local", "dask"):
+        raise SpecError("--engine", f"unknown engine {engine!r} (choose from local, dask)")
+    if engine == "local" and scheduler:
+        raise SpecError("--scheduler", f"only with {given_as('--engine')} dask")
+
+
 def make_engine(engine: str = "local", workers: int | None = None, scheduler: str | None = None) -> Engine:
-    if engine == "local":
-        if scheduler:
-            raise SpecError("--scheduler", "only with --engine dask")
-        return LocalEngine(workers)
-    if engine == "dask":
-        return DaskEngine(scheduler, workers)
-    raise SpecError("--engine", f"unknown engine {engine!r} (choose from local, dask)")
+    check_engine(engine, scheduler)
+    return LocalEngine(workers) if engine == "local" else DaskEngine(scheduler, workers)
 
 
 @dataclass(frozen=True)

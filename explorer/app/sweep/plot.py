@@ -82,7 +82,7 @@ def check_target(out: str | Path) -> Path:
     try:
         check_writable(str(out), "--out")
     except OutputError as err:
-        raise SpecError("--out", str(err).removeprefix("--out: ")) from None
+        raise SpecError("--out", err.problem) from None
     return path
 
 

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 
 from ...core.array import MAX_LEVELS, MIN_LEVELS
 from ...core.errors import SpecError, is_int, shown
+from ...core.names import Frontend, given_as, running
 from ...core.objective import Objective
 from ...core.partition import Space
 from ...core.solution import time_limit_problem
@@ -287,7 +288,16 @@ def cluster_refused(value: str) -> str:
     """Why a sweep refuses a GPU cluster as its array (one line)."""
     plain = value if value.isprintable() and len(value) <= 80 and " " not in value else "CLUSTER"
     return (f"{shown(value)} is a GPU cluster: sweeps take accelerator arrays ({', '.join(zoo.array_files())}); "
-            f"a GPU cluster is planned by explore --array {plain} --model ... (docs/llm-training.md)")
+            f"a GPU cluster is planned by {_single_run(plain)} (docs/llm-training.md)")
+
+
+def _single_run(cluster: str | None = None) -> str:
+    """The single run a split point is (``cluster`` None) or that plans a GPU cluster, as the front
+    end running writes it: explore's command line, or the API's call."""
+    if running() is not Frontend.API:
+        return (f"explore {given_as('--split')}" if cluster is None
+                else f"explore {given_as('--array')} {cluster} {given_as('--model')} ...")
+    return "solve(split=...)" if cluster is None else f"plan_llm(model, {cluster!r})"
 
 
 def resolve_paths(params: dict[str, Any], base_dir: str, memo: dict | None = None) -> dict[str, Any]:
@@ -441,7 +451,7 @@ def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str]
                     say(key, "only with split")
             continue
         if m.get("seed") is not None:
-            say("seed", "not with split (a split point is explore --split: it takes every key of a point but seed)")
+            say("seed", f"not with split (a split point is {_single_run()}: it takes every key of a point but seed)")
         pair = f"split {m['split']} with solver {m['solver']}" if m.get("solver") is not None else ""
         if not pair or _split_solver(m):
             fits.setdefault(pair, "")
@@ -510,7 +520,7 @@ def parse_sweep(data: dict, source: str, base_dir: str | Path, max_points: int =
     if total > max_points:
         sizes = " x ".join(str(len(v)) for v in grid.values()) or "0"
         raise SpecError(source or "sweep", f"{total:,} points (grid {sizes}, plus {len(extra)} listed) exceed the "
-                                           f"limit of {plural(max_points, 'point')} (raise it with --max-points)")
+                                           f"limit of {plural(max_points, 'point')} (raise it with {given_as('--max-points')})")
     resolved = _check_refs(grid, fixed, extra, Path(base_dir), errors)
     if errors:
         raise _fail(source, errors)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ...core.errors import SpecError
+from ...core.names import flag_set
 from ..output import OutputError, write_text
 from .point import ALPHAS_KEY, FIGURES, SPLIT_KEYS, Outcome
 
@@ -220,7 +221,7 @@ def check_outputs(out_dir: Path) -> None:
         for name in OUTPUT_FILES:
             check_writable(str(out_dir / name), "--out")
     except OutputError as err:
-        raise SpecError("--out", str(err).removeprefix("--out: ")) from None
+        raise SpecError("--out", err.problem) from None
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -229,7 +230,7 @@ def write_atomic(path: Path, text: str) -> None:
     try:
         write_text(str(path), text, "--out")
     except OutputError as err:
-        raise SpecError("--out", str(err).removeprefix("--out: ")) from None
+        raise SpecError("--out", err.problem) from None
 
 
 @dataclass(frozen=True)
@@ -266,14 +267,14 @@ def check_destination(out_dir: Path, name: str, force: bool = False) -> None:
         found = [n for n in ("results.csv", "plans.jsonl") if (out_dir / n).exists()]
         if found:
             raise SpecError("--out", f"{out_dir} holds {' and '.join(found)} of no sweep (no sweep.json): choose "
-                                     "another folder, or pass --force to replace them") from None
+                                     f"another folder, or pass {flag_set('--force')} to replace them") from None
         return
     except (OSError, ValueError, AttributeError):
         held = None
     if held != name:
         what = f"sweep {held!r}" if isinstance(held, str) else "a sweep.json that cannot be read"
         raise SpecError("--out", f"{out_dir} holds the results of {what}, not of sweep {name!r}: choose another "
-                                 "folder, or pass --force to replace them")
+                                 f"folder, or pass {flag_set('--force')} to replace them")
 
 
 def plan_line(point: dict[str, Any], out: Outcome) -> str:
