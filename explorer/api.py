@@ -19,20 +19,18 @@ naming the option, the field and the problem); a solver that declines an instanc
 
 from __future__ import annotations
 
-from os import PathLike
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from .app.api_args import check_solve_args, check_sweep_args, named_arguments, solver_names
+from .app.run_options import RunOptions, run_options, with_run_options
 from .app.check import CHECK_SOLVERS, JOINT_SOLVERS, CheckOptions
 from .app.check import check as _check
 from .app import request
-from .app.request import DEFAULT_ARRAY, ArrayRef, ModelRef, Progress, check_split
+from .app.request import DEFAULT_ARRAY, ArrayRef, ModelRef, check_split
 from .app.results import CheckReport, RunResult
 from .core.errors import SpecError, shown
-from .core.objective import Objective
-from .core.partition import Space
-from .core.solution import SolveOptions
 
 if TYPE_CHECKING:
     from .app.check_uneven import SplitCheck
@@ -43,7 +41,7 @@ if TYPE_CHECKING:
 # ``sweep`` when it runs: ``explore`` imports this module for every single run
 MAX_POINTS = 100_000  # ``app.sweep.spec.MAX_POINTS`` (tested equal)
 
-__all__ = ["build_problem", "solve", "check", "sweep", "plan_llm", "RunResult", "CheckReport"]
+__all__ = ["build_problem", "solve", "check", "sweep", "plan_llm", "RunOptions", "RunResult", "CheckReport"]
 
 # the API's errors name its arguments (caps, memory_GiB, pins), the CLI's its options (``.with_option_names``)
 build_problem = named_arguments(request.build_problem)
@@ -51,77 +49,34 @@ solve = named_arguments(request.solve)
 
 
 @named_arguments
-def check(
-    model: ModelRef,
-    array: ArrayRef = DEFAULT_ARRAY,
-    *,
-    space: str | Space = "hypar",
-    objective: str | Objective | None = None,
-    solvers: Iterable[str] = JOINT_SOLVERS,
-    batch: int | None = None,
-    levels: int | None = None,
-    seq: int | None = None,
-    caps: Iterable[str] | Mapping[int, str] = (),
-    memory_GiB: float | None = None,
-    weight_copies: int | None = None,
-    pins: Iterable[str] = (),
-    forbids: Iterable[str] = (),
-    constraints: str | PathLike | None = None,
-    time_limit: float | None = None,
-    workers: int | None = None,
-    seed: int = 0,
-    dump_model: str | None = None,
-    progress: Progress | None = None,
-    split: str | None = None,
-    alpha_grid: int | None = None,
-    free: str | None = None,
-    grid_only: bool = False,
-    started: float | None = None,
-) -> CheckReport | SplitCheck:
+@with_run_options
+def check(model: ModelRef, array: ArrayRef = DEFAULT_ARRAY, *, solvers: Iterable[str] = JOINT_SOLVERS,
+          **options: Any) -> CheckReport | SplitCheck:
     """Cross-check one problem: is the DP level-optimal, what is the proven joint optimum, do
     the exact solvers agree, and how far is the DP from the optimum (``explore check``).
 
-    ``solvers`` are the joint solvers to run and compare (cpsat, exact, brute; pruned on request); the other
-    arguments are those of :func:`solve`. Returns a :class:`CheckReport`: ``levels`` (the DP
-    level by level), ``solvers`` ((name, report) pairs; a refusal has status None and a
-    reason), ``optimum`` (None when none was proven), ``agree`` and ``problems``.
+    ``solvers`` are the joint solvers to run and compare (cpsat, exact, brute; pruned on request);
+    the other keyword arguments are :class:`RunOptions`' fields, as for :func:`solve`
+    (``time_limit`` bounds the whole check: the DP, its level checks and the solvers in turn, each
+    getting what the steps before it left). Returns a :class:`CheckReport`: ``levels`` (the DP
+    level by level), ``solvers`` ((name, report) pairs; a refusal has status None and a reason),
+    ``optimum`` (None when none was proven), ``agree`` and ``problems``.
 
     ``split="optimal"`` (``explore check --split optimal``): the uneven-split solvers (``solvers``
-    from brute, exact, cpsat, joint, accpar, levels, search, proportional; default all) on the
-    step time, with ``alpha_grid``, ``free`` and ``grid_only`` as in :func:`solve` (only with split
-    optimal: elsewhere ``SpecError`` naming them); it returns a
-    ``SplitCheck`` (``rows``, ``optimum_s``, ``agree``, ``problems``, ``to_json()``) on the step time
-    (``objective="time"`` or left out); ``levels``, caps, pins, forbids, constraints and (every
-    kind's) ``memory_GiB`` bind the solvers that take them (the others' rows say they refuse);
-    ``workers``, ``seed`` and ``dump_model`` are refused (``SpecError``). ``split="equal"`` (every
-    alpha 1/2) is the even split: the check above, on the step time unless ``objective`` is given.
-
-    ``time_limit`` bounds the whole check (the DP, its level checks and the joint solvers in turn,
-    each getting what the steps before it left), counted from ``started`` (a ``time.perf_counter()``
-    value; ``explore check`` passes its process's start) or else from the call; with ``split`` too
-    (the uneven solvers in turn, each getting what the rows before it left).
+    from brute, exact, cpsat, joint, accpar, levels, search, proportional; default all) compared on
+    the step time, returning a ``SplitCheck`` (``rows``, ``optimum_s``, ``agree``, ``problems``,
+    ``to_json()``); ``split="equal"`` (every alpha 1/2) is the even split: the check above, on the
+    step time unless ``objective`` is given.
     """
-    check_solve_args(time_limit, workers, seed, dump_model, progress)
-    request.check_started(started)
-    spec = dict(space=space, batch=batch, levels=levels, seq=seq, caps=caps, memory_GiB=memory_GiB,  # build_problem's
-                weight_copies=weight_copies, pins=pins, forbids=forbids, constraints=constraints)
-    if split == "equal":  # the even split (alpha 1/2): the even solvers compared, on solve(split=...)'s objective
-        split, objective = None, "time" if objective is None else objective
-    if split is not None:
-        given = {"workers": workers is not None, "dump_model": dump_model is not None, "seed": seed != 0}
-        return check_split(model, array, split, spec, solvers=None if solvers is JOINT_SOLVERS else solvers,
-                           time_limit=time_limit, alpha_grid=alpha_grid, free=free, grid_only=grid_only,
-                           refused=[k for k, v in given.items() if v], objective=objective, started=started)
-    request.split_only(alpha_grid, free, grid_only, "only with split optimal (uneven splits); check without it "
-                                                    "splits every level equally")
+    o = run_options("check", options)
+    if o.split == "equal":  # the even split (alpha 1/2): the even solvers compared, on solve(split=...)'s objective
+        o = replace(o, split=None, objective="time" if o.objective is None else o.objective)
+    if o.split is not None:
+        return check_split(model, array, o, solvers=None if solvers is JOINT_SOLVERS else solvers)
+    o.split_only("only with split optimal (uneven splits); check without it splits every level equally")
     names = solver_names(solvers, CHECK_SOLVERS)
-    problem = request.build_problem(model, array, objective="traffic" if objective is None else objective, **spec)
-    options = CheckOptions(
-        solve=SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress,
-                           started=started),
-        solvers=names,
-    )
-    return _check(problem, options, progress=progress)
+    problem = request.build_problem(model, array, **o.problem_args("traffic"))
+    return _check(problem, CheckOptions(solve=o.solve_options(), solvers=names), progress=o.progress)
 
 
 @named_arguments

@@ -181,6 +181,7 @@ def test_one_alpha_grid_range_and_free_choice_for_cli_api_and_sweep():
     API's checks and the sweep file's validators alike."""
     from explorer.app import cli
     from explorer.app.request import _alpha_args
+    from explorer.app.run_options import RunOptions
     from explorer.app.sweep.spec import validator
     from explorer.core.errors import SpecError
     from explorer.core.uneven import MAX_ALPHA_GRID, MIN_ALPHA_GRID, FreeAlphas
@@ -190,6 +191,6 @@ def test_one_alpha_grid_range_and_free_choice_for_cli_api_and_sweep():
     for bad in (MIN_ALPHA_GRID - 1, MAX_ALPHA_GRID + 1):
         assert f"from {MIN_ALPHA_GRID} to {MAX_ALPHA_GRID}" in validator("alpha_grid")(bad)
         with pytest.raises(SpecError, match=f"between {MIN_ALPHA_GRID} and {MAX_ALPHA_GRID}"):
-            _alpha_args(bad, "unlike")
-    assert validator("alpha_grid")(MAX_ALPHA_GRID) is None and _alpha_args(MAX_ALPHA_GRID, "all") == "all"
+            _alpha_args(RunOptions(alpha_grid=bad, free="unlike"))
+    assert validator("alpha_grid")(MAX_ALPHA_GRID) is None and _alpha_args(RunOptions(alpha_grid=MAX_ALPHA_GRID, free="all")) == (MAX_ALPHA_GRID, "all")
     assert validator("free")("some") and validator("free")("all") is None

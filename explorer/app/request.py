@@ -4,9 +4,8 @@
 
 from __future__ import annotations
 
-import math
 from os import PathLike
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..core.array import ArraySpec, check_levels
 from ..core.errors import SpecError, shown
@@ -17,19 +16,17 @@ from ..core.partition import Space
 from ..core.problem import Problem
 from ..core.uneven import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SPLIT_TIME_LIMIT, FreeAlphas
 from ..core.units import GiB
-from ..core.solution import SolveOptions
 from ..frontends import dense_only, load_array, load_model
 from ..frontends.constraints_yaml import ConstraintOptions, build_constraints
 from ..frontends.network_yaml import check_batch
 from ..frontends.zoo import DEFAULT_ARRAY
 from ..solvers import REGISTRY
-from .api_args import check_solve_args
 from .results import RunResult
 from .run import run
+from .run_options import RunOptions, run_options, with_run_options
 
 ModelRef = str | PathLike | Network
 ArrayRef = str | PathLike | ArraySpec
-Progress = Callable[[str], None]
 
 
 def _choice(enum_type, value, name: str):
@@ -118,121 +115,54 @@ def build_problem(
     return Problem(net, arr, sp, _choice(Objective, objective, "objective"), build_constraints(net, arr, sp, copts))
 
 
-def solve(
-    model: ModelRef,
-    array: ArrayRef = DEFAULT_ARRAY,
-    *,
-    space: str | Space = "hypar",
-    objective: str | Objective | None = None,
-    solver: str | None = None,
-    batch: int | None = None,
-    levels: int | None = None,
-    seq: int | None = None,
-    caps: Iterable[str] | Mapping[int, str] = (),
-    memory_GiB: float | None = None,
-    weight_copies: int | None = None,
-    pins: Iterable[str] = (),
-    forbids: Iterable[str] = (),
-    constraints: str | PathLike | None = None,
-    time_limit: float | None = None,
-    workers: int | None = None,
-    seed: int = 0,
-    dump_model: str | None = None,
-    progress: Progress | None = None,
-    split: str | None = None,
-    alpha_grid: int | None = None,
-    free: str | None = None,
-    grid_only: bool = False,
-    started: float | None = None,
-) -> RunResult:
-    """Solve one problem with one solver, re-score the plan and compare it with the baselines.
-
-    Arguments mirror ``explore``'s options: ``space`` hypar ({I, II}) or accpar ({I, II, III});
-    ``objective`` traffic (sum_h 2^h c_h, elements) or time (sum_h c_h*dtype/bw_h, seconds);
-    ``solver`` dp (the default), cpsat, exact, brute or pruned; ``batch`` and ``levels`` override the network's and
-    the array's; ``seq`` fills an ONNX model's symbolic sequence (or overrides a YAML spec's);
-    ``caps`` are "LEVEL=AMOUNT" strings (["3=55MB", "2=5ms"]) or a mapping ({3: "55MB"}); ``pins``
-    "LAYER@LEVEL=TYPE"; ``forbids`` "LAYER=TYPE"; ``constraints`` a constraints YAML file;
-    ``time_limit`` (s), ``workers``, ``seed`` and ``dump_model`` control CP-SAT. ``progress``
-    receives one-line messages while solving. ``started``: the ``time.perf_counter()`` value
-    ``time_limit`` counts from (``explore`` passes its process's start, so that start-up and
-    imports count; default: the solve's start; with ``split`` too).
+@with_run_options
+def solve(model: ModelRef, array: ArrayRef = DEFAULT_ARRAY, *, solver: str | None = None, **options: Any) -> RunResult:
+    """Solve one problem with one solver, re-score the plan and compare it with the baselines
+    (``explore``). ``solver``: dp (the default), cpsat, exact, brute or pruned; the other keyword
+    arguments are :class:`RunOptions`' fields.
 
     Returns a :class:`RunResult`: ``status``, ``plan`` (None when there is none),
     ``objective_value`` and ``bound`` (exact), ``figures`` and ``baselines``; ``result.ok`` is
-    what ``explore``'s exit status 0 means; ``result.to_json()`` is ``--format json``.
-
-    ``split`` (``explore --split``): equal, proportional, search, optimal or levels; the split
-    fractions between subgroups (``alpha_grid``, ``free``, ``grid_only`` as ``explore split``'s
-    options). It then returns the split's report (``explorer.app.split.SplitReport``: ``status``,
-    ``plan`` with its alphas, ``step_time_s``, ``objective_value``, ``objective_bound``, ``ok``,
-    ``to_json()``); ``objective`` is "time" unless given ("traffic": sum_h 2^h c_h of the levels'
-    busiest sides); caps bind on the busiest side of a level, memory is per kind (``memory_GiB``:
-    one limit for every kind), pins, forbids and constraints as without ``split``; ``solver`` brute,
-    exact or cpsat with ``split="optimal"`` proves the optimum under all of them with that solver's
-    uneven form (default: the joint solver: step time, no caps; pins and forbids); ``solver="dp"``
-    runs the level DP (``split`` optimal or levels: types and alphas; proportional: the types at
-    the proportional alphas; equal: the even DP), keeping pins and forbids, reporting what else
-    its plan breaks (no proof).
+    what ``explore``'s exit status 0 means; ``result.to_json()`` is ``--format json``. With
+    ``split``, the split's report (``explorer.app.split.SplitReport``: ``status``, ``plan`` with
+    its alphas, ``step_time_s``, ``objective_value``, ``objective_bound``, ``ok``, ``to_json()``;
+    docs/uneven.md: which solvers prove what under which constraints).
     """
-    check_solve_args(time_limit, workers, seed, dump_model, progress)
-    check_started(started)
-    spec = dict(space=space, batch=batch, levels=levels, seq=seq, caps=caps, memory_GiB=memory_GiB,  # build_problem's
-                weight_copies=weight_copies, pins=pins, forbids=forbids, constraints=constraints)
-    if split == "equal":
-        split_only(alpha_grid, free, grid_only, "not with split equal (every split is 1/2)")
-    if split is not None:
-        others = {"dump_model": dump_model is not None, "workers": workers is not None, "seed": seed != 0}
-        return solve_split(model, array, split, spec, time_limit=time_limit, alpha_grid=alpha_grid, free=free,
-                           grid_only=grid_only, progress=progress, refused=[k for k, v in others.items() if v],
-                           solver=solver, objective=objective, started=started)
-    split_only(alpha_grid, free, grid_only, "only with split (uneven splits); without it every split is 1/2")
+    o = run_options("solve", options)
+    if o.split == "equal":
+        o.split_only("not with split equal (every split is 1/2)")
+    if o.split is not None:
+        return solve_split(model, array, o, solver)
+    o.split_only("only with split (uneven splits); without it every split is 1/2")
     solver = "dp" if solver is None else solver
     if solver not in REGISTRY:
         raise SpecError("solver", f"unknown solver {shown(solver)} (choose from {', '.join(REGISTRY)})")
-    problem = build_problem(model, array, objective="traffic" if objective is None else objective, **spec)
-    if progress is not None:
-        progress(f"solving {problem.network.name} on {problem.array.name} with {solver}")
-    options = SolveOptions(time_limit_s=time_limit, workers=workers, seed=seed, dump_model=dump_model, progress=progress,
-                           started=started)
-    return run(problem, solver, options)
+    problem = build_problem(model, array, **o.problem_args("traffic"))
+    if o.progress is not None:
+        o.progress(f"solving {problem.network.name} on {problem.array.name} with {solver}")
+    return run(problem, solver, o.solve_options())
 
 
-def split_only(alpha_grid: Any, free: Any, grid_only: Any, why: str) -> None:
-    """SpecError naming the first split-only argument given (``alpha_grid``, ``free``, a true
-    ``grid_only``), as the CLI refuses --alpha-grid, --free and --grid-only without --split."""
-    given = {"alpha_grid": alpha_grid is not None, "free": free is not None, "grid_only": grid_only not in (None, False)}
-    first = next((name for name, g in given.items() if g), None)
-    if first is not None:
-        raise SpecError(first, why)
-
-
-def solve_split(model: ModelRef, array: ArrayRef, split: str, spec: dict[str, Any], *, time_limit: float | None = None,
-                alpha_grid: int | None = None, free: str | None = None, grid_only: bool = False,
-                progress: Progress | None = None, refused: Iterable[str] = (), solver: str | None = None,
-                objective: str | Objective | None = None, started: float | None = None):
+def solve_split(model: ModelRef, array: ArrayRef, o: RunOptions, solver: str | None):
     """``solve(..., split=...)``: one split run (``explore --split``) and its report (``alpha_grid``
     and ``free`` None: their defaults, 16 and unlike)."""
     from .split import Split, check_split_solver
 
-    alpha_grid = DEFAULT_ALPHA_GRID if alpha_grid is None else alpha_grid
-    free = "unlike" if free is None else free
-    refused = list(refused)
+    refused = o.cpsat_given()
     if refused:
         raise SpecError(refused[0], "not with split (it takes no CP-SAT model of the even split)")
-    memory_GiB, weight_copies = spec["memory_GiB"], spec["weight_copies"]
-    _check_types(weight_copies=(weight_copies, int), memory_GiB=(memory_GiB, float))
-    sp = _choice_value(("equal", "proportional", "search", "optimal", "levels"), split, "split")
-    fr = _alpha_args(alpha_grid, free)
+    _check_types(weight_copies=(o.weight_copies, int), memory_GiB=(o.memory_GiB, float))
+    sp = _choice_value(("equal", "proportional", "search", "optimal", "levels"), o.split, "split")
+    alpha_grid, fr = _alpha_args(o)
     try:
         check_split_solver(Split(sp), solver)
     except SpecError as err:
         raise SpecError("solver", str(err).split(": ", 1)[1]) from None
-    problem = build_problem(model, array, objective="time" if objective is None else objective, **spec)
-    say = (lambda step, *a, **k: progress(step)) if progress is not None else None
-    return split_problem(problem, sp, alpha_grid=alpha_grid, free=fr, grid_only=bool(grid_only),
-                         time_limit=SPLIT_TIME_LIMIT if time_limit is None else float(time_limit), solver=solver, progress=say,
-                         started=started)
+    problem = build_problem(model, array, **o.problem_args("time"))
+    say = (lambda step, *a, **k: o.progress(step)) if o.progress is not None else None
+    return split_problem(problem, sp, alpha_grid=alpha_grid, free=fr, grid_only=bool(o.grid_only),
+                         time_limit=SPLIT_TIME_LIMIT if o.time_limit is None else float(o.time_limit), solver=solver,
+                         progress=say, started=o.started)
 
 
 def split_problem(problem: Problem, split: str, *, alpha_grid: int = DEFAULT_ALPHA_GRID, free: str = "unlike", grid_only: bool = False,
@@ -241,7 +171,6 @@ def split_problem(problem: Problem, split: str, *, alpha_grid: int = DEFAULT_ALP
     """The split run of a built problem: its objective, and its constraints read on split plans
     (memory: each kind's own unless ``--memory`` or a constraints file gave one for every kind);
     ``time_limit`` counts from ``started`` (``time.perf_counter()``; None: the call)."""
-    from ..core.uneven import FreeAlphas
     from .split import Split, split_run
 
     c = problem.constraints
@@ -251,52 +180,43 @@ def split_problem(problem: Problem, split: str, *, alpha_grid: int = DEFAULT_ALP
                      objective=problem.objective, constraints=c, started=started)
 
 
-def _alpha_args(alpha_grid: Any, free: Any) -> str:
-    """SpecError unless the alpha grid and ``free`` are valid; ``free``'s value."""
+def _alpha_args(o: RunOptions) -> tuple[int, str]:
+    """SpecError unless the alpha grid and ``free`` are valid (None: their defaults, 16 and
+    unlike); the grid and ``free``'s value."""
+    alpha_grid = DEFAULT_ALPHA_GRID if o.alpha_grid is None else o.alpha_grid
     _check_types(alpha_grid=(alpha_grid, int))
-    fr = _choice_value(tuple(f.value for f in FreeAlphas), free, "free")
+    fr = _choice_value(tuple(f.value for f in FreeAlphas), "unlike" if o.free is None else o.free, "free")
     if not MIN_ALPHA_GRID <= alpha_grid <= MAX_ALPHA_GRID:
         raise SpecError("alpha_grid", f"must be between {MIN_ALPHA_GRID} and {MAX_ALPHA_GRID}, got {alpha_grid}")
-    return fr
+    return alpha_grid, fr
 
 
-def check_started(started: Any) -> None:
-    """``started`` (where ``time_limit`` counts from): a finite ``time.perf_counter()`` value or None."""
-    if started is not None and (not isinstance(started, (int, float)) or isinstance(started, bool) or not math.isfinite(started)):
-        raise SpecError("started", f"must be a time.perf_counter() value or None, got {shown(started)}")
-
-
-def check_split(model: ModelRef, array: ArrayRef, split: Any, spec: dict[str, Any], *, solvers: Iterable[str] | None = None,
-                time_limit: float | None = None, alpha_grid: int | None = None, free: str | None = None,
-                grid_only: bool = False, refused: Iterable[str] = (), objective: str | Objective | None = None,
-                started: float | None = None):
+def check_split(model: ModelRef, array: ArrayRef, o: RunOptions, solvers: Iterable[str] | None = None):
     """``check(..., split="optimal")`` (``explore check --split optimal``): the uneven-split
     solvers compared on the step time (``explorer.app.check_uneven.SplitCheck``), under the
     pins, forbids and caps given, and a memory limit where one is given (``memory_GiB`` or a
     constraints file: every kind's; without one no solver is held to the kinds' memory)."""
-    from ..core.uneven import FreeAlphas, check_array, check_network
+    from ..core.uneven import check_array, check_network
     from ..core.split_rules import SplitRules, leaf_memory_limits
     from .check_uneven import UNEVEN_CHECK_NAMES, UNEVEN_CHECK_SOLVERS, check_uneven
 
-    refused = list(refused)
+    refused = o.cpsat_given()
     if refused:
         raise SpecError(refused[0], "not with split (check compares the uneven-split solvers' plans, not CP-SAT's "
                                     "model of the even split)")
-    _choice_value(("optimal", "equal"), split, "split")  # equal: the even check (``api.check``)
-    alpha_grid = DEFAULT_ALPHA_GRID if alpha_grid is None else alpha_grid
-    free = "unlike" if free is None else free
-    if objective is not None and _choice(Objective, objective, "objective") is not Objective.TIME:
+    _choice_value(("optimal", "equal"), o.split, "split")  # equal: the even check (``api.check``)
+    if o.objective is not None and _choice(Objective, o.objective, "objective") is not Objective.TIME:
         raise SpecError("objective", "check with split compares step times: objective time only")
-    fr = _alpha_args(alpha_grid, free)
+    alpha_grid, fr = _alpha_args(o)
     names = UNEVEN_CHECK_SOLVERS if solvers is None else _split_solver_names(solvers, UNEVEN_CHECK_NAMES)
-    problem = build_problem(model, array, objective="time", **spec)
+    problem = build_problem(model, array, **o.problem_args("time"))
     check_array(problem.array)
     check_network(problem.network)
     c = problem.constraints
     rules = SplitRules(Objective.TIME, c, leaf_memory_limits(problem.array, c.memory_bytes) if c.memory_set else None)
     return check_uneven(problem.network, problem.array, problem.space, alpha_grid, FreeAlphas(fr), names,
-                        SPLIT_TIME_LIMIT if time_limit is None else float(time_limit), bool(grid_only), rules,
-                        started=started)
+                        SPLIT_TIME_LIMIT if o.time_limit is None else float(o.time_limit), bool(o.grid_only), rules,
+                        started=o.started)
 
 
 def _split_solver_names(solvers: Any, known: tuple[str, ...]) -> tuple[str, ...]:
