@@ -109,3 +109,25 @@ def test_the_cli_calls_the_api(capsys, monkeypatch):
     assert code == 0 and calls[-1][0] == "solve" and calls[-1][1] == ("sfc", "hypar-16")
     code, _, _ = run_cli(["check", "--model", "sfc", "--levels", "1", "--workers", "1"], capsys)
     assert code == 0 and calls[-1][0] == "check" and calls[-1][2]["workers"] == 1
+
+
+def test_solve_and_check_list_the_run_options_as_their_keyword_arguments():
+    import inspect
+
+    from explorer.app.run_options import FIELDS
+
+    for fn, own in ((api.solve, "solver"), (api.check, "solvers")):
+        params = inspect.signature(fn).parameters
+        assert list(params)[:3] == ["model", "array", own] and list(params)[3:] == list(FIELDS)
+        assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in FIELDS)
+    with pytest.raises(TypeError, match=r"^solve\(\) got an unexpected keyword argument 'colour'$"):
+        api.solve("sfc", colour="red")
+    with pytest.raises(TypeError, match=r"^check\(\) got an unexpected keyword argument 'solver'$"):
+        api.check("sfc", solver="exact")  # check takes solvers
+
+
+def test_a_split_run_names_the_first_cpsat_option_given_in_the_clis_order():
+    for fn in (api.solve, api.check):
+        with pytest.raises(SpecError) as e:
+            fn("lenet-c", "tpu-mix-16", split="optimal", dump_model="m.pb", seed=3)
+        assert e.value.source == "seed" and "not with split" in str(e.value)
