@@ -1,20 +1,7 @@
-"""The Python API: what ``explore`` and ``explore check`` do, callable from a program.
-
-The CLI is a thin layer over these functions (it parses options, prints and picks the exit
-status); a program gets the same typed results::
-
-    from explorer.api import solve
-    r = solve("alexnet", space="accpar", solver="exact")
-    r.status, r.objective_value, r.plan.to_lists(), r.to_json()
-
-    from explorer.api import sweep
-    for row in sweep("spaces/scalability.yaml", out="runs/scalability", workers=2):
-        print(row["model"], row["levels"], row["solver"], row["status"], row["step_time_s"])
-
-``model`` is a zoo name, a path (network YAML or ONNX) or a built ``Network``; ``array`` a
-shipped array name, a path or an ``ArraySpec``. Bad input raises ``SpecError`` (one line
-naming the option, the field and the problem); a solver that declines an instance raises
-``Refused``. Nothing here prints.
+"""The Python API: what ``explore``, ``explore check`` and ``explore sweep`` do, callable from a
+program (docs/api.md). The CLI is a thin layer over these functions (it parses options, prints and
+picks the exit status). Bad input raises ``SpecError`` (one line naming the argument, the field
+and the problem); a solver that declines an instance raises ``Refused``. Nothing here prints.
 """
 
 from __future__ import annotations
@@ -129,29 +116,12 @@ def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, wor
           pareto: tuple[str, ...] | list[str] = (), progress: Callable[[SweepProgress], None] | None = None,
           max_points: int = MAX_POINTS, force: bool = False,
           pareto_by: tuple[str, ...] | list[str] = ()) -> Iterator[dict[str, Any]]:
-    """Run a design-space sweep and yield one row per point, in the sweep's point order.
-
-    ``spec`` is a sweep file (YAML, version 1), its parsed mapping (relative paths then resolve
-    against the working folder) or a loaded ``Sweep``. Each row holds the point's options as
-    written, then ``status``, the figures of the single-run answer (``traffic_elements``,
-    ``step_time_s``, ``memory_bytes_per_accelerator``, ``bound``, ``gap``, ...), ``violations``,
-    ``approximations`` (the model file's notes, `` | ``-joined), ``wall_s``,
-    ``cached`` and ``error``. A point that is infeasible, refused or raises is a row with its
-    status and message; the sweep goes on.
-
-    ``out``: a folder; finished points are cached there (a rerun solves only what is missing) and,
-    when the generator is exhausted, ``results.csv``, ``plans.jsonl`` and ``sweep.json`` are
-    written. ``engine``: ``"local"`` (a process pool of ``workers``, default one per core) or
-    ``"dask"`` (``scheduler="tcp://HOST:PORT"``, or a LocalCluster of ``workers`` processes).
-    ``shard="I/N"`` runs every N-th point from point I. ``pareto``: two or more numeric columns
-    to minimise together; ``pareto_by``: keys of the sweep (e.g. ``["model", "batch"]``) whose every
-    combination of values gets its own front. The columns computed across points (``dp_gap``, ``pareto``) are filled
-    into the yielded row dicts once the last point is done. ``progress`` is called with a
-    ``Progress(done, total, reused, failed, invalid)`` after every point (failed: raised).
-    A sweep of more than ``max_points`` points is refused before any point is built. A folder
-    ``out`` holding another sweep's outputs is refused unless ``force`` (then they are replaced).
-
-    Raises ``SpecError`` for a bad sweep file or option.
+    """Run a design-space sweep and yield one row per point (a dict: the point's options, then
+    ``status``, the single run's figures, ``violations``, ``wall_s``, ``cached``, ``error``), in the
+    sweep's point order; a point without a plan is a row too. ``spec``: a sweep file, its parsed
+    mapping or a ``Sweep``; ``out``: a folder for the cache and, once the generator is exhausted,
+    ``results.csv``, ``plans.jsonl`` and ``sweep.json``; the other arguments are ``explore sweep``'s
+    options (docs/sweeps.md, "Python API"). Bad input raises ``SpecError`` before any point runs.
     """
     from .app.sweep.runner import run_sweep
 

@@ -12,7 +12,7 @@ from os import PathLike
 from typing import Any, Callable, Iterable
 
 from ..core.errors import SpecError, is_int, shown
-from ..core.names import Frontend, named_for, renamed_source
+from ..core.names import Frontend, given_as, named_for
 from ..core.solution import time_limit_problem
 from ..solvers import MAX_SEED, MAX_WORKERS
 
@@ -29,7 +29,7 @@ def named_as(where: Frontend) -> Callable[[Callable], Callable]:
                 try:
                     return fn(*args, **kwargs)
                 except SpecError as err:  # the error's field as this front end calls it
-                    raise SpecError(renamed_source(err.source), err.problems) from None
+                    raise SpecError(given_as(err.source), err.problems) from None
         wrapper.with_option_names = fn
         return wrapper
     return wrap
@@ -67,15 +67,19 @@ def check_callable(value: Any, name: str) -> None:
         raise SpecError(name, f"must be a function or None, got {shown(value)}")
 
 
-def solver_names(value: Any, known: Iterable[str]) -> tuple[str, ...]:
-    """``check``'s ``solvers``: one name or a list of names, each known, at least one."""
+def solver_names(value: Any, known: Iterable[str], split: bool = False) -> tuple[str, ...]:
+    """``check``'s ``solvers``: one name or a list of names, each known, at least one (``split``:
+    ``check(split=...)``'s, whose messages say so)."""
     known = tuple(known)
     names = (value,) if isinstance(value, str) else value
     if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
-        raise SpecError("solvers", f"must be a list of solver names ({', '.join(known)}), got {shown(value)}")
+        what = "a solver name or a list of them" if split else "a list of solver names"
+        raise SpecError("solvers", f"must be {what} ({', '.join(known)}), got {shown(value)}")
     unknown = [n for n in names if n not in known]
     if unknown or not names:
-        raise SpecError("solvers", f"unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(known)})")
+        which = (f"{shown(unknown[0]) if unknown else '(none)'} with split" if split
+                 else ", ".join(unknown) or "(none)")
+        raise SpecError("solvers", f"unknown solver {which} (choose from {', '.join(known)})")
     return tuple(dict.fromkeys(names))
 
 

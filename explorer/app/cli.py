@@ -287,13 +287,8 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     if llm_dispatch(ctx, given, model, array, batch, fmt, output, time_limit, gpus, layout, degrees, micro_batch,
                     recompute, zero):
         return
-    if split is None:
-        refuse_given(given, ALPHA_OPTIONS, "only with --split (uneven splits); without it every split is 1/2")
-    else:
-        refuse_given(given, NOT_WITH_SPLIT, "not with --split (an option of the even split's CP-SAT model; "
-                                            "--split optimal --solver cpsat builds its own)")
-        if split == "equal":
-            refuse_given(given, ALPHA_OPTIONS, "not with --split equal (every split is 1/2)")
+    check_split_options(given, split)
+    if split is not None:
         run_split(model, array, space, split, grid, free, grid_only, SPLIT_TIME_LIMIT if time_limit is None else time_limit,
                   memory_GiB, weight_copies, batch, ctx.meta.get("seq"), fmt, output,
                   solver if "--solver" in given else None,
@@ -320,6 +315,18 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
     if not result.ok:
         click.echo(f"explore: {why_not_ok(result)}", err=True)
     _finish_run(0 if result.ok else 1)
+
+
+def check_split_options(given: set[str], split: str | None) -> None:
+    """--alpha-grid, --free and --grid-only only with --split (not with --split equal); the even
+    split's CP-SAT options not with it."""
+    if split is None:
+        refuse_given(given, ALPHA_OPTIONS, "only with --split (uneven splits); without it every split is 1/2")
+        return
+    refuse_given(given, NOT_WITH_SPLIT, "not with --split (an option of the even split's CP-SAT model; "
+                                        "--split optimal --solver cpsat builds its own)")
+    if split == "equal":
+        refuse_given(given, ALPHA_OPTIONS, "not with --split equal (every split is 1/2)")
 
 
 # the options only the LLM planner takes (refused with an accelerator array; kept here, not in

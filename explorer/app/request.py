@@ -21,6 +21,7 @@ from ..frontends.constraints_yaml import ConstraintOptions, build_constraints
 from ..frontends.network_yaml import check_batch
 from ..frontends.zoo import DEFAULT_ARRAY
 from ..solvers import REGISTRY
+from .api_args import solver_names
 from .results import RunResult
 from .run import run
 from .run_options import RunOptions, run_options, with_run_options
@@ -208,7 +209,7 @@ def check_split(model: ModelRef, array: ArrayRef, o: RunOptions, solvers: Iterab
     if o.objective is not None and _choice(Objective, o.objective, "objective") is not Objective.TIME:
         raise SpecError("objective", "check with split compares step times: objective time only")
     alpha_grid, fr = _alpha_args(o)
-    names = UNEVEN_CHECK_SOLVERS if solvers is None else _split_solver_names(solvers, UNEVEN_CHECK_NAMES)
+    names = UNEVEN_CHECK_SOLVERS if solvers is None else solver_names(solvers, UNEVEN_CHECK_NAMES, split=True)
     problem = build_problem(model, array, **o.problem_args("time"))
     check_array(problem.array)
     check_network(problem.network)
@@ -217,19 +218,6 @@ def check_split(model: ModelRef, array: ArrayRef, o: RunOptions, solvers: Iterab
     return check_uneven(problem.network, problem.array, problem.space, alpha_grid, FreeAlphas(fr), names,
                         SPLIT_TIME_LIMIT if o.time_limit is None else float(o.time_limit), bool(o.grid_only), rules,
                         started=o.started)
-
-
-def _split_solver_names(solvers: Any, known: tuple[str, ...]) -> tuple[str, ...]:
-    """``check(split=...)``'s ``solvers``: one name or a list of names (as without ``split``), each
-    one of ``known``, at least one."""
-    names = (solvers,) if isinstance(solvers, str) else solvers
-    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
-        raise SpecError("solvers", f"must be a solver name or a list of them ({', '.join(known)}), got {shown(solvers)}")
-    unknown = [n for n in names if n not in known]
-    if unknown or not names:
-        raise SpecError("solvers", f"unknown solver {shown(unknown[0]) if unknown else '(none)'} with split "
-                                   f"(choose from {', '.join(known)})")
-    return tuple(dict.fromkeys(names))
 
 
 def _choice_value(known: tuple[str, ...], value: Any, name: str) -> str:

@@ -4,7 +4,7 @@ message names the option it refers to through ``given_as`` (and says how to give
 ``how_to_set``) when it is made, and the front end running the code decides the wording: the
 CLI's by default, the API's inside ``named_for(Frontend.API)`` (``app.api_args.named_arguments``),
 a sweep file's inside ``named_for(Frontend.SWEEP)``. An error also carries the option it is about
-as its ``source``, which a front end renames with ``renamed_source``. The solvers' refusals and
+as its ``source``, which a front end renames with ``given_as``. The solvers' refusals and
 reasons, the split's rules, the LLM planner's checks and the limits' suggestions (``setting``: an
 option with its value) use them too: no message is renamed after it is made."""
 
@@ -77,11 +77,6 @@ def flag_set(option: str) -> str:
     if where is Frontend.CLI:
         return option
     return f"{given_as(option)}=True" if where is Frontend.API else f"{given_as(option)}: true"
-
-
-def renamed_source(source: str) -> str:
-    """An error's ``source`` (the option it is about, or a file) as the running front end calls it."""
-    return given_as(source)
 
 
 def is_option(origin: str, option: str) -> bool:
