@@ -18,7 +18,7 @@ from .api_args import check_solve_args
 Progress = Callable[[str], None]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunOptions:
     """The keyword arguments of ``solve`` and ``check`` (``explore``'s options), checked as the CLI
     checks its options (a bad one: ``SpecError`` naming the argument).
