@@ -518,11 +518,11 @@ class LevelCheck:
 
     def to_json(self) -> dict[str, Any]:
         out = {"level": self.level, "dp_cost_elements": exact_number(self.dp_cost_elements),
-               "level_optimum_elements": None if self.level_optimum_elements is None else exact_number(self.level_optimum_elements),
+               "level_optimum_elements": exact_number(self.level_optimum_elements),
                "method": self.method, "dp_is_level_optimal": self.dp_is_level_optimal}
         if self.cut_short is not None:
-            out.update(found_elements=None if self.found_elements is None else exact_number(self.found_elements),
-                       bound_elements=None if self.bound_elements is None else exact_number(self.bound_elements),
+            out.update(found_elements=exact_number(self.found_elements),
+                       bound_elements=exact_number(self.bound_elements),
                        cut_short=self.cut_short)
         return out
 
