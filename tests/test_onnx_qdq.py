@@ -120,6 +120,20 @@ def test_block_wise_scales_and_negative_axis(tmp_path):
     assert _sig(load_onnx(mlp(tmp_path, True, 21, axis=1, block=5))) == f  # 32 columns in blocks of 5: 7 per row
 
 
+def test_a_transposed_int8_weight_is_read(tmp_path):
+    """A view of the int8 tensor before its DequantizeLinear (a [32, 64] weight transposed) is
+    still the stored weight, and the note names the stored tensor."""
+    g = _Q(True)
+    g.inits.append(_ext("Wt", 32, 64, dtype=INT8))
+    wq = g.op("Transpose", ["Wt"], perm=[1, 0])
+    w = g.op("DequantizeLinear", [wq, g.small("s", np.full(32, 0.1), np.float32)], name="dq", axis=1)
+    h = g.op("MatMul", [g.qdq_act("x"), w], name="fc1")
+    out = g.op("MatMul", [h, g.weight("fc2.weight", 32, 8)], name="fc2")
+    net = load_onnx(_save(tmp_path, g, (4, 16, 64), out, "t.onnx"))
+    assert _sig(net) == _sig(load_onnx(mlp(tmp_path, False)))
+    assert "'Wt': read as the float network" in net.approximations[0]
+
+
 def test_float_weight_quantised_in_the_graph_is_read(tmp_path):
     """A QAT export: the float weight itself passes QuantizeLinear -> DequantizeLinear; then a
     Transpose of the dequantised weight (a Gemm-like MatMul) is still the stored weight."""
@@ -153,11 +167,14 @@ def _one_matmul(g, w):
     ({"axis": 2}, [32], "DequantizeLinear of 'Wq' [64, 32]: axis 2 is not an axis of its 2-D data"),
     ({"axis": 0, "block_size": 16}, [3, 32], "DequantizeLinear of 'Wq' [64, 32]: its block-wise scale (block_size 16 "
                                             "along axis 0) has shape [3, 32], not [4, 32]"),
+    ({"axis": 1, "zp": [31]}, [32], "DequantizeLinear of 'Wq' [64, 32]: its zero point has shape [31], its scale [32]"),
 ])
 def test_a_scale_that_does_not_fit_the_weight_is_refused(tmp_path, capsys, attrs, scale, expect):
     g = _Q(True)
     g.inits.append(_ext("Wq", 64, 32, dtype=INT8))
-    w = g.op("DequantizeLinear", ["Wq", g.small("s", np.ones(scale), np.float32)], name="dq", **attrs)
+    attrs = dict(attrs)
+    zp = [g.small("zp", np.zeros(attrs.pop("zp")), np.int8)] if "zp" in attrs else []
+    w = g.op("DequantizeLinear", ["Wq", g.small("s", np.ones(scale), np.float32), *zp], name="dq", **attrs)
     err = _refused(tmp_path, capsys, g, _one_matmul(g, w), opset=21)
     assert err.endswith(f": node 'dq' (DequantizeLinear): {expect}"), err
 
