@@ -22,8 +22,8 @@ ACT_PRODUCTS = {"MatMul", "Einsum"}  # a product of two activations: attention
 FUSED_ATTENTION = {"Attention", "MultiHeadAttention"}  # opset 23 / com.microsoft
 SHAPE_OPS = {"Shape", "Size", "Constant", "ConstantOfShape", "Range", "NonZero"}
 FLOAT_TYPES = {1, 10, 11, 16}  # float float16 double bfloat16
-WEIGHTED_UNSUPPORTED = {"ConvTranspose", "LSTM", "GRU", "RNN", "ConvInteger", "MatMulInteger", "QLinearConv",
-                        "QLinearMatMul", "DeformConv"}  # operators holding a weight this importer does not read
+QUANTISED_OPS = {"ConvInteger", "MatMulInteger", "QLinearConv", "QLinearMatMul"}  # the QOperator format
+WEIGHTED_UNSUPPORTED = {"ConvTranspose", "LSTM", "GRU", "RNN", "DeformConv"} | QUANTISED_OPS  # holding a weight not read
 CONTROL_FLOW = {"If", "Loop", "Scan"}  # their bodies (subgraphs) are not walked
 PRODUCTS = {"Conv", "Gemm", "MatMul", "Einsum", "Attention"} | WEIGHTED_UNSUPPORTED
 QUANTISED_TYPES = {2, 3, 21, 22}  # uint8 int8 uint4 int4: a custom operator's packed weights
@@ -52,6 +52,7 @@ class _Importer:
         self.folded: set[str] = set()  # constants computed by folding shape subgraphs
         self.bases: dict[str, set[str]] = {}  # weight view (a Transpose of a stored weight) -> the stored weights
         self.gathered: set[str] = set()  # tables an embedding Gather reads (a tied LM head shares one)
+        self.quantised: dict[str, str] = {}  # stored quantised weight -> its type name, read through DequantizeLinear
         self.approx: list[str] = []
 
     def fail(self, msg: str) -> SpecError:
@@ -130,6 +131,10 @@ class _Importer:
         self.gathered = {n.input[0] for n in graph.node if n.op_type == "Gather" and n.input and self.is_table(n.input[0])}
         for k, node in enumerate(graph.node):
             self.visit(first_out.get(node.output[0], k) if node.output else k, node)
+        if self.quantised:
+            from .onnx_qdq import quantised_note
+
+            self.approx.append(quantised_note(self.quantised))
         weighted = [n for _, n in self.nodes if not n["kind"].is_join]
         if not weighted:
             raise self.fail("no weighted layer (Conv, Gemm, MatMul or Einsum with a weight, or Gather on a table) found")
@@ -197,6 +202,8 @@ class _Importer:
         if node.domain not in KNOWN_DOMAINS and not self.custom_op(node, desc):
             return
         self.refuse_unread_weights(node, desc)
+        if op in ("DequantizeLinear", "DynamicQuantizeLinear") and self.quantised_weight(node, desc):
+            return
         if op == "Gather" and node.input and self.is_table(node.input[0]):
             self.embedding(i, node, desc)
             return
@@ -207,7 +214,7 @@ class _Importer:
         if op in SHAPE_OPS or not producers:
             if op not in SHAPE_OPS and any(x in self.side for x in node.input if x):
                 self.side.update(o for o in node.output if o)
-            elif any(self.is_weight(x) for x in node.input if x):
+            elif any(self.is_weight(x) or self.is_quantised(x) for x in node.input if x):
                 self.weight_view(node)
             return  # constants, shape arithmetic, ids and masks are not activations
         if op in ("Conv", "Gemm", "MatMul") and len(node.input) > 1 and node.input[1] in self.consts:
@@ -247,8 +254,10 @@ class _Importer:
         node whose body (not walked) holds a product: refused, never dropped."""
         op = node.op_type
         if op in WEIGHTED_UNSUPPORTED:
+            qdq = ("; quantised graphs are read in the QDQ format (DequantizeLinear of a stored weight before Conv, Gemm "
+                   "or MatMul: onnxruntime's quantize_static with QuantFormat.QDQ)") if op in QUANTISED_OPS else ""
             raise self.fail(f"{desc}: {op} holds a weight and is not supported (supported weighted operators: Conv, "
-                            "Gemm, MatMul or Einsum with a stored weight, Gather on a table)")
+                            f"Gemm, MatMul or Einsum with a stored weight, Gather on a table){qdq}")
         if op in CONTROL_FLOW and _body_products(node):
             raise self.fail(f"{desc}: its body graph holds {_body_products(node)}, and control-flow bodies are not "
                             "walked: export with the loop unrolled or the branch taken")
@@ -322,21 +331,60 @@ class _Importer:
         t = self.consts.get(name)
         return t is not None and t.data_type in FLOAT_TYPES and len(t.dims) >= 2 and name not in self.folded
 
+    def is_quantised(self, name: str) -> bool:
+        """A stored 8/4-bit integer tensor of rank >= 2 (or a view of one): a QDQ graph's weight
+        before its DequantizeLinear."""
+        t = self.consts.get(name)
+        return t is not None and t.data_type in QUANTISED_TYPES and len(t.dims) >= 2
+
     def weight_view(self, node) -> None:
         """A tensor computed from stored weights only (a Transpose of a shared weight, expert i's
         slice, weight normalisation): still a weight (dims from the inferred shape), so a product
-        reading it is a weighted layer."""
-        from onnx import TensorProto
-
-        bases = set().union(*(self.bases.get(x, {x}) for x in node.input if x and self.is_weight(x)))
+        reading it is a weighted layer. A view of a quantised weight keeps its integer type: a
+        weight only once dequantised."""
+        stored = [x for x in node.input if x and (self.is_weight(x) or self.is_quantised(x))]
+        bases = set().union(*(self.bases.get(x, {x}) for x in stored))
+        dtype = next((self.consts[x].data_type for x in stored if self.is_quantised(x)), None)
         for out in node.output:
             shape = self.shapes.get(out)
             if out and shape and all(shape) and len(shape) >= 2:
-                self.bases[out] = bases
-                t = TensorProto()
-                t.name, t.data_type = out, TensorProto.FLOAT
-                t.dims.extend(shape)
-                self.consts[out] = t
+                self.stored_view(out, shape, bases, dtype)
+
+    def stored_view(self, out: str, shape, bases: set[str], dtype: int | None = None) -> None:
+        """Tensor ``out`` counts as stored: shape ``shape``, float unless ``dtype`` says otherwise."""
+        from onnx import TensorProto
+
+        self.bases[out] = bases
+        t = TensorProto()
+        t.name, t.data_type = out, TensorProto.FLOAT if dtype is None else dtype
+        t.dims.extend(int(d) for d in shape)
+        self.consts[out] = t
+
+    def quantised_weight(self, node, desc: str) -> bool:
+        """DequantizeLinear of stored tensors (a QDQ export's int8 weight, scale and zero point):
+        a stored weight of the data's shape, as a Cast of a float weight is (True: handled); of an
+        activation it is walked as any operator (it passes its input through). A weight quantised
+        at run time (DynamicQuantizeLinear) is refused."""
+        from onnx import TensorProto
+
+        from .onnx_qdq import dequantize_problem
+
+        ins = [x for x in node.input if x]
+        if not ins or ins[0] in self.source or (node.op_type == "DynamicQuantizeLinear" and ins[0] not in self.consts):
+            return False
+        if node.op_type == "DynamicQuantizeLinear":
+            raise self.fail(f"{desc}: DynamicQuantizeLinear of the stored weight {printable(ins[0])!r} (quantised at "
+                            "run time) is not read; quantised weights are read stored in the QDQ format "
+                            "(DequantizeLinear of an integer initializer: onnxruntime's quantize_static)")
+        problem = dequantize_problem(self.attrs(node), ins, self.consts, self.side)
+        if problem:
+            raise self.fail(f"{desc}: {problem}")
+        data = self.consts[ins[0]]
+        if node.output and node.output[0]:
+            self.stored_view(node.output[0], data.dims, self.bases.get(ins[0], {ins[0]}))
+        if len(data.dims) >= 2 and data.data_type not in FLOAT_TYPES:
+            self.quantised[min(self.bases.get(ins[0], {ins[0]}))] = TensorProto.DataType.Name(data.data_type)
+        return True
 
     def expert_weights(self, node, desc: str, acts: list[str]) -> bool:
         """Mixture of experts: a stored weight of rank >= 3 gathered by indices a router computed
@@ -385,6 +433,7 @@ class _Importer:
 
     def embedding(self, i: int, node, desc: str) -> None:
         vocab, hidden = (int(d) for d in self.consts[node.input[0]].dims)
+        self.gathered |= self.bases.get(node.input[0], {node.input[0]})  # a dequantised table: its stored tensor
         axis = self.attrs(node).get("axis", 0)
         if axis != 0:
             raise self.fail(f"{desc}: a Gather on a table along axis {axis} is not an embedding lookup")
