@@ -46,7 +46,7 @@ from .render import conflict_lines, fmt_bytes, memory_phrase, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EXACT_SHARE, EvaluatorMismatch
 from .split_kinds import KindMemory, class_labels, kind_memory
-from .split_solve import PROVING_SOLVERS, even_solve, proof_info, seed_plans, solve_by
+from .split_solve import PROVING_SOLVERS, even_solve, proof_info, routed_optimal, seed_plans, solve_by
 
 
 class Split(enum.Enum):
@@ -250,7 +250,8 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         plan, found, bound, equal_best, solver_wall, claimed, info = _split_plan(
             network, array, space, split, aspace, types, clock, say, _free_hint(array, grid, free), solver, rules)
         status = status if found is None else found
-        note = _proof_note(solver, status, time_limit_s, info) or info.get("not_run") or note
+        solver = info.get("routed") or solver  # --split optimal outside the joint solver's scope: who answered
+        note = _joined(info.get("route"), _proof_note(solver, status, time_limit_s, info) or info.get("not_run") or note)
     base = dict(_report_base(network, array, space, objective, constraints, aspace, free),
                 solver=method(split, solver), compared=tuple(compared), baselines=baselines, solver_wall_s=solver_wall,
                 bound_method=info.get("proved_by"))
@@ -262,6 +263,10 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     return _plan_report(network, array, space, split, grid, solver, rules, ev, plan, status, claimed,
                         None if heuristic_equal else bound, bound if objective is Objective.TIME else None,
                         equal_best, memory_GiB, note, time.perf_counter() - t0, base)
+
+
+def _joined(*notes) -> str:
+    return "; ".join(n for n in notes if n)
 
 
 def _plan_report(network, array, space, split: Split, grid: int, solver: str | None, rules: SplitRules, ev,
@@ -291,8 +296,8 @@ def _no_plan_report(network, array, space, split: Split, grid: int, aspace, solv
         if status is Status.INFEASIBLE and split is not Split.EQUAL else None)
     return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
                        wall_s=wall_s, explanation=why, **base,
-                       note=_no_plan_note(method(split, solver), status, time_limit_s, info)
-                       + _no_suggestion(network, rules, status, why),
+                       note=_joined(info.get("route"), _no_plan_note(method(split, solver), status, time_limit_s, info)
+                                    + _no_suggestion(network, rules, status, why)),
                        bound_s=bound if rules.objective is Objective.TIME else None, objective_bound=bound)
 
 
@@ -641,11 +646,14 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     say(f"split: optimal (the joint solver, up to {left:.3g} s)")
     try:
         sol = joint_under(network, array, space, aspace, left, rules, starts=starts)
-    except Refused as err:
-        hint = free_hint if "frees the top split alone" in str(err) else ""
-        split, solver, free = (given_as(o) for o in ("--split", "--solver", "--free"))
-        raise SpecError("--split", f"optimal: {err}{hint}; use {solver} exact (chains; caps, memory), brute or cpsat "
-                        f"(small instances), or {split} search" + (f" or {free} unlike" if hint else "")) from None
+    except Refused as err:  # outside its scope: exact, cpsat or brute, the first that takes it
+        try:
+            return routed_optimal(network, array, space, aspace, equal.plan, clock, rules, str(err))
+        except Refused as every:
+            hint = free_hint if "frees the top split alone" in str(err) else ""
+            split, solver, free = (given_as(o) for o in ("--split", "--solver", "--free"))
+            raise SpecError("--split", f"optimal: {every}{hint}; use {split} search or {solver} dp (the level DP, no "
+                            "proof)" + (f", or {free} unlike" if hint else "")) from None
     return sol.plan, sol.status, sol.split_bound, sol.equal_best_s, sol.wall_s, sol.split_value, proof_info("joint", sol)
 
 
