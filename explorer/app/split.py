@@ -647,12 +647,12 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     try:
         sol = joint_under(network, array, space, aspace, left, rules, starts=starts)
     except Refused as err:  # outside its scope: exact, cpsat or brute, the first that takes it
+        hint = free_hint if "frees the top split alone" in str(err) else ""
         try:
-            return routed_optimal(network, array, space, aspace, equal.plan, clock, rules, str(err))
+            return routed_optimal(network, array, space, aspace, equal.plan, clock, rules, f"{err}{hint}")
         except Refused as every:
-            hint = free_hint if "frees the top split alone" in str(err) else ""
             split, solver, free = (given_as(o) for o in ("--split", "--solver", "--free"))
-            raise SpecError("--split", f"optimal: {every}{hint}; use {split} search or {solver} dp (the level DP, no "
+            raise SpecError("--split", f"optimal: {every}; use {split} search or {solver} dp (the level DP, no "
                             "proof)" + (f", or {free} unlike" if hint else "")) from None
     return sol.plan, sol.status, sol.split_bound, sol.equal_best_s, sol.wall_s, sol.split_value, proof_info("joint", sol)
 
