@@ -102,3 +102,61 @@ def test_routed_default_equals_solver_exact_and_brute_force_on_random_instances(
         seen[plain.solver] += 1
         seen["uneven"] += any(a != 1 / 2 for level in plain.plan.alphas for row in level for a in row)
     assert seen["exact"] >= 10 and seen["brute"] >= 3 and seen["uneven"] >= 2, seen
+
+
+# ---- the uneven cpsat on what CP-SAT refuses by its count (trial 11, finding 10) -------------------
+
+
+@pytest.mark.parametrize("split", ["optimal", "proportional"])
+def test_cpsat_on_a_graph_gets_the_exact_paths_answer_at_any_limit(split, capsys):
+    """CP-SAT's uneven form takes chains only; on a graph it used to run the exact path on half the
+    limit and then refuse or answer depending on whether that half found a plan. Now the exact
+    path answers alone with the whole limit: no refusal at a short limit, a proof at a long one."""
+    base = ["--model", "resnet18", "--array", "tpu-mix-16", "--space", "accpar", "--split", split, "--solver",
+            "cpsat", "--memory", "0.05"]
+    code, short, err = _json([*base, "--time-limit", "0.1"], capsys)
+    assert code == 1 and short["status"] == "unknown" and short["plan"] is None, err
+    assert "CP-SAT refused the instance (cpsat (uneven splits): chains only)" in short["note"]
+    assert "the exact constrained path ran alone" in short["note"]
+    code, long, err = _json([*base[:-2], "--time-limit", "60"], capsys)  # no --memory: proven
+    assert code == 0 and long["status"] == "optimal" and long["bound_method"].startswith("exact:"), err
+    assert "the exact constrained path's answer, with the whole time limit (proven by exact:" in long["note"]
+    code, exact, _ = _json([*base[:-3], "exact", "--time-limit", "60"], capsys)
+    assert exact["objective_value"] == long["objective_value"] == long["bound"] == exact["bound"]
+
+
+def test_cpsat_equals_brute_force_on_random_graphs_or_refuses_at_once():
+    """Seeded random tiny graphs: cpsat's answer (the exact path's, CP-SAT refusing graphs) is brute
+    force's; where the exact path refuses too, the refusal is CP-SAT's, at any limit."""
+    from explorer.app.split_solve import solve_by
+
+    rng = random.Random(2020)
+    seen = {"answered": 0, "refused": 0}
+    for _ in range(600):
+        if seen["answered"] >= 8 and seen["refused"] >= 2:
+            break
+        net, arr, space, aspace = _instance(rng)
+        if net.is_chain:
+            continue
+        want = brute_split(net, arr, space, aspace)
+        answers = []
+        for limit in (0.0, 60.0):
+            try:
+                answers.append(solve_by("cpsat", net, arr, space, aspace, limit, _rules_of(arr)))
+            except Refused as err:
+                answers.append(str(err).split(";")[0])
+        if isinstance(answers[1], str):
+            assert answers == [answers[1]] * 2 and answers[1] == "cpsat (uneven splits): chains only", answers
+            seen["refused"] += 1
+            continue
+        plan, status, bound, _, value, info = answers[1]
+        assert status is Status.OPTIMAL and value == bound == want.split_value and info["alone"]
+        assert not isinstance(answers[0], str)  # at no time: the exact path's answer too, not a refusal
+        seen["answered"] += 1
+    assert seen["answered"] >= 8 and seen["refused"] >= 2, seen
+
+
+def _rules_of(arr):
+    from explorer.core.split_rules import SplitRules, leaf_memory_limits
+
+    return SplitRules(leaf_memory_bytes=leaf_memory_limits(arr, None))

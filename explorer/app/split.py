@@ -44,8 +44,9 @@ from .baselines import BASELINES, baseline_plan
 from .check import Clock
 from .render import conflict_lines, fmt_bytes, memory_phrase, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
-from .run import EXACT_SHARE, EvaluatorMismatch
+from .run import EvaluatorMismatch
 from .split_kinds import KindMemory, class_labels, kind_memory
+from .split_notes import joined, no_plan_note, no_suggestion, proof_note
 from .split_solve import PROVING_SOLVERS, even_solve, proof_info, routed_optimal, seed_plans, solve_by
 
 
@@ -251,7 +252,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
             network, array, space, split, aspace, types, clock, say, _free_hint(array, grid, free), solver, rules)
         status = status if found is None else found
         solver = info.get("routed") or solver  # --split optimal outside the joint solver's scope: who answered
-        note = _joined(info.get("route"), _proof_note(solver, status, time_limit_s, info) or info.get("not_run") or note)
+        note = joined(info.get("route"), proof_note(solver, status, time_limit_s, info) or info.get("not_run") or note)
     base = dict(_report_base(network, array, space, objective, constraints, aspace, free),
                 solver=method(split, solver), compared=tuple(compared), baselines=baselines, solver_wall_s=solver_wall,
                 bound_method=info.get("proved_by"))
@@ -263,10 +264,6 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     return _plan_report(network, array, space, split, grid, solver, rules, ev, plan, status, claimed,
                         None if heuristic_equal else bound, bound if objective is Objective.TIME else None,
                         equal_best, memory_GiB, note, time.perf_counter() - t0, base)
-
-
-def _joined(*notes) -> str:
-    return "; ".join(n for n in notes if n)
 
 
 def _plan_report(network, array, space, split: Split, grid: int, solver: str | None, rules: SplitRules, ev,
@@ -296,8 +293,8 @@ def _no_plan_report(network, array, space, split: Split, grid: int, aspace, solv
         if status is Status.INFEASIBLE and split is not Split.EQUAL else None)
     return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
                        wall_s=wall_s, explanation=why, **base,
-                       note=_joined(info.get("route"), _no_plan_note(method(split, solver), status, time_limit_s, info)
-                                    + _no_suggestion(network, rules, status, why)),
+                       note=joined(info.get("route"), no_plan_note(method(split, solver), status, time_limit_s, info)
+                                    + no_suggestion(network, rules, status, why)),
                        bound_s=bound if rules.objective is Objective.TIME else None, objective_bound=bound)
 
 
@@ -402,67 +399,6 @@ def proven_conflict(names: tuple[str, ...]) -> Explanation:
     conflicts with that rule (without rules every layer has a type and every alpha a plan);
     under several, which of them conflict is not named (null). ``names``: ``rule_names``."""
     return Explanation(names if len(names) == 1 else None, None)
-
-
-def _no_suggestion(network: Network, rules: SplitRules, status: Status, why: Explanation | None) -> str:
-    """Why a run without a plan under a cap or a memory limit suggests no smallest feasible one
-    ('' where it does, or where no such limit was given): no proof, or its search found none."""
-    from ..solvers.uneven import is_path
-
-    c = rules.constraints
-    if not rules.couples_layers or (why is not None and why.suggestion) or status not in (Status.UNKNOWN, Status.INFEASIBLE):
-        return ""
-    if status is Status.UNKNOWN and not (c.caps or c.memory_set):  # no cap or memory given: nothing to suggest
-        return ""
-    if status is Status.UNKNOWN:
-        return "; no smallest feasible cap or memory is suggested: that follows a proof that no plan keeps to them"
-    return "; no smallest feasible cap or memory is suggested: " + (
-        "its search takes chains only" if not is_path(network) else (why.note if why is not None and why.note else
-        "its search proved none within its time and state limits (or no one limit's change admits a plan)"))
-
-
-def _no_plan_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:
-    why, by = info.get("reason", ""), info.get("proved_by") or ""
-    if status is Status.INTERRUPTED:
-        return f"{solver}: {why or 'stopped by Ctrl-C'}"
-    if status is Status.INFEASIBLE and solver == "cpsat" and by.startswith("exact:"):
-        return (f"cpsat: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven by "
-                f"the exact constrained path, {by}, run first)")
-    if status is Status.UNKNOWN and why:  # the solver ended at once, saying why (exact: its column pairs)
-        return f"{solver}: no plan and no proof within the time limit: {why}"
-    if status is Status.UNKNOWN:
-        return f"{solver}: no plan and no proof within the time limit ({time_limit_s:g} s; {given_as('--time-limit')} gives more)"
-    return f"{solver}: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven)"
-
-
-def _proof_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:
-    """A proving solver's answer where it is not the obvious: stopped with a plan (status
-    feasible: unproven, and why: the time limit, or the exact labels' state limit, which more time
-    does not lift), or the uneven cpsat's answer proven by the exact path it ran first."""
-    by = info.get("proved_by") or ""
-    if status is Status.INTERRUPTED:
-        return f"{solver}: {info.get('reason') or 'stopped by Ctrl-C'}"
-    if info.get("even"):  # --split equal: the even solver's own words, as explore without --split
-        return f"{solver}: {info['reason']}" if info.get("reason") else ""
-    if solver == "cpsat" and by.startswith("exact:") and info.get("exact_first") == status.value and \
-            status in (Status.OPTIMAL, Status.INFEASIBLE):  # a proof; feasible: the exact path's plan, unproven
-        return (f"cpsat: proven by the exact constrained path ({by}), run first within {EXACT_SHARE:.0%} of the time "
-                "limit as the even split's cpsat does under caps or memory; CP-SAT was not needed")
-    if solver == "cpsat" and by.startswith("exact:") and status is Status.OPTIMAL:
-        return (f"cpsat: the plan meets the bound the exact constrained path ({by}) proved before CP-SAT ran: "
-                "optimal by the two together")
-    if solver not in PROVING_SOLVERS or status is not Status.FEASIBLE:
-        return ""
-    if info.get("reason", "").startswith("CP-SAT refused"):
-        return (f"cpsat: {info['reason']}: the exact constrained path's plan, stopped at its share of the time limit "
-                f"({EXACT_SHARE:.0%}), not proven optimal ({given_as('--time-limit')} gives it more)")
-    if "state limit" in info.get("method", ""):
-        return (f"{solver}: the exact labels outgrew their state limit: the best plan found, not proven optimal (a "
-                f"coarser {given_as('--alpha-grid')} makes the space smaller; {given_as('--time-limit')} does not lift the state limit)")
-    if "column pairs need" in info.get("reason", ""):  # ended at once (exact's Pareto DP): why, and the seed plan
-        return (f"{solver}: ended at once: {info['reason']}: the best seed plan, not proven optimal")
-    return (f"{solver}: stopped at the time limit ({time_limit_s:g} s): the best plan found so far, not proven "
-            f"optimal ({given_as('--time-limit')} gives more)" + (f"; bound by {by}" if by else ""))
 
 
 def _conflict_report(network, array, space, split, grid, free, typed: Problem, wall_s: float,

@@ -39,9 +39,8 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
     t0 = time.perf_counter()
     try:  # counted before anything is built: too large for CP-SAT, its model is never built
         cpsat_size_check(network, array, space, aspace, rules=rules)
-        too_large = None
-    except Refused as err:
-        too_large = err
+    except Refused as err:  # the exact path alone, with the whole limit: its answer at any limit
+        return _exact_alone(network, array, space, aspace, time_limit_s, rules, err, t0)
     pre = None
     if rules.couples_layers:
         try:
@@ -52,10 +51,8 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
         return _tagged(pre, f"exact:{pre.info.get('method', 'pareto-dp')}", pre, t0)
     left = max(time_limit_s - (time.perf_counter() - t0), MIN_LEFT_SHARE * time_limit_s)
     try:
-        if too_large is not None:
-            raise too_large
         sol = cpsat_uneven(network, array, space, aspace, time_limit_s=left, rules=rules)
-    except Refused as err:  # too large for CP-SAT: the exact path's plan and bound, if it found one
+    except Refused as err:  # refused after its count (e.g. its model too large): the exact path's plan and bound
         if pre is None or pre.plan is None:
             raise
         return _tagged(replace(pre, info=dict(pre.info, reason=f"CP-SAT refused the instance ({err})")),
@@ -63,6 +60,23 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
     if pre is None or pre.plan is None or sol.status in (Status.OPTIMAL, Status.INFEASIBLE):
         return _tagged(sol, "cpsat" if sol.split_bound is not None or sol.status is Status.INFEASIBLE else "", pre, t0)
     return _combined(sol, pre, rules.objective, t0)
+
+
+def _exact_alone(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
+                 rules: SplitRules, refusal: Refused, t0: float) -> Solution:
+    """CP-SAT refused the instance by its count, before anything was built (a graph: chains only; too
+    many columns): the exact constrained path answers with the whole time limit, whatever it finds
+    (a proof, a plan with its bound, or no plan at the limit), so the same instance gets the same
+    kind of answer at any limit; where the exact path refuses too (at once), CP-SAT's refusal."""
+    from ..solvers.uneven_constrained import constrained_uneven
+
+    try:
+        pre = constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+    except Refused:
+        raise refusal from None
+    proved = pre.split_bound is not None or pre.status is Status.INFEASIBLE
+    info = dict(pre.info, reason=f"CP-SAT refused the instance ({refusal})", exact_alone=True)
+    return _tagged(replace(pre, info=info), f"exact:{pre.info.get('method', 'pareto-dp')}" if proved else "", pre, t0)
 
 
 def _combined(sol: Solution, pre: Solution, objective: Objective, t0: float) -> Solution:
@@ -163,7 +177,7 @@ def proof_info(solver: str, sol) -> dict:
         by = f"exact:{sol.info['method']}" if solver == "exact" and sol.info.get("method") else solver
     first = (sol.info.get("exact_first") or {}).get("status")
     return {"reason": sol.info.get("reason") or "", "proved_by": by, "method": sol.info.get("method") or "",
-            "exact_first": first}
+            "exact_first": first, "alone": bool(sol.info.get("exact_alone"))}
 
 
 def _instead(solver: str, rules: SplitRules, proportional: bool = False, instance=None) -> str:
