@@ -83,17 +83,19 @@ def least_column_counts(network: Network, space: Space, aspace: AlphaSpace, H: i
 
 
 def _columns_fit(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
-                 max_bytes: int) -> None:
+                 max_bytes: int) -> list[int]:
     """Refused before any column is built where the columns alone (each a tuple of its cells: the
     least ``memory_estimate`` counts for a column) exceed ``max_bytes``: ``--free all`` on a 4-level
     array of kinds has billions (lenet-c on tpu-mix-16 at grid 16: 2.9 G a layer; building them was
-    killed for its memory)."""
-    n = sum(least_column_counts(network, space, aspace, array.levels, rules))
+    killed for its memory). Else the least column counts, per layer."""
+    least = least_column_counts(network, space, aspace, array.levels, rules)
+    n = sum(least)
     need = n * (TUPLE + SLOT * 8)
     if need > max_bytes:
         raise Refused(f"exact (uneven splits): {n:,} columns, at least {need / 2**20:,.0f} MiB before any table, "
                       f"beyond its limit of {max_bytes / 2**20:,.0f} MiB (a coarser {given_as('--alpha-grid')} or "
                       f"{given_as('--free')} unlike has fewer)")
+    return least
 
 
 def _chain_columns(network: Network, array: ArraySpec, space: Space, alphas, solver: str,
@@ -220,7 +222,13 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     them only when asked): a run stopped at the time limit returns the best of its incumbent and
     those within the space and the rules (``_seeded``), never a worse plan."""
     t0 = time.perf_counter()
-    _columns_fit(network, array, space, _space_of(array, alphas, free), rules, max_bytes)
+    least = _columns_fit(network, array, space, _space_of(array, alphas, free), rules, max_bytes)
+    if prune and is_path(network) and (short := _short_of_time([range(n) for n in least], array.levels, time_limit_s)):
+        # the least counts' pairs alone need more than the limit: ends at once, before any column is built
+        sol = split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, 0,
+                             objective=rules.objective)
+        sol.info["reason"] = short
+        return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
     run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, rules.objective,
                table_sides(costs.layout) if prune else 0)
