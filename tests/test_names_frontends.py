@@ -98,7 +98,7 @@ def test_the_joint_solvers_refusal_names_the_apis_solver():
         joint_uneven(net, arr, Space.HYPAR, aspace, rules=traffic)
 
 
-NAMED = ["solvers", "explorer/core", "explorer/api.py", "explorer/app/split.py", "explorer/app/split_solve.py",
+NAMED = ["solvers", "explorer/core", "explorer/api.py", "explorer/app/split.py", "explorer/app/split_solve.py", "explorer/app/split_notes.py",
          "explorer/app/check_uneven.py", "explorer/app/llm_check.py", "explorer/app/llm_options.py",
          "explorer/app/llm_report.py", "explorer/app/llm_run.py"]
 

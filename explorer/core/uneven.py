@@ -14,6 +14,7 @@ from typing import Sequence
 from .array import ArraySpec
 from .comm import edge_split, held_elements, share_flops
 from .errors import SpecError
+from .names import given_as
 from .network import Layer, LayerKind, Network
 from .partition import HALF, Dim, Pair, PartitionType, Size, TypeSpec
 from .plan import Plan
@@ -118,8 +119,8 @@ def check_torus(array: ArraySpec, free_levels) -> None:
     if array.topology is Topology.TORUS and below:
         raise SpecError(_array_source(array), f"topology: torus: uneven splits below the top level (level "
                         f"{below[0]} is free) are not modelled on a torus: {TORUS_WHY}; a torus takes free alphas at "
-                        "the top split alone (each half of the array one kind, --free unlike), --split equal, or "
-                        "topology: htree")
+                        f"the top split alone (each half of the array one kind, {given_as('--free')} unlike), "
+                        f"{given_as('--split')} equal, or topology: htree")
 
 
 # ---- shares of a group ------------------------------------------------------------------------
