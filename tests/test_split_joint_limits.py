@@ -15,7 +15,6 @@ import pytest
 
 from explorer.app.split import Split, split_run
 from explorer.core.constraints import Cap, Constraints
-from explorer.core.errors import SpecError
 from explorer.core.evaluate import evaluate_split
 from explorer.core.objective import Objective
 from explorer.core.partition import Space
