@@ -83,17 +83,19 @@ def least_column_counts(network: Network, space: Space, aspace: AlphaSpace, H: i
 
 
 def _columns_fit(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
-                 max_bytes: int) -> None:
+                 max_bytes: int) -> list[int]:
     """Refused before any column is built where the columns alone (each a tuple of its cells: the
     least ``memory_estimate`` counts for a column) exceed ``max_bytes``: ``--free all`` on a 4-level
     array of kinds has billions (lenet-c on tpu-mix-16 at grid 16: 2.9 G a layer; building them was
-    killed for its memory)."""
-    n = sum(least_column_counts(network, space, aspace, array.levels, rules))
+    killed for its memory). Else the least column counts, per layer."""
+    least = least_column_counts(network, space, aspace, array.levels, rules)
+    n = sum(least)
     need = n * (TUPLE + SLOT * 8)
     if need > max_bytes:
         raise Refused(f"exact (uneven splits): {n:,} columns, at least {need / 2**20:,.0f} MiB before any table, "
                       f"beyond its limit of {max_bytes / 2**20:,.0f} MiB (a coarser {given_as('--alpha-grid')} or "
                       f"{given_as('--free')} unlike has fewer)")
+    return least
 
 
 def _chain_columns(network: Network, array: ArraySpec, space: Space, alphas, solver: str,
@@ -220,7 +222,17 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     them only when asked): a run stopped at the time limit returns the best of its incumbent and
     those within the space and the rules (``_seeded``), never a worse plan."""
     t0 = time.perf_counter()
-    _columns_fit(network, array, space, _space_of(array, alphas, free), rules, max_bytes)
+    least = _columns_fit(network, array, space, _space_of(array, alphas, free), rules, max_bytes)
+    least_cols = [range(n) for n in least]  # what ``memory_estimate`` and ``_short_of_time`` read: the counts
+    lay = VectorLayout(array.levels)  # the least layout (a memory limit that can bind adds to it)
+    _tables_fit(memory_estimate(least_cols, lay.size, 0, 2 if rules.objective is Objective.TRAFFIC else 1,
+                                table_sides(lay) if prune else 0), 0, max_bytes)  # a lower bound, at once
+    if prune and is_path(network) and (short := _short_of_time(least_cols, array.levels, time_limit_s)):
+        # the least counts' pairs alone need more than the limit: ends at once, before any column is built
+        sol = split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, 0,
+                             objective=rules.objective)
+        sol.info["reason"] = short
+        return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
     run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, rules.objective,
                table_sides(costs.layout) if prune else 0)
@@ -331,6 +343,15 @@ def _short_of_time(columns, H: int, time_limit_s: float | None) -> str:
             f"{time_limit_s:.3g} s the time limit leaves")
 
 
+def _tables_fit(need: int, states: int, max_bytes: int) -> None:
+    """Refused where the exact DP's estimate ``need`` (with ``states`` live Pareto states) exceeds ``max_bytes``."""
+    if need > max_bytes:
+        what = (f"column tables, completion bounds and {states:,} Pareto states" if states
+                else "column tables and completion bounds, before any Pareto state")  # (checked up front too)
+        raise Refused(f"exact (uneven splits): about {need / 2**20:,.0f} MiB of {what}, beyond its limit of "
+                      f"{max_bytes / 2**20:,.0f} MiB (a coarser {given_as('--alpha-grid')} has fewer columns)")
+
+
 class _Run:
     """One exact solve's clock, memory limit, completion bounds (``rest``, when pruning), pruned count,
     and the last layer whose Pareto fronts were complete when the time limit struck (``last``)."""
@@ -356,12 +377,8 @@ class _Run:
 
     def check_memory(self, states: int) -> None:
         """Refused when the estimate with ``states`` live Pareto states exceeds the limit."""
-        need = memory_estimate(self.columns, self.size, states, self.rest_copies, self.sides)
-        if need > self.max_bytes:
-            what = (f"column tables, completion bounds and {states:,} Pareto states" if states
-                    else "column tables and completion bounds, before any Pareto state")  # (checked up front too)
-            raise Refused(f"exact (uneven splits): about {need / 2**20:,.0f} MiB of {what}, beyond its limit of "
-                          f"{self.max_bytes / 2**20:,.0f} MiB (a coarser {given_as('--alpha-grid')} has fewer columns)")
+        _tables_fit(memory_estimate(self.columns, self.size, states, self.rest_copies, self.sides), states,
+                    self.max_bytes)
 
     def note(self, pruner) -> None:
         if pruner is not None:

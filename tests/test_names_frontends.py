@@ -72,11 +72,12 @@ def test_a_split_refusal_in_a_sweep_row_names_the_sweeps_keys(capsys):
     point = {"model": "lenet-c", "array": "tpu-mix-16", "split": "optimal", "free": "all", "memory_GiB": 1}
     row = next(iter(api.sweep({"version": 1, "name": "free", "fixed": point, "grid": {"space": ["hypar"]}}, workers=1)))
     assert row["status"] == "invalid" and "--" not in row["error"]
-    assert row["error"].endswith("use solver exact (chains; caps, memory), brute or cpsat (small instances), or split "
-                                 "search or free unlike")
+    assert "(free all frees every class of groups below the top split too; free unlike frees the top split alone " \
+           "here); exact (uneven splits):" in row["error"]
+    assert row["error"].endswith("use split search or solver dp (the level DP, no proof), or free unlike")
     code, _, err = run_cli(["--model", "lenet-c", "--array", "tpu-mix-16", "--split", "optimal", "--free", "all",
                             "--memory", "1"], capsys)
-    assert code == 2 and err.rstrip().endswith("or --split search or --free unlike")
+    assert code == 2 and err.rstrip().endswith("use --split search or --solver dp (the level DP, no proof), or --free unlike")
 
 
 def test_the_llm_planners_checks_name_plan_llms_arguments(capsys):

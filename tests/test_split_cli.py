@@ -52,7 +52,7 @@ def test_split_cli_table_and_json(capsys):
 
 def test_split_refuses_a_shared_medium(capsys):
     code, out, err = run_cli(["split", "--model", "lenet-c", "--array", "hypar-paper"], capsys)
-    assert code == 2 and "per-level links of an H-tree only" in err and out == ""
+    assert code == 2 and "communication: shared: uneven splits are modelled on per-level links" in err and out == ""
 
 
 def test_explore_on_an_array_of_kinds_is_the_equal_split_and_says_so(capsys):
@@ -77,7 +77,7 @@ def test_split_models_attention_and_embeddings(capsys):
     assert data["alphas"][0][0][0] == "15/56" and data["plan"][0][0] == "III"  # tok: its hidden width, unevenly
     assert all(data["step_time_s"] < c["step_time_s"] for c in data["baselines"].values()) and set(data["memory"]) == {"v2", "v3"}
     code, out, err = run_cli(["split", "--model", "bert-base", "--array", "hypar-paper"], capsys)
-    assert code == 2 and out == "" and err.count("\n") == 1 and "per-level links of an H-tree only" in err
+    assert code == 2 and out == "" and err.count("\n") == 1 and "communication: shared: uneven splits are modelled on per-level links" in err
 
 
 def test_split_on_a_4_12_mix_has_alphas_per_group(capsys):

@@ -231,7 +231,7 @@ def test_sweep_and_api_take_proportional_with_a_proving_solver(tmp_path, capsys)
 
 
 def test_the_note_says_what_proved_the_answer_or_why_not():
-    from explorer.app.split import _proof_note
+    from explorer.app.split_notes import proof_note as _proof_note
 
     first = _proof_note("cpsat", Status.OPTIMAL, 10, {"proved_by": "exact:lagrangian+labels", "exact_first": "optimal"})
     assert "proven by the exact constrained path (exact:lagrangian+labels)" in first and "not needed" in first

@@ -69,10 +69,12 @@ def test_cpsat_refuses_too_many_columns_before_the_exact_path_and_the_build(monk
     net, arr = load_model("alexnet"), load_array("tpu-mix-16")
     aspace = alpha_space(arr, alpha_grid(16), FreeAlphas.UNLIKE)
     rules = SplitRules(Objective.TIME, Constraints(caps=(Cap(1, Fraction(5 * 10**6)),)))
-    for solve in (lambda: cpsat_after_exact(net, arr, Space.HYPAR, aspace, 10.0, rules),
-                  lambda: uneven_cpsat.cpsat_uneven(net, arr, Space.HYPAR, aspace, 10.0, rules=rules)):
-        with pytest.raises(Refused, match=r"^cpsat \(uneven splits\): 2,048 columns, more than 2,000$"):
-            solve()
+    with pytest.raises(Refused, match=r"^cpsat \(uneven splits\): 2,048 columns, more than 2,000$"):
+        uneven_cpsat.cpsat_uneven(net, arr, Space.HYPAR, aspace, 10.0, rules=rules)
+    # refused by its count, CP-SAT leaves the answer to the exact path (here: no plan), whatever the limit
+    sol = cpsat_after_exact(net, arr, Space.HYPAR, aspace, 10.0, rules)
+    assert sol.status is Status.UNKNOWN and sol.plan is None and sol.info["exact_alone"]
+    assert sol.info["reason"] == "CP-SAT refused the instance (cpsat (uneven splits): 2,048 columns, more than 2,000)"
     with pytest.raises(Refused, match=r"^cpsat \(uneven splits\): 458,752 column pairs, more than 1,000$"):
         uneven_cpsat.cpsat_size_check(net, arr, Space.HYPAR, aspace, rules=rules, max_columns=10**6, max_pairs=1000)
 
@@ -176,7 +178,7 @@ def test_a_run_without_a_plan_or_a_suggestion_says_why_in_one_line(capsys):
 
 
 def test_no_suggestion_says_why_a_proven_infeasible_graph_has_none():
-    from explorer.app.split import _no_suggestion
+    from explorer.app.split_notes import no_suggestion as _no_suggestion
     from explorer.app.results import Explanation
     from explorer.core.constraints import Cap, Constraints
     from explorer.core.network import Network

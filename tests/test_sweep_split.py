@@ -266,7 +266,7 @@ def test_split_and_plain_points_in_one_sweep(tmp_path):
 def test_a_point_explore_split_refuses_is_an_invalid_row():
     out = solve_point(7, {**SPLIT_DEFAULTS, "model": "bert-base", "array": "hypar-paper", "split": "search", "space": "accpar"})
     assert out.status == "invalid" and out.index == 7 and out.summary is None
-    assert "per-level links of an H-tree only" in out.error and "\n" not in out.error
+    assert "communication: shared: uneven splits are modelled on per-level links" in out.error and "\n" not in out.error
     ok = solve_point(8, {**SPLIT_DEFAULTS, "model": "bert-base", "array": "tpu-mix-16", "split": "proportional", "space": "accpar"})
     assert ok.status == "feasible" and not ok.error  # attention and embeddings are modelled
 
@@ -379,10 +379,10 @@ def test_bad_split_point_keys_are_one_line_errors(tmp_path, capsys, body, messag
 
 def test_an_invalid_split_row_names_the_sweep_keys_not_the_cli_options():
     out = solve_point(0, {**SPLIT_DEFAULTS, "model": "lenet-c", "array": "tpu-mix-16", "space": "accpar", "split": "optimal",
-                          "free": "all", "alpha_grid": 4})
+                          "free": "all", "alpha_grid": 16})  # every solver the default routes to refuses it
     assert out.status == "invalid", out
     assert out.error.startswith("split: optimal: ") and "--" not in out.error, out.error
-    assert "free all" in out.error and "or split search" in out.error, out.error
+    assert "free all" in out.error and "use split search or solver dp" in out.error, out.error
 
 
 def test_seq_key_reads_the_model_with_that_sequence(tmp_path):

@@ -110,7 +110,7 @@ def test_explore_split_exact_stopped_with_no_plan_reports_the_dp_plan(monkeypatc
 
 
 def test_no_sentence_on_caps_or_memory_none_were_given():
-    from explorer.app.split import _no_suggestion
+    from explorer.app.split_notes import no_suggestion as _no_suggestion
     from explorer.core.constraints import Cap, Constraints
     from explorer.core.objective import Objective
     from explorer.core.split_rules import SplitRules, leaf_memory_limits

@@ -145,7 +145,7 @@ def test_split_optimal_cli(capsys):
     assert code == 0, err
     assert "split optimal" in out and ", optimal" in out and "gap 0.000%" in out and "best equal-split plan" in out
     code, out, err = run_cli(["split", "--model", "lenet-c", "--split", "optimal", "--free", "all"], capsys)
-    assert code == 2 and "--split: optimal:" in err and "use --solver exact" in err and "or --split search" in err
+    assert code == 2 and "--split: optimal:" in err and "exact (uneven splits): " in err and "use --split search" in err
 
 
 def _residual(rng, seed: int):

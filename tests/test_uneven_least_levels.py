@@ -42,7 +42,7 @@ def test_the_smallest_feasible_cap_of_level_1_is_found_and_exact(tmp_path, monke
 def test_no_suggestion_says_why_per_limit():
     """Where the search gives up, the sentence names the limit and the reason (time, states, or no
     value of it alone admits a plan), not one sentence for every case."""
-    from explorer.app.split import _no_suggestion
+    from explorer.app.split_notes import no_suggestion as _no_suggestion
     from explorer.app.results import Explanation
     from explorer.solvers.uneven_least import LeastLimit, gave_up_text as _gave_up
 

@@ -44,9 +44,10 @@ from .baselines import BASELINES, baseline_plan
 from .check import Clock
 from .render import conflict_lines, fmt_bytes, memory_phrase, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
-from .run import EXACT_SHARE, EvaluatorMismatch
+from .run import EvaluatorMismatch
 from .split_kinds import KindMemory, class_labels, kind_memory
-from .split_solve import PROVING_SOLVERS, even_solve, proof_info, seed_plans, solve_by
+from .split_notes import joined, no_plan_note, no_suggestion, proof_note
+from .split_solve import PROVING_SOLVERS, even_solve, proof_info, routed_optimal, seed_plans, solve_by
 
 
 class Split(enum.Enum):
@@ -250,7 +251,8 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         plan, found, bound, equal_best, solver_wall, claimed, info = _split_plan(
             network, array, space, split, aspace, types, clock, say, _free_hint(array, grid, free), solver, rules)
         status = status if found is None else found
-        note = _proof_note(solver, status, time_limit_s, info) or info.get("not_run") or note
+        solver = info.get("routed") or solver  # --split optimal outside the joint solver's scope: who answered
+        note = joined(info.get("route"), proof_note(solver, status, time_limit_s, info) or info.get("not_run") or note)
     base = dict(_report_base(network, array, space, objective, constraints, aspace, free),
                 solver=method(split, solver), compared=tuple(compared), baselines=baselines, solver_wall_s=solver_wall,
                 bound_method=info.get("proved_by"))
@@ -291,8 +293,8 @@ def _no_plan_report(network, array, space, split: Split, grid: int, aspace, solv
         if status is Status.INFEASIBLE and split is not Split.EQUAL else None)
     return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
                        wall_s=wall_s, explanation=why, **base,
-                       note=_no_plan_note(method(split, solver), status, time_limit_s, info)
-                       + _no_suggestion(network, rules, status, why),
+                       note=joined(info.get("route"), no_plan_note(method(split, solver), status, time_limit_s, info)
+                                    + no_suggestion(network, rules, status, why)),
                        bound_s=bound if rules.objective is Objective.TIME else None, objective_bound=bound)
 
 
@@ -342,7 +344,8 @@ def _declared_space(array: ArraySpec, split: Split, grid: int, free: FreeAlphas,
     check_split_solver(split, solver)
     check_split_rules(split, solver, rules)
     check_array(array)
-    aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
+    aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only,
+                         torus_checked=split is not Split.EQUAL)  # equal: every split 1/2
     if split is Split.SEARCH and len(aspace.free_classes()) > MAX_FREE_CLASSES:
         raise SpecError("--split", f"search: array {array.name!r} has {len(aspace.free_classes())} free classes of groups, "
                         f"more than {MAX_FREE_CLASSES} (one is searched at a time); use {given_as('--split')} proportional or equal")
@@ -399,67 +402,6 @@ def proven_conflict(names: tuple[str, ...]) -> Explanation:
     return Explanation(names if len(names) == 1 else None, None)
 
 
-def _no_suggestion(network: Network, rules: SplitRules, status: Status, why: Explanation | None) -> str:
-    """Why a run without a plan under a cap or a memory limit suggests no smallest feasible one
-    ('' where it does, or where no such limit was given): no proof, or its search found none."""
-    from ..solvers.uneven import is_path
-
-    c = rules.constraints
-    if not rules.couples_layers or (why is not None and why.suggestion) or status not in (Status.UNKNOWN, Status.INFEASIBLE):
-        return ""
-    if status is Status.UNKNOWN and not (c.caps or c.memory_set):  # no cap or memory given: nothing to suggest
-        return ""
-    if status is Status.UNKNOWN:
-        return "; no smallest feasible cap or memory is suggested: that follows a proof that no plan keeps to them"
-    return "; no smallest feasible cap or memory is suggested: " + (
-        "its search takes chains only" if not is_path(network) else (why.note if why is not None and why.note else
-        "its search proved none within its time and state limits (or no one limit's change admits a plan)"))
-
-
-def _no_plan_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:
-    why, by = info.get("reason", ""), info.get("proved_by") or ""
-    if status is Status.INTERRUPTED:
-        return f"{solver}: {why or 'stopped by Ctrl-C'}"
-    if status is Status.INFEASIBLE and solver == "cpsat" and by.startswith("exact:"):
-        return (f"cpsat: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven by "
-                f"the exact constrained path, {by}, run first)")
-    if status is Status.UNKNOWN and why:  # the solver ended at once, saying why (exact: its column pairs)
-        return f"{solver}: no plan and no proof within the time limit: {why}"
-    if status is Status.UNKNOWN:
-        return f"{solver}: no plan and no proof within the time limit ({time_limit_s:g} s; {given_as('--time-limit')} gives more)"
-    return f"{solver}: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven)"
-
-
-def _proof_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:
-    """A proving solver's answer where it is not the obvious: stopped with a plan (status
-    feasible: unproven, and why: the time limit, or the exact labels' state limit, which more time
-    does not lift), or the uneven cpsat's answer proven by the exact path it ran first."""
-    by = info.get("proved_by") or ""
-    if status is Status.INTERRUPTED:
-        return f"{solver}: {info.get('reason') or 'stopped by Ctrl-C'}"
-    if info.get("even"):  # --split equal: the even solver's own words, as explore without --split
-        return f"{solver}: {info['reason']}" if info.get("reason") else ""
-    if solver == "cpsat" and by.startswith("exact:") and info.get("exact_first") == status.value and \
-            status in (Status.OPTIMAL, Status.INFEASIBLE):  # a proof; feasible: the exact path's plan, unproven
-        return (f"cpsat: proven by the exact constrained path ({by}), run first within {EXACT_SHARE:.0%} of the time "
-                "limit as the even split's cpsat does under caps or memory; CP-SAT was not needed")
-    if solver == "cpsat" and by.startswith("exact:") and status is Status.OPTIMAL:
-        return (f"cpsat: the plan meets the bound the exact constrained path ({by}) proved before CP-SAT ran: "
-                "optimal by the two together")
-    if solver not in PROVING_SOLVERS or status is not Status.FEASIBLE:
-        return ""
-    if info.get("reason", "").startswith("CP-SAT refused"):
-        return (f"cpsat: {info['reason']}: the exact constrained path's plan, stopped at its share of the time limit "
-                f"({EXACT_SHARE:.0%}), not proven optimal ({given_as('--time-limit')} gives it more)")
-    if "state limit" in info.get("method", ""):
-        return (f"{solver}: the exact labels outgrew their state limit: the best plan found, not proven optimal (a "
-                f"coarser {given_as('--alpha-grid')} makes the space smaller; {given_as('--time-limit')} does not lift the state limit)")
-    if "column pairs need" in info.get("reason", ""):  # ended at once (exact's Pareto DP): why, and the seed plan
-        return (f"{solver}: ended at once: {info['reason']}: the best seed plan, not proven optimal")
-    return (f"{solver}: stopped at the time limit ({time_limit_s:g} s): the best plan found so far, not proven "
-            f"optimal ({given_as('--time-limit')} gives more)" + (f"; bound by {by}" if by else ""))
-
-
 def _conflict_report(network, array, space, split, grid, free, typed: Problem, wall_s: float,
                      constraints: Constraints) -> SplitReport:
     """No types keep to the pins and forbids: infeasible, naming the conflicting rules as the even split does."""
@@ -470,7 +412,7 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
     conflict = c.with_sources(why.get("conflict") or c.side_names())
     more = (" (the other constraints conflict among themselves too: relaxing these alone is not enough)"
             if why.get("more_conflicts") else "")
-    aspace = alpha_space(array, alpha_grid(grid), free)
+    aspace = alpha_space(array, alpha_grid(grid), free, torus_checked=False)  # its labels only
     return SplitReport(network.name, array.name, space, split, grid, Status.INFEASIBLE, None, None, None, None,
                        wall_s=wall_s, note="these conflict: " + "; ".join(conflict) + more, compared=(),
                        explanation=Explanation(tuple(conflict), why.get("suggestion")),
@@ -615,7 +557,7 @@ def _dp_plan(problem: Problem):
 def _free_hint(array: ArraySpec, grid: int, free: FreeAlphas) -> str:
     """Why --split optimal may refuse because of --free all: that space frees more than the top split
     ('' when --free unlike's space frees more too, or --free is unlike)."""
-    if free is not FreeAlphas.ALL or any(h > 0 for h, _ in alpha_space(array, alpha_grid(grid), FreeAlphas.UNLIKE).free_classes()):
+    if free is not FreeAlphas.ALL or any(h > 0 for h, _ in alpha_space(array, alpha_grid(grid), FreeAlphas.UNLIKE, torus_checked=False).free_classes()):
         return ""
     f = given_as("--free")
     return f" ({f} all frees every class of groups below the top split too; {f} unlike frees the top split alone here)"
@@ -641,11 +583,14 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     say(f"split: optimal (the joint solver, up to {left:.3g} s)")
     try:
         sol = joint_under(network, array, space, aspace, left, rules, starts=starts)
-    except Refused as err:
+    except Refused as err:  # outside its scope: exact, cpsat or brute, the first that takes it
         hint = free_hint if "frees the top split alone" in str(err) else ""
-        split, solver, free = (given_as(o) for o in ("--split", "--solver", "--free"))
-        raise SpecError("--split", f"optimal: {err}{hint}; use {solver} exact (chains; caps, memory), brute or cpsat "
-                        f"(small instances), or {split} search" + (f" or {free} unlike" if hint else "")) from None
+        try:
+            return routed_optimal(network, array, space, aspace, equal.plan, clock, rules, f"{err}{hint}")
+        except Refused as every:
+            split, solver, free = (given_as(o) for o in ("--split", "--solver", "--free"))
+            raise SpecError("--split", f"optimal: {every}; use {split} search or {solver} dp (the level DP, no "
+                            "proof)" + (f", or {free} unlike" if hint else "")) from None
     return sol.plan, sol.status, sol.split_bound, sol.equal_best_s, sol.wall_s, sol.split_value, proof_info("joint", sol)
 
 

@@ -39,9 +39,8 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
     t0 = time.perf_counter()
     try:  # counted before anything is built: too large for CP-SAT, its model is never built
         cpsat_size_check(network, array, space, aspace, rules=rules)
-        too_large = None
-    except Refused as err:
-        too_large = err
+    except Refused as err:  # the exact path alone, with the whole limit: its answer at any limit
+        return _exact_alone(network, array, space, aspace, time_limit_s, rules, err, t0)
     pre = None
     if rules.couples_layers:
         try:
@@ -52,10 +51,8 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
         return _tagged(pre, f"exact:{pre.info.get('method', 'pareto-dp')}", pre, t0)
     left = max(time_limit_s - (time.perf_counter() - t0), MIN_LEFT_SHARE * time_limit_s)
     try:
-        if too_large is not None:
-            raise too_large
         sol = cpsat_uneven(network, array, space, aspace, time_limit_s=left, rules=rules)
-    except Refused as err:  # too large for CP-SAT: the exact path's plan and bound, if it found one
+    except Refused as err:  # refused after its count (e.g. its model too large): the exact path's plan and bound
         if pre is None or pre.plan is None:
             raise
         return _tagged(replace(pre, info=dict(pre.info, reason=f"CP-SAT refused the instance ({err})")),
@@ -63,6 +60,23 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
     if pre is None or pre.plan is None or sol.status in (Status.OPTIMAL, Status.INFEASIBLE):
         return _tagged(sol, "cpsat" if sol.split_bound is not None or sol.status is Status.INFEASIBLE else "", pre, t0)
     return _combined(sol, pre, rules.objective, t0)
+
+
+def _exact_alone(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
+                 rules: SplitRules, refusal: Refused, t0: float) -> Solution:
+    """CP-SAT refused the instance by its count, before anything was built (a graph: chains only; too
+    many columns): the exact constrained path answers with the whole time limit, whatever it finds
+    (a proof, a plan with its bound, or no plan at the limit), so the same instance gets the same
+    kind of answer at any limit; where the exact path refuses too (at once), CP-SAT's refusal."""
+    from ..solvers.uneven_constrained import constrained_uneven
+
+    try:
+        pre = constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+    except Refused:
+        raise refusal from None
+    proved = pre.split_bound is not None or pre.status is Status.INFEASIBLE
+    info = dict(pre.info, reason=f"CP-SAT refused the instance ({refusal})", exact_alone=True)
+    return _tagged(replace(pre, info=info), f"exact:{pre.info.get('method', 'pareto-dp')}" if proved else "", pre, t0)
 
 
 def _combined(sol: Solution, pre: Solution, objective: Objective, t0: float) -> Solution:
@@ -107,24 +121,52 @@ def solve_by(solver: str, network: Network, array: ArraySpec, space: Space, aspa
     it does not apply. ``seeds`` (plans, or a generator of them): what exact's Pareto DP returns
     when the time limit stops it with no better plan (``solvers.uneven.exact_uneven``). (plan or
     None, status, bound, wall, its own objective value, ``proof_info``)."""
+    try:
+        sol = _uneven_solve(solver, network, array, space, aspace, time_limit_s, rules, seeds)
+    except Refused as err:  # too large for it: say what takes the instance instead
+        raise type(err)(refusal_reason(err) + _instead(solver, rules, proportional, (network, array, aspace))) from None
+    return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value, proof_info(solver, sol)
+
+
+def _uneven_solve(solver: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
+                  time_limit_s: float, rules: SplitRules, seeds=()) -> Solution:
+    """The uneven form of ``solver`` (``solve_by``); Refused (its own words) where it does not take the instance."""
     from ..solvers.brute import solve_split as brute_split
     from ..solvers.uneven import exact_uneven
     from ..solvers.uneven_levels import levels_uneven
     from ..solvers.uneven_constrained import constrained_uneven
 
-    try:
-        if solver == "brute":
-            sol = brute_split(network, array, space, aspace, rules=rules, time_limit_s=time_limit_s)
-        elif solver == "exact":  # caps or memory: the constrained path, as the even split's exact solver
-            sol = (constrained_uneven if rules.couples_layers else exact_uneven)(
-                network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
-        elif solver == "cpsat":  # caps or memory: the exact path first, as the even split's cpsat
-            sol = cpsat_after_exact(network, array, space, aspace, time_limit_s, rules)
-        else:
-            sol = levels_uneven(network, array, space, aspace, rules=rules, name="dp")
-    except Refused as err:  # too large for it: say what takes the instance instead
-        raise type(err)(refusal_reason(err) + _instead(solver, rules, proportional)) from None
-    return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value, proof_info(solver, sol)
+    if solver == "brute":
+        return brute_split(network, array, space, aspace, rules=rules, time_limit_s=time_limit_s)
+    if solver == "exact":  # caps or memory: the constrained path, as the even split's exact solver
+        return (constrained_uneven if rules.couples_layers else exact_uneven)(
+            network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
+    if solver == "cpsat":  # caps or memory: the exact path first, as the even split's cpsat
+        return cpsat_after_exact(network, array, space, aspace, time_limit_s, rules)
+    return levels_uneven(network, array, space, aspace, rules=rules, name="dp")
+
+
+ROUTE = ("exact", "cpsat", "brute")  # --split optimal without --solver, outside the joint solver's scope
+
+
+def routed_optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types: Plan, clock,
+                   rules: SplitRules, why: str):
+    """``--split optimal`` without ``--solver`` where the joint solver's scope refuses the instance
+    (``why``, its words): the first of ``ROUTE`` that takes it, with what ``clock`` leaves, so the
+    default never refuses what a sibling proves. ``info["routed"]`` names the solver that answered,
+    ``info["route"]`` why. Refused (every refusal, ';'-joined) where none takes it; each refuses at
+    once (its size counted before any column is built). The tuple of ``split._split_plan``."""
+    refusals = [why]
+    for solver in ROUTE:
+        try:
+            sol = _uneven_solve(solver, network, array, space, aspace, clock.left(), rules,
+                                seed_plans(network, array, space, aspace, types, rules))
+        except Refused as err:
+            refusals.append(refusal_reason(err))
+            continue
+        info = dict(proof_info(solver, sol), routed=solver, route=f"{why}; {solver} answered instead")
+        return sol.plan, sol.status, sol.split_bound, None, sol.wall_s, sol.split_value, info
+    raise Refused("; ".join(refusals))
 
 
 def proof_info(solver: str, sol) -> dict:
@@ -135,21 +177,44 @@ def proof_info(solver: str, sol) -> dict:
         by = f"exact:{sol.info['method']}" if solver == "exact" and sol.info.get("method") else solver
     first = (sol.info.get("exact_first") or {}).get("status")
     return {"reason": sol.info.get("reason") or "", "proved_by": by, "method": sol.info.get("method") or "",
-            "exact_first": first}
+            "exact_first": first, "alone": bool(sol.info.get("exact_alone"))}
 
 
-def _instead(solver: str, rules: SplitRules, proportional: bool = False) -> str:
-    """What to run when a proving solver refuses an uneven instance as too large."""
+def _instead(solver: str, rules: SplitRules, proportional: bool = False, instance=None) -> str:
+    """What to run when a proving solver refuses an uneven instance as too large: the default
+    (``--split optimal`` without ``--solver``) only where its joint solver takes ``instance``
+    (network, array, alpha space; ``solvers.uneven_joint.check_scope``), else what does."""
     split, by, limit, grid = (given_as(o) for o in ("--split", "--solver", "--time-limit", "--alpha-grid"))
     if proportional:  # one point per class: the exact DP takes what brute force and CP-SAT cannot
         return (f"; {by} dp (the level DP, no proof) takes it" if solver == "exact" else
                 f"; {by} exact (the exact DP over the types at the proportional alphas) or dp (the level DP, no proof)")
-    joint = rules.objective is Objective.TIME
+    if rules.objective is not Objective.TIME:
+        return (f"; a coarser {grid} makes the space smaller (the joint solver, {split} optimal without {by}, "
+                "minimises the step time only)")
+    if instance is not None and not _joint_takes(*instance):  # the default routes past it (``routed_optimal``)
+        from ..solvers.uneven import is_path
+
+        if solver != "exact" and is_path(instance[0]):
+            return (f"; {by} exact (the exact DP on chains, which {split} optimal without {by} runs here) takes it, "
+                    f"or a coarser {grid} makes the space smaller")
+        return f"; a coarser {grid} makes the space smaller, or {split} search or {by} dp (no proof) takes it"
     return (f"; {split} optimal without {by} (the joint solver; arrays with one kind per half of the tree; pins, "
             f"forbids, caps and memory) takes such instances: a proven optimum, or at {limit} its best plan with "
-            "a proven bound and the gap" if joint else
-            f"; a coarser {grid} makes the space smaller (the joint solver, {split} optimal without {by}, "
-            "minimises the step time only)")
+            "a proven bound and the gap")
+
+
+def _joint_takes(network: Network, array: ArraySpec, aspace: AlphaSpace) -> bool:
+    """Whether the joint solver's scope (``check_scope``, checked at once) covers the instance."""
+    from ..solvers.joint_columns import _VirtualSource
+    from ..solvers.uneven_joint import check_scope
+    from ..solvers.uneven_sp import blocks
+
+    try:
+        check_scope(network, array, aspace)
+        blocks(_VirtualSource.of(network))
+    except Refused:
+        return False
+    return True
 
 
 def seed_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types: Plan, rules: SplitRules):

@@ -283,7 +283,7 @@ def _leaf_times(flops: int, comm: Fraction, array: ArraySpec) -> tuple[tuple[Fra
 def evaluate_split(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0) -> Evaluation:
     """The exact evaluation of a plan with split fractions (any alphas; none given: every split
     1/2), group by group, in integers (``core.split_amounts``; docs/derivations.md, "The evaluator"). Per-level links
-    of an H-tree only (``uneven.check_array``)."""
+    of an H-tree, or of a torus with every split below the top 1/2 (``uneven.check_array``, ``check_torus``)."""
     plan = _checked_split(network, array, plan)
     return split_evaluation(network, array, *split_amounts(network, array, plan, weight_copies))
 

@@ -1,0 +1,86 @@
+"""The notes of a split report (``app.split``): why a run ended as it did where the status alone
+does not say (a routed default, a stopped or refused solver, no limit suggested)."""
+
+from __future__ import annotations
+
+from ..core.names import given_as
+from ..core.network import Network
+from ..core.solution import Status
+from ..core.split_rules import SplitRules
+from .results import Explanation
+from .run import EXACT_SHARE
+from .split_solve import PROVING_SOLVERS
+
+
+def joined(*notes) -> str:
+    """The non-empty notes, '; '-joined."""
+    return "; ".join(n for n in notes if n)
+
+
+def no_suggestion(network: Network, rules: SplitRules, status: Status, why: Explanation | None) -> str:
+    """Why a run without a plan under a cap or a memory limit suggests no smallest feasible one
+    ('' where it does, or where no such limit was given): no proof, or its search found none."""
+    from ..solvers.uneven import is_path
+
+    c = rules.constraints
+    if not rules.couples_layers or (why is not None and why.suggestion) or status not in (Status.UNKNOWN, Status.INFEASIBLE):
+        return ""
+    if status is Status.UNKNOWN and not (c.caps or c.memory_set):  # no cap or memory given: nothing to suggest
+        return ""
+    if status is Status.UNKNOWN:
+        return "; no smallest feasible cap or memory is suggested: that follows a proof that no plan keeps to them"
+    return "; no smallest feasible cap or memory is suggested: " + (
+        "its search takes chains only" if not is_path(network) else (why.note if why is not None and why.note else
+        "its search proved none within its time and state limits (or no one limit's change admits a plan)"))
+
+
+def no_plan_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:
+    why, by = info.get("reason", ""), info.get("proved_by") or ""
+    if status is Status.INTERRUPTED:
+        return f"{solver}: {why or 'stopped by Ctrl-C'}"
+    if status is Status.INFEASIBLE and solver == "cpsat" and by.startswith("exact:"):
+        return (f"cpsat: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven by "
+                f"the exact constrained path, {by}, " + ("which answered alone: " + why if info.get("alone") else
+                                                          "run first") + ")")
+    if status is Status.UNKNOWN and info.get("alone"):
+        return (f"cpsat: no plan and no proof within the time limit ({time_limit_s:g} s; {given_as('--time-limit')} "
+                f"gives more): {why}: the exact constrained path ran alone")
+    if status is Status.UNKNOWN and why:  # the solver ended at once, saying why (exact: its column pairs)
+        return f"{solver}: no plan and no proof within the time limit: {why}"
+    if status is Status.UNKNOWN:
+        return f"{solver}: no plan and no proof within the time limit ({time_limit_s:g} s; {given_as('--time-limit')} gives more)"
+    return f"{solver}: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven)"
+
+
+def proof_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:
+    """A proving solver's answer where it is not the obvious: stopped with a plan (status
+    feasible: unproven, and why: the time limit, or the exact labels' state limit, which more time
+    does not lift), or the uneven cpsat's answer proven by the exact path it ran first."""
+    by = info.get("proved_by") or ""
+    if status is Status.INTERRUPTED:
+        return f"{solver}: {info.get('reason') or 'stopped by Ctrl-C'}"
+    if info.get("even"):  # --split equal: the even solver's own words, as explore without --split
+        return f"{solver}: {info['reason']}" if info.get("reason") else ""
+    if solver == "cpsat" and info.get("alone"):  # refused by its count: the exact path had the whole limit
+        return (f"cpsat: {info['reason']}: the exact constrained path's answer, with the whole time limit"
+                + (f" (proven by {by})" if status in (Status.OPTIMAL, Status.INFEASIBLE) else
+                   f", not proven optimal ({given_as('--time-limit')} gives it more)" + (f"; bound by {by}" if by else "")))
+    if solver == "cpsat" and by.startswith("exact:") and info.get("exact_first") == status.value and \
+            status in (Status.OPTIMAL, Status.INFEASIBLE):  # a proof; feasible: the exact path's plan, unproven
+        return (f"cpsat: proven by the exact constrained path ({by}), run first within {EXACT_SHARE:.0%} of the time "
+                "limit as the even split's cpsat does under caps or memory; CP-SAT was not needed")
+    if solver == "cpsat" and by.startswith("exact:") and status is Status.OPTIMAL:
+        return (f"cpsat: the plan meets the bound the exact constrained path ({by}) proved before CP-SAT ran: "
+                "optimal by the two together")
+    if solver not in PROVING_SOLVERS or status is not Status.FEASIBLE:
+        return ""
+    if info.get("reason", "").startswith("CP-SAT refused"):
+        return (f"cpsat: {info['reason']}: the exact constrained path's plan, stopped at its share of the time limit "
+                f"({EXACT_SHARE:.0%}), not proven optimal ({given_as('--time-limit')} gives it more)")
+    if "state limit" in info.get("method", ""):
+        return (f"{solver}: the exact labels outgrew their state limit: the best plan found, not proven optimal (a "
+                f"coarser {given_as('--alpha-grid')} makes the space smaller; {given_as('--time-limit')} does not lift the state limit)")
+    if "column pairs need" in info.get("reason", ""):  # ended at once (exact's Pareto DP): why, and the seed plan
+        return (f"{solver}: ended at once: {info['reason']}: the best seed plan, not proven optimal")
+    return (f"{solver}: stopped at the time limit ({time_limit_s:g} s): the best plan found so far, not proven "
+            f"optimal ({given_as('--time-limit')} gives more)" + (f"; bound by {by}" if by else ""))

@@ -1,0 +1,162 @@
+"""``--split optimal`` without ``--solver`` outside the joint solver's scope routes to exact, cpsat
+or brute (``app.split_solve.routed_optimal``; trial 11, finding 11): the default never refuses what
+a sibling proves, names the solver that answered, and refuses in one line only where none takes
+the instance; brute's refusal no longer recommends a default that refuses."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from explorer.app.split import Split, split_run
+from explorer.core.errors import Refused
+from explorer.core.solution import Status
+from explorer.solvers.brute import solve_split as brute_split
+from explorer.solvers.uneven_joint import check_scope
+
+from .conftest import MIX4, run_cli
+from .test_uneven_joint import _instance
+
+
+@pytest.fixture
+def mix4(tmp_path):
+    path = tmp_path / "mix-4.yaml"
+    path.write_text(MIX4)
+    return str(path)
+
+
+def _json(args, capsys):
+    code, out, err = run_cli([*args, "--format", "json"], capsys)
+    return code, json.loads(out) if out else None, err
+
+
+@pytest.mark.parametrize("extra, status", [([], "optimal"), (["--cap", "1=4.5MB"], "optimal"),
+                                           (["--memory", "0.004", "--weight-copies", "2"], "infeasible")])
+def test_the_default_routes_to_exact_where_the_joint_solver_does_not_apply(mix4, extra, status, capsys):
+    """mix-4 ([v2, v3, v3, v3]) frees level 1 too: the joint solver's scope refuses it; the default
+    answers as --solver exact (and cpsat) does, naming exact as the solver (JSON ``solver``)."""
+    base = ["--model", "sfc", "--array", mix4, "--space", "accpar", "--split", "optimal", "--alpha-grid", "4", *extra]
+    code, plain, err = _json(base, capsys)
+    assert code == (0 if status == "optimal" else 1), err
+    assert plain["status"] == status and plain["solver"] == "exact"
+    for solver in ("exact", "cpsat"):
+        code_s, other, _ = _json([*base, "--solver", solver], capsys)
+        assert code_s == code and other["status"] == status and other.get("objective_value") == plain.get("objective_value")
+        assert other["bound"] == plain["bound"]
+    if status == "optimal":
+        assert plain["objective_value"] == plain["bound"] and plain["ok"]
+        assert "joint (uneven splits): only arrays whose alpha space frees the top split alone" in plain["note"]
+        assert "exact answered instead" in plain["note"]
+    code, out, err = run_cli(base, capsys)  # the text names the solver too
+    assert out.splitlines()[0].endswith(f"{status} by exact")
+
+
+def test_a_graph_no_solver_takes_is_one_refusal_naming_each_solver(mix4, capsys):
+    code, out, err = run_cli(["--model", "resnet18", "--array", mix4, "--space", "accpar", "--split", "optimal",
+                              "--alpha-grid", "4"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    for why in ("joint (uneven splits): only arrays", "exact (uneven splits): chains only",
+                "cpsat (uneven splits): chains only", "brute: "):
+        assert why in err, err
+    assert err.rstrip().endswith("use --split search or --solver dp (the level DP, no proof)"), err
+
+
+def test_brutes_refusal_recommends_what_takes_the_instance(mix4, capsys):
+    """Brute force used to send the user to --split optimal without --solver, which refused mix-4."""
+    code, out, err = run_cli(["--model", "sfc", "--array", mix4, "--space", "accpar", "--split", "optimal",
+                              "--alpha-grid", "4", "--solver", "brute"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "joint solver; arrays with one kind per half" not in err
+    assert "--solver exact (the exact DP on chains, which --split optimal without --solver runs here) takes it" in err
+    code, out, err = run_cli(["--model", "resnet18", "--array", mix4, "--space", "accpar", "--split", "optimal",
+                              "--alpha-grid", "4", "--solver", "cpsat"], capsys)
+    assert code == 2 and "chains only" in err and "without --solver" not in err
+    assert "--split search or --solver dp (no proof) takes it" in err, err
+
+
+def test_routed_default_equals_solver_exact_and_brute_force_on_random_instances():
+    """Seeded random tiny instances outside the joint solver's scope (deeper free levels, mixed
+    halves, graphs that are not series-parallel): the default's status and value are brute
+    force's, and --solver exact's where exact takes the instance (chains)."""
+    rng = random.Random(1111)
+    seen = {"exact": 0, "brute": 0, "uneven": 0}
+    for _ in range(400):
+        if seen["exact"] >= 10 and seen["brute"] >= 3:
+            break
+        net, arr, space, aspace = _instance(rng)
+        try:
+            check_scope(net, arr, aspace)
+            continue  # the joint solver's own: tested in test_split_joint_limits
+        except Refused:
+            pass
+        kw = dict(grid=len(aspace.grid) + 1, free=aspace.free, grid_only=not aspace.proportional, time_limit_s=60)
+        plain = split_run(net, arr, space, Split.OPTIMAL, **kw)
+        want = brute_split(net, arr, space, aspace)
+        assert plain.status is Status.OPTIMAL and plain.objective_value == plain.objective_bound == want.split_value
+        assert plain.solver == ("exact" if net.is_chain else "brute"), plain.solver
+        if net.is_chain:
+            exact = split_run(net, arr, space, Split.OPTIMAL, solver="exact", **kw)
+            assert exact.objective_value == plain.objective_value and exact.plan == plain.plan
+        seen[plain.solver] += 1
+        seen["uneven"] += any(a != 1 / 2 for level in plain.plan.alphas for row in level for a in row)
+    assert seen["exact"] >= 10 and seen["brute"] >= 3 and seen["uneven"] >= 2, seen
+
+
+# ---- the uneven cpsat on what CP-SAT refuses by its count (trial 11, finding 10) -------------------
+
+
+@pytest.mark.parametrize("split", ["optimal", "proportional"])
+def test_cpsat_on_a_graph_gets_the_exact_paths_answer_at_any_limit(split, capsys):
+    """CP-SAT's uneven form takes chains only; on a graph it used to run the exact path on half the
+    limit and then refuse or answer depending on whether that half found a plan. Now the exact
+    path answers alone with the whole limit: no refusal at a short limit, a proof at a long one."""
+    base = ["--model", "resnet18", "--array", "tpu-mix-16", "--space", "accpar", "--split", split, "--solver",
+            "cpsat", "--memory", "0.05"]
+    code, short, err = _json([*base, "--time-limit", "0.1"], capsys)
+    assert code == 1 and short["status"] == "unknown" and short["plan"] is None, err
+    assert "CP-SAT refused the instance (cpsat (uneven splits): chains only)" in short["note"]
+    assert "the exact constrained path ran alone" in short["note"]
+    code, long, err = _json([*base[:-2], "--time-limit", "60"], capsys)  # no --memory: proven
+    assert code == 0 and long["status"] == "optimal" and long["bound_method"].startswith("exact:"), err
+    assert "the exact constrained path's answer, with the whole time limit (proven by exact:" in long["note"]
+    code, exact, _ = _json([*base[:-3], "exact", "--time-limit", "60"], capsys)
+    assert exact["objective_value"] == long["objective_value"] == long["bound"] == exact["bound"]
+
+
+def test_cpsat_equals_brute_force_on_random_graphs_or_refuses_at_once():
+    """Seeded random tiny graphs: cpsat's answer (the exact path's, CP-SAT refusing graphs) is brute
+    force's; where the exact path refuses too, the refusal is CP-SAT's, at any limit."""
+    from explorer.app.split_solve import solve_by
+
+    rng = random.Random(2020)
+    seen = {"answered": 0, "refused": 0}
+    for _ in range(600):
+        if seen["answered"] >= 8 and seen["refused"] >= 2:
+            break
+        net, arr, space, aspace = _instance(rng)
+        if net.is_chain:
+            continue
+        want = brute_split(net, arr, space, aspace)
+        answers = []
+        for limit in (0.0, 60.0):
+            try:
+                answers.append(solve_by("cpsat", net, arr, space, aspace, limit, _rules_of(arr)))
+            except Refused as err:
+                answers.append(str(err).split(";")[0])
+        if isinstance(answers[1], str):
+            assert answers == [answers[1]] * 2 and answers[1] == "cpsat (uneven splits): chains only", answers
+            seen["refused"] += 1
+            continue
+        plan, status, bound, _, value, info = answers[1]
+        assert status is Status.OPTIMAL and value == bound == want.split_value and info["alone"]
+        assert not isinstance(answers[0], str)  # at no time: the exact path's answer too, not a refusal
+        seen["answered"] += 1
+    assert seen["answered"] >= 8 and seen["refused"] >= 2, seen
+
+
+def _rules_of(arr):
+    from explorer.core.split_rules import SplitRules, leaf_memory_limits
+
+    return SplitRules(leaf_memory_bytes=leaf_memory_limits(arr, None))

@@ -1,0 +1,171 @@
+"""Uneven splits on a torus (trial 10, finding 13): the torus's per-level bandwidths b_h serve the
+uneven tables exactly as the H-tree's where the alpha space frees the top split alone (every
+split below 1/2: each accelerator of a side sends an equal share, the even torus model's premise);
+a hand golden on a 2 x 2 torus mix, the alpha = 1/2 case equal to the even evaluator's, the
+solvers cross-checked on seeded random instances, and the refusals naming the file and field."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from fractions import Fraction as F
+
+import pytest
+
+from explorer.core.errors import SpecError
+from explorer.core.evaluate import evaluate, evaluate_split
+from explorer.core.objective import Objective
+from explorer.core.partition import PartitionType, Space
+from explorer.core.plan import Plan
+from explorer.core.problem import Problem
+from explorer.core.randnet import random_chain
+from explorer.core.solution import SolveOptions, Status
+from explorer.core.timing import Communication, Topology
+from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space
+from explorer.frontends import load_array, load_model
+from explorer.solvers import get_solver
+from explorer.solvers.brute import solve_split as brute_split
+from explorer.solvers.uneven import exact_uneven
+from explorer.solvers.uneven_cpsat import cpsat_uneven
+from explorer.solvers.uneven_joint import JointOptions, joint_uneven
+from explorer.solvers.uneven_levels import levels_uneven
+
+from .conftest import run_cli
+from .test_uneven_model import NET, mix
+
+I = PartitionType.I
+HALF = F(1, 2)
+
+
+def torus(levels, peaks, bw=10, dtype=2):
+    return replace(mix(levels, peaks, bw, dtype), topology=Topology.TORUS)
+
+
+def test_torus_golden_on_a_2x2_mix():
+    """2 x 2 torus, leaves [1, 1, 3, 3] TFLOPS, links 10 GB/s, 2-byte elements. Level 0 runs along x,
+    a ring of 2 at distance 1 (a tie: half each way, load 1/2): b_0 = 10 * 2^1 / (1/2) = 40 GB/s;
+    level 1 along y: b_1 = 10 * 2^0 / (1/2) = 20 GB/s. NET (fc 4->2, fc 2->2, batch 8), type I
+    everywhere, level 0 at 1/4 (the slow half gets 2 samples), level 1 at 1/2. Level 0: dW 8 + 4 = 12
+    each way (I -> I at one alpha re-lays nothing): 24 B / 40 GB/s = 0.6 ns; level 1, each group:
+    dW 12 each way, 24 B / 20 GB/s = 1.2 ns. Compute (576 FLOP in all): a slow leaf 576/8 = 72 FLOP
+    at 1 TFLOPS, a fast one 576 * 3/8 = 216 at 3 TFLOPS: 72 ps each. Step: 1.872 ns (the H-tree at
+    10 GB/s per level: 2.4 + 2.4 + 0.072 = 4.872 ns)."""
+    arr = torus(2, [1, 1, 3, 3])
+    assert (arr.bandwidth_Bps(0), arr.bandwidth_Bps(1)) == (40 * 10**9, 20 * 10**9)
+    plan = Plan(((I, I), (I, I)), (((F(1, 4), F(1, 4)),), ((HALF, HALF), (HALF, HALF))))
+    ev = evaluate_split(NET, arr, plan)
+    assert ev.group_amounts == (((F(12), F(12)),), ((F(12), F(12)), (F(12), F(12))))
+    assert ev.leaf_compute_s == (F(72, 10**12),) * 4
+    assert ev.step_time_s == F(1872, 10**12)
+    assert evaluate_split(NET, mix(2, [1, 1, 3, 3]), plan).step_time_s == F(4872, 10**12)
+    # the equal split: a slow leaf computes 144 FLOP at 1 TFLOPS: 0.144 + 1.8 = 1.944 ns
+    assert evaluate_split(NET, arr, Plan.even(plan)).step_time_s == F(1944, 10**12)
+
+
+@pytest.mark.parametrize("model", ["lenet-c", "alexnet", "resnet18"])
+def test_every_alpha_one_half_on_a_torus_is_the_even_evaluators(model):
+    arr = replace(load_array("tpu-mix-16"), topology=Topology.TORUS)
+    net = load_model(model)
+    problem = Problem(net, arr, Space.ACCPAR, Objective.TIME)
+    plan = get_solver("dp")(problem, SolveOptions()).plan
+    even, split = evaluate(net, arr, Space.ACCPAR, plan), evaluate_split(net, arr, Plan.even(plan))
+    assert split.traffic_bytes == even.traffic_bytes and split.level_cost == even.level_cost
+    assert split.step_time_s == even.step_time_s
+
+
+def _instance(rng):
+    """A tiny torus mix whose alpha space frees the top split alone: one level of any two kinds, or
+    two levels [p, p, q, q]; a random chain; at most 200 plans."""
+    while True:
+        H = rng.choice([1, 2])
+        p, q = rng.sample([1, 2, 3, 5], 2)
+        arr = torus(H, [p, q] if H == 1 else [p, p, q, q], bw=rng.choice([1, 10, 100]), dtype=rng.choice([1, 2, 4]))
+        space = rng.choice([Space.HYPAR, Space.ACCPAR])
+        net = random_chain(rng.randrange(10**6), rng.choice([2, 3]), max_channels=16, max_size=4, consistent=True)
+        aspace = alpha_space(arr, alpha_grid(rng.choice([2, 3, 4])), FreeAlphas.UNLIKE, proportional=rng.random() < 0.7)
+        n = 1
+        for h in range(H):
+            n *= len(space.types) * len(aspace.level_rows(h))
+        if n ** len(net.layers) <= 200:
+            return net, arr, space, aspace
+
+
+def test_solvers_agree_on_random_torus_instances():
+    """brute force, the exact Pareto DP, CP-SAT and the joint solver prove the same step time on 40
+    seeded random torus instances; the level DP (dp) is never below it; every plan re-scores."""
+    rng = random.Random(1313)
+    differ = 0
+    for k in range(40):
+        net, arr, space, aspace = _instance(rng)
+        want = brute_split(net, arr, space, aspace)
+        e = exact_uneven(net, arr, space, aspace)
+        j = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=60))
+        assert e.step_time_s == want.step_time_s and j.status is Status.OPTIMAL and j.step_time_s == want.step_time_s
+        if k % 3 == 0:
+            c = cpsat_uneven(net, arr, space, aspace)
+            assert c.status is Status.OPTIMAL and c.step_time_s == c.bound_s == want.step_time_s
+        d = levels_uneven(net, arr, space, aspace)
+        assert d.step_time_s >= want.step_time_s
+        for sol in (want, e, j, d):
+            assert evaluate_split(net, arr, sol.plan).step_time_s == sol.step_time_s
+        htree = brute_split(net, replace(arr, topology=Topology.HTREE), space, aspace)
+        differ += htree.step_time_s != want.step_time_s
+    assert differ >= 20  # the torus's bandwidths moved the optimum's time on most
+
+
+MIXT = """version: 1
+name: mixt
+levels: 2
+topology: torus
+dtype_bytes: 2
+kinds:
+  v2: {peak_TFLOPS: 45, memory_GiB: 16}
+  v3: {peak_TFLOPS: 123, memory_GiB: 32}
+accelerators: [v2, v2, v3, v3]
+link_bandwidth_GBps: 70
+"""
+
+
+def test_the_cli_proves_a_torus_mix_with_every_solver(tmp_path, capsys):
+    path = tmp_path / "mixt.yaml"
+    path.write_text(MIXT)
+    base = ["--model", "sfc", "--array", str(path), "--space", "hypar", "--split", "optimal", "--alpha-grid", "2",
+            "--format", "json"]
+    values = set()
+    for solver in ([], ["--solver", "exact"], ["--solver", "cpsat"], ["--solver", "brute"]):
+        code, out, err = run_cli([*base, *solver], capsys)
+        got = json.loads(out)
+        assert code == 0 and got["status"] == "optimal" and got["time_model"]["topology"] == "torus", err
+        values.add((got["objective_value"], got["bound"]))
+    assert len(values) == 1
+
+
+def test_uneven_splits_below_the_top_of_a_torus_are_refused_naming_file_and_field(tmp_path, capsys):
+    path = tmp_path / "mixt4.yaml"
+    path.write_text(MIXT.replace("[v2, v2, v3, v3]", "[v2, v3, v3, v3]"))
+    for split in ("optimal", "proportional", "search", "levels"):
+        code, out, err = run_cli(["--model", "sfc", "--array", str(path), "--split", split], capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert err.startswith(f"explore: error: {path}: topology: torus: uneven splits below the top level (level 1 "
+                              "is free) are not modelled on a torus: the torus's level bandwidth b_h holds where"), err
+    code, out, err = run_cli(["--model", "sfc", "--array", str(path), "--split", "equal"], capsys)
+    assert code == 0, err  # every split 1/2: the even torus model itself
+    path2 = tmp_path / "mixt2.yaml"
+    path2.write_text(MIXT)
+    code, out, err = run_cli(["--model", "sfc", "--array", str(path2), "--split", "optimal", "--free", "all"], capsys)
+    assert code == 2 and "topology: torus: uneven splits below the top level" in err
+    with pytest.raises(SpecError, match="topology: torus"):  # the evaluator refuses such a plan too
+        evaluate_split(NET, torus(2, [1, 1, 3, 3]), Plan(((I, I), (I, I)), (((HALF, HALF),), ((F(1, 4), HALF),) * 2)))
+
+
+def test_a_shared_medium_is_refused_naming_file_and_field(tmp_path, capsys):
+    path = tmp_path / "mixs.yaml"
+    path.write_text(MIXT.replace("topology: torus\n", "communication: shared\n").replace("link_bandwidth_GBps",
+                                                                                          "shared_bandwidth_GBps"))
+    code, out, err = run_cli(["--model", "sfc", "--array", str(path), "--split", "optimal"], capsys)
+    assert code == 2 and err.startswith(f"explore: error: {path}: communication: shared: uneven splits are modelled "
+                                        "on per-level links (an H-tree or a torus) only"), err
+    arr = replace(mix(1, [1, 3]), communication=Communication.SHARED, shared_bandwidth_GBps=F(70))
+    with pytest.raises(SpecError, match="^array 'mix': communication: shared"):
+        evaluate_split(NET, arr, Plan(((I, I),), ((HALF, HALF),)))
