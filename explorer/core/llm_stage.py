@@ -12,6 +12,7 @@ data-level time (not overlapped with compute).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -203,6 +204,7 @@ def _part_costs(problem: LlmProblem, layout: LlmLayout) -> Parts:
     return Parts(block, pre, post, flop_nodes)
 
 
+@functools.lru_cache(maxsize=1024)  # pure; layouts differing in the ZeRO stage alone share a cut
 def stage_cut(layers: int, pipeline: int, per_layer: Fraction, extras: tuple[Fraction, ...]) -> tuple[int, ...]:
     """The exact min-max cut of ``layers`` identical layers (``per_layer`` seconds each) into
     ``pipeline`` contiguous stages of >= 1 layer, stage s costing ``n_s per_layer + extras[s]``.
@@ -270,7 +272,26 @@ def data_seconds(problem: LlmProblem, layout: LlmLayout, stage_params: int | Fra
     micro-batch's forward and backward (and its recompute forward under full recomputation).
     Of the ``stage_params``, ``stage_experts`` are a mixture's expert weights: under expert
     parallelism e a GPU holds 1/(t e) of them, exchanged over the d / e ranks holding the same
-    experts (spread over the same t x d ranks)."""
+    experts (spread over the same t x d ranks). Memoised per problem (``_DATA``)."""
+    par = layout.parallelism
+    zero3 = layout.zero is ZeroStage.ZERO3  # only ZeRO-3's gathers read the micro-batches and the recompute
+    key = (id(problem), par.tensor, par.data, par.expert, layout.zero,
+           (layout.micro_batch, layout.recompute is Recompute.FULL) if zero3 else None, stage_params, stage_experts)
+    hit = _DATA.get(key)
+    if hit is not None and hit[0] is problem:
+        return hit[1]
+    if len(_DATA) >= _MEMO_SIZE:
+        _DATA.clear()
+    out = _data_seconds(problem, layout, stage_params, stage_experts)
+    _DATA[key] = (problem, out)
+    return out
+
+
+_DATA: dict = {}  # (id(problem), t, d, e, zero, ZeRO-3's (b, full), params, expert params) -> (problem, seconds)
+
+
+def _data_seconds(problem: LlmProblem, layout: LlmLayout, stage_params: int | Fraction,
+                  stage_experts: int | Fraction) -> Fraction:
     par = layout.parallelism
     d, t, e = par.data, par.tensor, par.expert
     dense = Fraction(stage_params) - Fraction(stage_experts)
