@@ -1,0 +1,82 @@
+"""The LLM search's candidates in the order of their time bounds, the bounds computed as they are needed.
+
+The search scores candidates by increasing time bound (``llm_bounds.time_bound_s`` with the
+block's tensor-level floor; ties in the space's order) and stops at the first whose bound is
+above the best plan, or at its time limit: most candidates' bounds are never read. Here each
+candidate enters a heap under a cheap lower bound of its time bound and is refined, in stages,
+only when it reaches the top:
+
+0. the compute at the calibrated efficiency with the pipeline's bubble (``floor (m + (p-1)/v) / m``);
+1. plus its data-level floor and a mixture's all-to-alls (``llm_bounds.data_floor_s``,
+   ``alltoall_floor_s``);
+2. the time bound itself (``full``: adds the tensor-level floor, which needs the block's types).
+
+Every stage is a sum of the full bound's nonnegative terms, so no stage's key exceeds the full
+bound: an entry popped at stage 2 has the least full bound left, and the entries leave in exactly
+the order of sorting every candidate by (time bound, index), as the search did before it
+computed the bounds lazily (issue 23; tests/test_llm_order.py checks the two orders agree).
+"""
+
+from __future__ import annotations
+
+import heapq
+from fractions import Fraction
+from typing import Callable, Iterator
+
+from .llm_bounds import alltoall_floor_s, data_floor_s
+from .llm_space import Candidate
+
+FULL = 2  # the stage whose key is the time bound
+
+
+class BoundOrder:
+    """Candidates ``(time bound, memory bound, index, candidate)`` in increasing (time bound, index),
+    each time bound computed (``full(candidate)``) only when every smaller key has left."""
+
+    def __init__(self, problem, cands: list[Candidate], memory: list[Fraction], floor: Fraction,
+                 full: Callable[[Candidate], Fraction]):
+        self.problem, self.cands, self.memory, self.floor, self.full = problem, cands, memory, floor, full
+        batch = problem.dims.batch
+        self._heap = []
+        for i, c in enumerate(cands):
+            m = c.microbatches(batch)
+            self._heap.append((floor * (m + c.fill()) / m, i, 0))
+        heapq.heapify(self._heap)
+        self.done: list[tuple[Fraction, Fraction, int, Candidate]] = []  # left the heap, in order
+        self.computed = 0  # time bounds computed (stage 2)
+
+    def __len__(self) -> int:
+        return len(self.cands)
+
+    def _key(self, i: int, stage: int, key: Fraction) -> Fraction:
+        c = self.cands[i]
+        if stage == 1:
+            return key + data_floor_s(self.problem, c) + alltoall_floor_s(self.problem, c)
+        self.computed += 1
+        return self.full(c)
+
+    def _next(self) -> bool:
+        """Move the entry with the least time bound left to ``done`` (False: none left)."""
+        heap = self._heap
+        while heap:
+            key, i, stage = heap[0]
+            if stage == FULL:
+                heapq.heappop(heap)
+                self.done.append((key, self.memory[i], i, self.cands[i]))
+                return True
+            heapq.heapreplace(heap, (self._key(i, stage + 1, key), i, stage + 1))
+        return False
+
+    def __iter__(self) -> Iterator[tuple[Fraction, Fraction, int, Candidate]]:
+        """Every candidate in order (those already out first); may run while ``through`` extends it."""
+        k = 0
+        while k < len(self.done) or self._next():
+            yield self.done[k]
+            k += 1
+
+    def through(self, bound: Fraction) -> list[tuple[Fraction, Fraction, int, Candidate]]:
+        """``done`` with every candidate whose time bound is at most ``bound`` in it."""
+        while self._heap and self._heap[0][0] <= bound:
+            if not self._next():
+                break
+        return self.done
