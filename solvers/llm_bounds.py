@@ -26,16 +26,7 @@ def compute_floor_s(flops: int, gpus: int, peak_TFLOPS: Fraction, efficiency: Fr
 
 def data_floor_s(problem, cand: Candidate) -> Fraction:
     """A lower bound of the step's data-level time: ``llm_stage.data_seconds`` at the mean stage's parameters."""
-    from ..core.llm_memory import Parallelism
-    from ..core.llm_problem import LlmLayout
-    from ..core.llm_stage import data_seconds
-
-    deg = cand.degrees
-    layout = LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data, expert=deg.expert), cand.micro_batch,
-                       cand.recompute, cand.zero, virtual_stages=cand.virtual)
-    pc = problem.params
-    return data_seconds(problem, layout, Fraction(pc.total, deg.pipeline),
-                        Fraction(pc.layers * pc.expert_per_layer, deg.pipeline))
+    return _layout_terms(problem, cand)[0]
 
 
 def alltoall_floor_s(problem, cand: Candidate) -> Fraction:
@@ -43,15 +34,37 @@ def alltoall_floor_s(problem, cand: Candidate) -> Fraction:
     layers' all-to-alls a micro-batch (``llm_experts.alltoall_seconds``, 0 when dense or e = 1)."""
     if cand.degrees.expert == 1:
         return Fraction(0)
+    m = cand.microbatches(problem.dims.batch)
+    return (m + cand.fill()) * Fraction(problem.dims.layers, cand.degrees.pipeline) * _layout_terms(problem, cand)[1]
+
+
+_TERMS: dict = {}  # (id(problem), degrees, b, recompute, zero) -> (problem, (data floor, all-to-all seconds))
+
+
+def _layout_terms(problem, cand: Candidate) -> tuple[Fraction, Fraction]:
+    """The mean stage's data-level seconds and one layer's all-to-alls a micro-batch of the
+    candidate's layout, memoised per problem: neither reads the schedule (v), which many
+    candidates differ in alone."""
+    deg = cand.degrees
+    key = (id(problem), deg, cand.micro_batch, cand.recompute, cand.zero)
+    hit = _TERMS.get(key)
+    if hit is not None and hit[0] is problem:
+        return hit[1]
     from ..core.llm_experts import alltoall_seconds
     from ..core.llm_memory import Parallelism
     from ..core.llm_problem import LlmLayout
+    from ..core.llm_stage import data_seconds
 
-    deg = cand.degrees
     layout = LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data, expert=deg.expert), cand.micro_batch,
-                       cand.recompute, cand.zero, virtual_stages=cand.virtual)
-    m = cand.microbatches(problem.dims.batch)
-    return (m + cand.fill()) * Fraction(problem.dims.layers, deg.pipeline) * alltoall_seconds(problem, layout)
+                       cand.recompute, cand.zero)
+    pc = problem.params
+    data = data_seconds(problem, layout, Fraction(pc.total, deg.pipeline),
+                        Fraction(pc.layers * pc.expert_per_layer, deg.pipeline))
+    terms = (data, alltoall_seconds(problem, layout) if deg.expert > 1 else Fraction(0))
+    if len(_TERMS) >= 8192:
+        _TERMS.clear()
+    _TERMS[key] = (problem, terms)
+    return terms
 
 
 def routed_floor_elements(problem, cand: Candidate) -> Fraction:

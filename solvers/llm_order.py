@@ -9,12 +9,13 @@ only when it reaches the top:
 0. the compute at the calibrated efficiency with the pipeline's bubble (``floor (m + (p-1)/v) / m``);
 1. plus its data-level floor and a mixture's all-to-alls (``llm_bounds.data_floor_s``,
    ``alltoall_floor_s``);
-2. the time bound itself (``full``: adds the tensor-level floor, which needs the block's types).
+2. plus its tensor-level floor (``tensor``: ``llm_bounds.tensor_floor_s`` with the block's floor,
+   which needs the block's types): the time bound, ``llm_bounds.time_bound_s``'s four terms.
 
-Every stage is a sum of the full bound's nonnegative terms, so no stage's key exceeds the full
-bound: an entry popped at stage 2 has the least full bound left, and the entries leave in exactly
-the order of sorting every candidate by (time bound, index), as the search did before it
-computed the bounds lazily (issue 23; tests/test_llm_order.py checks the two orders agree).
+Every stage is a sum of the time bound's nonnegative terms, so no stage's key exceeds it: an
+entry popped at stage 2 has the least time bound left, and the entries leave in exactly the
+order of sorting every candidate by (time bound, index), as the search did before it computed
+the bounds lazily (issue 23; tests/test_llm_order.py checks the two orders agree).
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ FULL = 2  # the stage whose key is the time bound
 
 class BoundOrder:
     """Candidates ``(time bound, memory bound, index, candidate)`` in increasing (time bound, index),
-    each time bound computed (``full(candidate)``) only when every smaller key has left."""
+    each time bound completed (``tensor(candidate)``: its tensor-level floor) only when every
+    smaller key has left."""
 
     def __init__(self, problem, cands: list[Candidate], memory: list[Fraction], floor: Fraction,
-                 full: Callable[[Candidate], Fraction]):
-        self.problem, self.cands, self.memory, self.floor, self.full = problem, cands, memory, floor, full
+                 tensor: Callable[[Candidate], Fraction]):
+        self.problem, self.cands, self.memory, self.floor, self.tensor = problem, cands, memory, floor, tensor
         batch = problem.dims.batch
         self._heap = []
         for i, c in enumerate(cands):
@@ -53,7 +55,7 @@ class BoundOrder:
         if stage == 1:
             return key + data_floor_s(self.problem, c) + alltoall_floor_s(self.problem, c)
         self.computed += 1
-        return self.full(c)
+        return key + self.tensor(c)
 
     def _next(self) -> bool:
         """Move the entry with the least time bound left to ``done`` (False: none left)."""

@@ -20,7 +20,8 @@ from typing import Callable
 from ..core.solution import Status
 from ..core.llm_calibration import efficiency_for
 from .deadline import past
-from .llm_bounds import compute_floor_s, memory_floor_bytes, network_flops, routed_floor_elements, time_bound_s
+from .llm_bounds import (compute_floor_s, memory_floor_bytes, network_flops, routed_floor_elements, tensor_floor_s,
+                         time_bound_s)
 from .llm_cuts import memory_cut
 from .llm_order import BoundOrder
 from .llm_space import Candidate, LlmSpace, candidates
@@ -125,7 +126,8 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     floor = compute_floor_s(network_flops(problem.network), cluster.gpus, cluster.gpu.peak_TFLOPS, eff)
     types = TypeChooser(problem, space)
     memory = _memory_floors(problem, cands)
-    order = BoundOrder(problem, cands, memory, floor, lambda c: time_bound(problem, c, floor, types))
+    order = BoundOrder(problem, cands, memory, floor,
+                       lambda c: tensor_floor_s(problem, c, block_floor(problem, c, types)))
     fitting = sum(1 for mf in memory if not (prune and mf > capacity))
     best: Scored | None = None
     scored: list[Scored] = []
@@ -310,7 +312,8 @@ def _uniform_key(c: Candidate) -> tuple[int, int, int]:
     return (c.degrees.tensor, c.degrees.pipeline, c.degrees.expert)
 
 
-def _report_extra(problem, keyed: "BoundOrder | list", scored, types, evaluate, pace: "_Pace | float | None") -> list[Scored]:
+def _report_extra(problem, keyed: "BoundOrder | list", scored, types, evaluate,
+                  pace: "_Pace | float | None") -> list[Scored]:
     """For "why not the others": the lowest-bound candidates of (t, p) pairs no scored candidate has,
     each pair's best of those tied at its lowest bound (ZeRO 0 and 1 share a bound: a tie on time goes
     to the smaller memory, as ``_better``'s); none started that would end past the deadline (a pair

@@ -13,7 +13,7 @@ from explorer.frontends import load_cluster
 from explorer.frontends.transformer_problem import llm_problem
 from explorer.frontends.transformer_source import load_transformer
 from explorer.solvers import llm_search as S
-from explorer.solvers.llm_bounds import compute_floor_s, memory_floor_bytes, network_flops
+from explorer.solvers.llm_bounds import compute_floor_s, memory_floor_bytes, network_flops, tensor_floor_s
 from explorer.solvers.llm_order import BoundOrder
 from explorer.solvers.llm_space import LlmSpace, candidates
 
@@ -38,7 +38,7 @@ def test_lazy_order_is_the_sorted_order(case):
     problem, _space, cands, floor, types, memory = _setup(*case)
     eager = sorted(((S.time_bound(problem, c, floor, types), memory[i], i, c) for i, c in enumerate(cands)),
                    key=lambda x: (x[0], x[2]))
-    order = BoundOrder(problem, cands, memory, floor, lambda c: S.time_bound(problem, c, floor, types))
+    order = BoundOrder(problem, cands, memory, floor, lambda c: tensor_floor_s(problem, c, S.block_floor(problem, c, types)))
     assert list(order) == eager and order.computed == len(cands)
 
 
@@ -49,7 +49,7 @@ def test_lazy_order_prefix_and_through(case):
     problem, _space, cands, floor, types, memory = _setup(*case)
     eager = sorted(((S.time_bound(problem, c, floor, types), memory[i], i, c) for i, c in enumerate(cands)),
                    key=lambda x: (x[0], x[2]))
-    order = BoundOrder(problem, cands, memory, floor, lambda c: S.time_bound(problem, c, floor, types))
+    order = BoundOrder(problem, cands, memory, floor, lambda c: tensor_floor_s(problem, c, S.block_floor(problem, c, types)))
     k = len(cands) // 5
     got = [x for _, x in zip(range(k), order)]
     assert got == eager[:k] and order.computed < len(cands)
