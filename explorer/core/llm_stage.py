@@ -112,6 +112,8 @@ class Parts:
     pre: PartCost
     post: PartCost
     block_nodes: tuple[Layer, ...]  # with a mixture of experts' router (``llm_experts.router_layer``)
+    block_model_flops: int = 0  # one block's training FLOPs a micro-batch, no recompute
+    block_recompute_flops: int = 0  # one block's recompute forward FLOPs a micro-batch
 
 
 _MEMO: dict = {}  # (id(network), id(cluster), dims, t, sequence_parallel, b, types, recompute) -> (network, cluster, Parts)
@@ -201,7 +203,8 @@ def _part_costs(problem: LlmProblem, layout: LlmLayout) -> Parts:
                tensor_amounts(net, parts.pre, pre_t, t, b, reduce_scatter=sp))
     post_nodes = tuple(net.layers[k] for k in parts.post) + head
     post = cost(sum(training_flops(x, b) for x in post_nodes), post_amounts(problem, types[-1], t, b, sp))
-    return Parts(block, pre, post, flop_nodes)
+    return Parts(block, pre, post, flop_nodes, sum(training_flops(x, b) for x in flop_nodes),
+                 recompute_forward(flop_nodes, b, layout.recompute))
 
 
 @functools.lru_cache(maxsize=1024)  # pure; layouts differing in the ZeRO stage alone share a cut
@@ -362,9 +365,8 @@ def step_parts(problem: LlmProblem, layout: LlmLayout, x: Fraction) -> StepParts
         w = n * parts.block.weights_s + (parts.pre.weights_s if s == 0 else 0) + (parts.post.weights_s if s == p - 1 else 0)
         data.append(data_seconds(problem, layout, params[s], expert_params(problem, n)) + w)
     whole = par.data * m  # micro-batches in the step, over all data ranks
-    model = (dims.layers * sum(training_flops(x_, b) for x_ in parts.block_nodes)
-             + (parts.pre.flops + parts.post.flops)) * whole
-    recompute = dims.layers * recompute_forward(parts.block_nodes, b, layout.recompute) * whole
+    model = (dims.layers * parts.block_model_flops + (parts.pre.flops + parts.post.flops)) * whole
+    recompute = dims.layers * parts.block_recompute_flops * whole
     return StepParts(tuple(cut), tuple(n * layer_a + extra_a[s] for s, n in enumerate(cut)),
                      tuple(n * parts.block.tensor_s + (parts.pre.tensor_s if s == 0 else 0)
                            + (parts.post.tensor_s if s == p - 1 else 0) for s, n in enumerate(cut)),
