@@ -341,7 +341,25 @@ def stage_params(problem: LlmProblem, stage_layers: tuple[int, ...]) -> tuple[in
 
 def step_parts(problem: LlmProblem, layout: LlmLayout, x: Fraction) -> StepParts:
     """The step's parts; the stage cut (when the layout gives none) is the exact min-max one at
-    ``x`` = 1/efficiency."""
+    ``x`` = 1/efficiency. Memoised per problem; ZeRO 0 and 1 share an entry (the ZeRO stage enters
+    only ``data_seconds``, where the two send the same)."""
+    zero = ZeroStage.ZERO0 if layout.zero is ZeroStage.ZERO1 else layout.zero
+    key = (id(problem), layout.parallelism, layout.micro_batch, layout.recompute, zero, layout.stage_layers,
+           layout.tensor_types, layout.virtual_stages, x)
+    hit = _STEPS.get(key)
+    if hit is not None and hit[0] is problem:
+        return hit[1]
+    out = _step_parts(problem, layout, x)
+    if len(_STEPS) >= _MEMO_SIZE:
+        _STEPS.clear()
+    _STEPS[key] = (problem, out)
+    return out
+
+
+_STEPS: dict = {}  # (id(problem), the layout's fields with ZeRO 1 as 0, x) -> (problem, StepParts)
+
+
+def _step_parts(problem: LlmProblem, layout: LlmLayout, x: Fraction) -> StepParts:
     check_layout(problem, layout)
     par, dims, gpu = layout.parallelism, problem.dims, problem.cluster.gpu
     t, p, v, b = par.tensor, par.pipeline, layout.virtual_stages, layout.micro_batch

@@ -16,7 +16,25 @@ from .llm_problem import LlmLayout, LlmProblem
 
 def stage_memories(problem: LlmProblem, layout: LlmLayout, cut: tuple[int, ...],
                    params: tuple[int, ...]) -> tuple[MemoryBreakdown, ...]:
-    """Bytes per GPU of each stage of ``cut`` holding ``params`` parameters."""
+    """Bytes per GPU of each stage of ``cut`` holding ``params`` parameters. Memoised per problem on
+    what it reads of the layout (not the block's types, which layouts scored for their types differ in alone)."""
+    key = (id(problem), layout.parallelism, layout.micro_batch, layout.recompute, layout.zero, layout.virtual_stages,
+           cut, params)
+    hit = _MEMO.get(key)
+    if hit is not None and hit[0] is problem:
+        return hit[1]
+    if len(_MEMO) >= 4096:
+        _MEMO.clear()
+    out = _stage_memories(problem, layout, cut, params)
+    _MEMO[key] = (problem, out)
+    return out
+
+
+_MEMO: dict = {}  # (id(problem), degrees, b, recompute, zero, v, cut, params) -> (problem, memories)
+
+
+def _stage_memories(problem: LlmProblem, layout: LlmLayout, cut: tuple[int, ...],
+                    params: tuple[int, ...]) -> tuple[MemoryBreakdown, ...]:
     par, dims = layout.parallelism, problem.dims
     t, p, v, b = par.tensor, par.pipeline, layout.virtual_stages, layout.micro_batch
     m = dims.batch // (par.data * b)
