@@ -13,6 +13,7 @@ data-level time (not overlapped with compute).
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -225,12 +226,16 @@ def stage_cut(layers: int, pipeline: int, per_layer: Fraction, extras: tuple[Fra
         base, rest = divmod(layers, pipeline)
         return tuple(base + (1 if s < rest else 0) for s in range(pipeline))
 
-    distinct = sorted(set(extras))
-    which = [distinct.index(e) for e in extras]
+    # in integers over a common denominator D (the same floors and comparisons, no Fraction arithmetic)
+    D = math.lcm(Fraction(per_layer).denominator, *(Fraction(e).denominator for e in extras))
+    P = int(Fraction(per_layer) * D)
+    ext = [int(Fraction(e) * D) for e in extras]
+    distinct = sorted(set(ext))
+    which = [distinct.index(e) for e in ext]
     count = [which.count(i) for i in range(len(distinct))]
 
-    def caps(T: Fraction) -> list[int] | None:
-        cap = [min(layers, int((T - e) // per_layer)) if T >= e else 0 for e in distinct]
+    def caps(T: int) -> list[int] | None:
+        cap = [min(layers, (T - e) // P) if T >= e else 0 for e in distinct]
         if cap[-1] < 1 or sum(c * n for c, n in zip(cap, count)) < layers:
             return None
         return [cap[i] for i in which]
@@ -238,21 +243,21 @@ def stage_cut(layers: int, pipeline: int, per_layer: Fraction, extras: tuple[Fra
     best = None
     for e in distinct:
         lo, hi = 1, layers  # T = layers x per_layer + max(extras) is always feasible; search the least n
-        if caps(hi * per_layer + e) is None:
+        if caps(hi * P + e) is None:
             continue
         while lo < hi:
             mid = (lo + hi) // 2
-            if caps(mid * per_layer + e) is None:
+            if caps(mid * P + e) is None:
                 lo = mid + 1
             else:
                 hi = mid
-        T = lo * per_layer + e
+        T = lo * P + e
         best = T if best is None or T < best else best
     assert best is not None
     cut = caps(best)
     assert cut is not None
     while sum(cut) > layers:
-        s = max((s for s in range(pipeline) if cut[s] > 1), key=lambda s: (cut[s] * per_layer + extras[s], -s))
+        s = max((s for s in range(pipeline) if cut[s] > 1), key=lambda s: (cut[s] * P + ext[s], -s))
         cut[s] -= 1
     return tuple(cut)
 
