@@ -181,14 +181,18 @@ def block_floor(problem, cand: Candidate, types) -> Fraction:
     space (``llm_stage.block_amounts`` at micro-batch 1): the least of the periodic per-last-type
     minima (``llm_types``: every layer is charged the template block with the same types), or
     Megatron's block when the types are not searched (always for a mixture of experts, whose layer
-    also sends its routed tokens' extra copies: ``llm_bounds.routed_floor_elements``); 0 at t = 1."""
+    also sends its routed tokens' extra copies: ``llm_bounds.routed_floor_elements``); 0 at t = 1.
+    Memoised in ``types.memo`` on what it reads: t, e, whether b is a multiple of t, the recompute."""
     if cand.degrees.tensor == 1:
         return Fraction(0)
-    layout = make_layout(problem, cand, None)
-    bt = types.block_types(cand, layout)
-    if bt is not None:
-        return min(o.best.amount for o in bt.options)
-    return _megatron_block(problem, cand, layout, types) + routed_floor_elements(problem, cand)
+    deg = cand.degrees  # what the floor reads of the candidate (``TypeChooser.key``, the routed copies)
+    key = ("floor", deg.tensor, deg.expert, cand.micro_batch % deg.tensor == 0, cand.recompute)
+    if key not in types.memo:
+        layout = make_layout(problem, cand, None)
+        bt = types.block_types(cand, layout)
+        types.memo[key] = min(o.best.amount for o in bt.options) if bt is not None else \
+            _megatron_block(problem, cand, layout, types) + routed_floor_elements(problem, cand)
+    return types.memo[key]
 
 
 def _megatron_block(problem, cand: Candidate, layout, types) -> Fraction:

@@ -203,6 +203,7 @@ class BlockTypes:
     def __init__(self, options: tuple[LastTypeOption, ...], megatron: tuple[PartitionType, ...],
                  model: BlockModel | None = None, relaxed: Fraction | None = None):
         self.options, self.megatron, self._model, self._relaxed = options, megatron, model, relaxed
+        self._pareto: tuple[LastTypeOption, ...] | None = None
 
     @property
     def relaxed(self) -> Fraction:
@@ -213,7 +214,12 @@ class BlockTypes:
 
     def pareto(self) -> tuple[LastTypeOption, ...]:
         """The options no other beats on both the block's amount and the head's (at a fixed cut and
-        schedule the step is non-decreasing in both, so one of these is fastest)."""
+        schedule the step is non-decreasing in both, so one of these is fastest). Computed once."""
+        if self._pareto is None:
+            self._pareto = self._find_pareto()
+        return self._pareto
+
+    def _find_pareto(self) -> tuple[LastTypeOption, ...]:
         out: list[LastTypeOption] = []
         for o in self.options:
             if not any(p.best.amount <= o.best.amount and p.post <= o.post

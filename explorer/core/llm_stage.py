@@ -169,7 +169,20 @@ def post_amounts(problem: LlmProblem, last_type: PartitionType, t: int, micro_ba
                  sequence_parallel: bool) -> TensorAmounts:
     """What one GPU sends at the tensor level for the part after the last block (final norm, head;
     a tied head's logit layer as an explicit fc node of type III) for one micro-batch, fed by the
-    last block's last node of type ``last_type``."""
+    last block's last node of type ``last_type``. Memoised per problem."""
+    key = (id(problem), "post", last_type, t, micro_batch, sequence_parallel)
+    hit = _DATA.get(key)
+    if hit is not None and hit[0] is problem:
+        return hit[1]
+    if len(_DATA) >= _MEMO_SIZE:
+        _DATA.clear()
+    out = _post_amounts(problem, last_type, t, micro_batch, sequence_parallel)
+    _DATA[key] = (problem, out)
+    return out
+
+
+def _post_amounts(problem: LlmProblem, last_type: PartitionType, t: int, micro_batch: int,
+                  sequence_parallel: bool) -> TensorAmounts:
     net, dims = problem.network, problem.dims
     parts = block_parts(net, dims.layers)
     _pre_t, post_t = edge_types(net, parts)
@@ -295,7 +308,8 @@ def data_seconds(problem: LlmProblem, layout: LlmLayout, stage_params: int | Fra
     return out
 
 
-_DATA: dict = {}  # (id(problem), t, d, e, zero, ZeRO-3's (b, full), params, expert params) -> (problem, seconds)
+_DATA: dict = {}  # (id(problem), t, d, e, zero, ZeRO-3's (b, full), params, expert params) -> (problem, seconds);
+# also post_amounts' (id(problem), "post", ...) -> (problem, amounts)
 
 
 def _data_seconds(problem: LlmProblem, layout: LlmLayout, stage_params: int | Fraction,
