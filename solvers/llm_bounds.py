@@ -8,7 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..core.comm import training_flops
-from ..core.llm_memory import model_state_bytes
+from ..core.llm_memory import Recompute, ZeroStage, model_state_bytes
 from .llm_space import Candidate
 
 TERA = 10**12
@@ -25,46 +25,59 @@ def compute_floor_s(flops: int, gpus: int, peak_TFLOPS: Fraction, efficiency: Fr
 
 
 def data_floor_s(problem, cand: Candidate) -> Fraction:
-    """A lower bound of the step's data-level time: ``llm_stage.data_seconds`` at the mean stage's parameters."""
-    return _layout_terms(problem, cand)[0]
+    """A lower bound of the step's data-level time: ``llm_stage.data_seconds`` at the mean stage's
+    parameters (memoised per problem: ``_memo``)."""
+    deg, zero3 = cand.degrees, cand.zero is ZeroStage.ZERO3
+    # what data_seconds reads: the degrees, the ZeRO stage, and only under ZeRO-3 the micro-batches and full recompute
+    key = ("data", deg, cand.zero) + ((cand.micro_batch, cand.recompute is Recompute.FULL) if zero3 else ())
+    return _memo(problem, key, lambda: _data_floor(problem, cand))
+
+
+def _data_floor(problem, cand: Candidate) -> Fraction:
+    from ..core.llm_stage import data_seconds
+
+    deg, pc = cand.degrees, problem.params
+    return data_seconds(problem, _layout(cand), Fraction(pc.total, deg.pipeline),
+                        Fraction(pc.layers * pc.expert_per_layer, deg.pipeline))
 
 
 def alltoall_floor_s(problem, cand: Candidate) -> Fraction:
     """A mixture of experts under expert parallelism: (m + (p - 1)/v) x the mean stage's L / p
     layers' all-to-alls a micro-batch (``llm_experts.alltoall_seconds``, 0 when dense or e = 1)."""
-    if cand.degrees.expert == 1:
-        return Fraction(0)
-    m = cand.microbatches(problem.dims.batch)
-    return (m + cand.fill()) * Fraction(problem.dims.layers, cand.degrees.pipeline) * _layout_terms(problem, cand)[1]
-
-
-_TERMS: dict = {}  # (id(problem), degrees, b, recompute, zero) -> (problem, (data floor, all-to-all seconds))
-
-
-def _layout_terms(problem, cand: Candidate) -> tuple[Fraction, Fraction]:
-    """The mean stage's data-level seconds and one layer's all-to-alls a micro-batch of the
-    candidate's layout, memoised per problem: neither reads the schedule (v), which many
-    candidates differ in alone."""
     deg = cand.degrees
-    key = (id(problem), deg, cand.micro_batch, cand.recompute, cand.zero)
-    hit = _TERMS.get(key)
-    if hit is not None and hit[0] is problem:
-        return hit[1]
+    if deg.expert == 1:
+        return Fraction(0)
     from ..core.llm_experts import alltoall_seconds
+
+    # what alltoall_seconds reads: t, e, the micro-batch, and whether the recompute is full
+    key = ("alltoall", deg.tensor, deg.expert, cand.micro_batch, cand.recompute is Recompute.FULL)
+    per_layer = _memo(problem, key, lambda: alltoall_seconds(problem, _layout(cand)))
+    m = cand.microbatches(problem.dims.batch)
+    return (m + cand.fill()) * Fraction(problem.dims.layers, deg.pipeline) * per_layer
+
+
+def _layout(cand: Candidate):
     from ..core.llm_memory import Parallelism
     from ..core.llm_problem import LlmLayout
-    from ..core.llm_stage import data_seconds
 
-    layout = LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data, expert=deg.expert), cand.micro_batch,
-                       cand.recompute, cand.zero)
-    pc = problem.params
-    data = data_seconds(problem, layout, Fraction(pc.total, deg.pipeline),
-                        Fraction(pc.layers * pc.expert_per_layer, deg.pipeline))
-    terms = (data, alltoall_seconds(problem, layout) if deg.expert > 1 else Fraction(0))
-    if len(_TERMS) >= 8192:
-        _TERMS.clear()
-    _TERMS[key] = (problem, terms)
-    return terms
+    deg = cand.degrees
+    return LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data, expert=deg.expert), cand.micro_batch,
+                     cand.recompute, cand.zero, virtual_stages=cand.virtual)
+
+
+_MEMO: dict = {}  # (id(problem), what the term reads) -> (problem, value)
+
+
+def _memo(problem, key: tuple, compute) -> Fraction:
+    full = (id(problem),) + key
+    hit = _MEMO.get(full)
+    if hit is not None and hit[0] is problem:
+        return hit[1]
+    if len(_MEMO) >= 8192:
+        _MEMO.clear()
+    value = compute()
+    _MEMO[full] = (problem, value)
+    return value
 
 
 def routed_floor_elements(problem, cand: Candidate) -> Fraction:

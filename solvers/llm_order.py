@@ -6,7 +6,8 @@ above the best plan, or at its time limit: most candidates' bounds are never rea
 candidate enters a heap under a cheap lower bound of its time bound and is refined, in stages,
 only when it reaches the top:
 
-0. the compute at the calibrated efficiency with the pipeline's bubble (``floor (m + (p-1)/v) / m``);
+0. the compute at the calibrated efficiency with the pipeline's bubble (``floor (m + (p-1)/v) / m``),
+   one heap entry for every candidate of the same (m, p, v);
 1. plus its data-level floor and a mixture's all-to-alls (``llm_bounds.data_floor_s``,
    ``alltoall_floor_s``);
 2. plus its tensor-level floor (``tensor``: ``llm_bounds.tensor_floor_s`` with the block's floor,
@@ -39,10 +40,12 @@ class BoundOrder:
                  tensor: Callable[[Candidate], Fraction]):
         self.problem, self.cands, self.memory, self.floor, self.tensor = problem, cands, memory, floor, tensor
         batch = problem.dims.batch
-        self._heap = []
+        groups: dict[tuple[int, int, int], list[int]] = {}  # stage 0 reads (m, p, v) alone: one entry a group
         for i, c in enumerate(cands):
-            m = c.microbatches(batch)
-            self._heap.append((floor * (m + c.fill()) / m, i, 0))
+            groups.setdefault((c.microbatches(batch), c.degrees.pipeline, c.virtual), []).append(i)
+        self._groups = {members[0]: members for members in groups.values()}  # by its least index
+        self._heap = [(floor * Fraction(m * v + p - 1, m * v), members[0], 0)  # floor (m + (p - 1)/v) / m
+                      for (m, p, v), members in groups.items()]
         heapq.heapify(self._heap)
         self.done: list[tuple[Fraction, Fraction, int, Candidate]] = []  # left the heap, in order
         self.computed = 0  # time bounds computed (stage 2)
@@ -50,23 +53,25 @@ class BoundOrder:
     def __len__(self) -> int:
         return len(self.cands)
 
-    def _key(self, i: int, stage: int, key: Fraction) -> Fraction:
-        c = self.cands[i]
-        if stage == 1:
-            return key + data_floor_s(self.problem, c) + alltoall_floor_s(self.problem, c)
-        self.computed += 1
-        return key + self.tensor(c)
-
     def _next(self) -> bool:
-        """Move the entry with the least time bound left to ``done`` (False: none left)."""
-        heap = self._heap
+        """Move the entry with the least time bound left to ``done`` (False: none left). A group's
+        entry (stage 0, under its least index: no member's key is below it) gives way to its
+        members at stage 1."""
+        heap, problem = self._heap, self.problem
         while heap:
             key, i, stage = heap[0]
             if stage == FULL:
                 heapq.heappop(heap)
                 self.done.append((key, self.memory[i], i, self.cands[i]))
                 return True
-            heapq.heapreplace(heap, (self._key(i, stage + 1, key), i, stage + 1))
+            if stage == 1:
+                self.computed += 1
+                heapq.heapreplace(heap, (key + self.tensor(self.cands[i]), i, FULL))
+                continue
+            heapq.heappop(heap)
+            for j in self._groups.pop(i):
+                c = self.cands[j]
+                heapq.heappush(heap, (key + data_floor_s(problem, c) + alltoall_floor_s(problem, c), j, 1))
         return False
 
     def __iter__(self) -> Iterator[tuple[Fraction, Fraction, int, Candidate]]:

@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Callable
 
 from ..core.solution import Status
+from ..core.llm_memory import Recompute
 from ..core.llm_calibration import efficiency_for
 from .deadline import past
 from .llm_bounds import (compute_floor_s, memory_floor_bytes, network_flops, routed_floor_elements, tensor_floor_s,
@@ -141,10 +142,13 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
             break
         if scored and pace.over():
             unresolved, unresolved_bound = fitting - n, tf
+            rescue = None if best is not None else _rescue(problem, cands, memory, capacity, scored, types, evaluate)
+            if rescue is not None:  # one more score: a plan with a bound rather than none
+                scored.append(rescue)
+                unresolved -= 1
+                best = rescue if rescue.fits else None
             break
-        s = pace.timed(_score, problem, cand, types, evaluate)
-        if s.evaluation.efficiency != eff:
-            raise ValueError(f"evaluate_llm used efficiency {s.evaluation.efficiency}, the bounds {eff}")
+        s = _checked(pace.timed(_score, problem, cand, types, evaluate), eff)
         scored.append(s)
         if s.fits and (best is None or _better(s, best)):
             best = s
@@ -161,6 +165,25 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
                            unresolved, capacity, smallest, runners_up(best, scored + extra),
                            time.perf_counter() - start, space, floor, tuple(scored),
                            min(memory, default=None), space.search_types, time_limit_s)
+
+
+def _checked(s: Scored, eff) -> Scored:
+    if s.evaluation.efficiency != eff:
+        raise ValueError(f"evaluate_llm used efficiency {s.evaluation.efficiency}, the bounds {eff}")
+    return s
+
+
+def _rescue(problem, cands: list[Candidate], memory: list[Fraction], capacity, scored: list[Scored], types,
+            evaluate) -> Scored | None:
+    """The time limit struck with no plan: the last scored layout's degrees, micro-batch and schedule
+    under full recomputation and the ZeRO stage of least memory (the variant most likely to fit),
+    scored (None: no such candidate left unscored within the memory bound)."""
+    last, have = scored[-1].candidate, {s.candidate for s in scored}
+    pick = [(memory[i], i) for i, c in enumerate(cands)
+            if c.recompute is Recompute.FULL and c.degrees == last.degrees and c.micro_batch == last.micro_batch
+            and c.virtual == last.virtual and memory[i] <= capacity and c not in have]
+    return _checked(_score(problem, cands[min(pick)[1]], types, evaluate), scored[-1].evaluation.efficiency) \
+        if pick else None
 
 
 def _memory_floors(problem, cands: list[Candidate]) -> list[Fraction]:
