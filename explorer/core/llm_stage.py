@@ -389,7 +389,9 @@ def _step_parts(problem: LlmProblem, layout: LlmLayout, x: Fraction) -> StepPart
     extra_a = [Fraction(0)] * p
     extra_a[0] += parts.pre.flops * unit
     extra_a[-1] += parts.post.flops * unit
-    extra_k = [q * p2p_sends(s, p, v) for s in range(p)]
+    sends = [q * k for k in (p2p_sends(0, p, v), p2p_sends(min(1, p - 1), p, v), p2p_sends(p - 1, p, v))]
+    p2p = [sends[0]] + [sends[1]] * (p - 2) + [sends[2]] * (p > 1)  # q * p2p_sends(s, p, v): first, middle, last
+    extra_k = list(p2p)
     extra_k[0] += parts.pre.tensor_s
     extra_k[-1] += parts.post.tensor_s
     layer_a = parts.block.flops * unit
@@ -397,15 +399,19 @@ def _step_parts(problem: LlmProblem, layout: LlmLayout, x: Fraction) -> StepPart
     cut = layout.stage_layers or uniform or stage_cut(dims.layers, p, layer_a * x + parts.block.tensor_s,
                                            tuple(a * x + k for a, k in zip(extra_a, extra_k)))
     params = stage_params(problem, cut)
-    data = []
+    per: dict = {}  # a stage's terms read its layers, its parameters and whether it is the first or the last
     for s, n in enumerate(cut):
-        w = n * parts.block.weights_s + (parts.pre.weights_s if s == 0 else 0) + (parts.post.weights_s if s == p - 1 else 0)
-        data.append(data_seconds(problem, layout, params[s], expert_params(problem, n)) + w)
+        first, last = s == 0, s == p - 1
+        if (n, params[s], first, last) not in per:
+            w = n * parts.block.weights_s + (parts.pre.weights_s if first else 0) + (parts.post.weights_s if last else 0)
+            per[n, params[s], first, last] = (
+                n * layer_a + extra_a[s],
+                n * parts.block.tensor_s + (parts.pre.tensor_s if first else 0) + (parts.post.tensor_s if last else 0),
+                data_seconds(problem, layout, params[s], expert_params(problem, n)) + w)
+    terms = [per[n, params[s], s == 0, s == p - 1] for s, n in enumerate(cut)]
     whole = par.data * m  # micro-batches in the step, over all data ranks
     model = (dims.layers * parts.block_model_flops + (parts.pre.flops + parts.post.flops)) * whole
     recompute = dims.layers * parts.block_recompute_flops * whole
-    return StepParts(tuple(cut), tuple(n * layer_a + extra_a[s] for s, n in enumerate(cut)),
-                     tuple(n * parts.block.tensor_s + (parts.pre.tensor_s if s == 0 else 0)
-                           + (parts.post.tensor_s if s == p - 1 else 0) for s, n in enumerate(cut)),
-                     tuple(q * p2p_sends(s, p, v) for s in range(p)), tuple(data), m, Fraction(p - 1, v),
+    return StepParts(tuple(cut), tuple(x_[0] for x_ in terms), tuple(x_[1] for x_ in terms), tuple(p2p),
+                     tuple(x_[2] for x_ in terms), m, Fraction(p - 1, v),
                      model, recompute, dims.tied_head)

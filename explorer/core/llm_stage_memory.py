@@ -43,8 +43,12 @@ def _stage_memories(problem: LlmProblem, layout: LlmLayout, cut: tuple[int, ...]
     sbh = Fraction(dims.seq * b * dims.hidden, t)
     gated = has_gated_mlp(problem.network, dims.layers)
     transient = _recompute_transient(tok, dims, par, layout.recompute, gated)
-    out = []
+    out, seen = [], {}  # a stage's memory reads its layers, parameters, micro-batches in flight, first or last
     for s, n in enumerate(cut):
+        key = (n, params[s], min(p - s, m), s == 0, s == p - 1)
+        if key in seen:
+            out.append(seen[key])
+            continue
         experts = n * problem.params.expert_per_layer  # expert parallelism divides these (e ways)
         mem = stage_memory(params[s] - experts, n, tok, par, m, stage=s, recompute=layout.recompute, zero=layout.zero)
         act = mem.activations
@@ -63,7 +67,8 @@ def _stage_memories(problem: LlmProblem, layout: LlmLayout, cut: tuple[int, ...]
             unit = _largest_unit(problem, s, p, par.expert)
             weights += 2 * unit / t
             grads += 2 * unit / t
-        out.append(MemoryBreakdown(weights, grads, mem.optimizer + eo, act))
+        seen[key] = MemoryBreakdown(weights, grads, mem.optimizer + eo, act)
+        out.append(seen[key])
     return tuple(out)
 
 
