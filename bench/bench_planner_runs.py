@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -38,11 +39,11 @@ def cases() -> list[tuple[str, tuple[str, ...], float | None]]:
 
 
 def status_of(explore: list[str], args: tuple[str, ...], env) -> str:
-    """The run's status line (its first words), from one more run."""
+    """The run's status and layouts scored, from one more run."""
     out = subprocess.run([*explore, *args], capture_output=True, text=True, env=env).stdout
     line = next((x for x in out.splitlines() if x.startswith("status:")), "")
-    return line.split(",")[0].replace("status: ", "") + (" (" + line.split("(")[1].split(":")[0] + ")"
-                                                          if "scored" in line and "(" in line else "")
+    scored = re.search(r"([\d,]+) scored", line)
+    return line.split()[1].rstrip(",") + (f", {scored.group(1)} scored" if scored else "") if line else "?"
 
 
 def main() -> None:
