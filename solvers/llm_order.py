@@ -31,6 +31,20 @@ from .llm_space import Candidate
 FULL = 2  # the stage whose key is the time bound
 
 
+class _Entry:
+    """A heap entry: ``key`` (a Fraction), then the candidate's index; compared in integers (the
+    keys' cross products), as the tuple ``(key, i)`` would be, without its Fraction equality test."""
+
+    __slots__ = ("key", "n", "d", "i", "stage")
+
+    def __init__(self, key: Fraction, i: int, stage: int):
+        self.key, self.n, self.d, self.i, self.stage = key, key.numerator, key.denominator, i, stage
+
+    def __lt__(self, other: "_Entry") -> bool:
+        a, b = self.n * other.d, other.n * self.d
+        return a < b or (a == b and self.i < other.i)
+
+
 class BoundOrder:
     """Candidates ``(time bound, memory bound, index, candidate)`` in increasing (time bound, index),
     each time bound completed (``tensor(candidate)``: its tensor-level floor) only when every
@@ -44,7 +58,7 @@ class BoundOrder:
         for i, c in enumerate(cands):
             groups.setdefault((c.microbatches(batch), c.degrees.pipeline, c.virtual), []).append(i)
         self._groups = {members[0]: members for members in groups.values()}  # by its least index
-        self._heap = [(floor * Fraction(m * v + p - 1, m * v), members[0], 0)  # floor (m + (p - 1)/v) / m
+        self._heap = [_Entry(floor * Fraction(m * v + p - 1, m * v), members[0], 0)  # floor (m + (p - 1)/v) / m
                       for (m, p, v), members in groups.items()]
         heapq.heapify(self._heap)
         self.done: list[tuple[Fraction, Fraction, int, Candidate]] = []  # left the heap, in order
@@ -59,19 +73,23 @@ class BoundOrder:
         members at stage 1."""
         heap, problem = self._heap, self.problem
         while heap:
-            key, i, stage = heap[0]
-            if stage == FULL:
+            top = heap[0]
+            key, i = top.key, top.i
+            if top.stage == FULL:
                 heapq.heappop(heap)
                 self.done.append((key, self.memory[i], i, self.cands[i]))
                 return True
-            if stage == 1:
+            if top.stage == 1:
                 self.computed += 1
-                heapq.heapreplace(heap, (key + self.tensor(self.cands[i]), i, FULL))
+                heapq.heapreplace(heap, _Entry(key + self.tensor(self.cands[i]), i, FULL))
                 continue
             heapq.heappop(heap)
             for j in self._groups.pop(i):
                 c = self.cands[j]
-                heapq.heappush(heap, (key + data_floor_s(problem, c) + alltoall_floor_s(problem, c), j, 1))
+                k1 = key + data_floor_s(problem, c)
+                if c.degrees.expert > 1:  # else no all-to-alls (alltoall_floor_s is 0)
+                    k1 += alltoall_floor_s(problem, c)
+                heapq.heappush(heap, _Entry(k1, j, 1))
         return False
 
     def __iter__(self) -> Iterator[tuple[Fraction, Fraction, int, Candidate]]:
@@ -83,7 +101,7 @@ class BoundOrder:
 
     def through(self, bound: Fraction) -> list[tuple[Fraction, Fraction, int, Candidate]]:
         """``done`` with every candidate whose time bound is at most ``bound`` in it."""
-        while self._heap and self._heap[0][0] <= bound:
+        while self._heap and self._heap[0].key <= bound:
             if not self._next():
                 break
         return self.done
