@@ -6,7 +6,7 @@ import random
 from dataclasses import replace
 from fractions import Fraction
 
-from explorer.core import llm_stage, llm_stage_memory
+from explorer.core import llm_stage, llm_stage_memory, llm_step
 from explorer.core.llm_block import block_parts
 from explorer.core.llm_memory import Parallelism, Recompute, ZeroStage
 from explorer.core.llm_problem import LlmLayout
@@ -72,6 +72,8 @@ def _fresh(problem, layout):
     llm_stage._STEPS.clear()
     llm_stage_memory._MEMO.clear()
     stage_cut.cache_clear()
+    llm_step._TIMES.clear()
+    llm_step._WORST.clear()
     return evaluate_llm(problem, layout)
 
 
