@@ -251,6 +251,10 @@ def tensor_amounts(network: Network, nodes: tuple[int, ...], types: tuple[Partit
     whole = _amounts(subnetwork(network, nodes, extra, lead, micro_batch), row, t, micro_batch, reduce_scatter)
     if lead is None:
         return whole
-    alone = _amounts(subnetwork(network, (), (), lead, micro_batch), (lead_type,), t, micro_batch, reduce_scatter)
+    facts, key = _facts(network), ("alone", lead, lead_type, t, micro_batch, reduce_scatter)
+    if key not in facts:  # the lead's own exchange: the same for every type of the part's nodes
+        facts[key] = _amounts(subnetwork(network, (), (), lead, micro_batch), (lead_type,), t, micro_batch,
+                              reduce_scatter)
+    alone = facts[key]
     return TensorAmounts(whole.activations - alone.activations, whole.weights - alone.weights,
                          whole.forward - alone.forward)
