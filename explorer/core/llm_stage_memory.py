@@ -54,20 +54,24 @@ def _stage_memories(problem: LlmProblem, layout: LlmLayout, cut: tuple[int, ...]
         act = mem.activations
         if gated:  # a LLaMA layer (or a mixture of experts): its own count in place of the GPT layer's
             act = n * in_flight_microbatches(s, p, m) * _gated_layer(tok, dims, par, layout.recompute)
-        act *= interleave
-        if n:
+        if v > 1:
+            act *= interleave
+        if n and transient:
             act += transient
         if s == 0:
             act += sbh * in_flight_microbatches(0, p, m)
         if s == p - 1:
             act += 4 * sbh * (1 + Fraction(dims.vocab, dims.hidden))
-        ew, eg, eo = model_state_bytes(Fraction(experts, t * par.expert), par.data // par.expert, layout.zero)
-        weights, grads = mem.weights + ew, mem.gradients + eg
+        if experts:
+            ew, eg, eo = model_state_bytes(Fraction(experts, t * par.expert), par.data // par.expert, layout.zero)
+            weights, grads, optimizer = mem.weights + ew, mem.gradients + eg, mem.optimizer + eo
+        else:  # a dense model: no expert states to add
+            weights, grads, optimizer = mem.weights, mem.gradients, mem.optimizer
         if layout.zero is ZeroStage.ZERO3 and par.data > 1:
             unit = _largest_unit(problem, s, p, par.expert)
             weights += 2 * unit / t
             grads += 2 * unit / t
-        seen[key] = MemoryBreakdown(weights, grads, mem.optimizer + eo, act)
+        seen[key] = MemoryBreakdown(weights, grads, optimizer, act)
         out.append(seen[key])
     return tuple(out)
 
