@@ -378,6 +378,16 @@ def step_parts(problem: LlmProblem, layout: LlmLayout, x: Fraction) -> StepParts
 _STEPS: dict = {}  # (id(problem), the layout's fields with ZeRO 1 as 0, x) -> (problem, StepParts)
 
 
+def _extras(extra_a: list[Fraction], extra_k: list[Fraction], x: Fraction) -> tuple[Fraction, ...]:
+    """Each stage's time beyond its layers, ``a x + k``: computed for the first, one middle and the
+    last stage (the middle stages' terms are all the same)."""
+    p = len(extra_a)
+    if p <= 3:
+        return tuple(a * x + k for a, k in zip(extra_a, extra_k))
+    middle = extra_a[1] * x + extra_k[1]
+    return (extra_a[0] * x + extra_k[0],) + (middle,) * (p - 2) + (extra_a[-1] * x + extra_k[-1],)
+
+
 def _step_parts(problem: LlmProblem, layout: LlmLayout, x: Fraction) -> StepParts:
     check_layout(problem, layout)
     par, dims, gpu = layout.parallelism, problem.dims, problem.cluster.gpu
@@ -397,7 +407,7 @@ def _step_parts(problem: LlmProblem, layout: LlmLayout, x: Fraction) -> StepPart
     layer_a = parts.block.flops * unit
     uniform = (dims.layers // p,) * p if v > 1 and layout.stage_layers is None else None  # interleaved: Megatron's cut
     cut = layout.stage_layers or uniform or stage_cut(dims.layers, p, layer_a * x + parts.block.tensor_s,
-                                           tuple(a * x + k for a, k in zip(extra_a, extra_k)))
+                                                      _extras(extra_a, extra_k, x))
     params = stage_params(problem, cut)
     per: dict = {}  # a stage's terms read its layers, its parameters and whether it is the first or the last
     for s, n in enumerate(cut):
