@@ -142,11 +142,8 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
             break
         if scored and pace.over():
             unresolved, unresolved_bound = fitting - n, tf
-            rescue = None if best is not None else _rescue(problem, cands, memory, capacity, scored, types, evaluate)
-            if rescue is not None:  # one more score: a plan with a bound rather than none
-                scored.append(rescue)
-                unresolved -= 1
-                best = rescue if rescue.fits else None
+            if best is None:  # one more score: a plan with a bound rather than none (``_rescue``)
+                best, unresolved = _add_rescue(problem, cands, memory, capacity, scored, types, evaluate, unresolved)
             break
         s = _checked(pace.timed(_score, problem, cand, types, evaluate), eff)
         scored.append(s)
@@ -171,6 +168,15 @@ def _checked(s: Scored, eff) -> Scored:
     if s.evaluation.efficiency != eff:
         raise ValueError(f"evaluate_llm used efficiency {s.evaluation.efficiency}, the bounds {eff}")
     return s
+
+
+def _add_rescue(problem, cands, memory, capacity, scored: list[Scored], types, evaluate, unresolved: int):
+    """(best, unresolved) after ``_rescue``'s score, appended to ``scored`` (as they were without one)."""
+    rescue = _rescue(problem, cands, memory, capacity, scored, types, evaluate)
+    if rescue is None:
+        return None, unresolved
+    scored.append(rescue)
+    return (rescue if rescue.fits else None), unresolved - 1
 
 
 def _rescue(problem, cands: list[Candidate], memory: list[Fraction], capacity, scored: list[Scored], types,
