@@ -28,6 +28,9 @@ VARIANTS = (  # (model, array, extra options): sizes and batches other than the 
     ("gpt3-175b", "dgx-a100", ("--gpus", "1024", "--batch", "1536")),
     ("mixtral-8x7b", "dgx-h100", ("--gpus", "256", "--batch", "512")),
     ("gpt3-18.4b", "dgx-h100", ("--gpus", "512", "--memory", "40")),
+    ("llama3-8b", "dgx-h100", ("--degrees", "t=8,p=2")),  # part of the space fixed
+    ("gpt3-1.7b", "dgx-a100", ("--recompute", "full", "--zero", "1")),
+    ("gpt3-1.7b", "dgx-a100", ("--layout", "megatron", "--degrees", "t=8,p=2")),  # a given layout's variants
 )
 TIMINGS = {("search", "wall_s")}
 TIME_LIMIT = "3600"
@@ -47,7 +50,7 @@ def cases(quick: bool) -> list[tuple[str, tuple[str, ...]]]:
         for array in ARRAYS:
             out.append((model, array, ()))
     out += list(VARIANTS)
-    named = [(f"{m}@{a}" + ("".join(x if x.startswith("--") else f"={x}" for x in extra)),
+    named = [(f"{m}@{a}" + "".join(x if x.startswith("--") else f"={x}" for x in extra).replace(",", "+"),
               ("--model", m, "--array", a, *extra)) for m, a, extra in out]
     return [c for c in named if not quick or not _slow(c[0])]
 
