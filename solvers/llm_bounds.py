@@ -106,9 +106,11 @@ def tensor_floor_s(problem, cand: Candidate, block_elements: Fraction) -> Fracti
         return Fraction(0)
     from ..core.llm_stage import BYTES
 
-    m = cand.microbatches(problem.dims.batch)
-    per_layer = cand.micro_batch * Fraction(block_elements) * BYTES / problem.cluster.bandwidth_Bps(t)
-    return (m + cand.fill()) * Fraction(problem.dims.layers, cand.degrees.pipeline) * per_layer
+    m, p, v = cand.microbatches(problem.dims.batch), cand.degrees.pipeline, cand.virtual
+    block, bw = Fraction(block_elements), Fraction(problem.cluster.bandwidth_Bps(t))
+    # (m + (p - 1)/v) (L / p) b block BYTES / bw, as one fraction of integers (one reduction, the same value)
+    return Fraction((m * v + p - 1) * problem.dims.layers * cand.micro_batch * block.numerator * BYTES * bw.denominator,
+                    v * p * block.denominator * bw.numerator)
 
 
 def time_bound_s(problem, cand: Candidate, floor_s: Fraction, block_elements: Fraction = Fraction(0)) -> Fraction:

@@ -105,3 +105,21 @@ def test_memoised_evaluations_equal_fresh_ones():
         except ValueError as e:
             fresh = str(e)
         assert got == fresh, lay
+
+
+def test_tensor_floor_is_its_formula():
+    """``llm_bounds.tensor_floor_s`` (one fraction of integers) is (m + (p - 1)/v) (L / p) b A BYTES / bw(t)."""
+    from explorer.core.llm_stage import BYTES
+    from explorer.solvers.llm_bounds import tensor_floor_s
+    from explorer.solvers.llm_space import LlmSpace, candidates
+
+    problem = _problem()
+    cl, dims = problem.cluster, problem.dims
+    cands = candidates(LlmSpace(), cl.gpus, cl.gpus_per_node, dims.layers, dims.batch, dims.head_groups, 0)
+    rng = random.Random(7)
+    for c in rng.sample(cands, 200):
+        block = Fraction(rng.randint(1, 10**9), rng.randint(1, 10**4))
+        t = c.degrees.tensor
+        want = Fraction(0) if t == 1 else (c.microbatches(dims.batch) + c.fill()) * Fraction(dims.layers, c.degrees.pipeline) \
+            * (c.micro_batch * block * BYTES / cl.bandwidth_Bps(t))
+        assert tensor_floor_s(problem, c, block) == want
