@@ -8,7 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..core.comm import training_flops
-from ..core.llm_memory import model_state_bytes
+from ..core.llm_memory import Recompute, ZeroStage, model_state_bytes
 from .llm_space import Candidate
 
 TERA = 10**12
@@ -25,33 +25,59 @@ def compute_floor_s(flops: int, gpus: int, peak_TFLOPS: Fraction, efficiency: Fr
 
 
 def data_floor_s(problem, cand: Candidate) -> Fraction:
-    """A lower bound of the step's data-level time: ``llm_stage.data_seconds`` at the mean stage's parameters."""
-    from ..core.llm_memory import Parallelism
-    from ..core.llm_problem import LlmLayout
+    """A lower bound of the step's data-level time: ``llm_stage.data_seconds`` at the mean stage's
+    parameters (memoised per problem: ``_memo``)."""
+    deg, zero3 = cand.degrees, cand.zero is ZeroStage.ZERO3
+    # what data_seconds reads: the degrees, the ZeRO stage, and only under ZeRO-3 the micro-batches and full recompute
+    key = ("data", deg, cand.zero) + ((cand.micro_batch, cand.recompute is Recompute.FULL) if zero3 else ())
+    return _memo(problem, key, lambda: _data_floor(problem, cand))
+
+
+def _data_floor(problem, cand: Candidate) -> Fraction:
     from ..core.llm_stage import data_seconds
 
-    deg = cand.degrees
-    layout = LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data, expert=deg.expert), cand.micro_batch,
-                       cand.recompute, cand.zero, virtual_stages=cand.virtual)
-    pc = problem.params
-    return data_seconds(problem, layout, Fraction(pc.total, deg.pipeline),
+    deg, pc = cand.degrees, problem.params
+    return data_seconds(problem, _layout(cand), Fraction(pc.total, deg.pipeline),
                         Fraction(pc.layers * pc.expert_per_layer, deg.pipeline))
 
 
 def alltoall_floor_s(problem, cand: Candidate) -> Fraction:
     """A mixture of experts under expert parallelism: (m + (p - 1)/v) x the mean stage's L / p
     layers' all-to-alls a micro-batch (``llm_experts.alltoall_seconds``, 0 when dense or e = 1)."""
-    if cand.degrees.expert == 1:
+    deg = cand.degrees
+    if deg.expert == 1:
         return Fraction(0)
     from ..core.llm_experts import alltoall_seconds
+
+    # what alltoall_seconds reads: t, e, the micro-batch, and whether the recompute is full
+    key = ("alltoall", deg.tensor, deg.expert, cand.micro_batch, cand.recompute is Recompute.FULL)
+    per_layer = _memo(problem, key, lambda: alltoall_seconds(problem, _layout(cand)))
+    m = cand.microbatches(problem.dims.batch)
+    return (m + cand.fill()) * Fraction(problem.dims.layers, deg.pipeline) * per_layer
+
+
+def _layout(cand: Candidate):
     from ..core.llm_memory import Parallelism
     from ..core.llm_problem import LlmLayout
 
     deg = cand.degrees
-    layout = LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data, expert=deg.expert), cand.micro_batch,
-                       cand.recompute, cand.zero, virtual_stages=cand.virtual)
-    m = cand.microbatches(problem.dims.batch)
-    return (m + cand.fill()) * Fraction(problem.dims.layers, deg.pipeline) * alltoall_seconds(problem, layout)
+    return LlmLayout(Parallelism(deg.tensor, deg.pipeline, deg.data, expert=deg.expert), cand.micro_batch,
+                     cand.recompute, cand.zero, virtual_stages=cand.virtual)
+
+
+_MEMO: dict = {}  # (id(problem), what the term reads) -> (problem, value)
+
+
+def _memo(problem, key: tuple, compute) -> Fraction:
+    full = (id(problem),) + key
+    hit = _MEMO.get(full)
+    if hit is not None and hit[0] is problem:
+        return hit[1]
+    if len(_MEMO) >= 8192:
+        _MEMO.clear()
+    value = compute()
+    _MEMO[full] = (problem, value)
+    return value
 
 
 def routed_floor_elements(problem, cand: Candidate) -> Fraction:
@@ -80,9 +106,11 @@ def tensor_floor_s(problem, cand: Candidate, block_elements: Fraction) -> Fracti
         return Fraction(0)
     from ..core.llm_stage import BYTES
 
-    m = cand.microbatches(problem.dims.batch)
-    per_layer = cand.micro_batch * Fraction(block_elements) * BYTES / problem.cluster.bandwidth_Bps(t)
-    return (m + cand.fill()) * Fraction(problem.dims.layers, cand.degrees.pipeline) * per_layer
+    m, p, v = cand.microbatches(problem.dims.batch), cand.degrees.pipeline, cand.virtual
+    block, bw = Fraction(block_elements), Fraction(problem.cluster.bandwidth_Bps(t))
+    # (m + (p - 1)/v) (L / p) b block BYTES / bw, as one fraction of integers (one reduction, the same value)
+    return Fraction((m * v + p - 1) * problem.dims.layers * cand.micro_batch * block.numerator * BYTES * bw.denominator,
+                    v * p * block.denominator * bw.numerator)
 
 
 def time_bound_s(problem, cand: Candidate, floor_s: Fraction, block_elements: Fraction = Fraction(0)) -> Fraction:

@@ -18,10 +18,13 @@ from fractions import Fraction
 from typing import Callable
 
 from ..core.solution import Status
+from ..core.llm_memory import Recompute
 from ..core.llm_calibration import efficiency_for
 from .deadline import past
-from .llm_bounds import compute_floor_s, memory_floor_bytes, network_flops, routed_floor_elements, time_bound_s
+from .llm_bounds import (compute_floor_s, memory_floor_bytes, network_flops, routed_floor_elements, tensor_floor_s,
+                         time_bound_s)
 from .llm_cuts import memory_cut
+from .llm_order import BoundOrder
 from .llm_space import Candidate, LlmSpace, candidates
 from .llm_type_choice import TypeChooser, quick_bound, refine_bound
 
@@ -94,14 +97,14 @@ def make_layout(problem, cand: Candidate, tensor_types):
                      cand.recompute, cand.zero, tensor_types=tensor_types, virtual_stages=cand.virtual)
 
 
-def _status_bound(best: Scored | None, scored: list[Scored], fitting: list, unresolved: int):
+def _status_bound(best: Scored | None, scored: list[Scored], unresolved_bound: Fraction | None):
     """The search's status and proven bound: UNKNOWN (candidates left unscored) or INFEASIBLE with no
-    plan; else the least of the plan, the types' bounds and the first unscored candidate's time bound,
-    OPTIMAL when that is the plan's own step time."""
+    plan; else the least of the plan, the types' bounds and the first unscored candidate's time bound
+    (``unresolved_bound``; None: none left), OPTIMAL when that is the plan's own step time."""
     if best is None:
-        return (Status.UNKNOWN if unresolved else Status.INFEASIBLE), None
+        return (Status.UNKNOWN if unresolved_bound is not None else Status.INFEASIBLE), None
     typed = min((s.types_bound for s in scored if s.types_bound is not None), default=best.step_time_s)
-    bound = min(best.step_time_s, typed, fitting[len(fitting) - unresolved][0] if unresolved else best.step_time_s)
+    bound = min(best.step_time_s, typed, best.step_time_s if unresolved_bound is None else unresolved_bound)
     return (Status.OPTIMAL if bound == best.step_time_s else Status.FEASIBLE), bound
 
 
@@ -123,39 +126,83 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     eff = efficiency_for(cluster.gpu.name)[0]  # the evaluator's (one per GPU kind)
     floor = compute_floor_s(network_flops(problem.network), cluster.gpus, cluster.gpu.peak_TFLOPS, eff)
     types = TypeChooser(problem, space)
-    keyed = sorted(((time_bound(problem, c, floor, types),
-                     memory_floor_bytes(c, problem.params.total, expert_total(problem)), i, c)
-                    for i, c in enumerate(cands)),
-                   key=lambda x: (x[0], x[2]))
-    fitting = [k for k in keyed if not (prune and k[1] > capacity)]
+    memory = _memory_floors(problem, cands)
+    order = BoundOrder(problem, cands, memory, floor,
+                       lambda c: tensor_floor_s(problem, c, block_floor(problem, c, types)))
+    fitting = sum(1 for mf in memory if not (prune and mf > capacity))
     best: Scored | None = None
     scored: list[Scored] = []
-    pruned_time = unresolved = 0
-    for n, (tf, _mf, _i, cand) in enumerate(fitting):
+    n = pruned_time = unresolved = 0
+    unresolved_bound = None
+    for tf, mf, _i, cand in order:
+        if prune and mf > capacity:
+            continue
         if prune and best is not None and tf > best.step_time_s:  # strict: a tie may need less memory
-            pruned_time = len(fitting) - n
+            pruned_time = fitting - n
             break
         if scored and pace.over():
-            unresolved = len(fitting) - n
+            unresolved, unresolved_bound = fitting - n, tf
+            if best is None:  # one more score: a plan with a bound rather than none (``_rescue``)
+                best, unresolved = _add_rescue(problem, cands, memory, capacity, scored, types, evaluate, unresolved)
             break
-        s = pace.timed(_score, problem, cand, types, evaluate)
-        if s.evaluation.efficiency != eff:
-            raise ValueError(f"evaluate_llm used efficiency {s.evaluation.efficiency}, the bounds {eff}")
+        s = _checked(pace.timed(_score, problem, cand, types, evaluate), eff)
         scored.append(s)
         if s.fits and (best is None or _better(s, best)):
             best = s
         if progress is not None and n % 8 == 0:
-            progress("searching layouts", n + 1, len(fitting))
+            progress("searching layouts", n + 1, fitting)
+        n += 1
     if best is not None and space.search_types:
         scored, best = _settle_types(problem, scored, best, types, evaluate, deadline)
         best = _certify(best, types)
-    status, bound = _status_bound(best, scored, fitting, unresolved)
+    status, bound = _status_bound(best, scored, unresolved_bound)
     smallest = min((x.evaluation.memory_bytes_per_accelerator for x in scored), default=None) if best is None else None
-    extra = _report_extra(problem, keyed, scored, types, evaluate, pace)
-    return LlmSearchResult(status, best, bound, len(cands), len(scored), pruned_time, len(keyed) - len(fitting),
+    extra = _report_extra(problem, order, scored, types, evaluate, pace)
+    return LlmSearchResult(status, best, bound, len(cands), len(scored), pruned_time, len(cands) - fitting,
                            unresolved, capacity, smallest, runners_up(best, scored + extra),
                            time.perf_counter() - start, space, floor, tuple(scored),
-                           min((k[1] for k in keyed), default=None), space.search_types, time_limit_s)
+                           min(memory, default=None), space.search_types, time_limit_s)
+
+
+def _checked(s: Scored, eff) -> Scored:
+    if s.evaluation.efficiency != eff:
+        raise ValueError(f"evaluate_llm used efficiency {s.evaluation.efficiency}, the bounds {eff}")
+    return s
+
+
+def _add_rescue(problem, cands, memory, capacity, scored: list[Scored], types, evaluate, unresolved: int):
+    """(best, unresolved) after ``_rescue``'s score, appended to ``scored`` (as they were without one)."""
+    rescue = _rescue(problem, cands, memory, capacity, scored, types, evaluate)
+    if rescue is None:
+        return None, unresolved
+    scored.append(rescue)
+    return (rescue if rescue.fits else None), unresolved - 1
+
+
+def _rescue(problem, cands: list[Candidate], memory: list[Fraction], capacity, scored: list[Scored], types,
+            evaluate) -> Scored | None:
+    """The time limit struck with no plan: the last scored layout's degrees, micro-batch and schedule
+    under full recomputation and the ZeRO stage of least memory (the variant most likely to fit),
+    scored (None: no such candidate left unscored within the memory bound)."""
+    last, have = scored[-1].candidate, {s.candidate for s in scored}
+    pick = [(memory[i], i) for i, c in enumerate(cands)
+            if c.recompute is Recompute.FULL and c.degrees == last.degrees and c.micro_batch == last.micro_batch
+            and c.virtual == last.virtual and memory[i] <= capacity and c not in have]
+    return _checked(_score(problem, cands[min(pick)[1]], types, evaluate), scored[-1].evaluation.efficiency) \
+        if pick else None
+
+
+def _memory_floors(problem, cands: list[Candidate]) -> list[Fraction]:
+    """``llm_bounds.memory_floor_bytes`` of every candidate (it reads the degrees and the ZeRO stage only)."""
+    memo: dict = {}
+    total, experts = problem.params.total, expert_total(problem)
+    out = []
+    for c in cands:
+        key = (c.degrees, c.zero)
+        if key not in memo:
+            memo[key] = memory_floor_bytes(c, total, experts)
+        out.append(memo[key])
+    return out
 
 
 def block_floor(problem, cand: Candidate, types) -> Fraction:
@@ -163,14 +210,18 @@ def block_floor(problem, cand: Candidate, types) -> Fraction:
     space (``llm_stage.block_amounts`` at micro-batch 1): the least of the periodic per-last-type
     minima (``llm_types``: every layer is charged the template block with the same types), or
     Megatron's block when the types are not searched (always for a mixture of experts, whose layer
-    also sends its routed tokens' extra copies: ``llm_bounds.routed_floor_elements``); 0 at t = 1."""
+    also sends its routed tokens' extra copies: ``llm_bounds.routed_floor_elements``); 0 at t = 1.
+    Memoised in ``types.memo`` on what it reads: t, e, whether b is a multiple of t, the recompute."""
     if cand.degrees.tensor == 1:
         return Fraction(0)
-    layout = make_layout(problem, cand, None)
-    bt = types.block_types(cand, layout)
-    if bt is not None:
-        return min(o.best.amount for o in bt.options)
-    return _megatron_block(problem, cand, layout, types) + routed_floor_elements(problem, cand)
+    deg = cand.degrees  # what the floor reads of the candidate (``TypeChooser.key``, the routed copies)
+    key = ("floor", deg.tensor, deg.expert, cand.micro_batch % deg.tensor == 0, cand.recompute)
+    if key not in types.memo:
+        layout = make_layout(problem, cand, None)
+        bt = types.block_types(cand, layout)
+        types.memo[key] = min(o.best.amount for o in bt.options) if bt is not None else \
+            _megatron_block(problem, cand, layout, types) + routed_floor_elements(problem, cand)
+    return types.memo[key]
 
 
 def _megatron_block(problem, cand: Candidate, layout, types) -> Fraction:
@@ -294,11 +345,13 @@ def _uniform_key(c: Candidate) -> tuple[int, int, int]:
     return (c.degrees.tensor, c.degrees.pipeline, c.degrees.expert)
 
 
-def _report_extra(problem, keyed, scored, types, evaluate, pace: "_Pace | float | None") -> list[Scored]:
+def _report_extra(problem, keyed: "BoundOrder | list", scored, types, evaluate,
+                  pace: "_Pace | float | None") -> list[Scored]:
     """For "why not the others": the lowest-bound candidates of (t, p) pairs no scored candidate has,
     each pair's best of those tied at its lowest bound (ZeRO 0 and 1 share a bound: a tie on time goes
     to the smaller memory, as ``_better``'s); none started that would end past the deadline (a pair
-    cut there keeps what was scored of it). ``pace``: the search's, or a deadline (None: none)."""
+    cut there keeps what was scored of it). ``keyed``: the search's ``BoundOrder``, or its entries
+    sorted. ``pace``: the search's, or a deadline (None: none)."""
     pace = pace if isinstance(pace, _Pace) else _Pace(pace)
     have = {_uniform_key(s.candidate) for s in scored}
     out: list[Scored] = []
@@ -309,7 +362,8 @@ def _report_extra(problem, keyed, scored, types, evaluate, pace: "_Pace | float 
         if len(out) >= EXTRA_FOR_REPORT or pace.over():
             break
         have.add(pair)
-        tied, got = [c for t2, _m, _j, c in keyed if t2 == tf and _uniform_key(c) == pair], []
+        upto = keyed.through(tf) if isinstance(keyed, BoundOrder) else keyed
+        tied, got = [c for t2, _m, _j, c in upto if t2 == tf and _uniform_key(c) == pair], []
         for c in tied:
             if got and pace.over():
                 break

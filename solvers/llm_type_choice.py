@@ -33,8 +33,8 @@ class TypeChooser:
         return (t, cand.micro_batch % t == 0, layout.parallelism.sequence_parallel, rc)
 
     def _terms(self, key: tuple) -> dict:
-        t, _att, sp, rc = key
-        return self.memo.setdefault(("terms", t, sp, rc), {})
+        t, _att, sp, _rc = key
+        return self.memo.setdefault(("terms", t, sp), {})  # the raw terms: every recompute mode's
 
     def block_types(self, cand, layout) -> BlockTypes | None:
         """None when the types are not searched or split nothing (t = 1), and for a mixture of experts

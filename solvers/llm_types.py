@@ -82,7 +82,8 @@ class BlockModel:
             self.terms.append((self._scat_scope[i], ("node", i)))
         for e, (u, v) in enumerate(sub.edges):
             self.terms.append((tuple(sorted(set(self._scat_scope[u]) | set(self._scat_scope[v]))), ("edge", e)))
-        self._memo: dict = {} if memo is None else memo  # may be shared by models of the same t, sp, recompute
+        self._memo: dict = {} if memo is None else memo  # raw terms: may be shared by models of the same t and sp
+        self._local: dict = {}  # this model's terms (the forward added under full recomputation)
 
     def lead_types(self) -> tuple[PartitionType, ...]:
         return (self.lead_fixed,) if self.lead_fixed is not None else self.allowed[0]
@@ -98,17 +99,21 @@ class BlockModel:
         forward's again under full recomputation); weights must be 0 (no type I matmul)."""
         scope, (kind, i) = self.terms[k]
         key = (k, scope, tuple(types[j] for j in scope))
-        hit = self._memo.get(key)
+        hit = self._local.get(key)
         if hit is not None:
             return hit
-        if kind == "node":
-            a = node_term(self.sub, i, types[i], self.t, 1, self._scatter(i, types))
-        else:
-            u, v = self.sub.edges[i]
-            a = edge_term(self.sub, i, types[u], types[v], self.t, 1, self._scatter(u, types), self._scatter(v, types))
-        if a.weights:
-            raise ValueError("a block's types send weights: the minimiser assumes none (no type I matmul)")
-        x = self._memo[key] = a.activations + (a.forward if self.full else 0)
+        raw = self._memo.get(key)
+        if raw is None:
+            if kind == "node":
+                a = node_term(self.sub, i, types[i], self.t, 1, self._scatter(i, types))
+            else:
+                u, v = self.sub.edges[i]
+                a = edge_term(self.sub, i, types[u], types[v], self.t, 1, self._scatter(u, types),
+                              self._scatter(v, types))
+            if a.weights:
+                raise ValueError("a block's types send weights: the minimiser assumes none (no type I matmul)")
+            raw = self._memo[key] = (a.activations, a.forward)
+        x = self._local[key] = raw[0] + (raw[1] if self.full else 0)
         return x
 
     def amount(self, types: tuple[PartitionType, ...], lead: PartitionType | None = None) -> Fraction:
@@ -198,6 +203,7 @@ class BlockTypes:
     def __init__(self, options: tuple[LastTypeOption, ...], megatron: tuple[PartitionType, ...],
                  model: BlockModel | None = None, relaxed: Fraction | None = None):
         self.options, self.megatron, self._model, self._relaxed = options, megatron, model, relaxed
+        self._pareto: tuple[LastTypeOption, ...] | None = None
 
     @property
     def relaxed(self) -> Fraction:
@@ -208,7 +214,12 @@ class BlockTypes:
 
     def pareto(self) -> tuple[LastTypeOption, ...]:
         """The options no other beats on both the block's amount and the head's (at a fixed cut and
-        schedule the step is non-decreasing in both, so one of these is fastest)."""
+        schedule the step is non-decreasing in both, so one of these is fastest). Computed once."""
+        if self._pareto is None:
+            self._pareto = self._find_pareto()
+        return self._pareto
+
+    def _find_pareto(self) -> tuple[LastTypeOption, ...]:
         out: list[LastTypeOption] = []
         for o in self.options:
             if not any(p.best.amount <= o.best.amount and p.post <= o.post
@@ -227,7 +238,7 @@ def block_types(problem, t: int, attention_batch_split: bool, sequence_parallel:
                 recompute: Recompute, memo: dict | None = None) -> BlockTypes:
     """The exact per-last-type minima of the block's amount, the relaxation's minimum (when asked
     for), the head's amounts; ``memo``: term values shared with models of the same t, sequence
-    parallelism and recompute."""
+    parallelism (any recompute mode)."""
     model = BlockModel(problem, t, attention_batch_split, sequence_parallel, recompute, memo)
     options = []
     for last in model.allowed[model.n]:

@@ -421,11 +421,14 @@ def test_given_layout_records_its_fixed_choices(capsys):
 
 def _stopped_at_once(monkeypatch):
     """The CLI's search with a time limit that strikes after the first layout scored (gpt3-175b on
-    1,024 A100: the first, by the time bound, does not fit; t8/p8/d16 does, at 44 GiB)."""
+    1,024 A100: the first, by the time bound, does not fit; t8/p8/d16 does, at 44 GiB), and no
+    rescue (``llm_search._rescue``, whose full-recompute variant fits here: tests/test_llm_limits.py)."""
     import explorer.app.llm_run as llm_run
+    from explorer.solvers import llm_search
 
     real = llm_run.search
     monkeypatch.setattr(llm_run, "search", lambda *a, **k: real(*a, **{**k, "time_limit_s": 1e-9}))
+    monkeypatch.setattr(llm_search, "_rescue", lambda *a, **k: None)
 
 
 BIG = ["--array", "dgx-a100", "--gpus", "1024", "--model", "gpt3-175b"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .network import Layer, LayerKind, Network
+from .network_memo import NetworkMemo
 from .comm import WHOLE, divided_sizes, edge_amount, exchange_amount
 from .partition import Layout, PartitionType, Size, inter_fractions, scattered_layouts
 
@@ -30,9 +31,26 @@ class BlockParts:
         return len(self.blocks[0])
 
 
+_FACTS: NetworkMemo[dict] = NetworkMemo(16)  # per network: block_parts by layer count, producers, gated
+
+
+def _facts(network: Network) -> dict:
+    """The memo of ``network``'s derived facts (a search asks for them once per layout it scores)."""
+    facts = _FACTS.get(network)
+    return facts if facts is not None else _FACTS.put(network, {})
+
+
 def block_parts(network: Network, layers: int) -> BlockParts:
     """Cut ``network`` into its pre part, ``layers`` blocks and post part (ValueError if it is not
-    a stack of ``layers`` identical blocks)."""
+    a stack of ``layers`` identical blocks); memoised per network and layer count."""
+    facts = _facts(network)
+    key = ("parts", layers)
+    if key not in facts:
+        facts[key] = _block_parts(network, layers)
+    return facts[key]
+
+
+def _block_parts(network: Network, layers: int) -> BlockParts:
     kinds = [n.kind for n in network.layers]
     fcs = [k for k, kd in enumerate(kinds) if kd is LayerKind.FC]
     adds = [k for k, kd in enumerate(kinds) if kd is LayerKind.ADD]
@@ -52,17 +70,24 @@ def block_parts(network: Network, layers: int) -> BlockParts:
     return BlockParts(tuple(range(first)), blocks, tuple(range(last + 1, len(kinds))))
 
 
-def _producers(network: Network) -> list[list[int]]:
-    preds: list[list[int]] = [[] for _ in network.layers]
-    for u, v in network.edges:
-        preds[v].append(u)
-    return preds
+def _producers(network: Network) -> tuple[tuple[int, ...], ...]:
+    facts = _facts(network)
+    if "producers" not in facts:
+        preds: list[list[int]] = [[] for _ in network.layers]
+        for u, v in network.edges:
+            preds[v].append(u)
+        facts["producers"] = tuple(tuple(p) for p in preds)
+    return facts["producers"]
 
 
 def megatron_types(network: Network, layers: int) -> tuple[PartitionType, ...]:
-    """Megatron's pattern (module docstring) for the nodes of one block, in block order."""
-    parts = block_parts(network, layers)
-    return tuple(_megatron_types(network, parts.blocks[min(1, layers - 1)]))
+    """Megatron's pattern (module docstring) for the nodes of one block, in block order (memoised)."""
+    facts = _facts(network)
+    key = ("megatron", layers)
+    if key not in facts:
+        parts = block_parts(network, layers)
+        facts[key] = tuple(_megatron_types(network, parts.blocks[min(1, layers - 1)]))
+    return facts[key]
 
 
 def _megatron_types(network: Network, nodes) -> list[PartitionType]:
@@ -88,10 +113,14 @@ def _megatron_types(network: Network, nodes) -> list[PartitionType]:
 def has_gated_mlp(network: Network, layers: int) -> bool:
     """Whether a block multiplies two matmuls' outputs (an add-kind join fed by two fc nodes:
     LLaMA's SwiGLU product), i.e. is a LLaMA-style block rather than a GPT one."""
-    parts = block_parts(network, layers)
-    preds = _producers(network)
-    return any(network.layers[k].kind is LayerKind.ADD and len(preds[k]) > 1
-               and all(network.layers[u].kind is LayerKind.FC for u in preds[k]) for k in parts.blocks[0])
+    facts = _facts(network)
+    key = ("gated", layers)
+    if key not in facts:
+        parts = block_parts(network, layers)
+        preds = _producers(network)
+        facts[key] = any(network.layers[k].kind is LayerKind.ADD and len(preds[k]) > 1
+                         and all(network.layers[u].kind is LayerKind.FC for u in preds[k]) for k in parts.blocks[0])
+    return facts[key]
 
 
 def edge_types(network: Network, parts: BlockParts) -> tuple[tuple[PartitionType, ...], tuple[PartitionType, ...]]:
@@ -222,6 +251,10 @@ def tensor_amounts(network: Network, nodes: tuple[int, ...], types: tuple[Partit
     whole = _amounts(subnetwork(network, nodes, extra, lead, micro_batch), row, t, micro_batch, reduce_scatter)
     if lead is None:
         return whole
-    alone = _amounts(subnetwork(network, (), (), lead, micro_batch), (lead_type,), t, micro_batch, reduce_scatter)
+    facts, key = _facts(network), ("alone", lead, lead_type, t, micro_batch, reduce_scatter)
+    if key not in facts:  # the lead's own exchange: the same for every type of the part's nodes
+        facts[key] = _amounts(subnetwork(network, (), (), lead, micro_batch), (lead_type,), t, micro_batch,
+                              reduce_scatter)
+    alone = facts[key]
     return TensorAmounts(whole.activations - alone.activations, whole.weights - alone.weights,
                          whole.forward - alone.forward)

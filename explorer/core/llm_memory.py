@@ -6,6 +6,7 @@ The full derivation is in the manual: docs/derivations.md, "LLM training".
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -94,6 +95,7 @@ class MemoryBreakdown:
         return self.model_states + self.activations
 
 
+@functools.lru_cache(maxsize=4096)  # pure; a search asks for the same values across layouts
 def activation_bytes_per_layer(tok: Tokens, tensor: int = 1, sequence_parallel: bool = True,
                                recompute: Recompute = Recompute.NONE) -> Fraction:
     """Bytes one transformer layer stores for one micro-batch on one GPU (Korthikanti et al. section 4)."""
@@ -107,6 +109,7 @@ def activation_bytes_per_layer(tok: Tokens, tensor: int = 1, sequence_parallel: 
     return sbh * (10 + 24 / t + scores / t)
 
 
+@functools.lru_cache(maxsize=4096)  # pure; a search asks for the same values across layouts
 def gated_activation_bytes_per_layer(tok: Tokens, kv_heads: int, ffn: int, tensor: int = 1,
                                      sequence_parallel: bool = True,
                                      recompute: Recompute = Recompute.NONE) -> Fraction:
@@ -147,6 +150,7 @@ def in_flight_microbatches(stage: int, pipeline: int, microbatches: int) -> int:
     return min(pipeline - stage, microbatches)
 
 
+@functools.lru_cache(maxsize=4096)  # pure; a search asks for the same values across layouts
 def model_state_bytes(params_per_gpu: Fraction | int, data: int, zero: ZeroStage) -> tuple[Fraction, Fraction, Fraction]:
     """(weights, gradients, optimizer) bytes for ``params_per_gpu`` parameters (this GPU's
     tensor/pipeline share before ZeRO) under ZeRO stage ``zero`` over ``data`` ranks."""
@@ -176,6 +180,7 @@ def stage_memory(stage_parameters: int, stage_layers: int, tok: Tokens, par: Par
     return MemoryBreakdown(weights, grads, opt, stage_layers * held * per_layer)
 
 
+@functools.lru_cache(maxsize=4096)  # pure; a search asks for the same values across layouts
 def moe_activation_bytes_per_layer(tok: Tokens, kv_heads: int, ffn: int, experts: int, top_k: int,
                                    tensor: int = 1, sequence_parallel: bool = True,
                                    recompute: Recompute = Recompute.NONE) -> Fraction:

@@ -12,6 +12,8 @@ data-level time (not overlapped with compute).
 
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -111,6 +113,8 @@ class Parts:
     pre: PartCost
     post: PartCost
     block_nodes: tuple[Layer, ...]  # with a mixture of experts' router (``llm_experts.router_layer``)
+    block_model_flops: int = 0  # one block's training FLOPs a micro-batch, no recompute
+    block_recompute_flops: int = 0  # one block's recompute forward FLOPs a micro-batch
 
 
 _MEMO: dict = {}  # (id(network), id(cluster), dims, t, sequence_parallel, b, types, recompute) -> (network, cluster, Parts)
@@ -165,7 +169,20 @@ def post_amounts(problem: LlmProblem, last_type: PartitionType, t: int, micro_ba
                  sequence_parallel: bool) -> TensorAmounts:
     """What one GPU sends at the tensor level for the part after the last block (final norm, head;
     a tied head's logit layer as an explicit fc node of type III) for one micro-batch, fed by the
-    last block's last node of type ``last_type``."""
+    last block's last node of type ``last_type``. Memoised per problem."""
+    key = (id(problem), "post", last_type, t, micro_batch, sequence_parallel)
+    hit = _DATA.get(key)
+    if hit is not None and hit[0] is problem:
+        return hit[1]
+    if len(_DATA) >= _MEMO_SIZE:
+        _DATA.clear()
+    out = _post_amounts(problem, last_type, t, micro_batch, sequence_parallel)
+    _DATA[key] = (problem, out)
+    return out
+
+
+def _post_amounts(problem: LlmProblem, last_type: PartitionType, t: int, micro_batch: int,
+                  sequence_parallel: bool) -> TensorAmounts:
     net, dims = problem.network, problem.dims
     parts = block_parts(net, dims.layers)
     _pre_t, post_t = edge_types(net, parts)
@@ -200,9 +217,11 @@ def _part_costs(problem: LlmProblem, layout: LlmLayout) -> Parts:
                tensor_amounts(net, parts.pre, pre_t, t, b, reduce_scatter=sp))
     post_nodes = tuple(net.layers[k] for k in parts.post) + head
     post = cost(sum(training_flops(x, b) for x in post_nodes), post_amounts(problem, types[-1], t, b, sp))
-    return Parts(block, pre, post, flop_nodes)
+    return Parts(block, pre, post, flop_nodes, sum(training_flops(x, b) for x in flop_nodes),
+                 recompute_forward(flop_nodes, b, layout.recompute))
 
 
+@functools.lru_cache(maxsize=1024)  # pure; layouts differing in the ZeRO stage alone share a cut
 def stage_cut(layers: int, pipeline: int, per_layer: Fraction, extras: tuple[Fraction, ...]) -> tuple[int, ...]:
     """The exact min-max cut of ``layers`` identical layers (``per_layer`` seconds each) into
     ``pipeline`` contiguous stages of >= 1 layer, stage s costing ``n_s per_layer + extras[s]``.
@@ -220,12 +239,16 @@ def stage_cut(layers: int, pipeline: int, per_layer: Fraction, extras: tuple[Fra
         base, rest = divmod(layers, pipeline)
         return tuple(base + (1 if s < rest else 0) for s in range(pipeline))
 
-    distinct = sorted(set(extras))
-    which = [distinct.index(e) for e in extras]
+    # in integers over a common denominator D (the same floors and comparisons, no Fraction arithmetic)
+    D = math.lcm(Fraction(per_layer).denominator, *(Fraction(e).denominator for e in extras))
+    P = int(Fraction(per_layer) * D)
+    ext = [int(Fraction(e) * D) for e in extras]
+    distinct = sorted(set(ext))
+    which = [distinct.index(e) for e in ext]
     count = [which.count(i) for i in range(len(distinct))]
 
-    def caps(T: Fraction) -> list[int] | None:
-        cap = [min(layers, int((T - e) // per_layer)) if T >= e else 0 for e in distinct]
+    def caps(T: int) -> list[int] | None:
+        cap = [min(layers, (T - e) // P) if T >= e else 0 for e in distinct]
         if cap[-1] < 1 or sum(c * n for c, n in zip(cap, count)) < layers:
             return None
         return [cap[i] for i in which]
@@ -233,21 +256,21 @@ def stage_cut(layers: int, pipeline: int, per_layer: Fraction, extras: tuple[Fra
     best = None
     for e in distinct:
         lo, hi = 1, layers  # T = layers x per_layer + max(extras) is always feasible; search the least n
-        if caps(hi * per_layer + e) is None:
+        if caps(hi * P + e) is None:
             continue
         while lo < hi:
             mid = (lo + hi) // 2
-            if caps(mid * per_layer + e) is None:
+            if caps(mid * P + e) is None:
                 lo = mid + 1
             else:
                 hi = mid
-        T = lo * per_layer + e
+        T = lo * P + e
         best = T if best is None or T < best else best
     assert best is not None
     cut = caps(best)
     assert cut is not None
     while sum(cut) > layers:
-        s = max((s for s in range(pipeline) if cut[s] > 1), key=lambda s: (cut[s] * per_layer + extras[s], -s))
+        s = max((s for s in range(pipeline) if cut[s] > 1), key=lambda s: (cut[s] * P + ext[s], -s))
         cut[s] -= 1
     return tuple(cut)
 
@@ -270,7 +293,27 @@ def data_seconds(problem: LlmProblem, layout: LlmLayout, stage_params: int | Fra
     micro-batch's forward and backward (and its recompute forward under full recomputation).
     Of the ``stage_params``, ``stage_experts`` are a mixture's expert weights: under expert
     parallelism e a GPU holds 1/(t e) of them, exchanged over the d / e ranks holding the same
-    experts (spread over the same t x d ranks)."""
+    experts (spread over the same t x d ranks). Memoised per problem (``_DATA``)."""
+    par = layout.parallelism
+    zero3 = layout.zero is ZeroStage.ZERO3  # only ZeRO-3's gathers read the micro-batches and the recompute
+    key = (id(problem), par.tensor, par.data, par.expert, layout.zero,
+           (layout.micro_batch, layout.recompute is Recompute.FULL) if zero3 else None, stage_params, stage_experts)
+    hit = _DATA.get(key)
+    if hit is not None and hit[0] is problem:
+        return hit[1]
+    if len(_DATA) >= _MEMO_SIZE:
+        _DATA.clear()
+    out = _data_seconds(problem, layout, stage_params, stage_experts)
+    _DATA[key] = (problem, out)
+    return out
+
+
+_DATA: dict = {}  # (id(problem), t, d, e, zero, ZeRO-3's (b, full), params, expert params) -> (problem, seconds);
+# also post_amounts' (id(problem), "post", ...) -> (problem, amounts)
+
+
+def _data_seconds(problem: LlmProblem, layout: LlmLayout, stage_params: int | Fraction,
+                  stage_experts: int | Fraction) -> Fraction:
     par = layout.parallelism
     d, t, e = par.data, par.tensor, par.expert
     dense = Fraction(stage_params) - Fraction(stage_experts)
@@ -317,7 +360,35 @@ def stage_params(problem: LlmProblem, stage_layers: tuple[int, ...]) -> tuple[in
 
 def step_parts(problem: LlmProblem, layout: LlmLayout, x: Fraction) -> StepParts:
     """The step's parts; the stage cut (when the layout gives none) is the exact min-max one at
-    ``x`` = 1/efficiency."""
+    ``x`` = 1/efficiency. Memoised per problem; ZeRO 0 and 1 share an entry (the ZeRO stage enters
+    only ``data_seconds``, where the two send the same)."""
+    zero = ZeroStage.ZERO0 if layout.zero is ZeroStage.ZERO1 else layout.zero
+    key = (id(problem), layout.parallelism, layout.micro_batch, layout.recompute, zero, layout.stage_layers,
+           layout.tensor_types, layout.virtual_stages, x)
+    hit = _STEPS.get(key)
+    if hit is not None and hit[0] is problem:
+        return hit[1]
+    out = _step_parts(problem, layout, x)
+    if len(_STEPS) >= _MEMO_SIZE:
+        _STEPS.clear()
+    _STEPS[key] = (problem, out)
+    return out
+
+
+_STEPS: dict = {}  # (id(problem), the layout's fields with ZeRO 1 as 0, x) -> (problem, StepParts)
+
+
+def _extras(extra_a: list[Fraction], extra_k: list[Fraction], x: Fraction) -> tuple[Fraction, ...]:
+    """Each stage's time beyond its layers, ``a x + k``: computed for the first, one middle and the
+    last stage (the middle stages' terms are all the same)."""
+    p = len(extra_a)
+    if p <= 3:
+        return tuple(a * x + k for a, k in zip(extra_a, extra_k))
+    middle = extra_a[1] * x + extra_k[1]
+    return (extra_a[0] * x + extra_k[0],) + (middle,) * (p - 2) + (extra_a[-1] * x + extra_k[-1],)
+
+
+def _step_parts(problem: LlmProblem, layout: LlmLayout, x: Fraction) -> StepParts:
     check_layout(problem, layout)
     par, dims, gpu = layout.parallelism, problem.dims, problem.cluster.gpu
     t, p, v, b = par.tensor, par.pipeline, layout.virtual_stages, layout.micro_batch
@@ -328,24 +399,29 @@ def step_parts(problem: LlmProblem, layout: LlmLayout, x: Fraction) -> StepParts
     extra_a = [Fraction(0)] * p
     extra_a[0] += parts.pre.flops * unit
     extra_a[-1] += parts.post.flops * unit
-    extra_k = [q * p2p_sends(s, p, v) for s in range(p)]
+    sends = [q * k for k in (p2p_sends(0, p, v), p2p_sends(min(1, p - 1), p, v), p2p_sends(p - 1, p, v))]
+    p2p = [sends[0]] + [sends[1]] * (p - 2) + [sends[2]] * (p > 1)  # q * p2p_sends(s, p, v): first, middle, last
+    extra_k = list(p2p)
     extra_k[0] += parts.pre.tensor_s
     extra_k[-1] += parts.post.tensor_s
     layer_a = parts.block.flops * unit
     uniform = (dims.layers // p,) * p if v > 1 and layout.stage_layers is None else None  # interleaved: Megatron's cut
     cut = layout.stage_layers or uniform or stage_cut(dims.layers, p, layer_a * x + parts.block.tensor_s,
-                                           tuple(a * x + k for a, k in zip(extra_a, extra_k)))
+                                                      _extras(extra_a, extra_k, x))
     params = stage_params(problem, cut)
-    data = []
+    per: dict = {}  # a stage's terms read its layers, its parameters and whether it is the first or the last
     for s, n in enumerate(cut):
-        w = n * parts.block.weights_s + (parts.pre.weights_s if s == 0 else 0) + (parts.post.weights_s if s == p - 1 else 0)
-        data.append(data_seconds(problem, layout, params[s], expert_params(problem, n)) + w)
+        first, last = s == 0, s == p - 1
+        if (n, params[s], first, last) not in per:
+            w = n * parts.block.weights_s + (parts.pre.weights_s if first else 0) + (parts.post.weights_s if last else 0)
+            per[n, params[s], first, last] = (
+                n * layer_a + extra_a[s],
+                n * parts.block.tensor_s + (parts.pre.tensor_s if first else 0) + (parts.post.tensor_s if last else 0),
+                data_seconds(problem, layout, params[s], expert_params(problem, n)) + w)
+    terms = [per[n, params[s], s == 0, s == p - 1] for s, n in enumerate(cut)]
     whole = par.data * m  # micro-batches in the step, over all data ranks
-    model = (dims.layers * sum(training_flops(x_, b) for x_ in parts.block_nodes)
-             + (parts.pre.flops + parts.post.flops)) * whole
-    recompute = dims.layers * recompute_forward(parts.block_nodes, b, layout.recompute) * whole
-    return StepParts(tuple(cut), tuple(n * layer_a + extra_a[s] for s, n in enumerate(cut)),
-                     tuple(n * parts.block.tensor_s + (parts.pre.tensor_s if s == 0 else 0)
-                           + (parts.post.tensor_s if s == p - 1 else 0) for s, n in enumerate(cut)),
-                     tuple(q * p2p_sends(s, p, v) for s in range(p)), tuple(data), m, Fraction(p - 1, v),
+    model = (dims.layers * parts.block_model_flops + (parts.pre.flops + parts.post.flops)) * whole
+    recompute = dims.layers * parts.block_recompute_flops * whole
+    return StepParts(tuple(cut), tuple(x_[0] for x_ in terms), tuple(x_[1] for x_ in terms), tuple(p2p),
+                     tuple(x_[2] for x_ in terms), m, Fraction(p - 1, v),
                      model, recompute, dims.tied_head)

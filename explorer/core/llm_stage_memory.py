@@ -16,7 +16,25 @@ from .llm_problem import LlmLayout, LlmProblem
 
 def stage_memories(problem: LlmProblem, layout: LlmLayout, cut: tuple[int, ...],
                    params: tuple[int, ...]) -> tuple[MemoryBreakdown, ...]:
-    """Bytes per GPU of each stage of ``cut`` holding ``params`` parameters."""
+    """Bytes per GPU of each stage of ``cut`` holding ``params`` parameters. Memoised per problem on
+    what it reads of the layout (not the block's types, which layouts scored for their types differ in alone)."""
+    key = (id(problem), layout.parallelism, layout.micro_batch, layout.recompute, layout.zero, layout.virtual_stages,
+           cut, params)
+    hit = _MEMO.get(key)
+    if hit is not None and hit[0] is problem:
+        return hit[1]
+    if len(_MEMO) >= 4096:
+        _MEMO.clear()
+    out = _stage_memories(problem, layout, cut, params)
+    _MEMO[key] = (problem, out)
+    return out
+
+
+_MEMO: dict = {}  # (id(problem), degrees, b, recompute, zero, v, cut, params) -> (problem, memories)
+
+
+def _stage_memories(problem: LlmProblem, layout: LlmLayout, cut: tuple[int, ...],
+                    params: tuple[int, ...]) -> tuple[MemoryBreakdown, ...]:
     par, dims = layout.parallelism, problem.dims
     t, p, v, b = par.tensor, par.pipeline, layout.virtual_stages, layout.micro_batch
     m = dims.batch // (par.data * b)
@@ -25,27 +43,36 @@ def stage_memories(problem: LlmProblem, layout: LlmLayout, cut: tuple[int, ...],
     sbh = Fraction(dims.seq * b * dims.hidden, t)
     gated = has_gated_mlp(problem.network, dims.layers)
     transient = _recompute_transient(tok, dims, par, layout.recompute, gated)
-    out = []
+    out, seen = [], {}  # a stage's memory reads its layers, parameters, micro-batches in flight, first or last
     for s, n in enumerate(cut):
+        key = (n, params[s], min(p - s, m), s == 0, s == p - 1)
+        if key in seen:
+            out.append(seen[key])
+            continue
         experts = n * problem.params.expert_per_layer  # expert parallelism divides these (e ways)
         mem = stage_memory(params[s] - experts, n, tok, par, m, stage=s, recompute=layout.recompute, zero=layout.zero)
         act = mem.activations
         if gated:  # a LLaMA layer (or a mixture of experts): its own count in place of the GPT layer's
             act = n * in_flight_microbatches(s, p, m) * _gated_layer(tok, dims, par, layout.recompute)
-        act *= interleave
-        if n:
+        if v > 1:
+            act *= interleave
+        if n and transient:
             act += transient
         if s == 0:
             act += sbh * in_flight_microbatches(0, p, m)
         if s == p - 1:
             act += 4 * sbh * (1 + Fraction(dims.vocab, dims.hidden))
-        ew, eg, eo = model_state_bytes(Fraction(experts, t * par.expert), par.data // par.expert, layout.zero)
-        weights, grads = mem.weights + ew, mem.gradients + eg
+        if experts:
+            ew, eg, eo = model_state_bytes(Fraction(experts, t * par.expert), par.data // par.expert, layout.zero)
+            weights, grads, optimizer = mem.weights + ew, mem.gradients + eg, mem.optimizer + eo
+        else:  # a dense model: no expert states to add
+            weights, grads, optimizer = mem.weights, mem.gradients, mem.optimizer
         if layout.zero is ZeroStage.ZERO3 and par.data > 1:
             unit = _largest_unit(problem, s, p, par.expert)
             weights += 2 * unit / t
             grads += 2 * unit / t
-        out.append(MemoryBreakdown(weights, grads, mem.optimizer + eo, act))
+        seen[key] = MemoryBreakdown(weights, grads, optimizer, act)
+        out.append(seen[key])
     return tuple(out)
 
 

@@ -1,0 +1,107 @@
+"""The LLM search's candidates in the order of their time bounds, the bounds computed as they are needed.
+
+The search scores candidates by increasing time bound (``llm_bounds.time_bound_s`` with the
+block's tensor-level floor; ties in the space's order) and stops at the first whose bound is
+above the best plan, or at its time limit: most candidates' bounds are never read. Here each
+candidate enters a heap under a cheap lower bound of its time bound and is refined, in stages,
+only when it reaches the top:
+
+0. the compute at the calibrated efficiency with the pipeline's bubble (``floor (m + (p-1)/v) / m``),
+   one heap entry for every candidate of the same (m, p, v);
+1. plus its data-level floor and a mixture's all-to-alls (``llm_bounds.data_floor_s``,
+   ``alltoall_floor_s``);
+2. plus its tensor-level floor (``tensor``: ``llm_bounds.tensor_floor_s`` with the block's floor,
+   which needs the block's types): the time bound, ``llm_bounds.time_bound_s``'s four terms.
+
+Every stage is a sum of the time bound's nonnegative terms, so no stage's key exceeds it: an
+entry popped at stage 2 has the least time bound left, and the entries leave in exactly the
+order of sorting every candidate by (time bound, index), as the search did before it computed
+the bounds lazily (issue 23; tests/test_llm_order.py checks the two orders agree).
+"""
+
+from __future__ import annotations
+
+import heapq
+from fractions import Fraction
+from typing import Callable, Iterator
+
+from .llm_bounds import alltoall_floor_s, data_floor_s
+from .llm_space import Candidate
+
+FULL = 2  # the stage whose key is the time bound
+
+
+class _Entry:
+    """A heap entry: ``key`` (a Fraction), then the candidate's index; compared in integers (the
+    keys' cross products), as the tuple ``(key, i)`` would be, without its Fraction equality test."""
+
+    __slots__ = ("key", "n", "d", "i", "stage")
+
+    def __init__(self, key: Fraction, i: int, stage: int):
+        self.key, self.n, self.d, self.i, self.stage = key, key.numerator, key.denominator, i, stage
+
+    def __lt__(self, other: "_Entry") -> bool:
+        a, b = self.n * other.d, other.n * self.d
+        return a < b or (a == b and self.i < other.i)
+
+
+class BoundOrder:
+    """Candidates ``(time bound, memory bound, index, candidate)`` in increasing (time bound, index),
+    each time bound completed (``tensor(candidate)``: its tensor-level floor) only when every
+    smaller key has left."""
+
+    def __init__(self, problem, cands: list[Candidate], memory: list[Fraction], floor: Fraction,
+                 tensor: Callable[[Candidate], Fraction]):
+        self.problem, self.cands, self.memory, self.floor, self.tensor = problem, cands, memory, floor, tensor
+        batch = problem.dims.batch
+        groups: dict[tuple[int, int, int], list[int]] = {}  # stage 0 reads (m, p, v) alone: one entry a group
+        for i, c in enumerate(cands):
+            groups.setdefault((c.microbatches(batch), c.degrees.pipeline, c.virtual), []).append(i)
+        self._groups = {members[0]: members for members in groups.values()}  # by its least index
+        self._heap = [_Entry(floor * Fraction(m * v + p - 1, m * v), members[0], 0)  # floor (m + (p - 1)/v) / m
+                      for (m, p, v), members in groups.items()]
+        heapq.heapify(self._heap)
+        self.done: list[tuple[Fraction, Fraction, int, Candidate]] = []  # left the heap, in order
+        self.computed = 0  # time bounds computed (stage 2)
+
+    def __len__(self) -> int:
+        return len(self.cands)
+
+    def _next(self) -> bool:
+        """Move the entry with the least time bound left to ``done`` (False: none left). A group's
+        entry (stage 0, under its least index: no member's key is below it) gives way to its
+        members at stage 1."""
+        heap, problem = self._heap, self.problem
+        while heap:
+            top = heap[0]
+            key, i = top.key, top.i
+            if top.stage == FULL:
+                heapq.heappop(heap)
+                self.done.append((key, self.memory[i], i, self.cands[i]))
+                return True
+            if top.stage == 1:
+                self.computed += 1
+                heapq.heapreplace(heap, _Entry(key + self.tensor(self.cands[i]), i, FULL))
+                continue
+            heapq.heappop(heap)
+            for j in self._groups.pop(i):
+                c = self.cands[j]
+                k1 = key + data_floor_s(problem, c)
+                if c.degrees.expert > 1:  # else no all-to-alls (alltoall_floor_s is 0)
+                    k1 += alltoall_floor_s(problem, c)
+                heapq.heappush(heap, _Entry(k1, j, 1))
+        return False
+
+    def __iter__(self) -> Iterator[tuple[Fraction, Fraction, int, Candidate]]:
+        """Every candidate in order (those already out first); may run while ``through`` extends it."""
+        k = 0
+        while k < len(self.done) or self._next():
+            yield self.done[k]
+            k += 1
+
+    def through(self, bound: Fraction) -> list[tuple[Fraction, Fraction, int, Candidate]]:
+        """``done`` with every candidate whose time bound is at most ``bound`` in it."""
+        while self._heap and self._heap[0].key <= bound:
+            if not self._next():
+                break
+        return self.done

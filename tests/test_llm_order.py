@@ -1,0 +1,75 @@
+"""The LLM search's lazy bound order (solvers/llm_order.py, issue 23): the same order as sorting
+every candidate by (time bound, index), with fewer time bounds computed; and the search's
+time-limited runs give a plan with a bound."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from explorer.core.llm_calibration import efficiency_for
+from explorer.frontends import load_cluster
+from explorer.frontends.transformer_problem import llm_problem
+from explorer.frontends.transformer_source import load_transformer
+from explorer.solvers import llm_search as S
+from explorer.solvers.llm_bounds import compute_floor_s, memory_floor_bytes, network_flops, tensor_floor_s
+from explorer.solvers.llm_order import BoundOrder
+from explorer.solvers.llm_space import LlmSpace, candidates
+
+CASES = [("gpt3-1.7b", "dgx-a100", 64, 512), ("llama3-8b", "dgx-h100", 128, 512), ("mixtral-8x7b", "dgx-h100", 64, 256),
+         ("gpt3-18.4b", "dgx-a100", 256, 1024)]
+
+
+def _setup(model, cluster, gpus, batch):
+    src = load_transformer(model, None)
+    problem = llm_problem(src.shape, load_cluster(cluster, gpus), batch, src.sequence, src.name)
+    space = LlmSpace()
+    cl, dims = problem.cluster, problem.dims
+    cands = candidates(space, cl.gpus, cl.gpus_per_node, dims.layers, dims.batch, dims.head_groups, dims.experts)
+    floor = compute_floor_s(network_flops(problem.network), cl.gpus, cl.gpu.peak_TFLOPS, efficiency_for(cl.gpu.name)[0])
+    types = S.TypeChooser(problem, space)
+    memory = [memory_floor_bytes(c, problem.params.total, S.expert_total(problem)) for c in cands]
+    return problem, space, cands, floor, types, memory
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}@{c[1]}x{c[2]}")
+def test_lazy_order_is_the_sorted_order(case):
+    problem, _space, cands, floor, types, memory = _setup(*case)
+    eager = sorted(((S.time_bound(problem, c, floor, types), memory[i], i, c) for i, c in enumerate(cands)),
+                   key=lambda x: (x[0], x[2]))
+    order = BoundOrder(problem, cands, memory, floor, lambda c: tensor_floor_s(problem, c, S.block_floor(problem, c, types)))
+    assert list(order) == eager and order.computed == len(cands)
+
+
+@pytest.mark.parametrize("case", CASES[:2], ids=lambda c: c[0])
+def test_lazy_order_prefix_and_through(case):
+    """Taken part way (as the search stops), the prefix is the sorted one's, fewer bounds are
+    computed than there are candidates, and ``through`` holds every candidate tied at a bound."""
+    problem, _space, cands, floor, types, memory = _setup(*case)
+    eager = sorted(((S.time_bound(problem, c, floor, types), memory[i], i, c) for i, c in enumerate(cands)),
+                   key=lambda x: (x[0], x[2]))
+    order = BoundOrder(problem, cands, memory, floor, lambda c: tensor_floor_s(problem, c, S.block_floor(problem, c, types)))
+    k = len(cands) // 5
+    got = [x for _, x in zip(range(k), order)]
+    assert got == eager[:k] and order.computed < len(cands)
+    rng = random.Random(23)
+    for bound in rng.sample([x[0] for x in eager], 5):
+        done = order.through(bound)
+        assert [x for x in done if x[0] <= bound] == [x for x in eager if x[0] <= bound]
+        assert done == eager[:len(done)]
+
+
+def test_search_computes_fewer_bounds_than_candidates(monkeypatch):
+    """The search itself stops early: the time bounds of candidates above the optimum are not all computed."""
+    problem, space, cands, *_ = _setup("gpt3-1.7b", "dgx-a100", 1024, 512)
+    made = []
+    real = BoundOrder.__init__
+
+    def spy(self, *a, **k):
+        real(self, *a, **k)
+        made.append(self)
+
+    monkeypatch.setattr(BoundOrder, "__init__", spy)
+    res = S.search(problem, space)
+    assert res.status.value == "optimal" and made and made[0].computed < len(cands)
