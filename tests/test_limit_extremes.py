@@ -1,0 +1,112 @@
+"""``--time-limit`` at its extremes on the uneven path (issue 23, item 2; trial 11, findings 5 and 6):
+the joint solver's column tables and the ``accpar`` row of ``check --uneven`` had no clock, and CP-SAT's
+row imported OR-Tools (~0.4 s) before refusing a graph. A phase the limit stops reports honestly: the
+best start plan that keeps every rule (``feasible``, no bound) or ``unknown`` with no plan, never
+``optimal``; without a limit the answers are unchanged. Limits here are tiny or already spent (no
+wall-clock asserts)."""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction as F
+
+import pytest
+
+from explorer.app.check_uneven import _run, check_uneven
+from explorer.core.constraints import Constraints
+from explorer.core.evaluate import evaluate_split
+from explorer.core.objective import Objective
+from explorer.core.partition import Space
+from explorer.core.plan import Plan
+from explorer.core.solution import Status
+from explorer.core.split_rules import SplitRules, leaf_memory_limits
+from explorer.core.uneven import alpha_grid, alpha_space
+from explorer.frontends import load_array, load_model
+from explorer.solvers.joint_columns import _Model, _Tables, _VirtualSource
+from explorer.solvers.uneven_joint import JointOptions, _scale, accpar_uneven, joint_uneven
+from explorer.solvers.uneven_levels import equal_types
+
+TINY = JointOptions(time_limit_s=1e-9)  # past before the first layer's terms: the tables' build is cut
+
+
+def _alexnet():
+    arr = load_array("tpu-mix-16")
+    return load_model("alexnet"), arr, Space.ACCPAR, alpha_space(arr, alpha_grid(4))
+
+
+def _starts(net, arr, space):
+    even = Plan.even(equal_types(net, arr, space))  # the level DP's types, every alpha 1/2 (on the 1/4 grid)
+    half_and_quarter = Plan(even.types, tuple(tuple(tuple(F(1, 4) if h == 0 else a for a in row) for row in groups)
+                                              for h, groups in enumerate(even.alphas)))
+    return even, half_and_quarter
+
+
+def test_the_tables_build_stops_at_the_deadline():
+    net, arr, space, aspace = _alexnet()
+    m = _Model(_VirtualSource.of(net), arr, space, aspace, None, 0)
+    with pytest.raises(TimeoutError):
+        _Tables(m, _scale(m, 1024), deadline=time.perf_counter() - 1.0)
+    t = _Tables(m, _scale(m, 1024), deadline=time.perf_counter() + 3600.0)  # in time: the same tables as without
+    assert (t.node == _Tables(m, _scale(m, 1024)).node).all()
+    with pytest.raises(TimeoutError):
+        t.footprints(deadline=time.perf_counter() - 1.0)
+
+
+def test_joint_cut_in_its_tables_returns_the_best_start_feasible_without_a_bound():
+    net, arr, space, aspace = _alexnet()
+    starts = _starts(net, arr, space)
+    sol = joint_uneven(net, arr, space, aspace, TINY, starts=starts)
+    values = [evaluate_split(net, arr, p).step_time_s for p in starts]
+    assert sol.status is Status.FEASIBLE and sol.bound_s is None
+    assert sol.plan == starts[values.index(min(values))] and sol.step_time_s == min(values)
+    assert "built its tables" in sol.info["reason"]
+    proven = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=60.0), starts=starts)
+    assert proven.status is Status.OPTIMAL and proven.step_time_s <= sol.step_time_s  # no limit: the proof, unchanged
+
+
+def test_joint_cut_in_its_tables_keeps_no_start_that_breaks_a_rule():
+    net, arr, space, aspace = _alexnet()
+    starts = _starts(net, arr, space)
+    most = min(max(evaluate_split(net, arr, p).leaf_memory_bytes) for p in starts) - 1  # every start breaks it
+    rules = SplitRules(Objective.TIME, Constraints(), leaf_memory_limits(arr, F(most)))
+    sol = joint_uneven(net, arr, space, aspace, TINY, starts=starts, rules=rules)
+    assert sol.status is Status.UNKNOWN and sol.plan is None and sol.bound_s is None
+    assert "no plan" in sol.info["reason"]
+    none = joint_uneven(net, arr, space, aspace, TINY)
+    assert none.status is Status.UNKNOWN and none.plan is None
+
+
+def test_joint_ignores_a_start_outside_the_declared_space():
+    net, arr, space, _ = _alexnet()
+    aspace = alpha_space(arr, alpha_grid(2))  # 1/2 only: the 1/4 start is outside
+    even, quarter = _starts(net, arr, space)
+    sol = joint_uneven(net, arr, space, aspace, TINY, starts=(quarter,))
+    assert sol.status is Status.UNKNOWN and sol.plan is None
+    assert joint_uneven(net, arr, space, aspace, TINY, starts=(quarter, even)).plan == even
+
+
+def test_the_accpar_heuristic_keeps_its_limit_and_is_unchanged_without_one():
+    net, arr, space, aspace = _alexnet()
+    cut = accpar_uneven(net, arr, space, aspace, time_limit_s=1e-9)
+    assert cut.status is Status.UNKNOWN and cut.plan is None and "time limit" in cut.info["reason"]
+    free, timed = accpar_uneven(net, arr, space, aspace), accpar_uneven(net, arr, space, aspace, time_limit_s=3600.0)
+    assert free.status is timed.status is Status.FEASIBLE
+    assert (free.plan, free.step_time_s) == (timed.plan, timed.step_time_s)
+    assert free.step_time_s == evaluate_split(net, arr, free.plan).step_time_s
+
+
+def test_check_uneven_refuses_cpsat_on_a_graph_even_with_no_time_left_for_its_import():
+    arr = load_array("tpu-mix-16")
+    net = load_model("resnet18")
+    spent = time.perf_counter() - 100.0  # the limit spent before the check began
+    r = check_uneven(net, arr, Space.ACCPAR, grid=4, solvers=("cpsat", "accpar"), time_limit_s=1.0, started=spent)
+    cpsat, accpar = r.rows
+    assert cpsat.status == Status.REFUSED.value and "chains only" in cpsat.note  # was "not run: ... import"
+    assert accpar.status == Status.UNKNOWN.value and accpar.plan is None and "not run" in accpar.note
+
+
+def test_check_uneven_accpar_row_passes_its_time_left_to_the_heuristic():
+    net, arr, space, aspace = _alexnet()
+    sol = _run("accpar", net, arr, space, aspace, 1e-9)  # what the rows before it left
+    assert sol.status is Status.UNKNOWN and sol.plan is None
+    assert _run("accpar", net, arr, space, aspace, 3600.0).status is Status.FEASIBLE
