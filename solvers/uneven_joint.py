@@ -140,8 +140,13 @@ def _answer(m: _Model, best, bound: Fraction | None, proven: bool, report: tuple
             sol.info["reason"] = f"the time limit ({limit_s:g} s) ran out before a plan was found"
         return sol
     status = Status.OPTIMAL if proven else Status.FEASIBLE
-    return split_solution("joint", status, m.plan(best[1][1 if m.virtual else 0:]), best[0],
-                          best[0] if proven else bound, *report)
+    sol = split_solution("joint", status, m.plan(best[1][1 if m.virtual else 0:]), best[0],
+                         best[0] if proven else bound, *report)
+    if not proven and time.perf_counter() > deadline:
+        cut = "before a bounding pass ended: the best plan so far, no bound" if bound is None else \
+            "before the gap closed: the best plan and bound so far"
+        sol.info["reason"] = f"the time limit ({limit_s:.3g} s left to it) ran out {cut}"
+    return sol
 
 
 def _setup(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types_allowed, rules, Q: int,
@@ -169,7 +174,7 @@ def _starts_only(network: Network, array: ArraySpec, space: Space, aspace: Alpha
             continue
         if best is None or ev.step_time_s < best[0]:
             best = (ev.step_time_s, plan)
-    why = f"the time limit ({limit_s:g} s) ran out while the joint solver built its tables"
+    why = f"the time limit ({limit_s:.3g} s left to it) ran out while the joint solver built its tables"
     wall = time.perf_counter() - t_start
     if best is None:
         sol = split_solution("joint", Status.UNKNOWN, None, None, None, wall, 0)

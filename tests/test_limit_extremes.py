@@ -110,3 +110,27 @@ def test_check_uneven_accpar_row_passes_its_time_left_to_the_heuristic():
     sol = _run("accpar", net, arr, space, aspace, 1e-9)  # what the rows before it left
     assert sol.status is Status.UNKNOWN and sol.plan is None
     assert _run("accpar", net, arr, space, aspace, 3600.0).status is Status.FEASIBLE
+
+
+def test_joint_cut_before_its_first_bound_says_so_with_its_plan(monkeypatch):
+    """The tables built, the clock passes the deadline during the first bounding pass (a fake clock
+    from there): the plan found so far, feasible, no bound, and the reason."""
+    import explorer.solvers.uneven_joint as uj
+
+    net, arr, space, aspace = _alexnet()
+    later = [0.0]
+    real = time.perf_counter
+
+    class Clock:
+        perf_counter = staticmethod(lambda: real() + later[0])
+
+    def cut_dual(m, graph, Q, o, deadline, best, first):
+        later[0] = 1e6  # the first weighted pass outlasts the limit
+        return -1, None, best, [], None
+
+    monkeypatch.setattr(uj, "time", Clock)
+    monkeypatch.setattr(uj, "_dual", cut_dual)
+    sol = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=600.0))
+    assert sol.status is Status.FEASIBLE and sol.bound_s is None
+    assert sol.step_time_s == evaluate_split(net, arr, sol.plan).step_time_s
+    assert "before a bounding pass ended" in sol.info["reason"]

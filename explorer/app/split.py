@@ -250,7 +250,8 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         plan, found, bound, equal_best, solver_wall, claimed, info = _split_plan(
             network, array, space, split, aspace, types, clock, say, _free_hint(array, grid, free), solver, rules)
         status = status if found is None else found
-        note = _proof_note(solver, status, time_limit_s, info) or info.get("not_run") or note
+        joint_cut = f"joint: {info['reason']}" if split is Split.OPTIMAL and solver is None and info.get("reason") else ""
+        note = _proof_note(solver, status, time_limit_s, info) or info.get("not_run") or joint_cut or note
     base = dict(_report_base(network, array, space, objective, constraints, aspace, free),
                 solver=method(split, solver), compared=tuple(compared), baselines=baselines, solver_wall_s=solver_wall,
                 bound_method=info.get("proved_by"))
