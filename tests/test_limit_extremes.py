@@ -174,3 +174,25 @@ def test_pruned_stops_its_search_by_solve_end_not_the_limit(monkeypatch, where):
     if where == "chain":
         pruned._solve_relaxed(problem, vc, SolveOptions(time_limit_s=4.0), t0, 40, 10**6)
     assert seen["end"] == solve_end(t0, 4.0) < t0 + 4.0
+
+
+def test_split_exact_cut_in_the_tables_keeps_its_first_seed_and_reads_no_other():
+    """``--split optimal --solver exact`` (the constrained path, the joint solver): cut while it builds
+    its tables, the first seed (the equal-split plan) if it keeps the rules, not ``unknown``; the
+    rest of the seeds (the level DP's plan: 0.3-0.6 s on ResNet-50) is not computed."""
+    from explorer.solvers.uneven_constrained import constrained_uneven
+
+    net, arr, space, aspace = _alexnet()
+    even, _ = _starts(net, arr, space)
+    rules = SplitRules(Objective.TIME, Constraints(), leaf_memory_limits(arr, F(2**40)))  # memory that cannot bind
+    read = []
+
+    def seeds():
+        read.append("even")
+        yield even
+        read.append("more")
+        raise AssertionError("a later seed read")
+
+    sol = constrained_uneven(net, arr, space, aspace, time_limit_s=1e-9, rules=rules, seeds=seeds())
+    assert sol.status is Status.FEASIBLE and sol.plan == even and sol.bound_s is None and read == ["even"]
+    assert sol.step_time_s == evaluate_split(net, arr, even).step_time_s
