@@ -78,8 +78,8 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     a column with another type costs INF, as one its node does not offer). ``rules``: caps and
     memory limits (``_limit_terms``; the time objective only): every plan it returns keeps them,
     INFEASIBLE when the labels prove none does, UNKNOWN (with the bound) when they end first.
-    ``options.time_limit_s`` bounds every phase (``deadline``): cut, it returns the best plan so far
-    with the bound so far (none before the first bounding pass ends; UNKNOWN without a plan)."""
+    ``options.time_limit_s`` bounds every phase, the tables' build too (``deadline``): cut, the best plan
+    (or start) so far, the bound so far (none before the first bounding pass ends); UNKNOWN without a plan."""
     o = options or JointOptions()
     t_start = time.perf_counter()
     deadline = t_start + o.time_limit_s

@@ -196,3 +196,15 @@ def test_split_exact_cut_in_the_tables_keeps_its_first_seed_and_reads_no_other()
     sol = constrained_uneven(net, arr, space, aspace, time_limit_s=1e-9, rules=rules, seeds=seeds())
     assert sol.status is Status.FEASIBLE and sol.plan == even and sol.bound_s is None and read == ["even"]
     assert sol.step_time_s == evaluate_split(net, arr, even).step_time_s
+
+
+def test_the_split_solvers_last_step_keeps_back_the_reports_margin():
+    from explorer.app.check import Clock
+    from explorer.solvers.deadline import END_MARGIN
+
+    t0 = time.perf_counter()
+    clock = Clock(t0, 4.0)
+    last, left = clock.for_last_step(), clock.left()
+    assert last == pytest.approx(left - END_MARGIN * 4.0, abs=0.05)  # 0.24 s of 4 s kept back
+    assert Clock(t0, None).for_last_step() is None
+    assert Clock(t0 - 100.0, 4.0).for_last_step() == pytest.approx(0.02 * 4.0)  # spent: the least share, as left()

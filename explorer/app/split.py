@@ -494,7 +494,7 @@ def _split_plan(network, array, space, split, aspace, types, clock, say, hint, s
     if solver is not None:  # optimal or proportional (brute, exact, cpsat, dp), levels (dp)
         alphas = _searched(array, split, aspace, solver)
         say(f"split: {split} ({solver}, uneven form)")
-        plan, status, bound, wall, claimed, info = solve_by(solver, network, array, space, alphas, clock.left(), rules,
+        plan, status, bound, wall, claimed, info = solve_by(solver, network, array, space, alphas, clock.for_last_step(), rules,
                                                             split is Split.PROPORTIONAL,
                                                             seed_plans(network, array, space, alphas, types, rules))
         return plan, status, bound, None, wall, claimed, info
@@ -638,7 +638,7 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     if clock.no_time_for("search") is None:
         starts += (search_level_alphas(network, array, search_start(network, array, equal.plan, aspace), aspace,
                                        progress=_prefixed(say)).plan,)
-    left = clock.left()
+    left = clock.for_last_step()  # (the report follows)
     say(f"split: optimal (the joint solver, up to {left:.3g} s)")
     try:
         sol = joint_under(network, array, space, aspace, left, rules, starts=starts)
