@@ -113,7 +113,7 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         best_bound, best_w, best, seen, fw = _dual(m, graph, Q, o, deadline, best, equal[1])
     clock.mark("bound")
     # the beam passes below find the plans; the descent from the incumbent's types only (not once past the deadline)
-    best = best if time.perf_counter() > deadline else _descend(m, tables, best, seen if fw is None else [])
+    best = best if time.perf_counter() > deadline else _descend(m, tables, best, seen if fw is None else [], deadline)
     clock.mark("plans")
     bound = Fraction(best_bound, Q * tables.s) if best_bound >= 0 else None
     proven = bound is not None and bound >= best[0]
@@ -322,7 +322,7 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, deadline: float, be
     limits; the passes' plans; the best bound's pass)."""
     graph_ = not all(b.direct for b in graph.blocks)
     if graph_:  # a descended incumbent first: the first pass's tables skip what cannot beat it
-        best = _descend(m, graph.t, best, [])
+        best = _descend(m, graph.t, best, [], deadline)
     # first weights: V's at the balance of the two kinds' peaks (mu * V0 + (1 - mu) * V1 flat in alpha)
     lam, mu = Q // 2, round(Q * m.peak[0] / (m.peak[0] + m.peak[1]))
     best_bound, best_w, fw = -1, (lam, mu), None
@@ -341,16 +341,20 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, deadline: float, be
         plans.append(cols)
         comp = m.components(cols)
         best = better(m, best, cols, step_of(comp))
+        if g > best_bound:  # (``alive``, shared with ``fw``, is narrowed below in place)
+            best_bound, best_w, fw = g, (lam, mu), (W, G, tbls, alive)
+        if time.perf_counter() > deadline:  # the pass's bound kept; no descent, fixing or next weights
+            break
         if graph_:  # reduced-cost fixing at the cut nodes (graphs), from a descended incumbent
             if k == 0:
-                best = _descend(m, graph.t, best, [cols])
+                best = _descend(m, graph.t, best, [cols], deadline)
             Hc = _cut_backward(graph, W, tbls)
             thr = Q * ceil(best[0] * graph.t.s)
             for n in Hc:
                 ok = G[n] + Hc[n] < thr
                 alive[n] = ok if n not in alive else alive[n] & ok
-        if g > best_bound:
-            best_bound, best_w, fw = g, (lam, mu), (W, G, tbls, alive)
+        if time.perf_counter() > deadline:  # (Kelley's LP: its first import and solve, 0.1-0.2 s)
+            break
         seen.append(tuple(float(x) for x in comp))
         nl, nm, zhat = _kelley(seen, Q)
         # on graphs the label pass proves: stop once Kelley's estimate is within graph_dual_tol

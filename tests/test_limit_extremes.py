@@ -208,3 +208,19 @@ def test_the_split_solvers_last_step_keeps_back_the_reports_margin():
     assert last == pytest.approx(left - END_MARGIN * 4.0, abs=0.05)  # 0.24 s of 4 s kept back
     assert Clock(t0, None).for_last_step() is None
     assert Clock(t0 - 100.0, 4.0).for_last_step() == pytest.approx(0.02 * 4.0)  # spent: the least share, as left()
+
+
+def test_the_alpha_descent_starts_nothing_past_its_deadline():
+    from explorer.solvers.joint_columns import step_of
+    from explorer.solvers.joint_labels import _descend
+    from explorer.solvers.uneven_joint import _plan_columns
+
+    net, arr, space, aspace = _alexnet()
+    m = _Model(net, arr, space, aspace, None, 0)
+    t = _Tables(m, _scale(m, 1024))
+    even, _ = _starts(net, arr, space)
+    cols = _plan_columns(m, even)
+    best = (step_of(m.components(cols)), cols)
+    assert _descend(m, t, best, [], deadline=time.perf_counter() - 1.0) is best  # past: no base descended
+    free = _descend(m, t, best, [])
+    assert free[0] <= best[0] and _descend(m, t, best, [], deadline=time.perf_counter() + 3600.0) == free
