@@ -33,6 +33,7 @@ from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 
+from .deadline import check_deadline
 from .uneven_prune import SLOT, TUPLE, Pruner, greedy_plan, memory_estimate, plan_vector, time_score, traffic_score
 from .uneven_tables import ColumnTables
 
@@ -529,7 +530,7 @@ def _best_on_grid(grid, score, best, near=None):
 
 def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
                         rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE, progress=None,
-                        rules: SplitRules = TIME_ONLY) -> Solution:
+                        rules: SplitRules = TIME_ONLY, deadline: float | None = None) -> Solution:
     """Coordinate descent from ``start``: its types kept; each free class of the declared space
     in turn (top first) gets the declared value (``AlphaSpace.choices``: the grid and the class's
     proportional ratio) of least step time for all its groups and layers (``_best_on_grid``:
@@ -540,7 +541,8 @@ def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
 in all)`` after every evaluation (``step`` names the class and the round).
     Under ``rules`` it minimises ``SplitRules.rank`` (rules broken, then the objective: a plan
     that keeps to every cap and memory limit beats any that does not; the solution's value is
-    the objective's). Refused beyond ``MAX_FREE_CLASSES`` free classes."""
+    the objective's). Refused beyond ``MAX_FREE_CLASSES`` free classes. ``deadline`` (a
+    ``time.perf_counter()`` value, None: none): no evaluation starts past it; the plan so far."""
     t0 = time.perf_counter()
     check_array(array)
     aspace = _space_of(array, alphas, free)
@@ -569,6 +571,7 @@ in all)`` after every evaluation (``step`` names the class and the round).
 
             def score(a):
                 nonlocal tried
+                check_deadline(deadline, TimeoutError)  # (caught below: the class keeps its alpha)
                 tried += 1
                 t = rank(plan_with(a))
                 if progress is not None:
@@ -577,7 +580,10 @@ in all)`` after every evaluation (``step`` names the class and the round).
 
             g = aspace.group_class[h].index(c)
             values = aspace.choices(h, c)  # the grid and the class's proportional ratio
-            i, t = _best_on_grid(values, score, best, current.alphas[h][g][0])
+            try:
+                i, t = _best_on_grid(values, score, best, current.alphas[h][g][0])
+            except TimeoutError:
+                break  # (every later scan stops at its first score: the rounds end at once)
             if i is not None:
                 best, current, changed = t, plan_with(values[i]), True
                 changes += 1

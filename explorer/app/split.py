@@ -39,6 +39,7 @@ from ..core.solution import BROKEN_PLAN_NOTE, SolveOptions, Status
 from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal, kind_memory_violation, leaf_memory_limits
 from ..core.units import format_count, safe_float
 from ..solvers import get_solver
+from ..solvers.deadline import solve_end
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from .baselines import BASELINES, baseline_plan
 from .check import Clock
@@ -626,18 +627,18 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
              clock: Clock, say=lambda *a, **k: None, free_hint: str = "", rules: SplitRules = TIME_ONLY):
     """``--split optimal``: the joint solver under ``rules`` (``solvers.uneven_constrained.joint_under``,
     the route of ``--solver exact`` under caps or memory) from the equal-split and the search plans
-    (the search only while ``clock`` has time left: it has no limit of its own), with what the steps
+    (the search only while ``clock`` has time left, and until ``solve_end``), with what the steps
     before it left of the time limit; a one-line error where it does not apply. (plan or None,
     status, bound, best equal-split step time, wall, the solver's own step time of the plan, ``proof_info``)."""
     from ..solvers.uneven_constrained import joint_under
 
-    late = clock.no_time_for("joint")  # its column build has no clock: not started with nothing left
+    late = clock.no_time_for("joint")  # not started with nothing left
     if late is not None:
         return equal, Status.FEASIBLE, None, None, None, None, {"not_run": f"joint: {late}; the equal-split plan (no proof)"}
     starts = (equal,)
     if clock.no_time_for("search") is None:
         starts += (search_level_alphas(network, array, search_start(network, array, equal.plan, aspace), aspace,
-                                       progress=_prefixed(say)).plan,)
+                                       progress=_prefixed(say), deadline=solve_end(clock.t0, clock.limit)).plan,)
     left = clock.for_last_step()  # (the report follows)
     say(f"split: optimal (the joint solver, up to {left:.3g} s)")
     try:
