@@ -33,7 +33,7 @@ from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 
-from .deadline import check_deadline
+from .deadline import past
 from .uneven_prune import SLOT, TUPLE, Pruner, greedy_plan, memory_estimate, plan_vector, time_score, traffic_score
 from .uneven_tables import ColumnTables
 
@@ -528,6 +528,9 @@ def _best_on_grid(grid, score, best, near=None):
     return found, best
 
 
+LATE = (math.inf,)  # ``search_level_alphas``' score of a value past its deadline: above every rank
+
+
 def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
                         rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE, progress=None,
                         rules: SplitRules = TIME_ONLY, deadline: float | None = None) -> Solution:
@@ -541,8 +544,7 @@ def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
 in all)`` after every evaluation (``step`` names the class and the round).
     Under ``rules`` it minimises ``SplitRules.rank`` (rules broken, then the objective: a plan
     that keeps to every cap and memory limit beats any that does not; the solution's value is
-    the objective's). Refused beyond ``MAX_FREE_CLASSES`` free classes. ``deadline`` (a
-    ``time.perf_counter()`` value, None: none): no evaluation starts past it; the plan so far."""
+    the objective's). Refused beyond ``MAX_FREE_CLASSES`` free classes; none evaluated past ``deadline``."""
     t0 = time.perf_counter()
     check_array(array)
     aspace = _space_of(array, alphas, free)
@@ -555,8 +557,7 @@ in all)`` after every evaluation (``step`` names the class and the round).
         return rules.rank(evaluate_split(network, array, plan, rules.weight_copies), array, plan)
 
     best = rank(current)
-    tried = 1
-    changes = 0  # how many improvements so far
+    tried, changes = 1, 0  # evaluations, improvements so far
     scanned: dict[tuple[int, int], int] = {}  # class -> changes when it was last scanned
     total = 1 + rounds * sum(grid_probes(len(aspace.choices(h, c))) for h, c in classes)
     for rnd in range(rounds):
@@ -571,7 +572,8 @@ in all)`` after every evaluation (``step`` names the class and the round).
 
             def score(a):
                 nonlocal tried
-                check_deadline(deadline, TimeoutError)  # (caught below: the class keeps its alpha)
+                if past(deadline):  # no evaluation: never better (the rounds then end, nothing changed)
+                    return LATE
                 tried += 1
                 t = rank(plan_with(a))
                 if progress is not None:
@@ -580,10 +582,7 @@ in all)`` after every evaluation (``step`` names the class and the round).
 
             g = aspace.group_class[h].index(c)
             values = aspace.choices(h, c)  # the grid and the class's proportional ratio
-            try:
-                i, t = _best_on_grid(values, score, best, current.alphas[h][g][0])
-            except TimeoutError:
-                break  # (every later scan stops at its first score: the rounds end at once)
+            i, t = _best_on_grid(values, score, best, current.alphas[h][g][0])
             if i is not None:
                 best, current, changed = t, plan_with(values[i]), True
                 changes += 1
