@@ -74,6 +74,8 @@ def run_once(explore: list[str], args: list[str], limit: float) -> tuple[float, 
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     process = time.perf_counter() - t0
+    if proc.returncode == 2 and "error:" in proc.stderr:  # refused in one line (e.g. cpsat's uneven form: chains only)
+        return process, 0.0, "refused (exit 2)"
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
     out = json.loads(proc.stdout)

@@ -23,7 +23,7 @@ from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
 
 from . import block_chain
-from .deadline import origin
+from .deadline import origin, solve_end
 from .elimination import vectors_plan
 from .survivor_elim import MAX_ENTRIES, eliminate, plan, rescore, round_work
 from .tree_dual import DualResult, dual_bound
@@ -204,18 +204,19 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
     """The bound-and-prune solve itself (caps and memory not seen)."""
     limit = options.time_limit_s or DEFAULT_TIME_S
     kept = block_chain.Kept()
-    chained = block_chain.solve_whole(problem, vc, t0, t0 + limit, kept)  # a chain of blocks: exact at once
+    end = solve_end(t0, limit)  # (what follows the search: the plan's re-scoring and the report)
+    chained = block_chain.solve_whole(problem, vc, t0, end, kept)  # a chain of blocks: exact at once
     if chained is not None:
         return chained
-    *start, note = _dp_start(problem, vc, t0 + limit)  # finite: ``solve`` returned infeasible when some node had no allowed vector
+    *start, note = _dp_start(problem, vc, end)  # finite: ``solve`` returned infeasible when some node had no allowed vector
     t_dual = time.perf_counter()
-    if t_dual >= t0 + limit:  # the set-up alone took the limit: no dual round, no threshold (they ran 1.5 s past it)
+    if t_dual >= end:  # the set-up alone took the limit: no dual round, no threshold (they ran 1.5 s past it)
         return _dp_only(problem, vc, start, t0, limit, _chain_hint(kept, limit) + note)
     res = dual_bound(vc, rounds, deadline=t0 + DUAL_SHARE * limit, incumbent=start, enough=_final_is_cheap(vc, max_entries))
     info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound,
             "start_s": t_dual - t0, "dual_s": time.perf_counter() - t_dual}
-    search = _Search(vc, res, max_entries, t0 + limit, _threads(options), _dual_rate(vc, res, info["dual_s"]))
-    info.update(block_chain.settle(search, t0 + limit, kept))  # a chain of blocks: settled at once (or left as it was)
+    search = _Search(vc, res, max_entries, end, _threads(options), _dual_rate(vc, res, info["dual_s"]))
+    info.update(block_chain.settle(search, end, kept))  # a chain of blocks: settled at once (or left as it was)
     proven = search.run()
     info.update(thresholds=search.steps, survivors_max=search.survivors_max, eliminations=search.log)
     if not proven:

@@ -33,6 +33,7 @@ from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 
+from .deadline import past
 from .uneven_prune import SLOT, TUPLE, Pruner, greedy_plan, memory_estimate, plan_vector, time_score, traffic_score
 from .uneven_tables import ColumnTables
 
@@ -544,9 +545,12 @@ def _best_on_grid(grid, score, best, near=None):
     return found, best
 
 
+LATE = (math.inf,)  # ``search_level_alphas``' score of a value past its deadline: above every rank
+
+
 def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
                         rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE, progress=None,
-                        rules: SplitRules = TIME_ONLY) -> Solution:
+                        rules: SplitRules = TIME_ONLY, deadline: float | None = None) -> Solution:
     """Coordinate descent from ``start``: its types kept; each free class of the declared space
     in turn (top first) gets the declared value (``AlphaSpace.choices``: the grid and the class's
     proportional ratio) of least step time for all its groups and layers (``_best_on_grid``:
@@ -557,7 +561,7 @@ def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
 in all)`` after every evaluation (``step`` names the class and the round).
     Under ``rules`` it minimises ``SplitRules.rank`` (rules broken, then the objective: a plan
     that keeps to every cap and memory limit beats any that does not; the solution's value is
-    the objective's). Refused beyond ``MAX_FREE_CLASSES`` free classes."""
+    the objective's). Refused beyond ``MAX_FREE_CLASSES`` free classes; none evaluated past ``deadline``."""
     t0 = time.perf_counter()
     check_array(array)
     aspace = _space_of(array, alphas, free)
@@ -570,8 +574,7 @@ in all)`` after every evaluation (``step`` names the class and the round).
         return rules.rank(evaluate_split(network, array, plan, rules.weight_copies), array, plan)
 
     best = rank(current)
-    tried = 1
-    changes = 0  # how many improvements so far
+    tried, changes = 1, 0  # evaluations, improvements so far
     scanned: dict[tuple[int, int], int] = {}  # class -> changes when it was last scanned
     total = 1 + rounds * sum(grid_probes(len(aspace.choices(h, c))) for h, c in classes)
     for rnd in range(rounds):
@@ -586,6 +589,8 @@ in all)`` after every evaluation (``step`` names the class and the round).
 
             def score(a):
                 nonlocal tried
+                if past(deadline):  # no evaluation: never better (the rounds then end, nothing changed)
+                    return LATE
                 tried += 1
                 t = rank(plan_with(a))
                 if progress is not None:

@@ -9,6 +9,7 @@ Both prove the same optimum; ``info["method"]`` says which ran."""
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import chain, islice
 
 from explorer.core.array import ArraySpec
 from explorer.core.errors import Refused
@@ -29,13 +30,18 @@ def constrained_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                        max_bytes: int = EXACT_MAX_BYTES, free: FreeAlphas = FreeAlphas.UNLIKE,
                        time_limit_s: float | None = None, rules: SplitRules = TIME_ONLY, seeds=()) -> Solution:
     """The proven optimum under ``rules`` (module docstring): the joint solver where it applies
-    (its plan's status, value and bound, named ``exact``), else ``exact_uneven`` (stopped at the
-    time limit: the best of its incumbent and ``seeds``)."""
+    (its plan's status, value and bound, named ``exact``; the first of ``seeds`` its start: cut
+    while it builds its tables, that plan if it keeps every rule), else ``exact_uneven`` (stopped at
+    the time limit: the best of its incumbent and ``seeds``). ``seeds`` may be a generator (the
+    split's: the equal-split plan, then the level DP's): only its first is read before a solve."""
     aspace = _space_of(array, alphas, free)
+    seeds = iter(seeds)
+    first = tuple(islice(seeds, 1))
     try:
-        sol = joint_under(network, array, space, aspace, time_limit_s or DEFAULT_LIMIT_S, rules)
+        sol = joint_under(network, array, space, aspace, time_limit_s or DEFAULT_LIMIT_S, rules, starts=first)
     except Refused:  # outside its scope: the Pareto DP (chains)
-        sol = exact_uneven(network, array, space, aspace, max_bytes, free, time_limit_s, rules, seeds=seeds)
+        sol = exact_uneven(network, array, space, aspace, max_bytes, free, time_limit_s, rules,
+                           seeds=chain(first, seeds))
         sol.info["method"] = "pareto-dp"
         return sol
     return replace(sol, solver="exact")

@@ -78,8 +78,8 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     a column with another type costs INF, as one its node does not offer). ``rules``: caps and
     memory limits (``_limit_terms``; the time objective only): every plan it returns keeps them,
     INFEASIBLE when the labels prove none does, UNKNOWN (with the bound) when they end first.
-    ``options.time_limit_s`` bounds every phase (``deadline``): cut, it returns the best plan so far
-    with the bound so far (none before the first bounding pass ends; UNKNOWN without a plan)."""
+    ``options.time_limit_s`` bounds every phase, the tables' build too (``deadline``): cut, the best plan
+    (or start) so far, the bound so far (none before the first bounding pass ends); UNKNOWN without a plan."""
     o = options or JointOptions()
     t_start = time.perf_counter()
     deadline = t_start + o.time_limit_s
@@ -89,14 +89,12 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         raise Refused(f"joint (uneven splits): the step time only (the traffic objective: {given_as('--solver')} exact)")
     if _no_type_left(network, array, types_allowed):  # pins and forbids conflict: no plan at all
         return split_solution("joint", Status.INFEASIBLE, None, None, None, time.perf_counter() - t_start, 0)
-    net = _VirtualSource.of(network)
-    blks = blocks(net)
-    m = _Model(net, array, space, aspace, types_allowed, 0 if rules is None else rules.weight_copies)
-    v0 = 1 if m.virtual else 0
     Q = o.weight_scale
-    tables = _Tables(m, _scale(m, Q))
-    graph = _Graph(tables, blks)
-    _limit_terms(m, tables, network, array, rules)
+    try:
+        m, tables, graph = _setup(network, array, space, aspace, types_allowed, rules, Q, deadline)
+    except TimeoutError:  # the tables' build outlasted the limit: the best start, scored by the evaluator
+        return _starts_only(network, array, space, aspace, starts, rules, t_start, o.time_limit_s)
+    v0 = 1 if m.virtual else 0
     if len(tables.lim):  # a cap or a memory limit can bind: starts that may keep it
         starts = starts + _cheap_plans(network, array, space, aspace, rules, o.time_limit_s * EVEN_SEED_SHARE, deadline)
     starts = tuple(_VirtualSource.plan(m.cols, p) if v0 else p for p in starts if aspace.contains(p))
@@ -114,8 +112,8 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         clock.mark("starts")
         best_bound, best_w, best, seen, fw = _dual(m, graph, Q, o, deadline, best, equal[1])
     clock.mark("bound")
-    # the beam passes below find the plans; the descent from the incumbent's types only
-    best = _descend(m, tables, best, seen if fw is None else [])
+    # the beam passes below find the plans; the descent from the incumbent's types only (not once past the deadline)
+    best = best if time.perf_counter() > deadline else _descend(m, tables, best, seen if fw is None else [], deadline)
     clock.mark("plans")
     bound = Fraction(best_bound, Q * tables.s) if best_bound >= 0 else None
     proven = bound is not None and bound >= best[0]
@@ -142,8 +140,49 @@ def _answer(m: _Model, best, bound: Fraction | None, proven: bool, report: tuple
             sol.info["reason"] = f"the time limit ({limit_s:g} s) ran out before a plan was found"
         return sol
     status = Status.OPTIMAL if proven else Status.FEASIBLE
-    return split_solution("joint", status, m.plan(best[1][1 if m.virtual else 0:]), best[0],
-                          best[0] if proven else bound, *report)
+    sol = split_solution("joint", status, m.plan(best[1][1 if m.virtual else 0:]), best[0],
+                         best[0] if proven else bound, *report)
+    if not proven and time.perf_counter() > deadline:
+        cut = "before a bounding pass ended: the best plan so far, no bound" if bound is None else \
+            "before the gap closed: the best plan and bound so far"
+        sol.info["reason"] = f"the time limit ({limit_s:.3g} s left to it) ran out {cut}"
+    return sol
+
+
+def _setup(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types_allowed, rules, Q: int,
+           deadline: float):
+    """(model, tables, graph) of ``joint_uneven``, the limits' terms in the tables; TimeoutError once
+    past ``deadline`` (the column tables are checked per layer and per edge)."""
+    net = _VirtualSource.of(network)
+    m = _Model(net, array, space, aspace, types_allowed, 0 if rules is None else rules.weight_copies)
+    tables = _Tables(m, _scale(m, Q), deadline=deadline)
+    graph = _Graph(tables, blocks(net))
+    _limit_terms(m, tables, network, array, rules, deadline)
+    return m, tables, graph
+
+
+def _starts_only(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, starts: tuple[Plan, ...],
+                 rules: SplitRules | None, t_start: float, limit_s: float) -> Solution:
+    """``joint_uneven`` cut before its tables were built: the least of ``starts`` in the declared
+    space that keeps ``rules`` (each scored by the evaluator), FEASIBLE with no bound; else UNKNOWN."""
+    best = None
+    for plan in starts:
+        if not aspace.contains(plan) or any(t not in space.types for row in plan.types for t in row):
+            continue
+        ev = evaluate_split(network, array, plan, 0 if rules is None else rules.weight_copies)
+        if rules is not None and rules.violations(ev, array, plan):  # (pins, forbids, caps, memory)
+            continue
+        if best is None or ev.step_time_s < best[0]:
+            best = (ev.step_time_s, plan)
+    why = f"the time limit ({limit_s:.3g} s left to it) ran out while the joint solver built its tables"
+    wall = time.perf_counter() - t_start
+    if best is None:
+        sol = split_solution("joint", Status.UNKNOWN, None, None, None, wall, 0)
+        sol.info["reason"] = why + ": no plan"
+        return sol
+    sol = split_solution("joint", Status.FEASIBLE, best[1], best[0], None, wall, 0)
+    sol.info["reason"] = why + ": the best of its starting plans, no bound"
+    return sol
 
 
 EVEN_SEED_SHARE = 0.2  # of the time limit: the even exact solve under the limits (``_cheap_plans``)
@@ -204,7 +243,8 @@ def _penalised(m: _Model, graph: _Graph, Q: int, best, step: Fraction, deadline:
     return best
 
 
-def _limit_terms(m: _Model, t: _Tables, network: Network, array: ArraySpec, rules: SplitRules | None) -> None:
+def _limit_terms(m: _Model, t: _Tables, network: Network, array: ArraySpec, rules: SplitRules | None,
+                 deadline: float | None = None) -> None:
     """Under caps or memory limits: their terms in the labels (``with_limits``; limits in table
     units, floored) and ``m.keeps``, the exact check of a plan (the evaluator's violations)."""
     if rules is None or not rules.couples_layers:
@@ -212,7 +252,8 @@ def _limit_terms(m: _Model, t: _Tables, network: Network, array: ArraySpec, rule
     U, v0 = m.costs.unit, 1 if m.virtual else 0
     caps = {h: floor(c * U) for h in range(m.H) if (c := rules.cap_elements(array, h)) is not None}
     lm = rules.leaf_memory_bytes
-    with_limits(t, caps, None if lm is None else tuple(floor(x / array.dtype_bytes * U) for x in (lm[0], lm[-1])))
+    with_limits(t, caps, None if lm is None else tuple(floor(x / array.dtype_bytes * U) for x in (lm[0], lm[-1])),
+                deadline)
     if not len(t.lim):  # none can bind
         return
 
@@ -281,7 +322,7 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, deadline: float, be
     limits; the passes' plans; the best bound's pass)."""
     graph_ = not all(b.direct for b in graph.blocks)
     if graph_:  # a descended incumbent first: the first pass's tables skip what cannot beat it
-        best = _descend(m, graph.t, best, [])
+        best = _descend(m, graph.t, best, [], deadline)
     # first weights: V's at the balance of the two kinds' peaks (mu * V0 + (1 - mu) * V1 flat in alpha)
     lam, mu = Q // 2, round(Q * m.peak[0] / (m.peak[0] + m.peak[1]))
     best_bound, best_w, fw = -1, (lam, mu), None
@@ -300,16 +341,20 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, deadline: float, be
         plans.append(cols)
         comp = m.components(cols)
         best = better(m, best, cols, step_of(comp))
+        if g > best_bound:  # (``alive``, shared with ``fw``, is narrowed below in place)
+            best_bound, best_w, fw = g, (lam, mu), (W, G, tbls, alive)
+        if time.perf_counter() > deadline:  # the pass's bound kept; no descent, fixing or next weights
+            break
         if graph_:  # reduced-cost fixing at the cut nodes (graphs), from a descended incumbent
             if k == 0:
-                best = _descend(m, graph.t, best, [cols])
+                best = _descend(m, graph.t, best, [cols], deadline)
             Hc = _cut_backward(graph, W, tbls)
             thr = Q * ceil(best[0] * graph.t.s)
             for n in Hc:
                 ok = G[n] + Hc[n] < thr
                 alive[n] = ok if n not in alive else alive[n] & ok
-        if g > best_bound:
-            best_bound, best_w, fw = g, (lam, mu), (W, G, tbls, alive)
+        if time.perf_counter() > deadline:  # (Kelley's LP: its first import and solve, 0.1-0.2 s)
+            break
         seen.append(tuple(float(x) for x in comp))
         nl, nm, zhat = _kelley(seen, Q)
         # on graphs the label pass proves: stop once Kelley's estimate is within graph_dual_tol
@@ -320,18 +365,26 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, deadline: float, be
     return best_bound, best_w, best, plans, fw
 
 
-def accpar_uneven(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace) -> Solution:
+def accpar_uneven(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
+                  time_limit_s: float | None = None) -> Solution:
     """AccPar-style heuristic (``check --uneven``'s "accpar"): one DP over the columns with each
     layer's and edge's cost its busier side (``_PerTermMax``), the plan scored exactly. No bound
-    (FEASIBLE); same scope as ``joint_uneven``."""
+    (FEASIBLE); same scope as ``joint_uneven``. ``time_limit_s`` (None: none) bounds the tables'
+    build and the DP (2.5-5 s on ResNet-50 at 1/16): cut, UNKNOWN with no plan and the reason."""
     t0 = time.perf_counter()
+    deadline = None if time_limit_s is None else t0 + time_limit_s
     check_scope(network, array, aspace, "accpar")
     net = _VirtualSource.of(network)  # several sources: as in joint_uneven
     m = _Model(net, array, space, aspace)
-    tables = _Tables(m, _scale(m, 1))
-    graph = _Graph(tables, blocks(net))
-    W = _PerTermMax(tables)
-    _, G, tbls = graph.forward(None, W=W)
+    try:
+        tables = _Tables(m, _scale(m, 1), deadline=deadline)
+        graph = _Graph(tables, blocks(net))
+        W = _PerTermMax(tables)
+        _, G, tbls = graph.forward(None, W=W, deadline=deadline)
+    except TimeoutError:
+        sol = split_solution("accpar", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, 0)
+        sol.info["reason"] = f"the time limit ({time_limit_s:g} s) ran out before its DP ended"
+        return sol
     cols = graph.backtrack(W, G, tbls)
     value = step_of(m.components(cols))
     plan = m.plan(cols[1:] if m.virtual else cols)

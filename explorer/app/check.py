@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from ..solvers import get_solver
-from ..solvers.deadline import MIN_LEFT_SHARE, origin
+from ..solvers.deadline import MIN_LEFT_SHARE, origin, solve_end
 from ..solvers.dp import graph_level, too_wide, wide_levels
 from ..core.comm import advance, zero_counts
 from ..core.names import given_as
@@ -215,6 +215,14 @@ class Clock:
         if self.limit is None:
             return None
         return max(share * (self.limit - (time.perf_counter() - self.t0)), MIN_LEFT_SHARE * self.limit)
+
+    def for_last_step(self) -> float | None:
+        """What is left for a run's last step, its report after it: ``left()`` less the margin
+        ``solvers.deadline.solve_end`` keeps back (6% of the limit, at most 0.5 s)."""
+        if self.limit is None:
+            return None
+        left = solve_end(self.t0, self.limit) - time.perf_counter()
+        return max(left, MIN_LEFT_SHARE * self.limit)
 
     def no_time_for(self, name: str, left: float | None = None) -> str | None:
         """Why solver ``name`` is not run (None: it runs): the limit is spent (brute runs: it refuses by

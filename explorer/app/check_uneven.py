@@ -33,7 +33,7 @@ from ..core.solution import Solution, Status, split_solution
 from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal
 from ..solvers.brute import solve_split as brute_split
 from ..solvers.uneven import exact_uneven, search_level_alphas
-from ..solvers.uneven_cpsat import cpsat_uneven
+from ..solvers.uneven_cpsat import cpsat_size_check, cpsat_uneven
 from ..solvers.uneven_constrained import constrained_uneven, joint_under
 from ..solvers.uneven_joint import accpar_uneven
 from ..solvers.uneven_levels import equal_types, levels_uneven
@@ -179,7 +179,7 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if name == "accpar":
         if rules.side_constrained:
             raise Refused("accpar: no side constraints")
-        return accpar_uneven(network, array, space, aspace)
+        return accpar_uneven(network, array, space, aspace, time_limit_s)
     if name in ("dp", "levels"):  # the level-by-level DP (explore --split optimal --solver dp, --split levels)
         return levels_uneven(network, array, space, aspace, rules=rules, name=name)
     if name == "proportional":
@@ -211,6 +211,9 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     not run (status unknown, the note says why) once the limit is spent: most rows have no limit
     of their own (brute runs: it refuses by size at once or stops at ``MIN_LEFT_SHARE``)."""
     t0 = time.perf_counter()
+    refused = _refused_at_once(name, network, array, space, aspace, rules)
+    if refused is not None:
+        return SplitCheckRow(name, Status.REFUSED.value, None, None, time.perf_counter() - t0, refused, True)
     late = clock.no_time_for(name)
     if late is not None:
         return SplitCheckRow(name, Status.UNKNOWN.value, None, None, 0.0, late, True)
@@ -237,6 +240,19 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         note = (note + "; " if note else "") + "breaks " + "; ".join(v.constraint for v in broken)
     return SplitCheckRow(name, sol.status.value, sol.step_time_s, sol.bound_s, sol.wall_s, note, rescored, bool(broken),
                          sol.plan, PlanFigures.of_split(ev, broken), _route(name, sol))
+
+
+def _refused_at_once(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
+                     rules: SplitRules) -> str | None:
+    """Why CP-SAT's size check (no column built, no OR-Tools import) refuses the
+    instance: its row says so even when too little of the limit is left to import OR-Tools."""
+    if name != "cpsat":
+        return None
+    try:
+        cpsat_size_check(network, array, space, aspace, rules=rules)
+    except Refused as err:
+        return refusal_reason(err)
+    return None
 
 
 def _route(name: str, sol: Solution) -> str | None:

@@ -39,6 +39,7 @@ from ..core.solution import BROKEN_PLAN_NOTE, SolveOptions, Status
 from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal, kind_memory_violation, leaf_memory_limits
 from ..core.units import format_count, safe_float
 from ..solvers import get_solver
+from ..solvers.deadline import solve_end
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from .baselines import BASELINES, baseline_plan
 from .check import Clock
@@ -251,8 +252,11 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         plan, found, bound, equal_best, solver_wall, claimed, info = _split_plan(
             network, array, space, split, aspace, types, clock, say, _free_hint(array, grid, free), solver, rules)
         status = status if found is None else found
+        joint_cut = (f"joint: {info['reason']}" if split is Split.OPTIMAL and solver is None
+                     and not info.get("routed") and info.get("reason") else "")
         solver = info.get("routed") or solver  # --split optimal outside the joint solver's scope: who answered
-        note = joined(info.get("route"), proof_note(solver, status, time_limit_s, info) or info.get("not_run") or note)
+        note = joined(info.get("route"),
+                      proof_note(solver, status, time_limit_s, info) or info.get("not_run") or joint_cut or note)
     base = dict(_report_base(network, array, space, objective, constraints, aspace, free),
                 solver=method(split, solver), compared=tuple(compared), baselines=baselines, solver_wall_s=solver_wall,
                 bound_method=info.get("proved_by"))
@@ -435,7 +439,7 @@ def _split_plan(network, array, space, split, aspace, types, clock, say, hint, s
     if solver is not None:  # optimal or proportional (brute, exact, cpsat, dp), levels (dp)
         alphas = _searched(array, split, aspace, solver)
         say(f"split: {split} ({solver}, uneven form)")
-        plan, status, bound, wall, claimed, info = solve_by(solver, network, array, space, alphas, clock.left(), rules,
+        plan, status, bound, wall, claimed, info = solve_by(solver, network, array, space, alphas, clock.for_last_step(), rules,
                                                             split is Split.PROPORTIONAL,
                                                             seed_plans(network, array, space, alphas, types, rules))
         return plan, status, bound, None, wall, claimed, info
@@ -567,19 +571,19 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
              clock: Clock, say=lambda *a, **k: None, free_hint: str = "", rules: SplitRules = TIME_ONLY):
     """``--split optimal``: the joint solver under ``rules`` (``solvers.uneven_constrained.joint_under``,
     the route of ``--solver exact`` under caps or memory) from the equal-split and the search plans
-    (the search only while ``clock`` has time left: it has no limit of its own), with what the steps
+    (the search only while ``clock`` has time left, and until ``solve_end``), with what the steps
     before it left of the time limit; a one-line error where it does not apply. (plan or None,
     status, bound, best equal-split step time, wall, the solver's own step time of the plan, ``proof_info``)."""
     from ..solvers.uneven_constrained import joint_under
 
-    late = clock.no_time_for("joint")  # its column build has no clock: not started with nothing left
+    late = clock.no_time_for("joint")  # not started with nothing left
     if late is not None:
         return equal, Status.FEASIBLE, None, None, None, None, {"not_run": f"joint: {late}; the equal-split plan (no proof)"}
     starts = (equal,)
     if clock.no_time_for("search") is None:
         starts += (search_level_alphas(network, array, search_start(network, array, equal.plan, aspace), aspace,
-                                       progress=_prefixed(say)).plan,)
-    left = clock.left()
+                                       progress=_prefixed(say), deadline=solve_end(clock.t0, clock.limit)).plan,)
+    left = clock.for_last_step()  # (the report follows)
     say(f"split: optimal (the joint solver, up to {left:.3g} s)")
     try:
         sol = joint_under(network, array, space, aspace, left, rules, starts=starts)
