@@ -48,12 +48,14 @@ def _check_answer(sol, net, arr, rules) -> None:
     assert sol.status is Status.FEASIBLE or sol.bound_s == sol.step_time_s
 
 
-def test_a_two_second_limit_ends_in_seconds_with_a_plan_that_keeps_the_memory():
+def test_a_four_second_limit_ends_in_seconds_with_a_plan_that_keeps_the_memory():
+    # 4 s, not 2: the tables and seeds take ~0.7 s quiet, and a limit that strikes inside the tables
+    # rightly ends with no plan (tested below); on a loaded CI machine 2 s did
     net, arr, space, aspace, rules = _resnet_memory()
     t0 = time.perf_counter()
-    sol = joint_under(net, arr, space, aspace, 2.0, rules)
+    sol = joint_under(net, arr, space, aspace, 4.0, rules)
     wall = time.perf_counter() - t0
-    assert wall < 8.0  # ignoring the limit: > 30 s (12 penalised passes of ~4 s)
+    assert wall < 12.0  # ignoring the limit: > 30 s (12 penalised passes of ~4 s)
     _check_answer(sol, net, arr, rules)
     assert sol.plan is not None  # the seeds (the even plan under the limit) and the first passes
 
