@@ -6,6 +6,8 @@ weights ``W`` and per-node ``extras``; nothing here knows about caps or memory.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from explorer.core.errors import InstanceTooLarge
@@ -76,9 +78,7 @@ def _plan_step(vc: VectorCosts, z: int, bucket: list[_Factor]):
     """(work, how, detail) of eliminating z; how is 'dense' or 'chain' (detail: (a, b, edge factor))."""
     V = [vc.dom[n].V for n in range(vc.N)]
     others = sorted({n for f in bucket for n in f.scope} - {z})
-    dense = V[z]
-    for n in others:
-        dense *= V[n]
+    dense = V[z] * math.prod(V[n] for n in others)
     best = (float(dense), "dense", None) if dense <= MAX_GRAPH_TABLE else (float("inf"), "dense", None)
     if len(others) == 2:
         for b in others:
@@ -280,18 +280,11 @@ def graph_peak_entries(vc) -> int:
                     at[n].remove(f)
         alive.discard(z)
         if new_scope:
-            held += _size(V, new_scope)
+            held += math.prod(V[n] for n in new_scope)
             new = _Factor(new_scope, np.empty(0))
             for n in new_scope:
                 at[n].append(new)
     return peak
-
-
-def _size(V: list[int], scope) -> int:
-    out = 1
-    for n in scope:
-        out *= V[n]
-    return out
 
 
 def _dense_peak(V: list[int], bucket: list[_Factor]) -> tuple[int, int]:
@@ -299,10 +292,10 @@ def _dense_peak(V: list[int], bucket: list[_Factor]) -> tuple[int, int]:
     by factor (old and new table alive together); an edge's matrix is built with two temporaries."""
     table, covered, peak = 1, set(), 0
     for f in bucket:
-        arr = _size(V, f.scope) if f.edge is not None else 0  # intra vectors and messages are held already
+        arr = math.prod(V[n] for n in f.scope) if f.edge is not None else 0  # intra vectors and messages are held already
         peak = max(peak, table + 3 * arr)
         covered |= set(f.scope)
-        new = _size(V, covered)
+        new = math.prod(V[n] for n in covered)
         peak = max(peak, table + arr + new)
         table = new
     return table, peak

@@ -13,6 +13,7 @@ Exact integers throughout (the caller's dtype: int64 or Python ints)."""
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 
 import numpy as np
@@ -97,10 +98,7 @@ def least_plan(vc: VectorCosts, survivors: list[np.ndarray], resources: list[tup
 def _width(z: int, factors: list[_Rows], sizes: list[int]) -> int:
     """The assignments of the scope eliminating z leaves (the rows' worst case)."""
     scope = {n for r in factors if z in r.scope for n in r.scope} - {z}
-    out = 1
-    for n in scope:
-        out *= sizes[n]
-    return out
+    return math.prod(sizes[n] for n in scope)
 
 
 def _key(cols: np.ndarray, positions: list[int], radix: list[int]) -> np.ndarray:

@@ -9,6 +9,7 @@ the domain sizes, ``eliminate`` runs a plan. Measured: docs/benchmarks.md (ResNe
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -56,13 +57,6 @@ class _F:
         self.scope, self.edge, self.array = scope, edge, array
 
 
-def _prod(sizes, nodes) -> int:
-    out = 1
-    for n in nodes:
-        out *= sizes[n]
-    return out
-
-
 def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[_F], cap: int, level_first: bool = False):
     """(work, step entries, message entries, edge-table entries, Step, Shape) of the cheapest way to
     eliminate z now whose step tables stay within ``cap`` entries (work infinite when none does);
@@ -99,10 +93,10 @@ def _cost(vc: VectorCosts, sizes: list[int], step: Step, shape: Shape) -> tuple[
     z = step.z
     built = [sizes[u] * sizes[x] for u, x in shape.built]
     if step.how == "dense":
-        table = _prod(sizes, step.rest) * sizes[z]
+        table = math.prod(sizes[n] for n in step.rest) * sizes[z]
         held = _dense_entries(sizes, list(step.rest), z, built)
         return float(table) * (shape.factors + 1) + vc.H * sum(built), held, table // sizes[z], sum(built)
-    A, b = _prod(sizes, step.rest[:-1]), step.b
+    A, b = math.prod(sizes[n] for n in step.rest[:-1]), step.b
     work = float(A) * (sizes[z] * shape.factors + vc.dom[z].V + _row_work(vc, z, b, step.edge)) + vc.H * sum(built)
     return work, _level_entries(vc, sizes, A, z, b, step.edge, built), A * sizes[b], sum(built)
 
@@ -113,10 +107,10 @@ def _dense_entries(sizes: list[int], rest: list[int], z: int, built: list[int]) 
     an edge table is built, its gather."""
     if not rest:
         return 2 * sizes[z] + max(built, default=0)
-    inner = _prod(sizes, rest[1:]) * sizes[z]
+    inner = math.prod(sizes[n] for n in rest[1:]) * sizes[z]
     rows = min(sizes[rest[0]], max(1, DENSE_BLOCK // max(1, inner)))
     piece = rows * inner * (2 if rows < sizes[rest[0]] else 1)
-    out = _prod(sizes, rest)
+    out = math.prod(sizes[n] for n in rest)
     return out + max(piece + piece // sizes[z], max(built, default=0))
 
 
@@ -261,7 +255,7 @@ def _combine(vc: VectorCosts, scope: list[int], bucket: list[_F], domains: list[
     node), built in slices of the first node's domain (``DENSE_BLOCK`` entries each), never a
     whole dense step's table at once; the deadline checked between slices (``_Late``)."""
     sizes = [len(domains[n]) for n in scope]
-    step = max(1, DENSE_BLOCK // max(1, _prod(sizes, range(1, len(sizes)))))
+    step = max(1, DENSE_BLOCK // max(1, math.prod(sizes[1:])))
     arrays = [(f, _array(vc, f, domains, deadline)) for f in bucket]
     out = np.empty(sizes[:-1] if reduce_last else sizes, dtype=np.int64)
     for lo in range(0, sizes[0], step):

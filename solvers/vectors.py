@@ -156,49 +156,33 @@ class VectorCosts:
             self._intra_vec[key] = vec
         return vec
 
-    def edge_given_producer(self, e: int, v: int, W=None) -> np.ndarray:
-        """Weighted inter cost of edge e = (u, x) over x's vectors, u fixed to vector v."""
+    def _edge_sum(self, e: int, us, xs, W) -> np.ndarray:
+        """sum_h W_h inter_e(u's type at h, x's type and count state at h), over producer vectors
+        ``us`` and consumer vectors ``xs`` (indices into the vectors, broadcast together)."""
         W = self.weights if W is None else W
         u, x = self.edges[e]
         du, dx = self.dom[u], self.dom[x]
-        out = np.zeros(dx.V, dtype=self.dtype)
+        out = np.zeros(np.broadcast_shapes(du.digit[0][us].shape, dx.digit[0][xs].shape), dtype=self.dtype)
         for h in range(self.H):
             if W[h]:
-                out = out + W[h] * self.raw_inter(e, h)[dx.pstate[h], du.type_index[h][v], dx.type_index[h]]
+                out = out + W[h] * self.raw_inter(e, h)[dx.pstate[h][xs], du.type_index[h][us], dx.type_index[h][xs]]
         return out
+
+    def edge_given_producer(self, e: int, v: int, W=None) -> np.ndarray:
+        """Weighted inter cost of edge e = (u, x) over x's vectors, u fixed to vector v."""
+        return self._edge_sum(e, v, slice(None), W)
 
     def edge_given_consumer(self, e: int, w: int, W=None) -> np.ndarray:
         """Weighted inter cost of edge e = (u, x) over u's vectors, x fixed to vector w."""
-        W = self.weights if W is None else W
-        u, x = self.edges[e]
-        du, dx = self.dom[u], self.dom[x]
-        out = np.zeros(du.V, dtype=self.dtype)
-        for h in range(self.H):
-            if W[h]:
-                out = out + W[h] * self.raw_inter(e, h)[dx.pstate[h][w], du.type_index[h], dx.type_index[h][w]]
-        return out
+        return self._edge_sum(e, slice(None), w, W)
 
     def edge_pairs(self, e: int, vs: np.ndarray, ws: np.ndarray, W=None) -> np.ndarray:
         """Weighted inter cost of edge e for producer vectors ``vs`` and consumer vectors ``ws`` (pairwise)."""
-        W = self.weights if W is None else W
-        u, x = self.edges[e]
-        du, dx = self.dom[u], self.dom[x]
-        out = np.zeros(len(vs), dtype=self.dtype)
-        for h in range(self.H):
-            if W[h]:
-                out = out + W[h] * self.raw_inter(e, h)[dx.pstate[h][ws], du.type_index[h][vs], dx.type_index[h][ws]]
-        return out
+        return self._edge_sum(e, vs, ws, W)
 
     def edge_matrix(self, e: int, W=None) -> np.ndarray:
         """[producer vector, consumer vector] -> weighted inter cost of edge e over all levels."""
-        W = self.weights if W is None else W
-        u, x = self.edges[e]
-        du, dx = self.dom[u], self.dom[x]
-        g = np.zeros((du.V, dx.V), dtype=self.dtype)
-        for h in range(self.H):
-            if W[h]:
-                g = g + W[h] * self.raw_inter(e, h)[dx.pstate[h][None, :], du.type_index[h][:, None], dx.type_index[h][None, :]]
-        return g
+        return self._edge_sum(e, (slice(None), None), (None, slice(None)), W)
 
     def clamp(self, a: np.ndarray) -> np.ndarray:
         if self.use_int64:
