@@ -52,9 +52,7 @@ class _Restricted:
     def solve(self, U: int | None, seconds: float, options: SolveOptions):
         """One round, hinted with the incumbent when it lies in the model; returns the status
         (``KeyboardInterrupt`` after Ctrl-C stopped the round)."""
-        from ortools.sat.python import cp_model
-
-        from .cpsat import run_solver
+        from .cpsat import run_fresh
         from .formulation import assignment
 
         ch = self.ch
@@ -62,13 +60,7 @@ class _Restricted:
         if U is not None and _cells(self.problem, ch.incumbent[1]) <= self.allowed:
             for var, val in zip(self.xs, assignment(self.problem, self.f, ch.incumbent[1])):
                 self.model.add_hint(var, val)
-        self.solver = solver = cp_model.CpSolver()
-        solver.parameters.num_workers = options.workers or 2
-        solver.parameters.random_seed = options.seed
-        solver.parameters.max_time_in_seconds = seconds
-        status, interrupted = run_solver(solver, self.model)
-        if interrupted:
-            raise KeyboardInterrupt
+        self.solver, status = run_fresh(self.model, options.workers or 2, options.seed, seconds)
         return status
 
     def plan(self) -> Plan:
