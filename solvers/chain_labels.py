@@ -12,7 +12,7 @@ import numpy as np
 
 from .deadline import check_deadline
 from .elimination import TimeUp, vectors_plan
-from .labels import dominance_scan
+from .labels import dominance_scan, one_resource_front
 from .lagrangian import _Chain
 
 MAX_LABELS = 1_000_000  # labels kept at one layer before the exact pass gives up
@@ -213,16 +213,7 @@ def _dominance(vec, f, g, parent, deadline: float | None = None):
     if len(vec) <= 1:
         return vec, f, g, parent
     if len(g) == 1 and f.dtype != object:
-        order = np.lexsort((g[0], f, vec))
-        v, go = vec[order], g[0][order]
-        rank = np.empty(len(go), dtype=np.int64)
-        rank[np.argsort(go, kind="stable")] = np.arange(len(go))
-        # running minimum of g within each vector's group: later groups get smaller offsets
-        group = np.cumsum(np.r_[0, (v[1:] != v[:-1]).astype(np.int64)])
-        key = rank + (group[-1] - group) * len(go)  # groups' keys are disjoint ranges, later ones lower
-        prev = np.minimum.accumulate(key)
-        keep = np.r_[True, key[1:] < prev[:-1]]  # the first of a group always passes
-        idx = order[keep]
+        idx = one_resource_front(vec, f, g[0])
         return vec[idx], f[idx], [g[0][idx]], parent[idx]
     idx = dominance_scan(vec, f, g, deadline)
     return vec[idx], f[idx], [x[idx] for x in g], parent[idx]

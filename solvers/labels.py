@@ -180,16 +180,20 @@ def _pareto(r: _Rows, sizes: list[int], deadline: float | None = None) -> _Rows:
         return r
     key = _key(r.cols, list(range(len(r.scope))), [sizes[n] for n in r.scope])
     if len(r.g) == 1 and r.f.dtype != object:
-        order = np.lexsort((r.g[0], r.f, key))
-        k, go = key[order], r.g[0][order]
-        first = np.r_[True, k[1:] != k[:-1]]
-        group = np.cumsum(first) - 1
-        # within a group (objective ascending), keep a row only if its resource is below every earlier row's
-        run = _segment_min_accumulate(go, group)
-        keep = first.copy()
-        keep[1:] |= go[1:] < run[:-1]
-        return r.take(np.sort(order[keep]))
+        return r.take(np.sort(one_resource_front(key, r.f, r.g[0])))
     return r.take(dominance_scan(key, r.f, r.g, deadline))
+
+
+def one_resource_front(key: np.ndarray, f: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """``dominance_scan`` for one resource ``g``, vectorised (int64, at least two rows): the indices,
+    in (key, f, g) order, of the rows whose resource is below every earlier row's of the same key."""
+    order = np.lexsort((g, f, key))
+    k, go = key[order], g[order]
+    first = np.r_[True, k[1:] != k[:-1]]
+    run = _segment_min_accumulate(go, np.cumsum(first) - 1)
+    keep = first.copy()
+    keep[1:] |= go[1:] < run[:-1]
+    return order[keep]
 
 
 def dominance_scan(key: np.ndarray, f: np.ndarray, g: list[np.ndarray], deadline: float | None = None) -> np.ndarray:
