@@ -47,7 +47,7 @@ def chain_backtrack(vc: VectorCosts, alphas: list[np.ndarray], W=None) -> list[i
     vectors = [0] * L
     vectors[L - 1] = int(np.argmin(alphas[L - 1]))
     for l in range(L - 2, -1, -1):  # noqa: E741
-        vectors[l] = int(np.argmin(alphas[l] + vc.edge_given_consumer(l, vectors[l + 1], W)))
+        vectors[l] = int(np.argmin(alphas[l] + vc.edge_given(l, l + 1, vectors[l + 1], W)))
     return vectors
 
 
@@ -193,7 +193,8 @@ def _graph_backtrack(vc: VectorCosts, records: list[tuple[int, list[_Factor]]], 
         for f in bucket:
             if f.edge is not None:
                 u, v = vc.edges[f.edge]
-                part = vc.edge_given_consumer(f.edge, chosen[v], W) if u == z else vc.edge_given_producer(f.edge, chosen[u], W)
+                m = v if u == z else u  # the edge's other node
+                part = vc.edge_given(f.edge, m, chosen[m], W)
             else:
                 part = f.array[tuple(slice(None) if n == z else chosen[n] for n in f.scope)]
             total = vc.clamp(total + part)

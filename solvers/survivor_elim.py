@@ -365,10 +365,8 @@ def _backtrack(vc: VectorCosts, records: list, domains: list[np.ndarray]) -> lis
         for f in bucket:
             if f.array is None:  # an edge a level step crossed
                 u, x = f.scope
-                if u == z:
-                    part = vc.edge_given_consumer(f.edge, int(domains[x][pos[x]]))[domains[z]]
-                else:
-                    part = vc.edge_given_producer(f.edge, int(domains[u][pos[u]]))[domains[z]]
+                m = x if u == z else u  # the edge's other node
+                part = vc.edge_given(f.edge, m, int(domains[m][pos[m]]))[domains[z]]
             else:
                 part = f.array[tuple(slice(None) if n == z else pos[n] for n in f.scope)]
             total = vc.clamp(total + part)

@@ -11,13 +11,14 @@ K^(H+1) work per level instead of K^(2H) (see ``reduce_producer`` / ``reduce_con
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from explorer.core.comm import ZERO_COUNTS
 from explorer.core.problem import Problem
 
 from .deadline import check_deadline
-
 
 
 class Domain:
@@ -98,6 +99,15 @@ class VectorCosts:
         self._intra_vec: dict[tuple, np.ndarray] = {}
         self.elimination_order: list[int] | None = None  # graphs: the first elimination's (it depends on sizes only)
 
+    @cached_property
+    def around(self) -> list[list[tuple[int, int]]]:
+        """Per node its edges, each with the edge's other node: (edge, node), in edge order."""
+        out: list[list[tuple[int, int]]] = [[] for _ in range(self.N)]
+        for e, (u, x) in enumerate(self.edges):
+            out[u].append((e, x))
+            out[x].append((e, u))
+        return out
+
     # raw (unweighted) per-level pieces -------------------------------------------------------
     def raw_inter(self, e: int, h: int) -> np.ndarray:
         """[count state at level h, producer space type, consumer space type] -> inter cost of edge e."""
@@ -168,13 +178,9 @@ class VectorCosts:
                 out = out + W[h] * self.raw_inter(e, h)[dx.pstate[h][xs], du.type_index[h][us], dx.type_index[h][xs]]
         return out
 
-    def edge_given_producer(self, e: int, v: int, W=None) -> np.ndarray:
-        """Weighted inter cost of edge e = (u, x) over x's vectors, u fixed to vector v."""
-        return self._edge_sum(e, v, slice(None), W)
-
-    def edge_given_consumer(self, e: int, w: int, W=None) -> np.ndarray:
-        """Weighted inter cost of edge e = (u, x) over u's vectors, x fixed to vector w."""
-        return self._edge_sum(e, slice(None), w, W)
+    def edge_given(self, e: int, n: int, v: int, W=None) -> np.ndarray:
+        """Weighted inter cost of edge e over its other node's vectors, its node n fixed to vector v."""
+        return self._edge_sum(e, v, slice(None), W) if self.edges[e][0] == n else self._edge_sum(e, slice(None), v, W)
 
     def edge_pairs(self, e: int, vs: np.ndarray, ws: np.ndarray, W=None) -> np.ndarray:
         """Weighted inter cost of edge e for producer vectors ``vs`` and consumer vectors ``ws`` (pairwise)."""
