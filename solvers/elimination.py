@@ -56,14 +56,27 @@ def vectors_plan(vc: VectorCosts, vectors: list[int]) -> Plan:
 
 
 # graphs ------------------------------------------------------------------------------------------
-class _Factor:
+class Factor:
+    """A node's costs, an edge (symbolic: ``edge``, no array) or a message over ``scope``."""
+
     __slots__ = ("scope", "array", "edge")
 
     def __init__(self, scope: tuple[int, ...], array: np.ndarray | None = None, edge: int | None = None):
         self.scope, self.array, self.edge = scope, array, edge
 
 
-def _dense(vc: VectorCosts, scope: list[int], bucket: list[_Factor], W=None) -> np.ndarray:
+def node_factors(vc) -> list[list[Factor]]:
+    """Per node, the factors whose scope holds it: its own (no array yet), then its edges' in
+    edge order (symbolic); ``vc`` needs only ``N`` and ``edges``."""
+    at: list[list[Factor]] = [[Factor((n,))] for n in range(vc.N)]
+    for e, (u, v) in enumerate(vc.edges):
+        f = Factor((u, v), edge=e)
+        at[u].append(f)
+        at[v].append(f)
+    return at
+
+
+def _dense(vc: VectorCosts, scope: list[int], bucket: list[Factor], W=None) -> np.ndarray:
     """The sum of the bucket's factors as one table with axes in ``scope`` order."""
     table = np.zeros([1] * len(scope), dtype=vc.dtype)
     for f in bucket:
@@ -74,7 +87,7 @@ def _dense(vc: VectorCosts, scope: list[int], bucket: list[_Factor], W=None) -> 
     return table
 
 
-def _plan_step(vc: VectorCosts, z: int, bucket: list[_Factor]):
+def _plan_step(vc: VectorCosts, z: int, bucket: list[Factor]):
     """(work, how, detail) of eliminating z; how is 'dense' or 'chain' (detail: (a, b, edge factor))."""
     V = [vc.dom[n].V for n in range(vc.N)]
     others = sorted({n for f in bucket for n in f.scope} - {z})
@@ -101,10 +114,10 @@ def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = Non
     pins and forbids leave no plan), and the most nodes one elimination step combined. With a
     ``steps`` list, every elimination step is recorded there (for ``graph_marginals``). ``TimeUp``
     once ``deadline`` (a ``time.perf_counter()`` value) passes between two steps."""
-    at = _node_factors(vc, W, extras)
+    at = _weighted_factors(vc, W, extras)
     alive = set(range(vc.N))
     constant = 0
-    records: list[tuple[int, list[_Factor]]] = []
+    records: list[tuple[int, list[Factor]]] = []
     widest = 1
     order = vc.elimination_order  # (later eliminations of the same graph repeat the first one's order)
     chosen_order: list[int] = []
@@ -143,18 +156,15 @@ def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = Non
     return int(constant), [chosen[n] for n in range(vc.N)], widest
 
 
-def _node_factors(vc: VectorCosts, W, extras) -> list[list[_Factor]]:
-    """Per node, the factors whose scope holds it: its intra costs and its edges (symbolic)."""
-    factors = [_Factor((n,), vc.intra_vec(n, W, None if extras is None else extras[n])) for n in range(vc.N)]
-    factors += [_Factor((u, v), edge=e) for e, (u, v) in enumerate(vc.edges)]
-    at: list[list[_Factor]] = [[] for _ in range(vc.N)]
-    for f in factors:
-        for n in f.scope:
-            at[n].append(f)
+def _weighted_factors(vc: VectorCosts, W, extras) -> list[list[Factor]]:
+    """``node_factors`` with each node's intra costs at these weights."""
+    at = node_factors(vc)
+    for n in range(vc.N):
+        at[n][0].array = vc.intra_vec(n, W, None if extras is None else extras[n])
     return at
 
 
-def _cheapest_step(vc: VectorCosts, alive: set[int], at: list[list[_Factor]]):
+def _cheapest_step(vc: VectorCosts, alive: set[int], at: list[list[Factor]]):
     """(how, detail, node) of the live node cheapest to eliminate (ties: the lowest node)."""
     work, how, detail, z = min((_plan_step(vc, n, at[n]) + (n,) for n in alive), key=lambda s: (s[0], s[3]))
     if work == float("inf"):
@@ -166,7 +176,7 @@ def _cheapest_step(vc: VectorCosts, alive: set[int], at: list[list[_Factor]]):
     return how, detail, z
 
 
-def _eliminate(vc: VectorCosts, z: int, bucket: list[_Factor], how: str, detail, scope: list[int], W,
+def _eliminate(vc: VectorCosts, z: int, bucket: list[Factor], how: str, detail, scope: list[int], W,
                deadline: float | None = None):
     """Minimise z out of its bucket: (the message, 0), or (None, the constant) when nothing is left."""
     if how == "chain":
@@ -176,16 +186,16 @@ def _eliminate(vc: VectorCosts, z: int, bucket: list[_Factor], how: str, detail,
             out = vc.reduce_producer(F, edge_f.edge, W, deadline)
         else:
             out = vc.reduce_consumer(F, edge_f.edge, W, deadline)
-        return _Factor((a, b), out), 0
+        return Factor((a, b), out), 0
     table = _dense(vc, scope, bucket, W)
     reduced = table.min(axis=scope.index(z))
     rest = tuple(n for n in scope if n != z)
     if not rest:
         return None, reduced.item()
-    return _Factor(rest, reduced), 0
+    return Factor(rest, reduced), 0
 
 
-def _graph_backtrack(vc: VectorCosts, records: list[tuple[int, list[_Factor]]], W) -> dict[int, int]:
+def _graph_backtrack(vc: VectorCosts, records: list[tuple[int, list[Factor]]], W) -> dict[int, int]:
     """Each node's optimal vector, in reverse elimination order, given the nodes chosen after it."""
     chosen: dict[int, int] = {}
     for z, bucket in reversed(records):
@@ -254,11 +264,7 @@ def graph_peak_entries(vc) -> int:
     ``N``, ``edges``): every message it has made (the records keep them for the backtrack) plus
     the step's tables (``_dense_peak``, ``vectors.reduce_peak``). ``bench/bench_memory_guard.py``."""
     V = [d.V for d in vc.dom]
-    at: list[list[_Factor]] = [[_Factor((n,))] for n in range(vc.N)]  # the order of ``_node_factors``
-    for e, (u, v) in enumerate(vc.edges):
-        f = _Factor((u, v), edge=e)
-        at[u].append(f)
-        at[v].append(f)
+    at = node_factors(vc)
     alive, held, peak = set(range(vc.N)), 0, 0
     while alive:
         how, detail, z = _cheapest_step(vc, alive, at)
@@ -282,13 +288,13 @@ def graph_peak_entries(vc) -> int:
         alive.discard(z)
         if new_scope:
             held += math.prod(V[n] for n in new_scope)
-            new = _Factor(new_scope, np.empty(0))
+            new = Factor(new_scope, np.empty(0))
             for n in new_scope:
                 at[n].append(new)
     return peak
 
 
-def _dense_peak(V: list[int], bucket: list[_Factor]) -> tuple[int, int]:
+def _dense_peak(V: list[int], bucket: list[Factor]) -> tuple[int, int]:
     """(entries of ``_dense``'s table, the most entries it holds at once): the table grows factor
     by factor (old and new table alive together); an edge's matrix is built with two temporaries."""
     table, covered, peak = 1, set(), 0

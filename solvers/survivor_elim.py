@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .deadline import check_deadline, past
+from .elimination import Factor, node_factors
 from .vectors import VectorCosts, reduce_peak
 
 MAX_ENTRIES = 80_000_000  # entries of all messages and one step's tables held at once (int64: 640 MB)
@@ -48,16 +49,7 @@ class Plan:
     shapes: tuple[Shape, ...] = ()  # per step (``rescore``)
 
 
-class _F:
-    """A factor: a node's costs, an edge (symbolic until a dense step needs it) or a message."""
-
-    __slots__ = ("scope", "edge", "array")
-
-    def __init__(self, scope: tuple[int, ...], edge: int | None = None, array: np.ndarray | None = None):
-        self.scope, self.edge, self.array = scope, edge, array
-
-
-def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[_F], cap: int, level_first: bool = False):
+def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[Factor], cap: int, level_first: bool = False):
     """(work, step entries, message entries, edge-table entries, Step, Shape) of the cheapest way to
     eliminate z now whose step tables stay within ``cap`` entries (work infinite when none does);
     ``level_first``: a level step whenever one exists (tests). Step entries: what the step holds
@@ -73,7 +65,7 @@ def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[_F], cap: i
     return best
 
 
-def _ways(z: int, bucket: list[_F]) -> list[tuple[Step, Shape]]:
+def _ways(z: int, bucket: list[Factor]) -> list[tuple[Step, Shape]]:
     """Every way to eliminate z from its bucket, the dense step first, with its shape."""
     others = sorted({n for f in bucket for n in f.scope} - {z})
     edges = [f for f in bucket if f.edge is not None]
@@ -154,23 +146,12 @@ def round_work(vc: VectorCosts) -> float:
     return sum(_row_work(vc, u, x, e) + _row_work(vc, x, u, e) for e, (u, x) in enumerate(vc.edges))
 
 
-def _initial(vc: VectorCosts) -> list[list[_F]]:
-    at: list[list[_F]] = [[] for _ in range(vc.N)]
-    for n in range(vc.N):
-        at[n].append(_F((n,)))
-    for e, (u, x) in enumerate(vc.edges):
-        f = _F((u, x), edge=e)
-        at[u].append(f)
-        at[x].append(f)
-    return at
-
-
 def plan(vc: VectorCosts, sizes: list[int], cap: int = MAX_ENTRIES, level_first: bool = False) -> Plan:
     """The elimination order and steps for domains of these sizes, greedily the cheapest step
     whose tables stay within ``cap`` entries first (a node's option is re-scored only when its
     bucket changes); infinite work when some step has no such way. Greedy: domains smaller
     everywhere can get a costlier plan (``rescore`` scores a known plan at other sizes)."""
-    at = _initial(vc)
+    at = node_factors(vc)
     alive = set(range(vc.N))
     scored = {z: _options(vc, sizes, z, at[z], cap, level_first) for z in alive}
     steps, shapes, work, kept, peak = [], [], 0.0, sum(sizes), sum(sizes)  # kept: node costs, messages, edge tables
@@ -190,7 +171,7 @@ def plan(vc: VectorCosts, sizes: list[int], cap: int = MAX_ENTRIES, level_first:
     return Plan(tuple(steps), work, max(peak, kept), tuple(shapes))
 
 
-def _apply(at: list[list[_F]], z: int, step: Step) -> set[int]:
+def _apply(at: list[list[Factor]], z: int, step: Step) -> set[int]:
     """z's bucket replaced by the step's message in its neighbours' buckets; the nodes touched."""
     touched = set()
     for f in at[z]:
@@ -199,7 +180,7 @@ def _apply(at: list[list[_F]], z: int, step: Step) -> set[int]:
                 at[n] = [g for g in at[n] if g is not f]
                 touched.add(n)
     if step.rest:
-        new = _F(step.rest)
+        new = Factor(step.rest)
         for n in step.rest:
             at[n].append(new)
         touched.update(step.rest)
@@ -242,14 +223,14 @@ def _edge_table(vc: VectorCosts, e: int, su: np.ndarray, sx: np.ndarray, deadlin
     return out
 
 
-def _array(vc: VectorCosts, f: _F, domains: list[np.ndarray], deadline: float | None = None) -> np.ndarray:
+def _array(vc: VectorCosts, f: Factor, domains: list[np.ndarray], deadline: float | None = None) -> np.ndarray:
     if f.array is None:  # an edge (a node's costs were set when the run began)
         u, x = f.scope
         f.array = _edge_table(vc, f.edge, domains[u], domains[x], deadline)
     return f.array
 
 
-def _combine(vc: VectorCosts, scope: list[int], bucket: list[_F], domains: list[np.ndarray],
+def _combine(vc: VectorCosts, scope: list[int], bucket: list[Factor], domains: list[np.ndarray],
              deadline: float | None = None, reduce_last: bool = False) -> np.ndarray:
     """The bucket's sum as a table over ``scope`` (``reduce_last``: its min over the last scope
     node), built in slices of the first node's domain (``DENSE_BLOCK`` entries each), never a
@@ -275,7 +256,7 @@ def _combine(vc: VectorCosts, scope: list[int], bucket: list[_F], domains: list[
     return out
 
 
-def _dense_min(vc: VectorCosts, rest: list[int], z: int, bucket: list[_F], domains: list[np.ndarray],
+def _dense_min(vc: VectorCosts, rest: list[int], z: int, bucket: list[Factor], domains: list[np.ndarray],
                deadline: float | None) -> np.ndarray:
     """min over z of the bucket's sum, as a table over ``rest``."""
     if not rest:
@@ -283,7 +264,7 @@ def _dense_min(vc: VectorCosts, rest: list[int], z: int, bucket: list[_F], domai
     return _combine(vc, rest + [z], bucket, domains, deadline, reduce_last=True)
 
 
-def _level(vc: VectorCosts, step: Step, bucket: list[_F], domains: list[np.ndarray], deadline: float | None,
+def _level(vc: VectorCosts, step: Step, bucket: list[Factor], domains: list[np.ndarray], deadline: float | None,
            workers: int = 1) -> np.ndarray | None:
     """The level step's message over (R..., b); None at the deadline (checked between row
     blocks). Row blocks go to ``workers`` threads (numpy leaves the interpreter lock in its loops)."""
@@ -326,7 +307,7 @@ def eliminate(vc: VectorCosts, domains: list[np.ndarray], max_entries: int = MAX
     steps = steps or plan(vc, sizes, max_entries)
     if steps.peak > max_entries or steps.work == float("inf"):
         return None
-    at = _initial(vc)
+    at = node_factors(vc)
     for n in range(vc.N):
         at[n][0].array = vc.intra_vec(n)[domains[n]].astype(np.int64)
     records, constant = [], 0
@@ -349,7 +330,7 @@ def eliminate(vc: VectorCosts, domains: list[np.ndarray], max_entries: int = MAX
         if message is None:
             return None
         if step.rest:
-            new = _F(step.rest, array=message)
+            new = Factor(step.rest, array=message)
             for n in step.rest:
                 at[n].append(new)
         else:
