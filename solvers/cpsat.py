@@ -22,9 +22,8 @@ from explorer.core.units import format_count
 from . import dp
 from explorer.core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status, plan_solution
 from .deadline import check_deadline
+from .dp_wide import INT64_SAFE
 from .formulation import BuildTimeout, Formulation, assignment, build, extract_plan, memory_coefs, memory_row_reach
-
-INT64_SAFE = 2**62
 
 
 def to_cp_model(f: Formulation, guarded: bool = False, objective: bool = True,

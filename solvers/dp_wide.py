@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from math import gcd
 
-INT64_SAFE = 2**62
+INT64_SAFE = 2**62  # CP-SAT's objective and rows stay below this (int64 with headroom)
 
 
 def level_by_cpsat(intra, inter, edges, allowed: list[list[int]], time_limit_s: float | None = None,
