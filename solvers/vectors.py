@@ -166,9 +166,10 @@ class VectorCosts:
             self._intra_vec[key] = vec
         return vec
 
-    def _edge_sum(self, e: int, us, xs, W) -> np.ndarray:
-        """sum_h W_h inter_e(u's type at h, x's type and count state at h), over producer vectors
-        ``us`` and consumer vectors ``xs`` (indices into the vectors, broadcast together)."""
+    def edge_pairs(self, e: int, us, xs, W=None) -> np.ndarray:
+        """Weighted inter cost of edge e = (u, x), sum_h W_h inter_e(u's type at h, x's type and
+        count state at h), for producer vectors ``us`` and consumer vectors ``xs`` (indices into
+        the vectors, broadcast together: pairwise for two arrays of one length)."""
         W = self.weights if W is None else W
         u, x = self.edges[e]
         du, dx = self.dom[u], self.dom[x]
@@ -180,15 +181,11 @@ class VectorCosts:
 
     def edge_given(self, e: int, n: int, v: int, W=None) -> np.ndarray:
         """Weighted inter cost of edge e over its other node's vectors, its node n fixed to vector v."""
-        return self._edge_sum(e, v, slice(None), W) if self.edges[e][0] == n else self._edge_sum(e, slice(None), v, W)
-
-    def edge_pairs(self, e: int, vs: np.ndarray, ws: np.ndarray, W=None) -> np.ndarray:
-        """Weighted inter cost of edge e for producer vectors ``vs`` and consumer vectors ``ws`` (pairwise)."""
-        return self._edge_sum(e, vs, ws, W)
+        return self.edge_pairs(e, v, slice(None), W) if self.edges[e][0] == n else self.edge_pairs(e, slice(None), v, W)
 
     def edge_matrix(self, e: int, W=None) -> np.ndarray:
         """[producer vector, consumer vector] -> weighted inter cost of edge e over all levels."""
-        return self._edge_sum(e, (slice(None), None), (None, slice(None)), W)
+        return self.edge_pairs(e, (slice(None), None), (None, slice(None)), W)
 
     def clamp(self, a: np.ndarray) -> np.ndarray:
         if self.use_int64:
