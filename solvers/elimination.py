@@ -129,13 +129,9 @@ def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = Non
         else:
             how, detail, z = _cheapest_step(vc, alive, at)
         chosen_order.append(z)
-        bucket = at[z]
+        bucket = take_bucket(at, z)
         scope = sorted({n for f in bucket for n in f.scope})
         widest = max(widest, len(scope))
-        for f in bucket:  # the bucket leaves its other nodes' lists
-            for n in f.scope:
-                if n != z:
-                    at[n].remove(f)
         alive.discard(z)
         records.append((z, bucket))
         step = [z, bucket, how, detail, scope, None, 0]  # ..., the message produced, the constant added
@@ -152,8 +148,7 @@ def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = Non
     vc.elimination_order = chosen_order
     if constant >= vc.big:
         return int(constant), None, widest
-    chosen = _graph_backtrack(vc, records, W)
-    return int(constant), [chosen[n] for n in range(vc.N)], widest
+    return int(constant), backtrack(vc, records, W), widest
 
 
 def _weighted_factors(vc: VectorCosts, W, extras) -> list[list[Factor]]:
@@ -195,21 +190,33 @@ def _eliminate(vc: VectorCosts, z: int, bucket: list[Factor], how: str, detail, 
     return Factor(rest, reduced), 0
 
 
-def _graph_backtrack(vc: VectorCosts, records: list[tuple[int, list[Factor]]], W) -> dict[int, int]:
-    """Each node's optimal vector, in reverse elimination order, given the nodes chosen after it."""
-    chosen: dict[int, int] = {}
+def take_bucket(at: list[list[Factor]], z: int) -> list[Factor]:
+    """z's bucket (the factors holding z), taken out of its other nodes' lists."""
+    for f in at[z]:
+        for n in f.scope:
+            if n != z:
+                at[n].remove(f)
+    return at[z]
+
+
+def backtrack(vc: VectorCosts, records: list[tuple[int, list[Factor]]], W=None, domains=None) -> list[int]:
+    """Each node's best vector, in reverse elimination order (``records``: (node, its bucket)),
+    given the nodes chosen after it; over ``domains`` (the factors' arrays then index positions in
+    them) or every vector. An edge factor without an array is read off its edge."""
+    pos: dict[int, int] = {}
     for z, bucket in reversed(records):
-        total = np.zeros(vc.dom[z].V, dtype=vc.dtype)
+        total = np.zeros(vc.dom[z].V if domains is None else len(domains[z]), dtype=vc.dtype)
         for f in bucket:
-            if f.edge is not None:
-                u, v = vc.edges[f.edge]
-                m = v if u == z else u  # the edge's other node
-                part = vc.edge_given(f.edge, m, chosen[m], W)
+            if f.array is None:
+                u, x = vc.edges[f.edge]
+                m = x if u == z else u  # the edge's other node
+                part = vc.edge_given(f.edge, m, pos[m] if domains is None else int(domains[m][pos[m]]), W)
+                part = part if domains is None else part[domains[z]]
             else:
-                part = f.array[tuple(slice(None) if n == z else chosen[n] for n in f.scope)]
+                part = f.array[tuple(slice(None) if n == z else pos[n] for n in f.scope)]
             total = vc.clamp(total + part)
-        chosen[z] = int(np.argmin(total))
-    return chosen
+        pos[z] = int(np.argmin(total))
+    return [pos[n] if domains is None else int(domains[n][pos[n]]) for n in range(vc.N)]
 
 
 def graph_marginals(vc: VectorCosts, W=None, extras=None, solved: tuple | None = None,
@@ -268,7 +275,7 @@ def graph_peak_entries(vc) -> int:
     alive, held, peak = set(range(vc.N)), 0, 0
     while alive:
         how, detail, z = _cheapest_step(vc, alive, at)
-        bucket = at[z]
+        bucket = take_bucket(at, z)
         scope = sorted({n for f in bucket for n in f.scope})
         if how == "chain":
             a, b, edge_f = detail
@@ -281,10 +288,6 @@ def graph_peak_entries(vc) -> int:
             temp = max(temp, S + S // V[z])
             new_scope = tuple(n for n in scope if n != z)
         peak = max(peak, held + temp)
-        for f in bucket:
-            for n in f.scope:
-                if n != z:
-                    at[n].remove(f)
         alive.discard(z)
         if new_scope:
             held += math.prod(V[n] for n in new_scope)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .deadline import check_deadline, past
-from .elimination import Factor, node_factors
+from .elimination import Factor, backtrack, node_factors, take_bucket
 from .vectors import VectorCosts, reduce_peak
 
 MAX_ENTRIES = 80_000_000  # entries of all messages and one step's tables held at once (int64: 640 MB)
@@ -173,12 +173,7 @@ def plan(vc: VectorCosts, sizes: list[int], cap: int = MAX_ENTRIES, level_first:
 
 def _apply(at: list[list[Factor]], z: int, step: Step) -> set[int]:
     """z's bucket replaced by the step's message in its neighbours' buckets; the nodes touched."""
-    touched = set()
-    for f in at[z]:
-        for n in f.scope:
-            if n != z:
-                at[n] = [g for g in at[n] if g is not f]
-                touched.add(n)
+    touched = {n for f in take_bucket(at, z) for n in f.scope if n != z}
     if step.rest:
         new = Factor(step.rest)
         for n in step.rest:
@@ -314,11 +309,7 @@ def eliminate(vc: VectorCosts, domains: list[np.ndarray], max_entries: int = MAX
     for step in steps.steps:
         if past(deadline):
             return None
-        z, bucket = step.z, at[step.z]
-        for f in bucket:
-            for n in f.scope:
-                if n != z:
-                    at[n] = [g for g in at[n] if g is not f]
+        z, bucket = step.z, take_bucket(at, step.z)
         records.append((z, bucket))
         try:
             if step.how == "level":
@@ -335,21 +326,4 @@ def eliminate(vc: VectorCosts, domains: list[np.ndarray], max_entries: int = MAX
                 at[n].append(new)
         else:
             constant = min(constant + int(message), vc.big)
-    return constant, _backtrack(vc, records, domains)
-
-
-def _backtrack(vc: VectorCosts, records: list, domains: list[np.ndarray]) -> list[int]:
-    """Each node's best vector given the nodes eliminated after it (already chosen)."""
-    pos: dict[int, int] = {}
-    for z, bucket in reversed(records):
-        total = np.zeros(len(domains[z]), dtype=np.int64)
-        for f in bucket:
-            if f.array is None:  # an edge a level step crossed
-                u, x = f.scope
-                m = x if u == z else u  # the edge's other node
-                part = vc.edge_given(f.edge, m, int(domains[m][pos[m]]))[domains[z]]
-            else:
-                part = f.array[tuple(slice(None) if n == z else pos[n] for n in f.scope)]
-            total = vc.clamp(total + part)
-        pos[z] = int(np.argmin(total))
-    return [int(domains[n][pos[n]]) for n in range(vc.N)]
+    return constant, backtrack(vc, records, domains=domains)
