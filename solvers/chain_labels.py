@@ -65,10 +65,8 @@ def _label_bounds(ch: _Chain, lam: list[int], alphas: list[np.ndarray], completi
         obj_beta = ch.objective_backward()
     else:
         T, obj_beta = None, None
-    res_intra = []
-    for k in range(len(ch.res)):
-        Wk, exk = ch.resource_weights(k)
-        res_intra.append([vc.intra_vec(n, Wk, None if exk is None else exk[n]) for n in range(ch.L)])
+    res_intra = [[vc.intra_vec(n, Wk, None if exk is None else exk[n]) for n in range(ch.L)]
+                 for Wk, exk in map(ch.resource_weights, range(len(ch.res)))]
     survivors = []
     for n in range(ch.L):
         keep = alphas[n] + betas[n] <= T if T is not None else np.ones(vc.dom[n].V, dtype=bool)
@@ -159,10 +157,7 @@ def _pair_costs(ch: _Chain, e: int, uv: np.ndarray, S: np.ndarray):
     pv = np.repeat(uv, len(S))
     pw = np.tile(S, len(uv))
     ef = vc.edge_pairs(e, pv, pw).reshape(len(uv), len(S))
-    eg = []
-    for k in range(len(ch.res)):
-        Wk, _ = ch.resource_weights(k)
-        eg.append(vc.edge_pairs(e, pv, pw, Wk).reshape(len(uv), len(S)))
+    eg = [vc.edge_pairs(e, pv, pw, ch.resource_weights(k)[0]).reshape(len(uv), len(S)) for k in range(len(ch.res))]
     return ef, eg
 
 

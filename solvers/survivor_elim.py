@@ -1,10 +1,6 @@
-"""Variable elimination over the type vectors a bound leaves (``solvers.tree_dual``): each node's
-domain is an explicit list of vector ids, edges stay symbolic until a step needs them, and every
-message is a dense table over its scope's lists. Exact over those domains.
-
-Its steps: ``dense`` (the bucket summed into one table, minimised over z) or ``level`` (z eliminated
-across its one edge to b a level at a time, never a z x b table); ``plan`` orders them greedily on
-the domain sizes, ``eliminate`` runs a plan. Measured: docs/benchmarks.md (ResNet-50 at H = 10).
+"""Variable elimination over the type vectors a bound leaves (``solvers.tree_dual``), exact over
+those domains: ``dense`` and ``level`` steps, planned greedily on the domain sizes (``plan``), run
+by ``eliminate``. The method and measurements: docs/benchmarks.md (ResNet-50 at H = 10).
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
 """A Lagrangian (dual decomposition) lower bound over type vectors that never builds a table wider
-than one node's vectors: a spanning tree of the graph (``spanning_tree``) keeps its edges, every
-other edge goes to a private copy of its consumer tied to it by integer multipliers; a vector
-whose min-marginal exceeds an incumbent's cost is in no better plan.
-
-The method: docs/benchmarks.md ("How `pruned` proves") and docs/solvers.md. Vectors that pins,
-forbids or a node's kind exclude cost the incumbent's cost + 1 (``_penalised``): the optimum is
-unchanged, and their marginals mean nothing (callers drop them: ``VectorCosts.blocked``).
+than one node's vectors (``spanning_tree``; excluded vectors: ``_penalised``). The method:
+docs/benchmarks.md ("How `pruned` proves") and docs/solvers.md.
 """
 
 from __future__ import annotations
@@ -140,7 +135,8 @@ def improve(vc: VectorCosts, vectors: list[int], passes: int = 4, deadline: floa
 def _penalised(vc: VectorCosts, n: int, incumbent) -> np.ndarray:
     """Node n's costs with every excluded vector (``big``) at the incumbent's cost + 1 instead: with
     that, every plan using one costs more than the incumbent, so the relaxed problem keeps the
-    optimum, and the int64 sums cannot overflow."""
+    optimum, and the int64 sums cannot overflow. Their marginals mean nothing: callers drop them
+    (``VectorCosts.blocked``)."""
     vec = vc.intra_vec(n)
     blocked = vec >= vc.big
     if not blocked.any():
