@@ -304,10 +304,15 @@ def chain_level_vectorised(problem: Problem, h: int, counts: list[Counts], min_l
             blocked[n, a] = False
         intra = np.where(blocked, SATURATED, intra)
     cost = min_plus_prefix(intra, inter)
-    if int(cost[-1].min()) >= SATURATED:
+    arg = int(np.argmin(cost[-1]))
+    best = int(cost[-1, arg])
+    if best >= SATURATED:
         raise NoPlan(f"no allowed plan at level {h}")
-    back = np.argmin(cost[:-1, :, None] + inter, axis=1).tolist()  # [l - 1][k]: type of layer l - 1
-    choice, best = _backtrack_chain(back, cost[-1].tolist())
+    back = np.argmin(cost[:-1, :, None] + inter, axis=1).ravel().tolist()  # [(l - 1) * K + k]: type of layer l - 1
+    choice = [0] * L
+    choice[L - 1] = arg
+    for l in range(L - 1, 0, -1):  # noqa: E741
+        choice[l - 1] = back[(l - 1) * K + choice[l]]
     return [types[k] for k in choice], best
 
 
