@@ -173,10 +173,13 @@ class VectorCosts:
         W = self.weights if W is None else W
         u, x = self.edges[e]
         du, dx = self.dom[u], self.dom[x]
-        out = np.zeros(np.broadcast_shapes(du.digit[0][us].shape, dx.digit[0][xs].shape), dtype=self.dtype)
+        out = None
         for h in range(self.H):
             if W[h]:
-                out = out + W[h] * self.raw_inter(e, h)[dx.pstate[h][xs], du.type_index[h][us], dx.type_index[h][xs]]
+                term = W[h] * self.raw_inter(e, h)[dx.pstate[h][xs], du.type_index[h][us], dx.type_index[h][xs]]
+                out = term if out is None else out + term
+        if out is None:  # every weight 0
+            out = np.zeros(np.broadcast_shapes(du.digit[0][us].shape, dx.digit[0][xs].shape), dtype=self.dtype)
         return out
 
     def edge_given(self, e: int, n: int, v: int, W=None) -> np.ndarray:
