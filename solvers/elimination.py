@@ -91,7 +91,9 @@ def _plan_step(vc: VectorCosts, z: int, bucket: list[Factor]):
     """(work, how, detail) of eliminating z; how is 'dense' or 'chain' (detail: (a, b, edge factor))."""
     V = [vc.dom[n].V for n in range(vc.N)]
     others = sorted({n for f in bucket for n in f.scope} - {z})
-    dense = V[z] * math.prod(V[n] for n in others)
+    dense = V[z]
+    for n in others:  # (a loop: here math.prod over a generator costs more than the product)
+        dense *= V[n]
     best = (float(dense), "dense", None) if dense <= MAX_GRAPH_TABLE else (float("inf"), "dense", None)
     if len(others) == 2:
         for b in others:

@@ -183,8 +183,21 @@ class VectorCosts:
         return out
 
     def edge_given(self, e: int, n: int, v: int, W=None) -> np.ndarray:
-        """Weighted inter cost of edge e over its other node's vectors, its node n fixed to vector v."""
-        return self.edge_pairs(e, v, slice(None), W) if self.edges[e][0] == n else self.edge_pairs(e, slice(None), v, W)
+        """Weighted inter cost of edge e over its other node's vectors, its node n fixed to vector v
+        (``edge_pairs`` without its index views: local searches call it thousands of times)."""
+        W = self.weights if W is None else W
+        u, x = self.edges[e]
+        du, dx = self.dom[u], self.dom[x]
+        out = None
+        for h in range(self.H):
+            if W[h]:
+                raw = self.raw_inter(e, h)
+                if n == u:
+                    term = raw[dx.pstate[h], du.type_index[h][v], dx.type_index[h]]
+                else:
+                    term = raw[dx.pstate[h][v], du.type_index[h], dx.type_index[h][v]]
+                out = W[h] * term if out is None else out + W[h] * term
+        return np.zeros((dx if n == u else du).V, dtype=self.dtype) if out is None else out
 
     def edge_matrix(self, e: int, W=None) -> np.ndarray:
         """[producer vector, consumer vector] -> weighted inter cost of edge e over all levels."""
