@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .deadline import check_deadline
 from .vectors import VectorCosts
 
 MAX_TABLE = 40_000_000  # entries of one table with its transpose (int64: 320 MB); all tables at most twice that
@@ -52,18 +53,10 @@ class _Deadline(Exception):
 
 
 # structure ---------------------------------------------------------------------------------
-def _adjacency(vc: VectorCosts) -> list[list[tuple[int, int]]]:
-    adj: list[list[tuple[int, int]]] = [[] for _ in range(vc.N)]
-    for e, (u, x) in enumerate(vc.edges):
-        adj[u].append((x, e))
-        adj[x].append((u, e))
-    return adj
-
-
 def biconnected(vc: VectorCosts) -> list[set[int]]:
     """The biconnected components as sets of edge ids (Hopcroft-Tarjan with an edge stack,
     iterative); parallel edges stay in one component."""
-    adj = _adjacency(vc)
+    adj = vc.around
     disc, low, comps, stack, time_ = [-1] * vc.N, [0] * vc.N, [], [], 0
     for root in range(vc.N):
         if disc[root] >= 0:
@@ -88,7 +81,7 @@ def biconnected(vc: VectorCosts) -> list[set[int]]:
                                 break
                         comps.append(comp)
                 continue
-            m, e = step
+            e, m = step
             if e == via:
                 continue
             if disc[m] < 0:
@@ -301,11 +294,6 @@ def _gathered(vc: VectorCosts, e: int, n: int, Dn: np.ndarray, Dm: np.ndarray) -
     return out if u == n else np.ascontiguousarray(out.T)
 
 
-def _check(deadline: float | None) -> None:
-    if deadline is not None and time.perf_counter() > deadline:
-        raise _Deadline
-
-
 def _spoke_rows(vc: VectorCosts, s: Spoke, c: int, Dc: np.ndarray, Dside: np.ndarray, side_node: int,
                 deadline: float | None) -> np.ndarray:
     """[hub vector, side vector] -> min over the spoke's vectors of its cost and its two edges'."""
@@ -315,7 +303,7 @@ def _spoke_rows(vc: VectorCosts, s: Spoke, c: int, Dc: np.ndarray, Dside: np.nda
     out = np.empty((len(Dc), len(Dside)), dtype=np.int64)
     intra = vc.intra_vec(s.n)
     for lo in range(0, len(Dc), block):
-        _check(deadline)
+        check_deadline(deadline, _Deadline)
         rows = vc.clamp(_hub_rows(vc, s.hub_edge, Dc[lo:lo + block], s.n) + intra[None, :])
         out[lo:lo + block] = reduce(rows, s.side_edge)[:, Dside]
     return out
@@ -406,7 +394,7 @@ def _min_plus(A: np.ndarray, B: np.ndarray, deadline: float | None) -> np.ndarra
     tmp = np.empty_like(out)
     for k in range(A.shape[0]):
         if k % 64 == 0:
-            _check(deadline)
+            check_deadline(deadline, _Deadline)
         np.add(A[k][:, None], B[k][None, :], out=tmp)
         np.minimum(out, tmp, out=out)
     return out
@@ -444,7 +432,7 @@ def _direct_forward(vc: VectorCosts, p: Piece, f: np.ndarray, Dc: np.ndarray | N
     best, arg = np.full(len(Db), vc.big, dtype=np.int64), np.zeros(len(Db), dtype=np.int64)
     block = max(1, ROW_BLOCK // (len(Va) * vc.dom[p.a].K))
     for lo in range(0, len(Dc), block):
-        _check(deadline)
+        check_deadline(deadline, _Deadline)
         A, B = _sides(vc, p, Dc[lo:lo + block], Va, Db, deadline)
         G = vc.clamp(_across(vc, p, vc.clamp(A + f[None, :]))[:, Db] + B)
         k = np.argmin(G, axis=0)
@@ -566,7 +554,7 @@ def _forward(vc: VectorCosts, ps: list[Piece], tabs: list[Table | None], domains
     f[d0] = vc.intra_vec(ps[0].a)[d0]
     back = []
     for p, t in zip(ps, tabs):
-        _check(deadline)
+        check_deadline(deadline, _Deadline)
         Db = domains[p.b]
         if t is None:
             gb, arg = _direct_forward(vc, p, f, None if p.hub is None else domains[p.hub], Db, deadline)

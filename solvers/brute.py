@@ -84,11 +84,7 @@ class _Rate:
 
 def plan_count(problem: Problem) -> int:
     """Plans to enumerate: the product over cells of the allowed types (pins and forbids count)."""
-    n = 1
-    for h in range(problem.levels):
-        for l in range(problem.num_layers):  # noqa: E741
-            n *= len(problem.allowed(h, l))
-    return n
+    return math.prod(len(problem.allowed(h, n)) for h in range(problem.levels) for n in range(problem.num_layers))
 
 
 def _check_size(n: int, limit: int, shape: str) -> None:
@@ -170,9 +166,7 @@ def solve_split(network: Network, array: ArraySpec, space: Space, alphas, max_pl
     least = least_column_counts(network, space, aspace, H, rules)  # counted before the columns are built
     _check_size(math.prod(least), max_plans, f"{len(least)} layers, up to {max(least):,} columns each")
     columns = _columns(network, space, aspace, H, rules)
-    n = 1
-    for c in columns:
-        n *= len(c)
+    n = math.prod(map(len, columns))
     shape = f"{len(columns)} layers, up to {max(map(len, columns)):,} columns each"
     _check_size(n, max_plans, shape)
     best = None

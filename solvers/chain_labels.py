@@ -12,7 +12,7 @@ import numpy as np
 
 from .deadline import check_deadline
 from .elimination import TimeUp, vectors_plan
-from .labels import dominance_scan
+from .labels import dominance_scan, one_resource_front
 from .lagrangian import _Chain
 
 MAX_LABELS = 1_000_000  # labels kept at one layer before the exact pass gives up
@@ -65,10 +65,8 @@ def _label_bounds(ch: _Chain, lam: list[int], alphas: list[np.ndarray], completi
         obj_beta = ch.objective_backward()
     else:
         T, obj_beta = None, None
-    res_intra = []
-    for k in range(len(ch.res)):
-        Wk, exk = ch.resource_weights(k)
-        res_intra.append([vc.intra_vec(n, Wk, None if exk is None else exk[n]) for n in range(ch.L)])
+    res_intra = [[vc.intra_vec(n, Wk, None if exk is None else exk[n]) for n in range(ch.L)]
+                 for Wk, exk in map(ch.resource_weights, range(len(ch.res)))]
     survivors = []
     for n in range(ch.L):
         keep = alphas[n] + betas[n] <= T if T is not None else np.ones(vc.dom[n].V, dtype=bool)
@@ -159,10 +157,7 @@ def _pair_costs(ch: _Chain, e: int, uv: np.ndarray, S: np.ndarray):
     pv = np.repeat(uv, len(S))
     pw = np.tile(S, len(uv))
     ef = vc.edge_pairs(e, pv, pw).reshape(len(uv), len(S))
-    eg = []
-    for k in range(len(ch.res)):
-        Wk, _ = ch.resource_weights(k)
-        eg.append(vc.edge_pairs(e, pv, pw, Wk).reshape(len(uv), len(S)))
+    eg = [vc.edge_pairs(e, pv, pw, ch.resource_weights(k)[0]).reshape(len(uv), len(S)) for k in range(len(ch.res))]
     return ef, eg
 
 
@@ -213,16 +208,7 @@ def _dominance(vec, f, g, parent, deadline: float | None = None):
     if len(vec) <= 1:
         return vec, f, g, parent
     if len(g) == 1 and f.dtype != object:
-        order = np.lexsort((g[0], f, vec))
-        v, go = vec[order], g[0][order]
-        rank = np.empty(len(go), dtype=np.int64)
-        rank[np.argsort(go, kind="stable")] = np.arange(len(go))
-        # running minimum of g within each vector's group: later groups get smaller offsets
-        group = np.cumsum(np.r_[0, (v[1:] != v[:-1]).astype(np.int64)])
-        key = rank + (group[-1] - group) * len(go)  # groups' keys are disjoint ranges, later ones lower
-        prev = np.minimum.accumulate(key)
-        keep = np.r_[True, key[1:] < prev[:-1]]  # the first of a group always passes
-        idx = order[keep]
+        idx = one_resource_front(vec, f, g[0])
         return vec[idx], f[idx], [g[0][idx]], parent[idx]
     idx = dominance_scan(vec, f, g, deadline)
     return vec[idx], f[idx], [x[idx] for x in g], parent[idx]

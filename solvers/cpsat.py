@@ -13,7 +13,6 @@ from fractions import Fraction
 
 from ortools.sat.python import cp_model
 
-from explorer.core.comm import add_type
 from explorer.core.constraints import limit_suggestion
 from explorer.core.errors import InstanceTooLarge, SpecError
 from explorer.core.names import given_as
@@ -23,9 +22,8 @@ from explorer.core.units import format_count
 from . import dp
 from explorer.core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status, plan_solution
 from .deadline import check_deadline
-from .formulation import BuildTimeout, Formulation, assignment, build, extract_plan, memory_row_reach
-
-INT64_SAFE = 2**62
+from .dp_wide import INT64_SAFE
+from .formulation import BuildTimeout, Formulation, assignment, build, extract_plan, memory_coefs, memory_row_reach
 
 
 def to_cp_model(f: Formulation, guarded: bool = False, objective: bool = True,
@@ -366,24 +364,30 @@ def _interrupted(problem: Problem, f: Formulation, solver, xs, status, wall: flo
     return Solution("cpsat", Status.INTERRUPTED, plan, sol.objective, bound, sol.level_units, wall, info)
 
 
-def _feasible(model: cp_model.CpModel, lits: list, workers: int = 1, seed: int = 0,
-              deadline: float | None = None) -> tuple[cp_model.CpSolver, int]:
-    """CP-SAT on ``model`` under the assumptions ``lits``; with ``deadline`` (a ``perf_counter``
-    value) it stops there (status UNKNOWN; at once if it has passed)."""
-    model.clear_assumptions()
-    model.add_assumptions(lits)
+def run_fresh(model: cp_model.CpModel, workers: int, seed: int, seconds: float | None = None) -> tuple[cp_model.CpSolver, int]:
+    """A new CP-SAT solver with these workers, seed and time limit on ``model`` (``run_solver``):
+    (the solver, its status); ``KeyboardInterrupt`` once a Ctrl-C has stopped it."""
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = workers
     solver.parameters.random_seed = seed
-    if deadline is not None:
-        left = deadline - time.perf_counter()
-        if left <= 0:
-            return solver, cp_model.UNKNOWN
-        solver.parameters.max_time_in_seconds = left
+    if seconds is not None:
+        solver.parameters.max_time_in_seconds = seconds
     status, interrupted = run_solver(solver, model)
     if interrupted:
         raise KeyboardInterrupt
     return solver, status
+
+
+def _feasible(model: cp_model.CpModel, lits: list, seed: int = 0,
+              deadline: float | None = None) -> tuple[cp_model.CpSolver | None, int]:
+    """CP-SAT (one worker) on ``model`` under the assumptions ``lits``; with ``deadline`` (a
+    ``perf_counter`` value) it stops there (status UNKNOWN, no solver, at once if it has passed)."""
+    model.clear_assumptions()
+    model.add_assumptions(lits)
+    left = None if deadline is None else deadline - time.perf_counter()
+    if left is not None and left <= 0:
+        return None, cp_model.UNKNOWN
+    return run_fresh(model, 1, seed, left)
 
 
 def explain_infeasible(problem: Problem, seed: int = 0, deadline: float | None = None) -> dict:
@@ -481,27 +485,15 @@ def _least_memory(problem: Problem, seed: int, time_limit_s: float | None = None
     """The least per-accelerator memory (bytes) any plan needs under the problem's constraints."""
     f = build(problem)
     model, xs, _ = to_cp_model(f, objective=False)
-    tables, types, H = problem.tables, problem.tables.types, problem.levels
-    coefs = []
-    for l in range(problem.num_layers):  # noqa: E741
-        for s in tables.states(H - 1):
-            for k, t in enumerate(types):
-                units = tables.footprint_units(l, add_type(s, t), problem.constraints.weight_copies)
-                coefs.append((units, xs[f.x[(l, H - 1, s, k)]]))
+    keys, units = memory_coefs(problem)
+    coefs = [(c, xs[f.x[key]]) for key, c in zip(keys, units)]
     g = math.gcd(*(c for c, _ in coefs)) or 1
     if sum(c for c, _ in coefs) // g >= INT64_SAFE:
         return None  # beyond CP-SAT's int64: no suggestion rather than a wrong one
     model.minimize(sum((c // g) * x for c, x in coefs))
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = seed
-    if time_limit_s is not None:
-        solver.parameters.max_time_in_seconds = time_limit_s
-    status, interrupted = run_solver(solver, model)
-    if interrupted:
-        raise KeyboardInterrupt
+    solver, status = run_fresh(model, 1, seed, time_limit_s)
     if status != cp_model.OPTIMAL:
         return None
     # the proven bound equals the optimum here, and is an exact int64 (objective_value is a double)
     units = solver.response_proto.inner_objective_lower_bound * g
-    return Fraction(units * problem.array.dtype_bytes, tables.unit_per_element)
+    return Fraction(units * problem.array.dtype_bytes, problem.tables.unit_per_element)

@@ -5,6 +5,7 @@ The full derivation is in the manual: docs/derivations.md, "The hierarchical DP"
 
 from __future__ import annotations
 
+import math
 import time
 from operator import itemgetter
 
@@ -109,9 +110,7 @@ def _frontier_steps(problem: Problem, h: int) -> list[tuple[int, int, int, int]]
 def _steps_of(problem: Problem, sizes) -> list[tuple[int, int, int, int]]:
     out = []
     for i, (full_nodes, _, keep, *_) in enumerate(elimination_order(problem.num_layers, problem.tables.edges)):
-        states = 1
-        for j in keep:
-            states *= sizes[full_nodes[j]]
+        states = math.prod(sizes[full_nodes[j]] for j in keep)
         out.append((states, len(keep), len(full_nodes), i))
     return out
 
@@ -180,12 +179,7 @@ def chain_level(problem: Problem, h: int, counts: list[Counts]) -> tuple[list, i
     types = tables.types
     intra, inter = tables.level_tuples(counts)
     if not problem.constraints.empty or not problem.every_type_everywhere:
-        intra = list(intra)
-        for l in range(problem.num_layers):  # noqa: E741
-            allowed = problem.allowed(h, l)
-            if not allowed:
-                raise NoPlan(f"layer {problem.network.layers[l].name} has no allowed type at level {h}")
-            intra[l] = [c if t in allowed else BLOCKED for c, t in zip(intra[l], types)]
+        intra = [[c if k in a else BLOCKED for k, c in enumerate(row)] for row, a in zip(intra, _allowed_indices(problem, h))]
     scan = _SCANS.get(len(types), _chain_scan)
     choice, best = scan(intra, inter)
     if best >= BLOCKED:
@@ -305,12 +299,9 @@ def chain_level_vectorised(problem: Problem, h: int, counts: list[Counts], min_l
     if bound >= REAL_LIMIT:
         return None
     if not problem.constraints.empty or not problem.every_type_everywhere:
-        blocked = np.zeros((L, K), dtype=bool)
-        for l in range(L):  # noqa: E741
-            allowed = problem.allowed(h, l)
-            if not allowed:
-                raise NoPlan(f"layer {problem.network.layers[l].name} has no allowed type at level {h}")
-            blocked[l] = [t not in allowed for t in types]
+        blocked = np.ones((L, K), dtype=bool)
+        for n, a in enumerate(_allowed_indices(problem, h)):
+            blocked[n, a] = False
         intra = np.where(blocked, SATURATED, intra)
     cost = min_plus_prefix(intra, inter)
     arg = int(np.argmin(cost[-1]))

@@ -1,20 +1,7 @@
 """The frontier elimination of one DP level on a graph (``dp.graph_level``), on the level's rows.
 
-Nodes are placed in order; after node i the states are the type combinations of the placed nodes
-still read later (the frontier), each with its least cost so far and a record of the full
-assignment it came from. The order (``elimination_order``) is the same at every level and is
-computed once per graph. Each step: every state times every allowed type k, its cost (the state's,
-the node's intra row at k, its in-edges' inter rows), kept per projection onto the positions kept
-at least cost, the first in (state, k) order on ties (every state in order, every k in order, a
-strictly smaller cost replaces). Three forms of a step give that same result: the node stays and
-no node leaves ("fresh": no two candidates share a key, no comparisons), the node stays and some
-node leaves, the node leaves (each state's least over k first, then compared).
-
-Repeated blocks (transformers: many identical layers): the graph is cut where at most one node
-is live (``segments``); a segment whose steps have the same structure and rows as an earlier
-one, entered with the same states whose costs differ from that entry's by one constant, makes the
-same comparisons, so it keeps the same records and its new states are the earlier ones plus that
-constant (exact integers): it is not eliminated again.
+The method, its tie-breaking and the reuse of repeated segments: docs/derivations.md, "The
+hierarchical DP".
 """
 
 from __future__ import annotations

@@ -1,19 +1,13 @@
 """One level of the hierarchical DP solved exactly by CP-SAT, for graphs whose frontier is too wide
-for ``dp.graph_level``'s elimination (DenseNet blocks: every concat keeps all earlier outputs alive).
-
-The level's problem given every node's counts: minimise c_h = sum of intra[n][k_n] + sum over
-edges (u, v) of inter[e][k_u][k_v]. The 0-1 model: x[n][k] per allowed type (exactly one per
-node) and y[e][a][b] per edge and pair of allowed types, tied to x by the marginals
-(sum_b y[e][a][b] = x[u][a], sum_a y[e][a][b] = x[v][b]); in 0-1 values y[e][a][b] = x[u][a] x[v][b],
-so the objective is c_h exactly. ``proven`` only when CP-SAT reports OPTIMAL and its plan's cost,
-summed here in Python integers, equals the proven bound.
+for ``dp.graph_level``'s elimination (DenseNet blocks). Its 0-1 model: docs/derivations.md,
+"The hierarchical DP".
 """
 
 from __future__ import annotations
 
 from math import gcd
 
-INT64_SAFE = 2**62
+INT64_SAFE = 2**62  # CP-SAT's objective and rows stay below this (int64 with headroom)
 
 
 def level_by_cpsat(intra, inter, edges, allowed: list[list[int]], time_limit_s: float | None = None,

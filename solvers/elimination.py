@@ -6,6 +6,8 @@ weights ``W`` and per-node ``extras``; nothing here knows about caps or memory.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from explorer.core.errors import InstanceTooLarge
@@ -45,7 +47,7 @@ def chain_backtrack(vc: VectorCosts, alphas: list[np.ndarray], W=None) -> list[i
     vectors = [0] * L
     vectors[L - 1] = int(np.argmin(alphas[L - 1]))
     for l in range(L - 2, -1, -1):  # noqa: E741
-        vectors[l] = int(np.argmin(alphas[l] + vc.edge_given_consumer(l, vectors[l + 1], W)))
+        vectors[l] = int(np.argmin(alphas[l] + vc.edge_given(l, l + 1, vectors[l + 1], W)))
     return vectors
 
 
@@ -54,14 +56,27 @@ def vectors_plan(vc: VectorCosts, vectors: list[int]) -> Plan:
 
 
 # graphs ------------------------------------------------------------------------------------------
-class _Factor:
+class Factor:
+    """A node's costs, an edge (symbolic: ``edge``, no array) or a message over ``scope``."""
+
     __slots__ = ("scope", "array", "edge")
 
     def __init__(self, scope: tuple[int, ...], array: np.ndarray | None = None, edge: int | None = None):
         self.scope, self.array, self.edge = scope, array, edge
 
 
-def _dense(vc: VectorCosts, scope: list[int], bucket: list[_Factor], W=None) -> np.ndarray:
+def node_factors(vc) -> list[list[Factor]]:
+    """Per node, the factors whose scope holds it: its own (no array yet), then its edges' in
+    edge order (symbolic); ``vc`` needs only ``N`` and ``edges``."""
+    at: list[list[Factor]] = [[Factor((n,))] for n in range(vc.N)]
+    for e, (u, v) in enumerate(vc.edges):
+        f = Factor((u, v), edge=e)
+        at[u].append(f)
+        at[v].append(f)
+    return at
+
+
+def _dense(vc: VectorCosts, scope: list[int], bucket: list[Factor], W=None) -> np.ndarray:
     """The sum of the bucket's factors as one table with axes in ``scope`` order."""
     table = np.zeros([1] * len(scope), dtype=vc.dtype)
     for f in bucket:
@@ -72,12 +87,12 @@ def _dense(vc: VectorCosts, scope: list[int], bucket: list[_Factor], W=None) -> 
     return table
 
 
-def _plan_step(vc: VectorCosts, z: int, bucket: list[_Factor]):
+def _plan_step(vc: VectorCosts, z: int, bucket: list[Factor]):
     """(work, how, detail) of eliminating z; how is 'dense' or 'chain' (detail: (a, b, edge factor))."""
     V = [vc.dom[n].V for n in range(vc.N)]
     others = sorted({n for f in bucket for n in f.scope} - {z})
     dense = V[z]
-    for n in others:
+    for n in others:  # (a loop: here math.prod over a generator costs more than the product)
         dense *= V[n]
     best = (float(dense), "dense", None) if dense <= MAX_GRAPH_TABLE else (float("inf"), "dense", None)
     if len(others) == 2:
@@ -101,10 +116,10 @@ def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = Non
     pins and forbids leave no plan), and the most nodes one elimination step combined. With a
     ``steps`` list, every elimination step is recorded there (for ``graph_marginals``). ``TimeUp``
     once ``deadline`` (a ``time.perf_counter()`` value) passes between two steps."""
-    at = _node_factors(vc, W, extras)
+    at = _weighted_factors(vc, W, extras)
     alive = set(range(vc.N))
     constant = 0
-    records: list[tuple[int, list[_Factor]]] = []
+    records: list[tuple[int, list[Factor]]] = []
     widest = 1
     order = vc.elimination_order  # (later eliminations of the same graph repeat the first one's order)
     chosen_order: list[int] = []
@@ -116,13 +131,9 @@ def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = Non
         else:
             how, detail, z = _cheapest_step(vc, alive, at)
         chosen_order.append(z)
-        bucket = at[z]
+        bucket = take_bucket(at, z)
         scope = sorted({n for f in bucket for n in f.scope})
         widest = max(widest, len(scope))
-        for f in bucket:  # the bucket leaves its other nodes' lists
-            for n in f.scope:
-                if n != z:
-                    at[n].remove(f)
         alive.discard(z)
         records.append((z, bucket))
         step = [z, bucket, how, detail, scope, None, 0]  # ..., the message produced, the constant added
@@ -139,22 +150,18 @@ def graph_optimum(vc: VectorCosts, W=None, extras=None, steps: list | None = Non
     vc.elimination_order = chosen_order
     if constant >= vc.big:
         return int(constant), None, widest
-    chosen = _graph_backtrack(vc, records, W)
-    return int(constant), [chosen[n] for n in range(vc.N)], widest
+    return int(constant), backtrack(vc, records, W), widest
 
 
-def _node_factors(vc: VectorCosts, W, extras) -> list[list[_Factor]]:
-    """Per node, the factors whose scope holds it: its intra costs and its edges (symbolic)."""
-    factors = [_Factor((n,), vc.intra_vec(n, W, None if extras is None else extras[n])) for n in range(vc.N)]
-    factors += [_Factor((u, v), edge=e) for e, (u, v) in enumerate(vc.edges)]
-    at: list[list[_Factor]] = [[] for _ in range(vc.N)]
-    for f in factors:
-        for n in f.scope:
-            at[n].append(f)
+def _weighted_factors(vc: VectorCosts, W, extras) -> list[list[Factor]]:
+    """``node_factors`` with each node's intra costs at these weights."""
+    at = node_factors(vc)
+    for n in range(vc.N):
+        at[n][0].array = vc.intra_vec(n, W, None if extras is None else extras[n])
     return at
 
 
-def _cheapest_step(vc: VectorCosts, alive: set[int], at: list[list[_Factor]]):
+def _cheapest_step(vc: VectorCosts, alive: set[int], at: list[list[Factor]]):
     """(how, detail, node) of the live node cheapest to eliminate (ties: the lowest node)."""
     work, how, detail, z = min((_plan_step(vc, n, at[n]) + (n,) for n in alive), key=lambda s: (s[0], s[3]))
     if work == float("inf"):
@@ -166,7 +173,7 @@ def _cheapest_step(vc: VectorCosts, alive: set[int], at: list[list[_Factor]]):
     return how, detail, z
 
 
-def _eliminate(vc: VectorCosts, z: int, bucket: list[_Factor], how: str, detail, scope: list[int], W,
+def _eliminate(vc: VectorCosts, z: int, bucket: list[Factor], how: str, detail, scope: list[int], W,
                deadline: float | None = None):
     """Minimise z out of its bucket: (the message, 0), or (None, the constant) when nothing is left."""
     if how == "chain":
@@ -176,29 +183,42 @@ def _eliminate(vc: VectorCosts, z: int, bucket: list[_Factor], how: str, detail,
             out = vc.reduce_producer(F, edge_f.edge, W, deadline)
         else:
             out = vc.reduce_consumer(F, edge_f.edge, W, deadline)
-        return _Factor((a, b), out), 0
+        return Factor((a, b), out), 0
     table = _dense(vc, scope, bucket, W)
     reduced = table.min(axis=scope.index(z))
     rest = tuple(n for n in scope if n != z)
     if not rest:
         return None, reduced.item()
-    return _Factor(rest, reduced), 0
+    return Factor(rest, reduced), 0
 
 
-def _graph_backtrack(vc: VectorCosts, records: list[tuple[int, list[_Factor]]], W) -> dict[int, int]:
-    """Each node's optimal vector, in reverse elimination order, given the nodes chosen after it."""
-    chosen: dict[int, int] = {}
+def take_bucket(at: list[list[Factor]], z: int) -> list[Factor]:
+    """z's bucket (the factors holding z), taken out of its other nodes' lists."""
+    for f in at[z]:
+        for n in f.scope:
+            if n != z:
+                at[n].remove(f)
+    return at[z]
+
+
+def backtrack(vc: VectorCosts, records: list[tuple[int, list[Factor]]], W=None, domains=None) -> list[int]:
+    """Each node's best vector, in reverse elimination order (``records``: (node, its bucket)),
+    given the nodes chosen after it; over ``domains`` (the factors' arrays then index positions in
+    them) or every vector. An edge factor without an array is read off its edge."""
+    pos: dict[int, int] = {}
     for z, bucket in reversed(records):
-        total = np.zeros(vc.dom[z].V, dtype=vc.dtype)
+        total = np.zeros(vc.dom[z].V if domains is None else len(domains[z]), dtype=vc.dtype)
         for f in bucket:
-            if f.edge is not None:
-                u, v = vc.edges[f.edge]
-                part = vc.edge_given_consumer(f.edge, chosen[v], W) if u == z else vc.edge_given_producer(f.edge, chosen[u], W)
+            if f.array is None:
+                u, x = vc.edges[f.edge]
+                m = x if u == z else u  # the edge's other node
+                part = vc.edge_given(f.edge, m, pos[m] if domains is None else int(domains[m][pos[m]]), W)
+                part = part if domains is None else part[domains[z]]
             else:
-                part = f.array[tuple(slice(None) if n == z else chosen[n] for n in f.scope)]
+                part = f.array[tuple(slice(None) if n == z else pos[n] for n in f.scope)]
             total = vc.clamp(total + part)
-        chosen[z] = int(np.argmin(total))
-    return chosen
+        pos[z] = int(np.argmin(total))
+    return [pos[n] if domains is None else int(domains[n][pos[n]]) for n in range(vc.N)]
 
 
 def graph_marginals(vc: VectorCosts, W=None, extras=None, solved: tuple | None = None,
@@ -253,15 +273,11 @@ def graph_peak_entries(vc) -> int:
     ``N``, ``edges``): every message it has made (the records keep them for the backtrack) plus
     the step's tables (``_dense_peak``, ``vectors.reduce_peak``). ``bench/bench_memory_guard.py``."""
     V = [d.V for d in vc.dom]
-    at: list[list[_Factor]] = [[_Factor((n,))] for n in range(vc.N)]  # the order of ``_node_factors``
-    for e, (u, v) in enumerate(vc.edges):
-        f = _Factor((u, v), edge=e)
-        at[u].append(f)
-        at[v].append(f)
+    at = node_factors(vc)
     alive, held, peak = set(range(vc.N)), 0, 0
     while alive:
         how, detail, z = _cheapest_step(vc, alive, at)
-        bucket = at[z]
+        bucket = take_bucket(at, z)
         scope = sorted({n for f in bucket for n in f.scope})
         if how == "chain":
             a, b, edge_f = detail
@@ -274,35 +290,24 @@ def graph_peak_entries(vc) -> int:
             temp = max(temp, S + S // V[z])
             new_scope = tuple(n for n in scope if n != z)
         peak = max(peak, held + temp)
-        for f in bucket:
-            for n in f.scope:
-                if n != z:
-                    at[n].remove(f)
         alive.discard(z)
         if new_scope:
-            held += _size(V, new_scope)
-            new = _Factor(new_scope, np.empty(0))
+            held += math.prod(V[n] for n in new_scope)
+            new = Factor(new_scope, np.empty(0))
             for n in new_scope:
                 at[n].append(new)
     return peak
 
 
-def _size(V: list[int], scope) -> int:
-    out = 1
-    for n in scope:
-        out *= V[n]
-    return out
-
-
-def _dense_peak(V: list[int], bucket: list[_Factor]) -> tuple[int, int]:
+def _dense_peak(V: list[int], bucket: list[Factor]) -> tuple[int, int]:
     """(entries of ``_dense``'s table, the most entries it holds at once): the table grows factor
     by factor (old and new table alive together); an edge's matrix is built with two temporaries."""
     table, covered, peak = 1, set(), 0
     for f in bucket:
-        arr = _size(V, f.scope) if f.edge is not None else 0  # intra vectors and messages are held already
+        arr = math.prod(V[n] for n in f.scope) if f.edge is not None else 0  # intra vectors and messages are held already
         peak = max(peak, table + 3 * arr)
         covered |= set(f.scope)
-        new = _size(V, covered)
+        new = math.prod(V[n] for n in covered)
         peak = max(peak, table + arr + new)
         table = new
     return table, peak

@@ -180,11 +180,11 @@ def add_side_constraints(problem: Problem, f: Formulation) -> None:
                     coefs.append(tables.inter(e, tp, types[k0], s0))
         f.side.append(SideConstraint(cap.name, le_rows=_le_rows(vars_, coefs, problem.cap_units(h))))
     if cons.memory_bytes is not None:
-        keys, coefs = _memory_coefs(problem)
+        keys, coefs = memory_coefs(problem)
         f.side.append(SideConstraint(cons.memory_name, le_rows=_le_rows([f.x[x] for x in keys], coefs, problem.memory_units)))
 
 
-def _memory_coefs(problem: Problem) -> tuple[list[tuple], list[int]]:
+def memory_coefs(problem: Problem) -> tuple[list[tuple], list[int]]:
     """The memory row's x keys (layer, last level, count state, type) and footprints."""
     tables, H, w = problem.tables, problem.levels, problem.constraints.weight_copies
     keys, coefs = [], []
@@ -201,7 +201,7 @@ def memory_row_reach(problem: Problem) -> int:
     tables alone (before the build; 0 when there is no limit or no row)."""
     if problem.constraints.memory_bytes is None:
         return 0
-    keys, coefs = _memory_coefs(problem)
+    keys, coefs = memory_coefs(problem)
     rows = _le_rows(list(range(len(keys))), coefs, problem.memory_units)
     return sum(abs(c) for _, row, _ in rows for c in row)
 

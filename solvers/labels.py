@@ -13,6 +13,7 @@ Exact integers throughout (the caller's dtype: int64 or Python ints)."""
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 
 import numpy as np
@@ -97,10 +98,7 @@ def least_plan(vc: VectorCosts, survivors: list[np.ndarray], resources: list[tup
 def _width(z: int, factors: list[_Rows], sizes: list[int]) -> int:
     """The assignments of the scope eliminating z leaves (the rows' worst case)."""
     scope = {n for r in factors if z in r.scope for n in r.scope} - {z}
-    out = 1
-    for n in scope:
-        out *= sizes[n]
-    return out
+    return math.prod(sizes[n] for n in scope)
 
 
 def _key(cols: np.ndarray, positions: list[int], radix: list[int]) -> np.ndarray:
@@ -182,16 +180,20 @@ def _pareto(r: _Rows, sizes: list[int], deadline: float | None = None) -> _Rows:
         return r
     key = _key(r.cols, list(range(len(r.scope))), [sizes[n] for n in r.scope])
     if len(r.g) == 1 and r.f.dtype != object:
-        order = np.lexsort((r.g[0], r.f, key))
-        k, go = key[order], r.g[0][order]
-        first = np.r_[True, k[1:] != k[:-1]]
-        group = np.cumsum(first) - 1
-        # within a group (objective ascending), keep a row only if its resource is below every earlier row's
-        run = _segment_min_accumulate(go, group)
-        keep = first.copy()
-        keep[1:] |= go[1:] < run[:-1]
-        return r.take(np.sort(order[keep]))
+        return r.take(np.sort(one_resource_front(key, r.f, r.g[0])))
     return r.take(dominance_scan(key, r.f, r.g, deadline))
+
+
+def one_resource_front(key: np.ndarray, f: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """``dominance_scan`` for one resource ``g``, vectorised (int64, at least two rows): the indices,
+    in (key, f, g) order, of the rows whose resource is below every earlier row's of the same key."""
+    order = np.lexsort((g, f, key))
+    k, go = key[order], g[order]
+    first = np.r_[True, k[1:] != k[:-1]]
+    run = _segment_min_accumulate(go, np.cumsum(first) - 1)
+    keep = first.copy()
+    keep[1:] |= go[1:] < run[:-1]
+    return order[keep]
 
 
 def dominance_scan(key: np.ndarray, f: np.ndarray, g: list[np.ndarray], deadline: float | None = None) -> np.ndarray:

@@ -110,8 +110,7 @@ class _Chain:
     def relaxed(self, lam) -> tuple[int, Plan | None, list[np.ndarray] | None]:
         """min over plans of D*f + sum lam_k g_k, a plan attaining it, and (chains) the forward values."""
         self.evaluations += 1
-        W, ex = self.weights(lam), self.extras(lam)
-        return self.optimum(W, ex, record=True)
+        return self.optimum(*_wx(self, lam), record=True)
 
     def optimum(self, W, ex, record: bool = False):
         """(value, plan, forward values): on chains the forward values; on graphs, with ``record``,
@@ -138,7 +137,7 @@ class _Chain:
         """The relaxed chain DP's backward values at multipliers ``lam`` (kept: label passes reuse them)."""
         key = tuple(lam)
         if key not in self._backward:
-            self._backward[key] = chain_backward(self.vc, self.weights(lam), self.extras(lam))
+            self._backward[key] = chain_backward(self.vc, *_wx(self, lam))
         return self._backward[key]
 
     def objective_backward(self) -> list[np.ndarray]:
@@ -161,7 +160,7 @@ def _closed(ch: _Chain, bound: int) -> bool:
     return ch.incumbent is not None and ch.incumbent[0] == bound
 
 
-def _line_search(ch: _Chain, k: int, lam: list[int], known: int | None = None):
+def _line_search(ch: _Chain, k: int, lam: list[int], known: int):
     """Maximise the dual along lam_k (others fixed) by cutting planes.
 
     Every plan seen so far is a line F(p) + x * G(p), F = D f + sum_{j != k} lam_j (g_j - C_j),
@@ -169,10 +168,9 @@ def _line_search(ch: _Chain, k: int, lam: list[int], known: int | None = None):
     lines overestimate. Evaluate where the known envelope peaks; stop when the relaxed optimum
     there lies on it, or when the incumbent meets the best bound (``known``: the bound at ``lam``,
     already evaluated). Returns the evaluated (bound, multipliers, forward values)."""
-    out, tried = [], ({lam[k]} if known is not None else set())
+    out, tried = [], {lam[k]}
     while ch.evaluations < MAX_EVALUATIONS:
-        top = max([b for b, _, _ in out] + ([known] if known is not None else []), default=None)
-        if top is not None and _closed(ch, top):
+        if _closed(ch, max([b for b, _, _ in out] + [known])):
             break
         lines = _dual_lines(ch, k, lam)
         cands = _peak_candidates(lines, ch.lam_max[k]) - tried

@@ -35,23 +35,15 @@ class _Moves:
         self.vectors = [_vector(vc, plan, n) for n in range(N)]
         self.f, self.g = ch.measure(plan)
         self.limits = [r.limit for r in ch.res]
-        self.ins: list[list[int]] = [[] for _ in range(N)]
-        self.outs: list[list[int]] = [[] for _ in range(N)]
-        for e, (u, x) in enumerate(vc.edges):
-            self.outs[u].append(e)
-            self.ins[x].append(e)
         self.weightings = [(None, None)] + [ch.resource_weights(k) for k in range(len(ch.res))]
         self.cache: dict[int, list[np.ndarray]] = {}  # a node's terms depend on its neighbours' vectors only
-        self.near = [{n} | {vc.edges[e][0] for e in self.ins[n]} | {vc.edges[e][1] for e in self.outs[n]}
-                     for n in range(N)]
+        self.near = [{n} | {m for _, m in vc.around[n]} for n in range(N)]
 
     def terms(self, n: int, W, extras) -> np.ndarray:
         vc, vectors = self.vc, self.vectors
         t = vc.intra_vec(n, W, None if extras is None else extras[n])
-        for e in self.ins[n]:
-            t = t + vc.edge_given_producer(e, vectors[vc.edges[e][0]], W)
-        for e in self.outs[n]:
-            t = t + vc.edge_given_consumer(e, vectors[vc.edges[e][1]], W)
+        for e, m in vc.around[n]:
+            t = t + vc.edge_given(e, m, vectors[m], W)
         return t
 
     def move(self, n: int, i: int) -> None:

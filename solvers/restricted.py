@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.core.comm import advance
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
 from explorer.core.solution import SolveOptions
@@ -52,23 +51,15 @@ class _Restricted:
     def solve(self, U: int | None, seconds: float, options: SolveOptions):
         """One round, hinted with the incumbent when it lies in the model; returns the status
         (``KeyboardInterrupt`` after Ctrl-C stopped the round)."""
-        from ortools.sat.python import cp_model
-
-        from .cpsat import run_solver
+        from .cpsat import _hint, run_fresh
         from .formulation import assignment
 
-        ch = self.ch
         self.model.clear_hints()
-        if U is not None and _cells(self.problem, ch.incumbent[1]) <= self.allowed:
-            for var, val in zip(self.xs, assignment(self.problem, self.f, ch.incumbent[1])):
-                self.model.add_hint(var, val)
-        self.solver = solver = cp_model.CpSolver()
-        solver.parameters.num_workers = options.workers or 2
-        solver.parameters.random_seed = options.seed
-        solver.parameters.max_time_in_seconds = seconds
-        status, interrupted = run_solver(solver, self.model)
-        if interrupted:
-            raise KeyboardInterrupt
+        if U is not None:
+            values = assignment(self.problem, self.f, self.ch.incumbent[1])
+            if all(cell in self.allowed for cell, var in self.f.x.items() if values[var]):
+                _hint(self.model, self.xs, values)
+        self.solver, status = run_fresh(self.model, options.workers or 2, options.seed, seconds)
         return status
 
     def plan(self) -> Plan:
@@ -78,16 +69,6 @@ class _Restricted:
 
     def lower_bound(self) -> int:
         return self.solver.response_proto.inner_objective_lower_bound * self.f.objective_gcd
-
-
-def _cells(problem: Problem, plan: Plan) -> set:
-    """The formulation's (layer, level, count state, type) cells a plan uses."""
-    types, out = problem.tables.types, set()
-    counts = [problem.tables.states(0)[0]] * problem.num_layers
-    for h, row in enumerate(plan.types):
-        out |= {(n, h, counts[n], types.index(t)) for n, t in enumerate(row)}
-        counts = advance(counts, row)
-    return out
 
 
 def _allowed_cells(problem: Problem, ch: _Chain, survivors: list[np.ndarray]) -> set:

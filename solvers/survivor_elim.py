@@ -1,20 +1,18 @@
-"""Variable elimination over the type vectors a bound leaves (``solvers.tree_dual``): each node's
-domain is an explicit list of vector ids, edges stay symbolic until a step needs them, and every
-message is a dense table over its scope's lists. Exact over those domains.
-
-Its steps: ``dense`` (the bucket summed into one table, minimised over z) or ``level`` (z eliminated
-across its one edge to b a level at a time, never a z x b table); ``plan`` orders them greedily on
-the domain sizes, ``eliminate`` runs a plan. Measured: docs/benchmarks.md (ResNet-50 at H = 10).
+"""Variable elimination over the type vectors a bound leaves (``solvers.tree_dual``), exact over
+those domains: ``dense`` and ``level`` steps, planned greedily on the domain sizes (``plan``), run
+by ``eliminate``. The method and measurements: docs/benchmarks.md (ResNet-50 at H = 10).
 """
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from .deadline import check_deadline, past
+from .elimination import Factor, backtrack, node_factors, take_bucket
 from .vectors import VectorCosts, reduce_peak
 
 MAX_ENTRIES = 80_000_000  # entries of all messages and one step's tables held at once (int64: 640 MB)
@@ -47,23 +45,7 @@ class Plan:
     shapes: tuple[Shape, ...] = ()  # per step (``rescore``)
 
 
-class _F:
-    """A factor: a node's costs, an edge (symbolic until a dense step needs it) or a message."""
-
-    __slots__ = ("scope", "edge", "array")
-
-    def __init__(self, scope: tuple[int, ...], edge: int | None = None, array: np.ndarray | None = None):
-        self.scope, self.edge, self.array = scope, edge, array
-
-
-def _prod(sizes, nodes) -> int:
-    out = 1
-    for n in nodes:
-        out *= sizes[n]
-    return out
-
-
-def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[_F], cap: int, level_first: bool = False):
+def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[Factor], cap: int, level_first: bool = False):
     """(work, step entries, message entries, edge-table entries, Step, Shape) of the cheapest way to
     eliminate z now whose step tables stay within ``cap`` entries (work infinite when none does);
     ``level_first``: a level step whenever one exists (tests). Step entries: what the step holds
@@ -79,7 +61,7 @@ def _options(vc: VectorCosts, sizes: list[int], z: int, bucket: list[_F], cap: i
     return best
 
 
-def _ways(z: int, bucket: list[_F]) -> list[tuple[Step, Shape]]:
+def _ways(z: int, bucket: list[Factor]) -> list[tuple[Step, Shape]]:
     """Every way to eliminate z from its bucket, the dense step first, with its shape."""
     others = sorted({n for f in bucket for n in f.scope} - {z})
     edges = [f for f in bucket if f.edge is not None]
@@ -99,10 +81,10 @@ def _cost(vc: VectorCosts, sizes: list[int], step: Step, shape: Shape) -> tuple[
     z = step.z
     built = [sizes[u] * sizes[x] for u, x in shape.built]
     if step.how == "dense":
-        table = _prod(sizes, step.rest) * sizes[z]
+        table = math.prod(sizes[n] for n in step.rest) * sizes[z]
         held = _dense_entries(sizes, list(step.rest), z, built)
         return float(table) * (shape.factors + 1) + vc.H * sum(built), held, table // sizes[z], sum(built)
-    A, b = _prod(sizes, step.rest[:-1]), step.b
+    A, b = math.prod(sizes[n] for n in step.rest[:-1]), step.b
     work = float(A) * (sizes[z] * shape.factors + vc.dom[z].V + _row_work(vc, z, b, step.edge)) + vc.H * sum(built)
     return work, _level_entries(vc, sizes, A, z, b, step.edge, built), A * sizes[b], sum(built)
 
@@ -113,10 +95,10 @@ def _dense_entries(sizes: list[int], rest: list[int], z: int, built: list[int]) 
     an edge table is built, its gather."""
     if not rest:
         return 2 * sizes[z] + max(built, default=0)
-    inner = _prod(sizes, rest[1:]) * sizes[z]
+    inner = math.prod(sizes[n] for n in rest[1:]) * sizes[z]
     rows = min(sizes[rest[0]], max(1, DENSE_BLOCK // max(1, inner)))
     piece = rows * inner * (2 if rows < sizes[rest[0]] else 1)
-    out = _prod(sizes, rest)
+    out = math.prod(sizes[n] for n in rest)
     return out + max(piece + piece // sizes[z], max(built, default=0))
 
 
@@ -160,23 +142,12 @@ def round_work(vc: VectorCosts) -> float:
     return sum(_row_work(vc, u, x, e) + _row_work(vc, x, u, e) for e, (u, x) in enumerate(vc.edges))
 
 
-def _initial(vc: VectorCosts) -> list[list[_F]]:
-    at: list[list[_F]] = [[] for _ in range(vc.N)]
-    for n in range(vc.N):
-        at[n].append(_F((n,)))
-    for e, (u, x) in enumerate(vc.edges):
-        f = _F((u, x), edge=e)
-        at[u].append(f)
-        at[x].append(f)
-    return at
-
-
 def plan(vc: VectorCosts, sizes: list[int], cap: int = MAX_ENTRIES, level_first: bool = False) -> Plan:
     """The elimination order and steps for domains of these sizes, greedily the cheapest step
     whose tables stay within ``cap`` entries first (a node's option is re-scored only when its
     bucket changes); infinite work when some step has no such way. Greedy: domains smaller
     everywhere can get a costlier plan (``rescore`` scores a known plan at other sizes)."""
-    at = _initial(vc)
+    at = node_factors(vc)
     alive = set(range(vc.N))
     scored = {z: _options(vc, sizes, z, at[z], cap, level_first) for z in alive}
     steps, shapes, work, kept, peak = [], [], 0.0, sum(sizes), sum(sizes)  # kept: node costs, messages, edge tables
@@ -196,16 +167,11 @@ def plan(vc: VectorCosts, sizes: list[int], cap: int = MAX_ENTRIES, level_first:
     return Plan(tuple(steps), work, max(peak, kept), tuple(shapes))
 
 
-def _apply(at: list[list[_F]], z: int, step: Step) -> set[int]:
+def _apply(at: list[list[Factor]], z: int, step: Step) -> set[int]:
     """z's bucket replaced by the step's message in its neighbours' buckets; the nodes touched."""
-    touched = set()
-    for f in at[z]:
-        for n in f.scope:
-            if n != z:
-                at[n] = [g for g in at[n] if g is not f]
-                touched.add(n)
+    touched = {n for f in take_bucket(at, z) for n in f.scope if n != z}
     if step.rest:
-        new = _F(step.rest)
+        new = Factor(step.rest)
         for n in step.rest:
             at[n].append(new)
         touched.update(step.rest)
@@ -248,20 +214,20 @@ def _edge_table(vc: VectorCosts, e: int, su: np.ndarray, sx: np.ndarray, deadlin
     return out
 
 
-def _array(vc: VectorCosts, f: _F, domains: list[np.ndarray], deadline: float | None = None) -> np.ndarray:
+def _array(vc: VectorCosts, f: Factor, domains: list[np.ndarray], deadline: float | None = None) -> np.ndarray:
     if f.array is None:  # an edge (a node's costs were set when the run began)
         u, x = f.scope
         f.array = _edge_table(vc, f.edge, domains[u], domains[x], deadline)
     return f.array
 
 
-def _combine(vc: VectorCosts, scope: list[int], bucket: list[_F], domains: list[np.ndarray],
+def _combine(vc: VectorCosts, scope: list[int], bucket: list[Factor], domains: list[np.ndarray],
              deadline: float | None = None, reduce_last: bool = False) -> np.ndarray:
     """The bucket's sum as a table over ``scope`` (``reduce_last``: its min over the last scope
     node), built in slices of the first node's domain (``DENSE_BLOCK`` entries each), never a
     whole dense step's table at once; the deadline checked between slices (``_Late``)."""
     sizes = [len(domains[n]) for n in scope]
-    step = max(1, DENSE_BLOCK // max(1, _prod(sizes, range(1, len(sizes)))))
+    step = max(1, DENSE_BLOCK // max(1, math.prod(sizes[1:])))
     arrays = [(f, _array(vc, f, domains, deadline)) for f in bucket]
     out = np.empty(sizes[:-1] if reduce_last else sizes, dtype=np.int64)
     for lo in range(0, sizes[0], step):
@@ -281,7 +247,7 @@ def _combine(vc: VectorCosts, scope: list[int], bucket: list[_F], domains: list[
     return out
 
 
-def _dense_min(vc: VectorCosts, rest: list[int], z: int, bucket: list[_F], domains: list[np.ndarray],
+def _dense_min(vc: VectorCosts, rest: list[int], z: int, bucket: list[Factor], domains: list[np.ndarray],
                deadline: float | None) -> np.ndarray:
     """min over z of the bucket's sum, as a table over ``rest``."""
     if not rest:
@@ -289,7 +255,7 @@ def _dense_min(vc: VectorCosts, rest: list[int], z: int, bucket: list[_F], domai
     return _combine(vc, rest + [z], bucket, domains, deadline, reduce_last=True)
 
 
-def _level(vc: VectorCosts, step: Step, bucket: list[_F], domains: list[np.ndarray], deadline: float | None,
+def _level(vc: VectorCosts, step: Step, bucket: list[Factor], domains: list[np.ndarray], deadline: float | None,
            workers: int = 1) -> np.ndarray | None:
     """The level step's message over (R..., b); None at the deadline (checked between row
     blocks). Row blocks go to ``workers`` threads (numpy leaves the interpreter lock in its loops)."""
@@ -332,18 +298,14 @@ def eliminate(vc: VectorCosts, domains: list[np.ndarray], max_entries: int = MAX
     steps = steps or plan(vc, sizes, max_entries)
     if steps.peak > max_entries or steps.work == float("inf"):
         return None
-    at = _initial(vc)
+    at = node_factors(vc)
     for n in range(vc.N):
         at[n][0].array = vc.intra_vec(n)[domains[n]].astype(np.int64)
     records, constant = [], 0
     for step in steps.steps:
         if past(deadline):
             return None
-        z, bucket = step.z, at[step.z]
-        for f in bucket:
-            for n in f.scope:
-                if n != z:
-                    at[n] = [g for g in at[n] if g is not f]
+        z, bucket = step.z, take_bucket(at, step.z)
         records.append((z, bucket))
         try:
             if step.how == "level":
@@ -355,28 +317,9 @@ def eliminate(vc: VectorCosts, domains: list[np.ndarray], max_entries: int = MAX
         if message is None:
             return None
         if step.rest:
-            new = _F(step.rest, array=message)
+            new = Factor(step.rest, array=message)
             for n in step.rest:
                 at[n].append(new)
         else:
             constant = min(constant + int(message), vc.big)
-    return constant, _backtrack(vc, records, domains)
-
-
-def _backtrack(vc: VectorCosts, records: list, domains: list[np.ndarray]) -> list[int]:
-    """Each node's best vector given the nodes eliminated after it (already chosen)."""
-    pos: dict[int, int] = {}
-    for z, bucket in reversed(records):
-        total = np.zeros(len(domains[z]), dtype=np.int64)
-        for f in bucket:
-            if f.array is None:  # an edge a level step crossed
-                u, x = f.scope
-                if u == z:
-                    part = vc.edge_given_consumer(f.edge, int(domains[x][pos[x]]))[domains[z]]
-                else:
-                    part = vc.edge_given_producer(f.edge, int(domains[u][pos[u]]))[domains[z]]
-            else:
-                part = f.array[tuple(slice(None) if n == z else pos[n] for n in f.scope)]
-            total = vc.clamp(total + part)
-        pos[z] = int(np.argmin(total))
-    return [int(domains[n][pos[n]]) for n in range(vc.N)]
+    return constant, backtrack(vc, records, domains=domains)

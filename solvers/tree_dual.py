@@ -1,11 +1,6 @@
 """A Lagrangian (dual decomposition) lower bound over type vectors that never builds a table wider
-than one node's vectors: a spanning tree of the graph (``spanning_tree``) keeps its edges, every
-other edge goes to a private copy of its consumer tied to it by integer multipliers; a vector
-whose min-marginal exceeds an incumbent's cost is in no better plan.
-
-The method: docs/benchmarks.md ("How `pruned` proves") and docs/solvers.md. Vectors that pins,
-forbids or a node's kind exclude cost the incumbent's cost + 1 (``_penalised``): the optimum is
-unchanged, and their marginals mean nothing (callers drop them: ``VectorCosts.blocked``).
+than one node's vectors (``spanning_tree``; excluded vectors: ``_penalised``). The method:
+docs/benchmarks.md ("How `pruned` proves") and docs/solvers.md.
 """
 
 from __future__ import annotations
@@ -106,13 +101,8 @@ class _Tree:
                 p, e = self.parent[n]
                 marg[n] = up[n] + self.send(p, e, marg[p] - msg[n])
                 if decode:
-                    choice[n] = int(np.argmin(up[n] + _given(vc, e, p, choice[p])))
+                    choice[n] = int(np.argmin(up[n] + vc.edge_given(e, p, choice[p])))
         return total, marg, choice if decode else None
-
-
-def _given(vc: VectorCosts, e: int, n: int, v: int) -> np.ndarray:
-    """Edge e's cost over its other node's vectors, node n fixed to vector v."""
-    return vc.edge_given_producer(e, v) if vc.edges[e][0] == n else vc.edge_given_consumer(e, v)
 
 
 def plan_cost(vc: VectorCosts, vectors: list[int]) -> int:
@@ -126,18 +116,14 @@ def improve(vc: VectorCosts, vectors: list[int], passes: int = 4, deadline: floa
     """Iterated conditional modes: each node in turn takes its best vector given its neighbours'
     (until the deadline: every intermediate assignment is a plan)."""
     vectors = list(vectors)
-    around: list[list[tuple[int, int]]] = [[] for _ in range(vc.N)]
-    for e, (u, x) in enumerate(vc.edges):
-        around[u].append((e, x))
-        around[x].append((e, u))
     for _ in range(passes):
         changed = False
         for n in range(vc.N):
             if past(deadline):
                 return vectors
             cost = vc.intra_vec(n).copy()
-            for e, m in around[n]:
-                cost += _given(vc, e, m, vectors[m])
+            for e, m in vc.around[n]:
+                cost += vc.edge_given(e, m, vectors[m])
             best = int(np.argmin(cost))
             if cost[best] < cost[vectors[n]]:
                 vectors[n], changed = best, True
@@ -149,7 +135,8 @@ def improve(vc: VectorCosts, vectors: list[int], passes: int = 4, deadline: floa
 def _penalised(vc: VectorCosts, n: int, incumbent) -> np.ndarray:
     """Node n's costs with every excluded vector (``big``) at the incumbent's cost + 1 instead: with
     that, every plan using one costs more than the incumbent, so the relaxed problem keeps the
-    optimum, and the int64 sums cannot overflow."""
+    optimum, and the int64 sums cannot overflow. Their marginals mean nothing: callers drop them
+    (``VectorCosts.blocked``)."""
     vec = vc.intra_vec(n)
     blocked = vec >= vc.big
     if not blocked.any():

@@ -11,13 +11,14 @@ K^(H+1) work per level instead of K^(2H) (see ``reduce_producer`` / ``reduce_con
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from explorer.core.comm import ZERO_COUNTS
 from explorer.core.problem import Problem
 
 from .deadline import check_deadline
-
 
 
 class Domain:
@@ -98,6 +99,15 @@ class VectorCosts:
         self._intra_vec: dict[tuple, np.ndarray] = {}
         self.elimination_order: list[int] | None = None  # graphs: the first elimination's (it depends on sizes only)
 
+    @cached_property
+    def around(self) -> list[list[tuple[int, int]]]:
+        """Per node its edges, each with the edge's other node: (edge, node), in edge order."""
+        out: list[list[tuple[int, int]]] = [[] for _ in range(self.N)]
+        for e, (u, x) in enumerate(self.edges):
+            out[u].append((e, x))
+            out[x].append((e, u))
+        return out
+
     # raw (unweighted) per-level pieces -------------------------------------------------------
     def raw_inter(self, e: int, h: int) -> np.ndarray:
         """[count state at level h, producer space type, consumer space type] -> inter cost of edge e."""
@@ -156,49 +166,42 @@ class VectorCosts:
             self._intra_vec[key] = vec
         return vec
 
-    def edge_given_producer(self, e: int, v: int, W=None) -> np.ndarray:
-        """Weighted inter cost of edge e = (u, x) over x's vectors, u fixed to vector v."""
+    def edge_pairs(self, e: int, us, xs, W=None) -> np.ndarray:
+        """Weighted inter cost of edge e = (u, x), sum_h W_h inter_e(u's type at h, x's type and
+        count state at h), for producer vectors ``us`` and consumer vectors ``xs`` (indices into
+        the vectors, broadcast together: pairwise for two arrays of one length)."""
         W = self.weights if W is None else W
         u, x = self.edges[e]
         du, dx = self.dom[u], self.dom[x]
-        out = np.zeros(dx.V, dtype=self.dtype)
+        out = None
         for h in range(self.H):
             if W[h]:
-                out = out + W[h] * self.raw_inter(e, h)[dx.pstate[h], du.type_index[h][v], dx.type_index[h]]
+                term = W[h] * self.raw_inter(e, h)[dx.pstate[h][xs], du.type_index[h][us], dx.type_index[h][xs]]
+                out = term if out is None else out + term
+        if out is None:  # every weight 0
+            out = np.zeros(np.broadcast_shapes(du.digit[0][us].shape, dx.digit[0][xs].shape), dtype=self.dtype)
         return out
 
-    def edge_given_consumer(self, e: int, w: int, W=None) -> np.ndarray:
-        """Weighted inter cost of edge e = (u, x) over u's vectors, x fixed to vector w."""
+    def edge_given(self, e: int, n: int, v: int, W=None) -> np.ndarray:
+        """Weighted inter cost of edge e over its other node's vectors, its node n fixed to vector v
+        (``edge_pairs`` without its index views: local searches call it thousands of times)."""
         W = self.weights if W is None else W
         u, x = self.edges[e]
         du, dx = self.dom[u], self.dom[x]
-        out = np.zeros(du.V, dtype=self.dtype)
+        out = None
         for h in range(self.H):
             if W[h]:
-                out = out + W[h] * self.raw_inter(e, h)[dx.pstate[h][w], du.type_index[h], dx.type_index[h][w]]
-        return out
-
-    def edge_pairs(self, e: int, vs: np.ndarray, ws: np.ndarray, W=None) -> np.ndarray:
-        """Weighted inter cost of edge e for producer vectors ``vs`` and consumer vectors ``ws`` (pairwise)."""
-        W = self.weights if W is None else W
-        u, x = self.edges[e]
-        du, dx = self.dom[u], self.dom[x]
-        out = np.zeros(len(vs), dtype=self.dtype)
-        for h in range(self.H):
-            if W[h]:
-                out = out + W[h] * self.raw_inter(e, h)[dx.pstate[h][ws], du.type_index[h][vs], dx.type_index[h][ws]]
-        return out
+                raw = self.raw_inter(e, h)
+                if n == u:
+                    term = raw[dx.pstate[h], du.type_index[h][v], dx.type_index[h]]
+                else:
+                    term = raw[dx.pstate[h][v], du.type_index[h], dx.type_index[h][v]]
+                out = W[h] * term if out is None else out + W[h] * term
+        return np.zeros((dx if n == u else du).V, dtype=self.dtype) if out is None else out
 
     def edge_matrix(self, e: int, W=None) -> np.ndarray:
         """[producer vector, consumer vector] -> weighted inter cost of edge e over all levels."""
-        W = self.weights if W is None else W
-        u, x = self.edges[e]
-        du, dx = self.dom[u], self.dom[x]
-        g = np.zeros((du.V, dx.V), dtype=self.dtype)
-        for h in range(self.H):
-            if W[h]:
-                g = g + W[h] * self.raw_inter(e, h)[dx.pstate[h][None, :], du.type_index[h][:, None], dx.type_index[h][None, :]]
-        return g
+        return self.edge_pairs(e, (slice(None), None), (None, slice(None)), W)
 
     def clamp(self, a: np.ndarray) -> np.ndarray:
         if self.use_int64:

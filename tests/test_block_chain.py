@@ -21,6 +21,7 @@ from explorer.frontends import load_model
 from explorer.frontends.network_yaml import parse_network
 from explorer.frontends.transformer import Family, TransformerShape, build_transformer
 from explorer.solvers import block_chain, exact, pruned
+from explorer.solvers.deadline import check_deadline
 from explorer.solvers.survivor_elim import eliminate
 from explorer.solvers.tree_dual import plan_cost
 from explorer.solvers.vectors import VectorCosts
@@ -289,7 +290,7 @@ def test_chain_cut_at_the_deadline_holds_the_limit(monkeypatch):
 
     def slow(vc, p, Da, Db, Dc, deadline=None):
         while True:
-            block_chain._check(deadline)
+            check_deadline(deadline, block_chain._Deadline)
             time.sleep(0.01)
 
     monkeypatch.setattr(block_chain, "table", slow)
