@@ -90,6 +90,24 @@ def test_a_sequence_up_to_the_learned_positions_is_planned(tmp_path, capsys):
     assert code == 0 and "sequence 128" in out
 
 
+CONTEXT_NOTE = ("sequence 128 is beyond max_position_embeddings 64, the context the model was trained for: planned "
+                "as given (rotary positions have no table), its quality there not modelled")
+
+
+@pytest.mark.parametrize("model_type", ["llama", "mistral", "qwen2"])
+def test_a_sequence_beyond_the_trained_context_is_planned_with_a_note(model_type, tmp_path, capsys):
+    """Trial 12: a llama config (max_position_embeddings 4096) with --seq 16384 ran with no note."""
+    cfg = _write(tmp_path, "config.json", json.dumps({**MISTRAL, "model_type": model_type, "sliding_window": None}))
+    array = ["--model", cfg, "--batch", "8", "--levels", "1", "--format", "json"]
+    cluster = ["--model", cfg, "--array", "dgx-a100", "--gpus", "8", "--batch", "8", *FAST, "--format", "json"]
+    for args, key in ((array, "approximations"), (cluster, "notes")):
+        code, out, err = run_cli([*args, "--seq", "128"], capsys)
+        assert code == 0 and f"explore: approximation: {CONTEXT_NOTE}\n" in err
+        assert CONTEXT_NOTE in json.loads(out)[key]
+        code, out, err = run_cli([*args, "--seq", "64"], capsys)  # the trained context itself: no note
+        assert code == 0 and "max_position_embeddings" not in out + err
+
+
 # ---- 3. the option an error names ------------------------------------------------------------
 
 

@@ -184,3 +184,27 @@ def test_a_file_is_not_a_sweep_folder_and_workers_are_bounded(tmp_path, capsys):
     assert (code, err) == (2, f"explore: error: {tmp_path / 'f.txt'}: not a folder (explore plot reads a sweep output folder)\n")
     code, _, err = run_cli(["sweep", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "o"), "--workers", "1000"], capsys)
     assert code == 2 and "1000 is not in the range 1<=x<=256" in err
+
+
+@pytest.mark.parametrize("row", [0, 10])
+def test_the_plan_title_writes_the_tables_units(done, row):
+    """Trial 12: the title wrote 'traffic 0.00201 GB, step 0.0107 ms' where the tables write
+    2.007 MB and 11 us: it writes the figures as the single run's table does."""
+    import re
+
+    import matplotlib.pyplot as plt
+
+    from explorer import api
+    from explorer.app.render import render_table
+    from explorer.app.sweep.plot import plan_figure, read_plan
+
+    point = read_plan(done, row)["point"]
+    fig = plan_figure(done, row)
+    title = fig.axes[0].get_title()
+    plt.close(fig)
+    m = re.search(r"traffic (\S+ [kMGT]?B), step (\S+ [mun]?s)\b", title)
+    assert m, title
+    table = render_table(api.solve(point["model"], levels=point["levels"], batch=point["batch"],
+                                   solver=point["solver"]))
+    mine = next(line for line in table.splitlines() if line.startswith(point["solver"] + " "))
+    assert m.group(1) in mine and m.group(2) in mine.split(m.group(1))[1], (title, mine)

@@ -43,10 +43,15 @@ def read_hf_shape(path: str | Path, sequence: int | None = None) -> tuple[Transf
 def approximations(cfg: dict, mtype: str, seq: int) -> tuple[str, ...]:
     """What the config asks for that the model does not follow, one note each: the one source of
     these notes for ``explore`` on an accelerator array and on a GPU cluster."""
+    notes = []
     window = cfg.get("sliding_window") if mtype in WINDOWED else None
     if is_int(window) and 0 < window < seq:
-        return (f"sliding_window {window} < sequence {seq}: attention is counted over all {seq} tokens",)
-    return ()
+        notes.append(f"sliding_window {window} < sequence {seq}: attention is counted over all {seq} tokens")
+    trained = cfg.get("max_position_embeddings") if MODEL_TYPES[mtype] else None  # gpt2's table: refused beyond
+    if is_int(trained) and 0 < trained < seq:
+        notes.append(f"sequence {seq:,} is beyond max_position_embeddings {trained:,}, the context the model was "
+                     "trained for: planned as given (rotary positions have no table), its quality there not modelled")
+    return tuple(notes)
 
 
 def _model_type(cfg: dict, src: str) -> str:

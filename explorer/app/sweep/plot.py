@@ -698,10 +698,14 @@ def _plan_result(folder: str | Path, row: int) -> dict[str, Any]:
 
 
 def _plan_title(res: dict[str, Any], row: int) -> str:
-    traffic = (_to_float(res.get("traffic_bytes"), "traffic_bytes") or 0) / 1e9
+    """The plan's title: its figures in the tables' adaptive units (2.007 MB, 11 us; trial 12: the
+    title wrote 0.00201 GB and 0.0107 ms)."""
+    from ..render import fmt_bytes, fmt_seconds
+
+    traffic, step = number(res.get("traffic_bytes")) or 0, number(res.get("step_time_s"))
     return (f"point {row}: {res['model']} on {res['accelerators']} accelerators ({res['array']}), {res['space']} space, "
-            f"batch {res['batch']}\n{res['solver']} {res['status']}, traffic {traffic:.3g} GB, "
-            f"step {res['step_time_s'] * 1e3:.3g} ms"
+            f"batch {res['batch']}\n{res['solver']} {res['status']}, traffic {fmt_bytes(traffic)}, "
+            f"step {'?' if step is None else fmt_seconds(step)}"
             + ("" if not res.get("alphas") else f"\nsplit {res.get('split')}: under each type the alpha, subgroup 0's "
                                                 "share (a/b|c/d: the level's groups differ)")
             + _broken_title(res))

@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterator
 from ...core.errors import SpecError, shown
 from .cache import Cache
 from .engine import Progress, make_engine, run_points
+from .guard import check_not_inputs
 from .spec import MAX_POINTS, Sweep, load_sweep, parse_sweep
 from .table import Manifest, check_destination, check_outputs, check_pareto_by, check_pareto_columns, columns, finish_rows, make_row, write_outputs
 
@@ -58,6 +59,7 @@ def check_request(spec, out, shard, pareto, max_points: int = MAX_POINTS, force:
     if out is not None:
         Cache(out).check()
         check_outputs(Path(out))
+        check_not_inputs(Path(out), sw)  # with or without force: never over the sweep's own inputs
         check_destination(Path(out), sw.name, force)
     return sw, cut, pareto
 
