@@ -65,8 +65,6 @@ def test_a_weight_shared_by_three_matmuls_is_listed_with_its_overcount(tmp_path,
     note = _note("W", [64, 64], ["fc1", "fc2", "fc3"], 4096)
     assert r["approximations"] == [note]
     assert f"approximation: {note}" in err
-    # the overcount stated is the real one: one shared weight would exchange 4,096 x (1 + 2)
-    assert 36_864 - 2 * 4096 * (1 + 2) == 4096 * 3
     # costed exactly as three separate weights, which get no note
     sep, _ = _run(tmp_path, capsys, _three_matmuls(tmp_path, shared=False), levels=2)
     assert sep["approximations"] == []
