@@ -13,6 +13,7 @@ from ..core.names import given_as
 from ..core.network import NETWORK_INPUT, LayerKind, Network
 from .graph_build import build_graph
 from .onnx_graph import INT_TYPES, fill_dynamic_axes, inline_local_functions, node_label, ordered_nodes, printable
+from .onnx_shared import record_use, shared_notes
 
 JOIN_OPS = {
     "Add": LayerKind.ADD, "Sum": LayerKind.ADD, "Sub": LayerKind.ADD, "Mul": LayerKind.ADD, "Div": LayerKind.ADD,
@@ -53,6 +54,7 @@ class _Importer:
         self.bases: dict[str, set[str]] = {}  # weight view (a Transpose of a stored weight) -> the stored weights
         self.gathered: set[str] = set()  # tables an embedding Gather reads (a tied LM head shares one)
         self.quantised: dict[str, str] = {}  # stored quantised weight -> its type name, read through DequantizeLinear
+        self.uses: dict[str, list[str]] = {}  # stored weight -> the layers reading it whole (onnx_shared.py)
         self.approx: list[str] = []
 
     def fail(self, msg: str) -> SpecError:
@@ -92,11 +94,14 @@ class _Importer:
             raise self.fail(f"{desc}: no inferred shape for tensor {tensor!r}")
         return s
 
-    def per_sample(self, elements: int, per_token: int, desc: str, what: str) -> int:
-        """Tokens (spatial positions) per sample: elements / (batch x per_token)."""
-        if elements % (self.B * per_token):
-            raise self.fail(f"{desc}: {what} has {elements} elements, not a multiple of batch {self.B} x {per_token}")
-        return elements // (self.B * per_token)
+    def per_sample(self, elements: int, per_token: int, desc: str, what: str, unit: str = "features") -> int:
+        """Tokens (spatial positions) per sample: elements / (batch x per_token), ``unit`` naming
+        what per_token counts in the refusal."""
+        whole = self.B * per_token
+        if elements % whole:
+            raise self.fail(f"{desc}: {what} has {elements:,} elements, not a multiple of batch x {unit} = "
+                            f"{self.B} x {per_token} = {whole:,}")
+        return elements // whole
 
     # ---- the walk ------------------------------------------------------------------------
     def run(self) -> Network:
@@ -135,6 +140,7 @@ class _Importer:
             from .onnx_qdq import quantised_note
 
             self.approx.append(quantised_note(self.quantised))
+        self.approx.extend(shared_notes(self.uses, self.consts))
         weighted = [n for _, n in self.nodes if not n["kind"].is_join]
         if not weighted:
             raise self.fail("no weighted layer (Conv, Gemm, MatMul or Einsum with a weight, or Gather on a table) found")
@@ -214,7 +220,7 @@ class _Importer:
         if op in SHAPE_OPS or not producers:
             if op not in SHAPE_OPS and any(x in self.side for x in node.input if x):
                 self.side.update(o for o in node.output if o)
-            elif any(self.is_weight(x) or self.is_quantised(x) for x in node.input if x):
+            elif any(self.is_stored(x) for x in node.input if x):
                 self.weight_view(node)
             return  # constants, shape arithmetic, ids and masks are not activations
         if op in ("Conv", "Gemm", "MatMul") and len(node.input) > 1 and node.input[1] in self.consts:
@@ -337,12 +343,19 @@ class _Importer:
         t = self.consts.get(name)
         return t is not None and t.data_type in QUANTISED_TYPES and len(t.dims) >= 2
 
+    def is_stored(self, name: str) -> bool:
+        """A stored weight, quantised weight or stored float vector (a weight stored flat, or a
+        weight normalisation's gain): a view computed from such tensors only is a weight."""
+        t = self.consts.get(name)
+        return self.is_weight(name) or self.is_quantised(name) or (
+            t is not None and t.data_type in FLOAT_TYPES and len(t.dims) == 1 and name not in self.folded)
+
     def weight_view(self, node) -> None:
         """A tensor computed from stored weights only (a Transpose of a shared weight, expert i's
         slice, weight normalisation): still a weight (dims from the inferred shape), so a product
         reading it is a weighted layer. A view of a quantised weight keeps its integer type: a
         weight only once dequantised."""
-        stored = [x for x in node.input if x and (self.is_weight(x) or self.is_quantised(x))]
+        stored = [x for x in node.input if x and self.is_stored(x)]
         bases = set().union(*(self.bases.get(x, {x}) for x in stored))
         dtype = next((self.consts[x].data_type for x in stored if self.is_quantised(x)), None)
         for out in node.output:
@@ -414,8 +427,11 @@ class _Importer:
     def is_table(self, name: str) -> bool:
         return self.is_weight(name) and len(self.consts[name].dims) == 2
 
-    def add_node(self, spec: dict, out: str) -> None:
+    def add_node(self, spec: dict, out: str, weight: str | None = None) -> None:
+        """Add a node spec; ``weight``: the (view of a) stored weight a layer reads, for onnx_shared.py."""
         self.check_sizes(spec)
+        if weight is not None:
+            record_use(self.uses, spec["name"], self.consts[weight].dims, self.bases.get(weight, {weight}), self.consts)
         self.nodes.append((len(self.nodes), spec))
         self.by_name[spec["name"]] = spec
         self.source[out] = spec["name"]
@@ -456,7 +472,7 @@ class _Importer:
             tokens = self.per_sample(prod(out), hidden, desc, "its output")
         spec = {"name": name, "path": desc, "kind": LayerKind.EMBEDDING, "inputs": [], "din": vocab, "dout": hidden,
                 "kernel": (1, 1), "s_in": (tokens, 1), "s_out": (tokens, 1), "broadcast": broadcast}
-        self.add_node(spec, node.output[0])
+        self.add_node(spec, node.output[0], node.input[0])
 
     def check_rows(self, idx: str, table: str, rows: int, desc: str) -> None:
         """Constant indices (positions 0..S-1 once --seq is filled) must name rows of the table:
@@ -506,7 +522,7 @@ class _Importer:
             if self.tied_head(node, desc, din, dout, x, node.input[1]):
                 return
             self.fc(spec, desc, x, din, dout)
-        self.add_node(spec, node.output[0])
+        self.add_node(spec, node.output[0], node.input[1])
 
     def fc(self, spec: dict, desc: str, x: str, din: int, dout: int) -> None:
         tokens = self.per_sample(prod(self.shape_of(x, desc)), din, desc, f"its input {x!r}")
@@ -536,7 +552,7 @@ class _Importer:
         if self.tied_head(node, desc, din, dout, x, weights[0]):
             return
         self.fc(spec, desc, x, din, dout)
-        self.add_node(spec, node.output[0])
+        self.add_node(spec, node.output[0], weights[0])
 
     def tied_head(self, node, desc: str, din: int, dout: int, x: str, weight: str) -> bool:
         """A product whose weight is (a view of) a table an embedding looks up: an LM head tied to
@@ -582,7 +598,7 @@ class _Importer:
         tokens = _tokens(first)
         spec["tokens"] = tokens
         ctx = prod(self.shape_of(context, desc))
-        spec["channels"] = self.per_sample(ctx, tokens, desc, "its context")
+        spec["channels"] = self.per_sample(ctx, tokens, desc, "its context", "tokens")
         if not spec["heads"] and spec["scores"] != context and spec["scores"] in self.shapes:
             scores = prod(self.shape_of(spec["scores"], desc))
             if scores % (self.B * tokens * tokens) == 0:
@@ -613,7 +629,7 @@ class _Importer:
         if len(out) in (4, 5) and out[1] == c and out[0] == self.B:
             size = _plane(out[2:])
         else:
-            size = (self.per_sample(prod(out), c, desc, "its output"), 1)
+            size = (self.per_sample(prod(out), c, desc, "its output", "channels"), 1)
         if kind is not LayerKind.CONCAT:
             broadcast_lookups = {n["name"] for _, n in self.nodes if n.get("broadcast")}  # already listed
             for x in acts:

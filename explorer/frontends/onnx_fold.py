@@ -218,10 +218,13 @@ class _Folder:
         graph = model.graph
         self.values: dict[str, np.ndarray] = {}
         self.weights: set[str] = set()  # stored float tensors of rank >= 2: never folded through
+        self.flat: set[str] = set()  # stored rank-1 float tensors: not folded into a rank >= 2 float (a weight)
         for t in graph.initializer:
             if t.data_type in FLOAT_TYPES and len(t.dims) >= 2:
                 self.weights.add(t.name)
                 continue
+            if t.data_type in FLOAT_TYPES and len(t.dims) == 1:
+                self.flat.add(t.name)
             v = _const_value(t)
             if v is not None:
                 self.values[t.name] = v
@@ -253,12 +256,17 @@ class _Folder:
             if vals is None or len(vals) < len(node.output):
                 continue
             vals = [np.asarray(v) for v in vals]
-            if any(v.size > MAX_ELEMENTS for v in vals):
+            if any(v.size > MAX_ELEMENTS for v in vals) or self.weight_from_flat(node, vals):
                 continue
             for o, v in zip(node.output, vals):
                 if o:
                     self.values[o] = new[o] = v
         return new
+
+    def weight_from_flat(self, node, vals) -> bool:
+        """A float matrix (or higher) made from a stored flat tensor (a weight stored as a vector
+        and Reshaped): left to the importer, which reads it as a stored weight."""
+        return bool(self.flat.intersection(node.input)) and any(v.dtype.kind == "f" and v.ndim >= 2 for v in vals)
 
     def evaluate(self, node, shapes):
         op = node.op_type
