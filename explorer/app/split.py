@@ -211,6 +211,17 @@ class SplitReport:
                      if not m.ok) + tuple(self.violations)
 
 
+def _answered_by(split: Split, solver: str | None, status: Status, time_limit_s: float, info: dict,
+                 note: str) -> tuple[str | None, str]:
+    """The solver that answered (``--split optimal`` outside the joint solver's scope is routed) and
+    the report's note: the route, then the proof's note, a step not run or why the joint solver stopped."""
+    joint_cut = (f"joint: {info['reason']}" if split is Split.OPTIMAL and solver is None
+                 and not info.get("routed") and info.get("reason") else "")
+    solver = info.get("routed") or solver
+    return solver, joined(info.get("route"),
+                          proof_note(solver, status, time_limit_s, info) or info.get("not_run") or joint_cut or note)
+
+
 def split_run(network: Network, array: ArraySpec, space: Space, split: Split, grid: int = 16,
               free: FreeAlphas = FreeAlphas.UNLIKE, time_limit_s: float = 10.0, memory_GiB: Fraction | None = None,
               weight_copies: int = 0, progress=None, grid_only: bool = False, solver: str | None = None,
@@ -252,11 +263,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         plan, found, bound, equal_best, solver_wall, claimed, info = _split_plan(
             network, array, space, split, aspace, types, clock, say, _free_hint(array, grid, free), solver, rules)
         status = status if found is None else found
-        joint_cut = (f"joint: {info['reason']}" if split is Split.OPTIMAL and solver is None
-                     and not info.get("routed") and info.get("reason") else "")
-        solver = info.get("routed") or solver  # --split optimal outside the joint solver's scope: who answered
-        note = joined(info.get("route"),
-                      proof_note(solver, status, time_limit_s, info) or info.get("not_run") or joint_cut or note)
+        solver, note = _answered_by(split, solver, status, time_limit_s, info, note)
     base = dict(_report_base(network, array, space, objective, constraints, aspace, free),
                 solver=method(split, solver), compared=tuple(compared), baselines=baselines, solver_wall_s=solver_wall,
                 bound_method=info.get("proved_by"))
