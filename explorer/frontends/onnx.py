@@ -234,6 +234,11 @@ class _Importer:
         if op in FUSED_ATTENTION:
             self.attention_node(i, node, desc, producers, closes=True)
             return
+        self.combine(i, node, desc, producers, acts)
+
+    def combine(self, i: int, node, desc: str, producers: list[str], acts: list[str]) -> None:
+        """A node of activations alone: attention's products, a pass-through or a join."""
+        op = node.op_type
         if op in ACT_PRODUCTS and len(acts) >= 2:
             open_att = [p for p in producers if p in self.attention and self.attention[p]["open"]]
             if open_att:
