@@ -69,6 +69,19 @@ def _kelley(points: list, Q: int):
     return round(lam.solution_value() * Q), round(mu.solution_value() * Q), z.solution_value()
 
 
+def _first_incumbent(m, tables, graph, Q: int, deadline: float, starts: tuple[Plan, ...]):
+    """The equal split's best plan (None: cut by the deadline), its step time where it is reported
+    (only where no cap or memory limit can bind: the equal-split DP does not keep them) and the
+    best of it and the starts (``(above every plan, None)`` where there is none)."""
+    equal = _equal_best(m, graph, Q, deadline)
+    equal_s = equal[0] if equal and Fraction(1, 2) in m.cols.alphas and not len(tables.lim) else None
+    best = (Fraction(2**61 // Q, tables.s), None)
+    for cols in ([equal[1]] if equal else []) + [_plan_columns(m, p) for p in starts]:
+        if cols is not None:
+            best = better(m, best, cols)
+    return equal, equal_s, best
+
+
 def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
                  options: JointOptions | None = None, starts: tuple[Plan, ...] = (),
                  types_allowed=None, rules: SplitRules | None = None) -> Solution:
@@ -99,13 +112,7 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         starts = starts + _cheap_plans(network, array, space, aspace, rules, o.time_limit_s * EVEN_SEED_SHARE, deadline)
     starts = tuple(_VirtualSource.plan(m.cols, p) if v0 else p for p in starts if aspace.contains(p))
     clock.mark("tables")
-    equal = _equal_best(m, graph, Q, deadline)  # None: cut by the deadline
-    # (reported only where no cap or memory limit can bind: the equal-split DP does not keep them)
-    equal_s = equal[0] if equal and Fraction(1, 2) in m.cols.alphas and not len(tables.lim) else None
-    best = (Fraction(2**61 // Q, tables.s), None)  # (no plan yet: above every plan)
-    for cols in ([equal[1]] if equal else []) + [_plan_columns(m, p) for p in starts]:
-        if cols is not None:
-            best = better(m, best, cols)
+    equal, equal_s, best = _first_incumbent(m, tables, graph, Q, deadline, starts)
     best_bound, best_w, seen, fw = -1, None, [], None  # -1: no bound (no bounding pass ended)
     if equal is not None:
         best = _penalised(m, graph, Q, best, equal[0], t_start + o.time_limit_s * PENALTY_SHARE)
