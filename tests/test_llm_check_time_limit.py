@@ -108,3 +108,19 @@ def test_infeasible_still_says_no_layout_fits():
     out = render_llm_check(c)
     assert "search:     infeasible, no layout fits;" in out and "exhaustive: infeasible, no layout fits;" in out
     assert c.same_optimum is True and c.agree
+
+
+def test_same_optimum_and_agree_need_proofs_not_just_plans():
+    """A complete check whose search holds a slower plan: without a proof (feasible) that is no
+    contradiction and no optimum to compare (null); claimed optimal, it is a disagreement."""
+    c = check_llm(problem("gpt3-1.7b", 8, 32, 512), LlmSpace(max_micro_batch=4))
+    assert c.complete and c.same_optimum is True and c.agree
+    slower = max((s for s in c.exhaustive.evaluated if s.fits), key=lambda s: s.step_time_s)
+    unproven = replace(c, search=replace(c.search, best=slower, status=Status.FEASIBLE))
+    assert unproven.complete and unproven.same_optimum is None and unproven.agree
+    assert "agree: yes, no contradiction (no optimum proven on both sides to compare)" in render_llm_check(unproven)
+    assert llm_check_json(unproven)["same_optimum"] is None
+    wrong = replace(unproven, search=replace(unproven.search, status=Status.OPTIMAL))
+    assert wrong.same_optimum is False and not wrong.agree and "agree: NO" in render_llm_check(wrong)
+    low = replace(unproven, search=replace(unproven.search, bound_s=c.exhaustive.best.step_time_s * 2))
+    assert not low.agree  # a bound above a scored layout

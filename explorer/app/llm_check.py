@@ -41,8 +41,9 @@ class LlmCheck:
     @property
     def same_optimum(self) -> bool | None:
         """Whether both found the same optimal step time (or both that nothing fits); None unless
-        both ran to the end (a side stopped at the time limit has no optimum to compare)."""
-        if not self.complete:
+        both proved theirs (status optimal or infeasible: the scoring only when it scored every
+        layout, ``_unproven``): a side stopped at the time limit has no optimum to compare."""
+        if not (_proven(self.search) and _proven(self.exhaustive)):
             return None
         a, b = self.search.best, self.exhaustive.best
         if a is None or b is None:
@@ -57,13 +58,12 @@ class LlmCheck:
     @property
     def agree(self) -> bool:
         """No contradiction found: every scored layout at or above its bounds and the search's bound,
-        and the same optimum when both are complete; else (stopped at the time limit: what was
-        scored, not the space) no scored layout beats a proven optimum or a proof that none fits."""
+        the same optimum when both proved one, and no scored layout beating an optimum (or a proof
+        that none fits) the search claims. Stopped at the time limit, that covers what was scored."""
         bound_ok = self.search.bound_s is None or self.exhaustive.best is None or \
             self.search.bound_s <= self.exhaustive.best.step_time_s
-        if self.complete:
-            return self.same_optimum and bound_ok and self.bound_violations == 0
-        return bound_ok and self.bound_violations == 0 and not self._beaten
+        same = self.same_optimum
+        return bound_ok and self.bound_violations == 0 and same is not False and not self._beaten
 
     @property
     def _beaten(self) -> bool:
@@ -96,6 +96,10 @@ def check_llm(problem, space, progress=None, time_limit_s: float | None = None, 
     return LlmCheck(problem.network.name, c.name, c.gpus, fast, full, bad, time_limit_s=time_limit_s)
 
 
+def _proven(r: LlmSearchResult) -> bool:
+    return r.status in (Status.OPTIMAL, Status.INFEASIBLE)
+
+
 def _unproven(full: LlmSearchResult) -> LlmSearchResult:
     """The exhaustive scoring's result as its own evidence: stopped with layouts left, feasible with
     its best so far or unknown, and no bound (``search``'s status there rests on the time bounds of
@@ -125,8 +129,8 @@ def _every(r: LlmSearchResult, limit: float | None) -> str:
 def _verdict(c: LlmCheck) -> str:
     if not c.agree:
         return "agree: NO"
-    if c.complete:
-        return "agree: yes"
+    if c.complete:  # the same optimum, or no contradiction where a side proved none (status feasible)
+        return "agree: yes" if c.same_optimum else "agree: yes, no contradiction (no optimum proven on both sides to compare)"
     e = c.exhaustive
     return (f"agree: yes, on what was checked ({e.scored:,} of {e.candidates:,} layouts scored within the time limit, "
             f"no contradiction among them; {given_as('--time-limit')} gives more)")
