@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from explorer.app.llm_check import check_llm, render_llm_check
+from explorer.app.llm_check import check_llm, llm_check_json, render_llm_check
 from explorer.core.solution import Status
 from explorer.solvers.llm_space import LlmSpace
 
@@ -55,3 +55,72 @@ def test_a_partial_check_disagrees_only_on_a_contradiction():
     assert not wrong.agree and "agree: NO" in render_llm_check(wrong)
     unproven = replace(wrong, search=replace(wrong.search, status=Status.FEASIBLE))
     assert unproven.agree  # a search stopped early may hold a slower plan
+
+
+def _cut_at_once(monkeypatch):
+    """Both sides stopped after their first score (a deadline already past), no rescue score."""
+    from explorer.solvers import llm_search
+
+    monkeypatch.setattr(llm_search, "_rescue", lambda *a, **k: None)
+
+
+def test_a_check_cut_before_any_plan_says_so_not_that_nothing_fits(monkeypatch):
+    """Trial 12 #1: gpt3-175b on 1,024 A100 (it fits: t8/p8/d16) cut after one layout scored, which
+    does not fit: neither side proves anything, so neither says "no layout fits", and there is no
+    optimum to call the same."""
+    _cut_at_once(monkeypatch)
+    c = check_llm(problem("gpt3-175b", 1024), LlmSpace(), time_limit_s=1e-9)
+    s, e = c.search, c.exhaustive
+    assert s.best is None and e.best is None and s.unresolved > 0 and e.unresolved > 0
+    assert s.status is Status.UNKNOWN and e.status is Status.UNKNOWN
+    assert c.same_optimum is None and not c.complete and c.agree
+    out = render_llm_check(c)
+    assert "no layout fits" not in out
+    assert "search:     unknown, no plan within the time limit; scored 1 of 4,752," in out
+    assert f"exhaustive: unknown, no plan within the time limit; scored {e.scored:,} of 4,752 (stopped at" in out
+    assert f"agree: yes, on what was checked ({e.scored:,} of 4,752 layouts scored within the time limit" in out
+    j = llm_check_json(c)
+    assert j["same_optimum"] is None and j["exhaustive"]["status"] == "unknown" and j["exhaustive"]["bound"] is None
+
+
+def test_an_exhaustive_scoring_stopped_early_claims_no_optimum():
+    """Stopped with layouts left, the scoring's best is its best so far (feasible, no bound), even
+    where the time bounds of the layouts left would prove it: the check tests those bounds."""
+    p, space = problem("gpt3-1.7b", 8, 32, 512), LlmSpace(max_micro_batch=4)
+    c = check_llm(p, space, time_limit_s=1e-9)
+    e = c.exhaustive
+    assert e.unresolved > 0 and e.best is not None
+    assert e.status is Status.FEASIBLE and e.bound_s is None and c.same_optimum is None
+    assert "exhaustive: feasible, " in render_llm_check(c)
+
+
+def test_same_optimum_is_null_in_json_unless_complete(capsys):
+    code, out, _ = run_cli([*BIG, "--time-limit", "0.1", "--format", "json"], capsys)
+    r = json.loads(out)
+    assert code == 0 and r["complete"] is False and r["same_optimum"] is None
+    assert r["exhaustive"]["status"] in ("feasible", "unknown") and r["exhaustive"]["bound"] is None
+
+
+def test_infeasible_still_says_no_layout_fits():
+    """Every layout scored and none fits: proven, so both sides say so."""
+    c = check_llm(problem("gpt3-175b", 8), LlmSpace(max_micro_batch=1), time_limit_s=None)
+    assert c.complete and c.search.status is Status.INFEASIBLE and c.exhaustive.status is Status.INFEASIBLE
+    out = render_llm_check(c)
+    assert "search:     infeasible, no layout fits;" in out and "exhaustive: infeasible, no layout fits;" in out
+    assert c.same_optimum is True and c.agree
+
+
+def test_same_optimum_and_agree_need_proofs_not_just_plans():
+    """A complete check whose search holds a slower plan: without a proof (feasible) that is no
+    contradiction and no optimum to compare (null); claimed optimal, it is a disagreement."""
+    c = check_llm(problem("gpt3-1.7b", 8, 32, 512), LlmSpace(max_micro_batch=4))
+    assert c.complete and c.same_optimum is True and c.agree
+    slower = max((s for s in c.exhaustive.evaluated if s.fits), key=lambda s: s.step_time_s)
+    unproven = replace(c, search=replace(c.search, best=slower, status=Status.FEASIBLE))
+    assert unproven.complete and unproven.same_optimum is None and unproven.agree
+    assert "agree: yes, no contradiction (no optimum proven on both sides to compare)" in render_llm_check(unproven)
+    assert llm_check_json(unproven)["same_optimum"] is None
+    wrong = replace(unproven, search=replace(unproven.search, status=Status.OPTIMAL))
+    assert wrong.same_optimum is False and not wrong.agree and "agree: NO" in render_llm_check(wrong)
+    low = replace(unproven, search=replace(unproven.search, bound_s=c.exhaustive.best.step_time_s * 2))
+    assert not low.agree  # a bound above a scored layout

@@ -113,3 +113,40 @@ def test_the_report_extras_stop_at_the_pace():
     extra = llm_search._report_extra(problem, keyed, [], llm_search.TypeChooser(problem, space),
                                      lambda *a: called.append(a) or pytest.fail("scored past the pace"), pace)
     assert extra == [] and not called
+
+
+def _fake_clock(monkeypatch):
+    """A clock that moves only when a layout is scored (one second a score): the search's time is
+    then its count of scores, the same from run to run, whatever the machine's load."""
+    clock = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+    real = llm_search._score
+
+    def score(*a):
+        clock[0] += 1.0
+        return real(*a)
+
+    monkeypatch.setattr(llm_search, "_score", score)
+    return clock
+
+
+def test_a_limit_above_the_unlimited_runs_own_time_gives_its_answer(monkeypatch):
+    """Trial 12 #2 (Mixtral 8x22B on 1,024 H100: a 2-2.5 s limit, above the unlimited run's 1.4-2.7 s,
+    ended with no plan): on a clock that moves with the work, any limit at or above the unlimited
+    run's own time gives its answer, and any shorter one a plan with a proven bound (never none)."""
+    from explorer.app.llm_options import LlmRequest
+
+    req = LlmRequest("mixtral-8x22b", "dgx-h100", 1024, None, None, None, None, None, None, None, None, None, None)
+    problem, space, _ = build(req)
+    clock = _fake_clock(monkeypatch)
+    free = llm_search.search(problem, space)
+    assert free.status.value == "optimal" and free.wall_s >= free.scored
+    answer = (free.status, free.best.candidate, free.best.step_time_s, free.bound_s)
+    for limit in (0.0, 1.0, 2.0, 5.0, free.scored / 2, free.scored - 1.0, free.wall_s, free.wall_s + 0.5):
+        clock[0] = 0.0
+        res = llm_search.search(problem, space, time_limit_s=limit, started=0.0)
+        assert res.best is not None and res.bound_s is not None and res.bound_s <= res.best.step_time_s, limit
+        assert res.status.value in ("optimal", "feasible") and (res.status.value == "optimal") == (res.gap == 0)
+        assert res.bound_s <= free.best.step_time_s <= res.best.step_time_s
+        if limit >= free.wall_s:
+            assert (res.status, res.best.candidate, res.best.step_time_s, res.bound_s) == answer, limit

@@ -6,13 +6,15 @@ the same optimal step time (or both find nothing that fits), and the search's bo
 every scored step time (so the bound is a bound). Meant for small instances (gpt3-1.7b on 16
 GPUs scores about 900 layouts in a few seconds). A time limit ends both cleanly: the search gets at
 most half of it, the scoring the rest; what was scored is still compared (``complete`` says
-whether every layout was).
+whether every layout was). The scoring proves nothing about the layouts it did not score (it does
+not trust the bounds it checks): stopped early, its status is feasible (its best so far) or
+unknown (none scored fits), with no bound, and ``same_optimum`` is None (no optimum to compare).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.names import given_as
@@ -37,7 +39,12 @@ class LlmCheck:
     time_limit_s: float | None = None  # the whole check's (None: none)
 
     @property
-    def same_optimum(self) -> bool:
+    def same_optimum(self) -> bool | None:
+        """Whether both found the same optimal step time (or both that nothing fits); None unless
+        both proved theirs (status optimal or infeasible: the scoring only when it scored every
+        layout, ``_unproven``): a side stopped at the time limit has no optimum to compare."""
+        if not (_proven(self.search) and _proven(self.exhaustive)):
+            return None
         a, b = self.search.best, self.exhaustive.best
         if a is None or b is None:
             return a is None and b is None
@@ -50,13 +57,13 @@ class LlmCheck:
 
     @property
     def agree(self) -> bool:
-        """No contradiction: every scored layout at or above its bounds and the search's bound, and
-        the same optimum when both are complete; else no scored layout beats a proven optimum."""
+        """No contradiction found: every scored layout at or above its bounds and the search's bound,
+        the same optimum when both proved one, and no scored layout beating an optimum (or a proof
+        that none fits) the search claims. Stopped at the time limit, that covers what was scored."""
         bound_ok = self.search.bound_s is None or self.exhaustive.best is None or \
             self.search.bound_s <= self.exhaustive.best.step_time_s
-        if self.complete:
-            return self.same_optimum and bound_ok and self.bound_violations == 0
-        return bound_ok and self.bound_violations == 0 and not self._beaten
+        same = self.same_optimum
+        return bound_ok and self.bound_violations == 0 and same is not False and not self._beaten
 
     @property
     def _beaten(self) -> bool:
@@ -78,7 +85,7 @@ def check_llm(problem, space, progress=None, time_limit_s: float | None = None, 
     if progress is not None:
         progress("scoring every layout (no pruning)")
     left = None if time_limit_s is None else max(0.0, time_limit_s - (time.perf_counter() - start))
-    full = search(problem, space, prune=False, progress=progress, time_limit_s=left)
+    full = _unproven(search(problem, space, prune=False, progress=progress, time_limit_s=left))
     bad = 0
     types = TypeChooser(problem, space)
     for s in full.evaluated:
@@ -89,9 +96,22 @@ def check_llm(problem, space, progress=None, time_limit_s: float | None = None, 
     return LlmCheck(problem.network.name, c.name, c.gpus, fast, full, bad, time_limit_s=time_limit_s)
 
 
+def _proven(r: LlmSearchResult) -> bool:
+    return r.status in (Status.OPTIMAL, Status.INFEASIBLE)
+
+
+def _unproven(full: LlmSearchResult) -> LlmSearchResult:
+    """The exhaustive scoring's result as its own evidence: stopped with layouts left, feasible with
+    its best so far or unknown, and no bound (``search``'s status there rests on the time bounds of
+    the layouts left, which the check is to test, not to trust)."""
+    if not full.unresolved:
+        return full
+    return replace(full, status=Status.FEASIBLE if full.best is not None else Status.UNKNOWN, bound_s=None)
+
+
 def _best(r: LlmSearchResult) -> str:
-    if r.best is None:
-        return "no layout fits"
+    if r.best is None:  # proven (every layout scored or pruned), or the time limit struck first
+        return "no layout fits" if r.status is Status.INFEASIBLE else "no plan within the time limit"
     c = r.best.candidate
     v = f" v={c.virtual}" if c.virtual > 1 else ""  # interleaved 1F1B: model chunks a stage
     e = f" e={c.degrees.expert}" if c.degrees.expert > 1 else ""  # a mixture of experts' expert degree
@@ -109,9 +129,11 @@ def _every(r: LlmSearchResult, limit: float | None) -> str:
 def _verdict(c: LlmCheck) -> str:
     if not c.agree:
         return "agree: NO"
-    if c.complete:
-        return "agree: yes"
-    return f"agree: yes, on what was checked (not every layout within the time limit; {given_as('--time-limit')} gives more)"
+    if c.complete:  # the same optimum, or no contradiction where a side proved none (status feasible)
+        return "agree: yes" if c.same_optimum else "agree: yes, no contradiction (no optimum proven on both sides to compare)"
+    e = c.exhaustive
+    return (f"agree: yes, on what was checked ({e.scored:,} of {e.candidates:,} layouts scored within the time limit, "
+            f"no contradiction among them; {given_as('--time-limit')} gives more)")
 
 
 def render_llm_check(c: LlmCheck) -> str:
@@ -122,7 +144,7 @@ def render_llm_check(c: LlmCheck) -> str:
                 *(f"note: {n}" for n in c.report.all_notes)]
     lines = [*head,
              f"search:     {s.status.value}, {_best(s)}; scored {s.scored:,} of {s.candidates:,}, wall {s.wall_s:.1f} s",
-             f"exhaustive: {_best(e)}; scored {e.scored:,} of {e.candidates:,}{_every(e, c.time_limit_s)}, wall {e.wall_s:.1f} s",
+             f"exhaustive: {e.status.value}, {_best(e)}; scored {e.scored:,} of {e.candidates:,}{_every(e, c.time_limit_s)}, wall {e.wall_s:.1f} s",
              f"bounds: {c.bound_violations} of {e.scored:,} scored layouts below their time or memory bound",
              _verdict(c)]
     return "\n".join(lines) + "\n"
