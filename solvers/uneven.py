@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import time
-from bisect import bisect_left
 from fractions import Fraction
 from itertools import product
 
@@ -34,6 +33,7 @@ from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 
 from .deadline import past
+from .uneven_blocks import best_on_grid as _best_on_grid, block_probes, grid_probes, refine_blocks
 from .uneven_prune import SLOT, TUPLE, Pruner, greedy_plan, memory_estimate, plan_vector, time_score, traffic_score
 from .uneven_tables import ColumnTables
 
@@ -493,90 +493,63 @@ def _pareto_dp(costs, columns, limits, vector, run: _Run, keep=None, pruner=None
 # ---- split search (no proof) ------------------------------------------------------------------
 
 
-SCAN_ALL = 64  # grids up to this many values are scanned whole; larger ones coarse to fine
-COARSE = 32  # the coarse pass of a larger grid: about this many evenly spaced values
 MAX_FREE_CLASSES = 64  # search moves one class at a time: more would take hours on a deep mix
 
 
-def grid_probes(n: int) -> int:
-    """How many values of a grid of n the search evaluates per class and pass (at most)."""
-    if n <= SCAN_ALL:
-        return n
-    k = -(-n // COARSE)
-    probes = len(range(0, n, k)) + 3
-    while k > 1:
-        k = -(-k // 2)
-        probes += 2
-    return probes
-
-
-def _best_on_grid(grid, score, best, near=None):
-    """The grid value of least ``score`` below ``best`` (None when none is): every value of a
-    small grid; on a larger one, evenly spaced values and the one nearest ``near`` (the class's
-    alpha now) first, then around the best seen so far at halving strides (a pattern search: a
-    heuristic where the step time is not unimodal in alpha)."""
-    n = len(grid)
-    found = None
-    seen: dict[int, object] = {}
-
-    def probe(i):
-        nonlocal best, found
-        if 0 <= i < n and i not in seen:
-            seen[i] = t = score(grid[i])
-            if t < best:
-                best, found = t, i
-
-    if n <= SCAN_ALL:
-        for i in range(n):
-            probe(i)
-        return found, best
-    k = -(-n // COARSE)
-    start = list(range(0, n, k)) + [n - 1]
-    if near is not None:  # the two grid values around it
-        j = bisect_left(grid, near)
-        start += [j - 1, j]
-    for i in start:
-        probe(i)
-    while k > 1:
-        k = -(-k // 2)
-        centre = min(seen, key=seen.get)
-        probe(centre - k)
-        probe(centre + k)
-    return found, best
-
-
-LATE = (math.inf,)  # ``search_level_alphas``' score of a value past its deadline: above every rank
+LATE = (math.inf,)  # ``search_level_alphas``' score of a move past its deadline: above every rank
 
 
 def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
                         rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE, progress=None,
                         rules: SplitRules = TIME_ONLY, deadline: float | None = None) -> Solution:
-    """Coordinate descent from ``start``: its types kept; each free class of the declared space
+    """Coordinate descent from ``start``, its types kept: each free class of the declared space
     in turn (top first) gets the declared value (``AlphaSpace.choices``: the grid and the class's
     proportional ratio) of least step time for all its groups and layers (``_best_on_grid``:
-    every value of a grid up to ``SCAN_ALL``, coarse to fine beyond), until a
-    round changes nothing; a class is not rescanned while no other class has changed since its
-    last scan (its answer would be the same). A heuristic (status FEASIBLE, no bound); never
-    slower than ``start`` (a change must improve). ``progress(step, evaluations so far, at most
-in all)`` after every evaluation (``step`` names the class and the round).
-    Under ``rules`` it minimises ``SplitRules.rank`` (rules broken, then the objective: a plan
-    that keeps to every cap and memory limit beats any that does not; the solution's value is
-    the objective's). Refused beyond ``MAX_FREE_CLASSES`` free classes; none evaluated past ``deadline``."""
+    every value of a grid up to ``SCAN_ALL``, coarse to fine beyond), until a round changes
+    nothing; a class is not rescanned while no other class has changed since its last scan (its
+    answer would be the same). Then block moves (``uneven_blocks.refine_blocks``): the layers
+    that share their types and an edge move together, to a start's row in every class at once
+    or to one class's values, where one alpha for every layer gains nothing. A heuristic (status
+    FEASIBLE, no bound); never slower than ``start`` (a change must improve). ``progress(step,
+    evaluations so far, at most in all)`` after every evaluation (``step`` names the class or
+    block and the round). Under ``rules`` it minimises ``SplitRules.rank`` (rules broken, then
+    the objective: a plan that keeps to every cap and memory limit beats any that does not; the
+    solution's value is the objective's). Refused beyond ``MAX_FREE_CLASSES`` free classes; none
+    evaluated past ``deadline`` (a move then scores ``LATE``: never kept)."""
     t0 = time.perf_counter()
     check_array(array)
     aspace = _space_of(array, alphas, free)
     classes = aspace.free_classes()
     if len(classes) > MAX_FREE_CLASSES:
         raise Refused(f"search moves one class of groups at a time: at most {MAX_FREE_CLASSES} free classes, "
-                            f"this array has {len(classes)}")
-    current = start
+                      f"this array has {len(classes)}")
+
+    evaluations = 0
+
     def rank(plan):
+        nonlocal evaluations
+        evaluations += 1
         return rules.rank(evaluate_split(network, array, plan, rules.weight_copies), array, plan)
 
-    best = rank(current)
-    tried, changes = 1, 0  # evaluations, improvements so far
+    def moved(plan):  # no evaluation past the deadline: never better (the rounds then end, nothing changed)
+        return LATE if past(deadline) else rank(plan)
+
+    total = (1 + rounds * sum(grid_probes(len(aspace.choices(h, c))) for h, c in classes)
+             + rounds * block_probes(network, aspace, start))
+    tick = (lambda step, done: progress(step, done, total)) if progress is not None else None
+    current, best, tried = _class_rounds(network, aspace, start, rank(start), moved, rounds, tick)
+    current, best, _ = refine_blocks(network, array, aspace, current, moved, best, rounds,
+                                     progress=tick and (lambda step, done: tick(step, tried + done)))
+    return split_solution("search", Status.FEASIBLE, current, best[1], None, time.perf_counter() - t0, evaluations,
+                          objective=rules.objective)
+
+
+def _class_rounds(network: Network, aspace: AlphaSpace, current: Plan, best, rank, rounds: int, progress):
+    """The whole-network moves of ``search_level_alphas`` from ``current`` (of rank ``best``):
+    (plan, rank, moves scored, 1 for ``current``)."""
+    classes = aspace.free_classes()
+    tried, changes = 1, 0  # moves scored, improvements so far
     scanned: dict[tuple[int, int], int] = {}  # class -> changes when it was last scanned
-    total = 1 + rounds * sum(grid_probes(len(aspace.choices(h, c))) for h, c in classes)
     for rnd in range(rounds):
         changed = False
         for k, (h, c) in enumerate(classes):
@@ -584,30 +557,24 @@ in all)`` after every evaluation (``step`` names the class and the round).
                 continue
             step = f"search: level {h}, class {k + 1} of {len(classes)}, round {rnd + 1}"
 
-            def plan_with(a, h=h, c=c):
-                return _with_class_alpha(network, current, aspace, h, c, a)
-
-            def score(a):
+            def score(a, h=h, c=c, step=step):
                 nonlocal tried
-                if past(deadline):  # no evaluation: never better (the rounds then end, nothing changed)
-                    return LATE
                 tried += 1
-                t = rank(plan_with(a))
+                t = rank(_with_class_alpha(network, current, aspace, h, c, a))
                 if progress is not None:
-                    progress(step, tried, total)
+                    progress(step, tried)
                 return t
 
             g = aspace.group_class[h].index(c)
             values = aspace.choices(h, c)  # the grid and the class's proportional ratio
             i, t = _best_on_grid(values, score, best, current.alphas[h][g][0])
             if i is not None:
-                best, current, changed = t, plan_with(values[i]), True
+                best, current, changed = t, _with_class_alpha(network, current, aspace, h, c, values[i]), True
                 changes += 1
             scanned[(h, c)] = changes
         if not changed:
             break
-    return split_solution("search", Status.FEASIBLE, current, best[1], None, time.perf_counter() - t0, tried,
-                          objective=rules.objective)
+    return current, best, tried
 
 
 def _with_class_alpha(network: Network, plan: Plan, aspace: AlphaSpace, h: int, c: int, a: Fraction) -> Plan:

@@ -1,0 +1,188 @@
+"""Block moves for the alpha search and the level DP (no proof): layers that share their type at
+every level and are joined by an edge form a block (between them an equal alpha re-lays nothing
+out, so they gain together or not at all); a move sets a block's alphas, in every free class at
+once to each start's row (the equal and the proportional split, on the declared space), or in one
+free class to each of its declared values. A move is kept when it lowers the rank; so is the plan.
+
+Why: the whole-network moves of ``uneven.search_level_alphas`` set one alpha for every layer of a
+class, and where compute-bound layers gain from the proportional split while the exchanges of
+the others lose more, no such move improves the equal split although the declared space holds a
+faster plan (12 TPU-v2 + 4 v3, lenet-c: conv1 and conv2 at the proportional split on both free
+classes, 2.1% faster than the equal split; finding 7 of trial 12).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from fractions import Fraction
+from typing import Callable
+
+from explorer.core.comm import edge_split
+from explorer.core.network import Network
+from explorer.core.plan import Plan
+from explorer.core.uneven import HALF, AlphaSpace, proportional_alphas, split_units, whole_units
+
+
+def layer_blocks(network: Network, plan: Plan, levels) -> list[tuple[int, ...]]:
+    """The layers joined by edges that re-lay nothing out at ``levels`` when both ends take the
+    same alpha there (``comm.edge_split`` zero at 1/4 : 3/4 under ``plan``'s types: the same layout
+    both sides, row -> row or col -> col, or a duplicated source), as connected components (each
+    ascending, ordered by their first layer)."""
+    parent = list(range(len(network.layers)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    layers = network.layers
+    for u, v in network.edges:
+        if all(edge_split(layers[u], plan.types[h][u], QUARTER, layers[v], plan.types[h][v], QUARTER) == (0, 0)
+               for h in levels):
+            parent[root(v)] = root(u)
+    blocks: dict[int, list[int]] = {}
+    for i in range(len(parent)):
+        blocks.setdefault(root(i), []).append(i)
+    return [tuple(b) for b in sorted(blocks.values())]
+
+
+QUARTER = Fraction(1, 4)
+
+
+def start_rows(array, aspace: AlphaSpace) -> list[dict[tuple[int, int], Fraction]]:
+    """Per start (the equal split, the proportional one), each free class's declared value nearest
+    it (the smaller on a tie)."""
+    prop = proportional_alphas(array)
+    out = []
+    for target in (lambda h, c: HALF, lambda h, c: prop[h][aspace.group_class[h].index(c)]):
+        out.append({(h, c): min(aspace.choices(h, c), key=lambda a, t=target(h, c): (abs(a - t), a))
+                    for h, c in aspace.free_classes()})
+    return out
+
+
+def with_block(network: Network, plan: Plan, aspace: AlphaSpace, layers, values: dict) -> Plan:
+    """``plan`` with alpha ``values[(h, c)]`` for every group of class c at level h on ``layers``;
+    a grouped conv (an attention node with heads) that would then split a fraction of its groups
+    (heads) keeps its alphas (``whole_units``)."""
+    alphas = [[list(row) for row in level] for level in plan.alphas]
+    for (h, c), a in values.items():
+        for g, cls in enumerate(aspace.group_class[h]):
+            if cls == c:
+                for l in layers:  # noqa: E741
+                    alphas[h][g][l] = a
+    for l in layers:  # noqa: E741
+        node = network.layers[l]
+        if split_units(node) is not None and not whole_units(
+                node, [plan.types[k][l] for k in range(plan.levels)], [[r[l] for r in alphas[k]] for k in range(plan.levels)]):
+            for k in range(plan.levels):
+                for g, row in enumerate(alphas[k]):
+                    row[l] = plan.alphas[k][g][l]
+    return Plan(plan.types, tuple(tuple(tuple(row) for row in level) for level in alphas))
+
+
+SCAN_ALL = 64  # grids up to this many values are scanned whole; larger ones coarse to fine
+COARSE = 32  # the coarse pass of a larger grid: about this many evenly spaced values
+
+
+def grid_probes(n: int) -> int:
+    """How many values of a grid of n the search evaluates per class and pass (at most)."""
+    if n <= SCAN_ALL:
+        return n
+    k = -(-n // COARSE)
+    probes = len(range(0, n, k)) + 3
+    while k > 1:
+        k = -(-k // 2)
+        probes += 2
+    return probes
+
+
+def best_on_grid(grid, score, best, near=None):
+    """The grid value of least ``score`` below ``best`` (None when none is): every value of a
+    small grid; on a larger one, evenly spaced values and the one nearest ``near`` (the class's
+    alpha now) first, then around the best seen so far at halving strides (a pattern search: a
+    heuristic where the step time is not unimodal in alpha)."""
+    n = len(grid)
+    found = None
+    seen: dict[int, object] = {}
+
+    def probe(i):
+        nonlocal best, found
+        if 0 <= i < n and i not in seen:
+            seen[i] = t = score(grid[i])
+            if t < best:
+                best, found = t, i
+
+    if n <= SCAN_ALL:
+        for i in range(n):
+            probe(i)
+        return found, best
+    k = -(-n // COARSE)
+    start = list(range(0, n, k)) + [n - 1]
+    if near is not None:  # the two grid values around it
+        j = bisect_left(grid, near)
+        start += [j - 1, j]
+    for i in start:
+        probe(i)
+    while k > 1:
+        k = -(-k // 2)
+        centre = min(seen, key=seen.get)
+        probe(centre - k)
+        probe(centre + k)
+    return found, best
+
+
+def block_probes(network: Network, aspace: AlphaSpace, plan: Plan, scan: bool = True) -> int:
+    """The most evaluations one round of ``refine_blocks`` makes from ``plan``."""
+    classes = aspace.free_classes()
+    rows = 2 * len(layer_blocks(network, plan, sorted({h for h, _ in classes}))) if classes else 0
+    return rows + (sum((grid_probes(len(aspace.choices(h, c))) + 1) * len(layer_blocks(network, plan, (h,)))
+                       for h, c in classes) if scan else 0)
+
+
+def refine_blocks(network: Network, array, aspace: AlphaSpace, plan: Plan, rank: Callable, best,
+                  rounds: int = 3, scan: bool = True, progress: Callable | None = None):
+    """Block coordinate descent from ``plan`` (of rank ``best``; its types kept): for each block
+    (``layer_blocks``), its row at each start (``start_rows``) in every free class at once, then
+    (``scan``) each free class's declared values on it (``best_on_grid``), each kept when its
+    rank is less, until a round keeps none or ``rounds`` are done. (plan, rank, evaluations);
+    never worse than ``plan``; a heuristic (the rank's least need not be reached).
+    ``progress(step, evaluations)`` after each evaluation."""
+    classes = aspace.free_classes()
+    rows = start_rows(array, aspace) if classes else []
+    row_blocks = layer_blocks(network, plan, sorted({h for h, _ in classes}))
+    level_blocks = {h: layer_blocks(network, plan, (h,)) for h, _ in classes}
+    tried = 0
+
+    def score(move, step):
+        nonlocal tried
+        if move == plan:
+            return best
+        tried += 1
+        if progress is not None:
+            progress(step, tried)
+        return rank(move)
+
+    for rnd in range(rounds):
+        changed = False
+        for b, layers in enumerate(row_blocks):
+            step = f"search: block {b + 1} of {len(row_blocks)}, round {rnd + 1}"
+            for row in rows:
+                if (r := score(move := with_block(network, plan, aspace, layers, row), step)) < best:
+                    plan, best, changed = move, r, True
+        for h, c in classes if scan else ():
+            values, g = aspace.choices(h, c), aspace.group_class[h].index(c)
+            for b, layers in enumerate(level_blocks[h]):
+                step = f"search: level {h}, class {c}, block {b + 1} of {len(level_blocks[h])}, round {rnd + 1}"
+                i, r = best_on_grid(values, lambda a: score(with_block(network, plan, aspace, layers, {(h, c): a}), step),
+                                    best, plan.alphas[h][g][layers[0]])
+                if i is not None:
+                    plan, best, changed = with_block(network, plan, aspace, layers, {(h, c): values[i]}), r, True
+            for b, (one, two) in enumerate(zip(level_blocks[h], level_blocks[h][1:])):  # swap two blocks' alphas
+                a1, a2 = plan.alphas[h][g][one[0]], plan.alphas[h][g][two[0]]
+                move = with_block(network, with_block(network, plan, aspace, one, {(h, c): a2}), aspace, two, {(h, c): a1})
+                if (r := score(move, f"search: level {h}, class {c}, swap {b + 1}, round {rnd + 1}")) < best:
+                    plan, best, changed = move, r, True
+        if not changed:
+            break
+    return plan, best, tried
