@@ -336,15 +336,15 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
 
 
 def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
-                  free: FreeAlphas = FreeAlphas.UNLIKE, rules: SplitRules = TIME_ONLY, name: str = "levels") -> Solution:
-    """The level-by-level DP (docs/derivations.md): a plan in the declared alpha space, scored by the
-    evaluator. ``alphas``: a grid or an AlphaSpace. ``rules``: the objective (time: AccPar's level
-    cost; traffic: each layer's busiest side, no compute) and the types pins and forbids allow
-    (caps and memory are the caller's to check). A level whose declared alphas are all 1/2, below
-    levels that split 1/2 everywhere, is HyPar's level (``solvers.dp.dp_level``: the even split's
-    integer tables and tie-breaking, where the level DP's cost equals c_h: traffic, or time without
-    overlap), so on an array of one kind the plan is the even DP's bit for bit. Status
-    LEVEL_OPTIMAL when every level was such a level (as the even DP), else FEASIBLE (no bound)."""
+                  free: FreeAlphas = FreeAlphas.UNLIKE, rules: SplitRules = TIME_ONLY, name: str = "levels",
+                  moves: bool = True) -> Solution:
+    """The level-by-level DP (docs/derivations.md; ``level_dp_plan``), then the better of its plan
+    and the equal split, after block moves unless ``moves`` is False (``_or_equal``): a plan in the declared alpha space,
+    scored by the evaluator. ``alphas``: a grid or an AlphaSpace. ``rules``: the objective (time:
+    AccPar's level cost; traffic: each layer's busiest side, no compute) and the types pins and
+    forbids allow (caps and memory are the caller's to check). On an array of one kind the plan is
+    the even DP's bit for bit (no free class: no move). Status LEVEL_OPTIMAL when every level was
+    HyPar's (as the even DP), else FEASIBLE (no bound)."""
     t0 = time.perf_counter()
     check_array(array)
     check_network(network)
@@ -352,6 +352,20 @@ def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     if any(not rules.types(network, space, h, n) for h in range(array.levels) for n in range(len(network.layers))):
         return split_solution(name, Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
                               objective=rules.objective)  # pins and forbids leave a layer no type: no plan at all
+    plan, exact, cells = level_dp_plan(network, array, space, aspace, rules)
+    plan = _or_equal(network, array, space, aspace, rules, plan, moves)
+    ev = evaluate_split(network, array, plan, rules.weight_copies)
+    status = Status.LEVEL_OPTIMAL if exact == array.levels else Status.FEASIBLE
+    return split_solution(name, status, plan, rules.value(ev), None, time.perf_counter() - t0, cells,
+                          objective=rules.objective)
+
+
+def level_dp_plan(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
+                  rules: SplitRules = TIME_ONLY) -> tuple[Plan, int, int]:
+    """The level DP's own plan (each level optimal for its level cost, the levels above fixed), how
+    many levels were HyPar's (a level whose declared alphas are all 1/2, below levels that split 1/2
+    everywhere: ``solvers.dp.dp_level``, the even split's integer tables and tie-breaking, where the
+    level DP's cost equals c_h: traffic, or time without overlap) and the DP cells used."""
     costs = SplitCosts(network, array.levels, aspace.values(), VectorLayout(array.levels))
     coef = _Coefficients(costs)
     traffic = rules.objective is Objective.TRAFFIC
@@ -370,11 +384,7 @@ def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
         cells += used
         types.append(tuple(t for t, _ in chosen))
         group_alphas.append(tuple(tuple(row[c] for _, row in chosen) for c in aspace.group_class[h]))
-    plan = _or_equal(network, array, space, aspace, rules, Plan(tuple(types), tuple(group_alphas)))
-    ev = evaluate_split(network, array, plan, rules.weight_copies)
-    status = Status.LEVEL_OPTIMAL if exact == array.levels else Status.FEASIBLE
-    return split_solution(name, status, plan, rules.value(ev), None, time.perf_counter() - t0, cells,
-                          objective=rules.objective)
+    return Plan(tuple(types), tuple(group_alphas)), exact, cells
 
 
 def equal_types(network: Network, array: ArraySpec, space: Space, rules: SplitRules = TIME_ONLY):
@@ -391,14 +401,16 @@ def equal_types(network: Network, array: ArraySpec, space: Space, rules: SplitRu
     return even_dp(problem, SolveOptions()).plan
 
 
-def _or_equal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules, plan: Plan) -> Plan:
+def _or_equal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules, plan: Plan,
+              moves: bool = True) -> Plan:
     """The better (``SplitRules.rank``; ties: ``plan``) of the level DP's plan and the even DP's equal
-    split, where that lies in the declared space, each after block moves (``uneven_blocks.refine_blocks``:
-    its types kept, its alphas moved in the declared space while the rank drops). Level by level the
-    DP may leave 1/2 for a ratio whose cost the levels below do not repay, so alone it can lose to the
-    equal split it contains (12.7% more traffic on alexnet / tpu-mix-16), and it may give a layer a
-    ratio its level pays for and the step time does not (lenet-c on 12 v2 + 4 v3 at grid 1/2: the
-    DP's plan is 8% slower than the equal split; with ip1 moved back to 1/2 it is the proven optimum)."""
+    split, where that lies in the declared space, each after block moves with ``moves``
+    (``uneven_blocks.refine_blocks``: its types kept, its alphas moved in the declared space while
+    the rank drops). Level by level the DP may leave 1/2 for a ratio whose cost the levels below do
+    not repay, so alone it can lose to the equal split it contains (12.7% more traffic on alexnet /
+    tpu-mix-16), and it may give a layer a ratio its level pays for and the step time does not
+    (lenet-c on 12 v2 + 4 v3 at grid 1/2: the DP's plan is 8% slower than the equal split; with
+    ip1 moved back to 1/2 it is the proven optimum)."""
     plans = [plan]
     try:
         even = equal_types(network, array, space, rules)
@@ -410,7 +422,8 @@ def _or_equal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpa
     def rank(p):
         return rules.rank(evaluate_split(network, array, p, rules.weight_copies), array, p)
 
-    return min((refine_blocks(network, array, aspace, p, rank, rank(p))[:2] for p in plans), key=lambda pr: pr[1])[0]
+    ranked = [refine_blocks(network, array, aspace, p, rank, rank(p))[:2] if moves else (p, rank(p)) for p in plans]
+    return min(ranked, key=lambda pr: pr[1])[0]
 
 
 class _EvenLevels:
