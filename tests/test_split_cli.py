@@ -24,7 +24,7 @@ def test_split_rules_on_the_tpu_mix():
     assert [groups[0][0] for groups in prop.plan.alphas] == [F(15, 56), F(1, 2), F(1, 2), F(1, 2)]
     # the step time reported is the evaluator's, and search never loses to its starting points (the
     # equal and the proportional split, 15/56 being declared); under --grid-only 15/56 moves to 1/4
-    # and proportional, off that grid, is faster (the grid's price; tests/test_split_grid.py)
+    # (the search's block moves then beat proportional, off that grid: tests/test_split_grid.py)
     for r in (eq, prop, search):
         assert r.step_time_s == evaluate_split(net, arr, r.plan).step_time_s
         assert r.step_time_s == max(r.group_times_s) and r.idle_s == abs(r.group_times_s[0] - r.group_times_s[1])
@@ -32,7 +32,7 @@ def test_split_rules_on_the_tpu_mix():
                                                                              [F(1, 2)] * 8])).step_time_s
     assert search.step_time_s <= min(eq.step_time_s, prop.step_time_s, on_grid_prop) < eq.step_time_s
     only = split_run(net, arr, Space.ACCPAR, Split.SEARCH, grid_only=True)
-    assert only.step_time_s <= min(eq.step_time_s, on_grid_prop) and prop.step_time_s < only.step_time_s
+    assert only.step_time_s <= min(eq.step_time_s, on_grid_prop)
     # the equal-split baselines are the same in every report, and data parallelism is one of them
     assert eq.compared == search.compared
     dp = evaluate_split(net, arr, Plan(((PartitionType.I,) * 8,) * 4,
@@ -205,15 +205,18 @@ def test_the_fast_evaluator_matches_the_definitions_on_random_alphas():
 
 
 def test_search_on_a_fine_grid_evaluates_few_plans():
-    """grid 1/1024: coarse to fine (about 50 evaluations per class), not 1023 per class per round."""
+    """grid 1/1024: coarse to fine (about 50 evaluations per class or block), not 1023 per class per round."""
     from explorer.core.uneven import alpha_grid, alpha_space
     from explorer.solvers.uneven import _best_on_grid, grid_probes, search_level_alphas
+    from explorer.solvers.uneven_blocks import block_probes
 
     assert grid_probes(16) == 16 and grid_probes(1023) < 60
     net, arr = load_model("alexnet"), load_array("tpu-mix-16")
     eq = split_run(net, arr, Space.ACCPAR, Split.EQUAL)
     sol = search_level_alphas(net, arr, eq.plan, alpha_space(arr, alpha_grid(1024)))
-    assert sol.explored <= 1 + grid_probes(1023)  # one class: scanned once, not again in round 2
+    # one class: scanned once, not again in round 2; then at most 3 rounds of block moves, each
+    # block's values coarse to fine too
+    assert sol.explored <= 1 + grid_probes(1023) + 3 * block_probes(net, alpha_space(arr, alpha_grid(1024)), eq.plan)
     assert sol.step_time_s < eq.step_time_s and sol.step_time_s == evaluate_split(net, arr, sol.plan).step_time_s
     # the pattern search finds the minimum of a unimodal function on a large grid
     grid = alpha_grid(1000)

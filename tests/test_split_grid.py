@@ -62,8 +62,7 @@ def test_search_starts_from_the_proportional_split_of_the_tpu_mix():
 @pytest.mark.parametrize("model", ["alexnet", "lenet-c", "vgg-a", "resnet18"])
 def test_optimal_search_proportional_equal_on_the_tpu_mix(model):
     """The invariants on zoo networks: optimal <= search <= min(equal, proportional), every plan in
-    the declared space (proportional's 15/56 too). Under --grid-only, AlexNet's proportional split
-    (off that grid) is faster than the search: the grid's price, now an opt-out."""
+    the declared space (proportional's 15/56 too). Under --grid-only the search keeps to the grid."""
     net, arr = load_model(model), load_array("tpu-mix-16")
     opt = split_run(net, arr, Space.ACCPAR, Split.OPTIMAL, time_limit_s=20)
     search, eq, prop = (split_run(net, arr, Space.ACCPAR, s) for s in (Split.SEARCH, Split.EQUAL, Split.PROPORTIONAL))
@@ -74,7 +73,9 @@ def test_optimal_search_proportional_equal_on_the_tpu_mix(model):
         assert prop.step_time_s < eq.step_time_s and opt.step_time_s < search.step_time_s
         only = split_run(net, arr, Space.ACCPAR, Split.SEARCH, grid_only=True)
         assert only.alpha_space.contains(only.plan) and not only.alpha_space.contains(prop.plan)
-        assert prop.step_time_s < only.step_time_s  # the grid's price under --grid-only
+        # every alpha on the grid of 1/16 (the search's block moves now beat proportional there too:
+        # 3.584 ms against 3.670 ms, where its whole-network moves paid the grid's price)
+        assert all(a.denominator in (1, 2, 4, 8, 16) for lvl in only.plan.alphas for row in lvl for a in row)
         assert only.to_json()["grid_only"] is True and search.to_json()["grid_only"] is False
 
 
