@@ -140,49 +140,84 @@ def block_probes(network: Network, aspace: AlphaSpace, plan: Plan, scan: bool = 
                        for h, c in classes) if scan else 0)
 
 
+class _Descent:
+    """One block descent's state: the plan, its rank, the evaluations, how many moves were kept
+    (``changes``) and, per move set, ``changes`` when it was last tried (``fresh``)."""
+
+    def __init__(self, network: Network, aspace: AlphaSpace, plan: Plan, rank: Callable, best, progress):
+        self.network, self.aspace, self.rank, self.progress = network, aspace, rank, progress
+        self.plan, self.best, self.tried, self.changes = plan, best, 0, 0
+        self.last: dict[tuple, int] = {}
+
+    def fresh(self, key) -> bool:
+        """Whether the move set ``key`` was not tried since the last kept move (else its answer would be the same)."""
+        if self.last.get(key) == self.changes:
+            return False
+        self.last[key] = self.changes
+        return True
+
+    def score(self, move: Plan, step: str):
+        if move == self.plan:
+            return self.best
+        self.tried += 1
+        if self.progress is not None:
+            self.progress(step, self.tried)
+        return self.rank(move)
+
+    def offer(self, key, move: Plan, step: str) -> None:
+        """Keep ``move`` if its rank is less."""
+        if (r := self.score(move, step)) < self.best:
+            self.keep(key, move, r)
+
+    def keep(self, key, move: Plan, r) -> None:
+        self.plan, self.best, self.changes = move, r, self.changes + 1
+        self.last[key] = self.changes
+
+    def block(self, layers, values: dict) -> Plan:
+        return with_block(self.network, self.plan, self.aspace, layers, values)
+
+    def scan_class(self, h: int, c: int, blocks, rnd: int) -> None:
+        """Each block's every declared value of class (h, c) (``best_on_grid``), then each swap of two neighbours' alphas."""
+        values, g = self.aspace.choices(h, c), self.aspace.group_class[h].index(c)
+        for b, layers in enumerate(blocks):
+            step = f"search: level {h}, class {c}, block {b + 1} of {len(blocks)}, round {rnd + 1}"
+            if self.fresh(key := ("scan", h, c, b)):
+                i, r = best_on_grid(values, lambda a: self.score(self.block(layers, {(h, c): a}), step), self.best,
+                                    self.plan.alphas[h][g][layers[0]])
+                if i is not None:
+                    self.keep(key, self.block(layers, {(h, c): values[i]}), r)
+        for b, (one, two) in enumerate(zip(blocks, blocks[1:])):
+            if self.fresh(key := ("swap", h, c, b)):
+                a1, a2 = self.plan.alphas[h][g][one[0]], self.plan.alphas[h][g][two[0]]
+                move = with_block(self.network, self.block(one, {(h, c): a2}), self.aspace, two, {(h, c): a1})
+                self.offer(key, move, f"search: level {h}, class {c}, swap {b + 1}, round {rnd + 1}")
+
+
 def refine_blocks(network: Network, array, aspace: AlphaSpace, plan: Plan, rank: Callable, best,
                   rounds: int = 3, scan: bool = True, progress: Callable | None = None):
     """Block coordinate descent from ``plan`` (of rank ``best``; its types kept): for each block
-    (``layer_blocks``), its row at each start (``start_rows``) in every free class at once, then
-    (``scan``) each free class's declared values on it (``best_on_grid``), each kept when its
-    rank is less, until a round keeps none or ``rounds`` are done. (plan, rank, evaluations);
-    never worse than ``plan``; a heuristic (the rank's least need not be reached).
-    ``progress(step, evaluations)`` after each evaluation."""
+    (``layer_blocks`` at the free levels), its row at each start (``start_rows``) in every free
+    class at once, then (``scan``) for each free class, each of its level's blocks at each declared
+    value (``best_on_grid``) and each swap of two neighbouring blocks' alphas; each move kept when
+    its rank is less, until a round keeps none or ``rounds`` are done; a move set is not tried
+    again while nothing has moved since. (plan, rank, evaluations); never worse than ``plan``; a
+    heuristic (the rank's least need not be reached). ``progress(step, evaluations)`` after each
+    evaluation."""
     classes = aspace.free_classes()
-    rows = start_rows(array, aspace) if classes else []
+    if not classes:
+        return plan, best, 0
+    rows = start_rows(array, aspace)
     row_blocks = layer_blocks(network, plan, sorted({h for h, _ in classes}))
     level_blocks = {h: layer_blocks(network, plan, (h,)) for h, _ in classes}
-    tried = 0
-
-    def score(move, step):
-        nonlocal tried
-        if move == plan:
-            return best
-        tried += 1
-        if progress is not None:
-            progress(step, tried)
-        return rank(move)
-
+    run = _Descent(network, aspace, plan, rank, best, progress)
     for rnd in range(rounds):
-        changed = False
+        before = run.changes
         for b, layers in enumerate(row_blocks):
-            step = f"search: block {b + 1} of {len(row_blocks)}, round {rnd + 1}"
-            for row in rows:
-                if (r := score(move := with_block(network, plan, aspace, layers, row), step)) < best:
-                    plan, best, changed = move, r, True
+            for k, row in enumerate(rows):
+                if run.fresh(key := ("row", b, k)):
+                    run.offer(key, run.block(layers, row), f"search: block {b + 1} of {len(row_blocks)}, round {rnd + 1}")
         for h, c in classes if scan else ():
-            values, g = aspace.choices(h, c), aspace.group_class[h].index(c)
-            for b, layers in enumerate(level_blocks[h]):
-                step = f"search: level {h}, class {c}, block {b + 1} of {len(level_blocks[h])}, round {rnd + 1}"
-                i, r = best_on_grid(values, lambda a: score(with_block(network, plan, aspace, layers, {(h, c): a}), step),
-                                    best, plan.alphas[h][g][layers[0]])
-                if i is not None:
-                    plan, best, changed = with_block(network, plan, aspace, layers, {(h, c): values[i]}), r, True
-            for b, (one, two) in enumerate(zip(level_blocks[h], level_blocks[h][1:])):  # swap two blocks' alphas
-                a1, a2 = plan.alphas[h][g][one[0]], plan.alphas[h][g][two[0]]
-                move = with_block(network, with_block(network, plan, aspace, one, {(h, c): a2}), aspace, two, {(h, c): a1})
-                if (r := score(move, f"search: level {h}, class {c}, swap {b + 1}, round {rnd + 1}")) < best:
-                    plan, best, changed = move, r, True
-        if not changed:
+            run.scan_class(h, c, level_blocks[h], rnd)
+        if run.changes == before:
             break
-    return plan, best, tried
+    return run.plan, run.best, run.tried

@@ -406,7 +406,7 @@ def _or_equal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpa
     """The better (``SplitRules.rank``; ties: ``plan``) of the level DP's plan and the even DP's equal
     split, where that lies in the declared space, each after block moves with ``moves``
     (``uneven_blocks.refine_blocks``: its types kept, its alphas moved in the declared space while
-    the rank drops). Level by level the DP may leave 1/2 for a ratio whose cost the levels below do
+    the rank drops; the worse of the two takes the start rows alone). Level by level the DP may leave 1/2 for a ratio whose cost the levels below do
     not repay, so alone it can lose to the equal split it contains (12.7% more traffic on alexnet /
     tpu-mix-16), and it may give a layer a ratio its level pays for and the step time does not
     (lenet-c on 12 v2 + 4 v3 at grid 1/2: the DP's plan is 8% slower than the equal split; with
@@ -422,8 +422,11 @@ def _or_equal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpa
     def rank(p):
         return rules.rank(evaluate_split(network, array, p, rules.weight_copies), array, p)
 
-    ranked = [refine_blocks(network, array, aspace, p, rank, rank(p))[:2] if moves else (p, rank(p)) for p in plans]
-    return min(ranked, key=lambda pr: pr[1])[0]
+    ranked = sorted(((p, rank(p)) for p in plans), key=lambda pr: pr[1])  # stable: ties to the DP's plan
+    if moves:  # the better one with every move, the other with the start rows alone (half the cost)
+        ranked = sorted((refine_blocks(network, array, aspace, p, rank, r, scan=i == 0)[:2]
+                         for i, (p, r) in enumerate(ranked)), key=lambda pr: pr[1])
+    return ranked[0][0]
 
 
 class _EvenLevels:

@@ -115,7 +115,7 @@ def test_search_against_brute_force_over_its_space_on_random_mixes(seed):
         assert aspace.contains(lv.plan) and lv.step_time_s == evaluate_split(net, arr, lv.plan).step_time_s
         done += 1
         reached += sol.step_time_s == best
-    assert reached >= 1  # measured: most draws (a heuristic: not all)
+    assert reached >= 9  # measured: 10 of 10 on every seed (29 of 40 with the whole-network moves alone)
 
 
 def test_proven_tpu_mix_values_are_unchanged():
