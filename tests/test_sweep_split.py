@@ -129,10 +129,12 @@ def test_split_columns_and_what_the_mix_changes(splits):
     # written the other way round, the v3 chips first: subgroup 0 gets the larger share
     assert rows[12]["mix"] == "8 v3 + 8 v2" and rows[12]["alpha_level0"] == "41/56"
     assert rows[12]["step_time_s"] == by[8, "proportional"]["step_time_s"]
-    # 2 levels: the search starts from proportional's 15/56 (declared besides the grid of 1/8); with
-    # grid_only it stays on the grid: 15/56 moved to its nearest 2/8
-    assert rows[13]["alpha_level0"] == "15/56" and "alpha_level2" not in rows[13] and rows[13]["grid_only"] is None
-    assert rows[15]["alpha_level0"] == "1/4" and rows[15]["grid_only"] is True
+    # 2 levels: the search starts from proportional's 15/56 (declared besides the grid of 1/8), its
+    # block moves then give some layers other values ('15/56;3/8;1/2'); with grid_only it stays
+    # on the grid: 15/56 moved to its nearest 2/8
+    assert rows[13]["alpha_level0"].split(";")[0] == "15/56" and "alpha_level2" not in rows[13]
+    assert rows[13]["grid_only"] is None and rows[15]["grid_only"] is True
+    assert all((Fraction(a) * 8).denominator == 1 for a in rows[15]["alpha_level0"].split(";"))
     assert N(rows[13]["step_time_s"]) <= N(rows[15]["step_time_s"])
     # 4 v3 chips: the groups of level 1 differ (4 v2 | 4 v2 and 4 v2 | 4 v3)
     assert by[4, "equal"]["status"] == "level-optimal"
