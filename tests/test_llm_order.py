@@ -73,3 +73,43 @@ def test_search_computes_fewer_bounds_than_candidates(monkeypatch):
     monkeypatch.setattr(BoundOrder, "__init__", spy)
     res = S.search(problem, space)
     assert res.status.value == "optimal" and made and made[0].computed < len(cands)
+
+
+@pytest.mark.parametrize("case", [CASES[2], CASES[1]], ids=lambda c: c[0])
+def test_stage_one_keys_are_the_fraction_sums(case):
+    """Stage 1's keys, summed in integers without reducing, are the rational
+    compute-with-bubble + data floor + all-to-alls of every member of the groups expanded."""
+    from explorer.solvers.llm_bounds import alltoall_floor_s, data_floor_s
+
+    problem, _space, cands, floor, types, memory = _setup(*case)
+    order = BoundOrder(problem, cands, memory, floor, lambda c: tensor_floor_s(problem, c, S.block_floor(problem, c, types)))
+    [x for _, x in zip(range(20), order)]  # part way: groups expanded, stage-1 entries left
+    ones = [e for e in order._heap if e.stage == 1]
+    assert ones and any(cands[e.i].degrees.expert > 1 for e in ones) == bool(problem.dims.moe)
+    for e in ones:
+        c = cands[e.i]
+        m = c.microbatches(problem.dims.batch)
+        want = floor * (m + c.fill()) / m + data_floor_s(problem, c) + alltoall_floor_s(problem, c)
+        assert e.key is None and e.d > 0 and e.n * want.denominator == want.numerator * e.d
+
+
+def test_check_shares_one_order(monkeypatch):
+    """``explore check`` builds one bound order for the search and the exhaustive scoring, which
+    still scores every candidate and finds the search's optimum."""
+    from explorer.app.llm_check import check_llm
+
+    problem, space, cands, *_ = _setup("gpt3-1.7b", "dgx-a100", 16, 32)
+    space = LlmSpace(max_micro_batch=2)
+    cands = candidates(space, 16, problem.cluster.gpus_per_node, problem.dims.layers, 32, problem.dims.head_groups,
+                       problem.dims.experts)
+    made = []
+    real = BoundOrder.__init__
+
+    def spy(self, *a, **k):
+        real(self, *a, **k)
+        made.append(self)
+
+    monkeypatch.setattr(BoundOrder, "__init__", spy)
+    c = check_llm(problem, space)
+    assert len(made) == 1 and made[0].computed == len(cands)
+    assert c.exhaustive.scored == len(cands) and c.agree and c.same_optimum
