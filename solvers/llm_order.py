@@ -9,7 +9,11 @@ only when it reaches the top:
 0. the compute at the calibrated efficiency with the pipeline's bubble (``floor (m + (p-1)/v) / m``),
    one heap entry for every candidate of the same (m, p, v);
 1. plus its data-level floor and a mixture's all-to-alls (``llm_bounds.data_floor_s``,
-   ``alltoall_floor_s``);
+   ``alltoall_floor_s``), for every member of a group when the group's entry reaches the top: the
+   sum in integers (numerator and denominator, not reduced; a Fraction only when the entry reaches
+   the top again), the terms cached per order on what they read, the all-to-alls' factor
+   ``(m + (p-1)/v) L / p`` once per group (2.2-2.4x less time to the first candidate on Mixtral
+   8x22B, 1,024 H100);
 2. plus its tensor-level floor (``tensor``: ``llm_bounds.tensor_floor_s`` with the block's floor,
    which needs the block's types): the time bound, ``llm_bounds.time_bound_s``'s four terms.
 
