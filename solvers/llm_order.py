@@ -30,6 +30,7 @@ from fractions import Fraction
 from typing import Callable, Iterator
 
 from ..core.llm_memory import Recompute
+from .deadline import past
 from .llm_bounds import alltoall_layer_s, data_floor_s
 from .llm_space import Candidate
 
@@ -75,6 +76,8 @@ class BoundOrder:
         self._alltoall: dict = {}
         self.done: list[tuple[Fraction, Fraction, int, Candidate]] = []  # left the heap, in order
         self.computed = 0  # time bounds computed (stage 2)
+        self.deadline: float | None = None  # past it, no group is expanded (None: no deadline)
+        self.stopped = False  # the order stopped there (``least``: a bound of every candidate left)
 
     def __len__(self) -> int:
         return len(self.cands)
@@ -95,9 +98,16 @@ class BoundOrder:
                 self.computed += 1
                 heapq.heapreplace(heap, _Entry.of(Fraction(top.n, top.d) + self.tensor(self.cands[i]), i, FULL))
                 continue
+            if past(self.deadline):  # the search sets it once it has scored a candidate
+                self.stopped = True
+                return False
             heapq.heappop(heap)
             self._expand(top)
         return False
+
+    def least(self) -> Fraction | None:
+        """The least key left (at most the time bound of every candidate not in ``done``; None: none left)."""
+        return Fraction(self._heap[0].n, self._heap[0].d) if self._heap else None
 
     def _expand(self, top: _Entry) -> None:
         """A group's members onto the heap at stage 1: the group's key plus each member's data-level

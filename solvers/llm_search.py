@@ -144,6 +144,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     scored: list[Scored] = []
     n = pruned_time = unresolved = 0
     unresolved_bound = None
+    order.deadline, order.stopped = None, False  # the deadline set after the first score (``BoundOrder._next``)
     for tf, mf, _i, cand in order:
         if prune and mf > capacity:
             continue
@@ -151,17 +152,21 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
             pruned_time = fitting - n
             break
         if scored and pace.over():
-            unresolved, unresolved_bound = fitting - n, tf
-            if best is None:  # one more score: a plan with a bound rather than none (``_rescue``)
-                best, unresolved = _add_rescue(problem, cands, memory, capacity, scored, types, evaluate, unresolved)
+            unresolved_bound = tf
             break
         s = _checked(pace.timed(_score, problem, cand, types, evaluate), eff)
         scored.append(s)
+        order.deadline = deadline
         if s.fits and (best is None or _better(s, best)):
             best = s
         if progress is not None and n % 8 == 0:
             progress("searching layouts", n + 1, fitting)
         n += 1
+    if order.stopped and unresolved_bound is None:  # its clock struck between two candidates
+        unresolved_bound = order.least()
+    if unresolved_bound is not None:  # one more score if no plan: a plan with a bound rather than none
+        best, unresolved = _add_rescue(problem, cands, memory, capacity, scored, types, evaluate, fitting - n) \
+            if best is None else (best, fitting - n)
     if best is not None and space.search_types:
         scored, best = _settle_types(problem, scored, best, types, evaluate, deadline)
         best = _certify(best, types)
