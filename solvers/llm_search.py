@@ -162,8 +162,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
         if progress is not None and n % 8 == 0:
             progress("searching layouts", n + 1, fitting)
         n += 1
-    if order.stopped and unresolved_bound is None:  # its clock struck between two candidates
-        unresolved_bound = order.least()
+    unresolved_bound = order.least() if order.stopped and unresolved_bound is None else unresolved_bound  # its clock
     if unresolved_bound is not None:  # one more score if no plan: a plan with a bound rather than none
         best, unresolved = _add_rescue(problem, cands, memory, capacity, scored, types, evaluate, fitting - n) \
             if best is None else (best, fitting - n)
