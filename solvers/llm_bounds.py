@@ -47,13 +47,18 @@ def alltoall_floor_s(problem, cand: Candidate) -> Fraction:
     deg = cand.degrees
     if deg.expert == 1:
         return Fraction(0)
+    m = cand.microbatches(problem.dims.batch)
+    return (m + cand.fill()) * Fraction(problem.dims.layers, deg.pipeline) * alltoall_layer_s(problem, cand)
+
+
+def alltoall_layer_s(problem, cand: Candidate) -> Fraction:
+    """One layer's all-to-alls a micro-batch (``llm_experts.alltoall_seconds``; the candidate has
+    e > 1), memoised on what it reads: t, e, the micro-batch, and whether the recompute is full."""
     from ..core.llm_experts import alltoall_seconds
 
-    # what alltoall_seconds reads: t, e, the micro-batch, and whether the recompute is full
+    deg = cand.degrees
     key = ("alltoall", deg.tensor, deg.expert, cand.micro_batch, cand.recompute is Recompute.FULL)
-    per_layer = _memo(problem, key, lambda: alltoall_seconds(problem, _layout(cand)))
-    m = cand.microbatches(problem.dims.batch)
-    return (m + cand.fill()) * Fraction(problem.dims.layers, deg.pipeline) * per_layer
+    return _memo(problem, key, lambda: alltoall_seconds(problem, _layout(cand)))
 
 
 def _layout(cand: Candidate):

@@ -108,32 +108,43 @@ def _status_bound(best: Scored | None, scored: list[Scored], unresolved_bound: F
     return (Status.OPTIMAL if bound == best.step_time_s else Status.FEASIBLE), bound
 
 
+def bound_order(problem, space: LlmSpace, types: TypeChooser | None = None) -> BoundOrder:
+    """The candidates of ``space`` in increasing time bound (``llm_order``), with their memory bounds;
+    the tensor-level floors through ``types`` (None: a chooser of its own)."""
+    dims, cluster = problem.dims, problem.cluster
+    cands = candidates(space, cluster.gpus, cluster.gpus_per_node, dims.layers, dims.batch, dims.head_groups,
+                       dims.experts)
+    eff = efficiency_for(cluster.gpu.name)[0]  # the evaluator's (one per GPU kind)
+    floor = compute_floor_s(network_flops(problem.network), cluster.gpus, cluster.gpu.peak_TFLOPS, eff)
+    types = TypeChooser(problem, space) if types is None else types
+    return BoundOrder(problem, cands, _memory_floors(problem, cands), floor,
+                      lambda c: tensor_floor_s(problem, c, block_floor(problem, c, types)))
+
+
 def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = None, evaluate=None,
-           progress: Progress | None = None, prune: bool = True, started: float | None = None) -> LlmSearchResult:
+           progress: Progress | None = None, prune: bool = True, started: float | None = None,
+           order: BoundOrder | None = None) -> LlmSearchResult:
     """The joint optimum of ``space`` on ``problem`` (``prune=False``: score every candidate).
     ``time_limit_s`` counts from ``started`` (a ``time.perf_counter()`` value: ``explore`` passes its
     process's start) or else from here; no candidate is started that its predecessors' cost says would
-    end past it (``_Pace``)."""
+    end past it (``_Pace``). ``order``: ``bound_order(problem, space)`` shared with another search of
+    the same space (``explore check``; None: one of its own)."""
     if evaluate is None:
         from ..core.llm_step import evaluate_llm as evaluate
     start = time.perf_counter()
     deadline = None if time_limit_s is None else (start if started is None else started) + time_limit_s
     pace = _Pace(deadline)
-    dims, cluster = problem.dims, problem.cluster
-    cands = candidates(space, cluster.gpus, cluster.gpus_per_node, dims.layers, dims.batch, dims.head_groups,
-                       dims.experts)
-    capacity = cluster.gpu.memory_bytes
-    eff = efficiency_for(cluster.gpu.name)[0]  # the evaluator's (one per GPU kind)
-    floor = compute_floor_s(network_flops(problem.network), cluster.gpus, cluster.gpu.peak_TFLOPS, eff)
+    capacity = problem.cluster.gpu.memory_bytes
+    eff = efficiency_for(problem.cluster.gpu.name)[0]  # the evaluator's (one per GPU kind)
     types = TypeChooser(problem, space)
-    memory = _memory_floors(problem, cands)
-    order = BoundOrder(problem, cands, memory, floor,
-                       lambda c: tensor_floor_s(problem, c, block_floor(problem, c, types)))
+    order = bound_order(problem, space, types) if order is None else order
+    cands, memory, floor = order.cands, order.memory, order.floor
     fitting = sum(1 for mf in memory if not (prune and mf > capacity))
     best: Scored | None = None
     scored: list[Scored] = []
     n = pruned_time = unresolved = 0
     unresolved_bound = None
+    order.deadline, order.stopped = None, False  # the deadline set after the first score (``BoundOrder._next``)
     for tf, mf, _i, cand in order:
         if prune and mf > capacity:
             continue
@@ -141,17 +152,20 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
             pruned_time = fitting - n
             break
         if scored and pace.over():
-            unresolved, unresolved_bound = fitting - n, tf
-            if best is None:  # one more score: a plan with a bound rather than none (``_rescue``)
-                best, unresolved = _add_rescue(problem, cands, memory, capacity, scored, types, evaluate, unresolved)
+            unresolved_bound = tf
             break
         s = _checked(pace.timed(_score, problem, cand, types, evaluate), eff)
         scored.append(s)
+        order.deadline = deadline
         if s.fits and (best is None or _better(s, best)):
             best = s
         if progress is not None and n % 8 == 0:
             progress("searching layouts", n + 1, fitting)
         n += 1
+    unresolved_bound = order.least() if order.stopped and unresolved_bound is None else unresolved_bound  # its clock
+    if unresolved_bound is not None:  # one more score if no plan: a plan with a bound rather than none
+        best, unresolved = _add_rescue(problem, cands, memory, capacity, scored, types, evaluate, fitting - n) \
+            if best is None else (best, fitting - n)
     if best is not None and space.search_types:
         scored, best = _settle_types(problem, scored, best, types, evaluate, deadline)
         best = _certify(best, types)

@@ -73,3 +73,75 @@ def test_search_computes_fewer_bounds_than_candidates(monkeypatch):
     monkeypatch.setattr(BoundOrder, "__init__", spy)
     res = S.search(problem, space)
     assert res.status.value == "optimal" and made and made[0].computed < len(cands)
+
+
+@pytest.mark.parametrize("case", [CASES[2], CASES[1]], ids=lambda c: c[0])
+def test_stage_one_keys_are_the_fraction_sums(case):
+    """Stage 1's keys, summed in integers without reducing, are the rational
+    compute-with-bubble + data floor + all-to-alls of every member of the groups expanded."""
+    from explorer.solvers.llm_bounds import alltoall_floor_s, data_floor_s
+
+    problem, _space, cands, floor, types, memory = _setup(*case)
+    order = BoundOrder(problem, cands, memory, floor, lambda c: tensor_floor_s(problem, c, S.block_floor(problem, c, types)))
+    [x for _, x in zip(range(20), order)]  # part way: groups expanded, stage-1 entries left
+    ones = [e for e in order._heap if e.stage == 1]
+    assert ones and any(cands[e.i].degrees.expert > 1 for e in ones) == bool(problem.dims.moe)
+    for e in ones:
+        c = cands[e.i]
+        m = c.microbatches(problem.dims.batch)
+        want = floor * (m + c.fill()) / m + data_floor_s(problem, c) + alltoall_floor_s(problem, c)
+        assert e.key is None and e.d > 0 and e.n * want.denominator == want.numerator * e.d
+
+
+def test_check_shares_one_order(monkeypatch):
+    """``explore check`` builds one bound order for the search and the exhaustive scoring, which
+    still scores every candidate and finds the search's optimum."""
+    from explorer.app.llm_check import check_llm
+
+    problem, space, cands, *_ = _setup("gpt3-1.7b", "dgx-a100", 16, 32)
+    space = LlmSpace(max_micro_batch=2)
+    cands = candidates(space, 16, problem.cluster.gpus_per_node, problem.dims.layers, 32, problem.dims.head_groups,
+                       problem.dims.experts)
+    made = []
+    real = BoundOrder.__init__
+
+    def spy(self, *a, **k):
+        real(self, *a, **k)
+        made.append(self)
+
+    monkeypatch.setattr(BoundOrder, "__init__", spy)
+    c = check_llm(problem, space)
+    assert len(made) == 1 and made[0].computed == len(cands)
+    assert c.exhaustive.scored == len(cands) and c.agree and c.same_optimum
+
+
+def test_the_order_stops_at_its_deadline_with_a_bound():
+    """Past its deadline the order expands no more groups: what left is the sorted order's prefix,
+    and ``least`` bounds the time bound of every candidate left."""
+    problem, _space, cands, floor, types, memory = _setup("mixtral-8x7b", "dgx-h100", 64, 256)
+    eager = sorted(((S.time_bound(problem, c, floor, types), memory[i], i, c) for i, c in enumerate(cands)),
+                   key=lambda x: (x[0], x[2]))
+    order = BoundOrder(problem, cands, memory, floor, lambda c: tensor_floor_s(problem, c, S.block_floor(problem, c, types)))
+    first = [x for _, x in zip(range(3), order)]
+    order.deadline = -1.0  # long past
+    rest = list(order)
+    assert order.stopped and rest[:3] == first and rest == eager[:len(rest)] and len(rest) < len(cands)
+    least = order.least()
+    assert least is not None and all(least <= x[0] for x in eager[len(rest):])
+    assert least > rest[-1][0] or least == rest[-1][0]
+
+
+def test_a_search_whose_order_stops_keeps_a_plan_and_a_true_bound(monkeypatch):
+    """The order's clock strikes right after the first score (the pace never does): the search
+    ends with its plan and the order's least key as a bound, at most the proven optimum, and no
+    optimum claimed that it did not prove."""
+    from explorer.solvers import llm_order
+
+    problem, space, *_ = _setup("llama3-8b", "dgx-h100", 128, 512)
+    full = S.search(problem, space)
+    monkeypatch.setattr(llm_order, "past", lambda d: d is not None)
+    monkeypatch.setattr(S._Pace, "over", lambda self: False)
+    res = S.search(problem, space, time_limit_s=3600.0)
+    assert full.status.value == "optimal" and res.unresolved > 0 and res.scored < full.scored
+    assert res.best is not None and res.bound_s is not None and res.bound_s <= full.best.step_time_s
+    assert res.status.value == ("optimal" if res.bound_s == res.best.step_time_s else "feasible")

@@ -9,6 +9,9 @@ most half of it, the scoring the rest; what was scored is still compared (``comp
 whether every layout was). The scoring proves nothing about the layouts it did not score (it does
 not trust the bounds it checks): stopped early, its status is feasible (its best so far) or
 unknown (none scored fits), with no bound, and ``same_optimum`` is None (no optimum to compare).
+Both sides take their candidates from one ``llm_search.bound_order`` (the scoring goes on where
+the search's ordering stopped); the bounds the check tests are computed again, on their own
+(``time_bound`` and ``memory_floor_bytes`` with a type chooser of the check's).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 from ..core.names import given_as
 from ..core.solution import Status
 from ..solvers.llm_bounds import memory_floor_bytes
-from ..solvers.llm_search import LlmSearchResult, expert_total, search, time_bound
+from ..solvers.llm_search import LlmSearchResult, bound_order, expert_total, search, time_bound
 from ..solvers.llm_type_choice import TypeChooser
 from .llm_report import SCHEMA_VERSION, LlmReport, exact_decimal, header_line, inputs_json
 from .render import fmt_seconds
@@ -81,11 +84,13 @@ def check_llm(problem, space, progress=None, time_limit_s: float | None = None, 
     start = time.perf_counter() if started is None else started
     if progress is not None:
         progress("searching (with bounds)")
-    fast = search(problem, space, time_limit_s=None if time_limit_s is None else time_limit_s / 2, started=start)
+    order = bound_order(problem, space)  # one order for both: the scoring goes on where the search stopped
+    fast = search(problem, space, time_limit_s=None if time_limit_s is None else time_limit_s / 2, started=start,
+                  order=order)
     if progress is not None:
         progress("scoring every layout (no pruning)")
     left = None if time_limit_s is None else max(0.0, time_limit_s - (time.perf_counter() - start))
-    full = _unproven(search(problem, space, prune=False, progress=progress, time_limit_s=left))
+    full = _unproven(search(problem, space, prune=False, progress=progress, time_limit_s=left, order=order))
     bad = 0
     types = TypeChooser(problem, space)
     for s in full.evaluated:
