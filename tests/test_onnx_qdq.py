@@ -134,6 +134,45 @@ def test_a_transposed_int8_weight_is_read(tmp_path):
     assert "'Wt': read as the float network" in net.approximations[0]
 
 
+@pytest.mark.parametrize("dq_first", [True, False])
+@pytest.mark.parametrize("inline", [True, False])
+def test_a_flat_int8_weight_reshaped_gets_the_note(tmp_path, dq_first, inline):
+    """Trial 13, finding 3: an int8 weight stored flat ([2048]) and Reshaped to [64, 32], after or
+    before its DequantizeLinear, was read with the right sizes but without the QDQ note (after),
+    or refused (before, when too large to fold), or named after the folded Reshape (before, small).
+    Every order gives the float network and a note naming the stored tensor; ``inline``: the data
+    is in the file (foldable), else external (never folded)."""
+    g = _Q(True)
+    data = np.arange(64 * 32, dtype=np.int8)
+    g.inits.append(numpy_helper.from_array(data, "Wflat") if inline else _ext("Wflat", 64 * 32, dtype=INT8))
+    shape, scale = g.small("shape", [64, 32], np.int64), g.small("s", 0.02, np.float32)
+    if dq_first:
+        w = g.op("Reshape", [g.op("DequantizeLinear", ["Wflat", scale], name="dq"), shape], name="rs")
+    else:
+        w = g.op("DequantizeLinear", [g.op("Reshape", ["Wflat", shape], name="rs"), scale], name="dq")
+    h = g.op("MatMul", [g.qdq_act("x"), w], name="fc1")
+    out = g.op("MatMul", [h, g.weight("fc2.weight", 32, 8)], name="fc2")
+    net = load_onnx(_save(tmp_path, g, (4, 16, 64), out, "flat.onnx", opset=19))
+    assert _sig(net) == _sig(load_onnx(mlp(tmp_path, False)))
+    assert net.approximations == (
+        "weights stored quantised (INT8, read through DequantizeLinear: a QDQ graph), 'Wflat': read as the float "
+        "network they quantise (the same layers and sizes); every element, weights and activations alike, is costed "
+        "at the array's dtype_bytes",)
+
+
+def test_a_dequantised_bias_gets_no_note(tmp_path):
+    """An int32 bias read through DequantizeLinear (rank 1, added after the product) is no
+    quantised weight: the float weights' graph has no note."""
+    g = _Q(False)
+    g.inits.append(numpy_helper.from_array(np.zeros(32, np.int32), "bq"))
+    bias = g.op("DequantizeLinear", ["bq", g.small("bs", 1e-3, np.float32)])
+    h = g.op("Add", [g.op("MatMul", ["x", g.weight("fc1.weight", 64, 32)], name="fc1"), bias])
+    out = g.op("MatMul", [h, g.weight("fc2.weight", 32, 8)], name="fc2")
+    net = load_onnx(_save(tmp_path, g, (4, 16, 64), out, "bias.onnx"))
+    assert _sig(net) == _sig(load_onnx(mlp(tmp_path, False)))
+    assert net.approximations == ()
+
+
 def test_float_weight_quantised_in_the_graph_is_read(tmp_path):
     """A QAT export: the float weight itself passes QuantizeLinear -> DequantizeLinear; then a
     Transpose of the dequantised weight (a Gemm-like MatMul) is still the stored weight."""

@@ -445,3 +445,32 @@ def test_sweep_out_is_made_with_its_parents_unlike_a_report_file(tmp_path, capsy
     assert code == 0 and (tmp_path / "no" / "such" / "o" / "results.csv").is_file(), err
     code, _, err = run_cli(["--model", "lenet-c", "--levels", "1", "--output", str(tmp_path / "none" / "r.txt")], capsys)
     assert code == 2 and "does not exist" in err, err
+
+
+def test_the_answering_solver_is_a_column_where_the_default_is_routed(tmp_path):
+    """Trial 13, finding 7: a `split: optimal` point without `solver` on an array the joint solver
+    does not cover (mix-4 frees level 1 too) is answered by exact; results.csv said so nowhere
+    (its `solver` column is empty). `answered_by`, after the alpha columns, holds the JSON's
+    `solver` on every split point: exact there, joint on tpu-mix-16, the heuristics' own."""
+    from .conftest import MIX4
+
+    (tmp_path / "mix-4.yaml").write_text(MIX4)
+    spec = write(tmp_path / "r.yaml", """\
+        version: 1
+        name: r
+        grid: {array: [mix-4.yaml, tpu-mix-16], split: [optimal, search]}
+        fixed: {model: sfc, alpha_grid: 2, space: hypar}
+        points:
+          - {array: mix-4.yaml, split: optimal, solver: exact}
+        """)
+    rows = list(sweep(spec, tmp_path / "out", workers=1))
+    header = (tmp_path / "out" / "results.csv").read_text().splitlines()[0].split(",")
+    k = header.index("answered_by")
+    assert header[k - 1:k + 2] == ["alpha_level3", "answered_by", "violations"]  # tpu-mix-16: 4 levels
+    plans = [json.loads(line) for line in (tmp_path / "out" / "plans.jsonl").read_text().splitlines()]
+    got = [(r["array"], r["split"], r["solver"], r["answered_by"]) for r in rows]
+    assert got == [("mix-4.yaml", "optimal", None, "exact"), ("mix-4.yaml", "search", None, "search"),
+                   ("tpu-mix-16", "optimal", None, "joint"), ("tpu-mix-16", "search", None, "search"),
+                   ("mix-4.yaml", "optimal", "exact", "exact")], got
+    assert [p["result"]["solver"] for p in plans] == [r["answered_by"] for r in rows]
+    assert rows[0]["objective_value"] == rows[4]["objective_value"] and rows[0]["status"] == "optimal"

@@ -54,6 +54,7 @@ class _Importer:
         self.bases: dict[str, set[str]] = {}  # weight view (a Transpose of a stored weight) -> the stored weights
         self.gathered: set[str] = set()  # tables an embedding Gather reads (a tied LM head shares one)
         self.quantised: dict[str, str] = {}  # stored quantised weight -> its type name, read through DequantizeLinear
+        self.dequantised: dict[str, str] = {}  # every stored integer tensor read through DequantizeLinear -> type name
         self.uses: dict[str, list[str]] = {}  # stored weight -> the layers reading it whole (onnx_shared.py)
         self.approx: list[str] = []
 
@@ -349,11 +350,12 @@ class _Importer:
         return t is not None and t.data_type in QUANTISED_TYPES and len(t.dims) >= 2
 
     def is_stored(self, name: str) -> bool:
-        """A stored weight, quantised weight or stored float vector (a weight stored flat, or a
-        weight normalisation's gain): a view computed from such tensors only is a weight."""
+        """A stored weight, quantised weight or stored float or 8/4-bit vector (a weight stored
+        flat, or a weight normalisation's gain): a view computed from such tensors only is a weight."""
         t = self.consts.get(name)
         return self.is_weight(name) or self.is_quantised(name) or (
-            t is not None and t.data_type in FLOAT_TYPES and len(t.dims) == 1 and name not in self.folded)
+            t is not None and t.data_type in FLOAT_TYPES | QUANTISED_TYPES and len(t.dims) == 1
+            and name not in self.folded)
 
     def weight_view(self, node) -> None:
         """A tensor computed from stored weights only (a Transpose of a shared weight, expert i's
@@ -362,7 +364,7 @@ class _Importer:
         weight only once dequantised."""
         stored = [x for x in node.input if x and self.is_stored(x)]
         bases = set().union(*(self.bases.get(x, {x}) for x in stored))
-        dtype = next((self.consts[x].data_type for x in stored if self.is_quantised(x)), None)
+        dtype = next((self.consts[x].data_type for x in stored if self.consts[x].data_type in QUANTISED_TYPES), None)
         for out in node.output:
             shape = self.shapes.get(out)
             if out and shape and all(shape) and len(shape) >= 2:
@@ -400,8 +402,11 @@ class _Importer:
         data = self.consts[ins[0]]
         if node.output and node.output[0]:
             self.stored_view(node.output[0], data.dims, self.bases.get(ins[0], {ins[0]}))
-        if len(data.dims) >= 2 and data.data_type not in FLOAT_TYPES:
-            self.quantised[min(self.bases.get(ins[0], {ins[0]}))] = TensorProto.DataType.Name(data.data_type)
+        if data.data_type not in FLOAT_TYPES:
+            base = min(self.bases.get(ins[0], {ins[0]}))
+            self.dequantised[base] = TensorProto.DataType.Name(data.data_type)
+            if len(data.dims) >= 2:
+                self.quantised[base] = self.dequantised[base]
         return True
 
     def expert_weights(self, node, desc: str, acts: list[str]) -> bool:
@@ -436,7 +441,10 @@ class _Importer:
         """Add a node spec; ``weight``: the (view of a) stored weight a layer reads, for onnx_shared.py."""
         self.check_sizes(spec)
         if weight is not None:
-            record_use(self.uses, spec["name"], self.consts[weight].dims, self.bases.get(weight, {weight}), self.consts)
+            bases = self.bases.get(weight, {weight})
+            record_use(self.uses, spec["name"], self.consts[weight].dims, bases, self.consts)
+            for base in sorted(bases & self.dequantised.keys()):  # a flat int8 weight dequantised, then Reshaped
+                self.quantised.setdefault(base, self.dequantised[base])
         self.nodes.append((len(self.nodes), spec))
         self.by_name[spec["name"]] = spec
         self.source[out] = spec["name"]

@@ -11,6 +11,7 @@ import numpy as np
 MAX_ELEMENTS = 1 << 16
 MAX_ROUNDS = 100
 FLOAT_TYPES = {1, 10, 11, 16}
+QUANTISED_TYPES = {2, 3, 21, 22}  # uint8 int8 uint4 int4
 
 
 def _int_list(a) -> list[int]:
@@ -218,12 +219,12 @@ class _Folder:
         graph = model.graph
         self.values: dict[str, np.ndarray] = {}
         self.weights: set[str] = set()  # stored float tensors of rank >= 2: never folded through
-        self.flat: set[str] = set()  # stored rank-1 float tensors: not folded into a rank >= 2 float (a weight)
+        self.flat: set[str] = set()  # stored rank-1 float/int8 tensors: not folded into a rank >= 2 one (a weight)
         for t in graph.initializer:
             if t.data_type in FLOAT_TYPES and len(t.dims) >= 2:
                 self.weights.add(t.name)
                 continue
-            if t.data_type in FLOAT_TYPES and len(t.dims) == 1:
+            if t.data_type in FLOAT_TYPES | QUANTISED_TYPES and len(t.dims) == 1:
                 self.flat.add(t.name)
             v = _const_value(t)
             if v is not None:
@@ -264,9 +265,11 @@ class _Folder:
         return new
 
     def weight_from_flat(self, node, vals) -> bool:
-        """A float matrix (or higher) made from a stored flat tensor (a weight stored as a vector
-        and Reshaped): left to the importer, which reads it as a stored weight."""
-        return bool(self.flat.intersection(node.input)) and any(v.dtype.kind == "f" and v.ndim >= 2 for v in vals)
+        """A float or 8/4-bit matrix (or higher) made from a stored flat tensor (a weight stored as
+        a vector and Reshaped, before or after its DequantizeLinear): left to the importer, which
+        reads it as a stored weight."""
+        return bool(self.flat.intersection(node.input)) and any(
+            (v.dtype.kind == "f" or (v.dtype.kind in "iu" and v.dtype.itemsize == 1)) and v.ndim >= 2 for v in vals)
 
     def evaluate(self, node, shapes):
         op = node.op_type

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 from ...core.errors import SpecError
 from ...core.names import flag_set
 from ..output import OutputError, write_text
-from .point import ALPHAS_KEY, FIGURES, SPLIT_KEYS, Outcome
+from .point import ALPHAS_KEY, ANSWERED_BY, FIGURES, SPLIT_KEYS, Outcome
 
 SPLIT_FIGURES = ("traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s", "memory_bytes_per_accelerator",
                  "speedup_over_all_I", "objective_value", "bound", "gap")  # what explore --split reports of FIGURES
@@ -31,7 +31,7 @@ PROVEN = {"optimal": "yes", "level-optimal": "level-optimal"}  # statuses that m
 def columns(params: Iterable[str], pareto: tuple[str, ...] = (), rows: Iterable[dict[str, Any]] = ()) -> list[str]:
     """The CSV's columns; a sweep with split points adds theirs (alpha per level: as many levels as ``rows`` have)."""
     params, rows = list(params), list(rows)
-    split = [*SPLIT_KEYS, *alpha_columns(rows)] if "split" in params else []
+    split = [*SPLIT_KEYS, *alpha_columns(rows), ANSWERED_BY] if "split" in params else []
     only_split = bool(split) and bool(rows) and all(r.get("split") is not None for r in rows)
     figures = SPLIT_FIGURES if only_split else FIGURES  # a sweep of split points alone: no empty plain-run columns
     return [*params, "status", *figures, *split, *TAIL, *(["pareto"] if pareto else [])]
@@ -55,6 +55,7 @@ def make_row(params: Iterable[str], point: dict[str, Any], out: Outcome) -> dict
             row[key] = res.get(key)
         for h, alphas in enumerate(res.get(ALPHAS_KEY) or []):
             row[f"{ALPHA_PREFIX}{h}"] = alphas
+        row[ANSWERED_BY] = res.get(ANSWERED_BY)
     row["violations"] = "; ".join(v["constraint"] for v in res.get("violations") or []) or None
     row["approximations"] = NOTE_JOIN.join(res.get("approximations") or []) or None
     row["dp_gap"] = None
@@ -125,7 +126,7 @@ def pareto_labels(rows: list[dict[str, Any]], cols: tuple[str, ...]) -> list[str
 
 # columns that never hold a number: a Pareto front over them means nothing
 NOT_NUMERIC = frozenset({"model", "array", "space", "solver", "objective", "caps", "pins", "forbids", "constraints", "mix", "split",
-                         "status", "violations", "approximations", "cached", "error", "pareto"})
+                         "status", "violations", "approximations", "cached", "error", "pareto", "answered_by"})
 
 
 def numeric_columns(available: Iterable[str]) -> list[str]:
