@@ -390,7 +390,7 @@ def accpar_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alph
         _, G, tbls = graph.forward(None, W=W, deadline=deadline)
     except TimeoutError:
         sol = split_solution("accpar", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, 0)
-        sol.info["reason"] = f"the time limit ({time_limit_s:g} s) ran out before its DP ended"
+        sol.info["reason"] = f"the time limit ({time_limit_s:.3g} s left to it) ran out before its DP ended"
         return sol
     cols = graph.backtrack(W, G, tbls)
     value = step_of(m.components(cols))

@@ -60,3 +60,17 @@ def test_cpsat_alone_without_a_plan_names_why_the_exact_path_ended(monkeypatch):
     assert note == ("cpsat: no plan and no proof: CP-SAT refused the instance (x): the exact constrained path ran "
                     "alone and ended: 9 column pairs need at least ~2 s")
     assert "within the time limit (10 s" in no_plan_note("cpsat", Status.UNKNOWN, 10.0, dict(info, exact_reason=""))
+
+
+def test_check_uneven_accpar_row_rounds_the_time_left_to_it():
+    """#4: the accpar row said "the time limit (1.80984 s)"; rounded as the other messages."""
+    from explorer.core.partition import Space
+    from explorer.core.solution import Status
+    from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space
+    from explorer.frontends import load_array, load_model
+    from explorer.solvers.uneven_joint import accpar_uneven
+
+    net, arr = load_model("resnet50"), load_array("tpu-mix-16")
+    sol = accpar_uneven(net, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(16), FreeAlphas.UNLIKE), 1.23456e-6)
+    assert sol.status is Status.UNKNOWN
+    assert sol.info["reason"] == "the time limit (1.23e-06 s left to it) ran out before its DP ended"
