@@ -74,3 +74,25 @@ def test_check_uneven_accpar_row_rounds_the_time_left_to_it():
     sol = accpar_uneven(net, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(16), FreeAlphas.UNLIKE), 1.23456e-6)
     assert sol.status is Status.UNKNOWN
     assert sol.info["reason"] == "the time limit (1.23e-06 s left to it) ran out before its DP ended"
+
+
+def test_the_column_tables_check_the_clock_within_an_edge():
+    """#2: one edge's table (millions of column pairs) took seconds with the clock checked only after
+    it, so --time-limit 25 ran 31 s in the tables alone; now checked per consumer column."""
+    from types import SimpleNamespace
+
+    from explorer.solvers.uneven_tables import _edge_units
+
+    calls = []
+
+    def edges_into(e, cus, cv):
+        calls.append(cv)
+        return [(0, 1, 2, 0)] * len(cus)
+
+    costs = SimpleNamespace(layout=SimpleNamespace(leaves=1, pos_end=3), edges_into=edges_into)
+    columns = [list(range(5)), list(range(100))]
+    assert _edge_units(costs, columns, 1, lambda: False).shape == (5, 100, 2) and len(calls) == 100
+    calls.clear()
+    with pytest.raises(TimeoutError):
+        _edge_units(costs, columns, 1, lambda: len(calls) >= 3)  # the deadline passes after 3 columns
+    assert len(calls) == 3
