@@ -96,3 +96,15 @@ def test_the_column_tables_check_the_clock_within_an_edge():
     with pytest.raises(TimeoutError):
         _edge_units(costs, columns, 1, lambda: len(calls) >= 3)  # the deadline passes after 3 columns
     assert len(calls) == 3
+
+
+def test_traffic_without_a_solver_is_refused_naming_the_default_not_only_the_joint_solver(mix4, capsys):
+    """#5: on an array the default routes to exact, the refusal named the joint solver alone."""
+    args = ["--model", "sfc", "--array", mix4, "--space", "hypar", "--alpha-grid", "2", "--split", "optimal",
+            "--objective", "traffic"]
+    code, out, err = run_cli(args, capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "--split optimal without --solver minimises the step time only (the joint solver, or the solver it " \
+           "routes to beyond its scope); add --solver exact" in err
+    code, out, err = run_cli([*args, "--solver", "exact"], capsys)  # what it names takes it
+    assert code == 0, err
