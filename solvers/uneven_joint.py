@@ -144,7 +144,7 @@ def _answer(m: _Model, best, bound: Fraction | None, proven: bool, report: tuple
         sol = split_solution("joint", Status.INFEASIBLE if proven else Status.UNKNOWN, None, None,
                              None if proven else bound, *report)
         if not proven and time.perf_counter() > deadline:
-            sol.info["reason"] = f"the time limit ({limit_s:g} s) ran out before a plan was found"
+            sol.info["reason"] = f"the time limit ({limit_s:.3g} s left to it) ran out before a plan was found"
         return sol
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     sol = split_solution("joint", status, m.plan(best[1][1 if m.virtual else 0:]), best[0],
@@ -390,7 +390,7 @@ def accpar_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alph
         _, G, tbls = graph.forward(None, W=W, deadline=deadline)
     except TimeoutError:
         sol = split_solution("accpar", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, 0)
-        sol.info["reason"] = f"the time limit ({time_limit_s:g} s) ran out before its DP ended"
+        sol.info["reason"] = f"the time limit ({time_limit_s:.3g} s left to it) ran out before its DP ended"
         return sol
     cols = graph.backtrack(W, G, tbls)
     value = step_of(m.components(cols))

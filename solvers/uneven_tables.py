@@ -21,7 +21,7 @@ CHUNK = 4_000_000  # entries of one temporary (producers x consumers x sides) at
 
 class ColumnTables:
     def __init__(self, costs: SplitCosts, columns, expired: Callable[[], bool]):
-        """Raises TimeoutError when ``expired()`` turns true (checked per edge)."""
+        """Raises TimeoutError when ``expired()`` turns true (checked per consumer column of each edge)."""
         lay = self.lay = costs.layout
         self.columns = columns
         self.index = [{c: i for i, c in enumerate(cols)} for cols in columns]
@@ -71,9 +71,11 @@ def _edge_units(costs: SplitCosts, columns, l: int, expired: Callable[[], bool])
     (read consumer-major, then transposed); built one edge at a time, so that only this edge's rows
     are ever held as Python tuples. Raises TimeoutError when ``expired()``."""
     lay = costs.layout
-    rows = [r[lay.leaves:lay.pos_end] for cv in columns[l] for r in costs.edges_into(l - 1, columns[l - 1], cv)]
-    if expired():
-        raise TimeoutError
+    rows = []
+    for cv in columns[l]:  # the clock checked per consumer column: one edge may take seconds (trial 13, #2)
+        if expired():
+            raise TimeoutError
+        rows += [r[lay.leaves:lay.pos_end] for r in costs.edges_into(l - 1, columns[l - 1], cv)]
     shape = (len(columns[l]), len(columns[l - 1]), lay.pos_end - lay.leaves)
     try:
         table = np.array(rows, dtype=np.int64).reshape(shape)

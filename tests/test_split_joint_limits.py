@@ -119,8 +119,9 @@ def test_the_traffic_objective_and_deeper_free_levels_are_refused_naming_what_ta
     code, out, err = run_cli(["--model", "lenet-c", "--array", "tpu-mix-16", "--split", "optimal", "--objective",
                               "traffic", "--cap", "0=1MB"], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1
-    assert err.startswith("explore: error: --objective: traffic: the joint solver of --split optimal minimises the "
-                          "step time; add --solver exact"), err
+    assert err.startswith("explore: error: --objective: traffic: --split optimal without --solver minimises the "
+                          "step time only (the joint solver, or the solver it routes to beyond its scope); add "
+                          "--solver exact"), err
     code, out, err = run_cli(["split", "--model", "lenet-c", "--split", "optimal", "--free", "all", "--memory", "1"],
                              capsys)
     assert code == 2 and out == "" and err.count("\n") == 1

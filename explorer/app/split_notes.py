@@ -42,6 +42,9 @@ def no_plan_note(solver: str | None, status: Status, time_limit_s: float, info: 
         return (f"cpsat: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven by "
                 f"the exact constrained path, {by}, " + ("which answered alone: " + why if info.get("alone") else
                                                           "run first") + ")")
+    if status is Status.UNKNOWN and info.get("alone") and info.get("exact_reason"):  # ended before the limit
+        return (f"cpsat: no plan and no proof: {why}: the exact constrained path ran alone and ended: "
+                f"{info['exact_reason']}")
     if status is Status.UNKNOWN and info.get("alone"):
         return (f"cpsat: no plan and no proof within the time limit ({time_limit_s:g} s; {given_as('--time-limit')} "
                 f"gives more): {why}: the exact constrained path ran alone")
@@ -61,6 +64,9 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
         return f"{solver}: {info.get('reason') or 'stopped by Ctrl-C'}"
     if info.get("even"):  # --split equal: the even solver's own words, as explore without --split
         return f"{solver}: {info['reason']}" if info.get("reason") else ""
+    if solver == "cpsat" and info.get("alone") and "column pairs need" in info.get("exact_reason", ""):
+        return (f"cpsat: {info['reason']}: the exact constrained path answered alone and ended at once: "
+                f"{info['exact_reason']}: the best seed plan, not proven optimal")
     if solver == "cpsat" and info.get("alone"):  # refused by its count: the exact path had the whole limit
         return (f"cpsat: {info['reason']}: the exact constrained path's answer, with the whole time limit"
                 + (f" (proven by {by})" if status in (Status.OPTIMAL, Status.INFEASIBLE) else

@@ -25,14 +25,15 @@ PROVING_SOLVERS = ("brute", "exact", "cpsat")  # solvers with an uneven form tha
 
 
 def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-                      rules: SplitRules) -> Solution:
+                      rules: SplitRules, seeds=()) -> Solution:
     """CP-SAT's uneven form; under a cap or a memory limit (``SplitRules.couples_layers``) the exact
     constrained path runs first within ``EXACT_SHARE`` of the time limit: its proof (optimal or
     infeasible) is the answer, else CP-SAT gets the time left (the exact path's answer where CP-SAT
     refuses the instance as too large, its columns counted before any is built) and the answer is the better plan
     with the higher proven bound (optimal under the time objective when they meet: both bounds
     are proofs; under traffic only CP-SAT's own proof, which settles the ties too).
-    ``info["proved_by"]`` names what proved the bound (``exact:<route>``, ``cpsat``)."""
+    ``info["proved_by"]`` names what proved the bound (``exact:<route>``, ``cpsat``). ``seeds``: as
+    ``solve_by``'s, what the exact path answering alone falls back on (as under ``--solver exact``)."""
     from ..solvers.uneven_cpsat import cpsat_size_check, cpsat_uneven
     from ..solvers.uneven_constrained import constrained_uneven
 
@@ -40,7 +41,7 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
     try:  # counted before anything is built: too large for CP-SAT, its model is never built
         cpsat_size_check(network, array, space, aspace, rules=rules)
     except Refused as err:  # the exact path alone, with the whole limit: its answer at any limit
-        return _exact_alone(network, array, space, aspace, time_limit_s, rules, err, t0)
+        return _exact_alone(network, array, space, aspace, time_limit_s, rules, err, t0, seeds)
     pre = None
     if rules.couples_layers:
         try:
@@ -63,19 +64,22 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
 
 
 def _exact_alone(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-                 rules: SplitRules, refusal: Refused, t0: float) -> Solution:
+                 rules: SplitRules, refusal: Refused, t0: float, seeds=()) -> Solution:
     """CP-SAT refused the instance by its count, before anything was built (a graph: chains only; too
-    many columns): the exact constrained path answers with the whole time limit, whatever it finds
-    (a proof, a plan with its bound, or no plan at the limit), so the same instance gets the same
-    kind of answer at any limit; where the exact path refuses too (at once), CP-SAT's refusal."""
+    many columns): the exact constrained path answers with the whole time limit and ``seeds``, whatever
+    it finds (a proof, a plan with its bound, its best seed plan, or no plan), so the same instance gets
+    the same answer as under ``--solver exact``, and the same kind at any limit; where the exact path
+    refuses too (at once), CP-SAT's refusal. ``info["exact_reason"]``: why the exact path ended (e.g.
+    at once, its column pairs needing more than the limit), "" at the limit."""
     from ..solvers.uneven_constrained import constrained_uneven
 
     try:
-        pre = constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+        pre = constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
     except Refused:
         raise refusal from None
     proved = pre.split_bound is not None or pre.status is Status.INFEASIBLE
-    info = dict(pre.info, reason=f"CP-SAT refused the instance ({refusal})", exact_alone=True)
+    info = dict(pre.info, reason=f"CP-SAT refused the instance ({refusal})", exact_alone=True,
+                exact_reason=pre.info.get("reason") or "")
     return _tagged(replace(pre, info=info), f"exact:{pre.info.get('method', 'pareto-dp')}" if proved else "", pre, t0)
 
 
@@ -142,7 +146,7 @@ def _uneven_solve(solver: str, network: Network, array: ArraySpec, space: Space,
         return (constrained_uneven if rules.couples_layers else exact_uneven)(
             network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
     if solver == "cpsat":  # caps or memory: the exact path first, as the even split's cpsat
-        return cpsat_after_exact(network, array, space, aspace, time_limit_s, rules)
+        return cpsat_after_exact(network, array, space, aspace, time_limit_s, rules, seeds)
     return levels_uneven(network, array, space, aspace, rules=rules, name="dp")
 
 
@@ -177,7 +181,8 @@ def proof_info(solver: str, sol) -> dict:
         by = f"exact:{sol.info['method']}" if solver == "exact" and sol.info.get("method") else solver
     first = (sol.info.get("exact_first") or {}).get("status")
     return {"reason": sol.info.get("reason") or "", "proved_by": by, "method": sol.info.get("method") or "",
-            "exact_first": first, "alone": bool(sol.info.get("exact_alone"))}
+            "exact_first": first, "alone": bool(sol.info.get("exact_alone")),
+            "exact_reason": sol.info.get("exact_reason") or ""}
 
 
 def _instead(solver: str, rules: SplitRules, proportional: bool = False, instance=None) -> str:

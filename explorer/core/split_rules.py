@@ -106,13 +106,15 @@ def kind_memory_violation(kind: str, limit_bytes: Fraction, actual_bytes: Fracti
 
 def joint_refusal(objective: Objective) -> tuple[str, str] | None:
     """What the joint solver does not take, or None: (the option, the problem). One rule for
-    ``explore --split optimal``, ``check --uneven``, the API and sweeps: the traffic objective (caps,
+    ``explore --split optimal``, ``check --uneven``, the API and sweeps, wherever the default routes
+    (the joint solver, or exact, cpsat or brute beyond its scope): the traffic objective (caps,
     memory limits, pins and forbids it keeps to, as ``--solver exact``)."""
     if objective is Objective.TIME:
         return None
     split, solver = given_as("--split"), given_as("--solver")
-    return "--objective", (f"traffic: the joint solver of {split} optimal minimises the step time; add {solver} "
-                           f"exact (chains), brute or cpsat (small instances), or dp (the level DP, no proof)")
+    return "--objective", (f"traffic: {split} optimal without {solver} minimises the step time only (the joint "
+                           f"solver, or the solver it routes to beyond its scope); add {solver} exact (chains), brute "
+                           f"or cpsat (small instances), or dp (the level DP, no proof)")
 
 
 TIME_ONLY = SplitRules()  # the step time, no side constraints (what the split solvers did before)
