@@ -112,7 +112,7 @@ def test_split_options_are_refused_cleanly(capsys):
 
     cases = [
         (["--split", "optimal", "--cap", "9=1GB"], "--cap"),  # a level the array lacks (the joint solver takes caps)
-        (["--split", "optimal", "--objective", "traffic"], "--objective: traffic: the joint solver"),
+        (["--split", "optimal", "--objective", "traffic"], "--objective: traffic: --split optimal without --solver minimises the step time only"),
         (["--split", "equal", "--workers", "2"], "--workers: not with --split"),
         (["--split", "equal", "--cap", "7=1GB"], "--cap"),
         (["--split", "equal", "--pin", "nosuch@0=I"], "--pin"),
