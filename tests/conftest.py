@@ -94,3 +94,10 @@ kinds:
 accelerators: [v2, v3, v3, v3]
 link_bandwidth_GBps: [70, 50]
 """
+
+
+@pytest.fixture
+def mix4(tmp_path):
+    path = tmp_path / "mix-4.yaml"
+    path.write_text(MIX4)
+    return str(path)

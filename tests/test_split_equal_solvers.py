@@ -9,14 +9,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from .conftest import MIX4, run_cli
-
-
-@pytest.fixture
-def mix4(tmp_path):
-    path = tmp_path / "mix-4.yaml"
-    path.write_text(MIX4)
-    return str(path)
+from .conftest import run_cli
 
 
 def _run(args, capsys):

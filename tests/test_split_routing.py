@@ -16,15 +16,8 @@ from explorer.core.solution import Status
 from explorer.solvers.brute import solve_split as brute_split
 from explorer.solvers.uneven_joint import check_scope
 
-from .conftest import MIX4, run_cli
+from .conftest import run_cli
 from .test_uneven_joint import _instance
-
-
-@pytest.fixture
-def mix4(tmp_path):
-    path = tmp_path / "mix-4.yaml"
-    path.write_text(MIX4)
-    return str(path)
 
 
 def _json(args, capsys):

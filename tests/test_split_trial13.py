@@ -10,25 +10,6 @@ import pytest
 
 from .conftest import run_cli
 
-MIX4 = """version: 1
-name: mix4
-levels: 2
-dtype_bytes: 2
-kinds:
-  v2: {peak_TFLOPS: 45, memory_GiB: 16}
-  v3: {peak_TFLOPS: 123, memory_GiB: 32}
-accelerators: [v2, v3, v3, v3]
-link_bandwidth_GBps: [70, 70]
-"""
-
-
-@pytest.fixture
-def mix4(tmp_path):
-    path = tmp_path / "mix4.yaml"
-    path.write_text(MIX4)
-    return str(path)
-
-
 def _json(args, capsys):
     code, out, err = run_cli([*args, "--format", "json"], capsys)
     return code, json.loads(out), err
