@@ -60,9 +60,8 @@ def test_lazy_order_prefix_and_through(case):
         assert done == eager[:len(done)]
 
 
-def test_search_computes_fewer_bounds_than_candidates(monkeypatch):
-    """The search itself stops early: the time bounds of candidates above the optimum are not all computed."""
-    problem, space, cands, *_ = _setup("gpt3-1.7b", "dgx-a100", 1024, 512)
+def _orders_made(monkeypatch) -> list:
+    """Every BoundOrder built from now on, in order."""
     made = []
     real = BoundOrder.__init__
 
@@ -71,6 +70,13 @@ def test_search_computes_fewer_bounds_than_candidates(monkeypatch):
         made.append(self)
 
     monkeypatch.setattr(BoundOrder, "__init__", spy)
+    return made
+
+
+def test_search_computes_fewer_bounds_than_candidates(monkeypatch):
+    """The search itself stops early: the time bounds of candidates above the optimum are not all computed."""
+    problem, space, cands, *_ = _setup("gpt3-1.7b", "dgx-a100", 1024, 512)
+    made = _orders_made(monkeypatch)
     res = S.search(problem, space)
     assert res.status.value == "optimal" and made and made[0].computed < len(cands)
 
@@ -102,14 +108,7 @@ def test_check_shares_one_order(monkeypatch):
     space = LlmSpace(max_micro_batch=2)
     cands = candidates(space, 16, problem.cluster.gpus_per_node, problem.dims.layers, 32, problem.dims.head_groups,
                        problem.dims.experts)
-    made = []
-    real = BoundOrder.__init__
-
-    def spy(self, *a, **k):
-        real(self, *a, **k)
-        made.append(self)
-
-    monkeypatch.setattr(BoundOrder, "__init__", spy)
+    made = _orders_made(monkeypatch)
     c = check_llm(problem, space)
     assert len(made) == 1 and made[0].computed == len(cands)
     assert c.exhaustive.scored == len(cands) and c.agree and c.same_optimum
