@@ -36,7 +36,6 @@ from explorer.core.partition import (
     Size,
     Space,
     node_inter_coeff,
-    relayout_cost,
     relayout_split,
 )
 from explorer.core.plan import Plan
@@ -84,10 +83,9 @@ def test_fanout_may_be_any_whole_number_type():
 def test_relayout_fraction_at_two_is_the_binary_model():
     for src, dst in itertools.product(Layout, Layout):
         x = relayout_fraction(src, dst, 2)
-        assert x == relayout_cost(src, dst)
         assert relayout_split(src, HALF, dst, HALF) == (x, x)  # the uneven formula at 1/2
     # model.md section 4's table, typed in: row <-> col a quarter, split -> dup a half
-    assert relayout_cost(Layout.ROW, Layout.COL) == F(1, 4) and relayout_cost(Layout.COL, Layout.DUP) == F(1, 2)
+    assert relayout_fraction(Layout.ROW, Layout.COL, 2) == F(1, 4) and relayout_fraction(Layout.COL, Layout.DUP, 2) == F(1, 2)
 
 
 def test_node_inter_fraction_at_two_is_node_inter_coeff():

@@ -177,15 +177,15 @@ def test_cpsat_equals_brute_on_random_dags(seed):
 
 
 def test_graph_dp_is_level_optimal_on_random_dags():
-    from explorer.app.check import CheckOptions, level_optimum
+    from explorer.app.check import CheckOptions, level_result
 
     for seed in range(20):
         net = parse_network(random_dag_spec(100 + seed, 6), "dag")
         p = Problem(net, synthetic_array(3), Space.ACCPAR)
         d = dp.solve(p)
         for h in range(3):
-            opt, method = level_optimum(p, d.plan.types, h, CheckOptions())
-            assert method == "enumeration" and opt == d.level_units[h]
+            res = level_result(p, d.plan.types, h, CheckOptions())
+            assert res.method == "enumeration" and res.value == d.level_units[h]
 
 
 def test_exact_on_graphs_and_its_refusal(monkeypatch):

@@ -5,7 +5,7 @@ from fractions import Fraction
 import pytest
 
 from explorer.core.evaluate import evaluate
-from explorer.core.partition import INTER, PartitionType as T, Space
+from explorer.core.partition import PartitionType as T, Space, inter_coeff
 from explorer.core.plan import Plan
 from explorer.core.costs import plan_level_units
 from explorer.solvers.dp import hierarchical_dp
@@ -25,7 +25,7 @@ def test_inter_table_derived_from_layouts_matches_model_md():
         (III, I): (q, q), (III, II): (0, 0), (III, III): (h, 0),
     }
     for key, (f, e) in expected.items():
-        assert (INTER[key].f, INTER[key].e) == (f, e), key
+        assert (inter_coeff(*key).f, inter_coeff(*key).e) == (f, e), key
 
 
 # Two-layer net at one level (fixture two_layer): every one of the 9 table entries.

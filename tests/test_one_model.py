@@ -20,10 +20,9 @@ from explorer.core.partition import (
     LAYER_TYPES,
     Layout,
     inter_coeff,
-    inter_split,
     node_inter_coeff,
     node_inter_split,
-    relayout_cost,
+    relayout_fraction,
     relayout_split,
 )
 from explorer.core.randnet import random_chain
@@ -31,13 +30,13 @@ from explorer.core.randnet import random_chain
 BEHAVIOURS = (LAYER_TYPES, JOIN_NODE_TYPES, GROUPED_TYPES, EMBEDDING_TYPES)
 
 
-def test_relayout_cost_is_the_even_case_of_relayout_split():
+def test_binary_relayout_is_the_even_case_of_relayout_split():
     # hand values of model.md section 4: row <-> col 1/4, split -> dup 1/2, else 0
     want = {(Layout.ROW, Layout.COL): F(1, 4), (Layout.COL, Layout.ROW): F(1, 4), (Layout.ROW, Layout.DUP): F(1, 2),
             (Layout.COL, Layout.DUP): F(1, 2)}
     for src, dst in product(Layout, Layout):
-        assert relayout_cost(src, dst) == want.get((src, dst), 0)
-        assert relayout_split(src, HALF, dst, HALF) == (relayout_cost(src, dst),) * 2
+        assert relayout_fraction(src, dst, 2) == want.get((src, dst), 0)
+        assert relayout_split(src, HALF, dst, HALF) == (relayout_fraction(src, dst, 2),) * 2
 
 
 def test_every_behaviours_inter_coefficient_is_the_even_case_of_the_uneven_one():
@@ -52,7 +51,7 @@ def test_every_behaviours_inter_coefficient_is_the_even_case_of_the_uneven_one()
             seen += 1
     assert seen >= 40
     for a, b in product(ALL_TYPES, ALL_TYPES):
-        assert inter_split(a, HALF, b, HALF) == (inter_coeff(a, b).total,) * 2
+        assert node_inter_split(a, HALF, b, HALF, LAYER_TYPES, LAYER_TYPES) == (inter_coeff(a, b).total,) * 2
 
 
 def test_edge_split_takes_each_nodes_layouts():
@@ -284,7 +283,10 @@ def test_one_evaluator_scores_uneven_plans():
     import pytest
 
     from explorer.core.evaluate import PlanError, evaluate, evaluate_split
-    from explorer.core.uneven import with_level_alphas
+    from explorer.core.plan import Plan
+
+    def with_level_alphas(plan, alphas):  # one alpha per level for every group and layer
+        return Plan(plan.types, tuple((a,) * len(row) for a, row in zip(alphas, plan.types)))
     from explorer.core.partition import PartitionType, Space
 
     from .test_uneven_joint import _instance

@@ -16,7 +16,7 @@ from explorer.core.array import AcceleratorKind, ArraySpec, synthetic_array
 from explorer.core.errors import Refused
 from explorer.core.comm import edge_split, training_flops
 from explorer.core.timing import step_time
-from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space, group_shares, side_share, size_share, spec_of
+from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space, group_shares, side_share, spec_of
 from explorer.core.evaluate import evaluate_split
 from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.partition import JOIN_TYPES, Dim, PartitionType, Size, Space
@@ -30,6 +30,14 @@ from explorer.solvers.uneven import exact_uneven
 from explorer.solvers.uneven_levels import level_cost, level_dp_plan, levels_uneven
 
 I, II, III = PartitionType.I, PartitionType.II, PartitionType.III
+
+
+def size_share(shares, size):
+    """A size's share of the group's dimension shares (S is never split): the reference's own."""
+    out = F(1)
+    for d in size.dims:
+        out *= shares.get(d, F(1))
+    return out
 
 
 def mix(levels, peaks, bw, dtype=2, overlap=False):

@@ -20,7 +20,7 @@ from explorer.core.uneven import (
 )
 from explorer.core.evaluate import evaluate_split
 from explorer.core.network import Layer, LayerKind, Network
-from explorer.core.partition import ALL_TYPES, Dim, Layout, PartitionType, Space, inter_split, relayout_cost, relayout_split
+from explorer.core.partition import ALL_TYPES, LAYER_TYPES, Dim, Layout, PartitionType, Space, node_inter_split, relayout_fraction, relayout_split
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain
 from explorer.frontends import load_array, load_model
@@ -58,10 +58,10 @@ def plan1(t1, a1, t2, a2):
     return Plan(((t1, t2),), ((F(a1), F(a2)),))
 
 
-def test_relayout_split_is_relayout_cost_at_one_half():
+def test_relayout_split_is_the_binary_relayout_at_one_half():
     for src in Layout:
         for dst in Layout:
-            assert relayout_split(src, F(1, 2), dst, F(1, 2)) == (relayout_cost(src, dst),) * 2
+            assert relayout_split(src, F(1, 2), dst, F(1, 2)) == (relayout_fraction(src, dst, 2),) * 2
 
 
 def test_relayout_split_goldens():
@@ -93,7 +93,7 @@ def test_I_to_II_golden():
     # (10/16, 10/16) * 16 = (10, 10). Sides: (34, 34), 34 * 2 / 1e10 = 6.8 ns.
     # Compute: leaf 0: f1 384/4 = 96, f2 192*3/4 = 144: 240 FLOP / 1 TFLOPS = 0.24 ns;
     # leaf 1: 288 + 48 = 336 / 3 TFLOPS = 0.112 ns. Step: 0.24 + 6.8 = 7.04 ns.
-    assert inter_split(I, F(1, 4), II, F(3, 4)) == (F(10, 16), F(10, 16))
+    assert node_inter_split(I, F(1, 4), II, F(3, 4), LAYER_TYPES, LAYER_TYPES) == (F(10, 16), F(10, 16))
     ev = evaluate_split(NET, A1, plan1(I, "1/4", II, "3/4"))
     assert ev.group_amounts == (((F(34), F(34)),),)
     assert ev.leaf_compute_s == (F(240, 10**12), F(112, 10**12))

@@ -65,15 +65,6 @@ def method_of(sol: Solution) -> str:
     return {"cpsat": "cpsat", "brute": "enumeration", "dp": "hierarchical-dp"}.get(sol.solver, sol.solver)
 
 
-def level_optimum(problem: Problem, plan_rows, h: int, options: CheckOptions, lookup=get_solver) -> tuple[int, str]:
-    """min c_h (units) with every other level pinned to plan_rows, proven (``level_result`` without a
-    time limit), and the method that proved it."""
-    res = level_result(problem, plan_rows, h, options, lookup)
-    if res.value is None:
-        raise RuntimeError(f"level {h}: {res.method} did not prove the level optimum ({res.cut_short})")
-    return res.value, res.method
-
-
 @dataclass(frozen=True)
 class LevelResult:
     """A level's optimum given the other levels (units; None: not proven), how, and, where the time

@@ -25,10 +25,6 @@ class GpuKind:
     source: str = ""
 
     @property
-    def peak_FLOPS(self) -> Fraction:
-        return self.peak_TFLOPS * 10**12
-
-    @property
     def memory_bytes(self) -> Fraction:
         return Fraction(self.memory_GiB) * GiB
 

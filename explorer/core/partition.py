@@ -104,8 +104,8 @@ def relayout_split(src: Layout, a: Fraction, dst: Layout, b: Fraction) -> Pair:
 # collectives (for powers of two, recursive halving/doubling moves the same bytes): an all-reduce
 # of a tensor sends 2(k-1)/k of it, an all-gather (split -> duplicated) (k-1)/k, an all-to-all
 # (row <-> col) (k-1)/k^2; the same layout, or from duplicated, nothing. At k = 2: 1, 1/2, 1/4,
-# HyPar's numbers; the even-split helpers below (``relayout_cost``, the inter-layer coefficients,
-# the intra amount of ``comm``) are these functions at k = 2.
+# HyPar's numbers; the even-split helpers below (the inter-layer coefficients, the intra amount
+# of ``comm``) are these functions at k = 2.
 
 
 def _check_fanout(k: int) -> None:
@@ -139,13 +139,6 @@ def relayout_fraction(src: Layout, dst: Layout, k: int) -> Fraction:
     if dst is Layout.DUP:
         return Fraction(k - 1, k)
     return Fraction(k - 1, k * k)
-
-
-def relayout_cost(src: Layout, dst: Layout) -> Fraction:
-    """Elements each group sends, as a fraction of the whole tensor, to go from src to dst:
-    ``relayout_fraction`` at k = 2 (1/4 for row <-> col, 1/2 for split -> duplicated, else 0; the
-    even split's case of ``relayout_split`` too, tests/test_fanout.py)."""
-    return relayout_fraction(src, dst, 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,12 +316,6 @@ def inter_coeff(prev: PartitionType, nxt: PartitionType) -> InterCoeff:
     return node_inter_coeff(prev, nxt, LAYER_TYPES, LAYER_TYPES)
 
 
-def inter_split(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fraction) -> Pair:
-    """``inter_coeff`` with uneven splits: forward F plus backward E re-layout on an edge,
-    (side 0, side 1) as fractions of A(F) (= A(E)) of the consumer's input."""
-    return node_inter_split(prev, a, nxt, b, LAYER_TYPES, LAYER_TYPES)
-
-
 def inter_fractions(p: TypeLayouts, n: TypeLayouts, k: int) -> InterCoeff:
     """The re-layouts on an edge from a producer laid out ``p`` to a consumer laid out ``n`` at a
     level of fan-out k, as fractions of the consumer's A(F) = A(E): forward F (the producer's
@@ -420,11 +407,6 @@ _SCATTERED: dict[tuple[int, int, Layout], TypeLayouts] = {}  # NodeTypes are mod
 def node_inter_coeff(prev: PartitionType, nxt: PartitionType, producer: NodeTypes, consumer: NodeTypes) -> InterCoeff:
     """``inter_coeff`` between two nodes of any behaviour (layouts from their ``NodeTypes``)."""
     return inter_fractions(producer.layouts(prev), consumer.layouts(nxt), 2)
-
-
-INTER: dict[tuple[PartitionType, PartitionType], InterCoeff] = {
-    (a, b): inter_coeff(a, b) for a in ALL_TYPES for b in ALL_TYPES
-}
 
 
 def node_inter_fraction(prev: PartitionType, nxt: PartitionType, producer: NodeTypes, consumer: NodeTypes,

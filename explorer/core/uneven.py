@@ -145,13 +145,6 @@ def group_shares(plan: Plan, level: int, group: int, layer: int, node: Layer | N
     return shares
 
 
-def size_share(shares: dict[Dim, Fraction], size: Size) -> Fraction:
-    out = Fraction(1)
-    for d in size.dims:
-        out *= shares.get(d, Fraction(1))  # S is never split
-    return out
-
-
 def whole_sizes(network: Network) -> list[tuple[int, int, int]]:
     b = network.batch
     return [(L.input_elements(b), L.weight_elements(), L.output_elements(b)) for L in network.layers]
@@ -307,11 +300,6 @@ def proportional_alphas(array: ArraySpec) -> tuple[tuple[Fraction, ...], ...]:
             row.append(Fraction(left) / (left + sum(peaks[g * n + n // 2 : (g + 1) * n])))
         out.append(tuple(row))
     return tuple(out)
-
-
-def with_level_alphas(plan: Plan, alphas: Sequence[Fraction]) -> Plan:
-    """The plan's types with one alpha per level for every group and layer."""
-    return Plan(plan.types, tuple((alphas[h],) * len(row) for h, row in enumerate(plan.types)))
 
 
 def with_group_alphas(plan: Plan, alphas: Sequence[Sequence[Fraction]]) -> Plan:
