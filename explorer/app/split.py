@@ -572,11 +572,11 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     equal-split step time, wall, the solver's own value of the plan, ``proof_info``)."""
     from ..solvers.uneven_constrained import joint_under
 
+    if joint_refusal(rules.objective):  # the traffic objective: no search (it lowers the step time), routed at once
+        return _routed(network, array, space, aspace, equal, clock, say, rules, joint_refusal(rules.objective))
     late = clock.no_time_for("joint")  # not started with nothing left
     if late is not None:
         return equal, Status.FEASIBLE, None, None, None, None, {"not_run": f"joint: {late}; the equal-split plan (no proof)"}
-    if joint_refusal(rules.objective):  # the traffic objective: no search (it lowers the step time), routed at once
-        return _routed(network, array, space, aspace, equal, clock, say, rules, joint_refusal(rules.objective))
     say("split: optimal (search, then the joint solver)")
     starts = (equal,)
     if clock.no_time_for("search") is None:
