@@ -13,15 +13,13 @@ import numpy as np
 
 from explorer.core.array import ArraySpec
 from explorer.core.errors import Refused
-from explorer.core.names import given_as
 from explorer.core.uneven import AlphaSpace, check_array, check_network
 from explorer.core.network import Network
 from explorer.core.partition import Space
 from explorer.core.plan import Plan
 from explorer.core.evaluate import evaluate_split
-from explorer.core.objective import Objective
 from explorer.core.solution import Solution, Status, split_solution
-from explorer.core.split_rules import SplitRules
+from explorer.core.split_rules import SplitRules, joint_refusal
 
 from .uneven_sp import blocks
 from .joint_blocks import _Graph, _PerTermMax, _Weighted
@@ -98,8 +96,8 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     deadline = t_start + o.time_limit_s
     clock = _Clock(t_start)
     check_scope(network, array, aspace)
-    if rules is not None and rules.objective is not Objective.TIME:
-        raise Refused(f"joint (uneven splits): the step time only (the traffic objective: {given_as('--solver')} exact)")
+    if rules is not None and joint_refusal(rules.objective):
+        raise Refused(joint_refusal(rules.objective))
     if _no_type_left(network, array, types_allowed):  # pins and forbids conflict: no plan at all
         return split_solution("joint", Status.INFEASIBLE, None, None, None, time.perf_counter() - t_start, 0)
     Q = o.weight_scale

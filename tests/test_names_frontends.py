@@ -90,13 +90,19 @@ def test_the_llm_planners_checks_name_plan_llms_arguments(capsys):
     assert "tensor=2 with layout zero3" in str(e.value) and "or layout megatron" in str(e.value)
 
 
-def test_the_joint_solvers_refusal_names_the_apis_solver():
+def test_what_takes_a_traffic_instance_brute_refuses_names_the_apis_options():
+    """Under traffic the default routes past the joint solver (``routed_optimal``): brute force's
+    refusal names what the default runs on a chain, as each front end writes it."""
+    from explorer.app.split_solve import _instead
+
     net, arr = load_model("lenet-c"), load_array("tpu-mix-16")
-    aspace, traffic = alpha_space(arr, alpha_grid(2)), SplitRules(objective=Objective.TRAFFIC)
-    with named_for(Frontend.API), pytest.raises(Refused, match=r"the traffic objective: solver exact\)"):
-        joint_uneven(net, arr, Space.HYPAR, aspace, rules=traffic)
-    with pytest.raises(Refused, match=r"the traffic objective: --solver exact\)"):
-        joint_uneven(net, arr, Space.HYPAR, aspace, rules=traffic)
+    instance, traffic = (net, arr, alpha_space(arr, alpha_grid(2))), SplitRules(objective=Objective.TRAFFIC)
+    words = "exact (the exact DP on chains, which {0}split optimal without {0}solver runs here) takes it"
+    with named_for(Frontend.API):
+        assert words.format("") in _instead("brute", traffic, False, instance)
+    assert words.format("--") in _instead("brute", traffic, False, instance)
+    with pytest.raises(Refused, match=r"^joint \(uneven splits\): the step time only, not the traffic objective$"):
+        joint_uneven(net, arr, Space.HYPAR, instance[2], rules=traffic)
 
 
 LENET = {"version": 1, "name": "a", "grid": {"model": ["lenet-c"], "levels": [1, 2]}}

@@ -111,7 +111,6 @@ def test_split_options_are_refused_cleanly(capsys):
 
     cases = [
         (["--split", "optimal", "--cap", "9=1GB"], "--cap"),  # a level the array lacks (the joint solver takes caps)
-        (["--split", "optimal", "--objective", "traffic"], "--objective: traffic: --split optimal without --solver minimises the step time only"),
         (["--split", "equal", "--workers", "2"], "--workers: not with --split"),
         (["--split", "equal", "--cap", "7=1GB"], "--cap"),
         (["--split", "equal", "--pin", "nosuch@0=I"], "--pin"),
@@ -147,7 +146,7 @@ def test_the_api_takes_split():
     assert evaluate_split(load_model("lenet-c"), load_array("tpu-mix-16"), r.plan).step_time_s == r.step_time_s
     even = solve("lenet-c", objective="time")
     assert solve("lenet-c", split="equal").plan.types == even.plan.types  # one kind: the even split
-    for kwargs, name in (({"objective": "traffic", "split": "optimal"}, "^objective: "), ({"solver": "nosuch"}, "^solver: "),
+    for kwargs, name in (({"solver": "nosuch"}, "^solver: "),
                          ({"levels": 2}, "^levels: "), ({"caps": ["9=1GB"]}, "^caps: "), ({"dump_model": "m.pb"}, "dump_model"),
                          ({"alpha_grid": 1}, "alpha_grid"), ({"memory_GiB": float("nan")}, "^memory_GiB: "),
                          ({"split": "sideways"}, "split"), ({"free": "some"}, "free")):

@@ -195,7 +195,6 @@ def test_dp_reports_the_cap_its_plan_breaks(tmp_path, capsys):
     (["split", "--constraints", "/nonexistent.yaml"], "/nonexistent.yaml"),
     (["split", "--levels", "2"], "--levels"),
     (["split", "--objective", "sideways"], "--objective"),
-    (["split", "--split", "optimal", "--objective", "traffic"], "--objective: traffic: --split optimal without --solver minimises the step time only"),
     (["--array", "tpu-mix-16", "--split", "optimal", "--solver", "dp", "--cap", "9=1GB"], "--cap"),
     (["--array", "tpu-mix-16", "--split", "proportional", "--solver", "dp", "--pin", "conv1@9=I"], "--pin"),
     (["--array", "tpu-mix-16", "--split", "levels", "--solver", "dp", "--forbid", "nosuch=I"], "--forbid"),

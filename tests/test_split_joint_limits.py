@@ -115,13 +115,8 @@ def test_the_api_and_a_sweep_point_take_limits_with_plain_optimal(mix4, tmp_path
     assert row["status"] == "optimal" and F(row["objective_value"]) == plain.objective_value == F(row["bound"])
 
 
-def test_the_traffic_objective_and_deeper_free_levels_are_refused_naming_what_takes_them(capsys):
-    code, out, err = run_cli(["--model", "lenet-c", "--array", "tpu-mix-16", "--split", "optimal", "--objective",
-                              "traffic", "--cap", "0=1MB"], capsys)
-    assert code == 2 and out == "" and err.count("\n") == 1
-    assert err.startswith("explore: error: --objective: traffic: --split optimal without --solver minimises the "
-                          "step time only (the joint solver, or the solver it routes to beyond its scope); add "
-                          "--solver exact"), err
+def test_deeper_free_levels_are_refused_naming_what_takes_them(capsys):
+    """(The traffic objective, refused here before, routes: ``test_split_routing``.)"""
     code, out, err = run_cli(["split", "--model", "lenet-c", "--split", "optimal", "--free", "all", "--memory", "1"],
                              capsys)
     assert code == 2 and out == "" and err.count("\n") == 1

@@ -153,3 +153,103 @@ def _rules_of(arr):
     from explorer.core.split_rules import SplitRules, leaf_memory_limits
 
     return SplitRules(leaf_memory_bytes=leaf_memory_limits(arr, None))
+
+
+# ---- the traffic objective: the joint solver minimises the step time, so the default routes ------------
+
+TRAFFIC_ROUTE = "joint (uneven splits): the step time only, not the traffic objective; exact answered instead"
+
+
+@pytest.mark.parametrize("extra, status", [([], "optimal"), (["--cap", "1=9.44MB"], "optimal"),
+                                           (["--cap", "1=4.5MB"], "infeasible"),
+                                           (["--memory", "0.004", "--weight-copies", "2"], "infeasible")])
+def test_traffic_without_a_solver_routes_to_exact_and_answers_as_the_solvers_do(mix4, extra, status, capsys):
+    """It used to be refused (exit 2, "minimises the step time only"): the default now answers as
+    --solver exact and cpsat do (status, least traffic, its bound, the plan), naming exact in
+    the JSON's ``solver`` and the text, and the route in the note."""
+    base = ["--model", "sfc", "--array", mix4, "--space", "hypar", "--split", "optimal", "--alpha-grid", "2",
+            "--objective", "traffic", *extra]
+    code, plain, err = _json(base, capsys)
+    assert code == (0 if status == "optimal" else 1), err
+    assert plain["status"] == status and plain["solver"] == "exact" and plain["objective"] == "traffic"
+    assert plain["note"].startswith(TRAFFIC_ROUTE), plain["note"]
+    for solver in ("exact", "cpsat"):  # brute force: too many plans here (the random instances below)
+        code_s, other, err = _json([*base, "--solver", solver], capsys)
+        assert code_s == code and other["status"] == status, (solver, err)
+        for key in ("objective_value", "bound", "plan", "alphas", "step_time_s"):
+            assert other.get(key) == plain.get(key), (solver, key)
+    if status == "optimal":
+        assert plain["objective_value"] == plain["bound"] and plain["bound_method"] == "exact:pareto-dp"
+    code, out, err = run_cli(base, capsys)
+    assert out.splitlines()[0].endswith(f"{status} by exact") and TRAFFIC_ROUTE in out
+
+
+def test_traffic_on_a_graph_routes_past_exact_and_cpsat_to_brute(mix4, capsys):
+    """A graph (resnet-like DAGs: exact and CP-SAT take chains only): brute force answers, named."""
+    from explorer.core.objective import Objective
+    from explorer.core.split_rules import SplitRules, leaf_memory_limits
+
+    rng = random.Random(77)
+    for _ in range(200):
+        net, arr, space, aspace = _instance(rng)
+        if not net.is_chain:
+            break
+    kw = dict(grid=len(aspace.grid) + 1, free=aspace.free, grid_only=not aspace.proportional, time_limit_s=60)
+    plain = split_run(net, arr, space, Split.OPTIMAL, objective=Objective.TRAFFIC, **kw)
+    want = brute_split(net, arr, space, aspace, rules=SplitRules(Objective.TRAFFIC, leaf_memory_bytes=leaf_memory_limits(arr, None)))
+    assert plain.solver == "brute" and plain.status is Status.OPTIMAL and plain.plan == want.plan
+    assert plain.note == "joint (uneven splits): the step time only, not the traffic objective; brute answered instead"
+
+
+def test_routed_traffic_equals_brute_force_on_random_instances():
+    """Seeded random tiny instances (chains and graphs, in the joint solver's scope or not: under
+    traffic it takes none): the default's status, least traffic and its tie-break (the least step
+    time among those plans) are brute force's, and its plan re-scores to them."""
+    from explorer.core.evaluate import evaluate_split
+    from explorer.core.objective import Objective
+    from explorer.core.split_rules import SplitRules, leaf_memory_limits, traffic_elements
+
+    rng = random.Random(2323)
+    seen = {"exact": 0, "brute": 0, "uneven": 0, "in scope": 0}
+    for _ in range(100):
+        net, arr, space, aspace = _instance(rng)
+        kw = dict(grid=len(aspace.grid) + 1, free=aspace.free, grid_only=not aspace.proportional, time_limit_s=60)
+        plain = split_run(net, arr, space, Split.OPTIMAL, objective=Objective.TRAFFIC, **kw)
+        rules = SplitRules(Objective.TRAFFIC, leaf_memory_bytes=leaf_memory_limits(arr, None))
+        want = brute_split(net, arr, space, aspace, rules=rules)
+        assert plain.status is Status.OPTIMAL and plain.objective_value == plain.objective_bound == want.split_value
+        got, best = evaluate_split(net, arr, plain.plan), evaluate_split(net, arr, want.plan)
+        assert traffic_elements(got.level_cost) == want.split_value and got.step_time_s == best.step_time_s
+        assert plain.solver == ("exact" if net.is_chain else "brute"), plain.solver
+        seen[plain.solver] += 1
+        seen["uneven"] += any(a != 1 / 2 for level in plain.plan.alphas for row in level for a in row)
+        try:
+            check_scope(net, arr, aspace)
+            seen["in scope"] += 1
+        except Refused:
+            pass
+    assert seen["exact"] >= 40 and seen["brute"] >= 8 and seen["uneven"] >= 25 and seen["in scope"] >= 40, seen
+
+
+def test_traffic_routes_in_the_api_and_in_sweeps(mix4, tmp_path):
+    """``solve(..., split="optimal", objective="traffic")`` used to raise SpecError naming objective;
+    a sweep point so had an error row. Both answer now, exact named (the CSV's ``answered_by``)."""
+    from fractions import Fraction as F
+    from pathlib import Path
+
+    from explorer.api import solve, sweep
+
+    kw = dict(space="hypar", split="optimal", alpha_grid=2, objective="traffic")
+    r = solve("sfc", mix4, **kw)
+    other = solve("sfc", mix4, solver="cpsat", **kw)
+    assert r.status is Status.OPTIMAL and r.solver == "exact" and r.objective_value == other.objective_value
+    assert r.plan == other.plan and "exact answered instead" in r.note
+    spec = tmp_path / "t.yaml"
+    spec.write_text(f"version: 1\nname: t\ngrid: {{objective: [traffic, time]}}\n"
+                    f"fixed: {{model: sfc, array: {mix4}, space: hypar, split: optimal, alpha_grid: 2}}\n")
+    rows = list(sweep(spec, tmp_path / "out", workers=1))
+    assert [(r_["objective"], r_["status"], r_["answered_by"], r_["error"]) for r_ in rows] == \
+        [("traffic", "optimal", "exact", None), ("time", "optimal", "exact", None)], rows
+    assert F(rows[0]["objective_value"]) == r.objective_value
+    header, first = Path(tmp_path / "out" / "results.csv").read_text().splitlines()[:2]
+    assert first.split(",")[header.split(",").index("answered_by")] == "exact"

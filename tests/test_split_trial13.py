@@ -79,13 +79,14 @@ def test_the_column_tables_check_the_clock_within_an_edge():
     assert len(calls) == 3
 
 
-def test_traffic_without_a_solver_is_refused_naming_the_default_not_only_the_joint_solver(mix4, capsys):
-    """#5: on an array the default routes to exact, the refusal named the joint solver alone."""
+def test_traffic_without_a_solver_is_answered_by_the_solver_it_routes_to(mix4, capsys):
+    """#5: the refusal named the joint solver alone; now the default routes past the joint solver
+    (the step time only) as beyond its scope, and answers as --solver exact does."""
     args = ["--model", "sfc", "--array", mix4, "--space", "hypar", "--alpha-grid", "2", "--split", "optimal",
             "--objective", "traffic"]
     code, out, err = run_cli(args, capsys)
-    assert code == 2 and err.count("\n") == 1
-    assert "--split optimal without --solver minimises the step time only (the joint solver, or the solver it " \
-           "routes to beyond its scope); add --solver exact" in err
-    code, out, err = run_cli([*args, "--solver", "exact"], capsys)  # what it names takes it
-    assert code == 0, err
+    assert code == 0 and "optimal by exact" in out.splitlines()[0], err
+    assert "joint (uneven splits): the step time only, not the traffic objective; exact answered instead" in out
+    code, alone, err = run_cli([*args, "--solver", "exact"], capsys)
+    lines = out.splitlines()
+    assert code == 0 and alone.splitlines() == [lines[0], *lines[2:]], err  # the same report, less the route's note

@@ -174,7 +174,7 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         return _cpsat_hinted(network, array, space, aspace, time_limit_s, rules, hint)
     if name == "joint":
         if joint_refusal(rules.objective):
-            raise Refused("joint: the step time only (the traffic objective: brute, exact and cpsat)")
+            raise Refused(joint_refusal(rules.objective))
         return joint_under(network, array, space, aspace, time_limit_s, rules)  # as explore --split optimal
     if name == "accpar":
         if rules.side_constrained:

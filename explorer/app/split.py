@@ -353,7 +353,6 @@ def _declared_space(array: ArraySpec, split: Split, grid: int, free: FreeAlphas,
                     rules: SplitRules) -> AlphaSpace:
     """The alpha space a split run searches, after refusing what does not fit the split (one line each)."""
     check_split_solver(split, solver)
-    check_split_rules(split, solver, rules)
     check_array(array)
     aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only,
                          torus_checked=split is not Split.EQUAL)  # equal: every split 1/2
@@ -451,7 +450,6 @@ def _split_plan(network, array, space, split, aspace, types, clock, say, hint, s
                                                             seed_plans(network, array, space, alphas, types, rules))
         return plan, status, bound, None, wall, claimed, info
     if split is Split.OPTIMAL:
-        say("split: optimal (search, then the joint solver)")
         return _optimal(network, array, space, aspace, Plan.even(types), clock, say, hint, rules)
     if split is Split.SEARCH:
         say("split: scoring the starting points")
@@ -475,16 +473,6 @@ def proportional_space(array: ArraySpec, aspace: AlphaSpace) -> AlphaSpace:
 def _broken(rules: SplitRules, ev, array: ArraySpec, plan: Plan) -> list:
     """Caps, pins and forbids the plan breaks (memory is reported per kind, ``kind_memory``)."""
     return replace(rules, leaf_memory_bytes=None).violations(ev, array, plan) if rules.side_constrained else []
-
-
-def check_split_rules(split: Split, solver: str | None, rules: SplitRules) -> None:
-    """SpecError where a split method does not take the run's objective: the joint solver
-    (``--split optimal`` without ``--solver``) minimises the step time, under pins, forbids, caps
-    and memory limits (``core.split_rules.joint_refusal``, the one rule ``check --uneven`` applies too)."""
-    if split is Split.OPTIMAL and solver is None:
-        refused = joint_refusal(rules.objective)
-        if refused:
-            raise SpecError(*refused)
 
 
 def _baseline_rules(constraints: Constraints) -> Constraints:
@@ -579,13 +567,17 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     """``--split optimal``: the joint solver under ``rules`` (``solvers.uneven_constrained.joint_under``,
     the route of ``--solver exact`` under caps or memory) from the equal-split and the search plans
     (the search only while ``clock`` has time left, and until ``solve_end``), with what the steps
-    before it left of the time limit; a one-line error where it does not apply. (plan or None,
-    status, bound, best equal-split step time, wall, the solver's own step time of the plan, ``proof_info``)."""
+    before it left of the time limit; outside its scope or its objective (the step time:
+    ``joint_refusal``), exact, cpsat or brute (``_routed``). (plan or None, status, bound, best
+    equal-split step time, wall, the solver's own value of the plan, ``proof_info``)."""
     from ..solvers.uneven_constrained import joint_under
 
+    if joint_refusal(rules.objective):  # the traffic objective: no search (it lowers the step time), routed at once
+        return _routed(network, array, space, aspace, equal, clock, say, rules, joint_refusal(rules.objective))
     late = clock.no_time_for("joint")  # not started with nothing left
     if late is not None:
         return equal, Status.FEASIBLE, None, None, None, None, {"not_run": f"joint: {late}; the equal-split plan (no proof)"}
+    say("split: optimal (search, then the joint solver)")
     starts = (equal,)
     if clock.no_time_for("search") is None:
         starts += (search_level_alphas(network, array, search_start(network, array, equal.plan, aspace), aspace,
@@ -596,13 +588,21 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
         sol = joint_under(network, array, space, aspace, left, rules, starts=starts)
     except Refused as err:  # outside its scope: exact, cpsat or brute, the first that takes it
         hint = free_hint if "frees the top split alone" in str(err) else ""
-        try:
-            return routed_optimal(network, array, space, aspace, equal.plan, clock, rules, f"{err}{hint}")
-        except Refused as every:
-            split, solver, free = (given_as(o) for o in ("--split", "--solver", "--free"))
-            raise SpecError("--split", f"optimal: {every}; use {split} search or {solver} dp (the level DP, no "
-                            "proof)" + (f", or {free} unlike" if hint else "")) from None
+        return _routed(network, array, space, aspace, equal, clock, say, rules, f"{err}{hint}", hint)
     return sol.plan, sol.status, sol.split_bound, sol.equal_best_s, sol.wall_s, sol.split_value, proof_info("joint", sol)
+
+
+def _routed(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: Plan, clock: Clock, say,
+            rules: SplitRules, why: str, hint: str = ""):
+    """``routed_optimal``'s answer where the joint solver refused (``why``); SpecError naming
+    ``--split`` (every refusal, and what takes the instance instead) where no solver takes it."""
+    say(f"split: optimal ({why}: exact, cpsat, then brute, the first that takes it)")
+    try:
+        return routed_optimal(network, array, space, aspace, equal.plan, clock, rules, why)
+    except Refused as every:
+        split, solver, free = (given_as(o) for o in ("--split", "--solver", "--free"))
+        raise SpecError("--split", f"optimal: {every}; use {split} search or {solver} dp (the level DP, no "
+                        "proof)" + (f", or {free} unlike" if hint else "")) from None
 
 
 SPLIT_SOLVERS = (*PROVING_SOLVERS, "dp")  # every solver with an uneven form (--split ... --solver)

@@ -16,7 +16,7 @@ from ..core.partition import Space
 from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status
-from ..core.split_rules import SplitRules
+from ..core.split_rules import SplitRules, joint_refusal
 from ..core.uneven import AlphaSpace
 from ..solvers.deadline import MIN_LEFT_SHARE
 from .run import EXACT_SHARE
@@ -150,13 +150,15 @@ def _uneven_solve(solver: str, network: Network, array: ArraySpec, space: Space,
     return levels_uneven(network, array, space, aspace, rules=rules, name="dp")
 
 
-ROUTE = ("exact", "cpsat", "brute")  # --split optimal without --solver, outside the joint solver's scope
+ROUTE = ("exact", "cpsat", "brute")  # --split optimal without --solver, outside the joint solver's scope or objective
 
 
 def routed_optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types: Plan, clock,
                    rules: SplitRules, why: str):
-    """``--split optimal`` without ``--solver`` where the joint solver's scope refuses the instance
-    (``why``, its words): the first of ``ROUTE`` that takes it, with what ``clock`` leaves, so the
+    """``--split optimal`` without ``--solver`` where the joint solver refuses the instance (``why``,
+    its words: its scope, or the traffic objective, ``joint_refusal``): the first of ``ROUTE`` that
+    takes it under ``rules`` (the traffic objective too: each proves the lexicographic optimum,
+    least traffic then least step time, docs/uneven.md), with what ``clock`` leaves, so the
     default never refuses what a sibling proves. ``info["routed"]`` names the solver that answered,
     ``info["route"]`` why. Refused (every refusal, ';'-joined) where none takes it; each refuses at
     once (its size counted before any column is built). The tuple of ``split._split_plan``."""
@@ -193,10 +195,8 @@ def _instead(solver: str, rules: SplitRules, proportional: bool = False, instanc
     if proportional:  # one point per class: the exact DP takes what brute force and CP-SAT cannot
         return (f"; {by} dp (the level DP, no proof) takes it" if solver == "exact" else
                 f"; {by} exact (the exact DP over the types at the proportional alphas) or dp (the level DP, no proof)")
-    if rules.objective is not Objective.TIME:
-        return (f"; a coarser {grid} makes the space smaller (the joint solver, {split} optimal without {by}, "
-                "minimises the step time only)")
-    if instance is not None and not _joint_takes(*instance):  # the default routes past it (``routed_optimal``)
+    if instance is not None and (joint_refusal(rules.objective) or not _joint_takes(*instance)):
+        # the default routes past the joint solver (``routed_optimal``): what it routes to
         from ..solvers.uneven import is_path
 
         if solver != "exact" and is_path(instance[0]):

@@ -11,7 +11,6 @@ from fractions import Fraction
 
 from .array import ArraySpec
 from .constraints import Constraints, format_memory
-from .names import given_as
 from .evaluate import Evaluation, Violation, violations
 from .network import Network
 from .objective import Objective
@@ -104,17 +103,14 @@ def kind_memory_violation(kind: str, limit_bytes: Fraction, actual_bytes: Fracti
     return Violation(f"memory of {kind} <= {format_memory(limit_bytes)} per accelerator", limit_bytes, actual_bytes)
 
 
-def joint_refusal(objective: Objective) -> tuple[str, str] | None:
-    """What the joint solver does not take, or None: (the option, the problem). One rule for
-    ``explore --split optimal``, ``check --uneven``, the API and sweeps, wherever the default routes
-    (the joint solver, or exact, cpsat or brute beyond its scope): the traffic objective (caps,
-    memory limits, pins and forbids it keeps to, as ``--solver exact``)."""
+def joint_refusal(objective: Objective) -> str | None:
+    """Why the joint solver does not take ``objective``, or None: it minimises the step time. One
+    rule for the joint solver itself, ``check --uneven``'s joint row and ``--split optimal``
+    without ``--solver`` (explore, the API, sweeps), which routes past it as past its scope
+    (``app.split_solve.routed_optimal``: exact, cpsat, then brute, under the traffic objective too)."""
     if objective is Objective.TIME:
         return None
-    split, solver = given_as("--split"), given_as("--solver")
-    return "--objective", (f"traffic: {split} optimal without {solver} minimises the step time only (the joint "
-                           f"solver, or the solver it routes to beyond its scope); add {solver} exact (chains), brute "
-                           f"or cpsat (small instances), or dp (the level DP, no proof)")
+    return "joint (uneven splits): the step time only, not the traffic objective"
 
 
 TIME_ONLY = SplitRules()  # the step time, no side constraints (what the split solvers did before)
