@@ -22,17 +22,17 @@ def time_score(array: ArraySpec, costs: SplitCosts) -> Callable[[tuple], int]:
     integer: Q is the lcm of the denominators of every component's seconds per unit."""
     lay = costs.layout
     rates = costs.unit_rates(array, traffic=False)
-    comp, comm = rates[:lay.leaves], [rates[lay.pos[(h, 0)]] for h in range(lay.H)]
+    comp, comm = rates[:lay.leaves], [rates[lay.time_pos[(h, 0)][0]] for h in range(lay.H)]  # one rate a level
     Q = math.lcm(*(x.denominator for x in comp + comm))
     a = [int(x * Q) for x in comp]
     b = [int(x * Q) for x in comm]
-    sides = [[lay.pos[(h, g)] for g in range(2**h)] for h in range(lay.H)]
+    links = [[lay.time_pos[(h, g)] for g in range(2**h)] for h in range(lay.H)]  # its sides, or a torus's windows
     overlap = array.overlap
 
     def score(w) -> int:
         acc = [0]  # per group of the level: its ancestors' links, then each leaf's
-        for h, ps in enumerate(sides):
-            link = [acc[g] + b[h] * max(w[p], w[p + 1]) for g, p in enumerate(ps)]
+        for h, ps in enumerate(links):
+            link = [acc[g] + b[h] * max(w[p] for p in pos) for g, pos in enumerate(ps)]
             acc = [link[j >> 1] for j in range(2 * len(link))]
         if overlap:
             return max(max(x * y for x, y in zip(a, w)), max(acc))

@@ -99,21 +99,46 @@ def leaf_sends(network: "Network", plan: Plan, level: int, group: int, shares) -
     return out
 
 
+def routes(levels: int, level: int, leaf: int) -> tuple[tuple[tuple[int, int, int], ...], Fraction]:
+    """The directed links a leaf's send crosses at ``level`` ((the other coordinate, ring position,
+    direction +1/-1) each) and the part of the send each carries (1, or 1/2 each way on a tie)."""
+    n, d = torus_ring(levels, level)
+    x, y = leaf_coords(levels, leaf)
+    pos, other = (x, y) if level % 2 == 0 else (y, x)
+    steps = (1, -1) if 2 * d == n else ((-1 if pos & d else 1),)
+    return tuple((other, (pos + step * i) % n, step) for step in steps for i in range(d)), link_share(levels, level)
+
+
+def link_share(levels: int, level: int) -> Fraction:
+    """The part of a send each link of its route carries: 1/2 on a tie (d = n/2), else 1."""
+    n, d = torus_ring(levels, level)
+    return HALF if 2 * d == n else Fraction(1)
+
+
 def link_loads(levels: int, level: int, sends: dict[int, Fraction]) -> dict[tuple[int, int, int], Fraction]:
     """(the other coordinate, ring position, direction +1/-1) -> elements on that directed link of
     the level's rings, each leaf's send routed to its partner (a tie: half each way)."""
-    n, d = torus_ring(levels, level)
     loads: dict = defaultdict(Fraction)
     for leaf, amount in sends.items():
-        x, y = leaf_coords(levels, leaf)
-        pos, other = (x, y) if level % 2 == 0 else (y, x)
-        ways = ((1, HALF), (-1, HALF)) if 2 * d == n else (((-1 if pos & d else 1), Fraction(1)),)
-        for step, frac in ways:
-            p = pos
-            for _ in range(d):
-                loads[(other, p, step)] += amount * frac
-                p = (p + step) % n
+        links, part = routes(levels, level, leaf)
+        for link in links:
+            loads[link] += amount * part
     return loads
+
+
+def link_windows(levels: int, level: int, group: int) -> tuple[tuple[int, ...], ...]:
+    """The leaves whose sends share a directed link of the group's exchange, one set per link, the
+    sets another contains left out (their load is at most its: sends are never negative): a
+    group's busiest link is the largest of these windows' sums times ``link_share``. Without a tie
+    a window is a side's leaves on one ring (an aligned block of d); on a tie, d consecutive
+    leaves of the ring, both sides."""
+    span = 2 ** (levels - level)
+    sets: dict = defaultdict(set)
+    for leaf in range(group * span, (group + 1) * span):
+        for link in routes(levels, level, leaf)[0]:
+            sets[link].add(leaf)
+    uniq = {frozenset(s) for s in sets.values()}
+    return tuple(sorted(tuple(sorted(s)) for s in uniq if not any(s < t for t in uniq)))
 
 
 def busiest_links(network: "Network", array: "ArraySpec", plan: Plan) -> tuple[tuple[Fraction, ...], ...]:
