@@ -1,9 +1,9 @@
 """The torus link by link (``core.torus_links``, docs/uneven.md "Uneven splits on a torus"): a
 hand golden of an uneven split below the top (the busiest link carries 1.5x the pair formula's
-load), the link model equal to the evaluator's pair formula wherever every split below the top
-is 1/2 (what the uneven tables hold on a torus) on seeded random torus instances of 1 to 4
-levels, and never below it, often above, where a split below the top is uneven (why those are
-refused)."""
+load), the link model equal to the pair formula wherever every split below the top is 1/2 (the
+even torus model's b_h) on seeded random torus instances of 1 to 4 levels, never below it and
+often above where a split below the top is uneven, and the integer table's link windows (what
+the exact DP and CP-SAT sum) equal to the busiest links on random plans."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ from explorer.core.evaluate import evaluate_split
 from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain
+from explorer.core.split_costs import SplitCosts, VectorLayout
 from explorer.core.timing import Topology
-from explorer.core.torus_links import (busiest_links, contributions, leaf_coords, link_loads, pair_times,
-                                       torus_times)
+from explorer.core.torus_links import (busiest_links, contributions, leaf_coords, link_loads, link_share,
+                                       pair_times, torus_times)
 from explorer.core.uneven import group_amounts, level_shares
 from explorer.frontends import load_model
 
@@ -59,6 +60,9 @@ def test_golden_uneven_split_below_the_top_of_a_2x2_torus():
     assert pair_comm == ((F(6, 10**10),), (F(22, 10**10), F(20, 10**10)))
     assert pair_steps == (F(2872, 10**12),) * 2 + (F(2648, 10**12),) * 2
     assert comm[0][0] / pair_comm[0][0] == F(3, 2)
+    ev = evaluate_split(NET, arr, plan)  # the evaluator scores a torus link by link
+    assert ev.group_comm_s == comm and ev.leaf_time_s == steps and ev.step_time_s == F(3172, 10**12)
+    assert ev.group_amounts == (((F(12), F(12)),), ((F(18), F(22)), (F(20), F(20))))  # caps and traffic: sides
     # at level 1 type I instead, dW is whole on both leaves of a side (copies send half each): no excess
     even_below = Plan(((I, I), (I, I)), plan.alphas)
     assert torus_times(NET, arr, even_below)[0][0] == pair_times(NET, arr, even_below)[0][0]
@@ -136,3 +140,35 @@ def test_an_uneven_split_below_the_top_is_never_cheaper_and_often_dearer_link_by
         assert comm[-1] == pair_comm[-1]  # the last level: one leaf a side, nothing below to split
         above += max(steps) > max(pair_steps)
     assert above >= 20
+
+
+def _sum_vector(costs, net, plan):
+    H = plan.levels
+    cols = [tuple((plan.types[h][l], tuple(plan.alphas[h][g][l] for g in range(2**h))) for h in range(H))
+            for l in range(len(net.layers))]  # noqa: E741
+    v = list(costs.layer(0, cols[0]))
+    for l in range(1, len(cols)):  # noqa: E741
+        for vec in (costs.layer(l, cols[l]), costs.edge(l - 1, cols[l - 1], cols[l])):
+            v = [a + b for a, b in zip(v, vec)]
+    return v
+
+
+def test_the_tables_link_windows_are_the_busiest_links():
+    """The integer table's link windows (``VectorLayout(links=True)``, summed over a plan's columns
+    and edges, times the level's link share, in elements) give each group's busiest link exactly, and
+    the time positions' rates its exchange seconds, on 40 seeded random plans with every alpha free."""
+    checked = 0
+    for rng, arr, net, space in _instances(2022, 40):
+        plan = _random_plan(rng, net, space, arr.levels, below=True)
+        H = arr.levels
+        costs = SplitCosts(net, H, tuple({a for lv in plan.alphas for row in lv for a in row} | {HALF}), VectorLayout(H, links=True))
+        v, lay, rates = _sum_vector(costs, net, plan), costs.layout, costs.unit_rates(arr, traffic=False)
+        busiest, (comm, _) = busiest_links(net, arr, plan), torus_times(net, arr, plan)
+        for h in range(H):
+            for g in range(2**h):
+                pos = lay.time_pos[(h, g)]
+                assert max(v[p] * rates[p] for p in pos) == comm[h][g]
+                if (h, g) in lay.windows:
+                    assert max(v[p] for p in pos) * link_share(H, h) / costs.unit == busiest[h][g]
+                    checked += 1
+    assert checked >= 40
