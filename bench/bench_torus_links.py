@@ -4,6 +4,9 @@ types, each group's alphas its peak ratio, whole units kept) on torus mixes whos
 level below the top, scored link by link (``core.torus_links``) and by the pair formula.
 
     python bench/bench_torus_links.py
+
+Then the exact DP's wall time with the link windows (the torus) against the same space on the
+H-tree (``windows_cost``).
 """
 
 from __future__ import annotations
@@ -49,5 +52,35 @@ def main() -> None:
                   f"  ({time.perf_counter() - t0:.1f} s)")
 
 
+
+
+def windows_cost(repeats: int = 3) -> None:
+    """The exact DP's wall time on a torus freeing a split below the top (link windows in its
+    vectors) against the same array as an H-tree (two sides a group), medians of ``repeats``."""
+    from statistics import median
+
+    from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space
+    from explorer.solvers.uneven import exact_uneven
+
+    base = load_array("tpu-mix-16")
+    v2, v3 = base.leaves[0], base.leaves[-1]
+    tor = replace(base, levels=2, leaves=(v2, v3, v3, v3), bandwidth_GBps=base.bandwidth_GBps[:2], topology=Topology.TORUS)
+    for model, grid in (("sfc", 4), ("lenet-c", 4), ("cifar-c", 4)):
+        net = load_model(model)
+        walls = {}
+        for name, arr in (("torus", tor), ("htree", replace(tor, topology=Topology.HTREE))):
+            aspace = alpha_space(arr, alpha_grid(grid), FreeAlphas.UNLIKE)
+            times = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                sol = exact_uneven(net, arr, Space.HYPAR, aspace, time_limit_s=300)
+                times.append(time.perf_counter() - t0)
+            walls[name] = (median(times), sol.status, float(sol.step_time_s))
+        (tt, ts, tv), (ht, hs, hv) = walls["torus"], walls["htree"]
+        print(f"exact {model:8} grid {grid}: torus {tt:.2f} s ({ts}, {tv * 1e3:.5f} ms)  h-tree {ht:.2f} s ({hs}, "
+              f"{hv * 1e3:.5f} ms)  x{tt / ht:.2f}")
+
+
 if __name__ == "__main__":
     main()
+    windows_cost()
