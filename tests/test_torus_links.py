@@ -106,7 +106,7 @@ def test_every_split_below_the_top_at_one_half_the_links_are_the_pair_formula():
     for rng, arr, net, space in _instances(2020, 60):
         plan = _random_plan(rng, net, space, arr.levels, below=False)
         ev = evaluate_split(net, arr, plan)
-        comm, steps = torus_times(net, arr, plan)
+        comm, steps = torus_times(net, arr, plan, fast=False)  # every level link by link
         assert comm == ev.group_comm_s and steps == ev.leaf_time_s
 
 
@@ -134,7 +134,8 @@ def test_an_uneven_split_below_the_top_is_never_cheaper_and_often_dearer_link_by
     above = 0
     for rng, arr, net, space in _instances(2021, 60):
         plan = _random_plan(rng, net, space, arr.levels, below=True)
-        comm, steps = torus_times(net, arr, plan)
+        comm, steps = torus_times(net, arr, plan, fast=False)
+        assert (comm, steps) == torus_times(net, arr, plan)  # the fast path where the splits below are 1/2
         pair_comm, pair_steps = pair_times(net, arr, plan)
         assert all(a >= b for row, prow in zip(comm, pair_comm) for a, b in zip(row, prow))
         assert comm[-1] == pair_comm[-1]  # the last level: one leaf a side, nothing below to split
@@ -163,7 +164,7 @@ def test_the_tables_link_windows_are_the_busiest_links():
         H = arr.levels
         costs = SplitCosts(net, H, tuple({a for lv in plan.alphas for row in lv for a in row} | {HALF}), VectorLayout(H, links=True))
         v, lay, rates = _sum_vector(costs, net, plan), costs.layout, costs.unit_rates(arr, traffic=False)
-        busiest, (comm, _) = busiest_links(net, arr, plan), torus_times(net, arr, plan)
+        busiest, (comm, _) = busiest_links(net, arr, plan, fast=False), torus_times(net, arr, plan, fast=False)
         for h in range(H):
             for g in range(2**h):
                 pos = lay.time_pos[(h, g)]

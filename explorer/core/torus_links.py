@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from .partition import HALF, Dim, Size, relayout_split
 from .plan import Plan
-from .timing import step_time, torus_ring
+from .timing import ring_load, step_time, torus_ring
 from .uneven import level_shares, shares_flops, side_share, spec_of, whole_sizes
 
 if TYPE_CHECKING:
@@ -88,14 +88,18 @@ def leaf_part(network: "Network", plan: Plan, level: int, leaf: int, holder: int
 
 
 def leaf_sends(network: "Network", plan: Plan, level: int, group: int, shares) -> dict[int, Fraction]:
-    """Leaf -> the elements it sends to its partner at ``level``, for the leaves of ``group``."""
+    """Leaf -> the elements it sends to its partner at ``level``, for the leaves of ``group``
+    (the contributions of one holder, size and side summed first: one part per leaf each)."""
     H = plan.levels
     span = 2 ** (H - level - 1)
-    out = {leaf: Fraction(0) for leaf in range(group * 2 * span, (group + 1) * 2 * span)}
+    held: dict = defaultdict(Fraction)
     for side, x, holder, size in contributions(network, plan, level, group, shares):
         if x:
-            for leaf in range(group * 2 * span + side * span, group * 2 * span + (side + 1) * span):
-                out[leaf] += x * leaf_part(network, plan, level, leaf, holder, size)
+            held[(side, holder, size)] += x
+    out = {leaf: Fraction(0) for leaf in range(group * 2 * span, (group + 1) * 2 * span)}
+    for (side, holder, size), x in held.items():
+        for leaf in range(group * 2 * span + side * span, group * 2 * span + (side + 1) * span):
+            out[leaf] += x * leaf_part(network, plan, level, leaf, holder, size)
     return out
 
 
@@ -141,20 +145,43 @@ def link_windows(levels: int, level: int, group: int) -> tuple[tuple[int, ...], 
     return tuple(sorted(tuple(sorted(s)) for s in uniq if not any(s < t for t in uniq)))
 
 
-def busiest_links(network: "Network", array: "ArraySpec", plan: Plan) -> tuple[tuple[Fraction, ...], ...]:
-    """[level][group] -> the elements on the busiest directed link of the group's exchange."""
-    shares = level_shares(network, plan)
-    return tuple(tuple(max(link_loads(array.levels, h, leaf_sends(network, plan, h, g, shares[h][g])).values())
-                       for g in range(2**h)) for h in range(array.levels))
+def busiest_links(network: "Network", array: "ArraySpec", plan: Plan, fast: bool = True,
+                  shares=None) -> tuple[tuple[Fraction, ...], ...]:
+    """[level][group] -> the elements on the busiest directed link of the group's exchange. ``fast``:
+    a level whose splits below are all 1/2 takes ring_load(n, d) * max(side 0, side 1) / 2^(H-h-1),
+    which its links equal there (``tests/test_torus_links.py`` checks both ways agree)."""
+    H, shares = array.levels, shares or level_shares(network, plan)
+    out = []
+    for h in range(H):
+        even_below = fast and all(a == HALF for lv in plan.alphas[h + 1:] for row in lv for a in row)
+        row, memo = [], {}  # groups with the same shares and alphas, theirs and below, are scored once
+        for g in range(2**h):
+            below = () if even_below else tuple(lv[g << (k + 1):(g + 1) << (k + 1)] for k, lv in enumerate(plan.alphas[h + 1:]))
+            key = (id(shares[h][g]), plan.alphas[h][g], below)
+            if key not in memo:
+                memo[key] = _busiest(network, plan, h, g, shares[h][g], even_below)
+            row.append(memo[key])
+        out.append(tuple(row))
+    return tuple(out)
 
 
-def torus_times(network: "Network", array: "ArraySpec", plan: Plan) -> tuple[tuple, tuple]:
+def _busiest(network: "Network", plan: Plan, h: int, g: int, shares, even_below: bool) -> Fraction:
+    H = plan.levels
+    if not even_below:
+        return max(link_loads(H, h, leaf_sends(network, plan, h, g, shares)).values())
+    sides = [Fraction(0), Fraction(0)]
+    for side, x, _, _ in contributions(network, plan, h, g, shares):
+        sides[side] += x
+    return ring_load(*torus_ring(H, h)) * max(sides) / 2 ** (H - h - 1)
+
+
+def torus_times(network: "Network", array: "ArraySpec", plan: Plan, fast: bool = True) -> tuple[tuple, tuple]:
     """([level][group] exchange seconds, per-leaf step seconds) of a plan on a torus, link by link:
     a leaf's step is ``step_time`` of its compute and its groups' exchanges, as ``evaluate_split``'s."""
-    H, dtype = array.levels, array.dtype_bytes
+    H, dtype, shares = array.levels, array.dtype_bytes, level_shares(network, plan)
     comm = tuple(tuple(x * dtype / (array.bandwidth_GBps[h] * 10**9) for x in row)
-                 for h, row in enumerate(busiest_links(network, array, plan)))
-    leaves = level_shares(network, plan)[H]
+                 for h, row in enumerate(busiest_links(network, array, plan, fast, shares)))
+    leaves = shares[H]
     peaks = array.leaf_peaks_TFLOPS()
     steps = []
     for leaf, row in enumerate(leaves):
