@@ -1,6 +1,6 @@
 """Uneven splits on a torus, link by link: the busiest directed link of every group's exchange
-for any plan, in Fractions (the reference that measures the pair formula; docs/uneven.md,
-"Uneven splits on a torus").
+for any plan, in Fractions (what the evaluator scores a torus by where a split below the top is
+uneven, and the link windows the integer table holds; docs/uneven.md, "Uneven splits on a torus").
 
 At level h every accelerator sends its part of what its side sends to its partner (the leaf
 whose level-h bit differs), along the level's ring, shortest path, a tie (d = n/2) half each
