@@ -27,7 +27,7 @@ from explorer.core.names import given_as
 from explorer.core.network import Network
 from explorer.core.objective import Objective
 from explorer.core.partition import Space
-from explorer.core.split_costs import SplitCosts, VectorLayout
+from explorer.core.split_costs import SplitCosts, VectorLayout, layout_for
 from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
@@ -113,7 +113,7 @@ def _chain_columns(network: Network, array: ArraySpec, space: Space, alphas, sol
     columns = _columns(network, space, aspace, H, rules)
     costs = _memory_costs(network, array, H, aspace, columns, rules)
     if costs is None:
-        costs = SplitCosts(network, H, aspace.values(), VectorLayout(H), rules.weight_copies)
+        costs = SplitCosts(network, H, aspace.values(), layout_for(array, aspace), rules.weight_copies)
     return H, len(network.layers), costs, columns
 
 
@@ -124,7 +124,7 @@ def _memory_costs(network: Network, array: ArraySpec, H: int, aspace: AlphaSpace
     columns), else None: only then do the vectors carry it."""
     if rules.leaf_memory_bytes is None or any(not c for c in columns):
         return None
-    costs = SplitCosts(network, H, aspace.values(), VectorLayout(H, True), rules.weight_copies)
+    costs = SplitCosts(network, H, aspace.values(), layout_for(array, aspace, True), rules.weight_copies)
     m = costs.layout.mem
     most = [0] * 2**H
     for l, cols in enumerate(columns):  # noqa: E741

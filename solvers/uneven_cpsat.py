@@ -59,7 +59,7 @@ def _build(m, array: ArraySpec, costs, columns, rules: SplitRules, hint: Plan | 
         _hint_plan(m, x, y, hint, H)
     exprs = _amount_terms(lay, own, edge, x, y, ints)
     ub = _amount_bound(own, edge, ints) + 1
-    comp, link = _component_vars(m, lay, exprs, ub)
+    comp, link = _component_vars(m, lay, exprs, ub, rules.objective is not Objective.TRAFFIC)
     for p, most in _limits(array, lay, rules):
         if p < lay.pos_end:
             m.Add(comp[p] <= math.floor(most * rate[p] * scale))
@@ -259,8 +259,10 @@ def _amount_bound(own, edge, ints) -> int:
     return total_bound
 
 
-def _component_vars(m, lay: VectorLayout, exprs, ub: int):
-    """One integer per vector component (its linear sum) and per (level, group) max(side 0, side 1)."""
+def _component_vars(m, lay: VectorLayout, exprs, ub: int, time: bool = True):
+    """One integer per vector component (its linear sum) and per (level, group) its exchange: the
+    max over ``lay.time_pos`` (its sides, or a torus's link windows), or (``time=False``, traffic)
+    max(side 0, side 1)."""
     from ortools.sat.python import cp_model
 
     comp = [0] * lay.size
@@ -270,7 +272,7 @@ def _component_vars(m, lay: VectorLayout, exprs, ub: int):
     link = {}
     for (h, g), p in lay.pos.items():
         link[(h, g)] = m.NewIntVar(0, ub, "")
-        m.AddMaxEquality(link[(h, g)], [comp[p], comp[p + 1]])
+        m.AddMaxEquality(link[(h, g)], [comp[q] for q in (lay.time_pos[(h, g)] if time else (p, p + 1))])
     return comp, link
 
 

@@ -7,6 +7,7 @@ The derivation: docs/derivations.md, "Uneven splits: pruning the exact Pareto DP
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 from typing import Callable
 
 from explorer.core.array import ArraySpec
@@ -22,24 +23,43 @@ def time_score(array: ArraySpec, costs: SplitCosts) -> Callable[[tuple], int]:
     integer: Q is the lcm of the denominators of every component's seconds per unit."""
     lay = costs.layout
     rates = costs.unit_rates(array, traffic=False)
-    comp, comm = rates[:lay.leaves], [rates[lay.pos[(h, 0)]] for h in range(lay.H)]
+    comp, comm = rates[:lay.leaves], [rates[lay.time_pos[(h, 0)][0]] for h in range(lay.H)]  # one rate a level
     Q = math.lcm(*(x.denominator for x in comp + comm))
     a = [int(x * Q) for x in comp]
     b = [int(x * Q) for x in comm]
-    sides = [[lay.pos[(h, g)] for g in range(2**h)] for h in range(lay.H)]
     overlap = array.overlap
+    if lay.windows:  # a torus's link windows: a group's exchange is the max over its time positions
+        get = [[_getter(lay.time_pos[(h, g)]) for g in range(2**h)] for h in range(lay.H)]
 
-    def score(w) -> int:
-        acc = [0]  # per group of the level: its ancestors' links, then each leaf's
-        for h, ps in enumerate(sides):
-            link = [acc[g] + b[h] * max(w[p], w[p + 1]) for g, p in enumerate(ps)]
-            acc = [link[j >> 1] for j in range(2 * len(link))]
-        if overlap:
-            return max(max(x * y for x, y in zip(a, w)), max(acc))
-        return max(x * w[i] + m for i, (x, m) in enumerate(zip(a, acc)))
+        def score(w) -> int:
+            acc = [0]  # per group of the level: its ancestors' links, then each leaf's
+            for h, gs in enumerate(get):
+                link = [acc[g] + b[h] * max(f(w)) for g, f in enumerate(gs)]
+                acc = [link[j >> 1] for j in range(2 * len(link))]
+            return _leaf_max(a, w, acc, overlap)
+    else:  # two sides a group (the hot path)
+        sides = [[lay.pos[(h, g)] for g in range(2**h)] for h in range(lay.H)]
+
+        def score(w) -> int:
+            acc = [0]
+            for h, ps in enumerate(sides):
+                link = [acc[g] + b[h] * max(w[p], w[p + 1]) for g, p in enumerate(ps)]
+                acc = [link[j >> 1] for j in range(2 * len(link))]
+            return _leaf_max(a, w, acc, overlap)
 
     score.scale = Q  # seconds = score / Q
     return score
+
+
+def _getter(pos: tuple[int, ...]):
+    return itemgetter(*pos) if len(pos) > 1 else (lambda w, p=pos[0]: (w[p],))
+
+
+def _leaf_max(a, w, acc, overlap: bool) -> int:
+    """The slowest leaf's step from its compute weights ``a``, the sums ``w`` and its exchanges ``acc``."""
+    if overlap:
+        return max(max(x * y for x, y in zip(a, w)), max(acc))
+    return max(x * w[i] + m for i, (x, m) in enumerate(zip(a, acc)))
 
 
 def traffic_score(lay: VectorLayout) -> Callable[[tuple], int]:

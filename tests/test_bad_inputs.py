@@ -270,8 +270,6 @@ CASES = [
     ("split-attention", {}, ["split", "--model", "vit-b16", "--array", "hypar-paper"],
      "hypar-paper.yaml: communication: shared: uneven splits are modelled on per-level links (an H-tree or a torus) only"),
     ("split-embedding", {}, ["split", "--model", "bert-base", "--batch", "0"], "--batch: must be > 0, got 0"),
-    ("split-torus", {"a.yaml": kinds_array("[a, a, b, b]", "[a, b, b, b]", extra="topology: torus\n")},
-     ["split", "--array", "{d}/a.yaml"], "{d}/a.yaml: topology: torus: uneven splits below the top level (level 1 is free)"),
     ("split-alpha-grid-1", {}, ["split", "--alpha-grid", "1"], "Invalid value for '--alpha-grid': 1 is not in the range 2<=x<=1024"),
     ("split-alpha-grid-float", {}, ["split", "--alpha-grid", "1.5"], "Invalid value for '--alpha-grid'"),
     ("split-unknown-split", {}, ["split", "--split", "optimum"], "Invalid value for '--split'"),

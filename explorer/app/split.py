@@ -354,8 +354,7 @@ def _declared_space(array: ArraySpec, split: Split, grid: int, free: FreeAlphas,
     """The alpha space a split run searches, after refusing what does not fit the split (one line each)."""
     check_split_solver(split, solver)
     check_array(array)
-    aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only,
-                         torus_checked=split is not Split.EQUAL)  # equal: every split 1/2
+    aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
     if split is Split.SEARCH and len(aspace.free_classes()) > MAX_FREE_CLASSES:
         raise SpecError("--split", f"search: array {array.name!r} has {len(aspace.free_classes())} free classes of groups, "
                         f"more than {MAX_FREE_CLASSES} (one is searched at a time); use {given_as('--split')} proportional or equal")
@@ -422,7 +421,7 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
     conflict = c.with_sources(why.get("conflict") or c.side_names())
     more = (" (the other constraints conflict among themselves too: relaxing these alone is not enough)"
             if why.get("more_conflicts") else "")
-    aspace = alpha_space(array, alpha_grid(grid), free, torus_checked=False)  # its labels only
+    aspace = alpha_space(array, alpha_grid(grid), free)  # its labels only
     return SplitReport(network.name, array.name, space, split, grid, Status.INFEASIBLE, None, None, None, None,
                        wall_s=wall_s, note="these conflict: " + "; ".join(conflict) + more, compared=(),
                        explanation=Explanation(tuple(conflict), why.get("suggestion")),
@@ -556,7 +555,7 @@ def _dp_plan(problem: Problem):
 def _free_hint(array: ArraySpec, grid: int, free: FreeAlphas) -> str:
     """Why --split optimal may refuse because of --free all: that space frees more than the top split
     ('' when --free unlike's space frees more too, or --free is unlike)."""
-    if free is not FreeAlphas.ALL or any(h > 0 for h, _ in alpha_space(array, alpha_grid(grid), FreeAlphas.UNLIKE, torus_checked=False).free_classes()):
+    if free is not FreeAlphas.ALL or any(h > 0 for h, _ in alpha_space(array, alpha_grid(grid), FreeAlphas.UNLIKE).free_classes()):
         return ""
     f = given_as("--free")
     return f" ({f} all frees every class of groups below the top split too; {f} unlike frees the top split alone here)"

@@ -20,10 +20,11 @@ from .uneven import leaf_footprint_elements, level_shares, pair_amounts, shares_
 from .network_memo import NetworkMemo
 from .network import Network
 from .objective import Objective
-from .partition import ALL_TYPES, JOIN_NODE_TYPES, JOIN_TYPES, LAYER_TYPES, NodeTypes, Space
+from .partition import ALL_TYPES, HALF, JOIN_NODE_TYPES, JOIN_TYPES, LAYER_TYPES, NodeTypes, Space
 from .plan import Plan
 from .split_amounts import split_amounts
-from .timing import compute_time_s, energy_J, level_times, step_time
+from .timing import Topology, compute_time_s, energy_J, level_times, step_time
+from .torus_links import torus_times
 
 
 class PlanError(ValueError):
@@ -283,9 +284,19 @@ def _leaf_times(flops: int, comm: Fraction, array: ArraySpec) -> tuple[tuple[Fra
 def evaluate_split(network: Network, array: ArraySpec, plan: Plan, weight_copies: int = 0) -> Evaluation:
     """The exact evaluation of a plan with split fractions (any alphas; none given: every split
     1/2), group by group, in integers (``core.split_amounts``; docs/derivations.md, "The evaluator"). Per-level links
-    of an H-tree, or of a torus with every split below the top 1/2 (``uneven.check_array``, ``check_torus``)."""
+    of an H-tree or a torus (link by link where a split below the top is uneven: ``torus_comm``)."""
     plan = _checked_split(network, array, plan)
-    return split_evaluation(network, array, *split_amounts(network, array, plan, weight_copies))
+    return split_evaluation(network, array, *split_amounts(network, array, plan, weight_copies),
+                            comm=torus_comm(network, array, plan))
+
+
+def torus_comm(network: Network, array: ArraySpec, plan: Plan):
+    """[level][group] -> the group's exchange seconds on a torus whose splits below the top are not
+    all 1/2: its busiest directed link's, ``core.torus_links`` (Fractions); None elsewhere (the
+    pair formula max(side 0, side 1) * dtype / b_h, which those links equal there)."""
+    if array.topology is not Topology.TORUS or all(a == HALF for level in plan.alphas[1:] for row in level for a in row):
+        return None
+    return torus_times(network, array, plan)[0]
 
 
 def _checked_split(network: Network, array: ArraySpec, plan: Plan) -> Plan:
@@ -320,15 +331,17 @@ def evaluate_split_rational(network: Network, array: ArraySpec, plan: Plan, weig
             per_row[id(r)] = (shares_flops(network, r), leaf_footprint_elements(network, r, weight_copies))
     compute = tuple(per_row[id(r)][0] / (peaks[i] * 10**12) for i, r in enumerate(shares[H]))
     memory = tuple(per_row[id(r)][1] * array.dtype_bytes for r in shares[H])
-    return split_evaluation(network, array, tuple(amounts), compute, memory)
+    return split_evaluation(network, array, tuple(amounts), compute, memory, comm=torus_comm(network, array, plan))
 
 
-def split_evaluation(network: Network, array: ArraySpec, amounts, compute, memory) -> Evaluation:
+def split_evaluation(network: Network, array: ArraySpec, amounts, compute, memory, comm=None) -> Evaluation:
     """The Evaluation of per-group amounts ([level][group] -> elements each side sends), per-leaf
     compute seconds and per-leaf memory bytes: a pair's exchange takes max(side 0, side 1) *
-    dtype / b_h; a leaf's step time is ``step_time`` of its compute and its groups' exchanges."""
+    dtype / b_h (or ``comm``'s [level][group] seconds: ``torus_comm``); a leaf's step time is
+    ``step_time`` of its compute and its groups' exchanges."""
     H, dtype = array.levels, array.dtype_bytes
-    comm = tuple(tuple(max(s0, s1) * dtype / array.bandwidth_Bps(h) for s0, s1 in row) for h, row in enumerate(amounts))
+    if comm is None:
+        comm = tuple(tuple(max(s0, s1) * dtype / array.bandwidth_Bps(h) for s0, s1 in row) for h, row in enumerate(amounts))
     above = [Fraction(0)]  # per group of a level: its ancestors' exchange times and its own, summed top down
     for h in range(H):
         above = [above[g >> 1] + comm[h][g >> 1] for g in range(2 ** (h + 1))]

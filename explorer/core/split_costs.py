@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Iterable
 
 from .comm import training_flops
 from .network import Network
-from .partition import Dim, Size, node_inter_split
+from .partition import Dim, Size, node_inter_split, relayout_split
+from .timing import Topology
+from .torus_links import link_share, link_windows
 from .uneven import spec_of
 
 if TYPE_CHECKING:
@@ -33,9 +35,12 @@ _F_IN, _W = Size.F_IN.index, Size.WEIGHTS.index
 
 class VectorLayout:
     """Positions in a sum vector: per leaf its FLOPs, then per (level, group) side 0 and side 1,
-    then (``memory``: where a limit can bind) per leaf its footprint elements from ``mem`` on."""
+    then (``links``: a torus whose splits below the top may be uneven) per (level, group) above the
+    last its link windows' loads (``torus_links.link_windows``), then (``memory``: where a limit
+    can bind) per leaf its footprint elements from ``mem`` on. ``time_pos[(h, g)]``: the positions
+    whose max is the group's exchange (its sides, or its windows)."""
 
-    def __init__(self, H: int, memory: bool = False):
+    def __init__(self, H: int, memory: bool = False, links: bool = False):
         self.H = H
         self.leaves = 2**H
         self.pos = {}
@@ -44,9 +49,23 @@ class VectorLayout:
             for g in range(2**h):
                 self.pos[(h, g)] = i
                 i += 2
-        self.pos_end = i  # the sides end here
+        self.windows: dict = {}  # (h, g) -> ((position, its leaves), ...)
+        for h in range(H - 1 if links else 0):
+            for g in range(2**h):
+                self.windows[(h, g)] = tuple((i + k, w) for k, w in enumerate(link_windows(H, h, g)))
+                i += len(self.windows[(h, g)])
+        self.time_pos = {hg: tuple(p for p, _ in self.windows[hg]) if hg in self.windows else (p, p + 1)
+                         for hg, p in self.pos.items()}
+        self.pos_end = i  # the sides (and windows) end here
         self.mem = i if memory else None
         self.size = i + (self.leaves if memory else 0)
+
+
+def layout_for(array: "ArraySpec", aspace, memory: bool = False) -> VectorLayout:
+    """The layout of a solve: link windows on a torus whose alpha space frees a split below the top
+    (where a side's accelerators may send unequal parts), sides alone elsewhere."""
+    links = array.topology is Topology.TORUS and any(h > 0 for h, _ in aspace.free_classes())
+    return VectorLayout(array.levels, memory, links)
 
 
 def alpha_denominator(alphas: Iterable[Fraction]) -> int:
@@ -105,6 +124,10 @@ class SplitCosts:
         rate += [Fraction(0)] * (lay.size - lay.leaves)
         for (h, _), p in lay.pos.items():
             rate[p] = rate[p + 1] = Fraction(1, U) if traffic else Fraction(array.dtype_bytes, U) / array.bandwidth_Bps(h)
+        for (h, _), ws in lay.windows.items():  # a window's load in seconds (none under traffic: it counts sides)
+            for p, _ in ws:
+                rate[p] = Fraction(0) if traffic else (Fraction(array.dtype_bytes, U) * link_share(self.levels, h)
+                                                       / (array.bandwidth_GBps[h] * 10**9))
         return rate
 
     def whole_units(self, l: int) -> tuple[int, int, int, int]:  # noqa: E741
@@ -200,7 +223,36 @@ class SplitCosts:
             for g, s in enumerate(rows[h] if x else ()):
                 p = lay.pos[(h, g)]
                 v[p] = v[p + 1] = self._size_units(*x, s, exps[h])
+                if (h, g) in lay.windows:
+                    parts = self.leaf_parts(node, col, h, _SIZES[x[1]])
+                    for q, leaves in lay.windows[(h, g)]:
+                        v[q] = self._below(h, v[p] * sum(parts[i] for i in leaves))
         return tuple(v)
+
+    def leaf_parts(self, node, col, h: int, size: Size) -> list[int]:
+        """Per leaf, its part of a tensor of ``size`` held by ``node`` (under column ``col``) that its
+        side sends at level h, times D^(H-h-1): over the levels below, its side's alpha where the
+        level's type splits a dimension the tensor spans, else 1/2 (``torus_links.leaf_part``)."""
+        H, D = self.levels, self.D
+        out = []
+        for leaf in range(2**H):
+            part = 1
+            for k in range(h + 1, H):
+                t, alphas = col[k]
+                if spec_of(node, t).halves in size.dims:
+                    a = alphas[leaf >> (H - k)]
+                    n = a.numerator * (D // a.denominator)
+                    part *= D - n if (leaf >> (H - 1 - k)) & 1 else n
+                else:
+                    part *= D // 2
+            out.append(part)
+        return out
+
+    def _below(self, h: int, x: int) -> int:
+        """x / D^(H-h-1), exact (a window's sum of units times leaf parts: docs/model-implemented.md)."""
+        q, r = divmod(x, self.D ** (self.levels - h - 1))
+        assert r == 0
+        return q
 
     def edge(self, e: int, cu, cv) -> tuple[int, ...]:
         """Edge e's re-layout vector, its producer under column ``cu``, its consumer under ``cv``."""
@@ -229,8 +281,25 @@ class SplitCosts:
                         p = lay.pos[(h, g)]
                         out[p] = c0 * x
                         out[p + 1] = c1 * x
+                        if (h, g) in lay.windows:
+                            self._edge_windows(out, (U, cu, au[g]), (V, cv, kv[h][g]), h, g, x)
             outs.append(tuple(out))
         return outs
+
+    def _edge_windows(self, out: list, producer, consumer, h: int, g: int, x: int) -> None:
+        """An edge's loads on the group's link windows: each leaf sends its producer-held part of the
+        forward F and its consumer-held part of the backward E (``torus_links.contributions``)."""
+        (U, cu, a), (V, cv, kv) = producer, consumer
+        D, H = self.D, self.levels
+        f0, f1, e0, e1 = edge_units_fe((U.node_types, cu[h][0], V.node_types, cv[h][0]),
+                                       a.numerator * (D // a.denominator), kv, D)
+        fp, ep = self.leaf_parts(U, cu, h, Size.F_OUT), self.leaf_parts(V, cv, h, Size.F_IN)
+        for q, leaves in self.layout.windows[(h, g)]:
+            total = 0
+            for i in leaves:
+                f, e = (f1, e1) if (i >> (H - 1 - h)) & 1 else (f0, e0)
+                total += f * fp[i] + e * ep[i]
+            out[q] = self._below(h, total * x)
 
     def coefficients(self, U, tu, a, V, tv, b) -> tuple[int, int]:
         """The re-layout coefficients (side 0, side 1) times D^2 of an edge from node U under (tu,
@@ -248,6 +317,18 @@ def times(s: tuple[int, ...], d: int, part: int, add: int = 0) -> tuple[int, ...
     x = list(s)
     x[d] = x[d] * part + add  # not *=: an entry may be a numpy array shared with the parent
     return tuple(x)
+
+
+_SIZES = {s.index: s for s in Size}
+
+
+def edge_units_fe(kind, ku: int, kv: int, D: int) -> tuple[int, int, int, int]:
+    """``edge_units`` as (forward side 0, side 1, backward side 0, side 1), each times D^2."""
+    pt, tu, ct, tv = kind
+    p, n = pt.layouts(tu), ct.layouts(tv)
+    a, b = Fraction(ku, D), Fraction(kv, D)
+    out = (*relayout_split(p.f_out_produced, a, n.f_in_needed, b), *relayout_split(n.e_in_produced, b, p.e_out_needed, a))
+    return tuple(int(c * D * D) for c in out)
 
 
 _EDGE_UNITS: dict = {}  # (edge kind, k_u, k_v, D) -> coefficients * D^2, for every table and plan of the process

@@ -14,11 +14,10 @@ from typing import Sequence
 from .array import ArraySpec
 from .comm import edge_split, held_elements, share_flops
 from .errors import SpecError
-from .names import given_as
 from .network import Layer, LayerKind, Network
 from .partition import HALF, Dim, Pair, PartitionType, Size, TypeSpec
 from .plan import Plan
-from .timing import Communication, Topology
+from .timing import Communication
 
 _DIMS = (Dim.B, Dim.D_I, Dim.D_O, Dim.G)
 
@@ -95,8 +94,8 @@ def whole_units(layer: Layer, types: Sequence[PartitionType], alphas: Sequence[S
 def check_array(array: ArraySpec) -> None:
     """SpecError (naming the array's file and ``communication``) on a shared medium: a pair's
     exchange takes max(side 0, side 1) / b_h on links of its own, and on one medium every transfer
-    queues behind the others. Per-level links of an H-tree or a torus are modelled (a torus with
-    free alphas at the top split alone: ``check_torus``)."""
+    queues behind the others. Per-level links of an H-tree or a torus are modelled (a torus link by
+    link where a split below the top is uneven: ``core.torus_links``)."""
     if array.communication is not Communication.PER_LEVEL:
         raise SpecError(_array_source(array), "communication: shared: uneven splits are modelled on per-level links "
                         "(an H-tree or a torus) only: a pair's exchange takes the busier side's amount at the "
@@ -105,22 +104,6 @@ def check_array(array: ArraySpec) -> None:
 
 def _array_source(array: ArraySpec) -> str:
     return array.source or f"array {array.name!r}"
-
-
-TORUS_WHY = ("the torus's level bandwidth b_h holds where every accelerator of a side sends an equal share of its "
-             "side's amount, i.e. where every split below the level is 1/2; an uneven split below makes the shares "
-             "unequal and the busiest link carries more")
-
-
-def check_torus(array: ArraySpec, free_levels) -> None:
-    """SpecError (the array's file, ``topology``) where a torus array would split unevenly below the
-    top level (``free_levels``: the levels with a free class, or with an alpha other than 1/2)."""
-    below = sorted({h for h in free_levels if h > 0})
-    if array.topology is Topology.TORUS and below:
-        raise SpecError(_array_source(array), f"topology: torus: uneven splits below the top level (level "
-                        f"{below[0]} is free) are not modelled on a torus: {TORUS_WHY}; a torus takes free alphas at "
-                        f"the top split alone (each half of the array one kind, {given_as('--free')} unlike), "
-                        f"{given_as('--split')} equal, or topology: htree")
 
 
 # ---- shares of a group ------------------------------------------------------------------------
@@ -272,7 +255,6 @@ def check_plan(network: Network, array: ArraySpec, plan: Plan) -> None:
             for a in row:
                 if not 0 < a < 1:
                     raise ValueError(f"level {h}: alpha must be strictly between 0 and 1, got {a}")
-    check_torus(array, [h for h, groups in enumerate(plan.alphas) if any(a != HALF for r in groups for a in r)])
     for l, layer in enumerate(network.layers):  # noqa: E741
         types = [plan.types[h][l] for h in range(plan.levels)]
         for h, t in enumerate(types):
@@ -433,15 +415,10 @@ class AlphaSpace:
 
 
 def alpha_space(array: ArraySpec, grid: Sequence[Fraction], free: FreeAlphas = FreeAlphas.UNLIKE,
-                proportional: bool = True, torus_checked: bool = True) -> AlphaSpace:
+                proportional: bool = True) -> AlphaSpace:
     """The declared alpha space of an array (module docstring): classes by identical subtrees;
-    ``proportional=False``: the grid alone (each free class's ratio left out). On a torus it frees
-    the top split alone or is refused (``check_torus``; ``torus_checked=False``: not checked, for
-    the equal split's labels)."""
-    out = _alpha_space(array, grid, free, proportional)
-    if torus_checked:
-        check_torus(array, [h for h, _ in out.free_classes()])
-    return out
+    ``proportional=False``: the grid alone (each free class's ratio left out)."""
+    return _alpha_space(array, grid, free, proportional)
 
 
 def _alpha_space(array: ArraySpec, grid: Sequence[Fraction], free: FreeAlphas, proportional: bool) -> AlphaSpace:

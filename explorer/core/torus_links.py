@@ -1,0 +1,211 @@
+"""Uneven splits on a torus, link by link: the busiest directed link of every group's exchange
+for any plan, in Fractions (what the evaluator scores a torus by where a split below the top is
+uneven, and the link windows the integer table holds; docs/uneven.md, "Uneven splits on a torus").
+
+At level h every accelerator sends its part of what its side sends to its partner (the leaf
+whose level-h bit differs), along the level's ring, shortest path, a tie (d = n/2) half each
+way (``timing.torus_ring``). Its part of a tensor is the product, over the levels below h, of
+its side's part (alpha or 1 - alpha of that group) where the level's type splits a dimension
+the tensor spans, and of 1/2 where it leaves the tensor whole (two copies send half each). A
+tensor is held in the layout of the node that made it: a layer's intra exchange in the layer's
+own, a re-layout's forward F in the producer's (F_out), its backward E in the consumer's (F_in).
+A group's exchange takes its busiest link's elements * dtype / the link bandwidth. With every
+split below h at 1/2 each part is 2^-(H-h-1) and this is the pair formula max(X0, X1) * dtype
+/ b_h with the torus's b_h (``tests/test_torus_links.py``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from .partition import HALF, Dim, Size, relayout_split
+from .plan import Plan
+from .timing import ring_load, step_time, torus_ring
+from .uneven import level_shares, shares_flops, side_share, spec_of, whole_sizes
+
+if TYPE_CHECKING:
+    from .array import ArraySpec
+    from .network import Network
+
+_POSITION = {Dim.B: 0, Dim.D_I: 1, Dim.D_O: 2, Dim.G: 3}  # in a share tuple (S is never split)
+
+
+def leaf_coords(levels: int, leaf: int) -> tuple[int, int]:
+    """(x, y) of a leaf: levels alternate x, y, top bit first (``timing.torus_ring``)."""
+    x = y = 0
+    for h in range(levels):
+        bit = (leaf >> (levels - 1 - h)) & 1
+        if h % 2 == 0:
+            x = 2 * x + bit
+        else:
+            y = 2 * y + bit
+    return x, y
+
+
+def _size_share(s, size: Size) -> Fraction:
+    out = Fraction(1)
+    for d in size.dims:
+        i = _POSITION.get(d)
+        if i is not None:
+            out *= s[i]
+    return out
+
+
+def contributions(network: "Network", plan: Plan, level: int, group: int, shares) -> list:
+    """(side, elements, holder node, its size) of every tensor the group's sides send at its level:
+    each layer's intra exchange (both sides, held by the layer), each edge's forward F (held by
+    the producer) and backward E (by the consumer); ``shares``: the group's share row. Summed by
+    side they are ``uneven.pair_amounts``."""
+    whole, row, alphas = whole_sizes(network), plan.types[level], plan.alphas[level][group]
+    out = []
+    for l, layer in enumerate(network.layers):  # noqa: E741
+        tensor = None if layer.is_join else spec_of(layer, row[l]).exchanges
+        if tensor is not None:
+            x = whole[l][tensor.size.index] * _size_share(shares[l], tensor.size)
+            out += [(0, x, l, tensor.size), (1, x, l, tensor.size)]
+    for (u, v), share in zip(network.edges, network.edge_shares):
+        x = whole[v][0] * _size_share(shares[v], Size.F_IN) * share
+        p, n = network.layers[u].node_types.layouts(row[u]), network.layers[v].node_types.layouts(row[v])
+        f = relayout_split(p.f_out_produced, alphas[u], n.f_in_needed, alphas[v])
+        e = relayout_split(n.e_in_produced, alphas[v], p.e_out_needed, alphas[u])
+        for s in (0, 1):
+            out += [(s, f[s] * x, u, Size.F_OUT), (s, e[s] * x, v, Size.F_IN)]
+    return out
+
+
+def leaf_part(network: "Network", plan: Plan, level: int, leaf: int, holder: int, size: Size) -> Fraction:
+    """The leaf's part of a tensor (of ``size``, held by node ``holder``) its side sends at ``level``."""
+    H, node, part = plan.levels, network.layers[holder], Fraction(1)
+    for k in range(level + 1, H):
+        group, bit = leaf >> (H - k), (leaf >> (H - 1 - k)) & 1
+        if spec_of(node, plan.types[k][holder]).halves in size.dims:
+            part *= side_share(plan.alphas[k][group][holder], bit)
+        else:
+            part *= HALF
+    return part
+
+
+def leaf_sends(network: "Network", plan: Plan, level: int, group: int, shares) -> dict[int, Fraction]:
+    """Leaf -> the elements it sends to its partner at ``level``, for the leaves of ``group``
+    (the contributions of one holder, size and side summed first: one part per leaf each)."""
+    H = plan.levels
+    span = 2 ** (H - level - 1)
+    held: dict = defaultdict(Fraction)
+    for side, x, holder, size in contributions(network, plan, level, group, shares):
+        if x:
+            held[(side, holder, size)] += x
+    out = {leaf: Fraction(0) for leaf in range(group * 2 * span, (group + 1) * 2 * span)}
+    for (side, holder, size), x in held.items():
+        for leaf in range(group * 2 * span + side * span, group * 2 * span + (side + 1) * span):
+            out[leaf] += x * leaf_part(network, plan, level, leaf, holder, size)
+    return out
+
+
+def routes(levels: int, level: int, leaf: int) -> tuple[tuple[tuple[int, int, int], ...], Fraction]:
+    """The directed links a leaf's send crosses at ``level`` ((the other coordinate, ring position,
+    direction +1/-1) each) and the part of the send each carries (1, or 1/2 each way on a tie)."""
+    n, d = torus_ring(levels, level)
+    x, y = leaf_coords(levels, leaf)
+    pos, other = (x, y) if level % 2 == 0 else (y, x)
+    steps = (1, -1) if 2 * d == n else ((-1 if pos & d else 1),)
+    return tuple((other, (pos + step * i) % n, step) for step in steps for i in range(d)), link_share(levels, level)
+
+
+def link_share(levels: int, level: int) -> Fraction:
+    """The part of a send each link of its route carries: 1/2 on a tie (d = n/2), else 1."""
+    n, d = torus_ring(levels, level)
+    return HALF if 2 * d == n else Fraction(1)
+
+
+def link_loads(levels: int, level: int, sends: dict[int, Fraction]) -> dict[tuple[int, int, int], Fraction]:
+    """(the other coordinate, ring position, direction +1/-1) -> elements on that directed link of
+    the level's rings, each leaf's send routed to its partner (a tie: half each way)."""
+    loads: dict = defaultdict(Fraction)
+    for leaf, amount in sends.items():
+        links, part = routes(levels, level, leaf)
+        for link in links:
+            loads[link] += amount * part
+    return loads
+
+
+def link_windows(levels: int, level: int, group: int) -> tuple[tuple[int, ...], ...]:
+    """The leaves whose sends share a directed link of the group's exchange, one set per link, the
+    sets another contains left out (their load is at most its: sends are never negative): a
+    group's busiest link is the largest of these windows' sums times ``link_share``. Without a tie
+    a window is a side's leaves on one ring (an aligned block of d); on a tie, d consecutive
+    leaves of the ring, both sides."""
+    span = 2 ** (levels - level)
+    sets: dict = defaultdict(set)
+    for leaf in range(group * span, (group + 1) * span):
+        for link in routes(levels, level, leaf)[0]:
+            sets[link].add(leaf)
+    uniq = {frozenset(s) for s in sets.values()}
+    return tuple(sorted(tuple(sorted(s)) for s in uniq if not any(s < t for t in uniq)))
+
+
+def busiest_links(network: "Network", array: "ArraySpec", plan: Plan, fast: bool = True,
+                  shares=None) -> tuple[tuple[Fraction, ...], ...]:
+    """[level][group] -> the elements on the busiest directed link of the group's exchange. ``fast``:
+    a level whose splits below are all 1/2 takes ring_load(n, d) * max(side 0, side 1) / 2^(H-h-1),
+    which its links equal there (``tests/test_torus_links.py`` checks both ways agree)."""
+    H, shares = array.levels, shares or level_shares(network, plan)
+    out = []
+    for h in range(H):
+        even_below = fast and all(a == HALF for lv in plan.alphas[h + 1:] for row in lv for a in row)
+        row, memo = [], {}  # groups with the same shares and alphas, theirs and below, are scored once
+        for g in range(2**h):
+            below = () if even_below else tuple(lv[g << (k + 1):(g + 1) << (k + 1)] for k, lv in enumerate(plan.alphas[h + 1:]))
+            key = (id(shares[h][g]), plan.alphas[h][g], below)
+            if key not in memo:
+                memo[key] = _busiest(network, plan, h, g, shares[h][g], even_below)
+            row.append(memo[key])
+        out.append(tuple(row))
+    return tuple(out)
+
+
+def _busiest(network: "Network", plan: Plan, h: int, g: int, shares, even_below: bool) -> Fraction:
+    H = plan.levels
+    if not even_below:
+        return max(link_loads(H, h, leaf_sends(network, plan, h, g, shares)).values())
+    sides = [Fraction(0), Fraction(0)]
+    for side, x, _, _ in contributions(network, plan, h, g, shares):
+        sides[side] += x
+    return ring_load(*torus_ring(H, h)) * max(sides) / 2 ** (H - h - 1)
+
+
+def torus_times(network: "Network", array: "ArraySpec", plan: Plan, fast: bool = True) -> tuple[tuple, tuple]:
+    """([level][group] exchange seconds, per-leaf step seconds) of a plan on a torus, link by link:
+    a leaf's step is ``step_time`` of its compute and its groups' exchanges, as ``evaluate_split``'s."""
+    H, dtype, shares = array.levels, array.dtype_bytes, level_shares(network, plan)
+    comm = tuple(tuple(x * dtype / (array.bandwidth_GBps[h] * 10**9) for x in row)
+                 for h, row in enumerate(busiest_links(network, array, plan, fast, shares)))
+    leaves = shares[H]
+    peaks = array.leaf_peaks_TFLOPS()
+    steps = []
+    for leaf, row in enumerate(leaves):
+        c = shares_flops(network, row) / (peaks[leaf] * 10**12)
+        steps.append(step_time(c, sum((comm[h][leaf >> (H - h)] for h in range(H)), Fraction(0)), array.overlap))
+    return comm, tuple(steps)
+
+
+def pair_times(network: "Network", array: "ArraySpec", plan: Plan) -> tuple[tuple, tuple]:
+    """``torus_times`` by the pair formula the uneven tables hold (a group's exchange takes
+    max(side 0, side 1) * dtype / b_h), for any alphas: what it would under-count."""
+    H, dtype = array.levels, array.dtype_bytes
+    shares = level_shares(network, plan)
+    comm = []
+    for h in range(H):
+        row = []
+        for g in range(2**h):
+            sides = [Fraction(0), Fraction(0)]
+            for side, x, _, _ in contributions(network, plan, h, g, shares[h][g]):
+                sides[side] += x
+            row.append(max(sides) * dtype / array.bandwidth_Bps(h))
+        comm.append(tuple(row))
+    peaks = array.leaf_peaks_TFLOPS()
+    steps = tuple(step_time(shares_flops(network, row) / (peaks[leaf] * 10**12),
+                            sum((comm[h][leaf >> (H - h)] for h in range(H)), Fraction(0)), array.overlap)
+                  for leaf, row in enumerate(shares[H]))
+    return tuple(comm), steps
