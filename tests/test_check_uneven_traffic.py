@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from fractions import Fraction as F
+
+import pytest
 
 from explorer import api
 from explorer.app.check_uneven import SplitCheckRow, _verdict, check_uneven
@@ -17,6 +20,7 @@ from explorer.app.results import exact_number
 from explorer.core.evaluate import evaluate_split
 from explorer.core.objective import Objective
 from explorer.core.partition import Space
+from explorer.core.errors import SpecError
 from explorer.core.randnet import random_chain
 from explorer.core.solution import Status
 from explorer.core.split_rules import SplitRules
@@ -27,6 +31,7 @@ from explorer.solvers.uneven_cpsat import cpsat_uneven
 from explorer.solvers.uneven_levels import levels_uneven
 
 from .conftest import run_cli
+from .test_split_rules import _random_rules
 from .test_uneven_model import mix
 
 TRAFFIC = SplitRules(Objective.TRAFFIC)
@@ -132,10 +137,6 @@ def test_bad_input_is_refused_as_before(mix4, tmp_path, capsys):
     assert code == 2 and "--workers: not with --uneven" in err
     code, _, err = run_cli(_args(model, mix4)[:-1] + ["energy"], capsys)
     assert code == 2 and "--objective" in err
-    import pytest
-
-    from explorer.core.errors import SpecError
-
     with pytest.raises(SpecError, match="objective"):
         api.check(model, mix4, space="hypar", split="optimal", objective="nosuch", alpha_grid=2)
 
@@ -183,6 +184,27 @@ def test_brute_exact_cpsat_agree_in_check_on_seeded_random_chains():
         assert (r.optimum_traffic, r.optimum_s) == (best.split_value, step)
         assert r.proven_by == ("brute", "exact", "cpsat")
         assert all(row.key() >= (best.split_value, step) for row in r.rows if row.plan is not None)
+
+
+def test_check_under_traffic_with_pins_caps_and_memory_on_seeded_random_chains():
+    """As above under random pins, forbids, caps and memory limits (``test_split_rules``' draw):
+    the proving rows agree with brute force on the optimum or on there being no plan."""
+    rng = random.Random(4521)
+    seen = set()
+    for _ in range(10):
+        net, arr, grid, free, grid_only, aspace = _draw(rng)
+        rules = replace(_random_rules(rng, net, arr, Space.HYPAR, aspace), objective=Objective.TRAFFIC)
+        best = brute_split(net, arr, Space.HYPAR, aspace, rules=rules)
+        r = check_uneven(net, arr, Space.HYPAR, grid, free, ("brute", "exact", "cpsat", "dp", "search", "proportional"),
+                         time_limit_s=120, grid_only=grid_only, rules=rules)
+        assert r.agree, r.problems
+        seen.add(best.status)
+        if best.status is Status.INFEASIBLE:
+            assert r.optimum is None and [x.status for x in r.rows[:3]] == ["infeasible"] * 3
+            continue
+        assert (r.optimum, r.optimum_s) == (best.split_value, evaluate_split(net, arr, best.plan).step_time_s)
+        assert r.proven_by == ("brute", "exact", "cpsat")
+    assert seen == {Status.OPTIMAL, Status.INFEASIBLE}
 
 
 def _row(name, status, traffic, step, bound=None):
