@@ -51,8 +51,9 @@ def check(model: ModelRef, array: ArrayRef = DEFAULT_ARRAY, *, solvers: Iterable
 
     ``split="optimal"`` (``explore check --split optimal``): the uneven-split solvers (``solvers``
     from brute, exact, cpsat, joint, accpar, levels, search, proportional; default all) compared on
-    the step time, returning a ``SplitCheck`` (``rows``, ``optimum_s``, ``agree``, ``problems``,
-    ``to_json()``); ``split="equal"`` (every alpha 1/2) is the even split: the check above, on the
+    the step time, or with ``objective="traffic"`` on the traffic (ties to the least step time;
+    joint and accpar refuse it), returning a ``SplitCheck`` (``rows``, ``optimum``, ``optimum_s``,
+    ``agree``, ``problems``, ``to_json()``); ``split="equal"`` (every alpha 1/2) is the even split: the check above, on the
     step time unless ``objective`` is given.
     """
     o = run_options("check", options)

@@ -156,6 +156,7 @@ def _tie_break(m, x, T, S, first, time_left_s: float):
     from ortools.sat.python import cp_model
 
     m.Add(T == int(first.Value(T)))
+    m.ClearHints()  # a hint given to the first stage (``_hint_plan``): one hint per variable, or the model is invalid
     for layer in x:
         for var in layer.values():
             m.AddHint(var, first.Value(var))

@@ -297,7 +297,6 @@ CASES = [
     ("uneven-forbid", {}, ["check", "--uneven", "--forbid", "fc6=IV"], "--forbid: 'fc6=IV': unknown partition type"),
     ("uneven-constraints", {}, ["check", "--uneven", "--constraints", "{d}/none.yaml"], "{d}/none.yaml: no such file"),
     ("uneven-levels", {}, ["check", "--uneven", "--levels", "0"], "--levels: levels must be between 1 and 20"),
-    ("uneven-objective", {}, ["check", "--uneven", "--objective", "traffic"], "--objective: not with --uneven"),
     ("uneven-dump-model", {}, ["check", "--uneven", "--dump-model", "{d}/m.pb"], "--dump-model: not with --uneven"),
     ("uneven-workers", {}, ["check", "--uneven", "--workers", "2"], "--workers: not with --uneven"),
     ("uneven-seed", {}, ["check", "--uneven", "--seed", "3"], "--seed: not with --uneven"),

@@ -346,7 +346,7 @@ def test_the_api_check_takes_split():
     assert r.agree and r.optimum_s == F(1330477, 52500000000) and [x.solver for x in r.rows] == ["joint", "accpar", "search"]
     for kwargs, name in (({"split": "search"}, "^split: "), ({"caps": ["9=1GB"]}, "^caps: "), ({"levels": 2}, "^levels: "),
                          ({"memory_GiB": 0.0}, "memory"), ({"solvers": ["nosuch"]}, "solvers"), ({"workers": 2}, "workers"),
-                         ({"objective": "traffic"}, "objective"),
+                         ({"objective": "nosuch"}, "objective"),  # traffic: taken (tests/test_check_uneven_traffic.py)
                          ({"alpha_grid": 1}, "alpha_grid"), ({"free": "some"}, "free")):
         with pytest.raises(SpecError, match=name):
             check("lenet-c", "tpu-mix-16", **{"split": "optimal", **kwargs})

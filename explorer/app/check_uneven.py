@@ -13,6 +13,7 @@ from typing import Any
 from ..core.array import ArraySpec
 from ..core.errors import InstanceTooLarge, Refused, refusal_reason
 from ..core.names import given_as
+from ..core.units import format_count
 from ..core.uneven import (
     DEFAULT_ALPHA_GRID,
     SPLIT_TIME_LIMIT,
@@ -63,6 +64,24 @@ class SplitCheckRow:
     plan: Plan | None = None
     figures: PlanFigures | None = None  # the evaluator's figures of the plan, as in explore check's rows
     route: str | None = None  # the exact solver's route (``info["method"]``), as check's ``exact:<route>``
+    objective: Objective = Objective.TIME  # traffic: step_time_s is the plan's (the evaluator's), bound_s None
+    traffic: Fraction | None = None  # under traffic: the solver's traffic of its plan (elements, re-scored)
+    traffic_bound: Fraction | None = None  # under traffic: its proven lower bound (elements), if any
+
+    @property
+    def value(self) -> Fraction | None:
+        """The objective's value of the plan: its step time (s) or its traffic (elements)."""
+        return self.traffic if self.objective is Objective.TRAFFIC else self.step_time_s
+
+    @property
+    def bound(self) -> Fraction | None:
+        """The proven lower bound on the objective, in the value's units."""
+        return self.traffic_bound if self.objective is Objective.TRAFFIC else self.bound_s
+
+    def key(self) -> tuple:
+        """What rows are compared on: the step time, or (traffic, step time): least traffic, ties
+        to the least step time (the lexicographic optimum every proving solver proves)."""
+        return (self.traffic, self.step_time_s) if self.objective is Objective.TRAFFIC else (self.step_time_s,)
 
     @property
     def ok(self) -> bool:
@@ -78,13 +97,20 @@ class SplitCheck:
     grid: int
     free: FreeAlphas
     rows: tuple[SplitCheckRow, ...]
-    optimum_s: Fraction | None  # the proven optimum, when a solver proved one
+    optimum_s: Fraction | None  # the proven optimum's step time, when a solver proved one (traffic: the tie-break's)
     proven_by: tuple[str, ...]
     problems: tuple[str, ...]
     grid_only: bool = False  # the grid alone, without each free class's proportional ratio
     constraints: tuple[str, ...] = ()  # the side constraints the solvers were given, by name
     inputs: Inputs | None = None  # the header, as explore check's
     wall_s: float = 0.0
+    objective: Objective = Objective.TIME
+    optimum_traffic: Fraction | None = None  # under traffic: the proven least traffic (elements)
+
+    @property
+    def optimum(self) -> Fraction | None:
+        """The proven optimum of the objective: seconds, or elements under traffic."""
+        return self.optimum_traffic if self.objective is Objective.TRAFFIC else self.optimum_s
 
     @property
     def agree(self) -> bool:
@@ -97,8 +123,10 @@ class SplitCheck:
         out = self.inputs.to_json() if self.inputs is not None else {"schema_version": SCHEMA_VERSION}
         out.update(split="optimal", alpha_grid=self.grid, grid_only=self.grid_only, free=str(self.free))
         out["solvers"] = {r.solver: _row_json(r) for r in self.rows}
-        out["optimum"] = None if self.optimum_s is None else {"objective": exact_number(self.optimum_s),
-                                                             "proven_by": list(self.proven_by)}
+        out["optimum"] = None if self.optimum is None else {"objective": exact_number(self.optimum),
+                                                           "proven_by": list(self.proven_by)}
+        if out["optimum"] is not None and self.objective is Objective.TRAFFIC:  # the tie-break, proven with it
+            out["optimum"]["step_time_s"] = exact_number(self.optimum_s)
         out["infeasible"] = [r.solver for r in self.rows if r.status == Status.INFEASIBLE.value]
         if out["infeasible"] and self.agree:  # as check's: one rule alone conflicts (split.proven_conflict), several: null
             out.update(proven_conflict(self.constraints).to_json())
@@ -113,13 +141,13 @@ def _row_json(r: SplitCheckRow) -> dict[str, Any]:
     method = f"{r.solver}:{r.route}" if r.route else METHODS[r.solver]
     out: dict[str, Any] = {"status": r.status, "wall_s": round(r.wall_s, 6), "method": method}
     if r.plan is not None and r.figures is not None:
-        out["objective"] = exact_number(r.step_time_s)
+        out["objective"] = exact_number(r.value)
         out["ok"] = r.ok
         out.update(r.figures.to_json())
         out["plan"] = r.plan.to_lists()
         out["alphas"] = [[[str(a) for a in row] for row in groups] for groups in r.plan.alphas]
-    out["bound"] = exact_number(r.bound_s)
-    gap = None if r.bound_s is None or not r.step_time_s else float((r.step_time_s - r.bound_s) / r.step_time_s)
+    out["bound"] = exact_number(r.bound)
+    gap = None if r.bound is None or not r.value else float((r.value - r.bound) / r.value)
     out.update(gap=gap, rescored=r.rescored, breaks=r.breaks)
     if r.note:
         out["reason"] = r.note
@@ -139,9 +167,11 @@ def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace
     t0 = time.perf_counter()
     types = _dp_types("search", network, array, space, rules)
     if types is None:
-        return split_solution("search", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0)
+        return split_solution("search", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
+                              objective=rules.objective)
     sol = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace, rules=rules)
-    return split_solution("search", Status.FEASIBLE, sol.plan, sol.step_time_s, None, time.perf_counter() - t0, sol.explored)
+    return split_solution("search", Status.FEASIBLE, sol.plan, sol.split_value, None, time.perf_counter() - t0, sol.explored,
+                          objective=rules.objective)
 
 
 def _proportional(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
@@ -153,12 +183,14 @@ def _proportional(network: Network, array: ArraySpec, space: Space, aspace: Alph
         raise Refused(f"proportional: {given_as('--grid-only')} leaves the proportional ratios out of the declared space")
     types = _dp_types("proportional", network, array, space, rules)
     if types is None:
-        return split_solution("proportional", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0)
+        return split_solution("proportional", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
+                              objective=rules.objective)
     plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
     if not aspace.contains(plan):
         raise Refused("proportional: rounded to whole groups or heads, its plan leaves the declared space")
-    step = evaluate_split(network, array, plan).step_time_s
-    return split_solution("proportional", Status.FEASIBLE, plan, step, None, time.perf_counter() - t0, 1)
+    value = rules.value(evaluate_split(network, array, plan, rules.weight_copies))
+    return split_solution("proportional", Status.FEASIBLE, plan, value, None, time.perf_counter() - t0, 1,
+                          objective=rules.objective)
 
 
 def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
@@ -173,8 +205,6 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if name == "cpsat":  # alone (not after the exact path as explore --split's): an independent cross-check
         return _cpsat_hinted(network, array, space, aspace, time_limit_s, rules, hint)
     if name == "joint":
-        if joint_refusal(rules.objective):
-            raise Refused(joint_refusal(rules.objective))
         return joint_under(network, array, space, aspace, time_limit_s, rules)  # as explore --split optimal
     if name == "accpar":
         if rules.side_constrained:
@@ -228,24 +258,42 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
                else "no plan keeps to the constraints")
         if sol.info.get("reason"):  # exact ended at once: its column pairs need more than the limit
             why += ": " + sol.info["reason"]
-        return SplitCheckRow(name, sol.status.value, None, None, sol.wall_s, why, True, route=_route(name, sol))
+        return SplitCheckRow(name, sol.status.value, None, None, sol.wall_s, why, True, route=_route(name, sol),
+                             objective=rules.objective)
+    return _scored(name, sol, network, array, aspace, rules)
+
+
+def _scored(name: str, sol: Solution, network: Network, array: ArraySpec, aspace: AlphaSpace,
+            rules: SplitRules) -> SplitCheckRow:
+    """A row with a plan, re-scored by the evaluator: the solver's value of it (step time, or traffic
+    in elements) must be the evaluator's, the plan in the declared space, and a proving solver's
+    plan keep to every rule. Under traffic the row's step time is the evaluator's (the tie-break)."""
     ev = evaluate_split(network, array, sol.plan, rules.weight_copies)
-    value = ev.step_time_s
-    note = "" if value == sol.step_time_s else f"evaluator gives {value} s, the solver {sol.step_time_s} s"
+    value, claimed = rules.value(ev), sol.split_value
+    unit = "s" if rules.objective is Objective.TIME else "elements"
+    note = "" if value == claimed else f"evaluator gives {value} {unit}, the solver {claimed} {unit}"
     if not aspace.contains(sol.plan):
         note = (note + "; " if note else "") + "plan outside the declared alpha space"
     broken = rules.violations(ev, array, sol.plan) if rules.side_constrained else []
     rescored = not note and not (broken and name in PROVING)
     if broken:
         note = (note + "; " if note else "") + "breaks " + "; ".join(v.constraint for v in broken)
-    return SplitCheckRow(name, sol.status.value, sol.step_time_s, sol.bound_s, sol.wall_s, note, rescored, bool(broken),
-                         sol.plan, PlanFigures.of_split(ev, broken), _route(name, sol))
+    traffic = rules.objective is Objective.TRAFFIC
+    return SplitCheckRow(name, sol.status.value, ev.step_time_s if traffic else sol.step_time_s,
+                         None if traffic else sol.bound_s, sol.wall_s, note, rescored, bool(broken),
+                         sol.plan, PlanFigures.of_split(ev, broken), _route(name, sol), rules.objective,
+                         claimed if traffic else None, sol.split_bound if traffic else None)
 
 
 def _refused_at_once(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
                      rules: SplitRules) -> str | None:
-    """Why CP-SAT's size check (no column built, no OR-Tools import) refuses the
-    instance: its row says so even when too little of the limit is left to import OR-Tools."""
+    """Why the row is refused before it runs, even when too little of the limit is left for it:
+    the joint solver and ``accpar`` under the traffic objective (they minimise the step time), or
+    CP-SAT's size check (no column built, no OR-Tools import)."""
+    if name == "joint" and joint_refusal(rules.objective):
+        return joint_refusal(rules.objective)
+    if name == "accpar" and rules.objective is not Objective.TIME:
+        return "accpar: the step time only (AccPar's level cost), not the traffic objective"
     if name != "cpsat":
         return None
     try:
@@ -276,52 +324,90 @@ def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = D
     hint = (False if cheap["dp"].plan is None else cheap["dp"].plan) if "dp" in cheap else None  # CP-SAT's first plan (not run twice)
     rows = tuple(cheap.get(n) or _row(n, network, array, space, aspace, clock, rules, seeds, hint)
                  for n in solvers)
-    proven = [r for r in rows if r.status == Status.OPTIMAL.value]
-    none = [r for r in rows if r.status == Status.INFEASIBLE.value]
-    optimum = min((r.step_time_s for r in proven), default=None)
-    problems = [f"{r.solver}: {r.note}" for r in rows if not r.rescored]
-    if len({r.step_time_s for r in proven}) > 1:
-        problems.append("proven optima differ: " + ", ".join(f"{r.solver} {r.step_time_s}" for r in proven))
-    if proven and none:
-        problems.append(f"{', '.join(r.solver for r in none)} prove no plan, {', '.join(r.solver for r in proven)} an optimum")
-    if optimum is not None:
-        problems += [f"{r.solver}: plan {r.step_time_s} below the proven optimum" for r in rows
-                     if r.step_time_s is not None and r.step_time_s < optimum and not r.breaks]
-        problems += [f"{r.solver}: bound {r.bound_s} above the proven optimum" for r in rows
-                     if r.bound_s is not None and r.bound_s > optimum]
-    found = {r.solver: r.step_time_s for r in rows if r.step_time_s is not None and not r.breaks}
-    if "search" in found and found.get("proportional", found["search"]) < found["search"]:
-        problems.append(f"search: {found['search']} slower than its start, the proportional split {found['proportional']}")
+    best, proven_by, problems = _verdict(rows, rules.objective)
     c = rules.constraints
     names = rule_names(rules)
     warnings = tuple(w for w in (batch_warning(network.batch, array.accelerators),) if w)
-    return SplitCheck(network.name, array.name, space, grid, free, rows, optimum,
-                      tuple(r.solver for r in proven if r.step_time_s == optimum), tuple(problems), grid_only, names,
-                      split_inputs(network, array, space, Objective.TIME, c, warnings), time.perf_counter() - t0)
+    traffic = rules.objective is Objective.TRAFFIC
+    return SplitCheck(network.name, array.name, space, grid, free, rows, None if best is None else best[-1],
+                      proven_by, problems, grid_only, names,
+                      split_inputs(network, array, space, rules.objective, c, warnings), time.perf_counter() - t0,
+                      rules.objective, best[0] if traffic and best is not None else None)
+
+
+def _verdict(rows: tuple[SplitCheckRow, ...], objective: Objective):
+    """The proven optimum's key (``SplitCheckRow.key``; None when no solver proved one), the solvers
+    that proved it, and every disagreement: a plan that does not re-score, proven optima (or, under
+    traffic, proven tie-breaks: both sides proven) that differ, a proof of no plan beside an optimum,
+    a plan that keeps to the rules below the proven optimum, a bound above it, ``search`` slower
+    than its start, the proportional split."""
+    proven = [r for r in rows if r.status == Status.OPTIMAL.value and r.value is not None]
+    none = [r for r in rows if r.status == Status.INFEASIBLE.value]
+    best = min((r.key() for r in proven), default=None)
+    problems = [f"{r.solver}: {r.note}" for r in rows if not r.rescored]
+    if len({r.value for r in proven}) > 1:
+        problems.append("proven optima differ: " + ", ".join(f"{r.solver} {r.value}" for r in proven))
+    elif len({r.key() for r in proven}) > 1:  # the same least traffic, not the same least step time among its plans
+        problems.append("proven step times of the least traffic differ: "
+                        + ", ".join(f"{r.solver} {r.step_time_s}" for r in proven))
+    if proven and none:
+        problems.append(f"{', '.join(r.solver for r in none)} prove no plan, {', '.join(r.solver for r in proven)} an optimum")
+    if best is not None:
+        kept = [r for r in rows if r.value is not None and not r.breaks]
+        problems += [f"{r.solver}: plan {r.value} below the proven optimum" for r in kept if r.value < best[0]]
+        if objective is Objective.TRAFFIC:
+            problems += [f"{r.solver}: plan of the least traffic at step time {r.step_time_s} s, below the proven "
+                         f"{best[1]} s" for r in kept if r.value == best[0] and r.step_time_s < best[1]]
+        problems += [f"{r.solver}: bound {r.bound} above the proven optimum" for r in rows
+                     if r.bound is not None and r.bound > best[0]]
+    found = {r.solver: r.value for r in rows if r.value is not None and not r.breaks}
+    if "search" in found and found.get("proportional", found["search"]) < found["search"]:
+        worse = "slower" if objective is Objective.TIME else "more traffic"
+        problems.append(f"search: {found['search']} {worse} than its start, the proportional split {found['proportional']}")
+    return best, tuple(r.solver for r in proven if r.key() == best), tuple(problems)
 
 
 def _ms(x: Fraction | None) -> str:
     return "-" if x is None else f"{float(x) * 1e3:.6g}"
 
 
+def _elements(x: Fraction | None) -> str:
+    return "-" if x is None else format_count(int(x)) if x.denominator == 1 else f"{float(x):,.1f}"
+
+
+def _cells(row: SplitCheckRow, traffic: bool) -> str:
+    """A row's figures: step ms and bound ms, or (traffic) traffic, bound and the plan's step ms."""
+    gap = "-" if row.bound is None or not row.value else f"{float(1 - row.bound / row.value) * 100:.3f}%"
+    if traffic:
+        return f"{_elements(row.traffic):>14} {_elements(row.traffic_bound):>14} {gap:>8} {_ms(row.step_time_s):>12}"
+    return f"{_ms(row.step_time_s):>12} {_ms(row.bound_s):>12} {gap:>8}"
+
+
+def _optimum_line(r: SplitCheck) -> str:
+    if r.optimum is not None:
+        value = (f"{_elements(r.optimum_traffic)} elements, step time {_ms(r.optimum_s)} ms"
+                 if r.objective is Objective.TRAFFIC else f"{_ms(r.optimum_s)} ms")
+        return f"proven optimum {value} ({', '.join(r.proven_by)})"
+    if any(row.status == Status.INFEASIBLE.value for row in r.rows):
+        return "no plan keeps to the constraints (" + ", ".join(row.solver for row in r.rows
+                                                              if row.status == Status.INFEASIBLE.value) + ")"
+    return "no solver proved the optimum"
+
+
 def render_check_uneven(r: SplitCheck) -> str:
     statuses = ["breaks" if row.breaks else str(row.status) for row in r.rows]  # breaks: its plan breaks a rule (the note: which)
     w = max(9, *map(len, statuses))  # level-optimal (13) widens the column, not its row
+    traffic = r.objective is Objective.TRAFFIC
+    heads = (f"{'traffic':>14} {'bound':>14} {'gap':>8} {'step ms':>12}" if traffic
+             else f"{'step ms':>12} {'bound ms':>12} {'gap':>8}")
     lines = [f"check (uneven splits): {r.network} on {r.array}, space {r.space}, alpha grid 1/{r.grid}"
              f"{' only' if r.grid_only else ' + proportional'}, "
-             f"free alphas {r.free}, objective step time",
+             f"free alphas {r.free}, objective "
+             + ("traffic (elements; ties to the least step time)" if traffic else "step time"),
              *(["constraints: " + "; ".join(r.constraints)] if r.constraints else []),
-             f"{'solver':<12} {'status':<{w}} {'step ms':>12} {'bound ms':>12} {'gap':>8} {'wall s':>8}  note"]
+             f"{'solver':<12} {'status':<{w}} {heads} {'wall s':>8}  note"]
     for row, status in zip(r.rows, statuses):
-        gap = "-" if row.bound_s is None or not row.step_time_s else f"{float(1 - row.bound_s / row.step_time_s) * 100:.3f}%"
-        lines.append(f"{row.solver:<12} {status:<{w}} {_ms(row.step_time_s):>12} {_ms(row.bound_s):>12} {gap:>8} "
-                     f"{row.wall_s:>8.3f}  {row.note}".rstrip())
-    if r.optimum_s is not None:
-        lines.append(f"proven optimum {_ms(r.optimum_s)} ms ({', '.join(r.proven_by)})")
-    elif any(row.status == Status.INFEASIBLE.value for row in r.rows):
-        lines.append("no plan keeps to the constraints (" + ", ".join(row.solver for row in r.rows
-                                                                     if row.status == Status.INFEASIBLE.value) + ")")
-    else:
-        lines.append("no solver proved the optimum")
+        lines.append(f"{row.solver:<12} {status:<{w}} {_cells(row, traffic)} {row.wall_s:>8.3f}  {row.note}".rstrip())
+    lines.append(_optimum_line(r))
     lines.append("agree" if r.agree else "DISAGREE: " + "; ".join(r.problems))
     return "\n".join(lines) + "\n"

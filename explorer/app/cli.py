@@ -426,7 +426,7 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
 
 
 # options of ``explore check`` that ``check --uneven`` does not take (it would ignore them)
-NOT_WITH_UNEVEN = ("--objective", "--workers", "--seed", "--dump-model")
+NOT_WITH_UNEVEN = ("--workers", "--seed", "--dump-model")
 
 
 def refuse_given(given: set[str], options, why: str) -> None:
@@ -447,7 +447,7 @@ def _given_options(ctx: click.Context) -> set[str]:
 @constraint_options
 @solver_options
 @click.option("--solvers", "solver_list", default="exact,cpsat,brute", help="Comma-separated joint solvers to run and compare (default: exact,cpsat,brute; with --uneven: all eight of --uneven; pruned on request).")
-@click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, dp (the level DP, as --split optimal --solver dp), search and the proportional split (explorer/app/check_uneven.py) on the step time, under --cap, --pin, --forbid, --constraints and --memory where given.")
+@click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, dp (the level DP, as --split optimal --solver dp), search and the proportional split (explorer/app/check_uneven.py) on the step time, or under --objective traffic on the traffic (ties to the least step time; joint and accpar refuse it), under --cap, --pin, --forbid, --constraints and --memory where given.")
 @click.option("--split", "split", default=None, metavar="optimal|equal", help="--split optimal: the same as --uneven (the solvers that prove the optimal split, compared); --split equal: the even split (alpha 1/2), the plain check on the step time unless --objective says otherwise; the other splits are heuristics, not checked.")
 @click.option("--alpha-grid", "grid", type=ALPHA_GRID, default=DEFAULT_ALPHA_GRID, show_default=True, help="With --uneven: alphas are multiples of 1/N.")
 @click.option("--free", "free", type=FREE, default=FreeAlphas.UNLIKE.value, show_default=True, help="With --uneven: which classes of groups choose alpha.")
@@ -480,12 +480,13 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
                          f"split's check), not {split!r}")
     if uneven or split:
         flag = "--uneven" if uneven else "--split optimal"
-        refuse_given(given - ({"--objective"} if objective == "time" else set()), NOT_WITH_UNEVEN,
-                     f"not with {flag} (it compares the uneven-split solvers on the step time)")
+        refuse_given(given, NOT_WITH_UNEVEN, f"not with {flag} (it compares the uneven-split solvers' plans, "
+                                             "not CP-SAT's model of the even split)")
         check_files(model, array, output, constraints_file)
         check_uneven_cmd(model, array, space, batch, fmt, output, names, grid, free, time_limit, grid_only,
                          dict(levels=levels, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins,
-                              forbids=forbids, constraints=constraints_file))
+                              forbids=forbids, constraints=constraints_file,
+                              objective=objective if "--objective" in given else "time"))
         return
     refuse_given(given, ALPHA_OPTIONS, "only with --uneven or --split optimal (uneven splits); plain check splits "
                                        "every level equally")

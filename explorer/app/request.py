@@ -194,7 +194,8 @@ def _alpha_args(o: RunOptions) -> tuple[int, str]:
 
 def check_split(model: ModelRef, array: ArrayRef, o: RunOptions, solvers: Iterable[str] | None = None):
     """``check(..., split="optimal")`` (``explore check --split optimal``): the uneven-split
-    solvers compared on the step time (``explorer.app.check_uneven.SplitCheck``), under the
+    solvers compared on ``objective`` (time unless given; traffic: least traffic, ties to the
+    least step time) (``explorer.app.check_uneven.SplitCheck``), under the
     pins, forbids and caps given, and a memory limit where one is given (``memory_GiB`` or a
     constraints file: every kind's; without one no solver is held to the kinds' memory)."""
     from ..core.uneven import check_array, check_network
@@ -206,15 +207,14 @@ def check_split(model: ModelRef, array: ArrayRef, o: RunOptions, solvers: Iterab
         raise SpecError(refused[0], "not with split (check compares the uneven-split solvers' plans, not CP-SAT's "
                                     "model of the even split)")
     _choice_value(("optimal", "equal"), o.split, "split")  # equal: the even check (``api.check``)
-    if o.objective is not None and _choice(Objective, o.objective, "objective") is not Objective.TIME:
-        raise SpecError("objective", "check with split compares step times: objective time only")
+    objective = Objective.TIME if o.objective is None else _choice(Objective, o.objective, "objective")
     alpha_grid, fr = _alpha_args(o)
     names = UNEVEN_CHECK_SOLVERS if solvers is None else solver_names(solvers, UNEVEN_CHECK_NAMES, split=True)
-    problem = build_problem(model, array, **o.problem_args("time"))
+    problem = build_problem(model, array, **o.problem_args(objective.value))
     check_array(problem.array)
     check_network(problem.network)
     c = problem.constraints
-    rules = SplitRules(Objective.TIME, c, leaf_memory_limits(problem.array, c.memory_bytes) if c.memory_set else None)
+    rules = SplitRules(objective, c, leaf_memory_limits(problem.array, c.memory_bytes) if c.memory_set else None)
     return check_uneven(problem.network, problem.array, problem.space, alpha_grid, FreeAlphas(fr), names,
                         SPLIT_TIME_LIMIT if o.time_limit is None else float(o.time_limit), bool(o.grid_only), rules,
                         started=o.started)
