@@ -21,6 +21,8 @@ class Recompute(enum.Enum):
     """Activation recomputation (Korthikanti et al.): none, selective (the attention core's
     s x s tensors are recomputed), full (only each layer's input is kept)."""
 
+    __hash__ = object.__hash__  # members are singletons (equality is identity): C's hash, not Enum's Python-level one
+
     NONE = "none"
     SELECTIVE = "selective"
     FULL = "full"
@@ -28,6 +30,8 @@ class Recompute(enum.Enum):
 
 class ZeroStage(enum.Enum):
     """ZeRO stage: 0 (nothing sharded), 1 (optimizer state over d), 3 (all model states over d)."""
+
+    __hash__ = object.__hash__  # members are singletons (equality is identity): C's hash, not Enum's Python-level one
 
     ZERO0 = 0
     ZERO1 = 1
