@@ -123,3 +123,31 @@ def test_tensor_floor_is_its_formula():
         want = Fraction(0) if t == 1 else (c.microbatches(dims.batch) + c.fill()) * Fraction(dims.layers, c.degrees.pipeline) \
             * (c.micro_batch * block * BYTES / cl.bandwidth_Bps(t))
         assert tensor_floor_s(problem, c, block) == want
+
+
+def test_a_planner_build_makes_the_network_once_and_equal_to_a_fresh_one():
+    # the spec's checks (transformer_source) and the problem (transformer_problem) ask for the same
+    # network: the second is the memo's, equal to building it afresh; another batch builds anew
+    from explorer.app.llm_options import parse_request
+    from explorer.app.llm_run import build
+    from explorer.frontends import transformer
+
+    transformer._BUILT.clear()
+    calls = []
+    real = transformer._build_transformer
+
+    def spy(*args):
+        calls.append(args)
+        return real(*args)
+
+    transformer._build_transformer = spy
+    try:
+        req = parse_request("gpt3-1.7b", "dgx-a100", None, None, None, None, None, None, None, None, None, None)
+        problem, _space, src = build(req)
+        assert len(calls) == 1
+        fresh = real(src.shape, src.name, problem.dims.batch, src.sequence, src.source)
+        assert problem.network == fresh and problem.network is not fresh
+        other = replace(req, batch=2 * problem.dims.batch)
+        assert build(other)[0].network.batch == 2 * problem.dims.batch and len(calls) == 2
+    finally:
+        transformer._build_transformer = real
