@@ -13,8 +13,10 @@ from __future__ import annotations
 
 
 import time
+from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from operator import itemgetter
 from typing import Callable
 
 from ..core.solution import Status
@@ -377,12 +379,23 @@ def _report_extra(problem, keyed: "BoundOrder | list", scored, types, evaluate,
             break
         have.add(pair)
         upto = keyed.through(tf) if isinstance(keyed, BoundOrder) else keyed
-        tied, got = [c for t2, _m, _j, c in upto if t2 == tf and _uniform_key(c) == pair], []
+        tied, got = [c for c in _at_bound(upto, tf) if _uniform_key(c) == pair], []
         for c in tied:
             if got and pace.over():
                 break
             got.append(pace.timed(_score, problem, c, types, evaluate))
         out.append(min(got, key=_rank))
+    return out
+
+
+def _at_bound(entries: list, bound: Fraction) -> list[Candidate]:
+    """The candidates of ``entries`` (sorted by time bound) whose time bound is ``bound``, in order:
+    a run of them, found by bisection (not a Fraction comparison per entry)."""
+    k = bisect_left(entries, bound, key=itemgetter(0))
+    out = []
+    while k < len(entries) and entries[k][0] == bound:
+        out.append(entries[k][3])
+        k += 1
     return out
 
 

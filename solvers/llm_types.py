@@ -98,7 +98,7 @@ class BlockModel:
         """Term ``k`` under ``types`` (a type for every position of its scope): activations (with the
         forward's again under full recomputation); weights must be 0 (no type I matmul)."""
         scope, (kind, i) = self.terms[k]
-        key = (k, scope, tuple(types[j] for j in scope))
+        key = (k, scope, *map(types.__getitem__, scope))
         hit = self._local.get(key)
         if hit is not None:
             return hit
