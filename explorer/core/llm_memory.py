@@ -96,7 +96,7 @@ class MemoryBreakdown:
 
     @property
     def total(self) -> Fraction:
-        return self.model_states + self.activations
+        return self.weights + self.gradients + self.optimizer + self.activations  # model_states + activations
 
 
 @functools.lru_cache(maxsize=4096)  # pure; a search asks for the same values across layouts
