@@ -366,10 +366,13 @@ def _report_extra(problem, keyed: "BoundOrder | list", scored, types, evaluate,
     """For "why not the others": the lowest-bound candidates of (t, p) pairs no scored candidate has,
     each pair's best of those tied at its lowest bound (ZeRO 0 and 1 share a bound: a tie on time goes
     to the smaller memory, as ``_better``'s); none started that would end past the deadline (a pair
-    cut there keeps what was scored of it). ``keyed``: the search's ``BoundOrder``, or its entries
-    sorted. ``pace``: the search's, or a deadline (None: none)."""
+    cut there keeps what was scored of it). ``keyed``: the search's ``BoundOrder`` (the pairs not
+    scored are ordered on a ``BoundOrder.subset`` of their own: the scored pairs' time bounds are not
+    completed), or its entries sorted. ``pace``: the search's, or a deadline (None: none)."""
     pace = pace if isinstance(pace, _Pace) else _Pace(pace)
     have = {_uniform_key(s.candidate) for s in scored}
+    if isinstance(keyed, BoundOrder):  # the pairs scored are skipped: their time bounds need not be completed
+        keyed = keyed.subset(lambda c: _uniform_key(c) not in have)
     out: list[Scored] = []
     for tf, _mf, _i, cand in keyed:
         pair = _uniform_key(cand)
