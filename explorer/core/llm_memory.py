@@ -165,6 +165,12 @@ def model_state_bytes(params_per_gpu: Fraction | int, data: int, zero: ZeroStage
             BYTES_OPTIMIZER * n / (d if shard_opt else 1))
 
 
+@functools.lru_cache(maxsize=4096)  # keyed by integers: no Fraction built and hashed for a hit
+def _split_model_state_bytes(parameters: int, tensor: int, data: int, zero: ZeroStage) -> tuple[Fraction, Fraction, Fraction]:
+    """``model_state_bytes`` of ``parameters / tensor`` parameters a GPU."""
+    return model_state_bytes(Fraction(parameters, tensor), data, zero)
+
+
 def stage_memory(stage_parameters: int, stage_layers: int, tok: Tokens, par: Parallelism, microbatches: int,
                  stage: int = 0, recompute: Recompute = Recompute.NONE,
                  zero: ZeroStage = ZeroStage.ZERO0) -> MemoryBreakdown:
@@ -178,7 +184,7 @@ def stage_memory(stage_parameters: int, stage_layers: int, tok: Tokens, par: Par
     s b h and s b V terms, Korthikanti et al. section 4) are not counted."""
     if stage_parameters < 0 or stage_layers < 0:
         raise ValueError("stage_parameters and stage_layers: must be >= 0")
-    weights, grads, opt = model_state_bytes(Fraction(stage_parameters, par.tensor), par.data, zero)
+    weights, grads, opt = _split_model_state_bytes(stage_parameters, par.tensor, par.data, zero)
     per_layer = activation_bytes_per_layer(tok, par.tensor, par.sequence_parallel, recompute)
     held = in_flight_microbatches(stage, par.pipeline, microbatches)
     return MemoryBreakdown(weights, grads, opt, stage_layers * held * per_layer)
