@@ -24,7 +24,7 @@ from ..core.partition import PartitionType, Space
 from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import Status
-from ..core.units import GiB, gib_text, safe_float
+from ..core.units import GiB, gib_text
 from .figures_text import exact_number
 
 SCHEMA_VERSION = 4  # bump when a key changes name, meaning or form (adding a key does not)
