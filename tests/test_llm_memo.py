@@ -151,3 +151,16 @@ def test_a_planner_build_makes_the_network_once_and_equal_to_a_fresh_one():
         assert build(other)[0].network.batch == 2 * problem.dims.batch and len(calls) == 2
     finally:
         transformer._build_transformer = real
+
+
+def test_a_breakdowns_total_is_the_sum_of_its_parts():
+    # MemoryBreakdown.total sums four Fractions over their lcm: the same value (and type) as adding them
+    from explorer.core.llm_memory import MemoryBreakdown
+
+    rng = random.Random(7)
+    for _ in range(500):
+        parts = [Fraction(rng.randrange(-10**12, 10**15), rng.choice([1, 3, 7, 1024, 3 * 2**40, rng.randrange(1, 10**9)]))
+                 for _ in range(4)]
+        total = MemoryBreakdown(*parts).total
+        assert type(total) is Fraction and total == parts[0] + parts[1] + parts[2] + parts[3]
+    assert MemoryBreakdown(1, 2, Fraction(1, 2), 3).total == Fraction(13, 2)  # not all Fractions: plain addition
