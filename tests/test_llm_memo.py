@@ -164,3 +164,18 @@ def test_a_breakdowns_total_is_the_sum_of_its_parts():
         total = MemoryBreakdown(*parts).total
         assert type(total) is Fraction and total == parts[0] + parts[1] + parts[2] + parts[3]
     assert MemoryBreakdown(1, 2, Fraction(1, 2), 3).total == Fraction(13, 2)  # not all Fractions: plain addition
+
+
+def test_stage_times_are_a_x_plus_t_plus_q():
+    # llm_stage._times sums each stage over its denominators' lcm: the same Fractions as a * x + t + q
+    rng = random.Random(11)
+
+    def frac():
+        return Fraction(rng.randrange(0, 10**15), rng.choice([1, 5, 1024, 10**12, rng.randrange(1, 10**9)]))
+
+    for _ in range(200):
+        p = rng.randrange(1, 9)
+        a, t, q, x = [frac() for _ in range(p)], [frac() for _ in range(p)], [frac() for _ in range(p)], frac() + 1
+        got = llm_stage._times(a, t, q, x)
+        assert got == tuple(ai * x + ti + qi for ai, ti, qi in zip(a, t, q)) and all(type(g) is Fraction for g in got)
+    assert llm_stage._times([1, Fraction(1, 2)], [0, 0], [Fraction(1, 3), 2], Fraction(3, 2)) == (Fraction(11, 6), Fraction(11, 4))
