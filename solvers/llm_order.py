@@ -82,6 +82,17 @@ class BoundOrder:
     def __len__(self) -> int:
         return len(self.cands)
 
+    def subset(self, keep: Callable[[Candidate], bool]) -> "BoundOrder":
+        """The order of the candidates ``keep`` takes, on a heap of their own (this one is left as it
+        is): the same keys and, among them, the same order (indices in the subset keep the space's
+        order), with the stage-1 terms computed here shared and the same deadline. Its entries carry
+        their index in the subset."""
+        idx = [i for i, c in enumerate(self.cands) if keep(c)]
+        sub = BoundOrder(self.problem, [self.cands[i] for i in idx], [self.memory[i] for i in idx], self.floor,
+                         self.tensor)
+        sub._data, sub._alltoall, sub.deadline = self._data, self._alltoall, self.deadline
+        return sub
+
     def _next(self) -> bool:
         """Move the entry with the least time bound left to ``done`` (False: none left). A group's
         entry (stage 0, under its least index: no member's key is below it) gives way to its

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 
 import time
+from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from operator import itemgetter
 from typing import Callable
 
 from ..core.solution import Status
@@ -364,10 +366,13 @@ def _report_extra(problem, keyed: "BoundOrder | list", scored, types, evaluate,
     """For "why not the others": the lowest-bound candidates of (t, p) pairs no scored candidate has,
     each pair's best of those tied at its lowest bound (ZeRO 0 and 1 share a bound: a tie on time goes
     to the smaller memory, as ``_better``'s); none started that would end past the deadline (a pair
-    cut there keeps what was scored of it). ``keyed``: the search's ``BoundOrder``, or its entries
-    sorted. ``pace``: the search's, or a deadline (None: none)."""
+    cut there keeps what was scored of it). ``keyed``: the search's ``BoundOrder`` (the pairs not
+    scored are ordered on a ``BoundOrder.subset`` of their own: the scored pairs' time bounds are not
+    completed), or its entries sorted. ``pace``: the search's, or a deadline (None: none)."""
     pace = pace if isinstance(pace, _Pace) else _Pace(pace)
     have = {_uniform_key(s.candidate) for s in scored}
+    if isinstance(keyed, BoundOrder):  # the pairs scored are skipped: their time bounds need not be completed
+        keyed = keyed.subset(lambda c: _uniform_key(c) not in have)
     out: list[Scored] = []
     for tf, _mf, _i, cand in keyed:
         pair = _uniform_key(cand)
@@ -377,12 +382,23 @@ def _report_extra(problem, keyed: "BoundOrder | list", scored, types, evaluate,
             break
         have.add(pair)
         upto = keyed.through(tf) if isinstance(keyed, BoundOrder) else keyed
-        tied, got = [c for t2, _m, _j, c in upto if t2 == tf and _uniform_key(c) == pair], []
+        tied, got = [c for c in _at_bound(upto, tf) if _uniform_key(c) == pair], []
         for c in tied:
             if got and pace.over():
                 break
             got.append(pace.timed(_score, problem, c, types, evaluate))
         out.append(min(got, key=_rank))
+    return out
+
+
+def _at_bound(entries: list, bound: Fraction) -> list[Candidate]:
+    """The candidates of ``entries`` (sorted by time bound) whose time bound is ``bound``, in order:
+    a run of them, found by bisection (not a Fraction comparison per entry)."""
+    k = bisect_left(entries, bound, key=itemgetter(0))
+    out = []
+    while k < len(entries) and entries[k][0] == bound:
+        out.append(entries[k][3])
+        k += 1
     return out
 
 

@@ -98,7 +98,7 @@ class BlockModel:
         """Term ``k`` under ``types`` (a type for every position of its scope): activations (with the
         forward's again under full recomputation); weights must be 0 (no type I matmul)."""
         scope, (kind, i) = self.terms[k]
-        key = (k, scope, tuple(types[j] for j in scope))
+        key = (k, scope, *map(types.__getitem__, scope))
         hit = self._local.get(key)
         if hit is not None:
             return hit
@@ -140,20 +140,21 @@ def kbest(model: BlockModel, last: PartitionType, lead: PartitionType | None = N
         f = [j for j in scope if j not in fixed]
         for j in f:
             last_need[j] = max(last_need.get(j, j), max(f))
-    base = sum((model.term(kk, fixed) for kk in charge.get(None, ())), Fraction(0))
+    term, zero = model.term, Fraction(0)
+    base = sum((term(kk, fixed) for kk in charge.get(None, ())), zero)
     states: dict[tuple, list[tuple[Fraction, tuple]]] = {(): [(base, ())]}
     live: list[int] = []
     for idx, j in enumerate(free):
         nxt_live = [i for i in live + [j] if last_need.get(i, i) > j]
         nxt: dict[tuple, list[tuple[Fraction, tuple]]] = {}
+        charged = charge.get(j, ())
         for key, lst in states.items():
             known = dict(fixed)
             known.update(zip(live, key))
             for ty in model.allowed[j]:
                 known[j] = ty
-                add = sum((model.term(kk, known) for kk in charge.get(j, ())), Fraction(0))
-                nk = tuple(known[i] for i in nxt_live)
-                bucket = nxt.setdefault(nk, [])
+                add = sum((term(kk, known) for kk in charged), zero)
+                bucket = nxt.setdefault(tuple(map(known.__getitem__, nxt_live)), [])
                 bucket.extend((c + add, assign + (ty,)) for c, assign in lst)
         states = {key: _keep(lst, k) for key, lst in nxt.items()}
         live = nxt_live
@@ -172,7 +173,7 @@ def kbest(model: BlockModel, last: PartitionType, lead: PartitionType | None = N
 
 def _keep(lst: list[tuple[Fraction, tuple]], k: int) -> list[tuple[Fraction, tuple]]:
     """The ``k`` least distinct costs of ``lst``, each with its first assignment in type order."""
-    lst.sort(key=lambda x: (x[0], tuple(t.index for t in x[1])))
+    lst.sort(key=lambda x: (x[0], tuple([t.index for t in x[1]])))
     out: list[tuple[Fraction, tuple]] = []
     for c, a in lst:
         if out and out[-1][0] == c:

@@ -123,3 +123,59 @@ def test_tensor_floor_is_its_formula():
         want = Fraction(0) if t == 1 else (c.microbatches(dims.batch) + c.fill()) * Fraction(dims.layers, c.degrees.pipeline) \
             * (c.micro_batch * block * BYTES / cl.bandwidth_Bps(t))
         assert tensor_floor_s(problem, c, block) == want
+
+
+def test_a_planner_build_makes_the_network_once_and_equal_to_a_fresh_one():
+    # the spec's checks (transformer_source) and the problem (transformer_problem) ask for the same
+    # network: the second is the memo's, equal to building it afresh; another batch builds anew
+    from explorer.app.llm_options import parse_request
+    from explorer.app.llm_run import build
+    from explorer.frontends import transformer
+
+    transformer._BUILT.clear()
+    calls = []
+    real = transformer._build_transformer
+
+    def spy(*args):
+        calls.append(args)
+        return real(*args)
+
+    transformer._build_transformer = spy
+    try:
+        req = parse_request("gpt3-1.7b", "dgx-a100", None, None, None, None, None, None, None, None, None, None)
+        problem, _space, src = build(req)
+        assert len(calls) == 1
+        fresh = real(src.shape, src.name, problem.dims.batch, src.sequence, src.source)
+        assert problem.network == fresh and problem.network is not fresh
+        other = replace(req, batch=2 * problem.dims.batch)
+        assert build(other)[0].network.batch == 2 * problem.dims.batch and len(calls) == 2
+    finally:
+        transformer._build_transformer = real
+
+
+def test_a_breakdowns_total_is_the_sum_of_its_parts():
+    # MemoryBreakdown.total sums four Fractions over their lcm: the same value (and type) as adding them
+    from explorer.core.llm_memory import MemoryBreakdown
+
+    rng = random.Random(7)
+    for _ in range(500):
+        parts = [Fraction(rng.randrange(-10**12, 10**15), rng.choice([1, 3, 7, 1024, 3 * 2**40, rng.randrange(1, 10**9)]))
+                 for _ in range(4)]
+        total = MemoryBreakdown(*parts).total
+        assert type(total) is Fraction and total == parts[0] + parts[1] + parts[2] + parts[3]
+    assert MemoryBreakdown(1, 2, Fraction(1, 2), 3).total == Fraction(13, 2)  # not all Fractions: plain addition
+
+
+def test_stage_times_are_a_x_plus_t_plus_q():
+    # llm_stage._times sums each stage over its denominators' lcm: the same Fractions as a * x + t + q
+    rng = random.Random(11)
+
+    def frac():
+        return Fraction(rng.randrange(0, 10**15), rng.choice([1, 5, 1024, 10**12, rng.randrange(1, 10**9)]))
+
+    for _ in range(200):
+        p = rng.randrange(1, 9)
+        a, t, q, x = [frac() for _ in range(p)], [frac() for _ in range(p)], [frac() for _ in range(p)], frac() + 1
+        got = llm_stage._times(a, t, q, x)
+        assert got == tuple(ai * x + ti + qi for ai, ti, qi in zip(a, t, q)) and all(type(g) is Fraction for g in got)
+    assert llm_stage._times([1, Fraction(1, 2)], [0, 0], [Fraction(1, 3), 2], Fraction(3, 2)) == (Fraction(11, 6), Fraction(11, 4))

@@ -110,7 +110,8 @@ def test_check_shares_one_order(monkeypatch):
                        problem.dims.experts)
     made = _orders_made(monkeypatch)
     c = check_llm(problem, space)
-    assert len(made) == 1 and made[0].computed == len(cands)
+    whole = [o for o in made if len(o) == len(cands)]  # the others: the report's subsets (BoundOrder.subset)
+    assert len(whole) == 1 and whole[0].computed == len(cands) and all(len(o) < len(cands) for o in made[1:])
     assert c.exhaustive.scored == len(cands) and c.agree and c.same_optimum
 
 
@@ -144,3 +145,34 @@ def test_a_search_whose_order_stops_keeps_a_plan_and_a_true_bound(monkeypatch):
     assert full.status.value == "optimal" and res.unresolved > 0 and res.scored < full.scored
     assert res.best is not None and res.bound_s is not None and res.bound_s <= full.best.step_time_s
     assert res.status.value == ("optimal" if res.bound_s == res.best.step_time_s else "feasible")
+
+
+@pytest.mark.parametrize("case", CASES[:2], ids=lambda c: c[0])
+def test_a_subset_order_is_the_sorted_order_of_the_subset(case):
+    """``BoundOrder.subset`` (the report's extra pairs: candidates of the pairs not scored) gives the
+    subset's entries in the full order's sequence, without advancing the full order."""
+    problem, _space, cands, floor, types, memory = _setup(*case)
+    order = BoundOrder(problem, cands, memory, floor, lambda c: tensor_floor_s(problem, c, S.block_floor(problem, c, types)))
+    first = [x for _, x in zip(range(len(cands) // 10), order)]
+    keep = lambda c: c.degrees.tensor != first[0][3].degrees.tensor  # noqa: E731
+    sub = order.subset(keep)
+    full = list(order)
+    assert full[:len(first)] == first
+    assert [(t, m, c) for t, m, _i, c in sub] == [(t, m, c) for t, m, _i, c in full if keep(c)]
+
+
+def test_the_report_extras_are_those_of_the_full_order():
+    """The search's extra runners-up, found on the subset of unscored pairs, are those the sorted list
+    of every candidate gives (``_report_extra``'s other form, which scans every entry)."""
+    problem, space, cands, floor, types, memory = _setup(*CASES[0])
+    result = S.search(problem, space)
+    eager = sorted(((S.time_bound(problem, c, floor, types), memory[i], i, c) for i, c in enumerate(cands)),
+                   key=lambda x: (x[0], x[2]))
+    from explorer.core.llm_step import evaluate_llm
+
+    listed = S._report_extra(problem, eager, list(result.evaluated), types, evaluate_llm, None)
+    ordered = S._report_extra(problem, S.bound_order(problem, space, types), list(result.evaluated), types,
+                              evaluate_llm, None)
+    assert len(listed) >= 3  # every pair not scored, up to EXTRA_FOR_REPORT
+    assert [(x.candidate, x.layout, x.evaluation) for x in ordered] == [(x.candidate, x.layout, x.evaluation)
+                                                                         for x in listed]

@@ -97,3 +97,18 @@ def test_the_collector_is_set_before_the_imports_and_spares_them():
     head, tail = [line.split()[1:] for line in proc.stderr.splitlines() if line.startswith("GC ")]
     (count, thresholds), (frozen,) = head, tail
     assert int(count) <= 3 and thresholds == "True" and frozen == "True"
+
+
+def test_a_planner_run_skips_the_accelerator_array_results():
+    # explore on a GPU cluster (the LLM planner) writes its own report (llm_report): the accelerator
+    # arrays' typed results, their tables and the evaluator behind them (~20 dataclasses, ~2,000 lines),
+    # nor their Problem (core.solution names it in annotations only), nor the modules behind explore's
+    # other options (their choices are in core.kinds) or an array's loader are imported (issue 23, item 1: whole planner runs within 2x of ``import numpy``)
+    lazy = ("explorer.app.results", "explorer.app.render", "explorer.core.evaluate", "explorer.core.split_costs",
+            "explorer.core.problem", "explorer.core.costs", "explorer.core.constraints", "explorer.core.objective",
+            "explorer.core.uneven", "explorer.core.paper_accounting", "explorer.core.array", "explorer.frontends.array_yaml")
+    for args in (["--model", "gpt3-1.7b", "--array", "dgx-a100"], ["--model", "llama3-8b", "--array", "dgx-h100",
+                                                                    "--format", "json"]):
+        proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=lazy), *args], capture_output=True, text=True,
+                              check=True)
+        assert json.loads(proc.stdout.strip().splitlines()[-1]) == [], args

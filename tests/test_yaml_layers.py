@@ -124,3 +124,23 @@ def test_line_breaks_and_characters_pyyaml_treats_its_own_way_take_the_strict_lo
     same_as_strict(text)
     quoted = spec(plain(70), head=f"version: 1\n# c{odd}description: \"abc\nbatch: 4\n", tail=f"# d{odd}  tail\"\n")
     same_as_strict(quoted)
+
+
+def test_the_least_document_of_the_shape_reads_fast():
+    # "layers:" and MIN_ITEMS item lines, nothing else: the line count that split_layers' early
+    # exit (fewer lines than that) lets through
+    text = "layers:\n" + "\n".join(plain())
+    assert text.count("\n") == MIN_ITEMS
+    assert yamlio._fast_layers(text) is not None
+    same_as_strict(text)
+
+
+def test_a_short_document_compiles_none_of_the_fast_readers_patterns():
+    # a shipped spec or cluster (a few dozen lines) never builds the patterns (their Unicode class
+    # costs milliseconds of every run): the early exit on the line count comes first
+    import subprocess
+
+    probe = ("from explorer.frontends import load_cluster\nfrom explorer.frontends.yaml_layers import _patterns\n"
+             "load_cluster('dgx-a100')\nprint(_patterns.cache_info().misses)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["0"]

@@ -23,9 +23,8 @@ import click
 
 from ..solvers import MAX_SEED, MAX_WORKERS, REGISTRY
 
-from ..core.objective import Objective
+from ..core.kinds import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SPLIT_TIME_LIMIT, FreeAlphas, Objective
 from ..core.partition import Space
-from ..core.uneven import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SPLIT_TIME_LIMIT, FreeAlphas
 from ..core.errors import EvaluatorMismatch
 from ..core.solution import Status, time_limit_problem
 from ..frontends.zoo import DEFAULT_ARRAY, DEFAULT_MODEL

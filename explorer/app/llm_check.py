@@ -25,8 +25,8 @@ from ..core.solution import Status
 from ..solvers.llm_bounds import memory_floor_bytes
 from ..solvers.llm_search import LlmSearchResult, bound_order, expert_total, search, time_bound
 from ..solvers.llm_type_choice import TypeChooser
+from .figures_text import fmt_seconds
 from .llm_report import SCHEMA_VERSION, LlmReport, exact_decimal, header_line, inputs_json
-from .render import fmt_seconds
 
 
 @dataclass(frozen=True, slots=True)

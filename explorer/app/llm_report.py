@@ -17,8 +17,7 @@ from ..core.names import Frontend, given_as, named_for, running
 from ..core.solution import Status
 from ..core.units import GiB, count_words, plural, safe_float
 from ..solvers.llm_search import LlmSearchResult, Scored, tensor_types_proven
-from .render import fmt_seconds
-from .results import exact_number
+from .figures_text import exact_number, fmt_seconds
 
 SCHEMA_VERSION = 1
 HEADROOM_NOTE_BYTES = 2 * GiB  # a plan that fits with less to spare says that no framework reserve is taken

@@ -12,21 +12,10 @@ from ..core.names import given_as
 from ..core.plan import Plan
 from ..core.solution import BROKEN_PLAN_NOTE, Status
 from ..core.units import gib_text, plural, safe_float
+from .figures_text import HUGE, _milli_micro, _sci, fmt_seconds  # noqa: F401 - re-exported
 from .results import CheckReport, Inputs, RunResult, SolverReport, StepTerms, conflict_line
 
 WIDE = 16  # more layers than this: one row per layer instead of one per level
-
-
-HUGE = 1e15  # beyond this (in the largest unit) a figure is written in e-notation
-
-
-def _sci(x: Fraction | float) -> str:
-    """e-notation without float overflow: 1.235e+100 for any size."""
-    v = safe_float(x)
-    if v not in (float("inf"), float("-inf")):
-        return f"{v:.3e}"
-    digits = str(abs(int(x)))
-    return f"{'-' if x < 0 else ''}{digits[0]}.{digits[1:4].ljust(3, '0')}e+{len(digits) - 1}"
 
 
 def fmt_bytes(x: Fraction | float) -> str:
@@ -39,29 +28,6 @@ def fmt_bytes(x: Fraction | float) -> str:
     if 0 < abs(v) < 1:  # a fraction of a byte (a batch split finer than a sample): never "0 B"
         return f"{v:.3g} B"
     return f"{v:.0f} B"
-
-
-def _milli_micro(v: float, unit: str, micro_digits: int) -> str | None:
-    """``v`` from a millionth up (or 0) in ``unit``, its milli- or its micro-unit; None below a
-    millionth or negative (each caller writes those its own way)."""
-    if v >= 1:
-        return f"{v:.3f} {unit}"
-    if v >= 1e-3:
-        return f"{v * 1e3:.2f} m{unit}"
-    if v >= 1e-6 or v == 0:
-        return f"{v * 1e6:.{micro_digits}f} u{unit}"
-    return None
-
-
-def fmt_seconds(x: Fraction | float) -> str:
-    v = safe_float(x)
-    if v >= 1e6:  # a million seconds and more: e-notation keeps the column narrow
-        return f"{_sci(x)} s"
-    if (text := _milli_micro(v, "s", 0)) is not None:
-        return text
-    if v >= 1e-9:  # below a microsecond: 3 significant digits, never a rounded-off "0 us"
-        return f"{v * 1e9:.3g} ns"
-    return f"{v:.3g} s"  # 11 characters at most, so the table columns stay aligned
 
 
 def fmt_joules(x: Fraction | float) -> str:

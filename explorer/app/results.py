@@ -24,7 +24,8 @@ from ..core.partition import PartitionType, Space
 from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import Status
-from ..core.units import GiB, gib_text, safe_float
+from ..core.units import GiB, gib_text
+from .figures_text import exact_number
 
 SCHEMA_VERSION = 4  # bump when a key changes name, meaning or form (adding a key does not)
 # 2: the time objective (objective_value, bound, gap; check's objective, bound) is the step time
@@ -34,17 +35,6 @@ SCHEMA_VERSION = 4  # bump when a key changes name, meaning or form (adding a ke
 #    --uneven carry explore's header (model, layers, nodes, constraints as an object, ...), its
 #    plan figures (step_time_s and the other evaluator times as floats, exact objective_value and
 #    bound), baselines, and check's solvers object; explore's and check's own keys are those of 3
-
-
-def exact_number(x: Fraction | int | None) -> int | float | str | None:
-    """An exact JSON number: int when integral, float when the float is exact, else 'p/q' (None: null)."""
-    if x is None:
-        return None
-    x = Fraction(x)
-    if x.denominator == 1:
-        return int(x)
-    f = safe_float(x)
-    return f if Fraction(f) == x else f"{x.numerator}/{x.denominator}"
 
 
 def _ratio(a: Fraction, b: Fraction) -> float | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -21,6 +22,8 @@ class Recompute(enum.Enum):
     """Activation recomputation (Korthikanti et al.): none, selective (the attention core's
     s x s tensors are recomputed), full (only each layer's input is kept)."""
 
+    __hash__ = object.__hash__  # members are singletons (equality is identity): C's hash, not Enum's Python-level one
+
     NONE = "none"
     SELECTIVE = "selective"
     FULL = "full"
@@ -28,6 +31,8 @@ class Recompute(enum.Enum):
 
 class ZeroStage(enum.Enum):
     """ZeRO stage: 0 (nothing sharded), 1 (optimizer state over d), 3 (all model states over d)."""
+
+    __hash__ = object.__hash__  # members are singletons (equality is identity): C's hash, not Enum's Python-level one
 
     ZERO0 = 0
     ZERO1 = 1
@@ -92,7 +97,15 @@ class MemoryBreakdown:
 
     @property
     def total(self) -> Fraction:
-        return self.model_states + self.activations
+        """model_states + activations; four Fractions summed over their denominators' lcm (one
+        reduction instead of three additions: a search sums every stage of every layout it scores)."""
+        w, g, o, a = self.weights, self.gradients, self.optimizer, self.activations
+        if not type(w) is type(g) is type(o) is type(a) is Fraction:
+            return w + g + o + a
+        dw, dg, do, da = w.denominator, g.denominator, o.denominator, a.denominator
+        lcd = math.lcm(dw, dg, do, da)
+        return Fraction(w.numerator * (lcd // dw) + g.numerator * (lcd // dg) + o.numerator * (lcd // do)
+                        + a.numerator * (lcd // da), lcd)
 
 
 @functools.lru_cache(maxsize=4096)  # pure; a search asks for the same values across layouts
@@ -161,6 +174,12 @@ def model_state_bytes(params_per_gpu: Fraction | int, data: int, zero: ZeroStage
             BYTES_OPTIMIZER * n / (d if shard_opt else 1))
 
 
+@functools.lru_cache(maxsize=4096)  # keyed by integers: no Fraction built and hashed for a hit
+def _split_model_state_bytes(parameters: int, tensor: int, data: int, zero: ZeroStage) -> tuple[Fraction, Fraction, Fraction]:
+    """``model_state_bytes`` of ``parameters / tensor`` parameters a GPU."""
+    return model_state_bytes(Fraction(parameters, tensor), data, zero)
+
+
 def stage_memory(stage_parameters: int, stage_layers: int, tok: Tokens, par: Parallelism, microbatches: int,
                  stage: int = 0, recompute: Recompute = Recompute.NONE,
                  zero: ZeroStage = ZeroStage.ZERO0) -> MemoryBreakdown:
@@ -174,7 +193,7 @@ def stage_memory(stage_parameters: int, stage_layers: int, tok: Tokens, par: Par
     s b h and s b V terms, Korthikanti et al. section 4) are not counted."""
     if stage_parameters < 0 or stage_layers < 0:
         raise ValueError("stage_parameters and stage_layers: must be >= 0")
-    weights, grads, opt = model_state_bytes(Fraction(stage_parameters, par.tensor), par.data, zero)
+    weights, grads, opt = _split_model_state_bytes(stage_parameters, par.tensor, par.data, zero)
     per_layer = activation_bytes_per_layer(tok, par.tensor, par.sequence_parallel, recompute)
     held = in_flight_microbatches(stage, par.pipeline, microbatches)
     return MemoryBreakdown(weights, grads, opt, stage_layers * held * per_layer)

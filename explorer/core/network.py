@@ -20,6 +20,8 @@ WHOLE = Fraction(1)
 
 
 class LayerKind(enum.Enum):
+    __hash__ = object.__hash__  # members are singletons (equality is identity): C's hash, not Enum's Python-level one
+
     CONV = "conv"
     FC = "fc"
     ADD = "add"

@@ -5,21 +5,13 @@ The derivation: docs/derivations.md, "Objectives".
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from fractions import Fraction
 from math import gcd, lcm
 
 from .array import ArraySpec
+from .kinds import Objective  # noqa: F401 - defined there (the CLI's choices read it without this module)
 from .timing import compute_time_s, step_time
-
-
-class Objective(enum.Enum):
-    TRAFFIC = "traffic"  # HyPar's total communication: sum_h 2^h c_h elements
-    TIME = "time"  # step time: step_time(compute_s, sum_h c_h * dtype_bytes / b_h) seconds (core.timing)
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True, slots=True)

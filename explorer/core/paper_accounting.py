@@ -6,23 +6,15 @@ accounting HyPar's figures imply". Nothing here is used by a solver.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from fractions import Fraction
 
 from .network import LayerKind, Network
 from .partition import PartitionType
+from .kinds import Accounting  # noqa: F401 - defined there (explore reproduce's choices read it without this module)
 from .plan import Plan
 
 I, II = PartitionType.I, PartitionType.II
-
-
-class Accounting(enum.Enum):
-    MODEL = "model"  # model.md: the default
-    HYPAR_FIGURES = "hypar-figures"  # what HyPar's Figs. 5 and 8 imply (module docstring)
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True, slots=True)

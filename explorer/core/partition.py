@@ -15,6 +15,8 @@ from functools import lru_cache
 class PartitionType(enum.Enum):
     """How one level halves a layer's work between the two sibling groups (described in ``TYPE_SPECS``)."""
 
+    __hash__ = object.__hash__  # members are singletons (equality is identity): C's hash, not Enum's Python-level one
+
     I = "I"  # noqa: E741 - the paper's name. Data parallelism: split batch B.
     II = "II"  # model parallelism: split input channels D_i.
     III = "III"  # AccPar Type-III: split output channels D_o.
@@ -41,6 +43,8 @@ class Dim(enum.Enum):
 
 class Size(enum.Enum):
     """A layer's three tensor sizes and the dimensions each one spans (model.md section 2)."""
+
+    __hash__ = object.__hash__  # members are singletons (equality is identity): C's hash, not Enum's Python-level one
 
     F_IN = (Dim.B, Dim.D_I, Dim.S, Dim.G)  # A(F_l) = A(E_l) = B * D_i * S_in
     WEIGHTS = (Dim.D_I, Dim.D_O, Dim.G)  # A(W_l) = A(dW_l) = D_i * D_o * k^2 / G
@@ -73,6 +77,8 @@ class Tensor(enum.Enum):
 
 class Layout(enum.Enum):
     """How a tensor is laid out across the two sibling groups of a level."""
+
+    __hash__ = object.__hash__  # members are singletons (equality is identity): C's hash, not Enum's Python-level one
 
     ROW = "row"  # split by batch
     COL = "col"  # split by channel

@@ -12,12 +12,13 @@ import enum
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
-from .costs import plan_level_units
 from .errors import shown
-from .plan import Plan
-from .problem import Problem
+
+if TYPE_CHECKING:  # annotations only: the LLM planner reads Status without the accelerator array's problem
+    from .plan import Plan
+    from .problem import Problem
 
 
 class Status(enum.Enum):
@@ -144,7 +145,11 @@ def plan_solution(
     """A Solution for a plan, with its objective summed from the shared cost tables (or from
     ``level_units``, the solver's own c_h in units, when it has them: the plan is not summed
     twice; ``app.run.rescore`` compares them with the evaluator's)."""
-    level_units = tuple(plan_level_units(problem.tables, plan.types) if level_units is None else level_units)
+    if level_units is None:
+        from .costs import plan_level_units
+
+        level_units = plan_level_units(problem.tables, plan.types)
+    level_units = tuple(level_units)
     return Solution(
         solver=solver,
         status=status,

@@ -5,7 +5,6 @@ The derivation: docs/derivations.md, "`explorer.core.uneven`".
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import product
@@ -14,6 +13,7 @@ from typing import Sequence
 from .array import ArraySpec
 from .comm import edge_split, held_elements, share_flops
 from .errors import SpecError
+from .kinds import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SPLIT_TIME_LIMIT, FreeAlphas  # noqa: F401 - re-exported
 from .network import Layer, LayerKind, Network
 from .partition import HALF, Dim, Pair, PartitionType, Size, TypeSpec
 from .plan import Plan
@@ -22,8 +22,6 @@ from .timing import Communication
 _DIMS = (Dim.B, Dim.D_I, Dim.D_O, Dim.G)
 
 
-MIN_ALPHA_GRID, MAX_ALPHA_GRID, DEFAULT_ALPHA_GRID = 2, 1024, 16  # --alpha-grid N: alphas are multiples of 1/N
-SPLIT_TIME_LIMIT = 10.0  # seconds a split's solver takes unless --time-limit (then its best plan, bound and gap)
 
 
 def alpha_grid(denominator: int) -> tuple[Fraction, ...]:
@@ -332,16 +330,6 @@ def _round_units(node: Layer, units, types, alphas, l: int) -> bool:  # noqa: E7
 
 
 # ---- the declared alpha space -----------------------------------------------------------------
-
-
-class FreeAlphas(enum.Enum):
-    """Which group classes choose their alpha from the grid (the others split 1/2)."""
-
-    UNLIKE = "unlike"  # classes whose two subgroups are not identical subtrees (AccPar's choice)
-    ALL = "all"  # every class (a larger space: small cases)
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

@@ -12,16 +12,18 @@ from __future__ import annotations
 
 from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..core.array import ArraySpec
 from ..core.cluster import ClusterSpec
 from ..core.errors import SpecError, shown
 from ..core.names import Frontend, given_as, running
 from ..core.network import Network
 from . import zoo
-from .array_yaml import load_array_file, parse_array
 from .cluster_yaml import load_cluster_file, parse_cluster, says_cluster
 from .yamlio import load_yaml_file
+
+if TYPE_CHECKING:  # an array's loader is imported where it is used: a run on a GPU cluster never needs it
+    from ..core.array import ArraySpec
 
 # file suffix -> "module:function" taking (path, batch, sequence) and returning a Network;
 # imported on use, so that a YAML run never imports onnx.
@@ -82,6 +84,8 @@ def dense_only(net: Network, ref: str) -> Network:
 
 def load_array(ref: str) -> ArraySpec:
     """A shipped array name or an array YAML; a GPU cluster here is a one-line ``SpecError``."""
+    from .array_yaml import load_array_file, parse_array
+
     if _looks_like_path(ref):
         data = load_yaml_file(ref)
         if says_cluster(data):

@@ -145,7 +145,23 @@ def parse_shape(data, path: str, errors: list[str]) -> TransformerShape | None:
 
 
 def build_transformer(shape: TransformerShape, name: str, batch: int, sequence: int, source: str) -> Network:
-    """The network of ``shape`` at ``sequence`` tokens per sample (SpecError if its nodes do not chain)."""
+    """The network of ``shape`` at ``sequence`` tokens per sample (SpecError if its nodes do not chain).
+    Memoised on its arguments (a Network is immutable): a planner run builds the same one twice, when
+    the spec is checked (``transformer_source``) and for the problem (``transformer_problem``)."""
+    key = (shape, name, batch, sequence, source)
+    hit = _BUILT.get(key)
+    if hit is None:
+        if len(_BUILT) >= _BUILT_SIZE:
+            _BUILT.clear()
+        hit = _BUILT[key] = _build_transformer(shape, name, batch, sequence, source)
+    return hit
+
+
+_BUILT: dict = {}  # (shape, name, batch, sequence, source) -> Network
+_BUILT_SIZE = 16
+
+
+def _build_transformer(shape: TransformerShape, name: str, batch: int, sequence: int, source: str) -> Network:
     from .graph_build import build_graph
 
     b = _Nodes(sequence)

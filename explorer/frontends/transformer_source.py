@@ -51,14 +51,14 @@ def load_transformer(ref: str, sequence: int | None = None) -> TransformerSource
 
 
 def _from_yaml(ref: str, path: Path, sequence: int | None) -> TransformerSource:
-    from .network_yaml import load_network_file
+    from .network_yaml import parse_network
     from .transformer import parse_shape
     from .yamlio import load_yaml_file
 
-    data = load_yaml_file(path)
+    data = load_yaml_file(path)  # read once: the checks below and the shape take the same data
     if not isinstance(data, dict) or "transformer" not in data:
         raise SpecError("--model", f"{shown(ref)} is not given as a transformer shape (no transformer: block; a layers: list is not planned on a cluster): {NOT_A_TRANSFORMER}")
-    net = load_network_file(path, None, sequence)  # every check of the spec, with its file and field
+    net = parse_network(data, str(path), sequence)  # every check of the spec, with its file and field
     errors: list[str] = []
     shape = parse_shape(data["transformer"], "transformer", errors)
     if shape is None:

@@ -14,18 +14,25 @@ then parses the whole text the ordinary way; so does any error here (messages co
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Callable
 
 _TOKEN = r"[A-Za-z0-9_][A-Za-z0-9_.\-]*"
 _SEQ = rf"\[ *(?:{_TOKEN}(?: *, *{_TOKEN})*)? *\]"
 _PAIR = rf"({_TOKEN}) *: +({_TOKEN}|{_SEQ})"
-_ITEM = re.compile(rf"( *)- +\{{ *({_PAIR}(?: *, *{_PAIR})*) *\}} *(?: #.*)?")
-_PAIRS = re.compile(_PAIR)
-_TOKENS = re.compile(_TOKEN)
-_SKIP = re.compile(r" *(?:#.*)?")  # a blank or comment line
-# what PyYAML's reader breaks lines at besides "\n" (NEL, LS, PS: "." above would swallow them) or
-# rejects (its NON_PRINTABLE): such a document takes the strict loader, for its data or its error
-_UNUSUAL = re.compile("[\x85\u2028\u2029]|[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+
+
+@lru_cache(maxsize=None)
+def _patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern, re.Pattern, re.Pattern]:
+    """(item, pairs, tokens, skip, unusual), compiled on first use: a short document (every shipped
+    spec, a GPU cluster) never needs them, and the last one's Unicode class takes milliseconds to build."""
+    return (re.compile(rf"( *)- +\{{ *({_PAIR}(?: *, *{_PAIR})*) *\}} *(?: #.*)?"), re.compile(_PAIR),
+            re.compile(_TOKEN), re.compile(r" *(?:#.*)?"),  # skip: a blank or comment line
+            # unusual: what PyYAML's reader breaks lines at besides "\n" (NEL, LS, PS: "." above would
+            # swallow them) or rejects (its NON_PRINTABLE): such a document takes the strict loader
+            re.compile("[\x85\u2028\u2029]|[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]"))
+
+
 # characters that may open a construct spanning lines (a quoted scalar, a flow collection): in the
 # rest of the document they could swallow the ``layers:`` line; such documents take the slow path
 _MULTILINE_OPENERS = ("'", '"', "[", "{")
@@ -35,15 +42,16 @@ MIN_ITEMS = 64  # below, the ordinary loader is as fast
 def split_layers(text: str, parse_rest: Callable[[str], Any], scalar: Callable[[str], Any]) -> dict | None:
     """The document's data, or None when it is not of the shape above. ``parse_rest`` parses YAML
     text strictly; ``scalar`` is a plain scalar's value as the strict loader would construct it."""
-    if "\r" in text or "\t" in text or _UNUSUAL.search(text):
-        return None
+    if text.count("\n") < MIN_ITEMS or "\r" in text or "\t" in text or _patterns()[4].search(text):
+        return None  # fewer lines than MIN_ITEMS items and their ``layers:`` line: not this shape
     lines = text.split("\n")
     found = _item_run(lines)
     if found is None:
         return None
     start, stop, items = found
     rest = lines[:start] + [""] * (stop - start) + lines[stop:]
-    if any(c in line for line in rest if not _SKIP.fullmatch(line) for c in _MULTILINE_OPENERS):
+    skip = _patterns()[3].fullmatch
+    if any(c in line for line in rest if not skip(line) for c in _MULTILINE_OPENERS):
         return None
     data = parse_rest("\n".join(rest))
     if not isinstance(data, dict) or "layers" not in data or data["layers"] is not None:
@@ -64,11 +72,12 @@ def _item_run(lines: list[str]) -> tuple[int, int, list[str]] | None:
     except ValueError:
         return None
     items, indent, end = [], None, head + 1
+    item_rx, skip_rx = _patterns()[0], _patterns()[3]
     for n in range(head + 1, len(lines)):
         line = lines[n]
-        m = _ITEM.fullmatch(line)
+        m = item_rx.fullmatch(line)
         if m is None:
-            if _SKIP.fullmatch(line):
+            if skip_rx.fullmatch(line):
                 continue
             break
         if indent is None:
@@ -97,10 +106,11 @@ class _Values(dict):
 def _layers(items: list[str], scalar: Callable[[str], Any]) -> list[dict] | None:
     """The items as mappings; None on a key written twice (the strict loader's error)."""
     value = _Values(scalar).__getitem__
+    pairs_rx, tokens_rx = _patterns()[1:3]
     out = []
     for inner in items:
-        pairs = _PAIRS.findall(inner)
-        item = {value(k): [value(t) for t in _TOKENS.findall(v)] if v[0] == "[" else value(v) for k, v in pairs}
+        pairs = pairs_rx.findall(inner)
+        item = {value(k): [value(t) for t in tokens_rx.findall(v)] if v[0] == "[" else value(v) for k, v in pairs}
         if len(item) != len(pairs):
             return None
         out.append(item)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ...core.paper_accounting import Accounting
+from ...core.kinds import Accounting
 from ...core.errors import SpecError
 from ..cli_common import InputError, fail_on_bad_input
 

@@ -1,0 +1,55 @@
+"""Exact figures as text and JSON numbers, for every report: ``exact_number`` (results' JSON) and
+``fmt_seconds`` (render's tables). Kept apart from ``results`` and ``render`` so that the LLM
+planner's report (``llm_report``) does not import the accelerator-array results and their evaluator.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..core.units import safe_float
+
+HUGE = 1e15  # beyond this (in the largest unit) a figure is written in e-notation
+
+
+def _sci(x: Fraction | float) -> str:
+    """e-notation without float overflow: 1.235e+100 for any size."""
+    v = safe_float(x)
+    if v not in (float("inf"), float("-inf")):
+        return f"{v:.3e}"
+    digits = str(abs(int(x)))
+    return f"{'-' if x < 0 else ''}{digits[0]}.{digits[1:4].ljust(3, '0')}e+{len(digits) - 1}"
+
+
+def _milli_micro(v: float, unit: str, micro_digits: int) -> str | None:
+    """``v`` from a millionth up (or 0) in ``unit``, its milli- or its micro-unit; None below a
+    millionth or negative (each caller writes those its own way)."""
+    if v >= 1:
+        return f"{v:.3f} {unit}"
+    if v >= 1e-3:
+        return f"{v * 1e3:.2f} m{unit}"
+    if v >= 1e-6 or v == 0:
+        return f"{v * 1e6:.{micro_digits}f} u{unit}"
+    return None
+
+
+def fmt_seconds(x: Fraction | float) -> str:
+    v = safe_float(x)
+    if v >= 1e6:  # a million seconds and more: e-notation keeps the column narrow
+        return f"{_sci(x)} s"
+    if (text := _milli_micro(v, "s", 0)) is not None:
+        return text
+    if v >= 1e-9:  # below a microsecond: 3 significant digits, never a rounded-off "0 us"
+        return f"{v * 1e9:.3g} ns"
+    return f"{v:.3g} s"  # 11 characters at most, so the table columns stay aligned
+
+
+def exact_number(x: Fraction | int | None) -> int | float | str | None:
+    """An exact JSON number: int when integral, float when the float is exact, else 'p/q' (None: null)."""
+    if x is None:
+        return None
+    x = Fraction(x)
+    if x.denominator == 1:
+        return int(x)
+    f = safe_float(x)
+    return f if Fraction(f) == x else f"{x.numerator}/{x.denominator}"

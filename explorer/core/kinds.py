@@ -1,0 +1,41 @@
+"""Kinds of run the command line offers as choices, and their defaults: the objective, which
+alpha classes are free, the paper accounting, the alpha grid and the split's time limit.
+
+Defined here, with no dependency, so that ``explore``'s option declarations (``app.cli``) do
+not import the modules that use them (``core.objective``, ``core.uneven``,
+``core.paper_accounting`` and what they import): a run on a GPU cluster never needs those.
+Each of those modules re-exports its own names from here.
+"""
+
+from __future__ import annotations
+
+import enum
+
+MIN_ALPHA_GRID, MAX_ALPHA_GRID, DEFAULT_ALPHA_GRID = 2, 1024, 16  # --alpha-grid N: alphas are multiples of 1/N
+SPLIT_TIME_LIMIT = 10.0  # seconds a split's solver takes unless --time-limit (then its best plan, bound and gap)
+
+
+class Objective(enum.Enum):
+    TRAFFIC = "traffic"  # HyPar's total communication: sum_h 2^h c_h elements
+    TIME = "time"  # step time: step_time(compute_s, sum_h c_h * dtype_bytes / b_h) seconds (core.timing)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class FreeAlphas(enum.Enum):
+    """Which group classes choose their alpha from the grid (the others split 1/2)."""
+
+    UNLIKE = "unlike"  # classes whose two subgroups are not identical subtrees (AccPar's choice)
+    ALL = "all"  # every class (a larger space: small cases)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Accounting(enum.Enum):
+    MODEL = "model"  # model.md: the default
+    HYPAR_FIGURES = "hypar-figures"  # what HyPar's Figs. 5 and 8 imply (module docstring)
+
+    def __str__(self) -> str:
+        return self.value
