@@ -138,12 +138,16 @@ class Cache:
         if outcome.status == ERROR:
             return
         target = self._path(key)
+        text = json.dumps({"key": key, **outcome.to_json()})  # one C-encoded string (json.dump to a file: pure Python)
         tmp = None
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp.")
+            try:
+                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp.")
+            except FileNotFoundError:  # the entry's folder is made when its first entry is written
+                target.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp.")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"key": key, **outcome.to_json()}, f)
+                f.write(text)
             os.chmod(tmp, new_file_mode())  # mkstemp makes 0600; a cache entry follows the umask
             os.replace(tmp, target)
         except OSError as err:  # e.g. a file where the entry's folder goes, a full disk
