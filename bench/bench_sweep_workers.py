@@ -19,11 +19,15 @@ import csv
 import io
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_sweep import control  # noqa: E402
 
 SMALL = ["lenet-c", "sfc", "sconv", "cifar-c", "alexnet"]
 SWEEPS = {
@@ -66,15 +70,20 @@ def csv_without_timing(path: str) -> str:
     return out.getvalue()
 
 
-def one_run(spec: str, out: str, workers: int, env) -> tuple[float, float]:
-    """(wall s around the process, T of its summary line)."""
-    t = time.perf_counter()
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def one_run(spec: str, out: str, workers: int, env) -> tuple[float, float, float]:
+    """(wall s around the process, T of its summary line, CPU s of the process and its pool)."""
+    c, t = children_cpu(), time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "explorer.app.cli", "sweep", spec, "--out", out, "--workers", str(workers)],
                           capture_output=True, text=True, env=env)
-    wall = time.perf_counter() - t
+    wall, used = time.perf_counter() - t, children_cpu() - c
     if done.returncode != 0:
         raise SystemExit(f"{spec} --workers {workers}: exit {done.returncode}: {done.stderr.strip()}")
-    return wall, float(SUMMARY.search(done.stderr).group(1))
+    return wall, float(SUMMARY.search(done.stderr).group(1)), used
 
 
 def main() -> None:
@@ -87,7 +96,9 @@ def main() -> None:
     trees = [("now", None)] + ([("before", dict(os.environ, PYTHONPATH=a.before))] if a.before else [])
     walls: dict[tuple, list[float]] = {}
     told: dict[tuple, list[float]] = {}
+    cpus: dict[tuple, list[float]] = {}
     loads = [os.getloadavg()[0]]
+    gains: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         specs = {n: write_spec(tmp, n) for n in names}
         first: dict[str, str] = {}
@@ -96,23 +107,28 @@ def main() -> None:
                 for tree, env in trees:
                     for w in ((1, 2) if r % 2 == 0 else (2, 1)):
                         out = os.path.join(tmp, f"{n}-{tree}-{w}-{r}")
-                        wall, t = one_run(specs[n], out, w, env)
+                        wall, t, used = one_run(specs[n], out, w, env)
+                        cpus.setdefault((n, tree, w), []).append(used)
                         walls.setdefault((n, tree, w), []).append(wall)
                         told.setdefault((n, tree, w), []).append(t)
                         rows = csv_without_timing(os.path.join(out, "results.csv"))
                         assert first.setdefault(n, rows) == rows, f"{n}: {tree} --workers {w} answered differently"
             loads.append(os.getloadavg()[0])
+            gains.append(control(1) / control(2))
     print(f"{os.cpu_count()} cores; load average (1 min) {min(loads):.1f}-{max(loads):.1f} over the runs; "
           f"medians of {a.repeat}; every run's results.csv equal apart from wall_s")
     print()
-    print("| sweep | tree | 1 worker s | 2 workers s | 2 workers / 1 | summary's T / wall (1, 2) |")
-    print("|---|---|---:|---:|---:|---:|")
+    print(f"control: 2 processes did pure-Python CPU work {statistics.median(gains):.2f}x as fast as 1 (median of the rounds, "
+          f"{min(gains):.2f}-{max(gains):.2f}; 2.00 with a free second core, 1.00 with none)")
+    print("| sweep | tree | 1 worker s | 2 workers s | 2 workers / 1 | CPU s 1, 2 | summary's T / wall (1, 2) |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for n in names:
         for tree, _ in trees:
             m1, m2 = (statistics.median(walls[(n, tree, w)]) for w in (1, 2))
             t1, t2 = (statistics.median(told[(n, tree, w)]) for w in (1, 2))
             print(f"| {n} | {tree} | {m1:.2f} ({min(walls[(n, tree, 1)]):.2f}-{max(walls[(n, tree, 1)]):.2f}) | "
                   f"{m2:.2f} ({min(walls[(n, tree, 2)]):.2f}-{max(walls[(n, tree, 2)]):.2f}) | {m2 / m1:.2f} | "
+                  f"{statistics.median(cpus[(n, tree, 1)]):.2f}, {statistics.median(cpus[(n, tree, 2)]):.2f} | "
                   f"{t1 / m1:.2f}, {t2 / m2:.2f} |")
 
 

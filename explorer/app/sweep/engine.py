@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -54,7 +55,7 @@ def solve_points(batch: list[Task]) -> list[Outcome]:
     return [solve_point(index, params) for index, params in batch]
 
 
-# A sweep predicted to take less than this in all is solved in the parent, with no pool: a pool
+# A sweep predicted to take less than this (CPU s) in all is solved in the parent, with no pool: a pool
 # costs ~20-30 ms to fork and each worker's first points ~30-60 ms of CPU to warm up (imports,
 # parsed networks, copy-on-write pages), more than a second worker saves on ~0.1 s of points
 SERIAL_SECONDS = 0.1
@@ -68,19 +69,26 @@ def in_parent(params: dict[str, Any]) -> bool:
     return (params.get("solver") or "dp") in SERIAL_SOLVERS and params.get("split") is None
 
 
-def solve_serially(queue: list[Task], seen: list, budget: float = SERIAL_SECONDS) -> Iterator[Outcome]:
+def solve_serially(queue: list[Task], seen: list, budget: float | None = None,
+                   clock: Callable[[], float] = time.process_time) -> Iterator[Outcome]:
     """Solve points from the end of ``queue`` in this process while the whole sweep is predicted
-    to fit ``budget`` seconds: the first point always (it measures the points' cost), then each
-    while the time so far plus the mean point's time for every point left stays within it. Stops
-    at the first point the parent may not solve; ``seen`` gains the points' count and time."""
-    import time
-
-    start = time.perf_counter()
+    to fit ``budget`` seconds of CPU (default ``SERIAL_SECONDS``): the first point always (it measures the points' cost), then
+    each while the time so far plus the points left at the mean cost (of the points after the
+    first, which warms up) stays within it; so the parent spends at most ``budget`` plus one point
+    here. Stops at the first point the parent may not solve; ``seen`` gains the points' count and
+    wall time (the pool's batches are sized from them)."""
+    budget = SERIAL_SECONDS if budget is None else budget
+    start = clock()
+    costs: list[float] = []
     while queue and in_parent(queue[-1][1]):
-        if seen[0] and time.perf_counter() - start + seen[1] / seen[0] * len(queue) > budget:
-            return
+        if costs:
+            mean = sum(costs[1:]) / (len(costs) - 1) if len(costs) > 1 else costs[0]
+            if clock() - start + mean * len(queue) > budget:
+                return
+        t = clock()
         index, params = queue.pop()
         out = solve_point(index, params)
+        costs.append(clock() - t)
         seen[0] += 1
         seen[1] += out.wall_s
         yield out
@@ -128,10 +136,10 @@ class LocalEngine:
         queue = list(reversed(tasks))  # popped from the end: grid order
         seen = [0, 0.0]  # points finished, their solve time
         if self._pool is None:
+            _warm(queue)  # before the parent's own points: the imports are not their cost
             yield from solve_serially(queue, seen)
             if not queue:
                 return
-            _warm(queue)
             self._pool = ProcessPoolExecutor(max_workers=min(self.workers, len(queue)), initializer=_worker_init)
         pending = self._pending
 
