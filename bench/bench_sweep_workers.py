@@ -6,7 +6,14 @@ the ratio of the medians, and the time the sweep's own summary line reports (``i
 included)``) against the wall time measured around the process. Every run's ``results.csv``
 must be byte-identical to the first one's apart from the timing column (``wall_s``).
 
-    python bench/bench_sweep_workers.py [--repeat 5] [--only cheap-400,mix] [--before DIR]
+    python bench/bench_sweep_workers.py [--repeat 5] [--only cheap-400,mix-212] [--before DIR]
+    python bench/bench_sweep_workers.py --parts [--repeat 9]
+
+``--parts``: in this process, ratios in one run (medians of interleaved rounds, wall and CPU of
+this process and its pool): each sweep's points through ``LocalEngine`` with the parent's own
+points (the default) and with every point sent to the pool (``SERIAL_SOLVERS = ()``, as before),
+1 and 2 workers; and 400 cache entries written as before (``json.dump`` to the file, the folder
+made every time) and now.
 
 ``--before DIR`` also runs ``python -m explorer.app.cli`` with ``PYTHONPATH=DIR`` (an older tree,
 e.g. ``git archive main | tar -x -C DIR``) in the same rounds; its CSVs are checked equal too.
@@ -17,6 +24,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import os
 import re
 import resource
@@ -86,12 +94,102 @@ def one_run(spec: str, out: str, workers: int, env) -> tuple[float, float, float
     return wall, float(SUMMARY.search(done.stderr).group(1)), used
 
 
+def cpu_now() -> float:
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def engine_run(sw, workers: int, serial: bool) -> tuple[float, float, list]:
+    """(wall s, CPU s of this process and its pool, the answers) of one sweep through LocalEngine."""
+    from explorer.app.sweep import engine as eng
+
+    old = eng.SERIAL_SOLVERS
+    eng.SERIAL_SOLVERS = old if serial else ()
+    e = eng.LocalEngine(workers)
+    c, t = cpu_now(), time.perf_counter()
+    try:
+        out = [(o.status, json_of(o)) for o in eng.run_points(sw.points, sw.base_dir, e)]
+    finally:
+        e.close()  # the pool's workers reaped: their CPU counted
+        eng.SERIAL_SOLVERS = old
+    return time.perf_counter() - t, cpu_now() - c, out
+
+
+def json_of(o) -> str:
+    import json
+
+    r = o.result
+    return json.dumps({k: v for k, v in r.items() if k != "wall_s"}, sort_keys=True) if r else ""
+
+
+def put_before(cache, key: str, outcome) -> None:
+    """Cache.put as it was: the folder made every time, json.dump to the file (pure Python)."""
+    import json
+
+    from explorer.app.output import new_file_mode
+
+    target = cache._path(key)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp.")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump({"key": key, **outcome.to_json()}, f)
+    os.chmod(tmp, new_file_mode())
+    os.replace(tmp, target)
+
+
+def parts(repeat: int) -> None:
+    from explorer.app.sweep.cache import Cache
+    from explorer.app.sweep.spec import parse_sweep
+
+    loads = [os.getloadavg()[0]]
+    sweeps = {n: parse_sweep({"version": 1, "name": n, **SWEEPS[n]}, n, ".") for n in ("trial10-18", "cheap-40", "cheap-400")}
+    cases = [(n, w, s) for n in sweeps for w in (1, 2) for s in (False, True)]
+    got: dict[tuple, list[tuple[float, float]]] = {c: [] for c in cases}
+    answers: dict[str, set] = {n: set() for n in sweeps}
+    for r in range(repeat):
+        for c in (cases if r % 2 == 0 else cases[::-1]):
+            wall, used, out = engine_run(sweeps[c[0]], c[1], c[2])
+            got[c].append((wall, used))
+            answers[c[0]].add(tuple(out))
+        loads.append(os.getloadavg()[0])
+    assert all(len(a) == 1 for a in answers.values()), "runs disagree"
+    print(f"{os.cpu_count()} cores, load average {min(loads):.1f}-{max(loads):.1f}; medians of {repeat} interleaved rounds; "
+          "answers equal in every run")
+    print()
+    print("| sweep | workers | all to the pool: wall s, CPU s | parent's own points (now): wall s, CPU s | CPU now / before |")
+    print("|---|---:|---:|---:|---:|")
+    for n in sweeps:
+        for w in (1, 2):
+            b, a = ([statistics.median(x[i] for x in got[(n, w, s)]) for i in (0, 1)] for s in (False, True))
+            print(f"| {n} | {w} | {b[0]:.3f}, {b[1]:.3f} | {a[0]:.3f}, {a[1]:.3f} | {a[1] / b[1]:.2f} |")
+    outcome = next(iter(engine_run(sweeps["cheap-40"], 1, True)[2]))
+    from explorer.app.sweep.point import Outcome
+
+    o = Outcome.make(0, {"status": outcome[0], "result": json.loads(outcome[1])}, outcome[0], "", 0.001)
+    times = {"before": [], "now": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(repeat):
+            for name in (("before", "now") if r % 2 == 0 else ("now", "before")):
+                cache = Cache(os.path.join(tmp, f"{name}{r}"))
+                t = time.process_time()
+                for i in range(400):
+                    key = f"{i:064x}"
+                    put_before(cache, key, o) if name == "before" else cache.put(key, o)
+                times[name].append(time.process_time() - t)
+    b, a = statistics.median(times["before"]), statistics.median(times["now"])
+    print()
+    print(f"400 cache entries (a cheap point's result), CPU: before {b * 1e3:.0f} ms, now {a * 1e3:.0f} ms ({b / a:.2f}x)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--parts", action="store_true")
     ap.add_argument("--only", default=",".join(SWEEPS), help="comma-separated sweep names")
     ap.add_argument("--before", metavar="DIR")
     a = ap.parse_args()
+    if a.parts:
+        return parts(a.repeat)
     names = a.only.split(",")
     trees = [("now", None)] + ([("before", dict(os.environ, PYTHONPATH=a.before))] if a.before else [])
     walls: dict[tuple, list[float]] = {}
