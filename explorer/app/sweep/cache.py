@@ -115,6 +115,7 @@ class Cache:
 
     def __init__(self, root: str | Path):
         self.dir = Path(root) / "cache"
+        self._folders: set[Path] = set()  # entry folders this Cache has made or found
 
     def check(self) -> None:
         """SpecError, before any work, when the cache folder is something else (a file)."""
@@ -138,12 +139,15 @@ class Cache:
         if outcome.status == ERROR:
             return
         target = self._path(key)
+        text = json.dumps({"key": key, **outcome.to_json()})  # one C-encoded string (json.dump to a file: pure Python)
         tmp = None
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.parent not in self._folders:  # made once per run (a file create costs ~0.5 ms here)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                self._folders.add(target.parent)
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp.")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"key": key, **outcome.to_json()}, f)
+                f.write(text)
             os.chmod(tmp, new_file_mode())  # mkstemp makes 0600; a cache entry follows the umask
             os.replace(tmp, target)
         except OSError as err:  # e.g. a file where the entry's folder goes, a full disk

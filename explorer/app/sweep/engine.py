@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -54,6 +55,45 @@ def solve_points(batch: list[Task]) -> list[Outcome]:
     return [solve_point(index, params) for index, params in batch]
 
 
+# A sweep predicted to take less than this (CPU s) in all is solved in the parent, with no pool: a pool
+# costs ~20-30 ms to fork and each worker's first points ~30-60 ms of CPU to warm up (imports,
+# parsed networks, copy-on-write pages), more than a second worker saves on ~0.1 s of points
+SERIAL_SECONDS = 0.1
+# Solvers whose points the parent may solve itself (the DP: polynomial, a second at most on the
+# zoo at 1,024 accelerators; the exponential ones and CP-SAT always go to the pool)
+SERIAL_SOLVERS = ("dp",)
+
+
+def in_parent(params: dict[str, Any]) -> bool:
+    """Whether the parent may solve this point itself (a DP point, not a split point)."""
+    return (params.get("solver") or "dp") in SERIAL_SOLVERS and params.get("split") is None
+
+
+def solve_serially(queue: list[Task], seen: list, budget: float | None = None,
+                   clock: Callable[[], float] = time.process_time) -> Iterator[Outcome]:
+    """Solve points from the end of ``queue`` in this process while the whole sweep is predicted
+    to fit ``budget`` seconds of CPU (default ``SERIAL_SECONDS``): the first point always (it measures the points' cost), then
+    each while the time so far plus the points left at the mean cost (of the points after the
+    first, which warms up) stays within it; so the parent spends at most ``budget`` plus one point
+    here. Stops at the first point the parent may not solve; ``seen`` gains the points' count and
+    wall time (the pool's batches are sized from them)."""
+    budget = SERIAL_SECONDS if budget is None else budget
+    start = clock()
+    costs: list[float] = []
+    while queue and in_parent(queue[-1][1]):
+        if costs:
+            mean = sum(costs[1:]) / (len(costs) - 1) if len(costs) > 1 else costs[0]
+            if clock() - start + mean * len(queue) > budget:
+                return
+        t = clock()
+        index, params = queue.pop()
+        out = solve_point(index, params)
+        costs.append(clock() - t)
+        seen[0] += 1
+        seen[1] += out.wall_s
+        yield out
+
+
 # Solvers whose modules the parent imports before the pool forks (not CP-SAT: OR-Tools is not
 # imported before a fork)
 WARM_SOLVERS = ("dp", "exact", "brute", "pruned")
@@ -78,10 +118,12 @@ def _warm(tasks: list[Task]) -> None:
 
 class LocalEngine:
     """A process pool on this machine. At most ``2 * workers`` tasks are queued at a time, so an
-    interrupted sweep leaves little work half-submitted. Points start one per task; once some
-    have finished, cheap points go in batches of about ``BATCH_SECONDS`` of work (never more
-    than a fair share of what is left per worker), so two workers are not slower than one on
-    points of a millisecond."""
+    interrupted sweep leaves little work half-submitted. The parent solves the first DP points
+    itself while the whole sweep is predicted to take less than ``SERIAL_SECONDS`` (then no pool
+    starts); the pool's workers inherit what those points warmed. Points start one per task
+    until some have finished; then cheap points go in batches of about ``BATCH_SECONDS`` of work
+    (never more than a fair share of what is left per worker), so two workers are not slower
+    than one on points of a millisecond."""
 
     name = "local"
 
@@ -91,14 +133,15 @@ class LocalEngine:
         self._pending: dict[Any, list[int]] = {}
 
     def run(self, tasks: list[Task]) -> Iterator[Outcome]:
-        if not tasks:
-            return
-        if self._pool is None:
-            _warm(tasks)
-            self._pool = ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)), initializer=_worker_init)
         queue = list(reversed(tasks))  # popped from the end: grid order
-        pending = self._pending
         seen = [0, 0.0]  # points finished, their solve time
+        if self._pool is None:
+            _warm(queue)  # before the parent's own points: the imports are not their cost
+            yield from solve_serially(queue, seen)
+            if not queue:
+                return
+            self._pool = ProcessPoolExecutor(max_workers=min(self.workers, len(queue)), initializer=_worker_init)
+        pending = self._pending
 
         def batch_size() -> int:
             if not seen[0]:
