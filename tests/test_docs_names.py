@@ -175,3 +175,58 @@ def test_the_check_catches_stale_names(tmp_path):
     page.write_text("\n".join(stale + fine) + "\n")
     found = problems_of(page)
     assert sorted({int(p.split(":")[1]) for p in found}) == list(range(1, len(stale) + 1)), found
+
+
+EXPLORE = re.compile(r"(?:^|`|\$ )(explore(?: [^`]*)?)(?:`|$)")
+
+
+def cli_options(command, path: str = "explore") -> dict[str, set[str]]:
+    """Command path ('explore', 'explore check', ...) -> the options it takes."""
+    import click
+
+    found = {path: {o for p in command.params for o in p.opts + p.secondary_opts if o.startswith("--")}}
+    if isinstance(command, click.Group):
+        ctx = click.Context(command)
+        for name in command.list_commands(ctx):
+            sub = command.get_command(ctx, name)
+            found.update(cli_options(sub, f"{path} {name}"))
+            if sub.hidden:  # the group's default command (explore sweep FILE is explore sweep run FILE)
+                found[path] |= found[f"{path} {name}"]
+    return found
+
+
+def options_problems(page: Path, known: dict[str, set[str]]) -> list[str]:
+    """An ``explore ...`` command line (a code span or a shell line) whose options its command
+    does not take; the command is the longest known prefix of its words."""
+    found = []
+    for i, line in enumerate(page.read_text().splitlines(), 1):
+        for m in EXPLORE.finditer(line):
+            words = m.group(1).split()
+            path = "explore"
+            for w in words[1:]:
+                if f"{path} {w}" not in known:
+                    break
+                path = f"{path} {w}"
+            takes = known[path] | known["explore"] if path.startswith("explore check") else known[path]
+            found += [f"{page.name}:{i}: `{path}` takes no {o}" for o in re.findall(r"(?<![\w-])--[a-z][\w-]*", m.group(1))
+                      if o not in takes and o != "--help"]
+    return found
+
+
+def test_the_manuals_explore_options_exist():
+    from explorer.app.cli import cli
+
+    known = cli_options(cli)
+    problems = [p for page in pages() for p in options_problems(page, known)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_options_check_catches_a_wrong_option(tmp_path):
+    from explorer.app.cli import cli
+
+    page = tmp_path / "options.md"
+    page.write_text("`explore split --model alexnet --gpus 8`\n$ explore sweep s.yaml --out d --no-such\n"
+                    "`explore --model vgg-a --gpus 8`\n$ explore sweep s.yaml --out d --shard 0/2\n"
+                    "`explore check --uneven --alpha-grid 4`\n")
+    found = options_problems(page, cli_options(cli))
+    assert found == ["options.md:1: `explore split` takes no --gpus", "options.md:2: `explore sweep` takes no --no-such"]
