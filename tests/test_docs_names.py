@@ -1,15 +1,18 @@
-"""The names the manual gives exist: files, modules, functions, constants and bench options.
+"""The names the manual gives exist: files, modules, functions, constants, options.
 
-The README and docs/ (drafts under docs/_incoming/ aside) name code in three ways, each checked
+The README and docs/ (drafts under docs/_incoming/ aside) name code in these ways, each checked
 against the tree:
 
 - a path such as ``solvers/pruned.py`` or ``models/mixtral-*.yaml`` (a glob): it exists;
 - a dotted name in backticks: ``explorer.core.llm_memory`` or ``explorer.core.uneven.spec_of`` (a
   module of the tree, then a name it defines or imports), or ``costs.chain_sizes`` (a module's
   file stem, then a name one of the modules of that stem defines or imports);
+- ``Class.name`` in backticks: a class of explorer/ or solvers/ that defines the name (or a base does);
 - a bare name in backticks that looks like code (``snake_case`` with an underscore,
   ``CamelCase``, ``UPPER_CASE``): the word occurs somewhere in the code or the shipped data;
-- ``python bench/X.py --option``: the script exists and mentions the option.
+- ``python bench/X.py --option``: the script exists and mentions the option;
+- ``explore [COMMAND] ... --option`` (a code span or a shell line): the command takes the option
+  (click's own lists; ``explore check`` takes ``explore``'s too).
 
 The README's links to files of the repository exist. A name that is not the project's (another
 library's module, a maths symbol written as code) or that a dated log in docs/benchmarks.md
@@ -31,6 +34,8 @@ NOT_CHECKED = {
     "onnx.inliner": "the onnx package's module (specs.md), not explorer/frontends/onnx.py",
     "onnx.reference": "the onnx package's module (specs.md)",
     "tau_s": "a symbol of the bound's derivation (derivations.md)",
+    "LinearExpr.weighted_sum": "OR-Tools' class (benchmarks.md)",
+    "QuantFormat.QDQ": "onnxruntime's enum (specs.md)",
     # docs/benchmarks.md's dated logs name what the code had then:
     "dp._eliminate": "benchmarks.md: before the graph DP moved to solvers/dp_graph.py",
     "costs.ROWS_IN_PYTHON_BELOW": "benchmarks.md: before thresholds.NUMPY_FROM_LAYERS",
@@ -45,6 +50,7 @@ NOT_CHECKED = {
 PATH = re.compile(r"(?<![\w/.-])((?:explorer|solvers|bench|tests|models|spaces|docs)/[\w./*-]*[\w*])")
 CODE_SPAN = re.compile(r"`+([^`\n]+?)`+")
 DOTTED = re.compile(r"[a-z_][a-z0-9_]*(?:\.[A-Za-z_]\w*)+")
+CLASS_ATTR = re.compile(r"([A-Z]\w*)\.([A-Za-z_]\w*)")
 BARE = re.compile(r"[a-z][a-z0-9]*_[a-z0-9_]*[a-z0-9]|[A-Z][a-z]+[A-Z]\w*|[A-Z][A-Z0-9]*_[A-Z0-9_]+")
 FILE_SUFFIXES = {"py", "csv", "md", "yaml", "yml", "json", "jsonl", "onnx", "png", "svg", "txt", "pb", "pbtxt", "toml"}
 BENCH = re.compile(r"python3? bench/(\w+)\.py((?:[ \n]+(?!python)[^\s`]+)*)")
@@ -94,6 +100,33 @@ def words() -> frozenset[str]:
     return frozenset(re.findall(r"\w+", "\n".join(text)))
 
 
+@functools.cache
+def classes() -> dict[str, frozenset[str]]:
+    """Class name -> the names its body defines, its bases' included (by name, within the tree)."""
+    own: dict[str, set[str]] = {}
+    bases: dict[str, set[str]] = {}
+    for d in ("explorer", "solvers"):
+        for f in (ROOT / d).rglob("*.py"):
+            for n in ast.walk(ast.parse(f.read_text())):
+                if isinstance(n, ast.ClassDef):
+                    names = own.setdefault(n.name, set())
+                    bases.setdefault(n.name, set()).update(b.id for b in n.bases if isinstance(b, ast.Name))
+                    for b in ast.walk(n):
+                        if isinstance(b, (ast.FunctionDef, ast.ClassDef)):
+                            names.add(b.name)
+                        elif isinstance(b, (ast.Assign, ast.AnnAssign)):
+                            for t in (b.targets if isinstance(b, ast.Assign) else [b.target]):
+                                names.update(x.id for x in ast.walk(t) if isinstance(x, ast.Name))
+                                names.update(x.attr for x in ast.walk(t) if isinstance(x, ast.Attribute))
+
+    def closure(c: str, seen: frozenset = frozenset()) -> set[str]:
+        out = set(own.get(c, ()))
+        for b in bases.get(c, set()) - seen - {c}:
+            out |= closure(b, seen | {c})
+        return out
+    return {c: frozenset(closure(c)) for c in own}
+
+
 def module_file(parts: list[str]) -> tuple[Path, list[str]] | None:
     """The longest prefix of a dotted explorer.* name that is a module or package, and the rest.
     ``explorer.solvers`` is the top-level solvers/ folder (installed under that name)."""
@@ -141,7 +174,10 @@ def problems_of(page: Path) -> list[str]:
             s = re.sub(r"\(.*\)$", "", m.group(1).strip())
             if s in NOT_CHECKED:
                 continue
-            if DOTTED.fullmatch(s) and not dotted_ok(s):
+            m2 = CLASS_ATTR.fullmatch(s)
+            if m2 and m2.group(2) not in classes().get(m2.group(1), ()):
+                found.append(f"{rel}:{i}: no class {m2.group(1)} with {m2.group(2)}")
+            elif DOTTED.fullmatch(s) and not dotted_ok(s):
                 found.append(f"{rel}:{i}: no such name {s}")
             elif BARE.fullmatch(s) and s not in words():
                 found.append(f"{rel}:{i}: {s} occurs nowhere in the code or data")
@@ -173,8 +209,10 @@ def test_the_check_catches_stale_names(tmp_path):
     page = tmp_path / "stale.md"
     stale = ["solvers/no_such_module.py", "`explorer.core.llm_memory.no_such_function`", "`solvers.dp.no_such_level`",
              "`explorer.core.no_such_module`", "`no_such_helper_anywhere`", "`python bench/bench_dp.py --no-such-option`",
-             "`python bench/bench_no_such_script.py`", "`costs.no_such_table`"]
+             "`python bench/bench_no_such_script.py`", "`costs.no_such_table`",
+             "`SplitCosts.no_such_method`"]
     fine = ["solvers/pruned.py", "`explorer.core.llm_memory.stage_memory`", "`costs.chain_sizes`", "`core.uneven.spec_of`",
+            "`SplitCosts.edges_into`", "`Status.OPTIMAL`",
             "`explorer.solvers.dp`", "models/mixtral-*.yaml", "`llm_run.py`", "`python bench/bench_dp.py --quick`"]
     page.write_text("\n".join(stale + fine) + "\n")
     found = problems_of(page)
