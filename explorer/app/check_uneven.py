@@ -117,7 +117,7 @@ class SplitCheck:
         return not self.problems
 
     def to_json(self) -> dict[str, Any]:
-        """``explore check``'s schema (docs/commands.md, "JSON output"): its header, ``solvers`` by
+        """``explore check``'s schema (docs/commands.md, "The JSON report"): its header, ``solvers`` by
         name (each as check's: exact ``objective`` and ``bound``, the plan's figures, ``plan``; and
         its ``alphas``), ``optimum``, ``infeasible``, ``agree``, ``problems``."""
         out = self.inputs.to_json() if self.inputs is not None else {"schema_version": SCHEMA_VERSION}

@@ -31,7 +31,7 @@ SCHEMA_VERSION = 4  # bump when a key changes name, meaning or form (adding a ke
 # 2: the time objective (objective_value, bound, gap; check's objective, bound) is the step time
 # 3: explore split and check --uneven write exact quantities with exact_number (no float plus
 #    *_exact string twins) and carry schema_version; explore's and check's keys are those of 2
-# 4: one schema for both splits (docs/commands.md, "JSON output"): explore --split and check
+# 4: one schema for both splits (docs/commands.md, "The JSON report"): explore --split and check
 #    --uneven carry explore's header (model, layers, nodes, constraints as an object, ...), its
 #    plan figures (step_time_s and the other evaluator times as floats, exact objective_value and
 #    bound), baselines, and check's solvers object; explore's and check's own keys are those of 3

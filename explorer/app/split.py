@@ -154,7 +154,7 @@ class SplitReport:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        """``explore``'s schema (docs/commands.md, "JSON output"): its header (``inputs``), plan
+        """``explore``'s schema (docs/commands.md, "The JSON report"): its header (``inputs``), plan
         figures (evaluator times as floats; elements and bytes with ``exact_number``), exact
         ``objective_value`` and ``bound``, ``baselines``; then what only a split has: its alphas
         ("p/q" strings, [level][group][layer]), the top groups' times, the memory per kind."""
