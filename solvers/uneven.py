@@ -201,17 +201,18 @@ def table_sides(lay) -> int:
 # The least CPU seconds the exact path spends on one column pair before its Pareto DP can start:
 # the column tables (``ColumnTables``: the pair's re-layout vector built in Python, a few operations
 # per group of the array, then copied into numpy) and the completion bounds (``ColumnTables.rest``).
-# Calibrated 2026-12-03 (22:45-23:05 UTC, load 4.4-7 on the 2 shared cores) with
-# ``python bench/bench_exact_prune.py --tables --repeat 3 --large`` and ``--repeat 1`` (each case its
-# own process, the least CPU kept): at least 2.62 us a pair at H = 2 (3 groups; 2.6-3.8 us over the
-# cases; trial 13's sfc at 1/16, 15.9 M pairs: 3.48 us, 55 s) and 9.37 us at H = 4 (15 groups;
-# 9.4-14.5 us). Fitted as PAIR_S + groups x PAIR_GROUP_S (0.93 + 0.56 us) and divided by a safety
-# factor of 1.33 for a quieter or faster machine: 1.96 us a pair at H = 2, 7.0 us at H = 4. So a run
-# that ends at once for them (``_short_of_time``) could not have built its tables, let alone a plan,
-# within its limit. (Before: 0.5 us a pair and group with no tables, 1.5 us at H = 2: trial 13's
-# sfc, 23.9 s estimated, ran its 24-35 s limits out in the tables and returned the seed plan.)
-PAIR_S = 0.7e-6
-PAIR_GROUP_S = 0.42e-6
+# Calibrated 2026-12-03 (22:45-23:16 UTC, load 2.7-7 on the 2 shared cores) with
+# ``python bench/bench_exact_prune.py --tables --repeat 3 --large`` and ``--repeat 2`` (each case its
+# own process, the least CPU kept): at least 2.54 us a pair at H = 2 (3 groups; 2.5-3.8 us over the
+# cases and loads; trial 13's sfc at 1/16, 15.9 M pairs: 3.48 us, 55 s) and 9.37 us at H = 4 (15
+# groups; 9.4-14.5 us). Divided by a safety factor of 1.5 for a quieter or faster machine (the
+# quietest runs were 1.3x below the loaded ones) and fitted as PAIR_S + groups x PAIR_GROUP_S:
+# 1.68 us a pair at H = 2, 6.0 us at H = 4. So a run that ends at once for them (``_short_of_time``)
+# could not have built its tables, let alone a plan, within its limit. (Before: 0.5 us a pair and
+# group, the tables not counted: 1.5 us at H = 2, 7.5 us at H = 4; trial 13's sfc, 23.9 s
+# estimated, ran its 24-35 s limits out in the tables and returned the seed plan.)
+PAIR_S = 0.6e-6
+PAIR_GROUP_S = 0.36e-6
 
 
 def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
