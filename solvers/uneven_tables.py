@@ -74,12 +74,12 @@ def _edge_units(costs: SplitCosts, columns, l: int, expired: Callable[[], bool])
     value does not fit, then Python ints (the same values). Raises TimeoutError when ``expired()``."""
     lay = costs.layout
     table = np.empty((len(columns[l]), len(columns[l - 1]), lay.pos_end - lay.leaves), dtype=np.int64)
-    for j, cv in enumerate(columns[l]):  # the clock checked per consumer column: one edge may take seconds (trial 13, #2)
+    for j, cv in enumerate(columns[l]):  # the clock per consumer column: an edge may take seconds (trial 13 #2)
         if expired():
             raise TimeoutError
         rows = [r[lay.leaves:lay.pos_end] for r in costs.edges_into(l - 1, columns[l - 1], cv)]
         try:
-            table[j] = rows
+            table[j] = rows if rows else table[j]  # (no producer columns: nothing to copy)
         except OverflowError:
             table = table.astype(object)
             table[j] = np.array(rows, dtype=object)
