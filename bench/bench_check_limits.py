@@ -19,6 +19,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 H10 = ["--array", "array-1024", "--space", "accpar"]
@@ -44,7 +45,8 @@ def status_of(out: dict) -> str:
 def run_once(cmd: list[str], env: dict | None, args: list[str], limit: float) -> tuple[float, str]:
     full = cmd + args + ["--time-limit", str(limit), "--format", "json"]
     t0 = time.perf_counter()
-    proc = subprocess.run(full, capture_output=True, text=True, env=env)
+    # from a temporary folder: run from a checkout, ``-m`` would put its ``explorer`` before PYTHONPATH's
+    proc = subprocess.run(full, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
     wall = time.perf_counter() - t0
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(full)} exited {proc.returncode}: {proc.stderr.strip()[-400:]}")

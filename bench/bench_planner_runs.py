@@ -9,6 +9,7 @@ rounds and adds its columns.
 
     python bench/bench_planner_runs.py                          # median of 5
     python bench/bench_planner_runs.py --before /tmp/base/.venv/bin/explore --repeat 3
+    python bench/bench_planner_runs.py --order --before-tree /tmp/old-tree   # the search alone at 0.02 s
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -28,6 +30,10 @@ from bench_whole_runs import CLUSTER_RUNS, child_env, explore_command, run_once 
 LIMITED = (  # (arguments, the limit): trial 11 #12
     (("--model", "gpt3-175b", "--array", "dgx-a100", "--gpus", "1024", "--batch", "1536", "--time-limit", "0.5"), 0.5),
     (("--model", "mixtral-8x22b", "--array", "dgx-h100", "--gpus", "512", "--batch", "1024", "--time-limit", "1"), 1.0),
+    # issue 23 item 2: the order up to the first score (0.1-0.25 s here) under the clock too
+    (("--model", "mixtral-8x22b", "--array", "dgx-h100", "--gpus", "1024", "--batch", "1024", "--time-limit", "0.3"),
+     0.3),
+    (("--model", "gpt3-175b", "--array", "dgx-a100", "--gpus", "1024", "--batch", "1536", "--time-limit", "0.2"), 0.2),
 )
 
 
@@ -36,6 +42,35 @@ def cases() -> list[tuple[str, tuple[str, ...], float | None]]:
     out += [(f"explore --model {m} --array {a}", ("--model", m, "--array", a), None) for m, a in CLUSTER_RUNS]
     out += [("explore " + " ".join(args), args, limit) for args, limit in LIMITED]
     return out
+
+
+ORDER_CHILD = r"""
+import sys, time
+from explorer.app.llm_options import LlmRequest
+from explorer.app.llm_run import build
+from explorer.solvers import llm_search as S
+problem, space, _ = build(LlmRequest({m!r}, {a!r}, {g!r}, {b!r}, None, None, None, None, None, None, None, None, 1.0))
+res = S.search(problem, space, time_limit_s={limit!r})
+print(res.wall_s, res.status.value, res.scored)
+"""
+ORDER_CASES = (("mixtral-8x22b", "dgx-h100", 1024, 1024), ("gpt3-175b", "dgx-a100", 1024, 1536))
+
+
+def order_table(repeat: int, before_tree: str | None, limit: float = 0.02) -> None:
+    """``--order``: the search's own wall (from its start) at a ``limit`` shorter than its order up to
+    the first score, in process, one fresh process a run (``--before-tree DIR``: also with
+    ``PYTHONPATH=DIR``, a tree whose ``explorer`` package holds an older commit), medians."""
+    sides = [("after", None)] + ([("before", before_tree)] if before_tree else [])
+    for m, a, g, b in ORDER_CASES:
+        code = ORDER_CHILD.format(m=m, a=a, g=g, b=b, limit=limit)
+        for which, tree in sides:
+            env = dict(os.environ, **({"PYTHONPATH": tree} if tree else {}))
+            runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
+                                   cwd=tempfile.gettempdir()).stdout.split() for _ in range(repeat)]  # not this tree
+            wall = statistics.median(float(r[0]) for r in runs)
+            print(f"{m} on {g:,} {a}, limit {limit:g} s: {which:6s} search {wall:.3f} s ({wall / limit:.1f}x), "
+                  f"{runs[-1][1]}, {runs[-1][2]} scored", flush=True)
+    print("load:", os.getloadavg())
 
 
 def status_of(explore: list[str], args: tuple[str, ...], env) -> str:
@@ -50,7 +85,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--before", metavar="EXPLORE", help="another explore script, timed alongside")
+    ap.add_argument("--order", action="store_true", help="the search alone at a limit shorter than its order")
+    ap.add_argument("--before-tree", metavar="DIR", help="--order: also with PYTHONPATH=DIR")
     args = ap.parse_args()
+    if args.order:
+        return order_table(args.repeat, args.before_tree)
     env = child_env(True)
     explore = explore_command()
     commands = [("import numpy", [sys.executable, "-c", "import numpy"], None, "")]

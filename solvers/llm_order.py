@@ -76,7 +76,7 @@ class BoundOrder:
         self._alltoall: dict = {}
         self.done: list[tuple[Fraction, Fraction, int, Candidate]] = []  # left the heap, in order
         self.computed = 0  # time bounds computed (stage 2)
-        self.deadline: float | None = None  # past it, no group is expanded (None: no deadline)
+        self.deadline: float | None = None  # past it, no group is expanded, no bound completed (None: none)
         self.stopped = False  # the order stopped there (``least``: a bound of every candidate left)
 
     def __len__(self) -> int:
@@ -105,16 +105,20 @@ class BoundOrder:
                 heapq.heappop(heap)
                 self.done.append((top.key, self.memory[i], i, self.cands[i]))
                 return True
+            if past(self.deadline):  # before a group's expansion or a tensor-level floor (the costly steps)
+                self.stopped = True
+                return False
             if top.stage == 1:
                 self.computed += 1
                 heapq.heapreplace(heap, _Entry.of(Fraction(top.n, top.d) + self.tensor(self.cands[i]), i, FULL))
                 continue
-            if past(self.deadline):  # the search sets it once it has scored a candidate
-                self.stopped = True
-                return False
             heapq.heappop(heap)
             self._expand(top)
         return False
+
+    def top(self) -> Candidate | None:
+        """The candidate of the least key left (a group's member of least index; None: none left)."""
+        return self.cands[self._heap[0].i] if self._heap else None
 
     def least(self) -> Fraction | None:
         """The least key left (at most the time bound of every candidate not in ``done``; None: none left)."""

@@ -146,7 +146,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     scored: list[Scored] = []
     n = pruned_time = unresolved = 0
     unresolved_bound = None
-    order.deadline, order.stopped = None, False  # the deadline set after the first score (``BoundOrder._next``)
+    order.deadline, order.stopped = deadline, False  # the order stops there, before its first score too
     for tf, mf, _i, cand in order:
         if prune and mf > capacity:
             continue
@@ -158,7 +158,6 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
             break
         s = _checked(pace.timed(_score, problem, cand, types, evaluate), eff)
         scored.append(s)
-        order.deadline = deadline
         if s.fits and (best is None or _better(s, best)):
             best = s
         if progress is not None and n % 8 == 0:
@@ -166,8 +165,8 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
         n += 1
     unresolved_bound = order.least() if order.stopped and unresolved_bound is None else unresolved_bound  # its clock
     if unresolved_bound is not None:  # one more score if no plan: a plan with a bound rather than none
-        best, unresolved = _add_rescue(problem, cands, memory, capacity, scored, types, evaluate, fitting - n) \
-            if best is None else (best, fitting - n)
+        best, unresolved = _add_rescue(problem, cands, memory, capacity, scored, types, evaluate, fitting - n,
+                                       order.top()) if best is None else (best, fitting - n)
     if best is not None and space.search_types:
         scored, best = _settle_types(problem, scored, best, types, evaluate, deadline)
         best = _certify(best, types)
@@ -186,9 +185,13 @@ def _checked(s: Scored, eff) -> Scored:
     return s
 
 
-def _add_rescue(problem, cands, memory, capacity, scored: list[Scored], types, evaluate, unresolved: int):
-    """(best, unresolved) after ``_rescue``'s score, appended to ``scored`` (as they were without one)."""
-    rescue = _rescue(problem, cands, memory, capacity, scored, types, evaluate)
+def _add_rescue(problem, cands, memory, capacity, scored: list[Scored], types, evaluate, unresolved: int,
+                top: Candidate | None):
+    """(best, unresolved) after ``_rescue``'s score, appended to ``scored`` (as they were without one);
+    ``top``: the order's candidate of least key left, the rescue's layout when none was scored."""
+    if not scored and top is None:
+        return None, unresolved
+    rescue = _rescue(problem, cands, memory, capacity, scored, types, evaluate, top)
     if rescue is None:
         return None, unresolved
     scored.append(rescue)
@@ -196,16 +199,18 @@ def _add_rescue(problem, cands, memory, capacity, scored: list[Scored], types, e
 
 
 def _rescue(problem, cands: list[Candidate], memory: list[Fraction], capacity, scored: list[Scored], types,
-            evaluate) -> Scored | None:
-    """The time limit struck with no plan: the last scored layout's degrees, micro-batch and schedule
-    under full recomputation and the ZeRO stage of least memory (the variant most likely to fit),
-    scored (None: no such candidate left unscored within the memory bound)."""
-    last, have = scored[-1].candidate, {s.candidate for s in scored}
+            evaluate, top: Candidate | None = None) -> Scored | None:
+    """The time limit struck with no plan: the last scored layout's (none scored: ``top``'s, the
+    order's least key left) degrees, micro-batch and schedule under full recomputation and the ZeRO
+    stage of least memory (the variant most likely to fit), scored (None: no such candidate left
+    unscored within the memory bound)."""
+    last, have = scored[-1].candidate if scored else top, {s.candidate for s in scored}
     pick = [(memory[i], i) for i, c in enumerate(cands)
             if c.recompute is Recompute.FULL and c.degrees == last.degrees and c.micro_batch == last.micro_batch
             and c.virtual == last.virtual and memory[i] <= capacity and c not in have]
-    return _checked(_score(problem, cands[min(pick)[1]], types, evaluate), scored[-1].evaluation.efficiency) \
-        if pick else None
+    if not pick:
+        return None
+    return _checked(_score(problem, cands[min(pick)[1]], types, evaluate), efficiency_for(problem.cluster.gpu.name)[0])
 
 
 def _memory_floors(problem, cands: list[Candidate]) -> list[Fraction]:

@@ -198,11 +198,21 @@ EXACT_MAX_BYTES = 4 * 2**30
 def table_sides(lay) -> int:
     """The side components of a column pair's re-layout vector (what the column tables hold a pair)."""
     return lay.pos_end - lay.leaves
-# The least CPU seconds one column pair costs per group of the array (the completion bounds compute
-# its re-layout vector, a few operations per group): a fifth to an eighth of what
-# bench/bench_exact_prune.py --pairs measures (about 4 us), so a run that ends at once for it
-# (``_short_of_time``) could not have finished within its time limit.
-PAIR_GROUP_S = 5e-7
+# The least CPU seconds the exact path spends on one column pair before its Pareto DP can start:
+# the column tables (``ColumnTables``: the pair's re-layout vector built in Python, a few operations
+# per group of the array, then copied into numpy) and the completion bounds (``ColumnTables.rest``).
+# Calibrated 2026-12-03 (22:45-23:16 UTC, load 2.7-7 on the 2 shared cores) with
+# ``python bench/bench_exact_prune.py --tables --repeat 3 --large`` and ``--repeat 2`` (each case its
+# own process, the least CPU kept): at least 2.54 us a pair at H = 2 (3 groups; 2.5-3.8 us over the
+# cases and loads; trial 13's sfc at 1/16, 15.9 M pairs: 3.48 us, 55 s) and 9.37 us at H = 4 (15
+# groups; 9.4-14.5 us). Divided by a safety factor of 1.5 for a quieter or faster machine (the
+# quietest runs were 1.3x below the loaded ones) and fitted as PAIR_S + groups x PAIR_GROUP_S:
+# 1.68 us a pair at H = 2, 6.0 us at H = 4. So a run that ends at once for them (``_short_of_time``)
+# could not have built its tables, let alone a plan, within its limit. (Before: 0.5 us a pair and
+# group, the tables not counted: 1.5 us at H = 2, 7.5 us at H = 4; trial 13's sfc, 23.9 s
+# estimated, ran its 24-35 s limits out in the tables and returned the seed plan.)
+PAIR_S = 0.6e-6
+PAIR_GROUP_S = 0.36e-6
 
 
 def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
@@ -332,16 +342,23 @@ def _stopped(run: "_Run", pruner, inc, H: int, kept: int) -> Solution:
     return sol
 
 
-def _short_of_time(columns, H: int, time_limit_s: float | None) -> str:
-    """Why the run cannot end within ``time_limit_s`` (its completion bounds alone, every column pair
-    at ``PAIR_GROUP_S`` a pair and group, need more), or "": such a run ends at once, as it would at
-    the limit (UNKNOWN: no plan, no proof), without spending the time."""
+def least_seconds(columns, H: int) -> float:
+    """At least the CPU seconds of the column tables and completion bounds of ``columns`` (every
+    column pair, ``PAIR_S`` plus ``PAIR_GROUP_S`` a group of the H levels' 2^H - 1)."""
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
-    need = pairs * (2**H - 1) * PAIR_GROUP_S
+    return pairs * (PAIR_S + (2**H - 1) * PAIR_GROUP_S)
+
+
+def _short_of_time(columns, H: int, time_limit_s: float | None) -> str:
+    """Why the run cannot end within ``time_limit_s`` (its column tables and completion bounds alone,
+    ``least_seconds``, need more), or "": such a run ends at once, as it would at the limit (UNKNOWN:
+    no plan, no proof), without spending the time."""
+    need = least_seconds(columns, H)
     if time_limit_s is None or need <= time_limit_s:
         return ""
-    return (f"{pairs:,} column pairs need at least ~{need:,.1f} s for the completion bounds, beyond the "
-            f"{time_limit_s:.3g} s the time limit leaves")
+    pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
+    return (f"{pairs:,} column pairs need at least ~{need:,.1f} s for the column tables and completion bounds, "
+            f"beyond the {time_limit_s:.3g} s the time limit leaves")
 
 
 def _tables_fit(need: int, states: int, max_bytes: int) -> None:

@@ -68,19 +68,21 @@ class ColumnTables:
 
 def _edge_units(costs: SplitCosts, columns, l: int, expired: Callable[[], bool]) -> np.ndarray:  # noqa: E741
     """edge_units[l - 1][u, v, k]: the edge into layer l, producer x consumer columns x side components
-    (read consumer-major, then transposed); built one edge at a time, so that only this edge's rows
-    are ever held as Python tuples. Raises TimeoutError when ``expired()``."""
+    (built consumer-major, then transposed), one consumer column's rows at a time: only they are ever
+    held as Python tuples, and the clock is checked between them, the copy into the array included
+    (a whole edge's copy took seconds past the limit: trial 13's sfc, 33.7 s at 30 s). Int64 until a
+    value does not fit, then Python ints (the same values). Raises TimeoutError when ``expired()``."""
     lay = costs.layout
-    rows = []
-    for cv in columns[l]:  # the clock checked per consumer column: one edge may take seconds (trial 13, #2)
+    table = np.empty((len(columns[l]), len(columns[l - 1]), lay.pos_end - lay.leaves), dtype=np.int64)
+    for j, cv in enumerate(columns[l]):  # the clock per consumer column: an edge may take seconds (trial 13 #2)
         if expired():
             raise TimeoutError
-        rows += [r[lay.leaves:lay.pos_end] for r in costs.edges_into(l - 1, columns[l - 1], cv)]
-    shape = (len(columns[l]), len(columns[l - 1]), lay.pos_end - lay.leaves)
-    try:
-        table = np.array(rows, dtype=np.int64).reshape(shape)
-    except OverflowError:
-        table = np.array(rows, dtype=object).reshape(shape)
+        rows = [r[lay.leaves:lay.pos_end] for r in costs.edges_into(l - 1, columns[l - 1], cv)]
+        try:
+            table[j] = rows if rows else table[j]  # (no producer columns: nothing to copy)
+        except OverflowError:
+            table = table.astype(object)
+            table[j] = np.array(rows, dtype=object)
     return table.transpose(1, 0, 2).copy()
 
 

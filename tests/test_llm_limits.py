@@ -75,20 +75,48 @@ def test_run_llm_passes_started():
     assert _one_and_the_rescue(report.result) and report.result.unresolved > 0
 
 
-def test_a_limit_striking_with_no_plan_scores_the_rescue():
-    """GPT-3 175B on 1,024 A100s: the lowest-bound layout does not fit; with the time already spent
-    the search scores its full-recompute, least-memory variant, which fits: a plan with a proven
-    bound below it (status feasible), where it reported no plan (unknown)."""
+def _gpt3_175b():
     from explorer.app.llm_options import LlmRequest
 
-    req = LlmRequest("gpt3-175b", "dgx-a100", 1024, 1536, None, None, None, None, None, None, None, None, 0.5)
-    problem, space, _ = build(req)
+    return build(LlmRequest("gpt3-175b", "dgx-a100", 1024, 1536, None, None, None, None, None, None, None, None, 0.5))
+
+
+def test_a_limit_striking_with_no_plan_scores_the_rescue(monkeypatch):
+    """GPT-3 175B on 1,024 A100s: the lowest-bound layout does not fit; with the time spent after it
+    (the order's clock held off until then) the search scores its full-recompute, least-memory
+    variant, which fits: a plan with a proven bound below it (status feasible), where it reported no
+    plan (unknown)."""
+    from explorer.solvers import llm_order
+
+    problem, space, _ = _gpt3_175b()
+    monkeypatch.setattr(llm_order, "past", lambda d: False)  # the order reaches its first candidate
     res = llm_search.search(problem, space, time_limit_s=0.5, started=time.perf_counter() - 100)
     first, rescue = res.evaluated
     assert not first.fits and rescue.fits and res.best.candidate == rescue.candidate
     assert rescue.candidate.recompute is Recompute.FULL and rescue.candidate.degrees == first.candidate.degrees
     assert res.status.value == "feasible" and res.bound_s is not None and 0 < res.gap < 1
     assert res.unresolved == res.candidates - res.pruned_memory - 2
+
+
+def test_a_limit_striking_before_the_first_score_scores_the_orders_top(monkeypatch):
+    """Issue 23 item 2: the order up to its first candidate (0.1-0.25 s on the largest spaces) is
+    under the clock. With the limit spent before the search starts, the order stops before it has
+    completed any time bound; the search scores one layout, the full-recompute, least-memory variant
+    of the candidate of least key left (it fits here), and reports it with the order's least key as
+    a proven bound: feasible, never below the unlimited search's optimum, never a claimed optimum."""
+    problem, space, _ = _gpt3_175b()
+    free = llm_search.search(problem, space)
+    orders = []
+    real = llm_search.bound_order
+    monkeypatch.setattr(llm_search, "bound_order", lambda *a: orders.append(real(*a)) or orders[-1])
+    res = llm_search.search(problem, space, time_limit_s=0.5, started=time.perf_counter() - 100)
+    (order,) = orders
+    assert order.stopped and order.computed == 0 and order.done == []  # no time bound completed
+    (only,) = res.evaluated
+    assert only.fits and res.best.candidate == only.candidate and only.candidate.recompute is Recompute.FULL
+    assert only.candidate.degrees == order.top().degrees and only.candidate.micro_batch == order.top().micro_batch
+    assert res.status.value == "feasible" and res.bound_s == order.least() <= free.best.step_time_s
+    assert free.best.step_time_s <= res.best.step_time_s and res.unresolved == res.candidates - res.pruned_memory - 1
 
 
 def test_no_score_is_started_that_would_end_past_the_deadline():
