@@ -10,7 +10,7 @@ import pytest
 
 from explorer.core.comm import add_type
 from explorer.core.partition import ALL_TYPES, Space
-from solvers.vectors import Domain
+from explorer.solvers.vectors import Domain
 from tests.conftest import fc, problem_of
 from explorer.core.network import Network
 
