@@ -260,7 +260,7 @@ def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, 
         info["reason"] = ("CP-SAT's restricted model would pass the exact solver's memory limit: the best plan met "
                           f"and the best bound proven; {given_as('--solver')} cpsat searches without it")
         return _result(problem, ch, bound, t0, info, proven=False)
-    from .cpsat import SEARCH_MARGIN, SEARCH_MARGIN_MAX_S  # (OR-Tools: ``_Restricted`` imports it anyway)
+    from .cpsat_run import SEARCH_MARGIN, SEARCH_MARGIN_MAX_S  # (OR-Tools: ``_Restricted`` imports it anyway)
 
     search = _Restricted(problem, ch)
     # CP-SAT stops a little past its own limit, and its plan is extracted and re-scored after it:

@@ -207,10 +207,10 @@ def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_
     for p in positions:
         m.Add(top >= comp[p])
     m.Minimize(top)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.max_time_in_seconds = max(time_limit_s, 0.01)
-    from .cpsat import run_solver
+    from .cpsat import run_solver  # (``cpsat.run_solver``: where tests simulate a Ctrl-C)
+    from .cpsat_run import new_solver
+
+    solver = new_solver(1, time_limit_s=max(time_limit_s, 0.01))
 
     status, interrupted = run_solver(solver, m)
     if interrupted:  # Ctrl-C: the user's, not a time limit's (CP-SAT's own handler would swallow it)
