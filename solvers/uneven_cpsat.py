@@ -220,6 +220,10 @@ def _edge_vectors(costs: SplitCosts, e: int, cols_u, cols_v) -> dict:
 def _column_booleans(m, columns, edge):
     """x[l][column]: exactly one column per layer; y[l-1][(i, j)]: the pair of consecutive
     columns chosen (by position), consistent with x on both sides."""
+    from ortools.sat.python import cp_model
+
+    from .formulation import pair_rows
+
     L = len(columns)
     x = [{c: m.NewBoolVar("") for c in columns[l]} for l in range(L)]  # noqa: E741
     for l in range(L):  # noqa: E741
@@ -228,10 +232,9 @@ def _column_booleans(m, columns, edge):
     for l in range(1, L):  # noqa: E741
         yl = {k: m.NewBoolVar("") for k in edge[l - 1]}  # (row-major: ``_edge_vectors``)
         ys, nv = list(yl.values()), len(columns[l])
-        for i, xu in enumerate(x[l - 1].values()):
-            m.Add(sum(ys[i * nv:(i + 1) * nv]) == xu)
-        for j, xv in enumerate(x[l].values()):
-            m.Add(sum(ys[j::nv]) == xv)
+        ends = ([[xu] for xu in x[l - 1].values()], [[xv] for xv in x[l].values()])  # a column per class
+        for vars_, coefs, rhs in pair_rows([ys[i * nv:(i + 1) * nv] for i in range(len(columns[l - 1]))], *ends):
+            m.Add(cp_model.LinearExpr.weighted_sum(vars_, coefs) == rhs)
         y.append(yl)
     return x, y
 
