@@ -21,7 +21,7 @@ from explorer.core.units import format_count
 from . import dp
 from explorer.core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status, plan_solution
 from . import cpsat_run
-from .cpsat_run import Outcome, new_solver, outcome, proven, proven_bound, run_solver, search_seconds
+from .cpsat_run import new_solver, proven, proven_bound, run_solver, search_seconds
 from .cpsat_run import hint as _hint
 from .deadline import check_deadline
 from .dp_wide import INT64_SAFE
@@ -136,12 +136,11 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
     info = {"cpsat_status": solver.status_name(status), "variables": f.num_vars,
             "constraints": len(f.eq_rows) + len(f.exactly_one) + sum(len(sc.zero_vars) + len(sc.le_rows) for sc in f.side),
             "workers": solver.parameters.num_workers}
-    got = outcome(status, interrupted)  # (a Ctrl-C keeps a proof)
-    if got is Outcome.INTERRUPTED:
+    if interrupted and status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE):  # a proof stands
         return _interrupted(problem, f, solver, xs, status, wall, info)
-    if got is Outcome.INFEASIBLE:
+    if status == cp_model.INFEASIBLE:
         return Solution("cpsat", Status.INFEASIBLE, None, None, None, None, wall, info)
-    if got is Outcome.NO_PLAN:
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         if status == cp_model.UNKNOWN and hint is not None:  # (the hint keeps every rule: ``_add_bound_and_hint``)
             return _hint_solution(problem, options, f, hint, wall, info)
         info["reason"] = no_plan_reason(solver.status_name(status), deadline is not None,

@@ -1,7 +1,7 @@
 """Running CP-SAT, one way for the even split's model (``solvers.cpsat``) and the uneven split's
 (``solvers.uneven_cpsat``): the solver's parameters, a search a Ctrl-C stops gracefully, the time
 the model's build leaves the search, the hint written in batches, the proven bound read as an
-exact integer, and what a status proves.
+exact integer, and when a plan is proven optimal.
 
 Callers run a search through ``cpsat.run_solver`` (this module's, imported there): the one name
 tests replace to simulate a Ctrl-C in every CP-SAT search.
@@ -9,7 +9,6 @@ tests replace to simulate a Ctrl-C in every CP-SAT search.
 
 from __future__ import annotations
 
-import enum
 import threading
 
 from ortools.sat.python import cp_model
@@ -87,28 +86,6 @@ def run_solver(solver: cp_model.CpSolver, model: cp_model.CpModel, callback=None
     if "error" in out:
         raise out["error"]
     return out["status"], interrupted
-
-
-class Outcome(enum.Enum):
-    """What a search's status (and a Ctrl-C) leaves: a proof of no plan, no plan, the plan so far
-    of a stopped search, or a plan (proven optimal or not: ``proven``)."""
-
-    INFEASIBLE = "infeasible"
-    NO_PLAN = "no plan"
-    INTERRUPTED = "interrupted"
-    FOUND = "found"
-
-
-def outcome(status: int, interrupted: bool) -> Outcome:
-    """The outcome of ``run_solver``'s (status, interrupted): a Ctrl-C keeps a proof (OPTIMAL,
-    INFEASIBLE) and turns anything else into ``INTERRUPTED`` (with the plan so far, if any)."""
-    if interrupted and status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE):
-        return Outcome.INTERRUPTED
-    if status == cp_model.INFEASIBLE:
-        return Outcome.INFEASIBLE
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return Outcome.NO_PLAN
-    return Outcome.FOUND
 
 
 def proven_bound(solver: cp_model.CpSolver, g: int = 1) -> int:

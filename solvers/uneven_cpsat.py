@@ -217,6 +217,14 @@ def _edge_vectors(costs: SplitCosts, e: int, cols_u, cols_v) -> dict:
     return {(i, j): by_v[j][i] for i in range(len(cols_u)) for j in range(len(cols_v))}
 
 
+def column_choices(m, columns) -> list[dict]:
+    """x[l][column]: exactly one column per layer (also ``uneven_least``'s model, which has no pairs)."""
+    x = [{c: m.NewBoolVar("") for c in cols} for cols in columns]
+    for row in x:
+        m.AddExactlyOne(row.values())
+    return x
+
+
 def _column_booleans(m, columns, edge):
     """x[l][column]: exactly one column per layer; y[l-1][(i, j)]: the pair of consecutive
     columns chosen (by position), consistent with x on both sides."""
@@ -225,9 +233,7 @@ def _column_booleans(m, columns, edge):
     from .formulation import pair_rows
 
     L = len(columns)
-    x = [{c: m.NewBoolVar("") for c in columns[l]} for l in range(L)]  # noqa: E741
-    for l in range(L):  # noqa: E741
-        m.AddExactlyOne(x[l].values())
+    x = column_choices(m, columns)
     y = []
     for l in range(1, L):  # noqa: E741
         yl = {k: m.NewBoolVar("") for k in edge[l - 1]}  # (row-major: ``_edge_vectors``)
