@@ -5,8 +5,11 @@ the pair encoding (``formulation.pair_rows``), against the same solvers at a bas
 git as modules of this process (their other imports are today's, unchanged by the share).
 
 Per instance, ``--rounds`` rounds, each running the baseline and today's solver (in alternating
-order): the median wall seconds of each, their ratio, and whether the answers are the same
-(status, value, bound, plan). Even: ``cpsat.solve`` (one worker) on zoo networks on ``hypar-16``
+order): the median wall seconds of each, their ratio, whether the answers are the same
+(status, value, bound, plan), and whether CP-SAT ran the same searches (``same_search``: its
+branches, conflicts and deterministic time, search by search; one worker, so equal counters mean
+the same search whatever the load, and a wall-time difference is the machine's noise or the
+Python around the search). Even: ``cpsat.solve`` (one worker) on zoo networks on ``hypar-16``
 and ``accpar-128``, free and with a cap at 3/4 of the optimum's last level;
 uneven: ``cpsat_uneven`` on lenet-c on the top 1 and 2 levels of ``tpu-mix-16`` (where it
 proves), time and traffic objectives (traffic runs the tie-break's second stage), and under a
@@ -61,6 +64,33 @@ def baseline(rev: str):
     return even, load(rev, "solvers/uneven_cpsat.py", "_base_uneven_cpsat", {})
 
 
+_WORK: list = []
+
+
+def _counting(mod) -> None:
+    """``mod.run_solver`` noting each search's work (branches, conflicts, deterministic time)."""
+    real = mod.run_solver
+
+    def run(solver, model, callback=None):
+        out = real(solver, model, callback)
+        r = solver.response_proto
+        _WORK.append((r.num_branches, r.num_conflicts, r.deterministic_time))
+        return out
+
+    mod.run_solver = run
+
+
+def same_search(old, new) -> bool:
+    """Whether old() and new() run the same CP-SAT searches: the same work counters, search by
+    search (deterministic with one worker: a difference of the load cannot show there)."""
+    _WORK.clear()
+    old()
+    first = list(_WORK)
+    _WORK.clear()
+    new()
+    return first == _WORK
+
+
 def rounds(n: int, old, new):
     """Median wall seconds of old() and new() over n rounds (alternating which runs first), and
     their last answers."""
@@ -78,8 +108,8 @@ def rounds(n: int, old, new):
 
 
 def even_rows(old, n: int) -> None:
-    print("| even cpsat (1 worker) | array | space | baseline s | shared s | ratio | status | same |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| even cpsat (1 worker) | array | space | baseline s | shared s | ratio | status | same | same search |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, array, space in (("lenet-c", "hypar-16", Space.HYPAR), ("resnet50", "hypar-16", Space.ACCPAR),
                                ("alexnet", "accpar-128", Space.ACCPAR), ("vgg-e", "accpar-128", Space.ACCPAR),
                                ("resnet18", "accpar-128", Space.HYPAR)):
@@ -90,10 +120,11 @@ def even_rows(old, n: int) -> None:
         cap = p.with_constraints(Constraints(caps=(Cap(h, units * arr.dtype_bytes * Fraction(3, 4) / p.tables.unit_per_element),)))
         for label, q in ((name, p), (f"{name} cap", cap)):
             opts = SolveOptions(workers=1)
+            search = same_search(lambda: old.solve(q, opts), lambda: cpsat.solve(q, opts))
             ta, tb, a, b = rounds(n, lambda: old.solve(q, opts), lambda: cpsat.solve(q, opts))
             same = (a.status, a.objective, a.bound, a.plan) == (b.status, b.objective, b.bound, b.plan)
             print(f"| {label} | {array} | {space.value} | {ta:.3f} | {tb:.3f} | {ta / tb:.2f}x | {b.status.value} | "
-                  f"{'yes' if same else 'NO'} |", flush=True)
+                  f"{'yes' if same else 'NO'} | {'yes' if search else 'NO'} |", flush=True)
 
 
 def top_levels(array, H: int):
@@ -121,15 +152,16 @@ def uneven_cases():
 
 def uneven_rows(old, n: int) -> None:
     print()
-    print("| uneven cpsat (accpar) | baseline s | shared s | ratio | status | same |")
-    print("|---|---|---|---|---|---|")
+    print("| uneven cpsat (accpar) | baseline s | shared s | ratio | status | same | same search |")
+    print("|---|---|---|---|---|---|---|")
     for label, net, arr, aspace, rules in uneven_cases():
         def run(mod):
             return lambda: mod.cpsat_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=60, rules=rules)
+        search = same_search(run(old), run(uneven_cpsat))
         ta, tb, a, b = rounds(n, run(old), run(uneven_cpsat))
         same = (a.status, a.split_value, a.split_bound, a.plan) == (b.status, b.split_value, b.split_bound, b.plan)
-        print(f"| {label} | {ta:.3f} | {tb:.3f} | {ta / tb:.2f}x | {b.status.value} | {'yes' if same else 'NO'} |",
-              flush=True)
+        print(f"| {label} | {ta:.3f} | {tb:.3f} | {ta / tb:.2f}x | {b.status.value} | {'yes' if same else 'NO'} | "
+              f"{'yes' if search else 'NO'} |", flush=True)
 
 
 def main() -> None:
@@ -139,6 +171,8 @@ def main() -> None:
     ap.add_argument("--only", choices=("even", "uneven"))
     args = ap.parse_args()
     old_even, old_uneven = baseline(args.baseline)
+    _counting(old_even)  # (the baseline's uneven cpsat runs through today's ``cpsat.run_solver``)
+    _counting(cpsat)
     if args.only != "uneven":
         even_rows(old_even, args.rounds)
     if args.only != "even":
