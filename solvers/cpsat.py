@@ -28,7 +28,8 @@ from .dp_wide import INT64_SAFE
 from .formulation import BuildTimeout, Formulation, assignment, build, extract_plan, memory_coefs, memory_row_reach
 
 
-SEARCH_MARGIN = cpsat_run.SEARCH_MARGIN  # (the search's margin for its overrun: ``cpsat_run.search_seconds``)
+# the search's margin for CP-SAT's overrun (``cpsat_run.search_seconds``), under the names callers read
+SEARCH_MARGIN, SEARCH_MARGIN_MAX_S = cpsat_run.SEARCH_MARGIN, cpsat_run.SEARCH_MARGIN_MAX_S
 
 
 def to_cp_model(f: Formulation, guarded: bool = False, objective: bool = True,

@@ -48,8 +48,14 @@ def search_seconds(limit_s: float, left_s: float, margin: bool = True) -> float:
     """The search's share of a time limit ``limit_s`` of which ``left_s`` is left after the build:
     what is left, less (``margin``) what CP-SAT overruns its own limit by, at least
     ``MIN_SEARCH_SHARE`` of the limit."""
-    keep = min(SEARCH_MARGIN * limit_s, SEARCH_MARGIN_MAX_S) if margin else 0.0
-    return max(left_s - keep, MIN_SEARCH_SHARE * limit_s)
+    return max(left_s - (search_margin(limit_s) if margin else 0.0), MIN_SEARCH_SHARE * limit_s)
+
+
+def search_margin(limit_s: float) -> float:
+    """What a search under a time limit ``limit_s`` keeps back for CP-SAT's overrun of its own
+    limit and the plan's extraction and re-scoring (``cpsat.solve``'s search, the constrained
+    solve's CP-SAT rounds)."""
+    return min(SEARCH_MARGIN * limit_s, SEARCH_MARGIN_MAX_S)
 
 
 def run_solver(solver: cp_model.CpSolver, model: cp_model.CpModel, callback=None) -> tuple[int, bool]:
