@@ -5,7 +5,7 @@ the pair encoding (``formulation.pair_rows``), against the same solvers at a bas
 git as modules of this process (their other imports are today's, unchanged by the share).
 
 Per instance, ``--rounds`` rounds, each running the baseline and today's solver (in alternating
-order): the median wall seconds of each, their ratio, whether the answers are the same
+order): the median wall and CPU seconds of each, their ratios, whether the answers are the same
 (status, value, bound, plan), and whether CP-SAT ran the same searches (``same_search``: its
 branches, conflicts and deterministic time, search by search; one worker, so equal counters mean
 the same search whatever the load, and a wall-time difference is the machine's noise or the
@@ -92,24 +92,24 @@ def same_search(old, new) -> bool:
 
 
 def rounds(n: int, old, new):
-    """Median wall seconds of old() and new() over n rounds (alternating which runs first), and
-    their last answers."""
-    ta, tb = [], []
+    """Median wall and CPU seconds (the process's, every thread's: less moved by the other
+    processes' load) of old() and new() over n rounds (alternating which runs first), and their
+    last answers: (wall old, wall new, cpu old, cpu new, answer old, answer new)."""
+    wall, cpu, last = ([], []), ([], []), [None, None]
     for r in range(n):
         for which in ((0, 1) if r % 2 == 0 else (1, 0)):
-            t0 = time.perf_counter()
-            out = (old, new)[which]()
-            (ta, tb)[which].append(time.perf_counter() - t0)
-            if which == 0:
-                a = out
-            else:
-                b = out
-    return statistics.median(ta), statistics.median(tb), a, b
+            t0, c0 = time.perf_counter(), time.process_time()
+            last[which] = (old, new)[which]()
+            wall[which].append(time.perf_counter() - t0)
+            cpu[which].append(time.process_time() - c0)
+    med = statistics.median
+    return med(wall[0]), med(wall[1]), med(cpu[0]), med(cpu[1]), last[0], last[1]
 
 
 def even_rows(old, n: int) -> None:
-    print("| even cpsat (1 worker) | array | space | baseline s | shared s | ratio | status | same | same search |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| even cpsat (1 worker) | array | space | baseline s | shared s | ratio | baseline CPU s | shared CPU s | "
+          "ratio | status | same | same search |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, array, space in (("lenet-c", "hypar-16", Space.HYPAR), ("resnet50", "hypar-16", Space.ACCPAR),
                                ("alexnet", "accpar-128", Space.ACCPAR), ("vgg-e", "accpar-128", Space.ACCPAR),
                                ("resnet18", "accpar-128", Space.HYPAR)):
@@ -121,9 +121,10 @@ def even_rows(old, n: int) -> None:
         for label, q in ((name, p), (f"{name} cap", cap)):
             opts = SolveOptions(workers=1)
             search = same_search(lambda: old.solve(q, opts), lambda: cpsat.solve(q, opts))
-            ta, tb, a, b = rounds(n, lambda: old.solve(q, opts), lambda: cpsat.solve(q, opts))
+            ta, tb, ca, cb, a, b = rounds(n, lambda: old.solve(q, opts), lambda: cpsat.solve(q, opts))
             same = (a.status, a.objective, a.bound, a.plan) == (b.status, b.objective, b.bound, b.plan)
-            print(f"| {label} | {array} | {space.value} | {ta:.3f} | {tb:.3f} | {ta / tb:.2f}x | {b.status.value} | "
+            print(f"| {label} | {array} | {space.value} | {ta:.3f} | {tb:.3f} | {ta / tb:.2f}x | {ca:.3f} | {cb:.3f} | "
+                  f"{ca / cb:.2f}x | {b.status.value} | "
                   f"{'yes' if same else 'NO'} | {'yes' if search else 'NO'} |", flush=True)
 
 
@@ -152,15 +153,17 @@ def uneven_cases():
 
 def uneven_rows(old, n: int) -> None:
     print()
-    print("| uneven cpsat (accpar) | baseline s | shared s | ratio | status | same | same search |")
-    print("|---|---|---|---|---|---|---|")
+    print("| uneven cpsat (accpar) | baseline s | shared s | ratio | baseline CPU s | shared CPU s | ratio | status | "
+          "same | same search |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for label, net, arr, aspace, rules in uneven_cases():
         def run(mod):
             return lambda: mod.cpsat_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=60, rules=rules)
         search = same_search(run(old), run(uneven_cpsat))
-        ta, tb, a, b = rounds(n, run(old), run(uneven_cpsat))
+        ta, tb, ca, cb, a, b = rounds(n, run(old), run(uneven_cpsat))
         same = (a.status, a.split_value, a.split_bound, a.plan) == (b.status, b.split_value, b.split_bound, b.plan)
-        print(f"| {label} | {ta:.3f} | {tb:.3f} | {ta / tb:.2f}x | {b.status.value} | {'yes' if same else 'NO'} | "
+        print(f"| {label} | {ta:.3f} | {tb:.3f} | {ta / tb:.2f}x | {ca:.3f} | {cb:.3f} | {ca / cb:.2f}x | "
+              f"{b.status.value} | {'yes' if same else 'NO'} | "
               f"{'yes' if search else 'NO'} |", flush=True)
 
 
