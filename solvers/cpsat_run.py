@@ -106,7 +106,8 @@ def proven(status: int, value: int, bound: int) -> bool:
 
 
 def hint(model: cp_model.CpModel, xs, values) -> None:
-    """``add_hint(x, value)`` for every pair (values 0 or 1, ints), written to the proto in two batches (the same hint, 8x faster)."""
+    """``add_hint(x, value)`` for every pair (values 0 or 1, ints), written to the proto in two
+    batches (the same hint, 8x faster)."""
     if not xs:  # (no empty hint field in the proto)
         return
     try:
