@@ -117,7 +117,8 @@ def even_rows(old, n: int) -> None:
         p = Problem(load_model(name), arr, space)
         h = p.levels - 1  # a cap at 3/4 of the optimum's last level
         units = cpsat.solve(p, SolveOptions(workers=1)).level_units[h]
-        cap = p.with_constraints(Constraints(caps=(Cap(h, units * arr.dtype_bytes * Fraction(3, 4) / p.tables.unit_per_element),)))
+        most = units * arr.dtype_bytes * Fraction(3, 4) / p.tables.unit_per_element
+        cap = p.with_constraints(Constraints(caps=(Cap(h, most),)))
         for label, q in ((name, p), (f"{name} cap", cap)):
             opts = SolveOptions(workers=1)
             search = same_search(lambda: old.solve(q, opts), lambda: cpsat.solve(q, opts))

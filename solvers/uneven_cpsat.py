@@ -95,7 +95,8 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                               objective=rules.objective)
     m, x, y, T, S, scale = _build(cp_model.CpModel(), array, costs, columns, rules, hint, H)
     # the search gets what the build left of the limit (``search_seconds``, no margin): the limit bounds the whole
-    solver, st, stopped = _minimise(m, T, search_seconds(time_limit_s, time_limit_s - (time.perf_counter() - t0), margin=False))
+    left = time_limit_s - (time.perf_counter() - t0)
+    solver, st, stopped = _minimise(m, T, search_seconds(time_limit_s, left, margin=False))
 
     def done(status: Status, plan=None, value=None, bound=None) -> Solution:
         return _cpsat_answer(status, plan, value, bound, time.perf_counter() - t0, len(columns), rules, stopped)
