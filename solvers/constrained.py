@@ -260,12 +260,12 @@ def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, 
         info["reason"] = ("CP-SAT's restricted model would pass the exact solver's memory limit: the best plan met "
                           f"and the best bound proven; {given_as('--solver')} cpsat searches without it")
         return _result(problem, ch, bound, t0, info, proven=False)
-    from .cpsat import SEARCH_MARGIN, SEARCH_MARGIN_MAX_S  # (OR-Tools: ``_Restricted`` imports it anyway)
+    from .cpsat_run import search_margin  # (OR-Tools: ``_Restricted`` imports it anyway)
 
     search = _Restricted(problem, ch)
     # CP-SAT stops a little past its own limit, and its plan is extracted and re-scored after it:
     # the rounds end this much before the deadline (``cpsat.solve`` keeps back the same)
-    deadline = t0 + time_budget(options) - min(SEARCH_MARGIN * time_budget(options), SEARCH_MARGIN_MAX_S)
+    deadline = t0 + time_budget(options) - search_margin(time_budget(options))
     rounds, improved = 0, True
     while True:
         U = ch.incumbent[0] if ch.incumbent is not None else None

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 import time
 from fractions import Fraction
 
@@ -21,9 +20,16 @@ from explorer.core.units import format_count
 
 from . import dp
 from explorer.core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status, plan_solution
+from . import cpsat_run
+from .cpsat_run import new_solver, proven, proven_bound, run_solver, search_seconds
+from .cpsat_run import hint as _hint
 from .deadline import check_deadline
 from .dp_wide import INT64_SAFE
 from .formulation import BuildTimeout, Formulation, assignment, build, extract_plan, memory_coefs, memory_row_reach
+
+
+# the search's margin for CP-SAT's overrun (``cpsat_run.search_seconds``), under the names callers read
+SEARCH_MARGIN, SEARCH_MARGIN_MAX_S = cpsat_run.SEARCH_MARGIN, cpsat_run.SEARCH_MARGIN_MAX_S
 
 
 def to_cp_model(f: Formulation, guarded: bool = False, objective: bool = True,
@@ -80,51 +86,6 @@ def _check_row_range(name: str, worst: int) -> None:
                                "(2^62); use fewer levels or a smaller batch")
 
 
-# CP-SAT's share of the limit when the build left (almost) nothing: enough to load the model and
-# return the hint (its first solution with presolve off), small enough to stay within 10%.
-MIN_SEARCH_SHARE = 0.02
-# kept back from the search for what follows its limit: CP-SAT stops up to ~7% of a 5 s limit past
-# its max_time on a loaded machine (alexnet at 12 levels, accpar: 4.60 s on 4.29 s), then the plan's
-# extraction and re-scoring
-SEARCH_MARGIN, SEARCH_MARGIN_MAX_S = 0.08, 1.0
-
-
-def run_solver(solver: cp_model.CpSolver, model: cp_model.CpModel, callback=None) -> tuple[int, bool]:
-    """``solver.solve`` that a Ctrl-C stops gracefully: returns (status, interrupted).
-
-    CP-SAT's own SIGINT handler is turned off (it would stop the search as if a time limit
-    were reached, leaving no trace that the user asked); the search runs in a helper thread
-    while this one waits in short steps, so the KeyboardInterrupt lands here, whichever thread
-    the signal hit, and becomes ``stop_search``: CP-SAT returns the best plan and bound so far.
-    """
-    solver.parameters.catch_sigint_signal = False
-    out: dict = {}
-
-    done = threading.Event()
-
-    def work() -> None:
-        try:
-            out["status"] = solver.solve(model, callback)
-        except BaseException as err:  # noqa: BLE001 - re-raised in the caller's thread
-            out["error"] = err
-        finally:
-            done.set()
-
-    # an Event, not Thread.join: a join interrupted by KeyboardInterrupt can leave the thread
-    # marked as stopped while it still runs (CPython 3.11)
-    interrupted = False
-    threading.Thread(target=work, name="cpsat-solve", daemon=True).start()
-    while not done.is_set():
-        try:
-            done.wait(0.05)
-        except KeyboardInterrupt:
-            interrupted = True
-            solver.stop_search()
-    if "error" in out:
-        raise out["error"]
-    return out["status"], interrupted
-
-
 class _Progress(cp_model.CpSolverSolutionCallback):
     """Reports each improving solution and the bound (a few calls per solve: cheap)."""
 
@@ -162,10 +123,10 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> Solution:
         return _out_of_time(problem, options, t0)
     if options.dump_model and not model.export_to_file(options.dump_model):
         raise SpecError(given_as("--dump-model"), f"CP-SAT could not write the model to {options.dump_model}")
-    solver = _configured_solver(options)
+    solver = new_solver(options.workers or max(1, os.cpu_count() or 1), options.seed, limit,
+                        options.deterministic_time_limit, options.presolve)
     if deadline is not None:  # the search gets what the build left, less what CP-SAT overruns its own limit by
-        left = deadline - time.perf_counter() - min(SEARCH_MARGIN * limit, SEARCH_MARGIN_MAX_S)
-        solver.parameters.max_time_in_seconds = max(left, MIN_SEARCH_SHARE * limit)
+        solver.parameters.max_time_in_seconds = search_seconds(limit, deadline - time.perf_counter())
     callback = None
     if options.progress:
         # the time objective's solver value is the communication; the step time adds the compute
@@ -290,33 +251,6 @@ def _add_bound_and_hint(problem: Problem, options: SolveOptions, f: Formulation,
     return hint
 
 
-def _hint(model, xs, values) -> None:
-    """``add_hint`` for every variable, written to the proto in two batches (the same hint, 8x faster)."""
-    try:
-        h = model.proto.solution_hint
-        h.vars.extend([x.index for x in xs])
-        h.values.extend(values)
-    except AttributeError:  # an OR-Tools whose proto has no batch append
-        for var, val in zip(xs, values):
-            model.add_hint(var, val)
-
-
-def _configured_solver(options: SolveOptions) -> cp_model.CpSolver:
-    """A CP-SAT solver with the options' workers, seed, presolve and limits; gaps 0 (a proof)."""
-    solver = cp_model.CpSolver()
-    p = solver.parameters
-    p.num_workers = options.workers or max(1, os.cpu_count() or 1)
-    p.random_seed = options.seed
-    p.cp_model_presolve = options.presolve
-    p.relative_gap_limit = 0.0
-    p.absolute_gap_limit = 0.0
-    if options.time_limit_s is not None:
-        p.max_time_in_seconds = float(options.time_limit_s)
-    if options.deterministic_time_limit is not None:
-        p.max_deterministic_time = float(options.deterministic_time_limit)
-    return solver
-
-
 def _found(problem: Problem, options: SolveOptions, f: Formulation, solver, xs, status, wall: float,
            info: dict, hint=None) -> Solution:
     """The plan CP-SAT found, re-scored on the tables (which must agree with the model's
@@ -324,7 +258,7 @@ def _found(problem: Problem, options: SolveOptions, f: Formulation, solver, xs, 
     g = f.objective_gcd
     plan = extract_plan(problem, f, lambda v: solver.value(xs[v]))
     inner = sum((c // g) * solver.value(xs[v]) for v, c in enumerate(f.objective) if c)
-    bound = solver.response_proto.inner_objective_lower_bound * g
+    bound = proven_bound(solver, g)
     info["bound_method"] = _bound_method(options, bound, g)
     sol = plan_solution("cpsat", problem, plan, Status.FEASIBLE, wall, info=info)
     objective = sol.objective
@@ -332,14 +266,14 @@ def _found(problem: Problem, options: SolveOptions, f: Formulation, solver, xs, 
         raise AssertionError(f"cpsat: model objective {inner * g} != table re-score {objective}")
     if bound > objective:
         raise AssertionError(f"cpsat: bound {bound} above the value {objective} of a plan it found")
-    proven = status == cp_model.OPTIMAL and objective == bound
-    if not proven and bound <= 0 < objective and problem.real(bound) <= 0:  # every plan costs >= 0: nothing proven
+    optimal = proven(status, objective, bound)
+    if not optimal and bound <= 0 < objective and problem.real(bound) <= 0:  # every plan costs >= 0: nothing proven
         # (under the time objective the compute time is a bound by itself: kept)
         info.pop("bound_method")
         info["reason"] = no_bound_reason(problem, from_hint=plan == hint and options.hint is None, searched=True,
                                          deterministic=options.time_limit_s is None)
         return Solution("cpsat", Status.FEASIBLE, plan, objective, None, sol.level_units, wall, info)
-    return Solution("cpsat", Status.OPTIMAL if proven else Status.FEASIBLE, plan, objective, bound,
+    return Solution("cpsat", Status.OPTIMAL if optimal else Status.FEASIBLE, plan, objective, bound,
                     sol.level_units, wall, info)
 
 
@@ -360,18 +294,14 @@ def _interrupted(problem: Problem, f: Formulation, solver, xs, status, wall: flo
         return Solution("cpsat", Status.INTERRUPTED, None, None, None, None, wall, info)
     plan = extract_plan(problem, f, lambda v: solver.value(xs[v]))
     sol = plan_solution("cpsat", problem, plan, Status.INTERRUPTED, wall, info=info)
-    bound = min(solver.response_proto.inner_objective_lower_bound * f.objective_gcd, sol.objective)
+    bound = min(proven_bound(solver, f.objective_gcd), sol.objective)
     return Solution("cpsat", Status.INTERRUPTED, plan, sol.objective, bound, sol.level_units, wall, info)
 
 
 def run_fresh(model: cp_model.CpModel, workers: int, seed: int, seconds: float | None = None) -> tuple[cp_model.CpSolver, int]:
     """A new CP-SAT solver with these workers, seed and time limit on ``model`` (``run_solver``):
     (the solver, its status); ``KeyboardInterrupt`` once a Ctrl-C has stopped it."""
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = workers
-    solver.parameters.random_seed = seed
-    if seconds is not None:
-        solver.parameters.max_time_in_seconds = seconds
+    solver = new_solver(workers, seed, seconds)
     status, interrupted = run_solver(solver, model)
     if interrupted:
         raise KeyboardInterrupt

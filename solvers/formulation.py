@@ -117,13 +117,23 @@ def _edge_pairs(problem: Problem, f: Formulation, e: int, u: int, v: int, h: int
             f.z[(e, h, kp, g)] = z
             edge_vars.append(z)
     f.exactly_one.append(edge_vars)
-    for kp in range(K):
-        vars_ = [f.z[(e, h, kp, g)] for g in range(len(groups))]
-        vars_ += [f.x[(u, h, s, kp)] for s in tables.states(h)]
-        f.eq_rows.append((vars_, [1] * len(groups) + [-1] * len(tables.states(h)), 0))
-    for g, (_, members) in enumerate(groups):
-        vars_ = [f.z[(e, h, kp, g)] for kp in range(K)] + [f.x[(v, h, s, k)] for s, k in members]
-        f.eq_rows.append((vars_, [1] * K + [-1] * len(members), 0))
+    producers = [[f.x[(u, h, s, kp)] for s in tables.states(h)] for kp in range(K)]
+    consumers = [[f.x[(v, h, s, k)] for s, k in members] for _, members in groups]
+    f.eq_rows += pair_rows([edge_vars[kp * len(groups):(kp + 1) * len(groups)] for kp in range(K)], producers, consumers)
+
+
+def pair_rows(pairs: list[list], producers: list[list], consumers: list[list]) -> list[tuple[list, list[int], int]]:
+    """The rows tying an edge's pair variables to its two ends' choices, as (vars, coefs, rhs) of
+    ``sum coefs * vars == rhs``: ``pairs[i][j]`` stands for producer class i and consumer class j,
+    each class a list of choice variables (at most one of them 1); the pair of the chosen classes is
+    1: for every i, sum_j pairs[i][j] == sum producers[i], and for every j, sum_i pairs[i][j] ==
+    sum consumers[j]. The even split's classes are a producer type and a group of consumer cells
+    with the same cost column; the uneven split's (``uneven_cpsat``) a column each."""
+    rows = [(list(row) + ends, [1] * len(row) + [-1] * len(ends), 0) for row, ends in zip(pairs, producers)]
+    for j, ends in enumerate(consumers):
+        col = [row[j] for row in pairs]
+        rows.append((col + ends, [1] * len(col) + [-1] * len(ends), 0))
+    return rows
 
 
 def _le_rows(vars_: list[int], coefs: list[int], rhs: int) -> list[tuple[list[int], list[int], int]]:

@@ -51,14 +51,15 @@ class _Restricted:
     def solve(self, U: int | None, seconds: float, options: SolveOptions):
         """One round, hinted with the incumbent when it lies in the model; returns the status
         (``KeyboardInterrupt`` after Ctrl-C stopped the round)."""
-        from .cpsat import _hint, run_fresh
+        from .cpsat import run_fresh
+        from .cpsat_run import hint
         from .formulation import assignment
 
         self.model.clear_hints()
         if U is not None:
             values = assignment(self.problem, self.f, self.ch.incumbent[1])
             if all(cell in self.allowed for cell, var in self.f.x.items() if values[var]):
-                _hint(self.model, self.xs, values)
+                hint(self.model, self.xs, values)
         self.solver, status = run_fresh(self.model, options.workers or 2, options.seed, seconds)
         return status
 

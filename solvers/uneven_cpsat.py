@@ -87,13 +87,16 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     cpsat_size_check(network, array, space, alphas, free, rules, max_columns, max_pairs)
     from ortools.sat.python import cp_model  # after the size check: a refusal at once (its import takes ~0.4 s)
 
+    from .cpsat_run import proven, proven_bound, search_seconds
+
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "cpsat", free, rules)
     if any(not c for c in columns):
         return split_solution("cpsat", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
                               objective=rules.objective)
     m, x, y, T, S, scale = _build(cp_model.CpModel(), array, costs, columns, rules, hint, H)
-    # the search gets what the build left of the limit (at least 2% of it): the limit bounds the whole
-    solver, st, stopped = _minimise(m, T, max(time_limit_s - (time.perf_counter() - t0), 0.02 * time_limit_s))
+    # the search gets what the build left of the limit (``search_seconds``, no margin): the limit bounds the whole
+    left = time_limit_s - (time.perf_counter() - t0)
+    solver, st, stopped = _minimise(m, T, search_seconds(time_limit_s, left, margin=False))
 
     def done(status: Status, plan=None, value=None, bound=None) -> Solution:
         return _cpsat_answer(status, plan, value, bound, time.perf_counter() - t0, len(columns), rules, stopped)
@@ -102,29 +105,32 @@ def cpsat_uneven(network: Network, array: ArraySpec, space: Space, alphas,
         return done(Status.INFEASIBLE)
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):  # no plan within the time limit (or before Ctrl-C)
         return done(Status.UNKNOWN)
-    value = Fraction(int(round(solver.ObjectiveValue())), scale)
-    bound = Fraction(int(round(solver.BestObjectiveBound())), scale)
-    proven = st == cp_model.OPTIMAL and value == bound
-    if S is not None and proven and not stopped:  # stage 2: the traffic fixed at its proven optimum, the least step time
-        solver, proven, stopped = _tie_break(m, x, T, S, solver, time_limit_s - (time.perf_counter() - t0))
+    value, bound = solver.Value(T), proven_bound(solver)  # (exact integers: T is the objective)
+    optimal = proven(st, value, bound)
+    if S is not None and optimal and not stopped:  # stage 2: the traffic fixed at its proven optimum, the least step time
+        solver, optimal, stopped = _tie_break(m, x, T, S, solver, time_limit_s - (time.perf_counter() - t0))
     cols = [next(c for c in columns[l] if solver.Value(x[l][c])) for l in range(L)]  # noqa: E741
-    return done(Status.OPTIMAL if proven else Status.FEASIBLE, _columns_plan(cols, H), value, bound)
+    return done(Status.OPTIMAL if optimal else Status.FEASIBLE, _columns_plan(cols, H), Fraction(value, scale),
+                Fraction(bound, scale))
 
 
 def _hint_plan(m, x, y, plan: Plan, H: int) -> None:
     """``plan``'s columns (and their pairs) as CP-SAT's solution hint, every other Boolean 0; a
     layer whose column the model lacks (outside the declared space or the rules) is left unhinted."""
-    at = []  # per layer: its column's position, or None
+    from .cpsat_run import hint
+
+    at, xs, values = [], [], []  # per layer: its column's position, or None; the hinted Booleans, their values
     for l, xl in enumerate(x):  # noqa: E741
         col = tuple((plan.types[h][l], tuple(plan.alphas[h][g][l] for g in range(2**h))) for h in range(H))
         at.append(list(xl).index(col) if col in xl else None)
-        for i, var in enumerate(xl.values()):
-            if at[l] is not None:
-                m.AddHint(var, i == at[l])
+        if at[l] is not None:
+            xs += xl.values()
+            values += [int(i == at[l]) for i in range(len(xl))]
     for l, pairs in enumerate(y):  # noqa: E741
         if at[l] is not None and at[l + 1] is not None:
-            for (i, j), var in pairs.items():
-                m.AddHint(var, i == at[l] and j == at[l + 1])
+            xs += pairs.values()
+            values += [int(i == at[l] and j == at[l + 1]) for i, j in pairs]
+    hint(m, xs, values)
 
 
 def _cpsat_answer(status: Status, plan, value, bound, wall_s: float, explored: int, rules: SplitRules,
@@ -155,32 +161,29 @@ def _tie_break(m, x, T, S, first, time_left_s: float):
     answer in time, the first plan (traffic optimal, the tie not proven)."""
     from ortools.sat.python import cp_model
 
+    from .cpsat_run import hint, proven, proven_bound
+
     m.Add(T == int(first.Value(T)))
     m.ClearHints()  # a hint given to the first stage (``_hint_plan``): one hint per variable, or the model is invalid
-    for layer in x:
-        for var in layer.values():
-            m.AddHint(var, first.Value(var))
+    xs = [var for layer in x for var in layer.values()]
+    hint(m, xs, [first.Value(var) for var in xs])
     if time_left_s <= 0:
         return first, False, False
     solver, st, stopped = _minimise(m, S, time_left_s)
-    if st != cp_model.OPTIMAL or solver.ObjectiveValue() != solver.BestObjectiveBound():
-        return (solver, False, stopped) if st == cp_model.FEASIBLE else (first, False, stopped)
-    return solver, True, stopped
+    if st == cp_model.OPTIMAL and proven(st, solver.Value(S), proven_bound(solver)):
+        return solver, True, stopped
+    return (solver, False, stopped) if st == cp_model.FEASIBLE else (first, False, stopped)
 
 
 def _minimise(m, T, time_limit_s: float):
     """Minimise T (one worker) as the even cpsat solves (``cpsat.run_solver``: a Ctrl-C stops the
     search gracefully); the solver, its status and whether Ctrl-C stopped it."""
-    from ortools.sat.python import cp_model
-
-    from .cpsat import run_solver
+    from .cpsat import run_solver  # (``cpsat.run_solver``: where tests simulate a Ctrl-C)
+    from .cpsat_run import new_solver
 
     m.Minimize(T)
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = time_limit_s
-    solver.parameters.num_workers = 1
-    solver.parameters.cp_model_probing_level = 0  # its probing of these wide sums took the whole limit (lenet-c)
-    solver.parameters.cp_model_presolve = False
+    # no probing: its probing of these wide sums took the whole limit (lenet-c)
+    solver = new_solver(1, time_limit_s=time_limit_s, presolve=False, probing=0)
     st, stopped = run_solver(solver, m)
     return solver, st, stopped
 
@@ -216,21 +219,30 @@ def _edge_vectors(costs: SplitCosts, e: int, cols_u, cols_v) -> dict:
     return {(i, j): by_v[j][i] for i in range(len(cols_u)) for j in range(len(cols_v))}
 
 
+def column_choices(m, columns) -> list[dict]:
+    """x[l][column]: exactly one column per layer (also ``uneven_least``'s model, which has no pairs)."""
+    x = [{c: m.NewBoolVar("") for c in cols} for cols in columns]
+    for row in x:
+        m.AddExactlyOne(row.values())
+    return x
+
+
 def _column_booleans(m, columns, edge):
     """x[l][column]: exactly one column per layer; y[l-1][(i, j)]: the pair of consecutive
     columns chosen (by position), consistent with x on both sides."""
+    from ortools.sat.python import cp_model
+
+    from .formulation import pair_rows
+
     L = len(columns)
-    x = [{c: m.NewBoolVar("") for c in columns[l]} for l in range(L)]  # noqa: E741
-    for l in range(L):  # noqa: E741
-        m.AddExactlyOne(x[l].values())
+    x = column_choices(m, columns)
     y = []
     for l in range(1, L):  # noqa: E741
         yl = {k: m.NewBoolVar("") for k in edge[l - 1]}  # (row-major: ``_edge_vectors``)
         ys, nv = list(yl.values()), len(columns[l])
-        for i, xu in enumerate(x[l - 1].values()):
-            m.Add(sum(ys[i * nv:(i + 1) * nv]) == xu)
-        for j, xv in enumerate(x[l].values()):
-            m.Add(sum(ys[j::nv]) == xv)
+        ends = ([[xu] for xu in x[l - 1].values()], [[xv] for xv in x[l].values()])  # a column per class
+        for vars_, coefs, rhs in pair_rows([ys[i * nv:(i + 1) * nv] for i in range(len(columns[l - 1]))], *ends):
+            m.Add(cp_model.LinearExpr.weighted_sum(vars_, coefs) == rhs)
         y.append(yl)
     return x, y
 

@@ -169,14 +169,6 @@ def _depth(lay: VectorLayout, used: list[int]) -> int:
     return 1 + max((h for (h, _), p in lay.pos.items() if p in used or p + 1 in used), default=lay.H - 1)
 
 
-def _one_column(m, columns) -> list[dict]:
-    """x[l][column]: exactly one column per layer (no pair Booleans: nothing reads the edges)."""
-    x = [{c: m.NewBoolVar("") for c in cols} for cols in columns]
-    for row in x:
-        m.AddExactlyOne(row.values())
-    return x
-
-
 def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_s: float) -> tuple[bool, int | None, str]:
     """The least, over the plans of ``columns`` within ``limits`` (position, most units), of the
     largest component at ``positions`` (table units): (proven, that value (None: no plan), why
@@ -196,8 +188,10 @@ def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_
     ub = max(sum(max(v[p] for v in vecs.values()) for vecs in own) // g for p in used)
     if ub * len(used) >= 2**62:
         return False, None, "int64"  # beyond CP-SAT's int64: no suggestion rather than a wrong one
+    from .uneven_cpsat import column_choices  # (no pair Booleans: nothing reads the edges)
+
     m = cp_model.CpModel()
-    x = _one_column(m, columns)
+    x = column_choices(m, columns)
     comp = {p: m.NewIntVar(0, ub, "") for p in used}
     for p in used:
         m.Add(comp[p] == sum(v[p] // g * b[key] for vecs, b in zip(own, x) for key, v in vecs.items() if v[p]))
@@ -207,10 +201,10 @@ def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_
     for p in positions:
         m.Add(top >= comp[p])
     m.Minimize(top)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.max_time_in_seconds = max(time_limit_s, 0.01)
-    from .cpsat import run_solver
+    from .cpsat import run_solver  # (``cpsat.run_solver``: where tests simulate a Ctrl-C)
+    from .cpsat_run import new_solver
+
+    solver = new_solver(1, time_limit_s=max(time_limit_s, 0.01))
 
     status, interrupted = run_solver(solver, m)
     if interrupted:  # Ctrl-C: the user's, not a time limit's (CP-SAT's own handler would swallow it)
