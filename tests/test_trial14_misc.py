@@ -13,3 +13,41 @@ def test_an_overflowing_suggestion_model_says_int64_not_time(capsys):
     assert code == 1
     assert "memory: its search's sums exceed CP-SAT's int64 range" in out + err
     assert "ran out of time" not in out + err and "--time-limit above" not in out + err
+
+
+def _fig(tmp_path, capsys, n: str, accounting: str):
+    import json
+
+    code, out, err = run_cli(["reproduce", "hypar", "--figure", n, "--out", str(tmp_path), "--format", "json",
+                              "--accounting", accounting], capsys)
+    assert code == 0, err
+    f = json.loads(out)["figures"][0]
+    return {(r["series"], r["x"]): r for r in f["rows"]}, f["notes"][0]
+
+
+def test_fig9_peak_note_prints_the_digits_that_tell_the_paper_plan_apart(tmp_path, capsys):
+    rows, note = _fig(tmp_path, capsys, "9", "model")
+    ours, paper = rows[("peak", "plan")]["ours"], rows[("peak", "plan")]["paper"]
+    assert rows[("peak", "plan")]["error"] == sum(a != b for a, b in zip(ours, paper)) > 0
+    # "scores 2.865 here" beside "our peak 2.865" read as a tie; the two differ in the 4th digit
+    head, tail = note.split("; the paper's peak plan ")
+    top, theirs = head.split("(")[1].rstrip(")"), tail.split(" scores ")[1].split(" here")[0]
+    assert top != theirs and float(theirs) < float(top) and "lower" in tail
+
+
+def test_fig10_peak_row_counts_cells_even_when_the_plans_tie(tmp_path, capsys):
+    rows, note = _fig(tmp_path, capsys, "10", "hypar-figures")
+    row = rows[("peak", "plan")]
+    assert row["ours"] != row["paper"]
+    assert row["error"] == sum(a != b for a, b in zip(row["ours"], row["paper"])) == 2
+    assert "is one of them (a tie" in note
+
+
+def test_the_peak_note_names_a_tie_ours_or_the_gap():
+    from explorer.app.reproduce.hypar import _peak_note
+
+    grid = {("0", "0"): 2.0, ("0", "1"): 2.0, ("1", "0"): 1.99999}
+    assert _peak_note(grid, ("0", "0"), [("0", "0"), ("0", "1")], ("0", "0")).endswith("the paper's peak plan 0,0 is ours")
+    assert "is one of them" in _peak_note(grid, ("0", "0"), [("0", "0"), ("0", "1")], ("0", "1"))
+    far = _peak_note(grid, ("0", "0"), [("0", "0"), ("0", "1")], ("1", "0"))
+    assert "our peak 2 (2.00000)" in far and "scores 1.99999 here" in far
