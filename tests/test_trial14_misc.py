@@ -51,3 +51,17 @@ def test_the_peak_note_names_a_tie_ours_or_the_gap():
     assert "is one of them" in _peak_note(grid, ("0", "0"), [("0", "0"), ("0", "1")], ("0", "1"))
     far = _peak_note(grid, ("0", "0"), [("0", "0"), ("0", "1")], ("1", "0"))
     assert "our peak 2 (2.00000)" in far and "scores 1.99999 here" in far
+
+
+def test_a_tiny_llm_memory_limit_is_printed_not_rounded_to_zero(capsys):
+    from fractions import Fraction
+
+    from explorer.app.llm_report import gib
+    from explorer.core.units import GiB
+
+    assert gib(80 * GiB) == "80.00 GiB" and gib(Fraction(0)) == "0.00 GiB"
+    assert gib(GiB / 200) == "0.005 GiB"
+    assert gib(GiB / 10**9) == "1e-09 GiB (1.074 B)"
+    code, out, err = run_cli(["--model", "llama3-8b", "--array", "dgx-a100", "--gpus", "8", "--batch", "8",
+                              "--seq", "512", "--memory", "1e-9"], capsys)
+    assert code == 1 and "no layout fits in 1e-09 GiB (1.074 B) per GPU" in out and "0.00 GiB" not in out
