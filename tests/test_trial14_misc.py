@@ -65,3 +65,11 @@ def test_a_tiny_llm_memory_limit_is_printed_not_rounded_to_zero(capsys):
     code, out, err = run_cli(["--model", "llama3-8b", "--array", "dgx-a100", "--gpus", "8", "--batch", "8",
                               "--seq", "512", "--memory", "1e-9"], capsys)
     assert code == 1 and "no layout fits in 1e-09 GiB (1.074 B) per GPU" in out and "0.00 GiB" not in out
+
+
+def test_a_sweep_refusing_a_moe_model_names_its_key_not_the_cli_flag(tmp_path, capsys):
+    spec = tmp_path / "llm.yaml"
+    spec.write_text("version: 1\ngrid: {model: [mixtral-8x7b]}\nfixed: {array: tpu-mix-16, split: optimal}\n")
+    code, out, err = run_cli(["sweep", str(spec), "--out", str(tmp_path / "r")], capsys)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert "llm.yaml: grid.model[0]: 'mixtral-8x7b' is a mixture of experts" in err and "--" not in err.split("explore: error: ")[1]
