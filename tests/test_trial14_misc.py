@@ -73,3 +73,14 @@ def test_a_sweep_refusing_a_moe_model_names_its_key_not_the_cli_flag(tmp_path, c
     code, out, err = run_cli(["sweep", str(spec), "--out", str(tmp_path / "r")], capsys)
     assert code == 2 and out == "" and len(err.splitlines()) == 1
     assert "llm.yaml: grid.model[0]: 'mixtral-8x7b' is a mixture of experts" in err and "--" not in err.split("explore: error: ")[1]
+
+
+def test_force_into_another_sweeps_folder_says_whose_plots_it_removed(tmp_path, capsys):
+    one, two, out = tmp_path / "one.yaml", tmp_path / "two.yaml", tmp_path / "r"
+    one.write_text("version: 1\nname: first\ngrid: {model: [lenet-c, alexnet], levels: [1, 2]}\n")
+    two.write_text("version: 1\nname: second\ngrid: {model: [lenet-c], levels: [1, 2]}\n")
+    assert run_cli(["sweep", str(one), "--out", str(out), "--quiet"], capsys)[0] == 0
+    assert run_cli(["plot", str(out), "--plan", "3"], capsys)[0] == 0
+    code, _, err = run_cli(["sweep", str(two), "--out", str(out), "--quiet", "--force"], capsys)
+    assert code == 0 and "removed 1 plot drawn from the results of sweep 'first' (replaced) (plan-3.png)" in err
+    assert "of this sweep" not in err and not (out / "plan-3.png").exists()
