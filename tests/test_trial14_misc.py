@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from .conftest import run_cli
 
 
@@ -84,3 +86,31 @@ def test_force_into_another_sweeps_folder_says_whose_plots_it_removed(tmp_path, 
     code, _, err = run_cli(["sweep", str(two), "--out", str(out), "--quiet", "--force"], capsys)
     assert code == 0 and "removed 1 plot drawn from the results of sweep 'first' (replaced) (plan-3.png)" in err
     assert "of this sweep" not in err and not (out / "plan-3.png").exists()
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"zero": "1"}, "zero: must be one of 0, 1, 3, got '1'"),
+    ({"zero": 1.0}, "zero: must be one of 0, 1, 3, got 1.0"),
+    ({"degrees": {"tensor": "8"}}, "degrees: 'tensor': must be an integer, got '8'"),
+    ({"degrees": {"tensor": 8.0}}, "degrees: 'tensor': must be an integer, got 8.0"),
+    ({"seq": "512"}, "seq: must be an integer, got '512'"),
+    ({"micro_batch": 2.5}, "micro_batch: must be an integer, got 2.5"),
+    ({"memory_GiB": "80"}, "memory_GiB: must be a number of GiB, got '80'"),
+    ({"memory_GiB": True}, "memory_GiB: must be a number of GiB, got True"),
+])
+def test_plan_llm_numbers_follow_one_rule(kw, message):
+    # zero="1" and degrees={"tensor": "8"} were taken as text while seq="512" was refused
+    from explorer import api
+    from explorer.core.errors import SpecError
+
+    with pytest.raises(SpecError) as err:
+        api.plan_llm("gpt3-1.7b", "dgx-a100", gpus=8, batch=8, **{"seq": 512, **kw})
+    assert str(err.value) == message
+
+
+def test_plan_llm_takes_the_same_values_as_numbers():
+    from explorer import api
+
+    r = api.plan_llm("gpt3-1.7b", "dgx-a100", gpus=8, batch=8, seq=512, layout="megatron", zero=1,
+                     degrees={"tensor": 2, "pipeline": 1, "data": 4}, micro_batch=1, recompute="selective", memory_GiB=80)
+    assert r.ok
