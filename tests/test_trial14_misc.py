@@ -114,3 +114,14 @@ def test_plan_llm_takes_the_same_values_as_numbers():
     r = api.plan_llm("gpt3-1.7b", "dgx-a100", gpus=8, batch=8, seq=512, layout="megatron", zero=1,
                      degrees={"tensor": 2, "pipeline": 1, "data": 4}, micro_batch=1, recompute="selective", memory_GiB=80)
     assert r.ok
+
+
+def test_a_large_memory_suggestion_prints_no_trailing_point_zero():
+    from fractions import Fraction
+
+    from explorer.core.constraints import limit_suggestion
+    from explorer.core.units import GiB
+
+    assert limit_suggestion(None, Fraction(24825, 10) * GiB).endswith("try --memory 2483")
+    assert limit_suggestion(None, Fraction(6060_5, 10**5) * GiB).endswith("try --memory 0.6061")
+    assert limit_suggestion(None, Fraction(3, 2) * GiB).endswith("try --memory 1.5")
