@@ -17,7 +17,7 @@ from .app.check import check as _check
 from .app import request
 from .app.request import DEFAULT_ARRAY, ArrayRef, ModelRef, check_split
 from .app.results import CheckReport, RunResult
-from .core.errors import SpecError, shown
+from .core.errors import SpecError, is_int, shown
 
 if TYPE_CHECKING:
     from .app.check_uneven import SplitCheck
@@ -70,7 +70,7 @@ def check(model: ModelRef, array: ArrayRef = DEFAULT_ARRAY, *, solvers: Iterable
 @named_arguments
 def plan_llm(model: str, array: str = "dgx-a100", *, gpus: int | None = None, batch: int | None = None,
              seq: int | None = None, layout: str | None = None, degrees: str | Mapping[str, int] | None = None,
-             micro_batch: int | None = None, recompute: str | None = None, zero: int | str | None = None,
+             micro_batch: int | None = None, recompute: str | None = None, zero: int | None = None,
              time_limit: float | None = None, memory_GiB: float | None = None, progress: Callable | None = None):
     """What ``explore --model M --array <GPU cluster>`` does (docs/llm-training.md): the LLM
     planner's search over tensor, pipeline and data parallelism (or, with ``layout``, one given
@@ -83,7 +83,7 @@ def plan_llm(model: str, array: str = "dgx-a100", *, gpus: int | None = None, ba
     from .frontends import is_cluster, load_array
 
     _check_llm_args(model, array, layout, recompute, zero, time_limit, progress,
-                    {"gpus": gpus, "batch": batch, "seq": seq, "micro_batch": micro_batch})
+                    {"gpus": gpus, "batch": batch, "seq": seq, "micro_batch": micro_batch}, degrees, memory_GiB)
     if not is_cluster(array):
         load_array(array)  # an unknown name or an unreadable file: its own error
         raise SpecError("array", f"{shown(array)} is not a GPU cluster (dgx-a100, dgx-h100 or a YAML with kind: "
@@ -95,19 +95,31 @@ def plan_llm(model: str, array: str = "dgx-a100", *, gpus: int | None = None, ba
     return run_llm(req, progress=progress)
 
 
-def _check_llm_args(model, array, layout, recompute, zero, time_limit, progress, counts: dict) -> None:
-    """``plan_llm``'s arguments, as the CLI's option types check them."""
+def _check_llm_args(model, array, layout, recompute, zero, time_limit, progress, counts: dict, degrees,
+                    memory_GiB) -> None:
+    """``plan_llm``'s arguments, as the CLI's option types check them. One rule for numbers: an
+    integer argument (``zero`` and a ``degrees`` mapping's values too) is an int, a number of GiB
+    an int or a float; text ("512") is refused, as a float where an integer is due."""
     for name, value in (("model", model), ("array", array)):
         if not isinstance(value, str) or not value:
             raise SpecError(name, f"must be a name or a path, got {shown(value)}")
     for name, value in counts.items():
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        if value is not None and not is_int(value):
             raise SpecError(name, f"must be an integer, got {shown(value)}")
     for name, value, allowed in (("layout", layout, ("megatron", "zero3")),
-                                 ("recompute", recompute, ("none", "selective", "full", "search")),
-                                 ("zero", zero, ("0", "1", "3"))):
-        if value is not None and str(value) not in allowed:  # zero: 3 or "3"
+                                 ("recompute", recompute, ("none", "selective", "full", "search"))):
+        if value is not None and value not in allowed:
             raise SpecError(name, f"must be one of {', '.join(allowed)}, got {shown(value)}")
+    if zero is not None and not (is_int(zero) and zero in (0, 1, 3)):
+        raise SpecError("zero", f"must be one of 0, 1, 3, got {shown(zero)}")
+    if isinstance(degrees, Mapping):
+        for key, value in degrees.items():
+            if not isinstance(key, str) or not is_int(value):
+                raise SpecError("degrees", f"{shown(key)}: must be an integer, got {shown(value)}")
+    elif degrees is not None and not isinstance(degrees, str):
+        raise SpecError("degrees", f"must be 'tensor=8,pipeline=8' or a mapping, got {shown(degrees)}")
+    if memory_GiB is not None and (isinstance(memory_GiB, bool) or not isinstance(memory_GiB, (int, float))):
+        raise SpecError("memory_GiB", f"must be a number of GiB, got {shown(memory_GiB)}")
     check_solve_args(time_limit, None, 0, None, progress)
 
 

@@ -211,6 +211,8 @@ def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_
         raise KeyboardInterrupt
     if status == cp_model.INFEASIBLE:
         return True, None, ""
+    if status == cp_model.MODEL_INVALID:  # CP-SAT's own overflow check (every coefficient's sum) is wider than the guard
+        return False, None, "int64"
     return (True, solver.Value(top) * g, "") if status == cp_model.OPTIMAL else (False, None, "time")
 
 

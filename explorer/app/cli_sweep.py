@@ -115,12 +115,13 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
     from ..api import sweep
     from .sweep.runner import parse_shard
     from .sweep.spec import MAX_POINTS, load_sweep
-    from .sweep.table import check_pareto_by, stale_plots
+    from .sweep.table import check_pareto_by, held_sweep_name, stale_plots
 
     parse_shard(shard)  # named --shard here (the API names its argument)
     sw = load_sweep(file, max_points or MAX_POINTS)
     check_pareto_by(_columns(pareto_by), _columns(pareto), sw.columns)  # named --pareto-by here
     stale = stale_plots(Path(out), sw.digest) if Path(out).is_dir() else []  # (removed on writing)
+    owner = held_sweep_name(Path(out)) if stale else None  # whose grid they were drawn from (--force: maybe another sweep's)
     report = Reporter(quiet)
     rows = []
     previous = signal.signal(signal.SIGINT, _first_interrupt)
@@ -152,9 +153,16 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
                    f"{since_start():.1f} s (start-up included); wrote {Path(out) / 'results.csv'} and {Path(out) / 'plans.jsonl'}", err=True)
         say_approximations(rows)
     if stale:
-        click.echo(f"explore sweep: removed {plural(len(stale), 'plot')} drawn from an older grid of this sweep "
-                   f"({', '.join(p.name for p in stale[:5])}{', ...' if len(stale) > 5 else ''}); other files are kept", err=True)
+        say_removed(stale, owner, sw.name)
     sys.exit(1 if failed else 0)
+
+
+def say_removed(stale: list[Path], owner: str | None, name: str) -> None:
+    """The plots a sweep removed, and whose results they were drawn from (this sweep's older grid, or
+    with --force another sweep's)."""
+    whose = "an older grid of this sweep" if owner in (None, name) else f"the results of sweep {owner!r} (replaced)"
+    click.echo(f"explore sweep: removed {plural(len(stale), 'plot')} drawn from {whose} "
+               f"({', '.join(p.name for p in stale[:5])}{', ...' if len(stale) > 5 else ''}); other files are kept", err=True)
 
 
 def say_approximations(rows) -> None:

@@ -86,7 +86,12 @@ def exact_decimal(x: Fraction | int | None) -> int | float | str | None:
 
 
 def gib(x: Fraction) -> str:
-    return f"{safe_float(Fraction(x) / GiB):,.2f} GiB"
+    """Bytes in GiB, two decimals; below 0.01 GiB three significant digits (never "0.00 GiB" for a
+    limit that is not 0), below 0.001 GiB the bytes too."""
+    v = safe_float(Fraction(x) / GiB)
+    if v == 0 or abs(v) >= 0.01:
+        return f"{v:,.2f} GiB"
+    return f"{v:.3g} GiB" + ("" if abs(v) >= 0.001 else f" ({safe_float(x):,.4g} B)")
 
 
 def pct(x: Fraction) -> str:

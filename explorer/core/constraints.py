@@ -174,8 +174,10 @@ def limit_suggestion(level: int | None, need_bytes: Fraction) -> str:
                 f"({float(need_bytes):.0f} bytes): try {setting('--cap', f'{level}={math.ceil(need_bytes)}B', listed=True)}")
     gib = float(need_bytes) / GiB
     digits = max(0, 3 - math.floor(math.log10(gib)))  # four significant digits, rounded up
+    least = math.ceil(gib * 10**digits)
+    shown = str(least / 10**digits) if digits else str(least)  # 0.6061, 2483 (not 2483.0)
     return (f"the smallest feasible memory is {format_bytes(need_bytes)} per accelerator "
-            f"({gib:.4g} GiB): try {setting('--memory', str(math.ceil(gib * 10**digits) / 10**digits))}")
+            f"({gib:.4g} GiB): try {setting('--memory', shown)}")
 
 
 def format_memory(x: Fraction | int) -> str:

@@ -134,6 +134,28 @@ def _explore(p: Point, ctx: Context, cells: list[tuple[int, int]], axis_a: list[
     return grid
 
 
+def _apart(a: float, b: float) -> str:
+    """The format spec (4 significant digits or more) under which ``a`` and ``b`` print apart where they differ."""
+    d = 4
+    while a != b and d < 17 and f"{a:.{d}g}" == f"{b:.{d}g}":
+        d += 1
+    return ".4g" if d == 4 else f"#.{d}g"  # "#": 2.00000 against 1.99999, not 2
+
+
+def _peak_note(grid: dict, peak, ties: list, paper_peak: tuple) -> str:
+    """Figs. 9, 10: how many plans reach our peak, and whether the paper's peak plan is one of them
+    (a tie, stated) or how far below it scores (with the digits that tell the two apart)."""
+    top, theirs, name = grid[peak], grid[paper_peak], ",".join(paper_peak)
+    head = f"  {len(ties)} of {len(grid)} plans reach our peak {top:.4g}"
+    if paper_peak == peak:
+        return head + f"; the paper's peak plan {name} is ours"
+    if paper_peak in ties:
+        return head + f"; the paper's peak plan {name} is one of them (a tie: the peak row counts the cells it differs by)"
+    f = _apart(top, theirs)
+    head += f" ({top:{f}})" if f != ".4g" else ""
+    return head + f"; the paper's peak plan {name} scores {theirs:{f}} here, {(1 - theirs / top) * 100:.2g}% lower"
+
+
 def _space_figure(ctx: Context, n: int, cells_a, cells_b, label_a: str, label_b: str) -> Figure:
     pv = paper_values()
     fig = pv.figure(n)
@@ -147,14 +169,10 @@ def _space_figure(ctx: Context, n: int, cells_a, cells_b, label_a: str, label_b:
     for name, key in (("hypar", hy), ("peak", peak)):
         paper = fig["series"][name]
         code_ab, paper_ab = ",".join(key), ",".join(paper["plan"])
-        differ = sum(a != b for a, b in zip(code_ab, paper_ab))
-        if name == "peak" and tuple(paper["plan"]) in ties:
-            differ = 0  # the paper's peak plan is one of our (tied) peaks
+        differ = sum(a != b for a, b in zip(code_ab, paper_ab))  # cells, even where the two plans tie (the note says so)
         rows.append(Row(name, "plan", code_ab, paper_ab, f"{label_a},{label_b} (1 = model parallel)", differ))
         rows.append(_row(name, "performance", grid[key], paper["performance"], "x data parallelism"))
-    paper_peak = tuple(fig["series"]["peak"]["plan"])
-    notes = (f"  {len(ties)} of {len(grid)} plans reach our peak {grid[peak]:.4g}; the paper's peak plan "
-             f"{','.join(paper_peak)} scores {grid[paper_peak]:.4g} here",)
+    notes = (_peak_note(grid, peak, ties, tuple(fig["series"]["peak"]["plan"])),)
     chart = {"kind": "grid", "grid": grid, "xlabel": label_b, "ylabel": label_a, "marks": {"hypar": hy, "peak": peak},
              "paper_marks": {k: tuple(fig["series"][k]["plan"]) for k in ("hypar", "peak")}}
     return Figure(n, fig["title"], tuple(rows), chart, notes)

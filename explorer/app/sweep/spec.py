@@ -356,7 +356,7 @@ def _check_model(ref: str, value: str, where: str, reads: dict, seq_places: dict
             with named_for(Frontend.SWEEP):  # its messages name the sweep file's keys
                 dense_only(load_model(ref, batch, seq), value)  # a mixture of experts: GPU clusters only
         except SpecError as err:
-            text = str(err)
+            text = _about(err)
             place = f"{where} with {seq_places[_hashable(seq)]}" if seq is not None else where
             raise SpecError(place, text) from None
 
@@ -391,10 +391,16 @@ def _check_refs(grid: dict, fixed: dict, extra: list[dict], base_dir: Path, erro
             elif not isinstance(load_yaml_file(ref), dict):  # constraints: read against each point's network
                 errors.append(f"{where}: {ref}: must be a mapping (a constraints file)")
         except SpecError as err:
-            errors.append(str(err) if err.source.startswith(where) else f"{where}: {err}")
+            errors.append(str(err) if err.source.startswith(where) else f"{where}: {_about(err)}")
         except Exception as err:  # noqa: BLE001 - an importer's own failure on a broken file
             errors.append(f"{where}: cannot read {ref}: {type(err).__name__}: {shown(str(err))}")
     return resolved
+
+
+def _about(err: SpecError) -> str:
+    """``err`` after the place in the sweep file that gave the value: a file it names stays, an
+    option of explore (``--model``) goes (``where`` names the key; the CLI's flag is not the file's)."""
+    return "; ".join(err.problems) if err.source.startswith("--") else str(err)
 
 
 ARRAY_KEYS = ("array", "levels", "link_bandwidth_GBps", "peak_TFLOPS", "mix")  # what point_array reads (and accelerators_<kind>)

@@ -330,6 +330,12 @@ def stale_plots(out_dir: Path, digest: str) -> list[Path]:
     return [out_dir / n for n in held.get(PLOTS_KEY, []) if _plot_name(n) and (out_dir / n).is_file()]
 
 
+def held_sweep_name(out_dir: Path) -> str | None:
+    """The name of the sweep whose results ``out_dir`` holds (its sweep.json), None without one."""
+    name = _held(out_dir).get("name")
+    return name if isinstance(name, str) else None
+
+
 def record_plot(folder: Path, image: Path) -> None:
     """List ``image`` in ``folder``'s sweep.json when explore plot drew it into the folder itself."""
     held = _held(folder)
