@@ -143,11 +143,13 @@ def memory_estimate(columns, size: int, states: int = 0, rest_copies: int = 1, s
     states, each a sum vector and the tuple of its columns in a (vector, columns) pair, and, when
     the column tables are built (``sides`` > 0: ``solvers.uneven_tables``), every column pair's
     re-layout vector of ``sides`` ints in an int64 array, and the largest edge's once more while it
-    is built (its pairs as tuples, read, then transposed)."""
+    is built (``uneven_tables._edge_units``: the array, then its transposed copy; one consumer
+    column's producer rows at a time as tuples)."""
     n, L = sum(len(c) for c in columns), len(columns)
     vector = TUPLE + (SLOT + INT) * size
     per_state = vector + TUPLE + SLOT * L + TUPLE + 2 * SLOT + SLOT
     edges = [len(a) * len(b) for a, b in zip(columns, columns[1:])] if sides else [0]
-    building = max(edges, default=0) * (TUPLE + (SLOT + INT) * sides + SLOT + 2 * 8 * sides)
+    rows = max((len(a) for a in columns[:-1]), default=0) if sides else 0
+    building = max(edges, default=0) * 8 * sides + rows * (TUPLE + (SLOT + INT) * sides + SLOT)
     return (n * (TUPLE + SLOT * 8 + rest_copies * (vector + ENTRY)) + int(states * per_state * STATE_OVERHEAD)
             + sum(edges) * 8 * sides + building)
