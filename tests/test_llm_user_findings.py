@@ -180,11 +180,15 @@ def test_json_approx_holds_a_float_beside_each_exact_value(capsys):
     doc = json.loads(out)
     assert code == 0 and isinstance(doc["step_time_s"], str) and "/" in doc["step_time_s"]  # the exact string stays
     keys = {"step_time_s", "tflops_per_gpu", "mfu", "bubble_fraction", "memory_bytes_per_accelerator", "gap", "bound",
-            "memory_capacity_bytes", "compute_s", "tensor_comm_s", "data_comm_s", "pipeline_comm_s"}
-    assert set(doc["approx"]) == keys
+            "memory_capacity_bytes", "compute_s", "tensor_comm_s", "data_comm_s", "pipeline_comm_s",
+            "smallest_memory_bytes", "memory_bound_bytes"}  # the first null with a plan (the JSON's keys are stable)
+    assert set(doc["approx"]) == keys and doc["smallest_memory_bytes"] is None
     for row in [doc] + doc["runners_up"]:
         assert set(row["approx"]) <= keys and "step_time_s" in row["approx"]
         for key, value in row["approx"].items():
+            if row[key] is None:
+                assert value is None, key
+                continue
             assert isinstance(value, float) and value == float(Fraction(row[key])), key
 
 

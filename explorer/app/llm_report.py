@@ -555,20 +555,28 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
                    "time_limit_s": r.time_limit_s},
         "notes": list(report.all_notes),
     }
-    top = approx(gap=r.gap, bound=r.bound_s, memory_capacity_bytes=r.capacity_bytes)
-    if r.best is None:
-        out["ok"] = False  # no plan (as explore's ok without a plan): nothing fits, or the time limit struck first
-        out["reason"] = no_plan_reason(report)
-        out["smallest_memory_bytes"] = exact_decimal(r.smallest_memory_bytes)
-        out["memory_bound_bytes"] = exact_decimal(r.memory_bound_bytes)
-        out["approx"] = {**top, **approx(smallest_memory_bytes=r.smallest_memory_bytes,
-                                         memory_bound_bytes=r.memory_bound_bytes)}
-        return out
+    out.update(_plan_json(report) if r.best is not None else _no_plan_json(report))
+    # why there is no plan, the least memory scored (no plan) and every layout's floor: null where they do not apply
+    missing = dict(smallest_memory_bytes=r.smallest_memory_bytes, memory_bound_bytes=r.memory_bound_bytes)
+    out.update(reason=no_plan_reason(report), **exact_values(missing))
+    top = approx(gap=r.gap, bound=r.bound_s, memory_capacity_bytes=r.capacity_bytes, **missing)
+    out["approx"] = {**out.pop("approx"), **top}
+    return out
+
+
+def _step_parts(report: LlmReport) -> tuple[str, ...]:
+    """The JSON keys of the step's parts (a mixture of experts' expert exchange too)."""
+    return ("compute_s", "tensor_comm_s", "data_comm_s", "pipeline_comm_s") + (
+        ("expert_comm_s",) if report.experts else ())
+
+
+def _plan_json(report: LlmReport) -> dict[str, Any]:
+    """The plan's keys of ``llm_json`` (``_no_plan_json`` has the same keys)."""
+    r = report.result
     best, ev = r.best, r.best.evaluation
-    out.update(_scored_json(best, report))
+    out = _scored_json(best, report)
     out["data_comm_overlapped"] = False  # the step model adds the data level after the compute (Megatron SC21)
-    times = dict(compute_s=ev.compute_s, tensor_comm_s=ev.tensor_comm_s, data_comm_s=ev.data_comm_s,
-                 pipeline_comm_s=ev.pipeline_comm_s, **({"expert_comm_s": ev.expert_comm_s} if report.experts else {}))
+    times = {k: getattr(ev, k) for k in _step_parts(report)}
     out.update({
         **exact_values(times),
         "stages": stages_json(tuple(ev.stage_layers), best.candidate.virtual),
@@ -577,5 +585,17 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         "runners_up": [{**_scored_json(s, report), "why_not": why_loses(s, best, r.capacity_bytes)}
                        for s in r.runners_up],
     })
-    out["approx"] = {**out.pop("approx"), **top, **approx(**times)}
+    out["approx"] = {**out["approx"], **approx(**times)}
     return out
+
+
+def _no_plan_json(report: LlmReport) -> dict[str, Any]:
+    """``_plan_json``'s keys without a plan (nothing fits, or the time limit struck first): null
+    values, ``ok`` and its alias ``fits`` false, no runners-up; a script reads the same keys
+    whatever the status."""
+    exact = dict.fromkeys(("step_time_s", "tflops_per_gpu", "mfu", "bubble_fraction", "memory_bytes_per_accelerator"))
+    times = dict.fromkeys(_step_parts(report))
+    return {"degrees": None, "micro_batch": None, "virtual_stages": None, "recompute": None, "zero": None,
+            "sequence_parallel": None, **exact, "ok": False, "fits": False, "approx": approx(**exact, **times),
+            "data_comm_overlapped": False, **times, "stages": None, "tensor_types": None, "tensor_types_origin": None,
+            "runners_up": []}

@@ -125,29 +125,33 @@ def activation_bytes_per_layer(tok: Tokens, tensor: int = 1, sequence_parallel: 
 @functools.lru_cache(maxsize=4096)  # pure; a search asks for the same values across layouts
 def gated_activation_bytes_per_layer(tok: Tokens, kv_heads: int, ffn: int, tensor: int = 1,
                                      sequence_parallel: bool = True,
-                                     recompute: Recompute = Recompute.NONE) -> Fraction:
-    """Bytes a LLaMA-style layer (RMSNorm, grouped-query attention with ``kv_heads``, SwiGLU MLP of
-    ``ffn``, no dropout) stores for one micro-batch on one GPU, by Korthikanti et al.'s section 4
-    accounting (16-bit tensors kept for the backward pass; the same count gives their
-    s b h (10 + 24/t + 5 a s/(h t)) on a GPT layer):
+                                     recompute: Recompute = Recompute.NONE, head_dim: int = 0) -> Fraction:
+    """Bytes a LLaMA-style layer (RMSNorm, grouped-query attention with ``kv_heads`` heads of
+    ``head_dim`` d (0: h/a), SwiGLU MLP of ``ffn``, no dropout) stores for one micro-batch on one
+    GPU, by Korthikanti et al.'s section 4 accounting (16-bit tensors kept for the backward pass;
+    the same count gives their s b h (10 + 24/t + 5 a s/(h t)) on a GPT layer):
 
     - replicated without sequence parallelism: the two norms' inputs and the inputs of the QKV
       and gate/up matmuls, 8 s b h;
-    - split t ways: Q (2 s b h), K and V (4 s b h kv/a), the output projection's input
-      (2 s b h), the gate and up outputs (4 s b ffn: Megatron's fused SwiGLU keeps them and
+    - split t ways: Q (2 s b a d), K and V (4 s b kv d), the output projection's input
+      (2 s b a d), the gate and up outputs (4 s b ffn: Megatron's fused SwiGLU keeps them and
       recomputes the SiLU in the backward; an unfused SiLU would keep its output too, 2 s b ffn
       more), the down projection's input (2 s b ffn); the attention scores' softmax output
       2 a s^2 b (no dropout), which selective recomputation (and FlashAttention) does not keep.
 
-    s b h (8 + 4 + 4 kv/a + 6 ffn/h + 2 a s/h) / t with sequence parallelism, s b h (8 + (4 +
-    4 kv/a + 6 ffn/h + 2 a s/h)/t) without; full recomputation keeps the layer input, 2 s b h
-    (/ t with sequence parallelism), as for a GPT layer."""
+    s b h (8 + 4 a d/h + 4 kv d/h + 6 ffn/h + 2 a s/h) / t with sequence parallelism, s b h (8 +
+    (4 a d/h + 4 kv d/h + 6 ffn/h + 2 a s/h)/t) without; with d = h/a (every config without a
+    head_dim of its own) 4 a d/h = 4 and 4 kv d/h = 4 kv/a. Full recomputation keeps the layer
+    input, 2 s b h (/ t with sequence parallelism), as for a GPT layer."""
+    if not is_int(head_dim) or head_dim < 0:
+        raise ValueError(f"head_dim: must be an integer >= 0 (0: hidden / heads), got {head_dim!r}")
     s, b, h, a, t = tok.sequence, tok.micro_batch, tok.hidden, tok.heads, Fraction(tensor)
     sbh = s * b * h
     if recompute is Recompute.FULL:
         return 2 * sbh / (t if sequence_parallel else 1)
+    d = head_dim or Fraction(h, a)  # h/a exactly (a Fraction): the standard layer's terms come out as before
     scores = 0 if recompute is Recompute.SELECTIVE else Fraction(2 * a * s, h)
-    split = 4 + Fraction(4 * kv_heads, a) + Fraction(6 * ffn, h) + scores
+    split = Fraction(4 * a * d + 4 * kv_heads * d + 6 * ffn, h) + scores
     if sequence_parallel:
         return sbh * (8 + split) / t
     return sbh * (8 + split / t)
@@ -202,7 +206,7 @@ def stage_memory(stage_parameters: int, stage_layers: int, tok: Tokens, par: Par
 @functools.lru_cache(maxsize=4096)  # pure; a search asks for the same values across layouts
 def moe_activation_bytes_per_layer(tok: Tokens, kv_heads: int, ffn: int, experts: int, top_k: int,
                                    tensor: int = 1, sequence_parallel: bool = True,
-                                   recompute: Recompute = Recompute.NONE) -> Fraction:
+                                   recompute: Recompute = Recompute.NONE, head_dim: int = 0) -> Fraction:
     """Bytes a mixture-of-experts layer (Mixtral: the LLaMA layer of
     ``gated_activation_bytes_per_layer`` with E SwiGLU experts of width ``ffn``, each token routed
     to ``top_k`` k of them; balanced routing) stores for one micro-batch on one GPU, by the same
@@ -216,11 +220,13 @@ def moe_activation_bytes_per_layer(tok: Tokens, kv_heads: int, ffn: int, experts
       gradient), 2 k s b h; the router's softmax output in fp32, 4 s b E (the router's input is
       the norm's output, already counted).
 
-    s b h (8 + 4k + 4E/h + 4 + 4 kv/a + 6 k ffn/h + 2 a s/h) / t with sequence parallelism;
+    s b h (8 + 4k + 4E/h + 4 a d/h + 4 kv d/h + 6 k ffn/h + 2 a s/h) / t with sequence
+    parallelism (``head_dim`` d, 0: h/a, which makes 4 a d/h + 4 kv d/h = 4 + 4 kv/a);
     full recomputation keeps the layer input only, 2 s b h (/ t), as for a dense layer. Expert
     parallelism changes none of it: under balanced routing a rank computes k s b tokens' experts
     whichever ranks they came from."""
-    dense = gated_activation_bytes_per_layer(tok, kv_heads, top_k * ffn, tensor, sequence_parallel, recompute)
+    dense = gated_activation_bytes_per_layer(tok, kv_heads, top_k * ffn, tensor, sequence_parallel, recompute,
+                                             head_dim)
     if recompute is Recompute.FULL:
         return dense
     s, b, h = tok.sequence, tok.micro_batch, tok.hidden

@@ -68,7 +68,9 @@ class TransformerDims:
     ``ffn``, ``vocab`` V, ``seq`` s, ``batch`` B (global, samples of s tokens), and whether the
     LM head is tied to the token embedding (then the network leaves the logit layer out and the
     step model adds its FLOPs explicitly); a mixture of experts: ``experts`` E per layer (0:
-    dense), each token routed to ``top_k`` k of them, each of width ``ffn``."""
+    dense), each token routed to ``top_k`` k of them, each of width ``ffn``; ``head_dim`` d, each
+    head's width (0: h/a, a config that gives none; the activation memory sizes Q, K, V and the
+    attention output by a d and kv d, as the network's FLOPs and weights do)."""
 
     layers: int
     hidden: int
@@ -81,9 +83,12 @@ class TransformerDims:
     tied_head: bool = False
     experts: int = 0
     top_k: int = 0
+    head_dim: int = 0
 
     def __post_init__(self):
         check_positive(self, ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq", "batch"))
+        if self.head_dim:
+            check_positive(self, ("head_dim",))
         if self.experts or self.top_k:
             check_positive(self, ("experts", "top_k"))
             if self.top_k > self.experts:

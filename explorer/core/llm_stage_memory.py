@@ -80,8 +80,9 @@ def _gated_layer(tok: Tokens, dims, par, recompute: Recompute) -> Fraction:
     """One LLaMA layer's (or mixture-of-experts layer's) activation bytes a micro-batch."""
     if dims.moe:
         return moe_activation_bytes_per_layer(tok, dims.kv_heads, dims.ffn, dims.experts, dims.top_k, par.tensor,
-                                              par.sequence_parallel, recompute)
-    return gated_activation_bytes_per_layer(tok, dims.kv_heads, dims.ffn, par.tensor, par.sequence_parallel, recompute)
+                                              par.sequence_parallel, recompute, dims.head_dim)
+    return gated_activation_bytes_per_layer(tok, dims.kv_heads, dims.ffn, par.tensor, par.sequence_parallel, recompute,
+                                            dims.head_dim)
 
 
 def _recompute_transient(tok: Tokens, dims, par, recompute: Recompute, gated: bool) -> Fraction:

@@ -16,7 +16,7 @@ def transformer_dims(shape: TransformerShape, batch: int, seq: int) -> Transform
     """The integers of ``shape`` at global ``batch`` samples of ``seq`` tokens."""
     return TransformerDims(layers=shape.layers, hidden=shape.hidden, heads=shape.heads, kv_heads=shape.kv,
                            ffn=shape.ffn, vocab=shape.vocab, seq=seq, batch=batch, tied_head=shape.tied_head,
-                           experts=shape.experts, top_k=shape.top_k)
+                           experts=shape.experts, top_k=shape.top_k, head_dim=shape.head_dim)
 
 
 def llm_problem(shape: TransformerShape, cluster, batch: int, seq: int, name: str = "transformer",
