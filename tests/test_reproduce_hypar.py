@@ -9,6 +9,7 @@ import pytest
 
 from explorer.api import build_problem, solve
 from explorer.app.cli import main
+from explorer.app.reproduce import points as points_mod
 from explorer.core.evaluate import evaluate
 from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.paper_accounting import (
@@ -127,6 +128,7 @@ def test_reproduce_figure_9_json_png_and_cache(tmp_path, capsys):
     cached = sorted((tmp_path / ".cache").glob("*.json"))
     assert cached
     cached[0].write_text("{not json")  # a damaged entry is solved again
+    points_mod._memo.cache_clear()  # else the rerun takes this process's memo and never reads the folder
     code, out2, _ = run(["reproduce", "hypar", "--figure", "9", "--out", str(tmp_path), "--format", "json",
                          "--accounting", "hypar-figures"], capsys)
     assert code == 0 and json.loads(out2)["figures"][0]["rows"] == d["figures"][0]["rows"]
@@ -257,7 +259,6 @@ def test_the_point_cache_is_keyed_by_the_code_as_the_sweep_cache_is(tmp_path, mo
     """An entry written by other code (another code digest or version) is not read: the point is
     solved again (trial 14, finding 5: a rerun after an upgrade printed the old plans and traffic).
     An entry of the same code is read (a doubled cost stands in for one written by older code)."""
-    from explorer.app.reproduce import points as points_mod
     from explorer.app.sweep import cache as cache_mod
 
     net = load_model("lenet-c")
