@@ -9,6 +9,7 @@ import pytest
 
 from explorer.api import build_problem, solve
 from explorer.app.cli import main
+from explorer.app.reproduce import points as points_mod
 from explorer.core.evaluate import evaluate
 from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.paper_accounting import (
@@ -127,6 +128,7 @@ def test_reproduce_figure_9_json_png_and_cache(tmp_path, capsys):
     cached = sorted((tmp_path / ".cache").glob("*.json"))
     assert cached
     cached[0].write_text("{not json")  # a damaged entry is solved again
+    points_mod._memo.cache_clear()  # else the rerun takes this process's memo and never reads the folder
     code, out2, _ = run(["reproduce", "hypar", "--figure", "9", "--out", str(tmp_path), "--format", "json",
                          "--accounting", "hypar-figures"], capsys)
     assert code == 0 and json.loads(out2)["figures"][0]["rows"] == d["figures"][0]["rows"]
@@ -251,3 +253,30 @@ def test_figure_5_names_level_where_they_fit(tmp_path):
     for labels in panels.values():  # turned ones may stand closer than the level ones' padding, never touch
         boxes = sorted((t.get_window_extent(r) for t in labels), key=lambda b: b.x0)
         assert all(a.x1 <= b.x0 for a, b in zip(boxes, boxes[1:]))
+
+
+def test_the_point_cache_is_keyed_by_the_code_as_the_sweep_cache_is(tmp_path, monkeypatch):
+    """An entry written by other code (another code digest or version) is not read: the point is
+    solved again (trial 14, finding 5: a rerun after an upgrade printed the old plans and traffic).
+    An entry of the same code is read (a doubled cost stands in for one written by older code)."""
+    from explorer.app.sweep import cache as cache_mod
+
+    net = load_model("lenet-c")
+    solve_point = lambda: points_mod.point(net, 2, Accounting.HYPAR_FIGURES, tmp_path)  # noqa: E731
+    points_mod._memo.cache_clear()  # solve, or read the folder: not this process's memo
+    fresh = solve_point()
+    (entry,) = tmp_path.glob("*.json")
+    data = json.loads(entry.read_text())
+    data["plans"][0][2] = [str(2 * Fraction(x)) for x in data["plans"][0][2]]
+    entry.write_text(json.dumps(data))
+    points_mod._memo.cache_clear()
+    stale = solve_point()
+    assert stale.costs("hypar") == tuple(2 * c for c in fresh.costs("hypar"))  # the same code reads its entry
+    for name, other in (("code_digest", lambda: "0" * 64), ("__version__", "0.0.0")):
+        with monkeypatch.context() as m:
+            m.setattr(cache_mod, name, other)  # the code changed (or the version did)
+            points_mod._memo.cache_clear()
+            again = solve_point()
+        assert again.costs("hypar") == fresh.costs("hypar") and again.plans == fresh.plans
+    assert len(list(tmp_path.glob("*.json"))) == 3  # one entry per code
+    points_mod._memo.cache_clear()

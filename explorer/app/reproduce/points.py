@@ -4,8 +4,9 @@ its HyPar plan and the three baselines' plans with their exact level costs, unde
 A point is solved once per process (memoised) and, given a cache folder, once per machine:
 ``<out>/.cache/<sha>.json`` holds its plans and level costs as exact fractions, keyed by
 everything that shapes them (the network's layers, batch, levels, accounting, this format's
-version). Time and energy are computed from the level costs on each call (``figures``), so a
-change of array or topology never needs a new solve.
+version, and the code that solved them: the explorer's version and code digest, as in the
+sweep cache's keys, ``sweep.cache.code_stamp``). Time and energy are computed from the level
+costs on each call (``figures``), so a change of array or topology never needs a new solve.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ...core.timing import compute_time_s, energy_J, level_times, step_time
 from ...frontends import load_array
 from ..baselines import BASELINES, baseline_plan
 from ..run import run
+from ..sweep.cache import code_stamp
 
 ARRAY = "hypar-paper"
 BIG_MEMORY_GiB = 10**6  # the paper does not model memory
@@ -102,7 +104,8 @@ def _solve(network: Network, levels: int, accounting: Accounting) -> Point:
 def _key(network: Network, levels: int, accounting: Accounting) -> str:
     layers = [(x.name, x.kind.value, x.in_channels, x.out_channels, x.kernel_area, x.s_in, x.s_out, x.groups)
               for x in network.layers]
-    text = json.dumps([CACHE_FORMAT, layers, list(network.edges), network.batch, levels, accounting.value])
+    text = json.dumps([CACHE_FORMAT, code_stamp(), layers, list(network.edges), network.batch, levels,
+                       accounting.value], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 

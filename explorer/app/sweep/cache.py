@@ -70,6 +70,13 @@ def _content(key: str, ref: str) -> str:
     return _file_digest(str(path), st.st_mtime_ns, st.st_size)
 
 
+def code_stamp() -> dict[str, str]:
+    """What a cache key holds of the code that wrote the entry: the explorer's version and
+    ``code_digest`` (a change of either misses every entry). Shared by every cache of results:
+    this sweep cache and ``explore reproduce``'s point cache."""
+    return {"version": __version__, "code": code_digest()}
+
+
 def point_key(params: dict[str, Any], memo: dict | None = None) -> str:
     """Hash of a point's full inputs (options with file references replaced by their contents);
     ``memo`` keeps the file digests across the points of one run."""
@@ -80,8 +87,7 @@ def point_key(params: dict[str, Any], memo: dict | None = None) -> str:
             if (key, inputs[key]) not in memo:
                 memo[key, inputs[key]] = _content(key, inputs[key])
             inputs[key] = {"sha256": memo[key, inputs[key]]}
-    blob = json.dumps({"format": CACHE_FORMAT, "version": __version__, "code": code_digest(), "inputs": inputs},
-                      sort_keys=True)
+    blob = json.dumps({"format": CACHE_FORMAT, **code_stamp(), "inputs": inputs}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

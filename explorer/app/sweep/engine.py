@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol
 from ...core.errors import SpecError
 from ...core.names import given_as
 from .cache import Cache, point_key
+from .main_guard import unguarded_call
 from .point import ERROR, INVALID, Outcome, solve_point
 from .spec import Point, defaults_for, resolve_paths
 
@@ -188,9 +189,16 @@ class LocalEngine:
         self._pending = {}
 
 
+# A module each LocalCluster worker imports as it starts (a Dask preload): its ``dask_setup``
+# makes the worker ignore Ctrl-C, as the local pool's workers do (trial 14, finding 4: a Ctrl-C
+# printed one KeyboardInterrupt traceback per worker before the one-line message)
+QUIET_WORKER = "explorer.app.sweep.quiet_worker"
+
+
 class DaskEngine:
     """Points as tasks on a Dask distributed cluster: ``scheduler`` is ``tcp://HOST:PORT`` of a
-    running scheduler; without one, a LocalCluster of ``workers`` single-threaded processes."""
+    running scheduler; without one, a LocalCluster of ``workers`` single-threaded processes
+    (spawned: a calling script needs ``if __name__ == "__main__":``, see ``check_engine``)."""
 
     name = "dask"
 
@@ -209,8 +217,11 @@ class DaskEngine:
             except Exception as err:  # noqa: BLE001 - OSError, TimeoutError, ValueError for a malformed address
                 raise SpecError("--scheduler", f"cannot reach {scheduler}: {err}") from None
         else:
+            # no dashboard; the scheduler's HTTP server (health, metrics) on a free port, not 8787 (a
+            # UserWarning when in use); the workers ignore Ctrl-C (QUIET_WORKER): the parent stops the sweep
             self._cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
-                                         dashboard_address=None, silence_logs=logging.ERROR)
+                                         dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"},
+                                         silence_logs=logging.ERROR, preload=[QUIET_WORKER])
             self.client = Client(self._cluster)
 
     def run(self, tasks: list[Task]) -> Iterator[Outcome]:
@@ -244,11 +255,18 @@ def _failed(indices: list[int], err: BaseException) -> list[Outcome]:
 
 
 def check_engine(engine: str, scheduler: str | None) -> None:
-    """SpecError for an unknown engine, or a scheduler without dask."""
+    """SpecError for an unknown engine, a scheduler without dask, or dask's local cluster called
+    from a script's top level outside ``if __name__ == "__main__":`` (its spawned workers would
+    re-run the script, and fail)."""
     if engine not in ("local", "dask"):
         raise SpecError("--engine", f"unknown engine {engine!r} (choose from local, dask)")
     if engine == "local" and scheduler:
         raise SpecError("--scheduler", f"only with {given_as('--engine')} dask")
+    where = unguarded_call() if engine == "dask" and not scheduler else None
+    if where is not None:
+        raise SpecError("--engine", f"dask without a scheduler starts worker processes, and each first re-runs "
+                                    f"the calling script ({where[0]}, line {where[1]}): put that call under "
+                                    f"if __name__ == \"__main__\":")
 
 
 def make_engine(engine: str = "local", workers: int | None = None, scheduler: str | None = None) -> Engine:
