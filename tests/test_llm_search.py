@@ -3,8 +3,6 @@ search against exhaustive scoring, and the report's helpers."""
 
 from __future__ import annotations
 
-import random
-from fractions import Fraction
 
 import pytest
 

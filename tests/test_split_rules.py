@@ -253,7 +253,6 @@ def test_heuristics_on_random_instances_keep_pins_and_say_what_they_break():
     """Every heuristic split under random rules: pins and forbids hold, the reported value and
     violations are the evaluator's, and a plan is ``ok`` exactly when it keeps to every rule."""
     from explorer.app.split import Split, split_run
-    from explorer.core.errors import Refused
 
     rng = random.Random(11)
     broke = 0
@@ -283,7 +282,6 @@ def test_the_joint_solver_takes_pins_and_forbids_and_agrees_with_brute_force():
     exclude cost INF (as a type the node does not offer). On seeded random instances (chains and
     graphs in its scope) its proven optimum equals brute force's under the same pins and forbids,
     and its plan keeps to them."""
-    from explorer.core.errors import Refused
     from explorer.solvers.uneven_joint import JointOptions, joint_uneven
 
     rng = random.Random(31)

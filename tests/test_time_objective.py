@@ -29,7 +29,7 @@ from explorer.core.partition import Space
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
 from explorer.core.solution import SolveOptions, Status
-from explorer.frontends import load_array, load_model, zoo
+from explorer.frontends import load_array, load_model
 from explorer.solvers import get_solver
 
 from .conftest import CLASSIC_ZOO, fc

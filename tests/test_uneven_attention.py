@@ -32,7 +32,6 @@ from explorer.solvers.uneven_cpsat import cpsat_uneven
 from explorer.solvers.uneven_joint import accpar_uneven, check_scope, joint_uneven
 from explorer.solvers.uneven_levels import levels_uneven
 
-from .conftest import run_cli
 from .test_uneven_model import A1, mix
 
 I, II, III = PartitionType.I, PartitionType.II, PartitionType.III
