@@ -3,7 +3,6 @@ search against exhaustive scoring, and the report's helpers."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from explorer.core.errors import SpecError
