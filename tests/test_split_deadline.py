@@ -147,3 +147,31 @@ def test_check_uneven_heuristic_rows_get_a_deadline_and_say_when_cut(monkeypatch
     assert "dp: the level DP was cut at the time limit" in rows["dp"].note and rows["dp"].plan == Plan.even(TYPES)
     assert "search: cut at the time limit after 1 evaluations" in rows["search"].note
     assert rows["search"].status == Status.FEASIBLE.value and rows["proportional"].plan is not None
+
+
+def test_the_joint_solvers_cheap_starts_stop_at_its_deadline(monkeypatch):
+    """Under caps or memory the joint solver's starts (``uneven_joint._cheap_plans``) run the level DP
+    and the search: both now get its deadline (they checked it only before starting), and a DP cut
+    there gives the equal split as its start."""
+    from explorer.solvers import uneven_joint
+
+    from .test_uneven_constrained import _levels_capped
+
+    net, arr, aspace, rules, _ = _levels_capped()
+    seen = {}
+    real_levels, real_search = uneven_levels.levels_uneven, uneven.search_level_alphas
+
+    def levels_spy(*args, **kwargs):
+        seen["dp"] = kwargs.get("deadline")
+        return real_levels(*args, **dict(kwargs, deadline=PAST))
+
+    def search_spy(*args, **kwargs):
+        seen["search"] = kwargs.get("deadline")
+        return real_search(*args, **kwargs)
+
+    monkeypatch.setattr(uneven_levels, "levels_uneven", levels_spy)
+    monkeypatch.setattr(uneven, "search_level_alphas", search_spy)
+    end = time.perf_counter() + 600
+    plans = uneven_joint._cheap_plans(net, arr, Space.HYPAR, aspace, rules, 10, end)
+    assert seen == {"dp": end, "search": end}
+    assert len(plans) == 3 and plans[1] == Plan.even(equal_types(net, arr, Space.HYPAR, rules))
