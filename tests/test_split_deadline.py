@@ -6,8 +6,6 @@ No wall-clock bound is asserted: deadlines already past, a spy clock, or a spy o
 
 import time
 
-import pytest
-
 import explorer.app.check_uneven as check_uneven_mod
 import explorer.app.split as split_mod
 import explorer.solvers.uneven as uneven
