@@ -532,7 +532,8 @@ def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
     block and the round). Under ``rules`` it minimises ``SplitRules.rank`` (rules broken, then
     the objective: a plan that keeps to every cap and memory limit beats any that does not; the
     solution's value is the objective's). Refused beyond ``MAX_FREE_CLASSES`` free classes; none
-    evaluated past ``deadline`` (a move then scores ``LATE``: never kept)."""
+    evaluated past ``deadline`` (a move then scores ``LATE``: never kept; ``info["cut"]``, the
+    evaluations done by then, says the search was cut short: its best plan so far)."""
     t0 = time.perf_counter()
     check_array(array)
     aspace = _space_of(array, alphas, free)
@@ -548,8 +549,13 @@ def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
         evaluations += 1
         return rules.rank(evaluate_split(network, array, plan, rules.weight_copies), array, plan)
 
+    cut = []  # the evaluations done when the deadline was first seen passed (then no more)
+
     def moved(plan):  # no evaluation past the deadline: never better (the rounds then end, nothing changed)
-        return LATE if past(deadline) else rank(plan)
+        if cut or past(deadline):
+            cut[:] = cut or [evaluations]
+            return LATE
+        return rank(plan)
 
     total = (1 + rounds * sum(grid_probes(len(aspace.choices(h, c))) for h, c in classes)
              + rounds * block_probes(network, aspace, start))
@@ -557,8 +563,11 @@ def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
     current, best, tried = _class_rounds(network, aspace, start, rank(start), moved, rounds, tick)
     current, best, _ = refine_blocks(network, array, aspace, current, moved, best, rounds,
                                      progress=tick and (lambda step, done: tick(step, tried + done)))
-    return split_solution("search", Status.FEASIBLE, current, best[1], None, time.perf_counter() - t0, evaluations,
-                          objective=rules.objective)
+    sol = split_solution("search", Status.FEASIBLE, current, best[1], None, time.perf_counter() - t0, evaluations,
+                         objective=rules.objective)
+    if cut:  # its best plan so far: ``info["cut"]`` the evaluations done by then
+        sol.info["cut"] = cut[0]
+    return sol
 
 
 def _class_rounds(network: Network, aspace: AlphaSpace, current: Plan, best, rank, rounds: int, progress):

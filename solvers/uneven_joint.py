@@ -199,7 +199,8 @@ def _cheap_plans(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     where 1/2 is declared (``solvers.uneven_seed``, within ``even_limit_s``: a plan that keeps them
     whenever the even split has one the even solve finds), the level DP's plan
     (``solvers.uneven_levels``) and the alpha search's from it (``search_level_alphas``: rules
-    broken first, then the step time); each only while the clock is before ``deadline`` (None: always)."""
+    broken first, then the step time); each only while the clock is before ``deadline`` (None: always),
+    and each stops there with its plan so far."""
     from .uneven import search_level_alphas
     from .uneven_levels import levels_uneven
     from .uneven_seed import even_under_limits
@@ -209,10 +210,10 @@ def _cheap_plans(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     try:
         if deadline is not None and time.perf_counter() > deadline:
             return seeds
-        seeds += (levels_uneven(network, array, space, aspace, rules=rules).plan,)
-        if deadline is not None and time.perf_counter() > deadline:
-            return seeds
-        return seeds + (search_level_alphas(network, array, seeds[-1], aspace, rules=rules).plan,)
+        dp = levels_uneven(network, array, space, aspace, rules=rules, deadline=deadline).plan  # (cut: the equal split)
+        if dp is None or (deadline is not None and time.perf_counter() > deadline):
+            return seeds if dp is None else seeds + (dp,)
+        return seeds + (dp, search_level_alphas(network, array, dp, aspace, rules=rules, deadline=deadline).plan)
     except Refused:  # e.g. a level the level DP cannot take
         return seeds
 

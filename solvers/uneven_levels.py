@@ -26,6 +26,7 @@ from explorer.core.uneven import (HALF, AlphaSpace, FreeAlphas, alpha_space, che
                                   spec_of, split_units)
 from explorer.core.timing import step_time
 
+from .deadline import check_deadline, past
 from .uneven_blocks import refine_blocks
 
 
@@ -45,6 +46,12 @@ MAX_ROUNDS = 8
 
 
 Candidate = tuple[PartitionType, tuple[Fraction, ...]]  # (type, alpha per class of the level)
+
+LATE = (float("inf"),)  # the rank of a block move past the deadline: above every rank, never kept
+
+
+class _Late(Exception):
+    """The level DP's deadline passed (looked at per level, per block and per node)."""
 
 
 @dataclass(frozen=True)
@@ -207,9 +214,10 @@ def _fits(network: Network, sizes: list[int], groups: int, limit: int | None = N
     return True
 
 
-def _solve_block(network: Network, lv: _Level, cands: list[list[Candidate]], coef: _Coefficients):
+def _solve_block(network: Network, lv: _Level, cands: list[list[Candidate]], coef: _Coefficients,
+                 deadline: float | None = None):
     """The candidate of every node minimising the level cost, that cost and the cells computed
-    (frontier elimination; the caller checks ``_fits`` first)."""
+    (frontier elimination; the caller checks ``_fits`` first); ``_Late`` past ``deadline``."""
     N = len(network.layers)
     if not all(cands):
         n = next(n for n in range(N) if not cands[n])
@@ -223,6 +231,7 @@ def _solve_block(network: Network, lv: _Level, cands: list[list[Candidate]], coe
     back = []
     cells = 0
     for i in range(N):
+        check_deadline(deadline, _Late)
         full = frontier + [i]
         nd = len(full)
         K = [len(cands[n]) for n in full]
@@ -277,9 +286,9 @@ def _start_row(array: ArraySpec, aspace: AlphaSpace, h: int) -> tuple[Fraction, 
 
 
 def _solve_level(network: Network, space: Space, aspace: AlphaSpace, lv: _Level, start: tuple[Fraction, ...],
-                 coef: _Coefficients, rules: SplitRules = TIME_ONLY):
+                 coef: _Coefficients, rules: SplitRules = TIME_ONLY, deadline: float | None = None):
     """The level's candidates per node (the types ``rules`` allow: offered, pins, forbids), the
-    level cost, DP cells used and the strategy ("joint" or "blocks")."""
+    level cost, DP cells used and the strategy ("joint" or "blocks"); ``_Late`` past ``deadline``."""
     h, N = lv.h, len(network.layers)
     types = [rules.types(network, space, h, n) for n in range(N)]
     if not all(types):
@@ -289,7 +298,7 @@ def _solve_level(network: Network, space: Space, aspace: AlphaSpace, lv: _Level,
     G = len(lv.group_class)
     if _fits(network, [len(types[n]) * len(rows) for n in range(N)], G):
         cands = [[c for c in ((t, r) for t in types[n] for r in rows) if _whole_units(network, lv, n, c)] for n in range(N)]
-        best, cost, cells = _solve_block(network, lv, cands, coef)
+        best, cost, cells = _solve_block(network, lv, cands, coef, deadline)
         return best, cost, cells, "joint"
     current: list[Candidate] = [(types[n][0], start) for n in range(N)]
     cost, cells = float("inf"), 0
@@ -298,7 +307,7 @@ def _solve_level(network: Network, space: Space, aspace: AlphaSpace, lv: _Level,
     for _ in range(MAX_ROUNDS):
         before = cost
         for block in blocks:
-            current, cost, used = _solve_block(network, lv, block(current), coef)
+            current, cost, used = _solve_block(network, lv, block(current), coef, deadline)
             cells += used
         if cost >= before * (1 - 1e-12):
             break
@@ -337,14 +346,17 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
 
 def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                   free: FreeAlphas = FreeAlphas.UNLIKE, rules: SplitRules = TIME_ONLY, name: str = "levels",
-                  moves: bool = True) -> Solution:
+                  moves: bool = True, deadline: float | None = None) -> Solution:
     """The level-by-level DP (docs/derivations.md; ``level_dp_plan``), then the better of its plan
     and the equal split, after block moves unless ``moves`` is False (``_or_equal``): a plan in the declared alpha space,
     scored by the evaluator. ``alphas``: a grid or an AlphaSpace. ``rules``: the objective (time:
     AccPar's level cost; traffic: each layer's busiest side, no compute) and the types pins and
     forbids allow (caps and memory are the caller's to check). On an array of one kind the plan is
     the even DP's bit for bit (no free class: no move). Status LEVEL_OPTIMAL when every level was
-    HyPar's (as the even DP), else FEASIBLE (no bound)."""
+    HyPar's (as the even DP), else FEASIBLE (no bound). Past ``deadline`` (a ``time.perf_counter()``
+    value; None: none) the DP stops and the equal split stands in for its plan, no move is scored,
+    and ``info["cut"]`` says so: status FEASIBLE (UNKNOWN, no plan, when the equal split is outside
+    the declared space and the DP was cut)."""
     t0 = time.perf_counter()
     check_array(array)
     check_network(network)
@@ -352,20 +364,32 @@ def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     if any(not rules.types(network, space, h, n) for h in range(array.levels) for n in range(len(network.layers))):
         return split_solution(name, Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
                               objective=rules.objective)  # pins and forbids leave a layer no type: no plan at all
-    plan, exact, cells = level_dp_plan(network, array, space, aspace, rules)
-    plan = _or_equal(network, array, space, aspace, rules, plan, moves)
-    ev = evaluate_split(network, array, plan, rules.weight_copies)
-    status = Status.LEVEL_OPTIMAL if exact == array.levels else Status.FEASIBLE
-    return split_solution(name, status, plan, rules.value(ev), None, time.perf_counter() - t0, cells,
-                          objective=rules.objective)
+    try:
+        plan, exact, cells = level_dp_plan(network, array, space, aspace, rules, deadline)
+    except _Late:
+        plan, exact, cells = None, -1, 0
+    late: list[bool] = []
+    plan = _or_equal(network, array, space, aspace, rules, plan, moves, deadline, late)
+    if plan is None:
+        sol = split_solution(name, Status.UNKNOWN, None, None, None, time.perf_counter() - t0, cells,
+                             objective=rules.objective)
+    else:
+        ev = evaluate_split(network, array, plan, rules.weight_copies)
+        status = Status.LEVEL_OPTIMAL if exact == array.levels else Status.FEASIBLE
+        sol = split_solution(name, status, plan, rules.value(ev), None, time.perf_counter() - t0, cells,
+                             objective=rules.objective)
+    if exact < 0 or late:
+        sol.info["cut"] = "the DP" if exact < 0 else "the block moves"
+    return sol
 
 
 def level_dp_plan(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
-                  rules: SplitRules = TIME_ONLY) -> tuple[Plan, int, int]:
+                  rules: SplitRules = TIME_ONLY, deadline: float | None = None) -> tuple[Plan, int, int]:
     """The level DP's own plan (each level optimal for its level cost, the levels above fixed), how
     many levels were HyPar's (a level whose declared alphas are all 1/2, below levels that split 1/2
     everywhere: ``solvers.dp.dp_level``, the even split's integer tables and tie-breaking, where the
-    level DP's cost equals c_h: traffic, or time without overlap) and the DP cells used."""
+    level DP's cost equals c_h: traffic, or time without overlap) and the DP cells used; ``_Late``
+    past ``deadline``."""
     costs = SplitCosts(network, array.levels, aspace.values(), VectorLayout(array.levels))
     coef = _Coefficients(costs)
     traffic = rules.objective is Objective.TRAFFIC
@@ -373,6 +397,7 @@ def level_dp_plan(network: Network, array: ArraySpec, space: Space, aspace: Alph
     types, group_alphas = [], []
     cells, exact = 0, 0
     for h in range(array.levels):
+        check_deadline(deadline, _Late)
         row = even.level(h, aspace, group_alphas) if even is not None else None
         if row is not None:
             exact += 1
@@ -380,7 +405,8 @@ def level_dp_plan(network: Network, array: ArraySpec, space: Space, aspace: Alph
             group_alphas.append(tuple((HALF,) * len(row) for _ in aspace.group_class[h]))
             continue
         lv = _level_inputs(network, array, costs, types, group_alphas, h, aspace, traffic)
-        chosen, _, used, _ = _solve_level(network, space, aspace, lv, _start_row(array, aspace, h), coef, rules)
+        chosen, _, used, _ = _solve_level(network, space, aspace, lv, _start_row(array, aspace, h), coef, rules,
+                                          deadline)
         cells += used
         types.append(tuple(t for t, _ in chosen))
         group_alphas.append(tuple(tuple(row[c] for _, row in chosen) for c in aspace.group_class[h]))
@@ -401,8 +427,9 @@ def equal_types(network: Network, array: ArraySpec, space: Space, rules: SplitRu
     return even_dp(problem, SolveOptions()).plan
 
 
-def _or_equal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules, plan: Plan,
-              moves: bool = True) -> Plan:
+def _or_equal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
+              plan: Plan | None, moves: bool = True, deadline: float | None = None,
+              late: list | None = None) -> Plan | None:
     """The better (``SplitRules.rank``; ties: ``plan``) of the level DP's plan and the even DP's equal
     split, where that lies in the declared space, each after block moves with ``moves``
     (``uneven_blocks.refine_blocks``: its types kept, its alphas moved in the declared space while
@@ -410,8 +437,10 @@ def _or_equal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpa
     not repay, so alone it can lose to the equal split it contains (12.7% more traffic on alexnet /
     tpu-mix-16), and it may give a layer a ratio its level pays for and the step time does not
     (lenet-c on 12 v2 + 4 v3 at grid 1/2: the DP's plan is 8% slower than the equal split; with
-    ip1 moved back to 1/2 it is the proven optimum)."""
-    plans = [plan]
+    ip1 moved back to 1/2 it is the proven optimum). ``plan`` None (the DP cut at its deadline): the
+    equal split alone (None when outside the space); no move is scored past ``deadline`` (then
+    True is appended to ``late``)."""
+    plans = [] if plan is None else [plan]
     try:
         even = equal_types(network, array, space, rules)
     except Refused:  # a level too wide for the even DP: the level DP's plan alone
@@ -422,9 +451,18 @@ def _or_equal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpa
     def rank(p):
         return rules.rank(evaluate_split(network, array, p, rules.weight_copies), array, p)
 
+    def moved(p):  # no move scored past the deadline (the descent then ends, nothing kept)
+        if past(deadline):
+            if late is not None and not late:
+                late.append(True)
+            return LATE
+        return rank(p)
+
+    if not plans:
+        return None
     ranked = sorted(((p, rank(p)) for p in plans), key=lambda pr: pr[1])  # stable: ties to the DP's plan
     if moves:  # the better one with every move, the other with the start rows alone (half the cost)
-        ranked = sorted((refine_blocks(network, array, aspace, p, rank, r, scan=i == 0)[:2]
+        ranked = sorted((refine_blocks(network, array, aspace, p, moved, r, scan=i == 0)[:2]
                          for i, (p, r) in enumerate(ranked)), key=lambda pr: pr[1])
     return ranked[0][0]
 

@@ -215,6 +215,11 @@ class Clock:
         left = solve_end(self.t0, self.limit) - time.perf_counter()
         return max(left, MIN_LEFT_SHARE * self.limit)
 
+    def deadline(self) -> float | None:
+        """The ``time.perf_counter()`` value a run's last step stops by (``solvers.deadline.solve_end``:
+        its report follows); None without a limit."""
+        return None if self.limit is None else solve_end(self.t0, self.limit)
+
     def no_time_for(self, name: str, left: float | None = None) -> str | None:
         """Why solver ``name`` is not run (None: it runs): the limit is spent (brute runs: it refuses by
         size at once or stops at ``MIN_LEFT_SHARE``), or CP-SAT would start with less of it ``left``

@@ -6,7 +6,7 @@ Which solvers run, on which space, and when they agree: docs/commands.md, "explo
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -41,6 +41,7 @@ from ..solvers.uneven_levels import equal_types, levels_uneven
 from .results import SCHEMA_VERSION, Inputs, PlanFigures, batch_warning, exact_number
 from .check import Clock
 from .split import proven_conflict, rule_names, search_start, split_inputs
+from .split_notes import cut_note, joined
 
 UNEVEN_CHECK_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "dp", "search", "proportional")  # by default
 UNEVEN_CHECK_NAMES = (*UNEVEN_CHECK_SOLVERS, "levels")  # levels: dp's uneven form under its split's name
@@ -163,15 +164,20 @@ def _dp_types(name: str, network: Network, array: ArraySpec, space: Space, rules
     return plan  # None: the pins and forbids leave some layer no type at some level (infeasible)
 
 
-def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules = TIME_ONLY) -> Solution:
+def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules = TIME_ONLY,
+            deadline: float | None = None) -> Solution:
     t0 = time.perf_counter()
     types = _dp_types("search", network, array, space, rules)
     if types is None:
         return split_solution("search", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
                               objective=rules.objective)
-    sol = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace, rules=rules)
-    return split_solution("search", Status.FEASIBLE, sol.plan, sol.split_value, None, time.perf_counter() - t0, sol.explored,
-                          objective=rules.objective)
+    sol = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace, rules=rules,
+                              deadline=deadline)
+    out = split_solution("search", Status.FEASIBLE, sol.plan, sol.split_value, None, time.perf_counter() - t0, sol.explored,
+                         objective=rules.objective)
+    if "cut" in sol.info:
+        out.info["cut"] = sol.info["cut"]
+    return out
 
 
 def _proportional(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
@@ -195,6 +201,7 @@ def _proportional(network: Network, array: ArraySpec, space: Space, aspace: Alph
 
 def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
          rules: SplitRules = TIME_ONLY, seeds: tuple = (), hint: Plan | bool | None = None):
+    deadline = None if time_limit_s is None else time.perf_counter() + time_limit_s  # (the heuristics': no proof)
     if name == "brute":
         return brute_split(network, array, space, aspace, rules=rules,  # explore --split's limits (SPLIT_MAX_PLANS)
                            time_limit_s=time_limit_s)
@@ -211,10 +218,10 @@ def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
             raise Refused("accpar: no side constraints")
         return accpar_uneven(network, array, space, aspace, time_limit_s)
     if name in ("dp", "levels"):  # the level-by-level DP (explore --split optimal --solver dp, --split levels)
-        return levels_uneven(network, array, space, aspace, rules=rules, name=name)
+        return levels_uneven(network, array, space, aspace, rules=rules, name=name, deadline=deadline)
     if name == "proportional":
         return _proportional(network, array, space, aspace, rules)
-    return _search(network, array, space, aspace, rules)
+    return _search(network, array, space, aspace, rules, deadline)
 
 
 def _cpsat_hinted(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
@@ -226,12 +233,16 @@ def _cpsat_hinted(network: Network, array: ArraySpec, space: Space, aspace: Alph
     if hint is False:
         hint = None
     elif hint is None:
-        hint = levels_uneven(network, array, space, aspace, rules=rules, name="dp").plan
+        hint = levels_uneven(network, array, space, aspace, rules=rules, name="dp",
+                             deadline=time.perf_counter() + time_limit_s).plan
     return cpsat_uneven(network, array, space, aspace, time_limit_s=max(time_limit_s - (time.perf_counter() - t0), 0.0),
                         rules=rules, hint=hint)
 
 
 CHEAP = ("dp", "search", "proportional")  # run first: their plans seed exact's (``exact_uneven``'s ``seeds``)
+# Of what is left of the check's limit, the share the level DP's and the search's rows may take (each
+# stops at its deadline with its best plan so far), so that the rows after them still run
+HEURISTIC_SHARE = {"dp": 1 / 3, "search": 1 / 3}
 PROVING = ("brute", "exact", "cpsat", "joint")  # they keep to every rule they take: a plan that breaks one is a bug
 
 
@@ -248,7 +259,7 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if late is not None:
         return SplitCheckRow(name, Status.UNKNOWN.value, None, None, 0.0, late, True)
     try:
-        sol = _run(name, network, array, space, aspace, clock.left(), rules, seeds, hint)
+        sol = _run(name, network, array, space, aspace, clock.left(HEURISTIC_SHARE.get(name, 1.0)), rules, seeds, hint)
     except Refused as err:
         return SplitCheckRow(name, Status.REFUSED.value, None, None, time.perf_counter() - t0, refusal_reason(err), True)
     if sol.status is Status.INTERRUPTED:
@@ -260,7 +271,9 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
             why += ": " + sol.info["reason"]
         return SplitCheckRow(name, sol.status.value, None, None, sol.wall_s, why, True, route=_route(name, sol),
                              objective=rules.objective)
-    return _scored(name, sol, network, array, aspace, rules)
+    row = _scored(name, sol, network, array, aspace, rules)
+    cut = cut_note(name, None, sol.info.get("cut"))  # a heuristic's best plan so far
+    return replace(row, note=joined(row.note, cut)) if cut else row
 
 
 def _scored(name: str, sol: Solution, network: Network, array: ArraySpec, aspace: AlphaSpace,

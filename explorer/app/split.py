@@ -39,7 +39,6 @@ from ..core.solution import BROKEN_PLAN_NOTE, SolveOptions, Status
 from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal, kind_memory_violation, leaf_memory_limits
 from ..core.units import format_count, safe_float
 from ..solvers import get_solver
-from ..solvers.deadline import solve_end
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from .baselines import BASELINES, baseline_plan
 from .check import Clock
@@ -47,7 +46,7 @@ from .render import conflict_lines, fmt_bytes, memory_phrase, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EvaluatorMismatch
 from .split_kinds import KindMemory, class_labels, kind_memory
-from .split_notes import joined, no_plan_note, no_suggestion, proof_note
+from .split_notes import cut_note, joined, no_plan_note, no_suggestion, proof_note
 from .split_solve import PROVING_SOLVERS, even_solve, proof_info, routed_optimal, seed_plans, solve_by
 
 
@@ -218,8 +217,9 @@ def _answered_by(split: Split, solver: str | None, status: Status, time_limit_s:
     joint_cut = (f"joint: {info['reason']}" if split is Split.OPTIMAL and solver is None
                  and not info.get("routed") and info.get("reason") else "")
     solver = info.get("routed") or solver
-    return solver, joined(info.get("route"),
-                          proof_note(solver, status, time_limit_s, info) or info.get("not_run") or joint_cut or note)
+    cut = cut_note(str(split), time_limit_s, info.get("cut")) if split in (Split.SEARCH, Split.LEVELS) else ""
+    return solver, joined(info.get("route"), proof_note(solver, status, time_limit_s, info) or info.get("not_run")
+                          or joint_cut or cut or note)
 
 
 def split_run(network: Network, array: ArraySpec, space: Space, split: Split, grid: int = 16,
@@ -450,10 +450,11 @@ def _split_plan(network, array, space, split, aspace, types, clock, say, hint, s
         return plan, status, bound, None, wall, claimed, info
     if split is Split.OPTIMAL:
         return _optimal(network, array, space, aspace, Plan.even(types), clock, say, hint, rules)
-    if split is Split.SEARCH:
+    if split is Split.SEARCH:  # until ``solve_end`` (the report follows): its best plan so far, ``info["cut"]``
         say("split: scoring the starting points")
-        plan = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
-                                   progress=_prefixed(say), rules=rules).plan
+        sol = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
+                                  progress=_prefixed(say), rules=rules, deadline=clock.deadline())
+        return sol.plan, None, None, None, None, None, {"cut": sol.info.get("cut")}
     else:
         plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
     return plan, None, None, None, None, None, {}
@@ -580,7 +581,7 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     starts = (equal,)
     if clock.no_time_for("search") is None:
         starts += (search_level_alphas(network, array, search_start(network, array, equal.plan, aspace), aspace,
-                                       progress=_prefixed(say), deadline=solve_end(clock.t0, clock.limit)).plan,)
+                                       progress=_prefixed(say), deadline=clock.deadline()).plan,)
     left = clock.for_last_step()  # (the report follows)
     say(f"split: optimal (the joint solver, up to {left:.3g} s)")
     try:

@@ -147,7 +147,8 @@ def _uneven_solve(solver: str, network: Network, array: ArraySpec, space: Space,
             network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
     if solver == "cpsat":  # caps or memory: the exact path first, as the even split's cpsat
         return cpsat_after_exact(network, array, space, aspace, time_limit_s, rules, seeds)
-    return levels_uneven(network, array, space, aspace, rules=rules, name="dp")
+    deadline = None if time_limit_s is None else time.perf_counter() + time_limit_s
+    return levels_uneven(network, array, space, aspace, rules=rules, name="dp", deadline=deadline)
 
 
 ROUTE = ("exact", "cpsat", "brute")  # --split optimal without --solver, outside the joint solver's scope or objective
@@ -184,7 +185,7 @@ def proof_info(solver: str, sol) -> dict:
     first = (sol.info.get("exact_first") or {}).get("status")
     return {"reason": sol.info.get("reason") or "", "proved_by": by, "method": sol.info.get("method") or "",
             "exact_first": first, "alone": bool(sol.info.get("exact_alone")),
-            "exact_reason": sol.info.get("exact_reason") or ""}
+            "exact_reason": sol.info.get("exact_reason") or "", "cut": sol.info.get("cut")}
 
 
 def _instead(solver: str, rules: SplitRules, proportional: bool = False, instance=None) -> str:
