@@ -78,9 +78,6 @@ def test_api_errors_name_the_argument_and_the_cli_the_option(capsys):
     from explorer.core.errors import SpecError
 
     cases = [(dict(caps=["9=1MB"]), "caps: ", ["--cap", "9=1MB"], "--cap: "),
-             # the traffic objective routes past the joint solver; here (grid 16) every solver refuses
-             (dict(objective="traffic"), "split: optimal: joint (uneven splits): the step time only", ["--objective", "traffic"],
-              "--split: optimal: joint (uneven splits): the step time only"),
              (dict(memory_GiB=float("nan")), "memory_GiB: ", ["--memory", "nan"], "--memory: "),
              (dict(pins=["fc6@0=III"]), "pins: ", ["--pin", "fc6@0=III"], "--pin: ")]
     for kwargs, arg, option, named in cases:
