@@ -77,8 +77,9 @@ class _Rate:
         if (now - t0) + (self.n - RATE_PROBE) / rate > self.limit_s:
             within = max(0, int(rate * self.limit_s))
             raise InstanceTooLarge(
-                f"brute: {self.n:,} plans ({self.shape}) exceeds the {within:,} it scores in "
-                f"{given_as('--time-limit')} {self.limit_s:g} s ({rate:,.0f} plans/s measured); "
+                f"brute: {self.n:,} plans ({self.shape}) exceeds the {within:,} it scores in the "
+                f"{self.limit_s:.3g} s its time limit leaves ({rate:,.0f} plans/s measured; "
+                f"{given_as('--time-limit')} gives more); "
                 f"use {given_as('--solver')} exact or cpsat")
 
 

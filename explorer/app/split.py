@@ -696,6 +696,8 @@ def render_split(r: SplitReport) -> str:
     objective = "" if r.objective is Objective.TIME else f", objective {r.objective}"
     broken = "" if r.plan is None or (not r.violations and r.memory_ok) else f" ({BROKEN_PLAN_NOTE})"
     by = f" by {r.solver}" if r.solver else ""
+    if r.solver == "cpsat" and (r.bound_method or "").startswith("exact:"):  # the exact path ran first and proved it
+        by += f" (proved by {r.bound_method})"
     lines = [f"{r.network} on {r.array}: split {r.split}{grid}, space {r.space}{objective}, batch {r.batch}, "
              f"{r.status}{by}{broken}"]
     lines += [f"warning: {w}" for w in r.warnings]

@@ -89,7 +89,7 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
     if solver == "cpsat" and by.startswith("exact:") and info.get("exact_first") == status.value and \
             status in (Status.OPTIMAL, Status.INFEASIBLE):  # a proof; feasible: the exact path's plan, unproven
         return (f"cpsat: proven by the exact constrained path ({by}), run first within {EXACT_SHARE:.0%} of the time "
-                "limit as the even split's cpsat does under caps or memory; CP-SAT was not needed")
+                "limit (the uneven cpsat always does: each kind's memory is a rule); CP-SAT was not needed")
     if solver == "cpsat" and by.startswith("exact:") and status is Status.OPTIMAL:
         return (f"cpsat: the plan meets the bound the exact constrained path ({by}) proved before CP-SAT ran: "
                 "optimal by the two together")
