@@ -124,7 +124,9 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
     owner = held_sweep_name(Path(out)) if stale else None  # whose grid they were drawn from (--force: maybe another sweep's)
     report = Reporter(quiet)
     rows = []
-    previous = signal.signal(signal.SIGINT, _first_interrupt)
+    previous = signal.getsignal(signal.SIGINT)  # ignored (a background job of a script): stays ignored
+    if previous is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _first_interrupt)
     interrupted = False
     try:
         try:
