@@ -242,14 +242,15 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
         # the least counts' pairs alone need more than the limit: ends at once, before any column is built
         sol = split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, 0,
                              objective=rules.objective)
-        sol.info["reason"] = short
+        sol.info.update(reason=short, ended_at_once=pairs_need(least_cols, array.levels))
         return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
     run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, rules.objective,
                table_sides(costs.layout) if prune else 0)
     if prune and (short := _short_of_time(columns, H, time_limit_s)):
-        return _seeded(run.unknown(rules.objective, reason=short), network, array, _space_of(array, alphas, free),
-                       rules, seeds)
+        sol = run.unknown(rules.objective, reason=short)
+        sol.info["ended_at_once"] = pairs_need(columns, H)
+        return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
     sol = exact_run(array, costs, columns, unit_limits(array, costs, rules), run, rules.objective, prune)
     return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
 
@@ -353,12 +354,16 @@ def _short_of_time(columns, H: int, time_limit_s: float | None) -> str:
     """Why the run cannot end within ``time_limit_s`` (its column tables and completion bounds alone,
     ``least_seconds``, need more), or "": such a run ends at once, as it would at the limit (UNKNOWN:
     no plan, no proof), without spending the time."""
-    need = least_seconds(columns, H)
-    if time_limit_s is None or need <= time_limit_s:
+    if time_limit_s is None or least_seconds(columns, H) <= time_limit_s:
         return ""
+    return f"{pairs_need(columns, H)}, beyond the {time_limit_s:.3g} s the time limit leaves"
+
+
+def pairs_need(columns, H: int) -> str:
+    """What a run's column pairs need at least (``least_seconds``), in words (``info["ended_at_once"]``)."""
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
-    return (f"{pairs:,} column pairs need at least ~{need:,.1f} s for the column tables and completion bounds, "
-            f"beyond the {time_limit_s:.3g} s the time limit leaves")
+    return (f"{pairs:,} column pairs need at least ~{least_seconds(columns, H):,.1f} s for the column tables and "
+            "completion bounds")
 
 
 def _tables_fit(need: int, states: int, max_bytes: int) -> None:

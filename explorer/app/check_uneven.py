@@ -273,9 +273,8 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
                              objective=rules.objective)
     row = _scored(name, sol, network, array, aspace, rules)
     cut = cut_note(name, None, sol.info.get("cut"))  # a heuristic's best plan so far
-    if sol.info.get("reason") and "incumbent" in sol.info:  # exact ended at once: the best seed plan
-        need = sol.info["reason"].split(", beyond")[0]  # (what the limit leaves varies run to run)
-        cut = joined(cut, f"ended at once ({need}, beyond what the limit leaves): the best seed plan")
+    if sol.info.get("ended_at_once"):  # exact's column pairs could not be done in time: the best seed plan
+        cut = joined(cut, f"ended at once ({sol.info['ended_at_once']}, beyond what the limit leaves): the best seed plan")
     return replace(row, note=joined(row.note, cut)) if cut else row
 
 
