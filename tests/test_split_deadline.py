@@ -173,3 +173,13 @@ def test_the_joint_solvers_cheap_starts_stop_at_its_deadline(monkeypatch):
     plans = uneven_joint._cheap_plans(net, arr, Space.HYPAR, aspace, rules, 10, end)
     assert seen == {"dp": end, "search": end}
     assert len(plans) == 3 and plans[1] == Plan.even(equal_types(net, arr, Space.HYPAR, rules))
+
+
+def test_optimal_solver_dp_says_when_the_level_dp_was_cut(monkeypatch):
+    """``--split optimal --solver dp`` is the same level DP as ``--split levels``: cut, it says so too
+    (review: the note was given for levels and search only)."""
+    real = uneven_levels.levels_uneven
+    monkeypatch.setattr(uneven_levels, "levels_uneven", lambda *a, **k: real(*a, **dict(k, deadline=PAST)))
+    r = split_run(NET, ARR, Space.ACCPAR, Split.OPTIMAL, grid=4, time_limit_s=600.0, solver="dp")
+    assert r.status is Status.FEASIBLE and r.plan == Plan.even(TYPES)
+    assert "dp: the level DP was cut at the time limit (600 s): the equal split stands in" in r.note, r.note

@@ -242,7 +242,7 @@ def _cpsat_hinted(network: Network, array: ArraySpec, space: Space, aspace: Alph
 CHEAP = ("dp", "search", "proportional")  # run first: their plans seed exact's (``exact_uneven``'s ``seeds``)
 # Of what is left of the check's limit, the share the level DP's and the search's rows may take (each
 # stops at its deadline with its best plan so far), so that the rows after them still run
-HEURISTIC_SHARE = {"dp": 1 / 3, "search": 1 / 3}
+HEURISTIC_SHARE = {"dp": 1 / 3, "levels": 1 / 3, "search": 1 / 3}
 PROVING = ("brute", "exact", "cpsat", "joint")  # they keep to every rule they take: a plan that breaks one is a bug
 
 

@@ -217,7 +217,7 @@ def _answered_by(split: Split, solver: str | None, status: Status, time_limit_s:
     joint_cut = (f"joint: {info['reason']}" if split is Split.OPTIMAL and solver is None
                  and not info.get("routed") and info.get("reason") else "")
     solver = info.get("routed") or solver
-    cut = cut_note(str(split), time_limit_s, info.get("cut")) if split in (Split.SEARCH, Split.LEVELS) else ""
+    cut = cut_note(solver or str(split), time_limit_s, info.get("cut"))  # levels, search, optimal --solver dp
     return solver, joined(info.get("route"), proof_note(solver, status, time_limit_s, info) or info.get("not_run")
                           or joint_cut or cut or note)
 
