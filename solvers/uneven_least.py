@@ -186,7 +186,8 @@ def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_
         return _least_pareto(costs, columns, own, positions, limits, time.perf_counter() + time_limit_s)
     g = math.gcd(*(v[p] for vecs in own for v in vecs.values() for p in used)) or 1
     ub = max(sum(max(v[p] for v in vecs.values()) for vecs in own) // g for p in used)
-    if ub * len(used) >= 2**62:
+    span = max(sum(v[p] // g for vecs in own for v in vecs.values()) for p in used)  # a comp row's coefficients
+    if max(ub * len(used), ub + span) >= 2**62:  # CP-SAT checks every row's sum of |coefficient| x bound
         return False, None, "int64"  # beyond CP-SAT's int64: no suggestion rather than a wrong one
     from .uneven_cpsat import column_choices  # (no pair Booleans: nothing reads the edges)
 
@@ -211,8 +212,8 @@ def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_
         raise KeyboardInterrupt
     if status == cp_model.INFEASIBLE:
         return True, None, ""
-    if status == cp_model.MODEL_INVALID:  # CP-SAT's own overflow check (every coefficient's sum) is wider than the guard
-        return False, None, "int64"
+    if status == cp_model.MODEL_INVALID:  # the guard above covers int64: anything else is a bug in this model
+        raise RuntimeError(f"uneven least-resource model invalid: {solver.SolutionInfo()}")
     return (True, solver.Value(top) * g, "") if status == cp_model.OPTIMAL else (False, None, "time")
 
 
