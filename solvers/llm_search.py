@@ -163,7 +163,8 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
         if progress is not None and n % 8 == 0:
             progress("searching layouts", n + 1, fitting)
         n += 1
-    unresolved_bound = order.least() if order.stopped and unresolved_bound is None else unresolved_bound  # its clock
+    if order.stopped and unresolved_bound is None and fitting > n:  # its clock, with fitting layouts left unscored
+        unresolved_bound = order.least()
     if unresolved_bound is not None:  # one more score if no plan: a plan with a bound rather than none
         best, unresolved = _add_rescue(problem, cands, memory, capacity, scored, types, evaluate, fitting - n,
                                        order.top()) if best is None else (best, fitting - n)
