@@ -114,7 +114,9 @@ def _check_llm_args(model, array, layout, recompute, zero, time_limit, progress,
         raise SpecError("zero", f"must be one of 0, 1, 3, got {shown(zero)}")
     if isinstance(degrees, Mapping):
         for key, value in degrees.items():
-            if not isinstance(key, str) or not is_int(value):
+            if not isinstance(key, str):
+                raise SpecError("degrees", f"{shown(key)}: must be a degree's name (tensor, pipeline, ...)")
+            if not is_int(value):
                 raise SpecError("degrees", f"{shown(key)}: must be an integer, got {shown(value)}")
     elif degrees is not None and not isinstance(degrees, str):
         raise SpecError("degrees", f"must be 'tensor=8,pipeline=8' or a mapping, got {shown(degrees)}")
