@@ -170,7 +170,7 @@ def _tie_break(m, x, T, S, first, time_left_s: float):
     if time_left_s <= 0:
         return first, False, False
     solver, st, stopped = _minimise(m, S, time_left_s)
-    if st == cp_model.OPTIMAL and proven(st, solver.Value(S), proven_bound(solver)):
+    if st == cp_model.OPTIMAL and proven(st, solver.Value(S), proven_bound(solver)):  # (Value needs a solution)
         return solver, True, stopped
     return (solver, False, stopped) if st == cp_model.FEASIBLE else (first, False, stopped)
 

@@ -79,7 +79,8 @@ def _edge_units(costs: SplitCosts, columns, l: int, expired: Callable[[], bool])
             raise TimeoutError
         rows = [r[lay.leaves:lay.pos_end] for r in costs.edges_into(l - 1, columns[l - 1], cv)]
         try:
-            table[j] = rows if rows else table[j]  # (no producer columns: nothing to copy)
+            if rows:  # (no producer columns: nothing to copy)
+                table[j] = rows
         except OverflowError:
             table = table.astype(object)
             table[j] = np.array(rows, dtype=object)

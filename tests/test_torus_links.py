@@ -130,7 +130,7 @@ def test_the_contributions_are_the_pair_amounts(model):
 def test_an_uneven_split_below_the_top_is_never_cheaper_and_often_dearer_link_by_link():
     """With every alpha free the busiest link carries at least the pair formula's share (a side's
     parts sum to its amount over its links' windows), and more on many of 60 random instances:
-    the pair formula would under-count, so such plans are refused on a torus."""
+    the pair formula would under-count, so the tables score such plans link by link."""
     above = 0
     for rng, arr, net, space in _instances(2021, 60):
         plan = _random_plan(rng, net, space, arr.levels, below=True)

@@ -126,7 +126,7 @@ def pareto_labels(rows: list[dict[str, Any]], cols: tuple[str, ...]) -> list[str
 
 # columns that never hold a number: a Pareto front over them means nothing
 NOT_NUMERIC = frozenset({"model", "array", "space", "solver", "objective", "caps", "pins", "forbids", "constraints", "mix", "split",
-                         "status", "violations", "approximations", "cached", "error", "pareto", "answered_by"})
+                         "status", "violations", "approximations", "cached", "error", "pareto", ANSWERED_BY})
 
 
 def numeric_columns(available: Iterable[str]) -> list[str]:
