@@ -14,6 +14,7 @@ the derivation is on that page.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from fractions import Fraction
 from math import lcm, prod
 from typing import TYPE_CHECKING, Iterable
@@ -220,11 +221,12 @@ class SplitCosts:
             return tuple(v)
         for h, (t, _) in enumerate(col):
             x = self._exchange(l, t)
+            parts = None  # the node's leaf parts at level h (torus windows): one for every group
             for g, s in enumerate(rows[h] if x else ()):
                 p = lay.pos[(h, g)]
                 v[p] = v[p + 1] = self._size_units(*x, s, exps[h])
                 if (h, g) in lay.windows:
-                    parts = self.leaf_parts(node, col, h, _SIZES[x[1]])
+                    parts = parts or self.leaf_parts(node, col, h, _SIZES[x[1]])
                     for q, leaves in lay.windows[(h, g)]:
                         v[q] = self._below(h, v[p] * sum(parts[i] for i in leaves))
         return tuple(v)
@@ -268,11 +270,12 @@ class SplitCosts:
         moved = [[self._size_units(x0, _F_IN, s, exps[h], 2) for s in rows[h]] for h in range(self.levels)]  # relayout_share
         D, ut, vt = self.D, U.node_types, V.node_types
         kv = [[b.numerator * (D // b.denominator) for b in av] for _, av in cv]
-        outs = []
+        outs, ep = [], {}  # the consumer's leaf parts per level (torus windows): one for every producer
         for cu in cus:
             out = [0] * lay.size
             for h in range(self.levels):
                 tu, au = cu[h]
+                fp = None  # the producer's leaf parts at level h: one for every group
                 kind = (ut, tu, vt, cv[h][0])
                 for g, x in enumerate(moved[h]):
                     a = au[g]
@@ -282,18 +285,19 @@ class SplitCosts:
                         out[p] = c0 * x
                         out[p + 1] = c1 * x
                         if (h, g) in lay.windows:
-                            self._edge_windows(out, (U, cu, au[g]), (V, cv, kv[h][g]), h, g, x)
+                            fp = fp or self.leaf_parts(U, cu, h, Size.F_OUT)
+                            ep[h] = ep.get(h) or self.leaf_parts(V, cv, h, Size.F_IN)
+                            self._edge_windows(out, (U, cu, au[g], fp), (V, cv, kv[h][g], ep[h]), h, g, x)
             outs.append(tuple(out))
         return outs
 
     def _edge_windows(self, out: list, producer, consumer, h: int, g: int, x: int) -> None:
         """An edge's loads on the group's link windows: each leaf sends its producer-held part of the
         forward F and its consumer-held part of the backward E (``torus_links.contributions``)."""
-        (U, cu, a), (V, cv, kv) = producer, consumer
+        (U, cu, a, fp), (V, cv, kv, ep) = producer, consumer  # fp, ep: their ``leaf_parts`` at level h
         D, H = self.D, self.levels
         f0, f1, e0, e1 = edge_units_fe((U.node_types, cu[h][0], V.node_types, cv[h][0]),
                                        a.numerator * (D // a.denominator), kv, D)
-        fp, ep = self.leaf_parts(U, cu, h, Size.F_OUT), self.leaf_parts(V, cv, h, Size.F_IN)
         for q, leaves in self.layout.windows[(h, g)]:
             total = 0
             for i in leaves:
@@ -322,6 +326,7 @@ def times(s: tuple[int, ...], d: int, part: int, add: int = 0) -> tuple[int, ...
 _SIZES = {s.index: s for s in Size}
 
 
+@lru_cache(maxsize=None)
 def edge_units_fe(kind, ku: int, kv: int, D: int) -> tuple[int, int, int, int]:
     """``edge_units`` as (forward side 0, side 1, backward side 0, side 1), each times D^2."""
     pt, tu, ct, tv = kind
