@@ -20,10 +20,10 @@ from explorer.core.objective import Objective
 from explorer.core.partition import Dim, PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
-from explorer.core.split_costs import SHARE_POSITION, SplitCosts, VectorLayout
+from explorer.core.split_costs import SplitCosts, VectorLayout
 from explorer.core.split_rules import TIME_ONLY, SplitRules
-from explorer.core.uneven import (HALF, AlphaSpace, FreeAlphas, alpha_space, check_array, check_network, proportional_alphas,
-                                  spec_of, split_units)
+from explorer.core.uneven import (HALF, SHARE_POSITION, AlphaSpace, FreeAlphas, alpha_space, check_array, check_network,
+                                  proportional_alphas, spec_of, split_units)
 from explorer.core.timing import step_time
 
 from .deadline import check_deadline, past

@@ -15,8 +15,8 @@ from .comm import training_flops
 from .network import Network
 from .partition import Size
 from .plan import Plan
-from .split_costs import SHARE_POSITION, SIZE_DIMS, alpha_denominator, edge_tensors, edge_units, times
-from .uneven import spec_of
+from .split_costs import alpha_denominator, edge_tensors, edge_units, times
+from .uneven import SHARE_POSITION, SIZE_DIMS, spec_of
 
 _F_IN, _W = Size.F_IN.index, Size.WEIGHTS.index
 

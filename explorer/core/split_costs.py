@@ -21,16 +21,14 @@ from typing import TYPE_CHECKING, Iterable
 
 from .comm import training_flops
 from .network import Network
-from .partition import Dim, Size, node_inter_split, relayout_split
+from .partition import Size, node_inter_split, relayout_split
 from .timing import Topology
 from .torus_links import link_share, link_windows
-from .uneven import spec_of
+from .uneven import SHARE_POSITION, SIZE_DIMS, spec_of
 
 if TYPE_CHECKING:
     from .array import ArraySpec
 
-SHARE_POSITION = {Dim.B: 0, Dim.D_I: 1, Dim.D_O: 2, Dim.G: 3}  # in a share tuple (S is never split)
-SIZE_DIMS = tuple(tuple(SHARE_POSITION[d] for d in s.dims if d in SHARE_POSITION) for s in Size)  # per size
 _F_IN, _W = Size.F_IN.index, Size.WEIGHTS.index
 
 

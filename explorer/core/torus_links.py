@@ -18,18 +18,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from fractions import Fraction
+from math import prod
 from typing import TYPE_CHECKING
 
-from .partition import HALF, Dim, Size, relayout_split
+from .partition import HALF, Size, relayout_split
 from .plan import Plan
 from .timing import ring_load, step_time, torus_ring
-from .uneven import level_shares, shares_flops, side_share, spec_of, whole_sizes
+from .uneven import SIZE_DIMS, level_shares, shares_flops, side_share, spec_of, whole_sizes
 
 if TYPE_CHECKING:
     from .array import ArraySpec
     from .network import Network
 
-_POSITION = {Dim.B: 0, Dim.D_I: 1, Dim.D_O: 2, Dim.G: 3}  # in a share tuple (S is never split)
 
 
 def leaf_coords(levels: int, leaf: int) -> tuple[int, int]:
@@ -45,12 +45,8 @@ def leaf_coords(levels: int, leaf: int) -> tuple[int, int]:
 
 
 def _size_share(s, size: Size) -> Fraction:
-    out = Fraction(1)
-    for d in size.dims:
-        i = _POSITION.get(d)
-        if i is not None:
-            out *= s[i]
-    return out
+    """A share tuple's product over the dimensions ``size`` spans."""
+    return prod((s[i] for i in SIZE_DIMS[size.index]), start=Fraction(1))
 
 
 def contributions(network: "Network", plan: Plan, level: int, group: int, shares) -> list:

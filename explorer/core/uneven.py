@@ -19,6 +19,9 @@ from .partition import HALF, Dim, Pair, PartitionType, Size, TypeSpec
 from .plan import Plan
 from .timing import Communication
 
+SHARE_POSITION = {Dim.B: 0, Dim.D_I: 1, Dim.D_O: 2, Dim.G: 3}  # in a share tuple (S is never split)
+SIZE_DIMS = tuple(tuple(SHARE_POSITION[d] for d in s.dims if d in SHARE_POSITION) for s in Size)  # per size
+
 _DIMS = (Dim.B, Dim.D_I, Dim.D_O, Dim.G)
 
 
