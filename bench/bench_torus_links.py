@@ -1,7 +1,8 @@
 """How much the pair formula under-counts a torus exchange when a split below the top is uneven
 (docs/uneven.md, "Uneven splits on a torus"): per model, the proportional split (the even DP's
 types, each group's alphas its peak ratio, whole units kept) on torus mixes whose space frees a
-level below the top, scored link by link (``core.torus_links``) and by the pair formula.
+level below the top, scored link by link (the evaluator, ``core.torus_links``) and by the pair formula
+(the evaluator's split path without the links).
 
     python bench/bench_torus_links.py
 
@@ -20,7 +21,8 @@ from explorer.core.plan import Plan
 from explorer.core.problem import Problem
 from explorer.core.solution import SolveOptions
 from explorer.core.timing import Topology
-from explorer.core.torus_links import pair_times, torus_times
+from explorer.core.evaluate import evaluate_split, split_evaluation
+from explorer.core.split_amounts import split_amounts
 from explorer.core.uneven import proportional_alphas, round_to_whole_units
 from explorer.frontends import load_array, load_model
 from explorer.solvers import get_solver
@@ -45,7 +47,8 @@ def main() -> None:
                                      SolveOptions()).plan.types
             alphas = proportional_alphas(arr)
             plan = round_to_whole_units(net, Plan(types, tuple(tuple((a,) * len(types[0]) for a in row) for row in alphas)))
-            (lc, ls), (pc, ps) = torus_times(net, arr, plan), pair_times(net, arr, plan)
+            links, pair = evaluate_split(net, arr, plan), split_evaluation(net, arr, *split_amounts(net, arr, plan))
+            (lc, ls), (pc, ps) = (links.group_comm_s, links.leaf_time_s), (pair.group_comm_s, pair.leaf_time_s)
             worst = max(a / b for la, pa in zip(lc, pc) for a, b in zip(la, pa) if b)
             print(f"{name:24} {model:9} step links {float(max(ls)) * 1e3:9.4f} ms  pair {float(max(ps)) * 1e3:9.4f} ms"
                   f"  x{float(max(ls) / max(ps)):.3f}  worst group exchange x{float(worst):.3f}"

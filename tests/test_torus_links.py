@@ -13,15 +13,15 @@ from fractions import Fraction as F
 
 import pytest
 
-from explorer.core.evaluate import evaluate_split
+from explorer.core.evaluate import evaluate_split, split_evaluation
 from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain
+from explorer.core.split_amounts import split_amounts
 from explorer.core.split_costs import SplitCosts, VectorLayout
 from explorer.core.timing import Topology
-from explorer.core.torus_links import (busiest_links, contributions, leaf_coords, link_loads, link_share,
-                                       pair_times, torus_times)
-from explorer.core.uneven import group_amounts, level_shares
+from explorer.core.torus_links import busiest_links, leaf_coords, link_loads, link_seconds, link_share
+from explorer.core.uneven import group_amounts, group_tensors, level_shares, whole_sizes
 from explorer.frontends import load_model
 
 from .test_uneven_model import NET, mix
@@ -32,6 +32,20 @@ HALF = F(1, 2)
 
 def torus(levels, peaks, bw=10, dtype=2):
     return replace(mix(levels, peaks, bw, dtype), topology=Topology.TORUS)
+
+
+def torus_times(net, arr, plan, fast=True):
+    """([level][group] exchange seconds link by link, per-leaf step seconds): the evaluator's
+    steps on ``link_seconds`` (``fast``: a level whose splits below are 1/2 by the ring load)."""
+    comm = link_seconds(net, arr, plan, fast=fast)
+    return comm, split_evaluation(net, arr, *split_amounts(net, arr, plan), comm=comm).leaf_time_s
+
+
+def pair_times(net, arr, plan):
+    """``torus_times`` by the pair formula (a group's exchange takes max(side 0, side 1) * dtype /
+    b_h), for any alphas: the evaluator's split path without the links, what it would under-count."""
+    ev = split_evaluation(net, arr, *split_amounts(net, arr, plan))
+    return ev.group_comm_s, ev.leaf_time_s
 
 
 def test_golden_uneven_split_below_the_top_of_a_2x2_torus():
@@ -111,20 +125,21 @@ def test_every_split_below_the_top_at_one_half_the_links_are_the_pair_formula():
 
 
 @pytest.mark.parametrize("model", ["resnet18", "lenet-c"])
-def test_the_contributions_are_the_pair_amounts(model):
-    """Summed by side, the tensors ``torus_links`` routes are ``uneven.pair_amounts`` (joins, concat
-    shares and every edge kind included), on random plans with every alpha free."""
+def test_the_tensors_the_links_route_are_the_integer_pair_amounts(model):
+    """Summed by side, the tensors ``torus_links`` routes (``uneven.group_tensors``: joins, concat
+    shares and every edge kind included) are the integer fast path's amounts (``split_amounts``), on
+    random plans with every alpha free."""
     net = load_model(model)
-    rng = random.Random(7)
+    rng, whole = random.Random(7), whole_sizes(net)
     for _ in range(3):
         plan = _random_plan(rng, net, Space.ACCPAR, 2, below=True)
-        shares = level_shares(net, plan)
+        shares, amounts = level_shares(net, plan), split_amounts(net, mix(2, [1, 2, 3, 5]), plan)[0]
         for h in range(2):
             for g in range(2**h):
                 sides = [F(0), F(0)]
-                for side, x, _, _ in contributions(net, plan, h, g, shares[h][g]):
+                for side, x, _, _ in group_tensors(net, whole, plan.types[h], plan.alphas[h][g], shares[h][g]):
                     sides[side] += x
-                assert tuple(sides) == group_amounts(net, plan, h, g)
+                assert tuple(sides) == amounts[h][g] == group_amounts(net, plan, h, g)
 
 
 def test_an_uneven_split_below_the_top_is_never_cheaper_and_often_dearer_link_by_link():

@@ -26,7 +26,6 @@ from explorer.core.problem import Problem
 from explorer.core.randnet import random_chain
 from explorer.core.solution import SolveOptions, Status
 from explorer.core.timing import Communication, Topology
-from explorer.core.torus_links import pair_times
 from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space
 from explorer.frontends import load_array, load_model
 from explorer.solvers import get_solver
@@ -37,6 +36,7 @@ from explorer.solvers.uneven_joint import JointOptions, joint_uneven
 from explorer.solvers.uneven_levels import levels_uneven
 
 from .conftest import run_cli
+from .test_torus_links import pair_times
 from .test_uneven_model import NET, mix
 
 I = PartitionType.I

@@ -24,7 +24,7 @@ from .partition import ALL_TYPES, HALF, JOIN_NODE_TYPES, JOIN_TYPES, LAYER_TYPES
 from .plan import Plan
 from .split_amounts import split_amounts
 from .timing import Topology, compute_time_s, energy_J, level_times, step_time
-from .torus_links import torus_times
+from .torus_links import link_seconds
 
 
 class PlanError(ValueError):
@@ -290,13 +290,14 @@ def evaluate_split(network: Network, array: ArraySpec, plan: Plan, weight_copies
                             comm=torus_comm(network, array, plan))
 
 
-def torus_comm(network: Network, array: ArraySpec, plan: Plan):
+def torus_comm(network: Network, array: ArraySpec, plan: Plan, shares=None):
     """[level][group] -> the group's exchange seconds on a torus whose splits below the top are not
-    all 1/2: its busiest directed link's, ``core.torus_links`` (Fractions); None elsewhere (the
-    pair formula max(side 0, side 1) * dtype / b_h, which those links equal there)."""
+    all 1/2: its busiest directed link's, ``torus_links.link_seconds`` (Fractions; ``shares``: the
+    plan's ``level_shares`` where the caller has them); None elsewhere (the pair formula
+    max(side 0, side 1) * dtype / b_h, which those links equal there)."""
     if array.topology is not Topology.TORUS or all(a == HALF for level in plan.alphas[1:] for row in level for a in row):
         return None
-    return torus_times(network, array, plan)[0]
+    return link_seconds(network, array, plan, shares)
 
 
 def _checked_split(network: Network, array: ArraySpec, plan: Plan) -> Plan:
@@ -331,7 +332,7 @@ def evaluate_split_rational(network: Network, array: ArraySpec, plan: Plan, weig
             per_row[id(r)] = (shares_flops(network, r), leaf_footprint_elements(network, r, weight_copies))
     compute = tuple(per_row[id(r)][0] / (peaks[i] * 10**12) for i, r in enumerate(shares[H]))
     memory = tuple(per_row[id(r)][1] * array.dtype_bytes for r in shares[H])
-    return split_evaluation(network, array, tuple(amounts), compute, memory, comm=torus_comm(network, array, plan))
+    return split_evaluation(network, array, tuple(amounts), compute, memory, comm=torus_comm(network, array, plan, shares))
 
 
 def split_evaluation(network: Network, array: ArraySpec, amounts, compute, memory, comm=None) -> Evaluation:

@@ -422,14 +422,21 @@ def node_inter_fraction(prev: PartitionType, nxt: PartitionType, producer: NodeT
     return inter_fractions(producer.layouts(prev), consumer.layouts(nxt), k).total
 
 
+def node_relayouts(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fraction, producer: NodeTypes,
+                   consumer: NodeTypes) -> tuple[Pair, Pair]:
+    """The re-layouts on an edge with uneven splits (producer split a : 1-a, consumer b : 1-b), as
+    fractions of A(F) of the consumer's input: (the forward F's (side 0, side 1), held in the
+    producer's layout; the backward E's, held in the consumer's)."""
+    p, n = producer.layouts(prev), consumer.layouts(nxt)
+    return (relayout_split(p.f_out_produced, a, n.f_in_needed, b),
+            relayout_split(n.e_in_produced, b, p.e_out_needed, a))
+
+
 def node_inter_split(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fraction, producer: NodeTypes,
                      consumer: NodeTypes) -> Pair:
-    """Forward plus backward re-layout on an edge with uneven splits (producer split a : 1-a,
-    consumer b : 1-b), (side 0, side 1) as fractions of A(F) of the consumer's input; at a = b =
-    1/2 each side sends ``node_inter_coeff(...).total``."""
-    p, n = producer.layouts(prev), consumer.layouts(nxt)
-    f0, f1 = relayout_split(p.f_out_produced, a, n.f_in_needed, b)  # forward F, then backward E
-    e0, e1 = relayout_split(n.e_in_produced, b, p.e_out_needed, a)
+    """Forward plus backward re-layout (``node_relayouts`` summed), (side 0, side 1) as fractions of
+    A(F) of the consumer's input; at a = b = 1/2 each side sends ``node_inter_coeff(...).total``."""
+    (f0, f1), (e0, e1) = node_relayouts(prev, a, nxt, b, producer, consumer)
     return f0 + e0, f1 + e1
 
 

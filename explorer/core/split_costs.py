@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from .comm import training_flops
 from .network import Network
-from .partition import Size, node_inter_split, relayout_split
+from .partition import Size, node_relayouts
 from .timing import Topology
 from .torus_links import link_share, link_windows
 from .uneven import SHARE_POSITION, SIZE_DIMS, spec_of
@@ -291,7 +291,7 @@ class SplitCosts:
 
     def _edge_windows(self, out: list, producer, consumer, h: int, g: int, x: int) -> None:
         """An edge's loads on the group's link windows: each leaf sends its producer-held part of the
-        forward F and its consumer-held part of the backward E (``torus_links.contributions``)."""
+        forward F and its consumer-held part of the backward E (``uneven.group_tensors``)."""
         (U, cu, a, fp), (V, cv, kv, ep) = producer, consumer  # fp, ep: their ``leaf_parts`` at level h
         D, H = self.D, self.levels
         f0, f1, e0, e1 = edge_units_fe((U.node_types, cu[h][0], V.node_types, cv[h][0]),
@@ -326,29 +326,27 @@ _SIZES = {s.index: s for s in Size}
 
 @lru_cache(maxsize=None)
 def edge_units_fe(kind, ku: int, kv: int, D: int) -> tuple[int, int, int, int]:
-    """``edge_units`` as (forward side 0, side 1, backward side 0, side 1), each times D^2."""
+    """``partition.node_relayouts`` times D^2 for alphas ku/D and kv/D on an edge of ``kind``
+    (producer behaviour, its type, consumer behaviour, its type): (forward side 0, side 1, backward
+    side 0, side 1), integers (each coefficient has degree at most 2 in the two alphas)."""
     pt, tu, ct, tv = kind
-    p, n = pt.layouts(tu), ct.layouts(tv)
-    a, b = Fraction(ku, D), Fraction(kv, D)
-    out = (*relayout_split(p.f_out_produced, a, n.f_in_needed, b), *relayout_split(n.e_in_produced, b, p.e_out_needed, a))
-    return tuple(int(c * D * D) for c in out)
+    (f0, f1), (e0, e1) = node_relayouts(tu, Fraction(ku, D), tv, Fraction(kv, D), pt, ct)
+    out = tuple(c * D * D for c in (f0, f1, e0, e1))
+    assert all(c.denominator == 1 for c in out)
+    return tuple(int(c) for c in out)
 
 
 _EDGE_UNITS: dict = {}  # (edge kind, k_u, k_v, D) -> coefficients * D^2, for every table and plan of the process
 
 
 def edge_units(kind, ku: int, kv: int, D: int) -> tuple[int, int]:
-    """``comm.edge_split`` (``partition.node_inter_split``) times D^2 for alphas ku/D and kv/D on an
-    edge of ``kind`` (producer behaviour, its type, consumer behaviour, its type): integers, the
-    coefficient having degree at most 2 in the two alphas."""
+    """``comm.edge_split`` (``partition.node_inter_split``: forward plus backward, ``edge_units_fe``
+    summed) times D^2 for alphas ku/D and kv/D on an edge of ``kind``: integers."""
     key = (kind, ku, kv, D)
     c = _EDGE_UNITS.get(key)
     if c is None:
         if len(_EDGE_UNITS) > 100_000:
             _EDGE_UNITS.clear()
-        pt, tu, ct, tv = kind
-        c0, c1 = node_inter_split(tu, Fraction(ku, D), tv, Fraction(kv, D), pt, ct)
-        c0, c1 = c0 * D * D, c1 * D * D
-        assert c0.denominator == 1 and c1.denominator == 1
-        c = _EDGE_UNITS[key] = (int(c0), int(c1))
+        f0, f1, e0, e1 = edge_units_fe(kind, ku, kv, D)
+        c = _EDGE_UNITS[key] = (f0 + e0, f1 + e1)
     return c

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from fractions import Fraction
-from math import prod
 from typing import TYPE_CHECKING
 
-from .partition import HALF, Size, relayout_split
+from .partition import HALF, Size
 from .plan import Plan
-from .timing import ring_load, step_time, torus_ring
-from .uneven import SIZE_DIMS, level_shares, shares_flops, side_share, spec_of, whole_sizes
+from .timing import ring_load, torus_ring
+from .uneven import group_tensors, level_shares, pair_amounts, side_share, spec_of, whole_sizes
 
 if TYPE_CHECKING:
     from .array import ArraySpec
@@ -44,33 +43,6 @@ def leaf_coords(levels: int, leaf: int) -> tuple[int, int]:
     return x, y
 
 
-def _size_share(s, size: Size) -> Fraction:
-    """A share tuple's product over the dimensions ``size`` spans."""
-    return prod((s[i] for i in SIZE_DIMS[size.index]), start=Fraction(1))
-
-
-def contributions(network: "Network", plan: Plan, level: int, group: int, shares) -> list:
-    """(side, elements, holder node, its size) of every tensor the group's sides send at its level:
-    each layer's intra exchange (both sides, held by the layer), each edge's forward F (held by
-    the producer) and backward E (by the consumer); ``shares``: the group's share row. Summed by
-    side they are ``uneven.pair_amounts``."""
-    whole, row, alphas = whole_sizes(network), plan.types[level], plan.alphas[level][group]
-    out = []
-    for l, layer in enumerate(network.layers):  # noqa: E741
-        tensor = None if layer.is_join else spec_of(layer, row[l]).exchanges
-        if tensor is not None:
-            x = whole[l][tensor.size.index] * _size_share(shares[l], tensor.size)
-            out += [(0, x, l, tensor.size), (1, x, l, tensor.size)]
-    for (u, v), share in zip(network.edges, network.edge_shares):
-        x = whole[v][0] * _size_share(shares[v], Size.F_IN) * share
-        p, n = network.layers[u].node_types.layouts(row[u]), network.layers[v].node_types.layouts(row[v])
-        f = relayout_split(p.f_out_produced, alphas[u], n.f_in_needed, alphas[v])
-        e = relayout_split(n.e_in_produced, alphas[v], p.e_out_needed, alphas[u])
-        for s in (0, 1):
-            out += [(s, f[s] * x, u, Size.F_OUT), (s, e[s] * x, v, Size.F_IN)]
-    return out
-
-
 def leaf_part(network: "Network", plan: Plan, level: int, leaf: int, holder: int, size: Size) -> Fraction:
     """The leaf's part of a tensor (of ``size``, held by node ``holder``) its side sends at ``level``."""
     H, node, part = plan.levels, network.layers[holder], Fraction(1)
@@ -85,11 +57,12 @@ def leaf_part(network: "Network", plan: Plan, level: int, leaf: int, holder: int
 
 def leaf_sends(network: "Network", plan: Plan, level: int, group: int, shares) -> dict[int, Fraction]:
     """Leaf -> the elements it sends to its partner at ``level``, for the leaves of ``group``
-    (the contributions of one holder, size and side summed first: one part per leaf each)."""
+    (``uneven.group_tensors`` of one holder, size and side summed first: one part per leaf each)."""
     H = plan.levels
     span = 2 ** (H - level - 1)
     held: dict = defaultdict(Fraction)
-    for side, x, holder, size in contributions(network, plan, level, group, shares):
+    tensors = group_tensors(network, whole_sizes(network), plan.types[level], plan.alphas[level][group], shares)
+    for side, x, holder, size in tensors:
         if x:
             held[(side, holder, size)] += x
     out = {leaf: Fraction(0) for leaf in range(group * 2 * span, (group + 1) * 2 * span)}
@@ -165,43 +138,14 @@ def _busiest(network: "Network", plan: Plan, h: int, g: int, shares, even_below:
     H = plan.levels
     if not even_below:
         return max(link_loads(H, h, leaf_sends(network, plan, h, g, shares)).values())
-    sides = [Fraction(0), Fraction(0)]
-    for side, x, _, _ in contributions(network, plan, h, g, shares):
-        sides[side] += x
+    sides = pair_amounts(network, whole_sizes(network), plan.types[h], plan.alphas[h][g], shares)
     return ring_load(*torus_ring(H, h)) * max(sides) / 2 ** (H - h - 1)
 
 
-def torus_times(network: "Network", array: "ArraySpec", plan: Plan, fast: bool = True) -> tuple[tuple, tuple]:
-    """([level][group] exchange seconds, per-leaf step seconds) of a plan on a torus, link by link:
-    a leaf's step is ``step_time`` of its compute and its groups' exchanges, as ``evaluate_split``'s."""
-    H, dtype, shares = array.levels, array.dtype_bytes, level_shares(network, plan)
-    comm = tuple(tuple(x * dtype / (array.bandwidth_GBps[h] * 10**9) for x in row)
+def link_seconds(network: "Network", array: "ArraySpec", plan: Plan, shares=None, fast: bool = True) -> tuple[tuple, ...]:
+    """[level][group] -> the group's exchange seconds on a torus, link by link: its busiest directed
+    link's elements * dtype / the link bandwidth (``busiest_links``; ``shares``: the plan's
+    ``level_shares`` where the caller has them)."""
+    dtype = array.dtype_bytes
+    return tuple(tuple(x * dtype / (array.bandwidth_GBps[h] * 10**9) for x in row)
                  for h, row in enumerate(busiest_links(network, array, plan, fast, shares)))
-    leaves = shares[H]
-    peaks = array.leaf_peaks_TFLOPS()
-    steps = []
-    for leaf, row in enumerate(leaves):
-        c = shares_flops(network, row) / (peaks[leaf] * 10**12)
-        steps.append(step_time(c, sum((comm[h][leaf >> (H - h)] for h in range(H)), Fraction(0)), array.overlap))
-    return comm, tuple(steps)
-
-
-def pair_times(network: "Network", array: "ArraySpec", plan: Plan) -> tuple[tuple, tuple]:
-    """``torus_times`` by the pair formula the uneven tables hold (a group's exchange takes
-    max(side 0, side 1) * dtype / b_h), for any alphas: what it would under-count."""
-    H, dtype = array.levels, array.dtype_bytes
-    shares = level_shares(network, plan)
-    comm = []
-    for h in range(H):
-        row = []
-        for g in range(2**h):
-            sides = [Fraction(0), Fraction(0)]
-            for side, x, _, _ in contributions(network, plan, h, g, shares[h][g]):
-                sides[side] += x
-            row.append(max(sides) * dtype / array.bandwidth_Bps(h))
-        comm.append(tuple(row))
-    peaks = array.leaf_peaks_TFLOPS()
-    steps = tuple(step_time(shares_flops(network, row) / (peaks[leaf] * 10**12),
-                            sum((comm[h][leaf >> (H - h)] for h in range(H)), Fraction(0)), array.overlap)
-                  for leaf, row in enumerate(shares[H]))
-    return tuple(comm), steps

@@ -11,11 +11,11 @@ from itertools import product
 from typing import Sequence
 
 from .array import ArraySpec
-from .comm import edge_split, held_elements, share_flops
+from .comm import held_elements, share_flops
 from .errors import SpecError
 from .kinds import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SPLIT_TIME_LIMIT, FreeAlphas  # noqa: F401 - re-exported
 from .network import Layer, LayerKind, Network
-from .partition import HALF, Dim, Pair, PartitionType, Size, TypeSpec
+from .partition import HALF, Dim, Pair, PartitionType, Size, TypeSpec, node_relayouts
 from .plan import Plan
 from .timing import Communication
 
@@ -160,27 +160,34 @@ def _f_out(s) -> Fraction:
 _SIZE_SHARE = {Size.F_IN: _f_in, Size.WEIGHTS: _weights, Size.F_OUT: _f_out}
 
 
-def pair_amounts(network: Network, whole, row, alphas, shares) -> Pair:
-    """(side 0, side 1) elements of one group: ``row`` its level's types, ``alphas`` its alphas,
-    ``shares`` its (B, D_i, D_o) share triple per layer."""
-    s0 = s1 = Fraction(0)
+def group_tensors(network: Network, whole, row, alphas, shares) -> list[tuple[int, Fraction, int, Size]]:
+    """(side, elements, holder node, its size) of every tensor one group's sides send at its level:
+    each layer's intra exchange (both sides, held by the layer), each edge's forward F (held by the
+    producer) and backward E (by the consumer). ``row``: its level's types, ``alphas``: its alphas,
+    ``shares``: its (B, D_i, D_o, G) share tuple per layer. Summed by side: ``pair_amounts``; each
+    held in its holder's layout: the torus's links (``core.torus_links``)."""
+    out = []
     for l, layer in enumerate(network.layers):  # noqa: E741
-        if layer.is_join:
-            continue
-        tensor = spec_of(layer, row[l]).exchanges
-        if tensor is None:  # a grouped conv's group split: no partial sums
-            continue
-        size = tensor.size
-        x = whole[l][size.index] * _SIZE_SHARE[size](shares[l])
-        s0 += x
-        s1 += x
+        tensor = None if layer.is_join else spec_of(layer, row[l]).exchanges
+        if tensor is not None:  # None: a grouped conv's group split, no partial sums
+            size = tensor.size
+            x = whole[l][size.index] * _SIZE_SHARE[size](shares[l])
+            out += [(0, x, l, size), (1, x, l, size)]
     for (u, v), share in zip(network.edges, network.edge_shares):
-        U, V = network.layers[u], network.layers[v]
         x = whole[v][0] * _f_in(shares[v]) * share
-        c0, c1 = edge_split(U, row[u], alphas[u], V, row[v], alphas[v])
-        s0 += c0 * x
-        s1 += c1 * x
-    return s0, s1
+        f, e = node_relayouts(row[u], alphas[u], row[v], alphas[v], network.layers[u].node_types,
+                              network.layers[v].node_types)
+        out += [(0, f[0] * x, u, Size.F_OUT), (1, f[1] * x, u, Size.F_OUT), (0, e[0] * x, v, Size.F_IN),
+                (1, e[1] * x, v, Size.F_IN)]
+    return out
+
+
+def pair_amounts(network: Network, whole, row, alphas, shares) -> Pair:
+    """(side 0, side 1) elements of one group: its ``group_tensors`` summed by side."""
+    sides = [Fraction(0), Fraction(0)]
+    for side, x, _, _ in group_tensors(network, whole, row, alphas, shares):
+        sides[side] += x
+    return sides[0], sides[1]
 
 
 def level_shares(network: Network, plan: Plan) -> list[list[tuple[tuple[Fraction, Fraction, Fraction], ...]]]:
