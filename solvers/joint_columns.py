@@ -19,7 +19,7 @@ from explorer.core.network import Network
 from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.split_costs import ONE, ZERO, SplitCosts, VectorLayout
-from explorer.core.uneven import AlphaSpace, split_units, whole_units
+from explorer.core.uneven import AlphaSpace, alpha_units, split_units, whole_units
 
 from .deadline import check_deadline
 
@@ -225,7 +225,7 @@ class _Tables:
         per_unit, per_flop = rates or (m.per_unit, m.per_flop)
         C, D = m.cols, m.costs.D
         L = len(m.net.layers)
-        ks = [a.numerator * (D // a.denominator) for a in C.alphas]
+        ks = [alpha_units(a, D) for a in C.alphas]
         self._part = np.array(ks + [D - k for k in ks], dtype=object)  # the top split's side parts
         self._f = [(f.numerator * scale, f.denominator) for f in per_unit]
         self._fc = [(f.numerator * scale, f.denominator) for f in per_flop]

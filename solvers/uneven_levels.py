@@ -22,8 +22,8 @@ from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_costs import SplitCosts, VectorLayout
 from explorer.core.split_rules import TIME_ONLY, SplitRules
-from explorer.core.uneven import (HALF, SHARE_POSITION, AlphaSpace, FreeAlphas, alpha_space, check_array, check_network,
-                                  proportional_alphas, spec_of, split_units)
+from explorer.core.uneven import (HALF, SHARE_POSITION, AlphaSpace, FreeAlphas, alpha_space, alpha_units, check_array,
+                                  check_network, proportional_alphas, spec_of, split_units)
 from explorer.core.timing import step_time
 
 from .deadline import check_deadline, past
@@ -132,7 +132,7 @@ def level_cost(network: Network, array: ArraySpec, plan: Plan, h: int) -> Fracti
                 c = costs.coefficients(network.layers[u], plan.types[h][u], plan.alphas[h][g][u], layer, t, a)
                 r = costs.relayout_share(e, s, exps[h])
                 sent = [sent[0] + c[0] * r, sent[1] + c[1] * r]
-            part = a.numerator * (D // a.denominator)
+            part = alpha_units(a, D)
             for side, k in enumerate((part, D - part)):
                 peak = sum(peaks[g * n + side * n // 2: g * n + (side + 1) * n // 2]) * 10**12
                 compute = Fraction(costs.group_flops(l, s, h) * k, D * U) / peak

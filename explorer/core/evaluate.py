@@ -184,7 +184,7 @@ def _network_facts(network: Network) -> _Facts:
     if hit is not None:
         return hit
     B = network.batch
-    sizes = [(x.input_elements(B), x.weight_elements(), x.output_elements(B)) for x in network.layers]
+    sizes = whole_sizes(network)
     joins = [x.node_types for x in network.layers]  # the kind's behaviour keys the coefficients
     edge_f: list[int] | None = []
     for (_, v), share in zip(network.edges, network.edge_shares):

@@ -16,7 +16,7 @@ from .network import Network
 from .partition import Size
 from .plan import Plan
 from .split_costs import alpha_denominator, edge_tensors, edge_units, times
-from .uneven import SHARE_POSITION, SIZE_DIMS, spec_of
+from .uneven import SHARE_POSITION, SIZE_DIMS, alpha_units, spec_of
 
 _F_IN, _W = Size.F_IN.index, Size.WEIGHTS.index
 
@@ -74,7 +74,7 @@ def _numerators(network: Network, plan: Plan, D: int):
         memo: dict = {}
         nxt, level_parts = [], []
         for g, parent in enumerate(rows[h]):
-            ks = tuple(a.numerator * (D // a.denominator) for a in plan.alphas[h][g])
+            ks = tuple(alpha_units(a, D) for a in plan.alphas[h][g])
             level_parts.append(ks)
             for side in (ks, tuple(D - k for k in ks)):
                 key = (id(parent), side)

@@ -24,7 +24,7 @@ from .network import Network
 from .partition import Size, node_relayouts
 from .timing import Topology
 from .torus_links import link_share, link_windows
-from .uneven import SHARE_POSITION, SIZE_DIMS, spec_of
+from .uneven import SHARE_POSITION, SIZE_DIMS, alpha_units, spec_of
 
 if TYPE_CHECKING:
     from .array import ArraySpec
@@ -151,7 +151,7 @@ class SplitCosts:
             d = SHARE_POSITION[spec_of(node, t).halves]
             nxt = []
             for s, a in zip(rows[h], alphas):
-                k = a.numerator * (D // a.denominator)
+                k = alpha_units(a, D)
                 nxt += [times(s, d, k), times(s, d, D - k)]
             rows.append(nxt)
             exps.append(times(exps[h], d, 1, 1))
@@ -241,7 +241,7 @@ class SplitCosts:
                 t, alphas = col[k]
                 if spec_of(node, t).halves in size.dims:
                     a = alphas[leaf >> (H - k)]
-                    n = a.numerator * (D // a.denominator)
+                    n = alpha_units(a, D)
                     part *= D - n if (leaf >> (H - 1 - k)) & 1 else n
                 else:
                     part *= D // 2
@@ -267,7 +267,7 @@ class SplitCosts:
         x0 = self._edge_units[e]
         moved = [[self._size_units(x0, _F_IN, s, exps[h], 2) for s in rows[h]] for h in range(self.levels)]  # relayout_share
         D, ut, vt = self.D, U.node_types, V.node_types
-        kv = [[b.numerator * (D // b.denominator) for b in av] for _, av in cv]
+        kv = [[alpha_units(b, D) for b in av] for _, av in cv]
         outs, ep = [], {}  # the consumer's leaf parts per level (torus windows): one for every producer
         for cu in cus:
             out = [0] * lay.size
@@ -277,7 +277,7 @@ class SplitCosts:
                 kind = (ut, tu, vt, cv[h][0])
                 for g, x in enumerate(moved[h]):
                     a = au[g]
-                    c0, c1 = edge_units(kind, a.numerator * (D // a.denominator), kv[h][g], D)  # coefficients
+                    c0, c1 = edge_units(kind, alpha_units(a, D), kv[h][g], D)  # coefficients
                     if c0 or c1:
                         p = lay.pos[(h, g)]
                         out[p] = c0 * x
@@ -295,7 +295,7 @@ class SplitCosts:
         (U, cu, a, fp), (V, cv, kv, ep) = producer, consumer  # fp, ep: their ``leaf_parts`` at level h
         D, H = self.D, self.levels
         f0, f1, e0, e1 = edge_units_fe((U.node_types, cu[h][0], V.node_types, cv[h][0]),
-                                       a.numerator * (D // a.denominator), kv, D)
+                                       alpha_units(a, D), kv, D)
         for q, leaves in self.layout.windows[(h, g)]:
             total = 0
             for i in leaves:
@@ -307,8 +307,8 @@ class SplitCosts:
         """The re-layout coefficients (side 0, side 1) times D^2 of an edge from node U under (tu,
         alpha a) to node V under (tv, alpha b): integers (``edge_units``)."""
         D = self.D
-        return edge_units((U.node_types, tu, V.node_types, tv), a.numerator * (D // a.denominator),
-                          b.numerator * (D // b.denominator), D)
+        return edge_units((U.node_types, tu, V.node_types, tv), alpha_units(a, D),
+                          alpha_units(b, D), D)
 
 
 ONE, ZERO = (1, 1, 1, 1), (0, 0, 0, 0)  # the root group's share numerators and powers of D

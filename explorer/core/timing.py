@@ -79,12 +79,18 @@ def ring_load(n: int, d: int) -> Fraction:
     return Fraction(d, 2) if 2 * d == n else Fraction(d)
 
 
+def even_link_load(levels: int, h: int) -> Fraction:
+    """The part of a side's amount at level h of a torus on the busiest directed link when every
+    accelerator of the side sends an equal part (every split below h at 1/2): ring_load(n, d) /
+    2^(levels-h-1)."""
+    return ring_load(*torus_ring(levels, h)) / 2 ** (levels - h - 1)
+
+
 def level_bandwidth_Bps(array: "ArraySpec", h: int) -> Fraction:
     """The effective bandwidth b_h (bytes/s) one sibling group of level h sends to the other at."""
     link = array.bandwidth_GBps[h] * 10**9
     if array.topology is Topology.TORUS:
-        n, d = torus_ring(array.levels, h)
-        return link * 2 ** (array.levels - h - 1) / ring_load(n, d)
+        return link / even_link_load(array.levels, h)
     return link  # per-level H-tree, or the shared medium's b_h = B / 2^(h+1) stored per level
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from .partition import HALF, Size
 from .plan import Plan
-from .timing import ring_load, torus_ring
+from .timing import even_link_load, torus_ring
 from .uneven import group_tensors, level_shares, pair_amounts, side_share, spec_of, whole_sizes
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ def link_windows(levels: int, level: int, group: int) -> tuple[tuple[int, ...], 
 def busiest_links(network: "Network", array: "ArraySpec", plan: Plan, fast: bool = True,
                   shares=None) -> tuple[tuple[Fraction, ...], ...]:
     """[level][group] -> the elements on the busiest directed link of the group's exchange. ``fast``:
-    a level whose splits below are all 1/2 takes ring_load(n, d) * max(side 0, side 1) / 2^(H-h-1),
+    a level whose splits below are all 1/2 takes ``timing.even_link_load`` * max(side 0, side 1),
     which its links equal there (``tests/test_torus_links.py`` checks both ways agree)."""
     H, shares = array.levels, shares or level_shares(network, plan)
     out = []
@@ -139,7 +139,7 @@ def _busiest(network: "Network", plan: Plan, h: int, g: int, shares, even_below:
     if not even_below:
         return max(link_loads(H, h, leaf_sends(network, plan, h, g, shares)).values())
     sides = pair_amounts(network, whole_sizes(network), plan.types[h], plan.alphas[h][g], shares)
-    return ring_load(*torus_ring(H, h)) * max(sides) / 2 ** (H - h - 1)
+    return even_link_load(H, h) * max(sides)
 
 
 def link_seconds(network: "Network", array: "ArraySpec", plan: Plan, shares=None, fast: bool = True) -> tuple[tuple, ...]:

@@ -114,6 +114,12 @@ def side_share(alpha: Fraction, side: int) -> Fraction:
     return alpha if side == 0 else 1 - alpha
 
 
+def alpha_units(alpha: Fraction, D: int) -> int:
+    """Side 0's part ``alpha`` as its numerator over D (a multiple of its denominator: the integer
+    tables' common denominator); side 1's is D minus it."""
+    return alpha.numerator * (D // alpha.denominator)
+
+
 def ancestor_path(level: int, group: int):
     """(level k, its group, the side taken) for k = 0 .. level-1 on the way down to ``group``."""
     return [(k, group >> (level - k), (group >> (level - 1 - k)) & 1) for k in range(level)]
