@@ -209,9 +209,8 @@ class SplitCosts:
         rows, exps = self.shares(node, col)
         H = self.levels
         v = [0] * lay.size
-        flops = self._flops[l]
         for i, s in enumerate(rows[H]):
-            v[i] = flops * s[0] * s[1] * s[2] * s[3]
+            v[i] = self.leaf_flops(l, s)
         if lay.mem is not None and not node.is_join:
             for i, s in enumerate(rows[H]):
                 v[lay.mem + i] = self.footprint(l, s, exps[H])

@@ -72,24 +72,31 @@ def whole_units(layer: Layer, types: Sequence[PartitionType], alphas: Sequence[S
     them, i.e. alpha times the group's count of units (the node's count times its share of the
     units' dimension: G for groups, D_i for heads) is an integer. Always true for other nodes."""
     units = split_units(layer)
-    if units is None:
-        return True
+    return units is None or _whole_units(layer, units, types, alphas)
+
+
+def _whole_units(node: Layer, units, types, alphas, fix: bool = False) -> bool:
+    """``whole_units`` of a node that splits ``units``; ``fix``: a group of n units whose side would
+    get a fraction takes the nearest k/n, 1 <= k < n (the smaller on a tie), into ``alphas``
+    (lists), False only where that cannot be (``round_to_whole_units``)."""
     total, unit, _ = units
     counts = [Fraction(total)]  # per group of the level: its count of units
     for h, t in enumerate(types):
-        split = spec_of(layer, t).halves is unit
+        split = spec_of(node, t).halves is unit
         nxt = []
         for g, n in enumerate(counts):
-            a = alphas[h][g] if split else None
-            if a is None:
+            if not split:
                 nxt += [n, n]
                 continue
+            a = alphas[h][g]
             if (n * a).denominator != 1:
-                return False
+                if not fix or n.denominator != 1 or n < 2:
+                    return False
+                k = min(range(1, int(n)), key=lambda k: (abs(Fraction(k) - n * a), k))
+                a = alphas[h][g] = Fraction(k) / n
             nxt += [n * a, n * (1 - a)]
         counts = nxt
     return True
-
 
 
 def check_array(array: ArraySpec) -> None:
@@ -317,32 +324,12 @@ def round_to_whole_units(network: Network, plan: Plan) -> Plan:
         if units is None:
             continue
         types = [plan.types[h][l] for h in range(plan.levels)]
-        if not _round_units(node, units, types, alphas, l):
-            for level in alphas:
-                for row in level:
-                    row[l] = HALF
+        mine = [[row[l] for row in level] for level in alphas]
+        whole = _whole_units(node, units, types, mine, fix=True)
+        for level, own in zip(alphas, mine):
+            for row, a in zip(level, own):
+                row[l] = a if whole else HALF
     return Plan(plan.types, tuple(tuple(tuple(row) for row in level) for level in alphas))
-
-
-def _round_units(node: Layer, units, types, alphas, l: int) -> bool:  # noqa: E741
-    total, unit, _ = units
-    counts = [Fraction(total)]
-    for h, t in enumerate(types):
-        split = spec_of(node, t).halves is unit
-        nxt = []
-        for g, n in enumerate(counts):
-            if not split:
-                nxt += [n, n]
-                continue
-            a = alphas[h][g][l]
-            if (n * a).denominator != 1:
-                if n.denominator != 1 or n < 2:
-                    return False
-                k = min(range(1, int(n)), key=lambda k: (abs(Fraction(k) - n * a), k))
-                a = alphas[h][g][l] = Fraction(k) / n
-            nxt += [n * a, n * (1 - a)]
-        counts = nxt
-    return True
 
 
 # ---- the declared alpha space -----------------------------------------------------------------
