@@ -25,7 +25,7 @@ import time
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from bench_sweep import CHEAP  # noqa: E402
 
-from explorer.app.sweep import engine as eng  # noqa: E402
+from explorer.app.sweep import batches, engine as eng  # noqa: E402
 from explorer.app.sweep.spec import parse_sweep  # noqa: E402
 
 
@@ -36,15 +36,15 @@ def cpu() -> float:
 
 def run(sw, workers: int, batched: bool) -> tuple[float, float, list]:
     """(wall s, CPU s of this process and its pool, the answers)."""
-    old = eng.MAX_BATCH
-    eng.MAX_BATCH = old if batched else 1
+    old = batches.MAX_BATCH
+    batches.MAX_BATCH = old if batched else 1
     e = eng.LocalEngine(workers)
     c0, t = cpu(), time.perf_counter()
     try:
         out = [o.summary["objective_value"] if o.summary else o.status for o in eng.run_points(sw.points, sw.base_dir, e)]
     finally:
         e.close()  # the pool's workers are reaped: their CPU time is counted
-        eng.MAX_BATCH = old
+        batches.MAX_BATCH = old
     return time.perf_counter() - t, cpu() - c0, out
 
 

@@ -8,6 +8,8 @@ must be byte-identical to the first one's apart from the timing column (``wall_s
 
     python bench/bench_sweep_workers.py [--repeat 5] [--only cheap-400,mix-212] [--before DIR]
     python bench/bench_sweep_workers.py --parts [--repeat 9]
+    python bench/bench_sweep_workers.py --engine dask [--before DIR] [--only cheap-400,mix-212]
+    python bench/bench_sweep_workers.py --dask-parts [--repeat 5]
 
 ``--parts``: in this process, ratios in one run (medians of interleaved rounds, wall and CPU of
 this process and its pool): each sweep's points through ``LocalEngine`` with the parent's own
@@ -17,6 +19,15 @@ made every time) and now.
 
 ``--before DIR`` also runs ``python -m explorer.app.cli`` with ``PYTHONPATH=DIR`` (an older tree,
 e.g. ``git archive main | tar -x -C DIR``) in the same rounds; its CSVs are checked equal too.
+
+``--engine dask``: every run on Dask's LocalCluster of ``--workers`` processes (its start-up
+included, as a user sees it); with ``--before`` a tree whose Dask engine sent one point per task,
+this compares one-point and batched tasks.
+
+``--dask-parts``: in this process, two Dask LocalClusters (1 and 2 workers) started once, so
+their start-up is left out: each sweep's points through ``DaskEngine`` with one point a task
+(``MAX_BATCH = 1``, as before) and batched, interleaved rounds, medians of the wall time; the
+answers checked equal in every run.
 """
 
 from __future__ import annotations
@@ -83,11 +94,11 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def one_run(spec: str, out: str, workers: int, env) -> tuple[float, float, float]:
+def one_run(spec: str, out: str, workers: int, env, engine: str = "local") -> tuple[float, float, float]:
     """(wall s around the process, T of its summary line, CPU s of the process and its pool)."""
     c, t = children_cpu(), time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "explorer.app.cli", "sweep", spec, "--out", out, "--workers", str(workers)],
-                          capture_output=True, text=True, env=env)
+    done = subprocess.run([sys.executable, "-m", "explorer.app.cli", "sweep", spec, "--out", out, "--workers", str(workers),
+                           "--engine", engine], capture_output=True, text=True, env=env)
     wall, used = time.perf_counter() - t, children_cpu() - c
     if done.returncode != 0:
         raise SystemExit(f"{spec} --workers {workers}: exit {done.returncode}: {done.stderr.strip()}")
@@ -181,15 +192,57 @@ def parts(repeat: int) -> None:
     print(f"400 cache entries (a cheap point's result), CPU: before {b * 1e3:.0f} ms, now {a * 1e3:.0f} ms ({b / a:.2f}x)")
 
 
+def dask_parts(repeat: int) -> None:
+    from explorer.app.sweep import batches
+    from explorer.app.sweep.engine import DaskEngine, run_points
+    from explorer.app.sweep.spec import parse_sweep
+
+    sweeps = {n: parse_sweep({"version": 1, "name": n, **SWEEPS[n]}, n, ".") for n in ("trial10-18", "cheap-40", "cheap-400")}
+    engines = {w: DaskEngine(workers=w) for w in (1, 2)}
+    cases = [(n, w, b) for n in sweeps for w in (1, 2) for b in (False, True)]
+    walls: dict[tuple, list[float]] = {c: [] for c in cases}
+    answers: dict[str, set] = {n: set() for n in sweeps}
+    loads, old = [os.getloadavg()[0]], batches.MAX_BATCH
+    try:
+        for r in range(repeat):
+            for n, w, b in (cases if r % 2 == 0 else cases[::-1]):
+                batches.MAX_BATCH = old if b else 1
+                t = time.perf_counter()
+                out = [(o.status, json_of(o)) for o in run_points(sweeps[n].points, sweeps[n].base_dir, engines[w])]
+                walls[(n, w, b)].append(time.perf_counter() - t)
+                answers[n].add(tuple(out))
+            loads.append(os.getloadavg()[0])
+    finally:
+        batches.MAX_BATCH = old
+        for e in engines.values():
+            e.close()
+    assert all(len(a) == 1 for a in answers.values()), "runs disagree"
+    print(f"Dask LocalClusters started once; {os.cpu_count()} cores, load average {min(loads):.1f}-{max(loads):.1f}; "
+          f"medians of {repeat} interleaved rounds; answers equal in every run")
+    print()
+    print("| sweep | workers | one point a task s | batched s | batched / one point | 2 workers / 1 (batched) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    med = {c: statistics.median(v) for c, v in walls.items()}
+    for n in sweeps:
+        for w in (1, 2):
+            ratio = f"{med[(n, 2, True)] / med[(n, 1, True)]:.2f}" if w == 2 else ""
+            print(f"| {n} | {w} | {med[(n, w, False)]:.3f} | {med[(n, w, True)]:.3f} | "
+                  f"{med[(n, w, True)] / med[(n, w, False)]:.2f} | {ratio} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--parts", action="store_true")
+    ap.add_argument("--dask-parts", action="store_true")
     ap.add_argument("--only", default=",".join(SWEEPS), help="comma-separated sweep names")
     ap.add_argument("--before", metavar="DIR")
+    ap.add_argument("--engine", choices=("local", "dask"), default="local")
     a = ap.parse_args()
     if a.parts:
         return parts(a.repeat)
+    if a.dask_parts:
+        return dask_parts(a.repeat)
     names = a.only.split(",")
     trees = [("now", None)] + ([("before", dict(os.environ, PYTHONPATH=a.before))] if a.before else [])
     walls: dict[tuple, list[float]] = {}
@@ -205,7 +258,7 @@ def main() -> None:
                 for tree, env in trees:
                     for w in ((1, 2) if r % 2 == 0 else (2, 1)):
                         out = os.path.join(tmp, f"{n}-{tree}-{w}-{r}")
-                        wall, t, used = one_run(specs[n], out, w, env)
+                        wall, t, used = one_run(specs[n], out, w, env, a.engine)
                         cpus.setdefault((n, tree, w), []).append(used)
                         walls.setdefault((n, tree, w), []).append(wall)
                         told.setdefault((n, tree, w), []).append(t)
@@ -213,7 +266,7 @@ def main() -> None:
                         assert first.setdefault(n, rows) == rows, f"{n}: {tree} --workers {w} answered differently"
             loads.append(os.getloadavg()[0])
             gains.append(control(1) / control(2))
-    print(f"{os.cpu_count()} cores; load average (1 min) {min(loads):.1f}-{max(loads):.1f} over the runs; "
+    print(f"engine {a.engine}; {os.cpu_count()} cores; load average (1 min) {min(loads):.1f}-{max(loads):.1f} over the runs; "
           f"medians of {a.repeat}; every run's results.csv equal apart from wall_s")
     print()
     print(f"control: 2 processes did pure-Python CPU work {statistics.median(gains):.2f}x as fast as 1 (median of the rounds, "

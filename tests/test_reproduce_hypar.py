@@ -280,3 +280,37 @@ def test_the_point_cache_is_keyed_by_the_code_as_the_sweep_cache_is(tmp_path, mo
         assert again.costs("hypar") == fresh.costs("hypar") and again.plans == fresh.plans
     assert len(list(tmp_path.glob("*.json"))) == 3  # one entry per code
     points_mod._memo.cache_clear()
+
+
+def test_the_point_cache_says_what_it_reused_and_prunes_only_its_entries_of_other_code(tmp_path, capsys):
+    """The output says how many points came from the cache (JSON: ``cache``; text: one stderr
+    line); a run removes the entries of other code (another stamp, or none: written before
+    entries held theirs) and leaves every file it did not write, and a damaged entry."""
+    args = ["reproduce", "hypar", "--figure", "9", "--out", str(tmp_path), "--accounting", "hypar-figures"]
+    points_mod._memo.cache_clear()
+    code, out, err = run([*args, "--format", "json"], capsys)
+    folder = tmp_path / ".cache"
+    assert code == 0 and json.loads(out)["cache"] == {"folder": str(folder), "reused": 0, "solved": 1, "removed": 0}
+    (entry,) = folder.glob("*.json")
+    data = json.loads(entry.read_text())
+    assert data["stamp"] == points_mod.code_stamp() and data["format"] == points_mod.CACHE_FORMAT
+    old = {"a" * 24: {**data, "stamp": {**data["stamp"], "code": "0" * 64}},  # another code digest
+           "b" * 24: {**data, "stamp": {**data["stamp"], "version": "0.0.0"}},  # another version
+           "c" * 24: {"plans": data["plans"]}}  # written before entries held their stamp
+    for name, body in old.items():
+        (folder / f"{name}.json").write_text(json.dumps(body))
+    keep = {"notes.txt": "mine", f"{'d' * 24}.json": '{"x": 1}', f"{'e' * 24}.json": "{damaged",
+            f"{'f' * 23}.json": json.dumps(old["c" * 24]), f"{'0' * 24}.tmp": "x"}
+    for name, text in keep.items():
+        (folder / name).write_text(text)
+    (tmp_path / "elsewhere.json").write_text(json.dumps(old["c" * 24]))
+    (folder / f"{'1' * 24}.json").symlink_to(tmp_path / "elsewhere.json")
+    points_mod._memo.cache_clear()  # read the folder, not this process's memo
+    code, out, err = run(args, capsys)
+    assert code == 0 and err == f"[explore] 1 point: 1 from the cache ({folder}), 0 solved; removed 3 entries of other code\n"
+    assert sorted(p.name for p in folder.iterdir()) == sorted([entry.name, *keep, f"{'1' * 24}.json"])
+    assert (tmp_path / "elsewhere.json").exists()
+    points_mod._memo.cache_clear()
+    code, out, err = run([*args, "--format", "json"], capsys)
+    assert json.loads(out)["cache"] == {"folder": str(folder), "reused": 1, "solved": 0, "removed": 0}
+    points_mod._memo.cache_clear()

@@ -110,3 +110,33 @@ def test_ctrl_c_of_a_dask_sweep_prints_only_the_one_line(tmp_path):
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert err.strip().splitlines()[-1] == ("explore: interrupted; 4 points are cached in "
                                             f"{tmp_path / 'o'}: rerun the same command to resume"), err
+
+
+def test_ctrl_c_while_the_dask_cluster_starts_prints_only_the_one_line(tmp_path):
+    """SIGINT to the process group while the LocalCluster's worker processes are being spawned
+    (the sweep's first child is multiprocessing's resource tracker, the next two the workers, importing):
+    exit 130, the one ``interrupted`` line; no KeyboardInterrupt traceback from a half-started
+    worker, none from Dask's exit hook closing a half-started cluster, and no process left."""
+    psutil = pytest.importorskip("psutil")
+    f = tmp_path / "s.yaml"
+    f.write_text("version: 1\ngrid: {model: [lenet-c, sfc], levels: [1, 2]}\n")
+    cmd = [sys.executable, "-c", "from explorer.app.cli import main; main()", "sweep", str(f), "--out",
+           str(tmp_path / "o"), "--engine", "dask", "--workers", "2"]
+    p = subprocess.Popen(cmd, start_new_session=True, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        me, deadline, children = psutil.Process(p.pid), time.time() + 120, []
+        while time.time() < deadline and len(children) < 3 and p.poll() is None:
+            children = me.children(recursive=True)
+            time.sleep(0.01)
+        assert len(children) >= 3, "the workers did not start"
+        os.killpg(p.pid, signal.SIGINT)
+        err = p.communicate(timeout=60)[1]
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert err.strip().splitlines() == [f"explore: interrupted; 0 points are cached in {tmp_path / 'o'}: rerun the "
+                                        "same command to resume"], err
+    assert psutil.wait_procs(children, timeout=30)[1] == []  # every one ended

@@ -94,7 +94,8 @@ def reproduce_accpar():
               help=f"HyPar figure to regenerate ({', '.join(map(str, FIGURES))}). Repeatable.")
 @click.option("--all", "every", is_flag=True, help="Every figure, 5 to 13.")
 @click.option("--out", "out", default=DEFAULT_OUT, show_default=True, metavar="DIR",
-              help="Folder for the PNGs (hypar-figN.png) and the point cache (DIR/.cache).")
+              help="Folder for the PNGs (hypar-figN.png) and the point cache (DIR/.cache; its entries of "
+                   "other code are removed).")
 @click.option("--accounting", type=click.Choice([a.value for a in Accounting]), default="model", show_default=True,
               help="model: model.md (the default everywhere); hypar-figures: type II exchanges after pooling and "
                    "re-layouts out of II are free, the accounting HyPar's Figs. 5 and 8 imply.")
@@ -112,6 +113,7 @@ def hypar_cmd(numbers, every, out, accounting, fmt):
     acc = Accounting(accounting)
     from .draw import draw
     from .hypar import Context, reproduce
+    from .points import prune
 
     ctx = Context(acc, folder / ".cache")
 
@@ -123,11 +125,25 @@ def hypar_cmd(numbers, every, out, accounting, fmt):
         results.append((fig, png))
         if fmt == "table":
             click.echo(table(fig, png) + "\n")
+    cache = {"folder": str(ctx.cache), "reused": len(ctx.ledger.reused), "solved": len(ctx.ledger.solved),
+             "removed": prune(ctx.cache)}
     if fmt == "json":
         click.echo(json.dumps({"accounting": acc.value, "figures": [
             {"figure": f.number, "title": f.title, "png": str(p), "rows": [r.to_json() for r in f.rows],
              "notes": [x.strip() for x in f.notes]}
-            for f, p in results]}, indent=1))
+            for f, p in results], "cache": cache}, indent=1))
+    else:
+        click.echo(cache_line(cache), err=True)
+
+
+def cache_line(cache: dict) -> str:
+    """The point cache's line: how many of the run's points came from it, how many were solved,
+    how many entries of other code were removed."""
+    n = cache["reused"] + cache["solved"]
+    gone = f"; removed {cache['removed']} {'entry' if cache['removed'] == 1 else 'entries'} of other code" \
+        if cache["removed"] else ""
+    return (f"[explore] {n} {'point' if n == 1 else 'points'}: {cache['reused']} from the cache "
+            f"({cache['folder']}), {cache['solved']} solved{gone}")
 
 
 def attach(group: click.Group) -> None:

@@ -21,7 +21,7 @@ from ...core.paper_accounting import Accounting, level_costs
 from ...core.partition import PartitionType
 from ...core.plan import Plan
 from .paper import paper_values
-from .points import Point, figures, point
+from .points import Ledger, Point, figures, point
 
 SERIES = {"hypar": "hypar", "all-I": "data-parallel", "all-II": "model-parallel", "trick": "trick"}
 
@@ -52,6 +52,7 @@ class Figure:
 class Context:
     accounting: Accounting = Accounting.MODEL
     cache: Path | None = None
+    ledger: Ledger = field(default_factory=Ledger, compare=False)  # where the points came from
 
 
 def gmean(xs) -> float:
@@ -71,7 +72,7 @@ def _row(series, x, ours, paper, unit) -> Row:
 
 def _points(ctx: Context) -> dict[str, Point]:
     pv = paper_values()
-    return {name: point(pv.network(name), 4, ctx.accounting, ctx.cache) for name in pv.networks}
+    return {name: point(pv.network(name), 4, ctx.accounting, ctx.cache, ctx.ledger) for name in pv.networks}
 
 
 def _bars(ctx: Context, n: int, values, unit: str, series=("all-II", "all-I", "hypar")) -> Figure:
@@ -159,7 +160,7 @@ def _peak_note(grid: dict, peak, ties: list, paper_peak: tuple) -> str:
 def _space_figure(ctx: Context, n: int, cells_a, cells_b, label_a: str, label_b: str) -> Figure:
     pv = paper_values()
     fig = pv.figure(n)
-    p = point(pv.network(fig["network"]), 4, ctx.accounting, ctx.cache)
+    p = point(pv.network(fig["network"]), 4, ctx.accounting, ctx.cache, ctx.ledger)
     grid = _explore(p, ctx, cells_a + cells_b, cells_a)
     code = "".join("1" if p.plan("hypar").at(h, l) is PartitionType.II else "0" for h, l in cells_a + cells_b)
     hy = (code[:len(cells_a)], code[len(cells_a):])
@@ -200,7 +201,7 @@ def fig11(ctx: Context) -> Figure:
         if n == 1:
             speed[n], traffic[n] = {"hypar": 1.0, "all-I": 1.0}, None
             continue
-        p = point(net, int(n).bit_length() - 1, ctx.accounting, ctx.cache)
+        p = point(net, int(n).bit_length() - 1, ctx.accounting, ctx.cache, ctx.ledger)
         t1 = figures(p, "hypar").compute_s * n
         speed[n] = {plan: float(t1 / figures(p, plan).step_s) for plan in ("hypar", "all-I")}
         traffic[n] = {plan: float(figures(p, plan).traffic_bytes) / 1e9 for plan in ("hypar", "all-I")}
@@ -237,7 +238,7 @@ def fig13(ctx: Context) -> Figure:
     perf, energy = {}, {}
     for w in fig["workloads"]:
         net, levels = pv.workload(w)
-        p = point(net, levels, ctx.accounting, ctx.cache)
+        p = point(net, levels, ctx.accounting, ctx.cache, ctx.ledger)
         trick, hy = figures(p, "trick"), figures(p, "hypar")
         perf[w], energy[w] = float(trick.step_s / hy.step_s), float(trick.energy_J / hy.energy_J)
     perf["gmean"], energy["gmean"] = gmean(perf.values()), gmean(energy.values())

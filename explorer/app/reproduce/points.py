@@ -5,7 +5,8 @@ A point is solved once per process (memoised) and, given a cache folder, once pe
 ``<out>/.cache/<sha>.json`` holds its plans and level costs as exact fractions, keyed by
 everything that shapes them (the network's layers, batch, levels, accounting, this format's
 version, and the code that solved them: the explorer's version and code digest, as in the
-sweep cache's keys, ``sweep.cache.code_stamp``). Time and energy are computed from the level
+sweep cache's keys, ``sweep.cache.code_stamp``; each entry holds that stamp too, so ``prune``
+can remove the entries of other code, which are never read again). Time and energy are computed from the level
 costs on each call (``figures``), so a change of array or topology never needs a new solve.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -120,23 +122,75 @@ def _from_json(data: dict, network: Network, levels: int, accounting: Accounting
     return Point(network, levels, accounting, plans)
 
 
+class Ledger:
+    """What one run took from the cache folder (``reused``) and what it solved (``solved``): the
+    keys of its distinct points (a point this process memoised counts as it was first found)."""
+
+    def __init__(self):
+        self.reused: set[str] = set()
+        self.solved: set[str] = set()
+
+
 @lru_cache(maxsize=None)
-def _memo(network: Network, levels: int, accounting: Accounting, cache: str | None) -> Point:
-    path = Path(cache) / f"{_key(network, levels, accounting)}.json" if cache else None
+def _memo(network: Network, levels: int, accounting: Accounting, cache: str | None) -> tuple[Point, str, bool]:
+    """(the point, its key, whether it was read from the cache folder)."""
+    key = _key(network, levels, accounting)
+    path = Path(cache) / f"{key}.json" if cache else None
     if path is not None and path.is_file():
         try:
-            return _from_json(json.loads(path.read_text()), network, levels, accounting)
+            return _from_json(json.loads(path.read_text()), network, levels, accounting), key, True
         except (ValueError, KeyError, TypeError):
             pass  # a damaged entry is solved again and rewritten
     point = _solve(network, levels, accounting)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(_to_json(point)))
+        tmp.write_text(json.dumps({"format": CACHE_FORMAT, "stamp": code_stamp(), **_to_json(point)}))
         tmp.replace(path)
-    return point
+    return point, key, False
 
 
-def point(network: Network, levels: int, accounting: Accounting, cache: Path | None = None) -> Point:
-    """The point, from this process's memo, the cache folder, or solved (and cached)."""
-    return _memo(network, levels, accounting, str(cache) if cache is not None else None)
+def point(network: Network, levels: int, accounting: Accounting, cache: Path | None = None,
+          ledger: Ledger | None = None) -> Point:
+    """The point, from this process's memo, the cache folder, or solved (and cached); ``ledger``
+    counts where it came from."""
+    found, key, hit = _memo(network, levels, accounting, str(cache) if cache is not None else None)
+    if ledger is not None:
+        (ledger.reused if hit else ledger.solved).add(key)
+    return found
+
+
+ENTRY_NAME = re.compile(r"[0-9a-f]{24}\.json")  # the names this cache gives its entries (``_key``)
+
+
+def _stale(path: Path) -> bool:
+    """Whether ``path`` is an entry this cache wrote (its name, a regular file, the shape
+    ``_to_json`` writes) for other code: another code stamp or format, or none (written before
+    entries held theirs). Anything else (another file, a damaged entry) is not ours to remove."""
+    if not ENTRY_NAME.fullmatch(path.name) or path.is_symlink() or not path.is_file():
+        return False
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not (isinstance(data, dict) and isinstance(data.get("plans"), list)):
+        return False
+    return (data.get("stamp"), data.get("format")) != (code_stamp(), CACHE_FORMAT)
+
+
+def prune(cache: Path) -> int:
+    """Remove the cache folder's entries of other code (``_stale``; their keys hold the code
+    stamp, so this code never reads them again); how many. Nothing else in the folder is touched."""
+    try:
+        paths = sorted(cache.iterdir())
+    except OSError:  # no folder yet, or unreadable: nothing to prune
+        return 0
+    removed = 0
+    for path in paths:
+        if _stale(path):
+            try:
+                path.unlink()
+                removed += 1
+            except OSError:
+                pass  # removed meanwhile, or a read-only folder: left as it is
+    return removed

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -16,12 +17,11 @@ from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from ...core.errors import SpecError
 from ...core.names import given_as
+from .batches import Batches, Task, solve_points
 from .cache import Cache, point_key
 from .main_guard import unguarded_call
 from .point import ERROR, INVALID, Outcome, solve_point
 from .spec import Point, defaults_for, resolve_paths
-
-Task = tuple[int, dict[str, Any]]
 
 
 class Engine(Protocol):
@@ -43,17 +43,6 @@ def default_workers() -> int:
 def _worker_init() -> None:
     """Pool workers ignore Ctrl-C: the parent stops the sweep and ends them."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-# Cheap points go to the pool in batches of about this much work each (a task costs a pickle
-# round trip and a wake-up of the parent, ~1 ms: more than a cheap DP point itself)
-BATCH_SECONDS = 0.05
-MAX_BATCH = 64
-
-
-def solve_points(batch: list[Task]) -> list[Outcome]:
-    """Solve a batch of points in one task (in a pool worker)."""
-    return [solve_point(index, params) for index, params in batch]
 
 
 # A sweep predicted to take less than this (CPU s) in all is solved in the parent, with no pool: a pool
@@ -104,10 +93,9 @@ def _warm(tasks: list[Task]) -> None:
     """Import, once in the parent, the modules the tasks' solvers need, so that forked workers
     inherit them (each worker imported them itself: on trial 10's 18 cheap points two workers
     used 0.05-0.2 s more CPU than one, about the same with this; item 10). Only where the pool forks."""
-    import multiprocessing
     from importlib import import_module
 
-    if multiprocessing.get_start_method(allow_none=True) not in (None, "fork"):
+    if start_method() != "fork":  # spawn, forkserver (the default on Linux from Python 3.14): nothing inherited
         return
     from ...solvers import REGISTRY
 
@@ -143,17 +131,11 @@ class LocalEngine:
                 return
             self._pool = ProcessPoolExecutor(max_workers=min(self.workers, len(queue)), initializer=_worker_init)
         pending = self._pending
-
-        def batch_size() -> int:
-            if not seen[0]:
-                return 1
-            mean = max(seen[1] / seen[0], 1e-6)
-            fair = -(-len(queue) // (2 * self.workers))  # keep every worker busy to the end
-            return max(1, min(int(BATCH_SECONDS / mean), MAX_BATCH, fair))
+        batches = Batches(queue, self.workers, seen)
 
         def top_up() -> list[Outcome]:
             while queue and len(pending) < 2 * self.workers:
-                batch = [queue.pop() for _ in range(min(batch_size(), len(queue)))]
+                batch = batches.take()
                 try:
                     pending[self._pool.submit(solve_points, batch)] = [i for i, _ in batch]
                 except BrokenProcessPool as err:  # a worker died: the rest cannot run here
@@ -168,8 +150,7 @@ class LocalEngine:
             for fut in done:
                 indices = pending.pop(fut)
                 for out in _outcomes(fut, indices):
-                    seen[0] += 1
-                    seen[1] += out.wall_s
+                    batches.finished(out)
                     yield out
             lost += top_up()
         yield from lost
@@ -195,6 +176,33 @@ class LocalEngine:
 QUIET_WORKER = "explorer.app.sweep.quiet_worker"
 
 
+@contextmanager
+def held_ctrl_c() -> Iterator[None]:
+    """Ctrl-C held meanwhile (POSIX, main thread; else nothing): SIGINT blocked in this thread, so
+    that the processes and threads started meanwhile inherit the block (a Ctrl-C never reaches
+    them), and a Ctrl-C received meanwhile (by any thread) only noted; once the block is lifted and
+    the handler restored, a noted Ctrl-C is raised again, to whatever handler was there."""
+    import threading
+    from multiprocessing import resource_tracker
+
+    previous = signal.getsignal(signal.SIGINT)
+    if not (hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+            and previous is not None):
+        yield
+        return
+    noted = []
+    resource_tracker.ensure_running()  # started now: starting it later unblocks SIGINT in its caller
+    signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum))
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending Ctrl-C is noted here
+        signal.signal(signal.SIGINT, previous)
+        if noted:
+            signal.raise_signal(signal.SIGINT)
+
+
 class DaskEngine:
     """Points as tasks on a Dask distributed cluster: ``scheduler`` is ``tcp://HOST:PORT`` of a
     running scheduler; without one, a LocalCluster of ``workers`` single-threaded processes
@@ -207,39 +215,71 @@ class DaskEngine:
             from distributed import Client, LocalCluster
         except ImportError:
             raise SpecError("--engine", "dask needs the dask extra: pip install -e '.[dask]'") from None
-        import logging
-
         self._cluster = None
-        self._pending: set = set()
+        self.client = None
+        self._pending: dict = {}
         if scheduler:
             try:
                 self.client = Client(scheduler, timeout="10s")
             except Exception as err:  # noqa: BLE001 - OSError, TimeoutError, ValueError for a malformed address
                 raise SpecError("--scheduler", f"cannot reach {scheduler}: {err}") from None
         else:
+            try:
+                self._start(LocalCluster, Client, workers)
+            except BaseException:  # Ctrl-C (held while it started, raised as it is released): close what started
+                self.close()
+                raise
+
+    def _start(self, LocalCluster, Client, workers: int | None) -> None:
+        """A LocalCluster with Ctrl-C held (``held_ctrl_c``) while it starts: its processes are
+        spawned with SIGINT blocked (each would print a KeyboardInterrupt traceback, and a cluster
+        stopped half-started a third one at exit); a Ctrl-C meanwhile is raised once it has started."""
+        import logging
+
+        with held_ctrl_c():
             # no dashboard; the scheduler's HTTP server (health, metrics) on a free port, not 8787 (a
-            # UserWarning when in use); the workers ignore Ctrl-C (QUIET_WORKER): the parent stops the sweep
+            # UserWarning when in use); the workers ignore Ctrl-C (QUIET_WORKER): the parent stops the sweep;
+            # logs only CRITICAL (a worker whose scheduler closed first logs an ERROR heartbeat traceback)
             self._cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
                                          dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"},
-                                         silence_logs=logging.ERROR, preload=[QUIET_WORKER])
+                                         silence_logs=logging.CRITICAL, preload=[QUIET_WORKER])
             self.client = Client(self._cluster)
 
     def run(self, tasks: list[Task]) -> Iterator[Outcome]:
+        """Batches as the local pool's (``Batches``), at most two a worker in flight."""
         from distributed import as_completed
 
-        futures = {self.client.submit(solve_points, [(i, p)], pure=False): i for i, p in tasks}
-        self._pending = set(futures)
-        for fut in as_completed(list(futures)):
-            self._pending.discard(fut)
-            yield from _outcomes(fut, [futures[fut]])
+        queue = list(reversed(tasks))
+        workers = max(1, sum(self.client.nthreads().values()))
+        batches = Batches(queue, workers)
+        pending: dict[Any, list[int]] = {}
+        self._pending = pending
+        running = as_completed()
+
+        def top_up() -> None:
+            while queue and len(pending) < 2 * workers:
+                batch = batches.take()
+                fut = self.client.submit(solve_points, batch, pure=False)
+                pending[fut] = [i for i, _ in batch]
+                running.add(fut)
+
+        top_up()
+        for fut in running:
+            for out in _outcomes(fut, pending.pop(fut)):
+                batches.finished(out)
+                yield out
+            top_up()
 
     def close(self) -> None:
         if self._pending:  # stopped early: the cluster drops what is left
             self.client.cancel(list(self._pending))
-            self._pending = set()
-        self.client.close()
+            self._pending = {}
+        if self.client is not None:
+            self.client.close()
+            self.client = None
         if self._cluster is not None:
             self._cluster.close()
+            self._cluster = None
 
 
 def _outcomes(fut, indices: list[int]) -> list[Outcome]:
@@ -254,19 +294,37 @@ def _failed(indices: list[int], err: BaseException) -> list[Outcome]:
     return [Outcome.make(i, None, ERROR, f"worker failed: {type(err).__name__}: {err}", 0.0) for i in indices]
 
 
+def start_method() -> str:
+    """How the local pool starts its workers: the start method set in ``multiprocessing``, else the
+    platform's default (fork on Linux up to Python 3.13, forkserver from 3.14, spawn on macOS and
+    Windows), read without fixing it (a script may still set it later)."""
+    import multiprocessing
+
+    return multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]
+
+
+def _respawns(engine: str, scheduler: str | None) -> str | None:
+    """What starts worker processes that first re-run the calling script (as ``__mp_main__``), or
+    None: Dask's local cluster (spawned), the local pool unless it forks; never a scheduler's cluster."""
+    if engine == "dask":
+        return None if scheduler else "dask without a scheduler starts worker processes"
+    method = start_method()
+    return None if method == "fork" else f"the local pool starts worker processes by {method}"
+
+
 def check_engine(engine: str, scheduler: str | None) -> None:
-    """SpecError for an unknown engine, a scheduler without dask, or dask's local cluster called
-    from a script's top level outside ``if __name__ == "__main__":`` (its spawned workers would
-    re-run the script, and fail)."""
+    """SpecError for an unknown engine, a scheduler without dask, or an engine whose workers re-run
+    the calling script (``_respawns``) called from its top level outside ``if __name__ ==
+    "__main__":`` (every worker would start the sweep again, and fail)."""
     if engine not in ("local", "dask"):
         raise SpecError("--engine", f"unknown engine {engine!r} (choose from local, dask)")
     if engine == "local" and scheduler:
         raise SpecError("--scheduler", f"only with {given_as('--engine')} dask")
-    where = unguarded_call() if engine == "dask" and not scheduler else None
+    what = _respawns(engine, scheduler)
+    where = unguarded_call() if what else None
     if where is not None:
-        raise SpecError("--engine", f"dask without a scheduler starts worker processes, and each first re-runs "
-                                    f"the calling script ({where[0]}, line {where[1]}): put that call under "
-                                    f"if __name__ == \"__main__\":")
+        raise SpecError("--engine", f"{what}, and each first re-runs the calling script ({where[0]}, line "
+                                    f"{where[1]}): put that call under if __name__ == \"__main__\":")
 
 
 def make_engine(engine: str = "local", workers: int | None = None, scheduler: str | None = None) -> Engine:

@@ -1,10 +1,10 @@
 """Whether the running script calls us outside ``if __name__ == "__main__":``. Dask's local
-cluster starts its workers by spawning, and a spawned process first re-runs the calling script
-(as ``__mp_main__``): a script that starts a Dask sweep at its top level, unguarded, would start
-one again in every worker, which fails ("Nanny failed to start", a dozen tracebacks; trial 14,
-finding 3). The sweep refuses such a call up front instead. Described in the manual:
-docs/sweeps.md, "Python API".
-"""
+cluster starts its workers by spawning, and so does the local pool under the spawn or forkserver
+start method (forkserver: Linux's default from Python 3.14); a spawned process first re-runs the
+calling script (as ``__mp_main__``): a script that starts such a sweep at its top level,
+unguarded, would start one again in every worker, which fails ("Nanny failed to start", a dozen
+tracebacks; trial 14, finding 3). The sweep refuses such a call up front instead. Described in
+the manual: docs/sweeps.md, "Python API"."""
 
 from __future__ import annotations
 
