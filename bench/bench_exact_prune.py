@@ -15,6 +15,7 @@ at grid 1/4; both spaces. The plain run stops at ``--time-limit`` (UNKNOWN, no p
     python bench/bench_exact_prune.py --baseline HEAD # "before": today's solver, pruning off
     python bench/bench_exact_prune.py --pairs         # time and peak memory against column pairs
     python bench/bench_exact_prune.py --tables        # the column tables' CPU against the ends-at-once estimate
+    python bench/bench_exact_prune.py --windows       # the same on torus arrays with link windows (and H-tree twins)
 
 ``--pairs``: tpu-mix-16, alexnet, lenet-c, vgg-a and resnet18 at alpha grids 1/2, 1/4, 1/8 and 1/16,
 both spaces, each run in its own process (``ru_maxrss`` before and after the solve): column pairs,
@@ -67,6 +68,23 @@ def mix4_t13():
     a = load_array("tpu-mix-16")
     v2, v3 = a.leaves[0], a.leaves[-1]
     return replace(a, name="mix4-t13", levels=2, bandwidth_GBps=a.bandwidth_GBps[:2], leaves=(v2, v3, v3, v3))
+
+
+def torus(make):
+    """``make``'s array as a torus: a free split below the top puts link windows in the vectors."""
+    from explorer.core.timing import Topology
+
+    return lambda: replace(make(), name=make().name + "-torus", topology=Topology.TORUS)
+
+
+def mix16():
+    """Four levels: 4 TPU-v2 chips then 12 v3 (tpu-mix-16's kinds and links): level 1's [v2 x4 | v3 x4] is free."""
+    a = load_array("tpu-mix-16")
+    return replace(a, name="mix16-4v2", leaves=(a.leaves[0],) * 4 + (a.leaves[-1],) * 12)
+
+
+ARRAYS = {"mix4": mix4, "mix4-t13": mix4_t13, "mix4-t13-torus": torus(mix4_t13), "mix16-4v2": mix16,
+          "mix16-4v2-torus": torus(mix16)}
 
 
 def agree(a, b) -> str:
@@ -134,21 +152,22 @@ print(json.dumps(out))
 TABLES_CHILD = r"""
 import json, sys, time
 sys.path.insert(0, {bench!r})
-from bench_exact_prune import mix4, mix4_t13
+from bench_exact_prune import ARRAYS
 from explorer.core.partition import Space
 from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_array, load_model
 from explorer.solvers import uneven
 from explorer.solvers.uneven_tables import ColumnTables
 
-arr = {{"mix4": mix4, "mix4-t13": mix4_t13}}.get({array!r}, lambda: load_array({array!r}))()
+arr = ARRAYS.get({array!r}, lambda: load_array({array!r}))()
 net, space = load_model({name!r}), Space({space!r})
 H, L, costs, cols = uneven._chain_columns(net, arr, space, alpha_space(arr, alpha_grid({grid!r})), "exact")
+windows = uneven.window_count(costs.layout)
 c0, t0 = time.process_time(), time.perf_counter()
 ColumnTables(costs, cols, lambda: False).rest()
-print(json.dumps({{"pairs": sum(len(a) * len(b) for a, b in zip(cols, cols[1:])), "H": H,
+print(json.dumps({{"pairs": sum(len(a) * len(b) for a, b in zip(cols, cols[1:])), "H": H, "windows": windows,
                   "cpu": time.process_time() - c0, "wall": time.perf_counter() - t0,
-                  "estimate": uneven.least_seconds(cols, H)}}))
+                  "estimate": uneven.least_seconds(cols, H, windows)}}))
 """
 
 TABLE_CASES = (("mix4", "alexnet", "accpar", 16), ("mix4", "vgg-a", "accpar", 16), ("mix4", "alexnet", "hypar", 16),
@@ -156,25 +175,31 @@ TABLE_CASES = (("mix4", "alexnet", "accpar", 16), ("mix4", "vgg-a", "accpar", 16
                ("tpu-mix-16", "lenet-c", "accpar", 4), ("tpu-mix-16", "alexnet", "accpar", 2),
                ("tpu-mix-16", "vgg-a", "accpar", 2), ("tpu-mix-16", "alexnet", "hypar", 8))
 LARGE = (("mix4-t13", "sfc", "accpar", 16),)  # trial 13 #2's instance (--large: about a minute of CPU a run)
+# --windows: torus arrays whose free split below the top puts link windows in the vectors, each
+# with its H-tree twin (the same columns, sides alone): the windows' own cost a pair
+WINDOW_CASES = (("mix4-t13-torus", "sfc", "accpar", 8), ("mix4-t13", "sfc", "accpar", 8),
+                ("mix4-t13-torus", "lenet-c", "accpar", 8), ("mix4-t13", "lenet-c", "accpar", 8),
+                ("mix16-4v2-torus", "lenet-c", "hypar", 2), ("mix16-4v2", "lenet-c", "hypar", 2),
+                ("mix16-4v2-torus", "alexnet", "hypar", 2), ("mix16-4v2", "alexnet", "hypar", 2))
 
 
-def tables_table(repeat: int, large: bool) -> None:
+def tables_table(repeat: int, large: bool, cases=TABLE_CASES) -> None:
     """``--tables``: what the exact path spends before its Pareto DP (the column tables and the
     completion bounds, every pair), each case in its own process ``repeat`` times (the least CPU
     kept: the calibration of ``uneven.PAIR_S`` and ``PAIR_GROUP_S`` is a lower bound), against
     ``uneven.least_seconds``: the estimate must stay below the measured CPU."""
     import json
 
-    print("| array | network | space | grid | H | column pairs | least CPU s | wall s | us a pair | estimate s "
+    print("| array | network | space | grid | H | windows | column pairs | least CPU s | wall s | us a pair | estimate s "
           "| CPU / estimate |")
-    print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     bench = str(Path(__file__).resolve().parent)
-    for array, name, space, grid in TABLE_CASES + (LARGE if large else ()):
+    for array, name, space, grid in cases + (LARGE if large else ()):
         code = TABLES_CHILD.format(bench=bench, array=array, name=name, space=space, grid=grid)
         runs = [json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                           check=True).stdout) for _ in range(repeat)]
         r = min(runs, key=lambda x: x["cpu"])
-        print(f"| {array} | {name} | {space} | 1/{grid} | {r['H']} | {r['pairs']:,} | {r['cpu']:.2f} | "
+        print(f"| {array} | {name} | {space} | 1/{grid} | {r['H']} | {r['windows']} | {r['pairs']:,} | {r['cpu']:.2f} | "
               f"{r['wall']:.2f} | {r['cpu'] / r['pairs'] * 1e6:.2f} | {r['estimate']:.2f} | "
               f"{r['cpu'] / r['estimate']:.2f} |", flush=True)
 
@@ -212,14 +237,15 @@ def main() -> None:
     ap.add_argument("--pairs", action="store_true", help="time and memory against column pairs, grids 2 to 16")
     ap.add_argument("--tables", action="store_true", help="the column tables' CPU against the ends-at-once estimate")
     ap.add_argument("--large", action="store_true", help="--tables: also trial 13's sfc at 1/16 (15.9 M pairs)")
+    ap.add_argument("--windows", action="store_true", help="--tables on torus arrays with link windows, and their H-tree twins")
     ap.add_argument("--repeat", type=int, default=3, help="--tables: runs per case, the least CPU kept (default 3)")
     ap.add_argument("--memory", action="store_true", help="the memory estimate against the peak, no pruning (many states)")
     ap.add_argument("--baseline", default="8971329", help="the commit of 'before' (default: the branch's base)")
     ap.add_argument("--time-limit", type=float, default=30.0, help="seconds per run (default 30)")
     args = ap.parse_args()
     models = ("lenet-c",) if args.quick else ("lenet-c", "alexnet", "vgg-a", "resnet18")
-    if args.tables:
-        return tables_table(args.repeat, args.large)
+    if args.tables or args.windows:
+        return tables_table(args.repeat, args.large, WINDOW_CASES if args.windows else TABLE_CASES)
     if args.pairs:
         return pairs_table([(m, s, g) for m in models for s in ("accpar", "hypar") for g in (2, 4, 8, 16)], args.time_limit)
     if args.memory:

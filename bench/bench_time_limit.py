@@ -13,6 +13,7 @@ each after the other, so that both see the same load.
     python bench/bench_time_limit.py --groups cap --limit 60          # exact under a cap, each case at 60 s
     python bench/bench_time_limit.py --groups uneven --repeat 3       # ResNet-50 on tpu-mix-16, 1 GiB, split optimal
     python bench/bench_time_limit.py --groups split check-uneven --repeat 3   # the uneven split (arrays of kinds)
+    python bench/bench_time_limit.py --groups trial13 levels --repeat 3        # exact's column tables; levels, limit spent
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ import json
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from bench_whole_runs import explore_command  # noqa: E402
@@ -35,6 +38,13 @@ UNEVEN_MEM = ["--model", "resnet50", "--array", "tpu-mix-16", "--space", "accpar
               "--memory", "1", "--weight-copies", "2"]
 SPLIT = ["--model", "resnet50", "--array", "tpu-mix-16", "--space", "accpar", "--split", "optimal"]
 UNEVEN = ["check", "--uneven", "--model", "resnet50", "--array", "tpu-mix-16", "--space", "accpar"]
+# trial 13's mix-4.yaml (one TPU-v2, three v3; two levels), written once for the runs
+MIX4 = Path(tempfile.gettempdir()) / "bench-time-limit-mix-4.yaml"
+MIX4.write_text("version: 1\nname: mix-4\nlevels: 2\ndtype_bytes: 2\nkinds:\n  v2: {peak_TFLOPS: 45, memory_GiB: 16}\n"
+                "  v3: {peak_TFLOPS: 123, memory_GiB: 32}\naccelerators: [v2, v3, v3, v3]\nlink_bandwidth_GBps: [70, 50]\n")
+TRIAL13 = ["--model", "sfc", "--array", str(MIX4), "--space", "accpar", "--split", "optimal", "--solver", "exact",
+           "--alpha-grid", "16"]  # 15.9 M column pairs: past the ends-at-once estimate (26.8 s), tables 40-100 s
+LEVELS = ["--model", "resnet50", "--array", "tpu-mix-16", "--space", "accpar", "--split", "levels"]
 # group -> (label, limit s, arguments)
 GROUPS = {
     "exact": [  # resnet50 under memory, 7 levels: a limit no plan meets (proven), one the solve cannot settle in time
@@ -65,6 +75,8 @@ GROUPS = {
         *((f"resnet50 split {s}", t, SPLIT + ["--solver", s]) for s in ("exact", "cpsat", "dp") for t in (2.0, 5.0)),
     ],
     "check-uneven": [("resnet50 check --uneven", t, UNEVEN) for t in (0.1, 2.0, 5.0)],
+    "trial13": [("sfc mix-4 1/16 exact", t, TRIAL13) for t in (27.0, 30.0, 35.0)],
+    "levels": [("resnet50 split levels", t, LEVELS) for t in (0.1, 1.0, 5.0)],  # 0.1, 1 s: spent by the set-up
 }
 
 

@@ -35,7 +35,7 @@ from explorer.core.split_rules import TIME_ONLY, SplitRules
 from .deadline import past
 from .uneven_blocks import best_on_grid as _best_on_grid, block_probes, grid_probes, refine_blocks
 from .uneven_prune import SLOT, TUPLE, Pruner, greedy_plan, memory_estimate, plan_vector, time_score, traffic_score
-from .uneven_tables import ColumnTables
+from .uneven_tables import ColumnTables, TablesTooSlow
 
 
 def _space_of(array: ArraySpec, alphas, free: FreeAlphas) -> AlphaSpace:
@@ -213,6 +213,13 @@ def table_sides(lay) -> int:
 # estimated, ran its 24-35 s limits out in the tables and returned the seed plan.)
 PAIR_S = 0.6e-6
 PAIR_GROUP_S = 0.36e-6
+# A torus link window in a pair's vector (``VectorLayout(links=True)``: a free split below the top) adds
+# its leaves' producer and consumer parts, in Python: ``bench_exact_prune.py --windows --repeat 2``
+# (2026-12-04 04:40-04:50 UTC, load 8.5-9.4), each torus against its H-tree twin, the least CPU kept:
+# 1.13-1.18 us more a pair and window at H = 2 (4 windows; sfc and lenet-c at 1/8: 7.5 and 6.6 us a
+# pair against 2.8 and 2.1), 1.49-1.65 us at H = 4 (48 windows; 84-92 us a pair against 12).
+# The least over 1.5, as PAIR_S.
+PAIR_WINDOW_S = 0.75e-6
 
 
 def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
@@ -235,21 +242,21 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     t0 = time.perf_counter()
     least = _columns_fit(network, array, space, _space_of(array, alphas, free), rules, max_bytes)
     least_cols = [range(n) for n in least]  # what ``memory_estimate`` and ``_short_of_time`` read: the counts
-    lay = VectorLayout(array.levels)  # the least layout (a memory limit that can bind adds to it)
+    lay = layout_for(array, _space_of(array, alphas, free))  # the least layout (a memory limit that can bind adds to it)
     _tables_fit(memory_estimate(least_cols, lay.size, 0, 2 if rules.objective is Objective.TRAFFIC else 1,
                                 table_sides(lay) if prune else 0), 0, max_bytes)  # a lower bound, at once
-    if prune and is_path(network) and (short := _short_of_time(least_cols, array.levels, time_limit_s)):
+    if prune and is_path(network) and (short := _short_of_time(least_cols, array.levels, time_limit_s, window_count(lay))):
         # the least counts' pairs alone need more than the limit: ends at once, before any column is built
         sol = split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, 0,
                              objective=rules.objective)
-        sol.info.update(reason=short, ended_at_once=pairs_need(least_cols, array.levels))
+        sol.info.update(reason=short, ended_at_once=pairs_need(least_cols, array.levels, window_count(lay)))
         return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
     run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, rules.objective,
                table_sides(costs.layout) if prune else 0)
-    if prune and (short := _short_of_time(columns, H, time_limit_s)):
+    if prune and (short := _short_of_time(columns, H, time_limit_s, window_count(costs.layout))):
         sol = run.unknown(rules.objective, reason=short)
-        sol.info["ended_at_once"] = pairs_need(columns, H)
+        sol.info["ended_at_once"] = pairs_need(columns, H, window_count(costs.layout))
         return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
     sol = exact_run(array, costs, columns, unit_limits(array, costs, rules), run, rules.objective, prune)
     return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
@@ -294,10 +301,14 @@ def exact_run(array: ArraySpec, costs: SplitCosts, columns, limits, run: _Run, o
     run.pruned = 0 if prune else None
     if prune and all(columns):
         try:
-            run.tables = run.tables or ColumnTables(costs, columns, run.expired)
+            run.tables = run.tables or ColumnTables(costs, columns, run.expired, run.deadline())
+            run.rest = run.rest or run.tables.rest()
+        except TablesTooSlow as slow:  # their pace, measured, says they cannot end in time: ends now
+            sol = run.unknown(objective, reason=str(slow))
+            sol.info["ended_early"] = str(slow)
+            return sol
         except TimeoutError:
             return run.unknown(objective)
-        run.rest = run.rest or run.tables.rest()
     if objective is Objective.TRAFFIC:
         return _exact_traffic(array, costs, columns, limits, run)
     return _exact_time(array, costs, columns, limits, run)
@@ -343,27 +354,33 @@ def _stopped(run: "_Run", pruner, inc, H: int, kept: int) -> Solution:
     return sol
 
 
-def least_seconds(columns, H: int) -> float:
+def least_seconds(columns, H: int, windows: int = 0) -> float:
     """At least the CPU seconds of the column tables and completion bounds of ``columns`` (every
-    column pair, ``PAIR_S`` plus ``PAIR_GROUP_S`` a group of the H levels' 2^H - 1)."""
+    column pair, ``PAIR_S`` plus ``PAIR_GROUP_S`` a group of the H levels' 2^H - 1, plus
+    ``PAIR_WINDOW_S`` a torus link window of its vectors, ``window_count``)."""
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
-    return pairs * (PAIR_S + (2**H - 1) * PAIR_GROUP_S)
+    return pairs * (PAIR_S + (2**H - 1) * PAIR_GROUP_S + windows * PAIR_WINDOW_S)
 
 
-def _short_of_time(columns, H: int, time_limit_s: float | None) -> str:
+def window_count(lay: VectorLayout) -> int:
+    """The torus link windows a layout's vectors carry (``VectorLayout(links=True)``; 0 on an H-tree)."""
+    return sum(len(ws) for ws in lay.windows.values())
+
+
+def _short_of_time(columns, H: int, time_limit_s: float | None, windows: int = 0) -> str:
     """Why the run cannot end within ``time_limit_s`` (its column tables and completion bounds alone,
     ``least_seconds``, need more), or "": such a run ends at once, as it would at the limit (UNKNOWN:
     no plan, no proof), without spending the time."""
-    if time_limit_s is None or least_seconds(columns, H) <= time_limit_s:
+    if time_limit_s is None or least_seconds(columns, H, windows) <= time_limit_s:
         return ""
-    return f"{pairs_need(columns, H)}, beyond the {time_limit_s:.3g} s the time limit leaves"
+    return f"{pairs_need(columns, H, windows)}, beyond the {time_limit_s:.3g} s the time limit leaves"
 
 
-def pairs_need(columns, H: int) -> str:
+def pairs_need(columns, H: int, windows: int = 0) -> str:
     """What a run's column pairs need at least (``least_seconds``), in words (``info["ended_at_once"]``)."""
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
-    return (f"{pairs:,} column pairs need at least ~{least_seconds(columns, H):,.1f} s for the column tables and "
-            "completion bounds")
+    return (f"{pairs:,} column pairs need at least ~{least_seconds(columns, H, windows):,.1f} s for the column "
+            "tables and completion bounds")
 
 
 def _tables_fit(need: int, states: int, max_bytes: int) -> None:
@@ -397,6 +414,10 @@ class _Run:
 
     def expired(self) -> bool:
         return self.time_limit_s is not None and time.perf_counter() - self.t0 > self.time_limit_s
+
+    def deadline(self) -> float | None:
+        """The ``time.perf_counter()`` value of the time limit (None: none)."""
+        return None if self.time_limit_s is None else self.t0 + self.time_limit_s
 
     def check_memory(self, states: int) -> None:
         """Refused when the estimate with ``states`` live Pareto states exceeds the limit."""

@@ -16,6 +16,7 @@ from explorer.core.evaluate import evaluate_split
 from explorer.core.partition import Space
 from explorer.core.plan import Plan
 from explorer.core.solution import Status
+from explorer.core.split_rules import TIME_ONLY
 from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_array, load_model
 from explorer.solvers.deadline import solve_end
@@ -183,3 +184,49 @@ def test_optimal_solver_dp_says_when_the_level_dp_was_cut(monkeypatch):
     r = split_run(NET, ARR, Space.ACCPAR, Split.OPTIMAL, grid=4, time_limit_s=600.0, solver="dp")
     assert r.status is Status.FEASIBLE and r.plan == Plan.even(TYPES)
     assert "dp: the level DP was cut at the time limit (600 s): the equal split stands in" in r.note, r.note
+
+
+def test_the_seed_plans_level_dp_gets_what_is_left_of_the_limit(monkeypatch):
+    """Issue 23 item 2 (leftover 3): the level DP's seed plan an exact run reads after its limit has
+    a deadline (the run's ``solve_end``), and is not started once it has passed (the equal split alone)."""
+    from explorer.app import split_solve
+
+    seen = []
+    real = uneven_levels.levels_uneven
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("deadline"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(uneven_levels, "levels_uneven", spy)
+    even = Plan.even(TYPES)
+    assert list(split_solve.seed_plans(NET, ARR, Space.ACCPAR, ASPACE, TYPES, TIME_ONLY, PAST)) == [even]
+    assert seen == []  # past: not started
+    later = time.perf_counter() + 600.0
+    plans = list(split_solve.seed_plans(NET, ARR, Space.ACCPAR, ASPACE, TYPES, TIME_ONLY, later))
+    assert plans[0] == even and len(plans) == 2 and seen == [later]
+
+    given = []
+    real_seeds = split_solve.seed_plans
+    monkeypatch.setattr(split_mod, "seed_plans", lambda *a, **k: given.append(a[6:] + tuple(k.values())) or real_seeds(*a, **k))
+    t0 = time.perf_counter()
+    split_run(NET, ARR, Space.ACCPAR, Split.OPTIMAL, grid=4, time_limit_s=600.0, started=t0, solver="exact")
+    assert given == [(solve_end(t0, 600.0),)]  # the run's deadline, passed down with the seeds
+
+
+def test_split_levels_with_the_limit_spent_is_not_run_and_says_so(monkeypatch):
+    """Issue 23 item 2 (leftover 4): ``--split levels`` (and ``--solver dp``) with the limit spent
+    before it does not run the level DP (it had its ``MIN_LEFT_SHARE`` and an unbounded even DP):
+    the equal-split plan (the proportional one for ``--split proportional``), status feasible, and
+    the note says the DP was not run; with time left it runs as before."""
+    calls = []
+    real = uneven_levels.levels_uneven
+    monkeypatch.setattr(uneven_levels, "levels_uneven", lambda *a, **k: calls.append(1) or real(*a, **k))
+    spent = time.perf_counter() - 100
+    r = split_run(NET, ARR, Space.ACCPAR, Split.LEVELS, grid=4, time_limit_s=5.0, started=spent)
+    assert calls == [] and r.status is Status.FEASIBLE and r.plan == Plan.even(TYPES)
+    assert r.note.startswith("levels: not run: --time-limit 5 s was spent before it") and "equal-split plan" in r.note
+    p = split_run(NET, ARR, Space.ACCPAR, Split.PROPORTIONAL, grid=4, time_limit_s=5.0, started=spent, solver="dp")
+    assert calls == [] and p.status is Status.FEASIBLE and "dp: not run" in p.note and "proportional plan" in p.note
+    free = split_run(NET, ARR, Space.ACCPAR, Split.LEVELS, grid=4, time_limit_s=600.0)
+    assert calls == [1] and "not run" not in free.note

@@ -72,10 +72,15 @@ def test_the_column_tables_check_the_clock_within_an_edge():
 
     costs = SimpleNamespace(layout=SimpleNamespace(leaves=1, pos_end=3), edges_into=edges_into)
     columns = [list(range(5)), list(range(100))]
-    assert _edge_units(costs, columns, 1, lambda: False).shape == (5, 100, 2) and len(calls) == 100
+    assert _edge_units(costs, columns, 1, lambda pairs: None).shape == (5, 100, 2) and len(calls) == 100
     calls.clear()
+
+    def check(pairs):  # the clock (``uneven_tables._Pace.check``): the deadline passes after 3 columns
+        if len(calls) >= 3:
+            raise TimeoutError
+
     with pytest.raises(TimeoutError):
-        _edge_units(costs, columns, 1, lambda: len(calls) >= 3)  # the deadline passes after 3 columns
+        _edge_units(costs, columns, 1, check)
     assert len(calls) == 3
 
 

@@ -275,6 +275,8 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     cut = cut_note(name, None, sol.info.get("cut"))  # a heuristic's best plan so far
     if sol.info.get("ended_at_once"):  # exact's column pairs could not be done in time: the best seed plan
         cut = joined(cut, f"ended at once ({sol.info['ended_at_once']}, beyond what the limit leaves): the best seed plan")
+    if sol.info.get("ended_early"):  # exact's column tables, at their measured pace, could not end in time
+        cut = joined(cut, f"ended early ({sol.info['ended_early']}): the best seed plan")
     return replace(row, note=joined(row.note, cut)) if cut else row
 
 

@@ -443,10 +443,13 @@ def _split_plan(network, array, space, split, aspace, types, clock, say, hint, s
         return even_solve(network, array, space, solver, clock, rules)
     if solver is not None:  # optimal or proportional (brute, exact, cpsat, dp), levels (dp)
         alphas = _searched(array, split, aspace, solver)
+        if solver == "dp" and (late := clock.no_time_for("dp")) is not None:
+            return _dp_not_run(network, array, alphas, types, "levels" if split is Split.LEVELS else "dp", late)
         say(f"split: {split} ({solver}, uneven form)")
         plan, status, bound, wall, claimed, info = solve_by(solver, network, array, space, alphas, clock.for_last_step(), rules,
                                                             split is Split.PROPORTIONAL,
-                                                            seed_plans(network, array, space, alphas, types, rules))
+                                                            seed_plans(network, array, space, alphas, types, rules,
+                                                                       clock.deadline()))
         return plan, status, bound, None, wall, claimed, info
     if split is Split.OPTIMAL:
         return _optimal(network, array, space, aspace, Plan.even(types), clock, say, hint, rules)
@@ -458,6 +461,19 @@ def _split_plan(network, array, space, split, aspace, types, clock, say, hint, s
     else:
         plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
     return plan, None, None, None, None, None, {}
+
+
+def _dp_not_run(network: Network, array: ArraySpec, alphas: AlphaSpace, types: Plan, name: str, late: str):
+    """The level DP (``--split levels``, ``--solver dp``) not started with the limit spent before it
+    (``late``, ``Clock.no_time_for``): the equal-split plan, else the proportional one, the first in
+    the declared space (status feasible, no proof), or no plan (unknown); ``info["not_run"]`` says so.
+    (Its ``MIN_LEFT_SHARE`` slice would have been spent in the even DP and the block moves.)"""
+    plans = (Plan.even(types), round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array))))
+    found = next(((p, which) for p, which in zip(plans, ("the equal-split", "the proportional")) if alphas.contains(p)),
+                 None)
+    if found is None:
+        return None, Status.UNKNOWN, None, None, None, None, {"reason": late}
+    return found[0], Status.FEASIBLE, None, None, None, None, {"not_run": f"{name}: {late}; {found[1]} plan (no proof)"}
 
 
 def _searched(array: ArraySpec, split: Split, aspace: AlphaSpace, solver: str | None) -> AlphaSpace:

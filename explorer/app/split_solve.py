@@ -18,7 +18,7 @@ from ..core.problem import Problem
 from ..core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status
 from ..core.split_rules import SplitRules, joint_refusal
 from ..core.uneven import AlphaSpace
-from ..solvers.deadline import MIN_LEFT_SHARE
+from ..solvers.deadline import MIN_LEFT_SHARE, past
 from .run import EXACT_SHARE
 
 PROVING_SOLVERS = ("brute", "exact", "cpsat")  # solvers with an uneven form that proves the optimum
@@ -167,7 +167,7 @@ def routed_optimal(network: Network, array: ArraySpec, space: Space, aspace: Alp
     for solver in ROUTE:
         try:
             sol = _uneven_solve(solver, network, array, space, aspace, clock.left(), rules,
-                                seed_plans(network, array, space, aspace, types, rules))
+                                seed_plans(network, array, space, aspace, types, rules, clock.deadline()))
         except Refused as err:
             refusals.append(refusal_reason(err))
             continue
@@ -185,7 +185,8 @@ def proof_info(solver: str, sol) -> dict:
     first = (sol.info.get("exact_first") or {}).get("status")
     return {"reason": sol.info.get("reason") or "", "proved_by": by, "method": sol.info.get("method") or "",
             "exact_first": first, "alone": bool(sol.info.get("exact_alone")),
-            "exact_reason": sol.info.get("exact_reason") or "", "cut": sol.info.get("cut")}
+            "exact_reason": sol.info.get("exact_reason") or "", "cut": sol.info.get("cut"),
+            "ended_early": bool(sol.info.get("ended_early"))}
 
 
 def _instead(solver: str, rules: SplitRules, proportional: bool = False, instance=None) -> str:
@@ -223,15 +224,19 @@ def _joint_takes(network: Network, array: ArraySpec, aspace: AlphaSpace) -> bool
     return True
 
 
-def seed_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types: Plan, rules: SplitRules):
+def seed_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types: Plan, rules: SplitRules,
+               deadline: float | None = None):
     """The plans a time-limited exact run falls back on (a generator: computed only when it
     stops): the equal-split DP's (``types``' with every alpha 1/2), then the level DP's
-    (``--solver dp``'s) over ``aspace``."""
+    (``--solver dp``'s) over ``aspace``, until ``deadline`` (what is left of the run's limit: the
+    level DP stops there with its best plan so far; not started once it has passed)."""
     from ..solvers.uneven_levels import levels_uneven
 
     yield Plan.even(types)
+    if past(deadline):
+        return
     try:
-        yield levels_uneven(network, array, space, aspace, rules=rules, name="dp").plan
+        yield levels_uneven(network, array, space, aspace, rules=rules, name="dp", deadline=deadline).plan
     except Refused:
         return
 
