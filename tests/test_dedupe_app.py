@@ -19,3 +19,13 @@ def test_solve_and_plan_llm_refuse_a_memory_that_is_not_a_number_alike(value):
             call()
         messages.append(str(err.value))
     assert messages[0] == messages[1] == f"memory_GiB: must be a number of GiB, got {value!r}"
+
+
+def test_a_sweep_file_error_drops_its_own_keys_option_and_names_others_as_keys():
+    # _about dropped any source starting with "--": an error about another option lost its name
+    from explorer.app.sweep.spec import _about
+
+    assert _about(SpecError("--model", "unknown model 'x'"), "model") == "unknown model 'x'"
+    assert _about(SpecError("--array", "bad"), "array") == "bad"
+    assert _about(SpecError("--batch", "must be >= 1, got 0"), "model") == "batch: must be >= 1, got 0"
+    assert _about(SpecError("net.yaml: layers[0]", "no kind"), "model") == "net.yaml: layers[0]: no kind"
