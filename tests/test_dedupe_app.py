@@ -29,3 +29,20 @@ def test_a_sweep_file_error_drops_its_own_keys_option_and_names_others_as_keys()
     assert _about(SpecError("--array", "bad"), "array") == "bad"
     assert _about(SpecError("--batch", "must be >= 1, got 0"), "model") == "batch: must be >= 1, got 0"
     assert _about(SpecError("net.yaml: layers[0]", "no kind"), "model") == "net.yaml: layers[0]: no kind"
+
+
+def test_ended_at_once_is_read_from_its_field_not_from_the_reasons_text():
+    # the notes matched "column pairs need" in the reason: a reason worded otherwise lost the note
+    from explorer.app.split_notes import proof_note
+    from explorer.core.solution import Status
+
+    info = {"reason": "9 pairs, beyond the 2 s left", "ended_at_once": "9 column pairs need at least ~2 s",
+            "proved_by": "", "method": "pareto-dp"}
+    assert proof_note("exact", Status.FEASIBLE, 2.0, info) == (
+        "exact: ended at once: 9 pairs, beyond the 2 s left: the best seed plan, not proven optimal")
+    alone = dict(info, reason="CP-SAT refused the instance (x)", alone=True, exact_reason="9 pairs, beyond")
+    assert proof_note("cpsat", Status.FEASIBLE, 2.0, alone) == (
+        "cpsat: CP-SAT refused the instance (x): the exact constrained path answered alone and ended at once: "
+        "9 pairs, beyond: the best seed plan, not proven optimal")
+    stopped = dict(info, reason="column pairs need more", ended_at_once="")  # the words alone: not ended at once
+    assert proof_note("exact", Status.FEASIBLE, 2.0, stopped).startswith("exact: stopped at the time limit (2 s)")

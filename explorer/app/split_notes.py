@@ -79,7 +79,7 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
         return f"{solver}: {info.get('reason') or 'stopped by Ctrl-C'}"
     if info.get("even"):  # --split equal: the even solver's own words, as explore without --split
         return f"{solver}: {info['reason']}" if info.get("reason") else ""
-    if solver == "cpsat" and info.get("alone") and "column pairs need" in info.get("exact_reason", ""):
+    if solver == "cpsat" and info.get("alone") and info.get("ended_at_once"):  # exact's column pairs: beyond the limit
         return (f"cpsat: {info['reason']}: the exact constrained path answered alone and ended at once: "
                 f"{info['exact_reason']}: the best seed plan, not proven optimal")
     if solver == "cpsat" and info.get("alone"):  # refused by its count: the exact path had the whole limit
@@ -101,7 +101,7 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
     if "state limit" in info.get("method", ""):
         return (f"{solver}: the exact labels outgrew their state limit: the best plan found, not proven optimal (a "
                 f"coarser {given_as('--alpha-grid')} makes the space smaller; {given_as('--time-limit')} does not lift the state limit)")
-    if "column pairs need" in info.get("reason", ""):  # ended at once (exact's Pareto DP): why, and the seed plan
+    if info.get("ended_at_once"):  # exact's Pareto DP ended at once (its column pairs): why, and the seed plan
         return (f"{solver}: ended at once: {info['reason']}: the best seed plan, not proven optimal")
     return (f"{solver}: stopped at the time limit ({time_limit_s:g} s): the best plan found so far, not proven "
             f"optimal ({given_as('--time-limit')} gives more)" + (f"; bound by {by}" if by else ""))
