@@ -272,7 +272,7 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         return SplitCheckRow(name, sol.status.value, None, None, sol.wall_s, why, True, route=_route(name, sol),
                              objective=rules.objective)
     row = _scored(name, sol, network, array, aspace, rules)
-    cut = cut_note(name, None, sol.info.get("cut"))  # a heuristic's best plan so far
+    cut = cut_note(name, None, sol.info.get("cut"), sol.explored)  # a heuristic's best plan so far
     if sol.info.get("ended_at_once"):  # exact's column pairs could not be done in time: the best seed plan
         cut = joined(cut, f"ended at once ({sol.info['ended_at_once']}, beyond what the limit leaves): the best seed plan")
     return replace(row, note=joined(row.note, cut)) if cut else row

@@ -217,7 +217,7 @@ def _answered_by(split: Split, solver: str | None, status: Status, time_limit_s:
     joint_cut = (f"joint: {info['reason']}" if split is Split.OPTIMAL and solver is None
                  and not info.get("routed") and info.get("reason") else "")
     solver = info.get("routed") or solver
-    cut = cut_note(solver or str(split), time_limit_s, info.get("cut"))  # levels, search, optimal --solver dp
+    cut = cut_note(solver or str(split), time_limit_s, info.get("cut"), info.get("explored") or 0)  # levels, search, dp
     return solver, joined(info.get("route"), proof_note(solver, status, time_limit_s, info) or info.get("not_run")
                           or joint_cut or cut or note)
 
@@ -454,7 +454,7 @@ def _split_plan(network, array, space, split, aspace, types, clock, say, hint, s
         say("split: scoring the starting points")
         sol = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
                                   progress=_prefixed(say), rules=rules, deadline=clock.deadline())
-        return sol.plan, None, None, None, None, None, {"cut": sol.info.get("cut")}
+        return sol.plan, None, None, None, None, None, {"cut": sol.info.get("cut"), "explored": sol.explored}
     else:
         plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
     return plan, None, None, None, None, None, {}

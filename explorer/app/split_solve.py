@@ -186,7 +186,7 @@ def proof_info(solver: str, sol) -> dict:
     return {"reason": sol.info.get("reason") or "", "proved_by": by, "method": sol.info.get("method") or "",
             "exact_first": first, "alone": bool(sol.info.get("exact_alone")),
             "exact_reason": sol.info.get("exact_reason") or "", "ended_at_once": sol.info.get("ended_at_once") or "",
-            "cut": sol.info.get("cut")}
+            "cut": sol.info.get("cut"), "explored": sol.explored}
 
 
 def _instead(solver: str, rules: SplitRules, proportional: bool = False, instance=None) -> str:
