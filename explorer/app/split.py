@@ -37,11 +37,12 @@ from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import BROKEN_PLAN_NOTE, SolveOptions, Status
 from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal, kind_memory_violation, leaf_memory_limits
-from ..core.units import format_count, safe_float
+from ..core.units import safe_float
 from ..solvers import get_solver
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from .baselines import BASELINES, baseline_plan
 from .check import Clock
+from .figures_text import FRACTION_NOTE, exact_count, has_fraction
 from .render import conflict_lines, fmt_bytes, memory_phrase, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EvaluatorMismatch
@@ -639,10 +640,6 @@ def check_split_solver(split: Split, solver: str | None) -> None:
                                 f"{solver_}: the joint solver)")
 
 
-def _count(x: Fraction) -> str:
-    return format_count(x) if x.denominator == 1 else f"{safe_float(x):,.1f}"
-
-
 def _ms(x: Fraction) -> str:
     return f"{safe_float(x) * 1e3:.4g} ms"
 
@@ -708,11 +705,11 @@ def render_split(r: SplitReport) -> str:
         lines.append(f"note: {r.note}")
     if r.plan is None:
         b = r.objective_bound
-        bound = [] if b is None else [f"proven bound {_ms(b) if r.objective is Objective.TIME else _count(b)} (no plan)"]
+        bound = [] if b is None else [f"proven bound {_ms(b) if r.objective is Objective.TIME else exact_count(b)} (no plan)"]
         return "\n".join(lines + bound + conflict_lines(r.explanation)) + "\n"
     if r.objective is Objective.TRAFFIC:
-        lines.append(f"traffic {_count(r.objective_value)} elements (sum_h 2^h c_h, c_h the level's busiest side)"
-                     + ("" if r.objective_bound is None else f"; proven bound {_count(r.objective_bound)}, "
+        lines.append(f"traffic {exact_count(r.objective_value)} elements (sum_h 2^h c_h, c_h the level's busiest side)"
+                     + ("" if r.objective_bound is None else f"; proven bound {exact_count(r.objective_bound)}, "
                                                              f"gap {safe_float(r.gap) * 100:.3f}%"))
     lines += [f"step time {_ms(r.step_time_s)} (the slowest accelerator)"
               + ("" if r.bound_s is None else f"; proven bound {_ms(r.bound_s)}, gap {safe_float(r.gap) * 100:.3f}%"),
@@ -727,6 +724,8 @@ def render_split(r: SplitReport) -> str:
     if r.inputs is not None and r.level_cost_elements:  # explore's grid: the layers named, c_h per level
         lines += ["types per level and layer (c_h: the level's busiest side):",
                   *render_plan_grid(r.inputs, r.plan, r.level_cost_elements)]
+        if has_fraction(r.objective_value if r.objective is Objective.TRAFFIC else None, *r.level_cost_elements):
+            lines.append(f"note: {FRACTION_NOTE}")
     else:
         lines.append("types per level: " + " | ".join(" ".join(t.value for t in row) for row in r.plan.types))
     lines += _memory_lines(r)
