@@ -1,6 +1,7 @@
 """Exact figures as text and JSON numbers, for every report: ``exact_number`` (results' JSON),
-``fmt_seconds`` (render's tables) and ``exact_count`` (element counts). Kept apart from ``results`` and ``render`` so that the LLM
-planner's report (``llm_report``) does not import the accelerator-array results and their evaluator.
+``fmt_seconds`` (render's tables) and ``exact_count`` (element counts). Kept apart from
+``results`` and ``render`` so that the LLM planner's report (``llm_report``) does not import the
+accelerator-array results and their evaluator.
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ from ..solvers import get_solver
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from .baselines import BASELINES, baseline_plan
 from .check import Clock
-from .figures_text import FRACTION_NOTE, exact_count, has_fraction
+from .figures_text import exact_count
 from .render import conflict_lines, fmt_bytes, memory_phrase, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EvaluatorMismatch
@@ -724,8 +724,6 @@ def render_split(r: SplitReport) -> str:
     if r.inputs is not None and r.level_cost_elements:  # explore's grid: the layers named, c_h per level
         lines += ["types per level and layer (c_h: the level's busiest side):",
                   *render_plan_grid(r.inputs, r.plan, r.level_cost_elements)]
-        if has_fraction(r.objective_value if r.objective is Objective.TRAFFIC else None, *r.level_cost_elements):
-            lines.append(f"note: {FRACTION_NOTE}")
     else:
         lines.append("types per level: " + " | ".join(" ".join(t.value for t in row) for row in r.plan.types))
     lines += _memory_lines(r)
