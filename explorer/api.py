@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
-from .app.api_args import check_solve_args, check_sweep_args, named_arguments, solver_names
+from .app.api_args import check_numbers, check_solve_args, check_sweep_args, named_arguments, solver_names
 from .app.run_options import RunOptions, run_options, with_run_options
 from .app.check import CHECK_SOLVERS, JOINT_SOLVERS, CheckOptions
 from .app.check import check as _check
@@ -103,9 +103,7 @@ def _check_llm_args(model, array, layout, recompute, zero, time_limit, progress,
     for name, value in (("model", model), ("array", array)):
         if not isinstance(value, str) or not value:
             raise SpecError(name, f"must be a name or a path, got {shown(value)}")
-    for name, value in counts.items():
-        if value is not None and not is_int(value):
-            raise SpecError(name, f"must be an integer, got {shown(value)}")
+    check_numbers(**{name: (value, int) for name, value in counts.items()}, memory_GiB=(memory_GiB, float))
     for name, value, allowed in (("layout", layout, ("megatron", "zero3")),
                                  ("recompute", recompute, ("none", "selective", "full", "search"))):
         if value is not None and value not in allowed:
@@ -120,8 +118,6 @@ def _check_llm_args(model, array, layout, recompute, zero, time_limit, progress,
                 raise SpecError("degrees", f"{shown(key)}: must be an integer, got {shown(value)}")
     elif degrees is not None and not isinstance(degrees, str):
         raise SpecError("degrees", f"must be 'tensor=8,pipeline=8' or a mapping, got {shown(degrees)}")
-    if memory_GiB is not None and (isinstance(memory_GiB, bool) or not isinstance(memory_GiB, (int, float))):
-        raise SpecError("memory_GiB", f"must be a number of GiB, got {shown(memory_GiB)}")
     check_solve_args(time_limit, None, 0, None, progress)
 
 

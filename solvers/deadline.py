@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import math
 import time
+from enum import Enum
 
 from explorer.core.solution import SolveOptions
 
 MIN_LEFT_SHARE = 0.02  # of the limit a solve gets when what came before it (start-up, imports) took it all
+
+
+LATE = (math.inf,)  # the rank of a move scored past its deadline: above every rank, never kept
+
+
+class Cut(Enum):
+    """What a heuristic's deadline cut: ``Solution.info["cut"]`` (absent when it ran to its end), its
+    best plan so far then; ``info["explored"]`` counts the plans it scored by then (none after)."""
+
+    SEARCH = "search"  # the alpha search's moves (``uneven.search_level_alphas``)
+    LEVEL_DP = "level DP"  # the level DP itself: the equal split stands in for its plan (``uneven_levels``)
+    BLOCK_MOVES = "block moves"  # the level DP's block moves: its plan without the remaining moves
 
 
 def past(deadline: float | None) -> bool:

@@ -26,11 +26,20 @@ def compute_floor_s(flops: int, gpus: int, peak_TFLOPS: Fraction, efficiency: Fr
 
 def data_floor_s(problem, cand: Candidate) -> Fraction:
     """A lower bound of the step's data-level time: ``llm_stage.data_seconds`` at the mean stage's
-    parameters (memoised per problem: ``_memo``)."""
-    deg, zero3 = cand.degrees, cand.zero is ZeroStage.ZERO3
-    # what data_seconds reads: the degrees, the ZeRO stage, and only under ZeRO-3 the micro-batches and full recompute
-    key = ("data", deg, cand.zero) + ((cand.micro_batch, cand.recompute is Recompute.FULL) if zero3 else ())
-    return _memo(problem, key, lambda: _data_floor(problem, cand))
+    parameters (memoised per problem on ``data_key``: ``terms``)."""
+    memo, key = terms(problem), data_key(cand)
+    value = memo.get(key)
+    if value is None:
+        value = memo[key] = _data_floor(problem, cand)
+    return value
+
+
+def data_key(cand: Candidate) -> tuple:
+    """What ``data_seconds`` reads of a candidate: the degrees, the ZeRO stage, and only under ZeRO-3
+    the micro-batch and whether the recompute is full (``data_floor_s``'s key in ``terms``)."""
+    if cand.zero is ZeroStage.ZERO3:
+        return ("data", cand.degrees, cand.zero, cand.micro_batch, cand.recompute is Recompute.FULL)
+    return ("data", cand.degrees, cand.zero)
 
 
 def _data_floor(problem, cand: Candidate) -> Fraction:
@@ -53,12 +62,20 @@ def alltoall_floor_s(problem, cand: Candidate) -> Fraction:
 
 def alltoall_layer_s(problem, cand: Candidate) -> Fraction:
     """One layer's all-to-alls a micro-batch (``llm_experts.alltoall_seconds``; the candidate has
-    e > 1), memoised on what it reads: t, e, the micro-batch, and whether the recompute is full."""
-    from ..core.llm_experts import alltoall_seconds
+    e > 1), memoised per problem on ``alltoall_key``."""
+    memo, key = terms(problem), alltoall_key(cand)
+    value = memo.get(key)
+    if value is None:
+        from ..core.llm_experts import alltoall_seconds
 
+        value = memo[key] = alltoall_seconds(problem, _layout(cand))
+    return value
+
+
+def alltoall_key(cand: Candidate) -> tuple:
+    """What ``alltoall_seconds`` reads of a candidate: t, e, the micro-batch, whether the recompute is full."""
     deg = cand.degrees
-    key = ("alltoall", deg.tensor, deg.expert, cand.micro_batch, cand.recompute is Recompute.FULL)
-    return _memo(problem, key, lambda: alltoall_seconds(problem, _layout(cand)))
+    return ("alltoall", deg.tensor, deg.expert, cand.micro_batch, cand.recompute is Recompute.FULL)
 
 
 def _layout(cand: Candidate):
@@ -70,19 +87,19 @@ def _layout(cand: Candidate):
                      cand.recompute, cand.zero, virtual_stages=cand.virtual)
 
 
-_MEMO: dict = {}  # (id(problem), what the term reads) -> (problem, value)
+_TERMS: dict = {}  # id(problem) -> (problem, {a term's key: its value}); the last few problems
+MAX_PROBLEMS = 16
 
 
-def _memo(problem, key: tuple, compute) -> Fraction:
-    full = (id(problem),) + key
-    hit = _MEMO.get(full)
-    if hit is not None and hit[0] is problem:
-        return hit[1]
-    if len(_MEMO) >= 8192:
-        _MEMO.clear()
-    value = compute()
-    _MEMO[full] = (problem, value)
-    return value
+def terms(problem) -> dict:
+    """The bound terms computed for ``problem``, by what they read (``data_key``, ``alltoall_key``):
+    the one cache of ``data_floor_s`` and ``alltoall_layer_s``, which ``llm_order`` reads too."""
+    hit = _TERMS.get(id(problem))
+    if hit is None or hit[0] is not problem:
+        if len(_TERMS) >= MAX_PROBLEMS:
+            _TERMS.clear()
+        hit = _TERMS[id(problem)] = (problem, {})
+    return hit[1]
 
 
 def routed_floor_elements(problem, cand: Candidate) -> Fraction:

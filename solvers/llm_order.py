@@ -11,7 +11,7 @@ only when it reaches the top:
 1. plus its data-level floor and a mixture's all-to-alls (``llm_bounds.data_floor_s``,
    ``alltoall_floor_s``), for every member of a group when the group's entry reaches the top: the
    sum in integers (numerator and denominator, not reduced; a Fraction only when the entry reaches
-   the top again), the terms cached per order on what they read, the all-to-alls' factor
+   the top again), the terms read from the bounds' one cache (``llm_bounds.terms``), the all-to-alls' factor
    ``(m + (p-1)/v) L / p`` once per group (2.2-2.4x less time to the first candidate on Mixtral
    8x22B, 1,024 H100);
 2. plus its tensor-level floor (``tensor``: ``llm_bounds.tensor_floor_s`` with the block's floor,
@@ -29,9 +29,8 @@ import heapq
 from fractions import Fraction
 from typing import Callable, Iterator
 
-from ..core.llm_memory import Recompute
 from .deadline import past
-from .llm_bounds import alltoall_layer_s, data_floor_s
+from .llm_bounds import alltoall_key, alltoall_layer_s, data_floor_s, data_key, terms
 from .llm_space import Candidate
 
 FULL = 2  # the stage whose key is the time bound
@@ -72,8 +71,6 @@ class BoundOrder:
         self._heap = [_Entry.of(floor * Fraction(m * v + p - 1, m * v), members[0], 0)  # floor (m + (p - 1)/v) / m
                       for (m, p, v), members in groups.items()]
         heapq.heapify(self._heap)
-        self._data: dict = {}  # stage 1's terms as (numerator, denominator), on what they read (``_expand``)
-        self._alltoall: dict = {}
         self.done: list[tuple[Fraction, Fraction, int, Candidate]] = []  # left the heap, in order
         self.computed = 0  # time bounds computed (stage 2)
         self.deadline: float | None = None  # past it, no group is expanded, no bound completed (None: none)
@@ -85,12 +82,12 @@ class BoundOrder:
     def subset(self, keep: Callable[[Candidate], bool]) -> "BoundOrder":
         """The order of the candidates ``keep`` takes, on a heap of their own (this one is left as it
         is): the same keys and, among them, the same order (indices in the subset keep the space's
-        order), with the stage-1 terms computed here shared and the same deadline. Its entries carry
-        their index in the subset."""
+        order) and the same deadline (the stage-1 terms are the problem's: ``llm_bounds.terms``). Its
+        entries carry their index in the subset."""
         idx = [i for i, c in enumerate(self.cands) if keep(c)]
         sub = BoundOrder(self.problem, [self.cands[i] for i in idx], [self.memory[i] for i in idx], self.floor,
                          self.tensor)
-        sub._data, sub._alltoall, sub.deadline = self._data, self._alltoall, self.deadline
+        sub.deadline = self.deadline
         return sub
 
     def _next(self) -> bool:
@@ -128,27 +125,24 @@ class BoundOrder:
         """A group's members onto the heap at stage 1: the group's key plus each member's data-level
         floor and, e > 1, all-to-alls, ``(m + (p - 1)/v) (L / p)`` x one layer's (``llm_bounds``), summed
         in integers (cross products, not reduced; the same rational as the Fractions' sum). The terms
-        are cached on what they read (``llm_bounds.data_floor_s``'s and ``alltoall_layer_s``'s keys)."""
-        problem, heap, cands, data, a2a = self.problem, self._heap, self.cands, self._data, self._alltoall
+        come from the bounds' cache (``llm_bounds.terms``, on ``data_key`` and ``alltoall_key``)."""
+        problem, heap, cands, memo = self.problem, self._heap, self.cands, terms(self.problem)
         (m, p, v), members = self._groups.pop(top.i)
         n0, d0 = top.n, top.d
         fn, fd = (m * v + p - 1) * problem.dims.layers, v * p  # (m + (p - 1)/v) (L / p)
         for j in members:
             c = cands[j]
-            deg, full = c.degrees, c.recompute is Recompute.FULL
-            dk = (deg, c.zero, c.micro_batch, full)
-            t = data.get(dk)
+            t = memo.get(data_key(c))
             if t is None:
-                f = data_floor_s(problem, c)
-                t = data[dk] = (f.numerator, f.denominator)
-            n, d = n0 * t[1] + t[0] * d0, d0 * t[1]
-            if deg.expert > 1:  # else no all-to-alls (alltoall_floor_s is 0)
-                ak = (deg.tensor, deg.expert, c.micro_batch, full)
-                a = a2a.get(ak)
+                t = data_floor_s(problem, c)
+            tn, td = t.numerator, t.denominator
+            n, d = n0 * td + tn * d0, d0 * td
+            if c.degrees.expert > 1:  # else no all-to-alls (alltoall_floor_s is 0)
+                a = memo.get(alltoall_key(c))
                 if a is None:
-                    f = alltoall_layer_s(problem, c)
-                    a = a2a[ak] = (f.numerator, f.denominator)
-                n, d = n * a[1] * fd + fn * a[0] * d, d * a[1] * fd
+                    a = alltoall_layer_s(problem, c)
+                an, ad = a.numerator, a.denominator
+                n, d = n * ad * fd + fn * an * d, d * ad * fd
             heapq.heappush(heap, _Entry(n, d, j, 1))
 
     def __iter__(self) -> Iterator[tuple[Fraction, Fraction, int, Candidate]]:

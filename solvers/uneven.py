@@ -32,7 +32,7 @@ from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 
-from .deadline import past
+from .deadline import LATE, Cut, past
 from .uneven_blocks import best_on_grid as _best_on_grid, block_probes, grid_probes, refine_blocks
 from .uneven_prune import SLOT, TUPLE, Pruner, greedy_plan, memory_estimate, plan_vector, time_score, traffic_score
 from .uneven_tables import ColumnTables, TablesTooSlow
@@ -539,9 +539,6 @@ def _pareto_dp(costs, columns, limits, vector, run: _Run, keep=None, pruner=None
 MAX_FREE_CLASSES = 64  # search moves one class at a time: more would take hours on a deep mix
 
 
-LATE = (math.inf,)  # ``search_level_alphas``' score of a move past its deadline: above every rank
-
-
 def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
                         rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE, progress=None,
                         rules: SplitRules = TIME_ONLY, deadline: float | None = None) -> Solution:
@@ -558,8 +555,8 @@ def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
     block and the round). Under ``rules`` it minimises ``SplitRules.rank`` (rules broken, then
     the objective: a plan that keeps to every cap and memory limit beats any that does not; the
     solution's value is the objective's). Refused beyond ``MAX_FREE_CLASSES`` free classes; none
-    evaluated past ``deadline`` (a move then scores ``LATE``: never kept; ``info["cut"]``, the
-    evaluations done by then, says the search was cut short: its best plan so far)."""
+    evaluated past ``deadline`` (a move then scores ``LATE``: never kept; ``info["cut"]``
+    ``Cut.SEARCH`` says the search was cut short: its best plan so far)."""
     t0 = time.perf_counter()
     check_array(array)
     aspace = _space_of(array, alphas, free)
@@ -575,11 +572,11 @@ def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
         evaluations += 1
         return rules.rank(evaluate_split(network, array, plan, rules.weight_copies), array, plan)
 
-    cut = []  # the evaluations done when the deadline was first seen passed (then no more)
+    cut = []  # True once the deadline was seen passed (then no more evaluations)
 
     def moved(plan):  # no evaluation past the deadline: never better (the rounds then end, nothing changed)
         if cut or past(deadline):
-            cut[:] = cut or [evaluations]
+            cut[:] = [True]
             return LATE
         return rank(plan)
 
@@ -591,8 +588,8 @@ def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
                                      progress=tick and (lambda step, done: tick(step, tried + done)))
     sol = split_solution("search", Status.FEASIBLE, current, best[1], None, time.perf_counter() - t0, evaluations,
                          objective=rules.objective)
-    if cut:  # its best plan so far: ``info["cut"]`` the evaluations done by then
-        sol.info["cut"] = cut[0]
+    if cut:  # its best plan so far (``info["explored"]``: the evaluations done by then)
+        sol.info["cut"] = Cut.SEARCH
     return sol
 
 

@@ -26,7 +26,7 @@ from explorer.core.uneven import (HALF, SHARE_POSITION, AlphaSpace, FreeAlphas, 
                                   check_network, proportional_alphas, spec_of, split_units)
 from explorer.core.timing import step_time
 
-from .deadline import check_deadline, past
+from .deadline import LATE, Cut, check_deadline, past
 from .uneven_blocks import refine_blocks
 
 
@@ -46,9 +46,6 @@ MAX_ROUNDS = 8
 
 
 Candidate = tuple[PartitionType, tuple[Fraction, ...]]  # (type, alpha per class of the level)
-
-LATE = (float("inf"),)  # the rank of a block move past the deadline: above every rank, never kept
-
 
 class _Late(Exception):
     """The level DP's deadline passed (looked at per level, per block and per node)."""
@@ -355,7 +352,7 @@ def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     the even DP's bit for bit (no free class: no move). Status LEVEL_OPTIMAL when every level was
     HyPar's (as the even DP), else FEASIBLE (no bound). Past ``deadline`` (a ``time.perf_counter()``
     value; None: none) the DP stops and the equal split stands in for its plan, no move is scored,
-    and ``info["cut"]`` says so: status FEASIBLE (UNKNOWN, no plan, when the equal split is outside
+    and ``info["cut"]`` says so (``deadline.Cut``): status FEASIBLE (UNKNOWN, no plan, when the equal split is outside
     the declared space and the DP was cut)."""
     t0 = time.perf_counter()
     check_array(array)
@@ -379,7 +376,7 @@ def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
         sol = split_solution(name, status, plan, rules.value(ev), None, time.perf_counter() - t0, cells,
                              objective=rules.objective)
     if exact < 0 or late:
-        sol.info["cut"] = "the DP" if exact < 0 else "the block moves"
+        sol.info["cut"] = Cut.LEVEL_DP if exact < 0 else Cut.BLOCK_MOVES
     return sol
 
 

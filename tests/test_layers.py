@@ -227,3 +227,14 @@ def test_version_matches_pyproject():
     import explorer
 
     assert explorer.__version__ == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+def test_reproduce_points_do_not_depend_on_the_sweep():
+    """``explore reproduce``'s point cache keys on ``app.code_stamp`` as the sweep cache does: its
+    solving modules import nothing of app.sweep (points.py did, for ``code_stamp`` alone; the
+    figures' drawing, draw.py, shares the sweep plots' pyplot and layout)."""
+    g = graph(MODULES)
+    for name in ("explorer.app.reproduce.points", "explorer.app.reproduce.hypar", "explorer.app.reproduce.paper"):
+        assert not [t for t in g[name] if t.startswith("explorer.app.sweep")], name
+    assert "explorer.app.code_stamp" in g["explorer.app.reproduce.points"] and \
+        "explorer.app.code_stamp" in g["explorer.app.sweep.cache"]

@@ -176,3 +176,21 @@ def test_the_report_extras_are_those_of_the_full_order():
     assert len(listed) >= 3  # every pair not scored, up to EXTRA_FOR_REPORT
     assert [(x.candidate, x.layout, x.evaluation) for x in ordered] == [(x.candidate, x.layout, x.evaluation)
                                                                          for x in listed]
+
+
+def test_the_order_reads_the_bounds_one_cache():
+    """Stage 1's terms come from ``llm_bounds.terms`` (the order kept caches of its own, keyed like
+    the bounds' but finer): after the order, the problem's cache holds every member's data-level
+    floor and all-to-alls on ``data_key`` / ``alltoall_key``, each equal to a fresh computation."""
+    from explorer.core.llm_experts import alltoall_seconds
+    from explorer.solvers.llm_bounds import _data_floor, _layout, alltoall_key, data_key, terms
+
+    problem, _space, cands, floor, types, memory = _setup(*CASES[2])  # a mixture: all-to-alls too
+    order = BoundOrder(problem, cands, memory, floor, lambda c: tensor_floor_s(problem, c, S.block_floor(problem, c, types)))
+    list(order)
+    memo = terms(problem)
+    assert not hasattr(order, "_data") and not hasattr(order, "_alltoall")
+    assert all(memo[data_key(c)] == _data_floor(problem, c) for c in cands[::7])
+    moe = [c for c in cands if c.degrees.expert > 1]
+    assert moe and all(memo[alltoall_key(c)] == alltoall_seconds(problem, _layout(c)) for c in moe[::7])
+    assert terms(problem) is memo and order.subset(lambda c: True).cands == cands

@@ -259,7 +259,7 @@ def test_the_point_cache_is_keyed_by_the_code_as_the_sweep_cache_is(tmp_path, mo
     """An entry written by other code (another code digest or version) is not read: the point is
     solved again (trial 14, finding 5: a rerun after an upgrade printed the old plans and traffic).
     An entry of the same code is read (a doubled cost stands in for one written by older code)."""
-    from explorer.app.sweep import cache as cache_mod
+    from explorer.app import code_stamp as stamp_mod
 
     net = load_model("lenet-c")
     solve_point = lambda: points_mod.point(net, 2, Accounting.HYPAR_FIGURES, tmp_path)  # noqa: E731
@@ -274,7 +274,7 @@ def test_the_point_cache_is_keyed_by_the_code_as_the_sweep_cache_is(tmp_path, mo
     assert stale.costs("hypar") == tuple(2 * c for c in fresh.costs("hypar"))  # the same code reads its entry
     for name, other in (("code_digest", lambda: "0" * 64), ("__version__", "0.0.0")):
         with monkeypatch.context() as m:
-            m.setattr(cache_mod, name, other)  # the code changed (or the version did)
+            m.setattr(stamp_mod, name, other)  # the code changed (or the version did)
             points_mod._memo.cache_clear()
             again = solve_point()
         assert again.costs("hypar") == fresh.costs("hypar") and again.plans == fresh.plans

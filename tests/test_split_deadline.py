@@ -19,7 +19,7 @@ from explorer.core.solution import Status
 from explorer.core.split_rules import TIME_ONLY
 from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_array, load_model
-from explorer.solvers.deadline import solve_end
+from explorer.solvers.deadline import LATE, Cut, solve_end
 from explorer.solvers.uneven import search_level_alphas
 from explorer.solvers.uneven_levels import equal_types, levels_uneven
 
@@ -37,7 +37,7 @@ def _step(plan: Plan):
 def test_search_past_its_deadline_returns_its_start_saying_it_was_cut():
     sol = search_level_alphas(NET, ARR, START, ASPACE, deadline=PAST)
     assert sol.status is Status.FEASIBLE and sol.plan == START
-    assert sol.info["cut"] == 1 and sol.explored == 1  # the start alone was scored
+    assert sol.info["cut"] is Cut.SEARCH and sol.explored == 1  # the start alone was scored
     full = search_level_alphas(NET, ARR, START, ASPACE)
     assert "cut" not in full.info and full.explored > 1 and _step(full.plan) < _step(START)  # (the search moves here)
 
@@ -56,14 +56,14 @@ def test_search_cut_midway_keeps_its_best_plan_so_far(monkeypatch):
     monkeypatch.setattr(uneven, "past", spy_past)
     sol = search_level_alphas(NET, ARR, START, ASPACE, deadline=123.0)
     assert set(looks) == {123.0}
-    assert sol.info["cut"] == k + 1 == sol.explored  # the start, then k moves before the deadline
+    assert sol.info["cut"] is Cut.SEARCH and sol.explored == k + 1  # the start, then k moves before the deadline
     assert sol.status is Status.FEASIBLE and sol.split_value == _step(sol.plan)
     assert _step(full.plan) <= _step(sol.plan) <= _step(START)
 
 
 def test_levels_past_its_deadline_gives_the_equal_split_saying_the_dp_was_cut():
     sol = levels_uneven(NET, ARR, Space.ACCPAR, ASPACE, deadline=PAST)
-    assert sol.status is Status.FEASIBLE and sol.info["cut"] == "the DP"
+    assert sol.status is Status.FEASIBLE and sol.info["cut"] is Cut.LEVEL_DP
     assert sol.plan == Plan.even(TYPES) and sol.step_time_s == _step(sol.plan)
     assert "cut" not in levels_uneven(NET, ARR, Space.ACCPAR, ASPACE).info
 
@@ -74,7 +74,7 @@ def test_levels_cut_in_its_block_moves_keeps_the_dps_plan(monkeypatch):
     monkeypatch.setattr(uneven_levels, "check_deadline", lambda deadline, error: None)
     monkeypatch.setattr(uneven_levels, "past", lambda deadline: True)
     sol = levels_uneven(NET, ARR, Space.ACCPAR, ASPACE, deadline=123.0)
-    assert sol.info["cut"] == "the block moves"
+    assert sol.info["cut"] is Cut.BLOCK_MOVES
     monkeypatch.undo()
     assert sol.plan == levels_uneven(NET, ARR, Space.ACCPAR, ASPACE, moves=False).plan
 
@@ -230,3 +230,19 @@ def test_split_levels_with_the_limit_spent_is_not_run_and_says_so(monkeypatch):
     assert calls == [] and p.status is Status.FEASIBLE and "dp: not run" in p.note and "proportional plan" in p.note
     free = split_run(NET, ARR, Space.ACCPAR, Split.LEVELS, grid=4, time_limit_s=600.0)
     assert calls == [1] and "not run" not in free.note
+
+
+def test_one_sentinel_and_one_shape_for_a_cut():
+    """The search and the level DP score a late move with the one ``deadline.LATE`` (they kept a copy
+    each) and say what was cut with a ``deadline.Cut`` (it was a count, "the DP" or "the block moves")."""
+    from explorer.app.split_notes import cut_note
+
+    assert uneven.LATE is uneven_levels.LATE is LATE and LATE > (10.0**300,)
+    notes = [cut_note("x", 5.0, cut, 7) for cut in Cut]
+    assert notes == ["x: cut at the time limit (5 s) after 7 evaluations: the best plan so far, no proof "
+                     "(--time-limit gives it more)",
+                     "x: the level DP was cut at the time limit (5 s): the equal split stands in for its plan, no proof "
+                     "(--time-limit gives it more)",
+                     "x: the block moves were cut at the time limit (5 s): the best plan so far, no proof "
+                     "(--time-limit gives it more)"]
+    assert cut_note("x", None, None, 7) == ""

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from explorer.api import sweep
+from explorer.app import code_stamp as stamp_mod
 from explorer.app.sweep import cache as cache_mod
 from explorer.app.sweep import point as point_mod
 from explorer.app.sweep.engine import LocalEngine, run_points
@@ -316,21 +317,21 @@ def test_a_default_array_is_part_of_the_key(tmp_path):
 
 def test_version_is_in_the_key(monkeypatch):
     k = cache_mod.point_key({"model": "lenet-c"})
-    monkeypatch.setattr(cache_mod, "__version__", "99.0")
+    monkeypatch.setattr(stamp_mod, "__version__", "99.0")
     assert cache_mod.point_key({"model": "lenet-c"}) != k
 
 
 def test_code_digest_is_in_the_key(monkeypatch, tmp_path):
     """Rows cached by older code are recomputed: the key holds a digest of the package's .py files."""
     k = cache_mod.point_key({"model": "lenet-c"})
-    assert cache_mod.code_digest() == cache_mod.code_digest()  # once per process (lru_cache), the same
-    monkeypatch.setattr(cache_mod, "code_digest", lambda: "0" * 64)  # the code changed, the version did not
+    assert stamp_mod.code_digest() == stamp_mod.code_digest()  # once per process (lru_cache), the same
+    monkeypatch.setattr(stamp_mod, "code_digest", lambda: "0" * 64)  # the code changed, the version did not
     assert cache_mod.point_key({"model": "lenet-c"}) != k
     # end to end: a sweep after a code change recomputes its points
     f = write(tmp_path / "s.yaml", "version: 1\ngrid: {model: [lenet-c], levels: [1, 2]}\n")
     first = list(sweep(f, tmp_path / "o", workers=1))
     same = list(sweep(f, tmp_path / "o", workers=1))
-    monkeypatch.setattr(cache_mod, "code_digest", lambda: "1" * 64)
+    monkeypatch.setattr(stamp_mod, "code_digest", lambda: "1" * 64)
     changed = list(sweep(f, tmp_path / "o", workers=1))
     assert [r["cached"] for r in first + same + changed] == [False, False, True, True, False, False]
 
@@ -342,18 +343,18 @@ def test_tree_digest_follows_the_python_files(tmp_path):
     (pkg / "a.py").write_text("x = 1\n")
     (pkg / "sub" / "b.py").write_text("y = 2\n")
     (other / "c.py").write_text("z = 3\n")
-    d0 = cache_mod.tree_digest((pkg, other))
-    assert d0 == cache_mod.tree_digest((pkg, other, pkg / "sub"))  # a file reached twice counts once
+    d0 = stamp_mod.tree_digest((pkg, other))
+    assert d0 == stamp_mod.tree_digest((pkg, other, pkg / "sub"))  # a file reached twice counts once
     (pkg / "notes.txt").write_text("not code")
     (pkg / "__pycache__").mkdir()
     (pkg / "__pycache__" / "a.py").write_text("stale")
-    assert cache_mod.tree_digest((pkg, other)) == d0  # neither data nor caches
+    assert stamp_mod.tree_digest((pkg, other)) == d0  # neither data nor caches
     (pkg / "sub" / "b.py").write_text("y = 3\n")
-    d1 = cache_mod.tree_digest((pkg, other))
+    d1 = stamp_mod.tree_digest((pkg, other))
     assert d1 != d0
     (pkg / "sub" / "b.py").write_text("y = 2\n")
     (other / "c.py").rename(other / "d.py")  # a renamed module is a change too
-    assert cache_mod.tree_digest((pkg, other)) not in (d0, d1)
+    assert stamp_mod.tree_digest((pkg, other)) not in (d0, d1)
 
 
 def test_rerun_reuses_and_says_how_many(tmp_path, capsys):

@@ -39,6 +39,17 @@ named_arguments = named_as(Frontend.API)  # the Python API's naming
 
 
 
+def check_numbers(**args: tuple[Any, type]) -> None:
+    """The API's number arguments, as the CLI's option types check them (None is fine): ``(value,
+    int)`` an integer, ``(value, float)`` an integer or a float (a number of GiB when the argument's
+    name ends in ``_GiB``); a bool or text ("512") is refused with a SpecError naming the argument."""
+    for name, (value, kind) in args.items():
+        if value is None or is_int(value) or (kind is float and isinstance(value, float)):
+            continue
+        what = "an integer" if kind is int else "a number of GiB" if name.endswith("_GiB") else "a number"
+        raise SpecError(name, f"must be {what}, got {shown(value)}")
+
+
 def check_int(value: Any, name: str, least: int, most: int | None = None) -> None:
     """None, or an integer in [least, most]."""
     if value is None:

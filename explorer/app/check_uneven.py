@@ -13,7 +13,6 @@ from typing import Any
 from ..core.array import ArraySpec
 from ..core.errors import InstanceTooLarge, Refused, refusal_reason
 from ..core.names import given_as
-from ..core.units import format_count
 from ..core.uneven import (
     DEFAULT_ALPHA_GRID,
     SPLIT_TIME_LIMIT,
@@ -38,6 +37,7 @@ from ..solvers.uneven_cpsat import cpsat_size_check, cpsat_uneven
 from ..solvers.uneven_constrained import constrained_uneven, joint_under
 from ..solvers.uneven_joint import accpar_uneven
 from ..solvers.uneven_levels import equal_types, levels_uneven
+from .figures_text import FRACTION_NOTE, exact_count, has_fraction
 from .results import SCHEMA_VERSION, Inputs, PlanFigures, batch_warning, exact_number
 from .check import Clock
 from .split import proven_conflict, rule_names, search_start, split_inputs
@@ -272,7 +272,7 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         return SplitCheckRow(name, sol.status.value, None, None, sol.wall_s, why, True, route=_route(name, sol),
                              objective=rules.objective)
     row = _scored(name, sol, network, array, aspace, rules)
-    cut = cut_note(name, None, sol.info.get("cut"))  # a heuristic's best plan so far
+    cut = cut_note(name, None, sol.info.get("cut"), sol.explored)  # a heuristic's best plan so far
     if sol.info.get("ended_at_once"):  # exact's column pairs could not be done in time: the best seed plan
         cut = joined(cut, f"ended at once ({sol.info['ended_at_once']}, beyond what the limit leaves): the best seed plan")
     if sol.info.get("ended_early"):  # exact's column tables, at their measured pace, could not end in time
@@ -389,14 +389,14 @@ def _ms(x: Fraction | None) -> str:
 
 
 def _elements(x: Fraction | None) -> str:
-    return "-" if x is None else format_count(int(x)) if x.denominator == 1 else f"{float(x):,.1f}"
+    return "-" if x is None else exact_count(x)
 
 
-def _cells(row: SplitCheckRow, traffic: bool) -> str:
-    """A row's figures: step ms and bound ms, or (traffic) traffic, bound and the plan's step ms."""
+def _cells(row: SplitCheckRow, traffic: bool, tw: int = 14) -> str:
+    """A row's figures: step ms and bound ms, or (traffic, ``tw`` wide) traffic, bound and the plan's step ms."""
     gap = "-" if row.bound is None or not row.value else f"{float(1 - row.bound / row.value) * 100:.3f}%"
     if traffic:
-        return f"{_elements(row.traffic):>14} {_elements(row.traffic_bound):>14} {gap:>8} {_ms(row.step_time_s):>12}"
+        return f"{_elements(row.traffic):>{tw}} {_elements(row.traffic_bound):>{tw}} {gap:>8} {_ms(row.step_time_s):>12}"
     return f"{_ms(row.step_time_s):>12} {_ms(row.bound_s):>12} {gap:>8}"
 
 
@@ -415,7 +415,9 @@ def render_check_uneven(r: SplitCheck) -> str:
     statuses = ["breaks" if row.breaks else str(row.status) for row in r.rows]  # breaks: its plan breaks a rule (the note: which)
     w = max(9, *map(len, statuses))  # level-optimal (13) widens the column, not its row
     traffic = r.objective is Objective.TRAFFIC
-    heads = (f"{'traffic':>14} {'bound':>14} {'gap':>8} {'step ms':>12}" if traffic
+    counts = [x for row in r.rows for x in (row.traffic, row.traffic_bound)] + [r.optimum_traffic]
+    tw = max([14] + [len(_elements(x)) for x in counts if x is not None])  # a count with a fraction widens it
+    heads = (f"{'traffic':>{tw}} {'bound':>{tw}} {'gap':>8} {'step ms':>12}" if traffic
              else f"{'step ms':>12} {'bound ms':>12} {'gap':>8}")
     lines = [f"check (uneven splits): {r.network} on {r.array}, space {r.space}, alpha grid 1/{r.grid}"
              f"{' only' if r.grid_only else ' + proportional'}, "
@@ -424,7 +426,9 @@ def render_check_uneven(r: SplitCheck) -> str:
              *(["constraints: " + "; ".join(r.constraints)] if r.constraints else []),
              f"{'solver':<12} {'status':<{w}} {heads} {'wall s':>8}  note"]
     for row, status in zip(r.rows, statuses):
-        lines.append(f"{row.solver:<12} {status:<{w}} {_cells(row, traffic)} {row.wall_s:>8.3f}  {row.note}".rstrip())
+        lines.append(f"{row.solver:<12} {status:<{w}} {_cells(row, traffic, tw)} {row.wall_s:>8.3f}  {row.note}".rstrip())
+    if traffic and has_fraction(*counts):
+        lines.append(f"note: {FRACTION_NOTE}")
     lines.append(_optimum_line(r))
     lines.append("agree" if r.agree else "DISAGREE: " + "; ".join(r.problems))
     return "\n".join(lines) + "\n"

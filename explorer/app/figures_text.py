@@ -1,13 +1,14 @@
-"""Exact figures as text and JSON numbers, for every report: ``exact_number`` (results' JSON) and
-``fmt_seconds`` (render's tables). Kept apart from ``results`` and ``render`` so that the LLM
-planner's report (``llm_report``) does not import the accelerator-array results and their evaluator.
+"""Exact figures as text and JSON numbers, for every report: ``exact_number`` (results' JSON),
+``fmt_seconds`` (render's tables) and ``exact_count`` (element counts). Kept apart from
+``results`` and ``render`` so that the LLM planner's report (``llm_report``) does not import the
+accelerator-array results and their evaluator.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 
-from ..core.units import safe_float
+from ..core.units import format_count, safe_float
 
 HUGE = 1e15  # beyond this (in the largest unit) a figure is written in e-notation
 
@@ -53,3 +54,26 @@ def exact_number(x: Fraction | int | None) -> int | float | str | None:
         return int(x)
     f = safe_float(x)
     return f if Fraction(f) == x else f"{x.numerator}/{x.denominator}"
+
+
+# a count of elements with a fraction, where a report shows one (``exact_count``)
+FRACTION_NOTE = ("element counts are exact: an alpha gives a side a fraction of a tensor's elements "
+                 "(~: a long fraction, rounded)")
+SHORT_FRACTION = 11  # characters of a count's fraction shown exactly ("12345/67890"); longer: rounded, after ~
+
+
+def exact_count(x: Fraction | int) -> str:
+    """A count of elements as text: '2,200,380', or with its fraction, '2,555,213 33/49' (an uneven
+    split's alphas give a side a fraction of a tensor's elements: ``FRACTION_NOTE``); a fraction
+    longer than ``SHORT_FRACTION`` is rounded and marked: '~2,555,213.67' (as ``split._alpha``)."""
+    whole, rest = divmod(Fraction(x), 1)
+    if not rest:
+        return format_count(whole)
+    if len(text := f"{rest.numerator}/{rest.denominator}") <= SHORT_FRACTION:
+        return f"{format_count(whole)} {text}"
+    return f"~{safe_float(x):,.2f}" if abs(whole) < 10**12 else f"~{format_count(whole)}"
+
+
+def has_fraction(*counts: Fraction | int | None) -> bool:
+    """Whether any of ``counts`` is not a whole number (a report then adds ``FRACTION_NOTE``)."""
+    return any(c is not None and Fraction(c).denominator != 1 for c in counts)

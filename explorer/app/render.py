@@ -13,6 +13,7 @@ from ..core.plan import Plan
 from ..core.solution import BROKEN_PLAN_NOTE, Status
 from ..core.units import gib_text, plural, safe_float
 from .figures_text import HUGE, _milli_micro, _sci, fmt_seconds  # noqa: F401 - re-exported
+from .figures_text import FRACTION_NOTE, exact_count, has_fraction
 from .results import CheckReport, Inputs, RunResult, SolverReport, StepTerms, conflict_line
 
 WIDE = 16  # more layers than this: one row per layer instead of one per level
@@ -39,7 +40,9 @@ def fmt_joules(x: Fraction | float) -> str:
 
 
 def render_plan_grid(inputs: Inputs, plan: Plan, level_cost: tuple[Fraction, ...]) -> list[str]:
-    """Levels x layers (or layers x levels for wide networks), with c_h per level."""
+    """Levels x layers (or layers x levels for wide networks), with c_h per level (exact: a note
+    follows when one has a fraction, ``FRACTION_NOTE``)."""
+    note = [f"note: {FRACTION_NOTE}"] if has_fraction(*level_cost) else []
     names = inputs.layers
     if len(names) > WIDE:
         kinds = [n.kind.value for n in inputs.nodes]
@@ -48,14 +51,14 @@ def render_plan_grid(inputs: Inputs, plan: Plan, level_cost: tuple[Fraction, ...
         cell = {id(t): f"{t.value:<4}" for t in PartitionType}  # keyed by id: Enum.__hash__ is slow
         for n, k, col in zip(names, kinds, zip(*plan.types)):
             lines.append(f"{n:<{w}}  {k:<9}  " + "  ".join(map(cell.__getitem__, map(id, col))))
-        lines.append("c_h (elements): " + ", ".join(f"L{h} {float(c):,.0f}" for h, c in enumerate(level_cost)))
-        return lines
+        lines.append("c_h (elements): " + ", ".join(f"L{h} {exact_count(c)}" for h, c in enumerate(level_cost)))
+        return lines + note
     widths = [max(3, len(n)) for n in names]
     lines = ["level  " + "  ".join(n.ljust(w) for n, w in zip(names, widths)) + "  c_h (elements)"]
     for h, row in enumerate(plan.types):
         cells = "  ".join(t.value.ljust(w) for t, w in zip(row, widths))
-        lines.append(f"{h:<5}  {cells}  {float(level_cost[h]):,.0f}")
-    return lines
+        lines.append(f"{h:<5}  {cells}  {exact_count(level_cost[h])}")
+    return lines + note
 
 
 def _constraints_line(inputs: Inputs) -> str:

@@ -21,7 +21,7 @@ from ..frontends.constraints_yaml import ConstraintOptions, build_constraints
 from ..frontends.network_yaml import check_batch
 from ..frontends.zoo import DEFAULT_ARRAY
 from ..solvers import REGISTRY
-from .api_args import solver_names
+from .api_args import check_numbers, solver_names
 from .results import RunResult
 from .run import run
 from .run_options import RunOptions, run_options, with_run_options
@@ -33,14 +33,6 @@ ArrayRef = str | PathLike | ArraySpec
 def _choice(enum_type, value, name: str):
     """``value`` as a member of ``enum_type`` (a member, or its value), else a SpecError naming ``name``."""
     return value if isinstance(value, enum_type) else enum_type(_choice_value(tuple(m.value for m in enum_type), value, name))
-
-
-def _check_types(**args: tuple[Any, type]) -> None:
-    """SpecError naming the argument when a number argument is not a number (None is fine)."""
-    for name, (value, kind) in args.items():
-        ok = value is None or (isinstance(value, (int, float) if kind is float else int) and not isinstance(value, bool))
-        if not ok:
-            raise SpecError(name, f"must be {'a number' if kind is float else 'an integer'}, got {shown(value)}")
 
 
 def _strings(value: Any, name: str, form: str) -> tuple[str, ...]:
@@ -92,7 +84,7 @@ def build_problem(
     constraints: str | PathLike | None = None,
 ) -> Problem:
     """The problem ``explore`` would solve for these options (see :func:`solve`)."""
-    _check_types(weight_copies=(weight_copies, int), memory_GiB=(memory_GiB, float))
+    check_numbers(weight_copies=(weight_copies, int), memory_GiB=(memory_GiB, float))
     if batch is not None:
         check_batch(batch)
     if seq is not None:
@@ -152,7 +144,7 @@ def solve_split(model: ModelRef, array: ArrayRef, o: RunOptions, solver: str | N
     refused = o.cpsat_given()
     if refused:
         raise SpecError(refused[0], "not with split (it takes no CP-SAT model of the even split)")
-    _check_types(weight_copies=(o.weight_copies, int), memory_GiB=(o.memory_GiB, float))
+    check_numbers(weight_copies=(o.weight_copies, int), memory_GiB=(o.memory_GiB, float))
     sp = _choice_value(("equal", "proportional", "search", "optimal", "levels"), o.split, "split")
     alpha_grid, fr = _alpha_args(o)
     try:
@@ -185,7 +177,7 @@ def _alpha_args(o: RunOptions) -> tuple[int, str]:
     """SpecError unless the alpha grid and ``free`` are valid (None: their defaults, 16 and
     unlike); the grid and ``free``'s value."""
     alpha_grid = DEFAULT_ALPHA_GRID if o.alpha_grid is None else o.alpha_grid
-    _check_types(alpha_grid=(alpha_grid, int))
+    check_numbers(alpha_grid=(alpha_grid, int))
     fr = _choice_value(tuple(f.value for f in FreeAlphas), "unlike" if o.free is None else o.free, "free")
     if not MIN_ALPHA_GRID <= alpha_grid <= MAX_ALPHA_GRID:
         raise SpecError("alpha_grid", f"must be between {MIN_ALPHA_GRID} and {MAX_ALPHA_GRID}, got {alpha_grid}")

@@ -37,11 +37,12 @@ from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import BROKEN_PLAN_NOTE, SolveOptions, Status
 from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal, kind_memory_violation, leaf_memory_limits
-from ..core.units import format_count, safe_float
+from ..core.units import safe_float
 from ..solvers import get_solver
 from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from .baselines import BASELINES, baseline_plan
 from .check import Clock
+from .figures_text import exact_count
 from .render import conflict_lines, fmt_bytes, memory_phrase, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EvaluatorMismatch
@@ -217,7 +218,7 @@ def _answered_by(split: Split, solver: str | None, status: Status, time_limit_s:
     joint_cut = (f"joint: {info['reason']}" if split is Split.OPTIMAL and solver is None
                  and not info.get("routed") and info.get("reason") else "")
     solver = info.get("routed") or solver
-    cut = cut_note(solver or str(split), time_limit_s, info.get("cut"))  # levels, search, optimal --solver dp
+    cut = cut_note(solver or str(split), time_limit_s, info.get("cut"), info.get("explored") or 0)  # levels, search, dp
     return solver, joined(info.get("route"), proof_note(solver, status, time_limit_s, info) or info.get("not_run")
                           or joint_cut or cut or note)
 
@@ -457,7 +458,7 @@ def _split_plan(network, array, space, split, aspace, types, clock, say, hint, s
         say("split: scoring the starting points")
         sol = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
                                   progress=_prefixed(say), rules=rules, deadline=clock.deadline())
-        return sol.plan, None, None, None, None, None, {"cut": sol.info.get("cut")}
+        return sol.plan, None, None, None, None, None, {"cut": sol.info.get("cut"), "explored": sol.explored}
     else:
         plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
     return plan, None, None, None, None, None, {}
@@ -655,10 +656,6 @@ def check_split_solver(split: Split, solver: str | None) -> None:
                                 f"{solver_}: the joint solver)")
 
 
-def _count(x: Fraction) -> str:
-    return format_count(x) if x.denominator == 1 else f"{safe_float(x):,.1f}"
-
-
 def _ms(x: Fraction) -> str:
     return f"{safe_float(x) * 1e3:.4g} ms"
 
@@ -724,11 +721,11 @@ def render_split(r: SplitReport) -> str:
         lines.append(f"note: {r.note}")
     if r.plan is None:
         b = r.objective_bound
-        bound = [] if b is None else [f"proven bound {_ms(b) if r.objective is Objective.TIME else _count(b)} (no plan)"]
+        bound = [] if b is None else [f"proven bound {_ms(b) if r.objective is Objective.TIME else exact_count(b)} (no plan)"]
         return "\n".join(lines + bound + conflict_lines(r.explanation)) + "\n"
     if r.objective is Objective.TRAFFIC:
-        lines.append(f"traffic {_count(r.objective_value)} elements (sum_h 2^h c_h, c_h the level's busiest side)"
-                     + ("" if r.objective_bound is None else f"; proven bound {_count(r.objective_bound)}, "
+        lines.append(f"traffic {exact_count(r.objective_value)} elements (sum_h 2^h c_h, c_h the level's busiest side)"
+                     + ("" if r.objective_bound is None else f"; proven bound {exact_count(r.objective_bound)}, "
                                                              f"gap {safe_float(r.gap) * 100:.3f}%"))
     lines += [f"step time {_ms(r.step_time_s)} (the slowest accelerator)"
               + ("" if r.bound_s is None else f"; proven bound {_ms(r.bound_s)}, gap {safe_float(r.gap) * 100:.3f}%"),

@@ -7,6 +7,7 @@ from ..core.names import given_as
 from ..core.network import Network
 from ..core.solution import Status
 from ..core.split_rules import SplitRules
+from ..solvers.deadline import Cut
 from .results import Explanation
 from .run import EXACT_SHARE
 from .split_solve import PROVING_SOLVERS
@@ -34,19 +35,19 @@ def no_suggestion(network: Network, rules: SplitRules, status: Status, why: Expl
         "its search proved none within its time and state limits (or no one limit's change admits a plan)"))
 
 
-def cut_note(name: str, time_limit_s: float | None, cut) -> str:
+def cut_note(name: str, time_limit_s: float | None, cut: Cut | None, evaluations: int = 0) -> str:
     """Why a heuristic's plan is its best so far ('' when it ran to its end): ``cut``, its
-    ``info["cut"]``: the search's evaluations by the deadline, or the level DP's part that was cut."""
-    if cut is None or cut is False:
+    ``info["cut"]`` (what its deadline cut), ``evaluations`` its ``info["explored"]``."""
+    if cut is None:
         return ""
     limit = "" if time_limit_s is None else f" ({time_limit_s:g} s)"
     more = f"{given_as('--time-limit')} gives it more"
-    if cut == "the DP":
+    if cut is Cut.LEVEL_DP:
         return (f"{name}: the level DP was cut at the time limit{limit}: the equal split stands in for its plan, "
                 f"no proof ({more})")
-    if isinstance(cut, str):
-        return f"{name}: {cut} were cut at the time limit{limit}: the best plan so far, no proof ({more})"
-    return (f"{name}: cut at the time limit{limit} after {cut} evaluations: the best plan so far, no proof ({more})")
+    if cut is Cut.BLOCK_MOVES:
+        return f"{name}: the block moves were cut at the time limit{limit}: the best plan so far, no proof ({more})"
+    return (f"{name}: cut at the time limit{limit} after {evaluations} evaluations: the best plan so far, no proof ({more})")
 
 
 def no_plan_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:
@@ -79,8 +80,7 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
         return f"{solver}: {info.get('reason') or 'stopped by Ctrl-C'}"
     if info.get("even"):  # --split equal: the even solver's own words, as explore without --split
         return f"{solver}: {info['reason']}" if info.get("reason") else ""
-    if solver == "cpsat" and info.get("alone") and ("column pairs need" in info.get("exact_reason", "")
-                                                    or info.get("ended_early")):
+    if solver == "cpsat" and info.get("alone") and (info.get("ended_at_once") or info.get("ended_early")):
         return (f"cpsat: {info['reason']}: the exact constrained path answered alone and ended "
                 f"{'early' if info.get('ended_early') else 'at once'}: "
                 f"{info['exact_reason']}: the best seed plan, not proven optimal")
@@ -103,7 +103,7 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
     if "state limit" in info.get("method", ""):
         return (f"{solver}: the exact labels outgrew their state limit: the best plan found, not proven optimal (a "
                 f"coarser {given_as('--alpha-grid')} makes the space smaller; {given_as('--time-limit')} does not lift the state limit)")
-    if "column pairs need" in info.get("reason", ""):  # ended at once (exact's Pareto DP): why, and the seed plan
+    if info.get("ended_at_once"):  # exact's Pareto DP ended at once (its column pairs): why, and the seed plan
         return (f"{solver}: ended at once: {info['reason']}: the best seed plan, not proven optimal")
     if info.get("ended_early"):  # its column tables' measured pace: they could not end within the limit
         return (f"{solver}: ended early: {info['reason']}: the best seed plan, not proven optimal")

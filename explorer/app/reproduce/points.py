@@ -5,7 +5,7 @@ A point is solved once per process (memoised) and, given a cache folder, once pe
 ``<out>/.cache/<sha>.json`` holds its plans and level costs as exact fractions, keyed by
 everything that shapes them (the network's layers, batch, levels, accounting, this format's
 version, and the code that solved them: the explorer's version and code digest, as in the
-sweep cache's keys, ``sweep.cache.code_stamp``; each entry holds that stamp too, so ``prune``
+sweep cache's keys, ``app.code_stamp``; each entry holds that stamp too, so ``prune``
 can remove the entries of other code, which are never read again). Time and energy are computed from the level
 costs on each call (``figures``), so a change of array or topology never needs a new solve.
 """
@@ -30,8 +30,8 @@ from ...core.solution import SolveOptions
 from ...core.timing import compute_time_s, energy_J, level_times, step_time
 from ...frontends import load_array
 from ..baselines import BASELINES, baseline_plan
+from ..code_stamp import code_stamp
 from ..run import run
-from ..sweep.cache import code_stamp
 
 ARRAY = "hypar-paper"
 BIG_MEMORY_GiB = 10**6  # the paper does not model memory

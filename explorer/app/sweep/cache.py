@@ -1,6 +1,6 @@
 """The sweep cache: one JSON file per finished point, keyed by a hash of its full inputs (the
-options, the contents of the files they name, the explorer version and ``code_digest``), written
-atomically. Described in the manual: docs/sweeps.md, "Resumable".
+options, the contents of the files they name, and ``app.code_stamp``: the explorer's version and
+its code's digest), written atomically. Described in the manual: docs/sweeps.md, "Resumable".
 """
 
 from __future__ import annotations
@@ -13,41 +13,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ... import __version__
 from ...core.errors import SpecError
 from ...core.names import given_as
 from ...frontends import zoo
+from ..code_stamp import code_stamp
 from ..output import new_file_mode
 from .point import ERROR, Outcome
 
 CACHE_FORMAT = 4  # 3: the time objective's objective_value, bound and gap are step times; 4: entries hold their key
-
-
-def tree_digest(roots) -> str:
-    """sha256 over every .py file under ``roots`` (paths relative to their root, then contents),
-    in a fixed order; a file reached from two roots counts once."""
-    files: dict[Path, str] = {}
-    for i, root in enumerate(roots):
-        root = Path(root).resolve()
-        for path in sorted(root.rglob("*.py")):
-            if "__pycache__" not in path.parts:
-                files.setdefault(path.resolve(), f"{i}/{path.relative_to(root).as_posix()}")
-    h = hashlib.sha256()
-    for path, name in sorted(files.items(), key=lambda kv: kv[1]):
-        data = path.read_bytes()
-        h.update(f"{name}\0{len(data)}\0".encode())
-        h.update(data)
-    return h.hexdigest()
-
-
-@lru_cache(maxsize=1)
-def code_digest() -> str:
-    """The digest of this explorer's code (``tree_digest`` of the explorer package and of
-    explorer.solvers, which an editable install keeps in a folder of its own); computed once."""
-    from ... import solvers
-
-    package = Path(__file__).resolve().parents[2]  # explorer/app/sweep/cache.py -> explorer/
-    return tree_digest((package, Path(solvers.__file__).resolve().parent))
 
 
 @lru_cache(maxsize=256)
@@ -68,13 +41,6 @@ def _content(key: str, ref: str) -> str:
         path = _shipped(key, ref) or path
     st = path.stat()
     return _file_digest(str(path), st.st_mtime_ns, st.st_size)
-
-
-def code_stamp() -> dict[str, str]:
-    """What a cache key holds of the code that wrote the entry: the explorer's version and
-    ``code_digest`` (a change of either misses every entry). Shared by every cache of results:
-    this sweep cache and ``explore reproduce``'s point cache."""
-    return {"version": __version__, "code": code_digest()}
 
 
 def point_key(params: dict[str, Any], memo: dict | None = None) -> str:

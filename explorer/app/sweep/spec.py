@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 
 from ...core.array import MAX_LEVELS, MIN_LEVELS
 from ...core.errors import SpecError, is_int, shown
-from ...core.names import Frontend, given_as, running
+from ...core.names import Frontend, given_as, is_option, named_for, running
 from ...core.objective import Objective
 from ...core.partition import Space
 from ...core.solution import time_limit_problem
@@ -348,7 +348,6 @@ def _model_reads(grid: dict, fixed: dict, extra: list[dict]) -> dict[Any, dict[t
 
 def _check_model(ref: str, value: str, where: str, reads: dict, seq_places: dict) -> None:
     """Read a model as each of its points does (batch, seq); a SpecError names the place."""
-    from ...core.names import Frontend, named_for
     from ...frontends import dense_only, load_model
 
     for batch, seq in reads.values():
@@ -356,7 +355,7 @@ def _check_model(ref: str, value: str, where: str, reads: dict, seq_places: dict
             with named_for(Frontend.SWEEP):  # its messages name the sweep file's keys
                 dense_only(load_model(ref, batch, seq), value)  # a mixture of experts: GPU clusters only
         except SpecError as err:
-            text = _about(err)
+            text = _about(err, "model")
             place = f"{where} with {seq_places[_hashable(seq)]}" if seq is not None else where
             raise SpecError(place, text) from None
 
@@ -391,16 +390,21 @@ def _check_refs(grid: dict, fixed: dict, extra: list[dict], base_dir: Path, erro
             elif not isinstance(load_yaml_file(ref), dict):  # constraints: read against each point's network
                 errors.append(f"{where}: {ref}: must be a mapping (a constraints file)")
         except SpecError as err:
-            errors.append(str(err) if err.source.startswith(where) else f"{where}: {_about(err)}")
+            errors.append(str(err) if err.source.startswith(where) else f"{where}: {_about(err, key)}")
         except Exception as err:  # noqa: BLE001 - an importer's own failure on a broken file
             errors.append(f"{where}: cannot read {ref}: {type(err).__name__}: {shown(str(err))}")
     return resolved
 
 
-def _about(err: SpecError) -> str:
-    """``err`` after the place in the sweep file that gave the value: a file it names stays, an
-    option of explore (``--model``) goes (``where`` names the key; the CLI's flag is not the file's)."""
-    return "; ".join(err.problems) if err.source.startswith("--") else str(err)
+def _about(err: SpecError, key: str) -> str:
+    """``err`` after the place in the sweep file that gave ``key``'s value: an error about the
+    option that value stands for (``--model`` for model: ``core.names.is_option``) drops its name,
+    as ``where`` names the key; any other keeps its source, an option of explore named as the
+    file's key (``--batch``: batch), a file it names as it is."""
+    if is_option(err.source, f"--{key}"):  # model, array, constraints: explore's --model, --array, --constraints
+        return "; ".join(err.problems)
+    with named_for(Frontend.SWEEP):
+        return str(SpecError(given_as(err.source), err.problems))
 
 
 ARRAY_KEYS = ("array", "levels", "link_bandwidth_GBps", "peak_TFLOPS", "mix")  # what point_array reads (and accelerators_<kind>)
@@ -472,7 +476,6 @@ def _check_split(merged: list[dict[str, Any]], where: dict[tuple[str, str], str]
 
 def split_solver_rule() -> str:
     """``explore --split``'s rule for its solver, in a sweep's words (split and solver keys)."""
-    from ...core.names import Frontend, named_for
     from ..split import solver_splits
 
     with named_for(Frontend.SWEEP):

@@ -1,0 +1,73 @@
+"""One concept in one place in the app layer (issues 20 and 23 leftovers): one number checker for
+the API's arguments, one code stamp for the caches, one sentinel and one shape for a cut heuristic."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer import api
+from explorer.core.errors import SpecError
+
+
+@pytest.mark.parametrize("value", ["80", True])
+def test_solve_and_plan_llm_refuse_a_memory_that_is_not_a_number_alike(value):
+    # solve said 'must be a number', plan_llm 'must be a number of GiB': two checkers of one rule
+    messages = []
+    for call in (lambda: api.solve("lenet-c", "hypar-16", memory_GiB=value),
+                 lambda: api.plan_llm("gpt3-1.7b", "dgx-a100", gpus=8, batch=8, memory_GiB=value)):
+        with pytest.raises(SpecError) as err:
+            call()
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] == f"memory_GiB: must be a number of GiB, got {value!r}"
+
+
+def test_a_sweep_file_error_drops_its_own_keys_option_and_names_others_as_keys():
+    # _about dropped any source starting with "--": an error about another option lost its name
+    from explorer.app.sweep.spec import _about
+
+    assert _about(SpecError("--model", "unknown model 'x'"), "model") == "unknown model 'x'"
+    assert _about(SpecError("--array", "bad"), "array") == "bad"
+    assert _about(SpecError("--batch", "must be >= 1, got 0"), "model") == "batch: must be >= 1, got 0"
+    assert _about(SpecError("net.yaml: layers[0]", "no kind"), "model") == "net.yaml: layers[0]: no kind"
+
+
+def test_ended_at_once_is_read_from_its_field_not_from_the_reasons_text():
+    # the notes matched "column pairs need" in the reason: a reason worded otherwise lost the note
+    from explorer.app.split_notes import proof_note
+    from explorer.core.solution import Status
+
+    info = {"reason": "9 pairs, beyond the 2 s left", "ended_at_once": "9 column pairs need at least ~2 s",
+            "proved_by": "", "method": "pareto-dp"}
+    assert proof_note("exact", Status.FEASIBLE, 2.0, info) == (
+        "exact: ended at once: 9 pairs, beyond the 2 s left: the best seed plan, not proven optimal")
+    alone = dict(info, reason="CP-SAT refused the instance (x)", alone=True, exact_reason="9 pairs, beyond")
+    assert proof_note("cpsat", Status.FEASIBLE, 2.0, alone) == (
+        "cpsat: CP-SAT refused the instance (x): the exact constrained path answered alone and ended at once: "
+        "9 pairs, beyond: the best seed plan, not proven optimal")
+    stopped = dict(info, reason="column pairs need more", ended_at_once="")  # the words alone: not ended at once
+    assert proof_note("exact", Status.FEASIBLE, 2.0, stopped).startswith("exact: stopped at the time limit (2 s)")
+
+
+def test_element_counts_with_a_fraction_are_printed_exactly_with_a_note(capsys):
+    # the proportional row printed 2,555,213.7 (a float rounded to 0.1): the model's value is 125205470/49
+    from fractions import Fraction
+
+    from explorer.app.figures_text import exact_count
+    from .conftest import run_cli
+
+    assert exact_count(Fraction(125205470, 49)) == "2,555,213 33/49" and exact_count(2200380) == "2,200,380"
+    assert exact_count(Fraction(1, 2)) == "0 1/2"
+    assert exact_count(5 + Fraction(1, 10**12 + 1)) == "~5.00"  # a long fraction: rounded, marked (as a long alpha)
+    code, out, err = run_cli(["check", "--uneven", "--model", "lenet-c", "--array", "tpu-mix-16", "--alpha-grid", "4",
+                              "--objective", "traffic", "--solvers", "dp,proportional"], capsys)
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if line.startswith("proportional"))
+    assert " 2,555,213 33/49 " in row and ".7" not in row
+    assert "note: element counts are exact: an alpha gives a side a fraction" in out
+    code, out, err = run_cli(["--model", "lenet-c", "--array", "tpu-mix-16", "--split", "proportional",
+                              "--objective", "traffic"], capsys)
+    assert code == 0 and "traffic 2,555,213 33/49 elements" in out and "330,100 40/49" in out
+    assert "note: element counts are exact: an alpha gives a side a fraction" in out
+    code, out, err = run_cli(["check", "--uneven", "--model", "lenet-c", "--array", "tpu-mix-16", "--alpha-grid", "4",
+                              "--objective", "traffic", "--solvers", "dp"], capsys)
+    assert "fraction" not in out  # whole counts: no note
