@@ -30,6 +30,7 @@ from .survivor_elim import MAX_ENTRIES, eliminate, plan, rescore, round_work
 from .tree_dual import DualResult, dual_bound
 from .vectors import VectorCosts
 
+
 def _instead() -> str:
     return f"use {given_as('--solver')} cpsat (or exact, on graphs it can eliminate)"
 

@@ -25,7 +25,6 @@ from .uneven import EXACT_MAX_BYTES, _space_of, exact_uneven
 from .uneven_joint import JointOptions, joint_uneven
 
 
-
 def constrained_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                        max_bytes: int = EXACT_MAX_BYTES, free: FreeAlphas = FreeAlphas.UNLIKE,
                        time_limit_s: float | None = None, rules: SplitRules = TIME_ONLY, seeds=()) -> Solution:
