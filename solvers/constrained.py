@@ -12,6 +12,7 @@ from fractions import Fraction
 import numpy as np
 
 from explorer.core.constraints import limit_suggestion
+from explorer.core.kinds import SOLVE_TIME_LIMIT
 from explorer.core.names import given_as
 from explorer.core.problem import Problem
 from explorer.core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status, plan_solution
@@ -30,7 +31,6 @@ MAX_GRAPH_ROWS = 5_000_000  # rows of one factor in the graph label pass before 
 # the solve hold, against ``max_bytes``; ResNet-18 at H = 6 under a binding memory limit joins
 # 3.4 M rows, 1.8 GB by the estimate, 1.5 GB measured)
 CPSAT_ROUND = 15.0  # seconds per CP-SAT round before the model is restricted again
-DEFAULT_TIME_LIMIT = 60.0  # seconds for a whole constrained solve without --time-limit (what CP-SAT gets is what is left)
 BEAM = 64
 LOCAL_STARTS = 3  # cheapest limit-breaking plans a local search repairs (and the incumbent)
 
@@ -100,14 +100,14 @@ def _solve(problem: Problem, ch: _Chain, t0: float, info: dict, options: SolveOp
 def time_budget(options: SolveOptions) -> float:
     """Seconds a constrained solve may take, from ``deadline.origin`` (at least ``MIN_LEFT_SHARE``
     of them from its own start): ``--time-limit`` bounds the whole solve, else
-    ``DEFAULT_TIME_LIMIT``. The Lagrangian phase stops between elimination steps at the limit
+    ``SOLVE_TIME_LIMIT``. The Lagrangian phase stops between elimination steps at the limit
     (on graphs; a chain's DP is a few vector sweeps), the label passes between joins or layers,
     chunks of candidates and every ``labels.CHECK_EVERY`` comparisons of their dominance scans;
     the CP-SAT rounds that close a gap get what is left less ``cpsat``'s margin (CP-SAT stops a
     little past its own limit; its plan is re-scored after it), and a run stopped by the limit
     reports ``feasible`` (or ``unknown``) with its proven bound (a chain's label passes raise it
     past the Lagrangian's as they find no plan below their targets) and gap."""
-    return float(options.time_limit_s) if options.time_limit_s is not None else DEFAULT_TIME_LIMIT
+    return float(options.time_limit_s) if options.time_limit_s is not None else SOLVE_TIME_LIMIT
 
 
 def _least_resources(problem: Problem, ch: _Chain, t0: float, info: dict) -> tuple[list, Solution | None]:
@@ -293,7 +293,7 @@ def _out_of_time_reason(rounds: int, spent_s: float, options: SolveOptions) -> s
     """Why the CP-SAT fallback stopped without a proof: its rounds ran out of time, or none could
     start (the bound and the labels took the whole limit); the limit given, or the default one."""
     limit = (given_as("--time-limit") if options.time_limit_s is not None
-             else f"the default limit of {DEFAULT_TIME_LIMIT:g} s ({given_as('--time-limit')} sets another)")
+             else f"the default limit of {SOLVE_TIME_LIMIT:g} s ({given_as('--time-limit')} sets another)")
     if rounds == 0:
         return (f"the Lagrangian bound and the labels took the whole time limit ({spent_s:.1f} s of {limit}) before "
                 "CP-SAT's restricted search could start; a longer limit lets it run")

@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from explorer.core.errors import InstanceTooLarge, Refused
+from explorer.core.kinds import SOLVE_TIME_LIMIT
 from explorer.core.names import given_as
 from explorer.core.partition import compositions
 from explorer.core.plan import Plan
@@ -28,8 +29,6 @@ from .elimination import vectors_plan
 from .survivor_elim import MAX_ENTRIES, eliminate, plan, rescore, round_work
 from .tree_dual import DualResult, dual_bound
 from .vectors import VectorCosts
-
-DEFAULT_TIME_S = 60.0
 
 
 def _instead() -> str:
@@ -45,7 +44,7 @@ def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 4
     check_size(problem)
     if not fits_int64(problem):
         raise Refused(f"pruned: costs beyond int64 at these levels and batch; {_instead()}")
-    limit = options.time_limit_s or DEFAULT_TIME_S
+    limit = options.time_limit_s or SOLVE_TIME_LIMIT
     setup, left = setup_estimate_s(problem), limit - (time.perf_counter() - t0)
     if setup > left:
         return _within_memory(problem, _dp_instead(problem, t0, setup, limit, left))
@@ -202,7 +201,7 @@ def _chain_hint(kept: block_chain.Kept, limit: float) -> str:
 def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0: float, rounds: int,
                    max_entries: int) -> Solution:
     """The bound-and-prune solve itself (caps and memory not seen)."""
-    limit = options.time_limit_s or DEFAULT_TIME_S
+    limit = options.time_limit_s or SOLVE_TIME_LIMIT
     kept = block_chain.Kept()
     end = solve_end(t0, limit)  # (what follows the search: the plan's re-scoring and the report)
     chained = block_chain.solve_whole(problem, vc, t0, end, kept)  # a chain of blocks: exact at once

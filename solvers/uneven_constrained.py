@@ -13,6 +13,7 @@ from itertools import chain, islice
 
 from explorer.core.array import ArraySpec
 from explorer.core.errors import Refused
+from explorer.core.kinds import SOLVE_TIME_LIMIT
 from explorer.core.network import Network
 from explorer.core.partition import Space
 from explorer.core.solution import Solution
@@ -22,8 +23,6 @@ from explorer.core.uneven import AlphaSpace, FreeAlphas
 
 from .uneven import EXACT_MAX_BYTES, _space_of, exact_uneven
 from .uneven_joint import JointOptions, joint_uneven
-
-DEFAULT_LIMIT_S = 60.0  # the joint solver's time limit when none is given
 
 
 def constrained_uneven(network: Network, array: ArraySpec, space: Space, alphas,
@@ -38,7 +37,7 @@ def constrained_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     seeds = iter(seeds)
     first = tuple(islice(seeds, 1))
     try:
-        sol = joint_under(network, array, space, aspace, time_limit_s or DEFAULT_LIMIT_S, rules, starts=first)
+        sol = joint_under(network, array, space, aspace, time_limit_s or SOLVE_TIME_LIMIT, rules, starts=first)
     except Refused:  # outside its scope: the Pareto DP (chains)
         sol = exact_uneven(network, array, space, aspace, max_bytes, free, time_limit_s, rules,
                            seeds=chain(first, seeds))

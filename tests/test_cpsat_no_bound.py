@@ -49,3 +49,25 @@ def test_the_search_keeps_a_margin_for_its_own_overrun(monkeypatch):
     monkeypatch.setattr(cpsat, "run_solver", record)
     cpsat.solve(Problem(load_model("lenet-c"), load_array("hypar-16"), Space.HYPAR), SolveOptions(workers=1, time_limit_s=5))
     assert seen["max"] <= 5 * (1 - cpsat.SEARCH_MARGIN)
+
+
+def test_cpsat_without_a_limit_gets_the_default_of_exact_and_pruned(monkeypatch):
+    # new-user trial, item 1: `--solver cpsat` ran past 115 s with no limit while exact and pruned stop at 60 s
+    from explorer.core.kinds import SOLVE_TIME_LIMIT
+
+    seen = []
+
+    def record(problem, options):
+        seen.append(options)
+        raise KeyboardInterrupt  # (nothing else is needed of the solve)
+
+    monkeypatch.setattr(cpsat, "solve", record)
+    for given in (SolveOptions(), SolveOptions(time_limit_s=7.0), SolveOptions(deterministic_time_limit=5.0)):
+        try:
+            solve_with(alexnet(3), "cpsat", given)
+        except KeyboardInterrupt:
+            pass
+    default, given, deterministic = seen
+    assert SOLVE_TIME_LIMIT == 60.0 and SOLVE_TIME_LIMIT - 5 < default.time_limit_s <= SOLVE_TIME_LIMIT
+    assert 2 < given.time_limit_s <= 7.0  # (counted from its start: what is left of it)
+    assert deterministic.time_limit_s is None  # a deterministic budget stays the only one (reproducible)

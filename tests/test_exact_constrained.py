@@ -11,6 +11,7 @@ import pytest
 from explorer.app.run import rescore
 from explorer.core.constraints import Cap, Constraints, Forbid, Pin
 from explorer.core.evaluate import evaluate
+from explorer.core.kinds import SOLVE_TIME_LIMIT
 from explorer.core.objective import Objective
 from explorer.core.partition import Space
 from explorer.core.problem import Problem
@@ -290,7 +291,7 @@ def test_the_time_limit_bounds_the_whole_constrained_solve(monkeypatch):
                 p, full = q, e
                 break
     assert p is not None and full.status is Status.OPTIMAL
-    assert constrained.time_budget(SolveOptions()) == constrained.DEFAULT_TIME_LIMIT
+    assert constrained.time_budget(SolveOptions()) == SOLVE_TIME_LIMIT
     assert constrained.time_budget(SolveOptions(time_limit_s=7.0)) == 7.0
     s = exact.solve(p, SolveOptions(workers=1, time_limit_s=1e-9))
     if s.status is Status.FEASIBLE:

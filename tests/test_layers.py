@@ -29,7 +29,8 @@ ALLOWED = {
 # modules at the top of the package that belong to a layer (explorer/__init__.py stays "top")
 TOP_LEVEL_MODULES = {"api": "api"}
 # the command line: above the API (it parses options, prints, picks the exit status)
-CLI_MODULES = ("explorer.app.cli", "explorer.app.cli_common", "explorer.app.cli_sweep", "explorer.app.reproduce.cli")
+CLI_MODULES = ("explorer.app.cli", "explorer.app.cli_common", "explorer.app.cli_sweep", "explorer.app.cli_ticker",
+               "explorer.app.reproduce.cli")
 
 
 def layer_of(module: str) -> str | None:

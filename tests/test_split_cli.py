@@ -337,3 +337,17 @@ def test_split_draws_no_progress_bar_when_stderr_is_not_a_terminal(monkeypatch):
     assert result.exit_code == 0, result.output
     assert "lenet-c on tpu-mix-16: split search" in result.stdout
     assert result.stderr == "", result.stderr
+
+
+def test_the_split_report_writes_times_as_the_even_report_does(capsys):
+    # new-user trial, item 3: `--split search` printed "step time 2858 ms", the even report "2.858 s"
+    from explorer.app.render import fmt_seconds
+
+    code, even, err = run_cli(["--objective", "time"], capsys)
+    assert code == 0 and "    2.858 s   1.011x" in even
+    code, out, err = run_cli(["--split", "search"], capsys)
+    assert code == 0, err
+    assert "step time 2.858 s (the slowest accelerator)" in out
+    assert f"top-level groups: 2.858 s and 2.858 s; the faster idles {fmt_seconds(0)}" in out
+    assert "  data parallelism                      2.889 s  x1.011" in out
+    assert " ms" not in out

@@ -23,11 +23,12 @@ import click
 
 from ..solvers import MAX_SEED, MAX_WORKERS, REGISTRY
 
-from ..core.kinds import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SPLIT_TIME_LIMIT, FreeAlphas, Objective
+from ..core.kinds import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SOLVE_TIME_LIMIT, SPLIT_TIME_LIMIT, FreeAlphas, Objective
 from ..core.partition import Space
 from ..core.errors import EvaluatorMismatch
 from ..core.solution import Status, time_limit_problem
 from ..frontends.zoo import DEFAULT_ARRAY, DEFAULT_MODEL
+from .cli_ticker import Ticker, solve_limit
 from .cli_common import BAD_INPUT, EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input, options, since_start
 from .output import check_not_an_input, check_writable, inherited_fd, write_text
 
@@ -175,7 +176,7 @@ def check_files(model: str, array: str, output: str | None, constraints: str | N
 
 # Options for solvers that search (CP-SAT) or may refuse (exact, brute).
 solver_options = options(
-    click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help="Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not); a run without --split counts it from the process's start (its start-up and imports count): CP-SAT's (default: none), or the whole exact solve under caps or memory (default: 60 s); pruned's (default: 60 s, may overrun by one round; then the bound and the gap); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. explore check: the whole check (the DP, its level checks, the joint solvers in turn, each with what is left). With --split and in check --uneven (default: 10 s): the whole run from the process's start too, each step (the search, the split's solver; check: the solvers in turn) with what the steps before it left; a step with no limit of its own is not started once it is spent. GPU cluster: the LLM search's, from the process's start (default: 300 s; then the bound and the gap); check's search and exhaustive scoring together (the search at most half; what was scored is compared)."),
+    click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help=f"Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not); a run without --split counts it from the process's start (its start-up and imports count): CP-SAT's, or the whole exact solve under caps or memory, or pruned's (default: {SOLVE_TIME_LIMIT:g} s each; pruned may overrun by one round; then the bound and the gap); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. explore check: the whole check (the DP, its level checks, the joint solvers in turn, each with what is left). With --split and in check --uneven (default: 10 s): the whole run from the process's start too, each step (the search, the split's solver; check: the solvers in turn) with what the steps before it left; a step with no limit of its own is not started once it is spent. GPU cluster: the LLM search's, from the process's start (default: 300 s; then the bound and the gap); check's search and exhaustive scoring together (the search at most half; what was scored is compared)."),
     click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help=f"CP-SAT worker threads, 1..{MAX_WORKERS} (default: one per core)."),
     click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True, help=f"CP-SAT random seed, 0..{MAX_SEED} (deterministic with --workers 1)."),
     click.option("--dump-model", "dump_model", type=str, default=None, metavar="FILE", help="Write the CP-SAT model to FILE (.pb binary, .txt or .pbtxt text; nothing else); --solver cpsat only."),
@@ -205,11 +206,13 @@ class HeldProgress:
     """Progress on stderr (``[explore] ...``); a step (not a solver's own news, which starts with its
     name) is remembered so that a Ctrl-C can say what it interrupted. The first line is held back
     until the run is under way (``HOLD_S``, the next line, or the run's end) and dropped when the
-    run ends on bad input or a refusal: such a run prints its one error line alone."""
+    run ends on bad input or a refusal: such a run prints its one error line alone. Lines go
+    through ``echo`` (a ``Ticker``'s, above its time bar), else straight to stderr."""
 
     HOLD_S = 1.0
 
-    def __init__(self):
+    def __init__(self, echo=None):
+        self._echo = echo or (lambda text: click.echo(text, err=True))
         self._held: str | None = None
         self._timer = None
         self._started = False
@@ -229,7 +232,7 @@ class HeldProgress:
                 self._timer.start()
                 return
         self.release()
-        click.echo(f"[explore] {msg}", err=True)
+        self._echo(f"[explore] {msg}")
 
     def release(self) -> None:
         """Print the held line now (once)."""
@@ -238,7 +241,7 @@ class HeldProgress:
             if self._timer is not None:
                 self._timer.cancel()
             if held is not None:
-                click.echo(f"[explore] {held}", err=True)
+                self._echo(f"[explore] {held}")
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is not None and issubclass(exc_type, BAD_INPUT):
@@ -299,7 +302,8 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
 
     check_files(model, array, output, constraints_file, dump_model, (solver,))
     seq = click.get_current_context().meta.get("seq")
-    with HeldProgress() as say:
+    limit = solve_limit(solver, time_limit, bool(caps) or memory_GiB is not None)
+    with Ticker(limit, _limit_origin(), solver) as tick, HeldProgress(tick.echo) as say:
         result = api.solve.with_option_names(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels,
                            seq=seq, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins,
                            forbids=forbids, constraints=constraints_file, time_limit=time_limit, workers=workers,

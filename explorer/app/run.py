@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from ..core.errors import EvaluatorMismatch
 from ..core.evaluate import Evaluation
+from ..core.kinds import SOLVE_TIME_LIMIT
 from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import Solution, SolveOptions, Status, plan_solution
@@ -157,9 +158,13 @@ def solve_with(problem: Problem, solver: str, options: SolveOptions) -> Solution
     """The solver's answer; CP-SAT on a problem with caps or memory runs after ``exact_first``
     (its wall time includes the exact method's). ``--time-limit`` counts from ``options.started``
     (``explore``: its process's start), else from here: the solver's import (OR-Tools takes about a
-    second), the exact method and CP-SAT's build and search; CP-SAT's ``wall_s`` is all of it."""
+    second), the exact method and CP-SAT's build and search; CP-SAT's ``wall_s`` is all of it.
+    CP-SAT without a limit gets ``SOLVE_TIME_LIMIT``, as exact and pruned do (unless a
+    deterministic limit is its budget)."""
     t0 = origin(options)
     options = replace(options, started=t0)
+    if solver == "cpsat" and options.time_limit_s is None and options.deterministic_time_limit is None:
+        options = replace(options, time_limit_s=SOLVE_TIME_LIMIT)
     limit = options.time_limit_s
     solve = get_solver(solver)
     pre = None
@@ -190,9 +195,7 @@ def explain_deadline(options: SolveOptions, spent_s: float) -> float:
     """When an infeasible run's explanation (``cpsat.explain_infeasible``) stops, as a
     ``perf_counter`` value: what the limit (``--time-limit``, else the constrained solve's default)
     leaves after the solve's ``spent_s`` seconds, and at least ``EXPLAIN_MIN_SHARE`` of it."""
-    from ..solvers.constrained import DEFAULT_TIME_LIMIT
-
-    limit = options.time_limit_s if options.time_limit_s is not None else DEFAULT_TIME_LIMIT
+    limit = options.time_limit_s if options.time_limit_s is not None else SOLVE_TIME_LIMIT
     return time.perf_counter() + max(limit - spent_s, EXPLAIN_MIN_SHARE * limit)
 
 

@@ -43,7 +43,7 @@ from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from .baselines import BASELINES, baseline_plan
 from .check import Clock
 from .figures_text import exact_count
-from .render import conflict_lines, fmt_bytes, memory_phrase, render_plan_grid
+from .render import conflict_lines, fmt_bytes, fmt_seconds, memory_phrase, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EvaluatorMismatch
 from .split_kinds import KindMemory, class_labels, kind_memory
@@ -656,10 +656,6 @@ def check_split_solver(split: Split, solver: str | None) -> None:
                                 f"{solver_}: the joint solver)")
 
 
-def _ms(x: Fraction) -> str:
-    return f"{safe_float(x) * 1e3:.4g} ms"
-
-
 def _alpha(a: Fraction) -> str:
     """An alpha: the exact fraction when short (15/56), else 6 significant digits (the JSON keeps it exact)."""
     text = str(a)
@@ -721,15 +717,15 @@ def render_split(r: SplitReport) -> str:
         lines.append(f"note: {r.note}")
     if r.plan is None:
         b = r.objective_bound
-        bound = [] if b is None else [f"proven bound {_ms(b) if r.objective is Objective.TIME else exact_count(b)} (no plan)"]
+        bound = [] if b is None else [f"proven bound {fmt_seconds(b) if r.objective is Objective.TIME else exact_count(b)} (no plan)"]
         return "\n".join(lines + bound + conflict_lines(r.explanation)) + "\n"
     if r.objective is Objective.TRAFFIC:
         lines.append(f"traffic {exact_count(r.objective_value)} elements (sum_h 2^h c_h, c_h the level's busiest side)"
                      + ("" if r.objective_bound is None else f"; proven bound {exact_count(r.objective_bound)}, "
                                                              f"gap {safe_float(r.gap) * 100:.3f}%"))
-    lines += [f"step time {_ms(r.step_time_s)} (the slowest accelerator)"
-              + ("" if r.bound_s is None else f"; proven bound {_ms(r.bound_s)}, gap {safe_float(r.gap) * 100:.3f}%"),
-              f"top-level groups: {_ms(r.group_times_s[0])} and {_ms(r.group_times_s[1])}; the faster idles {_ms(r.idle_s)}",
+    lines += [f"step time {fmt_seconds(r.step_time_s)} (the slowest accelerator)"
+              + ("" if r.bound_s is None else f"; proven bound {fmt_seconds(r.bound_s)}, gap {safe_float(r.gap) * 100:.3f}%"),
+              f"top-level groups: {fmt_seconds(r.group_times_s[0])} and {fmt_seconds(r.group_times_s[1])}; the faster idles {fmt_seconds(r.idle_s)}",
               "alpha (subgroup 0's share) per level:"]
     for h, classes in enumerate(r.class_alphas()):
         if all(d == classes[0][1] for _, d in classes):  # every group of the level alike
@@ -748,12 +744,12 @@ def render_split(r: SplitReport) -> str:
                                                  for v in r.violations)
                      + f" ({keepers(r.split)} keeps to caps, pins and memory)")
     if r.equal_best_s is not None:
-        lines.append(f"best equal-split plan (every alpha 1/2, types chosen for it): {_ms(r.equal_best_s)}, "
+        lines.append(f"best equal-split plan (every alpha 1/2, types chosen for it): {fmt_seconds(r.equal_best_s)}, "
                      f"{_times(r.equal_best_s / r.step_time_s)}")
     lines.append("speedup over equal-split plans:")
     labels = {"all-I": "data parallelism", "trick": "the trick (conv I, fc II)", "hypar": "HyPar's plan (hypar DP, time)"}
     broken = {name: figs.violations for name, figs in r.baselines if figs.violations}
     for name, t in r.compared:
         mark = "" if name not in broken else "  BREAKS " + "; ".join(v.constraint for v in broken[name])
-        lines.append(f"  {labels[name]:<32} {_ms(t):>12}  {_times(t / r.step_time_s)}{mark}")
+        lines.append(f"  {labels[name]:<32} {fmt_seconds(t):>12}  {_times(t / r.step_time_s)}{mark}")
     return "\n".join(lines) + "\n"

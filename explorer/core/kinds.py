@@ -1,5 +1,5 @@
 """Kinds of run the command line offers as choices, and their defaults: the objective, which
-alpha classes are free, the paper accounting, the alpha grid and the split's time limit.
+alpha classes are free, the paper accounting, the alpha grid and the time limits (split or not).
 
 Defined here, with no dependency, so that ``explore``'s option declarations (``app.cli``) do
 not import the modules that use them (``core.objective``, ``core.uneven``,
@@ -13,6 +13,8 @@ import enum
 
 MIN_ALPHA_GRID, MAX_ALPHA_GRID, DEFAULT_ALPHA_GRID = 2, 1024, 16  # --alpha-grid N: alphas are multiples of 1/N
 SPLIT_TIME_LIMIT = 10.0  # seconds a split's solver takes unless --time-limit (then its best plan, bound and gap)
+SOLVE_TIME_LIMIT = 60.0  # seconds a run without --split takes unless --time-limit: CP-SAT's, pruned's and the exact
+#                           solve's under caps or memory (then the best plan, the bound and the gap)
 
 
 class Objective(enum.Enum):

@@ -1,0 +1,97 @@
+"""The time bar of a long solve (new-user trial, item 2): drawn on a terminal only, after its
+delay, with the seconds of the limit, lines written above it, and cleared when the solve ends."""
+
+from __future__ import annotations
+
+import io
+import time
+
+from explorer.app.cli_ticker import Ticker, shows_ticker, solve_limit
+from explorer.core.kinds import SOLVE_TIME_LIMIT
+
+from .conftest import run_cli
+
+
+class FakeTty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_bar_only_on_a_terminal():
+    assert shows_ticker(FakeTty()) and not shows_ticker(io.StringIO())
+    assert not shows_ticker(object())  # no isatty at all
+
+
+def test_the_limit_shown_is_the_one_the_solve_keeps():
+    assert solve_limit("cpsat", None, False) == SOLVE_TIME_LIMIT == 60.0
+    assert solve_limit("pruned", None, False) == SOLVE_TIME_LIMIT
+    assert solve_limit("exact", None, True) == SOLVE_TIME_LIMIT  # under caps or memory
+    assert solve_limit("exact", None, False) is None  # no limit: the seconds alone
+    assert solve_limit("dp", None, True) is None
+    assert solve_limit("exact", 7, False) == 7.0
+
+
+def test_the_bar_counts_seconds_of_the_limit_and_is_cleared(monkeypatch):
+    monkeypatch.setattr(Ticker, "DELAY_S", 0.0)
+    monkeypatch.setattr(Ticker, "EVERY_S", 0.01)
+    tty = FakeTty()
+    with Ticker(30.0, time.perf_counter() - 12.2, "exact", stream=tty) as tick:
+        deadline = time.perf_counter() + 5
+        while tick.bar is None and time.perf_counter() < deadline:
+            time.sleep(0.01)
+        tick.echo("[explore] a line above it")
+    text = tty.getvalue()
+    assert "[explore] exact 12 s of 30 s |" in text, text
+    assert "[explore] a line above it\n" in text
+    assert text.endswith("\r") and tick.bar is None and not tick._thread.is_alive()  # leave=False: the line cleared
+
+
+def test_no_bar_before_its_delay_and_none_without_a_limit_claimed(monkeypatch):
+    monkeypatch.setattr(Ticker, "EVERY_S", 0.01)
+    tty = FakeTty()
+    with Ticker(30.0, stream=tty):  # ends before DELAY_S: nothing drawn
+        pass
+    assert tty.getvalue() == ""
+    monkeypatch.setattr(Ticker, "DELAY_S", 0.0)
+    with Ticker(None, time.perf_counter() - 3.4, "exact", stream=tty) as tick:
+        while tick.bar is None:
+            time.sleep(0.01)
+    assert "[explore] exact 3 s" in tty.getvalue() and " of " not in tty.getvalue()
+
+
+def test_nothing_is_drawn_into_a_pipe_or_a_file(monkeypatch):
+    monkeypatch.setattr(Ticker, "DELAY_S", 0.0)
+    buf = io.StringIO()
+    with Ticker(30.0, stream=buf) as tick:
+        time.sleep(0.05)
+        tick.echo("a line")
+    assert buf.getvalue() == "a line\n" and tick._thread is None
+
+
+def _slow(monkeypatch, module):
+    real = module.solve
+
+    def slow(*a, **k):
+        time.sleep(0.3)  # long enough for the bar (its delay at 0)
+        return real(*a, **k)
+
+    monkeypatch.setattr(module, "solve", slow)
+
+
+def test_explore_draws_the_bar_of_cpsats_default_limit_on_a_terminal(capsys, monkeypatch):
+    import json
+    import sys
+
+    from explorer.solvers import cpsat
+
+    monkeypatch.setattr(Ticker, "DELAY_S", 0.0)
+    monkeypatch.setattr(Ticker, "EVERY_S", 0.01)
+    _slow(monkeypatch, cpsat)
+    args = ["--model", "lenet-c", "--solver", "cpsat", "--workers", "1", "--format", "json"]
+    code, out, err = run_cli(args, capsys)  # stderr a buffer: no bar
+    assert code == 0 and "|" not in err and "\r" not in err, err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    code, out, err = run_cli(args, capsys)
+    assert code == 0 and json.loads(out)["status"] == "optimal"  # the report alone on stdout
+    assert "[explore] cpsat " in err and f" s of {SOLVE_TIME_LIMIT:g} s |" in err, err
+    assert "[explore] solving lenet-c on hypar-16 with cpsat\n" in err and err.endswith("\r")
