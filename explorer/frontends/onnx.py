@@ -187,11 +187,17 @@ class _Importer:
                 copy.name = out
         return model
 
-    def infer(self, model):
+    def infer(self, model, data_prop: bool = True):
+        """Shape inference; with data propagation only once a pass without it found no 1-D
+        tensor too long to propagate (onnx_bounds.py: memory stays bounded)."""
         from onnx import shape_inference
 
+        from .onnx_bounds import check_propagation
+
+        if data_prop:
+            check_propagation(model, self.src, lambda m: self.infer(m, data_prop=False))
         try:
-            return shape_inference.infer_shapes(model, data_prop=True)
+            return shape_inference.infer_shapes(model, data_prop=data_prop)
         except Exception as err:  # noqa: BLE001 - onnx raises several types
             raise self.fail(f"shape inference failed: {printable((str(err).splitlines() or [''])[0])}") from None
 

@@ -17,6 +17,7 @@ BATCH_NAMES = re.compile(r"^(n|b|bs|batch.*|.*_batch|.*batch_size)$", re.IGNOREC
 SEQ_NAMES = re.compile(r"(seq|sequence|len|length|tokens?|time|frames?|steps?|positions?)", re.IGNORECASE)
 FEATURE_NAMES = re.compile(r"^(c|channels?|features?|hidden.*|height|width|h|w|dim|embed.*|d_model)$", re.IGNORECASE)
 INT_TYPES = {2, 3, 4, 5, 6, 7, 9, 12, 13}  # uint8 int8 uint16 int16 int32 int64 bool uint32 uint64
+MAX_NODES = 1 << 20  # nodes once model-local functions are inlined (docs/specs.md, "ONNX", "Limits")
 
 
 def printable(name: str, limit: int = 120) -> str:
@@ -151,12 +152,25 @@ def _key(node_or_function) -> tuple[str, str, str]:
     return node_or_function.domain, name, getattr(node_or_function, "overload", "")
 
 
-def _expanded(node, functions: dict, depth: int = 0) -> int:
-    """How many nodes ``node`` becomes once its model-local function calls are inlined."""
-    body = functions.get(_key(node))
-    if body is None or depth > 100:
-        return 1
-    return sum(_expanded(n, functions, depth + 1) for n in body.node)
+def _function_sizes(functions: dict) -> dict:
+    """Function key -> how many nodes one call becomes once inlined, each function counted once
+    from its callees' counts (40 nested functions each calling the one before twice count in 40
+    steps, not 2^39; an explicit stack, so deep nesting is no Python recursion); a call back into
+    a function being counted (recursion, which the inliner refuses) counts as one node."""
+    sizes: dict = {}
+    opened: set = set()
+    for top in functions:
+        stack = [(top, False)]
+        while stack:
+            key, ready = stack.pop()
+            body = functions[key].node
+            if ready:
+                sizes[key] = sum(sizes.get(_key(n), 1) for n in body)
+            elif key not in opened:
+                opened.add(key)
+                stack.append((key, True))
+                stack.extend((_key(n), False) for n in body if _key(n) in functions and _key(n) not in opened)
+    return sizes
 
 
 def inline_local_functions(model, src: str):
@@ -169,13 +183,18 @@ def inline_local_functions(model, src: str):
     from onnx.inliner import inline_local_functions as inline
 
     functions = {_key(f): f for f in model.functions}
-    calls = [(n.name, _expanded(n, functions) if _key(n) in functions else 0) for n in model.graph.node]
+    sizes = _function_sizes(functions)
+    calls = [(n.name, sizes[_key(n)] if _key(n) in functions else 0) for n in model.graph.node]
+    total = sum(k or 1 for _, k in calls)
+    if total > MAX_NODES:
+        raise SpecError(src, f"its model-local functions inline to {total:,} nodes, more than the {MAX_NODES:,} "
+                             "supported (functions calling functions many times over): not imported")
     try:
         flat = inline(model)
     except Exception as err:  # the inliner's own checks (a recursive function, a missing attribute)
         why = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise SpecError(src, f"cannot inline its model-local functions: {why}") from None
-    if len(flat.graph.node) == sum(k or 1 for _, k in calls):  # the order is the calls' order: name them
+    if len(flat.graph.node) == total:  # the order is the calls' order: name them
         at = 0
         for name, k in calls:
             for node in flat.graph.node[at:at + k]:

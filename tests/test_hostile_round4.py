@@ -1,0 +1,115 @@
+"""Hostile input, round 4: ONNX files that would take memory or time without bound (a huge
+Range whose values shape inference propagates, model-local functions nesting to 2^39 nodes),
+refused in one line, fast, with exit status 2."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from explorer.core.errors import SpecError
+from explorer.frontends.onnx import load_onnx
+from explorer.frontends.onnx_bounds import MAX_PROPAGATED
+from explorer.frontends.onnx_graph import MAX_NODES
+
+from .conftest import run_cli
+from .test_hostile_round3 import deadline
+
+OPSETS = [helper.make_opsetid("", 17)]
+
+
+def _int(name, v):
+    return numpy_helper.from_array(np.array(v, np.int64), name)
+
+
+def _save(tmp_path, graph, name, **kw) -> str:
+    path = tmp_path / name
+    onnx.save(helper.make_model(graph, opset_imports=kw.pop("opsets", OPSETS), **kw), path)
+    return str(path)
+
+
+def range_net(tmp_path, limit: int) -> str:
+    """x [4,16] + Cast(Range(0, limit, 1)), then a 16x8 weight."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])
+    nodes = [helper.make_node("Range", ["s", "l", "d"], ["r"]), helper.make_node("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
+             helper.make_node("Add", ["x", "rf"], ["a"]), helper.make_node("MatMul", ["a", "w"], ["y"])]
+    inits = [_int("s", 0), _int("l", limit), _int("d", 1), numpy_helper.from_array(np.ones((16, 8), np.float32), "w")]
+    graph = helper.make_graph(nodes, "range", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return _save(tmp_path, graph, f"range_{limit}.onnx")
+
+
+def rope_net(tmp_path) -> str:
+    """positions = arange(seq) from the input's shape (Shape -> Gather -> Range), cast, unsqueezed
+    and multiplied into x [batch, seq, 16]; then a 16x8 weight."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 16])
+    nodes = [helper.make_node("Shape", ["x"], ["sh"]), helper.make_node("Gather", ["sh", "one"], ["n"]),
+             helper.make_node("Range", ["zero", "n", "one"], ["pos"]),
+             helper.make_node("Cast", ["pos"], ["posf"], to=TensorProto.FLOAT),
+             helper.make_node("Unsqueeze", ["posf", "last"], ["pos2"]), helper.make_node("Mul", ["x", "pos2"], ["xp"]),
+             helper.make_node("MatMul", ["xp", "w"], ["y"])]
+    inits = [_int("zero", 0), _int("one", 1), _int("last", [-1]), numpy_helper.from_array(np.ones((16, 8), np.float32), "w")]
+    graph = helper.make_graph(nodes, "rope", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return _save(tmp_path, graph, "rope.onnx")
+
+
+def test_a_huge_range_is_refused_in_one_line_fast(tmp_path, capsys):
+    path = range_net(tmp_path, 2 ** 40)
+    with deadline(30):
+        code, out, err = run_cli(["--model", path, "--levels", "2", "--batch", "4"], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "node 1 (Cast): input 'r' is a 1-D tensor of 1,099,511,627,776 elements, more than the 1,048,576" in err
+
+
+def test_a_range_past_the_limit_by_one_is_refused_and_on_it_is_read(tmp_path):
+    with pytest.raises(SpecError, match=f"1-D tensor of {MAX_PROPAGATED + 1:,} elements"):
+        load_onnx(range_net(tmp_path, MAX_PROPAGATED + 1))
+    # on the limit, shape inference runs (and says the Add does not broadcast [4,16] with [2^20])
+    with pytest.raises(SpecError) as err:
+        load_onnx(range_net(tmp_path, MAX_PROPAGATED))
+    assert "1-D tensor" not in str(err.value)
+    net = load_onnx(range_net(tmp_path, 16))  # a Range that broadcasts: imported
+    assert [layer.name for layer in net.layers] == ["MatMul_3"]
+
+
+def test_a_position_range_follows_seq_and_a_huge_seq_is_refused(tmp_path):
+    path = rope_net(tmp_path)
+    net = load_onnx(path, batch=2, sequence=64)
+    assert net.sequence == 64 and [layer.name for layer in net.layers] == ["MatMul_6"]
+    with deadline(30), pytest.raises(SpecError, match="input 'pos' is a 1-D tensor of 10,000,000 elements"):
+        load_onnx(path, batch=2, sequence=10_000_000)
+
+
+def nested_net(tmp_path, depth: int) -> str:
+    """Model-local functions F0 (one Relu) and Fi calling F(i-1) twice; the graph: MatMul, F(depth-1)."""
+    ops = [helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]
+    fs = [helper.make_function("local", "F0", ["a"], ["b"], [helper.make_node("Relu", ["a"], ["b"])], ops)]
+    for i in range(1, depth):
+        calls = [helper.make_node(f"F{i - 1}", ["a"], ["t"], domain="local"),
+                 helper.make_node(f"F{i - 1}", ["t"], ["b"], domain="local")]
+        fs.append(helper.make_function("local", f"F{i}", ["a"], ["b"], calls, ops))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="fc"),
+             helper.make_node(f"F{depth - 1}", ["m"], ["y"], domain="local", name="act")]
+    graph = helper.make_graph(nodes, "nested", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.ones((16, 8), np.float32), "w")])
+    return _save(tmp_path, graph, f"nested{depth}.onnx", opsets=ops, functions=fs)
+
+
+def test_nested_functions_are_counted_once_each_and_refused_past_the_limit(tmp_path, capsys):
+    with deadline(30):
+        code, out, err = run_cli(["--model", nested_net(tmp_path, 40), "--levels", "2", "--batch", "4"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"inline to {2 ** 39 + 1:,} nodes, more than the {MAX_NODES:,} supported" in err
+
+
+def test_nested_functions_on_the_limit_inline_and_are_named_after_their_call(tmp_path):
+    from explorer.frontends.onnx_graph import inline_local_functions
+
+    model = onnx.load(nested_net(tmp_path, 4))  # 1 MatMul + 2^3 Relus
+    flat = inline_local_functions(model, "nested4.onnx")
+    assert [n.op_type for n in flat.graph.node] == ["MatMul"] + ["Relu"] * 8
+    assert [n.name for n in flat.graph.node] == ["fc"] + ["act"] * 8
+    assert [layer.name for layer in load_onnx(nested_net(tmp_path, 4)).layers] == ["fc"]
