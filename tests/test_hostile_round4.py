@@ -113,3 +113,47 @@ def test_nested_functions_on_the_limit_inline_and_are_named_after_their_call(tmp
     assert [n.op_type for n in flat.graph.node] == ["MatMul"] + ["Relu"] * 8
     assert [n.name for n in flat.graph.node] == ["fc"] + ["act"] * 8
     assert [layer.name for layer in load_onnx(nested_net(tmp_path, 4)).layers] == ["fc"]
+
+
+# --- a config.json whose model_type is a list or an object; a bad sliding_window ----------------
+
+LLAMA = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128,
+         "vocab_size": 100, "max_position_embeddings": 64}
+
+
+def _config(tmp_path, **fields) -> str:
+    import json
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(dict(LLAMA, **fields)))
+    return str(path)
+
+
+@pytest.mark.parametrize("mtype", [["llama"], {"llama": 1}])
+@pytest.mark.parametrize("command", [[], ["check"], ["split"]])
+def test_a_model_type_list_or_object_is_one_line(tmp_path, capsys, mtype, command):
+    code, out, err = run_cli([*command, "--model", _config(tmp_path, model_type=mtype), "--levels", "2"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"config.json: model_type: must be one of llama, mistral, qwen2, mixtral, gpt2, got {mtype!r}" in err
+
+
+@pytest.mark.parametrize("mtype", [["llama"], {"llama": 1}])
+def test_a_model_type_list_or_object_is_a_spec_error_in_the_api(tmp_path, mtype):
+    from explorer import api
+
+    path = _config(tmp_path, model_type=mtype)
+    for call in (lambda: api.solve(path, levels=2), lambda: api.plan_llm(path, gpus=8)):
+        with pytest.raises(SpecError, match=r"model_type: must be one of .*, got " + __import__("re").escape(repr(mtype))):
+            call()
+
+
+@pytest.mark.parametrize("window, problem", [(-5, "must be > 0, got -5"), ("x", "must be a positive integer, got 'x'"),
+                                             (True, "must be a positive integer, got True")])
+def test_a_bad_sliding_window_is_refused(tmp_path, window, problem):
+    from explorer.frontends.hf_config import load_hf_config
+
+    with pytest.raises(SpecError, match=f"sliding_window: {problem}"):
+        load_hf_config(_config(tmp_path, model_type="mistral", sliding_window=window))
+    assert load_hf_config(_config(tmp_path, model_type="mistral", sliding_window=None)).layers  # null: no window
+    net = load_hf_config(_config(tmp_path, model_type="mistral", sliding_window=16), sequence=32)
+    assert net.approximations == ("sliding_window 16 < sequence 32: attention is counted over all 32 tokens",)
