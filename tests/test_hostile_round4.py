@@ -157,3 +157,24 @@ def test_a_bad_sliding_window_is_refused(tmp_path, window, problem):
     assert load_hf_config(_config(tmp_path, model_type="mistral", sliding_window=None)).layers  # null: no window
     net = load_hf_config(_config(tmp_path, model_type="mistral", sliding_window=16), sequence=32)
     assert net.approximations == ("sliding_window 16 < sequence 32: attention is counted over all 32 tokens",)
+
+
+# --- --output naming the model's external data file ----------------------------------------------
+
+def test_the_models_external_data_file_is_never_written_over(tmp_path, capsys, monkeypatch):
+    folder = tmp_path / "m"
+    folder.mkdir()
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "ext",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(np.ones((16, 8), np.float32), "w")])
+    onnx.save(helper.make_model(graph, opset_imports=OPSETS), folder / "ext.onnx", save_as_external_data=True,
+              location="ext.onnx.data", size_threshold=0)
+    data = (folder / "ext.onnx.data").read_bytes()
+    monkeypatch.chdir(tmp_path)  # the location is resolved against the model's folder, not the working one
+    code, out, err = run_cli(["--model", "m/ext.onnx", "--output", "m/ext.onnx.data", "--levels", "2"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "m/ext.onnx.data is the --model file's external data file; writing there would replace it" in err
+    assert (folder / "ext.onnx.data").read_bytes() == data
+    code, out, err = run_cli(["--model", "m/ext.onnx", "--output", "report.txt", "--levels", "2"], capsys)
+    assert code == 0 and (tmp_path / "report.txt").read_text()
