@@ -178,3 +178,45 @@ def test_the_models_external_data_file_is_never_written_over(tmp_path, capsys, m
     assert (folder / "ext.onnx.data").read_bytes() == data
     code, out, err = run_cli(["--model", "m/ext.onnx", "--output", "report.txt", "--levels", "2"], capsys)
     assert code == 0 and (tmp_path / "report.txt").read_text()
+
+
+# --- a built ArraySpec gets the YAML loader's checks -------------------------------------------
+
+@pytest.mark.parametrize("change, problem", [
+    ({"dtype_bytes": 0}, "dtype_bytes: must be > 0, got 0"),
+    ({"peak_TFLOPS": 0}, "peak_TFLOPS: must be > 0, got 0"),
+    ({"bandwidth_GBps": (0,) * 4}, "bandwidth_GBps[0]: must be > 0, got 0"),
+    ({"bandwidth_GBps": (1, 1, 1, -1)}, "bandwidth_GBps[3]: must be > 0, got -1"),
+    ({"peak_TFLOPS": float("nan")}, "peak_TFLOPS: must be a finite number, got nan"),
+    ({"memory_GiB": "4"}, "memory_GiB: must be a positive number, got '4'"),
+    ({"energy_pJ_per_FLOP": 1}, "link_energy_pJ_per_byte: missing (energy is reported with both energy_pJ_per_FLOP"),
+    ({"overlap": "no"}, "overlap: must be true or false, got 'no'"),
+])
+def test_a_built_array_is_checked_as_a_loaded_one(change, problem):
+    import dataclasses
+
+    from explorer import api
+    from explorer.frontends import load_array
+
+    array = load_array("hypar-16")
+    with pytest.raises(SpecError) as err:
+        api.solve("lenet-c", dataclasses.replace(array, **change))
+    assert f"hypar-16.yaml: {problem}" in str(err.value)
+    assert api.solve("lenet-c", array).plan is not None  # the array as loaded passes
+
+
+@pytest.mark.parametrize("lines, problem", [
+    ("energy_pJ_per_FLOP: 1.0\n", "link_energy_pJ_per_byte: missing (energy is reported with both"),
+    ("link_energy_pJ_per_byte: 10\n", "energy_pJ_per_FLOP: missing (energy is reported with both"),
+    ("static_power_W: 0.5\n", "static_power_W: energy is reported with energy_pJ_per_FLOP and link_energy_pJ_per_byte"),
+])
+def test_one_energy_field_alone_is_refused_naming_the_missing_one(tmp_path, lines, problem):
+    from explorer.frontends import load_array
+
+    path = tmp_path / "a.yaml"
+    path.write_text("version: 1\nname: a\nlevels: 2\nlink_bandwidth_GBps: 10\npeak_TFLOPS: 1\nmemory_GiB: 4\n" + lines)
+    with pytest.raises(SpecError, match=problem.replace("(", r"\(")):
+        load_array(str(path))
+    path.write_text(path.read_text() + "energy_pJ_per_FLOP: 1\nlink_energy_pJ_per_byte: 10\n"
+                    if "static" in lines else path.read_text().replace(lines, ""))
+    assert load_array(str(path)).levels == 2

@@ -106,7 +106,7 @@ def check_pos_number(v: Any, path: str, errors: list[str]) -> Fraction | None:
 def pos_number_problem(v: Any) -> str | None:
     """Why ``v`` is not a positive number in [1e-30, 1e100] (every spec's real quantities:
     bandwidth, TFLOPS, GiB, pJ), or None; a YAML ``2e3`` read as text gets the hint."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
+    if isinstance(v, bool) or not isinstance(v, (int, float, Fraction)):  # a Fraction: a built spec's (the API's)
         return f"must be a positive number, got {shown(v)}{_exponent_hint(v)}"
     if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
         return f"must be a finite number, got {shown(v)}"
