@@ -220,3 +220,24 @@ def test_one_energy_field_alone_is_refused_naming_the_missing_one(tmp_path, line
     path.write_text(path.read_text() + "energy_pJ_per_FLOP: 1\nlink_energy_pJ_per_byte: 10\n"
                     if "static" in lines else path.read_text().replace(lines, ""))
     assert load_array(str(path)).levels == 2
+
+
+# --- grid_only and constraints of the wrong type ------------------------------------------------
+
+@pytest.mark.parametrize("call", ["solve", "check"])
+@pytest.mark.parametrize("value", ["no", 0, "False"])
+def test_grid_only_must_be_a_bool(call, value):
+    from explorer import api
+
+    with pytest.raises(SpecError, match=f"grid_only: must be true or false, got {value!r}"):
+        getattr(api, call)("lenet-c", split="optimal" if call == "check" else "search", grid_only=value)
+
+
+@pytest.mark.parametrize("value", [5, {"version": 1}, ["c.yaml"]])
+def test_constraints_must_be_a_path(value):
+    from explorer import api
+
+    for call in (api.solve, api.build_problem):
+        with pytest.raises(SpecError, match=r"^constraints: must be the path of a constraints YAML file \(a str or "
+                                            r"os.PathLike\), got "):
+            call("lenet-c", constraints=value)

@@ -94,6 +94,9 @@ def build_problem(
 ) -> Problem:
     """The problem ``explore`` would solve for these options (see :func:`solve`)."""
     _check_types(weight_copies=(weight_copies, int), memory_GiB=(memory_GiB, float))
+    if constraints is not None and not isinstance(constraints, (str, PathLike)):
+        raise SpecError("constraints", f"must be the path of a constraints YAML file (a str or os.PathLike), "
+                                       f"got {shown(constraints)}")
     if batch is not None:
         check_batch(batch)
     if seq is not None:
