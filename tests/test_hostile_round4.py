@@ -241,3 +241,30 @@ def test_constraints_must_be_a_path(value):
         with pytest.raises(SpecError, match=r"^constraints: must be the path of a constraints YAML file \(a str or "
                                             r"os.PathLike\), got "):
             call("lenet-c", constraints=value)
+
+
+# --- a derived width past 2^40 names the field that made it ---------------------------------------
+
+def test_a_derived_width_names_the_field_the_user_wrote(tmp_path):
+    from explorer.frontends import load_model
+    from explorer.frontends.hf_config import load_hf_config
+
+    spec = tmp_path / "t.yaml"
+    body = "version: 1\nname: t\nsequence: 16\ntransformer: {{family: {}, layers: 2, hidden: {}, heads: 4, ffn: 128, vocab: 100{}}}\n"
+    spec.write_text(body.format("llama", 64, ", head_dim: 549755813888"))
+    with pytest.raises(SpecError) as err:
+        load_model(str(spec))
+    assert str(err.value).endswith("t.yaml: transformer.head_dim: the attention's input, (heads 4 + 2 x KV heads 4) x "
+                                   "head width 549,755,813,888 = 6,597,069,766,656, is more than 2^40 = 1,099,511,627,776")
+    spec.write_text(body.format("gpt", 2 ** 39, ", positions: 16"))
+    with pytest.raises(SpecError, match=r"transformer.hidden: the attention's input, the fused QKV, 3 x hidden "
+                                        r"549,755,813,888 = 1,649,267,441,664, is more than 2\^40"):
+        load_model(str(spec))
+    spec.write_text(body.format("llama", 2 ** 38, ""))  # (4 + 8) x 2^36: on the bound's right side
+    assert load_model(str(spec)).layers
+    with pytest.raises(SpecError, match=r"^[^;]*config.json: hidden_size: the attention's input, \(heads 1 \+ 2 x KV "
+                                        r"heads 1\) x head width 549,755,813,888 = 1,649,267,441,664, is more than"):
+        load_hf_config(_config(tmp_path, model_type="llama", hidden_size=2 ** 39, num_attention_heads=1))
+    with pytest.raises(SpecError, match="num_experts_per_tok: the routed experts' width, top_k 2 x ffn 549,755,813,889 = 1,099,511,627,778"):
+        load_hf_config(_config(tmp_path, model_type="mixtral", intermediate_size=2 ** 39 + 1, num_local_experts=4,
+                               num_experts_per_tok=2))
