@@ -268,3 +268,42 @@ def test_a_derived_width_names_the_field_the_user_wrote(tmp_path):
     with pytest.raises(SpecError, match="num_experts_per_tok: the routed experts' width, top_k 2 x ffn 549,755,813,889 = 1,099,511,627,778"):
         load_hf_config(_config(tmp_path, model_type="mixtral", intermediate_size=2 ** 39 + 1, num_local_experts=4,
                                num_experts_per_tok=2))
+
+
+# --- inconsistent ONNX shapes say why --------------------------------------------------------------
+
+def _one_node_net(tmp_path, nodes, x_shape, inits, name) -> str:
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return _save(tmp_path, graph, name + ".onnx")
+
+
+def _w(name, *shape):
+    return numpy_helper.from_array(np.ones(shape, np.float32), name)
+
+
+@pytest.mark.parametrize("case, message", [
+    ("matmul", "node 0 (MatMul): no inferred shape for tensor 'y': shape inference says MatMul: Incompatible dimensions "
+               "for matrix multiplication"),
+    ("stride0", "node 0 (Conv): no inferred shape for tensor 'y': shape inference says Conv: Attribute strides must "
+                "only contain positive values"),
+    ("reshape", "node 1 (MatMul): no inferred shape for tensor 'r': shape inference says Reshape: Dimension could not "
+                "be inferred: incompatible shapes"),
+    ("conv9", "node 0 (Conv): tensor 'y' has the inferred shape [1, 4, 0, 0]: dimension 2 is 0 (no elements: a kernel "
+              "larger than its padded input, or a zero dimension upstream)"),
+    ("zero", "node 0 (MatMul): tensor 'y' has the inferred shape [4, 0]: dimension 1 is 0 (no elements: its input 'w' "
+             "has the shape [16, 0])"),
+])
+def test_an_inconsistent_shape_says_why(tmp_path, capsys, case, message):
+    mm = [helper.make_node("MatMul", ["x", "w"], ["y"])]
+    nets = {
+        "matmul": (mm, [4, 12], [_w("w", 16, 8)]),
+        "stride0": ([helper.make_node("Conv", ["x", "w"], ["y"], strides=[0, 0])], [1, 3, 8, 8], [_w("w", 4, 3, 3, 3)]),
+        "reshape": ([helper.make_node("Reshape", ["x", "s"], ["r"]), helper.make_node("MatMul", ["r", "w"], ["y"])],
+                    [4, 16], [_int("s", [5, -1]), _w("w", 16, 8)]),
+        "conv9": ([helper.make_node("Conv", ["x", "w"], ["y"])], [1, 3, 8, 8], [_w("w", 4, 3, 9, 9)]),
+        "zero": (mm, [4, 16], [_w("w", 16, 0)]),
+    }
+    path = _one_node_net(tmp_path, *nets[case], case)
+    code, out, err = run_cli(["--model", path, "--levels", "2"], capsys)
+    assert code == 2 and err == f"explore: error: {path}: {message}\n"

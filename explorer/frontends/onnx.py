@@ -12,6 +12,7 @@ from ..core.errors import SpecError
 from ..core.names import given_as
 from ..core.network import NETWORK_INPUT, LayerKind, Network
 from .graph_build import build_graph
+from .onnx_bounds import shape_problem
 from .onnx_graph import INT_TYPES, fill_dynamic_axes, inline_local_functions, node_label, ordered_nodes, printable
 from .onnx_shared import record_use, shared_notes
 
@@ -92,7 +93,7 @@ class _Importer:
         if s is None and tensor in self.consts:
             s = list(self.consts[tensor].dims)
         if not s or any(d is None or d <= 0 for d in s):
-            raise self.fail(f"{desc}: no inferred shape for tensor {tensor!r}")
+            raise self.fail(f"{desc}: {shape_problem(self.model, tensor, s)}")
         return s
 
     def per_sample(self, elements: int, per_token: int, desc: str, what: str, unit: str = "features") -> int:
@@ -120,6 +121,7 @@ class _Importer:
         self.B, seq, input_shapes = fill_dynamic_axes(graph, self.src, self.batch_arg, self.seq_arg)
         self.seq = seq
         model, self.folded = fold_shapes(self.assume_custom_shapes(model), self.infer)
+        self.model = model  # for shape_problem's strict inference, on a refusal only
         graph = model.graph
         self.consts = {t.name: t for t in graph.initializer}
         self.shapes: dict[str, list[int | None]] = {}

@@ -50,3 +50,47 @@ def check_propagation(model, src: str, infer_plain) -> None:
                 raise SpecError(src, f"{node_label(node, k)}: input {printable(x)!r} is a 1-D tensor of {n:,} elements, "
                                      f"more than the {MAX_PROPAGATED:,} shape inference follows the values of "
                                      "(a Range or position table this long is not supported)")
+
+
+def shape_problem(model, tensor: str, shape: list | None) -> str:
+    """Why ``tensor`` has no usable shape, for the importer's refusal: a shape with an unknown or
+    a zero dimension is shown as it is; no shape at all gets the first error of a strict shape
+    inference pass on ``model`` (which the importer's lenient passes leave unsaid: MatMul of
+    [4,12] and [16,8], a Conv's strides 0, a Reshape of 64 elements to [5,-1])."""
+    name = printable(tensor)
+    if shape:
+        shown = ", ".join("?" if d is None else str(d) for d in shape)
+        bad = next(k for k, d in enumerate(shape) if d is None or d <= 0)
+        what = "unknown" if shape[bad] is None else f"{shape[bad]} (no elements{_empty_input(model, tensor)})"
+        return f"tensor {name!r} has the inferred shape [{shown}]: dimension {bad} is {what}"
+    return f"no inferred shape for tensor {name!r}{_strict_reason(model)}"
+
+
+def _empty_input(model, tensor: str) -> str:
+    """``: its input 'w' has the shape [16, 0]`` when the node making ``tensor`` reads a stored
+    tensor with a zero dimension; else what a zero output dimension usually means."""
+    g = model.graph
+    stored = {t.name: list(t.dims) for t in g.initializer}
+    node = next((n for n in g.node if tensor in n.output), None)
+    for x in node.input if node is not None else ():
+        if x in stored and 0 in stored[x]:
+            return f": its input {printable(x)!r} has the shape {stored[x]}"
+    return ": a kernel larger than its padded input, or a zero dimension upstream"
+
+
+def _strict_reason(model) -> str:
+    """``: <why>`` from strict shape inference's first error on a standard operator ('' if none)."""
+    import re
+
+    from onnx import shape_inference
+
+    custom = {n.op_type for n in model.graph.node if n.domain not in ("", "ai.onnx")}
+    try:
+        shape_inference.infer_shapes(model, strict_mode=True)
+    except Exception as err:  # noqa: BLE001 - onnx raises several types
+        for line in str(err).splitlines():
+            m = re.search(r"\(op_type:([^,)]*)[^)]*\):\s*(.*)", line)
+            if m and m.group(1) not in custom:
+                why = re.sub(r"\[\w+\]\s*", "", m.group(2)).strip()
+                return f": shape inference says {printable(m.group(1))}: {printable(why)}"
+    return ""
