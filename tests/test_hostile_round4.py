@@ -307,3 +307,34 @@ def test_an_inconsistent_shape_says_why(tmp_path, capsys, case, message):
     path = _one_node_net(tmp_path, *nets[case], case)
     code, out, err = run_cli(["--model", path, "--levels", "2"], capsys)
     assert code == 2 and err == f"explore: error: {path}: {message}\n"
+
+
+# --- a duplicated initializer; a dead node ----------------------------------------------------------
+
+def test_an_initializer_given_twice_is_named(tmp_path, capsys):
+    path = _one_node_net(tmp_path, [helper.make_node("MatMul", ["x", "w"], ["y"])], [4, 16],
+                         [_w("w", 16, 8), _w("w", 16, 4)], "dup")
+    code, out, err = run_cli(["--model", path, "--levels", "2"], capsys)
+    assert code == 2 and err == f"explore: error: {path}: initializer 'w' is given twice (each tensor has one definition)\n"
+
+
+def test_a_dead_node_is_no_layer_and_the_run_says_so(tmp_path):
+    nodes = [helper.make_node("MatMul", ["x", "w2"], ["dead"]), helper.make_node("Relu", ["dead"], ["dead2"]),
+             helper.make_node("MatMul", ["x", "w"], ["y"])]
+    net = load_onnx(_one_node_net(tmp_path, nodes, [4, 16], [_w("w", 16, 8), _w("w2", 16, 4)], "dead"))
+    assert [(layer.name, layer.in_channels, layer.out_channels) for layer in net.layers] == [("MatMul_2", 16, 8)]
+    assert net.approximations == ("2 nodes whose outputs reach no graph output (dead code) left out, not layers: "
+                                  "node 0 (MatMul), node 1 (Relu)",)
+    # a tensor read only inside an If's branch is live (an outer-scope read)
+    branch = helper.make_graph([helper.make_node("Identity", ["dead"], ["b"])], "then", [],
+                               [helper.make_tensor_value_info("b", TensorProto.FLOAT, None)])
+    nodes = [helper.make_node("MatMul", ["x", "w2"], ["dead"]), helper.make_node("MatMul", ["x", "w"], ["y"]),
+             helper.make_node("If", ["c"], ["z"], then_branch=branch, else_branch=branch)]
+    graph = helper.make_graph(nodes, "iff", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                               helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+                              [_w("w", 16, 8), _w("w2", 16, 4), numpy_helper.from_array(np.array(True), "c")])
+    from explorer.frontends.onnx_graph import live_nodes
+
+    live, dead = live_nodes(graph, list(graph.node))
+    assert [n.output[0] for n in live] == ["dead", "y", "z"] and dead == []

@@ -13,7 +13,8 @@ from ..core.names import given_as
 from ..core.network import NETWORK_INPUT, LayerKind, Network
 from .graph_build import build_graph
 from .onnx_bounds import shape_problem
-from .onnx_graph import INT_TYPES, fill_dynamic_axes, inline_local_functions, node_label, ordered_nodes, printable
+from .onnx_graph import (INT_TYPES, dead_note, fill_dynamic_axes, inline_local_functions, live_nodes, node_label,
+                         ordered_nodes, printable)
 from .onnx_shared import record_use, shared_notes
 
 JOIN_OPS = {
@@ -113,7 +114,9 @@ class _Importer:
 
         model = inline_local_functions(self.read(), self.src)
         graph = model.graph
-        nodes = ordered_nodes(graph, self.src)  # dangling inputs and cycles refused here
+        nodes, dead = live_nodes(graph, ordered_nodes(graph, self.src))  # dangling inputs and cycles refused here
+        if dead:
+            self.approx.append(dead_note(graph, dead))
         index = {id(n): k for k, n in enumerate(graph.node)}
         first_out = {n.output[0]: index[id(n)] for n in nodes if n.output}
         del graph.node[:]

@@ -30,9 +30,56 @@ def node_label(node, i: int) -> str:
     return f"node {printable(node.name) if node.name else i!r} ({printable(node.op_type)})"
 
 
+def _reads(node) -> list[str]:
+    """The tensors ``node`` reads: its inputs and, for an If, Loop or Scan, every name its bodies'
+    nodes read (outer-scope tensors are read implicitly)."""
+    out = [x for x in node.input if x]
+    for a in node.attribute:
+        for body in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+            for n in body.node:
+                out.extend(_reads(n))
+    return out
+
+
+def live_nodes(graph, nodes: list) -> tuple[list, list]:
+    """(the nodes some graph output depends on, the others: dead code, whose outputs reach no
+    graph output and which therefore are not layers)."""
+    producer = {o: n for n in nodes for o in n.output if o}
+    live: set[int] = set()
+    todo = [producer[o.name] for o in graph.output if o.name in producer]
+    while todo:
+        n = todo.pop()
+        if id(n) not in live:
+            live.add(id(n))
+            todo.extend(producer[x] for x in _reads(n) if x in producer)
+    return [n for n in nodes if id(n) in live], [n for n in nodes if id(n) not in live]
+
+
+def dead_note(graph, dead: list) -> str:
+    """The note for nodes left out as dead code (their outputs reach no graph output), each
+    named as the graph lists it."""
+    index = {id(n): k for k, n in enumerate(graph.node)}
+    names = ", ".join(node_label(n, index[id(n)]) for n in dead[:3])
+    more = f" and {len(dead) - 3} more" if len(dead) > 3 else ""
+    return (f"{len(dead)} node{'s' if len(dead) > 1 else ''} whose outputs reach no graph output (dead code) left "
+            f"out, not layers: {names}{more}")
+
+
+def _unique_names(graph, src: str) -> None:
+    """SpecError naming a graph input or an initializer given twice (which one counts is unsaid)."""
+    for what, tensors in (("initializer", graph.initializer), ("graph input", graph.input)):
+        seen: set[str] = set()
+        for t in tensors:
+            if t.name in seen:
+                raise SpecError(src, f"{what} {printable(t.name)!r} is given twice (each tensor has one definition)")
+            seen.add(t.name)
+
+
 def ordered_nodes(graph, src: str) -> list:
     """The graph's nodes, each after the producers of its inputs (file order kept where it
-    allows). SpecError naming the node for an input nobody defines, or for a cycle."""
+    allows). SpecError naming the node for an input nobody defines, or for a cycle, and naming
+    a duplicated initializer or graph input."""
+    _unique_names(graph, src)
     defined = {t.name for t in graph.initializer} | {t.name for t in graph.input}
     producer: dict[str, int] = {}
     for k, node in enumerate(graph.node):
