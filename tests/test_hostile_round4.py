@@ -338,3 +338,28 @@ def test_a_dead_node_is_no_layer_and_the_run_says_so(tmp_path):
 
     live, dead = live_nodes(graph, list(graph.node))
     assert [n.output[0] for n in live] == ["dead", "y", "z"] and dead == []
+
+
+# --- version: true / 1.0 ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("version", ["true", "1.0"])
+def test_a_version_must_be_the_integer_1(tmp_path, capsys, version):
+    from explorer.frontends import zoo
+
+    def with_version(text: str) -> str:
+        assert "version: 1\n" in text
+        return text.replace("version: 1\n", f"version: {version}\n", 1)
+
+    shown = {"true": "True", "1.0": "1.0"}[version]
+    array = tmp_path / "a.yaml"
+    array.write_text(with_version(zoo.array_files()["hypar-16"].read_text()))
+    network = tmp_path / "n.yaml"
+    network.write_text(with_version(zoo.resolve_model("lenet-c").read_text()))
+    constraints = tmp_path / "c.yaml"
+    constraints.write_text(f"version: {version}\ncaps: {{}}\n")
+    for args, message in (
+            (["--model", "lenet-c", "--array", str(array)], f"{array}: version: unsupported version {shown} "),
+            (["--model", str(network)], f"{network}: version: unsupported version {shown} "),
+            (["--model", "lenet-c", "--constraints", str(constraints)], f"{constraints}: version: must be 1, got {shown}")):
+        code, out, err = run_cli([*args, "--levels", "2"], capsys)
+        assert code == 2 and err.count("\n") == 1 and message in err
