@@ -3,9 +3,10 @@
 
     python bench/bench_onnx_bounds.py
 
-Part 1, the cost on ordinary models: each model imported with the shapes-only pass before
-data propagation (``onnx_bounds.check_propagation``, "after") and with it switched off
-("before"), in alternating rounds in this process; medians and their ratio.
+Part 1, the cost on ordinary models: each model imported with the bound ("after": the
+shapes-only folding rounds first, ``fold_shapes``' ``infer_plain``, and the shapes-only pass
+before each propagating one, ``onnx_bounds.check_propagation``) and with both switched off
+("before", as the importer was), in alternating rounds in this process; medians and their ratio.
 Part 2, hostile files: each imported in a fresh process (a Range of 2^40 elements cast into an
 activation, with the propagation bound on and switched off; 40 nested model-local functions
 each calling the one before twice), wall time and peak RSS (VmHWM), under a 4 GB address-space
@@ -38,7 +39,9 @@ def ordinary(folder: Path) -> None:
 
     models = {"bert-24-layers": (hf_bert(layers=24, hidden=256, heads=4, ffn=1024), {"batch": 2, "sequence": 64}),
               "resnet18": (resnet18(), {})}
-    real = bounds.check_propagation
+    import explorer.frontends.onnx_fold as fold
+
+    real, real_fold = bounds.check_propagation, fold.fold_shapes
     print("| model | before s | after s | after / before |\n|---|---|---|---|")
     for name, (model, kw) in models.items():
         path = folder / f"{name}.onnx"
@@ -47,10 +50,11 @@ def ordinary(folder: Path) -> None:
         for _ in range(ROUNDS):
             for k in ("before", "after"):
                 bounds.check_propagation = real if k == "after" else (lambda *a: None)
+                fold.fold_shapes = real_fold if k == "after" else (lambda m, infer, plain=None: real_fold(m, infer))
                 t = time.perf_counter()
                 load_onnx(path, **kw)
                 times[k].append(time.perf_counter() - t)
-        bounds.check_propagation = real
+        bounds.check_propagation, fold.fold_shapes = real, real_fold
         b, a = statistics.median(times["before"]), statistics.median(times["after"])
         print(f"| {name} | {b:.3f} | {a:.3f} | {a / b:.2f} |")
 

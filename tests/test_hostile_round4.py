@@ -363,3 +363,22 @@ def test_a_version_must_be_the_integer_1(tmp_path, capsys, version):
             (["--model", "lenet-c", "--constraints", str(constraints)], f"{constraints}: version: must be 1, got {shown}")):
         code, out, err = run_cli([*args, "--levels", "2"], capsys)
         assert code == 2 and err.count("\n") == 1 and message in err
+
+
+def test_a_long_tensor_known_only_through_propagation_is_refused_before_it(tmp_path):
+    """ones(seq) from the input's shape (Shape -> Slice -> ConstantOfShape) cast into x: its
+    length is a propagated value, so the shapes-only rounds fold the shape arithmetic first and
+    the length is refused before propagation would hold 10 million entries (it took 2.1 GB)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 16])
+    ones = numpy_helper.from_array(np.array([1], np.int64))
+    nodes = [helper.make_node("Shape", ["x"], ["sh"]), helper.make_node("Slice", ["sh", "one", "two"], ["n"]),
+             helper.make_node("ConstantOfShape", ["n"], ["ones"], value=ones),
+             helper.make_node("Cast", ["ones"], ["of"], to=TensorProto.FLOAT),
+             helper.make_node("Unsqueeze", ["of", "last"], ["o2"]), helper.make_node("Mul", ["x", "o2"], ["xp"]),
+             helper.make_node("MatMul", ["xp", "w"], ["y"])]
+    graph = helper.make_graph(nodes, "cos", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [_int("one", [1]), _int("two", [2]), _int("last", [-1]), _w("w", 16, 8)])
+    path = _save(tmp_path, graph, "cos.onnx")
+    assert [layer.name for layer in load_onnx(path, batch=2, sequence=100).layers] == ["MatMul_6"]
+    with deadline(30), pytest.raises(SpecError, match=r"node 3 \(Cast\): input 'ones' is a 1-D tensor of 10,000,000 "):
+        load_onnx(path, batch=2, sequence=10_000_000)

@@ -36,10 +36,10 @@ def _lengths(model) -> dict[str, int]:
     return out
 
 
-def check_propagation(model, src: str, infer_plain) -> None:
+def check_propagation(model, src: str, infer_plain, label=node_label) -> None:
     """SpecError (one line) when a node whose values shape inference propagates reads a 1-D
     tensor of more than MAX_PROPAGATED elements; ``infer_plain(model)`` runs shape inference
-    without data propagation."""
+    without data propagation; ``label(node, k)`` names the node."""
     lengths = _lengths(infer_plain(model))
     for k, node in enumerate(model.graph.node):
         if node.domain not in ("", "ai.onnx") or node.op_type not in PROPAGATING_OPS:
@@ -47,7 +47,7 @@ def check_propagation(model, src: str, infer_plain) -> None:
         for x in node.input:
             n = lengths.get(x, 0)
             if n > MAX_PROPAGATED:
-                raise SpecError(src, f"{node_label(node, k)}: input {printable(x)!r} is a 1-D tensor of {n:,} elements, "
+                raise SpecError(src, f"{label(node, k)}: input {printable(x)!r} is a 1-D tensor of {n:,} elements, "
                                      f"more than the {MAX_PROPAGATED:,} shape inference follows the values of "
                                      "(a Range or position table this long is not supported)")
 
