@@ -5,12 +5,16 @@ shape subgraphs) holds the values of every 1-D tensor an Add, Cast, Concat, Gath
 Shape, Size, Slice, Squeeze, Sub or Unsqueeze reads, one protobuf dimension per element: a
 ``Range(0, 2**40)`` cast and added to an activation grows without bound. ``check_propagation``
 runs shape inference without propagation (cheap: shapes only) and refuses, in one line, a
-1-D tensor longer than the limit that such a node reads.
+1-D tensor longer than the limit that such a node reads. A length only propagation would know
+(a ConstantOfShape of the input's length) is known to that pass because shape folding
+(onnx_fold.py) runs its shapes-only rounds first, folding the shape arithmetic to constants.
 
 The node count once model-local functions are inlined is bounded as well: ``MAX_NODES`` in
 onnx_graph.py (each function counted once; refused before the inliner runs).
+``shape_problem``: why a tensor has no usable shape, for the importer's refusal.
 
-Described in the manual: docs/specs.md, "ONNX" ("Limits").
+Described in the manual: docs/specs.md, "ONNX" ("Shape subgraphs folded", "Model-local
+functions inlined", the refusals).
 """
 
 from __future__ import annotations
