@@ -338,6 +338,8 @@ def test_a_dead_node_is_no_layer_and_the_run_says_so(tmp_path):
 
     live, dead = live_nodes(graph, list(graph.node))
     assert [n.output[0] for n in live] == ["dead", "y", "z"] and dead == []
+    del graph.output[:]  # no output declared: nothing says what is dead, every node kept
+    assert live_nodes(graph, list(graph.node)) == (list(graph.node), [])
 
 
 # --- version: true / 1.0 ---------------------------------------------------------------------------

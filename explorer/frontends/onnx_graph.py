@@ -43,7 +43,10 @@ def _reads(node) -> list[str]:
 
 def live_nodes(graph, nodes: list) -> tuple[list, list]:
     """(the nodes some graph output depends on, the others: dead code, whose outputs reach no
-    graph output and which therefore are not layers)."""
+    graph output and which therefore are not layers). A graph declaring no output keeps every
+    node (nothing says what is dead)."""
+    if not graph.output:
+        return list(nodes), []
     producer = {o: n for n in nodes for o in n.output if o}
     live: set[int] = set()
     todo = [producer[o.name] for o in graph.output if o.name in producer]
