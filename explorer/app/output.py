@@ -77,7 +77,7 @@ def _existing(path: str, option: str) -> os.stat_result | None:
 
 def _input_files(inputs: dict[str, str | None]) -> list[tuple[str, str]]:
     """(option, path) of every file the inputs may name: the path as given and, for a model or
-    array, the shipped file a zoo name stands for."""
+    array, the shipped file a zoo name stands for; an ONNX model's external data files too."""
     from ..frontends import zoo
 
     out = []
@@ -91,6 +91,10 @@ def _input_files(inputs: dict[str, str | None]) -> list[tuple[str, str]]:
             found = zoo.resolve_cluster(ref)  # a GPU cluster given as --array
         if found is not None:
             out.append((option, str(found)))
+        if option == "--model" and Path(ref).suffix.lower() == ".onnx":
+            from ..frontends.onnx_read import external_data_files
+
+            out.extend((f"{option} file's external data", str(f)) for f in external_data_files(ref))
     return out
 
 

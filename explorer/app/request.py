@@ -17,6 +17,7 @@ from ..core.problem import Problem
 from ..core.uneven import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SPLIT_TIME_LIMIT, FreeAlphas
 from ..core.units import GiB
 from ..frontends import dense_only, load_array, load_model
+from ..frontends.array_yaml import check_built_array
 from ..frontends.constraints_yaml import ConstraintOptions, build_constraints
 from ..frontends.network_yaml import check_batch
 from ..frontends.zoo import DEFAULT_ARRAY
@@ -85,13 +86,16 @@ def build_problem(
 ) -> Problem:
     """The problem ``explore`` would solve for these options (see :func:`solve`)."""
     check_numbers(weight_copies=(weight_copies, int), memory_GiB=(memory_GiB, float))
+    if constraints is not None and not isinstance(constraints, (str, PathLike)):
+        raise SpecError("constraints", f"must be the path of a constraints YAML file (a str or os.PathLike), "
+                                       f"got {shown(constraints)}")
     if batch is not None:
         check_batch(batch)
     if seq is not None:
         check_batch(seq, "--seq")
     _check_ref(model, "model", Network, "a model name, a path or a Network")
     _check_ref(array, "array", ArraySpec, "an array name, a path or an ArraySpec")
-    arr = array if isinstance(array, ArraySpec) else load_array(str(array))
+    arr = check_built_array(array) if isinstance(array, ArraySpec) else load_array(str(array))  # as the loader checks
     if batch is None:
         batch = arr.batch  # the array's evaluation batch, when it declares one
     net = model if isinstance(model, Network) else dense_only(load_model(str(model), batch, seq), str(model))

@@ -101,6 +101,8 @@ def run_options(where: str, options: dict[str, Any]) -> RunOptions:
     o = RunOptions(**options)
     check_solve_args(o.time_limit, o.workers, o.seed, o.dump_model, o.progress)
     check_started(o.started)
+    if o.grid_only is not None and not isinstance(o.grid_only, bool):  # bool("no") would turn it on
+        raise SpecError("grid_only", f"must be true or false, got {shown(o.grid_only)}")
     return o
 
 

@@ -10,7 +10,7 @@ from ..core.array import AcceleratorKind, ArraySpec, check_levels
 from ..core.timing import BandwidthBeyond, Communication, Topology, shared_level_bandwidths
 from ..core.errors import SpecError, shown
 from ..core.units import parse_amount
-from .fields import NAME_RULE, Fields, check_pos_number
+from .fields import NAME_RULE, Fields, check_pos_int, check_pos_number
 from .yamlio import load_yaml_file
 
 _KEYS = {"version", "name", "description", "levels", "dtype_bytes", "link_bandwidth_GBps", "peak_TFLOPS", "memory_GiB",
@@ -141,11 +141,53 @@ def parse_array(data: dict, source: str) -> ArraySpec:
         bw = list(shared_level_bandwidths(shared_bw, levels))
     cap_b = _cap_list(data, "cap_bytes_per_step", "bytes", levels, errors)
     cap_s = _cap_list(data, "cap_seconds_per_step", "seconds", levels, errors)
+    _energy_pair(e_flop, e_byte, static, errors)
     if errors:
         raise SpecError(source, errors)
     spec = ArraySpec(name, levels, dtype, tuple(bw), peak, mem, description, source, (), e_flop, e_byte, static,
                      medium.communication, shared_bw, medium.overlap, medium.topology, medium.beyond, leaves)
     return replace(spec, cap_bytes=_merged_caps(spec, levels, cap_b, cap_s), batch=batch)
+
+
+def _energy_pair(e_flop, e_byte, static, errors: list[str]) -> None:
+    """Energy is reported with both per-unit energies: one alone (or static power alone) would
+    silently give no energy, so the missing one is named."""
+    if (e_flop is None) != (e_byte is None):
+        given, missing = ("energy_pJ_per_FLOP", "link_energy_pJ_per_byte")[:: 1 if e_byte is None else -1]
+        errors.append(f"{missing}: missing (energy is reported with both {given} and {missing})")
+    elif static is not None and e_flop is None:
+        errors.append("static_power_W: energy is reported with energy_pJ_per_FLOP and link_energy_pJ_per_byte "
+                      "given too (static power alone gives no energy)")
+
+
+def check_built_array(arr: ArraySpec) -> ArraySpec:
+    """A built ArraySpec (the API's, perhaps ``dataclasses.replace``d) checked with the checks the
+    YAML loader runs on each field (named as the dataclass names them); SpecError naming the
+    array's file (or name) and every bad field."""
+    errors: list[str] = []
+    check_pos_int(arr.dtype_bytes, "dtype_bytes", errors)
+    numbers = [("peak_TFLOPS", arr.peak_TFLOPS), ("memory_GiB", arr.memory_GiB)]
+    numbers += [(f"bandwidth_GBps[{h}]", b) for h, b in enumerate(arr.bandwidth_GBps)]
+    numbers += [(f"cap_bytes[{h}]", c) for h, c in enumerate(arr.cap_bytes) if c is not None]
+    numbers += [(k, getattr(arr, k)) for k in ("energy_pJ_per_FLOP", "link_energy_pJ_per_byte", "static_power_W",
+                                                "shared_bandwidth_GBps") if getattr(arr, k) is not None]
+    for kind in arr.leaves:
+        numbers += [(f"kinds.{kind.name}.peak_TFLOPS", kind.peak_TFLOPS), (f"kinds.{kind.name}.memory_GiB", kind.memory_GiB)]
+    for key, v in numbers:
+        check_pos_number(v, key, errors)
+    if arr.batch is not None:
+        check_pos_int(arr.batch, "batch", errors)
+    for key, enum_type in (("communication", Communication), ("topology", Topology), ("bandwidth_beyond", BandwidthBeyond)):
+        if not isinstance(getattr(arr, key), enum_type):
+            errors.append(f"{key}: must be a {enum_type.__name__} ({', '.join(m.value for m in enum_type)}), "
+                          f"got {shown(getattr(arr, key))}")
+    if not isinstance(arr.overlap, bool):
+        errors.append(f"overlap: must be true or false, got {shown(arr.overlap)}")
+    _levels({"levels": arr.levels}, errors)
+    _energy_pair(arr.energy_pJ_per_FLOP, arr.link_energy_pJ_per_byte, arr.static_power_W, errors)
+    if errors:
+        raise SpecError(arr.source or f"array {shown(arr.name)}", errors)
+    return arr
 
 
 @dataclass(frozen=True)

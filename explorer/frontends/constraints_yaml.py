@@ -12,7 +12,7 @@ from ..core.array import ArraySpec
 from ..core.constraints import Cap, Constraints, Forbid, Pin, tighten
 from ..core.errors import SpecError, is_int, shown
 from ..core.names import given_as
-from .fields import Fields, MAX_INT, check_pos_number
+from .fields import Fields, MAX_INT, check_pos_number, is_version
 from ..core.network import Network
 from ..core.partition import JOIN_TYPES, Space, parse_type
 from ..core.units import format_count, parse_amount
@@ -149,7 +149,7 @@ def _from_file(path: str, net: Network, array: ArraySpec, space: Space):
     data = load_yaml_file(path)
     errors: list[str] = []
     Fields(data, "", errors, _FILE_KEYS)  # unknown keys
-    if data.get("version") != 1:
+    if not is_version(data.get("version")):
         errors.append(f"version: must be 1, got {shown(data.get('version'))}")
     caps, pins, forbids = [], [], []
     raw_caps = data.get("caps") or {}

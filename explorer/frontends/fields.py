@@ -20,6 +20,12 @@ NAME_RULE = "must be printable (no control, format or separator characters but t
 SPEC_VERSION = 1  # the version of the network, array and cluster specs this explorer reads
 
 
+def is_version(v: Any, expected: int = SPEC_VERSION) -> bool:
+    """Whether a file's ``version`` is ``expected``: an integer, not ``true`` or ``1.0`` (equal
+    to 1 in Python, but not a version this explorer reads), as every file's checks take it."""
+    return isinstance(v, int) and not isinstance(v, bool) and v == expected
+
+
 class Fields:
     """Reads typed fields out of a raw mapping, collecting every problem with its path."""
 
@@ -42,7 +48,7 @@ class Fields:
 
     def version(self) -> None:
         """A spec's ``version`` other than ``SPEC_VERSION`` is an error (a missing one: ``required``)."""
-        if "version" in self.data and self.data["version"] != SPEC_VERSION:
+        if "version" in self.data and not is_version(self.data["version"]):
             self.error("version", f"unsupported version {shown(self.data['version'])} (this explorer reads version "
                                   f"{SPEC_VERSION})")
 
@@ -106,7 +112,7 @@ def check_pos_number(v: Any, path: str, errors: list[str]) -> Fraction | None:
 def pos_number_problem(v: Any) -> str | None:
     """Why ``v`` is not a positive number in [1e-30, 1e100] (every spec's real quantities:
     bandwidth, TFLOPS, GiB, pJ), or None; a YAML ``2e3`` read as text gets the hint."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
+    if isinstance(v, bool) or not isinstance(v, (int, float, Fraction)):  # a Fraction: a built spec's (the API's)
         return f"must be a positive number, got {shown(v)}{_exponent_hint(v)}"
     if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
         return f"must be a finite number, got {shown(v)}"

@@ -55,9 +55,13 @@ def approximations(cfg: dict, mtype: str, seq: int) -> tuple[str, ...]:
 
 
 def _model_type(cfg: dict, src: str) -> str:
+    """``model_type``, checked (a list or an object is refused as any other unknown value); a
+    windowed type's ``sliding_window`` is checked too: null or a positive integer."""
     mtype = cfg.get("model_type")
-    if mtype not in MODEL_TYPES:
+    if not isinstance(mtype, str) or mtype not in MODEL_TYPES:
         raise SpecError(src, f"model_type: must be one of {', '.join(MODEL_TYPES)}, got {shown(mtype)}")
+    if mtype in WINDOWED and cfg.get("sliding_window") is not None:
+        _int(cfg, "sliding_window", src)
     return mtype
 
 

@@ -20,6 +20,7 @@ from ..core.errors import SpecError
 from ..core.llm_memory import Parallelism, Recompute, ZeroStage
 from ..core.llm_problem import LlmEvaluation, LlmLayout, LlmProblem
 from ..core.llm_step import evaluate_llm
+from .fields import is_version
 from .transformer import Family, TransformerShape
 from .transformer_problem import llm_problem
 from .yamlio import load_yaml_file
@@ -93,7 +94,7 @@ def load_validation(name_or_path: str | Path) -> list[ValidationRow]:
     data = load_yaml_file(path)
     src = str(path)
     bad = sorted(set(data) - _TOP)
-    if bad or data.get("kind") != "llm-validation" or data.get("version") != 1:
+    if bad or data.get("kind") != "llm-validation" or not is_version(data.get("version")):
         raise SpecError(src, f"an llm-validation file (version: 1, kind: llm-validation; keys {', '.join(sorted(_TOP))})"
                              + (f": unknown key {bad[0]}" if bad else ""))
     if data.get("measure") not in MEASURES:

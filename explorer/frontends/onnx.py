@@ -12,7 +12,9 @@ from ..core.errors import SpecError
 from ..core.names import given_as
 from ..core.network import NETWORK_INPUT, LayerKind, Network
 from .graph_build import build_graph
-from .onnx_graph import INT_TYPES, fill_dynamic_axes, inline_local_functions, node_label, ordered_nodes, printable
+from .onnx_bounds import shape_problem
+from .onnx_graph import (INT_TYPES, dead_note, fill_dynamic_axes, inline_local_functions, live_nodes, node_label,
+                         ordered_nodes, printable)
 from .onnx_shared import record_use, shared_notes
 
 JOIN_OPS = {
@@ -57,6 +59,8 @@ class _Importer:
         self.dequantised: dict[str, str] = {}  # every stored integer tensor read through DequantizeLinear -> type name
         self.uses: dict[str, list[str]] = {}  # stored weight -> the layers reading it whole (onnx_shared.py)
         self.approx: list[str] = []
+        self.first_out: dict[str, int] = {}  # a node's first output -> its number in the file
+        self.plain = None  # the model the last shape inference without data propagation returned
 
     def fail(self, msg: str) -> SpecError:
         return SpecError(self.src, msg)
@@ -92,7 +96,7 @@ class _Importer:
         if s is None and tensor in self.consts:
             s = list(self.consts[tensor].dims)
         if not s or any(d is None or d <= 0 for d in s):
-            raise self.fail(f"{desc}: no inferred shape for tensor {tensor!r}")
+            raise self.fail(f"{desc}: {shape_problem(self.model, tensor, s)}")
         return s
 
     def per_sample(self, elements: int, per_token: int, desc: str, what: str, unit: str = "features") -> int:
@@ -112,14 +116,18 @@ class _Importer:
 
         model = inline_local_functions(self.read(), self.src)
         graph = model.graph
-        nodes = ordered_nodes(graph, self.src)  # dangling inputs and cycles refused here
+        nodes, dead = live_nodes(graph, ordered_nodes(graph, self.src))  # dangling inputs and cycles refused here
+        if dead:
+            self.approx.append(dead_note(graph, dead))
         index = {id(n): k for k, n in enumerate(graph.node)}
-        first_out = {n.output[0]: index[id(n)] for n in nodes if n.output}
+        self.first_out = first_out = {n.output[0]: index[id(n)] for n in nodes if n.output}
         del graph.node[:]
         graph.node.extend(nodes)
         self.B, seq, input_shapes = fill_dynamic_axes(graph, self.src, self.batch_arg, self.seq_arg)
         self.seq = seq
-        model, self.folded = fold_shapes(self.assume_custom_shapes(model), self.infer)
+        model, self.folded = fold_shapes(self.assume_custom_shapes(model), self.infer,
+                                         lambda m: self.infer(m, data_prop=False))
+        self.model = model  # for shape_problem's strict inference, on a refusal only
         graph = model.graph
         self.consts = {t.name: t for t in graph.initializer}
         self.shapes: dict[str, list[int | None]] = {}
@@ -187,13 +195,27 @@ class _Importer:
                 copy.name = out
         return model
 
-    def infer(self, model):
+    def infer(self, model, data_prop: bool = True):
+        """Shape inference; with data propagation only once a pass without it found no 1-D
+        tensor too long to propagate (onnx_bounds.py: memory stays bounded). That pass is skipped
+        for the model the last pass without propagation returned (its shapes are that pass's)."""
         from onnx import shape_inference
 
+        from .onnx_bounds import check_propagation
+
+        if data_prop:
+            check_propagation(model, self.src, lambda m: m if m is self.plain else self.infer(m, data_prop=False),
+                              self.label)
         try:
-            return shape_inference.infer_shapes(model, data_prop=True)
+            out = shape_inference.infer_shapes(model, data_prop=data_prop)
         except Exception as err:  # noqa: BLE001 - onnx raises several types
             raise self.fail(f"shape inference failed: {printable((str(err).splitlines() or [''])[0])}") from None
+        self.plain = None if data_prop else out
+        return out
+
+    def label(self, node, k: int) -> str:
+        """``node`` as messages name it: by its name, else by its number in the file (folding moves it)."""
+        return node_label(node, self.first_out.get(node.output[0], k) if node.output else k)
 
     def attrs(self, node) -> dict:
         return {a.name: self.helper.get_attribute_value(a) for a in node.attribute}

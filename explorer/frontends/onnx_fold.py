@@ -303,28 +303,35 @@ def _shapes(model) -> dict[str, list]:
     return out
 
 
-def fold_shapes(model, infer):
+def fold_shapes(model, infer, infer_plain=None):
     """(model after folding and shape inference, names of folded tensors). ``infer(model)`` runs
-    shape inference and returns the inferred model."""
-    from onnx import numpy_helper
-
+    shape inference and returns the inferred model; ``infer_plain``, when given, runs it without
+    data propagation: its rounds come first, so the shape values propagation would compute are
+    folded constants (and their sizes known, and bounded: onnx_bounds.py) before it runs."""
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 17)
     folder = _Folder(model, opset)
     folded: set[str] = set()
-    model = infer(model)
-    for _ in range(MAX_ROUNDS):
-        new = folder.round(model.graph, _shapes(model))
-        if not new:
-            break
-        graph = model.graph
-        keep = [n for n in graph.node if not n.output or any(o not in new for o in n.output if o)]
-        del graph.node[:]
-        graph.node.extend(keep)
-        for name, v in new.items():
-            graph.initializer.append(numpy_helper.from_array(v, name))
-            folded.add(name)
-        kept = [vi for vi in graph.value_info if vi.name not in new]
-        del graph.value_info[:]
-        graph.value_info.extend(kept)
-        model = infer(model)
+    for run in ([infer_plain] if infer_plain else []) + [infer]:
+        model = run(model)
+        for _ in range(MAX_ROUNDS):
+            new = folder.round(model.graph, _shapes(model))
+            if not new:
+                break
+            _replace(model.graph, new)
+            folded.update(new)
+            model = run(model)
     return model, folded
+
+
+def _replace(graph, new: dict) -> None:
+    """The nodes computing ``new``'s tensors replaced by initializers holding their values."""
+    from onnx import numpy_helper
+
+    keep = [n for n in graph.node if not n.output or any(o not in new for o in n.output if o)]
+    del graph.node[:]
+    graph.node.extend(keep)
+    for name, v in new.items():
+        graph.initializer.append(numpy_helper.from_array(v, name))
+    kept = [vi for vi in graph.value_info if vi.name not in new]
+    del graph.value_info[:]
+    graph.value_info.extend(kept)

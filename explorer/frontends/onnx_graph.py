@@ -17,6 +17,7 @@ BATCH_NAMES = re.compile(r"^(n|b|bs|batch.*|.*_batch|.*batch_size)$", re.IGNOREC
 SEQ_NAMES = re.compile(r"(seq|sequence|len|length|tokens?|time|frames?|steps?|positions?)", re.IGNORECASE)
 FEATURE_NAMES = re.compile(r"^(c|channels?|features?|hidden.*|height|width|h|w|dim|embed.*|d_model)$", re.IGNORECASE)
 INT_TYPES = {2, 3, 4, 5, 6, 7, 9, 12, 13}  # uint8 int8 uint16 int16 int32 int64 bool uint32 uint64
+MAX_NODES = 1 << 20  # nodes once model-local functions are inlined (docs/specs.md, "ONNX", "Limits")
 
 
 def printable(name: str, limit: int = 120) -> str:
@@ -29,9 +30,59 @@ def node_label(node, i: int) -> str:
     return f"node {printable(node.name) if node.name else i!r} ({printable(node.op_type)})"
 
 
+def _reads(node) -> list[str]:
+    """The tensors ``node`` reads: its inputs and, for an If, Loop or Scan, every name its bodies'
+    nodes read (outer-scope tensors are read implicitly)."""
+    out = [x for x in node.input if x]
+    for a in node.attribute:
+        for body in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+            for n in body.node:
+                out.extend(_reads(n))
+    return out
+
+
+def live_nodes(graph, nodes: list) -> tuple[list, list]:
+    """(the nodes some graph output depends on, the others: dead code, whose outputs reach no
+    graph output and which therefore are not layers). A graph declaring no output keeps every
+    node (nothing says what is dead)."""
+    if not graph.output:
+        return list(nodes), []
+    producer = {o: n for n in nodes for o in n.output if o}
+    live: set[int] = set()
+    todo = [producer[o.name] for o in graph.output if o.name in producer]
+    while todo:
+        n = todo.pop()
+        if id(n) not in live:
+            live.add(id(n))
+            todo.extend(producer[x] for x in _reads(n) if x in producer)
+    return [n for n in nodes if id(n) in live], [n for n in nodes if id(n) not in live]
+
+
+def dead_note(graph, dead: list) -> str:
+    """The note for nodes left out as dead code (their outputs reach no graph output), each
+    named as the graph lists it."""
+    index = {id(n): k for k, n in enumerate(graph.node)}
+    names = ", ".join(node_label(n, index[id(n)]) for n in dead[:3])
+    more = f" and {len(dead) - 3} more" if len(dead) > 3 else ""
+    return (f"{len(dead)} node{'s' if len(dead) > 1 else ''} whose outputs reach no graph output (dead code) left "
+            f"out, not layers: {names}{more}")
+
+
+def _unique_names(graph, src: str) -> None:
+    """SpecError naming a graph input or an initializer given twice (which one counts is unsaid)."""
+    for what, tensors in (("initializer", graph.initializer), ("graph input", graph.input)):
+        seen: set[str] = set()
+        for t in tensors:
+            if t.name in seen:
+                raise SpecError(src, f"{what} {printable(t.name)!r} is given twice (each tensor has one definition)")
+            seen.add(t.name)
+
+
 def ordered_nodes(graph, src: str) -> list:
     """The graph's nodes, each after the producers of its inputs (file order kept where it
-    allows). SpecError naming the node for an input nobody defines, or for a cycle."""
+    allows). SpecError naming the node for an input nobody defines, or for a cycle, and naming
+    a duplicated initializer or graph input."""
+    _unique_names(graph, src)
     defined = {t.name for t in graph.initializer} | {t.name for t in graph.input}
     producer: dict[str, int] = {}
     for k, node in enumerate(graph.node):
@@ -151,12 +202,25 @@ def _key(node_or_function) -> tuple[str, str, str]:
     return node_or_function.domain, name, getattr(node_or_function, "overload", "")
 
 
-def _expanded(node, functions: dict, depth: int = 0) -> int:
-    """How many nodes ``node`` becomes once its model-local function calls are inlined."""
-    body = functions.get(_key(node))
-    if body is None or depth > 100:
-        return 1
-    return sum(_expanded(n, functions, depth + 1) for n in body.node)
+def _function_sizes(functions: dict) -> dict:
+    """Function key -> how many nodes one call becomes once inlined, each function counted once
+    from its callees' counts (40 nested functions each calling the one before twice count in 40
+    steps, not 2^39; an explicit stack, so deep nesting is no Python recursion); a call back into
+    a function being counted (recursion, which the inliner refuses) counts as one node."""
+    sizes: dict = {}
+    opened: set = set()
+    for top in functions:
+        stack = [(top, False)]
+        while stack:
+            key, ready = stack.pop()
+            body = functions[key].node
+            if ready:
+                sizes[key] = sum(sizes.get(_key(n), 1) for n in body)
+            elif key not in opened:
+                opened.add(key)
+                stack.append((key, True))
+                stack.extend((_key(n), False) for n in body if _key(n) in functions and _key(n) not in opened)
+    return sizes
 
 
 def inline_local_functions(model, src: str):
@@ -169,13 +233,18 @@ def inline_local_functions(model, src: str):
     from onnx.inliner import inline_local_functions as inline
 
     functions = {_key(f): f for f in model.functions}
-    calls = [(n.name, _expanded(n, functions) if _key(n) in functions else 0) for n in model.graph.node]
+    sizes = _function_sizes(functions)
+    calls = [(n.name, sizes[_key(n)] if _key(n) in functions else 0) for n in model.graph.node]
+    total = sum(k or 1 for _, k in calls)
+    if total > MAX_NODES:
+        raise SpecError(src, f"its model-local functions inline to {total:,} nodes, more than the {MAX_NODES:,} "
+                             "supported (functions calling functions many times over): not imported")
     try:
         flat = inline(model)
     except Exception as err:  # the inliner's own checks (a recursive function, a missing attribute)
         why = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise SpecError(src, f"cannot inline its model-local functions: {why}") from None
-    if len(flat.graph.node) == sum(k or 1 for _, k in calls):  # the order is the calls' order: name them
+    if len(flat.graph.node) == total:  # the order is the calls' order: name them
         at = 0
         for name, k in calls:
             for node in flat.graph.node[at:at + k]:

@@ -125,3 +125,19 @@ def read_model_shapes(path: str | Path):
     model = onnx.ModelProto()
     model.ParseFromString(data)
     return model
+
+
+def external_data_files(path: str | Path) -> list[Path]:
+    """The files the ONNX model at ``path`` keeps tensors in (its initializers' and Constant
+    nodes' ``external_data`` locations, resolved against the model's folder): inputs a report
+    must not be written over. Read as ``read_model_shapes`` reads (no weights); a file that
+    does not read as ONNX has none (its import says why)."""
+    try:
+        graph = read_model_shapes(path).graph
+    except Exception:  # noqa: BLE001 - junk, a missing file: the import reports it
+        return []
+    tensors = list(graph.initializer) + [a.t for n in graph.node if n.op_type == "Constant"
+                                         for a in n.attribute if a.HasField("t")]
+    folder = Path(path).parent
+    return [folder / e.value for t in tensors if t.data_location == 1 for e in t.external_data
+            if e.key == "location" and e.value]

@@ -9,7 +9,7 @@ import enum
 from dataclasses import dataclass
 
 from ..core.network import LayerKind, Network
-from .fields import Fields
+from .fields import MAX_INT, Fields
 
 
 MOE_NOTE = "mixture of experts:"  # how a network's approximations say it is one (frontends.load_model refuses it)
@@ -73,7 +73,27 @@ class TransformerShape:
                 out.append(("positions", "the gpt family learns its positions: give their number"))
         elif self.positions:
             out.append(("positions", "the llama family has rotary positions (no weights): leave it out"))
-        return out + self._moe_problems()
+        return out + self._moe_problems() + self._width_problems()
+
+    def _width_problems(self) -> list[tuple[str, str]]:
+        """The widths the builder derives (the attention's q, k and v input; the routed experts'
+        MLP) within a layer's 2^40 bound, named by the field that makes them, not by a built
+        layer the user never wrote."""
+        if self.heads % self.kv or (not self.head_dim and self.hidden % self.heads):
+            return []  # reported above
+        out = []
+        attention = (self.heads + 2 * self.kv) * self.d_head
+        if attention > MAX_INT:
+            if self.family is Family.GPT:
+                how = f"the fused QKV, 3 x hidden {self.hidden:,}"
+            else:
+                how = f"(heads {self.heads} + 2 x KV heads {self.kv}) x head width {self.d_head:,}"
+            out.append(("head_dim" if self.head_dim else "hidden",
+                        f"the attention's input, {how} = {attention:,}, is more than 2^40 = {MAX_INT:,}"))
+        if self.moe and self.active_ffn > MAX_INT:
+            out.append(("top_k", f"the routed experts' width, top_k {self.top_k} x ffn {self.ffn:,} = "
+                                 f"{self.active_ffn:,}, is more than 2^40 = {MAX_INT:,}"))
+        return out
 
     def _moe_problems(self) -> list[tuple[str, str]]:
         if not self.experts and not self.top_k:

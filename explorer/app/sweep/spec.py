@@ -23,7 +23,7 @@ from ...core.solution import time_limit_problem
 from ...core.uneven import MAX_ALPHA_GRID, MIN_ALPHA_GRID, FreeAlphas
 from ...core.units import format_count, parse_amount, plural
 from ...frontends import NETWORK_FORMATS, zoo
-from ...frontends.fields import MAX_INT, NAME_RULE, pos_number_problem
+from ...frontends.fields import MAX_INT, NAME_RULE, is_version, pos_number_problem
 from ...frontends.yamlio import load_yaml_file
 from ...solvers import MAX_SEED, REGISTRY
 from .mix import check_count, check_mix, is_count_key, point_array
@@ -546,7 +546,7 @@ def _check_top(data: dict, source: str, errors: list[str]) -> tuple[Any, Any]:
     for key in data:
         if key not in TOP_KEYS:
             errors.append(f"{key}: unknown key (allowed: {', '.join(TOP_KEYS)})")
-    if data.get("version") != 1:
+    if not is_version(data.get("version")):
         errors.append(f"version: must be 1, got {shown(data.get('version'))}")
     name = data.get("name", Path(source).stem if source else "sweep")
     if not isinstance(name, str) or not name.strip():

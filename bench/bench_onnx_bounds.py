@@ -1,0 +1,107 @@
+"""What the ONNX importer's bounds cost and save (hostile-input round 4; docs/benchmarks.md,
+"Bounded shape inference").
+
+    python bench/bench_onnx_bounds.py
+
+Part 1, the cost on ordinary models: each model imported with the bound ("after": the
+shapes-only folding rounds first, ``fold_shapes``' ``infer_plain``, and the shapes-only pass
+before each propagating one, ``onnx_bounds.check_propagation``) and with both switched off
+("before", as the importer was), in alternating rounds in this process; medians and their ratio.
+Part 2, hostile files: each imported in a fresh process (a Range of 2^40 elements cast into an
+activation, with the propagation bound on and switched off; 40 nested model-local functions
+each calling the one before twice), wall time and peak RSS (VmHWM), under a 4 GB address-space
+limit so a run without the bound ends instead of taking the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ROUNDS = 7
+
+
+def ordinary(folder: Path) -> None:
+    import onnx
+
+    import explorer.frontends.onnx_bounds as bounds
+    from explorer.frontends.onnx import load_onnx
+    from tests.onnx_nets import hf_bert, resnet18
+
+    models = {"bert-24-layers": (hf_bert(layers=24, hidden=256, heads=4, ffn=1024), {"batch": 2, "sequence": 64}),
+              "resnet18": (resnet18(), {})}
+    import explorer.frontends.onnx_fold as fold
+
+    real, real_fold = bounds.check_propagation, fold.fold_shapes
+    print("| model | before s | after s | after / before |\n|---|---|---|---|")
+    for name, (model, kw) in models.items():
+        path = folder / f"{name}.onnx"
+        onnx.save(model, path)
+        times: dict[str, list[float]] = {"before": [], "after": []}
+        for _ in range(ROUNDS):
+            for k in ("before", "after"):
+                bounds.check_propagation = real if k == "after" else (lambda *a: None)
+                fold.fold_shapes = real_fold if k == "after" else (lambda m, infer, plain=None: real_fold(m, infer))
+                t = time.perf_counter()
+                load_onnx(path, **kw)
+                times[k].append(time.perf_counter() - t)
+        bounds.check_propagation, fold.fold_shapes = real, real_fold
+        b, a = statistics.median(times["before"]), statistics.median(times["after"])
+        print(f"| {name} | {b:.3f} | {a:.3f} | {a / b:.2f} |")
+
+
+CHILD = """
+import resource, sys, time
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+sys.path.insert(0, {root!r})
+from explorer.core.errors import SpecError
+from explorer.frontends.onnx import load_onnx
+if {off!r}:
+    import explorer.frontends.onnx_bounds as bounds
+    bounds.check_propagation = lambda *a: None
+t = time.perf_counter()
+try:
+    load_onnx({path!r})
+    out = "imported"
+except SpecError as err:
+    out = "refused: " + str(err).split(": ", 1)[1][:70]
+except MemoryError:
+    out = "MemoryError at the 4 GB limit"
+hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
+print(f"{{time.perf_counter() - t:.2f}}|{{hwm // 1024}}|{{out}}")
+"""
+
+
+def hostile(folder: Path) -> None:
+    from tests.test_hostile_round4 import nested_net, range_net
+
+    files = {"Range(0, 2^40) cast, added": (range_net(folder, 2 ** 40), True),
+             "Range(0, 2^24) cast, added": (range_net(folder, 2 ** 24), True),
+             "40 nested functions (2^39 nodes)": (nested_net(folder, 40), False)}
+    print("\n| file | propagation bound | wall s | peak MB | result |\n|---|---|---|---|---|")
+    for name, (path, also_off) in files.items():
+        for off in (False, True) if also_off else (False,):
+            run = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT), path=path, off=off)],
+                                 capture_output=True, text=True, timeout=600)
+            line = (run.stdout.strip().splitlines() or [f"-|-|crashed: {run.stderr.strip()[-80:]}"])[-1]
+            print(f"| {name} | {'off' if off else 'on'} | " + " | ".join(line.split("|", 2)) + " |")
+
+
+def main() -> None:
+    print(f"load {os.getloadavg()[0]:.2f} (1-minute average), {resource.getpagesize()}-byte pages")
+    with tempfile.TemporaryDirectory() as tmp:
+        ordinary(Path(tmp))
+        hostile(Path(tmp))
+
+
+if __name__ == "__main__":
+    main()
