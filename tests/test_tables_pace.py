@@ -82,20 +82,23 @@ def test_what_follows_the_build_looks_at_the_clock(mix4, monkeypatch):
 
 
 def test_exact_ending_early_by_its_pace_gives_the_seed_plan_and_says_why(mix4, monkeypatch):
-    """A run the pace stops is never optimal: the best seed plan (feasible, no bound) and the reason
-    (``info["ended_early"]``); with no seed, unknown. Without a limit the same instance is proven."""
+    """A run the pace stops: the best seed plan (feasible, with the separable bound of
+    ``solvers.uneven_bound``, below the proven optimum) and the reason (``info["ended_early"]``); with
+    no seed, unknown (the bound alone). Without a limit the same instance is proven."""
     net, arr, aspace, _ = _instance(mix4)
     monkeypatch.setattr(uneven_tables, "PACE_SLACK", 1e-9)  # any pace is too slow
     monkeypatch.setattr(uneven_tables, "PACE_MIN_S", 0.0)
     monkeypatch.setattr(uneven_tables, "PACE_TRUST_S", 0.0)
     seed = Plan.even(equal_types(net, arr, Space.ACCPAR))
     sol = exact_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=600.0, seeds=(seed,))
-    assert sol.status is Status.FEASIBLE and sol.plan == seed and sol.bound_s is None
+    assert sol.status is Status.FEASIBLE and sol.plan == seed and sol.info["separable_bound"]
     assert "need ~" in sol.info["ended_early"] and sol.info["reason"] == sol.info["ended_early"]
     none = exact_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=600.0)
     assert none.status is Status.UNKNOWN and none.plan is None and "ended_early" in none.info
     monkeypatch.undo()
-    assert exact_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=600.0).status is Status.OPTIMAL
+    proven = exact_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=600.0)
+    assert proven.status is Status.OPTIMAL
+    assert none.bound_s == sol.bound_s <= proven.step_time_s < sol.step_time_s
 
 
 def test_trial_13_at_30_s_ends_early_with_the_seed_plan(mix4):
