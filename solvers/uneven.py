@@ -330,7 +330,7 @@ def exact_run(array: ArraySpec, costs: SplitCosts, columns, limits, run: _Run, o
     run.pruned = 0 if prune else None
     if prune and all(columns):
         try:
-            run.tables = run.tables or ColumnTables(costs, columns, run.expired, run.deadline())
+            run.tables = run.tables or ColumnTables(costs, columns, run.expired, run.deadline(), run.python_ints)
             run.rest = run.rest or run.tables.rest()
         except TablesTooSlow as slow:  # their pace, measured, says they cannot end in time: ends now
             sol = run.unknown(objective, reason=str(slow))
@@ -432,6 +432,7 @@ class _Run:
         self.rest_copies = 2 if objective is Objective.TRAFFIC else 1  # the traffic pass projects a copy
         self.rest = None
         self.tables = None  # the column tables (``solvers.uneven_tables``), built once
+        self.int_bits = None  # set once the tables are sure to be Python ints (``python_ints``)
         self.pruned = None  # None: no pruning
         self.last = None
         self.check_memory(0)
@@ -448,10 +449,24 @@ class _Run:
         """The ``time.perf_counter()`` value of the time limit (None: none)."""
         return None if self.time_limit_s is None else self.t0 + self.time_limit_s
 
+    def estimate(self, states: int) -> int:
+        """``memory_estimate`` with ``states`` live Pareto states and the column tables as they are held."""
+        return memory_estimate(self.columns, self.size, states, self.rest_copies, self.sides, self.int_bits)
+
     def check_memory(self, states: int) -> None:
         """Refused when the estimate with ``states`` live Pareto states exceeds the limit."""
-        _tables_fit(memory_estimate(self.columns, self.size, states, self.rest_copies, self.sides), states,
-                    self.max_bytes)
+        _tables_fit(self.estimate(states), states, self.max_bytes)
+
+    def python_ints(self, bits: int) -> None:
+        """The column tables are to be Python ints of up to ``bits`` bits (``ColumnTables``' ``on_ints``,
+        before any is converted): Refused where they, so held, pass the limit."""
+        self.int_bits = bits
+        need = self.estimate(0)
+        if need > self.max_bytes:
+            raise Refused(f"exact (uneven splits): its column tables must be Python ints ({bits}-bit entries: int64 "
+                          f"sums are not proven safe), about {need / 2**20:,.0f} MiB with the completion bounds, "
+                          f"beyond its limit of {self.max_bytes / 2**20:,.0f} MiB (a coarser "
+                          f"{given_as('--alpha-grid')} has fewer columns)")
 
     def note(self, pruner) -> None:
         if pruner is not None:

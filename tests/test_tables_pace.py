@@ -140,3 +140,39 @@ def test_the_estimate_counts_the_torus_link_windows(monkeypatch):
     late = exact_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=(sides + both) / 2)
     assert late.status is Status.UNKNOWN and late.plan is None and not built
     assert f"{pairs:,} column pairs need at least" in late.info["reason"]
+
+
+def test_python_int_tables_are_counted_as_held_and_the_guard_refuses_them(mix4, monkeypatch):
+    """Issue 23 item 5 for the uneven exact DP: where int64 sums are not proven safe the column tables
+    become Python ints (an 8-byte slot and an int object an entry, the int64 table alive while they
+    are converted), not 8 bytes an entry: the estimate counts what is held, the guard refuses them
+    (one line) before any is converted, where the int64 tables would have passed."""
+    import sys
+    import tracemalloc
+
+    from explorer.core.errors import Refused
+    from explorer.solvers.uneven_prune import SLOT, memory_estimate, python_int_bytes, table_entry_bytes
+
+    for bits in (2, 29, 30, 31, 57, 60, 61, 90, 91):  # pymalloc's 16-byte classes of the int's bytes
+        assert python_int_bytes(bits) == -(-sys.getsizeof(2 ** (bits - 1)) // 16) * 16, bits
+    assert table_entry_bytes(None) == (8, 8) and table_entry_bytes(57) == (8 + SLOT + 32, SLOT + 32)
+    table = np.arange(2**56, 2**56 + 300_000, dtype=np.int64).reshape(1000, 100, 3)
+    tracemalloc.start()
+    held = _exact_arrays([table], 2**62)[0]
+    traced = tracemalloc.get_traced_memory()[0] / table.size
+    tracemalloc.stop()
+    assert held.dtype == object and 0.95 <= traced / (SLOT + python_int_bytes(57)) <= 1.05, traced  # 40.0 bytes
+    net, arr, aspace, (_H, _L, costs, cols) = _instance(mix4)  # sfc on mix-4 at 1/4: Python ints (57-bit entries)
+    told = []
+    tables = ColumnTables(costs, cols, lambda: False, on_ints=told.append)
+    assert tables.edge_units[0].dtype == object and told == [57]  # once, with the largest entry's bits
+    sides = tables.edge_units[0].shape[2]
+    as_int64 = memory_estimate(cols, costs.layout.size, 0, 1, sides)  # what the guard counted before
+    assert as_int64 < 15 * 2**20 < memory_estimate(cols, costs.layout.size, 0, 1, sides, 57)
+    assert exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=30 * 2**20).status is Status.OPTIMAL
+    with pytest.raises(Refused, match=r"its column tables must be Python ints \(57-bit entries: int64 sums are not "
+                                      r"proven safe\), about 23 MiB .* beyond its limit of 15 MiB"):
+        exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=15 * 2**20)
+    monkeypatch.setattr(uneven_tables, "INT64_SUMS", 2**70)  # (int64 tables: not told)
+    assert ColumnTables(costs, cols, lambda: False, on_ints=told.append).edge_units[0].dtype == np.int64
+    assert told == [57]
