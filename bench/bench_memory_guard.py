@@ -19,13 +19,17 @@ Every case runs in its own process. The guards and what is measured:
   measured: the rise of the peak resident memory over that level, as for ``exact``. Case kind
   ``dense``: a DenseNet-like block of that many concats (every output stays alive).
 - ``exact`` (uneven splits): ``uneven_prune.memory_estimate`` at the most live states the DP's
-  guard saw (``uneven.EXACT_MAX_BYTES``); measured: the rise of the peak resident memory, as for ``exact``.
+  guard saw (``uneven.EXACT_MAX_BYTES``), its column tables as held (int64, or Python ints:
+  ``uneven_prune.table_entry_bytes``); measured: the rise of the peak resident memory, as for
+  ``exact``. Case names ``network:space[:mix4]``: on trial 13's mix-4 (else ``tpu-mix-16``), where
+  sfc's tables are Python ints (int64 sums not proven safe; at 1/16, 96 M entries, minutes to build).
 
 The guard holds where measured / estimate stays within [0.67, 1.5].
 
     python bench/bench_memory_guard.py            # all cases (about 8 minutes on a quiet machine)
     python bench/bench_memory_guard.py --quick    # small cases only (about 30 s)
     python bench/bench_memory_guard.py --beyond   # add ResNet-50 and BERT-base at H = 9 (4 GiB, minutes)
+    python bench/bench_memory_guard.py --only mix4   # the uneven exact DP's tables as Python ints
 """
 
 from __future__ import annotations
@@ -190,17 +194,25 @@ print(json.dumps({"estimate": estimate, "used": peak() - before, "status": "leve
 """
 
 UNEVEN = r"""
+import tempfile
+from pathlib import Path
 from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_array
 from explorer.solvers import uneven
-from explorer.solvers.uneven_prune import memory_estimate
-space, grid = Space(name.split(":")[1]), levels
-arr = load_array("tpu-mix-16")
+parts = name.split(":")
+space, grid = Space(parts[1]), levels
+if "mix4" in parts:  # trial 13's mix-4 (one v2, three v3; two levels)
+    path = Path(tempfile.mkdtemp()) / "mix-4.yaml"
+    path.write_text("version: 1\nname: mix-4\nlevels: 2\ndtype_bytes: 2\nkinds:\n  v2: {peak_TFLOPS: 45, memory_GiB: 16}\n"
+                    "  v3: {peak_TFLOPS: 123, memory_GiB: 32}\naccelerators: [v2, v3, v3, v3]\nlink_bandwidth_GBps: [70, 50]\n")
+    arr = load_array(str(path))
+else:
+    arr = load_array("tpu-mix-16")
 aspace = alpha_space(arr, alpha_grid(grid))
-most = [0]
+most, ints = [0], [None]
 def spy(self, states):
-    need = memory_estimate(self.columns, self.size, states, self.rest_copies, self.sides)
-    most[0] = max(most[0], need)
+    need = self.estimate(states)
+    most[0], ints[0] = max(most[0], need), self.int_bits
     if need > self.max_bytes:
         raise Refused("refused by the guard")
 uneven._Run.check_memory = spy
@@ -209,6 +221,7 @@ try:
     status = uneven.exact_uneven(net, arr, space, aspace, time_limit_s=60.0).status.value
 except Refused as err:
     status = "refused: " + str(err)
+status += "" if ints[0] is None else f", tables of Python ints ({ints[0]} bits)"
 print(json.dumps({"estimate": most[0], "used": peak() - before, "status": status, "guard": False,
                   "wall": time.perf_counter() - t0}))
 """
@@ -232,6 +245,7 @@ CASES = [
     ("exact", "zoo", "resnet18", 9),
     ("pruned", "zoo", "resnet50", 9), ("pruned", "zoo", "bert-base", 9), ("pruned", "zoo", "llama-7b", 8),
     ("uneven", "split", "lenet-c:hypar", 8), ("uneven", "split", "alexnet:hypar", 4), ("uneven", "split", "alexnet:accpar", 2),
+    ("uneven", "split", "sfc:accpar:mix4", 4), ("uneven", "split", "sfc:accpar:mix4", 8),
     ("dp", "dense", "8", 2), ("dp", "dense", "10", 2),
 ] + CONSTRAINED_CASES
 QUICK = [("exact", "chain", "200", 9), ("exact", "chain", "1000", 7), ("exact", "zoo", "resnet18", 6),
@@ -263,8 +277,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--beyond", action="store_true", help="also cases the guard refuses, with its limit lifted")
+    ap.add_argument("--only", metavar="TEXT", help="only the cases whose name contains TEXT (e.g. mix4)")
     args = ap.parse_args()
     cases = QUICK if args.quick else CASES + (BEYOND if args.beyond else [])
+    cases = [c for c in cases if args.only is None or args.only in c[2]]
     print(f"{'solver':<12}{'case':<26}{'H/grid':>7}{'estimate MiB':>14}{'used MiB':>10}{'used/est':>10}{'wall s':>8}  status")
     for solver, kind, name, levels, *limit in cases:
         r = measure(solver, kind, name, levels, limit[0] if limit else args.beyond)

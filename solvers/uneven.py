@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from fractions import Fraction
 from itertools import product
 
@@ -33,6 +34,7 @@ from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 
 from .deadline import LATE, Cut, past
+from .uneven_bound import BOUND_MAX_COLUMNS, separable_bound
 from .uneven_blocks import best_on_grid as _best_on_grid, block_probes, grid_probes, refine_blocks
 from .uneven_prune import SLOT, TUPLE, Pruner, greedy_plan, memory_estimate, plan_vector, time_score, traffic_score
 from .uneven_tables import ColumnTables, TablesTooSlow
@@ -232,7 +234,8 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     exceeds ``max_bytes`` (before the DP or as its live states grow). At ``time_limit_s`` seconds:
     FEASIBLE with the greedy incumbent and a proven bound when the completion bounds are done
     (the time objective, pruning), else UNKNOWN (no plan; at once, ``info["reason"]``, when the
-    column pairs cannot be done in time: ``_short_of_time``). Under the traffic objective ties go to
+    column pairs cannot be done in time: ``_short_of_time``; or early, by the column tables' measured
+    pace: both with the separable bound of ``solvers.uneven_bound`` where it is done in time). Under the traffic objective ties go to
     the least step time (``_exact_traffic``). ``prune``: drop the partial plans whose completion
     bound exceeds an incumbent's value or a limit (``solvers.uneven_prune``: the same answer, plan
     included; ``info["pruned"]`` counts them). ``seeds``: plans already known (a check's level DP,
@@ -250,6 +253,9 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
         sol = split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, 0,
                              objective=rules.objective)
         sol.info.update(reason=short, ended_at_once=pairs_need(least_cols, array.levels, window_count(lay)))
+        if sum(least) <= BOUND_MAX_COLUMNS:  # few columns: built for the separable bound (their pairs never)
+            _, _, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
+            sol = _bounded(sol, array, costs, columns, rules.objective, lambda: past(t0 + time_limit_s))
         return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
     run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, rules.objective,
@@ -257,6 +263,7 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     if prune and (short := _short_of_time(columns, H, time_limit_s, window_count(costs.layout))):
         sol = run.unknown(rules.objective, reason=short)
         sol.info["ended_at_once"] = pairs_need(columns, H, window_count(costs.layout))
+        sol = _bounded(sol, array, costs, columns, rules.objective, run.expired)
         return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
     sol = exact_run(array, costs, columns, unit_limits(array, costs, rules), run, rules.objective, prune)
     return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
@@ -265,8 +272,9 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
 def _seeded(sol: Solution, network: Network, array: ArraySpec, alphas, rules: SplitRules, seeds) -> Solution:
     """A time-limited run's FEASIBLE plan (or an UNKNOWN run's none) replaced by the seed plan of
     least objective value (``rules.value``: step time or traffic) that beats it (in the declared
-    space, within the rules), its proven bound kept (OPTIMAL when the two meet; FEASIBLE with no
-    bound after an UNKNOWN run). ``seeds`` may be a generator: it is read only here."""
+    space, within the rules), its proven bound kept (OPTIMAL when the two meet under the time
+    objective; after an UNKNOWN run, the separable bound of an early end, ``_bounded``, if any).
+    ``seeds`` may be a generator: it is read only here."""
     if sol.status not in (Status.FEASIBLE, Status.UNKNOWN):
         return sol
     value, bound = sol.split_value, sol.split_bound
@@ -282,12 +290,33 @@ def _seeded(sol: Solution, network: Network, array: ArraySpec, alphas, rules: Sp
             best = (rules.value(ev), plan)
     if best is None:
         return sol
-    status = Status.OPTIMAL if bound is not None and best[0] <= bound else Status.FEASIBLE
+    # optimal where a seed meets the bound, under the time objective only: under traffic, ties go to the
+    # least step time, which a bound on the traffic does not settle
+    met = rules.objective is Objective.TIME and bound is not None and best[0] <= bound
+    status = Status.OPTIMAL if met else Status.FEASIBLE
     out = split_solution("exact", status, best[1], best[0], bound, sol.wall_s, sol.info.get("explored", 0),
                          objective=rules.objective)
     out.info.update({k: v for k, v in sol.info.items() if k not in out.info and k not in ("value", "bound")},
                     incumbent="a seed plan (the level DP's, the equal split's or the check's)")
     return out
+
+
+def _bounded(sol: Solution, array: ArraySpec, costs: SplitCosts, columns, objective: Objective, expired) -> Solution:
+    """An early end's ``sol`` (no plan) with the separable bound of ``solvers.uneven_bound`` (every
+    plan of ``columns`` is at least it), unchanged where that bound is not done before ``expired()``."""
+    if objective is Objective.TRAFFIC:
+        score, scale = traffic_score(costs.layout), costs.unit
+    else:
+        score = time_score(array, costs)
+        scale = score.scale
+    low = separable_bound(costs, columns, score, expired)
+    if low is None:
+        return sol
+    sol.info["separable_bound"] = True
+    if objective is Objective.TRAFFIC:
+        sol.info["bound"] = Fraction(low, scale)
+        return sol
+    return replace(sol, bound_s=Fraction(low, scale))
 
 
 def unit_limits(array: ArraySpec, costs: SplitCosts, rules: SplitRules) -> list[tuple[int, int]]:
@@ -301,12 +330,12 @@ def exact_run(array: ArraySpec, costs: SplitCosts, columns, limits, run: _Run, o
     run.pruned = 0 if prune else None
     if prune and all(columns):
         try:
-            run.tables = run.tables or ColumnTables(costs, columns, run.expired, run.deadline())
+            run.tables = run.tables or ColumnTables(costs, columns, run.expired, run.deadline(), run.python_ints)
             run.rest = run.rest or run.tables.rest()
         except TablesTooSlow as slow:  # their pace, measured, says they cannot end in time: ends now
             sol = run.unknown(objective, reason=str(slow))
             sol.info["ended_early"] = str(slow)
-            return sol
+            return _bounded(sol, array, costs, columns, objective, run.expired)
         except TimeoutError:
             return run.unknown(objective)
     if objective is Objective.TRAFFIC:
@@ -403,6 +432,7 @@ class _Run:
         self.rest_copies = 2 if objective is Objective.TRAFFIC else 1  # the traffic pass projects a copy
         self.rest = None
         self.tables = None  # the column tables (``solvers.uneven_tables``), built once
+        self.int_bits = None  # set once the tables are sure to be Python ints (``python_ints``)
         self.pruned = None  # None: no pruning
         self.last = None
         self.check_memory(0)
@@ -419,10 +449,24 @@ class _Run:
         """The ``time.perf_counter()`` value of the time limit (None: none)."""
         return None if self.time_limit_s is None else self.t0 + self.time_limit_s
 
+    def estimate(self, states: int) -> int:
+        """``memory_estimate`` with ``states`` live Pareto states and the column tables as they are held."""
+        return memory_estimate(self.columns, self.size, states, self.rest_copies, self.sides, self.int_bits)
+
     def check_memory(self, states: int) -> None:
         """Refused when the estimate with ``states`` live Pareto states exceeds the limit."""
-        _tables_fit(memory_estimate(self.columns, self.size, states, self.rest_copies, self.sides), states,
-                    self.max_bytes)
+        _tables_fit(self.estimate(states), states, self.max_bytes)
+
+    def python_ints(self, bits: int) -> None:
+        """The column tables are to be Python ints of up to ``bits`` bits (``ColumnTables``' ``on_ints``,
+        before any is converted): Refused where they, so held, pass the limit."""
+        self.int_bits = bits
+        need = self.estimate(0)
+        if need > self.max_bytes:
+            raise Refused(f"exact (uneven splits): its column tables must be Python ints ({bits}-bit entries: int64 "
+                          f"sums are not proven safe), about {need / 2**20:,.0f} MiB with the completion bounds, "
+                          f"beyond its limit of {self.max_bytes / 2**20:,.0f} MiB (a coarser "
+                          f"{given_as('--alpha-grid')} has fewer columns)")
 
     def note(self, pruner) -> None:
         if pruner is not None:

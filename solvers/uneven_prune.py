@@ -13,6 +13,8 @@ from typing import Callable
 from explorer.core.array import ArraySpec
 from explorer.core.split_costs import SplitCosts, VectorLayout
 
+from .uneven_tables import CHUNK
+
 
 def _add(a, b):
     return tuple(x + y for x, y in zip(a, b))
@@ -136,7 +138,28 @@ TUPLE, SLOT, INT, ENTRY = 40, 8, 40, 100
 STATE_OVERHEAD = 5 / 4
 
 
-def memory_estimate(columns, size: int, states: int = 0, rest_copies: int = 1, sides: int = 0) -> int:
+def python_int_bytes(bits: int) -> int:
+    """Bytes a Python int of ``bits`` bits takes in pymalloc (CPython 3.11, 64-bit): its 24-byte header
+    and a 4-byte digit per 30 bits, in 16-byte size classes (28 and 32 -> 32, 36 -> 48). tracemalloc
+    on this machine (2026-12-04), 4 M ints converted from int64 (``astype(object)``, as
+    ``uneven_tables._exact_arrays``): 40.0 bytes an entry at 20-60 bits (its 8-byte slot and the
+    32-byte int), 44.0 at 61 bits (a 36-byte int, 48 in its class)."""
+    return -(-(24 + 4 * max(1, -(-bits // 30))) // 16) * 16
+
+
+def table_entry_bytes(int_bits: int | None) -> tuple[int, int]:
+    """(bytes a column-table entry holds at the peak, bytes of a temporary's entry): int64 tables, 8
+    and 8; Python ints of ``int_bits`` bits (``uneven_tables``: where int64 sums are not proven safe),
+    the object array's slot and its int, plus the int64 table they are converted from (both alive
+    while converting), and a temporary holds new ints (the completion bounds' sums, a slice at once)."""
+    if int_bits is None:
+        return 8, 8
+    py = SLOT + python_int_bytes(int_bits)
+    return 8 + py, py
+
+
+def memory_estimate(columns, size: int, states: int = 0, rest_copies: int = 1, sides: int = 0,
+                    int_bits: int | None = None) -> int:
     """Bytes the exact DP holds (bench/bench_exact_prune.py --pairs measures it within 1.5x): every
     column (a tuple of its cells) and its completion bound (a ``size``-int vector in a dict;
     ``rest_copies`` of them: the traffic objective projects one more), ``states`` live Pareto
@@ -144,12 +167,16 @@ def memory_estimate(columns, size: int, states: int = 0, rest_copies: int = 1, s
     the column tables are built (``sides`` > 0: ``solvers.uneven_tables``), every column pair's
     re-layout vector of ``sides`` ints in an int64 array, and the largest edge's once more while it
     is built (``uneven_tables._edge_units``: the array, then its transposed copy; one consumer
-    column's producer rows at a time as tuples)."""
+    column's producer rows at a time as tuples). ``int_bits``: the tables are Python ints of up to
+    that many bits (``table_entry_bytes``; None: int64), and a slice of up to ``CHUNK`` new ints
+    (an edge's at most) is held at a time (the completion bounds' sums)."""
     n, L = sum(len(c) for c in columns), len(columns)
     vector = TUPLE + (SLOT + INT) * size
     per_state = vector + TUPLE + SLOT * L + TUPLE + 2 * SLOT + SLOT
     edges = [len(a) * len(b) for a, b in zip(columns, columns[1:])] if sides else [0]
     rows = max((len(a) for a in columns[:-1]), default=0) if sides else 0
     building = max(edges, default=0) * 8 * sides + rows * (TUPLE + (SLOT + INT) * sides + SLOT)
+    entry, temporary = table_entry_bytes(int_bits)
+    slices = min(CHUNK, max(edges, default=0) * sides) * temporary if int_bits is not None else 0
     return (n * (TUPLE + SLOT * 8 + rest_copies * (vector + ENTRY)) + int(states * per_state * STATE_OVERHEAD)
-            + sum(edges) * 8 * sides + building)
+            + sum(edges) * entry * sides + building + slices)

@@ -56,10 +56,14 @@ class _Pace:
 
 
 class ColumnTables:
-    def __init__(self, costs: SplitCosts, columns, expired: Callable[[], bool], deadline: float | None = None):
+    def __init__(self, costs: SplitCosts, columns, expired: Callable[[], bool], deadline: float | None = None,
+                 on_ints: Callable[[int], None] = lambda bits: None):
         """Raises TimeoutError when ``expired()`` turns true (checked per consumer column of each edge
         and per slice of what follows), TablesTooSlow (a TimeoutError) as soon as the build's measured
-        pace says it cannot end by ``deadline`` (``_Pace``; None: no such check)."""
+        pace says it cannot end by ``deadline`` (``_Pace``; None: no such check). ``on_ints(bits)``:
+        called once, with the bits of the largest entry so far, as soon as the tables are sure to
+        become Python ints (an edge past int64, or the edges' maxima so far summing past
+        ``INT64_SUMS``), before any is converted: the exact DP's memory guard (it raises to stop)."""
         lay = self.lay = costs.layout
         self.columns = columns
         self.pace = _Pace(expired, deadline, sum(len(a) * len(b) for a, b in zip(columns, columns[1:])))
@@ -69,7 +73,8 @@ class ColumnTables:
         self._own = [dict(zip(cols, rows)) for cols, rows in zip(columns, own)]
         self.own = _exact(own, [(len(r), lay.size) for r in own])
         extra = sum(int(a[:, lay.leaves:lay.pos_end].max(initial=0)) for a in self.own)  # the layers' sides
-        self.edge_units = _exact_arrays([_edge_units(costs, columns, l, self.pace.check)  # noqa: E741
+        sure = _Ints(on_ints, extra)  # (``_exact_arrays``' test, as the edges come)
+        self.edge_units = _exact_arrays([sure.seen(_edge_units(costs, columns, l, self.pace.check, sure.overflow))  # noqa: E741
                                          for l in range(1, len(columns))], extra, self.pace.check)  # noqa: E741
 
     # the table's vectors, as ``SplitCosts`` gives them (what the exact DP reads)
@@ -107,13 +112,37 @@ class ColumnTables:
         return [{c: tuple(int(x) for x in row) for c, row in zip(self.columns[l], a.tolist())} for l, a in enumerate(arr)]  # noqa: E741
 
 
-def _edge_units(costs: SplitCosts, columns, l: int, check: Callable[[int], None]) -> np.ndarray:  # noqa: E741
+class _Ints:
+    """Whether the tables will be Python ints, known as the edges are built: ``on_ints(bits)`` once, as
+    soon as it is sure (the sum of the maxima seen, from ``extra``, reaches ``INT64_SUMS``; or an edge
+    overflows int64: ``overflow``)."""
+
+    def __init__(self, on_ints: Callable[[int], None], extra: int):
+        self.on_ints, self.sum, self.bits, self.told = on_ints, extra, 1, False  # bits: the largest entry's
+
+    def seen(self, table: np.ndarray | None = None):
+        if table is not None and table.size:
+            top = int(table.max())
+            self.sum, self.bits = self.sum + top, max(self.bits, top.bit_length())
+        if self.sum >= INT64_SUMS:
+            self.overflow(self.bits)
+        return table
+
+    def overflow(self, bits: int) -> None:
+        self.bits = max(self.bits, bits)
+        if not self.told:
+            self.told = True
+            self.on_ints(self.bits)
+
+
+def _edge_units(costs: SplitCosts, columns, l: int, check: Callable[[int], None],  # noqa: E741
+                overflow: Callable[[int], None] = lambda bits: None) -> np.ndarray:
     """edge_units[l - 1][u, v, k]: the edge into layer l, producer x consumer columns x side components
     (built consumer-major, then transposed), one consumer column's rows at a time: only they are ever
     held as Python tuples, and the clock is checked between them, the copy into the array included
     (a whole edge's copy took seconds past the limit: trial 13's sfc, 33.7 s at 30 s). Int64 until a
-    value does not fit, then Python ints (the same values). ``check(pairs built since)`` (``_Pace.check``)
-    before each consumer column: it raises to stop the build."""
+    value does not fit, then Python ints (the same values; ``overflow(bits of the largest)`` first).
+    ``check(pairs built since)`` (``_Pace.check``) before each consumer column: it raises to stop the build."""
     lay = costs.layout
     table = np.empty((len(columns[l]), len(columns[l - 1]), lay.pos_end - lay.leaves), dtype=np.int64)
     for j, cv in enumerate(columns[l]):  # the clock per consumer column: an edge may take seconds (trial 13 #2)
@@ -123,6 +152,7 @@ def _edge_units(costs: SplitCosts, columns, l: int, check: Callable[[int], None]
             if rows:  # (no producer columns: nothing to copy)
                 table[j] = rows
         except OverflowError:
+            overflow(max(x for r in rows for x in r).bit_length())
             table = table.astype(object)
             table[j] = np.array(rows, dtype=object)
     return table.transpose(1, 0, 2).copy()

@@ -82,20 +82,23 @@ def test_what_follows_the_build_looks_at_the_clock(mix4, monkeypatch):
 
 
 def test_exact_ending_early_by_its_pace_gives_the_seed_plan_and_says_why(mix4, monkeypatch):
-    """A run the pace stops is never optimal: the best seed plan (feasible, no bound) and the reason
-    (``info["ended_early"]``); with no seed, unknown. Without a limit the same instance is proven."""
+    """A run the pace stops: the best seed plan (feasible, with the separable bound of
+    ``solvers.uneven_bound``, below the proven optimum) and the reason (``info["ended_early"]``); with
+    no seed, unknown (the bound alone). Without a limit the same instance is proven."""
     net, arr, aspace, _ = _instance(mix4)
     monkeypatch.setattr(uneven_tables, "PACE_SLACK", 1e-9)  # any pace is too slow
     monkeypatch.setattr(uneven_tables, "PACE_MIN_S", 0.0)
     monkeypatch.setattr(uneven_tables, "PACE_TRUST_S", 0.0)
     seed = Plan.even(equal_types(net, arr, Space.ACCPAR))
     sol = exact_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=600.0, seeds=(seed,))
-    assert sol.status is Status.FEASIBLE and sol.plan == seed and sol.bound_s is None
+    assert sol.status is Status.FEASIBLE and sol.plan == seed and sol.info["separable_bound"]
     assert "need ~" in sol.info["ended_early"] and sol.info["reason"] == sol.info["ended_early"]
     none = exact_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=600.0)
     assert none.status is Status.UNKNOWN and none.plan is None and "ended_early" in none.info
     monkeypatch.undo()
-    assert exact_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=600.0).status is Status.OPTIMAL
+    proven = exact_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=600.0)
+    assert proven.status is Status.OPTIMAL
+    assert none.bound_s == sol.bound_s <= proven.step_time_s < sol.step_time_s
 
 
 def test_trial_13_at_30_s_ends_early_with_the_seed_plan(mix4):
@@ -137,3 +140,39 @@ def test_the_estimate_counts_the_torus_link_windows(monkeypatch):
     late = exact_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=(sides + both) / 2)
     assert late.status is Status.UNKNOWN and late.plan is None and not built
     assert f"{pairs:,} column pairs need at least" in late.info["reason"]
+
+
+def test_python_int_tables_are_counted_as_held_and_the_guard_refuses_them(mix4, monkeypatch):
+    """Issue 23 item 5 for the uneven exact DP: where int64 sums are not proven safe the column tables
+    become Python ints (an 8-byte slot and an int object an entry, the int64 table alive while they
+    are converted), not 8 bytes an entry: the estimate counts what is held, the guard refuses them
+    (one line) before any is converted, where the int64 tables would have passed."""
+    import sys
+    import tracemalloc
+
+    from explorer.core.errors import Refused
+    from explorer.solvers.uneven_prune import SLOT, memory_estimate, python_int_bytes, table_entry_bytes
+
+    for bits in (2, 29, 30, 31, 57, 60, 61, 90, 91):  # pymalloc's 16-byte classes of the int's bytes
+        assert python_int_bytes(bits) == -(-sys.getsizeof(2 ** (bits - 1)) // 16) * 16, bits
+    assert table_entry_bytes(None) == (8, 8) and table_entry_bytes(57) == (8 + SLOT + 32, SLOT + 32)
+    table = np.arange(2**56, 2**56 + 300_000, dtype=np.int64).reshape(1000, 100, 3)
+    tracemalloc.start()
+    held = _exact_arrays([table], 2**62)[0]
+    traced = tracemalloc.get_traced_memory()[0] / table.size
+    tracemalloc.stop()
+    assert held.dtype == object and 0.95 <= traced / (SLOT + python_int_bytes(57)) <= 1.05, traced  # 40.0 bytes
+    net, arr, aspace, (_H, _L, costs, cols) = _instance(mix4)  # sfc on mix-4 at 1/4: Python ints (57-bit entries)
+    told = []
+    tables = ColumnTables(costs, cols, lambda: False, on_ints=told.append)
+    assert tables.edge_units[0].dtype == object and told == [57]  # once, with the largest entry's bits
+    sides = tables.edge_units[0].shape[2]
+    as_int64 = memory_estimate(cols, costs.layout.size, 0, 1, sides)  # what the guard counted before
+    assert as_int64 < 15 * 2**20 < memory_estimate(cols, costs.layout.size, 0, 1, sides, 57)
+    assert exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=30 * 2**20).status is Status.OPTIMAL
+    with pytest.raises(Refused, match=r"its column tables must be Python ints \(57-bit entries: int64 sums are not "
+                                      r"proven safe\), about 23 MiB .* beyond its limit of 15 MiB"):
+        exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=15 * 2**20)
+    monkeypatch.setattr(uneven_tables, "INT64_SUMS", 2**70)  # (int64 tables: not told)
+    assert ColumnTables(costs, cols, lambda: False, on_ints=told.append).edge_units[0].dtype == np.int64
+    assert told == [57]

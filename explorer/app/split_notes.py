@@ -12,6 +12,9 @@ from .results import Explanation
 from .run import EXACT_SHARE
 from .split_solve import PROVING_SOLVERS
 
+# an early end's bound (``solvers.uneven_bound``), in words
+SEPARABLE = "bound: each layer's least columns, summed side by side, the edges left out (solvers.uneven_bound)"
+
 
 def joined(*notes) -> str:
     """The non-empty notes, '; '-joined."""
@@ -83,7 +86,8 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
     if solver == "cpsat" and info.get("alone") and (info.get("ended_at_once") or info.get("ended_early")):
         return (f"cpsat: {info['reason']}: the exact constrained path answered alone and ended "
                 f"{'early' if info.get('ended_early') else 'at once'}: "
-                f"{info['exact_reason']}: the best seed plan, not proven optimal")
+                f"{info['exact_reason']}: the best seed plan, not proven optimal"
+                + (f"; {SEPARABLE}" if info.get("separable_bound") else ""))
     if solver == "cpsat" and info.get("alone"):  # refused by its count: the exact path had the whole limit
         return (f"cpsat: {info['reason']}: the exact constrained path's answer, with the whole time limit"
                 + (f" (proven by {by})" if status in (Status.OPTIMAL, Status.INFEASIBLE) else
@@ -103,9 +107,9 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
     if "state limit" in info.get("method", ""):
         return (f"{solver}: the exact labels outgrew their state limit: the best plan found, not proven optimal (a "
                 f"coarser {given_as('--alpha-grid')} makes the space smaller; {given_as('--time-limit')} does not lift the state limit)")
-    if info.get("ended_at_once"):  # exact's Pareto DP ended at once (its column pairs): why, and the seed plan
-        return (f"{solver}: ended at once: {info['reason']}: the best seed plan, not proven optimal")
-    if info.get("ended_early"):  # its column tables' measured pace: they could not end within the limit
-        return (f"{solver}: ended early: {info['reason']}: the best seed plan, not proven optimal")
+    if info.get("ended_at_once") or info.get("ended_early"):  # exact's Pareto DP: at once (its column pairs) or
+        # early (its column tables' measured pace): why, the seed plan, and the separable bound where it was done
+        return (f"{solver}: ended {'early' if info.get('ended_early') else 'at once'}: {info['reason']}: the best seed "
+                f"plan, not proven optimal" + (f"; {SEPARABLE}" if info.get("separable_bound") else ""))
     return (f"{solver}: stopped at the time limit ({time_limit_s:g} s): the best plan found so far, not proven "
             f"optimal ({given_as('--time-limit')} gives more)" + (f"; bound by {by}" if by else ""))
