@@ -20,9 +20,7 @@ from ..core.uneven import (
     FreeAlphas,
     alpha_grid,
     alpha_space,
-    proportional_alphas,
-    round_to_whole_units,
-    with_group_alphas,
+    proportional_plan,
 )
 from ..core.evaluate import evaluate_split
 from ..core.network import Network
@@ -191,7 +189,7 @@ def _proportional(network: Network, array: ArraySpec, space: Space, aspace: Alph
     if types is None:
         return split_solution("proportional", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
                               objective=rules.objective)
-    plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
+    plan = proportional_plan(network, array, types)
     if not aspace.contains(plan):
         raise Refused("proportional: rounded to whole groups or heads, its plan leaves the declared space")
     value = rules.value(evaluate_split(network, array, plan, rules.weight_copies))
