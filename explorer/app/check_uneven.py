@@ -275,6 +275,8 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         cut = joined(cut, f"ended at once ({sol.info['ended_at_once']}, beyond what the limit leaves): the best seed plan")
     if sol.info.get("ended_early"):  # exact's column tables, at their measured pace, could not end in time
         cut = joined(cut, f"ended early ({sol.info['ended_early']}): the best seed plan")
+    elif not sol.info.get("ended_at_once"):  # why it stopped with this plan (e.g. the joint solver cut while it
+        cut = joined(cut, sol.info.get("reason") or "")  # built its tables: the best of its starting plans)
     return replace(row, note=joined(row.note, cut)) if cut else row
 
 
