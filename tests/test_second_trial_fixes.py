@@ -41,3 +41,23 @@ def test_the_cut_note_counts_one_evaluation_in_the_singular():
     """#3: "after 1 evaluations"."""
     assert "after 1 evaluation: the best plan so far" in cut_note("search", 0.1, Cut.SEARCH, 1)
     assert "after 2 evaluations: the best plan so far" in cut_note("search", 0.1, Cut.SEARCH, 2)
+
+
+def test_one_wording_per_number_rule():
+    """#4: solve(memory_GiB=-1) said "must be > 0", plan_llm "must be a finite number of GiB > 0";
+    solve(batch=0) "must be > 0", batch=2.5 "must be a positive integer"."""
+    import pytest
+
+    import explorer.api as api
+    from explorer.core.errors import SpecError
+
+    def said(fn, model, **kw):
+        with pytest.raises(SpecError) as err:
+            getattr(api, fn)(model, **kw)
+        return str(err.value)
+
+    assert said("solve", "lenet-c", memory_GiB=-1) == said("plan_llm", "gpt3-1.3b", memory_GiB=-1) == \
+        "memory_GiB: must be > 0, got -1"
+    assert said("plan_llm", "gpt3-1.3b", memory_GiB=float("nan")) == "memory_GiB: must be a finite number, got nan"
+    assert said("solve", "lenet-c", batch=0) == "batch: must be a positive integer, got 0"
+    assert said("solve", "lenet-c", batch=2.5) == "batch: must be a positive integer, got 2.5"
