@@ -36,6 +36,7 @@ import argparse
 import csv
 import io
 import json
+import logging
 import os
 import re
 import resource
@@ -198,6 +199,9 @@ def dask_parts(repeat: int) -> None:
     from explorer.app.sweep.spec import parse_sweep
 
     sweeps = {n: parse_sweep({"version": 1, "name": n, **SWEEPS[n]}, n, ".") for n in ("trial10-18", "cheap-40", "cheap-400")}
+    # Dask's logs only CRITICAL, as the CLI's engine keeps them (``silence_logs``): each cluster restores the
+    # logging it found when it closes, so with two the second's closing INFO lines flooded stderr
+    logging.disable(logging.ERROR)
     engines = {w: DaskEngine(workers=w) for w in (1, 2)}
     cases = [(n, w, b) for n in sweeps for w in (1, 2) for b in (False, True)]
     walls: dict[tuple, list[float]] = {c: [] for c in cases}
@@ -216,6 +220,7 @@ def dask_parts(repeat: int) -> None:
         batches.MAX_BATCH = old
         for e in engines.values():
             e.close()
+        logging.disable(logging.NOTSET)
     assert all(len(a) == 1 for a in answers.values()), "runs disagree"
     print(f"Dask LocalClusters started once; {os.cpu_count()} cores, load average {min(loads):.1f}-{max(loads):.1f}; "
           f"medians of {repeat} interleaved rounds; answers equal in every run")

@@ -64,8 +64,8 @@ def test_list(capsys):
         (["--levels", "0"], "--levels: levels must be between 1 and 20"),
         (["--levels", "40"], "--levels: levels must be between 1 and 20"),
         (["--levels", "2.5"], "Invalid value for '--levels'"),
-        (["--batch", "0"], "--batch: must be > 0, got 0"),
-        (["--batch", "-3"], "--batch: must be > 0, got -3"),
+        (["--batch", "0"], "--batch: must be a positive integer, got 0"),
+        (["--batch", "-3"], "--batch: must be a positive integer, got -3"),
         (["--space", "mixed"], "Invalid value for '--space'"),
     ],
 )

@@ -155,7 +155,7 @@ def test_yaml_with_a_tier_is_the_core_spec():
     ("  - {name: spine, size: 256, bandwidth_GBps: 25}", "  spine", "c.yaml: tiers: must be a list of {name, size, bandwidth_GBps}"),
     ("kind: gpu-cluster", "kind: array", "c.yaml: kind: must be gpu-cluster, got 'array'"),
     ("version: 1", "version: 2", "c.yaml: version: unsupported version 2"),
-    ("gpus_per_node: 8", "gpus_per_node: 0", "c.yaml: gpus_per_node: must be > 0, got 0"),
+    ("gpus_per_node: 8", "gpus_per_node: 0", "c.yaml: gpus_per_node: must be a positive integer, got 0"),
 ])
 def test_bad_yaml_one_line(old, new, message):
     assert old in GOOD

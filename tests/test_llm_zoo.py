@@ -238,7 +238,7 @@ def bad_config(tmp_path, change: dict, drop: tuple[str, ...] = (), base: str = "
     ({"num_key_value_heads": 5}, (), "num_key_value_heads: 5 KV heads do not divide 32 heads"),
     ({"intermediate_size": 14336.5}, (), "intermediate_size: must be a positive integer, got 14336.5"),
     ({"num_hidden_layers": "32"}, (), "num_hidden_layers: must be a positive integer, got '32'"),
-    ({"vocab_size": 0}, (), "vocab_size: must be > 0, got 0"),
+    ({"vocab_size": 0}, (), "vocab_size: must be a positive integer, got 0"),
     ({"tie_word_embeddings": "no"}, (), "tie_word_embeddings: must be true or false, got 'no'"),
     ({"num_hidden_layers": 10**9}, (), "num_hidden_layers: at most 4,096 (the largest published models have ~160), "
                                        "got 1,000,000,000"),

@@ -183,7 +183,7 @@ def test_solvers_agree_on_every_kind():
     (GROUPED.replace("groups: 8", "groups: 3"), "layers[1].groups: 3 groups must divide in_channels 8 and out_channels 8"),
     (EMBED.replace("hidden: 4}", "hidden: 4, inputs: [fc]}"), "layers[0].inputs: an embedding reads token ids"),
     (MIXED.replace("heads: 2", "heads: 3"), "layers[4].channels: give the context's channels"),
-    (EMBED.replace("vocab: 10", "vocab: 0"), "layers[0].vocab: must be > 0"),
+    (EMBED.replace("vocab: 10", "vocab: 0"), "layers[0].vocab: must be a positive integer, got 0"),
 ])
 def test_extension_spec_errors(text, message):
     with pytest.raises(SpecError) as err:

@@ -82,8 +82,8 @@ def test_good_spec(tmp_path):
     [
         (GOOD.replace("batch: 8\n", "batch: 8\nbatch: 9\n"), "duplicate key 'batch'"),
         (GOOD.replace("batch: 8", "batch: 8\ncolour: red"), "colour: unknown key"),
-        (GOOD.replace("out_channels: 8", "out_channels: 0"), "layers[0].out_channels: must be > 0, got 0"),
-        (GOOD.replace("in_features: 512", "in_features: -5"), "layers[1].in_features: must be > 0, got -5"),
+        (GOOD.replace("out_channels: 8", "out_channels: 0"), "layers[0].out_channels: must be a positive integer, got 0"),
+        (GOOD.replace("in_features: 512", "in_features: -5"), "layers[1].in_features: must be a positive integer, got -5"),
         (GOOD.replace("kind: fc", "kind: pool"), "layers[1].kind: must be one of conv, fc"),
         (GOOD.replace("version: 1", "version: 7"), "version: unsupported version 7"),
         (GOOD.replace(", out_size: 8}", ", out_size: 8, stride: 2}"), "layers[0].stride: unknown key"),
@@ -125,7 +125,7 @@ memory_GiB: 8
         (ARRAY.replace("[10, 20]", "[10]"), "link_bandwidth_GBps: needs one entry per level (2), got 1"),
         (ARRAY.replace("[10, 20]", "[10, -1]"), "link_bandwidth_GBps[1]: must be > 0"),
         (ARRAY.replace("memory_GiB: 8", "memory_GiB: 8\nmemory_GB: 8"), "memory_GB: unknown key"),
-        (ARRAY.replace("dtype_bytes: 4", "dtype_bytes: 0"), "dtype_bytes: must be > 0"),
+        (ARRAY.replace("dtype_bytes: 4", "dtype_bytes: 0"), "dtype_bytes: must be a positive integer, got 0"),
         (ARRAY.replace("peak_TFLOPS: 1\n", ""), "peak_TFLOPS: missing"),
     ],
 )

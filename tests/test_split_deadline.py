@@ -17,7 +17,7 @@ from explorer.core.partition import Space
 from explorer.core.plan import Plan
 from explorer.core.solution import Status
 from explorer.core.split_rules import TIME_ONLY
-from explorer.core.uneven import alpha_grid, alpha_space
+from explorer.core.uneven import alpha_grid, alpha_space, proportional_plan
 from explorer.frontends import load_array, load_model
 from explorer.solvers.deadline import LATE, Cut, solve_end
 from explorer.solvers.uneven import search_level_alphas
@@ -84,7 +84,7 @@ def test_split_search_with_the_limit_spent_answers_at_once_saying_so():
     with its start (status feasible), and the note says why."""
     r = split_run(NET, ARR, Space.ACCPAR, Split.SEARCH, grid=4, time_limit_s=5.0, started=time.perf_counter() - 100)
     assert r.status is Status.FEASIBLE and r.plan == START
-    assert "search: cut at the time limit (5 s) after 1 evaluations" in r.note and "--time-limit gives it more" in r.note
+    assert "search: cut at the time limit (5 s) after 1 evaluation: the best plan so far" in r.note and "--time-limit gives it more" in r.note
     free = split_run(NET, ARR, Space.ACCPAR, Split.SEARCH, grid=4, time_limit_s=600.0)
     assert "cut" not in free.note and free.step_time_s < r.step_time_s
 
@@ -144,7 +144,7 @@ def test_check_uneven_heuristic_rows_get_a_deadline_and_say_when_cut(monkeypatch
     assert t0 < seen["search"] <= t0 + 600.0 / 3 + (time.perf_counter() - t0)
     rows = {row.solver: row for row in r.rows}
     assert "dp: the level DP was cut at the time limit" in rows["dp"].note and rows["dp"].plan == Plan.even(TYPES)
-    assert "search: cut at the time limit after 1 evaluations" in rows["search"].note
+    assert "search: cut at the time limit after 1 evaluation: the best plan so far" in rows["search"].note
     assert rows["search"].status == Status.FEASIBLE.value and rows["proportional"].plan is not None
 
 
@@ -188,7 +188,7 @@ def test_optimal_solver_dp_says_when_the_level_dp_was_cut(monkeypatch):
 
 def test_the_seed_plans_level_dp_gets_what_is_left_of_the_limit(monkeypatch):
     """Issue 23 item 2 (leftover 3): the level DP's seed plan an exact run reads after its limit has
-    a deadline (the run's ``solve_end``), and is not started once it has passed (the equal split alone)."""
+    a deadline (the run's ``solve_end``), and is not started once it has passed (the equal and proportional splits alone)."""
     from explorer.app import split_solve
 
     seen = []
@@ -199,12 +199,12 @@ def test_the_seed_plans_level_dp_gets_what_is_left_of_the_limit(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(uneven_levels, "levels_uneven", spy)
-    even = Plan.even(TYPES)
-    assert list(split_solve.seed_plans(NET, ARR, Space.ACCPAR, ASPACE, TYPES, TIME_ONLY, PAST)) == [even]
+    even, prop = Plan.even(TYPES), proportional_plan(NET, ARR, TYPES)
+    assert list(split_solve.seed_plans(NET, ARR, Space.ACCPAR, ASPACE, TYPES, TIME_ONLY, PAST)) == [even, prop]
     assert seen == []  # past: not started
     later = time.perf_counter() + 600.0
     plans = list(split_solve.seed_plans(NET, ARR, Space.ACCPAR, ASPACE, TYPES, TIME_ONLY, later))
-    assert plans[0] == even and len(plans) == 2 and seen == [later]
+    assert plans[:2] == [even, prop] and len(plans) == 3 and seen == [later]
 
     given = []
     real_seeds = split_solve.seed_plans

@@ -16,8 +16,8 @@ def _fc(name: str, din: int, dout: int) -> Layer:
 
 # findings 1-3, 24, 26: a built Network gets the validation a YAML network gets
 @pytest.mark.parametrize("net, message", [
-    (Network.chain("m", 8, [_fc("a", -4, 4), _fc("b", 4, 4)]), "network 'm': layers[0].in_features: must be > 0, got -4"),
-    (Network.chain("m", 0, [_fc("a", 4, 4)]), "network 'm': batch: must be > 0, got 0"),
+    (Network.chain("m", 8, [_fc("a", -4, 4), _fc("b", 4, 4)]), "network 'm': layers[0].in_features: must be a positive integer, got -4"),
+    (Network.chain("m", 0, [_fc("a", 4, 4)]), "network 'm': batch: must be a positive integer, got 0"),
     (Network.chain("m", 8, [_fc("a", 4, 4), _fc("b", 5, 4)]),
      "network 'm': layers[1].in_features: 5 does not match the 4 outputs of its input 'a'"),
     (Network.chain("m", 8, [Layer("c", LayerKind.CONV, 3, 8, (3, 3), (32, 32), (64, 64))]),

@@ -20,9 +20,7 @@ from ..core.uneven import (
     FreeAlphas,
     alpha_grid,
     alpha_space,
-    proportional_alphas,
-    round_to_whole_units,
-    with_group_alphas,
+    proportional_plan,
 )
 from ..core.evaluate import evaluate_split
 from ..core.network import Network
@@ -191,7 +189,7 @@ def _proportional(network: Network, array: ArraySpec, space: Space, aspace: Alph
     if types is None:
         return split_solution("proportional", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
                               objective=rules.objective)
-    plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
+    plan = proportional_plan(network, array, types)
     if not aspace.contains(plan):
         raise Refused("proportional: rounded to whole groups or heads, its plan leaves the declared space")
     value = rules.value(evaluate_split(network, array, plan, rules.weight_copies))
@@ -277,6 +275,8 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         cut = joined(cut, f"ended at once ({sol.info['ended_at_once']}, beyond what the limit leaves): the best seed plan")
     if sol.info.get("ended_early"):  # exact's column tables, at their measured pace, could not end in time
         cut = joined(cut, f"ended early ({sol.info['ended_early']}): the best seed plan")
+    elif not sol.info.get("ended_at_once"):  # why it stopped with this plan (e.g. the joint solver cut while it
+        cut = joined(cut, sol.info.get("reason") or "")  # built its tables: the best of its starting plans)
     return replace(row, note=joined(row.note, cut)) if cut else row
 
 

@@ -106,7 +106,12 @@ def parse_request(model: str, cluster: str, gpus: int | None, batch: int | None,
 
 def _memory(memory_GiB: float | None) -> float | None:
     """--memory on a cluster: GiB a GPU may use (e.g. 76 to leave room for the CUDA context and NCCL)."""
-    if memory_GiB is not None and not (memory_GiB == memory_GiB and 0 < memory_GiB <= 10**6):
-        raise SpecError("--memory", f"must be a finite number of GiB > 0, got {memory_GiB}")
+    from ..frontends.fields import pos_number_problem
+
+    problem = None if memory_GiB is None else pos_number_problem(memory_GiB)  # the accelerator arrays' words
+    if problem is None and memory_GiB is not None and memory_GiB > 10**6:
+        problem = f"must be at most 1,000,000 GiB, got {shown(memory_GiB)}"
+    if problem:
+        raise SpecError("--memory", problem)
     return memory_GiB
 

@@ -24,7 +24,7 @@ from ..core.uneven import (
     alpha_space,
     check_array,
     proportional_alphas,
-    round_to_whole_units,
+    proportional_plan,
     split_units,
     whole_units,
     with_group_alphas,
@@ -460,7 +460,7 @@ def _split_plan(network, array, space, split, aspace, types, clock, say, hint, s
                                   progress=_prefixed(say), rules=rules, deadline=clock.deadline())
         return sol.plan, None, None, None, None, None, {"cut": sol.info.get("cut"), "explored": sol.explored}
     else:
-        plan = round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
+        plan = proportional_plan(network, array, types)
     return plan, None, None, None, None, None, {}
 
 
@@ -469,7 +469,7 @@ def _dp_not_run(network: Network, array: ArraySpec, alphas: AlphaSpace, types: P
     (``late``, ``Clock.no_time_for``): the equal-split plan, else the proportional one, the first in
     the declared space (status feasible, no proof), or no plan (unknown); ``info["not_run"]`` says so.
     (Its ``MIN_LEFT_SHARE`` slice would have been spent in the even DP and the block moves.)"""
-    plans = (Plan.even(types), round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array))))
+    plans = (Plan.even(types), proportional_plan(network, array, types))
     found = next(((p, which) for p, which in zip(plans, ("the equal-split", "the proportional")) if alphas.contains(p)),
                  None)
     if found is None:

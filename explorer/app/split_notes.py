@@ -50,7 +50,8 @@ def cut_note(name: str, time_limit_s: float | None, cut: Cut | None, evaluations
                 f"no proof ({more})")
     if cut is Cut.BLOCK_MOVES:
         return f"{name}: the block moves were cut at the time limit{limit}: the best plan so far, no proof ({more})"
-    return (f"{name}: cut at the time limit{limit} after {evaluations} evaluations: the best plan so far, no proof ({more})")
+    counted = f"{evaluations} evaluation" + ("" if evaluations == 1 else "s")
+    return f"{name}: cut at the time limit{limit} after {counted}: the best plan so far, no proof ({more})"
 
 
 def no_plan_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:

@@ -5,7 +5,7 @@ split's ``cpsat`` runs ``app.run.exact_first`` (docs/uneven.md, "CP-SAT after th
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..core.array import ArraySpec
 from ..core.errors import Refused, refusal_reason
@@ -17,7 +17,7 @@ from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status
 from ..core.split_rules import SplitRules, joint_refusal
-from ..core.uneven import AlphaSpace
+from ..core.uneven import AlphaSpace, proportional_plan
 from ..solvers.deadline import MIN_LEFT_SHARE, past
 from .run import EXACT_SHARE
 
@@ -25,7 +25,7 @@ PROVING_SOLVERS = ("brute", "exact", "cpsat")  # solvers with an uneven form tha
 
 
 def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-                      rules: SplitRules, seeds=()) -> Solution:
+                      rules: SplitRules, seeds: "SeedPlans | None" = None) -> Solution:
     """CP-SAT's uneven form; under a cap or a memory limit (``SplitRules.couples_layers``) the exact
     constrained path runs first within ``EXACT_SHARE`` of the time limit: its proof (optimal or
     infeasible) is the answer, else CP-SAT gets the time left (the exact path's answer where CP-SAT
@@ -64,7 +64,7 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
 
 
 def _exact_alone(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-                 rules: SplitRules, refusal: Refused, t0: float, seeds=()) -> Solution:
+                 rules: SplitRules, refusal: Refused, t0: float, seeds: "SeedPlans | None" = None) -> Solution:
     """CP-SAT refused the instance by its count, before anything was built (a graph: chains only; too
     many columns): the exact constrained path answers with the whole time limit and ``seeds``, whatever
     it finds (a proof, a plan with its bound, its best seed plan, or no plan), so the same instance gets
@@ -73,6 +73,7 @@ def _exact_alone(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     at once, its column pairs needing more than the limit), "" at the limit."""
     from ..solvers.uneven_constrained import constrained_uneven
 
+    seeds, time_limit_s = _levels_first(seeds, network, array, aspace, time_limit_s, rules, joint_first=True)
     try:
         pre = constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
     except Refused:
@@ -81,6 +82,25 @@ def _exact_alone(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     info = dict(pre.info, reason=f"CP-SAT refused the instance ({refusal})", exact_alone=True,
                 exact_reason=pre.info.get("reason") or "")
     return _tagged(replace(pre, info=info), f"exact:{pre.info.get('method', 'pareto-dp')}" if proved else "", pre, t0)
+
+
+def _levels_first(seeds: "SeedPlans | None", network: Network, array: ArraySpec, aspace: AlphaSpace,
+                  time_limit_s: float | None, rules: SplitRules, joint_first: bool) -> tuple:
+    """(the seeds, the time left for the run): ``seeds`` with the level DP's plan computed before an
+    exact run that reads them when it stops (``SeedPlans.levels_first``), the time it took taken off
+    ``time_limit_s``. Only for the Pareto DP (chains): the joint solver, tried first on the
+    constrained path (``joint_first``) where it takes the instance and ``rules``' objective, starts
+    from the first seed alone and has its own."""
+    from ..solvers.uneven import is_path
+
+    if seeds is None:
+        return (), time_limit_s
+    joint = joint_first and joint_refusal(rules.objective) is None and _joint_takes(network, array, aspace)
+    if time_limit_s is None or not is_path(network) or joint:
+        return seeds, time_limit_s
+    t0 = time.perf_counter()
+    seeds = seeds.levels_first(time_limit_s)
+    return seeds, max(time_limit_s - (time.perf_counter() - t0), MIN_LEFT_SHARE * time_limit_s)
 
 
 def _combined(sol: Solution, pre: Solution, objective: Objective, t0: float) -> Solution:
@@ -116,13 +136,13 @@ def _tagged(sol: Solution, proved_by: str, pre: Solution | None, t0: float) -> S
 
 
 def solve_by(solver: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-             rules: SplitRules, proportional: bool = False, seeds=()):
+             rules: SplitRules, proportional: bool = False, seeds: "SeedPlans | None" = None):
     """``--split optimal --solver brute|exact|cpsat|dp``: the uneven form of that solver over the
     declared space under ``rules``: brute, exact and cpsat keep to caps, memory, pins and forbids
     and prove the optimum; dp (the level-by-level DP, ``solvers.uneven_levels``) keeps to pins and
     forbids, its plan's broken caps and memory are reported by the caller, and it proves nothing
     (status feasible; level-optimal where every level is the even DP's). Refused (one line) where
-    it does not apply. ``seeds`` (plans, or a generator of them): what exact's Pareto DP returns
+    it does not apply. ``seeds`` (``SeedPlans``; None: none): what exact's Pareto DP returns
     when the time limit stops it with no better plan (``solvers.uneven.exact_uneven``). (plan or
     None, status, bound, wall, its own objective value, ``proof_info``)."""
     try:
@@ -133,7 +153,7 @@ def solve_by(solver: str, network: Network, array: ArraySpec, space: Space, aspa
 
 
 def _uneven_solve(solver: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
-                  time_limit_s: float, rules: SplitRules, seeds=()) -> Solution:
+                  time_limit_s: float, rules: SplitRules, seeds: "SeedPlans | None" = None) -> Solution:
     """The uneven form of ``solver`` (``solve_by``); Refused (its own words) where it does not take the instance."""
     from ..solvers.brute import solve_split as brute_split
     from ..solvers.uneven import exact_uneven
@@ -143,6 +163,7 @@ def _uneven_solve(solver: str, network: Network, array: ArraySpec, space: Space,
     if solver == "brute":
         return brute_split(network, array, space, aspace, rules=rules, time_limit_s=time_limit_s)
     if solver == "exact":  # caps or memory: the constrained path, as the even split's exact solver
+        seeds, time_limit_s = _levels_first(seeds, network, array, aspace, time_limit_s, rules, rules.couples_layers)
         return (constrained_uneven if rules.couples_layers else exact_uneven)(
             network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
     if solver == "cpsat":  # caps or memory: the exact path first, as the even split's cpsat
@@ -225,21 +246,65 @@ def _joint_takes(network: Network, array: ArraySpec, aspace: AlphaSpace) -> bool
     return True
 
 
-def seed_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types: Plan, rules: SplitRules,
-               deadline: float | None = None):
-    """The plans a time-limited exact run falls back on (a generator: computed only when it
-    stops): the equal-split DP's (``types``' with every alpha 1/2), then the level DP's
-    (``--solver dp``'s) over ``aspace``, until ``deadline`` (what is left of the run's limit: the
-    level DP stops there with its best plan so far; not started once it has passed)."""
-    from ..solvers.uneven_levels import levels_uneven
+# Of the time a solve gets, what the level DP may take before an exact run whose seeds it joins
+# (``SeedPlans.levels_first``): 0.15 s for sfc on mix-4 at grid 1/16, against 30-300 s limits.
+LEVELS_FIRST_SHARE = 0.05
 
-    yield Plan.even(types)
-    if past(deadline):
-        return
-    try:
-        yield levels_uneven(network, array, space, aspace, rules=rules, name="dp", deadline=deadline).plan
-    except Refused:
-        return
+
+@dataclass(frozen=True)
+class SeedPlans:
+    """The plans a time-limited exact run falls back on (iterable, read when it stops): the
+    equal-split DP's (``types``' with every alpha 1/2), the proportional split of those types
+    (cheap; as ``--split proportional``), then the level DP's (``--solver dp``'s) over ``aspace``:
+    ``first``, computed before the run (``levels_first``), else (or when it was cut there) run
+    when the seeds are read, until ``deadline`` (what is left of the run's limit: it stops there
+    with its best plan so far; not started once it has passed)."""
+    network: Network
+    array: ArraySpec
+    space: Space
+    aspace: AlphaSpace
+    types: Plan
+    rules: SplitRules
+    deadline: float | None = None
+    first: tuple[Plan, ...] = ()  # the level DP's plan, computed before the run
+    done: bool = False  # ``first`` is the level DP's whole run (not cut): not run again
+
+    def __iter__(self):
+        yield Plan.even(self.types)
+        yield proportional_plan(self.network, self.array, self.types)
+        yield from self.first
+        if self.done or past(self.deadline):
+            return
+        try:
+            yield self._levels(self.deadline).plan
+        except Refused:
+            return
+
+    def levels_first(self, time_limit_s: float | None) -> "SeedPlans":
+        """These seeds with the level DP's plan computed now, before an exact run limited to
+        ``time_limit_s`` (None: no limit, the run proves its answer: unchanged), within
+        ``LEVELS_FIRST_SHARE`` of it: its cost is small against the limit, so a run that uses the
+        whole limit still falls back on it (a longer limit never gives a worse plan)."""
+        if time_limit_s is None or self.done:
+            return self
+        end = time.perf_counter() + LEVELS_FIRST_SHARE * time_limit_s
+        try:
+            sol = self._levels(end if self.deadline is None else min(end, self.deadline))
+        except Refused:
+            return replace(self, done=True)
+        return replace(self, first=() if sol.plan is None else (sol.plan,), done=sol.info.get("cut") is None)
+
+    def _levels(self, deadline: float | None) -> Solution:
+        from ..solvers.uneven_levels import levels_uneven
+
+        return levels_uneven(self.network, self.array, self.space, self.aspace, rules=self.rules, name="dp",
+                             deadline=deadline)
+
+
+def seed_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types: Plan, rules: SplitRules,
+               deadline: float | None = None) -> SeedPlans:
+    """The seeds of an exact run over ``aspace`` (``SeedPlans``), its level DP's until ``deadline``."""
+    return SeedPlans(network, array, space, aspace, types, rules, deadline)
 
 
 def even_solve(network: Network, array: ArraySpec, space: Space, solver: str, clock, rules: SplitRules):

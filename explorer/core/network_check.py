@@ -22,11 +22,8 @@ _WIDTH_NAMES = {LayerKind.FC: ("in_features", "out_features"), LayerKind.EMBEDDI
 
 def check_pos_int(v: Any, path: str, errors: list[str]) -> int | None:
     """``v`` if it is an integer in [1, 2^40]; otherwise None and a problem for ``path``."""
-    if not is_int(v):
+    if not is_int(v) or v <= 0:  # one wording for the rule (solve(batch=0) and batch=2.5 alike)
         errors.append(f"{path}: must be a positive integer, got {shown(v)}")
-        return None
-    if v <= 0:
-        errors.append(f"{path}: must be > 0, got {v}")
         return None
     if v > MAX_INT:
         errors.append(f"{path}: must be at most 2^40 = {MAX_INT:,}, got {format_count(v)}")

@@ -332,6 +332,12 @@ def round_to_whole_units(network: Network, plan: Plan) -> Plan:
     return Plan(plan.types, tuple(tuple(tuple(row) for row in level) for level in alphas))
 
 
+def proportional_plan(network: Network, array: ArraySpec, types: Plan) -> Plan:
+    """The ``proportional`` rule's plan on ``types``' partition types: every group's alpha its
+    subgroup 0's part of the peak compute (``proportional_alphas``), rounded to whole units."""
+    return round_to_whole_units(network, with_group_alphas(types, proportional_alphas(array)))
+
+
 # ---- the declared alpha space -----------------------------------------------------------------
 
 
