@@ -34,7 +34,7 @@ from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 
 from .deadline import LATE, Cut, past
-from .uneven_bound import BOUND_MAX_COLUMNS, separable_bound
+from .uneven_bound import BOUND_COLUMN_S, BOUND_MAX_COLUMNS, separable_bound
 from .uneven_blocks import best_on_grid as _best_on_grid, block_probes, grid_probes, refine_blocks
 from .uneven_prune import SLOT, TUPLE, Pruner, greedy_plan, memory_estimate, plan_vector, time_score, traffic_score
 from .uneven_tables import ColumnTables, TablesTooSlow
@@ -253,7 +253,8 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
         sol = split_solution("exact", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, 0,
                              objective=rules.objective)
         sol.info.update(reason=short, ended_at_once=pairs_need(least_cols, array.levels, window_count(lay)))
-        if sum(least) <= BOUND_MAX_COLUMNS:  # few columns: built for the separable bound (their pairs never)
+        if sum(least) <= BOUND_MAX_COLUMNS and not past(t0 + time_limit_s - sum(least) * BOUND_COLUMN_S):
+            # few columns, and time left to build them: for the separable bound (their pairs never)
             _, _, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
             sol = _bounded(sol, array, costs, columns, rules.objective, lambda: past(t0 + time_limit_s))
         return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)

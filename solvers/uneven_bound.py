@@ -26,20 +26,27 @@ from typing import Callable
 from explorer.core.split_costs import SplitCosts
 
 # Columns up to which an at-once end (before any column is built) still builds them for the bound:
-# ~20-40 us a column in Python (its cells and its own vector), so about 2-4 s at most; beyond, no bound.
+# ~20-40 us a column in Python (its cells and its own vector); beyond, no bound. The caller builds
+# them only where BOUND_COLUMN_S a column fits the time left; the bound checks the clock as it goes.
 BOUND_MAX_COLUMNS = 100_000
+BOUND_COLUMN_S = 40e-6
+CLOCK_EVERY = 1_000  # columns scored between two looks at the clock
 
 
 def separable_bound(costs: SplitCosts, columns, score: Callable[[tuple], int],
                     expired: Callable[[], bool] = lambda: False) -> int | None:
     """The module docstring's bound in ``score``'s integer units, or None (a layer without a column:
-    no plan to bound; or ``expired()`` turned true, checked per layer)."""
+    no plan to bound; or ``expired()`` turned true, checked per layer and every ``CLOCK_EVERY`` columns)."""
     least = None
     most = 0
     for l, cols in enumerate(columns):  # noqa: E741
         if not cols or expired():
             return None
-        vecs = [costs.layer(l, c) for c in cols]
+        vecs = []
+        for i, c in enumerate(cols):
+            if i % CLOCK_EVERY == CLOCK_EVERY - 1 and expired():
+                return None
+            vecs.append(costs.layer(l, c))
         low = tuple(map(min, zip(*vecs)))
         least = low if least is None else tuple(x + y for x, y in zip(least, low))
         most = max(most, min(map(score, vecs)))

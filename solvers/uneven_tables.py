@@ -61,7 +61,7 @@ class ColumnTables:
         """Raises TimeoutError when ``expired()`` turns true (checked per consumer column of each edge
         and per slice of what follows), TablesTooSlow (a TimeoutError) as soon as the build's measured
         pace says it cannot end by ``deadline`` (``_Pace``; None: no such check). ``on_ints(bits)``:
-        called once, with the bits of the largest entry so far, as soon as the tables are sure to
+        called with the bits of the largest entry so far (again each time they grow), as soon as the tables are sure to
         become Python ints (an edge past int64, or the edges' maxima so far summing past
         ``INT64_SUMS``), before any is converted: the exact DP's memory guard (it raises to stop)."""
         lay = self.lay = costs.layout
@@ -113,12 +113,12 @@ class ColumnTables:
 
 
 class _Ints:
-    """Whether the tables will be Python ints, known as the edges are built: ``on_ints(bits)`` once, as
-    soon as it is sure (the sum of the maxima seen, from ``extra``, reaches ``INT64_SUMS``; or an edge
+    """Whether the tables will be Python ints, known as the edges are built: ``on_ints(bits)`` as
+    soon as it is sure, and again whenever the widest entry grows (the sum of the maxima seen, from ``extra``, reaches ``INT64_SUMS``; or an edge
     overflows int64: ``overflow``)."""
 
     def __init__(self, on_ints: Callable[[int], None], extra: int):
-        self.on_ints, self.sum, self.bits, self.told = on_ints, extra, 1, False  # bits: the largest entry's
+        self.on_ints, self.sum, self.bits, self.told = on_ints, extra, 1, 0  # bits: the largest entry's; told: said
 
     def seen(self, table: np.ndarray | None = None):
         if table is not None and table.size:
@@ -130,8 +130,8 @@ class _Ints:
 
     def overflow(self, bits: int) -> None:
         self.bits = max(self.bits, bits)
-        if not self.told:
-            self.told = True
+        if self.bits > self.told:  # said again as the entries widen: the memory guard re-estimates (wider ints)
+            self.told = self.bits
             self.on_ints(self.bits)
 
 
@@ -142,7 +142,8 @@ def _edge_units(costs: SplitCosts, columns, l: int, check: Callable[[int], None]
     held as Python tuples, and the clock is checked between them, the copy into the array included
     (a whole edge's copy took seconds past the limit: trial 13's sfc, 33.7 s at 30 s). Int64 until a
     value does not fit, then Python ints (the same values; ``overflow(bits of the largest)`` first).
-    ``check(pairs built since)`` (``_Pace.check``) before each consumer column: it raises to stop the build."""
+    ``check(pairs built since)`` (``_Pace.check``) before each consumer column and after the last: it raises
+    to stop the build."""
     lay = costs.layout
     table = np.empty((len(columns[l]), len(columns[l - 1]), lay.pos_end - lay.leaves), dtype=np.int64)
     for j, cv in enumerate(columns[l]):  # the clock per consumer column: an edge may take seconds (trial 13 #2)
@@ -155,6 +156,8 @@ def _edge_units(costs: SplitCosts, columns, l: int, check: Callable[[int], None]
             overflow(max(x for r in rows for x in r).bit_length())
             table = table.astype(object)
             table[j] = np.array(rows, dtype=object)
+    if len(columns[l]):  # the last consumer column's pairs counted too: the pace sees every pair built
+        check(len(columns[l - 1]))
     return table.transpose(1, 0, 2).copy()
 
 

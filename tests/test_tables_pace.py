@@ -176,3 +176,23 @@ def test_python_int_tables_are_counted_as_held_and_the_guard_refuses_them(mix4, 
     monkeypatch.setattr(uneven_tables, "INT64_SUMS", 2**70)  # (int64 tables: not told)
     assert ColumnTables(costs, cols, lambda: False, on_ints=told.append).edge_units[0].dtype == np.int64
     assert told == [57]
+
+
+def test_the_pace_counts_every_pair_built(mix4):
+    """Review: each edge's last consumer column was never counted, so after a whole build ``done``
+    fell short of ``total`` and a later look could stop a build already done ("cannot end in time")."""
+    _net, _arr, _aspace, (_H, _L, costs, cols) = _instance(mix4)
+    tables = ColumnTables(costs, cols, lambda: False, deadline=time.perf_counter() + 600)
+    assert tables.pace.total == sum(len(a) * len(b) for a, b in zip(cols, cols[1:])) > 0
+    assert tables.pace.done == tables.pace.total
+
+
+def test_the_memory_guard_is_told_again_as_the_entries_widen():
+    """Review: ``on_ints`` was called once, with the bits seen so far (e.g. 57); a later, wider entry
+    (61+ bits: a larger Python int) was never re-estimated."""
+    told = []
+    ints = uneven_tables._Ints(told.append, 2**63)  # sure at once: the sums pass INT64_SUMS
+    ints.seen(np.array([[2**56]], dtype=np.int64))
+    ints.seen(np.array([[2**55]], dtype=np.int64))  # narrower: not told again
+    ints.overflow(70)
+    assert told == [57, 70]

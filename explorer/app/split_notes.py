@@ -87,7 +87,8 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
     if solver == "cpsat" and info.get("alone") and (info.get("ended_at_once") or info.get("ended_early")):
         return (f"cpsat: {info['reason']}: the exact constrained path answered alone and ended "
                 f"{'early' if info.get('ended_early') else 'at once'}: "
-                f"{info['exact_reason']}: the best seed plan, not proven optimal"
+                f"{info['exact_reason']}: the best seed plan, "
+                + ("optimal: it meets the bound" if status is Status.OPTIMAL else "not proven optimal")
                 + (f"; {SEPARABLE}" if info.get("separable_bound") else ""))
     if solver == "cpsat" and info.get("alone"):  # refused by its count: the exact path had the whole limit
         return (f"cpsat: {info['reason']}: the exact constrained path's answer, with the whole time limit"
