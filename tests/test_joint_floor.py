@@ -97,7 +97,7 @@ def _rules_with_cap(rules: SplitRules, h: int, cap) -> SplitRules:
 
 def test_a_cap_below_its_floor_is_proven_infeasible_at_once():
     """AlexNet on tpu-mix-16, --cap 0=10MB at grid 2 (trial: 5-20 s to `unknown` at a 5 s limit):
-    its floor is 20.61 MB, the least cap itself (``least_limits`` proves 20,605,703 bytes), so the
+    its floor is 20.61 MB, the least cap rounded down (``least_limits`` proves 20,605,702.5 bytes), so the
     joint solver answers infeasible before any pass; the note names the floor."""
     arr, net = load_array("tpu-mix-16"), load_model("alexnet")
     aspace = alpha_space(arr, alpha_grid(2))
