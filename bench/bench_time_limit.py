@@ -13,6 +13,7 @@ each after the other, so that both see the same load.
     python bench/bench_time_limit.py --groups cap --limit 60          # exact under a cap, each case at 60 s
     python bench/bench_time_limit.py --groups uneven --repeat 3       # ResNet-50 on tpu-mix-16, 1 GiB, split optimal
     python bench/bench_time_limit.py --groups split check-uneven --repeat 3   # the uneven split (arrays of kinds)
+    python bench/bench_time_limit.py --groups split-caps --repeat 3 --before /tmp/base/.venv/bin/explore  # caps, split optimal
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ UNEVEN_MEM = ["--model", "resnet50", "--array", "tpu-mix-16", "--space", "accpar
               "--memory", "1", "--weight-copies", "2"]
 SPLIT = ["--model", "resnet50", "--array", "tpu-mix-16", "--space", "accpar", "--split", "optimal"]
 UNEVEN = ["check", "--uneven", "--model", "resnet50", "--array", "tpu-mix-16", "--space", "accpar"]
+
+
+def MIX_CAP(model: str, cap: str) -> list[str]:  # noqa: N802
+    return ["--model", model, "--array", "tpu-mix-16", "--space", "accpar", "--split", "optimal", "--cap", cap]
 # group -> (label, limit s, arguments)
 GROUPS = {
     "exact": [  # resnet50 under memory, 7 levels: a limit no plan meets (proven), one the solve cannot settle in time
@@ -65,6 +70,13 @@ GROUPS = {
         *((f"resnet50 split {s}", t, SPLIT + ["--solver", s]) for s in ("exact", "cpsat", "dp") for t in (2.0, 5.0)),
     ],
     "check-uneven": [("resnet50 check --uneven", t, UNEVEN) for t in (0.1, 2.0, 5.0)],
+    "split-caps": [  # trial findings: caps under --split optimal (the cap floor, the labels' clock, the suggestion search)
+        ("alexnet mix cap 1=1MB", 10.0, MIX_CAP("alexnet", "1=1MB")),
+        ("alexnet mix cap 0=10MB g2", 5.0, MIX_CAP("alexnet", "0=10MB") + ["--alpha-grid", "2"]),
+        ("alexnet mix cap 0=18.5MB", 5.0, MIX_CAP("alexnet", "0=18.5MB")),  # above its floor (18.01 MB): the labels
+        ("vgg-a mix cap 0=30MB", 10.0, MIX_CAP("vgg-a", "0=30MB")),
+        ("alexnet check cap 0=10MB", 10.0, ["check", "--uneven"] + MIX_CAP("alexnet", "0=10MB")[:-4] + ["--cap", "0=10MB"]),
+    ],
 }
 
 
