@@ -78,13 +78,14 @@ def _chain_least(t: _Tables, x: _Tables, sl: slice, h: int) -> list[int]:
             return v.reshape(-1, per).min(axis=1)
         val, rest = node(0), 0
         for e in range(len(x.top)):
-            if h == 0:
-                E = wa * x.top[e][0] + wb * x.top[e][1]
-            else:
+            if h == 0:  # [producer top cell, consumer top cell]
+                best = np.min(np.minimum(val[:, None] + wa * x.top[e][0] + wb * x.top[e][1], INF), axis=0)
+            else:  # [producer's level-h type, consumer prefix]: the producer's prefixes reduced per type first
                 tb = x.lev[e][h - 1]
-                E = (wa * tb[0] + wb * tb[1])[np.arange(len(val)) % C.K]  # [producer prefix, consumer prefix]
+                per_type = val.reshape(-1, C.K).min(axis=0)  # a prefix's last digit is its level-h type
+                best = np.min(np.minimum(per_type[:, None] + wa * tb[0] + wb * tb[1], INF), axis=0)
             rest += sum(int((wa * tb[0] + wb * tb[1]).min()) for i, tb in enumerate(x.lev[e]) if h == 0 or i != h - 1)
-            val = np.minimum(np.min(np.minimum(val[:, None] + E, INF), axis=0) + node(e + 1), INF)
+            val = np.minimum(best + node(e + 1), INF)
         out.append(int(val.min()) + rest)
     return out
 
