@@ -14,6 +14,7 @@ each after the other, so that both see the same load.
     python bench/bench_time_limit.py --groups uneven --repeat 3       # ResNet-50 on tpu-mix-16, 1 GiB, split optimal
     python bench/bench_time_limit.py --groups split check-uneven --repeat 3   # the uneven split (arrays of kinds)
     python bench/bench_time_limit.py --groups trial13 levels --repeat 3        # exact's column tables; levels, limit spent
+    python bench/bench_time_limit.py --groups split-caps --repeat 3 --before /tmp/base/.venv/bin/explore  # caps, split optimal
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ MIX4.write_text("version: 1\nname: mix-4\nlevels: 2\ndtype_bytes: 2\nkinds:\n  v
 TRIAL13 = ["--model", "sfc", "--array", str(MIX4), "--space", "accpar", "--split", "optimal", "--solver", "exact",
            "--alpha-grid", "16"]  # 15.9 M column pairs: past the ends-at-once estimate (26.8 s), tables 40-100 s
 LEVELS = ["--model", "resnet50", "--array", "tpu-mix-16", "--space", "accpar", "--split", "levels"]
+
+
+def MIX_CAP(model: str, cap: str) -> list[str]:  # noqa: N802
+    return ["--model", model, "--array", "tpu-mix-16", "--space", "accpar", "--split", "optimal", "--cap", cap]
+
+
 # group -> (label, limit s, arguments)
 GROUPS = {
     "exact": [  # resnet50 under memory, 7 levels: a limit no plan meets (proven), one the solve cannot settle in time
@@ -77,6 +84,13 @@ GROUPS = {
     "check-uneven": [("resnet50 check --uneven", t, UNEVEN) for t in (0.1, 2.0, 5.0)],
     "trial13": [("sfc mix-4 1/16 exact", t, TRIAL13) for t in (27.0, 30.0, 35.0)],
     "levels": [("resnet50 split levels", t, LEVELS) for t in (0.1, 1.0, 5.0)],  # 0.1, 1 s: spent by the set-up
+    "split-caps": [  # trial findings: caps under --split optimal (the cap floor, the labels' clock, the suggestion search)
+        ("alexnet mix cap 1=1MB", 10.0, MIX_CAP("alexnet", "1=1MB")),
+        ("alexnet mix cap 0=10MB g2", 5.0, MIX_CAP("alexnet", "0=10MB") + ["--alpha-grid", "2"]),
+        ("alexnet mix cap 0=18.5MB", 5.0, MIX_CAP("alexnet", "0=18.5MB")),  # above its floor (18.01 MB): the labels
+        ("vgg-a mix cap 0=30MB", 10.0, MIX_CAP("vgg-a", "0=30MB")),
+        ("alexnet check cap 0=10MB", 10.0, ["check", "--uneven"] + MIX_CAP("alexnet", "0=10MB")[:-4] + ["--cap", "0=10MB"]),
+    ],
 }
 
 

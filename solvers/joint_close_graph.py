@@ -12,7 +12,7 @@ import numpy as np
 
 from .uneven_sp import Link, Series
 from .joint_blocks import _Graph, _Weighted, _back, _branch_rows
-from .joint_labels import _beam_keep, _close, _extend, _fP, _filter_by_column
+from .joint_labels import LabelsCut, _beam_keep, _close, _extend, _fP, _filter_by_column
 from .joint_columns import INF, JointOptions, _Columns, _Model, _Tables, _reduce, _reduce_back, _weights
 
 
@@ -33,10 +33,6 @@ def _cut_backward(graph: _Graph, W: _Weighted, tables) -> dict:
             h[ent] = np.min(np.minimum(tbl + nxt[None, :], INF), axis=1)
             Hc[blk.entry] = h
     return Hc
-
-
-class _Timeout(Exception):
-    pass
 
 
 def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: JointOptions, t_start: float, fw,
@@ -78,7 +74,7 @@ def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
             inodes = blk.inodes
             hist.append((blk.exit, cols, par, internal, inodes))
             total += len(cols)
-    except _Timeout:
+    except LabelsCut:  # past the time limit (checked per block, per chunk of labels): no proof
         return False, (UB, cols_best), total
     return True, _close(m, t, P, lambda i: _trace_graph(hist, i, len(m.net.layers)), UB, cols_best), total
 
@@ -160,12 +156,10 @@ def _cross_block(ctx, blk: Link, P, cols, Hc_exit, rest):
     vv = np.flatnonzero((nb[0] < INF) & (exit_rest < INF))
     vv, Ev, pos = _live_edge(ctx, blk.edge, P, cols, vv, exit_rest)
     lab, vs, cand = _extend(P, pos, Ev, nb[:, vv], np.repeat(after[:, None], len(vv), axis=1), Hc_exit[vv], w, Q, thr,
-                            t.lim)
+                            t.lim, t_start + o.time_limit_s)
     if len(lab) == 0:
         return empty
     nP, ncols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start, free)
-    if nP is None:
-        raise _Timeout
     return nP, ncols, par, np.zeros((len(ncols), 0), dtype=np.int64)
 
 
@@ -183,7 +177,7 @@ def _cross_link(ctx, link: Link, X, xcols, pre_min, pre_minw: int, add, rest, bc
     coll: tuple[list, list, list, list] = ([], [], [], [])
     for c in np.unique(xcols):
         if time.perf_counter() - t_start > o.time_limit_s:
-            raise _Timeout
+            raise LabelsCut
         ids = np.flatnonzero(xcols == c)
         Xc = X[ids]
         R = _branches_labels(ctx, link, int(c), after, pre_min + Xc.min(axis=0), pre_minw + int((Xc @ w).min()))
@@ -206,8 +200,6 @@ def _cross_link(ctx, link: Link, X, xcols, pre_min, pre_minw: int, add, rest, bc
     if len(cand) == 0:
         return None
     nP, ncols, sel = _filter_by_column(np.arange(len(cand)), yc, cand, np.arange(m.cols.n), slack, o, t_start, free)
-    if nP is None:
-        raise _Timeout
     return nP, ncols, par[sel], yint[sel]
 
 
@@ -294,12 +286,10 @@ def _edge_step(ctx, e: int, X, xcols, tgt: int, inner: bool, rest, smin, sminw: 
         nodev, bc = nd[:, vv], np.repeat(smin[:, None], len(vv), axis=1)
     else:
         nodev, bc = np.zeros((len(nd), len(vv)), dtype=np.int64), smin[:, None] + nd[:, vv]
-    lab, vs, cand = _extend(X, pos, Ev, nodev, bc, sminw + rest[vv], w, Q, thr, t.lim)
+    lab, vs, cand = _extend(X, pos, Ev, nodev, bc, sminw + rest[vv], w, Q, thr, t.lim, t_start + o.time_limit_s)
     if len(lab) == 0:
         return None
     X, cols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start)
-    if X is None:
-        raise _Timeout
     return X, cols, par, np.zeros((len(cols), 0), dtype=np.int64)
 
 

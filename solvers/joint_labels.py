@@ -11,7 +11,13 @@ from math import ceil
 
 import numpy as np
 
+from .deadline import check_deadline
 from .joint_columns import INF, JointOptions, _Columns, _Model, _Tables, better
+
+
+class LabelsCut(Exception):
+    """The label setting passed its deadline (checked per chunk of labels or rows): its callers
+    keep the best plan and bound so far, no proof."""
 
 
 def _edge_terms(t: _Tables, e: int, cu, cv) -> np.ndarray:
@@ -103,17 +109,18 @@ def _limits_kept(A: np.ndarray, B: np.ndarray, slack: int, free) -> np.ndarray:
     return ((A + slack <= B) | (A <= free)).all(axis=-1)
 
 
-def _pareto_filter(P: np.ndarray, slack: int, free=None) -> np.ndarray:
+def _pareto_filter(P: np.ndarray, slack: int, free=None, deadline: float | None = None) -> np.ndarray:
     """Indices of rows of P (k, 4) not dominated by another kept row. A dominates B when
     max(A0 - B0, A1 - B1) + max(A2 - B2, A3 - B3) <= -2 * slack: then for every completion R,
     step(A + R) <= step(B + R) (max(x + d, y + e) <= max(x, y) + max(d, e)), the exact sums
     being within ``slack`` of the floored ones, and its limit terms keep the limits where B's do
     (``_limits_kept``; ``free``: its per-term free floors, None for none). A dominator's component sum is smaller, so rows
     are scanned by increasing sum: a row is kept when no kept row before it dominates it; from
-    ``PARETO_CHUNK`` rows on, a chunk of rows at a time (``_pareto_chunks``)."""
+    ``PARETO_CHUNK`` rows on, a chunk of rows at a time (``_pareto_chunks``; LabelsCut once past
+    ``deadline``, None: none)."""
     order = np.argsort(P[:, :4].sum(axis=1), kind="stable")
     if len(P) >= PARETO_CHUNK:
-        return _pareto_chunks(P[order], slack, order, free)
+        return _pareto_chunks(P[order], slack, order, free, deadline)
     kept = np.zeros(P.shape, dtype=np.int64)
     idx: list[int] = []
     for i in order:
@@ -131,10 +138,11 @@ def _pareto_filter(P: np.ndarray, slack: int, free=None) -> np.ndarray:
 PARETO_CHUNK = 64  # rows per step of the chunked scan
 
 
-def _pareto_chunks(Q: np.ndarray, slack: int, order: np.ndarray, free=None) -> np.ndarray:
+def _pareto_chunks(Q: np.ndarray, slack: int, order: np.ndarray, free=None, deadline: float | None = None) -> np.ndarray:
     """``_pareto_filter``'s scan on rows Q (already in scan order; ``order`` their indices), a chunk
     at a time: a chunk's rows dominated by a row kept before the chunk are dropped, the others
-    decided among themselves in rounds as in ``_pareto_batch`` (row by row if rounds do not end)."""
+    decided among themselves in rounds as in ``_pareto_batch`` (row by row if rounds do not end).
+    LabelsCut once past ``deadline`` (checked per chunk: a group of 40,000 rows takes seconds)."""
     kept = np.zeros(Q.shape, dtype=np.int64)
     nk = 0
     out: list[np.ndarray] = []
@@ -142,6 +150,7 @@ def _pareto_chunks(Q: np.ndarray, slack: int, order: np.ndarray, free=None) -> n
                             + np.maximum(A[:, None, 2] - B[None, :, 2], A[:, None, 3] - B[None, :, 3]))
                            <= -2 * slack) & _limits_kept(A[:, None, 4:], B[None, :, 4:], slack, free)  # [a, b]: a dominates b
     for c0 in range(0, len(Q), PARETO_CHUNK):
+        check_deadline(deadline, LabelsCut)
         X = Q[c0 : c0 + PARETO_CHUNK]
         m = len(X)
         dropped = dom_of(kept[:nk], X).any(axis=0) if nk else np.zeros(m, dtype=bool)
@@ -232,13 +241,15 @@ def _beam_keep(key: np.ndarray, cols: np.ndarray, beam: int) -> np.ndarray:
     return order[rank < beam]
 
 
-def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int, lim):
+def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int, lim, deadline: float | None = None):
     """Every label extended by every next column, kept where both completion bounds stay below
     the incumbent and its limits' terms (with ``bc``'s, when it has them) within ``lim``: (label
-    index, next column position, sums)."""
+    index, next column position, sums). LabelsCut once past ``deadline`` (None: none), checked per
+    chunk (one call on 39,366 labels took 4-6 s under load)."""
     lab, vs, cands = [], [], []
-    step = max(1, 4_000_000 // max(1, Ev.shape[2]))
+    step = max(1, EXTEND_CELLS // max(1, Ev.shape[2]))
     for i0 in range(0, len(P), step):
+        check_deadline(deadline, LabelsCut)
         ids = np.arange(i0, min(len(P), i0 + step))
         cand = P[ids][:, :, None] + Ev[:, cols[ids], :].transpose(1, 0, 2) + nodev[None]  # (chunk, 4, nv)
         comp = (np.maximum(cand[:, 0] + bc[0], cand[:, 1] + bc[1])
@@ -253,10 +264,15 @@ def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int, lim):
     return np.concatenate(lab), np.concatenate(vs), np.concatenate(cands)
 
 
+EXTEND_CELLS = 4_000_000  # (label, next column) pairs ``_extend`` takes at a time
+
+
 def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: float, free=None):
     """Per column (``vv[vs]``), the labels ``_pareto_filter`` keeps (``free``: its free floors), by
-    column, then in the filter's order: (sums, columns, ``lab`` of each); (None, None, None) past
-    the time limit. Columns of one label are kept without a filter."""
+    column, then in the filter's order: (sums, columns, ``lab`` of each); LabelsCut past the time
+    limit (checked per group, per chunk of a large one, per batch of small ones). Columns of one
+    label are kept without a filter."""
+    deadline = t_start + o.time_limit_s
     order = np.argsort(vs, kind="stable")
     lab, vs, cand = lab[order], vs[order], cand[order]
     starts = np.r_[0, np.flatnonzero(np.diff(vs)) + 1]
@@ -266,9 +282,7 @@ def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: f
     sizes = ends - starts
     big = sizes > PARETO_BATCH[-1]
     for lo, hi in zip(starts[big], ends[big]):
-        if time.perf_counter() - t_start > o.time_limit_s:
-            return None, None, None
-        sub = _pareto_filter(cand[lo:hi], slack, free)
+        sub = _pareto_filter(cand[lo:hi], slack, free, deadline)
         keep[lo:hi] = False
         keep[lo + sub] = True
         rank[lo + sub] = np.arange(len(sub))
@@ -277,6 +291,7 @@ def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: f
         sel = np.flatnonzero((sizes > lower) & (sizes <= m))
         step = max(1, PARETO_BATCH_CELLS // (m * m))
         for i in range(0, len(sel), step):
+            check_deadline(deadline, LabelsCut)
             _pareto_batch(cand, starts[sel[i : i + step]], sizes[sel[i : i + step]], m, slack, keep, rank, free)
         lower = m
     idx = np.flatnonzero(keep)

@@ -105,6 +105,8 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         m, tables, graph = _setup(network, array, space, aspace, types_allowed, rules, Q, deadline)
     except TimeoutError:  # the tables' build outlasted the limit: the best start, scored by the evaluator
         return _starts_only(network, array, space, aspace, starts, rules, t_start, o.time_limit_s)
+    if (below := _cap_floor_proof(tables, array, rules, t_start)) is not None:  # in milliseconds, before any pass
+        return below
     v0 = 1 if m.virtual else 0
     if len(tables.lim):  # a cap or a memory limit can bind: starts that may keep it
         starts = starts + _cheap_plans(network, array, space, aspace, rules, o.time_limit_s * EVEN_SEED_SHARE, deadline)
@@ -268,6 +270,26 @@ def _limit_terms(m: _Model, t: _Tables, network: Network, array: ArraySpec, rule
         return not rules.violations(evaluate_split(network, array, plan, rules.weight_copies), array, plan)
 
     m.keeps = keeps
+
+
+def _cap_floor_proof(t: _Tables, array: ArraySpec, rules: SplitRules | None, t_start: float) -> Solution | None:
+    """INFEASIBLE where a cap is below its floor (``joint_floor.cap_floors``: the least its level's
+    busiest side can be), ``info["reason"]`` naming the first such cap and its floor; None where none is."""
+    from explorer.core.constraints import format_bytes
+
+    from .joint_floor import bound_bytes, cap_floors
+
+    if rules is None or not t.extra:
+        return None
+    levels = [h for h in range(t.m.H) if rules.cap_elements(array, h) is not None]
+    for h, (least, most) in zip(levels, cap_floors(t, levels)):
+        if least > most:
+            sol = split_solution("joint", Status.INFEASIBLE, None, None, None, time.perf_counter() - t_start, 0)
+            sol.info["reason"] = (f"every plan's busiest side at level {h} is at least "
+                                  f"{format_bytes(bound_bytes(t, least, array.dtype_bytes))} (its floor: half the least "
+                                  "sum of both sides' amounts, or either side's least; docs/uneven.md)")
+            return sol
+    return None
 
 
 def _no_type_left(network: Network, array: ArraySpec, types_allowed) -> bool:

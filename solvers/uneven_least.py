@@ -38,29 +38,39 @@ def least_limits(network: Network, array: ArraySpec, space: Space, aspace: Alpha
                  time_limit_s: float = 10.0) -> list[LeastLimit]:
     """Per cap, then the memory limit (``rule_names``' order): its ``LeastLimit``. Empty on a graph
     (the columns need a chain) or where pins and forbids leave a layer no column; CP-SAT gets
-    ``time_limit_s`` shared among the solves, and what it does not prove is left out (None, False)."""
+    ``time_limit_s`` shared among the solves, and what it does not prove is left out (None, False).
+    The memory limit is left out (the list ends before it) where it cannot bind (each layer's
+    largest footprint summed keeps to it: it takes no part in a conflict). Under ``MIN_SEARCH_S``
+    nothing is searched (its set-up alone takes seconds on AlexNet): each cap, and a memory limit
+    given (``memory_set``), gave up for time."""
     check_array(array)
     check_network(network)
     if not is_path(network):
         return []
     H, c = array.levels, rules.constraints
+    memory = rules.leaf_memory_bytes is not None
+    if time_limit_s < MIN_SEARCH_S:
+        return [LeastLimit(x.level, None, False, "time") for x in c.caps] + (
+            [LeastLimit(None, None, False, "time")] if memory and c.memory_set else [])
+    deadline = time.perf_counter() + time_limit_s
     columns = _columns(network, space, aspace, H, rules)
     free = _columns(network, space, aspace, H, SplitRules(rules.objective))
     if not all(columns):
         return []
-    memory = rules.leaf_memory_bytes is not None
     costs = SplitCosts(network, H, aspace.values(), VectorLayout(H, memory), rules.weight_copies)
     lay = costs.layout
     tried = [(cap.level, cap.bytes, replace(rules, constraints=replace(c, caps=tuple(x for x in c.caps if x is not cap))),
               [p + s for (h, _), p in lay.pos.items() if h == cap.level for s in (0, 1)]) for cap in c.caps]
-    if memory:
-        tried.append((None, min(rules.leaf_memory_bytes), rules, list(range(lay.mem, lay.size))))
     every = unit_limits(array, costs, rules)
-    deadline = time.perf_counter() + time_limit_s
     own = _own(costs, columns)
+    if memory and _binding(costs, own, [(p, most) for p, most in every if p >= lay.mem]):
+        tried.append((None, min(rules.leaf_memory_bytes), rules, list(range(lay.mem, lay.size))))
     out = []
     for k, (level, limit, others, positions) in enumerate(tried):
         share = (deadline - time.perf_counter()) / (2 * (len(tried) - k))
+        if share <= 0:  # the set-up or the limits before it took the time
+            out.append(LeastLimit(level, None, False, "time"))
+            continue
         limits = _binding(costs, own, [(p, most) for p, most in unit_limits(array, costs, others) if p not in positions])
         proven, least, why = _least(costs, columns, positions, limits, share)
         need = None if least is None else costs.to_elements(least) * array.dtype_bytes
@@ -71,6 +81,9 @@ def least_limits(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         out.append(LeastLimit(level, need, proven and (least is None or costs.to_elements(least) * array.dtype_bytes > limit),
                               why))
     return out
+
+
+MIN_SEARCH_S = 1.0  # seconds below which ``least_limits`` searches nothing
 
 
 def _own(costs: SplitCosts, columns) -> list[dict]:
@@ -217,7 +230,8 @@ def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_
     return (True, solver.Value(top) * g, "") if status == cp_model.OPTIMAL else (False, None, "time")
 
 
-GAVE_UP = {"time": "its search ran out of time ({s:g} s shared by the limits; a {time_limit} above that gives more)",
+GAVE_UP = {"time": "its search ran out of time (the {s:.2g} s the run's {time_limit} left it, shared by the limits; "
+                   "a longer {time_limit} gives more)",
            "states": "its search outgrew its state limit ({n:,} Pareto states a layer)",
            "int64": "its search's sums exceed CP-SAT's int64 range",
            "none": "no value of it alone admits a plan (the other rules conflict with it)"}
@@ -225,7 +239,8 @@ GAVE_UP = {"time": "its search ran out of time ({s:g} s shared by the limits; a 
 
 def gave_up_text(least: list[LeastLimit], limit_s: float) -> str | None:
     """Why no smallest feasible value was found, per limit ('cap at level 1: its search ran out of
-    time ...'), from ``least_limits``' answer (``limit_s``: its time limit); None where it says nothing."""
+    time ...'), from ``least_limits``' answer (``limit_s``: the time it was given, what the run's
+    limit left it); None where it says nothing."""
     parts = [f"{'memory' if x.level is None else f'cap at level {x.level}'}: "
              + GAVE_UP[x.why].format(s=limit_s, n=MAX_STATES, time_limit=given_as("--time-limit")) for x in least if x.why in GAVE_UP]
     return "; ".join(parts) or None

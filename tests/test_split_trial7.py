@@ -169,8 +169,12 @@ def test_cpsat_starts_from_the_hinted_plan_and_check_hints_the_level_dps(monkeyp
     assert row.status == "optimal" and row.step_time_s == best.step_time_s
 
 
-def test_a_run_without_a_plan_or_a_suggestion_says_why_in_one_line(capsys):
-    """Unknown (no proof within the limit): no smallest feasible limit, and the note says why."""
+def test_a_run_without_a_plan_or_a_suggestion_says_why_in_one_line(capsys, monkeypatch):
+    """Unknown (no proof within the limit): no smallest feasible limit, and the note says why.
+    (This cap is below its floor, 12.91 MB, which now proves it at once: the floor is left out.)"""
+    from explorer.solvers import uneven_joint
+
+    monkeypatch.setattr(uneven_joint, "_cap_floor_proof", lambda *a: None)
     code, out, err = run_cli(["--array", "tpu-mix-16", "--model", "alexnet", "--split", "optimal", "--cap", "1=5MB",
                               "--time-limit", "1"], capsys)
     why = "no smallest feasible cap or memory is suggested: that follows a proof that no plan keeps to them"

@@ -48,8 +48,8 @@ def test_no_suggestion_says_why_per_limit():
 
     least = [LeastLimit(0, None, False, "time"), LeastLimit(1, None, False, "states"), LeastLimit(None, None, False, "none")]
     note = _gave_up(least, 30.0)
-    assert note == ("cap at level 0: its search ran out of time (30 s shared by the limits; a --time-limit above that "
-                    "gives more); cap at level 1: its search outgrew its state limit (200,000 Pareto states a layer); "
+    assert note == ("cap at level 0: its search ran out of time (the 30 s the run's --time-limit left it, shared by the "
+                    "limits; a longer --time-limit gives more); cap at level 1: its search outgrew its state limit (200,000 Pareto states a layer); "
                     "memory: no value of it alone admits a plan (the other rules conflict with it)")
     assert _gave_up([LeastLimit(1, Fraction(5), True)], 30.0) is None
     net, arr = load_model("sfc"), load_array("tpu-mix-16")

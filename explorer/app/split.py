@@ -270,7 +270,7 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
                 bound_method=info.get("proved_by"))
     if plan is None:
         return _no_plan_report(network, array, space, split, grid, aspace, solver, rules, status, bound, info,
-                               time_limit_s, time.perf_counter() - t0, base)
+                               time_limit_s, clock, t0, base)
     say("split: scoring the plan")
     ev = evaluate_split(network, array, plan, weight_copies)
     return _plan_report(network, array, space, split, grid, solver, rules, ev, plan, status, claimed,
@@ -297,14 +297,19 @@ def _plan_report(network, array, space, split: Split, grid: int, solver: str | N
 
 
 def _no_plan_report(network, array, space, split: Split, grid: int, aspace, solver: str | None, rules: SplitRules,
-                    status: Status, bound, info: dict, time_limit_s: float, wall_s: float, base: dict) -> SplitReport:
-    """``split_run``'s report of a run with no plan: why (the conflict of a proven infeasible run),
-    the note and the bound it proved."""
+                    status: Status, bound, info: dict, time_limit_s: float, clock: Clock, t0: float,
+                    base: dict) -> SplitReport:
+    """``split_run``'s report of a run with no plan: why (the conflict of a proven infeasible run,
+    its suggestions searched in what ``clock`` leaves of the run's limit), the note and the bound it
+    proved; its wall time from ``t0`` (the call's start) includes that search."""
+    import time
+
     why = info.get("explanation") or (_infeasible_explanation(
-        network, array, space, _searched(array, split, aspace, solver), rules, time_limit_s)
+        network, array, space, _searched(array, split, aspace, solver), rules,
+        SUGGEST_S if clock.limit is None else clock.for_last_step())
         if status is Status.INFEASIBLE and split is not Split.EQUAL else None)
     return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
-                       wall_s=wall_s, explanation=why, **base,
+                       wall_s=time.perf_counter() - t0, explanation=why, **base,
                        note=joined(info.get("route"), no_plan_note(method(split, solver), status, time_limit_s, info)
                                     + no_suggestion(network, rules, status, why)),
                        bound_s=bound if rules.objective is Objective.TIME else None, objective_bound=bound)
@@ -381,28 +386,29 @@ def rule_names(rules: SplitRules) -> tuple[str, ...]:
     return tuple(c.with_sources(names))
 
 
-SUGGEST_S = 30.0  # seconds the smallest-feasible-limit search of an infeasible run may take (or --time-limit if longer)
+SUGGEST_S = 30.0  # seconds the smallest-feasible-limit search of an infeasible run may take without a time limit
 
 
 def _infeasible_explanation(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
-                            time_limit_s: float) -> Explanation:
+                            suggest_s: float) -> Explanation:
     """A proven infeasible run's ``proven_conflict`` with, as the even split's, the smallest feasible
-    value of each cap or memory limit that alone would admit a plan (the others kept;
-    ``solvers.uneven_least``, ``core.constraints.limit_suggestion``), None where none is proven."""
+    value of each cap or memory limit that can take part in the conflict and alone would admit a
+    plan (the others kept; ``solvers.uneven_least``, ``core.constraints.limit_suggestion``), None
+    where none is proven; its search takes ``suggest_s`` (what the run's limit left it)."""
     from ..core.constraints import limit_suggestion
     from ..solvers.uneven_least import gave_up_text, least_limits
 
     names = rule_names(rules)
     c = rules.constraints
     try:
-        least = least_limits(network, array, space, aspace, rules, max(time_limit_s, SUGGEST_S))
+        least = least_limits(network, array, space, aspace, rules, suggest_s)
     except Refused:
         least = []
     limits = names[len(c.pins) + len(c.forbids):]  # the caps, then the memory limit: least_limits' order
     alone = [name for name, x in zip(limits, least) if x.alone][:1]  # a conflict by itself (a minimal one)
     text = "; or ".join(limit_suggestion(x.level, x.need_bytes) for x in least if x.need_bytes is not None)
     why = Explanation(tuple(alone), text or None) if alone else replace(proven_conflict(names), suggestion=text or None)
-    return replace(why, note=None if text else gave_up_text(least, max(time_limit_s, SUGGEST_S)))
+    return replace(why, note=None if text else gave_up_text(least, suggest_s))
 
 
 def proven_conflict(names: tuple[str, ...]) -> Explanation:

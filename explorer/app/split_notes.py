@@ -72,7 +72,8 @@ def no_plan_note(solver: str | None, status: Status, time_limit_s: float, info: 
         return f"{solver}: no plan and no proof within the time limit: {why}"
     if status is Status.UNKNOWN:
         return f"{solver}: no plan and no proof within the time limit ({time_limit_s:g} s; {given_as('--time-limit')} gives more)"
-    return f"{solver}: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven)"
+    return (f"{solver}: no plan of the declared space keeps to every pin, forbid, cap and memory limit (proven"
+            + (f": {why})" if why else ")"))
 
 
 def proof_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:
