@@ -197,15 +197,16 @@ def with_limits(t: "_Tables", caps: dict[int, int], memory: tuple[int, int] | No
         sl = slice(0, 2) if h == 0 else slice(2, 4)
         t.extra.append((x, sl))
         rows.append(x.node[:, sl])
-        lim += [most >> k] * 2
+        lim += [min(most >> k, NO_LIMIT)] * 2
     foot = None if memory is None else t.footprints(deadline)
     if foot is not None and any(f > most for f, most in zip(foot.max(axis=2).sum(axis=0), memory)):  # it can bind
         rows.append((foot // 2**k).astype(np.int64))
-        lim += [most >> k for most in memory]
+        lim += [min(most >> k, NO_LIMIT) for most in memory]
     t.lnode, t.lim = np.concatenate(rows, axis=1), np.array(lim, dtype=np.int64)
 
 
 ZERO_F = Fraction(0)
+NO_LIMIT = 2**62  # a limit past every plan's sum (below 2^56 once shifted): held in int64, never binding
 
 
 class _Tables:

@@ -6,6 +6,7 @@ itself, and the joint solver answers such a cap at once, as brute force does."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from fractions import Fraction as F
@@ -109,3 +110,20 @@ def test_a_cap_below_its_floor_is_proven_infeasible_at_once():
     above = SplitRules(constraints=Constraints(caps=(Cap(0, F(20_605_703)),)))  # the least cap: a plan keeps it
     plan = joint_uneven(net, arr, Space.ACCPAR, aspace, rules=above).plan
     assert plan is None or evaluate_split(net, arr, plan).level_cost[0] * arr.dtype_bytes <= 20_605_703
+
+
+def test_a_cap_past_every_plan_is_no_limit_not_a_crash():
+    """Review: ``--cap 0=1000TB`` under ``--split optimal`` crashed (OverflowError: the cap's units
+    held in int64); a cap no plan can reach answers as the uncapped run does."""
+    from click.testing import CliRunner
+
+    from explorer.app.cli import cli
+
+    def run(*extra):
+        out = CliRunner().invoke(cli, ["--array", "tpu-mix-16", "--model", "alexnet", "--split", "optimal",
+                                        "--format", "json", *extra])
+        assert out.exit_code == 0, out.output
+        d = json.loads(out.stdout)
+        return d["status"], d["objective_value"]
+
+    assert run("--cap", "0=1000TB") == run() == ("optimal", "27646747/7324218750")
