@@ -147,7 +147,7 @@ def test_a_model_type_list_or_object_is_a_spec_error_in_the_api(tmp_path, mtype)
             call()
 
 
-@pytest.mark.parametrize("window, problem", [(-5, "must be > 0, got -5"), ("x", "must be a positive integer, got 'x'"),
+@pytest.mark.parametrize("window, problem", [(-5, "must be a positive integer, got -5"), ("x", "must be a positive integer, got 'x'"),
                                              (True, "must be a positive integer, got True")])
 def test_a_bad_sliding_window_is_refused(tmp_path, window, problem):
     from explorer.frontends.hf_config import load_hf_config
@@ -183,7 +183,7 @@ def test_the_models_external_data_file_is_never_written_over(tmp_path, capsys, m
 # --- a built ArraySpec gets the YAML loader's checks -------------------------------------------
 
 @pytest.mark.parametrize("change, problem", [
-    ({"dtype_bytes": 0}, "dtype_bytes: must be > 0, got 0"),
+    ({"dtype_bytes": 0}, "dtype_bytes: must be a positive integer, got 0"),
     ({"peak_TFLOPS": 0}, "peak_TFLOPS: must be > 0, got 0"),
     ({"bandwidth_GBps": (0,) * 4}, "bandwidth_GBps[0]: must be > 0, got 0"),
     ({"bandwidth_GBps": (1, 1, 1, -1)}, "bandwidth_GBps[3]: must be > 0, got -1"),
