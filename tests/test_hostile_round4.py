@@ -384,3 +384,16 @@ def test_a_long_tensor_known_only_through_propagation_is_refused_before_it(tmp_p
     assert [layer.name for layer in load_onnx(path, batch=2, sequence=100).layers] == ["MatMul_6"]
     with deadline(30), pytest.raises(SpecError, match=r"node 3 \(Cast\): input 'ones' is a 1-D tensor of 10,000,000 "):
         load_onnx(path, batch=2, sequence=10_000_000)
+
+
+def test_a_long_float_activation_reshaped_to_1d_is_imported(tmp_path):
+    """x [4,512,1024] -> Reshape [-1] (2^21 floats) -> Mul 0.5 -> Reshape back -> MatMul: shape
+    inference carries no values of a float tensor, so its length is no limit."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 512, 1024])
+    nodes = [helper.make_node("Reshape", ["x", "flat"], ["f"]), helper.make_node("Mul", ["f", "half"], ["h"]),
+             helper.make_node("Reshape", ["h", "back"], ["b"]), helper.make_node("MatMul", ["b", "w"], ["y"])]
+    inits = [_int("flat", [-1]), _int("back", [4, 512, 1024]), numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+             numpy_helper.from_array(np.ones((1024, 8), np.float32), "w")]
+    graph = helper.make_graph(nodes, "flat", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    net = load_onnx(_save(tmp_path, graph, "flat.onnx"))
+    assert [layer.name for layer in net.layers] == ["MatMul_3"]

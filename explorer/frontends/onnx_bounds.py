@@ -1,7 +1,7 @@
 """Limits that keep an ONNX import's time and memory bounded whatever the file says.
 
 ``MAX_PROPAGATED``: shape inference's data propagation (which the importer needs to follow
-shape subgraphs) holds the values of every 1-D tensor an Add, Cast, Concat, Gather, Mul,
+shape subgraphs) holds the values of every 1-D integer (INT32/INT64) tensor an Add, Cast, Concat, Gather, Mul,
 Shape, Size, Slice, Squeeze, Sub or Unsqueeze reads, one protobuf dimension per element: a
 ``Range(0, 2**40)`` cast and added to an activation grows without bound. ``check_propagation``
 runs shape inference without propagation (cheap: shapes only) and refuses, in one line, a
@@ -27,15 +27,21 @@ PROPAGATING_OPS = {"Add", "Cast", "Concat", "Gather", "Mul", "Shape", "Size", "S
 
 
 def _lengths(model) -> dict[str, int]:
-    """Tensor -> its length, for every 1-D (or scalar) tensor whose shape is fully known."""
+    """Tensor -> its length, for every 1-D (or scalar) INT32/INT64 tensor whose shape is fully
+    known: shape inference carries the values of integer tensors only (a float activation
+    reshaped to 1-D costs nothing; a float Cast of an int Range is caught at the Cast's input)."""
+    from onnx import TensorProto
+
+    ints = (TensorProto.INT32, TensorProto.INT64)
     out = {}
     g = model.graph
     for vi in list(g.input) + list(g.value_info) + list(g.output):
         t = vi.type.tensor_type
-        if t.HasField("shape") and len(t.shape.dim) <= 1 and all(d.HasField("dim_value") for d in t.shape.dim):
+        if t.elem_type in ints and t.HasField("shape") and len(t.shape.dim) <= 1 \
+                and all(d.HasField("dim_value") for d in t.shape.dim):
             out[vi.name] = t.shape.dim[0].dim_value if t.shape.dim else 1
     for t in g.initializer:
-        if len(t.dims) <= 1:
+        if t.data_type in ints and len(t.dims) <= 1:
             out[t.name] = int(t.dims[0]) if t.dims else 1
     return out
 
