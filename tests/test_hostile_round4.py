@@ -115,6 +115,24 @@ def test_nested_functions_on_the_limit_inline_and_are_named_after_their_call(tmp
     assert [layer.name for layer in load_onnx(nested_net(tmp_path, 4)).layers] == ["fc"]
 
 
+def test_functions_called_inside_if_branches_are_counted_and_refused_at_once(tmp_path, capsys):
+    """F21 (2^21 Relus once inlined) called from both branches of an If: the inliner expands
+    calls inside subgraphs too, so they count (2^22 + 1 nodes), refused before it runs."""
+    model = onnx.load(nested_net(tmp_path, 22))
+    ops = list(model.opset_import)
+    branch = [helper.make_graph([helper.make_node("F21", ["x"], [f"y{b}"], domain="local")], f"b{b}", [],
+                                [helper.make_tensor_value_info(f"y{b}", TensorProto.FLOAT, None)]) for b in range(2)]
+    cond = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])
+    graph = helper.make_graph([helper.make_node("If", ["c"], ["y"], then_branch=branch[0], else_branch=branch[1])], "if",
+                              [x, cond], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = _save(tmp_path, graph, "if_calls.onnx", opsets=ops, functions=list(model.functions))
+    with deadline(10):
+        code, out, err = run_cli(["--model", path, "--levels", "2", "--batch", "4"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"inline to {2 ** 22 + 1:,} nodes, more than the {MAX_NODES:,} supported" in err
+
+
 # --- a config.json whose model_type is a list or an object; a bad sliding_window ----------------
 
 LLAMA = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128,
