@@ -40,6 +40,31 @@ def range_net(tmp_path, limit: int) -> str:
     return _save(tmp_path, graph, f"range_{limit}.onnx")
 
 
+def concat_net(tmp_path, k: int, op: str = "Concat") -> str:
+    """Range(0, 2^20) -> Concat of it k times (or k Casts to int32, concatenated) -> cast and
+    added to x [4,16] -> 16x8 weight."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])
+    nodes = [helper.make_node("Range", ["s", "l", "d"], ["r"])]
+    if op == "Concat":
+        nodes.append(helper.make_node("Concat", ["r"] * k, ["c"], axis=0))
+    else:
+        nodes += [helper.make_node("Cast", ["r"], [f"r{i}"], to=TensorProto.INT32) for i in range(k)]
+        nodes.append(helper.make_node("Sum", [f"r{i}" for i in range(k)], ["c"]))
+    nodes += [helper.make_node("Cast", ["c"], ["cf"], to=TensorProto.FLOAT), helper.make_node("Add", ["x", "cf"], ["a"]),
+              helper.make_node("MatMul", ["a", "w"], ["y"])]
+    inits = [_int("s", 0), _int("l", MAX_PROPAGATED), _int("d", 1), numpy_helper.from_array(np.ones((16, 8), np.float32), "w")]
+    graph = helper.make_graph(nodes, "concat", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return _save(tmp_path, graph, f"{op}{k}.onnx")
+
+
+def test_a_long_concat_output_and_many_long_tensors_together_are_refused(tmp_path):
+    with pytest.raises(SpecError, match=f"node 1 \\(Concat\\): output 'c' is a 1-D tensor of {5 * MAX_PROPAGATED:,}"):
+        load_onnx(concat_net(tmp_path, 5))
+    total = 7 * MAX_PROPAGATED  # r, its five int32 casts and their Sum (read by the float Cast)
+    with pytest.raises(SpecError, match=f"hold {total:,} elements together, more than the {4 * MAX_PROPAGATED:,}"):
+        load_onnx(concat_net(tmp_path, 5, op="Cast"))
+
+
 def rope_net(tmp_path) -> str:
     """positions = arange(seq) from the input's shape (Shape -> Gather -> Range), cast, unsqueezed
     and multiplied into x [batch, seq, 16]; then a 16x8 weight."""

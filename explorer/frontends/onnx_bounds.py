@@ -5,7 +5,8 @@ shape subgraphs) holds the values of every 1-D integer (INT32/INT64) tensor an A
 Shape, Size, Slice, Squeeze, Sub or Unsqueeze reads, one protobuf dimension per element: a
 ``Range(0, 2**40)`` cast and added to an activation grows without bound. ``check_propagation``
 runs shape inference without propagation (cheap: shapes only) and refuses, in one line, a
-1-D tensor longer than the limit that such a node reads. A length only propagation would know
+1-D integer tensor longer than the limit that such a node reads or makes (a Concat's output),
+and such tensors holding more than ``MAX_PROPAGATED_TOTAL`` elements together. A length only propagation would know
 (a ConstantOfShape of the input's length) is known to that pass because shape folding
 (onnx_fold.py) runs its shapes-only rounds first, folding the shape arithmetic to constants.
 
@@ -23,6 +24,7 @@ from ..core.errors import SpecError
 from .onnx_graph import node_label, printable
 
 MAX_PROPAGATED = 1 << 20  # elements of a 1-D tensor read where shape inference propagates values
+MAX_PROPAGATED_TOTAL = 4 * MAX_PROPAGATED  # elements of all such tensors together
 PROPAGATING_OPS = {"Add", "Cast", "Concat", "Gather", "Mul", "Shape", "Size", "Slice", "Squeeze", "Sub", "Unsqueeze"}
 
 
@@ -47,19 +49,27 @@ def _lengths(model) -> dict[str, int]:
 
 
 def check_propagation(model, src: str, infer_plain, label=node_label) -> None:
-    """SpecError (one line) when a node whose values shape inference propagates reads a 1-D
-    tensor of more than MAX_PROPAGATED elements; ``infer_plain(model)`` runs shape inference
-    without data propagation; ``label(node, k)`` names the node."""
+    """SpecError (one line) when a node whose values shape inference propagates reads or makes a
+    1-D integer tensor of more than MAX_PROPAGATED elements, or when all such tensors together
+    hold more than MAX_PROPAGATED_TOTAL (a Concat of one Range many times); ``infer_plain(model)``
+    runs shape inference without data propagation; ``label(node, k)`` names the node."""
     lengths = _lengths(infer_plain(model))
+    carried: dict[str, int] = {}
     for k, node in enumerate(model.graph.node):
         if node.domain not in ("", "ai.onnx") or node.op_type not in PROPAGATING_OPS:
             continue
-        for x in node.input:
+        for x, role in [(x, "input") for x in node.input] + [(y, "output") for y in node.output]:
             n = lengths.get(x, 0)
             if n > MAX_PROPAGATED:
-                raise SpecError(src, f"{label(node, k)}: input {printable(x)!r} is a 1-D tensor of {n:,} elements, "
+                raise SpecError(src, f"{label(node, k)}: {role} {printable(x)!r} is a 1-D tensor of {n:,} elements, "
                                      f"more than the {MAX_PROPAGATED:,} shape inference follows the values of "
                                      "(a Range or position table this long is not supported)")
+            carried[x] = n
+    total = sum(carried.values())
+    if total > MAX_PROPAGATED_TOTAL:
+        raise SpecError(src, f"the 1-D integer tensors whose values shape inference follows hold {total:,} elements "
+                             f"together, more than the {MAX_PROPAGATED_TOTAL:,} supported (long Ranges concatenated "
+                             "or repeated): not imported")
 
 
 def shape_problem(model, tensor: str, shape: list | None) -> str:
