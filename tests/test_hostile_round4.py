@@ -40,6 +40,31 @@ def range_net(tmp_path, limit: int) -> str:
     return _save(tmp_path, graph, f"range_{limit}.onnx")
 
 
+def concat_net(tmp_path, k: int, op: str = "Concat") -> str:
+    """Range(0, 2^20) -> Concat of it k times (or k Casts to int32, concatenated) -> cast and
+    added to x [4,16] -> 16x8 weight."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])
+    nodes = [helper.make_node("Range", ["s", "l", "d"], ["r"])]
+    if op == "Concat":
+        nodes.append(helper.make_node("Concat", ["r"] * k, ["c"], axis=0))
+    else:
+        nodes += [helper.make_node("Cast", ["r"], [f"r{i}"], to=TensorProto.INT32) for i in range(k)]
+        nodes.append(helper.make_node("Sum", [f"r{i}" for i in range(k)], ["c"]))
+    nodes += [helper.make_node("Cast", ["c"], ["cf"], to=TensorProto.FLOAT), helper.make_node("Add", ["x", "cf"], ["a"]),
+              helper.make_node("MatMul", ["a", "w"], ["y"])]
+    inits = [_int("s", 0), _int("l", MAX_PROPAGATED), _int("d", 1), numpy_helper.from_array(np.ones((16, 8), np.float32), "w")]
+    graph = helper.make_graph(nodes, "concat", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return _save(tmp_path, graph, f"{op}{k}.onnx")
+
+
+def test_a_long_concat_output_and_many_long_tensors_together_are_refused(tmp_path):
+    with pytest.raises(SpecError, match=f"node 1 \\(Concat\\): output 'c' is a 1-D tensor of {5 * MAX_PROPAGATED:,}"):
+        load_onnx(concat_net(tmp_path, 5))
+    total = 7 * MAX_PROPAGATED  # r, its five int32 casts and their Sum (read by the float Cast)
+    with pytest.raises(SpecError, match=f"hold {total:,} elements together, more than the {4 * MAX_PROPAGATED:,}"):
+        load_onnx(concat_net(tmp_path, 5, op="Cast"))
+
+
 def rope_net(tmp_path) -> str:
     """positions = arange(seq) from the input's shape (Shape -> Gather -> Range), cast, unsqueezed
     and multiplied into x [batch, seq, 16]; then a 16x8 weight."""
@@ -113,6 +138,24 @@ def test_nested_functions_on_the_limit_inline_and_are_named_after_their_call(tmp
     assert [n.op_type for n in flat.graph.node] == ["MatMul"] + ["Relu"] * 8
     assert [n.name for n in flat.graph.node] == ["fc"] + ["act"] * 8
     assert [layer.name for layer in load_onnx(nested_net(tmp_path, 4)).layers] == ["fc"]
+
+
+def test_functions_called_inside_if_branches_are_counted_and_refused_at_once(tmp_path, capsys):
+    """F21 (2^21 Relus once inlined) called from both branches of an If: the inliner expands
+    calls inside subgraphs too, so they count (2^22 + 1 nodes), refused before it runs."""
+    model = onnx.load(nested_net(tmp_path, 22))
+    ops = list(model.opset_import)
+    branch = [helper.make_graph([helper.make_node("F21", ["x"], [f"y{b}"], domain="local")], f"b{b}", [],
+                                [helper.make_tensor_value_info(f"y{b}", TensorProto.FLOAT, None)]) for b in range(2)]
+    cond = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])
+    graph = helper.make_graph([helper.make_node("If", ["c"], ["y"], then_branch=branch[0], else_branch=branch[1])], "if",
+                              [x, cond], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = _save(tmp_path, graph, "if_calls.onnx", opsets=ops, functions=list(model.functions))
+    with deadline(10):
+        code, out, err = run_cli(["--model", path, "--levels", "2", "--batch", "4"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"inline to {2 ** 22 + 1:,} nodes, more than the {MAX_NODES:,} supported" in err
 
 
 # --- a config.json whose model_type is a list or an object; a bad sliding_window ----------------
@@ -384,3 +427,16 @@ def test_a_long_tensor_known_only_through_propagation_is_refused_before_it(tmp_p
     assert [layer.name for layer in load_onnx(path, batch=2, sequence=100).layers] == ["MatMul_6"]
     with deadline(30), pytest.raises(SpecError, match=r"node 3 \(Cast\): input 'ones' is a 1-D tensor of 10,000,000 "):
         load_onnx(path, batch=2, sequence=10_000_000)
+
+
+def test_a_long_float_activation_reshaped_to_1d_is_imported(tmp_path):
+    """x [4,512,1024] -> Reshape [-1] (2^21 floats) -> Mul 0.5 -> Reshape back -> MatMul: shape
+    inference carries no values of a float tensor, so its length is no limit."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 512, 1024])
+    nodes = [helper.make_node("Reshape", ["x", "flat"], ["f"]), helper.make_node("Mul", ["f", "half"], ["h"]),
+             helper.make_node("Reshape", ["h", "back"], ["b"]), helper.make_node("MatMul", ["b", "w"], ["y"])]
+    inits = [_int("flat", [-1]), _int("back", [4, 512, 1024]), numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+             numpy_helper.from_array(np.ones((1024, 8), np.float32), "w")]
+    graph = helper.make_graph(nodes, "flat", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    net = load_onnx(_save(tmp_path, graph, "flat.onnx"))
+    assert [layer.name for layer in net.layers] == ["MatMul_3"]

@@ -162,19 +162,13 @@ def _energy_pair(e_flop, e_byte, static, errors: list[str]) -> None:
 
 def check_built_array(arr: ArraySpec) -> ArraySpec:
     """A built ArraySpec (the API's, perhaps ``dataclasses.replace``d) checked with the checks the
-    YAML loader runs on each field (named as the dataclass names them); SpecError naming the
-    array's file (or name) and every bad field."""
+    YAML loader runs on each numeric, enum and level field (named as the dataclass names them;
+    name, description and source are not checked) and returned with its numbers exact as a
+    file's are (``bandwidth_GBps=(0.1, ...)`` becomes Fraction('1/10')): callers use the
+    returned array. SpecError naming the array's file (or name) and every bad field."""
     errors: list[str] = []
     check_pos_int(arr.dtype_bytes, "dtype_bytes", errors)
-    numbers = [("peak_TFLOPS", arr.peak_TFLOPS), ("memory_GiB", arr.memory_GiB)]
-    numbers += [(f"bandwidth_GBps[{h}]", b) for h, b in enumerate(arr.bandwidth_GBps)]
-    numbers += [(f"cap_bytes[{h}]", c) for h, c in enumerate(arr.cap_bytes) if c is not None]
-    numbers += [(k, getattr(arr, k)) for k in ("energy_pJ_per_FLOP", "link_energy_pJ_per_byte", "static_power_W",
-                                                "shared_bandwidth_GBps") if getattr(arr, k) is not None]
-    for kind in arr.leaves:
-        numbers += [(f"kinds.{kind.name}.peak_TFLOPS", kind.peak_TFLOPS), (f"kinds.{kind.name}.memory_GiB", kind.memory_GiB)]
-    for key, v in numbers:
-        check_pos_number(v, key, errors)
+    exact = _exact_numbers(arr, errors)
     if arr.batch is not None:
         check_pos_int(arr.batch, "batch", errors)
     for key, enum_type in (("communication", Communication), ("topology", Topology), ("bandwidth_beyond", BandwidthBeyond)):
@@ -187,7 +181,27 @@ def check_built_array(arr: ArraySpec) -> ArraySpec:
     _energy_pair(arr.energy_pJ_per_FLOP, arr.link_energy_pJ_per_byte, arr.static_power_W, errors)
     if errors:
         raise SpecError(arr.source or f"array {shown(arr.name)}", errors)
-    return arr
+    return replace(arr, **exact)
+
+
+def _exact_numbers(arr: ArraySpec, errors: list[str]) -> dict:
+    """``replace`` keywords: arr's real quantities (tuples and kinds too) as the Fractions
+    check_pos_number returns, each checked (a bad one named in ``errors``)."""
+    def num(v, key):
+        return check_pos_number(v, key, errors)
+
+    out = {k: num(getattr(arr, k), k) for k in ("peak_TFLOPS", "memory_GiB")}
+    out["bandwidth_GBps"] = tuple(num(b, f"bandwidth_GBps[{h}]") for h, b in enumerate(arr.bandwidth_GBps))
+    out["cap_bytes"] = tuple(c if c is None else num(c, f"cap_bytes[{h}]") for h, c in enumerate(arr.cap_bytes))
+    out |= {k: num(getattr(arr, k), k) for k in ("energy_pJ_per_FLOP", "link_energy_pJ_per_byte", "static_power_W",
+                                                 "shared_bandwidth_GBps") if getattr(arr, k) is not None}
+    kinds = {}
+    for kind in arr.kinds:
+        kinds[kind] = replace(kind, peak_TFLOPS=num(kind.peak_TFLOPS, f"kinds.{kind.name}.peak_TFLOPS"),
+                              memory_GiB=num(kind.memory_GiB, f"kinds.{kind.name}.memory_GiB"))
+    if arr.leaves:
+        out["leaves"] = tuple(kinds[k] for k in arr.leaves)
+    return out
 
 
 @dataclass(frozen=True)

@@ -197,7 +197,9 @@ class _Importer:
 
     def infer(self, model, data_prop: bool = True):
         """Shape inference; with data propagation only once a pass without it found no 1-D
-        tensor too long to propagate (onnx_bounds.py: memory stays bounded). That pass is skipped
+        integer tensor of known length too long to propagate, nor too many elements together
+        (onnx_bounds.py; a length only propagation would know is not checked: shape folding
+        makes most such lengths known first). That pass is skipped
         for the model the last pass without propagation returned (its shapes are that pass's)."""
         from onnx import shape_inference
 

@@ -1,11 +1,12 @@
 """Limits that keep an ONNX import's time and memory bounded whatever the file says.
 
 ``MAX_PROPAGATED``: shape inference's data propagation (which the importer needs to follow
-shape subgraphs) holds the values of every 1-D tensor an Add, Cast, Concat, Gather, Mul,
+shape subgraphs) holds the values of every 1-D integer (INT32/INT64) tensor an Add, Cast, Concat, Gather, Mul,
 Shape, Size, Slice, Squeeze, Sub or Unsqueeze reads, one protobuf dimension per element: a
 ``Range(0, 2**40)`` cast and added to an activation grows without bound. ``check_propagation``
 runs shape inference without propagation (cheap: shapes only) and refuses, in one line, a
-1-D tensor longer than the limit that such a node reads. A length only propagation would know
+1-D integer tensor longer than the limit that such a node reads or makes (a Concat's output),
+and such tensors holding more than ``MAX_PROPAGATED_TOTAL`` elements together. A length only propagation would know
 (a ConstantOfShape of the input's length) is known to that pass because shape folding
 (onnx_fold.py) runs its shapes-only rounds first, folding the shape arithmetic to constants.
 
@@ -23,37 +24,52 @@ from ..core.errors import SpecError
 from .onnx_graph import node_label, printable
 
 MAX_PROPAGATED = 1 << 20  # elements of a 1-D tensor read where shape inference propagates values
+MAX_PROPAGATED_TOTAL = 4 * MAX_PROPAGATED  # elements of all such tensors together
 PROPAGATING_OPS = {"Add", "Cast", "Concat", "Gather", "Mul", "Shape", "Size", "Slice", "Squeeze", "Sub", "Unsqueeze"}
 
 
 def _lengths(model) -> dict[str, int]:
-    """Tensor -> its length, for every 1-D (or scalar) tensor whose shape is fully known."""
+    """Tensor -> its length, for every 1-D (or scalar) INT32/INT64 tensor whose shape is fully
+    known: shape inference carries the values of integer tensors only (a float activation
+    reshaped to 1-D costs nothing; a float Cast of an int Range is caught at the Cast's input)."""
+    from onnx import TensorProto
+
+    ints = (TensorProto.INT32, TensorProto.INT64)
     out = {}
     g = model.graph
     for vi in list(g.input) + list(g.value_info) + list(g.output):
         t = vi.type.tensor_type
-        if t.HasField("shape") and len(t.shape.dim) <= 1 and all(d.HasField("dim_value") for d in t.shape.dim):
+        if t.elem_type in ints and t.HasField("shape") and len(t.shape.dim) <= 1 \
+                and all(d.HasField("dim_value") for d in t.shape.dim):
             out[vi.name] = t.shape.dim[0].dim_value if t.shape.dim else 1
     for t in g.initializer:
-        if len(t.dims) <= 1:
+        if t.data_type in ints and len(t.dims) <= 1:
             out[t.name] = int(t.dims[0]) if t.dims else 1
     return out
 
 
 def check_propagation(model, src: str, infer_plain, label=node_label) -> None:
-    """SpecError (one line) when a node whose values shape inference propagates reads a 1-D
-    tensor of more than MAX_PROPAGATED elements; ``infer_plain(model)`` runs shape inference
-    without data propagation; ``label(node, k)`` names the node."""
+    """SpecError (one line) when a node whose values shape inference propagates reads or makes a
+    1-D integer tensor of more than MAX_PROPAGATED elements, or when all such tensors together
+    hold more than MAX_PROPAGATED_TOTAL (a Concat of one Range many times); ``infer_plain(model)``
+    runs shape inference without data propagation; ``label(node, k)`` names the node."""
     lengths = _lengths(infer_plain(model))
+    carried: dict[str, int] = {}
     for k, node in enumerate(model.graph.node):
         if node.domain not in ("", "ai.onnx") or node.op_type not in PROPAGATING_OPS:
             continue
-        for x in node.input:
+        for x, role in [(x, "input") for x in node.input] + [(y, "output") for y in node.output]:
             n = lengths.get(x, 0)
             if n > MAX_PROPAGATED:
-                raise SpecError(src, f"{label(node, k)}: input {printable(x)!r} is a 1-D tensor of {n:,} elements, "
+                raise SpecError(src, f"{label(node, k)}: {role} {printable(x)!r} is a 1-D tensor of {n:,} elements, "
                                      f"more than the {MAX_PROPAGATED:,} shape inference follows the values of "
                                      "(a Range or position table this long is not supported)")
+            carried[x] = n
+    total = sum(carried.values())
+    if total > MAX_PROPAGATED_TOTAL:
+        raise SpecError(src, f"the 1-D integer tensors whose values shape inference follows hold {total:,} elements "
+                             f"together, more than the {MAX_PROPAGATED_TOTAL:,} supported (long Ranges concatenated "
+                             "or repeated): not imported")
 
 
 def shape_problem(model, tensor: str, shape: list | None) -> str:

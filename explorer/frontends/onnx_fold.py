@@ -303,15 +303,15 @@ def _shapes(model) -> dict[str, list]:
     return out
 
 
-def fold_shapes(model, infer, infer_plain=None):
+def fold_shapes(model, infer, infer_plain):
     """(model after folding and shape inference, names of folded tensors). ``infer(model)`` runs
-    shape inference and returns the inferred model; ``infer_plain``, when given, runs it without
-    data propagation: its rounds come first, so the shape values propagation would compute are
+    shape inference and returns the inferred model; ``infer_plain`` runs it without data
+    propagation: its rounds come first, so the shape values propagation would compute are
     folded constants (and their sizes known, and bounded: onnx_bounds.py) before it runs."""
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 17)
     folder = _Folder(model, opset)
     folded: set[str] = set()
-    for run in ([infer_plain] if infer_plain else []) + [infer]:
+    for run in (infer_plain, infer):
         model = run(model)
         for _ in range(MAX_ROUNDS):
             new = folder.round(model.graph, _shapes(model))

@@ -202,6 +202,19 @@ def _key(node_or_function) -> tuple[str, str, str]:
     return node_or_function.domain, name, getattr(node_or_function, "overload", "")
 
 
+def _all_nodes(nodes) -> list:
+    """``nodes`` and, for an If, Loop or Scan, every node of its bodies, at any depth (the
+    inliner expands calls there too); an explicit stack, so deep nesting is no Python recursion."""
+    out, stack = [], list(nodes)[::-1]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        for a in reversed(n.attribute):
+            for body in reversed(([a.g] if a.HasField("g") else []) + list(a.graphs)):
+                stack.extend(reversed(body.node))
+    return out
+
+
 def _function_sizes(functions: dict) -> dict:
     """Function key -> how many nodes one call becomes once inlined, each function counted once
     from its callees' counts (40 nested functions each calling the one before twice count in 40
@@ -213,7 +226,7 @@ def _function_sizes(functions: dict) -> dict:
         stack = [(top, False)]
         while stack:
             key, ready = stack.pop()
-            body = functions[key].node
+            body = _all_nodes(functions[key].node)
             if ready:
                 sizes[key] = sum(sizes.get(_key(n), 1) for n in body)
             elif key not in opened:
@@ -235,7 +248,7 @@ def inline_local_functions(model, src: str):
     functions = {_key(f): f for f in model.functions}
     sizes = _function_sizes(functions)
     calls = [(n.name, sizes[_key(n)] if _key(n) in functions else 0) for n in model.graph.node]
-    total = sum(k or 1 for _, k in calls)
+    total = sum(sizes.get(_key(n), 1) or 1 for n in _all_nodes(model.graph.node))  # If/Loop/Scan bodies too
     if total > MAX_NODES:
         raise SpecError(src, f"its model-local functions inline to {total:,} nodes, more than the {MAX_NODES:,} "
                              "supported (functions calling functions many times over): not imported")
