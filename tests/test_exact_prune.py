@@ -16,7 +16,7 @@ import pytest
 from explorer.core.objective import Objective
 from explorer.core.partition import Space
 from explorer.core.solution import Status
-from explorer.core.split_rules import TIME_ONLY, SplitRules
+from explorer.core.split_rules import SplitRules
 from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_model
 from explorer.solvers.brute import solve_split as brute_split
@@ -25,7 +25,7 @@ from explorer.solvers.uneven import _chain_columns, _columns_plan, exact_uneven
 from explorer.solvers.uneven_prune import plan_vector, time_score, traffic_score
 from explorer.solvers.uneven_tables import ColumnTables
 
-from .test_split_rules import _chain_instance, _random_rules
+from .test_split_rules import _chain_instance, _random_case
 from .test_uneven_model import mix
 
 
@@ -38,11 +38,8 @@ def test_pruned_equals_plain_and_brute_on_random_instances_with_rules():
     rng = random.Random(4242)
     seen = {"pruned states": 0, "overlap": 0, "traffic": 0, "infeasible": 0}
     for k in range(60):
-        net, arr, space, aspace = _chain_instance(rng)
-        if k % 3 == 0:
-            arr = replace(arr, overlap=True)
-            seen["overlap"] += 1
-        rules = _random_rules(rng, net, arr, space, aspace) if k % 4 else TIME_ONLY
+        net, arr, space, aspace, rules = _random_case(rng, k)
+        seen["overlap"] += arr.overlap
         on = exact_uneven(net, arr, space, aspace, rules=rules)
         off = exact_uneven(net, arr, space, aspace, rules=rules, prune=False)
         _same(on, off)  # the same plan too: pruning only drops states that cannot reach it

@@ -7,6 +7,7 @@ and value), and every plan is re-scored by the evaluator and keeps to every rule
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from fractions import Fraction as F
 
 from explorer.core.constraints import Cap, Constraints, Forbid, Pin
@@ -16,7 +17,7 @@ from explorer.core.objective import Objective
 from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.solution import Status
-from explorer.core.split_rules import SplitRules, leaf_memory_limits, traffic_elements
+from explorer.core.split_rules import TIME_ONLY, SplitRules, leaf_memory_limits, traffic_elements
 from explorer.solvers.brute import solve_split as brute_split
 from explorer.solvers.uneven import exact_uneven
 from explorer.solvers.uneven_cpsat import cpsat_uneven
@@ -29,6 +30,17 @@ def _chain_instance(rng):
         net, arr, space, aspace = _instance(rng)
         if net.is_chain:
             return net, arr, space, aspace
+
+
+def _random_case(rng, k: int):
+    """The k-th of a seeded series of random chain instances (exact_prune's and uneven_bound's
+    cross-checks): every third with overlap, every fourth free of rules (time objective), the rest
+    with ``_random_rules``. (net, arr, space, aspace, rules)."""
+    net, arr, space, aspace = _chain_instance(rng)
+    if k % 3 == 0:
+        arr = replace(arr, overlap=True)
+    rules = _random_rules(rng, net, arr, space, aspace) if k % 4 else TIME_ONLY
+    return net, arr, space, aspace, rules
 
 
 def _random_rules(rng, net, arr, space, aspace) -> SplitRules:

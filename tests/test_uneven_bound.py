@@ -21,7 +21,7 @@ from explorer.solvers.uneven_bound import separable_bound
 from explorer.solvers.uneven_prune import time_score
 
 from .conftest import run_cli
-from .test_split_rules import _chain_instance, _random_rules
+from .test_split_rules import _chain_instance, _random_case
 
 
 def _bound(net, arr, space, aspace, rules):
@@ -34,11 +34,8 @@ def test_the_bound_is_below_brute_force_and_every_seed_on_random_instances():
     rng = random.Random(2323)
     seen = {"traffic": 0, "overlap": 0, "infeasible": 0, "positive": 0, "tight": 0}
     for k in range(60):
-        net, arr, space, aspace = _chain_instance(rng)
-        if k % 3 == 0:
-            arr = replace(arr, overlap=True)
-            seen["overlap"] += 1
-        rules = _random_rules(rng, net, arr, space, aspace) if k % 4 else TIME_ONLY
+        net, arr, space, aspace, rules = _random_case(rng, k)
+        seen["overlap"] += arr.overlap
         brute = brute_split(net, arr, space, aspace, rules=rules)
         low = _bound(net, arr, space, aspace, rules)
         seen["traffic"] += rules.objective is Objective.TRAFFIC
