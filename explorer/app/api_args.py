@@ -68,9 +68,14 @@ def check_solve_args(time_limit: Any, workers: Any, seed: Any, dump_model: Any, 
     check_int(seed, "seed", 0, MAX_SEED)
     if seed is None:
         raise SpecError("seed", f"must be an integer from 0 to {MAX_SEED:,}, got None")
-    if dump_model is not None and not isinstance(dump_model, (str, PathLike)):
-        raise SpecError("dump_model", f"must be a path, got {shown(dump_model)}")
+    check_path(dump_model, "dump_model", "a path")
     check_callable(progress, "progress")
+
+
+def check_path(value: Any, name: str, what: str) -> None:
+    """SpecError naming ``name`` unless ``value`` is None or a path (a str or os.PathLike)."""
+    if value is not None and not isinstance(value, (str, PathLike)):
+        raise SpecError(name, f"must be {what}, got {shown(value)}")
 
 
 def check_callable(value: Any, name: str) -> None:
@@ -101,8 +106,7 @@ def check_sweep_args(spec: Any, out: Any, workers: Any, engine: Any, scheduler: 
 
     if not isinstance(spec, (str, PathLike, dict, Sweep)):
         raise SpecError("spec", f"must be a sweep file path, a mapping or a Sweep, got {shown(spec)}")
-    if out is not None and not isinstance(out, (str, PathLike)):
-        raise SpecError("out", f"must be a folder path or None, got {shown(out)}")
+    check_path(out, "out", "a folder path or None")
     check_int(workers, "workers", 1, MAX_WORKERS)
     if not isinstance(engine, str):
         raise SpecError("engine", f"must be 'local' or 'dask', got {shown(engine)}")

@@ -22,7 +22,7 @@ from ..frontends.constraints_yaml import ConstraintOptions, build_constraints
 from ..frontends.network_yaml import check_batch
 from ..frontends.zoo import DEFAULT_ARRAY
 from ..solvers import REGISTRY
-from .api_args import check_numbers, solver_names
+from .api_args import check_numbers, check_path, solver_names
 from .results import RunResult
 from .run import run
 from .run_options import RunOptions, run_options, with_run_options
@@ -86,9 +86,7 @@ def build_problem(
 ) -> Problem:
     """The problem ``explore`` would solve for these options (see :func:`solve`)."""
     check_numbers(weight_copies=(weight_copies, int), memory_GiB=(memory_GiB, float))
-    if constraints is not None and not isinstance(constraints, (str, PathLike)):
-        raise SpecError("constraints", f"must be the path of a constraints YAML file (a str or os.PathLike), "
-                                       f"got {shown(constraints)}")
+    check_path(constraints, "constraints", "the path of a constraints YAML file (a str or os.PathLike)")
     if batch is not None:
         check_batch(batch)
     if seq is not None:
