@@ -6,7 +6,8 @@ from __future__ import annotations
 import io
 import time
 
-from explorer.app.cli_ticker import Ticker, shows_ticker, solve_limit
+from explorer.app.cli_ticker import Ticker, shows_ticker
+from explorer.core.kinds import solve_limit
 from explorer.core.kinds import SOLVE_TIME_LIMIT
 
 from .conftest import run_cli

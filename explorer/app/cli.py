@@ -23,12 +23,13 @@ import click
 
 from ..solvers import MAX_SEED, MAX_WORKERS, REGISTRY
 
-from ..core.kinds import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SOLVE_TIME_LIMIT, SPLIT_TIME_LIMIT, FreeAlphas, Objective
+from ..core.kinds import (DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SOLVE_TIME_LIMIT, SPLIT_TIME_LIMIT, FreeAlphas,
+                          Objective, solve_limit)
 from ..core.partition import Space
 from ..core.errors import EvaluatorMismatch
 from ..core.solution import Status, time_limit_problem
 from ..frontends.zoo import DEFAULT_ARRAY, DEFAULT_MODEL
-from .cli_ticker import Ticker, solve_limit
+from .cli_ticker import Ticker
 from .cli_common import BAD_INPUT, EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input, options, since_start
 from .output import check_not_an_input, check_writable, inherited_fd, write_text
 

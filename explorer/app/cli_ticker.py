@@ -10,9 +10,6 @@ import time
 
 import click
 
-from ..core.kinds import SOLVE_TIME_LIMIT
-
-CAPPED = ("cpsat", "pruned")  # the solvers with a time limit by default (``SOLVE_TIME_LIMIT``)
 
 
 def shows_ticker(stream) -> bool:
@@ -22,17 +19,6 @@ def shows_ticker(stream) -> bool:
         return bool(isatty and isatty())
     except (OSError, ValueError):  # a closed stream
         return False
-
-
-def solve_limit(solver: str, time_limit: float | None, coupled: bool) -> float | None:
-    """The limit a run without ``--split`` keeps: the one given, else ``SOLVE_TIME_LIMIT`` for
-    CP-SAT and pruned, and for exact when caps or memory couple the layers; None: no limit
-    known (the bar then shows the time alone)."""
-    if time_limit is not None:
-        return float(time_limit)
-    if solver in CAPPED or (solver == "exact" and coupled):
-        return SOLVE_TIME_LIMIT
-    return None
 
 
 class Ticker:

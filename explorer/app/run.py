@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ..core.errors import EvaluatorMismatch
 from ..core.evaluate import Evaluation
-from ..core.kinds import SOLVE_TIME_LIMIT
+from ..core.kinds import SOLVE_TIME_LIMIT, solve_limit
 from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import Solution, SolveOptions, Status, plan_solution
@@ -164,7 +164,7 @@ def solve_with(problem: Problem, solver: str, options: SolveOptions) -> Solution
     t0 = origin(options)
     options = replace(options, started=t0)
     if solver == "cpsat" and options.time_limit_s is None and options.deterministic_time_limit is None:
-        options = replace(options, time_limit_s=SOLVE_TIME_LIMIT)
+        options = replace(options, time_limit_s=solve_limit(solver, None, False))
     limit = options.time_limit_s
     solve = get_solver(solver)
     pre = None

@@ -41,3 +41,18 @@ class Accounting(enum.Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+CAPPED = ("cpsat", "pruned")  # the solvers with a time limit by default (``SOLVE_TIME_LIMIT``)
+
+
+def solve_limit(solver: str, time_limit: float | None, coupled: bool) -> float | None:
+    """The limit a run without ``--split`` keeps: the one given, else ``SOLVE_TIME_LIMIT`` for
+    CP-SAT (``app.run.solve_with``), pruned (``solvers.pruned``) and exact when caps or memory couple the
+    layers (``solvers.constrained``); None: no limit (the command line's time bar then shows the
+    time alone). One place that says which solvers keep the default."""
+    if time_limit is not None:
+        return float(time_limit)
+    if solver in CAPPED or (solver == "exact" and coupled):
+        return SOLVE_TIME_LIMIT
+    return None
