@@ -147,6 +147,7 @@ def _factor(scope, hidden, n, sizes, rng, dtype):
 def test_the_chunked_join_builds_the_rows_the_plain_join_built(monkeypatch, chunk, dtype):
     monkeypatch.setattr(labels, "JOIN_CHUNK", chunk)
     rng = np.random.default_rng(chunk)
+    big, seen = (2**70 if dtype is object else 0), set()
     sizes = [4, 3, 5, 6, 2, 7]
     for scopes in (([0, 1], [1, 2]), ([0, 1, 2], [2, 1, 3]), ([0], [3]), ([0, 1], [0, 1])):
         a = _factor(scopes[0], [4], int(rng.integers(0, 40)), sizes, rng, dtype)
@@ -157,6 +158,16 @@ def test_the_chunked_join_builds_the_rows_the_plain_join_built(monkeypatch, chun
         assert np.array_equal(got.cols, cols) and np.array_equal(got.hcols, hcols)
         assert np.array_equal(got.f, f) and all(np.array_equal(x, y) for x, y in zip(got.g, g))
         assert got.f.dtype == f.dtype
+        # pruned chunk by chunk: the rows the whole join's pruning keeps, in the same order
+        within = (2 * big + 1000, [2 * big + 1100, 2 * big + 900])
+        pruned = labels._join(a, b, sizes, deadline=time.perf_counter() + 60, within=within)
+        keep = np.flatnonzero((f <= within[0] - 1) & (g[0] <= within[1][0]) & (g[1] <= within[1][1]))
+        seen |= {"kept"} if len(keep) else set()
+        seen |= {"pruned"} if len(keep) < len(f) else set()
+        assert pruned.scope == scope and pruned.hidden == hidden
+        assert np.array_equal(pruned.cols, cols[keep]) and np.array_equal(pruned.hcols, hcols[keep])
+        assert np.array_equal(pruned.f, f[keep]) and all(np.array_equal(x, y[keep]) for x, y in zip(pruned.g, g))
+    assert seen == {"kept", "pruned"}  # (the pruning took some rows and left some)
 
 
 def test_a_passed_deadline_stops_a_join_between_its_chunks(monkeypatch):
