@@ -7,6 +7,16 @@ start, the start-up is in it) and every status seen. ``--before EXPLORE`` times 
 installed ``explore`` script (e.g. one built from an older commit) in the same rounds, one run of
 each after the other, so that both see the same load.
 
+First the floor: the median wall time of ``explore --version`` (the interpreter and the
+command-line module), of a trivial run (lenet-c, the default DP) and of a trivial split (lenet-c
+``--split equal`` on tpu-mix-16). Each case's line then gives its ratio to the limit, whole
+("/limit": the user's wall clock, the claim) and less its kind's floor ("-floor": the trivial
+split's for ``--split`` and ``check --uneven``, else the trivial run's; reported apart, never in
+place of the whole), its median CPU time (user + system: far below the wall time, the run waited
+for a core of a loaded machine), and a verdict: "within" (the whole process within 1.10x the
+limit), "floor" (only less the floor) or "OVER". The load average is printed before the floor and
+after each group. ``bench/trace_run.py`` shows where one run's time goes.
+
     python bench/bench_time_limit.py                                  # every group, 5 runs each
     python bench/bench_time_limit.py --groups exact pruned --repeat 5 --before /tmp/base-venv/bin/explore
     python bench/bench_time_limit.py --groups cpsat --repeat 1        # ResNet-50 and BERT-base at H=10, 5 s and 20 s
@@ -21,12 +31,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from bench_whole_runs import explore_command  # noqa: E402
@@ -94,30 +106,78 @@ GROUPS = {
 }
 
 
-def run_once(explore: list[str], args: list[str], limit: float) -> tuple[float, float, str]:
-    """(process wall s, reported wall_s, status with the gap) of one run."""
-    cmd = explore + args + ["--time-limit", str(limit), "--format", "json"]
+class Run(NamedTuple):
+    process: float  # the whole process's wall time, s (the parent's clock)
+    cpu: float  # its user + system CPU time, s (a run given a small share of a loaded machine's cores shows it)
+    wall_s: float  # the run's own report
+    status: str  # with the gap
+
+
+def timed(cmd: list[str]) -> tuple[subprocess.CompletedProcess, float, float]:
+    """``cmd`` run to its end: the process, its wall time and its CPU time (user + system), s."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
-    process = time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return proc, wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def run_once(explore: list[str], args: list[str], limit: float) -> Run:
+    """One run of ``explore args --time-limit limit --format json``."""
+    cmd = explore + args + ["--time-limit", str(limit), "--format", "json"]
+    proc, process, cpu = timed(cmd)
     if proc.returncode == 2 and "error:" in proc.stderr:  # refused in one line (e.g. cpsat's uneven form: chains only)
-        return process, 0.0, "refused (exit 2)"
+        return Run(process, cpu, 0.0, "refused (exit 2)")
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
     out = json.loads(proc.stdout)
     if "status" not in out:  # check --uneven: proven or not, and how many rows the limit left unrun
         late = sum("spent before it" in r.get("reason", "") for r in out["solvers"].values())
-        return process, out["wall_s"], ("optimum" if out["optimum"] else "no optimum") + (f", {late} not run" if late else "")
+        return Run(process, cpu, out["wall_s"],
+                   ("optimum" if out["optimum"] else "no optimum") + (f", {late} not run" if late else ""))
     gap = "" if out.get("gap") is None else f" {100 * out['gap']:.0f}%"
-    return process, out["wall_s"], out["status"] + gap
+    return Run(process, cpu, out["wall_s"], out["status"] + gap)
 
 
-def row(label: str, limit: float, who: str, runs: list[tuple[float, float, str]]) -> str:
-    walls = [r[0] for r in runs]
+# the fixed start-up cost, reported apart: the interpreter and the command-line module's imports, and a
+# trivial run of each kind (the smallest zoo network: a run's imports, the network and its tables; the
+# even split's default DP, and the uneven split's equal split on two kinds), the floor of its cases
+FLOORS = {"--version": ["--version"], "trivial run": ["--model", "lenet-c", "--format", "json"],
+          "trivial split": ["--model", "lenet-c", "--array", "tpu-mix-16", "--space", "accpar", "--split", "equal",
+                            "--format", "json"]}
+
+
+def floor_of(case: list[str]) -> str:
+    """The floor a case is measured against: the trivial split's for ``--split`` and ``check --uneven``."""
+    return "trivial split" if "--split" in case or "--uneven" in case else "trivial run"
+
+
+def floor_runs(explore: list[str], repeat: int) -> dict[str, list[float]]:
+    """The wall times of ``repeat`` runs of each of ``FLOORS``."""
+    return {name: [timed(explore + args)[1] for _ in range(repeat)] for name, args in FLOORS.items()}
+
+
+HEADER = (f"{'case':<26}{'limit':>6}{'':>7}{'process':>9}{'range':>13}{'/limit':>8}{'-floor':>8}{'cpu':>7}"
+          f"{'wall_s':>8}  verdict  status")
+WITHIN = 1.10  # issue 23: the whole process within 10% of its limit
+
+
+def row(label: str, limit: float, who: str, runs: list[Run], floor: float) -> str:
+    """A case's line: the median process time and its range, its ratio to the limit (whole, and less
+    its kind's floor), the median CPU time, the run's own wall_s, the verdict and the statuses."""
+    walls = [r.process for r in runs]
     med = statistics.median(walls)
-    statuses = ", ".join(sorted({r[2] for r in runs}))
-    return (f"{label:<26}{limit:>6g}{who:>8}{med:>10.2f}{min(walls):>7.2f}-{max(walls):<6.2f}{med / limit:>7.2f}x"
-            f"{statistics.median(r[1] for r in runs):>9.2f}  {statuses}")
+    statuses = ", ".join(sorted({r.status for r in runs}))
+    verdict = "within" if med <= WITHIN * limit else ("floor" if med - floor <= WITHIN * limit else "OVER")
+    return (f"{label:<26}{limit:>6g}{who:>7}{med:>9.2f}{min(walls):>7.2f}-{max(walls):<5.2f}{med / limit:>7.2f}x"
+            f"{max(med - floor, 0.0) / limit:>7.2f}x{statistics.median(r.cpu for r in runs):>7.2f}"
+            f"{statistics.median(r.wall_s for r in runs):>8.2f}  {verdict:<7}  {statuses}")
+
+
+def load() -> str:
+    with open("/proc/loadavg", encoding="ascii") as f:
+        return " ".join(f.read().split()[:3])
 
 
 def main() -> None:
@@ -128,16 +188,22 @@ def main() -> None:
     ap.add_argument("--limit", type=float, help="every case at this limit instead of its own")
     args = ap.parse_args()
     scripts = [("after" if args.before else "", explore_command())] + ([("before", [args.before])] if args.before else [])
-    print(f"{'case':<26}{'limit':>6}{'':>8}{'process':>10}{'range':>14}{'/limit':>8}{'wall_s':>9}  status")
+    print(f"load {load()}")
+    floors = floor_runs(scripts[0][1], args.repeat)
+    for name, walls in floors.items():
+        print(f"floor: explore {' '.join(FLOORS[name])}: {statistics.median(walls):.2f} s ({min(walls):.2f}-{max(walls):.2f})")
+    floor = {name: statistics.median(walls) for name, walls in floors.items()}
+    print(HEADER)
     for group in args.groups:
         for label, limit, case in GROUPS[group]:
             limit = args.limit or limit
-            runs: dict[str, list] = {who: [] for who, _ in scripts}
+            runs: dict[str, list[Run]] = {who: [] for who, _ in scripts}
             for _ in range(args.repeat):
                 for who, explore in scripts:
                     runs[who].append(run_once(explore, case, limit))
             for who, _ in scripts:
-                print(row(label, limit, who, runs[who]), flush=True)
+                print(row(label, limit, who, runs[who], floor[floor_of(case)]), flush=True)
+        print(f"  (after {group}: load {load()})", flush=True)
 
 
 if __name__ == "__main__":
