@@ -35,7 +35,7 @@ OFFSET = _since_start() - time.perf_counter()
 OUT, EVERY, DEPTH = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 sys.argv = ["explore"] + sys.argv[4:]
 MAIN = threading.get_ident()
-samples = [(time.perf_counter() + OFFSET, "start-up (interpreter, site)")]
+samples = [(time.perf_counter() + OFFSET, time.process_time(), "start-up (interpreter, site)")]
 OWN = ("/explorer/", "/solvers/")
 SKIP = ("cli_common.py", "/click/")
 
@@ -59,15 +59,15 @@ def sample():
         time.sleep(EVERY)
         frame = sys._current_frames().get(MAIN)
         if frame is not None:
-            samples.append((time.perf_counter() + OFFSET, label(frame)))
+            samples.append((time.perf_counter() + OFFSET, time.process_time(), label(frame)))
 
 threading.Thread(target=sample, daemon=True).start()
 _exit = os._exit
 def traced_exit(code):
-    samples.append((time.perf_counter() + OFFSET, "exit"))
+    samples.append((time.perf_counter() + OFFSET, time.process_time(), "exit"))
     with open(OUT, "w") as f:
-        for t, what in samples:
-            f.write(f"{t:.4f}\t{what}\n")
+        for t, cpu, what in samples:
+            f.write(f"{t:.4f}\t{cpu:.4f}\t{what}\n")
     _exit(code)
 os._exit = traced_exit
 from explorer.app.cli import main
@@ -78,22 +78,26 @@ finally:
 """
 
 
-def steps(samples: list[tuple[float, str]], min_s: float) -> list[tuple[float, float, str]]:
-    """(start, length, label) of each run of equal labels; runs under ``min_s`` folded into the next."""
+def steps(samples: list[tuple[float, float, str]], min_s: float) -> list[tuple[float, float, float, str]]:
+    """(start, length, CPU seconds, label) of each run of equal labels; runs under ``min_s`` folded
+    into the next."""
     runs: list[list] = []
-    for t, what in samples:
-        if runs and runs[-1][2] == what:
+    for t, cpu, what in samples:
+        if runs and runs[-1][3] == what:
             continue
-        runs.append([t, 0.0, what])
-    for i, r in enumerate(runs[:-1]):
-        r[1] = runs[i + 1][0] - r[0]
+        runs.append([t, cpu, 0.0, what])
+    for i, r in enumerate(runs):  # (start, CPU at start) -> (start, length, CPU spent)
+        nxt = runs[i + 1] if i + 1 < len(runs) else r
+        r[2] = nxt[1] - r[1]
+        r[1] = nxt[0] - r[0]
     out: list[list] = []
     for r in runs:
         if out and out[-1][1] < min_s:  # too short to show: its time goes to this step
-            r = [out[-1][0], out[-1][1] + r[1], r[2]]
+            r = [out[-1][0], out[-1][1] + r[1], out[-1][2] + r[2], r[3]]
             out.pop()
-        if out and out[-1][2] == r[2]:
+        if out and out[-1][3] == r[3]:
             out[-1][1] += r[1]
+            out[-1][2] += r[2]
             continue
         out.append(r)
     return [tuple(r) for r in out]
@@ -106,7 +110,8 @@ def trace(args: list[str], every_ms: float, depth: int, min_ms: float) -> tuple[
         subprocess.run([sys.executable, "-c", CHILD, f.name, str(every_ms / 1000), str(depth)] + args,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wall = time.perf_counter() - t0
-        samples = [(float(t), what) for t, what in (ln.rstrip("\n").split("\t", 1) for ln in open(f.name) if ln.strip())]
+        rows = (ln.rstrip("\n").split("\t", 2) for ln in open(f.name) if ln.strip())
+        samples = [(float(t), float(cpu), what) for t, cpu, what in rows]
     return steps(samples, min_ms / 1000), wall
 
 
@@ -126,8 +131,9 @@ def main() -> None:
         print(json.dumps({"wall_s": wall, "load": load, "steps": timeline}))
         return
     print(f"explore {' '.join(args)}   (load {load})")
-    for start, length, what in timeline:
-        print(f"{start:8.3f} {length:7.3f}  {what}")
+    print(f"{'start':>8} {'wall':>7} {'cpu':>6}  step (s since the process's start)")
+    for start, length, cpu, what in timeline:
+        print(f"{start:8.3f} {length:7.3f} {cpu:6.3f}  {what}")
     print(f"process wall (parent's clock): {wall:.3f} s")
 
 
