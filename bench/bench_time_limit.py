@@ -10,9 +10,9 @@ each after the other, so that both see the same load.
 First the floor: the median wall time of ``explore --version`` (the interpreter and the
 command-line module), of a trivial run (lenet-c, the default DP) and of a trivial split (lenet-c
 ``--split equal`` on tpu-mix-16). Each case's line then gives its ratio to the limit, whole
-("/limit": the user's wall clock, the claim) and less its kind's floor ("-floor": the trivial
-split's for ``--split`` and ``check --uneven``, else the trivial run's; reported apart, never in
-place of the whole), its median CPU time (user + system: far below the wall time, the run waited
+("/limit": the user's wall clock, the claim) and less its kind's floor ("floor", timed once in
+each of the case's rounds, as the load changes; "-floor": the trivial split's for ``--split`` and
+``check --uneven``, else the trivial run's; reported apart, never in place of the whole), its median CPU time (user + system: far below the wall time, the run waited
 for a core of a loaded machine), and a verdict: "within" (the whole process within 1.10x the
 limit), "floor" (only less the floor) or "OVER". The load average is printed before the floor and
 after each group. ``bench/trace_run.py`` shows where one run's time goes.
@@ -158,20 +158,21 @@ def floor_runs(explore: list[str], repeat: int) -> dict[str, list[float]]:
     return {name: [timed(explore + args)[1] for _ in range(repeat)] for name, args in FLOORS.items()}
 
 
-HEADER = (f"{'case':<26}{'limit':>6}{'':>7}{'process':>9}{'range':>13}{'/limit':>8}{'-floor':>8}{'cpu':>7}"
+HEADER = (f"{'case':<26}{'limit':>6}{'':>7}{'process':>9}{'range':>13}{'/limit':>8}{'floor':>7}{'-floor':>8}{'cpu':>7}"
           f"{'wall_s':>8}  verdict  status")
 WITHIN = 1.10  # issue 23: the whole process within 10% of its limit
 
 
 def row(label: str, limit: float, who: str, runs: list[Run], floor: float) -> str:
     """A case's line: the median process time and its range, its ratio to the limit (whole, and less
-    its kind's floor), the median CPU time, the run's own wall_s, the verdict and the statuses."""
+    ``floor``: its kind's, timed in the same rounds), the median CPU time, the run's own wall_s,
+    the verdict and the statuses."""
     walls = [r.process for r in runs]
     med = statistics.median(walls)
     statuses = ", ".join(sorted({r.status for r in runs}))
     verdict = "within" if med <= WITHIN * limit else ("floor" if med - floor <= WITHIN * limit else "OVER")
     return (f"{label:<26}{limit:>6g}{who:>7}{med:>9.2f}{min(walls):>7.2f}-{max(walls):<5.2f}{med / limit:>7.2f}x"
-            f"{max(med - floor, 0.0) / limit:>7.2f}x{statistics.median(r.cpu for r in runs):>7.2f}"
+            f"{floor:>7.2f}{max(med - floor, 0.0) / limit:>7.2f}x{statistics.median(r.cpu for r in runs):>7.2f}"
             f"{statistics.median(r.wall_s for r in runs):>8.2f}  {verdict:<7}  {statuses}")
 
 
@@ -192,17 +193,18 @@ def main() -> None:
     floors = floor_runs(scripts[0][1], args.repeat)
     for name, walls in floors.items():
         print(f"floor: explore {' '.join(FLOORS[name])}: {statistics.median(walls):.2f} s ({min(walls):.2f}-{max(walls):.2f})")
-    floor = {name: statistics.median(walls) for name, walls in floors.items()}
     print(HEADER)
     for group in args.groups:
         for label, limit, case in GROUPS[group]:
             limit = args.limit or limit
             runs: dict[str, list[Run]] = {who: [] for who, _ in scripts}
+            floor: list[float] = []  # its kind's floor, once a round (the load changes)
             for _ in range(args.repeat):
                 for who, explore in scripts:
                     runs[who].append(run_once(explore, case, limit))
+                floor.append(timed(scripts[0][1] + FLOORS[floor_of(case)])[1])
             for who, _ in scripts:
-                print(row(label, limit, who, runs[who], floor[floor_of(case)]), flush=True)
+                print(row(label, limit, who, runs[who], statistics.median(floor)), flush=True)
         print(f"  (after {group}: load {load()})", flush=True)
 
 
