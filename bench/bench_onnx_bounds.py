@@ -58,21 +58,25 @@ def ordinary(folder: Path) -> None:
     import explorer.frontends.onnx_fold as fold
 
     real, real_fold = bounds.check_propagation, fold.fold_shapes
-    print("| model | before s | after s | after / before |\n|---|---|---|---|")
+    print("| model | before s | after s | after / before | CPU before s | CPU after s | CPU after / before |\n"
+          "|---|---|---|---|---|---|---|")
     for name, (model, kw) in models.items():
         path = folder / f"{name}.onnx"
         onnx.save(model, path)
         times: dict[str, list[float]] = {"before": [], "after": []}
+        cpu: dict[str, list[float]] = {"before": [], "after": []}
         for _ in range(ROUNDS):
             for k in ("before", "after"):
                 bounds.check_propagation = real if k == "after" else (lambda *a: None)
                 fold.fold_shapes = real_fold if k == "after" else (lambda m, infer, plain: real_fold(m, infer, _same))
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 load_onnx(path, **kw)
                 times[k].append(time.perf_counter() - t)
+                cpu[k].append(time.process_time() - c)
         bounds.check_propagation, fold.fold_shapes = real, real_fold
         b, a = statistics.median(times["before"]), statistics.median(times["after"])
-        print(f"| {name} | {b:.3f} | {a:.3f} | {a / b:.2f} |")
+        cb, ca = statistics.median(cpu["before"]), statistics.median(cpu["after"])
+        print(f"| {name} | {b:.3f} | {a:.3f} | {a / b:.2f} | {cb:.4f} | {ca:.4f} | {ca / cb:.2f} |")
 
 
 TIMED = """
