@@ -9,7 +9,9 @@ prints the median and best time per call with the partitions and per-level costs
 Nets: the program's AlexNet and VGG-11 (its ``networks/`` files, batch 512, 7 levels, as
 ``tests/test_reference_program.py``) and seeded random conv/fc chains of 1,000 and 10,000 layers
 at 10 levels, written in both formats. Per net and space (HyPar: 2 types, AccPar: 3), the
-median of R calls (R = ``--repeat`` on AlexNet/VGG-11, fewer on the long chains):
+median of R calls (R = ``--repeat`` on AlexNet/VGG-11, fewer on the long chains), by wall clock
+or, with ``--clock cpu``, by each process's CPU time (``CLOCK_PROCESS_CPUTIME_ID`` in the C++,
+``time.process_time`` here: on a machine shared with other jobs, what each call itself used):
 
 - ``c++``: one ``h_partition`` call (it copies the layers and runs the per-level DP);
 - ``ours whole``: ``Problem(...)`` from a built ``Network`` and ``hierarchical_dp`` (the cost
@@ -22,6 +24,7 @@ median of R calls (R = ``--repeat`` on AlexNet/VGG-11, fewer on the long chains)
 
     python bench/bench_hpartition.py --accpar ~/src/AccPar            # median of 200
     python bench/bench_hpartition.py --accpar ~/src/AccPar --quick    # no 10,000-layer chain
+    python bench/bench_hpartition.py --accpar ~/src/AccPar --clock cpu  # CPU time on both sides
 
 Without a checkout the script says so and times our side alone.
 """
@@ -48,24 +51,34 @@ HARNESS = r"""
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <vector>
 #include "accpar.h"
 #include "helper.h"
 
+static double now(bool cpu) {  // seconds: the process's CPU time, or a steady wall clock
+    if (cpu) {
+        timespec ts;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        return ts.tv_sec + 1e-9 * ts.tv_nsec;
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 int main(int argc, char ** argv) {
-    // file, batch, levels, types, repeats
+    // file, batch, levels, types, repeats, [cpu]
     Layer * layers = NULL; int n = 0;
     parser(argv[1], atoi(argv[2]), layers, n);
     int H = atoi(argv[3]), K = atoi(argv[4]), R = atoi(argv[5]);
+    bool cpu = argc > 6 && argv[6][0] == 'c';
     int ** parts = new int*[H];
     for (int h = 0; h < H; ++h) parts[h] = new int[n];
     double * cost = new double[H];
     std::vector<double> times;
     for (int r = 0; r < R; ++r) {
-        auto t0 = std::chrono::steady_clock::now();
+        double t0 = now(cpu);
         h_partition(H, n, layers, parts, cost, K);
-        auto t1 = std::chrono::steady_clock::now();
-        times.push_back(std::chrono::duration<double>(t1 - t0).count());
+        times.push_back(now(cpu) - t0);
     }
     std::sort(times.begin(), times.end());
     printf("%.9f %.9f\n", times[R / 2], times[0]);
@@ -145,28 +158,29 @@ def build_harness(accpar: Path, work: Path) -> Path | None:
     return exe
 
 
-def run_cpp(exe: Path, rows, work: Path, batch: int, levels: int, types: int, repeat: int):
+def run_cpp(exe: Path, rows, work: Path, batch: int, levels: int, types: int, repeat: int, clock: str = "wall"):
     """((median, best) seconds per h_partition call, [(c_h as float, partition string)] per level)."""
     path = work / "net.txt"
     path.write_text(program_text(rows), encoding="utf-8")
-    out = subprocess.run([str(exe), str(path), str(batch), str(levels), str(types), str(repeat)],
+    out = subprocess.run([str(exe), str(path), str(batch), str(levels), str(types), str(repeat), clock],
                          check=True, capture_output=True, text=True).stdout.split("\n")
     levels_out = [line.split() for line in out[1:1 + levels]]
     median, best = map(float, out[0].split())
     return (median, best), [(float(c), p) for c, p in levels_out]
 
 
-def time_ours(net: Network, levels: int, space: Space, repeat: int):
+def time_ours(net: Network, levels: int, space: Space, repeat: int, clock: str = "wall"):
     """((median, best) whole seconds, median DP-alone seconds, plan, level units, unit per element)."""
     array = synthetic_array(levels)
+    now = time.process_time if clock == "cpu" else time.perf_counter
     whole, dp = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = now()
         problem = Problem(net, array, space)
         plan, units = hierarchical_dp(problem)
-        t1 = time.perf_counter()
+        t1 = now()
         hierarchical_dp(problem)
-        t2 = time.perf_counter()
+        t2 = now()
         whole.append(t1 - t0)
         dp.append(t2 - t1)
     return (statistics.median(whole), min(whole)), statistics.median(dp), plan, units, problem.tables.unit_per_element
@@ -194,6 +208,8 @@ def main() -> None:
     ap.add_argument("--accpar", type=Path, help="a checkout of github.com/linghaosong/AccPar (the C++ program)")
     ap.add_argument("--repeat", type=int, default=200, help="calls per case on AlexNet/VGG-11 (the median is shown)")
     ap.add_argument("--quick", action="store_true", help="skip the 10,000-layer chain")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="time both sides by wall clock or by the process's CPU time (steadier on a shared machine)")
     args = ap.parse_args()
     nets = [("AlexNet", ALEXNET, 512, 7), ("VGG-11", VGG11, 512, 7), ("chain 1,000", random_chain(1, 1000), 32, 10)]
     if not args.quick:
@@ -209,12 +225,12 @@ def main() -> None:
             net = network(name, rows, batch)
             for space, k in ((Space.HYPAR, 2), (Space.ACCPAR, 3)):
                 repeat = max(3, args.repeat // (1 + len(rows) // 100))
-                (whole, whole_best), dp, plan, units, unit = time_ours(net, levels, space, repeat)
+                (whole, whole_best), dp, plan, units, unit = time_ours(net, levels, space, repeat, args.clock)
                 if exe is None:
                     print(f"{name:<14}{space.value:<8}{levels:>3}{'-':>11}{fmt(whole):>13}{'-':>8}{'-':>7}{fmt(dp):>11}"
                           f"{'-':>8}  -")
                     continue
-                (cpp_s, cpp_best), cpp = run_cpp(exe, rows, work, batch, levels, k, repeat)
+                (cpp_s, cpp_best), cpp = run_cpp(exe, rows, work, batch, levels, k, repeat, args.clock)
                 same = same_answer(cpp, plan, units, unit)
                 print(f"{name:<14}{space.value:<8}{levels:>3}{fmt(cpp_s):>11}{fmt(whole):>13}{whole / cpp_s:>7.0f}x"
                       f"{whole_best / cpp_best:>6.0f}x{fmt(dp):>11}{dp / cpp_s:>7.0f}x  {same}")

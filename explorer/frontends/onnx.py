@@ -200,14 +200,19 @@ class _Importer:
         integer tensor of known length too long to propagate, nor too many elements together
         (onnx_bounds.py; a length only propagation would know is not checked: shape folding
         makes most such lengths known first). That pass is skipped
-        for the model the last pass without propagation returned (its shapes are that pass's)."""
+        for the model the last pass without propagation returned (its shapes are that pass's);
+        so is propagation itself when that pass knew every node output's shape (it could add
+        none): the model is returned as it is."""
         from onnx import shape_inference
 
         from .onnx_bounds import check_propagation
+        from .onnx_fold import every_shape_known
 
         if data_prop:
             check_propagation(model, self.src, lambda m: m if m is self.plain else self.infer(m, data_prop=False),
                               self.label)
+            if model is self.plain and every_shape_known(model.graph):
+                return model
         try:
             out = shape_inference.infer_shapes(model, data_prop=data_prop)
         except Exception as err:  # noqa: BLE001 - onnx raises several types

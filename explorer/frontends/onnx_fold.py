@@ -174,6 +174,7 @@ HANDLERS = {
     "ReduceProd": _reduce(np.prod), "ReduceSum": _reduce(np.sum), "ReduceMax": _reduce(np.max),
     "ReduceMin": _reduce(np.min),
 }
+FOLDABLE = frozenset(HANDLERS) | {"Shape", "Size"}  # the ops ``_Folder.evaluate`` may fold
 
 
 def _const_value(t):
@@ -244,25 +245,36 @@ class _Folder:
         returns the newly folded tensors."""
         new: dict[str, np.ndarray] = {}
         outputs = {o.name for o in graph.output}
-        for node in graph.node:
-            outs = [o for o in node.output if o]
-            if (not outs or any(o in self.values or o in outputs for o in outs) or node.domain not in ("", "ai.onnx")
-                    or node.op_type == "Constant"):
-                continue
-            try:
-                with np.errstate(all="ignore"):
+        values = self.values
+        with np.errstate(all="ignore"):
+            for node in graph.node:
+                op = node.op_type
+                if op not in FOLDABLE or not self.ready(node, op):
+                    continue
+                outs = [o for o in node.output if o]
+                if not outs or any(o in values or o in outputs for o in outs) or node.domain not in ("", "ai.onnx"):
+                    continue
+                try:
                     vals = self.evaluate(node, shapes)
-            except Exception:  # noqa: BLE001 - an op we cannot evaluate stays for shape inference
-                vals = None
-            if vals is None or len(vals) < len(node.output):
-                continue
-            vals = [np.asarray(v) for v in vals]
-            if any(v.size > MAX_ELEMENTS for v in vals) or self.weight_from_flat(node, vals):
-                continue
-            for o, v in zip(node.output, vals):
-                if o:
-                    self.values[o] = new[o] = v
+                except Exception:  # noqa: BLE001 - an op we cannot evaluate stays for shape inference
+                    vals = None
+                if vals is None or len(vals) < len(node.output):
+                    continue
+                vals = [np.asarray(v) for v in vals]
+                if any(v.size > MAX_ELEMENTS for v in vals) or self.weight_from_flat(node, vals):
+                    continue
+                for o, v in zip(node.output, vals):
+                    if o:
+                        values[o] = new[o] = v
         return new
+
+    def ready(self, node, op: str) -> bool:
+        """Whether ``evaluate`` can fold ``node`` (of a foldable op): a Shape or Size always
+        asks the shapes; any other op needs every input a known value and none a weight."""
+        if op in ("Shape", "Size"):
+            return True
+        values, weights = self.values, self.weights
+        return all(x in values and x not in weights for x in node.input if x)
 
     def weight_from_flat(self, node, vals) -> bool:
         """A float or 8/4-bit matrix (or higher) made from a stored flat tensor (a weight stored as
@@ -292,14 +304,20 @@ class _Folder:
 
 
 def _shapes(model) -> dict[str, list]:
-    out = {}
+    """Tensor -> its dimensions (None where unknown), for the tensors a Shape or Size node reads
+    (the only shapes folding asks)."""
     g = model.graph
-    for vi in list(g.input) + list(g.value_info) + list(g.output):
-        t = vi.type.tensor_type
-        if t.HasField("shape"):
-            out[vi.name] = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in t.shape.dim]
+    wanted = {n.input[0] for n in g.node if n.op_type in ("Shape", "Size") and n.input}
+    out = {}
+    for vi in (*g.input, *g.value_info, *g.output):
+        if vi.name in wanted:
+            t = vi.type.tensor_type
+            if t.HasField("shape"):
+                out[vi.name] = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None
+                                for d in t.shape.dim]
     for t in g.initializer:
-        out[t.name] = [int(d) for d in t.dims]
+        if t.name in wanted:
+            out[t.name] = [int(d) for d in t.dims]
     return out
 
 
@@ -307,20 +325,37 @@ def fold_shapes(model, infer, infer_plain):
     """(model after folding and shape inference, names of folded tensors). ``infer(model)`` runs
     shape inference and returns the inferred model; ``infer_plain`` runs it without data
     propagation: its rounds come first, so the shape values propagation would compute are
-    folded constants (and their sizes known, and bounded: onnx_bounds.py) before it runs."""
+    folded constants (and their sizes known, and bounded: onnx_bounds.py) before it runs.
+    ``infer`` may return the model it was given (propagation could add no shape: the
+    importer's ``every_shape_known``): the rounds, which found nothing new on it, end there."""
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 17)
     folder = _Folder(model, opset)
     folded: set[str] = set()
+    converged = False
     for run in (infer_plain, infer):
-        model = run(model)
+        given, model = model, run(model)
+        if model is given and converged:
+            break
         for _ in range(MAX_ROUNDS):
             new = folder.round(model.graph, _shapes(model))
             if not new:
+                converged = True
                 break
             _replace(model.graph, new)
             folded.update(new)
             model = run(model)
     return model, folded
+
+
+def every_shape_known(graph) -> bool:
+    """Whether every node output is a tensor of known element type and known dimensions (data
+    propagation, which only makes shapes known, could then add nothing)."""
+    known = {t.name for t in graph.initializer}
+    for vi in (*graph.input, *graph.value_info, *graph.output):
+        t = vi.type.tensor_type
+        if t.elem_type and t.HasField("shape") and all(d.HasField("dim_value") for d in t.shape.dim):
+            known.add(vi.name)
+    return all(o in known for n in graph.node for o in n.output if o)
 
 
 def _replace(graph, new: dict) -> None:
