@@ -25,9 +25,9 @@ from .llm_memory import Recompute, ZeroStage
 from .llm_problem import LlmLayout, LlmProblem
 from .network import Layer, LayerKind
 from .partition import PartitionType
+from .units import TERA
 
 BYTES = 2  # bf16/fp16 activations, gradients and weights on the wire
-TERA = 10**12
 
 
 @dataclass(frozen=True, slots=True)
