@@ -9,9 +9,8 @@ from fractions import Fraction
 
 from ..core.comm import training_flops
 from ..core.llm_memory import Recompute, ZeroStage, model_state_bytes
+from ..core.units import TERA
 from .llm_space import Candidate
-
-TERA = 10**12
 
 
 def network_flops(network) -> int:

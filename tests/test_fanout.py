@@ -39,11 +39,11 @@ from explorer.core.partition import (
     relayout_split,
 )
 from explorer.core.plan import Plan
-from explorer.core.randnet import random_attention_spec, random_chain, random_dag_spec
+from explorer.core.randnet import random_chain, random_dag_spec
 from explorer.frontends.network_yaml import load_network_text, parse_network
 from explorer.frontends.transformer import Family, TransformerShape, build_transformer
 
-from .conftest import make_array
+from .conftest import make_array, random_attention_spec
 from .test_model_extensions import GROUPED
 
 I, II, III = T.I, T.II, T.III

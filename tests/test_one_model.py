@@ -9,7 +9,7 @@ from __future__ import annotations
 from fractions import Fraction as F
 from itertools import product
 
-from explorer.core.comm import EVEN, edge_split, footprint_elements, held_elements, scaled_sizes, share_flops, training_flops
+from explorer.core.comm import edge_split, footprint_elements, held_elements, scaled_sizes, share_flops, training_flops
 from explorer.core.network import Layer, LayerKind
 from explorer.core.partition import (
     ALL_TYPES,
@@ -67,7 +67,7 @@ def test_footprint_and_flops_are_the_even_case_of_the_shares():
         for counts in ((0, 0, 0), (1, 0, 0), (0, 2, 1), (2, 1, 1)):
             s = scaled_sizes(layer, B, counts)
             assert footprint_elements(layer, B, counts, 2) == held_elements(layer, s.f_in, s.weights, 2)
-        assert share_flops(layer, B, EVEN) == training_flops(layer, B)
+        assert share_flops(layer, B, (F(1),) * 4) == training_flops(layer, B)
         assert share_flops(layer, B, (HALF, HALF, F(1), F(1))) * 4 == training_flops(layer, B)
 
 

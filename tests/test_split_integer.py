@@ -14,11 +14,13 @@ from explorer.core.evaluate import evaluate_split, evaluate_split_rational
 from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.partition import PartitionType, Space
 from explorer.core.plan import Plan
-from explorer.core.randnet import random_attention_spec, random_chain, random_dag_spec
+from explorer.core.randnet import random_chain, random_dag_spec
 from explorer.core.split_costs import SplitCosts, VectorLayout
 from explorer.core.uneven import alpha_grid, alpha_space, check_plan, round_to_whole_units
 from explorer.frontends.network_yaml import parse_network
 from explorer.solvers.uneven import _columns, _columns_plan
+
+from .conftest import random_attention_spec
 
 I, II = PartitionType.I, PartitionType.II
 

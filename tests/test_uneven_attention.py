@@ -22,7 +22,6 @@ from explorer.core.errors import Refused
 from explorer.core.network import LayerKind
 from explorer.core.partition import ALL_TYPES, Dim, PartitionType, Space
 from explorer.core.plan import Plan
-from explorer.core.randnet import random_attention_spec
 from explorer.core.solution import Status
 from explorer.frontends import load_model
 from explorer.frontends.network_yaml import parse_network
@@ -32,6 +31,7 @@ from explorer.solvers.uneven_cpsat import cpsat_uneven
 from explorer.solvers.uneven_joint import accpar_uneven, check_scope, joint_uneven
 from explorer.solvers.uneven_levels import levels_uneven
 
+from .conftest import random_attention_spec
 from .test_uneven_model import A1, mix
 
 I, II, III = PartitionType.I, PartitionType.II, PartitionType.III

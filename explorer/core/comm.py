@@ -175,7 +175,6 @@ def training_flops(layer: Layer, batch: int) -> int:
 
 
 Shares = tuple[Fraction, Fraction, Fraction, Fraction]  # a group's share of (B, D_i, D_o, G)
-EVEN = (Fraction(1),) * 4  # the whole layer: the shares at the top, and of a layer never split
 
 
 def share_flops(layer: Layer, batch: int, s: Shares) -> Fraction:

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .llm_memory import Recompute, check_positive
-
-TERA = 10**12
+from .units import TERA
 
 
 @dataclass(frozen=True, slots=True)

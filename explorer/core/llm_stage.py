@@ -25,9 +25,9 @@ from .llm_memory import Recompute, ZeroStage
 from .llm_problem import LlmLayout, LlmProblem
 from .network import Layer, LayerKind
 from .partition import PartitionType
+from .units import TERA
 
 BYTES = 2  # bf16/fp16 activations, gradients and weights on the wire
-TERA = 10**12
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +138,19 @@ _MEMO: dict = {}  # (id(network), id(cluster), dims, t, sequence_parallel, b, ty
 _MEMO_SIZE = 4096
 
 
+def _per_problem(memo: dict, key: tuple, problem: LlmProblem, compute, *args):
+    """``compute(*args)``, memoised in ``memo`` under ``key`` (which starts with ``id(problem)``:
+    an entry counts only while it holds that very problem); a full memo starts over."""
+    hit = memo.get(key)
+    if hit is not None and hit[0] is problem:
+        return hit[1]
+    out = compute(*args)
+    if len(memo) >= _MEMO_SIZE:
+        memo.clear()
+    memo[key] = (problem, out)
+    return out
+
+
 def part_costs(problem: LlmProblem, layout: LlmLayout) -> Parts:
     """The cost of one micro-batch of each part; memoised (a pure function of the network, the
     cluster's bandwidth, t, b, the types and the recompute mode, sequence parallelism: a search
@@ -188,14 +201,7 @@ def post_amounts(problem: LlmProblem, last_type: PartitionType, t: int, micro_ba
     a tied head's logit layer as an explicit fc node of type III) for one micro-batch, fed by the
     last block's last node of type ``last_type``. Memoised per problem."""
     key = (id(problem), "post", last_type, t, micro_batch, sequence_parallel)
-    hit = _DATA.get(key)
-    if hit is not None and hit[0] is problem:
-        return hit[1]
-    if len(_DATA) >= _MEMO_SIZE:
-        _DATA.clear()
-    out = _post_amounts(problem, last_type, t, micro_batch, sequence_parallel)
-    _DATA[key] = (problem, out)
-    return out
+    return _per_problem(_DATA, key, problem, _post_amounts, problem, last_type, t, micro_batch, sequence_parallel)
 
 
 def _post_amounts(problem: LlmProblem, last_type: PartitionType, t: int, micro_batch: int,
@@ -315,14 +321,7 @@ def data_seconds(problem: LlmProblem, layout: LlmLayout, stage_params: int | Fra
     zero3 = layout.zero is ZeroStage.ZERO3  # only ZeRO-3's gathers read the micro-batches and the recompute
     key = (id(problem), par.tensor, par.data, par.expert, layout.zero,
            (layout.micro_batch, layout.recompute is Recompute.FULL) if zero3 else None, stage_params, stage_experts)
-    hit = _DATA.get(key)
-    if hit is not None and hit[0] is problem:
-        return hit[1]
-    if len(_DATA) >= _MEMO_SIZE:
-        _DATA.clear()
-    out = _data_seconds(problem, layout, stage_params, stage_experts)
-    _DATA[key] = (problem, out)
-    return out
+    return _per_problem(_DATA, key, problem, _data_seconds, problem, layout, stage_params, stage_experts)
 
 
 _DATA: dict = {}  # (id(problem), t, d, e, zero, ZeRO-3's (b, full), params, expert params) -> (problem, seconds);
@@ -382,14 +381,7 @@ def step_parts(problem: LlmProblem, layout: LlmLayout, x: Fraction) -> StepParts
     zero = ZeroStage.ZERO0 if layout.zero is ZeroStage.ZERO1 else layout.zero
     key = (id(problem), layout.parallelism, layout.micro_batch, layout.recompute, zero, layout.stage_layers,
            layout.tensor_types, layout.virtual_stages, x)
-    hit = _STEPS.get(key)
-    if hit is not None and hit[0] is problem:
-        return hit[1]
-    out = _step_parts(problem, layout, x)
-    if len(_STEPS) >= _MEMO_SIZE:
-        _STEPS.clear()
-    _STEPS[key] = (problem, out)
-    return out
+    return _per_problem(_STEPS, key, problem, _step_parts, problem, layout, x)
 
 
 _STEPS: dict = {}  # (id(problem), the layout's fields with ZeRO 1 as 0, x) -> (problem, StepParts)

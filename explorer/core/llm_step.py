@@ -11,8 +11,9 @@ from fractions import Fraction
 from .llm_calibration import calibration_for, efficiency_for, range_notes
 from .llm_experts import alltoall_seconds
 from .llm_problem import LlmEvaluation, LlmLayout, LlmProblem, ParameterCount, TransformerDims  # noqa: F401
-from .llm_stage import TERA, StepParts, stage_params, step_parts
+from .llm_stage import StepParts, stage_params, step_parts
 from .llm_stage_memory import stage_memories
+from .units import TERA
 
 __all__ = ["LlmEvaluation", "LlmLayout", "LlmProblem", "ParameterCount", "TransformerDims", "evaluate_llm"]
 

@@ -1,4 +1,4 @@
-"""Seeded random chains for cross-checks and benchmarks."""
+"""Seeded random chains and graph specs for cross-checks and benchmarks."""
 
 from __future__ import annotations
 
@@ -70,28 +70,3 @@ def random_dag_spec(seed: int, nodes: int, batch: int | None = None) -> dict:
                 specs.append({"name": f"fc{i}", "kind": "fc", "in_features": din, "out_features": width, "inputs": src})
             out_ch[specs[-1]["name"]] = width
     return {"version": 1, "name": f"dag-{seed}-{nodes}", "batch": batch, "layers": specs}
-
-
-def random_attention_spec(seed: int, fan_in: bool = False) -> dict:
-    """A tiny transformer-like network spec (a dict as the YAML would give), S tokens per sample:
-    a first node (an embedding of token ids, or an fc), then Q, K and V (one fused fc, or with
-    ``fan_in`` three fc nodes reading the first), an attention node (``heads`` random: none, or
-    1 to 8 heads of 1 or 2 channels), and on a chain an fc after it."""
-    rng = random.Random(seed)
-    heads = rng.choice([0, 1, 2, 3, 4, 4, 6, 8])
-    d = max(heads, 1) * rng.choice([1, 2]) if heads else rng.choice([2, 3, 4])
-    width = rng.choice([2, 4, 6])
-    if rng.random() < 0.5:
-        first = {"name": "tok", "kind": "embedding", "vocab": rng.randint(2, 12), "hidden": width, "inputs": []}
-    else:
-        first = {"name": "x", "kind": "fc", "in_features": rng.randint(1, 8), "out_features": width, "inputs": []}
-    att = {"name": "att", "kind": "attention", **({"heads": heads} if heads else {})}
-    if fan_in:
-        qkv = [{"name": n, "kind": "fc", "in_features": width, "out_features": d, "inputs": [first["name"]]} for n in "qkv"]
-        layers = [first, *qkv, {**att, "inputs": ["q", "k", "v"]}]
-    else:
-        layers = [first, {"name": "qkv", "kind": "fc", "in_features": width, "out_features": 3 * d, "inputs": [first["name"]]},
-                  {**att, "inputs": ["qkv"]},
-                  {"name": "o", "kind": "fc", "in_features": d, "out_features": rng.choice([1, 2, 4]), "inputs": ["att"]}]
-    return {"version": 1, "name": f"att-{seed}", "batch": rng.choice([1, 2, 4]), "sequence": rng.choice([1, 2, 3, 8]),
-            "layers": layers}

@@ -415,10 +415,6 @@ def alpha_space(array: ArraySpec, grid: Sequence[Fraction], free: FreeAlphas = F
                 proportional: bool = True) -> AlphaSpace:
     """The declared alpha space of an array (module docstring): classes by identical subtrees;
     ``proportional=False``: the grid alone (each free class's ratio left out)."""
-    return _alpha_space(array, grid, free, proportional)
-
-
-def _alpha_space(array: ArraySpec, grid: Sequence[Fraction], free: FreeAlphas, proportional: bool) -> AlphaSpace:
     peaks = array.leaf_peaks_TFLOPS()
     H = array.levels
     group_class, class_free, class_peaks = [], [], []

@@ -16,6 +16,7 @@ from fractions import Fraction
 from .errors import shown
 
 GiB = 2**30  # the unit of memory (--memory, memory_GiB)
+TERA = 10**12  # FLOP/s in a TFLOP/s (peak_TFLOPS)
 BYTE_UNITS = {
     "B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
     "KiB": 2**10, "MiB": 2**20, "GiB": GiB, "TiB": 2**40,
