@@ -39,7 +39,7 @@ from .figures_text import FRACTION_NOTE, exact_count, has_fraction
 from .results import SCHEMA_VERSION, Inputs, PlanFigures, batch_warning, exact_number
 from .check import Clock
 from .split import proven_conflict, rule_names, search_start, split_inputs
-from .split_notes import cut_note, joined
+from .split_notes import cut_note, joined, seed_end_note
 
 UNEVEN_CHECK_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "dp", "search", "proportional")  # by default
 UNEVEN_CHECK_NAMES = (*UNEVEN_CHECK_SOLVERS, "levels")  # levels: dp's uneven form under its split's name
@@ -271,12 +271,9 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
                              objective=rules.objective)
     row = _scored(name, sol, network, array, aspace, rules)
     cut = cut_note(name, None, sol.info.get("cut"), sol.explored)  # a heuristic's best plan so far
-    if sol.info.get("ended_at_once"):  # exact's column pairs could not be done in time: the best seed plan
-        cut = joined(cut, f"ended at once ({sol.info['ended_at_once']}, beyond what the limit leaves): the best seed plan")
-    if sol.info.get("ended_early"):  # exact's column tables, at their measured pace, could not end in time
-        cut = joined(cut, f"ended early ({sol.info['ended_early']}): the best seed plan")
-    elif not sol.info.get("ended_at_once"):  # why it stopped with this plan (e.g. the joint solver cut while it
-        cut = joined(cut, sol.info.get("reason") or "")  # built its tables: the best of its starting plans)
+    # exact ended at once or early (its best seed plan), else why it stopped with this plan (e.g. the
+    # joint solver cut while it built its tables: the best of its starting plans)
+    cut = joined(cut, seed_end_note(sol.info, sol.status) or sol.info.get("reason") or "")
     return replace(row, note=joined(row.note, cut)) if cut else row
 
 

@@ -207,7 +207,7 @@ def proof_info(solver: str, sol) -> dict:
     return {"reason": sol.info.get("reason") or "", "proved_by": by, "method": sol.info.get("method") or "",
             "exact_first": first, "alone": bool(sol.info.get("exact_alone")),
             "exact_reason": sol.info.get("exact_reason") or "", "ended_at_once": sol.info.get("ended_at_once") or "",
-            "cut": sol.info.get("cut"), "explored": sol.explored, "ended_early": bool(sol.info.get("ended_early")),
+            "cut": sol.info.get("cut"), "explored": sol.explored, "ended_early": sol.info.get("ended_early") or "",
             "separable_bound": bool(sol.info.get("separable_bound"))}
 
 
