@@ -16,7 +16,7 @@ from ..core.partition import Space
 from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status
-from ..core.split_rules import SplitRules, joint_refusal
+from ..core.split_rules import SplitRules
 from ..core.uneven import AlphaSpace, proportional_plan
 from ..solvers.deadline import MIN_LEFT_SHARE, past
 from .run import EXACT_SHARE
@@ -73,7 +73,7 @@ def _exact_alone(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     at once, its column pairs needing more than the limit), "" at the limit."""
     from ..solvers.uneven_constrained import constrained_uneven
 
-    seeds, time_limit_s = _levels_first(seeds, network, array, aspace, time_limit_s, rules, joint_first=True)
+    seeds, time_limit_s = _levels_first(seeds, network, array, aspace, time_limit_s, rules, constrained=True)
     try:
         pre = constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
     except Refused:
@@ -85,18 +85,17 @@ def _exact_alone(network: Network, array: ArraySpec, space: Space, aspace: Alpha
 
 
 def _levels_first(seeds: "SeedPlans | None", network: Network, array: ArraySpec, aspace: AlphaSpace,
-                  time_limit_s: float | None, rules: SplitRules, joint_first: bool) -> tuple:
+                  time_limit_s: float | None, rules: SplitRules, constrained: bool) -> tuple:
     """(the seeds, the time left for the run): ``seeds`` with the level DP's plan computed before an
     exact run that reads them when it stops (``SeedPlans.levels_first``), the time it took taken off
     ``time_limit_s``. Only for the Pareto DP (chains): the joint solver, tried first on the
-    constrained path (``joint_first``) where it takes the instance and ``rules``' objective, starts
-    from the first seed alone and has its own."""
-    from ..solvers.uneven import is_path
+    constrained path (``constrained``) where it takes the instance and ``rules``' objective, starts
+    from the first seed alone and has its own: the solver says which route it takes (``runs_pareto_dp``)."""
+    from ..solvers.uneven_constrained import runs_pareto_dp
 
     if seeds is None:
         return (), time_limit_s
-    joint = joint_first and joint_refusal(rules.objective) is None and _joint_takes(network, array, aspace)
-    if time_limit_s is None or not is_path(network) or joint:
+    if time_limit_s is None or not runs_pareto_dp(network, array, aspace, rules, constrained):
         return seeds, time_limit_s
     t0 = time.perf_counter()
     seeds = seeds.levels_first(time_limit_s)
@@ -214,12 +213,14 @@ def proof_info(solver: str, sol) -> dict:
 def _instead(solver: str, rules: SplitRules, proportional: bool = False, instance=None) -> str:
     """What to run when a proving solver refuses an uneven instance as too large: the default
     (``--split optimal`` without ``--solver``) only where its joint solver takes ``instance``
-    (network, array, alpha space; ``solvers.uneven_joint.check_scope``), else what does."""
+    (network, array, alpha space; ``solvers.uneven_constrained.joint_takes``), else what does."""
     split, by, limit, grid = (given_as(o) for o in ("--split", "--solver", "--time-limit", "--alpha-grid"))
     if proportional:  # one point per class: the exact DP takes what brute force and CP-SAT cannot
         return (f"; {by} dp (the level DP, no proof) takes it" if solver == "exact" else
                 f"; {by} exact (the exact DP over the types at the proportional alphas) or dp (the level DP, no proof)")
-    if instance is not None and (joint_refusal(rules.objective) or not _joint_takes(*instance)):
+    from ..solvers.uneven_constrained import joint_takes
+
+    if instance is not None and not joint_takes(*instance, rules):
         # the default routes past the joint solver (``routed_optimal``): what it routes to
         from ..solvers.uneven import is_path
 
@@ -230,20 +231,6 @@ def _instead(solver: str, rules: SplitRules, proportional: bool = False, instanc
     return (f"; {split} optimal without {by} (the joint solver; arrays with one kind per half of the tree; pins, "
             f"forbids, caps and memory) takes such instances: a proven optimum, or at {limit} its best plan with "
             "a proven bound and the gap")
-
-
-def _joint_takes(network: Network, array: ArraySpec, aspace: AlphaSpace) -> bool:
-    """Whether the joint solver's scope (``check_scope``, checked at once) covers the instance."""
-    from ..solvers.joint_columns import _VirtualSource
-    from ..solvers.uneven_joint import check_scope
-    from ..solvers.uneven_sp import blocks
-
-    try:
-        check_scope(network, array, aspace)
-        blocks(_VirtualSource.of(network))
-    except Refused:
-        return False
-    return True
 
 
 # Of the time a solve gets, what the level DP may take before an exact run whose seeds it joins
