@@ -143,3 +143,14 @@ def test_runs_pareto_dp_names_the_route_constrained_uneven_takes_on_random_chain
         assert (sol.info["method"] == "pareto-dp") is pareto, k
         routes.add(pareto)
     assert routes == {True, False}  # both routes met
+
+
+def test_the_seeds_built_at_once_are_named_once_for_the_level_dp_not_run():
+    """``SeedPlans.cheap``: the equal and proportional plans the seeds start with, named as the
+    report names them when the level DP was not run (``split._dp_not_run`` built its own two)."""
+    net, arr = load_model("lenet-c"), load_array("tpu-mix-16")
+    aspace, types = alpha_space(arr, alpha_grid(4)), equal_types(net, arr, Space.ACCPAR)
+    seeds = split_solve.seed_plans(net, arr, Space.ACCPAR, aspace, types, TIME_ONLY, time.perf_counter() - 1.0)
+    assert seeds.cheap() == (("the equal-split", Plan.even(types)),
+                             ("the proportional", proportional_plan(net, arr, types)))
+    assert list(seeds) == [p for _, p in seeds.cheap()]  # the deadline passed: the level DP not run

@@ -257,8 +257,7 @@ class SeedPlans:
     done: bool = False  # ``first`` is the level DP's whole run (not cut): not run again
 
     def __iter__(self):
-        yield Plan.even(self.types)
-        yield proportional_plan(self.network, self.array, self.types)
+        yield from (plan for _, plan in self.cheap())
         yield from self.first
         if self.done or past(self.deadline):
             return
@@ -266,6 +265,12 @@ class SeedPlans:
             yield self._levels(self.deadline).plan
         except Refused:
             return
+
+    def cheap(self) -> tuple[tuple[str, Plan], ...]:
+        """The seeds built at once, named as a report says them: the equal split's and the
+        proportional split's (of ``types``), in that order."""
+        return (("the equal-split", Plan.even(self.types)),
+                ("the proportional", proportional_plan(self.network, self.array, self.types)))
 
     def levels_first(self, time_limit_s: float | None) -> "SeedPlans":
         """These seeds with the level DP's plan computed now, before an exact run limited to
