@@ -73,3 +73,23 @@ def test_element_counts_with_a_fraction_are_printed_exactly_with_a_note(capsys):
     code, out, err = run_cli(["check", "--uneven", "--model", "lenet-c", "--array", "tpu-mix-16", "--alpha-grid", "4",
                               "--objective", "traffic", "--solvers", "dp"], capsys)
     assert "fraction" not in out  # whole counts: no note
+
+
+def test_cpsat_refused_before_or_after_its_count_gives_the_exact_paths_answer_one_way():
+    # _exact_alone and cpsat_after_exact's refusal after the count each built the answer (reason, the
+    # exact path's own reason, proved_by) inline: one function, _cpsat_refused
+    from fractions import Fraction
+
+    from explorer.app.split_solve import _cpsat_refused
+    from explorer.core.errors import Refused
+    from explorer.core.solution import Status, split_solution
+
+    pre = split_solution("exact", Status.FEASIBLE, None, Fraction(3), Fraction(2), 0.0, 0)
+    pre.info.update(method="pareto-dp", reason="ended early: 9 pairs")
+    alone, after = (_cpsat_refused(pre, Refused("too big"), 0.0, alone=a) for a in (True, False))
+    for sol in (alone, after):
+        assert sol.solver == "cpsat" and sol.info["reason"] == "CP-SAT refused the instance (too big)"
+        assert sol.info["exact_reason"] == "ended early: 9 pairs" and sol.info["proved_by"] == "exact:pareto-dp"
+    assert alone.info["exact_alone"] and "exact_alone" not in after.info
+    unproved = split_solution("exact", Status.FEASIBLE, None, Fraction(3), None, 0.0, 0)
+    assert "proved_by" not in _cpsat_refused(unproved, Refused("too big"), 0.0).info

@@ -49,15 +49,14 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
         except Refused:  # beyond the exact path's memory guard: CP-SAT alone (it refuses what it cannot take)
             pre = None
     if pre is not None and pre.status in (Status.OPTIMAL, Status.INFEASIBLE):
-        return _tagged(pre, f"exact:{pre.info.get('method', 'pareto-dp')}", pre, t0)
+        return _tagged(pre, _exact_by(pre), pre, t0)
     left = max(time_limit_s - (time.perf_counter() - t0), MIN_LEFT_SHARE * time_limit_s)
     try:
         sol = cpsat_uneven(network, array, space, aspace, time_limit_s=left, rules=rules)
     except Refused as err:  # refused after its count (e.g. its model too large): the exact path's plan and bound
         if pre is None or pre.plan is None:
             raise
-        return _tagged(replace(pre, info=dict(pre.info, reason=f"CP-SAT refused the instance ({err})")),
-                       f"exact:{pre.info.get('method', 'pareto-dp')}" if pre.split_bound is not None else "", pre, t0)
+        return _cpsat_refused(pre, err, t0)
     if pre is None or pre.plan is None or sol.status in (Status.OPTIMAL, Status.INFEASIBLE):
         return _tagged(sol, "cpsat" if sol.split_bound is not None or sol.status is Status.INFEASIBLE else "", pre, t0)
     return _combined(sol, pre, rules.objective, t0)
@@ -69,8 +68,7 @@ def _exact_alone(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     many columns): the exact constrained path answers with the whole time limit and ``seeds``, whatever
     it finds (a proof, a plan with its bound, its best seed plan, or no plan), so the same instance gets
     the same answer as under ``--solver exact``, and the same kind at any limit; where the exact path
-    refuses too (at once), CP-SAT's refusal. ``info["exact_reason"]``: why the exact path ended (e.g.
-    at once, its column pairs needing more than the limit), "" at the limit."""
+    refuses too (at once), CP-SAT's refusal (the answer's info: ``_cpsat_refused``)."""
     from ..solvers.uneven_constrained import constrained_uneven
 
     seeds, time_limit_s = _levels_first(seeds, network, array, aspace, time_limit_s, rules, constrained=True)
@@ -78,10 +76,24 @@ def _exact_alone(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         pre = constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
     except Refused:
         raise refusal from None
+    return _cpsat_refused(pre, refusal, t0, alone=True)
+
+
+def _cpsat_refused(pre: Solution, refusal: Refused, t0: float, alone: bool = False) -> Solution:
+    """The exact constrained path's answer ``pre`` as CP-SAT's, CP-SAT having refused the instance
+    (``refusal``; ``alone``: by its count, before anything was built, ``_exact_alone``): the reason
+    says so, ``info["exact_reason"]`` keeps the exact path's own (why it ended, "" at the limit),
+    and ``proved_by`` names the exact route where it proved a bound or that no plan exists."""
     proved = pre.split_bound is not None or pre.status is Status.INFEASIBLE
-    info = dict(pre.info, reason=f"CP-SAT refused the instance ({refusal})", exact_alone=True,
-                exact_reason=pre.info.get("reason") or "")
-    return _tagged(replace(pre, info=info), f"exact:{pre.info.get('method', 'pareto-dp')}" if proved else "", pre, t0)
+    info = dict(pre.info, reason=f"CP-SAT refused the instance ({refusal})", exact_reason=pre.info.get("reason") or "")
+    if alone:
+        info["exact_alone"] = True
+    return _tagged(replace(pre, info=info), _exact_by(pre) if proved else "", pre, t0)
+
+
+def _exact_by(pre: Solution) -> str:
+    """What proved an exact path's bound, as ``info["proved_by"]``: ``exact:<route>``."""
+    return f"exact:{pre.info.get('method', 'pareto-dp')}"
 
 
 def _levels_first(seeds: "SeedPlans | None", network: Network, array: ArraySpec, aspace: AlphaSpace,
@@ -106,7 +118,7 @@ def _combined(sol: Solution, pre: Solution, objective: Objective, t0: float) -> 
     """Neither proved alone: the better plan (CP-SAT's on a tie) and the higher bound; optimal when
     they meet under the time objective."""
     best = pre if sol.plan is None or pre.split_value < sol.split_value else sol
-    bounds = [(b, by) for b, by in ((pre.split_bound, f"exact:{pre.info.get('method', 'pareto-dp')}"),
+    bounds = [(b, by) for b, by in ((pre.split_bound, _exact_by(pre)),
                                     (sol.split_bound, "cpsat")) if b is not None]
     bound, by = max(bounds, key=lambda b: b[0]) if bounds else (None, "")
     met = objective is Objective.TIME and bound is not None and bound >= best.split_value
