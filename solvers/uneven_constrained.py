@@ -9,7 +9,7 @@ Both prove the same optimum; ``info["method"]`` says which ran."""
 from __future__ import annotations
 
 from dataclasses import replace
-from itertools import chain, islice
+from itertools import islice
 
 from explorer.core.array import ArraySpec
 from explorer.core.errors import Refused
@@ -17,11 +17,11 @@ from explorer.core.kinds import SOLVE_TIME_LIMIT
 from explorer.core.network import Network
 from explorer.core.partition import Space
 from explorer.core.solution import Solution
-from explorer.core.split_rules import TIME_ONLY, SplitRules
+from explorer.core.split_rules import TIME_ONLY, SplitRules, joint_refusal
 from explorer.core.plan import Plan
 from explorer.core.uneven import AlphaSpace, FreeAlphas
 
-from .uneven import EXACT_MAX_BYTES, _space_of, exact_uneven
+from .uneven import EXACT_MAX_BYTES, _space_of, exact_uneven, is_path
 from .uneven_joint import JointOptions, joint_uneven
 
 
@@ -34,16 +34,39 @@ def constrained_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     the time limit: the best of its incumbent and ``seeds``). ``seeds`` may be a generator (the
     split's: the equal-split plan, then the level DP's): only its first is read before a solve."""
     aspace = _space_of(array, alphas, free)
-    seeds = iter(seeds)
-    first = tuple(islice(seeds, 1))
-    try:
-        sol = joint_under(network, array, space, aspace, time_limit_s or SOLVE_TIME_LIMIT, rules, starts=first)
-    except Refused:  # outside its scope: the Pareto DP (chains)
-        sol = exact_uneven(network, array, space, aspace, max_bytes, free, time_limit_s, rules,
-                           seeds=chain(first, seeds))
+    if not joint_takes(network, array, aspace, rules):  # outside its scope or objective: the Pareto DP (chains)
+        sol = exact_uneven(network, array, space, aspace, max_bytes, free, time_limit_s, rules, seeds=seeds)
         sol.info["method"] = "pareto-dp"
         return sol
+    first = tuple(islice(iter(seeds), 1))
+    sol = joint_under(network, array, space, aspace, time_limit_s or SOLVE_TIME_LIMIT, rules, starts=first)
     return replace(sol, solver="exact")
+
+
+def joint_takes(network: Network, array: ArraySpec, aspace: AlphaSpace, rules: SplitRules = TIME_ONLY) -> bool:
+    """Whether ``joint_under`` takes the instance, checked at once (nothing built): the step time
+    (``joint_refusal``), its scope (``check_scope``) and a series-parallel network (``blocks``), all
+    that ``joint_uneven`` refuses; ``constrained_uneven`` runs the Pareto DP where it does not."""
+    from .joint_columns import _VirtualSource
+    from .uneven_joint import check_scope
+    from .uneven_sp import blocks
+
+    if joint_refusal(rules.objective):
+        return False
+    try:
+        check_scope(network, array, aspace)
+        blocks(_VirtualSource.of(network))
+    except Refused:
+        return False
+    return True
+
+
+def runs_pareto_dp(network: Network, array: ArraySpec, aspace: AlphaSpace, rules: SplitRules, constrained: bool) -> bool:
+    """Whether a solve reaches the exact Pareto DP (``exact_uneven``, which reads its seeds when it
+    stops): on a chain, ``constrained_uneven`` (``constrained``) where the joint solver does not
+    take the instance (``joint_takes``), ``exact_uneven`` always; elsewhere neither does. A caller
+    asks this before the solve (e.g. to compute a seed first: ``app.split_solve.SeedPlans``)."""
+    return is_path(network) and not (constrained and joint_takes(network, array, aspace, rules))
 
 
 def joint_under(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,

@@ -89,6 +89,19 @@ def run_cli(args, capsys):
     return ex.value.code, out, err
 
 
+def sweep_process(spec, out, *more: str):
+    """``explore sweep SPEC --out OUT MORE`` in a process of its own, in its own process group with
+    SIGINT at its default (as a terminal's Ctrl-C finds it), stderr piped as text: the sweep the
+    Ctrl-C tests interrupt (``os.killpg(p.pid, signal.SIGINT)``)."""
+    import signal
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-c", "from explorer.app.cli import main; main()", "sweep", str(spec), "--out", str(out), *more]
+    return subprocess.Popen(cmd, start_new_session=True, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
 def numpy_from(monkeypatch, layers: int = TEST_NUMPY_FROM) -> None:
     """Networks of ``layers`` layers or more take the numpy paths (tables, evaluate, the DP's chain scan);
     the evaluator's per-network memo is fresh, so no network keeps facts computed at another threshold."""

@@ -16,6 +16,7 @@ import pytest
 
 from explorer import api
 from explorer.app.check_uneven import SplitCheckRow, _verdict, check_uneven
+from explorer.app.figures_text import fmt_seconds
 from explorer.app.results import exact_number
 from explorer.core.evaluate import evaluate_split
 from explorer.core.objective import Objective
@@ -73,17 +74,17 @@ def test_check_uneven_under_traffic_on_mix4(mix4, tmp_path, capsys):
     assert code == 0, err
     lines = out.splitlines()
     assert "objective traffic (elements; ties to the least step time)" in lines[0]
-    assert lines[1].split()[:7] == ["solver", "status", "traffic", "bound", "gap", "step", "ms"]
+    assert lines[1].split()[:7] == ["solver", "status", "traffic", "bound", "gap", "step", "time"]
     rows = {line.split()[0]: line for line in lines[2:-2]}
     for name in ("brute", "exact", "cpsat"):
         cells = rows[name].split()
         assert cells[1:5] == ["optimal", f"{int(traffic):,}", f"{int(traffic):,}", "0.000%"], rows[name]
-        assert cells[5] == f"{float(step) * 1e3:.6g}"
+        assert " ".join(cells[5:7]) == fmt_seconds(step, 6)  # the split report's units, 6 digits
     assert "joint (uneven splits): the step time only, not the traffic objective" in rows["joint"]
     assert "refused" in rows["accpar"] and "accpar: the step time only" in rows["accpar"]
     for name in ("dp", "search", "proportional"):
         assert rows[name].split()[1] == "feasible" and F(rows[name].split()[2].replace(",", "")) >= traffic
-    assert lines[-2] == f"proven optimum {int(traffic):,} elements, step time {float(step) * 1e3:.6g} ms (brute, exact, cpsat)"
+    assert lines[-2] == f"proven optimum {int(traffic):,} elements, step time {fmt_seconds(step, 6)} (brute, exact, cpsat)"
     assert lines[-1] == "agree"
 
 

@@ -173,7 +173,7 @@ def test_explore_split_says_why_exact_ended_at_once(capsys):
     code, out, err = run_cli(base + ["--split", "optimal", "--solver", "exact", "--time-limit", "3"], capsys)
     assert code == 0 and "feasible by exact" in out.splitlines()[0], out  # the best seed plan, not proven
     note = next(x for x in out.splitlines() if x.startswith("note: exact:"))
-    assert "ended at once: 734,832 column pairs need at least" in note and "s the time limit leaves" in note, out
+    assert "ended at once: 734,832 column pairs need at least" in note and "beyond what the time limit leaves" in note, out
 
 
 def test_infeasible_split_text_names_the_conflict_as_its_json_does(capsys):
@@ -200,3 +200,20 @@ def test_split_table_marks_a_baseline_that_breaks_a_limit(capsys):
     code, js, _ = run_cli(base + ["--format", "json"], capsys)
     b = json.loads(js)["baselines"]
     assert b["all-I"]["violations"] and not b["trick"]["violations"] and not b["hypar"]["violations"]
+
+
+def test_check_uneven_and_explore_split_word_exacts_early_end_alike(capsys):
+    """The exact Pareto DP ended at once with its best seed plan: ``explore check --uneven``'s exact
+    row and ``explore --split optimal --solver exact`` say it in the same words (``seed_end_note``;
+    the check said "ended at once (...): the best seed plan", the split report "ended at once: ...,
+    beyond the 1.93 s the time limit leaves: the best seed plan, not proven optimal; bound: ...")."""
+    base = ["--model", "lenet-c", "--array", "tpu-mix-16", "--space", "accpar", "--objective", "traffic"]
+    code, out, err = run_cli(["check", "--uneven", *base, "--solvers", "exact,dp", "--format", "json"], capsys)
+    row = json.loads(out)["solvers"]["exact"]
+    assert code == 0 and row["status"] == "feasible", err
+    code, out, err = run_cli([*base, "--split", "optimal", "--solver", "exact", "--format", "json"], capsys)
+    got = json.loads(out)
+    assert code == 0 and got["status"] == "feasible", err
+    assert got["note"] == "exact: " + row["reason"], (got["note"], row["reason"])
+    assert row["reason"].startswith("ended at once: 5,038,848 column pairs need at least ~")
+    assert "beyond what the time limit leaves: the best seed plan, not proven optimal; bound: " in row["reason"]

@@ -1,24 +1,10 @@
-"""One concept in one place in the app layer (issues 20 and 23 leftovers): one number checker for
-the API's arguments, one code stamp for the caches, one sentinel and one shape for a cut heuristic."""
+"""One concept in one place in the app layer (issues 20 and 23 leftovers): one code stamp for the
+caches, one sentinel and one shape for a cut heuristic (the API's one number checker:
+tests/test_second_trial_fixes.py, ``test_one_wording_per_number_rule``)."""
 
 from __future__ import annotations
 
-import pytest
-
-from explorer import api
 from explorer.core.errors import SpecError
-
-
-@pytest.mark.parametrize("value", ["80", True])
-def test_solve_and_plan_llm_refuse_a_memory_that_is_not_a_number_alike(value):
-    # solve said 'must be a number', plan_llm 'must be a number of GiB': two checkers of one rule
-    messages = []
-    for call in (lambda: api.solve("lenet-c", "hypar-16", memory_GiB=value),
-                 lambda: api.plan_llm("gpt3-1.7b", "dgx-a100", gpus=8, batch=8, memory_GiB=value)):
-        with pytest.raises(SpecError) as err:
-            call()
-        messages.append(str(err.value))
-    assert messages[0] == messages[1] == f"memory_GiB: must be a number of GiB, got {value!r}"
 
 
 def test_a_sweep_file_error_drops_its_own_keys_option_and_names_others_as_keys():
@@ -39,11 +25,13 @@ def test_ended_at_once_is_read_from_its_field_not_from_the_reasons_text():
     info = {"reason": "9 pairs, beyond the 2 s left", "ended_at_once": "9 column pairs need at least ~2 s",
             "proved_by": "", "method": "pareto-dp"}
     assert proof_note("exact", Status.FEASIBLE, 2.0, info) == (
-        "exact: ended at once: 9 pairs, beyond the 2 s left: the best seed plan, not proven optimal")
+        "exact: ended at once: 9 column pairs need at least ~2 s, beyond what the time limit leaves: the best seed "
+        "plan, not proven optimal")
     alone = dict(info, reason="CP-SAT refused the instance (x)", alone=True, exact_reason="9 pairs, beyond")
-    assert proof_note("cpsat", Status.FEASIBLE, 2.0, alone) == (
+    assert proof_note("cpsat", Status.OPTIMAL, 2.0, alone) == (
         "cpsat: CP-SAT refused the instance (x): the exact constrained path answered alone and ended at once: "
-        "9 pairs, beyond: the best seed plan, not proven optimal")
+        "9 column pairs need at least ~2 s, beyond what the time limit leaves: the best seed plan, optimal: it "
+        "meets the bound")
     stopped = dict(info, reason="column pairs need more", ended_at_once="")  # the words alone: not ended at once
     assert proof_note("exact", Status.FEASIBLE, 2.0, stopped).startswith("exact: stopped at the time limit (2 s)")
 
@@ -71,3 +59,23 @@ def test_element_counts_with_a_fraction_are_printed_exactly_with_a_note(capsys):
     code, out, err = run_cli(["check", "--uneven", "--model", "lenet-c", "--array", "tpu-mix-16", "--alpha-grid", "4",
                               "--objective", "traffic", "--solvers", "dp"], capsys)
     assert "fraction" not in out  # whole counts: no note
+
+
+def test_cpsat_refused_before_or_after_its_count_gives_the_exact_paths_answer_one_way():
+    # _exact_alone and cpsat_after_exact's refusal after the count each built the answer (reason, the
+    # exact path's own reason, proved_by) inline: one function, _cpsat_refused
+    from fractions import Fraction
+
+    from explorer.app.split_solve import _cpsat_refused
+    from explorer.core.errors import Refused
+    from explorer.core.solution import Status, split_solution
+
+    pre = split_solution("exact", Status.FEASIBLE, None, Fraction(3), Fraction(2), 0.0, 0)
+    pre.info.update(method="pareto-dp", reason="ended early: 9 pairs")
+    alone, after = (_cpsat_refused(pre, Refused("too big"), 0.0, alone=a) for a in (True, False))
+    for sol in (alone, after):
+        assert sol.solver == "cpsat" and sol.info["reason"] == "CP-SAT refused the instance (too big)"
+        assert sol.info["exact_reason"] == "ended early: 9 pairs" and sol.info["proved_by"] == "exact:pareto-dp"
+    assert alone.info["exact_alone"] and "exact_alone" not in after.info
+    unproved = split_solution("exact", Status.FEASIBLE, None, Fraction(3), None, 0.0, 0)
+    assert "proved_by" not in _cpsat_refused(unproved, Refused("too big"), 0.0).info

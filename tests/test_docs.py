@@ -208,10 +208,10 @@ def test_shape_check_masks_walls_and_nothing_else():
                    ["solver dp: level-optimal (objective traffic), wall 1.25 ms"])
     assert not matches(["solver dp: level-optimal (objective traffic), wall 971 us"],
                        ["solver dp: optimal (objective traffic), wall 971 us"])
-    header = "solver       status         step ms     bound ms      gap   wall s  note"
-    row = "joint        optimal      0.0233741    0.0233741   0.000%{:>9}"
+    header = "solver       status       step time        bound      gap   wall s  note"
+    row = "joint        optimal     23.3741 us   23.3741 us   0.000%{:>9}"
     assert matches([header, row.format("1.441")], [header, row.format("12.710")])
-    assert not matches([header, row.format("1.441")], [header, row.replace("0.0233741 ", "0.0233742 ").format("1.441")])
+    assert not matches([header, row.format("1.441")], [header, row.replace("23.3741 us ", "23.3742 us ").format("1.441")])
     assert not matches(["gap 0.000%"], ["gap 0.001%"])
     assert matches(["a", "...", "z"], ["a", "b", "c", "z"]) and matches(["a", "...", "z"], ["a", "z"])
     assert not matches(["a", "z"], ["a", "b", "z"]) and not matches(["a", "...", "z"], ["a", "b"])

@@ -15,13 +15,10 @@ from explorer.frontends.onnx_bounds import MAX_PROPAGATED
 from explorer.frontends.onnx_graph import MAX_NODES
 
 from .conftest import run_cli
+from .onnx_nets import _const, _w
 from .test_hostile_round3 import deadline
 
 OPSETS = [helper.make_opsetid("", 17)]
-
-
-def _int(name, v):
-    return numpy_helper.from_array(np.array(v, np.int64), name)
 
 
 def _save(tmp_path, graph, name, **kw) -> str:
@@ -35,7 +32,7 @@ def range_net(tmp_path, limit: int) -> str:
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])
     nodes = [helper.make_node("Range", ["s", "l", "d"], ["r"]), helper.make_node("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
              helper.make_node("Add", ["x", "rf"], ["a"]), helper.make_node("MatMul", ["a", "w"], ["y"])]
-    inits = [_int("s", 0), _int("l", limit), _int("d", 1), numpy_helper.from_array(np.ones((16, 8), np.float32), "w")]
+    inits = [_const("s", 0), _const("l", limit), _const("d", 1), _w("w", 16, 8)]
     graph = helper.make_graph(nodes, "range", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
     return _save(tmp_path, graph, f"range_{limit}.onnx")
 
@@ -52,7 +49,7 @@ def concat_net(tmp_path, k: int, op: str = "Concat") -> str:
         nodes.append(helper.make_node("Sum", [f"r{i}" for i in range(k)], ["c"]))
     nodes += [helper.make_node("Cast", ["c"], ["cf"], to=TensorProto.FLOAT), helper.make_node("Add", ["x", "cf"], ["a"]),
               helper.make_node("MatMul", ["a", "w"], ["y"])]
-    inits = [_int("s", 0), _int("l", MAX_PROPAGATED), _int("d", 1), numpy_helper.from_array(np.ones((16, 8), np.float32), "w")]
+    inits = [_const("s", 0), _const("l", MAX_PROPAGATED), _const("d", 1), _w("w", 16, 8)]
     graph = helper.make_graph(nodes, "concat", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
     return _save(tmp_path, graph, f"{op}{k}.onnx")
 
@@ -74,7 +71,7 @@ def rope_net(tmp_path) -> str:
              helper.make_node("Cast", ["pos"], ["posf"], to=TensorProto.FLOAT),
              helper.make_node("Unsqueeze", ["posf", "last"], ["pos2"]), helper.make_node("Mul", ["x", "pos2"], ["xp"]),
              helper.make_node("MatMul", ["xp", "w"], ["y"])]
-    inits = [_int("zero", 0), _int("one", 1), _int("last", [-1]), numpy_helper.from_array(np.ones((16, 8), np.float32), "w")]
+    inits = [_const("zero", 0), _const("one", 1), _const("last", [-1]), _w("w", 16, 8)]
     graph = helper.make_graph(nodes, "rope", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
     return _save(tmp_path, graph, "rope.onnx")
 
@@ -119,7 +116,7 @@ def nested_net(tmp_path, depth: int) -> str:
     nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="fc"),
              helper.make_node(f"F{depth - 1}", ["m"], ["y"], domain="local", name="act")]
     graph = helper.make_graph(nodes, "nested", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              [numpy_helper.from_array(np.ones((16, 8), np.float32), "w")])
+                              [_w("w", 16, 8)])
     return _save(tmp_path, graph, f"nested{depth}.onnx", opsets=ops, functions=fs)
 
 
@@ -210,7 +207,7 @@ def test_the_models_external_data_file_is_never_written_over(tmp_path, capsys, m
     graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "ext",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              [numpy_helper.from_array(np.ones((16, 8), np.float32), "w")])
+                              [_w("w", 16, 8)])
     onnx.save(helper.make_model(graph, opset_imports=OPSETS), folder / "ext.onnx", save_as_external_data=True,
               location="ext.onnx.data", size_threshold=0)
     data = (folder / "ext.onnx.data").read_bytes()
@@ -321,10 +318,6 @@ def _one_node_net(tmp_path, nodes, x_shape, inits, name) -> str:
     return _save(tmp_path, graph, name + ".onnx")
 
 
-def _w(name, *shape):
-    return numpy_helper.from_array(np.ones(shape, np.float32), name)
-
-
 @pytest.mark.parametrize("case, message", [
     ("matmul", "node 0 (MatMul): no inferred shape for tensor 'y': shape inference says MatMul: Incompatible dimensions "
                "for matrix multiplication"),
@@ -343,7 +336,7 @@ def test_an_inconsistent_shape_says_why(tmp_path, capsys, case, message):
         "matmul": (mm, [4, 12], [_w("w", 16, 8)]),
         "stride0": ([helper.make_node("Conv", ["x", "w"], ["y"], strides=[0, 0])], [1, 3, 8, 8], [_w("w", 4, 3, 3, 3)]),
         "reshape": ([helper.make_node("Reshape", ["x", "s"], ["r"]), helper.make_node("MatMul", ["r", "w"], ["y"])],
-                    [4, 16], [_int("s", [5, -1]), _w("w", 16, 8)]),
+                    [4, 16], [_const("s", [5, -1]), _w("w", 16, 8)]),
         "conv9": ([helper.make_node("Conv", ["x", "w"], ["y"])], [1, 3, 8, 8], [_w("w", 4, 3, 9, 9)]),
         "zero": (mm, [4, 16], [_w("w", 16, 0)]),
     }
@@ -376,7 +369,7 @@ def test_a_dead_node_is_no_layer_and_the_run_says_so(tmp_path):
     graph = helper.make_graph(nodes, "iff", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
                                helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
-                              [_w("w", 16, 8), _w("w2", 16, 4), numpy_helper.from_array(np.array(True), "c")])
+                              [_w("w", 16, 8), _w("w2", 16, 4), _const("c", True, bool)])
     from explorer.frontends.onnx_graph import live_nodes
 
     live, dead = live_nodes(graph, list(graph.node))
@@ -422,7 +415,7 @@ def test_a_long_tensor_known_only_through_propagation_is_refused_before_it(tmp_p
              helper.make_node("Unsqueeze", ["of", "last"], ["o2"]), helper.make_node("Mul", ["x", "o2"], ["xp"]),
              helper.make_node("MatMul", ["xp", "w"], ["y"])]
     graph = helper.make_graph(nodes, "cos", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              [_int("one", [1]), _int("two", [2]), _int("last", [-1]), _w("w", 16, 8)])
+                              [_const("one", [1]), _const("two", [2]), _const("last", [-1]), _w("w", 16, 8)])
     path = _save(tmp_path, graph, "cos.onnx")
     assert [layer.name for layer in load_onnx(path, batch=2, sequence=100).layers] == ["MatMul_6"]
     with deadline(30), pytest.raises(SpecError, match=r"node 3 \(Cast\): input 'ones' is a 1-D tensor of 10,000,000 "):
@@ -435,8 +428,8 @@ def test_a_long_float_activation_reshaped_to_1d_is_imported(tmp_path):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 512, 1024])
     nodes = [helper.make_node("Reshape", ["x", "flat"], ["f"]), helper.make_node("Mul", ["f", "half"], ["h"]),
              helper.make_node("Reshape", ["h", "back"], ["b"]), helper.make_node("MatMul", ["b", "w"], ["y"])]
-    inits = [_int("flat", [-1]), _int("back", [4, 512, 1024]), numpy_helper.from_array(np.array(0.5, np.float32), "half"),
-             numpy_helper.from_array(np.ones((1024, 8), np.float32), "w")]
+    inits = [_const("flat", [-1]), _const("back", [4, 512, 1024]), _const("half", 0.5, np.float32),
+             _w("w", 1024, 8)]
     graph = helper.make_graph(nodes, "flat", [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
     net = load_onnx(_save(tmp_path, graph, "flat.onnx"))
     assert [layer.name for layer in net.layers] == ["MatMul_3"]

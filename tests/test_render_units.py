@@ -43,3 +43,18 @@ def test_gib_text_is_the_one_gib_form_of_the_reports():
     assert gib_text(10**400) == "inf GiB"  # no OverflowError
     mem = GpuKind("g", F(1), 80).memory_bytes  # an int memory_GiB still gives exact Fraction bytes
     assert mem == 80 * GiB and isinstance(mem, F)
+
+
+@pytest.mark.parametrize("v, shown", [
+    (F(233741, 10**10), "23.3741 us"),  # lenet-c's uneven optimum on tpu-mix-16 (check --uneven's docs example)
+    (F(805411, 10**6), "805.411 ms"),
+    (F(4522572, 5615234375), "805.411 us"),  # trial 13's seed plan, 0.000805411... s
+    (2.858123, "2.85812 s"),
+    (0, "0 us"),
+    (1.5e-9, "1.5 ns"),
+    (5e-10, "5e-10 s"),
+    (10**7, "1.000e+07 s"),
+])
+def test_a_check_tables_times_are_the_split_reports_units_to_six_digits(v, shown):
+    # check --uneven printed "step ms" columns (0.0233741), the split report fmt_seconds (23 us): one formatter
+    assert fmt_seconds(v, 6) == shown

@@ -59,5 +59,8 @@ def test_one_wording_per_number_rule():
     assert said("solve", "lenet-c", memory_GiB=-1) == said("plan_llm", "gpt3-1.3b", memory_GiB=-1) == \
         "memory_GiB: must be > 0, got -1"
     assert said("plan_llm", "gpt3-1.3b", memory_GiB=float("nan")) == "memory_GiB: must be a finite number, got nan"
+    for value in ("80", True):  # not a number: one checker for both (solve said 'must be a number')
+        assert said("solve", "lenet-c", memory_GiB=value) == said("plan_llm", "gpt3-1.3b", memory_GiB=value) == \
+            f"memory_GiB: must be a number of GiB, got {value!r}"
     assert said("solve", "lenet-c", batch=0) == "batch: must be a positive integer, got 0"
     assert said("solve", "lenet-c", batch=2.5) == "batch: must be a positive integer, got 2.5"

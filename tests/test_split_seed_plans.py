@@ -101,3 +101,56 @@ def test_a_level_dp_cut_in_its_share_is_run_again_after_the_run(monkeypatch):
     assert len(calls) == 2 and calls[1] == later
     assert plans[:3] == [Plan.even(types), proportional_plan(net, arr, types), Plan.even(types)]  # cut: the equal split
     assert plans[3] == real(net, arr, Space.ACCPAR, aspace, name="dp").plan
+
+
+@pytest.mark.parametrize("model,objective,pareto", [("lenet-c", "time", False), ("lenet-c", "traffic", True),
+                                                    ("resnet18", "traffic", False)])
+def test_the_level_dp_runs_first_where_the_solver_says_its_pareto_dp_runs(model, objective, pareto):
+    """The app asks the solver (``runs_pareto_dp``) which route the constrained path takes: the joint
+    solver (lenet-c, the step time: it starts from the first seed alone, no level DP first), the
+    Pareto DP (the traffic objective on a chain: the level DP first), neither (a graph: refused)."""
+    from explorer.core.objective import Objective
+    from explorer.core.errors import Refused
+    from explorer.core.split_rules import SplitRules
+
+    net, arr = load_model(model), load_array("tpu-mix-16")
+    aspace, types, rules = alpha_space(arr, alpha_grid(4)), equal_types(net, arr, Space.ACCPAR), SplitRules(Objective(objective))
+    assert uneven_constrained.runs_pareto_dp(net, arr, aspace, rules, constrained=True) is pareto
+    assert uneven_constrained.runs_pareto_dp(net, arr, aspace, rules, constrained=False) is net.is_chain
+    seeds = split_solve.seed_plans(net, arr, Space.ACCPAR, aspace, types, rules)
+    got, left = split_solve._levels_first(seeds, net, arr, aspace, 100.0, rules, constrained=True)
+    assert (got.done, len(got.first)) == ((True, 1) if pareto else (False, 0)) and (left < 100.0) is pareto
+    if not net.is_chain:
+        with pytest.raises(Refused):
+            uneven_constrained.constrained_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=1.0, rules=rules)
+        return
+    sol = uneven_constrained.constrained_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=1.0, rules=rules)
+    assert (sol.info["method"] == "pareto-dp") is pareto
+
+
+def test_runs_pareto_dp_names_the_route_constrained_uneven_takes_on_random_chains():
+    """On seeded random chains (deeper free levels, overlap, the traffic objective: outside the joint
+    solver; the rest inside), the route the solver announces is the route it takes."""
+    import random
+
+    from .test_split_rules import _random_case
+
+    rng, routes = random.Random(20261204), set()
+    for k in range(16):
+        net, arr, space, aspace, rules = _random_case(rng, k)
+        sol = uneven_constrained.constrained_uneven(net, arr, space, aspace, time_limit_s=10.0, rules=rules)
+        pareto = uneven_constrained.runs_pareto_dp(net, arr, aspace, rules, constrained=True)
+        assert (sol.info["method"] == "pareto-dp") is pareto, k
+        routes.add(pareto)
+    assert routes == {True, False}  # both routes met
+
+
+def test_the_seeds_built_at_once_are_named_once_for_the_level_dp_not_run():
+    """``SeedPlans.cheap``: the equal and proportional plans the seeds start with, named as the
+    report names them when the level DP was not run (``split._dp_not_run`` built its own two)."""
+    net, arr = load_model("lenet-c"), load_array("tpu-mix-16")
+    aspace, types = alpha_space(arr, alpha_grid(4)), equal_types(net, arr, Space.ACCPAR)
+    seeds = split_solve.seed_plans(net, arr, Space.ACCPAR, aspace, types, TIME_ONLY, time.perf_counter() - 1.0)
+    assert seeds.cheap() == (("the equal-split", Plan.even(types)),
+                             ("the proportional", proportional_plan(net, arr, types)))
+    assert list(seeds) == [p for _, p in seeds.cheap()]  # the deadline passed: the level DP not run

@@ -22,7 +22,7 @@ from explorer.app.sweep.table import FIGURES, add_dp_gap, pareto_labels
 from explorer.core.errors import SpecError
 from explorer.frontends import zoo
 
-from .conftest import arguments_for_options, run_cli
+from .conftest import arguments_for_options, run_cli, sweep_process
 
 ISSUE_EXAMPLE = """\
 version: 1
@@ -541,17 +541,12 @@ def test_ctrl_c_stops_at_once_and_the_rerun_resumes(tmp_path):
     ended, finished points cached."""
     import os
     import signal
-    import subprocess
-    import sys
     import time
 
     f = write(tmp_path / "s.yaml", "version: 1\ngrid: {model: [lenet-c, sfc], levels: [1, 2]}\n"
                                    "points: [{model: resnet50, levels: 7, space: accpar, solver: cpsat},"
                                    " {model: bert-base, levels: 8, space: accpar, solver: cpsat}]\n")
-    cmd = [sys.executable, "-c", "from explorer.app.cli import main; main()", "sweep", str(f), "--out", str(tmp_path / "o"),
-           "--workers", "2"]
-    p = subprocess.Popen(cmd, start_new_session=True, stderr=subprocess.PIPE, text=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    p = sweep_process(f, tmp_path / "o", "--workers", "2")
     cache = tmp_path / "o" / "cache"
     deadline = time.time() + 20
     while time.time() < deadline and len(list(cache.rglob("*.json"))) < 4:

@@ -17,6 +17,8 @@ import pytest
 
 from explorer.app.sweep.main_guard import _guarded_spans
 
+from .conftest import sweep_process
+
 pytest.importorskip("distributed")
 
 SPEC = ('{"version": 1, "name": "guard", "grid": {"model": ["lenet-c", "sfc"], "levels": [1, 2]}}')
@@ -91,10 +93,7 @@ def test_ctrl_c_of_a_dask_sweep_prints_only_the_one_line(tmp_path):
     f.write_text("version: 1\ngrid: {model: [lenet-c, sfc], levels: [1, 2]}\n"
                  "points: [{model: resnet50, levels: 8, space: accpar, solver: cpsat, time_limit: 60},"
                  " {model: bert-base, levels: 8, space: accpar, solver: cpsat, time_limit: 60}]\n")
-    cmd = [sys.executable, "-c", "from explorer.app.cli import main; main()", "sweep", str(f), "--out",
-           str(tmp_path / "o"), "--engine", "dask", "--workers", "2"]
-    p = subprocess.Popen(cmd, start_new_session=True, stderr=subprocess.PIPE, text=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    p = sweep_process(f, tmp_path / "o", "--engine", "dask", "--workers", "2")
     cache = tmp_path / "o" / "cache"
     deadline = time.time() + 120
     while time.time() < deadline and len(list(cache.rglob("*.json"))) < 4 and p.poll() is None:
@@ -127,10 +126,7 @@ def test_ctrl_c_while_the_dask_cluster_starts_prints_only_the_one_line(tmp_path)
     psutil = pytest.importorskip("psutil")
     f = tmp_path / "s.yaml"
     f.write_text("version: 1\ngrid: {model: [lenet-c, sfc], levels: [1, 2]}\n")
-    cmd = [sys.executable, "-c", "from explorer.app.cli import main; main()", "sweep", str(f), "--out",
-           str(tmp_path / "o"), "--engine", "dask", "--workers", "2"]
-    p = subprocess.Popen(cmd, start_new_session=True, stderr=subprocess.PIPE, text=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    p = sweep_process(f, tmp_path / "o", "--engine", "dask", "--workers", "2")
     try:
         me, deadline, children = psutil.Process(p.pid), time.time() + 120, []
         while time.time() < deadline and len(children) < 3 and p.poll() is None:

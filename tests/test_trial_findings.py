@@ -275,5 +275,5 @@ def test_check_uneven_status_column_fits_level_optimal(capsys):
     header = next(x for x in lines if x.startswith("solver"))
     rows = [x for x in lines if x.split()[:1] in (["dp"], ["exact"], ["joint"])]
     assert any("level-optimal" in x for x in rows), out
-    step_end = header.index("step ms") + len("step ms")
-    assert all(list(re.finditer(r"\S+", x))[2].end() == step_end for x in rows), out  # one right edge for the column
+    step_end = header.index("step time") + len("step time")
+    assert all(list(re.finditer(r"\S+", x))[3].end() == step_end for x in rows), out  # one right edge (the unit's)

@@ -118,19 +118,50 @@ def test_an_exact_run_ended_early_by_its_tables_pace_has_the_bound(monkeypatch):
     assert sol.split_bound <= brute_split(net, arr, space, aspace).split_value
 
 
-def test_trial13s_run_shows_the_bound_and_the_gap(mix4, capsys):
-    """sfc on mix-4 at grid 1/16 (15.9 M column pairs) ends at once at 5 s: the seed plan (the level
-    DP's, 0.8054 ms) with the separable bound (0.3587 ms), in JSON and in the note."""
+def test_trial13s_run_shows_a_bound_below_its_plan_and_the_gap(mix4, capsys):
+    """sfc on mix-4 at grid 1/16 (15.9 M column pairs) ends at once at 5 s with its best seed plan
+    and the separable bound. Not pinned to one run's figures (a level DP cut under load changes the
+    plan): the plan is the evaluator's, no worse than the proportional seed, the bound the one
+    ``solvers.uneven_bound`` gives this instance, below the plan, and the report's gap is theirs."""
+    from explorer.app.figures_text import fmt_seconds
+    from explorer.app.split import Split, split_run
+    from explorer.core.partition import Space
+    from explorer.core.uneven import alpha_grid, alpha_space, proportional_plan
+    from explorer.frontends import load_array, load_model
+    from explorer.solvers.uneven_levels import equal_types
+
+    net, arr = load_model("sfc"), load_array(mix4)
+    r = split_run(net, arr, Space.ACCPAR, Split.OPTIMAL, grid=16, time_limit_s=5.0, solver="exact")
+    assert r.status is Status.FEASIBLE and "ended at once" in r.note and "bound: each layer's least" in r.note
+    value = evaluate_split(net, arr, r.plan).step_time_s
+    assert r.step_time_s == value <= evaluate_split(net, arr, proportional_plan(
+        net, arr, equal_types(net, arr, Space.ACCPAR))).step_time_s  # a seed's exact score, the best seed's
+    bound = _bound(net, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(16)), TIME_ONLY)
+    assert r.bound_s == bound and 0 < bound < value and r.gap == 1 - bound / value
+    code, out, err = run_cli(["--model", "sfc", "--array", mix4, "--space", "accpar", "--split", "optimal", "--solver",
+                              "exact", "--alpha-grid", "16", "--time-limit", "5"], capsys)
+    assert code == 0 and f"proven bound {fmt_seconds(bound)}, gap " in out, out  # the even report's time formatter
+
+
+def test_a_reduced_trial13_ended_at_once_has_a_bound_below_brute_force(mix4, tmp_path, capsys, monkeypatch):
+    """Trial 13's middle layers (sfc's fc2 and fc3, 8192 wide) on mix-4 at grid 1/2, made to end at
+    once: the bound its report gives is at most brute force's optimum, which is at most its plan."""
     import json
 
-    args = ["--model", "sfc", "--array", mix4, "--space", "accpar", "--split", "optimal", "--solver", "exact",
-            "--alpha-grid", "16", "--time-limit", "5"]
-    code, out, err = run_cli([*args, "--format", "json"], capsys)
+    from explorer.core.partition import Space
+    from explorer.core.uneven import alpha_grid, alpha_space
+    from explorer.frontends import load_array, load_model
+
+    _at_once(monkeypatch)
+    model = tmp_path / "sfc-mid.yaml"
+    model.write_text("version: 1\nname: sfc-mid\nbatch: 256\nlayers:\n"
+                     "  - {name: fc2, kind: fc, in_features: 8192, out_features: 8192}\n"
+                     "  - {name: fc3, kind: fc, in_features: 8192, out_features: 8192}\n")
+    code, out, err = run_cli(["--model", str(model), "--array", mix4, "--space", "accpar", "--split", "optimal",
+                              "--solver", "exact", "--alpha-grid", "2", "--format", "json"], capsys)
     got = json.loads(out)
-    assert code == 0 and got["status"] == "feasible", err
-    assert F(got["objective_value"]) == F(4522572, 5615234375)  # 0.8054 ms: the level DP's seed plan
-    assert F(got["bound"]) == F(42303488, 117919921875)  # 0.3587 ms
-    assert abs(got["gap"] - float(1 - F(42303488, 117919921875) / F(4522572, 5615234375))) < 1e-12
-    assert "ended at once" in got["note"] and "bound: each layer's least columns" in got["note"]
-    code, out, err = run_cli(args, capsys)
-    assert "proven bound 359 us, gap 55.458%" in out, out  # the even report's time formatter
+    assert code == 0 and got["status"] in ("feasible", "optimal") and "ended at once" in got["note"], err
+    net, arr = load_model(str(model)), load_array(mix4)
+    brute = brute_split(net, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(2)))
+    assert brute.status is Status.OPTIMAL
+    assert 0 < F(got["bound"]) <= brute.split_value <= F(got["objective_value"])

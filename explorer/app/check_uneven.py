@@ -35,11 +35,11 @@ from ..solvers.uneven_cpsat import cpsat_size_check, cpsat_uneven
 from ..solvers.uneven_constrained import constrained_uneven, joint_under
 from ..solvers.uneven_joint import accpar_uneven
 from ..solvers.uneven_levels import equal_types, levels_uneven
-from .figures_text import FRACTION_NOTE, exact_count, has_fraction
+from .figures_text import FRACTION_NOTE, exact_count, fmt_seconds, has_fraction
 from .results import SCHEMA_VERSION, Inputs, PlanFigures, batch_warning, exact_number
 from .check import Clock
 from .split import proven_conflict, rule_names, search_start, split_inputs
-from .split_notes import cut_note, joined
+from .split_notes import cut_note, joined, seed_end_note
 
 UNEVEN_CHECK_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "dp", "search", "proportional")  # by default
 UNEVEN_CHECK_NAMES = (*UNEVEN_CHECK_SOLVERS, "levels")  # levels: dp's uneven form under its split's name
@@ -271,12 +271,9 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
                              objective=rules.objective)
     row = _scored(name, sol, network, array, aspace, rules)
     cut = cut_note(name, None, sol.info.get("cut"), sol.explored)  # a heuristic's best plan so far
-    if sol.info.get("ended_at_once"):  # exact's column pairs could not be done in time: the best seed plan
-        cut = joined(cut, f"ended at once ({sol.info['ended_at_once']}, beyond what the limit leaves): the best seed plan")
-    if sol.info.get("ended_early"):  # exact's column tables, at their measured pace, could not end in time
-        cut = joined(cut, f"ended early ({sol.info['ended_early']}): the best seed plan")
-    elif not sol.info.get("ended_at_once"):  # why it stopped with this plan (e.g. the joint solver cut while it
-        cut = joined(cut, sol.info.get("reason") or "")  # built its tables: the best of its starting plans)
+    # exact ended at once or early (its best seed plan), else why it stopped with this plan (e.g. the
+    # joint solver cut while it built its tables: the best of its starting plans)
+    cut = joined(cut, seed_end_note(sol.info, sol.status) or sol.info.get("reason") or "")
     return replace(row, note=joined(row.note, cut)) if cut else row
 
 
@@ -384,8 +381,12 @@ def _verdict(rows: tuple[SplitCheckRow, ...], objective: Objective):
     return best, tuple(r.solver for r in proven if r.key() == best), tuple(problems)
 
 
-def _ms(x: Fraction | None) -> str:
-    return "-" if x is None else f"{float(x) * 1e3:.6g}"
+CHECK_DIGITS = 6  # significant digits of the table's times: the solvers' values side by side
+
+
+def _time(x: Fraction | None) -> str:
+    """A step time or bound of the table (``fmt_seconds``, as the split report, to ``CHECK_DIGITS``)."""
+    return "-" if x is None else fmt_seconds(x, CHECK_DIGITS)
 
 
 def _elements(x: Fraction | None) -> str:
@@ -393,17 +394,17 @@ def _elements(x: Fraction | None) -> str:
 
 
 def _cells(row: SplitCheckRow, traffic: bool, tw: int = 14) -> str:
-    """A row's figures: step ms and bound ms, or (traffic, ``tw`` wide) traffic, bound and the plan's step ms."""
+    """A row's figures: step time and bound, or (traffic, ``tw`` wide) traffic, bound and the plan's step time."""
     gap = "-" if row.bound is None or not row.value else f"{float(1 - row.bound / row.value) * 100:.3f}%"
     if traffic:
-        return f"{_elements(row.traffic):>{tw}} {_elements(row.traffic_bound):>{tw}} {gap:>8} {_ms(row.step_time_s):>12}"
-    return f"{_ms(row.step_time_s):>12} {_ms(row.bound_s):>12} {gap:>8}"
+        return f"{_elements(row.traffic):>{tw}} {_elements(row.traffic_bound):>{tw}} {gap:>8} {_time(row.step_time_s):>12}"
+    return f"{_time(row.step_time_s):>12} {_time(row.bound_s):>12} {gap:>8}"
 
 
 def _optimum_line(r: SplitCheck) -> str:
     if r.optimum is not None:
-        value = (f"{_elements(r.optimum_traffic)} elements, step time {_ms(r.optimum_s)} ms"
-                 if r.objective is Objective.TRAFFIC else f"{_ms(r.optimum_s)} ms")
+        value = (f"{_elements(r.optimum_traffic)} elements, step time {_time(r.optimum_s)}"
+                 if r.objective is Objective.TRAFFIC else _time(r.optimum_s))
         return f"proven optimum {value} ({', '.join(r.proven_by)})"
     if any(row.status == Status.INFEASIBLE.value for row in r.rows):
         return "no plan keeps to the constraints (" + ", ".join(row.solver for row in r.rows
@@ -417,8 +418,8 @@ def render_check_uneven(r: SplitCheck) -> str:
     traffic = r.objective is Objective.TRAFFIC
     counts = [x for row in r.rows for x in (row.traffic, row.traffic_bound)] + [r.optimum_traffic]
     tw = max([14] + [len(_elements(x)) for x in counts if x is not None])  # a count with a fraction widens it
-    heads = (f"{'traffic':>{tw}} {'bound':>{tw}} {'gap':>8} {'step ms':>12}" if traffic
-             else f"{'step ms':>12} {'bound ms':>12} {'gap':>8}")
+    heads = (f"{'traffic':>{tw}} {'bound':>{tw}} {'gap':>8} {'step time':>12}" if traffic
+             else f"{'step time':>12} {'bound':>12} {'gap':>8}")
     lines = [f"check (uneven splits): {r.network} on {r.array}, space {r.space}, alpha grid 1/{r.grid}"
              f"{' only' if r.grid_only else ' + proportional'}, "
              f"free alphas {r.free}, objective "

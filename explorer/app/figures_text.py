@@ -22,22 +22,37 @@ def _sci(x: Fraction | float) -> str:
     return f"{'-' if x < 0 else ''}{digits[0]}.{digits[1:4].ljust(3, '0')}e+{len(digits) - 1}"
 
 
-def _milli_micro(v: float, unit: str, micro_digits: int) -> str | None:
-    """``v`` from a millionth up (or 0) in ``unit``, its milli- or its micro-unit; None below a
-    millionth or negative (each caller writes those its own way)."""
+def _prefixed(v: float, unit: str) -> tuple[float, str] | None:
+    """``v`` from a millionth up (or 0) as (a number, ``unit`` or its milli- or micro-unit); None
+    below a millionth or negative."""
     if v >= 1:
-        return f"{v:.3f} {unit}"
+        return v, unit
     if v >= 1e-3:
-        return f"{v * 1e3:.2f} m{unit}"
+        return v * 1e3, "m" + unit
     if v >= 1e-6 or v == 0:
-        return f"{v * 1e6:.{micro_digits}f} u{unit}"
+        return v * 1e6, "u" + unit
     return None
 
 
-def fmt_seconds(x: Fraction | float) -> str:
+def _milli_micro(v: float, unit: str, micro_digits: int) -> str | None:
+    """``v`` from a millionth up (or 0) in ``unit``, its milli- or its micro-unit; None below a
+    millionth or negative (each caller writes those its own way)."""
+    if (p := _prefixed(v, unit)) is None:
+        return None
+    n, u = p
+    return f"{n:.{3 if u == unit else 2 if u[0] == 'm' else micro_digits}f} {u}"
+
+
+def fmt_seconds(x: Fraction | float, digits: int | None = None) -> str:
+    """Seconds in the unit that suits them (s, ms, us, ns): 3 decimals in s, 2 in ms, none in us;
+    ``digits``: that many significant digits instead (a check's table, where the solvers' values
+    are compared side by side: ``23.3741 us``)."""
     v = safe_float(x)
     if v >= 1e6:  # a million seconds and more: e-notation keeps the column narrow
         return f"{_sci(x)} s"
+    if digits is not None:
+        n, u = _prefixed(v, "s") or ((v * 1e9, "ns") if v >= 1e-9 else (v, "s"))
+        return f"{n:.{digits}g} {u}"
     if (text := _milli_micro(v, "s", 0)) is not None:
         return text
     if v >= 1e-9:  # below a microsecond: 3 significant digits, never a rounded-off "0 us"

@@ -48,7 +48,7 @@ from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, b
 from .run import EvaluatorMismatch
 from .split_kinds import KindMemory, class_labels, kind_memory
 from .split_notes import cut_note, joined, no_plan_note, no_suggestion, proof_note
-from .split_solve import PROVING_SOLVERS, even_solve, proof_info, routed_optimal, seed_plans, solve_by
+from .split_solve import PROVING_SOLVERS, SeedPlans, even_solve, proof_info, routed_optimal, seed_plans, solve_by
 
 
 class Split(enum.Enum):
@@ -451,7 +451,8 @@ def _split_plan(network, array, space, split, aspace, types, clock, say, hint, s
     if solver is not None:  # optimal or proportional (brute, exact, cpsat, dp), levels (dp)
         alphas = _searched(array, split, aspace, solver)
         if solver == "dp" and (late := clock.no_time_for("dp")) is not None:
-            return _dp_not_run(network, array, alphas, types, "levels" if split is Split.LEVELS else "dp", late)
+            return _dp_not_run(seed_plans(network, array, space, alphas, types, rules),
+                               "levels" if split is Split.LEVELS else "dp", late)
         say(f"split: {split} ({solver}, uneven form)")
         plan, status, bound, wall, claimed, info = solve_by(solver, network, array, space, alphas, clock.for_last_step(), rules,
                                                             split is Split.PROPORTIONAL,
@@ -470,17 +471,16 @@ def _split_plan(network, array, space, split, aspace, types, clock, say, hint, s
     return plan, None, None, None, None, None, {}
 
 
-def _dp_not_run(network: Network, array: ArraySpec, alphas: AlphaSpace, types: Plan, name: str, late: str):
+def _dp_not_run(seeds: SeedPlans, name: str, late: str):
     """The level DP (``--split levels``, ``--solver dp``) not started with the limit spent before it
-    (``late``, ``Clock.no_time_for``): the equal-split plan, else the proportional one, the first in
-    the declared space (status feasible, no proof), or no plan (unknown); ``info["not_run"]`` says so.
-    (Its ``MIN_LEFT_SHARE`` slice would have been spent in the even DP and the block moves.)"""
-    plans = (Plan.even(types), proportional_plan(network, array, types))
-    found = next(((p, which) for p, which in zip(plans, ("the equal-split", "the proportional")) if alphas.contains(p)),
-                 None)
+    (``late``, ``Clock.no_time_for``): of the seeds built at once (``SeedPlans.cheap``: the equal-split
+    plan, else the proportional one) the first in the declared space (status feasible, no proof), or
+    no plan (unknown); ``info["not_run"]`` says so. (Its ``MIN_LEFT_SHARE`` slice would have been
+    spent in the even DP and the block moves.)"""
+    found = next(((which, p) for which, p in seeds.cheap() if seeds.aspace.contains(p)), None)
     if found is None:
         return None, Status.UNKNOWN, None, None, None, None, {"reason": late}
-    return found[0], Status.FEASIBLE, None, None, None, None, {"not_run": f"{name}: {late}; {found[1]} plan (no proof)"}
+    return found[1], Status.FEASIBLE, None, None, None, None, {"not_run": f"{name}: {late}; {found[0]} plan (no proof)"}
 
 
 def _searched(array: ArraySpec, split: Split, aspace: AlphaSpace, solver: str | None) -> AlphaSpace:

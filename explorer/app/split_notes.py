@@ -16,6 +16,22 @@ from .split_solve import PROVING_SOLVERS
 SEPARABLE = "bound: each layer's least columns, summed side by side, the edges left out (solvers.uneven_bound)"
 
 
+def seed_end_note(info: dict, status: Status) -> str:
+    """How the exact Pareto DP ended early with a plan, the same words under ``explore --split`` and
+    ``explore check --uneven`` ('' where it did not): at once (its column pairs' least time,
+    ``info["ended_at_once"]``, more than the limit leaves) or early (its column tables' measured
+    pace, ``info["ended_early"]``): the best seed plan, optimal only where it meets the bound, and
+    the separable bound where it was done (``info["separable_bound"]``)."""
+    if info.get("ended_early"):
+        why = f"ended early: {info['ended_early']}"
+    elif info.get("ended_at_once"):
+        why = f"ended at once: {info['ended_at_once']}, beyond what the time limit leaves"
+    else:
+        return ""
+    return (f"{why}: the best seed plan, " + ("optimal: it meets the bound" if status is Status.OPTIMAL else
+                                              "not proven optimal") + (f"; {SEPARABLE}" if info.get("separable_bound") else ""))
+
+
 def joined(*notes) -> str:
     """The non-empty notes, '; '-joined."""
     return "; ".join(n for n in notes if n)
@@ -85,12 +101,8 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
         return f"{solver}: {info.get('reason') or 'stopped by Ctrl-C'}"
     if info.get("even"):  # --split equal: the even solver's own words, as explore without --split
         return f"{solver}: {info['reason']}" if info.get("reason") else ""
-    if solver == "cpsat" and info.get("alone") and (info.get("ended_at_once") or info.get("ended_early")):
-        return (f"cpsat: {info['reason']}: the exact constrained path answered alone and ended "
-                f"{'early' if info.get('ended_early') else 'at once'}: "
-                f"{info['exact_reason']}: the best seed plan, "
-                + ("optimal: it meets the bound" if status is Status.OPTIMAL else "not proven optimal")
-                + (f"; {SEPARABLE}" if info.get("separable_bound") else ""))
+    if solver == "cpsat" and info.get("alone") and (ended := seed_end_note(info, status)):
+        return f"cpsat: {info['reason']}: the exact constrained path answered alone and {ended}"
     if solver == "cpsat" and info.get("alone"):  # refused by its count: the exact path had the whole limit
         return (f"cpsat: {info['reason']}: the exact constrained path's answer, with the whole time limit"
                 + (f" (proven by {by})" if status in (Status.OPTIMAL, Status.INFEASIBLE) else
@@ -110,9 +122,7 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
     if "state limit" in info.get("method", ""):
         return (f"{solver}: the exact labels outgrew their state limit: the best plan found, not proven optimal (a "
                 f"coarser {given_as('--alpha-grid')} makes the space smaller; {given_as('--time-limit')} does not lift the state limit)")
-    if info.get("ended_at_once") or info.get("ended_early"):  # exact's Pareto DP: at once (its column pairs) or
-        # early (its column tables' measured pace): why, the seed plan, and the separable bound where it was done
-        return (f"{solver}: ended {'early' if info.get('ended_early') else 'at once'}: {info['reason']}: the best seed "
-                f"plan, not proven optimal" + (f"; {SEPARABLE}" if info.get("separable_bound") else ""))
+    if ended := seed_end_note(info, status):  # exact's Pareto DP ended at once or early: its best seed plan
+        return f"{solver}: {ended}"
     return (f"{solver}: stopped at the time limit ({time_limit_s:g} s): the best plan found so far, not proven "
             f"optimal ({given_as('--time-limit')} gives more)" + (f"; bound by {by}" if by else ""))

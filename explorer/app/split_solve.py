@@ -16,7 +16,7 @@ from ..core.partition import Space
 from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status
-from ..core.split_rules import SplitRules, joint_refusal
+from ..core.split_rules import SplitRules
 from ..core.uneven import AlphaSpace, proportional_plan
 from ..solvers.deadline import MIN_LEFT_SHARE, past
 from .run import EXACT_SHARE
@@ -49,15 +49,14 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
         except Refused:  # beyond the exact path's memory guard: CP-SAT alone (it refuses what it cannot take)
             pre = None
     if pre is not None and pre.status in (Status.OPTIMAL, Status.INFEASIBLE):
-        return _tagged(pre, f"exact:{pre.info.get('method', 'pareto-dp')}", pre, t0)
+        return _tagged(pre, _exact_by(pre), pre, t0)
     left = max(time_limit_s - (time.perf_counter() - t0), MIN_LEFT_SHARE * time_limit_s)
     try:
         sol = cpsat_uneven(network, array, space, aspace, time_limit_s=left, rules=rules)
     except Refused as err:  # refused after its count (e.g. its model too large): the exact path's plan and bound
         if pre is None or pre.plan is None:
             raise
-        return _tagged(replace(pre, info=dict(pre.info, reason=f"CP-SAT refused the instance ({err})")),
-                       f"exact:{pre.info.get('method', 'pareto-dp')}" if pre.split_bound is not None else "", pre, t0)
+        return _cpsat_refused(pre, err, t0)
     if pre is None or pre.plan is None or sol.status in (Status.OPTIMAL, Status.INFEASIBLE):
         return _tagged(sol, "cpsat" if sol.split_bound is not None or sol.status is Status.INFEASIBLE else "", pre, t0)
     return _combined(sol, pre, rules.objective, t0)
@@ -69,34 +68,46 @@ def _exact_alone(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     many columns): the exact constrained path answers with the whole time limit and ``seeds``, whatever
     it finds (a proof, a plan with its bound, its best seed plan, or no plan), so the same instance gets
     the same answer as under ``--solver exact``, and the same kind at any limit; where the exact path
-    refuses too (at once), CP-SAT's refusal. ``info["exact_reason"]``: why the exact path ended (e.g.
-    at once, its column pairs needing more than the limit), "" at the limit."""
+    refuses too (at once), CP-SAT's refusal (the answer's info: ``_cpsat_refused``)."""
     from ..solvers.uneven_constrained import constrained_uneven
 
-    seeds, time_limit_s = _levels_first(seeds, network, array, aspace, time_limit_s, rules, joint_first=True)
+    seeds, time_limit_s = _levels_first(seeds, network, array, aspace, time_limit_s, rules, constrained=True)
     try:
         pre = constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
     except Refused:
         raise refusal from None
+    return _cpsat_refused(pre, refusal, t0, alone=True)
+
+
+def _cpsat_refused(pre: Solution, refusal: Refused, t0: float, alone: bool = False) -> Solution:
+    """The exact constrained path's answer ``pre`` as CP-SAT's, CP-SAT having refused the instance
+    (``refusal``; ``alone``: by its count, before anything was built, ``_exact_alone``): the reason
+    says so, ``info["exact_reason"]`` keeps the exact path's own (why it ended, "" at the limit),
+    and ``proved_by`` names the exact route where it proved a bound or that no plan exists."""
     proved = pre.split_bound is not None or pre.status is Status.INFEASIBLE
-    info = dict(pre.info, reason=f"CP-SAT refused the instance ({refusal})", exact_alone=True,
-                exact_reason=pre.info.get("reason") or "")
-    return _tagged(replace(pre, info=info), f"exact:{pre.info.get('method', 'pareto-dp')}" if proved else "", pre, t0)
+    info = dict(pre.info, reason=f"CP-SAT refused the instance ({refusal})", exact_reason=pre.info.get("reason") or "")
+    if alone:
+        info["exact_alone"] = True
+    return _tagged(replace(pre, info=info), _exact_by(pre) if proved else "", pre, t0)
+
+
+def _exact_by(pre: Solution) -> str:
+    """What proved an exact path's bound, as ``info["proved_by"]``: ``exact:<route>``."""
+    return f"exact:{pre.info.get('method', 'pareto-dp')}"
 
 
 def _levels_first(seeds: "SeedPlans | None", network: Network, array: ArraySpec, aspace: AlphaSpace,
-                  time_limit_s: float | None, rules: SplitRules, joint_first: bool) -> tuple:
+                  time_limit_s: float | None, rules: SplitRules, constrained: bool) -> tuple:
     """(the seeds, the time left for the run): ``seeds`` with the level DP's plan computed before an
     exact run that reads them when it stops (``SeedPlans.levels_first``), the time it took taken off
     ``time_limit_s``. Only for the Pareto DP (chains): the joint solver, tried first on the
-    constrained path (``joint_first``) where it takes the instance and ``rules``' objective, starts
-    from the first seed alone and has its own."""
-    from ..solvers.uneven import is_path
+    constrained path (``constrained``) where it takes the instance and ``rules``' objective, starts
+    from the first seed alone and has its own: the solver says which route it takes (``runs_pareto_dp``)."""
+    from ..solvers.uneven_constrained import runs_pareto_dp
 
     if seeds is None:
         return (), time_limit_s
-    joint = joint_first and joint_refusal(rules.objective) is None and _joint_takes(network, array, aspace)
-    if time_limit_s is None or not is_path(network) or joint:
+    if time_limit_s is None or not runs_pareto_dp(network, array, aspace, rules, constrained):
         return seeds, time_limit_s
     t0 = time.perf_counter()
     seeds = seeds.levels_first(time_limit_s)
@@ -107,7 +118,7 @@ def _combined(sol: Solution, pre: Solution, objective: Objective, t0: float) -> 
     """Neither proved alone: the better plan (CP-SAT's on a tie) and the higher bound; optimal when
     they meet under the time objective."""
     best = pre if sol.plan is None or pre.split_value < sol.split_value else sol
-    bounds = [(b, by) for b, by in ((pre.split_bound, f"exact:{pre.info.get('method', 'pareto-dp')}"),
+    bounds = [(b, by) for b, by in ((pre.split_bound, _exact_by(pre)),
                                     (sol.split_bound, "cpsat")) if b is not None]
     bound, by = max(bounds, key=lambda b: b[0]) if bounds else (None, "")
     met = objective is Objective.TIME and bound is not None and bound >= best.split_value
@@ -207,19 +218,21 @@ def proof_info(solver: str, sol) -> dict:
     return {"reason": sol.info.get("reason") or "", "proved_by": by, "method": sol.info.get("method") or "",
             "exact_first": first, "alone": bool(sol.info.get("exact_alone")),
             "exact_reason": sol.info.get("exact_reason") or "", "ended_at_once": sol.info.get("ended_at_once") or "",
-            "cut": sol.info.get("cut"), "explored": sol.explored, "ended_early": bool(sol.info.get("ended_early")),
+            "cut": sol.info.get("cut"), "explored": sol.explored, "ended_early": sol.info.get("ended_early") or "",
             "separable_bound": bool(sol.info.get("separable_bound"))}
 
 
 def _instead(solver: str, rules: SplitRules, proportional: bool = False, instance=None) -> str:
     """What to run when a proving solver refuses an uneven instance as too large: the default
     (``--split optimal`` without ``--solver``) only where its joint solver takes ``instance``
-    (network, array, alpha space; ``solvers.uneven_joint.check_scope``), else what does."""
+    (network, array, alpha space; ``solvers.uneven_constrained.joint_takes``), else what does."""
     split, by, limit, grid = (given_as(o) for o in ("--split", "--solver", "--time-limit", "--alpha-grid"))
     if proportional:  # one point per class: the exact DP takes what brute force and CP-SAT cannot
         return (f"; {by} dp (the level DP, no proof) takes it" if solver == "exact" else
                 f"; {by} exact (the exact DP over the types at the proportional alphas) or dp (the level DP, no proof)")
-    if instance is not None and (joint_refusal(rules.objective) or not _joint_takes(*instance)):
+    from ..solvers.uneven_constrained import joint_takes
+
+    if instance is not None and not joint_takes(*instance, rules):
         # the default routes past the joint solver (``routed_optimal``): what it routes to
         from ..solvers.uneven import is_path
 
@@ -230,20 +243,6 @@ def _instead(solver: str, rules: SplitRules, proportional: bool = False, instanc
     return (f"; {split} optimal without {by} (the joint solver; arrays with one kind per half of the tree; pins, "
             f"forbids, caps and memory) takes such instances: a proven optimum, or at {limit} its best plan with "
             "a proven bound and the gap")
-
-
-def _joint_takes(network: Network, array: ArraySpec, aspace: AlphaSpace) -> bool:
-    """Whether the joint solver's scope (``check_scope``, checked at once) covers the instance."""
-    from ..solvers.joint_columns import _VirtualSource
-    from ..solvers.uneven_joint import check_scope
-    from ..solvers.uneven_sp import blocks
-
-    try:
-        check_scope(network, array, aspace)
-        blocks(_VirtualSource.of(network))
-    except Refused:
-        return False
-    return True
 
 
 # Of the time a solve gets, what the level DP may take before an exact run whose seeds it joins
@@ -270,8 +269,7 @@ class SeedPlans:
     done: bool = False  # ``first`` is the level DP's whole run (not cut): not run again
 
     def __iter__(self):
-        yield Plan.even(self.types)
-        yield proportional_plan(self.network, self.array, self.types)
+        yield from (plan for _, plan in self.cheap())
         yield from self.first
         if self.done or past(self.deadline):
             return
@@ -279,6 +277,12 @@ class SeedPlans:
             yield self._levels(self.deadline).plan
         except Refused:
             return
+
+    def cheap(self) -> tuple[tuple[str, Plan], ...]:
+        """The seeds built at once, named as a report says them: the equal split's and the
+        proportional split's (of ``types``), in that order."""
+        return (("the equal-split", Plan.even(self.types)),
+                ("the proportional", proportional_plan(self.network, self.array, self.types)))
 
     def levels_first(self, time_limit_s: float | None) -> "SeedPlans":
         """These seeds with the level DP's plan computed now, before an exact run limited to
