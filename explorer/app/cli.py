@@ -577,7 +577,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     problem = api.build_problem.with_option_names(model, array, space=space, objective=more.objective, batch=batch, seq=seq,
                                 levels=more.levels, caps=more.caps, memory_GiB=memory_GiB, weight_copies=weight_copies,
                                 pins=more.pins, forbids=more.forbids, constraints=more.constraints_file)
-    with StepProgress() as say:
+    with Ticker(time_limit, _limit_origin(), "split") as tick, StepProgress(tick) as say:  # the even runs' time bar
         report = split_problem(problem, split, alpha_grid=grid, free=free, grid_only=grid_only, time_limit=time_limit,
                                solver=solver, progress=say, started=_limit_origin())  # (the process's start)
     emit_report(report, fmt, output, render_split)
@@ -611,19 +611,25 @@ class StepProgress:
     """Progress of a long command on stderr: each step is remembered (a Ctrl-C names it) and,
     when stderr is a terminal (the sweeps' convention), a tqdm bar appears once the run has
     taken 2 s, with the step and, while the search runs, its evaluations; nothing is drawn
-    into a file or a pipe."""
+    into a file or a pipe. With ``tick`` (a split run's): no bar of its own, the step and its
+    evaluations name ``tick``'s time bar (``Ticker.relabel``), redrawn every half second."""
 
     DELAY_S = 2.0
     MININTERVAL_S = 0.5  # between redraws
 
-    def __init__(self):
+    def __init__(self, tick: Ticker | None = None):
         self.bar = None
+        self.tick = tick
 
     def __enter__(self):
         return self
 
     def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
         _last_step[:] = [step]
+        if self.tick is not None:
+            evals = "" if done is None else f" ({done}{'' if total is None else f' of {total}'} evals)"
+            self.tick.relabel(step + evals)
+            return
         if self.bar is None:
             if not sys.stderr.isatty():
                 return
