@@ -90,9 +90,9 @@ def reproduce_accpar():
                     "'Mixes of TPU-v2 and TPU-v3')")
 
 
-@reproduce_group.command("hypar")
+@reproduce_group.command("hypar", short_help="HyPar (HPCA 2019) Figs. 5-13, ours beside the paper's.")
 @click.option("--figure", "numbers", type=click.Choice([str(n) for n in FIGURES]), multiple=True, metavar="N",
-              help=f"HyPar figure to regenerate ({', '.join(map(str, FIGURES))}). Repeatable.")
+              help=f"HyPar figure to regenerate ({', '.join(map(str, FIGURES))}). Repeatable; this or --all is needed.")
 @click.option("--all", "every", is_flag=True, help="Every figure, 5 to 13.")
 @click.option("--out", "out", default=DEFAULT_OUT, show_default=True, metavar="DIR",
               help="Folder for the PNGs (hypar-figN.png) and the point cache (DIR/.cache; its entries of "
