@@ -104,7 +104,7 @@ problem_options = options(
 # Side constraints: caps, memory, pins, forbids (also from a constraints file).
 constraint_options = options(
     click.option("--cap", "caps", multiple=True, metavar="LEVEL=AMOUNT", help="Cap the bytes one link carries per direction per step at LEVEL (e.g. 0=2GB, 1=512MiB, or a time budget 2=5ms; AMOUNT needs its unit). Repeatable; adds to or tightens the array's caps (default: the array's alone)."),
-    click.option("--memory", "memory_GiB", type=float, default=None, metavar="GiB", help="Per-accelerator memory limit in GiB (default: the array's memory_GiB). On a GPU cluster (default: the GPU's own): each GPU's usable memory, at most the GPU's own (a headroom setting, e.g. 76 to leave room for the CUDA context and NCCL)."),
+    click.option("--memory", "memory_GiB", type=float, default=None, metavar="GiB", help="Per-accelerator memory limit in GiB (default: the array's memory_GiB). On a GPU cluster: each GPU's usable memory, at most the GPU's own (a headroom setting, e.g. 76 to leave room for the CUDA context and NCCL; default: the GPU's own)."),
     click.option("--weight-copies", "weight_copies", type=int, default=None, help="Extra weight-sized buffers per layer for optimizer state (momentum 1, Adam 2; default 0)."),
     click.option("--pin", "pins", multiple=True, metavar="LAYER@LEVEL=TYPE", help="Fix a layer's type at a level (LEVEL may be *). Repeatable (default: none)."),
     click.option("--forbid", "forbids", multiple=True, metavar="LAYER=TYPE", help="Never give a layer this type. Repeatable (default: none)."),
