@@ -74,3 +74,16 @@ def test_explore_check_passes_cpsat_the_default(capsys, monkeypatch):
     report = json.loads(out)
     assert code == 0 and report["agree"], (out, err)
     assert len(seen) == 1 and 3.0 < seen[0] <= 5.0, seen
+
+
+def test_the_default_keeps_the_independent_level_proofs():
+    """Under the default limit the level checks keep the exact DP over type vectors first (a proof
+    independent of the DP), as without a limit; a given --time-limit puts the DP's own frontier
+    elimination first (milliseconds). The same level optima either way."""
+    problem = build_problem("resnet18", "hypar-16", space="accpar")
+    default = check(problem, CheckOptions(solvers=("exact",)))
+    given = check(problem, CheckOptions(solve=SolveOptions(time_limit_s=60.0), solvers=("exact",)))
+    assert [lv.method for lv in default.levels] == ["exact"] * 4
+    assert [lv.method for lv in given.levels] == ["elimination"] * 4
+    assert [lv.level_optimum_elements for lv in default.levels] == [lv.level_optimum_elements for lv in given.levels]
+    assert default.agree and given.agree
