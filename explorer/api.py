@@ -45,7 +45,9 @@ def check(model: ModelRef, array: ArrayRef = DEFAULT_ARRAY, *, solvers: Iterable
     ``solvers`` are the joint solvers to run and compare (cpsat, exact, brute; pruned on request);
     the other keyword arguments are :class:`RunOptions`' fields, as for :func:`solve`
     (``time_limit`` bounds the whole check: the DP, its level checks and the solvers in turn, each
-    getting what the steps before it left). Returns a :class:`CheckReport`: ``levels`` (the DP
+    getting what the steps before it left; None: the default a solve keeps, 60 s when ``solvers``
+    has cpsat or pruned, or exact under caps or memory: ``app.check.check_limit``). Returns a
+    :class:`CheckReport`: ``levels`` (the DP
     level by level), ``solvers`` ((name, report) pairs; a refusal has status None and a reason),
     ``optimum`` (None when none was proven), ``agree`` and ``problems``.
 

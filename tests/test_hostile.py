@@ -271,7 +271,7 @@ def test_format_count_never_overflows(n, text):
 
 @pytest.mark.parametrize("n", [3**663, 2**1000 + 12345, 10**20 * 9995, 123456789 * 10**300, 3**2000])
 def test_format_count_agrees_with_decimal(n):
-    from decimal import Context, Decimal
+    from decimal import Context
 
     assert format_count(n) == f"{Context(prec=4).create_decimal(n):.3e}".replace("E", "e")
 

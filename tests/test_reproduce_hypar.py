@@ -290,7 +290,8 @@ def test_the_point_cache_says_what_it_reused_and_prunes_only_its_entries_of_othe
     points_mod._memo.cache_clear()
     code, out, err = run([*args, "--format", "json"], capsys)
     folder = tmp_path / ".cache"
-    assert code == 0 and json.loads(out)["cache"] == {"folder": str(folder), "reused": 0, "solved": 1, "removed": 0}
+    assert code == 0 and json.loads(out)["cache"] == {"folder": str(folder), "reused": 0, "solved": 1, "removed": 0,
+                                                    "leftovers": 0}
     (entry,) = folder.glob("*.json")
     data = json.loads(entry.read_text())
     assert data["stamp"] == points_mod.code_stamp() and data["format"] == points_mod.CACHE_FORMAT
@@ -300,7 +301,7 @@ def test_the_point_cache_says_what_it_reused_and_prunes_only_its_entries_of_othe
     for name, body in old.items():
         (folder / f"{name}.json").write_text(json.dumps(body))
     keep = {"notes.txt": "mine", f"{'d' * 24}.json": '{"x": 1}', f"{'e' * 24}.json": "{damaged",
-            f"{'f' * 23}.json": json.dumps(old["c" * 24]), f"{'0' * 24}.tmp": "x"}
+            f"{'f' * 23}.json": json.dumps(old["c" * 24]), f"{'0' * 23}.tmp": "x"}  # (not an entry's .tmp)
     for name, text in keep.items():
         (folder / name).write_text(text)
     (tmp_path / "elsewhere.json").write_text(json.dumps(old["c" * 24]))
@@ -312,5 +313,44 @@ def test_the_point_cache_says_what_it_reused_and_prunes_only_its_entries_of_othe
     assert (tmp_path / "elsewhere.json").exists()
     points_mod._memo.cache_clear()
     code, out, err = run([*args, "--format", "json"], capsys)
-    assert json.loads(out)["cache"] == {"folder": str(folder), "reused": 1, "solved": 0, "removed": 0}
+    assert json.loads(out)["cache"] == {"folder": str(folder), "reused": 1, "solved": 0, "removed": 0,
+                                          "leftovers": 0}
+    points_mod._memo.cache_clear()
+
+
+def test_a_run_removes_the_leftover_tmp_files_of_a_stopped_run_and_nothing_else(tmp_path, capsys):
+    """CLI polish, item 3: an entry is written as <key>.tmp, then renamed; a run stopped in between
+    left the .tmp for ever. A run removes those older than its start, in its cache folder, of that
+    name, regular files; nothing else (a newer one: a run under way elsewhere is writing it)."""
+    import os
+    import time
+
+    args = ["reproduce", "hypar", "--figure", "9", "--out", str(tmp_path), "--accounting", "hypar-figures"]
+    folder = tmp_path / ".cache"
+    folder.mkdir()
+    hour_ago, soon = time.time() - 3600, time.time() + 3600
+    leftovers = [f"{'0' * 24}.tmp", f"{'9abc' * 6}.tmp"]
+    keep = [f"{'0' * 23}.tmp", f"{'A' * 24}.tmp", f"{'1' * 24}.tmp.bak", "notes.tmp", f"{'2' * 24}.json.tmp",
+            f"{'5' * 24}.tmp"]  # the last: newer than the run's start
+    for name in leftovers + keep:
+        (folder / name).write_text("{half")
+        os.utime(folder / name, (hour_ago, hour_ago))
+    os.utime(folder / keep[-1], (soon, soon))
+    (folder / f"{'3' * 24}.tmp").mkdir()  # a folder of that name
+    (tmp_path / "target.tmp").write_text("mine")
+    (folder / f"{'4' * 24}.tmp").symlink_to(tmp_path / "target.tmp")
+    os.utime(folder / f"{'4' * 24}.tmp", (hour_ago, hour_ago), follow_symlinks=False)
+    (tmp_path / f"{'6' * 24}.tmp").write_text("{half")  # beside the cache folder, not in it
+    os.utime(tmp_path / f"{'6' * 24}.tmp", (hour_ago, hour_ago))
+    points_mod._memo.cache_clear()
+    code, out, err = run(args, capsys)
+    assert code == 0 and err.endswith("1 solved; removed 2 leftover .tmp files of a stopped run\n"), err
+    names = {p.name for p in folder.iterdir()}
+    assert not names & set(leftovers) and set(keep) <= names
+    assert {f"{'3' * 24}.tmp", f"{'4' * 24}.tmp"} <= names and (tmp_path / "target.tmp").read_text() == "mine"
+    assert (tmp_path / f"{'6' * 24}.tmp").exists()
+    assert len([n for n in names if n.endswith(".json") and len(n) == 29]) == 1  # the run's own entry, renamed
+    points_mod._memo.cache_clear()
+    code, out, err = run([*args, "--format", "json"], capsys)
+    assert json.loads(out)["cache"]["leftovers"] == 0 and set(keep) <= {p.name for p in folder.iterdir()}
     points_mod._memo.cache_clear()

@@ -255,12 +255,15 @@ def test_extreme_peaks_print_readable_alphas_and_ratios(tmp_path, capsys):
 
 def test_split_progress_and_ctrl_c_name_the_step(capsys, monkeypatch):
     import explorer.solvers.uneven as hs
-    from explorer.app.cli import StepProgress
+    from explorer.app.cli_ticker import Ticker
 
-    monkeypatch.setattr(StepProgress, "DELAY_S", 0)
-    monkeypatch.setattr(StepProgress, "MININTERVAL_S", 0)
+    from .test_ticker import _slow_first_evaluation
+
+    monkeypatch.setattr(Ticker, "DELAY_S", 0)
+    monkeypatch.setattr(Ticker, "EVERY_S", 0.01)
     with monkeypatch.context() as m:  # the bar is drawn on a terminal only
         m.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+        _slow_first_evaluation(m)  # (the bar up before the search's steps)
         code, out, err = run_cli(["split", "--model", "lenet-c", "--alpha-grid", "128"], capsys)
     assert code == 0 and "split: search: level 0, class 1 of 1, round 1" in err, err
     real, calls = hs.evaluate_split, []
@@ -325,10 +328,11 @@ def test_split_draws_no_progress_bar_when_stderr_is_not_a_terminal(monkeypatch):
     failure would say: nothing here."""
     from click.testing import CliRunner
 
-    from explorer.app.cli import StepProgress, cli
+    from explorer.app.cli import cli
+    from explorer.app.cli_ticker import Ticker
 
-    monkeypatch.setattr(StepProgress, "DELAY_S", 0)
-    monkeypatch.setattr(StepProgress, "MININTERVAL_S", 0)
+    monkeypatch.setattr(Ticker, "DELAY_S", 0)
+    monkeypatch.setattr(Ticker, "EVERY_S", 0.01)
     try:
         runner = CliRunner(mix_stderr=False)
     except TypeError:  # click >= 8.2: stderr is always kept apart

@@ -96,3 +96,46 @@ def test_explore_draws_the_bar_of_cpsats_default_limit_on_a_terminal(capsys, mon
     assert code == 0 and json.loads(out)["status"] == "optimal"  # the report alone on stdout
     assert "[explore] cpsat " in err and f" s of {SOLVE_TIME_LIMIT:g} s |" in err, err
     assert "[explore] solving lenet-c on hypar-16 with cpsat\n" in err and err.endswith("\r")
+
+
+def _slow_first_evaluation(monkeypatch, during: str = "round 1"):
+    """The split's first evaluation in the step named ``during`` takes 0.3 s: the bar (its delay at 0,
+    redrawn every 0.01 s) draws that step's label meanwhile."""
+    import explorer.solvers.uneven as hs
+    from explorer.app.cli_common import _last_step
+
+    real, calls = hs.evaluate_split, []
+
+    def slow(*a, **k):
+        if not calls and during in "".join(_last_step):
+            calls.append(1)
+            time.sleep(0.3)
+        return real(*a, **k)
+
+    monkeypatch.setattr(hs, "evaluate_split", slow)
+
+
+def test_a_split_run_draws_the_time_bar_of_its_limit_named_by_its_step(capsys, monkeypatch):
+    """CLI polish, item 2: --split runs had only a bar redrawn when a step reported; now the even
+    runs' time bar (seconds of the split's limit, from the process's start), named by the step under way."""
+    import json
+    import sys
+
+    from explorer.core.kinds import SPLIT_TIME_LIMIT
+
+    monkeypatch.setattr(Ticker, "DELAY_S", 0.0)
+    monkeypatch.setattr(Ticker, "EVERY_S", 0.01)
+    _slow_first_evaluation(monkeypatch)
+    args = ["split", "--model", "lenet-c", "--alpha-grid", "128", "--format", "json"]
+    code, out, err = run_cli(args, capsys)  # stderr a buffer: no bar
+    assert code == 0 and "|" not in err and "\r" not in err, err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    code, out, err = run_cli(args, capsys)
+    assert code == 0 and json.loads(out)["split"] == "search"  # the report alone on stdout
+    assert "[explore] split: search: level 0, class 1 of 1, round 1" in err, err
+    assert f" s of {SPLIT_TIME_LIMIT:g} s |" in err and err.endswith("\r"), err  # cleared at the end
+    args = ["--array", "tpu-mix-16", "--split", "optimal", "--model", "lenet-c", "--alpha-grid", "4",
+            "--time-limit", "30"]
+    code, out, err = run_cli(args, capsys)
+    assert code == 0 and "[explore] split: optimal (the joint solver, up to " in err, err
+    assert " s of 30 s |" in err and "split optimal" in out, (out, err)

@@ -12,6 +12,7 @@ from ..solvers import get_solver
 from ..solvers.deadline import MIN_LEFT_SHARE, origin, solve_end
 from ..solvers.dp import graph_level, too_wide, wide_levels
 from ..core.comm import advance, zero_counts
+from ..core.kinds import solve_limit
 from ..core.names import given_as
 from ..core.plan import Plan
 from ..core.solution import Solution, SolveOptions, Status, plan_solution
@@ -77,13 +78,16 @@ class LevelResult:
 
 
 def level_result(problem: Problem, plan_rows, h: int, options: CheckOptions, lookup=get_solver,
-                 time_limit_s: float | None = None, skip: str | None = None) -> LevelResult:
+                 time_limit_s: float | None = None, skip: str | None = None, limit_name: str | None = None,
+                 exact_first: bool = False) -> LevelResult:
     """min c_h (units) with every other level pinned to plan_rows: by enumeration when small, else the
     exact DP over type vectors, else (where it refuses) the frontier elimination of one level
     (``dp.graph_level``, exact; on a graph it is the DP's own, on a chain not; under a time limit,
     ``time_limit_s`` given, it comes first), else, on a level too wide for that, CP-SAT within
     ``time_limit_s`` (from the DP's plan; cut short: not proven), or not at all where ``skip`` says
-    why (``Clock.no_time_for``)."""
+    why (``Clock.no_time_for``); ``limit_name``: the limit as the report names it (``Clock.named``);
+    ``exact_first``: the exact DP first under a limit too (the default limit: the proof independent
+    of the DP's own elimination, as without a limit)."""
     sub = _level_problem(problem, plan_rows, h)
     rows = 1
     for l in range(problem.num_layers):  # noqa: E741
@@ -94,7 +98,7 @@ def level_result(problem: Problem, plan_rows, h: int, options: CheckOptions, loo
     else:
         sol, method = None, "exact"
         narrow = too_wide(sub, h) is None
-        if narrow and time_limit_s is not None:  # under a time limit the elimination first: milliseconds,
+        if narrow and time_limit_s is not None and not exact_first:  # under --time-limit the elimination first: ms,
             sol, method = _eliminated(sub, plan_rows, h), "elimination"  # where exact took 5-13 s a level
         try:  # (ResNet-50 at 7-8 levels) the exact DP over type vectors (pins only: no caps or memory here)
             sol = sol or lookup("exact")(sub, SolveOptions())  # is an independent proof
@@ -116,7 +120,7 @@ def level_result(problem: Problem, plan_rows, h: int, options: CheckOptions, loo
             if sol.plan is not None:
                 rescore(sub, sol)
             why = (f"{method} did not prove the level optimum within its {time_limit_s:.2f} s of "
-                   f"{given_as('--time-limit')} ({sol.status.value})")
+                   f"{limit_name or given_as('--time-limit')} ({sol.status.value})")
             return LevelResult(None, method, sol.objective if sol.plan is not None else None, sol.bound, why)
     rescore(sub, sol)  # the level optimum's plan, too, is re-scored by the evaluator
     return LevelResult(sol.objective, method)
@@ -158,7 +162,7 @@ def check(
     """Run the cross-checks; ``lookup`` maps a solver name to its solve function."""
     options = options or CheckOptions()
     say = progress or (lambda msg: None)
-    clock = Clock(origin(options.solve), options.solve.time_limit_s)
+    clock = Clock(origin(options.solve), check_limit(problem, options), options.solve.time_limit_s is not None)
     t0 = clock.t0
     options = replace(options, solve=replace(options.solve, started=None))  # each step: the time ``clock`` leaves it
     names = problem.network.layer_names
@@ -194,13 +198,31 @@ LEVELS_SHARE = 0.5
 CPSAT_IMPORT_S = 0.5  # OR-Tools' import (with pandas): 0.5-1.3 s measured; CP-SAT is not started with less left
 
 
+def check_limit(problem: Problem, options: CheckOptions) -> float | None:
+    """The whole check's limit: ``--time-limit``, else the default a solve keeps
+    (``core.kinds.solve_limit``: ``SOLVE_TIME_LIMIT`` when one of the check's solvers is CP-SAT or
+    pruned, or exact under caps or memory); None: no limit (exact and brute alone, uncoupled)."""
+    from ..solvers.exact import coupled
+
+    given, joint = options.solve.time_limit_s, coupled(problem)
+    return next((x for x in (solve_limit(n, given, joint) for n in options.solvers) if x is not None), given)
+
+
 @dataclass(frozen=True)
 class Clock:
-    """The check's ``--time-limit`` (None: none) counted from ``t0`` (``SolveOptions.started``:
-    ``explore``'s process start; else the check's): the DP, the level checks and the joint solvers
-    share it, each step getting what the steps before it left (at least ``MIN_LEFT_SHARE`` of it)."""
+    """The check's ``--time-limit`` (None: none; ``given`` False: the default, ``check_limit``) counted
+    from ``t0`` (``SolveOptions.started``: ``explore``'s process start; else the check's): the DP, the
+    level checks and the joint solvers share it, each step getting what the steps before it left (at
+    least ``MIN_LEFT_SHARE`` of it)."""
     t0: float
     limit: float | None
+    given: bool = True
+
+    def named(self) -> str:
+        """The limit as a report names it: '--time-limit 5 s', or 'the default limit of 60 s'."""
+        if self.given:
+            return f"{given_as('--time-limit')} {self.limit:g} s"
+        return f"the default limit of {self.limit:g} s ({given_as('--time-limit')} sets another)"
 
     def left(self, share: float = 1.0) -> float | None:
         if self.limit is None:
@@ -228,10 +250,10 @@ class Clock:
             return None
         spent = time.perf_counter() - self.t0
         if spent >= self.limit and name != "brute":  # (brute refuses by size at once, else stops at its 2%)
-            return f"not run: {given_as('--time-limit')} {self.limit:g} s was spent before it ({spent:.1f} s)"
+            return f"not run: {self.named()} was spent before it ({spent:.1f} s)"
         left = self.limit - spent if left is None else left
         if name == "cpsat" and "ortools.sat.python.cp_model" not in sys.modules and left < CPSAT_IMPORT_S:
-            return (f"not run: {left:.2f} s of {given_as('--time-limit')} {self.limit:g} s left for it, less than "
+            return (f"not run: {left:.2f} s of {self.named()} left for it, less than "
                     f"OR-Tools' import (about {CPSAT_IMPORT_S:g} s)")
         return None
 
@@ -278,7 +300,8 @@ def _level_checks(problem: Problem, dsol: Solution | None, options: CheckOptions
             share = max((until - time.perf_counter()) / max(1, len([w for w in wide if w >= h])),
                         MIN_LEFT_SHARE * clock.limit)
         res = level_result(problem, dsol.plan.types, h, options, lookup, share,
-                           None if share is None or h not in wide else clock.no_time_for("cpsat", share))
+                           None if share is None or h not in wide else clock.no_time_for("cpsat", share),
+                           None if clock.limit is None else clock.named(), exact_first=not clock.given)
         lv = LevelCheck(h, to_elements(dsol.level_units[h]), None if res.value is None else to_elements(res.value),
                         res.method, None if res.found is None else to_elements(res.found),
                         None if res.bound is None else to_elements(res.bound), res.cut_short)

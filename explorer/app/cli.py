@@ -67,7 +67,7 @@ def objective_levels_options(split: bool = False):
     return options(
         click.option("--objective", type=click.Choice([o.value for o in Objective]), default="time" if split else "traffic",
                      help=SPLIT_OBJECTIVE_HELP if split else OBJECTIVE_HELP),
-        click.option("--levels", type=int, default=None, help="Override the array's number of levels H (2^H accelerators)."),
+        click.option("--levels", type=int, default=None, help="Override the array's number of levels H (2^H accelerators; default: the array's)."),
     )
 
 
@@ -84,7 +84,7 @@ def solver_option(split: bool = False):
 
 # explore's and explore split's (the others of problem_options differ in their defaults or help there)
 MODEL_OPTION = click.option("--model", "model", default=DEFAULT_MODEL, show_default=True, help="Zoo name, or a path to a network YAML, an ONNX model or a Hugging Face config.json.")
-BATCH_OPTION = click.option("--batch", type=int, default=None, help="Override the network's batch size.")
+BATCH_OPTION = click.option("--batch", type=int, default=None, help="Override the network's batch size (samples a step; default: the network's).")
 FORMAT_OPTION = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Readable table or one JSON object.")
 
 # Options shared by every command that builds a problem.
@@ -95,27 +95,27 @@ problem_options = options(
     objective_levels_options(),
     BATCH_OPTION,
     click.option("--seq", type=int, default=None, expose_value=False, callback=_keep_seq,
-                 help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers: gpt3-*, llama3-*, mixtral-*, gpt2-small) and a Hugging Face config.json's context length; at most a learned position table's rows (GPT, BERT); not on an image net (ViT: fixed by the image)."),
+                 help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers: gpt3-*, llama3-*, mixtral-*, gpt2-small) and a Hugging Face config.json's context length (default: the model's own); at most a learned position table's rows (GPT, BERT); not on an image net (ViT: fixed by the image)."),
     FORMAT_OPTION,
-    click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout ('-': stdout; a symlink is written through, a device or FIFO written into, a regular file replaced atomically keeping its mode)."),
+    click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout (the default; '-': stdout; a symlink is written through, a device or FIFO written into, a regular file replaced atomically keeping its mode)."),
 )
 
 
 # Side constraints: caps, memory, pins, forbids (also from a constraints file).
 constraint_options = options(
-    click.option("--cap", "caps", multiple=True, metavar="LEVEL=AMOUNT", help="Cap the bytes one link carries per direction per step at LEVEL (e.g. 0=2GB, 1=512MiB, or a time budget 2=5ms). Repeatable; adds to or tightens the array's caps."),
-    click.option("--memory", "memory_GiB", type=float, default=None, metavar="GiB", help="Per-accelerator memory limit (overrides the array's memory_GiB). On a GPU cluster: each GPU's usable memory, at most the GPU's own (a headroom setting, e.g. 76 to leave room for the CUDA context and NCCL)."),
+    click.option("--cap", "caps", multiple=True, metavar="LEVEL=AMOUNT", help="Cap the bytes one link carries per direction per step at LEVEL (e.g. 0=2GB, 1=512MiB, or a time budget 2=5ms; AMOUNT needs its unit). Repeatable; adds to or tightens the array's caps (default: the array's alone)."),
+    click.option("--memory", "memory_GiB", type=float, default=None, metavar="GiB", help="Per-accelerator memory limit in GiB (default: the array's memory_GiB). On a GPU cluster: each GPU's usable memory, at most the GPU's own (a headroom setting, e.g. 76 to leave room for the CUDA context and NCCL; default: the GPU's own)."),
     click.option("--weight-copies", "weight_copies", type=int, default=None, help="Extra weight-sized buffers per layer for optimizer state (momentum 1, Adam 2; default 0)."),
-    click.option("--pin", "pins", multiple=True, metavar="LAYER@LEVEL=TYPE", help="Fix a layer's type at a level (LEVEL may be *). Repeatable."),
-    click.option("--forbid", "forbids", multiple=True, metavar="LAYER=TYPE", help="Never give a layer this type. Repeatable."),
-    click.option("--constraints", "constraints_file", type=str, default=None, metavar="FILE", help="YAML file of caps, memory_GiB, weight_copies, pins, forbids."),
+    click.option("--pin", "pins", multiple=True, metavar="LAYER@LEVEL=TYPE", help="Fix a layer's type at a level (LEVEL may be *). Repeatable (default: none)."),
+    click.option("--forbid", "forbids", multiple=True, metavar="LAYER=TYPE", help="Never give a layer this type. Repeatable (default: none)."),
+    click.option("--constraints", "constraints_file", type=str, default=None, metavar="FILE", help="YAML file of caps, memory_GiB, weight_copies, pins, forbids (default: none)."),
 )
 
 
 # The LLM planner's options (taken when --array is a GPU cluster: explorer/app/llm_*.py).
 llm_options = options(
     click.option("--gpus", type=int, default=None, help="GPU cluster: GPUs of the instance (whole nodes, or part of one node); default: the cluster's."),
-    click.option("--layout", type=click.Choice(["megatron", "zero3"]), default=None, help="GPU cluster: score this layout instead of searching: megatron (column- then row-parallel blocks, 1F1B; needs --degrees) or zero3 (pure data parallelism, ZeRO-3)."),
+    click.option("--layout", type=click.Choice(["megatron", "zero3"]), default=None, help="GPU cluster: score this layout instead of searching: megatron (column- then row-parallel blocks, 1F1B; needs --degrees) or zero3 (pure data parallelism, ZeRO-3). Default: the search."),
     click.option("--degrees", type=str, default=None, metavar="tensor=T,pipeline=P,data=D", help="GPU cluster: fix these degrees (the search: any of them, the rest searched; --layout megatron: tensor, pipeline and data, or two of them). Without it, tensor is at most the GPUs per node. virtual=V fixes the model chunks a pipeline stage (Megatron's interleaved 1F1B). A mixture of experts also takes expert=E (experts sharded E ways inside the data-parallel group)."),
     click.option("--micro-batch", "micro_batch", type=int, default=None, help="GPU cluster: samples per micro-batch (must divide batch / data); default: searched."),
     click.option("--recompute", type=click.Choice(["none", "selective", "full", "search"]), default=None, help="GPU cluster: activation recomputation (Korthikanti et al.); default: search."),
@@ -177,7 +177,7 @@ def check_files(model: str, array: str, output: str | None, constraints: str | N
 
 # Options for solvers that search (CP-SAT) or may refuse (exact, brute).
 solver_options = options(
-    click.option("--time-limit", "time_limit", type=float, default=None, callback=_check_time_limit, help=f"Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not); a run without --split counts it from the process's start (its start-up and imports count): CP-SAT's, or the whole exact solve under caps or memory, or pruned's (default: {SOLVE_TIME_LIMIT:g} s each; pruned may overrun by one round; then the bound and the gap); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. explore check: the whole check (the DP, its level checks, the joint solvers in turn, each with what is left). With --split and in check --uneven (default: 10 s): the whole run from the process's start too, each step (the search, the split's solver; check: the solvers in turn) with what the steps before it left; a step with no limit of its own is not started once it is spent. GPU cluster: the LLM search's, from the process's start (default: 300 s; then the bound and the gap); check's search and exhaustive scoring together (the search at most half; what was scored is compared)."),
+    click.option("--time-limit", "time_limit", type=float, default=None, metavar="SECONDS", callback=_check_time_limit, help=f"Wall-clock limit in seconds, a finite number >= 0.1 (every command, split or not); a run without --split counts it from the process's start (its start-up and imports count): CP-SAT's, or the whole exact solve under caps or memory, or pruned's (default: {SOLVE_TIME_LIMIT:g} s each; pruned may overrun by one round; then the bound and the gap); brute force stops there with its best plan so far (feasible, no proof); with --solver cpsat under caps or memory, the exact method first takes up to half of it. explore check: the whole check (the DP, its level checks, the joint solvers in turn, each with what is left; default: {SOLVE_TIME_LIMIT:g} s when it runs cpsat or pruned, or exact under caps or memory, else none; a row it cuts short is not proven: its bound and gap). With --split and in check --uneven (default: 10 s): the whole run from the process's start too, each step (the search, the split's solver; check: the solvers in turn) with what the steps before it left; a step with no limit of its own is not started once it is spent. GPU cluster: the LLM search's, from the process's start (default: 300 s; then the bound and the gap); check's search and exhaustive scoring together (the search at most half; what was scored is compared)."),
     click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help=f"CP-SAT worker threads, 1..{MAX_WORKERS} (default: one per core)."),
     click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True, help=f"CP-SAT random seed, 0..{MAX_SEED} (deterministic with --workers 1)."),
     click.option("--dump-model", "dump_model", type=str, default=None, metavar="FILE", help="Write the CP-SAT model to FILE (.pb binary, .txt or .pbtxt text; nothing else); --solver cpsat only."),
@@ -526,14 +526,14 @@ def list_cmd(fmt):
 @click.option("--alpha-grid", "grid", type=ALPHA_GRID, default=DEFAULT_ALPHA_GRID, show_default=True, help="Alphas searched: multiples of 1/N, and each free class's proportional ratio.")
 @click.option("--grid-only", is_flag=True, help="Free classes choose from the multiples of 1/N alone (without their proportional ratio).")
 @click.option("--free", "free", type=FREE, default=FreeAlphas.UNLIKE.value, show_default=True, help="Which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
-@click.option("--time-limit", "split_limit", type=float, default=SPLIT_TIME_LIMIT, show_default=True, callback=_check_time_limit, help="Seconds for --split optimal, a finite number >= 0.1; then the best plan, a proven bound and the gap.")
+@click.option("--time-limit", "split_limit", type=float, default=SPLIT_TIME_LIMIT, metavar="SECONDS", callback=_check_time_limit, help=f"Wall-clock limit in seconds (default: {SPLIT_TIME_LIMIT:g} s), a finite number >= 0.1, of the whole run from the process's start: each step (the search, the split's solver) gets what the steps before it left; --split optimal then reports its best plan, a proven bound and the gap.")
 @objective_levels_options(split=True)
 @solver_option(split=True)
 @constraint_options
 @BATCH_OPTION
-@click.option("--seq", type=int, default=None, help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers too) and a Hugging Face config.json's context length.")
+@click.option("--seq", type=int, default=None, help="Sequence length (tokens a sample): fills an ONNX model's symbolic sequence axis, overrides a YAML spec's sequence (the zoo's transformers too) and a Hugging Face config.json's context length (default: the model's own).")
 @FORMAT_OPTION
-@click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout.")
+@click.option("--output", type=str, default=None, metavar="FILE", help="Write the report to FILE instead of stdout (the default).")
 @click.pass_context
 @fail_on_bad_input
 def split_cmd(ctx, model, array, space, split, grid, free, grid_only, split_limit, objective, levels, solver, caps, memory_GiB,
@@ -577,7 +577,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     problem = api.build_problem.with_option_names(model, array, space=space, objective=more.objective, batch=batch, seq=seq,
                                 levels=more.levels, caps=more.caps, memory_GiB=memory_GiB, weight_copies=weight_copies,
                                 pins=more.pins, forbids=more.forbids, constraints=more.constraints_file)
-    with StepProgress() as say:
+    with Ticker(time_limit, _limit_origin(), "split") as tick, StepProgress(tick) as say:  # the even runs' time bar
         report = split_problem(problem, split, alpha_grid=grid, free=free, grid_only=grid_only, time_limit=time_limit,
                                solver=solver, progress=say, started=_limit_origin())  # (the process's start)
     emit_report(report, fmt, output, render_split)
@@ -611,19 +611,25 @@ class StepProgress:
     """Progress of a long command on stderr: each step is remembered (a Ctrl-C names it) and,
     when stderr is a terminal (the sweeps' convention), a tqdm bar appears once the run has
     taken 2 s, with the step and, while the search runs, its evaluations; nothing is drawn
-    into a file or a pipe."""
+    into a file or a pipe. With ``tick`` (a split run's): no bar of its own, the step and its
+    evaluations name ``tick``'s time bar (``Ticker.relabel``), redrawn every half second."""
 
     DELAY_S = 2.0
     MININTERVAL_S = 0.5  # between redraws
 
-    def __init__(self):
+    def __init__(self, tick: Ticker | None = None):
         self.bar = None
+        self.tick = tick
 
     def __enter__(self):
         return self
 
     def __call__(self, step: str, done: int | None = None, total: int | None = None) -> None:
         _last_step[:] = [step]
+        if self.tick is not None:
+            evals = "" if done is None else f" ({done}{'' if total is None else f' of {total}'} evals)"
+            self.tick.relabel(step + evals)
+            return
         if self.bar is None:
             if not sys.stderr.isatty():
                 return

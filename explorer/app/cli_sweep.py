@@ -95,8 +95,8 @@ class _Default(click.Command):
 @click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None, help="Processes, 1..256 (default: one per core); with --engine dask and no scheduler, LocalCluster workers.")
 @click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True, help="local: a process pool; dask: a Dask distributed cluster.")
 @click.option("--scheduler", default=None, metavar="tcp://HOST:PORT", help="Dask scheduler to use (default: start a local cluster).")
-@click.option("--shard", default=None, metavar="I/N", help="Run only every N-th point from point I (0 <= I < N), e.g. for a job array.")
-@click.option("--pareto", default=None, metavar="COL,COL[,...]", help="Add a pareto column: the front of these numeric columns, all minimised.")
+@click.option("--shard", default=None, metavar="I/N", help="Run only every N-th point from point I (0 <= I < N), e.g. for a job array (default: every point).")
+@click.option("--pareto", default=None, metavar="COL,COL[,...]", help="Add a pareto column: the front of these numeric columns, all minimised (default: none).")
 @click.option("--pareto-by", "pareto_by", default=None, metavar="KEY[,KEY...]", help="One Pareto front per combination of these sweep keys' values (e.g. model,batch) instead of one over every point.")
 @click.option("--max-points", "max_points", type=click.IntRange(min=1), default=None, metavar="N",
               help="Refuse a sweep of more than N points (default 100,000); counted before any point is built.")

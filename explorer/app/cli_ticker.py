@@ -25,7 +25,9 @@ class Ticker:
     """``with Ticker(limit, origin, label) as tick``: from ``DELAY_S`` on, a tqdm bar of the
     seconds since ``origin`` (a ``time.perf_counter()`` value; None: the ``with``'s start) of
     ``limit`` (None: the seconds alone), redrawn every ``EVERY_S``; ``tick.echo(text)`` writes a
-    line on stderr (``stream``) above it. Nothing is drawn unless stderr is a terminal (``shows_ticker``)."""
+    line on stderr (``stream``) above it, ``tick.relabel(text)`` names the step under way in it (a
+    split run's steps, ``app.cli.StepProgress``). Nothing is drawn unless stderr is a terminal
+    (``shows_ticker``)."""
 
     DELAY_S = 2.0
     EVERY_S = 0.5
@@ -55,18 +57,29 @@ class Ticker:
             if self._stop.is_set():
                 return
             self.bar = tqdm(total=self.limit, desc=f"[explore] {self.label}", file=self.stream, leave=False,
-                            dynamic_ncols=True, bar_format=shape, mininterval=0)
+                            dynamic_ncols=True, bar_format=shape, mininterval=0, initial=self._spent())
             self._draw()
         while not self._stop.wait(self.EVERY_S):
             with self._lock:
                 self._draw()
 
+    def relabel(self, label: str) -> None:
+        """The bar's label from its next redraw on (a step reports every evaluation: drawing each took
+        thousands of writes a second)."""
+        with self._lock:
+            self.label = label
+
     def _draw(self) -> None:
         if self.bar is None:
             return
-        spent = time.perf_counter() - self.origin
-        self.bar.n = min(spent, self.limit) if self.limit else spent
+        self.bar.set_description_str(f"[explore] {self.label}", refresh=False)
+        self.bar.n = self._spent()
         self.bar.refresh()
+
+    def _spent(self) -> float:
+        """The seconds the bar shows: since ``origin``, at most ``limit``."""
+        spent = time.perf_counter() - self.origin
+        return min(spent, self.limit) if self.limit else spent
 
     def echo(self, text: str) -> None:
         """``text`` as a line on stderr, above the bar when one is drawn."""

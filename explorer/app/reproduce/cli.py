@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -89,13 +90,13 @@ def reproduce_accpar():
                     "'Mixes of TPU-v2 and TPU-v3')")
 
 
-@reproduce_group.command("hypar")
+@reproduce_group.command("hypar", short_help="HyPar (HPCA 2019) Figs. 5-13, ours beside the paper's.")
 @click.option("--figure", "numbers", type=click.Choice([str(n) for n in FIGURES]), multiple=True, metavar="N",
-              help=f"HyPar figure to regenerate ({', '.join(map(str, FIGURES))}). Repeatable.")
+              help=f"HyPar figure to regenerate ({', '.join(map(str, FIGURES))}). Repeatable; this or --all is needed.")
 @click.option("--all", "every", is_flag=True, help="Every figure, 5 to 13.")
 @click.option("--out", "out", default=DEFAULT_OUT, show_default=True, metavar="DIR",
               help="Folder for the PNGs (hypar-figN.png) and the point cache (DIR/.cache; its entries of "
-                   "other code are removed).")
+                   "other code, and the .tmp files a stopped run left there, are removed).")
 @click.option("--accounting", type=click.Choice([a.value for a in Accounting]), default="model", show_default=True,
               help="model: model.md (the default everywhere); hypar-figures: type II exchanges after pooling and "
                    "re-layouts out of II are free, the accounting HyPar's Figs. 5 and 8 imply.")
@@ -106,6 +107,7 @@ def hypar_cmd(numbers, every, out, accounting, fmt):
     """HyPar (HPCA 2019) Figs. 5-13 on the calibrated paper array: one PNG per figure (the paper's
     axes, units and normalisation; ours solid, the paper's hatched) and rows series, x, ours,
     paper, unit, error (ours / paper - 1; plans: cells that differ)."""
+    started = time.time()  # (a cache's leftover .tmp files older than this are an earlier run's)
     if not numbers and not every:
         raise InputError("give --figure N (5..13) or --all")
     wanted = list(FIGURES) if every else sorted({int(n) for n in numbers})
@@ -113,7 +115,7 @@ def hypar_cmd(numbers, every, out, accounting, fmt):
     acc = Accounting(accounting)
     from .draw import draw
     from .hypar import Context, reproduce
-    from .points import prune
+    from .points import prune, prune_leftovers
 
     ctx = Context(acc, folder / ".cache")
 
@@ -126,7 +128,7 @@ def hypar_cmd(numbers, every, out, accounting, fmt):
         if fmt == "table":
             click.echo(table(fig, png) + "\n")
     cache = {"folder": str(ctx.cache), "reused": len(ctx.ledger.reused), "solved": len(ctx.ledger.solved),
-             "removed": prune(ctx.cache)}
+             "removed": prune(ctx.cache), "leftovers": prune_leftovers(ctx.cache, started)}
     if fmt == "json":
         click.echo(json.dumps({"accounting": acc.value, "figures": [
             {"figure": f.number, "title": f.title, "png": str(p), "rows": [r.to_json() for r in f.rows],
@@ -138,10 +140,12 @@ def hypar_cmd(numbers, every, out, accounting, fmt):
 
 def cache_line(cache: dict) -> str:
     """The point cache's line: how many of the run's points came from it, how many were solved,
-    how many entries of other code were removed."""
+    how many entries of other code and leftover .tmp files of a stopped run were removed."""
     n = cache["reused"] + cache["solved"]
     gone = f"; removed {cache['removed']} {'entry' if cache['removed'] == 1 else 'entries'} of other code" \
         if cache["removed"] else ""
+    left = cache["leftovers"]
+    gone += f"; removed {left} leftover .tmp {'file' if left == 1 else 'files'} of a stopped run" if left else ""
     return (f"[explore] {n} {'point' if n == 1 else 'points'}: {cache['reused']} from the cache "
             f"({cache['folder']}), {cache['solved']} solved{gone}")
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import stat
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -144,7 +145,7 @@ def _memo(network: Network, levels: int, accounting: Accounting, cache: str | No
     point = _solve(network, levels, accounting)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_suffix(TMP_SUFFIX)
         tmp.write_text(json.dumps({"format": CACHE_FORMAT, "stamp": code_stamp(), **_to_json(point)}))
         tmp.replace(path)
     return point, key, False
@@ -161,6 +162,8 @@ def point(network: Network, levels: int, accounting: Accounting, cache: Path | N
 
 
 ENTRY_NAME = re.compile(r"[0-9a-f]{24}\.json")  # the names this cache gives its entries (``_key``)
+TMP_SUFFIX = ".tmp"  # an entry is written as <key>.tmp, then renamed (``_memo``)
+TMP_NAME = re.compile(r"[0-9a-f]{24}" + re.escape(TMP_SUFFIX))  # such a file, left by a run that stopped in between
 
 
 def _stale(path: Path) -> bool:
@@ -193,4 +196,27 @@ def prune(cache: Path) -> int:
                 removed += 1
             except OSError:
                 pass  # removed meanwhile, or a read-only folder: left as it is
+    return removed
+
+
+def prune_leftovers(cache: Path, started: float) -> int:
+    """Remove the files ``_memo`` writes before renaming them into entries (``TMP_NAME``: a run
+    stopped in between left them) that are regular files last written before ``started`` (this
+    run's start, ``time.time()``: a run under way elsewhere is writing newer ones); how many.
+    Nothing else is touched: another name, a symlink, a folder, a newer file."""
+    try:
+        paths = sorted(cache.iterdir())
+    except OSError:
+        return 0
+    removed = 0
+    for path in paths:
+        if not TMP_NAME.fullmatch(path.name):
+            continue
+        try:
+            info = path.lstat()
+            if stat.S_ISREG(info.st_mode) and info.st_mtime < started:
+                path.unlink()
+                removed += 1
+        except OSError:
+            pass  # removed meanwhile, or a read-only folder: left as it is
     return removed
