@@ -85,6 +85,12 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
         return f"{solver}: {info.get('reason') or 'stopped by Ctrl-C'}"
     if info.get("even"):  # --split equal: the even solver's own words, as explore without --split
         return f"{solver}: {info['reason']}" if info.get("reason") else ""
+    if info.get("memory_end") and status is Status.FEASIBLE:  # exact's Pareto DP past its memory guard: the plan in hand
+        by_exact = (f"cpsat: {info['reason']}: the exact constrained path answered alone: " if solver == "cpsat"
+                    and info.get("alone") else f"{solver}: ")
+        return (by_exact + f"{info['memory_end']} (a coarser {given_as('--alpha-grid')} has fewer columns): the best "
+                "plan in hand (its incumbent or a seed plan), not proven optimal"
+                + (f"; {SEPARABLE}" if info.get("separable_bound") else ""))
     if solver == "cpsat" and info.get("alone") and (info.get("ended_at_once") or info.get("ended_early")):
         return (f"cpsat: {info['reason']}: the exact constrained path answered alone and ended "
                 f"{'early' if info.get('ended_early') else 'at once'}: "
