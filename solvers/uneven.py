@@ -34,7 +34,7 @@ from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 
 from .deadline import LATE, Cut, past
-from .uneven_bound import BOUND_COLUMN_S, BOUND_MAX_COLUMNS, separable_bound
+from .uneven_bound import BOUND_COLUMN_S, BOUND_MAX_COLUMNS, CONVEX_MAX_COLUMNS, convex_bound, separable_bound
 from .uneven_blocks import best_on_grid as _best_on_grid, block_probes, grid_probes, refine_blocks
 from .uneven_prune import SLOT, TUPLE, Pruner, greedy_plan, memory_estimate, plan_vector, time_score, traffic_score
 from .uneven_tables import ColumnTables, TablesTooSlow
@@ -293,6 +293,8 @@ def _memory_end(err: "MemoryLimit", run: "_Run", network: Network, array: ArrayS
     sol = _seeded(sol, network, array, aspace, rules, seeds)
     if sol.plan is None:
         raise err
+    if rules.objective is Objective.TIME and sol.status is Status.FEASIBLE and (sol.split_bound or 0) >= sol.split_value:
+        return replace(sol, status=Status.OPTIMAL)  # the incumbent, no seed better, meets the raised bound: proven
     return sol
 
 
@@ -329,16 +331,24 @@ def _seeded(sol: Solution, network: Network, array: ArraySpec, alphas, rules: Sp
 
 
 def _bounded(sol: Solution, array: ArraySpec, costs: SplitCosts, columns, objective: Objective, expired) -> Solution:
-    """An early end's ``sol`` with the separable bound of ``solvers.uneven_bound`` (every plan of
-    ``columns`` is at least it) where it is higher than ``sol``'s own bound (none without a plan; a
-    memory end's ``_stopped`` bound), unchanged where that bound is not done before ``expired()``."""
+    """An early end's ``sol`` with the bound of ``solvers.uneven_bound`` (every plan of ``columns``
+    is at least it: the separable one; under the time objective the convex-combination one where it
+    is higher, ``info["convex_bound"]``) where it is higher than ``sol``'s own bound (none without a
+    plan; a memory end's ``_stopped`` bound), unchanged where it is not done before ``expired()``
+    (the separable bound alone where the convex one is not)."""
     if objective is Objective.TRAFFIC:
         score, scale = traffic_score(costs.layout), costs.unit
     else:
         score = time_score(array, costs)
         scale = score.scale
-    low = separable_bound(costs, columns, score, expired)
+    rows = [] if objective is Objective.TIME and sum(map(len, columns)) <= CONVEX_MAX_COLUMNS else None
+    low = separable_bound(costs, columns, score, expired, rows)  # (keeping the layers' vectors for the convex one)
+    convex = None if rows is None or low is None else convex_bound(array, costs, columns, expired, rows)
+    if convex is not None and math.ceil(convex * scale) > low:  # a score is an integer: so is its bound
+        low = math.ceil(convex * scale)
+        sol.info["convex_bound"] = True
     if low is None or (sol.split_bound is not None and Fraction(low, scale) <= sol.split_bound):
+        sol.info.pop("convex_bound", None)
         return sol
     sol.info["separable_bound"] = True
     if objective is Objective.TRAFFIC:

@@ -122,11 +122,11 @@ def test_python_int_tables_past_the_limit_return_the_seed_and_up_front_still_ref
     assert sol.status is Status.FEASIBLE and sol.plan == seed
     assert sol.split_value == evaluate_split(net, arr, seed).step_time_s
     optimum = exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=30 * 2**20).split_value
-    assert sol.info["separable_bound"] and sol.split_bound <= optimum < sol.split_value
+    assert sol.info["separable_bound"] and sol.info["convex_bound"] and sol.split_bound <= optimum < sol.split_value
     assert sol.info["memory_end"] == ("the exact DP stopped at its memory limit: it would need about 23 MiB, beyond "
                                       "its limit of 15 MiB")
     note = proof_note("exact", sol.status, 30.0, proof_info("exact", sol))
     assert note.startswith("exact: the exact DP stopped at its memory limit: it would need about 23 MiB")
-    assert "not proven optimal; bound: each layer's least columns" in note
+    assert "not proven optimal; bound: a convex combination of the step time's pieces" in note
     with pytest.raises(Refused, match=r"columns, at least .* MiB before any table, beyond its limit of 0 MiB"):
         exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=100, seeds=[seed])

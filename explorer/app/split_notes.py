@@ -14,6 +14,16 @@ from .split_solve import PROVING_SOLVERS
 
 # an early end's bound (``solvers.uneven_bound``), in words
 SEPARABLE = "bound: each layer's least columns, summed side by side, the edges left out (solvers.uneven_bound)"
+# the same under the time objective where the convex combination of the step time's pieces is higher
+CONVEX = ("bound: a convex combination of the step time's pieces, each layer's least column under it, the edges "
+          "left out (solvers.uneven_bound.convex_bound)")
+
+
+def bound_words(info: dict) -> str:
+    """'; ' and which bound an early end's plan has ('' where none of the columns' bounds was done)."""
+    if not info.get("separable_bound"):
+        return ""
+    return f"; {CONVEX if info.get('convex_bound') else SEPARABLE}"
 
 
 def joined(*notes) -> str:
@@ -90,13 +100,13 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
                     and info.get("alone") else f"{solver}: ")
         return (by_exact + f"{info['memory_end']} (a coarser {given_as('--alpha-grid')} has fewer columns): the best "
                 "plan in hand (its incumbent or a seed plan), not proven optimal"
-                + (f"; {SEPARABLE}" if info.get("separable_bound") else ""))
+                + bound_words(info))
     if solver == "cpsat" and info.get("alone") and (info.get("ended_at_once") or info.get("ended_early")):
         return (f"cpsat: {info['reason']}: the exact constrained path answered alone and ended "
                 f"{'early' if info.get('ended_early') else 'at once'}: "
                 f"{info['exact_reason']}: the best seed plan, "
                 + ("optimal: it meets the bound" if status is Status.OPTIMAL else "not proven optimal")
-                + (f"; {SEPARABLE}" if info.get("separable_bound") else ""))
+                + bound_words(info))
     if solver == "cpsat" and info.get("alone"):  # refused by its count: the exact path had the whole limit
         return (f"cpsat: {info['reason']}: the exact constrained path's answer, with the whole time limit"
                 + (f" (proven by {by})" if status in (Status.OPTIMAL, Status.INFEASIBLE) else
@@ -119,6 +129,6 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
     if info.get("ended_at_once") or info.get("ended_early"):  # exact's Pareto DP: at once (its column pairs) or
         # early (its column tables' measured pace): why, the seed plan, and the separable bound where it was done
         return (f"{solver}: ended {'early' if info.get('ended_early') else 'at once'}: {info['reason']}: the best seed "
-                f"plan, not proven optimal" + (f"; {SEPARABLE}" if info.get("separable_bound") else ""))
+                f"plan, not proven optimal" + bound_words(info))
     return (f"{solver}: stopped at the time limit ({time_limit_s:g} s): the best plan found so far, not proven "
             f"optimal ({given_as('--time-limit')} gives more)" + (f"; bound by {by}" if by else ""))
