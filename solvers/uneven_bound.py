@@ -1,5 +1,6 @@
-"""A proven lower bound for the uneven exact DP's early ends (``solvers.uneven.exact_uneven``: "at
-once" by ``least_seconds``, "early" by its column tables' measured pace), where no completion
+"""Proven lower bounds for the uneven exact DP's early ends (``solvers.uneven.exact_uneven``: "at
+once" by ``least_seconds``, "early" by its column tables' measured pace, at its memory guard: the
+separable bound below and, for the step time, ``convex_bound``), where no completion
 bound is ever computed: a separable bound, read from each layer's own columns only (no column
 pair, no edge), so that it costs what the columns cost, not what their pairs cost.
 
