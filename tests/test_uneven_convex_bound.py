@@ -44,7 +44,8 @@ def test_the_convex_bound_is_below_brute_force_and_above_the_separable_one_on_ra
 
 
 def test_any_weights_give_a_bound_and_the_lp_only_picks_them(monkeypatch):
-    """With no column-generation round the weights are uniform: still a bound, never above the LP's."""
+    """Whatever weights the LP picks is a bound (here after one round: each layer's column of least
+    uniform weight only); an expired clock or a layer without a column gives none."""
     rng = random.Random(12)
     for k in range(8):
         net, arr, space, aspace, _rules = _random_case(rng, 1)
