@@ -128,5 +128,9 @@ def test_python_int_tables_past_the_limit_return_the_seed_and_up_front_still_ref
     note = proof_note("exact", sol.status, 30.0, proof_info("exact", sol))
     assert note.startswith("exact: the exact DP stopped at its memory limit: it would need about 23 MiB")
     assert "not proven optimal; bound: a convex combination of the step time's pieces" in note
+    info = dict(proof_info("exact", sol), alone=True, reason="CP-SAT refused the instance (too many columns)")
+    assert proof_note("cpsat", sol.status, 30.0, info).startswith(  # --solver cpsat, the exact path alone
+        "cpsat: CP-SAT refused the instance (too many columns): the exact constrained path answered alone: the "
+        "exact DP stopped at its memory limit: it would need about 23 MiB")
     with pytest.raises(Refused, match=r"columns, at least .* MiB before any table, beyond its limit of 0 MiB"):
         exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=100, seeds=[seed])
