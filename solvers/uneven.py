@@ -34,7 +34,7 @@ from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 
 from .deadline import LATE, Cut, past
-from .uneven_bound import BOUND_COLUMN_S, BOUND_MAX_COLUMNS, separable_bound
+from .uneven_bound import BOUND_COLUMN_S, BOUND_MAX_COLUMNS, CONVEX_MAX_COLUMNS, convex_bound, separable_bound
 from .uneven_blocks import best_on_grid as _best_on_grid, block_probes, grid_probes, refine_blocks
 from .uneven_prune import SLOT, TUPLE, Pruner, greedy_plan, memory_estimate, plan_vector, time_score, traffic_score
 from .uneven_tables import ColumnTables, TablesTooSlow
@@ -259,15 +259,43 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
             sol = _bounded(sol, array, costs, columns, rules.objective, lambda: past(t0 + time_limit_s))
         return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
+    aspace = _space_of(array, alphas, free)
     run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, rules.objective,
                table_sides(costs.layout) if prune else 0)
-    if prune and (short := _short_of_time(columns, H, time_limit_s, window_count(costs.layout))):
-        sol = run.unknown(rules.objective, reason=short)
-        sol.info["ended_at_once"] = pairs_need(columns, H, window_count(costs.layout))
-        sol = _bounded(sol, array, costs, columns, rules.objective, run.expired)
-        return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
-    sol = exact_run(array, costs, columns, unit_limits(array, costs, rules), run, rules.objective, prune)
-    return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
+    try:
+        run.check_memory(0)
+        if prune and (short := _short_of_time(columns, H, time_limit_s, window_count(costs.layout))):
+            sol = run.unknown(rules.objective, reason=short)
+            sol.info["ended_at_once"] = pairs_need(columns, H, window_count(costs.layout))
+            sol = _bounded(sol, array, costs, columns, rules.objective, run.expired)
+            return _seeded(sol, network, array, aspace, rules, seeds)
+        sol = exact_run(array, costs, columns, unit_limits(array, costs, rules), run, rules.objective, prune)
+    except MemoryLimit as err:
+        return _memory_end(err, run, network, array, aspace, costs, columns, rules, seeds)
+    return _seeded(sol, network, array, aspace, rules, seeds)
+
+
+def _memory_end(err: "MemoryLimit", run: "_Run", network: Network, array: ArraySpec, aspace: AlphaSpace,
+                costs: SplitCosts, columns, rules: SplitRules, seeds) -> Solution:
+    """The memory guard tripped after the columns were built (``MemoryLimit``: the column tables, their
+    Python ints or the live Pareto states): the plan in hand, FEASIBLE, with a proven bound and
+    ``info["memory_end"]`` (how many MiB the DP would need). The plan: the best of the greedy incumbent
+    (``_stopped``'s answer, with its bound, where the Pareto DP itself tripped: ``run.held``) and
+    ``seeds``, each re-scored by ``evaluate_split`` (``_seeded``); the bound: the higher of
+    ``_stopped``'s and the separable one (``_bounded``, where done in time). OPTIMAL only where that
+    bound meets the plan's value (a proof). Refused (``err``, one line) where no plan is in hand."""
+    sol = run.held if run.held is not None else run.unknown(rules.objective)
+    run.tables = run.rest = run.last = None  # freed before the bound and the seeds (the level DP may run)
+    if sol.status is Status.OPTIMAL:  # the incumbent met the bound of the complete fronts: proven anyway
+        return sol
+    sol.info.update(reason=err.words(), memory_end=err.words())
+    sol = _bounded(sol, array, costs, columns, rules.objective, run.expired)
+    sol = _seeded(sol, network, array, aspace, rules, seeds)
+    if sol.plan is None:
+        raise err
+    if rules.objective is Objective.TIME and sol.status is Status.FEASIBLE and (sol.split_bound or 0) >= sol.split_value:
+        return replace(sol, status=Status.OPTIMAL)  # the incumbent, no seed better, meets the raised bound: proven
+    return sol
 
 
 def _seeded(sol: Solution, network: Network, array: ArraySpec, alphas, rules: SplitRules, seeds) -> Solution:
@@ -303,15 +331,24 @@ def _seeded(sol: Solution, network: Network, array: ArraySpec, alphas, rules: Sp
 
 
 def _bounded(sol: Solution, array: ArraySpec, costs: SplitCosts, columns, objective: Objective, expired) -> Solution:
-    """An early end's ``sol`` (no plan) with the separable bound of ``solvers.uneven_bound`` (every
-    plan of ``columns`` is at least it), unchanged where that bound is not done before ``expired()``."""
+    """An early end's ``sol`` with the bound of ``solvers.uneven_bound`` (every plan of ``columns``
+    is at least it: the separable one; under the time objective the convex-combination one where it
+    is higher, ``info["convex_bound"]``) where it is higher than ``sol``'s own bound (none without a
+    plan; a memory end's ``_stopped`` bound), unchanged where it is not done before ``expired()``
+    (the separable bound alone where the convex one is not)."""
     if objective is Objective.TRAFFIC:
         score, scale = traffic_score(costs.layout), costs.unit
     else:
         score = time_score(array, costs)
         scale = score.scale
-    low = separable_bound(costs, columns, score, expired)
-    if low is None:
+    rows = [] if objective is Objective.TIME and sum(map(len, columns)) <= CONVEX_MAX_COLUMNS else None
+    low = separable_bound(costs, columns, score, expired, rows)  # (keeping the layers' vectors for the convex one)
+    convex = None if rows is None or low is None else convex_bound(array, costs, columns, expired, rows)
+    if convex is not None and math.ceil(convex * scale) > low:  # a score is an integer: so is its bound
+        low = math.ceil(convex * scale)
+        sol.info["convex_bound"] = True
+    if low is None or (sol.split_bound is not None and Fraction(low, scale) <= sol.split_bound):
+        sol.info.pop("convex_bound", None)
         return sol
     sol.info["separable_bound"] = True
     if objective is Objective.TRAFFIC:
@@ -356,7 +393,12 @@ def _exact_time(array: ArraySpec, costs: SplitCosts, columns, limits, run: "_Run
             return run.unknown(Objective.TIME)
         run.incumbent(pruner, score, inc)
         pruner.dropped = 0
-    fronts, kept = _pareto_dp(run.tables or costs, columns, limits, lambda v: v, run, pruner=pruner)
+    try:
+        fronts, kept = _pareto_dp(run.tables or costs, columns, limits, lambda v: v, run, pruner=pruner)
+    except MemoryLimit:  # its live states: the incumbent and the bound of the last complete fronts (``_memory_end``)
+        run.note(pruner)
+        run.held = _stopped(run, pruner, inc, costs.layout.H, 0)
+        raise
     run.note(pruner)
     if fronts is None:
         return _stopped(run, pruner, inc, costs.layout.H, kept)
@@ -418,13 +460,30 @@ def _tables_fit(need: int, states: int, max_bytes: int) -> None:
     if need > max_bytes:
         what = (f"column tables, completion bounds and {states:,} Pareto states" if states
                 else "column tables and completion bounds, before any Pareto state")  # (checked up front too)
-        raise Refused(f"exact (uneven splits): about {need / 2**20:,.0f} MiB of {what}, beyond its limit of "
-                      f"{max_bytes / 2**20:,.0f} MiB (a coarser {given_as('--alpha-grid')} has fewer columns)")
+        raise MemoryLimit(f"exact (uneven splits): about {need / 2**20:,.0f} MiB of {what}, beyond its limit of "
+                          f"{max_bytes / 2**20:,.0f} MiB (a coarser {given_as('--alpha-grid')} has fewer columns)",
+                          need, max_bytes)
+
+
+class MemoryLimit(Refused):
+    """The exact DP's memory guard (``_tables_fit``, ``_Run.python_ints``): its estimate ``need`` passes
+    ``limit`` bytes. Up front (before any column is built, as the even ``exact``'s ``check_size``) a
+    refusal; after, the plan in hand where there is one (``_memory_end``)."""
+
+    def __init__(self, message: str, need: int, limit: int):
+        super().__init__(message)
+        self.need, self.limit = need, limit
+
+    def words(self) -> str:
+        """The end in words (``info["memory_end"]``)."""
+        return (f"the exact DP stopped at its memory limit: it would need about {self.need / 2**20:,.0f} MiB, "
+                f"beyond its limit of {self.limit / 2**20:,.0f} MiB")
 
 
 class _Run:
     """One exact solve's clock, memory limit, completion bounds (``rest``, when pruning), pruned count,
-    and the last layer whose Pareto fronts were complete when the time limit struck (``last``)."""
+    and the last layer whose Pareto fronts were complete when the time limit struck (``last``).
+    ``check_memory(0)`` once its columns are built (``exact_uneven``)."""
 
     def __init__(self, t0: float, time_limit_s: float | None, max_bytes: int, columns, size: int,
                  objective: Objective, sides: int = 0):
@@ -436,7 +495,7 @@ class _Run:
         self.int_bits = None  # set once the tables are sure to be Python ints (``python_ints``)
         self.pruned = None  # None: no pruning
         self.last = None
-        self.check_memory(0)
+        self.held = None  # what the Pareto DP holds when the memory guard trips in it (``_exact_time``)
 
     def incumbent(self, pruner, score, inc) -> None:
         """The pruner's incumbent check: the score of the greedy plan ``inc``, if any."""
@@ -464,10 +523,10 @@ class _Run:
         self.int_bits = bits
         need = self.estimate(0)
         if need > self.max_bytes:
-            raise Refused(f"exact (uneven splits): its column tables must be Python ints ({bits}-bit entries: int64 "
-                          f"sums are not proven safe), about {need / 2**20:,.0f} MiB with the completion bounds, "
-                          f"beyond its limit of {self.max_bytes / 2**20:,.0f} MiB (a coarser "
-                          f"{given_as('--alpha-grid')} has fewer columns)")
+            raise MemoryLimit(f"exact (uneven splits): its column tables must be Python ints ({bits}-bit entries: "
+                              f"int64 sums are not proven safe), about {need / 2**20:,.0f} MiB with the completion "
+                              f"bounds, beyond its limit of {self.max_bytes / 2**20:,.0f} MiB (a coarser "
+                              f"{given_as('--alpha-grid')} has fewer columns)", need, self.max_bytes)
 
     def note(self, pruner) -> None:
         if pruner is not None:

@@ -24,8 +24,7 @@ def time_score(array: ArraySpec, costs: SplitCosts) -> Callable[[tuple], int]:
     """score(w) = the step time of sum vector w times Q (``_step`` of ``solvers.uneven``), an exact
     integer: Q is the lcm of the denominators of every component's seconds per unit."""
     lay = costs.layout
-    rates = costs.unit_rates(array, traffic=False)
-    comp, comm = rates[:lay.leaves], [rates[lay.time_pos[(h, 0)][0]] for h in range(lay.H)]  # one rate a level
+    comp, comm = step_rates(array, costs)
     Q = math.lcm(*(x.denominator for x in comp + comm))
     a = [int(x * Q) for x in comp]
     b = [int(x * Q) for x in comm]
@@ -51,6 +50,14 @@ def time_score(array: ArraySpec, costs: SplitCosts) -> Callable[[tuple], int]:
 
     score.scale = Q  # seconds = score / Q
     return score
+
+
+def step_rates(array: ArraySpec, costs: SplitCosts) -> tuple[list, list]:
+    """The step time's seconds per table unit (``SplitCosts.unit_rates``): per leaf its compute's, per
+    level its exchange's (one rate a level: every group's time positions, sides or windows, share it)."""
+    lay = costs.layout
+    rates = costs.unit_rates(array, traffic=False)
+    return rates[:lay.leaves], [rates[lay.time_pos[(h, 0)][0]] for h in range(lay.H)]
 
 
 def _getter(pos: tuple[int, ...]):

@@ -14,6 +14,16 @@ from .split_solve import PROVING_SOLVERS
 
 # an early end's bound (``solvers.uneven_bound``), in words
 SEPARABLE = "bound: each layer's least columns, summed side by side, the edges left out (solvers.uneven_bound)"
+# the same under the time objective where the convex combination of the step time's pieces is higher
+CONVEX = ("bound: a convex combination of the step time's pieces, each layer's least column under it, the edges "
+          "left out (solvers.uneven_bound.convex_bound)")
+
+
+def bound_words(info: dict) -> str:
+    """'; ' and which bound an early end's plan has ('' where none of the columns' bounds was done)."""
+    if not info.get("separable_bound"):
+        return ""
+    return f"; {CONVEX if info.get('convex_bound') else SEPARABLE}"
 
 
 def seed_end_note(info: dict, status: Status) -> str:
@@ -29,7 +39,7 @@ def seed_end_note(info: dict, status: Status) -> str:
     else:
         return ""
     return (f"{why}: the best seed plan, " + ("optimal: it meets the bound" if status is Status.OPTIMAL else
-                                              "not proven optimal") + (f"; {SEPARABLE}" if info.get("separable_bound") else ""))
+                                              "not proven optimal") + bound_words(info))
 
 
 def joined(*notes) -> str:
@@ -101,6 +111,12 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
         return f"{solver}: {info.get('reason') or 'stopped by Ctrl-C'}"
     if info.get("even"):  # --split equal: the even solver's own words, as explore without --split
         return f"{solver}: {info['reason']}" if info.get("reason") else ""
+    if info.get("memory_end") and status is Status.FEASIBLE:  # exact's Pareto DP past its memory guard: the plan in hand
+        by_exact = (f"cpsat: {info['reason']}: the exact constrained path answered alone: " if solver == "cpsat"
+                    and info.get("alone") else f"{solver}: ")
+        return (by_exact + f"{info['memory_end']} (a coarser {given_as('--alpha-grid')} has fewer columns): the best "
+                "plan in hand (its incumbent or a seed plan), not proven optimal"
+                + bound_words(info))
     if solver == "cpsat" and info.get("alone") and (ended := seed_end_note(info, status)):
         return f"cpsat: {info['reason']}: the exact constrained path answered alone and {ended}"
     if solver == "cpsat" and info.get("alone"):  # refused by its count: the exact path had the whole limit

@@ -219,7 +219,8 @@ def proof_info(solver: str, sol) -> dict:
             "exact_first": first, "alone": bool(sol.info.get("exact_alone")),
             "exact_reason": sol.info.get("exact_reason") or "", "ended_at_once": sol.info.get("ended_at_once") or "",
             "cut": sol.info.get("cut"), "explored": sol.explored, "ended_early": sol.info.get("ended_early") or "",
-            "separable_bound": bool(sol.info.get("separable_bound"))}
+            "separable_bound": bool(sol.info.get("separable_bound")),
+            "convex_bound": bool(sol.info.get("convex_bound")), "memory_end": sol.info.get("memory_end") or ""}
 
 
 def _instead(solver: str, rules: SplitRules, proportional: bool = False, instance=None) -> str:
