@@ -115,6 +115,7 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
     from ..api import sweep
     from .sweep.runner import parse_shard
     from .sweep.spec import MAX_POINTS, load_sweep
+    from .sweep.lock import stale_lock
     from .sweep.table import check_pareto_by, held_sweep_name, stale_plots
 
     parse_shard(shard)  # named --shard here (the API names its argument)
@@ -122,6 +123,7 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
     check_pareto_by(_columns(pareto_by), _columns(pareto), sw.columns)  # named --pareto-by here
     stale = stale_plots(Path(out), sw.digest) if Path(out).is_dir() else []  # (removed on writing)
     owner = held_sweep_name(Path(out)) if stale else None  # whose grid they were drawn from (--force: maybe another sweep's)
+    dead = stale_lock(Path(out)) if Path(out).is_dir() else None  # a killed run's lock file, taken over
     report = Reporter(quiet)
     rows = []
     previous = signal.getsignal(signal.SIGINT)  # ignored (a background job of a script): stays ignored
@@ -156,7 +158,17 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
         say_approximations(rows)
     if stale:
         say_removed(stale, owner, sw.name)
+    if dead is not None:
+        say_took_over(Path(out), dead)
     sys.exit(1 if failed else 0)
+
+
+def say_took_over(out: Path, pid: int) -> None:
+    """The lock file of a run that ended without removing it (killed), taken over by this run."""
+    from .sweep.lock import LOCK_NAME
+
+    click.echo(f"explore sweep: took over {out / LOCK_NAME}, left by run {pid}, which is no longer running "
+               "(it was stopped before it could remove it)", err=True)
 
 
 def say_removed(stale: list[Path], owner: str | None, name: str) -> None:
@@ -194,6 +206,7 @@ def sweep_merge(dirs, out, pareto, pareto_by, force):
     """Join the outputs of shards (explore sweep FILE --shard I/N --out DIR_I) into one folder."""
     from dataclasses import replace
 
+    from .sweep.lock import folder_lock, stale_lock
     from .sweep.runner import check_out
     from .sweep.table import check_destination, check_outputs, check_pareto_by, check_pareto_columns, columns, merge_entries, write_outputs
 
@@ -216,7 +229,12 @@ def sweep_merge(dirs, out, pareto, pareto_by, force):
                    f"{plural(manifest.total, 'point')} found); nothing written: merge the folders of every shard", err=True)
         sys.exit(1)
     Path(out).mkdir(parents=True, exist_ok=True)
-    write_outputs(Path(out), manifest, entries)
+    dead = stale_lock(Path(out))
+    with folder_lock(Path(out)):  # no sweep or merge writes there meanwhile
+        check_destination(Path(out), manifest.name, force)
+        write_outputs(Path(out), manifest, entries)
+    if dead is not None:
+        say_took_over(Path(out), dead)
     click.echo(f"merged {plural(len(dirs), 'folder')}: {len(entries)} of {plural(manifest.total, 'point')} into {Path(out) / 'results.csv'}", err=True)
 
 

@@ -10,6 +10,7 @@ from ...core.errors import SpecError, shown
 from .cache import Cache
 from .engine import Progress, make_engine, run_points
 from .guard import check_not_inputs
+from .lock import folder_lock
 from .spec import MAX_POINTS, Sweep, load_sweep, parse_sweep
 from .table import Manifest, check_destination, check_outputs, check_pareto_by, check_pareto_columns, columns, finish_rows, make_row, write_outputs
 
@@ -54,32 +55,51 @@ def check_request(spec, out, shard, pareto, max_points: int = MAX_POINTS, force:
         check_pareto_columns(pareto, columns(sw.columns, rows=[p.as_dict() for p in sw.points]))
     check_pareto_by(tuple(pareto_by), pareto, sw.columns)
     cut = parse_shard(shard) if isinstance(shard, str) or shard is None else shard
-    if out is not None and Path(out).exists() and not Path(out).is_dir():
-        raise SpecError("--out", f"{out} exists and is not a folder")
     if out is not None:
-        Cache(out).check()
-        check_outputs(Path(out))
-        check_not_inputs(Path(out), sw)  # with or without force: never over the sweep's own inputs
-        check_destination(Path(out), sw.name, force)
+        check_folder(Path(out), sw, force)
     return sw, cut, pareto
+
+
+def check_folder(out: Path, sw: Sweep, force: bool) -> None:
+    """SpecError when the sweep cannot write its outputs into ``out`` (checked before any work, and
+    again once the folder's lock is held: another run may have written there meanwhile)."""
+    if out.exists() and not out.is_dir():
+        raise SpecError("--out", f"{out} exists and is not a folder")
+    Cache(out).check()
+    check_outputs(out)
+    check_not_inputs(out, sw)  # with or without force: never over the sweep's own inputs
+    check_destination(out, sw.name, force)
 
 
 def run_sweep(spec: Sweep | str | Path | dict, out: str | Path | None = None, *, workers: int | None = None,
               engine: str = "local", scheduler: str | None = None, shard: str | tuple[int, int] | None = None,
               pareto: tuple[str, ...] = (), progress: Callable[[Progress], None] | None = None,
               force: bool = False, pareto_by: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
-    """Yield one row per point in point order; with ``out``, cache there and write the outputs at the end."""
+    """Yield one row per point in point order; with ``out``, cache there and write the outputs at
+    the end, holding the folder's lock throughout (``lock.folder_lock``: another run writing there
+    is refused, SpecError, before this one writes anything)."""
     sw, cut, pareto = check_request(spec, out, shard, pareto, force=force, pareto_by=pareto_by)
-    pareto_by = tuple(pareto_by)
-    points = sw.shard(*cut) if cut else sw.points
-    out_dir = Path(out) if out is not None else None
+    if out is None:
+        yield from _run(sw, None, cut, pareto, tuple(pareto_by), make_engine(engine, workers, scheduler), progress)
+        return
+    out_dir = Path(out)
     eng = make_engine(engine, workers, scheduler)  # an unreachable scheduler fails before DIR exists
-    if out_dir is not None:
-        try:
-            out_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            eng.close()
-            raise SpecError("--out", f"cannot create {out_dir}: {err.strerror or err}") from None
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        eng.close()
+        raise SpecError("--out", f"cannot create {out_dir}: {err.strerror or err}") from None
+    try:
+        with folder_lock(out_dir):
+            check_folder(out_dir, sw, force)  # as it is now that no other run can write there
+            yield from _run(sw, out_dir, cut, pareto, tuple(pareto_by), eng, progress)
+    finally:
+        eng.close()
+
+
+def _run(sw: Sweep, out_dir: Path | None, cut, pareto, pareto_by, eng, progress) -> Iterator[dict[str, Any]]:
+    """``run_sweep``'s work, its checks done (and the folder locked)."""
+    points = sw.shard(*cut) if cut else sw.points
     cache = Cache(out_dir) if out_dir is not None else None
     entries, rows = [], []
     try:

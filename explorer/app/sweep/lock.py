@@ -1,0 +1,99 @@
+"""One sweep (or merge) at a time per output folder: ``DIR/.sweep.lock`` holds the pid of the run
+that writes into ``DIR``, under an exclusive ``fcntl.flock`` (trial finding: two sweeps sharing
+``--out`` raced; one lost its rows and reported success). The kernel releases the lock when its
+process ends, however it ends, so a lock file left by a run that was killed (its pid no longer
+running) is simply taken over (``stale_lock`` tells the CLI so beforehand). The file is removed
+when the run ends. Described in docs/sweeps.md, "One sweep per folder"."""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from ...core.errors import SpecError
+
+LOCK_NAME = ".sweep.lock"
+
+
+def _pid(fd: int) -> int | None:
+    """The pid written in an open lock file, None when it holds none (being written, or empty)."""
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _try_lock(fd: int) -> bool:
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _open(path: Path) -> int:
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as err:
+        raise SpecError("--out", f"cannot lock {path.parent} ({path.name}): {err.strerror or err}") from None
+
+
+def _busy(folder: Path, pid: int | None) -> SpecError:
+    who = f"another explore run (pid {pid})" if pid is not None else "another explore run"
+    return SpecError("--out", f"{folder} is in use: {who} is writing its results there; wait for it to end, "
+                              "or choose another folder")
+
+
+@contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold ``folder``'s lock meanwhile (the folder must exist); SpecError naming the folder and
+    the other run's pid when another run holds it. Nothing is written unless the lock is taken."""
+    path = folder / LOCK_NAME
+    while True:
+        fd = _open(path)
+        if not _try_lock(fd):
+            pid = _pid(fd)
+            os.close(fd)
+            raise _busy(folder, pid)
+        try:  # the file locked may have been removed (its run ended) between open and flock: retry
+            same = os.path.samestat(os.fstat(fd), os.stat(path))
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        try:
+            os.unlink(path)  # before the lock goes: a run that opens it meanwhile retries (above)
+        except OSError:
+            pass
+        os.close(fd)
+
+
+def stale_lock(folder: Path) -> int | None:
+    """The pid in a lock file that no run holds (a run killed before it could remove it; the next
+    run takes it over), else None (no lock file, no pid in it, or a run holds it)."""
+    try:
+        fd = os.open(folder / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        import fcntl
+
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return None
+        pid = _pid(fd)
+        return pid if pid != os.getpid() else None
+    finally:
+        os.close(fd)

@@ -1,0 +1,84 @@
+"""One run writes into a sweep folder at a time (trial finding 1: two sweeps sharing --out raced
+and one lost its rows while reporting success): the second is refused, exit 2, one line naming
+the folder and the other run's pid, nothing written; a lock file left by a killed run is taken
+over, and the CLI says so."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from explorer.api import sweep
+from explorer.app.sweep.lock import LOCK_NAME, folder_lock, stale_lock
+from explorer.core.errors import SpecError
+
+from .conftest import run_cli
+
+SWEEP = "version: 1\nname: a\ngrid: {model: [lenet-c], levels: [1, 2]}\n"
+HOLD = ("import sys, time\nfrom pathlib import Path\nfrom explorer.app.sweep.lock import folder_lock\n"
+        "with folder_lock(Path(sys.argv[1])):\n    print('held', flush=True)\n    time.sleep(120)\n")
+
+
+def _listing(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
+
+
+def test_a_second_sweep_into_a_held_folder_is_refused_and_writes_nothing(tmp_path, capsys):
+    f = tmp_path / "a.yaml"
+    f.write_text(SWEEP)
+    out = tmp_path / "o"
+    assert run_cli(["sweep", str(f), "--out", str(out), "--workers", "1"], capsys)[0] == 0
+    (out / "results.csv").write_text("the other run's rows\n")  # what the other run is writing
+    with folder_lock(out):
+        before = _listing(out)
+        code, _, err = run_cli(["sweep", str(f), "--out", str(out), "--workers", "1"], capsys)
+        assert code == 2 and err.count("\n") == 1, err
+        assert f"--out: {out} is in use: another explore run (pid {os.getpid()})" in err
+        code, _, err = run_cli(["sweep", "merge", str(out), "--out", str(out)], capsys)
+        assert code == 2 and f"pid {os.getpid()}" in err
+        with pytest.raises(SpecError, match="is in use"):
+            list(sweep(f, out, workers=1))
+        assert _listing(out) == before  # no row, cache entry or manifest of the loser
+    assert not (out / LOCK_NAME).exists()  # removed when its run ends
+    assert run_cli(["sweep", str(f), "--out", str(out), "--workers", "1", "--force"], capsys)[0] == 0
+    assert not (out / LOCK_NAME).exists()
+
+
+def test_the_lock_is_held_across_processes_and_a_killed_runs_file_is_taken_over(tmp_path, capsys):
+    f = tmp_path / "a.yaml"
+    f.write_text(SWEEP)
+    out = tmp_path / "o"
+    out.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert stale_lock(out) is None  # held by a live run: not stale
+        code, _, err = run_cli(["sweep", str(f), "--out", str(out), "--workers", "1"], capsys)
+        assert code == 2 and f"(pid {holder.pid})" in err
+        assert sorted(p.name for p in out.iterdir()) == [LOCK_NAME]
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)  # killed: its lock file stays, no run holds it
+        holder.wait()
+        holder.stdout.close()
+    assert (out / LOCK_NAME).read_text().strip() == str(holder.pid)
+    assert stale_lock(out) == holder.pid
+    code, _, err = run_cli(["sweep", str(f), "--out", str(out), "--workers", "1"], capsys)
+    assert code == 0, err
+    assert f"explore sweep: took over {out / LOCK_NAME}, left by run {holder.pid}, which is no longer running" in err
+    assert (out / "results.csv").read_text().count("\n") == 3 and not (out / LOCK_NAME).exists()
+
+
+def test_an_interrupted_api_sweep_releases_the_folder(tmp_path):
+    f = tmp_path / "a.yaml"
+    f.write_text(SWEEP)
+    rows = sweep(f, tmp_path / "o", workers=1)
+    next(rows)
+    assert (tmp_path / "o" / LOCK_NAME).read_text().strip() == str(os.getpid())
+    rows.close()  # the caller stopped early
+    assert not (tmp_path / "o" / LOCK_NAME).exists()
+    assert len(list(sweep(f, tmp_path / "o", workers=1))) == 2
