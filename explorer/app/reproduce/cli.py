@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -112,21 +113,16 @@ def hypar_cmd(numbers, every, out, accounting, fmt):
         raise InputError("give --figure N (5..13) or --all")
     wanted = list(FIGURES) if every else sorted({int(n) for n in numbers})
     folder = _out_dir(out)
+    from .files import check_paths
+
+    pngs = {n: folder / f"hypar-fig{n}.png" for n in wanted}
+    check_paths(folder / ".cache", list(pngs.values()))  # before any point is solved
     acc = Accounting(accounting)
-    from .draw import draw
-    from .hypar import Context, reproduce
+    from .hypar import Context
     from .points import prune, prune_leftovers
 
     ctx = Context(acc, folder / ".cache")
-
-    results = []
-    for n in wanted:
-        fig = reproduce(n, ctx)
-        png = folder / f"hypar-fig{n}.png"
-        draw(fig, png, acc.value)
-        results.append((fig, png))
-        if fmt == "table":
-            click.echo(table(fig, png) + "\n")
+    results = _figures(ctx, pngs, acc, fmt)
     cache = {"folder": str(ctx.cache), "reused": len(ctx.ledger.reused), "solved": len(ctx.ledger.solved),
              "removed": prune(ctx.cache), "leftovers": prune_leftovers(ctx.cache, started)}
     if fmt == "json":
@@ -136,6 +132,43 @@ def hypar_cmd(numbers, every, out, accounting, fmt):
             for f, p in results], "cache": cache}, indent=1))
     else:
         click.echo(cache_line(cache), err=True)
+
+
+def _figures(ctx, pngs: dict, acc: Accounting, fmt: str) -> list:
+    """Reproduce and draw each figure (its table printed as it is done), each into a temp file; once
+    all are drawn, rename them into place together, Ctrl-C held meanwhile (``files.commit``). A
+    Ctrl-C before then writes no figure (exit 130, one line saying so); [(figure, png)]."""
+    from ..sweep.engine import held_ctrl_c
+    from .draw import draw
+    from .files import commit, discard, temp_beside
+    from .hypar import reproduce
+
+    results, drawn, written = [], {}, []
+    try:
+        for n, png in pngs.items():
+            fig = reproduce(n, ctx)
+            tmp = drawn[png] = temp_beside(png)
+            draw(fig, tmp, acc.value)
+            results.append((fig, png))
+            if fmt == "table":
+                click.echo(table(fig, png) + "\n")
+        with held_ctrl_c():
+            commit(drawn, written)
+    except KeyboardInterrupt:
+        discard(drawn)
+        names = ", ".join(p.name for p in written)
+        done = (f"wrote {names} (every figure)" if len(written) == len(pngs) else f"wrote only {names}" if written
+                else "no figure written")
+        click.echo(f"explore: interrupted (Ctrl-C); {done} (the figures drawn are written together, at the end); "
+                   f"the points solved so far are cached in {ctx.cache}: rerun the same command to resume", err=True)
+        sys.exit(130)
+    except OSError as err:
+        discard(drawn)
+        done = f"; wrote only {', '.join(p.name for p in written)}" if written else "; no figure written"
+        raise InputError(f"--out: cannot write {err.filename or 'a figure'}: {err.strerror or err}{done}") from None
+    finally:
+        discard(drawn)
+    return results
 
 
 def cache_line(cache: dict) -> str:

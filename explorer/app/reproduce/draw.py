@@ -173,9 +173,9 @@ def render(fig: Figure, accounting: str):
 
 
 def draw(fig: Figure, path: Path, accounting: str) -> None:
-    """Write the figure's PNG to ``path``."""
+    """Write the figure's PNG to ``path`` (a PNG whatever its name: ``files.temp_beside``'s temp file)."""
     f = render(fig, accounting)
-    f.savefig(path, dpi=90)
+    f.savefig(path, dpi=90, format="png")
     import matplotlib.pyplot as plt
 
     plt.close(f)

@@ -144,10 +144,16 @@ def _memo(network: Network, levels: int, accounting: Accounting, cache: str | No
             pass  # a damaged entry is solved again and rewritten
     point = _solve(network, levels, accounting)
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)  # (checked before any point: files.check_paths)
         tmp = path.with_suffix(TMP_SUFFIX)
-        tmp.write_text(json.dumps({"format": CACHE_FORMAT, "stamp": code_stamp(), **_to_json(point)}))
-        tmp.replace(path)
+        try:
+            tmp.write_text(json.dumps({"format": CACHE_FORMAT, "stamp": code_stamp(), **_to_json(point)}))
+            tmp.replace(path)
+        except OSError:  # e.g. a folder where this entry goes: the point is solved, left uncached
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
     return point, key, False
 
 

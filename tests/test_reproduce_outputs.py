@@ -1,0 +1,108 @@
+"""``explore reproduce hypar``'s outputs (trial findings 2 and 3): a path it cannot write is one
+line, exit 2, before any point is solved; figures are written together at the end, so a Ctrl-C
+leaves the figures of the earlier run as they were, and says which (none) were written."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from explorer.app.reproduce import files, hypar
+
+from .conftest import run_cli
+
+FIGS = ["--figure", "6", "--figure", "7"]  # two quick figures (about a second each)
+
+
+@pytest.fixture
+def no_solving(monkeypatch):
+    """Fail the test if a figure is reproduced (paths are checked before any point is solved)."""
+    monkeypatch.setattr(hypar, "reproduce", lambda n, ctx: pytest.fail(f"figure {n} reproduced"))
+
+
+def test_a_file_where_the_cache_goes_is_one_line(tmp_path, capsys, no_solving):
+    (tmp_path / ".cache").write_text("not a folder")
+    code, out, err = run_cli(["reproduce", "hypar", *FIGS, "--out", str(tmp_path)], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err == (f"explore: error: --out: {tmp_path / '.cache'} is not a folder (the point cache goes there): "
+                   "move it away or choose another --out\n")
+
+
+def test_a_folder_where_a_png_goes_is_one_line(tmp_path, capsys, no_solving):
+    (tmp_path / "hypar-fig7.png").mkdir()
+    code, out, err = run_cli(["reproduce", "hypar", *FIGS, "--out", str(tmp_path)], capsys)
+    assert code == 2 and out == ""
+    assert err == (f"explore: error: --out: cannot write {tmp_path / 'hypar-fig7.png'}: is a folder (the figure's "
+                   "PNG goes there): move it away or choose another --out\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hypar-fig7.png"]  # nothing written, no cache made
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
+def test_a_read_only_cache_folder_is_one_line(tmp_path, capsys, no_solving):
+    (tmp_path / ".cache").mkdir(mode=0o555)
+    code, _, err = run_cli(["reproduce", "hypar", *FIGS, "--out", str(tmp_path)], capsys)
+    assert code == 2 and "is not writable" in err and err.count("\n") == 1
+
+
+def _old_figures(folder):
+    for n in (6, 7):
+        (folder / f"hypar-fig{n}.png").write_bytes(b"the earlier run's figure")
+
+
+def _files(folder):
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+def test_ctrl_c_before_the_last_figure_writes_none(tmp_path, capsys, monkeypatch):
+    """Figure 7 interrupted after figure 6 was drawn: both PNGs are the earlier run's, no temp file
+    is left, exit 130 and one line saying no figure was written."""
+    _old_figures(tmp_path)
+    real = hypar.reproduce
+
+    def interrupted(n, ctx):
+        if n == 7:
+            raise KeyboardInterrupt
+        return real(n, ctx)
+
+    monkeypatch.setattr(hypar, "reproduce", interrupted)
+    code, out, err = run_cli(["reproduce", "hypar", *FIGS, "--out", str(tmp_path)], capsys)
+    assert code == 130 and "Fig. 6" in out  # figure 6's table was printed as it was done
+    assert err == (f"explore: interrupted (Ctrl-C); no figure written (the figures drawn are written together, at the "
+                   f"end); the points solved so far are cached in {tmp_path / '.cache'}: rerun the same command to "
+                   "resume\n")
+    assert _files(tmp_path) == {f"hypar-fig{n}.png": b"the earlier run's figure" for n in (6, 7)}
+
+
+def test_ctrl_c_while_the_figures_are_renamed_is_held_until_all_are(tmp_path, capsys, monkeypatch):
+    """A real SIGINT during the first rename: held (``held_ctrl_c``) until every figure is in place,
+    then the run stops, naming them."""
+    _old_figures(tmp_path)
+    real = os.replace
+    calls = []
+
+    def replace(a, b):
+        if str(b).endswith(".png"):  # (the point cache renames its entries too)
+            if not calls:
+                signal.raise_signal(signal.SIGINT)
+            calls.append(b)
+        real(a, b)
+
+    monkeypatch.setattr(files.os, "replace", replace)
+    code, _, err = run_cli(["reproduce", "hypar", *FIGS, "--out", str(tmp_path)], capsys)
+    assert code == 130 and len(calls) == 2
+    assert err.startswith("explore: interrupted (Ctrl-C); wrote hypar-fig6.png, hypar-fig7.png (every figure)")
+    found = _files(tmp_path)
+    assert sorted(found) == ["hypar-fig6.png", "hypar-fig7.png"]  # no temp file left
+    assert all(data.startswith(b"\x89PNG") for data in found.values())
+
+
+def test_figures_replace_the_earlier_ones_keeping_their_mode(tmp_path, capsys):
+    _old_figures(tmp_path)
+    os.chmod(tmp_path / "hypar-fig6.png", 0o600)
+    code, _, err = run_cli(["reproduce", "hypar", *FIGS, "--out", str(tmp_path)], capsys)
+    assert code == 0, err
+    found = _files(tmp_path)
+    assert sorted(found) == ["hypar-fig6.png", "hypar-fig7.png"] and all(d.startswith(b"\x89PNG") for d in found.values())
+    assert (tmp_path / "hypar-fig6.png").stat().st_mode & 0o777 == 0o600
