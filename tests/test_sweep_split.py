@@ -112,8 +112,10 @@ def test_split_columns_and_what_the_mix_changes(splits):
     i = header.index("gap")
     assert header[header.index("status"):i + 1] == [  # split points alone: explore's figures a split reports
         "status", "traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s",
-        "memory_bytes_per_accelerator", "speedup_over_all_I", "objective_value", "bound", "gap"]
-    assert header[i + 1 : i + 11] == [*SPLIT_COLUMNS, "alpha_level0", "alpha_level1", "alpha_level2", "alpha_level3"]
+        "memory_bytes_per_accelerator", "speedup_over_all_I", "energy_J", "energy_efficiency_over_all_I",
+        "objective_value", "bound", "gap"]
+    assert header[i + 1 : i + 13] == [*SPLIT_COLUMNS, "alpha_level0", "alpha_level1", "alpha_level2", "alpha_level3",
+                                      "answered_by", "note"]
     by = {(r["accelerators_v3"], r["split"]): r for r in rows[:12]}
     # 8 + 8: the top level splits v2 from v3, proportionally 8*45 : 8*123 = 15/56
     assert by[8, "proportional"]["alpha_level0"] == "15/56"
@@ -276,8 +278,8 @@ def test_a_point_explore_split_refuses_is_an_invalid_row():
 def test_pareto_columns_of_a_split_sweep(tmp_path, capsys):
     f = write(tmp_path / "s.yaml", "version: 1\ngrid: {accelerators_v3: [0, 8, 16]}\n"
                                    "fixed: {model: lenet-c, array: tpu-mix-16, split: proportional}\n")
-    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o"), "--pareto", "energy_J,step_time_s"], capsys)
-    assert code == 2 and "--pareto: unknown column energy_J" in err and err.count("\n") == 1, err
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o"), "--pareto", "traffic_ratio_to_all_I,step_time_s"], capsys)
+    assert code == 2 and "--pareto: unknown column traffic_ratio_to_all_I" in err and err.count("\n") == 1, err
     rows = list(sweep(f, tmp_path / "out", workers=1, pareto=("step_time_s", "idle_s")))
     # all v3 is fastest with no idle time: it dominates the other two (one kind: the equal split, level-optimal)
     assert [r["pareto"] for r in rows] == ["no", "no", "level-optimal"]
@@ -466,7 +468,7 @@ def test_the_answering_solver_is_a_column_where_the_default_is_routed(tmp_path):
     rows = list(sweep(spec, tmp_path / "out", workers=1))
     header = (tmp_path / "out" / "results.csv").read_text().splitlines()[0].split(",")
     k = header.index("answered_by")
-    assert header[k - 1:k + 2] == ["alpha_level3", "answered_by", "violations"]  # tpu-mix-16: 4 levels
+    assert header[k - 1:k + 3] == ["alpha_level3", "answered_by", "note", "violations"]  # tpu-mix-16: 4 levels
     plans = [json.loads(line) for line in (tmp_path / "out" / "plans.jsonl").read_text().splitlines()]
     got = [(r["array"], r["split"], r["solver"], r["answered_by"]) for r in rows]
     assert got == [("mix-4.yaml", "optimal", None, "exact"), ("mix-4.yaml", "search", None, "search"),

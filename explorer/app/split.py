@@ -188,9 +188,7 @@ class SplitReport:
         out["baselines"] = self._baselines_json()
         all_i = dict(self.baselines).get("all-I")
         if self.figures is not None and all_i is not None:
-            vs = Versus.of(self.figures, all_i)
-            out.update(traffic_ratio_to_all_I=vs.traffic_ratio_to_all_I, speedup_over_all_I=vs.speedup_over_all_I,
-                       comm_speedup_over_all_I=vs.comm_speedup_over_all_I)
+            out.update(Versus.of(self.figures, all_i).to_json(comm=True))  # as explore's (energy: where modelled)
         return out
 
     def _baselines_json(self) -> dict[str, Any]:

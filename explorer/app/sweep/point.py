@@ -45,6 +45,7 @@ SPLIT_KEYS = ("group0_time_s", "group1_time_s", "idle_s", "speedup_over_all_I_eq
               "speedup_over_hypar_equal")
 ALPHAS_KEY = "alphas"  # in a split point's summary: one readable cell per level (level_alpha_cells)
 ANSWERED_BY = "answered_by"  # a split point's answering solver (joint, or the one routed to; dp, search), after the alphas
+NOTE = "note"  # a split point's note (its JSON's: the route taken, what a time limit cut, why not proven), after answered_by
 
 
 def level_alpha_cells(alphas: list) -> list[str]:
@@ -85,7 +86,8 @@ def split_summary(result: dict[str, Any]) -> dict[str, Any]:
             "speedup_over_all_I_equal": (base.get("all-I") or {}).get("split_speedup"),
             "speedup_over_trick_equal": (base.get("trick") or {}).get("split_speedup"),
             "speedup_over_hypar_equal": (base.get("hypar") or {}).get("split_speedup"),
-            ALPHAS_KEY: level_alpha_cells(result.get("alphas") or []), ANSWERED_BY: result.get("solver")}
+            ALPHAS_KEY: level_alpha_cells(result.get("alphas") or []), ANSWERED_BY: result.get("solver"),
+            NOTE: result.get(NOTE)}
 
 
 @dataclass(frozen=True)

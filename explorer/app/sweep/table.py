@@ -18,10 +18,11 @@ from typing import Any, Iterable
 from ...core.errors import SpecError
 from ...core.names import flag_set
 from ..output import OutputError, write_text
-from .point import ALPHAS_KEY, ANSWERED_BY, FIGURES, SPLIT_KEYS, Outcome
+from .point import ALPHAS_KEY, ANSWERED_BY, FIGURES, NOTE, SPLIT_KEYS, Outcome
 
 SPLIT_FIGURES = ("traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s", "memory_bytes_per_accelerator",
-                 "speedup_over_all_I", "objective_value", "bound", "gap")  # what explore --split reports of FIGURES
+                 "speedup_over_all_I", "energy_J", "energy_efficiency_over_all_I", "objective_value", "bound",
+                 "gap")  # what explore --split reports of FIGURES (the energy ones empty where the array models none)
 TAIL = ("violations", "approximations", "dp_gap", "wall_s", "cached", "error")
 ALPHA_PREFIX = "alpha_level"  # a split point's alpha per level: alpha_level0 (top), alpha_level1, ...
 NOTE_JOIN = " | "  # between a row's approximation notes (a note may hold '; ')
@@ -31,7 +32,7 @@ PROVEN = {"optimal": "yes", "level-optimal": "level-optimal"}  # statuses that m
 def columns(params: Iterable[str], pareto: tuple[str, ...] = (), rows: Iterable[dict[str, Any]] = ()) -> list[str]:
     """The CSV's columns; a sweep with split points adds theirs (alpha per level: as many levels as ``rows`` have)."""
     params, rows = list(params), list(rows)
-    split = [*SPLIT_KEYS, *alpha_columns(rows), ANSWERED_BY] if "split" in params else []
+    split = [*SPLIT_KEYS, *alpha_columns(rows), ANSWERED_BY, NOTE] if "split" in params else []
     only_split = bool(split) and bool(rows) and all(r.get("split") is not None for r in rows)
     figures = SPLIT_FIGURES if only_split else FIGURES  # a sweep of split points alone: no empty plain-run columns
     return [*params, "status", *figures, *split, *TAIL, *(["pareto"] if pareto else [])]
@@ -56,6 +57,7 @@ def make_row(params: Iterable[str], point: dict[str, Any], out: Outcome) -> dict
         for h, alphas in enumerate(res.get(ALPHAS_KEY) or []):
             row[f"{ALPHA_PREFIX}{h}"] = alphas
         row[ANSWERED_BY] = res.get(ANSWERED_BY)
+        row[NOTE] = res.get(NOTE)
     row["violations"] = "; ".join(v["constraint"] for v in res.get("violations") or []) or None
     row["approximations"] = NOTE_JOIN.join(res.get("approximations") or []) or None
     row["dp_gap"] = None
@@ -126,7 +128,7 @@ def pareto_labels(rows: list[dict[str, Any]], cols: tuple[str, ...]) -> list[str
 
 # columns that never hold a number: a Pareto front over them means nothing
 NOT_NUMERIC = frozenset({"model", "array", "space", "solver", "objective", "caps", "pins", "forbids", "constraints", "mix", "split",
-                         "status", "violations", "approximations", "cached", "error", "pareto", ANSWERED_BY})
+                         "status", "violations", "approximations", "cached", "error", "pareto", ANSWERED_BY, NOTE})
 
 
 def numeric_columns(available: Iterable[str]) -> list[str]:
