@@ -41,7 +41,7 @@ def _inside(fig, artist) -> bool:
 def test_the_colour_bar_label_fits_the_image(small, monkeypatch, text):
     import matplotlib.pyplot as plt
 
-    monkeypatch.setattr(plot, "label", lambda col: text if col == "step_time_s" else col)
+    monkeypatch.setattr(plot, "label", lambda col, unit=None: text if col == "step_time_s" else col)
     fig, _ = plot.chart_figure(small, plot.Chart("heatmap", "levels", "model", z="step_time_s"))
     try:
         bar = fig.axes[1].yaxis.label

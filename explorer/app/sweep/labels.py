@@ -67,8 +67,30 @@ SUFFIXES: dict[str, Axis] = {
 }
 
 
-def axis(column: str) -> Axis:
-    """How ``column`` is drawn: from COLUMNS, else its name with the unit its suffix says."""
+# the result columns in seconds whose axis takes the unit that suits the values drawn (``time_unit``):
+# a step of 19 ms is drawn as 19 (ms), not 0.019 (s); options such as time_limit stay as written
+TIME_RESULTS = frozenset({"comm_time_s", "compute_s", "step_time_s", "group0_time_s", "group1_time_s", "idle_s", "wall_s"})
+TIME_UNITS = (("s", Fraction(1)), ("ms", Fraction(10**3)), ("us", Fraction(10**6)), ("ns", Fraction(10**9)))
+
+
+def time_unit(column: str, seconds: list[float]) -> str | None:
+    """The unit for a time result column's axis (None for another column): the largest of s, ms,
+    us, ns in which the largest value drawn is at least 1 (s when there is none), as the tables'
+    figures (``fmt_seconds``) pick theirs."""
+    if column not in TIME_RESULTS:
+        return None
+    top = max((abs(v) for v in seconds if v == v and abs(v) != float("inf")), default=0.0)
+    for unit, scale in TIME_UNITS:
+        if top * scale >= 1:
+            return unit
+    return "s" if top == 0 else TIME_UNITS[-1][0]
+
+
+def axis(column: str, unit: str | None = None) -> Axis:
+    """How ``column`` is drawn: from COLUMNS, else its name with the unit its suffix says; a time
+    result in ``unit`` when given (``time_unit``)."""
+    if unit is not None and column in TIME_RESULTS:
+        return Axis(COLUMNS[column].text, unit, dict(TIME_UNITS)[unit])
     if column in COLUMNS:
         return COLUMNS[column]
     if column.startswith("accelerators_"):  # accelerators_v3: how many of that kind
@@ -79,9 +101,9 @@ def axis(column: str) -> Axis:
     return Axis(column.replace("_", " "))
 
 
-def label(column: str) -> str:
-    return axis(column).label
+def label(column: str, unit: str | None = None) -> str:
+    return axis(column, unit).label
 
 
-def factor(column: str) -> float:
-    return float(axis(column).factor)
+def factor(column: str, unit: str | None = None) -> float:
+    return float(axis(column, unit).factor)

@@ -9,7 +9,7 @@ import hashlib
 import json
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable
@@ -17,8 +17,9 @@ from typing import Any, Callable
 from ...core.errors import SpecError, shown
 from ...core.units import plural
 from . import fonts, layout
-from .labels import factor, label
+from .labels import factor, label, time_unit
 from .table import number, numeric_columns, pareto_labels, read_rows
+from .titles import titled
 
 KINDS = ("line", "bar", "scatter", "heatmap")
 TYPE_COLOURS = {"I": "#4c72b0", "II": "#dd8452", "III": "#55a868"}
@@ -45,6 +46,16 @@ class Chart:
     logy: bool = False
     title: str | None = None
     reference: bool = False  # draw the paper's values from the sweep file's ``reference:`` beside ours
+    units: tuple[tuple[str, str], ...] = ()  # (column, unit) of the time results drawn, picked from the data
+
+    def unit(self, column: str | None) -> str | None:
+        return dict(self.units).get(column)
+
+    def with_units(self, rows: list[dict[str, str]]) -> "Chart":
+        """The chart with each time result it draws (``labels.time_unit``) in the unit its values suit."""
+        cols = [c for c in (self.x, self.y, self.z) if c]
+        found = [(c, time_unit(c, [float(v) for r in rows if (v := number(r.get(c))) is not None])) for c in cols]
+        return replace(self, units=tuple((c, u) for c, u in found if u is not None))
 
 
 @dataclass(frozen=True)
@@ -286,8 +297,8 @@ def _axes_style(ax, chart: Chart, xs, cats) -> None:
         ax.set_xticks(sorted(set(xs)))  # integer options (levels, batch): no 1.5 ticks
     if chart.logy:
         ax.set_yscale("log")
-    ax.set_xlabel(label(chart.x))
-    ax.set_ylabel(label(chart.y))
+    ax.set_xlabel(label(chart.x, chart.unit(chart.x)))
+    ax.set_ylabel(label(chart.y, chart.unit(chart.y)))
     ax.grid(True, alpha=0.3, which="both" if chart.logy else "major")
 
 
@@ -334,7 +345,7 @@ def _reference_points(folder, chart: Chart, cats) -> list[tuple[str, str, list[t
     ref = read_reference(folder)
     # a reference that plots another quantity than --y says which, in its legend entry
     other = f" ({ref.get('y')})" if ref.get("y") and str(ref.get("y")) != chart.y else ""
-    unit = reference_scale(ref.get("unit"), chart.y) * factor(chart.y)  # into the axis' unit (labels.py)
+    unit = reference_scale(ref.get("unit"), chart.y) * factor(chart.y, chart.unit(chart.y))  # into the axis' unit (labels.py)
     if abs(unit - 1) > 1e-12:
         other += f" ({ref.get('unit')} x {unit:g})"
     out = []
@@ -347,7 +358,7 @@ def _reference_points(folder, chart: Chart, cats) -> list[tuple[str, str, list[t
                 continue
             if cats is None:
                 x = _to_float(key, where)
-                x = None if x is None else x * factor(chart.x)
+                x = None if x is None else x * factor(chart.x, chart.unit(chart.x))
             else:
                 x = float(cats.index(str(key))) if str(key) in cats else None
             if x is not None:
@@ -386,6 +397,7 @@ def chart_figure(folder: str | Path, chart: Chart):
     """The chart's figure, laid out, and its notes (points a log axis leaves out)."""
     _check_chart(chart)
     cols, rows = load_table(folder, chart)
+    chart = chart.with_units(rows)
     plt = pyplot()
     if chart.kind == "heatmap":
         return _heatmap(plt, cols, rows, chart)
@@ -395,7 +407,9 @@ def chart_figure(folder: str | Path, chart: Chart):
     if chart.kind != "scatter":
         _check_unique(y_ok, (*chart.hue, chart.x), _params(cols))
     xs_all, cats = _xvalues(y_ok, chart.x, categorical=chart.kind == "bar")
-    fx, fy = (factor(chart.x) if cats is None else 1), factor(chart.y)
+    if cats is not None:  # categories are drawn as written: in the column's own unit
+        chart = replace(chart, units=tuple(u for u in chart.units if u[0] != chart.x))
+    fx, fy = (factor(chart.x, chart.unit(chart.x)) if cats is None else 1), factor(chart.y, chart.unit(chart.y))
     xs_all = [x * fx for x in xs_all]
     series = list(dict.fromkeys(_hue_of(r, chart.hue) for r in y_ok))
     check_series(len(series), chart)
@@ -422,7 +436,8 @@ def chart_figure(folder: str | Path, chart: Chart):
         ax.legend(handles=ax.get_legend_handles_labels()[0] + extra, fontsize=8, title=" ".join(chart.hue) or None,
                   title_fontsize=8)
     vs_paper = ", with the paper's values" if chart.reference else ""
-    _noted_title(ax, chart.title or f"{chart.y} vs {chart.x}{where_text(chart)}{vs_paper}", notes)
+    title = chart.title or f"{chart.y} vs {chart.x}{where_text(chart)}{vs_paper}"
+    _noted_title(ax, titled(title, rows, _params(cols), (chart.x, *chart.hue)), notes)
     layout.finish(fig, {ax: cats is not None})
     return fig, notes
 
@@ -501,11 +516,11 @@ def _heatmap(plt, cols, rows, chart: Chart):
         if v is None:  # no value: say why (no plan), or n/a (e.g. no proven optimum to compare with)
             notes[(i, j)] = "n/a" if r["status"] in ("optimal", "level-optimal", "feasible") else r["status"]
         else:
-            grid[i, j] = float(v) * factor(chart.z)
+            grid[i, j] = float(v) * factor(chart.z, chart.unit(chart.z))
     fig, ax = plt.subplots(figsize=(max(5, 0.75 * len(xs) + 2.5), max(3, 0.45 * len(ys) + 1.6)))
     cmap = plt.get_cmap("viridis").with_extremes(bad="#dddddd")
     im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, aspect="auto")
-    fig.colorbar(im, ax=ax, label=label(chart.z))
+    fig.colorbar(im, ax=ax, label=label(chart.z, chart.unit(chart.z)))
     finite = grid[np.isfinite(grid)]
     mid = (finite.min() + finite.max()) / 2 if finite.size else 0
     for i in range(len(ys)):
@@ -521,7 +536,8 @@ def _heatmap(plt, cols, rows, chart: Chart):
     ax.set_ylabel(label(chart.y))
     said = broken_note(len(hatched), "hatched")
     _hatch_cells(ax, hatched)
-    _noted_title(ax, chart.title or f"{chart.z} by {chart.y} and {chart.x}{where_text(chart)}", said)
+    title = chart.title or f"{chart.z} by {chart.y} and {chart.x}{where_text(chart)}"
+    _noted_title(ax, titled(title, rows, _params(cols), (chart.x, chart.y)), said)
     layout.finish(fig, {ax: True})
     return fig, said
 
@@ -553,9 +569,10 @@ def plot_pareto(folder: str | Path, chart: Chart, out: str | Path) -> Plotted:
 
 def pareto_figure(folder: str | Path, chart: Chart):
     """The Pareto figure, laid out, and its notes (points a log axis leaves out)."""
-    _, rows = load_table(folder, chart)
+    cols, rows = load_table(folder, chart)
+    chart = chart.with_units(rows)
     labels = pareto_labels(rows, (chart.x, chart.y))  # on every point: a log axis only hides some
-    fx, fy = factor(chart.x), factor(chart.y)
+    fx, fy = factor(chart.x, chart.unit(chart.x)), factor(chart.y, chart.unit(chart.y))
     pts = [(float(number(r[chart.x])) * fx, float(number(r[chart.y])) * fy, lab, r)
            for r, lab in zip(rows, labels) if lab or _drawable_broken(r, chart)]
     if not pts:
@@ -581,7 +598,8 @@ def pareto_figure(folder: str | Path, chart: Chart):
                        alpha=(1, 0.45, 1)[n])
     _axes_style(ax, chart, [p[0] for p in pts], None)
     ax.legend(fontsize=8)
-    title = chart.title or f"Pareto front: {chart.y} vs {chart.x} (both minimised){where_text(chart)}"
+    title = titled(chart.title or f"Pareto front: {chart.y} vs {chart.x} (both minimised){where_text(chart)}", rows,
+                   _params(cols), (chart.x, chart.y, *chart.hue))
     _noted_title(ax, title, notes)
     layout.finish(fig)
     if chart.hue:
