@@ -18,6 +18,7 @@ from .app import request
 from .app.request import DEFAULT_ARRAY, ArrayRef, ModelRef, check_split
 from .app.results import CheckReport, RunResult
 from .core.errors import SpecError, is_int, shown
+from .core.names import Frontend, given_as, named_for, running
 
 if TYPE_CHECKING:
     from .app.check_uneven import SplitCheck
@@ -139,8 +140,20 @@ def sweep(spec: str | Path | dict | Sweep, out: str | Path | None = None, *, wor
     from .app.sweep.runner import run_sweep
 
     sw = _check_sweep(spec, out, workers, engine, scheduler, shard, pareto, progress, max_points, force, pareto_by)
-    return run_sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
-                     pareto=tuple(pareto), progress=progress, force=force, pareto_by=tuple(pareto_by))
+    return _named_rows(run_sweep(sw, out, workers=workers, engine=engine, scheduler=scheduler, shard=shard,
+                                 pareto=tuple(pareto), progress=progress, force=force, pareto_by=tuple(pareto_by)),
+                       running())
+
+
+def _named_rows(rows: Iterator[dict[str, Any]], frontend: Frontend) -> Iterator[dict[str, Any]]:
+    """The sweep's rows; an error raised as they are made (``out`` in use by another run) names
+    the argument as the caller's front end does (the API's ``out``, the CLI's ``--out``)."""
+    try:
+        yield from rows
+    except SpecError as err:
+        with named_for(frontend):
+            source = given_as(err.source)
+        raise SpecError(source, err.problems) from None
 
 
 def _check_sweep(spec, out, workers, engine, scheduler, shard, pareto, progress, max_points, force, pareto_by) -> Sweep:

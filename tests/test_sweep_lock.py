@@ -41,8 +41,8 @@ def test_a_second_sweep_into_a_held_folder_is_refused_and_writes_nothing(tmp_pat
         assert f"--out: {out} is in use: another explore run (pid {os.getpid()})" in err
         code, _, err = run_cli(["sweep", "merge", str(out), "--out", str(out)], capsys)
         assert code == 2 and f"pid {os.getpid()}" in err
-        with pytest.raises(SpecError, match="is in use"):
-            list(sweep(f, out, workers=1))
+        with pytest.raises(SpecError, match=f"^out: {out} is in use: another explore run \\(pid {os.getpid()}\\)"):
+            list(sweep(f, out, workers=1))  # named as the API's argument
         assert _listing(out) == before  # no row, cache entry or manifest of the loser
     assert not (out / LOCK_NAME).exists()  # removed when its run ends
     assert run_cli(["sweep", str(f), "--out", str(out), "--workers", "1", "--force"], capsys)[0] == 0
