@@ -106,3 +106,26 @@ def test_figures_replace_the_earlier_ones_keeping_their_mode(tmp_path, capsys):
     found = _files(tmp_path)
     assert sorted(found) == ["hypar-fig6.png", "hypar-fig7.png"] and all(d.startswith(b"\x89PNG") for d in found.values())
     assert (tmp_path / "hypar-fig6.png").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_figure_that_cannot_be_written_is_one_line_and_writes_none(tmp_path, capsys, monkeypatch):
+    """A full disk while figure 7 is drawn: exit 2, one line naming the file; figure 6 (drawn) is
+    not written either, and no temp file is left."""
+    import errno
+
+    from explorer.app.reproduce import draw
+
+    _old_figures(tmp_path)
+    real = draw.draw
+
+    def full(fig, path, accounting):
+        if fig.number == 7:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(fig, path, accounting)
+
+    monkeypatch.setattr(draw, "draw", full)
+    code, _, err = run_cli(["reproduce", "hypar", *FIGS, "--out", str(tmp_path)], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"explore: error: --out: cannot write {tmp_path}/.hypar-fig7.png.")
+    assert err.endswith(": No space left on device; no figure written\n")
+    assert _files(tmp_path) == {f"hypar-fig{n}.png": b"the earlier run's figure" for n in (6, 7)}

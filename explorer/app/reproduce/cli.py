@@ -147,13 +147,13 @@ def _figures(ctx, pngs: dict, acc: Accounting, fmt: str) -> list:
     try:
         for n, png in pngs.items():
             fig = reproduce(n, ctx)
-            tmp = drawn[png] = temp_beside(png)
-            draw(fig, tmp, acc.value)
+            tmp = drawn[png] = _writing(lambda: temp_beside(png), written)
+            _writing(lambda: draw(fig, tmp, acc.value), written)
             results.append((fig, png))
             if fmt == "table":
                 click.echo(table(fig, png) + "\n")
         with held_ctrl_c():
-            commit(drawn, written)
+            _writing(lambda: commit(drawn, written), written)
     except KeyboardInterrupt:
         discard(drawn)
         names = ", ".join(p.name for p in written)
@@ -162,13 +162,19 @@ def _figures(ctx, pngs: dict, acc: Accounting, fmt: str) -> list:
         click.echo(f"explore: interrupted (Ctrl-C); {done} (the figures drawn are written together, at the end); "
                    f"the points solved so far are cached in {ctx.cache}: rerun the same command to resume", err=True)
         sys.exit(130)
-    except OSError as err:
-        discard(drawn)
-        done = f"; wrote only {', '.join(p.name for p in written)}" if written else "; no figure written"
-        raise InputError(f"--out: cannot write {err.filename or 'a figure'}: {err.strerror or err}{done}") from None
     finally:
         discard(drawn)
     return results
+
+
+def _writing(step, written: list):
+    """``step()``; a figure that cannot be written (a full disk, a folder made read-only meanwhile)
+    is one line naming the file and what was written (exit 2)."""
+    try:
+        return step()
+    except OSError as err:
+        done = f"; wrote only {', '.join(p.name for p in written)}" if written else "; no figure written"
+        raise InputError(f"--out: cannot write {err.filename or 'a figure'}: {err.strerror or err}{done}") from None
 
 
 def cache_line(cache: dict) -> str:
