@@ -82,3 +82,18 @@ def test_an_interrupted_api_sweep_releases_the_folder(tmp_path):
     rows.close()  # the caller stopped early
     assert not (tmp_path / "o" / LOCK_NAME).exists()
     assert len(list(sweep(f, tmp_path / "o", workers=1))) == 2
+
+
+def test_a_folder_that_takes_no_lock_is_one_line(tmp_path, capsys, monkeypatch):
+    import errno
+    import fcntl
+
+    def no_locks(fd, how):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    f = tmp_path / "a.yaml"
+    f.write_text(SWEEP)
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o"), "--workers", "1"], capsys)
+    assert code == 2 and err == f"explore: error: --out: cannot lock {tmp_path / 'o'} (.sweep.lock): No locks available\n"
+    assert not (tmp_path / "o" / "results.csv").exists()

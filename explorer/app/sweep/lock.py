@@ -26,13 +26,16 @@ def _pid(fd: int) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _try_lock(fd: int) -> bool:
+def _try_lock(fd: int, path: Path) -> bool:
     import fcntl
 
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
+    except OSError as err:  # a file system that takes no locks (ENOLCK)
+        os.close(fd)
+        raise SpecError("--out", f"cannot lock {path.parent} ({path.name}): {err.strerror or err}") from None
     return True
 
 
@@ -56,7 +59,7 @@ def folder_lock(folder: Path) -> Iterator[None]:
     path = folder / LOCK_NAME
     while True:
         fd = _open(path)
-        if not _try_lock(fd):
+        if not _try_lock(fd, path):
             pid = _pid(fd)
             os.close(fd)
             raise _busy(folder, pid)
