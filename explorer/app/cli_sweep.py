@@ -115,15 +115,12 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
     from ..api import sweep
     from .sweep.runner import parse_shard
     from .sweep.spec import MAX_POINTS, load_sweep
-    from .sweep.lock import stale_lock
-    from .sweep.table import check_pareto_by, held_sweep_name, stale_plots
+    from .sweep.table import check_pareto_by
 
     parse_shard(shard)  # named --shard here (the API names its argument)
     sw = load_sweep(file, max_points or MAX_POINTS)
     check_pareto_by(_columns(pareto_by), _columns(pareto), sw.columns)  # named --pareto-by here
-    stale = stale_plots(Path(out), sw.digest) if Path(out).is_dir() else []  # (removed on writing)
-    owner = held_sweep_name(Path(out)) if stale else None  # whose grid they were drawn from (--force: maybe another sweep's)
-    dead = stale_lock(Path(out)) if Path(out).is_dir() else None  # a killed run's lock file, taken over
+    found = _found(Path(out), sw.digest)
     report = Reporter(quiet)
     rows = []
     previous = signal.getsignal(signal.SIGINT)  # ignored (a background job of a script): stays ignored
@@ -156,11 +153,28 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
                    f"{len(rows) - reused} computed; {no_plan} without a plan, {invalid} invalid, {failed} failed) in "
                    f"{since_start():.1f} s (start-up included); wrote {Path(out) / 'results.csv'} and {Path(out) / 'plans.jsonl'}", err=True)
         say_approximations(rows)
-    if stale:
-        say_removed(stale, owner, sw.name)
-    if dead is not None:
-        say_took_over(Path(out), dead)
+    _say_found(Path(out), sw.name, *found)
     sys.exit(1 if failed else 0)
+
+
+def _found(out: Path, digest: str) -> tuple[list[Path], str | None, int | None]:
+    """What the run will find in ``out`` and say after it: the plots of an older grid it removes, whose
+    grid they were drawn from (with --force maybe another sweep's), and the pid in a killed run's
+    lock file it takes over."""
+    from .sweep.lock import stale_lock
+    from .sweep.table import held_sweep_name, stale_plots
+
+    if not out.is_dir():
+        return [], None, None
+    stale = stale_plots(out, digest)
+    return stale, held_sweep_name(out) if stale else None, stale_lock(out)
+
+
+def _say_found(out: Path, name: str, stale: list[Path], owner: str | None, dead: int | None) -> None:
+    if stale:
+        say_removed(stale, owner, name)
+    if dead is not None:
+        say_took_over(out, dead)
 
 
 def say_took_over(out: Path, pid: int) -> None:
