@@ -114,6 +114,15 @@ def edge_amount(producer: NodeTypes, prev: PartitionType, consumer: NodeTypes, n
     return c.total * f_in * share
 
 
+def edge_parts(producer: NodeTypes, prev: PartitionType, consumer: NodeTypes, nxt: PartitionType,
+               f_in: Fraction, share: Fraction, k: int, producer_scatter: Layout | None = None,
+               consumer_scatter: Layout | None = None) -> tuple[Fraction, Fraction]:
+    """``edge_amount`` as (forward, backward): the re-layout of F and that of E, each alone."""
+    c = inter_fractions(scattered_layouts(producer, prev, producer_scatter),
+                        scattered_layouts(consumer, nxt, consumer_scatter), k)
+    return c.f * f_in * share, c.e * f_in * share
+
+
 def inter_amount(
     consumer: Layer,
     batch: int,
