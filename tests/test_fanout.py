@@ -561,3 +561,24 @@ def test_fused_never_costs_more_and_changes_nothing_without_siblings():
             if not fan_out:
                 assert on == off
     assert shared >= 10
+
+
+def test_llm_block_terms_sum_to_the_fused_level_amounts():
+    """``llm_block``'s tensor level sums its own terms (``node_term``, ``edge_term`` with the
+    sibling charges): on seeded random types of LLaMA and GPT blocks it equals
+    ``level_amounts(..., fused=True)`` of the same part, with and without sequence parallelism."""
+    from explorer.core.llm_block import _amounts, block_parts, subnetwork
+    rng = random.Random(5)
+    gpt = dict(family=Family.GPT, hidden=64, heads=8, ffn=256, vocab=128, positions=32)
+    for shape in (TINY_LLAMA, gpt):
+        net = build_transformer(TransformerShape(layers=2, **shape), "tiny", 4, 16, "tiny")
+        parts = block_parts(net, 2)
+        sub = subnetwork(net, parts.blocks[1], (), parts.blocks[0][-1], 4)
+        for _ in range(40):
+            k = rng.choice([2, 4, 8])
+            (row,) = random_rows(rng, sub, (k,))
+            rs = rng.random() < 0.5
+            got = _amounts(sub, row, k, 4, rs)
+            (want,) = level_amounts(sub, 4, (k,), [row], reduce_scatter=rs, fused=True)
+            assert (got.activations, got.weights) == (want.activations, want.weights)
+            assert 0 <= got.forward <= got.activations

@@ -228,22 +228,23 @@ def block_charges(sub: Network, row, scat) -> Charges:
 
 
 def _amounts(sub: Network, row, t: int, micro_batch: int, reduce_scatter: bool = False) -> TensorAmounts:
-    """``fanout.level_amounts`` of ``sub`` at one level of fan-out t, sibling consumers sharing
-    their exchanges (``fused``: Megatron's fused QKV and gate/up), with its forward part from
-    the same terms (``node_term``, ``edge_term``): the exchanges of output partial sums (type
-    II's F_{l+1}) and the edges' forward re-layouts. ``reduce_scatter``: as ``fanout.level_amounts``."""
-    from .fanout import level_amounts, scatter_targets
+    """``fanout.level_amounts(..., fused=True)`` of ``sub`` at one level of fan-out t (sibling
+    consumers sharing their exchanges: Megatron's fused QKV and gate/up), summed from its terms
+    (``node_term``, ``edge_term``: ``fanout.level_terms``' at one level; equal, tested), with
+    the forward part: the exchanges of output partial sums (type II's F_{l+1}) and the edges'
+    forward re-layouts. ``reduce_scatter``: as ``fanout.level_amounts``."""
+    from .fanout import check_rows, scatter_targets
 
     row = tuple(row)
-    (a,) = level_amounts(sub, micro_batch, (t,), (row,), reduce_scatter=reduce_scatter, fused=True)
+    check_rows(sub, (t,), (row,))
     scat = scatter_targets(sub, row) if reduce_scatter else (None,) * len(row)
     ch = block_charges(sub, row, scat)
-    forward = sum((node_term(sub, n, ty, t, micro_batch, scat[n], ch.intra[n]).forward for n, ty in enumerate(row)),
-                  Fraction(0))
-    for e, (u, v) in enumerate(sub.edges):
-        forward += edge_term(sub, e, row[u], row[v], t, micro_batch, scat[u], scat[v],
-                             (ch.forward[e], ch.backward[e])).forward
-    return TensorAmounts(Fraction(a.activations), Fraction(a.weights), forward)
+    terms = [node_term(sub, n, ty, t, micro_batch, scat[n], ch.intra[n]) for n, ty in enumerate(row)]
+    terms += [edge_term(sub, e, row[u], row[v], t, micro_batch, scat[u], scat[v], (ch.forward[e], ch.backward[e]))
+              for e, (u, v) in enumerate(sub.edges)]
+    zero = Fraction(0)
+    return TensorAmounts(sum((x.activations for x in terms), zero), sum((x.weights for x in terms), zero),
+                         sum((x.forward for x in terms), zero))
 
 
 def tensor_amounts(network: Network, nodes: tuple[int, ...], types: tuple[PartitionType, ...], t: int,
