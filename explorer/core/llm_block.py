@@ -1,6 +1,7 @@
 """A transformer network cut into its parts: the nodes before the first block (embedding), the
 L identical blocks, the nodes after the last (LM head); per part its training FLOPs and its
-tensor-level exchanges (``fanout.level_amounts``) at fan-out t. Used by ``core.llm_step``.
+tensor-level exchanges (``fanout.level_amounts``, sibling consumers sharing theirs: ``core.siblings``) at
+fan-out t. Used by ``core.llm_step``.
 
 The derivation: docs/derivations.md, "`explorer.core.llm_block`".
 """
@@ -252,7 +253,7 @@ def tensor_amounts(network: Network, nodes: tuple[int, ...], types: tuple[Partit
                    extra: tuple[Layer, ...] = (), extra_types: tuple[PartitionType, ...] = (),
                    reduce_scatter: bool = False) -> TensorAmounts:
     """What one GPU sends at one tensor level of fan-out ``t`` for ``nodes`` (and ``extra``) at
-    ``micro_batch``: ``fanout.level_amounts`` of the part with its producer ``lead`` in front (so
+    ``micro_batch``: ``fanout.level_amounts(..., fused=True)`` of the part with its producer ``lead`` in front (so
     the edges into the part are charged), less the lead's own exchange. The group below a
     tensor-level group is one GPU, so the group's amount is the GPU's. ``reduce_scatter``
     (Megatron's sequence parallelism): as ``fanout.level_amounts``, decided within the part (a
