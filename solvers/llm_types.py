@@ -9,12 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..core.fanout import scatter_target
-from ..core.llm_block import edge_term, megatron_types, node_term, subnetwork
+from ..core.fanout import scatter_targets
+from ..core.llm_block import edge_tensors, edge_term, megatron_types, node_term, subnetwork
 from ..core.llm_memory import Recompute
 from ..core.llm_stage import post_amounts, template_block
 from ..core.network import LayerKind
 from ..core.partition import PartitionType, Size
+from ..core.siblings import earlier_siblings, edge_charged, intra_charged, single_inputs
 
 TYPES = tuple(PartitionType)
 _OUT, _IN = Size.F_OUT.index, Size.F_IN.index
@@ -77,22 +78,28 @@ class BlockModel:
             ex = {x.node_types.exchanged[ty.index] for ty in self.allowed[i]} if self.sp else set()
             self._scat_scope.append(tuple(sorted({i} | (cons[i] if _OUT in ex else set())
                                                  | (prods[i] if _IN in ex else set()))))
+        # a shared exchange is charged to the first sibling (``siblings.sibling_charges``): a term also
+        # reads the types (and reduce-scatters) of the consumers of the same tensor on earlier edges
+        self._earlier, self._into = earlier_siblings(sub, edge_tensors(sub)), single_inputs(sub)
+        sib = [set().union(*(self._scat_scope[sub.edges[f][1]] for f in self._earlier[e])) for e in range(len(sub.edges))]
+        into = {v: e for v, e in enumerate(self._into) if e is not None}
         self.terms: list[tuple[tuple[int, ...], tuple]] = []  # (scope, ("node", i) | ("edge", e))
         for i in range(1, self.n + 1):
-            self.terms.append((self._scat_scope[i], ("node", i)))
+            self.terms.append((tuple(sorted(set(self._scat_scope[i]) | (sib[into[i]] if i in into else set()))),
+                               ("node", i)))
         for e, (u, v) in enumerate(sub.edges):
-            self.terms.append((tuple(sorted(set(self._scat_scope[u]) | set(self._scat_scope[v]))), ("edge", e)))
+            self.terms.append((tuple(sorted(set(self._scat_scope[u]) | set(self._scat_scope[v]) | sib[e])), ("edge", e)))
         self._memo: dict = {} if memo is None else memo  # raw terms: may be shared by models of the same t and sp
         self._local: dict = {}  # this model's terms (the forward added under full recomputation)
 
     def lead_types(self) -> tuple[PartitionType, ...]:
         return (self.lead_fixed,) if self.lead_fixed is not None else self.allowed[0]
 
-    def _scatter(self, i: int, types: dict[int, PartitionType]):
-        if not self.sp:
-            return None
-        row = [types.get(j, PartitionType.III) for j in range(len(self.sub.layers))]  # only i's scope is read
-        return scatter_target(self.sub, row, i)
+    def _row(self, types: dict[int, PartitionType]):
+        """A whole row (the positions outside a term's scope at their first allowed type: the term
+        does not read them) and its reduce-scatter targets."""
+        row = [types.get(j) or self.allowed[j][0] for j in range(len(self.sub.layers))]
+        return row, scatter_targets(self.sub, row) if self.sp else (None,) * len(row)
 
     def term(self, k: int, types: dict[int, PartitionType]) -> Fraction:
         """Term ``k`` under ``types`` (a type for every position of its scope): activations (with the
@@ -104,12 +111,14 @@ class BlockModel:
             return hit
         raw = self._memo.get(key)
         if raw is None:
+            row, scat = self._row(types)
+            sub, earlier = self.sub, self._earlier
             if kind == "node":
-                a = node_term(self.sub, i, types[i], self.t, 1, self._scatter(i, types))
+                a = node_term(sub, i, row[i], self.t, 1, scat[i], intra_charged(sub, row, scat, earlier, self._into, i))
             else:
-                u, v = self.sub.edges[i]
-                a = edge_term(self.sub, i, types[u], types[v], self.t, 1, self._scatter(u, types),
-                              self._scatter(v, types))
+                u, v = sub.edges[i]
+                a = edge_term(sub, i, row[u], row[v], self.t, 1, scat[u], scat[v],
+                              edge_charged(sub, row, scat, earlier, i))
             if a.weights:
                 raise ValueError("a block's types send weights: the minimiser assumes none (no type I matmul)")
             raw = self._memo[key] = (a.activations, a.forward)

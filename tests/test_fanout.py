@@ -477,3 +477,108 @@ def test_llama_block_with_and_without_reduce_scatter():
 
     assert per_layer(False) == 21 * unit
     assert per_layer(True) == 14 * unit
+
+
+TINY_LLAMA = dict(family=Family.LLAMA, hidden=64, heads=8, kv_heads=8, ffn=64, vocab=128)  # every matmul s b h
+
+
+def _llama_layer(types, k: int, b: int, s: int, reduce_scatter: bool, fused: bool) -> F:
+    """One LLaMA layer's amount at one level of fan-out k: the network of 3 layers less that of 2,
+    every block under ``types`` (the embedding and head at Megatron's types)."""
+    from explorer.core.llm_block import block_parts, edge_types
+    got = []
+    for layers in (2, 3):
+        net = build_transformer(TransformerShape(layers=layers, **TINY_LLAMA), "tiny", b, s, "tiny")
+        pre, post = edge_types(net, block_parts(net, layers))
+        row = pre + tuple(types) * layers + post
+        got.append(level_amounts(net, b, (k,), [row], reduce_scatter=reduce_scatter, fused=fused)[0].total)
+    return got[1] - got[0]
+
+
+def test_fused_siblings_give_megatrons_eight():
+    """Sibling consumers of one tensor share its exchanges (``fused=True``, core/siblings.py). A
+    LLaMA layer with every matmul s b h (hidden = ffn = 64, no GQA), k = 8, b = 2, s = 16, in
+    units of (k-1)/k * sbh, Megatron's types (q, k, v III; att II; o II; add1 I; gate, up III;
+    mul II; down II; add2 I):
+
+    with sequence parallelism: the stream (add2, row) all-gathered once for q, k and v (they
+    read it in the same layout) 1, o's reduce-scatter 1, once for gate and up 1, down's 1:
+    forward 4; backward: the error all-gathered into o 1, q's, k's and v's input-error partial
+    sums summed and reduce-scattered once 1, into down 1, gate's and up's once 1: 4. Total 8,
+    Megatron's 4 all-gathers + 4 reduce-scatters (docs/llm-training.md). Unfused: 14.
+    without it: forward 1 + o's all-reduce 2 + 1 + down's 2 = 6; backward 1 + q, k, v's one
+    all-reduce 2 + 1 + gate, up's 2 = 6. Total 12, a GPT layer's (test_megatron_block_at_tensor_eight).
+    Unfused: 21."""
+    from explorer.core.llm_block import megatron_types
+    k, b, s, h = 8, 2, 16, 64
+    unit = F(k - 1, k) * s * b * h
+    net = build_transformer(TransformerShape(layers=2, **TINY_LLAMA), "tiny", b, s, "tiny")
+    mega = megatron_types(net, 2)
+    assert [str(t) for t in mega] == ["III", "III", "III", "II", "II", "I", "III", "III", "II", "II", "I"]
+    assert _llama_layer(mega, k, b, s, True, True) == 8 * unit
+    assert _llama_layer(mega, k, b, s, True, False) == 14 * unit
+    assert _llama_layer(mega, k, b, s, False, True) == 12 * unit
+    assert _llama_layer(mega, k, b, s, False, False) == 21 * unit
+
+
+def test_fused_siblings_on_a_mixed_pattern():
+    """Megatron's types but v II (it reads the stream column-split and sends its output's partial
+    sums), k = 8, b = 2, s = 16, sequence parallelism, units of (k-1)/k * sbh:
+
+    q and k (III, both need the stream whole): one all-gather 1, one reduce-scatter of their
+    summed input errors 1 (v's error is whole and column-split: not shared with theirs) = 2;
+    v: row -> column all-to-all (k-1)/k^2 = 1/8, its output reduce-scattered into column (the
+    attention node, its only consumer, needs column) 1, backward the attention's column error
+    all-gathered (II needs E_out whole) 1, its own column error to the stream's row 1/8 = 2 + 1/4;
+    o 2, gate/up 2, down 2. Total 10 + 1/4 (unfused: q, k, gate and up 2 each, 14 + 1/4)."""
+    from explorer.core.llm_block import megatron_types
+    k, b, s, h = 8, 2, 16, 64
+    unit = F(k - 1, k) * s * b * h
+    net = build_transformer(TransformerShape(layers=2, **TINY_LLAMA), "tiny", b, s, "tiny")
+    mixed = list(megatron_types(net, 2))
+    mixed[2] = II
+    assert _llama_layer(mixed, k, b, s, True, True) == (10 + F(1, 4)) * unit
+    assert _llama_layer(mixed, k, b, s, True, False) == (14 + F(1, 4)) * unit
+
+
+def test_fused_never_costs_more_and_changes_nothing_without_siblings():
+    """Seeded, on random networks and plans of 1 to 3 levels: ``fused`` never sends more, the
+    weights part never changes, the terms' sum is the amount; on a chain (no node feeds two)
+    nothing is shared, so the amounts are exactly HyPar's."""
+    rng = random.Random(77)
+    shared = 0
+    for net in random_networks():
+        for _ in range(3):
+            fanouts = tuple(rng.choice([2, 3, 4, 8]) for _ in range(rng.randint(1, 3)))
+            rows = random_rows(rng, net, fanouts)
+            rs = rng.random() < 0.5
+            off = level_amounts(net, 4, fanouts, rows, reduce_scatter=rs)
+            on = level_amounts(net, 4, fanouts, rows, reduce_scatter=rs, fused=True)
+            for a, c in zip(off, on):
+                assert c.weights == a.weights and c.activations <= a.activations
+                shared += c.activations < a.activations
+            fan_out = any(sum(1 for u, _v in net.edges if u == x) > 1 for x in range(len(net.layers)))
+            if not fan_out:
+                assert on == off
+    assert shared >= 10
+
+
+def test_llm_block_terms_sum_to_the_fused_level_amounts():
+    """``llm_block``'s tensor level sums its own terms (``node_term``, ``edge_term`` with the
+    sibling charges): on seeded random types of LLaMA and GPT blocks it equals
+    ``level_amounts(..., fused=True)`` of the same part, with and without sequence parallelism."""
+    from explorer.core.llm_block import _amounts, block_parts, subnetwork
+    rng = random.Random(5)
+    gpt = dict(family=Family.GPT, hidden=64, heads=8, ffn=256, vocab=128, positions=32)
+    for shape in (TINY_LLAMA, gpt):
+        net = build_transformer(TransformerShape(layers=2, **shape), "tiny", 4, 16, "tiny")
+        parts = block_parts(net, 2)
+        sub = subnetwork(net, parts.blocks[1], (), parts.blocks[0][-1], 4)
+        for _ in range(40):
+            k = rng.choice([2, 4, 8])
+            (row,) = random_rows(rng, sub, (k,))
+            rs = rng.random() < 0.5
+            got = _amounts(sub, row, k, 4, rs)
+            (want,) = level_amounts(sub, 4, (k,), [row], reduce_scatter=rs, fused=True)
+            assert (got.activations, got.weights) == (want.activations, want.weights)
+            assert 0 <= got.forward <= got.activations

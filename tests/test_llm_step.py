@@ -352,7 +352,7 @@ def test_calibration_constant_is_the_recomputation(shipped):
 # The band each table's rows stay within, as bench/validate_llm.py measured them (docs/llm-training.md):
 # a regression guard on the model, not a claim about its accuracy elsewhere.
 BANDS = {"korthikanti-table5": Fraction(22, 100), "megatron-sc21-table1": Fraction(28, 100),
-         "llama3-table4": Fraction(39, 100)}
+         "llama3-table4": Fraction(34, 100)}
 
 
 @pytest.mark.parametrize("table", sorted(BANDS))

@@ -2,7 +2,7 @@
 more) per finding, each failing without its fix: the status against the block types' proof and
 what ``optimal_over`` covers (1), a given Megatron layout's degrees and virtual stages (5), the
 bubble when interleaving was impossible (4), predictions outside the calibration rows (3), the
-unfused LLaMA block (2), the runners-up's tie-break (7), the calibration by exact GPU name (8),
+LLaMA block charged as Megatron's fused one (2), the runners-up's tie-break (7), the calibration by exact GPU name (8),
 Mixtral at t = 1 (10), --memory's unit (11), a config's name (9), the header's layers (12), the
 data level not overlapped (6)."""
 
@@ -178,17 +178,17 @@ def test_model_inside_the_range_is_not_flagged():
     assert "mixture of experts" in range_notes("H100-SXM5-80GB", 46_702_792_704, experts=8)[0]
 
 
-# ---- 2. LLaMA's unfused block is labelled -----------------------------------------------------
+# ---- 2. LLaMA's q, k, v and gate, up share their exchanges (as Megatron's fused matmuls) ----------
 
 
-def test_llama_block_is_labelled_unfused(capsys):
-    code, out, _ = run_cli(LLAMA8 + ["--layout", "megatron", "--degrees", "t=8,p=2,d=4", "--zero", "1",
-                                     "--recompute", "none"], capsys)
-    assert code == 0 and "tensor-level types of every block (Megatron's pattern, unfused gated MLP and q, k, v" in out
-    d = _json(LLAMA8 + ["--layout", "megatron", "--degrees", "t=8,p=2,d=4", "--zero", "1", "--recompute", "none"], capsys)
-    assert "unfused gated MLP" in d["tensor_types_origin"]
-    code, out, _ = run_cli(SMALL + ["--layout", "megatron", "--degrees", "t=8,p=1,d=1"], capsys)
-    assert "(Megatron's): c_attn III" in out and "unfused" not in out
+def test_llama_block_is_charged_as_megatrons_fused_block(capsys):
+    """The label said "unfused" while q, k, v and gate, up each paid their own exchange; they now
+    share them (core/siblings.py), so the types are Megatron's, with no caveat."""
+    args = LLAMA8 + ["--layout", "megatron", "--degrees", "t=8,p=2,d=4", "--zero", "1", "--recompute", "none"]
+    code, out, _ = run_cli(args, capsys)
+    assert code == 0 and "tensor-level types of every block (Megatron's): q III, k III, v III" in out
+    assert "unfused" not in out
+    assert _json(args, capsys)["tensor_types_origin"] == "Megatron's"
 
 
 # ---- 7. runners-up: a tie on time goes to the smaller memory ------------------------------------
@@ -233,6 +233,19 @@ def test_a_cluster_of_a100_40gb_is_said_uncalibrated(tmp_path, capsys):
     d = _json(["--model", "gpt3-1.7b", "--array", str(spec), "--batch", "32", "--seq", "512"], capsys)
     assert d["calibration"]["calibrated"] is False and d["calibration"]["in_range"] is False
     assert any("A100-SXM4-40GB: uncalibrated" in n for n in d["notes"])
+    assert d["calibration"]["outside"][0] == ("A100-SXM4-40GB: uncalibrated (no calibration row for this exact GPU name; "
+                                              "the A100-SXM4-80GB's efficiency is used)")
+    assert d["calibration"]["outside"][1].startswith("outside the calibrated range: 1.7B parameters, below")
+
+
+def test_out_of_range_always_says_why(capsys):
+    """Trial finding 9: llama3-70b on dgx-h100 was ``in_range: false`` with ``outside: []`` (the
+    borrowed efficiency was the reason, unsaid); on dgx-a100 the same model is in range."""
+    args = ["--model", "llama3-70b", "--gpus", "64", "--batch", "64", "--seq", "2048"]
+    h100 = _json(["--array", "dgx-h100"] + args, capsys)["calibration"]
+    assert h100["in_range"] is False and len(h100["outside"]) == 1 and "H100-SXM5-80GB: uncalibrated" in h100["outside"][0]
+    a100 = _json(["--array", "dgx-a100"] + args, capsys)["calibration"]
+    assert a100["in_range"] is True and a100["outside"] == []
 
 
 # ---- 10. Mixtral at t = 1: the types split nothing, so they are proven ---------------------------

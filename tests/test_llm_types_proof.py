@@ -44,7 +44,7 @@ def enumerate_block(pr, t, b, sp, rc):
 
 GPT_CASES = [(2, 1, True, NONE), (4, 4, True, FULL), (8, 1, False, SEL), (8, 8, True, FULL), (4, 2, False, FULL),
              (8, 2, True, NONE)]
-LLAMA_CASES = [(8, 1, True, FULL)]
+LLAMA_CASES = [(8, 1, True, FULL), (2, 1, False, NONE), (4, 2, True, SEL), (8, 8, False, FULL)]
 
 
 @pytest.mark.parametrize("model, t, b, sp, rc", [("gpt3-1.7b", *c) for c in GPT_CASES]

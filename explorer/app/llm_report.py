@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ..core.llm_calibration import TABLE5, calibration_for, range_notes
+from ..core.llm_calibration import TABLE5, calibration_for, range_notes, uncalibrated_note
 from ..core.names import Frontend, given_as, named_for, running
 from ..core.solution import Status
 from ..core.units import GiB, count_words, plural, safe_float
@@ -183,25 +183,15 @@ def _types(s: Scored, report: LlmReport) -> tuple[str, ...]:
     return report.megatron_types if tt is None else tuple(str(t) for t in tt)
 
 
-def unfused_nodes(report: LlmReport) -> bool:
-    """The block has LLaMA's separate q, k, v (or gate, up) nodes, each charged its own exchange,
-    where Megatron fuses them into one QKV (one gate/up) matmul."""
-    nodes = set(report.block_nodes)
-    return {"q", "k", "v"} <= nodes or {"gate", "up"} <= nodes or {"moe_gate", "moe_up"} <= nodes
-
-
 def _types_origin(report: LlmReport, best: Scored) -> str:
     if best.candidate.degrees.tensor == 1:
         return "no tensor parallelism: the types split nothing"
-    mega_name = ("Megatron's pattern, unfused gated MLP and q, k, v: each node sends its own exchange, more than "
-                 "Megatron's fused QKV and gate/up") if unfused_nodes(report) else "Megatron's"
+    mega_name = "Megatron's"  # LLaMA's q, k, v (gate, up) share their exchanges as fused (core/siblings.py)
     if report.mode != "search" or not report.result.types_searched:
         return mega_name
     if report.experts:  # llm_search: the block types are not searched on a mixture of experts
         return f"{mega_name}: a mixture of experts' block is not searched (its nodes hold the routed work, not the experts' weights)"
     mega = "Megatron's pattern" if best.layout.tensor_types is None else "not Megatron's pattern"
-    if unfused_nodes(report):
-        mega += " (on unfused q, k, v and gated-MLP nodes, each sending its own exchange)"
     if tensor_types_proven(report.result):
         return f"searched, proven fastest: {mega}"
     return f"searched, not proven: {mega}"
@@ -525,10 +515,13 @@ def optimal_over(report: LlmReport) -> str:
 
 def calibration_json(report: LlmReport) -> dict[str, Any]:
     """The JSON's ``calibration``: whether the GPU's efficiency is calibrated (its exact name), on
-    what, the model sizes of the rows fitted, and whether this prediction is inside them."""
+    what, the model sizes of the rows fitted, and whether this prediction is inside them: ``in_range``
+    when the GPU has its own row and the model is a dense one within the rows' parameter counts;
+    ``outside`` says each reason it is not (docs/limits.md)."""
     cal = calibration_for(report.gpu)
     used = cal or TABLE5  # an uncalibrated GPU borrows the A100's
-    outside = range_notes(report.gpu, report.parameters, report.experts) if report.parameters else ()
+    outside = (() if cal is not None else (uncalibrated_note(report.gpu),)) + \
+        (range_notes(report.gpu, report.parameters, report.experts) if report.parameters else ())
     return {"calibrated": cal is not None, "efficiency": exact_decimal(used.efficiency),
             "source": used.source, "gpu": used.gpu,
             "parameters_range": [used.min_parameters, used.max_parameters],
@@ -581,7 +574,7 @@ def _plan_json(report: LlmReport) -> dict[str, Any]:
         **exact_values(times),
         "stages": stages_json(tuple(ev.stage_layers), best.candidate.virtual),
         "tensor_types": dict(zip(report.block_nodes, _types(best, report))),
-        "tensor_types_origin": _types_origin(report, best),  # the table's words (e.g. "..., unfused gated MLP ...")
+        "tensor_types_origin": _types_origin(report, best),  # the table's words (e.g. "searched, proven fastest: ...")
         "runners_up": [{**_scored_json(s, report), "why_not": why_loses(s, best, r.capacity_bytes)}
                        for s in r.runners_up],
     })

@@ -114,6 +114,24 @@ def edge_amount(producer: NodeTypes, prev: PartitionType, consumer: NodeTypes, n
     return c.total * f_in * share
 
 
+def edge_parts(producer: NodeTypes, prev: PartitionType, consumer: NodeTypes, nxt: PartitionType,
+               f_in: Fraction, share: Fraction, k: int, producer_scatter: Layout | None = None,
+               consumer_scatter: Layout | None = None) -> tuple[Fraction, Fraction]:
+    """``edge_amount`` as (forward, backward): the re-layout of F and that of E, each alone."""
+    key = (id(producer), prev.index, producer_scatter, id(consumer), nxt.index, consumer_scatter, k)
+    c = _PARTS.get(key)
+    if c is None:  # NodeTypes are module-level singletons: their ids are stable
+        if len(_PARTS) > 100_000:
+            _PARTS.clear()
+        c = _PARTS[key] = inter_fractions(scattered_layouts(producer, prev, producer_scatter),
+                                          scattered_layouts(consumer, nxt, consumer_scatter), k)
+    x = f_in * share
+    return c.f * x, c.e * x
+
+
+_PARTS: dict = {}  # edge_parts' coefficients by the two ends' kinds, types, reduce-scatters and k
+
+
 def inter_amount(
     consumer: Layer,
     batch: int,

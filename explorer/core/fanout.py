@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .comm import WHOLE, Divisors, divide, divided_sizes, edge_amount, exchange_amount
+from .comm import WHOLE, Divisors, divide, divided_sizes, edge_amount, edge_parts, exchange_amount
 from .network_memo import NetworkMemo
 from .network import Network
+from .siblings import sibling_charges
 from .partition import (  # noqa: F401 - the primitives are re-exported: this module is the k-way interface
     Layout,
     NodeTypes,
@@ -139,7 +140,8 @@ def _target(facts: _Facts, row: Sequence[PartitionType], n: int) -> Layout | Non
 
 
 def level_amounts(network: Network, batch: int, fanouts: tuple[int, ...],
-                  rows: Sequence[Sequence[PartitionType]], reduce_scatter: bool = False) -> tuple[LevelAmounts, ...]:
+                  rows: Sequence[Sequence[PartitionType]], reduce_scatter: bool = False,
+                  fused: bool = False) -> tuple[LevelAmounts, ...]:
     """Per level (top first), the elements one group sends to the others of its level per step
     (per group, one way), at batch ``batch`` (the network's own batch is not read): the sizes at
     level h divided by the fan-outs of the levels above whose type (``rows[j][node]``, as Plan
@@ -160,7 +162,14 @@ def level_amounts(network: Network, batch: int, fanouts: tuple[int, ...],
     before. Megatron's sequence parallelism (Korthikanti et al. 2022): the reduce-scatter of a
     row-parallel matmul's output into the token-split residual stream, and of a
     column-parallel matmul's input error. Never more than without it (the exchange halves, the
-    re-layouts it touches stay 0); equal when no II/III node has such consumers/producers."""
+    re-layouts it touches stay 0); equal when no II/III node has such consumers/producers.
+
+    ``fused`` (default False: HyPar's model): sibling consumers of one tensor share its
+    exchanges (``siblings.sibling_charges``: one re-layout per layout needed, one exchange of
+    the summed partial sums of type III siblings; Megatron's fused QKV and gate/up). Summed term
+    by term (``level_amounts_rational``)."""
+    if fused:
+        return level_amounts_rational(network, batch, fanouts, rows, reduce_scatter, fused)
     check_rows(network, fanouts, rows)
     facts = _facts(network)
     sizes = [(x.input_elements(batch), x.weight_elements(), x.output_elements(batch)) for x in network.layers]
@@ -270,23 +279,34 @@ class LevelTerms:
 
 
 def level_terms(network: Network, batch: int, fanouts: tuple[int, ...],
-                rows: Sequence[Sequence[PartitionType]], reduce_scatter: bool = False) -> tuple[LevelTerms, ...]:
+                rows: Sequence[Sequence[PartitionType]], reduce_scatter: bool = False,
+                fused: bool = False) -> tuple[LevelTerms, ...]:
     """Per level (top first), ``level_amounts``' terms in Fractions, straight from ``comm``: the
     evaluator's per-level structure (``evaluate_rational``'s intra and inter rows) with divisions
     by the fan-outs where it halves. For a report that says which node costs what, or a solver
-    that needs per-node amounts. ``reduce_scatter``: as ``level_amounts``."""
+    that needs per-node amounts. ``reduce_scatter``, ``fused``: as ``level_amounts`` (a shared
+    exchange is charged to the first sibling, 0 to the others)."""
     check_rows(network, fanouts, rows)
     layers, edges, shares = network.layers, network.edges, network.edge_shares
     kinds = [x.node_types for x in layers]
     divisors: list[Divisors] = [WHOLE] * len(layers)
     out = []
-    for k, row in zip(fanouts, rows):
+    for h, (k, row) in enumerate(zip(fanouts, rows)):
         sized = [divided_sizes(x, batch, d) for x, d in zip(layers, divisors)]
         scat = scatter_targets(network, row) if reduce_scatter else (None,) * len(layers)
         intra = tuple(exchange_amount(x, t, s, k, scatter=to is not None)
                       for x, t, s, to in zip(layers, row, sized, scat))
-        inter = tuple(edge_amount(kinds[u], row[u], kinds[v], row[v], sized[v].f_in, share, k, scat[u], scat[v])
-                      for (u, v), share in zip(edges, shares))
+        if fused:
+            above = [tuple(r[n] for r in rows[:h]) for n in range(len(layers))]
+            ch = sibling_charges(network, row, scat, [sized[v].f_in * share for (_u, v), share in zip(edges, shares)],
+                                 above)
+            intra = tuple(x if c else Fraction(0) for x, c in zip(intra, ch.intra))
+            parts = [edge_parts(kinds[u], row[u], kinds[v], row[v], sized[v].f_in, share, k, scat[u], scat[v])
+                     for (u, v), share in zip(edges, shares)]
+            inter = tuple(f * cf + b * cb for (f, b), cf, cb in zip(parts, ch.forward, ch.backward))
+        else:
+            inter = tuple(edge_amount(kinds[u], row[u], kinds[v], row[v], sized[v].f_in, share, k, scat[u], scat[v])
+                          for (u, v), share in zip(edges, shares))
         weight_nodes = tuple(n for n, (nt, t) in enumerate(zip(kinds, row)) if nt.exchanged[t.index] == _W)
         out.append(LevelTerms(intra, inter, weight_nodes))
         divisors = [divide(nt, d, t, k) for nt, d, t in zip(kinds, divisors, row)]
@@ -294,7 +314,7 @@ def level_terms(network: Network, batch: int, fanouts: tuple[int, ...],
 
 
 def level_amounts_rational(network: Network, batch: int, fanouts: tuple[int, ...],
-                           rows: Sequence[Sequence[PartitionType]], reduce_scatter: bool = False
-                           ) -> tuple[LevelAmounts, ...]:
+                           rows: Sequence[Sequence[PartitionType]], reduce_scatter: bool = False,
+                           fused: bool = False) -> tuple[LevelAmounts, ...]:
     """``level_amounts`` term by term in Fractions (``level_terms``, summed): the reference."""
-    return tuple(t.amounts() for t in level_terms(network, batch, fanouts, rows, reduce_scatter))
+    return tuple(t.amounts() for t in level_terms(network, batch, fanouts, rows, reduce_scatter, fused))

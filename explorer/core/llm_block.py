@@ -1,6 +1,7 @@
 """A transformer network cut into its parts: the nodes before the first block (embedding), the
 L identical blocks, the nodes after the last (LM head); per part its training FLOPs and its
-tensor-level exchanges (``fanout.level_amounts``) at fan-out t. Used by ``core.llm_step``.
+tensor-level exchanges (``fanout.level_amounts``, sibling consumers sharing theirs: ``core.siblings``) at
+fan-out t. Used by ``core.llm_step``.
 
 The derivation: docs/derivations.md, "`explorer.core.llm_block`".
 """
@@ -12,8 +13,9 @@ from fractions import Fraction
 
 from .network import Layer, LayerKind, Network
 from .network_memo import NetworkMemo
-from .comm import WHOLE, divided_sizes, edge_amount, exchange_amount
-from .partition import Layout, PartitionType, Size, inter_fractions, scattered_layouts
+from .comm import WHOLE, divided_sizes, edge_parts, exchange_amount
+from .partition import Layout, PartitionType, Size
+from .siblings import Charges, sibling_charges
 
 I, II, III = PartitionType.I, PartitionType.II, PartitionType.III
 
@@ -184,14 +186,15 @@ class TensorAmounts:
 
 
 def node_term(sub: Network, n: int, ty: PartitionType, t: int, micro_batch: int,
-              scatter: Layout | None = None) -> TensorAmounts:
+              scatter: Layout | None = None, charged: bool = True) -> TensorAmounts:
     """Node ``n``'s own exchange at one tensor level of fan-out t (``comm.exchange_amount``, as
     ``fanout.level_terms``' intra term), reduce-scattered when ``scatter`` (its
     ``fanout.scatter_targets`` entry) is not None: activations (with their forward part, type II's
-    output partial sums F_{l+1}) or weights (type I's weight gradient)."""
+    output partial sums F_{l+1}) or weights (type I's weight gradient); none when not ``charged``
+    (an earlier type III sibling exchanges the summed partial sums: ``siblings.sibling_charges``)."""
     node = sub.layers[n]
     i = node.node_types.exchanged[ty.index]
-    if i is None:
+    if i is None or not charged:
         return TensorAmounts(Fraction(0), Fraction(0))
     x = exchange_amount(node, ty, divided_sizes(node, micro_batch, WHOLE), t, scatter=scatter is not None)
     if i == Size.WEIGHTS.index:
@@ -200,34 +203,49 @@ def node_term(sub: Network, n: int, ty: PartitionType, t: int, micro_batch: int,
 
 
 def edge_term(sub: Network, e: int, prev: PartitionType, nxt: PartitionType, t: int, micro_batch: int,
-              producer_scatter: Layout | None = None, consumer_scatter: Layout | None = None) -> TensorAmounts:
-    """Edge ``e``'s forward + backward re-layout (``comm.edge_amount``, as ``fanout.level_terms``'
-    inter term) with its forward part (``partition.inter_fractions(...).f`` of the total), the
-    producer of type ``prev``, the consumer of type ``nxt``, their reduce-scatters as given."""
+              producer_scatter: Layout | None = None, consumer_scatter: Layout | None = None,
+              charged: tuple[bool, bool] = (True, True)) -> TensorAmounts:
+    """Edge ``e``'s forward + backward re-layout (``comm.edge_parts``, as ``fanout.level_terms``'
+    inter term) with its forward part, the producer of type ``prev``, the consumer of type
+    ``nxt``, their reduce-scatters as given; ``charged``: (forward, backward), False where an
+    earlier sibling edge moves the same tensor (``siblings.sibling_charges``)."""
     u, v = sub.edges[e]
     pu, pv = sub.layers[u].node_types, sub.layers[v].node_types
     f_in = divided_sizes(sub.layers[v], micro_batch, WHOLE).f_in
-    x = edge_amount(pu, prev, pv, nxt, f_in, sub.edge_shares[e], t, producer_scatter, consumer_scatter)
-    if not x:
-        return TensorAmounts(Fraction(0), Fraction(0))
-    c = inter_fractions(scattered_layouts(pu, prev, producer_scatter), scattered_layouts(pv, nxt, consumer_scatter), t)
-    return TensorAmounts(x, Fraction(0), x * c.f / c.total)
+    f, b = edge_parts(pu, prev, pv, nxt, f_in, sub.edge_shares[e], t, producer_scatter, consumer_scatter)
+    f, b = f if charged[0] else Fraction(0), b if charged[1] else Fraction(0)
+    return TensorAmounts(f + b, Fraction(0), f)
+
+
+def edge_tensors(sub: Network) -> list[Fraction]:
+    """Per edge of ``sub``, the elements it carries at micro-batch 1 (they scale with it alike:
+    what tells siblings, ``siblings.earlier_siblings``, is which are equal)."""
+    return [divided_sizes(sub.layers[v], 1, WHOLE).f_in * share for (_u, v), share in zip(sub.edges, sub.edge_shares)]
+
+
+def block_charges(sub: Network, row, scat) -> Charges:
+    """``siblings.sibling_charges`` of one tensor level of ``sub`` (one level: no types above)."""
+    return sibling_charges(sub, row, scat, edge_tensors(sub))
 
 
 def _amounts(sub: Network, row, t: int, micro_batch: int, reduce_scatter: bool = False) -> TensorAmounts:
-    """``fanout.level_amounts`` of ``sub`` at one level of fan-out t, with its forward part from
-    the same terms (``node_term``, ``edge_term``): the exchanges of output partial sums (type
-    II's F_{l+1}) and each edge's forward re-layout (``partition.inter_fractions(...).f`` of the
-    edge's forward + backward term). ``reduce_scatter``: as ``fanout.level_amounts``."""
-    from .fanout import level_amounts, scatter_targets
+    """``fanout.level_amounts(..., fused=True)`` of ``sub`` at one level of fan-out t (sibling
+    consumers sharing their exchanges: Megatron's fused QKV and gate/up), summed from its terms
+    (``node_term``, ``edge_term``: ``fanout.level_terms``' at one level; equal, tested), with
+    the forward part: the exchanges of output partial sums (type II's F_{l+1}) and the edges'
+    forward re-layouts. ``reduce_scatter``: as ``fanout.level_amounts``."""
+    from .fanout import check_rows, scatter_targets
 
     row = tuple(row)
-    (a,) = level_amounts(sub, micro_batch, (t,), (row,), reduce_scatter=reduce_scatter)
+    check_rows(sub, (t,), (row,))
     scat = scatter_targets(sub, row) if reduce_scatter else (None,) * len(row)
-    forward = sum((node_term(sub, n, ty, t, micro_batch, scat[n]).forward for n, ty in enumerate(row)), Fraction(0))
-    for e, (u, v) in enumerate(sub.edges):
-        forward += edge_term(sub, e, row[u], row[v], t, micro_batch, scat[u], scat[v]).forward
-    return TensorAmounts(Fraction(a.activations), Fraction(a.weights), forward)
+    ch = block_charges(sub, row, scat)
+    terms = [node_term(sub, n, ty, t, micro_batch, scat[n], ch.intra[n]) for n, ty in enumerate(row)]
+    terms += [edge_term(sub, e, row[u], row[v], t, micro_batch, scat[u], scat[v], (ch.forward[e], ch.backward[e]))
+              for e, (u, v) in enumerate(sub.edges)]
+    zero = Fraction(0)
+    return TensorAmounts(sum((x.activations for x in terms), zero), sum((x.weights for x in terms), zero),
+                         sum((x.forward for x in terms), zero))
 
 
 def tensor_amounts(network: Network, nodes: tuple[int, ...], types: tuple[PartitionType, ...], t: int,
@@ -235,7 +253,7 @@ def tensor_amounts(network: Network, nodes: tuple[int, ...], types: tuple[Partit
                    extra: tuple[Layer, ...] = (), extra_types: tuple[PartitionType, ...] = (),
                    reduce_scatter: bool = False) -> TensorAmounts:
     """What one GPU sends at one tensor level of fan-out ``t`` for ``nodes`` (and ``extra``) at
-    ``micro_batch``: ``fanout.level_amounts`` of the part with its producer ``lead`` in front (so
+    ``micro_batch``: ``fanout.level_amounts(..., fused=True)`` of the part with its producer ``lead`` in front (so
     the edges into the part are charged), less the lead's own exchange. The group below a
     tensor-level group is one GPU, so the group's amount is the GPU's. ``reduce_scatter``
     (Megatron's sequence parallelism): as ``fanout.level_amounts``, decided within the part (a

@@ -47,6 +47,12 @@ def efficiency_for(gpu_name: str) -> tuple[Fraction, bool]:
     return (c.efficiency, True) if c is not None else (EFFICIENCY_A100, False)
 
 
+def uncalibrated_note(gpu_name: str) -> str:
+    """What a GPU without a calibration row of its exact name is told (it borrows the A100's)."""
+    return (f"{gpu_name}: uncalibrated (no calibration row for this exact GPU name; the "
+            "A100-SXM4-80GB's efficiency is used)")
+
+
 def range_notes(gpu_name: str, parameters: int, experts: int = 0) -> tuple[str, ...]:
     """Where a prediction is outside the calibration rows (flagged, never refitted): the GPU's
     calibration, or the A100's that an uncalibrated GPU borrows."""

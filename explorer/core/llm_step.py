@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .llm_calibration import calibration_for, efficiency_for, range_notes
+from .llm_calibration import calibration_for, efficiency_for, range_notes, uncalibrated_note
 from .llm_experts import alltoall_seconds
 from .llm_problem import LlmEvaluation, LlmLayout, LlmProblem, ParameterCount, TransformerDims  # noqa: F401
 from .llm_stage import StepParts, stage_params, step_parts
@@ -120,8 +120,7 @@ def _make_notes(problem: LlmProblem, given: bool, efficiency, calibrated: bool, 
     if given:
         notes.append(f"efficiency {efficiency} given (not the calibrated one)")
     elif not calibrated:
-        notes.append(f"{problem.cluster.gpu.name}: uncalibrated (no calibration row for this exact GPU name; the "
-                     "A100-SXM4-80GB's efficiency is used)")
+        notes.append(uncalibrated_note(problem.cluster.gpu.name))
     else:
         c = calibration_for(problem.cluster.gpu.name)
         notes.append(f"{c.gpu}: efficiency {float(c.efficiency):g}, calibrated on {c.source}")
