@@ -144,3 +144,193 @@ def test_contradictory_pins_in_the_api_name_the_argument():
         api.build_problem("alexnet", pins=["conv1@0=I", "conv1@*=II"])
     assert str(err.value) == ("pins: 'conv1@*=II': pin conv1@*=II contradicts pin conv1@0=I (pins): layer 'conv1' takes "
                               "one type at level 0, not both I and II")
+
+
+# --- ONNX: what lenient shape inference let pass, or misreported as an unknown dimension -------
+
+
+def _onnx(tmp_path, nodes, inits, name, x_shape=(4, 16), y_shape=None, opset=17) -> str:
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)], inits)
+    path = tmp_path / f"{name}.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
+    return str(path)
+
+
+def _refusal(path: str, capsys, *more: str) -> str:
+    from .conftest import run_cli
+
+    code, out, err = run_cli(["--model", path, "--levels", "2", *more], capsys)
+    assert code == 2 and not out and err.count("\n") == 1 and "Traceback" not in err, (code, out, err)
+    return err.removeprefix(f"explore: error: {path}: ").rstrip("\n")
+
+
+def _node(op, inputs, **attrs):
+    from onnx import helper
+
+    return helper.make_node(op, inputs, ["y"] if op in ("Gemm", "MatMul", "Conv", "Gather") else [f"{op}_out"], **attrs)
+
+
+def test_a_gemm_with_trans_a_whose_shapes_mismatch_says_trans_a(tmp_path, capsys):
+    from .onnx_nets import _w
+
+    gemm = [_node("Gemm", ["x", "w"], transA=1)]  # x [4,16] read as [16,4]: K = 4 against the weight's 16 rows
+    for y_shape, name in ((["N", "M"], "declared"), (None, "undeclared")):  # a declared symbolic output: was 'unknown'
+        path = _onnx(tmp_path, gemm, [_w("w", 16, 8)], f"gemm_{name}", y_shape=y_shape)
+        assert _refusal(path, capsys) == ("node 0 (Gemm): transA=1 is not supported (a Gemm reading its input "
+                                          "transposed; export it as a MatMul of the activation with the weight)")
+
+
+def test_a_mismatch_behind_a_declared_symbolic_output_gives_shape_inferences_reason(tmp_path, capsys):
+    from .onnx_nets import _w
+
+    path = _onnx(tmp_path, [_node("MatMul", ["x", "w"])], [_w("w", 12, 8)], "mm", y_shape=["N", "M"])
+    assert _refusal(path, capsys) == ("node 0 (MatMul): tensor 'y' has the inferred shape [?, ?]: dimension 0 is "
+                                      "unknown: shape inference says MatMul: Incompatible dimensions for matrix "
+                                      "multiplication")
+
+
+@pytest.mark.parametrize("op, shape, x_shape, attrs, role", [
+    ("MatMul", (0, 8), (4, 16), {}, "weight (second input)"),  # was: dimension 0 is unknown
+    ("Gemm", (8, 0), (4, 16), {"transB": 1}, "weight (second input)"),  # was: dimension 0 is unknown
+    ("Conv", (8, 3, 0, 3), (2, 3, 8, 8), {}, "weight (second input)"),  # was: kernel_shape must be positive
+    ("Gather", (0, 8), (2, 4), {}, "first input"),  # was: node 0 (Gather).vocab: must be a positive integer
+])
+def test_a_zero_size_weight_is_named_with_its_shape(tmp_path, capsys, op, shape, x_shape, attrs, role):
+    from onnx import TensorProto
+
+    from .onnx_nets import _w
+
+    path = _onnx(tmp_path, [_node(op, ["x", "w"] if op != "Gather" else ["w", "x"], **attrs)], [_w("w", *shape)],
+                 op, x_shape=x_shape, y_shape=["N", "M"] if op != "Conv" else None)
+    if op == "Gather":  # token ids
+        import onnx
+
+        m = onnx.load(path)
+        m.graph.input[0].type.tensor_type.elem_type = TensorProto.INT64
+        onnx.save(m, path)
+    assert _refusal(path, capsys) == (f"node 0 ({op}): its {role} 'w' has the shape {list(shape)}: a zero dimension, "
+                                      "no elements (an empty weight is no layer)")
+
+
+def test_a_gemm_bias_of_no_elements_is_refused(tmp_path, capsys):
+    from .onnx_nets import _w
+
+    path = _onnx(tmp_path, [_node("Gemm", ["x", "w", "b"])], [_w("w", 16, 8), _w("b", 0)], "bias")
+    assert _refusal(path, capsys) == ("node 0 (Gemm): its bias (third input) 'b' has the shape [0]: a zero dimension, "
+                                      "no elements (an empty weight is no layer)")
+
+
+@pytest.mark.parametrize("perm, why", [([5, 0], "axis 5 is out of range"), ([0, 0], "an axis is repeated"),
+                                       ([1, 0, 2], "it has 3 entries"), ([-1, 0], "axis -1 is out of range")])
+def test_a_transpose_perm_out_of_range_is_refused_where_nothing_reads_it(tmp_path, capsys, perm, why):
+    """The Transpose after the product: its output unshaped, nothing reads it; it was accepted."""
+    from onnx import helper
+
+    from .onnx_nets import _w
+
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Transpose", ["m"], ["y"], perm=perm)]
+    path = _onnx(tmp_path, nodes, [_w("w", 16, 8)], "perm")
+    assert _refusal(path, capsys) == (f"node 1 (Transpose): Transpose perm {perm} is not a permutation of the input's "
+                                      f"2 axes 0..1 ({why})")
+
+
+def test_a_valid_transpose_still_imports(tmp_path):
+    from onnx import helper
+
+    from explorer.frontends.onnx import load_onnx
+
+    from .onnx_nets import _w
+
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Transpose", ["m"], ["y"], perm=[1, 0])]
+    assert [layer.name for layer in load_onnx(_onnx(tmp_path, nodes, [_w("w", 16, 8)], "ok")).layers] == ["MatMul_0"]
+
+
+def test_an_opset_beyond_the_installed_onnx_is_refused_naming_the_newest(tmp_path, capsys):
+    import onnx
+    from onnx import defs
+
+    from .onnx_nets import _w
+
+    latest = defs.onnx_opset_version()
+    mm = [_node("MatMul", ["x", "w"])]
+    path = _onnx(tmp_path, mm, [_w("w", 16, 8)], "future", opset=latest + 2)
+    assert _refusal(path, capsys) == (
+        f"opset_import: default-domain opset version {latest + 2} is beyond {latest}, the newest the installed onnx "
+        f"{onnx.__version__} defines (its operators' definitions are unknown): export with opset {latest} or lower, "
+        "or upgrade onnx")
+    path = _onnx(tmp_path, mm, [_w("w", 16, 8)], "zero", opset=0)
+    assert _refusal(path, capsys) == "opset_import: default-domain opset version 0 (ONNX opsets start at 1)"
+    from explorer.frontends.onnx import load_onnx
+
+    assert load_onnx(_onnx(tmp_path, mm, [_w("w", 16, 8)], "latest", opset=latest)).layers
+
+
+# --- CLI wording leftovers ---------------------------------------------------------------------
+
+
+def test_plot_kind_has_help_text():
+    from click.testing import CliRunner
+
+    from explorer.app.cli import cli
+
+    out = " ".join(CliRunner().invoke(cli, ["plot", "--help"]).output.split())
+    assert "--kind [line|bar|scatter|heatmap] Chart: line (--y over --x, one line per --hue value" in out
+    assert "heatmap (--z in each --x, --y cell; needs --z)" in out
+
+
+def test_the_time_bar_of_exact_without_caps_shows_the_default_limit_exact_keeps(capsys, monkeypatch):
+    """Every array has memory_GiB: the layers are coupled and exact keeps SOLVE_TIME_LIMIT (the bar
+    showed the seconds alone)."""
+    from explorer.app import cli
+    from explorer.core.kinds import SOLVE_TIME_LIMIT
+
+    from .conftest import run_cli
+
+    seen = []
+
+    class Recording(cli.Ticker):
+        def __init__(self, limit, *args, **kwargs):
+            seen.append(limit)
+            super().__init__(limit, *args, **kwargs)
+
+    monkeypatch.setattr(cli, "Ticker", Recording)
+    for more, limit in (([], SOLVE_TIME_LIMIT), (["--cap", "0=1GB"], SOLVE_TIME_LIMIT), (["--time-limit", "7"], 7.0)):
+        code, _, _ = run_cli(["--model", "lenet-c", "--solver", "exact", *more], capsys)
+        assert code == 0 and seen[-1] == limit
+    run_cli(["--model", "lenet-c", "--solver", "dp"], capsys)
+    assert seen[-1] is None  # the DP keeps no limit
+
+
+def test_a_limit_is_named_as_given_only_when_given():
+    from explorer.core.names import Frontend, named_for, time_limit_named
+
+    assert time_limit_named(5, True) == "--time-limit 5 s"
+    assert time_limit_named(60.0, False) == "the default limit of 60 s (--time-limit sets another)"
+    with named_for(Frontend.API):
+        assert time_limit_named(60.0, False) == "the default limit of 60 s (time_limit sets another)"
+
+
+def test_pruneds_messages_name_the_default_limit_when_it_applied(monkeypatch):
+    """pruned's set-up beyond the limit said '--time-limit 60 s' with no --time-limit given."""
+    from explorer.core.partition import Space
+    from explorer.core.problem import Problem
+    from explorer.core.solution import SolveOptions, Status
+    from explorer.frontends import load_model
+    from explorer.solvers import pruned
+
+    from explorer.core.array import synthetic_array
+
+    from .test_pruned_guards import _no_arrays
+
+    _no_arrays(monkeypatch)
+    problem = Problem(load_model("alexnet"), synthetic_array(5), Space.ACCPAR)
+    monkeypatch.setattr(pruned, "SETUP_RATE", pruned.setup_estimate_s(problem) * pruned.SETUP_RATE / 100.0)  # 100 s
+    sol = pruned.solve(problem, SolveOptions())
+    assert sol.status is Status.FEASIBLE and "--time-limit 60 s" not in sol.info["reason"]
+    assert "left of the default limit of 60 s (--time-limit sets another): the DP's plan, no bound" in sol.info["reason"]
+    sol = pruned.solve(problem, SolveOptions(time_limit_s=60.0))
+    assert "left of --time-limit 60 s: the DP's plan, no bound" in sol.info["reason"]

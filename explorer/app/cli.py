@@ -303,7 +303,9 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
 
     check_files(model, array, output, constraints_file, dump_model, (solver,))
     seq = click.get_current_context().meta.get("seq")
-    limit = solve_limit(solver, time_limit, bool(caps) or memory_GiB is not None)
+    # coupled: every array has memory_GiB, so every problem explore builds has a memory limit, which
+    # couples the layers (solvers.exact.coupled): exact keeps the default limit, with or without --cap
+    limit = solve_limit(solver, time_limit, coupled=True)
     with Ticker(limit, _limit_origin(), solver) as tick, HeldProgress(tick.echo) as say:
         result = api.solve.with_option_names(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels,
                            seq=seq, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins,
