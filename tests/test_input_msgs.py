@@ -111,6 +111,8 @@ def test_a_huge_integer_argument_is_refused_in_one_short_line(call, message):
     (["conv1@2=II", "conv1@*=I"], "--pin: 'conv1@*=I': pin conv1@*=I contradicts pin conv1@2=II (--pin): layer "
                                   "'conv1' takes one type at level 2, not both II and I"),
     (["conv1@*=I", "fc6@*=II", "conv1@1=II"], "--pin: 'conv1@1=II': pin conv1@1=II contradicts pin conv1@*=I (--pin)"),
+    (["fc6@*=I", "fc6@*=II"], "--pin: 'fc6@*=II': pin fc6@*=II contradicts pin fc6@*=I (--pin): layer 'fc6' takes one "
+                              "type at every level, not both I and II"),
 ])
 def test_contradictory_pins_are_an_input_error_naming_both(capsys, pins, message):
     from .conftest import run_cli

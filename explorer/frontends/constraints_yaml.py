@@ -116,9 +116,10 @@ def check_pins(pins: list[tuple[Pin, str]], net: Network) -> None:
             in_file = other_where.startswith("pins[")  # else an option's text: the option says where
             said = (other_where if other.origin == pin.origin else f"{other.origin} {other_where}") if in_file \
                 else other.origin
+            at_level = "every level" if level is None else f"level {level}"
             raise SpecError(pin.origin, f"{where}: {pin.name} contradicts {other.name} ({said}): layer "
-                                        f"{shown(net.layers[pin.layer].name)} takes one type at level "
-                                        f"{'*' if level is None else level}, not both {other.type} and {pin.type}")
+                                        f"{shown(net.layers[pin.layer].name)} takes one type at {at_level}, not both "
+                                        f"{other.type} and {pin.type}")
         if pin.level is None:
             every.setdefault(pin.layer, (pin, where))
         else:
