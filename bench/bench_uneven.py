@@ -51,7 +51,7 @@ IMAGENET = ("alexnet", "alexnet-paper", "vgg-a", "vgg-b", "vgg-c", "vgg-d", "vgg
 def table_mix(names, spaces) -> None:
     arr = load_array("tpu-mix-16")
     print("tpu-mix-16 (8 TPU-v2 | 8 TPU-v3), alpha grid 1/16 + the proportional ratio (top split free), joint solver limit 10 s; step times in ms")
-    print(f"| network | space | status | solver s | gap | step ms | AccPar DP ms | search ms | vs DP | vs trick | vs HyPar | vs best equal | top alphas |")
+    print("| network | space | status | solver s | gap | step ms | AccPar DP ms | search ms | vs DP | vs trick | vs HyPar | vs best equal | top alphas |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for space in spaces:
         for name in names:

@@ -103,6 +103,8 @@ def _check_llm_args(model, array, layout, recompute, zero, time_limit, progress,
     """``plan_llm``'s arguments, as the CLI's option types check them. One rule for numbers: an
     integer argument (``zero`` and a ``degrees`` mapping's values too) is an int, a number of GiB
     an int or a float; text ("512") is refused, as a float where an integer is due."""
+    from .app.llm_options import check_degree
+
     for name, value in (("model", model), ("array", array)):
         if not isinstance(value, str) or not value:
             raise SpecError(name, f"must be a name or a path, got {shown(value)}")
@@ -119,6 +121,7 @@ def _check_llm_args(model, array, layout, recompute, zero, time_limit, progress,
                 raise SpecError("degrees", f"{shown(key)}: must be a degree's name (tensor, pipeline, ...)")
             if not is_int(value):
                 raise SpecError("degrees", f"{shown(key)}: must be an integer, got {shown(value)}")
+            check_degree(key, value)  # before the mapping is written as text: 10**5000 has none
     elif degrees is not None and not isinstance(degrees, str):
         raise SpecError("degrees", f"must be 'tensor=8,pipeline=8' or a mapping, got {shown(degrees)}")
     check_solve_args(time_limit, None, 0, None, progress)

@@ -13,7 +13,7 @@ import numpy as np
 
 from explorer.core.constraints import limit_suggestion
 from explorer.core.kinds import SOLVE_TIME_LIMIT
-from explorer.core.names import given_as
+from explorer.core.names import given_as, time_limit_named
 from explorer.core.problem import Problem
 from explorer.core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status, plan_solution
 
@@ -292,8 +292,7 @@ def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, 
 def _out_of_time_reason(rounds: int, spent_s: float, options: SolveOptions) -> str:
     """Why the CP-SAT fallback stopped without a proof: its rounds ran out of time, or none could
     start (the bound and the labels took the whole limit); the limit given, or the default one."""
-    limit = (given_as("--time-limit") if options.time_limit_s is not None
-             else f"the default limit of {SOLVE_TIME_LIMIT:g} s ({given_as('--time-limit')} sets another)")
+    limit = time_limit_named(time_budget(options), options.time_limit_s is not None)
     if rounds == 0:
         return (f"the Lagrangian bound and the labels took the whole time limit ({spent_s:.1f} s of {limit}) before "
                 "CP-SAT's restricted search could start; a longer limit lets it run")

@@ -17,7 +17,7 @@ import numpy as np
 
 from explorer.core.errors import InstanceTooLarge, Refused
 from explorer.core.kinds import SOLVE_TIME_LIMIT
-from explorer.core.names import given_as
+from explorer.core.names import given_as, time_limit_named
 from explorer.core.partition import compositions
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
@@ -47,7 +47,7 @@ def solve(problem: Problem, options: SolveOptions | None = None, rounds: int = 4
     limit = options.time_limit_s or SOLVE_TIME_LIMIT
     setup, left = setup_estimate_s(problem), limit - (time.perf_counter() - t0)
     if setup > left:
-        return _within_memory(problem, _dp_instead(problem, t0, setup, limit, left))
+        return _within_memory(problem, _dp_instead(problem, t0, setup, limit, left, options.time_limit_s is not None))
     vc = VectorCosts(problem)
     if not vc.use_int64:  # (``fits_int64`` says the same, before the arrays)
         raise Refused(f"pruned: costs beyond int64 at these levels and batch; {_instead()}")
@@ -106,15 +106,15 @@ def setup_estimate_s(problem: Problem) -> float:
     return H * (sum(set(sizes)) + sum(sizes)) / SETUP_RATE
 
 
-def _dp_instead(problem: Problem, t0: float, setup: float, limit: float, left: float) -> Solution:
+def _dp_instead(problem: Problem, t0: float, setup: float, limit: float, left: float, given: bool) -> Solution:
     """The DP's plan, ``feasible`` with the trivial bound 0, when the set-up alone is estimated
-    beyond the limit (then no bound could be proven within it)."""
+    beyond the limit (then no bound could be proven within it); ``given``: the limit was given."""
     plan, note = dp_plan(problem, t0 + limit)
     if plan is None:  # (the DP keeps pins and forbids: a layer they leave no type has none)
         return _infeasible(t0)
     K = max(len(problem.node_types(n)) for n in range(problem.num_layers))
     why = (f"setting up {K}^{problem.levels} type vectors per layer is estimated at {setup:.1f} s, beyond the "
-           f"{max(left, 0.0):.1f} s {given_as('--time-limit')} {limit:g} s leaves: the DP's plan, no bound; "
+           f"{max(left, 0.0):.1f} s left of {time_limit_named(limit, given)}: the DP's plan, no bound; "
            f"raise {given_as('--time-limit')}")
     return plan_solution("pruned", problem, plan, Status.FEASIBLE, time.perf_counter() - t0, 0,
                          {"method": "dp-start", "reason": why + note})
@@ -183,19 +183,20 @@ def _within_memory(problem: Problem, sol: Solution) -> Solution:
 CHAIN_HINT_MAX_S = 600.0  # a chain estimated beyond this (x1.5) is not suggested (alexnet at 13 levels: ~4,000 s)
 
 
-def _chain_hint(kept: block_chain.Kept, limit: float) -> str:
-    """When the chain of blocks (exact at once) did not run or end: what limit would let it."""
+def _chain_hint(kept: block_chain.Kept, limit: float, given: bool) -> str:
+    """When the chain of blocks (exact at once) did not run or end: what limit would let it
+    (``given``: ``limit`` was given, not the default)."""
     if kept.estimate_s is None:
         return ""
     said = (f"; this graph is a chain of blocks, solved exactly at once in an estimated {kept.estimate_s:.1f} s"
             + (f" (at the {kept.share:.0%} of a core this process got)" if kept.share < 1 else ""))
     if kept.cut_s is not None:
-        return f"{said}, cut at the time limit after {kept.cut_s:.1f} s: raise {given_as('--time-limit')} from {limit:g} s"
+        return f"{said}, cut after {kept.cut_s:.1f} s at {time_limit_named(limit, given)}: raise it"
     need = kept.spent_s + kept.estimate_s
     if need * 1.5 > CHAIN_HINT_MAX_S:  # an hour's chain is no advice: the dual is the way there
         return ""
-    return (f"{said}, more than the {max(0.0, limit - kept.spent_s):.1f} s of {given_as('--time-limit')} {limit:g} s left: "
-            f"raise it to about {max(need * 1.5, limit + 1):.0f} s")
+    return (f"{said}, more than the {max(0.0, limit - kept.spent_s):.1f} s left of {time_limit_named(limit, given)}: "
+            f"set {given_as('--time-limit')} to about {max(need * 1.5, limit + 1):.0f} s")
 
 
 def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0: float, rounds: int,
@@ -210,7 +211,7 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
     *start, note = _dp_start(problem, vc, end)  # finite: ``solve`` returned infeasible when some node had no allowed vector
     t_dual = time.perf_counter()
     if t_dual >= end:  # the set-up alone took the limit: no dual round, no threshold (they ran 1.5 s past it)
-        return _dp_only(problem, vc, start, t0, limit, _chain_hint(kept, limit) + note)
+        return _dp_only(problem, vc, start, t0, limit, _chain_hint(kept, limit, options.time_limit_s is not None) + note)
     res = dual_bound(vc, rounds, deadline=t0 + DUAL_SHARE * limit, incumbent=start, enough=_final_is_cheap(vc, max_entries))
     info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound,
             "start_s": t_dual - t0, "dual_s": time.perf_counter() - t_dual}
@@ -219,7 +220,7 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
     proven = search.run()
     info.update(thresholds=search.steps, survivors_max=search.survivors_max, eliminations=search.log)
     if not proven:
-        info["reason"] = search.why + _chain_hint(kept, limit) + note
+        info["reason"] = search.why + _chain_hint(kept, limit, options.time_limit_s is not None) + note
     elif note:
         info["reason"] = note.removeprefix("; ")
     status = Status.OPTIMAL if proven else Status.FEASIBLE

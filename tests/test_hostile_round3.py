@@ -276,7 +276,7 @@ def test_a_second_ctrl_c_during_the_pool_shutdown_is_ignored(tmp_path):
 @pytest.mark.parametrize("call, message", [
     (lambda: api.check("sfc", solvers=["exact", 3]), "solvers: must be a list of solver names"),
     (lambda: api.check("sfc", solvers=5), "solvers: must be a list of solver names"),
-    (lambda: api.check("sfc", solvers=[]), "solvers: unknown solver (none)"),
+    (lambda: api.check("sfc", solvers=[]), "solvers: no solvers given (choose from exact, cpsat, brute, pruned)"),
     (lambda: api.check("sfc", solvers=["exact"], time_limit=-1), "time_limit: must be a finite number of seconds >= 0.1, got -1"),
     (lambda: api.solve("sfc", time_limit=-1), "time_limit: must be a finite number of seconds >= 0.1, got -1"),
     (lambda: api.solve("sfc", time_limit=0), "time_limit: must be a finite number"),

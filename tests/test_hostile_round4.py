@@ -327,8 +327,8 @@ def _one_node_net(tmp_path, nodes, x_shape, inits, name) -> str:
                 "be inferred: incompatible shapes"),
     ("conv9", "node 0 (Conv): tensor 'y' has the inferred shape [1, 4, 0, 0]: dimension 2 is 0 (no elements: a kernel "
               "larger than its padded input, or a zero dimension upstream)"),
-    ("zero", "node 0 (MatMul): tensor 'y' has the inferred shape [4, 0]: dimension 1 is 0 (no elements: its input 'w' "
-             "has the shape [16, 0])"),
+    ("zero", "node 0 (MatMul): its weight (second input) 'w' has the shape [16, 0]: a zero dimension, no elements (an "
+             "empty weight is no layer)"),
 ])
 def test_an_inconsistent_shape_says_why(tmp_path, capsys, case, message):
     mm = [helper.make_node("MatMul", ["x", "w"], ["y"])]

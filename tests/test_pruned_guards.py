@@ -91,7 +91,7 @@ def test_a_set_up_beyond_the_limit_gives_the_dp_plan_at_once(monkeypatch):
     assert sol.status is Status.FEASIBLE and sol.bound == 0 and sol.wall_s < 1.0
     assert sol.plan == hierarchical_dp(problem)[0]
     assert "setting up 3^5 type vectors per layer is estimated at" in sol.info["reason"]
-    assert "beyond the 1.0 s --time-limit 1 s leaves: the DP's plan, no bound" in sol.info["reason"]
+    assert "beyond the 1.0 s left of --time-limit 1 s: the DP's plan, no bound" in sol.info["reason"]
 
 
 def test_the_limit_counts_from_started(monkeypatch):
@@ -106,7 +106,7 @@ def test_the_limit_counts_from_started(monkeypatch):
     monkeypatch.setattr(pruned, "SETUP_RATE", pruned.setup_estimate_s(problem) * pruned.SETUP_RATE / 0.5)  # 0.5 s
     sol = pruned.solve(problem, SolveOptions(time_limit_s=1.0, started=time.perf_counter() - 0.8))
     assert sol.status is Status.FEASIBLE and sol.bound == 0 and sol.wall_s >= 0.8
-    assert re.search(r"beyond the 0\.[0-2] s --time-limit 1 s leaves", sol.info["reason"])  # (0.2 s less the checks)
+    assert re.search(r"beyond the 0\.[0-2] s left of --time-limit 1 s:", sol.info["reason"])  # (0.2 s less the checks)
 
 
 def test_the_set_up_estimate_lets_usual_instances_run():

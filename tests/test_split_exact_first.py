@@ -257,7 +257,7 @@ def test_cpsat_reasons_say_raise_the_time_limit_only_where_it_helps():
     assert "deterministic" in no_plan_reason("UNKNOWN", False, True)
     never = _out_of_time_reason(0, 5.04, SolveOptions(time_limit_s=5.0))
     assert "before CP-SAT's restricted search could start" in never and "did not finish" not in never
-    assert "(5.0 s of --time-limit)" in never
+    assert "(5.0 s of --time-limit 5 s)" in never
     ran = _out_of_time_reason(3, 60.1, SolveOptions())
     assert "3 rounds" in ran and "the default limit of 60 s (--time-limit sets another)" in ran
 

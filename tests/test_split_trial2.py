@@ -96,13 +96,18 @@ def test_api_errors_name_the_argument_and_the_cli_the_option(capsys):
 
 
 def test_conflicting_pins_name_their_sources(capsys, tmp_path):
-    """A constraints file's pin against a --pin: infeasible (exit 1, as the even split), naming the
-    file and the option beside each pin."""
+    """A constraints file's pin against a --pin: contradictory input (exit 2, the split as the even
+    run), naming the option's pin and the file's, with the file's path and the pin's place in it;
+    a pin against a forbid is an infeasible problem (exit 1), naming each one's source."""
     f = tmp_path / "cp.yaml"
-    f.write_text('version: 1\npins: ["fc6@*=II"]\n')
+    f.write_text('version: 1\npins: ["fc6@*=II"]\nforbids: ["fc7=III"]\n')
     for cmd in (["split", "--split", "optimal"], ["--space", "accpar"]):
         code, out, err = run_cli([*cmd, "--model", "alexnet", "--constraints", str(f), "--pin", "fc6@0=III"], capsys)
-        assert code == 1 and f"pin fc6@*=II ({f}); pin fc6@0=III (--pin)" in out + err
+        assert code == 2 and err.strip().splitlines()[-1] == (
+            f"explore: error: --pin: 'fc6@0=III': pin fc6@0=III contradicts pin fc6@*=II ({f} pins[0]): layer 'fc6' "
+            "takes one type at level 0, not both II and III"), err
+        code, out, err = run_cli([*cmd, "--model", "alexnet", "--constraints", str(f), "--pin", "fc7@0=III"], capsys)
+        assert code == 1 and f"pin fc7@0=III (--pin); forbid fc7=III ({f})" in out + err
 
 
 def test_a_sweep_cap_names_the_sweep_key(tmp_path):

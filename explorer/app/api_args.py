@@ -8,6 +8,7 @@ accepted value the CLI refuses, such as ``time_limit=-1``).
 from __future__ import annotations
 
 import functools
+import inspect
 from os import PathLike
 from typing import Any, Callable, Iterable
 
@@ -21,18 +22,51 @@ from ..solvers import MAX_SEED, MAX_WORKERS
 def named_as(where: Frontend) -> Callable[[Callable], Callable]:
     """``fn`` run under ``where``'s naming (``core.names``): its messages, constraint origins and
     errors' sources name the inputs as ``where`` does; ``.with_option_names`` is ``fn`` itself (the
-    CLI's call: its errors name its options)."""
+    CLI's call: its errors name its options). A call that does not fit ``fn``'s signature (an
+    unknown keyword, a missing argument) is a SpecError too (``check_call``), never a TypeError."""
     def wrap(fn: Callable) -> Callable:
+        sig = inspect.signature(fn)  # with_run_options' signature for solve and check
+        _ARGUMENTS[fn.__name__] = tuple(n for n, p in sig.parameters.items() if p.kind in _NAMED)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with named_for(where):
                 try:
+                    check_call(fn.__name__, sig, args, kwargs)
                     return fn(*args, **kwargs)
                 except SpecError as err:  # the error's field as this front end calls it
                     raise SpecError(given_as(err.source), err.problems) from None
         wrapper.with_option_names = fn
         return wrapper
     return wrap
+
+
+_NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+_ARGUMENTS: dict[str, tuple[str, ...]] = {}  # each API function's named arguments (named_as fills it)
+
+
+def check_call(where: str, sig: inspect.Signature, args: tuple, kwargs: dict) -> None:
+    """SpecError unless ``where(*args, **kwargs)`` fits ``sig``: an unknown keyword named with the
+    accepted ones (``unknown_argument``); a missing or doubled argument as Python says it."""
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
+        named = [n for n, p in sig.parameters.items() if p.kind in _NAMED]
+        unknown = next((k for k in kwargs if k not in named), None)
+        if unknown is not None:
+            raise unknown_argument(where, unknown, named)
+    try:
+        sig.bind(*args, **kwargs)
+    except TypeError as err:
+        raise SpecError(f"{where}()", str(err)) from None
+
+
+def unknown_argument(where: str, name: str, accepted: Iterable[str]) -> SpecError:
+    """The error for keyword ``name``, which ``where()`` does not take: it names the arguments it
+    takes, and the API functions that take ``name`` (``gpus`` is ``plan_llm``'s)."""
+    others = [f"{fn}()" for fn, names in _ARGUMENTS.items() if fn != where and name in names]
+    listed = ", ".join(others[:-1]) + " and " + others[-1] if len(others) > 1 else "".join(others)
+    theirs = f"; it is an argument of {listed}" if others else ""
+    source = name if isinstance(name, str) and name.isidentifier() and len(name) <= 40 else shown(name, 40)
+    return SpecError(source, f"{where}() has no such argument{theirs} ({where}() takes {', '.join(accepted)})")
 
 
 named_arguments = named_as(Frontend.API)  # the Python API's naming
@@ -91,10 +125,11 @@ def solver_names(value: Any, known: Iterable[str], split: bool = False) -> tuple
     if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
         what = "a solver name or a list of them" if split else "a list of solver names"
         raise SpecError("solvers", f"must be {what} ({', '.join(known)}), got {shown(value)}")
+    if not names:
+        raise SpecError("solvers", f"no solvers given (choose from {', '.join(known)})")
     unknown = [n for n in names if n not in known]
-    if unknown or not names:
-        which = (f"{shown(unknown[0]) if unknown else '(none)'} with split" if split
-                 else ", ".join(unknown) or "(none)")
+    if unknown:
+        which = f"{shown(unknown[0])} with split" if split else ", ".join(unknown)
         raise SpecError("solvers", f"unknown solver {which} (choose from {', '.join(known)})")
     return tuple(dict.fromkeys(names))
 

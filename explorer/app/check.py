@@ -13,7 +13,7 @@ from ..solvers.deadline import MIN_LEFT_SHARE, origin, solve_end
 from ..solvers.dp import graph_level, too_wide, wide_levels
 from ..core.comm import advance, zero_counts
 from ..core.kinds import solve_limit
-from ..core.names import given_as
+from ..core.names import given_as, time_limit_named
 from ..core.plan import Plan
 from ..core.solution import Solution, SolveOptions, Status, plan_solution
 
@@ -220,9 +220,7 @@ class Clock:
 
     def named(self) -> str:
         """The limit as a report names it: '--time-limit 5 s', or 'the default limit of 60 s'."""
-        if self.given:
-            return f"{given_as('--time-limit')} {self.limit:g} s"
-        return f"the default limit of {self.limit:g} s ({given_as('--time-limit')} sets another)"
+        return time_limit_named(self.limit, self.given)
 
     def left(self, share: float = 1.0) -> float | None:
         if self.limit is None:

@@ -303,7 +303,9 @@ def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver,
 
     check_files(model, array, output, constraints_file, dump_model, (solver,))
     seq = click.get_current_context().meta.get("seq")
-    limit = solve_limit(solver, time_limit, bool(caps) or memory_GiB is not None)
+    # coupled: every array has memory_GiB, so every problem explore builds has a memory limit, which
+    # couples the layers (solvers.exact.coupled): exact keeps the default limit, with or without --cap
+    limit = solve_limit(solver, time_limit, coupled=True)
     with Ticker(limit, _limit_origin(), solver) as tick, HeldProgress(tick.echo) as say:
         result = api.solve.with_option_names(model, array, space=space, objective=objective, solver=solver, batch=batch, levels=levels,
                            seq=seq, caps=caps, memory_GiB=memory_GiB, weight_copies=weight_copies, pins=pins,
@@ -420,8 +422,9 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
         names = UNEVEN_CHECK_SOLVERS
     unknown = [n for n in names if n not in UNEVEN_CHECK_NAMES]
     if unknown or not names:
-        raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} with --uneven / --split optimal "
-                         f"(uneven splits; choose from {', '.join(UNEVEN_CHECK_NAMES)})")
+        which = f"unknown solver {', '.join(unknown)}" if unknown else "no solvers given"
+        raise InputError(f"--solvers: {which} with --uneven / --split optimal (uneven splits; choose from "
+                         f"{', '.join(UNEVEN_CHECK_NAMES)})")
     report = api.check.with_option_names(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
                        solvers=names, time_limit=time_limit, split="optimal", alpha_grid=grid, free=free,
                        grid_only=grid_only, started=_limit_origin(), **(side or {}))  # (the process's start)
@@ -496,7 +499,8 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
                                        "every level equally")
     unknown = [n for n in names if n not in CHECK_SOLVERS]
     if unknown or not names:
-        raise InputError(f"--solvers: unknown solver {', '.join(unknown) or '(none)'} (choose from {', '.join(CHECK_SOLVERS)})")
+        which = f"unknown solver {', '.join(unknown)}" if unknown else "no solvers given"
+        raise InputError(f"--solvers: {which} (choose from {', '.join(CHECK_SOLVERS)})")
     check_files(model, array, output, constraints_file, dump_model, names)
     with HeldProgress() as say:
         report = api.check.with_option_names(model, array, space=space, objective=objective, solvers=names, batch=batch, levels=levels,

@@ -257,7 +257,9 @@ def sweep_merge(dirs, out, pareto, pareto_by, force):
 @click.option("--x", "x", default=None, metavar="COL", help="Column on the x axis.")
 @click.option("--y", "y", default=None, metavar="COL", help="Column on the y axis.")
 @click.option("--hue", default=None, metavar="COL[,COL]", help="One series (colour) per value of these columns.")
-@click.option("--kind", type=click.Choice(["line", "bar", "scatter", "heatmap"]), default="line", show_default=True)
+@click.option("--kind", type=click.Choice(["line", "bar", "scatter", "heatmap"]), default="line", show_default=True,
+              help="Chart: line (--y over --x, one line per --hue value, joined along a numeric --x only), bar "
+                   "(grouped bars), scatter (points), heatmap (--z in each --x, --y cell; needs --z).")
 @click.option("--z", "z", default=None, metavar="COL", help="Heatmap: the value in each (x, y) cell.")
 @click.option("--where", "where", multiple=True, metavar="COL=VALUE", help="Keep only rows where COL is VALUE. Repeatable.")
 @click.option("--logx", is_flag=True, help="Logarithmic x axis (base 2 for powers of two); points with x <= 0 are left out, with a warning.")

@@ -65,11 +65,20 @@ def parse_degrees(text: str) -> dict[str, int]:
                                             "t/tp, p/pp, d/dp, e/ep, v/vp for short)")
         if name in out:
             raise SpecError("--degrees", f"{name} given twice")
-        value = int(m.group(2))
-        if not 1 <= value <= 10**7:
-            raise SpecError("--degrees", f"{name}={value}: must be between 1 and 10,000,000")
-        out[name] = value
+        digits = m.group(2).lstrip("0") or "0"
+        out[name] = check_degree(name, int(digits) if len(digits) <= 12 else f"a {len(digits):,}-digit number")
     return out
+
+
+MAX_DEGREE = 10**7  # the most of any parallelism degree
+
+
+def check_degree(name: str, value: int | str) -> int:
+    """A degree's value (``value``: a text when too long to be read as a number), or SpecError."""
+    if isinstance(value, str) or not 1 <= value <= MAX_DEGREE:
+        shown_value = value if isinstance(value, str) else shown(value)
+        raise SpecError("--degrees", f"{name}={shown_value}: must be between 1 and {MAX_DEGREE:,}")
+    return value
 
 
 def parse_request(model: str, cluster: str, gpus: int | None, batch: int | None, seq: int | None, layout: str | None,
@@ -78,7 +87,7 @@ def parse_request(model: str, cluster: str, gpus: int | None, batch: int | None,
     """The options of an LLM run, checked on their own (the model and the cluster check the rest)."""
     for option, value in (("--gpus", gpus), ("--batch", batch), ("--seq", seq), ("--micro-batch", micro_batch)):
         if value is not None and not 1 <= value <= 10**9:
-            raise SpecError(option, f"must be between 1 and 1,000,000,000, got {value}")
+            raise SpecError(option, f"must be between 1 and 1,000,000,000, got {shown(value)}")
     mode = None if layout is None else LayoutMode(layout)
     deg = parse_degrees(degrees) if degrees is not None else {}
     rec = None if recompute in (None, "search") else Recompute(recompute)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from os import PathLike
 from typing import Any, Iterable, Mapping
 
-from ..core.array import ArraySpec, check_levels
+from ..core.array import MAX_LEVELS, ArraySpec, check_levels
 from ..core.errors import SpecError, shown
 from ..core.network import Network
 from ..core.network_check import check_network
@@ -63,6 +63,9 @@ def _caps(value: Any) -> tuple[str, ...]:
             if isinstance(level, bool) or not isinstance(level, (int, str)) or not isinstance(amount, str):
                 raise SpecError("caps", f"a mapping must take a level (integer) to an amount with a unit "
                                         f"(e.g. {{3: '5MB'}}), got {shown({level: amount})}")
+            if isinstance(level, int) and abs(level) > 10**6:  # 10**5000 has no decimal text
+                raise SpecError("caps", f"{shown({level: amount})}: level {shown(level)} is beyond the {MAX_LEVELS} "
+                                        "levels of any array")
             items.append(f"{level}={amount}")
         return tuple(items)
     return _strings(value, "caps", "LEVEL=AMOUNT (or a mapping {level: amount})")
@@ -182,7 +185,7 @@ def _alpha_args(o: RunOptions) -> tuple[int, str]:
     check_numbers(alpha_grid=(alpha_grid, int))
     fr = _choice_value(tuple(f.value for f in FreeAlphas), "unlike" if o.free is None else o.free, "free")
     if not MIN_ALPHA_GRID <= alpha_grid <= MAX_ALPHA_GRID:
-        raise SpecError("alpha_grid", f"must be between {MIN_ALPHA_GRID} and {MAX_ALPHA_GRID}, got {alpha_grid}")
+        raise SpecError("alpha_grid", f"must be between {MIN_ALPHA_GRID} and {MAX_ALPHA_GRID}, got {shown(alpha_grid)}")
     return alpha_grid, fr
 
 

@@ -13,7 +13,7 @@ from ..core.errors import SpecError, shown
 from ..core.objective import Objective
 from ..core.partition import Space
 from ..core.solution import SolveOptions
-from .api_args import check_solve_args
+from .api_args import check_solve_args, unknown_argument
 
 Progress = Callable[[str], None]
 
@@ -94,10 +94,10 @@ FIELDS = tuple(f.name for f in fields(RunOptions))
 
 def run_options(where: str, options: dict[str, Any]) -> RunOptions:
     """``options`` (keyword arguments of ``where``) as RunOptions, their solver options and
-    ``started`` checked; an unknown keyword is the TypeError Python gives for one."""
+    ``started`` checked; an unknown keyword is a SpecError naming it and the accepted ones."""
     unknown = [name for name in options if name not in FIELDS]
     if unknown:
-        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
+        raise unknown_argument(where, unknown[0], FIELDS)
     o = RunOptions(**options)
     check_solve_args(o.time_limit, o.workers, o.seed, o.dump_model, o.progress)
     check_started(o.started)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from .errors import SpecError, is_int
+from .errors import SpecError, is_int, shown
 from .timing import BandwidthBeyond, Communication, Topology, extend_bandwidths, level_bandwidth_Bps, shared_level_bandwidths
 
 MIN_LEVELS = 1
@@ -125,7 +125,7 @@ def check_levels(levels: object, source: str) -> int:
     if not MIN_LEVELS <= levels <= MAX_LEVELS:
         raise SpecError(
             source,
-            f"levels must be between {MIN_LEVELS} and {MAX_LEVELS} (2 to {2**MAX_LEVELS} accelerators), got {levels}; "
+            f"levels must be between {MIN_LEVELS} and {MAX_LEVELS} (2 to {2**MAX_LEVELS} accelerators), got {shown(levels)}; "
             f"beyond {MAX_LEVELS} the exact cost unit 1/(4*2^H) element no longer fits the solvers' int64 arithmetic",
         )
     return levels

@@ -39,6 +39,7 @@ def refusal_reason(err: Refused) -> str:
 
 
 SHOWN_CHARS = 80  # the most of a user's value an error message shows
+SHOWN_DIGITS = 20  # an integer of more digits is shown as format_count shows it: 1.000e+400
 
 
 def is_int(value: object) -> bool:
@@ -46,15 +47,42 @@ def is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def format_count(n: int) -> str:
+    """An integer for a message: '1,234,567' up to 10^12, else '9.874e+86' computed without
+    float overflow (and without the decimal string Python refuses beyond 4,300 digits)."""
+    import math
+
+    n = int(n)
+    if abs(n) < 10**12:
+        return f"{n:,}"
+    sign = "-" if n < 0 else ""
+    n = abs(n)
+    e = int(math.log10(n))  # math.log10 takes integers of any size
+    m = n / 10**e  # integer true division: a correctly rounded float in [1, 10) (up to log10 rounding)
+    while m >= 10:
+        e, m = e + 1, m / 10
+    while m < 1:
+        e, m = e - 1, m * 10
+    text = f"{m:.3f}"
+    if text.startswith("10."):
+        e, text = e + 1, "1.000"
+    return f"{sign}{text}e+{e}"
+
+
 def shown(value: object, limit: int = SHOWN_CHARS) -> str:
-    """A user's value for an error message: its repr, cut to ``limit`` characters.
+    """A user's value for an error message: its repr, cut to ``limit`` characters; an integer
+    of more than SHOWN_DIGITS digits (in a list too) abbreviated: ``10**400`` is 1.000e+400.
 
     ``reprlib`` bounds the work too (a few items per list, a few levels deep), so a value built
     by YAML anchors (a "billion laughs" structure) costs nothing to show."""
     import reprlib
 
-    r = reprlib.Repr()
-    r.maxstring = r.maxother = limit
+    class _Repr(reprlib.Repr):
+        def repr_int(self, x, level):
+            return format_count(x) if abs(x) >= 10**SHOWN_DIGITS else super().repr_int(x, level)
+
+    r = _Repr()
+    r.maxstring = r.maxother = r.maxlong = limit
     r.maxlist = r.maxtuple = r.maxdict = r.maxset = 8
     r.maxlevel = 3
     text = r.repr(value)

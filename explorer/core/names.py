@@ -70,6 +70,14 @@ def setting(option: str, value: str, listed: bool = False) -> str:
     return f"{name}: [{value}]" if listed else f"{name}: {value}"
 
 
+def time_limit_named(limit_s: float, given: bool) -> str:
+    """A wall-clock limit as a message names it: '--time-limit 5 s' when the user gave it, else
+    'the default limit of 60 s (--time-limit sets another)', in the running front end's words: a
+    message never says the option as if given when the default applied."""
+    option = given_as("--time-limit")
+    return f"{option} {limit_s:g} s" if given else f"the default limit of {limit_s:g} s ({option} sets another)"
+
+
 def flag_set(option: str) -> str:
     """A flag ``option`` turned on as the running front end writes it: '--force' (CLI),
     'force=True' (API), 'force: true' (a sweep file's key)."""

@@ -9,7 +9,7 @@ explored, the best equal-split step time and its phases in ``info``."""
 from __future__ import annotations
 
 import enum
-import math
+import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
@@ -47,13 +47,14 @@ BROKEN_PLAN_NOTE = "its plan breaks a rule; not proven infeasible"
 # check, --uneven, the LLM planner, sweeps, the API): below it the uneven joint solver's phases
 # cannot start (its search and bound take ~0.1 s on tiny inputs), and no solver gives anything useful.
 MIN_TIME_LIMIT_S = 0.1
+FLOAT_MAX = sys.float_info.max
 
 
 def time_limit_problem(value: Any) -> str | None:
     """What is wrong with a wall-clock limit (None when fine): the one check and message of
     ``--time-limit``, ``time_limit=`` and a sweep's ``time_limit``."""
-    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
-            or value < MIN_TIME_LIMIT_S):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not MIN_TIME_LIMIT_S <= value <= FLOAT_MAX:
+        # nan compares false; an int beyond the largest float is no finite time (math.isfinite overflows)
         return f"must be a finite number of seconds >= {MIN_TIME_LIMIT_S:g}, got {shown(value)}"
     return None
 

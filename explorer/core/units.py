@@ -13,7 +13,7 @@ import math
 import re
 from fractions import Fraction
 
-from .errors import shown
+from .errors import format_count, shown  # format_count: a message's integer, imported from here too
 
 GiB = 2**30  # the unit of memory (--memory, memory_GiB)
 TERA = 10**12  # FLOP/s in a TFLOP/s (peak_TFLOPS)
@@ -66,25 +66,6 @@ def parse_amount(text: str) -> tuple[Fraction, str]:
 def plural(n: int, word: str, many: str | None = None) -> str:
     """'1 point', '2 points', '1,234 points' (``many``: the plural when it is not ``word`` + 's')."""
     return f"{format_count(n)} {word if n == 1 else (many or word + 's')}"
-
-
-def format_count(n: int) -> str:
-    """An integer for a message: '1,234,567' up to 10^12, else '9.874e+86' computed without float overflow."""
-    n = int(n)
-    if abs(n) < 10**12:
-        return f"{n:,}"
-    sign = "-" if n < 0 else ""
-    n = abs(n)
-    e = int(math.log10(n))  # math.log10 takes integers of any size
-    m = n / 10**e  # integer true division: a correctly rounded float in [1, 10) (up to log10 rounding)
-    while m >= 10:
-        e, m = e + 1, m / 10
-    while m < 1:
-        e, m = e - 1, m * 10
-    text = f"{m:.3f}"
-    if text.startswith("10."):
-        e, text = e + 1, "1.000"
-    return f"{sign}{text}e+{e}"
 
 
 def safe_float(x: Fraction | int | float) -> float:

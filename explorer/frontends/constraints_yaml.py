@@ -98,6 +98,34 @@ def parse_pin(text: str, net: Network, space: Space, levels: int, where: str, er
     return Pin(l, h, t, f"pin {layer.strip()}@{'*' if h is None else h}={t}")
 
 
+def check_pins(pins: list[tuple[Pin, str]], net: Network) -> None:
+    """SpecError for two pins that fix one layer at one level to different types (``fc6@0=I`` and
+    ``fc6@0=II``, or ``fc6@*=II`` and ``fc6@0=III``), from a file, the options or both: contradictory
+    input, named both, never an infeasible problem. The same pin twice is fine. ``pins``: each pin
+    with where it was given (a file's ``pins[1]``, an option's text), in the order given."""
+    every: dict[int, tuple[Pin, str]] = {}  # layer -> its first pin at every level (@*)
+    at: dict[int, dict[int, tuple[Pin, str]]] = {}  # layer -> level -> its first pin there
+    for pin, where in pins:
+        levels = at.setdefault(pin.layer, {})
+        earlier = [every[pin.layer]] if pin.layer in every else []
+        earlier += list(levels.values()) if pin.level is None else [levels[pin.level]] if pin.level in levels else []
+        clash = next((e for e in earlier if e[0].type is not pin.type), None)
+        if clash is not None:
+            other, other_where = clash
+            level = other.level if pin.level is None else pin.level
+            in_file = other_where.startswith("pins[")  # else an option's text: the option says where
+            said = (other_where if other.origin == pin.origin else f"{other.origin} {other_where}") if in_file \
+                else other.origin
+            at_level = "every level" if level is None else f"level {level}"
+            raise SpecError(pin.origin, f"{where}: {pin.name} contradicts {other.name} ({said}): layer "
+                                        f"{shown(net.layers[pin.layer].name)} takes one type at {at_level}, not both "
+                                        f"{other.type} and {pin.type}")
+        if pin.level is None:
+            every.setdefault(pin.layer, (pin, where))
+        else:
+            levels.setdefault(pin.level, (pin, where))
+
+
 def parse_forbid(text: str, net: Network, space: Space, where: str, errors: list[str]) -> Forbid | None:
     if _not_a_string(text, "LAYER=TYPE", where, errors):
         return None
@@ -169,7 +197,7 @@ def _from_file(path: str, net: Network, array: ArraySpec, space: Space):
         for i, item in enumerate(raw):
             x = parse(item, f"{key}[{i}]")
             if x:
-                out.append(x)
+                out.append((x, f"{key}[{i}]"))
     memory = None
     if "memory_GiB" in data:
         memory = check_pos_number(data["memory_GiB"], "memory_GiB", errors)
@@ -179,12 +207,12 @@ def _from_file(path: str, net: Network, array: ArraySpec, space: Space):
         copies = None
     if errors:
         raise SpecError(path, _first(errors))
-    return caps, pins, forbids, memory, copies
+    return caps, pins, [f for f, _ in forbids], memory, copies
 
 
 def build_constraints(net: Network, array: ArraySpec, space: Space, opts: ConstraintOptions) -> Constraints:
     caps = [Cap(h, c, "array") for h, c in enumerate(array.cap_bytes) if c is not None]
-    pins: list[Pin] = []
+    pins: list[tuple[Pin, str]] = []  # each with where it was given (pins[0], '--pin' 'fc6@0=II'), for check_pins
     forbids: list[Forbid] = []
     memory_GiB = array.memory_GiB
     memory_set = False
@@ -193,7 +221,7 @@ def build_constraints(net: Network, array: ArraySpec, space: Space, opts: Constr
     if opts.constraints_file:
         fcaps, fpins, fforbids, fmem, fcopies = _from_file(opts.constraints_file, net, array, space)
         caps += fcaps
-        pins += [replace(p, origin=opts.constraints_file) for p in fpins]
+        pins += [(replace(p, origin=opts.constraints_file), where) for p, where in fpins]
         forbids += [replace(f, origin=opts.constraints_file) for f in fforbids]
         memory_GiB = fmem if fmem is not None else memory_GiB
         memory_set = fmem is not None
@@ -213,13 +241,14 @@ def build_constraints(net: Network, array: ArraySpec, space: Space, opts: Constr
             elif flag == "--pin":
                 p = parse_pin(item, net, space, array.levels, repr(item), errors)
                 if p:
-                    pins.append(replace(p, origin=given_as("--pin")))
+                    pins.append((replace(p, origin=given_as("--pin")), repr(item)))
             else:
                 f = parse_forbid(item, net, space, repr(item), errors)
                 if f:
                     forbids.append(replace(f, origin=given_as("--forbid")))
         if errors:
             raise SpecError(flag, _first(errors))
+    check_pins(pins, net)
     if opts.memory_GiB is not None:
         errors = []
         m = check_pos_number(opts.memory_GiB, "--memory", errors)
@@ -233,5 +262,5 @@ def build_constraints(net: Network, array: ArraySpec, space: Space, opts: Constr
         if opts.weight_copies > MAX_INT:
             raise SpecError("--weight-copies", f"must be at most 2^40 = {MAX_INT:,}, got {format_count(opts.weight_copies)}")
         copies = opts.weight_copies
-    return Constraints(tuple(pins), tuple(forbids), tuple(tighten(caps)), Fraction(memory_GiB) * 2**30, copies, memory_set,
+    return Constraints(tuple(p for p, _ in pins), tuple(forbids), tuple(tighten(caps)), Fraction(memory_GiB) * 2**30, copies, memory_set,
                        memory_origin)

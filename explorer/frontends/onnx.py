@@ -13,6 +13,7 @@ from ..core.names import given_as
 from ..core.network import NETWORK_INPUT, LayerKind, Network
 from .graph_build import build_graph
 from .onnx_bounds import shape_problem
+from .onnx_checks import empty_weight_problem, opset_problem, perm_problem
 from .onnx_graph import (INT_TYPES, dead_note, fill_dynamic_axes, inline_local_functions, live_nodes, node_label,
                          ordered_nodes, printable)
 from .onnx_shared import record_use, shared_notes
@@ -79,6 +80,9 @@ class _Importer:
             raise self.fail(f"cannot read as ONNX: {str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
         if not model.graph.node:
             raise self.fail("cannot read as ONNX: no graph nodes")
+        problem = opset_problem(model)
+        if problem:
+            raise self.fail(problem)
         return model
 
     # ---- naming and shapes ---------------------------------------------------------------
@@ -238,6 +242,7 @@ class _Importer:
         if node.domain not in KNOWN_DOMAINS and not self.custom_op(node, desc):
             return
         self.refuse_unread_weights(node, desc)
+        self.refuse_malformed(node, desc)
         if op in ("DequantizeLinear", "DynamicQuantizeLinear") and self.quantised_weight(node, desc):
             return
         if op == "Gather" and node.input and self.is_table(node.input[0]):
@@ -302,6 +307,22 @@ class _Importer:
         if op in CONTROL_FLOW and _body_products(node):
             raise self.fail(f"{desc}: its body graph holds {_body_products(node)}, and control-flow bodies are not "
                             "walked: export with the loop unrolled or the branch taken")
+
+    def refuse_malformed(self, node, desc: str) -> None:
+        """What lenient shape inference lets pass (onnx_checks.py): a Transpose's perm out of range,
+        a product's stored weight or bias with a zero dimension."""
+        op = node.op_type
+        if op == "Transpose" and node.domain in KNOWN_DOMAINS and node.input:
+            perm = self.attrs(node).get("perm")
+            shape = self.shapes.get(node.input[0]) or (self.consts[node.input[0]].dims if node.input[0] in self.consts
+                                                       else None)
+            problem = None if perm is None else perm_problem(perm, None if shape is None else len(shape))
+        elif op in PRODUCTS or (op == "Gather" and node.input and self.is_weight(node.input[0])):
+            problem = empty_weight_problem(node, self.consts, self.is_weight)
+        else:
+            problem = None
+        if problem:
+            raise self.fail(f"{desc}: {problem}")
 
     def weight_problem(self, node) -> str:
         """Why a Conv/Gemm/MatMul is no weighted layer: a stored weight as its first input (W x),
@@ -539,6 +560,9 @@ class _Importer:
             raise self.fail(f"{desc}: its data input {x!r} is not an activation")
         w = [int(d) for d in self.consts[node.input[1]].dims]
         attrs = self.attrs(node)
+        if node.op_type == "Gemm" and attrs.get("transA", 0):  # before its shapes, which may not agree then
+            raise self.fail(f"{desc}: transA=1 is not supported (a Gemm reading its input transposed; export it as "
+                            "a MatMul of the activation with the weight)")
         xs, ys = self.shape_of(x, desc), self.shape_of(node.output[0], desc)
         spec: dict = {"name": name, "path": desc, "inputs": [self.source[x]], "size": None}
         if x in self.part:
@@ -556,8 +580,6 @@ class _Importer:
             if len(w) != 2:
                 raise self.fail(f"{desc}: the weight must be a matrix, got rank {len(w)}")
             if node.op_type == "Gemm":
-                if attrs.get("transA", 0):
-                    raise self.fail(f"{desc}: transA=1 is not supported")
                 din, dout = (w[1], w[0]) if attrs.get("transB", 0) else (w[0], w[1])
             else:
                 din, dout = w

@@ -74,14 +74,16 @@ def check_propagation(model, src: str, infer_plain, label=node_label) -> None:
 
 def shape_problem(model, tensor: str, shape: list | None) -> str:
     """Why ``tensor`` has no usable shape, for the importer's refusal: a shape with an unknown or
-    a zero dimension is shown as it is; no shape at all gets the first error of a strict shape
+    a zero dimension is shown as it is; no shape at all, or an unknown dimension (a declared
+    output's symbolic axis the lenient pass left as it was), gets the first error of a strict shape
     inference pass on ``model`` (which the importer's lenient passes leave unsaid: MatMul of
     [4,12] and [16,8], a Conv's strides 0, a Reshape of 64 elements to [5,-1])."""
     name = printable(tensor)
     if shape:
         shown = ", ".join("?" if d is None else str(d) for d in shape)
         bad = next(k for k, d in enumerate(shape) if d is None or d <= 0)
-        what = "unknown" if shape[bad] is None else f"{shape[bad]} (no elements{_empty_input(model, tensor)})"
+        what = f"unknown{_strict_reason(model)}" if shape[bad] is None else \
+            f"{shape[bad]} (no elements{_empty_input(model, tensor)})"
         return f"tensor {name!r} has the inferred shape [{shown}]: dimension {bad} is {what}"
     return f"no inferred shape for tensor {name!r}{_strict_reason(model)}"
 
