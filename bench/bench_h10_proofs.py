@@ -17,9 +17,11 @@ Each (network, levels, method) runs in its own process, so the peak resident mem
 ``cpu s`` is the process's CPU time (all threads): on a machine shared with other jobs the wall
 time can be several times it.
 
-The gap column is (incumbent - best bound of the row's network and H) / incumbent, where the
-best bound is the largest proven bound any method of that network and H reached (an exact optimum
-is its own bound).
+Incumbents and bounds are in elements, as ``explore`` prints them. The gap column is (incumbent -
+best bound of the row's network and H) / incumbent, where the best bound is the largest proven bound
+any method of that network and H reached (an exact optimum is its own bound); ``excess`` is (incumbent
+- best bound) / best bound: on the dp row, where the best bound is the optimum, the "DP gap"
+``explore check`` prints (docs/solvers.md).
 
     python bench/bench_h10_proofs.py                          # the zoo graphs, H = 8 and 10 (~25 min)
     python bench/bench_h10_proofs.py --levels 10 --methods dp,pruned
@@ -58,7 +60,8 @@ try:
         from explorer.solvers import get_solver
         solve = get_solver(method)
     sol = solve(problem, SolveOptions(time_limit_s=limit, workers=2))
-    out["objective"], out["bound"], out["status"] = sol.objective, sol.bound, sol.status.value
+    real = lambda x: None if x is None else int(problem.real(x))  # elements, as explore prints them (whole at H = 8, 10)
+    out["objective"], out["bound"], out["status"] = real(sol.objective), real(sol.bound), sol.status.value
 except InstanceTooLarge as err:
     out["status"] = "refused: " + str(err)[:70]
 out["wall"], out["cpu"] = time.perf_counter() - t0, time.process_time() - c0
@@ -86,7 +89,7 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--base", help="another Python interpreter whose rows (marked @base) run beside each method's")
     args = ap.parse_args()
-    print(f"{'network':<16}{'H':>3} {'method':<12}{'incumbent':>20}{'bound':>20}{'gap':>9}{'wall s':>9}{'cpu s':>8}{'peak MiB':>10}  status")
+    print(f"{'network':<16}{'H':>3} {'method':<12}{'incumbent':>20}{'bound':>20}{'gap':>9}{'excess':>9}{'wall s':>9}{'cpu s':>8}{'peak MiB':>10}  status")
     for name in args.nets.split(","):
         for levels in (int(x) for x in args.levels.split(",")):
             rows = []
@@ -98,8 +101,9 @@ def main() -> None:
             for m, r in rows:
                 obj = r["objective"]
                 gap = "-" if obj is None or best is None else f"{(obj - best) / obj:.3%}"
+                excess = "-" if obj is None or not best else f"{(obj - best) / best:.3%}"
                 print(f"{name:<16}{levels:>3} {m:<12}{obj if obj is not None else '-':>20}"
-                      f"{r['bound'] if r['bound'] is not None else '-':>20}{gap:>9}{r['wall']:>9.2f}"
+                      f"{r['bound'] if r['bound'] is not None else '-':>20}{gap:>9}{excess:>9}{r['wall']:>9.2f}"
                       f"{r['cpu']:>8.2f}{r['peak'] / 2**20:>10.0f}  {r['status']}", flush=True)
 
 

@@ -43,7 +43,7 @@ def check(model: ModelRef, array: ArrayRef = DEFAULT_ARRAY, *, solvers: Iterable
     """Cross-check one problem: is the DP level-optimal, what is the proven joint optimum, do
     the exact solvers agree, and how far is the DP from the optimum (``explore check``).
 
-    ``solvers`` are the joint solvers to run and compare (cpsat, exact, brute; pruned on request);
+    ``solvers`` are the joint solvers to run and compare (exact, cpsat, brute by default, with pruned after exact where exact refuses a graph without link caps; pruned on request);
     the other keyword arguments are :class:`RunOptions`' fields, as for :func:`solve`
     (``time_limit`` bounds the whole check: the DP, its level checks and the solvers in turn, each
     getting what the steps before it left; None: the default a solve keeps, 60 s when ``solvers``

@@ -205,22 +205,28 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
     limit = options.time_limit_s or SOLVE_TIME_LIMIT
     kept = block_chain.Kept()
     end = solve_end(t0, limit)  # (what follows the search: the plan's re-scoring and the report)
+    say = Progress(problem, options.progress, t0)
     chained = block_chain.solve_whole(problem, vc, t0, end, kept)  # a chain of blocks: exact at once
     if chained is not None:
+        say("solved at once as a chain of blocks", chained.bound, chained.objective)
         return chained
     *start, note = _dp_start(problem, vc, end)  # finite: ``solve`` returned infeasible when some node had no allowed vector
     t_dual = time.perf_counter()
     if t_dual >= end:  # the set-up alone took the limit: no dual round, no threshold (they ran 1.5 s past it)
         return _dp_only(problem, vc, start, t0, limit, _chain_hint(kept, limit, options.time_limit_s is not None) + note)
-    res = dual_bound(vc, rounds, deadline=t0 + DUAL_SHARE * limit, incumbent=start, enough=_final_is_cheap(vc, max_entries))
+    say(f"set up {vc.dom[0].V:,} type vectors per layer and the DP's plan", None, start[0])
+    dual_end = dual_deadline(t0, t_dual, limit, end)
+    res = dual_bound(vc, rounds, deadline=dual_end, incumbent=start, enough=_final_is_cheap(vc, max_entries))
     info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound,
-            "start_s": t_dual - t0, "dual_s": time.perf_counter() - t_dual}
-    search = _Search(vc, res, max_entries, end, _threads(options), _dual_rate(vc, res, info["dual_s"]))
+            "start_s": t_dual - t0, "dual_s": time.perf_counter() - t_dual, "dual_cut": time.perf_counter() >= dual_end}
+    say(f"dual bound after {res.rounds} of up to {rounds} rounds", res.bound, res.incumbent)
+    search = _Search(vc, res, max_entries, end, _threads(options), _dual_rate(vc, res, info["dual_s"]), say)
     info.update(block_chain.settle(search, end, kept))  # a chain of blocks: settled at once (or left as it was)
     proven = search.run()
     info.update(thresholds=search.steps, survivors_max=search.survivors_max, eliminations=search.log)
     if not proven:
-        info["reason"] = search.why + _chain_hint(kept, limit, options.time_limit_s is not None) + note
+        given = options.time_limit_s is not None
+        info["reason"] = _dual_cut(res, rounds, info, search) + search.why + _chain_hint(kept, limit, given) + note
     elif note:
         info["reason"] = note.removeprefix("; ")
     status = Status.OPTIMAL if proven else Status.FEASIBLE
@@ -229,6 +235,48 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
     if sol.objective != search.incumbent:
         raise AssertionError(f"pruned: incumbent {search.incumbent} != table re-score {sol.objective}")
     return sol
+
+
+def dual_deadline(t0: float, t_dual: float, limit: float, end: float) -> float:
+    """When the dual rounds stop: at ``DUAL_SHARE`` of the limit, or, where the set-up took most of
+    that (ResNet-50 at 1,024, ``--time-limit 10`` at load 9: 6 s; no round, the bound 0, and 3.3 s
+    of the limit unused), at ``DUAL_SHARE`` of what the set-up left before ``end``."""
+    return max(t0 + DUAL_SHARE * limit, t_dual + DUAL_SHARE * (end - t_dual))
+
+
+def _dual_cut(res: DualResult, rounds: int, info: dict, search) -> str:
+    """Why the bound is where it is, when its time, not convergence, ended the dual rounds and the
+    search then found no elimination it could afford: the tables a threshold needs shrink as the
+    bound rises, so the entries allowed are not the wall they seem."""
+    if not info["dual_cut"] or search.why.startswith(("the elimination", "next elimination")):
+        return ""
+    if not res.rounds:
+        return (f"the dual bound's share of the time limit ended before its first round: bound 0; "
+                f"raise {given_as('--time-limit')}; at that bound ")
+    return (f"the dual bound's share of the time limit ended after {res.rounds} of up to {rounds} rounds ({info['dual_s']:.1f} s), "
+            f"its bound still short; raise {given_as('--time-limit')} (more rounds, smaller tables); at that bound ")
+
+
+class Progress:
+    """``--solver pruned``'s progress lines (``SolveOptions.progress``: the CLI's stderr), as CP-SAT's:
+    the step, the proven bound and the plan in the objective's units, the gap and the time; none in
+    the first ``QUIET_S`` of the solve (a quick solve stays quiet, and a refusal at its end, a
+    binding memory limit, is its one line)."""
+
+    QUIET_S = 2.0
+
+    def __init__(self, problem: Problem, say, t0: float):
+        self.problem, self.say, self.t0 = problem, say, t0
+        self.unit = "elements" if problem.objective.value == "traffic" or problem.custom_weights is not None else "s"
+
+    def __call__(self, what: str, bound: int | None, plan: int) -> None:
+        if self.say is None or time.perf_counter() - self.t0 < self.QUIET_S:
+            return
+        real = self.problem.real
+        gap = "" if bound is None else f", gap {100 * self.problem.gap(plan, bound):.3f}%"
+        shown = "-" if bound is None else f"{float(real(bound)):.6g}"
+        self.say(f"pruned: {what}: plan at {float(real(plan)):.6g} {self.unit}, bound {shown}{gap}, "
+                 f"{time.perf_counter() - self.t0:.1f} s")
 
 
 def _dp_only(problem: Problem, vc: VectorCosts, start: tuple[int, list[int]], t0: float, limit: float,
@@ -264,8 +312,9 @@ class _Search:
     as it is), before any the dual rounds'. ``why`` says why the search stopped short of a proof."""
 
     def __init__(self, vc: VectorCosts, res: DualResult, max_entries: int, deadline: float, workers: int = 1,
-                 rate: float = RATE):
+                 rate: float = RATE, say=None):
         self.vc, self.res, self.max_entries, self.deadline, self.workers = vc, res, max_entries, deadline, workers
+        self.say = say or (lambda *args: None)
         self.lo, self.incumbent, self.vectors = res.bound, res.incumbent, res.vectors
         self.steps, self.survivors_max, self.log, self.rate, self.why, self.rated_work = 0, 0, [], rate, "", 0.0
         self.sorted = [np.sort(m[~vc.blocked(n)]) for n, m in enumerate(res.marginals)]
@@ -356,6 +405,8 @@ class _Search:
         if value < self.incumbent:
             self.incumbent, self.vectors = value, vectors
         self.lo = value if value <= U else U + 1  # within U: the restricted optimum is the optimum
+        self.say(f"threshold {self.steps} ({self.survivors_max:,} type vectors at most kept, {wall:.1f} s)",
+                 self.lo, self.incumbent)
         return True
 
 

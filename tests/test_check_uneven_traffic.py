@@ -85,7 +85,7 @@ def test_check_uneven_under_traffic_on_mix4(mix4, tmp_path, capsys):
     for name in ("dp", "search", "proportional"):
         assert rows[name].split()[1] == "feasible" and F(rows[name].split()[2].replace(",", "")) >= traffic
     assert lines[-2] == f"proven optimum {int(traffic):,} elements, step time {fmt_seconds(step, 6)} (brute, exact, cpsat)"
-    assert lines[-1] == "agree"
+    assert lines[-1].startswith("agree: brute, exact, cpsat prove the optimum; no plan below it, no bound above it")
 
 
 def test_check_split_optimal_json_under_traffic_on_mix4(mix4, tmp_path, capsys):

@@ -171,7 +171,7 @@ def test_time_limit_bounds_the_whole_solve(monkeypatch):
     wall = time.perf_counter() - t0
     assert got.status is Status.FEASIBLE and got.bound <= got.objective
     assert seen["chain"] == [solve_end(t0, 3.0)] and seen["dp"] and set(seen["dp"]) == {solve_end(t0, 3.0)}
-    assert all(d == t0 + pruned.DUAL_SHARE * 3.0 for d in seen["dual"])
+    assert all(t0 + pruned.DUAL_SHARE * 3.0 <= d <= solve_end(t0, 3.0) for d in seen["dual"])
     assert all(d == solve_end(t0, 3.0) for d in seen["elimination"])
     assert wall < 30.0  # ten times the limit: only a solve that ignores it fails this
 

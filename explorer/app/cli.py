@@ -453,7 +453,7 @@ def _given_options(ctx: click.Context) -> set[str]:
 @problem_options
 @constraint_options
 @solver_options
-@click.option("--solvers", "solver_list", default="exact,cpsat,brute", help="Comma-separated joint solvers to run and compare (default: exact,cpsat,brute; with --uneven: all eight of --uneven; pruned on request).")
+@click.option("--solvers", "solver_list", default="exact,cpsat,brute", help="Comma-separated joint solvers to run and compare (default: exact,cpsat,brute, with pruned after exact where exact refuses a graph without --cap; with --uneven: all eight of --uneven; pruned on request).")
 @click.option("--uneven", is_flag=True, help="Uneven splits on an array of kinds: compare brute, exact, cpsat, joint, accpar, dp (the level DP, as --split optimal --solver dp), search and the proportional split (explorer/app/check_uneven.py) on the step time, or under --objective traffic on the traffic (ties to the least step time; joint and accpar refuse it), under --cap, --pin, --forbid, --constraints and --memory where given.")
 @click.option("--split", "split", default=None, metavar="optimal|equal", help="--split optimal: the same as --uneven (the solvers that prove the optimal split, compared); --split equal: the even split (alpha 1/2), the plain check on the step time unless --objective says otherwise; the other splits are heuristics, not checked.")
 @click.option("--alpha-grid", "grid", type=ALPHA_GRID, default=DEFAULT_ALPHA_GRID, show_default=True, help="With --uneven: alphas are multiples of 1/N.")

@@ -233,8 +233,17 @@ def render_check(r: CheckReport) -> str:
                      f"{s.method or '':<30}{s.wall_s:>9.3f}s{_breaks(s)}")
     lines.append("")
     lines += _optimum_lines(r)
-    lines.append("verdict: " + ("everything agrees with the model" if r.agree else "MISMATCH: " + "; ".join(r.problems)))
+    lines.append("verdict: " + (_agreed(r) if r.agree else "MISMATCH: " + "; ".join(r.problems)))
     return "\n".join(lines) + "\n"
+
+
+def _agreed(r: CheckReport) -> str:
+    """The verdict when nothing disagrees: with nothing proven, what was compared, not "agrees"."""
+    if r.optimum is not None or r.infeasible:
+        return "everything agrees with the model"
+    plans = sum(s.plan is not None for _, s in (("dp", r.dp), *r.solvers))
+    return (f"nothing proven, so no optimum to compare with: the DP checked level by level, "
+            f"{plural(plans, 'plan')} re-scored by the evaluator")
 
 
 def _level_line(lv) -> str:

@@ -29,7 +29,7 @@ OPTION_ARGUMENTS = {"--split": "split", "--solver": "solver", "--alpha-grid": "a
                     "--memory": "memory_GiB", "--weight-copies": "weight_copies", "--seq": "seq", "--batch": "batch",
                     "--model": "model", "--array": "array", "--levels": "levels", "--space": "space",
                     "--pareto": "pareto", "--pareto-by": "pareto_by", "--shard": "shard", "--out": "out",
-                    "--seed": "seed", "--workers": "workers", "--dump-model": "dump_model",
+                    "--seed": "seed", "--workers": "workers", "--dump-model": "dump_model", "--solvers": "solvers",
                     # explore sweep's (explorer.api.sweep's arguments)
                     "--max-points": "max_points", "--force": "force", "--engine": "engine", "--scheduler": "scheduler",
                     # the LLM planner's (explorer.api.plan_llm's arguments)
