@@ -161,7 +161,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
         if s.fits and (best is None or _better(s, best)):
             best = s
         if progress is not None and n % 8 == 0:
-            progress("searching layouts", n + 1, fitting)
+            progress("searching layouts" if prune else "scoring every layout (no pruning)", n + 1, fitting)
         n += 1
     if order.stopped and unresolved_bound is None and fitting > n:  # its clock, with fitting layouts left unscored
         unresolved_bound = order.least()

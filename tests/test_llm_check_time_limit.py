@@ -125,3 +125,15 @@ def test_same_optimum_and_agree_need_proofs_not_just_plans():
     assert wrong.same_optimum is False and not wrong.agree and "agree: NO" in render_llm_check(wrong)
     low = replace(unproven, search=replace(unproven.search, bound_s=c.exhaustive.best.step_time_s * 2))
     assert not low.agree  # a bound above a scored layout
+
+
+def test_the_scoring_progress_names_the_scoring_with_its_counts():
+    """``explore check``'s bar (``cli.StepProgress``, on a terminal after 2 s) says which side runs:
+    the exhaustive side's counts come under "scoring every layout (no pruning)", up to every layout."""
+    heard = []
+    c = check_llm(problem("gpt3-1.7b", 8, 32, 512), LlmSpace(max_micro_batch=4),
+                  progress=lambda step, done=None, total=None: heard.append((step, done, total)))
+    scoring = [(d, t) for s, d, t in heard if s == "scoring every layout (no pruning)" and d is not None]
+    assert scoring and all(t == c.exhaustive.candidates for _, t in scoring)
+    assert not any(s == "searching layouts" and t == c.exhaustive.candidates and d > c.search.scored
+                   for s, d, t in heard)
