@@ -79,6 +79,7 @@ class LlmSearchResult:
     memory_bound_bytes: Fraction | None = None  # no layout of the space (any cut) needs less memory a GPU
     types_searched: bool = False  # the block types were part of the space (else Megatron's pattern)
     time_limit_s: float | None = None  # the wall-clock limit the search was given (None: none)
+    total_wall_s: float | None = None  # since ``started`` (explore: its process's start, as --time-limit counts; None: not given)
 
     @property
     def gap(self) -> Fraction | None:
@@ -174,10 +175,12 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     status, bound = _status_bound(best, scored, unresolved_bound)
     smallest = min((x.evaluation.memory_bytes_per_accelerator for x in scored), default=None) if best is None else None
     extra = _report_extra(problem, order, scored, types, evaluate, pace)
+    end = time.perf_counter()
     return LlmSearchResult(status, best, bound, len(cands), len(scored), pruned_time, len(cands) - fitting,
                            unresolved, capacity, smallest, runners_up(best, scored + extra),
-                           time.perf_counter() - start, space, floor, tuple(scored),
-                           min(memory, default=None), space.search_types, time_limit_s)
+                           end - start, space, floor, tuple(scored),
+                           min(memory, default=None), space.search_types, time_limit_s,
+                           None if started is None else end - started)
 
 
 def _checked(s: Scored, eff) -> Scored:

@@ -111,6 +111,7 @@ def steps(body: str) -> list[Step]:
 def mask(text: str) -> str:
     """Wall times vary from run to run; everything else is compared."""
     text = re.sub(r"wall \d+(?:\.\d+)? (?:us|ms|s)\b", "wall <wall>", text)
+    text = re.sub(r"\(search \d+\.\d+ s\)", "(search <wall>)", text)  # the LLM planner's own part of its wall
     text = re.sub(r" +\d+\.\d{3}s$", "  <wall>", text, flags=re.M)  # explore check's wall column
     text = re.sub(r" in \d+(?:\.\d+)? s\b", " in <wall> s", text)  # a sweep's summary line
     return _mask_wall_column(text)

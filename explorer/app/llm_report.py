@@ -236,29 +236,37 @@ def _types_words(report: LlmReport) -> str:
     return "its tensor-level block types: proven" if proven else f"its tensor-level block types: not proven ({why})"
 
 
+def _wall(r) -> str:
+    """The run's wall time: since the process's start when the search was given it (``explore``: what
+    ``--time-limit`` counts, start-up and loading included), with the search's own; else the search's."""
+    if r.total_wall_s is None:
+        return f"wall {r.wall_s:.2f} s"
+    return f"wall {r.total_wall_s:.2f} s (search {r.wall_s:.2f} s)"
+
+
 def _status_line(report: LlmReport) -> str:
     r = report.result
     counts = (f"{r.candidates:,} layouts: {r.scored:,} scored, {r.pruned_time:,} pruned by the time bound, "
               f"{r.pruned_memory:,} by the memory bound")
     if r.status is Status.OPTIMAL and report.mode != "search":
         return (f"status: optimal over the given layout's {plural(r.candidates, 'variant')} "
-                f"(micro-batch, recompute, ZeRO stage as asked; {r.scored:,} scored), wall {r.wall_s:.1f} s")
+                f"(micro-batch, recompute, ZeRO stage as asked; {r.scored:,} scored), {_wall(r)}")
     fixed = _with_fixed(report)
     if r.status is Status.OPTIMAL:
-        return (f"status: optimal over the layouts{fixed} (proven over {counts}), wall {r.wall_s:.1f} s; "
+        return (f"status: optimal over the layouts{fixed} (proven over {counts}), {_wall(r)}; "
                 f"{_types_words(report)}")
     if r.status is Status.FEASIBLE:
         left = (f"{r.unresolved:,} left at the time limit" if r.unresolved
                  else "the block types of a layout bounded, not settled")
         return (f"status: feasible{fixed}, bound {fmt_seconds(r.bound_s)}, gap {pct(r.gap)} ({counts}, {left}), "
-                f"wall {r.wall_s:.1f} s")
+                f"{_wall(r)}")
     if r.status is Status.INFEASIBLE:
         least = "" if r.smallest_memory_bytes is None else f"; the least seen needs {gib(r.smallest_memory_bytes)}"
         floor = "" if r.memory_bound_bytes is None else f"; every layout needs at least {gib(r.memory_bound_bytes)}"
         return (f"status: infeasible{fixed}, no layout fits in {gib(r.capacity_bytes)} per GPU{least}{floor} "
-                f"({counts}), wall {r.wall_s:.1f} s")
+                f"({counts}), {_wall(r)}")
     left = f", {r.unresolved:,} left at the time limit" if r.unresolved else ""
-    return f"status: {r.status.value}{fixed}, {no_plan_reason(report)} ({counts}{left}), wall {r.wall_s:.1f} s"
+    return f"status: {r.status.value}{fixed}, {no_plan_reason(report)} ({counts}{left}), {_wall(r)}"
 
 
 def no_plan_reason(report: LlmReport) -> str | None:
@@ -552,6 +560,7 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         "memory_capacity_bytes": exact_decimal(r.capacity_bytes),
         "search": {"candidates": r.candidates, "scored": r.scored, "pruned_time": r.pruned_time,
                    "pruned_memory": r.pruned_memory, "unresolved": r.unresolved, "wall_s": round(r.wall_s, 3),
+                   "total_wall_s": None if r.total_wall_s is None else round(r.total_wall_s, 3),
                    "time_limit_s": r.time_limit_s},
         "notes": list(report.all_notes),
     }
