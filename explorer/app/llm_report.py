@@ -63,7 +63,7 @@ class LlmReport:
             return self.notes
         with named_for(self.named):
             return (self.notes + headroom_notes(self.result.capacity_bytes - best.evaluation.memory_bytes_per_accelerator)
-                    + bubble_notes(self))
+                    + bubble_notes(self) + stream_notes(self))
 
 
 def exact_decimal(x: Fraction | int | None) -> int | float | str | None:
@@ -229,11 +229,33 @@ def types_proof(report: LlmReport) -> tuple[bool, str | None]:
     return False, "the plan's block types bound is below its step: the types were not settled (see the status)"
 
 
+# what "proven" is over: the step model's block, whose nodes are the matmuls, the attention core, the joins
+UNCHARGED = "norms, activation functions, rotary embeddings, dropout and biases cost nothing in it"
+
+
 def _types_words(report: LlmReport) -> str:
     if report.experts:
         return "its tensor-level block types: Megatron's"
     proven, why = types_proof(report)
-    return "its tensor-level block types: proven" if proven else f"its tensor-level block types: not proven ({why})"
+    return (f"its tensor-level block types: proven under the step model ({UNCHARGED})" if proven
+            else f"its tensor-level block types: not proven ({why})")
+
+
+def stream_notes(report: LlmReport) -> tuple[str, ...]:
+    """A note when the plan's types split the residual stream by channel (a residual add, type I in
+    Megatron's pattern, at II or III with t > 1): each norm then needs every token's statistics from
+    the tensor ranks, an exchange the step model does not charge (its block has no norm nodes)."""
+    best = report.result.best
+    t = best.candidate.degrees.tensor
+    if t == 1:
+        return ()
+    split = [f"{n} {x}" for n, m, x in zip(report.block_nodes, report.megatron_types, _types(best, report))
+             if m == "I" and x != "I"]
+    if not split:
+        return ()
+    return (f"the block types split the residual stream by channel ({', '.join(split)}): each layer norm then "
+            f"needs every token's statistics from the {t} tensor ranks, an all-reduce the step model does not charge "
+            "(it has no norm nodes); Megatron's pattern, the stream split by token, needs none",)
 
 
 def _wall(r) -> str:
