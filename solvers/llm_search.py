@@ -72,14 +72,14 @@ class LlmSearchResult:
     capacity_bytes: Fraction
     smallest_memory_bytes: Fraction | None  # infeasible: the least memory of a scored layout (None: none scored)
     runners_up: tuple[Scored, ...] = ()
-    wall_s: float = 0.0
+    wall_s: float = 0.0  # the search's own
+    total_wall_s: float | None = None  # since ``started`` (explore: its process's start, as --time-limit counts; None: not given)
     space: LlmSpace = field(default_factory=LlmSpace)
     floor_s: Fraction | None = None  # the step's compute at the calibrated efficiency (the time bounds' unit)
     evaluated: tuple[Scored, ...] = ()  # every candidate scored for the proof, in scoring order
     memory_bound_bytes: Fraction | None = None  # no layout of the space (any cut) needs less memory a GPU
     types_searched: bool = False  # the block types were part of the space (else Megatron's pattern)
     time_limit_s: float | None = None  # the wall-clock limit the search was given (None: none)
-    total_wall_s: float | None = None  # since ``started`` (explore: its process's start, as --time-limit counts; None: not given)
 
     @property
     def gap(self) -> Fraction | None:
@@ -175,12 +175,15 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     status, bound = _status_bound(best, scored, unresolved_bound)
     smallest = min((x.evaluation.memory_bytes_per_accelerator for x in scored), default=None) if best is None else None
     extra = _report_extra(problem, order, scored, types, evaluate, pace)
-    end = time.perf_counter()
     return LlmSearchResult(status, best, bound, len(cands), len(scored), pruned_time, len(cands) - fitting,
-                           unresolved, capacity, smallest, runners_up(best, scored + extra),
-                           end - start, space, floor, tuple(scored),
-                           min(memory, default=None), space.search_types, time_limit_s,
-                           None if started is None else end - started)
+                           unresolved, capacity, smallest, runners_up(best, scored + extra), *_since(start, started),
+                           space, floor, tuple(scored), min(memory, default=None), space.search_types, time_limit_s)
+
+
+def _since(start: float, started: float | None) -> tuple[float, float | None]:
+    """(the search's own wall time, the time since ``started``, None when not given), both to now."""
+    end = time.perf_counter()
+    return end - start, None if started is None else end - started
 
 
 def _checked(s: Scored, eff) -> Scored:
