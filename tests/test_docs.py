@@ -214,6 +214,9 @@ def test_shape_check_masks_walls_and_nothing_else():
     assert matches([header, row.format("1.441")], [header, row.format("12.710")])
     assert not matches([header, row.format("1.441")], [header, row.replace("23.3741 us ", "23.3742 us ").format("1.441")])
     assert not matches(["gap 0.000%"], ["gap 0.001%"])
+    llm = "status: optimal over the layouts (...), wall {} (search {}); its tensor-level block types: proven"
+    assert matches([llm.format("1.13 s", "0.52 s")], [llm.format("0.57 s", "0.05 s")])  # the LLM planner's two walls
+    assert not matches([llm.format("1.13 s", "0.52 s")], [llm.replace("proven", "not proven").format("1.13 s", "0.52 s")])
     assert matches(["a", "...", "z"], ["a", "b", "c", "z"]) and matches(["a", "...", "z"], ["a", "z"])
     assert not matches(["a", "z"], ["a", "b", "z"]) and not matches(["a", "...", "z"], ["a", "b"])
     assert matches(["sweep s: 4 points in 0.7 s; wrote x"], ["sweep s: 4 points in 12.3 s; wrote x"])
