@@ -73,7 +73,7 @@ def exact_number(x: Fraction | int | None) -> int | float | str | None:
 
 # a count of elements with a fraction, where a report shows one (``exact_count``)
 FRACTION_NOTE = ("element counts are exact: an alpha gives a side a fraction of a tensor's elements "
-                 "(12+3/4: twelve and three quarters; ~: a long fraction, rounded)")
+                 "(12+3/4 one count; ~: rounded)")
 SHORT_FRACTION = 11  # characters of a count's fraction shown exactly ("12345/67890"); longer: rounded, after ~
 
 
