@@ -137,3 +137,20 @@ def test_the_scoring_progress_names_the_scoring_with_its_counts():
     assert scoring and all(t == c.exhaustive.candidates for _, t in scoring)
     assert not any(s == "searching layouts" and t == c.exhaustive.candidates and d > c.search.scored
                    for s, d, t in heard)
+
+
+def test_the_check_says_its_whole_wall_since_the_process_start():
+    """Its --time-limit counts from the process's start: the table's last line and the JSON's
+    ``total_wall_s`` say that time, more than either side's own; in process (no start given) neither."""
+    import re
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "explorer.app.cli", "check", "--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus",
+           "8", "--batch", "32", "--seq", "512", "--recompute", "selective", "--zero", "1"]
+    last = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[-1]
+    assert re.fullmatch(r"wall \d+\.\d\d s since the process started", last)
+    out = json.loads(subprocess.run(cmd + ["--format", "json"], capture_output=True, text=True, check=True).stdout)
+    assert out["total_wall_s"] > max(out["search"]["wall_s"], out["exhaustive"]["wall_s"])
+    c = check_llm(problem("gpt3-1.7b", 8, 32, 512), LlmSpace(max_micro_batch=4))
+    assert c.total_wall_s is None and "since the process started" not in render_llm_check(c)
