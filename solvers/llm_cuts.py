@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from fractions import Fraction
+from math import lcm
 
 from ..core.llm_stage import stage_params, step_parts
 from ..core.llm_stage_memory import stage_memories
@@ -21,9 +22,13 @@ def _memories(problem, layout, cut: tuple[int, ...]) -> tuple[Fraction, ...]:
 
 def memory_caps(problem, layout, limit: Fraction) -> list[int]:
     """Per stage, the most layers it can hold within ``limit`` bytes (0: not even one)."""
+    return _caps(problem, layout, limit, _memories(problem, layout, (1,) * layout.parallelism.pipeline))
+
+
+def _caps(problem, layout, limit: Fraction, ones: tuple[Fraction, ...]) -> list[int]:
+    """``memory_caps`` from ``ones``, each stage's bytes holding one layer."""
     p, L = layout.parallelism.pipeline, problem.dims.layers
     big = L - p + 1  # the most one stage can take
-    ones = _memories(problem, layout, (1,) * p)
     k = L // p
     if k >= 2:  # every stage's memory is linear in its layers: two probes give every slope
         many = _memories(problem, layout, (k,) * p)
@@ -65,20 +70,39 @@ def stage_costs(problem, layout, x: Fraction) -> tuple[Fraction, tuple[Fraction,
 
 
 def memory_cut(problem, layout, efficiency: Fraction) -> tuple[int, ...] | None:
-    """The min-max cut (by stage time) among cuts whose every stage fits the GPU's memory."""
+    """The min-max cut (by stage time) among cuts whose every stage fits the GPU's memory. The memory
+    caps come first (most layouts that do not fit at the step model's cut fit at no cut: a stage of
+    one layer is over the memory, or the caps hold fewer than all the layers), then the stage costs;
+    the cut is found in integers, every time scaled by one common denominator (the same order)."""
     p, L = layout.parallelism.pipeline, problem.dims.layers
     if p == 1 or layout.virtual_stages > 1:
+        return None
+    limit = problem.cluster.gpu.memory_bytes
+    ones = _memories(problem, layout, (1,) * p)
+    if max(ones) > limit:  # a stage of one layer does not fit: no cut does
+        return None
+    mem = _caps(problem, layout, limit, ones)
+    if min(mem) < 1 or sum(mem) < L:
         return None
     costs = stage_costs(problem, layout, 1 / Fraction(efficiency))
     if costs is None:
         return None
-    c, e = costs
-    mem = memory_caps(problem, layout, problem.cluster.gpu.memory_bytes)
-    if min(mem) < 1 or sum(mem) < L:
-        return None
+    return _min_max_cut(mem, *_scaled(*costs), L)
 
-    def caps(T: Fraction) -> list[int] | None:
-        got = [min(mem[s], int((T - e[s]) // c)) if T >= e[s] else 0 for s in range(p)]
+
+def _scaled(c: Fraction, e: tuple[Fraction, ...]) -> tuple[int, tuple[int, ...]]:
+    """(c, e) times the least common denominator: integers in the same order, the same quotients."""
+    den = lcm(c.denominator, *(x.denominator for x in e))
+    return c.numerator * (den // c.denominator), tuple(x.numerator * (den // x.denominator) for x in e)
+
+
+def _min_max_cut(mem: list[int], c: int, e: tuple[int, ...], L: int) -> tuple[int, ...] | None:
+    """The least slowest-stage time ``n c + e_s`` (n layers on stage s, at most ``mem[s]``) of a cut of
+    ``L`` layers: bisection over the times a stage can take, then layers off the slowest stages."""
+    p = len(e)
+
+    def caps(T: int) -> list[int] | None:
+        got = [min(mem[s], (T - e[s]) // c) if T >= e[s] else 0 for s in range(p)]
         return got if min(got) >= 1 and sum(got) >= L else None
 
     values = sorted({n * c + x for n in range(1, L + 1) for x in set(e)})

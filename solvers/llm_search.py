@@ -72,7 +72,8 @@ class LlmSearchResult:
     capacity_bytes: Fraction
     smallest_memory_bytes: Fraction | None  # infeasible: the least memory of a scored layout (None: none scored)
     runners_up: tuple[Scored, ...] = ()
-    wall_s: float = 0.0
+    wall_s: float = 0.0  # the search's own
+    total_wall_s: float | None = None  # since ``started`` (explore: its process's start, as --time-limit counts; None: not given)
     space: LlmSpace = field(default_factory=LlmSpace)
     floor_s: Fraction | None = None  # the step's compute at the calibrated efficiency (the time bounds' unit)
     evaluated: tuple[Scored, ...] = ()  # every candidate scored for the proof, in scoring order
@@ -161,7 +162,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
         if s.fits and (best is None or _better(s, best)):
             best = s
         if progress is not None and n % 8 == 0:
-            progress("searching layouts", n + 1, fitting)
+            progress("searching layouts" if prune else "scoring every layout (no pruning)", n + 1, fitting)
         n += 1
     if order.stopped and unresolved_bound is None and fitting > n:  # its clock, with fitting layouts left unscored
         unresolved_bound = order.least()
@@ -175,9 +176,14 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
     smallest = min((x.evaluation.memory_bytes_per_accelerator for x in scored), default=None) if best is None else None
     extra = _report_extra(problem, order, scored, types, evaluate, pace)
     return LlmSearchResult(status, best, bound, len(cands), len(scored), pruned_time, len(cands) - fitting,
-                           unresolved, capacity, smallest, runners_up(best, scored + extra),
-                           time.perf_counter() - start, space, floor, tuple(scored),
-                           min(memory, default=None), space.search_types, time_limit_s)
+                           unresolved, capacity, smallest, runners_up(best, scored + extra), *_since(start, started),
+                           space, floor, tuple(scored), min(memory, default=None), space.search_types, time_limit_s)
+
+
+def _since(start: float, started: float | None) -> tuple[float, float | None]:
+    """(the search's own wall time, the time since ``started``, None when not given), both to now."""
+    end = time.perf_counter()
+    return end - start, None if started is None else end - started
 
 
 def _checked(s: Scored, eff) -> Scored:

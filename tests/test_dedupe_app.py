@@ -43,18 +43,18 @@ def test_element_counts_with_a_fraction_are_printed_exactly_with_a_note(capsys):
     from explorer.app.figures_text import exact_count
     from .conftest import run_cli
 
-    assert exact_count(Fraction(125205470, 49)) == "2,555,213 33/49" and exact_count(2200380) == "2,200,380"
-    assert exact_count(Fraction(1, 2)) == "0 1/2"
+    assert exact_count(Fraction(125205470, 49)) == "2,555,213+33/49" and exact_count(2200380) == "2,200,380"
+    assert exact_count(Fraction(1, 2)) == "1/2" and exact_count(Fraction(51, 4)) == "12+3/4"  # one number, not two
     assert exact_count(5 + Fraction(1, 10**12 + 1)) == "~5.00"  # a long fraction: rounded, marked (as a long alpha)
     code, out, err = run_cli(["check", "--uneven", "--model", "lenet-c", "--array", "tpu-mix-16", "--alpha-grid", "4",
                               "--objective", "traffic", "--solvers", "dp,proportional"], capsys)
     assert code == 0, err
     row = next(line for line in out.splitlines() if line.startswith("proportional"))
-    assert " 2,555,213 33/49 " in row and ".7" not in row
+    assert " 2,555,213+33/49 " in row and ".7" not in row
     assert "note: element counts are exact: an alpha gives a side a fraction" in out
     code, out, err = run_cli(["--model", "lenet-c", "--array", "tpu-mix-16", "--split", "proportional",
                               "--objective", "traffic"], capsys)
-    assert code == 0 and "traffic 2,555,213 33/49 elements" in out and "330,100 40/49" in out
+    assert code == 0 and "traffic 2,555,213+33/49 elements" in out and "330,100+40/49" in out
     assert "note: element counts are exact: an alpha gives a side a fraction" in out
     code, out, err = run_cli(["check", "--uneven", "--model", "lenet-c", "--array", "tpu-mix-16", "--alpha-grid", "4",
                               "--objective", "traffic", "--solvers", "dp"], capsys)

@@ -111,6 +111,7 @@ def steps(body: str) -> list[Step]:
 def mask(text: str) -> str:
     """Wall times vary from run to run; everything else is compared."""
     text = re.sub(r"wall \d+(?:\.\d+)? (?:us|ms|s)\b", "wall <wall>", text)
+    text = re.sub(r"\(search \d+\.\d+ s\)", "(search <wall>)", text)  # the LLM planner's own part of its wall
     text = re.sub(r" +\d+\.\d{3}s$", "  <wall>", text, flags=re.M)  # explore check's wall column
     text = re.sub(r" in \d+(?:\.\d+)? s\b", " in <wall> s", text)  # a sweep's summary line
     return _mask_wall_column(text)
@@ -213,6 +214,9 @@ def test_shape_check_masks_walls_and_nothing_else():
     assert matches([header, row.format("1.441")], [header, row.format("12.710")])
     assert not matches([header, row.format("1.441")], [header, row.replace("23.3741 us ", "23.3742 us ").format("1.441")])
     assert not matches(["gap 0.000%"], ["gap 0.001%"])
+    llm = "status: optimal over the layouts (...), wall {} (search {}); its tensor-level block types: proven"
+    assert matches([llm.format("1.13 s", "0.52 s")], [llm.format("0.57 s", "0.05 s")])  # the LLM planner's two walls
+    assert not matches([llm.format("1.13 s", "0.52 s")], [llm.replace("proven", "not proven").format("1.13 s", "0.52 s")])
     assert matches(["a", "...", "z"], ["a", "b", "c", "z"]) and matches(["a", "...", "z"], ["a", "z"])
     assert not matches(["a", "z"], ["a", "b", "z"]) and not matches(["a", "...", "z"], ["a", "b"])
     assert matches(["sweep s: 4 points in 0.7 s; wrote x"], ["sweep s: 4 points in 12.3 s; wrote x"])

@@ -125,3 +125,32 @@ def test_same_optimum_and_agree_need_proofs_not_just_plans():
     assert wrong.same_optimum is False and not wrong.agree and "agree: NO" in render_llm_check(wrong)
     low = replace(unproven, search=replace(unproven.search, bound_s=c.exhaustive.best.step_time_s * 2))
     assert not low.agree  # a bound above a scored layout
+
+
+def test_the_scoring_progress_names_the_scoring_with_its_counts():
+    """``explore check``'s bar (``cli.StepProgress``, on a terminal after 2 s) says which side runs:
+    the exhaustive side's counts come under "scoring every layout (no pruning)", up to every layout."""
+    heard = []
+    c = check_llm(problem("gpt3-1.7b", 8, 32, 512), LlmSpace(max_micro_batch=4),
+                  progress=lambda step, done=None, total=None: heard.append((step, done, total)))
+    scoring = [(d, t) for s, d, t in heard if s == "scoring every layout (no pruning)" and d is not None]
+    assert scoring and all(t == c.exhaustive.candidates for _, t in scoring)
+    assert not any(s == "searching layouts" and t == c.exhaustive.candidates and d > c.search.scored
+                   for s, d, t in heard)
+
+
+def test_the_check_says_its_whole_wall_since_the_process_start():
+    """Its --time-limit counts from the process's start: the table's last line and the JSON's
+    ``total_wall_s`` say that time, more than either side's own; in process (no start given) neither."""
+    import re
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "explorer.app.cli", "check", "--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus",
+           "8", "--batch", "32", "--seq", "512", "--recompute", "selective", "--zero", "1"]
+    last = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[-1]
+    assert re.fullmatch(r"wall \d+\.\d\d s since the process started", last)
+    out = json.loads(subprocess.run(cmd + ["--format", "json"], capture_output=True, text=True, check=True).stdout)
+    assert out["total_wall_s"] > max(out["search"]["wall_s"], out["exhaustive"]["wall_s"])
+    c = check_llm(problem("gpt3-1.7b", 8, 32, 512), LlmSpace(max_micro_batch=4))
+    assert c.total_wall_s is None and "since the process started" not in render_llm_check(c)

@@ -6,6 +6,7 @@ of 126 layers: 65 probes, 0.5-1.4 s per candidate)."""
 
 from __future__ import annotations
 
+import re
 import time
 from fractions import Fraction
 
@@ -178,3 +179,24 @@ def test_a_limit_above_the_unlimited_runs_own_time_gives_its_answer(monkeypatch)
         assert res.bound_s <= free.best.step_time_s <= res.best.step_time_s
         if limit >= free.wall_s:
             assert (res.status, res.best.candidate, res.best.step_time_s, res.bound_s) == answer, limit
+
+
+def test_the_status_line_says_the_wall_since_the_process_start_and_the_searchs_own():
+    """Trial: ``--time-limit 0.5`` was spent on start-up while the status line said ``wall 0.0 s``
+    (the search's own). A search given ``started`` (``explore``: its process's start, what the limit
+    counts) reports the time since then beside its own, in the text and the JSON."""
+    import json
+    import subprocess
+    import sys
+
+    req = parse_request("gpt3-1.7b", "dgx-a100", 8, 32, 512, None, None, None, None, None, None)
+    problem, space, _ = build(req)
+    res = llm_search.search(problem, space, started=time.perf_counter() - 2.0)
+    assert res.total_wall_s >= res.wall_s + 2.0 and llm_search.search(problem, space).total_wall_s is None
+    args = ["--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus", "8", "--batch", "32", "--seq", "512"]
+    cmd = [sys.executable, "-m", "explorer.app.cli", *args]
+    text = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[2]
+    own, total = re.search(r", wall (\d+\.\d\d) s \(search (\d+\.\d\d) s\); ", text).group(2, 1)
+    assert float(total) > float(own)  # start-up and loading count: import, the model, the cluster
+    out = json.loads(subprocess.run(cmd + ["--format", "json"], capture_output=True, text=True, check=True).stdout)
+    assert out["search"]["total_wall_s"] > out["search"]["wall_s"]

@@ -241,6 +241,22 @@ def test_memory_cut_is_the_fastest_cut_that_fits(t, pp, d, b, tmp_path):
         assert e.fits and max(e.stage_times_s) == best
 
 
+def test_memory_cut_costs_no_stage_times_where_no_cut_fits(monkeypatch, tmp_path):
+    """Where even a stage of one layer is over the GPU's memory (GPT-3 1.7B at micro-batch 8 on a
+    1 GiB GPU) no cut fits: memory_cut says None before it asks the step model for any stage time
+    (``explore check`` scores ~1,100 such layouts of GPT-3 175B; their stage costs took half its time)."""
+    from explorer.solvers import llm_cuts
+
+    path = tmp_path / "tiny.yaml"
+    path.write_text(SMALL_GPU.replace("memory_GiB: 30", "memory_GiB: 1"))
+    src = load_transformer("gpt3-1.7b", 1024)
+    p = llm_problem(src.shape, load_cluster(str(path)), 48, src.sequence, src.name)
+    lay = LlmLayout(Parallelism(1, 3, 2), 8, Recompute.NONE, ZeroStage.ZERO0)
+    ev = evaluate_llm(p, lay)
+    monkeypatch.setattr(llm_cuts, "stage_costs", lambda *a: pytest.fail("stage costs asked for"))
+    assert not ev.fits and llm_cuts.memory_cut(p, lay, ev.efficiency) is None
+
+
 def test_cli_hugging_face_config_needs_a_batch(capsys):
     cfg = "tests/hf_configs/Qwen2-7B.json"
     code, out, err = run_cli(["--model", cfg, "--array", "dgx-h100", "--gpus", "8", "--batch", "16", "--seq", "1024"],

@@ -52,7 +52,7 @@ def test_llama3_8b_optimal_plan_has_its_types_settled_and_proven(capsys):
     assert d["status"] == "optimal" and d["tensor_types_proven"] is True and d["tensor_types_reason"] is None
     assert "the same types repeated in every block" in d["optimal_over"]
     code, out, _ = run_cli(LLAMA8, capsys)
-    assert code == 0 and "its tensor-level block types: proven\n" in out and "not proven" not in out
+    assert code == 0 and "its tensor-level block types: proven under the step model (norms, " in out and "not proven" not in out
 
 
 def test_qwen2_config_status_and_types_agree(capsys):
@@ -486,3 +486,22 @@ def test_infeasible_run_keeps_its_reason(capsys):
     d = json.loads(out)
     assert code == 1 and d["status"] == "infeasible" and d["reason"] == "no layout fits in the GPU's memory"
     assert "explore: infeasible: no layout fits in the GPU's memory" in err
+
+
+# ---- trial 2026-12-04: "proven" is over the step model, which charges no norm -----------------
+
+def test_proven_types_say_what_the_model_leaves_out_and_a_channel_split_stream_notes_its_norms(capsys):
+    """The proof is over the step model's block (matmuls, attention core, joins): the status line says
+    so; LLaMA-3 405B's proven types split the residual stream by channel (add1 II, add2 II), where
+    every RMSNorm needs each token's statistics from the t ranks, uncharged: a note says it (text and
+    JSON). Megatron's pattern (GPT-3 1.7B's plan, the stream split by token) gets no such note."""
+    free = "proven under the step model (norms, activation functions, rotary embeddings, dropout and biases cost nothing in it)"
+    args = ["--model", "llama3-405b", "--array", "dgx-h100", "--gpus", "16384"]
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert f"its tensor-level block types: {free}\n" in out
+    assert "note: the block types split the residual stream by channel (add1 II, add2 II): each layer norm then " \
+           "needs every token's statistics from the 8 tensor ranks" in out
+    assert any("split the residual stream by channel" in n for n in _json(args, capsys)["notes"])
+    code, out, err = run_cli(SMALL, capsys)
+    assert code == 0 and f"its tensor-level block types: {free}\n" in out and "residual stream" not in out

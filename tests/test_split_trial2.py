@@ -177,7 +177,7 @@ def test_split_table_names_the_layers_of_its_types(capsys):
     code, out, err = run_cli(["split", "--model", "lenet-c", "--split", "proportional"], capsys)
     assert code == 0, err
     assert "level  conv1  conv2  ip1  ip2  c_h (elements)" in out
-    assert "0      I      I      II   II   330,100 40/49" in out
+    assert "0      I      I      II   II   330,100+40/49" in out
 
 
 # -- 12: a file of the wrong kind says which kind it is ----------------------------------------

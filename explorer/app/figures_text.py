@@ -73,19 +73,20 @@ def exact_number(x: Fraction | int | None) -> int | float | str | None:
 
 # a count of elements with a fraction, where a report shows one (``exact_count``)
 FRACTION_NOTE = ("element counts are exact: an alpha gives a side a fraction of a tensor's elements "
-                 "(~: a long fraction, rounded)")
+                 "(12+3/4 one count; ~: rounded)")
 SHORT_FRACTION = 11  # characters of a count's fraction shown exactly ("12345/67890"); longer: rounded, after ~
 
 
 def exact_count(x: Fraction | int) -> str:
-    """A count of elements as text: '2,200,380', or with its fraction, '2,555,213 33/49' (an uneven
-    split's alphas give a side a fraction of a tensor's elements: ``FRACTION_NOTE``); a fraction
-    longer than ``SHORT_FRACTION`` is rounded and marked: '~2,555,213.67' (as ``split._alpha``)."""
+    """A count of elements as text: '2,200,380', or with its fraction, '2,555,213+33/49' (an uneven
+    split's alphas give a side a fraction of a tensor's elements: ``FRACTION_NOTE``; joined by '+',
+    never a space, so that it cannot be read as two numbers; '1/2' below one); a fraction longer
+    than ``SHORT_FRACTION`` is rounded and marked: '~2,555,213.67' (as ``split._alpha``)."""
     whole, rest = divmod(Fraction(x), 1)
     if not rest:
         return format_count(whole)
     if len(text := f"{rest.numerator}/{rest.denominator}") <= SHORT_FRACTION:
-        return f"{format_count(whole)} {text}"
+        return text if whole == 0 else f"{format_count(whole)}+{text}"
     return f"~{safe_float(x):,.2f}" if abs(whole) < 10**12 else f"~{format_count(whole)}"
 
 

@@ -40,6 +40,7 @@ class LlmCheck:
     approximations: tuple[str, ...] = ()  # of the model file (the CLI says them on stderr)
     report: LlmReport | None = None  # the search's report (``llm_run.report_of``): the inputs, parameters and notes
     time_limit_s: float | None = None  # the whole check's (None: none)
+    total_wall_s: float | None = None  # since the check's ``started`` (explore check: its process's start; None: not given)
 
     @property
     def same_optimum(self) -> bool | None:
@@ -98,7 +99,9 @@ def check_llm(problem, space, progress=None, time_limit_s: float | None = None, 
         mf = memory_floor_bytes(s.candidate, problem.params.total, expert_total(problem))
         bad += tf > s.step_time_s or mf > s.evaluation.memory_bytes_per_accelerator
     c = problem.cluster
-    return LlmCheck(problem.network.name, c.name, c.gpus, fast, full, bad, time_limit_s=time_limit_s)
+    total = None if started is None else time.perf_counter() - started
+    return LlmCheck(problem.network.name, c.name, c.gpus, fast, full, bad, time_limit_s=time_limit_s,
+                    total_wall_s=total)
 
 
 def _proven(r: LlmSearchResult) -> bool:
@@ -152,6 +155,8 @@ def render_llm_check(c: LlmCheck) -> str:
              f"exhaustive: {e.status.value}, {_best(e)}; scored {e.scored:,} of {e.candidates:,}{_every(e, c.time_limit_s)}, wall {e.wall_s:.1f} s",
              f"bounds: {c.bound_violations} of {e.scored:,} scored layouts below their time or memory bound",
              _verdict(c)]
+    if c.total_wall_s is not None:  # what --time-limit counts: start-up, loading, both sides and the bounds' check
+        lines.append(f"wall {c.total_wall_s:.2f} s since the process started")
     return "\n".join(lines) + "\n"
 
 
@@ -163,7 +168,8 @@ def llm_check_json(c: LlmCheck) -> dict[str, Any]:
                 "unresolved": r.unresolved}
 
     out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "model": c.model, "cluster": c.cluster, "gpus": c.gpus,
-                           "time_limit_s": c.time_limit_s}
+                           "time_limit_s": c.time_limit_s,
+                           "total_wall_s": None if c.total_wall_s is None else round(c.total_wall_s, 3)}
     if c.report is not None:  # as the planner's JSON: its inputs (parameters among them) and notes
         out.update(inputs=inputs_json(c.report), notes=list(c.report.all_notes))
     return {**out, "search": side(c.search), "exhaustive": side(c.exhaustive), "bound_violations": c.bound_violations,

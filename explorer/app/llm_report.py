@@ -63,7 +63,7 @@ class LlmReport:
             return self.notes
         with named_for(self.named):
             return (self.notes + headroom_notes(self.result.capacity_bytes - best.evaluation.memory_bytes_per_accelerator)
-                    + bubble_notes(self))
+                    + bubble_notes(self) + stream_notes(self))
 
 
 def exact_decimal(x: Fraction | int | None) -> int | float | str | None:
@@ -219,11 +219,41 @@ def types_proof(report: LlmReport) -> tuple[bool, str | None]:
     return False, "the plan's block types bound is below its step: the types were not settled (see the status)"
 
 
+# what "proven" is over: the step model's block, whose nodes are the matmuls, the attention core, the joins
+UNCHARGED = "norms, activation functions, rotary embeddings, dropout and biases cost nothing in it"
+
+
 def _types_words(report: LlmReport) -> str:
     if report.experts:
         return "its tensor-level block types: Megatron's"
     proven, why = types_proof(report)
-    return "its tensor-level block types: proven" if proven else f"its tensor-level block types: not proven ({why})"
+    return (f"its tensor-level block types: proven under the step model ({UNCHARGED})" if proven
+            else f"its tensor-level block types: not proven ({why})")
+
+
+def stream_notes(report: LlmReport) -> tuple[str, ...]:
+    """A note when the plan's types split the residual stream by channel (a residual add, type I in
+    Megatron's pattern, at II or III with t > 1): each norm then needs every token's statistics from
+    the tensor ranks, an exchange the step model does not charge (its block has no norm nodes)."""
+    best = report.result.best
+    t = best.candidate.degrees.tensor
+    if t == 1:
+        return ()
+    split = [f"{n} {x}" for n, m, x in zip(report.block_nodes, report.megatron_types, _types(best, report))
+             if m == "I" and x != "I"]
+    if not split:
+        return ()
+    return (f"the block types split the residual stream by channel ({', '.join(split)}): each layer norm then "
+            f"needs every token's statistics from the {t} tensor ranks, an all-reduce the step model does not charge "
+            "(it has no norm nodes); Megatron's pattern, the stream split by token, needs none",)
+
+
+def _wall(r) -> str:
+    """The run's wall time: since the process's start when the search was given it (``explore``: what
+    ``--time-limit`` counts, start-up and loading included), with the search's own; else the search's."""
+    if r.total_wall_s is None:
+        return f"wall {r.wall_s:.2f} s"
+    return f"wall {r.total_wall_s:.2f} s (search {r.wall_s:.2f} s)"
 
 
 def _status_line(report: LlmReport) -> str:
@@ -232,23 +262,23 @@ def _status_line(report: LlmReport) -> str:
               f"{r.pruned_memory:,} by the memory bound")
     if r.status is Status.OPTIMAL and report.mode != "search":
         return (f"status: optimal over the given layout's {plural(r.candidates, 'variant')} "
-                f"(micro-batch, recompute, ZeRO stage as asked; {r.scored:,} scored), wall {r.wall_s:.1f} s")
+                f"(micro-batch, recompute, ZeRO stage as asked; {r.scored:,} scored), {_wall(r)}")
     fixed = _with_fixed(report)
     if r.status is Status.OPTIMAL:
-        return (f"status: optimal over the layouts{fixed} (proven over {counts}), wall {r.wall_s:.1f} s; "
+        return (f"status: optimal over the layouts{fixed} (proven over {counts}), {_wall(r)}; "
                 f"{_types_words(report)}")
     if r.status is Status.FEASIBLE:
         left = (f"{r.unresolved:,} left at the time limit" if r.unresolved
                  else "the block types of a layout bounded, not settled")
         return (f"status: feasible{fixed}, bound {fmt_seconds(r.bound_s)}, gap {pct(r.gap)} ({counts}, {left}), "
-                f"wall {r.wall_s:.1f} s")
+                f"{_wall(r)}")
     if r.status is Status.INFEASIBLE:
         least = "" if r.smallest_memory_bytes is None else f"; the least seen needs {gib(r.smallest_memory_bytes)}"
         floor = "" if r.memory_bound_bytes is None else f"; every layout needs at least {gib(r.memory_bound_bytes)}"
         return (f"status: infeasible{fixed}, no layout fits in {gib(r.capacity_bytes)} per GPU{least}{floor} "
-                f"({counts}), wall {r.wall_s:.1f} s")
+                f"({counts}), {_wall(r)}")
     left = f", {r.unresolved:,} left at the time limit" if r.unresolved else ""
-    return f"status: {r.status.value}{fixed}, {no_plan_reason(report)} ({counts}{left}), wall {r.wall_s:.1f} s"
+    return f"status: {r.status.value}{fixed}, {no_plan_reason(report)} ({counts}{left}), {_wall(r)}"
 
 
 def no_plan_reason(report: LlmReport) -> str | None:
@@ -545,6 +575,7 @@ def llm_json(report: LlmReport) -> dict[str, Any]:
         "memory_capacity_bytes": exact_decimal(r.capacity_bytes),
         "search": {"candidates": r.candidates, "scored": r.scored, "pruned_time": r.pruned_time,
                    "pruned_memory": r.pruned_memory, "unresolved": r.unresolved, "wall_s": round(r.wall_s, 3),
+                   "total_wall_s": None if r.total_wall_s is None else round(r.total_wall_s, 3),
                    "time_limit_s": r.time_limit_s},
         "notes": list(report.all_notes),
     }
