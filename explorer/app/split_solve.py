@@ -267,8 +267,8 @@ LEVELS_FIRST_SHARE = 0.05
 
 
 # Of what a run's limit leaves, what the even split's exact solver may take for its optimum, a seed
-# (``even_optimum``). Without caps or memory it is a DP with no clock: 0.08-0.7 s on the zoo's nets
-# on tpu-mix-16 (accpar, both objectives; bert-base the longest; load 4.3 on the 2 shared cores).
+# (``even_optimum``): 0.01-0.5 s on the zoo's nets on tpu-mix-16 (accpar, both objectives, each kind's
+# memory; bert-base the longest; load 5.9 on the 2 shared cores; docs/benchmarks.md).
 EVEN_FIRST_SHARE = 0.1
 
 
