@@ -241,7 +241,7 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     included; ``info["pruned"]`` counts them). ``seeds``: plans already known (a check's level DP,
     search and proportional plans; explore's equal-split and level DP plans, a generator computing
     them only when asked): a run stopped at the time limit returns the best of its incumbent and
-    those within the space and the rules (``_seeded``), never a worse plan."""
+    those within the space and the rules (``seeded``), never a worse plan."""
     t0 = time.perf_counter()
     least = _columns_fit(network, array, space, _space_of(array, alphas, free), rules, max_bytes)
     least_cols = [range(n) for n in least]  # what ``memory_estimate`` and ``_short_of_time`` read: the counts
@@ -257,7 +257,7 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
             # few columns, and time left to build them: for the separable bound (their pairs never)
             _, _, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
             sol = _bounded(sol, array, costs, columns, rules.objective, lambda: past(t0 + time_limit_s))
-        return _seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
+        return seeded(sol, network, array, _space_of(array, alphas, free), rules, seeds)
     H, L, costs, columns = _chain_columns(network, array, space, alphas, "exact", free, rules)
     aspace = _space_of(array, alphas, free)
     run = _Run(t0, time_limit_s, max_bytes, columns, costs.layout.size, rules.objective,
@@ -268,11 +268,11 @@ def exact_uneven(network: Network, array: ArraySpec, space: Space, alphas,
             sol = run.unknown(rules.objective, reason=short)
             sol.info["ended_at_once"] = pairs_need(columns, H, window_count(costs.layout))
             sol = _bounded(sol, array, costs, columns, rules.objective, run.expired)
-            return _seeded(sol, network, array, aspace, rules, seeds)
+            return seeded(sol, network, array, aspace, rules, seeds)
         sol = exact_run(array, costs, columns, unit_limits(array, costs, rules), run, rules.objective, prune)
     except MemoryLimit as err:
         return _memory_end(err, run, network, array, aspace, costs, columns, rules, seeds)
-    return _seeded(sol, network, array, aspace, rules, seeds)
+    return seeded(sol, network, array, aspace, rules, seeds)
 
 
 def _memory_end(err: "MemoryLimit", run: "_Run", network: Network, array: ArraySpec, aspace: AlphaSpace,
@@ -281,7 +281,7 @@ def _memory_end(err: "MemoryLimit", run: "_Run", network: Network, array: ArrayS
     Python ints or the live Pareto states): the plan in hand, FEASIBLE, with a proven bound and
     ``info["memory_end"]`` (how many MiB the DP would need). The plan: the best of the greedy incumbent
     (``_stopped``'s answer, with its bound, where the Pareto DP itself tripped: ``run.held``) and
-    ``seeds``, each re-scored by ``evaluate_split`` (``_seeded``); the bound: the higher of
+    ``seeds``, each re-scored by ``evaluate_split`` (``seeded``); the bound: the higher of
     ``_stopped``'s and the separable one (``_bounded``, where done in time). OPTIMAL only where that
     bound meets the plan's value (a proof). Refused (``err``, one line) where no plan is in hand."""
     sol = run.held if run.held is not None else run.unknown(rules.objective)
@@ -290,7 +290,7 @@ def _memory_end(err: "MemoryLimit", run: "_Run", network: Network, array: ArrayS
         return sol
     sol.info.update(reason=err.words(), memory_end=err.words())
     sol = _bounded(sol, array, costs, columns, rules.objective, run.expired)
-    sol = _seeded(sol, network, array, aspace, rules, seeds)
+    sol = seeded(sol, network, array, aspace, rules, seeds)
     if sol.plan is None:
         raise err
     if rules.objective is Objective.TIME and sol.status is Status.FEASIBLE and (sol.split_bound or 0) >= sol.split_value:
@@ -298,11 +298,13 @@ def _memory_end(err: "MemoryLimit", run: "_Run", network: Network, array: ArrayS
     return sol
 
 
-def _seeded(sol: Solution, network: Network, array: ArraySpec, alphas, rules: SplitRules, seeds) -> Solution:
+def seeded(sol: Solution, network: Network, array: ArraySpec, alphas, rules: SplitRules, seeds,
+           solver: str = "exact") -> Solution:
     """A time-limited run's FEASIBLE plan (or an UNKNOWN run's none) replaced by the seed plan of
     least objective value (``rules.value``: step time or traffic) that beats it (in the declared
     space, within the rules), its proven bound kept (OPTIMAL when the two meet under the time
-    objective; after an UNKNOWN run, the separable bound of an early end, ``_bounded``, if any).
+    objective; after an UNKNOWN run, the separable bound of an early end, ``_bounded``, if any),
+    named ``solver`` (``app.split_solve.SeedPlans.floor``: every proving route's answer).
     ``seeds`` may be a generator: it is read only here."""
     if sol.status not in (Status.FEASIBLE, Status.UNKNOWN):
         return sol
@@ -323,10 +325,10 @@ def _seeded(sol: Solution, network: Network, array: ArraySpec, alphas, rules: Sp
     # least step time, which a bound on the traffic does not settle
     met = rules.objective is Objective.TIME and bound is not None and best[0] <= bound
     status = Status.OPTIMAL if met else Status.FEASIBLE
-    out = split_solution("exact", status, best[1], best[0], bound, sol.wall_s, sol.info.get("explored", 0),
+    out = split_solution(solver, status, best[1], best[0], bound, sol.wall_s, sol.info.get("explored", 0),
                          objective=rules.objective)
     out.info.update({k: v for k, v in sol.info.items() if k not in out.info and k not in ("value", "bound")},
-                    incumbent="a seed plan (the level DP's, the equal split's or the check's)")
+                    incumbent="a seed plan (the even split's optimum, the level DP's, the equal split's or the check's)")
     return out
 
 

@@ -12,7 +12,6 @@ from dataclasses import replace
 from explorer.core.array import ArraySpec
 from explorer.core.errors import Refused
 from explorer.core.network import Network
-from explorer.core.objective import Objective
 from explorer.core.partition import Space
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
@@ -23,17 +22,18 @@ from explorer.core.uneven import AlphaSpace
 
 def even_under_limits(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
                       time_limit_s: float) -> Plan | None:
-    """The even exact solver's plan (the time objective) under ``rules``' pins, forbids, caps and
-    memory, as an equal-split plan; None where 1/2 is not in ``aspace``, it finds no plan within
-    ``time_limit_s`` or it refuses the instance (too large)."""
+    """The even exact solver's plan (``rules``' objective: the even split's proven optimum where it
+    ends within ``time_limit_s``) under ``rules``' pins, forbids, caps and memory, as an equal-split
+    plan; None where 1/2 is not in ``aspace``, it finds no plan within ``time_limit_s`` or it refuses
+    the instance (too large)."""
     from .exact import solve as exact
 
     memory = rules.leaf_memory_bytes
     constraints = replace(rules.constraints, memory_bytes=None if memory is None else min(memory), memory_set=False)
-    problem = Problem(network, array, space, Objective.TIME, constraints)
+    problem = Problem(network, array, space, rules.objective, constraints)
     try:
         sol = exact(problem, SolveOptions(time_limit_s=time_limit_s))
-    except Refused:  # too large for the even exact solver: no start from it
+    except (Refused, NotImplementedError, OverflowError):  # too large for the even exact solver: no start from it
         return None
     if sol.plan is None:
         return None

@@ -211,7 +211,8 @@ def test_the_seed_plans_level_dp_gets_what_is_left_of_the_limit(monkeypatch):
     monkeypatch.setattr(split_mod, "seed_plans", lambda *a, **k: given.append(a[6:] + tuple(k.values())) or real_seeds(*a, **k))
     t0 = time.perf_counter()
     split_run(NET, ARR, Space.ACCPAR, Split.OPTIMAL, grid=4, time_limit_s=600.0, started=t0, solver="exact")
-    assert given == [(solve_end(t0, 600.0),)]  # the run's deadline, passed down with the seeds
+    (deadline, even_seed), = given  # the run's deadline, passed down with the seeds, and the even split's optimum
+    assert deadline == solve_end(t0, 600.0) and len(even_seed) == 1 and even_seed[0] == Plan.even(even_seed[0])
 
 
 def test_split_levels_with_the_limit_spent_is_not_run_and_says_so(monkeypatch):

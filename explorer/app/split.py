@@ -43,12 +43,13 @@ from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from .baselines import BASELINES, baseline_plan
 from .check import Clock
 from .figures_text import exact_count
-from .render import conflict_lines, fmt_bytes, fmt_seconds, memory_phrase, render_plan_grid
+from .render import conflict_lines, fmt_bytes, fmt_joules, fmt_seconds, memory_phrase, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EvaluatorMismatch
 from .split_kinds import KindMemory, class_labels, kind_memory
 from .split_notes import cut_note, joined, no_plan_note, no_suggestion, proof_note
-from .split_solve import PROVING_SOLVERS, SeedPlans, even_solve, proof_info, routed_optimal, seed_plans, solve_by
+from .split_solve import (PROVING_SOLVERS, SeedPlans, even_optimum, even_solve, proof_info, routed_optimal, seed_plans,
+                          solve_by)
 
 
 class Split(enum.Enum):
@@ -198,8 +199,7 @@ class SplitReport:
         out = {}
         for name, figs in self.baselines:
             vs = Versus.of(figs, all_i)
-            out[name] = {**figs.to_json(), "traffic_ratio_to_all_I": vs.traffic_ratio_to_all_I,
-                         "speedup_over_all_I": vs.speedup_over_all_I,
+            out[name] = {**figs.to_json(), **vs.to_json(comm=False),
                          "split_speedup": None if not self.step_time_s else float(figs.step_time_s / self.step_time_s)}
         return out
 
@@ -260,7 +260,8 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
         plan, bound, equal_best, solver_wall, claimed, info = equal, None, None, None, None, {}
     else:
         plan, found, bound, equal_best, solver_wall, claimed, info = _split_plan(
-            network, array, space, split, aspace, types, clock, say, _free_hint(array, grid, free), solver, rules)
+            network, array, space, split, aspace, types, clock, say, _free_hint(array, grid, free), solver, rules,
+            _even_seed(network, array, space, split, aspace, solver, rules, clock, say))
         status = status if found is None else found
         solver, note = _answered_by(split, solver, status, time_limit_s, info, note)
     base = dict(_report_base(network, array, space, objective, constraints, aspace, free),
@@ -437,10 +438,21 @@ def _conflict_report(network, array, space, split, grid, free, typed: Problem, w
                        inputs=split_inputs(network, array, space, typed.objective, constraints, ()))
 
 
-def _split_plan(network, array, space, split, aspace, types, clock, say, hint, solver, rules):
+def _even_seed(network, array, space, split: Split, aspace, solver: str | None, rules: SplitRules, clock, say) -> tuple:
+    """The even split's optimum (``split_solve.even_optimum``) where ``--split optimal`` runs a proving
+    route (the joint solver, brute, exact, cpsat): a seed of each, so that none returns a plan worse
+    than the even split's best; () elsewhere (the heuristics; proportional's space lacks 1/2)."""
+    if split is not Split.OPTIMAL or solver == "dp":
+        return ()
+    say("split: the even split's optimum (exact, a seed)")
+    return even_optimum(network, array, space, aspace, rules, clock)
+
+
+def _split_plan(network, array, space, split, aspace, types, clock, say, hint, solver, rules, even: tuple = ()):
     """The plan of a split that is not the equal one: (plan, status or None, bound, equal_best,
     solver wall, the solver's own value of its plan, ``proof_info`` of a proving solver or {}). ``levels`` is ``optimal --solver dp``: the
-    same run, the same status. The solver gets what ``clock`` (the run's ``--time-limit``) leaves."""
+    same run, the same status. The solver gets what ``clock`` (the run's ``--time-limit``) leaves.
+    ``even``: the even split's optimum (``_even_seed``), a seed of the proving routes."""
     if split is Split.LEVELS:
         solver = "dp"
     if split is Split.EQUAL:  # exact, cpsat, brute, pruned: the even split's own solver (alpha 1/2 everywhere)
@@ -455,10 +467,10 @@ def _split_plan(network, array, space, split, aspace, types, clock, say, hint, s
         plan, status, bound, wall, claimed, info = solve_by(solver, network, array, space, alphas, clock.for_last_step(), rules,
                                                             split is Split.PROPORTIONAL,
                                                             seed_plans(network, array, space, alphas, types, rules,
-                                                                       clock.deadline()))
+                                                                       clock.deadline(), even))
         return plan, status, bound, None, wall, claimed, info
     if split is Split.OPTIMAL:
-        return _optimal(network, array, space, aspace, Plan.even(types), clock, say, hint, rules)
+        return _optimal(network, array, space, aspace, Plan.even(types), clock, say, hint, rules, even)
     if split is Split.SEARCH:  # until ``solve_end`` (the report follows): its best plan so far, ``info["cut"]``
         say("split: scoring the starting points")
         sol = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
@@ -584,9 +596,11 @@ def _free_hint(array: ArraySpec, grid: int, free: FreeAlphas) -> str:
 
 
 def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: Plan,
-             clock: Clock, say=lambda *a, **k: None, free_hint: str = "", rules: SplitRules = TIME_ONLY):
+             clock: Clock, say=lambda *a, **k: None, free_hint: str = "", rules: SplitRules = TIME_ONLY,
+             even: tuple[Plan, ...] = ()):
     """``--split optimal``: the joint solver under ``rules`` (``solvers.uneven_constrained.joint_under``,
-    the route of ``--solver exact`` under caps or memory) from the equal-split and the search plans
+    the route of ``--solver exact`` under caps or memory) from the even split's optimum (``even``),
+    the equal-split and the search plans, its answer never worse than them and the seeds (``SeedPlans.floor``)
     (the search only while ``clock`` has time left, and until ``solve_end``), with what the steps
     before it left of the time limit; outside its scope or its objective (the step time:
     ``joint_refusal``), exact, cpsat or brute (``_routed``). (plan or None, status, bound, best
@@ -594,32 +608,34 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     from ..solvers.uneven_constrained import joint_under
 
     if joint_refusal(rules.objective):  # the traffic objective: no search (it lowers the step time), routed at once
-        return _routed(network, array, space, aspace, equal, clock, say, rules, joint_refusal(rules.objective))
+        return _routed(network, array, space, aspace, equal, clock, say, rules, joint_refusal(rules.objective),
+                       even=even)
     late = clock.no_time_for("joint")  # not started with nothing left
     if late is not None:
         return equal, Status.FEASIBLE, None, None, None, None, {"not_run": f"joint: {late}; the equal-split plan (no proof)"}
     say("split: optimal (search, then the joint solver)")
-    starts = (equal,)
+    starts = (*even, equal)
     if clock.no_time_for("search") is None:
         starts += (search_level_alphas(network, array, search_start(network, array, equal.plan, aspace), aspace,
                                        progress=_prefixed(say), deadline=clock.deadline()).plan,)
     left = clock.for_last_step()  # (the report follows)
     say(f"split: optimal (the joint solver, up to {left:.3g} s)")
     try:
-        sol = joint_under(network, array, space, aspace, left, rules, starts=starts)
+        sol = seed_plans(network, array, space, aspace, equal, rules, clock.deadline(), even).floor(
+            joint_under(network, array, space, aspace, left, rules, starts=starts), starts)
     except Refused as err:  # outside its scope: exact, cpsat or brute, the first that takes it
         hint = free_hint if "frees the top split alone" in str(err) else ""
-        return _routed(network, array, space, aspace, equal, clock, say, rules, f"{err}{hint}", hint)
+        return _routed(network, array, space, aspace, equal, clock, say, rules, f"{err}{hint}", hint, even)
     return sol.plan, sol.status, sol.split_bound, sol.equal_best_s, sol.wall_s, sol.split_value, proof_info("joint", sol)
 
 
 def _routed(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, equal: Plan, clock: Clock, say,
-            rules: SplitRules, why: str, hint: str = ""):
+            rules: SplitRules, why: str, hint: str = "", even: tuple[Plan, ...] = ()):
     """``routed_optimal``'s answer where the joint solver refused (``why``); SpecError naming
     ``--split`` (every refusal, and what takes the instance instead) where no solver takes it."""
     say(f"split: optimal ({why}: exact, cpsat, then brute, the first that takes it)")
     try:
-        return routed_optimal(network, array, space, aspace, equal.plan, clock, rules, why)
+        return routed_optimal(network, array, space, aspace, equal.plan, clock, rules, why, even)
     except Refused as every:
         split, solver, free = (given_as(o) for o in ("--split", "--solver", "--free"))
         raise SpecError("--split", f"optimal: {every}; use {split} search or {solver} dp (the level DP, no "
@@ -703,6 +719,21 @@ def _memory_lines(r: SplitReport) -> list[str]:
     return lines
 
 
+def _value_lines(r: SplitReport) -> list[str]:
+    """A split plan's traffic (under that objective), step time (each with its proven bound and gap)
+    and energy (where the array models it: the evaluator's, as the even report's energy column)."""
+    lines = []
+    if r.objective is Objective.TRAFFIC:
+        lines.append(f"traffic {exact_count(r.objective_value)} elements (sum_h 2^h c_h, c_h the level's busiest side)"
+                     + ("" if r.objective_bound is None else f"; proven bound {exact_count(r.objective_bound)}, "
+                                                             f"gap {safe_float(r.gap) * 100:.3f}%"))
+    lines.append(f"step time {fmt_seconds(r.step_time_s)} (the slowest accelerator)"
+                 + ("" if r.bound_s is None else f"; proven bound {fmt_seconds(r.bound_s)}, gap {safe_float(r.gap) * 100:.3f}%"))
+    if r.figures is not None and r.figures.energy_J is not None:
+        lines.append(f"energy {fmt_joules(r.figures.energy_J)}")
+    return lines
+
+
 def render_split(r: SplitReport) -> str:
     grid = (f" (alpha grid 1/{r.grid}{' only' if r.grid_only else ' + proportional'}, free alphas {r.free})"
             if r.uses_grid else "")
@@ -723,13 +754,8 @@ def render_split(r: SplitReport) -> str:
         b = r.objective_bound
         bound = [] if b is None else [f"proven bound {fmt_seconds(b) if r.objective is Objective.TIME else exact_count(b)} (no plan)"]
         return "\n".join(lines + bound + conflict_lines(r.explanation)) + "\n"
-    if r.objective is Objective.TRAFFIC:
-        lines.append(f"traffic {exact_count(r.objective_value)} elements (sum_h 2^h c_h, c_h the level's busiest side)"
-                     + ("" if r.objective_bound is None else f"; proven bound {exact_count(r.objective_bound)}, "
-                                                             f"gap {safe_float(r.gap) * 100:.3f}%"))
-    lines += [f"step time {fmt_seconds(r.step_time_s)} (the slowest accelerator)"
-              + ("" if r.bound_s is None else f"; proven bound {fmt_seconds(r.bound_s)}, gap {safe_float(r.gap) * 100:.3f}%"),
-              f"top-level groups: {fmt_seconds(r.group_times_s[0])} and {fmt_seconds(r.group_times_s[1])}; the faster idles {fmt_seconds(r.idle_s)}",
+    lines += _value_lines(r)
+    lines += [f"top-level groups: {fmt_seconds(r.group_times_s[0])} and {fmt_seconds(r.group_times_s[1])}; the faster idles {fmt_seconds(r.idle_s)}",
               "alpha (subgroup 0's share) per level:"]
     for h, classes in enumerate(r.class_alphas()):
         if all(d == classes[0][1] for _, d in classes):  # every group of the level alike

@@ -30,16 +30,28 @@ def seed_end_note(info: dict, status: Status) -> str:
     """How the exact Pareto DP ended early with a plan, the same words under ``explore --split`` and
     ``explore check --uneven`` ('' where it did not): at once (its column pairs' least time,
     ``info["ended_at_once"]``, more than the limit leaves) or early (its column tables' measured
-    pace, ``info["ended_early"]``): the best seed plan, optimal only where it meets the bound, and
-    the separable bound where it was done (``info["separable_bound"]``)."""
+    pace, ``info["ended_early"]``): the best seed plan, proven optimal where it meets the bound
+    (under traffic its traffic proven least, ``info["meets"]``: the tie to the least step time
+    unsettled), and the separable bound where it was done (``info["separable_bound"]``)."""
     if info.get("ended_early"):
         why = f"ended early: {info['ended_early']}"
     elif info.get("ended_at_once"):
         why = f"ended at once: {info['ended_at_once']}, beyond what the time limit leaves"
     else:
         return ""
-    return (f"{why}: the best seed plan, " + ("optimal: it meets the bound" if status is Status.OPTIMAL else
-                                              "not proven optimal") + bound_words(info))
+    return f"{why}: the best seed plan, {_seed_verdict(info, status)}" + bound_words(info)
+
+
+def _seed_verdict(info: dict, status: Status) -> str:
+    """Whether a plan in hand (a seed plan, an incumbent) is proven: optimal where it meets the bound;
+    under traffic, a plan meeting the bound (``info["meets"]``) has the least traffic, but which plan of
+    that traffic has the least step time is not settled (status feasible)."""
+    if status is Status.OPTIMAL:
+        return "proven optimal: it meets the bound"
+    if info.get("meets"):
+        return ("its traffic meets the bound, so it is proven least; the tie to the least step time is not "
+                "settled: not proven optimal")
+    return "not proven optimal"
 
 
 def joined(*notes) -> str:
@@ -111,12 +123,11 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
         return f"{solver}: {info.get('reason') or 'stopped by Ctrl-C'}"
     if info.get("even"):  # --split equal: the even solver's own words, as explore without --split
         return f"{solver}: {info['reason']}" if info.get("reason") else ""
-    if info.get("memory_end") and status is Status.FEASIBLE:  # exact's Pareto DP past its memory guard: the plan in hand
+    if info.get("memory_end") and status in (Status.FEASIBLE, Status.OPTIMAL):  # past its memory guard: the plan in hand
         by_exact = (f"cpsat: {info['reason']}: the exact constrained path answered alone: " if solver == "cpsat"
                     and info.get("alone") else f"{solver}: ")
         return (by_exact + f"{info['memory_end']} (a coarser {given_as('--alpha-grid')} has fewer columns): the best "
-                "plan in hand (its incumbent or a seed plan), not proven optimal"
-                + bound_words(info))
+                f"plan in hand (its incumbent or a seed plan), {_seed_verdict(info, status)}" + bound_words(info))
     if solver == "cpsat" and info.get("alone") and (ended := seed_end_note(info, status)):
         return f"cpsat: {info['reason']}: the exact constrained path answered alone and {ended}"
     if solver == "cpsat" and info.get("alone"):  # refused by its count: the exact path had the whole limit
@@ -130,6 +141,8 @@ def proof_note(solver: str | None, status: Status, time_limit_s: float, info: di
     if solver == "cpsat" and by.startswith("exact:") and status is Status.OPTIMAL:
         return (f"cpsat: the plan meets the bound the exact constrained path ({by}) proved before CP-SAT ran: "
                 "optimal by the two together")
+    if solver in PROVING_SOLVERS and status is Status.OPTIMAL and (ended := seed_end_note(info, status)):
+        return f"{solver}: {ended}"  # an early end whose seed plan meets the bound: proven all the same
     if solver not in PROVING_SOLVERS or status is not Status.FEASIBLE:
         return ""
     if info.get("reason", "").startswith("CP-SAT refused"):

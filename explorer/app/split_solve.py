@@ -172,34 +172,41 @@ def _uneven_solve(solver: str, network: Network, array: ArraySpec, space: Space,
     from ..solvers.uneven_constrained import constrained_uneven
 
     if solver == "brute":
-        return brute_split(network, array, space, aspace, rules=rules, time_limit_s=time_limit_s)
+        return _floored(brute_split(network, array, space, aspace, rules=rules, time_limit_s=time_limit_s), seeds)
     if solver == "exact":  # caps or memory: the constrained path, as the even split's exact solver
         seeds, time_limit_s = _levels_first(seeds, network, array, aspace, time_limit_s, rules, rules.couples_layers)
-        return (constrained_uneven if rules.couples_layers else exact_uneven)(
-            network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
+        return _floored((constrained_uneven if rules.couples_layers else exact_uneven)(
+            network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds), seeds)
     if solver == "cpsat":  # caps or memory: the exact path first, as the even split's cpsat
-        return cpsat_after_exact(network, array, space, aspace, time_limit_s, rules, seeds)
+        return _floored(cpsat_after_exact(network, array, space, aspace, time_limit_s, rules, seeds), seeds)
     deadline = None if time_limit_s is None else time.perf_counter() + time_limit_s
     return levels_uneven(network, array, space, aspace, rules=rules, name="dp", deadline=deadline)
+
+
+def _floored(sol: Solution, seeds) -> Solution:
+    """A proving solver's answer never worse than the seed plans in hand (``SeedPlans.floor``; ``seeds``
+    None or () where a caller gave none)."""
+    return seeds.floor(sol) if isinstance(seeds, SeedPlans) else sol
 
 
 ROUTE = ("exact", "cpsat", "brute")  # --split optimal without --solver, outside the joint solver's scope or objective
 
 
 def routed_optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types: Plan, clock,
-                   rules: SplitRules, why: str):
+                   rules: SplitRules, why: str, even: tuple[Plan, ...] = ()):
     """``--split optimal`` without ``--solver`` where the joint solver refuses the instance (``why``,
     its words: its scope, or the traffic objective, ``joint_refusal``): the first of ``ROUTE`` that
     takes it under ``rules`` (the traffic objective too: each proves the lexicographic optimum,
     least traffic then least step time, docs/uneven.md), with what ``clock`` leaves, so the
     default never refuses what a sibling proves. ``info["routed"]`` names the solver that answered,
     ``info["route"]`` why. Refused (every refusal, ';'-joined) where none takes it; each refuses at
-    once (its size counted before any column is built). The tuple of ``split._split_plan``."""
+    once (its size counted before any column is built). ``even``: the even split's optimum
+    (``even_optimum``), a seed as ``seed_plans``'. The tuple of ``split._split_plan``."""
     refusals = [why]
     for solver in ROUTE:
         try:
             sol = _uneven_solve(solver, network, array, space, aspace, clock.left(), rules,
-                                seed_plans(network, array, space, aspace, types, rules, clock.deadline()))
+                                seed_plans(network, array, space, aspace, types, rules, clock.deadline(), even))
         except Refused as err:
             refusals.append(refusal_reason(err))
             continue
@@ -220,7 +227,15 @@ def proof_info(solver: str, sol) -> dict:
             "exact_reason": sol.info.get("exact_reason") or "", "ended_at_once": sol.info.get("ended_at_once") or "",
             "cut": sol.info.get("cut"), "explored": sol.explored, "ended_early": sol.info.get("ended_early") or "",
             "separable_bound": bool(sol.info.get("separable_bound")),
-            "convex_bound": bool(sol.info.get("convex_bound")), "memory_end": sol.info.get("memory_end") or ""}
+            "convex_bound": bool(sol.info.get("convex_bound")), "memory_end": sol.info.get("memory_end") or "",
+            "meets": _meets(sol)}
+
+
+def _meets(sol) -> bool:
+    """Whether the plan's value meets its proven bound (a proof under the time objective; under traffic
+    of the least traffic alone, ``split_notes._seed_verdict``)."""
+    value, bound = sol.split_value, sol.split_bound
+    return sol.plan is not None and value is not None and bound is not None and value <= bound
 
 
 def _instead(solver: str, rules: SplitRules, proportional: bool = False, instance=None) -> str:
@@ -251,10 +266,30 @@ def _instead(solver: str, rules: SplitRules, proportional: bool = False, instanc
 LEVELS_FIRST_SHARE = 0.05
 
 
+# Of what a run's limit leaves, what the even split's exact solver may take for its optimum, a seed
+# (``even_optimum``): 0.01-0.5 s on the zoo's nets on tpu-mix-16 (accpar, both objectives, each kind's
+# memory; bert-base the longest; load 5.9 on the 2 shared cores; docs/benchmarks.md).
+EVEN_FIRST_SHARE = 0.1
+
+
+def even_optimum(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
+                 clock) -> tuple[Plan, ...]:
+    """The even split's proven optimum as a seed of the uneven routes (``solvers.uneven_seed``: the
+    even exact solver under ``rules``' objective, pins, forbids, caps and the smallest kind's memory,
+    its plan with every alpha 1/2), within ``EVEN_FIRST_SHARE`` of what ``clock`` (a ``check.Clock``)
+    leaves; () where 1/2 is not in ``aspace``, or it refuses or finds no plan."""
+    from ..solvers.uneven_seed import even_under_limits
+
+    left = clock.left()
+    plan = even_under_limits(network, array, space, aspace, rules, None if left is None else max(EVEN_FIRST_SHARE * left, 0.1))
+    return () if plan is None else (plan,)
+
+
 @dataclass(frozen=True)
 class SeedPlans:
-    """The plans a time-limited exact run falls back on (iterable, read when it stops): the
-    equal-split DP's (``types``' with every alpha 1/2), the proportional split of those types
+    """The plans a time-limited exact run falls back on (iterable, read when it stops): the even
+    split's optimum (``even``: ``even_optimum``'s, where it was computed), the equal-split DP's
+    (``types``' with every alpha 1/2), the proportional split of those types
     (cheap; as ``--split proportional``), then the level DP's (``--solver dp``'s) over ``aspace``:
     ``first``, computed before the run (``levels_first``), else (or when it was cut there) run
     when the seeds are read, until ``deadline`` (what is left of the run's limit: it stops there
@@ -266,6 +301,7 @@ class SeedPlans:
     types: Plan
     rules: SplitRules
     deadline: float | None = None
+    even: tuple[Plan, ...] = ()  # the even split's optimum (``even_optimum``), computed before the run
     first: tuple[Plan, ...] = ()  # the level DP's plan, computed before the run
     done: bool = False  # ``first`` is the level DP's whole run (not cut): not run again
 
@@ -275,15 +311,31 @@ class SeedPlans:
         if self.done or past(self.deadline):
             return
         try:
-            yield self._levels(self.deadline).plan
+            plan = self._levels(self.deadline).plan
         except Refused:
             return
+        if plan is not None:  # (none: the pins and forbids leave the level DP no plan)
+            yield plan
 
     def cheap(self) -> tuple[tuple[str, Plan], ...]:
-        """The seeds built at once, named as a report says them: the equal split's and the
-        proportional split's (of ``types``), in that order."""
-        return (("the equal-split", Plan.even(self.types)),
-                ("the proportional", proportional_plan(self.network, self.array, self.types)))
+        """The seeds at hand, named as a report says them: the even split's optimum (computed before
+        the run, where it was), the equal split's and the proportional split's (of ``types``), in
+        that order."""
+        return (tuple(("the even-split optimum's", p) for p in self.even)
+                + (("the equal-split", Plan.even(self.types)),
+                   ("the proportional", proportional_plan(self.network, self.array, self.types))))
+
+    def floor(self, sol: Solution, more: tuple[Plan, ...] = ()) -> Solution:
+        """``sol`` (a proving solver's answer) never worse than these seeds and ``more`` (e.g. the
+        joint solver's starts): where it is feasible or unknown, the one of least objective value
+        that beats it, in the space and the rules (``solvers.uneven.seeded``, its bound and solver
+        kept). The seeds are read only then (the level DP's plan: as ``__iter__``, not run again
+        once done, nor once the deadline has passed)."""
+        from itertools import chain
+
+        from ..solvers.uneven import seeded
+
+        return seeded(sol, self.network, self.array, self.aspace, self.rules, chain(more, self), solver=sol.solver)
 
     def levels_first(self, time_limit_s: float | None) -> "SeedPlans":
         """These seeds with the level DP's plan computed now, before an exact run limited to
@@ -307,9 +359,10 @@ class SeedPlans:
 
 
 def seed_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types: Plan, rules: SplitRules,
-               deadline: float | None = None) -> SeedPlans:
-    """The seeds of an exact run over ``aspace`` (``SeedPlans``), its level DP's until ``deadline``."""
-    return SeedPlans(network, array, space, aspace, types, rules, deadline)
+               deadline: float | None = None, even: tuple[Plan, ...] = ()) -> SeedPlans:
+    """The seeds of an exact run over ``aspace`` (``SeedPlans``), its level DP's until ``deadline``;
+    ``even``: the even split's optimum (``even_optimum``), the first seed."""
+    return SeedPlans(network, array, space, aspace, types, rules, deadline, even)
 
 
 def even_solve(network: Network, array: ArraySpec, space: Space, solver: str, clock, rules: SplitRules):
