@@ -56,9 +56,11 @@ def test_a_feasible_split_rows_why_is_in_its_note(tmp_path):
     rows, results = _table(tmp_path / "o")
     for row, line in zip(rows, results):
         assert row["note"] == (line["result"].get("note") or "")
-        if row["status"] == "feasible":
-            assert row["note"] and not row["error"] and not row["bound"]
-    assert rows[1]["status"] == "feasible" and "cut at the time limit (0.1 s)" in rows[1]["note"]  # (the DP or its block moves)
+        assert row["status"] == "feasible" and not row["error"] and not row["bound"]
+    assert rows[0]["note"]  # the proving route cut short says why it has no proof
+    # the level DP (a heuristic, no proof to miss): its note says where the limit cut it; on a quiet
+    # machine it may finish in 0.1 s, then it has nothing to say
+    assert rows[1]["note"] == "" or "cut at the time limit (0.1 s)" in rows[1]["note"], rows[1]["note"]
 
 
 def test_memory_cells_are_exact_as_in_the_json(tmp_path):
