@@ -16,6 +16,7 @@ import numpy as np
 from explorer.core.array import ArraySpec
 from explorer.core.errors import Refused
 from explorer.core.evaluate import evaluate_split
+from explorer.core.names import given_as
 from explorer.core.network import Network
 from explorer.core.objective import Objective
 from explorer.core.partition import Dim, PartitionType, Space
@@ -41,6 +42,14 @@ MAX_CELLS = 1_000_000
 # The last resort (types alone, then each class's alpha alone) may use more before the level is
 # refused: 16 M cells, 128 MB (resnet18 at alpha grid 1/64 on a 4 + 12 mix needs 1 M at level 1).
 MAX_CELLS_ALONE = 16_000_000
+
+# Bytes one block of the level DP may hold by its estimate (``block_bytes``: STATE_BYTES a frontier
+# state times a node's candidates, EDGE_BYTES a cell of a node's cost by its producers' candidates,
+# groups and sides: the float tensors, the back-pointers and the integer coefficients; measured
+# with tracemalloc within 1.5x of the estimate above 4 MiB, bench/bench_time_limit.py --groups
+# levels-memory). A level whose last-resort blocks pass it is refused (Refused, one line).
+MAX_BYTES = 640 * 2**20
+STATE_BYTES, EDGE_BYTES = 24, 32
 
 # Rounds of block coordinate descent at one level (each round lowers the level cost or stops).
 MAX_ROUNDS = 8
@@ -223,6 +232,12 @@ def _fits(network: Network, sizes: list[int], groups: int, limit: int | None = N
     return max(_widest(network, sizes, groups)) <= limit
 
 
+def block_bytes(network: Network, sizes: list[int], groups: int) -> int:
+    """The memory ``_solve_block`` holds over ``sizes[n]`` candidates per node, by its estimate (``MAX_BYTES``)."""
+    states, edge = _widest(network, sizes, groups)
+    return STATE_BYTES * states + EDGE_BYTES * edge
+
+
 def _widest(network: Network, sizes: list[int], groups: int) -> tuple[int, int]:
     """The most cells of frontier elimination over ``sizes[n]`` candidates per node (the loop of
     ``_solve_block``, sizes only): (frontier states times a node's candidates, a node's cost by its
@@ -363,6 +378,10 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
     for sizes in ([len(t) for t in types], [grid] * N):
         if not _fits(network, sizes, G, MAX_CELLS_ALONE):
             raise Refused(f"levels (uneven splits): level {lv.h}: the graph's frontier is too wide for the DP")
+        if (need := block_bytes(network, sizes, G)) > MAX_BYTES:
+            raise Refused(f"levels (uneven splits): level {lv.h}: a block of the DP needs ~{need / 2**20:,.0f} MiB "
+                          f"by its estimate, beyond its limit of {MAX_BYTES / 2**20:,.0f} MiB (a coarser "
+                          f"{given_as('--alpha-grid')} gives each node fewer candidates)")
     return [with_class(0, alphas_too=False)] + [with_class(c, types_too=False) for c in free]
 
 
