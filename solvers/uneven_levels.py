@@ -417,6 +417,9 @@ def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     if plan is None:
         sol = split_solution(name, Status.UNKNOWN, None, None, None, time.perf_counter() - t0, cells,
                              objective=rules.objective)
+        if exact < 0:  # what took the time, what to change
+            sol.info["reason"] = (f"the level DP was cut at the time limit before its plan (the equal split is not in "
+                                  f"the declared space): a coarser {given_as('--alpha-grid')} gives it fewer candidates")
     else:
         ev = evaluate_split(network, array, plan, rules.weight_copies)
         status = Status.LEVEL_OPTIMAL if exact == array.levels else Status.FEASIBLE

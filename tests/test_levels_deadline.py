@@ -203,3 +203,15 @@ def test_the_joint_solvers_top_coefficients_look_at_the_clock_per_row(monkeypatc
     assert sol.plan is not None
     n_top = 3 * len(aspace.choices(0, 0))  # types x the top class's alphas
     assert callers.count("_pair_top") >= n_top
+
+
+def test_no_plan_by_the_limit_says_what_took_the_time_and_what_to_change():
+    """The DP cut before its plan where the equal split is outside the space (grid 1/3 alone): no
+    plan, status unknown, and the reason names the level DP and a coarser --alpha-grid (a run at a
+    coarser grid does give a plan: ``test_grid_1024_ends_at_a_small_limit_with_a_plan``'s route)."""
+    aspace = alpha_space(MIX, alpha_grid(3), proportional=False)
+    sol = levels_uneven(ALEXNET, MIX, Space.ACCPAR, aspace, deadline=0.0)
+    assert sol.status is Status.UNKNOWN and sol.plan is None and sol.info["cut"] is Cut.LEVEL_DP
+    assert sol.info["reason"] == ("the level DP was cut at the time limit before its plan (the equal split is not in the "
+                                  "declared space): a coarser --alpha-grid gives it fewer candidates")
+    assert levels_uneven(ALEXNET, MIX, Space.ACCPAR, aspace).status is Status.FEASIBLE
