@@ -99,12 +99,13 @@ def test_the_coefficients_look_at_the_clock_per_chunk(monkeypatch):
 
 
 def test_grid_1024_ends_at_a_small_limit_with_a_plan():
-    """The trial's instance at a 1 s deadline: a plan in the space, status feasible, the cut said;
-    it ends within the deadline plus one chunk and the plans' scoring (slack for a loaded machine)."""
+    """The trial's instance at a 0.2 s deadline (its level 0 alone takes 0.3-3 s): a plan in the
+    space, status feasible, the cut said; it ends within the deadline plus one chunk and the plans'
+    scoring (slack for a loaded machine)."""
     aspace = alpha_space(MIX, alpha_grid(1024))
     t0 = time.perf_counter()
-    sol = levels_uneven(ALEXNET, MIX, Space.ACCPAR, aspace, deadline=t0 + 1.0)
-    assert time.perf_counter() - t0 < 4.0  # (main: minutes)
+    sol = levels_uneven(ALEXNET, MIX, Space.ACCPAR, aspace, deadline=t0 + 0.2)
+    assert time.perf_counter() - t0 < 3.0  # (main: minutes)
     assert sol.status is Status.FEASIBLE and sol.info["cut"] in (Cut.LEVEL_DP, Cut.BLOCK_MOVES)
     assert aspace.contains(sol.plan)
 

@@ -19,8 +19,6 @@ from fractions import Fraction
 from math import lcm, prod
 from typing import TYPE_CHECKING, Iterable
 
-import numpy as np
-
 from .comm import training_flops
 from .network import Network
 from .partition import Size, node_relayouts
@@ -341,9 +339,12 @@ def edge_units_fe(kind, ku: int, kv: int, D: int) -> tuple[int, int, int, int]:
 ARRAY_MAX_D = 2**26
 
 
-def edge_units_array(kind, ku: np.ndarray, kv: np.ndarray, D: int) -> tuple[np.ndarray, np.ndarray]:
-    """``edge_units`` over integer arrays ku and kv (broadcast together), exact: int64 below
-    ``ARRAY_MAX_D``, else Python ints (object arrays, the same values)."""
+def edge_units_array(kind, ku, kv, D: int):
+    """``edge_units`` over numpy integer arrays ku and kv (broadcast together), exact: int64 below
+    ``ARRAY_MAX_D``, else Python ints (object arrays, the same values). (numpy imported here: the
+    even path's small runs never import it, ``tests/test_startup.py``.)"""
+    import numpy as np
+
     if D >= ARRAY_MAX_D:
         ku, kv = np.asarray(ku).astype(object), np.asarray(kv).astype(object)
     pt, tu, ct, tv = kind
@@ -351,7 +352,9 @@ def edge_units_array(kind, ku: np.ndarray, kv: np.ndarray, D: int) -> tuple[np.n
     return f0 + e0, f1 + e1
 
 
-def _positive_array(x: np.ndarray) -> np.ndarray:
+def _positive_array(x):
+    import numpy as np
+
     return np.maximum(x, 0)
 
 
