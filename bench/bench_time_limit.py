@@ -25,6 +25,7 @@ after each group. ``bench/trace_run.py`` shows where one run's time goes.
     python bench/bench_time_limit.py --groups split check-uneven --repeat 3   # the uneven split (arrays of kinds)
     python bench/bench_time_limit.py --groups trial13 levels --repeat 3        # exact's column tables; levels, limit spent
     python bench/bench_time_limit.py --groups split-caps --repeat 3 --before /tmp/base/.venv/bin/explore  # caps, split optimal
+    python bench/bench_time_limit.py --groups levels-grid many-kinds --repeat 3  # grid 1/1024, 1024 kinds (every route)
 """
 
 from __future__ import annotations
@@ -58,6 +59,14 @@ MIX4.write_text("version: 1\nname: mix-4\nlevels: 2\ndtype_bytes: 2\nkinds:\n  v
 TRIAL13 = ["--model", "sfc", "--array", str(MIX4), "--space", "accpar", "--split", "optimal", "--solver", "exact",
            "--alpha-grid", "16"]  # 15.9 M column pairs: past the ends-at-once estimate (26.8 s), tables 40-100 s
 LEVELS = ["--model", "resnet50", "--array", "tpu-mix-16", "--space", "accpar", "--split", "levels"]
+# the hostile trial's grid: alexnet on tpu-mix-16 at --alpha-grid 1024 (the level DP: > 90 s at 5 s, 848 MB)
+GRID = ["--model", "alexnet", "--array", "tpu-mix-16", "--space", "accpar", "--alpha-grid", "1024"]
+# an array of 1024 kinds (each accelerator its own peak: every group of every level a free class), written once
+KINDS = Path(tempfile.gettempdir()) / "bench-time-limit-kinds-1024.yaml"
+KINDS.write_text("version: 1\nname: kinds-1024\nlevels: 10\ndtype_bytes: 2\nkinds:\n"
+                 + "".join(f"  k{i}: {{peak_TFLOPS: {40 + i / 8}, memory_GiB: 32}}\n" for i in range(1024))
+                 + f"accelerators: [{', '.join(f'k{i}' for i in range(1024))}]\nlink_bandwidth_GBps: [{', '.join(['70'] * 10)}]\n")
+MANY = ["--model", "alexnet", "--array", str(KINDS), "--space", "accpar"]
 
 
 def MIX_CAP(model: str, cap: str) -> list[str]:  # noqa: N802
@@ -96,6 +105,19 @@ GROUPS = {
     "check-uneven": [("resnet50 check --uneven", t, UNEVEN) for t in (0.1, 2.0, 5.0)],
     "trial13": [("sfc mix-4 1/16 exact", t, TRIAL13) for t in (27.0, 30.0, 35.0)],
     "levels": [("resnet50 split levels", t, LEVELS) for t in (0.1, 1.0, 5.0)],  # 0.1, 1 s: spent by the set-up
+    "levels-grid": [  # every uneven route at grid 1/1024 (brute refuses it at once)
+        ("alexnet g1024 levels", 2.0, GRID + ["--split", "levels"]),
+        ("alexnet g1024 levels", 5.0, GRID + ["--split", "levels"]),
+        *((f"alexnet g1024 {s}", 5.0, GRID + ["--split", "optimal"] + (["--solver", s] if s else []))
+          for s in ("", "dp", "exact", "cpsat")),
+        ("alexnet g1024 search", 5.0, GRID + ["--split", "search"]),
+        ("alexnet g1024 check", 5.0, ["check", "--uneven"] + GRID),
+    ],
+    "many-kinds": [  # 1024 kinds: the level DP and the proving solvers (refused at once: 10^1237 columns)
+        ("1024 kinds levels", 5.0, MANY + ["--split", "levels"]),
+        *((f"1024 kinds {s}", 5.0, MANY + ["--split", "optimal", "--solver", s]) for s in ("dp", "exact", "cpsat")),
+        ("1024 kinds proportional", 5.0, MANY + ["--split", "proportional"]),  # one exact evaluation: ~10 s of bigints
+    ],
     "split-caps": [  # trial findings: caps under --split optimal (the cap floor, the labels' clock, the suggestion search)
         ("alexnet mix cap 1=1MB", 10.0, MIX_CAP("alexnet", "1=1MB")),
         ("alexnet mix cap 0=10MB g2", 5.0, MIX_CAP("alexnet", "0=10MB") + ["--alpha-grid", "2"]),
@@ -113,11 +135,18 @@ class Run(NamedTuple):
     status: str  # with the gap
 
 
+KILL_AFTER = 120.0  # s: a run still going then is killed (the grid-1024 level DP before the fix ran for minutes)
+
+
 def timed(cmd: list[str]) -> tuple[subprocess.CompletedProcess, float, float]:
-    """``cmd`` run to its end: the process, its wall time and its CPU time (user + system), s."""
+    """``cmd`` run to its end (killed after ``KILL_AFTER``: return code None): the process, its wall
+    time and its CPU time (user + system), s."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=KILL_AFTER)
+    except subprocess.TimeoutExpired as err:
+        proc = subprocess.CompletedProcess(cmd, None, err.stdout or "", err.stderr or "")
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return proc, wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -127,6 +156,8 @@ def run_once(explore: list[str], args: list[str], limit: float) -> Run:
     """One run of ``explore args --time-limit limit --format json``."""
     cmd = explore + args + ["--time-limit", str(limit), "--format", "json"]
     proc, process, cpu = timed(cmd)
+    if proc.returncode is None:
+        return Run(process, cpu, 0.0, f"killed at {KILL_AFTER:g} s")
     if proc.returncode == 2 and "error:" in proc.stderr:  # refused in one line (e.g. cpsat's uneven form: chains only)
         return Run(process, cpu, 0.0, "refused (exit 2)")
     if proc.returncode not in (0, 1):

@@ -165,10 +165,10 @@ def solve_split(network: Network, array: ArraySpec, space: Space, alphas, max_pl
     H = array.levels
     aspace = _space_of(array, alphas, free)
     least = least_column_counts(network, space, aspace, H, rules)  # counted before the columns are built
-    _check_size(math.prod(least), max_plans, f"{len(least)} layers, up to {max(least):,} columns each")
+    _check_size(math.prod(least), max_plans, f"{len(least)} layers, up to {format_count(max(least))} columns each")
     columns = _columns(network, space, aspace, H, rules)
     n = math.prod(map(len, columns))
-    shape = f"{len(columns)} layers, up to {max(map(len, columns)):,} columns each"
+    shape = f"{len(columns)} layers, up to {format_count(max(map(len, columns)))} columns each"
     _check_size(n, max_plans, shape)
     best = None
     clock = _Clock(t0, time_limit_s)

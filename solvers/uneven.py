@@ -32,6 +32,7 @@ from explorer.core.split_costs import SplitCosts, VectorLayout, layout_for
 from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
+from explorer.core.units import format_count
 
 from .deadline import LATE, Cut, past
 from .uneven_bound import BOUND_COLUMN_S, BOUND_MAX_COLUMNS, CONVEX_MAX_COLUMNS, convex_bound, separable_bound
@@ -80,7 +81,7 @@ def least_column_counts(network: Network, space: Space, aspace: AlphaSpace, H: i
     """Per layer, how many columns ``_columns`` gives it, counted without building or enumerating
     them: exact, but 1 for a layer whose columns must be enumerated to be counted (whole units), so
     that sums and products of them are lower bounds (a refusal on them is never wrong)."""
-    rows = [len(aspace.level_rows(h)) for h in range(H)]
+    rows = [aspace.row_count(h) for h in range(H)]
     return [math.prod(len(rules.types(network, space, h, l)) * rows[h] for h in range(H))  # noqa: E741
             if split_units(node) is None else 1 for l, node in enumerate(network.layers)]  # noqa: E741
 
@@ -95,7 +96,7 @@ def _columns_fit(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     n = sum(least)
     need = n * (TUPLE + SLOT * 8)
     if need > max_bytes:
-        raise Refused(f"exact (uneven splits): {n:,} columns, at least {need / 2**20:,.0f} MiB before any table, "
+        raise Refused(f"exact (uneven splits): {format_count(n)} columns, at least {format_count((need + 2**19) // 2**20)} MiB before any table, "
                       f"beyond its limit of {max_bytes / 2**20:,.0f} MiB (a coarser {given_as('--alpha-grid')} or "
                       f"{given_as('--free')} unlike has fewer)")
     return least

@@ -22,6 +22,8 @@ from explorer.core.network import Network
 from explorer.core.plan import Plan
 from explorer.core.uneven import HALF, AlphaSpace, proportional_alphas, split_units, whole_units
 
+from .deadline import LATE
+
 
 def layer_blocks(network: Network, plan: Plan, levels) -> list[tuple[int, ...]]:
     """The layers joined by edges that re-lay nothing out at ``levels`` when both ends take the
@@ -162,7 +164,10 @@ class _Descent:
         self.tried += 1
         if self.progress is not None:
             self.progress(step, self.tried)
-        return self.rank(move)
+        r = self.rank(move)
+        if r == LATE:  # past the caller's deadline: the descent ends here (thousands of classes: minutes of moves)
+            raise _Ended
+        return r
 
     def offer(self, key, move: Plan, step: str) -> None:
         """Keep ``move`` if its rank is less."""
@@ -200,7 +205,8 @@ def refine_blocks(network: Network, array, aspace: AlphaSpace, plan: Plan, rank:
     class at once, then (``scan``) for each free class, each of its level's blocks at each declared
     value (``best_on_grid``) and each swap of two neighbouring blocks' alphas; each move kept when
     its rank is less, until a round keeps none or ``rounds`` are done; a move set is not tried
-    again while nothing has moved since. (plan, rank, evaluations); never worse than ``plan``; a
+    again while nothing has moved since; it ends at the first move ``rank`` gives ``deadline.LATE`` (past
+    the caller's deadline). (plan, rank, evaluations); never worse than ``plan``; a
     heuristic (the rank's least need not be reached). ``progress(step, evaluations)`` after each
     evaluation."""
     classes = aspace.free_classes()
@@ -210,14 +216,21 @@ def refine_blocks(network: Network, array, aspace: AlphaSpace, plan: Plan, rank:
     row_blocks = layer_blocks(network, plan, sorted({h for h, _ in classes}))
     level_blocks = {h: layer_blocks(network, plan, (h,)) for h, _ in classes}
     run = _Descent(network, aspace, plan, rank, best, progress)
-    for rnd in range(rounds):
-        before = run.changes
-        for b, layers in enumerate(row_blocks):
-            for k, row in enumerate(rows):
-                if run.fresh(key := ("row", b, k)):
-                    run.offer(key, run.block(layers, row), f"search: block {b + 1} of {len(row_blocks)}, round {rnd + 1}")
-        for h, c in classes if scan else ():
-            run.scan_class(h, c, level_blocks[h], rnd)
-        if run.changes == before:
-            break
+    try:
+        for rnd in range(rounds):
+            before = run.changes
+            for b, layers in enumerate(row_blocks):
+                for k, row in enumerate(rows):
+                    if run.fresh(key := ("row", b, k)):
+                        run.offer(key, run.block(layers, row), f"search: block {b + 1} of {len(row_blocks)}, round {rnd + 1}")
+            for h, c in classes if scan else ():
+                run.scan_class(h, c, level_blocks[h], rnd)
+            if run.changes == before:
+                break
+    except _Ended:
+        pass
     return run.plan, run.best, run.tried
+
+
+class _Ended(Exception):
+    """A move ranked ``LATE`` (``deadline.LATE``): the descent stops with its plan so far."""

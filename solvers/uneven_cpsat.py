@@ -20,6 +20,7 @@ from explorer.core.split_costs import SplitCosts, VectorLayout
 from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
+from explorer.core.units import format_count
 
 from .uneven import _chain_columns, _column_counts, _columns_plan, _limits, _space_of, is_path, least_column_counts
 
@@ -35,12 +36,12 @@ def cpsat_size_check(network: Network, array: ArraySpec, space: Space, alphas, f
     aspace = _space_of(array, alphas, free)
     least = sum(least_column_counts(network, space, aspace, array.levels, rules))  # before enumerating any
     if least > max_columns:
-        raise Refused(f"cpsat (uneven splits): {least:,} columns, more than {max_columns:,}")
+        raise Refused(f"cpsat (uneven splits): {format_count(least)} columns, more than {max_columns:,}")
     counts = _column_counts(network, space, aspace, array.levels, rules)
     if 0 in counts:
         return
     if sum(counts) > max_columns:
-        raise Refused(f"cpsat (uneven splits): {sum(counts):,} columns, more than {max_columns:,}")
+        raise Refused(f"cpsat (uneven splits): {format_count(sum(counts))} columns, more than {max_columns:,}")
     pairs = sum(a * b for a, b in zip(counts, counts[1:]))
     if pairs > max_pairs:  # one Boolean and one exact amount vector per pair: minutes beyond this
         raise Refused(f"cpsat (uneven splits): {pairs:,} column pairs, more than {max_pairs:,}")

@@ -5,6 +5,7 @@ The full derivation is in the manual: docs/derivations.md, "Uneven splits: the l
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -15,12 +16,13 @@ import numpy as np
 from explorer.core.array import ArraySpec
 from explorer.core.errors import Refused
 from explorer.core.evaluate import evaluate_split
+from explorer.core.names import given_as
 from explorer.core.network import Network
 from explorer.core.objective import Objective
 from explorer.core.partition import Dim, PartitionType, Space
 from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
-from explorer.core.split_costs import SplitCosts, VectorLayout
+from explorer.core.split_costs import ARRAY_MAX_D, SplitCosts, VectorLayout, edge_units_array
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 from explorer.core.uneven import (HALF, SHARE_POSITION, AlphaSpace, FreeAlphas, alpha_space, alpha_units, check_array,
                                   check_network, proportional_alphas, spec_of, split_units)
@@ -41,8 +43,19 @@ MAX_CELLS = 1_000_000
 # refused: 16 M cells, 128 MB (resnet18 at alpha grid 1/64 on a 4 + 12 mix needs 1 M at level 1).
 MAX_CELLS_ALONE = 16_000_000
 
+# Bytes one block of the level DP may hold by its estimate (``block_bytes``: STATE_BYTES a frontier
+# state times a node's candidates, EDGE_BYTES a cell of a node's cost by its producers' candidates,
+# groups and sides: the float tensors, the back-pointers and the integer coefficients; measured
+# with tracemalloc within 1.5x of the estimate above 4 MiB, bench/bench_time_limit.py --groups
+# levels-memory). A level whose last-resort blocks pass it is refused (Refused, one line).
+MAX_BYTES = 640 * 2**20
+STATE_BYTES, EDGE_BYTES = 24, 32
+
 # Rounds of block coordinate descent at one level (each round lowers the level cost or stops).
 MAX_ROUNDS = 8
+
+# Cells of re-layout coefficients computed between two looks at the clock (``_Coefficients.pairs``).
+PAIR_CHUNK = 250_000
 
 
 Candidate = tuple[PartitionType, tuple[Fraction, ...]]  # (type, alpha per class of the level)
@@ -142,42 +155,59 @@ def level_cost(network: Network, array: ArraySpec, plan: Plan, h: int) -> Fracti
 
 
 class _Coefficients:
-    """The table's re-layout coefficients (``SplitCosts.coefficients``, over D^2) as float arrays
-    [type u, alpha u, type v, alpha v, side], one per pair of node behaviours (``Layer.node_types``)."""
+    """The re-layout coefficients (``SplitCosts.coefficients``, over D^2) of an edge's candidate pairs
+    as float arrays, computed for the pairs a block holds (no table over every pair of declared
+    alphas: at grid 1/1024 one would hold 9.4 M pairs per pair of node behaviours), in integers
+    (``split_costs.edge_units_array``) then divided once: the float of each exact coefficient."""
 
     def __init__(self, costs: SplitCosts):
-        self.costs = costs
-        self.values = costs.values
-        self.index = {a: i for i, a in enumerate(self.values)}
-        self._tables: dict[tuple[str, str], np.ndarray] = {}
+        self.D = costs.D
+        self.units = {a: alpha_units(a, costs.D) for a in costs.values}
 
-    def table(self, U, V) -> np.ndarray:
-        key = (U.node_types.name, V.node_types.name)
-        if key not in self._tables:
-            T, A, DD = len(PartitionType), len(self.values), self.costs.D ** 2
-            out = np.zeros((T, A, T, A, 2))
-            for (iu, tu), (ia, a), (iv, tv), (ib, b_) in product(enumerate(PartitionType), enumerate(self.values),
-                                                                  enumerate(PartitionType), enumerate(self.values)):
-                if U.node_types.specs[tu.index] is None or V.node_types.specs[tv.index] is None:
+    def pairs(self, U, V, tu: np.ndarray, ku: np.ndarray, tv: np.ndarray, kv: np.ndarray,
+              deadline: float | None = None) -> np.ndarray:
+        """[producer candidate, consumer candidate, group, side]: the coefficients of an edge from
+        node U (type indices ``tu`` [Ku], alpha units ``ku`` [Ku, G]) to node V (``tv``, ``kv``),
+        ``PAIR_CHUNK`` cells at a time with the clock checked between (``_Late`` past ``deadline``)."""
+        G, DD = ku.shape[1], self.D ** 2
+        out = np.zeros((len(tu), len(tv), G, 2))
+        for iu, ru in _runs(tu):
+            for iv, rv in _runs(tv):
+                kind = (U.node_types, _TYPES[iu], V.node_types, _TYPES[iv])
+                if U.node_types.specs[kind[1].index] is None or V.node_types.specs[kind[3].index] is None:
                     continue
-                out[iu, ia, iv, ib] = [c / DD for c in self.costs.coefficients(U, tu, a, V, tv, b_)]
-            self._tables[key] = out
-        return self._tables[key]
+                step = max(1, PAIR_CHUNK // ((rv.stop - rv.start) * G))
+                for lo in range(ru.start, ru.stop, step):
+                    check_deadline(deadline, _Late)
+                    rows = slice(lo, min(lo + step, ru.stop))
+                    c0, c1 = edge_units_array(kind, ku[rows, None, :], kv[None, rv, :], self.D)
+                    out[rows, rv, :, 0] = c0 / DD
+                    out[rows, rv, :, 1] = c1 / DD
+        return out
 
 
+def _runs(types: np.ndarray) -> list[tuple[int, slice]]:
+    """(type index, slice) of each run of equal entries (candidates come type by type: one run each)."""
+    cut = np.flatnonzero(np.diff(types)) + 1
+    starts, stops = [0, *cut.tolist()], [*cut.tolist(), len(types)]
+    return [(int(types[a]), slice(a, b)) for a, b in zip(starts, stops)]
+
+
+_TYPES = tuple(PartitionType)
 _TYPE_INDEX = {t: i for i, t in enumerate(PartitionType)}
 
 
 def _node_arrays(lv: _Level, node: int, cands: list[Candidate], coef: _Coefficients):
-    """A node's candidates as (type index [K], alpha index [K, G], compute seconds [K, G, 2], intra seconds [K, G])."""
-    cls = lv.group_class
+    """A node's candidates as (type index [K], alpha units [K, G], compute seconds [K, G, 2], intra seconds [K, G])."""
+    cls = list(lv.group_class)
     tidx = np.array([_TYPE_INDEX[t] for t, _ in cands])
-    aval = np.array([[float(row[c]) for c in cls] for _, row in cands])  # [K, G]
-    aidx = np.array([[coef.index[row[c]] for c in cls] for _, row in cands])
+    aval = np.array([[float(a) for a in row] for _, row in cands]).reshape(len(cands), -1)[:, cls]  # [K, G]
+    units = np.array([[coef.units[a] for a in row] for _, row in cands], dtype=object).reshape(len(cands), -1)[:, cls]
+    units = units.astype(np.int64) if coef.D < ARRAY_MAX_D else units
     comp = np.stack([aval, 1 - aval], axis=-1) * lv.flops[node][None, :, None] * lv.inv_peak[None, :, :]
     G = len(cls)
     intra = np.array([lv.intra[node][t] if lv.intra[node] else np.zeros(G) for t, _ in cands])
-    return tidx, aidx, comp, intra
+    return tidx, units, comp, intra
 
 
 # ---- one level: frontier elimination over candidates -----------------------------------------
@@ -197,18 +227,31 @@ def _graph(network: Network):
 def _fits(network: Network, sizes: list[int], groups: int, limit: int | None = None) -> bool:
     """Whether frontier elimination over ``sizes[n]`` candidates per node keeps every tensor
     (frontier states times a node's candidates; a node's cost by its producers' candidates,
-    groups and sides) within ``limit`` cells, MAX_CELLS by default (the loop of ``_solve_block``, sizes only)."""
+    groups and sides) within ``limit`` cells, MAX_CELLS by default (``_widest``)."""
     limit = MAX_CELLS if limit is None else limit
+    return max(_widest(network, sizes, groups)) <= limit
+
+
+def block_bytes(network: Network, sizes: list[int], groups: int) -> int:
+    """The memory ``_solve_block`` holds over ``sizes[n]`` candidates per node, by its estimate (``MAX_BYTES``)."""
+    states, edge = _widest(network, sizes, groups)
+    return STATE_BYTES * states + EDGE_BYTES * edge
+
+
+def _widest(network: Network, sizes: list[int], groups: int) -> tuple[int, int]:
+    """The most cells of frontier elimination over ``sizes[n]`` candidates per node (the loop of
+    ``_solve_block``, sizes only): (frontier states times a node's candidates, a node's cost by its
+    producers' candidates, groups and sides)."""
     in_edges, last_use = _graph(network)
     frontier: list[int] = []
+    states = edge = 0
     for i in range(len(sizes)):
         full = frontier + [i]
         producers = {u for u, _ in in_edges[i]}
-        if (int(np.prod([sizes[n] for n in full])) > limit
-                or int(np.prod([sizes[u] for u in producers] or [1])) * sizes[i] * groups * 2 > limit):
-            return False
+        states = max(states, math.prod(sizes[n] for n in full))
+        edge = max(edge, math.prod(sizes[u] for u in producers) * sizes[i] * groups * 2)
         frontier = [n for n in full if last_use[n] > i]
-    return True
+    return states, edge
 
 
 def _solve_block(network: Network, lv: _Level, cands: list[list[Candidate]], coef: _Coefficients,
@@ -240,14 +283,13 @@ def _solve_block(network: Network, lv: _Level, cands: list[list[Candidate]], coe
         comm = intra.reshape(head + [K[-1], G, 1])
         for u, share in in_edges[i]:
             tu, au, _, _ = arrays[u]
-            tab = coef.table(network.layers[u], network.layers[i])
-            e = tab[tu[:, None, None], au[:, None, :], ti[None, :, None], ai[None, :, :]]  # [Ku, Ki, G, 2]
+            e = coef.pairs(network.layers[u], network.layers[i], tu, au, ti, ai, deadline)  # [Ku, Ki, G, 2]
             e = e * (lv.relayout[i] * float(share))[None, None, :, None]
             shape = [1] * nd + [G, 2]
             shape[pos[u]], shape[-3] = len(cands[u]), K[-1]
             comm = comm + e.reshape(shape)
         t = np.maximum(comp_t, comm) if lv.overlap else comp_t + comm
-        cost = t.max(axis=(-2, -1))
+        cost = np.maximum(t[..., 0], t[..., 1]).max(axis=-1)  # (the max over groups and sides, in two steps: faster)
         T = states[..., None] + cost
         T = np.broadcast_to(T, K)
         keep = [j for j, n in enumerate(full) if last_use[n] > i]
@@ -291,9 +333,10 @@ def _solve_level(network: Network, space: Space, aspace: AlphaSpace, lv: _Level,
     if not all(types):
         raise Refused(f"levels (uneven splits): node {network.layers[types.index(())].name!r} has no allowed type "
                       f"at level {h}")
-    rows = [tuple(r) for r in product(*(aspace.choices(h, c) for c in range(len(start))))]
     G = len(lv.group_class)
-    if _fits(network, [len(types[n]) * len(rows) for n in range(N)], G):
+    n_rows = math.prod(len(aspace.choices(h, c)) for c in range(len(start)))  # (not built unless they fit)
+    if _fits(network, [len(types[n]) * n_rows for n in range(N)], G):
+        rows = [tuple(r) for r in product(*(aspace.choices(h, c) for c in range(len(start))))]
         cands = [[c for c in ((t, r) for t in types[n] for r in rows) if _whole_units(network, lv, n, c)] for n in range(N)]
         best, cost, cells = _solve_block(network, lv, cands, coef, deadline)
         return best, cost, cells, "joint"
@@ -335,6 +378,10 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
     for sizes in ([len(t) for t in types], [grid] * N):
         if not _fits(network, sizes, G, MAX_CELLS_ALONE):
             raise Refused(f"levels (uneven splits): level {lv.h}: the graph's frontier is too wide for the DP")
+        if (need := block_bytes(network, sizes, G)) > MAX_BYTES:
+            raise Refused(f"levels (uneven splits): level {lv.h}: a block of the DP needs ~{need / 2**20:,.0f} MiB "
+                          f"by its estimate, beyond its limit of {MAX_BYTES / 2**20:,.0f} MiB (a coarser "
+                          f"{given_as('--alpha-grid')} gives each node fewer candidates)")
     return [with_class(0, alphas_too=False)] + [with_class(c, types_too=False) for c in free]
 
 
@@ -370,6 +417,9 @@ def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     if plan is None:
         sol = split_solution(name, Status.UNKNOWN, None, None, None, time.perf_counter() - t0, cells,
                              objective=rules.objective)
+        if exact < 0:  # what took the time, what to change
+            sol.info["reason"] = (f"the level DP was cut at the time limit before its plan (the equal split is not in "
+                                  f"the declared space): a coarser {given_as('--alpha-grid')} gives it fewer candidates")
     else:
         ev = evaluate_split(network, array, plan, rules.weight_copies)
         status = Status.LEVEL_OPTIMAL if exact == array.levels else Status.FEASIBLE

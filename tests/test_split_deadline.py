@@ -243,7 +243,7 @@ def test_one_sentinel_and_one_shape_for_a_cut():
     assert notes == ["x: cut at the time limit (5 s) after 7 evaluations: the best plan so far, no proof "
                      "(--time-limit gives it more)",
                      "x: the level DP was cut at the time limit (5 s): the equal split stands in for its plan, no proof "
-                     "(--time-limit gives it more)",
+                     "(--time-limit gives it more; a coarser --alpha-grid gives it fewer candidates)",
                      "x: the block moves were cut at the time limit (5 s): the best plan so far, no proof "
                      "(--time-limit gives it more)"]
     assert cut_note("x", None, None, 7) == ""

@@ -85,7 +85,7 @@ def cut_note(name: str, time_limit_s: float | None, cut: Cut | None, evaluations
     more = f"{given_as('--time-limit')} gives it more"
     if cut is Cut.LEVEL_DP:
         return (f"{name}: the level DP was cut at the time limit{limit}: the equal split stands in for its plan, "
-                f"no proof ({more})")
+                f"no proof ({more}; a coarser {given_as('--alpha-grid')} gives it fewer candidates)")
     if cut is Cut.BLOCK_MOVES:
         return f"{name}: the block moves were cut at the time limit{limit}: the best plan so far, no proof ({more})"
     counted = f"{evaluations} evaluation" + ("" if evaluations == 1 else "s")

@@ -89,20 +89,28 @@ HALF = Fraction(1, 2)  # the even split: each subgroup gets half of the split di
 Pair = tuple[Fraction, Fraction]  # (side 0 sends, side 1 sends)
 
 
-def relayout_split(src: Layout, a: Fraction, dst: Layout, b: Fraction) -> Pair:
+def _positive(x):
+    return max(x, x * 0)
+
+
+def relayout_split(src: Layout, a: Fraction, dst: Layout, b: Fraction, whole=1, positive=_positive) -> Pair:
     """The one re-layout formula: (side 0 sends, side 1 sends) as fractions of the whole tensor,
     to go from ``src`` split a : 1-a between the two subgroups to ``dst`` split b : 1-b.
 
     row(a) -> col(b) (or col -> row): side 0 keeps a*b and receives (1-a)*b, side 1 receives
     a*(1-b); the same split a -> b: only the part that moves, max(a-b, 0) and max(b-a, 0); split
-    -> duplicated: each side sends what it holds, a and 1-a; duplicated -> anything: nothing."""
+    -> duplicated: each side sends what it holds, a and 1-a; duplicated -> anything: nothing.
+
+    In integer units (``core.split_costs``): a = k_a and b = k_b parts of ``whole`` = D give the
+    same amounts times D^2, exactly; a and b may then be numpy integer arrays (broadcast together)
+    with ``positive`` = max(x, 0) elementwise."""
     if src is Layout.DUP:
-        return Fraction(0), Fraction(0)
+        return a * 0, a * 0
     if dst is Layout.DUP:
-        return a, 1 - a
+        return a * whole, (whole - a) * whole
     if src is dst:
-        return max(a - b, Fraction(0)), max(b - a, Fraction(0))
-    return a * (1 - b), (1 - a) * b
+        return positive(a - b) * whole, positive(b - a) * whole
+    return a * (whole - b), (whole - a) * b
 
 
 # ---- k-way levels: the collectives (docs/model-implemented.md, "Levels of any fan-out") --------
@@ -423,13 +431,14 @@ def node_inter_fraction(prev: PartitionType, nxt: PartitionType, producer: NodeT
 
 
 def node_relayouts(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fraction, producer: NodeTypes,
-                   consumer: NodeTypes) -> tuple[Pair, Pair]:
+                   consumer: NodeTypes, whole=1, positive=_positive) -> tuple[Pair, Pair]:
     """The re-layouts on an edge with uneven splits (producer split a : 1-a, consumer b : 1-b), as
     fractions of A(F) of the consumer's input: (the forward F's (side 0, side 1), held in the
-    producer's layout; the backward E's, held in the consumer's)."""
+    producer's layout; the backward E's, held in the consumer's). ``whole``, ``positive``: in
+    integer units, over arrays (``relayout_split``)."""
     p, n = producer.layouts(prev), consumer.layouts(nxt)
-    return (relayout_split(p.f_out_produced, a, n.f_in_needed, b),
-            relayout_split(n.e_in_produced, b, p.e_out_needed, a))
+    return (relayout_split(p.f_out_produced, a, n.f_in_needed, b, whole, positive),
+            relayout_split(n.e_in_produced, b, p.e_out_needed, a, whole, positive))
 
 
 def node_inter_split(prev: PartitionType, a: Fraction, nxt: PartitionType, b: Fraction, producer: NodeTypes,

@@ -323,16 +323,39 @@ def times(s: tuple[int, ...], d: int, part: int, add: int = 0) -> tuple[int, ...
 _SIZES = {s.index: s for s in Size}
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=2**17)  # (bounded: at grid 1/1024 an edge kind alone has a million alpha pairs)
 def edge_units_fe(kind, ku: int, kv: int, D: int) -> tuple[int, int, int, int]:
     """``partition.node_relayouts`` times D^2 for alphas ku/D and kv/D on an edge of ``kind``
     (producer behaviour, its type, consumer behaviour, its type): (forward side 0, side 1, backward
-    side 0, side 1), integers (each coefficient has degree at most 2 in the two alphas)."""
+    side 0, side 1), integers (each coefficient has degree at most 2 in the two alphas): the formula
+    in integer parts of D (``partition.relayout_split``'s ``whole``), no fraction on the way."""
     pt, tu, ct, tv = kind
-    (f0, f1), (e0, e1) = node_relayouts(tu, Fraction(ku, D), tv, Fraction(kv, D), pt, ct)
-    out = tuple(c * D * D for c in (f0, f1, e0, e1))
-    assert all(c.denominator == 1 for c in out)
-    return tuple(int(c) for c in out)
+    (f0, f1), (e0, e1) = node_relayouts(tu, int(ku), tv, int(kv), pt, ct, whole=D)
+    return f0, f1, e0, e1
+
+
+# Below this D (D^2 < 2^52) the coefficients times D^2 and D^2 itself are exact in int64 and in
+# float64, so an int64 array divided by D^2 gives Python's correctly rounded int / int, bit for bit.
+ARRAY_MAX_D = 2**26
+
+
+def edge_units_array(kind, ku, kv, D: int):
+    """``edge_units`` over numpy integer arrays ku and kv (broadcast together), exact: int64 below
+    ``ARRAY_MAX_D``, else Python ints (object arrays, the same values). (numpy imported here: the
+    even path's small runs never import it, ``tests/test_startup.py``.)"""
+    import numpy as np
+
+    if D >= ARRAY_MAX_D:
+        ku, kv = np.asarray(ku).astype(object), np.asarray(kv).astype(object)
+    pt, tu, ct, tv = kind
+    (f0, f1), (e0, e1) = node_relayouts(tu, ku, tv, kv, pt, ct, whole=D, positive=_positive_array)
+    return f0 + e0, f1 + e1
+
+
+def _positive_array(x):
+    import numpy as np
+
+    return np.maximum(x, 0)
 
 
 _EDGE_UNITS: dict = {}  # (edge kind, k_u, k_v, D) -> coefficients * D^2, for every table and plan of the process

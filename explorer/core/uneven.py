@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import product
+from math import prod
 from typing import Sequence
 
 from .array import ArraySpec
@@ -390,6 +391,10 @@ class AlphaSpace:
     def free_classes(self) -> list[tuple[int, int]]:
         """(level, class) of every free class, top first."""
         return [(h, c) for h, row in enumerate(self.class_free) for c, f in enumerate(row) if f]
+
+    def row_count(self, level: int) -> int:
+        """How many rows ``level_rows`` gives, without building them (an array of many kinds: astronomically many)."""
+        return prod(len(self.choices(level, c)) for c in range(len(self.class_free[level])))
 
     def level_rows(self, level: int) -> list[tuple[Fraction, ...]]:
         """Every choice of a level's alphas for one layer, as one alpha per group."""
