@@ -334,7 +334,7 @@ def _solve_level(network: Network, space: Space, aspace: AlphaSpace, lv: _Level,
         raise Refused(f"levels (uneven splits): node {network.layers[types.index(())].name!r} has no allowed type "
                       f"at level {h}")
     G = len(lv.group_class)
-    n_rows = math.prod(len(aspace.choices(h, c)) for c in range(len(start)))  # (not built unless they fit)
+    n_rows = aspace.row_count(h)  # (not built unless they fit)
     if _fits(network, [len(types[n]) * n_rows for n in range(N)], G):
         rows = [tuple(r) for r in product(*(aspace.choices(h, c) for c in range(len(start))))]
         cands = [[c for c in ((t, r) for t in types[n] for r in rows) if _whole_units(network, lv, n, c)] for n in range(N)]

@@ -105,7 +105,7 @@ def test_grid_1024_ends_at_a_small_limit_with_a_plan():
     aspace = alpha_space(MIX, alpha_grid(1024))
     t0 = time.perf_counter()
     sol = levels_uneven(ALEXNET, MIX, Space.ACCPAR, aspace, deadline=t0 + 0.2)
-    assert time.perf_counter() - t0 < 3.0  # (main: minutes)
+    assert time.perf_counter() - t0 < 60  # a loose guard only (main: minutes; timings are benched, not asserted)
     assert sol.status is Status.FEASIBLE and sol.info["cut"] in (Cut.LEVEL_DP, Cut.BLOCK_MOVES)
     assert aspace.contains(sol.plan)
 
