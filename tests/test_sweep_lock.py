@@ -97,3 +97,25 @@ def test_a_folder_that_takes_no_lock_is_one_line(tmp_path, capsys, monkeypatch):
     code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o"), "--workers", "1"], capsys)
     assert code == 2 and err == f"explore: error: --out: cannot lock {tmp_path / 'o'} (.sweep.lock): No locks available\n"
     assert not (tmp_path / "o" / "results.csv").exists()
+
+
+def test_plot_into_a_held_folder_is_refused_and_writes_nothing(tmp_path, capsys):
+    """explore plot lists its image in sweep.json: into a folder a sweep is writing, it is refused
+    (the second sweep's one line, exit 2) before drawing; an image written elsewhere needs no lock."""
+    f = tmp_path / "a.yaml"
+    f.write_text(SWEEP)
+    out = tmp_path / "o"
+    assert run_cli(["sweep", str(f), "--out", str(out), "--workers", "1"], capsys)[0] == 0
+    args = ["plot", str(out), "--x", "levels", "--y", "traffic_bytes"]
+    with folder_lock(out):
+        before = _listing(out)
+        code, _, err = run_cli(args, capsys)
+        assert code == 2 and err.count("\n") == 1, err
+        assert f"--out: {out} is in use: another explore run (pid {os.getpid()})" in err
+        assert _listing(out) == before
+        code, _, err = run_cli([*args, "--out", str(tmp_path / "p.png")], capsys)
+        assert code == 0 and (tmp_path / "p.png").exists(), err
+    code, _, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert "line-traffic_bytes-vs-levels.png" in (out / "sweep.json").read_text()
+    assert not (out / LOCK_NAME).exists()

@@ -286,16 +286,32 @@ def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto,
         _check_out(out)
     chart = plot.with_reference_axes(folder, chart)
     target = out or _check_out(str(Path(folder) / plot.default_name(chart, pareto, plan)))
-    if plan is not None:
-        done = plot.plot_plan(folder, plan, target)
-    elif pareto:
-        done = plot.plot_pareto(folder, chart, target)
-    else:
-        done = plot.plot_chart(folder, chart, target)
+    with _held_if_inside(Path(folder), Path(target)):
+        if plan is not None:
+            done = plot.plot_plan(folder, plan, target)
+        elif pareto:
+            done = plot.plot_pareto(folder, chart, target)
+        else:
+            done = plot.plot_chart(folder, chart, target)
+        record_plot(Path(folder), Path(done.path))  # a rerun with another grid removes it (sweep.json lists it)
     for note in done.notes:  # also on the figure, under its title
         click.echo(f"explore plot: warning: {note}", err=True)
-    record_plot(Path(folder), Path(done.path))  # a rerun with another grid removes it (sweep.json lists it)
     click.echo(f"wrote {done.path}", err=True)
+
+
+def _held_if_inside(folder: Path, target: Path):
+    """The folder's lock (``lock.folder_lock``) while an image drawn into the folder itself is written
+    and listed in its sweep.json (a sweep or merge writing there meanwhile: the same one-line refusal
+    as a second sweep, before anything is drawn); nothing to hold for an image written elsewhere."""
+    from contextlib import nullcontext
+
+    from .sweep.lock import folder_lock
+
+    try:
+        inside = target.absolute().parent.resolve() == folder.resolve()
+    except OSError:
+        inside = False
+    return folder_lock(folder) if inside else nullcontext()
 
 
 def _check_out(out: str) -> str:

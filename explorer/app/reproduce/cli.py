@@ -97,27 +97,40 @@ def reproduce_accpar():
 @click.option("--all", "every", is_flag=True, help="Every figure, 5 to 13.")
 @click.option("--out", "out", default=DEFAULT_OUT, show_default=True, metavar="DIR",
               help="Folder for the PNGs (hypar-figN.png) and the point cache (DIR/.cache; its entries of "
-                   "other code, and the .tmp files a stopped run left there, are removed).")
+                   "other code, and the .tmp files a stopped run left there or beside the PNGs, are removed).")
 @click.option("--accounting", type=click.Choice([a.value for a in Accounting]), default="model", show_default=True,
               help="model: model.md (the default everywhere); hypar-figures: type II exchanges after pooling and "
                    "re-layouts out of II are free, the accounting HyPar's Figs. 5 and 8 imply.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Readable tables or one JSON object.")
+@click.option("--force", is_flag=True, help="Replace files named hypar-figN.png in DIR that explore reproduce did "
+                                            "not write (refused without it).")
 @fail_on_bad_input
-def hypar_cmd(numbers, every, out, accounting, fmt):
+def hypar_cmd(numbers, every, out, accounting, fmt, force):
     """HyPar (HPCA 2019) Figs. 5-13 on the calibrated paper array: one PNG per figure (the paper's
     axes, units and normalisation; ours solid, the paper's hatched) and rows series, x, ours,
     paper, unit, error (ours / paper - 1; plans: cells that differ)."""
-    started = time.time()  # (a cache's leftover .tmp files older than this are an earlier run's)
+    started = time.time()  # (leftover .tmp files older than this are an earlier run's)
     if not numbers and not every:
         raise InputError("give --figure N (5..13) or --all")
     wanted = list(FIGURES) if every else sorted({int(n) for n in numbers})
     folder = _out_dir(out)
-    from .files import check_paths
+    from ..sweep.lock import folder_lock
+    from .files import check_paths, prune_temps
 
     pngs = {n: folder / f"hypar-fig{n}.png" for n in wanted}
-    check_paths(folder / ".cache", list(pngs.values()))  # before any point is solved
-    acc = Accounting(accounting)
+    check_paths(folder / ".cache", list(pngs.values()), force)  # before any point is solved
+    with folder_lock(folder):  # one run writes into DIR at a time (a sweep's lock): its temp files are its own
+        check_paths(folder / ".cache", list(pngs.values()), force)  # (as found once the folder is held)
+        temps = prune_temps(folder, started)
+        if temps:
+            click.echo(f"[explore] removed {temps} leftover figure .tmp {'file' if temps == 1 else 'files'} of a "
+                       f"stopped run (.hypar-figN.png.*.tmp in {folder})", err=True)
+        _run(folder, pngs, Accounting(accounting), fmt, started)
+
+
+def _run(folder: Path, pngs: dict, acc: Accounting, fmt: str, started: float) -> None:
+    """Reproduce, draw and write the figures, then print the JSON object or the cache's line."""
     from .hypar import Context
     from .points import prune, prune_leftovers
 

@@ -174,8 +174,10 @@ def render(fig: Figure, accounting: str):
 
 def draw(fig: Figure, path: Path, accounting: str) -> None:
     """Write the figure's PNG to ``path`` (a PNG whatever its name: ``files.temp_beside``'s temp file)."""
+    from .files import MARK
+
     f = render(fig, accounting)
-    f.savefig(path, dpi=90, format="png")
+    f.savefig(path, dpi=90, format="png", metadata=dict([MARK]))  # MARK: reproduce may replace it
     import matplotlib.pyplot as plt
 
     plt.close(f)

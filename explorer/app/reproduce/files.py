@@ -2,23 +2,56 @@
 finding: a file where ``DIR/.cache`` goes, or a folder where ``DIR/hypar-fig9.png`` goes, ended
 in a traceback after the solving), and its figures written as one set: each drawn into a temp
 file beside its PNG, and all renamed into place (``os.replace``, atomic each) once every figure
-is drawn (a Ctrl-C during ``--all`` left figures of two accountings side by side)."""
+is drawn (a Ctrl-C during ``--all`` left figures of two accountings side by side). A PNG is
+replaced only when reproduce wrote it (its ``tEXt`` chunk ``MARK``), else with ``--force``; the
+temp files of a run killed before its renames are removed by the next run (``prune_temps``)."""
 
 from __future__ import annotations
 
 import os
+import re
 import stat
+import struct
 import tempfile
 from pathlib import Path
 
 from ...core.errors import SpecError
 from ..output import OutputError, check_folder_writable, resolve_target
 
+# the PNG text chunk (keyword, text) that marks a figure as written by explore reproduce
+MARK = ("Written-by", "explore reproduce hypar")
+# a figure's temp file (``temp_beside``: tempfile's 8 random characters), left by a run killed before its renames
+TEMP_NAME = re.compile(r"\.hypar-fig(?:[5-9]|1[0-3])\.png\.[a-z0-9_]{8}\.tmp")
+_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
-def check_paths(cache: Path, pngs: list[Path]) -> None:
+
+def written_here(png: Path) -> bool:
+    """Whether ``png`` is a PNG holding the text chunk ``MARK`` (drawn by ``draw.draw``)."""
+    want = MARK[0].encode("latin-1") + b"\0" + MARK[1].encode("latin-1")
+    try:
+        with open(png, "rb") as f:
+            if f.read(8) != _SIGNATURE:
+                return False
+            while len(head := f.read(8)) == 8:
+                length, kind = struct.unpack(">I4s", head)
+                if kind == b"IEND":
+                    return False
+                if kind == b"tEXt" and length == len(want):
+                    if f.read(length) == want:
+                        return True
+                    f.seek(4, os.SEEK_CUR)
+                else:
+                    f.seek(length + 4, os.SEEK_CUR)
+    except OSError:
+        return False
+    return False
+
+
+def check_paths(cache: Path, pngs: list[Path], force: bool = False) -> None:
     """SpecError naming ``--out``, the path and the problem when the point cache's folder or a
     figure's PNG cannot be written (a file where the cache folder goes, a folder or a device where
-    a PNG goes, no permission)."""
+    a PNG goes, no permission) or, without ``force``, a file where a PNG goes that reproduce did not
+    write (``written_here``)."""
     if os.path.lexists(cache) and not cache.is_dir():
         raise SpecError("--out", f"{cache} is not a folder (the point cache goes there): move it away or "
                                  "choose another --out")
@@ -40,6 +73,9 @@ def check_paths(cache: Path, pngs: list[Path]) -> None:
             raise SpecError("--out", f"cannot write {png}: not a regular file (the figure's PNG goes there)")
         if not os.access(png, os.W_OK):
             raise SpecError("--out", f"cannot write {png}: permission denied")
+        if not force and not written_here(png):
+            raise SpecError("--out", f"{png} was not written by explore reproduce: replace it with --force, or move it "
+                                     "away or choose another --out")
 
 
 def temp_beside(png: Path) -> Path:
@@ -74,3 +110,25 @@ def discard(drawn: dict[Path, Path]) -> None:
         except OSError:
             pass
     drawn.clear()
+
+
+def prune_temps(folder: Path, started: float) -> int:
+    """Remove the figures' temp files (``TEMP_NAME``) in ``folder`` that a run killed before its
+    renames left: regular files last written before ``started`` (this run's start); how many.
+    Nothing else is touched: another name, a symlink, a folder, a newer file."""
+    try:
+        paths = sorted(folder.iterdir())
+    except OSError:
+        return 0
+    removed = 0
+    for path in paths:
+        if not TEMP_NAME.fullmatch(path.name):
+            continue
+        try:
+            info = path.lstat()
+            if stat.S_ISREG(info.st_mode) and info.st_mtime < started:
+                path.unlink()
+                removed += 1
+        except OSError:
+            pass  # removed meanwhile, or a read-only folder: left as it is
+    return removed
