@@ -79,6 +79,9 @@ CONVEX_MAX_COLUMNS = 100_000
 ROUNDS = 60  # column-generation rounds of the weights' LP (any weights give a bound: fewer, a lower one)
 DENOMINATOR = 10**6  # the LP's float weights as rationals over about this (then made exact)
 
+# columns of one layer scored exactly between looks at the clock (a large layer took ~1 s in one go)
+EXACT_CHUNK = 20_000
+
 
 def convex_bound(array, costs: SplitCosts, columns, expired: Callable[[], bool] = lambda: False,
                  rows: list | None = None) -> Fraction | None:
@@ -113,10 +116,13 @@ def convex_bound(array, costs: SplitCosts, columns, expired: Callable[[], bool] 
     ks = [k for k, x in w.items() if x]
     W = np.array([int(w[k] * M) for k in ks], dtype=object)
     total = 0
-    for m in rows:  # exact: Python ints
-        if expired():
-            return None
-        total += min((m[:, ks].astype(object) @ W).tolist())
+    for m in rows:  # exact: Python ints, a chunk of columns between looks at the clock
+        least = []
+        for i in range(0, len(m), EXACT_CHUNK):
+            if expired():
+                return None
+            least.append(min((m[i:i + EXACT_CHUNK, ks].astype(object) @ W).tolist()))
+        total += min(least)
     return Fraction(total, M)
 
 

@@ -58,3 +58,20 @@ def test_any_weights_give_a_bound_and_the_lp_only_picks_them(monkeypatch):
         assert one <= optimum and best <= optimum, k
     assert convex_bound(arr, costs, cols, expired=lambda: True) is None
     assert convex_bound(arr, costs, [cols[0], []]) is None
+
+
+def test_the_exact_pass_looks_at_the_clock_within_a_layer(monkeypatch):
+    """The exact pass scores a layer's columns a chunk at a time, looking at the clock between
+    chunks (a large layer took ~1 s in one go): chunks of one column, the same bound, and a clock that
+    expires inside the pass gives none."""
+    rng = random.Random(3)
+    net, arr, space, aspace, _rules = _random_case(rng, 1)
+    _H, _L, costs, cols = _chain_columns(net, arr, space, aspace, "exact")
+    whole = convex_bound(arr, costs, cols)
+    monkeypatch.setattr(uneven_bound, "EXACT_CHUNK", 1)
+    looks = []
+    assert convex_bound(arr, costs, cols, expired=lambda: looks.append(0) or False) == whole
+    n = len(looks)
+    assert n >= sum(map(len, cols))  # at least a look per column
+    calls = iter(range(10**9))
+    assert convex_bound(arr, costs, cols, expired=lambda: next(calls) >= n - 2) is None  # expires in the exact pass
