@@ -218,7 +218,7 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
     dual_end = dual_deadline(t0, t_dual, limit, end)
     res = dual_bound(vc, rounds, deadline=dual_end, incumbent=start, enough=_final_is_cheap(vc, max_entries))
     info = {"method": "tree-dual+thresholds", "dual_rounds": res.rounds, "dual_bound": res.bound,
-            "start_s": t_dual - t0, "dual_s": time.perf_counter() - t_dual, "dual_cut": time.perf_counter() >= dual_end}
+            "start_s": t_dual - t0, "dual_s": time.perf_counter() - t_dual, "dual_cut": time.perf_counter() >= dual_end and res.rounds < rounds}  # (all its rounds run: not cut)
     say(f"dual bound after {res.rounds} of up to {rounds} rounds", res.bound, res.incumbent)
     search = _Search(vc, res, max_entries, end, _threads(options), _dual_rate(vc, res, info["dual_s"]), say)
     info.update(block_chain.settle(search, end, kept))  # a chain of blocks: settled at once (or left as it was)
