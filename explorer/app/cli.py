@@ -472,7 +472,11 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     from .check import CHECK_SOLVERS
     from .render import render_check
 
-    names = tuple(dict.fromkeys(x.strip() for x in solver_list.split(",") if x.strip()))  # each solver once
+    named = [x.strip() for x in solver_list.split(",") if x.strip()]
+    names = tuple(dict.fromkeys(named))  # each solver once, and a note says so
+    if len(names) < len(named):
+        twice = ", ".join(n for n in names if named.count(n) > 1)
+        click.echo(f"explore: note: --solvers: {twice} named more than once; each solver runs once", err=True)
     given = _given_options(click.get_current_context())
     if llm_dispatch(click.get_current_context(), given, model, array, batch, fmt, output, time_limit, gpus, layout,
                     degrees, micro_batch, recompute, zero, check=True, array_only=("--uneven", "--solvers")):

@@ -1,0 +1,83 @@
+"""Hostile input, round 5 (the trial on main at 02251a2): each input gets one line naming the
+file or argument, the field and the problem, exit status 2 (the API: SpecError), no traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from explorer import api
+from explorer.core.errors import SpecError
+
+from .conftest import run_cli
+
+CLUSTERS = Path(__file__).parents[1] / "spaces" / "clusters"
+
+
+def test_plot_where_without_a_column_is_refused(tmp_path, capsys):
+    """`--where =x` read column '' and crashed with KeyError ''."""
+    (tmp_path / "results.csv").write_text("solver,step_time_s\ndp,1.0\nexact,2.0\n", encoding="utf-8")
+    for where in ("=x", "="):
+        code, out, err = run_cli(["plot", str(tmp_path), "--x", "solver", "--y", "step_time_s", "--where", where], capsys)
+        assert code == 2 and "Traceback" not in err, err
+        assert err.count("\n") == 1 and "--where" in err and "is not COLUMN=VALUE" in err, err
+
+
+@pytest.mark.parametrize("solver", [["dp"], {"dp"}, ("dp",)])
+def test_solve_refuses_a_solver_that_is_not_one_name(solver):
+    """A list or set raised TypeError: unhashable type."""
+    with pytest.raises(SpecError) as e:
+        api.solve("lenet-c", solver=solver)
+    assert e.value.source == "solver" and "unknown solver" in str(e.value)
+
+
+def test_plan_llm_takes_paths():
+    """A pathlib.Path for the model and the array, as solve takes them."""
+    config = Path(__file__).parent / "hf_configs" / "gpt2.json"
+    by_text = api.plan_llm(str(config), str(CLUSTERS / "dgx-a100.yaml"), gpus=8, batch=64, time_limit=30)
+    by_path = api.plan_llm(config, CLUSTERS / "dgx-a100.yaml", gpus=8, batch=64, time_limit=30)
+    assert by_path.ok and by_path.result.best is not None
+    assert (by_path.model, by_path.gpus, by_path.result.status, by_path.result.best) == \
+        (by_text.model, by_text.gpus, by_text.result.status, by_text.result.best)
+
+
+@pytest.mark.parametrize("key", ["tensor=1,pipeline", "tensor=1", "ten,sor", "", "Tensor"])
+def test_plan_llm_degrees_keys_are_names(key):
+    """{"tensor=1,pipeline": 2} was joined into 'tensor=1,pipeline=2' and accepted."""
+    with pytest.raises(SpecError) as e:
+        api.plan_llm("gpt3-1.7b", gpus=8, degrees={key: 2})
+    assert e.value.source == "degrees" and "degree's name" in str(e.value)
+
+
+def test_unused_kinds_are_listed_short(tmp_path, capsys):
+    """1,000 declared kinds, 4 used: the error listed all 996 others (5,943 characters)."""
+    kinds = {f"k{i}": {"peak_TFLOPS": 10, "memory_GiB": 16} for i in range(1000)}
+    path = tmp_path / "many.yaml"
+    path.write_text(yaml.safe_dump({"version": 1, "name": "many", "levels": 2, "dtype_bytes": 2,
+                                    "link_bandwidth_GBps": 70, "kinds": kinds,
+                                    "accelerators": ["k1", "k2", "k3", "k4"]}), encoding="utf-8")
+    code, out, err = run_cli(["--array", str(path), "--model", "lenet-c"], capsys)
+    assert code == 2 and err.count("\n") == 1 and len(err) < 300, err
+    assert "kinds: k0, k10, k100," in err and "and 988 more not used by any accelerator" in err
+
+
+def test_cluster_gpus_capped_as_the_option(tmp_path, capsys):
+    """`gpus: 10^12` loaded (--gpus caps at 10^9) and the run then blamed --batch, never given."""
+    base = yaml.safe_load((CLUSTERS / "dgx-a100.yaml").read_text(encoding="utf-8"))
+    path = tmp_path / "huge.yaml"
+    path.write_text(yaml.safe_dump({**base, "gpus": 10**12}), encoding="utf-8")
+    code, out, err = run_cli(["--model", "gpt3-1.7b", "--array", str(path)], capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{path}: gpus: must be at most 1,000,000,000" in err
+    code, out, err = run_cli(["--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus", "1000000000"], capsys)
+    assert code == 2 and "--batch" not in err.split(":")[1] and "batch (the model's, gpt3-1.7b" in err, err
+
+
+def test_a_solver_named_twice_is_noted(capsys):
+    """`--solvers brute,brute` ran once without a word: a note on stderr says so."""
+    code, out, err = run_cli(["check", "--model", "lenet-c", "--solvers", "exact,brute,exact"], capsys)
+    assert code == 0, err
+    assert "explore: note: --solvers: exact named more than once; each solver runs once" in err
+    assert sum(line.split()[:1] == ["exact"] for line in out.splitlines()) == 1, out
