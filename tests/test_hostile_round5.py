@@ -81,3 +81,19 @@ def test_a_solver_named_twice_is_noted(capsys):
     assert code == 0, err
     assert "explore: note: --solvers: exact named more than once; each solver runs once" in err
     assert sum(line.split()[:1] == ["exact"] for line in out.splitlines()) == 1, out
+
+
+@pytest.mark.parametrize("cap", ["０=1GB", "1_0=1GB", "٠=1GB"])
+def test_cap_level_takes_ascii_digits_only(cap, capsys):
+    """`--cap ０=1GB` (a full-width digit) was read as level 0."""
+    code, out, err = run_cli(["--model", "lenet-c", "--cap", cap], capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "--cap: " in err and "level must be an integer (digits 0-9)" in err, err
+
+
+def test_split_summary_names_every_broken_limit(capsys):
+    """Memory and a cap both broken: the stderr line named only the memory."""
+    code, out, err = run_cli(["--model", "vgg-a", "--array", "tpu-mix-16", "--split", "equal", "--memory", "0.001",
+                              "--cap", "0=100kB"], capsys)
+    assert code == 1 and err.count("\n") == 1, err
+    assert "plan does not fit in memory: v2 needs" in err and "and breaks cap level 0 <= 100 kB (--cap)" in err, err

@@ -594,16 +594,17 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
         why += f" ({suggestion})" if suggestion else ""
         click.echo(f"explore: {why}", err=True)
         _finish_run(1)
+    broken = []  # every limit the plan breaks, each named: the memory, then caps, pins and forbids
     if not report.memory_ok:
-        over = "; ".join(f"{m.kind} needs {fmt_bytes(m.memory_bytes)} per accelerator, has {gib_text(m.limit_bytes)}"
-                         for m in report.memory if not m.ok)
-        click.echo(f"explore: the {_whose(report.split, solver)} plan does not fit in memory: {over}", err=True)
-        _finish_run(1)
+        broken.append("does not fit in memory: " + "; ".join(
+            f"{m.kind} needs {fmt_bytes(m.memory_bytes)} per accelerator, has {gib_text(m.limit_bytes)}"
+            for m in report.memory if not m.ok))
     if report.violations:
-        click.echo(f"explore: the {_whose(report.split, solver)} plan breaks " + "; ".join(v.constraint for v in report.violations)
-                   + f" ({keepers(report.split)} keeps to caps and pins)", err=True)
-        _finish_run(1)
-    _finish_run(0)
+        broken.append("breaks " + "; ".join(v.constraint for v in report.violations)
+                      + f" ({keepers(report.split)} keeps to caps and pins)")
+    if broken:
+        click.echo(f"explore: the {_whose(report.split, solver)} plan " + ", and ".join(broken), err=True)
+    _finish_run(1 if broken else 0)
 
 
 def _whose(split, solver: str | None) -> str:
