@@ -97,3 +97,38 @@ def test_split_summary_names_every_broken_limit(capsys):
                               "--cap", "0=100kB"], capsys)
     assert code == 1 and err.count("\n") == 1, err
     assert "plan does not fit in memory: v2 needs" in err and "and breaks cap level 0 <= 100 kB (--cap)" in err, err
+
+
+def _config(tmp_path, name: str, change: dict, drop: tuple = ()) -> str:
+    import json
+
+    cfg = json.loads((Path(__file__).parent / "hf_configs" / name).read_text(encoding="utf-8"))
+    cfg.update(change)
+    for k in drop:
+        del cfg[k]
+    path = tmp_path / f"{len(drop)}-{len(change)}.json"
+    path.write_text(json.dumps(cfg), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("base", ["Meta-Llama-3-8B.json", "gpt2.json", "Qwen2-7B.json"])
+def test_dense_config_with_moe_keys_is_refused(base, tmp_path, capsys):
+    """A llama config with num_local_experts was planned dense with no word of the keys."""
+    path = _config(tmp_path, base, {"num_local_experts": 8, "num_experts_per_tok": 2})
+    code, out, err = run_cli(["--array", "dgx-a100", "--gpus", "8", "--model", path, "--batch", "8"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"{path}: num_local_experts: a mixture of experts' key, but model_type" in err and "is dense" in err
+
+
+def test_mixtral_config_takes_hugging_faces_defaults(tmp_path):
+    """Without num_local_experts and num_experts_per_tok: 8 and 2, as MixtralConfig (was 'missing')."""
+    from explorer.frontends.hf_config import read_hf_shape
+
+    given = read_hf_shape(_config(tmp_path, "Mixtral-8x7B-v0.1.json", {"num_local_experts": 8,
+                                                                       "num_experts_per_tok": 2}))[0]
+    left_out = read_hf_shape(_config(tmp_path, "Mixtral-8x7B-v0.1.json", {},
+                                     ("num_local_experts", "num_experts_per_tok")))[0]
+    assert (left_out.experts, left_out.top_k) == (8, 2) and left_out == given
+    four = read_hf_shape(_config(tmp_path, "Mixtral-8x7B-v0.1.json", {"num_local_experts": 4},
+                                 ("num_experts_per_tok",)))[0]
+    assert (four.experts, four.top_k) == (4, 2)

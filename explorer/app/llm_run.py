@@ -119,7 +119,7 @@ def _refuse_empty(req: LlmRequest, space: LlmSpace, given: dict, gpus: int, gpus
 
 def _batch_field(req: LlmRequest) -> str:
     """Whose batch an error blames: --batch when given, else the model file's (not an option never given)."""
-    return "--batch" if req.batch is not None else f"batch (the model's, {req.model}; --batch N gives another)"
+    return "--batch" if req.batch is not None else f"batch (the model's, {req.model}; {given_as('--batch')} N gives another)"
 
 
 def _check_batch(space: LlmSpace, given: dict, gpus: int, gpus_per_node: int, layers: int, batch: int,
