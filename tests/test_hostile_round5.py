@@ -132,3 +132,17 @@ def test_mixtral_config_takes_hugging_faces_defaults(tmp_path):
     four = read_hf_shape(_config(tmp_path, "Mixtral-8x7B-v0.1.json", {"num_local_experts": 4},
                                  ("num_experts_per_tok",)))[0]
     assert (four.experts, four.top_k) == (4, 2)
+
+
+def test_optimal_on_too_many_classes_names_the_option(tmp_path, capsys):
+    """1,024 kinds, one accelerator each: `--split optimal` said 'search moves one class ...',
+    naming no option and speaking of search."""
+    kinds = {f"k{i}": {"peak_TFLOPS": 10 + i, "memory_GiB": 16} for i in range(1024)}
+    path = tmp_path / "k1024.yaml"
+    path.write_text(yaml.safe_dump({"version": 1, "name": "k1024", "levels": 10, "dtype_bytes": 2,
+                                    "link_bandwidth_GBps": 70, "kinds": kinds,
+                                    "accelerators": [f"k{i}" for i in range(1024)]}), encoding="utf-8")
+    code, out, err = run_cli(["--array", str(path), "--model", "lenet-c", "--split", "optimal"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("explore: error: --split: optimal: array 'k1024' has 1023 free classes of groups, more "
+                          "than 64") and "use --split proportional or equal" in err, err
