@@ -6,7 +6,9 @@ and the problem); a solver that declines an instance raises ``Refused``. Nothing
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
+from os import PathLike, fspath
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
@@ -43,7 +45,7 @@ def check(model: ModelRef, array: ArrayRef = DEFAULT_ARRAY, *, solvers: Iterable
     """Cross-check one problem: is the DP level-optimal, what is the proven joint optimum, do
     the exact solvers agree, and how far is the DP from the optimum (``explore check``).
 
-    ``solvers`` are the joint solvers to run and compare (exact, cpsat, brute by default, with pruned after exact where exact refuses a graph without link caps; pruned on request);
+    ``solvers`` are the joint solvers to run and compare (exact, cpsat, brute by default, with pruned after exact where exact refuses a graph without link caps; pruned on request; a name given twice runs once);
     the other keyword arguments are :class:`RunOptions`' fields, as for :func:`solve`
     (``time_limit`` bounds the whole check: the DP, its level checks and the solvers in turn, each
     getting what the steps before it left; None: the default a solve keeps, 60 s when ``solvers``
@@ -71,7 +73,7 @@ def check(model: ModelRef, array: ArrayRef = DEFAULT_ARRAY, *, solvers: Iterable
 
 
 @named_arguments
-def plan_llm(model: str, array: str = "dgx-a100", *, gpus: int | None = None, batch: int | None = None,
+def plan_llm(model: str | PathLike, array: str | PathLike = "dgx-a100", *, gpus: int | None = None, batch: int | None = None,
              seq: int | None = None, layout: str | None = None, degrees: str | Mapping[str, int] | None = None,
              micro_batch: int | None = None, recompute: str | None = None, zero: int | None = None,
              time_limit: float | None = None, memory_GiB: float | None = None, progress: Callable | None = None):
@@ -85,6 +87,7 @@ def plan_llm(model: str, array: str = "dgx-a100", *, gpus: int | None = None, ba
     from .app.llm_run import run_llm
     from .frontends import is_cluster, load_array
 
+    model, array = (fspath(v) if isinstance(v, PathLike) else v for v in (model, array))  # a Path, as solve takes
     _check_llm_args(model, array, layout, recompute, zero, time_limit, progress,
                     {"gpus": gpus, "batch": batch, "seq": seq, "micro_batch": micro_batch}, degrees, memory_GiB)
     if not is_cluster(array):
@@ -117,8 +120,9 @@ def _check_llm_args(model, array, layout, recompute, zero, time_limit, progress,
         raise SpecError("zero", f"must be one of 0, 1, 3, got {shown(zero)}")
     if isinstance(degrees, Mapping):
         for key, value in degrees.items():
-            if not isinstance(key, str):
-                raise SpecError("degrees", f"{shown(key)}: must be a degree's name (tensor, pipeline, ...)")
+            if not isinstance(key, str) or not re.fullmatch(r"[a-z]+", key):
+                raise SpecError("degrees", f"{shown(key)}: must be a degree's name (tensor, pipeline, data, expert, "
+                                           "virtual), without '=' or ','")
             if not is_int(value):
                 raise SpecError("degrees", f"{shown(key)}: must be an integer, got {shown(value)}")
             check_degree(key, value)  # before the mapping is written as text: 10**5000 has none

@@ -63,7 +63,7 @@ def test_with_gpus_whole_nodes_or_part_of_one(n, nodes):
     (3, "--gpus: 3 GPUs is not a part of one 8-GPU node (a part must divide 8: 1, 2, 4, 8)"),
     (True, "--gpus: must be a positive integer, got True"),
     (8.0, "--gpus: must be a positive integer, got 8.0"),
-    (2**43, "--gpus: must be at most 2^40 = 1,099,511,627,776, got "),
+    (2**43, "--gpus: must be at most 1,000,000,000, got "),
 ])
 def test_with_gpus_refusals_name_the_option(n, message):
     with pytest.raises(SpecError) as err:

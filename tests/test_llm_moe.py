@@ -286,8 +286,6 @@ def test_cli_expert_degree_on_a_dense_model(capsys):
 
 @pytest.mark.parametrize("change, drop, line", [
     ({"num_experts_per_tok": 9}, (), "num_experts_per_tok: 9 experts a token is more than the 8 experts"),
-    ({}, ("num_experts_per_tok",), "num_experts_per_tok: missing"),
-    ({}, ("num_local_experts",), "num_local_experts: missing"),
     ({"num_local_experts": 0}, (), "num_local_experts: must be a positive integer, got 0"),
 ])
 def test_cli_bad_mixtral_config(change, drop, line, capsys, tmp_path):

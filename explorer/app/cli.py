@@ -475,7 +475,11 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     from .check import CHECK_SOLVERS
     from .render import render_check
 
-    names = tuple(dict.fromkeys(x.strip() for x in solver_list.split(",") if x.strip()))  # each solver once
+    named = [x.strip() for x in solver_list.split(",") if x.strip()]
+    names = tuple(dict.fromkeys(named))  # each solver once, and a note says so
+    if len(names) < len(named):
+        twice = ", ".join(n for n in names if named.count(n) > 1)
+        click.echo(f"explore: note: --solvers: {twice} named more than once; each solver runs once", err=True)
     given = _given_options(click.get_current_context())
     if llm_dispatch(click.get_current_context(), given, model, array, batch, fmt, output, time_limit, gpus, layout,
                     degrees, micro_batch, recompute, zero, check=True, array_only=("--uneven", "--solvers")):
@@ -594,16 +598,17 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
         why += f" ({suggestion})" if suggestion else ""
         click.echo(f"explore: {why}", err=True)
         _finish_run(1)
+    broken = []  # every limit the plan breaks, each named: the memory, then caps, pins and forbids
     if not report.memory_ok:
-        over = "; ".join(f"{m.kind} needs {fmt_bytes(m.memory_bytes)} per accelerator, has {gib_text(m.limit_bytes)}"
-                         for m in report.memory if not m.ok)
-        click.echo(f"explore: the {_whose(report.split, solver)} plan does not fit in memory: {over}", err=True)
-        _finish_run(1)
+        broken.append("does not fit in memory: " + "; ".join(
+            f"{m.kind} needs {fmt_bytes(m.memory_bytes)} per accelerator, has {gib_text(m.limit_bytes)}"
+            for m in report.memory if not m.ok))
     if report.violations:
-        click.echo(f"explore: the {_whose(report.split, solver)} plan breaks " + "; ".join(v.constraint for v in report.violations)
-                   + f" ({keepers(report.split)} keeps to caps and pins)", err=True)
-        _finish_run(1)
-    _finish_run(0)
+        broken.append("breaks " + "; ".join(v.constraint for v in report.violations)
+                      + f" ({keepers(report.split)} keeps to caps and pins)")
+    if broken:
+        click.echo(f"explore: the {_whose(report.split, solver)} plan " + ", and ".join(broken), err=True)
+    _finish_run(1 if broken else 0)
 
 
 def _whose(split, solver: str | None) -> str:

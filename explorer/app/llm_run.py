@@ -60,7 +60,7 @@ def space_of(req: LlmRequest, gpus: int, gpus_per_node: int, layers: int, batch:
     given = {"tensor": req.tensor, "pipeline": req.pipeline, "data": req.data}
     if req.layout is LayoutMode.ZERO3 and req.data is None:
         if batch % gpus:
-            raise SpecError("--batch", f"{batch:,} is not a multiple of the {gpus:,} GPUs ({given_as('--gpus')}): "
+            raise SpecError(_batch_field(req), f"{batch:,} is not a multiple of the {gpus:,} GPUs ({given_as('--gpus')}): "
                                        f"{given_as('--layout')} zero3 is "
                                        "pure data parallelism, every GPU a data-parallel rank taking whole samples")
         given["data"] = gpus
@@ -110,15 +110,20 @@ def _refuse_empty(req: LlmRequest, space: LlmSpace, given: dict, gpus: int, gpus
     if req.micro_batch is not None:
         raise SpecError("--micro-batch", f"{req.micro_batch} divides batch / data ({batch:,} / d) for no data "
                                          f"degree d of the layouts of {gpus:,} GPUs")
-    _check_batch(space, given, gpus, gpus_per_node, layers, batch, heads)
+    _check_batch(space, given, gpus, gpus_per_node, layers, batch, heads, _batch_field(req))
     named, what = ("--degrees", f"{_given_text(given)}: no layout of {gpus:,} GPUs has these degrees") if known else \
         ("--gpus", f"{gpus:,}: no layout of {gpus:,} GPUs and batch {batch:,} exists")
     raise SpecError(named, f"{what} (tensor at most {gpus_per_node} unless given, dividing {heads} (the heads' and "
                            f"KV heads' gcd), pipeline at most {layers} layers, data dividing the batch {batch:,})")
 
 
+def _batch_field(req: LlmRequest) -> str:
+    """Whose batch an error blames: --batch when given, else the model file's (not an option never given)."""
+    return "--batch" if req.batch is not None else f"batch (the model's, {req.model}; {given_as('--batch')} N gives another)"
+
+
 def _check_batch(space: LlmSpace, given: dict, gpus: int, gpus_per_node: int, layers: int, batch: int,
-                 heads: int) -> None:
+                 heads: int, field: str = "--batch") -> None:
     """SpecError naming --batch when the batch is what leaves no layout: some layouts exist but the
     batch splits over none of their data degrees (the data degree was not given)."""
     if given["data"] is not None:
@@ -133,7 +138,7 @@ def _check_batch(space: LlmSpace, given: dict, gpus: int, gpus_per_node: int, la
         ", ".join(f"{d:,}" for d in datas[:4]) + f", ..., {datas[-1]:,}"
     what = "is smaller than every" if batch < datas[0] else "is a multiple of no"
     with_given = f" with {_given_text(given)}" if any(v is not None for v in given.values()) else ""
-    raise SpecError("--batch", f"{batch:,} {what} data degree of the layouts of {gpus:,} GPUs{with_given} ({shown_d}; "
+    raise SpecError(field, f"{batch:,} {what} data degree of the layouts of {gpus:,} GPUs{with_given} ({shown_d}; "
                                f"d = GPUs / (t x p), t at most {max_tensor} dividing {heads}, p at most "
                                f"{layers} layers): every data-parallel rank takes whole samples")
 

@@ -127,6 +127,8 @@ def solve(model: ModelRef, array: ArrayRef = DEFAULT_ARRAY, *, solver: str | Non
     docs/uneven.md: which solvers prove what under which constraints).
     """
     o = run_options("solve", options)
+    if solver is not None and not isinstance(solver, str):
+        raise SpecError("solver", f"unknown solver {shown(solver)} (one name: choose from {', '.join(REGISTRY)})")
     if o.split == "equal":
         o.split_only("not with split equal (every split is 1/2)")
     if o.split is not None:

@@ -360,9 +360,12 @@ def _declared_space(array: ArraySpec, split: Split, grid: int, free: FreeAlphas,
     check_split_solver(split, solver)
     check_array(array)
     aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
-    if split is Split.SEARCH and len(aspace.free_classes()) > MAX_FREE_CLASSES:
-        raise SpecError("--split", f"search: array {array.name!r} has {len(aspace.free_classes())} free classes of groups, "
-                        f"more than {MAX_FREE_CLASSES} (one is searched at a time); use {given_as('--split')} proportional or equal")
+    searched = split is Split.SEARCH or (split is Split.OPTIMAL and solver is None)  # the joint solver's starts
+    if searched and len(aspace.free_classes()) > MAX_FREE_CLASSES:
+        why = "one is searched at a time" if split is Split.SEARCH else \
+            f"the joint solver starts from {given_as('--split')} search's plans, which search one at a time"
+        raise SpecError("--split", f"{split}: array {array.name!r} has {len(aspace.free_classes())} free classes of groups, "
+                        f"more than {MAX_FREE_CLASSES} ({why}); use {given_as('--split')} proportional or equal")
     return aspace
 
 

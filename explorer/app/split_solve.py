@@ -281,7 +281,10 @@ def even_optimum(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     from ..solvers.uneven_seed import even_under_limits
 
     left = clock.left()
-    plan = even_under_limits(network, array, space, aspace, rules, None if left is None else max(EVEN_FIRST_SHARE * left, 0.1))
+    if left is not None and left <= 0:  # nothing left of the limit: not started (it would run past it)
+        return ()
+    limit = None if left is None else min(left, max(EVEN_FIRST_SHARE * left, 0.1))
+    plan = even_under_limits(network, array, space, aspace, rules, limit)
     return () if plan is None else (plan,)
 
 

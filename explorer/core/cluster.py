@@ -14,7 +14,7 @@ from .errors import SpecError, is_int
 from .units import GiB, format_count
 
 GB = 10**9   # bandwidths: GB/s = 10^9 bytes/s
-MAX_GPUS = 2**40  # the specs' bound on any count
+MAX_GPUS = 10**9  # a cluster's GPUs: the bound --gpus keeps too (llm_options)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +105,7 @@ def gpu_count_problem(n: object, gpus_per_node: int) -> str | None:
     if n < 1:
         return f"must be >= 1, got {n}"
     if n > MAX_GPUS:
-        return f"must be at most 2^40 = {MAX_GPUS:,}, got {format_count(n)}"
+        return f"must be at most {MAX_GPUS:,}, got {format_count(n)}"
     if n % gpus_per_node == 0 or (n < gpus_per_node and gpus_per_node % n == 0):
         return None
     per = gpus_per_node

@@ -109,14 +109,19 @@ def _leaves(data: dict, kinds: dict[str, AcceleratorKind], levels: int | None,
         if not isinstance(name, str) or name not in kinds:
             if (isinstance(name, str) and not kinds) or _hashable_in(name, declared):
                 return ()  # the kinds table (or this kind's entry) is already reported
-            known = ", ".join(sorted(kinds)) or "none"
+            known = _first_few(sorted(kinds)) or "none"
             errors.append(f"accelerators[{i}]: unknown kind {name!r} (kinds: {known})")
             return ()
         out.append(kinds[name])
     unused = sorted(set(kinds) - {k.name for k in out})
     if out and unused:
-        errors.append(f"kinds: {', '.join(unused)} not used by any accelerator")
+        errors.append(f"kinds: {_first_few(unused)} not used by any accelerator")
     return tuple(out)
+
+
+def _first_few(names: list[str], few: int = 8) -> str:
+    """Names for a one-line error: the first ``few``, then how many more (1,000 kinds stay one short line)."""
+    return ", ".join(names[:few]) + (f" and {len(names) - few:,} more" if len(names) > few else "")
 
 
 def parse_array(data: dict, source: str) -> ArraySpec:

@@ -5,6 +5,7 @@ The file's format (version 1) and the precedence of the sources: docs/constraint
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -55,11 +56,10 @@ def _level(text: str, levels: int, where: str, errors: list[str], star: bool) ->
     text = str(text).strip()
     if star and text == "*":
         return None
-    try:
-        h = int(text)
-    except ValueError:
-        errors.append(f"{where}: level must be an integer{' or *' if star else ''}, got {shown(text)}")
+    if not re.fullmatch(r"-?[0-9]+", text):  # ASCII digits: int() would read '０' (full-width) or '1_0' too
+        errors.append(f"{where}: level must be an integer{' or *' if star else ''} (digits 0-9), got {shown(text)}")
         return False
+    h = int(text)
     if not 0 <= h < levels:
         errors.append(f"{where}: level {h} is out of range 0..{levels - 1}")
         return False

@@ -27,6 +27,7 @@ _GPT2_KEYS = {"layers": "n_layer", "hidden": "n_embd", "heads": "n_head", "vocab
 MODEL_TYPES = {"llama": True, "mistral": True, "qwen2": True, "mixtral": True, "gpt2": False}  # llama family?
 WINDOWED = ("mistral", "mixtral")  # model types whose config may carry a sliding_window (null: none)
 _MOE_KEYS = {"experts": "num_local_experts", "top_k": "num_experts_per_tok"}
+_MOE_DEFAULTS = {"experts": 8, "top_k": 2}  # Hugging Face's MixtralConfig defaults, for a key left out
 
 
 def read_hf_shape(path: str | Path, sequence: int | None = None) -> tuple[TransformerShape, int, str, tuple[str, ...]]:
@@ -147,7 +148,11 @@ def _checked(shape: TransformerShape, keys: dict[str, str], src: str) -> Transfo
 
 
 def _llama_shape(cfg: dict, src: str, moe: bool = False) -> tuple[TransformerShape, str]:
-    f = {k: _int(cfg, key, src) for k, key in (_LLAMA_KEYS | (_MOE_KEYS if moe else {})).items()}
+    f = {k: _int(cfg, key, src) for k, key in _LLAMA_KEYS.items()}
+    if moe:
+        f |= {k: _int(cfg, key, src, _MOE_DEFAULTS[k]) for k, key in _MOE_KEYS.items()}
+    else:
+        _no_moe_keys(cfg, src)
     kv = _int(cfg, "num_key_value_heads", src, f["heads"])
     head_dim = _int(cfg, "head_dim", src, 0) if cfg.get("head_dim") is not None else 0
     keys = dict(_LLAMA_KEYS, kv_heads="num_key_value_heads", head_dim="head_dim", **_MOE_KEYS)
@@ -155,7 +160,17 @@ def _llama_shape(cfg: dict, src: str, moe: bool = False) -> tuple[TransformerSha
     return _checked(shape, keys, src), "max_position_embeddings"
 
 
+def _no_moe_keys(cfg: dict, src: str) -> None:
+    """A dense model type's config with a mixture of experts' keys is refused: Hugging Face's class
+    for it ignores them (a dense model), which is seldom what the file's author meant."""
+    for key in _MOE_KEYS.values():
+        if cfg.get(key) is not None:
+            raise SpecError(src, f"{key}: a mixture of experts' key, but model_type {cfg['model_type']} is dense "
+                                 "(Hugging Face ignores it there); use model_type mixtral, or drop the key")
+
+
 def _gpt2_shape(cfg: dict, src: str) -> tuple[TransformerShape, str]:
+    _no_moe_keys(cfg, src)
     f = {k: _int(cfg, key, src) for k, key in _GPT2_KEYS.items()}
     ffn = _int(cfg, "n_inner", src, 4 * f["hidden"])
     shape = TransformerShape(Family.GPT, ffn=ffn, tied_head=_tied(cfg, src, True), **f)

@@ -158,6 +158,8 @@ def parse_where(items: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
         if "=" not in item:
             raise SpecError("--where", f"{shown(item)} is not COLUMN=VALUE")
         k, v = item.split("=", 1)
+        if not k.strip():
+            raise SpecError("--where", f"{shown(item)} is not COLUMN=VALUE (no column name before '=')")
         out.append((k.strip(), v.strip()))
     return tuple(out)
 
