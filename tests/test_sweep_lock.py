@@ -119,3 +119,27 @@ def test_plot_into_a_held_folder_is_refused_and_writes_nothing(tmp_path, capsys)
     assert code == 0, err
     assert "line-traffic_bytes-vs-levels.png" in (out / "sweep.json").read_text()
     assert not (out / LOCK_NAME).exists()
+
+
+def test_stale_lock_reads_the_pid_and_takes_no_lock(tmp_path, monkeypatch):
+    """A killed run's lock file names a pid no longer running: told; a living pid: not. Telling takes
+    no lock of its own (a shared lock held for that instant refused a run starting then)."""
+    import fcntl
+    import subprocess
+    import sys
+
+    from explorer.app.sweep import lock
+
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(done.stdout)
+    (tmp_path / lock.LOCK_NAME).write_text(f"{dead}\n")
+    taken = []
+    monkeypatch.setattr(fcntl, "flock", lambda *a: taken.append(a))
+    assert lock.stale_lock(tmp_path) == dead and not taken
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        (tmp_path / lock.LOCK_NAME).write_text(f"{alive.pid}\n")
+        assert lock.stale_lock(tmp_path) is None and not taken
+    finally:
+        alive.kill()
+        alive.wait()

@@ -2,7 +2,7 @@
 that writes into ``DIR``, under an exclusive ``fcntl.flock`` (trial finding: two sweeps sharing
 ``--out`` raced; one lost its rows and reported success). The kernel releases the lock when its
 process ends, however it ends, so a lock file left by a run that was killed (its pid no longer
-running) is simply taken over (``stale_lock`` tells the CLI so beforehand). The file is removed
+running) is simply taken over (``stale_lock``, by the pid no longer running, tells the CLI so beforehand). The file is removed
 when the run ends. Described in docs/sweeps.md, "One sweep per folder"."""
 
 from __future__ import annotations
@@ -83,20 +83,24 @@ def folder_lock(folder: Path) -> Iterator[None]:
 
 
 def stale_lock(folder: Path) -> int | None:
-    """The pid in a lock file that no run holds (a run killed before it could remove it; the next
-    run takes it over), else None (no lock file, no pid in it, or a run holds it)."""
+    """The pid in a lock file whose run is no longer running (killed before it could remove the
+    file; the next run takes it over), else None (no lock file, no pid in it, or its run lives).
+    It takes no lock itself: a shared lock held here for an instant made a run starting at that
+    instant refuse the folder as in use."""
     try:
         fd = os.open(folder / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
     try:
-        import fcntl
-
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return None
         pid = _pid(fd)
-        return pid if pid != os.getpid() else None
     finally:
         os.close(fd)
+    if pid is None or pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return pid
+    except OSError:  # (EPERM: it runs, as another user)
+        return None
+    return None
