@@ -28,8 +28,8 @@ from .run import EvaluatorMismatch, explain_deadline, rescore
 JOINT_SOLVERS = ("exact", "cpsat", "brute")  # exact first: the fastest proof, then CP-SAT's hint
 CHECK_SOLVERS = (*JOINT_SOLVERS, "pruned")  # what --solvers takes (pruned: on request, or with the default set where exact refuses a graph: ``pruned_instead``)
 # Of what is left, the share pruned takes when it runs in exact's place (the default solvers, a graph
-# exact refuses: MobileNet-v2 at 1,024 accpar, proven in 5.8 s where CP-SAT ended feasible after 57 s),
-# so that CP-SAT after it still runs
+# exact refuses: MobileNet-v2 at 1,024 accpar, measured in docs/commands.md, `explore check`), so that
+# CP-SAT after it still runs
 PRUNED_SHARE = 0.5
 
 
