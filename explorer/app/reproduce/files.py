@@ -114,15 +114,21 @@ def discard(drawn: dict[Path, Path]) -> None:
 
 def prune_temps(folder: Path, started: float) -> int:
     """Remove the figures' temp files (``TEMP_NAME``) in ``folder`` that a run killed before its
-    renames left: regular files last written before ``started`` (this run's start); how many.
-    Nothing else is touched: another name, a symlink, a folder, a newer file."""
+    renames left (``prune_older``); how many."""
+    return prune_older(folder, TEMP_NAME, started)
+
+
+def prune_older(folder: Path, name: re.Pattern, started: float) -> int:
+    """Remove the files of ``folder`` whose names match ``name`` that are regular files last written
+    before ``started`` (this run's start, ``time.time()``: a run under way elsewhere writes newer
+    ones); how many. Nothing else is touched: another name, a symlink, a folder, a newer file."""
     try:
         paths = sorted(folder.iterdir())
     except OSError:
         return 0
     removed = 0
     for path in paths:
-        if not TEMP_NAME.fullmatch(path.name):
+        if not name.fullmatch(path.name):
             continue
         try:
             info = path.lstat()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import stat
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -207,22 +206,7 @@ def prune(cache: Path) -> int:
 
 def prune_leftovers(cache: Path, started: float) -> int:
     """Remove the files ``_memo`` writes before renaming them into entries (``TMP_NAME``: a run
-    stopped in between left them) that are regular files last written before ``started`` (this
-    run's start, ``time.time()``: a run under way elsewhere is writing newer ones); how many.
-    Nothing else is touched: another name, a symlink, a folder, a newer file."""
-    try:
-        paths = sorted(cache.iterdir())
-    except OSError:
-        return 0
-    removed = 0
-    for path in paths:
-        if not TMP_NAME.fullmatch(path.name):
-            continue
-        try:
-            info = path.lstat()
-            if stat.S_ISREG(info.st_mode) and info.st_mtime < started:
-                path.unlink()
-                removed += 1
-        except OSError:
-            pass  # removed meanwhile, or a read-only folder: left as it is
-    return removed
+    stopped in between left them) that are older than this run (``files.prune_older``); how many."""
+    from .files import prune_older
+
+    return prune_older(cache, TMP_NAME, started)
