@@ -143,3 +143,62 @@ def test_stale_lock_reads_the_pid_and_takes_no_lock(tmp_path, monkeypatch):
     finally:
         alive.kill()
         alive.wait()
+
+
+SLOW = ("version: 1\nname: slow\ngrid: {model: [resnet50, mobilenet-v2]}\n"
+        "fixed: {array: array-1024, space: accpar, solver: pruned}\n")
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def test_a_killed_sweeps_pool_workers_do_not_keep_its_lock(tmp_path):
+    """Trial finding: after `kill -9` of a sweep, its pool workers (forked, asleep) kept the folder's
+    lock and the next run was refused naming the dead pid. Workers close the descriptor they
+    inherit and end with their parent: the next run takes the folder within seconds."""
+    import time
+
+    spec = tmp_path / "slow.yaml"
+    spec.write_text(SLOW)
+    out = tmp_path / "o"
+    run = subprocess.Popen([sys.executable, "-m", "explorer.app.cli", "sweep", str(spec), "--out", str(out),
+                            "--workers", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    end = time.monotonic() + 60
+    while len(workers := _children(run.pid)) < 2 or not (out / LOCK_NAME).exists():
+        assert time.monotonic() < end and run.poll() is None, "no pool started"
+        time.sleep(0.1)
+    time.sleep(0.5)
+    os.kill(run.pid, signal.SIGKILL)
+    run.wait()
+    try:
+        _taken_within(out, 10)
+    finally:
+        time.sleep(0.5)
+        alive = [pid for pid in workers if _alive(pid)]
+        for pid in alive:  # (without the fix: still solving; not left running after the test)
+            os.kill(pid, signal.SIGKILL)
+    assert not alive  # ended with their parent (Linux)
+
+
+def _taken_within(out: Path, seconds: float) -> None:
+    import time
+
+    end = time.monotonic() + seconds
+    while True:
+        try:
+            with folder_lock(out):
+                return
+        except SpecError:
+            assert time.monotonic() < end, "the killed run's workers still hold the lock"
+            time.sleep(0.1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except (OSError, IndexError):
+        return False

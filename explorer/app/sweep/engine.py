@@ -40,9 +40,27 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _worker_init() -> None:
-    """Pool workers ignore Ctrl-C: the parent stops the sweep and ends them."""
+def _worker_init(parent: int | None = None) -> None:
+    """Pool workers ignore Ctrl-C: the parent stops the sweep and ends them. They close the folder
+    lock's descriptor they inherited, and end with their parent (``parent``: its pid; Linux's
+    parent-death signal), so that a killed sweep's lock ends with it, not minutes later."""
+    from .lock import close_inherited
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    close_inherited()
+    if parent is not None:
+        _die_with(parent)
+
+
+def _die_with(parent: int) -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the workers end when their queue breaks
+        return
+    if os.getppid() != parent:  # the parent ended before the signal was set
+        os._exit(1)
 
 
 # A sweep predicted to take less than this (CPU s) in all is solved in the parent, with no pool: a pool
@@ -129,7 +147,8 @@ class LocalEngine:
             yield from solve_serially(queue, seen)
             if not queue:
                 return
-            self._pool = ProcessPoolExecutor(max_workers=min(self.workers, len(queue)), initializer=_worker_init)
+            self._pool = ProcessPoolExecutor(max_workers=min(self.workers, len(queue)), initializer=_worker_init,
+                                             initargs=(os.getpid(),))
         pending = self._pending
         batches = Batches(queue, self.workers, seen)
 

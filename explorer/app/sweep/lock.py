@@ -15,6 +15,20 @@ from typing import Iterator
 from ...core.errors import SpecError
 
 LOCK_NAME = ".sweep.lock"
+# the lock files' descriptors this process holds: a forked pool worker closes its copies
+# (``close_inherited``), else a worker outliving a killed run keeps the lock (trial finding)
+_HELD: set[int] = set()
+
+
+def close_inherited() -> None:
+    """In a forked child: close the held locks' descriptors it inherited, so that the lock ends
+    with the run that took it, not with the last of its workers."""
+    for fd in list(_HELD):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _HELD.clear()
 
 
 def _pid(fd: int) -> int | None:
@@ -70,6 +84,7 @@ def folder_lock(folder: Path) -> Iterator[None]:
         if same:
             break
         os.close(fd)
+    _HELD.add(fd)
     try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
@@ -79,6 +94,7 @@ def folder_lock(folder: Path) -> Iterator[None]:
             os.unlink(path)  # before the lock goes: a run that opens it meanwhile retries (above)
         except OSError:
             pass
+        _HELD.discard(fd)
         os.close(fd)
 
 
