@@ -53,6 +53,21 @@ def test_alexnet_tpu_mix_traffic_is_no_worse_than_the_even_solvers_optimum():
     assert r.objective_bound is None or r.objective_bound <= r.objective_value
 
 
+def test_check_uneven_exact_row_starts_from_the_even_optimum_too():
+    """``explore check --uneven`` on the same case (trial finding): its exact row ended at once with
+    the level DP's 109,840,864 while ``--split optimal`` gave the even optimum; now the same seed."""
+    from explorer.app.check_uneven import check_uneven
+
+    net, arr = load_model("alexnet"), load_array("tpu-mix-16")
+    even = run(Problem(net, arr, Space.ACCPAR, Objective.TRAFFIC), "exact")
+    rules = replace(TIME_ONLY, objective=Objective.TRAFFIC)
+    c = check_uneven(net, arr, Space.ACCPAR, solvers=("dp", "exact"), time_limit_s=10.0, rules=rules)
+    row = {r.solver: r for r in c.rows}["exact"]
+    assert row.plan is not None
+    value = evaluate_split(net, arr, row.plan).traffic_elements
+    assert value <= even.objective_value < evaluate_split(net, arr, {r.solver: r for r in c.rows}["dp"].plan).traffic_elements
+
+
 def _half(arr, aspace):
     """The declared space's alpha 1/2 alone (every class at 1/2): the even split in the uneven model."""
     return alpha_space(arr, (F(1, 2),), aspace.free, proportional=False)

@@ -41,6 +41,7 @@ from .results import SCHEMA_VERSION, Inputs, PlanFigures, batch_warning, exact_n
 from .check import Clock
 from .split import proven_conflict, rule_names, search_start, split_inputs
 from .split_notes import cut_note, joined, seed_end_note
+from .split_solve import even_optimum
 
 UNEVEN_CHECK_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "dp", "search", "proportional")  # by default
 UNEVEN_CHECK_NAMES = (*UNEVEN_CHECK_SOLVERS, "levels")  # levels: dp's uneven form under its split's name
@@ -238,6 +239,7 @@ def _cpsat_hinted(network: Network, array: ArraySpec, space: Space, aspace: Alph
                         rules=rules, hint=hint)
 
 
+PROVERS = ("exact", "cpsat", "brute", "joint")  # the rows that take seeds
 CHEAP = ("dp", "search", "proportional")  # run first: their plans seed exact's (``exact_uneven``'s ``seeds``)
 # then the provers that end soonest (lenet-c on tpu-mix-16: joint proves in 0.13 s, exact's tables
 # need ~20 s), then the rest in the order given; the table shows the rows in the order given
@@ -339,9 +341,11 @@ def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = D
     aspace = alpha_space(array, alpha_grid(grid), free, proportional=not grid_only)
     done = {n: _row(n, network, array, space, aspace, clock, rules) for n in solvers if n in CHEAP}
     hint = (False if done["dp"].plan is None else done["dp"].plan) if "dp" in done else None  # CP-SAT's first plan (not run twice)
+    even = even_optimum(network, array, space, aspace, rules, clock) if set(solvers) & set(PROVERS) else ()
     for n in run_order(solvers):
-        if n not in done:  # exact starts from the plans of the rows before it (the joint solver's too)
-            seeds = tuple(r.plan for r in done.values() if r.plan is not None and not r.breaks)
+        if n not in done:  # exact starts from the plans of the rows before it (the joint solver's too) and the
+            # even split's proven optimum (as under --split optimal: never a plan worse than the even split's)
+            seeds = even + tuple(r.plan for r in done.values() if r.plan is not None and not r.breaks)
             done[n] = _row(n, network, array, space, aspace, clock, rules, seeds, hint)
     rows = tuple(done[n] for n in solvers)
     best, proven_by, problems = _verdict(rows, rules.objective)
