@@ -146,3 +146,17 @@ def test_optimal_on_too_many_classes_names_the_option(tmp_path, capsys):
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert err.startswith("explore: error: --split: optimal: array 'k1024' has 1023 free classes of groups, more "
                           "than 64") and "use --split proportional or equal" in err, err
+
+
+def test_a_missing_version_is_called_missing(tmp_path, capsys):
+    """Trial: a sweep file without `version:` said `version: must be 1, got None`."""
+    from .conftest import run_cli
+
+    f = tmp_path / "s.yaml"
+    f.write_text("name: s\ngrid: {model: [lenet-c]}\n")
+    code, _, err = run_cli(["sweep", str(f), "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and "version: missing (must be 1)" in err and "None" not in err, err
+    c = tmp_path / "c.yaml"
+    c.write_text("caps: {0: 1GB}\n")
+    code, _, err = run_cli(["--model", "lenet-c", "--constraints", str(c)], capsys)
+    assert code == 2 and "version: missing (must be 1)" in err, err

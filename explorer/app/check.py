@@ -402,7 +402,8 @@ def _optimum(problem: Problem, dsol: Solution | None, verdict: _Verdict, names: 
     optimum, proven = verdict.optimum, verdict.proven
     if optimum is None or dsol is None or dsol.plan is None:
         return None
-    ref_name = next(n for n in ("exact", "brute", "cpsat", "pruned") if n in proven)
+    # (pruned runs before cpsat, which starts from its plan: the proof is pruned's)
+    ref_name = next(n for n in ("exact", "brute", "pruned", "cpsat") if n in proven)
     ref = proven[ref_name]
     best = Optimum(
         objective=problem.real(optimum),

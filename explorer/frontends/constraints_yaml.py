@@ -178,7 +178,8 @@ def _from_file(path: str, net: Network, array: ArraySpec, space: Space):
     errors: list[str] = []
     Fields(data, "", errors, _FILE_KEYS)  # unknown keys
     if not is_version(data.get("version")):
-        errors.append(f"version: must be 1, got {shown(data.get('version'))}")
+        errors.append("version: missing (must be 1)" if "version" not in data else
+                      f"version: must be 1, got {shown(data.get('version'))}")
     caps, pins, forbids = [], [], []
     raw_caps = data.get("caps") or {}
     if not isinstance(raw_caps, dict):

@@ -547,7 +547,8 @@ def _check_top(data: dict, source: str, errors: list[str]) -> tuple[Any, Any]:
         if key not in TOP_KEYS:
             errors.append(f"{key}: unknown key (allowed: {', '.join(TOP_KEYS)})")
     if not is_version(data.get("version")):
-        errors.append(f"version: must be 1, got {shown(data.get('version'))}")
+        errors.append("version: missing (must be 1)" if "version" not in data else
+                      f"version: must be 1, got {shown(data.get('version'))}")
     name = data.get("name", Path(source).stem if source else "sweep")
     if not isinstance(name, str) or not name.strip():
         errors.append(f"name: must be a non-empty string, got {shown(name)}")
