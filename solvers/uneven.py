@@ -281,7 +281,8 @@ def _memory_end(err: "MemoryLimit", run: "_Run", network: Network, array: ArrayS
     """The memory guard tripped after the columns were built (``MemoryLimit``: the column tables, their
     Python ints or the live Pareto states): the plan in hand, FEASIBLE, with a proven bound and
     ``info["memory_end"]`` (how many MiB the DP would need). The plan: the best of the greedy incumbent
-    (``_stopped``'s answer, with its bound, where the Pareto DP itself tripped: ``run.held``) and
+    (``_stopped``'s answer, with its bound, where the Pareto DP itself tripped: ``run.held``; under the traffic
+    objective's second pass, the first pass's plan with its proven least traffic as bound) and
     ``seeds``, each re-scored by ``evaluate_split`` (``seeded``); the bound: the higher of
     ``_stopped``'s and the separable one (``_bounded``, where done in time). OPTIMAL only where that
     bound meets the plan's value (a proof). Refused (``err``, one line) where no plan is in hand."""
@@ -498,7 +499,7 @@ class _Run:
         self.int_bits = None  # set once the tables are sure to be Python ints (``python_ints``)
         self.pruned = None  # None: no pruning
         self.last = None
-        self.held = None  # what the Pareto DP holds when the memory guard trips in it (``_exact_time``)
+        self.held = None  # what the Pareto DP holds when the memory guard trips in it (``_exact_time``, ``_least_traffic``)
 
     def incumbent(self, pruner, score, inc) -> None:
         """The pruner's incumbent check: the score of the greedy plan ``inc``, if any."""
@@ -590,8 +591,13 @@ def _exact_traffic(array: ArraySpec, costs: SplitCosts, columns, limits, run: _R
         step = time_score(array, costs)
         second = Pruner(run.rest, limits, step)
         second.checks += [(traffic, least), (step, step(plan_vector(run.tables, next(c for t, c in ends if t == least))))]
-    fronts, more = _pareto_dp(run.tables or costs, columns, limits, lambda v: v, run, keep=lambda v: traffic(v) <= least,
-                              pruner=second)
+    try:
+        fronts, more = _pareto_dp(run.tables or costs, columns, limits, lambda v: v, run,
+                                  keep=lambda v: traffic(v) <= least, pruner=second)
+    except MemoryLimit:  # the least traffic is proven: its plan and bound stand (``_memory_end``)
+        run.note(second)
+        run.held = _least_traffic(run, next(c for t, c in ends if t == least), Fraction(least, costs.unit), lay.H, kept)
+        raise
     run.note(second)
     kept += more
     if fronts is None:
@@ -601,6 +607,16 @@ def _exact_traffic(array: ArraySpec, costs: SplitCosts, columns, limits, run: _R
             if traffic(vec) == least]
     _, cols = min(ends, key=lambda b: b[0])
     return _exact_solution((Fraction(least, costs.unit), cols), lay.H, kept, run.t0, objective, run.pruned)
+
+
+def _least_traffic(run: _Run, cols, least: Fraction, H: int, kept: int) -> Solution:
+    """The first traffic pass's plan ``cols`` of the proven least traffic ``least`` where the second
+    pass (its ties to the least step time) ends early: FEASIBLE (the tie-break is not proven), bound ``least``."""
+    sol = split_solution("exact", Status.FEASIBLE, _columns_plan(cols, H), least, least,
+                         time.perf_counter() - run.t0, kept, objective=Objective.TRAFFIC)
+    if run.pruned is not None:
+        sol.info["pruned"] = run.pruned
+    return sol
 
 
 def _pareto_dp(costs, columns, limits, vector, run: _Run, keep=None, pruner=None):

@@ -413,13 +413,14 @@ def levels_uneven(network: Network, array: ArraySpec, space: Space, alphas,
     except _Late:
         plan, exact, cells = None, -1, 0
     late: list[bool] = []
-    plan = _or_equal(network, array, space, aspace, rules, plan, moves, deadline, late)
+    why: list[str] = []
+    plan = _or_equal(network, array, space, aspace, rules, plan, moves, deadline, late, why)
     if plan is None:
         sol = split_solution(name, Status.UNKNOWN, None, None, None, time.perf_counter() - t0, cells,
                              objective=rules.objective)
         if exact < 0:  # what took the time, what to change
-            sol.info["reason"] = (f"the level DP was cut at the time limit before its plan (the equal split is not in "
-                                  f"the declared space): a coarser {given_as('--alpha-grid')} gives it fewer candidates")
+            sol.info["reason"] = (f"the level DP was cut at the time limit before its plan ({why[0]}): a coarser "
+                                  f"{given_as('--alpha-grid')} gives it fewer candidates")
     else:
         ev = evaluate_split(network, array, plan, rules.weight_copies)
         status = Status.LEVEL_OPTIMAL if exact == array.levels else Status.FEASIBLE
@@ -476,7 +477,7 @@ def equal_types(network: Network, array: ArraySpec, space: Space, rules: SplitRu
 
 def _or_equal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
               plan: Plan | None, moves: bool = True, deadline: float | None = None,
-              late: list | None = None) -> Plan | None:
+              late: list | None = None, why: list | None = None) -> Plan | None:
     """The better (``SplitRules.rank``; ties: ``plan``) of the level DP's plan and the even DP's equal
     split, where that lies in the declared space, each after block moves with ``moves``
     (``uneven_blocks.refine_blocks``: its types kept, its alphas moved in the declared space while
@@ -486,14 +487,18 @@ def _or_equal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpa
     (lenet-c on 12 v2 + 4 v3 at grid 1/2: the DP's plan is 8% slower than the equal split; with
     ip1 moved back to 1/2 it is the proven optimum). ``plan`` None (the DP cut at its deadline): the
     equal split alone (None when outside the space); no move is scored past ``deadline`` (then
-    True is appended to ``late``)."""
+    True is appended to ``late``); where the equal split is not a candidate, why is appended to ``why``."""
     plans = [] if plan is None else [plan]
     try:
         even = equal_types(network, array, space, rules)
-    except Refused:  # a level too wide for the even DP: the level DP's plan alone
-        even = None
+    except Refused as e:  # a level too wide for the even DP: the level DP's plan alone
+        even, because = None, f"the even DP refuses the equal split: {e}"
+    else:
+        because = "the even DP finds no equal split" if even is None else "the equal split is not in the declared space"
     if even is not None and aspace.contains(equal := Plan.even(even)):
         plans.append(equal)
+    elif why is not None:
+        why.append(because)
 
     def rank(p):
         return rules.rank(evaluate_split(network, array, p, rules.weight_copies), array, p)

@@ -33,8 +33,8 @@ def even_under_limits(network: Network, array: ArraySpec, space: Space, aspace: 
     problem = Problem(network, array, space, rules.objective, constraints)
     try:
         sol = exact(problem, SolveOptions(time_limit_s=time_limit_s))
-    except (Refused, NotImplementedError, OverflowError):  # too large for the even exact solver: no start from it
-        return None
+    except Refused:  # too large for the even exact solver (InstanceTooLarge, its only refusal): no start from it;
+        return None  # anything else (NotImplementedError, OverflowError) is a bug and is raised
     if sol.plan is None:
         return None
     plan = Plan.even(sol.plan)

@@ -216,3 +216,16 @@ def test_no_plan_by_the_limit_says_what_took_the_time_and_what_to_change():
     assert sol.info["reason"] == ("the level DP was cut at the time limit before its plan (the equal split is not in the "
                                   "declared space): a coarser --alpha-grid gives it fewer candidates")
     assert levels_uneven(ALEXNET, MIX, Space.ACCPAR, aspace).status is Status.FEASIBLE
+
+
+def test_no_plan_by_the_limit_says_the_even_dp_refused_the_equal_split(monkeypatch):
+    """Where the equal split is declared (grid 1/2) but the even DP refuses it (a level too wide), the
+    reason says so instead of "the equal split is not in the declared space"."""
+    def refuse(*a, **k):
+        raise Refused("level 1: too wide")
+
+    monkeypatch.setattr(lv, "equal_types", refuse)
+    sol = levels_uneven(ALEXNET, MIX, Space.ACCPAR, alpha_space(MIX, alpha_grid(2)), deadline=0.0)
+    assert sol.status is Status.UNKNOWN and sol.plan is None and sol.info["cut"] is Cut.LEVEL_DP
+    assert sol.info["reason"] == ("the level DP was cut at the time limit before its plan (the even DP refuses the "
+                                  "equal split: level 1: too wide): a coarser --alpha-grid gives it fewer candidates")

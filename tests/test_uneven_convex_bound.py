@@ -47,15 +47,21 @@ def test_any_weights_give_a_bound_and_the_lp_only_picks_them(monkeypatch):
     """Whatever weights the LP picks is a bound (here after one round: each layer's column of least
     uniform weight only); an expired clock or a layer without a column gives none."""
     rng = random.Random(12)
-    for k in range(8):
-        net, arr, space, aspace, _rules = _random_case(rng, 1)
-        _H, _L, costs, cols = _chain_columns(net, arr, space, aspace, "exact")
+    kinds = set()
+    for k in range(8):  # every kind of case: overlap or not, rules or none (the step time: the bound's)
+        net, arr, space, aspace, rules = _random_case(rng, k)
+        rules = replace(rules, objective=Objective.TIME)
+        brute = brute_split(net, arr, space, aspace, rules=rules)
+        if brute.status is Status.INFEASIBLE:
+            continue
+        _H, _L, costs, cols = _chain_columns(net, arr, space, aspace, "exact", rules=rules)
         best = convex_bound(arr, costs, cols)
-        optimum = brute_split(net, arr, space, aspace).split_value
         with monkeypatch.context() as m:
             m.setattr(uneven_bound, "ROUNDS", 1)  # one LP over each layer's column of least uniform weight
             one = convex_bound(arr, costs, cols)
-        assert one <= optimum and best <= optimum, k
+        assert one <= brute.split_value and best <= brute.split_value, k
+        kinds.add((arr.overlap, rules.side_constrained))
+    assert len(kinds) == 4, kinds
     assert convex_bound(arr, costs, cols, expired=lambda: True) is None
     assert convex_bound(arr, costs, [cols[0], []]) is None
 

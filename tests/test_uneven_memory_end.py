@@ -134,3 +134,34 @@ def test_python_int_tables_past_the_limit_return_the_seed_and_up_front_still_ref
         "exact DP stopped at its memory limit: it would need about 23 MiB")
     with pytest.raises(Refused, match=r"columns, at least .* MiB before any table, beyond its limit of 0 MiB"):
         exact_uneven(net, arr, Space.ACCPAR, aspace, max_bytes=100, seeds=[seed])
+
+
+def test_a_memory_end_in_the_second_traffic_pass_keeps_the_least_traffic_the_first_proved(monkeypatch):
+    """Traffic: the guard trips in the second Pareto pass (ties to the least step time): the plan has
+    brute force's least traffic and that is the bound (the first pass proved it), not the separable one."""
+    from explorer.solvers import uneven
+
+    real, calls = uneven._pareto_dp, []
+
+    def second_trips(*a, **k):
+        calls.append(0)
+        if len(calls) == 2:
+            raise MemoryLimit("exact (uneven splits): the second pass's states", 2, 1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(uneven, "_pareto_dp", second_trips)
+    rng, ended = random.Random(31), 0
+    for k in range(24):
+        net, arr, space, aspace, rules = _random_case(rng, k)
+        if rules.objective is not Objective.TRAFFIC:
+            continue
+        brute = brute_split(net, arr, space, aspace, rules=rules)
+        if brute.status is Status.INFEASIBLE:
+            continue
+        calls.clear()
+        sol = exact_uneven(net, arr, space, aspace, rules=rules)
+        assert len(calls) == 2 and sol.info["memory_end"].startswith("the exact DP stopped at its memory limit"), k
+        assert sol.split_value == rules.value(evaluate_split(net, arr, sol.plan, rules.weight_copies)), k
+        assert sol.split_value == sol.split_bound == brute.split_value and sol.status is Status.FEASIBLE, k
+        ended += 1
+    assert ended >= 3

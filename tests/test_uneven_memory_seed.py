@@ -10,6 +10,8 @@ from __future__ import annotations
 import random
 from fractions import Fraction as F
 
+import pytest
+
 from explorer.app.split import Split, split_run
 from explorer.core.constraints import Cap, Constraints
 from explorer.core.errors import Refused
@@ -174,3 +176,25 @@ def test_every_bound_is_below_every_feasible_plan_on_nested_graphs_under_memory(
             continue
         assert _check_bounds(monkeypatch, net, arr, space, aspace, _memory_rules(rng, net, arr, space, aspace), seen)
     assert seen["infeasible"] >= 1 and seen["binding"] >= 2 and seen["bounds"] >= 12, seen
+
+
+@pytest.mark.parametrize("error", [NotImplementedError("a bug"), OverflowError("a bug")])
+def test_the_seed_passes_on_what_the_even_solver_does_not_refuse_with(monkeypatch, error):
+    """Only a refusal (``InstanceTooLarge``) means "too large, no seed": any other error is a bug and is raised."""
+    from explorer.core.errors import InstanceTooLarge
+    from explorer.solvers import exact
+
+    net, arr = load_model("lenet-c"), load_array("tpu-mix-16")
+    rules = SplitRules(Objective.TIME, Constraints(weight_copies=2), leaf_memory_limits(arr, 2**30))
+    args = (net, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(2)), rules, 30)
+
+    def raises(e):
+        def solve(*a, **k):
+            raise e
+        return solve
+
+    monkeypatch.setattr(exact, "solve", raises(InstanceTooLarge("exact: too large")))
+    assert even_under_limits(*args) is None
+    monkeypatch.setattr(exact, "solve", raises(error))
+    with pytest.raises(type(error)):
+        even_under_limits(*args)
