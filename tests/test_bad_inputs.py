@@ -341,7 +341,7 @@ CASES = [
     ("kinds-levels-override", {"a.yaml": KINDS}, ["--array", "{d}/a.yaml", "--levels", "3"],
      "--levels: array 'mix' lists its 4 accelerators by kind, so its levels (2) cannot be overridden"),
     # --- constraints file
-    ("cons-version", {"c.yaml": "caps: {0: 2GB}\n"}, ["--constraints", "{d}/c.yaml"], "version: must be 1"),
+    ("cons-version", {"c.yaml": "caps: {0: 2GB}\n"}, ["--constraints", "{d}/c.yaml"], "version: missing (must be 1)"),
     ("cons-cap-bare", {"c.yaml": "version: 1\ncaps: {0: 2}\n"}, ["--constraints", "{d}/c.yaml"], "caps.0: 2 has no unit"),
     ("cons-cap-level", {"c.yaml": "version: 1\ncaps: {9: 2GB}\n"}, ["--constraints", "{d}/c.yaml"], "caps.9: level 9 is out of range 0..3"),
     ("cons-caps-list", {"c.yaml": "version: 1\ncaps: [2GB]\n"}, ["--constraints", "{d}/c.yaml"], "caps: must be a mapping LEVEL: AMOUNT"),
