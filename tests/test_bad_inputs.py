@@ -420,6 +420,10 @@ CASES = [
     # grouped convolutions import now (issue 11); a symbolic sequence needs --seq
     ("onnx-symbolic-seq", {"m.onnx": lambda: onnx_bytes(onnx_nets.hf_bert(layers=1))}, ["--model", "{d}/m.onnx", "--batch", "2"],
      "symbolic sequence dimension 'sequence' (axis 1): pass --seq"),
+    # both missing: one line names both (the new-user trial had to rerun once for each)
+    ("onnx-symbolic-batch-and-seq", {"m.onnx": lambda: onnx_bytes(onnx_nets.hf_bert(layers=1))}, ["--model", "{d}/m.onnx"],
+     "input 'input_ids' has a symbolic batch dimension 'batch' and input 'input_ids' has a symbolic sequence dimension "
+     "'sequence' (axis 1): pass --batch and pass --seq"),
     ("onnx-unsupported-join", {"m.onnx": lambda: onnx_bytes(onnx_nets.unsupported_net())}, ["--model", "{d}/m.onnx"],
      "is not a supported join"),
     ("onnx-weight-first", {"m.onnx": lambda: onnx_bytes(onnx_nets.weight_first_matmul_net())}, ["--model", "{d}/m.onnx"],

@@ -233,8 +233,10 @@ def test_densenet_like_graph_gets_a_plan(tmp_path, monkeypatch):
 
 def test_dynamic_axes_ask_for_batch_and_seq(tmp_path, capsys):
     f = save(tmp_path, hf_bert(layers=1), "bert.onnx")
-    with pytest.raises(SpecError, match="symbolic batch dimension 'batch': pass --batch"):
+    with pytest.raises(SpecError, match="symbolic batch dimension 'batch' and .* 'sequence' \\(axis 1\\): pass --batch and pass --seq"):
         load_onnx(f)
+    with pytest.raises(SpecError, match="symbolic batch dimension 'batch': pass --batch$"):
+        load_onnx(f, sequence=16)
     with pytest.raises(SpecError, match=r"symbolic sequence dimension 'sequence' \(axis 1\): pass --seq"):
         load_onnx(f, batch=2)
     with pytest.raises(SystemExit) as ex:

@@ -306,3 +306,16 @@ def test_labels_with_no_room_are_left_out_and_returned():
         assert set(left).isdisjoint(t.get_text() for t in ax.texts)
     finally:
         _close(fig)
+
+
+def test_a_log_axis_is_labelled_in_plain_numbers(gaps):
+    """The new-user trial: `--logy` on a ms axis spanning less than a decade was labelled '6 x 10^0'."""
+    chart = _chart("line", "step_time_s", "traffic_bytes", where=[("model", "resnet18")], logx=True, logy=True)
+    fig, _ = plot.pareto_figure(gaps, chart)
+    try:
+        fig.canvas.draw()
+        texts = [t.get_text() for ax in (fig.axes[0].yaxis, fig.axes[0].xaxis)
+                 for t in ax.get_ticklabels() + ax.get_ticklabels(minor=True) if t.get_text()]
+        assert texts and not [t for t in texts if "times" in t or "^" in t or "\\mathdefault" in t], texts
+    finally:
+        _close(fig)

@@ -155,6 +155,7 @@ def fill_dynamic_axes(graph, src: str, batch_arg: int | None,
     batch = seq = None
     filled = False
     shapes = []
+    missing: dict[str, str] = {}  # option -> the first axis it would fill: all named in one line
     for inp in graph.input:
         if inp.name in inits:
             continue
@@ -177,17 +178,21 @@ def fill_dynamic_axes(graph, src: str, batch_arg: int | None,
             sym = printable(d.dim_param) if d.dim_param else "?"
             if is_batch:
                 if batch_arg is None:
-                    raise SpecError(src, f"{label} has a symbolic batch dimension {sym!r}: {how_to_set('--batch')}")
+                    missing.setdefault("--batch", f"{label} has a symbolic batch dimension {sym!r}")
+                    continue
                 d.dim_value = batch = batch_arg
             elif _is_sequence_axis(d.dim_param, axis, len(dims), integer):
                 if seq_arg is None:
-                    raise SpecError(src, f"{label} has a symbolic sequence dimension {sym!r} (axis {axis}): {how_to_set('--seq')}")
+                    missing.setdefault("--seq", f"{label} has a symbolic sequence dimension {sym!r} (axis {axis})")
+                    continue
                 d.dim_value = seq = seq_arg
                 filled = True
             else:
                 raise SpecError(src, f"{label}: axis {axis} of {len(dims)} is symbolic ({sym!r}) and is a feature or "
                                      "spatial axis, not a batch or sequence: export the model with that axis fixed")
         shapes.append(InputShape(read.name, tuple(d.dim_value for d in dims), read.symbolic, read.batch_axis))
+    if missing:
+        raise SpecError(src, _missing_axes(missing))
     if batch is None:
         raise SpecError(src, "no data input with a batch dimension")
     if seq_arg is not None and not filled:  # said, not ignored
@@ -195,6 +200,12 @@ def fill_dynamic_axes(graph, src: str, batch_arg: int | None,
         option = given_as("--seq")
         raise SpecError(src, f"{option}: no input has a symbolic sequence axis for {option} {seq_arg} to fill{fixed}")
     return batch, seq, tuple(shapes)
+
+
+def _missing_axes(missing: dict[str, str]) -> str:
+    """One line for every option a symbolic axis needs: "input 'x' has a symbolic batch dimension 'N'
+    and input 'x' has a symbolic sequence dimension 'S' (axis 1): pass --batch and pass --seq"."""
+    return f"{' and '.join(missing.values())}: {' and '.join(how_to_set(option) for option in missing)}"
 
 
 def _key(node_or_function) -> tuple[str, str, str]:
