@@ -174,7 +174,8 @@ class InputShape:
     def describe(self) -> str:
         """'input 'x': 8 x 3 x 32 x 32 (batch_size = 8)'."""
         filled = ", ".join(f"{dim} = {self.shape[axis]}" for axis, dim in self.symbolic)
-        return f"input {self.name!r}: {' x '.join(map(str, self.shape))}" + (f" ({filled})" if filled else "")
+        dims = " x ".join(map(str, self.shape)) if self.shape else "a scalar"
+        return f"input {self.name!r}: {dims}" + (f" ({filled})" if filled else "")
 
     def to_json(self) -> dict:
         return {"name": self.name, "shape": list(self.shape),

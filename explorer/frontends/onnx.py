@@ -712,9 +712,10 @@ def _body_products(node) -> str:
     too), as 'Op 'name'', or '' when they hold none."""
     for attr in node.attribute:
         for graph in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
-            for inner in graph.node:
-                if inner.op_type in PRODUCTS:
-                    return f"{printable(inner.op_type)} {printable(inner.name)!r}"
+            for k, inner in enumerate(graph.node):
+                if inner.op_type in PRODUCTS:  # an unnamed node by its place in its body graph
+                    return f"{printable(inner.op_type)} {printable(inner.name)!r}" if inner.name else \
+                        f"{printable(inner.op_type)} (node #{k} of body graph {printable(graph.name)!r})"
                 found = _body_products(inner)
                 if found:
                     return found

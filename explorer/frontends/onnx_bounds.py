@@ -85,7 +85,18 @@ def shape_problem(model, tensor: str, shape: list | None) -> str:
         what = f"unknown{_strict_reason(model)}" if shape[bad] is None else \
             f"{shape[bad]} (no elements{_empty_input(model, tensor)})"
         return f"tensor {name!r} has the inferred shape [{shown}]: dimension {bad} is {what}"
-    return f"no inferred shape for tensor {name!r}{_strict_reason(model)}"
+    return f"no inferred shape for tensor {name!r}{_strict_reason(model) or _control_flow_reason(model, tensor)}"
+
+
+def _control_flow_reason(model, tensor: str) -> str:
+    """``: it is an output of Loop 'l' ...`` when a control-flow node makes ``tensor`` (its shape is the
+    body's, which shape inference does not carry out of a Loop or Scan), else ''."""
+    node = next((n for n in model.graph.node if tensor in n.output), None)
+    if node is None or node.op_type not in ("Loop", "Scan", "If"):
+        return ""
+    shown = printable(node.name) if node.name else f"#{list(model.graph.node).index(node)}"
+    return (f": it is an output of {node.op_type} {shown!r}, whose shape depends on its body graph and trip count, "
+            "which shape inference does not follow: export the model with the loop unrolled")
 
 
 def _empty_input(model, tensor: str) -> str:
