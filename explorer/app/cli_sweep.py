@@ -36,6 +36,8 @@ class Reporter:
         self.last = None
 
     def __call__(self, p) -> None:
+        if self.last is None and p.rejected:  # (known from the first call on, before any point is solved)
+            click.echo(rejected_line(p.rejected), err=True)
         self.last = p
         if self.quiet or not sys.stderr.isatty():
             return
@@ -56,6 +58,13 @@ class Reporter:
             bar.close()
         except (Exception, KeyboardInterrupt):  # noqa: BLE001 - a bar must never raise at exit
             bar.disable = True
+
+
+def rejected_line(paths: tuple[str, ...]) -> str:
+    """The cache entries that failed their check (``sweep.cache.Cache.get``), solved again."""
+    more = f" and {plural(len(paths) - 1, 'other')}" if len(paths) > 1 else ""
+    return (f"explore sweep: {plural(len(paths), 'cache entry', 'cache entries')} failed {'its' if len(paths) == 1 else 'their'} "
+            f"check (edited or damaged), solved again: {paths[0]}{more}")
 
 
 @click.group("sweep", cls=SweepGroup, invoke_without_command=False)

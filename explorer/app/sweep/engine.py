@@ -362,6 +362,7 @@ class Progress:
     reused: int
     failed: int  # status error: the point raised
     invalid: int = 0  # status invalid
+    rejected: tuple[str, ...] = ()  # cache entries that failed their check (``Cache.get``): solved again
 
 
 def run_points(points: Iterable[Point], base_dir: str, engine: Engine, cache: Cache | None = None,
@@ -390,6 +391,7 @@ def run_points(points: Iterable[Point], base_dir: str, engine: Engine, cache: Ca
     failed = sum(o.status == ERROR for o in ready.values())
     invalid = sum(o.status == INVALID for o in ready.values())
     done = len(ready)
+    rejected = tuple(map(str, cache.rejected)) if cache else ()
     order = [p.index for p in points]
     nxt = 0
 
@@ -400,7 +402,7 @@ def run_points(points: Iterable[Point], base_dir: str, engine: Engine, cache: Ca
             nxt += 1
 
     if progress:
-        progress(Progress(done, len(points), reused, failed, invalid))
+        progress(Progress(done, len(points), reused, failed, invalid, rejected))
     yield from flush()
     for out in engine.run(tasks):
         if cache is not None:
@@ -410,6 +412,6 @@ def run_points(points: Iterable[Point], base_dir: str, engine: Engine, cache: Ca
         invalid += out.status == INVALID
         ready[out.index] = out
         if progress:
-            progress(Progress(done, len(points), reused, failed, invalid))
+            progress(Progress(done, len(points), reused, failed, invalid, rejected))
         yield from flush()
     yield from flush()
