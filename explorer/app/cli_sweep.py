@@ -28,7 +28,9 @@ def _columns(text: str | None) -> tuple[str, ...]:
 
 
 class Reporter:
-    """A progress bar on stderr when it is a terminal; otherwise nothing until the summary line."""
+    """A progress bar on stderr when it is a terminal; otherwise nothing until the summary line.
+    While no point finishes, the bar is redrawn each second (its clock runs on) with the running
+    point and its time in its postfix (``Progress.running``, ``sweep.alive``)."""
 
     def __init__(self, quiet: bool):
         self.bar = None
@@ -45,8 +47,14 @@ class Reporter:
             from tqdm import tqdm
 
             self.bar = tqdm(total=p.total, initial=p.done, unit="pt", file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
-        self.bar.update(p.done - self.bar.n)
-        self.bar.set_postfix(reused=p.reused, invalid=p.invalid, failed=p.failed, refresh=False)
+        figures = {"reused": p.reused, "invalid": p.invalid, "failed": p.failed}
+        if p.running:
+            from .sweep.alive import running_text
+
+            figures["running"] = running_text(p.running)
+        self.bar.set_postfix(figures, refresh=bool(p.running))  # (before update: a point done names none)
+        if p.done != self.bar.n:
+            self.bar.update(p.done - self.bar.n)
 
     def close(self) -> None:
         """Close the bar once, whatever happens (a Ctrl-C while tqdm draws included): a bar left
