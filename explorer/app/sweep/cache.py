@@ -133,7 +133,7 @@ class Cache:
         path = self._path(key)
         try:
             text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):  # none (a file or folder in the way: ``put`` says so)
             return None
         except (OSError, ValueError):  # unreadable, or not UTF-8
             text = ""

@@ -139,6 +139,7 @@ class LocalEngine:
     def __init__(self, workers: int | None = None):
         self.workers = workers or default_workers()
         self._pool: ProcessPoolExecutor | None = None
+        self._size = self.workers  # the pool's processes, once it has started
         self._pending: dict[Any, list[int]] = {}
 
     def run(self, tasks: list[Task], tick: Callable[[Heartbeat], None] | None = None) -> Iterator[Outcome]:
@@ -149,11 +150,11 @@ class LocalEngine:
             yield from solve_serially(queue, seen)
             if not queue:
                 return
-            self._pool = ProcessPoolExecutor(max_workers=min(self.workers, len(queue)), initializer=_worker_init,
-                                             initargs=(os.getpid(),))
+            self._size = min(self.workers, len(queue))
+            self._pool = ProcessPoolExecutor(max_workers=self._size, initializer=_worker_init, initargs=(os.getpid(),))
         pending = self._pending
         batches = Batches(queue, self.workers, seen)
-        flight = Flight(self._pool._max_workers)  # (the pool's size: no more points run at once)
+        flight = Flight(self._size)  # (the pool's size: no more points run at once)
 
         def top_up() -> list[Outcome]:
             while queue and len(pending) < 2 * self.workers:
