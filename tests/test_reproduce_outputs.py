@@ -210,3 +210,27 @@ def test_a_folder_another_run_writes_into_is_refused(tmp_path, capsys, no_solvin
         assert code == 2 and out == "" and err.count("\n") == 1
         assert f"--out: {tmp_path} is in use: another explore run (pid {os.getpid()})" in err
         assert sorted(p.name for p in tmp_path.iterdir()) == [LOCK_NAME]
+
+
+def test_reproduce_into_a_sweeps_folder_writes_only_its_own_names(tmp_path, capsys):
+    """Into a sweep's results folder, reproduce adds its figure and its .cache and changes nothing
+    of the sweep's (results, plans, manifest, cache, plot); the sweep reruns there as before."""
+    spec = tmp_path / "a.yaml"
+    spec.write_text("version: 1\nname: a\ngrid: {model: [lenet-c], levels: [1, 2]}\n")
+    out = tmp_path / "o"
+    assert run_cli(["sweep", str(spec), "--out", str(out), "--workers", "1"], capsys)[0] == 0
+    assert run_cli(["plot", str(out), "--x", "levels", "--y", "traffic_bytes"], capsys)[0] == 0
+
+    def listing():
+        return {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    before = listing()
+    code, _, err = run_cli(["reproduce", "hypar", "--figure", "6", "--out", str(out)], capsys)
+    assert code == 0, err
+    after = listing()
+    added = set(after) - set(before)
+    assert {k: after[k] for k in before} == before
+    assert "hypar-fig6.png" in added and all(n == "hypar-fig6.png" or n.startswith(".cache/") for n in added), added
+    code, _, err = run_cli(["sweep", str(spec), "--out", str(out), "--workers", "1"], capsys)
+    assert code == 0 and "2 reused from the cache" in err
+    assert files.written_here(out / "hypar-fig6.png")

@@ -69,7 +69,7 @@ def test_the_lock_is_held_across_processes_and_a_killed_runs_file_is_taken_over(
     assert stale_lock(out) == holder.pid
     code, _, err = run_cli(["sweep", str(f), "--out", str(out), "--workers", "1"], capsys)
     assert code == 0, err
-    assert f"explore sweep: took over {out / LOCK_NAME}, left by run {holder.pid}, which is no longer running" in err
+    assert f"explore sweep: took over a stale lock from pid {holder.pid} ({out / LOCK_NAME}: that run is no longer running" in err
     assert (out / "results.csv").read_text().count("\n") == 3 and not (out / LOCK_NAME).exists()
 
 
@@ -202,3 +202,61 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
     except (OSError, IndexError):
         return False
+
+
+def _killed_holder(folder: Path) -> int:
+    """A run that took ``folder``'s lock and was killed (kill -9) holding it: its pid."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(folder)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+        holder.stdout.close()
+    assert (folder / LOCK_NAME).read_text().strip() == str(holder.pid)
+    return holder.pid
+
+
+def test_folder_lock_yields_the_killed_runs_pid(tmp_path):
+    """The lock taken over a killed run's file yields that run's pid (a run that ends removes its
+    file first, so a file found under a lock just taken is a killed run's); a fresh folder: None."""
+    with folder_lock(tmp_path) as dead:
+        assert dead is None
+    pid = _killed_holder(tmp_path)
+    with folder_lock(tmp_path) as dead:
+        assert dead == pid and (tmp_path / LOCK_NAME).read_text().strip() == str(os.getpid())
+    with folder_lock(tmp_path) as dead:
+        assert dead is None
+
+
+def test_reproduce_plot_and_merge_say_they_took_over_a_killed_runs_lock(tmp_path):
+    """Not only the sweep: every command that takes the folder's lock says, on stderr, one line
+    naming the killed run's pid, and runs as usual (the CLI, each in a process of its own)."""
+    def explore(*args):
+        done = subprocess.run([sys.executable, "-m", "explorer.app.cli", *args], capture_output=True, text=True,
+                              cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    def line(cmd, folder, pid):
+        return f"explore {cmd}: took over a stale lock from pid {pid} ({folder / LOCK_NAME}: that run is no longer running"
+
+    figs = tmp_path / "figs"
+    figs.mkdir()
+    pid = _killed_holder(figs)
+    err = explore("reproduce", "hypar", "--figure", "6", "--out", str(figs), "--format", "json")
+    assert line("reproduce hypar", figs, pid) in err and (figs / "hypar-fig6.png").is_file()
+    assert err.count("took over") == 1 and not (figs / LOCK_NAME).exists()
+    f = tmp_path / "a.yaml"
+    f.write_text(SWEEP)
+    out = tmp_path / "o"
+    explore("sweep", str(f), "--out", str(out), "--workers", "1")
+    pid = _killed_holder(out)
+    err = explore("plot", str(out), "--x", "levels", "--y", "traffic_bytes")
+    assert line("plot", out, pid) in err and not (out / LOCK_NAME).exists()
+    merged = tmp_path / "m"
+    merged.mkdir()
+    pid = _killed_holder(merged)
+    err = explore("sweep", "merge", str(out), "--out", str(merged))
+    assert line("sweep merge", merged, pid) in err and (merged / "results.csv").is_file()
+    assert "took over" not in explore("sweep", "merge", str(out), "--out", str(merged))  # its own file: removed

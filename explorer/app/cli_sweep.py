@@ -28,7 +28,9 @@ def _columns(text: str | None) -> tuple[str, ...]:
 
 
 class Reporter:
-    """A progress bar on stderr when it is a terminal; otherwise nothing until the summary line."""
+    """A progress bar on stderr when it is a terminal; otherwise nothing until the summary line.
+    While no point finishes, the bar is redrawn each second (its clock runs on) with the running
+    point and its time in its postfix (``Progress.running``, ``sweep.alive``)."""
 
     def __init__(self, quiet: bool):
         self.bar = None
@@ -36,6 +38,8 @@ class Reporter:
         self.last = None
 
     def __call__(self, p) -> None:
+        if self.last is None and p.rejected:  # (known from the first call on, before any point is solved)
+            click.echo(rejected_line(p.rejected), err=True)
         self.last = p
         if self.quiet or not sys.stderr.isatty():
             return
@@ -43,8 +47,14 @@ class Reporter:
             from tqdm import tqdm
 
             self.bar = tqdm(total=p.total, initial=p.done, unit="pt", file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
-        self.bar.update(p.done - self.bar.n)
-        self.bar.set_postfix(reused=p.reused, invalid=p.invalid, failed=p.failed, refresh=False)
+        figures = {"reused": p.reused, "invalid": p.invalid, "failed": p.failed}
+        if p.running:
+            from .sweep.alive import running_text
+
+            figures["running"] = running_text(p.running)
+        self.bar.set_postfix(figures, refresh=bool(p.running))  # (before update: a point done names none)
+        if p.done != self.bar.n:
+            self.bar.update(p.done - self.bar.n)
 
     def close(self) -> None:
         """Close the bar once, whatever happens (a Ctrl-C while tqdm draws included): a bar left
@@ -56,6 +66,13 @@ class Reporter:
             bar.close()
         except (Exception, KeyboardInterrupt):  # noqa: BLE001 - a bar must never raise at exit
             bar.disable = True
+
+
+def rejected_line(paths: tuple[str, ...]) -> str:
+    """The cache entries that failed their check (``sweep.cache.Cache.get``), solved again."""
+    more = f" and {plural(len(paths) - 1, 'other')}" if len(paths) > 1 else ""
+    return (f"explore sweep: {plural(len(paths), 'cache entry', 'cache entries')} failed {'its' if len(paths) == 1 else 'their'} "
+            f"check (edited or damaged), solved again: {paths[0]}{more}")
 
 
 @click.group("sweep", cls=SweepGroup, invoke_without_command=False)
@@ -177,12 +194,11 @@ def _say_found(out: Path, name: str, stale: list[Path], owner: str | None, dead:
         say_took_over(out, dead)
 
 
-def say_took_over(out: Path, pid: int) -> None:
+def say_took_over(out: Path, pid: int, command: str = "sweep") -> None:
     """The lock file of a run that ended without removing it (killed), taken over by this run."""
-    from .sweep.lock import LOCK_NAME
+    from .sweep.lock import took_over_line
 
-    click.echo(f"explore sweep: took over {out / LOCK_NAME}, left by run {pid}, which is no longer running "
-               "(it was stopped before it could remove it)", err=True)
+    click.echo(took_over_line(command, out, pid), err=True)
 
 
 def say_removed(stale: list[Path], owner: str | None, name: str) -> None:
@@ -220,7 +236,7 @@ def sweep_merge(dirs, out, pareto, pareto_by, force):
     """Join the outputs of shards (explore sweep FILE --shard I/N --out DIR_I) into one folder."""
     from dataclasses import replace
 
-    from .sweep.lock import folder_lock, stale_lock
+    from .sweep.lock import folder_lock
     from .sweep.runner import check_out
     from .sweep.table import check_destination, check_outputs, check_pareto_by, check_pareto_columns, columns, merge_entries, write_outputs
 
@@ -243,12 +259,11 @@ def sweep_merge(dirs, out, pareto, pareto_by, force):
                    f"{plural(manifest.total, 'point')} found); nothing written: merge the folders of every shard", err=True)
         sys.exit(1)
     Path(out).mkdir(parents=True, exist_ok=True)
-    dead = stale_lock(Path(out))
-    with folder_lock(Path(out)):  # no sweep or merge writes there meanwhile
+    with folder_lock(Path(out)) as dead:  # no sweep or merge writes there meanwhile
         check_destination(Path(out), manifest.name, force)
         write_outputs(Path(out), manifest, entries)
     if dead is not None:
-        say_took_over(Path(out), dead)
+        say_took_over(Path(out), dead, "sweep merge")
     click.echo(f"merged {plural(len(dirs), 'folder')}: {len(entries)} of {plural(manifest.total, 'point')} into {Path(out) / 'results.csv'}", err=True)
 
 
@@ -286,7 +301,7 @@ def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto,
         _check_out(out)
     chart = plot.with_reference_axes(folder, chart)
     target = out or _check_out(str(Path(folder) / plot.default_name(chart, pareto, plan)))
-    with _held_if_inside(Path(folder), Path(target)):
+    with _held_if_inside(Path(folder), Path(target)) as dead:
         if plan is not None:
             done = plot.plot_plan(folder, plan, target)
         elif pareto:
@@ -294,6 +309,8 @@ def plot_cmd(folder, x, y, hue, kind, z, where, logx, logy, title, plan, pareto,
         else:
             done = plot.plot_chart(folder, chart, target)
         record_plot(Path(folder), Path(done.path))  # a rerun with another grid removes it (sweep.json lists it)
+    if dead is not None:
+        say_took_over(Path(folder), dead, "plot")
     for note in done.notes:  # also on the figure, under its title
         click.echo(f"explore plot: warning: {note}", err=True)
     click.echo(f"wrote {done.path}", err=True)

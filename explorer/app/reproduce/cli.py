@@ -115,12 +115,14 @@ def hypar_cmd(numbers, every, out, accounting, fmt, force):
         raise InputError("give --figure N (5..13) or --all")
     wanted = list(FIGURES) if every else sorted({int(n) for n in numbers})
     folder = _out_dir(out)
-    from ..sweep.lock import folder_lock
+    from ..sweep.lock import folder_lock, took_over_line
     from .files import check_paths, prune_temps
 
     pngs = {n: folder / f"hypar-fig{n}.png" for n in wanted}
     check_paths(folder / ".cache", list(pngs.values()), force)  # before any point is solved
-    with folder_lock(folder):  # one run writes into DIR at a time (a sweep's lock): its temp files are its own
+    with folder_lock(folder) as dead:  # one run writes into DIR at a time (a sweep's lock): its temp files are its own
+        if dead is not None:
+            click.echo(took_over_line("reproduce hypar", folder, dead), err=True)
         check_paths(folder / ".cache", list(pngs.values()), force)  # (as found once the folder is held)
         temps = prune_temps(folder, started)
         if temps:

@@ -1,6 +1,14 @@
 """The sweep cache: one JSON file per finished point, keyed by a hash of its full inputs (the
 options, the contents of the files they name, and ``app.code_stamp``: the explorer's version and
-its code's digest), written atomically. Described in the manual: docs/sweeps.md, "Resumable".
+its code's digest), written atomically, and sealed: its first field is the sha256 of the rest of
+its text, checked on every load (``unseal``), so that an entry edited by hand or damaged is solved
+again (``Cache.rejected`` names it, for the CLI to say so), never returned as if solved. Described
+in the manual: docs/sweeps.md, "Resumable".
+
+Why a seal and not re-scoring a cached plan with the evaluator: a row holds more than the plan's
+cost (its status, bound and gap: what was proven), which no evaluation of the plan can check; the
+seal covers every byte, and an entry of other code is never even read (the key holds
+``code_stamp``). The seal guards against edits and damage, not against a forger who recomputes it.
 """
 
 from __future__ import annotations
@@ -20,7 +28,11 @@ from ..code_stamp import code_stamp
 from ..output import new_file_mode
 from .point import ERROR, Outcome
 
-CACHE_FORMAT = 4  # 3: the time objective's objective_value, bound and gap are step times; 4: entries hold their key
+CACHE_FORMAT = 5  # 3: the time objective's objective_value, bound and gap are step times; 4: entries hold their key;
+# 5: entries are sealed (SEAL_HEAD)
+SEAL_HEAD = '{"digest": "'  # an entry's text: SEAL_HEAD, 64 hex digits, '", ', then the rest of the object
+_SEAL_END = '", '
+_BODY_AT = len(SEAL_HEAD) + 64 + len(_SEAL_END)
 
 
 @lru_cache(maxsize=256)
@@ -79,15 +91,33 @@ def well_formed(data: Any) -> bool:
     return True
 
 
+def seal(body: str) -> str:
+    """The text of an entry whose JSON object (without its seal) is ``body``: the object with a
+    first field ``digest``, the sha256 of ``body``."""
+    return f"{SEAL_HEAD}{hashlib.sha256(body.encode()).hexdigest()}{_SEAL_END}{body[1:]}"
+
+
+def unseal(text: str) -> str | None:
+    """The JSON text ``seal`` was given, or None when ``text`` is not sealed or its seal fails
+    (a byte of it changed: a hand edit, a damaged file, another program's file)."""
+    if not (text.startswith(SEAL_HEAD) and text[_BODY_AT - len(_SEAL_END):_BODY_AT] == _SEAL_END):
+        return None
+    body = "{" + text[_BODY_AT:]
+    digest = text[len(SEAL_HEAD):_BODY_AT - len(_SEAL_END)]
+    return body if hashlib.sha256(body.encode()).hexdigest() == digest else None
+
+
 class Cache:
     """Finished points under ``DIR/cache/``; a point that raised is never stored (a rerun retries it).
 
-    Each entry holds the key it was stored under, and ``get`` checks it: an entry copied over
-    another point's file (a valid entry, but of another point) is recomputed, never trusted."""
+    Each entry holds the key it was stored under and is sealed (``seal``), and ``get`` checks
+    both: an entry edited, damaged, or copied over another point's file (a valid entry, but of
+    another point) is recomputed, never trusted, and listed in ``rejected``."""
 
     def __init__(self, root: str | Path):
         self.dir = Path(root) / "cache"
         self._folders: set[Path] = set()  # entry folders this Cache has made or found
+        self.rejected: list[Path] = []  # entries found that failed their check (``get``), to be solved again
 
     def check(self) -> None:
         """SpecError, before any work, when the cache folder is something else (a file)."""
@@ -99,11 +129,21 @@ class Cache:
         return self.dir / key[:2] / f"{key}.json"
 
     def get(self, key: str, index: int) -> Outcome | None:
+        """The point's entry, or None: none stored, or one that fails its check (then in ``rejected``)."""
+        path = self._path(key)
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            text = path.read_text(encoding="utf-8")
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):  # none (a file or folder in the way: ``put`` says so)
             return None
+        except (OSError, ValueError):  # unreadable, or not UTF-8
+            text = ""
+        body = unseal(text)
+        try:
+            data = json.loads(body) if body is not None else None
+        except ValueError:
+            data = None
         if not (well_formed(data) and data.get("key") == key):
+            self.rejected.append(path)
             return None
         return Outcome.from_json(index, data, cached=True)
 
@@ -111,7 +151,7 @@ class Cache:
         if outcome.status == ERROR:
             return
         target = self._path(key)
-        text = json.dumps({"key": key, **outcome.to_json()})  # one C-encoded string (json.dump to a file: pure Python)
+        text = seal(json.dumps({"key": key, **outcome.to_json()}))  # one C-encoded string (json.dump to a file: pure Python)
         tmp = None
         try:
             if target.parent not in self._folders:  # made once per run (a file create costs ~0.5 ms here)

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from ...core.errors import SpecError
 from ...core.names import given_as
+from .alive import TICK_S, Flight, Heartbeat, point_labels
 from .batches import Batches, Task, solve_points
 from .cache import Cache, point_key
 from .main_guard import unguarded_call
@@ -27,8 +28,9 @@ from .spec import Point, defaults_for, resolve_paths
 class Engine(Protocol):
     name: str
 
-    def run(self, tasks: list[Task]) -> Iterator[Outcome]:
-        """Solve every task; yield the Outcomes as they finish (any order)."""
+    def run(self, tasks: list[Task], tick: Callable[[Heartbeat], None] | None = None) -> Iterator[Outcome]:
+        """Solve every task; yield the Outcomes as they finish (any order); call ``tick`` with a
+        Heartbeat (``alive``) each ``TICK_S`` that passes with none finished."""
 
     def close(self) -> None: ...
 
@@ -137,9 +139,10 @@ class LocalEngine:
     def __init__(self, workers: int | None = None):
         self.workers = workers or default_workers()
         self._pool: ProcessPoolExecutor | None = None
+        self._size = self.workers  # the pool's processes, once it has started
         self._pending: dict[Any, list[int]] = {}
 
-    def run(self, tasks: list[Task]) -> Iterator[Outcome]:
+    def run(self, tasks: list[Task], tick: Callable[[Heartbeat], None] | None = None) -> Iterator[Outcome]:
         queue = list(reversed(tasks))  # popped from the end: grid order
         seen = [0, 0.0]  # points finished, their solve time
         if self._pool is None:
@@ -147,27 +150,33 @@ class LocalEngine:
             yield from solve_serially(queue, seen)
             if not queue:
                 return
-            self._pool = ProcessPoolExecutor(max_workers=min(self.workers, len(queue)), initializer=_worker_init,
-                                             initargs=(os.getpid(),))
+            self._size = min(self.workers, len(queue))
+            self._pool = ProcessPoolExecutor(max_workers=self._size, initializer=_worker_init, initargs=(os.getpid(),))
         pending = self._pending
         batches = Batches(queue, self.workers, seen)
+        flight = Flight(self._size)  # (the pool's size: no more points run at once)
 
         def top_up() -> list[Outcome]:
             while queue and len(pending) < 2 * self.workers:
                 batch = batches.take()
                 try:
-                    pending[self._pool.submit(solve_points, batch)] = [i for i, _ in batch]
+                    fut = self._pool.submit(solve_points, batch)
                 except BrokenProcessPool as err:  # a worker died: the rest cannot run here
                     rest = [*(t[0] for t in batch), *(t[0] for t in reversed(queue))]
                     queue.clear()
                     return _failed(rest, err)
+                pending[fut] = [i for i, _ in batch]
+                flight.submitted(fut, pending[fut])
             return []
 
         lost = top_up()
         while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            done, _ = wait(pending, timeout=TICK_S, return_when=FIRST_COMPLETED)
+            if not done and tick is not None:
+                tick(flight.snapshot())
             for fut in done:
                 indices = pending.pop(fut)
+                flight.finished(fut)
                 for out in _outcomes(fut, indices):
                     batches.finished(out)
                     yield out
@@ -264,7 +273,7 @@ class DaskEngine:
                                          silence_logs=logging.CRITICAL, preload=[QUIET_WORKER])
             self.client = Client(self._cluster)
 
-    def run(self, tasks: list[Task]) -> Iterator[Outcome]:
+    def run(self, tasks: list[Task], tick: Callable[[Heartbeat], None] | None = None) -> Iterator[Outcome]:
         """Batches as the local pool's (``Batches``), at most two a worker in flight."""
         from distributed import as_completed
 
@@ -274,16 +283,24 @@ class DaskEngine:
         pending: dict[Any, list[int]] = {}
         self._pending = pending
         running = as_completed()
+        flight = Flight(workers)
 
         def top_up() -> None:
             while queue and len(pending) < 2 * workers:
                 batch = batches.take()
                 fut = self.client.submit(solve_points, batch, pure=False)
                 pending[fut] = [i for i, _ in batch]
+                flight.submitted(fut, pending[fut])
                 running.add(fut)
 
         top_up()
-        for fut in running:
+        while not running.is_empty():
+            if not _ready_within(running, TICK_S):
+                if tick is not None:
+                    tick(flight.snapshot())
+                continue
+            fut = next(running)
+            flight.finished(fut)
             for out in _outcomes(fut, pending.pop(fut)):
                 batches.finished(out)
                 yield out
@@ -299,6 +316,23 @@ class DaskEngine:
         if self._cluster is not None:
             self._cluster.close()
             self._cluster = None
+
+
+def _ready_within(running, seconds: float) -> bool:
+    """Whether a future of Dask's ``as_completed`` is done, waiting up to ``seconds`` for one (on its
+    condition, notified as a future finishes, as its own iterator waits; else in short sleeps)."""
+    end = time.monotonic() + seconds
+    condition = getattr(running, "thread_condition", None)
+    while not running.has_ready():
+        left = end - time.monotonic()
+        if left <= 0:
+            return False
+        if condition is None:
+            time.sleep(min(left, 0.01))
+            continue
+        with condition:
+            condition.wait(timeout=min(left, 0.1))
+    return True
 
 
 def _outcomes(fut, indices: list[int]) -> list[Outcome]:
@@ -362,6 +396,13 @@ class Progress:
     reused: int
     failed: int  # status error: the point raised
     invalid: int = 0  # status invalid
+    rejected: tuple[str, ...] = ()  # cache entries that failed their check (``Cache.get``): solved again
+    running: tuple[tuple[str, float], ...] = ()  # on a Heartbeat (``alive``): the points in flight, (label, s), longest first
+
+
+def _named(beat: Heartbeat, labels: dict[int, str]) -> tuple[tuple[str, float], ...]:
+    """A Heartbeat's tasks as (the first point's label, '+k' for the others of its batch; seconds)."""
+    return tuple((labels[ix[0]] + (f" +{len(ix) - 1}" if len(ix) > 1 else ""), s) for ix, s in beat.running)
 
 
 def run_points(points: Iterable[Point], base_dir: str, engine: Engine, cache: Cache | None = None,
@@ -390,6 +431,7 @@ def run_points(points: Iterable[Point], base_dir: str, engine: Engine, cache: Ca
     failed = sum(o.status == ERROR for o in ready.values())
     invalid = sum(o.status == INVALID for o in ready.values())
     done = len(ready)
+    rejected = tuple(map(str, cache.rejected)) if cache else ()
     order = [p.index for p in points]
     nxt = 0
 
@@ -400,9 +442,14 @@ def run_points(points: Iterable[Point], base_dir: str, engine: Engine, cache: Ca
             nxt += 1
 
     if progress:
-        progress(Progress(done, len(points), reused, failed, invalid))
+        progress(Progress(done, len(points), reused, failed, invalid, rejected))
     yield from flush()
-    for out in engine.run(tasks):
+    labels = point_labels(points) if progress else {}
+
+    def beat(h: Heartbeat) -> None:
+        progress(Progress(done, len(points), reused, failed, invalid, rejected, _named(h, labels)))
+
+    for out in (engine.run(tasks, beat) if progress else engine.run(tasks)):
         if cache is not None:
             cache.put(keys[out.index], out)
         done += 1
@@ -410,6 +457,6 @@ def run_points(points: Iterable[Point], base_dir: str, engine: Engine, cache: Ca
         invalid += out.status == INVALID
         ready[out.index] = out
         if progress:
-            progress(Progress(done, len(points), reused, failed, invalid))
+            progress(Progress(done, len(points), reused, failed, invalid, rejected))
         yield from flush()
     yield from flush()

@@ -2,8 +2,8 @@
 that writes into ``DIR``, under an exclusive ``fcntl.flock`` (trial finding: two sweeps sharing
 ``--out`` raced; one lost its rows and reported success). The kernel releases the lock when its
 process ends, however it ends, so a lock file left by a run that was killed (its pid no longer
-running) is simply taken over (``stale_lock``, by the pid no longer running, tells the CLI so beforehand). The file is removed
-when the run ends. Described in docs/sweeps.md, "One sweep per folder"."""
+running) is simply taken over: ``folder_lock`` yields that run's pid, and ``stale_lock`` reads it
+beforehand, for the CLI to say so (``took_over_line``). The file is removed when the run ends. Described in docs/sweeps.md, "One sweep per folder"."""
 
 from __future__ import annotations
 
@@ -67,9 +67,11 @@ def _busy(folder: Path, pid: int | None) -> SpecError:
 
 
 @contextmanager
-def folder_lock(folder: Path) -> Iterator[None]:
+def folder_lock(folder: Path) -> Iterator[int | None]:
     """Hold ``folder``'s lock meanwhile (the folder must exist); SpecError naming the folder and
-    the other run's pid when another run holds it. Nothing is written unless the lock is taken."""
+    the other run's pid when another run holds it. Nothing is written unless the lock is taken.
+    Yields the pid of the run whose lock file it took over (that run was killed: a run that ends
+    removes its file before its lock goes), else None."""
     path = folder / LOCK_NAME
     while True:
         fd = _open(path)
@@ -85,10 +87,11 @@ def folder_lock(folder: Path) -> Iterator[None]:
             break
         os.close(fd)
     _HELD.add(fd)
+    left = _pid(fd)
     try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        yield
+        yield left if left != os.getpid() else None
     finally:
         try:
             os.unlink(path)  # before the lock goes: a run that opens it meanwhile retries (above)
@@ -120,3 +123,9 @@ def stale_lock(folder: Path) -> int | None:
     except OSError:  # (EPERM: it runs, as another user)
         return None
     return None
+
+
+def took_over_line(command: str, folder: Path, pid: int) -> str:
+    """What ``explore COMMAND`` says on stderr when it took over the lock file of a killed run."""
+    return (f"explore {command}: took over a stale lock from pid {pid} ({folder / LOCK_NAME}: that run is no longer "
+            "running; it was stopped before it could remove the file)")
