@@ -17,12 +17,14 @@ for a core of a loaded machine), and a verdict: "within" (the whole process with
 limit), "floor" (only less the floor) or "OVER". The load average is printed before the floor and
 after each group. ``bench/trace_run.py`` shows where one run's time goes.
 
-The floors come with two references, the interpreter alone (``python -c pass``) and ``python -c
-"import numpy"``, and with ``--before`` each floor of both scripts in the same rounds. The processes
+The floors come with references, the steps under them (``python -c pass``, ``-c "import click,
+yaml"``, ``-c "import explorer.app.cli"``) and ``python -c "import numpy"``, and with ``--before``
+each floor of both scripts in the same rounds. The processes
 run as an installed package does, with their bytecode cached (``PYTHONDONTWRITEBYTECODE`` taken out
 of their environment, as ``bench_whole_runs.py`` does; an untimed run of each floor first writes the
-caches): with it set, every process compiles the project's ~100 modules again (0.05-0.1 s, most of
-the floor under ``--time-limit 0.1``); ``--no-bytecode-cache`` keeps it as it is.
+caches): with it set and no cache written before (Python still reads one), every process compiles
+the project's ~100 modules again (0.03-0.1 s of CPU, a third to a half of the floor under
+``--time-limit 0.1``); ``--no-bytecode-cache`` keeps it as it is.
 
     python bench/bench_time_limit.py                                  # every group, 5 runs each
     python bench/bench_time_limit.py --groups exact pruned --repeat 5 --before /tmp/base-venv/bin/explore
@@ -197,8 +199,11 @@ def floor_of(case: list[str]) -> str:
     return "trivial split" if "--split" in case or "--uneven" in case else "trivial run"
 
 
-# what no run goes below: the interpreter's start (with site), and numpy's import (a run that needs it)
-REFERENCES = {"interpreter": ["-c", "pass"], "import numpy": ["-c", "import numpy"]}
+# the steps under every run, each a process of this interpreter: its start (with site), then click and
+# yaml (what any command line and spec reader here needs), then the command-line module (``explore
+# --version`` less its parsing); and numpy's import (a run that needs it)
+REFERENCES = {"interpreter": ["-c", "pass"], "click, yaml": ["-c", "import click, yaml"],
+              "the CLI module": ["-c", "import explorer.app.cli"], "import numpy": ["-c", "import numpy"]}
 
 
 def floor_runs(scripts: list[tuple[str, list[str]]], repeat: int) -> dict[tuple[str, str], list[tuple[float, float]]]:
@@ -254,12 +259,13 @@ def main() -> None:
     ap.add_argument("--before", metavar="EXPLORE", help="another explore script, timed in the same rounds")
     ap.add_argument("--limit", type=float, help="every case at this limit instead of its own")
     ap.add_argument("--no-bytecode-cache", action="store_true",
-                    help="keep PYTHONDONTWRITEBYTECODE (every process then compiles the explorer's modules again)")
+                    help="keep PYTHONDONTWRITEBYTECODE (no cache is written: with none written before, "
+                         "every process compiles the explorer's modules again)")
     args = ap.parse_args()
     global ENV
     ENV = child_env(not args.no_bytecode_cache)
     scripts = [("after" if args.before else "", explore_command())] + ([("before", [args.before])] if args.before else [])
-    cache = "on" if "PYTHONDONTWRITEBYTECODE" not in ENV else "off (PYTHONDONTWRITEBYTECODE: every process compiles)"
+    cache = "on" if "PYTHONDONTWRITEBYTECODE" not in ENV else "not written (PYTHONDONTWRITEBYTECODE; one written before is read)"
     print(f"load {load()}; bytecode cache {cache}")
     print_floors(floor_runs(scripts, args.repeat))
     print(f"load {load()}")
