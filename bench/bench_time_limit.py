@@ -17,6 +17,15 @@ for a core of a loaded machine), and a verdict: "within" (the whole process with
 limit), "floor" (only less the floor) or "OVER". The load average is printed before the floor and
 after each group. ``bench/trace_run.py`` shows where one run's time goes.
 
+The floors come with references, the steps under them (``python -c pass``, ``-c "import click,
+yaml"``, ``-c "import explorer.app.cli"``) and ``python -c "import numpy"``, and with ``--before``
+each floor of both scripts in the same rounds. The processes
+run as an installed package does, with their bytecode cached (``PYTHONDONTWRITEBYTECODE`` taken out
+of their environment, as ``bench_whole_runs.py`` does; an untimed run of each floor first writes the
+caches): with it set and no cache written before (Python still reads one), every process compiles
+the project's ~100 modules again (0.03-0.1 s of CPU, a third to a half of the floor under
+``--time-limit 0.1``); ``--no-bytecode-cache`` keeps it as it is.
+
     python bench/bench_time_limit.py                                  # every group, 5 runs each
     python bench/bench_time_limit.py --groups exact pruned --repeat 5 --before /tmp/base-venv/bin/explore
     python bench/bench_time_limit.py --groups cpsat --repeat 1        # ResNet-50 and BERT-base at H=10, 5 s and 20 s
@@ -26,6 +35,7 @@ after each group. ``bench/trace_run.py`` shows where one run's time goes.
     python bench/bench_time_limit.py --groups trial13 levels --repeat 3        # exact's column tables; levels, limit spent
     python bench/bench_time_limit.py --groups split-caps --repeat 3 --before /tmp/base/.venv/bin/explore  # caps, split optimal
     python bench/bench_time_limit.py --groups levels-grid many-kinds --repeat 3  # grid 1/1024, 1024 kinds (every route)
+    python bench/bench_time_limit.py --groups tenth --repeat 9 --before /tmp/base/.venv/bin/explore  # the floors, 0.1 s cases
 """
 
 from __future__ import annotations
@@ -42,7 +52,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from bench_whole_runs import explore_command  # noqa: E402
+from bench_whole_runs import child_env, explore_command  # noqa: E402
 
 H10 = ["--array", "array-1024", "--space", "accpar"]
 H12 = ["--array", "array-1024", "--levels", "12", "--space", "accpar", "--solver", "pruned"]
@@ -105,6 +115,8 @@ GROUPS = {
     "check-uneven": [("resnet50 check --uneven", t, UNEVEN) for t in (0.1, 2.0, 5.0)],
     "trial13": [("sfc mix-4 1/16 exact", t, TRIAL13) for t in (27.0, 30.0, 35.0)],
     "levels": [("resnet50 split levels", t, LEVELS) for t in (0.1, 1.0, 5.0)],  # 0.1, 1 s: spent by the set-up
+    "tenth": [("resnet50 split optimal", 0.1, SPLIT), ("resnet50 check --uneven", 0.1, UNEVEN),  # below the floor
+              ("resnet50 split levels", 0.1, LEVELS)],
     "levels-grid": [  # every uneven route at grid 1/1024 (brute refuses it at once)
         ("alexnet g1024 levels", 2.0, GRID + ["--split", "levels"]),
         ("alexnet g1024 levels", 5.0, GRID + ["--split", "levels"]),
@@ -138,13 +150,16 @@ class Run(NamedTuple):
 KILL_AFTER = 120.0  # s: a run still going then is killed (the grid-1024 level DP before the fix ran for minutes)
 
 
+ENV: dict[str, str] = child_env(True)  # the processes' environment (``main``: with or without the bytecode cache)
+
+
 def timed(cmd: list[str]) -> tuple[subprocess.CompletedProcess, float, float]:
     """``cmd`` run to its end (killed after ``KILL_AFTER``: return code None): the process, its wall
     time and its CPU time (user + system), s."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=KILL_AFTER)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=KILL_AFTER, env=ENV)
     except subprocess.TimeoutExpired as err:
         proc = subprocess.CompletedProcess(cmd, None, err.stdout or "", err.stderr or "")
     wall = time.perf_counter() - t0
@@ -184,9 +199,34 @@ def floor_of(case: list[str]) -> str:
     return "trivial split" if "--split" in case or "--uneven" in case else "trivial run"
 
 
-def floor_runs(explore: list[str], repeat: int) -> dict[str, list[float]]:
-    """The wall times of ``repeat`` runs of each of ``FLOORS``."""
-    return {name: [timed(explore + args)[1] for _ in range(repeat)] for name, args in FLOORS.items()}
+# the steps under every run, each a process of this interpreter: its start (with site), then click and
+# yaml (what any command line and spec reader here needs), then the command-line module (``explore
+# --version`` less its parsing); and numpy's import (a run that needs it)
+REFERENCES = {"interpreter": ["-c", "pass"], "click, yaml": ["-c", "import click, yaml"],
+              "the CLI module": ["-c", "import explorer.app.cli"], "import numpy": ["-c", "import numpy"]}
+
+
+def floor_runs(scripts: list[tuple[str, list[str]]], repeat: int) -> dict[tuple[str, str], list[tuple[float, float]]]:
+    """(wall, CPU) of ``repeat`` rounds of the references and of each of ``FLOORS`` with each of
+    ``scripts``, one run of each per round (an untimed round first: it writes the bytecode caches)."""
+    runs = {("", name): [sys.executable, *args] for name, args in REFERENCES.items()}
+    runs.update({(who, name): explore + args for name, args in FLOORS.items() for who, explore in scripts})
+    for cmd in runs.values():
+        timed(cmd)
+    out: dict[tuple[str, str], list[tuple[float, float]]] = {key: [] for key in runs}
+    for _ in range(repeat):
+        for key, cmd in runs.items():
+            out[key].append(timed(cmd)[1:])
+    return out
+
+
+def print_floors(floors: dict[tuple[str, str], list[tuple[float, float]]]) -> None:
+    """Each floor's median wall time, its range and its median CPU time."""
+    for (who, name), runs in floors.items():
+        walls, cpus = [w for w, _ in runs], [c for _, c in runs]
+        what = f"python {' '.join(REFERENCES[name])}" if name in REFERENCES else f"explore {' '.join(FLOORS[name])}"
+        print(f"floor{f' ({who})' if who else ''}: {what}: {statistics.median(walls):.3f} s "
+              f"({min(walls):.3f}-{max(walls):.3f}), cpu {statistics.median(cpus):.3f} s")
 
 
 HEADER = (f"{'case':<26}{'limit':>6}{'':>7}{'process':>9}{'range':>13}{'/limit':>8}{'floor':>7}{'-floor':>8}{'cpu':>7}"
@@ -218,12 +258,17 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--before", metavar="EXPLORE", help="another explore script, timed in the same rounds")
     ap.add_argument("--limit", type=float, help="every case at this limit instead of its own")
+    ap.add_argument("--no-bytecode-cache", action="store_true",
+                    help="keep PYTHONDONTWRITEBYTECODE (no cache is written: with none written before, "
+                         "every process compiles the explorer's modules again)")
     args = ap.parse_args()
+    global ENV
+    ENV = child_env(not args.no_bytecode_cache)
     scripts = [("after" if args.before else "", explore_command())] + ([("before", [args.before])] if args.before else [])
+    cache = "on" if "PYTHONDONTWRITEBYTECODE" not in ENV else "not written (PYTHONDONTWRITEBYTECODE; one written before is read)"
+    print(f"load {load()}; bytecode cache {cache}")
+    print_floors(floor_runs(scripts, args.repeat))
     print(f"load {load()}")
-    floors = floor_runs(scripts[0][1], args.repeat)
-    for name, walls in floors.items():
-        print(f"floor: explore {' '.join(FLOORS[name])}: {statistics.median(walls):.2f} s ({min(walls):.2f}-{max(walls):.2f})")
     print(HEADER)
     for group in args.groups:
         for label, limit, case in GROUPS[group]:

@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from .app.api_args import check_numbers, check_solve_args, check_sweep_args, named_arguments, solver_names
 from .app.run_options import RunOptions, run_options, with_run_options
-from .app.check import CHECK_SOLVERS, JOINT_SOLVERS, CheckOptions
-from .app.check import check as _check
 from .app import request
 from .app.request import DEFAULT_ARRAY, ArrayRef, ModelRef, check_split
 from .app.results import CheckReport, RunResult
 from .core.errors import SpecError, is_int, shown
+from .core.kinds import CHECK_SOLVERS, JOINT_SOLVERS
 from .core.names import Frontend, given_as, named_for, running
 
 if TYPE_CHECKING:
@@ -61,6 +60,8 @@ def check(model: ModelRef, array: ArrayRef = DEFAULT_ARRAY, *, solvers: Iterable
     ``agree``, ``problems``, ``to_json()``); ``split="equal"`` (every alpha 1/2) is the even split: the check above, on the
     step time unless ``objective`` is given.
     """
+    from .app.check import CheckOptions, check as _check  # (the checker: not part of every run's start-up)
+
     o = run_options("check", options)
     if o.split == "equal":  # the even split (alpha 1/2): the even solvers compared, on solve(split=...)'s objective
         o = replace(o, split=None, objective="time" if o.objective is None else o.objective)

@@ -14,6 +14,7 @@ from itertools import product
 
 from explorer.core.array import ArraySpec
 from explorer.core.uneven import (
+    MAX_FREE_CLASSES,
     AlphaSpace,
     FreeAlphas,
     alpha_space,
@@ -657,9 +658,6 @@ def _pareto_dp(costs, columns, limits, vector, run: _Run, keep=None, pruner=None
 
 
 # ---- split search (no proof) ------------------------------------------------------------------
-
-
-MAX_FREE_CLASSES = 64  # search moves one class at a time: more would take hours on a deep mix
 
 
 def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,

@@ -109,13 +109,13 @@ def test_split_levels_is_given_a_deadline_and_says_when_cut(monkeypatch):
 
 def test_split_search_is_given_the_runs_deadline(monkeypatch):
     seen = {}
-    real = split_mod.search_level_alphas
+    real = uneven.search_level_alphas  # (split imports it where the search runs: with numpy)
 
     def spy(*args, **kwargs):
         seen["deadline"] = kwargs.get("deadline")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(split_mod, "search_level_alphas", spy)
+    monkeypatch.setattr(uneven, "search_level_alphas", spy)
     t0 = time.perf_counter()
     split_run(NET, ARR, Space.ACCPAR, Split.SEARCH, grid=4, time_limit_s=7.0, started=t0)
     assert seen["deadline"] == solve_end(t0, 7.0)

@@ -68,11 +68,61 @@ def test_networks_below_the_threshold_run_without_numpy(args):
 def test_a_run_skips_what_only_other_paths_need():
     # importlib.resources (the zoo's folders: found next to their __init__.py) and tempfile (only
     # --output writes through a temp file) pulled in tempfile, shutil, zipfile, random: ~8 ms a run;
-    # the LLM planner's options (and its memory model) only on a GPU cluster: ~4 ms a run
-    lazy = ("importlib.resources", "tempfile", "explorer.app.llm_options", "explorer.core.llm_memory")
+    # the LLM planner's options (and its memory model) only on a GPU cluster: ~4 ms a run; nor the
+    # checker (explorer.api's check imports it), a GPU cluster's loader or the transformer importer
+    # (a zoo network's MoE test reads core.network.MOE_NOTE): 3-6 ms of the floor under --time-limit 0.1
+    lazy = ("importlib.resources", "tempfile", "explorer.app.llm_options", "explorer.core.llm_memory",
+            "explorer.app.check", "explorer.core.cluster", "explorer.frontends.cluster_yaml",
+            "explorer.frontends.transformer", "importlib.metadata")
     proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=lazy), "--model", "vgg-a"],
                           capture_output=True, text=True, check=True)
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_trivial_split_and_version_skip_the_heavy_libraries():
+    # --split equal imported the alpha search's module for a constant, and with it numpy (0.07-0.1 s, a
+    # third of the process that --time-limit 0.1 counts); --version read the package's metadata
+    # (importlib.metadata, email, zipfile: ~10 ms) for what explorer.__version__ says
+    split = ["--model", "lenet-c", "--array", "tpu-mix-16", "--space", "accpar", "--split", "equal", "--format", "json"]
+    for args, lazy in ((split, (*HEAVY, "explorer.solvers.uneven", "explorer.app.check_uneven")),
+                       (["--version"], (*HEAVY, "importlib.metadata", "explorer.api"))):
+        proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=lazy), *args], capture_output=True, text=True,
+                              check=True)
+        assert json.loads(proc.stdout.strip().splitlines()[-1]) == [], args
+    out = subprocess.run([sys.executable, "-c", "from explorer.app.cli import main; main()", "--version"],
+                         capture_output=True, text=True, check=True).stdout
+    import explorer
+
+    assert out == f"explore, version {explorer.__version__}\n"
+
+
+SPENT_PROBE = """
+import json, sys, time
+from explorer.app.split import Split, split_run
+from explorer.core.partition import Space
+from explorer.frontends import load_array, load_model
+net, arr = load_model("lenet-c"), load_array("tpu-mix-16")
+r = split_run(net, arr, Space.ACCPAR, Split.OPTIMAL, time_limit_s=0.1, started=time.perf_counter() - {spent})
+lazy = ("numpy", "explorer.solvers.exact", "explorer.solvers.uneven_seed", "explorer.solvers.uneven_constrained")
+print(json.dumps([r.status.value, r.note, all(a == 1 / 2 for lv in r.plan.alphas for row in lv for a in row),
+                  [m for m in lazy if m in sys.modules]]))
+"""
+
+
+def test_split_optimal_past_its_limit_returns_the_equal_split_without_starting_a_solver():
+    # --split optimal --time-limit 0.1 from the process's start: the start-up has spent the limit, so
+    # the even split's exact optimum (a seed) and the joint solver are not started, nor imported
+    # (numpy, the exact solver: 0.02-0.1 s past the limit), and the equal-split plan is the answer,
+    # feasible, saying so; with the limit not spent the joint solver runs (the probe sees the imports)
+    proc = subprocess.run([sys.executable, "-c", SPENT_PROBE.format(spent=0.2)], capture_output=True, text=True,
+                          check=True)
+    status, note, equal, imported = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert status == "feasible" and equal and imported == [], (status, imported)
+    assert note.startswith("joint: not run: --time-limit 0.1 s was spent before it") and "the equal-split plan" in note
+    proc = subprocess.run([sys.executable, "-c", SPENT_PROBE.format(spent=-60)], capture_output=True, text=True,
+                          check=True)
+    status, note, _, imported = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "not run" not in note and "numpy" in imported and "explorer.solvers.uneven_constrained" in imported, note
 
 
 GC_PROBE = """

@@ -13,7 +13,7 @@ from ..solvers import get_solver
 from ..solvers.deadline import MIN_LEFT_SHARE, origin, solve_end
 from ..solvers.dp import graph_level, too_wide, wide_levels
 from ..core.comm import advance, zero_counts
-from ..core.kinds import solve_limit
+from ..core.kinds import CHECK_SOLVERS, JOINT_SOLVERS, solve_limit  # noqa: F401 - CHECK_SOLVERS re-exported
 from ..core.names import given_as, time_limit_named
 from ..core.plan import Plan
 from ..core.solution import Solution, SolveOptions, Status, plan_solution
@@ -25,8 +25,6 @@ from .results import (CellDiff, CheckReport, Explanation, Inputs, LevelCheck, Op
                       exact_number, plan_figures)
 from .run import EvaluatorMismatch, explain_deadline, rescore
 
-JOINT_SOLVERS = ("exact", "cpsat", "brute")  # exact first: the fastest proof, then CP-SAT's hint
-CHECK_SOLVERS = (*JOINT_SOLVERS, "pruned")  # what --solvers takes (pruned: on request, or with the default set where exact refuses a graph: ``pruned_instead``)
 # Of what is left, the share pruned takes when it runs in exact's place (the default solvers, a graph
 # exact refuses: MobileNet-v2 at 1,024 accpar, measured in docs/commands.md, `explore check`), so that
 # CP-SAT after it still runs

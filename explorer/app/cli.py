@@ -21,6 +21,7 @@ from typing import NamedTuple  # noqa: E402
 
 import click
 
+from .. import __version__
 from ..solvers import MAX_SEED, MAX_WORKERS, REGISTRY
 
 from ..core.kinds import (DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SOLVE_TIME_LIMIT, SPLIT_TIME_LIMIT, FreeAlphas,
@@ -263,7 +264,7 @@ class HeldProgress:
 @click.option("--free", "free", type=FREE, default=FreeAlphas.UNLIKE.value, show_default=True, help="With --split: which classes of groups choose alpha: unlike (two different subgroups; the others split 1/2) or all.")
 @click.option("--grid-only", is_flag=True, help="With --split: free classes choose from the multiples of 1/N alone (without their proportional ratio).")
 @llm_options
-@click.version_option(package_name="hypar-explorer")
+@click.version_option(version=__version__)  # (package_name: importlib.metadata, ~10 ms of every --version)
 @click.pass_context
 @fail_on_bad_input
 def cli(ctx, model, array, space, objective, batch, levels, fmt, output, solver, caps, memory_GiB, weight_copies, pins,

@@ -17,6 +17,7 @@ from ..core.constraints import Constraints
 from ..core.errors import InstanceTooLarge, Refused, SpecError, refusal_reason
 from ..core.names import given_as
 from ..core.uneven import (
+    MAX_FREE_CLASSES,
     AlphaSpace,
     HALF,
     FreeAlphas,
@@ -39,7 +40,6 @@ from ..core.solution import BROKEN_PLAN_NOTE, SolveOptions, Status
 from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal, kind_memory_violation, leaf_memory_limits
 from ..core.units import safe_float
 from ..solvers import get_solver
-from ..solvers.uneven import MAX_FREE_CLASSES, search_level_alphas
 from .baselines import BASELINES, baseline_plan
 from .check import Clock
 from .figures_text import exact_count
@@ -475,6 +475,8 @@ def _split_plan(network, array, space, split, aspace, types, clock, say, hint, s
     if split is Split.OPTIMAL:
         return _optimal(network, array, space, aspace, Plan.even(types), clock, say, hint, rules, even)
     if split is Split.SEARCH:  # until ``solve_end`` (the report follows): its best plan so far, ``info["cut"]``
+        from ..solvers.uneven import search_level_alphas  # (with numpy: not part of every split's start-up)
+
         say("split: scoring the starting points")
         sol = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
                                   progress=_prefixed(say), rules=rules, deadline=clock.deadline())
@@ -608,14 +610,15 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     before it left of the time limit; outside its scope or its objective (the step time:
     ``joint_refusal``), exact, cpsat or brute (``_routed``). (plan or None, status, bound, best
     equal-split step time, wall, the solver's own value of the plan, ``proof_info``)."""
-    from ..solvers.uneven_constrained import joint_under
-
     if joint_refusal(rules.objective):  # the traffic objective: no search (it lowers the step time), routed at once
         return _routed(network, array, space, aspace, equal, clock, say, rules, joint_refusal(rules.objective),
                        even=even)
-    late = clock.no_time_for("joint")  # not started with nothing left
+    late = clock.no_time_for("joint")  # not started with nothing left (nor its modules imported: numpy's alone 0.07 s)
     if late is not None:
         return equal, Status.FEASIBLE, None, None, None, None, {"not_run": f"joint: {late}; the equal-split plan (no proof)"}
+    from ..solvers.uneven import search_level_alphas
+    from ..solvers.uneven_constrained import joint_under
+
     say("split: optimal (search, then the joint solver)")
     starts = (*even, equal)
     if clock.no_time_for("search") is None:

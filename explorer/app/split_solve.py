@@ -277,12 +277,14 @@ def even_optimum(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     """The even split's proven optimum as a seed of the uneven routes (``solvers.uneven_seed``: the
     even exact solver under ``rules``' objective, pins, forbids, caps and the smallest kind's memory,
     its plan with every alpha 1/2), within ``EVEN_FIRST_SHARE`` of what ``clock`` (a ``check.Clock``)
-    leaves; () where 1/2 is not in ``aspace``, or it refuses or finds no plan."""
+    leaves; () where 1/2 is not in ``aspace``, or it refuses or finds no plan, or the run's deadline
+    (``Clock.deadline``: its limit less the report's margin) has passed: not started, nor its solver
+    imported (it would run past the limit; the equal-split plan stands)."""
+    if past(clock.deadline()):
+        return ()
     from ..solvers.uneven_seed import even_under_limits
 
     left = clock.left()
-    if left is not None and left <= 0:  # nothing left of the limit: not started (it would run past it)
-        return ()
     limit = None if left is None else min(left, max(EVEN_FIRST_SHARE * left, 0.1))
     plan = even_under_limits(network, array, space, aspace, rules, limit)
     return () if plan is None else (plan,)

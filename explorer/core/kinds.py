@@ -44,6 +44,12 @@ class Accounting(enum.Enum):
 
 
 CAPPED = ("cpsat", "pruned")  # the solvers with a time limit by default (``SOLVE_TIME_LIMIT``)
+# explore check's joint solvers (``app.check``, which re-exports them; here so that ``explorer.api``, which
+# every run imports, does not import the checker): run by default, exact first (the fastest proof, then
+# CP-SAT's hint); what --solvers takes (pruned: on request, or with the default set where exact refuses a
+# graph: ``app.check.pruned_instead``)
+JOINT_SOLVERS = ("exact", "cpsat", "brute")
+CHECK_SOLVERS = (*JOINT_SOLVERS, "pruned")
 
 
 def solve_limit(solver: str, time_limit: float | None, coupled: bool) -> float | None:

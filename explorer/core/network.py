@@ -14,6 +14,9 @@ from .errors import SpecError, shown
 from .partition import EMBEDDING_TYPES, GROUPED_TYPES, JOIN_NODE_TYPES, LAYER_TYPES, NodeTypes, PartitionType
 
 NETWORK_INPUT = "input"  # reserved input name: the network's input (no edge)
+# how a network's approximations say it is a mixture of experts (its importer: frontends.transformer;
+# frontends.dense_only refuses it on an accelerator array)
+MOE_NOTE = "mixture of experts:"
 # The share of an edge carrying its consumer's whole input (every edge but those into a concat or
 # attention): one object, so that a check over many shares can compare them by identity first.
 WHOLE = Fraction(1)

@@ -342,6 +342,9 @@ def proportional_plan(network: Network, array: ArraySpec, types: Plan) -> Plan:
 # ---- the declared alpha space -----------------------------------------------------------------
 
 
+MAX_FREE_CLASSES = 64  # the alpha search (``solvers.uneven.search_level_alphas``) moves one class at a time: more would take hours on a deep mix
+
+
 @dataclass(frozen=True)
 class AlphaSpace:
     """The alphas the solvers choose from: per level, the groups' classes (identical subtrees,

@@ -14,16 +14,15 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.cluster import ClusterSpec
 from ..core.errors import SpecError, shown
 from ..core.names import Frontend, given_as, running
-from ..core.network import Network
+from ..core.network import MOE_NOTE, Network
 from . import zoo
-from .cluster_yaml import load_cluster_file, parse_cluster, says_cluster
 from .yamlio import load_yaml_file
 
-if TYPE_CHECKING:  # an array's loader is imported where it is used: a run on a GPU cluster never needs it
-    from ..core.array import ArraySpec
+if TYPE_CHECKING:  # each loader is imported where it is used: a run on a GPU cluster never needs an array's,
+    from ..core.array import ArraySpec  # nor a run on an array (or a zoo name) the cluster's
+    from ..core.cluster import ClusterSpec
 
 # file suffix -> "module:function" taking (path, batch, sequence) and returning a Network;
 # imported on use, so that a YAML run never imports onnx.
@@ -74,8 +73,6 @@ def dense_only(net: Network, ref: str) -> Network:
     """``net``, refused (SpecError naming --model) when it is a mixture of experts: that is planned
     on a GPU cluster only (its nodes hold the routed experts' work, not the experts' weights,
     which the accelerator-array model would under-count)."""
-    from .transformer import MOE_NOTE
-
     if any(note.startswith(MOE_NOTE) for note in net.approximations):
         raise SpecError("--model", f"{shown(ref)} is a mixture of experts: it is planned on a GPU cluster "
                                    f"({given_as('--array')} dgx-a100 or dgx-h100), not on an accelerator array")
@@ -87,6 +84,8 @@ def load_array(ref: str) -> ArraySpec:
     from .array_yaml import load_array_file, parse_array
 
     if _looks_like_path(ref):
+        from .cluster_yaml import parse_cluster, says_cluster
+
         data = load_yaml_file(ref)
         if says_cluster(data):
             parse_cluster(data, ref)  # a bad cluster file says what is wrong with it first
@@ -116,6 +115,8 @@ def _says(data, keys) -> bool:
 
 def _check_not_array_or_cluster(data, ref: str) -> None:
     """A network path that holds a GPU cluster or an accelerator array: one line saying so."""
+    from .cluster_yaml import says_cluster
+
     if says_cluster(data):
         raise SpecError("--model", f"{shown(ref)} is a GPU cluster file (kind: gpu-cluster), not a network: give it "
                                    f"as {given_as('--array')}")
@@ -136,6 +137,8 @@ def is_cluster(ref: str) -> bool:
     reports why)."""
     if not _looks_like_path(ref):
         return zoo.resolve_cluster(ref) is not None
+    from .cluster_yaml import says_cluster
+
     try:
         return says_cluster(load_yaml_file(ref))
     except SpecError:
@@ -144,6 +147,8 @@ def is_cluster(ref: str) -> bool:
 
 def load_cluster(ref: str, gpus: int | None = None) -> ClusterSpec:
     """A shipped cluster name or a cluster YAML; ``gpus`` (``--gpus N``) sets the instance size."""
+    from .cluster_yaml import load_cluster_file
+
     if _looks_like_path(ref):
         spec = load_cluster_file(ref)
     else:

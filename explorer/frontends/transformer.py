@@ -8,11 +8,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from ..core.network import LayerKind, Network
+from ..core.network import MOE_NOTE, LayerKind, Network
 from .fields import MAX_INT, Fields
 
 
-MOE_NOTE = "mixture of experts:"  # how a network's approximations say it is one (frontends.load_model refuses it)
 MAX_LAYERS = 4096  # a bound on the nodes a short spec or config may ask for (about 11 per layer)
 
 
