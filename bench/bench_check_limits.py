@@ -18,9 +18,10 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
+
+from timing import add_before_options, explore_runs
 
 H10 = ["--array", "array-1024", "--space", "accpar"]
 LLAMA = ["--model", "llama3-405b", "--array", "dgx-h100", "--gpus", "16384", "--batch", "2048", "--seq", "8192"]
@@ -56,12 +57,9 @@ def run_once(cmd: list[str], env: dict | None, args: list[str], limit: float) ->
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--groups", nargs="+", choices=sorted(GROUPS), default=sorted(GROUPS))
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--before", metavar="DIR", help="a tree with an older explorer package, run in the same rounds")
+    add_before_options(ap)
     args = ap.parse_args()
-    runs = [("after", [sys.executable, "-m", "explorer.app.cli"], None)]
-    if args.before:
-        runs.append(("before", [sys.executable, "-m", "explorer.app.cli"], dict(os.environ, PYTHONPATH=args.before)))
+    runs = explore_runs(args.before)
     print(f"load before: {os.getloadavg()[0]:.1f}")
     print(f"{'case':<24}{'limit':>6}  {'run':<7}{'median':>8}{'range':>16}{'ratio':>7}  statuses")
     for group in args.groups:

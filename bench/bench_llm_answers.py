@@ -32,7 +32,7 @@ VARIANTS = (  # (model, array, extra options): sizes and batches other than the 
     ("gpt3-1.7b", "dgx-a100", ("--recompute", "full", "--zero", "1")),
     ("gpt3-1.7b", "dgx-a100", ("--layout", "megatron", "--degrees", "t=8,p=2")),  # a given layout's variants
 )
-TIMINGS = {("search", "wall_s")}
+TIMINGS = {("search", "wall_s"), ("search", "total_wall_s")}
 TIME_LIMIT = "3600"
 
 

@@ -20,9 +20,10 @@ import os
 import resource
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
+
+from timing import add_before_options, explore_runs
 
 CASES = {  # name: the check's arguments (the README's GPT-3 175B and the manual's examples)
     "gpt3-175b": ["--model", "gpt3-175b", "--array", "dgx-a100", "--gpus", "1024", "--batch", "1536"],
@@ -54,12 +55,9 @@ def run_once(cmd: list[str], env: dict | None, args: list[str]) -> tuple[float, 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", nargs="+", choices=sorted(CASES), default=list(CASES))
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--before", metavar="DIR", help="a tree with an older explorer package, run in the same rounds")
+    add_before_options(ap)
     args = ap.parse_args()
-    runs = [("after", [sys.executable, "-m", "explorer.app.cli"], None)]
-    if args.before:
-        runs.append(("before", [sys.executable, "-m", "explorer.app.cli"], dict(os.environ, PYTHONPATH=args.before)))
+    runs = explore_runs(args.before)
     print(f"load before: {os.getloadavg()[0]:.1f}")
     print(f"{'case':<14}{'run':<8}{'wall':>8}{'range':>15}{'CPU':>8}{'range':>15}{'wall x':>8}{'CPU x':>7}  said")
     for case in args.cases:

@@ -126,7 +126,7 @@ def _check_llm_args(model, array, layout, recompute, zero, time_limit, progress,
                                            "virtual), without '=' or ','")
             if not is_int(value):
                 raise SpecError("degrees", f"{shown(key)}: must be an integer, got {shown(value)}")
-            check_degree(key, value)  # before the mapping is written as text: 10**5000 has none
+            check_degree(key, value, mapping=True)  # before the mapping is written as text: 10**5000 has none
     elif degrees is not None and not isinstance(degrees, str):
         raise SpecError("degrees", f"must be 'tensor=8,pipeline=8' or a mapping, got {shown(degrees)}")
     check_solve_args(time_limit, None, 0, None, progress)

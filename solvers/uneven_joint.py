@@ -310,7 +310,9 @@ class _Clock:
 
 
 def _plan_columns(m: _Model, plan: Plan) -> list[int] | None:
-    """The columns of a plan of the declared space (None if a type is not in the space)."""
+    """The columns of a plan of the declared space (None if a type is not in the space, or a column is
+    one its layer may not take: ``_Model.allowed``, its node's types and the pins and forbids; such a
+    start is no plan of the model, and ``better`` scores columns without asking)."""
     C = m.cols
     out = []
     for l in range(len(m.net.layers)):  # noqa: E741
@@ -321,6 +323,8 @@ def _plan_columns(m: _Model, plan: Plan) -> list[int] | None:
             for h in range(1, m.H):
                 tau = tau * C.K + C.types.index(plan.types[h][l])
         except ValueError:
+            return None
+        if not m.allowed(l, top * C.n_tau + tau):
             return None
         out.append(top * C.n_tau + tau)
     return out

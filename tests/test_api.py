@@ -81,7 +81,7 @@ def test_bad_input_raises_spec_error():
     # one rule: the API's errors name its arguments (model, array, levels, shard), never explore's flags
     with pytest.raises(SpecError, match="^model: unknown model 'nope'"):
         api.solve("nope")
-    with pytest.raises(SpecError, match="^levels: levels must be between"):
+    with pytest.raises(SpecError, match="^levels: must be between"):
         api.solve("sfc", levels=0)
     with pytest.raises(SpecError, match="^model: must be a model name, a path or a Network, got None$"):
         api.solve(None)

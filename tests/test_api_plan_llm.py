@@ -41,6 +41,9 @@ def _no_wall(d):
     ({"gpus": "8"}, "gpus: must be an integer, got '8'"),
     ({"zero": 2}, "zero: must be one of 0, 1, 3, got 2"),  # an int shown as an int (trial 10, finding 18)
     ({"degrees": "tensor=x"}, "degrees: 'tensor=x' is not NAME=N"),
+    # a mapping's value named by its key, as its other errors are (was "tensor=-2", --degrees' text form)
+    ({"degrees": {"pipeline": -2}}, "degrees: 'pipeline': must be between 1 and 10,000,000, got -2"),
+    ({"degrees": {"tensor": 0}}, "degrees: 'tensor': must be between 1 and 10,000,000, got 0"),
     ({"time_limit": -1}, "time_limit: must be a finite number of seconds >= 0.1, got -1"),
 ])
 def test_bad_arguments_are_named_as_arguments(kwargs, message):

@@ -563,13 +563,19 @@ def test_fused_never_costs_more_and_changes_nothing_without_siblings():
     assert shared >= 10
 
 
-def test_llm_block_terms_sum_to_the_fused_level_amounts():
-    """``llm_block``'s tensor level sums its own terms (``node_term``, ``edge_term`` with the
-    sibling charges): on seeded random types of LLaMA and GPT blocks it equals
-    ``level_amounts(..., fused=True)`` of the same part, with and without sequence parallelism."""
-    from explorer.core.llm_block import _amounts, block_parts, subnetwork
+def test_llm_block_terms_are_the_fused_level_terms():
+    """``llm_block``'s tensor level is ``level_terms(..., fused=True)`` summed (``_amounts``); its
+    terms one at a time (``node_term``, ``edge_term`` with the sibling charges: what the per-term
+    minimiser ``solvers.llm_types`` adds up) are those terms, and their forward parts sum to the
+    level's ``forward``: on seeded random types of LLaMA and GPT blocks, with and without sequence
+    parallelism (the forward part by hand: a node's exchange where it sends output partial sums)."""
+    from explorer.core.llm_block import _amounts, block_parts, edge_tensors, edge_term, node_term, subnetwork
+    from explorer.core.partition import Size
+    from explorer.core.siblings import sibling_charges
+
     rng = random.Random(5)
     gpt = dict(family=Family.GPT, hidden=64, heads=8, ffn=256, vocab=128, positions=32)
+    forward_seen = 0
     for shape in (TINY_LLAMA, gpt):
         net = build_transformer(TransformerShape(layers=2, **shape), "tiny", 4, 16, "tiny")
         parts = block_parts(net, 2)
@@ -578,7 +584,20 @@ def test_llm_block_terms_sum_to_the_fused_level_amounts():
             k = rng.choice([2, 4, 8])
             (row,) = random_rows(rng, sub, (k,))
             rs = rng.random() < 0.5
+            (terms,) = level_terms(sub, 4, (k,), [row], reduce_scatter=rs, fused=True)
+            scat = scatter_targets(sub, row) if rs else (None,) * len(row)
+            ch = sibling_charges(sub, row, scat, edge_tensors(sub))
+            nodes = [node_term(sub, n, ty, k, 4, scat[n], ch.intra[n]) for n, ty in enumerate(row)]
+            edges = [edge_term(sub, e, row[u], row[v], k, 4, scat[u], scat[v], (ch.forward[e], ch.backward[e]))
+                     for e, (u, v) in enumerate(sub.edges)]
+            assert [x.activations + x.weights for x in nodes] == list(terms.intra)
+            assert [x.activations for x in edges] == list(terms.inter)
+            assert sum(x.forward for x in nodes + edges) == terms.forward
+            f_out = sum(x for n, x in enumerate(terms.intra) if sub.layers[n].node_types.exchanged[row[n].index] == Size.F_OUT.index)
+            assert f_out <= terms.forward
             got = _amounts(sub, row, k, 4, rs)
             (want,) = level_amounts(sub, 4, (k,), [row], reduce_scatter=rs, fused=True)
-            assert (got.activations, got.weights) == (want.activations, want.weights)
+            assert (got.activations, got.weights, got.forward) == (want.activations, want.weights, terms.forward)
             assert 0 <= got.forward <= got.activations
+            forward_seen += 0 < got.forward < got.activations
+    assert forward_seen >= 20

@@ -120,8 +120,8 @@ memory_GiB: 8
     "text,message",
     [
         (ARRAY.replace("levels: 2", "levels: 2.5"), "levels: must be an integer number of levels"),
-        (ARRAY.replace("levels: 2", "levels: 0"), "levels must be between 1 and 20"),
-        (ARRAY.replace("levels: 2", "levels: 40"), "levels must be between 1 and 20"),
+        (ARRAY.replace("levels: 2", "levels: 0"), "levels: must be between 1 and 20"),
+        (ARRAY.replace("levels: 2", "levels: 40"), "levels: must be between 1 and 20"),
         (ARRAY.replace("[10, 20]", "[10]"), "link_bandwidth_GBps: needs one entry per level (2), got 1"),
         (ARRAY.replace("[10, 20]", "[10, -1]"), "link_bandwidth_GBps[1]: must be > 0"),
         (ARRAY.replace("memory_GiB: 8", "memory_GiB: 8\nmemory_GB: 8"), "memory_GB: unknown key"),

@@ -73,12 +73,16 @@ def parse_degrees(text: str) -> dict[str, int]:
 MAX_DEGREE = 10**7  # the most of any parallelism degree
 
 
-def check_degree(name: str, value: int | str) -> int:
-    """A degree's value (``value``: a text when too long to be read as a number), or SpecError."""
-    if isinstance(value, str) or not 1 <= value <= MAX_DEGREE:
-        shown_value = value if isinstance(value, str) else shown(value)
-        raise SpecError("--degrees", f"{name}={shown_value}: must be between 1 and {MAX_DEGREE:,}")
-    return value
+def check_degree(name: str, value: int | str, mapping: bool = False) -> int:
+    """A degree's value (``value``: a text when too long to be read as a number), or SpecError: named
+    as ``--degrees`` text gives it (``tensor=0``), or with ``mapping`` as the API's ``degrees``
+    mapping does (its key, as its other errors name it: ``degrees: 'tensor': ..., got 0``)."""
+    if not isinstance(value, str) and 1 <= value <= MAX_DEGREE:
+        return value
+    shown_value = value if isinstance(value, str) else shown(value)
+    if mapping:
+        raise SpecError("degrees", f"{shown(name)}: must be between 1 and {MAX_DEGREE:,}, got {shown_value}")
+    raise SpecError("--degrees", f"{name}={shown_value}: must be between 1 and {MAX_DEGREE:,}")
 
 
 def parse_request(model: str, cluster: str, gpus: int | None, batch: int | None, seq: int | None, layout: str | None,

@@ -47,7 +47,7 @@ from .render import conflict_lines, fmt_bytes, fmt_joules, fmt_seconds, memory_p
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EvaluatorMismatch
 from .split_kinds import KindMemory, class_labels, kind_memory
-from .split_notes import cut_note, joined, no_plan_note, no_suggestion, proof_note
+from .split_notes import cut_note, heuristic_note, joined, no_plan_note, no_suggestion, proof_note
 from .split_solve import (PROVING_SOLVERS, SeedPlans, even_optimum, even_solve, proof_info, routed_optimal, seed_plans,
                           solve_by)
 
@@ -212,13 +212,15 @@ class SplitReport:
 def _answered_by(split: Split, solver: str | None, status: Status, time_limit_s: float, info: dict,
                  note: str) -> tuple[str | None, str]:
     """The solver that answered (``--split optimal`` outside the joint solver's scope is routed) and
-    the report's note: the route, then the proof's note, a step not run or why the joint solver stopped."""
+    the report's note: the route, then the proof's note, a step not run, why the joint solver stopped
+    or a heuristic's (``proportional``, ``search``, ``levels``, ``--solver dp``: no bound)."""
     joint_cut = (f"joint: {info['reason']}" if split is Split.OPTIMAL and solver is None
                  and not info.get("routed") and info.get("reason") else "")
     solver = info.get("routed") or solver
     cut = cut_note(solver or str(split), time_limit_s, info.get("cut"), info.get("explored") or 0)  # levels, search, dp
+    heuristic = heuristic_note(solver or str(split)) if method(split, solver) in ("dp", "search") else ""
     return solver, joined(info.get("route"), proof_note(solver, status, time_limit_s, info) or info.get("not_run")
-                          or joint_cut or cut or note)
+                          or joint_cut or cut or note or heuristic)
 
 
 def split_run(network: Network, array: ArraySpec, space: Space, split: Split, grid: int = 16,

@@ -19,6 +19,15 @@ CONVEX = ("bound: a convex combination of the step time's pieces, each layer's l
           "left out (solvers.uneven_bound.convex_bound)")
 
 
+# why a heuristic's plan (--split proportional, search, levels; --solver dp) is unproven, as the proven routes say their bound
+HEURISTIC = "a heuristic, no bound"
+
+
+def heuristic_note(name: str) -> str:
+    """A heuristic route's note where nothing else is said (e.g. 'search: a heuristic, no bound')."""
+    return f"{name}: {HEURISTIC}"
+
+
 def bound_words(info: dict) -> str:
     """'; ' and which bound an early end's plan has ('' where none of the columns' bounds was done)."""
     if not info.get("separable_bound"):

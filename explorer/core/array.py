@@ -125,7 +125,7 @@ def check_levels(levels: object, source: str) -> int:
     if not MIN_LEVELS <= levels <= MAX_LEVELS:
         raise SpecError(
             source,
-            f"levels must be between {MIN_LEVELS} and {MAX_LEVELS} (2 to {2**MAX_LEVELS} accelerators), got {shown(levels)}; "
+            f"must be between {MIN_LEVELS} and {MAX_LEVELS} (2 to {2**MAX_LEVELS} accelerators), got {shown(levels)}; "
             f"beyond {MAX_LEVELS} the exact cost unit 1/(4*2^H) element no longer fits the solvers' int64 arithmetic",
         )
     return levels

@@ -272,6 +272,9 @@ class LevelTerms:
     intra: tuple[Fraction, ...]  # per node: its all-reduce, or reduce-scatter (``comm.exchange_amount``)
     inter: tuple[Fraction, ...]  # per edge: forward + backward re-layout (``comm.edge_amount``)
     weight_nodes: tuple[int, ...]  # the nodes whose exchange is a weight gradient (type I)
+    # fused only (None otherwise): the part of the activations the forward pass sends (type II's output
+    # partial sums F_{l+1}, the edges' re-layouts of F), what a recompute forward sends again (``llm_block``)
+    forward: Fraction | None = None
 
     def amounts(self) -> LevelAmounts:
         weights = sum((self.intra[n] for n in self.weight_nodes), Fraction(0))
@@ -304,11 +307,14 @@ def level_terms(network: Network, batch: int, fanouts: tuple[int, ...],
             parts = [edge_parts(kinds[u], row[u], kinds[v], row[v], sized[v].f_in, share, k, scat[u], scat[v])
                      for (u, v), share in zip(edges, shares)]
             inter = tuple(f * cf + b * cb for (f, b), cf, cb in zip(parts, ch.forward, ch.backward))
+            forward = sum((x for x, nt, t in zip(intra, kinds, row) if nt.exchanged[t.index] == _F_OUT), Fraction(0)) \
+                + sum((f * cf for (f, _b), cf in zip(parts, ch.forward)), Fraction(0))
         else:
             inter = tuple(edge_amount(kinds[u], row[u], kinds[v], row[v], sized[v].f_in, share, k, scat[u], scat[v])
                           for (u, v), share in zip(edges, shares))
+            forward = None
         weight_nodes = tuple(n for n, (nt, t) in enumerate(zip(kinds, row)) if nt.exchanged[t.index] == _W)
-        out.append(LevelTerms(intra, inter, weight_nodes))
+        out.append(LevelTerms(intra, inter, weight_nodes, forward))
         divisors = [divide(nt, d, t, k) for nt, d, t in zip(kinds, divisors, row)]
     return tuple(out)
 

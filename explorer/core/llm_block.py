@@ -15,7 +15,6 @@ from .network import Layer, LayerKind, Network
 from .network_memo import NetworkMemo
 from .comm import WHOLE, divided_sizes, edge_parts, exchange_amount
 from .partition import Layout, PartitionType, Size
-from .siblings import Charges, sibling_charges
 
 I, II, III = PartitionType.I, PartitionType.II, PartitionType.III
 
@@ -223,29 +222,17 @@ def edge_tensors(sub: Network) -> list[Fraction]:
     return [divided_sizes(sub.layers[v], 1, WHOLE).f_in * share for (_u, v), share in zip(sub.edges, sub.edge_shares)]
 
 
-def block_charges(sub: Network, row, scat) -> Charges:
-    """``siblings.sibling_charges`` of one tensor level of ``sub`` (one level: no types above)."""
-    return sibling_charges(sub, row, scat, edge_tensors(sub))
-
-
 def _amounts(sub: Network, row, t: int, micro_batch: int, reduce_scatter: bool = False) -> TensorAmounts:
-    """``fanout.level_amounts(..., fused=True)`` of ``sub`` at one level of fan-out t (sibling
-    consumers sharing their exchanges: Megatron's fused QKV and gate/up), summed from its terms
-    (``node_term``, ``edge_term``: ``fanout.level_terms``' at one level; equal, tested), with
-    the forward part: the exchanges of output partial sums (type II's F_{l+1}) and the edges'
-    forward re-layouts. ``reduce_scatter``: as ``fanout.level_amounts``."""
-    from .fanout import check_rows, scatter_targets
+    """``fanout.level_terms(..., fused=True)`` of ``sub`` at one level of fan-out t (sibling
+    consumers sharing their exchanges: Megatron's fused QKV and gate/up), summed, with the
+    forward part: the exchanges of output partial sums (type II's F_{l+1}) and the edges' forward
+    re-layouts. ``reduce_scatter``: as ``fanout.level_amounts``. (``node_term`` and ``edge_term``
+    are its terms one at a time, for the per-term minimiser ``solvers.llm_types``; equal, tested.)"""
+    from .fanout import level_terms
 
-    row = tuple(row)
-    check_rows(sub, (t,), (row,))
-    scat = scatter_targets(sub, row) if reduce_scatter else (None,) * len(row)
-    ch = block_charges(sub, row, scat)
-    terms = [node_term(sub, n, ty, t, micro_batch, scat[n], ch.intra[n]) for n, ty in enumerate(row)]
-    terms += [edge_term(sub, e, row[u], row[v], t, micro_batch, scat[u], scat[v], (ch.forward[e], ch.backward[e]))
-              for e, (u, v) in enumerate(sub.edges)]
-    zero = Fraction(0)
-    return TensorAmounts(sum((x.activations for x in terms), zero), sum((x.weights for x in terms), zero),
-                         sum((x.forward for x in terms), zero))
+    (terms,) = level_terms(sub, micro_batch, (t,), (tuple(row),), reduce_scatter, fused=True)
+    whole = terms.amounts()
+    return TensorAmounts(whole.activations, whole.weights, terms.forward)
 
 
 def tensor_amounts(network: Network, nodes: tuple[int, ...], types: tuple[PartitionType, ...], t: int,
