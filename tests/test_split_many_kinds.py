@@ -9,6 +9,8 @@ import random
 from fractions import Fraction as F
 from math import lcm
 
+import pytest
+
 from explorer.core.array import AcceleratorKind, ArraySpec
 from explorer.core.evaluate import evaluate_split, evaluate_split_rational
 from explorer.core.partition import Space
@@ -20,7 +22,7 @@ from explorer.core.uneven import ancestor_path, check_plan, proportional_plan, r
 from explorer.frontends import load_model
 from explorer.frontends.network_yaml import parse_network
 
-from .conftest import random_attention_spec
+from .conftest import random_attention_spec, run_cli
 
 
 def _kinds(rng, H: int) -> ArraySpec:
@@ -98,3 +100,30 @@ def test_the_1024_kind_arrays_proportional_plan_equals_the_reference():
     assert (ev.group_amounts, ev.leaf_compute_s, ev.leaf_memory_bytes) == (ref.group_amounts, ref.leaf_compute_s,
                                                                            ref.leaf_memory_bytes)
     assert ev == ref and split_amounts(net, arr, plan)[0] == ref.group_amounts
+
+
+def _kinds_file(tmp_path):
+    """The bench's 1,024-kind array as a file (``bench/bench_time_limit.py``, group many-kinds)."""
+    path = tmp_path / "kinds-1024.yaml"
+    path.write_text("version: 1\nname: kinds-1024\nlevels: 10\ndtype_bytes: 2\nkinds:\n"
+                    + "".join(f"  k{i}: {{peak_TFLOPS: {40 + i / 8}, memory_GiB: 32}}\n" for i in range(1024))
+                    + f"accelerators: [{', '.join(f'k{i}' for i in range(1024))}]\n"
+                    + f"link_bandwidth_GBps: [{', '.join(['70'] * 10)}]\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("split, solver, instead", [
+    ("optimal", "exact", "--solver dp (--split levels: the level DP, no proof) takes it, or --split proportional or equal"),
+    ("optimal", "cpsat", "--solver dp (--split levels: the level DP, no proof) takes it, or --split proportional or equal"),
+    ("optimal", "brute", "--solver dp (--split levels: the level DP, no proof) takes it, or --split proportional or equal"),
+    ("proportional", "exact", "or --split proportional without --solver (the even DP's types)"),
+    ("proportional", "cpsat", "or --split proportional without --solver (the even DP's types)"),
+])
+def test_the_proving_solvers_refuse_1024_kinds_in_one_line_naming_what_answers(tmp_path, capsys, split, solver, instead):
+    """Each refuses at once (exit 2, one line, no traceback: ``--split proportional --solver exact``
+    was a TypeError re-raising exact's MemoryLimit), and names a route that answers there, not one
+    that refuses too (cpsat and brute sent the user to exact, which refuses 3e+1237 columns)."""
+    code, out, err = run_cli(["--model", "alexnet", "--array", _kinds_file(tmp_path), "--space", "accpar",
+                              "--split", split, "--solver", solver, "--time-limit", "5"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.rstrip().endswith(instead) and "--solver exact (the exact DP on chains" not in err, err
