@@ -16,10 +16,11 @@ from explorer.core.evaluate import evaluate_split, evaluate_split_rational
 from explorer.core.partition import Space
 from explorer.core.plan import Plan
 from explorer.core.randnet import random_chain, random_dag_spec
+from explorer.core import split_amounts as split_amounts_module
 from explorer.core.split_amounts import _numerators, split_amounts
 from explorer.core.split_costs import alpha_denominator
 from explorer.core.uneven import ancestor_path, check_plan, proportional_plan, round_to_whole_units
-from explorer.frontends import load_model
+from explorer.frontends import load_array, load_model
 from explorer.frontends.network_yaml import parse_network
 
 from .conftest import random_attention_spec, run_cli
@@ -56,10 +57,13 @@ def _alphas(rng, net, H: int):
     return tuple(tuple(tuple(one() for _ in net.layers) for _ in range(2**h)) for h in range(H))
 
 
-def test_proportional_and_random_plans_on_arrays_of_kinds_equal_the_reference():
+@pytest.mark.parametrize("one_d_bits", [0, 64, 10**9])
+def test_proportional_and_random_plans_on_arrays_of_kinds_equal_the_reference(monkeypatch, one_d_bits):
     """80 seeded instances, 2 to 6 levels of 2^H distinct kinds: the proportional plan (every
     group's ratio its own) and a plan with per-layer alphas of unlike denominators on every group;
-    both spaces, 0 to 2 weight copies: the integer pass equals the Fraction pass, every field."""
+    both spaces, 0 to 2 weight copies: the integer pass equals the Fraction pass, every field,
+    with each path's D (``ONE_D_BITS`` 0), the plan's one D (10^9) and the default's choice."""
+    monkeypatch.setattr(split_amounts_module, "ONE_D_BITS", one_d_bits)
     rng = random.Random(1024)
     for _ in range(80):
         net, H = _network(rng), rng.randint(2, 6)
@@ -71,19 +75,25 @@ def test_proportional_and_random_plans_on_arrays_of_kinds_equal_the_reference():
             assert evaluate_split(net, arr, plan, wc) == evaluate_split_rational(net, arr, plan, wc), net.name
 
 
-def test_a_groups_denominator_is_its_own_paths():
-    """Each group's D is the lcm of 2 and the alphas' denominators on its path, its own included
-    (a leaf's: its parent's), not the plan's lcm: on 64 kinds (63 ratios) the plan's D has
-    dozens of digits, a leaf's at most a product of 6 ratios' denominators."""
+def test_a_groups_denominator_is_its_own_paths_where_the_plans_is_too_long():
+    """Where the plan's lcm passes ``ONE_D_BITS`` (64 kinds, 63 ratios: dozens of digits), each
+    group's D is the lcm of 2 and the alphas' denominators on its path, its own included (a
+    leaf's: its parent's); on tpu-mix-16 (the grid and one ratio: D = 112) every group has the
+    plan's D."""
     net, arr = load_model("lenet-c"), _kinds(random.Random(6), 6)
     plan = proportional_plan(net, arr, _types(random.Random(7), net, 6, Space.ACCPAR))
+    whole = alpha_denominator(a for level in plan.alphas for row in level for a in row)
+    assert whole.bit_length() > split_amounts_module.ONE_D_BITS
     rows = _numerators(net, plan)[0]
     for h in range(7):
         for g, (_, D) in enumerate(rows[h]):
             path = [plan.alphas[k][a] for k, a, _ in ancestor_path(h, g)] + ([plan.alphas[h][g]] if h < 6 else [])
             assert D == lcm(2, *(alpha_denominator(a) for a in path))
-    whole = alpha_denominator(a for level in plan.alphas for row in level for a in row)
     assert max(D for _, D in rows[6]) ** 3 < whole
+    mix = load_array("tpu-mix-16")
+    plan = proportional_plan(net, mix, _types(random.Random(8), net, 4, Space.ACCPAR))
+    whole = alpha_denominator(a for level in plan.alphas for row in level for a in row)
+    assert {D for row in _numerators(net, plan)[0] for _, D in row} == {whole}
 
 
 def test_the_1024_kind_arrays_proportional_plan_equals_the_reference():
