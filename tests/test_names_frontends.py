@@ -96,7 +96,7 @@ def test_what_takes_a_traffic_instance_brute_refuses_names_the_apis_options():
     from explorer.app.split_solve import _instead
 
     net, arr = load_model("lenet-c"), load_array("tpu-mix-16")
-    instance, traffic = (net, arr, alpha_space(arr, alpha_grid(2))), SplitRules(objective=Objective.TRAFFIC)
+    instance, traffic = (net, arr, alpha_space(arr, alpha_grid(2)), Space.HYPAR), SplitRules(objective=Objective.TRAFFIC)
     words = "exact (the exact DP on chains, which {0}split optimal without {0}solver runs here) takes it"
     with named_for(Frontend.API):
         assert words.format("") in _instead("brute", traffic, False, instance)

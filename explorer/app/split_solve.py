@@ -158,8 +158,9 @@ def solve_by(solver: str, network: Network, array: ArraySpec, space: Space, aspa
     None, status, bound, wall, its own objective value, ``proof_info``)."""
     try:
         sol = _uneven_solve(solver, network, array, space, aspace, time_limit_s, rules, seeds)
-    except Refused as err:  # too large for it: say what takes the instance instead
-        raise type(err)(refusal_reason(err) + _instead(solver, rules, proportional, (network, array, aspace))) from None
+    except Refused as err:  # too large for it: say what takes the instance instead (the refusal's own class and fields)
+        err.args = (refusal_reason(err) + _instead(solver, rules, proportional, (network, array, aspace, space)),)
+        raise err from None
     return sol.plan, sol.status, sol.split_bound, sol.wall_s, sol.split_value, proof_info(solver, sol)
 
 
@@ -244,21 +245,35 @@ def _instead(solver: str, rules: SplitRules, proportional: bool = False, instanc
     (network, array, alpha space; ``solvers.uneven_constrained.joint_takes``), else what does."""
     split, by, limit, grid = (given_as(o) for o in ("--split", "--solver", "--time-limit", "--alpha-grid"))
     if proportional:  # one point per class: the exact DP takes what brute force and CP-SAT cannot
-        return (f"; {by} dp (the level DP, no proof) takes it" if solver == "exact" else
-                f"; {by} exact (the exact DP over the types at the proportional alphas) or dp (the level DP, no proof)")
+        return ((f"; {by} dp (the level DP, no proof) takes it" if solver == "exact" else
+                 f"; {by} exact (the exact DP over the types at the proportional alphas) or dp (the level DP, no proof)")
+                + f", or {split} proportional without {by} (the even DP's types)")
+    from ..solvers.uneven import MAX_FREE_CLASSES, is_path
     from ..solvers.uneven_constrained import joint_takes
 
-    if instance is not None and not joint_takes(*instance, rules):
+    if instance is not None and not joint_takes(*instance[:3], rules):
         # the default routes past the joint solver (``routed_optimal``): what it routes to
-        from ..solvers.uneven import is_path
-
-        if solver != "exact" and is_path(instance[0]):
+        if solver != "exact" and is_path(instance[0]) and _exact_columns_fit(*instance, rules):
             return (f"; {by} exact (the exact DP on chains, which {split} optimal without {by} runs here) takes it, "
                     f"or a coarser {grid} makes the space smaller")
+        if len(instance[2].free_classes()) > MAX_FREE_CLASSES:  # search refuses it too, and any grid keeps the classes
+            return f"; {by} dp ({split} levels: the level DP, no proof) takes it, or {split} proportional or equal"
         return f"; a coarser {grid} makes the space smaller, or {split} search or {by} dp (no proof) takes it"
     return (f"; {split} optimal without {by} (the joint solver; arrays with one kind per half of the tree; pins, "
             f"forbids, caps and memory) takes such instances: a proven optimum, or at {limit} its best plan with "
             "a proven bound and the gap")
+
+
+def _exact_columns_fit(network: Network, array: ArraySpec, aspace: AlphaSpace, space: Space, rules: SplitRules) -> bool:
+    """Whether exact's first guard (its columns counted, nothing built) passes: where it does not
+    (an array of 1,024 kinds: 3e+1237 columns), a refusal does not send the user to exact."""
+    from ..solvers.uneven import EXACT_MAX_BYTES, _columns_fit
+
+    try:
+        _columns_fit(network, array, space, aspace, rules, EXACT_MAX_BYTES)
+    except Refused:
+        return False
+    return True
 
 
 # Of the time a solve gets, what the level DP may take before an exact run whose seeds it joins
