@@ -211,7 +211,7 @@ def test_an_early_end_whose_seed_meets_the_bound_says_it_is_proven():
     """``proof_note`` was silent on an exact run ended at once whose seed plan met the bound (status
     optimal, time objective); under traffic a seed meeting the bound has the least traffic, proven,
     but the tie to the least step time stays open (feasible)."""
-    info = {"reason": "", "ended_at_once": "9 column pairs need at least ~2 s", "proved_by": "exact:pareto-dp",
+    info = {"reason": "", "ended_at_once": "9 column pairs: their column tables and completion bounds are estimated at no less than ~2 s", "proved_by": "exact:pareto-dp",
             "method": "pareto-dp", "separable_bound": True}
     note = proof_note("exact", Status.OPTIMAL, 2.0, info)
     assert note.startswith("exact: ended at once: 9 column pairs") and "the best seed plan, proven optimal: it meets " \
