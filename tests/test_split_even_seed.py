@@ -264,3 +264,27 @@ def test_the_uneven_report_gives_the_energy_as_the_even_report_does(mix_with_ene
     assert split_json["energy_efficiency_over_all_I"] == pytest.approx(all_i / float(ev.energy_J), rel=1e-12)
     code, out, err = run_cli(["--model", "lenet-c", "--array", "tpu-mix-16", "--split", "proportional"], capsys)
     assert code == 0 and "\nenergy " not in out  # no energy model: no line, as the even report has no column
+
+
+@pytest.mark.parametrize("args", [
+    ["--split", "optimal", "--cap", "1=20MB"],  # the joint solver (the default route) under a cap
+    ["--split", "optimal", "--solver", "exact", "--cap", "1=20MB"],  # exact under caps: the joint solver too
+    ["--split", "optimal", "--solver", "cpsat", "--memory", "0.05"],  # cpsat's exact path first
+    ["check", "--uneven", "--solvers", "joint,exact", "--cap", "1=20MB"],  # both rows, the even optimum once
+])
+def test_the_even_optimum_is_solved_once_under_caps_and_memory(args, capsys, monkeypatch):
+    """Under caps or memory the even exact solve (``solvers.uneven_seed.even_under_limits``) ran once as
+    ``app.split_solve.even_optimum``'s seed and again in the joint solver's starts (``uneven_joint._cheap_plans``;
+    check --uneven: once more for its exact row): 0.03-0.36 s each time on tpu-mix-16 (alexnet,
+    resnet18, bert-base; docs/benchmarks.md). Now it is solved once and passed on; the answer keeps the
+    even optimum among its starts (never worse than it)."""
+    from explorer.solvers import uneven_seed
+
+    calls = []
+    real = uneven_seed.even_under_limits
+    monkeypatch.setattr(uneven_seed, "even_under_limits", lambda *a, **k: calls.append(a) or real(*a, **k))
+    head = args[:2] if args[0] == "check" else []
+    rest = args[2:] if args[0] == "check" else args
+    code, out, err = run_cli(head + ["--model", "alexnet", "--array", "tpu-mix-16", "--time-limit", "20", *rest], capsys)
+    assert code in (0, 1), err
+    assert len(calls) == 1, [c[4] for c in calls]
