@@ -84,9 +84,8 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
                  options: JointOptions | None = None, starts: tuple[Plan, ...] = (),
                  types_allowed=None, rules: SplitRules | None = None, even: tuple[Plan, ...] | None = None) -> Solution:
     """The best plan found, a proven lower bound, OPTIMAL only when they meet (module docstring).
-    ``starts``: plans to begin from (those outside the declared space are ignored). ``even``: the
-    even exact solve under ``rules`` already done by the caller (``app.split_solve.even_optimum``:
-    its plan, or () with none), so that ``_cheap_plans`` does not solve it again; None: solved here.
+    ``starts``: plans to begin from (those outside the declared space are ignored). ``even``: the even exact solve
+    under ``rules`` done by the caller (``app.split_solve.even_optimum``: its plan or ()), not again; None: here.
     ``types_allowed(level, layer)``: the types pins and forbids leave each layer (``SplitRules.types``;
     a column with another type costs INF, as one its node does not offer). ``rules``: caps and
     memory limits (``_limit_terms``; the time objective only): every plan it returns keeps them,
