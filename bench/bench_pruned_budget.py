@@ -10,6 +10,13 @@ Each (network, H) runs in its own process. ``ratio`` is measured wall / estimate
     python bench/bench_pruned_budget.py --nets resnet50 --levels 10 --time-limit 15
     python bench/bench_pruned_budget.py --ratio --nets resnet50,llama-7b --levels 10
 
+``--resume DUAL_S``: the dual's share of the limit cut to DUAL_S seconds (as a set-up that took
+most of it on a loaded machine leaves it), each network run twice in one process, the dual not
+resumed (``pruned.RESUME_MIN_S`` infinite: before) and resumed with the time the search cannot
+use (``pruned._use_the_rest``: after), ``--repeat`` times, alternating.
+
+    python bench/bench_pruned_budget.py --resume 0.3 --nets efficientnet-b0,bert-base --levels 10 --time-limit 40
+
 ``--ratio``: the producer direction's measured cost per planned element over the consumer's
 (``VectorCosts.reduce_producer`` / ``reduce_consumer`` on rows of a level step's block, every
 edge of the graph whose ends both have K types, the median of three timings each way), the
@@ -37,8 +44,43 @@ t0, c0 = time.perf_counter(), time.process_time()
 sol = solve(problem, SolveOptions(time_limit_s={limit!r}, workers=2))
 info = dict(sol.info)
 print(json.dumps({{"status": sol.status.value, "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0,
-                  "info": {{k: info.get(k) for k in ("start_s", "dual_s", "dual_rounds", "eliminations", "reason")}}}}))
+                  "gap": None if sol.bound is None else (sol.objective - sol.bound) / sol.objective,
+                  "info": {{k: info.get(k) for k in ("start_s", "dual_s", "dual_rounds", "eliminations", "reason", "resumed")}}}}))
 """
+
+RESUME_CHILD = r"""
+import json, math, time
+from explorer.core.array import synthetic_array
+from explorer.core.partition import Space
+from explorer.core.problem import Problem
+from explorer.core.solution import SolveOptions
+from explorer.frontends import load_model
+from explorer.solvers import pruned
+
+problem = Problem(load_model({name!r}), synthetic_array({levels!r}), Space.ACCPAR)
+pruned.dual_deadline = lambda t0, t_dual, limit, end: t_dual + {dual_s!r}
+for r in range({repeat!r}):
+    for mode in ("before", "after"):
+        pruned.RESUME_MIN_S = math.inf if mode == "before" else 0.5
+        t0, c0 = time.perf_counter(), time.process_time()
+        sol = pruned.solve(problem, SolveOptions(time_limit_s={limit!r}, workers=2))
+        print(json.dumps({{"mode": mode, "status": sol.status.value, "gap": (sol.objective - sol.bound) / sol.objective,
+                          "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0,
+                          "rounds": sol.info.get("dual_rounds"), "resumed": sol.info.get("resumed", 0)}}), flush=True)
+"""
+
+
+def main_resume(nets: list[str], levels: list[int], limit: float, dual_s: float, repeat: int) -> None:
+    print(f"{'network':<16}{'H':>3} {'mode':<7}{'status':<10}{'gap %':>9}{'wall s':>8}{'cpu s':>8}{'rounds':>7}{'resumed':>8}")
+    for name in nets:
+        for h in levels:
+            code = RESUME_CHILD.format(name=name, levels=h, dual_s=dual_s, repeat=repeat, limit=limit)
+            done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+            for line in done.stdout.strip().splitlines() or [done.stderr.strip().splitlines()[-1]]:
+                r = json.loads(line) if line.startswith("{") else {"mode": "error: " + line[:60]}
+                print(f"{name:<16}{h:>3} {r['mode']:<7}{r.get('status', ''):<10}{100 * r.get('gap', 0):>9.3f}"
+                      f"{r.get('wall', 0):>8.2f}{r.get('cpu', 0):>8.2f}{r.get('rounds') or 0:>7}{r.get('resumed', 0):>8}", flush=True)
+
 
 RATIO_CHILD = r"""
 import json, statistics, time
@@ -106,7 +148,12 @@ def main() -> None:
     ap.add_argument("--levels", default="8,9,10")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--ratio", action="store_true", help="the producer direction's cost per element over the consumer's")
+    ap.add_argument("--resume", type=float, default=None, metavar="DUAL_S", help="before/after the dual's resumption")
+    ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
+    if args.resume is not None:
+        main_resume(args.nets.split(","), [int(x) for x in args.levels.split(",")], args.time_limit, args.resume, args.repeat)
+        return
     if args.ratio:
         main_ratio(args.nets.split(","), [int(x) for x in args.levels.split(",")])
         return
@@ -119,14 +166,17 @@ def main() -> None:
                 continue
             info = r["info"]
             print(f"{name:<16}{levels:>3} {'start':<8}{'':>10}{'':>8}{info['start_s']:>8.2f}")
-            print(f"{name:<16}{levels:>3} {'dual':<8}{'':>10}{'':>8}{info['dual_s']:>8.2f}{'':>8}{'':>7}  {info['dual_rounds']} rounds")
+            resumed = f", resumed {info['resumed']}x with the time the search could not use" if info.get("resumed") else ""
+            print(f"{name:<16}{levels:>3} {'dual':<8}{'':>10}{'':>8}{info['dual_s']:>8.2f}{'':>8}{'':>7}  "
+                  f"{info['dual_rounds']} rounds{resumed}")
             for k, e in enumerate(info["eliminations"] or []):
                 ratio = e["wall_s"] / e["estimate_s"] if e["estimate_s"] else float("nan")
                 note = ("" if e["done"] else "cut at the deadline") + f" {e['level_steps']} level steps"
                 print(f"{name:<16}{levels:>3} {'elim ' + str(k + 1):<8}{e['work']:>10.2e}{e['estimate_s']:>8.2f}"
                       f"{e['wall_s']:>8.2f}{e['cpu_s']:>8.2f}{ratio:>7.2f}  {note}")
+            gap = f" (gap {100 * r['gap']:.3f}%)" if r.get("gap") else ""
             print(f"{name:<16}{levels:>3} {'total':<8}{'':>10}{'':>8}{r['wall']:>8.2f}{r['cpu']:>8.2f}{'':>7}  "
-                  f"{r['status']} {info.get('reason') or ''}", flush=True)
+                  f"{r['status']}{gap} {info.get('reason') or ''}", flush=True)
 
 
 if __name__ == "__main__":

@@ -222,11 +222,12 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
     say(f"dual bound after {res.rounds} of up to {rounds} rounds", res.bound, res.incumbent)
     search = _Search(vc, res, max_entries, end, _threads(options), _dual_rate(vc, res, info["dual_s"]), say)
     info.update(block_chain.settle(search, end, kept))  # a chain of blocks: settled at once (or left as it was)
-    proven = search.run()
+    proven = search.run() or _use_the_rest(vc, search, rounds, end, max_entries, info, say)
     info.update(thresholds=search.steps, survivors_max=search.survivors_max, eliminations=search.log)
     if not proven:
         given = options.time_limit_s is not None
-        info["reason"] = _dual_cut(res, rounds, info, search) + search.why + _chain_hint(kept, limit, given) + note
+        info["reason"] = (_dual_cut(search.res, rounds, info, search) + search.why + _resume_words(info)
+                          + _chain_hint(kept, limit, given) + note)
     elif note:
         info["reason"] = note.removeprefix("; ")
     status = Status.OPTIMAL if proven else Status.FEASIBLE
@@ -235,6 +236,43 @@ def _solve_relaxed(problem: Problem, vc: VectorCosts, options: SolveOptions, t0:
     if sol.objective != search.incumbent:
         raise AssertionError(f"pruned: incumbent {search.incumbent} != table re-score {sol.objective}")
     return sol
+
+
+RESUME_MIN_S = 0.5  # time left below which the dual is not resumed (a round at H = 10 takes 1-7 s)
+
+
+def _use_the_rest(vc: VectorCosts, search: "_Search", rounds: int, end: float, max_entries: int, info: dict,
+                  say) -> bool:
+    """The search stopped with time left and no elimination it could afford (``search.why``, not cut
+    by the limit): the dual rounds go on from their last multipliers (``dual_bound(resume=)``) within
+    ``DUAL_SHARE`` of what is left, the search again over their higher marginals (fewer survivors, a
+    higher ``lo``), until a proof, no time left (``RESUME_MIN_S``), no round fits, or a dual that
+    stalled (``tree_dual._stalled``: more rounds would raise the bound by little; ``info["resume_note"]``).
+    Whether the incumbent was proven optimal."""
+    res = search.res
+    while search.why and not search.why.startswith("the elimination") and end - time.perf_counter() > RESUME_MIN_S:
+        if res.stalled:
+            info["resume_note"] = ("the dual bound had stalled (its last 4 rounds raised it by under 2% of the gap): "
+                                   f"the {end - time.perf_counter():.1f} s left were not spent on more rounds, which would "
+                                   "raise it by little")
+            return False
+        t, before = time.perf_counter(), res.rounds
+        res = dual_bound(vc, res.rounds + rounds, deadline=t + DUAL_SHARE * (end - t), incumbent=(search.incumbent, search.vectors),
+                         enough=_final_is_cheap(vc, max_entries), resume=res)
+        info.update(dual_rounds=res.rounds, dual_bound=res.bound, dual_s=info["dual_s"] + time.perf_counter() - t,
+                    resumed=info.get("resumed", 0) + 1)
+        if res.rounds == before:  # no round fitted in the time left
+            return False
+        search.resumed(res)
+        say(f"dual bound after {res.rounds} rounds (resumed)", search.lo, search.incumbent)
+        if search.run():
+            return True
+    return False
+
+
+def _resume_words(info: dict) -> str:
+    """Why the time left was not spent on more dual rounds, where that is why (``_use_the_rest``)."""
+    return f"; {info['resume_note']}" if info.get("resume_note") else ""
 
 
 def dual_deadline(t0: float, t_dual: float, limit: float, end: float) -> float:
@@ -250,6 +288,11 @@ def _dual_cut(res: DualResult, rounds: int, info: dict, search) -> str:
     bound rises, so the entries allowed are not the wall they seem."""
     if not info["dual_cut"] or search.why.startswith(("the elimination", "next elimination")):
         return ""
+    if info.get("resumed") and info.get("resume_note"):  # stalled: no more time would help much
+        return f"the dual rounds, resumed with the time the search could not use, stalled after {res.rounds} rounds; at that bound "
+    if info.get("resumed"):
+        return (f"the dual rounds, resumed with the time the search could not use, ended after {res.rounds} rounds "
+                f"({info['dual_s']:.1f} s), the bound still short; raise {given_as('--time-limit')}; at that bound ")
     if not res.rounds:
         return (f"the dual bound's share of the time limit ended before its first round: bound 0; "
                 f"raise {given_as('--time-limit')}; at that bound ")
@@ -327,6 +370,14 @@ class _Search:
             if chosen is None or self._try(*chosen) is None:
                 return False
         return True
+
+    def resumed(self, res: DualResult) -> None:
+        """The dual gone on (``_use_the_rest``): its marginals (each at least the old: the rounds' maximum),
+        a bound no lower than ``lo`` where it rose, its incumbent where better; ``why`` cleared."""
+        self.res, self.lo, self.why = res, max(self.lo, res.bound), ""
+        if res.incumbent < self.incumbent:
+            self.incumbent, self.vectors = res.incumbent, res.vectors
+        self.sorted = [np.sort(m[~self.vc.blocked(n)]) for n, m in enumerate(res.marginals)]
 
     def _plan(self, U: int):
         """(survivor counts at U, the cheapest plan for them among the greedy one and every plan

@@ -23,6 +23,10 @@ class DualResult:
     vectors: list[int]  # the best plan's type vector per node
     marginals: list[np.ndarray]  # per node: a lower bound on every plan with the node at each vector
     rounds: int
+    lam: dict | None = None  # the multipliers after the last round (``dual_bound(resume=)`` goes on from them)
+    history: tuple[int, ...] = ()  # the bound after each round
+    stalled: bool = False  # the rounds ended because the bound stalled (``_stalled``): more would not raise it
+    pending: tuple | None = None  # the last round's (marginals, leaf terms) where its step was not taken
 
 
 def spanning_tree(vc: VectorCosts) -> tuple[list[int], list[int]]:
@@ -167,17 +171,25 @@ def _stalled(history: list[int], gap: int, rounds: int = 4, share: float = 1e-5,
 
 
 def dual_bound(vc: VectorCosts, rounds: int = 30, deadline: float | None = None,
-               incumbent: tuple[int, list[int]] | None = None, enough=None) -> DualResult:
+               incumbent: tuple[int, list[int]] | None = None, enough=None, resume: DualResult | None = None) -> DualResult:
     """The bound, marginals and incumbent after up to ``rounds`` evaluations, or as many as end
     before the deadline (a round it interrupts is dropped; with none, the bound 0 and zero
     marginals: every cost is non-negative), or once ``enough(marginals, incumbent's cost)`` says
-    the rest is cheaper done otherwise."""
+    the rest is cheaper done otherwise. ``resume``: an earlier result of these costs, gone on from
+    (its multipliers, step count, bound and marginals kept: every round's are valid bounds);
+    ``rounds`` counts its rounds too."""
     tree, dropped = spanning_tree(vc)
     forest = _Tree(vc, tree)
     base = [_penalised(vc, n, incumbent) for n in range(vc.N)]
     lam = {e: np.zeros(vc.dom[vc.edges[e][1]].V, dtype=np.int64) for e in dropped}
     best_bound, best, marg_max, done, history = -1, incumbent, [None] * vc.N, 0, []
-    for r in range(rounds):
+    if resume is not None and resume.lam is not None:
+        lam = {e: v.copy() for e, v in resume.lam.items()}
+        best_bound, marg_max, done, history = resume.bound, list(resume.marginals), resume.rounds, list(resume.history)
+        if resume.pending is not None:  # the step its last round did not take (it stopped there)
+            _move(vc, dropped, lam, *resume.pending, done - 1)
+    stalled, pending = False, None
+    for r in range(done, rounds):
         unary, leaf = [b.copy() for b in base], {}
         for e in dropped:
             u, x = vc.edges[e]
@@ -194,15 +206,20 @@ def dual_bound(vc: VectorCosts, rounds: int = 30, deadline: float | None = None,
         if choice is not None:
             best = _better(vc, best, choice, deadline)
         history.append(best_bound)
-        if best_bound >= best[0] or (past(deadline)) or _stalled(history, best[0] - best_bound):
+        stalled, pending = _stalled(history, best[0] - best_bound), (marg, leaf)
+        if best_bound >= best[0] or past(deadline) or stalled or (enough is not None and enough(marg_max, best[0])):
             break
-        if enough is not None and enough(marg_max, best[0]):
-            break
-        step = STEP * max(1, r - 2)
-        for e in dropped:
-            u, x = vc.edges[e]
-            at_copy = lam[e] + vc.reduce_producer((marg[u] - leaf[e])[None, :], e)[0]
-            lam[e] += (marg[x] - at_copy) // step
+        _move(vc, dropped, lam, marg, leaf, r)
+        pending = None
     if not done:
         best_bound, marg_max = 0, [np.zeros(d.V, dtype=np.int64) for d in vc.dom]
-    return DualResult(best_bound, best[0], best[1], marg_max, done)
+    return DualResult(best_bound, best[0], best[1], marg_max, done, lam, tuple(history), stalled, pending)
+
+
+def _move(vc: VectorCosts, dropped: list[int], lam: dict, marg: list[np.ndarray], leaf: dict, r: int) -> None:
+    """Round r's step of the multipliers (in place): towards equal marginals at each copy."""
+    step = STEP * max(1, r - 2)
+    for e in dropped:
+        u, x = vc.edges[e]
+        at_copy = lam[e] + vc.reduce_producer((marg[u] - leaf[e])[None, :], e)[0]
+        lam[e] += (marg[x] - at_copy) // step

@@ -376,8 +376,9 @@ def exact_run(array: ArraySpec, costs: SplitCosts, columns, limits, run: _Run, o
             run.tables = run.tables or ColumnTables(costs, columns, run.expired, run.deadline(), run.python_ints)
             run.rest = run.rest or run.tables.rest()
         except TablesTooSlow as slow:  # their pace, measured, says they cannot end in time: ends now
-            sol = run.unknown(objective, reason=str(slow))
-            sol.info["ended_early"] = str(slow)
+            why = f"{slow} ({pairs_floor(columns, costs.layout.H, window_count(costs.layout))})"
+            sol = run.unknown(objective, reason=why)
+            sol.info["ended_early"] = why
             return _bounded(sol, array, costs, columns, objective, run.expired)
         except TimeoutError:
             return run.unknown(objective)
@@ -454,10 +455,23 @@ def _short_of_time(columns, H: int, time_limit_s: float | None, windows: int = 0
 
 
 def pairs_need(columns, H: int, windows: int = 0) -> str:
-    """What a run's column pairs need at least (``least_seconds``), in words (``info["ended_at_once"]``)."""
+    """A run's column pairs and the least time estimated for them (``least_seconds``: the fastest pace
+    calibrated, an estimate, not a measured need), in words (``info["ended_at_once"]``)."""
     pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
-    return (f"{pairs:,} column pairs need at least ~{least_seconds(columns, H, windows):,.1f} s for the column "
-            "tables and completion bounds")
+    return (f"{pairs:,} column pairs: their column tables and completion bounds are estimated at no less than "
+            f"{_floor_words(columns, H, windows)}")
+
+
+def pairs_floor(columns, H: int, windows: int = 0) -> str:
+    """``pairs_need``'s estimate, as an early end by the tables' measured pace recalls it (the two agree:
+    the estimate is the least, the measured pace the actual one)."""
+    return f"estimated before the build, with the completion bounds, at no less than {_floor_words(columns, H, windows)}"
+
+
+def _floor_words(columns, H: int, windows: int) -> str:
+    pairs = sum(len(a) * len(b) for a, b in zip(columns, columns[1:]))
+    least = least_seconds(columns, H, windows)
+    return f"~{least:,.1f} s (the fastest pace calibrated, {least / max(pairs, 1) * 1e6:.2g} us a pair)"
 
 
 def _tables_fit(need: int, states: int, max_bytes: int) -> None:

@@ -27,19 +27,22 @@ from .uneven_joint import JointOptions, joint_uneven
 
 def constrained_uneven(network: Network, array: ArraySpec, space: Space, alphas,
                        max_bytes: int = EXACT_MAX_BYTES, free: FreeAlphas = FreeAlphas.UNLIKE,
-                       time_limit_s: float | None = None, rules: SplitRules = TIME_ONLY, seeds=()) -> Solution:
+                       time_limit_s: float | None = None, rules: SplitRules = TIME_ONLY, seeds=(),
+                       even: tuple[Plan, ...] | None = None) -> Solution:
     """The proven optimum under ``rules`` (module docstring): the joint solver where it applies
     (its plan's status, value and bound, named ``exact``; the first of ``seeds`` its start: cut
     while it builds its tables, that plan if it keeps every rule), else ``exact_uneven`` (stopped at
     the time limit: the best of its incumbent and ``seeds``). ``seeds`` may be a generator (the
-    split's: the equal-split plan, then the level DP's): only its first is read before a solve."""
+    split's: the equal-split plan, then the level DP's): only its first is read before a solve.
+    ``even``: the even exact solve under ``rules``, done already (``joint_uneven``'s): a start of the joint solver."""
     aspace = _space_of(array, alphas, free)
     if not joint_takes(network, array, aspace, rules):  # outside its scope or objective: the Pareto DP (chains)
         sol = exact_uneven(network, array, space, aspace, max_bytes, free, time_limit_s, rules, seeds=seeds)
         sol.info["method"] = "pareto-dp"
         return sol
     first = tuple(islice(iter(seeds), 1))
-    sol = joint_under(network, array, space, aspace, time_limit_s or SOLVE_TIME_LIMIT, rules, starts=first)
+    first += tuple(p for p in even or () if p not in first)  # (the joint solver starts from it: not solved again)
+    sol = joint_under(network, array, space, aspace, time_limit_s or SOLVE_TIME_LIMIT, rules, starts=first, even=even)
     return replace(sol, solver="exact")
 
 
@@ -70,12 +73,13 @@ def runs_pareto_dp(network: Network, array: ArraySpec, aspace: AlphaSpace, rules
 
 
 def joint_under(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-                rules: SplitRules, starts: tuple[Plan, ...] = ()) -> Solution:
+                rules: SplitRules, starts: tuple[Plan, ...] = (), even: tuple[Plan, ...] | None = None) -> Solution:
     """The joint solver under ``rules`` (pins, forbids, caps, memory; the step time): the one route of
     ``--split optimal`` with or without ``--solver exact``. Its status, plan and bound as it proves
-    them (optimal; feasible with the bound; infeasible; unknown); Refused outside its scope."""
+    them (optimal; feasible with the bound; infeasible; unknown); Refused outside its scope.
+    ``even``: the even exact solve under ``rules`` done already, its plan among ``starts`` (``joint_uneven``)."""
     sol = joint_uneven(network, array, space, aspace, JointOptions(time_limit_s=time_limit_s), starts=starts,
                        types_allowed=(lambda h, l: rules.types(network, space, h, l)) if rules.restricts_types else None,  # noqa: E741
-                       rules=rules)
+                       rules=rules, even=even)
     sol.info["method"] = "joint:bound+labels"
     return sol

@@ -82,9 +82,10 @@ def _first_incumbent(m, tables, graph, Q: int, deadline: float, starts: tuple[Pl
 
 def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
                  options: JointOptions | None = None, starts: tuple[Plan, ...] = (),
-                 types_allowed=None, rules: SplitRules | None = None) -> Solution:
+                 types_allowed=None, rules: SplitRules | None = None, even: tuple[Plan, ...] | None = None) -> Solution:
     """The best plan found, a proven lower bound, OPTIMAL only when they meet (module docstring).
-    ``starts``: plans to begin from (those outside the declared space are ignored).
+    ``starts``: plans to begin from (those outside the declared space are ignored). ``even``: the even exact solve
+    under ``rules`` done by the caller (``app.split_solve.even_optimum``: its plan or ()), not again; None: here.
     ``types_allowed(level, layer)``: the types pins and forbids leave each layer (``SplitRules.types``;
     a column with another type costs INF, as one its node does not offer). ``rules``: caps and
     memory limits (``_limit_terms``; the time objective only): every plan it returns keeps them,
@@ -109,7 +110,8 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         return below
     v0 = 1 if m.virtual else 0
     if len(tables.lim):  # a cap or a memory limit can bind: starts that may keep it
-        starts = starts + _cheap_plans(network, array, space, aspace, rules, o.time_limit_s * EVEN_SEED_SHARE, deadline)
+        starts = starts + _cheap_plans(network, array, space, aspace, rules, o.time_limit_s * EVEN_SEED_SHARE, deadline,
+                                       even)
     starts = tuple(_VirtualSource.plan(m.cols, p) if v0 else p for p in starts if aspace.contains(p))
     clock.mark("tables")
     equal, equal_s, best = _first_incumbent(m, tables, graph, Q, deadline, starts)
@@ -196,10 +198,11 @@ EVEN_SEED_SHARE = 0.2  # of the time limit: the even exact solve under the limit
 
 
 def _cheap_plans(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
-                 even_limit_s: float, deadline: float | None = None) -> tuple:
+                 even_limit_s: float, deadline: float | None = None, even: tuple[Plan, ...] | None = None) -> tuple:
     """Under limits, starts that may keep them: the even exact solve's plan under the same limits
     where 1/2 is declared (``solvers.uneven_seed``, within ``even_limit_s``: a plan that keeps them
-    whenever the even split has one the even solve finds), the level DP's plan
+    whenever the even split has one the even solve finds; ``even``, where the caller solved it
+    already: not solved again, its plan among the starts it gave), the level DP's plan
     (``solvers.uneven_levels``) and the alpha search's from it (``search_level_alphas``: rules
     broken first, then the step time); each only while the clock is before ``deadline`` (None: always),
     and each stops there with its plan so far."""
@@ -207,8 +210,11 @@ def _cheap_plans(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     from .uneven_levels import levels_uneven
     from .uneven_seed import even_under_limits
 
-    even = even_under_limits(network, array, space, aspace, rules, even_limit_s)
-    seeds = () if even is None else (even,)
+    if even is None:
+        plan = even_under_limits(network, array, space, aspace, rules, even_limit_s)
+        seeds = () if plan is None else (plan,)
+    else:  # (the caller's: among ``starts`` already where it has a plan)
+        seeds = ()
     try:
         if deadline is not None and time.perf_counter() > deadline:
             return seeds

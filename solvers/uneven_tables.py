@@ -51,8 +51,8 @@ class _Pace:
         need, left = spent / self.done * (self.total - self.done), self.deadline - now
         if need > PACE_SLACK * left:
             raise TablesTooSlow(f"the column tables of {self.total:,} column pairs, {self.done:,} built in "
-                                f"{spent:.2g} s, need ~{need:,.1f} s more at that pace, beyond the "
-                                f"{max(left, 0.0):.3g} s the time limit leaves")
+                                f"{spent:.2g} s: at that pace an estimated ~{spent + need:,.1f} s in all, "
+                                f"~{need:,.1f} s more, beyond the {max(left, 0.0):.3g} s the time limit leaves")
 
 
 class ColumnTables:

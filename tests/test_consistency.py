@@ -82,7 +82,7 @@ def test_brute_and_exact_refuse_above_the_same_size_in_explore_and_check(capsys)
     joint = json.loads(out)
     assert got["status"] == joint["status"] == "optimal" and got["objective_value"] == joint["objective_value"]
     code, out, err = run_cli(base + ["--split", "optimal", "--solver", "exact", "--objective", "traffic"], capsys)
-    assert code == 0 and "ended at once: 5,038,848 column pairs need at least" in out, (code, out, err)
+    assert code == 0 and "ended at once: 5,038,848 column pairs: their column tables and completion bounds are estimated at no less than" in out, (code, out, err)
     assert "feasible by exact" in out.splitlines()[0], out  # the best seed plan, not a proof
     code, out, _ = run_cli(["check", "--uneven", *base, "--solvers", "brute,exact", "--format", "json"], capsys)
     rows = json.loads(out)["solvers"]
@@ -90,7 +90,7 @@ def test_brute_and_exact_refuse_above_the_same_size_in_explore_and_check(capsys)
     # proving rows start from it, as --split optimal's do), not a proof
     assert rows["brute"]["status"] == "refused" and rows["exact"]["status"] == "feasible"
     assert f"exceeds its limit of {SPLIT_MAX_PLANS:,}" in rows["brute"]["reason"]
-    assert "5,038,848 column pairs need at least" in rows["exact"]["reason"]
+    assert "5,038,848 column pairs: their column tables and completion bounds are estimated at no less than" in rows["exact"]["reason"]
 
 
 # -- 3. one minimum --time-limit, one message, every command ------------------------------------
@@ -175,7 +175,7 @@ def test_explore_split_says_why_exact_ended_at_once(capsys):
     code, out, err = run_cli(base + ["--split", "optimal", "--solver", "exact", "--time-limit", "3"], capsys)
     assert code == 0 and "feasible by exact" in out.splitlines()[0], out  # the best seed plan, not proven
     note = next(x for x in out.splitlines() if x.startswith("note: exact:"))
-    assert "ended at once: 734,832 column pairs need at least" in note and "beyond what the time limit leaves" in note, out
+    assert "ended at once: 734,832 column pairs: their column tables and completion bounds are estimated at no less than" in note and "beyond what the time limit leaves" in note, out
 
 
 def test_infeasible_split_text_names_the_conflict_as_its_json_does(capsys):
@@ -217,5 +217,5 @@ def test_check_uneven_and_explore_split_word_exacts_early_end_alike(capsys):
     got = json.loads(out)
     assert code == 0 and got["status"] == "feasible", err
     assert got["note"] == "exact: " + row["reason"], (got["note"], row["reason"])
-    assert row["reason"].startswith("ended at once: 5,038,848 column pairs need at least ~")
+    assert row["reason"].startswith("ended at once: 5,038,848 column pairs: their column tables and completion bounds are estimated at no less than ~")
     assert "beyond what the time limit leaves: the best seed plan, not proven optimal; bound: " in row["reason"]

@@ -22,15 +22,15 @@ def test_ended_at_once_is_read_from_its_field_not_from_the_reasons_text():
     from explorer.app.split_notes import proof_note
     from explorer.core.solution import Status
 
-    info = {"reason": "9 pairs, beyond the 2 s left", "ended_at_once": "9 column pairs need at least ~2 s",
+    info = {"reason": "9 pairs, beyond the 2 s left", "ended_at_once": "9 column pairs: their column tables and completion bounds are estimated at no less than ~2 s",
             "proved_by": "", "method": "pareto-dp"}
     assert proof_note("exact", Status.FEASIBLE, 2.0, info) == (
-        "exact: ended at once: 9 column pairs need at least ~2 s, beyond what the time limit leaves: the best seed "
+        "exact: ended at once: 9 column pairs: their column tables and completion bounds are estimated at no less than ~2 s, beyond what the time limit leaves: the best seed "
         "plan, not proven optimal")
     alone = dict(info, reason="CP-SAT refused the instance (x)", alone=True, exact_reason="9 pairs, beyond")
     assert proof_note("cpsat", Status.OPTIMAL, 2.0, alone) == (
         "cpsat: CP-SAT refused the instance (x): the exact constrained path answered alone and ended at once: "
-        "9 column pairs need at least ~2 s, beyond what the time limit leaves: the best seed plan, proven optimal: "
+        "9 column pairs: their column tables and completion bounds are estimated at no less than ~2 s, beyond what the time limit leaves: the best seed plan, proven optimal: "
         "it meets the bound")
     stopped = dict(info, reason="column pairs need more", ended_at_once="")  # the words alone: not ended at once
     assert proof_note("exact", Status.FEASIBLE, 2.0, stopped).startswith("exact: stopped at the time limit (2 s)")

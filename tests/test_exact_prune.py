@@ -141,8 +141,9 @@ def test_a_time_limit_the_completion_bounds_cannot_meet_ends_at_once():
     need = pairs * (PAIR_S + 3 * PAIR_GROUP_S)
     late = exact_uneven(net, arr, Space.ACCPAR, aspace, time_limit_s=need / 2)
     assert late.status is Status.UNKNOWN and late.plan is None and late.wall_s < need / 2
-    assert late.info["reason"] == (f"{pairs:,} column pairs need at least ~{need:,.1f} s for the column tables and "
-                                   f"completion bounds, beyond the {need / 2:.3g} s the time limit leaves")
+    assert late.info["reason"] == (f"{pairs:,} column pairs: their column tables and completion bounds are estimated at no less than "
+                                   f"~{need:,.1f} s (the fastest pace calibrated, {need / pairs * 1e6:.2g} us a pair), "
+                                   f"beyond the {need / 2:.3g} s the time limit leaves")
     assert exact_uneven(net, arr, Space.ACCPAR, aspace).status is Status.OPTIMAL
 
 

@@ -58,6 +58,7 @@ def test_early_stop_says_the_next_estimate_and_the_time_left(monkeypatch):
     """Nothing fits (one operation a second): feasible, and the reason gives the next
     elimination's estimate (its planned work over the rate) and the time left."""
     monkeypatch.setattr(pruned, "RATE", 1.0)
+    monkeypatch.setattr(pruned, "RESUME_MIN_S", math.inf)  # (the dual not resumed: below, it is)
     problem = _problem(1)
     got = pruned.solve(problem, SolveOptions(time_limit_s=30.0), rounds=1)
     assert got.status is Status.FEASIBLE and got.bound < got.objective and not got.info["eliminations"]
@@ -193,3 +194,39 @@ def test_a_plan_cut_short_is_never_taken_at_other_counts():
     search.max_entries = 1
     search._plan(search.incumbent - 1)
     assert not search.known
+
+
+def test_a_resumed_dual_goes_on_as_if_never_stopped():
+    """``dual_bound(resume=)``: three rounds, then three more from where they stopped, give the six
+    rounds' bound, marginals and multipliers exactly (a stop by ``enough`` too: its step is taken on resume)."""
+    problem = _problem(1)
+    vc = VectorCosts(problem)
+    start = pruned._dp_start(problem, vc, math.inf)[:2]
+    whole = dual_bound(vc, 6, incumbent=start)
+    half = dual_bound(vc, 3, incumbent=start)
+    stopped = dual_bound(vc, 6, incumbent=start, enough=lambda marg, inc: len(marg) > 0)  # stops after its first round
+    assert stopped.rounds == 1 and stopped.pending is not None
+    for first in (half, dual_bound(vc, 3, incumbent=start, resume=stopped)):
+        again = dual_bound(vc, 6, incumbent=start, resume=first)
+        assert again.rounds == whole.rounds and again.bound == whole.bound and again.history == whole.history
+        assert all((a == b).all() for a, b in zip(again.marginals, whole.marginals))
+        assert all((again.lam[e] == whole.lam[e]).all() for e in whole.lam)
+
+
+def test_time_the_search_cannot_use_goes_to_more_dual_rounds(monkeypatch):
+    """The dual's share of the limit ends before its first round and no elimination fits the entries
+    allowed: the search stopped with the bound 0 and most of the limit unused. Now the dual goes on
+    from its last multipliers with the time left (``pruned._use_the_rest``): a higher bound, never
+    above the optimum, and optimal only where the bound meets the plan; where it stalls, the reason
+    says why the rest was not spent."""
+    from explorer.solvers import exact
+
+    monkeypatch.setattr(pruned, "dual_deadline", lambda *a: 0.0)  # (past: no first round)
+    problem = _problem(1)
+    want = exact.solve(problem).objective
+    got = pruned.solve(problem, SolveOptions(time_limit_s=60.0), max_entries=1)  # no elimination fits
+    assert got.info["resumed"] >= 1 and got.info["dual_rounds"] >= 1 and not got.info["eliminations"]
+    assert 0 < got.bound <= want <= got.objective
+    assert (got.status is Status.OPTIMAL) == (got.bound == got.objective)
+    if got.status is Status.FEASIBLE:
+        assert "the dual bound had stalled" in got.info["reason"], got.info["reason"]

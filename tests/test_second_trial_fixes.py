@@ -23,7 +23,7 @@ def test_a_check_row_with_a_plan_keeps_the_solvers_reason(monkeypatch):
     net, arr = load_model("lenet-c"), load_array("tpu-mix-16")
     even = Plan.even(equal_types(net, arr, Space.ACCPAR))
 
-    def cut_joint(network, array, space, aspace, time_limit_s, rules):  # as ``uneven_joint``'s cut while building
+    def cut_joint(network, array, space, aspace, time_limit_s, rules, **passed):  # as ``uneven_joint``'s cut while building (starts=, even=)
         from explorer.core.evaluate import evaluate_split
 
         sol = split_solution("joint", Status.FEASIBLE, even, evaluate_split(network, array, even).step_time_s,

@@ -161,7 +161,7 @@ def test_exact_out_of_time_is_unknown_not_bad_input(capsys):
                               "--objective", "traffic", "--time-limit", "0.5"], capsys)
     assert code == 0 and "feasible by exact" in out.splitlines()[0] and err == "", err
     note = next(x for x in out.splitlines() if x.startswith("note: exact: "))  # too short for its column pairs
-    assert "ended at once" in note and "column pairs need at least" in note and "not proven optimal" in note, out
+    assert "ended at once" in note and "column pairs: their column tables and completion bounds are estimated at no less than" in note and "not proven optimal" in note, out
     assert "cap" not in out.split("traffic ")[0]
 
 

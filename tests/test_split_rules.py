@@ -398,7 +398,7 @@ def test_check_split_optimal_says_when_a_proving_solver_breaks_a_cap(tmp_path, m
 
     arr = _mix2(tmp_path)
     real = check_uneven.exact_uneven  # a cap routes exact to the constrained path: it drops the rules instead
-    monkeypatch.setattr(check_uneven, "constrained_uneven", lambda *a, rules=None, **k: real(*a, **k))
+    monkeypatch.setattr(check_uneven, "constrained_uneven", lambda *a, rules=None, even=None, **k: real(*a, **k))
     r = check("sfc", arr, space="hypar", split="optimal", alpha_grid=2, caps=["0=19MB"], solvers=["brute", "exact"])
     assert not r.agree and any(p.startswith("exact: breaks cap level 0") for p in r.problems), r.problems
 

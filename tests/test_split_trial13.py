@@ -27,7 +27,7 @@ def test_cpsat_refused_by_its_count_reports_the_exact_paths_seed_plan(mix4, caps
     assert cpsat["plan"] == exact["plan"] and cpsat["objective_value"] == exact["objective_value"]
     assert "CP-SAT refused the instance (cpsat (uneven splits): 9,216 columns, more than 2,000)" in cpsat["note"]
     assert "the exact constrained path answered alone and ended at once: " in cpsat["note"]
-    assert "column pairs need at least" in cpsat["note"] and "best seed plan" in cpsat["note"]
+    assert "column pairs: their column tables and completion bounds are estimated at no less than" in cpsat["note"] and "best seed plan" in cpsat["note"]
     assert "within the time limit" not in cpsat["note"]
 
 
@@ -36,10 +36,10 @@ def test_cpsat_alone_without_a_plan_names_why_the_exact_path_ended(monkeypatch):
     from explorer.app.split_notes import no_plan_note
     from explorer.core.solution import Status
 
-    info = {"reason": "CP-SAT refused the instance (x)", "alone": True, "exact_reason": "9 column pairs need at least ~2 s"}
+    info = {"reason": "CP-SAT refused the instance (x)", "alone": True, "exact_reason": "9 column pairs: their column tables and completion bounds are estimated at no less than ~2 s"}
     note = no_plan_note("cpsat", Status.UNKNOWN, 10.0, info)
     assert note == ("cpsat: no plan and no proof: CP-SAT refused the instance (x): the exact constrained path ran "
-                    "alone and ended: 9 column pairs need at least ~2 s")
+                    "alone and ended: 9 column pairs: their column tables and completion bounds are estimated at no less than ~2 s")
     assert "within the time limit (10 s" in no_plan_note("cpsat", Status.UNKNOWN, 10.0, dict(info, exact_reason=""))
 
 

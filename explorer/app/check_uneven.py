@@ -200,19 +200,22 @@ def _proportional(network: Network, array: ArraySpec, space: Space, aspace: Alph
 
 
 def _run(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, time_limit_s: float,
-         rules: SplitRules = TIME_ONLY, seeds: tuple = (), hint: Plan | bool | None = None):
+         rules: SplitRules = TIME_ONLY, seeds: tuple = (), hint: Plan | bool | None = None,
+         even: tuple[Plan, ...] | None = None):
+    """``even``: the even split's optimum solved already (``even_optimum``), for the joint solver's starts
+    (not solved again: ``joint_uneven``); None: the joint solver solves it."""
     deadline = None if time_limit_s is None else time.perf_counter() + time_limit_s  # (the heuristics': no proof)
     if name == "brute":
         return brute_split(network, array, space, aspace, rules=rules,  # explore --split's limits (SPLIT_MAX_PLANS)
                            time_limit_s=time_limit_s)
     if name == "exact":  # EXACT_MAX_BYTES; caps or memory: the constrained path (as explore --split optimal)
         if rules.couples_layers:
-            return constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules)
+            return constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, even=even)
         return exact_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
     if name == "cpsat":  # alone (not after the exact path as explore --split's): an independent cross-check
         return _cpsat_hinted(network, array, space, aspace, time_limit_s, rules, hint)
     if name == "joint":
-        return joint_under(network, array, space, aspace, time_limit_s, rules)  # as explore --split optimal
+        return joint_under(network, array, space, aspace, time_limit_s, rules, starts=even or (), even=even)  # as explore --split optimal
     if name == "accpar":
         if rules.side_constrained:
             raise Refused("accpar: no side constraints")
@@ -251,7 +254,8 @@ PROVING = ("brute", "exact", "cpsat", "joint")  # they keep to every rule they t
 
 
 def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, clock: Clock,
-         rules: SplitRules = TIME_ONLY, seeds: tuple = (), hint: Plan | bool | None = None) -> SplitCheckRow:
+         rules: SplitRules = TIME_ONLY, seeds: tuple = (), hint: Plan | bool | None = None,
+         even: tuple[Plan, ...] | None = None) -> SplitCheckRow:
     """One solver's row, with what the rows before it left of the check's time limit (``clock``);
     not run (status unknown, the note says why) once the limit is spent: most rows have no limit
     of their own (brute runs: it refuses by size at once or stops at ``MIN_LEFT_SHARE``)."""
@@ -263,7 +267,7 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if late is not None:
         return SplitCheckRow(name, Status.UNKNOWN.value, None, None, 0.0, late, True)
     try:
-        sol = _run(name, network, array, space, aspace, clock.left(HEURISTIC_SHARE.get(name, 1.0)), rules, seeds, hint)
+        sol = _run(name, network, array, space, aspace, clock.left(HEURISTIC_SHARE.get(name, 1.0)), rules, seeds, hint, even)
     except Refused as err:
         return SplitCheckRow(name, Status.REFUSED.value, None, None, time.perf_counter() - t0, refusal_reason(err), True)
     if sol.status is Status.INTERRUPTED:
@@ -346,7 +350,8 @@ def check_uneven(network: Network, array: ArraySpec, space: Space, grid: int = D
         if n not in done:  # exact starts from the plans of the rows before it (the joint solver's too) and the
             # even split's proven optimum (as under --split optimal: never a plan worse than the even split's)
             seeds = even + tuple(r.plan for r in done.values() if r.plan is not None and not r.breaks)
-            done[n] = _row(n, network, array, space, aspace, clock, rules, seeds, hint)
+            done[n] = _row(n, network, array, space, aspace, clock, rules, seeds, hint,
+                           even if set(solvers) & set(PROVERS) else None)  # (solved once, above)
     rows = tuple(done[n] for n in solvers)
     best, proven_by, problems = _verdict(rows, rules.objective)
     c = rules.constraints

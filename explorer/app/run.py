@@ -65,8 +65,9 @@ def _bound_method(sol: Solution) -> str | None:
     return sol.solver
 
 
-# modules a solver imports on first use: imported before its clock starts, so that the wall
-# time it reports is the solve (a first DP solve otherwise counted ~60-130 ms of numpy import)
+# modules a solver imports on first use: imported before its clock starts (the API's ``wall_s`` counts
+# from ``solve_with``'s call, explore's from the process's start: the import is counted there anyway;
+# a first DP solve otherwise counted ~60-130 ms of numpy import inside the DP)
 SOLVER_IMPORTS = {"dp": ("numpy",)}
 
 
@@ -158,7 +159,8 @@ def solve_with(problem: Problem, solver: str, options: SolveOptions) -> Solution
     """The solver's answer; CP-SAT on a problem with caps or memory runs after ``exact_first``
     (its wall time includes the exact method's). ``--time-limit`` counts from ``options.started``
     (``explore``: its process's start), else from here: the solver's import (OR-Tools takes about a
-    second), the exact method and CP-SAT's build and search; CP-SAT's ``wall_s`` is all of it.
+    second), the exact method and CP-SAT's build and search; every solver's ``wall_s`` is all of it
+    (the DP's too: what ``--time-limit`` counts, ``docs/solvers.md``).
     CP-SAT without a limit gets ``SOLVE_TIME_LIMIT``, as exact and pruned do (unless a
     deterministic limit is its budget)."""
     t0 = origin(options)
@@ -176,9 +178,12 @@ def solve_with(problem: Problem, solver: str, options: SolveOptions) -> Solution
             return replace(pre, wall_s=time.perf_counter() - t0)
         if limit is not None:
             options = replace(options, time_limit_s=max(limit - (time.perf_counter() - t0), MIN_LEFT_SHARE * limit))
+    # every solver's wall time: the whole of what --time-limit bounds, from ``t0`` (the DP's and the
+    # unconstrained exact solve's own clocks started later: their solve alone)
     sol = seed_fallback(problem, solve(problem, options))
-    if solver == "cpsat":  # its wall time: the whole of what --time-limit bounds
-        sol = _suggest_exact(problem, replace(sol, wall_s=time.perf_counter() - t0))
+    sol = replace(sol, wall_s=time.perf_counter() - t0)
+    if solver == "cpsat":
+        sol = _suggest_exact(problem, sol)
     if pre is None:
         return sol
     info = dict(sol.info, exact_first={"status": pre.status.value, "method": pre.info.get("method"),

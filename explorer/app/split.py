@@ -630,8 +630,9 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     say(f"split: optimal (the joint solver, up to {left:.3g} s)")
     try:
         sol = seed_plans(network, array, space, aspace, equal, rules, clock.deadline(), even).floor(
-            joint_under(network, array, space, aspace, left, rules, starts=starts), starts[len(even) + 1:])
-        # (the seeds hold the even optimum and the equal split already: only the search's plan is more)
+            joint_under(network, array, space, aspace, left, rules, starts=starts, even=even), starts[len(even) + 1:])
+        # (the seeds hold the even optimum and the equal split already: only the search's plan is more;
+        # the even optimum, solved once by ``_even_seed``, is not solved again under the limits: ``even``)
     except Refused as err:  # outside its scope: exact, cpsat or brute, the first that takes it
         hint = free_hint if "frees the top split alone" in str(err) else ""
         return _routed(network, array, space, aspace, equal, clock, say, rules, f"{err}{hint}", hint, even)

@@ -45,7 +45,8 @@ def cpsat_after_exact(network: Network, array: ArraySpec, space: Space, aspace: 
     pre = None
     if rules.couples_layers:
         try:
-            pre = constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s * EXACT_SHARE, rules=rules)
+            pre = constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s * EXACT_SHARE, rules=rules,
+                                     even=_even_in(seeds))
         except Refused:  # beyond the exact path's memory guard: CP-SAT alone (it refuses what it cannot take)
             pre = None
     if pre is not None and pre.status in (Status.OPTIMAL, Status.INFEASIBLE):
@@ -73,7 +74,8 @@ def _exact_alone(network: Network, array: ArraySpec, space: Space, aspace: Alpha
 
     seeds, time_limit_s = _levels_first(seeds, network, array, aspace, time_limit_s, rules, constrained=True)
     try:
-        pre = constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds)
+        pre = constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds,
+                                 even=_even_in(seeds))
     except Refused:
         raise refusal from None
     return _cpsat_refused(pre, refusal, t0, alone=True)
@@ -176,12 +178,22 @@ def _uneven_solve(solver: str, network: Network, array: ArraySpec, space: Space,
         return _floored(brute_split(network, array, space, aspace, rules=rules, time_limit_s=time_limit_s), seeds)
     if solver == "exact":  # caps or memory: the constrained path, as the even split's exact solver
         seeds, time_limit_s = _levels_first(seeds, network, array, aspace, time_limit_s, rules, rules.couples_layers)
-        return _floored((constrained_uneven if rules.couples_layers else exact_uneven)(
-            network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds), seeds)
+        if rules.couples_layers:
+            return _floored(constrained_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules,
+                                               seeds=seeds, even=_even_in(seeds)), seeds)
+        return _floored(exact_uneven(network, array, space, aspace, time_limit_s=time_limit_s, rules=rules, seeds=seeds),
+                        seeds)
     if solver == "cpsat":  # caps or memory: the exact path first, as the even split's cpsat
         return _floored(cpsat_after_exact(network, array, space, aspace, time_limit_s, rules, seeds), seeds)
     deadline = None if time_limit_s is None else time.perf_counter() + time_limit_s
     return levels_uneven(network, array, space, aspace, rules=rules, name="dp", deadline=deadline)
+
+
+def _even_in(seeds) -> tuple[Plan, ...] | None:
+    """The even split's optimum ``seeds`` hold (``SeedPlans.even``, solved under the rules by
+    ``even_optimum``), so that the joint solver does not solve it again; None where they hold none
+    (not solved, or no plan found: solved there)."""
+    return seeds.even if isinstance(seeds, SeedPlans) and seeds.even else None
 
 
 def _floored(sol: Solution, seeds) -> Solution:
