@@ -208,8 +208,13 @@ def check_limit(problem: Problem, options: CheckOptions) -> float | None:
     pruned, or exact under caps or memory); None: no limit (exact and brute alone, uncoupled)."""
     from ..solvers.exact import coupled
 
-    given, joint = options.solve.time_limit_s, coupled(problem)
-    return next((x for x in (solve_limit(n, given, joint) for n in options.solvers) if x is not None), given)
+    return solvers_limit(options.solvers, options.solve.time_limit_s, coupled(problem))
+
+
+def solvers_limit(solvers, given: float | None, joint: bool) -> float | None:
+    """``check_limit`` before a problem is built (the command line's time bar): ``given``, else the
+    first default one of ``solvers`` keeps, the layers coupled (``joint``) or not."""
+    return next((x for x in (solve_limit(n, given, joint) for n in solvers) if x is not None), given)
 
 
 @dataclass(frozen=True)
