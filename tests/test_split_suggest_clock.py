@@ -82,3 +82,17 @@ def test_a_limit_alone_takes_its_whole_part_and_the_note_says_what_limit_finds_m
                               constraints=Constraints(caps=(Cap(0, Fraction(10**7)),)))
     assert rep.status is Status.INFEASIBLE and "(the " in rep.note and "run's 10 s limit left it" in rep.note, rep.note
     assert rep.note.endswith("try --time-limit 30"), rep.note
+
+
+def test_the_search_counts_its_tables_and_model_in_its_time(monkeypatch):
+    """Its CP-SAT got the whole share after the tables and the model were built (1.4 s a table at
+    load 11: a 30 s run ended at 33.8 s): with the tables taking the share, no solve starts."""
+    from explorer.solvers import cpsat_run
+
+    arr = load_array("tpu-mix-16")
+    real_own, solves = uneven_least._own, []
+    monkeypatch.setattr(uneven_least, "_own", lambda *a: time.sleep(1.2) or real_own(*a))
+    monkeypatch.setattr(cpsat_run, "new_solver", lambda *a, **k: solves.append(k) or None)
+    rules = SplitRules(Objective.TIME, Constraints(), (Fraction(2**20),) * len(arr.leaves))
+    least = uneven_least.least_limits(load_model("alexnet"), arr, Space.ACCPAR, alpha_space(arr, alpha_grid(2)), rules, 2.0)
+    assert [(x.level, x.why) for x in least] == [(None, "time")] and solves == []
