@@ -42,7 +42,8 @@ def least_limits(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     The memory limit is left out (the list ends before it) where it cannot bind (each layer's
     largest footprint summed keeps to it: it takes no part in a conflict). Under ``MIN_SEARCH_S``
     nothing is searched (its set-up alone takes seconds on AlexNet): each cap, and a memory limit
-    given (``memory_set``), gave up for time."""
+    given (``memory_set``), gave up for time. Each limit takes an equal part of what is left; where
+    other rules bind, half of it, and the limit alone what that left."""
     check_array(array)
     check_network(network)
     if not is_path(network):
@@ -67,17 +68,19 @@ def least_limits(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         tried.append((None, min(rules.leaf_memory_bytes), rules, list(range(lay.mem, lay.size))))
     out = []
     for k, (level, limit, others, positions) in enumerate(tried):
-        share = (deadline - time.perf_counter()) / (2 * (len(tried) - k))
+        share = (deadline - time.perf_counter()) / (len(tried) - k)  # this limit's part of what is left
         if share <= 0:  # the set-up or the limits before it took the time
             out.append(LeastLimit(level, None, False, "time"))
             continue
         limits = _binding(costs, own, [(p, most) for p, most in unit_limits(array, costs, others) if p not in positions])
-        proven, least, why = _least(costs, columns, positions, limits, share)
+        twice, ends = bool(c.pins or c.forbids or limits), time.perf_counter() + share  # twice: the limit alone next
+        proven, least, why = _least(costs, columns, positions, limits, share / 2 if twice else share)
         need = None if least is None else costs.to_elements(least) * array.dtype_bytes
         need = need if need is not None and need > limit else None
         why = why or ("none" if need is None else "")
-        if c.pins or c.forbids or limits:  # the limit alone: no pins, forbids or other limits
-            proven, least, _ = _least(costs, free, positions, [(p, most) for p, most in every if p in positions], share)
+        if twice:  # the limit alone (no pins, forbids or other limits), in what the first left of the share
+            proven, least, _ = _least(costs, free, positions, [(p, most) for p, most in every if p in positions],
+                                      max(ends - time.perf_counter(), 0.01))
         out.append(LeastLimit(level, need, proven and (least is None or costs.to_elements(least) * array.dtype_bytes > limit),
                               why))
     return out
@@ -185,7 +188,9 @@ def _depth(lay: VectorLayout, used: list[int]) -> int:
 def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_s: float) -> tuple[bool, int | None, str]:
     """The least, over the plans of ``columns`` within ``limits`` (position, most units), of the
     largest component at ``positions`` (table units): (proven, that value (None: no plan), why
-    not proven: "time", "states" or "int64")."""
+    not proven: "time", "states" or "int64"), within ``time_limit_s`` from the call, the model's
+    build included (it took 5 s past a 25 s share at load 9)."""
+    ends = time.perf_counter() + time_limit_s
     from ortools.sat.python import cp_model
 
     own = _own(costs, columns)
@@ -196,7 +201,9 @@ def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_
         columns = [list({col[:depth]: col for col in reversed(cols)}.values()) for cols in columns]
         own = _own(costs, columns)
     if any(p < costs.layout.pos_end for p in used):
-        return _least_pareto(costs, columns, own, positions, limits, time.perf_counter() + time_limit_s)
+        return _least_pareto(costs, columns, own, positions, limits, ends)
+    if time.perf_counter() >= ends:  # the tables took the time (1.4 s each at load 11): no model built
+        return False, None, "time"
     g = math.gcd(*(v[p] for vecs in own for v in vecs.values() for p in used)) or 1
     ub = max(sum(max(v[p] for v in vecs.values()) for vecs in own) // g for p in used)
     span = max(sum(v[p] // g for vecs in own for v in vecs.values()) for p in used)  # a comp row's coefficients
@@ -218,7 +225,9 @@ def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_
     from .cpsat import run_solver  # (``cpsat.run_solver``: where tests simulate a Ctrl-C)
     from .cpsat_run import new_solver
 
-    solver = new_solver(1, time_limit_s=max(time_limit_s, 0.01))
+    if time.perf_counter() >= ends:  # the model's build took the time
+        return False, None, "time"
+    solver = new_solver(1, time_limit_s=ends - time.perf_counter())
 
     status, interrupted = run_solver(solver, m)
     if interrupted:  # Ctrl-C: the user's, not a time limit's (CP-SAT's own handler would swallow it)
@@ -232,15 +241,27 @@ def _least(costs: SplitCosts, columns, positions: list[int], limits, time_limit_
 
 GAVE_UP = {"time": "its search ran out of time (the {s:.2g} s the run's {time_limit} left it, shared by the limits; "
                    "a longer {time_limit} gives more)",
+           "time of": "its search ran out of time (the {s:.2g} s the run's {run:g} s limit left it, shared by the "
+                      "limits): try {time_limit} {more:g}",
            "states": "its search outgrew its state limit ({n:,} Pareto states a layer)",
            "int64": "its search's sums exceed CP-SAT's int64 range",
            "none": "no value of it alone admits a plan (the other rules conflict with it)"}
 
 
-def gave_up_text(least: list[LeastLimit], limit_s: float) -> str | None:
+def gave_up_text(least: list[LeastLimit], limit_s: float, run_s: float | None = None) -> str | None:
     """Why no smallest feasible value was found, per limit ('cap at level 1: its search ran out of
     time ...'), from ``least_limits``' answer (``limit_s``: the time it was given, what the run's
-    limit left it); None where it says nothing."""
-    parts = [f"{'memory' if x.level is None else f'cap at level {x.level}'}: "
-             + GAVE_UP[x.why].format(s=limit_s, n=MAX_STATES, time_limit=given_as("--time-limit")) for x in least if x.why in GAVE_UP]
+    limit ``run_s`` left it; with ``run_s``, run out of time, the limit to give: ``MORE_TIME`` times
+    it); None where it says nothing."""
+    def why(x: LeastLimit) -> str:
+        key = "time of" if x.why == "time" and run_s is not None else x.why
+        return GAVE_UP[key].format(s=limit_s, n=MAX_STATES, time_limit=given_as("--time-limit"), run=run_s,
+                                   more=math.ceil(MORE_TIME * (run_s or 0)))
+
+    parts = [f"{'memory' if x.level is None else f'cap at level {x.level}'}: " + why(x) for x in least if x.why in GAVE_UP]
     return "; ".join(parts) or None
+
+
+# the limit a search that ran out of time suggests, times the run's: vgg-a on 4 TPU-v2 + 4 v3 at
+# 25 GB/s, memory 0.05 GiB: the search took 11.5 s at load 6.5, past the 8.4 s the default 10 s left it
+MORE_TIME = 3

@@ -370,13 +370,13 @@ def test_batch_smaller_than_the_array_warns(capsys):
 LONG_SOLVE = ["--model", "resnet50", "--levels", "7", "--space", "accpar", "--workers", "1"]
 
 
-def _interrupt(args, after_line: str, delay: float):
+def _interrupt(args, after_line: str, delay: float, run=("-m", "explorer.app.cli")):
     """Run explore, wait for a progress line, send SIGINT after ``delay`` s; (code, stdout, stderr).
     The child gets SIGINT's default action back: pytest started as a background job of a
     non-interactive shell (nohup ... &, some CI runners) ignores SIGINT, a child inherits that, and
     Python then installs no KeyboardInterrupt handler, so the signal would be lost (as
     tests/test_sweep.py's Ctrl-C test does)."""
-    p = subprocess.Popen([sys.executable, "-m", "explorer.app.cli", *args], stdout=subprocess.PIPE,
+    p = subprocess.Popen([sys.executable, *run, *args], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = []
@@ -407,8 +407,15 @@ def test_ctrl_c_during_cpsat_reports_the_plan_so_far():
     assert last.startswith("explore: interrupted after ") and last.endswith(": stopped by Ctrl-C; the best plan so far, optimality not proven")
 
 
+# Under the check's time limit (60 s by default) a level check here is the frontier elimination's, a few
+# milliseconds: each is slowed by 2 s so that the signal lands in the level phase (explore's own main).
+SLOW_LEVELS = ("-c", "import time; import explorer.app.check as c; real = c._eliminated; "
+                     "c._eliminated = lambda *a: (time.sleep(2), real(*a))[1]; "
+                     "from explorer.app.cli import main; main()")
+
+
 def test_ctrl_c_during_checks_level_phase():
-    code, out, err = _interrupt(["check", *LONG_SOLVE], "level 1:", 0.3)
+    code, out, err = _interrupt(["check", *LONG_SOLVE], "level 1:", 0.3, run=SLOW_LEVELS)
     assert code == 130 and "Traceback" not in err and out == ""
     assert err.rstrip().splitlines()[-1] == ("explore: interrupted (Ctrl-C) during level 1: level-wise optimum given the "
                                              "DP's levels above; no report written")

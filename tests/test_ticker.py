@@ -139,3 +139,27 @@ def test_a_split_run_draws_the_time_bar_of_its_limit_named_by_its_step(capsys, m
     code, out, err = run_cli(args, capsys)
     assert code == 0 and "[explore] split: optimal (the joint solver, up to " in err, err
     assert " s of 30 s |" in err and "split optimal" in out, (out, err)
+
+
+def test_explore_check_draws_the_bar_of_its_default_limit_on_a_terminal(capsys, monkeypatch):
+    """Trial finding 6: pruned, split and the LLM check drew a bar, the default ``explore check`` only
+    a line per level (20 s apart on a 12-layer transformer). Now the bar of the check's limit (the
+    default 60 s, or --time-limit), its steps' lines above it; the seconds alone without a limit."""
+    import json
+    import sys
+
+    from explorer.solvers import cpsat
+
+    monkeypatch.setattr(Ticker, "DELAY_S", 0.0)
+    monkeypatch.setattr(Ticker, "EVERY_S", 0.01)
+    _slow(monkeypatch, cpsat)
+    args = ["check", "--model", "lenet-c", "--solvers", "exact,cpsat", "--workers", "1", "--format", "json"]
+    code, out, err = run_cli(args, capsys)  # stderr a buffer: no bar
+    assert code == 0 and "|" not in err and "\r" not in err, err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    code, out, err = run_cli(args, capsys)
+    assert code == 0 and json.loads(out)["agree"]  # the report alone on stdout
+    assert "[explore] check " in err and f" s of {SOLVE_TIME_LIMIT:g} s |" in err, err
+    assert "[explore] joint optimum: cpsat\n" in err and err.endswith("\r"), err  # lines above it; cleared
+    code, out, err = run_cli(args + ["--time-limit", "30"], capsys)
+    assert code == 0 and " s of 30 s |" in err, err

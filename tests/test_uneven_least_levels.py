@@ -52,6 +52,8 @@ def test_no_suggestion_says_why_per_limit():
                     "limits; a longer --time-limit gives more); cap at level 1: its search outgrew its state limit (200,000 Pareto states a layer); "
                     "memory: no value of it alone admits a plan (the other rules conflict with it)")
     assert _gave_up([LeastLimit(1, Fraction(5), True)], 30.0) is None
+    assert _gave_up(least[:1], 8.4, 10.0) == ("cap at level 0: its search ran out of time (the 8.4 s the run's 10 s "
+                                              "limit left it, shared by the limits): try --time-limit 30")
     net, arr = load_model("sfc"), load_array("tpu-mix-16")
     text = _no_suggestion(net, _rules(arr, 1, 1), Status.INFEASIBLE, Explanation(None, None, note))
     assert text == "; no smallest feasible cap or memory is suggested: " + note

@@ -81,16 +81,15 @@ class LevelResult:
 
 
 def level_result(problem: Problem, plan_rows, h: int, options: CheckOptions, lookup=get_solver,
-                 time_limit_s: float | None = None, skip: str | None = None, limit_name: str | None = None,
-                 exact_first: bool = False) -> LevelResult:
+                 time_limit_s: float | None = None, skip: str | None = None, limit_name: str | None = None
+                 ) -> LevelResult:
     """min c_h (units) with every other level pinned to plan_rows: by enumeration when small, else the
     exact DP over type vectors, else (where it refuses) the frontier elimination of one level
     (``dp.graph_level``, exact; on a graph it is the DP's own, on a chain not; under a time limit,
-    ``time_limit_s`` given, it comes first), else, on a level too wide for that, CP-SAT within
-    ``time_limit_s`` (from the DP's plan; cut short: not proven), or not at all where ``skip`` says
-    why (``Clock.no_time_for``); ``limit_name``: the limit as the report names it (``Clock.named``);
-    ``exact_first``: the exact DP first under a limit too (the default limit: the proof independent
-    of the DP's own elimination, as without a limit)."""
+    ``time_limit_s`` given, it comes first: a given limit and the default alike), else, on a level
+    too wide for that, CP-SAT within ``time_limit_s`` (from the DP's plan; cut short: not proven),
+    or not at all where ``skip`` says why (``Clock.no_time_for``); ``limit_name``: the limit as the
+    report names it (``Clock.named``)."""
     sub = _level_problem(problem, plan_rows, h)
     rows = 1
     for l in range(problem.num_layers):  # noqa: E741
@@ -101,8 +100,8 @@ def level_result(problem: Problem, plan_rows, h: int, options: CheckOptions, loo
     else:
         sol, method = None, "exact"
         narrow = too_wide(sub, h) is None
-        if narrow and time_limit_s is not None and not exact_first:  # under --time-limit the elimination first: ms,
-            sol, method = _eliminated(sub, plan_rows, h), "elimination"  # where exact took 5-13 s a level
+        if narrow and time_limit_s is not None:  # under a limit (given or the default) the elimination first:
+            sol, method = _eliminated(sub, plan_rows, h), "elimination"  # ms, where exact took 5-20 s a level
         try:  # (ResNet-50 at 7-8 levels) the exact DP over type vectors (pins only: no caps or memory here)
             sol = sol or lookup("exact")(sub, SolveOptions())  # is an independent proof
         except Refused:
@@ -207,8 +206,13 @@ def check_limit(problem: Problem, options: CheckOptions) -> float | None:
     pruned, or exact under caps or memory); None: no limit (exact and brute alone, uncoupled)."""
     from ..solvers.exact import coupled
 
-    given, joint = options.solve.time_limit_s, coupled(problem)
-    return next((x for x in (solve_limit(n, given, joint) for n in options.solvers) if x is not None), given)
+    return solvers_limit(options.solvers, options.solve.time_limit_s, coupled(problem))
+
+
+def solvers_limit(solvers, given: float | None, joint: bool) -> float | None:
+    """``check_limit`` before a problem is built (the command line's time bar): ``given``, else the
+    first default one of ``solvers`` keeps, the layers coupled (``joint``) or not."""
+    return next((x for x in (solve_limit(n, given, joint) for n in solvers) if x is not None), given)
 
 
 @dataclass(frozen=True)
@@ -302,7 +306,7 @@ def _level_checks(problem: Problem, dsol: Solution | None, options: CheckOptions
                         MIN_LEFT_SHARE * clock.limit)
         res = level_result(problem, dsol.plan.types, h, options, lookup, share,
                            None if share is None or h not in wide else clock.no_time_for("cpsat", share),
-                           None if clock.limit is None else clock.named(), exact_first=not clock.given)
+                           None if clock.limit is None else clock.named())
         lv = LevelCheck(h, to_elements(dsol.level_units[h]), None if res.value is None else to_elements(res.value),
                         res.method, None if res.found is None else to_elements(res.found),
                         None if res.bound is None else to_elements(res.bound), res.cut_short)

@@ -473,7 +473,7 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     bad input, 130 on Ctrl-C.
     """
     from .. import api
-    from .check import CHECK_SOLVERS
+    from .check import CHECK_SOLVERS, solvers_limit
     from .render import render_check
 
     named = [x.strip() for x in solver_list.split(",") if x.strip()]
@@ -507,7 +507,8 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
         which = f"unknown solver {', '.join(unknown)}" if unknown else "no solvers given"
         raise InputError(f"--solvers: {which} (choose from {', '.join(CHECK_SOLVERS)})")
     check_files(model, array, output, constraints_file, dump_model, names)
-    with HeldProgress() as say:
+    # the check's limit, as explore's bar: every array has memory_GiB, which couples the layers
+    with Ticker(solvers_limit(names, time_limit, True), _limit_origin(), "check") as tick, HeldProgress(tick.echo) as say:
         report = api.check.with_option_names(model, array, space=space, objective=objective, solvers=names, batch=batch, levels=levels,
                            seq=click.get_current_context().meta.get("seq"), caps=caps, memory_GiB=memory_GiB,
                            weight_copies=weight_copies, pins=pins, forbids=forbids,

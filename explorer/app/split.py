@@ -307,7 +307,7 @@ def _no_plan_report(network, array, space, split: Split, grid: int, aspace, solv
 
     why = info.get("explanation") or (_infeasible_explanation(
         network, array, space, _searched(array, split, aspace, solver), rules,
-        SUGGEST_S if clock.limit is None else clock.for_last_step())
+        SUGGEST_S if clock.limit is None else clock.for_last_step(), clock.limit)
         if status is Status.INFEASIBLE and split is not Split.EQUAL else None)
     return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
                        wall_s=time.perf_counter() - t0, explanation=why, **base,
@@ -394,11 +394,11 @@ SUGGEST_S = 30.0  # seconds the smallest-feasible-limit search of an infeasible 
 
 
 def _infeasible_explanation(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, rules: SplitRules,
-                            suggest_s: float) -> Explanation:
+                            suggest_s: float, run_s: float | None = None) -> Explanation:
     """A proven infeasible run's ``proven_conflict`` with, as the even split's, the smallest feasible
     value of each cap or memory limit that can take part in the conflict and alone would admit a
     plan (the others kept; ``solvers.uneven_least``, ``core.constraints.limit_suggestion``), None
-    where none is proven; its search takes ``suggest_s`` (what the run's limit left it)."""
+    where none is proven; its search takes ``suggest_s`` (what the run's limit ``run_s`` left it)."""
     from ..core.constraints import limit_suggestion
     from ..solvers.uneven_least import gave_up_text, least_limits
 
@@ -412,7 +412,7 @@ def _infeasible_explanation(network: Network, array: ArraySpec, space: Space, as
     alone = [name for name, x in zip(limits, least) if x.alone][:1]  # a conflict by itself (a minimal one)
     text = "; or ".join(limit_suggestion(x.level, x.need_bytes) for x in least if x.need_bytes is not None)
     why = Explanation(tuple(alone), text or None) if alone else replace(proven_conflict(names), suggestion=text or None)
-    return replace(why, note=None if text else gave_up_text(least, suggest_s))
+    return replace(why, note=None if text else gave_up_text(least, suggest_s, run_s))
 
 
 def proven_conflict(names: tuple[str, ...]) -> Explanation:
