@@ -24,6 +24,7 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
