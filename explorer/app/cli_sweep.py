@@ -222,10 +222,12 @@ def sweep_merge(dirs, out, pareto, pareto_by, force):
 
     from .sweep.lock import folder_lock, stale_lock
     from .sweep.runner import check_out
-    from .sweep.table import check_destination, check_outputs, check_pareto_by, check_pareto_columns, columns, merge_entries, write_outputs
+    from .sweep.merge import merge_entries
+    from .sweep.table import check_destination, check_outputs, check_pareto_by, check_pareto_columns, columns, write_outputs
 
     check_out(out)
-    manifest, entries, missing = merge_entries([Path(d) for d in dirs])
+    merged = merge_entries([Path(d) for d in dirs])
+    manifest, entries, missing = merged.manifest, merged.entries, merged.missing
     if Path(out).exists() and not Path(out).is_dir():
         raise InputError(f"--out: {out} exists and is not a folder")
     check_outputs(Path(out))
@@ -249,6 +251,8 @@ def sweep_merge(dirs, out, pareto, pareto_by, force):
         write_outputs(Path(out), manifest, entries)
     if dead is not None:
         say_took_over(Path(out), dead)
+    if merged.dropped:
+        click.echo(f"note: {plural(merged.dropped, 'identical copy', 'identical copies')} of a record dropped", err=True)
     click.echo(f"merged {plural(len(dirs), 'folder')}: {len(entries)} of {plural(manifest.total, 'point')} into {Path(out) / 'results.csv'}", err=True)
 
 
