@@ -79,8 +79,9 @@ def approximation_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
 
 
 def number(v: Any) -> Fraction | None:
-    """A cell as an exact number (ints, floats and 'p/q' strings), None when empty or not numeric."""
-    if v is None or v == "" or isinstance(v, bool):
+    """A cell as an exact number (ints, floats and 'p/q' strings), None when empty or not numeric;
+    a string as explore writes numbers: not '1_000' nor ' 5' (Python's forms, never in a results.csv)."""
+    if v is None or v == "" or isinstance(v, bool) or (isinstance(v, str) and ("_" in v or v != v.strip())):
         return None
     try:
         return Fraction(v) if isinstance(v, (int, float)) else Fraction(str(v))
