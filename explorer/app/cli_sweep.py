@@ -123,9 +123,10 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
     found = _found(Path(out), sw.digest)
     report = Reporter(quiet)
     rows = []
-    previous = signal.getsignal(signal.SIGINT)  # ignored (a background job of a script): stays ignored
-    if previous is not signal.SIG_IGN:
-        signal.signal(signal.SIGINT, _first_interrupt)
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig, handler in ((signal.SIGINT, _first_interrupt), (signal.SIGTERM, _terminated)):
+        if previous[sig] is not signal.SIG_IGN:  # ignored (a background job of a script): stays ignored
+            signal.signal(sig, handler)
     interrupted = False
     try:
         try:
@@ -134,15 +135,17 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
                 rows.append(row)
         finally:
             report.close()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         interrupted = True  # later Ctrl-Cs stay ignored until the process has exited
         done = report.last.done if report.last else 0
-        click.echo(f"explore: interrupted; {plural(done, 'point is', 'points are')} cached in {out}: rerun the same "
+        by = " by SIGTERM" if isinstance(stop, Terminated) else ""
+        click.echo(f"explore: interrupted{by}; {plural(done, 'point is', 'points are')} cached in {out}: rerun the same "
                    "command to resume", err=True)
-        sys.exit(130)
+        sys.exit(143 if by else 130)  # 128 + the signal's number, as a shell reports a process it ended
     finally:
         if not interrupted:
-            signal.signal(signal.SIGINT, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     failed = sum(r["status"] == "error" for r in rows)
     if not quiet:
         p = report.last
@@ -207,6 +210,18 @@ def _first_interrupt(signum, frame):
     process exits (a second Ctrl-C there printed a traceback from the pool's exit hook)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     raise KeyboardInterrupt
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (kill's default, a batch system's time limit: Slurm's): the sweep stops as on Ctrl-C
+    (its points cached, the lock released, one line), exit status 143."""
+
+
+def _terminated(signum, frame):
+    """SIGTERM stops the sweep as the first Ctrl-C does; later SIGTERMs and Ctrl-Cs are ignored meanwhile."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise Terminated
 
 
 @sweep_group.command("merge")
