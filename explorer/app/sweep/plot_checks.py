@@ -36,7 +36,10 @@ def check_numbers(rows: list[dict[str, str]], col: str, measured: bool, path: Pa
 
 
 def _finite(cell: str) -> bool:
-    """False for a cell Python reads as an infinite float or nan ('inf', '-Infinity', 'nan')."""
+    """False for a cell Python reads as an infinite float or nan ('inf', '-Infinity', 'nan'); a
+    number written out (1e400) is a number, beyond the float range (``to_float``'s refusal)."""
+    if number(cell) is not None:
+        return True
     try:
         return math.isfinite(float(cell))
     except (ValueError, OverflowError):
