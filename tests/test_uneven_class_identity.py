@@ -135,3 +135,14 @@ def test_a_proven_infeasible_run_says_its_proof_is_the_declared_spaces(tmp_path)
     assert r.returncode == 1 and "infeasible" in r.stdout, r.stdout + r.stderr
     assert "the proof holds in the declared space (--free unlike fixes splits between identical subtrees at 1/2): " \
            "--free all frees every class of groups" in r.stdout
+
+
+def test_a_suggested_memory_says_it_is_one_limit_for_every_kind(tmp_path):
+    """Kinds of unequal memory (0.0001 and 0.0002 GiB), no plan: --memory would set both; the
+    top split is free either way (one level), so no --free all note."""
+    (tmp_path / "eq3.yaml").write_text(EQ1.replace("0.15", "0.0001").replace("memory_GiB: 16", "memory_GiB: 0.0002"))
+    r = subprocess.run([sys.executable, "-m", "explorer.app.cli", "--model", "lenet-c", "--array", "eq3.yaml", "--split",
+                        "optimal"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 1 and "infeasible by joint" in r.stdout, r.stdout + r.stderr
+    assert "try --memory 0.003971 (one limit for every kind, the larger kinds' too)" in r.stdout
+    assert "--free all" not in r.stdout
