@@ -311,7 +311,7 @@ def _no_plan_report(network, array, space, split: Split, grid: int, aspace, solv
                        wall_s=time.perf_counter() - t0, explanation=why, **base,
                        note=joined(info.get("route"), no_plan_note(method(split, solver), status, time_limit_s, info)
                                     + no_suggestion(network, rules, status, why)
-                                    + (wider_space_note(aspace, status) if split is not Split.EQUAL else "")),
+                                    + (wider_space_note(aspace, status) if split is Split.OPTIMAL else "")),
                        bound_s=bound if rules.objective is Objective.TIME else None, objective_bound=bound)
 
 
@@ -409,7 +409,7 @@ def _infeasible_explanation(network: Network, array: ArraySpec, space: Space, as
         least = []
     limits = names[len(c.pins) + len(c.forbids):]  # the caps, then the memory limit: least_limits' order
     alone = [name for name, x in zip(limits, least) if x.alone][:1]  # a conflict by itself (a minimal one)
-    differ = len({m for _, m in array.leaf_figures()}) > 1
+    differ = len(set(rules.leaf_memory_bytes or ())) > 1  # the kinds' own limits, unequal (no --memory)
     text = "; or ".join(limit_suggestion(x.level, x.need_bytes, differ) for x in least if x.need_bytes is not None)
     why = Explanation(tuple(alone), text or None) if alone else replace(proven_conflict(names), suggestion=text or None)
     return replace(why, note=None if text else gave_up_text(least, suggest_s))

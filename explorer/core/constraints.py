@@ -169,7 +169,7 @@ def limit_suggestion(level: int | None, need_bytes: Fraction, kinds_differ: bool
     """What an infeasible run suggests for a limit that conflicts: the smallest feasible cap at
     ``level`` (bytes, rounded up), or with ``level`` None the smallest feasible memory per
     accelerator (GiB, four significant digits rounded up); the even and uneven splits alike.
-    ``kinds_differ``: the array's kinds have unequal memory, which one ``--memory`` replaces."""
+    ``kinds_differ``: the run keeps each kind's own memory, unequal, which one ``--memory`` replaces."""
     if level is not None:
         return (f"the smallest feasible cap at level {level} is {format_bytes(need_bytes)} "
                 f"({float(need_bytes):.0f} bytes): try {setting('--cap', f'{level}={math.ceil(need_bytes)}B', listed=True)}")
