@@ -110,8 +110,10 @@ def _check_llm_args(model, array, layout, recompute, zero, time_limit, progress,
     from .app.llm_options import check_degree
 
     for name, value in (("model", model), ("array", array)):
-        if not isinstance(value, str) or not value:
+        if not isinstance(value, str):
             raise SpecError(name, f"must be a name or a path, got {shown(value)}")
+        if not value.strip():
+            raise SpecError(name, "must not be empty")  # as solve() and the CLI say it
     check_numbers(**{name: (value, int) for name, value in counts.items()}, memory_GiB=(memory_GiB, float))
     for name, value, allowed in (("layout", layout, ("megatron", "zero3")),
                                  ("recompute", recompute, ("none", "selective", "full", "search"))):

@@ -158,11 +158,11 @@ def test_a_broken_plans_note_names_the_solver_option_of_the_front_end():
 
 # every module of the library but the command line's own: explore's options, explore list, explore
 # reproduce (its command and its output checks, reproduce/files.py), and explore plot's drawing
-# (sweep/plot.py: no API or sweep-file front end reaches it)
+# (sweep/plot.py and its checks, sweep/plot_checks.py: no API or sweep-file front end reaches them)
 NAMED = ["solvers", "explorer"]
 COMMAND_LINE = {"explorer/app/cli.py", "explorer/app/cli_common.py", "explorer/app/cli_sweep.py",
                 "explorer/app/listing.py", "explorer/app/reproduce/cli.py", "explorer/app/reproduce/files.py",
-                "explorer/app/sweep/plot.py"}
+                "explorer/app/sweep/plot.py", "explorer/app/sweep/plot_checks.py"}
 
 
 def _messages(path: Path):

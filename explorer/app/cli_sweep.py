@@ -140,9 +140,10 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
     found = _found(Path(out), sw.digest)
     report = Reporter(quiet)
     rows = []
-    previous = signal.getsignal(signal.SIGINT)  # ignored (a background job of a script): stays ignored
-    if previous is not signal.SIG_IGN:
-        signal.signal(signal.SIGINT, _first_interrupt)
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig, handler in ((signal.SIGINT, _first_interrupt), (signal.SIGTERM, _terminated)):
+        if previous[sig] is not signal.SIG_IGN:  # ignored (a background job of a script): stays ignored
+            signal.signal(sig, handler)
     interrupted = False
     try:
         try:
@@ -151,15 +152,17 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
                 rows.append(row)
         finally:
             report.close()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         interrupted = True  # later Ctrl-Cs stay ignored until the process has exited
         done = report.last.done if report.last else 0
-        click.echo(f"explore: interrupted; {plural(done, 'point is', 'points are')} cached in {out}: rerun the same "
+        by = " by SIGTERM" if isinstance(stop, Terminated) else ""
+        click.echo(f"explore: interrupted{by}; {plural(done, 'point is', 'points are')} cached in {out}: rerun the same "
                    "command to resume", err=True)
-        sys.exit(130)
+        sys.exit(143 if by else 130)  # 128 + the signal's number, as a shell reports a process it ended
     finally:
         if not interrupted:
-            signal.signal(signal.SIGINT, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     failed = sum(r["status"] == "error" for r in rows)
     if not quiet:
         p = report.last
@@ -225,6 +228,18 @@ def _first_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (kill's default, a batch system's time limit: Slurm's): the sweep stops as on Ctrl-C
+    (its points cached, the lock released, one line), exit status 143."""
+
+
+def _terminated(signum, frame):
+    """SIGTERM stops the sweep as the first Ctrl-C does; later SIGTERMs and Ctrl-Cs are ignored meanwhile."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise Terminated
+
+
 @sweep_group.command("merge")
 @click.argument("dirs", nargs=-1, required=True)
 @click.option("--out", "out", required=True, metavar="DIR", help="Folder for the merged results.csv and plans.jsonl.")
@@ -238,10 +253,12 @@ def sweep_merge(dirs, out, pareto, pareto_by, force):
 
     from .sweep.lock import folder_lock
     from .sweep.runner import check_out
-    from .sweep.table import check_destination, check_outputs, check_pareto_by, check_pareto_columns, columns, merge_entries, write_outputs
+    from .sweep.merge import merge_entries
+    from .sweep.table import check_destination, check_outputs, check_pareto_by, check_pareto_columns, columns, write_outputs
 
     check_out(out)
-    manifest, entries, missing = merge_entries([Path(d) for d in dirs])
+    merged = merge_entries([Path(d) for d in dirs])
+    manifest, entries, missing = merged.manifest, merged.entries, merged.missing
     if Path(out).exists() and not Path(out).is_dir():
         raise InputError(f"--out: {out} exists and is not a folder")
     check_outputs(Path(out))
@@ -264,6 +281,8 @@ def sweep_merge(dirs, out, pareto, pareto_by, force):
         write_outputs(Path(out), manifest, entries)
     if dead is not None:
         say_took_over(Path(out), dead, "sweep merge")
+    if merged.dropped:
+        click.echo(f"note: {plural(merged.dropped, 'identical copy', 'identical copies')} of a record dropped", err=True)
     click.echo(f"merged {plural(len(dirs), 'folder')}: {len(entries)} of {plural(manifest.total, 'point')} into {Path(out) / 'results.csv'}", err=True)
 
 

@@ -49,7 +49,10 @@ def _strings(value: Any, name: str, form: str) -> tuple[str, ...]:
 
 
 def _check_ref(value: Any, name: str, kind: type, what: str) -> None:
-    """``model`` or ``array``: a name or path (str, PathLike) or an object of ``kind``."""
+    """``model`` or ``array``: a name or path (str, PathLike) or an object of ``kind``; an empty
+    (or blank) name is refused as the CLI refuses ``--model ''`` (not read as the current folder)."""
+    if isinstance(value, str) and not value.strip():
+        raise SpecError(name, "must not be empty")
     if isinstance(value, (str, PathLike, kind)):
         return
     raise SpecError(name, f"must be {what}, got {shown(value)}")

@@ -47,7 +47,7 @@ from .render import conflict_lines, fmt_bytes, fmt_joules, fmt_seconds, memory_p
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EvaluatorMismatch
 from .split_kinds import KindMemory, class_labels, kind_memory
-from .split_notes import cut_note, heuristic_note, joined, no_plan_note, no_suggestion, proof_note
+from .split_notes import cut_note, heuristic_note, joined, no_plan_note, no_suggestion, proof_note, wider_space_note
 from .split_solve import (PROVING_SOLVERS, SeedPlans, even_optimum, even_solve, proof_info, routed_optimal, seed_plans,
                           solve_by)
 
@@ -312,7 +312,8 @@ def _no_plan_report(network, array, space, split: Split, grid: int, aspace, solv
     return SplitReport(network.name, array.name, space, split, grid, status, None, None, None, None,
                        wall_s=time.perf_counter() - t0, explanation=why, **base,
                        note=joined(info.get("route"), no_plan_note(method(split, solver), status, time_limit_s, info)
-                                    + no_suggestion(network, rules, status, why)),
+                                    + no_suggestion(network, rules, status, why)
+                                    + (wider_space_note(aspace, status) if split is Split.OPTIMAL else "")),
                        bound_s=bound if rules.objective is Objective.TIME else None, objective_bound=bound)
 
 
@@ -410,7 +411,8 @@ def _infeasible_explanation(network: Network, array: ArraySpec, space: Space, as
         least = []
     limits = names[len(c.pins) + len(c.forbids):]  # the caps, then the memory limit: least_limits' order
     alone = [name for name, x in zip(limits, least) if x.alone][:1]  # a conflict by itself (a minimal one)
-    text = "; or ".join(limit_suggestion(x.level, x.need_bytes) for x in least if x.need_bytes is not None)
+    differ = len(set(rules.leaf_memory_bytes or ())) > 1  # the kinds' own limits, unequal (no --memory)
+    text = "; or ".join(limit_suggestion(x.level, x.need_bytes, differ) for x in least if x.need_bytes is not None)
     why = Explanation(tuple(alone), text or None) if alone else replace(proven_conflict(names), suggestion=text or None)
     return replace(why, note=None if text else gave_up_text(least, suggest_s, run_s))
 

@@ -3,6 +3,7 @@ does not say (a routed default, a stopped or refused solver, no limit suggested)
 
 from __future__ import annotations
 
+from ..core.kinds import FreeAlphas
 from ..core.names import given_as
 from ..core.network import Network
 from ..core.solution import Status
@@ -66,6 +67,19 @@ def _seed_verdict(info: dict, status: Status) -> str:
 def joined(*notes) -> str:
     """The non-empty notes, '; '-joined."""
     return "; ".join(n for n in notes if n)
+
+
+def wider_space_note(aspace, status: Status) -> str:
+    """A proven infeasible run's proof is relative to its declared alpha space: where ``--free
+    unlike`` fixed some class of groups at 1/2 (identical subtrees), ``--free all`` declares a
+    larger space that may hold a plan ('' otherwise)."""
+    if status is not Status.INFEASIBLE or aspace is None or aspace.free is not FreeAlphas.UNLIKE:
+        return ""
+    if all(all(row) for row in aspace.class_free):
+        return ""
+    f = given_as("--free")
+    return (f"; the proof holds in the declared space ({f} unlike fixes splits between identical subtrees at "
+            f"1/2): {f} all frees every class of groups, a larger space that may hold a plan")
 
 
 def no_suggestion(network: Network, rules: SplitRules, status: Status, why: Explanation | None) -> str:

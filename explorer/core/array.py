@@ -86,7 +86,15 @@ class ArraySpec:
     @property
     def is_heterogeneous(self) -> bool:
         """More than one kind of accelerator (by their figures, not their names)."""
-        return len({(k.peak_TFLOPS, k.memory_GiB) for k in self.leaves}) > 1
+        return len(set(self.leaf_figures())) > 1
+
+    def leaf_figures(self) -> tuple[tuple[Fraction, Fraction], ...]:
+        """Each leaf's (peak_TFLOPS, memory_GiB), in tree order: every figure of a kind that makes
+        its leaves' cost or feasibility differ (bandwidths, caps and energy are per level or per
+        array). Two subtrees of equal figures are identical (``core.uneven.alpha_space``)."""
+        if self.leaves:
+            return tuple((k.peak_TFLOPS, k.memory_GiB) for k in self.leaves)
+        return ((self.peak_TFLOPS, self.memory_GiB),) * self.accelerators
 
     def leaf_peaks_TFLOPS(self) -> tuple[Fraction, ...]:
         """Each leaf's peak compute, in tree order (all equal on an old-style spec)."""

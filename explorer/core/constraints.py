@@ -165,10 +165,11 @@ def format_bytes(x: Fraction | int | float | None) -> str:
     return f"{v:.4g} B"
 
 
-def limit_suggestion(level: int | None, need_bytes: Fraction) -> str:
+def limit_suggestion(level: int | None, need_bytes: Fraction, kinds_differ: bool = False) -> str:
     """What an infeasible run suggests for a limit that conflicts: the smallest feasible cap at
     ``level`` (bytes, rounded up), or with ``level`` None the smallest feasible memory per
-    accelerator (GiB, four significant digits rounded up); the even and uneven splits alike."""
+    accelerator (GiB, four significant digits rounded up); the even and uneven splits alike.
+    ``kinds_differ``: the run keeps each kind's own memory, unequal, which one ``--memory`` replaces."""
     if level is not None:
         return (f"the smallest feasible cap at level {level} is {format_bytes(need_bytes)} "
                 f"({float(need_bytes):.0f} bytes): try {setting('--cap', f'{level}={math.ceil(need_bytes)}B', listed=True)}")
@@ -177,7 +178,8 @@ def limit_suggestion(level: int | None, need_bytes: Fraction) -> str:
     least = math.ceil(gib * 10**digits)
     shown = str(least / 10**digits) if digits else str(least)  # 0.6061, 2483 (not 2483.0)
     return (f"the smallest feasible memory is {format_bytes(need_bytes)} per accelerator "
-            f"({gib:.4g} GiB): try {setting('--memory', shown)}")
+            f"({gib:.4g} GiB): try {setting('--memory', shown)}"
+            + (" (one limit for every kind, the larger kinds' too)" if kinds_differ else ""))
 
 
 def format_memory(x: Fraction | int) -> str:

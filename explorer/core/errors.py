@@ -8,7 +8,8 @@ from .names import given_as
 class SpecError(ValueError):
     """Bad input: a spec file or an option that cannot be used.
 
-    ``str(err)`` is one line naming the file (or option), the field and the problem.
+    ``str(err)`` is one line naming the file (or option), the field and the problem; a problem
+    repeated (100,000 identical bad pins) is said once with its count: ``... (x100,000)``.
     """
 
     def __init__(self, source: str, problems: list[str] | str):
@@ -16,7 +17,31 @@ class SpecError(ValueError):
             problems = [problems]
         self.source = source
         self.problems = list(problems)
-        super().__init__(f"{source}: " + "; ".join(self.problems))
+        super().__init__(f"{source}: " + "; ".join(counted(self.problems)))
+
+
+MAX_SHOWN_PROBLEMS = 10  # distinct problems listed in one message; the rest are counted
+
+
+def first_problems(problems: list[str], most: int = MAX_SHOWN_PROBLEMS) -> list[str]:
+    """The first ``most`` distinct problems (``counted``) and a count of the rest: a list of
+    300,000 bad pins is one short line."""
+    distinct = counted(problems)
+    if len(distinct) <= most:
+        return distinct
+    counts: dict[str, int] = {}
+    for p in problems:
+        counts[p] = counts.get(p, 0) + 1
+    rest = sum(list(counts.values())[most:])
+    return distinct[:most] + [f"and {format_count(rest)} more problems"]
+
+
+def counted(problems: list[str]) -> list[str]:
+    """Each distinct problem once, in first-seen order, with ``(xN)`` where it came N > 1 times."""
+    counts: dict[str, int] = {}
+    for p in problems:
+        counts[p] = counts.get(p, 0) + 1
+    return [p if n == 1 else f"{p} (x{format_count(n)})" for p, n in counts.items()]
 
 
 class EvaluatorMismatch(AssertionError):

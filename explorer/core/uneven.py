@@ -348,7 +348,7 @@ MAX_FREE_CLASSES = 64  # the alpha search (``solvers.uneven.search_level_alphas`
 @dataclass(frozen=True)
 class AlphaSpace:
     """The alphas the solvers choose from: per level, the groups' classes (identical subtrees,
-    by leaf peaks) share one alpha per layer; a class is fixed at 1/2 or free: it then chooses
+    by leaf peaks and memory) share one alpha per layer; a class is fixed at 1/2 or free: it then chooses
     any value of ``grid`` (multiples of 1/N) or its own proportional ratio (``class_ratio``: its
     subgroup 0's part of its peak compute, e.g. 15/56), so the proportional split lies in the
     space; ``proportional=False`` (``--grid-only``) declares the grid alone. Every solver takes a
@@ -421,18 +421,20 @@ class AlphaSpace:
 
 def alpha_space(array: ArraySpec, grid: Sequence[Fraction], free: FreeAlphas = FreeAlphas.UNLIKE,
                 proportional: bool = True) -> AlphaSpace:
-    """The declared alpha space of an array (module docstring): classes by identical subtrees;
-    ``proportional=False``: the grid alone (each free class's ratio left out)."""
-    peaks = array.leaf_peaks_TFLOPS()
+    """The declared alpha space of an array (module docstring): classes by identical subtrees
+    (leaf by leaf equal peak compute and memory, ``ArraySpec.leaf_figures``: kinds of equal speed
+    but unequal memory differ, so their split is free); ``proportional=False``: the grid alone
+    (each free class's ratio left out)."""
+    figures = array.leaf_figures()
     H = array.levels
     group_class, class_free, class_peaks = [], [], []
     for h in range(H):
         n = 2 ** (H - h)
-        seqs: dict[tuple[Fraction, ...], int] = {}
+        seqs: dict[tuple[tuple[Fraction, Fraction], ...], int] = {}
         row = []
         for g in range(2**h):
-            row.append(seqs.setdefault(tuple(peaks[g * n : (g + 1) * n]), len(seqs)))
+            row.append(seqs.setdefault(tuple(figures[g * n : (g + 1) * n]), len(seqs)))
         group_class.append(tuple(row))
-        class_peaks.append(tuple(seqs))
+        class_peaks.append(tuple(tuple(peak for peak, _ in seq) for seq in seqs))
         class_free.append(tuple(free is FreeAlphas.ALL or seq[: n // 2] != seq[n // 2 :] for seq in seqs))
     return AlphaSpace(tuple(grid), free, tuple(group_class), tuple(class_free), tuple(class_peaks), proportional)

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 from ..core.array import ArraySpec
 from ..core.constraints import Cap, Constraints, Forbid, Pin, tighten
-from ..core.errors import SpecError, is_int, shown
+from ..core.errors import SpecError, first_problems, is_int, shown
 from ..core.names import given_as
 from .fields import Fields, MAX_INT, check_pos_number, is_version
 from ..core.network import Network
@@ -160,14 +160,9 @@ def parse_cap(level_text, amount, array: ArraySpec, where: str, origin: str, err
     return Cap(h, value, origin)
 
 
-MAX_SHOWN_ERRORS = 10  # problems listed in one message; the rest are counted
-
-
 def _first(errors: list[str]) -> list[str]:
-    """The first problems and a count of the rest: a list of 300,000 bad pins is one short line."""
-    if len(errors) <= MAX_SHOWN_ERRORS:
-        return errors
-    return errors[:MAX_SHOWN_ERRORS] + [f"and {len(errors) - MAX_SHOWN_ERRORS:,} more problems"]
+    """The first distinct problems, each with its count, and a count of the rest (``core.errors.first_problems``)."""
+    return first_problems(errors)
 
 
 _FILE_KEYS = {"version", "caps", "memory_GiB", "weight_copies", "pins", "forbids"}

@@ -43,12 +43,15 @@ def default_workers() -> int:
 
 
 def _worker_init(parent: int | None = None) -> None:
-    """Pool workers ignore Ctrl-C: the parent stops the sweep and ends them. They close the folder
-    lock's descriptor they inherited, and end with their parent (``parent``: its pid; Linux's
-    parent-death signal), so that a killed sweep's lock ends with it, not minutes later."""
+    """Pool workers ignore Ctrl-C: the parent stops the sweep and ends them. SIGTERM ends them at
+    once (its default: a forked worker inherits the parent's SIGTERM handler, which would turn the
+    parent-death signal into an exception). They close the folder lock's descriptor they inherited,
+    and end with their parent (``parent``: its pid; Linux's parent-death signal), so that a killed
+    sweep's lock ends with it, not minutes later."""
     from .lock import close_inherited
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     close_inherited()
     if parent is not None:
         _die_with(parent)

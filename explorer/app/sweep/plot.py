@@ -8,9 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
 from dataclasses import dataclass, replace
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable
 
@@ -18,6 +16,7 @@ from ...core.errors import SpecError, shown
 from ...core.units import plural
 from . import fonts, layout
 from .labels import factor, label, time_unit
+from .plot_checks import check_categories, check_numbers, check_series, to_float
 from .table import number, numeric_columns, pareto_labels, read_rows
 from .titles import titled
 
@@ -179,6 +178,7 @@ def check_whole(folder: Path, rows: int) -> None:
 
 def load_table(folder: str | Path, chart: Chart) -> tuple[list[str], list[dict[str, str]]]:
     cols, rows = read_rows(Path(folder))
+    csv_path = Path(folder) / "results.csv" if Path(folder).is_dir() else Path(folder)
     if Path(folder).is_dir():
         check_whole(Path(folder), len(rows))
     needed = [(o, c) for o, c in (("--x", chart.x), ("--y", chart.y), ("--z", chart.z), *(("--hue", h) for h in chart.hue),
@@ -188,7 +188,7 @@ def load_table(folder: str | Path, chart: Chart) -> tuple[list[str], list[dict[s
         raise SpecError(unknown[0][0], f"unknown column {', '.join(c for _, c in unknown)} (columns: {', '.join(cols)})")
     rows = filter_rows(rows, chart.where)
     for col in dict.fromkeys(c for c in (chart.x, chart.y, chart.z) if c):
-        _check_numbers(rows, col, measured=col == chart.z or (col == chart.y and chart.kind != "heatmap"))
+        check_numbers(rows, col, col == chart.z or (col == chart.y and chart.kind != "heatmap"), csv_path)
     return cols, rows
 
 
@@ -210,32 +210,6 @@ def filter_rows(rows: list[dict[str, str]], where: tuple[tuple[str, str], ...]) 
             raise SpecError(f"--where {k}={v}", f"no row has it (values: {shown_})" if rows else "no row left to filter")
         rows = kept
     return rows
-
-
-def _check_numbers(rows: list[dict[str, str]], col: str, measured: bool) -> None:
-    """Refuse a cell a plot would misread: beyond the float range; in a figure column (--y, --z) any
-    other text than a number or empty; on --x, text among numbers (a hand edit would turn the axis
-    into categories). A list of values (a;b, e.g. a bandwidth per level) is a category, not an error."""
-    numeric = any(number(r[col]) is not None for r in rows)
-    for n, r in enumerate(rows, 1):
-        where = f"results.csv, row {n} of the plotted rows, column {col}"
-        cell = r[col]
-        if _to_float(cell, where) is None and cell.strip() and numeric and (measured or ";" not in cell):
-            raise SpecError(where, f"{shown(cell)} is not a number")
-
-
-FLOAT_MAX = Fraction(sys.float_info.max)
-
-
-def _to_float(value: Any, where: str) -> float | None:
-    """A cell as a float to draw (None when not a number); a number beyond the float range
-    (a cell of 1e400) is bad input, not an OverflowError."""
-    v = number(value)
-    if v is None:
-        return None
-    if abs(v) > FLOAT_MAX:
-        raise SpecError(where, f"{shown(value)} is beyond the range a plot can draw (about 1.8e308)")
-    return float(v)
 
 
 def _label(value: str, col: str) -> str:
@@ -371,11 +345,11 @@ def _reference_points(folder, chart: Chart, cats) -> list[tuple[str, str, list[t
         pts = []
         for key, value in points.items():
             where = f"--reference: reference.series.{name}.{key}"
-            v = _to_float(value, where)
+            v = to_float(value, where)
             if v is None:
                 continue
             if cats is None:
-                x = _to_float(key, where)
+                x = to_float(key, where)
                 x = None if x is None else x * factor(chart.x, chart.unit(chart.x))
             else:
                 x = float(cats.index(str(key))) if str(key) in cats else None
@@ -425,6 +399,8 @@ def chart_figure(folder: str | Path, chart: Chart):
     if chart.kind != "scatter":
         _check_unique(y_ok, (*chart.hue, chart.x), _params(cols))
     xs_all, cats = _xvalues(y_ok, chart.x, categorical=chart.kind == "bar")
+    if cats is not None:
+        check_categories("--x", chart.x, cats, chart)
     if cats is not None:  # categories are drawn as written: in the column's own unit
         chart = replace(chart, units=tuple(u for u in chart.units if u[0] != chart.x))
     fx, fy = (factor(chart.x, chart.unit(chart.x)) if cats is None else 1), factor(chart.y, chart.unit(chart.y))
@@ -458,16 +434,6 @@ def chart_figure(folder: str | Path, chart: Chart):
     _noted_title(ax, titled(title, rows, _params(cols), (chart.x, *chart.hue)), notes)
     layout.finish(fig, {ax: cats is not None})
     return fig, notes
-
-
-MAX_SERIES = 20  # tab20's colours: one each, and a legend that fits beside the axes
-
-
-def check_series(n: int, chart: Chart) -> None:
-    """More series than distinct colours (and legend rows) is refused, naming how to keep fewer."""
-    if n > MAX_SERIES:
-        raise SpecError("--hue", f"{n} series ({' x '.join(chart.hue)}), more than the {MAX_SERIES} a plot can tell "
-                                 "apart by colour: keep fewer with --where COL=VALUE, or fewer --hue columns")
 
 
 def _draw_series(ax, chart: Chart, series: list[str], ours: list[tuple[float, float, str, bool]],
@@ -525,6 +491,8 @@ def _heatmap(plt, cols, rows, chart: Chart):
     _check_unique(rows, (chart.y, chart.x), _params(cols))
     xs = _sorted_cats([r[chart.x] for r in rows])
     ys = _sorted_cats([r[chart.y] for r in rows])
+    check_categories("--x", chart.x, xs, chart)
+    check_categories("--y", chart.y, ys, chart)
     grid = np.full((len(ys), len(xs)), np.nan)
     notes = {}
     hatched = [(ys.index(r[chart.y]), xs.index(r[chart.x])) for r in rows if broken(r) and number(r[chart.z]) is not None]

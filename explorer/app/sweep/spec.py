@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ...core.array import MAX_LEVELS, MIN_LEVELS
-from ...core.errors import SpecError, is_int, shown
+from ...core.errors import SpecError, first_problems, is_int, shown
 from ...core.names import Frontend, given_as, is_option, named_for, running
 from ...core.objective import Objective
 from ...core.partition import Space
@@ -500,9 +500,7 @@ def count_points(grid: dict[str, list], extra: list) -> int:
 
 
 def _fail(source: str, errors: list[str]) -> SpecError:
-    if len(errors) > MAX_SHOWN_ERRORS:
-        errors = errors[:MAX_SHOWN_ERRORS] + [f"and {len(errors) - MAX_SHOWN_ERRORS} more problems"]
-    return SpecError(source or "sweep", errors)
+    return SpecError(source or "sweep", first_problems(errors, MAX_SHOWN_ERRORS))
 
 
 def parse_sweep(data: dict, source: str, base_dir: str | Path, max_points: int = MAX_POINTS) -> Sweep:

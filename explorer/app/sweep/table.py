@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterable
@@ -79,8 +79,9 @@ def approximation_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
 
 
 def number(v: Any) -> Fraction | None:
-    """A cell as an exact number (ints, floats and 'p/q' strings), None when empty or not numeric."""
-    if v is None or v == "" or isinstance(v, bool):
+    """A cell as an exact number (ints, floats and 'p/q' strings), None when empty or not numeric;
+    a string as explore writes numbers: not '1_000' nor ' 5' (Python's forms, never in a results.csv)."""
+    if v is None or v == "" or isinstance(v, bool) or (isinstance(v, str) and ("_" in v or v != v.strip())):
         return None
     try:
         return Fraction(v) if isinstance(v, (int, float)) else Fraction(str(v))
@@ -346,22 +347,6 @@ def record_plot(folder: Path, image: Path) -> None:
     names = [n for n in held.get(PLOTS_KEY, []) if _plot_name(n)]
     if image.name not in names:
         write_atomic(folder / "sweep.json", json.dumps({**held, PLOTS_KEY: [*names, image.name]}, indent=2) + "\n")
-
-
-def merge_entries(folders: list[Path]) -> tuple[Manifest, list[tuple[dict[str, Any], Outcome]], list[int]]:
-    """Join shard outputs of one sweep: (manifest, entries in point order, missing point indices)."""
-    manifest, by_index = None, {}
-    for folder in folders:
-        m, entries = read_entries(folder)
-        if manifest is not None and m.digest != manifest.digest:
-            raise SpecError(str(folder), f"holds sweep {m.name!r} ({m.digest}), not {manifest.name!r} ({manifest.digest})")
-        manifest = manifest or m
-        for point, out in entries:
-            by_index.setdefault(out.index, (point, out))
-    if manifest is None:
-        raise SpecError("merge", "no folders given")
-    missing = [i for i in range(manifest.total) if i not in by_index]
-    return replace(manifest, shard=""), [by_index[i] for i in sorted(by_index)], missing
 
 
 def read_entries(folder: Path) -> tuple[Manifest, list[tuple[dict[str, Any], Outcome]]]:
