@@ -68,10 +68,11 @@ class Reporter:
             bar.disable = True
 
 
-def rejected_line(paths: tuple[str, ...]) -> str:
-    """The cache entries that failed their check (``sweep.cache.Cache.get``), solved again."""
+def rejected_line(paths: tuple[str, ...], who: str = "explore sweep") -> str:
+    """The cache entries that failed their check (``sweep.cache.Cache.get``; ``explore reproduce``'s,
+    ``reproduce.points``), solved again."""
     more = f" and {plural(len(paths) - 1, 'other')}" if len(paths) > 1 else ""
-    return (f"explore sweep: {plural(len(paths), 'cache entry', 'cache entries')} failed {'its' if len(paths) == 1 else 'their'} "
+    return (f"{who}: {plural(len(paths), 'cache entry', 'cache entries')} failed {'its' if len(paths) == 1 else 'their'} "
             f"check (edited or damaged), solved again: {paths[0]}{more}")
 
 
