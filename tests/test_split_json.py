@@ -164,7 +164,8 @@ def test_check_uneven_json_keys_and_exact_numbers(capsys):
     d = json.loads(out)
     rows = d["solvers"]
     assert list(rows) == ["joint", "brute", "search"]
-    expected = CHECK | {"solvers.joint", "solvers.brute", "solvers.search", "solvers.brute.status", "solvers.brute.reason"}
+    expected = CHECK | {"solvers.joint", "solvers.brute", "solvers.search", "solvers.brute.status", "solvers.brute.reason",
+                        "solvers.search.reason"}  # search: a heuristic, no bound (app.split_notes.HEURISTIC)
     expected |= under("solvers.joint", SOLVED | ROW_OWN | {"method"}) | under("solvers.search", SOLVED | ROW_OWN | {"method"})
     assert key_paths(d) == expected and d["schema_version"] == SCHEMA_VERSION and d["agree"] is True
     assert not set(RENAMED) & set(d)
@@ -172,6 +173,7 @@ def test_check_uneven_json_keys_and_exact_numbers(capsys):
     assert is_exact_form(d["optimum"]["objective"]) and d["optimum"]["proven_by"] == ["joint"]
     assert rows["joint"]["objective"] == rows["joint"]["bound"] == d["optimum"]["objective"] and rows["joint"]["gap"] == 0
     assert rows["search"]["bound"] is None and isinstance(rows["search"]["step_time_s"], float)
+    assert rows["search"]["reason"] == "search: a heuristic, no bound"
     assert Fraction(rows["search"]["objective"]) >= Fraction(d["optimum"]["objective"])
     for name in ("joint", "search"):  # every row with a plan names its layers through the header
         assert all(len(row) == len(d["layers"]) for row in rows[name]["plan"])

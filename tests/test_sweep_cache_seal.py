@@ -1,4 +1,4 @@
-"""A sweep's cache entries are sealed (``sweep.cache.seal``: the sha256 of the entry's text, checked
+"""A sweep's cache entries are sealed (``app.seal.seal``: the sha256 of the entry's text, checked
 on every load): an entry edited by hand or damaged is solved again, with one line on stderr naming
 it, never returned as if solved (it was, before the seal: an edited row came back as cached)."""
 
@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 from explorer.app.sweep import cache as cache_mod
+from explorer.app import seal as seal_mod
 from explorer.app.sweep.point import Outcome
 
 SWEEP = "version: 1\nname: s\ngrid: {model: [lenet-c], levels: [1, 2, 3]}\n"
@@ -62,12 +63,12 @@ def test_the_seal_covers_every_byte(tmp_path):
     (an older format's plain object) or a truncated file: None, and ``Cache.get`` lists the path."""
     body = json.dumps({"key": "k", "status": "optimal", "error": "", "wall_s": 0.5, "summary": {"gap": 0},
                        "result_text": "{}"})
-    text = cache_mod.seal(body)
-    assert cache_mod.unseal(text) == body and json.loads(text)["digest"] and json.loads(text)["key"] == "k"
+    text = seal_mod.seal(body)
+    assert seal_mod.unseal(text) == body and json.loads(text)["digest"] and json.loads(text)["key"] == "k"
     for i in range(len(text)):
         changed = text[:i] + ("0" if text[i] != "0" else "1") + text[i + 1:]
-        assert cache_mod.unseal(changed) is None, i
-    assert cache_mod.unseal(body) is None and cache_mod.unseal(text[:-1]) is None and cache_mod.unseal("") is None
+        assert seal_mod.unseal(changed) is None, i
+    assert seal_mod.unseal(body) is None and seal_mod.unseal(text[:-1]) is None and seal_mod.unseal("") is None
     cache = cache_mod.Cache(tmp_path)
     key = "ab" + "0" * 62
     out = Outcome(7, "optimal", "", 0.5, result_text="{}", summary={"gap": 0})

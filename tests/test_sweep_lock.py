@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from explorer.api import sweep
-from explorer.app.sweep.lock import LOCK_NAME, folder_lock, stale_lock
+from explorer.app.sweep.lock import LOCK_NAME, folder_lock
 from explorer.core.errors import SpecError
 
 from .conftest import run_cli
@@ -57,7 +57,6 @@ def test_the_lock_is_held_across_processes_and_a_killed_runs_file_is_taken_over(
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
-        assert stale_lock(out) is None  # held by a live run: not stale
         code, _, err = run_cli(["sweep", str(f), "--out", str(out), "--workers", "1"], capsys)
         assert code == 2 and f"(pid {holder.pid})" in err
         assert sorted(p.name for p in out.iterdir()) == [LOCK_NAME]
@@ -66,7 +65,6 @@ def test_the_lock_is_held_across_processes_and_a_killed_runs_file_is_taken_over(
         holder.wait()
         holder.stdout.close()
     assert (out / LOCK_NAME).read_text().strip() == str(holder.pid)
-    assert stale_lock(out) == holder.pid
     code, _, err = run_cli(["sweep", str(f), "--out", str(out), "--workers", "1"], capsys)
     assert code == 0, err
     assert f"explore sweep: took over a stale lock from pid {holder.pid} ({out / LOCK_NAME}: that run is no longer running" in err
@@ -121,28 +119,33 @@ def test_plot_into_a_held_folder_is_refused_and_writes_nothing(tmp_path, capsys)
     assert not (out / LOCK_NAME).exists()
 
 
-def test_stale_lock_reads_the_pid_and_takes_no_lock(tmp_path, monkeypatch):
-    """A killed run's lock file names a pid no longer running: told; a living pid: not. Telling takes
-    no lock of its own (a shared lock held for that instant refused a run starting then)."""
-    import fcntl
-    import subprocess
-    import sys
-
-    from explorer.app.sweep import lock
-
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    dead = int(done.stdout)
-    (tmp_path / lock.LOCK_NAME).write_text(f"{dead}\n")
-    taken = []
-    monkeypatch.setattr(fcntl, "flock", lambda *a: taken.append(a))
-    assert lock.stale_lock(tmp_path) == dead and not taken
-    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+def test_the_sweep_says_what_its_own_lock_took_over(tmp_path, capsys):
+    """The sweep's "took over" line is its lock's own report (``folder_lock``'s pid, in
+    ``Progress.took_over``), as reproduce's, plot's and merge's are, not a look made before the run:
+    a lock file naming a process that runs but holds no lock (the killed run's pid, reused) is
+    taken over, and said once; the API's progress reports carry the pid; a rerun takes over nothing."""
+    f = tmp_path / "a.yaml"
+    f.write_text(SWEEP)
+    out = tmp_path / "o"
+    out.mkdir()
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        (tmp_path / lock.LOCK_NAME).write_text(f"{alive.pid}\n")
-        assert lock.stale_lock(tmp_path) is None and not taken
+        (out / LOCK_NAME).write_text(f"{other.pid}\n")
+        code, _, err = run_cli(["sweep", str(f), "--out", str(out), "--workers", "1", "--quiet"], capsys)
+        assert code == 0 and err == (f"explore sweep: took over a stale lock from pid {other.pid} ({out / LOCK_NAME}: "
+                                     "that run is no longer running; it was stopped before it could remove the file)\n")
+        (out / LOCK_NAME).write_text(f"{other.pid}\n")
+        reports = []
+        assert len(list(sweep(f, out, workers=1, progress=reports.append))) == 2
+        assert reports and {p.took_over for p in reports} == {other.pid}
     finally:
-        alive.kill()
-        alive.wait()
+        other.kill()
+        other.wait()
+    reports = []
+    assert len(list(sweep(f, out, workers=1, progress=reports.append))) == 2
+    assert reports and {p.took_over for p in reports} == {None} and not (out / LOCK_NAME).exists()
+    code, _, err = run_cli(["sweep", str(f), "--out", str(out), "--workers", "1", "--quiet"], capsys)
+    assert code == 0 and err == ""
 
 
 SLOW = ("version: 1\nname: slow\ngrid: {model: [resnet50, mobilenet-v2]}\n"

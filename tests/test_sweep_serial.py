@@ -12,6 +12,7 @@ import pytest
 
 from explorer.api import sweep
 from explorer.app.sweep import cache as cache_mod
+from explorer.app import seal as seal_mod
 from explorer.app.sweep import engine
 from explorer.app.sweep.point import Outcome
 
@@ -119,5 +120,5 @@ def test_a_cache_entry_is_the_outcome_as_one_json_text(tmp_path):
     out = Outcome.make(3, {"plan": [1], "step_time_s": 0.5}, "optimal", "", 0.25)
     c.put("ab" + "0" * 62, out)  # its folder cache/ab/ made on the way
     path = tmp_path / "cache" / "ab" / ("ab" + "0" * 62 + ".json")
-    assert path.read_text() == cache_mod.seal(json.dumps({"key": "ab" + "0" * 62, **out.to_json()}))  # sealed
+    assert path.read_text() == seal_mod.seal(json.dumps({"key": "ab" + "0" * 62, **out.to_json()}))  # sealed
     assert c.get("ab" + "0" * 62, 3) == Outcome.make(3, {"plan": [1], "step_time_s": 0.5}, "optimal", "", 0.25, cached=True)

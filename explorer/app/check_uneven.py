@@ -40,7 +40,7 @@ from .figures_text import FRACTION_NOTE, exact_count, fmt_seconds, has_fraction
 from .results import SCHEMA_VERSION, Inputs, PlanFigures, batch_warning, exact_number
 from .check import Clock
 from .split import proven_conflict, rule_names, search_start, split_inputs
-from .split_notes import cut_note, joined, seed_end_note
+from .split_notes import cut_note, heuristic_note, joined, seed_end_note
 from .split_solve import even_optimum
 
 UNEVEN_CHECK_SOLVERS = ("brute", "exact", "cpsat", "joint", "accpar", "dp", "search", "proportional")  # by default
@@ -284,7 +284,9 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     # exact ended at once or early (its best seed plan), else why it stopped with this plan (e.g. the
     # joint solver cut while it built its tables: the best of its starting plans)
     cut = joined(cut, seed_end_note(sol.info, sol.status) or sol.info.get("reason") or "")
-    return replace(row, note=joined(row.note, cut)) if cut else row
+    # a heuristic's plan where nothing else is said: why it has no bound, in explore --split's words
+    note = joined(row.note, cut) or (heuristic_note(name) if name not in PROVING else "")
+    return replace(row, note=note)
 
 
 def _scored(name: str, sol: Solution, network: Network, array: ArraySpec, aspace: AlphaSpace,

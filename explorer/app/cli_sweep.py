@@ -68,10 +68,11 @@ class Reporter:
             bar.disable = True
 
 
-def rejected_line(paths: tuple[str, ...]) -> str:
-    """The cache entries that failed their check (``sweep.cache.Cache.get``), solved again."""
+def rejected_line(paths: tuple[str, ...], who: str = "explore sweep") -> str:
+    """The cache entries that failed their check (``sweep.cache.Cache.get``; ``explore reproduce``'s,
+    ``reproduce.points``), solved again."""
     more = f" and {plural(len(paths) - 1, 'other')}" if len(paths) > 1 else ""
-    return (f"explore sweep: {plural(len(paths), 'cache entry', 'cache entries')} failed {'its' if len(paths) == 1 else 'their'} "
+    return (f"{who}: {plural(len(paths), 'cache entry', 'cache entries')} failed {'its' if len(paths) == 1 else 'their'} "
             f"check (edited or damaged), solved again: {paths[0]}{more}")
 
 
@@ -173,24 +174,24 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
                    f"{len(rows) - reused} computed; {no_plan} without a plan, {invalid} invalid, {failed} failed) in "
                    f"{since_start():.1f} s (start-up included); wrote {Path(out) / 'results.csv'} and {Path(out) / 'plans.jsonl'}", err=True)
         say_approximations(rows)
-    _say_found(Path(out), sw.name, *found)
+    _say_found(Path(out), sw.name, *found, report.last.took_over if report.last else None)
     sys.exit(1 if failed else 0)
 
 
-def _found(out: Path, digest: str) -> tuple[list[Path], str | None, int | None]:
-    """What the run will find in ``out`` and say after it: the plots of an older grid it removes, whose
-    grid they were drawn from (with --force maybe another sweep's), and the pid in a killed run's
-    lock file it takes over."""
-    from .sweep.lock import stale_lock
+def _found(out: Path, digest: str) -> tuple[list[Path], str | None]:
+    """What the run will find in ``out`` and say after it: the plots of an older grid it removes, and
+    whose grid they were drawn from (with --force maybe another sweep's)."""
     from .sweep.table import held_sweep_name, stale_plots
 
     if not out.is_dir():
-        return [], None, None
+        return [], None
     stale = stale_plots(out, digest)
-    return stale, held_sweep_name(out) if stale else None, stale_lock(out)
+    return stale, held_sweep_name(out) if stale else None
 
 
 def _say_found(out: Path, name: str, stale: list[Path], owner: str | None, dead: int | None) -> None:
+    """The plots removed, then the killed run's lock file the sweep took over (``Progress.took_over``:
+    the lock's own report, as reproduce, plot and merge say it)."""
     if stale:
         say_removed(stale, owner, name)
     if dead is not None:

@@ -138,6 +138,10 @@ def _run(folder: Path, pngs: dict, acc: Accounting, fmt: str, started: float) ->
 
     ctx = Context(acc, folder / ".cache")
     results = _figures(ctx, pngs, acc, fmt)
+    if ctx.ledger.rejected:  # entries edited or damaged (their seal), solved again and rewritten
+        from ..cli_sweep import rejected_line
+
+        click.echo(rejected_line(tuple(sorted(ctx.ledger.rejected)), "explore reproduce hypar"), err=True)
     cache = {"folder": str(ctx.cache), "reused": len(ctx.ledger.reused), "solved": len(ctx.ledger.solved),
              "removed": prune(ctx.cache), "leftovers": prune_leftovers(ctx.cache, started)}
     if fmt == "json":

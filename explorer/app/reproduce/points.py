@@ -6,8 +6,11 @@ A point is solved once per process (memoised) and, given a cache folder, once pe
 everything that shapes them (the network's layers, batch, levels, accounting, this format's
 version, and the code that solved them: the explorer's version and code digest, as in the
 sweep cache's keys, ``app.code_stamp``; each entry holds that stamp too, so ``prune``
-can remove the entries of other code, which are never read again). Time and energy are computed from the level
-costs on each call (``figures``), so a change of array or topology never needs a new solve.
+can remove the entries of other code, which are never read again). Each entry is sealed as the
+sweep's are (``app.seal``) and holds its key: one edited, damaged or copied over another point's
+file is solved again and rewritten, never trusted (``Ledger.rejected`` names it, for the CLI to
+say so). Time and energy are computed from the level costs on each call (``figures``), so a
+change of array or topology never needs a new solve.
 """
 
 from __future__ import annotations
@@ -32,10 +35,11 @@ from ...frontends import load_array
 from ..baselines import BASELINES, baseline_plan
 from ..code_stamp import code_stamp
 from ..run import run
+from ..seal import seal, unseal
 
 ARRAY = "hypar-paper"
 BIG_MEMORY_GiB = 10**6  # the paper does not model memory
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: entries are sealed (app.seal) and hold their key
 PLANS = ("hypar", *BASELINES)  # hypar, all-I, all-II, trick
 
 
@@ -124,45 +128,65 @@ def _from_json(data: dict, network: Network, levels: int, accounting: Accounting
 
 class Ledger:
     """What one run took from the cache folder (``reused``) and what it solved (``solved``): the
-    keys of its distinct points (a point this process memoised counts as it was first found)."""
+    keys of its distinct points (a point this process memoised counts as it was first found); and
+    the entries it found that failed their check (``rejected``: their paths), solved again."""
 
     def __init__(self):
         self.reused: set[str] = set()
         self.solved: set[str] = set()
+        self.rejected: set[str] = set()
+
+
+def _read(path: Path, key: str, network: Network, levels: int, accounting: Accounting) -> Point | None:
+    """The point of the entry at ``path``, or None when it fails its check: its seal (an edit or
+    damage), its key (another point's entry copied there) or its shape."""
+    try:
+        body = unseal(path.read_text(encoding="utf-8"))
+        data = json.loads(body) if body is not None else None
+        if isinstance(data, dict) and data.get("key") == key:
+            return _from_json(data, network, levels, accounting)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
 
 
 @lru_cache(maxsize=None)
-def _memo(network: Network, levels: int, accounting: Accounting, cache: str | None) -> tuple[Point, str, bool]:
-    """(the point, its key, whether it was read from the cache folder)."""
+def _memo(network: Network, levels: int, accounting: Accounting, cache: str | None) -> tuple[Point, str, str]:
+    """(the point, its key, where it came from: ``reused`` from the cache folder, ``solved``, or
+    ``rejected``: its entry failed its check (``_read``), so solved again and rewritten)."""
     key = _key(network, levels, accounting)
     path = Path(cache) / f"{key}.json" if cache else None
+    source = "solved"
     if path is not None and path.is_file():
-        try:
-            return _from_json(json.loads(path.read_text()), network, levels, accounting), key, True
-        except (ValueError, KeyError, TypeError):
-            pass  # a damaged entry is solved again and rewritten
+        found = _read(path, key, network, levels, accounting)
+        if found is not None:
+            return found, key, "reused"
+        source = "rejected"
     point = _solve(network, levels, accounting)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)  # (checked before any point: files.check_paths)
         tmp = path.with_suffix(TMP_SUFFIX)
+        body = json.dumps({"key": key, "format": CACHE_FORMAT, "stamp": code_stamp(), **_to_json(point)})
         try:
-            tmp.write_text(json.dumps({"format": CACHE_FORMAT, "stamp": code_stamp(), **_to_json(point)}))
+            tmp.write_text(seal(body))
             tmp.replace(path)
         except OSError:  # e.g. a folder where this entry goes: the point is solved, left uncached
             try:
                 tmp.unlink()
             except OSError:
                 pass
-    return point, key, False
+    return point, key, source
 
 
 def point(network: Network, levels: int, accounting: Accounting, cache: Path | None = None,
           ledger: Ledger | None = None) -> Point:
     """The point, from this process's memo, the cache folder, or solved (and cached); ``ledger``
     counts where it came from."""
-    found, key, hit = _memo(network, levels, accounting, str(cache) if cache is not None else None)
+    found, key, source = _memo(network, levels, accounting, str(cache) if cache is not None else None)
     if ledger is not None:
-        (ledger.reused if hit else ledger.solved).add(key)
+        (ledger.reused if source == "reused" else ledger.solved).add(key)
+        if source == "rejected":
+            ledger.rejected.add(str(Path(cache) / f"{key}.json"))
     return found
 
 

@@ -401,6 +401,7 @@ class Progress:
     invalid: int = 0  # status invalid
     rejected: tuple[str, ...] = ()  # cache entries that failed their check (``Cache.get``): solved again
     running: tuple[tuple[str, float], ...] = ()  # on a Heartbeat (``alive``): the points in flight, (label, s), longest first
+    took_over: int | None = None  # the pid of a killed run whose lock file this run took over (``lock.folder_lock``)
 
 
 def _named(beat: Heartbeat, labels: dict[int, str]) -> tuple[tuple[str, float], ...]:

@@ -2,8 +2,8 @@
 that writes into ``DIR``, under an exclusive ``fcntl.flock`` (trial finding: two sweeps sharing
 ``--out`` raced; one lost its rows and reported success). The kernel releases the lock when its
 process ends, however it ends, so a lock file left by a run that was killed (its pid no longer
-running) is simply taken over: ``folder_lock`` yields that run's pid, and ``stale_lock`` reads it
-beforehand, for the CLI to say so (``took_over_line``). The file is removed when the run ends. Described in docs/sweeps.md, "One sweep per folder"."""
+running) is simply taken over: ``folder_lock`` yields that run's pid, for the CLI to say so
+(``took_over_line``; the sweep's, ``Progress.took_over``). The file is removed when the run ends. Described in docs/sweeps.md, "One sweep per folder"."""
 
 from __future__ import annotations
 
@@ -99,30 +99,6 @@ def folder_lock(folder: Path) -> Iterator[int | None]:
             pass
         _HELD.discard(fd)
         os.close(fd)
-
-
-def stale_lock(folder: Path) -> int | None:
-    """The pid in a lock file whose run is no longer running (killed before it could remove the
-    file; the next run takes it over), else None (no lock file, no pid in it, or its run lives).
-    It takes no lock itself: a shared lock held here for an instant made a run starting at that
-    instant refuse the folder as in use."""
-    try:
-        fd = os.open(folder / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        pid = _pid(fd)
-    finally:
-        os.close(fd)
-    if pid is None or pid == os.getpid():
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return pid
-    except OSError:  # (EPERM: it runs, as another user)
-        return None
-    return None
 
 
 def took_over_line(command: str, folder: Path, pid: int) -> str:

@@ -3,6 +3,7 @@ write the outputs. The library side of ``explore sweep``; ``explorer.api.sweep``
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -77,7 +78,8 @@ def run_sweep(spec: Sweep | str | Path | dict, out: str | Path | None = None, *,
               force: bool = False, pareto_by: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
     """Yield one row per point in point order; with ``out``, cache there and write the outputs at
     the end, holding the folder's lock throughout (``lock.folder_lock``: another run writing there
-    is refused, SpecError, before this one writes anything)."""
+    is refused, SpecError, before this one writes anything; a killed run's lock file is taken
+    over, its pid in every ``Progress.took_over``)."""
     sw, cut, pareto = check_request(spec, out, shard, pareto, force=force, pareto_by=pareto_by)
     if out is None:
         yield from _run(sw, None, cut, pareto, tuple(pareto_by), make_engine(engine, workers, scheduler), progress)
@@ -90,11 +92,18 @@ def run_sweep(spec: Sweep | str | Path | dict, out: str | Path | None = None, *,
         eng.close()
         raise SpecError("--out", f"cannot create {out_dir}: {err.strerror or err}") from None
     try:
-        with folder_lock(out_dir):
+        with folder_lock(out_dir) as dead:
             check_folder(out_dir, sw, force)  # as it is now that no other run can write there
-            yield from _run(sw, out_dir, cut, pareto, tuple(pareto_by), eng, progress)
+            yield from _run(sw, out_dir, cut, pareto, tuple(pareto_by), eng, _telling(progress, dead))
     finally:
         eng.close()
+
+
+def _telling(progress: Callable[[Progress], None] | None, dead: int | None) -> Callable[[Progress], None] | None:
+    """``progress``, each report naming ``dead``, the pid of the killed run whose lock file was taken over."""
+    if progress is None or dead is None:
+        return progress
+    return lambda p: progress(replace(p, took_over=dead))
 
 
 def _run(sw: Sweep, out_dir: Path | None, cut, pareto, pareto_by, eng, progress) -> Iterator[dict[str, Any]]:
