@@ -179,7 +179,7 @@ def test_json_approx_holds_a_float_beside_each_exact_value(capsys):
     code, out, err = run_cli(SMALL + FAST + ["--format", "json"], capsys)
     doc = json.loads(out)
     assert code == 0 and isinstance(doc["step_time_s"], str) and "/" in doc["step_time_s"]  # the exact string stays
-    keys = {"step_time_s", "tflops_per_gpu", "mfu", "bubble_fraction", "memory_bytes_per_accelerator", "gap", "bound",
+    keys = {"step_time_s", "tflops_per_gpu", "model_tflops_per_gpu", "mfu", "bubble_fraction", "memory_bytes_per_accelerator", "gap", "bound",
             "memory_capacity_bytes", "compute_s", "tensor_comm_s", "data_comm_s", "pipeline_comm_s",
             "smallest_memory_bytes", "memory_bound_bytes"}  # the first null with a plan (the JSON's keys are stable)
     assert set(doc["approx"]) == keys and doc["smallest_memory_bytes"] is None
@@ -239,7 +239,8 @@ def test_a_plan_with_little_headroom_says_no_framework_reserve_is_taken(capsys):
     note = [line for line in out.splitlines() if "no framework reserve" in line]
     assert len(note) == 1 and note[0].startswith("note: 0.") and note[0].endswith(
         " GiB to spare: the memory model takes no framework reserve (CUDA context, NCCL buffers, allocator "
-        "fragmentation) out of the usable memory (--memory GiB sets it)")
+        "fragmentation) out of the usable memory (--memory GiB sets it); to keep headroom give less, e.g. --memory "
+        "3.8 (5% kept), and the search picks the fastest plan that fits it")
     code, out, _ = run_cli(SMALL + ["--memory", "40"], capsys)  # plenty to spare: no note
     assert code == 0 and "framework reserve" not in out
 

@@ -305,5 +305,15 @@ def test_sizes_beyond_2_40_are_refused_as_in_yaml(tmp_path):
     f = save(tmp_path, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
     with pytest.raises(SpecError) as err:
         load_onnx(f)
-    assert str(err.value) == (f"{f}: node 'mm' (MatMul): input features 2,199,023,255,552 is beyond 2^40 = "
-                              "1,099,511,627,776, the bound on a size")
+    # the weight itself holds 2^43 elements: refused naming it, before the node (hostile trial 6)
+    assert str(err.value) == (f"{f}: initializer 'w' has dims [2199023255552, 4]: 8,796,093,022,208 elements, beyond "
+                              "2^40 = 1,099,511,627,776, the bound on a size")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, big, 4])  # positions beyond: the node's sizes
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, big, 4])
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "huge", [x], [y],
+                              [_ext("w", 4, 4)])
+    f = save(tmp_path, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    with pytest.raises(SpecError) as err:
+        load_onnx(f)
+    assert str(err.value).startswith(f"{f}: node 'mm' (MatMul): ") and "beyond 2^40 = 1,099,511,627,776, the bound" \
+        in str(err.value), str(err.value)

@@ -111,7 +111,7 @@ def test_split_columns_and_what_the_mix_changes(splits):
     header = (root / "out" / "results.csv").read_text().splitlines()[0].split(",")
     i = header.index("gap")
     assert header[header.index("status"):i + 1] == [  # split points alone: explore's figures a split reports
-        "status", "traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s",
+        "status", "accelerators", "traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s",
         "memory_bytes_per_accelerator", "speedup_over_all_I", "energy_J", "energy_efficiency_over_all_I",
         "objective_value", "bound", "gap"]
     assert header[i + 1 : i + 13] == [*SPLIT_COLUMNS, "alpha_level0", "alpha_level1", "alpha_level2", "alpha_level3",

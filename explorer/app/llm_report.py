@@ -62,7 +62,8 @@ class LlmReport:
         if best is None:
             return self.notes
         with named_for(self.named):
-            return (self.notes + headroom_notes(self.result.capacity_bytes - best.evaluation.memory_bytes_per_accelerator)
+            return (self.notes + headroom_notes(self.result.capacity_bytes - best.evaluation.memory_bytes_per_accelerator,
+                                                 self.result.capacity_bytes)
                     + bubble_notes(self) + stream_notes(self))
 
 
@@ -345,13 +346,18 @@ def _micro_batch_words(space) -> str:
     return f"micro-batches up to {space.max_micro_batch}"
 
 
-def headroom_notes(headroom: Fraction) -> tuple[str, ...]:
-    """A note when a plan fits with little to spare: the memory model reserves nothing for the framework."""
+def headroom_notes(headroom: Fraction, capacity: Fraction) -> tuple[str, ...]:
+    """A note when a plan fits with little to spare: the memory model reserves nothing for the
+    framework; how to keep headroom (a usable memory 5% below ``capacity`` bytes, as a value the
+    user can pass; the default rule, the fastest plan that fits, is unchanged)."""
     if headroom >= HEADROOM_NOTE_BYTES:
         return ()
+    cli = running() is Frontend.CLI
+    less = f"{float(capacity * Fraction(95, 100) / GiB):.4g}"
     return (f"{gib(headroom)} to spare: the memory model takes no framework reserve (CUDA context, NCCL "
             f"buffers, allocator fragmentation) out of the usable memory ({given_as('--memory')}"
-            f"{' GiB' if running() is Frontend.CLI else ''} sets it)",)
+            f"{' GiB' if cli else ''} sets it); to keep headroom give less, e.g. {given_as('--memory')}"
+            f"{' ' if cli else '='}{less} (5% kept), and the search picks the fastest plan that fits it",)
 
 
 def bubble_notes(report: LlmReport) -> tuple[str, ...]:
@@ -431,7 +437,8 @@ def render_llm(report: LlmReport) -> str:
     a2a = f" (of it expert all-to-all {fmt_seconds(ev.expert_comm_s)})" if report.experts else ""
     lines += ["", "plan: " + _plan_words(best, report.batch, bool(report.experts)),
               f"step time {fmt_seconds(ev.step_time_s)}, {safe_float(ev.tflops_per_gpu):.1f} TFLOP/s per GPU "
-              f"(FLOPs executed, recompute included), MFU {pct(ev.mfu)}, pipeline bubble {pct(ev.bubble_fraction)}",
+              f"(FLOPs executed, recompute included), {safe_float(ev.model_tflops_per_gpu):.1f} model TFLOP/s per GPU "
+              f"(no recompute), MFU {pct(ev.mfu)} (model), pipeline bubble {pct(ev.bubble_fraction)}",
               f"  compute {fmt_seconds(ev.compute_s)}, tensor comm {fmt_seconds(ev.tensor_comm_s)}{a2a}, data comm "
               f"{fmt_seconds(ev.data_comm_s)}{' (not overlapped)' if ev.data_comm_s else ''}, pipeline comm {fmt_seconds(ev.pipeline_comm_s)}",
               f"memory per GPU {gib(ev.memory_bytes_per_accelerator)} of {gib(r.capacity_bytes)}",
@@ -482,7 +489,8 @@ def render_runners_up(report: LlmReport) -> list[str]:
 
 def _scored_json(s: Scored, report: LlmReport) -> dict[str, Any]:
     c, ev = s.candidate, s.evaluation
-    exact = dict(step_time_s=ev.step_time_s, tflops_per_gpu=ev.tflops_per_gpu, mfu=ev.mfu,
+    exact = dict(step_time_s=ev.step_time_s, tflops_per_gpu=ev.tflops_per_gpu,
+                 model_tflops_per_gpu=ev.model_tflops_per_gpu, mfu=ev.mfu,
                  bubble_fraction=ev.bubble_fraction, memory_bytes_per_accelerator=ev.memory_bytes_per_accelerator)
     return {
         "degrees": {"tensor": c.degrees.tensor, "pipeline": c.degrees.pipeline, "data": c.degrees.data,
@@ -617,7 +625,8 @@ def _no_plan_json(report: LlmReport) -> dict[str, Any]:
     """``_plan_json``'s keys without a plan (nothing fits, or the time limit struck first): null
     values, ``ok`` and its alias ``fits`` false, no runners-up; a script reads the same keys
     whatever the status."""
-    exact = dict.fromkeys(("step_time_s", "tflops_per_gpu", "mfu", "bubble_fraction", "memory_bytes_per_accelerator"))
+    exact = dict.fromkeys(("step_time_s", "tflops_per_gpu", "model_tflops_per_gpu", "mfu", "bubble_fraction",
+                           "memory_bytes_per_accelerator"))
     times = dict.fromkeys(_step_parts(report))
     return {"degrees": None, "micro_batch": None, "virtual_stages": None, "recompute": None, "zero": None,
             "sequence_parallel": None, **exact, "ok": False, "fits": False, "approx": approx(**exact, **times),

@@ -104,7 +104,26 @@ def render_table(result: RunResult) -> str:
     lines += render_plan_grid(i, result.plan, result.level_cost_elements)
     lines.append("")
     lines += _comparison_lines(result)
+    lines += _traffic_tie_note(result)
     return "\n".join(lines) + "\n"
+
+
+def _traffic_tie_note(result: RunResult) -> list[str]:
+    """Under the traffic objective, a baseline that keeps the rules and is faster than the plan:
+    say that the step time is not the objective, not even among plans of equal traffic (two
+    solvers may return different optima of one traffic and different step times: new-user trial
+    2), and how to minimise it; [] otherwise."""
+    i, figs = result.inputs, result.figures
+    if i.objective.value != "traffic" or figs.violations:
+        return []
+    faster = [(name, f) for name, f in result.baselines if f.ok and f.step_time_s < figs.step_time_s]
+    if not faster:
+        return []
+    name, f = min(faster, key=lambda nf: nf[1].step_time_s)
+    return [f"note: {name} is faster ({fmt_seconds(f.step_time_s)}): the objective is traffic (level h's elements "
+            "weighted 2^h, not by its link's bandwidth), and among plans of the least traffic the step time is not "
+            f"minimised, so solvers may return optima of different step times; {given_as('--objective')} time "
+            "minimises it"]
 
 
 def _broken_note(result: RunResult) -> str:

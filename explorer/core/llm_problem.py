@@ -162,8 +162,9 @@ class LlmEvaluation:
     pipeline_comm_s: Fraction
     bubble_s: Fraction
     bubble_fraction: Fraction
-    tflops_per_gpu: Fraction  # Megatron's count (with the recompute forward when recompute is on)
-    mfu: Fraction  # model FLOPs (no recompute) / (step time x GPUs x peak)
+    tflops_per_gpu: Fraction  # FLOPs executed: Megatron's count (with the recompute forward when recompute is on)
+    model_tflops_per_gpu: Fraction  # model FLOPs (no recompute) / (step time x GPUs): the validation tables' figure
+    mfu: Fraction  # model_tflops_per_gpu / peak
     memory_bytes_per_accelerator: Fraction  # the worst stage's total
     memory: MemoryBreakdown  # of the worst stage
     memory_limit_bytes: Fraction

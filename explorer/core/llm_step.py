@@ -44,7 +44,7 @@ def evaluate_llm(problem: LlmProblem, layout: LlmLayout, efficiency: Fraction | 
     return LlmEvaluation(
         step_time_s=tt.step, compute_s=tt.compute, tensor_comm_s=tt.tensor, data_comm_s=tt.data,
         pipeline_comm_s=tt.pipeline, bubble_s=tt.bubble, bubble_fraction=tt.bubble_fraction,
-        tflops_per_gpu=tt.tflops, mfu=tt.mfu,
+        tflops_per_gpu=tt.tflops, model_tflops_per_gpu=tt.model_tflops, mfu=tt.model_tflops / peak,
         memory_bytes_per_accelerator=total, memory=mems[worst], memory_limit_bytes=limit,
         fits=total <= limit, stage_layers=sp.stage_layers, stage_times_s=tt.times, microbatches=sp.microbatches,
         efficiency=Fraction(efficiency), calibrated=calibrated, notes=notes, expert_comm_s=expert)
@@ -62,7 +62,7 @@ class _TimeTerms:
     bubble: Fraction
     bubble_fraction: Fraction
     tflops: Fraction
-    mfu: Fraction
+    model_tflops: Fraction
 
 
 _TIMES: dict = {}  # id(StepParts) -> (step parts, x, GPUs, peak, terms): ZeRO 0 and 1 share the parts
@@ -82,7 +82,7 @@ def _time_terms(sp: StepParts, x: Fraction, gpus: int, peak: Fraction) -> _TimeT
     out = _TimeTerms(times, s, step, m * sp.a[s] * x, m * sp.tensor[s], max(sp.data), m * sp.p2p[s],
                      sp.fill * times[s], sp.fill / (m + sp.fill),
                      Fraction(sp.model_flops + sp.recompute_flops) / (step * gpus * TERA),
-                     Fraction(sp.model_flops) / (step * gpus * peak * TERA))
+                     Fraction(sp.model_flops) / (step * gpus * TERA))
     if len(_TIMES) >= 4096:
         _TIMES.clear()
     _TIMES[id(sp)] = (sp, x, gpus, peak, out)

@@ -175,7 +175,7 @@ def predict(row: ValidationRow, efficiency: Fraction | None = None) -> Predictio
     elif row.measure == "tflops_per_gpu":
         value = ev.tflops_per_gpu
     else:
-        value = ev.mfu * Fraction(problem.cluster.gpu.peak_TFLOPS)
+        value = ev.model_tflops_per_gpu
     return Prediction(row, value, ev, lay)
 
 

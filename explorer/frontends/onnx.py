@@ -13,7 +13,7 @@ from ..core.names import given_as
 from ..core.network import NETWORK_INPUT, LayerKind, Network
 from .graph_build import build_graph
 from .onnx_bounds import shape_problem
-from .onnx_checks import empty_weight_problem, opset_problem, perm_problem
+from .onnx_checks import declared_shape_problem, empty_weight_problem, initializer_problem, opset_problem, perm_problem
 from .onnx_graph import (INT_TYPES, dead_note, fill_dynamic_axes, inline_local_functions, live_nodes, node_label,
                          ordered_nodes, printable)
 from .onnx_shared import record_use, shared_notes
@@ -80,7 +80,7 @@ class _Importer:
             raise self.fail(f"cannot read as ONNX: {str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
         if not model.graph.node:
             raise self.fail("cannot read as ONNX: no graph nodes")
-        problem = opset_problem(model)
+        problem = opset_problem(model) or initializer_problem(model.graph)
         if problem:
             raise self.fail(problem)
         return model
@@ -129,6 +129,9 @@ class _Importer:
         graph.node.extend(nodes)
         self.B, seq, input_shapes = fill_dynamic_axes(graph, self.src, self.batch_arg, self.seq_arg)
         self.seq = seq
+        problem = declared_shape_problem(model)  # a lying value_info or output, named (not the node reading it)
+        if problem:
+            raise self.fail(problem)
         model, self.folded = fold_shapes(self.assume_custom_shapes(model), self.infer,
                                          lambda m: self.infer(m, data_prop=False))
         self.model = model  # for shape_problem's strict inference, on a refusal only

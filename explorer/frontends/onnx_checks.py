@@ -56,3 +56,68 @@ def empty_weight_problem(node, consts: dict, stored) -> str | None:
             return (f"its {role} {printable(x)!r} has the shape {[int(d) for d in t.dims]}: a zero dimension, no "
                     "elements (an empty weight is no layer)")
     return None
+
+
+def initializer_problem(graph) -> str | None:
+    """A stored tensor whose dims no tensor can have: a negative one, or more elements than
+    2^40, the bound on a size (hostile trial 6: they surfaced as a layer's derived sizes, named
+    by the node and not by the initializer)."""
+    from math import prod
+
+    from .fields import MAX_INT
+
+    for t in graph.initializer:
+        dims = [int(d) for d in t.dims]
+        if any(d < 0 for d in dims):
+            return f"initializer {printable(t.name)!r} has dims {dims[:8]}: a negative dimension"
+        if prod(dims) > MAX_INT:
+            return (f"initializer {printable(t.name)!r} has dims {dims[:8]}: {prod(dims):,} elements, beyond "
+                    f"2^40 = {MAX_INT:,}, the bound on a size")
+    return None
+
+
+def _dims(vi) -> list[int | None] | None:
+    t = vi.type.tensor_type
+    if not vi.type.HasField("tensor_type") or not t.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
+
+
+def _clash(declared, inferred) -> bool:
+    if declared is None or inferred is None:
+        return False
+    return len(declared) != len(inferred) or any(a is not None and b is not None and a != b
+                                                 for a, b in zip(declared, inferred))
+
+
+def declared_shape_problem(model) -> str | None:
+    """A ``value_info`` or graph output whose declared shape disagrees with what shape inference
+    gives without it (hostile trial 5: a lying value_info was trusted, and the node reading it
+    blamed; a wrong declared output passed). Inference runs on a copy without the declarations
+    (no data propagation: a dimension it leaves unknown is not compared); if it fails there,
+    the importer's own inference reports it."""
+    from onnx import shape_inference
+
+    graph = model.graph
+    declared = [("value_info", vi.name, _dims(vi)) for vi in graph.value_info]
+    declared += [("graph output", vi.name, _dims(vi)) for vi in graph.output]
+    declared = [d for d in declared if d[2] is not None and any(x is not None for x in d[2])]
+    if not declared:
+        return None
+    bare = type(model)()
+    bare.CopyFrom(model)
+    del bare.graph.value_info[:]
+    for vi in bare.graph.output:
+        vi.type.tensor_type.ClearField("shape")
+    try:
+        inferred = shape_inference.infer_shapes(bare).graph
+    except Exception:  # noqa: BLE001 - onnx raises several types; the importer's inference names it
+        return None
+    found = {vi.name: _dims(vi) for vi in (*inferred.value_info, *inferred.output)}
+    for where, name, dims in declared:
+        if _clash(dims, found.get(name)):
+            shown = [d if d is not None else "?" for d in dims]
+            real = [d if d is not None else "?" for d in found[name]]
+            return (f"{where} {printable(name)!r} declares the shape {shown[:8]}, but shape inference gives "
+                    f"{real[:8]} from the nodes: fix or remove the declaration")
+    return None

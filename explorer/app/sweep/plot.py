@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from ...core.errors import SpecError, shown
 from ...core.units import plural
-from . import fonts, layout
+from . import fonts, layout, plan_labels
 from .labels import factor, label, time_unit
 from .plot_checks import check_categories, check_numbers, check_series, to_float
 from .table import number, numeric_columns, pareto_labels, read_rows
@@ -662,13 +662,10 @@ def plan_figure(folder: str | Path, row: int):
     types = [t for t in TYPE_COLOURS if any(t in lvl for lvl in plan)]
     codes = [[list(TYPE_COLOURS).index(t) for t in lvl] for lvl in plan]
     H, L = len(plan), len(layers)
-    fig, ax = plt.subplots(figsize=(min(22, max(6, 0.32 * L + 2.5)), max(2.6, 0.42 * H + 1.9)))
+    cw, ch = plan_labels.cell_size(plan, alphas) if L <= plan_labels.MAX_LABELLED_LAYERS else (0, 0)
+    fig, ax = plt.subplots(figsize=(min(22, max(6, max(0.32, cw) * L + 2.5)), max(2.6, max(0.42, ch) * H + 1.9)))
     ax.imshow(codes, cmap=ListedColormap(list(TYPE_COLOURS.values())), vmin=0, vmax=2, aspect="auto")
-    if L <= MAX_LABELLED_LAYERS:
-        for h in range(H):
-            for j in range(L):
-                label = plan[h][j] + ("" if not alphas else "\n" + cell_alpha(alphas[h], j))
-                ax.text(j, h, label, ha="center", va="center", fontsize=7 if L <= 24 else 5, color="white")
+    texts = plan_labels.draw(ax, plan, alphas)
     ax.set_xticks(range(L))
     ax.set_xticklabels(layers, rotation=0, fontsize=7 if L <= 40 else 5)  # layout.finish turns them if they overlap
     ax.set_yticks(range(H))
@@ -681,6 +678,10 @@ def plan_figure(folder: str | Path, row: int):
               bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
     ax.set_title(_plan_title(res, row), fontsize=9)
     layout.finish(fig, {ax: True})
+    cut = plan_labels.fit(ax, texts)  # on the final layout: each label inside its cell
+    if cut:
+        ax.set_title(ax.get_title() + plan_labels.cut_note(cut), fontsize=9)
+        layout.finish(fig, {ax: True})
     return fig
 
 
@@ -694,9 +695,9 @@ def _plan_result(folder: str | Path, row: int) -> dict[str, Any]:
         raise SpecError(str(Path(folder) / "plans.jsonl"),
                         f"point {row} was written by an older explore (schema_version {res.get('schema_version')}): its "
                         "plan names no layers to draw; rerun explore sweep (the cache recomputes it)")
-    if res.get("alphas") and len(res["layers"]) > MAX_LABELLED_LAYERS:  # a split point: alphas in the cells
+    if res.get("alphas") and len(res["layers"]) > plan_labels.MAX_LABELLED_LAYERS:  # a split point: alphas in the cells
         raise SpecError("--plan", f"point {row} is an explore split point (split {res.get('split')}) of "
-                                  f"{len(res.get('layers') or ())} layers, more than the {MAX_LABELLED_LAYERS} whose "
+                                  f"{len(res.get('layers') or ())} layers, more than the {plan_labels.MAX_LABELLED_LAYERS} whose "
                                   "alphas --plan can write in their cells; its types and alphas are in plans.jsonl")
     return res
 
@@ -711,7 +712,7 @@ def _plan_title(res: dict[str, Any], row: int) -> str:
             f"batch {res['batch']}\n{res['solver']} {res['status']}, traffic {fmt_bytes(traffic)}, "
             f"step {'?' if step is None else fmt_seconds(step)}"
             + ("" if not res.get("alphas") else f"\nsplit {res.get('split')}: under each type the alpha, subgroup 0's "
-                                                "share (a/b|c/d: the level's groups differ)")
+                                                "share; where the level's groups differ, each distinct one, in group order")
             + _broken_title(res))
 
 
@@ -719,15 +720,6 @@ def _broken_title(res: dict[str, Any]) -> str:
     """A plan that breaks a cap or the memory limit says so in its title (as the charts mark it)."""
     broken = [v.get("constraint", "?") if isinstance(v, dict) else str(v) for v in res.get("violations") or ()]
     return "" if not broken else "\nPLAN BREAKS: " + "; ".join(broken)
-
-
-MAX_LABELLED_LAYERS = 40  # the most layers whose cells --plan labels (a split point's alphas need the labels)
-
-
-def cell_alpha(groups: list[list[str]], layer: int) -> str:
-    """A split plan's cell: the alpha every group of the level gives the layer, else the distinct
-    ones in group order joined by '|'."""
-    return "|".join(dict.fromkeys(g[layer] for g in groups))
 
 
 def _slug(text: str) -> str:

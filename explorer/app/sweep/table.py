@@ -20,9 +20,10 @@ from ...core.names import flag_set
 from ..output import OutputError, write_text
 from .point import ALPHAS_KEY, ANSWERED_BY, FIGURES, NOTE, SPLIT_KEYS, Outcome
 
-SPLIT_FIGURES = ("traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s", "memory_bytes_per_accelerator",
+SPLIT_FIGURES = ("accelerators", "traffic_elements", "traffic_bytes", "comm_time_s", "compute_s", "step_time_s", "memory_bytes_per_accelerator",
                  "speedup_over_all_I", "energy_J", "energy_efficiency_over_all_I", "objective_value", "bound",
-                 "gap")  # what explore --split reports of FIGURES (the energy ones empty where the array models none)
+                 "gap")  # what explore --split reports of FIGURES (the energy ones empty where the array models none;
+# accelerators: a sweep over array sizes plots against it, as plain rows do: new-user trial 7)
 TAIL = ("violations", "approximations", "dp_gap", "wall_s", "cached", "error")
 ALPHA_PREFIX = "alpha_level"  # a split point's alpha per level: alpha_level0 (top), alpha_level1, ...
 NOTE_JOIN = " | "  # between a row's approximation notes (a note may hold '; ')
