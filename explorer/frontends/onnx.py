@@ -136,18 +136,7 @@ class _Importer:
                                          lambda m: self.infer(m, data_prop=False))
         self.model = model  # for shape_problem's strict inference, on a refusal only
         graph = model.graph
-        self.consts = {t.name: t for t in graph.initializer}
-        self.shapes: dict[str, list[int | None]] = {}
-        for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
-            t = vi.type.tensor_type
-            if t.HasField("shape"):
-                self.shapes[vi.name] = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
-        for inp in graph.input:
-            if inp.name not in self.consts:
-                if inp.type.tensor_type.elem_type in INT_TYPES or "mask" in inp.name.lower():
-                    self.side.add(inp.name)  # token ids, positions, attention masks (float masks by name)
-                else:
-                    self.source[inp.name] = NETWORK_INPUT
+        self.read_inputs(graph)
         self.helper = helper
         self.gathered = {n.input[0] for n in graph.node if n.op_type == "Gather" and n.input and self.is_table(n.input[0])}
         for k, node in enumerate(graph.node):
@@ -170,6 +159,21 @@ class _Importer:
         approx = tuple(dict.fromkeys(self.approx))
         return build_graph(printable(graph.name) or Path(self.src).stem, self.B, self.nodes, self.src, sequence=seq,
                            approximations=approx, input_shapes=input_shapes)
+
+    def read_inputs(self, graph) -> None:
+        """The stored tensors, every inferred shape, and the graph inputs as data or side inputs."""
+        self.consts = {t.name: t for t in graph.initializer}
+        self.shapes: dict[str, list[int | None]] = {}
+        for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
+            t = vi.type.tensor_type
+            if t.HasField("shape"):
+                self.shapes[vi.name] = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
+        for inp in graph.input:
+            if inp.name not in self.consts:
+                if inp.type.tensor_type.elem_type in INT_TYPES or "mask" in inp.name.lower():
+                    self.side.add(inp.name)  # token ids, positions, attention masks (float masks by name)
+                else:
+                    self.source[inp.name] = NETWORK_INPUT
 
     def check_open_attention(self) -> None:
         """A product of two activations never closed by a second one must still read as an
