@@ -6,7 +6,9 @@ A point is solved once per process (memoised) and, given a cache folder, once pe
 everything that shapes them (the network's layers, batch, levels, accounting, this format's
 version, and the code that solved them: the explorer's version and code digest, as in the
 sweep cache's keys, ``app.code_stamp``; each entry holds that stamp too, so ``prune``
-can remove the entries of other code, which are never read again). Time and energy are computed from the level
+can remove the entries of other code, which are never read again), and each entry is sealed as the
+sweep cache's are (``app.seal``: an entry edited by hand or damaged is solved again, never
+read as solved: its level costs are the figures' numbers). Time and energy are computed from the level
 costs on each call (``figures``), so a change of array or topology never needs a new solve.
 """
 
@@ -31,11 +33,12 @@ from ...core.timing import compute_time_s, energy_J, level_times, step_time
 from ...frontends import load_array
 from ..baselines import BASELINES, baseline_plan
 from ..code_stamp import code_stamp
+from ..seal import seal, unseal
 from ..run import run
 
 ARRAY = "hypar-paper"
 BIG_MEMORY_GiB = 10**6  # the paper does not model memory
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: entries sealed (``app.seal``)
 PLANS = ("hypar", *BASELINES)  # hypar, all-I, all-II, trick
 
 
@@ -138,15 +141,17 @@ def _memo(network: Network, levels: int, accounting: Accounting, cache: str | No
     path = Path(cache) / f"{key}.json" if cache else None
     if path is not None and path.is_file():
         try:
-            return _from_json(json.loads(path.read_text()), network, levels, accounting), key, True
-        except (ValueError, KeyError, TypeError):
-            pass  # a damaged entry is solved again and rewritten
+            body = unseal(path.read_text(encoding="utf-8"))
+            if body is not None:  # (else edited or damaged: its seal fails)
+                return _from_json(json.loads(body), network, levels, accounting), key, True
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # an edited or damaged entry is solved again and rewritten
     point = _solve(network, levels, accounting)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)  # (checked before any point: files.check_paths)
         tmp = path.with_suffix(TMP_SUFFIX)
         try:
-            tmp.write_text(json.dumps({"format": CACHE_FORMAT, "stamp": code_stamp(), **_to_json(point)}))
+            tmp.write_text(seal(json.dumps({"format": CACHE_FORMAT, "stamp": code_stamp(), **_to_json(point)})))
             tmp.replace(path)
         except OSError:  # e.g. a folder where this entry goes: the point is solved, left uncached
             try:

@@ -1,7 +1,7 @@
 """The sweep cache: one JSON file per finished point, keyed by a hash of its full inputs (the
 options, the contents of the files they name, and ``app.code_stamp``: the explorer's version and
 its code's digest), written atomically, and sealed: its first field is the sha256 of the rest of
-its text, checked on every load (``unseal``), so that an entry edited by hand or damaged is solved
+its text, checked on every load (``app.seal``), so that an entry edited by hand or damaged is solved
 again (``Cache.rejected`` names it, for the CLI to say so), never returned as if solved. Described
 in the manual: docs/sweeps.md, "Resumable".
 
@@ -26,13 +26,11 @@ from ...core.names import given_as
 from ...frontends import zoo
 from ..code_stamp import code_stamp
 from ..output import new_file_mode
+from ..seal import seal, unseal
 from .point import ERROR, Outcome
 
 CACHE_FORMAT = 5  # 3: the time objective's objective_value, bound and gap are step times; 4: entries hold their key;
-# 5: entries are sealed (SEAL_HEAD)
-SEAL_HEAD = '{"digest": "'  # an entry's text: SEAL_HEAD, 64 hex digits, '", ', then the rest of the object
-_SEAL_END = '", '
-_BODY_AT = len(SEAL_HEAD) + 64 + len(_SEAL_END)
+# 5: entries are sealed (``app.seal``)
 
 
 @lru_cache(maxsize=256)
@@ -89,22 +87,6 @@ def well_formed(data: Any) -> bool:
         except ValueError:
             return False
     return True
-
-
-def seal(body: str) -> str:
-    """The text of an entry whose JSON object (without its seal) is ``body``: the object with a
-    first field ``digest``, the sha256 of ``body``."""
-    return f"{SEAL_HEAD}{hashlib.sha256(body.encode()).hexdigest()}{_SEAL_END}{body[1:]}"
-
-
-def unseal(text: str) -> str | None:
-    """The JSON text ``seal`` was given, or None when ``text`` is not sealed or its seal fails
-    (a byte of it changed: a hand edit, a damaged file, another program's file)."""
-    if not (text.startswith(SEAL_HEAD) and text[_BODY_AT - len(_SEAL_END):_BODY_AT] == _SEAL_END):
-        return None
-    body = "{" + text[_BODY_AT:]
-    digest = text[len(SEAL_HEAD):_BODY_AT - len(_SEAL_END)]
-    return body if hashlib.sha256(body.encode()).hexdigest() == digest else None
 
 
 class Cache:
