@@ -48,6 +48,38 @@ def test_a_loop_is_refused_with_its_reason(tmp_path):
     assert "\n" not in text
 
 
+def _if_of_two_shapes(tmp_path, name):
+    """y = If(sum(x) > 0) of Relu(x) [64, 64] or Unsqueeze(x) [1, 64, 64] (no shape inferred for y),
+    then a MatMul reading y."""
+    then = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then_branch", [],
+                             [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
+    other = helper.make_graph([helper.make_node("Unsqueeze", ["x", "ax"], ["e"])], "else_branch", [],
+                              [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+    consts = [numpy_helper.from_array(np.zeros((64, 10), np.float32), "w"),
+              numpy_helper.from_array(np.array(0, np.float32), "zero"),
+              numpy_helper.from_array(np.array([0], np.int64), "ax")]
+    graph = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0, name="sum"),
+         helper.make_node("Greater", ["s", "zero"], ["c"], name="gt"),
+         helper.make_node("If", ["c"], ["y"], name=name, then_branch=then, else_branch=other),
+         helper.make_node("MatMul", ["y", "w"], ["z"], name="fc")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 64])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)], consts)
+    return _save(tmp_path, graph)
+
+
+@pytest.mark.parametrize("name, shown", [("branch", "node 'branch' (If)"), ("", "node 2 (If)")])
+def test_an_if_output_without_a_shape_is_refused_as_a_branch_not_a_loop(tmp_path, name, shown):
+    """An If has no trip count and nothing to unroll: its refusal names the branch (review finding: it
+    said "trip count ... the loop unrolled", and an unnamed If as If '#2', a name it does not have)."""
+    with pytest.raises(SpecError) as err:
+        load_onnx(_if_of_two_shapes(tmp_path, name))
+    text = str(err.value)
+    assert f"no inferred shape for tensor 'y': it is an output of {shown}, whose shape depends on which of its " \
+           "two branches runs" in text and text.endswith("export the model with the branch taken"), text
+    assert "trip count" not in text and "loop" not in text and "'#" not in text
+
+
 def test_an_unnamed_node_in_a_body_graph_is_named_by_its_place(tmp_path):
     w = numpy_helper.from_array(np.zeros((8, 8), np.float32), "w")
     then = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["t"])], "then_branch", [],

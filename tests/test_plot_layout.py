@@ -319,3 +319,24 @@ def test_a_log_axis_is_labelled_in_plain_numbers(gaps):
         assert texts and not [t for t in texts if "times" in t or "^" in t or "\\mathdefault" in t], texts
     finally:
         _close(fig)
+
+
+@pytest.mark.parametrize("lo, hi, want", [(1e3, 1e8, {"1000", "10\u2076", "10\u2078"}),
+                                          (1e-7, 1e-3, {"10\u207b\u2077", "10\u207b\u2075", "0.0001", "0.001"})])
+def test_a_log_axis_past_the_plain_range_says_powers_of_ten(lo, hi, want):
+    """Review finding: from a million up (and under 1e-4) the plain labels were Python's '%g', '1e+06'
+    beside '1e\u221207' (one minus sign changed, the plus not); now a power of ten in plain text, 10\u2076."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    try:
+        ax.plot([lo, hi], [lo, hi])
+        ax.set_yscale("log")
+        labels.plain_log_labels(ax.yaxis)
+        fig.canvas.draw()
+        texts = {t.get_text() for t in ax.get_yticklabels() + ax.get_yticklabels(minor=True) if t.get_text()}
+        assert want <= texts and not [t for t in texts if "e" in t], texts
+    finally:
+        _close(fig)
+    assert labels.plain_number(2e6) == "2\u00d710\u2076" and labels.plain_number(6) == "6"
+    assert labels.plain_number(0.5) == "0.5" and labels.plain_number(3e-7) == "3\u00d710\u207b\u2077"

@@ -259,7 +259,8 @@ def test_figure_5_names_level_where_they_fit(tmp_path):
 def test_the_point_cache_is_keyed_by_the_code_as_the_sweep_cache_is(tmp_path, monkeypatch):
     """An entry written by other code (another code digest or version) is not read: the point is
     solved again (trial 14, finding 5: a rerun after an upgrade printed the old plans and traffic).
-    An entry of the same code is read (a doubled cost stands in for one written by older code)."""
+    An entry of the same code is read (a doubled cost, sealed as an entry is written, stands in for one
+    written by older code)."""
     from explorer.app import code_stamp as stamp_mod
 
     net = load_model("lenet-c")
@@ -281,6 +282,28 @@ def test_the_point_cache_is_keyed_by_the_code_as_the_sweep_cache_is(tmp_path, mo
             again = solve_point()
         assert again.costs("hypar") == fresh.costs("hypar") and again.plans == fresh.plans
     assert len(list(tmp_path.glob("*.json"))) == 3  # one entry per code
+    points_mod._memo.cache_clear()
+
+
+def test_an_edited_point_cache_entry_is_solved_again_not_read(tmp_path):
+    """Review finding: the sweep cache's seal was not the point cache's: an entry edited by hand (its
+    HyPar level costs halved, well formed, its own key and stamp) was read as solved, and the figures
+    drawn from it. Sealed (``app.seal``), it is solved again and rewritten."""
+    net = load_model("lenet-c")
+    solve_point = lambda: points_mod.point(net, 2, Accounting.HYPAR_FIGURES, tmp_path)  # noqa: E731
+    points_mod._memo.cache_clear()
+    fresh = solve_point()
+    (entry,) = tmp_path.glob("*.json")
+    data = json.loads(entry.read_text())
+    data.pop("digest", None)
+    data["plans"][0][2] = [str(Fraction(x) / 2) for x in data["plans"][0][2]]
+    entry.write_text(json.dumps(data))
+    ledger = points_mod.Ledger()
+    points_mod._memo.cache_clear()
+    again = points_mod.point(net, 2, Accounting.HYPAR_FIGURES, tmp_path, ledger)
+    assert again.costs("hypar") == fresh.costs("hypar") and again.plans == fresh.plans
+    assert ledger.solved and not ledger.reused
+    assert points_mod.unseal(entry.read_text()) is not None  # rewritten, sealed
     points_mod._memo.cache_clear()
 
 

@@ -88,15 +88,22 @@ def shape_problem(model, tensor: str, shape: list | None) -> str:
     return f"no inferred shape for tensor {name!r}{_strict_reason(model) or _control_flow_reason(model, tensor)}"
 
 
+# per control-flow operator: what an output's shape depends on, and the export that fixes it
+_CONTROL_FLOW = {"Loop": ("its body graph and trip count", "the loop unrolled"),
+                 "Scan": ("its body graph and the length of the sequence it scans", "the scan unrolled"),
+                 "If": ("which of its two branches runs (their shapes differ)", "the branch taken")}
+
+
 def _control_flow_reason(model, tensor: str) -> str:
-    """``: it is an output of Loop 'l' ...`` when a control-flow node makes ``tensor`` (its shape is the
-    body's, which shape inference does not carry out of a Loop or Scan), else ''."""
-    node = next((n for n in model.graph.node if tensor in n.output), None)
-    if node is None or node.op_type not in ("Loop", "Scan", "If"):
+    """``: it is an output of node 'l' (Loop) ...`` when a control-flow node makes ``tensor`` (its shape
+    is its body's or branch's, which shape inference does not carry out of it), else ''."""
+    found = next(((k, n) for k, n in enumerate(model.graph.node) if tensor in n.output), None)
+    if found is None or found[1].op_type not in _CONTROL_FLOW:
         return ""
-    shown = printable(node.name) if node.name else f"#{list(model.graph.node).index(node)}"
-    return (f": it is an output of {node.op_type} {shown!r}, whose shape depends on its body graph and trip count, "
-            "which shape inference does not follow: export the model with the loop unrolled")
+    k, node = found
+    depends, export = _CONTROL_FLOW[node.op_type]
+    return (f": it is an output of {node_label(node, k)}, whose shape depends on {depends}, which shape inference "
+            f"does not follow: export the model with {export}")
 
 
 def _empty_input(model, tensor: str) -> str:

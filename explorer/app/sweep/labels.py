@@ -1,5 +1,6 @@
 """Axis labels of results.csv's columns: the one mapping column -> (text, unit, factor) the plots
-use, so an axis reads "step time (s)" and "traffic (GB)", not step_time_s and traffic_bytes."""
+use, so an axis reads "step time (s)" and "traffic (GB)", not step_time_s and traffic_bytes; and a
+log axis's tick labels as numbers are written ('20', '10\u2076': ``plain_log_labels``)."""
 
 from __future__ import annotations
 
@@ -107,3 +108,30 @@ def label(column: str, unit: str | None = None) -> str:
 
 def factor(column: str, unit: str | None = None) -> float:
     return float(axis(column, unit).factor)
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def plain_number(x: float) -> str:
+    """A log axis's tick label as written: '6', '20', '0.001'; where '%g' turns to an exponent
+    (from a million, under 1e-4) a power of ten in plain text: '10\u2076', '2\u00d710\u207b\u2077' (not '1e+06')."""
+    text = f"{x:g}"
+    if "e" not in text:
+        return text.replace("-", "\u2212")
+    mantissa, exponent = text.split("e")
+    power = "10" + str(int(exponent)).translate(_SUPERSCRIPT)
+    return power if mantissa == "1" else f"{mantissa}\u00d7{power}"
+
+
+def plain_log_labels(axis) -> None:
+    """A log axis labelled in plain numbers ('6', '20', '300', ``plain_number``), not '6 x 10^0'
+    (matplotlib's default on an axis spanning less than a decade); minor labels only where they do not crowd."""
+    from matplotlib.ticker import LogFormatter
+
+    class Plain(LogFormatter):  # LogFormatter picks which ticks to label; the label is the number as written
+        def __call__(self, x, pos=None):
+            return plain_number(x) if super().__call__(x, pos) else ""
+
+    axis.set_major_formatter(Plain(labelOnlyBase=False))
+    axis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(2, 0.5)))

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from ...core.errors import SpecError, shown
 from ...core.units import plural
 from . import fonts, layout, plan_labels
-from .labels import factor, label, time_unit
+from .labels import factor, label, plain_log_labels, time_unit
 from .plot_checks import check_categories, check_numbers, check_series, to_float
 from .table import number, numeric_columns, pareto_labels, read_rows
 from .titles import titled
@@ -260,19 +260,6 @@ def _pow2(values) -> bool:
     return all(v > 0 and float(v).is_integer() and (int(v) & (int(v) - 1)) == 0 for v in values)
 
 
-def _plain_log_labels(axis) -> None:
-    """A log axis labelled in plain numbers ('6', '20', '300'), not '6 x 10^0' (matplotlib's default
-    on an axis spanning less than a decade); minor labels only where they do not crowd."""
-    from matplotlib.ticker import LogFormatter
-
-    class Plain(LogFormatter):  # LogFormatter picks which ticks to label; the label is the number as written
-        def __call__(self, x, pos=None):
-            return f"{x:g}".replace("-", "\u2212") if super().__call__(x, pos) else ""
-
-    axis.set_major_formatter(Plain(labelOnlyBase=False))
-    axis.set_minor_formatter(Plain(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
-
-
 def _axes_style(ax, chart: Chart, xs, cats) -> None:
     if cats is not None:  # turned only if they would overlap (layout.finish)
         ax.set_xticks(range(len(cats)), cats)
@@ -283,12 +270,12 @@ def _axes_style(ax, chart: Chart, xs, cats) -> None:
             ax.set_xticks(ticks)
             ax.set_xticklabels([f"{int(t):,}" for t in ticks])
         else:
-            _plain_log_labels(ax.xaxis)
+            plain_log_labels(ax.xaxis)
     elif cats is None and len(set(xs)) <= 24 and all(float(v).is_integer() for v in xs):
         ax.set_xticks(sorted(set(xs)))  # integer options (levels, batch): no 1.5 ticks
     if chart.logy:
         ax.set_yscale("log")
-        _plain_log_labels(ax.yaxis)
+        plain_log_labels(ax.yaxis)
     ax.set_xlabel(label(chart.x, chart.unit(chart.x)))
     ax.set_ylabel(label(chart.y, chart.unit(chart.y)))
     ax.grid(True, alpha=0.3, which="both" if chart.logy else "major")
