@@ -27,7 +27,7 @@ from . import block_chain
 from .deadline import origin, solve_end
 from .elimination import vectors_plan
 from .survivor_elim import MAX_ENTRIES, eliminate, plan, rescore, round_work
-from .tree_dual import DualResult, dual_bound
+from .tree_dual import STALL_WORDS, DualResult, dual_bound
 from .vectors import VectorCosts
 
 
@@ -254,7 +254,7 @@ def _use_the_rest(vc: VectorCosts, search: "_Search", rounds: int, end: float, m
     res = search.res
     while search.why and not search.why.startswith("the elimination") and end - time.perf_counter() > RESUME_MIN_S:
         if res.stalled:
-            info["resume_note"] = ("the dual bound had stalled (its last 4 rounds raised it by under 2% of the gap): "
+            info["resume_note"] = (f"the dual bound had stalled ({STALL_WORDS}): "
                                    f"the {end - time.perf_counter():.1f} s left were not spent on more rounds, which would "
                                    "raise it by little")
             return False

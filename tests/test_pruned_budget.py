@@ -258,3 +258,18 @@ def test_no_resumption_where_a_round_cannot_fit_what_is_left(monkeypatch):
     assert len(calls) == 1 and "resumed" not in info and "the dual ended no further round" in info["resume_note"]
     words = pruned._dual_cut(search.res, 10, info, search)
     assert words.startswith("the dual bound's share of the time limit ended after 1 of up to 10 rounds"), words
+
+
+def test_a_stalled_dual_is_said_stalled_by_the_test_that_stopped_it():
+    """``tree_dual._stalled`` stops the rounds on a rise of at most 2% of the gap or 0.001% of the bound;
+    the note said "under 2% of the gap" whichever held (here a rise of 4: 40% of a gap of 10)."""
+    from dataclasses import replace
+
+    from explorer.solvers import tree_dual
+
+    assert tree_dual._stalled([10**9, 10**9 + 1, 10**9 + 2, 10**9 + 3, 10**9 + 4], gap=10)
+    vc, search = _stuck(_problem(1))
+    search.res = replace(search.res, stalled=True)
+    info = {"dual_s": 0.001, "dual_cut": True}
+    assert not pruned._use_the_rest(vc, search, 10, time.perf_counter() + 30, 1, info, lambda *a: None)
+    assert "(its last 4 rounds raised it by at most 2% of the gap or 0.001% of itself)" in info["resume_note"]
