@@ -283,7 +283,8 @@ DECODE_COST = 1.5  # a round that decodes a plan (``tree_dual.DECODE_EVERY``) co
 def _round_floor_s(info: dict, res: DualResult) -> float:
     """The least a dual round is expected to take: the rounds' measured mean (``info["dual_s"]``, their
     set-up and decodes in it) over ``DECODE_COST`` (0 before any round): a resumption given less than
-    it would end no round (ResNet-50 at H = 10: 3.3 s a round; 1.2 s of an 8 s limit spent on none)."""
+    it would end no round (efficientnet-b0 at H = 10 under an 8 s limit: rounds of 2-3 s, and 0.3-0.7 s
+    given to resumptions that ended none, load 9-11)."""
     return info["dual_s"] / res.rounds / DECODE_COST if res.rounds else 0.0
 
 

@@ -242,7 +242,7 @@ def _stuck(problem: Problem):
 
 
 def test_no_resumption_where_a_round_cannot_fit_what_is_left(monkeypatch):
-    """ResNet-50 at H = 10 under --time-limit 8 (load 7.5): a 3.3 s round, then 1.2 s of the 2 s left spent on a
+    """efficientnet-b0 at H = 10 under --time-limit 8 (load 7.5-11): rounds of 2-3 s, then 0.3-0.7 s given to a
     resumption that ended no round, reported as "resumed ... ended after 1 rounds". Now a round measured
     beyond the dual's share of what is left is not started (``_round_floor_s``), and a resumption that
     ends no round is none: the reason says so, the rounds' "resumed" wording is not used."""
