@@ -27,7 +27,7 @@ from . import block_chain
 from .deadline import origin, solve_end
 from .elimination import vectors_plan
 from .survivor_elim import MAX_ENTRIES, eliminate, plan, rescore, round_work
-from .tree_dual import DualResult, dual_bound
+from .tree_dual import STALL_WORDS, DualResult, dual_bound
 from .vectors import VectorCosts
 
 
@@ -246,28 +246,46 @@ def _use_the_rest(vc: VectorCosts, search: "_Search", rounds: int, end: float, m
     """The search stopped with time left and no elimination it could afford (``search.why``, not cut
     by the limit): the dual rounds go on from their last multipliers (``dual_bound(resume=)``) within
     ``DUAL_SHARE`` of what is left, the search again over their higher marginals (fewer survivors, a
-    higher ``lo``), until a proof, no time left (``RESUME_MIN_S``), no round fits, or a dual that
-    stalled (``tree_dual._stalled``: more rounds would raise the bound by little; ``info["resume_note"]``).
+    higher ``lo``), until a proof, no time left (``RESUME_MIN_S``), no round fits (the least a round takes,
+    ``_round_floor_s``, beyond the dual's share of what is left: not started; or none ended), or a dual that
+    stalled (``tree_dual._stalled``: more rounds would raise the bound by little). ``info["resume_note"]``
+    says which of the last three ended it; ``info["resumed"]``: the resumptions that added rounds.
     Whether the incumbent was proven optimal."""
     res = search.res
     while search.why and not search.why.startswith("the elimination") and end - time.perf_counter() > RESUME_MIN_S:
         if res.stalled:
-            info["resume_note"] = ("the dual bound had stalled (its last 4 rounds raised it by under 2% of the gap): "
+            info["resume_note"] = (f"the dual bound had stalled ({STALL_WORDS}): "
                                    f"the {end - time.perf_counter():.1f} s left were not spent on more rounds, which would "
                                    "raise it by little")
             return False
         t, before = time.perf_counter(), res.rounds
-        res = dual_bound(vc, res.rounds + rounds, deadline=t + DUAL_SHARE * (end - t), incumbent=(search.incumbent, search.vectors),
-                         enough=_final_is_cheap(vc, max_entries), resume=res)
-        info.update(dual_rounds=res.rounds, dual_bound=res.bound, dual_s=info["dual_s"] + time.perf_counter() - t,
-                    resumed=info.get("resumed", 0) + 1)
-        if res.rounds == before:  # no round fitted in the time left
+        if (share := DUAL_SHARE * (end - t)) < (least := _round_floor_s(info, res)):
+            info["resume_note"] = (f"a dual round takes ~{least:.1f} s at least (the rounds' measured mean without its decodes), "
+                                   f"beyond the {share:.1f} s the dual may take of the {end - t:.1f} s left: not resumed")
             return False
+        res = dual_bound(vc, res.rounds + rounds, deadline=t + share, incumbent=(search.incumbent, search.vectors),
+                         enough=_final_is_cheap(vc, max_entries), resume=res)
+        info.update(dual_rounds=res.rounds, dual_bound=res.bound, dual_s=info["dual_s"] + time.perf_counter() - t)
+        if res.rounds == before:  # no round fitted in the time left: not a resumption
+            info["resume_note"] = f"resumed, the dual ended no further round in the {share:.1f} s it could take"
+            return False
+        info["resumed"] = info.get("resumed", 0) + 1
         search.resumed(res)
         say(f"dual bound after {res.rounds} rounds (resumed)", search.lo, search.incumbent)
         if search.run():
             return True
     return False
+
+
+DECODE_COST = 1.5  # a round that decodes a plan (``tree_dual.DECODE_EVERY``) costs 1.5 one that does not
+
+
+def _round_floor_s(info: dict, res: DualResult) -> float:
+    """The least a dual round is expected to take: the rounds' measured mean (``info["dual_s"]``, their
+    set-up and decodes in it) over ``DECODE_COST`` (0 before any round): a resumption given less than
+    it would end no round (efficientnet-b0 at H = 10 under an 8 s limit: rounds of 2-3 s, and 0.3-0.7 s
+    given to resumptions that ended none, load 9-11)."""
+    return info["dual_s"] / res.rounds / DECODE_COST if res.rounds else 0.0
 
 
 def _resume_words(info: dict) -> str:
@@ -288,7 +306,7 @@ def _dual_cut(res: DualResult, rounds: int, info: dict, search) -> str:
     bound rises, so the entries allowed are not the wall they seem."""
     if not info["dual_cut"] or search.why.startswith(("the elimination", "next elimination")):
         return ""
-    if info.get("resumed") and info.get("resume_note"):  # stalled: no more time would help much
+    if info.get("resumed") and res.stalled:  # stalled: no more time would help much
         return f"the dual rounds, resumed with the time the search could not use, stalled after {res.rounds} rounds; at that bound "
     if info.get("resumed"):
         return (f"the dual rounds, resumed with the time the search could not use, ended after {res.rounds} rounds "

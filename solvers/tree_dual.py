@@ -160,8 +160,16 @@ def _better(vc: VectorCosts, best, vectors: list[int], deadline: float | None = 
     return (cost, vectors) if best is None or cost < best[0] else best
 
 
-def _stalled(history: list[int], gap: int, rounds: int = 4, share: float = 1e-5, gap_share: float = 0.02) -> bool:
-    """Whether the bound rose by less than ``share`` of itself, or less than ``gap_share`` of the
+# the stall test (``_stalled``): over its last STALL_ROUNDS rounds the bound rose by at most STALL_SHARE
+# of itself or STALL_GAP_SHARE of the gap to the incumbent
+STALL_ROUNDS, STALL_SHARE, STALL_GAP_SHARE = 4, 1e-5, 0.02
+STALL_WORDS = (f"its last {STALL_ROUNDS} rounds raised it by at most {STALL_GAP_SHARE:.0%} of the gap "
+               f"or {STALL_SHARE:.3%} of itself")
+
+
+def _stalled(history: list[int], gap: int, rounds: int = STALL_ROUNDS, share: float = STALL_SHARE,
+             gap_share: float = STALL_GAP_SHARE) -> bool:
+    """Whether the bound rose by at most ``share`` of itself, or at most ``gap_share`` of the
     gap to the incumbent, over the last ``rounds`` rounds (the eliminations over survivors close
     the rest faster than more rounds: ResNet-50 at H = 10 rises 0.01% in its last 15 of 25)."""
     if len(history) <= rounds:

@@ -230,3 +230,46 @@ def test_time_the_search_cannot_use_goes_to_more_dual_rounds(monkeypatch):
     assert (got.status is Status.OPTIMAL) == (got.bound == got.objective)
     if got.status is Status.FEASIBLE:
         assert "the dual bound had stalled" in got.info["reason"], got.info["reason"]
+
+
+def _stuck(problem: Problem):
+    """A search after one dual round that no elimination fits (one table entry allowed): time left, ``why`` set."""
+    vc = VectorCosts(problem)
+    res = dual_bound(vc, 1, incumbent=pruned._dp_start(problem, vc, math.inf)[:2])
+    search = pruned._Search(vc, res, 1, time.perf_counter() + 60)
+    assert not search.run() and search.why.startswith("the next elimination needs") and res.rounds == 1
+    return vc, search
+
+
+def test_no_resumption_where_a_round_cannot_fit_what_is_left(monkeypatch):
+    """efficientnet-b0 at H = 10 under --time-limit 8 (load 7.5-11): rounds of 2-3 s, then 0.3-0.7 s given to a
+    resumption that ended no round, reported as "resumed ... ended after 1 rounds". Now a round measured
+    beyond the dual's share of what is left is not started (``_round_floor_s``), and a resumption that
+    ends no round is none: the reason says so, the rounds' "resumed" wording is not used."""
+    vc, search = _stuck(_problem(1))
+    calls = []
+    monkeypatch.setattr(pruned, "dual_bound", lambda *a, **k: calls.append(k) or search.res)  # (never ends a round)
+    info = {"dual_s": 1000.0, "dual_cut": True}  # one round measured at 1,000 s; 30 s left
+    assert not pruned._use_the_rest(vc, search, 10, time.perf_counter() + 30, 1, info, lambda *a: None)
+    assert not calls and "resumed" not in info and info["resume_note"].startswith("a dual round takes ~666.7 s at least")
+    assert info["resume_note"].endswith(" s left: not resumed")
+    info = {"dual_s": 0.001, "dual_cut": True}  # a quick round measured, but none ends
+    assert not pruned._use_the_rest(vc, search, 10, time.perf_counter() + 30, 1, info, lambda *a: None)
+    assert len(calls) == 1 and "resumed" not in info and "the dual ended no further round" in info["resume_note"]
+    words = pruned._dual_cut(search.res, 10, info, search)
+    assert words.startswith("the dual bound's share of the time limit ended after 1 of up to 10 rounds"), words
+
+
+def test_a_stalled_dual_is_said_stalled_by_the_test_that_stopped_it():
+    """``tree_dual._stalled`` stops the rounds on a rise of at most 2% of the gap or 0.001% of the bound;
+    the note said "under 2% of the gap" whichever held (here a rise of 4: 40% of a gap of 10)."""
+    from dataclasses import replace
+
+    from explorer.solvers import tree_dual
+
+    assert tree_dual._stalled([10**9, 10**9 + 1, 10**9 + 2, 10**9 + 3, 10**9 + 4], gap=10)
+    vc, search = _stuck(_problem(1))
+    search.res = replace(search.res, stalled=True)
+    info = {"dual_s": 0.001, "dual_cut": True}
+    assert not pruned._use_the_rest(vc, search, 10, time.perf_counter() + 30, 1, info, lambda *a: None)
+    assert "(its last 4 rounds raised it by at most 2% of the gap or 0.001% of itself)" in info["resume_note"]
