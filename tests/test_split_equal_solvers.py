@@ -89,7 +89,8 @@ def test_api_check_with_split_takes_one_solver_name():
     from explorer.api import check
     from explorer.core.errors import SpecError
 
-    r = check("lenet-c", "tpu-mix-16", space="accpar", split="optimal", alpha_grid=2, solvers="exact")
+    # a limit no loaded machine reaches (the default 10 s ended `feasible` at load 9-11 in CI)
+    r = check("lenet-c", "tpu-mix-16", space="accpar", split="optimal", alpha_grid=2, solvers="exact", time_limit=300)
     assert [row.solver for row in r.rows] == ["exact"] and r.rows[0].status == "optimal"
     with pytest.raises(SpecError, match="solvers: unknown solver 'nosuch' with split"):
         check("lenet-c", "tpu-mix-16", split="optimal", solvers="nosuch")
