@@ -56,8 +56,10 @@ def test_the_engine_says_which_point_runs_and_for_how_long(slow_points):
     assert {label for label, _ in first} == {"#0 levels=1"} and {label for label, _ in second} == {"#1 levels=2"}
     assert all(len(p.running) == 1 for p in beats)  # one worker: one point at a time
     times = [s for _, s in first]
-    assert times == sorted(times) and 0 <= times[0] < 0.35 and SLEEP_S - 0.35 < times[-1] < SLEEP_S + 0.5
-    assert len(first) >= 4  # about one each 0.1 s of a 0.8 s point
+    # windows wide enough for a loaded 2-core machine (CI at load 9-11): the ticks count up from the
+    # point's start and the last one comes near its end
+    assert times == sorted(times) and 0 <= times[0] < 1.0 and SLEEP_S - 0.35 < times[-1] < SLEEP_S + 2.0
+    assert len(first) >= 2  # about one each 0.1 s of a 0.8 s point, fewer when the parent waits for a core
     assert [p.running for p in seen if p.done == 2] == [()]  # a finished point's progress names none
 
 
@@ -130,7 +132,7 @@ def test_dask_waits_a_tick_for_a_finished_future():
 
     r = Running()
     t = time.monotonic()
-    assert not engine._ready_within(r, 0.2) and 0.19 < time.monotonic() - t < 0.5
+    assert not engine._ready_within(r, 0.2) and 0.19 < time.monotonic() - t < 2.0
 
     def finish():
         time.sleep(0.1)
@@ -140,4 +142,4 @@ def test_dask_waits_a_tick_for_a_finished_future():
 
     threading.Thread(target=finish).start()
     t = time.monotonic()
-    assert engine._ready_within(r, 5.0) and time.monotonic() - t < 0.3
+    assert engine._ready_within(r, 5.0) and time.monotonic() - t < 2.5  # woken, not the 5 s wait
