@@ -24,6 +24,14 @@ Every case runs in its own process. The guards and what is measured:
   ``exact``. Case names ``network:space[:mix4]``: on trial 13's mix-4 (else ``tpu-mix-16``), where
   sfc's tables are Python ints (int64 sums not proven safe; at 1/16, 96 M entries, minutes to build).
 
+- ``joint`` (uneven splits, ``--split optimal``'s solver): two rows a case. ``tables``:
+  ``joint_columns.table_bytes`` (checked against ``joint_columns.MAX_BYTES`` before any table is
+  built); measured: the peak of the memory the tables' build allocates (``tracemalloc``: numpy's
+  arrays and the Python objects the coefficients leave). ``labels``: ``joint_labels.label_bytes``
+  at the most live labels the passes' guard saw (``check_labels``, against the same limit);
+  measured: the peak the label passes allocate (``tracemalloc``, from their start). Case names
+  ``network:space``, on ``tpu-mix-16``, ``H/grid`` the alpha grid; its time limit 120 s.
+
 The guard holds where measured / estimate stays within [0.67, 1.5].
 
     python bench/bench_memory_guard.py            # all cases (about 8 minutes on a quiet machine)
@@ -226,6 +234,43 @@ print(json.dumps({"estimate": most[0], "used": peak() - before, "status": status
                   "wall": time.perf_counter() - t0}))
 """
 
+JOINT = r"""
+from explorer.core.uneven import alpha_grid, alpha_space
+from explorer.frontends import load_array
+from explorer.solvers import joint_close_graph, joint_columns, joint_labels, uneven_joint as uj
+from explorer.solvers.joint_columns import JointOptions
+arr = load_array("tpu-mix-16")
+space, aspace = Space(name.split(":")[1]), alpha_space(arr, alpha_grid(levels))
+seen = {"tables": [0, 0], "labels": [0, 0]}  # estimate, used
+def traced(key, run):
+    def spy(*a, **k):
+        tracemalloc.start()
+        try:
+            return run(*a, **k)
+        finally:
+            seen[key][1] = max(seen[key][1], tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+    return spy
+table_bytes, check_labels = uj.table_bytes, joint_labels.check_labels
+def spy_tables(m):
+    seen["tables"][0] = need = table_bytes(m)
+    return need
+def spy_labels(rows, terms, cells=0):
+    seen["labels"][0] = max(seen["labels"][0], joint_labels.label_bytes(rows, terms, cells))
+    check_labels(rows, terms, cells)
+uj.table_bytes, uj._setup, uj._label_passes = spy_tables, traced("tables", uj._setup), traced("labels", uj._label_passes)
+joint_labels.check_labels = joint_close_graph.check_labels = spy_labels
+t0 = time.perf_counter()
+sol = uj.joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=120.0))
+status = sol.status.value + (", " + sol.info["reason"] if "reason" in sol.info else "")
+limit = joint_columns.MAX_BYTES
+print(json.dumps({"rows": [{"estimate": seen[k][0], "used": seen[k][1], "status": k + ": " + status,
+                            "guard": seen[k][0] > limit, "wall": time.perf_counter() - t0} for k in ("tables", "labels")]}))
+"""
+
+JOINT_CASES = [("joint", "split", "alexnet:accpar", 16), ("joint", "split", "alexnet:accpar", 64),
+               ("joint", "split", "resnet18:accpar", 16), ("joint", "split", "alexnet:accpar", 256)]
+
 # constrained: (..., (limit, share)): a memory limit ("memory") or a cap on a level ("cap<h>") at that
 # share of the free optimum's
 CONSTRAINED_CASES = [
@@ -247,13 +292,13 @@ CASES = [
     ("uneven", "split", "lenet-c:hypar", 8), ("uneven", "split", "alexnet:hypar", 4), ("uneven", "split", "alexnet:accpar", 2),
     ("uneven", "split", "sfc:accpar:mix4", 4), ("uneven", "split", "sfc:accpar:mix4", 8),
     ("dp", "dense", "8", 2), ("dp", "dense", "10", 2),
-] + CONSTRAINED_CASES
+] + CONSTRAINED_CASES + JOINT_CASES
 QUICK = [("exact", "chain", "200", 9), ("exact", "chain", "1000", 7), ("exact", "zoo", "resnet18", 6),
          ("exact", "zoo", "mobilenet-v2", 6), ("exact", "dag", "4x10", 6), ("pruned", "zoo", "bert-base", 8),
          ("uneven", "split", "lenet-c:hypar", 4), ("constrained", "chain", "200", 8, ("cap3", "7/10")),
          ("constrained", "dag", "4x10", 6, ("memory", "9/10")), ("dp", "dense", "8", 2)]
 BEYOND = [("exact", "zoo", "resnet50", 9), ("exact", "zoo", "bert-base", 9)]
-CHILDREN = {"exact": EXACT, "constrained": CONSTRAINED, "pruned": PRUNED, "uneven": UNEVEN, "dp": DP}
+CHILDREN = {"exact": EXACT, "constrained": CONSTRAINED, "pruned": PRUNED, "uneven": UNEVEN, "dp": DP, "joint": JOINT}
 
 
 def measure(solver: str, kind: str, name: str, levels: int, beyond: bool = False) -> dict:
@@ -283,19 +328,25 @@ def main() -> None:
     cases = [c for c in cases if args.only is None or args.only in c[2]]
     print(f"{'solver':<12}{'case':<26}{'H/grid':>7}{'estimate MiB':>14}{'used MiB':>10}{'used/est':>10}{'wall s':>8}  status")
     for solver, kind, name, levels, *limit in cases:
-        r = measure(solver, kind, name, levels, limit[0] if limit else args.beyond)
-        label = f"chain {int(name):,}" if kind == "chain" else f"dag {name}" if kind == "dag" else \
-            f"dense {name} concats" if kind == "dense" else name
-        if limit:
-            label += f", {limit[0][0]} {limit[0][1]}"
-        if "error" in r:
-            print(f"{solver:<12}{label:<26}{levels:>7}  {r['error']}")
-            continue
-        est, used = r["estimate"] / 2**20, r["used"] / 2**20
-        ratio = f"{used / est:>9.2f}x" if est and used else f"{'-':>10}"
-        status = r["status"] + (" (the guard refuses it)" if r["guard"] else "")
-        print(f"{solver:<12}{label:<26}{levels:>7}{est:>14,.1f}{used:>10,.1f}{ratio}{r['wall']:>8.2f}  {status[:80]}",
-              flush=True)
+        got = measure(solver, kind, name, levels, limit[0] if limit else args.beyond)
+        for r in got.get("rows", [got]):
+            _row(solver, kind, name, levels, limit, r)
+
+
+def _row(solver: str, kind: str, name: str, levels: int, limit: list, r: dict) -> None:
+    """One row of the table (a case's measure; the joint solver's: each of its two)."""
+    label = f"chain {int(name):,}" if kind == "chain" else f"dag {name}" if kind == "dag" else \
+        f"dense {name} concats" if kind == "dense" else name
+    if limit:
+        label += f", {limit[0][0]} {limit[0][1]}"
+    if "error" in r:
+        print(f"{solver:<12}{label:<26}{levels:>7}  {r['error']}")
+        return
+    est, used = r["estimate"] / 2**20, r["used"] / 2**20
+    ratio = f"{used / est:>9.2f}x" if est and used else f"{'-':>10}"
+    status = r["status"] + (" (the guard refuses it)" if r["guard"] else "")
+    print(f"{solver:<12}{label:<26}{levels:>7}{est:>14,.1f}{used:>10,.1f}{ratio}{r['wall']:>8.2f}  {status[:80]}",
+          flush=True)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import numpy as np
 
 from .uneven_sp import Link, Series
 from .joint_blocks import _Graph, _Weighted, _back, _branch_rows
-from .joint_labels import LabelsCut, _beam_keep, _close, _extend, _fP, _filter_by_column
+from .joint_labels import LabelsCut, _beam_keep, check_labels, _close, _extend, _fP, _filter_by_column
 from .joint_columns import INF, JointOptions, _Columns, _Model, _Tables, _reduce, _reduce_back, _weights
 
 
@@ -175,6 +175,7 @@ def _cross_link(ctx, link: Link, X, xcols, pre_min, pre_minw: int, add, rest, bc
     m, t, W, w, Q, thr, slack, o, t_start, beam = ctx
     after = np.minimum(rest + W.node[link.exit], INF) if add is not None else rest
     coll: tuple[list, list, list, list] = ([], [], [], [])
+    live = len(X)
     for c in np.unique(xcols):
         if time.perf_counter() - t_start > o.time_limit_s:
             raise LabelsCut
@@ -184,6 +185,7 @@ def _cross_link(ctx, link: Link, X, xcols, pre_min, pre_minw: int, add, rest, bc
         if R is None:
             continue
         Y, ycols, yint = R
+        check_labels(live + len(ids) * len(Y), X.shape[1])  # with the pairs about to be summed
         if add is not None:
             Y = Y + add[:, ycols].T
         cand = (Xc[:, None, :] + Y[None, :, :]).reshape(-1, X.shape[1])
@@ -194,6 +196,7 @@ def _cross_link(ctx, link: Link, X, xcols, pre_min, pre_minw: int, add, rest, bc
         coll[1].append(yc[keep])
         coll[2].append(np.repeat(ids, len(ycols))[keep])
         coll[3].append(yint[np.tile(np.arange(len(ycols)), len(ids))[keep]])
+        live += len(coll[1][-1])
     if not coll[0]:
         return None
     cand, yc, par, yint = (np.concatenate(x) for x in coll)
@@ -302,7 +305,9 @@ def _live_edge(ctx, e: int, X, xcols, vv, after_w):
     us, pos = np.unique(xcols, return_inverse=True)
     if len(vv) == 0 or 4 * len(us) * len(vv) > m.cols.n * m.cols.n_top:
         vv = _live_targets(ctx, e, X, xcols, vv, after_w)
+        check_labels(len(X), X.shape[1], X.shape[1] * len(us) * len(vv))
         return vv, _edge_sub(t, e, us, vv), pos
+    check_labels(len(X), X.shape[1], X.shape[1] * len(us) * len(vv))
     Ev = _edge_sub(t, e, us, vv)
     F = np.full(len(us), INF, dtype=np.int64)
     np.minimum.at(F, pos, X @ w)

@@ -24,6 +24,9 @@ from explorer.core.uneven import AlphaSpace, alpha_units, split_units, whole_uni
 from .deadline import check_deadline
 
 INF = 2**60  # an impossible column (a join's type III) or an unreachable state
+# the joint solver's memory limit: its tables by their estimate before they are built (``table_bytes``), and
+# its label passes' live labels (``joint_labels.check_labels``); past it, the plan in hand (issue 23, item 5)
+MAX_BYTES = 2 * 2**30
 
 
 @dataclass(frozen=True)
@@ -363,8 +366,7 @@ class _Tables:
         """The distinct coefficients of two nodes' top cells and (2, n_top, n_top) indices into
         them (0 where a node does not offer the type: its node cost is INF)."""
         C, costs = self.m.cols, self.m.costs
-        offers = lambda node: tuple(node.offers(t, 0) for t in C.types)  # noqa: E731
-        key = (U.node_types.name, V.node_types.name, offers(U), offers(V))
+        key = _pair_key(C, U, V)
         got = self._pairs.get(key)
         if got is None:
             uniq: dict = {0: 0}
@@ -428,6 +430,35 @@ class _Tables:
         top = w[0] * self.top[e][0] + w[1] * self.top[e][1]
         lev = [w[2] * a[0] + w[3] * a[1] for a in self.lev[e]]
         return top, lev
+
+
+def _pair_key(C: _Columns, U, V) -> tuple:
+    """Two nodes' top cells' kind (``_Tables._pair_top``: their coefficients are computed once per kind)."""
+    offers = lambda node: tuple(node.offers(t, 0) for t in C.types)  # noqa: E731
+    return U.node_types.name, V.node_types.name, offers(U), offers(V)
+
+
+# Python objects per pair of top cells of a pair kind (``_Tables._pair_top``: its distinct coefficients and
+# the process's coefficient caches, ``split_costs.edge_units``), measured with tracemalloc on AlexNet,
+# tpu-mix-16, grids 1/16-1/256 (the int64 arrays subtracted): 974, 740, 691 bytes a pair at 2,304-36,864
+# pairs; 72.6 MB at 147,456 and 96.7 MB at 589,824: the caches are bounded (about ``CACHED_PAIRS``
+# entries), the distinct values are not (``UNIQ_PAIR_BYTES`` each past the caches)
+PY_PAIR_BYTES = 700
+CACHED_PAIRS = 100_000
+UNIQ_PAIR_BYTES = 60
+
+
+def table_bytes(m: _Model) -> int:
+    """The joint solver's tables (``_Tables``, ``_Graph``) by their estimate, before they are built: int64
+    entries (node terms, each edge's top and lower-level terms, each pair kind's top index) times 8, plus
+    the Python objects each pair of top cells leaves (``PY_PAIR_BYTES``; ``bench/bench_memory_guard.py``)."""
+    C, net = m.cols, m.net
+    kinds = len({_pair_key(C, net.layers[u], net.layers[v]) for u, v in net.edges})
+    n2 = C.n_top**2
+    lev = sum(2 * C.K * C.n_top * C.K**h for h in range(1, C.H))
+    ints = len(net.layers) * 4 * C.n + (len(net.edges) + kinds) * 2 * n2 + len(net.edges) * lev
+    pairs = kinds * n2
+    return 8 * ints + PY_PAIR_BYTES * min(pairs, CACHED_PAIRS) + UNIQ_PAIR_BYTES * max(0, pairs - CACHED_PAIRS)
 
 
 def _digits(p: int, K: int, h: int) -> tuple[int, ...]:

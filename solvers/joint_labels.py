@@ -12,12 +12,38 @@ from math import ceil
 import numpy as np
 
 from .deadline import check_deadline
+from . import joint_columns
 from .joint_columns import INF, JointOptions, _Columns, _Model, _Tables, better
 
 
 class LabelsCut(Exception):
     """The label setting passed its deadline (checked per chunk of labels or rows): its callers
     keep the best plan and bound so far, no proof."""
+
+
+class LabelsMemory(Exception):
+    """A label pass would hold more than the memory limit (``joint_columns.MAX_BYTES``) in labels
+    (``check_labels``); the message names the limit. Not caught by the passes: the solver keeps
+    its best plan and bound so far, no proof, and says why."""
+
+
+# bytes one live label row holds: its sums (``terms`` int64), its parent index and column (int64), and
+# ``_filter_by_column``'s reordered copies of the three: 16 * (terms + 2); an edge's components to the
+# labels' next columns (``joint_close_graph._live_edge``: ``cells`` int64, built, concatenated and
+# narrowed to the live columns): 24 bytes a cell; bench/bench_memory_guard.py
+def label_bytes(rows: int, terms: int, cells: int = 0) -> int:
+    return rows * 16 * (terms + 2) + 24 * cells
+
+
+def check_labels(rows: int, terms: int, cells: int = 0) -> None:
+    """LabelsMemory where ``rows`` live labels of ``terms`` sums and ``cells`` edge components
+    (``label_bytes``) would pass ``joint_columns.MAX_BYTES`` (read at each call); checked where the
+    passes look at the clock, and before an edge's components are built."""
+    limit = joint_columns.MAX_BYTES
+    if (need := label_bytes(rows, terms, cells)) > limit:
+        raise LabelsMemory(f"its label pass would hold {need / 2**20:,.0f} MiB ({rows:,} labels), beyond "
+                           f"the joint solver's memory limit of {limit / 2**20:,.0f} MiB "
+                           "(joint_columns.MAX_BYTES): the best plan and bound so far")
 
 
 def _edge_terms(t: _Tables, e: int, cu, cv) -> np.ndarray:
@@ -248,8 +274,10 @@ def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int, lim, deadline: floa
     chunk (one call on 39,366 labels took 4-6 s under load)."""
     lab, vs, cands = [], [], []
     step = max(1, EXTEND_CELLS // max(1, Ev.shape[2]))
+    live = len(P)
     for i0 in range(0, len(P), step):
         check_deadline(deadline, LabelsCut)
+        check_labels(live, P.shape[1], Ev.size)
         ids = np.arange(i0, min(len(P), i0 + step))
         cand = P[ids][:, :, None] + Ev[:, cols[ids], :].transpose(1, 0, 2) + nodev[None]  # (chunk, 4, nv)
         comp = (np.maximum(cand[:, 0] + bc[0], cand[:, 1] + bc[1])
@@ -261,6 +289,8 @@ def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int, lim, deadline: floa
         lab.append(ids[li])
         vs.append(vi)
         cands.append(cand[li, :, vi])
+        live += len(li)
+    check_labels(live, P.shape[1], Ev.size)
     return np.concatenate(lab), np.concatenate(vs), np.concatenate(cands)
 
 

@@ -23,9 +23,11 @@ from explorer.core.split_rules import SplitRules, joint_refusal
 
 from .uneven_sp import blocks
 from .joint_blocks import _Graph, _PerTermMax, _Weighted
-from .joint_labels import _descend
+from . import joint_columns
+from .joint_labels import LabelsMemory, _descend
 from .joint_close_graph import _cut_backward, _pareto_graph
-from .joint_columns import INF, JointOptions, _Model, _Tables, _VirtualSource, _weights, better, step_of, with_limits
+from .joint_columns import (INF, JointOptions, _Model, _Tables, _VirtualSource, _weights, better, step_of, table_bytes,
+                            with_limits)
 
 
 def check_scope(network: Network, array: ArraySpec, aspace: AlphaSpace, name: str = "joint") -> None:
@@ -106,6 +108,8 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
         m, tables, graph = _setup(network, array, space, aspace, types_allowed, rules, Q, deadline)
     except TimeoutError:  # the tables' build outlasted the limit: the best start, scored by the evaluator
         return _starts_only(network, array, space, aspace, starts, rules, t_start, o.time_limit_s)
+    except TablesMemory as e:  # the tables would pass the memory limit: the best start, none built
+        return _starts_only(network, array, space, aspace, starts + (even or ()), rules, t_start, o.time_limit_s, str(e))
     if (below := _cap_floor_proof(tables, array, rules, t_start)) is not None:  # in milliseconds, before any pass
         return below
     v0 = 1 if m.virtual else 0
@@ -126,27 +130,41 @@ def joint_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alpha
     clock.mark("plans")
     bound = Fraction(best_bound, Q * tables.s) if best_bound >= 0 else None
     proven = bound is not None and bound >= best[0]
-    explored = 0
+    explored, note = 0, None
     if not proven and fw is not None and time.perf_counter() - t_start < o.time_limit_s:
-        for beam in o.graph_beams:  # plans first (no proof), then the proof from the best of them
+        proven, best, explored, note = _label_passes(m, tables, graph, best, best_w, Q, o, t_start, fw, clock)
+    report = (time.perf_counter() - t_start, explored, equal_s, tuple(clock.phases))
+    return _answer(m, best, bound, proven, report, deadline, o.time_limit_s, note)
+
+
+def _label_passes(m: _Model, tables, graph, best, best_w, Q: int, o: JointOptions, t_start: float, fw, clock):
+    """The beam passes (plans, no proof), then the proof from the best of them: (proven, best, labels
+    kept, note); a pass that would pass the memory limit (``LabelsMemory``) ends them, the best plan so
+    far kept and the note saying why (None: none did)."""
+    try:
+        for beam in o.graph_beams:
             best = _pareto_graph(m, tables, graph, best, best_w, Q, o, t_start, fw, beam)[1]
         clock.mark("beam")
         proven, best, explored = _pareto_graph(m, tables, graph, best, best_w, Q, o, t_start, fw)
+    except LabelsMemory as e:
         clock.mark("labels")
-    report = (time.perf_counter() - t_start, explored, equal_s, tuple(clock.phases))
-    return _answer(m, best, bound, proven, report, deadline, o.time_limit_s)
+        return False, best, 0, f"the joint solver stopped: {e}"
+    clock.mark("labels")
+    return proven, best, explored, None
 
 
 def _answer(m: _Model, best, bound: Fraction | None, proven: bool, report: tuple, deadline: float,
-            limit_s: float) -> Solution:
+            limit_s: float, note: str | None = None) -> Solution:
     """OPTIMAL when proven, else FEASIBLE with the bound (None: no bounding pass ended); without a
-    plan INFEASIBLE (proven) or UNKNOWN with the bound, and the reason when ``deadline`` passed.
-    ``report``: (wall, explored, equal_s, phases)."""
+    plan INFEASIBLE (proven) or UNKNOWN with the bound, and the reason when ``deadline`` passed, or
+    ``note`` (a label pass stopped by the memory limit). ``report``: (wall, explored, equal_s, phases)."""
     if best[1] is None:  # under limits: none kept (proven), or none found yet
         sol = split_solution("joint", Status.INFEASIBLE if proven else Status.UNKNOWN, None, None,
                              None if proven else bound, *report)
         if not proven and time.perf_counter() > deadline:
             sol.info["reason"] = f"the time limit ({limit_s:.3g} s left to it) ran out before a plan was found"
+        elif not proven and note is not None:
+            sol.info["reason"] = note
         return sol
     status = Status.OPTIMAL if proven else Status.FEASIBLE
     sol = split_solution("joint", status, m.plan(best[1][1 if m.virtual else 0:]), best[0],
@@ -155,25 +173,42 @@ def _answer(m: _Model, best, bound: Fraction | None, proven: bool, report: tuple
         cut = "before a bounding pass ended: the best plan so far, no bound" if bound is None else \
             "before the gap closed: the best plan and bound so far"
         sol.info["reason"] = f"the time limit ({limit_s:.3g} s left to it) ran out {cut}"
+    elif not proven and note is not None:
+        sol.info["reason"] = note
     return sol
 
 
 def _setup(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, types_allowed, rules, Q: int,
            deadline: float):
     """(model, tables, graph) of ``joint_uneven``, the limits' terms in the tables; TimeoutError once
-    past ``deadline`` (the column tables are checked per layer and per edge)."""
+    past ``deadline`` (the column tables are checked per layer and per edge); TablesMemory, before any
+    table is built, where their estimate (``table_bytes``) passes ``joint_columns.MAX_BYTES``."""
     net = _VirtualSource.of(network)
     m = _Model(net, array, space, aspace, types_allowed, 0 if rules is None else rules.weight_copies)
+    check_tables(m)
     tables = _Tables(m, _scale(m, Q), deadline=deadline)
     graph = _Graph(tables, blocks(net))
     _limit_terms(m, tables, network, array, rules, deadline)
     return m, tables, graph
 
 
+class TablesMemory(Exception):
+    """The joint solver's tables would pass its memory limit (``check_tables``); the message says so."""
+
+
+def check_tables(m: _Model) -> None:
+    """TablesMemory where the tables' estimate (``joint_columns.table_bytes``) passes ``joint_columns.MAX_BYTES``."""
+    if (need := table_bytes(m)) > (limit := joint_columns.MAX_BYTES):
+        raise TablesMemory(f"the joint solver's tables would take {need / 2**20:,.0f} MiB by its estimate, beyond its "
+                           f"memory limit of {limit / 2**20:,.0f} MiB (joint_columns.MAX_BYTES; a coarser alpha grid "
+                           "fits)")
+
+
 def _starts_only(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, starts: tuple[Plan, ...],
-                 rules: SplitRules | None, t_start: float, limit_s: float) -> Solution:
+                 rules: SplitRules | None, t_start: float, limit_s: float, why: str | None = None) -> Solution:
     """``joint_uneven`` cut before its tables were built: the least of ``starts`` in the declared
-    space that keeps ``rules`` (each scored by the evaluator), FEASIBLE with no bound; else UNKNOWN."""
+    space that keeps ``rules`` (each scored by the evaluator), FEASIBLE with no bound; else UNKNOWN.
+    ``why``: what cut it (None: the time limit)."""
     best = None
     for plan in starts:
         if not aspace.contains(plan) or any(t not in space.types for row in plan.types for t in row):
@@ -183,7 +218,7 @@ def _starts_only(network: Network, array: ArraySpec, space: Space, aspace: Alpha
             continue
         if best is None or ev.step_time_s < best[0]:
             best = (ev.step_time_s, plan)
-    why = f"the time limit ({limit_s:.3g} s left to it) ran out while the joint solver built its tables"
+    why = why or f"the time limit ({limit_s:.3g} s left to it) ran out while the joint solver built its tables"
     wall = time.perf_counter() - t_start
     if best is None:
         sol = split_solution("joint", Status.UNKNOWN, None, None, None, wall, 0)
@@ -414,6 +449,12 @@ def accpar_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alph
     check_scope(network, array, aspace, "accpar")
     net = _VirtualSource.of(network)  # several sources: as in joint_uneven
     m = _Model(net, array, space, aspace)
+    try:
+        check_tables(m)
+    except TablesMemory as e:
+        sol = split_solution("accpar", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, 0)
+        sol.info["reason"] = str(e)
+        return sol
     try:
         tables = _Tables(m, _scale(m, 1), deadline=deadline)
         graph = _Graph(tables, blocks(net))
