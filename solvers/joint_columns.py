@@ -451,12 +451,14 @@ UNIQ_PAIR_BYTES = 60
 def table_bytes(m: _Model) -> int:
     """The joint solver's tables (``_Tables``, ``_Graph``) by their estimate, before they are built: int64
     entries (node terms, each edge's top and lower-level terms, each pair kind's top index) times 8, plus
-    the Python objects each pair of top cells leaves (``PY_PAIR_BYTES``; ``bench/bench_memory_guard.py``)."""
+    the Python objects each pair of top cells leaves (``PY_PAIR_BYTES``; ``bench/bench_memory_guard.py``),
+    plus the first min-plus step of one row over an edge (``_reduce``: n_top x n_tau x n_top int64, held
+    beside the tables; about 2 GB for alexnet at grid 1/1024, which the tables alone, 1.9 GB, hid)."""
     C, net = m.cols, m.net
     kinds = len({_pair_key(C, net.layers[u], net.layers[v]) for u, v in net.edges})
     n2 = C.n_top**2
     lev = sum(2 * C.K * C.n_top * C.K**h for h in range(1, C.H))
-    ints = len(net.layers) * 4 * C.n + (len(net.edges) + kinds) * 2 * n2 + len(net.edges) * lev
+    ints = len(net.layers) * 4 * C.n + (len(net.edges) + kinds) * 2 * n2 + len(net.edges) * lev + n2 * C.n_tau
     pairs = kinds * n2
     return 8 * ints + PY_PAIR_BYTES * min(pairs, CACHED_PAIRS) + UNIQ_PAIR_BYTES * max(0, pairs - CACHED_PAIRS)
 

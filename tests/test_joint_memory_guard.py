@@ -34,13 +34,14 @@ def _estimate(net, arr, space, aspace) -> int:
 
 def test_table_bytes_counts_the_int64_tables_by_hand():
     """lenet-c on tpu-mix-16, 1/16: K = 3 types (accpar), A = 16 alphas, H = 4 levels: n_top = 48,
-    n = 48 * 27 = 1296; per edge 2 * 48^2 top entries and 2 * 3 * 48 * (3 + 9 + 27) level entries."""
+    n = 48 * 27 = 1296; per edge 2 * 48^2 top entries and 2 * 3 * 48 * (3 + 9 + 27) level entries; the
+    first min-plus step of one row, 48 * 27 * 48 entries."""
     net, arr, space, aspace = _lenet()
     m = _Model(_VirtualSource.of(net), arr, space, aspace)
     assert (m.cols.n_top, m.cols.n) == (48, 1296)
     L, E = len(m.net.layers), len(m.net.edges)
     kinds = len({joint_columns._pair_key(m.cols, m.net.layers[u], m.net.layers[v]) for u, v in m.net.edges})
-    ints = L * 4 * 1296 + (E + kinds) * 2 * 48**2 + E * 2 * 3 * 48 * 39
+    ints = L * 4 * 1296 + (E + kinds) * 2 * 48**2 + E * 2 * 3 * 48 * 39 + 48 * 27 * 48
     pairs = kinds * 48**2
     assert pairs < joint_columns.CACHED_PAIRS
     assert table_bytes(m) == 8 * ints + joint_columns.PY_PAIR_BYTES * pairs
