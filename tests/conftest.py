@@ -1,5 +1,6 @@
 import random
 import re
+import sys
 
 import pytest
 
@@ -9,6 +10,16 @@ from explorer.core.network import Layer, LayerKind, Network
 from explorer.core.partition import Space
 from explorer.core.problem import Problem
 from explorer.frontends.zoo import zoo_files
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Figures a test builds in process (``plot.chart_figure`` and the like) are closed after it, so
+    that pyplot does not keep them across the suite (its more-than-20-figures warning)."""
+    yield
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close("all")
 
 # The numpy paths' threshold these tests were written against: modules whose mid-sized networks (a few
 # hundred layers) are meant to take the numpy paths set it explicitly (``numpy_from``), so that they test

@@ -88,3 +88,21 @@ def test_cells_not_numbers_as_explore_writes_them_are_refused_naming_the_file(tm
 def test_number_reads_what_explore_writes_only():
     assert number("1000") == 1000 and number("7009477600/49") * 49 == 7009477600 and number("2.5e-05") > 0
     assert number("1_000") is None and number(" 5") is None and number("5 ") is None and number("inf") is None
+
+
+def test_a_refusal_met_after_the_figure_opened_leaves_none_open(tmp_path):
+    """A plot whose checks refuse after its figure was made (the library, called repeatedly from
+    the API or a notebook) must not leave that figure in pyplot."""
+    import matplotlib.pyplot as plt
+
+    from explorer.app.sweep import plot
+    from explorer.core.errors import SpecError
+
+    def make():
+        plt.subplots()
+        raise SpecError("--x", "refused after the figure opened")
+
+    before = set(plt.get_fignums())
+    with pytest.raises(SpecError):
+        plot._draw(tmp_path / "p.png", make)
+    assert set(plt.get_fignums()) == before and not (tmp_path / "p.png").exists()

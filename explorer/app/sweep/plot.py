@@ -103,8 +103,14 @@ def _draw(out: str | Path, make: Callable[[], tuple[Any, tuple[str, ...]]]) -> P
     import matplotlib.pyplot as plt
 
     path = check_target(out)
+    before = set(plt.get_fignums())
     with fonts.missing_glyphs() as missing:
-        fig, notes = make()
+        try:
+            fig, notes = make()
+        except BaseException:  # a refusal met after a figure was opened: none is left open
+            for num in set(plt.get_fignums()) - before:
+                plt.close(num)
+            raise
         try:
             fig.savefig(path, dpi=110)
         except OSError as err:
