@@ -113,6 +113,23 @@ def sweep_process(spec, out, *more: str):
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
+def assert_group_ends(p, seconds: float, what: str) -> None:
+    """The process group of ``p`` (a ``sweep_process``) is gone within ``seconds``: no worker left behind
+    after ``what``; else it is killed and the test fails."""
+    import os
+    import signal
+    import time
+
+    for _ in range(int(seconds * 10)):
+        try:
+            os.killpg(p.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.killpg(p.pid, signal.SIGKILL)
+    raise AssertionError(f"workers still running after {what}")
+
+
 def numpy_from(monkeypatch, layers: int = TEST_NUMPY_FROM) -> None:
     """Networks of ``layers`` layers or more take the numpy paths (tables, evaluate, the DP's chain scan);
     the evaluator's per-network memo is fresh, so no network keeps facts computed at another threshold."""

@@ -22,7 +22,7 @@ from explorer.app.sweep.table import FIGURES, add_dp_gap, pareto_labels
 from explorer.core.errors import SpecError
 from explorer.frontends import zoo
 
-from .conftest import arguments_for_options, run_cli, sweep_process
+from .conftest import arguments_for_options, assert_group_ends, run_cli, sweep_process
 
 ISSUE_EXAMPLE = """\
 version: 1
@@ -558,15 +558,7 @@ def test_ctrl_c_stops_at_once_and_the_rerun_resumes(tmp_path):
     assert p.returncode == 130 and time.time() - t < 5
     assert "interrupted; 4 points are cached" in err and "rerun the same command to resume" in err, err
     assert not (tmp_path / "o" / "results.csv").exists()
-    for _ in range(50):  # no worker left behind
-        try:
-            os.killpg(p.pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        os.killpg(p.pid, signal.SIGKILL)
-        raise AssertionError("workers still running after the sweep was interrupted")
+    assert_group_ends(p, 5, "the sweep was interrupted")
 
 
 def test_progress_bar_on_a_terminal(tmp_path):

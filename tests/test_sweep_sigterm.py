@@ -13,7 +13,7 @@ import pytest
 
 from explorer.app.sweep.lock import LOCK_NAME
 
-from .conftest import sweep_process
+from .conftest import assert_group_ends, sweep_process
 
 SPEC = ("version: 1\nname: term\ngrid: {model: [lenet-c, sfc], levels: [1, 2]}\n"
         "points: [{model: resnet50, levels: 7, space: accpar, solver: cpsat},"
@@ -37,12 +37,4 @@ def test_sigterm_stops_the_sweep_as_ctrl_c_does(tmp_path, group):
     assert lines == ["explore: interrupted by SIGTERM; 4 points are cached in " + str(tmp_path / "o") +
                      ": rerun the same command to resume"], err
     assert not (tmp_path / "o" / LOCK_NAME).exists() and not (tmp_path / "o" / "results.csv").exists()
-    for _ in range(100):  # no worker left behind
-        try:
-            os.killpg(p.pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        os.killpg(p.pid, signal.SIGKILL)
-        raise AssertionError("workers still running after SIGTERM")
+    assert_group_ends(p, 10, "SIGTERM")
