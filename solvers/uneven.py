@@ -446,9 +446,9 @@ def window_count(lay: VectorLayout) -> int:
 
 
 def _short_of_time(columns, H: int, time_limit_s: float | None, windows: int = 0) -> str:
-    """Why the run cannot end within ``time_limit_s`` (its column tables and completion bounds alone,
-    ``least_seconds``, need more), or "": such a run ends at once, as it would at the limit (UNKNOWN:
-    no plan, no proof), without spending the time."""
+    """Why the run cannot end within ``time_limit_s`` (its column tables and completion bounds alone
+    are estimated, at the fastest pace calibrated, ``least_seconds``, at more), or "": such a run ends
+    at once, as it would at the limit (UNKNOWN: no plan, no proof), without spending the time."""
     if time_limit_s is None or least_seconds(columns, H, windows) <= time_limit_s:
         return ""
     return f"{pairs_need(columns, H, windows)}, beyond the {time_limit_s:.3g} s the time limit leaves"

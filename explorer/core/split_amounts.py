@@ -2,9 +2,9 @@
 amounts, per-leaf compute and per-leaf memory, summed in integers and returned as the exact
 Fractions ``evaluate.split_evaluation`` takes. The solvers' table (``SplitCosts``) is not read.
 
-Why every share is an integer over a power of its group's D (the plan's lcm of the alphas'
+Why every share is an integer over a power of its group's D (the lcm of 2 and the plan's alphas'
 denominators, or where that is too long, e.g. thousands of digits on an array of 1,024 kinds, the
-lcm on the group's own path: ``ONE_D_BITS``), and the reference it is tested against:
+lcm of 2 and those on the group's own path: ``ONE_D_BITS``), and the reference it is tested against:
 docs/model-implemented.md, "Uneven splits in integers".
 """
 
