@@ -13,7 +13,7 @@ from ..solvers import get_solver
 from ..solvers.deadline import MIN_LEFT_SHARE, origin, solve_end
 from ..solvers.dp import graph_level, too_wide, wide_levels
 from ..core.comm import advance, zero_counts
-from ..core.kinds import CHECK_SOLVERS, JOINT_SOLVERS, solve_limit  # noqa: F401 - CHECK_SOLVERS re-exported
+from ..core.kinds import CHECK_SOLVERS, JOINT_SOLVERS, solve_limit
 from ..core.names import given_as, time_limit_named
 from ..core.plan import Plan
 from ..core.solution import Solution, SolveOptions, Status, plan_solution

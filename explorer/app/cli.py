@@ -473,7 +473,8 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     bad input, 130 on Ctrl-C.
     """
     from .. import api
-    from .check import CHECK_SOLVERS, solvers_limit
+    from ..core.kinds import CHECK_SOLVERS
+    from .check import solvers_limit
     from .render import render_check
 
     named = [x.strip() for x in solver_list.split(",") if x.strip()]
