@@ -24,8 +24,8 @@ import click
 from .. import __version__
 from ..solvers import MAX_SEED, MAX_WORKERS, REGISTRY
 
-from ..core.kinds import (DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SOLVE_TIME_LIMIT, SPLIT_TIME_LIMIT, FreeAlphas,
-                          Objective, solve_limit)
+from ..core.kinds import (CHECK_SOLVERS, DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SOLVE_TIME_LIMIT,
+                          SPLIT_TIME_LIMIT, FreeAlphas, Objective, solve_limit)
 from ..core.partition import Space
 from ..core.errors import EvaluatorMismatch
 from ..core.solution import Status, time_limit_problem
@@ -473,7 +473,6 @@ def check_cmd(model, array, space, objective, batch, levels, fmt, output, caps, 
     bad input, 130 on Ctrl-C.
     """
     from .. import api
-    from ..core.kinds import CHECK_SOLVERS
     from .check import solvers_limit
     from .render import render_check
 
