@@ -45,7 +45,8 @@ sol = solve(problem, SolveOptions(time_limit_s={limit!r}, workers=2))
 info = dict(sol.info)
 print(json.dumps({{"status": sol.status.value, "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0,
                   "gap": None if sol.bound is None else (sol.objective - sol.bound) / sol.objective,
-                  "info": {{k: info.get(k) for k in ("start_s", "dual_s", "dual_rounds", "eliminations", "reason", "resumed")}}}}))
+                  "info": {{k: info.get(k) for k in ("start_s", "dual_s", "dual_rounds", "eliminations", "reason", "resumed",
+                                                    "method", "block_chain")}}}}))
 """
 
 RESUME_CHILD = r"""
@@ -165,6 +166,11 @@ def main() -> None:
                 print(f"{name:<16}{levels:>3} error: {r['error']}", flush=True)
                 continue
             info = r["info"]
+            if info.get("method") == "block-chain":  # a chain of blocks: exact per piece, no dual, no thresholds
+                bc = info["block_chain"]
+                print(f"{name:<16}{levels:>3} {'total':<8}{bc['table_entries']:>10.2e}{'':>8}{r['wall']:>8.2f}{r['cpu']:>8.2f}"
+                      f"{'':>7}  {r['status']} (block chain: {bc['pieces']} pieces, {bc['tables']} tables)", flush=True)
+                continue
             print(f"{name:<16}{levels:>3} {'start':<8}{'':>10}{'':>8}{info['start_s']:>8.2f}")
             resumed = f", resumed {info['resumed']}x with the time the search could not use" if info.get("resumed") else ""
             print(f"{name:<16}{levels:>3} {'dual':<8}{'':>10}{'':>8}{info['dual_s']:>8.2f}{'':>8}{'':>7}  "
