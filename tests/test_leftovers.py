@@ -119,10 +119,10 @@ def test_a_sweep_carries_the_approximation_notes_explore_prints(tmp_path, capsys
 
 
 def test_approximation_counts_split_notes_that_hold_semicolons():
-    from explorer.app.sweep.table import approximation_counts
+    from explorer.app.sweep.table import note_counts
 
     rows = [{"approximations": "a; b | c"}, {"approximations": None}, {"approximations": "c"}]
-    assert approximation_counts(rows) == {"a; b": 1, "c": 2}
+    assert note_counts(rows, "approximations") == {"a; b": 1, "c": 2}
 
 
 def test_explore_shows_the_shapes_the_onnx_importer_read(tmp_path, capsys):

@@ -174,6 +174,7 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
                    f"{len(rows) - reused} computed; {no_plan} without a plan, {invalid} invalid, {failed} failed) in "
                    f"{since_start():.1f} s (start-up included); wrote {Path(out) / 'results.csv'} and {Path(out) / 'plans.jsonl'}", err=True)
         say_approximations(rows)
+        say_warnings(rows)
     _say_found(Path(out), sw.name, *found, report.last.took_over if report.last else None)
     sys.exit(1 if failed else 0)
 
@@ -215,11 +216,33 @@ def say_removed(stale: list[Path], owner: str | None, name: str) -> None:
 
 def say_approximations(rows) -> None:
     """``explore: approximation: NOTE (N of M points; ...)`` on stderr, once a note, as ``explore`` says it for one point."""
-    from .sweep.table import approximation_counts
+    from .sweep.table import note_counts
 
-    for note, n in approximation_counts(rows).items():
+    for note, n in note_counts(rows, "approximations").items():
         click.echo(f"explore: approximation: {note} ({n} of {plural(len(rows), 'point')}; see the approximations "
                    "column)", err=True)
+
+
+SHOWN_WARNINGS = 5  # the distinct warnings a sweep's summary writes out; the rest are counted
+
+
+def say_warnings(rows) -> None:
+    """The points' ``warning:`` lines (trial finding: a sweep kept them in plans.jsonl alone): how
+    many points carry one, then each distinct warning once with its count of points, the first
+    SHOWN_WARNINGS, and how many more; every point's are in results.csv's warnings column."""
+    from .sweep.table import note_counts
+
+    counts = note_counts(rows, "warnings")
+    if not counts:
+        return
+    carried = sum(bool(r.get("warnings")) for r in rows)
+    click.echo(f"explore: warnings on {carried} of {plural(len(rows), 'point')} ({len(counts)} distinct; each "
+               "point's are in the warnings column of results.csv):", err=True)
+    for note, n in list(counts.items())[:SHOWN_WARNINGS]:
+        click.echo(f"explore: warning: {note} ({n} of {plural(len(rows), 'point')})", err=True)
+    if len(counts) > SHOWN_WARNINGS:
+        more = len(counts) - SHOWN_WARNINGS
+        click.echo(f"explore: warning: ... and {plural(more, 'more distinct warning')} (see the warnings column)", err=True)
 
 
 def _first_interrupt(signum, frame):
@@ -279,12 +302,14 @@ def sweep_merge(dirs, out, pareto, pareto_by, force):
     Path(out).mkdir(parents=True, exist_ok=True)
     with folder_lock(Path(out)) as dead:  # no sweep or merge writes there meanwhile
         check_destination(Path(out), manifest.name, force)
-        write_outputs(Path(out), manifest, entries)
+        rows = write_outputs(Path(out), manifest, entries)
     if dead is not None:
         say_took_over(Path(out), dead, "sweep merge")
     if merged.dropped:
         click.echo(f"note: {plural(merged.dropped, 'identical copy', 'identical copies')} of a record dropped", err=True)
     click.echo(f"merged {plural(len(dirs), 'folder')}: {len(entries)} of {plural(manifest.total, 'point')} into {Path(out) / 'results.csv'}", err=True)
+    say_approximations(rows)
+    say_warnings(rows)
 
 
 @click.command("plot")

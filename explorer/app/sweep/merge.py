@@ -1,9 +1,10 @@
 """``explore sweep merge``: join shard outputs of one sweep, checking each plans.jsonl record
 before it goes in: an index in range and met once (an identical copy is dropped, a different one
 refused), a point of the sweep's keys, a status its result agrees with (optimal: objective ==
-bound), and, the merge complete, the points in index order hashing to sweep.json's digest (the
-hash the sweep file's points have), so an edited point or total is refused, naming the file and
-line where the sweep file can be read to compare."""
+bound), its approximations and warnings lists of sentences, and, the merge complete, the points
+in index order hashing to sweep.json's digest (the hash the sweep file's points have), so an
+edited point or total is refused, naming the file and line where the sweep file can be read to
+compare."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.errors import SpecError
-from .table import Manifest, read_entries
+from .table import NOTE_COLUMNS, Manifest, read_entries
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,10 @@ def _check_record(at: str, manifest: Manifest, point: Any, out) -> None:
     result = out.result
     if result is None:
         return
+    for key in NOTE_COLUMNS:  # lists of sentences the row joins (a number there raised a TypeError)
+        notes = result.get(key)
+        if notes is not None and not (isinstance(notes, list) and all(isinstance(n, str) for n in notes)):
+            raise SpecError(at, f"result.{key}: {json.dumps(notes)} is not a list of sentences: an edited record")
     if result.get("status") != out.status:
         raise SpecError(at, f"status: {out.status!r}, but its result says {result.get('status')!r}: an edited record")
     value, bound = result.get("objective_value"), result.get("bound")

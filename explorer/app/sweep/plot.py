@@ -17,18 +17,19 @@ from ...core.units import plural
 from . import fonts, layout, plan_labels
 from .labels import factor, label, plain_log_labels, time_unit
 from .plot_checks import check_categories, check_numbers, check_series, to_float
-from .table import number, numeric_columns, pareto_labels, read_rows
-from .titles import titled
+from .table import cell, number, numeric_columns, pareto_labels, read_rows
+from .titles import point_scope, proven_text, titled
 
 KINDS = ("line", "bar", "scatter", "heatmap")
 TYPE_COLOURS = {"I": "#4c72b0", "II": "#dd8452", "III": "#55a868"}
 BROKEN = "breaks a limit (see violations)"  # legend entry of a plan over the memory limit or a cap
 BROKEN_MARK = dict(marker="x", color="black", s=46, linewidths=1.6, zorder=6)  # drawn over such a point
 PARETO_STYLE = {  # label -> (legend text, marker, filled)
-    "yes": ("Pareto-optimal (proven optimal)", "o", True),
+    "yes": ("Pareto-optimal (plan proven optimal for its objective)", "o", True),  # the legend: titles.proven_text
     "level-optimal": ("Pareto front, level-optimal only (DP)", "s", True),
     "unproven": ("Pareto front, optimality not proven", "D", False),
 }
+PLAN_SAID = frozenset({"model", "array", "space", "batch", "solver"})  # keys a plan's title says (not again as fixed)
 
 
 @dataclass(frozen=True)
@@ -572,6 +573,7 @@ def pareto_figure(folder: str | Path, chart: Chart):
     for n, (lab, (text, marker, filled)) in enumerate(PARETO_STYLE.items()):
         sel = [p for p in front if p[2] == lab]
         if sel:  # a DP square drawn larger, behind a proven circle at the same spot
+            text = proven_text([p[3] for p in sel]) if lab == "yes" else text
             ax.scatter([p[0] for p in sel], [p[1] for p in sel], s=(30, 80, 55)[n], marker=marker, label=text,
                        facecolors="#c44e52" if filled else "none", edgecolors="#c44e52", zorder=(5, 3, 4)[n],
                        alpha=(1, 0.45, 1)[n])
@@ -646,7 +648,8 @@ def plot_plan(folder: str | Path, row: int, out: str | Path) -> Plotted:
 def plan_figure(folder: str | Path, row: int):
     """Point ``row``'s plan figure, laid out: layer names stay level where they fit, turned only
     where they would overlap (``layout.finish``)."""
-    res = _plan_result(folder, row)
+    d = _plan_record(folder, row)
+    res = d["result"]
     plt = pyplot()
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
@@ -669,7 +672,7 @@ def plan_figure(folder: str | Path, row: int):
     ax.tick_params(which="minor", length=0)
     ax.legend(handles=[Patch(color=TYPE_COLOURS[t], label=f"type {t}") for t in types], loc="upper left",
               bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
-    ax.set_title(_plan_title(res, row), fontsize=9)
+    ax.set_title(_plan_title(res, row, _plan_scope(folder, d)), fontsize=9)
     layout.finish(fig, {ax: True})
     cut = plan_labels.fit(ax, texts)  # on the final layout: each label inside its cell
     if cut:
@@ -678,8 +681,8 @@ def plan_figure(folder: str | Path, row: int):
     return fig
 
 
-def _plan_result(folder: str | Path, row: int) -> dict[str, Any]:
-    """Point ``row``'s single-run result, refused in one line when it has no plan to draw."""
+def _plan_record(folder: str | Path, row: int) -> dict[str, Any]:
+    """Point ``row``'s plans.jsonl record, refused in one line when its result has no plan to draw."""
     d = read_plan(folder, row)
     res = d["result"]
     if not res or not res.get("plan"):
@@ -692,17 +695,30 @@ def _plan_result(folder: str | Path, row: int) -> dict[str, Any]:
         raise SpecError("--plan", f"point {row} is an explore split point (split {res.get('split')}) of "
                                   f"{len(res.get('layers') or ())} layers, more than the {plan_labels.MAX_LABELLED_LAYERS} whose "
                                   "alphas --plan can write in their cells; its types and alphas are in plans.jsonl")
-    return res
+    return d
 
 
-def _plan_title(res: dict[str, Any], row: int) -> str:
+def _plan_scope(folder: str | Path, d: dict[str, Any]) -> str:
+    """The lines of the title naming the point's swept keys and the fixed ones the title does not
+    say (``titles.point_scope``), against the sweep's rows in results.csv when it reads."""
+    point = {k: cell(v) for k, v in d["point"].items()}
+    try:
+        cols, rows = read_rows(Path(folder))
+    except SpecError:  # no readable results.csv: the point's keys alone
+        cols, rows = list(point), None
+    said = PLAN_SAID | ({"split"} if d["result"].get("alphas") else set())
+    return point_scope(point, rows, _params(cols), frozenset(said))
+
+
+def _plan_title(res: dict[str, Any], row: int, scope: str = "") -> str:
     """The plan's title: its figures in the tables' adaptive units (2.007 MB, 11 us; trial 12: the
-    title wrote 0.00201 GB and 0.0107 ms)."""
+    title wrote 0.00201 GB and 0.0107 ms), its point's swept and fixed keys (``scope``) under the first line."""
     from ..render import fmt_bytes, fmt_seconds
 
     traffic, step = number(res.get("traffic_bytes")) or 0, number(res.get("step_time_s"))
+    scope = f"\n{scope}" if scope else ""
     return (f"point {row}: {res['model']} on {res['accelerators']} accelerators ({res['array']}), {res['space']} space, "
-            f"batch {res['batch']}\n{res['solver']} {res['status']}, traffic {fmt_bytes(traffic)}, "
+            f"batch {res['batch']}{scope}\n{res['solver']} {res['status']}, traffic {fmt_bytes(traffic)}, "
             f"step {'?' if step is None else fmt_seconds(step)}"
             + ("" if not res.get("alphas") else f"\nsplit {res.get('split')}: under each type the alpha, subgroup 0's "
                                                 "share; where the level's groups differ, each distinct one, in group order")

@@ -37,7 +37,7 @@ FIGURES = (
     "memory_bytes_per_accelerator", "speedup_over_all_I", "traffic_ratio_to_all_I", "energy_J", "energy_efficiency_over_all_I",
     "objective_value", "bound", "gap",
 )
-SUMMARY_KEYS = (*FIGURES, "violations", "approximations", "wall_s")  # the result keys a row shows (the rest stays in plans.jsonl)
+SUMMARY_KEYS = (*FIGURES, "violations", "approximations", "warnings", "wall_s")  # the result keys a row shows (the rest stays in plans.jsonl)
 
 
 # the figures of a split point's row, from ``explore split --format json``

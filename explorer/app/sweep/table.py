@@ -24,9 +24,10 @@ SPLIT_FIGURES = ("accelerators", "traffic_elements", "traffic_bytes", "comm_time
                  "speedup_over_all_I", "energy_J", "energy_efficiency_over_all_I", "objective_value", "bound",
                  "gap")  # what explore --split reports of FIGURES (the energy ones empty where the array models none;
 # accelerators: a sweep over array sizes plots against it, as plain rows do: new-user trial 7)
-TAIL = ("violations", "approximations", "dp_gap", "wall_s", "cached", "error")
+TAIL = ("violations", "approximations", "warnings", "dp_gap", "wall_s", "cached", "error")
 ALPHA_PREFIX = "alpha_level"  # a split point's alpha per level: alpha_level0 (top), alpha_level1, ...
-NOTE_JOIN = " | "  # between a row's approximation notes (a note may hold '; ')
+NOTE_JOIN = " | "  # between a row's approximation notes or warnings (a note may hold '; ')
+NOTE_COLUMNS = ("approximations", "warnings")  # the single run's lists of sentences a row joins with NOTE_JOIN
 PROVEN = {"optimal": "yes", "level-optimal": "level-optimal"}  # statuses that may be called Pareto-optimal
 
 
@@ -60,7 +61,8 @@ def make_row(params: Iterable[str], point: dict[str, Any], out: Outcome) -> dict
         row[ANSWERED_BY] = res.get(ANSWERED_BY)
         row[NOTE] = res.get(NOTE)
     row["violations"] = "; ".join(v["constraint"] for v in res.get("violations") or []) or None
-    row["approximations"] = NOTE_JOIN.join(res.get("approximations") or []) or None
+    for key in NOTE_COLUMNS:  # warnings: what explore prints as 'warning:' lines (a level beyond the array's, ...)
+        row[key] = NOTE_JOIN.join(res.get(key) or []) or None
     row["dp_gap"] = None
     row["wall_s"] = round(res.get("wall_s", out.wall_s), 6)
     row["cached"] = out.cached
@@ -68,12 +70,13 @@ def make_row(params: Iterable[str], point: dict[str, Any], out: Outcome) -> dict
     return row
 
 
-def approximation_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
-    """Each approximation note of the rows (what a model's importer could not follow) and how
-    many points carry it, in order of first appearance."""
+def note_counts(rows: Iterable[dict[str, Any]], column: str) -> dict[str, int]:
+    """Each note of the rows' ``column`` (one of NOTE_COLUMNS: approximations, what a model's
+    importer could not follow; warnings, explore's 'warning:' lines) and how many points carry
+    it, in order of first appearance."""
     counts: dict[str, int] = {}
     for r in rows:
-        for note in dict.fromkeys((r.get("approximations") or "").split(NOTE_JOIN)):
+        for note in dict.fromkeys((r.get(column) or "").split(NOTE_JOIN)):
             if note:
                 counts[note] = counts.get(note, 0) + 1
     return counts
@@ -130,7 +133,7 @@ def pareto_labels(rows: list[dict[str, Any]], cols: tuple[str, ...]) -> list[str
 
 # columns that never hold a number: a Pareto front over them means nothing
 NOT_NUMERIC = frozenset({"model", "array", "space", "solver", "objective", "caps", "pins", "forbids", "constraints", "mix", "split",
-                         "status", "violations", "approximations", "cached", "error", "pareto", ANSWERED_BY, NOTE})
+                         "status", "violations", *NOTE_COLUMNS, "cached", "error", "pareto", ANSWERED_BY, NOTE})
 
 
 def numeric_columns(available: Iterable[str]) -> list[str]:
