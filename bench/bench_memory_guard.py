@@ -66,6 +66,8 @@ if kind == "chain":
     net = network("chain", random_chain(1, int(name)), 32)
 elif kind == "split":
     net = load_model(name.split(":")[0])
+elif kind == "onnx":  # built by the solver's part (joint: "onnx-bert")
+    net = None
 elif kind == "dag":
     seed, nodes = map(int, name.split("x"))
     net = parse_network(random_dag_spec(seed, nodes, batch=8), "dag")
@@ -235,33 +237,52 @@ print(json.dumps({"estimate": most[0], "used": peak() - before, "status": status
 """
 
 JOINT = r"""
+import tempfile
+from pathlib import Path
 from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_array
-from explorer.solvers import joint_close_graph, joint_columns, joint_labels, uneven_joint as uj
+from explorer.solvers import joint_close_graph, joint_columns, joint_labels, joint_memory, uneven_joint as uj
 from explorer.solvers.joint_columns import JointOptions
-arr = load_array("tpu-mix-16")
-space, aspace = Space(name.split(":")[1]), alpha_space(arr, alpha_grid(levels))
+parts = name.split(":")
+tmp = Path(tempfile.mkdtemp())
+if parts[0] == "onnx-bert":  # an exporter-style graph (tests/onnx_nets.hf_bert: 2 layers), imported
+    sys.path.insert(0, str(Path(sys.path[0]).parent))  # (the prelude's: bench/)
+    from tests.onnx_nets import hf_bert
+    from explorer.frontends.onnx import load_onnx
+    import onnx
+    onnx.save(hf_bert(), str(tmp / "bert.onnx"))
+    net = load_onnx(str(tmp / "bert.onnx"), batch=8, sequence=64)
+if "mix4" in parts:  # a 2-level mix (one v2, three v3), as bench_time_limit.py's MIX4
+    (tmp / "mix-4.yaml").write_text("version: 1\nname: mix-4\nlevels: 2\ndtype_bytes: 2\nkinds:\n"
+                                    "  v2: {peak_TFLOPS: 45, memory_GiB: 16}\n  v3: {peak_TFLOPS: 123, memory_GiB: 32}\n"
+                                    "accelerators: [v2, v3, v3, v3]\nlink_bandwidth_GBps: [70, 50]\n")
+    arr = load_array(str(tmp / "mix-4.yaml"))
+else:
+    arr = load_array("tpu-mix-16")
+space, aspace = Space(parts[1]), alpha_space(arr, alpha_grid(levels))
 seen = {"tables": [0, 0], "labels": [0, 0]}  # estimate, used
-def traced(key, run):
-    def spy(*a, **k):
-        tracemalloc.start()
-        try:
-            return run(*a, **k)
-        finally:
-            seen[key][1] = max(seen[key][1], tracemalloc.get_traced_memory()[1])
-            tracemalloc.stop()
-    return spy
-table_bytes, check_labels = uj.table_bytes, joint_labels.check_labels
-def spy_tables(m):
-    seen["tables"][0] = need = table_bytes(m)
+solver_bytes, check_labels, label_passes = uj.solver_bytes, joint_labels.check_labels, uj._label_passes
+def spy_tables(m, blocks):
+    seen["tables"][0] = need = solver_bytes(m, blocks)
     return need
+def spy_passes(*a, **k):  # the tables and bounding passes' peak so far; the label passes' own from here
+    seen["tables"][1] = tracemalloc.get_traced_memory()[1]
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    try:
+        return label_passes(*a, **k)
+    finally:
+        seen["labels"][1] = tracemalloc.get_traced_memory()[1] - base
 def spy_labels(rows, terms, cells=0):
     seen["labels"][0] = max(seen["labels"][0], joint_labels.label_bytes(rows, terms, cells))
     check_labels(rows, terms, cells)
-uj.table_bytes, uj._setup, uj._label_passes = spy_tables, traced("tables", uj._setup), traced("labels", uj._label_passes)
+uj.solver_bytes, uj._label_passes = spy_tables, spy_passes
 joint_labels.check_labels = joint_close_graph.check_labels = spy_labels
 t0 = time.perf_counter()
+tracemalloc.start()
 sol = uj.joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=120.0))
+seen["tables"][1] = seen["tables"][1] or tracemalloc.get_traced_memory()[1]  # (no label pass: the whole run)
+tracemalloc.stop()
 status = sol.status.value + (", " + sol.info["reason"] if "reason" in sol.info else "")
 limit = joint_columns.MAX_BYTES
 print(json.dumps({"rows": [{"estimate": seen[k][0], "used": seen[k][1], "status": k + ": " + status,
