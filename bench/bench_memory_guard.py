@@ -25,12 +25,16 @@ Every case runs in its own process. The guards and what is measured:
   sfc's tables are Python ints (int64 sums not proven safe; at 1/16, 96 M entries, minutes to build).
 
 - ``joint`` (uneven splits, ``--split optimal``'s solver): two rows a case. ``tables``:
-  ``joint_columns.table_bytes`` (checked against ``joint_columns.MAX_BYTES`` before any table is
-  built); measured: the peak of the memory the tables' build allocates (``tracemalloc``: numpy's
-  arrays and the Python objects the coefficients leave). ``labels``: ``joint_labels.label_bytes``
-  at the most live labels the passes' guard saw (``check_labels``, against the same limit);
-  measured: the peak the label passes allocate (``tracemalloc``, from their start). Case names
-  ``network:space``, on ``tpu-mix-16``, ``H/grid`` the alpha grid; its time limit 120 s.
+  ``joint_memory.solver_bytes`` (checked against ``joint_columns.MAX_BYTES`` before any table is
+  built: the column tables, and on graphs the block and nested-link tables of the weightings alive
+  at once and a pass's largest temporary); measured: the peak of the memory the run allocates before
+  its label passes (``tracemalloc``: the tables' build and the bounding passes, numpy's arrays and
+  the Python objects the coefficients leave). ``labels``: ``joint_labels.label_bytes`` at the most
+  live labels the passes' guard saw (``check_labels``, against the same limit); measured: the peak
+  the label passes allocate (``tracemalloc``, from their start). Case names ``network:space[:mix4]``,
+  on ``tpu-mix-16`` (or a 2-level mix of one v2 and three v3, as ``bench_time_limit.py``'s MIX4),
+  ``onnx-bert``: ``tests/onnx_nets.hf_bert`` (an exporter-style graph, 2 layers) imported;
+  ``H/grid`` the alpha grid; its time limit 120 s.
 
 The guard holds where measured / estimate stays within [0.67, 1.5].
 
@@ -38,6 +42,7 @@ The guard holds where measured / estimate stays within [0.67, 1.5].
     python bench/bench_memory_guard.py --quick    # small cases only (about 30 s)
     python bench/bench_memory_guard.py --beyond   # add ResNet-50 and BERT-base at H = 9 (4 GiB, minutes)
     python bench/bench_memory_guard.py --only mix4   # the uneven exact DP's tables as Python ints
+    python bench/bench_memory_guard.py --solver joint   # the joint solver's rows only (about 20 minutes)
 """
 
 from __future__ import annotations
@@ -290,7 +295,13 @@ print(json.dumps({"rows": [{"estimate": seen[k][0], "used": seen[k][1], "status"
 """
 
 JOINT_CASES = [("joint", "split", "alexnet:accpar", 16), ("joint", "split", "alexnet:accpar", 64),
-               ("joint", "split", "resnet18:accpar", 16), ("joint", "split", "alexnet:accpar", 256)]
+               ("joint", "split", "resnet18:accpar", 16), ("joint", "split", "alexnet:accpar", 256),
+               ("joint", "split", "resnet18:accpar", 64), ("joint", "split", "resnet50:accpar", 16),
+               ("joint", "split", "mobilenet-v2:accpar", 16), ("joint", "split", "efficientnet-b0:accpar", 16),
+               ("joint", "split", "bert-base:accpar", 16), ("joint", "split", "gpt2-small:accpar", 16),
+               ("joint", "onnx", "onnx-bert:accpar", 16), ("joint", "onnx", "onnx-bert:accpar", 64),
+               ("joint", "split", "resnet18:accpar:mix4", 64), ("joint", "split", "resnet18:accpar:mix4", 256),
+               ("joint", "split", "bert-base:accpar:mix4", 64), ("joint", "split", "bert-base:accpar:mix4", 256)]
 
 # constrained: (..., (limit, share)): a memory limit ("memory") or a cap on a level ("cap<h>") at that
 # share of the free optimum's
@@ -344,9 +355,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--beyond", action="store_true", help="also cases the guard refuses, with its limit lifted")
     ap.add_argument("--only", metavar="TEXT", help="only the cases whose name contains TEXT (e.g. mix4)")
+    ap.add_argument("--solver", help="only that solver's cases (e.g. joint)")
     args = ap.parse_args()
     cases = QUICK if args.quick else CASES + (BEYOND if args.beyond else [])
-    cases = [c for c in cases if args.only is None or args.only in c[2]]
+    cases = [c for c in cases if (args.only is None or args.only in c[2]) and args.solver in (None, c[0])]
     print(f"{'solver':<12}{'case':<26}{'H/grid':>7}{'estimate MiB':>14}{'used MiB':>10}{'used/est':>10}{'wall s':>8}  status")
     for solver, kind, name, levels, *limit in cases:
         got = measure(solver, kind, name, levels, limit[0] if limit else args.beyond)

@@ -395,7 +395,8 @@ def _equal_best(m: _Model, graph: _Graph, Q: int, deadline: float):
 def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, deadline: float, best, first):
     """Kelley's cutting planes on (l, m) from the plan of columns ``first``; (best bound in units
     Q*s, -1 when the first pass is cut by ``deadline``; its (l, m), best plan seen that keeps the
-    limits; the passes' plans; the best bound's pass)."""
+    limits; the passes' plans; the best bound's pass: (weighting, forward values, its rests at the cut
+    nodes, ``_cut_backward``, on graphs, else None; the columns alive))."""
     graph_ = not all(b.direct for b in graph.blocks)
     if graph_:  # a descended incumbent first: the first pass's tables skip what cannot beat it
         best = _descend(m, graph.t, best, [], deadline)
@@ -414,17 +415,19 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, deadline: float, be
             break
         g = int(G[last].min())
         cols = graph.backtrack(W, G, tbls)
+        # graphs: the rests at the cut nodes (the fixing below, the label passes), the block tables dropped
+        Hc = _cut_backward(graph, W, tbls) if graph_ else None
+        del tbls
         plans.append(cols)
         comp = m.components(cols)
         best = better(m, best, cols, step_of(comp))
         if g > best_bound:  # (``alive``, shared with ``fw``, is narrowed below in place)
-            best_bound, best_w, fw = g, (lam, mu), (W, G, tbls, alive)
+            best_bound, best_w, fw = g, (lam, mu), (W, G, Hc, alive)
         if time.perf_counter() > deadline:  # the pass's bound kept; no descent, fixing or next weights
             break
         if graph_:  # reduced-cost fixing at the cut nodes (graphs), from a descended incumbent
             if k == 0:
                 best = _descend(m, graph.t, best, [cols], deadline)
-            Hc = _cut_backward(graph, W, tbls)
             thr = Q * ceil(best[0] * graph.t.s)
             for n in Hc:
                 ok = G[n] + Hc[n] < thr
@@ -438,7 +441,7 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, deadline: float, be
         if (nl, nm) == (lam, mu) or zhat * Q * graph.t.s <= best_bound + tol or time.perf_counter() > deadline:
             break
         lam, mu = nl, nm
-        del W, G, tbls  # before the next pass: its tables and ``fw``'s alive, no third (``joint_memory.LIVE_WEIGHTINGS``)
+        del W, G, Hc  # before the next pass: its weighting and ``fw``'s alive, no third (``joint_memory.LIVE_WEIGHTINGS``)
     return best_bound, best_w, best, plans, fw
 
 
