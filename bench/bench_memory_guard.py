@@ -31,8 +31,9 @@ Every case runs in its own process. The guards and what is measured:
   its label passes (``tracemalloc``: the tables' build and the bounding passes, numpy's arrays and
   the Python objects the coefficients leave). ``labels``: ``joint_labels.label_bytes`` at the most
   live labels the passes' guard saw (``check_labels``, against the same limit); measured: the peak
-  the label passes allocate (``tracemalloc``, from their start). Case names ``network:space[:mix4]``,
-  on ``tpu-mix-16`` (or a 2-level mix of one v2 and three v3, as ``bench_time_limit.py``'s MIX4),
+  the label passes allocate (``tracemalloc``, from their start). Case names ``network:space[:mix]``,
+  on ``tpu-mix-16`` (or ``mix``: a 2-level mix as ``bench_time_limit.py``'s MIX4 but each half one
+  kind, two v2 and two v3: the joint solver's scope),
   ``onnx-bert``: ``tests/onnx_nets.hf_bert`` (an exporter-style graph, 2 layers) imported;
   ``H/grid`` the alpha grid; its time limit 120 s.
 
@@ -257,15 +258,15 @@ if parts[0] == "onnx-bert":  # an exporter-style graph (tests/onnx_nets.hf_bert:
     import onnx
     onnx.save(hf_bert(), str(tmp / "bert.onnx"))
     net = load_onnx(str(tmp / "bert.onnx"), batch=8, sequence=64)
-if "mix4" in parts:  # a 2-level mix (one v2, three v3), as bench_time_limit.py's MIX4
-    (tmp / "mix-4.yaml").write_text("version: 1\nname: mix-4\nlevels: 2\ndtype_bytes: 2\nkinds:\n"
+if "mix" in parts:  # a 2-level mix as bench_time_limit.py's MIX4, each half one kind (two v2, two v3)
+    (tmp / "mix-4.yaml").write_text("version: 1\nname: mix-2x2\nlevels: 2\ndtype_bytes: 2\nkinds:\n"
                                     "  v2: {peak_TFLOPS: 45, memory_GiB: 16}\n  v3: {peak_TFLOPS: 123, memory_GiB: 32}\n"
-                                    "accelerators: [v2, v3, v3, v3]\nlink_bandwidth_GBps: [70, 50]\n")
+                                    "accelerators: [v2, v2, v3, v3]\nlink_bandwidth_GBps: [70, 50]\n")
     arr = load_array(str(tmp / "mix-4.yaml"))
 else:
     arr = load_array("tpu-mix-16")
 space, aspace = Space(parts[1]), alpha_space(arr, alpha_grid(levels))
-seen = {"tables": [0, 0], "labels": [0, 0]}  # estimate, used
+seen = {"tables": [0, 0], "labels": [0, 0], "whole": [0, 0]}  # estimate, used ("whole": the run's peak)
 solver_bytes, check_labels, label_passes = uj.solver_bytes, joint_labels.check_labels, uj._label_passes
 def spy_tables(m, blocks):
     seen["tables"][0] = need = solver_bytes(m, blocks)
@@ -278,6 +279,7 @@ def spy_passes(*a, **k):  # the tables and bounding passes' peak so far; the lab
         return label_passes(*a, **k)
     finally:
         seen["labels"][1] = tracemalloc.get_traced_memory()[1] - base
+        seen["whole"][1] = max(seen["tables"][1], tracemalloc.get_traced_memory()[1])
 def spy_labels(rows, terms, cells=0):
     seen["labels"][0] = max(seen["labels"][0], joint_labels.label_bytes(rows, terms, cells))
     check_labels(rows, terms, cells)
@@ -287,10 +289,12 @@ t0 = time.perf_counter()
 tracemalloc.start()
 sol = uj.joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=120.0))
 seen["tables"][1] = seen["tables"][1] or tracemalloc.get_traced_memory()[1]  # (no label pass: the whole run)
+seen["whole"][1] = seen["whole"][1] or seen["tables"][1]
 tracemalloc.stop()
 status = sol.status.value + (", " + sol.info["reason"] if "reason" in sol.info else "")
 limit = joint_columns.MAX_BYTES
-print(json.dumps({"rows": [{"estimate": seen[k][0], "used": seen[k][1], "status": k + ": " + status,
+peak = {"tables": f" (the run's peak {seen['whole'][1] / 2**20:,.1f} MiB)", "labels": ""}
+print(json.dumps({"rows": [{"estimate": seen[k][0], "used": seen[k][1], "status": k + peak[k] + ": " + status,
                             "guard": seen[k][0] > limit, "wall": time.perf_counter() - t0} for k in ("tables", "labels")]}))
 """
 
@@ -300,8 +304,8 @@ JOINT_CASES = [("joint", "split", "alexnet:accpar", 16), ("joint", "split", "ale
                ("joint", "split", "mobilenet-v2:accpar", 16), ("joint", "split", "efficientnet-b0:accpar", 16),
                ("joint", "split", "bert-base:accpar", 16), ("joint", "split", "gpt2-small:accpar", 16),
                ("joint", "onnx", "onnx-bert:accpar", 16), ("joint", "onnx", "onnx-bert:accpar", 64),
-               ("joint", "split", "resnet18:accpar:mix4", 64), ("joint", "split", "resnet18:accpar:mix4", 256),
-               ("joint", "split", "bert-base:accpar:mix4", 64), ("joint", "split", "bert-base:accpar:mix4", 256)]
+               ("joint", "split", "resnet18:accpar:mix", 64), ("joint", "split", "resnet18:accpar:mix", 256),
+               ("joint", "split", "bert-base:accpar:mix", 64), ("joint", "split", "bert-base:accpar:mix", 256)]
 
 # constrained: (..., (limit, share)): a memory limit ("memory") or a cap on a level ("cap<h>") at that
 # share of the free optimum's
