@@ -37,9 +37,10 @@ Every case runs in its own process. The guards and what is measured:
   ``onnx-bert``: ``tests/onnx_nets.hf_bert`` (an exporter-style graph, 2 layers) imported;
   ``H/grid`` the alpha grid; its time limit 120 s.
 
-The guard holds where measured / estimate stays within [0.67, 1.5].
+The guard holds where measured / estimate stays within [0.67, 1.5] (at most 1.5 for the joint rows on graphs:
+their block tables are an upper bound, a pass with a cap keeps fewer rows).
 
-    python bench/bench_memory_guard.py            # all cases (about 8 minutes on a quiet machine)
+    python bench/bench_memory_guard.py            # all cases (8 minutes quiet before the joint graph rows; those add ~20)
     python bench/bench_memory_guard.py --quick    # small cases only (about 30 s)
     python bench/bench_memory_guard.py --beyond   # add ResNet-50 and BERT-base at H = 9 (4 GiB, minutes)
     python bench/bench_memory_guard.py --only mix4   # the uneven exact DP's tables as Python ints
@@ -304,7 +305,7 @@ JOINT_CASES = [("joint", "split", "alexnet:accpar", 16), ("joint", "split", "ale
                ("joint", "split", "mobilenet-v2:accpar", 16), ("joint", "split", "efficientnet-b0:accpar", 16),
                ("joint", "split", "bert-base:accpar", 16), ("joint", "split", "gpt2-small:accpar", 16),
                ("joint", "onnx", "onnx-bert:accpar", 16), ("joint", "onnx", "onnx-bert:accpar", 64),
-               ("joint", "split", "resnet18:accpar:mix", 64), ("joint", "split", "resnet18:accpar:mix", 256),
+               ("joint", "split", "resnet18:accpar:mix", 64), ("joint", "split", "resnet18:accpar:mix", 128),
                ("joint", "split", "bert-base:accpar:mix", 64), ("joint", "split", "bert-base:accpar:mix", 256)]
 
 # constrained: (..., (limit, share)): a memory limit ("memory") or a cap on a level ("cap<h>") at that
