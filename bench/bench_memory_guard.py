@@ -40,7 +40,7 @@ Every case runs in its own process. The guards and what is measured:
 The guard holds where measured / estimate stays within [0.67, 1.5] (at most 1.5 for the joint rows on graphs:
 their block tables are an upper bound, a pass with a cap keeps fewer rows).
 
-    python bench/bench_memory_guard.py            # all cases (8 minutes quiet before the joint graph rows; those add ~20)
+    python bench/bench_memory_guard.py            # all cases (8 minutes quiet; the joint graph rows add ~20)
     python bench/bench_memory_guard.py --quick    # small cases only (about 30 s)
     python bench/bench_memory_guard.py --beyond   # add ResNet-50 and BERT-base at H = 9 (4 GiB, minutes)
     python bench/bench_memory_guard.py --only mix4   # the uneven exact DP's tables as Python ints

@@ -201,9 +201,9 @@ def check_tables(m: _Model, blks) -> None:
     """TablesMemory where the estimate of its tables and its passes' (``joint_memory.solver_bytes``: a graph's
     block and link tables too; ``blks``: the graph's blocks) passes ``joint_columns.MAX_BYTES``."""
     if (need := solver_bytes(m, blks)) > (limit := joint_columns.MAX_BYTES):
-        raise TablesMemory(f"the joint solver's tables would take {need / 2**20:,.0f} MiB by its estimate, beyond its "
-                           f"memory limit of {limit / 2**20:,.0f} MiB (joint_columns.MAX_BYTES; a coarser alpha grid "
-                           "fits)")
+        raise TablesMemory(f"the joint solver's tables and passes would take {need / 2**20:,.0f} MiB by its estimate, "
+                           f"beyond its memory limit of {limit / 2**20:,.0f} MiB (joint_columns.MAX_BYTES; a coarser "
+                           "alpha grid fits)")
 
 
 def _starts_only(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, starts: tuple[Plan, ...],
@@ -441,7 +441,7 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, deadline: float, be
         if (nl, nm) == (lam, mu) or zhat * Q * graph.t.s <= best_bound + tol or time.perf_counter() > deadline:
             break
         lam, mu = nl, nm
-        del W, G, Hc  # before the next pass: its weighting and ``fw``'s alive, no third (``joint_memory.LIVE_WEIGHTINGS``)
+        del W, G, Hc  # before the next pass: its weighting and ``fw``'s, no third (``joint_memory.LIVE_WEIGHTINGS``)
     return best_bound, best_w, best, plans, fw
 
 
