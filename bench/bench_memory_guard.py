@@ -25,19 +25,26 @@ Every case runs in its own process. The guards and what is measured:
   sfc's tables are Python ints (int64 sums not proven safe; at 1/16, 96 M entries, minutes to build).
 
 - ``joint`` (uneven splits, ``--split optimal``'s solver): two rows a case. ``tables``:
-  ``joint_columns.table_bytes`` (checked against ``joint_columns.MAX_BYTES`` before any table is
-  built); measured: the peak of the memory the tables' build allocates (``tracemalloc``: numpy's
-  arrays and the Python objects the coefficients leave). ``labels``: ``joint_labels.label_bytes``
-  at the most live labels the passes' guard saw (``check_labels``, against the same limit);
-  measured: the peak the label passes allocate (``tracemalloc``, from their start). Case names
-  ``network:space``, on ``tpu-mix-16``, ``H/grid`` the alpha grid; its time limit 120 s.
+  ``joint_memory.solver_bytes`` (checked against ``joint_columns.MAX_BYTES`` before any table is
+  built: the column tables, and on graphs the block and nested-link tables of the weightings alive
+  at once and a pass's largest temporary); measured: the peak of the memory the run allocates before
+  its label passes (``tracemalloc``: the tables' build and the bounding passes, numpy's arrays and
+  the Python objects the coefficients leave). ``labels``: ``joint_labels.label_bytes`` at the most
+  live labels the passes' guard saw (``check_labels``, against the same limit); measured: the peak
+  the label passes allocate (``tracemalloc``, from their start). Case names ``network:space[:mix]``,
+  on ``tpu-mix-16`` (or ``mix``: a 2-level mix as ``bench_time_limit.py``'s MIX4 but each half one
+  kind, two v2 and two v3: the joint solver's scope),
+  ``onnx-bert``: ``tests/onnx_nets.hf_bert`` (an exporter-style graph, 2 layers) imported;
+  ``H/grid`` the alpha grid; its time limit 120 s.
 
-The guard holds where measured / estimate stays within [0.67, 1.5].
+The guard holds where measured / estimate stays within [0.67, 1.5] (at most 1.5 for the joint rows on graphs:
+their block tables are an upper bound, a pass with a cap keeps fewer rows).
 
-    python bench/bench_memory_guard.py            # all cases (about 8 minutes on a quiet machine)
+    python bench/bench_memory_guard.py            # all cases (8 minutes quiet; the joint graph rows add ~20)
     python bench/bench_memory_guard.py --quick    # small cases only (about 30 s)
     python bench/bench_memory_guard.py --beyond   # add ResNet-50 and BERT-base at H = 9 (4 GiB, minutes)
     python bench/bench_memory_guard.py --only mix4   # the uneven exact DP's tables as Python ints
+    python bench/bench_memory_guard.py --solver joint   # the joint solver's rows only (about 20 minutes)
 """
 
 from __future__ import annotations
@@ -66,6 +73,8 @@ if kind == "chain":
     net = network("chain", random_chain(1, int(name)), 32)
 elif kind == "split":
     net = load_model(name.split(":")[0])
+elif kind == "onnx":  # built by the solver's part (joint: "onnx-bert")
+    net = None
 elif kind == "dag":
     seed, nodes = map(int, name.split("x"))
     net = parse_network(random_dag_spec(seed, nodes, batch=8), "dag")
@@ -235,41 +244,69 @@ print(json.dumps({"estimate": most[0], "used": peak() - before, "status": status
 """
 
 JOINT = r"""
+import tempfile
+from pathlib import Path
 from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_array
-from explorer.solvers import joint_close_graph, joint_columns, joint_labels, uneven_joint as uj
+from explorer.solvers import joint_close_graph, joint_columns, joint_labels, joint_memory, uneven_joint as uj
 from explorer.solvers.joint_columns import JointOptions
-arr = load_array("tpu-mix-16")
-space, aspace = Space(name.split(":")[1]), alpha_space(arr, alpha_grid(levels))
-seen = {"tables": [0, 0], "labels": [0, 0]}  # estimate, used
-def traced(key, run):
-    def spy(*a, **k):
-        tracemalloc.start()
-        try:
-            return run(*a, **k)
-        finally:
-            seen[key][1] = max(seen[key][1], tracemalloc.get_traced_memory()[1])
-            tracemalloc.stop()
-    return spy
-table_bytes, check_labels = uj.table_bytes, joint_labels.check_labels
-def spy_tables(m):
-    seen["tables"][0] = need = table_bytes(m)
+parts = name.split(":")
+tmp = Path(tempfile.mkdtemp())
+if parts[0] == "onnx-bert":  # an exporter-style graph (tests/onnx_nets.hf_bert: 2 layers), imported
+    sys.path.insert(0, str(Path(sys.path[0]).parent))  # (the prelude's: bench/)
+    from tests.onnx_nets import hf_bert
+    from explorer.frontends.onnx import load_onnx
+    import onnx
+    onnx.save(hf_bert(), str(tmp / "bert.onnx"))
+    net = load_onnx(str(tmp / "bert.onnx"), batch=8, sequence=64)
+if "mix" in parts:  # a 2-level mix as bench_time_limit.py's MIX4, each half one kind (two v2, two v3)
+    (tmp / "mix-4.yaml").write_text("version: 1\nname: mix-2x2\nlevels: 2\ndtype_bytes: 2\nkinds:\n"
+                                    "  v2: {peak_TFLOPS: 45, memory_GiB: 16}\n  v3: {peak_TFLOPS: 123, memory_GiB: 32}\n"
+                                    "accelerators: [v2, v2, v3, v3]\nlink_bandwidth_GBps: [70, 50]\n")
+    arr = load_array(str(tmp / "mix-4.yaml"))
+else:
+    arr = load_array("tpu-mix-16")
+space, aspace = Space(parts[1]), alpha_space(arr, alpha_grid(levels))
+seen = {"tables": [0, 0], "labels": [0, 0], "whole": [0, 0]}  # estimate, used ("whole": the run's peak)
+solver_bytes, check_labels, label_passes = uj.solver_bytes, joint_labels.check_labels, uj._label_passes
+def spy_tables(m, blocks):
+    seen["tables"][0] = need = solver_bytes(m, blocks)
     return need
+def spy_passes(*a, **k):  # the tables and bounding passes' peak so far; the label passes' own from here
+    seen["tables"][1] = tracemalloc.get_traced_memory()[1]
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    try:
+        return label_passes(*a, **k)
+    finally:
+        seen["labels"][1] = tracemalloc.get_traced_memory()[1] - base
+        seen["whole"][1] = max(seen["tables"][1], tracemalloc.get_traced_memory()[1])
 def spy_labels(rows, terms, cells=0):
     seen["labels"][0] = max(seen["labels"][0], joint_labels.label_bytes(rows, terms, cells))
     check_labels(rows, terms, cells)
-uj.table_bytes, uj._setup, uj._label_passes = spy_tables, traced("tables", uj._setup), traced("labels", uj._label_passes)
+uj.solver_bytes, uj._label_passes = spy_tables, spy_passes
 joint_labels.check_labels = joint_close_graph.check_labels = spy_labels
 t0 = time.perf_counter()
+tracemalloc.start()
 sol = uj.joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=120.0))
+seen["tables"][1] = seen["tables"][1] or tracemalloc.get_traced_memory()[1]  # (no label pass: the whole run)
+seen["whole"][1] = seen["whole"][1] or seen["tables"][1]
+tracemalloc.stop()
 status = sol.status.value + (", " + sol.info["reason"] if "reason" in sol.info else "")
 limit = joint_columns.MAX_BYTES
-print(json.dumps({"rows": [{"estimate": seen[k][0], "used": seen[k][1], "status": k + ": " + status,
+peak = {"tables": f" (the run's peak {seen['whole'][1] / 2**20:,.1f} MiB)", "labels": ""}
+print(json.dumps({"rows": [{"estimate": seen[k][0], "used": seen[k][1], "status": k + peak[k] + ": " + status,
                             "guard": seen[k][0] > limit, "wall": time.perf_counter() - t0} for k in ("tables", "labels")]}))
 """
 
 JOINT_CASES = [("joint", "split", "alexnet:accpar", 16), ("joint", "split", "alexnet:accpar", 64),
-               ("joint", "split", "resnet18:accpar", 16), ("joint", "split", "alexnet:accpar", 256)]
+               ("joint", "split", "resnet18:accpar", 16), ("joint", "split", "alexnet:accpar", 256),
+               ("joint", "split", "resnet18:accpar", 64), ("joint", "split", "resnet50:accpar", 16),
+               ("joint", "split", "mobilenet-v2:accpar", 16), ("joint", "split", "efficientnet-b0:accpar", 16),
+               ("joint", "split", "bert-base:accpar", 16), ("joint", "split", "gpt2-small:accpar", 16),
+               ("joint", "onnx", "onnx-bert:accpar", 16), ("joint", "onnx", "onnx-bert:accpar", 64),
+               ("joint", "split", "resnet18:accpar:mix", 64), ("joint", "split", "resnet18:accpar:mix", 128),
+               ("joint", "split", "bert-base:accpar:mix", 64), ("joint", "split", "bert-base:accpar:mix", 256)]
 
 # constrained: (..., (limit, share)): a memory limit ("memory") or a cap on a level ("cap<h>") at that
 # share of the free optimum's
@@ -323,9 +360,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--beyond", action="store_true", help="also cases the guard refuses, with its limit lifted")
     ap.add_argument("--only", metavar="TEXT", help="only the cases whose name contains TEXT (e.g. mix4)")
+    ap.add_argument("--solver", help="only that solver's cases (e.g. joint)")
     args = ap.parse_args()
     cases = QUICK if args.quick else CASES + (BEYOND if args.beyond else [])
-    cases = [c for c in cases if args.only is None or args.only in c[2]]
+    cases = [c for c in cases if (args.only is None or args.only in c[2]) and args.solver in (None, c[0])]
     print(f"{'solver':<12}{'case':<26}{'H/grid':>7}{'estimate MiB':>14}{'used MiB':>10}{'used/est':>10}{'wall s':>8}  status")
     for solver, kind, name, levels, *limit in cases:
         got = measure(solver, kind, name, levels, limit[0] if limit else args.beyond)

@@ -277,7 +277,7 @@ class _Graph:
                     prune = None if LB is None else (g[ent[i : i + CHUNK]], inner, cap)
                     tbl[i : i + CHUNK] = _link_rows(W, self.C, blk, ent[i : i + CHUNK], True, prune)
                 tables[k] = (ent, tbl)
-                nxt = np.min(np.minimum(g[ent][:, None] + tbl, INF), axis=0, initial=INF)
+                nxt = np.minimum(np.min(g[ent][:, None] + tbl, axis=0, initial=INF), INF)  # (one temporary)
             G[blk.exit] = np.minimum(nxt + W.node[blk.exit], INF)
         return W, G, tables
 

@@ -30,7 +30,7 @@ def _cut_backward(graph: _Graph, W: _Weighted, tables) -> dict:
         else:
             ent, tbl = tables[k]
             h = np.full(C.n, INF, dtype=np.int64)
-            h[ent] = np.min(np.minimum(tbl + nxt[None, :], INF), axis=1)
+            h[ent] = np.minimum(np.min(tbl + nxt[None, :], axis=1, initial=INF), INF)  # (one temporary)
             Hc[blk.entry] = h
     return Hc
 
@@ -44,9 +44,9 @@ def _pareto_graph(m: _Model, t: _Tables, graph: _Graph, best, w_lm, Q: int, o: J
     weighted least suffix at the weights of the best bound (``fw``: that forward pass) and the
     component-wise prefix; dominance as in ``_pareto_filter``. Exhaustive up to dominance and
     bounds, hence a proof. (proven, best, labels kept)."""
-    W, _, tables, alive = fw
+    W, _, Hc, alive = fw  # (Hc: the pass's rests at the cut nodes; None on a chain: no block tables to read)
     w = np.r_[np.array(_weights(*w_lm, Q), dtype=np.int64), np.zeros(len(t.lim), dtype=np.int64)]  # limits: no weight
-    Hc = _cut_backward(graph, W, tables)
+    Hc = dict(_cut_backward(graph, W, {}) if Hc is None else Hc)
     for n, ok in alive.items():  # the columns fixed out by every forward pass (reduced costs)
         Hc[n] = np.where(ok, Hc[n], INF)
     slack = len(m.net.layers) + len(m.net.edges) * m.H + 4

@@ -91,6 +91,7 @@ class _Model:
         self._memo: dict = {}
         self.virtual = isinstance(network, _VirtualSource)  # node 0 and the first edges cost nothing
         self.keeps = None  # columns -> whether that plan keeps the limits (exactly); None: no limits
+        self.groups: dict = {}  # ``allowed_columns``' memo of the whole-groups rule
 
     def pinned(self, l: int, h: int, t: PartitionType) -> bool:  # noqa: E741
         """Whether pins and forbids let layer l (of this model's network) take t at level h."""
@@ -235,7 +236,6 @@ class _Tables:
         self._part = np.array(ks + [D - k for k in ks], dtype=object)  # the top split's side parts
         self._f = [(f.numerator * scale, f.denominator) for f in per_unit]
         self._fc = [(f.numerator * scale, f.denominator) for f in per_flop]
-        self._groups: dict = {}
         self._shares: dict = {}
         self.node = np.zeros((L, 4, C.n), dtype=np.int64)
         for l in range(L):  # noqa: E741
@@ -314,7 +314,7 @@ class _Tables:
                     V = V + self._terms(memo, l, prefix[:h], lower[h - 1])
                 out[2:, it0, :, tau] = V
         node = out.reshape(4, C.n)
-        node[:, ~self._allowed(l)] = INF
+        node[:, ~allowed_columns(m, l)] = INF
         self.node[l] = node
 
     def _terms(self, memo: dict, l: int, prefix, k: int | None = None) -> np.ndarray:  # noqa: E741
@@ -331,25 +331,6 @@ class _Tables:
                 got = self._floor(costs.intra(l, self.m.cols.types[k], nums, exps), self._f[len(prefix)])
             memo[(prefix[0], exps, k)] = got
         return got
-
-    def _allowed(self, l: int) -> np.ndarray:  # noqa: E741
-        """Layer l's allowed columns (``_Model.allowed``): the offered types level by level,
-        vectorised; a grouped conv's whole-groups rule column by column."""
-        m, C = self.m, self.m.cols
-        layer = m.net.layers[l]
-        idx = np.arange(C.n)
-        ok = np.array([layer.offers(t, 0) and m.pinned(l, 0, t) for t in C.types])[idx // C.n_tau // C.A]
-        for h in range(1, C.H):
-            ok &= np.array([layer.offers(t, h) and m.pinned(l, h, t)
-                            for t in C.types])[(idx % C.n_tau) // C.K ** (C.H - 1 - h) % C.K]
-        units = split_units(layer)
-        if units is not None:  # the same counts of groups (heads) recur (memo)
-            for col in np.flatnonzero(ok):
-                key = (units, layer.node_types.name, int(col))
-                if key not in self._groups:
-                    self._groups[key] = m.allowed(l, int(col))
-                ok[col] = self._groups[key]
-        return ok
 
     def _edge_top(self, e: int) -> np.ndarray:
         """(2, n_top, n_top): floor(c * x * s) for each side's re-layout coefficient c
@@ -430,6 +411,26 @@ class _Tables:
         top = w[0] * self.top[e][0] + w[1] * self.top[e][1]
         lev = [w[2] * a[0] + w[3] * a[1] for a in self.lev[e]]
         return top, lev
+
+
+def allowed_columns(m: _Model, l: int) -> np.ndarray:  # noqa: E741
+    """Layer l's allowed columns (``_Model.allowed``): the offered types level by level,
+    vectorised; a grouped conv's whole-groups rule column by column (memo: ``m.groups``)."""
+    C = m.cols
+    layer = m.net.layers[l]
+    idx = np.arange(C.n)
+    ok = np.array([layer.offers(t, 0) and m.pinned(l, 0, t) for t in C.types])[idx // C.n_tau // C.A]
+    for h in range(1, C.H):
+        ok &= np.array([layer.offers(t, h) and m.pinned(l, h, t)
+                        for t in C.types])[(idx % C.n_tau) // C.K ** (C.H - 1 - h) % C.K]
+    units = split_units(layer)
+    if units is not None:  # the same counts of groups (heads) recur (memo)
+        for col in np.flatnonzero(ok):
+            key = (units, layer.node_types.name, int(col))
+            if key not in m.groups:
+                m.groups[key] = m.allowed(l, int(col))
+            ok[col] = m.groups[key]
+    return ok
 
 
 def _pair_key(C: _Columns, U, V) -> tuple:

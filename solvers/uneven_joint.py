@@ -25,9 +25,9 @@ from .uneven_sp import blocks
 from .joint_blocks import _Graph, _PerTermMax, _Weighted
 from . import joint_columns
 from .joint_labels import LabelsMemory, _descend
+from .joint_memory import solver_bytes
 from .joint_close_graph import _cut_backward, _pareto_graph
-from .joint_columns import (INF, JointOptions, _Model, _Tables, _VirtualSource, _weights, better, step_of, table_bytes,
-                            with_limits)
+from .joint_columns import (INF, JointOptions, _Model, _Tables, _VirtualSource, _weights, better, step_of, with_limits)
 
 
 def check_scope(network: Network, array: ArraySpec, aspace: AlphaSpace, name: str = "joint") -> None:
@@ -182,12 +182,13 @@ def _setup(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
            deadline: float):
     """(model, tables, graph) of ``joint_uneven``, the limits' terms in the tables; TimeoutError once
     past ``deadline`` (the column tables are checked per layer and per edge); TablesMemory, before any
-    table is built, where their estimate (``table_bytes``) passes ``joint_columns.MAX_BYTES``."""
+    table is built, where their estimate (``joint_memory.solver_bytes``) passes ``joint_columns.MAX_BYTES``."""
     net = _VirtualSource.of(network)
     m = _Model(net, array, space, aspace, types_allowed, 0 if rules is None else rules.weight_copies)
-    check_tables(m)
+    blks = blocks(net)
+    check_tables(m, blks)
     tables = _Tables(m, _scale(m, Q), deadline=deadline)
-    graph = _Graph(tables, blocks(net))
+    graph = _Graph(tables, blks)
     _limit_terms(m, tables, network, array, rules, deadline)
     return m, tables, graph
 
@@ -196,12 +197,13 @@ class TablesMemory(Exception):
     """The joint solver's tables would pass its memory limit (``check_tables``); the message says so."""
 
 
-def check_tables(m: _Model) -> None:
-    """TablesMemory where the tables' estimate (``joint_columns.table_bytes``) passes ``joint_columns.MAX_BYTES``."""
-    if (need := table_bytes(m)) > (limit := joint_columns.MAX_BYTES):
-        raise TablesMemory(f"the joint solver's tables would take {need / 2**20:,.0f} MiB by its estimate, beyond its "
-                           f"memory limit of {limit / 2**20:,.0f} MiB (joint_columns.MAX_BYTES; a coarser alpha grid "
-                           "fits)")
+def check_tables(m: _Model, blks) -> None:
+    """TablesMemory where the estimate of its tables and its passes' (``joint_memory.solver_bytes``: a graph's
+    block and link tables too; ``blks``: the graph's blocks) passes ``joint_columns.MAX_BYTES``."""
+    if (need := solver_bytes(m, blks)) > (limit := joint_columns.MAX_BYTES):
+        raise TablesMemory(f"the joint solver's tables and passes would take {need / 2**20:,.0f} MiB by its estimate, "
+                           f"beyond its memory limit of {limit / 2**20:,.0f} MiB (joint_columns.MAX_BYTES; a coarser "
+                           "alpha grid fits)")
 
 
 def _starts_only(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace, starts: tuple[Plan, ...],
@@ -286,6 +288,7 @@ def _penalised(m: _Model, graph: _Graph, Q: int, best, step: Fraction, deadline:
         except TimeoutError:
             return best
         cols = graph.backtrack(W, G, tbls)
+        del W, G, tbls  # (before the next pass: one weighting's tables alive, ``joint_memory.LIVE_WEIGHTINGS``)
         best = better(m, best, cols)
         used = sum(share[l][:, c] for l, c in enumerate(cols))  # noqa: E741  (node terms: the caps' edges left out)
         mu = np.where(used > 1, mu * 2, mu * 0.7)
@@ -392,7 +395,8 @@ def _equal_best(m: _Model, graph: _Graph, Q: int, deadline: float):
 def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, deadline: float, best, first):
     """Kelley's cutting planes on (l, m) from the plan of columns ``first``; (best bound in units
     Q*s, -1 when the first pass is cut by ``deadline``; its (l, m), best plan seen that keeps the
-    limits; the passes' plans; the best bound's pass)."""
+    limits; the passes' plans; the best bound's pass: (weighting, forward values, its rests at the cut
+    nodes, ``_cut_backward``, on graphs, else None; the columns alive))."""
     graph_ = not all(b.direct for b in graph.blocks)
     if graph_:  # a descended incumbent first: the first pass's tables skip what cannot beat it
         best = _descend(m, graph.t, best, [], deadline)
@@ -411,17 +415,19 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, deadline: float, be
             break
         g = int(G[last].min())
         cols = graph.backtrack(W, G, tbls)
+        # graphs: the rests at the cut nodes (the fixing below, the label passes), the block tables dropped
+        Hc = _cut_backward(graph, W, tbls) if graph_ else None
+        del tbls
         plans.append(cols)
         comp = m.components(cols)
         best = better(m, best, cols, step_of(comp))
         if g > best_bound:  # (``alive``, shared with ``fw``, is narrowed below in place)
-            best_bound, best_w, fw = g, (lam, mu), (W, G, tbls, alive)
+            best_bound, best_w, fw = g, (lam, mu), (W, G, Hc, alive)
         if time.perf_counter() > deadline:  # the pass's bound kept; no descent, fixing or next weights
             break
         if graph_:  # reduced-cost fixing at the cut nodes (graphs), from a descended incumbent
             if k == 0:
                 best = _descend(m, graph.t, best, [cols], deadline)
-            Hc = _cut_backward(graph, W, tbls)
             thr = Q * ceil(best[0] * graph.t.s)
             for n in Hc:
                 ok = G[n] + Hc[n] < thr
@@ -435,6 +441,7 @@ def _dual(m: _Model, graph: _Graph, Q: int, o: JointOptions, deadline: float, be
         if (nl, nm) == (lam, mu) or zhat * Q * graph.t.s <= best_bound + tol or time.perf_counter() > deadline:
             break
         lam, mu = nl, nm
+        del W, G, Hc  # before the next pass: its weighting and ``fw``'s, no third (``joint_memory.LIVE_WEIGHTINGS``)
     return best_bound, best_w, best, plans, fw
 
 
@@ -449,15 +456,16 @@ def accpar_uneven(network: Network, array: ArraySpec, space: Space, aspace: Alph
     check_scope(network, array, aspace, "accpar")
     net = _VirtualSource.of(network)  # several sources: as in joint_uneven
     m = _Model(net, array, space, aspace)
+    blks = blocks(net)
     try:
-        check_tables(m)
+        check_tables(m, blks)
     except TablesMemory as e:
         sol = split_solution("accpar", Status.UNKNOWN, None, None, None, time.perf_counter() - t0, 0)
         sol.info["reason"] = str(e)
         return sol
     try:
         tables = _Tables(m, _scale(m, 1), deadline=deadline)
-        graph = _Graph(tables, blocks(net))
+        graph = _Graph(tables, blks)
         W = _PerTermMax(tables)
         _, G, tbls = graph.forward(None, W=W, deadline=deadline)
     except TimeoutError:

@@ -1,10 +1,13 @@
 """The joint uneven solver's memory guards (issue 23, item 5): its tables by their estimate before
-they are built (``joint_columns.table_bytes``), and its label passes' live labels
+they are built (``joint_memory.solver_bytes``: the column tables, ``joint_columns.table_bytes``, and a
+graph's block and link tables per live weighting), and its label passes' live labels
 (``joint_labels.check_labels``), both against ``joint_columns.MAX_BYTES``. Past it, the run ends
 with the plan in hand: the best start (the even optimum) without tables, the incumbent and the bound
 without the proof; a note names the limit, never a traceback."""
 
 from __future__ import annotations
+
+import weakref
 
 import pytest
 
@@ -16,9 +19,13 @@ from explorer.core.solution import Status
 from explorer.core.split_rules import SplitRules
 from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_array, load_model
-from explorer.solvers import joint_columns, uneven_joint
+from explorer.frontends.network_yaml import parse_network
+from explorer.solvers import joint_blocks, joint_columns, uneven_joint
 from explorer.solvers.joint_columns import JointOptions, _Model, _VirtualSource, table_bytes
 from explorer.solvers.joint_labels import LabelsMemory, check_labels, label_bytes
+from explorer.solvers.joint_memory import (LIVE_WEIGHTINGS, allowed_counts, nested_links, pass_bytes, solver_bytes,
+                                          weighting_bytes)
+from explorer.solvers.uneven_sp import blocks
 from explorer.solvers.uneven_joint import accpar_uneven, joint_uneven
 from explorer.solvers.uneven_seed import even_under_limits
 
@@ -74,7 +81,7 @@ def test_label_pass_past_the_limit_ends_with_the_incumbent_and_bound(monkeypatch
     aspace = alpha_space(arr, alpha_grid(16))
     free = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=60))
     assert free.status is Status.OPTIMAL and free.info["explored"] > 20  # the label passes ran
-    monkeypatch.setattr(uneven_joint, "table_bytes", lambda m: 0)
+    monkeypatch.setattr(uneven_joint, "solver_bytes", lambda m, blocks: 0)
     monkeypatch.setattr(joint_columns, "MAX_BYTES", label_bytes(20, 4))
     sol = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=60))
     assert sol.status is Status.FEASIBLE, sol.info
@@ -89,3 +96,87 @@ def test_check_labels_raises_past_the_limit_only(monkeypatch):
     with pytest.raises(LabelsMemory, match="memory limit"):
         check_labels(1001, 6)
     assert label_bytes(1000, 6) == 1000 * 16 * 8
+
+
+def _nested():
+    """A residual block whose main branch holds a nested link: c1 -> (c2a | c2b) -> s2 (an add), on
+    tpu-mix-16 at grid 4 (K = 3 types, A = 4 alphas, H = 4: n = 324, n_top = 12)."""
+    def conv(name, *inputs):
+        return {"name": name, "kind": "conv", "in_channels": 8, "out_channels": 8, "kernel": 3, "in_size": 8,
+                "out_size": 8, **({"inputs": list(inputs)} if inputs else {})}
+    layers = [conv("c0"), conv("c1", "c0"), conv("c2a", "c1"), conv("c2b", "c1"),
+              {"name": "s2", "kind": "add", "inputs": ["c2a", "c2b"]}, conv("c3", "s2"),
+              {"name": "s", "kind": "add", "inputs": ["c3", "c0"]},
+              {"name": "fc", "kind": "fc", "in_features": 512, "out_features": 10, "inputs": ["s"]}]
+    net = parse_network({"version": 1, "name": "nested", "batch": 8, "layers": layers}, "nested")
+    arr = load_array("tpu-mix-16")
+    return net, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(4))
+
+
+def test_the_estimate_counts_a_nested_link_table_by_hand():
+    """One block (c0 -> s: the skip edge and a series over c1, s2, c3) and one nested link (c1 -> s2).
+    A conv takes every column (324), an add two types a level (2 * 4 * 2^3 = 64). Per weighting: its
+    weighted terms (8 layers x 324; 9 edges x (12^2 top + 3 * 12 * (3 + 9 + 27) level entries)) and the
+    nested link's table (324 x 64, exactly what a pass allocates); per pass: the block's table (324
+    entry columns x 324) and the largest temporary (here a min-plus chunk, ``MINPLUS_CELLS``)."""
+    net, arr, space, aspace = _nested()
+    m = _Model(_VirtualSource.of(net), arr, space, aspace)
+    blks = blocks(m.net)
+    (link,) = nested_links(blks)
+    assert (m.cols.n, m.cols.n_top, link.entry, link.exit) == (324, 12, 1, 4)
+    assert allowed_counts(m) == [324, 324, 324, 324, 64, 324, 64, 324]
+    own = 8 * 324 + 9 * (12**2 + 3 * 12 * (3 + 9 + 27))
+    assert weighting_bytes(m, blks) == 8 * (own + 324 * 64)
+    assert pass_bytes(m, blks) == 8 * (324 * 324 + max(24 * 12 * 27 * 12, 324 * 324, joint_blocks.MINPLUS_CELLS))
+    assert solver_bytes(m, blks) == joint_columns.table_bytes(m) + 2 * weighting_bytes(m, blks) + pass_bytes(m, blks)
+    t = joint_columns._Tables(m, 1)
+    W, _, tables = joint_blocks._Graph(t, blks).forward((1, 1, 1, 1))
+    assert W.links[id(link)][2].nbytes == 324 * 64 * 8 and tables[0][1].nbytes == 324 * 324 * 8
+
+
+def test_link_tables_past_the_limit_end_at_once_with_the_best_start(monkeypatch):
+    """The column tables fit, the graph's block and link tables do not: the run ends before any
+    table is built with the best start (scored by the evaluator), the reason naming the limit."""
+    net, arr, space, aspace = _nested()
+    m = _Model(_VirtualSource.of(net), arr, space, aspace)
+    need, tables = solver_bytes(m, blocks(m.net)), joint_columns.table_bytes(m)
+    even = even_under_limits(net, arr, space, aspace, SplitRules(Objective.TIME, Constraints()), 60)
+    monkeypatch.setattr(joint_columns, "MAX_BYTES", need - 1)
+    assert tables < need - 1
+    sol = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=60), starts=(even,))
+    assert sol.status is Status.FEASIBLE and sol.plan == even and sol.bound_s is None
+    assert sol.step_time_s == evaluate_split(net, arr, even).step_time_s
+    assert "memory limit" in sol.info["reason"] and "MAX_BYTES" in sol.info["reason"]
+    assert sol.wall_s < 5
+    a = accpar_uneven(net, arr, space, aspace)
+    assert a.status is Status.UNKNOWN and a.plan is None and "memory limit" in a.info["reason"]
+
+
+def test_link_tables_within_the_limit_run_as_before(monkeypatch):
+    """At the estimate itself (not past it) the run is the one without the guard: the same
+    status, plan and bound."""
+    net, arr, space, aspace = _nested()
+    before = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=60))
+    m = _Model(_VirtualSource.of(net), arr, space, aspace)
+    monkeypatch.setattr(joint_columns, "MAX_BYTES", solver_bytes(m, blocks(m.net)))
+    sol = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=60))
+    assert sol.status is Status.OPTIMAL
+    assert (sol.status, sol.plan, sol.bound_s, sol.step_time_s) == (before.status, before.plan, before.bound_s,
+                                                                    before.step_time_s)
+
+
+def test_at_most_live_weightings_alive_at_once(monkeypatch):
+    """ResNet-18 at grid 16 (several bounding passes): at most ``LIVE_WEIGHTINGS`` weightings' tables
+    alive at once (the best bound's and the pass being built; each pass's own dropped before the
+    next: three were alive before), as the estimate counts; the same optimum as without the count."""
+    net, arr = load_model("resnet18"), load_array("tpu-mix-16")
+    alive, most, init = weakref.WeakSet(), [0], joint_blocks._Weighted.__init__
+
+    def counted(self, *a, **k):
+        init(self, *a, **k)
+        alive.add(self)
+        most[0] = max(most[0], len(alive))
+
+    monkeypatch.setattr(joint_blocks._Weighted, "__init__", counted)
+    sol = joint_uneven(net, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(16)), JointOptions(time_limit_s=120))
+    assert sol.status is Status.OPTIMAL and most[0] == LIVE_WEIGHTINGS

@@ -1,0 +1,78 @@
+"""The joint uneven-split solver's memory estimate, before any table is built (issue 23, item 5):
+its column tables (``joint_columns.table_bytes``); per weighting alive at once, its weighted terms
+and its nested links' tables (``joint_blocks._Weighted``, ``_link_table``); one forward pass's block
+tables (kept for its backtrack, then dropped: the best bound's pass keeps its rests at the cut nodes);
+and a pass's largest temporary. ``uneven_joint.check_tables`` checks it against
+``joint_columns.MAX_BYTES``; the label passes' labels have their own check (``joint_labels.check_labels``).
+"""
+
+from __future__ import annotations
+
+from .joint_blocks import CHUNK, MINPLUS_CELLS
+from .joint_columns import _Model, allowed_columns, table_bytes
+from .uneven_sp import Link, Series
+
+# weightings alive at once: ``_dual`` keeps its best bound's (the label passes start from it) while it builds
+# the next pass's (each pass's own dropped before the next is built)
+LIVE_WEIGHTINGS = 2
+
+
+def solver_bytes(m: _Model, blocks: list[Link]) -> int:
+    """The joint solver's estimate: its tables (``table_bytes``), ``LIVE_WEIGHTINGS`` weightings
+    (``weighting_bytes``) and one pass's block tables and largest temporary (``pass_bytes``)."""
+    counts = allowed_counts(m) if not all(b.direct for b in blocks) else None
+    return table_bytes(m) + LIVE_WEIGHTINGS * weighting_bytes(m, blocks, counts) + pass_bytes(m, blocks, counts)
+
+
+def nested_links(blocks: list[Link]) -> list[Link]:
+    """Every link nested in a block's branches (not a single edge): each has a table per weighting."""
+    out: list[Link] = []
+
+    def walk(link: Link) -> None:
+        for br in link.branches:
+            if isinstance(br, Series):
+                for inner in br.links:
+                    if not inner.direct:
+                        out.append(inner)
+                        walk(inner)
+
+    for blk in blocks:
+        walk(blk)
+    return out
+
+
+def allowed_counts(m: _Model) -> list[int]:
+    """Each layer's allowed columns (every column for the virtual source), the rows of its tables."""
+    C = m.cols
+    return [C.n if m.virtual and l == 0 else int(allowed_columns(m, l).sum())  # noqa: E741
+            for l in range(len(m.net.layers))]  # noqa: E741
+
+
+def weighting_bytes(m: _Model, blocks: list[Link], counts: list[int] | None = None) -> int:
+    """What one weighting keeps, in int64 entries times 8: its weighted node and edge terms
+    (``_Weighted``) and each nested link's table (allowed entry x allowed exit columns,
+    ``_link_table``: allocated whole when a pass first reaches the link)."""
+    C = m.cols
+    lev = sum(C.K * C.n_top * C.K**h for h in range(1, C.H))
+    own = len(m.net.layers) * C.n + len(m.net.edges) * (C.n_top**2 + lev)
+    links = nested_links(blocks)
+    if links:
+        counts = allowed_counts(m) if counts is None else counts
+    return 8 * (own + sum(counts[k.entry] * counts[k.exit] for k in links))
+
+
+def pass_bytes(m: _Model, blocks: list[Link], counts: list[int] | None = None) -> int:
+    """One forward pass's block tables (allowed entry columns x n each, kept for its backtrack; an
+    upper bound: a pass with a cap skips entry columns) and its largest temporary, in int64 entries
+    times 8 (none beyond ``table_bytes``' one row on a chain): the first min-plus step of ``CHUNK``
+    rows over an edge (``_reduce``: CHUNK x n_top x n_tau x n_top), a block's table's sums with the
+    forward values (``_Graph.forward``, ``_cut_backward``), or a chunk of a min-plus product with a
+    nested link's table (``_cross``: ``MINPLUS_CELLS``, or the whole table where it is larger)."""
+    if all(b.direct for b in blocks):
+        return 0
+    C = m.cols
+    counts = allowed_counts(m) if counts is None else counts
+    tables = [counts[b.entry] * C.n for b in blocks if not b.direct]
+    links = [counts[k.entry] * counts[k.exit] for k in nested_links(blocks)]
+    temp = max(CHUNK * C.n_top * C.n_tau * C.n_top, max(tables), max(links + [MINPLUS_CELLS]) if links else 0)
+    return 8 * (sum(tables) + temp)
