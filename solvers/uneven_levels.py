@@ -190,18 +190,19 @@ class _Coefficients:
         self.aspace = None if aspace is None or one_d(costs) else aspace
         self._levels: dict = {}
 
-    def level(self, h: int, group_class) -> tuple[list[dict], np.ndarray | int]:
-        """Per class of level h its {alpha: units}, and per group its D (the table's D alone: an int)."""
-        if self.aspace is None:
-            return [self.units] * (max(group_class) + 1), self.D
+    def level(self, h: int, group_class) -> tuple[list[dict], list[int], np.ndarray | int]:
+        """Per class of level h a memo of its alphas (``_alpha_of``) and the D they are counted in,
+        and per group that D (an array; the table's D alone: an int)."""
         if h not in self._levels:
-            units, Ds = [], []
-            for c in range(len(self.aspace.class_free[h])):
-                choices = self.aspace.choices(h, c)
-                Ds.append(alpha_denominator(choices))
-                units.append({a: alpha_units(a, Ds[-1]) for a in choices})
-            dens = [Ds[c] for c in group_class]
-            self._levels[h] = units, np.array(dens, dtype=object if max(dens) >= ARRAY_MAX_D else np.int64)
+            C = max(group_class) + 1
+            if self.aspace is None:
+                memo: dict = {}
+                self._levels[h] = [memo] * C, [self.D] * C, self.D
+            else:
+                Ds = [alpha_denominator(self.aspace.choices(h, c)) for c in range(C)]
+                dens = [Ds[c] for c in group_class]
+                self._levels[h] = ([{} for _ in range(C)], Ds,
+                                   np.array(dens, dtype=object if max(dens) >= ARRAY_MAX_D else np.int64))
         return self._levels[h]
 
     def pairs(self, U, V, tu: np.ndarray, ku: np.ndarray, tv: np.ndarray, kv: np.ndarray,
@@ -240,14 +241,23 @@ _TYPES = tuple(PartitionType)
 _TYPE_INDEX = {t: i for i, t in enumerate(PartitionType)}
 
 
+def _alpha_of(memo: dict, D: int, a: Fraction) -> tuple[Fraction, float, int]:
+    """(a, its float, its units over D), memoised by the object's id (a level's candidates share
+    the declared alphas' objects: no Fraction hash on the way, 512 classes a row on 1,024 kinds)."""
+    x = memo.get(id(a))
+    if x is None or x[0] is not a:
+        x = memo[id(a)] = (a, float(a), alpha_units(a, D))
+    return x
+
+
 def _node_arrays(lv: _Level, node: int, cands: list[Candidate], coef: _Coefficients):
     """A node's candidates as (type index [K], alpha units [K, G], compute seconds [K, G, 2], intra seconds [K, G])."""
     cls = list(lv.group_class)
     tidx = np.array([_TYPE_INDEX[t] for t, _ in cands])
-    aval = np.array([[float(a) for a in row] for _, row in cands]).reshape(len(cands), -1)[:, cls]  # [K, G]
-    per_class, dens = coef.level(lv.h, lv.group_class)
-    units = np.array([[u[a] for u, a in zip(per_class, row)] for _, row in cands], dtype=object).reshape(len(cands), -1)
-    units = units[:, cls]
+    memos, Ds, dens = coef.level(lv.h, lv.group_class)
+    vals = [[_alpha_of(m, D, a) for m, D, a in zip(memos, Ds, row)] for _, row in cands]  # [K][class]
+    aval = np.array([[x[1] for x in r] for r in vals]).reshape(len(cands), -1)[:, cls]  # [K, G]
+    units = np.array([[x[2] for x in r] for r in vals], dtype=object).reshape(len(cands), -1)[:, cls]
     units = units.astype(np.int64) if np.max(dens) < ARRAY_MAX_D else units
     comp = np.stack([aval, 1 - aval], axis=-1) * lv.flops[node][None, :, None] * lv.inv_peak[None, :, :]
     G = len(cls)
@@ -329,7 +339,7 @@ def _solve_block(network: Network, lv: _Level, cands: list[list[Candidate]], coe
         for u, share in in_edges[i]:
             tu, au, _, _ = arrays[u]
             e = coef.pairs(network.layers[u], network.layers[i], tu, au, ti, ai, deadline,
-                           coef.level(lv.h, lv.group_class)[1])  # [Ku, Ki, G, 2]
+                           coef.level(lv.h, lv.group_class)[2])  # [Ku, Ki, G, 2]
             e = e * (lv.relayout[i] * float(share))[None, None, :, None]
             shape = [1] * nd + [G, 2]
             shape[pos[u]], shape[-3] = len(cands[u]), K[-1]

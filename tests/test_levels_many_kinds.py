@@ -50,7 +50,7 @@ def _inputs(monkeypatch, bits: int, net, array, costs, aspace, types, alphas, h:
     level = lv._level_inputs(net, array, costs, types, alphas, h, aspace)
     coef = lv._Coefficients(costs, aspace)
     arrays = [lv._node_arrays(level, n, cands[n], coef) for n in range(len(net.layers))]
-    dens = coef.level(h, level.group_class)[1]
+    dens = coef.level(h, level.group_class)[2]
     pairs = [coef.pairs(net.layers[u], net.layers[v], arrays[u][0], arrays[u][1], arrays[v][0], arrays[v][1],
                         dens=dens) for u, v in net.edges]
     return level, [(a[2], a[3]) for a in arrays], pairs
