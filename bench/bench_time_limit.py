@@ -129,6 +129,7 @@ GROUPS = {
         ("1024 kinds levels", 5.0, MANY + ["--split", "levels"]),
         *((f"1024 kinds {s}", 5.0, MANY + ["--split", "optimal", "--solver", s]) for s in ("dp", "exact", "cpsat", "brute")),
         ("1024 kinds proportional", 5.0, MANY + ["--split", "proportional"]),  # one exact evaluation (was 9-17 s of bigints)
+        ("1024 kinds proportional dp", 5.0, MANY + ["--split", "proportional", "--solver", "dp"]),  # the DP over types
     ],
     "split-caps": [  # trial findings: caps under --split optimal (the cap floor, the labels' clock, the suggestion search)
         ("alexnet mix cap 1=1MB", 10.0, MIX_CAP("alexnet", "1=1MB")),

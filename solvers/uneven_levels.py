@@ -19,10 +19,11 @@ from explorer.core.evaluate import evaluate_split
 from explorer.core.names import given_as
 from explorer.core.network import Network
 from explorer.core.objective import Objective
-from explorer.core.partition import Dim, PartitionType, Space
+from explorer.core.partition import Dim, PartitionType, Size, Space
 from explorer.core.plan import Plan
 from explorer.core.solution import Solution, Status, split_solution
-from explorer.core.split_costs import ARRAY_MAX_D, SplitCosts, VectorLayout, edge_units_array
+from explorer.core.split_amounts import ONE_D_BITS
+from explorer.core.split_costs import ARRAY_MAX_D, SplitCosts, VectorLayout, alpha_denominator, edge_units_array
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 from explorer.core.uneven import (HALF, SHARE_POSITION, AlphaSpace, FreeAlphas, alpha_space, alpha_units, check_array,
                                   check_network, proportional_alphas, spec_of, split_units)
@@ -90,20 +91,40 @@ def _level_inputs(network: Network, array: ArraySpec, costs: SplitCosts, types, 
     inv = np.array([[1 / float(sum(peaks[g * n + s * n // 2: g * n + (s + 1) * n // 2]) * 10**12) for s in (0, 1)]
                     for g in range(G)])
     per_elem = 1.0 if traffic else float(array.dtype_bytes / array.bandwidth_Bps(h))
-    U = costs.unit  # int / int: the exact term, rounded once
     flops, intra, relayout, counts = [], [], [], []
     for l, layer in enumerate(network.layers):  # noqa: E741
-        rows, exps = costs.shares(layer, [(types[k][l], [row[l] for row in alphas[k]]) for k in range(h)])
-        shares, exp = rows[h], exps[h]
-        flops.append(np.array([0.0 if traffic else costs.group_flops(l, s, h) / U for s in shares]))
+        terms = _terms(costs, l, [(types[k][l], [row[l] for row in alphas[k]]) for k in range(h)], h)
+        flops.append(np.array([0.0 if traffic else f for f, _, _, _ in terms]))
         intra.append({} if layer.is_join else {
-            t: np.array([costs.intra(l, t, s, exp) / U * per_elem for s in shares])
+            t: np.array([x(t) * per_elem for _, x, _, _ in terms])
             for t in PartitionType if layer.node_types.specs[t.index] is not None})
-        relayout.append(np.array([costs.input_units(l, s, exp) / U * per_elem for s in shares]))
+        relayout.append(np.array([r * per_elem for _, _, r, _ in terms]))
         units = split_units(layer)
         d = None if units is None else SHARE_POSITION[units[1]]
-        counts.append(None if units is None else (units[1], [Fraction(units[0] * s[d], costs.D ** exp[d]) for s in shares]))
+        counts.append(None if units is None else (units[1], [units[0] * s[d] for _, _, _, s in terms]))
     return _Level(h, aspace.group_class[h], inv, flops, intra, relayout, array.overlap and not traffic, counts)
+
+
+def one_d(costs: SplitCosts) -> bool:
+    """Whether the level DP counts every group's alphas in the table's one D (it fits in
+    ``split_amounts.ONE_D_BITS``), else each group's in its own (``_terms``, ``_Coefficients``)."""
+    return costs.D.bit_length() <= ONE_D_BITS
+
+
+def _terms(costs: SplitCosts, l: int, col, h: int) -> list[tuple]:  # noqa: E741
+    """Per group of level h (the levels above under ``col``): layer l's FLOPs there, its intra
+    exchange's elements under a type (a function), its A(F_in) times the group's share, each the
+    float of the exact number, and its (B, D_i, D_o, G) shares (Fractions). From the table's
+    integers over its unit (int / int, rounded once) where its D is short (``one_d``), else from
+    each group's ``SplitCosts.fraction_shares`` (small Fractions, rounded once): the same floats."""
+    node = costs.network.layers[l]
+    if one_d(costs):
+        rows, exps = costs.shares(node, col)
+        U, D, e = costs.unit, costs.D, exps[h]
+        return [(costs.group_flops(l, s, h) / U, lambda t, s=s: costs.intra(l, t, s, e) / U,
+                 costs.input_units(l, s, e) / U, tuple(Fraction(x, D**y) for x, y in zip(s, e))) for s in rows[h]]
+    return [(float(costs.share_of(l, None, s)), lambda t, s=s: float(costs.intra_share(l, t, s)),
+             float(costs.share_of(l, Size.F_IN.index, s)), s) for s in costs.fraction_shares(node, col)[h]]
 
 
 def _whole_units(network: Network, lv: _Level, n: int, cand) -> bool:
@@ -158,18 +179,41 @@ class _Coefficients:
     """The re-layout coefficients (``SplitCosts.coefficients``, over D^2) of an edge's candidate pairs
     as float arrays, computed for the pairs a block holds (no table over every pair of declared
     alphas: at grid 1/1024 one would hold 9.4 M pairs per pair of node behaviours), in integers
-    (``split_costs.edge_units_array``) then divided once: the float of each exact coefficient."""
+    (``split_costs.edge_units_array``) then divided once: the float of each exact coefficient.
+    A coefficient over D^2 is the same number for any D its alphas are integer parts of: where the
+    table's D is longer than ``ONE_D_BITS`` (1,023 proportional ratios on 1,024 kinds: thousands of
+    digits), each group's alphas are counted in its class's own D (``level``), the same floats."""
 
-    def __init__(self, costs: SplitCosts):
+    def __init__(self, costs: SplitCosts, aspace: AlphaSpace | None = None):
         self.D = costs.D
         self.units = {a: alpha_units(a, costs.D) for a in costs.values}
+        self.aspace = None if aspace is None or one_d(costs) else aspace
+        self._levels: dict = {}
+
+    def level(self, h: int, group_class) -> tuple[list[dict], list[int], np.ndarray | int]:
+        """Per class of level h a memo of its alphas (``_alpha_of``) and the D they are counted in,
+        and per group that D (an array; the table's D alone: an int)."""
+        if h not in self._levels:
+            C = max(group_class) + 1
+            if self.aspace is None:
+                memo: dict = {}
+                self._levels[h] = [memo] * C, [self.D] * C, self.D
+            else:
+                Ds = [alpha_denominator(self.aspace.choices(h, c)) for c in range(C)]
+                dens = [Ds[c] for c in group_class]
+                self._levels[h] = ([{} for _ in range(C)], Ds,
+                                   np.array(dens, dtype=object if max(dens) >= ARRAY_MAX_D else np.int64))
+        return self._levels[h]
 
     def pairs(self, U, V, tu: np.ndarray, ku: np.ndarray, tv: np.ndarray, kv: np.ndarray,
-              deadline: float | None = None) -> np.ndarray:
+              deadline: float | None = None, dens: np.ndarray | int | None = None) -> np.ndarray:
         """[producer candidate, consumer candidate, group, side]: the coefficients of an edge from
         node U (type indices ``tu`` [Ku], alpha units ``ku`` [Ku, G]) to node V (``tv``, ``kv``),
-        ``PAIR_CHUNK`` cells at a time with the clock checked between (``_Late`` past ``deadline``)."""
-        G, DD = ku.shape[1], self.D ** 2
+        the units over ``dens`` (per group, ``level``; None: the table's D), ``PAIR_CHUNK`` cells
+        at a time with the clock checked between (``_Late`` past ``deadline``)."""
+        G = ku.shape[1]
+        D = self.D if dens is None else dens
+        DD = D * D
         out = np.zeros((len(tu), len(tv), G, 2))
         for iu, ru in _runs(tu):
             for iv, rv in _runs(tv):
@@ -180,7 +224,7 @@ class _Coefficients:
                 for lo in range(ru.start, ru.stop, step):
                     check_deadline(deadline, _Late)
                     rows = slice(lo, min(lo + step, ru.stop))
-                    c0, c1 = edge_units_array(kind, ku[rows, None, :], kv[None, rv, :], self.D)
+                    c0, c1 = edge_units_array(kind, ku[rows, None, :], kv[None, rv, :], D)
                     out[rows, rv, :, 0] = c0 / DD
                     out[rows, rv, :, 1] = c1 / DD
         return out
@@ -197,13 +241,24 @@ _TYPES = tuple(PartitionType)
 _TYPE_INDEX = {t: i for i, t in enumerate(PartitionType)}
 
 
+def _alpha_of(memo: dict, D: int, a: Fraction) -> tuple[Fraction, float, int]:
+    """(a, its float, its units over D), memoised by the object's id (a level's candidates share
+    the declared alphas' objects: no Fraction hash on the way, 512 classes a row on 1,024 kinds)."""
+    x = memo.get(id(a))
+    if x is None or x[0] is not a:
+        x = memo[id(a)] = (a, float(a), alpha_units(a, D))
+    return x
+
+
 def _node_arrays(lv: _Level, node: int, cands: list[Candidate], coef: _Coefficients):
     """A node's candidates as (type index [K], alpha units [K, G], compute seconds [K, G, 2], intra seconds [K, G])."""
     cls = list(lv.group_class)
     tidx = np.array([_TYPE_INDEX[t] for t, _ in cands])
-    aval = np.array([[float(a) for a in row] for _, row in cands]).reshape(len(cands), -1)[:, cls]  # [K, G]
-    units = np.array([[coef.units[a] for a in row] for _, row in cands], dtype=object).reshape(len(cands), -1)[:, cls]
-    units = units.astype(np.int64) if coef.D < ARRAY_MAX_D else units
+    memos, Ds, dens = coef.level(lv.h, lv.group_class)
+    vals = [[_alpha_of(m, D, a) for m, D, a in zip(memos, Ds, row)] for _, row in cands]  # [K][class]
+    aval = np.array([[x[1] for x in r] for r in vals]).reshape(len(cands), -1)[:, cls]  # [K, G]
+    units = np.array([[x[2] for x in r] for r in vals], dtype=object).reshape(len(cands), -1)[:, cls]
+    units = units.astype(np.int64) if np.max(dens) < ARRAY_MAX_D else units
     comp = np.stack([aval, 1 - aval], axis=-1) * lv.flops[node][None, :, None] * lv.inv_peak[None, :, :]
     G = len(cls)
     intra = np.array([lv.intra[node][t] if lv.intra[node] else np.zeros(G) for t, _ in cands])
@@ -283,7 +338,8 @@ def _solve_block(network: Network, lv: _Level, cands: list[list[Candidate]], coe
         comm = intra.reshape(head + [K[-1], G, 1])
         for u, share in in_edges[i]:
             tu, au, _, _ = arrays[u]
-            e = coef.pairs(network.layers[u], network.layers[i], tu, au, ti, ai, deadline)  # [Ku, Ki, G, 2]
+            e = coef.pairs(network.layers[u], network.layers[i], tu, au, ti, ai, deadline,
+                           coef.level(lv.h, lv.group_class)[2])  # [Ku, Ki, G, 2]
             e = e * (lv.relayout[i] * float(share))[None, None, :, None]
             shape = [1] * nd + [G, 2]
             shape[pos[u]], shape[-3] = len(cands[u]), K[-1]
@@ -439,7 +495,7 @@ def level_dp_plan(network: Network, array: ArraySpec, space: Space, aspace: Alph
     level DP's cost equals c_h: traffic, or time without overlap) and the DP cells used; ``_Late``
     past ``deadline``."""
     costs = SplitCosts(network, array.levels, aspace.values(), VectorLayout(array.levels))
-    coef = _Coefficients(costs)
+    coef = _Coefficients(costs, aspace)
     traffic = rules.objective is Objective.TRAFFIC
     even = _EvenLevels(network, array, space, rules) if traffic or not array.overlap else None
     types, group_alphas = [], []

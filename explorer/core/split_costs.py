@@ -95,6 +95,7 @@ class SplitCosts:
     weight_copies: int = 0
     D: int = field(init=False)
     unit: int = field(init=False)
+    S: int = field(init=False)  # the lcm of the edge tensors' denominators (``edge_tensors``)
     _edge_units: list = field(init=False, repr=False)  # per edge its tensor times S (an integer)
     _whole: list = field(init=False, repr=False)  # per layer (A(F_in), A(W), A(F_out)) times S
     _flops: list = field(init=False, repr=False)  # per layer its training FLOPs times S * D
@@ -104,6 +105,7 @@ class SplitCosts:
         tensors, S = edge_tensors(self.network)
         B = self.network.batch
         object.__setattr__(self, "D", D)
+        object.__setattr__(self, "S", S)
         object.__setattr__(self, "unit", S * D ** (self.levels + 1))
         object.__setattr__(self, "_edge_units", [int(x * S) for x in tensors])
         object.__setattr__(self, "_whole", [(n.input_elements(B) * S, n.weight_elements() * S, n.output_elements(B) * S)
@@ -156,6 +158,28 @@ class SplitCosts:
             rows.append(nxt)
             exps.append(times(exps[h], d, 1, 1))
         return rows, exps
+
+    def fraction_shares(self, node, col) -> list[list[tuple[Fraction, ...]]]:
+        """``shares`` as exact Fractions: [level][group] -> its (B, D_i, D_o, G) shares, each over its
+        own path's alphas (no power of the table's D: small where D has thousands of digits)."""
+        rows = [[(Fraction(1),) * 4]]
+        for h, (t, alphas) in enumerate(col):
+            d = SHARE_POSITION[spec_of(node, t).halves]
+            rows.append([x for s, a in zip(rows[h], alphas) for x in (times(s, d, a), times(s, d, 1 - a))])
+        return rows
+
+    def share_of(self, l: int, size: int | None, shares: tuple) -> Fraction:  # noqa: E741
+        """Layer l's whole tensor of ``size`` (a ``Size`` index; None: its training FLOPs) times a
+        group's ``fraction_shares`` over the dimensions it spans, exact: what ``group_flops``,
+        ``intra`` and ``input_units`` give over ``unit``."""
+        if size is None:
+            return training_flops(self.network.layers[l], self.network.batch) * prod(shares)
+        return Fraction(self._whole[l][size], self.S) * prod(shares[i] for i in SIZE_DIMS[size])
+
+    def intra_share(self, l: int, t, shares: tuple) -> Fraction:  # noqa: E741
+        """``intra`` over ``unit`` for a group's ``fraction_shares``, exact."""
+        x = self._exchange(l, t)
+        return Fraction(0) if x is None else self.share_of(l, x[1], shares)
 
     def _size_units(self, whole: int, size: int, nums: tuple[int, ...], exps: tuple[int, ...], extra: int = 0) -> int:
         """``whole`` elements of a size times a group's share, in units; ``extra``: powers of D the
@@ -339,14 +363,16 @@ def edge_units_fe(kind, ku: int, kv: int, D: int) -> tuple[int, int, int, int]:
 ARRAY_MAX_D = 2**26
 
 
-def edge_units_array(kind, ku, kv, D: int):
+def edge_units_array(kind, ku, kv, D):
     """``edge_units`` over numpy integer arrays ku and kv (broadcast together), exact: int64 below
-    ``ARRAY_MAX_D``, else Python ints (object arrays, the same values). (numpy imported here: the
-    even path's small runs never import it, ``tests/test_startup.py``.)"""
+    ``ARRAY_MAX_D``, else Python ints (object arrays, the same values). D: an int, or an array
+    broadcast with them (a D per group: the formula is homogeneous of degree 2 in k_u, k_v, D).
+    (numpy imported here: the even path's small runs never import it, ``tests/test_startup.py``.)"""
     import numpy as np
 
-    if D >= ARRAY_MAX_D:
+    if np.max(D) >= ARRAY_MAX_D:
         ku, kv = np.asarray(ku).astype(object), np.asarray(kv).astype(object)
+        D = D if isinstance(D, int) else np.asarray(D).astype(object)
     pt, tu, ct, tv = kind
     (f0, f1), (e0, e1) = node_relayouts(tu, ku, tv, kv, pt, ct, whole=D, positive=_positive_array)
     return f0 + e0, f1 + e1

@@ -6,6 +6,7 @@ The derivation: docs/derivations.md, "`explorer.core.uneven`".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from fractions import Fraction
 from itertools import product
 from math import prod
@@ -290,6 +291,7 @@ def check_plan(network: Network, array: ArraySpec, plan: Plan) -> None:
 # ---- split rules ------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=4)  # (the level DP's start rows ask per level: 10 x 15 ms of Fraction sums on 1,024 kinds)
 def proportional_alphas(array: ArraySpec) -> tuple[tuple[Fraction, ...], ...]:
     """Per level per group, subgroup 0's part of the group's peak compute (the ``proportional``
     rule): 1/2 wherever the two subgroups are identical subtrees, so it lies in every AlphaSpace."""
