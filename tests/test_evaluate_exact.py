@@ -84,3 +84,19 @@ def test_evaluator_does_not_read_the_cost_tables():
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert not any(m and m.split(".")[-1] == "costs" for m in imported), imported
+
+
+def test_network_flops_is_each_networks_own():
+    """``comm.network_flops`` (memoised per network, read by the problem, the evaluator and the LLM
+    bounds) is each network's own sum of ``training_flops``: networks scored in turn, an equal copy
+    and one of another batch never get another's figure, also past the memo's size."""
+    from dataclasses import replace
+
+    from explorer.core.comm import _FLOPS, network_flops, training_flops
+
+    nets = [random_chain(s, 3 + s, batch=1 + s % 3) for s in range(_FLOPS.size + 3)]
+    nets += [replace(nets[0]), replace(nets[0], batch=nets[0].batch * 5)]
+    for _ in range(2):
+        for net in nets:
+            assert network_flops(net) == sum(training_flops(x, net.batch) for x in net.layers)
+    assert network_flops(nets[-1]) == 5 * network_flops(nets[0]) != 0

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from . import thresholds
 from .array import ArraySpec
-from .comm import ZERO_COUNTS, Counts, add_type, advance, footprint_elements, inter_amount, intra_amount, training_flops
+from .comm import ZERO_COUNTS, Counts, add_type, advance, footprint_elements, inter_amount, intra_amount, network_flops
 from .constraints import Constraints
 from .uneven import check_array as check_split_array
 from .uneven import check_network as check_split_network
@@ -183,7 +183,6 @@ def _network_facts(network: Network) -> _Facts:
     hit = _FACTS.get(network)
     if hit is not None:
         return hit
-    B = network.batch
     sizes = whole_sizes(network)
     joins = [x.node_types for x in network.layers]  # the kind's behaviour keys the coefficients
     edge_f: list[int] | None = []
@@ -196,7 +195,7 @@ def _network_facts(network: Network) -> _Facts:
     limited = [n for n, (x, nt) in enumerate(zip(network.layers, joins))
                if nt not in (LAYER_TYPES, JOIN_NODE_TYPES) or x.split_levels is not None]
     facts = _Facts(sizes, joins, [n for n, x in enumerate(network.layers) if x.is_join], limited, edge_f,
-                   sum(training_flops(layer, B) for layer in network.layers), _arrays(network, sizes, joins, edge_f))
+                   network_flops(network), _arrays(network, sizes, joins, edge_f))
     return _FACTS.put(network, facts)
 
 
@@ -229,7 +228,7 @@ def evaluate_rational(network: Network, array: ArraySpec, space: Space, plan: Pl
         counts = advance(counts, row)
     footprint = tuple(_to_units(footprint_elements(network.layers[l], B, counts[l], weight_copies), unit) for l in range(L))  # noqa: E741
     level_units = [sum(a) + sum(b) for a, b in zip(intra_rows, inter_rows)]
-    flops = sum(training_flops(layer, B) for layer in network.layers)
+    flops = network_flops(network)
     return _finish(network, array, unit, tuple(intra_rows), tuple(inter_rows), footprint, level_units, counts, flops)
 
 
@@ -349,7 +348,7 @@ def split_evaluation(network: Network, array: ArraySpec, amounts, compute, memor
     leaf_comm = tuple(above)
     leaf_time = tuple(step_time(c, m, array.overlap) for c, m in zip(compute, leaf_comm))
     sent = sum((s0 + s1 for row in amounts for s0, s1 in row), Fraction(0))  # elements, every side, every group
-    flops = sum(training_flops(layer, network.batch) for layer in network.layers)
+    flops = network_flops(network)
     return _evaluation(array, flops, max(leaf_time), sent, intra_units=(), inter_units=(), footprint_units=(),
                        level_cost=tuple(max(max(p) for p in row) for row in amounts), comm_time_s=max(leaf_comm),
                        level_time_s=tuple(max(row) for row in comm), final_counts=(), memory_bytes=max(memory),
