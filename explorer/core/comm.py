@@ -194,6 +194,18 @@ def training_flops(layer: Layer, batch: int) -> int:
 
 
 _FLOPS: NetworkMemo[int] = NetworkMemo(4)  # a run asks for the same network's FLOPs several times
+_SIZES: NetworkMemo[tuple[tuple[int, int, int], ...]] = NetworkMemo(4)
+
+
+def whole_sizes(network: Network) -> tuple[tuple[int, int, int], ...]:
+    """Per node: A(F_l), A(W_l), A(F_{l+1}) in elements at the network's batch (the cost tables
+    and the evaluator read them both), memoised for the last few networks."""
+    sizes = _SIZES.get(network)
+    if sizes is None:
+        b = network.batch
+        sizes = _SIZES.put(network, tuple([(L.input_elements(b), L.weight_elements(), L.output_elements(b))
+                                           for L in network.layers]))
+    return sizes
 
 
 def network_flops(network: Network) -> int:

@@ -22,9 +22,7 @@ from .network import Network
 from .objective import Objective
 from .partition import ALL_TYPES, HALF, JOIN_NODE_TYPES, JOIN_TYPES, LAYER_TYPES, NodeTypes, Space
 from .plan import Plan
-from .split_amounts import split_amounts
 from .timing import Topology, compute_time_s, energy_J, level_times, step_time
-from .torus_links import link_seconds
 
 
 class PlanError(ValueError):
@@ -284,6 +282,8 @@ def evaluate_split(network: Network, array: ArraySpec, plan: Plan, weight_copies
     """The exact evaluation of a plan with split fractions (any alphas; none given: every split
     1/2), group by group, in integers (``core.split_amounts``; docs/derivations.md, "The evaluator"). Per-level links
     of an H-tree or a torus (link by link where a split below the top is uneven: ``torus_comm``)."""
+    from .split_amounts import split_amounts  # uneven splits only: an even plan's run does not load them
+
     plan = _checked_split(network, array, plan)
     return split_evaluation(network, array, *split_amounts(network, array, plan, weight_copies),
                             comm=torus_comm(network, array, plan))
@@ -296,6 +296,8 @@ def torus_comm(network: Network, array: ArraySpec, plan: Plan, shares=None):
     max(side 0, side 1) * dtype / b_h, which those links equal there)."""
     if array.topology is not Topology.TORUS or all(a == HALF for level in plan.alphas[1:] for row in level for a in row):
         return None
+    from .torus_links import link_seconds
+
     return link_seconds(network, array, plan, shares)
 
 
