@@ -445,12 +445,14 @@ class _Coefficients:
             counts, intra, seen = ZERO_COUNTS, [], []
             for k in col:
                 seen.append(counts)
-                intra.append(self._intra_units(k, counts, join))
+                intra.append(self.intra_of(k, counts, join))
                 counts = self._next_counts(counts, k)
             c = self._columns[key] = _Column(tuple(intra), tuple(seen), counts, {}, join)
         return c
 
-    def _intra_units(self, k: int, counts: Counts, join: bool) -> tuple[int, int, int]:
+    def intra_of(self, k: int, counts: Counts, join) -> tuple[int, int, int]:
+        """Units per element of each tensor size in the intra amount of type ``ALL_TYPES[k]`` after
+        ``counts``, for a node of kind ``join`` (its ``NodeTypes``)."""
         key = (k, counts, join)
         x = self._intra.get(key)
         if x is None:
@@ -467,12 +469,16 @@ class _Coefficients:
     def footprint(self, c: _Column, weight_copies: int) -> tuple[int, int, int]:
         k = c.footprints.get(weight_copies)
         if k is None:  # it depends on the final counts alone: shared by every column that ends with them
-            key = (c.final_counts, c.join, weight_copies)
-            k = self._footprints.get(key)
-            if k is None:
-                k = self._footprints[key] = tuple(
-                    self._units(footprint_elements(p, self.batch, c.final_counts, weight_copies)) for p in self._probes[c.join])
-            c.footprints[weight_copies] = k
+            k = c.footprints[weight_copies] = self.footprint_of(c.final_counts, c.join, weight_copies)
+        return k
+
+    def footprint_of(self, final_counts: Counts, join, weight_copies: int) -> tuple[int, int, int]:
+        """Units per element of each tensor size in the footprint of a node of kind ``join`` after ``final_counts``."""
+        key = (final_counts, join, weight_copies)
+        k = self._footprints.get(key)
+        if k is None:
+            k = self._footprints[key] = tuple(
+                self._units(footprint_elements(p, self.batch, final_counts, weight_copies)) for p in self._probes[join])
         return k
 
     def edge(self, prev: tuple[int, ...], nxt: tuple[int, ...], prev_join: bool, next_join: bool) -> list[int]:
@@ -481,10 +487,12 @@ class _Coefficients:
         k = self._edges.get(key)
         if k is None:
             counts = self.column(nxt, next_join).counts
-            k = self._edges[key] = [self._inter_unit(a, b, c, prev_join, next_join) for a, b, c in zip(prev, nxt, counts)]
+            k = self._edges[key] = [self.inter_of(a, b, c, prev_join, next_join) for a, b, c in zip(prev, nxt, counts)]
         return k
 
-    def _inter_unit(self, a: int, b: int, counts: Counts, prev_join: bool, next_join: bool) -> int:
+    def inter_of(self, a: int, b: int, counts: Counts, prev_join, next_join) -> int:
+        """Units per element of an edge's tensor at a level where the producer (kind ``prev_join``)
+        takes ``ALL_TYPES[a]`` and the consumer (kind ``next_join``, ``counts`` above) ``ALL_TYPES[b]``."""
         key = (a, b, counts, prev_join, next_join)
         k = self._inter.get(key)
         if k is None:
