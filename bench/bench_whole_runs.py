@@ -18,7 +18,7 @@ item 1), judged on wall time:
 
 ``--before EXPLORE`` names another installed ``explore`` script (e.g. one built from an older
 commit in its own venv); every ``explore`` case then also runs it in the same rounds, and the
-table adds its wall time and the speedup (before / after) of each case.
+table adds its wall and CPU times, their ratios to the baseline and the speedups (before / after).
 
 The chains are seeded random networks with consistent shapes, written as YAML network specs
 to a temporary directory (``write_chain``), so the YAML loader is part of what is timed.
@@ -150,38 +150,41 @@ def main() -> None:
             cases.append(("chain 10,000 x H=10 accpar", ["--model", str(c10k), "--array", BIG_ARRAY, "--space", "accpar"], "x", 10))
         commands = [cmd if i == 0 else explore + cmd for i, (_, cmd, _, _) in enumerate(cases)]
         old = [None] + [before + cmd for _, cmd, _, _ in cases[1:]] if before else [None] * len(cases)
-        walls, cpus, walls_old = rounds(commands, old, args.repeat, child_env(not args.no_bytecode_cache))
+        walls, cpus, walls_old, cpus_old = rounds(commands, old, args.repeat, child_env(not args.no_bytecode_cache))
     pick = statistics.median if args.stat == "median" else min
     best, cpu = [pick(w) for w in walls], [pick(c) for c in cpus]
-    best_old = [pick(w) if w else float("inf") for w in walls_old]
+    best_old = [(pick(w), pick(c)) if w else (float("inf"), float("inf")) for w, c in zip(walls_old, cpus_old)]
     print_table(cases, best, cpu, best_old if before else None)
 
 
 def rounds(commands: list[list[str]], old: list, repeat: int, env: dict[str, str]):
-    """Per case, its wall and CPU times over the rounds (and the ``--before`` script's wall times),
-    after one untimed warm-up round."""
+    """Per case, its wall and CPU times over the rounds (and the ``--before`` script's), after one
+    untimed warm-up round."""
     for cmd in commands + [c for c in old if c is not None]:
         run_once(cmd, env)
-    walls, cpus, walls_old = [[] for _ in commands], [[] for _ in commands], [[] for _ in commands]
+    walls, cpus, walls_old, cpus_old = ([[] for _ in commands] for _ in range(4))
     for _ in range(repeat):
         for i, cmd in enumerate(commands):
             wall, used = run_once(cmd, env)
             walls[i].append(wall)
             cpus[i].append(used)
             if old[i] is not None:
-                walls_old[i].append(run_once(old[i], env)[0])
-    return walls, cpus, walls_old
+                wall, used = run_once(old[i], env)
+                walls_old[i].append(wall)
+                cpus_old[i].append(used)
+    return walls, cpus, walls_old, cpus_old
 
 
 def print_table(cases, best, cpu, best_old) -> None:
     base, base_cpu = best[0], cpu[0]
-    extra = f"{'before s':>10}{'ratio':>8}{'speedup':>9}" if best_old else ""
+    extra = f"{'before s':>10}{'ratio':>8}{'speedup':>9}{'b. cpu':>8}{'ratio':>8}{'speedup':>9}" if best_old else ""
     print(f"{'case':<30}{'wall s':>8}{'ratio':>8}{'cpu s':>8}{'ratio':>8}{extra}{'target':>10}  met (wall)")
     for i, ((label, _, kind, target), t, c) in enumerate(zip(cases, best, cpu)):
         cells = f"{label:<30}{t:>8.3f}{t / base:>7.2f}x{c:>8.3f}{c / base_cpu:>7.2f}x"
         if best_old:
-            o = best_old[i]
-            cells += f"{'':>10}{'':>8}{'':>9}" if i == 0 else f"{o:>10.3f}{o / base:>7.2f}x{o / t:>8.2f}x"
+            o, oc = best_old[i]
+            cells += f"{'':>10}{'':>8}{'':>9}{'':>8}{'':>8}{'':>9}" if i == 0 else \
+                f"{o:>10.3f}{o / base:>7.2f}x{o / t:>8.2f}x{oc:>8.3f}{oc / base_cpu:>7.2f}x{oc / c:>8.2f}x"
         if not kind:
             print(cells)
             continue

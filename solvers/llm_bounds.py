@@ -7,15 +7,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..core.comm import training_flops
 from ..core.llm_memory import Recompute, ZeroStage, model_state_bytes
 from ..core.units import TERA
 from .llm_space import Candidate
-
-
-def network_flops(network) -> int:
-    """Training FLOPs of one step of the whole network at its batch (forward + backward, no recompute)."""
-    return sum(training_flops(layer, network.batch) for layer in network.layers)
 
 
 def compute_floor_s(flops: int, gpus: int, peak_TFLOPS: Fraction, efficiency: Fraction) -> Fraction:

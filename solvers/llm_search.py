@@ -23,8 +23,8 @@ from ..core.solution import Status
 from ..core.llm_memory import Recompute
 from ..core.llm_calibration import efficiency_for
 from .deadline import past
-from .llm_bounds import (compute_floor_s, memory_floor_bytes, network_flops, routed_floor_elements, tensor_floor_s,
-                         time_bound_s)
+from ..core.comm import network_flops
+from .llm_bounds import compute_floor_s, memory_floor_bytes, routed_floor_elements, tensor_floor_s, time_bound_s
 from .llm_cuts import memory_cut
 from .llm_order import BoundOrder
 from .llm_space import Candidate, LlmSpace, candidates
@@ -174,7 +174,7 @@ def search(problem, space: LlmSpace = LlmSpace(), time_limit_s: float | None = N
         best = _certify(best, types)
     status, bound = _status_bound(best, scored, unresolved_bound)
     smallest = min((x.evaluation.memory_bytes_per_accelerator for x in scored), default=None) if best is None else None
-    extra = _report_extra(problem, order, scored, types, evaluate, pace)
+    extra = _report_extra(problem, order, scored, types, evaluate, pace, placed=lambda out: _placed(best, scored + out))
     return LlmSearchResult(status, best, bound, len(cands), len(scored), pruned_time, len(cands) - fitting,
                            unresolved, capacity, smallest, runners_up(best, scored + extra), *_since(start, started),
                            space, floor, tuple(scored), min(memory, default=None), space.search_types, time_limit_s)
@@ -374,13 +374,16 @@ def _uniform_key(c: Candidate) -> tuple[int, int, int]:
 
 
 def _report_extra(problem, keyed: "BoundOrder | list", scored, types, evaluate,
-                  pace: "_Pace | float | None") -> list[Scored]:
+                  pace: "_Pace | float | None", placed: Callable[[list[Scored]], Fraction | None] | None = None
+                  ) -> list[Scored]:
     """For "why not the others": the lowest-bound candidates of (t, p) pairs no scored candidate has,
     each pair's best of those tied at its lowest bound (ZeRO 0 and 1 share a bound: a tie on time goes
     to the smaller memory, as ``_better``'s); none started that would end past the deadline (a pair
     cut there keeps what was scored of it). ``keyed``: the search's ``BoundOrder`` (the pairs not
     scored are ordered on a ``BoundOrder.subset`` of their own: the scored pairs' time bounds are not
-    completed), or its entries sorted. ``pace``: the search's, or a deadline (None: none)."""
+    completed), or its entries sorted. ``pace``: the search's, or a deadline (None: none). ``placed(out)``:
+    ``_placed`` of the runners-up with ``out`` so far; a pair whose time bound is above it is not
+    scored, nor any after it (the list shown would not change)."""
     pace = pace if isinstance(pace, _Pace) else _Pace(pace)
     have = {_uniform_key(s.candidate) for s in scored}
     if isinstance(keyed, BoundOrder):  # the pairs scored are skipped: their time bounds need not be completed
@@ -391,6 +394,9 @@ def _report_extra(problem, keyed: "BoundOrder | list", scored, types, evaluate,
         if pair in have:
             continue
         if len(out) >= EXTRA_FOR_REPORT or pace.over():
+            break
+        last = None if placed is None else placed(out)
+        if last is not None and tf > last:
             break
         have.add(pair)
         upto = keyed.through(tf) if isinstance(keyed, BoundOrder) else keyed
@@ -450,6 +456,17 @@ def runners_up(best: Scored | None, scored: list[Scored], n: int = RUNNERS_UP) -
     if best is not None:
         per_key.pop(_uniform_key(best.candidate), None)
     return tuple(sorted(per_key.values(), key=_rank)[:n])
+
+
+def _placed(best: Scored | None, scored: list[Scored], n: int = RUNNERS_UP) -> Fraction | None:
+    """The step time of the last of ``runners_up(best, scored, n)`` when it has ``n`` layouts that
+    fit, else None. A layout of another (t, p) whose time bound is above it cannot enter that list:
+    its step time is at least its bound (it would rank after the last), and one that does not fit
+    ranks after every layout that does."""
+    shown = runners_up(best, scored, n)
+    if len(shown) < n or not shown[-1].fits:
+        return None
+    return shown[-1].step_time_s
 
 
 def _rank(s: Scored):

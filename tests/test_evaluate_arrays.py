@@ -41,6 +41,8 @@ def problems():
     yield build_problem(parse_network(random_dag_spec(2, 200, batch=2), "dag"), make_array(5), space="accpar")
     yield build_problem("llama-7b", "array-1024", space="accpar")  # attention heads limit type II per level
     yield build_problem(parse_network(random_dag_spec(3, 150, batch=1), "dag"), make_array(4), space="hypar")
+    # ten levels (the whole-runs bench's array-1024): counts keys of up to ten per type
+    yield build_problem(parse_network(random_dag_spec(4, 130, batch=2), "dag"), make_array(10), space="accpar")
 
 
 def loop_amounts(problem, plan, copies):
@@ -48,7 +50,7 @@ def loop_amounts(problem, plan, copies):
     return E._amounts(net, E._network_facts(net), plan, E._coefficients(4 * 2**H, net.batch, H), copies)
 
 
-@pytest.mark.parametrize("k", range(4))
+@pytest.mark.parametrize("k", range(5))
 def test_numpy_pass_equals_the_loop_and_the_reference(k):
     problem = list(problems())[k]
     net = problem.network

@@ -84,3 +84,21 @@ def test_evaluator_does_not_read_the_cost_tables():
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert not any(m and m.split(".")[-1] == "costs" for m in imported), imported
+
+
+def test_network_flops_and_sizes_are_each_networks_own():
+    """``comm.network_flops`` and ``comm.whole_sizes`` (memoised per network, read by the problem,
+    the cost tables, the evaluator and the LLM bounds) are each network's own: networks asked in
+    turn, an equal copy and one of another batch never get another's figures, also past the memo's size."""
+    from dataclasses import replace
+
+    from explorer.core.comm import _FLOPS, network_flops, training_flops, whole_sizes
+
+    nets = [random_chain(s, 3 + s, batch=1 + s % 3) for s in range(_FLOPS.size + 3)]
+    nets += [replace(nets[0]), replace(nets[0], batch=nets[0].batch * 5)]
+    for _ in range(2):
+        for net in nets:
+            assert network_flops(net) == sum(training_flops(x, net.batch) for x in net.layers)
+            assert whole_sizes(net) == tuple((x.input_elements(net.batch), x.weight_elements(),
+                                              x.output_elements(net.batch)) for x in net.layers)
+    assert network_flops(nets[-1]) == 5 * network_flops(nets[0]) != 0

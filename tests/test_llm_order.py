@@ -13,7 +13,8 @@ from explorer.frontends import load_cluster
 from explorer.frontends.transformer_problem import llm_problem
 from explorer.frontends.transformer_source import load_transformer
 from explorer.solvers import llm_search as S
-from explorer.solvers.llm_bounds import compute_floor_s, memory_floor_bytes, network_flops, tensor_floor_s
+from explorer.core.comm import network_flops
+from explorer.solvers.llm_bounds import compute_floor_s, memory_floor_bytes, tensor_floor_s
 from explorer.solvers.llm_order import BoundOrder
 from explorer.solvers.llm_space import LlmSpace, candidates
 
@@ -194,3 +195,37 @@ def test_the_order_reads_the_bounds_one_cache():
     moe = [c for c in cands if c.degrees.expert > 1]
     assert moe and all(memo[alltoall_key(c)] == alltoall_seconds(problem, _layout(c)) for c in moe[::7])
     assert terms(problem) is memo and order.subset(lambda c: True).cands == cands
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c[0])
+def test_the_report_extras_cut_keeps_the_runners_up(case):
+    """``_report_extra`` with ``placed`` (the search's: it stops at a pair whose time bound is above
+    the last runner-up's step time) gives the runners-up that scoring every extra pair gives, with
+    no more extras; on GPT-3 1.7B it scores fewer."""
+    problem, space, *_ = _setup(*case)
+    result = S.search(problem, space)
+    from explorer.core.llm_step import evaluate_llm
+
+    scored, best = list(result.evaluated), result.best
+    types = S.TypeChooser(problem, space)
+    full = S._report_extra(problem, S.bound_order(problem, space, types), scored, types, evaluate_llm, None)
+    cut = S._report_extra(problem, S.bound_order(problem, space, types), scored, types, evaluate_llm, None,
+                          placed=lambda out: S._placed(best, scored + out))
+    assert cut == full[:len(cut)]
+    assert S.runners_up(best, scored + cut) == S.runners_up(best, scored + full) == result.runners_up
+    if case[0] == "gpt3-1.7b":
+        assert len(cut) < len(full)
+
+
+def test_placed_is_the_last_runner_up_that_fits():
+    """``_placed``: None until n runners-up fit, then the n-th's step time (a bound above it cannot place)."""
+    problem, space, *_ = _setup(*CASES[0])
+    result = S.search(problem, space)
+    scored, best = list(result.evaluated), result.best
+    shown = S.runners_up(best, scored, 3)
+    assert len(shown) == 3 and all(s.fits for s in shown)
+    assert S._placed(best, scored, 3) == shown[-1].step_time_s
+    assert S._placed(best, scored, 10**6) is None
+    unfit = [s for s in scored if not s.fits]
+    if unfit:
+        assert S._placed(None, unfit, 1) is None

@@ -199,7 +199,8 @@ def test_report_extra_takes_zero1_over_zero0_on_a_tie():
     from explorer.core.llm_memory import ZeroStage
     from explorer.core.llm_step import evaluate_llm
     from explorer.solvers import llm_search as S
-    from explorer.solvers.llm_bounds import compute_floor_s, memory_floor_bytes, network_flops, time_bound_s
+    from explorer.core.comm import network_flops
+    from explorer.solvers.llm_bounds import compute_floor_s, memory_floor_bytes, time_bound_s
     from explorer.solvers.llm_space import candidates
 
     problem, space, _r, _rep = _search("gpt3-1.7b", "dgx-a100", 16, 64, 1024)

@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .network import Layer
+from .network import Layer, Network
+from .network_memo import NetworkMemo
 from .partition import (  # noqa: F401 - Counts, ZERO_COUNTS, add_type, advance, zero_counts are re-exported
     JOIN_NODE_TYPES,
     LAYER_TYPES,
@@ -190,6 +191,30 @@ def training_flops(layer: Layer, batch: int) -> int:
     weight gradient) of ``Layer.forward_macs`` multiply-accumulates (B * S_out * D_o * D_i * k^2 / G;
     attention 2 * B * S^2 * D), 2 FLOPs each."""
     return 3 * 2 * layer.forward_macs(batch)
+
+
+_FLOPS: NetworkMemo[int] = NetworkMemo(4)  # a run asks for the same network's FLOPs several times
+_SIZES: NetworkMemo[tuple[tuple[int, int, int], ...]] = NetworkMemo(4)
+
+
+def whole_sizes(network: Network) -> tuple[tuple[int, int, int], ...]:
+    """Per node: A(F_l), A(W_l), A(F_{l+1}) in elements at the network's batch (the cost tables
+    and the evaluator read them both), memoised for the last few networks."""
+    sizes = _SIZES.get(network)
+    if sizes is None:
+        b = network.batch
+        sizes = _SIZES.put(network, tuple([(L.input_elements(b), L.weight_elements(), L.output_elements(b))
+                                           for L in network.layers]))
+    return sizes
+
+
+def network_flops(network: Network) -> int:
+    """Training FLOPs of one step of the whole network at its batch (``training_flops`` summed over
+    the nodes; forward + backward, no recompute), memoised for the last few networks."""
+    flops = _FLOPS.get(network)
+    if flops is None:
+        flops = _FLOPS.put(network, sum(training_flops(layer, network.batch) for layer in network.layers))
+    return flops
 
 
 Shares = tuple[Fraction, Fraction, Fraction, Fraction]  # a group's share of (B, D_i, D_o, G)

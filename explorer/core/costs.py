@@ -17,6 +17,7 @@ from operator import itemgetter
 
 from . import thresholds
 from .cached import cached_property
+from .comm import whole_sizes
 from .network import Network, chain_edges
 from .partition import (  # noqa: F401 - compositions is re-exported
     NUM_TYPES,
@@ -73,8 +74,8 @@ class CostTables:
     @cached_property
     def _base(self) -> list[tuple[int, int, int]]:
         """Per layer: (A(F_l), A(W_l), A(F_{l+1})) in units, unscaled (in ``Size`` order)."""
-        u, b = self.unit_per_element, self.network.batch
-        return [(L.input_elements(b) * u, L.weight_elements() * u, L.output_elements(b) * u) for L in self.network.layers]
+        u = self.unit_per_element
+        return [(f * u, w * u, o * u) for f, w, o in whole_sizes(self.network)]
 
     @cached_property
     def _edge_base(self) -> list[int]:

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from . import thresholds
 from .array import ArraySpec
-from .comm import ZERO_COUNTS, Counts, add_type, advance, footprint_elements, inter_amount, intra_amount, training_flops
+from .comm import ZERO_COUNTS, Counts, add_type, advance, footprint_elements, inter_amount, intra_amount, network_flops
 from .constraints import Constraints
 from .uneven import check_array as check_split_array
 from .uneven import check_network as check_split_network
@@ -22,9 +22,7 @@ from .network import Network
 from .objective import Objective
 from .partition import ALL_TYPES, HALF, JOIN_NODE_TYPES, JOIN_TYPES, LAYER_TYPES, NodeTypes, Space
 from .plan import Plan
-from .split_amounts import split_amounts
 from .timing import Topology, compute_time_s, energy_J, level_times, step_time
-from .torus_links import link_seconds
 
 
 class PlanError(ValueError):
@@ -183,7 +181,6 @@ def _network_facts(network: Network) -> _Facts:
     hit = _FACTS.get(network)
     if hit is not None:
         return hit
-    B = network.batch
     sizes = whole_sizes(network)
     joins = [x.node_types for x in network.layers]  # the kind's behaviour keys the coefficients
     edge_f: list[int] | None = []
@@ -196,7 +193,7 @@ def _network_facts(network: Network) -> _Facts:
     limited = [n for n, (x, nt) in enumerate(zip(network.layers, joins))
                if nt not in (LAYER_TYPES, JOIN_NODE_TYPES) or x.split_levels is not None]
     facts = _Facts(sizes, joins, [n for n, x in enumerate(network.layers) if x.is_join], limited, edge_f,
-                   sum(training_flops(layer, B) for layer in network.layers), _arrays(network, sizes, joins, edge_f))
+                   network_flops(network), _arrays(network, sizes, joins, edge_f))
     return _FACTS.put(network, facts)
 
 
@@ -229,7 +226,7 @@ def evaluate_rational(network: Network, array: ArraySpec, space: Space, plan: Pl
         counts = advance(counts, row)
     footprint = tuple(_to_units(footprint_elements(network.layers[l], B, counts[l], weight_copies), unit) for l in range(L))  # noqa: E741
     level_units = [sum(a) + sum(b) for a, b in zip(intra_rows, inter_rows)]
-    flops = sum(training_flops(layer, B) for layer in network.layers)
+    flops = network_flops(network)
     return _finish(network, array, unit, tuple(intra_rows), tuple(inter_rows), footprint, level_units, counts, flops)
 
 
@@ -285,6 +282,8 @@ def evaluate_split(network: Network, array: ArraySpec, plan: Plan, weight_copies
     """The exact evaluation of a plan with split fractions (any alphas; none given: every split
     1/2), group by group, in integers (``core.split_amounts``; docs/derivations.md, "The evaluator"). Per-level links
     of an H-tree or a torus (link by link where a split below the top is uneven: ``torus_comm``)."""
+    from .split_amounts import split_amounts  # uneven splits only: an even plan's run does not load them
+
     plan = _checked_split(network, array, plan)
     return split_evaluation(network, array, *split_amounts(network, array, plan, weight_copies),
                             comm=torus_comm(network, array, plan))
@@ -297,6 +296,8 @@ def torus_comm(network: Network, array: ArraySpec, plan: Plan, shares=None):
     max(side 0, side 1) * dtype / b_h, which those links equal there)."""
     if array.topology is not Topology.TORUS or all(a == HALF for level in plan.alphas[1:] for row in level for a in row):
         return None
+    from .torus_links import link_seconds
+
     return link_seconds(network, array, plan, shares)
 
 
@@ -349,7 +350,7 @@ def split_evaluation(network: Network, array: ArraySpec, amounts, compute, memor
     leaf_comm = tuple(above)
     leaf_time = tuple(step_time(c, m, array.overlap) for c, m in zip(compute, leaf_comm))
     sent = sum((s0 + s1 for row in amounts for s0, s1 in row), Fraction(0))  # elements, every side, every group
-    flops = sum(training_flops(layer, network.batch) for layer in network.layers)
+    flops = network_flops(network)
     return _evaluation(array, flops, max(leaf_time), sent, intra_units=(), inter_units=(), footprint_units=(),
                        level_cost=tuple(max(max(p) for p in row) for row in amounts), comm_time_s=max(leaf_comm),
                        level_time_s=tuple(max(row) for row in comm), final_counts=(), memory_bytes=max(memory),
@@ -444,12 +445,14 @@ class _Coefficients:
             counts, intra, seen = ZERO_COUNTS, [], []
             for k in col:
                 seen.append(counts)
-                intra.append(self._intra_units(k, counts, join))
+                intra.append(self.intra_of(k, counts, join))
                 counts = self._next_counts(counts, k)
             c = self._columns[key] = _Column(tuple(intra), tuple(seen), counts, {}, join)
         return c
 
-    def _intra_units(self, k: int, counts: Counts, join: bool) -> tuple[int, int, int]:
+    def intra_of(self, k: int, counts: Counts, join) -> tuple[int, int, int]:
+        """Units per element of each tensor size in the intra amount of type ``ALL_TYPES[k]`` after
+        ``counts``, for a node of kind ``join`` (its ``NodeTypes``)."""
         key = (k, counts, join)
         x = self._intra.get(key)
         if x is None:
@@ -466,12 +469,16 @@ class _Coefficients:
     def footprint(self, c: _Column, weight_copies: int) -> tuple[int, int, int]:
         k = c.footprints.get(weight_copies)
         if k is None:  # it depends on the final counts alone: shared by every column that ends with them
-            key = (c.final_counts, c.join, weight_copies)
-            k = self._footprints.get(key)
-            if k is None:
-                k = self._footprints[key] = tuple(
-                    self._units(footprint_elements(p, self.batch, c.final_counts, weight_copies)) for p in self._probes[c.join])
-            c.footprints[weight_copies] = k
+            k = c.footprints[weight_copies] = self.footprint_of(c.final_counts, c.join, weight_copies)
+        return k
+
+    def footprint_of(self, final_counts: Counts, join, weight_copies: int) -> tuple[int, int, int]:
+        """Units per element of each tensor size in the footprint of a node of kind ``join`` after ``final_counts``."""
+        key = (final_counts, join, weight_copies)
+        k = self._footprints.get(key)
+        if k is None:
+            k = self._footprints[key] = tuple(
+                self._units(footprint_elements(p, self.batch, final_counts, weight_copies)) for p in self._probes[join])
         return k
 
     def edge(self, prev: tuple[int, ...], nxt: tuple[int, ...], prev_join: bool, next_join: bool) -> list[int]:
@@ -480,10 +487,12 @@ class _Coefficients:
         k = self._edges.get(key)
         if k is None:
             counts = self.column(nxt, next_join).counts
-            k = self._edges[key] = [self._inter_unit(a, b, c, prev_join, next_join) for a, b, c in zip(prev, nxt, counts)]
+            k = self._edges[key] = [self.inter_of(a, b, c, prev_join, next_join) for a, b, c in zip(prev, nxt, counts)]
         return k
 
-    def _inter_unit(self, a: int, b: int, counts: Counts, prev_join: bool, next_join: bool) -> int:
+    def inter_of(self, a: int, b: int, counts: Counts, prev_join, next_join) -> int:
+        """Units per element of an edge's tensor at a level where the producer (kind ``prev_join``)
+        takes ``ALL_TYPES[a]`` and the consumer (kind ``next_join``, ``counts`` above) ``ALL_TYPES[b]``."""
         key = (a, b, counts, prev_join, next_join)
         k = self._inter.get(key)
         if k is None:

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from .array import ArraySpec
 from .cached import cached_property
-from .comm import training_flops
+from .comm import network_flops
 from .constraints import Constraints
 from .costs import CostTables, plan_final_counts, plan_level_units
 from .network import Network
@@ -53,7 +53,7 @@ class Problem:
     @cached_property
     def flops(self) -> int:
         """Training FLOPs of one step of the whole network (the time objective's compute term)."""
-        return sum(training_flops(layer, self.network.batch) for layer in self.network.layers)
+        return network_flops(self.network)
 
     def real(self, units: int | None) -> Fraction | None:
         """A solver's objective or bound (weighted units) as elements (traffic) or step-time seconds (time)."""

@@ -13,7 +13,7 @@ from math import prod
 from typing import Sequence
 
 from .array import ArraySpec
-from .comm import held_elements, share_flops
+from .comm import held_elements, share_flops, whole_sizes  # noqa: F401 - whole_sizes is re-exported
 from .errors import SpecError
 from .kinds import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SPLIT_TIME_LIMIT, FreeAlphas  # noqa: F401 - re-exported
 from .network import Layer, LayerKind, Network
@@ -142,11 +142,6 @@ def group_shares(plan: Plan, level: int, group: int, layer: int, node: Layer | N
         t = plan.types[k][layer]
         shares[(t.spec if node is None else spec_of(node, t)).halves] *= side_share(plan.alphas[k][anc][layer], side)
     return shares
-
-
-def whole_sizes(network: Network) -> list[tuple[int, int, int]]:
-    b = network.batch
-    return [(L.input_elements(b), L.weight_elements(), L.output_elements(b)) for L in network.layers]
 
 
 def group_amounts(network: Network, plan: Plan, level: int, group: int) -> Pair:

@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ...core.array import ArraySpec
-from ...core.comm import training_flops
+from ...core.comm import network_flops
 from ...core.evaluate import evaluate
 from ...core.network import Network
 from ...core.paper_accounting import Accounting, hierarchical_dp, level_costs, torus_uniform_level_bandwidths
@@ -60,7 +60,7 @@ class Point:
 
     @property
     def flops(self) -> int:
-        return sum(training_flops(layer, self.network.batch) for layer in self.network.layers)
+        return network_flops(self.network)
 
 
 @dataclass(frozen=True, slots=True)
