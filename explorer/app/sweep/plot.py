@@ -104,7 +104,7 @@ def _draw(out: str | Path, make: Callable[[], tuple[Any, tuple[str, ...]]]) -> P
 
     path = check_target(out)
     before = set(plt.get_fignums())
-    with fonts.missing_glyphs() as missing:
+    with fonts.missing_glyphs() as missing, fonts.literal_text():
         try:
             fig, notes = make()
         except BaseException:  # a refusal met after a figure was opened: none is left open
