@@ -38,8 +38,12 @@ def literal_text() -> Iterator[None]:
     sweep plots set no log-axis formatter that writes mathtext (``labels.plain_log_labels``)."""
     import matplotlib
 
-    with matplotlib.rc_context({"text.parse_math": False}):
+    held = matplotlib.rcParams["text.parse_math"]  # this setting alone (rc_context would undo the fonts chosen meanwhile)
+    matplotlib.rcParams["text.parse_math"] = False
+    try:
         yield
+    finally:
+        matplotlib.rcParams["text.parse_math"] = held
 
 
 @contextmanager
