@@ -556,7 +556,7 @@ def test_ctrl_c_stops_at_once_and_the_rerun_resumes(tmp_path):
     t = time.time()
     err = p.communicate(timeout=20)[1]
     assert p.returncode == 130 and time.time() - t < 5
-    assert "interrupted; 4 points are cached" in err and "rerun the same command to resume" in err, err
+    assert "interrupted; 4 points cached this run, 4 in all in" in err and "rerun the same command to resume" in err, err
     assert not (tmp_path / "o" / "results.csv").exists()
     assert_group_ends(p, 5, "the sweep was interrupted")
 

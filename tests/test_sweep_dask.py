@@ -100,8 +100,8 @@ def test_ctrl_c_of_a_dask_sweep_prints_only_the_one_line(tmp_path):
         time.sleep(0.1)
     time.sleep(1.0)  # the CP-SAT points are running on both workers
     err = _interrupted(p)
-    assert err.strip().splitlines()[-1] == ("explore: interrupted; 4 points are cached in "
-                                            f"{tmp_path / 'o'}: rerun the same command to resume"), err
+    assert err.strip().splitlines()[-1] == ("explore: interrupted; 4 points cached this run, 4 in all in "
+                                            f"{tmp_path / 'o'}'s cache: rerun the same command to resume"), err
 
 
 def _interrupted(p) -> str:
@@ -137,6 +137,6 @@ def test_ctrl_c_while_the_dask_cluster_starts_prints_only_the_one_line(tmp_path)
         os.killpg(p.pid, signal.SIGKILL)
         raise
     err = _interrupted(p)
-    assert err.strip().splitlines() == [f"explore: interrupted; 0 points are cached in {tmp_path / 'o'}: rerun the "
-                                        "same command to resume"], err
+    assert err.strip().splitlines() == [f"explore: interrupted; 0 points cached this run, 0 in all in {tmp_path / 'o'}'s "
+                                        "cache: rerun the same command to resume"], err
     assert psutil.wait_procs(children, timeout=30)[1] == []  # every one ended

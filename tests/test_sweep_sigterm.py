@@ -34,7 +34,7 @@ def test_sigterm_stops_the_sweep_as_ctrl_c_does(tmp_path, group):
     err = p.communicate(timeout=30)[1]
     assert p.returncode == 143 and time.time() - t < 10, (p.returncode, err)
     lines = err.strip().splitlines()
-    assert lines == ["explore: interrupted by SIGTERM; 4 points are cached in " + str(tmp_path / "o") +
-                     ": rerun the same command to resume"], err
+    assert lines == ["explore: interrupted by SIGTERM; 4 points cached this run, 4 in all in " + str(tmp_path / "o") +
+                     "'s cache: rerun the same command to resume"], err
     assert not (tmp_path / "o" / LOCK_NAME).exists() and not (tmp_path / "o" / "results.csv").exists()
     assert_group_ends(p, 10, "SIGTERM")

@@ -35,11 +35,12 @@ class Reporter:
     def __init__(self, quiet: bool):
         self.bar = None
         self.quiet = quiet
-        self.last = None
+        self.first = self.last = None
 
     def __call__(self, p) -> None:
         if self.last is None and p.rejected:  # (known from the first call on, before any point is solved)
             click.echo(rejected_line(p.rejected), err=True)
+        self.first = self.first or p
         self.last = p
         if self.quiet or not sys.stderr.isatty():
             return
@@ -55,6 +56,16 @@ class Reporter:
         self.bar.set_postfix(figures, refresh=bool(p.running))  # (before update: a point done names none)
         if p.done != self.bar.n:
             self.bar.update(p.done - self.bar.n)
+
+    def cached_text(self, out: str) -> str:
+        """What an interrupted run leaves cached: '3 points cached this run, 34 in all in OUT's cache'
+        (the points this run solved, a point that raised is not cached; and the folder's entries,
+        ``Cache.count``: those of earlier runs too, which a rerun reuses)."""
+        from .sweep.cache import Cache
+
+        first, last = self.first, self.last
+        new = (last.done - last.failed) - (first.done - first.failed) if first else 0
+        return f"{plural(new, 'point')} cached this run, {Cache(out).count():,} in all in {out}'s cache"
 
     def close(self) -> None:
         """Close the bar once, whatever happens (a Ctrl-C while tqdm draws included): a bar left
@@ -155,10 +166,8 @@ def sweep_run(file, out, workers, engine, scheduler, shard, pareto, pareto_by, m
             report.close()
     except KeyboardInterrupt as stop:
         interrupted = True  # later Ctrl-Cs stay ignored until the process has exited
-        done = report.last.done if report.last else 0
         by = " by SIGTERM" if isinstance(stop, Terminated) else ""
-        click.echo(f"explore: interrupted{by}; {plural(done, 'point is', 'points are')} cached in {out}: rerun the same "
-                   "command to resume", err=True)
+        click.echo(f"explore: interrupted{by}; {report.cached_text(out)}: rerun the same command to resume", err=True)
         sys.exit(143 if by else 130)  # 128 + the signal's number, as a shell reports a process it ended
     finally:
         if not interrupted:

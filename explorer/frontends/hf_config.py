@@ -13,6 +13,7 @@ from pathlib import Path
 from ..core.errors import SpecError, is_int, shown
 from ..core.names import given_as
 from ..core.network import Network
+from .bounded import Refused, read_bounded
 from .fields import check_pos_int
 from .transformer import Family, TransformerShape, build_transformer, position_problem
 
@@ -88,9 +89,9 @@ def load_hf_config(path: str | Path, batch: int | None = None, sequence: int | N
 def _read_json(path: str | Path) -> dict:
     p = Path(path)
     try:
-        if p.stat().st_size > MAX_CONFIG_BYTES:
-            raise SpecError(str(path), f"larger than {MAX_CONFIG_BYTES // 2**20} MiB: not a model config")
-        cfg = json.loads(p.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys)
+        cfg = json.loads(read_bounded(p, MAX_CONFIG_BYTES, regular=False).decode("utf-8"), object_pairs_hook=_unique_keys)
+    except Refused as e:
+        raise SpecError(str(path), f"{e}: not a model config") from None
     except _DuplicateKey as e:
         raise SpecError(str(path), f"duplicate key {shown(e.args[0])} (give each key once: readers differ on "
                                    "which one counts)") from None

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from ..core.errors import SpecError
+from .bounded import Refused, read_bounded
 from .yaml_layers import split_layers
 
 
@@ -151,11 +152,9 @@ def load_yaml_file(path: str | Path) -> dict:
     """Read and strictly parse a YAML file; a missing file is a SpecError."""
     p = Path(path)
     try:
-        with open(p, "rb") as f:
-            raw = f.read(MAX_SPEC_BYTES + 1)  # bounded: '--model /dev/zero' must not eat the memory
-        if len(raw) > MAX_SPEC_BYTES:
-            raise SpecError(str(path), f"larger than {MAX_SPEC_BYTES // 2**20} MiB: not a spec file")
-        text = raw.decode("utf-8")
+        text = read_bounded(p, MAX_SPEC_BYTES, regular=False).decode("utf-8")  # '--model /dev/zero': bounded
+    except Refused as err:
+        raise SpecError(str(path), f"{err}: not a spec file") from None
     except FileNotFoundError:
         raise SpecError(str(path), "no such file") from None
     except IsADirectoryError:

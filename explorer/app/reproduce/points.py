@@ -32,6 +32,7 @@ from ...core.plan import Plan
 from ...core.solution import SolveOptions
 from ...core.timing import compute_time_s, energy_J, level_times, step_time
 from ...frontends import load_array
+from ...frontends.bounded import MAX_ENTRY_BYTES, read_bounded
 from ..baselines import BASELINES, baseline_plan
 from ..code_stamp import code_stamp
 from ..run import run
@@ -141,7 +142,7 @@ def _read(path: Path, key: str, network: Network, levels: int, accounting: Accou
     """The point of the entry at ``path``, or None when it fails its check: its seal (an edit or
     damage), its key (another point's entry copied there) or its shape."""
     try:
-        body = unseal(path.read_text(encoding="utf-8"))
+        body = unseal(read_bounded(path, MAX_ENTRY_BYTES).decode("utf-8"))  # larger: damaged (TooLarge, an OSError)
         data = json.loads(body) if body is not None else None
         if isinstance(data, dict) and data.get("key") == key:
             return _from_json(data, network, levels, accounting)
@@ -202,7 +203,7 @@ def _stale(path: Path) -> bool:
     if not ENTRY_NAME.fullmatch(path.name) or path.is_symlink() or not path.is_file():
         return False
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_bounded(path, MAX_ENTRY_BYTES))
     except (OSError, ValueError):
         return False
     if not (isinstance(data, dict) and isinstance(data.get("plans"), list)):

@@ -20,6 +20,7 @@ from typing import Any
 from ...core.errors import SpecError
 from ...core.names import given_as
 from ...frontends import zoo
+from ...frontends.bounded import MAX_ENTRY_BYTES, NotRegular, TooLarge, read_bounded
 from ..code_stamp import code_stamp
 from ..output import new_file_mode
 from ..seal import seal, unseal
@@ -110,8 +111,13 @@ class Cache:
         """The point's entry, or None: none stored, or one that fails its check (then in ``rejected``)."""
         path = self._path(key)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_bounded(path, MAX_ENTRY_BYTES).decode("utf-8")
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):  # none (a file or folder in the way: ``put`` says so)
+            return None
+        except NotRegular:  # a FIFO (not read: it would block): no entry, solved and replaced (as reproduce's cache)
+            return None
+        except TooLarge:  # larger than any entry written (MAX_ENTRY_BYTES): damaged, solved again
+            self.rejected.append(path)
             return None
         except (OSError, ValueError):  # unreadable, or not UTF-8
             text = ""
@@ -124,6 +130,14 @@ class Cache:
             self.rejected.append(path)
             return None
         return Outcome.from_json(index, data, cached=True)
+
+    def count(self) -> int:
+        """How many entries the folder holds (regular files named as ``_path`` names them; of
+        other code too, which this code never reads): a count for a message, not a check."""
+        try:
+            return sum(1 for p in self.dir.glob("??/*.json") if p.is_file())
+        except OSError:
+            return 0
 
     def put(self, key: str, outcome: Outcome) -> None:
         if outcome.status == ERROR:

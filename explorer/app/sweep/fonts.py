@@ -1,7 +1,7 @@
 """Fonts of the plots: layer, model and series names in any script. matplotlib's DejaVu Sans has
 no CJK (and many other) glyphs; an installed font that has them is added as a fallback, and a
 character no font has is drawn as a box and said once (``explore plot: warning: ...``), not as
-matplotlib's raw warning per glyph and per drawing."""
+matplotlib's raw warning per glyph and per drawing. Every text is drawn as written (``literal_text``)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,22 @@ def use_fallbacks(matplotlib) -> tuple[str, ...]:
     if chosen and BASE in installed:
         matplotlib.rcParams["font.family"] = [BASE, *chosen]
     return chosen
+
+
+@contextmanager
+def literal_text() -> Iterator[None]:
+    """Draw every text made meanwhile as written: titles, labels, tick labels, legend entries and
+    layer names come from the user or the data, and a '$' in one (``--title '$x^{$'``, a layer
+    named ``f$\\q{$``) must not be read as matplotlib's mathtext (a parse error: a traceback). The
+    sweep plots set no log-axis formatter that writes mathtext (``labels.plain_log_labels``)."""
+    import matplotlib
+
+    held = matplotlib.rcParams["text.parse_math"]  # this setting alone (rc_context would undo the fonts chosen meanwhile)
+    matplotlib.rcParams["text.parse_math"] = False
+    try:
+        yield
+    finally:
+        matplotlib.rcParams["text.parse_math"] = held
 
 
 @contextmanager

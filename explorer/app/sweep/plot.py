@@ -17,11 +17,12 @@ from ...core.units import plural
 from . import fonts, layout, plan_labels
 from .labels import factor, label, plain_log_labels, time_unit
 from .plot_checks import check_categories, check_numbers, check_series, to_float
-from .table import cell, number, numeric_columns, pareto_labels, read_rows
+from .table import cell, file_lines, number, numeric_columns, pareto_labels, read_json_file, read_rows
 from .titles import point_scope, proven_text, titled
 
 KINDS = ("line", "bar", "scatter", "heatmap")
 TYPE_COLOURS = {"I": "#4c72b0", "II": "#dd8452", "III": "#55a868"}
+MAX_TITLE, MAX_TITLE_LINES = 200, 4  # --title: refused beyond (docs/commands.md; 100,000 characters took 226 s)
 BROKEN = "breaks a limit (see violations)"  # legend entry of a plan over the memory limit or a cap
 BROKEN_MARK = dict(marker="x", color="black", s=46, linewidths=1.6, zorder=6)  # drawn over such a point
 PARETO_STYLE = {  # label -> (legend text, marker, filled)
@@ -105,7 +106,7 @@ def _draw(out: str | Path, make: Callable[[], tuple[Any, tuple[str, ...]]]) -> P
 
     path = check_target(out)
     before = set(plt.get_fignums())
-    with fonts.missing_glyphs() as missing:
+    with fonts.missing_glyphs() as missing, fonts.literal_text():
         try:
             fig, notes = make()
         except BaseException:  # a refusal met after a figure was opened: none is left open
@@ -174,7 +175,7 @@ def check_whole(folder: Path, rows: int) -> None:
     """A folder whose sweep.json counts more points than results.csv holds (not a shard's: a merge
     of some shards written by an older explore) is refused: its lines would run across the gaps."""
     try:
-        m = json.loads((folder / "sweep.json").read_text(encoding="utf-8"))
+        m = read_json_file(folder / "sweep.json")
         total, shard = int(m["total"]), m["shard"]
     except (OSError, ValueError, KeyError, TypeError):
         return  # a results.csv without a manifest: nothing to compare with
@@ -294,7 +295,7 @@ def read_reference(folder: str | Path) -> dict[str, Any]:
     from ...frontends.yamlio import load_yaml_file
 
     try:
-        source = json.loads((Path(folder) / "sweep.json").read_text(encoding="utf-8"))["source"]
+        source = read_json_file(Path(folder) / "sweep.json")["source"]
     except (OSError, ValueError, KeyError, TypeError):
         raise SpecError("--reference", f"no sweep.json in {folder} naming its sweep file") from None
     if not source or not Path(source).is_file():
@@ -369,6 +370,15 @@ def _check_chart(chart: Chart) -> None:
         raise SpecError("explore plot", "give --x and --y (or --plan ROW)")
     if chart.kind == "heatmap" and not chart.z:
         raise SpecError("--z", "a heatmap needs --z COL, the value shown in each cell")
+    _check_title(chart.title)
+
+
+def _check_title(title: str | None) -> None:
+    """--title: at most MAX_TITLE characters in MAX_TITLE_LINES lines (100,000 took 226 s to lay out)."""
+    if title is not None and (len(title) > MAX_TITLE or title.count("\n") >= MAX_TITLE_LINES):
+        size = f"{len(title):,} characters" if len(title) > MAX_TITLE else f"{title.count(chr(10)) + 1} lines"
+        raise SpecError("--title", f"{size}: a title has at most {MAX_TITLE} characters in {MAX_TITLE_LINES} lines "
+                                   "(a long line is wrapped to the figure's width)")
 
 
 def plot_chart(folder: str | Path, chart: Chart, out: str | Path) -> Plotted:
@@ -544,6 +554,7 @@ def plot_pareto(folder: str | Path, chart: Chart, out: str | Path) -> Plotted:
     proven-optimal points are called Pareto-optimal; DP points on the front are marked level-optimal."""
     if not chart.x or not chart.y:
         raise SpecError("--pareto", "give --x and --y, the two columns to minimise")
+    _check_title(chart.title)
     return _draw(out, lambda: pareto_figure(folder, chart))
 
 
@@ -623,16 +634,15 @@ def _left_out_note(left: list[str]) -> str:
 def read_plan(folder: str | Path, row: int) -> dict[str, Any]:
     path = Path(folder) / "plans.jsonl"
     try:
-        with open(path, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                try:
-                    d = json.loads(line)
-                    found = d["index"] == row
-                except (ValueError, KeyError, TypeError):  # cut short, or not a sweep's line
-                    raise SpecError(str(path), f"line {n}: not a sweep result (truncated or edited?): rerun explore "
-                                               "sweep (cached points are reused)") from None
-                if found:
-                    return d
+        for n, line in enumerate(file_lines(path), 1):  # a line at a time, of a regular file (``bounded``)
+            try:
+                d = json.loads(line)
+                found = d["index"] == row
+            except (ValueError, KeyError, TypeError):  # cut short, or not a sweep's line
+                raise SpecError(str(path), f"line {n}: not a sweep result (truncated or edited?): rerun explore "
+                                           "sweep (cached points are reused)") from None
+            if found:
+                return d
     except FileNotFoundError:
         raise SpecError(str(folder), "no plans.jsonl here (run explore sweep first)") from None
     except (OSError, UnicodeDecodeError) as err:

@@ -13,10 +13,11 @@ import json
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from ...core.errors import SpecError
 from ...core.names import flag_set
+from ...frontends.bounded import MAX_ENTRY_BYTES, Refused, open_regular, read_bounded, read_line
 from ..output import OutputError, write_text
 from .point import ALPHAS_KEY, ANSWERED_BY, FIGURES, NOTE, SPLIT_KEYS, Outcome
 
@@ -270,7 +271,7 @@ def check_destination(out_dir: Path, name: str, force: bool = False) -> None:
     if force or not out_dir.is_dir():
         return
     try:
-        held = json.loads((out_dir / "sweep.json").read_text(encoding="utf-8")).get("name")
+        held = read_json_file(out_dir / "sweep.json").get("name")
     except FileNotFoundError:
         found = [n for n in ("results.csv", "plans.jsonl") if (out_dir / n).exists()]
         if found:
@@ -316,7 +317,7 @@ PLOTS_KEY = "plots"  # sweep.json: the images explore plot drew into the folder,
 def _held(out_dir: Path) -> dict[str, Any]:
     """The folder's sweep.json as a mapping ({} when there is none or it cannot be read)."""
     try:
-        held = json.loads((out_dir / "sweep.json").read_text(encoding="utf-8"))
+        held = read_json_file(out_dir / "sweep.json")
     except (OSError, ValueError):
         return {}
     return held if isinstance(held, dict) else {}
@@ -353,62 +354,95 @@ def record_plot(folder: Path, image: Path) -> None:
         write_atomic(folder / "sweep.json", json.dumps({**held, PLOTS_KEY: [*names, image.name]}, indent=2) + "\n")
 
 
-def read_entries(folder: Path) -> tuple[Manifest, list[tuple[dict[str, Any], Outcome]]]:
-    """A finished sweep folder's manifest and its (point, outcome) pairs from plans.jsonl."""
+def read_json_file(path: Path) -> Any:
+    """A JSON file a sweep wrote (sweep.json): a regular file of at most ``MAX_ENTRY_BYTES``
+    (``bounded``: a FIFO is refused, not waited on); OSError (``Refused`` among them) or ValueError."""
+    return json.loads(read_bounded(path, MAX_ENTRY_BYTES))
+
+
+def file_lines(path: Path) -> Iterator[bytes]:
+    """The lines of a file a sweep wrote (plans.jsonl, results.csv), one at a time from a regular
+    file (``bounded``: each at most ``MAX_LINE_BYTES``); ``Refused`` names the file (``where``)."""
     try:
-        manifest = Manifest.from_json(json.loads((folder / "sweep.json").read_text(encoding="utf-8")))
-        lines = (folder / "plans.jsonl").read_text(encoding="utf-8").splitlines()
+        with open_regular(path) as f:
+            while line := read_line(f):
+                yield line
+    except Refused as err:
+        err.where = str(path)
+        raise
+
+
+def read_entries(folder: Path) -> tuple[Manifest, list[tuple[dict[str, Any], Outcome]]]:
+    """A finished sweep folder's manifest and its (point, outcome) pairs from plans.jsonl, read a line at a time."""
+    plans = folder / "plans.jsonl"
+    try:
+        manifest = Manifest.from_json(read_json_file(folder / "sweep.json"))
+        entries = [_entry(plans, n, line) for n, line in enumerate(file_lines(plans), 1)]
     except FileNotFoundError as err:
         if not folder.exists():
             raise SpecError(str(folder), "no such folder") from None
         raise SpecError(str(folder), f"not a sweep output folder (no {Path(err.filename).name})") from None
+    except Refused as err:
+        raise SpecError(err.where or str(folder), str(err)) from None
+    except SpecError:
+        raise
     except (OSError, ValueError, KeyError) as err:
         raise SpecError(str(folder), f"cannot read the sweep output: {err}") from None
-    entries = []
-    for n, line in enumerate(lines, 1):
-        try:
-            d = json.loads(line)
-            entries.append((d["point"], Outcome.make(d["index"], d["result"], d["status"], d["error"] or "",
-                                                (d["result"] or {}).get("wall_s", 0.0), d["cached"])))
-        except (ValueError, KeyError, TypeError) as err:
-            raise SpecError(f"{folder / 'plans.jsonl'}", f"line {n}: not a sweep result ({err})") from None
     return manifest, entries
 
 
-def read_rows(folder: Path) -> tuple[list[str], list[dict[str, str]]]:
-    """results.csv as (columns, rows of strings); a file cut short (no final newline, a row with
-    fewer or more cells than the header, fewer rows than plans.jsonl has points) is an error."""
-    path = folder / "results.csv" if folder.is_dir() else folder
+def _entry(plans: Path, n: int, line: bytes) -> tuple[dict[str, Any], Outcome]:
+    """Line ``n`` of plans.jsonl as (point, outcome); SpecError naming the file and line."""
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            text = f.read()
+        d = json.loads(line)
+        return d["point"], Outcome.make(d["index"], d["result"], d["status"], d["error"] or "",
+                                        (d["result"] or {}).get("wall_s", 0.0), d["cached"])
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise SpecError(f"{plans}", f"line {n}: not a sweep result ({err})") from None
+
+
+def read_rows(folder: Path) -> tuple[list[str], list[dict[str, str]]]:
+    """results.csv as (columns, rows of strings), read a line at a time; a file cut short (no final
+    newline, a row with fewer or more cells than the header, fewer rows than plans.jsonl has points)
+    is an error, and so is one that is not a regular file (a FIFO) or has a line over ``MAX_LINE_BYTES``."""
+    path = folder / "results.csv" if folder.is_dir() else folder
+    rerun = "rerun explore sweep (cached points are reused) or explore sweep merge"
+    try:
+        if not _ends_a_line(path):
+            raise SpecError(str(path), f"truncated (the last line is cut short): {rerun}")
+        reader = csv.DictReader(line.decode("utf-8") for line in file_lines(path))
+        rows = []
+        for n, r in enumerate(reader, 2):
+            if None in r or None in r.values():
+                raise SpecError(str(path), f"line {n} does not have the header's {len(reader.fieldnames or [])} cells: "
+                                           f"truncated or edited; {rerun}")
+            rows.append(r)
     except FileNotFoundError:
         raise SpecError(str(folder), "no results.csv here (run explore sweep first)") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise SpecError(str(path), f"cannot read: {err}") from None
-    rerun = "rerun explore sweep (cached points are reused) or explore sweep merge"
-    if text and not text.endswith("\n"):
-        raise SpecError(str(path), f"truncated (the last line is cut short): {rerun}")
-    try:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        rows = list(reader)
     except csv.Error as err:
         raise SpecError(str(path), f"not a results table ({err}): {rerun}") from None
-    cols = list(reader.fieldnames or [])
-    for n, r in enumerate(rows, 2):
-        if None in r or None in r.values():
-            raise SpecError(str(path), f"line {n} does not have the header's {len(cols)} cells: truncated or edited; {rerun}")
+    except (OSError, UnicodeDecodeError) as err:
+        raise SpecError(str(path), f"cannot read: {err}") from None
     points = _count_lines(path.parent / "plans.jsonl")
     if points is not None and points != len(rows):
         raise SpecError(str(path), f"{len(rows)} rows, but plans.jsonl beside it holds {points} points: truncated or "
                                    f"written by another run; {rerun}")
-    return cols, rows
+    return list(reader.fieldnames or []), rows
+
+
+def _ends_a_line(path: Path) -> bool:
+    """Whether a regular file is empty or ends in a newline (``bounded.NotRegular`` when it is not one)."""
+    with open_regular(path) as f:
+        if f.seek(0, io.SEEK_END) == 0:
+            return True
+        f.seek(-1, io.SEEK_END)
+        return f.read(1) == b"\n"
 
 
 def _count_lines(path: Path) -> int | None:
     """Lines of a file (None when it is not there), read in blocks."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # a FIFO: none (``bounded``), not waited on
             return sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
     except OSError:
         return None
