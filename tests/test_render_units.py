@@ -32,15 +32,35 @@ def test_seconds_and_joules_on_one_ladder(v, seconds, joules):
     assert (fmt_seconds(v), fmt_joules(v)) == (seconds, joules)
 
 
-def test_gib_text_is_the_one_gib_form_of_the_reports():
-    """core.units.gib_text: the memory limits explore writes in GiB (render, results, the split's
-    refusal), exact Fractions and huge values alike."""
-    from explorer.core.cluster import GpuKind
-    from explorer.core.units import GiB, gib_text
+@pytest.mark.parametrize("v, shown", [
+    (4 * 2**30, "4 GiB"),  # 4,294,967,296 B: the array's memory_GiB 4, as the constraints line says it
+    (529_184_000, "504.7 MiB"),  # 529,184,000 / 2^20 = 504.669... (the worked example's dp, was 529.184 MB)
+    (1_446_000_000, "1.347 GiB"),  # 1,446,000,000 / 2^30 = 1.3467...
+    (80 * 2**30, "80 GiB"),
+    (F(2**30, 20), "51.2 MiB"),  # --memory 0.05: 53,687,091.2 B / 2^20 = 51.2
+    (F(10239, 10) * 2**10, "1023.9 KiB"),  # from 1000 of a unit up one decimal: not '1024 KiB'
+    (2**20 - 52, "1023.9 KiB"),  # 1,048,524 B = 1023.949... KiB
+    (2**20 - 51, "1 MiB"),  # 1023.950... KiB rounds to 1024.0: the next unit's 1
+    (2**20, "1 MiB"),
+    (1000 * 2**10, "1000 KiB"),
+    (1023, "1023 B"), (F(102399, 100), "1 KiB"),  # bytes too: 1023.99 B is not '1024 B'
+    (48, "48 B"), (0, "0 B"), (F(3, 50), "0.06 B"),  # a fraction of a byte is never '0 B'
+    (3 * 2**40, "3 TiB"), (2**50, "1,024 TiB"),
+    (10**400, "9.095e+387 TiB"),  # no OverflowError
+    (-(2**31), "-2 GiB"), (None, "-"),
+])
+def test_memory_text_is_the_one_binary_form_of_the_reports(v, shown):
+    """core.units.memory_text: memory limits, capacities and footprints (explore's table, check,
+    explore split, warnings, suggestions), exact Fractions and huge values alike."""
+    from explorer.core.units import memory_text
 
-    assert gib_text(80 * GiB) == "80 GiB"
-    assert gib_text(F(GiB, 20)) == "0.05 GiB"
-    assert gib_text(10**400) == "inf GiB"  # no OverflowError
+    assert memory_text(v) == shown
+
+
+def test_gpu_memory_bytes_are_exact():
+    from explorer.core.cluster import GpuKind
+    from explorer.core.units import GiB
+
     mem = GpuKind("g", F(1), 80).memory_bytes  # an int memory_GiB still gives exact Fraction bytes
     assert mem == 80 * GiB and isinstance(mem, F)
 
