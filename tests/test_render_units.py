@@ -1,6 +1,7 @@
 """fmt_seconds and fmt_joules share one milli/micro ladder (render._milli_micro): each keeps its
 own forms below a microunit (nanoseconds; e-notation) and its own micro digits, and both switch to
-e-notation from a million units up."""
+e-notation from a million units up. Memory has one binary form (core.units.memory_text) in every
+report, traffic and caps their decimal one."""
 
 from __future__ import annotations
 
