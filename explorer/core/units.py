@@ -4,7 +4,8 @@ One rule everywhere (``--cap``, a constraints file's ``caps``, an array's
 ``cap_bytes_per_step``/``cap_seconds_per_step``): an amount is a number *with a unit*; a
 bare number is refused, so ``2`` never silently means 2 bytes in one place and an error in
 another. Also: counts and amounts formatted for messages without converting huge integers
-to float (which overflows beyond 1e308).
+to float (which overflows beyond 1e308), and memory's one written form (``memory_text``:
+binary units in every report; bytes over links stay decimal, as bandwidth is in GB/s).
 """
 
 from __future__ import annotations
