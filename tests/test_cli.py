@@ -137,11 +137,11 @@ def test_check_under_memory_shows_the_limit_and_no_gap_for_a_plan_that_breaks_it
     code, out, _ = run(CHECK_MEMORY, capsys)
     assert code == 0
     lines = out.splitlines()
-    assert lines[1] == "constraints: memory 0.05 GiB/accelerator (weight copies 0)"
+    assert lines[1] == "constraints: memory 51.2 MiB/accelerator (weight copies 0)"
     dp_row = next(line for line in lines if line.startswith("  dp "))
-    assert dp_row.endswith("PLAN BREAKS: memory <= 0.05 GiB (53.69 MB) per accelerator")
+    assert dp_row.endswith("PLAN BREAKS: memory <= 51.2 MiB per accelerator")
     assert "gap -" not in out and "-0.580%" not in out
-    assert "DP 1.077378e-01: no gap, its plan breaks memory <= 0.05 GiB (53.69 MB) per accelerator" in out
+    assert "DP 1.077378e-01: no gap, its plan breaks memory <= 51.2 MiB per accelerator" in out
     code, out, _ = run(CHECK_MEMORY + ["--format", "json"], capsys)
     o = json.loads(out)["optimum"]
     assert (o["dp_gap"], o["dp_gap_percent"], o["dp_satisfies_constraints"]) == (None, None, False)
@@ -245,7 +245,7 @@ def test_check_reports_a_conflict(capsys):
     r = json.loads(out)
     assert code == 0 and r["agree"] and r["optimum"] is None
     assert r["infeasible"] == ["exact", "cpsat", "brute"]  # the exact solver proves it too (memory alone)
-    assert r["conflict"] == ["memory <= 0.0001 GiB (107.4 kB) per accelerator (--memory)"]
+    assert r["conflict"] == ["memory <= 104.9 KiB per accelerator (--memory)"]
     assert r["suggestion"].startswith("the smallest feasible memory is")
 
 

@@ -184,7 +184,7 @@ def test_infeasible_split_text_names_the_conflict_as_its_json_does(capsys):
     base = ["--model", "lenet-c", "--array", "tpu-mix-16", "--alpha-grid", "2", "--memory", "0.00001",
             "--split", "optimal", "--solver", "exact"]
     code, out, _ = run_cli(base, capsys)
-    conflict = "memory <= 1e-05 GiB (10.74 kB) per accelerator (--memory)"
+    conflict = "memory <= 10.49 KiB per accelerator (--memory)"
     assert code == 1 and f"no plan satisfies the constraints; these conflict: {conflict}" in out, out
     code, js, _ = run_cli(base + ["--format", "json"], capsys)
     assert code == 1 and json.loads(js)["conflict"] == [conflict]
@@ -197,7 +197,7 @@ def test_split_table_marks_a_baseline_that_breaks_a_limit(capsys):
             "--split", "optimal", "--solver", "exact"]
     code, out, _ = run_cli(base, capsys)
     rows = {line.split()[0]: line for line in out.splitlines()[out.splitlines().index("speedup over equal-split plans:") + 1:]}
-    assert code == 0 and "BREAKS memory <= 0.0015 GiB (1.611 MB) per accelerator" in rows["data"], out
+    assert code == 0 and "BREAKS memory <= 1.536 MiB per accelerator" in rows["data"], out
     assert "BREAKS" not in rows["the"] + rows["HyPar's"]
     code, js, _ = run_cli(base + ["--format", "json"], capsys)
     b = json.loads(js)["baselines"]

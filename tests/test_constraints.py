@@ -290,14 +290,14 @@ def _memory_conflict(args, capsys) -> list[str]:
 
 def test_memory_conflict_names_its_source(tmp_path, capsys):
     """--memory, a constraints file's memory_GiB, the array file's memory_GiB: the conflict says which."""
-    assert _memory_conflict(["--memory", "0.0001"], capsys) == ["memory <= 0.0001 GiB (107.4 kB) per accelerator (--memory)"]
+    assert _memory_conflict(["--memory", "0.0001"], capsys) == ["memory <= 104.9 KiB per accelerator (--memory)"]
     cons = tmp_path / "c.yaml"
     cons.write_text("version: 1\nmemory_GiB: 0.0001\n")
     assert _memory_conflict(["--constraints", str(cons)], capsys) == [
-        f"memory <= 0.0001 GiB (107.4 kB) per accelerator ({cons} memory_GiB)"]
+        f"memory <= 104.9 KiB per accelerator ({cons} memory_GiB)"]
     arr = tmp_path / "a.yaml"
     arr.write_text((Path(__file__).parents[1] / "spaces" / "arrays" / "hypar-16.yaml").read_text().replace("memory_GiB: 4", "memory_GiB: 0.0001"))
-    assert _memory_conflict(["--array", str(arr)], capsys) == ["memory <= 0.0001 GiB (107.4 kB) per accelerator (array memory_GiB)"]
+    assert _memory_conflict(["--array", str(arr)], capsys) == ["memory <= 104.9 KiB per accelerator (array memory_GiB)"]
 
 
 def test_memory_conflict_source_in_check_and_the_uneven_split(capsys):
@@ -306,15 +306,15 @@ def test_memory_conflict_source_in_check_and_the_uneven_split(capsys):
 
     code, out, _ = run_cli(["check", "--model", "lenet-c", "--levels", "2", "--solvers", "exact", "--memory", "0.0001",
                             "--format", "json"], capsys)
-    assert code == 0 and json.loads(out)["conflict"] == ["memory <= 0.0001 GiB (107.4 kB) per accelerator (--memory)"]
+    assert code == 0 and json.loads(out)["conflict"] == ["memory <= 104.9 KiB per accelerator (--memory)"]
     code, out, _ = run_cli(["--model", "lenet-c", "--array", "tpu-mix-16", "--split", "optimal", "--solver", "exact",
                             "--alpha-grid", "4", "--memory", "0.00001", "--format", "json"], capsys)
-    assert code == 1 and json.loads(out)["conflict"] == ["memory <= 1e-05 GiB (10.74 kB) per accelerator (--memory)"]
+    assert code == 1 and json.loads(out)["conflict"] == ["memory <= 10.49 KiB per accelerator (--memory)"]
 
 
 def test_with_sources_leaves_option_pins_bare_and_names_memory():
     c = Constraints(pins=(Pin(0, None, T.I, origin="--pin"),), memory_bytes=Fraction(1000), memory_set=True,
                     memory_origin="--memory")
-    assert c.with_sources(c.side_names()) == ["pin layer 0@*=I", "memory <= 9.313e-07 GiB (1 kB) per accelerator (--memory)"]
+    assert c.with_sources(c.side_names()) == ["pin layer 0@*=I", "memory <= 1000 B per accelerator (--memory)"]
     assert replace(c, memory_set=False, memory_origin="").with_sources([c.memory_name]) == [
-        "memory <= 9.313e-07 GiB (1 kB) per accelerator (array memory_GiB)"]
+        "memory <= 1000 B per accelerator (array memory_GiB)"]

@@ -224,12 +224,12 @@ def test_header_says_the_given_micro_batch(capsys):
 
 
 def test_large_memory_figures_have_thousands_separators(capsys):
-    from explorer.app.llm_report import gib
+    from explorer.core.units import memory_text
 
-    assert gib(Fraction(13969885262_94, 100) * 2**30) == "13,969,885,262.94 GiB"
+    assert memory_text(Fraction(13969885262_94, 100) * 2**30) == "13,642,466 TiB"  # from 1024 TiB: whole TiB, grouped
     code, out, _ = run_cli(["--model", "gpt3-1t", "--array", "dgx-a100", "--gpus", "8", "--batch", "8", "--seq", "512",
                             "--recompute", "full", "--zero", "0"], capsys)
-    assert code == 1 and "every layout needs at least 1,877.62 GiB" in out
+    assert code == 1 and "every layout needs at least 1.834 TiB" in out
 
 
 def test_a_plan_with_little_headroom_says_no_framework_reserve_is_taken(capsys):
@@ -237,8 +237,8 @@ def test_a_plan_with_little_headroom_says_no_framework_reserve_is_taken(capsys):
     used = Fraction(out.split("memory per GPU ")[1].split(" GiB")[0])
     assert code == 0 and 4 - used < 2
     note = [line for line in out.splitlines() if "no framework reserve" in line]
-    assert len(note) == 1 and note[0].startswith("note: 0.") and note[0].endswith(
-        " GiB to spare: the memory model takes no framework reserve (CUDA context, NCCL buffers, allocator "
+    assert len(note) == 1 and note[0] == (  # 4 GiB less 3.977 GiB, in binary units
+        "note: 23.33 MiB to spare: the memory model takes no framework reserve (CUDA context, NCCL buffers, allocator "
         "fragmentation) out of the usable memory (--memory GiB sets it); to keep headroom give less, e.g. --memory "
         "3.8 (5% kept), and the search picks the fastest plan that fits it")
     code, out, _ = run_cli(SMALL + ["--memory", "40"], capsys)  # plenty to spare: no note
@@ -310,7 +310,7 @@ def test_moe_json_approx_covers_every_exact_value_and_the_headroom_note(tmp_path
     code, table, _ = run_cli(["--model", cfg, *MIXTRAL_RUN, "--memory", memory], capsys)
     code2, out, _ = run_cli(["--model", cfg, *MIXTRAL_RUN, "--memory", memory, "--format", "json"], capsys)
     note = [line for line in table.splitlines() if "no framework reserve" in line]
-    assert code == code2 == 0 and len(note) == 1 and note[0].startswith("note: 0.5")
+    assert code == code2 == 0 and len(note) == 1 and note[0].startswith("note: 512 MiB to spare")  # half a GiB
     assert note[0].removeprefix("note: ") in json.loads(out)["notes"]  # one source: the table's words
     for line in table.splitlines():  # and every table note is among the JSON's
         if line.startswith("note: "):

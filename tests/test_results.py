@@ -109,7 +109,7 @@ def test_explore_json_keys_no_plan(capsys):
     r = explore_json(["--model", "lenet-c", "--levels", "2", "--memory", "0.0001", "--solver", "cpsat", "--workers", "1"],
                      capsys, 1)
     assert key_paths(r) == HEADER | RUN | {"cpsat_status", "conflict", "suggestion"}  # named by the exact method first
-    assert r["plan"] is None and r["conflict"] == ["memory <= 0.0001 GiB (107.4 kB) per accelerator (--memory)"]
+    assert r["plan"] is None and r["conflict"] == ["memory <= 104.9 KiB per accelerator (--memory)"]
 
 
 def test_explore_json_keys_with_energy(capsys, tmp_path):

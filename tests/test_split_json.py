@@ -231,7 +231,7 @@ def test_infeasible_explore_and_explore_split_share_their_keys(capsys):
     uneven = json.loads(out)
     assert code == code2 == 1 and even["status"] == uneven["status"] == "infeasible", err
     assert {"conflict", "suggestion"} <= set(even) & set(uneven)
-    assert even["conflict"] == uneven["conflict"] == ["memory <= 1e-05 GiB (10.74 kB) per accelerator (--memory)"]
+    assert even["conflict"] == uneven["conflict"] == ["memory <= 10.49 KiB per accelerator (--memory)"]
     assert "smallest feasible memory" in even["suggestion"] and uneven["suggestion"] == even["suggestion"]
     # no objective_value or baselines without a plan, as explore; the split names what proved there is none
     assert set(uneven) - set(even) == SPLIT_OWN | {"bound_method"} and uneven["bound_method"] == "exact:joint:bound+labels"
@@ -251,7 +251,7 @@ def test_infeasible_check_and_check_uneven_share_their_keys(capsys):
     e, u = even["solvers"]["exact"], uneven["solvers"]["exact"]
     assert e["status"] == u["status"] == "infeasible" and set(u) - ROW_OWN == set(e)
     assert e["method"] == "exact:least-resource" and u["method"] == "exact:joint:bound+labels"  # the constrained paths
-    assert even["conflict"] == uneven["conflict"] == ["memory <= 1e-05 GiB (10.74 kB) per accelerator (--memory)"]
+    assert even["conflict"] == uneven["conflict"] == ["memory <= 10.49 KiB per accelerator (--memory)"]
     assert uneven["suggestion"] is None and set(uneven) - set(even) == {"split", "alpha_grid", "grid_only", "free"}
 
 

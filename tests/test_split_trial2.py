@@ -130,7 +130,7 @@ def test_a_kind_over_its_memory_reads_the_same_in_explore_and_check(capsys, tmp_
     code2, out, _ = run_cli(["check", "--split", "optimal", "--solvers", "proportional", *base], capsys)
     row = json.loads(out)["solvers"]["proportional"]["violations"]
     assert code == 1 and split == row and [v["constraint"] for v in row] == [
-        "memory of v2 <= 0.001 GiB (1.074 MB) per accelerator", "memory of v3 <= 0.001 GiB (1.074 MB) per accelerator"]
+        "memory of v2 <= 1.024 MiB per accelerator", "memory of v3 <= 1.024 MiB per accelerator"]
 
 
 def test_accpar_refuses_in_its_own_name():

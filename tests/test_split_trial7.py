@@ -16,11 +16,11 @@ MIX = ["--array", "tpu-mix-16", "--model", "lenet-c"]
 
 def test_the_split_constraints_line_names_memory_as_the_even_split_does(capsys):
     code, even, _ = run_cli(["--model", "lenet-c", "--memory", "0.05"], capsys)
-    assert "constraints: memory 0.05 GiB/accelerator (weight copies 0)" in even.splitlines()
+    assert "constraints: memory 51.2 MiB/accelerator (weight copies 0)" in even.splitlines()
     code, out, _ = run_cli([*MIX, "--split", "optimal", "--memory", "0.05"], capsys)
-    assert out.splitlines()[1] == "constraints: memory 0.05 GiB/accelerator (weight copies 0)"
+    assert out.splitlines()[1] == "constraints: memory 51.2 MiB/accelerator (weight copies 0)"
     code, out, _ = run_cli([*MIX, "--split", "optimal", "--memory", "0.05", "--cap", "0=20MB"], capsys)
-    assert out.splitlines()[1] == "constraints: cap level 0 <= 20 MB (--cap); memory 0.05 GiB/accelerator (weight copies 0)"
+    assert out.splitlines()[1] == "constraints: cap level 0 <= 20 MB (--cap); memory 51.2 MiB/accelerator (weight copies 0)"
     code, out, _ = run_cli([*MIX, "--split", "optimal"], capsys)  # each kind's own memory: no constraints line
     assert not any(line.startswith("constraints:") for line in out.splitlines())
 

@@ -324,7 +324,7 @@ def test_plan_figure_of_a_plan_that_breaks_a_limit_says_so_in_its_title(tmp_path
                                       "grid: {memory_GiB: [0.0001, 4]}\n")
     list(sweep(spec, tmp_path / "out", workers=1))
     titles = [plan_figure(tmp_path / "out", row).axes[0].get_title() for row in (0, 1)]
-    assert "PLAN BREAKS: memory <= 0.0001 GiB" in titles[0], titles[0]
+    assert "PLAN BREAKS: memory <= 104.9 KiB" in titles[0], titles[0]
     assert "PLAN BREAKS" not in titles[1]
 
 

@@ -33,9 +33,9 @@ def test_a_memory_limit_below_every_plan_is_proven_without_an_elimination(monkey
     monkeypatch.setattr(lagrangian, "graph_optimum", boom)
     sol = exact.solve(_resnet50(0.05), SolveOptions(time_limit_s=3.0))
     assert sol.status is Status.INFEASIBLE and sol.plan is None
-    assert sol.info["reason"] == "memory <= 0.05 GiB (53.69 MB) per accelerator cannot hold: every plan needs more"
-    assert sol.info["conflict"] == ["memory <= 0.05 GiB (53.69 MB) per accelerator"]
-    assert "the smallest feasible memory is 163.8 MB per accelerator (0.1525 GiB)" in sol.info["suggestion"]
+    assert sol.info["reason"] == "memory <= 51.2 MiB per accelerator cannot hold: every plan needs more"
+    assert sol.info["conflict"] == ["memory <= 51.2 MiB per accelerator"]
+    assert "the smallest feasible memory is 156.2 MiB per accelerator: try --memory 0.1526" in sol.info["suggestion"]
 
 
 @pytest.mark.parametrize("model,levels,pins,forbids", [
@@ -96,14 +96,14 @@ def test_explore_process_proves_infeasible_at_once():
     took, out, proc = _explore("--model", "resnet50", "--array", "accpar-128", "--space", "accpar", "--memory", "0.05",
                                "--solver", "exact", "--time-limit", "3")
     assert proc.returncode == 1 and out["status"] == "infeasible"
-    assert out["suggestion"].startswith("the smallest feasible memory is 163.8 MB")
+    assert out["suggestion"].startswith("the smallest feasible memory is 156.2 MiB")
     assert took < 6  # (was 3.6-4.4 s, unknown; ignoring the limit it proves infeasibility in 10-15 s)
 
 
 def test_explore_process_keeps_to_the_limit_and_says_why():
     """The whole process under a 2 s limit: the solve's ``wall_s`` counts from the process's
     start (so at least the limit), the status and reason say it was cut short; the plan is the
-    baseline that keeps the limit (all-II, 163.8 MB: trial 11 finding 3), not none."""
+    baseline that keeps the limit (all-II, 156.2 MiB: trial 11 finding 3), not none."""
     took, out, proc = _explore("--model", "resnet50", "--array", "accpar-128", "--space", "accpar", "--memory", "0.2",
                                "--solver", "exact", "--time-limit", "2")
     assert proc.returncode == 0 and out["status"] == "feasible" and out["ok"]

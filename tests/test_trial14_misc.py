@@ -58,15 +58,14 @@ def test_the_peak_note_names_a_tie_ours_or_the_gap():
 def test_a_tiny_llm_memory_limit_is_printed_not_rounded_to_zero(capsys):
     from fractions import Fraction
 
-    from explorer.app.llm_report import gib
-    from explorer.core.units import GiB
+    from explorer.core.units import GiB, memory_text  # the LLM report's memory form is every report's
 
-    assert gib(80 * GiB) == "80.00 GiB" and gib(Fraction(0)) == "0.00 GiB"
-    assert gib(GiB / 200) == "0.005 GiB"
-    assert gib(GiB / 10**9) == "1e-09 GiB (1.074 B)"
+    assert memory_text(80 * GiB) == "80 GiB" and memory_text(Fraction(0)) == "0 B"
+    assert memory_text(GiB / 200) == "5.12 MiB"
+    assert memory_text(Fraction(GiB, 10**9)) == "1.074 B"
     code, out, err = run_cli(["--model", "llama3-8b", "--array", "dgx-a100", "--gpus", "8", "--batch", "8",
                               "--seq", "512", "--memory", "1e-9"], capsys)
-    assert code == 1 and "no layout fits in 1e-09 GiB (1.074 B) per GPU" in out and "0.00 GiB" not in out
+    assert code == 1 and "no layout fits in 1.074 B per GPU" in out and "0 GiB" not in out
 
 
 def test_a_sweep_refusing_a_moe_model_names_its_key_not_the_cli_flag(tmp_path, capsys):

@@ -577,8 +577,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
               output, solver: str | None = None, more: SplitConstraints = SplitConstraints()) -> None:
     """``explore --split`` and ``explore split``: one split run, its report, its exit status."""
     from .. import api
-    from ..core.units import gib_text
-    from .render import fmt_bytes
+    from ..core.units import memory_text
     from .request import split_problem
     from .split import Split, check_split_solver, keepers, render_split
 
@@ -603,7 +602,7 @@ def run_split(model, array, space, split, grid, free, grid_only, time_limit, mem
     broken = []  # every limit the plan breaks, each named: the memory, then caps, pins and forbids
     if not report.memory_ok:
         broken.append("does not fit in memory: " + "; ".join(
-            f"{m.kind} needs {fmt_bytes(m.memory_bytes)} per accelerator, has {gib_text(m.limit_bytes)}"
+            f"{m.kind} needs {memory_text(m.memory_bytes)} per accelerator, has {memory_text(m.limit_bytes)}"
             for m in report.memory if not m.ok))
     if report.violations:
         broken.append("breaks " + "; ".join(v.constraint for v in report.violations)

@@ -9,6 +9,7 @@ from typing import Any
 from ..core.array import ArraySpec
 from ..core.cluster import ClusterSpec
 from ..core.network import Network
+from ..core.units import memory_text
 from ..frontends import zoo
 
 ARRAY, CLUSTER = "accelerator-array", "gpu-cluster"
@@ -46,7 +47,7 @@ def cluster_lines(clusters: list[ClusterSpec]) -> list[str]:
     lines = ["clusters (bandwidth per GPU each way; --gpus N sets the size):"]
     for c in clusters:
         tiers = " / ".join(f"{t.name} {float(t.bandwidth_GBps):g}" for t in c.tiers)
-        gpu = f"{c.gpu.name} {float(c.gpu.peak_TFLOPS):g} TFLOPS {float(c.gpu.memory_GiB):g} GiB"
+        gpu = f"{c.gpu.name} {float(c.gpu.peak_TFLOPS):g} TFLOPS {memory_text(c.gpu.memory_bytes)}"
         lines.append(f"  {c.name:<{width}} {c.gpus:>6,} GPUs ({c.gpus_per_node} per node)  {gpu}  {tiers} GB/s")
     return lines
 

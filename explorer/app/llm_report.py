@@ -15,7 +15,7 @@ from typing import Any
 from ..core.llm_calibration import TABLE5, calibration_for, range_notes, uncalibrated_note
 from ..core.names import Frontend, given_as, named_for, running
 from ..core.solution import Status
-from ..core.units import GiB, count_words, plural, safe_float
+from ..core.units import GiB, count_words, memory_text, plural, safe_float
 from ..solvers.llm_search import LlmSearchResult, Scored, tensor_types_proven
 from .figures_text import exact_number, fmt_seconds
 
@@ -84,15 +84,6 @@ def exact_decimal(x: Fraction | int | None) -> int | float | str | None:
     places = max(twos, fives)
     digits = str(abs(x.numerator) * 10**places // x.denominator).rjust(places + 1, "0")
     return ("-" if x < 0 else "") + digits[:-places] + "." + digits[-places:]
-
-
-def gib(x: Fraction) -> str:
-    """Bytes in GiB, two decimals; below 0.01 GiB three significant digits (never "0.00 GiB" for a
-    limit that is not 0), below 0.001 GiB the bytes too."""
-    v = safe_float(Fraction(x) / GiB)
-    if v == 0 or abs(v) >= 0.01:
-        return f"{v:,.2f} GiB"
-    return f"{v:.3g} GiB" + ("" if abs(v) >= 0.001 else f" ({safe_float(x):,.4g} B)")
 
 
 def pct(x: Fraction) -> str:
@@ -274,9 +265,9 @@ def _status_line(report: LlmReport) -> str:
         return (f"status: feasible{fixed}, bound {fmt_seconds(r.bound_s)}, gap {pct(r.gap)} ({counts}, {left}), "
                 f"{_wall(r)}")
     if r.status is Status.INFEASIBLE:
-        least = "" if r.smallest_memory_bytes is None else f"; the least seen needs {gib(r.smallest_memory_bytes)}"
-        floor = "" if r.memory_bound_bytes is None else f"; every layout needs at least {gib(r.memory_bound_bytes)}"
-        return (f"status: infeasible{fixed}, no layout fits in {gib(r.capacity_bytes)} per GPU{least}{floor} "
+        least = "" if r.smallest_memory_bytes is None else f"; the least seen needs {memory_text(r.smallest_memory_bytes)}"
+        floor = "" if r.memory_bound_bytes is None else f"; every layout needs at least {memory_text(r.memory_bound_bytes)}"
+        return (f"status: infeasible{fixed}, no layout fits in {memory_text(r.capacity_bytes)} per GPU{least}{floor} "
                 f"({counts}), {_wall(r)}")
     left = f", {r.unresolved:,} left at the time limit" if r.unresolved else ""
     return f"status: {r.status.value}{fixed}, {no_plan_reason(report)} ({counts}{left}), {_wall(r)}"
@@ -354,7 +345,7 @@ def headroom_notes(headroom: Fraction, capacity: Fraction) -> tuple[str, ...]:
         return ()
     cli = running() is Frontend.CLI
     less = f"{float(capacity * Fraction(95, 100) / GiB):.4g}"
-    return (f"{gib(headroom)} to spare: the memory model takes no framework reserve (CUDA context, NCCL "
+    return (f"{memory_text(headroom)} to spare: the memory model takes no framework reserve (CUDA context, NCCL "
             f"buffers, allocator fragmentation) out of the usable memory ({given_as('--memory')}"
             f"{' GiB' if cli else ''} sets it); to keep headroom give less, e.g. {given_as('--memory')}"
             f"{' ' if cli else '='}{less} (5% kept), and the search picks the fastest plan that fits it",)
@@ -441,7 +432,7 @@ def render_llm(report: LlmReport) -> str:
               f"(no recompute), MFU {pct(ev.mfu)} (model), pipeline bubble {pct(ev.bubble_fraction)}",
               f"  compute {fmt_seconds(ev.compute_s)}, tensor comm {fmt_seconds(ev.tensor_comm_s)}{a2a}, data comm "
               f"{fmt_seconds(ev.data_comm_s)}{' (not overlapped)' if ev.data_comm_s else ''}, pipeline comm {fmt_seconds(ev.pipeline_comm_s)}",
-              f"memory per GPU {gib(ev.memory_bytes_per_accelerator)} of {gib(r.capacity_bytes)}",
+              f"memory per GPU {memory_text(ev.memory_bytes_per_accelerator)} of {memory_text(r.capacity_bytes)}",
               *(f"note: {n}" for n in headroom),
               "", "stages:"]
     if best.candidate.virtual > 1:
@@ -459,7 +450,7 @@ def render_llm(report: LlmReport) -> str:
 def why_loses(s: Scored, best: Scored, capacity: Fraction) -> str:
     ev = s.evaluation
     if not ev.fits:
-        return f"needs {gib(ev.memory_bytes_per_accelerator)} > {gib(capacity)}"
+        return f"needs {memory_text(ev.memory_bytes_per_accelerator)} > {memory_text(capacity)}"
     slower = (ev.step_time_s - best.step_time_s) / best.step_time_s
     return "ties" if slower == 0 else f"{pct(slower)} slower"
 
@@ -478,7 +469,7 @@ def render_runners_up(report: LlmReport) -> list[str]:
         ce = (str(c.degrees.expert),) if e else ()
         rows.append((str(c.degrees.tensor), str(c.degrees.pipeline), str(c.degrees.data), *ce, str(c.micro_batch),
                      str(c.virtual), c.recompute.value, str(c.zero.value), fmt_seconds(ev.step_time_s),
-                     gib(ev.memory_bytes_per_accelerator), why_loses(s, r.best, r.capacity_bytes)))
+                     memory_text(ev.memory_bytes_per_accelerator), why_loses(s, r.best, r.capacity_bytes)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     out = [f"why not the others (the best scored layout of each other t, p{', e' if e else ''}):"]
     for row in rows:

@@ -11,7 +11,7 @@ from ..core.partition import PartitionType
 from ..core.names import given_as
 from ..core.plan import Plan
 from ..core.solution import BROKEN_PLAN_NOTE, Status
-from ..core.units import gib_text, plural, safe_float
+from ..core.units import memory_text, plural, safe_float
 from .figures_text import HUGE, _milli_micro, _sci, fmt_seconds  # noqa: F401 - re-exported
 from .figures_text import FRACTION_NOTE, exact_count, has_fraction
 from .results import CheckReport, Inputs, RunResult, SolverReport, StepTerms, conflict_line
@@ -29,6 +29,14 @@ def fmt_bytes(x: Fraction | float) -> str:
     if 0 < abs(v) < 1:  # a fraction of a byte (a batch split finer than a sample): never "0 B"
         return f"{v:.3g} B"
     return f"{v:.0f} B"
+
+
+def excess_text(v) -> str:
+    """A broken constraint and by how much (``core.evaluate.Violation``): a memory limit's excess in
+    memory's binary units, a cap's in bytes (traffic, decimal), a pin's or forbid's bare."""
+    if not v.limit_bytes:
+        return v.constraint
+    return f"{v.constraint} by {(memory_text if v.memory else fmt_bytes)(v.excess_bytes)}"
 
 
 def fmt_joules(x: Fraction | float) -> str:
@@ -72,7 +80,7 @@ def _constraints_line(inputs: Inputs) -> str:
 
 def memory_phrase(cons) -> str:
     """A memory limit given for every accelerator, as a constraints line words it (even and split runs)."""
-    return f"memory {gib_text(cons.memory_bytes)}/accelerator (weight copies {cons.weight_copies})"
+    return f"memory {memory_text(cons.memory_bytes)}/accelerator (weight copies {cons.weight_copies})"
 
 
 def _given_constraints(inputs: Inputs) -> bool:
@@ -162,8 +170,7 @@ def _status_lines(result: RunResult) -> list[str]:
     i, figs, lines = result.inputs, result.figures, []
     if figs.violations:
         lines.append("PLAN BREAKS: " + "; ".join(
-            f"{v.constraint} by {fmt_bytes(v.excess_bytes)}" if v.limit_bytes else v.constraint
-            for v in figs.violations) + f" (use {given_as('--solver')} exact or cpsat to enforce caps and memory)")
+            excess_text(v) for v in figs.violations) + f" (use {given_as('--solver')} exact or cpsat to enforce caps and memory)")
     if result.status is Status.INTERRUPTED:
         lines.append(f"INTERRUPTED: {result.reason or 'stopped by Ctrl-C'}")
     elif result.reason and not figs.violations and (result.solver in ("dp", "pruned") or result.status is Status.FEASIBLE):
@@ -193,7 +200,7 @@ def _comparison_lines(result: RunResult) -> list[str]:
                + _col(_ratio(vs.speedup_over_all_I), 9))
         if energy:
             row += _col(fmt_joules(f.energy_J), 11) + _col(_ratio(vs.energy_efficiency_over_all_I), 8)
-        lines.append(row + _col(fmt_bytes(f.memory_bytes_per_accelerator), 12) + f"  {'yes' if f.ok else 'no'}")
+        lines.append(row + _col(memory_text(f.memory_bytes_per_accelerator), 12) + f"  {'yes' if f.ok else 'no'}")
     if energy:
         lines.append("eff.: energy efficiency over all-I (all-I's energy / the plan's)")
     return lines

@@ -24,7 +24,7 @@ from ..core.partition import PartitionType, Space
 from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import Status
-from ..core.units import GiB, gib_text
+from ..core.units import GiB, memory_text
 from .figures_text import exact_number
 
 SCHEMA_VERSION = 4  # bump when a key changes name, meaning or form (adding a key does not)
@@ -218,9 +218,9 @@ def input_warnings(problem: Problem) -> tuple[str, ...]:
     if arr.is_heterogeneous:
         smallest = arr.memory_GiB * GiB
         limit = problem.constraints.memory_bytes
-        memory = (f"the memory limit the smallest ({float(arr.memory_GiB):g} GiB)" if limit == smallest else
-                  f"the memory limit would be the smallest ({float(arr.memory_GiB):g} GiB; "
-                  + ("none is set" if limit is None else f"{gib_text(limit)} is set instead") + ")")
+        memory = (f"the memory limit the smallest ({memory_text(smallest)})" if limit == smallest else
+                  f"the memory limit would be the smallest ({memory_text(smallest)}; "
+                  + ("none is set" if limit is None else f"{memory_text(limit)} is set instead") + ")")
         out.append(f"accelerators of {len(arr.kinds)} kinds: every split is equal (alpha 1/2), so the compute time is the "
                    f"slowest kind's ({float(arr.peak_TFLOPS):g} TFLOPS) and {memory}; uneven splits: explore split")
     return tuple(out)

@@ -38,12 +38,12 @@ from ..core.plan import Plan
 from ..core.problem import Problem
 from ..core.solution import BROKEN_PLAN_NOTE, SolveOptions, Status
 from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal, kind_memory_violation, leaf_memory_limits
-from ..core.units import safe_float
+from ..core.units import memory_text, safe_float
 from ..solvers import get_solver
 from .baselines import BASELINES, baseline_plan
 from .check import Clock
 from .figures_text import exact_count
-from .render import conflict_lines, fmt_bytes, fmt_joules, fmt_seconds, memory_phrase, render_plan_grid
+from .render import conflict_lines, excess_text, fmt_joules, fmt_seconds, memory_phrase, render_plan_grid
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EvaluatorMismatch
 from .split_kinds import KindMemory, class_labels, kind_memory
@@ -706,10 +706,6 @@ def _alphas_text(d: dict[Fraction, list[str]]) -> str:
     return "; ".join(f"{_alpha(a)}: {', '.join(names)}" for a, names in d.items())
 
 
-def _gib(x: Fraction) -> str:
-    return f"{safe_float(x / 2**30):g} GiB"
-
-
 def keepers(split: Split) -> str:
     """The runs that keep to caps, pins and memory, for a plan of ``split`` that breaks one: with
     ``proportional`` its proving solvers too (the same alphas, the types chosen under the rules)."""
@@ -721,12 +717,12 @@ def _memory_lines(r: SplitReport) -> list[str]:
     wc = f", weight copies {r.weight_copies}" if r.weight_copies else ""
     lines = [f"memory per accelerator (the most loaded of each kind{wc}):"]
     for m in r.memory:
-        verdict = "fits" if m.ok else f"OVER by {fmt_bytes(m.memory_bytes - m.limit_bytes)}"
-        lines.append(f"  {m.kind:<8} x{m.accelerators:<5} {fmt_bytes(m.memory_bytes):>12} of {_gib(m.limit_bytes)}  {verdict}")
+        verdict = "fits" if m.ok else f"OVER by {memory_text(m.memory_bytes - m.limit_bytes)}"
+        lines.append(f"  {m.kind:<8} x{m.accelerators:<5} {memory_text(m.memory_bytes):>12} of {memory_text(m.limit_bytes)}  {verdict}")
     over = [m for m in r.memory if not m.ok]
     if over:
-        lines.append("PLAN BREAKS: " + "; ".join(f"memory of {m.kind} <= {_gib(m.limit_bytes)} per accelerator "
-                                                 f"by {fmt_bytes(m.memory_bytes - m.limit_bytes)}" for m in over)
+        lines.append("PLAN BREAKS: " + "; ".join(excess_text(kind_memory_violation(m.kind, m.limit_bytes, m.memory_bytes))
+                                                 for m in over)
                      + f" ({keepers(r.split)} keeps to each kind's memory)")
     return lines
 
@@ -782,8 +778,7 @@ def render_split(r: SplitReport) -> str:
         lines.append("types per level: " + " | ".join(" ".join(t.value for t in row) for row in r.plan.types))
     lines += _memory_lines(r)
     if r.violations:
-        lines.append("PLAN BREAKS: " + "; ".join(v.constraint + (f" by {fmt_bytes(v.excess_bytes)}" if v.limit_bytes else "")
-                                                 for v in r.violations)
+        lines.append("PLAN BREAKS: " + "; ".join(excess_text(v) for v in r.violations)
                      + f" ({keepers(r.split)} keeps to caps, pins and memory)")
     if r.equal_best_s is not None:
         lines.append(f"best equal-split plan (every alpha 1/2, types chosen for it): {fmt_seconds(r.equal_best_s)}, "

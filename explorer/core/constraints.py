@@ -21,7 +21,7 @@ from fractions import Fraction
 
 from .names import is_option, setting
 from .partition import PartitionType
-from .units import GiB, format_count, safe_float
+from .units import GiB, format_count, memory_text, safe_float
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +113,7 @@ class Constraints:
 
     @property
     def memory_name(self) -> str:
-        return f"memory <= {format_memory(self.memory_bytes)} per accelerator" if self.memory_bytes is not None else ""
+        return f"memory <= {memory_text(self.memory_bytes)} per accelerator" if self.memory_bytes is not None else ""
 
     @property
     def memory_source(self) -> str:
@@ -128,7 +128,7 @@ class Constraints:
     def with_sources(self, names) -> list[str]:
         """Constraint names (``side_names``) with where each pin and forbid came from ("pin fc6@*=II
         (cp.yaml); pin fc6@0=III (--pin)") when one came from a file, and where the memory limit came
-        from ("memory <= 1 GB per accelerator (--memory)"); a cap's name says it already."""
+        from ("memory <= 1 GiB per accelerator (--memory)"); a cap's name says it already."""
         origin = {p.name: p.origin for p in self.pins} | {f.name: f.origin for f in self.forbids}
         if self.memory_name and self.memory_source:
             origin[self.memory_name] = self.memory_source
@@ -154,6 +154,8 @@ def tighten(caps: list[Cap]) -> list[Cap]:
 
 
 def format_bytes(x: Fraction | int | float | None) -> str:
+    """Bytes over links (a cap, a traffic bound) in decimal units, as bandwidth is in GB/s:
+    '55 MB'. Memory is binary: ``units.memory_text``."""
     if x is None:
         return "-"
     v = safe_float(x)
@@ -177,15 +179,9 @@ def limit_suggestion(level: int | None, need_bytes: Fraction, kinds_differ: bool
     digits = max(0, 3 - math.floor(math.log10(gib)))  # four significant digits, rounded up
     least = math.ceil(gib * 10**digits)
     shown = str(least / 10**digits) if digits else str(least)  # 0.6061, 2483 (not 2483.0)
-    return (f"the smallest feasible memory is {format_bytes(need_bytes)} per accelerator "
-            f"({gib:.4g} GiB): try {setting('--memory', shown)}"
+    return (f"the smallest feasible memory is {memory_text(need_bytes)} per accelerator: "
+            f"try {setting('--memory', shown)}"
             + (" (one limit for every kind, the larger kinds' too)" if kinds_differ else ""))
-
-
-def format_memory(x: Fraction | int) -> str:
-    """A memory limit in GiB, the unit ``--memory`` and ``memory_GiB`` take, and in the tables'
-    decimal units beside it: '0.05 GiB (53.69 MB)'."""
-    return f"{safe_float(Fraction(x) / GiB):.4g} GiB ({format_bytes(x)})"
 
 
 def format_seconds(x: Fraction) -> str:

@@ -508,6 +508,7 @@ class Violation:
     constraint: str
     limit_bytes: Fraction
     actual_bytes: Fraction
+    memory: bool = False  # a memory limit (its bytes are memory, binary units), not a cap or a pin
 
     @property
     def excess_bytes(self) -> Fraction:
@@ -522,7 +523,7 @@ def violations(ev: Evaluation, constraints: Constraints, array: ArraySpec, plan:
         if actual > cap.bytes:
             out.append(Violation(cap.name, cap.bytes, actual))
     if constraints.memory_bytes is not None and ev.memory_bytes > constraints.memory_bytes:
-        out.append(Violation(constraints.memory_name, constraints.memory_bytes, ev.memory_bytes))
+        out.append(Violation(constraints.memory_name, constraints.memory_bytes, ev.memory_bytes, memory=True))
     named = sorted({p.layer for p in constraints.pins} | {f.layer for f in constraints.forbids})
     for h, row in enumerate(plan.types):
         for l in named:  # noqa: E741 - only layers a pin or forbid names can break one

@@ -10,12 +10,13 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from .array import ArraySpec
-from .constraints import Constraints, format_memory
+from .constraints import Constraints
 from .evaluate import Evaluation, Violation, violations
 from .network import Network
 from .objective import Objective
 from .partition import PartitionType, Space
 from .plan import Plan
+from .units import memory_text
 
 
 def traffic_elements(level_cost) -> Fraction:
@@ -99,8 +100,8 @@ class SplitRules:
 
 def kind_memory_violation(kind: str, limit_bytes: Fraction, actual_bytes: Fraction) -> Violation:
     """A kind over its memory, as every split path writes it: its most loaded accelerator's
-    footprint against the kind's limit ("memory of v3 <= 0.27 GiB (289.9 MB) per accelerator")."""
-    return Violation(f"memory of {kind} <= {format_memory(limit_bytes)} per accelerator", limit_bytes, actual_bytes)
+    footprint against the kind's limit ("memory of v3 <= 276.5 MiB per accelerator")."""
+    return Violation(f"memory of {kind} <= {memory_text(limit_bytes)} per accelerator", limit_bytes, actual_bytes, memory=True)
 
 
 def joint_refusal(objective: Objective) -> str | None:

@@ -4,7 +4,8 @@ One rule everywhere (``--cap``, a constraints file's ``caps``, an array's
 ``cap_bytes_per_step``/``cap_seconds_per_step``): an amount is a number *with a unit*; a
 bare number is refused, so ``2`` never silently means 2 bytes in one place and an error in
 another. Also: counts and amounts formatted for messages without converting huge integers
-to float (which overflows beyond 1e308).
+to float (which overflows beyond 1e308), and memory's one written form (``memory_text``:
+binary units in every report; bytes over links stay decimal, as bandwidth is in GB/s).
 """
 
 from __future__ import annotations
@@ -76,9 +77,30 @@ def safe_float(x: Fraction | int | float) -> float:
         return math.inf if x > 0 else -math.inf
 
 
-def gib_text(x: Fraction | int) -> str:
-    """Bytes as the GiB a user gives --memory in: '80 GiB', '0.05 GiB'."""
-    return f"{safe_float(Fraction(x) / GiB):g} GiB"
+MEMORY_UNITS = (("TiB", 2**40), ("GiB", GiB), ("MiB", 2**20), ("KiB", 2**10), ("B", 1))  # binary, largest first
+
+
+def memory_text(x: Fraction | int | float | None) -> str:
+    """Memory (a capacity, a limit, a footprint) in binary units, the one form of every report:
+    '4 GiB', '504.7 MiB', '1023.9 KiB', '1 MiB'. Four significant digits, trailing zeros dropped;
+    from 1000 of a unit up one decimal, so 1023.9 KiB is not shown as 1024 KiB (what rounds to
+    1024 is the next unit's 1). Traffic stays decimal (``core.constraints.format_bytes``)."""
+    if x is None:
+        return "-"
+    if isinstance(x, float) and not math.isfinite(x):
+        return f"{x} B"
+    v = Fraction(x)
+    sign = "-" if v < 0 else ""
+    if abs(v) >= 2**50:  # from 1024 TiB: whole TiB, e-notation from 10^12 TiB (no float overflow)
+        return f"{format_count(round(v / 2**40))} TiB"
+    for i, (unit, scale) in enumerate(MEMORY_UNITS):
+        if abs(v) >= scale:
+            n = safe_float(abs(v) / scale)
+            text = f"{n:.1f}".removesuffix(".0") if n >= 1000 else f"{n:.4g}"
+            if float(text) >= 1024 and i > 0:  # 1023.96 KiB: the next unit's 1
+                unit, text = MEMORY_UNITS[i - 1][0], "1"
+            return f"{sign}{text} {unit}"
+    return f"{sign}{safe_float(abs(v)):.3g} B"  # under a byte (a batch split finer than a sample): never '0 B'
 
 
 def count_words(n: int) -> str:
