@@ -450,7 +450,7 @@ def render_check_uneven(r: SplitCheck) -> str:
              f"free alphas {r.free}, objective "
              + ("traffic (elements; ties to the least step time)" if traffic else "step time"),
              *(["constraints: " + "; ".join(r.constraints)] if r.constraints else []),
-             f"{'solver':<12} {'status':<{w}} {heads} {'wall s':>8}  note"]
+             f"{'solver':<12} {'status':<{w}} {heads} {'solve s':>8}  note"]
     for row, status in zip(r.rows, statuses):
         lines.append(f"{row.solver:<12} {status:<{w}} {_cells(row, traffic, tw)} {row.wall_s:>8.3f}  {row.note}".rstrip())
     if traffic and has_fraction(*counts):

@@ -243,7 +243,7 @@ def render_check(r: CheckReport) -> str:
         lines.append(_level_line(lv))
     lines += [f"  level {lv.level}: {lv.cut_short}" for lv in r.levels if lv.cut_short]
     lines += ["", f"joint optimum ({'step time, ' if r.time_terms is not None else ''}{unit}):",
-              f"  {'solver':<8}{'status':<15}{'objective':>22}{'bound':>22}  {'method':<30}{'wall':>10}"]
+              f"  {'solver':<8}{'status':<15}{'objective':>22}{'bound':>22}  {'method':<30}{'solve':>10}"]
     for name, s in (("dp", r.dp), *r.solvers):
         if s.refused or (s.plan is None and s.status is Status.UNKNOWN and s.reason):
             lines.append(f"  {name:<8}{s.status.value:<15}  {s.reason}")  # refused, or not run (the time limit)
