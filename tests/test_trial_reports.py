@@ -86,3 +86,60 @@ def test_check_tables_name_the_solvers_own_time_not_a_wall():
                       "proportional").stdout
     header = next(x for x in uneven.splitlines() if x.startswith("solver "))
     assert "solve s  note" in header and "wall" not in header
+
+
+def test_one_join_is_one_join(tmp_path):
+    """Finding 6: '(4 layers, 1 joins)'."""
+    from explorer.frontends import load_model
+
+    spec = tmp_path / "smallres.yaml"
+    spec.write_text("version: 1\nname: smallres\nbatch: 128\nlayers:\n"
+                    "  - {name: c1, kind: conv, in_channels: 3, out_channels: 32, kernel: 3, in_size: 32, out_size: 32}\n"
+                    "  - {name: c2, kind: conv, in_channels: 32, out_channels: 32, kernel: 3, in_size: 32, out_size: 32}\n"
+                    "  - {name: add, kind: add, inputs: [c2, c1]}\n"
+                    "  - {name: fc, kind: fc, in_features: 32768, out_features: 10}\n")
+    assert load_model(str(spec)).node_words == "4 nodes (3 layers, 1 join)"
+
+
+def test_cpsat_progress_counts_elements_with_separators():
+    """Finding 6: CP-SAT's progress said 'plan at 7.05706e+08 elements'."""
+    pytest.importorskip("ortools")
+    from explorer.core.partition import Space
+    from explorer.core.problem import Problem
+    from explorer.core.solution import SolveOptions
+    from explorer.frontends import load_array, load_model
+    from explorer.solvers import cpsat
+
+    lines: list[str] = []
+    cpsat.solve(Problem(load_model("vgg-a"), load_array("hypar-16"), Space.HYPAR),
+                SolveOptions(progress=lines.append, workers=1))
+    import re
+
+    assert any(re.fullmatch(r"cpsat: plan at \d{1,3}(,\d{3})+ elements, bound [\d,]+, \d+\.\d s", x) for x in lines), lines
+    assert not any("e+" in x for x in lines), lines
+
+
+def test_check_shows_whole_counts_whole_and_times_in_their_unit():
+    """Finding 6: the DP's c_h '20,346,560.00' for whole element counts; '--objective time' in
+    e-notation seconds ('5.472889e-02') where every other report says ms."""
+    out = _explore("check", "--model", "lenet-c", "--solvers", "exact", "--objective", "time").stdout
+    level0 = next(x for x in out.splitlines() if x.startswith("  0 "))
+    assert level0.split()[1:3] == ["322,460", "322,460"], level0
+    exact = next(x for x in out.splitlines() if x.startswith("  exact "))
+    assert "482.8968 us" in exact and "e-0" not in out, out
+    assert "proven optimum 482.8968 us (exact); DP 482.8968 us: gap 0 us (0.000%)" in out
+    assert "joint optimum (step time):" in out
+
+
+def test_a_level_of_one_odd_layer_out_names_it_alone():
+    """Finding 6: 'level 0: 15/56: conv1, s1b1_a, ... (69 names); 7/16: fc'."""
+    from fractions import Fraction as F
+
+    from explorer.app.split import _alphas_text
+
+    assert _alphas_text({F(15, 56): ["conv1", "s1b1_a", "s1b1_b"], F(7, 16): ["fc"]}) == \
+        "15/56: every layer but fc; 7/16: fc"
+    assert _alphas_text({F(1, 2): ["a", "b"]}) == "1/2 (every layer)"
+    assert _alphas_text({F(1, 3): ["a", "b"], F(1, 2): ["c", "d"]}) == "1/3: a, b; 1/2: c, d"
+    many = {F(1, 3): list("abcdefghij"), F(1, 2): list("klmn")}
+    assert _alphas_text(many) == "1/3: every layer but the 4 listed; 1/2: k, l, m, n"

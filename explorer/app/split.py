@@ -356,7 +356,6 @@ def _rescored(rules: SplitRules, ev, claimed: Fraction | None, solver: str | Non
     return value
 
 
-
 def _declared_space(array: ArraySpec, split: Split, grid: int, free: FreeAlphas, grid_only: bool, solver: str | None,
                     rules: SplitRules) -> AlphaSpace:
     """The alpha space a split run searches, after refusing what does not fit the split (one line each)."""
@@ -701,9 +700,13 @@ def _times(x: Fraction) -> str:
 
 
 def _alphas_text(d: dict[Fraction, list[str]]) -> str:
-    if len(d) == 1:
-        return f"{_alpha(next(iter(d)))} (every layer)"
-    return "; ".join(f"{_alpha(a)}: {', '.join(names)}" for a, names in d.items())
+    """A level's alphas and their layers; the largest group, the others fewer: 'every layer but fc'."""
+    most = max(d, key=lambda a: len(d[a]))
+    rest = [n for a, names in d.items() if a != most for n in names]
+    if not rest:
+        return f"{_alpha(most)} (every layer)"
+    but = "every layer but " + (", ".join(rest) if len(rest) <= 3 else f"the {len(rest)} listed")
+    return "; ".join(f"{_alpha(a)}: {but if a == most and len(rest) < len(ns) else ', '.join(ns)}" for a, ns in d.items())
 
 
 def _gib(x: Fraction) -> str:
