@@ -143,3 +143,46 @@ def test_a_level_of_one_odd_layer_out_names_it_alone():
     assert _alphas_text({F(1, 3): ["a", "b"], F(1, 2): ["c", "d"]}) == "1/3: a, b; 1/2: c, d"
     many = {F(1, 3): list("abcdefghij"), F(1, 2): list("klmn")}
     assert _alphas_text(many) == "1/3: every layer but the 4 listed; 1/2: k, l, m, n"
+
+
+def _llm(*args: str) -> str:
+    return _explore(*args).stdout
+
+
+def test_llm_plan_says_micro_batch_size_and_count_and_the_table_its_columns():
+    """Finding 4: 'micro-batch 1 (8 per step)' read like samples; the why-not table's b and v
+    columns were not explained."""
+    out = _llm("--model", "gpt3-1.7b", "--array", "dgx-a100", "--gpus", "8", "--batch", "32", "--seq", "512")
+    plan = next(x for x in out.splitlines() if x.startswith("plan: "))
+    assert "micro-batch size 1, 8 micro-batches per pipeline per step," in plan and "per step)" not in plan
+    head = next(x for x in out.splitlines() if x.startswith("why not the others"))
+    assert "b: micro-batch size, v: model chunks per pipeline stage" in head
+
+
+def test_llm_infeasible_given_layout_names_what_was_fixed():
+    """Finding 4: the search variant said 'infeasible with ..., recompute none fixed', the given
+    layout (--layout megatron) plain 'infeasible'."""
+    out = _llm("--model", "llama3-70b", "--array", "dgx-h100", "--gpus", "64", "--layout", "megatron",
+               "--degrees", "tensor=8,pipeline=1,data=8", "--recompute", "none")
+    status = next(x for x in out.splitlines() if x.startswith("status: "))
+    assert status.startswith("status: infeasible with t=8, p=1, d=8, v=1 (plain 1F1B), recompute none fixed, "), status
+
+
+def test_llm_activations_dominating_an_infeasible_run_name_context_parallelism():
+    """Finding 4: at --seq 131072 ('the least seen needs 272.37 GiB') nothing said that splitting
+    the sequence across GPUs (context parallelism) is not modelled; where activations dominate, a note."""
+    from types import SimpleNamespace
+
+    from explorer.app.llm_run import activations_note
+
+    def scored(acts: int, states: int):
+        mem = SimpleNamespace(activations=acts, model_states=states)
+        return SimpleNamespace(evaluation=SimpleNamespace(memory=mem, memory_bytes_per_accelerator=acts + states))
+
+    gib = 2**30
+    long_seq = SimpleNamespace(best=None, evaluated=(scored(280 * gib, 2 * gib), scored(300 * gib, gib)))
+    (note,) = activations_note(long_seq)
+    assert note.startswith("activations dominate the least memory seen (280.00 GiB of its 282.00 GiB per GPU)")
+    assert "context parallelism" in note and "not modelled" in note
+    assert activations_note(SimpleNamespace(best=None, evaluated=(scored(gib, 9 * gib),))) == ()
+    assert activations_note(SimpleNamespace(best=object(), evaluated=(scored(280 * gib, gib),))) == ()
