@@ -137,11 +137,13 @@ def test_a_level_of_one_odd_layer_out_names_it_alone():
 
     from explorer.app.split import _alphas_text
 
-    assert _alphas_text({F(15, 56): ["conv1", "s1b1_a", "s1b1_b"], F(7, 16): ["fc"]}) == \
-        "15/56: every layer but fc; 7/16: fc"
+    resnet = ["conv1"] + [f"s{s}b{b}_{x}" for s in range(1, 5) for b in range(1, 4) for x in "abc"]
+    assert _alphas_text({F(15, 56): resnet, F(7, 16): ["fc"]}) == "15/56: every layer but fc; 7/16: fc"
     assert _alphas_text({F(1, 2): ["a", "b"]}) == "1/2 (every layer)"
     assert _alphas_text({F(1, 3): ["a", "b"], F(1, 2): ["c", "d"]}) == "1/3: a, b; 1/2: c, d"
-    many = {F(1, 3): list("abcdefghij"), F(1, 2): list("klmn")}
+    alexnet = {F(15, 56): ["conv1", "conv2", "conv3", "conv4", "conv5"], F(3, 8): ["fc6", "fc7", "fc8"]}
+    assert _alphas_text(alexnet) == "15/56: conv1, conv2, conv3, conv4, conv5; 3/8: fc6, fc7, fc8"  # not much shorter
+    many = {F(1, 3): [f"layer{i}" for i in range(40)], F(1, 2): list("klmn")}
     assert _alphas_text(many) == "1/3: every layer but the 4 listed; 1/2: k, l, m, n"
 
 
