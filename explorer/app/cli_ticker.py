@@ -17,12 +17,13 @@ FALLBACK_COLUMNS, FALLBACK_ROWS = 80, 20
 
 
 def bar_width(stream) -> dict:
-    """tqdm's size options for a bar on ``stream``: the terminal's, followed as it changes, or
-    ``FALLBACK_COLUMNS`` x ``FALLBACK_ROWS`` in place of a 0 the terminal reports (or none read)."""
+    """tqdm's size options for a bar on ``stream``: the terminal's, followed as it changes (as tqdm
+    does with a stream of no readable size), or ``FALLBACK_COLUMNS`` x ``FALLBACK_ROWS`` in place
+    of a 0 the terminal reports."""
     try:
         size = os.get_terminal_size(stream.fileno())
-    except (AttributeError, OSError, ValueError):
-        size = os.terminal_size((0, 0))
+    except (AttributeError, OSError, ValueError):  # (io.UnsupportedOperation is both)
+        return {"dynamic_ncols": True}
     if size.columns > 0 and size.lines > 0:
         return {"dynamic_ncols": True}
     return {"ncols": size.columns or FALLBACK_COLUMNS, "nrows": size.lines or FALLBACK_ROWS}
