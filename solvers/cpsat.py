@@ -16,7 +16,7 @@ from explorer.core.constraints import limit_suggestion
 from explorer.core.errors import InstanceTooLarge, SpecError
 from explorer.core.names import given_as
 from explorer.core.problem import Problem
-from explorer.core.units import format_count
+from explorer.core.units import format_count, progress_value
 
 from . import dp
 from explorer.core.solution import INTERRUPTED_WITH_PLAN, Solution, SolveOptions, Status, plan_solution
@@ -94,8 +94,8 @@ class _Progress(cp_model.CpSolverSolutionCallback):
         self.say, self.scale, self.unit, self.t0 = say, scale, unit, t0
 
     def on_solution_callback(self) -> None:
-        self.say(f"cpsat: plan at {self.objective_value * self.scale:.6g} {self.unit}, bound "
-                 f"{self.best_objective_bound * self.scale:.6g}, {time.perf_counter() - self.t0:.1f} s")
+        plan, bound = (progress_value(x * self.scale, self.unit) for x in (self.objective_value, self.best_objective_bound))
+        self.say(f"cpsat: plan at {plan} {self.unit}, bound {bound}, {time.perf_counter() - self.t0:.1f} s")
 
 
 def _check_int32(options: SolveOptions) -> None:

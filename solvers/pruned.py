@@ -22,6 +22,7 @@ from explorer.core.partition import compositions
 from explorer.core.plan import Plan
 from explorer.core.problem import Problem
 from explorer.core.solution import Solution, SolveOptions, Status, plan_solution
+from explorer.core.units import progress_value
 
 from . import block_chain
 from .deadline import origin, solve_end
@@ -335,8 +336,8 @@ class Progress:
             return
         real = self.problem.real
         gap = "" if bound is None else f", gap {100 * self.problem.gap(plan, bound):.3f}%"
-        shown = "-" if bound is None else f"{float(real(bound)):.6g}"
-        self.say(f"pruned: {what}: plan at {float(real(plan)):.6g} {self.unit}, bound {shown}{gap}, "
+        shown = "-" if bound is None else progress_value(float(real(bound)), self.unit)
+        self.say(f"pruned: {what}: plan at {progress_value(float(real(plan)), self.unit)} {self.unit}, bound {shown}{gap}, "
                  f"{time.perf_counter() - self.t0:.1f} s")
 
 

@@ -141,7 +141,7 @@ def test_check_under_memory_shows_the_limit_and_no_gap_for_a_plan_that_breaks_it
     dp_row = next(line for line in lines if line.startswith("  dp "))
     assert dp_row.endswith("PLAN BREAKS: memory <= 51.2 MiB per accelerator")
     assert "gap -" not in out and "-0.580%" not in out
-    assert "DP 1.077378e-01: no gap, its plan breaks memory <= 51.2 MiB per accelerator" in out
+    assert "DP 107.7378 ms: no gap, its plan breaks memory <= 51.2 MiB per accelerator" in out
     code, out, _ = run(CHECK_MEMORY + ["--format", "json"], capsys)
     o = json.loads(out)["optimum"]
     assert (o["dp_gap"], o["dp_gap_percent"], o["dp_satisfies_constraints"]) == (None, None, False)

@@ -118,12 +118,12 @@ def mask(text: str) -> str:
 
 
 def _mask_wall_column(text: str) -> str:
-    """A table whose header has a 'wall s' column (check --uneven): its numbers end under the header's."""
+    """A table whose header has a 'solve s' column (check --uneven): its numbers end under the header's."""
     lines = text.splitlines()
     end = None
     for k, line in enumerate(lines):
-        if "wall s" in line:
-            end = line.index("wall s") + len("wall s")
+        if "solve s" in line:
+            end = line.index("solve s") + len("solve s")
         elif not line.strip():
             end = None
         elif end is not None:
@@ -209,7 +209,7 @@ def test_shape_check_masks_walls_and_nothing_else():
                    ["solver dp: level-optimal (objective traffic), wall 1.25 ms"])
     assert not matches(["solver dp: level-optimal (objective traffic), wall 971 us"],
                        ["solver dp: optimal (objective traffic), wall 971 us"])
-    header = "solver       status       step time        bound      gap   wall s  note"
+    header = "solver       status       step time        bound      gap  solve s  note"
     row = "joint        optimal     23.3741 us   23.3741 us   0.000%{:>9}"
     assert matches([header, row.format("1.441")], [header, row.format("12.710")])
     assert not matches([header, row.format("1.441")], [header, row.replace("23.3741 us ", "23.3742 us ").format("1.441")])

@@ -234,7 +234,7 @@ def test_cli_megatron_layout_with_an_expert_degree(capsys):
                                         "--micro-batch", "1", "--recompute", "selective", "--zero", "1"], capsys)
     assert code == 0, err
     assert ("plan: t=2 (tensor), p=4 (pipeline, 1F1B), d=2 (data), e=2 (expert parallel, EP: experts sharded 2 ways "
-            "inside d), micro-batch 1") in out
+            "inside d), micro-batch size 1,") in out
     assert "8 experts (top-2, routing assumed balanced)" in out and "expert all-to-all" in out
     assert "moe_gate III, moe_up III, moe_mul II, moe_down II" in out
 

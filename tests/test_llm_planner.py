@@ -155,7 +155,7 @@ def test_cli_megatron_layout(capsys):
     code, out, err = run_cli(SMALL + ["--layout", "megatron", "--degrees", "tensor=2,pipeline=2,data=2",
                                       "--micro-batch", "1", "--recompute", "selective", "--zero", "1"], capsys)
     assert code == 0, err
-    assert "plan: t=2 (tensor), p=2 (pipeline, 1F1B), d=2 (data), micro-batch 1" in out and "(Megatron's)" in out
+    assert "plan: t=2 (tensor), p=2 (pipeline, 1F1B), d=2 (data), micro-batch size 1," in out and "(Megatron's)" in out
 
 
 def test_cli_check(capsys):

@@ -216,7 +216,7 @@ def test_header_says_the_given_micro_batch(capsys):
             "--degrees", "data=2", "--recompute", "full", "--zero", "1"]
     code, out, _ = run_cli(args + ["--micro-batch", "96"], capsys)
     assert code == 0 and "; micro-batch 96 (given)\n" in out and "up to 64" not in out
-    assert "micro-batch 96 (1 per step)" in out
+    assert "micro-batch size 96, 1 micro-batch per pipeline per step" in out
     code, out, _ = run_cli(args + ["--micro-batch", "96", "--format", "json"], capsys)
     assert json.loads(out)["inputs"]["micro_batch"] == 96
     code, out, _ = run_cli(SMALL + FAST, capsys)

@@ -267,7 +267,8 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
     if late is not None:
         return SplitCheckRow(name, Status.UNKNOWN.value, None, None, 0.0, late, True)
     try:
-        sol = _run(name, network, array, space, aspace, clock.left(HEURISTIC_SHARE.get(name, 1.0)), rules, seeds, hint, even)
+        given = clock.left(HEURISTIC_SHARE.get(name, 1.0))  # its share of what is left (None: no limit)
+        sol = _run(name, network, array, space, aspace, given, rules, seeds, hint, even)
     except Refused as err:
         return SplitCheckRow(name, Status.REFUSED.value, None, None, time.perf_counter() - t0, refusal_reason(err), True)
     if sol.status is Status.INTERRUPTED:
@@ -280,7 +281,8 @@ def _row(name: str, network: Network, array: ArraySpec, space: Space, aspace: Al
         return SplitCheckRow(name, sol.status.value, None, None, sol.wall_s, why, True, route=_route(name, sol),
                              objective=rules.objective)
     row = _scored(name, sol, network, array, aspace, rules)
-    cut = cut_note(name, None, sol.info.get("cut"), sol.explored)  # a heuristic's best plan so far
+    cut = cut_note(name, clock.limit, sol.info.get("cut"), sol.explored,  # a heuristic's best plan so far
+                   given if name in HEURISTIC_SHARE else None)
     # exact ended at once or early (its best seed plan), else why it stopped with this plan (e.g. the
     # joint solver cut while it built its tables: the best of its starting plans)
     cut = joined(cut, seed_end_note(sol.info, sol.status) or sol.info.get("reason") or "")
@@ -448,7 +450,7 @@ def render_check_uneven(r: SplitCheck) -> str:
              f"free alphas {r.free}, objective "
              + ("traffic (elements; ties to the least step time)" if traffic else "step time"),
              *(["constraints: " + "; ".join(r.constraints)] if r.constraints else []),
-             f"{'solver':<12} {'status':<{w}} {heads} {'wall s':>8}  note"]
+             f"{'solver':<12} {'status':<{w}} {heads} {'solve s':>8}  note"]
     for row, status in zip(r.rows, statuses):
         lines.append(f"{row.solver:<12} {status:<{w}} {_cells(row, traffic, tw)} {row.wall_s:>8.3f}  {row.note}".rstrip())
     if traffic and has_fraction(*counts):

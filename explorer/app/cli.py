@@ -30,7 +30,7 @@ from ..core.partition import Space
 from ..core.errors import EvaluatorMismatch
 from ..core.solution import Status, time_limit_problem
 from ..frontends.zoo import DEFAULT_ARRAY, DEFAULT_MODEL
-from .cli_ticker import Ticker
+from .cli_ticker import Ticker, bar_width
 from .cli_common import BAD_INPUT, EXIT_INTERRUPTED, InputError, _last_step, fail_on_bad_input, options, since_start
 from .output import check_not_an_input, check_writable, inherited_fd, write_text
 
@@ -426,9 +426,11 @@ def check_uneven_cmd(model, array, space, batch, fmt, output, names, grid: int, 
         which = f"unknown solver {', '.join(unknown)}" if unknown else "no solvers given"
         raise InputError(f"--solvers: {which} with --uneven / --split optimal (uneven splits; choose from "
                          f"{', '.join(UNEVEN_CHECK_NAMES)})")
-    report = api.check.with_option_names(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
-                       solvers=names, time_limit=time_limit, split="optimal", alpha_grid=grid, free=free,
-                       grid_only=grid_only, started=_limit_origin(), **(side or {}))  # (the process's start)
+    limit = SPLIT_TIME_LIMIT if time_limit is None else time_limit  # (the check's, as request.check_split takes it)
+    with Ticker(limit, _limit_origin(), "check"):  # its time bar on a terminal
+        report = api.check.with_option_names(model, array, space=space, batch=batch, seq=click.get_current_context().meta.get("seq"),
+                           solvers=names, time_limit=time_limit, split="optimal", alpha_grid=grid, free=free,
+                           grid_only=grid_only, started=_limit_origin(), **(side or {}))  # (the process's start)
     emit_report(report, fmt, output, render_check_uneven)
     _finish_run(0 if report.agree else 1)
 
@@ -646,7 +648,7 @@ class StepProgress:
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, desc=step, file=sys.stderr, delay=self.DELAY_S, mininterval=self.MININTERVAL_S,
-                            leave=False, dynamic_ncols=True, unit="eval")
+                            leave=False, unit="eval", **bar_width(sys.stderr))
         self.bar.set_description_str(step, refresh=False)
         if total is not None and self.bar.total != total:
             self.bar.total = total

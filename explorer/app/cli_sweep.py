@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from .cli_common import InputError, fail_on_bad_input, since_start
+from .cli_ticker import bar_width
 from ..core.units import plural
 from ..solvers import MAX_WORKERS
 
@@ -47,7 +48,8 @@ class Reporter:
         if self.bar is None:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=p.total, initial=p.done, unit="pt", file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
+            self.bar = tqdm(total=p.total, initial=p.done, unit="pt", file=sys.stderr, smoothing=0.1,
+                            **bar_width(sys.stderr))
         figures = {"reused": p.reused, "invalid": p.invalid, "failed": p.failed}
         if p.running:
             from .sweep.alive import running_text

@@ -4,12 +4,29 @@ after the solve started, and removed when it ends (the report follows on a clean
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
 
 import click
 
+# a bar's size where the terminal reports none (0 columns and rows: ``script`` run without a terminal,
+# some editors' shells): tqdm's ``dynamic_ncols`` then drew nothing at all, not even an empty bar
+FALLBACK_COLUMNS, FALLBACK_ROWS = 80, 20
+
+
+def bar_width(stream) -> dict:
+    """tqdm's size options for a bar on ``stream``: the terminal's, followed as it changes (as tqdm
+    does with a stream of no readable size), or ``FALLBACK_COLUMNS`` x ``FALLBACK_ROWS`` in place
+    of a 0 the terminal reports."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, OSError, ValueError):  # (io.UnsupportedOperation is both)
+        return {"dynamic_ncols": True}
+    if size.columns > 0 and size.lines > 0:
+        return {"dynamic_ncols": True}
+    return {"ncols": size.columns or FALLBACK_COLUMNS, "nrows": size.lines or FALLBACK_ROWS}
 
 
 def shows_ticker(stream) -> bool:
@@ -57,7 +74,7 @@ class Ticker:
             if self._stop.is_set():
                 return
             self.bar = tqdm(total=self.limit, desc=f"[explore] {self.label}", file=self.stream, leave=False,
-                            dynamic_ncols=True, bar_format=shape, mininterval=0, initial=self._spent())
+                            bar_format=shape, mininterval=0, initial=self._spent(), **bar_width(self.stream))
             self._draw()
         while not self._stop.wait(self.EVERY_S):
             with self._lock:

@@ -166,7 +166,8 @@ def _plan_words(s: Scored, batch: int, moe: bool = False) -> str:
     ep = "" if not moe else ("e=1 (no expert parallelism: every data rank holds every expert), " if deg.expert == 1
                              else f"e={deg.expert} (expert parallel, EP: experts sharded {deg.expert} ways inside d), ")
     return (f"t={deg.tensor} (tensor), {pipe}, d={deg.data} (data), {ep}"
-            f"micro-batch {c.micro_batch} ({c.microbatches(batch)} per step), recompute {c.recompute.value}, "
+            f"micro-batch size {c.micro_batch}, {plural(c.microbatches(batch), 'micro-batch', 'micro-batches')} per "
+            f"pipeline per step, recompute {c.recompute.value}, "
             f"ZeRO stage {c.zero.value}, sequence parallel {'on' if sp and deg.tensor > 1 else 'off'}")
 
 
@@ -250,12 +251,12 @@ def _wall(r) -> str:
 
 def _status_line(report: LlmReport) -> str:
     r = report.result
-    counts = (f"{r.candidates:,} layouts: {r.scored:,} scored, {r.pruned_time:,} pruned by the time bound, "
+    counts = (f"{plural(r.candidates, 'layout')}: {r.scored:,} scored, {r.pruned_time:,} pruned by the time bound, "
               f"{r.pruned_memory:,} by the memory bound")
     if r.status is Status.OPTIMAL and report.mode != "search":
         return (f"status: optimal over the given layout's {plural(r.candidates, 'variant')} "
                 f"(micro-batch, recompute, ZeRO stage as asked; {r.scored:,} scored), {_wall(r)}")
-    fixed = _with_fixed(report)
+    fixed = _with_fixed(report, given=True)
     if r.status is Status.OPTIMAL:
         return (f"status: optimal over the layouts{fixed} (proven over {counts}), {_wall(r)}; "
                 f"{_types_words(report)}")
@@ -318,9 +319,10 @@ def fixed_json(report: LlmReport) -> dict[str, Any]:
     return {k: x for _n, k, x, _w, implied in choices(report) if x is not None and not implied}
 
 
-def _with_fixed(report: LlmReport, skip: tuple[str, ...] = ()) -> str:
-    """" with t=4, ZeRO 3 fixed" (a search with choices fixed), else empty."""
-    if report.mode != "search":
+def _with_fixed(report: LlmReport, skip: tuple[str, ...] = (), given: bool = False) -> str:
+    """" with t=4, ZeRO 3 fixed" (a search with choices fixed; ``given``: a given layout's too, its
+    status line: "infeasible with t=8, p=1, d=8, recompute none fixed"), else empty."""
+    if report.mode != "search" and not given:
         return ""
     words = [w for n, _k, x, w, _i in choices(report) if x is not None and n not in skip]
     return f" with {', '.join(words)} fixed" if words else ""
@@ -471,7 +473,8 @@ def render_runners_up(report: LlmReport) -> list[str]:
                      str(c.virtual), c.recompute.value, str(c.zero.value), fmt_seconds(ev.step_time_s),
                      memory_text(ev.memory_bytes_per_accelerator), why_loses(s, r.best, r.capacity_bytes)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    out = [f"why not the others (the best scored layout of each other t, p{', e' if e else ''}):"]
+    out = [f"why not the others (the best scored layout of each other t, p{', e' if e else ''}; "
+           "b: micro-batch size, v: model chunks per pipeline stage):"]
     for row in rows:
         out.append("  " + "  ".join(cell.rjust(w) if i < 5 + len(e) else cell.ljust(w)
                                     for i, (cell, w) in enumerate(zip(row, widths))).rstrip())

@@ -15,6 +15,7 @@ from ..core.errors import SpecError
 from ..core.names import given_as
 from ..core.llm_block import megatron_types
 from ..core.llm_memory import Recompute, ZeroStage
+from ..core.units import memory_text
 from ..frontends import load_cluster
 from ..frontends.graph_build import article
 from ..frontends.transformer_params import active_parameter_count
@@ -218,12 +219,27 @@ def report_of(req: LlmRequest, problem, src, result) -> LlmReport:
     mode = "search" if req.layout is None else req.layout.value
     shown = result.best or (result.runners_up[0] if result.runners_up else None)
     eff = shown.evaluation.efficiency if shown is not None else None
-    notes = approximations + (tuple(shown.evaluation.notes) if shown is not None else ())
+    notes = approximations + (tuple(shown.evaluation.notes) if shown is not None else ()) + activations_note(result)
     return LlmReport(problem.network.name, c.name, c.gpu.name, c.gpus, c.gpus_per_node, problem.dims.batch,
                      problem.dims.seq, problem.dims.layers, mode, result, block_nodes(problem.network),
                      tuple(str(t) for t in megatron_types(problem.network, problem.dims.layers)), eff, notes,
                      approximations, problem.dims.experts, problem.dims.top_k, problem.params.total,
                      active_parameter_count(src.shape))
+
+
+def activations_note(result) -> tuple[str, ...]:
+    """No layout fits, and the least memory seen is mostly stored activations (a long ``--seq``):
+    a note that splitting the sequence across GPUs, which would cut them, is not modelled."""
+    if result.best is not None or not result.evaluated:
+        return ()
+    least = min(result.evaluated, key=lambda s: s.evaluation.memory_bytes_per_accelerator).evaluation
+    m = least.memory
+    if m.activations <= m.model_states:
+        return ()
+    return (f"activations dominate the least memory seen ({memory_text(m.activations)} of its "
+            f"{memory_text(least.memory_bytes_per_accelerator)} per GPU): context parallelism (the sequence split across "
+            "GPUs, as ring attention does) would cut them and is not modelled; sequence parallelism within "
+            "the tensor group is (docs/limits.md)",)
 
 
 def run_llm_check(req: LlmRequest, progress=None, started: float | None = None):

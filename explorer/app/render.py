@@ -11,7 +11,7 @@ from ..core.partition import PartitionType
 from ..core.names import given_as
 from ..core.plan import Plan
 from ..core.solution import BROKEN_PLAN_NOTE, Status
-from ..core.units import memory_text, plural, safe_float
+from ..core.units import format_count, memory_text, plural, safe_float
 from .figures_text import HUGE, _milli_micro, _sci, fmt_seconds  # noqa: F401 - re-exported
 from .figures_text import FRACTION_NOTE, exact_count, has_fraction
 from .results import CheckReport, Inputs, RunResult, SolverReport, StepTerms, conflict_line
@@ -222,13 +222,24 @@ def _ratio(v: float) -> str:
     return f"{_sci(v)}x" if abs(v) >= 1e6 else f"{v:.3f}x"
 
 
+def _elements(value: Fraction | int) -> str:
+    """A count of elements in check's tables: '20,346,560' when whole (no '.00'), else 2 decimals."""
+    return format_count(int(value)) if Fraction(value).denominator == 1 else f"{float(value):,.2f}"
+
+
 def _fmt(inputs: Inputs, value: Fraction | None) -> str:
+    """A check value: elements, or seconds in the unit that suits them (7 significant digits, as
+    the other reports' times read: '482.8968 us', not '4.828968e-04')."""
     if value is None:
         return "-"
-    v = float(value)
     if inputs.objective_unit == "elements":
-        return f"{v:,.0f}" if Fraction(value).denominator == 1 else f"{v:,.2f}"
-    return f"{v:.6e}"
+        return _elements(value)
+    return fmt_seconds(value, 7)
+
+
+def _unit(inputs: Inputs) -> str:
+    """The unit after a value ``_fmt`` gave: ' elements' (a time carries its own)."""
+    return f" {inputs.objective_unit}" if inputs.objective_unit == "elements" else ""
 
 
 def render_check(r: CheckReport) -> str:
@@ -249,8 +260,8 @@ def render_check(r: CheckReport) -> str:
     for lv in r.levels:
         lines.append(_level_line(lv))
     lines += [f"  level {lv.level}: {lv.cut_short}" for lv in r.levels if lv.cut_short]
-    lines += ["", f"joint optimum ({'step time, ' if r.time_terms is not None else ''}{unit}):",
-              f"  {'solver':<8}{'status':<15}{'objective':>22}{'bound':>22}  {'method':<30}{'wall':>10}"]
+    lines += ["", f"joint optimum ({'step time' if r.time_terms is not None else unit}):",
+              f"  {'solver':<8}{'status':<15}{'objective':>22}{'bound':>22}  {'method':<30}{'solve':>10}"]
     for name, s in (("dp", r.dp), *r.solvers):
         if s.refused or (s.plan is None and s.status is Status.UNKNOWN and s.reason):
             lines.append(f"  {name:<8}{s.status.value:<15}  {s.reason}")  # refused, or not run (the time limit)
@@ -277,12 +288,12 @@ def _level_line(lv) -> str:
     where a plan below the DP's was found)."""
     ok = {True: "yes", False: "NO", None: "? (cut short)"}[lv.dp_is_level_optimal]
     if lv.level_optimum_elements is not None:
-        shown = f"{float(lv.level_optimum_elements):>20,.2f}"
+        shown = _elements(lv.level_optimum_elements)
     elif lv.found_elements is not None and lv.found_elements < lv.dp_cost_elements:
-        shown = f"{'<= ' + format(float(lv.found_elements), ',.2f'):>20}"
+        shown = "<= " + _elements(lv.found_elements)
     else:
-        shown = f"{'>= ' + format(float(lv.bound_elements), ',.2f') if lv.bound_elements is not None else '-':>20}"
-    return f"  {lv.level:<6}{float(lv.dp_cost_elements):>20,.2f}{shown}  {lv.method:<12} {ok}"
+        shown = "-" if lv.bound_elements is None else ">= " + _elements(lv.bound_elements)
+    return f"  {lv.level:<6}{_elements(lv.dp_cost_elements):>20}{shown:>20}  {lv.method:<12} {ok}"
 
 
 def _broken(s: SolverReport) -> tuple[str, ...]:
@@ -296,18 +307,18 @@ def _breaks(s: SolverReport) -> str:
 
 def _dp_against(r: CheckReport) -> str:
     """The DP's objective and its gap to the optimum; no gap when its plan breaks the constraints."""
-    i, o, unit = r.inputs, r.optimum, r.inputs.objective_unit
+    i, o = r.inputs, r.optimum
     if o.dp_gap is None:
         broken = "; ".join(_broken(r.dp)) or "the constraints"
         return (f"DP {_fmt(i, o.dp_objective)}: no gap, its plan breaks {broken} "
                 "(the DP enforces only pins and forbids, not caps or memory)")
-    return f"DP {_fmt(i, o.dp_objective)}: gap {_fmt(i, o.dp_gap)} {unit} ({o.dp_gap_percent:.3f}%)"
+    return f"DP {_fmt(i, o.dp_objective)}: gap {_fmt(i, o.dp_gap)}{_unit(i)} ({o.dp_gap_percent:.3f}%)"
 
 
 def _optimum_lines(r: CheckReport) -> list[str]:
     """``explore check``'s finding: the proven optimum against the DP (gap, the cells that
     differ), or proven infeasibility, or why there is none."""
-    i, o, unit = r.inputs, r.optimum, r.inputs.objective_unit
+    i, o = r.inputs, r.optimum
     if o is None and r.infeasible:
         lines = ["no plan satisfies the constraints (proven by " + ", ".join(r.infeasible) + ")"]
         why = r.explanation
@@ -320,7 +331,7 @@ def _optimum_lines(r: CheckReport) -> list[str]:
         return ["the DP refused this problem: no gap to report" if r.dp.refused
                 else "no solver proved the joint optimum within its limits"]
     lines = [
-        f"proven optimum {_fmt(i, o.objective)} {unit} ({', '.join(o.proven_by)}); " + _dp_against(r),
+        f"proven optimum {_fmt(i, o.objective)}{_unit(i)} ({', '.join(o.proven_by)}); " + _dp_against(r),
         f"the optimum was proven by {o.method} (" + ", ".join(f"{n}: {m}" for n, m in o.methods) + ")",
     ]
     if o.cells_differing:

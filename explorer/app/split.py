@@ -356,7 +356,6 @@ def _rescored(rules: SplitRules, ev, claimed: Fraction | None, solver: str | Non
     return value
 
 
-
 def _declared_space(array: ArraySpec, split: Split, grid: int, free: FreeAlphas, grid_only: bool, solver: str | None,
                     rules: SplitRules) -> AlphaSpace:
     """The alpha space a split run searches, after refusing what does not fit the split (one line each)."""
@@ -690,8 +689,7 @@ def check_split_solver(split: Split, solver: str | None) -> None:
 
 def _alpha(a: Fraction) -> str:
     """An alpha: the exact fraction when short (15/56), else 6 significant digits (the JSON keeps it exact)."""
-    text = str(a)
-    return text if len(text) <= 15 else f"~{safe_float(a):.6g}"
+    return str(a) if len(str(a)) <= 15 else f"~{safe_float(a):.6g}"
 
 
 def _times(x: Fraction) -> str:
@@ -701,9 +699,14 @@ def _times(x: Fraction) -> str:
 
 
 def _alphas_text(d: dict[Fraction, list[str]]) -> str:
-    if len(d) == 1:
-        return f"{_alpha(next(iter(d)))} (every layer)"
-    return "; ".join(f"{_alpha(a)}: {', '.join(names)}" for a, names in d.items())
+    """A level's alphas and their layers; the largest group as 'every layer but fc' where that is under half as long."""
+    most = max(d, key=lambda a: len(d[a]))
+    rest = [n for a, names in d.items() if a != most for n in names]
+    if not rest:
+        return f"{_alpha(most)} (every layer)"
+    but = "every layer but " + (", ".join(rest) if len(rest) <= 3 else f"the {len(rest)} listed")
+    return "; ".join(f"{_alpha(a)}: {but if a == most and 2 * len(but) < len(', '.join(ns)) else ', '.join(ns)}"
+                     for a, ns in d.items())
 
 
 def keepers(split: Split) -> str:

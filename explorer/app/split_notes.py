@@ -99,20 +99,24 @@ def no_suggestion(network: Network, rules: SplitRules, status: Status, why: Expl
         "its search proved none within its time and state limits (or no one limit's change admits a plan)"))
 
 
-def cut_note(name: str, time_limit_s: float | None, cut: Cut | None, evaluations: int = 0) -> str:
+def cut_note(name: str, time_limit_s: float | None, cut: Cut | None, evaluations: int = 0,
+             share_s: float | None = None) -> str:
     """Why a heuristic's plan is its best so far ('' when it ran to its end): ``cut``, its
-    ``info["cut"]`` (what its deadline cut), ``evaluations`` its ``info["explored"]``."""
+    ``info["cut"]`` (what its deadline cut), ``evaluations`` its ``info["explored"]``; ``share_s``:
+    the seconds of ``time_limit_s`` it was given (``explore check``'s rows share the limit)."""
     if cut is None:
         return ""
-    limit = "" if time_limit_s is None else f" ({time_limit_s:g} s)"
+    limit = " the time limit" if time_limit_s is None else f" the time limit ({time_limit_s:g} s)"
+    if share_s is not None and time_limit_s is not None:
+        limit = f" its share of the time limit ({share_s:.1f} s of {time_limit_s:g} s)"
     more = f"{given_as('--time-limit')} gives it more"
     if cut is Cut.LEVEL_DP:
-        return (f"{name}: the level DP was cut at the time limit{limit}: the equal split stands in for its plan, "
+        return (f"{name}: the level DP was cut at{limit}: the equal split stands in for its plan, "
                 f"no proof ({more}; a coarser {given_as('--alpha-grid')} gives it fewer candidates)")
     if cut is Cut.BLOCK_MOVES:
-        return f"{name}: the block moves were cut at the time limit{limit}: the best plan so far, no proof ({more})"
+        return f"{name}: the block moves were cut at{limit}: the best plan so far, no proof ({more})"
     counted = f"{evaluations} evaluation" + ("" if evaluations == 1 else "s")
-    return f"{name}: cut at the time limit{limit} after {counted}: the best plan so far, no proof ({more})"
+    return f"{name}: cut at{limit} after {counted}: the best plan so far, no proof ({more})"
 
 
 def no_plan_note(solver: str | None, status: Status, time_limit_s: float, info: dict) -> str:

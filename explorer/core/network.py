@@ -11,6 +11,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from .errors import SpecError, shown
+from .units import plural
 from .partition import EMBEDDING_TYPES, GROUPED_TYPES, JOIN_NODE_TYPES, LAYER_TYPES, NodeTypes, PartitionType
 
 NETWORK_INPUT = "input"  # reserved input name: the network's input (no edge)
@@ -240,7 +241,9 @@ class Network:
         (21 layers, 8 joins)' (joins are nodes the solvers choose a type for, not weighted layers)."""
         joins = sum(L.is_join for L in self.layers)
         n = len(self.layers)
-        return f"{n} layers" if not joins else f"{n} nodes ({n - joins} layers, {joins} joins)"
+        if not joins:
+            return plural(n, "layer")
+        return f"{n} nodes ({plural(n - joins, 'layer')}, {plural(joins, 'join')})"
 
     @property
     def layer_names(self) -> list[str]:

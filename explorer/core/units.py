@@ -64,6 +64,12 @@ def parse_amount(text: str) -> tuple[Fraction, str]:
     raise ValueError(f"unknown unit {shown(unit)} in {shown(text)} (known: {known})")
 
 
+def progress_value(x: float, unit: str) -> str:
+    """A solver's progress line's value: elements as a count with separators ('705,706,000'; the
+    e-notation '7.05706e+08' read badly), seconds to 6 significant digits."""
+    return format_count(round(x)) if unit == "elements" else f"{x:.6g}"
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     """'1 point', '2 points', '1,234 points' (``many``: the plural when it is not ``word`` + 's')."""
     return f"{format_count(n)} {word if n == 1 else (many or word + 's')}"
