@@ -34,21 +34,26 @@ def solver_bytes(m: _Model, blocks: list[Link], caps: int = 0, memory: bool = Fa
 # bytes per entry of the footprints' build (``_Tables.footprints``, then floored in ``with_limits``): the object
 # array's pointer, the floored copy's pointer and its Python int (32 bytes), and the int64 copy
 FOOT_ENTRY_BYTES = 8 + 8 + 32 + 8
+# the starts under limits (``uneven_joint._cheap_plans``: the even solve under them, the level DP, the alpha
+# search), a fixed allowance: with the tables alive they rose 3.0 MiB and left 1.7 MiB of caches (AlexNet,
+# tpu-mix-16, 1/16, ``--memory``; ``bench/bench_memory_guard.py``)
+STARTS_BYTES = 4 * 2**20
 
 
 def limit_bytes(m: _Model, caps: int, memory: bool) -> tuple[int, int, int]:
     """What caps and a memory limit add (``joint_columns.with_limits``): (kept, shares, footprints' build).
     Kept: a ``_Tables`` per capped level (``table_bytes`` but the min-plus row: none is reduced) and the
     labels' terms (``lnode``: each layer's four components and two terms per cap and for memory, n columns,
-    int64, a copy even with none that can bind). Shares: ``_penalised``'s floats, one per limit term.
-    The footprints' build: two per layer and column (``FOOT_ENTRY_BYTES``), counted where a memory limit is
+    int64, a copy even with none that can bind) and ``STARTS_BYTES``. Shares: ``_penalised``'s floats, one per
+    limit term. The footprints' build: two per layer and column (``FOOT_ENTRY_BYTES``), counted where a memory limit is
     given (built whether or not it can bind)."""
     if not caps and not memory:
         return 0, 0, 0
     C, L = m.cols, len(m.net.layers)
     terms = 2 * caps + (2 if memory else 0)
     tables = caps * (table_bytes(m) - 8 * C.n_top**2 * C.n_tau)
-    return tables + 8 * L * C.n * (4 + terms), 8 * L * C.n * terms, FOOT_ENTRY_BYTES * L * 2 * C.n if memory else 0
+    foot = FOOT_ENTRY_BYTES * L * 2 * C.n if memory else 0
+    return tables + 8 * L * C.n * (4 + terms) + STARTS_BYTES, 8 * L * C.n * terms, foot
 
 
 def nested_links(blocks: list[Link]) -> list[Link]:

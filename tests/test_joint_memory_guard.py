@@ -26,7 +26,7 @@ from explorer.solvers import joint_blocks, joint_columns, uneven_joint
 from explorer.solvers.joint_columns import JointOptions, _Model, _VirtualSource, table_bytes
 from explorer.solvers.joint_labels import LabelsMemory, check_labels, label_bytes
 from explorer.solvers.joint_memory import (FOOT_ENTRY_BYTES, LIVE_WEIGHTINGS, allowed_counts, limit_bytes, nested_links,
-                                          pass_bytes, solver_bytes, weighting_bytes)
+                                          pass_bytes, STARTS_BYTES, solver_bytes, weighting_bytes)
 from explorer.solvers.uneven_sp import blocks
 from explorer.solvers.uneven_joint import accpar_uneven, joint_uneven
 from explorer.solvers.uneven_seed import even_under_limits
@@ -197,19 +197,21 @@ def _capped(memory: bool = True):
 def test_the_estimate_counts_a_caps_tables_and_terms_by_hand():
     """lenet-c at 1/16 (n_top = 48, n = 1296, a chain: no block tables) under a cap on level 1 and a
     memory limit: the cap's ``_Tables`` (the column tables but the min-plus row, 48 * 27 * 48 entries),
-    the labels' terms (L x (4 + 2 + 2) x 1296 int64), the penalised passes' shares (L x 4 x 1296
-    floats) and the footprints' build (L x 2 x 1296 entries, ``FOOT_ENTRY_BYTES`` each). The cap's
+    the labels' terms (L x (4 + 2 + 2) x 1296 int64) and the starts' allowance (``STARTS_BYTES``), the
+    penalised passes' shares (L x 4 x 1296 floats) and the footprints' build (L x 2 x 1296 entries,
+    ``FOOT_ENTRY_BYTES`` each). The cap's
     tables as built hold exactly the estimate's int64 entries; the terms as built, exactly theirs."""
     net, arr, space, aspace, rules = _capped(memory=False)
     m = _Model(_VirtualSource.of(net), arr, space, aspace)
     L, n = len(m.net.layers), 1296
-    cap_tables = joint_columns.table_bytes(m) - 8 * 48 * 27 * 48
+    cap_tables = joint_columns.table_bytes(m) - 8 * 48 * 27 * 48 + STARTS_BYTES  # (the starts' allowance with it)
     assert limit_bytes(m, 1, True) == (cap_tables + 8 * L * n * 8, 8 * L * n * 4, 56 * L * 2 * n)
     assert limit_bytes(m, 1, False) == (cap_tables + 8 * L * n * 6, 8 * L * n * 2, 0) and FOOT_ENTRY_BYTES == 56
     assert limit_bytes(m, 0, False) == (0, 0, 0)
     blks, w = blocks(m.net), weighting_bytes(m, blocks(m.net))
     kept, share, foot = limit_bytes(m, 1, True)
-    assert solver_bytes(m, blks, 1, True) == joint_columns.table_bytes(m) + kept + max(2 * w, w + share, 2 * share, foot)
+    most = max(2 * w, w + share, 2 * share, foot)
+    assert solver_bytes(m, blks, 1, True) == joint_columns.table_bytes(m) + kept + most
     assert solver_bytes(m, blks) == joint_columns.table_bytes(m) + 2 * w  # as before, without limits
     t = joint_columns._Tables(m, 1)
     uneven_joint._limit_terms(m, t, net, arr, rules, uneven_joint.limits_of(m, arr, rules))
@@ -217,7 +219,7 @@ def test_the_estimate_counts_a_caps_tables_and_terms_by_hand():
     ints = x.node.nbytes + sum(a.nbytes for a in x.top) + sum(a.nbytes for lev in x.lev for a in lev) + \
         sum(index.nbytes for _, index in x._pairs.values())
     kinds = len(x._pairs)
-    assert ints == cap_tables - joint_columns.PY_PAIR_BYTES * kinds * 48**2
+    assert ints == cap_tables - STARTS_BYTES - joint_columns.PY_PAIR_BYTES * kinds * 48**2
     assert t.lnode.shape == (L, 6, n) and t.lnode.nbytes == 8 * L * n * 6  # (the memory limit cannot bind)
 
 
