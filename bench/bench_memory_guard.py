@@ -35,7 +35,9 @@ Every case runs in its own process. The guards and what is measured:
   on ``tpu-mix-16`` (or ``mix``: a 2-level mix as ``bench_time_limit.py``'s MIX4 but each half one
   kind, two v2 and two v3: the joint solver's scope),
   ``onnx-bert``: ``tests/onnx_nets.hf_bert`` (an exporter-style graph, 2 layers) imported;
-  ``H/grid`` the alpha grid; its time limit 120 s.
+  ``H/grid`` the alpha grid; its time limit 120 s. Rows with a cap (``cap1``: the accelerators' own memory
+  too, as the CLI's rules) or a memory limit (``memory``): the estimate counts their tables and terms
+  (``joint_memory.limit_bytes``).
 
 The guard holds where measured / estimate stays within [0.67, 1.5] (at most 1.5 for the joint rows on graphs:
 their block tables are an upper bound, a pass with a cap keeps fewer rows).
