@@ -35,7 +35,9 @@ Every case runs in its own process. The guards and what is measured:
   on ``tpu-mix-16`` (or ``mix``: a 2-level mix as ``bench_time_limit.py``'s MIX4 but each half one
   kind, two v2 and two v3: the joint solver's scope),
   ``onnx-bert``: ``tests/onnx_nets.hf_bert`` (an exporter-style graph, 2 layers) imported;
-  ``H/grid`` the alpha grid; its time limit 120 s.
+  ``H/grid`` the alpha grid; its time limit 120 s. Rows with a cap (``cap1``: the accelerators' own memory
+  too, as the CLI's rules) or a memory limit (``memory``): the estimate counts their tables and terms
+  (``joint_memory.limit_bytes``).
 
 The guard holds where measured / estimate stays within [0.67, 1.5] (at most 1.5 for the joint rows on graphs:
 their block tables are an upper bound, a pass with a cap keeps fewer rows).
@@ -267,10 +269,20 @@ if "mix" in parts:  # a 2-level mix as bench_time_limit.py's MIX4, each half one
 else:
     arr = load_array("tpu-mix-16")
 space, aspace = Space(parts[1]), alpha_space(arr, alpha_grid(levels))
+rules = None
+if isinstance(beyond, (tuple, list)):  # a cap ("cap<h>", bytes; the accelerators' own memory too, as the CLI's
+    # rules) or a memory limit ("memory", bytes per accelerator: ``--memory``)
+    from fractions import Fraction
+    from explorer.core.constraints import Cap, Constraints
+    from explorer.core.split_rules import SplitRules, leaf_memory_limits
+    what, value = beyond
+    caps = () if what == "memory" else (Cap(int(what[3:]), Fraction(value), "bench"),)
+    rules = SplitRules(constraints=Constraints(caps=caps),
+                       leaf_memory_bytes=leaf_memory_limits(arr, Fraction(value) if what == "memory" else None))
 seen = {"tables": [0, 0], "labels": [0, 0], "whole": [0, 0]}  # estimate, used ("whole": the run's peak)
 solver_bytes, check_labels, label_passes = uj.solver_bytes, joint_labels.check_labels, uj._label_passes
-def spy_tables(m, blocks):
-    seen["tables"][0] = need = solver_bytes(m, blocks)
+def spy_tables(m, blocks, *limits):
+    seen["tables"][0] = need = solver_bytes(m, blocks, *limits)
     return need
 def spy_passes(*a, **k):  # the tables and bounding passes' peak so far; the label passes' own from here
     seen["tables"][1] = tracemalloc.get_traced_memory()[1]
@@ -288,7 +300,7 @@ uj.solver_bytes, uj._label_passes = spy_tables, spy_passes
 joint_labels.check_labels = joint_close_graph.check_labels = spy_labels
 t0 = time.perf_counter()
 tracemalloc.start()
-sol = uj.joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=120.0))
+sol = uj.joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=120.0), rules=rules)
 seen["tables"][1] = seen["tables"][1] or tracemalloc.get_traced_memory()[1]  # (no label pass: the whole run)
 seen["whole"][1] = seen["whole"][1] or seen["tables"][1]
 tracemalloc.stop()
@@ -307,6 +319,12 @@ JOINT_CASES = [("joint", "split", "alexnet:accpar", 16), ("joint", "split", "ale
                ("joint", "onnx", "onnx-bert:accpar", 16), ("joint", "onnx", "onnx-bert:accpar", 64),
                ("joint", "split", "resnet18:accpar:mix", 64), ("joint", "split", "resnet18:accpar:mix", 128),
                ("joint", "split", "bert-base:accpar:mix", 64), ("joint", "split", "bert-base:accpar:mix", 256)]
+# joint under a cap on level 1 (bytes a side sends; about 0.9 of the free optimum's busiest side at 1/16, the
+# accelerators' own memory too, as the CLI's rules) or ``--memory`` (bytes per accelerator, below the free optimum's)
+JOINT_CASES += [("joint", "split", "alexnet:accpar", g, ("cap1", "26000000")) for g in (16, 64)] + \
+    [("joint", "split", "alexnet:accpar", g, ("memory", "55000000")) for g in (16, 64)] + \
+    [("joint", "split", "resnet18:accpar", g, ("cap1", "20000000")) for g in (16, 64)] + \
+    [("joint", "split", "resnet18:accpar", g, ("memory", "200000000")) for g in (16, 64)]
 
 # constrained: (..., (limit, share)): a memory limit ("memory") or a cap on a level ("cap<h>") at that
 # share of the free optimum's

@@ -2,7 +2,8 @@
 its column tables (``joint_columns.table_bytes``); per weighting alive at once, its weighted terms
 and its nested links' tables (``joint_blocks._Weighted``, ``_link_table``); one forward pass's block
 tables (kept for its backtrack, then dropped: the best bound's pass keeps its rests at the cut nodes);
-and a pass's largest temporary. ``uneven_joint.check_tables`` checks it against
+and a pass's largest temporary; under caps or a memory limit, their tables and terms (``limit_bytes``).
+``uneven_joint.check_tables`` checks it against
 ``joint_columns.MAX_BYTES``; the label passes' labels have their own check (``joint_labels.check_labels``).
 """
 
@@ -17,11 +18,42 @@ from .uneven_sp import Link, Series
 LIVE_WEIGHTINGS = 2
 
 
-def solver_bytes(m: _Model, blocks: list[Link]) -> int:
-    """The joint solver's estimate: its tables (``table_bytes``), ``LIVE_WEIGHTINGS`` weightings
-    (``weighting_bytes``) and one pass's block tables and largest temporary (``pass_bytes``)."""
+def solver_bytes(m: _Model, blocks: list[Link], caps: int = 0, memory: bool = False) -> int:
+    """The joint solver's estimate: its tables (``table_bytes``) and, under ``caps`` capped levels or a
+    ``memory`` limit, their tables and terms (``limit_bytes``), with the most of what is alive at once after
+    them: ``LIVE_WEIGHTINGS`` weightings (``weighting_bytes``) and one pass's block tables and largest
+    temporary (``pass_bytes``) in the bounding passes; one weighting, a pass and the limits' shares in the
+    penalised passes (``uneven_joint._penalised``); twice the shares as they are made; the footprints'
+    build (``with_limits``)."""
     counts = allowed_counts(m) if not all(b.direct for b in blocks) else None
-    return table_bytes(m) + LIVE_WEIGHTINGS * weighting_bytes(m, blocks, counts) + pass_bytes(m, blocks, counts)
+    w, p = weighting_bytes(m, blocks, counts), pass_bytes(m, blocks, counts)
+    kept, share, foot = limit_bytes(m, caps, memory)
+    return table_bytes(m) + kept + max(LIVE_WEIGHTINGS * w + p, w + p + share, 2 * share, foot)
+
+
+# bytes per entry of the footprints' build (``_Tables.footprints``, then floored in ``with_limits``): the object
+# array's pointer, the floored copy's pointer and its Python int (32 bytes), and the int64 copy
+FOOT_ENTRY_BYTES = 8 + 8 + 32 + 8
+# the starts under limits (``uneven_joint._cheap_plans``: the even solve under them, the level DP, the alpha
+# search), a fixed allowance: with the tables alive they rose 3.0 MiB and left 1.7 MiB of caches (AlexNet,
+# tpu-mix-16, 1/16, ``--memory``; ``bench/bench_memory_guard.py``)
+STARTS_BYTES = 4 * 2**20
+
+
+def limit_bytes(m: _Model, caps: int, memory: bool) -> tuple[int, int, int]:
+    """What caps and a memory limit add (``joint_columns.with_limits``): (kept, shares, footprints' build).
+    Kept: a ``_Tables`` per capped level (``table_bytes`` but the min-plus row: none is reduced) and the
+    labels' terms (``lnode``: each layer's four components and two terms per cap and for memory, n columns,
+    int64, a copy even with none that can bind) and ``STARTS_BYTES``. Shares: ``_penalised``'s floats, one per
+    limit term. The footprints' build: two per layer and column (``FOOT_ENTRY_BYTES``), counted where a memory limit is
+    given (built whether or not it can bind)."""
+    if not caps and not memory:
+        return 0, 0, 0
+    C, L = m.cols, len(m.net.layers)
+    terms = 2 * caps + (2 if memory else 0)
+    tables = caps * (table_bytes(m) - 8 * C.n_top**2 * C.n_tau)
+    foot = FOOT_ENTRY_BYTES * L * 2 * C.n if memory else 0
+    return tables + 8 * L * C.n * (4 + terms) + STARTS_BYTES, 8 * L * C.n * terms, foot
 
 
 def nested_links(blocks: list[Link]) -> list[Link]:

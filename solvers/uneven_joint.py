@@ -186,10 +186,11 @@ def _setup(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace,
     net = _VirtualSource.of(network)
     m = _Model(net, array, space, aspace, types_allowed, 0 if rules is None else rules.weight_copies)
     blks = blocks(net)
-    check_tables(m, blks)
+    caps, memory = limits_of(m, array, rules)
+    check_tables(m, blks, len(caps), memory is not None)
     tables = _Tables(m, _scale(m, Q), deadline=deadline)
     graph = _Graph(tables, blks)
-    _limit_terms(m, tables, network, array, rules, deadline)
+    _limit_terms(m, tables, network, array, rules, (caps, memory), deadline)
     return m, tables, graph
 
 
@@ -197,10 +198,11 @@ class TablesMemory(Exception):
     """The joint solver's tables would pass its memory limit (``check_tables``); the message says so."""
 
 
-def check_tables(m: _Model, blks) -> None:
+def check_tables(m: _Model, blks, caps: int = 0, memory: bool = False) -> None:
     """TablesMemory where the estimate of its tables and its passes' (``joint_memory.solver_bytes``: a graph's
-    block and link tables too; ``blks``: the graph's blocks) passes ``joint_columns.MAX_BYTES``."""
-    if (need := solver_bytes(m, blks)) > (limit := joint_columns.MAX_BYTES):
+    block and link tables too; ``blks``: the graph's blocks; ``caps`` capped levels and a ``memory`` limit: their
+    tables and terms, ``with_limits``) passes ``joint_columns.MAX_BYTES``."""
+    if (need := solver_bytes(m, blks, caps, memory)) > (limit := joint_columns.MAX_BYTES):
         raise TablesMemory(f"the joint solver's tables and passes would take {need / 2**20:,.0f} MiB by its estimate, "
                            f"beyond its memory limit of {limit / 2**20:,.0f} MiB (joint_columns.MAX_BYTES; a coarser "
                            "alpha grid fits)")
@@ -295,17 +297,25 @@ def _penalised(m: _Model, graph: _Graph, Q: int, best, step: Fraction, deadline:
     return best
 
 
-def _limit_terms(m: _Model, t: _Tables, network: Network, array: ArraySpec, rules: SplitRules | None,
-                 deadline: float | None = None) -> None:
-    """Under caps or memory limits: their terms in the labels (``with_limits``; limits in table
-    units, floored) and ``m.keeps``, the exact check of a plan (the evaluator's violations)."""
+def limits_of(m: _Model, array: ArraySpec, rules: SplitRules | None) -> tuple[dict[int, int], tuple[int, int] | None]:
+    """The caps (level -> most units a side sends) and the memory limit (most footprint units on a leaf
+    of each side, None: none) of ``with_limits``, in table units, floored ({} and None without either)."""
     if rules is None or not rules.couples_layers:
-        return
-    U, v0 = m.costs.unit, 1 if m.virtual else 0
+        return {}, None
+    U = m.costs.unit
     caps = {h: floor(c * U) for h in range(m.H) if (c := rules.cap_elements(array, h)) is not None}
     lm = rules.leaf_memory_bytes
-    with_limits(t, caps, None if lm is None else tuple(floor(x / array.dtype_bytes * U) for x in (lm[0], lm[-1])),
-                deadline)
+    return caps, None if lm is None else tuple(floor(x / array.dtype_bytes * U) for x in (lm[0], lm[-1]))
+
+
+def _limit_terms(m: _Model, t: _Tables, network: Network, array: ArraySpec, rules: SplitRules | None,
+                 limits: tuple, deadline: float | None = None) -> None:
+    """Under caps or memory limits (``limits``: ``limits_of``'s): their terms in the labels (``with_limits``)
+    and ``m.keeps``, the exact check of a plan (the evaluator's violations)."""
+    if rules is None or not rules.couples_layers:
+        return
+    v0 = 1 if m.virtual else 0
+    with_limits(t, *limits, deadline)
     if not len(t.lim):  # none can bind
         return
 

@@ -13,18 +13,20 @@ import pytest
 
 from explorer.core.evaluate import evaluate_split
 from explorer.core.objective import Objective
-from explorer.core.constraints import Constraints
+from fractions import Fraction
+
+from explorer.core.constraints import Cap, Constraints
 from explorer.core.partition import Space
 from explorer.core.solution import Status
-from explorer.core.split_rules import SplitRules
+from explorer.core.split_rules import SplitRules, leaf_memory_limits
 from explorer.core.uneven import alpha_grid, alpha_space
 from explorer.frontends import load_array, load_model
 from explorer.frontends.network_yaml import parse_network
 from explorer.solvers import joint_blocks, joint_columns, uneven_joint
 from explorer.solvers.joint_columns import JointOptions, _Model, _VirtualSource, table_bytes
 from explorer.solvers.joint_labels import LabelsMemory, check_labels, label_bytes
-from explorer.solvers.joint_memory import (LIVE_WEIGHTINGS, allowed_counts, nested_links, pass_bytes, solver_bytes,
-                                          weighting_bytes)
+from explorer.solvers.joint_memory import (FOOT_ENTRY_BYTES, LIVE_WEIGHTINGS, allowed_counts, limit_bytes, nested_links,
+                                          pass_bytes, STARTS_BYTES, solver_bytes, weighting_bytes)
 from explorer.solvers.uneven_sp import blocks
 from explorer.solvers.uneven_joint import accpar_uneven, joint_uneven
 from explorer.solvers.uneven_seed import even_under_limits
@@ -81,7 +83,7 @@ def test_label_pass_past_the_limit_ends_with_the_incumbent_and_bound(monkeypatch
     aspace = alpha_space(arr, alpha_grid(16))
     free = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=60))
     assert free.status is Status.OPTIMAL and free.info["explored"] > 20  # the label passes ran
-    monkeypatch.setattr(uneven_joint, "solver_bytes", lambda m, blocks: 0)
+    monkeypatch.setattr(uneven_joint, "solver_bytes", lambda *a: 0)
     monkeypatch.setattr(joint_columns, "MAX_BYTES", label_bytes(20, 4))
     sol = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=60))
     assert sol.status is Status.FEASIBLE, sol.info
@@ -180,3 +182,63 @@ def test_at_most_live_weightings_alive_at_once(monkeypatch):
     monkeypatch.setattr(joint_blocks._Weighted, "__init__", counted)
     sol = joint_uneven(net, arr, Space.ACCPAR, alpha_space(arr, alpha_grid(16)), JointOptions(time_limit_s=120))
     assert sol.status is Status.OPTIMAL and most[0] == LIVE_WEIGHTINGS
+
+
+def _capped(memory: bool = True):
+    """lenet-c on tpu-mix-16 at 1/16 under a cap on level 1 (1 GB a side: no plan is near it) and the
+    accelerators' own memory (none near it either), as the CLI's rules; or ``--memory`` 1 GB alone."""
+    net, arr, space, aspace = _lenet()
+    caps = () if memory else (Cap(1, Fraction(10**9), "test"),)
+    rules = SplitRules(Objective.TIME, Constraints(caps=caps),
+                       leaf_memory_limits(arr, Fraction(10**9) if memory else None))
+    return net, arr, space, aspace, rules
+
+
+def test_the_estimate_counts_a_caps_tables_and_terms_by_hand():
+    """lenet-c at 1/16 (n_top = 48, n = 1296, a chain: no block tables) under a cap on level 1 and a
+    memory limit: the cap's ``_Tables`` (the column tables but the min-plus row, 48 * 27 * 48 entries),
+    the labels' terms (L x (4 + 2 + 2) x 1296 int64) and the starts' allowance (``STARTS_BYTES``), the
+    penalised passes' shares (L x 4 x 1296 floats) and the footprints' build (L x 2 x 1296 entries,
+    ``FOOT_ENTRY_BYTES`` each). The cap's
+    tables as built hold exactly the estimate's int64 entries; the terms as built, exactly theirs."""
+    net, arr, space, aspace, rules = _capped(memory=False)
+    m = _Model(_VirtualSource.of(net), arr, space, aspace)
+    L, n = len(m.net.layers), 1296
+    cap_tables = joint_columns.table_bytes(m) - 8 * 48 * 27 * 48 + STARTS_BYTES  # (the starts' allowance with it)
+    assert limit_bytes(m, 1, True) == (cap_tables + 8 * L * n * 8, 8 * L * n * 4, 56 * L * 2 * n)
+    assert limit_bytes(m, 1, False) == (cap_tables + 8 * L * n * 6, 8 * L * n * 2, 0) and FOOT_ENTRY_BYTES == 56
+    assert limit_bytes(m, 0, False) == (0, 0, 0)
+    blks, w = blocks(m.net), weighting_bytes(m, blocks(m.net))
+    kept, share, foot = limit_bytes(m, 1, True)
+    most = max(2 * w, w + share, 2 * share, foot)
+    assert solver_bytes(m, blks, 1, True) == joint_columns.table_bytes(m) + kept + most
+    assert solver_bytes(m, blks) == joint_columns.table_bytes(m) + 2 * w  # as before, without limits
+    t = joint_columns._Tables(m, 1)
+    uneven_joint._limit_terms(m, t, net, arr, rules, uneven_joint.limits_of(m, arr, rules))
+    ((x, _),) = t.extra
+    ints = x.node.nbytes + sum(a.nbytes for a in x.top) + sum(a.nbytes for lev in x.lev for a in lev) + \
+        sum(index.nbytes for _, index in x._pairs.values())
+    kinds = len(x._pairs)
+    assert ints == cap_tables - STARTS_BYTES - joint_columns.PY_PAIR_BYTES * kinds * 48**2
+    assert t.lnode.shape == (L, 6, n) and t.lnode.nbytes == 8 * L * n * 6  # (the memory limit cannot bind)
+
+
+@pytest.mark.parametrize("memory", [False, True])
+def test_limits_past_the_limit_end_at_once_with_the_best_start(monkeypatch, memory):
+    """A limit between the estimate without the limits' tables and terms and the one with them: the run
+    ends before any table is built with the best start that keeps the rules (scored by the evaluator),
+    FEASIBLE with no bound, the reason naming the limit (before, it built them past the limit)."""
+    net, arr, space, aspace, rules = _capped(memory)
+    m = _Model(_VirtualSource.of(net), arr, space, aspace)
+    blks = blocks(m.net)
+    old, new = solver_bytes(m, blks), solver_bytes(m, blks, 0 if memory else 1, True)
+    assert old < new
+    even = even_under_limits(net, arr, space, aspace, rules, 60)
+    assert even is not None
+    monkeypatch.setattr(joint_columns, "MAX_BYTES", old)
+    sol = joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=60), starts=(even,), rules=rules)
+    assert sol.status is Status.FEASIBLE and sol.plan == even and sol.bound_s is None
+    assert sol.step_time_s == evaluate_split(net, arr, even).step_time_s
+    assert "memory limit" in sol.info["reason"] and "MAX_BYTES" in sol.info["reason"] and sol.wall_s < 5
+    monkeypatch.setattr(joint_columns, "MAX_BYTES", new)  # at the estimate itself: the run as without the guard
+    assert joint_uneven(net, arr, space, aspace, JointOptions(time_limit_s=60), rules=rules).bound_s is not None
