@@ -545,8 +545,11 @@ def on_grid(network: Network, types: Plan, aspace: AlphaSpace, target) -> Plan:
     nearest ``target[level][group]`` (a fixed class: 1/2) for every layer; a grouped conv (an
     attention node with heads) whose sides would then hold a fraction of its groups (heads)
     (``whole_units``) splits 1/2 on every level, as in the equal-split plan."""
-    rows = [tuple(nearest_choice(aspace.choices(h, c), target[h][g]) for g, c in enumerate(aspace.group_class[h]))
-            for h in range(aspace.levels)]
+    rows = []
+    for h in range(aspace.levels):  # groups of one class with one target take one choice (computed once)
+        near: dict = {}
+        rows.append(tuple(near[c, t] if (c, t) in near else near.setdefault((c, t), nearest_choice(aspace.choices(h, c), t))
+                          for c, t in zip(aspace.group_class[h], target[h])))
     return whole_or_half(network, with_group_alphas(types, rows))
 
 

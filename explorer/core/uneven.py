@@ -292,16 +292,23 @@ def check_plan(network: Network, array: ArraySpec, plan: Plan) -> None:
 
 def proportional_alphas(array: ArraySpec) -> tuple[tuple[Fraction, ...], ...]:
     """Per level per group, subgroup 0's part of the group's peak compute (the ``proportional``
-    rule): 1/2 wherever the two subgroups are identical subtrees, so it lies in every AlphaSpace."""
-    peaks = array.leaf_peaks_TFLOPS()
-    H = array.levels
+    rule): 1/2 wherever the two subgroups are identical subtrees, so it lies in every AlphaSpace.
+    The groups' peak sums are built bottom up (each the sum of its two subgroups': exact, as the
+    leaves' sum), and groups of equal sums share one ratio (an array of 2^H leaves: its classes)."""
+    sums = [list(array.leaf_peaks_TFLOPS())]  # [H - h] -> per group of level h: its peak sum
+    for _ in range(array.levels):
+        below = sums[-1]
+        sums.append([below[i] + below[i + 1] for i in range(0, len(below), 2)])
     out = []
-    for h in range(H):
-        n = 2 ** (H - h)
+    for h in range(array.levels):
+        below = sums[array.levels - h - 1]
+        ratios: dict = {}  # (left, right) -> the ratio
         row = []
         for g in range(2**h):
-            left = sum(peaks[g * n : g * n + n // 2])
-            row.append(Fraction(left) / (left + sum(peaks[g * n + n // 2 : (g + 1) * n])))
+            pair = (below[2 * g], below[2 * g + 1])
+            if pair not in ratios:
+                ratios[pair] = Fraction(pair[0]) / (pair[0] + pair[1])
+            row.append(ratios[pair])
         out.append(tuple(row))
     return tuple(out)
 
@@ -427,14 +434,16 @@ def alpha_space(array: ArraySpec, grid: Sequence[Fraction], free: FreeAlphas = F
     (each free class's ratio left out)."""
     figures = array.leaf_figures()
     H = array.levels
-    group_class, class_free, class_peaks = [], [], []
-    for h in range(H):
+    leaf: dict = {}  # figures -> a leaf's identity; a group's: its class (its subgroups' identities)
+    below = [leaf.setdefault(f, len(leaf)) for f in figures]  # per group of the level below: its identity
+    group_class, class_free, class_peaks = [None] * H, [None] * H, [None] * H
+    for h in reversed(range(H)):
         n = 2 ** (H - h)
-        seqs: dict[tuple[tuple[Fraction, Fraction], ...], int] = {}
-        row = []
-        for g in range(2**h):
-            row.append(seqs.setdefault(tuple(figures[g * n : (g + 1) * n]), len(seqs)))
-        group_class.append(tuple(row))
-        class_peaks.append(tuple(tuple(peak for peak, _ in seq) for seq in seqs))
-        class_free.append(tuple(free is FreeAlphas.ALL or seq[: n // 2] != seq[n // 2 :] for seq in seqs))
+        pairs = [(below[2 * g], below[2 * g + 1]) for g in range(2**h)]
+        nums: dict = {}  # pair -> class, numbered by first appearance (left to right)
+        group_class[h] = tuple(nums.setdefault(p, len(nums)) for p in pairs)
+        first = {c: g for g, c in reversed(list(enumerate(group_class[h])))}  # class -> its first group
+        class_peaks[h] = tuple(tuple(peak for peak, _ in figures[first[c] * n: (first[c] + 1) * n]) for c in range(len(nums)))
+        class_free[h] = tuple(free is FreeAlphas.ALL or p[0] != p[1] for p in nums)
+        below = group_class[h]
     return AlphaSpace(tuple(grid), free, tuple(group_class), tuple(class_free), tuple(class_peaks), proportional)

@@ -1,0 +1,100 @@
+"""Huge arrays of few kinds (the hostile trial's 2^12-2^16 alternating arrays): the start-up builds
+the alpha space, the proportional alphas and the search's starting points per class of groups, not
+per group, with the very answers of the per-group path (references below, as they were)."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction as F
+
+import pytest
+
+from explorer.app import split as split_module
+from explorer.app.split import nearest_choice, on_grid
+from explorer.core.array import AcceleratorKind, ArraySpec
+from explorer.core.plan import Plan
+from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space, proportional_alphas
+from explorer.core.partition import PartitionType
+from explorer.frontends import load_model
+
+
+def _old_alpha_space(array, free):
+    """The per-group path: each group's leaf figures as a key, level by level."""
+    figures = array.leaf_figures()
+    H = array.levels
+    group_class, class_free, class_peaks = [], [], []
+    for h in range(H):
+        n = 2 ** (H - h)
+        seqs: dict = {}
+        group_class.append(tuple(seqs.setdefault(tuple(figures[g * n:(g + 1) * n]), len(seqs)) for g in range(2**h)))
+        class_peaks.append(tuple(tuple(p for p, _ in seq) for seq in seqs))
+        class_free.append(tuple(free is FreeAlphas.ALL or seq[: n // 2] != seq[n // 2:] for seq in seqs))
+    return tuple(group_class), tuple(class_free), tuple(class_peaks)
+
+
+def _old_proportional(array):
+    peaks = array.leaf_peaks_TFLOPS()
+    H = array.levels
+    out = []
+    for h in range(H):
+        n = 2 ** (H - h)
+        row = []
+        for g in range(2**h):
+            left = sum(peaks[g * n: g * n + n // 2])
+            row.append(F(left) / (left + sum(peaks[g * n + n // 2: (g + 1) * n])))
+        out.append(tuple(row))
+    return tuple(out)
+
+
+def _few_kinds(rng, H: int) -> ArraySpec:
+    """2^H leaves of 1-4 kinds (two may share a peak and differ in memory), in runs or at random."""
+    kinds = [AcceleratorKind(f"k{i}", F(rng.choice([45, 123, 90, 45])), F(rng.choice([16, 32]))) for i in range(rng.randint(1, 4))]
+    if rng.random() < 0.5:
+        leaves = [rng.choice(kinds) for _ in range(2**H)]
+    else:
+        unit = [rng.choice(kinds) for _ in range(2 ** rng.randint(0, H))]
+        leaves = unit * (2**H // len(unit))
+    return ArraySpec("few", H, 2, (F(70),) * H, min(k.peak_TFLOPS for k in leaves),
+                     min(k.memory_GiB for k in leaves), leaves=tuple(leaves))
+
+
+def _alternating(H: int) -> ArraySpec:
+    v2, v3 = AcceleratorKind("v2", F(45), F(16)), AcceleratorKind("v3", F(123), F(32))
+    return ArraySpec("alt", H, 4, (F(70),) * H, F(45), F(16), leaves=(v2, v3) * 2 ** (H - 1))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_classes_and_ratios_as_the_per_group_path(seed):
+    rng = random.Random(seed)
+    array = _few_kinds(rng, rng.randint(1, 7))
+    for free in FreeAlphas:
+        a = alpha_space(array, alpha_grid(8), free)
+        assert (a.group_class, a.class_free, a.class_peaks) == _old_alpha_space(array, free)
+    assert proportional_alphas(array) == _old_proportional(array)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_on_grid_as_the_per_group_path(seed):
+    rng = random.Random(seed)
+    array = _few_kinds(rng, rng.randint(1, 6))
+    net = load_model("sfc")
+    types = Plan(tuple(tuple(rng.choice([PartitionType.I, PartitionType.II]) for _ in net.layers) for _ in range(array.levels)))
+    aspace = alpha_space(array, alpha_grid(rng.choice([2, 3, 16])), rng.choice(list(FreeAlphas)))
+    for target in ([[F(1, 2)] * 2**h for h in range(array.levels)], proportional_alphas(array)):
+        rows = [tuple(nearest_choice(aspace.choices(h, c), target[h][g]) for g, c in enumerate(aspace.group_class[h]))
+                for h in range(aspace.levels)]
+        assert on_grid(net, types, aspace, target).alphas == tuple(
+            tuple((a,) * len(net.layers) for a in row) for row in rows)
+
+
+def test_start_points_visit_classes_not_groups(monkeypatch):
+    """On 2^12 alternating leaves (one class per level, 4,095 groups) the start point's nearest
+    choices are taken once per level's class: 12, not 4,095 (the per-group path's)."""
+    array = _alternating(12)
+    aspace = alpha_space(array, alpha_grid(16))
+    assert [len(set(row)) for row in aspace.group_class] == [1] * 12
+    calls = []
+    monkeypatch.setattr(split_module, "nearest_choice", lambda choices, t: calls.append(t) or nearest_choice(choices, t))
+    net = load_model("sfc")
+    on_grid(net, Plan(((PartitionType.I,) * len(net.layers),) * 12), aspace, proportional_alphas(array))
+    assert len(calls) == 12
