@@ -95,10 +95,14 @@ def _numerators(network: Network, plan: Plan):
         exps.append([tuple(e + (i == d) for i, e in enumerate(es)) for es, d in zip(exps[h], dims)])
         below = plan.alphas[h + 1] if h + 1 < H else None
         memo: dict = {}
+        units: dict = {}  # (id(alphas row), D) -> its numerators: a row object shared by groups, once
         nxt, level_parts = [], []
         for g, parent in enumerate(rows[h]):
             D = parent[1]
-            ks = tuple(alpha_units(a, D) for a in plan.alphas[h][g])
+            alphas = plan.alphas[h][g]
+            ks = units.get((id(alphas), D))
+            if ks is None:
+                ks = units[id(alphas), D] = tuple(alpha_units(a, D) for a in alphas)
             level_parts.append(ks)
             for s, side in enumerate((ks, tuple(D - k for k in ks))):
                 child_D = D if one or below is None else lcm(D, alpha_denominator(below[2 * g + s]))

@@ -271,7 +271,7 @@ def check_plan(network: Network, array: ArraySpec, plan: Plan) -> None:
     for h in range(plan.levels):
         if len(plan.types[h]) != L or len(plan.alphas[h]) != 2**h:
             raise ValueError(f"level {h}: one type per layer ({L}) and one alpha row per group ({2**h})")
-        for row in plan.alphas[h]:
+        for row in {id(r): r for r in plan.alphas[h]}.values():  # each distinct row object once
             if len(row) != L:
                 raise ValueError(f"level {h}: one alpha per layer ({L}) in every group")
             for a in row:
@@ -297,25 +297,30 @@ def proportional_alphas(array: ArraySpec) -> tuple[tuple[Fraction, ...], ...]:
     leaves' sum), and groups of equal sums share one ratio (an array of 2^H leaves: its classes)."""
     sums = [list(array.leaf_peaks_TFLOPS())]  # [H - h] -> per group of level h: its peak sum
     for _ in range(array.levels):
-        below = sums[-1]
-        sums.append([below[i] + below[i + 1] for i in range(0, len(below), 2)])
+        sums.append(_pairwise(sums[-1], lambda a, b: a + b))
+    return tuple(tuple(_pairwise(sums[array.levels - h - 1], lambda a, b: Fraction(a) / (a + b)))
+                 for h in range(array.levels))
+
+
+def _pairwise(xs: list, f) -> list:
+    """f(xs[2i], xs[2i + 1]) for each i, computed once per pair of the very objects (leaves of a
+    kind share their peak's object, so groups alike share their sums'; ``xs`` outlives the memo)."""
+    memo: dict = {}
     out = []
-    for h in range(array.levels):
-        below = sums[array.levels - h - 1]
-        ratios: dict = {}  # (left, right) -> the ratio
-        row = []
-        for g in range(2**h):
-            pair = (below[2 * g], below[2 * g + 1])
-            if pair not in ratios:
-                ratios[pair] = Fraction(pair[0]) / (pair[0] + pair[1])
-            row.append(ratios[pair])
-        out.append(tuple(row))
-    return tuple(out)
+    for i in range(0, len(xs), 2):
+        key = (id(xs[i]), id(xs[i + 1]))
+        if key not in memo:
+            memo[key] = f(xs[i], xs[i + 1])
+        out.append(memo[key])
+    return out
 
 
 def with_group_alphas(plan: Plan, alphas: Sequence[Sequence[Fraction]]) -> Plan:
-    """The plan's types with one alpha per level per group ([level][group]) for every layer."""
-    return Plan(plan.types, tuple(tuple((a,) * len(row) for a in alphas[h]) for h, row in enumerate(plan.types)))
+    """The plan's types with one alpha per level per group ([level][group]) for every layer (groups
+    of one alpha object share one row object: the evaluator scores them once)."""
+    rows: dict = {}
+    return Plan(plan.types, tuple(tuple(rows.setdefault((id(a), len(row)), (a,) * len(row)) for a in alphas[h])
+                                  for h, row in enumerate(plan.types)))
 
 
 def round_to_whole_units(network: Network, plan: Plan) -> Plan:
