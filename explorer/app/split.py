@@ -557,14 +557,14 @@ def whole_or_half(network: Network, plan: Plan) -> Plan:
     """The plan with every grouped conv (attention node with heads) whose sides would hold a
     fraction of its groups (heads) (``whole_units``) split 1/2 on every level, as in the
     equal-split plan."""
-    alphas = [[list(r) for r in level] for level in plan.alphas]
-    for l, node in enumerate(network.layers):  # noqa: E741
-        if split_units(node) is not None and not whole_units(node, [row[l] for row in plan.types],
-                                                [[r[l] for r in level] for level in alphas]):
-            for level in alphas:
-                for r in level:
-                    r[l] = HALF
-    return Plan(plan.types, tuple(tuple(tuple(r) for r in level) for level in alphas))
+    halve = {l for l, node in enumerate(network.layers)  # noqa: E741
+             if split_units(node) is not None and not whole_units(node, [row[l] for row in plan.types],
+                                                                  [[r[l] for r in level] for level in plan.alphas])}
+    if not halve:
+        return plan  # (its row objects kept: groups alike share them, the evaluator scores them once)
+    rows: dict = {}  # id(row) -> the row with those layers at 1/2
+    return Plan(plan.types, tuple(tuple(rows.setdefault(id(r), tuple(HALF if l in halve else a for l, a in enumerate(r)))
+                                        for r in level) for level in plan.alphas))
 
 
 def search_start(network: Network, array: ArraySpec, types: Plan, aspace: AlphaSpace, rules: SplitRules | None = None) -> Plan:
