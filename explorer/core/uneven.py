@@ -331,6 +331,8 @@ def round_to_whole_units(network: Network, plan: Plan) -> Plan:
     holds whole units whenever the plan's types are offered (``Layer.split_levels``). Other
     nodes keep their alphas. Used by the ``proportional`` rule (a peak ratio is rarely a whole
     number of heads)."""
+    if all(split_units(node) is None for node in network.layers):
+        return plan  # (its row objects kept: groups alike share them, the evaluator scores them once)
     alphas = [[list(row) for row in level] for level in plan.alphas]
     for l, node in enumerate(network.layers):  # noqa: E741
         units = split_units(node)
@@ -422,10 +424,10 @@ class AlphaSpace:
     def contains(self, plan: Plan) -> bool:
         """Whether a plan's alphas lie in this space (classes agree, fixed ones 1/2, free ones in ``choices``)."""
         for h, groups in enumerate(plan.alphas):
+            pairs = {(c, id(row)): (c, row) for c, row in zip(self.group_class[h], groups)}  # each alike once
             for l in range(len(groups[0])):  # noqa: E741
                 seen: dict[int, Fraction] = {}
-                for g, row in enumerate(groups):
-                    c = self.group_class[h][g]
+                for c, row in pairs.values():
                     if seen.setdefault(c, row[l]) != row[l] or row[l] not in self.choices(h, c):
                         return False
         return True
