@@ -98,3 +98,13 @@ def test_start_points_visit_classes_not_groups(monkeypatch):
     net = load_model("sfc")
     on_grid(net, Plan(((PartitionType.I,) * len(net.layers),) * 12), aspace, proportional_alphas(array))
     assert len(calls) == 12
+
+
+def test_start_point_past_the_deadline_is_the_equal_one_unscored(monkeypatch):
+    array = _alternating(4)
+    aspace = alpha_space(array, alpha_grid(16))
+    net = load_model("sfc")
+    types = Plan(((PartitionType.I,) * len(net.layers),) * 4)
+    monkeypatch.setattr(split_module, "evaluate_split", lambda *a, **k: pytest.fail("a start scored past the deadline"))
+    start = split_module.search_start(net, array, types, aspace, deadline=0.0)
+    assert start == on_grid(net, types, aspace, [[F(1, 2)] * 2**h for h in range(4)])
