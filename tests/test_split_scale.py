@@ -108,3 +108,19 @@ def test_start_point_past_the_deadline_is_the_equal_one_unscored(monkeypatch):
     monkeypatch.setattr(split_module, "evaluate_split", lambda *a, **k: pytest.fail("a start scored past the deadline"))
     start = split_module.search_start(net, array, types, aspace, deadline=0.0)
     assert start == on_grid(net, types, aspace, [[F(1, 2)] * 2**h for h in range(4)])
+
+
+def test_an_array_file_is_parsed_once(tmp_path, monkeypatch):
+    """``explore`` asks ``is_cluster`` then ``load_array`` of the same file: one parse, not two."""
+    import explorer.frontends as frontends
+
+    path = tmp_path / "alt.yaml"
+    path.write_text("version: 1\nname: alt\nlevels: 2\ndtype_bytes: 4\nkinds:\n  v2: {peak_TFLOPS: 45, memory_GiB: 16}\n"
+                    "  v3: {peak_TFLOPS: 123, memory_GiB: 32}\naccelerators: [v2, v3, v2, v3]\nlink_bandwidth_GBps: [70, 50]\n")
+    parses = []
+    real = frontends.load_yaml_file
+    monkeypatch.setattr(frontends, "load_yaml_file", lambda p: parses.append(p) or real(p))
+    assert not frontends.is_cluster(str(path))
+    assert frontends.load_array(str(path)).accelerators == 4
+    assert len(parses) == 1
+    assert frontends.load_array(str(path)).accelerators == 4 and len(parses) == 2  # kept for one load only
