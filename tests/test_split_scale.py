@@ -124,3 +124,18 @@ def test_an_array_file_is_parsed_once(tmp_path, monkeypatch):
     assert frontends.load_array(str(path)).accelerators == 4
     assert len(parses) == 1
     assert frontends.load_array(str(path)).accelerators == 4 and len(parses) == 2  # kept for one load only
+
+
+def test_optimal_outside_the_joint_scope_is_routed_before_the_search(monkeypatch):
+    """The hostile trial's refusal (resnet50 on tpu-mix-16, --alpha-grid 1024 --free all: 9.75 s):
+    the joint solver's scope is known up front, so the search (its seeds only) does not run."""
+    import explorer.solvers.uneven as solvers_uneven
+    from explorer.app.split import Split, split_run
+    from explorer.core.errors import SpecError
+    from explorer.core.partition import Space
+    from explorer.frontends import load_array
+
+    monkeypatch.setattr(solvers_uneven, "search_level_alphas", lambda *a, **k: pytest.fail("the search ran"))
+    with pytest.raises(SpecError, match="frees the top split alone"):
+        split_run(load_model("resnet50"), load_array("tpu-mix-16"), Space.HYPAR, Split.OPTIMAL, grid=1024,
+                  free=FreeAlphas.ALL, time_limit_s=10.0)

@@ -623,20 +623,21 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
         return equal, Status.FEASIBLE, None, None, None, None, {"not_run": f"joint: {late}; the equal-split plan (no proof)"}
     from ..solvers.uneven import search_level_alphas
     from ..solvers.uneven_constrained import joint_under
+    from ..solvers.uneven_joint import check_scope
 
     say("split: optimal (search, then the joint solver)")
     starts = (*even, equal)
-    if clock.no_time_for("search") is None:
-        start = search_start(network, array, equal.plan, aspace, deadline=clock.deadline())
-        starts += (search_level_alphas(network, array, start, aspace, progress=_prefixed(say),
-                                       deadline=clock.deadline()).plan,)
-    left = clock.for_last_step()  # (the report follows)
-    say(f"split: optimal (the joint solver, up to {left:.3g} s)")
     try:
+        check_scope(network, array, aspace)  # outside it: routed before the search (whose plans seed the joint solver alone)
+        if clock.no_time_for("search") is None:
+            start = search_start(network, array, equal.plan, aspace, deadline=clock.deadline())
+            starts += (search_level_alphas(network, array, start, aspace, progress=_prefixed(say),
+                                           deadline=clock.deadline()).plan,)
+        left = clock.for_last_step()  # (the report follows)
+        say(f"split: optimal (the joint solver, up to {left:.3g} s)")
         sol = seed_plans(network, array, space, aspace, equal, rules, clock.deadline(), even).floor(
             joint_under(network, array, space, aspace, left, rules, starts=starts, even=even), starts[len(even) + 1:])
-        # (the seeds hold the even optimum and the equal split already: only the search's plan is more;
-        # the even optimum, solved once by ``_even_seed``, is not solved again under the limits: ``even``)
+        # (the seeds hold the even optimum and the equal split: only the search's plan is more; ``even``: not solved again)
     except Refused as err:  # outside its scope: exact, cpsat or brute, the first that takes it
         hint = free_hint if "frees the top split alone" in str(err) else ""
         return _routed(network, array, space, aspace, equal, clock, say, rules, f"{err}{hint}", hint, even)
