@@ -272,8 +272,9 @@ def _leaf_times(flops: int, comm: Fraction, array: ArraySpec) -> tuple[tuple[Fra
     n = array.accelerators
     peaks = array.leaf_peaks_TFLOPS() if array.leaves else (array.peak_TFLOPS,)
     per_kind = dict(zip(map(id, peaks), peaks))  # id(peak) -> (compute, time): one entry per kind
+    share = Fraction(flops, n * 10**12)  # one accelerator's FLOPs in tera (an array of 100,000 kinds: one division each)
     for k, p in per_kind.items():
-        c = Fraction(flops) / (n * p * 10**12)
+        c = share / p
         per_kind[k] = (c, step_time(c, comm, array.overlap))
     if len(per_kind) == 1:
         c, t = next(iter(per_kind.values()))
