@@ -690,8 +690,7 @@ def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
     block and the round). Under ``rules`` it minimises ``SplitRules.rank`` (rules broken, then
     the objective: a plan that keeps to every cap and memory limit beats any that does not; the
     solution's value is the objective's). Refused beyond ``MAX_FREE_CLASSES`` free classes; none
-    evaluated past ``deadline`` (a move then scores ``LATE``: never kept; ``info["cut"]``
-    ``Cut.SEARCH`` says the search was cut short: its best plan so far)."""
+    evaluated past ``deadline`` (a move then scores ``LATE``; ``info["cut"]`` ``Cut.SEARCH``: its best plan so far)."""
     t0 = time.perf_counter()
     check_array(array)
     aspace = _space_of(array, alphas, free)
@@ -718,9 +717,13 @@ def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
     total = (1 + rounds * sum(grid_probes(len(aspace.choices(h, c))) for h, c in classes)
              + rounds * block_probes(network, aspace, start))
     tick = (lambda step, done: progress(step, done, total)) if progress is not None else None
-    current, best, tried = _class_rounds(network, aspace, start, rank(start), moved, rounds, tick)
-    current, best, _ = refine_blocks(network, array, aspace, current, moved, best, rounds,
-                                     progress=tick and (lambda step, done: tick(step, tried + done)))
+    current, best = start, rank(start)
+    if past(deadline):  # no move would be scored: neither the rounds nor the blocks' set-up run
+        cut.append(True)
+    else:
+        current, best, tried = _class_rounds(network, aspace, start, best, moved, rounds, tick)
+        current, best, _ = refine_blocks(network, array, aspace, current, moved, best, rounds,
+                                         progress=tick and (lambda step, done: tick(step, tried + done)))
     sol = split_solution("search", Status.FEASIBLE, current, best[1], None, time.perf_counter() - t0, evaluations,
                          objective=rules.objective)
     if cut:  # its best plan so far (``info["explored"]``: the evaluations done by then)

@@ -7,6 +7,8 @@ No wall-clock bound is asserted: deadlines already past, a spy clock, or a spy o
 import re
 import time
 
+import pytest
+
 import explorer.app.check_uneven as check_uneven_mod
 import explorer.app.split as split_mod
 import explorer.solvers.uneven as uneven
@@ -57,9 +59,16 @@ def test_search_cut_midway_keeps_its_best_plan_so_far(monkeypatch):
     monkeypatch.setattr(uneven, "past", spy_past)
     sol = search_level_alphas(NET, ARR, START, ASPACE, deadline=123.0)
     assert set(looks) == {123.0}
-    assert sol.info["cut"] is Cut.SEARCH and sol.explored == k + 1  # the start, then k moves before the deadline
+    assert sol.info["cut"] is Cut.SEARCH and sol.explored == k  # the start, a look before the rounds, then k - 1 moves
     assert sol.status is Status.FEASIBLE and sol.split_value == _step(sol.plan)
     assert _step(full.plan) <= _step(sol.plan) <= _step(START)
+
+
+def test_search_past_its_deadline_scores_the_start_alone(monkeypatch):
+    """Past the deadline at the start: the start scored, no round and no block set-up run."""
+    monkeypatch.setattr(uneven, "refine_blocks", lambda *a, **k: pytest.fail("the blocks' set-up ran"))
+    sol = search_level_alphas(NET, ARR, START, ASPACE, deadline=PAST)
+    assert sol.info["cut"] is Cut.SEARCH and sol.explored == 1 and sol.plan == START
 
 
 def test_levels_past_its_deadline_gives_the_equal_split_saying_the_dp_was_cut():

@@ -171,7 +171,7 @@ def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace
     if types is None:
         return split_solution("search", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
                               objective=rules.objective)
-    sol = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace, rules=rules,
+    sol = search_level_alphas(network, array, search_start(network, array, types, aspace, rules, deadline), aspace, rules=rules,
                               deadline=deadline)
     out = split_solution("search", Status.FEASIBLE, sol.plan, sol.split_value, None, time.perf_counter() - t0, sol.explored,
                          objective=rules.objective)

@@ -40,6 +40,7 @@ from ..core.solution import BROKEN_PLAN_NOTE, SolveOptions, Status
 from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal, kind_memory_violation, leaf_memory_limits
 from ..core.units import memory_text, safe_float
 from ..solvers import get_solver
+from ..solvers.deadline import past
 from .baselines import BASELINES, baseline_plan
 from .check import Clock
 from .figures_text import exact_count
@@ -481,12 +482,10 @@ def _split_plan(network, array, space, split, aspace, types, clock, say, hint, s
         from ..solvers.uneven import search_level_alphas  # (with numpy: not part of every split's start-up)
 
         say("split: scoring the starting points")
-        sol = search_level_alphas(network, array, search_start(network, array, types, aspace, rules), aspace,
-                                  progress=_prefixed(say), rules=rules, deadline=clock.deadline())
+        sol = search_level_alphas(network, array, search_start(network, array, types, aspace, rules, clock.deadline()),
+                                  aspace, progress=_prefixed(say), rules=rules, deadline=clock.deadline())
         return sol.plan, None, None, None, None, None, {"cut": sol.info.get("cut"), "explored": sol.explored}
-    else:
-        plan = proportional_plan(network, array, types)
-    return plan, None, None, None, None, None, {}
+    return proportional_plan(network, array, types), None, None, None, None, None, {}
 
 
 def _dp_not_run(seeds: SeedPlans, name: str, late: str):
@@ -544,8 +543,9 @@ def on_grid(network: Network, types: Plan, aspace: AlphaSpace, target) -> Plan:
     nearest ``target[level][group]`` (a fixed class: 1/2) for every layer; a grouped conv (an
     attention node with heads) whose sides would then hold a fraction of its groups (heads)
     (``whole_units``) splits 1/2 on every level, as in the equal-split plan."""
-    rows = [tuple(nearest_choice(aspace.choices(h, c), target[h][g]) for g, c in enumerate(aspace.group_class[h]))
-            for h in range(aspace.levels)]
+    near: dict = {}  # (level, class, target) -> its choice: groups alike take it once
+    rows = [tuple(near[h, c, t] if (h, c, t) in near else near.setdefault((h, c, t), nearest_choice(aspace.choices(h, c), t))
+                  for c, t in zip(aspace.group_class[h], target[h])) for h in range(aspace.levels)]
     return whole_or_half(network, with_group_alphas(types, rows))
 
 
@@ -553,25 +553,27 @@ def whole_or_half(network: Network, plan: Plan) -> Plan:
     """The plan with every grouped conv (attention node with heads) whose sides would hold a
     fraction of its groups (heads) (``whole_units``) split 1/2 on every level, as in the
     equal-split plan."""
-    alphas = [[list(r) for r in level] for level in plan.alphas]
-    for l, node in enumerate(network.layers):  # noqa: E741
-        if split_units(node) is not None and not whole_units(node, [row[l] for row in plan.types],
-                                                [[r[l] for r in level] for level in alphas]):
-            for level in alphas:
-                for r in level:
-                    r[l] = HALF
-    return Plan(plan.types, tuple(tuple(tuple(r) for r in level) for level in alphas))
+    halve = {l for l, node in enumerate(network.layers) if split_units(node) is not None  # noqa: E741
+             and not whole_units(node, [row[l] for row in plan.types], [[r[l] for r in level] for level in plan.alphas])}
+    if not halve:  # the plan itself, its row objects kept (groups alike share them: the evaluator scores them once)
+        return plan
+    rows: dict = {}  # id(row) -> the row with those layers at 1/2
+    return Plan(plan.types, tuple(tuple(rows.setdefault(id(r), tuple(HALF if l in halve else a for l, a in enumerate(r)))
+                                        for r in level) for level in plan.alphas))
 
 
-def search_start(network: Network, array: ArraySpec, types: Plan, aspace: AlphaSpace, rules: SplitRules | None = None) -> Plan:
+def search_start(network: Network, array: ArraySpec, types: Plan, aspace: AlphaSpace, rules: SplitRules | None = None,
+                 deadline: float | None = None) -> Plan:
     """Where ``--split search`` starts: of the equal and the proportional split in the declared
     space (``on_grid``: each class's nearest choice, the split itself where it is declared: the
     proportional ratio always, 1/2 on an even grid), the one of less step time. The search then
     stays in the space, so its plan is never faster than the space's proven optimum (``--split
     optimal``) and never slower than either start. Under ``rules``: the one of less ``SplitRules.rank``
-    (rules broken, then the objective)."""
-    equal = [[HALF] * 2**h for h in range(aspace.levels)]
-    starts = (on_grid(network, types, aspace, equal), on_grid(network, types, aspace, proportional_alphas(array)))
+    (rules broken, then the objective). Past ``deadline`` (``perf_counter``): the equal one, unscored."""
+    equal = on_grid(network, types, aspace, [[HALF] * 2**h for h in range(aspace.levels)])
+    if past(deadline):
+        return equal
+    starts = (equal, on_grid(network, types, aspace, proportional_alphas(array)))
     if rules is None:
         return min(starts, key=lambda p: evaluate_split(network, array, p).step_time_s)
     return min(starts, key=lambda p: rules.rank(evaluate_split(network, array, p, rules.weight_copies), array, p))
@@ -621,19 +623,21 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
         return equal, Status.FEASIBLE, None, None, None, None, {"not_run": f"joint: {late}; the equal-split plan (no proof)"}
     from ..solvers.uneven import search_level_alphas
     from ..solvers.uneven_constrained import joint_under
+    from ..solvers.uneven_joint import check_scope
 
     say("split: optimal (search, then the joint solver)")
     starts = (*even, equal)
-    if clock.no_time_for("search") is None:
-        starts += (search_level_alphas(network, array, search_start(network, array, equal.plan, aspace), aspace,
-                                       progress=_prefixed(say), deadline=clock.deadline()).plan,)
-    left = clock.for_last_step()  # (the report follows)
-    say(f"split: optimal (the joint solver, up to {left:.3g} s)")
     try:
+        check_scope(network, array, aspace)  # outside it: routed before the search (whose plans seed the joint solver alone)
+        if clock.no_time_for("search") is None:
+            start = search_start(network, array, equal.plan, aspace, deadline=clock.deadline())
+            starts += (search_level_alphas(network, array, start, aspace, progress=_prefixed(say),
+                                           deadline=clock.deadline()).plan,)
+        left = clock.for_last_step()  # (the report follows)
+        say(f"split: optimal (the joint solver, up to {left:.3g} s)")
         sol = seed_plans(network, array, space, aspace, equal, rules, clock.deadline(), even).floor(
             joint_under(network, array, space, aspace, left, rules, starts=starts, even=even), starts[len(even) + 1:])
-        # (the seeds hold the even optimum and the equal split already: only the search's plan is more;
-        # the even optimum, solved once by ``_even_seed``, is not solved again under the limits: ``even``)
+        # (the seeds hold the even optimum and the equal split: only the search's plan is more; ``even``: not solved again)
     except Refused as err:  # outside its scope: exact, cpsat or brute, the first that takes it
         hint = free_hint if "frees the top split alone" in str(err) else ""
         return _routed(network, array, space, aspace, equal, clock, say, rules, f"{err}{hint}", hint, even)

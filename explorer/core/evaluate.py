@@ -269,8 +269,9 @@ def _leaf_times(flops: int, comm: Fraction, array: ArraySpec) -> tuple[tuple[Fra
     n = array.accelerators
     peaks = array.leaf_peaks_TFLOPS() if array.leaves else (array.peak_TFLOPS,)
     per_kind = dict(zip(map(id, peaks), peaks))  # id(peak) -> (compute, time): one entry per kind
+    share = Fraction(flops, n * 10**12)  # one accelerator's FLOPs in tera (an array of 100,000 kinds: one division each)
     for k, p in per_kind.items():
-        c = Fraction(flops) / (n * p * 10**12)
+        c = share / p
         per_kind[k] = (c, step_time(c, comm, array.overlap))
     if len(per_kind) == 1:
         c, t = next(iter(per_kind.values()))
@@ -342,20 +343,50 @@ def split_evaluation(network: Network, array: ArraySpec, amounts, compute, memor
     dtype / b_h (or ``comm``'s [level][group] seconds: ``torus_comm``); a leaf's step time is
     ``step_time`` of its compute and its groups' exchanges."""
     H, dtype = array.levels, array.dtype_bytes
-    if comm is None:
-        comm = tuple(tuple(max(s0, s1) * dtype / array.bandwidth_Bps(h) for s0, s1 in row) for h, row in enumerate(amounts))
+    if comm is None:  # groups alike share their amounts' object (``split_amounts``): each scored once
+        comm = tuple(_each_once(lambda p, b=array.bandwidth_Bps(h): max(p) * dtype / b, row) for h, row in enumerate(amounts))
     above = [Fraction(0)]  # per group of a level: its ancestors' exchange times and its own, summed top down
     for h in range(H):
-        above = [above[g >> 1] + comm[h][g >> 1] for g in range(2 ** (h + 1))]
+        memo: dict = {}
+        above = [_once(memo, Fraction.__add__, above[g >> 1], comm[h][g >> 1]) for g in range(2 ** (h + 1))]
     leaf_comm = tuple(above)
-    leaf_time = tuple(step_time(c, m, array.overlap) for c, m in zip(compute, leaf_comm))
-    sent = sum((s0 + s1 for row in amounts for s0, s1 in row), Fraction(0))  # elements, every side, every group
+    memo = {}
+    leaf_time = tuple(_once(memo, lambda c, m: step_time(c, m, array.overlap), c, m) for c, m in zip(compute, leaf_comm))
+    counts: dict = {}  # id(pair) -> (pair, how many groups hold it)
+    for row in amounts:
+        for p in row:
+            counts[id(p)] = (p, counts.get(id(p), (p, 0))[1] + 1)
+    sent = sum(((s0 + s1) * n for (s0, s1), n in counts.values()), Fraction(0))  # elements, every side, every group
     flops = network_flops(network)
-    return _evaluation(array, flops, max(leaf_time), sent, intra_units=(), inter_units=(), footprint_units=(),
-                       level_cost=tuple(max(max(p) for p in row) for row in amounts), comm_time_s=max(leaf_comm),
-                       level_time_s=tuple(max(row) for row in comm), final_counts=(), memory_bytes=max(memory),
-                       compute_s=max(compute), leaf_compute_s=compute, leaf_comm_s=leaf_comm, leaf_time_s=leaf_time,
+    return _evaluation(array, flops, _max(leaf_time), sent, intra_units=(), inter_units=(), footprint_units=(),
+                       level_cost=tuple(max(max(p) for p in _distinct(row)) for row in amounts), comm_time_s=_max(leaf_comm),
+                       level_time_s=tuple(_max(row) for row in comm), final_counts=(), memory_bytes=_max(memory),
+                       compute_s=_max(compute), leaf_compute_s=compute, leaf_comm_s=leaf_comm, leaf_time_s=leaf_time,
                        group_amounts=amounts, group_comm_s=comm, leaf_memory_bytes=memory)
+
+
+def _once(memo: dict, f, *xs):
+    """f(*xs), computed once per tuple of the very objects ``xs`` (groups and leaves alike share
+    them: ``split_amounts``); ``memo`` must not outlive them (their ids)."""
+    key = tuple(map(id, xs))
+    out = memo.get(key)
+    if out is None:
+        out = memo[key] = f(*xs)
+    return out
+
+
+def _each_once(f, xs) -> tuple:
+    memo: dict = {}
+    return tuple(_once(memo, f, x) for x in xs)
+
+
+def _distinct(xs):
+    """The distinct objects of ``xs`` (by identity: equal values may repeat)."""
+    return {id(x): x for x in xs}.values()
+
+
+def _max(xs):
+    return max(_distinct(xs))
 
 
 @dataclass(frozen=True, slots=True)

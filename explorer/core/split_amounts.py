@@ -62,14 +62,19 @@ def split_amounts(network: Network, array: ArraySpec, plan: Plan, weight_copies:
         amounts.append(tuple(row))
     peaks = array.leaf_peaks_TFLOPS()
     per_d: dict = {}  # D -> the leaf terms in its powers
-    per_row: dict = {}  # id(leaf numerators) -> (FLOPs, footprint elements)
+    per_row: dict = {}  # id(leaf numerators) -> (FLOPs, memory bytes)
     for nums, D in rows[H]:
         if D not in per_d:
             per_d[D] = _leaf_terms(network, exps[H], D, H, weight_copies)
         if id(nums) not in per_row:
-            per_row[id(nums)] = _leaf(nums, per_d[D], D ** H)
-    compute = tuple(per_row[id(r)][0] / (peaks[i] * 10**12) for i, (r, _) in enumerate(rows[H]))
-    memory = tuple(per_row[id(r)][1] * array.dtype_bytes for r, _ in rows[H])
+            flops, held = _leaf(nums, per_d[D], D ** H)
+            per_row[id(nums)] = (flops, held * array.dtype_bytes)
+    seconds: dict = {}  # (id(leaf numerators), id(its peak)) -> compute seconds: leaves alike computed once
+    for (r, _), peak in zip(rows[H], peaks):
+        if (id(r), id(peak)) not in seconds:
+            seconds[id(r), id(peak)] = per_row[id(r)][0] / (peak * 10**12)
+    compute = tuple(seconds[id(r), id(peak)] for (r, _), peak in zip(rows[H], peaks))
+    memory = tuple(per_row[id(r)][1] for r, _ in rows[H])
     return tuple(amounts), compute, memory
 
 
@@ -90,10 +95,14 @@ def _numerators(network: Network, plan: Plan):
         exps.append([tuple(e + (i == d) for i, e in enumerate(es)) for es, d in zip(exps[h], dims)])
         below = plan.alphas[h + 1] if h + 1 < H else None
         memo: dict = {}
+        units: dict = {}  # (id(alphas row), D) -> its numerators: a row object shared by groups, once
         nxt, level_parts = [], []
         for g, parent in enumerate(rows[h]):
             D = parent[1]
-            ks = tuple(alpha_units(a, D) for a in plan.alphas[h][g])
+            alphas = plan.alphas[h][g]
+            ks = units.get((id(alphas), D))
+            if ks is None:
+                ks = units[id(alphas), D] = tuple(alpha_units(a, D) for a in alphas)
             level_parts.append(ks)
             for s, side in enumerate((ks, tuple(D - k for k in ks))):
                 child_D = D if one or below is None else lcm(D, alpha_denominator(below[2 * g + s]))

@@ -30,7 +30,8 @@ def leaf_memory_limits(array: ArraySpec, memory_bytes: Fraction | None = None) -
         return (Fraction(memory_bytes),) * array.accelerators
     if not array.leaves:
         return (Fraction(array.memory_GiB) * 2**30,) * array.accelerators
-    return tuple(Fraction(k.memory_GiB) * 2**30 for k in array.leaves)
+    per_kind = {id(k): Fraction(k.memory_GiB) * 2**30 for k in array.leaves}  # leaves of a kind share one object
+    return tuple(per_kind[id(k)] for k in array.leaves)
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,9 @@ class SplitRules:
         if self.leaf_memory_bytes is not None:
             kinds = [k.name for k in array.leaves] if array.leaves else ["acc"] * len(ev.leaf_memory_bytes)
             worst: dict[str, tuple[Fraction, Fraction]] = {}  # kind -> (its largest footprint, its limit)
-            for kind, actual, limit in zip(kinds, ev.leaf_memory_bytes, self.leaf_memory_bytes):
+            leaves = {(kind, id(a), id(m)): (kind, a, m) for kind, a, m in zip(kinds, ev.leaf_memory_bytes,
+                                                                             self.leaf_memory_bytes)}  # alike: once
+            for kind, actual, limit in leaves.values():
                 worst[kind] = max(worst.get(kind, (actual, limit)), (actual, limit), key=lambda m: m[0] - m[1])
             out += [kind_memory_violation(k, limit, actual) for k, (actual, limit) in worst.items() if actual > limit]
         return out

@@ -267,7 +267,7 @@ def check_plan(network: Network, array: ArraySpec, plan: Plan) -> None:
     for h in range(plan.levels):
         if len(plan.types[h]) != L or len(plan.alphas[h]) != 2**h:
             raise ValueError(f"level {h}: one type per layer ({L}) and one alpha row per group ({2**h})")
-        for row in plan.alphas[h]:
+        for row in {id(r): r for r in plan.alphas[h]}.values():  # each distinct row object once
             if len(row) != L:
                 raise ValueError(f"level {h}: one alpha per layer ({L}) in every group")
             for a in row:
@@ -289,23 +289,35 @@ def check_plan(network: Network, array: ArraySpec, plan: Plan) -> None:
 @lru_cache(maxsize=4)  # (the level DP's start rows ask per level: 10 x 15 ms of Fraction sums on 1,024 kinds)
 def proportional_alphas(array: ArraySpec) -> tuple[tuple[Fraction, ...], ...]:
     """Per level per group, subgroup 0's part of the group's peak compute (the ``proportional``
-    rule): 1/2 wherever the two subgroups are identical subtrees, so it lies in every AlphaSpace."""
-    peaks = array.leaf_peaks_TFLOPS()
-    H = array.levels
+    rule): 1/2 wherever the two subgroups are identical subtrees, so it lies in every AlphaSpace.
+    The groups' peak sums are built bottom up (each the sum of its two subgroups': exact, as the
+    leaves' sum), and groups of equal sums share one ratio (an array of 2^H leaves: its classes)."""
+    sums = [list(array.leaf_peaks_TFLOPS())]  # [H - h] -> per group of level h: its peak sum
+    for _ in range(array.levels):
+        sums.append(_pairwise(sums[-1], lambda a, b: a + b))
+    return tuple(tuple(_pairwise(sums[array.levels - h - 1], lambda a, b: Fraction(a) / (a + b)))
+                 for h in range(array.levels))
+
+
+def _pairwise(xs: list, f) -> list:
+    """f(xs[2i], xs[2i + 1]) for each i, computed once per pair of the very objects (leaves of a
+    kind share their peak's object, so groups alike share their sums'; ``xs`` outlives the memo)."""
+    memo: dict = {}
     out = []
-    for h in range(H):
-        n = 2 ** (H - h)
-        row = []
-        for g in range(2**h):
-            left = sum(peaks[g * n : g * n + n // 2])
-            row.append(Fraction(left) / (left + sum(peaks[g * n + n // 2 : (g + 1) * n])))
-        out.append(tuple(row))
-    return tuple(out)
+    for i in range(0, len(xs), 2):
+        key = (id(xs[i]), id(xs[i + 1]))
+        if key not in memo:
+            memo[key] = f(xs[i], xs[i + 1])
+        out.append(memo[key])
+    return out
 
 
 def with_group_alphas(plan: Plan, alphas: Sequence[Sequence[Fraction]]) -> Plan:
-    """The plan's types with one alpha per level per group ([level][group]) for every layer."""
-    return Plan(plan.types, tuple(tuple((a,) * len(row) for a in alphas[h]) for h, row in enumerate(plan.types)))
+    """The plan's types with one alpha per level per group ([level][group]) for every layer (groups
+    of one alpha object share one row object: the evaluator scores them once)."""
+    rows: dict = {}
+    return Plan(plan.types, tuple(tuple(rows.setdefault((id(a), len(row)), (a,) * len(row)) for a in alphas[h])
+                                  for h, row in enumerate(plan.types)))
 
 
 def round_to_whole_units(network: Network, plan: Plan) -> Plan:
@@ -316,6 +328,8 @@ def round_to_whole_units(network: Network, plan: Plan) -> Plan:
     holds whole units whenever the plan's types are offered (``Layer.split_levels``). Other
     nodes keep their alphas. Used by the ``proportional`` rule (a peak ratio is rarely a whole
     number of heads)."""
+    if all(split_units(node) is None for node in network.layers):
+        return plan  # (its row objects kept: groups alike share them, the evaluator scores them once)
     alphas = [[list(row) for row in level] for level in plan.alphas]
     for l, node in enumerate(network.layers):  # noqa: E741
         units = split_units(node)
@@ -407,10 +421,10 @@ class AlphaSpace:
     def contains(self, plan: Plan) -> bool:
         """Whether a plan's alphas lie in this space (classes agree, fixed ones 1/2, free ones in ``choices``)."""
         for h, groups in enumerate(plan.alphas):
+            pairs = {(c, id(row)): (c, row) for c, row in zip(self.group_class[h], groups)}  # each alike once
             for l in range(len(groups[0])):  # noqa: E741
                 seen: dict[int, Fraction] = {}
-                for g, row in enumerate(groups):
-                    c = self.group_class[h][g]
+                for c, row in pairs.values():
                     if seen.setdefault(c, row[l]) != row[l] or row[l] not in self.choices(h, c):
                         return False
         return True
@@ -424,14 +438,16 @@ def alpha_space(array: ArraySpec, grid: Sequence[Fraction], free: FreeAlphas = F
     (each free class's ratio left out)."""
     figures = array.leaf_figures()
     H = array.levels
-    group_class, class_free, class_peaks = [], [], []
-    for h in range(H):
+    leaf: dict = {}  # figures -> a leaf's identity; a group's: its class (its subgroups' identities)
+    below = [leaf.setdefault(f, len(leaf)) for f in figures]  # per group of the level below: its identity
+    group_class, class_free, class_peaks = [None] * H, [None] * H, [None] * H
+    for h in reversed(range(H)):
         n = 2 ** (H - h)
-        seqs: dict[tuple[tuple[Fraction, Fraction], ...], int] = {}
-        row = []
-        for g in range(2**h):
-            row.append(seqs.setdefault(tuple(figures[g * n : (g + 1) * n]), len(seqs)))
-        group_class.append(tuple(row))
-        class_peaks.append(tuple(tuple(peak for peak, _ in seq) for seq in seqs))
-        class_free.append(tuple(free is FreeAlphas.ALL or seq[: n // 2] != seq[n // 2 :] for seq in seqs))
+        pairs = [(below[2 * g], below[2 * g + 1]) for g in range(2**h)]
+        nums: dict = {}  # pair -> class, numbered by first appearance (left to right)
+        group_class[h] = tuple(nums.setdefault(p, len(nums)) for p in pairs)
+        first = {c: g for g, c in reversed(list(enumerate(group_class[h])))}  # class -> its first group
+        class_peaks[h] = tuple(tuple(peak for peak, _ in figures[first[c] * n: (first[c] + 1) * n]) for c in range(len(nums)))
+        class_free[h] = tuple(free is FreeAlphas.ALL or p[0] != p[1] for p in nums)
+        below = group_class[h]
     return AlphaSpace(tuple(grid), free, tuple(group_class), tuple(class_free), tuple(class_peaks), proportional)

@@ -86,7 +86,7 @@ def load_array(ref: str) -> ArraySpec:
     if _looks_like_path(ref):
         from .cluster_yaml import parse_cluster, says_cluster
 
-        data = load_yaml_file(ref)
+        data = _parsed_once(ref)
         if says_cluster(data):
             parse_cluster(data, ref)  # a bad cluster file says what is wrong with it first
             raise _not_an_array(ref)
@@ -140,9 +140,30 @@ def is_cluster(ref: str) -> bool:
     from .cluster_yaml import says_cluster
 
     try:
-        return says_cluster(load_yaml_file(ref))
+        return says_cluster(_parsed_once(ref, keep=True))
     except SpecError:
         return False
+
+
+_KEPT: dict = {}  # (path, mtime, size) -> the data ``is_cluster`` parsed, handed to the file's next load
+
+
+def _parsed_once(ref: str, keep: bool = False) -> dict:
+    """``load_yaml_file(ref)``, parsed once for ``is_cluster`` then ``load_array`` (a 5 MB array file
+    of 100,000 kinds: 2 s a parse): ``keep`` holds the data (one file at most) for the next call on
+    the same unchanged file, which takes it."""
+    try:
+        st = Path(ref).stat()
+        key = (str(Path(ref).resolve()), st.st_mtime_ns, st.st_size)
+    except OSError:
+        return load_yaml_file(ref)  # (its loader says why it cannot be read)
+    data = _KEPT.pop(key, None)
+    if data is None:
+        data = load_yaml_file(ref)
+    if keep:
+        _KEPT.clear()
+        _KEPT[key] = data
+    return data
 
 
 def load_cluster(ref: str, gpus: int | None = None) -> ClusterSpec:
