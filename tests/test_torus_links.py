@@ -21,7 +21,8 @@ from explorer.core.split_amounts import split_amounts
 from explorer.core.split_costs import SplitCosts, VectorLayout
 from explorer.core.timing import Topology
 from explorer.core.torus_links import busiest_links, leaf_coords, link_loads, link_seconds, link_share
-from explorer.core.uneven import group_amounts, group_tensors, level_shares, whole_sizes
+from explorer.core.comm import whole_sizes
+from explorer.core.uneven import group_amounts, group_tensors, level_shares
 from explorer.frontends import load_model
 
 from .test_uneven_model import NET, mix

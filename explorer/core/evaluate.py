@@ -11,12 +11,13 @@ from functools import lru_cache
 
 from . import thresholds
 from .array import ArraySpec
-from .comm import ZERO_COUNTS, Counts, add_type, advance, footprint_elements, inter_amount, intra_amount, network_flops
+from .comm import (ZERO_COUNTS, Counts, add_type, advance, footprint_elements, inter_amount, intra_amount, network_flops,
+                   whole_sizes)
 from .constraints import Constraints
 from .uneven import check_array as check_split_array
 from .uneven import check_network as check_split_network
 from .uneven import check_plan as check_split_plan
-from .uneven import leaf_footprint_elements, level_shares, pair_amounts, shares_flops, whole_sizes
+from .uneven import leaf_footprint_elements, level_shares, pair_amounts, shares_flops
 from .network_memo import NetworkMemo
 from .network import Network
 from .objective import Objective

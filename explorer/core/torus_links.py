@@ -20,10 +20,11 @@ from collections import defaultdict
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from .comm import whole_sizes
 from .partition import HALF, Size
 from .plan import Plan
 from .timing import even_link_load, torus_ring
-from .uneven import group_tensors, level_shares, pair_amounts, side_share, spec_of, whole_sizes
+from .uneven import group_tensors, level_shares, pair_amounts, side_share, spec_of
 
 if TYPE_CHECKING:
     from .array import ArraySpec

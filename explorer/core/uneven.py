@@ -13,7 +13,7 @@ from math import prod
 from typing import Sequence
 
 from .array import ArraySpec
-from .comm import held_elements, share_flops, whole_sizes  # noqa: F401 - whole_sizes is re-exported
+from .comm import held_elements, share_flops, whole_sizes
 from .errors import SpecError
 from .kinds import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SPLIT_TIME_LIMIT, FreeAlphas  # noqa: F401 - re-exported
 from .network import Layer, LayerKind, Network
