@@ -304,8 +304,9 @@ class _TypeCosts:
     """Per node its cost per group (``_node_cost``) over its own and its producers' allowed types,
     each group's alphas as the current candidates have them. A block over class c moves class c's
     alphas alone: every other group's cost depends on the types alone there, so the block scores its
-    class's groups and reads the others' max here (the same floats: a max is exact); after the
-    block, ``update(current, c)`` recomputes class c's groups."""
+    class's groups (``block_cost``; kept per class and node for the next round while its candidates'
+    (type, alpha) stay) and reads the others' max here (the same floats: a max is exact); after the
+    block, ``update(current, c)`` takes class c's groups from what the block scored."""
 
     def __init__(self, network: Network, lv: _Level, types, coef: _Coefficients, current, deadline=None):
         self.network, self.lv, self.types, self.coef = network, lv, types, coef
@@ -320,6 +321,10 @@ class _TypeCosts:
         classes = np.array(lv.group_class)
         self.members = [np.flatnonzero(classes == c) for c in range(int(classes.max()) + 1)]
         self.others = [classes != c for c in range(len(self.members))]
+        self.arrays: dict = {}  # (c, node) -> (its candidates' (type, class c alpha), their index, _node_arrays)
+        self.own: dict = {}  # (c, node) -> (its axes' signatures, class c's groups' costs [K per axis..., group])
+        self.stale: list[int] = []  # classes whose groups hold the types ``fresh`` alone
+        self.fresh: list = []
         self.cost: list[np.ndarray] = self._costs(current, None, deadline)
 
     def _costs(self, current, groups, deadline) -> list[np.ndarray]:
@@ -328,11 +333,63 @@ class _TypeCosts:
         return [_node_cost(self.network, self.lv, i, self.axes[i], arrays, self.in_edges[i], self.coef, deadline,
                            groups) for i in range(len(cands))]
 
+    def _arrays(self, c: int, n: int, cands):
+        sig = tuple((t, row[c]) for t, row in cands)
+        hit = self.arrays.get((c, n))
+        if hit is None or hit[0] != sig:
+            index = {(t, id(a)): j for j, (t, a) in enumerate(sig)}
+            hit = self.arrays[(c, n)] = (sig, index, _node_arrays(self.lv, n, cands, self.coef, self.members[c]))
+        return hit
+
+    def block_cost(self, i: int, c: int, full: list[int], cands, tidx, deadline=None) -> np.ndarray:
+        """Node i's cost over the block's candidates (class c's alphas moving), shaped for the frontier
+        ``full``: the max of its class's groups (scored) and the others' (``outside``)."""
+        axes = self.axes[i]
+        got = {n: self._arrays(c, n, cands[n]) for n in axes}
+        sig = tuple(got[n][0] for n in axes)
+        hit = self.own.get((c, i))
+        if hit is None or hit[0] != sig:
+            arrays = {n: got[n][2] for n in axes}
+            hit = self.own[(c, i)] = (sig, _node_cost(self.network, self.lv, i, axes, arrays, self.in_edges[i],
+                                                      self.coef, deadline, self.members[c]))
+        shape = [1] * len(full)
+        for n in axes:
+            shape[full.index(n)] = len(cands[n])
+        cost = hit[1].max(axis=-1).reshape(shape)
+        rest = self.outside(i, c, full, tidx)
+        return cost if rest is None else np.maximum(cost, rest)
+
     def update(self, current, c: int, deadline=None) -> None:
-        """Class c's groups from the current candidates (its alphas moved)."""
-        groups = self.members[c]
-        for table, x in zip(self.cost, self._costs(current, groups, deadline)):
-            table[..., groups] = x
+        """Class c's groups from the current candidates (its alphas moved), read from the block's
+        scores: every allowed type's where each was a candidate at the chosen alpha, else (a block of
+        alphas alone) the current types' alone, the class stale at the others until ``ready``."""
+        groups, picks = self.members[c], []
+        for i, axes in enumerate(self.axes):
+            at = [self.arrays[(c, n)][1] for n in axes]
+            idx = [[x.get((t, id(current[n][1][c]))) for t in self.types[n]] for x, n in zip(at, axes)]
+            picks.append(None if any(j is None for row in idx for j in row) else self.own[(c, i)][1][np.ix_(*idx)])
+        if all(p is not None for p in picks):
+            for table, x in zip(self.cost, picks):
+                table[..., groups] = x
+            return
+        now = [t for t, _ in current]
+        assert not self.stale or self.fresh == now
+        self.stale.append(c)
+        self.fresh = now
+        for i, axes in enumerate(self.axes):
+            at = [self.arrays[(c, n)][1] for n in axes]
+            idx = [[at[j][(now[n], id(current[n][1][c]))]] for j, n in enumerate(axes)]
+            pos = [[self.types[n].index(now[n])] for n in axes]
+            self.cost[i][np.ix_(*pos, groups)] = self.own[(c, i)][1][np.ix_(*idx, np.arange(len(groups)))]
+
+    def ready(self, current, cands, deadline=None) -> None:
+        """Before a block over ``cands``: the stale classes recomputed together where a candidate
+        takes a type other than the current one."""
+        if self.stale and any(t is not self.fresh[n] for n, cs in enumerate(cands) for t, _ in cs):
+            groups = np.concatenate([self.members[c] for c in self.stale])
+            for table, x in zip(self.cost, self._costs(current, groups, deadline)):
+                table[..., groups] = x
+            self.stale = []
 
     def outside(self, i: int, c: int, full: list[int], tidx) -> np.ndarray | None:
         """Node i's max over the groups outside class c for the block's candidates (``tidx``: [node] ->
@@ -403,9 +460,8 @@ def _solve_block(network: Network, lv: _Level, cands: list[list[Candidate]], coe
         n = next(n for n in range(N) if not cands[n])
         raise Refused(f"levels (uneven splits): node {network.layers[n].name!r} has no candidate at level {lv.h} "
                       "(its allowed types split its groups or heads into fractions at every declared alpha)")
-    groups = None if by is None else by[0].members[by[1]]
-    arrays = [_node_arrays(lv, n, cands[n], coef, groups) for n in range(N)]
-    tidx = [a[0] for a in arrays]
+    arrays = [_node_arrays(lv, n, cands[n], coef) for n in range(N)] if by is None else None
+    tidx = [np.array([_TYPE_INDEX[t] for t, _ in cands[n]]) for n in range(N)]
     in_edges, last_use = _graph(network)
     frontier: list[int] = []
     states = np.zeros(())
@@ -417,9 +473,10 @@ def _solve_block(network: Network, lv: _Level, cands: list[list[Candidate]], coe
         nd = len(full)
         K = [len(cands[n]) for n in full]
         cells += int(np.prod(K))
-        cost = _node_cost(network, lv, i, full, arrays, in_edges[i], coef, deadline, groups).max(axis=-1)
-        if by is not None and (rest := by[0].outside(i, by[1], full, tidx)) is not None:
-            cost = np.maximum(cost, rest)  # (the max over groups and sides in steps: the same max)
+        if by is None:  # (the max over groups and sides, in two steps: faster)
+            cost = _node_cost(network, lv, i, full, arrays, in_edges[i], coef, deadline).max(axis=-1)
+        else:
+            cost = by[0].block_cost(i, by[1], full, cands, tidx, deadline)
         T = states[..., None] + cost
         T = np.broadcast_to(T, K)
         keep = [j for j, n in enumerate(full) if last_use[n] > i]
@@ -478,8 +535,10 @@ def _solve_level(network: Network, space: Space, aspace: AlphaSpace, lv: _Level,
     for _ in range(MAX_ROUNDS):
         before = cost
         for c, block in blocks:
-            by = None if table is None else (table, c)
-            current, cost, used = _solve_block(network, lv, block(current), coef, deadline, by)
+            cands = block(current)
+            if table is not None:
+                table.ready(current, cands, deadline)
+            current, cost, used = _solve_block(network, lv, cands, coef, deadline, None if table is None else (table, c))
             cells += used
             if table is not None:
                 table.update(current, c, deadline)
