@@ -394,10 +394,16 @@ class _TypeCosts:
     def outside(self, i: int, c: int, full: list[int], tidx) -> np.ndarray | None:
         """Node i's max over the groups outside class c for the block's candidates (``tidx``: [node] ->
         their type indices), shaped for the frontier ``full``; None where class c holds every group."""
-        mask = self.others[c]
-        if not mask.any():
-            return None
-        worst = self.cost[i][..., mask].max(axis=-1)
+        table, members = self.cost[i], self.members[c]
+        lo, hi = int(members[0]), int(members[-1]) + 1
+        if hi - lo == len(members):  # (a run of groups: the max of what lies either side, no copy)
+            parts = [table[..., :lo], table[..., hi:]]
+            parts = [x.max(axis=-1) for x in parts if x.shape[-1]]
+            if not parts:
+                return None
+            worst = parts[0] if len(parts) == 1 else np.maximum(parts[0], parts[1])
+        else:
+            worst = table[..., self.others[c]].max(axis=-1)
         picked = worst[np.ix_(*(self.at[n][tidx[n]] for n in self.axes[i]))]
         shape = [1] * len(full)
         for n in self.axes[i]:
@@ -559,8 +565,9 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
             for n, (t0, row) in enumerate(cur):
                 ts = types[n] if types_too else (t0,)
                 avs = aspace.choices(h, c) if alphas_too else (row[c],)
-                out.append([x for x in ((t, row[:c] + (a,) + row[c + 1:]) for t in ts for a in avs)
-                            if _whole_units(network, lv, n, x)])
+                rows = [row[:c] + (a,) + row[c + 1:] for a in avs]  # (one row per alpha, for every type)
+                both = [(t, r) for t in ts for r in rows]
+                out.append(both if lv.units[n] is None else [x for x in both if _whole_units(network, lv, n, x)])
             return out
         return make
 
