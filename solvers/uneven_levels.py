@@ -60,6 +60,11 @@ MAX_ROUNDS = 8
 # (the reference ``tests/test_levels_many_kinds.py`` compares against).
 BY_CLASS = True
 
+# Bytes a level's blocks by class keep of their class's scores for the next round and the class's
+# update (``_TypeCosts.own``; 24 MB on 1,024 kinds at level 7 for alexnet); past it a block's are not
+# kept and its class is recomputed before the next block that reads it.
+KEPT_BYTES = 128 * 2**20
+
 # Cells of re-layout coefficients computed between two looks at the clock (``_Coefficients.pairs``).
 PAIR_CHUNK = 250_000
 
@@ -323,6 +328,7 @@ class _TypeCosts:
         self.others = [classes != c for c in range(len(self.members))]
         self.arrays: dict = {}  # (c, node) -> (its candidates' (type, class c alpha), their index, _node_arrays)
         self.own: dict = {}  # (c, node) -> (its axes' signatures, class c's groups' costs [K per axis..., group])
+        self.kept = 0  # their bytes (at most KEPT_BYTES)
         self.stale: list[int] = []  # classes whose groups hold the types ``fresh`` alone
         self.fresh: list = []
         self.cost: list[np.ndarray] = self._costs(current, None, deadline)
@@ -349,9 +355,14 @@ class _TypeCosts:
         sig = tuple(got[n][0] for n in axes)
         hit = self.own.get((c, i))
         if hit is None or hit[0] != sig:
+            if hit is not None:
+                self.kept -= self.own.pop((c, i))[1].nbytes
             arrays = {n: got[n][2] for n in axes}
-            hit = self.own[(c, i)] = (sig, _node_cost(self.network, self.lv, i, axes, arrays, self.in_edges[i],
-                                                      self.coef, deadline, self.members[c]))
+            hit = (sig, _node_cost(self.network, self.lv, i, axes, arrays, self.in_edges[i], self.coef, deadline,
+                                   self.members[c]))
+            if self.kept + hit[1].nbytes <= KEPT_BYTES:  # (else not kept: ``update`` recomputes the class)
+                self.own[(c, i)] = hit
+                self.kept += hit[1].nbytes
         shape = [1] * len(full)
         for n in axes:
             shape[full.index(n)] = len(cands[n])
@@ -364,6 +375,10 @@ class _TypeCosts:
         scores: every allowed type's where each was a candidate at the chosen alpha, else (a block of
         alphas alone) the current types' alone, the class stale at the others until ``ready``."""
         groups, picks = self.members[c], []
+        if any((c, i) not in self.own for i in range(len(self.axes))):
+            self.stale.append(c)
+            self.fresh = [None] * len(self.axes)  # (no type is current: recomputed before the next block)
+            return
         for i, axes in enumerate(self.axes):
             at = [self.arrays[(c, n)][1] for n in axes]
             idx = [[x.get((t, id(current[n][1][c]))) for t in self.types[n]] for x, n in zip(at, axes)]
@@ -373,7 +388,9 @@ class _TypeCosts:
                 table[..., groups] = x
             return
         now = [t for t, _ in current]
-        assert not self.stale or self.fresh == now
+        if self.stale and self.fresh != now:  # (a class not kept is stale at every type)
+            self.stale.append(c)
+            return
         self.stale.append(c)
         self.fresh = now
         for i, axes in enumerate(self.axes):

@@ -96,14 +96,16 @@ def test_the_level_dps_plan_per_group_is_the_one_d_tables(monkeypatch, seed):
 
 def _blocks_both_ways(monkeypatch, net, array, aspace, cells: int):
     """The level DP's (plan, exact levels, cells) with every block scoring every group (the reference)
-    and its class's groups alone (``BY_CLASS``), blocks forced by ``MAX_CELLS`` = ``cells``; also
-    which block kinds ran (``_blocks``: one per class, or types alone then alphas alone)."""
+    and its class's groups alone (``BY_CLASS``; its scores kept, and none kept: ``KEPT_BYTES`` 0),
+    blocks forced by ``MAX_CELLS`` = ``cells``; also which block kinds ran (``_blocks``: one per
+    class, or types alone then alphas alone)."""
     monkeypatch.setattr(lv, "MAX_CELLS", cells)
     kinds, make = [], lv._blocks
     monkeypatch.setattr(lv, "_blocks", lambda *a: kinds.append(len(b := make(*a)) > len(a[3])) or b)
     out = []
-    for by_class in (False, True):
+    for by_class, kept in ((False, lv.KEPT_BYTES), (True, lv.KEPT_BYTES), (True, 0)):
         monkeypatch.setattr(lv, "BY_CLASS", by_class)
+        monkeypatch.setattr(lv, "KEPT_BYTES", kept)
         out.append(level_dp_plan(net, array, Space.ACCPAR, aspace))
     return out, kinds
 
@@ -116,7 +118,7 @@ def test_blocks_scoring_their_class_are_every_groups(monkeypatch, seed):
     _, array, net, aspace = _instance(seed)
     for cells in (8_000, 400):
         out, _ = _blocks_both_ways(monkeypatch, net, array, aspace, cells)
-        assert out[0] == out[1]
+        assert out[1:] == out[:1] * 2
 
 
 @pytest.mark.parametrize("cells", [1_000_000, 5_000])
@@ -126,7 +128,7 @@ def test_64_kinds_blocks_scoring_their_class_are_every_groups(monkeypatch, cells
     types alone then alphas alone, the other classes' costs then read at the current types."""
     array, net = _many(64), load_model("alexnet")
     out, kinds = _blocks_both_ways(monkeypatch, net, array, alpha_space(array, alpha_grid(4)), cells)
-    assert out[0] == out[1] and any(a != F2 for level in out[1][0].alphas for row in level for a in row)
+    assert out[1:] == out[:1] * 2 and any(a != F2 for level in out[1][0].alphas for row in level for a in row)
     assert any(kinds) is (cells == 5_000)
 
 
