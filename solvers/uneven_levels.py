@@ -562,12 +562,32 @@ def _solve_level(network: Network, space: Space, aspace: AlphaSpace, lv: _Level,
             if table is not None:
                 table.ready(current, cands, deadline)
             current, cost, used = _solve_block(network, lv, cands, coef, deadline, None if table is None else (table, c))
+            current = [(t, row.whole() if isinstance(row, _Swap) else row) for t, row in current]
             cells += used
             if table is not None:
                 table.update(current, c, deadline)
         if cost >= before * (1 - 1e-12):
             break
     return current, cost, cells, "blocks"
+
+
+class _Swap:
+    """A block's candidate row: ``row`` with class c's alpha replaced by ``a``, read by index (on 1,024
+    kinds a row holds 512 alphas: only the chosen candidates' are built whole, ``whole``)."""
+
+    __slots__ = ("row", "c", "a")
+
+    def __init__(self, row: tuple, c: int, a: Fraction):
+        self.row, self.c, self.a = row, c, a
+
+    def __getitem__(self, k: int) -> Fraction:
+        return self.a if k == self.c else self.row[k]
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+    def whole(self) -> tuple[Fraction, ...]:
+        return self.row[:self.c] + (self.a,) + self.row[self.c + 1:]
 
 
 def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaSpace):
@@ -582,7 +602,7 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
             for n, (t0, row) in enumerate(cur):
                 ts = types[n] if types_too else (t0,)
                 avs = aspace.choices(h, c) if alphas_too else (row[c],)
-                rows = [row[:c] + (a,) + row[c + 1:] for a in avs]  # (one row per alpha, for every type)
+                rows = [_Swap(row, c, a) for a in avs]  # (one row per alpha, for every type; built whole once chosen)
                 both = [(t, r) for t in ts for r in rows]
                 out.append(both if lv.units[n] is None else [x for x in both if _whole_units(network, lv, n, x)])
             return out
