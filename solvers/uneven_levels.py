@@ -55,6 +55,16 @@ STATE_BYTES, EDGE_BYTES = 24, 32
 # Rounds of block coordinate descent at one level (each round lowers the level cost or stops).
 MAX_ROUNDS = 8
 
+# A block over one class scores that class's groups and reads the other groups' costs by type
+# (``_TypeCosts``: the same floats, so the same plans); False: every group scored in every block
+# (the reference ``tests/test_levels_many_kinds.py`` compares against).
+BY_CLASS = True
+
+# Bytes a level's blocks by class keep of their class's scores for the next round and the class's
+# update (``_TypeCosts.own``; 24 MB on 1,024 kinds at level 7 for alexnet); past it a block's are not
+# kept and its class is recomputed before the next block that reads it.
+KEPT_BYTES = 128 * 2**20
+
 # Cells of re-layout coefficients computed between two looks at the clock (``_Coefficients.pairs``).
 PAIR_CHUNK = 250_000
 
@@ -250,19 +260,172 @@ def _alpha_of(memo: dict, D: int, a: Fraction) -> tuple[Fraction, float, int]:
     return x
 
 
-def _node_arrays(lv: _Level, node: int, cands: list[Candidate], coef: _Coefficients):
-    """A node's candidates as (type index [K], alpha units [K, G], compute seconds [K, G, 2], intra seconds [K, G])."""
-    cls = list(lv.group_class)
+def _node_arrays(lv: _Level, node: int, cands: list[Candidate], coef: _Coefficients, groups=None):
+    """A node's candidates as (type index [K], alpha units [K, G], compute seconds [K, G, 2], intra seconds [K, G]),
+    over the level's groups or ``groups`` (an index array: only their classes' alphas are read)."""
+    gsel = slice(None) if groups is None else groups
+    cls = list(lv.group_class) if groups is None else [lv.group_class[g] for g in groups]
     tidx = np.array([_TYPE_INDEX[t] for t, _ in cands])
     memos, Ds, dens = coef.level(lv.h, lv.group_class)
-    vals = [[_alpha_of(m, D, a) for m, D, a in zip(memos, Ds, row)] for _, row in cands]  # [K][class]
-    aval = np.array([[x[1] for x in r] for r in vals]).reshape(len(cands), -1)[:, cls]  # [K, G]
-    units = np.array([[x[2] for x in r] for r in vals], dtype=object).reshape(len(cands), -1)[:, cls]
+    cols = range(len(Ds)) if groups is None else sorted(set(cls))
+    at = cls if groups is None else [cols.index(c) for c in cls]  # [group] -> its class's column
+    vals = [[_alpha_of(memos[c], Ds[c], row[c]) for c in cols] for _, row in cands]  # [K][class]
+    aval = np.array([[x[1] for x in r] for r in vals]).reshape(len(cands), -1)[:, at]  # [K, G]
+    units = np.array([[x[2] for x in r] for r in vals], dtype=object).reshape(len(cands), -1)[:, at]
     units = units.astype(np.int64) if np.max(dens) < ARRAY_MAX_D else units
-    comp = np.stack([aval, 1 - aval], axis=-1) * lv.flops[node][None, :, None] * lv.inv_peak[None, :, :]
+    comp = np.stack([aval, 1 - aval], axis=-1) * lv.flops[node][None, gsel, None] * lv.inv_peak[None, gsel, :]
     G = len(cls)
-    intra = np.array([lv.intra[node][t] if lv.intra[node] else np.zeros(G) for t, _ in cands])
+    intra = np.array([lv.intra[node][t][gsel] if lv.intra[node] else np.zeros(G) for t, _ in cands])
     return tidx, units, comp, intra
+
+
+def _node_cost(network: Network, lv: _Level, i: int, axes: list[int], arrays, in_edges, coef: _Coefficients,
+               deadline: float | None = None, groups=None) -> np.ndarray:
+    """Node i's cost per group, the max over its sides (``step_time`` of compute and exchange), over
+    the candidates of the nodes ``axes`` (ascending, its producers among them, i last): [K per axis...,
+    group], for the level's groups or ``groups`` (``arrays``: ``_node_arrays`` over the same)."""
+    nd, pos = len(axes), {n: j for j, n in enumerate(axes)}
+    ti, ai, comp, intra = arrays[i]
+    Ki, G = len(ti), comp.shape[1]
+    head = [1] * (nd - 1)
+    comp_t = comp.reshape(head + [Ki, G, 2])
+    comm = intra.reshape(head + [Ki, G, 1])
+    dens = coef.level(lv.h, lv.group_class)[2]
+    if groups is not None and not isinstance(dens, int):
+        dens = dens[groups]
+    relayout = lv.relayout[i] if groups is None else lv.relayout[i][groups]
+    for u, share in in_edges:
+        tu, au, _, _ = arrays[u]
+        e = coef.pairs(network.layers[u], network.layers[i], tu, au, ti, ai, deadline, dens)  # [Ku, Ki, G, 2]
+        e = e * (relayout * float(share))[None, None, :, None]
+        shape = [1] * nd + [G, 2]
+        shape[pos[u]], shape[-3] = len(tu), Ki
+        comm = comm + e.reshape(shape)
+    t = np.maximum(comp_t, comm) if lv.overlap else comp_t + comm
+    return np.maximum(t[..., 0], t[..., 1])
+
+
+class _TypeCosts:
+    """Per node its cost per group (``_node_cost``) over its own and its producers' allowed types,
+    each group's alphas as the current candidates have them. A block over class c moves class c's
+    alphas alone: every other group's cost depends on the types alone there, so the block scores its
+    class's groups (``block_cost``; kept per class and node for the next round while its candidates'
+    (type, alpha) stay) and reads the others' max here (the same floats: a max is exact); after the
+    block, ``update(current, c)`` takes class c's groups from what the block scored."""
+
+    def __init__(self, network: Network, lv: _Level, types, coef: _Coefficients, current, deadline=None):
+        self.network, self.lv, self.types, self.coef = network, lv, types, coef
+        self.in_edges = _graph(network)[0]
+        N = len(network.layers)
+        self.axes = [sorted({u for u, _ in self.in_edges[i]}) + [i] for i in range(N)]
+        self.at = []  # [node] -> [type index] -> its position in the node's types
+        for n in range(N):
+            at = np.full(len(_TYPES), -1)
+            at[[_TYPE_INDEX[t] for t in types[n]]] = np.arange(len(types[n]))
+            self.at.append(at)
+        classes = np.array(lv.group_class)
+        self.members = [np.flatnonzero(classes == c) for c in range(int(classes.max()) + 1)]
+        self.others = [classes != c for c in range(len(self.members))]
+        self.arrays: dict = {}  # (c, node) -> (its candidates' (type, class c alpha), their index, _node_arrays)
+        self.own: dict = {}  # (c, node) -> (its axes' signatures, class c's groups' costs [K per axis..., group])
+        self.kept = 0  # their bytes (at most KEPT_BYTES)
+        self.stale: list[int] = []  # classes whose groups hold the types ``fresh`` alone
+        self.fresh: list = []
+        self.cost: list[np.ndarray] = self._costs(current, None, deadline)
+
+    def _costs(self, current, groups, deadline) -> list[np.ndarray]:
+        cands = [[(t, row) for t in self.types[n]] for n, (_, row) in enumerate(current)]
+        arrays = [_node_arrays(self.lv, n, cands[n], self.coef, groups) for n in range(len(cands))]
+        return [_node_cost(self.network, self.lv, i, self.axes[i], arrays, self.in_edges[i], self.coef, deadline,
+                           groups) for i in range(len(cands))]
+
+    def _arrays(self, c: int, n: int, cands):
+        sig = tuple((t, row[c]) for t, row in cands)
+        hit = self.arrays.get((c, n))
+        if hit is None or hit[0] != sig:
+            index = {(t, id(a)): j for j, (t, a) in enumerate(sig)}
+            hit = self.arrays[(c, n)] = (sig, index, _node_arrays(self.lv, n, cands, self.coef, self.members[c]))
+        return hit
+
+    def block_cost(self, i: int, c: int, full: list[int], cands, tidx, deadline=None) -> np.ndarray:
+        """Node i's cost over the block's candidates (class c's alphas moving), shaped for the frontier
+        ``full``: the max of its class's groups (scored) and the others' (``outside``)."""
+        axes = self.axes[i]
+        got = {n: self._arrays(c, n, cands[n]) for n in axes}
+        sig = tuple(got[n][0] for n in axes)
+        hit = self.own.get((c, i))
+        if hit is None or hit[0] != sig:
+            if hit is not None:
+                self.kept -= self.own.pop((c, i))[1].nbytes
+            arrays = {n: got[n][2] for n in axes}
+            hit = (sig, _node_cost(self.network, self.lv, i, axes, arrays, self.in_edges[i], self.coef, deadline,
+                                   self.members[c]))
+            if self.kept + hit[1].nbytes <= KEPT_BYTES:  # (else not kept: ``update`` recomputes the class)
+                self.own[(c, i)] = hit
+                self.kept += hit[1].nbytes
+        shape = [1] * len(full)
+        for n in axes:
+            shape[full.index(n)] = len(cands[n])
+        cost = hit[1].max(axis=-1).reshape(shape)
+        rest = self.outside(i, c, full, tidx)
+        return cost if rest is None else np.maximum(cost, rest)
+
+    def update(self, current, c: int, deadline=None) -> None:
+        """Class c's groups from the current candidates (its alphas moved), read from the block's
+        scores: every allowed type's where each was a candidate at the chosen alpha, else (a block of
+        alphas alone) the current types' alone, the class stale at the others until ``ready``."""
+        groups, picks = self.members[c], []
+        if any((c, i) not in self.own for i in range(len(self.axes))):
+            self.stale.append(c)
+            self.fresh = [None] * len(self.axes)  # (no type is current: recomputed before the next block)
+            return
+        for i, axes in enumerate(self.axes):
+            at = [self.arrays[(c, n)][1] for n in axes]
+            idx = [[x.get((t, id(current[n][1][c]))) for t in self.types[n]] for x, n in zip(at, axes)]
+            picks.append(None if any(j is None for row in idx for j in row) else self.own[(c, i)][1][np.ix_(*idx)])
+        if all(p is not None for p in picks):
+            for table, x in zip(self.cost, picks):
+                table[..., groups] = x
+            return
+        now = [t for t, _ in current]
+        if self.stale and self.fresh != now:  # (a class not kept is stale at every type)
+            self.stale.append(c)
+            return
+        self.stale.append(c)
+        self.fresh = now
+        for i, axes in enumerate(self.axes):
+            at = [self.arrays[(c, n)][1] for n in axes]
+            idx = [[at[j][(now[n], id(current[n][1][c]))]] for j, n in enumerate(axes)]
+            pos = [[self.types[n].index(now[n])] for n in axes]
+            self.cost[i][np.ix_(*pos, groups)] = self.own[(c, i)][1][np.ix_(*idx, np.arange(len(groups)))]
+
+    def ready(self, current, cands, deadline=None) -> None:
+        """Before a block over ``cands``: the stale classes recomputed together where a candidate
+        takes a type other than the current one."""
+        if self.stale and any(t is not self.fresh[n] for n, cs in enumerate(cands) for t, _ in cs):
+            groups = np.concatenate([self.members[c] for c in self.stale])
+            for table, x in zip(self.cost, self._costs(current, groups, deadline)):
+                table[..., groups] = x
+            self.stale = []
+
+    def outside(self, i: int, c: int, full: list[int], tidx) -> np.ndarray | None:
+        """Node i's max over the groups outside class c for the block's candidates (``tidx``: [node] ->
+        their type indices), shaped for the frontier ``full``; None where class c holds every group."""
+        table, members = self.cost[i], self.members[c]
+        lo, hi = int(members[0]), int(members[-1]) + 1
+        if hi - lo == len(members):  # (a run of groups: the max of what lies either side, no copy)
+            parts = [table[..., :lo], table[..., hi:]]
+            parts = [x.max(axis=-1) for x in parts if x.shape[-1]]
+            if not parts:
+                return None
+            worst = parts[0] if len(parts) == 1 else np.maximum(parts[0], parts[1])
+        else:
+            worst = table[..., self.others[c]].max(axis=-1)
+        picked = worst[np.ix_(*(self.at[n][tidx[n]] for n in self.axes[i]))]
+        shape = [1] * len(full)
+        for n in self.axes[i]:
+            shape[full.index(n)] = len(tidx[n])
+        return picked.reshape(shape)
 
 
 # ---- one level: frontier elimination over candidates -----------------------------------------
@@ -310,17 +473,19 @@ def _widest(network: Network, sizes: list[int], groups: int) -> tuple[int, int]:
 
 
 def _solve_block(network: Network, lv: _Level, cands: list[list[Candidate]], coef: _Coefficients,
-                 deadline: float | None = None):
+                 deadline: float | None = None, by: tuple[_TypeCosts, int] | None = None):
     """The candidate of every node minimising the level cost, that cost and the cells computed
-    (frontier elimination; the caller checks ``_fits`` first); ``_Late`` past ``deadline``."""
+    (frontier elimination; the caller checks ``_fits`` first); ``_Late`` past ``deadline``. ``by``:
+    (the type costs, c) where every node's candidates differ in their type and class c's alpha alone:
+    class c's groups are scored, the others read (``_TypeCosts``)."""
     N = len(network.layers)
     if not all(cands):
         n = next(n for n in range(N) if not cands[n])
         raise Refused(f"levels (uneven splits): node {network.layers[n].name!r} has no candidate at level {lv.h} "
                       "(its allowed types split its groups or heads into fractions at every declared alpha)")
-    arrays = [_node_arrays(lv, n, cands[n], coef) for n in range(N)]
+    arrays = [_node_arrays(lv, n, cands[n], coef) for n in range(N)] if by is None else None
+    tidx = [np.array([_TYPE_INDEX[t] for t, _ in cands[n]]) for n in range(N)]
     in_edges, last_use = _graph(network)
-    G = len(lv.group_class)
     frontier: list[int] = []
     states = np.zeros(())
     back = []
@@ -331,21 +496,10 @@ def _solve_block(network: Network, lv: _Level, cands: list[list[Candidate]], coe
         nd = len(full)
         K = [len(cands[n]) for n in full]
         cells += int(np.prod(K))
-        pos = {n: j for j, n in enumerate(full)}
-        ti, ai, comp, intra = arrays[i]
-        head = [1] * (nd - 1)
-        comp_t = comp.reshape(head + [K[-1], G, 2])
-        comm = intra.reshape(head + [K[-1], G, 1])
-        for u, share in in_edges[i]:
-            tu, au, _, _ = arrays[u]
-            e = coef.pairs(network.layers[u], network.layers[i], tu, au, ti, ai, deadline,
-                           coef.level(lv.h, lv.group_class)[2])  # [Ku, Ki, G, 2]
-            e = e * (lv.relayout[i] * float(share))[None, None, :, None]
-            shape = [1] * nd + [G, 2]
-            shape[pos[u]], shape[-3] = len(cands[u]), K[-1]
-            comm = comm + e.reshape(shape)
-        t = np.maximum(comp_t, comm) if lv.overlap else comp_t + comm
-        cost = np.maximum(t[..., 0], t[..., 1]).max(axis=-1)  # (the max over groups and sides, in two steps: faster)
+        if by is None:  # (the max over groups and sides, in two steps: faster)
+            cost = _node_cost(network, lv, i, full, arrays, in_edges[i], coef, deadline).max(axis=-1)
+        else:
+            cost = by[0].block_cost(i, by[1], full, cands, tidx, deadline)
         T = states[..., None] + cost
         T = np.broadcast_to(T, K)
         keep = [j for j, n in enumerate(full) if last_use[n] > i]
@@ -400,20 +554,46 @@ def _solve_level(network: Network, space: Space, aspace: AlphaSpace, lv: _Level,
     cost, cells = float("inf"), 0
     free = [c for c in range(len(start)) if aspace.class_free[h][c]]
     blocks = _blocks(network, lv, types, free, aspace)
+    table = _TypeCosts(network, lv, types, coef, current, deadline) if BY_CLASS else None
     for _ in range(MAX_ROUNDS):
         before = cost
-        for block in blocks:
-            current, cost, used = _solve_block(network, lv, block(current), coef, deadline)
+        for c, block in blocks:
+            cands = block(current)
+            if table is not None:
+                table.ready(current, cands, deadline)
+            current, cost, used = _solve_block(network, lv, cands, coef, deadline, None if table is None else (table, c))
+            current = [(t, row.whole() if isinstance(row, _Swap) else row) for t, row in current]
             cells += used
+            if table is not None:
+                table.update(current, c, deadline)
         if cost >= before * (1 - 1e-12):
             break
     return current, cost, cells, "blocks"
 
 
+class _Swap:
+    """A block's candidate row: ``row`` with class c's alpha replaced by ``a``, read by index (on 1,024
+    kinds a row holds 512 alphas: only the chosen candidates' are built whole, ``whole``)."""
+
+    __slots__ = ("row", "c", "a")
+
+    def __init__(self, row: tuple, c: int, a: Fraction):
+        self.row, self.c, self.a = row, c, a
+
+    def __getitem__(self, k: int) -> Fraction:
+        return self.a if k == self.c else self.row[k]
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+    def whole(self) -> tuple[Fraction, ...]:
+        return self.row[:self.c] + (self.a,) + self.row[self.c + 1:]
+
+
 def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaSpace):
     """The blocks of one round: (type, class c's alpha) for each free class if that fits, else
-    types alone then each class's alpha alone. Each is a function of the current candidates;
-    a block too wide even alone is refused (Refused)."""
+    types alone then each class's alpha alone. Each is (c, a function of the current candidates):
+    only class c's alpha differs between a node's candidates; a block too wide even alone is refused (Refused)."""
     h = lv.h
 
     def with_class(c, alphas_too=True, types_too=True):
@@ -422,15 +602,16 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
             for n, (t0, row) in enumerate(cur):
                 ts = types[n] if types_too else (t0,)
                 avs = aspace.choices(h, c) if alphas_too else (row[c],)
-                out.append([x for x in ((t, row[:c] + (a,) + row[c + 1:]) for t in ts for a in avs)
-                            if _whole_units(network, lv, n, x)])
+                rows = [_Swap(row, c, a) for a in avs]  # (one row per alpha, for every type; built whole once chosen)
+                both = [(t, r) for t in ts for r in rows]
+                out.append(both if lv.units[n] is None else [x for x in both if _whole_units(network, lv, n, x)])
             return out
         return make
 
     G, N = len(lv.group_class), len(types)
     grid = max(len(aspace.choices(h, c)) for c in free) if free else 1
     if _fits(network, [len(types[n]) * grid for n in range(N)], G):
-        return [with_class(c) for c in free]
+        return [(c, with_class(c)) for c in free]
     for sizes in ([len(t) for t in types], [grid] * N):
         if not _fits(network, sizes, G, MAX_CELLS_ALONE):
             raise Refused(f"levels (uneven splits): level {lv.h}: the graph's frontier is too wide for the DP")
@@ -438,7 +619,7 @@ def _blocks(network: Network, lv: _Level, types, free: list[int], aspace: AlphaS
             raise Refused(f"levels (uneven splits): level {lv.h}: a block of the DP needs ~{need / 2**20:,.0f} MiB "
                           f"by its estimate, beyond its limit of {MAX_BYTES / 2**20:,.0f} MiB (a coarser "
                           f"{given_as('--alpha-grid')} gives each node fewer candidates)")
-    return [with_class(0, alphas_too=False)] + [with_class(c, types_too=False) for c in free]
+    return [(0, with_class(0, alphas_too=False))] + [(c, with_class(c, types_too=False)) for c in free]
 
 
 # ---- the solver ---------------------------------------------------------------------------

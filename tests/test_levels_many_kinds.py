@@ -82,14 +82,54 @@ def test_a_levels_floats_per_group_are_the_one_d_tables(monkeypatch, seed):
 @pytest.mark.parametrize("seed", range(12))
 def test_the_level_dps_plan_per_group_is_the_one_d_tables(monkeypatch, seed):
     """Seeded arrays of 2-8 kinds: the level DP's plan, its cells and the plan's exact step time are
-    the same with each group's own D as with the table's one D."""
+    the same with each group's own D as with the table's one D, and with its blocks scoring their
+    class's groups (``BY_CLASS``) as every group."""
     _, array, net, aspace = _instance(seed)
     out = []
-    for bits in (ONE, PER_GROUP):
+    for bits, by_class in ((ONE, False), (ONE, True), (PER_GROUP, False), (PER_GROUP, True)):
         monkeypatch.setattr(lv, "ONE_D_BITS", bits)
+        monkeypatch.setattr(lv, "BY_CLASS", by_class)
         plan, exact, cells = level_dp_plan(net, array, Space.ACCPAR, aspace)
         out.append((plan, exact, cells, TIME_ONLY.value(evaluate_split(net, array, plan))))
-    assert out[0] == out[1]
+    assert out[1:] == out[:1] * 3
+
+
+def _blocks_both_ways(monkeypatch, net, array, aspace, cells: int):
+    """The level DP's (plan, exact levels, cells) with every block scoring every group (the reference)
+    and its class's groups alone (``BY_CLASS``; its scores kept, and none kept: ``KEPT_BYTES`` 0),
+    blocks forced by ``MAX_CELLS`` = ``cells``; also which block kinds ran (``_blocks``: one per
+    class, or types alone then alphas alone)."""
+    monkeypatch.setattr(lv, "MAX_CELLS", cells)
+    kinds, make = [], lv._blocks
+    monkeypatch.setattr(lv, "_blocks", lambda *a: kinds.append(len(b := make(*a)) > len(a[3])) or b)
+    out = []
+    for by_class, kept in ((False, lv.KEPT_BYTES), (True, lv.KEPT_BYTES), (True, 0)):
+        monkeypatch.setattr(lv, "BY_CLASS", by_class)
+        monkeypatch.setattr(lv, "KEPT_BYTES", kept)
+        out.append(level_dp_plan(net, array, Space.ACCPAR, aspace))
+    return out, kinds
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_blocks_scoring_their_class_are_every_groups(monkeypatch, seed):
+    """Seeded arrays of 2-8 kinds (grids 1/2-1/8, free classes unlike), blocks forced at 8,000 and 400
+    cells: blocks of (type, one class's alpha) and of types alone then alphas alone give the same
+    plans, the same exact-level counts and the same cells scoring their class's groups as every group."""
+    _, array, net, aspace = _instance(seed)
+    for cells in (8_000, 400):
+        out, _ = _blocks_both_ways(monkeypatch, net, array, aspace, cells)
+        assert out[1:] == out[:1] * 2
+
+
+@pytest.mark.parametrize("cells", [1_000_000, 5_000])
+def test_64_kinds_blocks_scoring_their_class_are_every_groups(monkeypatch, cells):
+    """64 kinds (every group of a level its own class, up to 32 a level), alexnet at grid 1/4: the
+    same plan by class as every group, with blocks of (type, one class's alpha) and (5 k cells) of
+    types alone then alphas alone, the other classes' costs then read at the current types."""
+    array, net = _many(64), load_model("alexnet")
+    out, kinds = _blocks_both_ways(monkeypatch, net, array, alpha_space(array, alpha_grid(4)), cells)
+    assert out[1:] == out[:1] * 2 and any(a != F2 for level in out[1][0].alphas for row in level for a in row)
+    assert any(kinds) is (cells == 5_000)
 
 
 def _many(n: int) -> ArraySpec:
