@@ -222,7 +222,12 @@ def _explanation(problem: Problem, ch: _Chain, k: int, least: int) -> dict:
     if len(ch.res) != 1:  # a cap no plan meets, whatever the other limits: they bound the least cap that does
         return {"conflict": [r.name], "suggestion": _least_cap(problem, r, ch.deadline, ch.held, ch.max_bytes)}
     need = Fraction(least * problem.array.dtype_bytes, problem.tables.unit_per_element)
-    return {"conflict": [r.name], "suggestion": limit_suggestion(r.level, need)}
+    return {"conflict": [r.name], "suggestion": limit_suggestion(r.level, need, cap=_cap(problem, r.level))}
+
+
+def _cap(problem: Problem, level: int | None):
+    """The cap at ``level`` (None: a memory limit), whose form a suggestion takes (bytes or a time)."""
+    return None if level is None else problem.constraints.cap_at(level)
 
 
 def _least_cap(problem: Problem, r, deadline: float, held: int, max_bytes: int | None) -> str | None:
@@ -239,7 +244,7 @@ def _least_cap(problem: Problem, r, deadline: float, held: int, max_bytes: int |
     if sol.status is not Status.OPTIMAL:
         return None
     need = Fraction(sol.level_units[r.level] * problem.array.dtype_bytes, problem.tables.unit_per_element)
-    return limit_suggestion(r.level, need)
+    return limit_suggestion(r.level, need, cap=_cap(problem, r.level))
 
 
 def _close_with_cpsat(problem: Problem, ch: _Chain, lam: list[int], bound: int, t0: float, info: dict,

@@ -404,7 +404,7 @@ def _nearest_limit(problem: Problem, name: str, seed: int, deadline: float | Non
             if sol.status is not Status.OPTIMAL:
                 return None
             need = Fraction(sol.level_units[cap.level] * problem.array.dtype_bytes, problem.tables.unit_per_element)
-            return limit_suggestion(cap.level, need)
+            return limit_suggestion(cap.level, need, cap=cap)
     if name == cons.memory_name:
         need = _least_memory(relaxed, seed, left)
         return None if need is None else limit_suggestion(None, need)

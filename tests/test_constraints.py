@@ -245,7 +245,7 @@ def test_cli_infeasible_exit_1_with_message(capsys):
     code, out, err = run(["--cap", "0=50MB", "--solver", "cpsat", "--workers", "1"], capsys)
     assert code == 1
     assert "no plan satisfies the constraints; these conflict: cap level 0 <= 50 MB (--cap)" in err
-    assert "try --cap 0=89774848B" in err
+    assert "try --cap 0=89.774848MB" in err
 
 
 def test_cli_dp_violation_exit_1_and_json(capsys):

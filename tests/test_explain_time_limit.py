@@ -67,7 +67,7 @@ def test_exact_names_a_cap_no_plan_meets_under_other_limits_itself():
     assert e.status is Status.INFEASIBLE
     assert e.info["conflict"] == ["cap level 0 <= 50 MB (--cap)"]
     assert e.info["suggestion"] == explain_infeasible(vgg_a_capped())["suggestion"]
-    assert "try --cap 0=89774848B" in e.info["suggestion"]
+    assert "try --cap 0=89.774848MB" in e.info["suggestion"]
 
 
 def test_run_gives_the_explanation_what_the_limit_leaves(monkeypatch):
@@ -117,7 +117,7 @@ def test_cpsat_keeps_the_conflict_its_exact_first_step_named(monkeypatch):
     result = run_module.run(vgg_a_capped(), "cpsat", SolveOptions(time_limit_s=30, workers=1))
     assert result.status is Status.INFEASIBLE
     assert result.explanation.conflict == ("cap level 0 <= 50 MB (--cap)",)
-    assert "try --cap 0=89774848B" in result.explanation.suggestion
+    assert "try --cap 0=89.774848MB" in result.explanation.suggestion
 
 
 def test_a_proven_infeasible_run_whose_explanation_ran_out_says_it_is_proven():

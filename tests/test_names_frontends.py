@@ -41,23 +41,23 @@ def test_a_setting_is_written_as_each_front_end_writes_it():
 
 
 def test_the_least_limit_suggestion_names_the_running_front_ends_input():
-    assert limit_suggestion(0, 2**20).endswith("try --cap 0=1048576B")
+    assert limit_suggestion(0, 2**20).endswith("try --cap 0=1.048576MB")
     with named_for(Frontend.API):
-        assert limit_suggestion(0, 2**20).endswith('try caps=["0=1048576B"]')
+        assert limit_suggestion(0, 2**20).endswith('try caps=["0=1.048576MB"]')
         assert limit_suggestion(None, 2**30).endswith("try memory_GiB=1.0")
     with named_for(Frontend.SWEEP):
-        assert limit_suggestion(0, 2**20).endswith("try caps: [0=1048576B]")
+        assert limit_suggestion(0, 2**20).endswith("try caps: [0=1.048576MB]")
 
 
 def test_an_infeasible_cap_suggests_a_cap_as_the_cli_the_api_and_a_sweep_row_set_it(capsys, tmp_path):
     code, _, err = run_cli(["--model", "alexnet", "--array", "hypar-16", "--cap", "0=50MB", "--solver", "exact"], capsys)
-    assert code == 1 and "try --cap 0=51634304B" in err
+    assert code == 1 and "try --cap 0=51.634304MB" in err
     r = api.solve("alexnet", "hypar-16", caps={0: "50MB"}, solver="exact")
-    assert r.explanation.suggestion.endswith('try caps=["0=51634304B"]')
+    assert r.explanation.suggestion.endswith('try caps=["0=51.634304MB"]')
     spec = {"version": 1, "name": "cap", "fixed": {"model": "alexnet", "array": "hypar-16", "solver": "exact",
                                                   "caps": ["0=50MB"]}, "grid": {"space": ["hypar"]}}
     row = next(iter(api.sweep(spec, workers=1)))
-    assert row["status"] == "infeasible" and row["error"].endswith("try caps: [0=51634304B])")
+    assert row["status"] == "infeasible" and row["error"].endswith("try caps: [0=51.634304MB])")
 
 
 def test_the_splits_solver_rule_names_the_apis_arguments():

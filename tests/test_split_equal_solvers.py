@@ -56,7 +56,7 @@ def test_split_equal_infeasible_names_the_even_conflict(mix4, capsys):
     even, split = json.loads(out_e), json.loads(out_s)
     assert code_e == code_s == 1 and even["status"] == split["status"] == "infeasible"
     assert split["plan"] is None and split["conflict"] == even["conflict"] and split["conflict"]
-    assert split["suggestion"] == even["suggestion"] and "644920B" in split["suggestion"]
+    assert split["suggestion"] == even["suggestion"] and "0=644.92kB" in split["suggestion"]
 
 
 def test_split_equal_in_the_api_check_and_sweep(mix4, tmp_path):

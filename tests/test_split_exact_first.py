@@ -164,9 +164,9 @@ def test_an_infeasible_uneven_run_suggests_the_smallest_feasible_limit(tmp_path,
     code, d, err = _run(base + ["cpsat", "--cap", "0=18MB"], capsys)
     assert code == 1 and d["conflict"] == ["cap level 0 <= 18 MB (--cap)"]
     assert d["suggestion"] == ("the smallest feasible cap at level 0 is 18.88 MB (18879488 bytes): try --cap "
-                               "0=18879488B") and d["suggestion"] in err and err.count("\n") == 1
+                               "0=18.879488MB") and d["suggestion"] in err and err.count("\n") == 1
     for s in ("exact", "brute"):
-        assert _run(base + [s, "--cap", "0=18879488B"], capsys)[1]["status"] == "optimal"
+        assert _run(base + [s, "--cap", "0=18.879488MB"], capsys)[1]["status"] == "optimal"  # as suggested
         assert _run(base + [s, "--cap", "0=18879487B"], capsys)[1]["status"] == "infeasible"
     code, d, _ = _run(base + ["exact", "--memory", "0.25"], capsys)
     assert code == 1 and d["suggestion"].endswith("try --memory 0.2682")

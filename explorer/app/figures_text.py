@@ -10,8 +10,6 @@ from fractions import Fraction
 
 from ..core.units import format_count, safe_float
 
-HUGE = 1e15  # beyond this (in the largest unit) a figure is written in e-notation
-
 
 def _sci(x: Fraction | float) -> str:
     """e-notation without float overflow: 1.235e+100 for any size."""

@@ -11,8 +11,8 @@ from ..core.partition import PartitionType
 from ..core.names import given_as
 from ..core.plan import Plan
 from ..core.solution import BROKEN_PLAN_NOTE, Status
-from ..core.units import format_count, memory_text, plural, safe_float
-from .figures_text import HUGE, _milli_micro, _sci, fmt_seconds  # noqa: F401 - re-exported
+from ..core.units import TRAFFIC_UNITS, format_count, memory_text, plural, safe_float
+from .figures_text import _milli_micro, _sci, fmt_seconds  # noqa: F401 - re-exported
 from .figures_text import FRACTION_NOTE, exact_count, has_fraction
 from .results import CheckReport, Inputs, RunResult, SolverReport, StepTerms, conflict_line
 
@@ -20,10 +20,12 @@ WIDE = 16  # more layers than this: one row per layer instead of one per level
 
 
 def fmt_bytes(x: Fraction | float) -> str:
+    """Traffic in a table: decimal units up to EB (``units.TRAFFIC_UNITS``), 3 decimals;
+    from 1000 EB, e-notation (no float overflow)."""
     v = safe_float(x)
-    if abs(v) >= 1e3 * HUGE:  # beyond any plan: e-notation, no float overflow
+    if abs(v) >= 1e21:
         return f"{_sci(x)} B"
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    for unit, scale in TRAFFIC_UNITS:
         if abs(v) >= scale:
             return f"{v / scale:.3f} {unit}"
     if 0 < abs(v) < 1:  # a fraction of a byte (a batch split finer than a sample): never "0 B"
@@ -143,7 +145,7 @@ def _no_plan_lines(result: RunResult) -> list[str]:
     """Why there is no plan: the constraints that conflict (and what to change), or the reason."""
     lines = conflict_lines(result.explanation) or ([f"reason: {result.reason}"] if result.reason else [])
     if result.bound is not None:  # a time-limited run's proven lower bound: its one result
-        lines.append(f"no plan found; lower bound {float(result.bound):.6g} {result.inputs.objective_unit} proven"
+        lines.append(f"no plan found; lower bound {_objective(result.inputs, result.bound)} proven"
                      + (f" (by {result.bound_method})" if result.bound_method else ""))
     return lines + explanation_time(result.explanation)
 
@@ -181,26 +183,30 @@ def _status_lines(result: RunResult) -> list[str]:
     if result.bound is not None and result.status is not Status.OPTIMAL:
         of = "" if terms is None or terms.bound_communication_s is None else f" (communication {fmt_seconds(terms.bound_communication_s)})"
         plan = ("" if terms is not None or result.objective_value is None
-                else f"plan {float(result.objective_value):.6g} {i.objective_unit}, ")  # the gap's two ends, one unit
-        lines.append(f"{plan}bound {float(result.bound):.6g} {i.objective_unit}{of}, gap {100 * result.gap:.3f}%")
+                else f"plan {_objective(i, result.objective_value)}, ")  # the gap's two ends, one unit
+        lines.append(f"{plan}bound {_objective(i, result.bound)}{of}, gap {100 * result.gap:.3f}%")
     return lines
 
 
 def _comparison_lines(result: RunResult) -> list[str]:
-    """The plan and the baselines side by side: traffic, times, speedup, energy, memory, ok."""
+    """The plan and the baselines side by side: traffic, times, speedup, energy, memory, ok; each
+    column as wide as its widest cell (a figure wider than the usual width moves the columns after it)."""
     figs = result.figures
     energy = figs.energy_J is not None
-    head = f"{'plan':<10}" + _col("traffic", 13) + _col("vs all-I", 10) + _col("comm time", 12) + _col("step time", 12)
-    head += _col("speedup", 9) + (_col("energy", 11) + _col("eff.", 8) if energy else "")
-    lines = [head + _col("memory/acc", 12) + "  ok"]
+    head = [("traffic", 13), ("vs all-I", 10), ("comm time", 12), ("step time", 12), ("speedup", 9)]
+    head += [("energy", 11), ("eff.", 8)] if energy else []
+    rows = []
     for name, f in ((result.solver, figs), *result.baselines):
         vs = result.versus(f)
-        row = (f"{name:<10}" + _col(fmt_bytes(f.traffic_bytes), 13) + _col(_ratio(vs.traffic_ratio_to_all_I), 10)
-               + _col(fmt_seconds(f.comm_time_s), 12) + _col(fmt_seconds(f.step_time_s), 12)
-               + _col(_ratio(vs.speedup_over_all_I), 9))
+        row = [name, fmt_bytes(f.traffic_bytes), _ratio(vs.traffic_ratio_to_all_I), fmt_seconds(f.comm_time_s),
+               fmt_seconds(f.step_time_s), _ratio(vs.speedup_over_all_I)]
         if energy:
-            row += _col(fmt_joules(f.energy_J), 11) + _col(_ratio(vs.energy_efficiency_over_all_I), 8)
-        lines.append(row + _col(memory_text(f.memory_bytes_per_accelerator), 12) + f"  {'yes' if f.ok else 'no'}")
+            row += [fmt_joules(f.energy_J), _ratio(vs.energy_efficiency_over_all_I)]
+        rows.append(row + [memory_text(f.memory_bytes_per_accelerator), "yes" if f.ok else "no"])
+    cells = [["plan", *(h for h, _ in head), "memory/acc", "ok"], *rows]
+    widths = [max(w, 1 + max(len(r[i + 1]) for r in cells)) for i, (_, w) in enumerate(head + [("", 12)])]
+    lines = [f"{r[0]:<{max(10, max(len(c[0]) for c in cells))}}" + "".join(_col(c, w) for c, w in zip(r[1:], widths))
+             + f"  {r[-1]}" for r in cells]
     if energy:
         lines.append("eff.: energy efficiency over all-I (all-I's energy / the plan's)")
     return lines
@@ -235,6 +241,14 @@ def _fmt(inputs: Inputs, value: Fraction | None) -> str:
     if inputs.objective_unit == "elements":
         return _elements(value)
     return fmt_seconds(value, 7)
+
+
+def _objective(inputs: Inputs, value: Fraction) -> str:
+    """A status line's objective value (a bound, a plan's): elements to 6 significant digits, or
+    seconds as check's table writes them (``_fmt``: '2.853408 s', not '2.85341 s' after '2.858 s')."""
+    if inputs.objective_unit == "elements":
+        return f"{float(value):.6g} elements"
+    return _fmt(inputs, value)
 
 
 def _unit(inputs: Inputs) -> str:

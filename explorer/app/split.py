@@ -412,7 +412,7 @@ def _infeasible_explanation(network: Network, array: ArraySpec, space: Space, as
     limits = names[len(c.pins) + len(c.forbids):]  # the caps, then the memory limit: least_limits' order
     alone = [name for name, x in zip(limits, least) if x.alone][:1]  # a conflict by itself (a minimal one)
     differ = len(set(rules.leaf_memory_bytes or ())) > 1  # the kinds' own limits, unequal (no --memory)
-    text = "; or ".join(limit_suggestion(x.level, x.need_bytes, differ) for x in least if x.need_bytes is not None)
+    text = "; or ".join(limit_suggestion(x.level, x.need_bytes, differ, None if x.level is None else c.cap_at(x.level)) for x in least if x.need_bytes is not None)
     why = Explanation(tuple(alone), text or None) if alone else replace(proven_conflict(names), suggestion=text or None)
     return replace(why, note=None if text else gave_up_text(least, suggest_s, run_s))
 

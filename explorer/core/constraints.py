@@ -21,7 +21,7 @@ from fractions import Fraction
 
 from .names import is_option, setting
 from .partition import PartitionType
-from .units import GiB, format_count, memory_text, safe_float
+from .units import TIME_UNITS, TRAFFIC_UNITS, GiB, exact_amount, format_count, memory_text, safe_float
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,22 +159,24 @@ def format_bytes(x: Fraction | int | float | None) -> str:
     if x is None:
         return "-"
     v = safe_float(x)
-    if v >= 1e18:  # beyond any plan: no float overflow, no '1e+28 TB'
+    if v >= 1e21:  # 1000 EB, beyond any plan: e-notation (no float overflow, no '1e+07 EB')
         return f"{format_count(int(x))} B"
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    for unit, scale in TRAFFIC_UNITS:
         if abs(v) >= scale:
             return f"{v / scale:.4g} {unit}"
     return f"{v:.4g} B"
 
 
-def limit_suggestion(level: int | None, need_bytes: Fraction, kinds_differ: bool = False) -> str:
+def limit_suggestion(level: int | None, need_bytes: Fraction, kinds_differ: bool = False, cap: Cap | None = None) -> str:
     """What an infeasible run suggests for a limit that conflicts: the smallest feasible cap at
-    ``level`` (bytes, rounded up), or with ``level`` None the smallest feasible memory per
-    accelerator (GiB, four significant digits rounded up); the even and uneven splits alike.
+    ``level``, or with ``level`` None the smallest feasible memory per accelerator (GiB, four
+    significant digits rounded up); the even and uneven splits alike. The cap is suggested as an
+    option that reads back as exactly the value it names (``cap_suggestion``).
     ``kinds_differ``: the run keeps each kind's own memory, unequal, which one ``--memory`` replaces."""
     if level is not None:
+        amount, given = cap_suggestion(need_bytes, cap)
         return (f"the smallest feasible cap at level {level} is {format_bytes(need_bytes)} "
-                f"({float(need_bytes):.0f} bytes): try {setting('--cap', f'{level}={math.ceil(need_bytes)}B', listed=True)}")
+                f"({float(need_bytes):.0f} bytes{given}): try {setting('--cap', f'{level}={amount}', listed=True)}")
     gib = float(need_bytes) / GiB
     digits = max(0, 3 - math.floor(math.log10(gib)))  # four significant digits, rounded up
     least = math.ceil(gib * 10**digits)
@@ -182,6 +184,20 @@ def limit_suggestion(level: int | None, need_bytes: Fraction, kinds_differ: bool
     return (f"the smallest feasible memory is {memory_text(need_bytes)} per accelerator: "
             f"try {setting('--memory', shown)}"
             + (" (one limit for every kind, the larger kinds' too)" if kinds_differ else ""))
+
+
+def cap_suggestion(need_bytes: Fraction, cap: Cap | None) -> tuple[str, str]:
+    """The least feasible cap as an amount to write ('89.774848MB': the bytes rounded up to a whole
+    byte, in the largest decimal unit, exactly), and as the conflicting ``cap`` was given: a time
+    budget ('1.49625ms': the bytes' time at the level's bandwidth, 6 significant digits rounded up,
+    so the cap it sets admits the plan), with a note for the message ('; 1.49625 ms at 60 GB/s')."""
+    if cap is None or not cap.seconds:
+        number, unit = exact_amount(math.ceil(need_bytes), TRAFFIC_UNITS + (("B", 1),))
+        return number + unit, ""
+    bandwidth = cap.bytes / cap.seconds
+    number, unit = exact_amount(Fraction(need_bytes) / bandwidth, tuple(TIME_UNITS.items()), digits=6)
+    rounded = "" if Fraction(number) * TIME_UNITS[unit] * bandwidth == need_bytes else ", rounded up"
+    return number + unit, f"; {number} {unit} at {format_bytes(bandwidth)}/s{rounded}"
 
 
 def format_seconds(x: Fraction) -> str:

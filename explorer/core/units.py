@@ -19,9 +19,11 @@ from .errors import format_count, shown  # format_count: a message's integer, im
 GiB = 2**30  # the unit of memory (--memory, memory_GiB)
 TERA = 10**12  # FLOP/s in a TFLOP/s (peak_TFLOPS)
 BYTE_UNITS = {
-    "B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+    "B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "PB": 10**15, "EB": 10**18,
     "KiB": 2**10, "MiB": 2**20, "GiB": GiB, "TiB": 2**40,
 }
+# bytes over links (traffic, a cap) in decimal units, as bandwidth is in GB/s; largest first
+TRAFFIC_UNITS = (("EB", 10**18), ("PB", 10**15), ("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3))
 TIME_UNITS = {"s": Fraction(1), "ms": Fraction(1, 10**3), "us": Fraction(1, 10**6), "ns": Fraction(1, 10**9)}
 _AMOUNT = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]+)\s*$")
 _NUMBER = re.compile(r"^\s*[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?\s*$")
@@ -62,6 +64,52 @@ def parse_amount(text: str) -> tuple[Fraction, str]:
         return value * TIME_UNITS[unit], "seconds"
     known = ", ".join(list(BYTE_UNITS) + list(TIME_UNITS))
     raise ValueError(f"unknown unit {shown(unit)} in {shown(text)} (known: {known})")
+
+
+def _decimal(q: Fraction) -> str | None:
+    """``q`` (>= 0) as an exact decimal ('89.774848', '1.5', '3'), or None when it does not terminate."""
+    d, twos, fives = q.denominator, 0, 0
+    while d % 2 == 0:
+        d, twos = d // 2, twos + 1
+    while d % 5 == 0:
+        d, fives = d // 5, fives + 1
+    if d != 1:
+        return None
+    places = max(twos, fives)
+    digits = str(q.numerator * 10**places // q.denominator).rjust(places + 1, "0")
+    whole, frac = digits[:len(digits) - places], digits[len(digits) - places:].rstrip("0")
+    return f"{whole}.{frac}" if frac else whole
+
+
+def _exponent(q: Fraction) -> int:
+    """e with 10^e <= q < 10^(e+1), for q > 0, exactly."""
+    e = len(str(q.numerator)) - len(str(q.denominator))
+    return e - 1 if Fraction(10)**e > q else e + 1 if Fraction(10)**(e + 1) <= q else e
+
+
+def _ceil_digits(q: Fraction, digits: int) -> Fraction:
+    """``q`` (> 0) rounded up to ``digits`` significant digits, exactly."""
+    step = Fraction(10)**(_exponent(q) - digits + 1)
+    return math.ceil(q / step) * step
+
+
+def exact_amount(value: Fraction | int, units: tuple[tuple[str, Fraction | int], ...],
+                 digits: int | None = None) -> tuple[str, str]:
+    """``value`` (> 0) as (a number, a unit) that ``parse_amount`` reads back as exactly the value
+    shown: in the largest of ``units`` ((name, scale), largest first) it reaches, else the last;
+    exact when the number is a terminating decimal ('89.774848', 'MB'), or with ``digits`` (and
+    where it does not terminate, or is longer than ``MAX_DIGITS``) rounded *up* to that many
+    significant digits, so that a limit suggested as feasible stays feasible ('1.49625', 'ms')."""
+    name, scale = next(((n, s) for n, s in units if value >= s), units[-1])
+    q = Fraction(value) / scale
+    text = _decimal(q if digits is None else _ceil_digits(q, digits))
+    if text is None or len(text) > MAX_DIGITS:
+        q = _ceil_digits(q, min(digits or 15, 15))
+        text = _decimal(q)
+        if len(text) > MAX_DIGITS:  # far from 1 in every unit: e-notation, still exact
+            e = _exponent(q)
+            text = f"{_decimal(q / Fraction(10)**e)}e{e}"
+    return text, name
 
 
 def progress_value(x: float, unit: str) -> str:
