@@ -15,7 +15,7 @@ from typing import Any
 from ..core.llm_calibration import TABLE5, calibration_for, range_notes, uncalibrated_note
 from ..core.names import Frontend, given_as, named_for, running
 from ..core.solution import Status
-from ..core.units import GiB, count_words, memory_text, plural, safe_float
+from ..core.units import GiB, count_words, decimal_text, memory_text, plural, safe_float
 from ..solvers.llm_search import LlmSearchResult, Scored, tensor_types_proven
 from .figures_text import exact_number, fmt_seconds
 
@@ -73,17 +73,8 @@ def exact_decimal(x: Fraction | int | None) -> int | float | str | None:
     out = exact_number(x)
     if not isinstance(out, str):
         return out
-    x = Fraction(x)
-    d, twos, fives = x.denominator, 0, 0
-    while d % 2 == 0:
-        d, twos = d // 2, twos + 1
-    while d % 5 == 0:
-        d, fives = d // 5, fives + 1
-    if d != 1:
-        return out
-    places = max(twos, fives)
-    digits = str(abs(x.numerator) * 10**places // x.denominator).rjust(places + 1, "0")
-    return ("-" if x < 0 else "") + digits[:-places] + "." + digits[-places:]
+    text = decimal_text(x)
+    return out if text is None else text
 
 
 def pct(x: Fraction) -> str:

@@ -66,8 +66,9 @@ def parse_amount(text: str) -> tuple[Fraction, str]:
     raise ValueError(f"unknown unit {shown(unit)} in {shown(text)} (known: {known})")
 
 
-def _decimal(q: Fraction) -> str | None:
-    """``q`` (>= 0) as an exact decimal ('89.774848', '1.5', '3'), or None when it does not terminate."""
+def decimal_text(q: Fraction | int) -> str | None:
+    """``q`` as an exact decimal ('89.774848', '-1.5', '3'), or None when its expansion does not end."""
+    q = Fraction(q)
     d, twos, fives = q.denominator, 0, 0
     while d % 2 == 0:
         d, twos = d // 2, twos + 1
@@ -76,9 +77,9 @@ def _decimal(q: Fraction) -> str | None:
     if d != 1:
         return None
     places = max(twos, fives)
-    digits = str(q.numerator * 10**places // q.denominator).rjust(places + 1, "0")
-    whole, frac = digits[:len(digits) - places], digits[len(digits) - places:].rstrip("0")
-    return f"{whole}.{frac}" if frac else whole
+    digits = str(abs(q.numerator) * 10**places // q.denominator).rjust(places + 1, "0")
+    whole, frac = digits[:len(digits) - places], digits[len(digits) - places:]
+    return ("-" if q < 0 else "") + (f"{whole}.{frac}" if frac else whole)
 
 
 def _exponent(q: Fraction) -> int:
@@ -102,13 +103,13 @@ def exact_amount(value: Fraction | int, units: tuple[tuple[str, Fraction | int],
     significant digits, so that a limit suggested as feasible stays feasible ('1.49625', 'ms')."""
     name, scale = next(((n, s) for n, s in units if value >= s), units[-1])
     q = Fraction(value) / scale
-    text = _decimal(q if digits is None else _ceil_digits(q, digits))
+    text = decimal_text(q if digits is None else _ceil_digits(q, digits))
     if text is None or len(text) > MAX_DIGITS:
         q = _ceil_digits(q, min(digits or 15, 15))
-        text = _decimal(q)
+        text = decimal_text(q)
         if len(text) > MAX_DIGITS:  # far from 1 in every unit: e-notation, still exact
             e = _exponent(q)
-            text = f"{_decimal(q / Fraction(10)**e)}e{e}"
+            text = f"{decimal_text(q / Fraction(10)**e)}e{e}"
     return text, name
 
 
