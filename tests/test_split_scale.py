@@ -9,8 +9,8 @@ from fractions import Fraction as F
 
 import pytest
 
-from explorer.app import split as split_module
-from explorer.app.split import nearest_choice, on_grid
+from explorer.app import split_start as split_module
+from explorer.app.split_start import nearest_choice, on_grid
 from explorer.core.array import AcceleratorKind, ArraySpec
 from explorer.core.plan import Plan
 from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space, proportional_alphas
