@@ -35,8 +35,9 @@ from explorer.core.solution import Solution, Status, split_solution
 from explorer.core.split_rules import TIME_ONLY, SplitRules
 from explorer.core.units import format_count
 
-from .deadline import LATE, Cut, past
+from .deadline import Cut, past
 from .uneven_bound import BOUND_COLUMN_S, BOUND_MAX_COLUMNS, CONVEX_MAX_COLUMNS, convex_bound, separable_bound
+from .search_scorer import Scorer
 from .uneven_blocks import best_on_grid as _best_on_grid, block_probes, grid_probes, refine_blocks
 from .uneven_prune import SLOT, TUPLE, Pruner, greedy_plan, memory_estimate, plan_vector, time_score, traffic_score
 from .uneven_tables import ColumnTables, TablesTooSlow
@@ -676,7 +677,7 @@ def _pareto_dp(costs, columns, limits, vector, run: _Run, keep=None, pruner=None
 
 def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
                         rounds: int = 3, free: FreeAlphas = FreeAlphas.UNLIKE, progress=None,
-                        rules: SplitRules = TIME_ONLY, deadline: float | None = None) -> Solution:
+                        rules: SplitRules = TIME_ONLY, deadline: float | None = None, start_scored=None) -> Solution:
     """Coordinate descent from ``start``, its types kept: each free class of the declared space
     in turn (top first) gets the declared value (``AlphaSpace.choices``: the grid and the class's
     proportional ratio) of least step time for all its groups and layers (``_best_on_grid``:
@@ -690,7 +691,9 @@ def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
     block and the round). Under ``rules`` it minimises ``SplitRules.rank`` (rules broken, then
     the objective: a plan that keeps to every cap and memory limit beats any that does not; the
     solution's value is the objective's). Refused beyond ``MAX_FREE_CLASSES`` free classes; none
-    evaluated past ``deadline`` (a move then scores ``LATE``; ``info["cut"]`` ``Cut.SEARCH``: its best plan so far)."""
+    evaluated past ``deadline`` (a move then scores ``LATE``; ``info["cut"]`` ``Cut.SEARCH``: its best plan so far).
+    ``start_scored``: ``start``'s evaluation made by the caller (not made again); ``info["evaluation"]``:
+    the plan's evaluation where the search made it (``Scorer.evaluation_of``; else None)."""
     t0 = time.perf_counter()
     check_array(array)
     aspace = _space_of(array, alphas, free)
@@ -699,34 +702,21 @@ def search_level_alphas(network: Network, array: ArraySpec, start: Plan, alphas,
         raise Refused(f"search moves one class of groups at a time: at most {MAX_FREE_CLASSES} free classes, "
                       f"this array has {len(classes)}")
 
-    evaluations = 0
-
-    def rank(plan):
-        nonlocal evaluations
-        evaluations += 1
-        return rules.rank(evaluate_split(network, array, plan, rules.weight_copies), array, plan)
-
-    cut = []  # True once the deadline was seen passed (then no more evaluations)
-
-    def moved(plan):  # no evaluation past the deadline: never better (the rounds then end, nothing changed)
-        if cut or past(deadline):
-            cut[:] = [True]
-            return LATE
-        return rank(plan)
-
+    s = Scorer(network, array, rules, deadline)
     total = (1 + rounds * sum(grid_probes(len(aspace.choices(h, c))) for h, c in classes)
              + rounds * block_probes(network, aspace, start))
     tick = (lambda step, done: progress(step, done, total)) if progress is not None else None
-    current, best = start, rank(start)
+    current, best = start, (s.rank(start) if start_scored is None else s.keep(start, start_scored))
     if past(deadline):  # no move would be scored: neither the rounds nor the blocks' set-up run
-        cut.append(True)
+        s.cut = True
     else:
-        current, best, tried = _class_rounds(network, aspace, start, best, moved, rounds, tick)
-        current, best, _ = refine_blocks(network, array, aspace, current, moved, best, rounds,
+        current, best, tried = _class_rounds(network, aspace, start, best, s.moved, rounds, tick)
+        current, best, _ = refine_blocks(network, array, aspace, current, s.moved, best, rounds,
                                          progress=tick and (lambda step, done: tick(step, tried + done)))
-    sol = split_solution("search", Status.FEASIBLE, current, best[1], None, time.perf_counter() - t0, evaluations,
+    sol = split_solution("search", Status.FEASIBLE, current, best[1], None, time.perf_counter() - t0, s.evaluations,
                          objective=rules.objective)
-    if cut:  # its best plan so far (``info["explored"]``: the evaluations done by then)
+    sol.info["evaluation"] = s.evaluation_of(current)
+    if s.cut:  # its best plan so far (``info["explored"]``: the evaluations done by then)
         sol.info["cut"] = Cut.SEARCH
     return sol
 

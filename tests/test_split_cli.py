@@ -5,7 +5,8 @@ import json
 import sys
 from fractions import Fraction as F
 
-from explorer.app.split import Split, search_start, split_run
+from explorer.app.split import Split, split_run
+from explorer.app.split_start import search_start
 from explorer.core.uneven import with_group_alphas
 from explorer.core.evaluate import evaluate_split
 from explorer.core.partition import PartitionType, Space
@@ -254,7 +255,7 @@ def test_extreme_peaks_print_readable_alphas_and_ratios(tmp_path, capsys):
 
 
 def test_split_progress_and_ctrl_c_name_the_step(capsys, monkeypatch):
-    import explorer.solvers.uneven as hs
+    import explorer.solvers.search_scorer as hs  # (the search scores its plans there)
     from explorer.app.cli_ticker import Ticker
 
     from .test_ticker import _slow_first_evaluation

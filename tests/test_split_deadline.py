@@ -11,10 +11,12 @@ import pytest
 
 import explorer.app.check_uneven as check_uneven_mod
 import explorer.app.split as split_mod
+import explorer.solvers.search_scorer as search_scorer
 import explorer.solvers.uneven as uneven
 import explorer.solvers.uneven_levels as uneven_levels
 from explorer.app.check_uneven import check_uneven
-from explorer.app.split import Split, search_start, split_run
+from explorer.app.split import Split, split_run
+from explorer.app.split_start import search_start
 from explorer.core.evaluate import evaluate_split
 from explorer.core.partition import Space
 from explorer.core.plan import Plan
@@ -57,6 +59,7 @@ def test_search_cut_midway_keeps_its_best_plan_so_far(monkeypatch):
         return len(looks) > k
 
     monkeypatch.setattr(uneven, "past", spy_past)
+    monkeypatch.setattr(search_scorer, "past", spy_past)  # (where the search's moves look)
     sol = search_level_alphas(NET, ARR, START, ASPACE, deadline=123.0)
     assert set(looks) == {123.0}
     assert sol.info["cut"] is Cut.SEARCH and sol.explored == k  # the start, a look before the rounds, then k - 1 moves
@@ -250,7 +253,7 @@ def test_one_sentinel_and_one_shape_for_a_cut():
     each) and say what was cut with a ``deadline.Cut`` (it was a count, "the DP" or "the block moves")."""
     from explorer.app.split_notes import cut_note
 
-    assert uneven.LATE is uneven_levels.LATE is LATE and LATE > (10.0**300,)
+    assert search_scorer.LATE is uneven_levels.LATE is LATE and LATE > (10.0**300,)
     notes = [cut_note("x", 5.0, cut, 7) for cut in Cut]
     assert notes == ["x: cut at the time limit (5 s) after 7 evaluations: the best plan so far, no proof "
                      "(--time-limit gives it more)",

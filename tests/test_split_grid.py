@@ -12,7 +12,8 @@ from fractions import Fraction as F
 import pytest
 
 from explorer.app.check_uneven import check_uneven
-from explorer.app.split import Split, nearest_choice, on_grid, search_start, split_run
+from explorer.app.split import Split, split_run
+from explorer.app.split_start import nearest_choice, on_grid, search_start
 from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space, proportional_alphas
 from explorer.core.evaluate import evaluate_split
 from explorer.core.objective import Objective

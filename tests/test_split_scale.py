@@ -9,8 +9,8 @@ from fractions import Fraction as F
 
 import pytest
 
-from explorer.app import split as split_module
-from explorer.app.split import nearest_choice, on_grid
+from explorer.app import split_start as split_module
+from explorer.app.split_start import nearest_choice, on_grid
 from explorer.core.array import AcceleratorKind, ArraySpec
 from explorer.core.plan import Plan
 from explorer.core.uneven import FreeAlphas, alpha_grid, alpha_space, proportional_alphas
@@ -160,3 +160,16 @@ def test_split_modes_on_2_14_alternating_leaves_end_near_their_limit(tmp_path, m
                           "--split", mode, "--time-limit", "2"], capture_output=True, text=True, check=False)
     assert time.perf_counter() - t0 < 6.0
     assert run.returncode == 0 or (mode == "optimal" and run.returncode == 2 and "Traceback" not in run.stderr)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_kinds_by_object_as_by_leaf(seed):
+    """``leaf_objects`` (each kind's object once, not each leaf): the same minima and the same
+    heterogeneity as over every leaf (equal kinds under two names, one object per name)."""
+    from explorer.core.array import leaf_objects
+
+    array = _few_kinds(random.Random(seed), random.Random(seed).randint(1, 7))
+    once = leaf_objects(array.leaves)
+    assert set(map(id, once)) == set(map(id, array.leaves)) and len(once) == len(set(map(id, once)))
+    assert array.is_heterogeneous == (len(set(array.leaf_figures())) > 1)
+    assert min(k.peak_TFLOPS for k in once) == min(k.peak_TFLOPS for k in array.leaves) == array.peak_TFLOPS

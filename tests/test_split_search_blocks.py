@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer.app.split import Split, search_start, split_run
+from explorer.app.split import Split, split_run
+from explorer.app.split_start import search_start
 from explorer.core.evaluate import evaluate_split
 from explorer.core.partition import Space
 from explorer.core.plan import Plan

@@ -101,7 +101,7 @@ def test_explore_draws_the_bar_of_cpsats_default_limit_on_a_terminal(capsys, mon
 def _slow_first_evaluation(monkeypatch, during: str = "round 1"):
     """The split's first evaluation in the step named ``during`` takes 0.3 s: the bar (its delay at 0,
     redrawn every 0.01 s) draws that step's label meanwhile."""
-    import explorer.solvers.uneven as hs
+    import explorer.solvers.search_scorer as hs  # (the search scores its plans there)
     from explorer.app.cli_common import _last_step
 
     real, calls = hs.evaluate_split, []

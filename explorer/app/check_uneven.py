@@ -39,7 +39,8 @@ from ..solvers.uneven_levels import equal_types, levels_uneven
 from .figures_text import FRACTION_NOTE, exact_count, fmt_seconds, has_fraction
 from .results import SCHEMA_VERSION, Inputs, PlanFigures, batch_warning, exact_number
 from .check import Clock
-from .split import proven_conflict, rule_names, search_start, split_inputs
+from .split import proven_conflict, rule_names, split_inputs
+from .split_start import scored_start
 from .split_notes import cut_note, heuristic_note, joined, seed_end_note
 from .split_solve import even_optimum
 
@@ -171,8 +172,8 @@ def _search(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpace
     if types is None:
         return split_solution("search", Status.INFEASIBLE, None, None, None, time.perf_counter() - t0, 0,
                               objective=rules.objective)
-    sol = search_level_alphas(network, array, search_start(network, array, types, aspace, rules, deadline), aspace, rules=rules,
-                              deadline=deadline)
+    start, scored = scored_start(network, array, types, aspace, rules, deadline)
+    sol = search_level_alphas(network, array, start, aspace, rules=rules, deadline=deadline, start_scored=scored)
     out = split_solution("search", Status.FEASIBLE, sol.plan, sol.split_value, None, time.perf_counter() - t0, sol.explored,
                          objective=rules.objective)
     if "cut" in sol.info:

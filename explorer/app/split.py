@@ -19,16 +19,11 @@ from ..core.names import given_as
 from ..core.uneven import (
     MAX_FREE_CLASSES,
     AlphaSpace,
-    HALF,
     FreeAlphas,
     alpha_grid,
     alpha_space,
     check_array,
-    proportional_alphas,
     proportional_plan,
-    split_units,
-    whole_units,
-    with_group_alphas,
 )
 from ..core.evaluate import Violation, evaluate_split
 from ..core.network import Network
@@ -40,7 +35,6 @@ from ..core.solution import BROKEN_PLAN_NOTE, SolveOptions, Status
 from ..core.split_rules import TIME_ONLY, SplitRules, joint_refusal, kind_memory_violation, leaf_memory_limits
 from ..core.units import memory_text, safe_float
 from ..solvers import get_solver
-from ..solvers.deadline import past
 from .baselines import BASELINES, baseline_plan
 from .check import Clock
 from .figures_text import exact_count
@@ -48,6 +42,7 @@ from .render import conflict_lines, excess_text, fmt_joules, fmt_seconds, memory
 from .results import SCHEMA_VERSION, Explanation, Inputs, PlanFigures, Versus, batch_warning, exact_number, plan_figures
 from .run import EvaluatorMismatch
 from .split_kinds import KindMemory, class_labels, kind_memory
+from .split_start import scored_start
 from .split_notes import cut_note, heuristic_note, joined, no_plan_note, no_suggestion, proof_note, wider_space_note
 from .split_solve import (PROVING_SOLVERS, SeedPlans, even_optimum, even_solve, proof_info, routed_optimal, seed_plans,
                           solve_by)
@@ -273,11 +268,20 @@ def split_run(network: Network, array: ArraySpec, space: Space, split: Split, gr
     if plan is None:
         return _no_plan_report(network, array, space, split, grid, aspace, solver, rules, status, bound, info,
                                time_limit_s, clock, t0, base)
-    say("split: scoring the plan")
-    ev = evaluate_split(network, array, plan, weight_copies)
+    ev = _evaluation(network, array, plan, weight_copies, info, say)
     return _plan_report(network, array, space, split, grid, solver, rules, ev, plan, status, claimed,
                         None if heuristic_equal else bound, bound if objective is Objective.TIME else None,
                         equal_best, memory_GiB, note, time.perf_counter() - t0, base)
+
+
+def _evaluation(network: Network, array: ArraySpec, plan: Plan, weight_copies: int, info: dict, say):
+    """The plan's ``evaluate_split``: the search's own (``info["evaluation"]``, ``Scorer.evaluation_of``)
+    where it made it (the same plan is not scored again), else made here."""
+    ev = info.pop("evaluation", None)
+    if ev is None:
+        say("split: scoring the plan")
+        ev = evaluate_split(network, array, plan, weight_copies)
+    return ev
 
 
 def _plan_report(network, array, space, split: Split, grid: int, solver: str | None, rules: SplitRules, ev,
@@ -482,9 +486,11 @@ def _split_plan(network, array, space, split, aspace, types, clock, say, hint, s
         from ..solvers.uneven import search_level_alphas  # (with numpy: not part of every split's start-up)
 
         say("split: scoring the starting points")
-        sol = search_level_alphas(network, array, search_start(network, array, types, aspace, rules, clock.deadline()),
-                                  aspace, progress=_prefixed(say), rules=rules, deadline=clock.deadline())
-        return sol.plan, None, None, None, None, None, {"cut": sol.info.get("cut"), "explored": sol.explored}
+        start, scored = scored_start(network, array, types, aspace, rules, clock.deadline())
+        sol = search_level_alphas(network, array, start, aspace, progress=_prefixed(say), rules=rules,
+                                  deadline=clock.deadline(), start_scored=scored)
+        return sol.plan, None, None, None, None, None, {"cut": sol.info.get("cut"), "explored": sol.explored,
+                                                        "evaluation": sol.info.get("evaluation")}
     return proportional_plan(network, array, types), None, None, None, None, None, {}
 
 
@@ -531,52 +537,6 @@ def _baselines(problem: Problem, say) -> tuple[tuple[str, PlanFigures], ...]:
     out = [(name, plan_figures(problem, baseline_plan(problem, name))[1]) for name in BASELINES]
     out.append(("hypar", plan_figures(replace(problem, space=Space.HYPAR), hypar)[1]))
     return tuple(out)
-
-
-def nearest_choice(choices, target: Fraction) -> Fraction:
-    """The value of ``choices`` nearest ``target`` (on a tie, the one nearer 1/2)."""
-    return min(choices, key=lambda v: (abs(v - target), abs(v - HALF)))
-
-
-def on_grid(network: Network, types: Plan, aspace: AlphaSpace, target) -> Plan:
-    """The plan's types with, per level per group, the choice of its class in the declared space
-    nearest ``target[level][group]`` (a fixed class: 1/2) for every layer; a grouped conv (an
-    attention node with heads) whose sides would then hold a fraction of its groups (heads)
-    (``whole_units``) splits 1/2 on every level, as in the equal-split plan."""
-    near: dict = {}  # (level, class, target) -> its choice: groups alike take it once
-    rows = [tuple(near[h, c, t] if (h, c, t) in near else near.setdefault((h, c, t), nearest_choice(aspace.choices(h, c), t))
-                  for c, t in zip(aspace.group_class[h], target[h])) for h in range(aspace.levels)]
-    return whole_or_half(network, with_group_alphas(types, rows))
-
-
-def whole_or_half(network: Network, plan: Plan) -> Plan:
-    """The plan with every grouped conv (attention node with heads) whose sides would hold a
-    fraction of its groups (heads) (``whole_units``) split 1/2 on every level, as in the
-    equal-split plan."""
-    halve = {l for l, node in enumerate(network.layers) if split_units(node) is not None  # noqa: E741
-             and not whole_units(node, [row[l] for row in plan.types], [[r[l] for r in level] for level in plan.alphas])}
-    if not halve:  # the plan itself, its row objects kept (groups alike share them: the evaluator scores them once)
-        return plan
-    rows: dict = {}  # id(row) -> the row with those layers at 1/2
-    return Plan(plan.types, tuple(tuple(rows.setdefault(id(r), tuple(HALF if l in halve else a for l, a in enumerate(r)))
-                                        for r in level) for level in plan.alphas))
-
-
-def search_start(network: Network, array: ArraySpec, types: Plan, aspace: AlphaSpace, rules: SplitRules | None = None,
-                 deadline: float | None = None) -> Plan:
-    """Where ``--split search`` starts: of the equal and the proportional split in the declared
-    space (``on_grid``: each class's nearest choice, the split itself where it is declared: the
-    proportional ratio always, 1/2 on an even grid), the one of less step time. The search then
-    stays in the space, so its plan is never faster than the space's proven optimum (``--split
-    optimal``) and never slower than either start. Under ``rules``: the one of less ``SplitRules.rank``
-    (rules broken, then the objective). Past ``deadline`` (``perf_counter``): the equal one, unscored."""
-    equal = on_grid(network, types, aspace, [[HALF] * 2**h for h in range(aspace.levels)])
-    if past(deadline):
-        return equal
-    starts = (equal, on_grid(network, types, aspace, proportional_alphas(array)))
-    if rules is None:
-        return min(starts, key=lambda p: evaluate_split(network, array, p).step_time_s)
-    return min(starts, key=lambda p: rules.rank(evaluate_split(network, array, p, rules.weight_copies), array, p))
 
 
 def _prefixed(say):
@@ -630,9 +590,9 @@ def _optimal(network: Network, array: ArraySpec, space: Space, aspace: AlphaSpac
     try:
         check_scope(network, array, aspace)  # outside it: routed before the search (whose plans seed the joint solver alone)
         if clock.no_time_for("search") is None:
-            start = search_start(network, array, equal.plan, aspace, deadline=clock.deadline())
+            start, scored = scored_start(network, array, equal.plan, aspace, deadline=clock.deadline())
             starts += (search_level_alphas(network, array, start, aspace, progress=_prefixed(say),
-                                           deadline=clock.deadline()).plan,)
+                                           deadline=clock.deadline(), start_scored=scored).plan,)
         left = clock.for_last_step()  # (the report follows)
         say(f"split: optimal (the joint solver, up to {left:.3g} s)")
         sol = seed_plans(network, array, space, aspace, equal, rules, clock.deadline(), even).floor(

@@ -28,6 +28,13 @@ class AcceleratorKind:
     source: str = ""
 
 
+def leaf_objects(leaves) -> tuple:
+    """The distinct objects among ``leaves`` (by identity, in order of first appearance): every
+    kind at least once, cheaply (a kind's leaves share one object; equal kinds may repeat), for
+    minima and sets of figures that need each kind once, not each of 2^H leaves."""
+    return tuple({id(k): k for k in leaves}.values())
+
+
 @dataclass(frozen=True, slots=True)
 class ArraySpec:
     name: str
@@ -63,9 +70,10 @@ class ArraySpec:
         if self.leaves:
             if len(self.leaves) != 2**self.levels:
                 raise ValueError("one kind per accelerator (2^levels leaves)")
-            if self.peak_TFLOPS != min(k.peak_TFLOPS for k in self.leaves):
+            distinct = leaf_objects(self.leaves)  # (the leaves of a kind share its object: 2^17 leaves, 100,000 kinds)
+            if self.peak_TFLOPS != min(k.peak_TFLOPS for k in distinct):
                 raise ValueError("peak_TFLOPS of an array of kinds is the slowest leaf's")
-            if self.memory_GiB != min(k.memory_GiB for k in self.leaves):
+            if self.memory_GiB != min(k.memory_GiB for k in distinct):
                 raise ValueError("memory_GiB of an array of kinds is the smallest leaf's")
         if self.cap_bytes and len(self.cap_bytes) != self.levels:
             raise ValueError("one cap entry per level")
@@ -86,7 +94,9 @@ class ArraySpec:
     @property
     def is_heterogeneous(self) -> bool:
         """More than one kind of accelerator (by their figures, not their names)."""
-        return len(set(self.leaf_figures())) > 1
+        if not self.leaves:
+            return False
+        return len({(k.peak_TFLOPS, k.memory_GiB) for k in leaf_objects(self.leaves)}) > 1
 
     def leaf_figures(self) -> tuple[tuple[Fraction, Fraction], ...]:
         """Each leaf's (peak_TFLOPS, memory_GiB), in tree order: every figure of a kind that makes

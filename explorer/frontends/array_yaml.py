@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 
-from ..core.array import AcceleratorKind, ArraySpec, check_levels
+from ..core.array import AcceleratorKind, ArraySpec, check_levels, leaf_objects
 from ..core.timing import BandwidthBeyond, Communication, Topology, shared_level_bandwidths
 from ..core.errors import SpecError, shown
 from ..core.units import parse_amount
@@ -282,8 +282,9 @@ def _compute(data: dict, f: Fields, levels: int | None, with_kinds: bool, errors
     leaves: tuple[AcceleratorKind, ...] = ()
     if "accelerators" in data and "kinds" in data:
         leaves = _leaves(data, kinds, levels, errors)
-    peak = min((k.peak_TFLOPS for k in leaves), default=None)
-    mem = min((k.memory_GiB for k in leaves), default=None)
+    distinct = leaf_objects(leaves)
+    peak = min((k.peak_TFLOPS for k in distinct), default=None)
+    mem = min((k.memory_GiB for k in distinct), default=None)
     return peak, mem, leaves
 
 

@@ -102,27 +102,33 @@ class Fields:
 
 def check_pos_number(v: Any, path: str, errors: list[str]) -> Fraction | None:
     """A positive int or float, kept exact as a Fraction of its decimal spelling."""
-    problem = pos_number_problem(v)
+    x, problem = _pos_number(v)
     if problem:
         errors.append(f"{path}: {problem}")
         return None
-    return Fraction(str(v)) if isinstance(v, float) else Fraction(v)
+    return x
 
 
 def pos_number_problem(v: Any) -> str | None:
     """Why ``v`` is not a positive number in [1e-30, 1e100] (every spec's real quantities:
     bandwidth, TFLOPS, GiB, pJ), or None; a YAML ``2e3`` read as text gets the hint."""
+    return _pos_number(v)[1]
+
+
+def _pos_number(v: Any) -> tuple[Fraction | None, str | None]:
+    """(``v`` as an exact Fraction, None) or (None, ``pos_number_problem``'s words): the Fraction
+    made once (an array of 100,000 kinds: 200,000 numbers)."""
     if isinstance(v, bool) or not isinstance(v, (int, float, Fraction)):  # a Fraction: a built spec's (the API's)
-        return f"must be a positive number, got {shown(v)}{_exponent_hint(v)}"
+        return None, f"must be a positive number, got {shown(v)}{_exponent_hint(v)}"
     if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
-        return f"must be a finite number, got {shown(v)}"
+        return None, f"must be a finite number, got {shown(v)}"
     if v <= 0:
-        return f"must be > 0, got {v}"
+        return None, f"must be > 0, got {v}"
     x = Fraction(str(v)) if isinstance(v, float) else Fraction(v)
     if not MIN_NUMBER <= x <= MAX_NUMBER:
         text = f"{v:.3g}" if isinstance(v, float) else format_count(v)
-        return f"must be between 1e-30 and 1e100, got {text}"
-    return None
+        return None, f"must be between 1e-30 and 1e100, got {text}"
+    return x, None
 
 
 def _exponent_hint(v: Any) -> str:
