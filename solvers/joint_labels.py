@@ -30,17 +30,25 @@ class LabelsMemory(Exception):
 # bytes one live label row holds: its sums (``terms`` int64), its parent index and column (int64), and
 # ``_filter_by_column``'s reordered copies of the three: 16 * (terms + 2); an edge's components to the
 # labels' next columns (``joint_close_graph._live_edge``: ``cells`` int64, built, concatenated and
-# narrowed to the live columns): 24 bytes a cell; bench/bench_memory_guard.py
-def label_bytes(rows: int, terms: int, cells: int = 0) -> int:
-    return rows * 16 * (terms + 2) + 24 * cells
+# narrowed to the live columns): 24 bytes a cell; a dominance batch's pairs of rows (``_pareto_batch``'s
+# ``dom``: four int64 differences and maxima a pair alive at once; ``_pareto_chunks``' the same, a chunk
+# against the rows kept): ``PAIR_BYTES`` a pair; bench/bench_memory_guard.py
+def label_bytes(rows: int, terms: int, cells: int = 0, pairs: int = 0) -> int:
+    return rows * 16 * (terms + 2) + 24 * cells + PAIR_BYTES * pairs
 
 
-def check_labels(rows: int, terms: int, cells: int = 0) -> None:
-    """LabelsMemory where ``rows`` live labels of ``terms`` sums and ``cells`` edge components
-    (``label_bytes``) would pass ``joint_columns.MAX_BYTES`` (read at each call); checked where the
-    passes look at the clock, and before an edge's components are built."""
+# AlexNet on tpu-mix-16 at 1/16: a filter of 9,962 candidates peaked 23.4 MiB above its start, its largest
+# batch 737,280 pairs (22.5 MiB at 32 bytes a pair); bench/bench_memory_guard.py
+PAIR_BYTES = 32
+
+
+def check_labels(rows: int, terms: int, cells: int = 0, pairs: int = 0) -> None:
+    """LabelsMemory where ``rows`` live labels of ``terms`` sums, ``cells`` edge components and a
+    dominance batch of ``pairs`` pairs (``label_bytes``) would pass ``joint_columns.MAX_BYTES`` (read
+    at each call); checked where the passes look at the clock, before an edge's components are built
+    and before each dominance batch."""
     limit = joint_columns.MAX_BYTES
-    if (need := label_bytes(rows, terms, cells)) > limit:
+    if (need := label_bytes(rows, terms, cells, pairs)) > limit:
         raise LabelsMemory(f"its label pass would hold {need / 2**20:,.0f} MiB ({rows:,} labels), beyond "
                            f"the joint solver's memory limit of {limit / 2**20:,.0f} MiB "
                            "(joint_columns.MAX_BYTES): the best plan and bound so far")
@@ -312,11 +320,12 @@ def _weighted(cand: np.ndarray, w: np.ndarray) -> np.ndarray:
     return out
 
 
-def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: float, free=None):
+def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: float, free=None, held: int = 0):
     """Per column (``vv[vs]``), the labels ``_pareto_filter`` keeps (``free``: its free floors), by
     column, then in the filter's order: (sums, columns, ``lab`` of each); LabelsCut past the time
     limit (checked per group, per chunk of a large one, per batch of small ones). Columns of one
-    label are kept without a filter."""
+    label are kept without a filter. ``check_labels`` before each large group and each batch: the
+    candidates and ``held`` labels beside them, and the batch's pairs."""
     deadline = t_start + o.time_limit_s
     order = np.argsort(vs, kind="stable")
     lab, vs, cand = lab[order], vs[order], cand[order]
@@ -326,7 +335,9 @@ def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: f
     keep = np.ones(len(vs), dtype=bool)
     sizes = ends - starts
     big = sizes > PARETO_BATCH[-1]
+    rows = held + len(vs)
     for lo, hi in zip(starts[big], ends[big]):
+        check_labels(rows, cand.shape[1], 0, PARETO_CHUNK * (hi - lo))  # a chunk against the rows kept
         sub = _pareto_filter(cand[lo:hi], slack, free, deadline)
         keep[lo:hi] = False
         keep[lo + sub] = True
@@ -337,6 +348,7 @@ def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: f
         step = max(1, PARETO_BATCH_CELLS // (m * m))
         for i in range(0, len(sel), step):
             check_deadline(deadline, LabelsCut)
+            check_labels(rows, cand.shape[1], 0, len(sel[i : i + step]) * m * m)
             _pareto_batch(cand, starts[sel[i : i + step]], sizes[sel[i : i + step]], m, slack, keep, rank, free)
         lower = m
     idx = np.flatnonzero(keep)
