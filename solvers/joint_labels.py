@@ -32,23 +32,29 @@ class LabelsMemory(Exception):
 # labels' next columns (``joint_close_graph._live_edge``: ``cells`` int64, built, concatenated and
 # narrowed to the live columns): 24 bytes a cell; a dominance batch's pairs of rows (``_pareto_batch``'s
 # ``dom``: four int64 differences and maxima a pair alive at once; ``_pareto_chunks``' the same, a chunk
-# against the rows kept): ``PAIR_BYTES`` a pair; bench/bench_memory_guard.py
-def label_bytes(rows: int, terms: int, cells: int = 0, pairs: int = 0) -> int:
-    return rows * 16 * (terms + 2) + 24 * cells + PAIR_BYTES * pairs
+# against the rows kept): ``PAIR_BYTES`` a pair; ``_extend``'s chunk of (label, next column) cells: the
+# labels' gathered edge terms and their sums, 16 * terms bytes a cell; and ``FIXED_BYTES``;
+# bench/bench_memory_guard.py
+def label_bytes(rows: int, terms: int, cells: int = 0, pairs: int = 0, chunk: int = 0) -> int:
+    return FIXED_BYTES + rows * 16 * (terms + 2) + 24 * cells + PAIR_BYTES * pairs + 16 * terms * chunk
 
 
 # AlexNet on tpu-mix-16 at 1/16: a filter of 9,962 candidates peaked 23.4 MiB above its start, its largest
 # batch 737,280 pairs (22.5 MiB at 32 bytes a pair); bench/bench_memory_guard.py
 PAIR_BYTES = 32
+# what the passes hold besides (measured, a fixed allowance): the rests at the cut nodes, the trace's
+# history, the weighted rows cached per entry column; ResNet-18 on tpu-mix-16 at 1/16 held 4.7 MiB beyond
+# its labels, batches and chunks
+FIXED_BYTES = 4 * 2**20
 
 
-def check_labels(rows: int, terms: int, cells: int = 0, pairs: int = 0) -> None:
-    """LabelsMemory where ``rows`` live labels of ``terms`` sums, ``cells`` edge components and a
-    dominance batch of ``pairs`` pairs (``label_bytes``) would pass ``joint_columns.MAX_BYTES`` (read
-    at each call); checked where the passes look at the clock, before an edge's components are built
+def check_labels(rows: int, terms: int, cells: int = 0, pairs: int = 0, chunk: int = 0) -> None:
+    """LabelsMemory where ``rows`` live labels of ``terms`` sums, ``cells`` edge components, a
+    dominance batch of ``pairs`` pairs and an extension chunk of ``chunk`` cells (``label_bytes``)
+    would pass ``joint_columns.MAX_BYTES`` (read at each call); checked where the passes look at the clock, before an edge's components are built
     and before each dominance batch."""
     limit = joint_columns.MAX_BYTES
-    if (need := label_bytes(rows, terms, cells, pairs)) > limit:
+    if (need := label_bytes(rows, terms, cells, pairs, chunk)) > limit:
         raise LabelsMemory(f"its label pass would hold {need / 2**20:,.0f} MiB ({rows:,} labels), beyond "
                            f"the joint solver's memory limit of {limit / 2**20:,.0f} MiB "
                            "(joint_columns.MAX_BYTES): the best plan and bound so far")
@@ -285,8 +291,8 @@ def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int, lim, deadline: floa
     live = len(P)
     for i0 in range(0, len(P), step):
         check_deadline(deadline, LabelsCut)
-        check_labels(live, P.shape[1], Ev.size)
         ids = np.arange(i0, min(len(P), i0 + step))
+        check_labels(live, P.shape[1], Ev.size, 0, len(ids) * Ev.shape[2])
         cand = P[ids][:, :, None] + Ev[:, cols[ids], :].transpose(1, 0, 2) + nodev[None]  # (chunk, 4, nv)
         comp = (np.maximum(cand[:, 0] + bc[0], cand[:, 1] + bc[1])
                 + np.maximum(cand[:, 2] + bc[2], cand[:, 3] + bc[3]))
