@@ -185,7 +185,7 @@ def _cross_link(ctx, link: Link, X, xcols, pre_min, pre_minw: int, add, rest, bc
         if R is None:
             continue
         Y, ycols, yint = R
-        check_labels(live + len(ids) * len(Y), X.shape[1])  # with the pairs about to be summed
+        check_labels(live + len(ids) * len(Y), X.shape[1], 0, 0, 0, ctx[2].links.get(ROWS_KEY, 0))  # the pairs to sum
         if add is not None:
             Y = Y + add[:, ycols].T
         cand = (Xc[:, None, :] + Y[None, :, :]).reshape(-1, X.shape[1])
@@ -207,6 +207,10 @@ def _cross_link(ctx, link: Link, X, xcols, pre_min, pre_minw: int, add, rest, bc
     return nP, ncols, par[sel], yint[sel]
 
 
+# ``W.links``' entry counting the bytes of the weighted rows cached there per entry column (``_branches_labels``)
+ROWS_KEY = "label rows' bytes"
+
+
 def _branches_labels(ctx, link: Link, c: int, after, smin, sminw: int):
     """Every branch's labels from entry column c to every exit column, summed over the branches
     (every pair with the same exit column); None when nothing survives. ``after``: the weighted
@@ -216,6 +220,7 @@ def _branches_labels(ctx, link: Link, c: int, after, smin, sminw: int):
     if pw is None:
         us = np.array([c])
         pw = W.links[("pw", id(link), c)] = [_branch_rows(W, m.cols, br, us)[0] for br in link.branches]
+        W.links[ROWS_KEY] = W.links.get(ROWS_KEY, 0) + sum(r.nbytes for r in pw)
     sum_w = np.minimum(np.sum(pw, axis=0), INF)
     nb = t.lnode[link.exit]
     R = None

@@ -35,8 +35,8 @@ class LabelsMemory(Exception):
 # against the rows kept): ``PAIR_BYTES`` a pair; ``_extend``'s chunk of (label, next column) cells: the
 # labels' gathered edge terms and their sums, 16 * terms bytes a cell; and ``FIXED_BYTES``;
 # bench/bench_memory_guard.py
-def label_bytes(rows: int, terms: int, cells: int = 0, pairs: int = 0, chunk: int = 0) -> int:
-    return FIXED_BYTES + rows * 16 * (terms + 2) + 24 * cells + PAIR_BYTES * pairs + 16 * terms * chunk
+def label_bytes(rows: int, terms: int, cells: int = 0, pairs: int = 0, chunk: int = 0, cached: int = 0) -> int:
+    return FIXED_BYTES + rows * 16 * (terms + 2) + 24 * cells + PAIR_BYTES * pairs + 16 * terms * chunk + cached
 
 
 # AlexNet on tpu-mix-16 at 1/16: a filter of 9,962 candidates peaked 23.4 MiB above its start, its largest
@@ -48,13 +48,13 @@ PAIR_BYTES = 32
 FIXED_BYTES = 4 * 2**20
 
 
-def check_labels(rows: int, terms: int, cells: int = 0, pairs: int = 0, chunk: int = 0) -> None:
+def check_labels(rows: int, terms: int, cells: int = 0, pairs: int = 0, chunk: int = 0, cached: int = 0) -> None:
     """LabelsMemory where ``rows`` live labels of ``terms`` sums, ``cells`` edge components, a
-    dominance batch of ``pairs`` pairs and an extension chunk of ``chunk`` cells (``label_bytes``)
-    would pass ``joint_columns.MAX_BYTES`` (read at each call); checked where the passes look at the clock, before an edge's components are built
-    and before each dominance batch."""
+    dominance batch of ``pairs`` pairs, an extension chunk of ``chunk`` cells and ``cached`` bytes
+    (``label_bytes``) would pass ``joint_columns.MAX_BYTES`` (read at each call); checked where the
+    passes look at the clock, before an edge's components are built and before each dominance batch."""
     limit = joint_columns.MAX_BYTES
-    if (need := label_bytes(rows, terms, cells, pairs, chunk)) > limit:
+    if (need := label_bytes(rows, terms, cells, pairs, chunk, cached)) > limit:
         raise LabelsMemory(f"its label pass would hold {need / 2**20:,.0f} MiB ({rows:,} labels), beyond "
                            f"the joint solver's memory limit of {limit / 2**20:,.0f} MiB "
                            "(joint_columns.MAX_BYTES): the best plan and bound so far")

@@ -111,6 +111,7 @@ def test_label_bytes_counts_a_dominance_batch_by_hand():
     assert PAIR_BYTES == 32 and FIXED_BYTES == 4 * 2**20
     assert label_bytes(1000, 4, 10, 128) == 4_194_304 + 96_000 + 240 + 4_096
     assert label_bytes(1000, 4, 10, 128, 50) == 4_194_304 + 96_000 + 240 + 4_096 + 3_200
+    assert label_bytes(1000, 4, 10, 128, 50, 7) == 4_194_304 + 96_000 + 240 + 4_096 + 3_200 + 7  # cached bytes
 
 
 def test_filter_by_column_checks_its_batch_before_building_it(monkeypatch):
