@@ -159,7 +159,7 @@ def _cross_block(ctx, blk: Link, P, cols, Hc_exit, rest):
                             t.lim, t_start + o.time_limit_s)
     if len(lab) == 0:
         return empty
-    nP, ncols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start, free, len(P))
+    nP, ncols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start, free, len(P), W.links.get(ROWS_KEY, 0))
     return nP, ncols, par, np.zeros((len(ncols), 0), dtype=np.int64)
 
 
@@ -203,7 +203,7 @@ def _cross_link(ctx, link: Link, X, xcols, pre_min, pre_minw: int, add, rest, bc
     if len(cand) == 0:
         return None
     nP, ncols, sel = _filter_by_column(np.arange(len(cand)), yc, cand, np.arange(m.cols.n), slack, o, t_start, free,
-                                       len(X))
+                                       len(X), W.links.get(ROWS_KEY, 0))
     return nP, ncols, par[sel], yint[sel]
 
 
@@ -298,7 +298,7 @@ def _edge_step(ctx, e: int, X, xcols, tgt: int, inner: bool, rest, smin, sminw: 
     lab, vs, cand = _extend(X, pos, Ev, nodev, bc, sminw + rest[vv], w, Q, thr, t.lim, t_start + o.time_limit_s)
     if len(lab) == 0:
         return None
-    X, cols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start, held=len(X))
+    X, cols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start, None, len(X), W.links.get(ROWS_KEY, 0))
     return X, cols, par, np.zeros((len(cols), 0), dtype=np.int64)
 
 

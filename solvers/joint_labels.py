@@ -326,12 +326,13 @@ def _weighted(cand: np.ndarray, w: np.ndarray) -> np.ndarray:
     return out
 
 
-def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: float, free=None, held: int = 0):
+def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: float, free=None, held: int = 0,
+                      cached: int = 0):
     """Per column (``vv[vs]``), the labels ``_pareto_filter`` keeps (``free``: its free floors), by
     column, then in the filter's order: (sums, columns, ``lab`` of each); LabelsCut past the time
     limit (checked per group, per chunk of a large one, per batch of small ones). Columns of one
     label are kept without a filter. ``check_labels`` before each large group and each batch: the
-    candidates and ``held`` labels beside them, and the batch's pairs."""
+    candidates and ``held`` labels beside them, the batch's pairs and ``cached`` bytes."""
     deadline = t_start + o.time_limit_s
     order = np.argsort(vs, kind="stable")
     lab, vs, cand = lab[order], vs[order], cand[order]
@@ -343,7 +344,7 @@ def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: f
     big = sizes > PARETO_BATCH[-1]
     rows = held + len(vs)
     for lo, hi in zip(starts[big], ends[big]):
-        check_labels(rows, cand.shape[1], 0, PARETO_CHUNK * (hi - lo))  # a chunk against the rows kept
+        check_labels(rows, cand.shape[1], 0, PARETO_CHUNK * (hi - lo), 0, cached)  # a chunk against the rows kept
         sub = _pareto_filter(cand[lo:hi], slack, free, deadline)
         keep[lo:hi] = False
         keep[lo + sub] = True
@@ -354,7 +355,7 @@ def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: f
         step = max(1, PARETO_BATCH_CELLS // (m * m))
         for i in range(0, len(sel), step):
             check_deadline(deadline, LabelsCut)
-            check_labels(rows, cand.shape[1], 0, len(sel[i : i + step]) * m * m)
+            check_labels(rows, cand.shape[1], 0, len(sel[i : i + step]) * m * m, 0, cached)
             _pareto_batch(cand, starts[sel[i : i + step]], sizes[sel[i : i + step]], m, slack, keep, rank, free)
         lower = m
     idx = np.flatnonzero(keep)
