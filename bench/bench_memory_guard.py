@@ -293,9 +293,9 @@ def spy_passes(*a, **k):  # the tables and bounding passes' peak so far; the lab
     finally:
         seen["labels"][1] = tracemalloc.get_traced_memory()[1] - base
         seen["whole"][1] = max(seen["tables"][1], tracemalloc.get_traced_memory()[1])
-def spy_labels(rows, terms, cells=0):
-    seen["labels"][0] = max(seen["labels"][0], joint_labels.label_bytes(rows, terms, cells))
-    check_labels(rows, terms, cells)
+def spy_labels(*a):
+    seen["labels"][0] = max(seen["labels"][0], joint_labels.label_bytes(*a))
+    check_labels(*a)
 uj.solver_bytes, uj._label_passes = spy_tables, spy_passes
 joint_labels.check_labels = joint_close_graph.check_labels = spy_labels
 t0 = time.perf_counter()

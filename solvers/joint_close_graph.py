@@ -159,7 +159,7 @@ def _cross_block(ctx, blk: Link, P, cols, Hc_exit, rest):
                             t.lim, t_start + o.time_limit_s)
     if len(lab) == 0:
         return empty
-    nP, ncols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start, free)
+    nP, ncols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start, free, len(P), W.links.get(ROWS_KEY, 0))
     return nP, ncols, par, np.zeros((len(ncols), 0), dtype=np.int64)
 
 
@@ -185,7 +185,7 @@ def _cross_link(ctx, link: Link, X, xcols, pre_min, pre_minw: int, add, rest, bc
         if R is None:
             continue
         Y, ycols, yint = R
-        check_labels(live + len(ids) * len(Y), X.shape[1])  # with the pairs about to be summed
+        check_labels(live + len(ids) * len(Y), X.shape[1], 0, 0, 0, ctx[2].links.get(ROWS_KEY, 0))  # the pairs to sum
         if add is not None:
             Y = Y + add[:, ycols].T
         cand = (Xc[:, None, :] + Y[None, :, :]).reshape(-1, X.shape[1])
@@ -202,8 +202,13 @@ def _cross_link(ctx, link: Link, X, xcols, pre_min, pre_minw: int, add, rest, bc
     cand, yc, par, yint = (np.concatenate(x) for x in coll)
     if len(cand) == 0:
         return None
-    nP, ncols, sel = _filter_by_column(np.arange(len(cand)), yc, cand, np.arange(m.cols.n), slack, o, t_start, free)
+    nP, ncols, sel = _filter_by_column(np.arange(len(cand)), yc, cand, np.arange(m.cols.n), slack, o, t_start, free,
+                                       len(X), W.links.get(ROWS_KEY, 0))
     return nP, ncols, par[sel], yint[sel]
+
+
+# ``W.links``' entry counting the bytes of the weighted rows cached there per entry column (``_branches_labels``)
+ROWS_KEY = "label rows' bytes"
 
 
 def _branches_labels(ctx, link: Link, c: int, after, smin, sminw: int):
@@ -215,6 +220,7 @@ def _branches_labels(ctx, link: Link, c: int, after, smin, sminw: int):
     if pw is None:
         us = np.array([c])
         pw = W.links[("pw", id(link), c)] = [_branch_rows(W, m.cols, br, us)[0] for br in link.branches]
+        W.links[ROWS_KEY] = W.links.get(ROWS_KEY, 0) + sum(r.nbytes for r in pw)
     sum_w = np.minimum(np.sum(pw, axis=0), INF)
     nb = t.lnode[link.exit]
     R = None
@@ -292,7 +298,7 @@ def _edge_step(ctx, e: int, X, xcols, tgt: int, inner: bool, rest, smin, sminw: 
     lab, vs, cand = _extend(X, pos, Ev, nodev, bc, sminw + rest[vv], w, Q, thr, t.lim, t_start + o.time_limit_s)
     if len(lab) == 0:
         return None
-    X, cols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start)
+    X, cols, par = _filter_by_column(lab, vs, cand, vv, slack, o, t_start, None, len(X), W.links.get(ROWS_KEY, 0))
     return X, cols, par, np.zeros((len(cols), 0), dtype=np.int64)
 
 

@@ -30,17 +30,31 @@ class LabelsMemory(Exception):
 # bytes one live label row holds: its sums (``terms`` int64), its parent index and column (int64), and
 # ``_filter_by_column``'s reordered copies of the three: 16 * (terms + 2); an edge's components to the
 # labels' next columns (``joint_close_graph._live_edge``: ``cells`` int64, built, concatenated and
-# narrowed to the live columns): 24 bytes a cell; bench/bench_memory_guard.py
-def label_bytes(rows: int, terms: int, cells: int = 0) -> int:
-    return rows * 16 * (terms + 2) + 24 * cells
+# narrowed to the live columns): 24 bytes a cell; a dominance batch's pairs of rows (``_pareto_batch``'s
+# ``dom``: four int64 differences and maxima a pair alive at once; ``_pareto_chunks``' the same, a chunk
+# against the rows kept): ``PAIR_BYTES`` a pair; ``_extend``'s chunk of (label, next column) cells: the
+# labels' gathered edge terms and their sums, 16 * terms bytes a cell; and ``FIXED_BYTES``;
+# bench/bench_memory_guard.py
+def label_bytes(rows: int, terms: int, cells: int = 0, pairs: int = 0, chunk: int = 0, cached: int = 0) -> int:
+    return FIXED_BYTES + rows * 16 * (terms + 2) + 24 * cells + PAIR_BYTES * pairs + 16 * terms * chunk + cached
 
 
-def check_labels(rows: int, terms: int, cells: int = 0) -> None:
-    """LabelsMemory where ``rows`` live labels of ``terms`` sums and ``cells`` edge components
+# AlexNet on tpu-mix-16 at 1/16: a filter of 9,962 candidates peaked 23.4 MiB above its start, its largest
+# batch 737,280 pairs (22.5 MiB at 32 bytes a pair); bench/bench_memory_guard.py
+PAIR_BYTES = 32
+# what the passes hold besides (measured, a fixed allowance): the rests at the cut nodes, the trace's
+# history, the weighted rows cached per entry column; ResNet-18 on tpu-mix-16 at 1/16 held 4.7 MiB beyond
+# its labels, batches and chunks
+FIXED_BYTES = 4 * 2**20
+
+
+def check_labels(rows: int, terms: int, cells: int = 0, pairs: int = 0, chunk: int = 0, cached: int = 0) -> None:
+    """LabelsMemory where ``rows`` live labels of ``terms`` sums, ``cells`` edge components, a
+    dominance batch of ``pairs`` pairs, an extension chunk of ``chunk`` cells and ``cached`` bytes
     (``label_bytes``) would pass ``joint_columns.MAX_BYTES`` (read at each call); checked where the
-    passes look at the clock, and before an edge's components are built."""
+    passes look at the clock, before an edge's components are built and before each dominance batch."""
     limit = joint_columns.MAX_BYTES
-    if (need := label_bytes(rows, terms, cells)) > limit:
+    if (need := label_bytes(rows, terms, cells, pairs, chunk, cached)) > limit:
         raise LabelsMemory(f"its label pass would hold {need / 2**20:,.0f} MiB ({rows:,} labels), beyond "
                            f"the joint solver's memory limit of {limit / 2**20:,.0f} MiB "
                            "(joint_columns.MAX_BYTES): the best plan and bound so far")
@@ -277,8 +291,8 @@ def _extend(P, cols, Ev, nodev, bc, bw, w, Q: int, thr: int, lim, deadline: floa
     live = len(P)
     for i0 in range(0, len(P), step):
         check_deadline(deadline, LabelsCut)
-        check_labels(live, P.shape[1], Ev.size)
         ids = np.arange(i0, min(len(P), i0 + step))
+        check_labels(live, P.shape[1], Ev.size, 0, len(ids) * Ev.shape[2])
         cand = P[ids][:, :, None] + Ev[:, cols[ids], :].transpose(1, 0, 2) + nodev[None]  # (chunk, 4, nv)
         comp = (np.maximum(cand[:, 0] + bc[0], cand[:, 1] + bc[1])
                 + np.maximum(cand[:, 2] + bc[2], cand[:, 3] + bc[3]))
@@ -312,11 +326,13 @@ def _weighted(cand: np.ndarray, w: np.ndarray) -> np.ndarray:
     return out
 
 
-def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: float, free=None):
+def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: float, free=None, held: int = 0,
+                      cached: int = 0):
     """Per column (``vv[vs]``), the labels ``_pareto_filter`` keeps (``free``: its free floors), by
     column, then in the filter's order: (sums, columns, ``lab`` of each); LabelsCut past the time
     limit (checked per group, per chunk of a large one, per batch of small ones). Columns of one
-    label are kept without a filter."""
+    label are kept without a filter. ``check_labels`` before each large group and each batch: the
+    candidates and ``held`` labels beside them, the batch's pairs and ``cached`` bytes."""
     deadline = t_start + o.time_limit_s
     order = np.argsort(vs, kind="stable")
     lab, vs, cand = lab[order], vs[order], cand[order]
@@ -326,7 +342,9 @@ def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: f
     keep = np.ones(len(vs), dtype=bool)
     sizes = ends - starts
     big = sizes > PARETO_BATCH[-1]
+    rows = held + len(vs)
     for lo, hi in zip(starts[big], ends[big]):
+        check_labels(rows, cand.shape[1], 0, PARETO_CHUNK * (hi - lo), 0, cached)  # a chunk against the rows kept
         sub = _pareto_filter(cand[lo:hi], slack, free, deadline)
         keep[lo:hi] = False
         keep[lo + sub] = True
@@ -337,6 +355,7 @@ def _filter_by_column(lab, vs, cand, vv, slack: int, o: JointOptions, t_start: f
         step = max(1, PARETO_BATCH_CELLS // (m * m))
         for i in range(0, len(sel), step):
             check_deadline(deadline, LabelsCut)
+            check_labels(rows, cand.shape[1], 0, len(sel[i : i + step]) * m * m, 0, cached)
             _pareto_batch(cand, starts[sel[i : i + step]], sizes[sel[i : i + step]], m, slack, keep, rank, free)
         lower = m
     idx = np.flatnonzero(keep)

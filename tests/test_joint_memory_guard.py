@@ -7,8 +7,10 @@ without the proof; a note names the limit, never a traceback."""
 
 from __future__ import annotations
 
+import time
 import weakref
 
+import numpy as np
 import pytest
 
 from explorer.core.evaluate import evaluate_split
@@ -24,7 +26,8 @@ from explorer.frontends import load_array, load_model
 from explorer.frontends.network_yaml import parse_network
 from explorer.solvers import joint_blocks, joint_columns, uneven_joint
 from explorer.solvers.joint_columns import JointOptions, _Model, _VirtualSource, table_bytes
-from explorer.solvers.joint_labels import LabelsMemory, check_labels, label_bytes
+from explorer.solvers.joint_labels import (FIXED_BYTES, PAIR_BYTES, LabelsMemory, _filter_by_column, check_labels,
+                                           label_bytes)
 from explorer.solvers.joint_memory import (FOOT_ENTRY_BYTES, LIVE_WEIGHTINGS, allowed_counts, limit_bytes, nested_links,
                                           pass_bytes, STARTS_BYTES, solver_bytes, weighting_bytes)
 from explorer.solvers.uneven_sp import blocks
@@ -97,7 +100,35 @@ def test_check_labels_raises_past_the_limit_only(monkeypatch):
     check_labels(1000, 6)
     with pytest.raises(LabelsMemory, match="memory limit"):
         check_labels(1001, 6)
-    assert label_bytes(1000, 6) == 1000 * 16 * 8
+    assert label_bytes(1000, 6) == FIXED_BYTES + 1000 * 16 * 8
+
+
+def test_label_bytes_counts_a_dominance_batch_by_hand():
+    """A batch's pairs (``PAIR_BYTES``, 32: four int64 differences and maxima a pair alive at once):
+    1,000 labels of 4 terms (16 x 6 bytes each), 10 edge cells (24 each), a batch of 2 groups padded
+    to 8 rows (2 x 8 x 8 = 128 pairs) and an extension chunk of 50 cells (16 x 4 bytes each: the
+    gathered edge terms and their sums), beside the fixed 4 MiB."""
+    assert PAIR_BYTES == 32 and FIXED_BYTES == 4 * 2**20
+    assert label_bytes(1000, 4, 10, 128) == 4_194_304 + 96_000 + 240 + 4_096
+    assert label_bytes(1000, 4, 10, 128, 50) == 4_194_304 + 96_000 + 240 + 4_096 + 3_200
+    assert label_bytes(1000, 4, 10, 128, 50, 7) == 4_194_304 + 96_000 + 240 + 4_096 + 3_200 + 7  # cached bytes
+
+
+def test_filter_by_column_checks_its_batch_before_building_it(monkeypatch):
+    """``_filter_by_column`` checks each batch's pairs with the labels held beside the candidates: 3 groups
+    of 5 rows (one batch at m = 8: 3 x 64 pairs) and 7 labels held give 22 rows x 96 + 192 x 32 bytes, the
+    limit one byte short of it refuses, the limit at it passes."""
+    rng = np.random.default_rng(0)
+    cand = rng.integers(0, 100, size=(15, 4)).astype(np.int64)
+    vs = np.repeat(np.arange(3), 5)
+    args = (np.arange(15), vs, cand, np.arange(3), 0, JointOptions(time_limit_s=60), time.perf_counter())
+    need = label_bytes(22, 4, 0, 3 * 8 * 8)
+    assert need == 4_194_304 + 22 * 96 + 192 * 32
+    monkeypatch.setattr(joint_columns, "MAX_BYTES", need)
+    _filter_by_column(*args, held=7)
+    monkeypatch.setattr(joint_columns, "MAX_BYTES", need - 1)
+    with pytest.raises(LabelsMemory):
+        _filter_by_column(*args, held=7)
 
 
 def _nested():
