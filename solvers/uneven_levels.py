@@ -305,6 +305,11 @@ def _node_cost(network: Network, lv: _Level, i: int, axes: list[int], arrays, in
     return np.maximum(t[..., 0], t[..., 1])
 
 
+def _index(sig) -> dict:
+    """(type, id of its alpha) -> the candidate's position, for a node's candidates' signature."""
+    return {(t, id(a)): j for j, (t, a) in enumerate(sig)}
+
+
 class _TypeCosts:
     """Per node its cost per group (``_node_cost``) over its own and its producers' allowed types,
     each group's alphas as the current candidates have them. A block over class c moves class c's
@@ -343,8 +348,9 @@ class _TypeCosts:
         sig = tuple((t, row[c]) for t, row in cands)
         hit = self.arrays.get((c, n))
         if hit is None or hit[0] != sig:
-            index = {(t, id(a)): j for j, (t, a) in enumerate(sig)}
-            hit = self.arrays[(c, n)] = (sig, index, _node_arrays(self.lv, n, cands, self.coef, self.members[c]))
+            hit = self.arrays[(c, n)] = (sig, _index(sig), _node_arrays(self.lv, n, cands, self.coef, self.members[c]))
+        elif any(a is not b for (_, a), (_, b) in zip(sig, hit[0])):  # equal alphas, other objects: the index is by id
+            hit = self.arrays[(c, n)] = (sig, _index(sig), hit[2])
         return hit
 
     def block_cost(self, i: int, c: int, full: list[int], cands, tidx, deadline=None) -> np.ndarray:
@@ -395,7 +401,10 @@ class _TypeCosts:
         self.fresh = now
         for i, axes in enumerate(self.axes):
             at = [self.arrays[(c, n)][1] for n in axes]
-            idx = [[at[j][(now[n], id(current[n][1][c]))]] for j, n in enumerate(axes)]
+            idx = [[at[j].get((now[n], id(current[n][1][c])))] for j, n in enumerate(axes)]
+            if any(j == [None] for j in idx):  # (a current alpha not a candidate's object: stale at every type)
+                self.fresh = [None] * len(self.axes)
+                return
             pos = [[self.types[n].index(now[n])] for n in axes]
             self.cost[i][np.ix_(*pos, groups)] = self.own[(c, i)][1][np.ix_(*idx, np.arange(len(groups)))]
 

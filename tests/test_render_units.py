@@ -50,6 +50,7 @@ def test_seconds_and_joules_on_one_ladder(v, seconds, joules):
     (1023, "1023 B"), (F(102399, 100), "1 KiB"),  # bytes too: 1023.99 B is not '1024 B'
     (48, "48 B"), (0, "0 B"), (F(3, 50), "0.06 B"),  # a fraction of a byte is never '0 B'
     (3 * 2**40, "3 TiB"), (2**50, "1,024 TiB"),
+    (2**50 - 1, "1,024 TiB"), (F(20005, 20) * 2**40, "1,000.2 TiB"), (-(2**51), "-2,048 TiB"),  # one form either side of 2^50 (review)
     (10**400, "9.095e+387 TiB"),  # no OverflowError
     (-(2**31), "-2 GiB"), (None, "-"),
 ])

@@ -147,13 +147,15 @@ def memory_text(x: Fraction | int | float | None) -> str:
     v = Fraction(x)
     sign = "-" if v < 0 else ""
     if abs(v) >= 2**50:  # from 1024 TiB: whole TiB, e-notation from 10^12 TiB (no float overflow)
-        return f"{format_count(round(v / 2**40))} TiB"
+        return f"{sign}{format_count(round(abs(v) / 2**40))} TiB"
     for i, (unit, scale) in enumerate(MEMORY_UNITS):
         if abs(v) >= scale:
             n = safe_float(abs(v) / scale)
             text = f"{n:.1f}".removesuffix(".0") if n >= 1000 else f"{n:.4g}"
-            if float(text) >= 1024 and i > 0:  # 1023.96 KiB: the next unit's 1
+            if i > 0 and float(text) >= 1024:  # 1023.96 KiB: the next unit's 1
                 unit, text = MEMORY_UNITS[i - 1][0], "1"
+            elif i == 0 and n >= 1000:  # TiB, the largest unit: grouped as from 1024 TiB ('1,024 TiB' either side of 2^50)
+                text = f"{n:,.1f}".removesuffix(".0")
             return f"{sign}{text} {unit}"
     return f"{sign}{safe_float(abs(v)):.3g} B"  # under a byte (a batch split finer than a sample): never '0 B'
 
