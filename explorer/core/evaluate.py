@@ -18,6 +18,7 @@ from .uneven import check_array as check_split_array
 from .uneven import check_network as check_split_network
 from .uneven import check_plan as check_split_plan
 from .uneven import leaf_footprint_elements, level_shares, pair_amounts, shares_flops
+from .identity_memo import once
 from .network_memo import NetworkMemo
 from .network import Network
 from .objective import Objective
@@ -349,10 +350,10 @@ def split_evaluation(network: Network, array: ArraySpec, amounts, compute, memor
     above = [Fraction(0)]  # per group of a level: its ancestors' exchange times and its own, summed top down
     for h in range(H):
         memo: dict = {}
-        above = [_once(memo, Fraction.__add__, above[g >> 1], comm[h][g >> 1]) for g in range(2 ** (h + 1))]
+        above = [once(memo, Fraction.__add__, above[g >> 1], comm[h][g >> 1]) for g in range(2 ** (h + 1))]
     leaf_comm = tuple(above)
     memo = {}
-    leaf_time = tuple(_once(memo, lambda c, m: step_time(c, m, array.overlap), c, m) for c, m in zip(compute, leaf_comm))
+    leaf_time = tuple(once(memo, lambda c, m: step_time(c, m, array.overlap), c, m) for c, m in zip(compute, leaf_comm))
     counts: dict = {}  # id(pair) -> (pair, how many groups hold it)
     for row in amounts:
         for p in row:
@@ -366,19 +367,9 @@ def split_evaluation(network: Network, array: ArraySpec, amounts, compute, memor
                        group_amounts=amounts, group_comm_s=comm, leaf_memory_bytes=memory)
 
 
-def _once(memo: dict, f, *xs):
-    """f(*xs), computed once per tuple of the very objects ``xs`` (groups and leaves alike share
-    them: ``split_amounts``); ``memo`` must not outlive them (their ids)."""
-    key = tuple(map(id, xs))
-    out = memo.get(key)
-    if out is None:
-        out = memo[key] = f(*xs)
-    return out
-
-
 def _each_once(f, xs) -> tuple:
     memo: dict = {}
-    return tuple(_once(memo, f, x) for x in xs)
+    return tuple(once(memo, f, x) for x in xs)
 
 
 def _distinct(xs):

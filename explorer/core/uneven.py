@@ -15,6 +15,7 @@ from typing import Sequence
 from .array import ArraySpec
 from .comm import held_elements, share_flops, whole_sizes
 from .errors import SpecError
+from .identity_memo import once
 from .kinds import DEFAULT_ALPHA_GRID, MAX_ALPHA_GRID, MIN_ALPHA_GRID, SPLIT_TIME_LIMIT, FreeAlphas  # noqa: F401 - re-exported
 from .network import Layer, LayerKind, Network
 from .partition import HALF, Dim, Pair, PartitionType, Size, TypeSpec, node_relayouts
@@ -303,13 +304,7 @@ def _pairwise(xs: list, f) -> list:
     """f(xs[2i], xs[2i + 1]) for each i, computed once per pair of the very objects (leaves of a
     kind share their peak's object, so groups alike share their sums'; ``xs`` outlives the memo)."""
     memo: dict = {}
-    out = []
-    for i in range(0, len(xs), 2):
-        key = (id(xs[i]), id(xs[i + 1]))
-        if key not in memo:
-            memo[key] = f(xs[i], xs[i + 1])
-        out.append(memo[key])
-    return out
+    return [once(memo, f, xs[i], xs[i + 1]) for i in range(0, len(xs), 2)]
 
 
 def with_group_alphas(plan: Plan, alphas: Sequence[Sequence[Fraction]]) -> Plan:
